@@ -1,0 +1,42 @@
+// Package algorithms holds the rate-limiting contract — [Spec], [Check],
+// [Decision], [Store], [Clock] — the seven algorithms as exact, pure state
+// transitions, and [MemoryStore], the in-memory store that is the default.
+//
+// # Semantics
+//
+// Times are nanoseconds. L is Spec.Limit, W is Spec.Window, B is the
+// capacity ([Spec.Capacity]) and n the cost of the request (n >= 1). A denied
+// request consumes nothing. Every computation is exact integer arithmetic
+// (128-bit where products need it): there is no floating-point drift at
+// window boundaries.
+//
+//   - fixed_window: one count per window k = floor(t/W), windows aligned to the
+//     Unix epoch. Allowed when count+n <= L. Two windows meeting at a boundary
+//     can admit 2L in a short span.
+//   - sliding_log: the timestamps of accepted requests. Allowed when the cost
+//     accepted at instants ts >= t−W, plus n, is at most L: a request exactly W
+//     old still counts. Memory grows with the requests in a window (at most L
+//     entries per key).
+//   - sliding_window: the counts of windows k−1 and k (the Cloudflare
+//     counter). With e = t − kW, allowed when prev·(W−e)/W + curr + n <= L,
+//     compared exactly as prev·(W−e) + (curr+n)·W <= L·W.
+//   - sliding_buckets: Buckets sub-window counts of W/Buckets each, aligned to
+//     the epoch. Allowed when the sum over the current and previous Buckets−1
+//     sub-windows, plus n, is at most L. One bucket is the fixed window.
+//   - token_bucket: a bucket of capacity Burst (default L), full at first,
+//     refilled continuously at L per W. Allowed when it holds at least n tokens.
+//   - leaky_bucket: the meter. A bucket of capacity Burst, empty at first,
+//     leaking continuously at L per W; allowed when level+n <= Burst. It decides
+//     exactly as token_bucket does (tokens = Burst − level); both are kept as
+//     the instant the bucket will be full (GCRA's theoretical arrival time)
+//     with its fractional part as an exact remainder.
+//   - leaky_queue: the shaper. Requests leave one after another, n·W/L apart.
+//     With next the instant the queue is free, a request is admitted when its
+//     Delay = max(t, next) − t is at most MaxDelay; then next = max(t, next) + n·W/L.
+//     The caller holds the request for Delay (rounded up to the nanosecond).
+//
+// For every kind a Decision reports Remaining (whole units left now), RetryAfter
+// (denied: the shortest wait after which the same request would be admitted
+// if nothing else arrived), ResetAfter (until the full allowance is back) and
+// NextAfter (until Remaining next grows), all to the nanosecond.
+package algorithms

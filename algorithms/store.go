@@ -1,0 +1,86 @@
+package algorithms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A Store keeps the state of every key and decides checks. The in-memory
+// [MemoryStore] and the Redis store implement it; both are safe for
+// concurrent use.
+type Store interface {
+	// Take decides all checks at one instant, all or nothing: if any is
+	// denied, none consumes. It returns one Decision per check, in order.
+	// Denial is a Decision, not an error; errors are for a failing backend
+	// or an invalid check (a *SpecError or *CostError).
+	Take(ctx context.Context, checks ...Check) ([]Decision, error)
+}
+
+// An IntoStore is a Store that can write its decisions into a slice the
+// caller provides, so a caller that reuses its slices decides without
+// allocating. Both stores of this module implement it.
+type IntoStore interface {
+	Store
+	// TakeInto is Take writing into dst, which must have len(checks) elements.
+	TakeInto(ctx context.Context, dst []Decision, checks []Check) error
+}
+
+// A Clock tells the time. Stores read it once per call.
+type Clock interface{ Now() time.Time }
+
+// ClockFunc adapts a function to a Clock.
+type ClockFunc func() time.Time
+
+// Now returns f().
+func (f ClockFunc) Now() time.Time { return f() }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SystemClock is the Clock that returns time.Now.
+var SystemClock Clock = systemClock{}
+
+// Errors.
+var (
+	// ErrInvalidSpec is matched (errors.Is) by every *SpecError.
+	ErrInvalidSpec = errors.New("algorithms: invalid spec")
+	// ErrInvalidCost is matched by every *CostError.
+	ErrInvalidCost = errors.New("algorithms: invalid cost")
+	// ErrClosed is returned by a store used after Close.
+	ErrClosed = errors.New("algorithms: store closed")
+)
+
+// A SpecError reports a Spec that fails validation: which field, and why.
+type SpecError struct {
+	Spec   Spec
+	Field  string // the Spec field at fault, e.g. "Limit"
+	Reason string // the rule it breaks, e.g. "must be positive, got 0"
+}
+
+func (e *SpecError) Error() string {
+	return fmt.Sprintf("algorithms: invalid spec: %s %s", e.Field, e.Reason)
+}
+
+// Is reports whether target is ErrInvalidSpec.
+func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
+
+// A CostError reports a check whose cost is negative or above the capacity
+// of its Spec: such a request could never be admitted, so it is an error
+// rather than a silent denial.
+type CostError struct {
+	Spec Spec
+	Cost int64
+}
+
+func (e *CostError) Error() string {
+	if e.Cost < 0 {
+		return fmt.Sprintf("algorithms: invalid cost %d: must not be negative", e.Cost)
+	}
+	return fmt.Sprintf("algorithms: invalid cost %d: exceeds the capacity %d of %s", e.Cost, e.Spec.Capacity(), e.Spec)
+}
+
+// Is reports whether target is ErrInvalidCost.
+func (e *CostError) Is(target error) bool { return target == ErrInvalidCost }
