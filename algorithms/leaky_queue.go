@@ -1,0 +1,49 @@
+package algorithms
+
+// leakyQueue is the shaper. The state is the instant N = c.t + c.x/L at which
+// the queue is free; a request arriving at t waits D = max(0, N − t) and is
+// admitted when D <= MaxDelay, after which N = max(N, t) + n·W/L. The unit
+// requests that could still be admitted now are those whose wait
+// D + k·W/L (k = 0, 1, ...) is at most MaxDelay: floor((MaxDelay·L − D·L)/W) + 1.
+func (p *params) leakyQueue(c cell, t, n int64, consume bool) (Decision, cell) {
+	d := Decision{Limit: p.capacity}
+	dl := p.deficit(c, t)
+	switch {
+	case dl.cmp(mul(p.maxDelay, p.limit)) > 0:
+		d.RetryAfter = dur(p.queueWait(dl, 1))
+	case consume:
+		d.Allowed = true
+		d.Delay = dur(dl.divCeil(p.limit))
+		c = p.advance(c, t, n)
+		dl = p.deficit(c, t)
+	default:
+		d.Allowed = true
+	}
+	d.Remaining = p.queueAvail(dl)
+	d.ResetAfter = dur(dl.divCeil(p.limit))
+	if d.Remaining < p.capacity {
+		d.NextAfter = dur(p.queueWait(dl, d.Remaining+1))
+	}
+	return d, c
+}
+
+// queueAvail returns how many unit requests the queue admits now, given dl = D·L.
+func (p *params) queueAvail(dl u128) int64 {
+	ml := mul(p.maxDelay, p.limit)
+	if ml.less(dl) {
+		return 0
+	}
+	q, _ := ml.sub(dl).divmod(p.window)
+	return q + 1
+}
+
+// queueWait returns the shortest wait w after which m unit requests are
+// admitted: (MaxDelay·L − (D−w)·L)/W >= m−1 ⇔ w·L >= (m−1)·W + D·L − MaxDelay·L.
+func (p *params) queueWait(dl u128, m int64) int64 {
+	need := mul(m-1, p.window).add(dl)
+	ml := mul(p.maxDelay, p.limit)
+	if !ml.less(need) {
+		return 0
+	}
+	return need.sub(ml).divCeil(p.limit)
+}

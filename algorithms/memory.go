@@ -1,0 +1,481 @@
+package algorithms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+)
+
+// MemoryStore is the in-memory Store: the default, for one process.
+//
+// It keeps the state of each (Spec, Key) pair in one of 64 shards, each with
+// its own mutex, so there is no global lock; a Take locks the shards of its
+// checks in a fixed order and decides them all before changing any, so a
+// denied Take consumes nothing and concurrent Takes never over-admit. Keys
+// are held as 64-bit hashes under a per-store random seed: two distinct keys
+// share state only on a hash collision, with probability about n²/2^65 among
+// n live keys (3·10^-8 for a million), and an outsider cannot aim for one.
+//
+// Idle keys — those back to their full allowance, whose state no longer
+// changes any decision — are dropped lazily, with no goroutine: a shard
+// sweeps itself each time its key count doubles, and [MemoryStore.Sweep]
+// sweeps on demand.
+//
+// With [WithMaxKeys], a shard that is full makes room for a new key by
+// evicting one of a random sample of its keys: an idle one if the sample has
+// one, otherwise the one with the smallest share of its capacity in use. So
+// a flood of new keys, each of which made one request, evicts its own kind
+// before a client that is actively being limited, which an attacker can only
+// displace by spending more on each of its keys than that client has; and
+// the store never refuses a new key. The bound is exact: Len never exceeds it.
+//
+// Memory: a key costs about 40 to 60 bytes for the fixed-size kinds
+// (fixed_window, sliding_window, token_bucket, leaky_bucket, leaky_queue),
+// plus 16 bytes per distinct accepted instant in the window for sliding_log
+// (at most 16·Limit) and 4 bytes per bucket for sliding_buckets.
+//
+// A MemoryStore is safe for concurrent use. Its zero value is not usable;
+// call [NewMemoryStore].
+type MemoryStore struct {
+	clock   Clock
+	seed    maphash.Seed
+	maxKeys int // 0: unbounded
+	perShrd int // max keys per shard; 0: unbounded
+	closed  atomic.Bool
+	shards  [numShards]shard
+}
+
+const (
+	numShards  = 64
+	minSweep   = 512 // a shard sweeps itself first when it holds this many keys
+	evictProbe = 8   // keys sampled to choose one to evict
+	maxBatch   = 8   // checks in one Take decided without allocating
+)
+
+type shard struct {
+	mu      sync.Mutex
+	tables  []*table
+	keys    int
+	sweepAt int
+	_       [64]byte // keep shards on separate cache lines
+}
+
+// table holds the keys of one Spec within a shard.
+type table struct {
+	spec  Spec
+	p     params
+	cells map[uint64]cell
+	logs  map[uint64]*slidingLog
+	bkts  map[uint64]*slidingBuckets
+}
+
+// A MemoryOption configures a MemoryStore.
+type MemoryOption func(*MemoryStore) error
+
+// WithClock makes the store read c instead of the system clock (tests,
+// replays of recorded traffic).
+func WithClock(c Clock) MemoryOption {
+	return func(s *MemoryStore) error {
+		if c == nil {
+			return errors.New("algorithms: WithClock: clock is nil")
+		}
+		s.clock = c
+		return nil
+	}
+}
+
+// WithMaxKeys bounds the number of keys the store holds to n (0, the
+// default, means no bound). See [MemoryStore] for what happens at the bound.
+// The bound is spread evenly over the shards, so it is rounded up to a
+// multiple of 64.
+func WithMaxKeys(n int) MemoryOption {
+	return func(s *MemoryStore) error {
+		if n < 0 {
+			return fmt.Errorf("algorithms: WithMaxKeys: MaxKeys must not be negative, got %d", n)
+		}
+		s.maxKeys = n
+		s.perShrd = (n + numShards - 1) / numShards
+		return nil
+	}
+}
+
+// NewMemoryStore returns an empty MemoryStore reading the system clock.
+func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
+	s := &MemoryStore{clock: SystemClock, seed: maphash.MakeSeed()}
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	for i := range s.shards {
+		s.shards[i].sweepAt = minSweep
+	}
+	return s, nil
+}
+
+// Close marks the store closed: later calls return ErrClosed. The store has
+// no goroutine to stop. Close is idempotent and always returns nil.
+func (s *MemoryStore) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// Len returns the number of keys the store holds, idle ones included.
+func (s *MemoryStore) Len() int {
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += sh.keys
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Sweep drops every idle key now and returns how many it dropped.
+func (s *MemoryStore) Sweep() int {
+	t := s.clock.Now().UnixNano()
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		n += sh.sweep(t)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Take implements Store.
+func (s *MemoryStore) Take(ctx context.Context, checks ...Check) ([]Decision, error) {
+	dst := make([]Decision, len(checks))
+	if err := s.TakeInto(ctx, dst, checks); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// TakeOne decides a single check without allocating (for a key already held).
+func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
+	if err := s.ready(ctx); err != nil {
+		return Decision{}, err
+	}
+	return s.takeOne(c, s.clock.Now().UnixNano())
+}
+
+// TakeInto implements IntoStore: Take writing into dst, which must have
+// len(checks) elements. It does not allocate for up to 8 checks on keys
+// already held.
+func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Check) error {
+	if len(dst) != len(checks) {
+		return fmt.Errorf("algorithms: TakeInto: %d decisions for %d checks", len(dst), len(checks))
+	}
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	t := s.clock.Now().UnixNano()
+	switch len(checks) {
+	case 0:
+		return nil
+	case 1:
+		d, err := s.takeOne(checks[0], t)
+		if err != nil {
+			return err
+		}
+		dst[0] = d
+		return nil
+	}
+	return s.takeMany(dst, checks, t)
+}
+
+func (s *MemoryStore) ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *MemoryStore) takeOne(c Check, t int64) (Decision, error) {
+	h := maphash.String(s.seed, c.Key)
+	sh := &s.shards[h%numShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	tb, err := sh.table(c.Spec)
+	if err != nil {
+		return Decision{}, err
+	}
+	n, err := tb.cost(c)
+	if err != nil {
+		return Decision{}, err
+	}
+	var op pending
+	op.init(tb, h, n)
+	op.load(t)
+	op.decide(t, true)
+	if op.d.Allowed {
+		s.commit(sh, &op, t, nil)
+	}
+	return op.d, nil
+}
+
+func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
+	var buf [maxBatch]pending
+	ops := buf[:0]
+	if len(checks) > maxBatch {
+		ops = make([]pending, 0, len(checks))
+	}
+	var locked [maxBatch]uint8
+	order := locked[:0]
+	if len(checks) > maxBatch {
+		order = make([]uint8, 0, len(checks))
+	}
+	for _, c := range checks {
+		h := maphash.String(s.seed, c.Key)
+		ops = append(ops, pending{h: h})
+		order = insertShard(order, uint8(h%numShards))
+	}
+	for _, i := range order {
+		s.shards[i].mu.Lock()
+	}
+	defer func() {
+		for _, i := range order {
+			s.shards[i].mu.Unlock()
+		}
+	}()
+	allowed := true
+	for i, c := range checks {
+		op := &ops[i]
+		sh := &s.shards[op.h%numShards]
+		tb, err := sh.table(c.Spec)
+		if err != nil {
+			return err
+		}
+		n, err := tb.cost(c)
+		if err != nil {
+			return err
+		}
+		op.init(tb, op.h, n)
+		op.dup = -1
+		for j := i - 1; j >= 0; j-- {
+			if ops[j].tb == tb && ops[j].h == op.h {
+				op.dup = j
+				break
+			}
+		}
+		if op.dup >= 0 {
+			op.follow(&ops[op.dup], t)
+		} else {
+			op.load(t)
+		}
+		op.decide(t, true)
+		allowed = allowed && op.d.Allowed
+	}
+	if !allowed {
+		// Nothing is consumed: the checks that would pass report the state
+		// as it is, as if each had been decided alone.
+		for i := range ops {
+			op := &ops[i]
+			if op.d.Allowed {
+				if op.dup >= 0 {
+					root := op.dup
+					for ops[root].dup >= 0 {
+						root = ops[root].dup
+					}
+					r := &ops[root]
+					op.c, op.log, op.bk, op.off = r.c, r.log, r.bk, r.off
+				}
+				op.decide(t, false)
+			}
+		}
+	}
+	for i := range ops {
+		dst[i] = ops[i].d
+	}
+	if allowed {
+		for i := range ops {
+			op := &ops[i]
+			s.commit(&s.shards[op.h%numShards], op, t, ops)
+		}
+	}
+	return nil
+}
+
+// insertShard inserts shard index i into the sorted set order.
+func insertShard(order []uint8, i uint8) []uint8 {
+	for k, v := range order {
+		if v == i {
+			return order
+		}
+		if v > i {
+			order = append(order, 0)
+			copy(order[k+1:], order[k:])
+			order[k] = i
+			return order
+		}
+	}
+	return append(order, i)
+}
+
+// table returns the shard's table for spec, creating it (after validating
+// spec) if needed. sh.mu must be held.
+func (sh *shard) table(spec Spec) (*table, error) {
+	for _, tb := range sh.tables {
+		if tb.spec == spec {
+			return tb, nil
+		}
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	tb := &table{spec: spec, p: newParams(spec)}
+	switch spec.Algorithm {
+	case SlidingLog:
+		tb.logs = make(map[uint64]*slidingLog)
+	case SlidingBuckets:
+		tb.bkts = make(map[uint64]*slidingBuckets)
+	default:
+		tb.cells = make(map[uint64]cell)
+	}
+	sh.tables = append(sh.tables, tb)
+	return tb, nil
+}
+
+// cost returns c's cost, or a *CostError when it is out of range for tb.
+func (tb *table) cost(c Check) (int64, error) {
+	n := c.cost()
+	if n < 1 || n > tb.p.capacity {
+		return 0, &CostError{Spec: c.Spec, Cost: c.Cost}
+	}
+	return n, nil
+}
+
+// commit applies op, an admitted check, to the store: it inserts the key if
+// it is new (making room first) and records the consumption. ops are the
+// checks of the same Take, which eviction spares.
+func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
+	tb := op.tb
+	if !op.exists && op.dup < 0 {
+		s.makeRoom(sh, t, op.h, ops)
+		sh.keys++
+		switch tb.p.kind {
+		case SlidingLog:
+			tb.logs[op.h] = op.log
+		case SlidingBuckets:
+			tb.bkts[op.h] = op.bk
+		}
+	}
+	switch tb.p.kind {
+	case SlidingLog:
+		tb.logs[op.h].commit(t+op.off, op.n)
+	case SlidingBuckets:
+		tb.bkts[op.h].commit(&tb.p, op.n)
+	default:
+		tb.cells[op.h] = op.nc
+	}
+}
+
+// makeRoom is called before a new key enters sh: it sweeps the shard when
+// its size has doubled since the last sweep, and evicts a key when the shard
+// is at its bound. sh.mu must be held.
+func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
+	if sh.keys >= sh.sweepAt {
+		sh.sweep(t)
+		sh.sweepAt = max(minSweep, 2*sh.keys)
+	}
+	if s.perShrd > 0 && sh.keys >= s.perShrd {
+		sh.evict(t, h, ops)
+	}
+}
+
+// sweep drops the idle keys of sh and returns how many. sh.mu must be held.
+func (sh *shard) sweep(t int64) int {
+	n := 0
+	for _, tb := range sh.tables {
+		p := &tb.p
+		for h, c := range tb.cells {
+			if p.idleCell(c, t) {
+				delete(tb.cells, h)
+				n++
+			}
+		}
+		for h, l := range tb.logs {
+			if l.idle(p, t) {
+				delete(tb.logs, h)
+				n++
+			}
+		}
+		for h, b := range tb.bkts {
+			if b.idle(p, t) {
+				delete(tb.bkts, h)
+				n++
+			}
+		}
+	}
+	sh.keys -= n
+	return n
+}
+
+// evict removes one key of sh, chosen among a few sampled ones: an idle one
+// if any, else the one using the smallest share of its capacity. It spares
+// the keys of ops and the key h about to enter. sh.mu must be held.
+func (sh *shard) evict(t int64, h uint64, ops []pending) {
+	var (
+		best     *table
+		bestH    uint64
+		bestUsed int64 = -1
+		bestCap  int64 = 1
+		seen     int
+	)
+	spared := func(tb *table, k uint64) bool {
+		if k == h {
+			return true
+		}
+		for i := range ops {
+			if ops[i].tb == tb && ops[i].h == k {
+				return true
+			}
+		}
+		return false
+	}
+	// consider reports whether the search can stop.
+	consider := func(tb *table, k uint64, used int64) bool {
+		seen++
+		if !spared(tb, k) && (bestUsed < 0 || used*bestCap < bestUsed*tb.p.capacity) {
+			best, bestH, bestUsed, bestCap = tb, k, used, tb.p.capacity
+		}
+		return bestUsed == 0 || seen >= evictProbe
+	}
+	start := int(h % uint64(max(len(sh.tables), 1)))
+search:
+	for i := range sh.tables {
+		tb := sh.tables[(start+i)%len(sh.tables)]
+		p := &tb.p
+		for k, c := range tb.cells {
+			if consider(tb, k, p.usedCell(c, t)) {
+				break search
+			}
+		}
+		for k, l := range tb.logs {
+			if consider(tb, k, l.used(p, t)) {
+				break search
+			}
+		}
+		for k, b := range tb.bkts {
+			if consider(tb, k, b.used(p, t)) {
+				break search
+			}
+		}
+	}
+	if best == nil {
+		return
+	}
+	delete(best.cells, bestH)
+	delete(best.logs, bestH)
+	delete(best.bkts, bestH)
+	sh.keys--
+}

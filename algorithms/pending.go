@@ -1,0 +1,114 @@
+package algorithms
+
+// pending is one check of a Take between deciding and committing.
+// The memory store's shard locks must be held while it is used.
+type pending struct {
+	tb     *table
+	h      uint64
+	n      int64
+	dup    int   // index of an earlier check on the same key and spec, or -1
+	exists bool  // the key is held by the store
+	off    int64 // how far the key's state is ahead of the Take's instant
+	// The state the check is decided on; for a repeated key, a copy that
+	// includes the earlier checks' consumption.
+	c   cell
+	nc  cell // the state after the check (cell kinds)
+	log *slidingLog
+	bk  *slidingBuckets
+	d   Decision
+}
+
+func (op *pending) init(tb *table, h uint64, n int64) {
+	*op = pending{tb: tb, h: h, n: n, dup: -1}
+}
+
+// load reads the key's state from the table (or a fresh state).
+func (op *pending) load(t int64) {
+	p := &op.tb.p
+	switch p.kind {
+	case SlidingLog:
+		op.log, op.exists = op.tb.logs[op.h]
+		if !op.exists {
+			op.log = &slidingLog{}
+		}
+		op.off = op.log.latest(t) - t
+		op.log.prune(p, t+op.off)
+	case SlidingBuckets:
+		op.bk, op.exists = op.tb.bkts[op.h]
+		if !op.exists {
+			op.bk = newSlidingBuckets(p, t)
+		}
+		op.off = op.bk.latest(p, t) - t
+		op.bk.roll(p, t+op.off)
+	default:
+		op.c, op.exists = op.tb.cells[op.h]
+		if !op.exists {
+			op.c = p.freshCell(t)
+		}
+		op.off = p.late(op.c, t)
+	}
+}
+
+// follow sets op's state to the state after prev, an earlier check of the
+// same Take on the same key and spec.
+func (op *pending) follow(prev *pending, t int64) {
+	p := &op.tb.p
+	op.exists = prev.exists
+	switch p.kind {
+	case SlidingLog:
+		op.log = prev.log.clone()
+		if prev.d.Allowed {
+			op.log.commit(t+prev.off, prev.n)
+		}
+		op.off = op.log.latest(t) - t
+		op.log.prune(p, t+op.off)
+	case SlidingBuckets:
+		op.bk = prev.bk.clone()
+		if prev.d.Allowed {
+			op.bk.commit(p, prev.n)
+		}
+		op.off = op.bk.latest(p, t) - t
+		op.bk.roll(p, t+op.off)
+	default:
+		op.c = prev.c
+		if prev.d.Allowed {
+			op.c = prev.nc
+		}
+		op.off = p.late(op.c, t)
+	}
+}
+
+// decide decides op at t; with consume false it only reports what the
+// decision would be, describing the state as it is.
+func (op *pending) decide(t int64, consume bool) {
+	p := &op.tb.p
+	tl := t + op.off
+	switch p.kind {
+	case SlidingLog:
+		op.d = op.log.decide(p, tl, op.n, consume)
+	case SlidingBuckets:
+		op.d = op.bk.decide(p, tl, op.n, consume)
+	default:
+		op.d, op.nc = p.decideCell(op.c, tl, op.n, consume)
+	}
+	if op.off > 0 {
+		op.d = op.d.later(op.off)
+	}
+}
+
+// later returns d as seen off ns before the instant it was decided at.
+func (d Decision) later(off int64) Decision {
+	if !d.Allowed {
+		d.RetryAfter += dur(off)
+	}
+	if d.ResetAfter > 0 {
+		d.ResetAfter += dur(off)
+	}
+	if d.NextAfter > 0 {
+		d.NextAfter += dur(off)
+	}
+	if d.Delay > 0 {
+		d.Delay += dur(off)
+	}
+	return d
+}

@@ -1,0 +1,119 @@
+package algorithms
+
+// slidingBuckets is the state of one sliding_buckets key: the counts of the
+// Buckets sub-windows up to sub-window index last (sub-window j covers
+// [j·S, (j+1)·S) with S = W/Buckets), as a ring indexed by j mod Buckets,
+// and their sum. Memory is 4 bytes per bucket.
+type slidingBuckets struct {
+	last   int64
+	sum    int64
+	counts []uint32
+}
+
+func newSlidingBuckets(p *params, t int64) *slidingBuckets {
+	return &slidingBuckets{last: floorDiv(t, p.sub), counts: make([]uint32, p.buckets)}
+}
+
+// roll moves the ring forward to the sub-window of t, zeroing the buckets
+// that leave the window. t must be no earlier than s.latest.
+func (s *slidingBuckets) roll(p *params, t int64) {
+	j := floorDiv(t, p.sub)
+	if j <= s.last {
+		return
+	}
+	if j-s.last >= p.buckets {
+		clear(s.counts)
+		s.sum = 0
+	} else {
+		for i := s.last + 1; i <= j; i++ {
+			b := &s.counts[mod(i, p.buckets)]
+			s.sum -= int64(*b)
+			*b = 0
+		}
+	}
+	s.last = j
+}
+
+// latest returns the earliest instant of the newest sub-window seen, or t if later.
+func (s *slidingBuckets) latest(p *params, t int64) int64 {
+	return max(t, s.last*p.sub)
+}
+
+// decide decides cost n at t after roll(p, t); it changes nothing.
+func (s *slidingBuckets) decide(p *params, t, n int64, consume bool) Decision {
+	d := Decision{Limit: p.limit, Allowed: s.sum+n <= p.limit}
+	sum := s.sum
+	if d.Allowed && consume {
+		sum += n
+	} else if !d.Allowed {
+		d.RetryAfter = dur(s.wait(p, t, n, 0))
+	}
+	d.Remaining = max(p.limit-sum, 0)
+	if sum > 0 {
+		// The window is clear once the newest non-empty bucket has left it.
+		newest := s.last
+		if !d.Allowed || !consume {
+			for s.counts[mod(newest, p.buckets)] == 0 {
+				newest--
+			}
+		}
+		d.ResetAfter = dur((newest+p.buckets)*p.sub - t)
+	}
+	if d.Remaining < p.limit {
+		extra := int64(0)
+		if d.Allowed && consume {
+			extra = n
+		}
+		d.NextAfter = dur(s.wait(p, t, d.Remaining+1, extra))
+	}
+	return d
+}
+
+// wait returns the shortest wait after which m units are available, when
+// the current bucket also holds extra units. The bucket j−B+i leaves the
+// window when sub-window j+i begins.
+func (s *slidingBuckets) wait(p *params, t, m, extra int64) int64 {
+	sum := s.sum + extra
+	if sum+m <= p.limit {
+		return 0
+	}
+	for i := int64(1); i < p.buckets; i++ {
+		sum -= int64(s.counts[mod(s.last-p.buckets+i, p.buckets)])
+		if sum+m <= p.limit {
+			return (s.last+i)*p.sub - t
+		}
+	}
+	return (s.last+p.buckets)*p.sub - t
+}
+
+// commit records cost n accepted at t, after roll(p, t).
+func (s *slidingBuckets) commit(p *params, n int64) {
+	s.counts[mod(s.last, p.buckets)] += uint32(n)
+	s.sum += n
+}
+
+// used returns an upper bound of the cost counted in the window at t.
+func (s *slidingBuckets) used(p *params, t int64) int64 {
+	if s.idle(p, t) {
+		return 0
+	}
+	return s.sum
+}
+
+// idle reports whether every bucket of the window at t is empty.
+func (s *slidingBuckets) idle(p *params, t int64) bool {
+	return s.sum == 0 || floorDiv(t, p.sub)-s.last >= p.buckets
+}
+
+func (s *slidingBuckets) clone() *slidingBuckets {
+	return &slidingBuckets{last: s.last, sum: s.sum, counts: append([]uint32(nil), s.counts...)}
+}
+
+// mod returns a mod m in [0, m) for m > 0.
+func mod(a, m int64) int64 {
+	r := a % m
+	if r < 0 {
+		r += m
+	}
+	return r
+}

@@ -1,0 +1,64 @@
+package algorithms
+
+// tokenBucket decides token_bucket and leaky_bucket, which are the same
+// machine seen from two sides (tokens = capacity − level). The state is the
+// instant F = c.t + c.x/L at which the bucket is full (GCRA's theoretical
+// arrival time). With D = max(0, F − t), the bucket holds C − D·L/W tokens,
+// so the whole units available are C − ceil(D·L/W); a request of cost n
+// moves F to max(F, t) + n·W/L.
+func (p *params) tokenBucket(c cell, t, n int64, consume bool) (Decision, cell) {
+	d := Decision{Limit: p.capacity}
+	dl := p.deficit(c, t)
+	used := dl.divCeil(p.window) // ceil(D·L/W) <= C
+	avail := p.capacity - used
+	if avail >= n {
+		d.Allowed = true
+	}
+	if d.Allowed && consume {
+		c = p.advance(c, t, n)
+		dl = p.deficit(c, t)
+		avail = p.capacity - dl.divCeil(p.window)
+	} else if !d.Allowed {
+		d.RetryAfter = dur(p.bucketWait(dl, n))
+	}
+	d.Remaining = avail
+	d.ResetAfter = dur(dl.divCeil(p.limit))
+	if avail < p.capacity {
+		d.NextAfter = dur(p.bucketWait(dl, avail+1))
+	}
+	return d, c
+}
+
+// deficit returns D·L, where D = max(0, F − t) and F = c.t + c.x/L.
+func (p *params) deficit(c cell, t int64) u128 {
+	if c.t < t || (c.t == t && c.x == 0) {
+		return u128{}
+	}
+	return mul(c.t-t, p.limit).add64(int64(c.x))
+}
+
+// advance returns the state after admitting cost n at t: F = max(F, t) + n·W/L.
+func (p *params) advance(c cell, t, n int64) cell {
+	if c.t < t || (c.t == t && c.x == 0) {
+		c = cell{t: t}
+	}
+	q, r := mul(n, p.window).divmod(p.limit)
+	c.t += q
+	r += int64(c.x)
+	if r >= p.limit {
+		r -= p.limit
+		c.t++
+	}
+	c.x = uint32(r)
+	return c
+}
+
+// bucketWait returns the shortest wait after which m units are available,
+// given dl = D·L: C − ceil((D−w)·L/W) >= m ⇔ w·L >= D·L − (C−m)·W.
+func (p *params) bucketWait(dl u128, m int64) int64 {
+	room := mul(p.capacity-m, p.window)
+	if !room.less(dl) {
+		return 0
+	}
+	return dl.sub(room).divCeil(p.limit)
+}
