@@ -1,0 +1,555 @@
+package algotest
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// A Model is the reference implementation of the seven algorithms: slow,
+// written straight from the semantics in the algorithms package
+// documentation, with every quantity an exact rational (math/big). It shares
+// no code with the stores it judges except Spec.Validate and Check.Validate,
+// which define which checks are errors.
+//
+// Every kind is described the same way: at instant t a key has a quantity
+// used(t) in use out of its capacity C, which only falls while nothing
+// arrives. A request of cost n is admitted when used(t)+n <= C (leaky_queue:
+// when its wait, used(t)·W/L, is at most MaxDelay). The Decision fields
+// follow from used alone:
+//
+//   - Remaining = floor(C − used) after the decision (leaky_queue: the number
+//     of unit requests that could still be queued now);
+//   - RetryAfter = the smallest wait d >= 1 ns after which the request would
+//     be admitted;
+//   - ResetAfter = the smallest wait after which used is 0, that is after
+//     which the key is indistinguishable from a fresh one;
+//   - NextAfter = the smallest wait after which Remaining is larger.
+//
+// Each kind computes "the first instant at which used <= x" in closed form;
+// the package's own tests check those closed forms against a binary search
+// over used, and the Decision fields against unit-by-unit simulation.
+//
+// Take is all or nothing, as the Store contract says: the checks are decided
+// in order, each seeing what the earlier checks of the same call took from
+// the same (Spec, Key); if one is denied, nothing is consumed, and every
+// Decision of the call reports the state before the call, with Allowed false
+// for every check (see [Model.TakeAt]).
+//
+// A Model is safe for concurrent use (it holds one lock).
+type Model struct {
+	mu   sync.Mutex
+	keys map[modelKey]machine
+}
+
+type modelKey struct {
+	spec algorithms.Spec
+	key  string
+}
+
+// NewModel returns an empty Model.
+func NewModel() *Model { return &Model{keys: make(map[modelKey]machine)} }
+
+// TakeAt decides checks at instant now, all or nothing. It returns the first
+// validation error (from Check.Validate) without consuming anything.
+//
+// When every check is admitted each Decision describes its key after this
+// call's consumption up to and including that check. When one is denied the
+// call consumes nothing and every Decision is computed on the state before
+// the call, as a single check would be: the denied check(s) with their
+// RetryAfter, the others with Allowed false and RetryAfter 0 — they were not
+// admitted, and would be at once if asked alone.
+func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	for _, c := range checks {
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	t := now.UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+
+	// Decide in order on copies, so that a denied call leaves no trace.
+	work := make(map[modelKey]machine)
+	out := make([]algorithms.Decision, len(checks))
+	all := true
+	for i, c := range checks {
+		k := modelKey{c.Spec, c.Key}
+		mc, ok := work[k]
+		if !ok {
+			mc = m.machineFor(k).clone()
+			work[k] = mc
+		}
+		out[i] = decide(c.Spec, mc, t, cost(c), true)
+		all = all && out[i].Allowed
+	}
+	if all {
+		for k, mc := range work {
+			m.keys[k] = mc
+		}
+		return out, nil
+	}
+	// Denied: report each check against the untouched state.
+	for i, c := range checks {
+		k := modelKey{c.Spec, c.Key}
+		d := decide(c.Spec, m.machineFor(k).clone(), t, cost(c), false)
+		if d.Allowed {
+			d.Allowed = false
+			d.Delay = 0
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// Store returns a view of m as an algorithms.Store that reads clock once per
+// call, for running the suite against the model itself. It honours a
+// cancelled context (returning ctx.Err() and consuming nothing).
+func (m *Model) Store(clock algorithms.Clock) algorithms.Store {
+	return modelStore{m: m, clock: clock}
+}
+
+type modelStore struct {
+	m     *Model
+	clock algorithms.Clock
+}
+
+func (s modelStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.m.TakeAt(s.clock.Now(), checks...)
+}
+
+func (m *Model) machineFor(k modelKey) machine {
+	if mc, ok := m.keys[k]; ok {
+		return mc
+	}
+	return newMachine(k.spec)
+}
+
+func cost(c algorithms.Check) int64 {
+	if c.Cost == 0 {
+		return 1
+	}
+	return c.Cost
+}
+
+// A machine is the state of one (Spec, Key). Times are Unix nanoseconds and
+// never go back between calls.
+type machine interface {
+	// used returns the amount in use at t, for t at or after the last consume.
+	used(t int64) *big.Rat
+	// firstAtMost returns the smallest instant t' >= t with used(t') <= x, for x >= 0.
+	firstAtMost(t int64, x *big.Rat) int64
+	// consume records an admitted request of cost n at t.
+	consume(t, n int64)
+	clone() machine
+}
+
+// capacity is Spec.Capacity, recomputed here from its definition.
+func capacity(s algorithms.Spec) int64 {
+	switch s.Algorithm {
+	case algorithms.TokenBucket, algorithms.LeakyBucket:
+		if s.Burst == 0 {
+			return s.Limit
+		}
+		return s.Burst
+	case algorithms.LeakyQueue:
+		return floorRat(queueSlots(s)) + 1
+	}
+	return s.Limit
+}
+
+// queueSlots is MaxDelay·L/W, the backlog (in units) at which a leaky_queue
+// still admits.
+func queueSlots(s algorithms.Spec) *big.Rat {
+	return new(big.Rat).Mul(frac(int64(s.MaxDelay), int64(s.Window)), ratInt(s.Limit))
+}
+
+// decide computes the Decision for one check of cost n at t on mc, consuming
+// when admitted and consume is true.
+func decide(s algorithms.Spec, mc machine, t, n int64, consume bool) algorithms.Decision {
+	c := capacity(s)
+	queue := s.Algorithm == algorithms.LeakyQueue
+	var slots *big.Rat // leaky_queue only
+	if queue {
+		slots = queueSlots(s)
+	}
+	// threshold(n) is the largest used at which a cost-n request is admitted.
+	threshold := func(n int64) *big.Rat {
+		if queue {
+			return slots
+		}
+		return ratInt(c - n)
+	}
+	remaining := func(u *big.Rat) int64 {
+		if queue {
+			if u.Cmp(slots) > 0 {
+				return 0
+			}
+			return floorRat(sub(slots, u)) + 1
+		}
+		return max(0, floorRat(sub(ratInt(c), u)))
+	}
+
+	d := algorithms.Decision{Limit: c}
+	u := mc.used(t)
+	d.Allowed = u.Cmp(threshold(n)) <= 0
+	if d.Allowed {
+		if queue {
+			// The wait is used·W/L.
+			d.Delay = time.Duration(ceilRat(new(big.Rat).Mul(u, frac(int64(s.Window), s.Limit))))
+		}
+		if consume {
+			mc.consume(t, n)
+			u = mc.used(t)
+		}
+	} else {
+		d.RetryAfter = time.Duration(mc.firstAtMost(t, threshold(n)) - t)
+	}
+	d.Remaining = remaining(u)
+	d.ResetAfter = time.Duration(mc.firstAtMost(t, new(big.Rat)) - t)
+	if r := d.Remaining; r < c {
+		// Remaining grows past r when used <= C−r−1 (leaky_queue: slots−r).
+		x := ratInt(c - r - 1)
+		if queue {
+			x = sub(slots, ratInt(r))
+		}
+		d.NextAfter = time.Duration(mc.firstAtMost(t, x) - t)
+	}
+	return d
+}
+
+func newMachine(s algorithms.Spec) machine {
+	w := int64(s.Window)
+	switch s.Algorithm {
+	case algorithms.FixedWindow:
+		return &fixedWindow{w: w}
+	case algorithms.SlidingLog:
+		return &slidingLog{w: w}
+	case algorithms.SlidingWindow:
+		return &slidingWindow{w: w}
+	case algorithms.SlidingBuckets:
+		return &slidingBuckets{size: w / int64(s.Buckets), n: int64(s.Buckets), counts: map[int64]int64{}}
+	case algorithms.TokenBucket:
+		return &tokenBucket{rate: frac(s.Limit, w), burst: capacity(s)}
+	case algorithms.LeakyBucket:
+		return &leakyBucket{rate: frac(s.Limit, w)}
+	case algorithms.LeakyQueue:
+		return &leakyQueue{rate: frac(s.Limit, w)}
+	}
+	panic(fmt.Sprintf("algotest: unknown kind %q", s.Algorithm)) // unreachable: checks are validated first
+}
+
+// fixedWindow: the count of window k = floor(t/W).
+type fixedWindow struct {
+	w, win, count int64
+}
+
+func (m *fixedWindow) used(t int64) *big.Rat {
+	if floorDiv(t, m.w) == m.win {
+		return ratInt(m.count)
+	}
+	return new(big.Rat)
+}
+
+func (m *fixedWindow) firstAtMost(t int64, x *big.Rat) int64 {
+	if m.used(t).Cmp(x) <= 0 {
+		return t
+	}
+	return (m.win + 1) * m.w // the next window starts empty
+}
+
+func (m *fixedWindow) consume(t, n int64) {
+	if k := floorDiv(t, m.w); k != m.win {
+		m.win, m.count = k, 0
+	}
+	m.count += n
+}
+
+func (m *fixedWindow) clone() machine { c := *m; return &c }
+
+// slidingLog: the accepted requests; one at ts counts while ts >= t−W.
+type slidingLog struct {
+	w      int64
+	events []event // in order of ts
+}
+
+type event struct{ ts, n int64 }
+
+func (m *slidingLog) used(t int64) *big.Rat {
+	var sum int64
+	for _, e := range m.events {
+		if e.ts >= t-m.w {
+			sum += e.n
+		}
+	}
+	return ratInt(sum)
+}
+
+func (m *slidingLog) firstAtMost(t int64, x *big.Rat) int64 {
+	u := m.used(t)
+	if u.Cmp(x) <= 0 {
+		return t
+	}
+	// Events leave the window oldest first, the one at ts at ts+W+1.
+	for _, e := range m.events {
+		if e.ts < t-m.w {
+			continue
+		}
+		u = sub(u, ratInt(e.n))
+		if u.Cmp(x) <= 0 {
+			return e.ts + m.w + 1
+		}
+	}
+	panic("algotest: sliding_log never drains") // unreachable for x >= 0
+}
+
+func (m *slidingLog) consume(t, n int64) {
+	live := m.events[:0:0]
+	for _, e := range m.events {
+		if e.ts >= t-m.w {
+			live = append(live, e)
+		}
+	}
+	m.events = append(live, event{t, n})
+}
+
+func (m *slidingLog) clone() machine {
+	return &slidingLog{w: m.w, events: append([]event(nil), m.events...)}
+}
+
+// slidingWindow: the counts of windows k−1 and k, weighted by the share of
+// window k−1 still inside the sliding window.
+type slidingWindow struct {
+	w, win, prev, curr int64
+}
+
+// counts returns window k of t and the counts of windows k−1 and k.
+func (m *slidingWindow) counts(t int64) (k, prev, curr int64) {
+	k = floorDiv(t, m.w)
+	switch k {
+	case m.win:
+		return k, m.prev, m.curr
+	case m.win + 1:
+		return k, m.curr, 0
+	}
+	return k, 0, 0
+}
+
+func (m *slidingWindow) used(t int64) *big.Rat {
+	k, prev, curr := m.counts(t)
+	e := t - k*m.w
+	// prev·(W−e)/W + curr
+	return new(big.Rat).Add(new(big.Rat).Mul(ratInt(prev), frac(m.w-e, m.w)), ratInt(curr))
+}
+
+func (m *slidingWindow) firstAtMost(t int64, x *big.Rat) int64 {
+	if m.used(t).Cmp(x) <= 0 {
+		return t
+	}
+	k, prev, curr := m.counts(t)
+	end := (k + 1) * m.w
+	if ratInt(curr).Cmp(x) <= 0 {
+		// Within window k: prev·(end−t')/W + curr <= x ⇔ t' >= end − (x−curr)·W/prev.
+		// prev > 0 here, or used(t) = curr <= x.
+		at := sub(ratInt(end), new(big.Rat).Mul(sub(x, ratInt(curr)), frac(m.w, prev)))
+		return max(t, ceilRat(at))
+	}
+	// In window k+1, curr is the previous count: curr·(end+W−t')/W <= x.
+	at := sub(ratInt(end+m.w), new(big.Rat).Mul(x, frac(m.w, curr)))
+	return ceilRat(at)
+}
+
+func (m *slidingWindow) consume(t, n int64) {
+	k, prev, curr := m.counts(t)
+	m.win, m.prev, m.curr = k, prev, curr+n
+}
+
+func (m *slidingWindow) clone() machine { c := *m; return &c }
+
+// slidingBuckets: counts of sub-windows j = floor(t/size); the window is the
+// current sub-window and the n−1 before it.
+type slidingBuckets struct {
+	size, n int64
+	counts  map[int64]int64
+}
+
+func (m *slidingBuckets) used(t int64) *big.Rat {
+	j := floorDiv(t, m.size)
+	var sum int64
+	for i := j - m.n + 1; i <= j; i++ {
+		sum += m.counts[i]
+	}
+	return ratInt(sum)
+}
+
+func (m *slidingBuckets) firstAtMost(t int64, x *big.Rat) int64 {
+	u := m.used(t)
+	if u.Cmp(x) <= 0 {
+		return t
+	}
+	// At the start of sub-window j', sub-window j'−n leaves.
+	j := floorDiv(t, m.size)
+	for jj := j + 1; ; jj++ {
+		u = sub(u, ratInt(m.counts[jj-m.n]))
+		if u.Cmp(x) <= 0 {
+			return jj * m.size
+		}
+	}
+}
+
+func (m *slidingBuckets) consume(t, n int64) {
+	j := floorDiv(t, m.size)
+	for i := range m.counts {
+		if i <= j-m.n {
+			delete(m.counts, i)
+		}
+	}
+	m.counts[j] += n
+}
+
+func (m *slidingBuckets) clone() machine {
+	c := &slidingBuckets{size: m.size, n: m.n, counts: make(map[int64]int64, len(m.counts))}
+	for k, v := range m.counts {
+		c.counts[k] = v
+	}
+	return c
+}
+
+// tokenBucket: tokens refill at rate L/W per ns up to burst; full at first.
+// used is burst − tokens.
+type tokenBucket struct {
+	rate   *big.Rat
+	burst  int64
+	tokens *big.Rat // at last; nil: never used (full)
+	last   int64
+}
+
+func (m *tokenBucket) tokensAt(t int64) *big.Rat {
+	if m.tokens == nil {
+		return ratInt(m.burst)
+	}
+	tok := new(big.Rat).Add(m.tokens, new(big.Rat).Mul(ratInt(t-m.last), m.rate))
+	if tok.Cmp(ratInt(m.burst)) > 0 {
+		return ratInt(m.burst)
+	}
+	return tok
+}
+
+func (m *tokenBucket) used(t int64) *big.Rat { return sub(ratInt(m.burst), m.tokensAt(t)) }
+
+func (m *tokenBucket) firstAtMost(t int64, x *big.Rat) int64 {
+	if m.used(t).Cmp(x) <= 0 {
+		return t
+	}
+	// tokens + (t'−last)·rate >= burst − x
+	need := sub(sub(ratInt(m.burst), x), m.tokens)
+	return ceilRat(new(big.Rat).Add(ratInt(m.last), new(big.Rat).Quo(need, m.rate)))
+}
+
+func (m *tokenBucket) consume(t, n int64) {
+	m.tokens = sub(m.tokensAt(t), ratInt(n))
+	m.last = t
+}
+
+func (m *tokenBucket) clone() machine { c := *m; return &c }
+
+// leakyBucket: a level that leaks at rate L/W per ns; empty at first.
+type leakyBucket struct {
+	rate  *big.Rat
+	level *big.Rat // at last; nil: empty
+	last  int64
+}
+
+func (m *leakyBucket) used(t int64) *big.Rat {
+	if m.level == nil {
+		return new(big.Rat)
+	}
+	lv := sub(m.level, new(big.Rat).Mul(ratInt(t-m.last), m.rate))
+	if lv.Sign() < 0 {
+		return new(big.Rat)
+	}
+	return lv
+}
+
+func (m *leakyBucket) firstAtMost(t int64, x *big.Rat) int64 {
+	if m.used(t).Cmp(x) <= 0 {
+		return t
+	}
+	// level − (t'−last)·rate <= x
+	return ceilRat(new(big.Rat).Add(ratInt(m.last), new(big.Rat).Quo(sub(m.level, x), m.rate)))
+}
+
+func (m *leakyBucket) consume(t, n int64) {
+	m.level = new(big.Rat).Add(m.used(t), ratInt(n))
+	m.last = t
+}
+
+func (m *leakyBucket) clone() machine { c := *m; return &c }
+
+// leakyQueue: next is the instant the queue is free; requests leave 1/rate
+// apart. used is the backlog in units, max(0, next−t)·rate.
+type leakyQueue struct {
+	rate *big.Rat
+	next *big.Rat // nil: never used
+}
+
+func (m *leakyQueue) used(t int64) *big.Rat {
+	if m.next == nil {
+		return new(big.Rat)
+	}
+	q := sub(m.next, ratInt(t))
+	if q.Sign() < 0 {
+		return new(big.Rat)
+	}
+	return q.Mul(q, m.rate)
+}
+
+func (m *leakyQueue) firstAtMost(t int64, x *big.Rat) int64 {
+	if m.used(t).Cmp(x) <= 0 {
+		return t
+	}
+	// (next−t')·rate <= x
+	return ceilRat(sub(m.next, new(big.Rat).Quo(x, m.rate)))
+}
+
+func (m *leakyQueue) consume(t, n int64) {
+	start := ratInt(t)
+	if m.next != nil && m.next.Cmp(start) > 0 {
+		start = m.next
+	}
+	m.next = new(big.Rat).Add(start, new(big.Rat).Quo(ratInt(n), m.rate))
+}
+
+func (m *leakyQueue) clone() machine { c := *m; return &c }
+
+// Exact arithmetic helpers. big.Rat values are never mutated once shared.
+
+func ratInt(a int64) *big.Rat { return new(big.Rat).SetInt64(a) }
+
+func frac(a, b int64) *big.Rat { return big.NewRat(a, b) }
+
+func sub(a, b *big.Rat) *big.Rat { return new(big.Rat).Sub(a, b) }
+
+// floorRat returns floor(r); it must fit in an int64.
+func floorRat(r *big.Rat) int64 {
+	q := new(big.Int).Div(r.Num(), r.Denom()) // Euclidean: floor for a positive divisor
+	return q.Int64()
+}
+
+// ceilRat returns ceil(r); it must fit in an int64.
+func ceilRat(r *big.Rat) int64 { return -floorRat(new(big.Rat).Neg(r)) }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}

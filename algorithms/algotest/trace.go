@@ -1,0 +1,321 @@
+package algotest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// A Trace is a sequence of Take calls at given instants, for replaying the
+// same traffic against several stores (or a store and the [Model]) and
+// comparing their decisions.
+type Trace struct {
+	// Seed and N are the arguments of RandomTrace that made the trace (0
+	// for a trace built by hand); they are printed in reports so a failure
+	// can be reproduced.
+	Seed uint64
+	N    int
+	// Start is the instant of offset 0. It is deliberately not aligned to
+	// any window.
+	Start time.Time
+	Steps []Step
+}
+
+// A Step is one Take call: its checks, decided at Start+At. At never
+// decreases along a trace.
+type Step struct {
+	At     time.Duration
+	Checks []algorithms.Check
+}
+
+// Len returns the number of Take calls of tr.
+func (tr Trace) Len() int { return len(tr.Steps) }
+
+// traceWindows are the time scales of random traces: 1 ms to 1 h, with some
+// windows that are not round numbers of anything.
+var traceWindows = []time.Duration{
+	time.Millisecond, 1_000_007, 3 * time.Millisecond, 10 * time.Millisecond,
+	250 * time.Millisecond, 999_999_937, time.Second, 7 * time.Second,
+	30 * time.Second, time.Minute, 10 * time.Minute, time.Hour,
+}
+
+// traceKeys are the keys of random traces; some hold characters that a
+// store building keys by concatenation must escape or hash (Redis hash tags,
+// separators, non-ASCII).
+var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü"}
+
+// RandomTrace returns a deterministic random trace of n steps for seed.
+// Each trace works at one time scale (a window between 1 ms and 1 h) with
+// two to four specs of any kind near that scale (Burst different from Limit,
+// Buckets > 1, MaxDelay > 0 included) and two to four keys; it mixes bursts
+// at one instant, short and long gaps, instants just around window
+// boundaries and idle gaps of many windows. Most steps hold one check, some
+// two or three (on the same key and spec too). Costs run from 1 to 3 (0,
+// meaning 1, included), never above a spec's capacity, so every step is
+// valid. The first spec cycles through the seven kinds with the seed, so
+// seeds 0 to 6 cover them all.
+func RandomTrace(seed uint64, n int) Trace {
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	scale := traceWindows[rng.IntN(len(traceWindows))]
+	specs := make([]algorithms.Spec, 2+rng.IntN(3))
+	for i := range specs {
+		w := scale
+		if i > 0 && rng.IntN(2) == 0 {
+			w = traceWindows[rng.IntN(len(traceWindows))]
+		}
+		specs[i] = randomSpec(rng, w)
+		if i == 0 {
+			specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%uint64(len(algorithms.Kinds))], w)
+		}
+	}
+	keys := traceKeys[:2+rng.IntN(len(traceKeys)-1)]
+	tr := Trace{Seed: seed, N: n, Start: Base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour))))}
+	var at time.Duration
+	for range n {
+		at += randomGap(rng, tr.Start.Add(at), scale, specs)
+		k := 1
+		switch r := rng.IntN(20); {
+		case r == 0:
+			k = 3
+		case r < 3:
+			k = 2
+		}
+		st := Step{At: at, Checks: make([]algorithms.Check, k)}
+		for j := range st.Checks {
+			c := algorithms.Check{Spec: specs[rng.IntN(len(specs))], Key: keys[rng.IntN(len(keys))]}
+			if j > 0 && rng.IntN(3) == 0 {
+				c = st.Checks[j-1] // the same key and spec twice in one call
+			}
+			if rng.IntN(5) < 2 {
+				c.Cost = 1 + rng.Int64N(min(3, c.Spec.Capacity()))
+			}
+			st.Checks[j] = c
+		}
+		tr.Steps = append(tr.Steps, st)
+	}
+	return tr
+}
+
+// randomGap returns the wait before the next step.
+func randomGap(rng *rand.Rand, now time.Time, scale time.Duration, specs []algorithms.Spec) time.Duration {
+	switch r := rng.IntN(100); {
+	case r < 35: // a burst at one instant
+		return 0
+	case r < 65:
+		return time.Duration(rng.Int64N(int64(scale)/8 + 1))
+	case r < 83:
+		return time.Duration(rng.Int64N(2*int64(scale) + 1))
+	case r < 95: // just around the next boundary of a spec's window or sub-window
+		s := specs[rng.IntN(len(specs))]
+		w := int64(s.Window)
+		if s.Buckets > 1 && rng.IntN(2) == 0 {
+			w /= int64(s.Buckets)
+		}
+		t := now.UnixNano()
+		next := (t/w + 1) * w
+		gap := next - t + rng.Int64N(5) - 2
+		return time.Duration(max(0, gap))
+	case r < 99: // idle for many windows
+		return time.Duration(rng.Int64N(20*int64(scale) + 1))
+	}
+	return time.Duration(rng.Int64N(int64(3 * time.Hour)))
+}
+
+// randomWindow returns a window for a random spec, 1 ms to 24 h.
+func randomWindow(rng *rand.Rand) time.Duration {
+	if rng.IntN(10) == 0 {
+		return algorithms.MinWindow + time.Duration(rng.Int64N(int64(algorithms.MaxWindow-algorithms.MinWindow)))
+	}
+	return traceWindows[rng.IntN(len(traceWindows))]
+}
+
+func randomSpec(rng *rand.Rand, w time.Duration) algorithms.Spec {
+	return randomSpecOf(rng, algorithms.Kinds[rng.IntN(len(algorithms.Kinds))], w)
+}
+
+// randomSpecOf returns a valid random spec of kind k with window w, mostly
+// with small limits (so that traces hit them) and sometimes with large ones
+// (so that arithmetic is exercised near the bounds).
+func randomSpecOf(rng *rand.Rand, k algorithms.Kind, w time.Duration) algorithms.Spec {
+	for {
+		s := algorithms.Spec{Algorithm: k, Window: w}
+		switch r := rng.IntN(20); {
+		case r < 12:
+			s.Limit = 1 + rng.Int64N(8)
+		case r < 17:
+			s.Limit = 9 + rng.Int64N(100)
+		case r < 19:
+			s.Limit = 1 + rng.Int64N(1_000_000)
+		default:
+			s.Limit = algorithms.MaxLimit - rng.Int64N(3)
+		}
+		switch k {
+		case algorithms.TokenBucket, algorithms.LeakyBucket:
+			switch rng.IntN(3) {
+			case 0: // Burst 0 means Limit
+			case 1:
+				s.Burst = 1 + rng.Int64N(s.Limit)
+			case 2:
+				s.Burst = s.Limit + 1 + rng.Int64N(2*s.Limit)
+			}
+		case algorithms.SlidingBuckets:
+			s.Buckets = 1
+			for _, b := range []int{60, 12, 10, 6, 5, 4, 3, 2} {
+				if int64(w)%int64(b) == 0 && rng.IntN(3) == 0 {
+					s.Buckets = b
+					break
+				}
+			}
+		case algorithms.LeakyQueue:
+			if rng.IntN(3) > 0 {
+				s.MaxDelay = time.Duration(rng.Int64N(3*int64(w) + 1))
+			}
+		}
+		if s.Validate() == nil {
+			return s
+		}
+	}
+}
+
+// Replay runs tr against store, setting clock to each step's instant before
+// its Take, and returns the decisions of every step. On an error it returns
+// the decisions so far and the error, which names the step.
+func Replay(ctx context.Context, store algorithms.Store, clock *Clock, tr Trace) ([][]algorithms.Decision, error) {
+	out := make([][]algorithms.Decision, 0, len(tr.Steps))
+	for i, st := range tr.Steps {
+		clock.Set(tr.Start.Add(st.At))
+		ds, err := store.Take(ctx, st.Checks...)
+		if err != nil {
+			return out, fmt.Errorf("algotest: step %d of %s: %w", i, tr.name(), err)
+		}
+		if len(ds) != len(st.Checks) {
+			return out, fmt.Errorf("algotest: step %d of %s: %d decisions for %d checks", i, tr.name(), len(ds), len(st.Checks))
+		}
+		out = append(out, ds)
+	}
+	return out, nil
+}
+
+// ReplayModel runs tr on a fresh Model and returns its decisions.
+func ReplayModel(tr Trace) [][]algorithms.Decision {
+	m := NewModel()
+	out := make([][]algorithms.Decision, 0, len(tr.Steps))
+	for _, st := range tr.Steps {
+		ds, err := m.TakeAt(tr.Start.Add(st.At), st.Checks...)
+		if err != nil {
+			ds = make([]algorithms.Decision, len(st.Checks)) // invalid step: nothing to compare but the error
+		}
+		out = append(out, ds)
+	}
+	return out
+}
+
+// Diff compares the decisions got and want of replays of tr, step by step
+// and field by field. It returns "" when they agree; otherwise a report of
+// the first difference: the step, every field that differs, and the steps
+// of tr that touched the same (Spec, Key) pairs up to it — state is per pair,
+// so those steps alone reproduce it.
+func Diff(tr Trace, got, want [][]algorithms.Decision) string {
+	for i := range min(len(got), len(want)) {
+		for j := range min(len(got[i]), len(want[i])) {
+			if got[i][j] != want[i][j] {
+				return tr.report(i, j, got[i][j], want[i][j])
+			}
+		}
+		if len(got[i]) != len(want[i]) {
+			return fmt.Sprintf("%s step %d: %d decisions, want %d", tr.name(), i, len(got[i]), len(want[i]))
+		}
+	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("%s: %d steps decided, want %d", tr.name(), len(got), len(want))
+	}
+	return ""
+}
+
+// CompareModel replays tr on store and on a fresh Model and returns their
+// Diff ("" when the store agrees with the model on every field of every
+// decision), or the store's error.
+func CompareModel(ctx context.Context, store algorithms.Store, clock *Clock, tr Trace) (string, error) {
+	got, err := Replay(ctx, store, clock, tr)
+	if err != nil {
+		return "", err
+	}
+	return Diff(tr, got, ReplayModel(tr)), nil
+}
+
+func (tr Trace) name() string {
+	if tr.Seed == 0 && tr.N == 0 {
+		return "trace"
+	}
+	return fmt.Sprintf("RandomTrace(%d, %d)", tr.Seed, tr.N)
+}
+
+// maxReportSteps bounds the reproducing steps printed in a report.
+const maxReportSteps = 60
+
+func (tr Trace) report(i, j int, got, want algorithms.Decision) string {
+	var b strings.Builder
+	st := tr.Steps[i]
+	fmt.Fprintf(&b, "%s: step %d, check %d (%s): decisions differ:\n", tr.name(), i, j, formatCheck(st.Checks[j]))
+	fmt.Fprintf(&b, "\tgot  %+v\n\twant %+v\n", got, want)
+	for _, f := range fieldDiffs(got, want) {
+		fmt.Fprintf(&b, "\t%s\n", f)
+	}
+	touched := make(map[modelKey]bool)
+	for _, c := range st.Checks {
+		touched[modelKey{c.Spec, c.Key}] = true
+	}
+	var steps []string
+	for k := 0; k <= i; k++ {
+		for _, c := range tr.Steps[k].Checks {
+			if touched[modelKey{c.Spec, c.Key}] {
+				steps = append(steps, fmt.Sprintf("\t%5d %s", k, tr.Steps[k].format()))
+				break
+			}
+		}
+	}
+	fmt.Fprintf(&b, "Steps touching the same (Spec, Key) pairs, Start = %s (Unix %d ns):\n", tr.Start.UTC().Format(time.RFC3339Nano), tr.Start.UnixNano())
+	if len(steps) > maxReportSteps {
+		fmt.Fprintf(&b, "\t... %d earlier steps\n", len(steps)-maxReportSteps)
+		steps = steps[len(steps)-maxReportSteps:]
+	}
+	b.WriteString(strings.Join(steps, "\n"))
+	return b.String()
+}
+
+func (st Step) format() string {
+	cs := make([]string, len(st.Checks))
+	for i, c := range st.Checks {
+		cs[i] = formatCheck(c)
+	}
+	return fmt.Sprintf("+%v Take(%s)", st.At, strings.Join(cs, ", "))
+}
+
+func formatCheck(c algorithms.Check) string {
+	s := fmt.Sprintf("{%s key=%q", c.Spec, c.Key)
+	if c.Cost != 0 {
+		s += fmt.Sprintf(" cost=%d", c.Cost)
+	}
+	return s + "}"
+}
+
+func fieldDiffs(got, want algorithms.Decision) []string {
+	var out []string
+	add := func(name string, g, w any) {
+		if g != w {
+			out = append(out, fmt.Sprintf("%s = %v, want %v", name, g, w))
+		}
+	}
+	add("Allowed", got.Allowed, want.Allowed)
+	add("Limit", got.Limit, want.Limit)
+	add("Remaining", got.Remaining, want.Remaining)
+	add("RetryAfter", got.RetryAfter, want.RetryAfter)
+	add("ResetAfter", got.ResetAfter, want.ResetAfter)
+	add("NextAfter", got.NextAfter, want.NextAfter)
+	add("Delay", got.Delay, want.Delay)
+	return out
+}
