@@ -1,0 +1,401 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// MaxNameLen is the longest policy name.
+const MaxNameLen = 64
+
+// A Policy is one named limit: an [algorithms.Spec], the [keyfunc.Func] that
+// says whose allowance a request uses, and optionally a per-request cost and
+// the requests it applies to (methods and route patterns).
+//
+// The name identifies the policy in the RateLimit and RateLimit-Policy
+// headers and in 429 bodies. It also namespaces the policy's keys: the store
+// sees "name:key", so the same client under two policies never shares state
+// even when their Specs are equal.
+//
+// A Policy is immutable once built and safe for concurrent use. Build one
+// with [New] or a shorthand such as [PerMinute]; the zero Policy is not
+// usable.
+type Policy struct {
+	name    string
+	spec    algorithms.Spec
+	key     keyfunc.Func
+	cost    func(*http.Request) int64
+	match   func(*http.Request) bool
+	methods []string // upper case; empty means any
+	routes  []route  // empty means any
+	onKey   KeyAction
+
+	capacity int64
+	window   int64  // whole seconds, rounded up, at least 1
+	member   string // `"name";q=10;w=1`, the RateLimit-Policy list member
+	legacy   string // `10;w=1`, the draft-6/7 RateLimit-Policy member
+}
+
+// A route is one pattern a policy matches: an optional method and a path
+// pattern as the router reports it.
+type route struct {
+	method string // "" means any
+	path   string
+}
+
+// A KeyAction says what happens to a request whose key a policy cannot
+// extract (its [keyfunc.Func] returns an error, for example
+// [keyfunc.ErrNoUser] on an anonymous request). No choice falls back to a
+// shared bucket: the request is either rejected or not limited by that
+// policy.
+type KeyAction int
+
+const (
+	// RejectBadRequest rejects the request with 400 Bad Request, consuming
+	// nothing from any policy. It is the default.
+	RejectBadRequest KeyAction = iota
+	// RejectForbidden rejects the request with 403 Forbidden, consuming
+	// nothing from any policy.
+	RejectForbidden
+	// SkipPolicy evaluates the request without this policy: the other
+	// applicable policies still decide, and the headers omit this one. Use
+	// it for policies that only make sense when the part exists, such as a
+	// per-user limit on a route that also serves anonymous clients.
+	SkipPolicy
+)
+
+// String returns the name of the action.
+func (a KeyAction) String() string {
+	switch a {
+	case RejectBadRequest:
+		return "reject-400"
+	case RejectForbidden:
+		return "reject-403"
+	case SkipPolicy:
+		return "skip"
+	}
+	return "KeyAction(" + strconv.Itoa(int(a)) + ")"
+}
+
+// Status returns the HTTP status a rejecting action answers with, or 0 for
+// SkipPolicy.
+func (a KeyAction) Status() int {
+	switch a {
+	case RejectBadRequest:
+		return http.StatusBadRequest
+	case RejectForbidden:
+		return http.StatusForbidden
+	}
+	return 0
+}
+
+// An Option configures a Policy at construction.
+type Option func(*Policy) error
+
+// WithCost sets the function that returns the cost of a request (the
+// number of units it takes from the allowance); without it every request
+// costs 1. A cost below 1 or above the policy's capacity makes the request
+// fail with a *CostError (the middleware rejects it with 429 and no
+// Retry-After, since it can never be admitted).
+func WithCost(cost func(*http.Request) int64) Option {
+	return func(p *Policy) error {
+		if cost == nil {
+			return p.errorf("Cost", "is nil")
+		}
+		p.cost = cost
+		return nil
+	}
+}
+
+// WithMethods restricts the policy to requests with one of these methods
+// (case-sensitive, as HTTP methods are; "POST", not "post").
+func WithMethods(methods ...string) Option {
+	return func(p *Policy) error {
+		if len(methods) == 0 {
+			return p.errorf("Methods", "is empty")
+		}
+		for _, m := range methods {
+			if !isToken(m) {
+				return p.errorf("Methods", "%q is not a method token", m)
+			}
+			p.methods = append(p.methods, m)
+		}
+		return nil
+	}
+}
+
+// WithRoutes restricts the policy to requests whose route pattern is one of
+// patterns. A pattern is a path pattern exactly as the router reports it
+// ("/users/{id}" for both chi and [http.ServeMux]), optionally preceded by a
+// method and a space, in the Go 1.22 ServeMux style: "POST /login". The
+// request's pattern comes from the Set's pattern function (see
+// [WithPatternFunc]); a host and method in a ServeMux pattern are ignored
+// when comparing paths.
+//
+// The route pattern is only known after routing. With [http.ServeMux] it is
+// set before the mux calls the handler, so wrap the handler (or resolve the
+// pattern with ServeMux.Handler, see [ServeMuxPattern]). With chi, install
+// the middleware where chi has already routed: on the route with r.With, or
+// inside r.Group or r.Route; a middleware installed with r.Use on the
+// top-level router runs before routing and sees no pattern (then
+// route-restricted policies do not apply).
+func WithRoutes(patterns ...string) Option {
+	return func(p *Policy) error {
+		if len(patterns) == 0 {
+			return p.errorf("Routes", "is empty")
+		}
+		for _, pat := range patterns {
+			rt := route{path: pat}
+			if i := strings.IndexByte(pat, ' '); i >= 0 {
+				rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], " ")
+				if !isToken(rt.method) {
+					return p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
+				}
+			}
+			if !strings.HasPrefix(rt.path, "/") {
+				return p.errorf("Routes", "%q: the path must start with '/'", pat)
+			}
+			p.routes = append(p.routes, rt)
+		}
+		return nil
+	}
+}
+
+// WithMatch restricts the policy to requests for which match returns true,
+// in addition to any methods and routes.
+func WithMatch(match func(*http.Request) bool) Option {
+	return func(p *Policy) error {
+		if match == nil {
+			return p.errorf("Match", "is nil")
+		}
+		p.match = match
+		return nil
+	}
+}
+
+// OnKeyError sets what happens to a request whose key the policy cannot
+// extract; the default is [RejectBadRequest].
+func OnKeyError(a KeyAction) Option {
+	return func(p *Policy) error {
+		if a < RejectBadRequest || a > SkipPolicy {
+			return p.errorf("OnKeyError", "unknown action %d", int(a))
+		}
+		p.onKey = a
+		return nil
+	}
+}
+
+// WithAlgorithm replaces the algorithm of the Spec (the shorthands such as
+// [PerMinute] use [algorithms.SlidingWindow]).
+func WithAlgorithm(k algorithms.Kind) Option {
+	return func(p *Policy) error {
+		p.spec.Algorithm = k
+		return nil
+	}
+}
+
+// WithBurst sets the capacity of a token_bucket or leaky_bucket policy.
+func WithBurst(burst int64) Option {
+	return func(p *Policy) error {
+		p.spec.Burst = burst
+		return nil
+	}
+}
+
+// New returns a policy named name that limits requests by spec, keyed by
+// key. Options are applied in order. The name must be 1 to [MaxNameLen]
+// characters from A-Z, a-z, 0-9, '-', '_' and '.': it is sent in headers as
+// a Structured Field string and used as the key namespace.
+//
+// Every problem is reported as an *Error naming the policy and the field.
+func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*Policy, error) {
+	p := &Policy{name: name, spec: spec, key: key}
+	if err := validName(name); err != nil {
+		return nil, p.errorf("Name", "%s", err)
+	}
+	if key == nil {
+		return nil, p.errorf("Key", "is nil")
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, p.errorf("Options", "contain a nil Option")
+		}
+		if err := opt(p); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.spec.Validate(); err != nil {
+		var se *algorithms.SpecError
+		if errors.As(err, &se) {
+			return nil, p.errorf("Spec."+se.Field, "%s", se.Reason)
+		}
+		return nil, p.errorf("Spec", "%s", err)
+	}
+	p.capacity = p.spec.Capacity()
+	p.window = ceilSeconds(p.spec.Window)
+	if p.window < 1 {
+		p.window = 1
+	}
+	p.member = `"` + name + `";q=` + strconv.FormatInt(p.capacity, 10) + ";w=" + strconv.FormatInt(p.window, 10)
+	p.legacy = strconv.FormatInt(p.capacity, 10) + ";w=" + strconv.FormatInt(p.window, 10)
+	return p, nil
+}
+
+// Must returns p, and panics if err is not nil. It is meant for
+// package-level variables and tests: Must(PerSecond("api", 10, key)).
+func Must(p *Policy, err error) *Policy {
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Per returns a policy allowing limit requests per window under the sliding
+// window counter (two integers per key, no boundary burst of 2·limit);
+// choose another algorithm with [WithAlgorithm].
+func Per(name string, limit int64, window time.Duration, key keyfunc.Func, opts ...Option) (*Policy, error) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: limit, Window: window}
+	return New(name, spec, key, opts...)
+}
+
+// PerSecond returns a policy allowing limit requests per second; see [Per].
+func PerSecond(name string, limit int64, key keyfunc.Func, opts ...Option) (*Policy, error) {
+	return Per(name, limit, time.Second, key, opts...)
+}
+
+// PerMinute returns a policy allowing limit requests per minute; see [Per].
+func PerMinute(name string, limit int64, key keyfunc.Func, opts ...Option) (*Policy, error) {
+	return Per(name, limit, time.Minute, key, opts...)
+}
+
+// PerHour returns a policy allowing limit requests per hour; see [Per].
+func PerHour(name string, limit int64, key keyfunc.Func, opts ...Option) (*Policy, error) {
+	return Per(name, limit, time.Hour, key, opts...)
+}
+
+// PerDay returns a policy allowing limit requests per day; see [Per].
+func PerDay(name string, limit int64, key keyfunc.Func, opts ...Option) (*Policy, error) {
+	return Per(name, limit, 24*time.Hour, key, opts...)
+}
+
+// Name returns the policy's name.
+func (p *Policy) Name() string { return p.name }
+
+// Spec returns the policy's Spec.
+func (p *Policy) Spec() algorithms.Spec { return p.spec }
+
+// Capacity returns the largest Remaining the policy reports (the q of
+// RateLimit-Policy): [algorithms.Spec.Capacity].
+func (p *Policy) Capacity() int64 { return p.capacity }
+
+// WindowSeconds returns the policy's window in whole seconds, rounded up and
+// at least 1 (the w of RateLimit-Policy).
+func (p *Policy) WindowSeconds() int64 { return p.window }
+
+// KeyAction returns what the policy does with a request whose key cannot be
+// extracted.
+func (p *Policy) KeyAction() KeyAction { return p.onKey }
+
+// String returns the policy's RateLimit-Policy list member, such as
+// `"per-minute";q=100;w=60`.
+func (p *Policy) String() string { return p.member }
+
+// Applies reports whether the policy applies to r, whose route pattern (as
+// the router reports it; "" when unknown) is pattern.
+func (p *Policy) Applies(r *http.Request, pattern string) bool {
+	if len(p.methods) > 0 && !contains(p.methods, r.Method) {
+		return false
+	}
+	if len(p.routes) > 0 {
+		path := patternPath(pattern)
+		if path == "" {
+			return false
+		}
+		ok := false
+		for _, rt := range p.routes {
+			if rt.path == path && (rt.method == "" || rt.method == r.Method) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return p.match == nil || p.match(r)
+}
+
+// needsPattern reports whether Applies reads the route pattern.
+func (p *Policy) needsPattern() bool { return len(p.routes) > 0 }
+
+// patternPath returns the path of a route pattern: a Go 1.22 ServeMux
+// pattern "[METHOD ][HOST]/path" loses its method and host.
+func patternPath(pattern string) string {
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		pattern = strings.TrimLeft(pattern[i+1:], " ")
+	}
+	if i := strings.IndexByte(pattern, '/'); i > 0 {
+		pattern = pattern[i:]
+	}
+	return pattern
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ceilSeconds returns d in whole seconds, rounded up.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+func validName(name string) error {
+	if name == "" {
+		return errors.New("is empty")
+	}
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("is longer than %d bytes", MaxNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		if !nameChar(name[i]) {
+			return fmt.Errorf("%q contains %q; use A-Z, a-z, 0-9, '-', '_' and '.'", name, name[i])
+		}
+	}
+	return nil
+}
+
+func nameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
+// isToken reports whether s is an RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if nameChar(c) {
+			continue
+		}
+		if !strings.ContainsRune("!#$%&'*+^`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,75 @@
+package policy
+
+import (
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// The write-endpoint preset: stricter limits for endpoints that change state
+// and attract abuse, meant to be keyed by client IP plus user
+// (keyfunc.Join(ip, user)) so that one address cannot try many accounts
+// faster, and one account cannot be attacked faster from many addresses
+// sharing nothing with each other than the account.
+//
+//   - [Login] "login": 5 per minute, sliding log. Five tries leave room for a
+//     person's typos; an attacker gets 7,200 guesses a day per IP and user
+//     instead of thousands a second. The log is exact (no boundary burst of
+//     10 in two seconds, as a fixed window would allow) and costs 5
+//     timestamps per key.
+//   - [Register] "register": 10 per hour, sliding window counter. Sign-ups
+//     are rare for a person (a family behind one NAT still fits) and are the
+//     raw material of spam accounts; the counter needs two integers per key
+//     for an hour-long window.
+//   - [Comments] "comments": a token bucket of 3 refilled at 6 per minute.
+//     A person can post a quick follow-up or two at once, and then one
+//     comment every 10 seconds; a bot tops out at 360 an hour.
+const (
+	LoginLimit    = 5
+	RegisterLimit = 10
+	CommentsRate  = 6
+	CommentsBurst = 3
+)
+
+// Login returns the preset policy for login endpoints: "login", 5 per
+// minute, sliding log. Options (for example [WithRoutes]) are applied after
+// the preset's own.
+func Login(key keyfunc.Func, opts ...Option) (*Policy, error) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: LoginLimit, Window: time.Minute}
+	return New("login", spec, key, opts...)
+}
+
+// Register returns the preset policy for sign-up endpoints: "register", 10
+// per hour, sliding window counter.
+func Register(key keyfunc.Func, opts ...Option) (*Policy, error) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: RegisterLimit, Window: time.Hour}
+	return New("register", spec, key, opts...)
+}
+
+// Comments returns the preset policy for comment and other posting
+// endpoints: "comments", a token bucket of 3 refilled at 6 per minute.
+func Comments(key keyfunc.Func, opts ...Option) (*Policy, error) {
+	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: CommentsRate, Window: time.Minute, Burst: CommentsBurst}
+	return New("comments", spec, key, opts...)
+}
+
+// WriteEndpoints returns the three preset policies as a rule table for one
+// global middleware: [Login] on "POST /login", [Register] on
+// "POST /register" and [Comments] on "POST /comments". For other paths
+// build them one by one with [WithRoutes].
+func WriteEndpoints(key keyfunc.Func) ([]*Policy, error) {
+	login, err := Login(key, WithRoutes("POST /login"))
+	if err != nil {
+		return nil, err
+	}
+	register, err := Register(key, WithRoutes("POST /register"))
+	if err != nil {
+		return nil, err
+	}
+	comments, err := Comments(key, WithRoutes("POST /comments"))
+	if err != nil {
+		return nil, err
+	}
+	return []*Policy{login, register, comments}, nil
+}

@@ -1,0 +1,207 @@
+package policy
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxPolicies is the largest number of policies in a Set.
+const MaxPolicies = 64
+
+// maxCachedSubsets bounds the cache of header values per subset of policies.
+const maxCachedSubsets = 1024
+
+// A Set is an ordered list of policies evaluated together: for each request
+// every policy that applies becomes one [algorithms.Check], and all of them
+// are decided by one Store call, all or nothing (see [Result.Take]). A Set
+// whose policies carry methods and routes is a rule table; one without is a
+// plain stack (say 10 per second and 100 per minute per IP).
+//
+// A Set is immutable and safe for concurrent use.
+type Set struct {
+	policies    []*Policy
+	needPattern bool
+	pattern     func(*http.Request) string
+
+	all     uint64 // every policy
+	allIETF string // RateLimit-Policy for all, draft -11
+	allOld  string // RateLimit-Policy for all, drafts -6/-7
+
+	mu    sync.Mutex // serialises writers of cache
+	cache atomic.Pointer[map[uint64]policyHeaders]
+}
+
+type policyHeaders struct{ ietf, old string }
+
+// A SetOption configures a Set.
+type SetOption func(*Set) error
+
+// WithPatternFunc sets the function that returns the route pattern of a
+// request, read only when some policy has routes (see [WithRoutes]). The
+// default is [RoutePattern]. [ServeMuxPattern] resolves the pattern of a
+// request that has not reached its ServeMux yet.
+func WithPatternFunc(pattern func(*http.Request) string) SetOption {
+	return func(s *Set) error {
+		if pattern == nil {
+			return &Error{Field: "PatternFunc", Reason: "is nil"}
+		}
+		s.pattern = pattern
+		return nil
+	}
+}
+
+// NewSet returns the Set of policies, in order. Names must be unique (they
+// identify the policies in headers); there must be 1 to [MaxPolicies]
+// policies.
+func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
+	if len(policies) == 0 {
+		return nil, &Error{Field: "Policies", Reason: "is empty"}
+	}
+	if len(policies) > MaxPolicies {
+		return nil, &Error{Field: "Policies", Reason: "holds more than 64 policies"}
+	}
+	s := &Set{policies: make([]*Policy, len(policies)), pattern: RoutePattern}
+	seen := make(map[string]bool, len(policies))
+	for i, p := range policies {
+		if p == nil || p.key == nil {
+			return nil, &Error{Field: "Policies", Reason: "hold a nil or zero Policy at index " + strconv.Itoa(i)}
+		}
+		if seen[p.name] {
+			return nil, &Error{Policy: p.name, Field: "Name", Reason: "is used by two policies of the set"}
+		}
+		seen[p.name] = true
+		s.policies[i] = p
+		s.needPattern = s.needPattern || p.needsPattern()
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, &Error{Field: "Options", Reason: "contain a nil SetOption"}
+		}
+		if err := opt(s); err != nil {
+			return nil, err
+		}
+	}
+	s.all = uint64(1)<<len(policies) - 1
+	if len(policies) == 64 {
+		s.all = ^uint64(0)
+	}
+	h := s.build(s.all)
+	s.allIETF, s.allOld = h.ietf, h.old
+	return s, nil
+}
+
+// Policies returns the policies of s, in order (a copy).
+func (s *Set) Policies() []*Policy { return append([]*Policy(nil), s.policies...) }
+
+// Len returns the number of policies in s.
+func (s *Set) Len() int { return len(s.policies) }
+
+// Match returns the subset of s that applies to r, as a bit mask: bit i is
+// set when s.Policies()[i] applies. The route pattern is looked up only if
+// a policy needs it.
+func (s *Set) Match(r *http.Request) uint64 {
+	var mask uint64
+	pattern, resolved := "", false
+	for i, p := range s.policies {
+		if p.needsPattern() && !resolved {
+			pattern, resolved = s.pattern(r), true
+		}
+		if p.Applies(r, pattern) {
+			mask |= 1 << i
+		}
+	}
+	return mask
+}
+
+// PolicyHeader returns the value of the RateLimit-Policy field (draft -11
+// syntax) for the policies in mask: `"per-second";q=10;w=1, "per-minute";q=100;w=60`.
+// Values are computed once per subset and cached.
+func (s *Set) PolicyHeader(mask uint64) string {
+	if mask == s.all {
+		return s.allIETF
+	}
+	return s.headers(mask).ietf
+}
+
+// LegacyPolicyHeader returns the value of the RateLimit-Policy field in the
+// syntax of drafts -06 and -07 for the policies in mask: `10;w=1, 100;w=60`.
+func (s *Set) LegacyPolicyHeader(mask uint64) string {
+	if mask == s.all {
+		return s.allOld
+	}
+	return s.headers(mask).old
+}
+
+func (s *Set) headers(mask uint64) policyHeaders {
+	if m := s.cache.Load(); m != nil {
+		if h, ok := (*m)[mask]; ok {
+			return h
+		}
+	}
+	h := s.build(mask)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cache.Load()
+	if old != nil && len(*old) >= maxCachedSubsets {
+		return h
+	}
+	m := make(map[uint64]policyHeaders, 1+lenMap(old))
+	if old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[mask] = h
+	s.cache.Store(&m)
+	return h
+}
+
+func lenMap(m *map[uint64]policyHeaders) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
+}
+
+func (s *Set) build(mask uint64) policyHeaders {
+	var ietf, old strings.Builder
+	for i, p := range s.policies {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		if ietf.Len() > 0 {
+			ietf.WriteString(", ")
+			old.WriteString(", ")
+		}
+		ietf.WriteString(p.member)
+		old.WriteString(p.legacy)
+	}
+	return policyHeaders{ietf.String(), old.String()}
+}
+
+// RoutePattern returns the route pattern of r as the router set it: the Go
+// 1.22 [http.Request.Pattern] (method and host removed) or, under chi, the
+// pattern of the chi route context; "" before routing.
+func RoutePattern(r *http.Request) string {
+	if r.Pattern != "" {
+		return patternPath(r.Pattern)
+	}
+	return ""
+}
+
+// ServeMuxPattern returns a pattern function that asks mux which pattern r
+// will match, for a middleware that wraps the whole ServeMux (and so runs
+// before it routes): http.ListenAndServe(addr, m.Handler(mux)). It costs one
+// extra lookup per request.
+func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
+	return func(r *http.Request) string {
+		if r.Pattern != "" {
+			return patternPath(r.Pattern)
+		}
+		_, pattern := mux.Handler(r)
+		return patternPath(pattern)
+	}
+}

@@ -1,0 +1,309 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+func TestNewSetErrors(t *testing.T) {
+	a := policy.Must(policy.PerSecond("a", 1, remoteKey))
+	a2 := policy.Must(policy.PerMinute("a", 1, remoteKey))
+	many := make([]*policy.Policy, policy.MaxPolicies+1)
+	for i := range many {
+		many[i] = policy.Must(policy.PerSecond("p"+strconv.Itoa(i), 1, remoteKey))
+	}
+	tests := []struct {
+		name     string
+		policies []*policy.Policy
+		opts     []policy.SetOption
+		field    string
+	}{
+		{"empty", nil, nil, "Policies"},
+		{"too many", many, nil, "Policies"},
+		{"nil policy", []*policy.Policy{a, nil}, nil, "Policies"},
+		{"zero policy", []*policy.Policy{{}}, nil, "Policies"},
+		{"duplicate name", []*policy.Policy{a, a2}, nil, "Name"},
+		{"nil option", []*policy.Policy{a}, []policy.SetOption{nil}, "Options"},
+		{"nil pattern func", []*policy.Policy{a}, []policy.SetOption{policy.WithPatternFunc(nil)}, "PatternFunc"},
+	}
+	for _, tt := range tests {
+		_, err := policy.NewSet(tt.policies, tt.opts...)
+		var pe *policy.Error
+		if !errors.As(err, &pe) || pe.Field != tt.field {
+			t.Errorf("%s: NewSet error = %v, want a *policy.Error on field %s", tt.name, err, tt.field)
+		}
+	}
+	if s, err := policy.NewSet(many[:policy.MaxPolicies]); err != nil || s.Len() != policy.MaxPolicies {
+		t.Errorf("NewSet(64 policies) = %v, %v", s, err)
+	}
+}
+
+func TestPolicyHeader(t *testing.T) {
+	sec := policy.Must(policy.PerSecond("per-second", 10, remoteKey))
+	min := policy.Must(policy.PerMinute("per-minute", 100, remoteKey))
+	login := policy.Must(policy.PerMinute("login", 5, remoteKey, policy.WithRoutes("POST /login")))
+	s, err := policy.NewSet([]*policy.Policy{sec, min, login})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		mask      uint64
+		ietf, old string
+	}{
+		{0b111, `"per-second";q=10;w=1, "per-minute";q=100;w=60, "login";q=5;w=60`, `10;w=1, 100;w=60, 5;w=60`},
+		{0b011, `"per-second";q=10;w=1, "per-minute";q=100;w=60`, `10;w=1, 100;w=60`},
+		{0b100, `"login";q=5;w=60`, `5;w=60`},
+		{0b011, `"per-second";q=10;w=1, "per-minute";q=100;w=60`, `10;w=1, 100;w=60`}, // cached
+		{0, ``, ``},
+	}
+	for _, tt := range tests {
+		if got := s.PolicyHeader(tt.mask); got != tt.ietf {
+			t.Errorf("PolicyHeader(%b) = %s, want %s", tt.mask, got, tt.ietf)
+		}
+		if got := s.LegacyPolicyHeader(tt.mask); got != tt.old {
+			t.Errorf("LegacyPolicyHeader(%b) = %s, want %s", tt.mask, got, tt.old)
+		}
+	}
+	if got := s.Policies(); len(got) != 3 || got[2] != login {
+		t.Errorf("Policies() = %v", got)
+	}
+}
+
+func TestMatchPattern(t *testing.T) {
+	sec := policy.Must(policy.PerSecond("per-second", 10, remoteKey))
+	login := policy.Must(policy.PerMinute("login", 5, remoteKey, policy.WithRoutes("POST /login")))
+	lookups := 0
+	s, err := policy.NewSet([]*policy.Policy{sec, login}, policy.WithPatternFunc(func(r *http.Request) string {
+		lookups++
+		return r.Header.Get("X-Pattern")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("POST", "/login", nil)
+	r.Header.Set("X-Pattern", "/login")
+	if got := s.Match(r); got != 0b11 {
+		t.Errorf("Match(POST /login) = %b, want 11", got)
+	}
+	r.Header.Set("X-Pattern", "/other")
+	if got := s.Match(r); got != 0b01 {
+		t.Errorf("Match(POST /other) = %b, want 01", got)
+	}
+	if lookups != 2 {
+		t.Errorf("pattern looked up %d times for 2 matches, want 2", lookups)
+	}
+
+	// Without routes the pattern is never looked up.
+	s2, _ := policy.NewSet([]*policy.Policy{sec}, policy.WithPatternFunc(func(*http.Request) string {
+		t.Error("pattern looked up for a set without routes")
+		return ""
+	}))
+	if got := s2.Match(r); got != 1 {
+		t.Errorf("Match = %b, want 1", got)
+	}
+}
+
+func TestDefaultPatternStdlib(t *testing.T) {
+	login := policy.Must(policy.PerMinute("login", 5, remoteKey, policy.WithRoutes("POST /login", "/users/{id}")))
+	s, _ := policy.NewSet([]*policy.Policy{login})
+	mux := http.NewServeMux()
+	var got []uint64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, s.Match(r)) })
+	mux.Handle("POST /login", h)
+	mux.Handle("/users/{id}", h)
+	mux.Handle("/", h)
+	for _, target := range []string{"/login", "/users/7", "/elsewhere"} {
+		mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", target, nil))
+	}
+	if want := []uint64{1, 1, 0}; !equal(got, want) {
+		t.Errorf("Match inside ServeMux = %v, want %v", got, want)
+	}
+
+	// Before the mux routes, ServeMuxPattern asks it.
+	s2, _ := policy.NewSet([]*policy.Policy{login}, policy.WithPatternFunc(policy.ServeMuxPattern(mux)))
+	got = nil
+	for _, target := range []string{"/login", "/users/7", "/elsewhere"} {
+		got = append(got, s2.Match(httptest.NewRequest("POST", target, nil)))
+	}
+	if want := []uint64{1, 1, 0}; !equal(got, want) {
+		t.Errorf("Match with ServeMuxPattern = %v, want %v", got, want)
+	}
+	if got := s.Match(httptest.NewRequest("POST", "/login", nil)); got != 0 {
+		t.Errorf("Match before routing = %b, want 0", got)
+	}
+}
+
+func equal(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPrepareTake(t *testing.T) {
+	sec := policy.Must(policy.PerSecond("per-second", 10, remoteKey))
+	min := policy.Must(policy.PerMinute("per-minute", 100, remoteKey))
+	user := policy.Must(policy.PerMinute("user", 5, userKey, policy.OnKeyError(policy.SkipPolicy)))
+	s, _ := policy.NewSet([]*policy.Policy{sec, min, user})
+	for _, into := range []bool{false, true} {
+		t.Run("into="+strconv.FormatBool(into), func(t *testing.T) {
+			var store algorithms.Store
+			fs := &fakeStore{remain: 3}
+			store = fs
+			var is *intoStore
+			if into {
+				is = &intoStore{fakeStore: fakeStore{remain: 3}}
+				fs, store = &is.fakeStore, is
+			}
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = "192.0.2.1:1234"
+			var res policy.Result
+			if err := s.Prepare(r, s.Match(r), &res); err != nil {
+				t.Fatal(err)
+			}
+			// The user policy is skipped: no X-User.
+			if res.Len() != 2 || res.Mask() != 0b011 || res.SkippedMask() != 0b100 {
+				t.Fatalf("Prepare: Len %d Mask %b Skipped %b, want 2, 11, 100", res.Len(), res.Mask(), res.SkippedMask())
+			}
+			if res.Allowed() || res.Taken() || res.Decision(0) != (algorithms.Decision{}) || res.Lowest() != -1 {
+				t.Error("Result reports decisions before Take")
+			}
+			if err := res.Take(context.Background(), store); err != nil {
+				t.Fatal(err)
+			}
+			if len(fs.calls) != 1 || len(fs.calls[0]) != 2 {
+				t.Fatalf("store calls = %v, want one call with 2 checks", fs.calls)
+			}
+			if into && is.into != 1 {
+				t.Errorf("TakeInto called %d times, want 1", is.into)
+			}
+			for i, want := range []string{"per-second:192.0.2.1:1234", "per-minute:192.0.2.1:1234"} {
+				if got := res.Key(i); got != want || fs.calls[0][i].Key != want {
+					t.Errorf("Key(%d) = %q (store saw %q), want %q", i, got, fs.calls[0][i].Key, want)
+				}
+				if res.Cost(i) != 1 {
+					t.Errorf("Cost(%d) = %d, want 1", i, res.Cost(i))
+				}
+			}
+			if !res.Allowed() || res.Decision(1).Remaining != 4 || res.Policy(1) != min || res.Set() != s {
+				t.Errorf("after Take: Allowed %v Decision(1) %+v Policy(1) %s", res.Allowed(), res.Decision(1), res.Policy(1))
+			}
+
+			// With the user header the third policy joins; deny it.
+			r.Header.Set("X-User", "ann")
+			fs.deny = map[string]bool{"user:ann": true}
+			fs.calls = nil
+			if err := s.Prepare(r, s.Match(r), &res); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Take(context.Background(), store); err != nil {
+				t.Fatal(err)
+			}
+			if len(fs.calls) != 1 || len(fs.calls[0]) != 3 {
+				t.Fatalf("store calls = %d, want one call with 3 checks", len(fs.calls))
+			}
+			if res.Allowed() {
+				t.Error("Allowed() = true with a denied policy")
+			}
+			// The fake gives check i RetryAfter (i+1)·1.5s and NextAfter (i+1)s.
+			if got, want := res.RetryAfter(), 4500*time.Millisecond; got != want {
+				t.Errorf("RetryAfter() = %v, want %v", got, want)
+			}
+			if got := res.Lowest(); got != 2 {
+				t.Errorf("Lowest() = %d, want 2 (the denied policy)", got)
+			}
+		})
+	}
+}
+
+func TestPrepareErrors(t *testing.T) {
+	strict := policy.Must(policy.PerMinute("strict", 5, userKey, policy.OnKeyError(policy.RejectForbidden)))
+	costly := policy.Must(policy.PerMinute("costly", 5, remoteKey, policy.WithCost(func(r *http.Request) int64 {
+		n, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
+		return n
+	})))
+	s, _ := policy.NewSet([]*policy.Policy{costly, strict})
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-Cost", "2")
+	var res policy.Result
+	err := s.Prepare(r, s.Match(r), &res)
+	var ke *policy.KeyError
+	if !errors.As(err, &ke) || ke.Policy != strict || ke.Action.Status() != 403 || !errors.Is(err, policy.ErrKey) {
+		t.Fatalf("Prepare without user = %v, want a KeyError for strict with 403", err)
+	}
+	if !strings.Contains(err.Error(), `"strict"`) || !strings.Contains(err.Error(), "no user") {
+		t.Errorf("KeyError text %q names neither the policy nor the cause", err)
+	}
+	if res.Len() != 0 {
+		t.Errorf("Len() after a KeyError = %d, want 0", res.Len())
+	}
+	r.Header.Set("X-User", "bob")
+	if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Cost(0) != 2 {
+		t.Fatalf("Prepare = %v, cost %d; want nil, 2", err, res.Cost(0))
+	}
+	for _, c := range []string{"0", "-1", "6"} {
+		r.Header.Set("X-Cost", c)
+		err := s.Prepare(r, s.Match(r), &res)
+		var ce *policy.CostError
+		if !errors.As(err, &ce) || ce.Policy != costly || !errors.Is(err, policy.ErrCost) || !strings.Contains(err.Error(), c) {
+			t.Errorf("Prepare with cost %s = %v, want a CostError", c, err)
+		}
+	}
+	// A store error is wrapped; so is a short answer.
+	r.Header.Set("X-Cost", "1")
+	_ = s.Prepare(r, s.Match(r), &res)
+	boom := errors.New("boom")
+	if err := res.Take(context.Background(), &fakeStore{err: boom}); !errors.Is(err, boom) || res.Taken() {
+		t.Errorf("Take with a failing store = %v, taken %v", err, res.Taken())
+	}
+	if err := res.Take(context.Background(), &intoStore{fakeStore: fakeStore{err: boom}}); !errors.Is(err, boom) {
+		t.Errorf("TakeInto with a failing store = %v", err)
+	}
+	if err := res.Take(context.Background(), &fakeStore{short: true}); err == nil {
+		t.Error("Take with a store answering too few decisions succeeded")
+	}
+	// Nothing to check: no store call.
+	var empty policy.Result
+	if err := s.Prepare(r, 0, &empty); err != nil {
+		t.Fatal(err)
+	}
+	if err := empty.Take(context.Background(), nil); err != nil || !empty.Allowed() {
+		t.Errorf("Take of an empty Result = %v, allowed %v", err, empty.Allowed())
+	}
+}
+
+func TestManyPolicies(t *testing.T) {
+	var ps []*policy.Policy
+	for i := range 6 {
+		ps = append(ps, policy.Must(policy.PerSecond("p"+strconv.Itoa(i), 10, remoteKey)))
+	}
+	s, _ := policy.NewSet(ps)
+	r := httptest.NewRequest("GET", "/", nil)
+	fs := &intoStore{}
+	var res policy.Result
+	for range 2 { // reuse
+		if err := s.Prepare(r, s.Match(r), &res); err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Take(context.Background(), fs); err != nil {
+			t.Fatal(err)
+		}
+		if res.Len() != 6 || res.Key(5) != "p5:192.0.2.1:1234" || !res.Allowed() {
+			t.Errorf("6 policies: Len %d Key(5) %q", res.Len(), res.Key(5))
+		}
+	}
+}
