@@ -1,4 +1,47 @@
 // Package keyfunc extracts rate-limit keys from HTTP requests: who is asking.
+//
+// A [Func] maps a request to a key. The package provides the parts
+// (client [IP], [User], [Header], [Cookie], [Route], [Method], [Global],
+// [Const]) and the ways to combine them ([Join], [FirstOf], [Namespace],
+// [Secret]). A typical policy limits authenticated users by ID and anonymous
+// clients by address, behind a proxy at 10.0.0.0/8:
+//
+//	ip, err := keyfunc.IP(keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8")))
+//	who, err := keyfunc.FirstOf(keyfunc.User(), ip)
+//	key, err := keyfunc.Namespace("per-client", who)
+//
+// # Security
+//
+// Keys decide who shares a bucket, so everything that reaches one is
+// treated as hostile input:
+//
+//   - No forwarding header is read unless the connecting peer is a declared
+//     trusted proxy ([TrustedProxies], [TrustedHops]); the chain is walked
+//     from the right, and at most [MaxHops] entries are examined.
+//   - IPv4-mapped IPv6 is unmapped first, IPv6 is grouped by /64 (see
+//     [IPv6Prefix]), ports and zones are dropped.
+//   - A request without a usable key gets an error in the [ErrNoKey] family,
+//     never "" or a shared placeholder. Every Func of this package returns
+//     either a non-empty key or a non-nil error. A fallback must be
+//     declared ([FirstOf]).
+//   - [Join], [FirstOf] and [Namespace] encode injectively, so distinct
+//     inputs never meet in one key; [Join] and [Namespace] bound the length
+//     and hash long or non-printable values; [Secret] hashes values that
+//     must not be readable in the store.
+//   - Client-chosen parts ([Header], [Cookie]) let a client pick its key;
+//     combine them with something it cannot choose.
+//
+// Bad configuration is reported by the constructors, which return an error
+// naming the faulty option; no Func panics on any request.
+//
+// Every Func returned here is safe for concurrent use.
+//
+// # httprate
+//
+// Func has the underlying type of httprate's KeyFunc: a function of that
+// shape (httprate.KeyByIP, a literal) is assignable to a Func, and a Func
+// converts to a KeyFunc with a plain conversion, httprate.KeyFunc(f), which
+// costs nothing and wraps nothing.
 package keyfunc
 
 import "net/http"
@@ -6,4 +49,7 @@ import "net/http"
 // A Func returns the rate-limit key of a request, or an error when it cannot
 // tell (see ErrNoKey). It has the shape of httprate's KeyFunc, so functions
 // written for one work with the other.
+//
+// A Func of this package returns either a non-empty key and a nil error or
+// "" and a non-nil error.
 type Func func(r *http.Request) (string, error)

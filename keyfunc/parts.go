@@ -1,0 +1,85 @@
+package keyfunc
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Header returns a Func whose key is the first value of the request header
+// name. The value is the client's to choose: use it for identities the
+// server checks elsewhere (an API key, which [Secret] should hash), not for
+// anything a client could rotate to escape a limit unless another part of
+// the key (the IP) bounds it. A missing or empty header yields an error
+// matching [ErrNoKey] and naming the header; the value is returned as is,
+// so compose it with [Join] or [Namespace] to bound its length.
+//
+// An invalid header name is an error.
+func Header(name string) (Func, error) {
+	if !validHeaderName(name) {
+		return nil, fmt.Errorf("keyfunc: Header: %q is not a valid header name", name)
+	}
+	key := http.CanonicalHeaderKey(name)
+	missing := noKey("keyfunc: no " + key + " header")
+	return func(r *http.Request) (string, error) {
+		vs := r.Header[key]
+		if len(vs) == 0 || vs[0] == "" {
+			return "", missing
+		}
+		return vs[0], nil
+	}, nil
+}
+
+// Cookie returns a Func whose key is the value of the named cookie. Like
+// [Header], the value is the client's to choose. A missing or empty cookie
+// yields an error matching [ErrNoKey] and naming the cookie.
+//
+// An invalid cookie name is an error.
+func Cookie(name string) (Func, error) {
+	if !validHeaderName(name) {
+		return nil, fmt.Errorf("keyfunc: Cookie: %q is not a valid cookie name", name)
+	}
+	missing := noKey("keyfunc: no " + name + " cookie")
+	return func(r *http.Request) (string, error) {
+		c, err := r.Cookie(name)
+		if err != nil || c.Value == "" {
+			return "", missing
+		}
+		return c.Value, nil
+	}, nil
+}
+
+// Method returns a Func whose key is the request method. The methods of
+// RFC 9110 and PATCH are returned as they are; any other method, which a
+// client may invent at will, becomes "OTHER", so that the method cannot
+// multiply the number of keys.
+func Method() Func {
+	return func(r *http.Request) (string, error) {
+		switch r.Method {
+		case "", http.MethodGet:
+			return http.MethodGet, nil
+		case http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+			return r.Method, nil
+		}
+		return "OTHER", nil
+	}
+}
+
+// GlobalKey is the key of [Global].
+const GlobalKey = "*"
+
+// Global returns a Func whose key is always [GlobalKey]: one bucket for all
+// requests, for limits on the server as a whole. Wrap it with [Namespace]
+// so that two global policies stay apart.
+func Global() Func {
+	return func(*http.Request) (string, error) { return GlobalKey, nil }
+}
+
+// Const returns a Func whose key is always s, for example to give a group
+// of routes one shared bucket. s must not be empty.
+func Const(s string) (Func, error) {
+	if s == "" {
+		return nil, fmt.Errorf("keyfunc: Const: empty key")
+	}
+	return func(*http.Request) (string, error) { return s, nil }, nil
+}

@@ -1,0 +1,39 @@
+package keyfunc
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Route returns a Func whose key is the pattern of the route that matched
+// the request, never its raw path: /users/1 and /users/2 share the key of
+// "/users/{id}", so a client cannot make new keys by inventing paths.
+//
+// The pattern is Go 1.22 ServeMux's r.Pattern ("GET /users/{id}") when it
+// is set, else chi's chi.RouteContext(ctx).RoutePattern() ("/users/{id}").
+// Both exist only once the router has matched the request, which decides
+// where the limiter must sit:
+//
+//   - net/http ServeMux: wrap each handler, mux.Handle("GET /users/{id}",
+//     limiter(h)); a middleware wrapping the mux itself sees no pattern.
+//   - chi: install it inline after routing, r.With(limiter).Get(...), or
+//     within r.Route/r.Group on a router whose routes are its own. In a
+//     top-level r.Use the pattern is empty; in the r.Use of a mounted
+//     sub-router it is only the mount's prefix ("/api/*"), one key for
+//     every route below it.
+//
+// A request without a pattern yields [ErrNoRoute].
+func Route() Func {
+	return func(r *http.Request) (string, error) {
+		if r.Pattern != "" {
+			return r.Pattern, nil
+		}
+		if rctx := chi.RouteContext(r.Context()); rctx != nil {
+			if p := rctx.RoutePattern(); p != "" {
+				return p, nil
+			}
+		}
+		return "", ErrNoRoute
+	}
+}

@@ -1,0 +1,116 @@
+package keyfunc_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// keyRecorder is a middleware that records what f returns for each request.
+type keyRecorder struct {
+	f    keyfunc.Func
+	keys []string
+	errs []error
+}
+
+func (k *keyRecorder) mw(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, err := k.f(r)
+		k.keys, k.errs = append(k.keys, key), append(k.errs, err)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func serve(h http.Handler, paths ...string) {
+	for _, p := range paths {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, p, nil))
+	}
+}
+
+var noop = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+
+func TestRoute_TwoUsersShareTheRoutePattern(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(k *keyRecorder) http.Handler
+		paths []string
+		want  string
+	}{
+		{
+			name: "ServeMux handler wrapped",
+			build: func(k *keyRecorder) http.Handler {
+				mux := http.NewServeMux()
+				mux.Handle("GET /users/{id}", k.mw(noop))
+				return mux
+			},
+			paths: []string{"/users/1", "/users/2"},
+			want:  "GET /users/{id}",
+		},
+		{
+			name: "chi inline With",
+			build: func(k *keyRecorder) http.Handler {
+				r := chi.NewRouter()
+				r.With(k.mw).Get("/users/{id}", noop)
+				return r
+			},
+			paths: []string{"/users/1", "/users/2"},
+			want:  "/users/{id}",
+		},
+		{
+			name: "chi mounted sub-router, inline With",
+			build: func(k *keyRecorder) http.Handler {
+				sub := chi.NewRouter()
+				sub.With(k.mw).Get("/users/{id}", noop)
+				r := chi.NewRouter()
+				r.Mount("/api", sub)
+				return r
+			},
+			paths: []string{"/api/users/1", "/api/users/2"},
+			want:  "/api/users/{id}",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := &keyRecorder{f: keyfunc.Route()}
+			serve(tt.build(k), tt.paths...)
+			if len(k.keys) != len(tt.paths) {
+				t.Fatalf("middleware ran %d times; want %d", len(k.keys), len(tt.paths))
+			}
+			for i := range k.keys {
+				if k.errs[i] != nil || k.keys[i] != tt.want {
+					t.Fatalf("Route() for %s = %q, %v; want %q", tt.paths[i], k.keys[i], k.errs[i], tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestRoute_BeforeRoutingIsAnError guards the misplacement the docs warn
+// about: a limiter in chi's top-level Use, or wrapping a whole ServeMux,
+// runs before routing and must not key every route alike.
+func TestRoute_BeforeRoutingIsAnError(t *testing.T) {
+	t.Run("chi top-level Use", func(t *testing.T) {
+		k := &keyRecorder{f: keyfunc.Route()}
+		r := chi.NewRouter()
+		r.Use(k.mw)
+		r.Get("/users/{id}", noop)
+		serve(r, "/users/1")
+		if len(k.errs) != 1 || !errors.Is(k.errs[0], keyfunc.ErrNoRoute) || k.keys[0] != "" {
+			t.Fatalf("Route() = %q, %v; want ErrNoRoute", k.keys, k.errs)
+		}
+	})
+	t.Run("wrapping ServeMux", func(t *testing.T) {
+		k := &keyRecorder{f: keyfunc.Route()}
+		mux := http.NewServeMux()
+		mux.Handle("GET /users/{id}", noop)
+		serve(k.mw(mux), "/users/1")
+		if len(k.errs) != 1 || !errors.Is(k.errs[0], keyfunc.ErrNoKey) {
+			t.Fatalf("Route() = %q, %v; want ErrNoRoute", k.keys, k.errs)
+		}
+	})
+}
