@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // MemoryStore is the in-memory Store: the default, for one process.
@@ -18,6 +19,11 @@ import (
 // are held as 64-bit hashes under a per-store random seed: two distinct keys
 // share state only on a hash collision, with probability about n²/2^65 among
 // n live keys (3·10^-8 for a million), and an outsider cannot aim for one.
+//
+// The store reads its Clock once per call. With the default [SystemClock] it
+// reads only the monotonic clock, anchored to the wall clock when the store
+// was made, which halves the cost of reading the time; windows stay aligned
+// to the Unix epoch as the host clock was at that moment.
 //
 // Idle keys — those back to their full allowance, whose state no longer
 // changes any decision — are dropped lazily, with no goroutine: a shard
@@ -40,7 +46,12 @@ import (
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
 // call [NewMemoryStore].
 type MemoryStore struct {
-	clock   Clock
+	clock Clock
+	// With the system clock, the store reads the monotonic clock only
+	// (one clock read instead of two), anchored to the wall clock at start.
+	mono    bool
+	base    time.Time
+	baseNs  int64
 	seed    maphash.Seed
 	maxKeys int // 0: unbounded
 	perShrd int // max keys per shard; 0: unbounded
@@ -113,6 +124,10 @@ func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
 	for i := range s.shards {
 		s.shards[i].sweepAt = minSweep
 	}
+	if s.clock == SystemClock {
+		s.mono, s.base = true, time.Now()
+		s.baseNs = s.base.UnixNano()
+	}
 	return s, nil
 }
 
@@ -137,7 +152,7 @@ func (s *MemoryStore) Len() int {
 
 // Sweep drops every idle key now and returns how many it dropped.
 func (s *MemoryStore) Sweep() int {
-	t := s.clock.Now().UnixNano()
+	t := s.now()
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -162,7 +177,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
 	if err := s.ready(ctx); err != nil {
 		return Decision{}, err
 	}
-	return s.takeOne(c, s.clock.Now().UnixNano())
+	return s.takeOne(&c, s.now())
 }
 
 // TakeInto implements IntoStore: Take writing into dst, which must have
@@ -175,12 +190,12 @@ func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Che
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	t := s.clock.Now().UnixNano()
+	t := s.now()
 	switch len(checks) {
 	case 0:
 		return nil
 	case 1:
-		d, err := s.takeOne(checks[0], t)
+		d, err := s.takeOne(&checks[0], t)
 		if err != nil {
 			return err
 		}
@@ -200,19 +215,43 @@ func (s *MemoryStore) ready(ctx context.Context) error {
 	return nil
 }
 
-func (s *MemoryStore) takeOne(c Check, t int64) (Decision, error) {
+func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 	h := maphash.String(s.seed, c.Key)
 	sh := &s.shards[h%numShards]
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	tb, err := sh.table(c.Spec)
+	tb, err := sh.table(&c.Spec)
 	if err != nil {
+		sh.mu.Unlock()
 		return Decision{}, err
 	}
 	n, err := tb.cost(c)
 	if err != nil {
+		sh.mu.Unlock()
 		return Decision{}, err
 	}
+	if tb.cells != nil {
+		// The fixed-size kinds, without the bookkeeping of a batch.
+		p := &tb.p
+		cl, ok := tb.cells[h]
+		if !ok {
+			cl = p.freshCell(t)
+		}
+		off := p.late(cl, t)
+		d, nc := p.decideCell(cl, t+off, n, true)
+		if d.Allowed {
+			if !ok {
+				s.makeRoom(sh, t, h, nil)
+				sh.keys++
+			}
+			tb.cells[h] = nc
+		}
+		sh.mu.Unlock()
+		if off > 0 {
+			d = d.later(off)
+		}
+		return d, nil
+	}
+	defer sh.mu.Unlock()
 	var op pending
 	op.init(tb, h, n)
 	op.load(t)
@@ -234,8 +273,8 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 	if len(checks) > maxBatch {
 		order = make([]uint8, 0, len(checks))
 	}
-	for _, c := range checks {
-		h := maphash.String(s.seed, c.Key)
+	for i := range checks {
+		h := maphash.String(s.seed, checks[i].Key)
 		ops = append(ops, pending{h: h})
 		order = insertShard(order, uint8(h%numShards))
 	}
@@ -248,14 +287,14 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 		}
 	}()
 	allowed := true
-	for i, c := range checks {
+	for i := range checks {
 		op := &ops[i]
 		sh := &s.shards[op.h%numShards]
-		tb, err := sh.table(c.Spec)
+		tb, err := sh.table(&checks[i].Spec)
 		if err != nil {
 			return err
 		}
-		n, err := tb.cost(c)
+		n, err := tb.cost(&checks[i])
 		if err != nil {
 			return err
 		}
@@ -323,16 +362,16 @@ func insertShard(order []uint8, i uint8) []uint8 {
 
 // table returns the shard's table for spec, creating it (after validating
 // spec) if needed. sh.mu must be held.
-func (sh *shard) table(spec Spec) (*table, error) {
+func (sh *shard) table(spec *Spec) (*table, error) {
 	for _, tb := range sh.tables {
-		if tb.spec == spec {
+		if tb.spec == *spec {
 			return tb, nil
 		}
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	tb := &table{spec: spec, p: newParams(spec)}
+	tb := &table{spec: *spec, p: newParams(*spec)}
 	switch spec.Algorithm {
 	case SlidingLog:
 		tb.logs = make(map[uint64]*slidingLog)
@@ -346,7 +385,7 @@ func (sh *shard) table(spec Spec) (*table, error) {
 }
 
 // cost returns c's cost, or a *CostError when it is out of range for tb.
-func (tb *table) cost(c Check) (int64, error) {
+func (tb *table) cost(c *Check) (int64, error) {
 	n := c.cost()
 	if n < 1 || n > tb.p.capacity {
 		return 0, &CostError{Spec: c.Spec, Cost: c.Cost}
@@ -478,4 +517,12 @@ search:
 	delete(best.logs, bestH)
 	delete(best.bkts, bestH)
 	sh.keys--
+}
+
+// now returns the current instant in Unix nanoseconds.
+func (s *MemoryStore) now() int64 {
+	if s.mono {
+		return s.baseNs + int64(time.Since(s.base))
+	}
+	return s.clock.Now().UnixNano()
 }

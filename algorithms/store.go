@@ -79,6 +79,9 @@ func (e *CostError) Error() string {
 	if e.Cost < 0 {
 		return fmt.Sprintf("algorithms: invalid cost %d: must not be negative", e.Cost)
 	}
+	if e.Cost == 0 {
+		return "algorithms: invalid cost 0: must be at least 1"
+	}
 	return fmt.Sprintf("algorithms: invalid cost %d: exceeds the capacity %d of %s", e.Cost, e.Spec.Capacity(), e.Spec)
 }
 

@@ -1,0 +1,228 @@
+package algorithms_test
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-chi/httprate"
+	"golang.org/x/time/rate"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// The benchmarks decide one unit per operation on a limit far above what a
+// run consumes (the work of an admitted request), either with a frozen clock
+// ("fixed") — the decision alone, like x/time/rate's BenchmarkAllowN — or
+// through the store's system clock ("clock") — what a user pays. The peers
+// run the same workloads in the same run: httprate's in-memory counter (the
+// sliding window counter behind httprate.LimitByIP) and x/time/rate's token
+// bucket in a map of limiters.
+
+const benchLimit = 1_000_000_000
+
+func benchSpec(k algorithms.Kind) algorithms.Spec {
+	s := algorithms.Spec{Algorithm: k, Limit: benchLimit, Window: time.Hour}
+	switch k {
+	case algorithms.SlidingBuckets:
+		s.Buckets = 60
+	case algorithms.LeakyQueue:
+		s.MaxDelay = time.Second
+	case algorithms.SlidingLog:
+		// The log keeps one entry per accepted instant: bound it as a real
+		// sliding_log policy would be (limit 100), refilled by a short window.
+		s.Limit, s.Window = 100, time.Millisecond
+	}
+	return s
+}
+
+// decider is one way of deciding a request for a key.
+type decider interface{ allow(key string) bool }
+
+type storeDecider struct {
+	s    *algorithms.MemoryStore
+	spec algorithms.Spec
+}
+
+func (d storeDecider) allow(key string) bool {
+	dec, err := d.s.TakeOne(context.Background(), algorithms.Check{Spec: d.spec, Key: key})
+	return err == nil && dec.Allowed
+}
+
+// tickClock advances 1 µs per reading, so a frozen-clock benchmark still
+// moves (the sliding log would otherwise fill its window at one instant).
+type tickClock struct{ ns atomic.Int64 }
+
+func (c *tickClock) Now() time.Time { return time.Unix(0, c.ns.Add(1000)) }
+
+func newStoreDecider(b *testing.B, k algorithms.Kind, fixed bool) decider {
+	var opts []algorithms.MemoryOption
+	if fixed {
+		c := &tickClock{}
+		c.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+		opts = append(opts, algorithms.WithClock(c))
+	}
+	s, err := algorithms.NewMemoryStore(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return storeDecider{s, benchSpec(k)}
+}
+
+// httprateDecider is httprate's decision: read both windows' counts, weigh
+// them, and count the request when it is under the limit.
+type httprateDecider struct {
+	rl     *httprate.RateLimiter
+	window time.Duration
+}
+
+func (d httprateDecider) allow(key string) bool {
+	ok, _, err := d.rl.Status(key)
+	if err != nil || !ok {
+		return false
+	}
+	return d.rl.Counter().IncrementBy(key, time.Now().UTC().Truncate(d.window), 1) == nil
+}
+
+func newHttprate() decider {
+	return httprateDecider{httprate.NewRateLimiter(benchLimit, time.Hour), time.Hour}
+}
+
+// xrateMap is a map of x/time/rate limiters behind a sync.Map, the fastest
+// keyed form of x/time/rate under parallel load.
+type xrateMap struct{ m sync.Map }
+
+func (x *xrateMap) allow(key string) bool {
+	v, ok := x.m.Load(key)
+	if !ok {
+		v, _ = x.m.LoadOrStore(key, rate.NewLimiter(rate.Limit(benchLimit), benchLimit))
+	}
+	return v.(*rate.Limiter).Allow()
+}
+
+// benchDeciders lists the deciders of one run: ours per kind, then the peers.
+func benchDeciders(b *testing.B, fixed bool) []struct {
+	name string
+	new  func() decider
+} {
+	var ds []struct {
+		name string
+		new  func() decider
+	}
+	for _, k := range algorithms.Kinds {
+		ds = append(ds, struct {
+			name string
+			new  func() decider
+		}{string(k), func() decider { return newStoreDecider(b, k, fixed) }})
+	}
+	if !fixed {
+		ds = append(ds, struct {
+			name string
+			new  func() decider
+		}{"peer=httprate", newHttprate},
+			struct {
+				name string
+				new  func() decider
+			}{"peer=x-time-rate", func() decider { return &xrateMap{} }})
+	}
+	return ds
+}
+
+func keys(n int) []string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = "198.51." + strconv.Itoa(i/256%256) + "." + strconv.Itoa(i%256) + "/" + strconv.Itoa(i)
+	}
+	return ks
+}
+
+// BenchmarkHotKeySerial decides for one key from one goroutine.
+func BenchmarkHotKeySerial(b *testing.B) {
+	for _, mode := range []string{"fixed", "clock"} {
+		for _, d := range benchDeciders(b, mode == "fixed") {
+			b.Run(mode+"/"+d.name, func(b *testing.B) {
+				dec := d.new()
+				b.ReportAllocs()
+				for b.Loop() {
+					if !dec.allow("203.0.113.7") {
+						b.Fatal("denied")
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkHotKeyParallel decides for one key from every CPU: contention.
+func BenchmarkHotKeyParallel(b *testing.B) {
+	for _, d := range benchDeciders(b, false) {
+		b.Run("clock/"+d.name, func(b *testing.B) {
+			dec := d.new()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					dec.allow("203.0.113.7")
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkKeysParallel decides for 10,000 keys from every CPU: the cost of
+// the key table under parallel load.
+func BenchmarkKeysParallel(b *testing.B) {
+	ks := keys(10_000)
+	for _, d := range benchDeciders(b, false) {
+		b.Run("clock/"+d.name, func(b *testing.B) {
+			dec := d.new()
+			for _, k := range ks {
+				dec.allow(k)
+			}
+			var next atomic.Uint64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := next.Add(7919)
+				for pb.Next() {
+					i += 7919
+					dec.allow(ks[i%uint64(len(ks))])
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkMemoryPerKey holds 1,000,000 keys (one request each) and reports
+// the heap bytes per key; ns/op is the cost of a first request.
+func BenchmarkMemoryPerKey(b *testing.B) {
+	const n = 1_000_000
+	ks := keys(n)
+	for _, d := range benchDeciders(b, false) {
+		if d.name == string(algorithms.SlidingLog) || d.name == string(algorithms.SlidingBuckets) {
+			continue // variable-size state: measured by BenchmarkMemoryPerKeyLog
+		}
+		b.Run(d.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				b.StartTimer()
+				dec := d.new()
+				for _, k := range ks {
+					dec.allow(k)
+				}
+				b.StopTimer()
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/key")
+				runtime.KeepAlive(dec)
+				b.StartTimer()
+			}
+		})
+	}
+}

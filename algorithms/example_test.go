@@ -1,0 +1,66 @@
+package algorithms_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// The boundary burst of seed 000: 100 requests per minute, 100 requests at
+// 0:59 and 100 more at 1:01. The fixed window admits all 200, the sliding
+// log exactly 100, the sliding window counter 101.
+func Example_boundaryBurst() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, kind := range []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingLog, algorithms.SlidingWindow} {
+		now := start
+		store, _ := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
+		limiter, _ := algorithms.NewLimiter(store, algorithms.Spec{Algorithm: kind, Limit: 100, Window: time.Minute})
+		admitted := 0
+		for _, at := range []time.Duration{59 * time.Second, 61 * time.Second} {
+			now = start.Add(at)
+			for i := 0; i < 100; i++ {
+				if d, _ := limiter.Allow(context.Background(), "203.0.113.7"); d.Allowed {
+					admitted++
+				}
+			}
+		}
+		fmt.Printf("%-14s admits %d\n", kind, admitted)
+	}
+	// Output:
+	// fixed_window   admits 200
+	// sliding_log    admits 100
+	// sliding_window admits 101
+}
+
+// A token bucket allows a burst up to its capacity, then one request per
+// refill interval; RetryAfter says exactly when.
+func ExampleLimiter() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store, _ := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
+	limiter, err := algorithms.NewLimiter(store, algorithms.Spec{
+		Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second, Burst: 3,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := 0; i < 4; i++ {
+		d, _ := limiter.Allow(context.Background(), "client-1")
+		fmt.Printf("allowed=%v remaining=%d retry-after=%s\n", d.Allowed, d.Remaining, d.RetryAfter)
+	}
+	// Output:
+	// allowed=true remaining=2 retry-after=0s
+	// allowed=true remaining=1 retry-after=0s
+	// allowed=true remaining=0 retry-after=0s
+	// allowed=false remaining=0 retry-after=100ms
+}
+
+// Validation names the field and the rule.
+func ExampleSpec_Validate() {
+	err := algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: time.Second, Buckets: 7}.Validate()
+	fmt.Println(err)
+	// Output:
+	// algorithms: invalid spec: Buckets 7 does not divide Window 1s (1000000000 ns) exactly
+}

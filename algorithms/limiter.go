@@ -1,0 +1,58 @@
+package algorithms
+
+import (
+	"context"
+	"errors"
+)
+
+// A Limiter binds a Store to one Spec, for direct use outside HTTP (a job
+// queue, an outbound client, a CLI). It is safe for concurrent use as its
+// Store is. For several specs decided together, call [Store.Take].
+type Limiter struct {
+	store Store
+	mem   *MemoryStore // store, when it is one: its single-check path does not allocate
+	spec  Spec
+}
+
+// NewLimiter returns a Limiter deciding spec on store. It fails when store
+// is nil or spec is invalid.
+func NewLimiter(store Store, spec Spec) (*Limiter, error) {
+	if store == nil {
+		return nil, errors.New("algorithms: NewLimiter: store is nil")
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	l := &Limiter{store: store, spec: spec}
+	l.mem, _ = store.(*MemoryStore)
+	return l, nil
+}
+
+// Spec returns the limit l decides.
+func (l *Limiter) Spec() Spec { return l.spec }
+
+// Allow decides one unit for key now.
+func (l *Limiter) Allow(ctx context.Context, key string) (Decision, error) {
+	return l.AllowN(ctx, key, 1)
+}
+
+// AllowN decides n units for key now. A denial is a Decision; the error is
+// for a failing store or an n out of range (a *CostError).
+func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, error) {
+	c := Check{Spec: l.spec, Key: key, Cost: n}
+	if n == 0 {
+		// Cost 0 in a Check means 1; here it is a caller's mistake.
+		return Decision{}, &CostError{Spec: l.spec, Cost: 0}
+	}
+	if l.mem != nil {
+		return l.mem.TakeOne(ctx, c)
+	}
+	ds, err := l.store.Take(ctx, c)
+	if err != nil {
+		return Decision{}, err
+	}
+	if len(ds) != 1 {
+		return Decision{}, errors.New("algorithms: store returned no decision")
+	}
+	return ds[0], nil
+}

@@ -1,0 +1,286 @@
+package algorithms_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// manualClock is a concurrency-safe clock that moves only when told.
+type manualClock struct{ ns atomic.Int64 }
+
+func newManualClock(t time.Time) *manualClock {
+	c := &manualClock{}
+	c.ns.Store(t.UnixNano())
+	return c
+}
+
+func (c *manualClock) Now() time.Time            { return time.Unix(0, c.ns.Load()) }
+func (c *manualClock) Advance(d time.Duration)   { c.ns.Add(int64(d)) }
+func (c *manualClock) Set(t time.Time)           { c.ns.Store(t.UnixNano()) }
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // aligned to every window used here
+
+func newStore(t *testing.T, opts ...algorithms.MemoryOption) (*algorithms.MemoryStore, *manualClock) {
+	t.Helper()
+	c := newManualClock(epoch)
+	s, err := algorithms.NewMemoryStore(append([]algorithms.MemoryOption{algorithms.WithClock(c)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, c
+}
+
+var (
+	perSecond = algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Second}
+	ctx       = context.Background()
+)
+
+func take(t *testing.T, s algorithms.Store, checks ...algorithms.Check) []algorithms.Decision {
+	t.Helper()
+	ds, err := s.Take(ctx, checks...)
+	if err != nil {
+		t.Fatalf("Take(%v) = %v", checks, err)
+	}
+	return ds
+}
+
+func TestMemoryStoreOptions(t *testing.T) {
+	if _, err := algorithms.NewMemoryStore(algorithms.WithClock(nil)); err == nil {
+		t.Error("NewMemoryStore(WithClock(nil)) = nil error, want one")
+	}
+	if _, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(-1)); err == nil {
+		t.Error("NewMemoryStore(WithMaxKeys(-1)) = nil error, want one")
+	}
+	s, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The default clock is the system clock.
+	d, err := s.TakeOne(ctx, algorithms.Check{Spec: perSecond, Key: "k"})
+	if err != nil || !d.Allowed || d.ResetAfter <= 0 || d.ResetAfter > time.Second {
+		t.Errorf("TakeOne on the system clock = %+v, %v", d, err)
+	}
+}
+
+func TestMemoryStoreClosedAndCancelled(t *testing.T) {
+	s, _ := newStore(t)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Take(cctx, algorithms.Check{Spec: perSecond, Key: "k"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Take(cancelled) = %v, want context.Canceled", err)
+	}
+	s.Close()
+	s.Close() // idempotent
+	if _, err := s.Take(ctx, algorithms.Check{Spec: perSecond, Key: "k"}); !errors.Is(err, algorithms.ErrClosed) {
+		t.Errorf("Take after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestMemoryStoreSpecsDoNotShareState(t *testing.T) {
+	s, _ := newStore(t)
+	other := perSecond
+	other.Limit = 11
+	for i := 0; i < 10; i++ {
+		take(t, s, algorithms.Check{Spec: perSecond, Key: "k"})
+	}
+	if d := take(t, s, algorithms.Check{Spec: other, Key: "k"})[0]; !d.Allowed || d.Remaining != 10 {
+		t.Errorf("same key under another spec = %+v, want a fresh allowance", d)
+	}
+}
+
+// A Take that is denied consumes nothing, and its passing checks describe
+// the state as it is.
+func TestMemoryStoreDeniedTakeReportsUnconsumedState(t *testing.T) {
+	s, _ := newStore(t)
+	tight := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 1, Window: time.Minute}
+	take(t, s, algorithms.Check{Spec: tight, Key: "u"})
+	for _, k := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: k, Limit: 10, Window: time.Second}
+		switch k {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 2
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Second
+		}
+		t.Run(string(k), func(t *testing.T) {
+			key := "p-" + string(k)
+			before := take(t, s, algorithms.Check{Spec: spec, Key: key})[0]
+			ds := take(t, s, algorithms.Check{Spec: spec, Key: key}, algorithms.Check{Spec: tight, Key: "u"})
+			if ds[1].Allowed {
+				t.Fatalf("tight check allowed: %+v", ds[1])
+			}
+			if !ds[0].Allowed || ds[0].Remaining != before.Remaining || ds[0].RetryAfter != 0 || ds[0].Delay != 0 {
+				t.Errorf("passing check of a denied Take = %+v, want Allowed with Remaining %d as before", ds[0], before.Remaining)
+			}
+			after := take(t, s, algorithms.Check{Spec: spec, Key: key})[0]
+			if after.Remaining != before.Remaining-1 {
+				t.Errorf("after the denied Take, Remaining = %d, want %d: the denied Take consumed", after.Remaining, before.Remaining-1)
+			}
+		})
+	}
+}
+
+func TestMemoryStoreSweepDropsIdleKeys(t *testing.T) {
+	s, c := newStore(t)
+	specs := []algorithms.Spec{
+		perSecond,
+		{Algorithm: algorithms.SlidingWindow, Limit: 10, Window: time.Second},
+		{Algorithm: algorithms.SlidingLog, Limit: 10, Window: time.Second},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Second, Buckets: 4},
+		{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second},
+		{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Second},
+	}
+	for i := 0; i < 100; i++ {
+		for _, sp := range specs {
+			take(t, s, algorithms.Check{Spec: sp, Key: strconv.Itoa(i)})
+		}
+	}
+	if got := s.Len(); got != 100*len(specs) {
+		t.Fatalf("Len() = %d, want %d", got, 100*len(specs))
+	}
+	if got := s.Sweep(); got != 0 {
+		t.Errorf("Sweep() right away dropped %d keys, want 0: they are in use", got)
+	}
+	c.Advance(2 * time.Second) // every kind above is back to full by then
+	if got := s.Sweep(); got != 100*len(specs) {
+		t.Errorf("Sweep() after 2s dropped %d keys, want %d", got, 100*len(specs))
+	}
+	if got := s.Len(); got != 0 {
+		t.Errorf("Len() after Sweep = %d, want 0", got)
+	}
+}
+
+// Idle keys go away without Sweep: a shard sweeps itself as it grows.
+func TestMemoryStoreLazyExpiry(t *testing.T) {
+	s, c := newStore(t)
+	const n = 100_000
+	for i := 0; i < n; i++ {
+		take(t, s, algorithms.Check{Spec: perSecond, Key: "old" + strconv.Itoa(i)})
+	}
+	c.Advance(time.Second)
+	for i := 0; i < n; i++ {
+		take(t, s, algorithms.Check{Spec: perSecond, Key: "new" + strconv.Itoa(i)})
+	}
+	if got := s.Len(); got >= n*3/2 {
+		t.Errorf("Len() = %d after %d idle and %d live keys, want < %d: idle keys are not expiring", got, n, n, n*3/2)
+	}
+}
+
+func TestMemoryStoreMaxKeys(t *testing.T) {
+	const bound = 64 * 100
+	s, _ := newStore(t, algorithms.WithMaxKeys(bound))
+	victim := algorithms.Check{Spec: perSecond, Key: "victim"}
+	for i := 0; i < 10; i++ {
+		take(t, s, victim)
+	}
+	if d := take(t, s, victim)[0]; d.Allowed {
+		t.Fatalf("victim's 11th request allowed: %+v", d)
+	}
+	for i := 0; i < 50*bound; i++ {
+		d := take(t, s, algorithms.Check{Spec: perSecond, Key: "flood" + strconv.Itoa(i)})[0]
+		if !d.Allowed {
+			t.Fatalf("flood key %d refused at the bound: %+v", i, d)
+		}
+		if i%997 == 0 && s.Len() > bound {
+			t.Fatalf("Len() = %d, above the bound %d", s.Len(), bound)
+		}
+	}
+	if got := s.Len(); got > bound {
+		t.Errorf("Len() = %d, above the bound %d", got, bound)
+	}
+	if d := take(t, s, victim)[0]; d.Allowed {
+		t.Errorf("victim allowed after a key flood: its state was evicted (%+v)", d)
+	}
+}
+
+// Time never runs backwards for a key: an instant before the key's window
+// is decided as that window's start.
+func TestMemoryStoreClockGoesBack(t *testing.T) {
+	for _, k := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: k, Limit: 5, Window: time.Second}
+		switch k {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 5
+		case algorithms.LeakyQueue:
+			continue // admits with a delay; nothing to exhaust at one instant
+		}
+		t.Run(string(k), func(t *testing.T) {
+			s, c := newStore(t)
+			c.Advance(10 * time.Second)
+			for i := 0; i < 5; i++ {
+				take(t, s, algorithms.Check{Spec: spec, Key: "k"})
+			}
+			c.Advance(-500 * time.Millisecond)
+			if d := take(t, s, algorithms.Check{Spec: spec, Key: "k"})[0]; d.Allowed || d.RetryAfter <= 500*time.Millisecond {
+				t.Errorf("after the clock went back 500ms: %+v, want denied with RetryAfter > 500ms", d)
+			}
+		})
+	}
+}
+
+func TestMemoryStoreDoesNotAllocate(t *testing.T) {
+	s, _ := newStore(t)
+	one := algorithms.Check{Spec: perSecond, Key: "k"}
+	one.Spec.Limit = algorithms.MaxLimit
+	take(t, s, one)
+	if n := testing.AllocsPerRun(1000, func() { s.TakeOne(ctx, one) }); n != 0 {
+		t.Errorf("TakeOne allocates %v times per call, want 0", n)
+	}
+	four := []algorithms.Check{one, one, one, one}
+	for i := range four {
+		four[i].Key = "k" + strconv.Itoa(i)
+		four[i].Spec.Algorithm = algorithms.Kinds[i*2%len(algorithms.Kinds)]
+		if four[i].Spec.Algorithm == algorithms.LeakyQueue {
+			four[i].Spec.Algorithm = algorithms.SlidingWindow
+		}
+	}
+	dst := make([]algorithms.Decision, len(four))
+	if err := s.TakeInto(ctx, dst, four); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(1000, func() { s.TakeInto(ctx, dst, four) }); n != 0 {
+		t.Errorf("TakeInto with 4 checks allocates %v times per call, want 0", n)
+	}
+	if err := s.TakeInto(ctx, dst[:1], four); err == nil {
+		t.Error("TakeInto with a short dst = nil error, want one")
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	s, c := newStore(t)
+	if _, err := algorithms.NewLimiter(nil, perSecond); err == nil {
+		t.Error("NewLimiter(nil store) = nil error")
+	}
+	if _, err := algorithms.NewLimiter(s, algorithms.Spec{}); !errors.Is(err, algorithms.ErrInvalidSpec) {
+		t.Errorf("NewLimiter(zero spec) = %v, want ErrInvalidSpec", err)
+	}
+	l, err := algorithms.NewLimiter(s, perSecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := l.AllowN(ctx, "k", 9); err != nil || !d.Allowed || d.Remaining != 1 {
+		t.Errorf("AllowN(9) = %+v, %v", d, err)
+	}
+	if d, _ := l.Allow(ctx, "k"); !d.Allowed || d.Remaining != 0 {
+		t.Errorf("Allow = %+v, want the last unit", d)
+	}
+	if d, _ := l.Allow(ctx, "k"); d.Allowed || d.RetryAfter != time.Second {
+		t.Errorf("Allow over the limit = %+v, want denied for 1s", d)
+	}
+	c.Advance(time.Second)
+	if d, _ := l.Allow(ctx, "k"); !d.Allowed {
+		t.Errorf("Allow in the next window = %+v", d)
+	}
+	for _, n := range []int64{0, -1, 11} {
+		if _, err := l.AllowN(ctx, "k", n); !errors.Is(err, algorithms.ErrInvalidCost) {
+			t.Errorf("AllowN(%d) = %v, want ErrInvalidCost", n, err)
+		}
+	}
+}
