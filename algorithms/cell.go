@@ -4,8 +4,8 @@ package algorithms
 // more than an instant and two counts (every kind but sliding_log and
 // sliding_buckets). Counts fit in 32 bits because Limit <= MaxLimit < 2^32.
 //
-//	fixed_window:   t = window index k, x = count
-//	sliding_window: t = window index k, x = count of window k−1, y = count of window k
+//	fixed_window:   t = start of the window, x = count
+//	sliding_window: t = start of the current window, x = count of the previous window, y = of the current one
 //	token_bucket, leaky_bucket: t + x/L = the instant the bucket is full (GCRA's TAT)
 //	leaky_queue:    t + x/L = the instant the queue is free
 type cell struct {
@@ -17,9 +17,14 @@ type cell struct {
 func (p *params) freshCell(t int64) cell {
 	switch p.kind {
 	case FixedWindow, SlidingWindow:
-		return cell{t: floorDiv(t, p.window) - 2}
+		return cell{t: p.windowStart(t) - 2*p.window}
 	}
 	return cell{t: t}
+}
+
+// windowStart returns the start of the window of t: floor(t/W)·W.
+func (p *params) windowStart(t int64) int64 {
+	return floorDiv(t, p.window) * p.window
 }
 
 // decideCell decides a request of cost n at instant t on state c and returns
@@ -43,10 +48,9 @@ func (p *params) decideCell(c cell, t, n int64, consume bool) (Decision, cell) {
 func (p *params) idleCell(c cell, t int64) bool {
 	switch p.kind {
 	case FixedWindow:
-		return c.t < floorDiv(t, p.window) || c.x == 0
+		return c.x == 0 || t-c.t >= p.window
 	case SlidingWindow:
-		k := floorDiv(t, p.window)
-		return c.t < k-1 || (c.t == k-1 && c.y == 0) || (c.x == 0 && c.y == 0)
+		return (c.x == 0 && c.y == 0) || t-c.t >= 2*p.window || (t-c.t >= p.window && c.y == 0)
 	}
 	return c.t < t || (c.t == t && c.x == 0)
 }
@@ -58,17 +62,4 @@ func (p *params) usedCell(c cell, t int64) int64 {
 	}
 	d, _ := p.decideCell(c, t, 1, false)
 	return p.capacity - d.Remaining
-}
-
-// late returns the offset to add to a decision taken at an instant the state
-// has already passed: time never runs backwards for a key, so a request at
-// an instant before the key's current window is decided at that window's start.
-func (p *params) late(c cell, t int64) int64 {
-	switch p.kind {
-	case FixedWindow, SlidingWindow:
-		if k := floorDiv(t, p.window); c.t > k {
-			return c.t*p.window - t
-		}
-	}
-	return 0
 }

@@ -1,12 +1,18 @@
 package algorithms
 
 // fixedWindow: count of window k = floor(t/W); allowed when count+n <= L.
+// The state holds the window's start, so a request in the same window as the
+// last one costs no division.
 func (p *params) fixedWindow(c cell, t, n int64, consume bool) (Decision, cell) {
-	k := floorDiv(t, p.window)
-	if c.t != k {
-		c = cell{t: k}
+	if t < c.t {
+		// The clock went back: decide at the start of the key's window.
+		d, c := p.fixedWindow(c, c.t, n, consume)
+		return d.later(c.t - t), c
 	}
-	end := (k+1)*p.window - t // until the next window
+	if t-c.t >= p.window {
+		c = cell{t: p.windowStart(t)}
+	}
+	end := c.t + p.window - t // until the next window
 	d := Decision{Limit: p.limit}
 	count := int64(c.x)
 	if count+n <= p.limit {

@@ -236,8 +236,7 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 		if !ok {
 			cl = p.freshCell(t)
 		}
-		off := p.late(cl, t)
-		d, nc := p.decideCell(cl, t+off, n, true)
+		d, nc := p.decideCell(cl, t, n, true)
 		if d.Allowed {
 			if !ok {
 				s.makeRoom(sh, t, h, nil)
@@ -246,9 +245,6 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 			tb.cells[h] = nc
 		}
 		sh.mu.Unlock()
-		if off > 0 {
-			d = d.later(off)
-		}
 		return d, nil
 	}
 	defer sh.mu.Unlock()

@@ -45,7 +45,6 @@ func (op *pending) load(t int64) {
 		if !op.exists {
 			op.c = p.freshCell(t)
 		}
-		op.off = p.late(op.c, t)
 	}
 }
 
@@ -74,7 +73,6 @@ func (op *pending) follow(prev *pending, t int64) {
 		if prev.d.Allowed {
 			op.c = prev.nc
 		}
-		op.off = p.late(op.c, t)
 	}
 }
 

@@ -6,18 +6,25 @@ package algorithms
 // available are L − curr − ceil(prev·(W−e)/W).
 func (p *params) slidingWindow(c cell, t, n int64, consume bool) (Decision, cell) {
 	W := p.window
-	k := floorDiv(t, W)
-	switch {
-	case c.t == k:
-	case c.t == k-1:
-		c = cell{t: k, x: c.y}
-	default:
-		c = cell{t: k}
+	if t < c.t {
+		// The clock went back: decide at the start of the key's window.
+		d, c := p.slidingWindow(c, c.t, n, consume)
+		return d.later(c.t - t), c
 	}
-	e := t - k*W
+	switch e := t - c.t; {
+	case e < W:
+	case e < 2*W:
+		c = cell{t: c.t + W, x: c.y}
+	default:
+		c = cell{t: p.windowStart(t)}
+	}
+	e := t - c.t
 	prev, curr := int64(c.x), int64(c.y)
 	d := Decision{Limit: p.limit}
-	avail := p.limit - curr - mulDivCeil(prev, W-e, W)
+	avail := p.limit - curr
+	if prev > 0 {
+		avail -= mulDivCeil(prev, W-e, W)
+	}
 	if avail >= n {
 		d.Allowed = true
 		if consume {

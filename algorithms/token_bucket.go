@@ -9,18 +9,15 @@ package algorithms
 func (p *params) tokenBucket(c cell, t, n int64, consume bool) (Decision, cell) {
 	d := Decision{Limit: p.capacity}
 	dl := p.deficit(c, t)
-	used := dl.divCeil(p.window) // ceil(D·L/W) <= C
-	avail := p.capacity - used
-	if avail >= n {
-		d.Allowed = true
-	}
+	// n tokens are there when C − ceil(D·L/W) >= n, that is D·L <= (C−n)·W.
+	d.Allowed = !mul(p.capacity-n, p.window).less(dl)
 	if d.Allowed && consume {
 		c = p.advance(c, t, n)
 		dl = p.deficit(c, t)
-		avail = p.capacity - dl.divCeil(p.window)
 	} else if !d.Allowed {
 		d.RetryAfter = dur(p.bucketWait(dl, n))
 	}
+	avail := p.capacity - dl.divCeil(p.window) // ceil(D·L/W) <= C
 	d.Remaining = avail
 	d.ResetAfter = dur(dl.divCeil(p.limit))
 	if avail < p.capacity {
@@ -42,7 +39,10 @@ func (p *params) advance(c cell, t, n int64) cell {
 	if c.t < t || (c.t == t && c.x == 0) {
 		c = cell{t: t}
 	}
-	q, r := mul(n, p.window).divmod(p.limit)
+	q, r := p.emQ, p.emR
+	if n != 1 {
+		q, r = mul(n, p.window).divmod(p.limit)
+	}
 	c.t += q
 	r += int64(c.x)
 	if r >= p.limit {
