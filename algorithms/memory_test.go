@@ -20,9 +20,9 @@ func newManualClock(t time.Time) *manualClock {
 	return c
 }
 
-func (c *manualClock) Now() time.Time            { return time.Unix(0, c.ns.Load()) }
-func (c *manualClock) Advance(d time.Duration)   { c.ns.Add(int64(d)) }
-func (c *manualClock) Set(t time.Time)           { c.ns.Store(t.UnixNano()) }
+func (c *manualClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *manualClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+func (c *manualClock) Set(t time.Time)         { c.ns.Store(t.UnixNano()) }
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // aligned to every window used here
 

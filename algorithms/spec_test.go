@@ -46,12 +46,21 @@ func TestSpecValidate(t *testing.T) {
 		// Burst.
 		{"burst below 1", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.TokenBucket; s.Burst = -1 }), "Burst", "at least 1"},
 		{"burst too large", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.TokenBucket; s.Burst = algorithms.MaxLimit + 1 }), "Burst", "at most"},
-		{"burst refills too slowly", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.LeakyBucket; s.Limit = 1; s.Window = time.Hour; s.Burst = 25 }), "Burst", "to refill"},
+		{"burst refills too slowly", with(func(s *algorithms.Spec) {
+			s.Algorithm = algorithms.LeakyBucket
+			s.Limit = 1
+			s.Window = time.Hour
+			s.Burst = 25
+		}), "Burst", "to refill"},
 		{"burst on fixed window", with(func(s *algorithms.Spec) { s.Burst = 5 }), "Burst", "applies only to"},
 		// Buckets.
 		{"no buckets", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.SlidingBuckets }), "Buckets", "at least 1"},
 		{"buckets do not divide", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.SlidingBuckets; s.Buckets = 7 }), "Buckets", "does not divide"},
-		{"too many buckets", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.SlidingBuckets; s.Window = time.Hour; s.Buckets = 7200 }), "Buckets", "at most"},
+		{"too many buckets", with(func(s *algorithms.Spec) {
+			s.Algorithm = algorithms.SlidingBuckets
+			s.Window = time.Hour
+			s.Buckets = 7200
+		}), "Buckets", "at most"},
 		{"buckets on token bucket", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.TokenBucket; s.Buckets = 2 }), "Buckets", "applies only to"},
 		// MaxDelay.
 		{"negative delay", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.LeakyQueue; s.MaxDelay = -1 }), "MaxDelay", "not be negative"},
