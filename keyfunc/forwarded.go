@@ -5,11 +5,19 @@ import (
 	"strings"
 )
 
+// maxEntryLen is the longest forwarding-header entry the walker returns.
+// A longer one is reported as empty, which both parsers reject: no address
+// or Forwarded element a proxy writes comes near it, and stopping the
+// search for its comma there keeps one giant entry from costing a scan of
+// the whole header.
+const maxEntryLen = 512
+
 // walker yields the comma-separated entries of a header's lines from the
 // right: the last entry of the last line first. It never splits the whole
-// header: each step looks back to the previous comma only, so examining k
-// entries costs what those k entries span, not the header's size. Entries
-// are substrings of the header; walking allocates nothing.
+// header: each step looks back to the previous comma only, and at most
+// maxEntryLen+1 bytes, so examining k entries costs at most k times that,
+// whatever the header's size. Entries are substrings of the header;
+// walking allocates nothing.
 type walker struct {
 	lines []string
 	cur   string
@@ -17,8 +25,9 @@ type walker struct {
 }
 
 // next returns the next entry from the right, trimmed of optional white
-// space, and false when the header is exhausted. Blank header lines are
-// skipped; an empty entry inside a line ("a,,b") is returned as "".
+// space, and false when the header is exhausted. Empty header lines (what
+// net/http makes of blank ones) are skipped; an empty entry inside a line
+// ("a,,b"), or one longer than maxEntryLen, is returned as "".
 func (w *walker) next() (string, bool) {
 	for !w.more {
 		if len(w.lines) == 0 {
@@ -26,11 +35,15 @@ func (w *walker) next() (string, bool) {
 		}
 		w.cur = w.lines[len(w.lines)-1]
 		w.lines = w.lines[:len(w.lines)-1]
-		w.more = trimOWS(w.cur) != ""
+		w.more = w.cur != ""
 	}
+	lo := max(0, len(w.cur)-maxEntryLen-1)
 	var e string
-	if i := strings.LastIndexByte(w.cur, ','); i >= 0 {
-		e, w.cur = w.cur[i+1:], w.cur[:i]
+	if i := strings.LastIndexByte(w.cur[lo:], ','); i >= 0 {
+		e, w.cur = w.cur[lo+i+1:], w.cur[:lo+i]
+	} else if lo > 0 {
+		// Overlong: give up on this header rather than scan on.
+		e, w.cur, w.more, w.lines = "", "", false, nil
 	} else {
 		e, w.cur, w.more = w.cur, "", false
 	}

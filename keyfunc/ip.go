@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strings"
 )
 
 // Defaults of [IP].
@@ -276,38 +277,52 @@ func normPrefix(p netip.Prefix) netip.Prefix {
 
 // key is the Func returned by IP.
 func (c *ipConfig) key(r *http.Request) (string, error) {
-	a, err := c.client(r)
+	a, fromPeer, err := c.client(r)
 	if err != nil {
 		return "", err
 	}
-	return c.format(a), nil
+	if fromPeer {
+		return c.format(a, r.RemoteAddr), nil
+	}
+	return c.format(a, ""), nil
 }
 
-// client finds the client address, unmapped and without zone.
-func (c *ipConfig) client(r *http.Request) (netip.Addr, error) {
+// client finds the client address, unmapped and without zone, and
+// reports whether it is the peer's (RemoteAddr).
+func (c *ipConfig) client(r *http.Request) (netip.Addr, bool, error) {
 	if c.source == srcContext {
 		a := c.fromCtx(r.Context())
 		if !a.IsValid() {
-			return netip.Addr{}, errNoContextIP
+			return netip.Addr{}, false, errNoContextIP
 		}
-		return a.Unmap().WithZone(""), nil
+		return a.Unmap().WithZone(""), false, nil
 	}
 	if !c.hopsSet {
 		peer, ok := parseRemoteAddr(r.RemoteAddr)
 		if !ok {
-			return netip.Addr{}, errBadRemoteAddr
+			return netip.Addr{}, false, errBadRemoteAddr
 		}
 		if c.source == srcRemoteAddr || !c.isTrusted(peer) {
-			return peer, nil
+			return peer, true, nil
 		}
 	}
+	a, err := c.fromHeader(r)
+	return a, false, err
+}
+
+// fromHeader reads the client from the configured forwarding header.
+func (c *ipConfig) fromHeader(r *http.Request) (netip.Addr, error) {
 	switch c.source {
 	case srcHeader:
 		vs := r.Header[c.header]
 		if len(vs) == 0 {
 			return netip.Addr{}, errNoHeader
 		}
-		a, ok := parseHostAddr(trimOWS(vs[len(vs)-1]))
+		v := vs[len(vs)-1]
+		if len(v) > maxEntryLen {
+			return netip.Addr{}, errBadEntry
+		}
+		a, ok := parseHostAddr(trimOWS(v))
 		if !ok {
 			return netip.Addr{}, errBadEntry
 		}
@@ -330,28 +345,40 @@ func (c *ipConfig) isTrusted(a netip.Addr) bool {
 }
 
 // format renders a as a key, grouped by the configured prefix lengths.
-// It allocates once, for the returned string.
-func (c *ipConfig) format(a netip.Addr) string {
+// It allocates once, for the returned string, unless remoteAddr (a short
+// string net/http built) begins with the very same text followed by its
+// port: then the key is that substring and nothing is allocated. Header
+// substrings are never reused, so a key never pins a large header.
+func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 	var buf [64]byte
 	bits := c.v6bits
 	if a.Is4() {
 		bits = c.v4bits
 	}
+	var b []byte
 	if bits == a.BitLen() {
-		return string(a.AppendTo(buf[:0]))
+		b = a.AppendTo(buf[:0])
+	} else if p, err := a.Prefix(bits); err == nil { // err is impossible: bits was validated
+		b = p.AppendTo(buf[:0])
+	} else {
+		b = a.AppendTo(buf[:0])
 	}
-	p, err := a.Prefix(bits)
-	if err != nil { // unreachable: bits was validated and a is valid
-		return string(a.AppendTo(buf[:0]))
+	if n := len(b); len(remoteAddr) > n && remoteAddr[n] == ':' && remoteAddr[:n] == string(b) {
+		return remoteAddr[:n]
 	}
-	return string(p.AppendTo(buf[:0]))
+	return string(b)
 }
 
 // parseRemoteAddr parses RemoteAddr, "host:port" as net/http sets it or a
 // bare address as some tests do. The result is unmapped and has no zone.
+//
+// Only a string shaped like "[v6]:port" or "v4:port" goes to
+// netip.ParseAddrPort, so that the bare forms do not pay for its error.
 func parseRemoteAddr(s string) (netip.Addr, bool) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap().WithZone(""), true
+	if len(s) > 0 && (s[0] == '[' || strings.Count(s, ":") == 1) {
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			return ap.Addr().Unmap().WithZone(""), true
+		}
 	}
 	return parseHostAddr(s)
 }

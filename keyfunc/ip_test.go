@@ -347,3 +347,46 @@ func TestIP_TrustedProxiesCopiesItsArgument(t *testing.T) {
 	ps[0] = prefixes("0.0.0.0/0")[0]
 	wantKey(t, f, newReq("198.51.100.7:1", xff, "1.1.1.1"), "198.51.100.7", nil)
 }
+
+// TestIP_RemoteAddrAllocatesAtMostOnce guards the per-request cost of the
+// common case: at most one allocation, none when the key is the host part
+// of RemoteAddr as it stands.
+func TestIP_RemoteAddrAllocatesAtMostOnce(t *testing.T) {
+	tests := []struct {
+		name       string
+		remoteAddr string
+		want       float64
+	}{
+		{"v4 canonical", "192.0.2.1:1234", 0},
+		{"v4 bare", "192.0.2.1", 1},
+		{"v6", "[2001:db8:1:2::7]:443", 1},
+		{"mapped", "[::ffff:192.0.2.1]:443", 1},
+	}
+	f := mustIP(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newReq(tt.remoteAddr)
+			if got := testing.AllocsPerRun(100, func() { sinkKey, _ = f(r) }); got > tt.want {
+				t.Fatalf("IP() from %s: %v allocations per request; want <= %v", tt.remoteAddr, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestIP_HostileHeaderIsNotScannedToTheEnd guards the bound on work: a
+// chain far longer than MaxHops stops after MaxHops entries, and one giant
+// entry is rejected, both without allocating.
+func TestIP_HostileHeaderIsNotScannedToTheEnd(t *testing.T) {
+	f := mustIP(t, keyfunc.TrustedProxies(prefixes("10.0.0.0/8")...))
+	for _, v := range []string{
+		strings.Repeat("10.0.0.9,", 7000) + "10.0.0.9",
+		strings.Repeat("9", 64<<10),
+		"203.0.113.5," + strings.Repeat(" ", 64<<10),
+	} {
+		r := newReq("10.0.0.1:80", xff, v)
+		wantKey(t, f, r, "", keyfunc.ErrNoClientIP)
+		if got := testing.AllocsPerRun(10, func() { sinkKey, _ = f(r) }); got != 0 {
+			t.Fatalf("%v allocations on a hostile header; want 0", got)
+		}
+	}
+}

@@ -114,3 +114,10 @@ func TestRoute_BeforeRoutingIsAnError(t *testing.T) {
 		}
 	})
 }
+
+// chiRouterWith returns a chi router whose /users/{id} route runs mw inline.
+func chiRouterWith(mw func(http.Handler) http.Handler) http.Handler {
+	r := chi.NewRouter()
+	r.With(mw).Get("/users/{id}", noop)
+	return r
+}

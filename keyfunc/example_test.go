@@ -1,0 +1,143 @@
+package keyfunc_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// A key for a policy that limits signed-in users by ID and everyone else by
+// client IP, behind a proxy at 10.0.0.0/8. Forged X-Forwarded-For entries
+// change nothing.
+func Example() {
+	ip, err := keyfunc.IP(keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8")))
+	if err != nil {
+		panic(err)
+	}
+	who := keyfunc.Must(keyfunc.FirstOf(keyfunc.User(), ip))
+	key := keyfunc.Must(keyfunc.Namespace("per-client", who))
+
+	show := func(what string, r *http.Request) {
+		k, err := key(r)
+		fmt.Printf("%-40s %s %v\n", what, k, err)
+	}
+
+	// A client reaching the server directly claims to be 1.2.3.4.
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = "198.51.100.7:4711"
+	r.Header.Set("X-Forwarded-For", "1.2.3.4")
+	show("direct, forged header:", r)
+
+	// The same claim through our proxy, which appended the real address.
+	r = httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = "10.0.0.1:80"
+	r.Header.Set("X-Forwarded-For", "1.2.3.4, 203.0.113.5")
+	show("via proxy, forged leftmost entry:", r)
+
+	// Signed in: the user ID wins over the address.
+	r = r.WithContext(keyfunc.WithUser(r.Context(), "alice"))
+	show("via proxy, signed in:", r)
+
+	// Output:
+	// direct, forged header:                   per-client:1:198.51.100.7 <nil>
+	// via proxy, forged leftmost entry:        per-client:1:203.0.113.5 <nil>
+	// via proxy, signed in:                    per-client:0:alice <nil>
+}
+
+// IPv6 clients are grouped by /64 and IPv4-mapped addresses are unmapped
+// first, so they do not all land in one IPv6 bucket.
+func ExampleIP() {
+	ip := keyfunc.Must(keyfunc.IP())
+	for _, addr := range []string{
+		"[2001:db8:1:2::1]:443",
+		"[2001:db8:1:2:ffff::9]:443",
+		"[::ffff:192.0.2.1]:443",
+		"[::ffff:192.0.2.2]:443",
+		"not-an-address",
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = addr
+		k, err := ip(r)
+		fmt.Printf("%-28s %q %v\n", addr, k, errors.Is(err, keyfunc.ErrNoKey))
+	}
+	// Output:
+	// [2001:db8:1:2::1]:443        "2001:db8:1:2::/64" false
+	// [2001:db8:1:2:ffff::9]:443   "2001:db8:1:2::/64" false
+	// [::ffff:192.0.2.1]:443       "192.0.2.1" false
+	// [::ffff:192.0.2.2]:443       "192.0.2.2" false
+	// not-an-address               "" true
+}
+
+// IP can take the address that chi's client-IP middleware has already
+// decided, and group it like any other.
+func ExampleFromContext() {
+	ip := keyfunc.Must(keyfunc.IP(keyfunc.FromContext(middleware.GetClientIPAddr)))
+
+	r := chi.NewRouter()
+	r.Use(middleware.ClientIPFromXFF("10.0.0.0/8"))
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+		k, err := ip(r)
+		fmt.Println(k, err)
+	})
+
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.RemoteAddr = "10.0.0.1:80"
+	req.Header.Set("X-Forwarded-For", "6.6.6.6, 2001:db8:7:8::1")
+	r.ServeHTTP(httptest.NewRecorder(), req)
+	// Output:
+	// 2001:db8:7:8::/64 <nil>
+}
+
+// Join keeps parts apart whatever they contain.
+func ExampleJoin() {
+	part := func(v string) keyfunc.Func {
+		return func(*http.Request) (string, error) { return v, nil }
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	a, _ := keyfunc.Must(keyfunc.Join(part("a:b"), part("c")))(r)
+	b, _ := keyfunc.Must(keyfunc.Join(part("a"), part("b:c")))(r)
+	fmt.Println(a)
+	fmt.Println(b)
+	// Output:
+	// 3:a:b1:c
+	// 1:a3:b:c
+}
+
+// With chi, Route must run after routing: inline with r.With.
+func ExampleRoute() {
+	route := keyfunc.Route()
+	limiter := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			k, err := route(r)
+			fmt.Println(r.URL.Path, "->", k, err)
+			next.ServeHTTP(w, r)
+		})
+	}
+	r := chi.NewRouter()
+	r.With(limiter).Get("/users/{id}", func(http.ResponseWriter, *http.Request) {})
+	for _, p := range []string{"/users/1", "/users/2"} {
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, p, nil))
+	}
+	// Output:
+	// /users/1 -> /users/{id} <nil>
+	// /users/2 -> /users/{id} <nil>
+}
+
+// API keys are hashed before they reach the store.
+func ExampleSecret() {
+	key := keyfunc.Must(keyfunc.Namespace("per-api-key", keyfunc.Secret(keyfunc.Must(keyfunc.Header("X-Api-Key")))))
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("X-Api-Key", "sk_live_do_not_log_me")
+	k, _ := key(r)
+	fmt.Println(len(k), k[:len("per-api-key:")], strings.Contains(k, "sk_live"))
+	// Output:
+	// 34 per-api-key: false
+}

@@ -1,0 +1,150 @@
+package keyfunc_test
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// checkKey fails unless (key, err) is a well-formed IP result: either a
+// non-empty key that parses as an address or a masked prefix, or "" and an
+// ErrNoKey-family error.
+func checkKey(t *testing.T, cfg string, key string, err error) {
+	t.Helper()
+	if err != nil {
+		if key != "" || !errors.Is(err, keyfunc.ErrNoKey) || !errors.Is(err, keyfunc.ErrNoClientIP) {
+			t.Fatalf("%s: key %q, error %v; want \"\" and an ErrNoClientIP error", cfg, key, err)
+		}
+		return
+	}
+	if key == "" {
+		t.Fatalf("%s: empty key with nil error", cfg)
+	}
+	if a, perr := netip.ParseAddr(key); perr == nil {
+		if a.Zone() != "" || a.Is4In6() || a.String() != key {
+			t.Fatalf("%s: key %q is not a canonical unzoned, unmapped address", cfg, key)
+		}
+		return
+	}
+	p, perr := netip.ParsePrefix(key)
+	if perr != nil || p != p.Masked() || p.Addr().Is4In6() || p.String() != key {
+		t.Fatalf("%s: key %q is neither a canonical address nor a masked prefix", cfg, key)
+	}
+}
+
+// FuzzIP feeds arbitrary RemoteAddr and header values to IP under each
+// trust mode. IP must never panic, never return an empty key with a nil
+// error, return canonical keys only, and ignore every header when the peer
+// is not a trusted proxy.
+func FuzzIP(f *testing.F) {
+	f.Add("192.0.2.1:1234", "203.0.113.5", "for=203.0.113.5", "203.0.113.5")
+	f.Add("10.0.0.1:80", "6.6.6.6, 203.0.113.5, 10.0.0.2", `for=6.6.6.6, for="[2001:db8::1]:80";proto=https`, "::ffff:1.2.3.4")
+	f.Add("[::ffff:10.0.0.1]:80", "::ffff:5.6.7.8, ::ffff:10.0.0.9", "For=unknown", "bogus")
+	f.Add("[fe80::1%eth0]:80", "[2001:db8::1]:443,", `for="_hidden"`, "")
+	f.Add("", ",,,", `for="`, "1.2.3.4:5")
+	f.Add("10.255.255.255", " \t, 10.0.0.1", "for=10.0.0.1;for=10.0.0.2", "[::1]")
+
+	trusted := keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48"))
+	plain := keyfunc.Must(keyfunc.IP())
+	wide := []keyfunc.IPOption{keyfunc.IPv4Prefix(24), keyfunc.IPv6Prefix(48)}
+	configs := []struct {
+		name string
+		f    keyfunc.Func
+		peer keyfunc.Func // for a peer-gated source: the key of an untrusted peer
+	}{
+		{"RemoteAddr", plain, nil},
+		{"XFF", keyfunc.Must(keyfunc.IP(trusted)), plain},
+		{"XFF/4hops/wide", keyfunc.Must(keyfunc.IP(append(wide, trusted, keyfunc.MaxHops(4))...)), keyfunc.Must(keyfunc.IP(wide...))},
+		{"Forwarded", keyfunc.Must(keyfunc.IP(trusted, keyfunc.FromForwarded())), plain},
+		{"X-Real-IP", keyfunc.Must(keyfunc.IP(trusted, keyfunc.FromHeader("X-Real-IP"))), plain},
+		{"hops", keyfunc.Must(keyfunc.IP(keyfunc.TrustedHops(2))), nil},
+		{"Forwarded/hops", keyfunc.Must(keyfunc.IP(keyfunc.TrustedHops(1), keyfunc.FromForwarded())), nil},
+	}
+	f.Fuzz(func(t *testing.T, remoteAddr, xffValue, fwdValue, realIP string) {
+		r := newReq(remoteAddr, xff, xffValue, "Forwarded", fwdValue, "X-Real-IP", realIP)
+		peerTrusted := false
+		if a, ok := parsePeer(remoteAddr); ok {
+			peerTrusted = netip.MustParsePrefix("10.0.0.0/8").Contains(a) || netip.MustParsePrefix("2001:db8:ffff::/48").Contains(a)
+		}
+		for _, c := range configs {
+			key, err := c.f(r)
+			checkKey(t, c.name, key, err)
+			if c.peer != nil && !peerTrusted {
+				peerKey, peerErr := c.peer(r)
+				if key != peerKey || (err == nil) != (peerErr == nil) {
+					t.Fatalf("%s: untrusted peer %q: key %q (%v); want the peer's %q (%v)", c.name, remoteAddr, key, err, peerKey, peerErr)
+				}
+			}
+		}
+	})
+}
+
+// parsePeer is an independent reading of RemoteAddr for the fuzz oracle:
+// net/http's "host:port" or a bare address, unmapped.
+func parsePeer(s string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap().WithZone(""), true
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().WithZone(""), true
+	}
+	return netip.Addr{}, false
+}
+
+// FuzzJoin checks that Join is injective: two lists of parts give the same
+// key exactly when they are equal. The lists are (a, b) and (c, d), and
+// also (a, b, c) against (a, b+c) to move bytes across a boundary.
+func FuzzJoin(f *testing.F) {
+	f.Add("a:b", "c", "a", "b:c")
+	f.Add("1:a", "b", "1", "a1:b")
+	f.Add("#", "x", "#x", "")
+	f.Add("192.0.2.1", "alice", "192.0.2.1", "alice")
+	f.Add("\x00\xff", " ", "long long long long long long long long long long long long long long", "9")
+	f.Fuzz(func(t *testing.T, a, b, c, d string) {
+		k1, err1 := keyOf(t, a, b)
+		k2, err2 := keyOf(t, c, d)
+		if err1 != nil || err2 != nil {
+			return // checked by keyOf
+		}
+		if (k1 == k2) != (a == c && b == d) {
+			t.Fatalf("Join(%q, %q) = %q, Join(%q, %q) = %q", a, b, k1, c, d, k2)
+		}
+		if c != "" {
+			k3, err3 := keyOf(t, a, b, c)
+			k4, err4 := keyOf(t, a, b+c)
+			if err3 == nil && err4 == nil && k3 == k4 {
+				t.Fatalf("Join(%q, %q, %q) = Join(%q, %q) = %q", a, b, c, a, b+c, k3)
+			}
+		}
+	})
+}
+
+// keyOf joins constant parts. A list with an empty part must fail with an
+// ErrNoKey error; any other list must yield a non-empty visible-ASCII key.
+func keyOf(t *testing.T, parts ...string) (string, error) {
+	t.Helper()
+	fs := make([]keyfunc.Func, len(parts))
+	empty := false
+	for i, p := range parts {
+		fs[i] = constF(p)
+		empty = empty || p == ""
+	}
+	k, err := keyfunc.Must(keyfunc.Join(fs...))(newReq("192.0.2.1:1"))
+	if empty {
+		if err == nil || k != "" || !errors.Is(err, keyfunc.ErrNoKey) {
+			t.Fatalf("Join(%q) = %q, %v; want an ErrNoKey error", parts, k, err)
+		}
+		return "", err
+	}
+	if err != nil || k == "" {
+		t.Fatalf("Join(%q) = %q, %v; want a key", parts, k, err)
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			t.Fatalf("Join(%q) = %q: byte %d is not visible ASCII", parts, k, i)
+		}
+	}
+	return k, nil
+}
