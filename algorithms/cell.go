@@ -27,20 +27,23 @@ func (p *params) windowStart(t int64) int64 {
 	return floorDiv(t, p.window) * p.window
 }
 
-// decideCell decides a request of cost n at instant t on state c and returns
-// the Decision and the state after it (c itself when denied, or when consume
-// is false: then the Decision says whether the request would be admitted and
-// describes the state as it is). It is a pure function of its arguments.
-func (p *params) decideCell(c cell, t, n int64, consume bool) (Decision, cell) {
+// decideCell decides a request of cost n at instant t on state *c: it writes
+// the Decision to *d and moves *c to the state after it (left as it is when
+// denied, or when consume is false: then the Decision says whether the
+// request would be admitted and describes the state as it is). It reads and
+// writes nothing else. (Pointers rather than values: the results are 72
+// bytes, and copying them was a fifth of the cost of a decision.)
+func (p *params) decideCell(c *cell, t, n int64, consume bool, d *Decision) {
 	switch p.kind {
 	case FixedWindow:
-		return p.fixedWindow(c, t, n, consume)
+		p.fixedWindow(c, t, n, consume, d)
 	case SlidingWindow:
-		return p.slidingWindow(c, t, n, consume)
+		p.slidingWindow(c, t, n, consume, d)
 	case LeakyQueue:
-		return p.leakyQueue(c, t, n, consume)
+		p.leakyQueue(c, t, n, consume, d)
+	default:
+		p.tokenBucket(c, t, n, consume, d)
 	}
-	return p.tokenBucket(c, t, n, consume)
 }
 
 // idleCell reports whether c is back to the full allowance at t, so that
@@ -60,6 +63,7 @@ func (p *params) usedCell(c cell, t int64) int64 {
 	if p.idleCell(c, t) {
 		return 0
 	}
-	d, _ := p.decideCell(c, t, 1, false)
+	var d Decision
+	p.decideCell(&c, t, 1, false, &d)
 	return p.capacity - d.Remaining
 }

@@ -5,17 +5,17 @@ package algorithms
 // admitted when D <= MaxDelay, after which N = max(N, t) + n·W/L. The unit
 // requests that could still be admitted now are those whose wait
 // D + k·W/L (k = 0, 1, ...) is at most MaxDelay: floor((MaxDelay·L − D·L)/W) + 1.
-func (p *params) leakyQueue(c cell, t, n int64, consume bool) (Decision, cell) {
-	d := Decision{Limit: p.capacity}
-	dl := p.deficit(c, t)
+func (p *params) leakyQueue(c *cell, t, n int64, consume bool, d *Decision) {
+	*d = Decision{Limit: p.capacity}
+	dl := p.deficit(*c, t)
 	switch {
 	case dl.cmp(mul(p.maxDelay, p.limit)) > 0:
 		d.RetryAfter = dur(p.queueWait(dl, 1))
 	case consume:
 		d.Allowed = true
 		d.Delay = dur(dl.divCeil(p.limit))
-		c = p.advance(c, t, n)
-		dl = p.deficit(c, t)
+		*c = p.advance(*c, t, n)
+		dl = p.deficit(*c, t)
 	default:
 		d.Allowed = true
 	}
@@ -24,7 +24,6 @@ func (p *params) leakyQueue(c cell, t, n int64, consume bool) (Decision, cell) {
 	if d.Remaining < p.capacity {
 		d.NextAfter = dur(p.queueWait(dl, d.Remaining+1))
 	}
-	return d, c
 }
 
 // queueAvail returns how many unit requests the queue admits now, given dl = D·L.

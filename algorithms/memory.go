@@ -215,7 +215,7 @@ func (s *MemoryStore) ready(ctx context.Context) error {
 	return nil
 }
 
-func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
+func (s *MemoryStore) takeOne(c *Check, t int64) (d Decision, err error) {
 	h := maphash.String(s.seed, c.Key)
 	sh := &s.shards[h%numShards]
 	sh.mu.Lock()
@@ -236,13 +236,13 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 		if !ok {
 			cl = p.freshCell(t)
 		}
-		d, nc := p.decideCell(cl, t, n, true)
+		p.decideCell(&cl, t, n, true, &d)
 		if d.Allowed {
 			if !ok {
 				s.makeRoom(sh, t, h, nil)
 				sh.keys++
 			}
-			tb.cells[h] = nc
+			tb.cells[h] = cl
 		}
 		sh.mu.Unlock()
 		return d, nil
@@ -360,7 +360,7 @@ func insertShard(order []uint8, i uint8) []uint8 {
 // spec) if needed. sh.mu must be held.
 func (sh *shard) table(spec *Spec) (*table, error) {
 	for _, tb := range sh.tables {
-		if tb.spec == *spec {
+		if tb.spec.Limit == spec.Limit && tb.spec.Window == spec.Window && tb.spec == *spec {
 			return tb, nil
 		}
 	}

@@ -87,7 +87,8 @@ func (op *pending) decide(t int64, consume bool) {
 	case SlidingBuckets:
 		op.d = op.bk.decide(p, tl, op.n, consume)
 	default:
-		op.d, op.nc = p.decideCell(op.c, tl, op.n, consume)
+		op.nc = op.c
+		p.decideCell(&op.nc, tl, op.n, consume, &op.d)
 	}
 	if op.off > 0 {
 		op.d = op.d.later(op.off)

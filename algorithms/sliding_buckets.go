@@ -25,10 +25,13 @@ func (s *slidingBuckets) roll(p *params, t int64) {
 		clear(s.counts)
 		s.sum = 0
 	} else {
+		idx := mod(s.last+1, p.buckets)
 		for i := s.last + 1; i <= j; i++ {
-			b := &s.counts[mod(i, p.buckets)]
-			s.sum -= int64(*b)
-			*b = 0
+			s.sum -= int64(s.counts[idx])
+			s.counts[idx] = 0
+			if idx++; idx == p.buckets {
+				idx = 0
+			}
 		}
 	}
 	s.last = j
@@ -77,10 +80,17 @@ func (s *slidingBuckets) wait(p *params, t, m, extra int64) int64 {
 	if sum+m <= p.limit {
 		return 0
 	}
+	// The ring index of bucket last−B+1 is (last+1) mod B.
+	idx := mod(s.last+1, p.buckets)
 	for i := int64(1); i < p.buckets; i++ {
-		sum -= int64(s.counts[mod(s.last-p.buckets+i, p.buckets)])
-		if sum+m <= p.limit {
-			return (s.last+i)*p.sub - t
+		if c := s.counts[idx]; c != 0 {
+			sum -= int64(c)
+			if sum+m <= p.limit {
+				return (s.last+i)*p.sub - t
+			}
+		}
+		if idx++; idx == p.buckets {
+			idx = 0
 		}
 	}
 	return (s.last+p.buckets)*p.sub - t

@@ -4,23 +4,25 @@ package algorithms
 // allowed when prev·(W−e)/W + curr + n <= L. Since curr and n are integers,
 // that is exactly curr + n + ceil(prev·(W−e)/W) <= L, and the whole units
 // available are L − curr − ceil(prev·(W−e)/W).
-func (p *params) slidingWindow(c cell, t, n int64, consume bool) (Decision, cell) {
+func (p *params) slidingWindow(c *cell, t, n int64, consume bool, d *Decision) {
 	W := p.window
 	if t < c.t {
 		// The clock went back: decide at the start of the key's window.
-		d, c := p.slidingWindow(c, c.t, n, consume)
-		return d.later(c.t - t), c
+		back := c.t - t
+		p.slidingWindow(c, c.t, n, consume, d)
+		*d = d.later(back)
+		return
 	}
 	switch e := t - c.t; {
 	case e < W:
 	case e < 2*W:
-		c = cell{t: c.t + W, x: c.y}
+		*c = cell{t: c.t + W, x: c.y}
 	default:
-		c = cell{t: p.windowStart(t)}
+		*c = cell{t: p.windowStart(t)}
 	}
 	e := t - c.t
 	prev, curr := int64(c.x), int64(c.y)
-	d := Decision{Limit: p.limit}
+	*d = Decision{Limit: p.limit}
 	avail := p.limit - curr
 	if prev > 0 {
 		avail -= mulDivCeil(prev, W-e, W)
@@ -45,7 +47,6 @@ func (p *params) slidingWindow(c cell, t, n int64, consume bool) (Decision, cell
 	if d.Remaining < p.limit {
 		d.NextAfter = dur(p.slidingWait(prev, curr, e, d.Remaining+1))
 	}
-	return d, c
 }
 
 // slidingWait returns the shortest wait after which at least m units

@@ -6,14 +6,14 @@ package algorithms
 // arrival time). With D = max(0, F − t), the bucket holds C − D·L/W tokens,
 // so the whole units available are C − ceil(D·L/W); a request of cost n
 // moves F to max(F, t) + n·W/L.
-func (p *params) tokenBucket(c cell, t, n int64, consume bool) (Decision, cell) {
-	d := Decision{Limit: p.capacity}
-	dl := p.deficit(c, t)
+func (p *params) tokenBucket(c *cell, t, n int64, consume bool, d *Decision) {
+	*d = Decision{Limit: p.capacity}
+	dl := p.deficit(*c, t)
 	// n tokens are there when C − ceil(D·L/W) >= n, that is D·L <= (C−n)·W.
 	d.Allowed = !mul(p.capacity-n, p.window).less(dl)
 	if d.Allowed && consume {
-		c = p.advance(c, t, n)
-		dl = p.deficit(c, t)
+		*c = p.advance(*c, t, n)
+		dl = p.deficit(*c, t)
 	} else if !d.Allowed {
 		d.RetryAfter = dur(p.bucketWait(dl, n))
 	}
@@ -23,7 +23,6 @@ func (p *params) tokenBucket(c cell, t, n int64, consume bool) (Decision, cell) 
 	if avail < p.capacity {
 		d.NextAfter = dur(p.bucketWait(dl, avail+1))
 	}
-	return d, c
 }
 
 // deficit returns D·L, where D = max(0, F − t) and F = c.t + c.x/L.
