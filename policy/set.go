@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
 // MaxPolicies is the largest number of policies in a Set.
@@ -182,15 +184,23 @@ func (s *Set) build(mask uint64) policyHeaders {
 	return policyHeaders{ietf.String(), old.String()}
 }
 
-// RoutePattern returns the route pattern of r as the router set it: the Go
-// 1.22 [http.Request.Pattern] (method and host removed) or, under chi, the
-// pattern of the chi route context; "" before routing.
+// RoutePattern returns the route pattern of r as the router set it, with a
+// ServeMux pattern's method and host removed: [http.Request.Pattern], which
+// ServeMux sets before calling the handler it routed to and chi sets before
+// calling the routed handler (with its r.With middlewares), or else the
+// pattern in chi's route context (see [keyfunc.Route]); "" before routing.
 func RoutePattern(r *http.Request) string {
 	if r.Pattern != "" {
 		return patternPath(r.Pattern)
 	}
-	return ""
+	p, err := routeKey(r)
+	if err != nil {
+		return ""
+	}
+	return patternPath(p)
 }
+
+var routeKey = keyfunc.Route()
 
 // ServeMuxPattern returns a pattern function that asks mux which pattern r
 // will match, for a middleware that wraps the whole ServeMux (and so runs

@@ -1,0 +1,62 @@
+// Package middleware is the net/http rate limiter: it wraps any handler
+// (stdlib ServeMux, chi, anything that takes func(http.Handler)
+// http.Handler), evaluates the policies that apply to each request as one
+// decision, and answers the requests they deny.
+//
+// # Responses
+//
+// Every response the middleware evaluated carries rate-limit headers,
+// allowed or not; by default the fields of the IETF draft
+// (draft-ietf-httpapi-ratelimit-headers-11), one list member per policy:
+//
+//	RateLimit-Policy: "per-second";q=10;w=1, "per-minute";q=100;w=60
+//	RateLimit: "per-second";r=7;t=1, "per-minute";r=93;t=52
+//
+// [WithHeaders] selects draft-7, draft-6, legacy X-RateLimit-* or none. A
+// denied request gets 429 Too Many Requests, Retry-After in whole seconds
+// (the longest wait among the violated policies, never before their t),
+// Cache-Control: no-store and an RFC 9457 application/problem+json body:
+//
+//	{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",
+//	 "title":"Too Many Requests","status":429,
+//	 "detail":"Quota exceeded for per-minute; retry in 30 seconds.",
+//	 "violated-policies":["per-minute"]}
+//
+// [WithDenyHandler] replaces that response.
+//
+// # Stacking and routes
+//
+// All the policies of one Middleware that apply to a request are decided by
+// one store call, all or nothing: a request the per-minute policy denies
+// does not use up the per-second allowance. Per-route limits are written
+// either by wrapping (chi: r.With(strict.Handler).Post("/login", h); stdlib:
+// mux.Handle("POST /login", strict.Handler(h))) or as one middleware whose
+// policies carry routes ([policy.WithRoutes]), a rule table. Two nested
+// middlewares make two decisions; the inner one adds its list members to
+// the outer one's headers.
+//
+// The route pattern is known only after routing. [http.ServeMux] sets it
+// before calling the handler it routed to, so a middleware wrapping that
+// handler sees it; one wrapping the whole mux needs
+// [policy.ServeMuxPattern]. chi completes the pattern inside the routed
+// handler: install a rule-table middleware inside r.Group, r.Route or
+// r.With, where chi has routed, not with r.Use on the top-level router
+// (there, route-restricted policies never apply).
+//
+// # Failures
+//
+// A key a policy cannot extract rejects the request with 400 or 403, or
+// leaves that policy out, per policy ([policy.OnKeyError]). A failing store
+// lets requests through by default ([FailOpen]); [FailClosed] answers 503,
+// [FallBack] decides with another store; a circuit breaker stops calling a
+// store that keeps failing ([WithBreaker]). Every failure is counted
+// ([Middleware.Stats]) and passed to [WithErrorHandler]; no error text
+// reaches the client.
+//
+// # Queues
+//
+// A leaky_queue policy admits a request with a Delay; the middleware holds
+// the request that long ([WithWait]) and then passes it on. A client that
+// goes away while held frees the goroutine at once, but its place in the
+// queue is not refunded: the queue stays as if it had been served.
+package middleware

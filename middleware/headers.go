@@ -1,0 +1,275 @@
+package middleware
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// Header names, as the drafts spell them. Go sends them in canonical form
+// ("Ratelimit-Policy"); field names are case-insensitive.
+const (
+	// HeaderRateLimitPolicy lists the quota policies (every profile but
+	// legacy and none).
+	HeaderRateLimitPolicy = "RateLimit-Policy"
+	// HeaderRateLimit carries the current state: draft -11 list of
+	// `"name";r=..;t=..` members, or the draft-7 dictionary.
+	HeaderRateLimit = "RateLimit"
+	// HeaderRateLimitLimit is the draft-6 limit.
+	HeaderRateLimitLimit = "RateLimit-Limit"
+	// HeaderRateLimitRemaining is the draft-6 remaining quota.
+	HeaderRateLimitRemaining = "RateLimit-Remaining"
+	// HeaderRateLimitReset is the draft-6 reset, in delay-seconds.
+	HeaderRateLimitReset = "RateLimit-Reset"
+	// HeaderXRateLimitLimit is the legacy limit.
+	HeaderXRateLimitLimit = "X-RateLimit-Limit"
+	// HeaderXRateLimitRemaining is the legacy remaining quota.
+	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
+	// HeaderXRateLimitReset is the legacy reset: delay-seconds or a Unix time.
+	HeaderXRateLimitReset = "X-RateLimit-Reset"
+	// HeaderRetryAfter is sent on 429 and 503 responses, in delay-seconds.
+	HeaderRetryAfter = "Retry-After"
+	// HeaderCacheControl is set to "no-store" on rejections.
+	HeaderCacheControl = "Cache-Control"
+)
+
+// Canonical forms, for direct use as header map keys.
+var (
+	keyPolicy     = http.CanonicalHeaderKey(HeaderRateLimitPolicy)
+	keyRateLimit  = http.CanonicalHeaderKey(HeaderRateLimit)
+	keyLimit      = http.CanonicalHeaderKey(HeaderRateLimitLimit)
+	keyRemaining  = http.CanonicalHeaderKey(HeaderRateLimitRemaining)
+	keyReset      = http.CanonicalHeaderKey(HeaderRateLimitReset)
+	keyXLimit     = http.CanonicalHeaderKey(HeaderXRateLimitLimit)
+	keyXRemaining = http.CanonicalHeaderKey(HeaderXRateLimitRemaining)
+	keyXReset     = http.CanonicalHeaderKey(HeaderXRateLimitReset)
+)
+
+// A Profile selects the rate-limit headers the middleware sends on every
+// response it evaluated, allowed or not. Retry-After is sent on rejections
+// whatever the profile.
+type Profile int
+
+const (
+	// IETF sends the fields of draft-ietf-httpapi-ratelimit-headers-11 (the
+	// syntax of drafts -08 to -11), one list member per applicable policy:
+	//
+	//	RateLimit-Policy: "per-second";q=10;w=1, "per-minute";q=100;w=60
+	//	RateLimit: "per-second";r=7;t=1, "per-minute";r=93;t=52
+	//
+	// q is the policy's capacity, w its window in whole seconds (rounded
+	// up), r the Remaining after this request and t the whole seconds
+	// (rounded up) until Remaining next grows. It is the default.
+	IETF Profile = iota
+	// Draft7 sends draft -07's dictionary for the policy with the lowest
+	// remaining, and the policies in draft -07 syntax:
+	//
+	//	RateLimit: limit=100, remaining=50, reset=5
+	//	RateLimit-Policy: 10;w=1, 100;w=60
+	Draft7
+	// Draft6 sends draft -06's separate fields for the policy with the
+	// lowest remaining: RateLimit-Limit, RateLimit-Remaining,
+	// RateLimit-Reset, and RateLimit-Policy as in Draft7.
+	Draft6
+	// Legacy sends X-RateLimit-Limit, X-RateLimit-Remaining and
+	// X-RateLimit-Reset (delay-seconds) for the policy with the lowest
+	// remaining.
+	Legacy
+	// LegacyUnix is Legacy with X-RateLimit-Reset as a Unix time in
+	// seconds, rounded up (httprate, ulule/limiter and GitHub do this).
+	LegacyUnix
+	// NoHeaders sends no rate-limit headers.
+	NoHeaders
+)
+
+// String returns the profile's name.
+func (p Profile) String() string {
+	switch p {
+	case IETF:
+		return "ietf"
+	case Draft7:
+		return "draft-7"
+	case Draft6:
+		return "draft-6"
+	case Legacy:
+		return "legacy"
+	case LegacyUnix:
+		return "legacy-unix"
+	case NoHeaders:
+		return "none"
+	}
+	return "Profile(" + strconv.Itoa(int(p)) + ")"
+}
+
+// seconds returns d in whole seconds, rounded up; 0 for d <= 0.
+func seconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// retrySeconds is the Retry-After of a denied result: whole seconds,
+// rounded up, at least 1.
+func retrySeconds(res *policy.Result) int64 {
+	return max(1, seconds(res.RetryAfter()))
+}
+
+// reset returns the reset of a single-valued profile for d: the
+// Retry-After of a denied decision (drafts -06/-07 ask that both name the
+// same instant), else the time until the allowance is fully restored.
+func reset(d algorithms.Decision) int64 { return seconds(resetAfter(d)) }
+
+// resetAfter is the exact duration reset rounds up.
+func resetAfter(d algorithms.Decision) time.Duration {
+	if !d.Allowed {
+		return max(time.Second, d.RetryAfter, d.NextAfter)
+	}
+	return d.ResetAfter
+}
+
+// setHeaders writes the rate-limit headers of res into h under profile p.
+// outer, when not nil, is the Result of a middleware further out that
+// already wrote its headers: list profiles add to them (a second field line
+// is part of the same list), single-valued profiles keep the outer values
+// unless res reports a lower remaining. now is read only by LegacyUnix;
+// pkSecret, when not nil, adds a pk parameter to the IETF RateLimit members.
+func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte) {
+	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
+		return
+	}
+	switch p {
+	case IETF:
+		var buf [128]byte
+		b := buf[:0]
+		for i := 0; i < res.Len(); i++ {
+			d := res.Decision(i)
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, '"')
+			b = append(b, res.Policy(i).Name()...)
+			b = append(b, `";r=`...)
+			b = strconv.AppendInt(b, d.Remaining, 10)
+			b = append(b, ";t="...)
+			b = strconv.AppendInt(b, seconds(d.NextAfter), 10)
+			if pkSecret != nil {
+				b = appendPK(b, pkSecret, res.Key(i))
+			}
+		}
+		add2(h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, string(b))
+		return
+	}
+	i := res.Lowest()
+	d := res.Decision(i)
+	policies := res.Set().LegacyPolicyHeader(res.Mask())
+	if outer != nil && outer.Taken() && outer.Len() > 0 {
+		if p == Draft6 || p == Draft7 {
+			// The policy list covers both middlewares.
+			h[keyPolicy] = append(h[keyPolicy], policies)
+			policies = ""
+		}
+		if od := outer.Decision(outer.Lowest()); !lowerThan(d, od) {
+			return
+		}
+	}
+	var buf [64]byte
+	switch p {
+	case Draft7:
+		b := append(buf[:0], "limit="...)
+		b = strconv.AppendInt(b, d.Limit, 10)
+		b = append(b, ", remaining="...)
+		b = strconv.AppendInt(b, d.Remaining, 10)
+		b = append(b, ", reset="...)
+		b = strconv.AppendInt(b, reset(d), 10)
+		if policies == "" {
+			h[keyRateLimit] = []string{string(b)}
+			return
+		}
+		set2(h, keyRateLimit, string(b), keyPolicy, policies)
+	case Draft6:
+		// One allocation for the three numbers.
+		b := strconv.AppendInt(buf[:0], d.Limit, 10)
+		n1 := len(b)
+		b = strconv.AppendInt(b, d.Remaining, 10)
+		n2 := len(b)
+		b = strconv.AppendInt(b, reset(d), 10)
+		s := string(b)
+		vals := make([]string, 4)
+		vals[0], vals[1], vals[2], vals[3] = s[:n1], s[n1:n2], s[n2:], policies
+		h[keyLimit], h[keyRemaining], h[keyReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+		if policies != "" {
+			h[keyPolicy] = vals[3:4:4]
+		}
+	case Legacy, LegacyUnix:
+		r := reset(d)
+		if p == LegacyUnix {
+			t := now().Add(resetAfter(d))
+			r = t.Unix()
+			if t.Nanosecond() > 0 {
+				r++
+			}
+		}
+		b := strconv.AppendInt(buf[:0], d.Limit, 10)
+		n1 := len(b)
+		b = strconv.AppendInt(b, d.Remaining, 10)
+		n2 := len(b)
+		b = strconv.AppendInt(b, r, 10)
+		s := string(b)
+		vals := make([]string, 3)
+		vals[0], vals[1], vals[2] = s[:n1], s[n1:n2], s[n2:]
+		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+	}
+}
+
+// lowerThan reports whether d is reported in preference to b by a
+// single-valued profile: denied first, then the lower remaining.
+func lowerThan(d, b algorithms.Decision) bool {
+	if d.Allowed != b.Allowed {
+		return !d.Allowed
+	}
+	return d.Remaining < b.Remaining
+}
+
+// add2 adds v1 to h[k1] and v2 to h[k2], with one allocation when both
+// are new.
+func add2(h http.Header, k1, v1, k2, v2 string) {
+	o1, o2 := h[k1], h[k2]
+	if o1 == nil && o2 == nil {
+		vals := make([]string, 2)
+		vals[0], vals[1] = v1, v2
+		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
+		return
+	}
+	h[k1], h[k2] = append(o1, v1), append(o2, v2)
+}
+
+// set2 sets h[k1] to v1 and h[k2] to v2 with one allocation.
+func set2(h http.Header, k1, v1, k2, v2 string) {
+	vals := make([]string, 2)
+	vals[0], vals[1] = v1, v2
+	h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
+}
+
+// pkLen is the number of hash bytes in a partition key (12 base64 chars).
+const pkLen = 9
+
+// appendPK appends the pk parameter for key: a Structured Field byte
+// sequence holding the first 9 bytes of SHA-256(secret, key). The key
+// itself is never sent; the secret keeps the hash of a small key space
+// (IPv4 addresses) from being inverted by enumeration.
+func appendPK(b, secret []byte, key string) []byte {
+	hh := sha256.New()
+	hh.Write(secret)
+	hh.Write([]byte(key))
+	var sum [sha256.Size]byte
+	hh.Sum(sum[:0])
+	b = append(b, ";pk=:"...)
+	b = base64.StdEncoding.AppendEncode(b, sum[:pkLen])
+	return append(b, ':')
+}

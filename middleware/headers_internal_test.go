@@ -1,0 +1,215 @@
+package middleware
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// scripted is a Store answering fixed decisions, in order.
+type scripted []algorithms.Decision
+
+func (s scripted) Take(_ context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	return append([]algorithms.Decision(nil), s[:len(checks)]...), nil
+}
+
+var constKey = func(*http.Request) (string, error) { return "192.0.2.1", nil }
+
+// result decides the policies (per-second 10/s, per-minute 100/min, and
+// "tb", a token bucket of 5) with the scripted decisions.
+func result(t *testing.T, mask uint64, ds ...algorithms.Decision) *policy.Result {
+	t.Helper()
+	ps := []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, constKey)),
+		policy.Must(policy.PerMinute("per-minute", 100, constKey)),
+		policy.Must(policy.Per("tb", 1, 2500*time.Millisecond, constKey, policy.WithAlgorithm(algorithms.TokenBucket), policy.WithBurst(5))),
+	}
+	set, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res policy.Result
+	if err := set.Prepare(httptest.NewRequest("GET", "/", nil), mask, &res); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Take(context.Background(), scripted(ds)); err != nil {
+		t.Fatal(err)
+	}
+	return &res
+}
+
+func allow(limit, remaining int64, next, reset time.Duration) algorithms.Decision {
+	return algorithms.Decision{Allowed: true, Limit: limit, Remaining: remaining, NextAfter: next, ResetAfter: reset}
+}
+
+func denyD(limit, remaining int64, retry, next, reset time.Duration) algorithms.Decision {
+	return algorithms.Decision{Limit: limit, Remaining: remaining, RetryAfter: retry, NextAfter: next, ResetAfter: reset}
+}
+
+// TestSetHeaders is the table of the Decision-to-headers mapping.
+func TestSetHeaders(t *testing.T) {
+	now := func() time.Time { return time.Unix(1_700_000_000, 500_000_000) }
+	sec7 := allow(10, 7, 300*time.Millisecond, 300*time.Millisecond)
+	min93 := allow(100, 93, 51200*time.Millisecond, 59*time.Second)
+	min0 := denyD(100, 0, 29500*time.Millisecond, 29500*time.Millisecond, 59*time.Second)
+	tests := []struct {
+		name    string
+		profile Profile
+		mask    uint64
+		ds      []algorithms.Decision
+		want    http.Header
+	}{
+		{"ietf two", IETF, 0b011, []algorithms.Decision{sec7, min93}, http.Header{
+			"Ratelimit-Policy": {`"per-second";q=10;w=1, "per-minute";q=100;w=60`},
+			"Ratelimit":        {`"per-second";r=7;t=1, "per-minute";r=93;t=52`},
+		}},
+		{"ietf full and fractional window", IETF, 0b101, []algorithms.Decision{allow(10, 10, 0, 0), allow(5, 4, 2500*time.Millisecond, 2500*time.Millisecond)}, http.Header{
+			"Ratelimit-Policy": {`"per-second";q=10;w=1, "tb";q=5;w=3`},
+			"Ratelimit":        {`"per-second";r=10;t=0, "tb";r=4;t=3`},
+		}},
+		{"ietf denied", IETF, 0b011, []algorithms.Decision{sec7, min0}, http.Header{
+			"Ratelimit-Policy": {`"per-second";q=10;w=1, "per-minute";q=100;w=60`},
+			"Ratelimit":        {`"per-second";r=7;t=1, "per-minute";r=0;t=30`},
+		}},
+		{"ietf one", IETF, 0b010, []algorithms.Decision{min93}, http.Header{
+			"Ratelimit-Policy": {`"per-minute";q=100;w=60`},
+			"Ratelimit":        {`"per-minute";r=93;t=52`},
+		}},
+		{"draft-7 lowest remaining", Draft7, 0b011, []algorithms.Decision{sec7, min93}, http.Header{
+			"Ratelimit":        {`limit=10, remaining=7, reset=1`},
+			"Ratelimit-Policy": {`10;w=1, 100;w=60`},
+		}},
+		{"draft-7 denied reports Retry-After", Draft7, 0b011, []algorithms.Decision{sec7, min0}, http.Header{
+			"Ratelimit":        {`limit=100, remaining=0, reset=30`},
+			"Ratelimit-Policy": {`10;w=1, 100;w=60`},
+		}},
+		{"draft-6", Draft6, 0b011, []algorithms.Decision{allow(10, 9, time.Second, time.Second), min93}, http.Header{
+			"Ratelimit-Limit":     {"10"},
+			"Ratelimit-Remaining": {"9"},
+			"Ratelimit-Reset":     {"1"},
+			"Ratelimit-Policy":    {`10;w=1, 100;w=60`},
+		}},
+		{"draft-6 tie goes to the longer reset", Draft6, 0b011, []algorithms.Decision{allow(10, 5, time.Second, time.Second), allow(100, 5, time.Second, 40*time.Second)}, http.Header{
+			"Ratelimit-Limit":     {"100"},
+			"Ratelimit-Remaining": {"5"},
+			"Ratelimit-Reset":     {"40"},
+			"Ratelimit-Policy":    {`10;w=1, 100;w=60`},
+		}},
+		{"legacy", Legacy, 0b011, []algorithms.Decision{sec7, min0}, http.Header{
+			"X-Ratelimit-Limit":     {"100"},
+			"X-Ratelimit-Remaining": {"0"},
+			"X-Ratelimit-Reset":     {"30"},
+		}},
+		{"legacy unix", LegacyUnix, 0b011, []algorithms.Decision{sec7, allow(100, 5, time.Second, 59200*time.Millisecond)}, http.Header{
+			"X-Ratelimit-Limit":     {"100"},
+			"X-Ratelimit-Remaining": {"5"},
+			"X-Ratelimit-Reset":     {"1700000060"}, // 1,700,000,000.5 + 59.2 s, rounded up
+		}},
+		{"none", NoHeaders, 0b011, []algorithms.Decision{sec7, min93}, http.Header{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			setHeaders(h, tt.profile, result(t, tt.mask, tt.ds...), nil, now, nil)
+			if !reflect.DeepEqual(h, tt.want) {
+				t.Errorf("setHeaders(%s) =\n%v\nwant\n%v", tt.profile, h, tt.want)
+			}
+		})
+	}
+	// Nothing taken, nothing written.
+	h := http.Header{}
+	setHeaders(h, IETF, &policy.Result{}, nil, now, nil)
+	if len(h) != 0 {
+		t.Errorf("setHeaders of an empty Result = %v", h)
+	}
+}
+
+func TestSetHeadersOuter(t *testing.T) {
+	now := func() time.Time { return time.Unix(0, 0) }
+	outer := result(t, 0b001, allow(10, 3, time.Second, time.Second))
+	inner := result(t, 0b010, allow(100, 90, time.Second, time.Minute))
+	lowInner := result(t, 0b010, allow(100, 1, time.Second, time.Minute))
+
+	h := http.Header{}
+	setHeaders(h, IETF, outer, nil, now, nil)
+	setHeaders(h, IETF, inner, outer, now, nil)
+	want := http.Header{
+		"Ratelimit-Policy": {`"per-second";q=10;w=1`, `"per-minute";q=100;w=60`},
+		"Ratelimit":        {`"per-second";r=3;t=1`, `"per-minute";r=90;t=1`},
+	}
+	if !reflect.DeepEqual(h, want) {
+		t.Errorf("nested IETF headers = %v, want %v", h, want)
+	}
+
+	for _, tt := range []struct {
+		inner *policy.Result
+		want  string
+	}{{inner, "3"}, {lowInner, "1"}} {
+		h := http.Header{}
+		setHeaders(h, Draft6, outer, nil, now, nil)
+		setHeaders(h, Draft6, tt.inner, outer, now, nil)
+		if got := h.Get(HeaderRateLimitRemaining); got != tt.want {
+			t.Errorf("nested draft-6 remaining = %s, want %s", got, tt.want)
+		}
+		if got := h.Values(HeaderRateLimitPolicy); len(got) != 2 {
+			t.Errorf("nested draft-6 policies = %q, want two field lines", got)
+		}
+		h = http.Header{}
+		setHeaders(h, Draft7, outer, nil, now, nil)
+		setHeaders(h, Draft7, tt.inner, outer, now, nil)
+		if got := h.Get(HeaderRateLimit); !strings.Contains(got, "remaining="+tt.want+",") {
+			t.Errorf("nested draft-7 = %s, want remaining %s", got, tt.want)
+		}
+	}
+}
+
+func TestPartitionKey(t *testing.T) {
+	res := result(t, 0b011, allow(10, 9, time.Second, time.Second), allow(100, 99, time.Second, time.Second))
+	pk := regexp.MustCompile(`^"per-second";r=9;t=1;pk=:([A-Za-z0-9+/]{12}):, "per-minute";r=99;t=1;pk=:([A-Za-z0-9+/]{12}):$`)
+	get := func(secret string) []string {
+		h := http.Header{}
+		setHeaders(h, IETF, res, nil, nil, []byte(secret))
+		m := pk.FindStringSubmatch(h.Get(HeaderRateLimit))
+		if m == nil {
+			t.Fatalf("RateLimit = %q, want pk parameters", h.Get(HeaderRateLimit))
+		}
+		if strings.Contains(h.Get(HeaderRateLimitPolicy), "pk=") {
+			t.Errorf("RateLimit-Policy carries pk: %q", h.Get(HeaderRateLimitPolicy))
+		}
+		return m[1:]
+	}
+	a, b := get("0123456789abcdef"), get("0123456789abcdeF")
+	if a[0] == a[1] {
+		t.Error("two policies' keys share a pk")
+	}
+	if a[0] == b[0] {
+		t.Error("pk does not depend on the secret")
+	}
+	if again := get("0123456789abcdef"); again[0] != a[0] {
+		t.Error("pk is not deterministic")
+	}
+}
+
+func TestSeconds(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want int64
+	}{{-1, 0}, {0, 0}, {1, 1}, {time.Second, 1}, {time.Second + 1, 2}, {59500 * time.Millisecond, 60}} {
+		if got := seconds(tt.d); got != tt.want {
+			t.Errorf("seconds(%v) = %d, want %d", tt.d, got, tt.want)
+		}
+	}
+	for _, p := range []Profile{IETF, Draft7, Draft6, Legacy, LegacyUnix, NoHeaders, Profile(42)} {
+		if p.String() == "" {
+			t.Errorf("Profile(%d).String() is empty", int(p))
+		}
+	}
+}

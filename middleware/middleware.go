@@ -1,0 +1,369 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// A Middleware rate-limits the requests of the handlers it wraps. For each
+// request it finds the policies that apply, decides all of them with one
+// store call (all or nothing), sets the rate-limit headers, and either
+// passes the request on — after holding it for a leaky_queue Delay — or
+// answers 429 Too Many Requests with Retry-After and a problem+json body.
+// The decision is reachable downstream through [FromContext].
+//
+// Build one with [New]; its Handler method fits chi's r.Use and r.With and
+// wraps any http.Handler. A Middleware is safe for concurrent use.
+type Middleware struct {
+	store   algorithms.Store
+	set     *policy.Set
+	pattern func(*http.Request) string
+
+	profile     Profile
+	pkSecret    []byte
+	clock       algorithms.Clock
+	wait        func(context.Context, time.Duration) error
+	failure     Failure
+	breakAfter  int64
+	cooldown    time.Duration
+	onError     func(*http.Request, error)
+	onDeny      func(http.ResponseWriter, *http.Request, *Result)
+	skip        func(*http.Request) bool
+	shadow      bool
+	onShadow    func(*http.Request, *Result)
+	problemType string
+
+	failures  atomic.Int64 // consecutive store failures
+	openUntil atomic.Int64 // breaker open until this Unix nanosecond
+	stats     stats
+}
+
+// New returns a middleware that enforces policies, keeping their state in
+// store (for example [algorithms.NewMemoryStore]). The policies are checked
+// together as a [policy.Set]: names must be unique. Policies restricted by
+// methods or routes make a rule table; see [policy.WithRoutes] for where the
+// route pattern comes from.
+//
+// Every misconfiguration is an error naming the option or the policy.
+func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Middleware, error) {
+	if store == nil {
+		return nil, errors.New("middleware: store is nil")
+	}
+	m := &Middleware{
+		store:       store,
+		clock:       algorithms.SystemClock,
+		wait:        sleep,
+		breakAfter:  5,
+		cooldown:    5 * time.Second,
+		problemType: ProblemTypeQuotaExceeded,
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("middleware: nil Option")
+		}
+		if err := opt(m); err != nil {
+			return nil, err
+		}
+	}
+	var setOpts []policy.SetOption
+	if m.pattern != nil {
+		setOpts = append(setOpts, policy.WithPatternFunc(m.pattern))
+	}
+	set, err := policy.NewSet(policies, setOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("middleware: %w", err)
+	}
+	m.set = set
+	return m, nil
+}
+
+// MustNew is like [New] but panics on a configuration error, for one-line
+// setups: r.Use(middleware.MustNew(store, policies).Handler).
+func MustNew(store algorithms.Store, policies []*policy.Policy, opts ...Option) *Middleware {
+	m, err := New(store, policies, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Set returns the policies the middleware enforces.
+func (m *Middleware) Set() *policy.Set { return m.set }
+
+// Handler returns next wrapped by the middleware.
+func (m *Middleware) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.serve(w, r, next)
+	})
+}
+
+func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if m.skip != nil && m.skip(r) {
+		next.ServeHTTP(w, r)
+		return
+	}
+	mask := m.set.Match(r)
+	if mask == 0 {
+		next.ServeHTTP(w, r)
+		return
+	}
+	rc := &resultContext{Context: r.Context()}
+	res := &rc.res
+	res.Shadow = m.shadow
+	var outer *policy.Result
+	if o, ok := FromContext(rc.Context); ok {
+		outer = &o.Result
+	}
+
+	if err := m.set.Prepare(r, mask, &res.Result); err != nil {
+		res.Err = err
+		m.report(r, err)
+		if m.shadowed(r, res) {
+			next.ServeHTTP(w, r.WithContext(rc))
+			return
+		}
+		var ke *policy.KeyError
+		if errors.As(err, &ke) {
+			m.stats.keyRejected.Add(1)
+			m.rejectKey(w, ke)
+			return
+		}
+		var ce *policy.CostError
+		if errors.As(err, &ce) {
+			m.stats.denied.Add(1)
+			m.rejectCost(w, ce)
+			return
+		}
+		// Not reached: Prepare returns no other error.
+		next.ServeHTTP(w, r.WithContext(rc))
+		return
+	}
+
+	if err := m.take(r, res); err != nil {
+		res.Err = err
+		if r.Context().Err() != nil {
+			// The client went away (or the server is shutting down).
+			m.stats.abandoned.Add(1)
+			m.unavailable(w, 0)
+			return
+		}
+		if m.failure.mode == failClosed && !m.shadowed(r, res) {
+			m.stats.failedClosed.Add(1)
+			m.unavailable(w, max(1, seconds(m.failure.retryAfter)))
+			return
+		}
+		m.stats.failedOpen.Add(1)
+		next.ServeHTTP(w, r.WithContext(rc))
+		return
+	}
+
+	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret)
+	if !res.Allowed() {
+		if m.shadowed(r, res) {
+			next.ServeHTTP(w, r.WithContext(rc))
+			return
+		}
+		m.stats.denied.Add(1)
+		if m.onDeny != nil {
+			m.onDeny(w, r, res)
+			return
+		}
+		m.deny(w, res)
+		return
+	}
+	if d := res.Delay(); d > 0 && !m.shadow {
+		m.stats.delayed.Add(1)
+		if err := m.wait(r.Context(), d); err != nil {
+			// The client went away (or the server is shutting down): its
+			// place in the queue is not refunded.
+			m.stats.abandoned.Add(1)
+			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
+			m.unavailable(w, 0)
+			return
+		}
+	}
+	next.ServeHTTP(w, r.WithContext(rc))
+}
+
+// shadowed reports whether the middleware is in shadow mode, in which case
+// it counts and reports the request it would have rejected, and the caller
+// lets it through.
+func (m *Middleware) shadowed(r *http.Request, res *Result) bool {
+	if !m.shadow {
+		return false
+	}
+	m.stats.shadowDenied.Add(1)
+	if m.onShadow != nil {
+		m.onShadow(r, res)
+	}
+	return true
+}
+
+// take decides res with the store, the breaker and the fallback.
+func (m *Middleware) take(r *http.Request, res *Result) error {
+	ctx := r.Context()
+	if m.breakAfter > 0 && m.failures.Load() >= m.breakAfter {
+		now := m.clock.Now().UnixNano()
+		until := m.openUntil.Load()
+		if now < until || !m.openUntil.CompareAndSwap(until, now+int64(m.cooldown)) {
+			m.stats.breakerOpen.Add(1)
+			m.failed(r, ErrBreakerOpen)
+			return m.fallback(ctx, r, res, ErrBreakerOpen)
+		}
+		// This request probes the store.
+	}
+	err := res.Take(ctx, m.store)
+	if err == nil {
+		if m.breakAfter > 0 && m.failures.Load() != 0 {
+			m.failures.Store(0)
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		m.report(r, err)
+		return err
+	}
+	m.failed(r, err)
+	if m.breakAfter > 0 {
+		if m.failures.Add(1) == m.breakAfter {
+			m.openUntil.Store(m.clock.Now().UnixNano() + int64(m.cooldown))
+		}
+	}
+	return m.fallback(ctx, r, res, err)
+}
+
+// failed counts and reports a store failure.
+func (m *Middleware) failed(r *http.Request, err error) {
+	m.stats.storeErrors.Add(1)
+	m.report(r, err)
+}
+
+// fallback decides res with the fallback store, if any; it returns err when
+// there is none or it fails too.
+func (m *Middleware) fallback(ctx context.Context, r *http.Request, res *Result, err error) error {
+	if m.failure.mode != fallBack {
+		return err
+	}
+	if ferr := res.Take(ctx, m.failure.store); ferr != nil {
+		ferr = fmt.Errorf("middleware: fallback: %w", ferr)
+		m.failed(r, ferr)
+		return errors.Join(err, ferr)
+	}
+	m.stats.fallback.Add(1)
+	res.Fallback = true
+	res.Err = err
+	return nil
+}
+
+func (m *Middleware) report(r *http.Request, err error) {
+	if m.onError != nil {
+		m.onError(r, err)
+	}
+}
+
+// ErrBreakerOpen is the error of a request the circuit breaker kept from
+// the store (see [WithBreaker]).
+var ErrBreakerOpen = errors.New("middleware: circuit breaker open: store not called")
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A Result is the rate-limit decision for one request, as handlers
+// downstream of the middleware see it through [FromContext]: the policies
+// that applied and their decisions (see [policy.Result]), and how the
+// middleware reached them.
+type Result struct {
+	policy.Result
+	// Shadow reports whether the middleware is in dry-run mode (it lets
+	// denied requests through).
+	Shadow bool
+	// Fallback reports whether the decisions came from the fallback store.
+	Fallback bool
+	// Err is the failure the middleware met, if any: the store's error
+	// (then the request passed unlimited, or was decided by the fallback
+	// store), or in shadow mode a *policy.KeyError or *policy.CostError.
+	Err error
+}
+
+// resultContext is the request context carrying a Result, in one
+// allocation.
+type resultContext struct {
+	context.Context
+	res Result
+}
+
+type contextKey struct{}
+
+// Value returns the Result for the middleware's key.
+func (c *resultContext) Value(key any) any {
+	if key == (contextKey{}) {
+		return &c.res
+	}
+	return c.Context.Value(key)
+}
+
+// FromContext returns the Result of the innermost middleware that evaluated
+// the request of ctx; ok is false when none did (no policy applied, the
+// request was skipped, or there is no middleware). The Result is read-only.
+func FromContext(ctx context.Context) (res *Result, ok bool) {
+	res, ok = ctx.Value(contextKey{}).(*Result)
+	return res, ok
+}
+
+// Stats are the middleware's counters since it was built.
+type Stats struct {
+	// Denied counts requests answered 429 (including costs out of range).
+	Denied int64
+	// KeyRejected counts requests rejected because a policy found no key.
+	KeyRejected int64
+	// ShadowDenied counts requests shadow mode let through that it would
+	// have rejected.
+	ShadowDenied int64
+	// StoreErrors counts failed store calls (including breaker-open ones).
+	StoreErrors int64
+	// FailedOpen counts requests let through unlimited because of a failure.
+	FailedOpen int64
+	// FailedClosed counts requests answered 503 because of a failure.
+	FailedClosed int64
+	// Fallback counts requests decided by the fallback store.
+	Fallback int64
+	// BreakerOpen counts requests for which the breaker skipped the store.
+	BreakerOpen int64
+	// Delayed counts requests held for a leaky_queue Delay.
+	Delayed int64
+	// Abandoned counts requests whose client went away (context done)
+	// before the decision or while held; they are not served.
+	Abandoned int64
+}
+
+type stats struct {
+	denied, keyRejected, shadowDenied, storeErrors, failedOpen, failedClosed,
+	fallback, breakerOpen, delayed, abandoned atomic.Int64
+}
+
+// Stats returns a snapshot of the middleware's counters.
+func (m *Middleware) Stats() Stats {
+	s := &m.stats
+	return Stats{
+		Denied: s.denied.Load(), KeyRejected: s.keyRejected.Load(), ShadowDenied: s.shadowDenied.Load(),
+		StoreErrors: s.storeErrors.Load(), FailedOpen: s.failedOpen.Load(), FailedClosed: s.failedClosed.Load(),
+		Fallback: s.fallback.Load(), BreakerOpen: s.breakerOpen.Load(), Delayed: s.delayed.Load(),
+		Abandoned: s.abandoned.Load(),
+	}
+}

@@ -1,0 +1,571 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// t0 is a minute boundary.
+var t0 = time.Unix(1_700_000_040, 0)
+
+func newStore(t testing.TB) (*algorithms.MemoryStore, *algotest.Clock) {
+	t.Helper()
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, clock
+}
+
+// remote keys by RemoteAddr.
+var remote keyfunc.Func = func(r *http.Request) (string, error) { return r.RemoteAddr, nil }
+
+// user keys by the X-User header.
+var user keyfunc.Func = func(r *http.Request) (string, error) {
+	if u := r.Header.Get("X-User"); u != "" {
+		return u, nil
+	}
+	return "", keyfunc.ErrNoUser
+}
+
+func fixed(name string, limit int64, window time.Duration, key keyfunc.Func, opts ...policy.Option) *policy.Policy {
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: limit, Window: window}
+	return policy.Must(policy.New(name, spec, key, opts...))
+}
+
+// ok is the downstream handler: it answers 200 "ok".
+var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+
+func serve(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+type step struct {
+	advance    time.Duration
+	status     int
+	rateLimit  string
+	retryAfter string
+}
+
+func run(t *testing.T, h http.Handler, clock *algotest.Clock, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		clock.Advance(s.advance)
+		w := serve(h, "GET", "/")
+		if w.Code != s.status || w.Header().Get("RateLimit") != s.rateLimit || w.Header().Get("Retry-After") != s.retryAfter {
+			t.Errorf("step %d: %d RateLimit %q Retry-After %q, want %d %q %q", i, w.Code,
+				w.Header().Get("RateLimit"), w.Header().Get("Retry-After"), s.status, s.rateLimit, s.retryAfter)
+		}
+	}
+}
+
+func TestStackedSequence(t *testing.T) {
+	store, clock := newStore(t)
+	m, err := middleware.New(store, []*policy.Policy{
+		fixed("per-second", 3, time.Second, remote),
+		fixed("per-minute", 5, time.Minute, remote),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Handler(ok)
+	run(t, h, clock, []step{
+		{0, 200, `"per-second";r=2;t=1, "per-minute";r=4;t=60`, ""},
+		{0, 200, `"per-second";r=1;t=1, "per-minute";r=3;t=60`, ""},
+		{0, 200, `"per-second";r=0;t=1, "per-minute";r=2;t=60`, ""},
+		{0, 429, `"per-second";r=0;t=1, "per-minute";r=2;t=60`, "1"},
+		{time.Second, 200, `"per-second";r=2;t=1, "per-minute";r=1;t=59`, ""},
+		{0, 200, `"per-second";r=1;t=1, "per-minute";r=0;t=59`, ""},
+		// Denied by the minute: the second's allowance is not used up.
+		{0, 429, `"per-second";r=1;t=1, "per-minute";r=0;t=59`, "59"},
+		{0, 429, `"per-second";r=1;t=1, "per-minute";r=0;t=59`, "59"},
+		{59 * time.Second, 200, `"per-second";r=2;t=1, "per-minute";r=4;t=60`, ""},
+	})
+	w := serve(h, "GET", "/")
+	if got := w.Header().Get("RateLimit-Policy"); got != `"per-second";q=3;w=1, "per-minute";q=5;w=60` {
+		t.Errorf("RateLimit-Policy = %s", got)
+	}
+	if got := m.Stats().Denied; got != 3 {
+		t.Errorf("Stats().Denied = %d, want 3", got)
+	}
+}
+
+func TestProblemBody(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("tiny", 1, time.Minute, remote)})
+	h := m.Handler(ok)
+	serve(h, "GET", "/")
+	w := serve(h, "GET", "/")
+	if w.Code != 429 {
+		t.Fatalf("status %d, want 429", w.Code)
+	}
+	for k, v := range map[string]string{"Content-Type": "application/problem+json", "Cache-Control": "no-store", "Retry-After": "60"} {
+		if got := w.Header().Get(k); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	var p struct {
+		Type     string   `json:"type"`
+		Title    string   `json:"title"`
+		Status   int      `json:"status"`
+		Detail   string   `json:"detail"`
+		Violated []string `json:"violated-policies"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatalf("body %q: %v", w.Body, err)
+	}
+	if p.Type != middleware.ProblemTypeQuotaExceeded || p.Title != "Too Many Requests" || p.Status != 429 ||
+		p.Detail != "Quota exceeded for tiny; retry in 60 seconds." || len(p.Violated) != 1 || p.Violated[0] != "tiny" {
+		t.Errorf("problem = %+v", p)
+	}
+}
+
+func TestKeyErrors(t *testing.T) {
+	var errs []error
+	onError := middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) })
+	for _, tt := range []struct {
+		action policy.KeyAction
+		status int
+	}{{policy.RejectBadRequest, 400}, {policy.RejectForbidden, 403}, {policy.SkipPolicy, 200}} {
+		errs = nil
+		store, _ := newStore(t)
+		name := "u-" + tt.action.String()
+		m := middleware.MustNew(store, []*policy.Policy{
+			fixed("ip", 10, time.Minute, remote),
+			fixed(name, 10, time.Minute, user, policy.OnKeyError(tt.action)),
+		}, onError)
+		h := m.Handler(ok)
+		w := serve(h, "GET", "/")
+		if w.Code != tt.status {
+			t.Errorf("%s: status %d, want %d", tt.action, w.Code, tt.status)
+		}
+		if tt.status == 200 {
+			if got := w.Header().Get("RateLimit"); got != `"ip";r=9;t=60` {
+				t.Errorf("%s: RateLimit %q, want only the ip policy", tt.action, got)
+			}
+			if len(errs) != 0 {
+				t.Errorf("%s: errors reported for a skipped policy: %v", tt.action, errs)
+			}
+			continue
+		}
+		var ke *policy.KeyError
+		if len(errs) != 1 || !errors.As(errs[0], &ke) || !errors.Is(errs[0], keyfunc.ErrNoUser) {
+			t.Errorf("%s: errors %v, want one KeyError", tt.action, errs)
+		}
+		if !strings.Contains(w.Body.String(), name) || w.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: body %q", tt.action, w.Body)
+		}
+		// Nothing was consumed from the ip policy.
+		w = serve(h, "GET", "/", "X-User", "ann")
+		if got := w.Header().Get("RateLimit"); !strings.HasPrefix(got, `"ip";r=9;`) {
+			t.Errorf("%s: after a rejected request RateLimit %q, want ip r=9", tt.action, got)
+		}
+		if m.Stats().KeyRejected != 1 {
+			t.Errorf("%s: KeyRejected %d, want 1", tt.action, m.Stats().KeyRejected)
+		}
+	}
+}
+
+func TestCost(t *testing.T) {
+	store, _ := newStore(t)
+	weighted := fixed("weighted", 10, time.Minute, remote, policy.WithCost(func(r *http.Request) int64 {
+		return int64(len(r.URL.Query()["item"]))
+	}))
+	h := middleware.MustNew(store, []*policy.Policy{weighted}).Handler(ok)
+	if w := serve(h, "GET", "/?item=a&item=b&item=c"); w.Code != 200 || w.Header().Get("RateLimit") != `"weighted";r=7;t=60` {
+		t.Errorf("cost 3: %d %q", w.Code, w.Header().Get("RateLimit"))
+	}
+	for _, target := range []string{"/", "/?" + strings.Repeat("item=x&", 11)} {
+		w := serve(h, "GET", target)
+		if w.Code != 429 || w.Header().Get("Retry-After") != "" || !strings.Contains(w.Body.String(), `"violated-policies":["weighted"]`) {
+			t.Errorf("%s: %d Retry-After %q body %s, want 429 without Retry-After", target, w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
+	}
+}
+
+// failing is a store that fails, counting its calls.
+type failing struct {
+	mu    sync.Mutex
+	calls int
+}
+
+var errDown = errors.New("redis: connection refused to 10.0.0.7:6379")
+
+func (f *failing) Take(context.Context, ...algorithms.Check) ([]algorithms.Decision, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	return nil, errDown
+}
+
+func TestStoreFailure(t *testing.T) {
+	ps := func() []*policy.Policy { return []*policy.Policy{fixed("p", 1, time.Minute, remote)} }
+	var errs []error
+	onError := middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) })
+
+	t.Run("open", func(t *testing.T) {
+		errs = nil
+		m := middleware.MustNew(&failing{}, ps(), onError)
+		var res *middleware.Result
+		h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { res, _ = middleware.FromContext(r.Context()) }))
+		for range 3 {
+			w := serve(h, "GET", "/")
+			if w.Code != 200 || w.Header().Get("RateLimit") != "" {
+				t.Errorf("fail open: %d RateLimit %q", w.Code, w.Header().Get("RateLimit"))
+			}
+		}
+		if len(errs) != 3 || !errors.Is(errs[0], errDown) {
+			t.Errorf("errors %v, want 3 wrapping errDown", errs)
+		}
+		if s := m.Stats(); s.FailedOpen != 3 || s.StoreErrors != 3 {
+			t.Errorf("Stats %+v", s)
+		}
+		if res == nil || !errors.Is(res.Err, errDown) || res.Taken() {
+			t.Errorf("FromContext after failure = %+v", res)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		errs = nil
+		m := middleware.MustNew(&failing{}, ps(), onError, middleware.OnStoreError(middleware.FailClosed(1500*time.Millisecond)))
+		w := serve(m.Handler(ok), "GET", "/")
+		if w.Code != 503 || w.Header().Get("Retry-After") != "2" || w.Header().Get("Cache-Control") != "no-store" {
+			t.Errorf("fail closed: %d Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+		}
+		if strings.Contains(w.Body.String(), "10.0.0.7") || strings.Contains(w.Body.String(), "redis") {
+			t.Errorf("error text reached the client: %s", w.Body)
+		}
+		if len(errs) != 1 || m.Stats().FailedClosed != 1 {
+			t.Errorf("errors %v stats %+v", errs, m.Stats())
+		}
+	})
+	t.Run("fallback", func(t *testing.T) {
+		errs = nil
+		store, _ := newStore(t)
+		m := middleware.MustNew(&failing{}, ps(), onError, middleware.OnStoreError(middleware.FallBack(store)))
+		var res *middleware.Result
+		h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { res, _ = middleware.FromContext(r.Context()) }))
+		if w := serve(h, "GET", "/"); w.Code != 200 || w.Header().Get("RateLimit") != `"p";r=0;t=60` {
+			t.Errorf("fallback first: %d %q", w.Code, w.Header().Get("RateLimit"))
+		}
+		if res == nil || !res.Fallback || !errors.Is(res.Err, errDown) {
+			t.Errorf("FromContext = %+v, want Fallback with the store error", res)
+		}
+		if w := serve(h, "GET", "/"); w.Code != 429 {
+			t.Errorf("fallback second: %d, want 429 from the fallback store", w.Code)
+		}
+		if m.Stats().Fallback != 2 || len(errs) != 2 {
+			t.Errorf("Stats %+v errors %d", m.Stats(), len(errs))
+		}
+		// Both stores failing: open.
+		m = middleware.MustNew(&failing{}, ps(), onError, middleware.OnStoreError(middleware.FallBack(&failing{})))
+		errs = nil
+		if w := serve(m.Handler(ok), "GET", "/"); w.Code != 200 || len(errs) != 2 {
+			t.Errorf("both failing: %d, %d errors", w.Code, len(errs))
+		}
+	})
+	t.Run("breaker", func(t *testing.T) {
+		errs = nil
+		f := &failing{}
+		clock := algotest.NewClock(t0)
+		m := middleware.MustNew(f, ps(), onError, middleware.WithBreaker(2, 10*time.Second), middleware.WithClock(clock))
+		h := m.Handler(ok)
+		for range 5 {
+			serve(h, "GET", "/")
+		}
+		if f.calls != 2 || m.Stats().BreakerOpen != 3 || !errors.Is(errs[4], middleware.ErrBreakerOpen) {
+			t.Errorf("breaker: %d store calls (want 2), stats %+v", f.calls, m.Stats())
+		}
+		clock.Advance(10 * time.Second)
+		serve(h, "GET", "/") // the probe
+		serve(h, "GET", "/")
+		if f.calls != 3 {
+			t.Errorf("after the cooldown: %d store calls, want 3 (one probe)", f.calls)
+		}
+	})
+}
+
+func TestShadow(t *testing.T) {
+	store, _ := newStore(t)
+	var shadowed []*middleware.Result
+	m := middleware.MustNew(store, []*policy.Policy{
+		fixed("p", 1, time.Minute, remote),
+		fixed("u", 5, time.Minute, user),
+	}, middleware.WithShadow(func(_ *http.Request, res *middleware.Result) { shadowed = append(shadowed, res) }))
+	h := m.Handler(ok)
+	w1 := serve(h, "GET", "/", "X-User", "a")
+	w2 := serve(h, "GET", "/", "X-User", "a")
+	w3 := serve(h, "GET", "/") // no user: would be 400
+	for i, w := range []*httptest.ResponseRecorder{w1, w2, w3} {
+		if w.Code != 200 || w.Body.String() != "ok" {
+			t.Errorf("request %d: %d %q, want 200 ok", i+1, w.Code, w.Body)
+		}
+	}
+	if got := w2.Header().Get("RateLimit"); got != `"p";r=0;t=60, "u";r=4;t=60` {
+		t.Errorf("shadow headers %q", got)
+	}
+	if len(shadowed) != 2 || shadowed[0].Allowed() || !shadowed[0].Shadow || !errors.Is(shadowed[1].Err, policy.ErrKey) {
+		t.Errorf("shadow reports %v", shadowed)
+	}
+	if m.Stats().ShadowDenied != 2 || m.Stats().Denied != 0 {
+		t.Errorf("Stats %+v", m.Stats())
+	}
+}
+
+func TestSkip(t *testing.T) {
+	store, _ := newStore(t)
+	ps := []*policy.Policy{fixed("p", 1, time.Minute, remote)}
+	skipHealth := middleware.MustNew(store, ps, middleware.WithSkip(middleware.SkipPaths("/healthz"))).Handler(ok)
+	for range 3 {
+		if w := serve(skipHealth, "GET", "/healthz"); w.Code != 200 || w.Header().Get("RateLimit") != "" {
+			t.Errorf("/healthz: %d %q", w.Code, w.Header().Get("RateLimit"))
+		}
+	}
+	skipNet := middleware.MustNew(store, ps, middleware.WithSkip(middleware.SkipPrefixes(netip.MustParsePrefix("192.0.2.0/24")))).Handler(ok)
+	for range 3 {
+		if w := serve(skipNet, "GET", "/"); w.Code != 200 { // httptest's RemoteAddr is 192.0.2.1:1234
+			t.Errorf("allow-listed peer: %d", w.Code)
+		}
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	for _, addr := range []string{"198.51.100.1:80", "[::ffff:198.51.100.1]:80", "garbage"} {
+		r.RemoteAddr = addr
+		if middleware.SkipPrefixes(netip.MustParsePrefix("192.0.2.0/24"))(r) {
+			t.Errorf("SkipPrefixes(%s) = true", addr)
+		}
+	}
+	r.RemoteAddr = "[::ffff:192.0.2.9]:80"
+	if !middleware.SkipPrefixes(netip.MustParsePrefix("192.0.2.0/24"))(r) {
+		t.Error("SkipPrefixes does not unmap IPv4-mapped peers")
+	}
+}
+
+func TestLeakyQueue(t *testing.T) {
+	store, clock := newStore(t)
+	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 2 * time.Second}, remote))
+	var waits []time.Duration
+	abandon := func() {}
+	m := middleware.MustNew(store, []*policy.Policy{queue}, middleware.WithWait(func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		abandon() // the client goes away while held
+		return ctx.Err()
+	}))
+	served := 0
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
+	codes := []int{}
+	for range 4 {
+		codes = append(codes, serve(h, "GET", "/").Code)
+	}
+	if want := []int{200, 200, 200, 429}; !equalInts(codes, want) {
+		t.Errorf("codes %v, want %v", codes, want)
+	}
+	if len(waits) != 2 || waits[0] != time.Second || waits[1] != 2*time.Second || served != 3 {
+		t.Errorf("waits %v served %d, want [1s 2s] and 3", waits, served)
+	}
+	// A client that goes away while held is not served; its place is kept.
+	clock.Advance(3 * time.Second)
+	serve(h, "GET", "/") // departs at once
+	ctx, cancel := context.WithCancel(context.Background())
+	abandon = cancel
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+	abandon = func() {}
+	if w.Code != 503 || served != 4 || m.Stats().Abandoned != 1 || m.Stats().Delayed != 3 {
+		t.Errorf("abandoned: %d served %d stats %+v", w.Code, served, m.Stats())
+	}
+	if got := serve(h, "GET", "/"); got.Code != 200 || waits[len(waits)-1] != 2*time.Second {
+		t.Errorf("after an abandoned request: %d, wait %v; want 200 after 2s (the place is not refunded)", got.Code, waits[len(waits)-1])
+	}
+	// A request whose client is gone before the store call is not served.
+	served = 0
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+	if w.Code != 503 || served != 0 || m.Stats().FailedOpen != 0 {
+		t.Errorf("cancelled request: %d served %d stats %+v", w.Code, served, m.Stats())
+	}
+}
+
+// ctxBlind is a store that ignores the request context.
+type ctxBlind struct{ algorithms.Store }
+
+func (s ctxBlind) Take(_ context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	return s.Store.Take(context.Background(), checks...)
+}
+
+func TestDefaultWait(t *testing.T) {
+	store, _ := newStore(t)
+	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1000, Window: time.Second, MaxDelay: time.Hour}, remote))
+	h := middleware.MustNew(ctxBlind{store}, []*policy.Policy{queue}).Handler(ok)
+	serve(h, "GET", "/")
+	// The second request is held 1 ms by a real timer (the store's clock
+	// does not move, so this is the only real wait in these tests).
+	if w := serve(h, "GET", "/"); w.Code != 200 {
+		t.Errorf("held request: %d", w.Code)
+	}
+	// The third would be held 2 ms, but its client is gone.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+	if w.Code != 503 {
+		t.Errorf("cancelled while held: %d, want 503", w.Code)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestFromContext(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{
+		fixed("a", 10, time.Second, remote),
+		fixed("b", 100, time.Minute, remote),
+	})
+	var got []string
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, ok := middleware.FromContext(r.Context())
+		if !ok {
+			t.Fatal("FromContext: no result")
+		}
+		for i := 0; i < res.Len(); i++ {
+			got = append(got, res.Policy(i).Name()+"="+res.Key(i))
+		}
+		if !res.Allowed() || res.Decision(1).Remaining != 99 {
+			t.Errorf("result %+v", res.Decision(1))
+		}
+	}))
+	serve(h, "GET", "/")
+	if want := []string{"a=a:192.0.2.1:1234", "b=b:192.0.2.1:1234"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("outcomes %v, want %v", got, want)
+	}
+	if _, ok := middleware.FromContext(context.Background()); ok {
+		t.Error("FromContext(Background) found a result")
+	}
+}
+
+func TestDenyHandler(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1, time.Minute, remote)},
+		middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, res *middleware.Result) {
+			w.Header().Set("Retry-After", res.RetryAfter().String())
+			w.WriteHeader(418)
+		}))
+	h := m.Handler(ok)
+	serve(h, "GET", "/")
+	w := serve(h, "GET", "/")
+	if w.Code != 418 || w.Header().Get("Retry-After") != "1m0s" || w.Header().Get("RateLimit") != `"p";r=0;t=60` {
+		t.Errorf("deny handler: %d %v", w.Code, w.Header())
+	}
+}
+
+func TestNestedMiddlewares(t *testing.T) {
+	store, _ := newStore(t)
+	global := middleware.MustNew(store, []*policy.Policy{fixed("global", 10, time.Minute, remote)})
+	strict := middleware.MustNew(store, []*policy.Policy{fixed("strict", 1, time.Minute, remote)})
+	var inner *middleware.Result
+	h := global.Handler(strict.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner, _ = middleware.FromContext(r.Context())
+	})))
+	w := serve(h, "GET", "/")
+	if got := w.Header().Values("RateLimit"); strings.Join(got, "|") != `"global";r=9;t=60|"strict";r=0;t=60` {
+		t.Errorf("nested RateLimit = %q", got)
+	}
+	if inner == nil || inner.Policy(0).Name() != "strict" {
+		t.Errorf("FromContext returns %v, want the innermost", inner)
+	}
+	w = serve(h, "GET", "/")
+	if w.Code != 429 || w.Header().Get("Retry-After") != "60" {
+		t.Errorf("inner denial: %d", w.Code)
+	}
+}
+
+func TestRuleTableStdlib(t *testing.T) {
+	store, _ := newStore(t)
+	login := policy.Must(policy.Login(remote, policy.WithRoutes("POST /login")))
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", ok)
+	mux.Handle("/", ok)
+	// Wrapping the whole mux: the pattern is resolved by asking the mux.
+	h := middleware.MustNew(store, []*policy.Policy{login}, middleware.WithPatternFunc(policy.ServeMuxPattern(mux))).Handler(mux)
+	for i := range 7 {
+		w := serve(h, "POST", "/login")
+		if want := map[bool]int{true: 200, false: 429}[i < 5]; w.Code != want {
+			t.Errorf("POST /login #%d: %d, want %d", i+1, w.Code, want)
+		}
+	}
+	if w := serve(h, "POST", "/other"); w.Code != 200 || w.Header().Get("RateLimit") != "" {
+		t.Errorf("POST /other: %d %q", w.Code, w.Header().Get("RateLimit"))
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	store, _ := newStore(t)
+	p := fixed("p", 1, time.Second, remote)
+	tests := []struct {
+		name     string
+		store    algorithms.Store
+		policies []*policy.Policy
+		opts     []middleware.Option
+		want     string
+	}{
+		{"nil store", nil, []*policy.Policy{p}, nil, "store is nil"},
+		{"no policies", store, nil, nil, "Policies is empty"},
+		{"duplicate", store, []*policy.Policy{p, p}, nil, `"p": Name`},
+		{"nil option", store, []*policy.Policy{p}, []middleware.Option{nil}, "nil Option"},
+		{"fallback nil", store, []*policy.Policy{p}, []middleware.Option{middleware.OnStoreError(middleware.FallBack(nil))}, "FallBack"},
+		{"closed negative", store, []*policy.Policy{p}, []middleware.Option{middleware.OnStoreError(middleware.FailClosed(-1))}, "FailClosed"},
+		{"breaker", store, []*policy.Policy{p}, []middleware.Option{middleware.WithBreaker(-1, 0)}, "WithBreaker"},
+		{"breaker cooldown", store, []*policy.Policy{p}, []middleware.Option{middleware.WithBreaker(3, 0)}, "cooldown"},
+		{"profile", store, []*policy.Policy{p}, []middleware.Option{middleware.WithHeaders(middleware.Profile(99))}, "WithHeaders"},
+		{"pk", store, []*policy.Policy{p}, []middleware.Option{middleware.WithPartitionKey([]byte("short"))}, "WithPartitionKey"},
+		{"clock", store, []*policy.Policy{p}, []middleware.Option{middleware.WithClock(nil)}, "WithClock"},
+		{"wait", store, []*policy.Policy{p}, []middleware.Option{middleware.WithWait(nil)}, "WithWait"},
+		{"error handler", store, []*policy.Policy{p}, []middleware.Option{middleware.WithErrorHandler(nil)}, "WithErrorHandler"},
+		{"deny handler", store, []*policy.Policy{p}, []middleware.Option{middleware.WithDenyHandler(nil)}, "WithDenyHandler"},
+		{"skip", store, []*policy.Policy{p}, []middleware.Option{middleware.WithSkip(nil)}, "WithSkip"},
+		{"pattern", store, []*policy.Policy{p}, []middleware.Option{middleware.WithPatternFunc(nil)}, "WithPatternFunc"},
+		{"problem type", store, []*policy.Policy{p}, []middleware.Option{middleware.WithProblemType(`a"b`)}, "WithProblemType"},
+	}
+	for _, tt := range tests {
+		_, err := middleware.New(tt.store, tt.policies, tt.opts...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "middleware: ") {
+			t.Errorf("%s: New error = %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("MustNew(nil store) did not panic")
+		}
+	}()
+	middleware.MustNew(nil, []*policy.Policy{p})
+}

@@ -1,0 +1,264 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// An Option configures a Middleware at construction.
+type Option func(*Middleware) error
+
+// A Failure says what the middleware does when the store fails (returns an
+// error other than a denial). Every failure is also counted and passed to
+// the error handler; no error text reaches the client.
+type Failure struct {
+	mode       failureMode
+	store      algorithms.Store
+	retryAfter time.Duration
+}
+
+type failureMode int
+
+const (
+	failOpen failureMode = iota
+	failClosed
+	fallBack
+)
+
+// FailOpen lets requests through unlimited while the store fails, without
+// rate-limit headers. It is the default: an outage of the limiter does not
+// become an outage of the service.
+func FailOpen() Failure { return Failure{mode: failOpen} }
+
+// FailClosed answers 503 Service Unavailable with Retry-After (retryAfter
+// in whole seconds, rounded up, at least 1) while the store fails: for
+// endpoints where an unlimited request is worse than none, such as login.
+func FailClosed(retryAfter time.Duration) Failure {
+	return Failure{mode: failClosed, retryAfter: retryAfter}
+}
+
+// FallBack decides with store (typically an in-memory store: limits per
+// instance instead of shared) while the primary store fails; if the
+// fallback fails too, the request is let through (fail open).
+func FallBack(store algorithms.Store) Failure { return Failure{mode: fallBack, store: store} }
+
+// OnStoreError sets what happens when the store fails; the default is
+// [FailOpen].
+func OnStoreError(f Failure) Option {
+	return func(m *Middleware) error {
+		if f.mode == fallBack && f.store == nil {
+			return errors.New("middleware: OnStoreError: FallBack store is nil")
+		}
+		if f.mode == failClosed && f.retryAfter < 0 {
+			return errors.New("middleware: OnStoreError: FailClosed retryAfter is negative")
+		}
+		m.failure = f
+		return nil
+	}
+}
+
+// WithBreaker sets the circuit breaker that keeps a failing store from
+// adding its latency (a timeout, say) to every request: after failures
+// consecutive store errors, the middleware stops calling the store for
+// cooldown and applies the failure mode at once; then one request probes
+// the store, and a success closes the breaker. The default is 5 failures
+// and a 5-second cooldown; failures 0 disables the breaker.
+func WithBreaker(failures int, cooldown time.Duration) Option {
+	return func(m *Middleware) error {
+		if failures < 0 {
+			return errors.New("middleware: WithBreaker: failures is negative")
+		}
+		if failures > 0 && cooldown <= 0 {
+			return errors.New("middleware: WithBreaker: cooldown must be positive")
+		}
+		m.breakAfter, m.cooldown = int64(failures), cooldown
+		return nil
+	}
+}
+
+// WithHeaders selects the rate-limit header profile; the default is [IETF].
+func WithHeaders(p Profile) Option {
+	return func(m *Middleware) error {
+		if p < IETF || p > NoHeaders {
+			return errors.New("middleware: WithHeaders: unknown profile " + p.String())
+		}
+		m.profile = p
+		return nil
+	}
+}
+
+// WithPartitionKey adds the pk parameter to each member of the IETF
+// RateLimit field: a Structured Field byte sequence (":base64:") holding 9
+// bytes of SHA-256 over secret and the policy's key. The raw key is never
+// sent; the secret (at least 16 bytes, kept on the server) keeps a small key
+// space such as IPv4 addresses from being enumerated back from the hash.
+// Off by default.
+func WithPartitionKey(secret []byte) Option {
+	return func(m *Middleware) error {
+		if len(secret) < 16 {
+			return errors.New("middleware: WithPartitionKey: secret must be at least 16 bytes")
+		}
+		m.pkSecret = append([]byte(nil), secret...)
+		return nil
+	}
+}
+
+// WithClock sets the clock the middleware reads for LegacyUnix reset times
+// and the breaker's cooldown; the default is [algorithms.SystemClock]. The
+// store has its own clock.
+func WithClock(c algorithms.Clock) Option {
+	return func(m *Middleware) error {
+		if c == nil {
+			return errors.New("middleware: WithClock: clock is nil")
+		}
+		m.clock = c
+		return nil
+	}
+}
+
+// WithWait sets how the middleware holds a request that a leaky_queue
+// policy admitted with a Delay. wait must return nil after d, or the
+// context's error as soon as it is done (the client went away). The default
+// waits on a timer. Tests inject a wait that advances a fake clock.
+func WithWait(wait func(ctx context.Context, d time.Duration) error) Option {
+	return func(m *Middleware) error {
+		if wait == nil {
+			return errors.New("middleware: WithWait: wait is nil")
+		}
+		m.wait = wait
+		return nil
+	}
+}
+
+// WithErrorHandler sets the function told of every failure: store errors
+// (wrapped, with errors.Is matching the store's error), keys that could not
+// be extracted (*policy.KeyError), costs out of range (*policy.CostError),
+// and waits cut short. The default discards them; they are still counted in
+// [Middleware.Stats]. It must be safe for concurrent use and should not block.
+func WithErrorHandler(onError func(r *http.Request, err error)) Option {
+	return func(m *Middleware) error {
+		if onError == nil {
+			return errors.New("middleware: WithErrorHandler: handler is nil")
+		}
+		m.onError = onError
+		return nil
+	}
+}
+
+// WithDenyHandler replaces the whole 429 response. The handler is called
+// for a request the policies deny, with the rate-limit headers already set
+// (delete them if unwanted); it writes the status, Retry-After (see
+// [Result.RetryAfter]), Cache-Control and the body.
+func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Result)) Option {
+	return func(m *Middleware) error {
+		if deny == nil {
+			return errors.New("middleware: WithDenyHandler: handler is nil")
+		}
+		m.onDeny = deny
+		return nil
+	}
+}
+
+// WithSkip exempts the requests for which skip returns true: they are not
+// evaluated, counted or given headers. See [SkipPaths] and [SkipPrefixes].
+func WithSkip(skip func(*http.Request) bool) Option {
+	return func(m *Middleware) error {
+		if skip == nil {
+			return errors.New("middleware: WithSkip: skip is nil")
+		}
+		m.skip = skip
+		return nil
+	}
+}
+
+// WithShadow turns on dry-run mode: the middleware evaluates every request,
+// consumes quota and sets headers as usual, but never rejects and never
+// holds a request. Each request it would have rejected (denied, no key, bad
+// cost, or failed closed) is counted as shadow-denied and passed to report
+// (which may be nil). Use it to try new limits on live traffic.
+func WithShadow(report func(r *http.Request, res *Result)) Option {
+	return func(m *Middleware) error {
+		m.shadow = true
+		m.onShadow = report
+		return nil
+	}
+}
+
+// WithPatternFunc sets the function returning the route pattern of a
+// request, for policies restricted with [policy.WithRoutes]; see
+// [policy.WithPatternFunc]. Under chi, use a function reading chi's route
+// context; for a middleware wrapping a whole ServeMux, use
+// [policy.ServeMuxPattern].
+func WithPatternFunc(pattern func(*http.Request) string) Option {
+	return func(m *Middleware) error {
+		if pattern == nil {
+			return errors.New("middleware: WithPatternFunc: function is nil")
+		}
+		m.pattern = pattern
+		return nil
+	}
+}
+
+// WithProblemType sets the "type" URI of 429 problem details; the default
+// is [ProblemTypeQuotaExceeded]. "about:blank" is the conservative choice
+// while the IANA registration is pending.
+func WithProblemType(uri string) Option {
+	return func(m *Middleware) error {
+		if uri == "" || !jsonSafe(uri) {
+			return errors.New("middleware: WithProblemType: URI is empty or needs escaping")
+		}
+		m.problemType = uri
+		return nil
+	}
+}
+
+// SkipPaths returns a skip function (see [WithSkip]) for requests whose
+// URL path is exactly one of paths, such as "/healthz".
+func SkipPaths(paths ...string) func(*http.Request) bool {
+	set := make(map[string]struct{}, len(paths))
+	for _, p := range paths {
+		set[p] = struct{}{}
+	}
+	return func(r *http.Request) bool {
+		_, ok := set[r.URL.Path]
+		return ok
+	}
+}
+
+// SkipPrefixes returns a skip function (see [WithSkip]) for requests whose
+// connecting peer (RemoteAddr) is in one of prefixes: load balancers'
+// health checks, internal networks. It does not read forwarding headers; to
+// exempt clients behind a proxy, compare the address your keyfunc.IP trusts.
+func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
+	ps := append([]netip.Prefix(nil), prefixes...)
+	return func(r *http.Request) bool {
+		ap, err := netip.ParseAddrPort(r.RemoteAddr)
+		var a netip.Addr
+		if err == nil {
+			a = ap.Addr()
+		} else if a, err = netip.ParseAddr(r.RemoteAddr); err != nil {
+			return false
+		}
+		a = a.Unmap()
+		for _, p := range ps {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func jsonSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

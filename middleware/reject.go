@@ -1,0 +1,123 @@
+package middleware
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// Problem types (RFC 9457 "type" members).
+const (
+	// ProblemTypeQuotaExceeded is the type of a 429 body: the problem type
+	// draft-ietf-httpapi-ratelimit-headers asks IANA to register.
+	ProblemTypeQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	// ProblemTypeBlank is the type of the other rejections (400, 403, 503),
+	// whose title is the status phrase.
+	ProblemTypeBlank = "about:blank"
+	// ContentTypeProblem is the media type of problem details.
+	ContentTypeProblem = "application/problem+json"
+)
+
+// deny writes the default 429 response for a denied res: Retry-After (the
+// longest wait among the violated policies, never before their t),
+// Cache-Control: no-store, and a problem+json body naming the violated
+// policies in "violated-policies".
+func (m *Middleware) deny(w http.ResponseWriter, res *Result) {
+	retry := retrySeconds(&res.Result)
+	var buf [512]byte
+	b := append(buf[:0], `{"type":"`...)
+	b = append(b, m.problemType...)
+	b = append(b, `","title":"Too Many Requests","status":429,"detail":"Quota exceeded for `...)
+	first := true
+	for i := 0; i < res.Len(); i++ {
+		if res.Decision(i).Allowed {
+			continue
+		}
+		if !first {
+			b = append(b, ", "...)
+		}
+		first = false
+		b = append(b, res.Policy(i).Name()...)
+	}
+	b = append(b, "; retry in "...)
+	b = strconv.AppendInt(b, retry, 10)
+	if retry == 1 {
+		b = append(b, ` second.","violated-policies":[`...)
+	} else {
+		b = append(b, ` seconds.","violated-policies":[`...)
+	}
+	first = true
+	for i := 0; i < res.Len(); i++ {
+		if res.Decision(i).Allowed {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, res.Policy(i).Name()...)
+		b = append(b, '"')
+	}
+	b = append(b, "]}\n"...)
+	h := w.Header()
+	h.Set(HeaderRetryAfter, strconv.FormatInt(retry, 10))
+	writeProblem(w, http.StatusTooManyRequests, b)
+}
+
+// rejectKey answers a request a policy found no key for: 400 or 403.
+func (m *Middleware) rejectKey(w http.ResponseWriter, e *policy.KeyError) {
+	status := e.Action.Status()
+	b := appendBlank(nil, status)
+	b = append(b, `,"detail":"The request does not identify the client for rate-limit policy `...)
+	b = append(b, e.Policy.Name()...)
+	b = append(b, `."}`+"\n"...)
+	writeProblem(w, status, b)
+}
+
+// rejectCost answers a request whose cost a policy can never admit: 429
+// without Retry-After, since waiting does not help.
+func (m *Middleware) rejectCost(w http.ResponseWriter, e *policy.CostError) {
+	b := append([]byte(nil), `{"type":"`...)
+	b = append(b, m.problemType...)
+	b = append(b, `","title":"Too Many Requests","status":429,"detail":"The request costs `...)
+	b = strconv.AppendInt(b, e.Cost, 10)
+	b = append(b, " units; policy "...)
+	b = append(b, e.Policy.Name()...)
+	b = append(b, " admits 1 to "...)
+	b = strconv.AppendInt(b, e.Policy.Capacity(), 10)
+	b = append(b, `.","violated-policies":["`...)
+	b = append(b, e.Policy.Name()...)
+	b = append(b, `"]}`+"\n"...)
+	writeProblem(w, http.StatusTooManyRequests, b)
+}
+
+// unavailable answers 503, with Retry-After when retry > 0.
+func (m *Middleware) unavailable(w http.ResponseWriter, retry int64) {
+	if retry > 0 {
+		w.Header().Set(HeaderRetryAfter, strconv.FormatInt(retry, 10))
+	}
+	b := appendBlank(nil, http.StatusServiceUnavailable)
+	b = append(b, "}\n"...)
+	writeProblem(w, http.StatusServiceUnavailable, b)
+}
+
+// appendBlank appends an about:blank problem object for status, without
+// its closing brace.
+func appendBlank(b []byte, status int) []byte {
+	b = append(b, `{"type":"about:blank","title":"`...)
+	b = append(b, http.StatusText(status)...)
+	b = append(b, `","status":`...)
+	return strconv.AppendInt(b, int64(status), 10)
+}
+
+func writeProblem(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", ContentTypeProblem)
+	h.Set(HeaderCacheControl, "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Del("Content-Encoding")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
