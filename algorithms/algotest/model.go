@@ -36,9 +36,8 @@ import (
 //
 // Take is all or nothing, as the Store contract says: the checks are decided
 // in order, each seeing what the earlier checks of the same call took from
-// the same (Spec, Key); if one is denied, nothing is consumed, and every
-// Decision of the call reports the state before the call, with Allowed false
-// for every check (see [Model.TakeAt]).
+// the same (Spec, Key); if one is denied, nothing is consumed (see
+// [Model.TakeAt] for what the Decisions of such a call report).
 //
 // A Model is safe for concurrent use (it holds one lock).
 type Model struct {
@@ -57,12 +56,14 @@ func NewModel() *Model { return &Model{keys: make(map[modelKey]machine)} }
 // TakeAt decides checks at instant now, all or nothing. It returns the first
 // validation error (from Check.Validate) without consuming anything.
 //
-// When every check is admitted each Decision describes its key after this
+// When every check is admitted, each Decision describes its key after this
 // call's consumption up to and including that check. When one is denied the
-// call consumes nothing and every Decision is computed on the state before
-// the call, as a single check would be: the denied check(s) with their
-// RetryAfter, the others with Allowed false and RetryAfter 0 — they were not
-// admitted, and would be at once if asked alone.
+// call consumes nothing: a denied check keeps its decision (made after the
+// earlier checks of the call on the same key, as if they had been admitted);
+// a check that passed keeps Allowed true — it is not the reason for the
+// denial — but reports its key as it is, untouched, with Delay 0, as if it
+// had been decided alone without consuming. This is what the in-memory store
+// reports.
 func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.Decision, error) {
 	for _, c := range checks {
 		if err := c.Validate(); err != nil {
@@ -93,14 +94,14 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 		}
 		return out, nil
 	}
-	// Denied: report each check against the untouched state.
+	// Denied: nothing is consumed. A denied check keeps its decision; one
+	// that passed reports the key as it is, as if decided alone.
 	for i, c := range checks {
-		k := modelKey{c.Spec, c.Key}
-		d := decide(c.Spec, m.machineFor(k).clone(), t, cost(c), false)
-		if d.Allowed {
-			d.Allowed = false
-			d.Delay = 0
+		if !out[i].Allowed {
+			continue
 		}
+		d := decide(c.Spec, m.machineFor(modelKey{c.Spec, c.Key}).clone(), t, cost(c), false)
+		d.Delay = 0
 		out[i] = d
 	}
 	return out, nil

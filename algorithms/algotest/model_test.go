@@ -157,8 +157,12 @@ func TestModelAllOrNothing(t *testing.T) {
 		t.Fatal("first token denied")
 	}
 	ds, err := m.TakeAt(Base, algorithms.Check{Spec: a, Key: "k"}, algorithms.Check{Spec: b, Key: "k"})
-	if err != nil || ds[0].Allowed || ds[1].Allowed || ds[1].RetryAfter != time.Second || ds[0].Remaining != 3 {
-		t.Fatalf("denied call = %+v, %v; want both denied, nothing consumed", ds, err)
+	if err != nil || !ds[0].Allowed || ds[1].Allowed || ds[1].RetryAfter != time.Second || ds[0].Remaining != 3 {
+		t.Fatalf("denied call = %+v, %v; want the first passing with Remaining 3 (nothing consumed), the second denied", ds, err)
+	}
+	ds, _ = m.TakeAt(Base, algorithms.Check{Spec: a, Key: "k", Cost: 2}, algorithms.Check{Spec: a, Key: "k", Cost: 2})
+	if !ds[0].Allowed || ds[0].Remaining != 3 || ds[1].Allowed || ds[1].Remaining != 1 || ds[1].RetryAfter != time.Second {
+		t.Fatalf("2+2 of 3 on one key = %+v; want the first passing untouched, the second denied after the first", ds)
 	}
 	ds, _ = m.TakeAt(Base, algorithms.Check{Spec: a, Key: "k", Cost: 2}, algorithms.Check{Spec: a, Key: "k"})
 	if !ds[0].Allowed || !ds[1].Allowed || ds[0].Remaining != 1 || ds[1].Remaining != 0 {

@@ -57,19 +57,24 @@ var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü"}
 // two or three (on the same key and spec too). Costs run from 1 to 3 (0,
 // meaning 1, included), never above a spec's capacity, so every step is
 // valid. The first spec cycles through the seven kinds with the seed, so
-// seeds 0 to 6 cover them all.
+// seeds 0 to 6 cover them all, and seeds 7 to 13 cover them again with
+// Burst != Limit, Buckets > 1 and MaxDelay > 0.
 func RandomTrace(seed uint64, n int) Trace {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	scale := traceWindows[rng.IntN(len(traceWindows))]
 	specs := make([]algorithms.Spec, 2+rng.IntN(3))
 	for i := range specs {
 		w := scale
-		if i > 0 && rng.IntN(2) == 0 {
+		if i > 0 && rng.IntN(4) == 0 {
 			w = traceWindows[rng.IntN(len(traceWindows))]
 		}
 		specs[i] = randomSpec(rng, w)
 		if i == 0 {
-			specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%uint64(len(algorithms.Kinds))], w)
+			kinds := uint64(len(algorithms.Kinds))
+			specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w)
+			for seed/kinds%2 == 1 && !rich(specs[i]) {
+				specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w)
+			}
 		}
 	}
 	keys := traceKeys[:2+rng.IntN(len(traceKeys)-1)]
@@ -83,6 +88,11 @@ func RandomTrace(seed uint64, n int) Trace {
 			k = 3
 		case r < 3:
 			k = 2
+		}
+		if len(tr.Steps) > 0 && rng.IntN(2) == 0 {
+			// Again what the last step asked: runs of one client's requests.
+			tr.Steps = append(tr.Steps, Step{At: at, Checks: tr.Steps[len(tr.Steps)-1].Checks})
+			continue
 		}
 		st := Step{At: at, Checks: make([]algorithms.Check, k)}
 		for j := range st.Checks {
@@ -100,15 +110,29 @@ func RandomTrace(seed uint64, n int) Trace {
 	return tr
 }
 
+// rich reports whether s uses its kind's optional parameter: Burst other
+// than Limit, Buckets > 1, MaxDelay > 0.
+func rich(s algorithms.Spec) bool {
+	switch s.Algorithm {
+	case algorithms.TokenBucket, algorithms.LeakyBucket:
+		return s.Burst != 0 && s.Burst != s.Limit
+	case algorithms.SlidingBuckets:
+		return s.Buckets > 1
+	case algorithms.LeakyQueue:
+		return s.MaxDelay > 0
+	}
+	return true
+}
+
 // randomGap returns the wait before the next step.
 func randomGap(rng *rand.Rand, now time.Time, scale time.Duration, specs []algorithms.Spec) time.Duration {
 	switch r := rng.IntN(100); {
-	case r < 35: // a burst at one instant
+	case r < 40: // a burst at one instant
 		return 0
-	case r < 65:
-		return time.Duration(rng.Int64N(int64(scale)/8 + 1))
-	case r < 83:
-		return time.Duration(rng.Int64N(2*int64(scale) + 1))
+	case r < 75:
+		return time.Duration(rng.Int64N(int64(scale)/32 + 1))
+	case r < 85:
+		return time.Duration(rng.Int64N(int64(scale) + 1))
 	case r < 95: // just around the next boundary of a spec's window or sub-window
 		s := specs[rng.IntN(len(specs))]
 		w := int64(s.Window)
@@ -119,8 +143,8 @@ func randomGap(rng *rand.Rand, now time.Time, scale time.Duration, specs []algor
 		next := (t/w + 1) * w
 		gap := next - t + rng.Int64N(5) - 2
 		return time.Duration(max(0, gap))
-	case r < 99: // idle for many windows
-		return time.Duration(rng.Int64N(20*int64(scale) + 1))
+	case r < 99: // idle for a few windows
+		return time.Duration(rng.Int64N(5*int64(scale) + 1))
 	}
 	return time.Duration(rng.Int64N(int64(3 * time.Hour)))
 }
@@ -144,8 +168,8 @@ func randomSpecOf(rng *rand.Rand, k algorithms.Kind, w time.Duration) algorithms
 	for {
 		s := algorithms.Spec{Algorithm: k, Window: w}
 		switch r := rng.IntN(20); {
-		case r < 12:
-			s.Limit = 1 + rng.Int64N(8)
+		case r < 14:
+			s.Limit = 1 + rng.Int64N(6)
 		case r < 17:
 			s.Limit = 9 + rng.Int64N(100)
 		case r < 19:
@@ -171,7 +195,7 @@ func randomSpecOf(rng *rand.Rand, k algorithms.Kind, w time.Duration) algorithms
 				}
 			}
 		case algorithms.LeakyQueue:
-			if rng.IntN(3) > 0 {
+			if rng.IntN(6) > 0 {
 				s.MaxDelay = time.Duration(rng.Int64N(3*int64(w) + 1))
 			}
 		}

@@ -1,0 +1,21 @@
+package algotest_test
+
+import (
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+)
+
+// TestRunOnModel runs the suite against the Model itself: the suite's own
+// expectations must hold for the reference.
+func TestRunOnModel(t *testing.T) {
+	algotest.Run(t, algotest.Harness{
+		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
+			return algotest.NewModel().Store(clock)
+		},
+		NewBounded: func(t *testing.T, clock algorithms.Clock, maxKeys int) algorithms.Store {
+			return algotest.NewModel().Store(clock) // unbounded: trivially never evicts
+		},
+	})
+}

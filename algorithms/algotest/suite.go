@@ -1,0 +1,175 @@
+package algotest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// A Harness tells [Run] how to make the stores it tests.
+type Harness struct {
+	// New returns a fresh, empty store that reads clock once per call. It
+	// registers any cleanup with t.Cleanup. Required.
+	New func(t *testing.T, clock algorithms.Clock) algorithms.Store
+	// NewBounded, if set, returns a fresh store holding at most maxKeys
+	// keys. Such a store must never refuse a new key, and must evict a key
+	// that made one request before one that is being limited. When nil, the
+	// max-keys tests skip, saying so.
+	NewBounded func(t *testing.T, clock algorithms.Clock, maxKeys int) algorithms.Store
+}
+
+// TracesEnv names the environment variable that sets how many random traces
+// ModelTraces replays (default 14, of 1200 steps each); CI can raise it for
+// a longer soak.
+const TracesEnv = "ALGOTEST_TRACES"
+
+const (
+	defaultTraces = 14
+	traceSteps    = 1200
+)
+
+// Run runs the conformance suite against the stores h makes, each sub-suite
+// as a subtest with a stable name:
+//
+//   - SeedExamples/<example>: the worked examples of seeds 000 and 004;
+//   - ModelTraces/seed=<n>: random traces (every kind, several specs and
+//     keys, multi-check calls) compared with the [Model], every field of
+//     every decision;
+//   - Concurrency/<kind> and Concurrency/multi_check: 64 goroutines at one
+//     frozen instant admit exactly the capacity, never more;
+//   - AllOrNothing/<kind>: a denied call consumes nothing; two checks on one
+//     key see each other;
+//   - Expiry/<kind>: a key idle past its ResetAfter decides like a fresh one;
+//     Expiry/sweep for stores with Sweep and Len methods;
+//   - MaxKeys/<kind>: a flood of keys never makes the store refuse a key and
+//     does not evict a key being limited (needs h.NewBounded);
+//   - InvalidChecks/<case>: bad specs and costs are errors that say which
+//     field, and consume nothing;
+//   - Context/<case>: a cancelled or expired context is returned as the
+//     error, and consumes nothing;
+//   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does.
+//
+// Every decision the suite makes is also compared with the Model.
+func Run(t *testing.T, h Harness) {
+	t.Helper()
+	if h.New == nil {
+		t.Fatal("algotest: Harness.New is nil")
+	}
+	t.Run("SeedExamples", func(t *testing.T) { runSeedExamples(t, h) })
+	t.Run("ModelTraces", func(t *testing.T) { runModelTraces(t, h) })
+	t.Run("Concurrency", func(t *testing.T) { runConcurrency(t, h) })
+	t.Run("AllOrNothing", func(t *testing.T) { runAllOrNothing(t, h) })
+	t.Run("Expiry", func(t *testing.T) { runExpiry(t, h) })
+	t.Run("MaxKeys", func(t *testing.T) { runMaxKeys(t, h) })
+	t.Run("InvalidChecks", func(t *testing.T) { runInvalidChecks(t, h) })
+	t.Run("Context", func(t *testing.T) { runContext(t, h) })
+	t.Run("TakeInto", func(t *testing.T) { runTakeInto(t, h) })
+}
+
+// env pairs a store under test with the Model, at instants relative to Base.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	clock *Clock
+	store algorithms.Store
+	model *Model
+}
+
+func newEnv(t *testing.T, h Harness) *env {
+	clock := NewClock(Base)
+	return &env{t: t, ctx: t.Context(), clock: clock, store: h.New(t, clock), model: NewModel()}
+}
+
+// take decides checks at Base+at on the store and on the model, fails the
+// test on an error or when they disagree, and returns the store's decisions.
+func (e *env) take(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
+	e.t.Helper()
+	now := Base.Add(at)
+	e.clock.Set(now)
+	got, err := e.store.Take(e.ctx, checks...)
+	if err != nil {
+		e.t.Fatalf("Take(%s) at +%v: %v", formatChecks(checks), at, err)
+	}
+	want, err := e.model.TakeAt(now, checks...)
+	if err != nil {
+		e.t.Fatalf("model: Take(%s) at +%v: %v", formatChecks(checks), at, err)
+	}
+	if len(got) != len(want) {
+		e.t.Fatalf("Take(%s) at +%v: %d decisions, want %d", formatChecks(checks), at, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			e.t.Errorf("Take(%s) at +%v, check %d: decisions differ from the model:\n\tgot  %+v\n\twant %+v", formatChecks(checks), at, i, got[i], want[i])
+		}
+	}
+	return got
+}
+
+func formatChecks(checks []algorithms.Check) string {
+	return Step{Checks: checks}.format()[len("+0s "):]
+}
+
+func runSeedExamples(t *testing.T, h Harness) {
+	for _, ex := range seedExamples {
+		t.Run(ex.name, func(t *testing.T) {
+			clock := NewClock(Base)
+			store := h.New(t, clock)
+			ex.run(t, func(at time.Duration, c algorithms.Check) algorithms.Decision {
+				t.Helper()
+				clock.Set(Base.Add(at))
+				ds, err := store.Take(t.Context(), c)
+				if err != nil {
+					t.Fatalf("Take(%s) at +%v: %v", formatCheck(c), at, err)
+				}
+				if len(ds) != 1 {
+					t.Fatalf("Take(%s) at +%v: %d decisions, want 1", formatCheck(c), at, len(ds))
+				}
+				return ds[0]
+			})
+		})
+	}
+}
+
+func runModelTraces(t *testing.T, h Harness) {
+	n := defaultTraces
+	if v := os.Getenv(TracesEnv); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 {
+			t.Fatalf("%s=%q: want a positive number of traces", TracesEnv, v)
+		}
+		n = k
+	}
+	for seed := range uint64(n) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			tr := RandomTrace(seed, traceSteps)
+			clock := NewClock(tr.Start)
+			diff, err := CompareModel(t.Context(), h.New(t, clock), clock, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff != "" {
+				t.Errorf("the store disagrees with the model:\n%s", diff)
+			}
+		})
+	}
+}
+
+// kindSpecs returns one spec of each kind with capacity c (c >= 2), at time
+// scales where nothing refills during a test at one instant.
+func kindSpecs(c int64) []algorithms.Spec {
+	return []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: c, Window: time.Minute},
+		{Algorithm: algorithms.SlidingLog, Limit: c, Window: time.Minute},
+		{Algorithm: algorithms.SlidingWindow, Limit: c, Window: time.Minute},
+		{Algorithm: algorithms.SlidingBuckets, Limit: c, Window: time.Minute, Buckets: 6},
+		{Algorithm: algorithms.TokenBucket, Limit: c / 2, Window: time.Second, Burst: c},
+		{Algorithm: algorithms.LeakyBucket, Limit: c / 2, Window: time.Second, Burst: c},
+		// floor(MaxDelay·L/W) + 1 = c
+		{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Duration(c-1) * 100 * time.Millisecond},
+	}
+}

@@ -1,0 +1,430 @@
+package algotest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+const (
+	goroutines = 64
+	perRoutine = 4
+)
+
+// hammer runs goroutines×perRoutine Takes of checks at the clock's frozen
+// instant and returns the decisions of the first check of every admitted call.
+func hammer(t *testing.T, store algorithms.Store, checks ...algorithms.Check) []algorithms.Decision {
+	t.Helper()
+	var (
+		mu       sync.Mutex
+		admitted []algorithms.Decision
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for range goroutines {
+		wg.Go(func() {
+			for range perRoutine {
+				ds, err := store.Take(t.Context(), checks...)
+				mu.Lock()
+				switch {
+				case err != nil:
+					firstErr = cmpOr(firstErr, err)
+				case len(ds) != len(checks):
+					firstErr = cmpOr(firstErr, fmt.Errorf("%d decisions for %d checks", len(ds), len(checks)))
+				case ds[0].Allowed && allAllowed(ds):
+					admitted = append(admitted, ds[0])
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		t.Fatalf("concurrent Take(%s): %v", formatChecks(checks), firstErr)
+	}
+	return admitted
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func allAllowed(ds []algorithms.Decision) bool {
+	for _, d := range ds {
+		if !d.Allowed {
+			return false
+		}
+	}
+	return true
+}
+
+func runConcurrency(t *testing.T, h Harness) {
+	const c = 100 // < goroutines·perRoutine
+	for _, spec := range kindSpecs(c) {
+		t.Run(string(spec.Algorithm), func(t *testing.T) {
+			clock := NewClock(Base.Add(17 * time.Second)) // frozen
+			store := h.New(t, clock)
+			admitted := hammer(t, store, algorithms.Check{Spec: spec, Key: "hot"})
+			if len(admitted) != c {
+				t.Fatalf("%s: %d goroutines × %d unit requests at one instant admitted %d, want exactly the capacity %d",
+					spec, goroutines, perRoutine, len(admitted), c)
+			}
+			// Each admitted call saw the one before it: Remaining runs c−1 .. 0.
+			rem := make([]int64, len(admitted))
+			for i, d := range admitted {
+				rem[i] = d.Remaining
+			}
+			sort.Slice(rem, func(i, j int) bool { return rem[i] > rem[j] })
+			for i, r := range rem {
+				if r != int64(c-1-i) {
+					t.Fatalf("%s: the admitted calls report Remaining %v, want each of %d..0 once", spec, rem, c-1)
+				}
+			}
+			if spec.Algorithm == algorithms.LeakyQueue {
+				seen := make(map[time.Duration]bool)
+				for _, d := range admitted {
+					if seen[d.Delay] {
+						t.Fatalf("%s: two admitted requests were given the same Delay %v", spec, d.Delay)
+					}
+					seen[d.Delay] = true
+				}
+			}
+		})
+	}
+	t.Run("multi_check", func(t *testing.T) {
+		// Every call takes one unit of a (50) and one of b (1000): exactly 50
+		// calls pass, and b keeps exactly 50 of its units taken.
+		clock := NewClock(Base.Add(17 * time.Second))
+		store := h.New(t, clock)
+		a := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 50, Window: time.Minute}, Key: "a"}
+		b := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1, Window: time.Second, Burst: 1000}, Key: "b"}
+		if got := len(hammer(t, store, a, b)); got != 50 {
+			t.Fatalf("concurrent Take(a 50, b 1000) admitted %d calls, want 50", got)
+		}
+		ds, err := store.Take(t.Context(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds[0].Remaining != 1000-50-1 {
+			t.Fatalf("b after 50 admitted calls and one more: Remaining = %d, want %d (denied calls must not consume)", ds[0].Remaining, 1000-50-1)
+		}
+	})
+}
+
+func runAllOrNothing(t *testing.T, h Harness) {
+	closed := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "closed"}
+	for _, spec := range kindSpecs(4) {
+		t.Run(string(spec.Algorithm), func(t *testing.T) {
+			e := newEnv(t, h)
+			c := spec.Capacity()
+			p := algorithms.Check{Spec: spec, Key: "p"}
+			e.take(0, closed) // exhausts the second check
+			ds := e.take(time.Second, p, closed)
+			if ds[1].Allowed {
+				t.Fatalf("%s: the exhausted check was admitted", spec)
+			}
+			ds = e.take(time.Second, p)
+			if !ds[0].Allowed || ds[0].Remaining != c-1 {
+				t.Fatalf("%s: after a denied call, a single request reports %+v; want it admitted with Remaining %d (the denied call consumed nothing)", spec, ds[0], c-1)
+			}
+			// Two checks that each fit alone but not together consume nothing.
+			all := p
+			all.Cost = c - 1
+			ds = e.take(time.Second, all, p)
+			if !ds[0].Allowed || ds[1].Allowed || ds[0].Remaining != c-1 {
+				t.Fatalf("%s: Take(cost %d, cost 1) with %d left = %+v; want the first passing, the second denied, nothing consumed", spec, c-1, c-1, ds)
+			}
+			// Two checks on the same key see each other.
+			ds = e.take(time.Second, p, p)
+			if !allAllowed(ds) || ds[0].Remaining != c-2 || ds[1].Remaining != c-3 {
+				t.Fatalf("%s: Take(p, p) with %d left = %+v; want both admitted, the second seeing the first", spec, c-1, ds)
+			}
+			e.take(time.Second, p)
+		})
+	}
+}
+
+func runExpiry(t *testing.T, h Harness) {
+	for _, spec := range kindSpecs(3) {
+		t.Run(string(spec.Algorithm), func(t *testing.T) {
+			e := newEnv(t, h)
+			var last algorithms.Decision
+			for _, key := range []string{"k1", "k2"} {
+				at := 1500 * time.Millisecond
+				for i := range 5 {
+					c := algorithms.Check{Spec: spec, Key: key}
+					if i == 4 {
+						c.Cost = 2
+					}
+					last = e.take(at, c)[0]
+					at += 7 * time.Millisecond
+				}
+			}
+			if last.ResetAfter <= 0 {
+				t.Fatalf("%s: a key that used its capacity reports ResetAfter %v", spec, last.ResetAfter)
+			}
+			at := 1500*time.Millisecond + 4*7*time.Millisecond + last.ResetAfter
+			// 1 ns early the key still differs from a fresh one (model checks it).
+			e.take(at-time.Nanosecond, algorithms.Check{Spec: spec, Key: "k1"})
+			if sw, ok := e.store.(interface{ Sweep() int }); ok {
+				e.clock.Set(Base.Add(at))
+				sw.Sweep()
+			}
+			fresh := e.take(at, algorithms.Check{Spec: spec, Key: "fresh", Cost: 2})[0]
+			got := e.take(at, algorithms.Check{Spec: spec, Key: "k2", Cost: 2})[0]
+			if got != fresh {
+				t.Fatalf("%s: idle for its ResetAfter (%v), the key decides %+v; a fresh key decides %+v", spec, last.ResetAfter, got, fresh)
+			}
+		})
+	}
+	t.Run("sweep", func(t *testing.T) {
+		clock := NewClock(Base)
+		store := h.New(t, clock)
+		s, ok := store.(interface {
+			Sweep() int
+			Len() int
+		})
+		if !ok {
+			t.Skipf("the store (%T) has no Sweep and Len methods", store)
+		}
+		var longest time.Duration
+		for i, spec := range kindSpecs(3) {
+			ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: fmt.Sprint("k", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			longest = max(longest, ds[0].ResetAfter)
+		}
+		if got := s.Len(); got != 7 {
+			t.Fatalf("Len() = %d after 7 keys, want 7", got)
+		}
+		clock.Advance(longest - time.Nanosecond)
+		s.Sweep()
+		if got := s.Len(); got == 0 {
+			t.Fatalf("Sweep dropped every key 1 ns before the last ResetAfter (%v)", longest)
+		}
+		clock.Advance(time.Nanosecond)
+		s.Sweep()
+		if got := s.Len(); got != 0 {
+			t.Fatalf("Len() = %d after Sweep at the last ResetAfter, want 0", got)
+		}
+	})
+}
+
+func runMaxKeys(t *testing.T, h Harness) {
+	if h.NewBounded == nil {
+		t.Skip("Harness.NewBounded is nil: the store has no key bound to test")
+	}
+	const maxKeys, flood = 256, 2048
+	for _, spec := range kindSpecs(10) {
+		t.Run(string(spec.Algorithm), func(t *testing.T) {
+			clock := NewClock(Base.Add(17 * time.Second)) // frozen: nothing turns idle
+			store := h.NewBounded(t, clock, maxKeys)
+			model := NewModel()
+			take := func(c algorithms.Check) algorithms.Decision {
+				t.Helper()
+				ds, err := store.Take(t.Context(), c)
+				if err != nil {
+					t.Fatalf("Take(%s): %v", formatCheck(c), err)
+				}
+				return ds[0]
+			}
+			victim := algorithms.Check{Spec: spec, Key: "victim"}
+			for range spec.Capacity() + 1 {
+				take(victim)
+				_, _ = model.TakeAt(clock.Now(), victim)
+			}
+			for i := range flood {
+				c := algorithms.Check{Spec: spec, Key: fmt.Sprint("flood-", i)}
+				if d := take(c); !d.Allowed {
+					t.Fatalf("%s: flood key %d (one request) denied: the bounded store refused a new key: %+v", spec, i, d)
+				}
+			}
+			if l, ok := store.(interface{ Len() int }); ok && l.Len() > maxKeys {
+				t.Errorf("Len() = %d, above the bound %d", l.Len(), maxKeys)
+			}
+			got := take(victim)
+			want, _ := model.TakeAt(clock.Now(), victim)
+			if got != want[0] {
+				t.Fatalf("%s: after a flood of %d one-request keys (bound %d) the limited victim decides %+v, want %+v: its state was evicted",
+					spec, flood, maxKeys, got, want[0])
+			}
+		})
+	}
+}
+
+func runInvalidChecks(t *testing.T, h Harness) {
+	fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second}
+	with := func(f func(*algorithms.Spec)) algorithms.Spec {
+		s := fw
+		f(&s)
+		return s
+	}
+	specCases := []struct {
+		name  string
+		spec  algorithms.Spec
+		field string
+	}{
+		{"limit_zero", with(func(s *algorithms.Spec) { s.Limit = 0 }), "Limit"},
+		{"limit_negative", with(func(s *algorithms.Spec) { s.Limit = -1 }), "Limit"},
+		{"limit_above_max", with(func(s *algorithms.Spec) { s.Limit = algorithms.MaxLimit + 1 }), "Limit"},
+		{"window_zero", with(func(s *algorithms.Spec) { s.Window = 0 }), "Window"},
+		{"window_negative", with(func(s *algorithms.Spec) { s.Window = -time.Second }), "Window"},
+		{"window_below_min", with(func(s *algorithms.Spec) { s.Window = algorithms.MinWindow - 1 }), "Window"},
+		{"window_above_max", with(func(s *algorithms.Spec) { s.Window = algorithms.MaxWindow + 1 }), "Window"},
+		{"kind_unknown", with(func(s *algorithms.Spec) { s.Algorithm = "gcra" }), "Algorithm"},
+		{"kind_empty", with(func(s *algorithms.Spec) { s.Algorithm = "" }), "Algorithm"},
+		{"burst_on_fixed_window", with(func(s *algorithms.Spec) { s.Burst = 10 }), "Burst"},
+		{"burst_negative", with(func(s *algorithms.Spec) { s.Algorithm, s.Burst = algorithms.TokenBucket, -1 }), "Burst"},
+		{"burst_refill_above_max_window", algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 1, Window: 24 * time.Hour, Burst: 2}, "Burst"},
+		{"buckets_not_dividing_window", algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: 5 * time.Second, Buckets: 7}, "Buckets"},
+		{"buckets_zero", algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: 5 * time.Second}, "Buckets"},
+		{"buckets_above_max", algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: time.Hour, Buckets: 2 * algorithms.MaxBuckets}, "Buckets"},
+		{"buckets_on_fixed_window", with(func(s *algorithms.Spec) { s.Buckets = 1 }), "Buckets"},
+		{"max_delay_negative", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 5, Window: time.Second, MaxDelay: -1}, "MaxDelay"},
+		{"max_delay_above_max", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 5, Window: time.Second, MaxDelay: algorithms.MaxWindow + 1}, "MaxDelay"},
+		{"max_delay_on_token_bucket", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second, MaxDelay: time.Second}, "MaxDelay"},
+	}
+	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: 250 * time.Millisecond} // capacity 3
+	costCases := []struct {
+		name string
+		spec algorithms.Spec
+		cost int64
+	}{
+		{"cost_negative", fw, -1},
+		{"cost_above_capacity", fw, 6},
+		{"cost_above_queue_capacity", queue, 4},
+		{"cost_above_burst", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second, Burst: 2}, 3},
+	}
+	valid := algorithms.Check{Spec: fw, Key: "k"}
+	// expectInvalid takes [valid, bad] and [bad, valid] and checks the
+	// error, then that valid's key was not consumed.
+	expectInvalid := func(t *testing.T, bad algorithms.Check, check func(error) string) {
+		t.Helper()
+		e := newEnv(t, h)
+		for _, call := range [][]algorithms.Check{{bad}, {valid, bad}, {bad, valid}} {
+			ds, err := e.store.Take(e.ctx, call...)
+			if err == nil {
+				t.Fatalf("Take(%s) = %+v, nil; want an error", formatChecks(call), ds)
+			}
+			if msg := check(err); msg != "" {
+				t.Fatalf("Take(%s): error %q: %s", formatChecks(call), err, msg)
+			}
+		}
+		if ds := e.take(0, valid); ds[0].Remaining != fw.Limit-1 {
+			t.Fatalf("after the invalid calls, %s has Remaining %d, want %d: an invalid call consumed", formatCheck(valid), ds[0].Remaining, fw.Limit-1)
+		}
+	}
+	for _, c := range specCases {
+		t.Run(c.name, func(t *testing.T) {
+			expectInvalid(t, algorithms.Check{Spec: c.spec, Key: "k"}, func(err error) string {
+				var se *algorithms.SpecError
+				switch {
+				case !errors.Is(err, algorithms.ErrInvalidSpec):
+					return "does not match algorithms.ErrInvalidSpec"
+				case !errors.As(err, &se):
+					return "is not a *algorithms.SpecError"
+				case se.Field != c.field:
+					return fmt.Sprintf("names the field %q, want %q", se.Field, c.field)
+				}
+				return ""
+			})
+		})
+	}
+	for _, c := range costCases {
+		t.Run(c.name, func(t *testing.T) {
+			expectInvalid(t, algorithms.Check{Spec: c.spec, Key: "k", Cost: c.cost}, func(err error) string {
+				var ce *algorithms.CostError
+				switch {
+				case !errors.Is(err, algorithms.ErrInvalidCost):
+					return "does not match algorithms.ErrInvalidCost"
+				case errors.Is(err, algorithms.ErrInvalidSpec):
+					return "matches ErrInvalidSpec; the spec is valid"
+				case !errors.As(err, &ce):
+					return "is not a *algorithms.CostError"
+				case ce.Cost != c.cost:
+					return fmt.Sprintf("reports cost %d, want %d", ce.Cost, c.cost)
+				}
+				return ""
+			})
+		})
+	}
+	t.Run("cost_at_capacity_is_valid", func(t *testing.T) {
+		e := newEnv(t, h)
+		for _, spec := range append(kindSpecs(4), queue) {
+			if ds := e.take(0, algorithms.Check{Spec: spec, Key: "k", Cost: spec.Capacity()}); !ds[0].Allowed {
+				t.Errorf("%s: a fresh key denied a request of cost = capacity %d", spec, spec.Capacity())
+			}
+		}
+	})
+}
+
+func runContext(t *testing.T, h Harness) {
+	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 3, Window: time.Minute}
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	expired, cancel2 := context.WithDeadline(t.Context(), time.Unix(0, 0))
+	defer cancel2()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{
+		{"cancelled", cancelled, context.Canceled},
+		{"deadline_exceeded", expired, context.DeadlineExceeded},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, h)
+			check := algorithms.Check{Spec: spec, Key: "k"}
+			ds, err := e.store.Take(c.ctx, check, check)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("Take with a %s context = %+v, %v; want an error matching %v", c.name, ds, err, c.want)
+			}
+			if ds := e.take(0, check); ds[0].Remaining != 2 {
+				t.Fatalf("after the %s call Remaining = %d, want 2: the call consumed", c.name, ds[0].Remaining)
+			}
+		})
+	}
+}
+
+func runTakeInto(t *testing.T, h Harness) {
+	tr := RandomTrace(1000, 300)
+	clock := NewClock(tr.Start)
+	store, ok := h.New(t, clock).(algorithms.IntoStore)
+	if !ok {
+		t.Skip("the store does not implement algorithms.IntoStore")
+	}
+	if err := store.TakeInto(t.Context(), make([]algorithms.Decision, 1), make([]algorithms.Check, 2)); err == nil {
+		t.Error("TakeInto with 1 decision for 2 checks: no error")
+	}
+	got, err := Replay(t.Context(), intoOnly{store}, clock, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := Diff(tr, got, ReplayModel(tr)); diff != "" {
+		t.Errorf("TakeInto disagrees with the model:\n%s", diff)
+	}
+}
+
+// intoOnly decides through TakeInto only.
+type intoOnly struct{ s algorithms.IntoStore }
+
+func (s intoOnly) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	ds := make([]algorithms.Decision, len(checks))
+	for i := range ds {
+		ds[i] = algorithms.Decision{Remaining: -1} // must be overwritten
+	}
+	if err := s.s.TakeInto(ctx, ds, checks); err != nil {
+		return nil, err
+	}
+	return ds, nil
+}

@@ -1,0 +1,127 @@
+package algotest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+)
+
+func TestRandomTraceDeterministic(t *testing.T) {
+	a, b := algotest.RandomTrace(7, 200), algotest.RandomTrace(7, 200)
+	if a.Len() != 200 || !a.Start.Equal(b.Start) {
+		t.Fatalf("RandomTrace(7, 200): len %d, starts %v and %v", a.Len(), a.Start, b.Start)
+	}
+	da, db := algotest.ReplayModel(a), algotest.ReplayModel(b)
+	if diff := algotest.Diff(a, da, db); diff != "" {
+		t.Fatalf("two replays of the same trace differ:\n%s", diff)
+	}
+	kinds := make(map[algorithms.Kind]bool)
+	for seed := range uint64(7) {
+		tr := algotest.RandomTrace(seed, 50)
+		for i, st := range tr.Steps {
+			if i > 0 && st.At < tr.Steps[i-1].At {
+				t.Fatalf("RandomTrace(%d): step %d goes back in time", seed, i)
+			}
+			for _, c := range st.Checks {
+				if err := c.Validate(); err != nil {
+					t.Fatalf("RandomTrace(%d) step %d: invalid check: %v", seed, i, err)
+				}
+				kinds[c.Spec.Algorithm] = true
+			}
+		}
+	}
+	if len(kinds) != len(algorithms.Kinds) {
+		t.Fatalf("seeds 0..6 cover the kinds %v, want all %d", kinds, len(algorithms.Kinds))
+	}
+}
+
+// mutant wraps the model as a store and breaks it in one way.
+type mutant struct {
+	m     *algotest.Model
+	clock algorithms.Clock
+	calls int
+	mut   func(calls int, checks []algorithms.Check, ds []algorithms.Decision)
+	split bool // decide every check alone: not all or nothing
+}
+
+func (s *mutant) Take(_ context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	s.calls++
+	var ds []algorithms.Decision
+	if s.split {
+		for _, c := range checks {
+			d, err := s.m.TakeAt(s.clock.Now(), c)
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, d...)
+		}
+	} else {
+		var err error
+		if ds, err = s.m.TakeAt(s.clock.Now(), checks...); err != nil {
+			return nil, err
+		}
+	}
+	if s.mut != nil {
+		s.mut(s.calls, checks, ds)
+	}
+	return ds, nil
+}
+
+// TestCompareModelFindsDifferences checks that the random traces catch
+// stores that are wrong in small ways, and that the report says where.
+func TestCompareModelFindsDifferences(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		m     mutant
+		field string
+	}{
+		{"retry_after_1ns_late", mutant{mut: func(_ int, _ []algorithms.Check, ds []algorithms.Decision) {
+			for i := range ds {
+				if !ds[i].Allowed {
+					ds[i].RetryAfter += time.Nanosecond
+				}
+			}
+		}}, "RetryAfter"},
+		{"next_after_rounded_down_to_ms", mutant{mut: func(_ int, _ []algorithms.Check, ds []algorithms.Decision) {
+			for i := range ds {
+				ds[i].NextAfter = ds[i].NextAfter.Truncate(time.Millisecond)
+			}
+		}}, "NextAfter"},
+		{"queue_delay_rounded_down", mutant{mut: func(_ int, cs []algorithms.Check, ds []algorithms.Decision) {
+			for i := range ds {
+				ds[i].Delay = ds[i].Delay.Truncate(time.Microsecond)
+			}
+		}}, "Delay"},
+		{"not_all_or_nothing", mutant{split: true}, "Allowed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var diff string
+			for seed := range uint64(14) {
+				tr := algotest.RandomTrace(seed, 1200)
+				clock := algotest.NewClock(tr.Start)
+				m := c.m
+				m.m, m.clock = algotest.NewModel(), clock
+				var err error
+				if diff, err = algotest.CompareModel(t.Context(), &m, clock, tr); err != nil {
+					t.Fatal(err)
+				}
+				if diff != "" {
+					break
+				}
+			}
+			if diff == "" {
+				t.Fatal("no trace found the broken store")
+			}
+			t.Logf("report:\n%s", diff)
+			for _, want := range []string{"RandomTrace(", "got ", "want ", c.field, "Steps touching"} {
+				if !strings.Contains(diff, want) {
+					t.Errorf("the report lacks %q:\n%s", want, diff)
+				}
+			}
+		})
+	}
+}
