@@ -1,12 +1,10 @@
 package keyfunc
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
-	"strings"
 )
 
 // Defaults of [IP].
@@ -40,116 +38,6 @@ const (
 	srcHeader
 	srcContext
 )
-
-// An IPOption configures [IP].
-type IPOption func(*ipConfig)
-
-type ipConfig struct {
-	trusted    []netip.Prefix
-	trustedSet bool
-	hops       int
-	hopsSet    bool
-	source     source
-	sources    int // number of source options given
-	header     string
-	fromCtx    func(context.Context) netip.Addr
-	v6bits     int
-	v4bits     int
-	maxHops    int
-}
-
-// TrustedProxies declares the reverse proxies in front of this server. Only
-// when the connecting peer (RemoteAddr) falls within one of the prefixes is
-// a forwarding header read at all; then [FromXForwardedFor] (the default) or
-// [FromForwarded] walks the chain right to left, skipping every hop within
-// the prefixes, and the first address outside them is the client. A peer
-// outside the prefixes is the client itself, whatever headers it sent.
-//
-// IPv4-mapped IPv6 prefixes (::ffff:10.0.0.0/104) are turned into their
-// IPv4 form, so that either notation trusts the same peers.
-//
-// Giving no prefix is an error of [IP]. Exclusive with [TrustedHops].
-func TrustedProxies(prefixes ...netip.Prefix) IPOption {
-	ps := make([]netip.Prefix, len(prefixes))
-	copy(ps, prefixes)
-	return func(c *ipConfig) { c.trusted, c.trustedSet = ps, true }
-}
-
-// TrustedHops declares that exactly n reverse proxies stand between the
-// internet and this server, each appending to X-Forwarded-For (or
-// Forwarded). The client is then the n-th entry from the right. RemoteAddr
-// is not checked: every peer counts as the nearest proxy, so the network
-// must make sure that only the proxies can reach this server. Prefer
-// [TrustedProxies] whenever the proxies' addresses are known.
-//
-// A chain with fewer than n entries yields [ErrNoClientIP]. n must be at
-// least 1 and at most the maximum of [MaxHops]. Exclusive with
-// [TrustedProxies].
-func TrustedHops(n int) IPOption {
-	return func(c *ipConfig) { c.hops, c.hopsSet = n, true }
-}
-
-// FromXForwardedFor reads the client from X-Forwarded-For, walked right to
-// left over all its header lines (as if they were one comma-separated
-// list). It is the default source once [TrustedProxies] or [TrustedHops] is
-// given. Entries may be bare addresses, "[v6]", "[v6]:port" or "v4:port".
-func FromXForwardedFor() IPOption {
-	return func(c *ipConfig) { c.source, c.sources = srcXFF, c.sources+1 }
-}
-
-// FromForwarded reads the client from the RFC 7239 Forwarded header
-// instead of X-Forwarded-For: the for= parameter of each element, walked
-// right to left. A trusted element without for=, with "unknown" or an
-// obfuscated identifier ("_hidden"), or with malformed quoting yields
-// [ErrNoClientIP]. Requires [TrustedProxies] or [TrustedHops].
-func FromForwarded() IPOption {
-	return func(c *ipConfig) { c.source, c.sources = srcForwarded, c.sources+1 }
-}
-
-// FromHeader reads the client from a single-value header that the trusted
-// proxy overwrites on every request, such as X-Real-IP (nginx realip),
-// CF-Connecting-IP (Cloudflare) or True-Client-IP (only where the edge
-// strips the client's own value). The header is read only when the peer
-// falls within [TrustedProxies], which is required. If the header appears
-// several times, the last value (set by the hop nearest to us) is used; a
-// missing or unparseable value yields [ErrNoClientIP], never an earlier
-// value.
-func FromHeader(name string) IPOption {
-	return func(c *ipConfig) {
-		c.source, c.sources, c.header = srcHeader, c.sources+1, name
-	}
-}
-
-// FromContext reads the client from the request context through get, for
-// a middleware that has already decided the client IP and put it there,
-// such as chi's middleware.ClientIPFromXFF with middleware.GetClientIPAddr:
-//
-//	r.Use(middleware.ClientIPFromXFF("10.0.0.0/8"))
-//	ip, err := keyfunc.IP(keyfunc.FromContext(middleware.GetClientIPAddr))
-//
-// The trust decision is then that middleware's, so FromContext excludes
-// [TrustedProxies] and [TrustedHops]. An invalid (zero) address means the
-// middleware found no client, and yields [ErrNoClientIP]: there is no
-// fallback to RemoteAddr, which would be the proxy's address. The address
-// is unmapped, stripped of its zone and grouped like any other.
-func FromContext(get func(context.Context) netip.Addr) IPOption {
-	return func(c *ipConfig) { c.source, c.sources, c.fromCtx = srcContext, c.sources+1, get }
-}
-
-// IPv6Prefix sets the prefix length IPv6 clients are grouped by (default
-// [DefaultIPv6Prefix]); 128 keys every address apart. It must be within
-// 1..128.
-func IPv6Prefix(bits int) IPOption { return func(c *ipConfig) { c.v6bits = bits } }
-
-// IPv4Prefix sets the prefix length IPv4 clients are grouped by (default
-// [DefaultIPv4Prefix], one key per address). It must be within 1..32.
-func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4bits = bits } }
-
-// MaxHops sets how many forwarding-header entries are examined at most
-// (default [DefaultMaxHops]). When the walk has not found the client after
-// that many entries, the result is [ErrNoClientIP]. It must be within
-// 1..1024.
-func MaxHops(n int) IPOption { return func(c *ipConfig) { c.maxHops = n } }
 
 // IP returns a Func whose key is the client's IP address, grouped by prefix.
 //
@@ -265,16 +153,6 @@ func (c *ipConfig) validate() error {
 	return nil
 }
 
-// normPrefix masks p and turns an IPv4-mapped prefix into IPv4, so that it
-// matches the unmapped addresses it is compared with.
-func normPrefix(p netip.Prefix) netip.Prefix {
-	a := p.Addr().WithZone("")
-	if a.Is4In6() && p.Bits() >= 96 {
-		return netip.PrefixFrom(a.Unmap(), p.Bits()-96).Masked()
-	}
-	return netip.PrefixFrom(a, p.Bits()).Masked()
-}
-
 // key is the Func returned by IP.
 func (c *ipConfig) key(r *http.Request) (string, error) {
 	a, fromPeer, err := c.client(r)
@@ -367,65 +245,4 @@ func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 		return remoteAddr[:n]
 	}
 	return string(b)
-}
-
-// parseRemoteAddr parses RemoteAddr, "host:port" as net/http sets it or a
-// bare address as some tests do. The result is unmapped and has no zone.
-//
-// Only a string shaped like "[v6]:port" or "v4:port" goes to
-// netip.ParseAddrPort, so that the bare forms do not pay for its error.
-func parseRemoteAddr(s string) (netip.Addr, bool) {
-	if len(s) > 0 && (s[0] == '[' || strings.Count(s, ":") == 1) {
-		if ap, err := netip.ParseAddrPort(s); err == nil {
-			return ap.Addr().Unmap().WithZone(""), true
-		}
-	}
-	return parseHostAddr(s)
-}
-
-// parseHostAddr parses a forwarding-header entry: "192.0.2.1",
-// "2001:db8::1", "[2001:db8::1]", "[2001:db8::1]:443" or "192.0.2.1:80".
-// The result is unmapped and has no zone. Entries longer than any address
-// are rejected before parsing.
-func parseHostAddr(s string) (netip.Addr, bool) {
-	if len(s) == 0 || len(s) > maxAddrText {
-		return netip.Addr{}, false
-	}
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.Unmap().WithZone(""), true
-	}
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap().WithZone(""), true
-	}
-	if len(s) > 2 && s[0] == '[' && s[len(s)-1] == ']' {
-		if a, err := netip.ParseAddr(s[1 : len(s)-1]); err == nil && a.Is6() {
-			return a.Unmap().WithZone(""), true
-		}
-	}
-	return netip.Addr{}, false
-}
-
-// validHeaderName reports whether s is a non-empty RFC 9110 token.
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isTokenChar(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isTokenChar(b byte) bool {
-	switch {
-	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		return true
-	}
-	switch b {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
 }

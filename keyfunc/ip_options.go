@@ -1,0 +1,116 @@
+package keyfunc
+
+import (
+	"context"
+	"net/netip"
+)
+
+// An IPOption configures [IP].
+type IPOption func(*ipConfig)
+
+type ipConfig struct {
+	trusted    []netip.Prefix
+	trustedSet bool
+	hops       int
+	hopsSet    bool
+	source     source
+	sources    int // number of source options given
+	header     string
+	fromCtx    func(context.Context) netip.Addr
+	v6bits     int
+	v4bits     int
+	maxHops    int
+}
+
+// TrustedProxies declares the reverse proxies in front of this server. Only
+// when the connecting peer (RemoteAddr) falls within one of the prefixes is
+// a forwarding header read at all; then [FromXForwardedFor] (the default) or
+// [FromForwarded] walks the chain right to left, skipping every hop within
+// the prefixes, and the first address outside them is the client. A peer
+// outside the prefixes is the client itself, whatever headers it sent.
+//
+// IPv4-mapped IPv6 prefixes (::ffff:10.0.0.0/104) are turned into their
+// IPv4 form, so that either notation trusts the same peers.
+//
+// Giving no prefix is an error of [IP]. Exclusive with [TrustedHops].
+func TrustedProxies(prefixes ...netip.Prefix) IPOption {
+	ps := make([]netip.Prefix, len(prefixes))
+	copy(ps, prefixes)
+	return func(c *ipConfig) { c.trusted, c.trustedSet = ps, true }
+}
+
+// TrustedHops declares that exactly n reverse proxies stand between the
+// internet and this server, each appending to X-Forwarded-For (or
+// Forwarded). The client is then the n-th entry from the right. RemoteAddr
+// is not checked: every peer counts as the nearest proxy, so the network
+// must make sure that only the proxies can reach this server. Prefer
+// [TrustedProxies] whenever the proxies' addresses are known.
+//
+// A chain with fewer than n entries yields [ErrNoClientIP]. n must be at
+// least 1 and at most the maximum of [MaxHops]. Exclusive with
+// [TrustedProxies].
+func TrustedHops(n int) IPOption {
+	return func(c *ipConfig) { c.hops, c.hopsSet = n, true }
+}
+
+// FromXForwardedFor reads the client from X-Forwarded-For, walked right to
+// left over all its header lines (as if they were one comma-separated
+// list). It is the default source once [TrustedProxies] or [TrustedHops] is
+// given. Entries may be bare addresses, "[v6]", "[v6]:port" or "v4:port".
+func FromXForwardedFor() IPOption {
+	return func(c *ipConfig) { c.source, c.sources = srcXFF, c.sources+1 }
+}
+
+// FromForwarded reads the client from the RFC 7239 Forwarded header
+// instead of X-Forwarded-For: the for= parameter of each element, walked
+// right to left. A trusted element without for=, with "unknown" or an
+// obfuscated identifier ("_hidden"), or with malformed quoting yields
+// [ErrNoClientIP]. Requires [TrustedProxies] or [TrustedHops].
+func FromForwarded() IPOption {
+	return func(c *ipConfig) { c.source, c.sources = srcForwarded, c.sources+1 }
+}
+
+// FromHeader reads the client from a single-value header that the trusted
+// proxy overwrites on every request, such as X-Real-IP (nginx realip),
+// CF-Connecting-IP (Cloudflare) or True-Client-IP (only where the edge
+// strips the client's own value). The header is read only when the peer
+// falls within [TrustedProxies], which is required. If the header appears
+// several times, the last value (set by the hop nearest to us) is used; a
+// missing or unparseable value yields [ErrNoClientIP], never an earlier
+// value.
+func FromHeader(name string) IPOption {
+	return func(c *ipConfig) {
+		c.source, c.sources, c.header = srcHeader, c.sources+1, name
+	}
+}
+
+// FromContext reads the client from the request context through get, for
+// a middleware that has already decided the client IP and put it there,
+// such as chi's middleware.ClientIPFromXFF with middleware.GetClientIPAddr:
+//
+//	r.Use(middleware.ClientIPFromXFF("10.0.0.0/8"))
+//	ip, err := keyfunc.IP(keyfunc.FromContext(middleware.GetClientIPAddr))
+//
+// The trust decision is then that middleware's, so FromContext excludes
+// [TrustedProxies] and [TrustedHops]. An invalid (zero) address means the
+// middleware found no client, and yields [ErrNoClientIP]: there is no
+// fallback to RemoteAddr, which would be the proxy's address. The address
+// is unmapped, stripped of its zone and grouped like any other.
+func FromContext(get func(context.Context) netip.Addr) IPOption {
+	return func(c *ipConfig) { c.source, c.sources, c.fromCtx = srcContext, c.sources+1, get }
+}
+
+// IPv6Prefix sets the prefix length IPv6 clients are grouped by (default
+// [DefaultIPv6Prefix]); 128 keys every address apart. It must be within
+// 1..128.
+func IPv6Prefix(bits int) IPOption { return func(c *ipConfig) { c.v6bits = bits } }
+
+// IPv4Prefix sets the prefix length IPv4 clients are grouped by (default
+// [DefaultIPv4Prefix], one key per address). It must be within 1..32.
+func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4bits = bits } }
+
+// MaxHops sets how many forwarding-header entries are examined at most
+// (default [DefaultMaxHops]). When the walk has not found the client after
+// that many entries, the result is [ErrNoClientIP]. It must be within
+// 1..1024.
+func MaxHops(n int) IPOption { return func(c *ipConfig) { c.maxHops = n } }
