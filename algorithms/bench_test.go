@@ -201,33 +201,50 @@ func BenchmarkKeysParallel(b *testing.B) {
 	}
 }
 
-// BenchmarkMemoryPerKey holds 1,000,000 keys (one request each) and reports
-// the heap bytes per key; ns/op is the cost of a first request.
+// BenchmarkMemoryPerKey holds 1,000,000 keys (one request each, under a
+// limit of 1000 per hour, so no key is idle and none may be forgotten) and
+// reports the heap bytes per key; ns/op is the cost of a million first requests.
 func BenchmarkMemoryPerKey(b *testing.B) {
 	const n = 1_000_000
 	ks := keys(n)
-	for _, d := range benchDeciders(b, false) {
-		if d.name == string(algorithms.SlidingLog) || d.name == string(algorithms.SlidingBuckets) {
-			continue // variable-size state: measured by BenchmarkMemoryPerKeyLog
+	for _, k := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: k, Limit: 1000, Window: time.Hour}
+		switch k {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 60
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Minute
 		}
-		b.Run(d.name, func(b *testing.B) {
-			for b.Loop() {
-				b.StopTimer()
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				b.StartTimer()
-				dec := d.new()
-				for _, k := range ks {
-					dec.allow(k)
+		b.Run(string(k), func(b *testing.B) {
+			benchMemory(b, ks, func() decider {
+				s, err := algorithms.NewMemoryStore()
+				if err != nil {
+					b.Fatal(err)
 				}
-				b.StopTimer()
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/key")
-				runtime.KeepAlive(dec)
-				b.StartTimer()
-			}
+				return storeDecider{s, spec}
+			})
 		})
+	}
+	b.Run("peer=httprate", func(b *testing.B) { benchMemory(b, ks, newHttprate) })
+	b.Run("peer=x-time-rate", func(b *testing.B) { benchMemory(b, ks, func() decider { return &xrateMap{} }) })
+}
+
+func benchMemory(b *testing.B, ks []string, newDecider func() decider) {
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		dec := newDecider()
+		for _, k := range ks {
+			dec.allow(k)
+		}
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(ks)), "B/key")
+		runtime.KeepAlive(dec)
+		b.StartTimer()
 	}
 }
