@@ -54,18 +54,11 @@ func (d storeDecider) allow(key string) bool {
 	return err == nil
 }
 
-// tickClock advances 1 µs per reading, so a frozen-clock benchmark still
-// moves (the sliding log would otherwise fill its window at one instant).
-type tickClock struct{ ns atomic.Int64 }
-
-func (c *tickClock) Now() time.Time { return time.Unix(0, c.ns.Add(1000)) }
-
 func newStoreDecider(b *testing.B, k algorithms.Kind, fixed bool) decider {
 	var opts []algorithms.MemoryOption
 	if fixed {
-		c := &tickClock{}
-		c.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-		opts = append(opts, algorithms.WithClock(c))
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		opts = append(opts, algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
 	}
 	s, err := algorithms.NewMemoryStore(opts...)
 	if err != nil {
