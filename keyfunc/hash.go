@@ -15,7 +15,7 @@ const hashBytes = 16
 // HashLen is the length of a hashed key or part: [hashBytes] bytes of
 // SHA-256 (or HMAC-SHA-256) in unpadded base64url, 22 characters from
 // [A-Za-z0-9_-].
-const HashLen = (hashBytes*8 + 5) / 6
+const HashLen = 22
 
 // MinHMACKeyLen is the shortest key [SecretHMAC] accepts.
 const MinHMACKeyLen = 16
