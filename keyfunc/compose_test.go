@@ -284,3 +284,32 @@ func TestMust_PanicsOnError(t *testing.T) {
 	}()
 	keyfunc.Must(keyfunc.Join())
 }
+
+// TestNamespace_InjectiveOverRandomKeys is a property test: within one
+// namespace, different keys (raw, hashed, or raw text shaped like a hash)
+// never meet.
+func TestNamespace_InjectiveOverRandomKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	seen := make(map[string]string)
+	for i := 0; i < 5000; i++ {
+		v := randPart(rng)
+		if rng.IntN(8) == 0 {
+			v = strings.Repeat(v, keyfunc.MaxKeyLen/len(v)+rng.IntN(2)) // around the hashing limit
+		}
+		k, err := keyfunc.Must(keyfunc.Namespace("ns", constF(v)))(newReq("192.0.2.1:1"))
+		if err != nil {
+			t.Fatalf("Namespace(%q) error %v", v, err)
+		}
+		if prev, ok := seen[k]; ok && prev != v {
+			t.Fatalf("Namespace(%q) = Namespace(%q) = %q", prev, v, k)
+		}
+		seen[k] = v
+		// The hashed form of v, written raw, must not meet v's key either.
+		if strings.HasPrefix(k, "ns#") {
+			raw, _ := keyfunc.Must(keyfunc.Namespace("ns", constF(k[2:])))(newReq("192.0.2.1:1"))
+			if raw == k {
+				t.Fatalf("raw %q shares the key of hashed %q", k[2:], v)
+			}
+		}
+	}
+}

@@ -111,6 +111,30 @@ func ExampleJoin() {
 	// 1:a3:b:c
 }
 
+// An IP-plus-user composite: each signed-in user gets a bucket per client
+// address, and a forged X-Forwarded-For from a direct client is ignored.
+func ExampleJoin_ipAndUser() {
+	ip := keyfunc.Must(keyfunc.IP(keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"))))
+	key := keyfunc.Must(keyfunc.Namespace("login", keyfunc.Must(keyfunc.Join(ip, keyfunc.User()))))
+
+	for _, forged := range []string{"1.1.1.1", "2.2.2.2"} {
+		r := httptest.NewRequest(http.MethodPost, "/login", nil)
+		r.RemoteAddr = "198.51.100.7:4711" // not a trusted proxy
+		r.Header.Set("X-Forwarded-For", forged)
+		r = r.WithContext(keyfunc.WithUser(r.Context(), "alice"))
+		fmt.Println(key(r))
+	}
+
+	// Without a user the composite has no key: an error, not a shared bucket.
+	r := httptest.NewRequest(http.MethodPost, "/login", nil)
+	_, err := key(r)
+	fmt.Println(errors.Is(err, keyfunc.ErrNoKey), err)
+	// Output:
+	// login:12:198.51.100.75:alice <nil>
+	// login:12:198.51.100.75:alice <nil>
+	// true keyfunc: no user ID in the request context
+}
+
 // With chi, Route must run after routing: inline with r.With.
 func ExampleRoute() {
 	route := keyfunc.Route()

@@ -102,6 +102,10 @@ func TestIP_TrustedProxies(t *testing.T) {
 		{name: "mapped trusted hop skipped", remoteAddr: "10.0.0.1:80", headers: []string{xff, "203.0.113.5, ::ffff:10.0.0.2"}, want: "203.0.113.5"},
 		{name: "mapped peer trusted", remoteAddr: "[::ffff:10.0.0.1]:80", headers: []string{xff, "203.0.113.5"}, want: "203.0.113.5"},
 		{name: "v6 trusted peer", remoteAddr: "[2001:db8:ffff::1]:80", headers: []string{xff, "203.0.113.5"}, want: "203.0.113.5"},
+		{name: "empty line between", remoteAddr: "10.0.0.1:80", headers: []string{xff, "203.0.113.5", xff, "", xff, "10.0.0.2"}, want: "203.0.113.5"},
+		{name: "overlong garbage left of client", remoteAddr: "10.0.0.1:80", headers: []string{xff, strings.Repeat("x", 600) + ", 203.0.113.5"}, want: "203.0.113.5"},
+		{name: "overlong entry before client", remoteAddr: "10.0.0.1:80", headers: []string{xff, "203.0.113.5, " + strings.Repeat("1", 600) + ", 10.0.0.2"}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "overlong entry hides a valid tail", remoteAddr: "10.0.0.1:80", headers: []string{xff, strings.Repeat("1", 600) + "203.0.113.5"}, wantErr: keyfunc.ErrNoClientIP},
 		{name: "tabs and spaces", remoteAddr: "10.0.0.1:80", headers: []string{xff, "\t203.0.113.5 ,\t10.0.0.2 "}, want: "203.0.113.5"},
 		{name: "forty hops stop at MaxHops", remoteAddr: "10.0.0.1:80", headers: []string{xff, "203.0.113.5, " + many + "10.0.0.9"}, wantErr: keyfunc.ErrNoClientIP},
 

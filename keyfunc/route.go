@@ -10,8 +10,9 @@ import (
 // the request, never its raw path: /users/1 and /users/2 share the key of
 // "/users/{id}", so a client cannot make new keys by inventing paths.
 //
-// The pattern is Go 1.22 ServeMux's r.Pattern ("GET /users/{id}") when it
-// is set, else chi's chi.RouteContext(ctx).RoutePattern() ("/users/{id}").
+// The pattern is r.Pattern when it is set (by Go 1.22 ServeMux,
+// "GET /users/{id}", and by chi v5.5.0 once it has matched a route,
+// "/users/{id}"), else chi's chi.RouteContext(ctx).RoutePattern().
 // Both exist only once the router has matched the request, which decides
 // where the limiter must sit:
 //
