@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -139,14 +140,16 @@ func resetAfter(d algorithms.Decision) time.Duration {
 // is part of the same list), single-valued profiles keep the outer values
 // unless res reports a lower remaining. now is read only by LegacyUnix;
 // pkSecret, when not nil, adds a pk parameter to the IETF RateLimit members.
-func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte) {
+//
+// The values are built in sc, which must be fresh (never used before) since
+// the header strings point into it.
+func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, sc *scratch) {
 	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
 		return
 	}
 	switch p {
 	case IETF:
-		var buf [128]byte
-		b := buf[:0]
+		b := sc.buf[:0]
 		for i := 0; i < res.Len(); i++ {
 			d := res.Decision(i)
 			if i > 0 {
@@ -162,7 +165,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 				b = appendPK(b, pkSecret, res.Key(i))
 			}
 		}
-		add2(h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, string(b))
+		sc.add2(h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, str(b))
 		return
 	}
 	i := res.Lowest()
@@ -178,29 +181,28 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 			return
 		}
 	}
-	var buf [64]byte
 	switch p {
 	case Draft7:
-		b := append(buf[:0], "limit="...)
+		b := append(sc.buf[:0], "limit="...)
 		b = strconv.AppendInt(b, d.Limit, 10)
 		b = append(b, ", remaining="...)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		b = append(b, ", reset="...)
 		b = strconv.AppendInt(b, reset(d), 10)
-		if policies == "" {
-			h[keyRateLimit] = []string{string(b)}
-			return
+		sc.vals[0], sc.vals[1] = str(b), policies
+		h[keyRateLimit] = sc.vals[0:1:1]
+		if policies != "" {
+			h[keyPolicy] = sc.vals[1:2:2]
 		}
-		set2(h, keyRateLimit, string(b), keyPolicy, policies)
 	case Draft6:
 		// One allocation for the three numbers.
-		b := strconv.AppendInt(buf[:0], d.Limit, 10)
+		b := strconv.AppendInt(sc.buf[:0], d.Limit, 10)
 		n1 := len(b)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		n2 := len(b)
 		b = strconv.AppendInt(b, reset(d), 10)
-		s := string(b)
-		vals := make([]string, 4)
+		s := str(b)
+		vals := sc.vals[:]
 		vals[0], vals[1], vals[2], vals[3] = s[:n1], s[n1:n2], s[n2:], policies
 		h[keyLimit], h[keyRemaining], h[keyReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 		if policies != "" {
@@ -215,13 +217,13 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 				r++
 			}
 		}
-		b := strconv.AppendInt(buf[:0], d.Limit, 10)
+		b := strconv.AppendInt(sc.buf[:0], d.Limit, 10)
 		n1 := len(b)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		n2 := len(b)
 		b = strconv.AppendInt(b, r, 10)
-		s := string(b)
-		vals := make([]string, 3)
+		s := str(b)
+		vals := sc.vals[:]
 		vals[0], vals[1], vals[2] = s[:n1], s[n1:n2], s[n2:]
 		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 	}
@@ -236,24 +238,33 @@ func lowerThan(d, b algorithms.Decision) bool {
 	return d.Remaining < b.Remaining
 }
 
-// add2 adds v1 to h[k1] and v2 to h[k2], with one allocation when both
-// are new.
-func add2(h http.Header, k1, v1, k2, v2 string) {
+// A scratch holds the header values of one response, allocated with the
+// request's Result so that setting the headers allocates nothing more.
+type scratch struct {
+	vals [4]string
+	buf  [128]byte
+}
+
+// str returns the bytes of b as a string without copying. b must not be
+// written again: it points into a fresh scratch (or a fresh allocation when
+// it outgrew it), written once per response.
+func str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// add2 adds v1 to h[k1] and v2 to h[k2], without allocating when both are
+// new.
+func (sc *scratch) add2(h http.Header, k1, v1, k2, v2 string) {
 	o1, o2 := h[k1], h[k2]
 	if o1 == nil && o2 == nil {
-		vals := make([]string, 2)
-		vals[0], vals[1] = v1, v2
-		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
+		sc.vals[0], sc.vals[1] = v1, v2
+		h[k1], h[k2] = sc.vals[0:1:1], sc.vals[1:2:2]
 		return
 	}
 	h[k1], h[k2] = append(o1, v1), append(o2, v2)
-}
-
-// set2 sets h[k1] to v1 and h[k2] to v2 with one allocation.
-func set2(h http.Header, k1, v1, k2, v2 string) {
-	vals := make([]string, 2)
-	vals[0], vals[1] = v1, v2
-	h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
 }
 
 // pkLen is the number of hash bytes in a partition key (12 base64 chars).

@@ -164,7 +164,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 
-	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret)
+	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, &rc.sc)
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
 			next.ServeHTTP(w, r.WithContext(rc))
@@ -306,6 +306,7 @@ type Result struct {
 type resultContext struct {
 	context.Context
 	res Result
+	sc  scratch
 }
 
 type contextKey struct{}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
@@ -13,13 +14,18 @@ import (
 // inline is the number of policies a Result holds without allocating.
 const inline = 4
 
+// keyBufLen is the room a Result has for its namespaced keys without
+// allocating.
+const keyBufLen = 96
+
 // A Result is the evaluation of a Set for one request: the policies that
 // applied and, once taken, their decisions. Fill it with [Set.Prepare] and
 // then [Result.Take]. The zero Result is empty and ready for Prepare; a
 // Result is reused by calling Prepare again.
 //
-// A Result holds up to four policies without allocating: its buffers are
-// the checks and decisions passed to [algorithms.IntoStore.TakeInto].
+// A Result holds up to four policies and their keys without allocating, and
+// Take borrows its check buffer from a pool, so a request costs no
+// allocation here beyond the Result itself.
 //
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine.
@@ -29,12 +35,17 @@ type Result struct {
 	skipped   uint64 // applicable, skipped for want of a key
 	taken     bool
 	policies  []*Policy
-	checks    []algorithms.Check
+	keys      []string
+	costs     []int64
 	decisions []algorithms.Decision
 
-	polArr [inline]*Policy
-	chkArr [inline]algorithms.Check
-	decArr [inline]algorithms.Decision
+	polArr  [inline]*Policy
+	keyArr  [inline]string
+	costArr [inline]int64
+	decArr  [inline]algorithms.Decision
+	// keyBuf backs the namespaced keys when they fit; only the next
+	// Prepare writes it again (see Prepare).
+	keyBuf [keyBufLen]byte
 }
 
 // Prepare resets res and fills it with one check per policy of s in mask
@@ -45,10 +56,14 @@ type Result struct {
 // [SkipPolicy]; otherwise Prepare returns a *KeyError (the caller rejects
 // the request with the action's status). A cost out of range returns a
 // *CostError.
+//
+// The keys of a Result are only valid until the next Prepare on it: a
+// caller that reuses a Result must not keep its keys (the stores of this
+// module do not keep them).
 func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.set = s
 	res.mask, res.skipped, res.taken = 0, 0, false
-	res.policies, res.checks, res.decisions = res.polArr[:0], res.chkArr[:0], res.decArr[:0]
+	res.policies, res.keys, res.costs = res.polArr[:0], res.keyArr[:0], res.costArr[:0]
 	total := 0
 	for i, p := range s.policies {
 		if mask&(1<<i) == 0 {
@@ -73,36 +88,53 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		}
 		res.mask |= 1 << i
 		res.policies = append(res.policies, p)
-		res.checks = append(res.checks, algorithms.Check{Spec: p.spec, Key: key, Cost: cost})
+		res.keys = append(res.keys, key)
+		res.costs = append(res.costs, cost)
 		total += len(p.name) + 1 + len(key)
 	}
-	// Namespace every key with its policy's name, in one allocation: the
-	// names contain no ':' so "name:key" is unambiguous.
-	var b strings.Builder
-	b.Grow(total)
-	for i := range res.checks {
-		b.WriteString(res.policies[i].name)
-		b.WriteByte(':')
-		b.WriteString(res.checks[i].Key)
+	// Namespace every key with its policy's name ("name:key"; names
+	// contain no ':', so the result is unambiguous), all in one buffer:
+	// res.keyBuf when they fit, else one allocation.
+	var b []byte
+	if total <= keyBufLen {
+		b = res.keyBuf[:0]
+	} else {
+		b = make([]byte, 0, total)
 	}
-	all, off := b.String(), 0
-	for i := range res.checks {
-		n := len(res.policies[i].name) + 1 + len(res.checks[i].Key)
-		res.checks[i].Key = all[off : off+n]
+	for i, key := range res.keys {
+		b = append(b, res.policies[i].name...)
+		b = append(b, ':')
+		b = append(b, key...)
+	}
+	off := 0
+	for i, key := range res.keys {
+		n := len(res.policies[i].name) + 1 + len(key)
+		// The bytes are never written again while the string lives: a
+		// reused Result writes them again only in the next Prepare, whose
+		// documented contract ends the life of these keys.
+		res.keys[i] = unsafe.String(&b[off], n)
 		off += n
 	}
-	if cap(res.decisions) < len(res.checks) {
-		res.decisions = make([]algorithms.Decision, len(res.checks))
+	switch n := len(res.keys); {
+	case n <= inline:
+		res.decisions = res.decArr[:n]
+	case cap(res.decisions) < n:
+		res.decisions = make([]algorithms.Decision, n)
+	default:
+		res.decisions = res.decisions[:n]
 	}
-	res.decisions = res.decisions[:len(res.checks)]
 	return nil
 }
 
 func (res *Result) clear() {
 	res.mask = 0
-	clear(res.chkArr[:])
-	res.policies, res.checks, res.decisions = res.polArr[:0], res.chkArr[:0], res.decArr[:0]
+	res.policies, res.keys, res.costs, res.decisions = res.polArr[:0], res.keyArr[:0], res.costArr[:0], res.decArr[:0]
 }
+
+// checkBuf is a pooled buffer of checks for one Take.
+type checkBuf struct{ checks [16]algorithms.Check }
+
+var checkPool = sync.Pool{New: func() any { return new(checkBuf) }}
 
 // Take decides every prepared check in one call to store, all or nothing:
 // with an [algorithms.IntoStore] it writes into res's buffers without
@@ -110,25 +142,49 @@ func (res *Result) clear() {
 // Taking a Result with no checks does not call the store.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	res.taken = false
-	if len(res.checks) == 0 {
+	n := len(res.keys)
+	if n == 0 {
 		res.taken = true
 		return nil
 	}
-	if is, ok := store.(algorithms.IntoStore); ok {
-		if err := is.TakeInto(ctx, res.decisions, res.checks); err != nil {
-			return fmt.Errorf("policy: store: %w", err)
-		}
+	var checks []algorithms.Check
+	var buf *checkBuf
+	if n <= len(buf.checks) {
+		buf = checkPool.Get().(*checkBuf)
+		checks = buf.checks[:n]
 	} else {
-		ds, err := store.Take(ctx, res.checks...)
-		if err != nil {
-			return fmt.Errorf("policy: store: %w", err)
-		}
-		if len(ds) != len(res.checks) {
-			return fmt.Errorf("policy: store: %d decisions for %d checks", len(ds), len(res.checks))
-		}
-		copy(res.decisions, ds)
+		checks = make([]algorithms.Check, n)
+	}
+	for i, p := range res.policies {
+		checks[i] = algorithms.Check{Spec: p.spec, Key: res.keys[i], Cost: res.costs[i]}
+	}
+	err := res.take(ctx, store, checks)
+	if buf != nil {
+		clear(checks) // drop the keys
+		checkPool.Put(buf)
+	}
+	if err != nil {
+		return err
 	}
 	res.taken = true
+	return nil
+}
+
+func (res *Result) take(ctx context.Context, store algorithms.Store, checks []algorithms.Check) error {
+	if is, ok := store.(algorithms.IntoStore); ok {
+		if err := is.TakeInto(ctx, res.decisions, checks); err != nil {
+			return fmt.Errorf("policy: store: %w", err)
+		}
+		return nil
+	}
+	ds, err := store.Take(ctx, checks...)
+	if err != nil {
+		return fmt.Errorf("policy: store: %w", err)
+	}
+	if len(ds) != len(checks) {
+		return fmt.Errorf("policy: store: %d decisions for %d checks", len(ds), len(checks))
+	}
+	copy(res.decisions, ds)
 	return nil
 }
 
@@ -143,10 +199,10 @@ func (res *Result) Policy(i int) *Policy { return res.policies[i] }
 
 // Key returns the key the i-th policy was checked under, namespaced by the
 // policy's name ("per-ip:192.0.2.1").
-func (res *Result) Key(i int) string { return res.checks[i].Key }
+func (res *Result) Key(i int) string { return res.keys[i] }
 
 // Cost returns the cost the i-th policy was charged (if allowed).
-func (res *Result) Cost(i int) int64 { return res.checks[i].Cost }
+func (res *Result) Cost(i int) int64 { return res.costs[i] }
 
 // Decision returns the i-th policy's decision; the zero Decision before Take.
 func (res *Result) Decision(i int) algorithms.Decision {

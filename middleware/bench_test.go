@@ -1,0 +1,111 @@
+package middleware_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-chi/httprate"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// httprateByIP is httprate's classic per-IP limiter, the baseline peers are
+// measured against (deprecated in v0.16 only for its trust model, which is
+// RemoteAddr here as in our benchmarks).
+func httprateByIP(limit int, window time.Duration) func(http.Handler) http.Handler {
+	//lint:ignore SA1019 LimitByIP is the comparison point named in BENCHMARKS.md
+	return httprate.LimitByIP(limit, window)
+}
+
+// benchHandler is the bare handler every benchmark wraps.
+var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write([]byte("ok"))
+})
+
+// benchServe measures one request through h per iteration: a fresh
+// httptest.ResponseRecorder each time (its allocations are part of every
+// variant), the same request, from one client IP. The limits are far above
+// the request count, so every request is allowed and every response carries
+// the full headers.
+func benchServe(b *testing.B, h http.Handler) {
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "203.0.113.9:41234"
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+}
+
+func benchMiddleware(b *testing.B, n int, opts ...middleware.Option) http.Handler {
+	b.Helper()
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	ip := keyfunc.Must(keyfunc.IP())
+	windows := []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}
+	var ps []*policy.Policy
+	for i := range n {
+		ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), algorithms.MaxLimit, windows[i], ip)))
+	}
+	m, err := middleware.New(store, ps, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m.Handler(benchHandler)
+}
+
+// BenchmarkMiddleware compares, in one run, the bare handler, httprate's
+// LimitByIP (one sliding-window counter, X-RateLimit headers) and this
+// middleware with one and four stacked policies (sliding window counter,
+// keyed by client IP, in-memory store, IETF headers).
+func BenchmarkMiddleware(b *testing.B) {
+	b.Run("bare", func(b *testing.B) { benchServe(b, benchHandler) })
+	b.Run("httprate", func(b *testing.B) {
+		benchServe(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler))
+	})
+	b.Run("policies=1", func(b *testing.B) { benchServe(b, benchMiddleware(b, 1)) })
+	b.Run("policies=4", func(b *testing.B) { benchServe(b, benchMiddleware(b, 4)) })
+	b.Run("policies=1/headers=none", func(b *testing.B) {
+		benchServe(b, benchMiddleware(b, 1, middleware.WithHeaders(middleware.NoHeaders)))
+	})
+	b.Run("policies=1/headers=legacy", func(b *testing.B) {
+		benchServe(b, benchMiddleware(b, 1, middleware.WithHeaders(middleware.Legacy)))
+	})
+}
+
+// BenchmarkMiddlewareParallel is BenchmarkMiddleware's one-policy case with
+// many clients in parallel (one IP per goroutine), against httprate.
+func BenchmarkMiddlewareParallel(b *testing.B) {
+	run := func(b *testing.B, h http.Handler) {
+		b.ReportAllocs()
+		var id int64
+		var mu = make(chan struct{}, 1)
+		b.RunParallel(func(pb *testing.PB) {
+			mu <- struct{}{}
+			id++
+			n := id
+			<-mu
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = "10.0." + strconv.FormatInt(n/256, 10) + "." + strconv.FormatInt(n%256, 10) + ":1234"
+			for pb.Next() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+			}
+		})
+	}
+	b.Run("httprate", func(b *testing.B) { run(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler)) })
+	b.Run("policies=1", func(b *testing.B) { run(b, benchMiddleware(b, 1)) })
+}
