@@ -1,0 +1,76 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// WithCircuitBreaker stops sending to a failing Redis: after failures
+// consecutive failed calls, every call returns [ErrCircuitOpen] at once for
+// cooldown; then one call is let through as a probe, and its success closes
+// the circuit (its failure opens it for another cooldown). A call the
+// caller cancelled (context.Canceled) is not counted as a failure. The
+// breaker reads the injected clock when there is one ([WithClock]).
+func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
+	return func(s *Store) error {
+		if failures < 1 {
+			return fmt.Errorf("redisstore: WithCircuitBreaker: Failures must be at least 1, got %d", failures)
+		}
+		if cooldown <= 0 {
+			return fmt.Errorf("redisstore: WithCircuitBreaker: Cooldown must be positive, got %s", cooldown)
+		}
+		s.breaker = &breaker{threshold: failures, cooldown: cooldown}
+		return nil
+	}
+}
+
+// breaker is a consecutive-failure circuit breaker.
+type breaker struct {
+	mu        sync.Mutex
+	threshold int
+	cooldown  time.Duration
+	failures  int       // consecutive failures while closed
+	open      bool      // open or half-open
+	until     time.Time // open: when the next probe may go
+	probing   bool      // half-open: a probe is in flight
+}
+
+// allow returns ErrCircuitOpen when the call must not go to Redis.
+func (b *breaker) allow(now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.open {
+		return nil
+	}
+	if now.Before(b.until) || b.probing {
+		return ErrCircuitOpen
+	}
+	b.probing = true // this call is the probe
+	return nil
+}
+
+// record counts the outcome of a call that allow let through.
+func (b *breaker) record(err error, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if errors.Is(err, context.Canceled) {
+		b.probing = false
+		return
+	}
+	if err == nil {
+		b.failures, b.open, b.probing = 0, false, false
+		return
+	}
+	if b.open {
+		b.probing = false
+		b.until = now.Add(b.cooldown)
+		return
+	}
+	b.failures++
+	if b.failures >= b.threshold {
+		b.open, b.until, b.probing = true, now.Add(b.cooldown), false
+	}
+}

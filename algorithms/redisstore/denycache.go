@@ -1,0 +1,118 @@
+package redisstore
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// WithDenyCache keeps, in process memory, the decisions of up to size
+// checks of recently denied Takes (Envoy's over-limit cache). A later Take
+// whose every check is cached (same spec, key and cost), one of them with a
+// denial whose RetryAfter has not yet elapsed, is denied locally with no
+// round trip: the cached decisions are reported with RetryAfter, ResetAfter
+// and NextAfter reduced by the time elapsed since Redis decided. Only
+// denials are answered locally, and only while Redis itself would deny —
+// its state can only move further from admitting, by other requests, before
+// RetryAfter — so the cache never admits anything. The Remaining of a
+// cached decision is Redis's at that time: other clients may have consumed
+// since. Entries expire with their RetryAfter; when the cache is full, new
+// denials are not cached until expired entries make room.
+func WithDenyCache(size int) Option {
+	return func(s *Store) error {
+		if size < 1 {
+			return fmt.Errorf("redisstore: WithDenyCache: Size must be at least 1, got %d", size)
+		}
+		s.deny = &denyCache{size: size, m: make(map[denyKey]denyEntry)}
+		return nil
+	}
+}
+
+type denyKey struct {
+	spec algorithms.Spec
+	key  string
+}
+
+type denyEntry struct {
+	d     algorithms.Decision
+	at    time.Time // when Redis decided
+	until time.Time // when the entry expires: the Take's largest RetryAfter
+	cost  int64
+}
+
+type denyCache struct {
+	mu   sync.Mutex
+	size int
+	m    map[denyKey]denyEntry
+}
+
+// answer fills dst and reports true when the Take can be denied locally.
+func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) == 0 {
+		return false
+	}
+	denied := false
+	for _, ch := range checks {
+		e, ok := c.m[denyKey{ch.Spec, ch.Key}]
+		if !ok || e.cost != ch.Cost || !now.Before(e.until) {
+			return false
+		}
+		if !e.d.Allowed && now.Before(e.at.Add(e.d.RetryAfter)) {
+			denied = true
+		}
+	}
+	if !denied {
+		return false
+	}
+	for i, ch := range checks {
+		e := c.m[denyKey{ch.Spec, ch.Key}]
+		el := now.Sub(e.at)
+		d := e.d
+		d.Allowed = false
+		d.Delay = 0
+		d.RetryAfter = max(d.RetryAfter-el, 0)
+		d.ResetAfter = max(d.ResetAfter-el, 0)
+		d.NextAfter = max(d.NextAfter-el, 0)
+		if e.d.Allowed {
+			d.Allowed = true // would pass, as Redis reported
+		}
+		dst[i] = d
+	}
+	return true
+}
+
+// learn caches the decisions of a Take that Redis denied.
+func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, now time.Time) {
+	var wait time.Duration
+	denied := false
+	for _, d := range dst {
+		if !d.Allowed {
+			denied = true
+			wait = max(wait, d.RetryAfter)
+		}
+	}
+	if !denied || wait <= 0 {
+		return
+	}
+	until := now.Add(wait)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m)+len(checks) > c.size {
+		for k, e := range c.m {
+			if !now.Before(e.until) {
+				delete(c.m, k)
+			}
+		}
+	}
+	for i, ch := range checks {
+		k := denyKey{ch.Spec, ch.Key}
+		if _, ok := c.m[k]; !ok && len(c.m) >= c.size {
+			continue
+		}
+		c.m[k] = denyEntry{d: dst[i], at: now, until: until, cost: ch.Cost}
+	}
+}

@@ -1,0 +1,201 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+)
+
+// manualClock is a settable clock for the differential tests.
+type manualClock struct{ t time.Time }
+
+func (c *manualClock) Now() time.Time { return c.t }
+
+// randomSpec returns a valid Spec of kind k with sizes that exercise both
+// small counts and the bounds (Limit up to 10^9, Window up to 24 h).
+func randomSpec(r *rand.Rand, k algorithms.Kind) algorithms.Spec {
+	windows := []time.Duration{time.Millisecond, 7 * time.Millisecond, 100 * time.Millisecond, time.Second,
+		1500 * time.Millisecond, 3 * time.Second, 10 * time.Second, time.Minute, 86399999999, 24 * time.Hour, 1000003}
+	for {
+		s := algorithms.Spec{Algorithm: k}
+		switch r.IntN(6) {
+		case 0:
+			s.Limit = 1_000_000_000 - r.Int64N(3)
+		case 1:
+			s.Limit = 1 + r.Int64N(100000)
+		default:
+			s.Limit = 1 + r.Int64N(6)
+		}
+		s.Window = windows[r.IntN(len(windows))]
+		switch k {
+		case algorithms.TokenBucket, algorithms.LeakyBucket:
+			if r.IntN(2) == 0 {
+				s.Burst = 1 + r.Int64N(2*s.Limit)
+			}
+		case algorithms.SlidingBuckets:
+			for _, b := range []int{1, 2, 3, 5, 10, 60, 3600, 7} {
+				if r.IntN(3) == 0 && int64(s.Window)%int64(b) == 0 {
+					s.Buckets = b
+					break
+				}
+			}
+			if s.Buckets == 0 {
+				s.Buckets = 1
+			}
+		case algorithms.LeakyQueue:
+			switch r.IntN(3) {
+			case 0:
+			case 1:
+				s.MaxDelay = time.Duration(r.Int64N(int64(s.Window) + 1))
+			default:
+				s.MaxDelay = time.Duration(r.Int64N(int64(24 * time.Hour)))
+			}
+		}
+		if s.Validate() == nil {
+			return s
+		}
+	}
+}
+
+// randomCost returns a cost in [0, capacity], mostly small.
+func randomCost(r *rand.Rand, s algorithms.Spec) int64 {
+	c := s.Capacity()
+	switch r.IntN(8) {
+	case 0:
+		return c
+	case 1:
+		return 1 + r.Int64N(c)
+	case 2:
+		return 0
+	}
+	return 1 + r.Int64N(min(c, 3))
+}
+
+// step advances the clock by a random amount chosen to hit boundaries:
+// nothing, 1 ns, fractions and multiples of the window, sometimes backwards.
+func step(r *rand.Rand, clk *manualClock, w time.Duration) {
+	var d time.Duration
+	switch r.IntN(12) {
+	case 0:
+		d = 0
+	case 1:
+		d = 1
+	case 2:
+		d = w - 1
+	case 3:
+		d = w
+	case 4:
+		d = w / time.Duration(2+r.IntN(10))
+	case 5:
+		d = time.Duration(r.Int64N(int64(2*w) + 1))
+	case 6:
+		d = -time.Duration(r.Int64N(int64(w) + 1)) // a clock going back
+	case 7:
+		d = time.Duration(r.Int64N(int64(time.Hour)))
+	case 8:
+		// to a window boundary, or 1 ns around it
+		ns := clk.t.UnixNano()
+		m := ns % int64(w)
+		if m < 0 {
+			m += int64(w)
+		}
+		d = time.Duration(int64(w)-m) + time.Duration(r.IntN(3)-1)
+	default:
+		d = time.Duration(r.Int64N(int64(w)/4 + 1))
+	}
+	clk.t = clk.t.Add(d)
+}
+
+// TestMatchesMemoryStore replays random traces on the in-memory store and on
+// Redis with the same clock and requires every Decision field to match.
+func TestMatchesMemoryStore(t *testing.T) {
+	client := newClient(t)
+	starts := []time.Time{
+		time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC),
+		time.Unix(0, 0),
+		time.Unix(-86400*365*12, 999_999_999), // before 1970
+		time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(1<<33, 5),
+	}
+	seeds := 40
+	if n, err := strconv.Atoi(os.Getenv("REDISSTORE_SEEDS")); err == nil {
+		seeds = n
+	}
+	if testing.Short() {
+		seeds = 8
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 77))
+			clk := &manualClock{t: starts[seed%len(starts)]}
+			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A few specs (two kinds) and keys per trace, so repeated keys,
+			// stacked checks and duplicates within one Take all occur.
+			var specs []algorithms.Spec
+			for range 3 {
+				specs = append(specs, randomSpec(r, algorithms.Kinds[r.IntN(len(algorithms.Kinds))]))
+			}
+			specs = append(specs, randomSpec(r, algorithms.Kinds[seed%len(algorithms.Kinds)]))
+			keys := []string{"a", "b", "", "{x}:y"}
+			ctx := context.Background()
+			var history []string
+			for i := range 150 {
+				step(r, clk, specs[r.IntN(len(specs))].Window)
+				n := 1 + r.IntN(3)
+				if r.IntN(4) == 0 {
+					n = 1
+				}
+				checks := make([]algorithms.Check, n)
+				for j := range checks {
+					s := specs[r.IntN(len(specs))]
+					if j > 0 && r.IntN(3) == 0 {
+						s = checks[j-1].Spec
+					}
+					checks[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: randomCost(r, s)}
+				}
+				want, werr := mem.Take(ctx, checks...)
+				got, gerr := rs.Take(ctx, checks...)
+				history = append(history, fmt.Sprintf("step %d at %d: %+v", i, clk.t.UnixNano(), checks))
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("%s\nerrors differ: memory %v, redis %v", join(history), werr, gerr)
+				}
+				for j := range want {
+					if want[j].Remaining < 0 {
+						// Known bug of the memory store (notes/redis.md): a bucket whose
+						// clock went far back reports a negative Remaining, beyond 2^53.
+						t.Logf("skipping step %d check %d: memory reports Remaining %d", i, j, want[j].Remaining)
+						continue
+					}
+					if got[j] != want[j] {
+						t.Fatalf("%s\ncheck %d (%s): redis %+v\n           memory %+v", join(history), j, checks[j].Spec, got[j], want[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+func join(h []string) string {
+	if len(h) > 400 {
+		h = h[len(h)-400:]
+	}
+	out := ""
+	for _, s := range h {
+		out += s + "\n"
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package redisstore
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// Keys. A check's state lives under
+//
+//	<prefix>:{<escaped key>}:<spec>
+//
+// (sliding_log adds a second key, the same with ":l" appended). The escaped
+// key keeps the bytes 0x21-0x7E except '%', '{' and '}', and writes every
+// other byte as %XX; the empty key is written "%". The escaping is
+// injective and leaves no brace inside the tag, so the braces delimit the
+// Redis Cluster hash tag exactly: every spec of one client key lands in one
+// slot, and two distinct keys never share a Redis key. <spec> is derived from
+// every field of the Spec (kind, Limit, Window in ns, Burst, Buckets,
+// MaxDelay in ns), so two specs never share state, as in the memory store.
+// The prefix may not contain braces, so it cannot move the hash tag.
+
+// escapeKey appends the escaped form of key to b.
+func escapeKey(b *strings.Builder, key string) {
+	if key == "" {
+		b.WriteByte('%')
+		return
+	}
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c < 0x21 || c > 0x7e || c == '%' || c == '{' || c == '}' {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			continue
+		}
+		b.WriteByte(c)
+	}
+}
+
+// specInfo is what the store derives from a valid Spec once.
+type specInfo struct {
+	code     int    // kind code for the script
+	suffix   string // "}:" + the spec namespace
+	capacity int64
+	args     [6]any // kind, L, W, C, Buckets, MaxDelay
+}
+
+var kindCodes = map[algorithms.Kind]struct {
+	code int
+	abbr string
+}{
+	algorithms.FixedWindow:    {codeFixed, "fw"},
+	algorithms.SlidingLog:     {codeLog, "sl"},
+	algorithms.SlidingWindow:  {codeSliding, "sw"},
+	algorithms.SlidingBuckets: {codeBuckets, "sb"},
+	algorithms.TokenBucket:    {codeToken, "tb"},
+	algorithms.LeakyBucket:    {codeLeaky, "lb"},
+	algorithms.LeakyQueue:     {codeQueue, "lq"},
+}
+
+func newSpecInfo(s algorithms.Spec) *specInfo {
+	k := kindCodes[s.Algorithm]
+	ns := k.abbr + ":" + strconv.FormatInt(s.Limit, 10) + ":" + strconv.FormatInt(int64(s.Window), 10) +
+		":" + strconv.FormatInt(s.Burst, 10) + ":" + strconv.Itoa(s.Buckets) + ":" + strconv.FormatInt(int64(s.MaxDelay), 10)
+	c := s.Capacity()
+	buckets := int64(s.Buckets)
+	if buckets == 0 {
+		buckets = 1
+	}
+	return &specInfo{
+		code:     k.code,
+		suffix:   "}:" + ns,
+		capacity: c,
+		args:     [6]any{k.code, s.Limit, int64(s.Window), c, buckets, int64(s.MaxDelay)},
+	}
+}
+
+// specCache remembers the specInfo of up to maxSpecs specs (configured
+// policies are few; past the bound, infos are derived on each call).
+type specCache struct {
+	mu sync.RWMutex
+	m  map[algorithms.Spec]*specInfo
+}
+
+const maxSpecs = 4096
+
+func (c *specCache) get(s algorithms.Spec) *specInfo {
+	c.mu.RLock()
+	si := c.m[s]
+	c.mu.RUnlock()
+	if si != nil {
+		return si
+	}
+	si = newSpecInfo(s)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[algorithms.Spec]*specInfo)
+	}
+	if len(c.m) < maxSpecs {
+		c.m[s] = si
+	}
+	c.mu.Unlock()
+	return si
+}
+
+// redisKey returns the key of check key under spec si, and the escaped key
+// (the hash tag's content).
+func (s *Store) redisKey(key string, si *specInfo) (full, tag string) {
+	var b strings.Builder
+	b.Grow(len(s.prefix) + 2 + len(key) + len(si.suffix))
+	b.WriteString(s.prefix)
+	b.WriteString(":{")
+	start := b.Len()
+	escapeKey(&b, key)
+	end := b.Len()
+	b.WriteString(si.suffix)
+	full = b.String()
+	return full, full[start:end]
+}

@@ -1,0 +1,227 @@
+-- main.lua: decides every check of one Take, then writes only if all are
+-- allowed. Mirrors algorithms/memory.go takeMany (repeated keys follow the
+-- earlier check's state; when the Take is denied, the checks that would
+-- pass are decided again, without consuming, on their key's state as loaded).
+--
+-- ARGV: 1 TS ("" to read the server's TIME), 2 TN, 3 minimum TTL in ms,
+--       4 mode (0 normal, 1 reserve, 2 undo: see cluster.lua),
+--       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
+--       Buckets, MaxDelay (ns), cost.
+-- KEYS: one per check (two for sliding_log: the total, then the list).
+-- Reply: 6 integers per check: allowed (0/1), Remaining, RetryAfter,
+--        ResetAfter, NextAfter, Delay (ns).
+
+if ARGV[1] == '' then
+  local tm = redis.call('TIME')
+  TS = tonumber(tm[1])
+  TN = tonumber(tm[2]) * 1000
+else
+  TS = tonumber(ARGV[1])
+  TN = tonumber(ARGV[2])
+end
+local minTTL = tonumber(ARGV[3])
+local mode = tonumber(ARGV[4])
+local nchecks = tonumber(ARGV[5])
+if not (TS and TN and minTTL and mode and nchecks) then
+  return redis.error_reply('redisstore: malformed arguments')
+end
+
+local FIXED, LOG, SLIDING, BUCKETS, TOKEN, LEAKY, QUEUE = 1, 2, 3, 4, 5, 6, 7
+
+local windows = {} -- W -> {k, e}, computed once per call
+local function windowOf(W)
+  local w = windows[W]
+  if not w then
+    local k, e = window(W)
+    w = {k, e}
+    windows[W] = w
+  end
+  return w[1], w[2]
+end
+
+local function later(d, off)
+  if not d.a then d.ra = d.ra + off end
+  if d.rs > 0 then d.rs = d.rs + off end
+  if d.nx > 0 then d.nx = d.nx + off end
+  if d.dl > 0 then d.dl = d.dl + off end
+end
+
+-- decide decides op on its state (op.c for cells, op.S otherwise).
+local function decide(op, consume)
+  local P = op.P
+  local kind = P.kind
+  local d
+  if kind == FIXED then
+    d, op.nc = fixedWindow(P, op.c, op.off, op.n, consume)
+  elseif kind == SLIDING then
+    d, op.nc = slidingWindow(P, op.c, op.off, op.n, consume)
+  elseif kind == TOKEN or kind == LEAKY then
+    d, op.nc = tokenBucket(P, op.c, op.off, op.n, consume)
+  elseif kind == QUEUE then
+    d, op.nc = leakyQueue(P, op.c, op.off, op.n, consume)
+  elseif kind == LOG then
+    d = slidingLog(P, op.S, op.off, op.n, consume)
+  else
+    d = slidingBuckets(P, op.S, op.off, op.n, consume)
+  end
+  if op.off > 0 then later(d, op.off) end
+  op.d = d
+end
+
+local function load(op)
+  local P = op.P
+  local kind = P.kind
+  if kind == FIXED or kind == SLIDING then
+    op.c = loadWindow(P, op.key)
+    op.off = lateWindow(P, op.c)
+  elseif kind == LOG then
+    op.S, op.exists = loadLog(P, op.key, op.lkey)
+    op.off = logLatestOff(op.S)
+    pruneLog(P, op.S, op.off)
+  elseif kind == BUCKETS then
+    op.S, op.exists = loadBuckets(P, op.key)
+    op.off = bucketsOff(P, op.S)
+    rollBuckets(P, op.S, op.off)
+  else
+    op.c = loadBucket(P, op.key)
+    op.off = 0
+  end
+end
+
+local function follow(op, prev)
+  local P = op.P
+  local kind = P.kind
+  if kind == LOG then
+    op.S = cloneLog(prev.S)
+    if prev.d.a then commitLog(op.S, prev.off, prev.n) end
+    op.off = logLatestOff(op.S)
+    pruneLog(P, op.S, op.off)
+  elseif kind == BUCKETS then
+    op.S = cloneBuckets(prev.S)
+    if prev.d.a then commitBuckets(op.S, prev.n) end
+    op.off = bucketsOff(P, op.S)
+    rollBuckets(P, op.S, op.off)
+  else
+    op.c = prev.c
+    if prev.d.a then op.c = prev.nc end
+    if kind == FIXED or kind == SLIDING then
+      op.off = lateWindow(P, op.c)
+    else
+      op.off = 0
+    end
+  end
+end
+
+local ops, byKey = {}, {}
+local all = true
+local ki = 1
+for i = 1, nchecks do
+  local a = 5 + (i - 1) * 7
+  local P = {
+    kind = tonumber(ARGV[a + 1]), L = tonumber(ARGV[a + 2]), W = tonumber(ARGV[a + 3]),
+    C = tonumber(ARGV[a + 4]), B = tonumber(ARGV[a + 5]), md = tonumber(ARGV[a + 6]),
+  }
+  local n = tonumber(ARGV[a + 7])
+  if not (P.kind and P.L and P.W and P.C and P.B and P.md and n) then
+    return redis.error_reply('redisstore: malformed check ' .. i)
+  end
+  local op = {P = P, n = n, key = KEYS[ki]}
+  ki = ki + 1
+  if P.kind == LOG then
+    op.lkey = KEYS[ki]
+    ki = ki + 1
+  end
+  if P.kind == FIXED or P.kind == SLIDING then
+    P.k, P.e = windowOf(P.W)
+  elseif P.kind == BUCKETS then
+    P.sub = P.W / P.B
+    P.jw, P.ew = windowOf(P.W)
+    P.jb, P.es = divmod(P.ew, P.sub)
+  end
+  local prev = byKey[op.key]
+  if prev then
+    op.dup = prev
+    follow(op, ops[prev])
+  else
+    load(op)
+  end
+  byKey[op.key] = i
+  ops[i] = op
+  decide(op, true)
+  all = all and op.d.a
+end
+
+if not all then
+  for i = 1, nchecks do
+    local op = ops[i]
+    if op.d.a then
+      if op.dup then
+        local r = ops[op.dup]
+        while r.dup do r = ops[r.dup] end
+        op.c, op.S, op.off = r.c, r.S, r.off
+      end
+      decide(op, false)
+    end
+  end
+  -- Like the memory store, which rolls and prunes a key's state in place
+  -- when it loads it, keep the rolled ring or pruned log of a key that
+  -- exists even when nothing is consumed. This changes no decision while
+  -- time moves forward; it keeps the key's newest instant for a clock that
+  -- goes back (the "late" rule). The key keeps its expiry.
+  for i = 1, nchecks do
+    local op = ops[i]
+    if not op.dup and op.exists and op.S and op.S.dirty then
+      if op.P.kind == LOG then
+        writeLog(op.S, nil)
+      else
+        redis.call('SET', op.key, encodeBuckets(op.S), 'KEEPTTL')
+      end
+    end
+  end
+else
+  -- Commit: every check's consumption, in order, on its key's loaded
+  -- state; then one write per key, expiring when its state stops mattering.
+  local last = {}
+  for i = 1, nchecks do
+    local op = ops[i]
+    local root = op
+    while root.dup do root = ops[root.dup] end
+    if op.P.kind == LOG then
+      commitLog(root.S, op.off, op.n)
+    elseif op.P.kind == BUCKETS then
+      commitBuckets(root.S, op.n)
+    end
+    last[op.key] = op
+  end
+  for i = 1, nchecks do
+    local op = ops[i]
+    if last[op.key] == op then
+      local ttl = math.max(math.floor(op.d.rs / 1000000) + 1, minTTL, 1)
+      local kind = op.P.kind
+      local root = op
+      while root.dup do root = ops[root.dup] end
+      if kind == FIXED or kind == SLIDING then
+        redis.call('SET', op.key, encodeWindow(op.P, op.nc), 'PX', ttl)
+      elseif kind == LOG then
+        writeLog(root.S, ttl)
+      elseif kind == BUCKETS then
+        redis.call('SET', op.key, encodeBuckets(root.S), 'PX', ttl)
+      else
+        redis.call('SET', op.key, encodeBucket(op.P, op.nc), 'PX', ttl)
+      end
+    end
+  end
+end
+
+local out = {}
+for i = 1, nchecks do
+  local d = ops[i].d
+  local b = (i - 1) * 6
+  out[b + 1] = d.a and 1 or 0
+  out[b + 2] = d.r
+  out[b + 3] = d.ra
+  out[b + 4] = d.rs
+  out[b + 5] = d.nx
+  out[b + 6] = d.dl
+end
+return out

@@ -1,0 +1,346 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultPrefix is the key prefix used when [WithPrefix] is not given.
+const DefaultPrefix = "rk"
+
+// DefaultClockTTL is the shortest expiry given to a key when the store runs
+// on an injected clock: see [WithClock].
+const DefaultClockTTL = time.Hour
+
+// ErrCircuitOpen is returned, at once and without contacting Redis, while the
+// circuit breaker of [WithCircuitBreaker] is open.
+var ErrCircuitOpen = errors.New("redisstore: circuit open: Redis is failing")
+
+// Store is the Redis implementation of [algorithms.Store] and
+// [algorithms.IntoStore]: the seven algorithms as one Lua script, deciding
+// every check of a Take atomically in one round trip. See the package
+// documentation for the model, the keys, the time source and the cluster
+// behaviour. A Store is safe for concurrent use; its zero value is not
+// usable: call [New].
+type Store struct {
+	client  redis.UniversalClient
+	cluster *redis.ClusterClient // nil unless client is a cluster client
+	prefix  string
+	clock   algorithms.Clock // nil: the server's TIME
+	minTTL  time.Duration
+	breaker *breaker
+	deny    *denyCache
+	specs   specCache
+	closed  atomic.Bool
+}
+
+// An Option configures a Store.
+type Option func(*Store) error
+
+// WithPrefix sets the prefix of every key (default "rk"). It must be
+// non-empty and may not contain '{', '}' or whitespace, which would change the
+// hash tag or the key's meaning.
+func WithPrefix(prefix string) Option {
+	return func(s *Store) error {
+		if prefix == "" {
+			return errors.New("redisstore: WithPrefix: Prefix must not be empty")
+		}
+		if strings.ContainsAny(prefix, "{} \t\r\n") {
+			return fmt.Errorf("redisstore: WithPrefix: Prefix %q must not contain braces or whitespace", prefix)
+		}
+		s.prefix = prefix
+		return nil
+	}
+}
+
+// WithClock makes the store decide at the instants c returns, passed to the
+// script, instead of the Redis server's clock (tests, replays of recorded
+// traffic). Every application instance must then agree on the time. Since
+// keys still expire in Redis's real time, which need not follow c, each key
+// lives at least [DefaultClockTTL] (see [WithMinTTL]).
+func WithClock(c algorithms.Clock) Option {
+	return func(s *Store) error {
+		if c == nil {
+			return errors.New("redisstore: WithClock: Clock is nil")
+		}
+		s.clock = c
+		if s.minTTL == 0 {
+			s.minTTL = DefaultClockTTL
+		}
+		return nil
+	}
+}
+
+// WithMinTTL sets the shortest expiry given to a key. By default a key
+// expires as soon as its state stops mattering (its ResetAfter, rounded up
+// to the millisecond, plus 1 ms) on the server's clock, and lives at least
+// [DefaultClockTTL] with [WithClock]. A longer expiry never changes a
+// decision; it only keeps idle keys longer.
+func WithMinTTL(d time.Duration) Option {
+	return func(s *Store) error {
+		if d < 0 {
+			return fmt.Errorf("redisstore: WithMinTTL: MinTTL must not be negative, got %s", d)
+		}
+		s.minTTL = d
+		return nil
+	}
+}
+
+// New returns a Store keeping its state in Redis through client: a
+// *redis.Client (standalone or Sentinel failover client) or a
+// *redis.ClusterClient. It does not contact Redis: the script is loaded by
+// the first call (EVALSHA, then EVAL on NOSCRIPT) and cached by the server.
+func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("redisstore: New: client is nil")
+	}
+	s := &Store{client: client, prefix: DefaultPrefix}
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		s.cluster = cc
+	}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errors.New("redisstore: New: nil Option")
+		}
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close marks the store closed: later calls return [algorithms.ErrClosed].
+// It does not close the client, which the caller owns. Close is idempotent
+// and returns nil.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// Take implements [algorithms.Store]: it decides all checks at one instant,
+// all or nothing, in one round trip.
+func (s *Store) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	dst := make([]algorithms.Decision, len(checks))
+	if err := s.TakeInto(ctx, dst, checks); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// TakeInto implements [algorithms.IntoStore]: Take writing into dst, which
+// must have len(checks) elements.
+func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks []algorithms.Check) error {
+	if len(dst) != len(checks) {
+		return fmt.Errorf("redisstore: TakeInto: %d decisions for %d checks", len(dst), len(checks))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return algorithms.ErrClosed
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	for _, c := range checks {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
+	var now time.Time
+	if s.clock != nil {
+		now = s.clock.Now()
+	}
+	if s.deny != nil && s.deny.answer(dst, checks, s.localNow(now)) {
+		return nil
+	}
+	if s.breaker != nil {
+		if err := s.breaker.allow(s.localNow(now)); err != nil {
+			return err
+		}
+	}
+	req := s.newRequest(checks, now)
+	var err error
+	if s.cluster != nil && !req.oneSlot() {
+		err = s.runSplit(ctx, req, dst)
+	} else {
+		err = s.run(ctx, s.client, req, dst)
+	}
+	if s.breaker != nil {
+		s.breaker.record(err, s.localNow(now))
+	}
+	if err != nil {
+		return err
+	}
+	if s.deny != nil {
+		s.deny.learn(dst, checks, s.localNow(now))
+	}
+	return nil
+}
+
+// localNow returns the instant the breaker and the deny cache use: the
+// injected clock's, or the local clock's.
+func (s *Store) localNow(clockNow time.Time) time.Time {
+	if s.clock != nil {
+		return clockNow
+	}
+	return time.Now()
+}
+
+// request is one Take's script call: its keys and arguments.
+type request struct {
+	checks []algorithms.Check
+	infos  []*specInfo
+	keys   []string
+	tags   []string // per check: the hash tag (cluster only)
+	first  []int    // per check: the index of its first key in keys
+	ts, tn int64    // the injected instant, when hasTime
+	hasT   bool
+	minTTL int64
+}
+
+func (s *Store) newRequest(checks []algorithms.Check, now time.Time) *request {
+	r := &request{
+		checks: checks,
+		infos:  make([]*specInfo, len(checks)),
+		keys:   make([]string, 0, len(checks)+1),
+		first:  make([]int, len(checks)),
+		minTTL: (int64(s.minTTL) + int64(time.Millisecond) - 1) / int64(time.Millisecond),
+	}
+	if s.cluster != nil {
+		r.tags = make([]string, len(checks))
+	}
+	for i, c := range checks {
+		si := s.specs.get(c.Spec)
+		r.infos[i] = si
+		k, tag := s.redisKey(c.Key, si)
+		r.first[i] = len(r.keys)
+		r.keys = append(r.keys, k)
+		if si.code == codeLog {
+			r.keys = append(r.keys, k+":l")
+		}
+		if r.tags != nil {
+			r.tags[i] = tag
+		}
+	}
+	if s.clock != nil {
+		ns := now.UnixNano()
+		r.ts = ns / 1e9
+		r.tn = ns % 1e9
+		if r.tn < 0 {
+			r.ts--
+			r.tn += 1e9
+		}
+		r.hasT = true
+	}
+	return r
+}
+
+// args returns the script arguments for the checks idx (all when nil).
+func (r *request) args(idx []int, mode int) []any {
+	n := len(r.checks)
+	if idx != nil {
+		n = len(idx)
+	}
+	a := make([]any, 0, 5+7*n)
+	if r.hasT {
+		a = append(a, r.ts, r.tn)
+	} else {
+		a = append(a, "", 0)
+	}
+	a = append(a, r.minTTL, mode, n)
+	add := func(i int) {
+		si := r.infos[i]
+		cost := r.checks[i].Cost
+		if cost == 0 {
+			cost = 1
+		}
+		a = append(a, si.args[:]...)
+		a = append(a, cost)
+	}
+	if idx == nil {
+		for i := range r.checks {
+			add(i)
+		}
+	} else {
+		for _, i := range idx {
+			add(i)
+		}
+	}
+	return a
+}
+
+// keysOf returns the keys of the checks idx.
+func (r *request) keysOf(idx []int) []string {
+	var ks []string
+	for _, i := range idx {
+		ks = append(ks, r.keys[r.first[i]])
+		if r.infos[i].code == codeLog {
+			ks = append(ks, r.keys[r.first[i]+1])
+		}
+	}
+	return ks
+}
+
+// run runs the whole request as one script call on c.
+func (s *Store) run(ctx context.Context, c redis.Scripter, r *request, dst []algorithms.Decision) error {
+	res, err := takeScript.Run(ctx, c, r.keys, r.args(nil, modeNormal)...).Result()
+	if err != nil {
+		return fmt.Errorf("redisstore: take: %w", err)
+	}
+	return parseDecisions(res, r, nil, dst)
+}
+
+// Script modes.
+const (
+	modeNormal  = 0
+	modeReserve = 1 // also return what undoing the writes needs
+	modeUndo    = 2 // undo a reservation, then decide without consuming
+)
+
+// parseDecisions reads the script's reply for the checks idx (all when nil)
+// into dst. Every assertion is checked: a surprise is an error.
+func parseDecisions(res any, r *request, idx []int, dst []algorithms.Decision) error {
+	vals, ok := res.([]any)
+	n := len(r.checks)
+	if idx != nil {
+		n = len(idx)
+	}
+	if !ok || len(vals) < replyWidth*n {
+		return fmt.Errorf("redisstore: unexpected script reply %T of length %d for %d checks", res, len(vals), n)
+	}
+	for j := range n {
+		i := j
+		if idx != nil {
+			i = idx[j]
+		}
+		var v [replyWidth]int64
+		for f := range v {
+			x, ok := vals[j*replyWidth+f].(int64)
+			if !ok {
+				return fmt.Errorf("redisstore: unexpected value %v (%T) in script reply", vals[j*replyWidth+f], vals[j*replyWidth+f])
+			}
+			v[f] = x
+		}
+		if v[0] > 1 {
+			return fmt.Errorf("redisstore: unexpected allowed flag %d in script reply", v[0])
+		}
+		dst[i] = algorithms.Decision{
+			Allowed:    v[0] == 1,
+			Limit:      r.infos[i].capacity,
+			Remaining:  v[1],
+			RetryAfter: time.Duration(v[2]),
+			ResetAfter: time.Duration(v[3]),
+			NextAfter:  time.Duration(v[4]),
+			Delay:      time.Duration(v[5]),
+		}
+	}
+	return nil
+}
