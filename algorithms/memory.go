@@ -78,7 +78,7 @@ type shard struct {
 type table struct {
 	spec  Spec
 	p     params
-	cells map[uint64]cell
+	cells *cells
 	logs  map[uint64]*slidingLog
 	bkts  map[uint64]*slidingBuckets
 }
@@ -232,17 +232,22 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (d Decision, err error) {
 	if tb.cells != nil {
 		// The fixed-size kinds, without the bookkeeping of a batch.
 		p := &tb.p
-		cl, ok := tb.cells[h]
-		if !ok {
+		var cl cell
+		ptr := tb.cells.get(h)
+		if ptr != nil {
+			cl = *ptr
+		} else {
 			cl = p.freshCell(t)
 		}
 		p.decideCell(&cl, t, n, true, &d)
 		if d.Allowed {
-			if !ok {
+			if ptr != nil {
+				*ptr = cl
+			} else {
 				s.makeRoom(sh, t, h, nil)
 				sh.keys++
+				tb.cells.put(h, cl)
 			}
-			tb.cells[h] = cl
 		}
 		sh.mu.Unlock()
 		return d, nil
@@ -360,7 +365,7 @@ func insertShard(order []uint8, i uint8) []uint8 {
 // spec) if needed. sh.mu must be held.
 func (sh *shard) table(spec *Spec) (*table, error) {
 	for _, tb := range sh.tables {
-		if tb.spec.Limit == spec.Limit && tb.spec.Window == spec.Window && tb.spec == *spec {
+		if sameSpec(&tb.spec, spec) {
 			return tb, nil
 		}
 	}
@@ -374,10 +379,25 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 	case SlidingBuckets:
 		tb.bkts = make(map[uint64]*slidingBuckets)
 	default:
-		tb.cells = make(map[uint64]cell)
+		tb.cells = newCells()
 	}
 	sh.tables = append(sh.tables, tb)
 	return tb, nil
+}
+
+// sameSpec reports whether a and b are equal, cheaply when they are not: the
+// numbers first, then the kind's length and first byte, which tell the known
+// kinds apart, and only then the whole kind (usually the same constant, which
+// the string comparison recognizes by its pointer).
+func sameSpec(a, b *Spec) bool {
+	if a.Limit != b.Limit || a.Window != b.Window || a.Burst != b.Burst || a.Buckets != b.Buckets || a.MaxDelay != b.MaxDelay {
+		return false
+	}
+	ka, kb := a.Algorithm, b.Algorithm
+	if len(ka) != len(kb) {
+		return false
+	}
+	return len(ka) == 0 || (ka[0] == kb[0] && ka == kb)
 }
 
 // cost returns c's cost, or a *CostError when it is out of range for tb.
@@ -410,7 +430,11 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 	case SlidingBuckets:
 		tb.bkts[op.h].commit(&tb.p, op.n)
 	default:
-		tb.cells[op.h] = op.nc
+		if ptr := tb.cells.get(op.h); ptr != nil {
+			*ptr = op.nc
+		} else {
+			tb.cells.put(op.h, op.nc)
+		}
 	}
 }
 
@@ -432,11 +456,14 @@ func (sh *shard) sweep(t int64) int {
 	n := 0
 	for _, tb := range sh.tables {
 		p := &tb.p
-		for h, c := range tb.cells {
-			if p.idleCell(c, t) {
-				delete(tb.cells, h)
-				n++
+		if tb.cells != nil {
+			for h, i := range tb.cells.index {
+				if p.idleCell(tb.cells.slab[i], t) {
+					tb.cells.remove(h)
+					n++
+				}
 			}
+			tb.cells.compact()
 		}
 		for h, l := range tb.logs {
 			if l.idle(p, t) {
@@ -490,9 +517,11 @@ search:
 	for i := range sh.tables {
 		tb := sh.tables[(start+i)%len(sh.tables)]
 		p := &tb.p
-		for k, c := range tb.cells {
-			if consider(tb, k, p.usedCell(c, t)) {
-				break search
+		if tb.cells != nil {
+			for k, i := range tb.cells.index {
+				if consider(tb, k, p.usedCell(tb.cells.slab[i], t)) {
+					break search
+				}
 			}
 		}
 		for k, l := range tb.logs {
@@ -509,7 +538,9 @@ search:
 	if best == nil {
 		return
 	}
-	delete(best.cells, bestH)
+	if best.cells != nil {
+		best.cells.remove(bestH)
+	}
 	delete(best.logs, bestH)
 	delete(best.bkts, bestH)
 	sh.keys--

@@ -41,8 +41,9 @@ func (op *pending) load(t int64) {
 		op.off = op.bk.latest(p, t) - t
 		op.bk.roll(p, t+op.off)
 	default:
-		op.c, op.exists = op.tb.cells[op.h]
-		if !op.exists {
+		if ptr := op.tb.cells.get(op.h); ptr != nil {
+			op.c, op.exists = *ptr, true
+		} else {
 			op.c = p.freshCell(t)
 		}
 	}
