@@ -1,0 +1,45 @@
+package client
+
+import (
+	"context"
+	"time"
+)
+
+// A Clock tells the time and waits. A [Transport] waits only through Sleep
+// — for its turn in the queue, for a server's hold to pass, between retries —
+// and reads Now for Retry-After dates and Unix reset times, so a test that
+// injects a Clock (see [WithClock]) drives every wait in virtual time and
+// never sleeps. A Clock is also an [algorithms.Clock]: the private in-memory
+// store of a Transport reads the same one.
+//
+// Implementations must be safe for concurrent use.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// Sleep waits for d and returns nil, or returns ctx.Err() as soon as
+	// ctx is done, whichever comes first. The Transport never calls it with
+	// d <= 0.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SystemClock is the Clock of real time: time.Now and a timer. It is the
+// default.
+var SystemClock Clock = systemClock{}

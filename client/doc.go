@@ -1,0 +1,40 @@
+// Package client is the outbound side of ratekeeper: an http.RoundTripper
+// that calls other services politely. Where the middleware protects a
+// server from its clients, [Transport] protects the servers a program calls
+// — a third-party API limited to 5 requests per second, say — from that
+// program:
+//
+//   - it queues requests rather than failing them: with [WithRate], requests
+//     to one host (or any key of [WithKey]) leave at the configured rate
+//     through a leaky_queue, each waiting its turn, up to a maximum wait;
+//   - it backs off when turned away: a 429 or 503 is retried after the
+//     server's Retry-After, or an exponential backoff with full jitter, a
+//     bounded number of times, and only when the request can be replayed;
+//   - it listens before it is turned away: when a response's RateLimit
+//     headers (IETF draft -11 back to draft-6, or the legacy X-RateLimit-*)
+//     say no quota is left, further requests wait for the announced reset.
+//
+// The queues live in an [algorithms.Store]: a private in-memory one by
+// default, or a shared Redis store ([WithStore]) so that a fleet of
+// instances paces together. Every wait goes through a [Clock] and honours the
+// request's context.
+//
+// # Example
+//
+//	t, err := client.New(nil, client.WithRate(5, time.Second), client.WithMaxWait(30*time.Second))
+//	if err != nil {
+//		return err
+//	}
+//	hc := &http.Client{Transport: t, Timeout: time.Minute}
+//	resp, err := hc.Get("https://api.example.com/v1/things")
+//
+// # Choices
+//
+// When it gives up on a request the server keeps refusing, the Transport
+// returns the last 429 or 503 response with a nil error, as the
+// http.RoundTripper contract asks; [WithGiveUpError] returns a [*RetryError]
+// (attempts, last status) instead. A request whose wait would exceed the
+// maximum fails at once with a [*WaitError], before anything is sent. A
+// request that gives up its place in the queue (its context ended) does not
+// give the place back.
+package client

@@ -1,0 +1,82 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Errors matched with errors.Is.
+var (
+	// ErrWaitTooLong is matched by every *WaitError: a request would have
+	// waited longer than the maximum wait for its turn.
+	ErrWaitTooLong = errors.New("client: wait exceeds the maximum")
+	// ErrGaveUp is matched by every *RetryError: the server kept answering
+	// 429 or 503 and the Transport stopped retrying.
+	ErrGaveUp = errors.New("client: gave up retrying")
+)
+
+// A WaitError reports a request refused before it was sent because it would
+// have waited longer than the maximum wait (see [WithMaxWait]). Nothing was
+// sent and nothing was consumed: the request can be tried again later, when
+// the queue is shorter or the server's hold has passed.
+type WaitError struct {
+	// Key is the pacing key of the request (by default the URL's host).
+	Key string
+	// Wait is how long the request would have had to wait.
+	Wait time.Duration
+	// MaxWait is the maximum wait the Transport was configured with.
+	MaxWait time.Duration
+	// Held reports whether the wait was a hold the server asked for
+	// (Retry-After, or a RateLimit header with no quota left) rather than
+	// the request's turn in the Transport's own queue.
+	Held bool
+}
+
+func (e *WaitError) Error() string {
+	what := "its turn in the queue"
+	if e.Held {
+		what = "the server's hold to pass"
+	}
+	return fmt.Sprintf("client: request to %q would wait %s for %s, more than the maximum wait %s", e.Key, e.Wait, what, e.MaxWait)
+}
+
+// Is reports whether target is ErrWaitTooLong.
+func (e *WaitError) Is(target error) bool { return target == ErrWaitTooLong }
+
+// A RetryError reports that the Transport gave up on a request the server
+// kept answering with 429 Too Many Requests or 503 Service Unavailable. It is
+// returned only with [WithGiveUpError]; by default the Transport returns the
+// last response itself, as an http.Client user expects.
+type RetryError struct {
+	// Attempts is the number of times the request was sent.
+	Attempts int
+	// LastStatus is the status code of the last response (429 or 503).
+	LastStatus int
+	// RetryAfter is the wait the last response asked for in its
+	// Retry-After header; 0 when it had none (or an invalid one).
+	RetryAfter time.Duration
+	// Reason says why the Transport stopped: "retries exhausted",
+	// "Retry-After exceeds the maximum", or "request cannot be replayed".
+	Reason string
+}
+
+func (e *RetryError) Error() string {
+	attempts := "attempts"
+	if e.Attempts == 1 {
+		attempts = "attempt"
+	}
+	return fmt.Sprintf("client: gave up after %d %s (%s): last status %d %s",
+		e.Attempts, attempts, e.Reason, e.LastStatus, http.StatusText(e.LastStatus))
+}
+
+// Is reports whether target is ErrGaveUp.
+func (e *RetryError) Is(target error) bool { return target == ErrGaveUp }
+
+// Reasons a RetryError gives.
+const (
+	reasonExhausted = "retries exhausted"
+	reasonTooLong   = "Retry-After exceeds the maximum"
+	reasonNoReplay  = "request cannot be replayed"
+)

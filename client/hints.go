@@ -1,0 +1,309 @@
+package client
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Header names the Transport reads.
+const (
+	HeaderRetryAfter         = "Retry-After"
+	HeaderRateLimit          = "RateLimit"
+	HeaderRateLimitPolicy    = "RateLimit-Policy"
+	HeaderRateLimitRemaining = "RateLimit-Remaining"
+	HeaderRateLimitReset     = "RateLimit-Reset"
+	HeaderXRateLimitRemain   = "X-RateLimit-Remaining"
+	HeaderXRateLimitReset    = "X-RateLimit-Reset"
+)
+
+// maxHint bounds every wait read from a header before it becomes a
+// Duration, so that no value can overflow; the Transport's own caps are far
+// smaller.
+const maxHint = 365 * 24 * time.Hour
+
+// holds keeps, per key, the instant until which the server asked us not to
+// send. It is safe for concurrent use.
+type holds struct {
+	mu      sync.Mutex
+	m       map[string]time.Time
+	sweepAt int
+}
+
+// remaining returns how long key is still held at now (0 when it is not).
+func (h *holds) remaining(key string, now time.Time) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	until, ok := h.m[key]
+	if !ok {
+		return 0
+	}
+	d := until.Sub(now)
+	if d <= 0 {
+		delete(h.m, key)
+		return 0
+	}
+	return d
+}
+
+// extend holds key until until, unless it is already held longer. Expired
+// holds are swept each time the map doubles, so it stays as small as the
+// set of keys currently held.
+func (h *holds) extend(key string, until, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cur, ok := h.m[key]; ok && !until.After(cur) {
+		return
+	}
+	h.m[key] = until
+	if len(h.m) >= h.sweepAt {
+		for k, u := range h.m {
+			if !u.After(now) {
+				delete(h.m, k)
+			}
+		}
+		h.sweepAt = max(64, 2*len(h.m))
+	}
+}
+
+// observe records what a response says about key's quota: the Retry-After
+// of a 429 or 503 (ra, when hasRA), which takes precedence as the RateLimit
+// draft asks, or else a RateLimit header announcing that no quota is left.
+// The hold is cut to maxRetryAfter.
+func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Duration, hasRA bool) {
+	d := ra
+	if !hasRA {
+		d = serverHold(h, now)
+	}
+	if d <= 0 {
+		return
+	}
+	d = min(d, t.maxRetryAfter)
+	if d <= 0 {
+		return
+	}
+	t.holds.extend(key, now.Add(d), now)
+}
+
+// parseRetryAfter reads a Retry-After field (RFC 9110 §10.2.3): delay-seconds,
+// or an HTTP-date taken relative to now (a date in the past is a wait of 0).
+// It reports false for a missing or malformed field.
+func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := strings.TrimSpace(h.Get(HeaderRetryAfter))
+	if v == "" {
+		return 0, false
+	}
+	if isDigits(v) {
+		return secondsInt(v), true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return clampHint(at.Sub(now)), true
+}
+
+// serverHold returns how long the response's rate-limit headers ask the
+// client to hold further requests: the wait until the reset of a policy with
+// no quota left, the longest one when several say so; 0 when none does, when
+// the headers are malformed, or when the response came from a cache (Age > 0:
+// its numbers are stale, and the draft asks clients to ignore them).
+func serverHold(h http.Header, now time.Time) time.Duration {
+	if age := strings.TrimSpace(h.Get("Age")); age != "" && age != "0" {
+		return 0
+	}
+	return max(ietfHold(h), draft6Hold(h), legacyHold(h, now))
+}
+
+// ietfHold reads the RateLimit field: a List of named policies with r and t
+// parameters (draft -08 to -11) or the draft-7 Dictionary (limit, remaining,
+// reset).
+func ietfHold(h http.Header) time.Duration {
+	values := h.Values(HeaderRateLimit)
+	if len(values) == 0 {
+		return 0
+	}
+	field := strings.Join(values, ", ")
+	if s := strings.TrimLeft(field, " "); s == "" || s[0] != '"' {
+		return draft7Hold(field)
+	}
+	members, ok := parseSFList(field)
+	if !ok {
+		return 0
+	}
+	var hold time.Duration
+	var windows map[string]int64 // RateLimit-Policy's w by name, read on demand
+	for _, m := range members {
+		it := m.item
+		if it.kind != sfString {
+			continue
+		}
+		r, ok := it.param("r")
+		if !ok || r.kind != sfInteger || r.num != 0 {
+			continue
+		}
+		if tp, ok := it.param("t"); ok {
+			if tp.kind == sfInteger && tp.num >= 0 {
+				hold = max(hold, seconds(tp.num))
+			}
+			continue
+		}
+		// No t: the policy's window is the longest the quota can take to
+		// come back.
+		if windows == nil {
+			windows = policyWindows(h)
+		}
+		if w, ok := windows[it.str]; ok {
+			hold = max(hold, seconds(w))
+		}
+	}
+	return hold
+}
+
+// policyWindows returns the w of each named policy of RateLimit-Policy.
+func policyWindows(h http.Header) map[string]int64 {
+	out := map[string]int64{}
+	members, ok := parseSFList(strings.Join(h.Values(HeaderRateLimitPolicy), ", "))
+	if !ok {
+		return out
+	}
+	for _, m := range members {
+		if m.item.kind != sfString {
+			continue
+		}
+		if w, ok := m.item.param("w"); ok && w.kind == sfInteger && w.num > 0 {
+			out[m.item.str] = w.num
+		}
+	}
+	return out
+}
+
+// draft7Hold reads a draft-7 RateLimit Dictionary: limit=, remaining=, reset=.
+func draft7Hold(field string) time.Duration {
+	members, ok := parseSFDict(field)
+	if !ok {
+		return 0
+	}
+	remaining, reset := int64(-1), int64(-1)
+	for _, m := range members {
+		if m.item.kind != sfInteger {
+			continue
+		}
+		switch m.key {
+		case "remaining":
+			remaining = m.item.num
+		case "reset":
+			reset = m.item.num
+		}
+	}
+	if remaining != 0 || reset < 0 {
+		return 0
+	}
+	return seconds(reset)
+}
+
+// draft6Hold reads RateLimit-Remaining and RateLimit-Reset (draft-6), each
+// an Integer item.
+func draft6Hold(h http.Header) time.Duration {
+	remaining, ok := sfInt(h.Values(HeaderRateLimitRemaining))
+	if !ok || remaining != 0 {
+		return 0
+	}
+	reset, ok := sfInt(h.Values(HeaderRateLimitReset))
+	if !ok || reset < 0 {
+		return 0
+	}
+	return seconds(reset)
+}
+
+// sfInt parses a field holding one Integer.
+func sfInt(values []string) (int64, bool) {
+	if len(values) != 1 {
+		return 0, false
+	}
+	members, ok := parseSFList(values[0])
+	if !ok || len(members) != 1 || members[0].item.kind != sfInteger || len(members[0].item.params) != 0 {
+		return 0, false
+	}
+	return members[0].item.num, true
+}
+
+// Thresholds of the legacy X-RateLimit-Reset: larger values are Unix times
+// (seconds from 2001-09-09 on, milliseconds from 2001-09-09 on) rather than
+// delta-seconds, which no server sends in the billions.
+const (
+	unixSecondsFrom = 1_000_000_000
+	unixMillisFrom  = 1_000_000_000_000
+)
+
+// legacyHold reads X-RateLimit-Remaining and X-RateLimit-Reset. Reset is
+// delta-seconds (possibly with a fraction), or a Unix time in seconds or
+// milliseconds (httprate, express-rate-limit, GitHub), taken relative to now.
+func legacyHold(h http.Header, now time.Time) time.Duration {
+	rem := strings.TrimSpace(h.Get(HeaderXRateLimitRemain))
+	if rem == "" || !isDigits(rem) || strings.TrimLeft(rem, "0") != "" {
+		return 0 // absent, malformed, or not zero
+	}
+	v := strings.TrimSpace(h.Get(HeaderXRateLimitReset))
+	if v == "" || !isNumber(v) {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {
+		return 0
+	}
+	switch {
+	case f >= unixMillisFrom:
+		if f >= 1e15 { // beyond the year 33658: not a time
+			return 0
+		}
+		return clampHint(time.UnixMilli(int64(f)).Sub(now))
+	case f >= unixSecondsFrom:
+		return clampHint(time.Unix(int64(f), int64((f-math.Floor(f))*1e9)).Sub(now))
+	}
+	return clampHint(time.Duration(f * float64(time.Second)))
+}
+
+// isDigits reports whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isNumber reports whether s is digits with at most one fractional part.
+func isNumber(s string) bool {
+	whole, frac, dot := strings.Cut(s, ".")
+	return isDigits(whole) && (!dot || isDigits(frac))
+}
+
+// secondsInt converts a string of digits to a Duration, saturating at maxHint.
+func secondsInt(s string) time.Duration {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return maxHint // too many digits: more than any cap
+	}
+	return seconds(n)
+}
+
+// seconds converts n >= 0 seconds to a Duration, saturating at maxHint.
+func seconds(n int64) time.Duration {
+	if n > int64(maxHint/time.Second) {
+		return maxHint
+	}
+	return time.Duration(n) * time.Second
+}
+
+// clampHint keeps a wait read from a header within [0, maxHint].
+func clampHint(d time.Duration) time.Duration {
+	return min(max(d, 0), maxHint)
+}

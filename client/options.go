@@ -1,0 +1,284 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// An Option configures a [Transport] at construction. An option given a bad
+// value makes [New] fail with an error that names the option.
+type Option func(*config) error
+
+// Defaults.
+const (
+	// DefaultMaxWait is the longest a request waits for its turn or for a
+	// server's hold to pass, unless [WithMaxWait] says otherwise.
+	DefaultMaxWait = time.Minute
+	// DefaultRetries is the number of retries after the first attempt.
+	DefaultRetries = 3
+	// DefaultBackoffBase is the ceiling of the first backoff wait.
+	DefaultBackoffBase = 250 * time.Millisecond
+	// DefaultBackoffMax bounds the ceiling of every backoff wait.
+	DefaultBackoffMax = 30 * time.Second
+	// DefaultMaxRetryAfter is the longest wait a server may ask for, in
+	// Retry-After or in its RateLimit headers, that the Transport honours.
+	DefaultMaxRetryAfter = time.Minute
+)
+
+type config struct {
+	clock         Clock
+	key           func(*http.Request) string
+	store         algorithms.Store
+	limit         int64
+	per           time.Duration
+	maxWait       time.Duration
+	retries       int
+	base, ceiling time.Duration
+	maxRetryAfter time.Duration
+	methods       map[string]bool
+	giveUpError   bool
+	proactive     bool
+	onRetry       func(Retry)
+	src           rand.Source
+}
+
+func defaults() config {
+	return config{
+		clock:         SystemClock,
+		key:           HostKey,
+		maxWait:       DefaultMaxWait,
+		retries:       DefaultRetries,
+		base:          DefaultBackoffBase,
+		ceiling:       DefaultBackoffMax,
+		maxRetryAfter: DefaultMaxRetryAfter,
+		proactive:     true,
+	}
+}
+
+// HostKey is the default pacing key: the request URL's host (with its port,
+// if the URL has one), lower-cased. Requests to one host wait their turn in
+// one queue and share the holds that host asks for.
+func HostKey(r *http.Request) string {
+	if r.URL != nil && r.URL.Host != "" {
+		return strings.ToLower(r.URL.Host)
+	}
+	return strings.ToLower(r.Host)
+}
+
+// WithRate paces requests to limit per the given period for each key: they
+// leave one after another, per/limit apart, through a leaky_queue (see
+// [algorithms.LeakyQueue]); a request that would wait longer than the
+// maximum wait ([WithMaxWait]) fails at once with a [*WaitError]. Without
+// WithRate the Transport does not pace (it still backs off and, unless
+// turned off, honours the server's RateLimit headers).
+//
+// For example WithRate(5, time.Second) sends at most one request every
+// 200ms to each host: a third-party API limited to 5 per second sees a
+// queue rather than a burst.
+func WithRate(limit int64, per time.Duration) Option {
+	return func(c *config) error {
+		if limit < 1 || limit > algorithms.MaxLimit {
+			return fmt.Errorf("client: WithRate: limit must be between 1 and %d, got %d", algorithms.MaxLimit, limit)
+		}
+		if per < algorithms.MinWindow || per > algorithms.MaxWindow {
+			return fmt.Errorf("client: WithRate: per must be between %s and %s, got %s", algorithms.MinWindow, algorithms.MaxWindow, per)
+		}
+		c.limit, c.per = limit, per
+		return nil
+	}
+}
+
+// WithMaxWait sets the longest a request waits, before it is sent, for its
+// turn in the queue ([WithRate]) and, separately, for a hold the server asked
+// for to pass (see [WithProactive]); a request that would wait longer fails
+// at once with a [*WaitError]. The default is [DefaultMaxWait]; 0 sends only
+// requests that can go at once. The request's context bounds every wait too.
+func WithMaxWait(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 || d > algorithms.MaxWindow {
+			return fmt.Errorf("client: WithMaxWait: max wait must be between 0 and %s, got %s", algorithms.MaxWindow, d)
+		}
+		c.maxWait = d
+		return nil
+	}
+}
+
+// WithKey sets the pacing key of a request; the default is [HostKey]. Each
+// key has its own queue and its own holds. A key of "" exempts the request
+// from pacing and holds (it is still retried). key must be safe for
+// concurrent use.
+func WithKey(key func(*http.Request) string) Option {
+	return func(c *config) error {
+		if key == nil {
+			return errors.New("client: WithKey: key function is nil")
+		}
+		c.key = key
+		return nil
+	}
+}
+
+// WithStore keeps the pacing queues in store instead of a private in-memory
+// store, so that several processes sharing a Redis store pace together: a
+// fleet of instances calling one third-party API then stays within its limit
+// as a whole. The store's clock, not the Transport's, decides the queue.
+func WithStore(store algorithms.Store) Option {
+	return func(c *config) error {
+		if store == nil {
+			return errors.New("client: WithStore: store is nil")
+		}
+		c.store = store
+		return nil
+	}
+}
+
+// WithClock sets the clock the Transport reads and waits on; the default is
+// [SystemClock]. The private in-memory store reads it too.
+func WithClock(clock Clock) Option {
+	return func(c *config) error {
+		if clock == nil {
+			return errors.New("client: WithClock: clock is nil")
+		}
+		c.clock = clock
+		return nil
+	}
+}
+
+// WithRetries sets how many times a request answered with 429 or 503 is sent
+// again; the default is [DefaultRetries], and 0 turns retrying off.
+func WithRetries(n int) Option {
+	return func(c *config) error {
+		if n < 0 || n > 100 {
+			return fmt.Errorf("client: WithRetries: retries must be between 0 and 100, got %d", n)
+		}
+		c.retries = n
+		return nil
+	}
+}
+
+// WithBackoff sets the exponential backoff used when a 429 or 503 response
+// has no usable Retry-After: before retry k (k = 1, 2, ...) the Transport
+// waits a uniformly random time between 0 and min(ceiling, base·2^(k−1)) ("full
+// jitter", so that clients turned away together do not return together).
+// The defaults are [DefaultBackoffBase] and [DefaultBackoffMax].
+func WithBackoff(base, ceiling time.Duration) Option {
+	return func(c *config) error {
+		if base <= 0 {
+			return fmt.Errorf("client: WithBackoff: base must be positive, got %s", base)
+		}
+		if ceiling < base {
+			return fmt.Errorf("client: WithBackoff: ceiling %s must be at least base %s", ceiling, base)
+		}
+		c.base, c.ceiling = base, ceiling
+		return nil
+	}
+}
+
+// WithMaxRetryAfter sets the longest wait a server may ask for that the
+// Transport honours; the default is [DefaultMaxRetryAfter]. A 429 or 503
+// whose Retry-After asks for more is not retried: the Transport gives up at
+// once (waiting less would only earn another refusal). Holds taken from
+// RateLimit headers are cut to this length.
+func WithMaxRetryAfter(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("client: WithMaxRetryAfter: max must not be negative, got %s", d)
+		}
+		c.maxRetryAfter = d
+		return nil
+	}
+}
+
+// WithRetryMethods lets requests with these methods be retried too (for
+// example "POST" for an API whose POSTs are idempotent). By default only the
+// idempotent methods GET, HEAD, OPTIONS, TRACE, PUT and DELETE are retried,
+// and requests of any method carrying an Idempotency-Key or
+// X-Idempotency-Key header. In every case the body must be replayable: nil,
+// http.NoBody, or with GetBody set (http.NewRequest sets it for the common
+// body types).
+func WithRetryMethods(methods ...string) Option {
+	return func(c *config) error {
+		if c.methods == nil {
+			c.methods = map[string]bool{}
+		}
+		for _, m := range methods {
+			if m == "" || strings.ContainsAny(m, " \t\r\n") {
+				return fmt.Errorf("client: WithRetryMethods: invalid method %q", m)
+			}
+			c.methods[m] = true
+		}
+		return nil
+	}
+}
+
+// WithGiveUpError makes the Transport return a [*RetryError] (with a nil
+// response, its body drained and closed) when it gives up on a request the
+// server answered with 429 or 503, instead of returning that last response
+// with a nil error. The default, returning the response, is what the
+// http.RoundTripper contract asks for and what http.Client users expect; the
+// error form suits callers that treat "still throttled" as a failure.
+func WithGiveUpError() Option {
+	return func(c *config) error {
+		c.giveUpError = true
+		return nil
+	}
+}
+
+// WithProactive turns proactive pacing on or off (it is on by default). When
+// on, the Transport reads the rate-limit headers of every response — the
+// IETF RateLimit and RateLimit-Policy fields (draft -08 to -11, draft-7,
+// draft-6) and the legacy X-RateLimit-Remaining and X-RateLimit-Reset — and
+// Retry-After on 429 and 503. When the server says no quota is left, further
+// requests with the same key are held until the reset it announced has
+// passed, instead of being sent to earn a 429. A malformed header is ignored.
+func WithProactive(on bool) Option {
+	return func(c *config) error {
+		c.proactive = on
+		return nil
+	}
+}
+
+// A Retry describes a retry the Transport is about to make.
+type Retry struct {
+	// Request is the request being retried (the caller's).
+	Request *http.Request
+	// Attempt is the number of the attempt that failed (1 for the first).
+	Attempt int
+	// Status is the status code of the response that asked for the retry.
+	Status int
+	// Wait is how long the Transport waits before the next attempt.
+	Wait time.Duration
+	// RetryAfter reports whether Wait came from the server's Retry-After
+	// (otherwise it is a backoff wait).
+	RetryAfter bool
+}
+
+// WithOnRetry sets a function told of every retry before its wait, for logs
+// and metrics. It must be safe for concurrent use and should not block.
+func WithOnRetry(onRetry func(Retry)) Option {
+	return func(c *config) error {
+		if onRetry == nil {
+			return errors.New("client: WithOnRetry: function is nil")
+		}
+		c.onRetry = onRetry
+		return nil
+	}
+}
+
+// WithRandom sets the source of the backoff jitter; by default the Transport
+// draws from math/rand/v2's global generator. Tests pass a seeded source for
+// repeatable waits. The Transport serialises its calls to src.
+func WithRandom(src rand.Source) Option {
+	return func(c *config) error {
+		if src == nil {
+			return errors.New("client: WithRandom: source is nil")
+		}
+		c.src = src
+		return nil
+	}
+}

@@ -1,0 +1,269 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// Seed 002: a third-party API allows 5 requests per second; queueing the
+// calls through a leaky bucket is kinder than failing them. 50 callers at
+// once: the stub sees at most 5 in any second of virtual time, exactly one
+// every 200ms, and no caller sees an error.
+func TestPacingFiftyCallers(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
+
+	const n = 50
+	var failed atomic.Int64
+	clock.drive(n, func(i int) {
+		status, body, err := get(hc, srv.URL+"/v1/thing")
+		if err != nil || status != http.StatusOK || body != "ok" {
+			failed.Add(1)
+			t.Errorf("caller %d: status %d body %q err %v", i, status, body, err)
+		}
+	})
+	if failed.Load() != 0 {
+		return
+	}
+	at := srv.arrivals()
+	if len(at) != n {
+		t.Fatalf("stub received %d requests, want %d", len(at), n)
+	}
+	if !sort.SliceIsSorted(at, func(i, j int) bool { return at[i] < at[j] }) {
+		t.Errorf("arrivals out of order: %v", at)
+	}
+	// At most 5 in any half-open second [s, s+1s).
+	for i := 0; i+5 < len(at); i++ {
+		if at[i+5]-at[i] < time.Second {
+			t.Errorf("requests %d..%d arrived within %s: %v", i, i+5, at[i+5]-at[i], at[i:i+6])
+		}
+	}
+	// The queue is exact: departures at 0, 200ms, ..., 9.8s.
+	for i, a := range at {
+		if want := time.Duration(i) * 200 * time.Millisecond; a != want {
+			t.Fatalf("request %d arrived at %v, want %v", i, a, want)
+		}
+	}
+}
+
+// Keys are paced separately: two hosts each get their own 1-per-second queue.
+func TestPacingPerKey(t *testing.T) {
+	clock := newFakeClock()
+	a := newStub(t, clock, nil)
+	b := newStub(t, clock, nil)
+	hc, _ := newClient(t, clock, client.WithRate(1, time.Second))
+	clock.drive(6, func(i int) {
+		url := a.URL
+		if i%2 == 1 {
+			url = b.URL
+		}
+		if _, _, err := get(hc, url); err != nil {
+			t.Error(err)
+		}
+	})
+	for name, s := range map[string]*stub{"a": a, "b": b} {
+		at := s.arrivals()
+		want := []time.Duration{0, time.Second, 2 * time.Second}
+		if len(at) != len(want) {
+			t.Fatalf("%s: arrivals %v, want %v", name, at, want)
+		}
+		for i := range want {
+			if at[i] != want[i] {
+				t.Errorf("%s: arrivals %v, want %v", name, at, want)
+				break
+			}
+		}
+	}
+}
+
+// A custom key function shares one queue between hosts, and "" exempts a
+// request.
+func TestPacingCustomKey(t *testing.T) {
+	clock := newFakeClock()
+	a := newStub(t, clock, nil)
+	b := newStub(t, clock, nil)
+	hc, _ := newClient(t, clock, client.WithRate(1, time.Second),
+		client.WithKey(func(r *http.Request) string {
+			if r.Header.Get("X-Unpaced") != "" {
+				return ""
+			}
+			return "shared"
+		}))
+	clock.drive(4, func(i int) {
+		url := a.URL
+		if i%2 == 1 {
+			url = b.URL
+		}
+		if _, _, err := get(hc, url); err != nil {
+			t.Error(err)
+		}
+	})
+	all := append(a.arrivals(), b.arrivals()...)
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	want := []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}
+	if len(all) != 4 {
+		t.Fatalf("arrivals %v, want %v", all, want)
+	}
+	for i := range want {
+		if all[i] != want[i] {
+			t.Fatalf("arrivals %v, want %v (one shared queue)", all, want)
+		}
+	}
+	// An exempt request goes at once although the queue is 4s long.
+	req, _ := http.NewRequest(http.MethodGet, a.URL, nil)
+	req.Header.Set("X-Unpaced", "1")
+	before := len(clock.Sleeps())
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := clock.Sleeps()[before:]; len(got) != 0 {
+		t.Errorf("exempt request slept %v", got)
+	}
+}
+
+// Beyond the maximum wait a request fails at once with a *WaitError, sends
+// nothing and takes nothing from the queue.
+func TestMaxWait(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(time.Second))
+
+	// The queue holds 6 departures within 1s: at 0, 200ms, ..., 1s.
+	var mu sync.Mutex
+	var waitErrs []*client.WaitError
+	ok := 0
+	clock.drive(8, func(int) {
+		_, _, err := get(hc, srv.URL)
+		mu.Lock()
+		defer mu.Unlock()
+		var we *client.WaitError
+		switch {
+		case err == nil:
+			ok++
+		case errors.As(err, &we) && errors.Is(err, client.ErrWaitTooLong):
+			waitErrs = append(waitErrs, we)
+		default:
+			t.Errorf("unexpected error %v", err)
+		}
+	})
+	if ok != 6 || len(waitErrs) != 2 {
+		t.Fatalf("%d sent and %d refused, want 6 and 2", ok, len(waitErrs))
+	}
+	for _, we := range waitErrs {
+		if we.Wait != 1200*time.Millisecond || we.MaxWait != time.Second || we.Held {
+			t.Errorf("WaitError %+v, want Wait 1.2s MaxWait 1s", we)
+		}
+		if !strings.Contains(we.Error(), "client: ") || !strings.Contains(we.Error(), "1.2s") {
+			t.Errorf("message %q", we.Error())
+		}
+	}
+	if got := len(srv.arrivals()); got != 6 {
+		t.Errorf("stub received %d, want 6", got)
+	}
+	// Refused at once: the only sleeps are the 5 queued departures.
+	if got := clock.Sleeps(); len(got) != 5 {
+		t.Errorf("sleeps %v, want the 5 turns of the queued requests", got)
+	}
+	// The refusals took nothing: the next departure is at 1.2s, right after
+	// the sixth (at 1.6s had the two refusals taken turns).
+	clock.drive(1, func(int) {
+		if _, _, err := get(hc, srv.URL); err != nil {
+			t.Error(err)
+		}
+	})
+	if at := srv.arrivals(); at[len(at)-1] != 1200*time.Millisecond {
+		t.Errorf("last arrival at %v, want 1.2s", at[len(at)-1])
+	}
+}
+
+// countingBody records whether the transport closed the request body.
+type countingBody struct {
+	io.Reader
+	closed atomic.Bool
+}
+
+func (b *countingBody) Close() error { b.closed.Store(true); return nil }
+
+// A caller whose context ends while it waits gets ctx.Err() at once; its
+// request is never sent and its body is closed. Its slot is not refunded:
+// the next caller waits behind it.
+func TestContextCancelledWhileWaiting(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, 10*time.Second))
+
+	first, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	resp, err := tr.RoundTrip(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	body := &countingBody{Reader: strings.NewReader("payload")}
+	second, _ := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL, body)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := tr.RoundTrip(second)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	clock.waitSleepers(1) // the second request waits its turn, 10s away
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("RoundTrip = %v, want context.Canceled", err)
+	}
+	if !body.closed.Load() {
+		t.Error("request body not closed")
+	}
+	if got := clock.Now(); !got.Equal(t0) {
+		t.Errorf("virtual time moved to %v", got.Sub(t0))
+	}
+	if got := len(srv.arrivals()); got != 1 {
+		t.Errorf("stub received %d, want 1", got)
+	}
+	// Not refunded: the third request's turn is at 20s, behind the abandoned one.
+	clock.drive(1, func(int) {
+		third, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		resp, err := tr.RoundTrip(third)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+	})
+	if at := srv.arrivals(); len(at) != 2 || at[1] != 20*time.Second {
+		t.Errorf("arrivals %v, want [0s 20s]", at)
+	}
+}
+
+// A context that ends before RoundTrip is not waited on at all.
+func TestContextDoneBeforeSend(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, time.Second))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("RoundTrip = %v, want context.Canceled", err)
+	}
+	if n := len(srv.arrivals()); n != 0 {
+		t.Errorf("stub received %d", n)
+	}
+}

@@ -1,0 +1,381 @@
+package client
+
+// A small parser for the Structured Field Values of RFC 9651 that the
+// RateLimit headers use: Lists (draft -08 to -11, and RateLimit-Policy) and
+// Dictionaries (draft-7). It accepts the whole grammar — Integers, Decimals,
+// Strings, Tokens, Byte Sequences, Booleans, Dates, Display Strings and
+// Inner Lists, each with parameters — and reports anything else as
+// malformed, in which case the caller ignores the whole field, as RFC 9651
+// asks. It never panics and its work is linear in the input.
+
+// sfKind is the type of a bare item.
+type sfKind byte
+
+const (
+	sfInteger sfKind = iota + 1
+	sfDecimal
+	sfString
+	sfToken
+	sfBytes
+	sfBoolean
+	sfDate
+	sfDisplay
+	sfInner // an Inner List; its members are skipped
+)
+
+// sfItem is a parsed member: a bare item and its parameters.
+type sfItem struct {
+	kind   sfKind
+	num    int64  // sfInteger, sfDate; sfBoolean: 0 or 1
+	str    string // sfString, sfToken (raw for the others)
+	params []sfParam
+}
+
+type sfParam struct {
+	key string
+	val sfItem // without parameters
+}
+
+// param returns the parameter named key.
+func (it *sfItem) param(key string) (sfItem, bool) {
+	for _, p := range it.params {
+		if p.key == key {
+			return p.val, true
+		}
+	}
+	return sfItem{}, false
+}
+
+// sfMember is a member of a List (key "") or of a Dictionary.
+type sfMember struct {
+	key  string
+	item sfItem
+}
+
+type sfParser struct {
+	s   string
+	i   int
+	bad bool
+}
+
+// parseSFList parses s as a List.
+func parseSFList(s string) ([]sfMember, bool) {
+	p := sfParser{s: s}
+	p.sp()
+	var out []sfMember
+	for !p.bad && p.i < len(p.s) {
+		it := p.itemOrInner()
+		out = append(out, sfMember{item: it})
+		if !p.next() {
+			break
+		}
+	}
+	p.sp()
+	return out, !p.bad && p.i == len(p.s)
+}
+
+// parseSFDict parses s as a Dictionary (members in order, duplicates kept:
+// the caller takes the last one, as RFC 9651 says).
+func parseSFDict(s string) ([]sfMember, bool) {
+	p := sfParser{s: s}
+	p.sp()
+	var out []sfMember
+	for !p.bad && p.i < len(p.s) {
+		k := p.key()
+		var it sfItem
+		if p.peek() == '=' {
+			p.i++
+			it = p.itemOrInner()
+		} else {
+			it = sfItem{kind: sfBoolean, num: 1}
+			it.params = p.params()
+		}
+		out = append(out, sfMember{key: k, item: it})
+		if !p.next() {
+			break
+		}
+	}
+	p.sp()
+	return out, !p.bad && p.i == len(p.s)
+}
+
+// next moves past the separator between members: OWS "," OWS. It reports
+// whether another member follows; at the end of input it returns false, and
+// a trailing comma is malformed.
+func (p *sfParser) next() bool {
+	p.ows()
+	if p.i == len(p.s) {
+		return false
+	}
+	if p.s[p.i] != ',' {
+		p.bad = true
+		return false
+	}
+	p.i++
+	p.ows()
+	if p.i == len(p.s) {
+		p.bad = true
+		return false
+	}
+	return true
+}
+
+func (p *sfParser) peek() byte {
+	if p.i < len(p.s) {
+		return p.s[p.i]
+	}
+	return 0
+}
+
+func (p *sfParser) sp() {
+	for p.i < len(p.s) && p.s[p.i] == ' ' {
+		p.i++
+	}
+}
+
+func (p *sfParser) ows() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+func (p *sfParser) itemOrInner() sfItem {
+	if p.peek() != '(' {
+		it := p.bare()
+		it.params = p.params()
+		return it
+	}
+	p.i++
+	for !p.bad {
+		p.sp()
+		if p.peek() == ')' {
+			p.i++
+			it := sfItem{kind: sfInner}
+			it.params = p.params()
+			return it
+		}
+		p.bare()
+		p.params()
+		if c := p.peek(); c != ' ' && c != ')' {
+			p.bad = true
+		}
+	}
+	return sfItem{}
+}
+
+func (p *sfParser) params() []sfParam {
+	var ps []sfParam
+	for !p.bad && p.peek() == ';' {
+		p.i++
+		p.sp()
+		k := p.key()
+		v := sfItem{kind: sfBoolean, num: 1}
+		if p.peek() == '=' {
+			p.i++
+			v = p.bare()
+		}
+		if p.bad {
+			return nil
+		}
+		// A repeated key overwrites the earlier value.
+		replaced := false
+		for j := range ps {
+			if ps[j].key == k {
+				ps[j].val, replaced = v, true
+			}
+		}
+		if !replaced {
+			ps = append(ps, sfParam{key: k, val: v})
+		}
+	}
+	return ps
+}
+
+func isLCAlpha(c byte) bool { return 'a' <= c && c <= 'z' }
+func isDigit(c byte) bool   { return '0' <= c && c <= '9' }
+func isAlpha(c byte) bool   { return isLCAlpha(c) || ('A' <= c && c <= 'Z') }
+
+func (p *sfParser) key() string {
+	start := p.i
+	if c := p.peek(); !isLCAlpha(c) && c != '*' {
+		p.bad = true
+		return ""
+	}
+	p.i++
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		if !isLCAlpha(c) && !isDigit(c) && c != '_' && c != '-' && c != '.' && c != '*' {
+			break
+		}
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+func (p *sfParser) bare() sfItem {
+	c := p.peek()
+	switch {
+	case c == '-' || isDigit(c):
+		return p.number()
+	case c == '"':
+		return p.str()
+	case c == '*' || isAlpha(c):
+		return p.token()
+	case c == ':':
+		return p.bytes()
+	case c == '?':
+		p.i++
+		switch p.peek() {
+		case '0':
+			p.i++
+			return sfItem{kind: sfBoolean, num: 0}
+		case '1':
+			p.i++
+			return sfItem{kind: sfBoolean, num: 1}
+		}
+	case c == '@':
+		p.i++
+		it := p.number()
+		if it.kind != sfInteger {
+			p.bad = true
+		}
+		it.kind = sfDate
+		return it
+	case c == '%':
+		return p.display()
+	}
+	p.bad = true
+	return sfItem{}
+}
+
+// number parses an Integer (at most 15 digits) or a Decimal (at most 12
+// integer digits and 3 fractional ones).
+func (p *sfParser) number() sfItem {
+	start := p.i
+	neg := false
+	if p.peek() == '-' {
+		neg = true
+		p.i++
+	}
+	var n int64
+	digits := 0
+	for p.i < len(p.s) && isDigit(p.s[p.i]) {
+		n = n*10 + int64(p.s[p.i]-'0')
+		digits++
+		p.i++
+		if digits > 15 {
+			p.bad = true
+			return sfItem{}
+		}
+	}
+	if digits == 0 {
+		p.bad = true
+		return sfItem{}
+	}
+	if neg {
+		n = -n
+	}
+	if p.peek() != '.' {
+		return sfItem{kind: sfInteger, num: n, str: p.s[start:p.i]}
+	}
+	if digits > 12 {
+		p.bad = true
+		return sfItem{}
+	}
+	p.i++
+	frac := 0
+	for p.i < len(p.s) && isDigit(p.s[p.i]) {
+		frac++
+		p.i++
+	}
+	if frac == 0 || frac > 3 {
+		p.bad = true
+		return sfItem{}
+	}
+	return sfItem{kind: sfDecimal, num: n, str: p.s[start:p.i]}
+}
+
+func (p *sfParser) str() sfItem {
+	p.i++ // the opening quote
+	var b []byte
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		p.i++
+		switch {
+		case c == '\\':
+			if p.i == len(p.s) || (p.s[p.i] != '"' && p.s[p.i] != '\\') {
+				p.bad = true
+				return sfItem{}
+			}
+			b = append(b, p.s[p.i])
+			p.i++
+		case c == '"':
+			return sfItem{kind: sfString, str: string(b)}
+		case c < 0x20 || c > 0x7e:
+			p.bad = true
+			return sfItem{}
+		default:
+			b = append(b, c)
+		}
+	}
+	p.bad = true // unterminated
+	return sfItem{}
+}
+
+func (p *sfParser) token() sfItem {
+	start := p.i
+	p.i++
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		if isAlpha(c) || isDigit(c) || c == ':' || c == '/' {
+			p.i++
+			continue
+		}
+		switch c {
+		case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
+			p.i++
+			continue
+		}
+		break
+	}
+	return sfItem{kind: sfToken, str: p.s[start:p.i]}
+}
+
+func (p *sfParser) bytes() sfItem {
+	start := p.i
+	p.i++
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		p.i++
+		if c == ':' {
+			return sfItem{kind: sfBytes, str: p.s[start:p.i]}
+		}
+		if !isAlpha(c) && !isDigit(c) && c != '+' && c != '/' && c != '=' {
+			break
+		}
+	}
+	p.bad = true
+	return sfItem{}
+}
+
+func (p *sfParser) display() sfItem {
+	start := p.i
+	p.i++
+	if p.peek() != '"' {
+		p.bad = true
+		return sfItem{}
+	}
+	p.i++
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		p.i++
+		if c == '"' {
+			return sfItem{kind: sfDisplay, str: p.s[start:p.i]}
+		}
+		if c < 0x20 || c > 0x7e {
+			break
+		}
+	}
+	p.bad = true
+	return sfItem{}
+}

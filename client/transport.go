@@ -1,0 +1,340 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// A Transport is an http.RoundTripper that is a good citizen towards the
+// servers it calls. Around another RoundTripper it
+//
+//   - paces: with [WithRate], requests with the same key (by default the
+//     URL's host) leave one after another at the configured rate, each
+//     waiting its turn in a leaky_queue; a request whose turn is further
+//     away than the maximum wait fails at once with a [*WaitError];
+//   - backs off: a 429 Too Many Requests or 503 Service Unavailable is
+//     retried, a bounded number of times, after the server's Retry-After
+//     (delay-seconds or HTTP-date) or else after an exponential backoff with
+//     full jitter; only requests that can be replayed are retried;
+//   - listens: it reads the server's RateLimit headers and, when no quota is
+//     left, holds further requests with the same key until the announced
+//     reset instead of sending them to earn a 429 (see [WithProactive]).
+//
+// Every wait honours the request's context: when it is done, RoundTrip
+// returns ctx.Err() at once. A request that gave up its turn in the queue
+// that way (or failed afterwards) does not give the turn back: the queue is
+// a schedule of departures, and a slot once reserved stays used, so an
+// abandoned request slows those behind it by one interval at most.
+//
+// All waiting goes through the [Clock] (see [WithClock]), so tests run in
+// virtual time. A Transport is safe for concurrent use; build one with [New]
+// and use it as the Transport of an http.Client.
+type Transport struct {
+	next    http.RoundTripper
+	clock   Clock
+	key     func(*http.Request) string
+	limiter *algorithms.Limiter // nil: no pacing
+	maxWait time.Duration
+
+	retries       int
+	base, ceiling time.Duration
+	maxRetryAfter time.Duration
+	methods       map[string]bool
+	giveUpError   bool
+	onRetry       func(Retry)
+
+	randMu sync.Mutex
+	src    rand.Source // nil: the global generator
+
+	proactive bool
+	holds     holds
+}
+
+// New returns a Transport sending requests through next (http.DefaultTransport
+// when nil). Without options it does not pace, retries 429 and 503 up to
+// [DefaultRetries] times, and honours the server's rate-limit headers. A bad
+// option is an error that names it.
+func New(next http.RoundTripper, opts ...Option) (*Transport, error) {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c := defaults()
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("client: New: option %d is nil", i)
+		}
+		if err := opt(&c); err != nil {
+			return nil, err
+		}
+	}
+	t := &Transport{
+		next:          next,
+		clock:         c.clock,
+		key:           c.key,
+		maxWait:       c.maxWait,
+		retries:       c.retries,
+		base:          c.base,
+		ceiling:       c.ceiling,
+		maxRetryAfter: c.maxRetryAfter,
+		methods:       c.methods,
+		giveUpError:   c.giveUpError,
+		onRetry:       c.onRetry,
+		src:           c.src,
+		proactive:     c.proactive,
+	}
+	t.holds.m = map[string]time.Time{}
+	if c.limit > 0 {
+		spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: c.limit, Window: c.per, MaxDelay: c.maxWait}
+		if err := spec.Validate(); err != nil {
+			var se *algorithms.SpecError
+			if errors.As(err, &se) && se.Field == "MaxDelay" {
+				return nil, fmt.Errorf("client: WithMaxWait: %s", se.Reason)
+			}
+			return nil, fmt.Errorf("client: WithRate: %w", err)
+		}
+		store := c.store
+		if store == nil {
+			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(c.clock))
+			if err != nil {
+				return nil, fmt.Errorf("client: %w", err)
+			}
+			store = mem
+		}
+		lim, err := algorithms.NewLimiter(store, spec)
+		if err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+		t.limiter = lim
+	} else if c.store != nil {
+		return nil, errors.New("client: WithStore: a store needs WithRate (it holds the pacing queues)")
+	}
+	return t, nil
+}
+
+// Spec returns the leaky_queue Spec the Transport paces with, and false when
+// it does not pace (no [WithRate]).
+func (t *Transport) Spec() (algorithms.Spec, bool) {
+	if t.limiter == nil {
+		return algorithms.Spec{}, false
+	}
+	return t.limiter.Spec(), true
+}
+
+// RoundTrip sends req, after waiting its turn, and retries it while the
+// server answers 429 or 503 and the retry policy allows. It returns the
+// first response that is neither, or — when it gives up — the last 429 or
+// 503 response (by default) or a [*RetryError] (with [WithGiveUpError]).
+// Errors: ctx.Err() when the request's context ends during a wait, a
+// [*WaitError] when the wait would be too long, the pacing store's error,
+// and the next RoundTripper's errors, as they are.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	key := t.key(req)
+	replayable := t.replayable(req)
+	r := req
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			var err error
+			if r, err = rewind(req); err != nil {
+				return nil, err
+			}
+		}
+		if err := t.wait(ctx, key); err != nil {
+			closeBody(r)
+			return nil, err
+		}
+		resp, err := t.next.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		now := t.clock.Now()
+		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+			if t.proactive && key != "" {
+				t.observe(key, resp.Header, now, 0, false)
+			}
+			return resp, nil
+		}
+		ra, hasRA := parseRetryAfter(resp.Header, now)
+		if t.proactive && key != "" {
+			t.observe(key, resp.Header, now, ra, hasRA)
+		}
+		var reason string
+		switch {
+		case !replayable:
+			reason = reasonNoReplay
+		case attempt > t.retries:
+			reason = reasonExhausted
+		case hasRA && ra > t.maxRetryAfter:
+			reason = reasonTooLong
+		}
+		if reason != "" {
+			return t.giveUp(resp, attempt, ra, reason)
+		}
+		wait := ra
+		if !hasRA {
+			wait = t.backoff(attempt)
+		}
+		if t.onRetry != nil {
+			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})
+		}
+		drain(resp.Body)
+		if wait > 0 {
+			if err := t.clock.Sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+		} else if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// CloseIdleConnections closes the idle connections of the next
+// RoundTripper, when it can (http.Client.CloseIdleConnections calls it).
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// giveUp ends a request whose last response, resp, was a 429 or 503.
+func (t *Transport) giveUp(resp *http.Response, attempts int, ra time.Duration, reason string) (*http.Response, error) {
+	if !t.giveUpError {
+		return resp, nil
+	}
+	drain(resp.Body)
+	return nil, &RetryError{Attempts: attempts, LastStatus: resp.StatusCode, RetryAfter: ra, Reason: reason}
+}
+
+// wait holds the caller until key's hold has passed and its turn in the
+// queue has come.
+func (t *Transport) wait(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if key == "" {
+		return nil
+	}
+	if t.proactive {
+		// A hold can be extended while we wait (a response in flight
+		// brings news), so look again after each wait.
+		var waited time.Duration
+		for {
+			d := t.holds.remaining(key, t.clock.Now())
+			if d <= 0 {
+				break
+			}
+			if waited+d > t.maxWait {
+				return &WaitError{Key: key, Wait: waited + d, MaxWait: t.maxWait, Held: true}
+			}
+			if err := t.clock.Sleep(ctx, d); err != nil {
+				return err
+			}
+			waited += d
+		}
+	}
+	if t.limiter == nil {
+		return nil
+	}
+	d, err := t.limiter.Allow(ctx, key)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("client: pacing store: %w", err)
+	}
+	if !d.Allowed {
+		// For a denied leaky_queue request ResetAfter is the wait it would
+		// have had: until the queue drains to now.
+		return &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
+	}
+	if d.Delay > 0 {
+		return t.clock.Sleep(ctx, d.Delay)
+	}
+	return nil
+}
+
+// replayable reports whether req may be sent again: its method is
+// idempotent (or opted in, or it carries an idempotency key), and its body
+// can be had again.
+func (t *Transport) replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	if t.methods[req.Method] {
+		return true
+	}
+	_, a := req.Header["Idempotency-Key"]
+	_, b := req.Header["X-Idempotency-Key"]
+	return a || b
+}
+
+// rewind returns a copy of req for another attempt, with a fresh body.
+func rewind(req *http.Request) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, fmt.Errorf("client: replaying the request body: %w", err)
+		}
+		r.Body = body
+	}
+	return r, nil
+}
+
+// backoff returns the wait before retry number attempt: uniform in
+// [0, min(ceiling, base·2^(attempt−1))].
+func (t *Transport) backoff(attempt int) time.Duration {
+	c := t.ceiling
+	if shift := attempt - 1; shift < 62 && t.base <= t.ceiling>>shift {
+		c = t.base << shift
+	}
+	return time.Duration(t.uniform(uint64(c) + 1))
+}
+
+// uniform returns a number in [0, n) for n >= 1, from the high half of a
+// 64×64-bit product (Lemire's method without the rejection step: the bias,
+// below n/2^64, does not matter for a jitter and no source can make it loop).
+func (t *Transport) uniform(n uint64) uint64 {
+	var x uint64
+	if t.src == nil {
+		x = rand.Uint64()
+	} else {
+		t.randMu.Lock()
+		x = t.src.Uint64()
+		t.randMu.Unlock()
+	}
+	hi, _ := bits.Mul64(x, n)
+	return hi
+}
+
+// drainLimit bounds what drain reads from a body so that the connection can
+// be reused; a longer body is closed unread.
+const drainLimit = 64 << 10
+
+// drain reads what is left of body (up to drainLimit) and closes it.
+func drain(body io.ReadCloser) {
+	if body == nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
+	_ = body.Close()
+}
+
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+}
