@@ -1,0 +1,25 @@
+package redisstore_test
+
+import (
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+)
+
+// TestConformance runs the algorithms conformance suite, unchanged, against
+// a real redis-server, each store under its own key prefix.
+func TestConformance(t *testing.T) {
+	client := newClient(t)
+	algotest.Run(t, algotest.Harness{
+		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
+			s, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+	})
+}
