@@ -114,12 +114,14 @@ func (c *ipConfig) validate() error {
 		if len(c.trusted) == 0 {
 			return errors.New("keyfunc: IP: TrustedProxies: no prefix given")
 		}
+		norm := make([]netip.Prefix, len(c.trusted)) // the option's slice may be shared: never write to it
 		for i, p := range c.trusted {
 			if !p.IsValid() {
 				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d is invalid", i)
 			}
-			c.trusted[i] = normPrefix(p)
+			norm[i] = normPrefix(p)
 		}
+		c.trusted = norm
 	}
 	if c.hopsSet && (c.hops < 1 || c.hops > c.maxHops) {
 		return fmt.Errorf("keyfunc: IP: TrustedHops %d is outside 1..MaxHops (%d)", c.hops, c.maxHops)

@@ -8,6 +8,8 @@ import (
 // An IPOption configures [IP].
 type IPOption func(*ipConfig)
 
+// ipConfig is what the options of IP set; IP validates it and keeps it,
+// read-only, in the returned Func.
 type ipConfig struct {
 	trusted    []netip.Prefix
 	trustedSet bool

@@ -394,3 +394,24 @@ func TestIP_HostileHeaderIsNotScannedToTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestIP_OptionsCanBeSharedAcrossConcurrentCalls guards against IP writing
+// into an option's state: one option value used by many IP calls at once
+// (run with -race).
+func TestIP_OptionsCanBeSharedAcrossConcurrentCalls(t *testing.T) {
+	trusted := keyfunc.TrustedProxies(prefixes("::ffff:10.0.0.0/104")...)
+	done := make(chan keyfunc.Func)
+	for i := 0; i < 4; i++ {
+		go func() {
+			f, _ := keyfunc.IP(trusted)
+			done <- f
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		f := <-done
+		if f == nil {
+			t.Fatal("IP(trusted) failed")
+		}
+		wantKey(t, f, newReq("10.0.0.1:80", xff, "203.0.113.5"), "203.0.113.5", nil)
+	}
+}
