@@ -5,7 +5,10 @@ import "time"
 // A Decision is the outcome of one check at one instant. It is a comparable
 // value. The zero Decision denies.
 type Decision struct {
-	// Allowed reports whether the request was admitted (and consumed its cost).
+	// Allowed reports whether this check passes. The request is admitted,
+	// and consumes its cost, only when every check of its Take passes: in a
+	// Take that is denied, no check consumes, and a check that passed reports
+	// the state as it is.
 	Allowed bool
 	// Limit is the capacity of the check's Spec: see [Spec.Capacity].
 	Limit int64

@@ -284,3 +284,19 @@ func TestLimiter(t *testing.T) {
 		}
 	}
 }
+
+// Regression: with the clock far behind a bucket's state, the deficit
+// exceeds the capacity; Remaining must stay 0, never negative.
+func TestMemoryStoreTokenBucketClockFarBack(t *testing.T) {
+	s, c := newStore(t)
+	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}
+	take(t, s, algorithms.Check{Spec: spec, Key: "k", Cost: 10})
+	c.Advance(-time.Hour)
+	d := take(t, s, algorithms.Check{Spec: spec, Key: "k"})[0]
+	if d.Allowed || d.Remaining != 0 {
+		t.Fatalf("an hour back: %+v, want denied with Remaining 0", d)
+	}
+	if want := time.Hour + 100*time.Millisecond; d.RetryAfter != want || d.NextAfter != want {
+		t.Errorf("an hour back: RetryAfter %s, NextAfter %s; want both %s", d.RetryAfter, d.NextAfter, want)
+	}
+}

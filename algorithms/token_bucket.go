@@ -17,7 +17,9 @@ func (p *params) tokenBucket(c *cell, t, n int64, consume bool, d *Decision) {
 	} else if !d.Allowed {
 		d.RetryAfter = dur(p.bucketWait(dl, n))
 	}
-	avail := p.capacity - dl.divCeil(p.window) // ceil(D·L/W) <= C
+	// ceil(D·L/W) <= C, unless the clock went back past the state: then the
+	// bucket is more than empty, and the extra is waited out like any deficit.
+	avail := max(p.capacity-dl.divCeil(p.window), 0)
 	d.Remaining = avail
 	d.ResetAfter = dur(dl.divCeil(p.limit))
 	if avail < p.capacity {
