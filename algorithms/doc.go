@@ -39,4 +39,14 @@
 // (denied: the shortest wait after which the same request would be admitted
 // if nothing else arrived), ResetAfter (until the full allowance is back) and
 // NextAfter (until Remaining next grows), all to the nanosecond.
+//
+// # Time that goes back
+//
+// Time never runs backwards for a key. A request at an instant before the
+// latest one the key's state knows of (a clock stepped back, or app hosts
+// whose clocks disagree) is decided at that latest instant — the start of the
+// key's current window or sub-window, the newest logged request — and its
+// durations are lengthened by the difference. The buckets and the queue need
+// no such rule: an earlier instant is simply a larger deficit, waited out
+// like any other. So a clock stepped back never resets a key's allowance.
 package algorithms
