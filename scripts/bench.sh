@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the benchmarks behind BENCHMARKS.md, side by side with the peers in
+# the same run, and summarises them with benchstat. Usage:
+#   scripts/bench.sh [count] [benchtime]     (defaults: 5, 300ms)
+# Raw output goes to bench/<package>.txt; medians to bench/<package>.stat.
+# Run it on an otherwise idle machine: nothing else should compete for CPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-5}
+benchtime=${2:-300ms}
+mkdir -p bench
+benchstat="go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da"
+for pkg in $(go list ./... | sed 's|github.com/ratekeeper/ratekeeper/\{0,1\}||'); do
+  [ -z "$pkg" ] && continue
+  if ! grep -qs '^func Benchmark' "$pkg"/*_test.go; then continue; fi
+  name=$(echo "$pkg" | tr '/' '-')
+  echo "bench: $pkg" >&2
+  extra=""
+  case "$pkg" in
+    algorithms) extra="-bench=^Benchmark(HotKey|Keys)";;  # MemoryPerKey runs once below
+  esac
+  RATEKEEPER_REQUIRE_REDIS=1 go test "./$pkg" -run='^$' ${extra:--bench=.} -benchmem -count="$count" -benchtime="$benchtime" >"bench/$name.txt"
+  if [ "$pkg" = algorithms ]; then
+    go test ./algorithms -run='^$' -bench='^BenchmarkMemoryPerKey' -benchtime=1x -count=3 >>"bench/$name.txt"
+  fi
+  $benchstat "bench/$name.txt" >"bench/$name.stat"
+done
