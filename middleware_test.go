@@ -1,0 +1,532 @@
+package ratekeeper_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// End-to-end tests: real HTTP through httptest.NewServer, a chi router and a
+// stdlib ServeMux, the in-memory store on a manual clock. Clients are told
+// apart by X-Forwarded-For, which the IP key trusts from the loopback peer
+// (the test client), as it would from a reverse proxy.
+
+// t0 is a minute boundary, so fixed windows start with the test.
+var t0 = time.Unix(1_700_000_040, 0)
+
+// keys returns the IP key (trusting loopback proxies) and IP+user.
+func keys(t testing.TB) (ip, ipUser keyfunc.Func) {
+	t.Helper()
+	ip, err := keyfunc.IP(keyfunc.TrustedProxies(netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ipUser, err = keyfunc.Join(ip, keyfunc.User())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ip, ipUser
+}
+
+// auth stands for the application's authentication: it puts the X-User
+// header's user into the context, where keyfunc.User finds it.
+func auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := r.Header.Get("X-User"); u != "" {
+			r = r.WithContext(keyfunc.WithUser(r.Context(), u))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+var hello = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
+
+// app is the application under test, built on a store.
+type app struct {
+	global *middleware.Middleware // 10/s + 100/min per IP (fixed windows)
+	writes *middleware.Middleware // register and comments presets, as a rule table
+	login  *middleware.Middleware // the login preset, for wrapping one route
+}
+
+func newApp(t testing.TB, store algorithms.Store, opts ...middleware.Option) *app {
+	t.Helper()
+	ip, ipUser := keys(t)
+	global, err := middleware.New(store, []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+		policy.Must(policy.PerMinute("per-minute", 100, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+	}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []*policy.Policy{
+		policy.Must(policy.Register(ipUser, policy.WithRoutes("POST /register"))),
+		policy.Must(policy.Comments(ipUser, policy.WithRoutes("POST /comments"))),
+	}
+	writes, err := middleware.New(store, rules, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login, err := middleware.New(store, []*policy.Policy{policy.Must(policy.Login(ipUser))}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &app{global: global, writes: writes, login: login}
+}
+
+// chiRouter wires the app into chi: the global limits with r.Use, the write
+// rules with r.Use inside a Group (so they run after routing, where chi
+// knows the pattern), and the login preset by wrapping one route with r.With.
+func (a *app) chiRouter() http.Handler {
+	r := chi.NewRouter()
+	r.Use(auth)
+	r.Use(a.global.Handler)
+	r.Get("/", hello)
+	r.Group(func(r chi.Router) {
+		r.Use(a.writes.Handler)
+		r.Post("/register", hello)
+		r.Post("/comments", hello)
+	})
+	r.With(a.login.Handler).Post("/login", hello)
+	return r
+}
+
+// stdlibApp wires the same app into a ServeMux: the global limits and the
+// write rules wrap the whole mux (the rules resolve the route by asking the
+// mux, policy.ServeMuxPattern), and the login preset wraps its handler.
+func stdlibApp(t testing.TB, store algorithms.Store, opts ...middleware.Option) http.Handler {
+	t.Helper()
+	a := newApp(t, store, opts...)
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", hello)
+	mux.Handle("POST /register", hello)
+	mux.Handle("POST /comments", hello)
+	mux.Handle("POST /login", a.login.Handler(hello))
+	writes, err := middleware.New(store, a.writes.Set().Policies(), append(opts, middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth(a.global.Handler(writes.Handler(mux)))
+}
+
+// routers returns one server per router, each with a fresh store on its own
+// clock.
+func routers(t *testing.T, opts ...middleware.Option) map[string]struct {
+	srv   *httptest.Server
+	clock *algotest.Clock
+} {
+	out := map[string]struct {
+		srv   *httptest.Server
+		clock *algotest.Clock
+	}{}
+	for _, name := range []string{"chi", "stdlib"} {
+		clock := algotest.NewClock(t0)
+		store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		var h http.Handler
+		if name == "chi" {
+			h = newApp(t, store, opts...).chiRouter()
+		} else {
+			h = stdlibApp(t, store, opts...)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		out[name] = struct {
+			srv   *httptest.Server
+			clock *algotest.Clock
+		}{srv, clock}
+	}
+	return out
+}
+
+// req is one scripted request and the response it must get.
+type req struct {
+	advance    time.Duration // move the clock first
+	method     string
+	path       string
+	client     string // X-Forwarded-For
+	user       string // X-User
+	status     int
+	rateLimit  string // all RateLimit field lines, joined by ", "; "-" for none
+	retryAfter string
+}
+
+func do(t *testing.T, srv *httptest.Server, method, path, client, user string) *http.Response {
+	t.Helper()
+	r, err := http.NewRequest(method, srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if client != "" {
+		r.Header.Set("X-Forwarded-For", client)
+	}
+	if user != "" {
+		r.Header.Set("X-User", user)
+	}
+	resp, err := srv.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func script(t *testing.T, srv *httptest.Server, clock *algotest.Clock, steps []req) {
+	t.Helper()
+	for i, s := range steps {
+		clock.Advance(s.advance)
+		resp := do(t, srv, s.method, s.path, s.client, s.user)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		rl := strings.Join(resp.Header.Values("RateLimit"), ", ")
+		if rl == "" {
+			rl = "-"
+		}
+		if resp.StatusCode != s.status || rl != s.rateLimit || resp.Header.Get("Retry-After") != s.retryAfter {
+			t.Errorf("step %d %s %s (client %s user %q): %d RateLimit %q Retry-After %q\n\twant %d %q %q",
+				i, s.method, s.path, s.client, s.user, resp.StatusCode, rl, resp.Header.Get("Retry-After"),
+				s.status, s.rateLimit, s.retryAfter)
+		}
+	}
+}
+
+// repeat returns n copies of r, the last of them with last's expectations.
+func repeat(n int, r req, last req) []req {
+	out := make([]req, 0, n)
+	for i := 0; i < n-1; i++ {
+		out = append(out, r)
+	}
+	return append(out, last)
+}
+
+func TestEndToEndGlobalLimits(t *testing.T) {
+	for name, rt := range routers(t) {
+		t.Run(name, func(t *testing.T) {
+			a := "198.51.100.1"
+			steps := []req{
+				{0, "GET", "/", a, "", 200, `"per-second";r=9;t=1, "per-minute";r=99;t=60`, ""},
+			}
+			steps = append(steps, repeat(9, req{0, "GET", "/", a, "", 200, "", ""}, // not checked below
+				req{0, "GET", "/", a, "", 200, `"per-second";r=0;t=1, "per-minute";r=90;t=60`, ""})...)
+			steps = append(steps,
+				// The per-second policy trips: Retry-After is its t.
+				req{0, "GET", "/", a, "", 429, `"per-second";r=0;t=1, "per-minute";r=90;t=60`, "1"},
+				req{500 * time.Millisecond, "GET", "/", a, "", 429, `"per-second";r=0;t=1, "per-minute";r=90;t=60`, "1"},
+				// A new second; the denied requests consumed nothing.
+				req{500 * time.Millisecond, "GET", "/", a, "", 200, `"per-second";r=9;t=1, "per-minute";r=89;t=59`, ""},
+				// Another client is not affected.
+				req{0, "GET", "/", "198.51.100.2", "", 200, `"per-second";r=9;t=1, "per-minute";r=99;t=59`, ""},
+			)
+			// Unchecked steps: run them, checking status only.
+			for i := range steps {
+				if steps[i].rateLimit == "" {
+					resp := do(t, rt.srv, steps[i].method, steps[i].path, steps[i].client, "")
+					resp.Body.Close()
+					if resp.StatusCode != steps[i].status {
+						t.Fatalf("step %d: %d", i, resp.StatusCode)
+					}
+					continue
+				}
+				script(t, rt.srv, rt.clock, steps[i:i+1])
+			}
+
+			// The per-minute policy trips for client C after 10 full seconds.
+			c := "203.0.113.50"
+			for s := range 10 {
+				for range 10 {
+					resp := do(t, rt.srv, "GET", "/", c, "")
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						t.Fatalf("second %d: %d", s, resp.StatusCode)
+					}
+				}
+				rt.clock.Advance(time.Second)
+			}
+			// Now 11 s into the minute (1 s of it spent above): the second
+			// is fresh, the minute is spent until its end, 49 s away.
+			script(t, rt.srv, rt.clock, []req{
+				{0, "GET", "/", c, "", 429, `"per-second";r=10;t=0, "per-minute";r=0;t=49`, "49"},
+				{48 * time.Second, "GET", "/", c, "", 429, `"per-second";r=10;t=0, "per-minute";r=0;t=1`, "1"},
+				{time.Second, "GET", "/", c, "", 200, `"per-second";r=9;t=1, "per-minute";r=99;t=60`, ""},
+			})
+		})
+	}
+}
+
+func TestEndToEndWriteEndpoints(t *testing.T) {
+	for name, rt := range routers(t) {
+		t.Run(name, func(t *testing.T) {
+			ip := "192.0.2.10"
+			g := func(sec, min int) string {
+				return `"per-second";r=` + strconv.Itoa(sec) + `;t=1, "per-minute";r=` + strconv.Itoa(min) + ";t=60"
+			}
+			login := func(r int, t string) string { return `"login";r=` + strconv.Itoa(r) + ";t=" + t }
+			steps := []req{
+				// Login: 5 per minute per IP and user, sliding log. Each
+				// accepted attempt frees its unit exactly 60 s later, and an
+				// event exactly 60 s old still counts: t = 60 s + 1 ns, so 61.
+				{0, "POST", "/login", ip, "ann", 200, g(9, 99) + ", " + login(4, "61"), ""},
+				{0, "POST", "/login", ip, "ann", 200, g(8, 98) + ", " + login(3, "61"), ""},
+				{0, "POST", "/login", ip, "ann", 200, g(7, 97) + ", " + login(2, "61"), ""},
+				{0, "POST", "/login", ip, "ann", 200, g(6, 96) + ", " + login(1, "61"), ""},
+				{0, "POST", "/login", ip, "ann", 200, g(5, 95) + ", " + login(0, "61"), ""},
+				// The sixth is denied by login; the global limits (an outer
+				// middleware) have counted it.
+				{0, "POST", "/login", ip, "ann", 429, g(4, 94) + ", " + login(0, "61"), "61"},
+				// Another user from the same IP has a fresh login quota.
+				{0, "POST", "/login", ip, "bob", 200, g(3, 93) + ", " + login(4, "61"), ""},
+				// No user: the login key cannot be built, 400.
+				{0, "POST", "/login", ip, "", 400, g(2, 92), ""},
+				// 61 s later ann may try again.
+				{61 * time.Second, "POST", "/login", ip, "ann", 200, `"per-second";r=9;t=1, "per-minute";r=99;t=59, ` + login(4, "61"), ""},
+
+				// Register: 10 per hour (sliding window counter, hours
+				// aligned to the epoch). This request, at Unix time
+				// 1,700,000,102, is 902 s into its hour: it moves to the
+				// previous window 2,698 s later and its weight there falls
+				// below one unit only as that window ends, 3,600 s after:
+				// r grows again in 6,298 s.
+				{time.Second, "POST", "/register", ip, "new", 200, `"per-second";r=9;t=1, "per-minute";r=98;t=58, "register";r=9;t=6298`, ""},
+				// Comments: a token bucket of 3, one more every 10 s.
+				{0, "POST", "/comments", ip, "ann", 200, `"per-second";r=8;t=1, "per-minute";r=97;t=58, "comments";r=2;t=10`, ""},
+				{0, "POST", "/comments", ip, "ann", 200, `"per-second";r=7;t=1, "per-minute";r=96;t=58, "comments";r=1;t=10`, ""},
+				{0, "POST", "/comments", ip, "ann", 200, `"per-second";r=6;t=1, "per-minute";r=95;t=58, "comments";r=0;t=10`, ""},
+				{0, "POST", "/comments", ip, "ann", 429, `"per-second";r=5;t=1, "per-minute";r=94;t=58, "comments";r=0;t=10`, "10"},
+				{10 * time.Second, "POST", "/comments", ip, "ann", 200, `"per-second";r=9;t=1, "per-minute";r=93;t=48, "comments";r=0;t=10`, ""},
+				// GET / has no write rule.
+				{0, "GET", "/", ip, "ann", 200, `"per-second";r=8;t=1, "per-minute";r=92;t=48`, ""},
+			}
+			script(t, rt.srv, rt.clock, steps)
+		})
+	}
+}
+
+func TestEndToEndProblemJSON(t *testing.T) {
+	for name, rt := range routers(t) {
+		t.Run(name, func(t *testing.T) {
+			var resp *http.Response
+			for range 11 {
+				resp = do(t, rt.srv, "GET", "/", "198.51.100.77", "")
+				if resp.StatusCode != 429 {
+					resp.Body.Close()
+				}
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != 429 {
+				t.Fatalf("status %d, want 429", resp.StatusCode)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+				t.Errorf("Cache-Control %q", cc)
+			}
+			var p map[string]any
+			if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{
+				"type":              "https://iana.org/assignments/http-problem-types#quota-exceeded",
+				"title":             "Too Many Requests",
+				"status":            float64(429),
+				"detail":            "Quota exceeded for per-second; retry in 1 second.",
+				"violated-policies": []any{"per-second"},
+			}
+			if len(p) != len(want) {
+				t.Errorf("problem has members %v, want %v", p, want)
+			}
+			for k, v := range want {
+				if got, _ := json.Marshal(p[k]); string(got) != string(must(json.Marshal(v))) {
+					t.Errorf("problem %s = %s, want %v", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestEndToEndBoundaryBurst replays the seed's boundary burst over HTTP:
+// 100 per minute, 100 requests at 59 s and 100 at 61 s.
+func TestEndToEndBoundaryBurst(t *testing.T) {
+	for _, tt := range []struct {
+		kind algorithms.Kind
+		want int
+	}{
+		{algorithms.FixedWindow, 200},
+		{algorithms.SlidingLog, 100},
+		{algorithms.SlidingWindow, 101},
+	} {
+		for _, router := range []string{"chi", "stdlib"} {
+			t.Run(string(tt.kind)+"/"+router, func(t *testing.T) {
+				clock := algotest.NewClock(t0)
+				store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer store.Close()
+				ip, _ := keys(t)
+				m := middleware.MustNew(store, []*policy.Policy{
+					policy.Must(policy.PerMinute("per-minute", 100, ip, policy.WithAlgorithm(tt.kind))),
+				})
+				var h http.Handler
+				if router == "chi" {
+					r := chi.NewRouter()
+					r.Use(m.Handler)
+					r.Get("/", hello)
+					h = r
+				} else {
+					mux := http.NewServeMux()
+					mux.Handle("GET /", m.Handler(hello))
+					h = mux
+				}
+				srv := httptest.NewServer(h)
+				defer srv.Close()
+				admitted := 0
+				for _, at := range []time.Duration{59 * time.Second, 61 * time.Second} {
+					clock.Set(t0.Add(at))
+					for range 100 {
+						resp := do(t, srv, "GET", "/", "198.51.100.9", "")
+						resp.Body.Close()
+						if resp.StatusCode == 200 {
+							admitted++
+						}
+					}
+				}
+				if admitted != tt.want {
+					t.Errorf("%s admitted %d of 200, want %d", tt.kind, admitted, tt.want)
+				}
+			})
+		}
+	}
+}
+
+func TestEndToEndShadow(t *testing.T) {
+	var mu sync.Mutex
+	var shadowed []string
+	report := middleware.WithShadow(func(r *http.Request, res *middleware.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := 0; i < res.Len(); i++ {
+			if !res.Decision(i).Allowed {
+				shadowed = append(shadowed, res.Policy(i).Name())
+			}
+		}
+	})
+	for name, rt := range routers(t, report) {
+		t.Run(name, func(t *testing.T) {
+			shadowed = nil
+			for range 9 {
+				resp := do(t, rt.srv, "GET", "/", "198.51.100.3", "")
+				resp.Body.Close()
+			}
+			steps := []req{
+				{0, "GET", "/", "198.51.100.3", "", 200, `"per-second";r=0;t=1, "per-minute";r=90;t=60`, ""},
+				// Shadow mode lets the 11th and 12th through, with the
+				// headers a client would have seen; denied, they consume
+				// nothing.
+				{0, "GET", "/", "198.51.100.3", "", 200, `"per-second";r=0;t=1, "per-minute";r=90;t=60`, ""},
+				{0, "GET", "/", "198.51.100.3", "", 200, `"per-second";r=0;t=1, "per-minute";r=90;t=60`, ""},
+			}
+			script(t, rt.srv, rt.clock, steps)
+			if strings.Join(shadowed, ",") != "per-second,per-second" {
+				t.Errorf("shadow reports %v, want two per-second denials", shadowed)
+			}
+		})
+	}
+}
+
+// failingStore is a store whose backend is down.
+type failingStore struct{}
+
+var errBackend = errors.New("dial tcp 10.1.2.3:6379: connection refused")
+
+func (failingStore) Take(context.Context, ...algorithms.Check) ([]algorithms.Decision, error) {
+	return nil, errBackend
+}
+
+func TestEndToEndStoreFailure(t *testing.T) {
+	var mu sync.Mutex
+	var errs []error
+	onError := middleware.WithErrorHandler(func(_ *http.Request, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	})
+	for _, tt := range []struct {
+		name       string
+		failure    middleware.Failure
+		status     int
+		retryAfter string
+	}{
+		{"open", middleware.FailOpen(), 200, ""},
+		{"closed", middleware.FailClosed(30 * time.Second), 503, "30"},
+	} {
+		for _, router := range []string{"chi", "stdlib"} {
+			t.Run(tt.name+"/"+router, func(t *testing.T) {
+				errs = nil
+				opts := []middleware.Option{onError, middleware.OnStoreError(tt.failure), middleware.WithBreaker(0, 0)}
+				var h http.Handler
+				if router == "chi" {
+					h = newApp(t, failingStore{}, opts...).chiRouter()
+				} else {
+					h = stdlibApp(t, failingStore{}, opts...)
+				}
+				srv := httptest.NewServer(h)
+				defer srv.Close()
+				for _, path := range []string{"/", "/", "/login"} {
+					method := map[string]string{"/": "GET", "/login": "POST"}[path]
+					resp := do(t, srv, method, path, "198.51.100.4", "ann")
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != tt.status || resp.Header.Get("Retry-After") != tt.retryAfter {
+						t.Errorf("%s %s: %d Retry-After %q, want %d %q", method, path, resp.StatusCode, resp.Header.Get("Retry-After"), tt.status, tt.retryAfter)
+					}
+					if resp.Header.Get("RateLimit") != "" {
+						t.Errorf("%s: RateLimit %q sent without a decision", path, resp.Header.Get("RateLimit"))
+					}
+					if strings.Contains(string(body), "10.1.2.3") || strings.Contains(string(body), "refused") {
+						t.Errorf("error text reached the client: %s", body)
+					}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				// Fail open: GET, GET, POST /login through the global and the
+				// login middleware = 4 failures. Fail closed stops at the
+				// global middleware: 3.
+				want := map[string]int{"open": 4, "closed": 3}[tt.name]
+				if len(errs) != want {
+					t.Errorf("%d errors reported, want %d", len(errs), want)
+				}
+				for _, err := range errs {
+					if !errors.Is(err, errBackend) {
+						t.Errorf("reported error %v does not wrap the backend's", err)
+					}
+				}
+			})
+		}
+	}
+}
