@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
@@ -265,5 +266,60 @@ func TestContextDoneBeforeSend(t *testing.T) {
 	}
 	if n := len(srv.arrivals()); n != 0 {
 		t.Errorf("stub received %d", n)
+	}
+}
+
+// nopStore fails every Take.
+type nopStore struct{}
+
+var errStoreDown = errors.New("store down")
+
+func (nopStore) Take(context.Context, ...algorithms.Check) ([]algorithms.Decision, error) {
+	return nil, errStoreDown
+}
+
+// A failing store fails the request, with its error wrapped, before it is sent.
+func TestStoreError(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(5, time.Second), client.WithStore(nopStore{}))
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	_, err := tr.RoundTrip(req)
+	if !errors.Is(err, errStoreDown) || !strings.HasPrefix(err.Error(), "client: pacing store: ") {
+		t.Fatalf("RoundTrip = %v, want the store error wrapped", err)
+	}
+	if n := len(srv.arrivals()); n != 0 {
+		t.Errorf("stub received %d", n)
+	}
+}
+
+// Two transports sharing one store (as a fleet shares Redis) pace together:
+// their requests to the same host leave from one queue.
+func TestSharedStorePacesTogether(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store))
+	b, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store))
+	clock.drive(8, func(i int) {
+		hc := a
+		if i%2 == 1 {
+			hc = b
+		}
+		if _, _, err := get(hc, srv.URL); err != nil {
+			t.Error(err)
+		}
+	})
+	at := srv.arrivals()
+	if len(at) != 8 {
+		t.Fatalf("arrivals %v", at)
+	}
+	for i, a := range at {
+		if want := time.Duration(i) * 250 * time.Millisecond; a != want {
+			t.Fatalf("arrivals %v, want one every 250ms", at)
+		}
 	}
 }

@@ -1,0 +1,446 @@
+package client_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// maxSource always returns the largest value: every backoff is its ceiling.
+type maxSource struct{}
+
+func (maxSource) Uint64() uint64 { return ^uint64(0) }
+
+// zeroSource always returns 0: every backoff is 0.
+type zeroSource struct{}
+
+func (zeroSource) Uint64() uint64 { return 0 }
+
+// refuse answers 429 (or status) to the first n requests, with the
+// Retry-After value ra when it is not empty, then 200 "ok".
+func refuse(n int, status int, ra func() string) func(int, http.ResponseWriter, *http.Request) {
+	return func(i int, w http.ResponseWriter, r *http.Request) {
+		if i <= n {
+			if ra != nil {
+				w.Header().Set("Retry-After", ra())
+			}
+			w.WriteHeader(status)
+			io.WriteString(w, "slow down")
+			return
+		}
+		io.WriteString(w, "ok")
+	}
+}
+
+func equalDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Seed 001: a client that gets 429 waits for Retry-After, then retries.
+func TestRetryAfterSeconds(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, refuse(2, http.StatusTooManyRequests, func() string { return "3" }))
+	var retries []client.Retry
+	hc, _ := newClient(t, clock, client.WithOnRetry(func(r client.Retry) { retries = append(retries, r) }))
+	status, body, err := get(hc, srv.URL)
+	if err != nil || status != 200 || body != "ok" {
+		t.Fatalf("got %d %q %v, want 200 ok", status, body, err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 6 * time.Second}; !equalDurations(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	if len(retries) != 2 || retries[0].Attempt != 1 || retries[1].Attempt != 2 ||
+		retries[0].Wait != 3*time.Second || !retries[0].RetryAfter || retries[0].Status != 429 {
+		t.Errorf("retries %+v", retries)
+	}
+}
+
+// Retry-After as an HTTP-date is taken relative to the injected clock; a
+// date in the past means retry at once.
+func TestRetryAfterHTTPDate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		offset time.Duration
+		format string
+		want   time.Duration
+	}{
+		{"IMF-fixdate", 7 * time.Second, http.TimeFormat, 7 * time.Second},
+		{"RFC 850", 4 * time.Second, time.RFC850, 4 * time.Second},
+		{"asctime", 2 * time.Second, time.ANSIC, 2 * time.Second},
+		{"past", -time.Hour, http.TimeFormat, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, refuse(1, http.StatusServiceUnavailable, func() string {
+				return clock.Now().Add(tc.offset).UTC().Format(tc.format)
+			}))
+			hc, _ := newClient(t, clock)
+			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+				t.Fatalf("got %d %v", status, err)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !equalDurations(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+}
+
+// Without Retry-After the waits grow exponentially, each at most its
+// ceiling min(max, base·2^(k−1)); with a source at its largest value each
+// wait is exactly the ceiling, with one at 0 each is 0.
+func TestBackoffCeilings(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		src       rand.Source
+		base, max time.Duration
+		retries   int
+		want      []time.Duration
+	}{
+		{"doubling", maxSource{}, 100 * time.Millisecond, time.Second, 4,
+			[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}},
+		{"capped", maxSource{}, time.Second, 3 * time.Second, 5,
+			[]time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second}},
+		{"zero", zeroSource{}, time.Second, 3 * time.Second, 3, []time.Duration{0, 0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, refuse(100, http.StatusServiceUnavailable, nil))
+			hc, _ := newClient(t, clock, client.WithRandom(tc.src), client.WithBackoff(tc.base, tc.max), client.WithRetries(tc.retries))
+			status, _, err := get(hc, srv.URL)
+			if err != nil || status != http.StatusServiceUnavailable {
+				t.Fatalf("got %d %v, want the last 503", status, err)
+			}
+			if got := len(srv.arrivals()); got != tc.retries+1 {
+				t.Errorf("%d attempts, want %d", got, tc.retries+1)
+			}
+			var got []time.Duration
+			for _, d := range clock.Sleeps() {
+				if d > 0 {
+					got = append(got, d)
+				}
+			}
+			want := tc.want
+			if tc.name == "zero" {
+				want = nil
+			}
+			if !equalDurations(got, want) {
+				t.Errorf("waits %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// With a random source, every wait lies in [0, ceiling] and they differ
+// (the jitter spreads clients out).
+func TestBackoffJitterBounds(t *testing.T) {
+	clock := newAutoClock()
+	var waits []client.Retry
+	srv := newStub(t, clock, refuse(1000, http.StatusTooManyRequests, nil))
+	hc, _ := newClient(t, clock, client.WithRandom(rand.NewPCG(1, 2)), client.WithRetries(6),
+		client.WithBackoff(50*time.Millisecond, time.Second),
+		client.WithOnRetry(func(r client.Retry) { waits = append(waits, r) }))
+	distinct := map[time.Duration]bool{}
+	for range 40 {
+		if status, _, err := get(hc, srv.URL); err != nil || status != 429 {
+			t.Fatalf("got %d %v", status, err)
+		}
+	}
+	if len(waits) != 40*6 {
+		t.Fatalf("%d retries, want %d", len(waits), 40*6)
+	}
+	for _, w := range waits {
+		ceiling := min(time.Second, 50*time.Millisecond<<(w.Attempt-1))
+		if w.Wait < 0 || w.Wait > ceiling || w.RetryAfter {
+			t.Errorf("attempt %d waited %v, want within [0, %v]", w.Attempt, w.Wait, ceiling)
+		}
+		distinct[w.Wait] = true
+	}
+	if len(distinct) < len(waits)/2 {
+		t.Errorf("only %d distinct waits in %d", len(distinct), len(waits))
+	}
+}
+
+// Seed 001: retry a bounded number of times, then give up cleanly. By
+// default the last response comes back (with its body, unread); with
+// WithGiveUpError a *RetryError says how many attempts and the last status.
+func TestGiveUp(t *testing.T) {
+	t.Run("response", func(t *testing.T) {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(100, http.StatusTooManyRequests, func() string { return "1" }))
+		tracker := &closeTracker{next: http.DefaultTransport}
+		tr, err := client.New(tracker, client.WithClock(clock), client.WithRetries(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 429 || string(body) != "slow down" {
+			t.Errorf("got %d %q, want the last 429 with its body", resp.StatusCode, body)
+		}
+		if got := len(srv.arrivals()); got != 3 {
+			t.Errorf("%d attempts, want 3", got)
+		}
+		// The bodies of the two retried responses were drained and closed
+		// by the transport, the last by us.
+		if opened, closed := tracker.counts(); opened != 3 || closed != 3 {
+			t.Errorf("%d bodies opened, %d closed; want 3 and 3", opened, closed)
+		}
+	})
+	t.Run("error", func(t *testing.T) {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(100, http.StatusServiceUnavailable, func() string { return "2" }))
+		tracker := &closeTracker{next: http.DefaultTransport}
+		tr, err := client.New(tracker, client.WithClock(clock), client.WithRetries(3), client.WithGiveUpError())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+		if resp != nil {
+			t.Errorf("got a response %d with the error", resp.StatusCode)
+		}
+		var re *client.RetryError
+		if !errors.As(err, &re) || !errors.Is(err, client.ErrGaveUp) {
+			t.Fatalf("error %v, want a *RetryError", err)
+		}
+		if re.Attempts != 4 || re.LastStatus != 503 || re.RetryAfter != 2*time.Second || re.Reason != "retries exhausted" {
+			t.Errorf("RetryError %+v", re)
+		}
+		if want := "client: gave up after 4 attempts (retries exhausted): last status 503 Service Unavailable"; re.Error() != want {
+			t.Errorf("message %q, want %q", re.Error(), want)
+		}
+		if opened, closed := tracker.counts(); opened != 4 || closed != 4 {
+			t.Errorf("%d bodies opened, %d closed; want 4 and 4", opened, closed)
+		}
+	})
+}
+
+// A Retry-After longer than the cap is not waited for: the transport gives
+// up at once.
+func TestRetryAfterBeyondCap(t *testing.T) {
+	for _, ra := range []string{"120", "99999999999999999999999"} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return ra }))
+		hc, _ := newClient(t, clock, client.WithMaxRetryAfter(time.Minute), client.WithGiveUpError(), client.WithProactive(false))
+		_, _, err := get(hc, srv.URL)
+		var re *client.RetryError
+		if !errors.As(err, &re) || re.Attempts != 1 || re.Reason != "Retry-After exceeds the maximum" {
+			t.Errorf("Retry-After %s: error %v, want a give-up after 1 attempt", ra, err)
+		}
+		if got := clock.Sleeps(); len(got) != 0 {
+			t.Errorf("Retry-After %s: slept %v", ra, got)
+		}
+	}
+}
+
+// A malformed Retry-After falls back to the exponential backoff.
+func TestRetryAfterMalformed(t *testing.T) {
+	for _, ra := range []string{"soon", "-5", "1.5", "3 s", "Mon, 99 Foo 2026 00:00:00 GMT"} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return ra }))
+		var got []client.Retry
+		hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Second, time.Second),
+			client.WithOnRetry(func(r client.Retry) { got = append(got, r) }))
+		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+			t.Errorf("Retry-After %q: got %d %v", ra, status, err)
+		}
+		if len(got) != 1 || got[0].RetryAfter || got[0].Wait != time.Second {
+			t.Errorf("Retry-After %q: retries %+v, want one backoff of 1s", ra, got)
+		}
+	}
+}
+
+// Only replayable requests are retried: idempotent methods (or opted-in
+// ones, or an Idempotency-Key) with a body that can be had again.
+func TestReplayable(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		method   string
+		body     func() io.Reader
+		header   string
+		opts     []client.Option
+		attempts int
+	}{
+		{"GET", http.MethodGet, nil, "", nil, 2},
+		{"DELETE", http.MethodDelete, nil, "", nil, 2},
+		{"PUT with GetBody", http.MethodPut, func() io.Reader { return strings.NewReader("v=1") }, "", nil, 2},
+		{"PUT without GetBody", http.MethodPut, func() io.Reader { return io.MultiReader(strings.NewReader("v=1")) }, "", nil, 1},
+		{"POST", http.MethodPost, func() io.Reader { return bytes.NewBufferString("v=1") }, "", nil, 1},
+		{"POST without body", http.MethodPost, nil, "", nil, 1},
+		{"POST opted in", http.MethodPost, func() io.Reader { return bytes.NewBufferString("v=1") }, "", []client.Option{client.WithRetryMethods("POST")}, 2},
+		{"POST with Idempotency-Key", http.MethodPost, func() io.Reader { return strings.NewReader("v=1") }, "Idempotency-Key", nil, 2},
+		{"PATCH opted in without GetBody", http.MethodPatch, func() io.Reader { return io.MultiReader(strings.NewReader("v=1")) }, "", []client.Option{client.WithRetryMethods("PATCH")}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "1" }))
+			hc, _ := newClient(t, clock, append([]client.Option{client.WithGiveUpError()}, tc.opts...)...)
+			var body io.Reader
+			if tc.body != nil {
+				body = tc.body()
+			}
+			req, _ := http.NewRequest(tc.method, srv.URL, body)
+			if tc.header != "" {
+				req.Header.Set(tc.header, "k-1")
+			}
+			resp, err := hc.Do(req)
+			if tc.attempts == 1 {
+				var re *client.RetryError
+				if !errors.As(err, &re) || re.Attempts != 1 || re.Reason != "request cannot be replayed" {
+					t.Errorf("error %v, want a give-up after 1 attempt", err)
+				}
+			} else if err != nil || resp.StatusCode != 200 {
+				t.Errorf("got %v %v, want 200", resp, err)
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
+			got := srv.received()
+			if len(got) != tc.attempts {
+				t.Fatalf("%d attempts, want %d", len(got), tc.attempts)
+			}
+			// Every attempt carried the whole body (GetBody replays it).
+			for i, b := range got {
+				if want := map[bool]string{true: "v=1", false: ""}[tc.body != nil]; b != want {
+					t.Errorf("attempt %d body %q, want %q", i+1, b, want)
+				}
+			}
+		})
+	}
+}
+
+// A GetBody that fails ends the request with its error.
+func TestGetBodyError(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "1" }))
+	_, tr := newClient(t, clock)
+	req, _ := http.NewRequest(http.MethodPut, srv.URL, strings.NewReader("x"))
+	boom := errors.New("boom")
+	req.GetBody = func() (io.ReadCloser, error) { return nil, boom }
+	if _, err := tr.RoundTrip(req); !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "client: ") {
+		t.Fatalf("RoundTrip = %v, want the GetBody error wrapped", err)
+	}
+}
+
+// Statuses other than 429 and 503 come back as they are, unretried.
+func TestOtherStatusesNotRetried(t *testing.T) {
+	for _, status := range []int{200, 400, 404, 500, 502, 504} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(1, status, func() string { return "1" }))
+		hc, _ := newClient(t, clock)
+		got, _, err := get(hc, srv.URL)
+		if err != nil || got != status {
+			t.Errorf("status %d: got %d %v", status, got, err)
+		}
+		if n := len(srv.arrivals()); n != 1 {
+			t.Errorf("status %d: %d attempts", status, n)
+		}
+	}
+}
+
+// A transport error is returned as is, without retry.
+func TestTransportError(t *testing.T) {
+	clock := newAutoClock()
+	boom := errors.New("connection refused")
+	tr, err := client.New(roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, boom }), client.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://example.invalid/", nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, boom) {
+		t.Fatalf("RoundTrip = %v", err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Retries go through the queue too: the server counts them.
+func TestRetriesArePaced(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "0" }))
+	hc, _ := newClient(t, clock, client.WithRate(2, time.Second))
+	clock.drive(1, func(int) {
+		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+			t.Errorf("got %d %v", status, err)
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, 500 * time.Millisecond}; !equalDurations(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opt  client.Option
+		want string
+	}{
+		{client.WithRate(0, time.Second), "client: WithRate: limit"},
+		{client.WithRate(5, 0), "client: WithRate: per"},
+		{client.WithMaxWait(-time.Second), "client: WithMaxWait"},
+		{client.WithMaxWait(48 * time.Hour), "client: WithMaxWait"},
+		{client.WithKey(nil), "client: WithKey"},
+		{client.WithStore(nil), "client: WithStore"},
+		{client.WithClock(nil), "client: WithClock"},
+		{client.WithRetries(-1), "client: WithRetries"},
+		{client.WithBackoff(0, time.Second), "client: WithBackoff: base"},
+		{client.WithBackoff(time.Second, time.Millisecond), "client: WithBackoff: ceiling"},
+		{client.WithMaxRetryAfter(-1), "client: WithMaxRetryAfter"},
+		{client.WithRetryMethods(""), "client: WithRetryMethods"},
+		{client.WithOnRetry(nil), "client: WithOnRetry"},
+		{client.WithRandom(nil), "client: WithRandom"},
+		{nil, "client: New: option 0 is nil"},
+	} {
+		_, err := client.New(nil, tc.opt)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("New(%s) = %v, want an error starting %q", tc.want, err, tc.want)
+		}
+	}
+	// Combinations checked at construction.
+	if _, err := client.New(nil, client.WithRate(1_000_000_000, time.Millisecond), client.WithMaxWait(time.Hour)); err == nil ||
+		!strings.HasPrefix(err.Error(), "client: WithMaxWait: ") {
+		t.Errorf("queue too long: %v", err)
+	}
+	if _, err := client.New(nil, client.WithStore(nopStore{})); err == nil || !strings.Contains(err.Error(), "WithStore") {
+		t.Errorf("store without rate: %v", err)
+	}
+	tr, err := client.New(nil, client.WithRate(5, time.Second), client.WithMaxWait(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, ok := tr.Spec()
+	if !ok || spec.Algorithm != "leaky_queue" || spec.Limit != 5 || spec.Window != time.Second || spec.MaxDelay != 2*time.Second {
+		t.Errorf("Spec() = %+v, %v", spec, ok)
+	}
+	if _, ok := mustNew(t).Spec(); ok {
+		t.Error("Spec() reports pacing without WithRate")
+	}
+}
+
+func mustNew(t *testing.T, opts ...client.Option) *client.Transport {
+	t.Helper()
+	tr, err := client.New(nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
