@@ -111,12 +111,12 @@ func TestIP_BehindChiRealIPTheClientChoosesTheKey(t *testing.T) {
 func keyByPath(r *http.Request) (string, error) { return r.URL.Path, nil }
 
 // TestFunc_InterchangeableWithHttprateKeyFunc shows that a Func and an
-// httprate.KeyFunc need no wrapper between them: a plain function is
-// assignable to both, and the two named types convert into each other.
+// httprate.KeyFunc need no wrapper between them: each is assignable to the
+// other, without even a conversion.
 func TestFunc_InterchangeableWithHttprateKeyFunc(t *testing.T) {
-	var f keyfunc.Func = keyByPath          // assignable
-	var k httprate.KeyFunc = keyByPath      // assignable
-	back := keyfunc.Func(httprate.Key("*")) // conversion, no wrapper
+	var f keyfunc.Func = keyByPath
+	var k httprate.KeyFunc = f                // a Func where httprate wants a KeyFunc
+	var back keyfunc.Func = httprate.Key("*") // and the other way
 	if got, err := back(newReq("192.0.2.1:1")); err != nil || got != "*" {
 		t.Fatalf("converted httprate.Key(*) = %q, %v", got, err)
 	}
@@ -127,7 +127,7 @@ func TestFunc_InterchangeableWithHttprateKeyFunc(t *testing.T) {
 
 	// A keyfunc.Func drives httprate directly.
 	ip := mustIP(t)
-	h := httprate.LimitBy(2, time.Hour, httprate.KeyFunc(ip))(noop)
+	h := httprate.LimitBy(2, time.Hour, ip)(noop)
 	codes := func(remote string) int {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, newReq(remote))

@@ -38,18 +38,19 @@
 //
 // # httprate
 //
-// Func has the underlying type of httprate's KeyFunc: a function of that
-// shape (httprate.KeyByIP, a literal) is assignable to a Func, and a Func
-// converts to a KeyFunc with a plain conversion, httprate.KeyFunc(f), which
-// costs nothing and wraps nothing.
+// Func is an alias of the type underlying httprate's KeyFunc: a Func can be
+// passed to httprate (httprate.LimitBy(10, time.Minute, ip)), and an
+// httprate key function (httprate.KeyByIP) used wherever a Func is wanted,
+// with no wrapper and no conversion.
 package keyfunc
 
 import "net/http"
 
 // A Func returns the rate-limit key of a request, or an error when it cannot
-// tell (see ErrNoKey). It has the shape of httprate's KeyFunc, so functions
-// written for one work with the other.
+// tell (see ErrNoKey). It is an alias of the function type, the shape of
+// httprate's KeyFunc, so a Func and an httprate.KeyFunc are assignable to
+// each other with no wrapper or conversion.
 //
 // A Func of this package returns either a non-empty key and a nil error or
 // "" and a non-nil error.
-type Func func(r *http.Request) (string, error)
+type Func = func(r *http.Request) (string, error)
