@@ -1,0 +1,135 @@
+// Command stdlib is a small server showing ratekeeper with the standard
+// library's ServeMux: global limits per client IP around the whole mux, and
+// the stricter write-endpoint preset wrapped around the login, register and
+// comments handlers, keyed by client IP plus user.
+//
+//	go run ./examples/stdlib -addr 127.0.0.1:8080
+//	curl -i http://127.0.0.1:8080/
+//	for i in 1 2 3 4 5 6; do curl -si -d username=ann http://127.0.0.1:8080/login | head -1; done
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	flag.Parse()
+	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	h, err := newHandler(store)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	log.Printf("listening on http://%s", *addr)
+	log.Fatal(srv.ListenAndServe())
+}
+
+// newHandler builds the mux, its limits kept in store.
+func newHandler(store algorithms.Store) (http.Handler, error) {
+	// Clients connect directly: the key is the peer address (IPv6 by /64).
+	// Behind a proxy, add keyfunc.TrustedProxies(<its prefixes>).
+	ip, err := keyfunc.IP()
+	if err != nil {
+		return nil, err
+	}
+	// The user is the signed-in user or, on /login, the submitted name.
+	user, err := keyfunc.FirstOf(keyfunc.User(), formValue("username"))
+	if err != nil {
+		return nil, err
+	}
+	ipUser, err := keyfunc.Join(ip, user)
+	if err != nil {
+		return nil, err
+	}
+	onError := middleware.WithErrorHandler(logError)
+
+	global, err := middleware.New(store, []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, ip)),
+		policy.Must(policy.PerMinute("per-minute", 100, ip)),
+	}, onError)
+	if err != nil {
+		return nil, err
+	}
+	// One middleware per write endpoint, each wrapping its handler.
+	strict := func(p *policy.Policy, err error) (func(http.Handler) http.Handler, error) {
+		if err != nil {
+			return nil, err
+		}
+		m, err := middleware.New(store, []*policy.Policy{p}, onError)
+		if err != nil {
+			return nil, err
+		}
+		return m.Handler, nil
+	}
+	login, err := strict(policy.Login(ipUser))
+	if err != nil {
+		return nil, err
+	}
+	register, err := strict(policy.Register(ipUser))
+	if err != nil {
+		return nil, err
+	}
+	comments, err := strict(policy.Comments(ipUser))
+	if err != nil {
+		return nil, err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", hello)
+	mux.Handle("POST /login", login(http.HandlerFunc(hello)))
+	mux.Handle("POST /register", register(http.HandlerFunc(hello)))
+	mux.Handle("POST /comments", comments(http.HandlerFunc(hello)))
+	return signedIn(global.Handler(mux)), nil
+}
+
+// formValue returns a key function reading a form field of the request.
+func formValue(name string) keyfunc.Func {
+	return func(r *http.Request) (string, error) {
+		if v := r.PostFormValue(name); v != "" {
+			return v, nil
+		}
+		return "", keyfunc.ErrNoUser
+	}
+}
+
+// signedIn stands for real authentication: it takes the Basic auth user
+// name on trust, for the demo only.
+func signedIn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, _, ok := r.BasicAuth(); ok && u != "" {
+			r = r.WithContext(keyfunc.WithUser(r.Context(), u))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func hello(w http.ResponseWriter, r *http.Request) {
+	res, _ := middleware.FromContext(r.Context())
+	left := "unlimited"
+	if res != nil && res.Taken() && res.Len() > 0 {
+		left = fmt.Sprint(res.Decision(res.Lowest()).Remaining)
+	}
+	fmt.Fprintf(w, "hello from %s %s; requests left: %s\n", r.Method, r.URL.Path, left)
+}
+
+func logError(r *http.Request, err error) {
+	if errors.Is(err, policy.ErrKey) {
+		return // a client error, answered 400
+	}
+	log.Printf("ratelimit: %s %s: %v", r.Method, r.URL.Path, err)
+}
