@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,12 @@ type Store struct {
 	deny    *denyCache
 	specs   specCache
 	closed  atomic.Bool
+	// guard is set when the client does not bound its I/O by the context
+	// (go-redis ContextTimeoutEnabled off): then a call that may be
+	// cancelled runs in a goroutine the caller stops waiting for at the
+	// deadline; inflight counts those goroutines for Close.
+	guard    bool
+	inflight sync.WaitGroup
 }
 
 // An Option configures a Store.
@@ -102,8 +109,14 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		return nil, errors.New("redisstore: New: client is nil")
 	}
 	s := &Store{client: client, prefix: DefaultPrefix}
-	if cc, ok := client.(*redis.ClusterClient); ok {
-		s.cluster = cc
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		s.cluster = c
+		s.guard = !c.Options().ContextTimeoutEnabled
+	case *redis.Client:
+		s.guard = !c.Options().ContextTimeoutEnabled
+	default:
+		s.guard = true
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -117,10 +130,13 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 }
 
 // Close marks the store closed: later calls return [algorithms.ErrClosed].
-// It does not close the client, which the caller owns. Close is idempotent
-// and returns nil.
+// It waits for the calls abandoned at their context's deadline (see the
+// package documentation, "Failures") to end, which the client's read
+// timeout bounds. It does not close the client, which the caller owns.
+// Close is idempotent and returns nil.
 func (s *Store) Close() error {
 	s.closed.Store(true)
+	s.inflight.Wait()
 	return nil
 }
 
@@ -291,11 +307,52 @@ func (r *request) keysOf(idx []int) []string {
 
 // run runs the whole request as one script call on c.
 func (s *Store) run(ctx context.Context, c redis.Scripter, r *request, dst []algorithms.Decision) error {
-	res, err := takeScript.Run(ctx, c, r.keys, r.args(nil, modeNormal)...).Result()
+	res, err := s.eval(ctx, c, r.keys, r.args(nil, modeNormal))
 	if err != nil {
-		return fmt.Errorf("redisstore: take: %w", err)
+		return err
 	}
 	return parseDecisions(res, r, nil, dst)
+}
+
+// eval runs the script, honouring ctx even when the client does not.
+func (s *Store) eval(ctx context.Context, c redis.Scripter, keys []string, args []any) (any, error) {
+	if !s.guard || ctx.Done() == nil {
+		v, err := takeScript.Run(ctx, c, keys, args...).Result()
+		return wrap(ctx, v, err)
+	}
+	type result struct {
+		v   any
+		err error
+	}
+	ch := make(chan result, 1)
+	s.inflight.Add(1)
+	go func() {
+		defer s.inflight.Done()
+		v, err := takeScript.Run(ctx, c, keys, args...).Result()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return wrap(ctx, r.v, r.err)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// wrap returns the context's error as is when the call failed because ctx
+// ended (whatever the client made of it: a net timeout, say), and wraps any
+// other error.
+func wrap(ctx context.Context, v any, err error) (any, error) {
+	if err == nil {
+		return v, nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
+	return nil, fmt.Errorf("redisstore: take: %w", err)
 }
 
 // Script modes.

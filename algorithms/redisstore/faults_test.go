@@ -1,0 +1,217 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/internal/redistest"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+// ignoreServerWaiter ignores the goroutine with which the test helper waits
+// for a redis-server it (re)started; the helper stops it in t.Cleanup.
+var ignoreServerWaiter = goleak.IgnoreAnyFunction("github.com/ratekeeper/ratekeeper/algorithms/redisstore/internal/redistest.(*Server).start.func1")
+
+var dayBucket = algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 100, Window: 24 * time.Hour}, Key: "k"}
+
+// TestContextDeadlineSlowRedis: with the server paused, a Take returns the
+// context's error at its deadline, whether or not the client itself bounds
+// I/O by the context; and no goroutine outlives Close.
+func TestContextDeadlineSlowRedis(t *testing.T) {
+	for _, ctxTimeouts := range []bool{false, true} {
+		name := "client_default"
+		if ctxTimeouts {
+			name = "client_ContextTimeoutEnabled"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := redistest.New(t)
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts, ReadTimeout: 2 * time.Second})
+			defer client.Close()
+			s, err := redisstore.New(client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Take(context.Background(), dayBucket); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := srv.Do("CLIENT", "PAUSE", "700", "ALL"); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err = s.Take(ctx, dayBucket)
+			took := time.Since(start)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Take on a paused server = %v, want context.DeadlineExceeded", err)
+			}
+			if took > 400*time.Millisecond {
+				t.Fatalf("Take returned after %s, want about the 50ms deadline", took)
+			}
+			// A cancelled context is returned at once, without a call.
+			done, cancelDone := context.WithCancel(context.Background())
+			cancelDone()
+			if _, err := s.Take(done, dayBucket); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Take with a cancelled context = %v, want context.Canceled", err)
+			}
+			_ = s.Close() // waits for the abandoned call
+			_ = client.Close()
+		})
+	}
+}
+
+// TestDeadRedis: with nothing listening, a Take fails promptly with an error
+// naming the package, bounded by the context.
+func TestDeadRedis(t *testing.T) {
+	srv := redistest.New(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer client.Close()
+	s, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_ = srv.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = s.Take(ctx, dayBucket)
+	if err == nil {
+		t.Fatal("Take on a stopped server succeeded")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("Take on a stopped server took %s", took)
+	}
+	_ = s.Close()
+	_ = client.Close()
+}
+
+// TestCircuitBreaker: after the configured failures the breaker answers
+// ErrCircuitOpen at once without sending anything; after the cool-down (on
+// the injected clock) one probe goes; once Redis is back, service resumes.
+func TestCircuitBreaker(t *testing.T) {
+	srv := redistest.New(t)
+	hook := &countHook{}
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer client.Close()
+	client.AddHook(hook)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithCircuitBreaker(3, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Take(ctx, dayBucket); err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.Stop()
+	for i := range 3 {
+		if _, err := s.Take(ctx, dayBucket); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+			t.Fatalf("failure %d: Take = %v, want a Redis error", i, err)
+		}
+	}
+	hook.reset()
+	for range 5 {
+		start := time.Now()
+		if _, err := s.Take(ctx, dayBucket); !errors.Is(err, redisstore.ErrCircuitOpen) {
+			t.Fatalf("with the circuit open, Take = %v, want ErrCircuitOpen", err)
+		}
+		if took := time.Since(start); took > 50*time.Millisecond {
+			t.Fatalf("ErrCircuitOpen took %s, want at once", took)
+		}
+	}
+	if cmds, _ := hook.snapshot(); len(cmds) != 0 {
+		t.Fatalf("the open circuit sent %v to Redis", cmds)
+	}
+	clk.t = clk.t.Add(10 * time.Second) // cool-down over: one probe, which fails
+	if _, err := s.Take(ctx, dayBucket); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("probe on a dead Redis = %v, want a Redis error", err)
+	}
+	if _, err := s.Take(ctx, dayBucket); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("after a failed probe, Take = %v, want ErrCircuitOpen", err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	clk.t = clk.t.Add(10 * time.Second)
+	d, err := s.Take(ctx, dayBucket)
+	if err != nil || !d[0].Allowed {
+		t.Fatalf("probe after Redis came back = %+v, %v; want admitted", d, err)
+	}
+	if _, err := s.Take(ctx, dayBucket); err != nil {
+		t.Fatalf("after a successful probe, Take = %v", err)
+	}
+}
+
+// TestRedisRestartMidway: Redis is killed and restarted while 8 goroutines
+// keep taking: no panic, errors only while it is down, service resumes,
+// and no goroutine leaks.
+func TestRedisRestartMidway(t *testing.T) {
+	srv := redistest.New(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	s, err := redisstore.New(client, redisstore.WithCircuitBreaker(5, 50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100000; i++ { // bounded; stopped by the test much earlier
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				_, err := s.Take(ctx, algorithms.Check{Spec: dayBucket.Spec, Key: "restart", Cost: 0})
+				cancel()
+				if err != nil {
+					failed.Add(1)
+				} else {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	waitFor := func(cond func() bool, what string) {
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				close(stop)
+				wg.Wait()
+				t.Fatalf("timed out waiting for %s (ok %d, failed %d)", what, ok.Load(), failed.Load())
+			}
+			time.Sleep(5 * time.Millisecond) // polling the workers, not passing test time
+		}
+	}
+	waitFor(func() bool { return ok.Load() > 50 }, "first successes")
+	_ = srv.Stop()
+	f0 := failed.Load()
+	waitFor(func() bool { return failed.Load() > f0+20 }, "failures while Redis is down")
+	if err := srv.Restart(); err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatal(err)
+	}
+	o1 := ok.Load()
+	waitFor(func() bool { return ok.Load() > o1+50 }, "service to resume")
+	close(stop)
+	wg.Wait()
+	_ = s.Close()
+	_ = client.Close()
+}
