@@ -1,0 +1,189 @@
+package client
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func header(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
+
+func TestServerHold(t *testing.T) {
+	unix := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) }
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		want time.Duration
+	}{
+		// IETF draft -08 .. -11: a List of named policies.
+		{"ietf", header("RateLimit", `"default";r=0;t=5`), 5 * time.Second},
+		{"ietf quota left", header("RateLimit", `"default";r=3;t=5`), 0},
+		{"ietf several", header("RateLimit", `"sec";r=3;t=1, "day";r=0;t=7, "hour";r=0;t=4`), 7 * time.Second},
+		{"ietf split lines", header("RateLimit", `"sec";r=3;t=1`, "RateLimit", `"day";r=0;t=9`), 9 * time.Second},
+		{"ietf spaces", header("RateLimit", `"a"; r=0; t=6 ,  "b";r=1`), 6 * time.Second},
+		{"ietf pk and comments", header("RateLimit", `"u";r=0;t=3;pk=:cHsdsRa894==:;acme-x="y"`), 3 * time.Second},
+		{"ietf no t, policy w", header("RateLimit", `"min";r=0`, "RateLimit-Policy", `"sec";q=1;w=1, "min";q=10;w=60`), time.Minute},
+		{"ietf no t, no policy", header("RateLimit", `"min";r=0`), 0},
+		{"ietf t=0", header("RateLimit", `"a";r=0;t=0`), 0},
+		{"ietf r boolean", header("RateLimit", `"a";r;t=5`), 0},
+		{"ietf r decimal", header("RateLimit", `"a";r=0.0;t=5`), 0},
+		{"ietf t decimal", header("RateLimit", `"a";r=0;t=5.5`), 0},
+		{"ietf name not a string", header("RateLimit", `"a";r=0;t=2, b;r=0;t=50`), 2 * time.Second},
+		{"ietf huge t saturates", header("RateLimit", `"a";r=0;t=999999999999999`), maxHint},
+		// draft-7: a Dictionary.
+		{"draft7", header("RateLimit", `limit=10, remaining=0, reset=4`), 4 * time.Second},
+		{"draft7 left", header("RateLimit", `limit=10, remaining=2, reset=4`), 0},
+		{"draft7 no reset", header("RateLimit", `limit=10, remaining=0`), 0},
+		{"draft7 duplicate key, last wins", header("RateLimit", `remaining=5, reset=4, remaining=0`), 4 * time.Second},
+		// draft-6: separate fields.
+		{"draft6", header("RateLimit-Limit", "10", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"), 3 * time.Second},
+		{"draft6 left", header("RateLimit-Remaining", "1", "RateLimit-Reset", "3"), 0},
+		{"draft6 no reset", header("RateLimit-Remaining", "0"), 0},
+		{"draft6 two values", header("RateLimit-Remaining", "0", "RateLimit-Reset", "3", "RateLimit-Reset", "4"), 0},
+		// legacy X-RateLimit-*.
+		{"legacy delta", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2"), 2 * time.Second},
+		{"legacy delta fraction", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1.5"), 1500 * time.Millisecond},
+		{"legacy unix", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", unix(9*time.Second)), 9 * time.Second},
+		{"legacy unix past", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", unix(-time.Hour)), 0},
+		{"legacy unix ms", header("X-RateLimit-Remaining", "00", "X-RateLimit-Reset", strconv.FormatInt(now.Add(2500*time.Millisecond).UnixMilli(), 10)), 2500 * time.Millisecond},
+		{"legacy left", header("X-RateLimit-Remaining", "10", "X-RateLimit-Reset", "2"), 0},
+		// The longest of several profiles.
+		{"mixed", header("RateLimit", `"a";r=0;t=2`, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "8"), 8 * time.Second},
+		// Cached responses are ignored.
+		{"cached", header("Age", "12", "RateLimit", `"a";r=0;t=5`), 0},
+		{"age zero", header("Age", "0", "RateLimit", `"a";r=0;t=5`), 5 * time.Second},
+		{"none", header(), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := serverHold(tc.h, now); got != tc.want {
+				t.Errorf("serverHold(%v) = %v, want %v", tc.h, got, tc.want)
+			}
+		})
+	}
+}
+
+// Malformed fields are ignored entirely: no hold, no panic.
+func TestServerHoldMalformed(t *testing.T) {
+	for _, h := range []http.Header{
+		header("RateLimit", `"default";r=0;t=`),
+		header("RateLimit", `"default";r=0;t=-5`),
+		header("RateLimit", `"default";r=-0;t=5;`),
+		header("RateLimit", `"default;r=0;t=5`),
+		header("RateLimit", `"default";r=0;t=5,`),
+		header("RateLimit", `"default";r=0;t=5,,"b";r=0;t=6`),
+		header("RateLimit", `"default";r=0;t=5 "b";r=0;t=6`),
+		header("RateLimit", `"default";R=0;T=5`),
+		header("RateLimit", `"default";r=0;t=1234567890123456`),
+		header("RateLimit", `"déf";r=0;t=5`),
+		header("RateLimit", `"a\x";r=0;t=5`),
+		header("RateLimit", `("a" "b");r=0;t=5`),
+		header("RateLimit", `limit=10, remaining=zero, reset=4`),
+		header("RateLimit", `limit=10, remaining=0, reset=-4`),
+		header("RateLimit", `Limit=10, remaining=0, reset=4`),
+		header("RateLimit", `remaining=0 reset=4`),
+		header("RateLimit", `r=0;t=5`),
+		header("RateLimit", `=`),
+		header("RateLimit", `"`),
+		header("RateLimit-Remaining", "0", "RateLimit-Reset", "soon"),
+		header("RateLimit-Remaining", "0", "RateLimit-Reset", "-3"),
+		header("RateLimit-Remaining", "none", "RateLimit-Reset", "3"),
+		header("RateLimit-Remaining", "0", "RateLimit-Reset", "3;w=1"),
+		header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "abc"),
+		header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "-5"),
+		header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1e400"),
+		header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "NaN"),
+		header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "Inf"),
+		header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1."),
+		header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "99999999999999999999"),
+		header("X-RateLimit-Remaining", "-0", "X-RateLimit-Reset", "5"),
+		header("X-RateLimit-Remaining", "", "X-RateLimit-Reset", "5"),
+	} {
+		if got := serverHold(h, now); got != 0 {
+			t.Errorf("serverHold(%q) = %v, want 0 (ignored)", h, got)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want time.Duration
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"120", 2 * time.Minute, true},
+		{" 7 ", 7 * time.Second, true},
+		{"99999999999999999999", maxHint, true},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second, true},
+		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0, true},
+		{now.Add(5 * time.Second).Format(time.RFC850), 5 * time.Second, true},
+		{now.Add(5 * time.Second).Format(time.ANSIC), 5 * time.Second, true},
+		{"", 0, false},
+		{"-1", 0, false},
+		{"1.5", 0, false},
+		{"tomorrow", 0, false},
+		{"+5", 0, false},
+	} {
+		got, ok := parseRetryAfter(header("Retry-After", tc.v), now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tc.v, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestParseSF(t *testing.T) {
+	members, ok := parseSFList(`"a";q=10;w=1, tok;x, ?0, :aGVsbG8=:, -12.345, @1700000000, %"x", ("b" 1);p=2`)
+	if !ok || len(members) != 8 {
+		t.Fatalf("parseSFList: ok %v, %d members", ok, len(members))
+	}
+	kinds := []sfKind{sfString, sfToken, sfBoolean, sfBytes, sfDecimal, sfDate, sfDisplay, sfInner}
+	for i, k := range kinds {
+		if members[i].item.kind != k {
+			t.Errorf("member %d kind %d, want %d", i, members[i].item.kind, k)
+		}
+	}
+	if w, ok := members[0].item.param("w"); !ok || w.num != 1 {
+		t.Errorf("w = %+v", w)
+	}
+	if x, ok := members[1].item.param("x"); !ok || x.kind != sfBoolean || x.num != 1 {
+		t.Errorf("bare parameter = %+v", x)
+	}
+	if _, ok := parseSFList(""); !ok {
+		t.Error("empty list rejected")
+	}
+	d, ok := parseSFDict(`a=1, b, c=(1 2)`)
+	if !ok || len(d) != 3 || d[1].key != "b" || d[1].item.kind != sfBoolean {
+		t.Errorf("parseSFDict = %+v, %v", d, ok)
+	}
+}
+
+// FuzzServerHold checks that no RateLimit field makes the parser panic or
+// return a hold outside [0, maxHint].
+func FuzzServerHold(f *testing.F) {
+	for _, s := range []string{
+		`"default";r=0;t=5`, `"a";r=0, "b";r=1;t=2`, `limit=10, remaining=0, reset=4`,
+		`("a" "b");r=0`, `"a";r=0;t=999999999999999`, `"\"`, `%"x"`, `@-1`, `:=:`,
+	} {
+		f.Add(s, `"a";q=1;w=60`, "0", "5")
+	}
+	f.Fuzz(func(t *testing.T, rl, policy, remaining, reset string) {
+		h := header("RateLimit", rl, "RateLimit-Policy", policy,
+			"RateLimit-Remaining", remaining, "RateLimit-Reset", reset,
+			"X-RateLimit-Remaining", remaining, "X-RateLimit-Reset", reset, "Retry-After", reset)
+		if d := serverHold(h, now); d < 0 || d > maxHint {
+			t.Fatalf("serverHold = %v", d)
+		}
+		if d, _ := parseRetryAfter(h, now); d < 0 || d > maxHint {
+			t.Fatalf("parseRetryAfter = %v", d)
+		}
+	})
+}

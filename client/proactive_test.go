@@ -1,0 +1,159 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// hint answers the first request with the given headers (and 200), the
+// rest with a bare 200.
+func hint(kv ...string) func(int, http.ResponseWriter, *http.Request) {
+	return func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			for i := 0; i+1 < len(kv); i += 2 {
+				w.Header().Add(kv[i], kv[i+1])
+			}
+		}
+		io.WriteString(w, "ok")
+	}
+}
+
+// When a response says no quota is left, the next request to that host
+// waits for the announced reset instead of earning a 429; each header
+// profile is understood.
+func TestProactivePacing(t *testing.T) {
+	unix := strconv.FormatInt(t0.Add(9*time.Second).Unix(), 10)
+	for _, tc := range []struct {
+		name string
+		kv   []string
+		want time.Duration
+	}{
+		{"draft-11", []string{"RateLimit-Policy", `"default";q=10;w=60`, "RateLimit", `"default";r=0;t=5`}, 5 * time.Second},
+		{"draft-11 several", []string{"RateLimit", `"sec";r=4;t=1, "day";r=0;t=7`}, 7 * time.Second},
+		{"draft-11 window", []string{"RateLimit-Policy", `"min";q=10;w=30`, "RateLimit", `"min";r=0`}, 30 * time.Second},
+		{"draft-7", []string{"RateLimit", "limit=10, remaining=0, reset=4", "RateLimit-Policy", "10;w=60"}, 4 * time.Second},
+		{"draft-6", []string{"RateLimit-Limit", "10", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 3 * time.Second},
+		{"legacy delta", []string{"X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2"}, 2 * time.Second},
+		{"legacy unix", []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", unix}, 9 * time.Second},
+		{"quota left", []string{"RateLimit", `"default";r=1;t=5`}, 0},
+		{"malformed", []string{"RateLimit", `"default";r=0;t=five`}, 0},
+		{"cached", []string{"Age", "30", "RateLimit", `"default";r=0;t=5`}, 0},
+		{"capped", []string{"RateLimit", `"day";r=0;t=86400`}, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, hint(tc.kv...))
+			hc, _ := newClient(t, clock, client.WithMaxWait(time.Hour))
+			for range 2 {
+				if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+					t.Fatalf("got %d %v", status, err)
+				}
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !equalDurations(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+}
+
+// Proactive pacing can be turned off.
+func TestProactiveOff(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, hint("RateLimit", `"default";r=0;t=5`))
+	hc, _ := newClient(t, clock, client.WithProactive(false))
+	for range 2 {
+		if _, _, err := get(hc, srv.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 0}; !equalDurations(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// A hold applies to its key only.
+func TestHoldPerKey(t *testing.T) {
+	clock := newAutoClock()
+	a := newStub(t, clock, hint("RateLimit", `"default";r=0;t=5`))
+	b := newStub(t, clock, nil)
+	hc, _ := newClient(t, clock)
+	for _, url := range []string{a.URL, b.URL} {
+		if _, _, err := get(hc, url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := clock.Sleeps(); len(got) != 0 {
+		t.Errorf("slept %v: the hold on one host delayed another", got)
+	}
+}
+
+// The Retry-After of a 429 holds the other callers to that host too, and it
+// takes precedence over the RateLimit field of the same response.
+func TestRetryAfterHoldsOthers(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "4")
+			w.Header().Set("RateLimit", `"default";r=0;t=9`)
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	hc, _ := newClient(t, clock)
+	// Caller 0 is refused at 0s and retries after 4s; caller 1 comes at 1s
+	// and waits for the same instant (not for the RateLimit t of 9s).
+	clock.drive(2, func(i int) {
+		if i == 1 {
+			clock.Sleep(context.Background(), time.Second)
+		}
+		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+			t.Errorf("caller %d: got %d %v", i, status, err)
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, 4 * time.Second, 4 * time.Second}; !equalDurations(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// A caller arriving during a hold waits for it to pass.
+func TestCallerWaitsForHold(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, hint("RateLimit", `"default";r=0;t=3`))
+	hc, _ := newClient(t, clock)
+	clock.drive(1, func(int) { get(hc, srv.URL) })
+	clock.Advance(time.Second)
+	clock.drive(3, func(int) {
+		if _, _, err := get(hc, srv.URL); err != nil {
+			t.Error(err)
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 3 * time.Second, 3 * time.Second}; !equalDurations(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// A hold longer than the maximum wait fails at once with a held *WaitError.
+func TestHoldBeyondMaxWait(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, hint("RateLimit", `"default";r=0;t=30`))
+	hc, _ := newClient(t, clock, client.WithMaxWait(10*time.Second))
+	if _, _, err := get(hc, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := get(hc, srv.URL)
+	var we *client.WaitError
+	if !errors.As(err, &we) || !we.Held || we.Wait != 30*time.Second || we.MaxWait != 10*time.Second {
+		t.Fatalf("error %v, want a held WaitError of 30s", err)
+	}
+	if n := len(srv.arrivals()); n != 1 {
+		t.Errorf("stub received %d, want 1", n)
+	}
+}
