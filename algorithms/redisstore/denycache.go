@@ -58,7 +58,7 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	denied := false
 	for _, ch := range checks {
 		e, ok := c.m[denyKey{ch.Spec, ch.Key}]
-		if !ok || e.cost != ch.Cost || !now.Before(e.until) {
+		if !ok || e.cost != cost(ch) || !now.Before(e.until) {
 			return false
 		}
 		if !e.d.Allowed && now.Before(e.at.Add(e.d.RetryAfter)) {
@@ -72,17 +72,23 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 		e := c.m[denyKey{ch.Spec, ch.Key}]
 		el := now.Sub(e.at)
 		d := e.d
-		d.Allowed = false
-		d.Delay = 0
-		d.RetryAfter = max(d.RetryAfter-el, 0)
+		if !d.Allowed {
+			// A denial whose wait is over would now pass if decided alone.
+			d.RetryAfter = max(d.RetryAfter-el, 0)
+			d.Allowed = d.RetryAfter == 0
+		}
 		d.ResetAfter = max(d.ResetAfter-el, 0)
 		d.NextAfter = max(d.NextAfter-el, 0)
-		if e.d.Allowed {
-			d.Allowed = true // would pass, as Redis reported
-		}
 		dst[i] = d
 	}
 	return true
+}
+
+func cost(c algorithms.Check) int64 {
+	if c.Cost == 0 {
+		return 1
+	}
+	return c.Cost
 }
 
 // learn caches the decisions of a Take that Redis denied.
@@ -113,6 +119,6 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		if _, ok := c.m[k]; !ok && len(c.m) >= c.size {
 			continue
 		}
-		c.m[k] = denyEntry{d: dst[i], at: now, until: until, cost: ch.Cost}
+		c.m[k] = denyEntry{d: dst[i], at: now, until: until, cost: cost(ch)}
 	}
 }
