@@ -1,0 +1,206 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// A Config is a configuration file, loaded by [Load] or [ParseConfig]: the
+// policies, built and validated, and the settings of the middleware that
+// enforces them. It is plain data: the middleware and the command-line tool
+// read its fields.
+//
+// The file is YAML or JSON with these fields (only policies is required):
+//
+//	version: 1                 # optional; the only version
+//	headers: ietf              # ietf (default), draft-7, draft-6, legacy, legacy-unix, none
+//	failure_mode: open         # open (default), closed, fallback
+//	failure_retry_after: 5s    # Retry-After of the 503 of failure_mode closed (default 1s)
+//	trusted_proxies: [10.0.0.0/8, 192.0.2.7]  # CIDRs or addresses of reverse proxies
+//	ip_source: x-forwarded-for # or forwarded, or header:X-Real-IP (read only from trusted proxies)
+//	ipv6_prefix: 64            # the ip key groups IPv6 clients by this prefix (default 64)
+//	policies:
+//	  - name: per-ip           # required: A-Z a-z 0-9 - _ . (sent in headers)
+//	    limit: 100             # required
+//	    window: 1m             # required: Go duration (1s, 1m30s, 24h) or 1d
+//	    algorithm: sliding_window  # default; or fixed_window, sliding_log, sliding_buckets,
+//	                           # token_bucket, leaky_bucket, leaky_queue
+//	    burst: 0               # token_bucket, leaky_bucket: capacity (default limit)
+//	    buckets: 0             # sliding_buckets: sub-windows (must divide window)
+//	    max_delay: 0s          # leaky_queue: longest hold
+//	    key: ip                # default ip; or a list of parts joined: [ip, header:X-User-ID]
+//	    fallback: [ip]         # keys tried in order when key is missing (each a part or a list)
+//	    on_missing_key: reject_400  # or reject_403, skip
+//	    methods: [POST]        # apply only to these methods
+//	    routes: ["POST /login"]  # apply only to these route patterns
+//
+// Key parts are ip (the client address, see trusted_proxies), user (set by
+// keyfunc.WithUser), route (the route pattern), method, global (one key for
+// everyone), header:NAME and cookie:NAME. A file with just a name, a limit
+// and a window per policy gets the sliding window counter keyed by client
+// IP.
+type Config struct {
+	// File is the name the configuration was read from.
+	File string
+	// Version is the format version (1).
+	Version int
+	// Policies are the policies, in file order, built and validated.
+	Policies []*Policy
+	// Definitions describe the policies as the file defined them, defaults
+	// applied, in the same order as Policies.
+	Definitions []Definition
+	// Headers is the rate-limit header profile.
+	Headers HeaderProfile
+	// FailureMode says what the middleware does when its store fails.
+	FailureMode FailureMode
+	// FailureRetryAfter is the Retry-After of the 503 answered under
+	// FailureClosed.
+	FailureRetryAfter time.Duration
+	// TrustedProxies are the reverse proxies whose forwarding headers the
+	// ip key part reads; empty means RemoteAddr is the client.
+	TrustedProxies []netip.Prefix
+	// IPSource is the forwarding header read from trusted proxies:
+	// "x-forwarded-for" (the default), "forwarded" or "header:NAME".
+	IPSource string
+	// IPv6Prefix is the prefix length the ip key part groups IPv6 clients
+	// by.
+	IPv6Prefix int
+}
+
+// A Definition is one policy as the configuration file defined it, with
+// defaults applied.
+type Definition struct {
+	// Name is the policy's name.
+	Name string
+	// Spec is the policy's limit.
+	Spec algorithms.Spec
+	// Key lists the keys tried in order: the first one the request has is
+	// used (keyfunc.FirstOf); each is a list of parts joined
+	// (keyfunc.Join), such as ["ip", "header:X-User-ID"].
+	Key [][]string
+	// OnMissingKey is what happens to a request that has none of the keys.
+	OnMissingKey KeyAction
+	// Methods restricts the policy to these methods; empty means all.
+	Methods []string
+	// Routes restricts the policy to these route patterns; empty means all.
+	Routes []string
+	// Line and Column locate the policy in the file.
+	Line, Column int
+}
+
+// KeyString formats d.Key: parts joined by "+", alternatives by " | ",
+// such as "user | ip".
+func (d Definition) KeyString() string {
+	alts := make([]string, len(d.Key))
+	for i, parts := range d.Key {
+		alts[i] = strings.Join(parts, "+")
+	}
+	return strings.Join(alts, " | ")
+}
+
+// A HeaderProfile names the rate-limit headers the middleware sends.
+type HeaderProfile string
+
+// The header profiles; see the middleware package for what each sends.
+const (
+	HeadersIETF       HeaderProfile = "ietf"
+	HeadersDraft7     HeaderProfile = "draft-7"
+	HeadersDraft6     HeaderProfile = "draft-6"
+	HeadersLegacy     HeaderProfile = "legacy"
+	HeadersLegacyUnix HeaderProfile = "legacy-unix"
+	HeadersNone       HeaderProfile = "none"
+)
+
+// HeaderProfiles lists every HeaderProfile, the default first.
+var HeaderProfiles = [...]HeaderProfile{HeadersIETF, HeadersDraft7, HeadersDraft6, HeadersLegacy, HeadersLegacyUnix, HeadersNone}
+
+// A FailureMode says what the middleware does when its store fails.
+type FailureMode string
+
+// The failure modes.
+const (
+	// FailureOpen lets requests through unlimited (the default).
+	FailureOpen FailureMode = "open"
+	// FailureClosed answers 503 with Retry-After.
+	FailureClosed FailureMode = "closed"
+	// FailureFallback decides with an in-memory store instead.
+	FailureFallback FailureMode = "fallback"
+)
+
+// FailureModes lists every FailureMode, the default first.
+var FailureModes = [...]FailureMode{FailureOpen, FailureClosed, FailureFallback}
+
+// Defaults of a Config.
+const (
+	// DefaultAlgorithm is the algorithm of a policy that names none.
+	DefaultAlgorithm = algorithms.SlidingWindow
+	// DefaultFailureRetryAfter is the Retry-After under FailureClosed.
+	DefaultFailureRetryAfter = time.Second
+)
+
+// Load reads the configuration file at path (YAML, or JSON when the name
+// ends in .json or the content starts with '{') and returns it with every
+// policy built and validated. See [Config] for the format.
+//
+// Every problem found is reported as a *ConfigError giving the file, the
+// line and column, and the field; several are joined with errors.Join (see
+// [ConfigErrors]). Unknown fields are errors. No Config is returned unless
+// the whole file is valid.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("policy: %s: %w", path, err)
+	}
+	return ParseConfig(data, path)
+}
+
+// ParseConfig parses a configuration held in memory; name is used in
+// error messages and its extension (.json, .yaml, .yml) selects the
+// format. See [Load].
+func ParseConfig(data []byte, name string) (*Config, error) {
+	if len(data) > maxConfigSize {
+		return nil, &ConfigError{File: name, Reason: fmt.Sprintf("is larger than %d bytes", maxConfigSize)}
+	}
+	var root *cnode
+	var err error
+	if isJSON(data, name) {
+		root, err = parseJSON(data, name)
+	} else {
+		root, err = parseYAML(data, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{file: name}
+	cfg := d.config(root)
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	cfg.File = name
+	return cfg, nil
+}
+
+func isJSON(data []byte, name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json":
+		return true
+	case ".yaml", ".yml":
+		return false
+	}
+	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	return len(t) > 0 && t[0] == '{'
+}

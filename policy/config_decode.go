@@ -1,0 +1,561 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// A decoder turns a document tree into a Config, collecting every problem
+// with its position.
+type decoder struct {
+	file string
+	errs []error
+}
+
+func (d *decoder) fail(n *cnode, field, format string, args ...any) {
+	if len(d.errs) == maxConfigErrors {
+		d.errs = append(d.errs, &ConfigError{File: d.file, Reason: "too many errors"})
+	}
+	if len(d.errs) > maxConfigErrors {
+		return
+	}
+	ce := &ConfigError{File: d.file, Field: field, Reason: fmt.Sprintf(format, args...)}
+	if n != nil {
+		ce.Line, ce.Column = n.pos.line, n.pos.col
+	}
+	d.errs = append(d.errs, ce)
+}
+
+// fields calls set for every entry of the mapping n, and reports entries
+// not in known.
+func (d *decoder) fields(n *cnode, path string, known []string, set func(name string, k, v *cnode)) bool {
+	if n.kind != mapNode {
+		d.fail(n, path, "must be a mapping, not %s", n.describe())
+		return false
+	}
+	for i, k := range n.keys {
+		if !containsStr(known, k.text) {
+			d.fail(k, join(path, k.text), "unknown field; want one of %s", strings.Join(known, ", "))
+			continue
+		}
+		set(k.text, k, n.vals[i])
+	}
+	return true
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func containsStr(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "ip_source", "ipv6_prefix", "policies"}
+
+var policyFields = []string{"name", "algorithm", "limit", "window", "burst", "buckets", "max_delay", "key", "fallback", "on_missing_key", "methods", "routes"}
+
+// rawPolicy is a policy entry before it is built, with the nodes of its
+// fields for error positions.
+type rawPolicy struct {
+	node  *cnode
+	path  string
+	def   Definition
+	nodes map[string]*cnode
+}
+
+func (d *decoder) config(root *cnode) *Config {
+	cfg := &Config{
+		Version:           1,
+		Headers:           HeadersIETF,
+		FailureMode:       FailureOpen,
+		FailureRetryAfter: DefaultFailureRetryAfter,
+		IPSource:          "x-forwarded-for",
+		IPv6Prefix:        keyfunc.DefaultIPv6Prefix,
+	}
+	var policies *cnode
+	var source *cnode
+	d.fields(root, "", topFields, func(name string, k, v *cnode) {
+		switch name {
+		case "version":
+			if n, ok := d.integer(v, name); ok && n != 1 {
+				d.fail(v, name, "must be 1, got %d", n)
+			}
+		case "headers":
+			if s, ok := d.enum(v, name, profileNames()); ok {
+				cfg.Headers = HeaderProfile(s)
+			}
+		case "failure_mode":
+			if s, ok := d.enum(v, name, modeNames()); ok {
+				cfg.FailureMode = FailureMode(s)
+			}
+		case "failure_retry_after":
+			if t, ok := d.duration(v, name); ok {
+				if t < time.Second {
+					d.fail(v, name, "must be at least 1s, got %s", t)
+				}
+				cfg.FailureRetryAfter = t
+			}
+		case "trusted_proxies":
+			cfg.TrustedProxies = d.prefixes(v, name)
+		case "ip_source":
+			source = v
+			if s, ok := d.str(v, name); ok {
+				cfg.IPSource = s
+			}
+		case "ipv6_prefix":
+			if n, ok := d.integer(v, name); ok {
+				if n < 1 || n > 128 {
+					d.fail(v, name, "must be between 1 and 128, got %d", n)
+				}
+				cfg.IPv6Prefix = int(n)
+			}
+		case "policies":
+			policies = v
+		}
+	})
+	if root.kind != mapNode {
+		return cfg
+	}
+	if policies == nil {
+		d.fail(root, "policies", "is missing; a configuration needs at least one policy")
+		return cfg
+	}
+	ip := d.ipFunc(cfg, source)
+	raws := d.policies(policies)
+	seen := map[string]*rawPolicy{}
+	for _, rp := range raws {
+		if prev, dup := seen[rp.def.Name]; dup && rp.def.Name != "" {
+			d.fail(rp.nodes["name"], rp.path+".name", "%q is already the name of %s (line %d)", rp.def.Name, prev.path, prev.node.pos.line)
+			continue
+		}
+		seen[rp.def.Name] = rp
+		p := d.build(rp, ip)
+		if p != nil {
+			cfg.Policies = append(cfg.Policies, p)
+			cfg.Definitions = append(cfg.Definitions, rp.def)
+		}
+	}
+	return cfg
+}
+
+func profileNames() []string {
+	out := make([]string, len(HeaderProfiles))
+	for i, p := range HeaderProfiles {
+		out[i] = string(p)
+	}
+	return out
+}
+
+func modeNames() []string {
+	out := make([]string, len(FailureModes))
+	for i, m := range FailureModes {
+		out[i] = string(m)
+	}
+	return out
+}
+
+// ipFunc builds the ip key part from the client-address settings; nil after
+// reporting a problem.
+func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
+	opts := []keyfunc.IPOption{keyfunc.IPv6Prefix(cfg.IPv6Prefix)}
+	if len(cfg.TrustedProxies) > 0 {
+		opts = append(opts, keyfunc.TrustedProxies(cfg.TrustedProxies...))
+		switch s := cfg.IPSource; {
+		case s == "x-forwarded-for":
+			opts = append(opts, keyfunc.FromXForwardedFor())
+		case s == "forwarded":
+			opts = append(opts, keyfunc.FromForwarded())
+		case strings.HasPrefix(s, "header:"):
+			opts = append(opts, keyfunc.FromHeader(strings.TrimPrefix(s, "header:")))
+		default:
+			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
+			return nil
+		}
+	} else if source != nil {
+		d.fail(source, "ip_source", "needs trusted_proxies: headers from untrusted peers are never read")
+		return nil
+	}
+	f, err := keyfunc.IP(opts...)
+	if err != nil {
+		d.fail(source, "ip_source", "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+		return nil
+	}
+	return f
+}
+
+func (d *decoder) policies(n *cnode) []*rawPolicy {
+	if n.kind != seqNode {
+		d.fail(n, "policies", "must be a list of policies, not %s", n.describe())
+		return nil
+	}
+	if len(n.vals) == 0 {
+		d.fail(n, "policies", "is empty; a configuration needs at least one policy")
+		return nil
+	}
+	if len(n.vals) > MaxPolicies {
+		d.fail(n, "policies", "holds %d policies; at most %d", len(n.vals), MaxPolicies)
+		return nil
+	}
+	var out []*rawPolicy
+	for i, v := range n.vals {
+		if rp := d.policy(v, fmt.Sprintf("policies[%d]", i)); rp != nil {
+			out = append(out, rp)
+		}
+	}
+	return out
+}
+
+func (d *decoder) policy(n *cnode, path string) *rawPolicy {
+	rp := &rawPolicy{node: n, path: path, nodes: map[string]*cnode{}}
+	def := &rp.def
+	def.Line, def.Column = n.pos.line, n.pos.col
+	def.Spec.Algorithm = DefaultAlgorithm
+	def.Key = [][]string{{"ip"}}
+	bad := len(d.errs)
+	ok := d.fields(n, path, policyFields, func(name string, k, v *cnode) {
+		rp.nodes[name] = v
+		field := path + "." + name
+		switch name {
+		case "name":
+			def.Name, _ = d.str(v, field)
+		case "algorithm":
+			if s, ok := d.str(v, field); ok {
+				def.Spec.Algorithm = algorithms.Kind(s)
+			}
+		case "limit":
+			def.Spec.Limit, _ = d.integer(v, field)
+		case "window":
+			def.Spec.Window, _ = d.duration(v, field)
+		case "burst":
+			def.Spec.Burst, _ = d.integer(v, field)
+		case "buckets":
+			if b, ok := d.integer(v, field); ok {
+				if b > algorithms.MaxBuckets || b < 0 {
+					d.fail(v, field, "must be between 1 and %d, got %d", algorithms.MaxBuckets, b)
+				}
+				def.Spec.Buckets = int(b)
+			}
+		case "max_delay":
+			def.Spec.MaxDelay, _ = d.duration(v, field)
+		case "key":
+			if parts, ok := d.keyParts(v, field); ok {
+				def.Key[0] = parts
+			}
+		case "fallback":
+			def.Key = append(def.Key[:1], d.fallback(v, field)...)
+		case "on_missing_key":
+			if s, ok := d.enum(v, field, []string{"reject_400", "reject_403", "skip"}); ok {
+				def.OnMissingKey = map[string]KeyAction{"reject_400": RejectBadRequest, "reject_403": RejectForbidden, "skip": SkipPolicy}[s]
+			}
+		case "methods":
+			def.Methods = d.strings(v, field)
+		case "routes":
+			def.Routes = d.strings(v, field)
+		}
+	})
+	if !ok {
+		return nil
+	}
+	for _, req := range []string{"name", "limit", "window"} {
+		if rp.nodes[req] == nil {
+			d.fail(n, path+"."+req, "is missing")
+		}
+	}
+	if len(d.errs) > bad {
+		return nil
+	}
+	return rp
+}
+
+// build makes the Policy of rp, reporting policy.New's complaints at the
+// field they name.
+func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
+	def := &rp.def
+	if ip == nil {
+		return nil
+	}
+	key, field, err := keyFunc(def.Key, ip)
+	if err != nil {
+		d.fail(rp.nodeOr(field), rp.path+"."+field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+		return nil
+	}
+	opts := []Option{OnKeyError(def.OnMissingKey)}
+	if rp.nodes["methods"] != nil {
+		opts = append(opts, WithMethods(def.Methods...))
+	}
+	if rp.nodes["routes"] != nil {
+		opts = append(opts, WithRoutes(def.Routes...))
+	}
+	p, err := New(def.Name, def.Spec, key, opts...)
+	if err != nil {
+		var pe *Error
+		if !errors.As(err, &pe) {
+			d.fail(rp.node, rp.path, "%v", err)
+			return nil
+		}
+		name := specField(pe.Field)
+		d.fail(rp.nodeOr(name), rp.path+"."+name, "%s", pe.Reason)
+		return nil
+	}
+	return p
+}
+
+func (rp *rawPolicy) nodeOr(name string) *cnode {
+	if n := rp.nodes[name]; n != nil {
+		return n
+	}
+	return rp.node
+}
+
+// specField maps a field of *Error to the file's field name.
+func specField(field string) string {
+	switch field {
+	case "Spec.Algorithm":
+		return "algorithm"
+	case "Spec.Limit":
+		return "limit"
+	case "Spec.Window":
+		return "window"
+	case "Spec.Burst":
+		return "burst"
+	case "Spec.Buckets":
+		return "buckets"
+	case "Spec.MaxDelay":
+		return "max_delay"
+	case "Methods":
+		return "methods"
+	case "Routes":
+		return "routes"
+	case "Name":
+		return "name"
+	}
+	return strings.ToLower(field)
+}
+
+func (d *decoder) str(n *cnode, field string) (string, bool) {
+	if n.kind != scalarNode || n.tag != strTag {
+		d.fail(n, field, "must be a string, not %s", n.describe())
+		return "", false
+	}
+	return n.text, true
+}
+
+func (d *decoder) enum(n *cnode, field string, allowed []string) (string, bool) {
+	s, ok := d.str(n, field)
+	if !ok {
+		return "", false
+	}
+	if !containsStr(allowed, s) {
+		d.fail(n, field, "unknown value %q; want one of %s", s, strings.Join(allowed, ", "))
+		return "", false
+	}
+	return s, true
+}
+
+func (d *decoder) integer(n *cnode, field string) (int64, bool) {
+	if n.kind != scalarNode || n.tag != intTag {
+		d.fail(n, field, "must be an integer, not %s", n.describe())
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(n.text, "_", ""), 10, 64)
+	if err != nil {
+		d.fail(n, field, "must be a decimal integer that fits in 64 bits, got %s", n.text)
+		return 0, false
+	}
+	return v, true
+}
+
+// duration parses a Go duration ("1s", "1m30s", "24h") or whole days
+// ("1d"). A bare number is refused: its unit would be a guess.
+func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
+	if n.kind == scalarNode && (n.tag == intTag || n.tag == floatTag) {
+		d.fail(n, field, "%s has no unit; write it as 1s, 500ms, 1m or 24h", n.text)
+		return 0, false
+	}
+	s, ok := d.str(n, field)
+	if !ok {
+		return 0, false
+	}
+	if days, found := strings.CutSuffix(s, "d"); found {
+		if k, err := strconv.Atoi(days); err == nil && k >= 0 && k <= 365 {
+			return time.Duration(k) * 24 * time.Hour, true
+		}
+	}
+	t, err := time.ParseDuration(s)
+	if err != nil {
+		d.fail(n, field, "%q is not a duration such as 1s, 500ms, 1m or 24h", s)
+		return 0, false
+	}
+	return t, true
+}
+
+func (d *decoder) strings(n *cnode, field string) []string {
+	if n.kind == scalarNode && n.tag == strTag {
+		return []string{n.text}
+	}
+	if n.kind != seqNode {
+		d.fail(n, field, "must be a list of strings, not %s", n.describe())
+		return nil
+	}
+	out := make([]string, 0, len(n.vals))
+	for i, v := range n.vals {
+		if s, ok := d.str(v, fmt.Sprintf("%s[%d]", field, i)); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
+	list := d.strings(n, field)
+	out := make([]netip.Prefix, 0, len(list))
+	for i, s := range list {
+		item := n
+		if n.kind == seqNode {
+			item = n.vals[i]
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				d.fail(item, fmt.Sprintf("%s[%d]", field, i), "%q is neither a CIDR prefix (10.0.0.0/8) nor an address", s)
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if p.Addr().Zone() != "" {
+			d.fail(item, fmt.Sprintf("%s[%d]", field, i), "%q has a zone", s)
+			continue
+		}
+		out = append(out, p.Masked())
+	}
+	return out
+}
+
+// keyPart names every key part the loader knows; header: and cookie: take
+// a name.
+var keyPartNames = []string{"ip", "user", "route", "method", "global", "header:NAME", "cookie:NAME"}
+
+// keyParts reads a key: one part or a list of parts joined.
+func (d *decoder) keyParts(n *cnode, field string) ([]string, bool) {
+	parts := d.strings(n, field)
+	if len(parts) == 0 {
+		if n.kind == seqNode && len(n.vals) == 0 {
+			d.fail(n, field, "is empty; want one of %s, or a list of them", strings.Join(keyPartNames, ", "))
+		}
+		return nil, false
+	}
+	ok := true
+	for i, p := range parts {
+		item := n
+		if n.kind == seqNode {
+			item = n.vals[i]
+		}
+		if _, err := keyPart(p, keyfunc.Global()); err != nil {
+			d.fail(item, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+			ok = false
+		}
+	}
+	return parts, ok
+}
+
+// fallback reads the keys tried after the first: one part, a list of
+// parts (each one key) or a list of lists (each a joined key).
+func (d *decoder) fallback(n *cnode, field string) [][]string {
+	if n.kind == scalarNode {
+		if parts, ok := d.keyParts(n, field); ok {
+			return [][]string{parts}
+		}
+		return nil
+	}
+	if n.kind != seqNode || len(n.vals) == 0 {
+		d.fail(n, field, "must be a key part or a non-empty list of keys, not %s", n.describe())
+		return nil
+	}
+	var out [][]string
+	for i, v := range n.vals {
+		if parts, ok := d.keyParts(v, fmt.Sprintf("%s[%d]", field, i)); ok {
+			out = append(out, parts)
+		}
+	}
+	return out
+}
+
+// keyPart returns the keyfunc.Func of one part; ip is the configured
+// client-address part.
+func keyPart(part string, ip keyfunc.Func) (keyfunc.Func, error) {
+	switch part {
+	case "ip":
+		return ip, nil
+	case "user":
+		return keyfunc.User(), nil
+	case "route":
+		return keyfunc.Route(), nil
+	case "method":
+		return keyfunc.Method(), nil
+	case "global":
+		return keyfunc.Global(), nil
+	}
+	kind, name, found := strings.Cut(part, ":")
+	if found && name != "" {
+		switch kind {
+		case "header":
+			return keyfunc.Header(name)
+		case "cookie":
+			return keyfunc.Cookie(name)
+		}
+	}
+	known := append([]string(nil), keyPartNames...)
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown key part %q; want one of %s", part, strings.Join(known, ", "))
+}
+
+// keyFunc composes the keys of a Definition; on error it names the field
+// at fault ("key" or "fallback").
+func keyFunc(keys [][]string, ip keyfunc.Func) (keyfunc.Func, string, error) {
+	alts := make([]keyfunc.Func, 0, len(keys))
+	for i, parts := range keys {
+		field := "key"
+		if i > 0 {
+			field = "fallback"
+		}
+		fs := make([]keyfunc.Func, 0, len(parts))
+		for _, p := range parts {
+			f, err := keyPart(p, ip)
+			if err != nil {
+				return nil, field, err
+			}
+			fs = append(fs, f)
+		}
+		f := fs[0]
+		if len(fs) > 1 {
+			var err error
+			if f, err = keyfunc.Join(fs...); err != nil {
+				return nil, field, err
+			}
+		}
+		alts = append(alts, f)
+	}
+	if len(alts) == 1 {
+		return alts[0], "key", nil
+	}
+	f, err := keyfunc.FirstOf(alts...)
+	return f, "fallback", err
+}

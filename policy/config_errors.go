@@ -1,0 +1,74 @@
+package policy
+
+import (
+	"errors"
+	"strconv"
+)
+
+// A ConfigError reports one problem in a configuration file: where it is
+// (File, Line and Column, 1-based; 0 when the position is unknown), which
+// field (a path such as "policies[1].window"; empty for the document as a
+// whole) and why. errors.Is(err, ErrConfig) holds for every ConfigError.
+type ConfigError struct {
+	File   string
+	Line   int
+	Column int
+	Field  string
+	Reason string
+}
+
+// Error formats e as "policy: file:line:col: field: reason".
+func (e *ConfigError) Error() string {
+	b := []byte("policy: ")
+	if e.File != "" {
+		b = append(b, e.File...)
+		b = append(b, ':')
+	}
+	if e.Line > 0 {
+		b = strconv.AppendInt(b, int64(e.Line), 10)
+		b = append(b, ':')
+		if e.Column > 0 {
+			b = strconv.AppendInt(b, int64(e.Column), 10)
+			b = append(b, ':')
+		}
+	}
+	if len(b) > len("policy: ") {
+		b = append(b, ' ')
+	}
+	if e.Field != "" {
+		b = append(b, e.Field...)
+		b = append(b, ": "...)
+	}
+	b = append(b, e.Reason...)
+	return string(b)
+}
+
+// Is reports whether target is ErrConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// maxConfigErrors is the most problems one Load reports.
+const maxConfigErrors = 20
+
+// ConfigErrors returns the *ConfigError values held by err, which may be
+// one ConfigError or several joined (as [Load] returns them), in order.
+func ConfigErrors(err error) []*ConfigError {
+	var out []*ConfigError
+	var walk func(error)
+	walk = func(err error) {
+		if ce, ok := err.(*ConfigError); ok {
+			out = append(out, ce)
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		if e := errors.Unwrap(err); e != nil {
+			walk(e)
+		}
+	}
+	walk(err)
+	return out
+}

@@ -1,0 +1,385 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// A cnode is one node of a configuration document, YAML or JSON, with its
+// position: the loader decodes from this tree, so that both formats share
+// one schema and every error can say where it is.
+type cnode struct {
+	kind cnodeKind
+	pos  position
+	tag  scalarTag // scalars only
+	text string    // scalars only: the value as written (unquoted)
+	keys []*cnode  // mappings: the keys, in order (scalars)
+	vals []*cnode  // mappings: the values; sequences: the items
+}
+
+type cnodeKind int
+
+const (
+	mapNode cnodeKind = iota
+	seqNode
+	scalarNode
+)
+
+type scalarTag int
+
+const (
+	strTag scalarTag = iota
+	intTag
+	floatTag
+	boolTag
+	nullTag
+)
+
+func (t scalarTag) String() string {
+	return [...]string{"a string", "an integer", "a number", "a boolean", "null"}[t]
+}
+
+func (n *cnode) describe() string {
+	switch n.kind {
+	case mapNode:
+		return "a mapping"
+	case seqNode:
+		return "a list"
+	}
+	return n.tag.String()
+}
+
+// A position is a 1-based line and column; zero when unknown.
+type position struct{ line, col int }
+
+// maxConfigSize bounds the configuration files the loader reads.
+const maxConfigSize = 1 << 20
+
+// maxConfigNodes bounds the nodes of a document, aliases expanded.
+const maxConfigNodes = 100_000
+
+// errTooLarge is reported for a document with more than maxConfigNodes.
+var errTooLarge = errors.New("the document is too large")
+
+// parseYAML parses data into a tree. A syntax error comes back as a
+// *ConfigError with the position the parser reported.
+func parseYAML(data []byte, file string) (root *cnode, err error) {
+	defer func() {
+		// The YAML parser is third-party code run on untrusted input: a
+		// panic in it is a malformed document, not a crash.
+		if r := recover(); r != nil {
+			root, err = nil, &ConfigError{File: file, Reason: fmt.Sprintf("invalid YAML: %v", r)}
+		}
+	}()
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		ce := &ConfigError{File: file, Reason: "invalid YAML: " + yamlMessage(err)}
+		var ye interface{ GetToken() *token.Token }
+		if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
+			ce.Line, ce.Column = ye.GetToken().Position.Line, ye.GetToken().Position.Column
+		}
+		return nil, ce
+	}
+	var docs []*ast.DocumentNode
+	for _, d := range f.Docs {
+		if d != nil && d.Body != nil {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) == 0 {
+		return nil, &ConfigError{File: file, Line: 1, Column: 1, Reason: "the document is empty"}
+	}
+	if len(docs) > 1 {
+		p := tokenPos(docs[1].Body.GetToken())
+		return nil, &ConfigError{File: file, Line: p.line, Column: p.col, Reason: "holds more than one YAML document"}
+	}
+	c := &yamlConv{file: file, anchors: map[string]*cnode{}}
+	return c.conv(docs[0].Body)
+}
+
+// yamlMessage returns the parser's message without its source excerpt.
+func yamlMessage(err error) string {
+	var ye interface{ GetMessage() string }
+	if errors.As(err, &ye) {
+		return ye.GetMessage()
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+func tokenPos(tk *token.Token) position {
+	if tk == nil || tk.Position == nil {
+		return position{}
+	}
+	return position{tk.Position.Line, tk.Position.Column}
+}
+
+type yamlConv struct {
+	file    string
+	anchors map[string]*cnode
+	nodes   int
+}
+
+func (c *yamlConv) errorf(n ast.Node, format string, args ...any) error {
+	p := tokenPos(n.GetToken())
+	return &ConfigError{File: c.file, Line: p.line, Column: p.col, Reason: fmt.Sprintf(format, args...)}
+}
+
+func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
+	c.nodes++
+	if c.nodes > maxConfigNodes {
+		return nil, c.errorf(n, "%v", errTooLarge)
+	}
+	pos := tokenPos(n.GetToken())
+	switch n := n.(type) {
+	case *ast.MappingNode:
+		if len(n.Values) > 0 {
+			pos = tokenPos(n.Values[0].Key.GetToken())
+		}
+		out := &cnode{kind: mapNode, pos: pos}
+		// Explicit entries first, so that they win over merged ones.
+		for _, merge := range []bool{false, true} {
+			for _, mv := range n.Values {
+				if _, ok := mv.Key.(*ast.MergeKeyNode); ok == merge {
+					if err := c.entry(out, mv); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		return out, nil
+	case *ast.MappingValueNode:
+		out := &cnode{kind: mapNode, pos: tokenPos(n.Key.GetToken())}
+		if err := c.entry(out, n); err != nil {
+			return nil, err
+		}
+		return out, nil
+	case *ast.SequenceNode:
+		out := &cnode{kind: seqNode, pos: pos}
+		for _, v := range n.Values {
+			item, err := c.conv(v)
+			if err != nil {
+				return nil, err
+			}
+			out.vals = append(out.vals, item)
+		}
+		return out, nil
+	case *ast.AnchorNode:
+		v, err := c.conv(n.Value)
+		if err != nil {
+			return nil, err
+		}
+		c.anchors[n.Name.GetToken().Value] = v
+		return v, nil
+	case *ast.AliasNode:
+		v, ok := c.anchors[n.Value.GetToken().Value]
+		if !ok {
+			return nil, c.errorf(n, "alias *%s names no earlier anchor", n.Value.GetToken().Value)
+		}
+		return v, nil
+	case *ast.TagNode:
+		return nil, c.errorf(n, "YAML tags such as %s are not supported", n.Start.Value)
+	case *ast.NullNode:
+		return &cnode{kind: scalarNode, pos: pos, tag: nullTag, text: ""}, nil
+	case *ast.BoolNode:
+		return &cnode{kind: scalarNode, pos: pos, tag: boolTag, text: fmt.Sprint(n.Value)}, nil
+	case *ast.IntegerNode:
+		return &cnode{kind: scalarNode, pos: pos, tag: intTag, text: n.GetToken().Value}, nil
+	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
+		return &cnode{kind: scalarNode, pos: pos, tag: floatTag, text: n.GetToken().Value}, nil
+	case *ast.StringNode:
+		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value}, nil
+	case *ast.LiteralNode:
+		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value.Value}, nil
+	case *ast.CommentGroupNode, *ast.CommentNode:
+		return &cnode{kind: scalarNode, pos: pos, tag: nullTag}, nil
+	}
+	return nil, c.errorf(n, "unsupported YAML node %s", n.Type())
+}
+
+// entry appends one key: value pair to out; a merge key (<<) adds the
+// entries of a mapping that out does not set itself.
+func (c *yamlConv) entry(out *cnode, mv *ast.MappingValueNode) error {
+	if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
+		src, err := c.conv(mv.Value)
+		if err != nil {
+			return err
+		}
+		if src.kind != mapNode {
+			return c.errorf(mv.Value, "the merge key << needs a mapping, not %s", src.describe())
+		}
+		for i, k := range src.keys {
+			if out.lookup(k.text) == nil {
+				out.keys = append(out.keys, k)
+				out.vals = append(out.vals, src.vals[i])
+			}
+		}
+		return nil
+	}
+	k, err := c.conv(mv.Key)
+	if err != nil {
+		return err
+	}
+	if k.kind != scalarNode || k.tag == nullTag {
+		return c.errorf(mv.Key, "a mapping key must be a plain string")
+	}
+	if prev := out.lookup(k.text); prev != nil {
+		return c.errorf(mv.Key, "key %q appears twice", k.text)
+	}
+	v, err := c.conv(mv.Value)
+	if err != nil {
+		return err
+	}
+	out.keys = append(out.keys, k)
+	out.vals = append(out.vals, v)
+	return nil
+}
+
+// lookup returns the key node named name in a mapping, or nil.
+func (n *cnode) lookup(name string) *cnode {
+	for _, k := range n.keys {
+		if k.text == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// parseJSON parses data into a tree, with positions computed from byte
+// offsets. Duplicate keys are errors, as in YAML.
+func parseJSON(data []byte, file string) (*cnode, error) {
+	p := &jsonConv{data: data, file: file, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	root, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	if off := p.next(); off < len(p.data) {
+		return nil, p.errorAt(off, "unexpected data after the top-level value")
+	}
+	return root, nil
+}
+
+type jsonConv struct {
+	data  []byte
+	file  string
+	dec   *json.Decoder
+	nodes int
+	depth int
+}
+
+// next returns the offset of the next token: the decoder's offset moved
+// past separators.
+func (p *jsonConv) next() int {
+	off := int(p.dec.InputOffset())
+	for off < len(p.data) && strings.IndexByte(" \t\r\n,:", p.data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+func (p *jsonConv) errorAt(off int, format string, args ...any) error {
+	pos := offsetPos(p.data, off)
+	return &ConfigError{File: p.file, Line: pos.line, Column: pos.col, Reason: fmt.Sprintf(format, args...)}
+}
+
+// offsetPos converts a byte offset into a 1-based line and column (the
+// column counts bytes).
+func offsetPos(data []byte, off int) position {
+	off = min(max(off, 0), len(data))
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	col := off + 1
+	if i := bytes.LastIndexByte(data[:off], '\n'); i >= 0 {
+		col = off - i
+	}
+	return position{line, col}
+}
+
+func (p *jsonConv) jsonError(off int, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = int(se.Offset)
+	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return p.errorAt(len(p.data), "invalid JSON: unexpected end of input")
+	}
+	return p.errorAt(off, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func (p *jsonConv) value() (*cnode, error) {
+	p.nodes++
+	if p.nodes > maxConfigNodes || p.depth > 100 {
+		return nil, p.errorAt(p.next(), "%v", errTooLarge)
+	}
+	off := p.next()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return nil, p.jsonError(off, err)
+	}
+	pos := offsetPos(p.data, off)
+	switch t := tok.(type) {
+	case json.Delim:
+		p.depth++
+		defer func() { p.depth-- }()
+		if t == '[' {
+			out := &cnode{kind: seqNode, pos: pos}
+			for p.dec.More() {
+				v, err := p.value()
+				if err != nil {
+					return nil, err
+				}
+				out.vals = append(out.vals, v)
+			}
+			if _, err := p.dec.Token(); err != nil {
+				return nil, p.jsonError(p.next(), err)
+			}
+			return out, nil
+		}
+		out := &cnode{kind: mapNode, pos: pos}
+		for p.dec.More() {
+			koff := p.next()
+			ktok, err := p.dec.Token()
+			if err != nil {
+				return nil, p.jsonError(koff, err)
+			}
+			name, _ := ktok.(string)
+			if out.lookup(name) != nil {
+				return nil, p.errorAt(koff, "key %q appears twice", name)
+			}
+			v, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			out.keys = append(out.keys, &cnode{kind: scalarNode, pos: offsetPos(p.data, koff), text: name})
+			out.vals = append(out.vals, v)
+		}
+		if _, err := p.dec.Token(); err != nil {
+			return nil, p.jsonError(p.next(), err)
+		}
+		return out, nil
+	case string:
+		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: t}, nil
+	case json.Number:
+		tag := intTag
+		if strings.ContainsAny(string(t), ".eE") {
+			tag = floatTag
+		}
+		return &cnode{kind: scalarNode, pos: pos, tag: tag, text: string(t)}, nil
+	case bool:
+		return &cnode{kind: scalarNode, pos: pos, tag: boolTag, text: fmt.Sprint(t)}, nil
+	case nil:
+		return &cnode{kind: scalarNode, pos: pos, tag: nullTag}, nil
+	}
+	return nil, p.errorAt(off, "unexpected JSON token %v", tok)
+}
