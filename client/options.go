@@ -78,9 +78,14 @@ func HostKey(r *http.Request) string {
 // WithRate the Transport does not pace (it still backs off and, unless
 // turned off, honours the server's RateLimit headers).
 //
-// For example WithRate(5, time.Second) sends at most one request every
-// 200ms to each host: a third-party API limited to 5 per second sees a
-// queue rather than a burst.
+// For example WithRate(5, time.Second) sends one request every 200ms at
+// most to each host: a third-party API limited to 5 per second sees a queue
+// rather than a burst. A server that counts exactly limit per period with a
+// token or leaky bucket, a fixed window or sliding buckets admits every one
+// of them. One that counts a request exactly a period old (a sliding log)
+// or estimates the previous window (a sliding window counter) refuses a few
+// at exactly that rate: leave such a server a margin, say 4 per second
+// against its 5 (the refused ones are retried anyway).
 func WithRate(limit int64, per time.Duration) Option {
 	return func(c *config) error {
 		if limit < 1 || limit > algorithms.MaxLimit {

@@ -157,3 +157,29 @@ func TestHoldBeyondMaxWait(t *testing.T) {
 		t.Errorf("stub received %d, want 1", n)
 	}
 }
+
+// A 429 without Retry-After whose RateLimit field says when quota returns
+// is retried then, not after a shorter backoff.
+func TestRetryWaitsForRateLimitReset(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			w.Header().Set("RateLimit", `"default";r=0;t=6`)
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	var retries []client.Retry
+	hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Second, time.Second),
+		client.WithOnRetry(func(r client.Retry) { retries = append(retries, r) }))
+	if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+		t.Fatalf("got %d %v", status, err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 6 * time.Second}; !equalDurations(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	if len(retries) != 1 || retries[0].Wait != 6*time.Second || retries[0].RetryAfter {
+		t.Errorf("retries %+v, want one wait of 6s", retries)
+	}
+}

@@ -182,6 +182,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		wait := ra
 		if !hasRA {
 			wait = t.backoff(attempt)
+			if t.proactive && key != "" {
+				// The response's RateLimit field may say when quota
+				// returns: retrying earlier would only earn another 429.
+				wait = max(wait, t.holds.remaining(key, now))
+			}
 		}
 		if t.onRetry != nil {
 			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})

@@ -1,0 +1,119 @@
+package client_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// startRedis starts a redis-server on a free loopback port, persistence off,
+// stopped at the end of the test, and returns its address. Without the
+// binary it skips the test with the reason, or fails it when
+// RATEKEEPER_REQUIRE_REDIS is set.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if _, statErr := os.Stat("/usr/bin/redis-server"); statErr != nil {
+			if os.Getenv("RATEKEEPER_REQUIRE_REDIS") != "" {
+				t.Fatalf("redis-server not found, and RATEKEEPER_REQUIRE_REDIS is set")
+			}
+			t.Skip("skipping: redis-server not found on PATH or at /usr/bin/redis-server (set RATEKEEPER_REQUIRE_REDIS=1 to make this a failure)")
+		}
+		bin = "/usr/bin/redis-server"
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
+		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	// Ready when the server says so (no polling).
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				ready <- nil
+				for sc.Scan() { // keep draining so the server never blocks on its log
+				}
+				return
+			}
+		}
+		ready <- errors.New("redis-server exited before it was ready")
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("redis-server not ready after 20s")
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+// A fleet of instances, each with its own Transport and its own connection
+// to one Redis, paces together: their requests to one host leave from one
+// queue, one every 250ms at 4 per second, as if from a single process.
+func TestFleetPacesThroughRedis(t *testing.T) {
+	addr := startRedis(t)
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	const instances = 3
+	var fleet []*client.Transport
+	for range instances {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { rdb.Close() })
+		store, err := redisstore.New(rdb, redisstore.WithPrefix("client-test"), redisstore.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, tr := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store))
+		fleet = append(fleet, tr)
+	}
+	clock.drive(12, func(i int) {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL, nil)
+		resp, err := fleet[i%instances].RoundTrip(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+	})
+	at := srv.arrivals()
+	if len(at) != 12 {
+		t.Fatalf("arrivals %v", at)
+	}
+	for i, a := range at {
+		if want := time.Duration(i) * 250 * time.Millisecond; a != want {
+			t.Fatalf("arrivals %v, want one every 250ms", at)
+		}
+	}
+}
