@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"net/http"
 	"sync"
 	"time"
@@ -30,27 +31,40 @@ const keyBufLen = 96
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine.
 type Result struct {
-	set       *Set
-	mask      uint64 // applicable and not skipped
-	skipped   uint64 // applicable, skipped for want of a key
-	taken     bool
-	policies  []*Policy
-	keys      []string
-	costs     []int64
-	decisions []algorithms.Decision
-
+	set     *Set
+	mask    uint64 // applicable and not skipped
+	skipped uint64 // applicable, skipped for want of a key
+	n       int
+	taken   bool
 	polArr  [inline]*Policy
 	keyArr  [inline]string
 	costArr [inline]int64
 	decArr  [inline]algorithms.Decision
+	more    *overflow // holds everything when more than inline policies apply
 	// keyBuf backs the namespaced keys when they fit; only the next
 	// Prepare writes it again (see Prepare).
 	keyBuf [keyBufLen]byte
 }
 
+type overflow struct {
+	policies  []*Policy
+	keys      []string
+	costs     []int64
+	decisions []algorithms.Decision
+}
+
+// parts returns the evaluated policies, keys, costs and decisions.
+func (res *Result) parts() ([]*Policy, []string, []int64, []algorithms.Decision) {
+	if o := res.more; o != nil {
+		return o.policies[:res.n], o.keys[:res.n], o.costs[:res.n], o.decisions[:res.n]
+	}
+	return res.polArr[:res.n], res.keyArr[:res.n], res.costArr[:res.n], res.decArr[:res.n]
+}
+
 // Prepare resets res and fills it with one check per policy of s in mask
 // (from [Set.Match]) that applies to r: its namespaced key ("name:key") and
-// its cost. Nothing is consumed.
+// its cost. Nothing is consumed. Policies sharing one key function (the
+// same func value) call it once.
 //
 // A policy whose key function fails is left out if its action is
 // [SkipPolicy]; otherwise Prepare returns a *KeyError (the caller rejects
@@ -62,36 +76,53 @@ type Result struct {
 // module do not keep them).
 func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.set = s
-	res.mask, res.skipped, res.taken = 0, 0, false
-	res.policies, res.keys, res.costs = res.polArr[:0], res.keyArr[:0], res.costArr[:0]
-	total := 0
+	res.mask, res.skipped, res.n, res.taken, res.more = 0, 0, 0, false, nil
+	if bits.OnesCount64(mask) > inline {
+		k := bits.OnesCount64(mask)
+		res.more = &overflow{make([]*Policy, k), make([]string, k), make([]int64, k), make([]algorithms.Decision, k)}
+	}
+	ps, keys, costs, _ := res.parts()
+	ps, keys, costs = ps[:cap(ps)], keys[:cap(keys)], costs[:cap(costs)]
+	var at [MaxPolicies]int8 // index in keys of each policy's raw key
+	total, n := 0, 0
 	for i, p := range s.policies {
 		if mask&(1<<i) == 0 {
 			continue
 		}
-		key, err := p.key(r)
-		if err != nil {
-			if p.onKey == SkipPolicy {
-				res.skipped |= 1 << i
-				continue
+		var key string
+		j := s.keySrc[i]
+		for j >= 0 && res.mask&(1<<j) == 0 {
+			j = s.keySrc[j]
+		}
+		if j >= 0 {
+			key = keys[at[j]] // same key function, already called
+		} else {
+			var err error
+			key, err = p.key(r)
+			if err != nil {
+				if p.onKey == SkipPolicy {
+					res.skipped |= 1 << i
+					continue
+				}
+				res.n, res.mask, res.more = 0, 0, nil
+				return &KeyError{Policy: p, Action: p.onKey, Err: err}
 			}
-			res.clear()
-			return &KeyError{Policy: p, Action: p.onKey, Err: err}
 		}
 		cost := int64(1)
 		if p.cost != nil {
 			cost = p.cost(r)
 			if cost < 1 || cost > p.capacity {
-				res.clear()
+				res.n, res.mask, res.more = 0, 0, nil
 				return &CostError{Policy: p, Cost: cost}
 			}
 		}
 		res.mask |= 1 << i
-		res.policies = append(res.policies, p)
-		res.keys = append(res.keys, key)
-		res.costs = append(res.costs, cost)
+		at[i] = int8(n)
+		ps[n], keys[n], costs[n] = p, key, cost
 		total += len(p.name) + 1 + len(key)
+		n++
 	}
+	res.n = n
 	// Namespace every key with its policy's name ("name:key"; names
 	// contain no ':', so the result is unambiguous), all in one buffer:
 	// res.keyBuf when they fit, else one allocation.
@@ -101,34 +132,21 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	} else {
 		b = make([]byte, 0, total)
 	}
-	for i, key := range res.keys {
-		b = append(b, res.policies[i].name...)
+	for i := range n {
+		b = append(b, ps[i].name...)
 		b = append(b, ':')
-		b = append(b, key...)
+		b = append(b, keys[i]...)
 	}
 	off := 0
-	for i, key := range res.keys {
-		n := len(res.policies[i].name) + 1 + len(key)
+	for i := range n {
+		l := len(ps[i].name) + 1 + len(keys[i])
 		// The bytes are never written again while the string lives: a
 		// reused Result writes them again only in the next Prepare, whose
 		// documented contract ends the life of these keys.
-		res.keys[i] = unsafe.String(&b[off], n)
-		off += n
-	}
-	switch n := len(res.keys); {
-	case n <= inline:
-		res.decisions = res.decArr[:n]
-	case cap(res.decisions) < n:
-		res.decisions = make([]algorithms.Decision, n)
-	default:
-		res.decisions = res.decisions[:n]
+		keys[i] = unsafe.String(&b[off], l)
+		off += l
 	}
 	return nil
-}
-
-func (res *Result) clear() {
-	res.mask = 0
-	res.policies, res.keys, res.costs, res.decisions = res.polArr[:0], res.keyArr[:0], res.costArr[:0], res.decArr[:0]
 }
 
 // checkBuf is a pooled buffer of checks for one Take.
@@ -136,16 +154,33 @@ type checkBuf struct{ checks [16]algorithms.Check }
 
 var checkPool = sync.Pool{New: func() any { return new(checkBuf) }}
 
+// oneStore is implemented by stores that decide a single check without a
+// slice ([algorithms.MemoryStore.TakeOne]).
+type oneStore interface {
+	TakeOne(ctx context.Context, c algorithms.Check) (algorithms.Decision, error)
+}
+
 // Take decides every prepared check in one call to store, all or nothing:
 // with an [algorithms.IntoStore] it writes into res's buffers without
 // allocating. The error is the store's, wrapped; res is then not taken.
 // Taking a Result with no checks does not call the store.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	res.taken = false
-	n := len(res.keys)
+	ps, keys, costs, ds := res.parts()
+	n := len(ps)
 	if n == 0 {
 		res.taken = true
 		return nil
+	}
+	if n == 1 {
+		if one, ok := store.(oneStore); ok {
+			d, err := one.TakeOne(ctx, algorithms.Check{Spec: ps[0].spec, Key: keys[0], Cost: costs[0]})
+			if err != nil {
+				return fmt.Errorf("policy: store: %w", err)
+			}
+			ds[0], res.taken = d, true
+			return nil
+		}
 	}
 	var checks []algorithms.Check
 	var buf *checkBuf
@@ -155,10 +190,10 @@ func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	} else {
 		checks = make([]algorithms.Check, n)
 	}
-	for i, p := range res.policies {
-		checks[i] = algorithms.Check{Spec: p.spec, Key: res.keys[i], Cost: res.costs[i]}
+	for i, p := range ps {
+		checks[i] = algorithms.Check{Spec: p.spec, Key: keys[i], Cost: costs[i]}
 	}
-	err := res.take(ctx, store, checks)
+	err := take(ctx, store, ds, checks)
 	if buf != nil {
 		clear(checks) // drop the keys
 		checkPool.Put(buf)
@@ -170,9 +205,9 @@ func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	return nil
 }
 
-func (res *Result) take(ctx context.Context, store algorithms.Store, checks []algorithms.Check) error {
+func take(ctx context.Context, store algorithms.Store, dst []algorithms.Decision, checks []algorithms.Check) error {
 	if is, ok := store.(algorithms.IntoStore); ok {
-		if err := is.TakeInto(ctx, res.decisions, checks); err != nil {
+		if err := is.TakeInto(ctx, dst, checks); err != nil {
 			return fmt.Errorf("policy: store: %w", err)
 		}
 		return nil
@@ -184,7 +219,7 @@ func (res *Result) take(ctx context.Context, store algorithms.Store, checks []al
 	if len(ds) != len(checks) {
 		return fmt.Errorf("policy: store: %d decisions for %d checks", len(ds), len(checks))
 	}
-	copy(res.decisions, ds)
+	copy(dst, ds)
 	return nil
 }
 
@@ -192,24 +227,34 @@ func (res *Result) take(ctx context.Context, store algorithms.Store, checks []al
 func (res *Result) Taken() bool { return res.taken }
 
 // Len returns the number of policies evaluated (applicable, with a key).
-func (res *Result) Len() int { return len(res.policies) }
+func (res *Result) Len() int { return res.n }
 
 // Policy returns the i-th evaluated policy, in Set order.
-func (res *Result) Policy(i int) *Policy { return res.policies[i] }
+func (res *Result) Policy(i int) *Policy {
+	ps, _, _, _ := res.parts()
+	return ps[i]
+}
 
 // Key returns the key the i-th policy was checked under, namespaced by the
 // policy's name ("per-ip:192.0.2.1").
-func (res *Result) Key(i int) string { return res.keys[i] }
+func (res *Result) Key(i int) string {
+	_, keys, _, _ := res.parts()
+	return keys[i]
+}
 
 // Cost returns the cost the i-th policy was charged (if allowed).
-func (res *Result) Cost(i int) int64 { return res.costs[i] }
+func (res *Result) Cost(i int) int64 {
+	_, _, costs, _ := res.parts()
+	return costs[i]
+}
 
 // Decision returns the i-th policy's decision; the zero Decision before Take.
 func (res *Result) Decision(i int) algorithms.Decision {
 	if !res.taken {
 		return algorithms.Decision{}
 	}
-	return res.decisions[i]
+	_, _, _, ds := res.parts()
+	return ds[i]
 }
 
 // Mask returns the policies evaluated, as a mask over the Set.
@@ -228,8 +273,9 @@ func (res *Result) Allowed() bool {
 	if !res.taken {
 		return false
 	}
-	for i := range res.decisions {
-		if !res.decisions[i].Allowed {
+	_, _, _, ds := res.parts()
+	for i := range ds {
+		if !ds[i].Allowed {
 			return false
 		}
 	}
@@ -243,8 +289,9 @@ func (res *Result) Delay() time.Duration {
 	if !res.taken {
 		return 0
 	}
-	for i := range res.decisions {
-		d = max(d, res.decisions[i].Delay)
+	_, _, _, ds := res.parts()
+	for i := range ds {
+		d = max(d, ds[i].Delay)
 	}
 	return d
 }
@@ -257,8 +304,9 @@ func (res *Result) RetryAfter() time.Duration {
 	if !res.taken {
 		return 0
 	}
-	for i := range res.decisions {
-		if dec := res.decisions[i]; !dec.Allowed {
+	_, _, _, ds := res.parts()
+	for i := range ds {
+		if dec := ds[i]; !dec.Allowed {
 			d = max(d, dec.RetryAfter, dec.NextAfter)
 		}
 	}
@@ -270,12 +318,13 @@ func (res *Result) RetryAfter() time.Duration {
 // lowest Remaining, and on a tie the longest ResetAfter. It returns -1 when
 // res holds no decisions.
 func (res *Result) Lowest() int {
-	if !res.taken || len(res.decisions) == 0 {
+	if !res.taken || res.n == 0 {
 		return -1
 	}
+	_, _, _, ds := res.parts()
 	best := 0
-	for i := 1; i < len(res.decisions); i++ {
-		if lower(res.decisions[i], res.decisions[best]) {
+	for i := 1; i < len(ds); i++ {
+		if lower(ds[i], ds[best]) {
 			best = i
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
@@ -25,6 +26,7 @@ const maxCachedSubsets = 1024
 // A Set is immutable and safe for concurrent use.
 type Set struct {
 	policies    []*Policy
+	keySrc      []int8 // keySrc[i]: the nearest earlier policy with the same key function, or -1
 	needPattern bool
 	pattern     func(*http.Request) string
 
@@ -76,6 +78,13 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		}
 		seen[p.name] = true
 		s.policies[i] = p
+		s.keySrc = append(s.keySrc, -1)
+		for j := i - 1; j >= 0; j-- {
+			if sameFunc(policies[j].key, p.key) {
+				s.keySrc[i] = int8(j) // the nearest: Prepare walks the chain
+				break
+			}
+		}
 		s.needPattern = s.needPattern || p.needsPattern()
 	}
 	for _, opt := range opts {
@@ -214,4 +223,12 @@ func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 		_, pattern := mux.Handler(r)
 		return patternPath(pattern)
 	}
+}
+
+// sameFunc reports whether f and g are the same func value: the same
+// closure object (or the same top-level function), which returns the same
+// key for the same request. Distinct closures of one function literal are
+// not the same; comparing them would need their captured state.
+func sameFunc(f, g keyfunc.Func) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&f)) == *(*unsafe.Pointer)(unsafe.Pointer(&g))
 }

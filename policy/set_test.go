@@ -307,3 +307,36 @@ func TestManyPolicies(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedKeyFuncCalledOnce(t *testing.T) {
+	calls := 0
+	counted := func(r *http.Request) (string, error) { calls++; return "k", nil }
+	other := func(r *http.Request) (string, error) { calls++; return "k", nil }
+	s, _ := policy.NewSet([]*policy.Policy{
+		policy.Must(policy.PerSecond("a", 10, counted)),
+		policy.Must(policy.PerMinute("b", 100, counted)),
+		policy.Must(policy.PerHour("c", 1000, other)),
+		policy.Must(policy.PerDay("d", 10000, counted)),
+	})
+	var res policy.Result
+	r := httptest.NewRequest("GET", "/", nil)
+	if err := s.Prepare(r, s.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("key functions called %d times for 4 policies sharing 2 functions, want 2", calls)
+	}
+	for i, want := range []string{"a:k", "b:k", "c:k", "d:k"} {
+		if got := res.Key(i); got != want {
+			t.Errorf("Key(%d) = %q, want %q", i, got, want)
+		}
+	}
+	// Without the first policy the shared function is still called once.
+	calls = 0
+	if err := s.Prepare(r, 0b1010, &res); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || res.Key(0) != "b:k" || res.Key(1) != "d:k" {
+		t.Errorf("mask 1010: %d calls, keys %q %q", calls, res.Key(0), res.Key(1))
+	}
+}
