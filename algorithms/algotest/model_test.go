@@ -42,7 +42,7 @@ func TestModelCapacityMatchesSpec(t *testing.T) {
 // binary search over used, which only falls while nothing arrives.
 func TestModelFirstAtMost(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range 3000 {
+	for i := range 1200 {
 		s := randomSpec(rng, randomWindow(rng))
 		mc := newMachine(s)
 		now := Base.UnixNano() + rng.Int64N(int64(time.Hour))
@@ -90,7 +90,7 @@ func searchFirstAtMost(mc machine, t int64, x *big.Rat) int64 {
 // a fresh one, and Remaining has grown.
 func TestModelDecisionFields(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for i := range 1500 {
+	for i := range 800 {
 		s := randomSpec(rng, randomWindow(rng))
 		if capacity(s) > 12 {
 			continue // keep the unit-by-unit simulation short

@@ -51,7 +51,8 @@ var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü"}
 // RandomTrace returns a deterministic random trace of n steps for seed.
 // Each trace works at one time scale (a window between 1 ms and 1 h) with
 // two to four specs of any kind near that scale (Burst different from Limit,
-// Buckets > 1, MaxDelay > 0 included) and two to four keys; it mixes bursts
+// Buckets > 1, MaxDelay > 0 included; sometimes two specs that differ in a
+// single field, whose states must stay apart) and two to four keys; it mixes bursts
 // at one instant, short and long gaps, instants just around window
 // boundaries and idle gaps of many windows. Most steps hold one check, some
 // two or three (on the same key and spec too). Costs run from 1 to 3 (0,
@@ -69,10 +70,13 @@ func RandomTrace(seed uint64, n int) Trace {
 			w = traceWindows[rng.IntN(len(traceWindows))]
 		}
 		specs[i] = randomSpec(rng, w)
+		if i > 0 && rng.IntN(4) == 0 {
+			specs[i] = variant(rng, specs[0]) // state must not be shared between the two
+		}
 		if i == 0 {
 			kinds := uint64(len(algorithms.Kinds))
 			specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w)
-			for seed/kinds%2 == 1 && !rich(specs[i]) {
+			for try := 0; seed/kinds%2 == 1 && !rich(specs[i]) && try < 100; try++ {
 				specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w)
 			}
 		}
@@ -122,6 +126,38 @@ func rich(s algorithms.Spec) bool {
 		return s.MaxDelay > 0
 	}
 	return true
+}
+
+// variant returns a valid spec that differs from s in one field only.
+func variant(rng *rand.Rand, s algorithms.Spec) algorithms.Spec {
+	for range 20 {
+		v := s
+		switch rng.IntN(3) {
+		case 0:
+			v.Limit = s.Limit%algorithms.MaxLimit + 1
+		case 1:
+			v.Window = s.Window + algorithms.MinWindow
+		default:
+			switch s.Algorithm {
+			case algorithms.TokenBucket, algorithms.LeakyBucket:
+				v.Burst = s.Limit + 1 + s.Burst%3
+			case algorithms.SlidingBuckets:
+				v.Buckets = 1
+				if s.Buckets == 1 {
+					v.Buckets = 2
+				}
+				v.Window = s.Window * 2 // a window Buckets divides
+			case algorithms.LeakyQueue:
+				v.MaxDelay = s.MaxDelay + s.Window/4
+			default:
+				v.Limit = max(1, s.Limit-1)
+			}
+		}
+		if v != s && v.Validate() == nil {
+			return v
+		}
+	}
+	return s
 }
 
 // randomGap returns the wait before the next step.
