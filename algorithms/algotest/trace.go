@@ -36,11 +36,12 @@ type Step struct {
 func (tr Trace) Len() int { return len(tr.Steps) }
 
 // traceWindows are the time scales of random traces: 1 ms to 1 h, with some
-// windows that are not round numbers of anything.
+// windows that are not round numbers of anything, and MaxWindow (24 h), where
+// Limit·Window products need more than 64 bits.
 var traceWindows = []time.Duration{
 	time.Millisecond, 1_000_007, 3 * time.Millisecond, 10 * time.Millisecond,
 	250 * time.Millisecond, 999_999_937, time.Second, 7 * time.Second,
-	30 * time.Second, time.Minute, 10 * time.Minute, time.Hour,
+	30 * time.Second, time.Minute, 10 * time.Minute, time.Hour, algorithms.MaxWindow,
 }
 
 // traceKeys are the keys of random traces; some hold characters that a
@@ -49,17 +50,23 @@ var traceWindows = []time.Duration{
 var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü"}
 
 // RandomTrace returns a deterministic random trace of n steps for seed.
-// Each trace works at one time scale (a window between 1 ms and 1 h) with
+//
+// Each trace works at one time scale (a window between 1 ms and 24 h) with
 // two to four specs of any kind near that scale (Burst different from Limit,
 // Buckets > 1, MaxDelay > 0 included; sometimes two specs that differ in a
-// single field, whose states must stay apart) and two to four keys; it mixes bursts
-// at one instant, short and long gaps, instants just around window
-// boundaries and idle gaps of many windows. Most steps hold one check, some
-// two or three (on the same key and spec too). Costs run from 1 to 3 (0,
-// meaning 1, included), never above a spec's capacity, so every step is
-// valid. The first spec cycles through the seven kinds with the seed, so
-// seeds 0 to 6 cover them all, and seeds 7 to 13 cover them again with
-// Burst != Limit, Buckets > 1 and MaxDelay > 0.
+// single field, whose states must stay apart) and two to four keys. It mixes
+// bursts at one instant, runs of one client's requests, short and long
+// gaps, instants just around window and sub-window boundaries, and idle
+// gaps of many windows. Most steps hold one check, some two or three (on
+// the same key and spec too). Costs are mostly 1 to 3 (0, meaning 1,
+// included); a few are anything up to the capacity, so that counts near
+// MaxLimit meet long windows (every fifth seed's first spec has a Limit
+// or Burst near MaxLimit). No cost exceeds its spec's capacity: every
+// step is valid.
+//
+// The first spec cycles through the seven kinds with the seed, so seeds 0
+// to 6 cover them all, and seeds 7 to 13 cover them again with Burst !=
+// Limit, Buckets > 1 and MaxDelay > 0.
 func RandomTrace(seed uint64, n int) Trace {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	scale := traceWindows[rng.IntN(len(traceWindows))]
@@ -75,9 +82,13 @@ func RandomTrace(seed uint64, n int) Trace {
 		}
 		if i == 0 {
 			kinds := uint64(len(algorithms.Kinds))
-			specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w)
+			var limit int64
+			if seed%5 == 4 { // counts near MaxLimit
+				limit = algorithms.MaxLimit - rng.Int64N(1000)
+			}
+			specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w, limit)
 			for try := 0; seed/kinds%2 == 1 && !rich(specs[i]) && try < 100; try++ {
-				specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w)
+				specs[i] = randomSpecOf(rng, algorithms.Kinds[seed%kinds], w, limit)
 			}
 		}
 	}
@@ -104,8 +115,12 @@ func RandomTrace(seed uint64, n int) Trace {
 			if j > 0 && rng.IntN(3) == 0 {
 				c = st.Checks[j-1] // the same key and spec twice in one call
 			}
-			if rng.IntN(5) < 2 {
+			switch r := rng.IntN(100); {
+			case r < 40:
 				c.Cost = 1 + rng.Int64N(min(3, c.Spec.Capacity()))
+			case r < 46: // half to all of the capacity: large counts and products
+				cp := c.Spec.Capacity()
+				c.Cost = cp - rng.Int64N(cp/2+1)
 			}
 			st.Checks[j] = c
 		}
@@ -194,14 +209,16 @@ func randomWindow(rng *rand.Rand) time.Duration {
 }
 
 func randomSpec(rng *rand.Rand, w time.Duration) algorithms.Spec {
-	return randomSpecOf(rng, algorithms.Kinds[rng.IntN(len(algorithms.Kinds))], w)
+	return randomSpecOf(rng, algorithms.Kinds[rng.IntN(len(algorithms.Kinds))], w, 0)
 }
 
 // randomSpecOf returns a valid random spec of kind k with window w, mostly
 // with small limits (so that traces hit them) and sometimes with large ones
-// (so that arithmetic is exercised near the bounds).
-func randomSpecOf(rng *rand.Rand, k algorithms.Kind, w time.Duration) algorithms.Spec {
-	for {
+// (so that arithmetic is exercised near the bounds). A limit other than 0 is
+// used as the Limit, or as the Burst of the buckets when it cannot be the
+// Limit.
+func randomSpecOf(rng *rand.Rand, k algorithms.Kind, w time.Duration, limit int64) algorithms.Spec {
+	for try := 0; ; try++ {
 		s := algorithms.Spec{Algorithm: k, Window: w}
 		switch r := rng.IntN(20); {
 		case r < 14:
@@ -233,6 +250,15 @@ func randomSpecOf(rng *rand.Rand, k algorithms.Kind, w time.Duration) algorithms
 		case algorithms.LeakyQueue:
 			if rng.IntN(6) > 0 {
 				s.MaxDelay = time.Duration(rng.Int64N(3*int64(w) + 1))
+			}
+		}
+		if limit != 0 && try < 1000 {
+			s.Limit = limit
+			if s.Burst != 0 {
+				s.Burst, s.Limit = limit, 1+rng.Int64N(limit)
+			}
+			if s.MaxDelay != 0 {
+				s.MaxDelay = time.Duration(rng.Int64N(int64(w)))
 			}
 		}
 		if s.Validate() == nil {
