@@ -530,3 +530,36 @@ func TestEndToEndStoreFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestEndToEndChiTopLevelRules installs a rule table with r.Use on chi's
+// top-level router, which runs before routing: the pattern function asks the
+// router which route the request will take (chi's Find).
+func TestEndToEndChiTopLevelRules(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ip, _ := keys(t)
+	r := chi.NewRouter()
+	rules, err := middleware.New(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("item-writes", 2, ip, policy.WithRoutes("PUT /items/{id}"))),
+	}, middleware.WithPatternFunc(func(req *http.Request) string {
+		return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Use(rules.Handler)
+	r.Put("/items/{id}", hello)
+	r.Get("/items/{id}", hello)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	script(t, srv, clock, []req{
+		{0, "PUT", "/items/1", "198.51.100.5", "", 200, `"item-writes";r=1;t=120`, ""},
+		{0, "PUT", "/items/2", "198.51.100.5", "", 200, `"item-writes";r=0;t=90`, ""},
+		{0, "PUT", "/items/3", "198.51.100.5", "", 429, `"item-writes";r=0;t=90`, "90"},
+		{0, "GET", "/items/3", "198.51.100.5", "", 200, "-", ""},
+	})
+}
