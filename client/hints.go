@@ -11,14 +11,45 @@ import (
 
 // Header names the Transport reads.
 const (
-	HeaderRetryAfter         = "Retry-After"
-	HeaderRateLimit          = "RateLimit"
-	HeaderRateLimitPolicy    = "RateLimit-Policy"
+	// HeaderRetryAfter is RFC 9110's Retry-After: delay-seconds or an HTTP-date.
+	HeaderRetryAfter = "Retry-After"
+	// HeaderRateLimit is the IETF RateLimit field: a List of named policies
+	// with r and t (draft -08 to -11) or draft-7's limit/remaining/reset
+	// Dictionary.
+	HeaderRateLimit = "RateLimit"
+	// HeaderRateLimitPolicy is the IETF RateLimit-Policy field; its w
+	// stands in for a missing t.
+	HeaderRateLimitPolicy = "RateLimit-Policy"
+	// HeaderRateLimitRemaining is draft-6's RateLimit-Remaining.
 	HeaderRateLimitRemaining = "RateLimit-Remaining"
-	HeaderRateLimitReset     = "RateLimit-Reset"
-	HeaderXRateLimitRemain   = "X-RateLimit-Remaining"
-	HeaderXRateLimitReset    = "X-RateLimit-Reset"
+	// HeaderRateLimitReset is draft-6's RateLimit-Reset, in delay-seconds.
+	HeaderRateLimitReset = "RateLimit-Reset"
+	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining.
+	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
+	// HeaderXRateLimitReset is the legacy X-RateLimit-Reset: delay-seconds,
+	// or a Unix time in seconds or milliseconds.
+	HeaderXRateLimitReset = "X-RateLimit-Reset"
 )
+
+// The header names in canonical form, to index http.Header directly:
+// Header.Get would canonicalise (and allocate) "RateLimit" on every call.
+var (
+	canonRetryAfter         = http.CanonicalHeaderKey(HeaderRetryAfter)
+	canonRateLimit          = http.CanonicalHeaderKey(HeaderRateLimit)
+	canonRateLimitPolicy    = http.CanonicalHeaderKey(HeaderRateLimitPolicy)
+	canonRateLimitRemaining = http.CanonicalHeaderKey(HeaderRateLimitRemaining)
+	canonRateLimitReset     = http.CanonicalHeaderKey(HeaderRateLimitReset)
+	canonXRemaining         = http.CanonicalHeaderKey(HeaderXRateLimitRemaining)
+	canonXReset             = http.CanonicalHeaderKey(HeaderXRateLimitReset)
+)
+
+// first returns the first value of the canonical key in h, or "".
+func first(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // maxHint bounds every wait read from a header before it becomes a
 // Duration, so that no value can overflow; the Transport's own caps are far
@@ -92,7 +123,7 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // or an HTTP-date taken relative to now (a date in the past is a wait of 0).
 // It reports false for a missing or malformed field.
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	v := strings.TrimSpace(h.Get(HeaderRetryAfter))
+	v := strings.TrimSpace(first(h, canonRetryAfter))
 	if v == "" {
 		return 0, false
 	}
@@ -112,7 +143,7 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // the headers are malformed, or when the response came from a cache (Age > 0:
 // its numbers are stale, and the draft asks clients to ignore them).
 func serverHold(h http.Header, now time.Time) time.Duration {
-	if age := strings.TrimSpace(h.Get("Age")); age != "" && age != "0" {
+	if age := strings.TrimSpace(first(h, "Age")); age != "" && age != "0" {
 		return 0
 	}
 	return max(ietfHold(h), draft6Hold(h), legacyHold(h, now))
@@ -122,11 +153,14 @@ func serverHold(h http.Header, now time.Time) time.Duration {
 // parameters (draft -08 to -11) or the draft-7 Dictionary (limit, remaining,
 // reset).
 func ietfHold(h http.Header) time.Duration {
-	values := h.Values(HeaderRateLimit)
+	values := h[canonRateLimit]
 	if len(values) == 0 {
 		return 0
 	}
 	field := strings.Join(values, ", ")
+	if !strings.Contains(field, "=0") && !strings.Contains(field, "=-0") {
+		return 0 // no member has r=0 or remaining=0: nothing to parse
+	}
 	if s := strings.TrimLeft(field, " "); s == "" || s[0] != '"' {
 		return draft7Hold(field)
 	}
@@ -166,7 +200,7 @@ func ietfHold(h http.Header) time.Duration {
 // policyWindows returns the w of each named policy of RateLimit-Policy.
 func policyWindows(h http.Header) map[string]int64 {
 	out := map[string]int64{}
-	members, ok := parseSFList(strings.Join(h.Values(HeaderRateLimitPolicy), ", "))
+	members, ok := parseSFList(strings.Join(h[canonRateLimitPolicy], ", "))
 	if !ok {
 		return out
 	}
@@ -208,11 +242,11 @@ func draft7Hold(field string) time.Duration {
 // draft6Hold reads RateLimit-Remaining and RateLimit-Reset (draft-6), each
 // an Integer item.
 func draft6Hold(h http.Header) time.Duration {
-	remaining, ok := sfInt(h.Values(HeaderRateLimitRemaining))
+	remaining, ok := sfInt(h[canonRateLimitRemaining])
 	if !ok || remaining != 0 {
 		return 0
 	}
-	reset, ok := sfInt(h.Values(HeaderRateLimitReset))
+	reset, ok := sfInt(h[canonRateLimitReset])
 	if !ok || reset < 0 {
 		return 0
 	}
@@ -243,11 +277,11 @@ const (
 // delta-seconds (possibly with a fraction), or a Unix time in seconds or
 // milliseconds (httprate, express-rate-limit, GitHub), taken relative to now.
 func legacyHold(h http.Header, now time.Time) time.Duration {
-	rem := strings.TrimSpace(h.Get(HeaderXRateLimitRemain))
+	rem := strings.TrimSpace(first(h, canonXRemaining))
 	if rem == "" || !isDigits(rem) || strings.TrimLeft(rem, "0") != "" {
 		return 0 // absent, malformed, or not zero
 	}
-	v := strings.TrimSpace(h.Get(HeaderXRateLimitReset))
+	v := strings.TrimSpace(first(h, canonXReset))
 	if v == "" || !isNumber(v) {
 		return 0
 	}

@@ -34,6 +34,8 @@ func TestServerHold(t *testing.T) {
 		{"ietf no t, policy w", header("RateLimit", `"min";r=0`, "RateLimit-Policy", `"sec";q=1;w=1, "min";q=10;w=60`), time.Minute},
 		{"ietf no t, no policy", header("RateLimit", `"min";r=0`), 0},
 		{"ietf t=0", header("RateLimit", `"a";r=0;t=0`), 0},
+		{"ietf r=-0 is zero", header("RateLimit", `"a";r=-0;t=5`), 5 * time.Second},
+		{"ietf r=00 is zero", header("RateLimit", `"a";r=00;t=5`), 5 * time.Second},
 		{"ietf r boolean", header("RateLimit", `"a";r;t=5`), 0},
 		{"ietf r decimal", header("RateLimit", `"a";r=0.0;t=5`), 0},
 		{"ietf t decimal", header("RateLimit", `"a";r=0;t=5.5`), 0},

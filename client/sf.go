@@ -165,6 +165,9 @@ func (p *sfParser) itemOrInner() sfItem {
 
 func (p *sfParser) params() []sfParam {
 	var ps []sfParam
+	if p.peek() == ';' {
+		ps = make([]sfParam, 0, 4)
+	}
 	for !p.bad && p.peek() == ';' {
 		p.i++
 		p.sp()
@@ -297,6 +300,18 @@ func (p *sfParser) number() sfItem {
 
 func (p *sfParser) str() sfItem {
 	p.i++ // the opening quote
+	// Fast path: no escapes, so the value is a substring of the input.
+	for j := p.i; j < len(p.s); j++ {
+		c := p.s[j]
+		if c == '"' {
+			v := p.s[p.i:j]
+			p.i = j + 1
+			return sfItem{kind: sfString, str: v}
+		}
+		if c == '\\' || c < 0x20 || c > 0x7e {
+			break
+		}
+	}
 	var b []byte
 	for p.i < len(p.s) {
 		c := p.s[p.i]
