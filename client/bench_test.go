@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
@@ -45,8 +47,9 @@ func (hintTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // BenchmarkRoundTrip measures what the Transport adds to a round trip that
 // costs nothing: bare is the next RoundTripper alone; plain is the Transport
 // without pacing (a hold lookup and a status check); paced adds a
-// leaky_queue decision on the in-memory store; hints adds reading an IETF
-// RateLimit field on every response.
+// leaky_queue decision on the in-memory store; xrate is the same pacing done
+// by hand with x/time/rate; hints is paced plus reading an IETF RateLimit
+// field on every response.
 func BenchmarkRoundTrip(b *testing.B) {
 	cases := []struct {
 		name string
@@ -58,6 +61,17 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}},
 		{"paced", func(b *testing.B) http.RoundTripper {
 			return mustTransport(b, nopTransport{}, client.WithClock(&benchClock{}), client.WithRate(100_000_000, time.Second), client.WithMaxWait(time.Second))
+		}},
+		{"xrate", func(*testing.B) http.RoundTripper {
+			// The usual hand-made pacer, for comparison: x/time/rate's Wait
+			// before each request (one process, no per-host queues).
+			lim := rate.NewLimiter(rate.Limit(100_000_000), 100_000_000)
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if err := lim.Wait(r.Context()); err != nil {
+					return nil, err
+				}
+				return nopTransport{}.RoundTrip(r)
+			})
 		}},
 		{"hints", func(b *testing.B) http.RoundTripper {
 			return mustTransport(b, hintTransport{}, client.WithClock(&benchClock{}), client.WithRate(100_000_000, time.Second), client.WithMaxWait(time.Second))

@@ -31,9 +31,11 @@ import (
 //
 // Every wait honours the request's context: when it is done, RoundTrip
 // returns ctx.Err() at once. A request that gave up its turn in the queue
-// that way (or failed afterwards) does not give the turn back: the queue is
-// a schedule of departures, and a slot once reserved stays used, so an
-// abandoned request slows those behind it by one interval at most.
+// that way does not give the turn back: the queue is a schedule of
+// departures kept in the store, and a slot once reserved stays used. The
+// abandoned slot leaves a gap in what the server sees, and the requests
+// that join the queue afterwards go one interval later than they could
+// have. Retries take a new turn, as the server counts them too.
 //
 // All waiting goes through the [Clock] (see [WithClock]), so tests run in
 // virtual time. A Transport is safe for concurrent use; build one with [New]
