@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"sync"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
@@ -37,6 +39,154 @@ func slot(tag string) uint16 {
 	return crc & 16383
 }
 
+// runSplit decides a Take whose keys span several cluster slots, in two
+// phases of parallel per-slot script calls. Phase 1 peeks: each slot decides
+// its checks without consuming or writing. If any check is denied, that is
+// the answer (exactly the memory store's for a denied Take), and nothing was
+// written. Otherwise phase 2 reserves: each slot decides again and consumes,
+// all or nothing within the slot, returning how to undo its writes. When
+// every slot admits, that is the answer. When a slot denies (another
+// request consumed between the phases), the slots that admitted are undone
+// (compare and set: a key changed since keeps the consumption, erring
+// towards denying) and decide their checks again without consuming.
 func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decision) error {
-	return errors.New("redisstore: multi-slot takes not implemented yet")
+	var groups [][]int
+	bySlot := make(map[uint16]int)
+	for i, tag := range r.tags {
+		sl := slot(tag)
+		g, ok := bySlot[sl]
+		if !ok {
+			g = len(groups)
+			bySlot[sl] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	var wg sync.WaitGroup
+	perrs := make([]error, len(groups))
+	for g, idx := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := s.eval(ctx, s.client, r.keysOf(idx), r.args(idx, modePeek))
+			if err == nil {
+				err = parseDecisions(v, r, idx, dst)
+			}
+			perrs[g] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range perrs {
+		if err != nil {
+			return err
+		}
+	}
+	for i := range dst {
+		if !dst[i].Allowed {
+			return nil
+		}
+	}
+	res := make([]reservation, len(groups))
+	for g, idx := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[g] = s.reserve(ctx, r, idx, dst)
+		}()
+	}
+	wg.Wait()
+	var firstErr error
+	all := true
+	for _, rv := range res {
+		if rv.err != nil && firstErr == nil {
+			firstErr = rv.err
+		}
+		all = all && rv.admitted
+	}
+	if firstErr == nil && all {
+		return nil
+	}
+	// Undo the slots that admitted. On an error, the undo is best effort and
+	// runs on its own short context, since the caller's may be over.
+	uctx := ctx
+	if firstErr != nil {
+		var cancel context.CancelFunc
+		uctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+	}
+	errs := make([]error, len(groups))
+	for g, idx := range groups {
+		if res[g].err != nil || !res[g].admitted {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[g] = s.undo(uctx, r, idx, res[g], dst)
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("redisstore: undoing a cross-slot reservation: %w", err)
+		}
+	}
+	return nil
+}
+
+// reservation is the outcome of phase 1 for one slot.
+type reservation struct {
+	admitted bool
+	ts, tn   int64
+	undo     []any // the undo records, as the script returned them
+	err      error
+}
+
+func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algorithms.Decision) reservation {
+	v, err := s.eval(ctx, s.client, r.keysOf(idx), r.args(idx, modeReserve))
+	if err != nil {
+		return reservation{err: err}
+	}
+	if err := parseDecisions(v, r, idx, dst); err != nil {
+		return reservation{err: err}
+	}
+	vals := v.([]any) // parseDecisions checked the type
+	rest := vals[replyWidth*len(idx):]
+	rv := reservation{admitted: true}
+	for _, i := range idx {
+		rv.admitted = rv.admitted && dst[i].Allowed
+	}
+	if len(rest) < 3 {
+		return reservation{err: fmt.Errorf("redisstore: reservation reply has %d trailing values, want at least 3", len(rest))}
+	}
+	var ok1, ok2, ok3 bool
+	var n int64
+	rv.ts, ok1 = rest[0].(int64)
+	rv.tn, ok2 = rest[1].(int64)
+	n, ok3 = rest[2].(int64)
+	if !ok1 || !ok2 || !ok3 || n < 0 || int64(len(rest)-3) != 7*n {
+		return reservation{err: fmt.Errorf("redisstore: malformed reservation reply %v", rest)}
+	}
+	rv.undo = rest[3:]
+	for _, x := range rv.undo {
+		if _, ok := x.(string); !ok {
+			return reservation{err: fmt.Errorf("redisstore: malformed undo record value %v (%T)", x, x)}
+		}
+	}
+	return rv
+}
+
+func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation, dst []algorithms.Decision) error {
+	args := r.args(idx, modeUndo)
+	args[0], args[1] = rv.ts, rv.tn
+	args = append(args, len(rv.undo)/7)
+	args = append(args, rv.undo...)
+	v, err := s.eval(ctx, s.client, r.keysOf(idx), args)
+	if err != nil {
+		return err
+	}
+	return parseDecisions(v, r, idx, dst)
 }

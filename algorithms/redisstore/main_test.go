@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if sharedSrv != nil {
 		_ = sharedSrv.Stop()
 	}
+	if clusterSrv != nil {
+		clusterSrv.Stop()
+	}
 	if sharedDir != "" {
 		_ = os.RemoveAll(sharedDir)
 	}

@@ -19,13 +19,15 @@ var (
 	luaLog string
 	//go:embed lua/buckets.lua
 	luaBuckets string
+	//go:embed lua/cluster.lua
+	luaCluster string
 	//go:embed lua/main.lua
 	luaMain string
 )
 
 // takeScript decides every check of one Take. It is loaded once per server
 // and run with EVALSHA (go-redis falls back to EVAL on NOSCRIPT).
-var takeScript = redis.NewScript(strings.Join([]string{luaNum, luaCell, luaLog, luaBuckets, luaMain}, "\n"))
+var takeScript = redis.NewScript(strings.Join([]string{luaNum, luaCell, luaLog, luaBuckets, luaCluster, luaMain}, "\n"))
 
 // Kind codes understood by the script.
 const (

@@ -360,6 +360,7 @@ const (
 	modeNormal  = 0
 	modeReserve = 1 // also return what undoing the writes needs
 	modeUndo    = 2 // undo a reservation, then decide without consuming
+	modePeek    = 3 // decide without consuming (only the state-neutral writes of a denied Take)
 )
 
 // parseDecisions reads the script's reply for the checks idx (all when nil)

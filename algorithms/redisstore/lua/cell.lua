@@ -171,15 +171,19 @@ end
 local function tokenBucket(P, c, off, n, consume)
   local d = newDecision(P.C)
   local dl = deficit(P, c)
-  local used = bdivceil(dl, P.W)
-  local avail = P.C - used
-  if avail >= n then d.a = true end
+  -- n tokens are there when C - ceil(D*L/W) >= n, that is D*L <= (C-n)*W.
+  d.a = bcmp(bmul(P.C - n, P.W), dl) >= 0
   if d.a and consume then
     c = advance(P, c, n)
     dl = deficit(P, c)
-    avail = P.C - bdivceil(dl, P.W)
   elseif not d.a then
     d.ra = bucketWait(P, dl, n)
+  end
+  -- max(C - ceil(D*L/W), 0): the quotient is compared before it is taken,
+  -- since a clock gone far back makes it larger than 2^53.
+  local avail = 0
+  if bcmp(dl, bmul(P.C, P.W)) < 0 then
+    avail = P.C - bdivceil(dl, P.W)
   end
   d.r = avail
   d.rs = bdivceil(dl, P.L)

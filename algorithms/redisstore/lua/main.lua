@@ -4,7 +4,7 @@
 -- pass are decided again, without consuming, on their key's state as loaded).
 --
 -- ARGV: 1 TS ("" to read the server's TIME), 2 TN, 3 minimum TTL in ms,
---       4 mode (0 normal, 1 reserve, 2 undo: see cluster.lua),
+--       4 mode (0 normal, 1 reserve, 2 undo, 3 peek: see cluster.lua),
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
 --       Buckets, MaxDelay (ns), cost.
 -- KEYS: one per check (two for sliding_log: the total, then the list).
@@ -112,6 +112,11 @@ local function follow(op, prev)
   end
 end
 
+if mode == 2 then
+  local err = applyUndo(5 + nchecks * 7 + 1)
+  if err then return err end
+end
+
 local ops, byKey = {}, {}
 local all = true
 local ki = 1
@@ -151,6 +156,11 @@ for i = 1, nchecks do
   all = all and op.d.a
 end
 
+-- A peek, and an undone reservation, report the checks as decided
+-- without consuming.
+if mode == 2 or mode == 3 then all = false end
+
+local undo = {}
 if not all then
   for i = 1, nchecks do
     local op = ops[i]
@@ -167,7 +177,8 @@ if not all then
   -- when it loads it, keep the rolled ring or pruned log of a key that
   -- exists even when nothing is consumed. This changes no decision while
   -- time moves forward; it keeps the key's newest instant for a clock that
-  -- goes back (the "late" rule). The key keeps its expiry.
+  -- goes back (the "late" rule). The key keeps its expiry. A peek (mode 3)
+  -- does so too, as the memory store's denied Take would.
   for i = 1, nchecks do
     local op = ops[i]
     if not op.dup and op.exists and op.S and op.S.dirty then
@@ -181,11 +192,12 @@ if not all then
 else
   -- Commit: every check's consumption, in order, on its key's loaded
   -- state; then one write per key, expiring when its state stops mattering.
-  local last = {}
+  local last, consumed = {}, {}
   for i = 1, nchecks do
     local op = ops[i]
     local root = op
     while root.dup do root = ops[root.dup] end
+    consumed[op.key] = (consumed[op.key] or 0) + op.n
     if op.P.kind == LOG then
       commitLog(root.S, op.off, op.n)
     elseif op.P.kind == BUCKETS then
@@ -200,14 +212,34 @@ else
       local kind = op.P.kind
       local root = op
       while root.dup do root = ops[root.dup] end
-      if kind == FIXED or kind == SLIDING then
-        redis.call('SET', op.key, encodeWindow(op.P, op.nc), 'PX', ttl)
-      elseif kind == LOG then
+      if kind == LOG then
         writeLog(root.S, ttl)
-      elseif kind == BUCKETS then
-        redis.call('SET', op.key, encodeBuckets(root.S), 'PX', ttl)
+        if mode == 1 then
+          local s, ns = absol(op.off)
+          undoRecord('l', op.key, op.lkey, fmt(s), fmt(ns), fmt(consumed[op.key]), nil, undo)
+        end
       else
-        redis.call('SET', op.key, encodeBucket(op.P, op.nc), 'PX', ttl)
+        local v
+        if kind == FIXED or kind == SLIDING then
+          v = encodeWindow(op.P, op.nc)
+        elseif kind == BUCKETS then
+          v = encodeBuckets(root.S)
+        else
+          v = encodeBucket(op.P, op.nc)
+        end
+        if mode == 1 then
+          local n = fmt(consumed[op.key])
+          if kind == FIXED then
+            undoRecord('f', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
+          elseif kind == SLIDING then
+            undoRecord('w', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
+          elseif kind == BUCKETS then
+            undoRecord('b', op.key, nil, fmt(root.S.w), fmt(root.S.b), fmt(op.P.B), n, undo)
+          else
+            undoRecord('s', op.key, nil, redis.call('GET', op.key) or '', v, nil, nil, undo)
+          end
+        end
+        redis.call('SET', op.key, v, 'PX', ttl)
       end
     end
   end
@@ -223,5 +255,12 @@ for i = 1, nchecks do
   out[b + 4] = d.rs
   out[b + 5] = d.nx
   out[b + 6] = d.dl
+end
+if mode == 1 then
+  -- The instant decided at, then the undo records.
+  out[#out + 1] = TS
+  out[#out + 1] = TN
+  out[#out + 1] = #undo / 7
+  for _, v in ipairs(undo) do out[#out + 1] = v end
 end
 return out

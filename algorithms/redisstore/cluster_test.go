@@ -1,0 +1,282 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// clusterOnce shares one three-node cluster among the cluster tests.
+var (
+	clusterOnce sync.Once
+	clusterSrv  *redistest.Cluster
+	clusterErr  error
+)
+
+func sharedCluster(t *testing.T) *redis.ClusterClient {
+	t.Helper()
+	redistest.Require(t)
+	clusterOnce.Do(func() {
+		var d string
+		d, clusterErr = makeTemp()
+		if clusterErr == nil {
+			clusterSrv, clusterErr = redistest.StartCluster(d)
+		}
+	})
+	if clusterErr != nil {
+		t.Fatal(clusterErr)
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// keysOnThreeSlots returns keys whose hash tags land on the three nodes
+// (slots 12542, 157, 8283, 9317 and 280).
+func keysOnThreeSlots() []string {
+	return []string{"user-1", "user-2", "user-4", "ip-1", "route-/login"}
+}
+
+// TestClusterKeysSpanNodes guards the other cluster tests: their keys hash
+// to slots served by all three nodes.
+func TestClusterKeysSpanNodes(t *testing.T) {
+	client := sharedCluster(t)
+	nodes := map[int]bool{}
+	for _, k := range keysOnThreeSlots() {
+		sl, err := client.ClusterKeySlot(context.Background(), "{"+k+"}").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case sl <= 5460:
+			nodes[0] = true
+		case sl <= 10922:
+			nodes[1] = true
+		default:
+			nodes[2] = true
+		}
+	}
+	if len(nodes) != 3 {
+		t.Fatalf("the test keys land on %d nodes, want 3", len(nodes))
+	}
+}
+
+// TestClusterMatchesMemoryStore: on a real three-node cluster, Takes whose
+// checks span several slots (and nodes) decide exactly as the memory store,
+// all or nothing, over random traces.
+func TestClusterMatchesMemoryStore(t *testing.T) {
+	client := sharedCluster(t)
+	hook := &countHook{}
+	client.AddHook(hook)
+	for seed := range 10 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := newRand(seed)
+			clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var specs []algorithms.Spec
+			for _, k := range algorithms.Kinds {
+				s := randomSpec(r, k)
+				if r.IntN(2) == 0 {
+					s = smallSpec(k)
+				}
+				specs = append(specs, s)
+			}
+			keys := keysOnThreeSlots()
+			ctx := context.Background()
+			for i := range 200 {
+				step(r, clk, specs[r.IntN(len(specs))].Window)
+				checks := make([]algorithms.Check, 1+r.IntN(4))
+				for j := range checks {
+					s := specs[r.IntN(len(specs))]
+					checks[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: randomCost(r, s)}
+				}
+				want, werr := mem.Take(ctx, checks...)
+				got, gerr := rs.Take(ctx, checks...)
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("step %d %+v: errors differ: memory %v, redis %v", i, checks, werr, gerr)
+				}
+				for j := range want {
+					if got[j] != want[j] {
+						t.Fatalf("step %d %+v\ncheck %d: cluster %+v\n        memory  %+v", i, checks, j, got[j], want[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestClusterAllOrNothingAcrossSlots: a Take whose checks live on three
+// nodes, denied by one of them, consumes nothing on the others; and many
+// goroutines on two stores never admit more than any limit.
+func TestClusterAllOrNothingAcrossSlots(t *testing.T) {
+	client := sharedCluster(t)
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	day := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: 24 * time.Hour}
+	tight := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: 24 * time.Hour}
+	a := algorithms.Check{Spec: day, Key: "user-1"}
+	b := algorithms.Check{Spec: day, Key: "user-2"}
+	c := algorithms.Check{Spec: tight, Key: "user-3"}
+	if d, err := s.Take(ctx, c); err != nil || !d[0].Allowed {
+		t.Fatalf("Take(c) = %+v, %v", d, err)
+	}
+	for range 3 {
+		d, err := s.Take(ctx, a, b, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d[0].Allowed != true || d[1].Allowed != true || d[2].Allowed {
+			t.Fatalf("Take(a, b, c) = %+v, want a and b passing, c denied", d)
+		}
+		if d[0].Remaining != 5 || d[1].Remaining != 5 {
+			t.Fatalf("Take(a, b, c) reports a, b with Remaining %d, %d; want 5, 5 (nothing consumed)", d[0].Remaining, d[1].Remaining)
+		}
+	}
+	d, err := s.Take(ctx, a, b)
+	if err != nil || d[0].Remaining != 4 || d[1].Remaining != 4 {
+		t.Fatalf("Take(a, b) after denied cross-slot Takes = %+v, %v; want Remaining 4 and 4", d, err)
+	}
+
+	// Concurrency: 2 x 16 goroutines take (x on one node, y on another);
+	// x has capacity 20 and y 7. Every admitted Take consumed on both, so
+	// admitted <= 7 and y's count equals the admitted Takes.
+	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 20, Window: 24 * time.Hour}, Key: "ip-1"}
+	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 7, Window: 24 * time.Hour}, Key: "route-/login"}
+	s2, err := redisstore.New(sharedCluster(t), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 32 {
+		wg.Add(1)
+		go func(st *redisstore.Store) {
+			defer wg.Done()
+			for range 3 {
+				d, err := st.Take(ctx, x, y)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d[0].Allowed && d[1].Allowed {
+					admitted.Add(1)
+				}
+			}
+		}([]*redisstore.Store{s, s2}[g%2])
+	}
+	wg.Wait()
+	if got := admitted.Load(); got != 7 {
+		t.Fatalf("admitted %d cross-slot Takes, want exactly y's limit 7", got)
+	}
+	d, err = s.Take(ctx, x)
+	if err != nil || d[0].Remaining != 20-7-1 {
+		t.Fatalf("Take(x) = %+v, %v; want Remaining %d (only the 7 admitted Takes consumed)", d, err, 20-7-1)
+	}
+}
+
+// raceHook makes a reservation lose a race: before the first reservation
+// (script mode 1) whose keys include key, it runs race once.
+type raceHook struct {
+	key  string
+	race func()
+	once sync.Once
+	hit  atomic.Bool
+}
+
+func (h *raceHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *raceHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *raceHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if len(args) > 3 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+			nk, _ := args[2].(int)
+			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == "1" {
+				for _, k := range args[3 : 3+nk] {
+					if s, _ := k.(string); s == h.key {
+						h.once.Do(func() { h.race(); h.hit.Store(true) })
+					}
+				}
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestClusterUndoAfterLostRace forces the race the protocol guards against:
+// between the peek and the reservation, another instance takes the last
+// unit of y. The Take is then denied, and the reservation of x, on another
+// node, is undone: x's allowance is as before, for every kind of x.
+func TestClusterUndoAfterLostRace(t *testing.T) {
+	for _, kind := range algorithms.Kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			prefix := uniquePrefix(t)
+			clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+			x := algorithms.Check{Spec: smallSpec(kind), Key: "user-1", Cost: 2}
+			ctx := context.Background()
+			client := sharedCluster(t)
+			yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
+			hook := &raceHook{key: yKey, race: func() {
+				if d, err := other.Take(ctx, y); err != nil || !d[0].Allowed {
+					t.Errorf("racing Take(y) = %+v, %v", d, err)
+				}
+			}}
+			client.AddHook(hook)
+			s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, err := other.Take(ctx, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := s.Take(ctx, x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hook.hit.Load() {
+				t.Fatal("the reservation of y never ran")
+			}
+			if d[1].Allowed || !d[0].Allowed {
+				t.Fatalf("Take(x, y) after losing the race = %+v, want x passing and y denied", d)
+			}
+			// x as the first Take left it: its cost-1 peek equals that Take's
+			// report minus nothing consumed since (same instant).
+			if d[0].Remaining != before[0].Remaining {
+				t.Fatalf("x reports Remaining %d after the undone reservation, want %d as before (%+v vs %+v)", d[0].Remaining, before[0].Remaining, d[0], before[0])
+			}
+			after, err := other.Take(ctx, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after[0].Remaining != before[0].Remaining-1 {
+				t.Fatalf("x after undo: a cost-1 Take reports Remaining %d, want %d (the reservation's 2 units given back)", after[0].Remaining, before[0].Remaining-1)
+			}
+		})
+	}
+}
