@@ -40,8 +40,9 @@
 // handler sees it; one wrapping the whole mux needs
 // [policy.ServeMuxPattern]. chi completes the pattern inside the routed
 // handler: install a rule-table middleware inside r.Group, r.Route or
-// r.With, where chi has routed, not with r.Use on the top-level router
-// (there, route-restricted policies never apply).
+// r.With, where chi has routed. With r.Use on the top-level router it runs
+// before routing, and its route-restricted policies apply only if its
+// pattern function asks the router ([WithPatternFunc] with chi's Find).
 //
 // # Failures
 //

@@ -153,7 +153,8 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // WithDenyHandler replaces the whole 429 response. The handler is called
 // for a request the policies deny, with the rate-limit headers already set
 // (delete them if unwanted); it writes the status, Retry-After (see
-// [Result.RetryAfter]), Cache-Control and the body.
+// [Result.RetryAfter]), Cache-Control and the body. It must be safe for
+// concurrent use.
 func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Result)) Option {
 	return func(m *Middleware) error {
 		if deny == nil {
@@ -180,7 +181,8 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // consumes quota and sets headers as usual, but never rejects and never
 // holds a request. Each request it would have rejected (denied, no key, bad
 // cost, or failed closed) is counted as shadow-denied and passed to report
-// (which may be nil). Use it to try new limits on live traffic.
+// (which may be nil; it must be safe for concurrent use). Use it to try new
+// limits on live traffic.
 func WithShadow(report func(r *http.Request, res *Result)) Option {
 	return func(m *Middleware) error {
 		m.shadow = true
@@ -191,9 +193,14 @@ func WithShadow(report func(r *http.Request, res *Result)) Option {
 
 // WithPatternFunc sets the function returning the route pattern of a
 // request, for policies restricted with [policy.WithRoutes]; see
-// [policy.WithPatternFunc]. Under chi, use a function reading chi's route
-// context; for a middleware wrapping a whole ServeMux, use
-// [policy.ServeMuxPattern].
+// [policy.WithPatternFunc]. The default reads the pattern the router set
+// ([policy.RoutePattern]), which exists only after routing. For a middleware
+// wrapping a whole ServeMux use [policy.ServeMuxPattern]; for one installed
+// with r.Use on chi's top-level router, ask the router:
+//
+//	middleware.WithPatternFunc(func(req *http.Request) string {
+//		return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path)
+//	})
 func WithPatternFunc(pattern func(*http.Request) string) Option {
 	return func(m *Middleware) error {
 		if pattern == nil {

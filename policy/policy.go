@@ -143,9 +143,11 @@ func WithMethods(methods ...string) Option {
 // set before the mux calls the handler, so wrap the handler (or resolve the
 // pattern with ServeMux.Handler, see [ServeMuxPattern]). With chi, install
 // the middleware where chi has already routed: on the route with r.With, or
-// inside r.Group or r.Route; a middleware installed with r.Use on the
-// top-level router runs before routing and sees no pattern (then
-// route-restricted policies do not apply).
+// inside r.Group or r.Route. A middleware installed with r.Use on chi's
+// top-level router runs before routing and sees no pattern, so its
+// route-restricted policies never apply, unless its pattern function asks
+// the router ([WithPatternFunc] with
+// func(req *http.Request) string { return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path) }).
 func WithRoutes(patterns ...string) Option {
 	return func(p *Policy) error {
 		if len(patterns) == 0 {
