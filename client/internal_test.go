@@ -1,0 +1,90 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Expired holds are swept as the map grows, so it stays as small as the set
+// of keys currently held.
+func TestHoldsSweep(t *testing.T) {
+	var h holds
+	h.m = map[string]time.Time{}
+	for i := range 100 {
+		h.extend(fmt.Sprint("host-", i), now.Add(time.Second), now)
+	}
+	later := now.Add(2 * time.Second)
+	for i := range 100 {
+		h.extend(fmt.Sprint("other-", i), later.Add(time.Second), later)
+	}
+	if n := len(h.m); n > 100 {
+		t.Errorf("%d holds kept, want at most the 100 live ones", n)
+	}
+	if d := h.remaining("other-5", later); d != time.Second {
+		t.Errorf("remaining = %v, want 1s", d)
+	}
+	// A hold never shrinks.
+	h.extend("other-5", later.Add(time.Millisecond), later)
+	if d := h.remaining("other-5", later); d != time.Second {
+		t.Errorf("remaining after a shorter hold = %v, want 1s", d)
+	}
+	if d := h.remaining("host-1", later); d != 0 {
+		t.Errorf("expired hold remaining %v", d)
+	}
+}
+
+func TestHostKey(t *testing.T) {
+	r := &http.Request{URL: &url.URL{Host: "API.Example.com:8443"}}
+	if got := HostKey(r); got != "api.example.com:8443" {
+		t.Errorf("HostKey = %q", got)
+	}
+	r = &http.Request{URL: &url.URL{Path: "/x"}, Host: "Example.org"}
+	if got := HostKey(r); got != "example.org" {
+		t.Errorf("HostKey without URL host = %q", got)
+	}
+}
+
+func TestSystemClock(t *testing.T) {
+	before := time.Now()
+	if got := SystemClock.Now(); got.Before(before) {
+		t.Errorf("Now() = %v, before %v", got, before)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := SystemClock.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep on a cancelled context = %v", err)
+	}
+	if err := SystemClock.Sleep(context.Background(), 0); err != nil {
+		t.Errorf("Sleep(0) = %v", err)
+	}
+	if err := SystemClock.Sleep(context.Background(), time.Nanosecond); err != nil {
+		t.Errorf("Sleep(1ns) = %v", err)
+	}
+}
+
+func TestErrorMessages(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&WaitError{Key: "api", Wait: 3 * time.Second, MaxWait: time.Second},
+			`client: request to "api" would wait 3s for its turn in the queue, more than the maximum wait 1s`},
+		{&WaitError{Key: "api", Wait: 30 * time.Second, MaxWait: 10 * time.Second, Held: true},
+			`client: request to "api" would wait 30s for the server's hold to pass, more than the maximum wait 10s`},
+		{&RetryError{Attempts: 1, LastStatus: 429, Reason: reasonNoReplay},
+			`client: gave up after 1 attempt (request cannot be replayed): last status 429 Too Many Requests`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+		if !strings.HasPrefix(tc.err.Error(), "client: ") {
+			t.Errorf("%q lacks the package prefix", tc.err)
+		}
+	}
+}
