@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,6 +189,17 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 	d := &decoder{file: name}
 	cfg := d.config(root)
 	if len(d.errs) > 0 {
+		slices.SortStableFunc(d.errs, func(a, b error) int {
+			ca, _ := a.(*ConfigError)
+			cb, _ := b.(*ConfigError)
+			if ca == nil || cb == nil || ca.Line == 0 || cb.Line == 0 {
+				return 0
+			}
+			if ca.Line != cb.Line {
+				return ca.Line - cb.Line
+			}
+			return ca.Column - cb.Column
+		})
 		return nil, errors.Join(d.errs...)
 	}
 	cfg.File = name

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -334,29 +335,10 @@ policies:
 	for _, ce := range ces {
 		fields = append(fields, ce.Field)
 	}
-	want := []string{"headers", "policies[1].window", "policies[0].limit"}
-	if !sameSet(fields, want) {
+	want := []string{"headers", "policies[0].limit", "policies[1].window"}
+	if !slices.Equal(fields, want) { // in file order
 		t.Errorf("fields in error = %q, want %q (error: %v)", fields, want, err)
 	}
-}
-
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	m := map[string]int{}
-	for _, s := range a {
-		m[s]++
-	}
-	for _, s := range b {
-		m[s]--
-	}
-	for _, v := range m {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func TestParseConfigYAMLFeatures(t *testing.T) {

@@ -1,0 +1,180 @@
+// Command genlogs writes synthetic HTTP access logs for testing
+// "ratekeeper replay": the same flags and seed always give the same bytes.
+//
+// The traffic mixes ordinary clients (a few requests a minute, each with a
+// user name half of the time), a handful of heavy clients (scrapers at tens
+// of requests a minute, bunched at window ends), and a credential-stuffing
+// bot posting to /login under many user names, plus a share of malformed
+// lines. The sample logs in cmd/ratekeeper/testdata are made by
+// "go generate ./cmd/ratekeeper"; the large benchmark input by
+//
+//	go run ./cmd/ratekeeper/internal/genlogs -n 1000000 -o /tmp/big.log
+//
+// Usage:
+//
+//	genlogs [-n lines] [-seed n] [-format combined|common|json] [-start RFC3339]
+//	        [-span duration] [-malformed fraction] [-gzip] [-o file]
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 2000, "number of lines")
+	seed := flag.Uint64("seed", 1, "random seed")
+	format := flag.String("format", "combined", "combined, common or json")
+	start := flag.String("start", "2024-03-10T12:00:00Z", "time of the first request (RFC 3339)")
+	span := flag.Duration("span", time.Hour, "time the requests spread over")
+	malformed := flag.Float64("malformed", 0.002, "fraction of malformed lines")
+	gz := flag.Bool("gzip", false, "gzip the output")
+	out := flag.String("o", "-", "output file; - for standard output")
+	flag.Parse()
+	t0, err := time.Parse(time.RFC3339, *start)
+	if err != nil {
+		fail(err)
+	}
+	if *n < 0 || *span <= 0 || *format != "combined" && *format != "common" && *format != "json" {
+		fail(fmt.Errorf("bad flags"))
+	}
+	var w io.Writer = os.Stdout
+	if *out != "-" {
+		f, err := os.Create(*out)
+		if err != nil {
+			fail(err)
+		}
+		defer f.Close()
+		w = f
+	}
+	var zw *gzip.Writer
+	if *gz {
+		zw = gzip.NewWriter(w) // no name, no time: reproducible bytes
+		w = zw
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	g := &gen{rng: rand.New(rand.NewPCG(*seed, *seed^0x5eed)), t0: t0, span: *span, format: *format, malformed: *malformed}
+	if err := g.write(bw, *n); err != nil {
+		fail(err)
+	}
+	if err := bw.Flush(); err != nil {
+		fail(err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			fail(err)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "genlogs:", err)
+	os.Exit(2)
+}
+
+type gen struct {
+	rng       *rand.Rand
+	t0        time.Time
+	span      time.Duration
+	format    string
+	malformed float64
+}
+
+type request struct {
+	t      time.Time
+	ip     string
+	user   string
+	method string
+	path   string
+	status int
+	ua     string
+}
+
+var paths = []string{"/", "/search?q=go", "/items/17", "/items/42", "/items/7", "/cart", "/static/app.js", "/static/app.css", "/api/v1/orders", "/about"}
+
+// requests returns n requests in time order.
+func (g *gen) requests(n int) []request {
+	reqs := make([]request, 0, n)
+	// 8% bot logins, 22% heavy clients, the rest ordinary ones.
+	nClients := max(10, n/40)
+	for i := 0; i < n; i++ {
+		var r request
+		switch p := g.rng.Float64(); {
+		case p < 0.08:
+			// Bursts of guesses against one account at a time, every five
+			// minutes or so.
+			bursts := max(1, int(g.span/(5*time.Minute)))
+			b := g.rng.IntN(bursts)
+			r = request{ip: "203.0.113.66", user: "user" + strconv.Itoa(b%5), method: "POST", path: "/login", status: 401, ua: "python-requests/2.31"}
+			r.t = g.at((float64(b) + 0.05*g.rng.Float64()) / float64(bursts))
+		case p < 0.30:
+			h := g.rng.IntN(4)
+			r = request{ip: fmt.Sprintf("198.51.100.%d", 10+h), user: "-", method: "GET", path: paths[g.rng.IntN(len(paths))], status: 200, ua: "scraper/1.0"}
+			// Bunched in the last tenth of each minute.
+			m := g.rng.Float64()
+			minutes := g.span.Minutes()
+			whole := float64(int(m*minutes)) / minutes
+			r.t = g.at(whole + (0.9+0.1*g.rng.Float64())/minutes)
+		default:
+			c := g.rng.IntN(nClients)
+			ip := fmt.Sprintf("192.0.%d.%d", 2+c/250, 1+c%250)
+			if c%7 == 0 {
+				ip = fmt.Sprintf("2001:db8:%x::%x", c, 1+g.rng.IntN(200))
+			}
+			r = request{ip: ip, user: "-", method: "GET", path: paths[g.rng.IntN(len(paths))], status: 200, ua: "Mozilla/5.0"}
+			if c%2 == 0 {
+				r.user = "u" + strconv.Itoa(c)
+			}
+			if g.rng.IntN(20) == 0 {
+				r.method, r.path = "POST", "/login"
+			}
+			r.t = g.at(g.rng.Float64())
+		}
+		reqs = append(reqs, r)
+	}
+	slices.SortStableFunc(reqs, func(a, b request) int { return a.t.Compare(b.t) })
+	return reqs
+}
+
+func (g *gen) at(f float64) time.Time {
+	return g.t0.Add(time.Duration(f * float64(g.span))).Truncate(time.Millisecond)
+}
+
+func (g *gen) write(w *bufio.Writer, n int) error {
+	for _, r := range g.requests(n) {
+		if g.rng.Float64() < g.malformed {
+			bad := []string{"\\x16\\x03\\x01\\x02\\x00\\x01\\x00\\x01\\xfc\\x03\\x03", "-", "GARBAGE LINE"}[g.rng.IntN(3)]
+			fmt.Fprintf(w, "%s - - [%s] \"%s\" 400 0\n", r.ip, r.t.Format("02/Jan/2006:15:04:05 -0700"), bad)
+			continue
+		}
+		var err error
+		switch g.format {
+		case "json":
+			_, err = fmt.Fprintf(w, `{"time":%q,"remote_addr":%q,"method":%q,"path":%q,"status":%d,"user":%q,"user_agent":%q}`+"\n",
+				r.t.Format(time.RFC3339Nano), r.ip, r.method, r.path, r.status, userOrEmpty(r.user), r.ua)
+		case "common":
+			_, err = fmt.Fprintf(w, "%s - %s [%s] \"%s %s HTTP/1.1\" %d %d\n", r.ip, r.user, r.t.Format("02/Jan/2006:15:04:05 -0700"), r.method, r.path, r.status, 200+g.rng.IntN(5000))
+		default:
+			_, err = fmt.Fprintf(w, "%s - %s [%s] \"%s %s HTTP/1.1\" %d %d \"-\" %q\n", r.ip, r.user, r.t.Format("02/Jan/2006:15:04:05 -0700"), r.method, r.path, r.status, 200+g.rng.IntN(5000), r.ua)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func userOrEmpty(u string) string {
+	if u == "-" {
+		return ""
+	}
+	return u
+}

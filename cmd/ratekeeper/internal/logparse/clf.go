@@ -1,0 +1,164 @@
+package logparse
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clfLayout is the time layout of the Common Log Format: [10/Oct/2000:13:55:36 -0700].
+const clfLayout = "02/Jan/2006:15:04:05 -0700"
+
+// timeCache remembers the last time text parsed: consecutive lines of an
+// access log share their second.
+type timeCache struct {
+	text string
+	t    time.Time
+}
+
+func (c *timeCache) parse(layout, s string) (time.Time, error) {
+	if s == c.text && s != "" {
+		return c.t, nil
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	c.text, c.t = strings.Clone(s), t
+	return t, nil
+}
+
+// parseCLF parses one line of the Common or Combined Log Format:
+//
+//	host ident authuser [time] "request" status bytes ["referer" "user-agent"]
+//
+// The strings of e are substrings of line.
+func parseCLF(line string, tc *timeCache, e *Entry) error {
+	var ok bool
+	var host, user, rest string
+	if host, rest, ok = strings.Cut(line, " "); !ok || host == "" {
+		return errors.New("no client address")
+	}
+	if _, rest, ok = strings.Cut(rest, " "); !ok { // ident
+		return errors.New("no ident field")
+	}
+	if user, rest, ok = strings.Cut(rest, " "); !ok {
+		return errors.New("no user field")
+	}
+	if len(rest) == 0 || rest[0] != '[' {
+		return errors.New("no [time] field")
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return errors.New("unterminated [time] field")
+	}
+	t, err := tc.parse(clfLayout, rest[1:end])
+	if err != nil {
+		return errors.New("bad time " + strconv.Quote(rest[1:end]))
+	}
+	rest = strings.TrimLeft(rest[end+1:], " ")
+	request, rest, err := quoted(rest)
+	if err != nil {
+		return errors.New("request " + err.Error())
+	}
+	rest = strings.TrimLeft(rest, " ")
+	status, rest, _ := strings.Cut(rest, " ")
+	code, err := strconv.Atoi(status)
+	if err != nil || code < 100 || code > 999 {
+		return errors.New("bad status " + strconv.Quote(status))
+	}
+	rest = strings.TrimLeft(rest, " ")
+	_, rest, _ = strings.Cut(rest, " ") // bytes
+	rest = strings.TrimLeft(rest, " ")
+	*e = Entry{Time: t, Addr: host, Status: code}
+	if user != "-" {
+		e.User = user
+	}
+	if err := parseRequestLine(request, e); err != nil {
+		return err
+	}
+	if rest != "" { // Combined: "referer" "user-agent"
+		ref, r2, err := quoted(rest)
+		if err != nil {
+			return errors.New("referer " + err.Error())
+		}
+		ua, _, err := quoted(strings.TrimLeft(r2, " "))
+		if err != nil {
+			return errors.New("user agent " + err.Error())
+		}
+		if ref != "-" {
+			e.Referer = ref
+		}
+		if ua != "-" {
+			e.UserAgent = ua
+		}
+	}
+	return nil
+}
+
+// quoted returns the leading "..." of s (backslash escapes kept as is) and
+// what follows.
+func quoted(s string) (string, string, error) {
+	if len(s) == 0 || s[0] != '"' {
+		return "", s, errors.New("field is not quoted")
+	}
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return s[1:i], s[i+1:], nil
+		}
+	}
+	return "", s, errors.New("field has no closing quote")
+}
+
+// parseRequestLine fills e's Method, Path, Query and Proto from "GET
+// /path?q HTTP/1.1". An absolute URL loses its scheme and host.
+func parseRequestLine(req string, e *Entry) error {
+	method, rest, ok := strings.Cut(req, " ")
+	if !ok || !isToken(method) {
+		return errors.New("bad request line " + strconv.Quote(clip(req)))
+	}
+	target, proto, _ := strings.Cut(rest, " ")
+	e.Method, e.Proto = method, proto
+	return setTarget(target, e)
+}
+
+func setTarget(target string, e *Entry) error {
+	if i := strings.Index(target, "://"); i > 0 && !strings.HasPrefix(target, "/") {
+		target = target[i+3:]
+		if j := strings.IndexByte(target, '/'); j >= 0 {
+			target = target[j:]
+		} else {
+			target = "/"
+		}
+	}
+	if target == "" || target[0] != '/' {
+		return errors.New("bad request target " + strconv.Quote(clip(target)))
+	}
+	e.Path, e.Query, _ = strings.Cut(target, "?")
+	return nil
+}
+
+func isToken(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}

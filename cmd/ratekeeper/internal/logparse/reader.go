@@ -1,0 +1,180 @@
+// Package logparse reads HTTP access logs: the Common and Combined Log
+// Formats and JSON lines, plain or gzip-compressed. Malformed lines are
+// counted and sampled, never fatal.
+package logparse
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// An Entry is one request of an access log.
+type Entry struct {
+	Time      time.Time
+	Addr      string // client address as logged (an IP, or a host name)
+	User      string // authenticated user; "" when the log has none
+	Method    string
+	Path      string // raw (escaped) path
+	Query     string
+	Proto     string
+	Status    int // 0 when the log has none
+	Referer   string
+	UserAgent string
+	Headers   []Header // further request headers (JSON lines)
+}
+
+// A Header is a request header field read from a log.
+type Header struct{ Name, Value string }
+
+// A Format selects the parser of a log.
+type Format string
+
+// The formats. Auto tells JSON lines (starting with '{') from the Common
+// and Combined Log Formats line by line.
+const (
+	Auto Format = "auto"
+	CLF  Format = "clf" // Common and Combined Log Format
+	JSON Format = "json"
+)
+
+// Options configure a Reader.
+type Options struct {
+	Format Format
+	JSON   JSONFields
+}
+
+// A Malformed line could not be parsed.
+type Malformed struct {
+	File   string
+	Line   int64
+	Text   string // the start of the line
+	Reason string
+}
+
+func (m Malformed) String() string {
+	return fmt.Sprintf("%s:%d: %s: %q", m.File, m.Line, m.Reason, m.Text)
+}
+
+// maxLine is the longest line parsed; longer ones are malformed.
+const maxLine = 64 << 10
+
+// maxSamples is the number of malformed lines a Reader keeps.
+const maxSamples = 5
+
+// A Reader reads the entries of one log.
+type Reader struct {
+	name    string
+	opts    Options
+	count   *countingReader
+	br      *bufio.Reader
+	tc      timeCache
+	line    int64
+	bad     int64
+	samples []Malformed
+}
+
+// NewReader returns a Reader of the log r, named name in reports. A gzip
+// stream is recognised by its magic bytes and decompressed.
+func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
+	if opts.Format == "" {
+		opts.Format = Auto
+	}
+	if opts.Format != Auto && opts.Format != CLF && opts.Format != JSON {
+		return nil, fmt.Errorf("logparse: unknown format %q; want auto, clf or json", opts.Format)
+	}
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(cr, maxLine)
+	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("logparse: %s: %w", name, err)
+		}
+		br = bufio.NewReaderSize(zr, maxLine)
+	}
+	return &Reader{name: name, opts: opts, count: cr, br: br}, nil
+}
+
+// Next returns the next well-formed entry, or io.EOF at the end of the
+// log. Other errors are read errors of the log itself.
+func (r *Reader) Next() (Entry, error) {
+	var e Entry
+	for {
+		raw, err := r.br.ReadSlice('\n')
+		tooLong := false
+		if errors.Is(err, bufio.ErrBufferFull) {
+			tooLong = true
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.br.ReadSlice('\n')
+			}
+		}
+		if len(raw) == 0 && err != nil {
+			if err == io.EOF {
+				return e, io.EOF
+			}
+			return e, fmt.Errorf("logparse: %s: %w", r.name, err)
+		}
+		r.line++
+		if tooLong {
+			r.malformed(raw, "line longer than 64 KiB")
+			continue
+		}
+		raw = bytes.TrimRight(raw, "\r\n")
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		line := string(raw)
+		var perr error
+		switch f := r.opts.Format; {
+		case f == JSON, f == Auto && strings.HasPrefix(strings.TrimLeft(line, " \t"), "{"):
+			perr = parseJSON(line, &r.opts.JSON, &r.tc, &e)
+		default:
+			perr = parseCLF(line, &r.tc, &e)
+		}
+		if perr != nil {
+			r.malformed(raw, perr.Error())
+			continue
+		}
+		return e, nil
+	}
+}
+
+func (r *Reader) malformed(raw []byte, reason string) {
+	r.bad++
+	if len(r.samples) < maxSamples {
+		text := raw
+		if len(text) > 120 {
+			text = text[:120]
+		}
+		r.samples = append(r.samples, Malformed{File: r.name, Line: r.line, Text: string(bytes.TrimRight(text, "\r\n")), Reason: reason})
+	}
+}
+
+// Lines returns the number of lines read so far.
+func (r *Reader) Lines() int64 { return r.line }
+
+// MalformedCount returns the number of malformed lines so far.
+func (r *Reader) MalformedCount() int64 { return r.bad }
+
+// Samples returns the first malformed lines (at most 5).
+func (r *Reader) Samples() []Malformed { return r.samples }
+
+// BytesRead returns the bytes read from the underlying (possibly
+// compressed) stream, for progress reports.
+func (r *Reader) BytesRead() int64 { return r.count.n }
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

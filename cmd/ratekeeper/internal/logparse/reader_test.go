@@ -1,0 +1,147 @@
+package logparse
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func readAll(t *testing.T, r *Reader) []Entry {
+	t.Helper()
+	var out []Entry
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+}
+
+func TestCLF(t *testing.T) {
+	tz := time.FixedZone("", -7*3600)
+	for _, tc := range []struct {
+		name, line string
+		want       Entry
+	}{
+		{"common", `127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326`,
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "127.0.0.1", User: "frank", Method: "GET", Path: "/apache_pb.gif", Proto: "HTTP/1.0", Status: 200}},
+		{"combined", `2001:db8::1 - - [10/Oct/2000:13:55:36 -0700] "POST /login?next=%2F HTTP/1.1" 429 - "http://example.com/" "curl/8.0 \"quoted\""`,
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "2001:db8::1", Method: "POST", Path: "/login", Query: "next=%2F", Proto: "HTTP/1.1", Status: 429, Referer: "http://example.com/", UserAgent: `curl/8.0 \"quoted\"`}},
+		{"absolute form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET http://example.com/a/b HTTP/1.1" 200 1`,
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a/b", Proto: "HTTP/1.1", Status: 200}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(strings.NewReader(tc.line+"\n"), "a.log", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, r)
+			if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) || !got[0].Time.Equal(tc.want.Time) {
+				t.Errorf("entries = %+v\nwant %+v (malformed %v)", got, tc.want, r.Samples())
+			}
+		})
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	lines := []string{
+		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`,
+		`garbage`,
+		`192.0.2.1 - - [99/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`,
+		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "\x16\x03\x01" 400 1`,
+		`192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1`,
+		`{"time": "nope"}`,
+		``,
+		strings.Repeat("x", 70<<10),
+		`192.0.2.1 - - [10/Oct/2000:13:55:37 -0700] "GET /b HTTP/1.1" 200 1`,
+	}
+	r, err := NewReader(strings.NewReader(strings.Join(lines, "\n")), "m.log", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, r)
+	if len(got) != 2 || got[1].Path != "/b" {
+		t.Errorf("entries = %+v, want / and /b", got)
+	}
+	if r.MalformedCount() != 6 || r.Lines() != 9 {
+		t.Errorf("malformed, lines = %d, %d; want 6, 9", r.MalformedCount(), r.Lines())
+	}
+	s := r.Samples()
+	if len(s) != 5 || s[0].Line != 2 || !strings.Contains(s[1].Reason, "bad time") || !strings.Contains(s[2].Reason, "request line") {
+		t.Errorf("samples = %v", s)
+	}
+}
+
+func TestJSONLines(t *testing.T) {
+	log := `{"ts": 1700000000.5, "remote_ip": "192.0.2.9", "method": "POST", "path": "/login", "user": "ann", "req": {"h": "abc"}}
+{"time": "2023-11-14T22:13:21Z", "ip": "192.0.2.9", "uri": "/x?y=1"}
+{"time": 1700000001000, "ip": "192.0.2.9"}
+{"ip": "192.0.2.9"}
+`
+	r, err := NewReader(strings.NewReader(log), "j.log", Options{JSON: JSONFields{Headers: map[string]string{"X-Id": "req.h"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, r)
+	if len(got) != 3 {
+		t.Fatalf("entries = %+v (malformed %v)", got, r.Samples())
+	}
+	if !got[0].Time.Equal(time.Unix(1700000000, 5e8)) || got[0].Addr != "192.0.2.9" || got[0].Method != "POST" || got[0].User != "ann" ||
+		!reflect.DeepEqual(got[0].Headers, []Header{{"X-Id", "abc"}}) {
+		t.Errorf("entry 0 = %+v", got[0])
+	}
+	if got[1].Path != "/x" || got[1].Query != "y=1" || got[1].Method != "GET" || !got[1].Time.Equal(time.Unix(1700000001, 0)) {
+		t.Errorf("entry 1 = %+v", got[1])
+	}
+	if !got[2].Time.Equal(time.Unix(1700000001, 0)) {
+		t.Errorf("entry 2 time = %v (milliseconds)", got[2].Time)
+	}
+	if r.MalformedCount() != 1 || !strings.Contains(r.Samples()[0].Reason, "no time field") {
+		t.Errorf("malformed = %v", r.Samples())
+	}
+}
+
+func TestGzip(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	io.WriteString(zw, `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`+"\n")
+	zw.Close()
+	n := int64(buf.Len())
+	r, err := NewReader(&buf, "a.log.gz", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, r); len(got) != 1 || got[0].Addr != "192.0.2.1" {
+		t.Errorf("gzip entries = %+v", got)
+	}
+	if r.BytesRead() != n {
+		t.Errorf("BytesRead = %d, want the compressed size %d", r.BytesRead(), n)
+	}
+	if _, err := NewReader(strings.NewReader(""), "x", Options{Format: "xml"}); err == nil {
+		t.Error("NewReader accepted format xml")
+	}
+}
+
+// FuzzParseLine checks that no line panics the parsers.
+func FuzzParseLine(f *testing.F) {
+	f.Add(`127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326 "-" "ua"`)
+	f.Add(`{"ts": 1, "ip": "1.2.3.4", "path": "/", "a": {"b": 1}}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		var e Entry
+		var tc timeCache
+		if parseCLF(line, &tc, &e) == nil && (e.Path == "" || e.Path[0] != '/') {
+			t.Errorf("parseCLF(%q) accepted path %q", line, e.Path)
+		}
+		if parseJSON(line, &JSONFields{}, &tc, &e) == nil && e.Addr == "" {
+			t.Errorf("parseJSON(%q) accepted an entry without address", line)
+		}
+	})
+}

@@ -1,0 +1,250 @@
+// Package replay runs access-log traffic through configured policies in
+// simulated time: every request is decided at the instant the log gives it,
+// by an in-memory store whose clock is set to that instant. It reports what
+// the policies would have rejected, how much each key sends per window, and
+// which limits the traffic suggests.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Routes are further route patterns to resolve requests against (the
+	// application's routes), besides those the policies name; they give
+	// route-keyed policies their keys.
+	Routes []string
+	// Compare also runs every policy's traffic through every algorithm.
+	Compare bool
+	// Top is the number of most-rejected keys reported per policy
+	// (default 5).
+	Top int
+	// Bins is the number of time bins of the charts (default 60).
+	Bins int
+}
+
+// An Engine replays requests through the policies of a configuration.
+// Feed it entries in log order with Add, then call Finish once.
+type Engine struct {
+	opts  Options
+	set   *policy.Set
+	store *algorithms.MemoryStore
+	clock *clock
+	req   requestBuilder
+	res   policy.Result
+	pols  []*polStats
+	index map[*policy.Policy]int
+
+	requests, rejected, noKey, unmatched int64
+	first, last                          time.Time
+}
+
+// clock is the simulated clock: the time of the entry being replayed.
+type clock struct{ t time.Time }
+
+func (c *clock) Now() time.Time { return c.t }
+
+// New returns an Engine for the policies of cfg.
+func New(cfg *policy.Config, opts Options) (*Engine, error) {
+	if opts.Top <= 0 {
+		opts.Top = 5
+	}
+	if opts.Bins <= 0 {
+		opts.Bins = 60
+	}
+	e := &Engine{opts: opts, clock: &clock{}, index: map[*policy.Policy]int{}}
+	var routes []string
+	for _, d := range cfg.Definitions {
+		routes = append(routes, d.Routes...)
+	}
+	routes = append(routes, opts.Routes...)
+	mux, err := newMux(routes)
+	if err != nil {
+		return nil, err
+	}
+	e.req.init(mux)
+	set, err := policy.NewSet(cfg.Policies)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	e.set = set
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(e.clock))
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	e.store = store
+	for i, p := range cfg.Policies {
+		e.index[p] = i
+		e.pols = append(e.pols, &polStats{policy: p, def: cfg.Definitions[i], keys: map[string]uint32{}})
+	}
+	return e, nil
+}
+
+// Add replays one request at its logged time.
+func (e *Engine) Add(en *logparse.Entry) error {
+	if e.first.IsZero() || en.Time.Before(e.first) {
+		e.first = en.Time
+	}
+	if en.Time.After(e.last) {
+		e.last = en.Time
+	}
+	e.clock.t = en.Time
+	r := e.req.build(en)
+	mask := e.set.Match(r)
+	if mask == 0 {
+		e.unmatched++
+		return nil
+	}
+	e.requests++
+	t := en.Time.UnixNano()
+	if err := e.set.Prepare(r, mask, &e.res); err != nil {
+		var ke *policy.KeyError
+		if errors.As(err, &ke) {
+			e.noKey++
+			e.pols[e.index[ke.Policy]].noKey++
+			return nil
+		}
+		return fmt.Errorf("replay: %w", err)
+	}
+	for skipped := e.res.SkippedMask(); skipped != 0; skipped &= skipped - 1 {
+		e.pols[trailingZeros(skipped)].skipped++
+	}
+	if err := e.res.Take(context.Background(), e.store); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	if !e.res.Allowed() {
+		e.rejected++
+	}
+	for i := 0; i < e.res.Len(); i++ {
+		ps := e.pols[e.index[e.res.Policy(i)]]
+		d := e.res.Decision(i)
+		ps.add(t, e.res.Key(i), d)
+	}
+	return nil
+}
+
+func trailingZeros(x uint64) int {
+	n := 0
+	for x&1 == 0 {
+		x >>= 1
+		n++
+	}
+	return n
+}
+
+// newMux returns a ServeMux resolving the route patterns, each registered by
+// its path (the policies compare methods themselves); nil when there are
+// none.
+func newMux(patterns []string) (mux *http.ServeMux, err error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	mux = http.NewServeMux()
+	seen := map[string]bool{}
+	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, p := range patterns {
+		path := p
+		if i := indexByte(p, ' '); i >= 0 {
+			path = trimLeftSpace(p[i+1:])
+		}
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		if err := register(mux, path, nop); err != nil {
+			return nil, err
+		}
+	}
+	return mux, nil
+}
+
+// register adds a pattern, turning ServeMux's panic on a bad or
+// conflicting pattern into an error.
+func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("replay: route %q: %v", pattern, r)
+		}
+	}()
+	mux.Handle(pattern, h)
+	return nil
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func trimLeftSpace(s string) string {
+	for len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
+	return s
+}
+
+// polStats gathers what one policy saw.
+type polStats struct {
+	policy *policy.Policy
+	def    policy.Definition
+
+	requests, rejected, noKey, skipped, delayed int64
+
+	keys     map[string]uint32 // namespaced key -> id
+	names    []string          // id -> namespaced key
+	rejectBy []int64           // id -> rejections
+	events   []event
+}
+
+// An event is one decision of a policy: when, for which key, and whether it
+// denied.
+type event struct {
+	t      int64
+	key    uint32
+	denied bool
+}
+
+func (ps *polStats) add(t int64, key string, d algorithms.Decision) {
+	id, ok := ps.keys[key]
+	if !ok {
+		id = uint32(len(ps.names))
+		key = string([]byte(key)) // the Result's key is only valid until the next Prepare
+		ps.keys[key] = id
+		ps.names = append(ps.names, key)
+		ps.rejectBy = append(ps.rejectBy, 0)
+	}
+	ps.requests++
+	if !d.Allowed {
+		ps.rejected++
+		ps.rejectBy[id]++
+	} else if d.Delay > 0 {
+		ps.delayed++
+	}
+	ps.events = append(ps.events, event{t: t, key: id, denied: !d.Allowed})
+}
+
+// sortEvents orders the events by time, keeping log order among equals.
+func (ps *polStats) sortEvents() {
+	slices.SortStableFunc(ps.events, func(a, b event) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+}

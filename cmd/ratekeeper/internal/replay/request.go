@@ -1,0 +1,69 @@
+package replay
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// A requestBuilder turns log entries into *http.Request values for the
+// policies' key functions and matchers. It reuses one request: the policy
+// Set keeps nothing of it between calls.
+type requestBuilder struct {
+	mux  *http.ServeMux
+	req  *http.Request
+	url  url.URL
+	hdr  http.Header
+	base context.Context
+}
+
+func (b *requestBuilder) init(mux *http.ServeMux) {
+	b.mux = mux
+	b.hdr = http.Header{}
+	b.base = context.Background()
+	b.req = (&http.Request{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Host: "replay.invalid"}).WithContext(b.base)
+}
+
+// build returns the request of en: method, URL, RemoteAddr, the headers
+// the log has, the user in the context (keyfunc.WithUser), and the route
+// pattern resolved by the mux.
+func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
+	r := b.req
+	if en.User != "" {
+		r = r.WithContext(keyfunc.WithUser(b.base, en.User))
+	} else if r.Context() != b.base {
+		r = r.WithContext(b.base)
+	}
+	b.req = r
+	r.Method = en.Method
+	b.url.Path, b.url.RawPath = en.Path, ""
+	if strings.IndexByte(en.Path, '%') >= 0 {
+		if p, err := url.PathUnescape(en.Path); err == nil {
+			b.url.Path, b.url.RawPath = p, en.Path
+		}
+	}
+	b.url.RawQuery = en.Query
+	r.URL = &b.url
+	r.RequestURI = ""
+	r.RemoteAddr = en.Addr
+	clear(b.hdr)
+	if en.Referer != "" {
+		b.hdr["Referer"] = []string{en.Referer}
+	}
+	if en.UserAgent != "" {
+		b.hdr["User-Agent"] = []string{en.UserAgent}
+	}
+	for _, h := range en.Headers {
+		b.hdr.Add(h.Name, h.Value)
+	}
+	r.Header = b.hdr
+	r.Pattern = ""
+	if b.mux != nil {
+		_, r.Pattern = b.mux.Handler(r)
+	}
+	return r
+}

@@ -1,0 +1,90 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+)
+
+// Input describes what was read, for the report's header.
+type Input struct {
+	Files     []string
+	Lines     int64
+	Entries   int64
+	Malformed int64
+	Samples   []logparse.Malformed
+}
+
+// WriteText writes the report for people.
+func (r *Report) WriteText(w io.Writer, in Input) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replayed %d requests from %d lines of %s", in.Entries, in.Lines, strings.Join(in.Files, ", "))
+	if in.Entries > 0 {
+		fmt.Fprintf(&b, "\n  from %s to %s (%s)", r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), r.Last.Sub(r.First))
+	}
+	b.WriteString("\n")
+	if in.Malformed > 0 {
+		fmt.Fprintf(&b, "  %d malformed lines (%s), skipped; for example:\n", in.Malformed, pct(in.Malformed, in.Lines))
+		for _, m := range in.Samples {
+			fmt.Fprintf(&b, "    %s\n", m)
+		}
+	}
+	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected (%s), %d rejected for want of a key, %d matched no policy\n",
+		r.Requests, r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)
+	for i := range r.Policies {
+		b.WriteString("\n")
+		r.Policies[i].writeText(&b)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (p *PolicyReport) writeText(b *strings.Builder) {
+	fmt.Fprintf(b, "policy %s: %v, key %s\n", p.Name, p.Spec, p.Key)
+	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  requests\t%d\n", p.Requests)
+	fmt.Fprintf(tw, "  rejected\t%d\t%s\n", p.Rejected, pct(p.Rejected, p.Requests))
+	if p.NoKey > 0 || p.Skipped > 0 {
+		fmt.Fprintf(tw, "  without a key\t%d\t(%d skipped, the rest rejected 400/403)\n", p.NoKey+p.Skipped, p.Skipped)
+	}
+	if p.Delayed > 0 {
+		fmt.Fprintf(tw, "  delayed\t%d\n", p.Delayed)
+	}
+	fmt.Fprintf(tw, "  keys\t%d\t(%d key-windows of %s with requests)\n", p.Rates.Keys, p.Rates.Windows, p.Spec.Window)
+	fmt.Fprintf(tw, "  requests per key per %s\tP50 %d\tP95 %d\tP99 %d\tmax %d\n", p.Spec.Window, p.Rates.P50, p.Rates.P95, p.Rates.P99, p.Rates.Max)
+	tw.Flush()
+	if len(p.Top) > 0 {
+		var keys []string
+		for _, k := range p.Top {
+			keys = append(keys, fmt.Sprintf("%s (%d)", k.Key, k.Count))
+		}
+		fmt.Fprintf(b, "  most rejected keys: %s\n", strings.Join(keys, ", "))
+	}
+	if len(p.Limits) > 0 {
+		b.WriteString("  limits, this policy alone (seed advice: P95 x 1.2 to 1.5, or P99 x 2):\n")
+		tw = tabwriter.NewWriter(b, 2, 8, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "    \tlimit\trejected\tshare\t\n")
+		for _, t := range p.Limits {
+			fmt.Fprintf(tw, "    %s\t%d\t%d\t%s\t\n", t.Label, t.Spec.Limit, t.Rejected, pct(t.Rejected, p.Requests))
+		}
+		tw.Flush()
+	}
+	if len(p.Compare) > 0 {
+		fmt.Fprintf(b, "  algorithms at %d per %s, this policy alone:\n", p.Spec.Limit, p.Spec.Window)
+		tw = tabwriter.NewWriter(b, 2, 8, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "    \trejected\tshare\t\n")
+		for _, t := range p.Compare {
+			fmt.Fprintf(tw, "    %s\t%d\t%s\t\n", t.Label, t.Rejected, pct(t.Rejected, p.Requests))
+		}
+		tw.Flush()
+	}
+}
+
+// pct formats part/whole as a percentage with two decimals.
+func pct(part, whole int64) string {
+	return fmt.Sprintf("%.2f%%", 100*Share(part, whole))
+}

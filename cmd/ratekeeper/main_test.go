@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/ratekeeper -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (rerun with -update if the change is intended)\n--- got:\n%s\n--- want:\n%s", path, got, want)
+	}
+}
+
+func runCmd(args ...string) (stdout, stderr string, code int) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"check_example.txt", []string{"check", "../../examples/config/ratekeeper.yaml"}, exitOK},
+		{"check_bad.txt", []string{"check", "testdata/bad.yaml"}, exitFindings},
+		{"replay.txt", []string{"replay", "--config", "testdata/rules.yaml", "testdata/access.log", "testdata/access.log.1.gz"}, exitFindings},
+		{"replay_compare.txt", []string{"replay", "--compare", "--config", "testdata/rules.yaml", "testdata/access.log"}, exitFindings},
+		{"replay_json.txt", []string{"replay", "--config", "testdata/rules.yaml", "--format", "json", "testdata/access.jsonl"}, exitFindings},
+		{"help.txt", []string{"help"}, exitOK},
+		{"check_help.txt", []string{"check", "--help"}, exitOK},
+		{"replay_help.txt", []string{"replay", "--help"}, exitOK},
+		{"demo_help.txt", []string{"demo", "--help"}, exitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCmd(tc.args...)
+			if code != tc.code {
+				t.Errorf("ratekeeper %s: exit %d, want %d; stderr:\n%s", strings.Join(tc.args, " "), code, tc.code, errOut)
+			}
+			golden(t, tc.name, []byte(out))
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"frobnicate"},
+		{"check"},
+		{"check", "a.yaml", "b.yaml"},
+		{"check", "testdata/missing.yaml"},
+		{"check", "--bogus", "x"},
+		{"replay", "testdata/access.log"},
+		{"replay", "--config", "testdata/rules.yaml"},
+		{"replay", "--config", "testdata/bad.yaml", "testdata/access.log"},
+		{"replay", "--config", "testdata/rules.yaml", "testdata/missing.log"},
+		{"replay", "--config", "testdata/rules.yaml", "testdata/bad.yaml"}, // no parseable line
+		{"replay", "--config", "testdata/rules.yaml", "--format", "xml", "testdata/access.log"},
+		{"replay", "--config", "testdata/rules.yaml", "--json-header", "novalue", "testdata/access.log"},
+		{"replay", "--config", "testdata/rules.yaml", "--route", "/a/{", "testdata/access.log"},
+		{"demo", "extra"},
+	} {
+		_, errOut, code := runCmd(args...)
+		if code != exitUsage {
+			t.Errorf("ratekeeper %q: exit %d, want %d", args, code, exitUsage)
+		}
+		if errOut == "" {
+			t.Errorf("ratekeeper %q: nothing on stderr", args)
+		}
+	}
+}
+
+func TestReplayNothingRejected(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "generous.yaml")
+	if err := os.WriteFile(cfg, []byte("policies:\n  - name: generous\n    limit: 1000\n    window: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd("replay", "--config", cfg, "testdata/access.log")
+	if code != exitOK {
+		t.Errorf("exit %d, want 0; stderr: %s", code, errOut)
+	}
+	if !strings.Contains(out, "0 rejected (0.00%)") {
+		t.Errorf("report does not say nothing was rejected:\n%s", out)
+	}
+}
+
+// TestReplaySVG writes the replay chart and reads it back as XML: one
+// series per policy and per compared algorithm, each adding up to the
+// policy's requests.
+func TestReplaySVG(t *testing.T) {
+	svgPath := filepath.Join(t.TempDir(), "replay.svg")
+	out, errOut, code := runCmd("replay", "--compare", "--svg", svgPath, "--config", "testdata/rules.yaml", "testdata/access.log")
+	if code != exitFindings {
+		t.Fatalf("exit %d; stderr: %s", code, errOut)
+	}
+	if !strings.Contains(out, "chart: "+svgPath) {
+		t.Errorf("output does not name the chart:\n%s", out)
+	}
+	series := readSVG(t, svgPath)
+	// rules.yaml has three policies; six algorithms each with --compare.
+	if got, want := len(series), 3*(1+6); got != want {
+		t.Fatalf("%d series, want %d: %v", got, want, series)
+	}
+	requests := map[string]int64{}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "policy ") {
+			name := strings.TrimSuffix(strings.Fields(line)[1], ":")
+			requests[name] = -1
+			for _, l := range strings.Split(out[strings.Index(out, line):], "\n")[1:] {
+				if f := strings.Fields(l); len(f) == 2 && f[0] == "requests" {
+					requests[name], _ = strconv.ParseInt(f[1], 10, 64)
+					break
+				}
+			}
+		}
+	}
+	for name, s := range series {
+		policyName := strings.Fields(name)[0]
+		want, ok := requests[policyName]
+		if !ok {
+			t.Errorf("series %q names no policy of the report (%v)", name, requests)
+			continue
+		}
+		if got := s[0] + s[1]; got != want {
+			t.Errorf("series %q: admitted %d + rejected %d = %d, want the policy's %d requests", name, s[0], s[1], got, want)
+		}
+	}
+	if s := series["login (sliding_log, as configured)"]; s[1] == 0 {
+		t.Errorf("login series shows no rejection: %v", s)
+	}
+}
+
+// readSVG parses an SVG written by the chart package and returns, per
+// series, the admitted and rejected totals.
+func readSVG(t *testing.T, path string) map[string][2]int64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		XMLName xml.Name `xml:"svg"`
+		Groups  []struct {
+			Class string `xml:"class,attr"`
+			Name  string `xml:"data-name,attr"`
+			Rects []struct {
+				Class string `xml:"class,attr"`
+				Count int64  `xml:"data-count,attr"`
+			} `xml:"rect"`
+		} `xml:"g"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s is not well-formed XML: %v", path, err)
+	}
+	out := map[string][2]int64{}
+	for _, g := range doc.Groups {
+		if g.Class != "series" {
+			continue
+		}
+		var s [2]int64
+		for _, r := range g.Rects {
+			switch r.Class {
+			case "admitted":
+				s[0] += r.Count
+			case "rejected":
+				s[1] += r.Count
+			}
+		}
+		out[g.Name] = s
+	}
+	return out
+}

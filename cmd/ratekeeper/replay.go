@@ -1,0 +1,293 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/chart"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+const replayHead = `Usage: ratekeeper replay --config FILE [flags] LOG...
+
+Replay reads access logs and runs every request through the configured
+policies at the time the log gives it (an in-memory store on a simulated
+clock), then reports per policy: requests, would-be rejections, the keys
+rejected most, requests per key per window (P50/P95/P99/max), and suggested
+limits (P95 x 1.2 to 1.5, P99 x 2) with the share each would have rejected.
+
+Logs are Common or Combined Log Format or JSON lines (one object per line),
+told apart line by line; gzip is recognised by its magic bytes; "-" is
+standard input. Several logs (rotated files) are replayed in the order of
+their first timestamp. Malformed lines are counted and sampled, not fatal.
+In the Common Log Format the authenticated user becomes the request's user
+(key part "user"); the Combined format adds Referer and User-Agent headers.
+
+Exit status: 0 nothing rejected, 1 some requests would have been rejected,
+2 usage or input error.
+`
+
+// headerFlags collects --json-header NAME=FIELD.
+type headerFlags map[string]string
+
+func (h headerFlags) String() string { return fmt.Sprint(map[string]string(h)) }
+
+func (h headerFlags) Set(v string) error {
+	name, field, ok := strings.Cut(v, "=")
+	if !ok || name == "" || field == "" {
+		return errors.New("want NAME=FIELD")
+	}
+	h[name] = field
+	return nil
+}
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+type replayFlags struct {
+	config, format, svg string
+	compare, quiet      bool
+	top                 int
+	routes              listFlag
+	json                logparse.JSONFields
+}
+
+func runReplay(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("replay", replayHead, stderr)
+	var f replayFlags
+	f.json.Headers = map[string]string{}
+	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required)")
+	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined) or json")
+	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic under every algorithm")
+	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
+	fs.IntVar(&f.top, "top", 5, "most-rejected keys reported per policy")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys")
+	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339 or Unix s/ms/µs/ns; default: time, ts, timestamp, ...)")
+	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: remote_addr, remote_ip, client_ip, ip, ...)")
+	fs.StringVar(&f.json.Method, "json-method", "", "JSON field of the method (default: method, request_method, verb)")
+	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path (default: path, uri, request_uri, url)")
+	fs.StringVar(&f.json.User, "json-user", "", "JSON field of the user, for the key part user (default: user, user_id, remote_user)")
+	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable), for header: key parts")
+	logs, code := parseFlags(fs, args, stdout)
+	if code >= 0 {
+		return code
+	}
+	if f.config == "" || len(logs) == 0 {
+		fmt.Fprintln(stderr, "ratekeeper replay: want --config FILE and at least one LOG")
+		fs.Usage()
+		return exitUsage
+	}
+	if f.top < 0 {
+		fmt.Fprintln(stderr, "ratekeeper replay: --top must not be negative")
+		return exitUsage
+	}
+	cfg, err := policy.Load(f.config)
+	if err != nil {
+		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+		return exitUsage
+	}
+	rep, in, err := replayLogs(cfg, logs, &f, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+		return exitUsage
+	}
+	if err := rep.WriteText(stdout, in); err != nil {
+		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+		return exitUsage
+	}
+	if f.svg != "" {
+		if err := writeChart(f.svg, replayChart(rep)); err != nil {
+			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, "\nchart: %s\n", f.svg)
+	}
+	if rep.Rejected > 0 || rep.NoKey > 0 {
+		return exitFindings
+	}
+	return exitOK
+}
+
+// source is one log being read, with its first entry read ahead.
+type source struct {
+	name  string
+	file  io.Closer
+	r     *logparse.Reader
+	first logparse.Entry
+	eof   bool
+}
+
+func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Writer) (*replay.Report, replay.Input, error) {
+	var in replay.Input
+	opts := logparse.Options{Format: logparse.Format(f.format), JSON: f.json}
+	var srcs []*source
+	defer func() {
+		for _, s := range srcs {
+			s.file.Close()
+		}
+	}()
+	var total int64
+	for _, name := range logs {
+		s, size, err := openSource(name, opts)
+		if err != nil {
+			return nil, in, err
+		}
+		srcs = append(srcs, s)
+		total += size
+	}
+	// Rotated logs replay oldest first.
+	slices.SortStableFunc(srcs, func(a, b *source) int {
+		if a.eof || b.eof {
+			return 0
+		}
+		return a.first.Time.Compare(b.first.Time)
+	})
+	eng, err := replay.New(cfg, replay.Options{Routes: f.routes, Compare: f.compare, Top: f.top})
+	if err != nil {
+		return nil, in, err
+	}
+	prog := newProgress(stderr, total, f.quiet)
+	var done int64
+	for _, s := range srcs {
+		in.Files = append(in.Files, s.name)
+		if !s.eof {
+			in.Entries++
+			if err := eng.Add(&s.first); err != nil {
+				return nil, in, err
+			}
+		}
+		for !s.eof {
+			e, err := s.r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, in, err
+			}
+			in.Entries++
+			if err := eng.Add(&e); err != nil {
+				return nil, in, err
+			}
+			if in.Entries&0xffff == 0 {
+				prog.update(done+s.r.BytesRead(), in.Entries)
+			}
+		}
+		done += s.r.BytesRead()
+		in.Lines += s.r.Lines()
+		in.Malformed += s.r.MalformedCount()
+		for _, m := range s.r.Samples() {
+			if len(in.Samples) < 5 {
+				in.Samples = append(in.Samples, m)
+			}
+		}
+	}
+	prog.finish(in.Entries)
+	if in.Entries == 0 {
+		return nil, in, fmt.Errorf("no parseable line in %d line(s) of %s", in.Lines, strings.Join(logs, ", "))
+	}
+	rep, err := eng.Finish()
+	return rep, in, err
+}
+
+func openSource(name string, opts logparse.Options) (*source, int64, error) {
+	var rc io.ReadCloser = os.Stdin
+	var size int64
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		rc = f
+	} else {
+		rc = io.NopCloser(os.Stdin)
+	}
+	r, err := logparse.NewReader(rc, name, opts)
+	if err != nil {
+		rc.Close()
+		return nil, 0, err
+	}
+	s := &source{name: name, file: rc, r: r}
+	s.first, err = r.Next()
+	if err == io.EOF {
+		s.eof = true
+	} else if err != nil {
+		rc.Close()
+		return nil, 0, err
+	}
+	return s, size, nil
+}
+
+// progress reports on standard error, at most once a second, for inputs
+// over 32 MiB.
+type progress struct {
+	w     io.Writer
+	total int64
+	on    bool
+	last  time.Time
+	start time.Time
+}
+
+func newProgress(w io.Writer, total int64, quiet bool) *progress {
+	now := time.Now()
+	return &progress{w: w, total: total, on: !quiet && total > 32<<20, last: now, start: now}
+}
+
+func (p *progress) update(done, entries int64) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < time.Second {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "replay: %d requests, %.0f%% of %d MiB read\n", entries, 100*float64(done)/float64(p.total), p.total>>20)
+}
+
+func (p *progress) finish(entries int64) {
+	if p.on {
+		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, time.Since(p.start).Round(time.Millisecond))
+	}
+}
+
+// replayChart charts each policy's admitted and rejected requests, and
+// with --compare each algorithm's.
+func replayChart(rep *replay.Report) *chart.Chart {
+	c := &chart.Chart{Title: "ratekeeper replay: admitted and rejected requests per policy", Start: rep.BinStart, Bin: rep.Bin}
+	for _, p := range rep.Policies {
+		c.Series = append(c.Series, chart.Series{Name: p.Name + " (" + string(p.Spec.Algorithm) + ", as configured)", Admitted: p.Timeline.Admitted, Rejected: p.Timeline.Rejected})
+		for _, s := range p.Compared {
+			c.Series = append(c.Series, chart.Series{Name: p.Name + " alone under " + s.Name, Admitted: s.Admitted, Rejected: s.Rejected})
+		}
+	}
+	return c
+}
+
+func writeChart(path string, c *chart.Chart) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := c.WriteSVG(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+var _ flag.Value = headerFlags(nil)
