@@ -74,7 +74,7 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
-	// Decide in order on copies, so that a denied call leaves no trace.
+	// Decide in order on copies, so that a denied call consumes nothing.
 	work := make(map[modelKey]machine)
 	out := make([]algorithms.Decision, len(checks))
 	all := true
@@ -85,7 +85,7 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 			mc = m.machineFor(k).clone()
 			work[k] = mc
 		}
-		out[i] = decide(c.Spec, mc, t, cost(c), true)
+		out[i] = decideLate(c.Spec, mc, t, cost(c), true)
 		all = all && out[i].Allowed
 	}
 	if all {
@@ -94,13 +94,20 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 		}
 		return out, nil
 	}
-	// Denied: nothing is consumed. A denied check keeps its decision; one
-	// that passed reports the key as it is, as if decided alone.
+	// Denied: nothing is consumed, but a held key has still been looked at
+	// (at its effective instant), which moves the instant it knows of.
+	for k := range work {
+		if mc, ok := m.keys[k]; ok {
+			mc.touch(effective(mc, t))
+		}
+	}
+	// A denied check keeps its decision; one that passed reports the key as
+	// it is, as if decided alone.
 	for i, c := range checks {
 		if !out[i].Allowed {
 			continue
 		}
-		d := decide(c.Spec, m.machineFor(modelKey{c.Spec, c.Key}).clone(), t, cost(c), false)
+		d := decideLate(c.Spec, m.machineFor(modelKey{c.Spec, c.Key}).clone(), t, cost(c), false)
 		d.Delay = 0
 		out[i] = d
 	}
@@ -140,16 +147,64 @@ func cost(c algorithms.Check) int64 {
 	return c.Cost
 }
 
-// A machine is the state of one (Spec, Key). Times are Unix nanoseconds and
-// never go back between calls.
+// A machine is the state of one (Spec, Key). Times are Unix nanoseconds.
 type machine interface {
-	// used returns the amount in use at t, for t at or after the last consume.
+	// used returns the amount in use at t, for t at or after anchor (for
+	// the buckets and the queue, at any t: an earlier t is a larger deficit).
 	used(t int64) *big.Rat
 	// firstAtMost returns the smallest instant t' >= t with used(t') <= x, for x >= 0.
 	firstAtMost(t int64, x *big.Rat) int64
-	// consume records an admitted request of cost n at t.
+	// consume records an admitted request of cost n at t >= anchor.
 	consume(t, n int64)
+	// anchor returns the latest instant the state knows of, for the window
+	// kinds (ok false when none, and always for the others): the start of
+	// the key's window or sub-window, the newest logged request.
+	anchor() (t int64, ok bool)
+	// touch records that a call looked at the key at t >= anchor, admitted
+	// or not (the log forgets what left the window; the buckets move on).
+	touch(t int64)
 	clone() machine
+}
+
+// noAnchor is embedded by the kinds to which time going back is simply a
+// larger deficit.
+type noAnchor struct{}
+
+func (noAnchor) anchor() (int64, bool) { return 0, false }
+func (noAnchor) touch(int64)           {}
+
+// effective returns the instant a call at t is decided at: t, or the
+// latest instant the key knows of when that is later.
+func effective(mc machine, t int64) int64 {
+	if a, ok := mc.anchor(); ok && a > t {
+		return a
+	}
+	return t
+}
+
+// decideLate decides at the effective instant of t, as the package
+// documentation says of time that goes back: a request at an instant before
+// the latest one a window kind's state knows of is decided at that instant,
+// with its durations lengthened by the difference.
+func decideLate(s algorithms.Spec, mc machine, t, n int64, consume bool) algorithms.Decision {
+	te := effective(mc, t)
+	mc.touch(te)
+	d := decide(s, mc, te, n, consume)
+	if off := time.Duration(te - t); off > 0 {
+		if !d.Allowed {
+			d.RetryAfter += off
+		}
+		if d.ResetAfter > 0 {
+			d.ResetAfter += off
+		}
+		if d.NextAfter > 0 {
+			d.NextAfter += off
+		}
+		if d.Delay > 0 {
+			d.Delay += off
+		}
+	}
+	return d
 }
 
 // capacity is Spec.Capacity, recomputed here from its definition.
@@ -250,10 +305,14 @@ func newMachine(s algorithms.Spec) machine {
 // fixedWindow: the count of window k = floor(t/W).
 type fixedWindow struct {
 	w, win, count int64
+	held          bool // has admitted a request
 }
 
+func (m *fixedWindow) anchor() (int64, bool) { return m.win * m.w, m.held }
+func (m *fixedWindow) touch(int64)           {}
+
 func (m *fixedWindow) used(t int64) *big.Rat {
-	if floorDiv(t, m.w) == m.win {
+	if m.held && floorDiv(t, m.w) == m.win {
 		return ratInt(m.count)
 	}
 	return new(big.Rat)
@@ -267,10 +326,11 @@ func (m *fixedWindow) firstAtMost(t int64, x *big.Rat) int64 {
 }
 
 func (m *fixedWindow) consume(t, n int64) {
-	if k := floorDiv(t, m.w); k != m.win {
+	if k := floorDiv(t, m.w); k != m.win || !m.held {
 		m.win, m.count = k, 0
 	}
 	m.count += n
+	m.held = true
 }
 
 func (m *fixedWindow) clone() machine { c := *m; return &c }
@@ -278,7 +338,7 @@ func (m *fixedWindow) clone() machine { c := *m; return &c }
 // slidingLog: the accepted requests; one at ts counts while ts >= t−W.
 type slidingLog struct {
 	w      int64
-	events []event // in order of ts
+	events []event // in order of ts; those that left the window when last looked at are gone
 }
 
 type event struct{ ts, n int64 }
@@ -312,13 +372,26 @@ func (m *slidingLog) firstAtMost(t int64, x *big.Rat) int64 {
 }
 
 func (m *slidingLog) consume(t, n int64) {
+	m.touch(t)
+	m.events = append(m.events, event{t, n})
+}
+
+func (m *slidingLog) anchor() (int64, bool) {
+	if len(m.events) == 0 {
+		return 0, false
+	}
+	return m.events[len(m.events)-1].ts, true
+}
+
+// touch forgets the events that have left the window at t.
+func (m *slidingLog) touch(t int64) {
 	live := m.events[:0:0]
 	for _, e := range m.events {
 		if e.ts >= t-m.w {
 			live = append(live, e)
 		}
 	}
-	m.events = append(live, event{t, n})
+	m.events = live
 }
 
 func (m *slidingLog) clone() machine {
@@ -329,11 +402,18 @@ func (m *slidingLog) clone() machine {
 // window k−1 still inside the sliding window.
 type slidingWindow struct {
 	w, win, prev, curr int64
+	held               bool // has admitted a request
 }
+
+func (m *slidingWindow) anchor() (int64, bool) { return m.win * m.w, m.held }
+func (m *slidingWindow) touch(int64)           {}
 
 // counts returns window k of t and the counts of windows k−1 and k.
 func (m *slidingWindow) counts(t int64) (k, prev, curr int64) {
 	k = floorDiv(t, m.w)
+	if !m.held {
+		return k, 0, 0
+	}
 	switch k {
 	case m.win:
 		return k, m.prev, m.curr
@@ -369,7 +449,7 @@ func (m *slidingWindow) firstAtMost(t int64, x *big.Rat) int64 {
 
 func (m *slidingWindow) consume(t, n int64) {
 	k, prev, curr := m.counts(t)
-	m.win, m.prev, m.curr = k, prev, curr+n
+	m.win, m.prev, m.curr, m.held = k, prev, curr+n, true
 }
 
 func (m *slidingWindow) clone() machine { c := *m; return &c }
@@ -379,6 +459,16 @@ func (m *slidingWindow) clone() machine { c := *m; return &c }
 type slidingBuckets struct {
 	size, n int64
 	counts  map[int64]int64
+	last    int64 // the newest sub-window looked at
+	seen    bool
+}
+
+func (m *slidingBuckets) anchor() (int64, bool) { return m.last * m.size, m.seen }
+
+func (m *slidingBuckets) touch(t int64) {
+	if j := floorDiv(t, m.size); !m.seen || j > m.last {
+		m.last, m.seen = j, true
+	}
 }
 
 func (m *slidingBuckets) used(t int64) *big.Rat {
@@ -406,6 +496,7 @@ func (m *slidingBuckets) firstAtMost(t int64, x *big.Rat) int64 {
 }
 
 func (m *slidingBuckets) consume(t, n int64) {
+	m.touch(t)
 	j := floorDiv(t, m.size)
 	for i := range m.counts {
 		if i <= j-m.n {
@@ -416,7 +507,7 @@ func (m *slidingBuckets) consume(t, n int64) {
 }
 
 func (m *slidingBuckets) clone() machine {
-	c := &slidingBuckets{size: m.size, n: m.n, counts: make(map[int64]int64, len(m.counts))}
+	c := &slidingBuckets{size: m.size, n: m.n, counts: make(map[int64]int64, len(m.counts)), last: m.last, seen: m.seen}
 	for k, v := range m.counts {
 		c.counts[k] = v
 	}
@@ -426,6 +517,7 @@ func (m *slidingBuckets) clone() machine {
 // tokenBucket: tokens refill at rate L/W per ns up to burst; full at first.
 // used is burst − tokens.
 type tokenBucket struct {
+	noAnchor
 	rate   *big.Rat
 	burst  int64
 	tokens *big.Rat // at last; nil: never used (full)
@@ -463,6 +555,7 @@ func (m *tokenBucket) clone() machine { c := *m; return &c }
 
 // leakyBucket: a level that leaks at rate L/W per ns; empty at first.
 type leakyBucket struct {
+	noAnchor
 	rate  *big.Rat
 	level *big.Rat // at last; nil: empty
 	last  int64
@@ -497,6 +590,7 @@ func (m *leakyBucket) clone() machine { c := *m; return &c }
 // leakyQueue: next is the instant the queue is free; requests leave 1/rate
 // apart. used is the backlog in units, max(0, next−t)·rate.
 type leakyQueue struct {
+	noAnchor
 	rate *big.Rat
 	next *big.Rat // nil: never used
 }

@@ -24,13 +24,14 @@ type Harness struct {
 }
 
 // TracesEnv names the environment variable that sets how many random traces
-// ModelTraces replays (default 14, of 1200 steps each); CI can raise it for
-// a longer soak.
+// ModelTraces replays (default 14, of 1200 steps each; ClockSkew replays half
+// as many, of 800 steps); CI can raise it for a longer soak.
 const TracesEnv = "ALGOTEST_TRACES"
 
 const (
 	defaultTraces = 14
 	traceSteps    = 1200
+	skewSteps     = 800
 )
 
 // Run runs the conformance suite against the stores h makes, each sub-suite
@@ -40,6 +41,8 @@ const (
 //   - ModelTraces/seed=<n>: random traces (every kind, several specs and
 //     keys, multi-check calls) compared with the [Model], every field of
 //     every decision;
+//   - ClockSkew/seed=<n>: the same with instants that go back (app hosts
+//     whose clocks disagree), compared with the Model;
 //   - Concurrency/<kind> and Concurrency/multi_check: 64 goroutines at one
 //     frozen instant admit exactly the capacity, never more;
 //   - AllOrNothing/<kind>: a denied call consumes nothing; two checks on one
@@ -62,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 	}
 	t.Run("SeedExamples", func(t *testing.T) { runSeedExamples(t, h) })
 	t.Run("ModelTraces", func(t *testing.T) { runModelTraces(t, h) })
+	t.Run("ClockSkew", func(t *testing.T) { runClockSkew(t, h) })
 	t.Run("Concurrency", func(t *testing.T) { runConcurrency(t, h) })
 	t.Run("AllOrNothing", func(t *testing.T) { runAllOrNothing(t, h) })
 	t.Run("Expiry", func(t *testing.T) { runExpiry(t, h) })
@@ -135,16 +139,22 @@ func runSeedExamples(t *testing.T, h Harness) {
 	}
 }
 
-func runModelTraces(t *testing.T, h Harness) {
-	n := defaultTraces
-	if v := os.Getenv(TracesEnv); v != "" {
-		k, err := strconv.Atoi(v)
-		if err != nil || k < 1 {
-			t.Fatalf("%s=%q: want a positive number of traces", TracesEnv, v)
-		}
-		n = k
+// traces returns the number of random traces to replay: defaultTraces, or
+// the number TracesEnv says.
+func traces(t *testing.T) int {
+	v := os.Getenv(TracesEnv)
+	if v == "" {
+		return defaultTraces
 	}
-	for seed := range uint64(n) {
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		t.Fatalf("%s=%q: want a positive number of traces", TracesEnv, v)
+	}
+	return k
+}
+
+func runModelTraces(t *testing.T, h Harness) {
+	for seed := range uint64(traces(t)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			tr := RandomTrace(seed, traceSteps)
 			clock := NewClock(tr.Start)
@@ -154,6 +164,22 @@ func runModelTraces(t *testing.T, h Harness) {
 			}
 			if diff != "" {
 				t.Errorf("the store disagrees with the model:\n%s", diff)
+			}
+		})
+	}
+}
+
+func runClockSkew(t *testing.T, h Harness) {
+	for seed := range uint64(max(1, traces(t)/2)) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			tr := RandomSkewTrace(seed, skewSteps)
+			clock := NewClock(tr.Start)
+			diff, err := CompareModel(t.Context(), h.New(t, clock), clock, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff != "" {
+				t.Errorf("with clocks that go back, the store disagrees with the model:\n%s", diff)
 			}
 		})
 	}

@@ -23,10 +23,11 @@ type Trace struct {
 	// any window.
 	Start time.Time
 	Steps []Step
+	skew  bool // made by RandomSkewTrace
 }
 
 // A Step is one Take call: its checks, decided at Start+At. At never
-// decreases along a trace.
+// decreases along a RandomTrace; along a RandomSkewTrace it does.
 type Step struct {
 	At     time.Duration
 	Checks []algorithms.Check
@@ -126,6 +127,35 @@ func RandomTrace(seed uint64, n int) Trace {
 		}
 		tr.Steps = append(tr.Steps, st)
 	}
+	return tr
+}
+
+// RandomSkewTrace returns RandomTrace(seed, n) as seen by a store shared by
+// three app hosts whose clocks disagree: each step comes from one host, the
+// first exact, the second behind by up to one time scale, the third by up
+// to three; now and then a host's clock also steps back by up to two hours.
+// So instants go back, by a little or a lot, as the package documentation
+// of algorithms describes under "Time that goes back".
+func RandomSkewTrace(seed uint64, n int) Trace {
+	tr := RandomTrace(seed, n)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed5ca1e))
+	scale := time.Duration(0)
+	for _, st := range tr.Steps {
+		for _, c := range st.Checks {
+			scale = max(scale, c.Spec.Window)
+		}
+	}
+	skew := []time.Duration{0, -time.Duration(rng.Int64N(int64(scale) + 1)), -time.Duration(rng.Int64N(3*int64(scale) + 1))}
+	steps := make([]Step, len(tr.Steps))
+	for i, st := range tr.Steps {
+		h := rng.IntN(len(skew))
+		if rng.IntN(200) == 0 {
+			skew[h] -= time.Duration(rng.Int64N(int64(2 * time.Hour)))
+		}
+		steps[i] = Step{At: st.At + skew[h], Checks: st.Checks}
+	}
+	tr.Steps = steps
+	tr.skew = true
 	return tr
 }
 
@@ -336,6 +366,9 @@ func CompareModel(ctx context.Context, store algorithms.Store, clock *Clock, tr 
 func (tr Trace) name() string {
 	if tr.Seed == 0 && tr.N == 0 {
 		return "trace"
+	}
+	if tr.skew {
+		return fmt.Sprintf("RandomSkewTrace(%d, %d)", tr.Seed, tr.N)
 	}
 	return fmt.Sprintf("RandomTrace(%d, %d)", tr.Seed, tr.N)
 }
