@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
 )
 
 const demoHead = `Usage: ratekeeper demo [--svg FILE]
@@ -31,7 +33,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratekeeper demo: no arguments expected")
 		return exitUsage
 	}
-	_ = svg
-	fmt.Fprintln(stderr, "ratekeeper demo: not written yet")
-	return exitUsage
+	if err := demo.Run(stdout, *svg); err != nil {
+		fmt.Fprintf(stderr, "ratekeeper %v\n", err)
+		return exitUsage
+	}
+	return exitOK
 }

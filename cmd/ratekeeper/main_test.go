@@ -196,3 +196,15 @@ func readSVG(t *testing.T, path string) map[string][2]int64 {
 	}
 	return out
 }
+
+func TestDemoGolden(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "demo.svg")
+	out, errOut, code := runCmd("demo", "--svg", svg)
+	if code != exitOK {
+		t.Fatalf("demo: exit %d; stderr: %s", code, errOut)
+	}
+	if _, err := os.Stat(svg); err != nil {
+		t.Errorf("demo wrote no chart: %v", err)
+	}
+	golden(t, "demo.txt", []byte(strings.ReplaceAll(out, svg, "DEMO.svg")))
+}

@@ -1,0 +1,126 @@
+package demo
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// TestSeedNumbers checks the table against the seeds' worked examples.
+func TestSeedNumbers(t *testing.T) {
+	total := func(sc Scenario, k algorithms.Kind) int {
+		t.Helper()
+		adm, err := Admitted(sc, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Measured >= 0 {
+			return adm[sc.Measured]
+		}
+		n := 0
+		for _, a := range adm {
+			n += a
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		scenario int
+		kind     algorithms.Kind
+		want     int
+	}{
+		// Seeds 000/002: the boundary burst.
+		{0, algorithms.FixedWindow, 200},
+		{0, algorithms.SlidingLog, 100},
+		{0, algorithms.SlidingWindow, 101},
+		// Seed 000, exercise 3: the previous window's requests all in its
+		// first second; at 33 s the log admits, the counter denies.
+		{1, algorithms.SlidingLog, 5},
+		{1, algorithms.SlidingWindow, 0},
+		// Bunched at the end: the log denies, the counter admits some.
+		{2, algorithms.SlidingLog, 0},
+		{2, algorithms.SlidingWindow, 3},
+		// Seed 004: buckets reject all five at 6 s, the fixed window admits all ten.
+		{3, algorithms.SlidingBuckets, 5},
+		{3, algorithms.FixedWindow, 10},
+	} {
+		sc := Scenarios[tc.scenario]
+		if got := total(sc, tc.kind); got != tc.want {
+			t.Errorf("%s under %s: admitted %d, want %d", sc.Short, tc.kind, got, tc.want)
+		}
+	}
+}
+
+// TestRun plays the demo and checks what a user should see, and the chart.
+func TestRun(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "demo.svg")
+	var out bytes.Buffer
+	if err := Run(&out, svg); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		`RateLimit-Policy: "per-second";q=10;w=1, "per-minute";q=100;w=60`,
+		"12 x GET / at once           -> 8 x 200, 4 x 429",
+		"Content-Type: application/problem+json",
+		"(the sixth try within a minute)",
+		`"violated-policies":["login"]`,
+		"username=bob     -> 200 OK",
+		svg,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, text)
+		}
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Groups []struct {
+			Class string `xml:"class,attr"`
+			Name  string `xml:"data-name,attr"`
+			Rects []struct {
+				Class string `xml:"class,attr"`
+				Count int    `xml:"data-count,attr"`
+			} `xml:"rect"`
+		} `xml:"g"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("chart is not XML: %v", err)
+	}
+	var names []string
+	for _, g := range doc.Groups {
+		if g.Class != "series" {
+			continue
+		}
+		names = append(names, g.Name)
+		adm, rej := 0, 0
+		for _, r := range g.Rects {
+			if r.Class == "admitted" {
+				adm += r.Count
+			} else {
+				rej += r.Count
+			}
+		}
+		want, err := Admitted(ChartScenario, algorithms.Kind(g.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAdm, total := 0, 0
+		for i, a := range want {
+			wantAdm += a
+			total += ChartScenario.Bursts[i].N
+		}
+		if adm != wantAdm || adm+rej != total {
+			t.Errorf("series %s: admitted %d rejected %d, want %d of %d", g.Name, adm, rej, wantAdm, total)
+		}
+	}
+	if len(names) != len(Compared) {
+		t.Errorf("chart series = %q, want one per algorithm %v", names, Compared)
+	}
+}
