@@ -183,3 +183,56 @@ func TestRetryWaitsForRateLimitReset(t *testing.T) {
 		t.Errorf("retries %+v, want one wait of 6s", retries)
 	}
 }
+
+// The context ends the waits for a server's hold and between retries too,
+// at once and in virtual time.
+func TestContextCancelledDuringHoldAndRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		respond func(int, http.ResponseWriter, *http.Request)
+		sent    int // requests the stub sees before the cancellation
+	}{
+		{"retry wait", refuse(10, http.StatusTooManyRequests, func() string { return "30" }), 1},
+		{"hold", hint("RateLimit", `"default";r=0;t=30`), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock()
+			srv := newStub(t, clock, tc.respond)
+			_, tr := newClient(t, clock)
+			if tc.name == "hold" {
+				// The first request brings the hold.
+				clock.drive(1, func(int) {
+					req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+					resp, err := tr.RoundTrip(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+				})
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+				resp, err := tr.RoundTrip(req)
+				if resp != nil {
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+			clock.waitSleepers(1)
+			at := clock.Now()
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("RoundTrip = %v, want context.Canceled", err)
+			}
+			if !clock.Now().Equal(at) {
+				t.Errorf("virtual time moved")
+			}
+			if got := len(srv.arrivals()); got != tc.sent {
+				t.Errorf("stub received %d, want %d", got, tc.sent)
+			}
+		})
+	}
+}
