@@ -32,3 +32,25 @@ func newMemoryStore(t *testing.T, opts ...algorithms.MemoryOption) *algorithms.M
 	})
 	return s
 }
+
+// FuzzMemoryStoreModel decodes the input into a trace (algotest.TraceFromBytes)
+// and requires MemoryStore to decide every step exactly as the model does.
+//
+//	go test -run '^$' -fuzz FuzzMemoryStoreModel -fuzztime 60s ./algorithms/
+func FuzzMemoryStoreModel(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{3, 1, 4, 3, 2, 2, 5, 4, 0, 6, 9, 9, 7, 6, 5, 0, 0, 0, 1, 133, 1, 2, 255, 7, 0, 5, 5, 5, 128, 2, 3})
+	f.Add([]byte("sliding windows and buckets, tokens and queues: at one instant, at the boundary, then back"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := algotest.TraceFromBytes(data)
+		clock := algotest.NewClock(tr.Start)
+		store := newMemoryStore(t, algorithms.WithClock(clock))
+		diff, err := algotest.CompareModel(t.Context(), store, clock, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff != "" {
+			t.Fatalf("MemoryStore disagrees with the model:\n%s", diff)
+		}
+	})
+}

@@ -125,3 +125,36 @@ func TestCompareModelFindsDifferences(t *testing.T) {
 		})
 	}
 }
+
+func TestTraceFromBytesIsValid(t *testing.T) {
+	inputs := [][]byte{nil, {0}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, []byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox")}
+	for _, in := range inputs {
+		tr := algotest.TraceFromBytes(in)
+		for i, st := range tr.Steps {
+			for _, c := range st.Checks {
+				if err := c.Validate(); err != nil {
+					t.Fatalf("TraceFromBytes(%q) step %d: %v", in, i, err)
+				}
+			}
+		}
+		if diff := algotest.Diff(tr, algotest.ReplayModel(tr), algotest.ReplayModel(algotest.TraceFromBytes(in))); diff != "" {
+			t.Fatalf("TraceFromBytes(%q) is not deterministic:\n%s", in, diff)
+		}
+	}
+}
+
+// FuzzTraceFromBytes checks that any input decodes to a trace of valid steps.
+func FuzzTraceFromBytes(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{2, 0, 4, 3, 9, 6, 1, 7, 200, 5, 5, 0, 0, 0, 133, 1, 2, 255, 7, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := algotest.TraceFromBytes(data)
+		for i, st := range tr.Steps {
+			for _, c := range st.Checks {
+				if err := c.Validate(); err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+			}
+		}
+	})
+}
