@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -568,4 +570,80 @@ func TestNewErrors(t *testing.T) {
 		}
 	}()
 	middleware.MustNew(nil, []*policy.Policy{p})
+}
+
+// TestConcurrentNeverOverAdmits sends requests from many goroutines through
+// one middleware: exactly the limit is admitted, and downstream handlers
+// read their own results.
+func TestConcurrentNeverOverAdmits(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{
+		fixed("burst", 300, time.Minute, remote),
+		fixed("wide", 1000, time.Minute, remote),
+	})
+	var mu sync.Mutex
+	admitted := 0
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, ok := middleware.FromContext(r.Context())
+		if !ok || !res.Allowed() || res.Len() != 2 {
+			t.Error("downstream without an allowed result")
+		}
+		mu.Lock()
+		admitted++
+		mu.Unlock()
+	}))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 60 {
+				w := serve(h, "GET", "/")
+				if w.Code != 200 && w.Code != 429 {
+					t.Errorf("status %d", w.Code)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted != 300 || m.Stats().Denied != 180 {
+		t.Errorf("admitted %d denied %d of 480, want 300 and 180", admitted, m.Stats().Denied)
+	}
+}
+
+func TestManyPoliciesHeaders(t *testing.T) {
+	store, _ := newStore(t)
+	var ps []*policy.Policy
+	var want []string
+	for i := range 6 {
+		name := "p" + string(rune('a'+i))
+		ps = append(ps, fixed(name, int64(10+i), time.Minute, remote))
+		want = append(want, `"`+name+`";r=`+strconv.Itoa(9+i)+";t=60")
+	}
+	w := serve(middleware.MustNew(store, ps).Handler(ok), "GET", "/")
+	if got := w.Header().Get("RateLimit"); got != strings.Join(want, ", ") {
+		t.Errorf("RateLimit = %s\nwant %s", got, strings.Join(want, ", "))
+	}
+}
+
+func TestHeaderOptions(t *testing.T) {
+	store, clock := newStore(t)
+	p := []*policy.Policy{fixed("p", 10, time.Minute, remote)}
+	w := serve(middleware.MustNew(store, p, middleware.WithPartitionKey([]byte("0123456789abcdef"))).Handler(ok), "GET", "/")
+	if got := w.Header().Get("RateLimit"); !regexp.MustCompile(`^"p";r=9;t=60;pk=:[A-Za-z0-9+/]{12}:$`).MatchString(got) {
+		t.Errorf("with a partition key: RateLimit %q", got)
+	}
+	clock.Advance(1500 * time.Millisecond)
+	m := middleware.MustNew(store, p, middleware.WithHeaders(middleware.LegacyUnix), middleware.WithClock(clock))
+	w = serve(m.Handler(ok), "GET", "/")
+	// The minute ends at t0+60s; now is t0+1.5s.
+	if got, want := w.Header().Get("X-RateLimit-Reset"), strconv.FormatInt(t0.Unix()+60, 10); got != want || w.Header().Get("RateLimit") != "" {
+		t.Errorf("legacy-unix: X-RateLimit-Reset %q, want %q (headers %v)", got, want, w.Header())
+	}
+	w = serve(middleware.MustNew(store, p, middleware.WithHeaders(middleware.NoHeaders)).Handler(ok), "GET", "/")
+	for k := range w.Header() {
+		if strings.Contains(strings.ToLower(k), "ratelimit") {
+			t.Errorf("NoHeaders sent %s", k)
+		}
+	}
 }
