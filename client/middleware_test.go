@@ -90,6 +90,10 @@ func TestAgainstMiddleware(t *testing.T) {
 					t.Errorf("caller %d: %d %v", i, status, err)
 				}
 			})
+			// And at full speed: one every 200ms, the last at 9.8s.
+			if took := clock.Now().Sub(t0); took != 9800*time.Millisecond {
+				t.Errorf("50 requests took %s of virtual time, want 9.8s", took)
+			}
 			if ok, refused := srv.count(200), srv.count(429); ok != 50 || refused != 0 || retries.Load() != 0 {
 				t.Errorf("server answered %d × 200 and %d × 429, client retried %d times; want 50, 0, 0", ok, refused, retries.Load())
 			}

@@ -241,6 +241,12 @@ func WithGiveUpError() Option {
 // Retry-After on 429 and 503. When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
 // passed, instead of being sent to earn a 429. A malformed header is ignored.
+//
+// A hold delays the requests that have not yet taken their turn in the
+// queue ([WithRate]); those already waiting for theirs keep it (sending them
+// all when the hold ends would be a burst), and one that meets a 429 is
+// retried as usual. The reset a server announces is in whole seconds, so a
+// hold may last up to a second longer than the server needs.
 func WithProactive(on bool) Option {
 	return func(c *config) error {
 		c.proactive = on
