@@ -1,0 +1,235 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"time"
+
+	"github.com/go-chi/httprate"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// OverheadConfig configures [RunOverhead].
+type OverheadConfig struct {
+	// Conns is the number of concurrent connections of every attack.
+	Conns int
+	// MaxDuration is the length of each maximum-throughput attack.
+	MaxDuration time.Duration
+	// LatDuration is the length of each fixed-rate latency attack.
+	LatDuration time.Duration
+	// Rounds repeats both phases, rotating the order of the scenarios.
+	Rounds int
+	// Fraction of the no-limiter maximum throughput at which latency is
+	// measured; 0 means 0.5.
+	Fraction float64
+	// Redis, when not nil, adds the scenario on the Redis store.
+	Redis *Redis
+}
+
+// The overhead scenarios, in report order.
+const (
+	ScenarioNone     = "no limiter"
+	ScenarioMemory1  = "memory, 1 policy"
+	ScenarioMemory4  = "memory, 4 policies"
+	ScenarioRedis    = "redis, 1 policy"
+	ScenarioHTTPRate = "httprate.LimitByIP"
+)
+
+// An OverheadResult reports one scenario of [RunOverhead].
+type OverheadResult struct {
+	Name string
+	// MaxRPS is the median over rounds of the 200 responses per second
+	// with every connection sending as fast as it can.
+	MaxRPS float64
+	// MaxRPSRounds are the per-round values.
+	MaxRPSRounds []float64
+	// Rate is the offered rate of the latency attacks (the same for every
+	// scenario).
+	Rate float64
+	// Latency quantiles over all latency attacks of all rounds.
+	P50, P90, P99, P999, Max time.Duration
+	// Sent counts the requests of the latency attacks; Non200 those not
+	// answered 200 in any attack (everything should be admitted).
+	Sent, Non200 int
+	// FirstError is the first error the load generator saw, if any.
+	FirstError string
+}
+
+// scenario is one server of the overhead comparison.
+type scenario struct {
+	name    string
+	handler http.Handler
+}
+
+// overheadScenarios builds the handlers, every limit high enough that all
+// requests are admitted. The close function releases their stores.
+func overheadScenarios(r *Redis, pool int) ([]scenario, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	ip, err := keyfunc.IP()
+	if err != nil {
+		return nil, nil, err
+	}
+	huge := func(names ...string) []*policy.Policy {
+		windows := []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}
+		var ps []*policy.Policy
+		for i, n := range names {
+			ps = append(ps, policy.Must(policy.Per(n, algorithms.MaxLimit, windows[i], ip)))
+		}
+		return ps
+	}
+	okh := http.HandlerFunc(ok)
+	mw := func(store algorithms.Store, ps []*policy.Policy) (http.Handler, error) {
+		m, err := middleware.New(store, ps)
+		if err != nil {
+			return nil, err
+		}
+		return m.Handler(okh), nil
+	}
+	out := []scenario{{ScenarioNone, okh}}
+	for _, c := range []struct {
+		name string
+		ps   []*policy.Policy
+	}{
+		{ScenarioMemory1, huge("per-second")},
+		{ScenarioMemory4, huge("per-second", "per-minute", "per-hour", "per-day")},
+	} {
+		// As the examples build it.
+		st, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, func() { _ = st.Close() })
+		h, err := mw(st, c.ps)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		out = append(out, scenario{c.name, h})
+	}
+	if r != nil {
+		client := r.Client(pool)
+		closers = append(closers, func() { _ = client.Close() })
+		st, err := redisstore.New(client, redisstore.WithPrefix(fmt.Sprintf("lt-overhead-%d", time.Now().UnixNano())))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		h, err := mw(st, huge("per-second"))
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		out = append(out, scenario{ScenarioRedis, h})
+	}
+	//lint:ignore SA1019 the comparison is with LimitByIP as users call it (RemoteAddr, like our keyfunc.IP default)
+	out = append(out, scenario{ScenarioHTTPRate, httprate.LimitByIP(algorithms.MaxLimit, time.Second)(okh)})
+	return out, closeAll, nil
+}
+
+// RunOverhead measures each scenario's maximum throughput, then its latency
+// at cfg.Fraction of the no-limiter maximum, in the same run on the same
+// machine. Every request should be admitted: the limits are at
+// algorithms.MaxLimit per window.
+func RunOverhead(ctx context.Context, cfg OverheadConfig) ([]OverheadResult, error) {
+	if cfg.Conns <= 0 || cfg.Rounds <= 0 || cfg.MaxDuration <= 0 || cfg.LatDuration <= 0 {
+		return nil, errors.New("loadtest: OverheadConfig: Conns, Rounds, MaxDuration and LatDuration must be positive")
+	}
+	frac := cfg.Fraction
+	if frac == 0 {
+		frac = 0.5
+	}
+	if frac < 0 || frac > 1 {
+		return nil, fmt.Errorf("loadtest: OverheadConfig: Fraction must be in (0, 1], got %g", frac)
+	}
+	scs, closeAll, err := overheadScenarios(cfg.Redis, cfg.Conns)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	urls := make([]string, len(scs))
+	for i, sc := range scs {
+		srv := httptest.NewServer(sc.handler)
+		defer srv.Close()
+		urls[i] = srv.URL
+	}
+	res := make([]OverheadResult, len(scs))
+	lat := make([][]time.Duration, len(scs))
+	for i, sc := range scs {
+		res[i].Name = sc.name
+	}
+	note := func(i int, o *Outcome) {
+		res[i].Non200 += o.Requests - o.Codes[200]
+		if res[i].FirstError == "" {
+			res[i].FirstError = o.FirstError
+		}
+	}
+	order := func(round int) []int {
+		idx := make([]int, len(scs))
+		for i := range idx {
+			idx[i] = (i + round) % len(scs)
+		}
+		return idx
+	}
+	for round := range cfg.Rounds {
+		for _, i := range order(round) {
+			o, err := Run(ctx, Attack{Targets: urls[i : i+1], Duration: cfg.MaxDuration, Conns: cfg.Conns})
+			if err != nil {
+				return nil, err
+			}
+			note(i, o)
+			res[i].MaxRPSRounds = append(res[i].MaxRPSRounds, o.Throughput())
+		}
+	}
+	for i := range res {
+		res[i].MaxRPS = median(res[i].MaxRPSRounds)
+	}
+	rate := frac * res[0].MaxRPS
+	for round := range cfg.Rounds {
+		for _, i := range order(round) {
+			o, err := Run(ctx, Attack{Targets: urls[i : i+1], Rate: rate, Duration: cfg.LatDuration, Conns: cfg.Conns})
+			if err != nil {
+				return nil, err
+			}
+			note(i, o)
+			res[i].Sent += o.Requests
+			lat[i] = append(lat[i], o.Latencies...)
+		}
+	}
+	for i := range res {
+		l := lat[i]
+		slices.Sort(l)
+		res[i].Rate = rate
+		res[i].P50, res[i].P90, res[i].P99, res[i].P999 = quantile(l, 0.5), quantile(l, 0.9), quantile(l, 0.99), quantile(l, 0.999)
+		if len(l) > 0 {
+			res[i].Max = l[len(l)-1]
+		}
+	}
+	return res, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
