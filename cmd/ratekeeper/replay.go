@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -57,6 +58,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 type replayFlags struct {
 	config, format, svg string
+	cpuprofile          string
 	compare, quiet      bool
 	top                 int
 	routes              listFlag
@@ -73,6 +75,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
 	fs.IntVar(&f.top, "top", 5, "most-rejected keys reported per policy")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
 	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys")
 	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339 or Unix s/ms/µs/ns; default: time, ts, timestamp, ...)")
 	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: remote_addr, remote_ip, client_ip, ip, ...)")
@@ -97,6 +100,14 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
 		return exitUsage
+	}
+	if f.cpuprofile != "" {
+		stop, err := startProfile(f.cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+			return exitUsage
+		}
+		defer stop()
 	}
 	rep, in, err := replayLogs(cfg, logs, &f, stderr)
 	if err != nil {
@@ -168,20 +179,21 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 				return nil, in, err
 			}
 		}
-		for !s.eof {
-			e, err := s.r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, in, err
-			}
-			in.Entries++
-			if err := eng.Add(&e); err != nil {
-				return nil, in, err
-			}
-			if in.Entries&0xffff == 0 {
-				prog.update(done+s.r.BytesRead(), in.Entries)
+		if !s.eof {
+			// Parse on one goroutine, replay on this one.
+			batches := readBatches(s.r)
+			for b := range batches {
+				for i := range b.entries {
+					in.Entries++
+					if err := eng.Add(&b.entries[i]); err != nil {
+						drain(batches)
+						return nil, in, err
+					}
+				}
+				if b.err != nil {
+					return nil, in, b.err
+				}
+				prog.update(done+b.read, in.Entries)
 			}
 		}
 		done += s.r.BytesRead()
@@ -230,6 +242,49 @@ func openSource(name string, opts logparse.Options) (*source, int64, error) {
 		return nil, 0, err
 	}
 	return s, size, nil
+}
+
+// A batch is a run of entries parsed ahead, the bytes read so far, and
+// the read error that ended the log, if any.
+type batch struct {
+	entries []logparse.Entry
+	read    int64
+	err     error
+}
+
+// readBatches parses r on a goroutine of its own, sending batches of
+// entries until the end of the log (or a read error, sent last).
+func readBatches(r *logparse.Reader) <-chan batch {
+	ch := make(chan batch, 4)
+	go func() {
+		defer close(ch)
+		b := batch{entries: make([]logparse.Entry, 0, 4096)}
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.err = err
+				break
+			}
+			b.entries = append(b.entries, e)
+			if len(b.entries) == cap(b.entries) {
+				b.read = r.BytesRead()
+				ch <- b
+				b = batch{entries: make([]logparse.Entry, 0, 4096)}
+			}
+		}
+		b.read = r.BytesRead()
+		ch <- b
+	}()
+	return ch
+}
+
+// drain empties ch so that its goroutine ends.
+func drain(ch <-chan batch) {
+	for range ch {
+	}
 }
 
 // progress reports on standard error, at most once a second, for inputs
@@ -291,3 +346,18 @@ func writeChart(path string, c *chart.Chart) error {
 }
 
 var _ flag.Value = headerFlags(nil)
+
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}

@@ -94,10 +94,16 @@ func (e *Engine) Finish() (*Report, error) {
 		if ps.requests == 0 {
 			continue
 		}
+		runs := map[algorithms.Spec]*trialRun{} // equal candidates run once
 		for _, c := range candidates(spec.Limit, pr.Rates) {
-			tr := &trialRun{ps: ps, spec: withLimit(spec, c.limit)}
+			s := withLimit(spec, c.limit)
+			tr := runs[s]
+			if tr == nil {
+				tr = &trialRun{ps: ps, spec: s}
+				runs[s] = tr
+				trials = append(trials, tr)
+			}
 			pend[i].limits = append(pend[i].limits, tr)
-			trials = append(trials, tr)
 			rep.Policies[i].Limits = append(rep.Policies[i].Limits, Trial{Label: c.label, Spec: tr.spec})
 		}
 		if e.opts.Compare {
