@@ -100,6 +100,94 @@ func runConcurrency(t *testing.T, h Harness) {
 			}
 		})
 	}
+	t.Run("mixed_costs", func(t *testing.T) {
+		// Calls of cost 1 and 2 race for one key: what they take adds up to
+		// at most the capacity, and the key accounts for exactly that.
+		for _, spec := range kindSpecs(c) {
+			if spec.Algorithm == algorithms.LeakyQueue {
+				continue // a queue admits any cost while its wait is short enough
+			}
+			clock := NewClock(Base.Add(17 * time.Second))
+			store := h.New(t, clock)
+			var (
+				mu    sync.Mutex
+				taken int64
+				wg    sync.WaitGroup
+			)
+			for g := range goroutines {
+				check := algorithms.Check{Spec: spec, Key: "mixed", Cost: int64(1 + g%2)}
+				wg.Go(func() {
+					for range perRoutine {
+						ds, err := store.Take(t.Context(), check)
+						if err != nil {
+							t.Errorf("Take(%s): %v", formatCheck(check), err)
+							return
+						}
+						if ds[0].Allowed {
+							mu.Lock()
+							taken += check.Cost
+							mu.Unlock()
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if taken > c || taken < c-1 {
+				t.Fatalf("%s: concurrent calls of cost 1 and 2 took %d units at one instant, want %d or %d (the capacity, or one less when only calls of cost 2 were left)", spec, taken, c-1, c)
+			}
+			ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "mixed", Cost: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c - taken; ds[0].Remaining != want || ds[0].Allowed {
+				t.Fatalf("%s: after the admitted calls took %d units, a probe reports %+v; want Remaining %d", spec, taken, ds[0], want)
+			}
+		}
+	})
+	t.Run("opposite_orders", func(t *testing.T) {
+		// Two-check calls over a few keys, in both orders, from every
+		// goroutine: no deadlock, and no update is lost.
+		clock := NewClock(Base.Add(17 * time.Second))
+		store := h.New(t, clock)
+		spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1000, Window: time.Second, Burst: 100_000}
+		const keys = 8
+		var (
+			mu   sync.Mutex
+			took [keys]int64
+			wg   sync.WaitGroup
+		)
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range perRoutine {
+					a, b := (g+i)%keys, (g*3+i+1)%keys
+					if a == b {
+						b = (b + 1) % keys
+					}
+					ds, err := store.Take(t.Context(),
+						algorithms.Check{Spec: spec, Key: fmt.Sprint("k", a)},
+						algorithms.Check{Spec: spec, Key: fmt.Sprint("k", b)})
+					if err != nil || !allAllowed(ds) {
+						t.Errorf("Take(k%d, k%d) = %+v, %v; want both admitted", a, b, ds, err)
+						return
+					}
+					mu.Lock()
+					took[a]++
+					took[b]++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		for k := range keys {
+			ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: fmt.Sprint("k", k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := 100_000 - took[k] - 1; ds[0].Remaining != want {
+				t.Errorf("k%d: Remaining %d after %d concurrent units and a probe, want %d", k, ds[0].Remaining, took[k], want)
+			}
+		}
+	})
 	t.Run("multi_check", func(t *testing.T) {
 		// Every call takes one unit of a (50) and one of b (1000): exactly 50
 		// calls pass, and b keeps exactly 50 of its units taken.
