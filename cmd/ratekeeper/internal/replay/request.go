@@ -19,10 +19,17 @@ type requestBuilder struct {
 	url  url.URL
 	hdr  http.Header
 	base context.Context
+	// patterns caches the mux's answer per path: the mux has no method or
+	// host patterns, so the path alone decides. Bounded by maxCached.
+	patterns map[string]string
 }
+
+// maxCached bounds the pattern cache; paths past it are looked up each time.
+const maxCached = 1 << 16
 
 func (b *requestBuilder) init(mux *http.ServeMux) {
 	b.mux = mux
+	b.patterns = map[string]string{}
 	b.hdr = http.Header{}
 	b.base = context.Background()
 	b.req = (&http.Request{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Host: "replay.invalid"}).WithContext(b.base)
@@ -63,7 +70,14 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	r.Header = b.hdr
 	r.Pattern = ""
 	if b.mux != nil {
-		_, r.Pattern = b.mux.Handler(r)
+		pat, ok := b.patterns[en.Path]
+		if !ok {
+			_, pat = b.mux.Handler(r)
+			if len(b.patterns) < maxCached {
+				b.patterns[en.Path] = pat
+			}
+		}
+		r.Pattern = pat
 	}
 	return r
 }
