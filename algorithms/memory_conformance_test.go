@@ -1,6 +1,7 @@
 package algorithms_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -17,6 +18,34 @@ func TestMemoryStoreConformance(t *testing.T) {
 			return newMemoryStore(t, algorithms.WithClock(clock), algorithms.WithMaxKeys(maxKeys))
 		},
 	})
+}
+
+// TestMemoryStoreConformanceTakeOne runs the suite with every single-check
+// call going through TakeOne, the allocation-free path.
+func TestMemoryStoreConformanceTakeOne(t *testing.T) {
+	algotest.Run(t, algotest.Harness{
+		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
+			return takeOneStore{newMemoryStore(t, algorithms.WithClock(clock))}
+		},
+		NewBounded: func(t *testing.T, clock algorithms.Clock, maxKeys int) algorithms.Store {
+			return takeOneStore{newMemoryStore(t, algorithms.WithClock(clock), algorithms.WithMaxKeys(maxKeys))}
+		},
+	})
+}
+
+// takeOneStore decides single checks with TakeOne; it keeps MemoryStore's
+// other methods (TakeInto, Sweep, Len, Close).
+type takeOneStore struct{ *algorithms.MemoryStore }
+
+func (s takeOneStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	if len(checks) != 1 {
+		return s.MemoryStore.Take(ctx, checks...)
+	}
+	d, err := s.TakeOne(ctx, checks[0])
+	if err != nil {
+		return nil, err
+	}
+	return []algorithms.Decision{d}, nil
 }
 
 func newMemoryStore(t *testing.T, opts ...algorithms.MemoryOption) *algorithms.MemoryStore {

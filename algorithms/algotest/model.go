@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -116,21 +117,32 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 
 // Store returns a view of m as an algorithms.Store that reads clock once per
 // call, for running the suite against the model itself. It honours a
-// cancelled context (returning ctx.Err() and consuming nothing).
+// cancelled context (returning ctx.Err() and consuming nothing), and has a
+// Close method after which calls fail with algorithms.ErrClosed.
 func (m *Model) Store(clock algorithms.Clock) algorithms.Store {
-	return modelStore{m: m, clock: clock}
+	return modelStore{m: m, clock: clock, closed: new(atomic.Bool)}
 }
 
 type modelStore struct {
-	m     *Model
-	clock algorithms.Clock
+	m      *Model
+	clock  algorithms.Clock
+	closed *atomic.Bool
 }
 
 func (s modelStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if s.closed.Load() {
+		return nil, algorithms.ErrClosed
+	}
 	return s.m.TakeAt(s.clock.Now(), checks...)
+}
+
+// Close makes later calls fail with algorithms.ErrClosed.
+func (s modelStore) Close() error {
+	s.closed.Store(true)
+	return nil
 }
 
 func (m *Model) machineFor(k modelKey) machine {

@@ -55,7 +55,9 @@ const (
 //     field, and consume nothing;
 //   - Context/<case>: a cancelled or expired context is returned as the
 //     error, and consumes nothing;
-//   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does.
+//   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does;
+//   - Closed: for a store with a Close method, Close is idempotent and
+//     later calls fail with algorithms.ErrClosed.
 //
 // Every decision the suite makes is also compared with the Model.
 func Run(t *testing.T, h Harness) {
@@ -73,6 +75,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("InvalidChecks", func(t *testing.T) { runInvalidChecks(t, h) })
 	t.Run("Context", func(t *testing.T) { runContext(t, h) })
 	t.Run("TakeInto", func(t *testing.T) { runTakeInto(t, h) })
+	t.Run("Closed", func(t *testing.T) { runClosed(t, h) })
 }
 
 // env pairs a store under test with the Model, at instants relative to Base.

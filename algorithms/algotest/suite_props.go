@@ -516,3 +516,29 @@ func (s intoOnly) Take(ctx context.Context, checks ...algorithms.Check) ([]algor
 	}
 	return ds, nil
 }
+
+func runClosed(t *testing.T, h Harness) {
+	clock := NewClock(Base)
+	store := h.New(t, clock)
+	c, ok := store.(interface{ Close() error })
+	if !ok {
+		t.Skipf("the store (%T) has no Close method", store)
+	}
+	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 3, Window: time.Second}, Key: "k"}
+	if _, err := store.Take(t.Context(), check); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := c.Close(); err != nil {
+			t.Fatalf("Close #%d: %v", i+1, err)
+		}
+	}
+	if ds, err := store.Take(t.Context(), check); !errors.Is(err, algorithms.ErrClosed) {
+		t.Errorf("Take after Close = %+v, %v; want an error matching algorithms.ErrClosed", ds, err)
+	}
+	if is, ok := store.(algorithms.IntoStore); ok {
+		if err := is.TakeInto(t.Context(), make([]algorithms.Decision, 1), []algorithms.Check{check}); !errors.Is(err, algorithms.ErrClosed) {
+			t.Errorf("TakeInto after Close: %v; want an error matching algorithms.ErrClosed", err)
+		}
+	}
+}
