@@ -6,127 +6,133 @@
 -- non-zero count. Sub-window indices themselves can exceed 2^53 (a
 -- sub-window can be 278 ns), so they are kept as the pair (w, b), both exact.
 
-local function loadBuckets(P, key)
-  local v = redis.call('GET', key)
-  if v then
-    local it = string.gmatch(v, '%-?%d+')
-    local w, b, sum = tonumber(it() or ''), tonumber(it() or ''), tonumber(it() or '')
-    if w and b and sum then
-      local counts = {}
-      while true do
-        local i = it()
-        if not i then break end
-        local c = tonumber(it() or '')
-        if not c then break end
-        counts[tonumber(i)] = c
-      end
-      return {w = w, b = b, sum = sum, counts = counts}, true
-    end
-  end
-  return {w = P.jw, b = P.jb, sum = 0, counts = {}}, false
-end
-
--- bucketsOff returns latest(t) - t: how far the newest sub-window's start
--- is ahead of t.
-local function bucketsOff(P, S)
-  local dw = S.w - P.jw
-  if dw < 0 then return 0 end
-  local delta = dw * P.B + (S.b - P.jb)
-  if delta > 0 then
-    return delta * P.sub - P.es -- below 2^51 unless the clock went back 26 days: see doc.go
-  end
-  return 0
-end
-
--- rollBuckets moves the ring to t's sub-window (only when t is not late).
-local function rollBuckets(P, S, off)
-  if off > 0 then return end
-  local dw = P.jw - S.w
-  local diff
-  if dw >= 2 then
-    diff = P.B + 1
-  else
-    diff = dw * P.B + (P.jb - S.b)
-  end
-  if diff <= 0 then return end
-  S.dirty = true
-  if diff >= P.B then
-    S.counts = {}
-    S.sum = 0
-  else
-    for i = 1, diff do
-      local idx = (S.b + i) % P.B
-      local c = S.counts[idx]
-      if c then
-        S.sum = S.sum - c
-        S.counts[idx] = nil
+local bucketsKind_
+local function bucketsKind()
+  if bucketsKind_ then return bucketsKind_ end
+  local function loadBuckets(P, key)
+    local v = redis.call('GET', key)
+    if v then
+      local it = string.gmatch(v, '%-?%d+')
+      local w, b, sum = tonumber(it() or ''), tonumber(it() or ''), tonumber(it() or '')
+      if w and b and sum then
+        local counts = {}
+        while true do
+          local i = it()
+          if not i then break end
+          local c = tonumber(it() or '')
+          if not c then break end
+          counts[tonumber(i)] = c
+        end
+        return {w = w, b = b, sum = sum, counts = counts}, true
       end
     end
+    return {w = P.jw, b = P.jb, sum = 0, counts = {}}, false
   end
-  S.w, S.b = P.jw, P.jb
-end
 
-local function cloneBuckets(S)
-  local counts = {}
-  for i, c in pairs(S.counts) do counts[i] = c end
-  return {w = S.w, b = S.b, sum = S.sum, counts = counts}
-end
-
-local function commitBuckets(S, n)
-  S.counts[S.b] = (S.counts[S.b] or 0) + n
-  S.sum = S.sum + n
-end
-
--- bucketsWait: the bucket last-B+i leaves the window when sub-window last+i
--- begins, i*sub - es after tl.
-local function bucketsWait(P, S, es, m, extra)
-  local sum = S.sum + extra
-  if sum + m <= P.L then return 0 end
-  for i = 1, P.B - 1 do
-    sum = sum - (S.counts[(S.b + i) % P.B] or 0)
-    if sum + m <= P.L then
-      return i * P.sub - es
+  -- bucketsOff returns latest(t) - t: how far the newest sub-window's start
+  -- is ahead of t.
+  local function bucketsOff(P, S)
+    local dw = S.w - P.jw
+    if dw < 0 then return 0 end
+    local delta = dw * P.B + (S.b - P.jb)
+    if delta > 0 then
+      return delta * P.sub - P.es -- below 2^51 unless the clock went back 26 days: see doc.go
     end
+    return 0
   end
-  return P.B * P.sub - es
-end
 
-local function slidingBuckets(P, S, off, n, consume)
-  local es = P.es
-  if off > 0 then es = 0 end
-  local d = newDecision(P.L)
-  d.a = S.sum + n <= P.L
-  local sum = S.sum
-  if d.a and consume then
-    sum = sum + n
-  elseif not d.a then
-    d.ra = bucketsWait(P, S, es, n, 0)
-  end
-  d.r = math.max(P.L - sum, 0)
-  if sum > 0 then
-    local newest = 0
-    if not d.a or not consume then
-      while (S.counts[(S.b + newest) % P.B] or 0) == 0 do
-        newest = newest - 1
+  -- rollBuckets moves the ring to t's sub-window (only when t is not late).
+  local function rollBuckets(P, S, off)
+    if off > 0 then return end
+    local dw = P.jw - S.w
+    local diff
+    if dw >= 2 then
+      diff = P.B + 1
+    else
+      diff = dw * P.B + (P.jb - S.b)
+    end
+    if diff <= 0 then return end
+    S.dirty = true
+    if diff >= P.B then
+      S.counts = {}
+      S.sum = 0
+    else
+      for i = 1, diff do
+        local idx = (S.b + i) % P.B
+        local c = S.counts[idx]
+        if c then
+          S.sum = S.sum - c
+          S.counts[idx] = nil
+        end
       end
     end
-    d.rs = (newest + P.B) * P.sub - es
+    S.w, S.b = P.jw, P.jb
   end
-  if d.r < P.L then
-    local extra = 0
-    if d.a and consume then extra = n end
-    d.nx = bucketsWait(P, S, es, d.r + 1, extra)
-  end
-  return d
-end
 
-local function encodeBuckets(S)
-  local parts = {fmt(S.w), fmt(S.b), fmt(S.sum)}
-  for i, c in pairs(S.counts) do
-    if c > 0 then
-      parts[#parts + 1] = fmt(i)
-      parts[#parts + 1] = fmt(c)
-    end
+  local function cloneBuckets(S)
+    local counts = {}
+    for i, c in pairs(S.counts) do counts[i] = c end
+    return {w = S.w, b = S.b, sum = S.sum, counts = counts}
   end
-  return table.concat(parts, ' ')
+
+  local function commitBuckets(S, n)
+    S.counts[S.b] = (S.counts[S.b] or 0) + n
+    S.sum = S.sum + n
+  end
+
+  -- bucketsWait: the bucket last-B+i leaves the window when sub-window last+i
+  -- begins, i*sub - es after tl.
+  local function bucketsWait(P, S, es, m, extra)
+    local sum = S.sum + extra
+    if sum + m <= P.L then return 0 end
+    for i = 1, P.B - 1 do
+      sum = sum - (S.counts[(S.b + i) % P.B] or 0)
+      if sum + m <= P.L then
+        return i * P.sub - es
+      end
+    end
+    return P.B * P.sub - es
+  end
+
+  local function slidingBuckets(P, S, off, n, consume)
+    local es = P.es
+    if off > 0 then es = 0 end
+    local d = newDecision(P.L)
+    d.a = S.sum + n <= P.L
+    local sum = S.sum
+    if d.a and consume then
+      sum = sum + n
+    elseif not d.a then
+      d.ra = bucketsWait(P, S, es, n, 0)
+    end
+    d.r = math.max(P.L - sum, 0)
+    if sum > 0 then
+      local newest = 0
+      if not d.a or not consume then
+        while (S.counts[(S.b + newest) % P.B] or 0) == 0 do
+          newest = newest - 1
+        end
+      end
+      d.rs = (newest + P.B) * P.sub - es
+    end
+    if d.r < P.L then
+      local extra = 0
+      if d.a and consume then extra = n end
+      d.nx = bucketsWait(P, S, es, d.r + 1, extra)
+    end
+    return d
+  end
+
+  local function encodeBuckets(S)
+    local parts = {fmt(S.w), fmt(S.b), fmt(S.sum)}
+    for i, c in pairs(S.counts) do
+      if c > 0 then
+        parts[#parts + 1] = fmt(i)
+        parts[#parts + 1] = fmt(c)
+      end
+    end
+    return table.concat(parts, ' ')
+  end
+  bucketsKind_ = {load = loadBuckets, off = bucketsOff, roll = rollBuckets, clone = cloneBuckets, commit = commitBuckets, decide = slidingBuckets, encode = encodeBuckets}
+  return bucketsKind_
 end

@@ -9,154 +9,160 @@
 -- needs: the newest, the ones leaving the window, and for a wait the oldest
 -- ones until enough units have left.
 
-local ANCIENT = -4503599627370496 -- -2^52: before any window that matters
+local logKind_
+local function logKind()
+  if logKind_ then return logKind_ end
+  local ANCIENT = -4503599627370496 -- -2^52: before any window that matters
 
-local function logEvent(S, i)
-  if i > S.len then
-    return S.app[i - S.len]
-  end
-  local e = S.cache[i]
-  if not e then
-    local from = i - 1
-    local items = redis.call('LRANGE', S.lkey, from, from + 31)
-    for j, item in ipairs(items) do
-      local s, ns, n = string.match(item, '^(%-?%d+) (%d+) (%d+)$')
-      if not s then
-        error('redisstore: malformed sliding_log event in ' .. S.lkey)
+  local function logEvent(S, i)
+    if i > S.len then
+      return S.app[i - S.len]
+    end
+    local e = S.cache[i]
+    if not e then
+      local from = i - 1
+      local items = redis.call('LRANGE', S.lkey, from, from + 31)
+      for j, item in ipairs(items) do
+        local s, ns, n = string.match(item, '^(%-?%d+) (%d+) (%d+)$')
+        if not s then
+          error('redisstore: malformed sliding_log event in ' .. S.lkey)
+        end
+        s = tonumber(s)
+        local t = ANCIENT
+        if not far(s) then t = rel(s, tonumber(ns)) end
+        S.cache[from + j] = {t = t, n = tonumber(n)}
       end
-      s = tonumber(s)
-      local t = ANCIENT
-      if not far(s) then t = rel(s, tonumber(ns)) end
-      S.cache[from + j] = {t = t, n = tonumber(n)}
+      e = S.cache[i]
     end
-    e = S.cache[i]
-  end
-  if i == S.len and S.merge > 0 then
-    return {t = e.t, n = e.n + S.merge}
-  end
-  return e
-end
-
-local function logCount(S) return S.len + #S.app end
-
-local function loadLog(P, key, lkey)
-  local S = {key = key, lkey = lkey, sum = 0, head = 1, len = 0, cache = {}, app = {}, merge = 0, shared = true}
-  local v = redis.call('GET', key)
-  if v then
-    S.sum = tonumber(v) or 0
-    S.len = redis.call('LLEN', lkey)
-  end
-  return S, v ~= false and v ~= nil
-end
-
--- logLatestOff returns latest(t) - t: how far the newest event is ahead of t.
-local function logLatestOff(S)
-  local c = logCount(S)
-  if S.head <= c then
-    return math.max(0, logEvent(S, c).t)
-  end
-  return 0
-end
-
--- pruneLog forgets the events no longer in the window at tl (ts < tl-W).
-local function pruneLog(P, S, tl)
-  local c = logCount(S)
-  while S.head <= c and S.head <= S.len do
-    local e = logEvent(S, S.head)
-    if e.t >= tl - P.W then break end
-    S.sum = S.sum - e.n
-    S.head = S.head + 1
-    S.dirty = true
-  end
-end
-
-local function cloneLog(S)
-  local app = {}
-  for i, e in ipairs(S.app) do app[i] = {t = e.t, n = e.n} end
-  return {key = S.key, lkey = S.lkey, sum = S.sum, head = S.head, len = S.len,
-    cache = S.cache, app = app, merge = S.merge}
-end
-
-local function commitLog(S, t, n)
-  S.sum = S.sum + n
-  local c = logCount(S)
-  if c >= S.head and logEvent(S, c).t == t then
-    if c > S.len then
-      S.app[#S.app].n = S.app[#S.app].n + n
-    else
-      S.merge = S.merge + n
+    if i == S.len and S.merge > 0 then
+      return {t = e.t, n = e.n + S.merge}
     end
-    return
+    return e
   end
-  S.app[#S.app + 1] = {t = t, n = n}
-end
 
--- logWait returns the shortest wait after which m units are available, when
--- the log also holds extra units accepted at tl.
-local function logWait(P, S, tl, m, extra)
-  local sum = S.sum + extra
-  local c = logCount(S)
-  local i = S.head
-  while i <= c and sum + m > P.L do
-    local e = logEvent(S, i)
-    sum = sum - e.n
-    if sum + m <= P.L then
-      return e.t + P.W + 1 - tl
+  local function logCount(S) return S.len + #S.app end
+
+  local function loadLog(P, key, lkey)
+    local S = {key = key, lkey = lkey, sum = 0, head = 1, len = 0, cache = {}, app = {}, merge = 0, shared = true}
+    local v = redis.call('GET', key)
+    if v then
+      S.sum = tonumber(v) or 0
+      S.len = redis.call('LLEN', lkey)
     end
-    i = i + 1
+    return S, v ~= false and v ~= nil
   end
-  if sum + m <= P.L then return 0 end
-  return P.W + 1
-end
 
-local function slidingLog(P, S, tl, n, consume)
-  local d = newDecision(P.L)
-  d.a = S.sum + n <= P.L
-  local sum = S.sum
-  if d.a and consume then
-    sum = sum + n
-  elseif not d.a then
-    d.ra = logWait(P, S, tl, n, 0)
-  end
-  d.r = math.max(P.L - sum, 0)
-  if sum > 0 then
-    local newest = tl
-    if not d.a or not consume then
-      newest = logEvent(S, logCount(S)).t
+  -- logLatestOff returns latest(t) - t: how far the newest event is ahead of t.
+  local function logLatestOff(S)
+    local c = logCount(S)
+    if S.head <= c then
+      return math.max(0, logEvent(S, c).t)
     end
-    d.rs = newest + P.W + 1 - tl
+    return 0
   end
-  if d.r < P.L then
-    local extra = 0
-    if d.a and consume then extra = n end
-    d.nx = logWait(P, S, tl, d.r + 1, extra)
-  end
-  return d
-end
 
-local function writeLog(S, ttl)
-  if S.head > S.len then
-    if S.len > 0 then redis.call('DEL', S.lkey) end
-  elseif S.head > 1 then
-    redis.call('LTRIM', S.lkey, S.head - 1, -1)
+  -- pruneLog forgets the events no longer in the window at tl (ts < tl-W).
+  local function pruneLog(P, S, tl)
+    local c = logCount(S)
+    while S.head <= c and S.head <= S.len do
+      local e = logEvent(S, S.head)
+      if e.t >= tl - P.W then break end
+      S.sum = S.sum - e.n
+      S.head = S.head + 1
+      S.dirty = true
+    end
   end
-  if S.merge > 0 then
-    local e = logEvent(S, S.len)
-    local s, ns = absol(e.t)
-    redis.call('LSET', S.lkey, -1, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n))
+
+  local function cloneLog(S)
+    local app = {}
+    for i, e in ipairs(S.app) do app[i] = {t = e.t, n = e.n} end
+    return {key = S.key, lkey = S.lkey, sum = S.sum, head = S.head, len = S.len,
+      cache = S.cache, app = app, merge = S.merge}
   end
-  if #S.app > 0 then
-    local items = {}
-    for i, e in ipairs(S.app) do
+
+  local function commitLog(S, t, n)
+    S.sum = S.sum + n
+    local c = logCount(S)
+    if c >= S.head and logEvent(S, c).t == t then
+      if c > S.len then
+        S.app[#S.app].n = S.app[#S.app].n + n
+      else
+        S.merge = S.merge + n
+      end
+      return
+    end
+    S.app[#S.app + 1] = {t = t, n = n}
+  end
+
+  -- logWait returns the shortest wait after which m units are available, when
+  -- the log also holds extra units accepted at tl.
+  local function logWait(P, S, tl, m, extra)
+    local sum = S.sum + extra
+    local c = logCount(S)
+    local i = S.head
+    while i <= c and sum + m > P.L do
+      local e = logEvent(S, i)
+      sum = sum - e.n
+      if sum + m <= P.L then
+        return e.t + P.W + 1 - tl
+      end
+      i = i + 1
+    end
+    if sum + m <= P.L then return 0 end
+    return P.W + 1
+  end
+
+  local function slidingLog(P, S, tl, n, consume)
+    local d = newDecision(P.L)
+    d.a = S.sum + n <= P.L
+    local sum = S.sum
+    if d.a and consume then
+      sum = sum + n
+    elseif not d.a then
+      d.ra = logWait(P, S, tl, n, 0)
+    end
+    d.r = math.max(P.L - sum, 0)
+    if sum > 0 then
+      local newest = tl
+      if not d.a or not consume then
+        newest = logEvent(S, logCount(S)).t
+      end
+      d.rs = newest + P.W + 1 - tl
+    end
+    if d.r < P.L then
+      local extra = 0
+      if d.a and consume then extra = n end
+      d.nx = logWait(P, S, tl, d.r + 1, extra)
+    end
+    return d
+  end
+
+  local function writeLog(S, ttl)
+    if S.head > S.len then
+      if S.len > 0 then redis.call('DEL', S.lkey) end
+    elseif S.head > 1 then
+      redis.call('LTRIM', S.lkey, S.head - 1, -1)
+    end
+    if S.merge > 0 then
+      local e = logEvent(S, S.len)
       local s, ns = absol(e.t)
-      items[i] = fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n)
+      redis.call('LSET', S.lkey, -1, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n))
     end
-    redis.call('RPUSH', S.lkey, unpack(items))
+    if #S.app > 0 then
+      local items = {}
+      for i, e in ipairs(S.app) do
+        local s, ns = absol(e.t)
+        items[i] = fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n)
+      end
+      redis.call('RPUSH', S.lkey, unpack(items))
+    end
+    if ttl then
+      redis.call('SET', S.key, fmt(S.sum), 'PX', ttl)
+      redis.call('PEXPIRE', S.lkey, ttl)
+    else
+      redis.call('SET', S.key, fmt(S.sum), 'KEEPTTL')
+    end
   end
-  if ttl then
-    redis.call('SET', S.key, fmt(S.sum), 'PX', ttl)
-    redis.call('PEXPIRE', S.lkey, ttl)
-  else
-    redis.call('SET', S.key, fmt(S.sum), 'KEEPTTL')
-  end
+  logKind_ = {load = loadLog, latestOff = logLatestOff, prune = pruneLog, clone = cloneLog, commit = commitLog, decide = slidingLog, write = writeLog, event = logEvent, count = logCount}
+  return logKind_
 end

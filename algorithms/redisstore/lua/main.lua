@@ -52,17 +52,17 @@ local function decide(op, consume)
   local kind = P.kind
   local d
   if kind == FIXED then
-    d, op.nc = fixedWindow(P, op.c, op.off, op.n, consume)
+    d, op.nc = windowKinds().fixed(P, op.c, op.off, op.n, consume)
   elseif kind == SLIDING then
-    d, op.nc = slidingWindow(P, op.c, op.off, op.n, consume)
+    d, op.nc = windowKinds().sliding(P, op.c, op.off, op.n, consume)
   elseif kind == TOKEN or kind == LEAKY then
-    d, op.nc = tokenBucket(P, op.c, op.off, op.n, consume)
+    d, op.nc = bucketKinds().token(P, op.c, op.off, op.n, consume)
   elseif kind == QUEUE then
-    d, op.nc = leakyQueue(P, op.c, op.off, op.n, consume)
+    d, op.nc = bucketKinds().queue(P, op.c, op.off, op.n, consume)
   elseif kind == LOG then
-    d = slidingLog(P, op.S, op.off, op.n, consume)
+    d = logKind().decide(P, op.S, op.off, op.n, consume)
   else
-    d = slidingBuckets(P, op.S, op.off, op.n, consume)
+    d = bucketsKind().decide(P, op.S, op.off, op.n, consume)
   end
   if op.off > 0 then later(d, op.off) end
   op.d = d
@@ -72,18 +72,20 @@ local function load(op)
   local P = op.P
   local kind = P.kind
   if kind == FIXED or kind == SLIDING then
-    op.c = loadWindow(P, op.key)
-    op.off = lateWindow(P, op.c)
+    op.c = windowKinds().load(P, op.key)
+    op.off = windowKinds().late(P, op.c)
   elseif kind == LOG then
-    op.S, op.exists = loadLog(P, op.key, op.lkey)
-    op.off = logLatestOff(op.S)
-    pruneLog(P, op.S, op.off)
+    local M = logKind()
+    op.S, op.exists = M.load(P, op.key, op.lkey)
+    op.off = M.latestOff(op.S)
+    M.prune(P, op.S, op.off)
   elseif kind == BUCKETS then
-    op.S, op.exists = loadBuckets(P, op.key)
-    op.off = bucketsOff(P, op.S)
-    rollBuckets(P, op.S, op.off)
+    local M = bucketsKind()
+    op.S, op.exists = M.load(P, op.key)
+    op.off = M.off(P, op.S)
+    M.roll(P, op.S, op.off)
   else
-    op.c = loadBucket(P, op.key)
+    op.c = bucketKinds().load(P, op.key)
     op.off = 0
   end
 end
@@ -92,20 +94,22 @@ local function follow(op, prev)
   local P = op.P
   local kind = P.kind
   if kind == LOG then
-    op.S = cloneLog(prev.S)
-    if prev.d.a then commitLog(op.S, prev.off, prev.n) end
-    op.off = logLatestOff(op.S)
-    pruneLog(P, op.S, op.off)
+    local M = logKind()
+    op.S = M.clone(prev.S)
+    if prev.d.a then M.commit(op.S, prev.off, prev.n) end
+    op.off = M.latestOff(op.S)
+    M.prune(P, op.S, op.off)
   elseif kind == BUCKETS then
-    op.S = cloneBuckets(prev.S)
-    if prev.d.a then commitBuckets(op.S, prev.n) end
-    op.off = bucketsOff(P, op.S)
-    rollBuckets(P, op.S, op.off)
+    local M = bucketsKind()
+    op.S = M.clone(prev.S)
+    if prev.d.a then M.commit(op.S, prev.n) end
+    op.off = M.off(P, op.S)
+    M.roll(P, op.S, op.off)
   else
     op.c = prev.c
     if prev.d.a then op.c = prev.nc end
     if kind == FIXED or kind == SLIDING then
-      op.off = lateWindow(P, op.c)
+      op.off = windowKinds().late(P, op.c)
     else
       op.off = 0
     end
@@ -113,7 +117,7 @@ local function follow(op, prev)
 end
 
 if mode == 2 then
-  local err = applyUndo(5 + nchecks * 7 + 1)
+  local err = undoKind().apply(5 + nchecks * 7 + 1)
   if err then return err end
 end
 
@@ -183,9 +187,9 @@ if not all then
     local op = ops[i]
     if not op.dup and op.exists and op.S and op.S.dirty then
       if op.P.kind == LOG then
-        writeLog(op.S, nil)
+        logKind().write(op.S, nil)
       else
-        redis.call('SET', op.key, encodeBuckets(op.S), 'KEEPTTL')
+        redis.call('SET', op.key, bucketsKind().encode(op.S), 'KEEPTTL')
       end
     end
   end
@@ -199,9 +203,9 @@ else
     while root.dup do root = ops[root.dup] end
     consumed[op.key] = (consumed[op.key] or 0) + op.n
     if op.P.kind == LOG then
-      commitLog(root.S, op.off, op.n)
+      logKind().commit(root.S, op.off, op.n)
     elseif op.P.kind == BUCKETS then
-      commitBuckets(root.S, op.n)
+      bucketsKind().commit(root.S, op.n)
     end
     last[op.key] = op
   end
@@ -213,30 +217,30 @@ else
       local root = op
       while root.dup do root = ops[root.dup] end
       if kind == LOG then
-        writeLog(root.S, ttl)
+        logKind().write(root.S, ttl)
         if mode == 1 then
           local s, ns = absol(op.off)
-          undoRecord('l', op.key, op.lkey, fmt(s), fmt(ns), fmt(consumed[op.key]), nil, undo)
+          undoKind().record('l', op.key, op.lkey, fmt(s), fmt(ns), fmt(consumed[op.key]), nil, undo)
         end
       else
         local v
         if kind == FIXED or kind == SLIDING then
-          v = encodeWindow(op.P, op.nc)
+          v = windowKinds().encode(op.P, op.nc)
         elseif kind == BUCKETS then
-          v = encodeBuckets(root.S)
+          v = bucketsKind().encode(root.S)
         else
-          v = encodeBucket(op.P, op.nc)
+          v = bucketKinds().encode(op.P, op.nc)
         end
         if mode == 1 then
           local n = fmt(consumed[op.key])
           if kind == FIXED then
-            undoRecord('f', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
+            undoKind().record('f', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
           elseif kind == SLIDING then
-            undoRecord('w', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
+            undoKind().record('w', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
           elseif kind == BUCKETS then
-            undoRecord('b', op.key, nil, fmt(root.S.w), fmt(root.S.b), fmt(op.P.B), n, undo)
+            undoKind().record('b', op.key, nil, fmt(root.S.w), fmt(root.S.b), fmt(op.P.B), n, undo)
           else
-            undoRecord('s', op.key, nil, redis.call('GET', op.key) or '', v, nil, nil, undo)
+            undoKind().record('s', op.key, nil, redis.call('GET', op.key) or '', v, nil, nil, undo)
           end
         end
         redis.call('SET', op.key, v, 'PX', ttl)

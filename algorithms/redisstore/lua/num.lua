@@ -8,7 +8,6 @@
 local G = 1000000000        -- ns per second
 local T24 = 16777216        -- 2^24
 local T52 = 4503599627370496 -- 2^52
-local HEX = {1, 16, 256, 4096, 65536, 1048576}
 
 -- divmod returns floor(a/b) and a - b*floor(a/b) for integers |a| < 2^52,
 -- 0 < b < 2^52. floor(fl(a/b)) is floor(a/b) or one more (rounding is
@@ -25,6 +24,12 @@ local function divmod(a, b)
   return q, r
 end
 
+-- Wide values. A wide value is a plain number when it is below 2^52, and
+-- otherwise an array of base-2^24 limbs, least significant first, whose
+-- value is at least 2^52 (the two forms never overlap, so comparing forms
+-- compares values). Products of two plain numbers take the array form only
+-- when they need it, so small limits and windows never allocate.
+
 -- big returns x (0 <= x < 2^53) as limbs. Division by 2^24 is exact.
 local function big(x)
   local l0 = x % T24
@@ -33,11 +38,13 @@ local function big(x)
   return {l0, l1, (x - l1) / T24}
 end
 
--- norm propagates carries so that every limb is below 2^24. Each limb on
--- entry is a non-negative integer below 2^52.
+-- norm propagates carries so that every limb is below 2^24 (each limb on
+-- entry is a non-negative integer below 2^52), and returns a plain number
+-- when the value is below 2^52.
 local function norm(c)
   local carry = 0
-  for i = 1, #c do
+  local n = #c
+  for i = 1, n do
     local v = c[i] + carry
     local lo = v % T24
     c[i] = lo
@@ -45,30 +52,48 @@ local function norm(c)
   end
   while carry > 0 do
     local lo = carry % T24
-    c[#c + 1] = lo
+    n = n + 1
+    c[n] = lo
     carry = (carry - lo) / T24
+  end
+  while n > 1 and c[n] == 0 do
+    c[n] = nil
+    n = n - 1
+  end
+  if n <= 2 or (n == 3 and c[3] < 16) then -- below 2^52
+    return c[1] + (c[2] or 0) * T24 + (c[3] or 0) * 281474976710656
   end
   return c
 end
 
--- bmul returns a*b for integers 0 <= a, b < 2^53: limb products are below
--- 2^48, and a column sums at most three of them (below 2^50).
+-- bmul returns a*b for integers 0 <= a, b < 2^53. When fl(a*b) < 2^52 the
+-- product is exact (rounding is monotone and 2^52 is representable).
+-- Otherwise limb products are below 2^48, and a column sums at most three
+-- of them (below 2^50).
 local function bmul(a, b)
-  local A, B = big(a), big(b)
-  local c = {0, 0, 0, 0, 0, 0}
-  for i = 1, 3 do
-    local ai = A[i]
-    if ai ~= 0 then
-      for j = 1, 3 do
-        c[i + j - 1] = c[i + j - 1] + ai * B[j]
-      end
-    end
-  end
-  return norm(c)
+  local p = a * b
+  if p < T52 then return p end
+  local a0 = a % T24
+  local a1 = ((a - a0) / T24) % T24
+  local a2 = (a - a0 - a1 * T24) / 281474976710656
+  local b0 = b % T24
+  local b1 = ((b - b0) / T24) % T24
+  local b2 = (b - b0 - b1 * T24) / 281474976710656
+  return norm({a0 * b0, a0 * b1 + a1 * b0, a0 * b2 + a1 * b1 + a2 * b0, a1 * b2 + a2 * b1, a2 * b2})
+end
+
+local function limbs(X)
+  if type(X) == 'number' then return big(X) end
+  return X
 end
 
 -- badd returns X+Y.
 local function badd(X, Y)
+  if type(X) == 'number' and type(Y) == 'number' then
+    local s = X + Y
+    if s < T52 then return s end
+  end
+  X, Y = limbs(X), limbs(Y)
   local c = {}
   for i = 1, math.max(#X, #Y) do
     c[i] = (X[i] or 0) + (Y[i] or 0)
@@ -78,6 +103,8 @@ end
 
 -- bsub returns X-Y for X >= Y.
 local function bsub(X, Y)
+  if type(X) == 'number' then return X - Y end -- then Y <= X is a number too
+  Y = limbs(Y)
   local c, borrow = {}, 0
   for i = 1, #X do
     local v = X[i] - (Y[i] or 0) - borrow
@@ -88,11 +115,19 @@ local function bsub(X, Y)
     end
     c[i] = v
   end
-  return c
+  return norm(c)
 end
 
 -- bcmp returns -1, 0 or 1 as X <, = or > Y.
 local function bcmp(X, Y)
+  local nx, ny = type(X) == 'number', type(Y) == 'number'
+  if nx and ny then
+    if X < Y then return -1 end
+    if X > Y then return 1 end
+    return 0
+  end
+  if nx then return -1 end
+  if ny then return 1 end
   for i = math.max(#X, #Y), 1, -1 do
     local x, y = X[i] or 0, Y[i] or 0
     if x < y then return -1 end
@@ -101,34 +136,29 @@ local function bcmp(X, Y)
   return 0
 end
 
-local function bzero(X)
-  for i = 1, #X do
-    if X[i] ~= 0 then return false end
-  end
-  return true
-end
-
--- bdivmod returns floor(X/d) and X mod d for 0 < d < 2^48; the quotient must
--- be below 2^53. Values below 2^52 divide directly; larger ones by long
--- division in base 16: the running remainder is below d, so r*16+15 < 2^52.
+-- bdivmod returns floor(X/d) and X mod d for 0 < d < 2^48; the quotient
+-- must be below 2^53. A plain X divides directly. For limbs, q0 =
+-- floor(fl(X)/d) is within a few units of the quotient (fl(X) is within
+-- X*2^-50 of X, so q0 within q*2^-50 + 1 of q: a few units for the
+-- quotients below 2^52 taken here); q0*d is exact as limbs
+-- (q0 < 2^53, d < 2^48), and the remainder X - q0*d, summed limb by limb
+-- from the top, is exact: every partial sum is a multiple of 2^(24i) whose
+-- quotient by 2^(24i) is below 2^52 in magnitude, since the true remainder
+-- is below 8*d < 2^51 and the limbs below i add less than 2^(24i). The
+-- remainder then corrects q0.
 local function bdivmod(X, d)
+  if type(X) == 'number' then return divmod(X, d) end
   local n = #X
-  while n > 1 and X[n] == 0 do n = n - 1 end
-  if n <= 2 or (n == 3 and X[3] < 16) then
-    return divmod(X[1] + (X[2] or 0) * T24 + (X[3] or 0) * 281474976710656, d)
+  local xf = 0
+  for i = n, 1, -1 do xf = xf * T24 + X[i] end
+  local q = math.floor(xf / d)
+  local P = limbs(bmul(q, d))
+  local r = 0
+  for i = math.max(n, #P), 1, -1 do
+    r = r * T24 + ((X[i] or 0) - (P[i] or 0))
   end
-  local q, r = 0, 0
-  for i = n, 1, -1 do
-    local limb = X[i]
-    for s = 6, 1, -1 do
-      local p = HEX[s]
-      local dig = math.floor(limb / p) % 16
-      r = r * 16 + dig
-      local qd = 0
-      if r >= d then qd, r = divmod(r, d) end
-      q = q * 16 + qd
-    end
-  end
+  while r < 0 do q = q - 1; r = r + d end
+  while r >= d do q = q + 1; r = r - d end
   return q, r
 end
 
@@ -141,18 +171,10 @@ end
 -- mulDivFloor / mulDivCeil return floor(a*b/d) / ceil(a*b/d) for
 -- 0 <= a, b < 2^53 and 0 < d < 2^48 when the quotient is below 2^53.
 local function mulDivFloor(a, b, d)
-  local p = a * b
-  if p < T52 then return (divmod(p, d)) end -- fl(a*b) < 2^52 implies a*b exact
   return (bdivmod(bmul(a, b), d))
 end
 
 local function mulDivCeil(a, b, d)
-  local p = a * b
-  if p < T52 then
-    local q, r = divmod(p, d)
-    if r > 0 then q = q + 1 end
-    return q
-  end
   return bdivceil(bmul(a, b), d)
 end
 
@@ -191,10 +213,10 @@ local function window(W)
     return TS * (G / W) + q, r
   end
   if TS >= 0 then
-    return bdivmod(badd(bmul(TS, G), big(TN)), W)
+    return bdivmod(badd(bmul(TS, G), TN), W)
   end
   -- t < 0: -t = (-TS-1)*G + (G-TN) and floor(t/W) = -ceil(-t/W).
-  local q, r = bdivmod(badd(bmul(-TS - 1, G), big(G - TN)), W)
+  local q, r = bdivmod(badd(bmul(-TS - 1, G), G - TN), W)
   if r == 0 then return -q, 0 end
   return -q - 1, W - r
 end
