@@ -24,10 +24,13 @@ type Series struct {
 // A Chart is a set of series sharing a time axis: bin i covers
 // [Start + i·Bin, Start + (i+1)·Bin).
 type Chart struct {
-	Title  string
-	Start  time.Time
-	Bin    time.Duration
-	Series []Series
+	Title string
+	Start time.Time
+	Bin   time.Duration
+	// Caption describes the time axis; empty means "time from <Start>,
+	// bins of <Bin>".
+	Caption string
+	Series  []Series
 }
 
 // Layout, in SVG user units.
@@ -145,8 +148,11 @@ func (c *Chart) axis(y, barW float64, bins int) group {
 			text{X: x, Y: y + 16, Anchor: "middle", Text: "+" + (time.Duration(i) * c.Bin).String()},
 		)
 	}
-	g.Children = append(g.Children, text{X: marginLeft, Y: y + 32,
-		Text: fmt.Sprintf("time from %s, bins of %s", c.Start.UTC().Format(time.RFC3339), c.Bin)})
+	caption := c.Caption
+	if caption == "" {
+		caption = fmt.Sprintf("time from %s, bins of %s", c.Start.UTC().Format(time.RFC3339), c.Bin)
+	}
+	g.Children = append(g.Children, text{X: marginLeft, Y: y + 32, Text: caption})
 	return g
 }
 

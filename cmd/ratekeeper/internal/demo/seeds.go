@@ -134,7 +134,8 @@ var ChartScenario = func() Scenario {
 func Chart(sc Scenario, bin time.Duration) (*chart.Chart, error) {
 	end := sc.Bursts[len(sc.Bursts)-1].At
 	n := int(end/bin) + 1
-	c := &chart.Chart{Title: "ratekeeper demo: " + sc.Name, Start: time.Unix(0, 0), Bin: bin}
+	c := &chart.Chart{Title: "ratekeeper demo: " + sc.Name, Start: time.Unix(0, 0), Bin: bin,
+		Caption: fmt.Sprintf("simulated time from the start of a window, bins of %s", bin)}
 	for _, k := range Compared {
 		adm, err := Admitted(sc, k)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -57,8 +58,10 @@ type Malformed struct {
 	Reason string
 }
 
+// String formats m as "file:line: reason" and, on the next line, the
+// start of the line.
 func (m Malformed) String() string {
-	return fmt.Sprintf("%s:%d: %s: %q", m.File, m.Line, m.Reason, m.Text)
+	return fmt.Sprintf("%s:%d: %s\n      %s", m.File, m.Line, m.Reason, strconv.QuoteToGraphic(m.Text))
 }
 
 // maxLine is the longest line parsed; longer ones are malformed.
