@@ -35,6 +35,12 @@ import (
 // the package's own tests check those closed forms against a binary search
 // over used, and the Decision fields against unit-by-unit simulation.
 //
+// Time may go back between calls, as the package documentation of
+// algorithms describes: a window kind decides a request at an instant
+// before the latest one its state knows of at that latest instant, and
+// lengthens the durations by the difference; for the buckets and the queue
+// an earlier instant is a larger deficit.
+//
 // Take is all or nothing, as the Store contract says: the checks are decided
 // in order, each seeing what the earlier checks of the same call took from
 // the same (Spec, Key); if one is denied, nothing is consumed (see

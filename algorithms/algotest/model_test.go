@@ -169,3 +169,59 @@ func TestModelAllOrNothing(t *testing.T) {
 		t.Fatalf("two checks on one key = %+v; want the second to see the first", ds)
 	}
 }
+
+// TestModelClockBack checks the model on instants that go back, with values
+// worked out by hand from the algorithms package documentation.
+func TestModelClockBack(t *testing.T) {
+	s := time.Second
+	type step struct {
+		at   time.Duration
+		cost int64
+		want algorithms.Decision // only the fields set are compared, Allowed always
+	}
+	for _, c := range []struct {
+		name  string
+		spec  algorithms.Spec
+		steps []step
+	}{
+		{"fixed_window_decided_at_window_start", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: 10 * s}, []step{
+			{12 * s, 3, algorithms.Decision{Allowed: true, Remaining: 2}},
+			// 8 s is in the window before the key's: decided at 10 s, durations + 2 s.
+			{8 * s, 1, algorithms.Decision{Allowed: true, Remaining: 1, ResetAfter: 12 * s}},
+			{8 * s, 2, algorithms.Decision{Remaining: 1, RetryAfter: 12 * s}},
+		}},
+		{"sliding_log_decided_at_newest_request", algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 3, Window: 10 * s}, []step{
+			{20 * s, 1, algorithms.Decision{Allowed: true, Remaining: 2}},
+			{25 * s, 1, algorithms.Decision{Allowed: true, Remaining: 1}},
+			// decided at 25 s (window [15 s, 25 s] holds 2), logged at 25 s
+			{22 * s, 1, algorithms.Decision{Allowed: true, Remaining: 0, ResetAfter: 13*s + 1, NextAfter: 8*s + 1}},
+		}},
+		{"sliding_buckets_decided_at_sub_window_start", algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 4, Window: 4 * s, Buckets: 4}, []step{
+			{7500 * time.Millisecond, 1, algorithms.Decision{Allowed: true, Remaining: 3}},
+			// decided at 7 s; both requests leave when sub-window 11 starts, at 11 s
+			{6200 * time.Millisecond, 1, algorithms.Decision{Allowed: true, Remaining: 2, ResetAfter: 4800 * time.Millisecond}},
+		}},
+		{"token_bucket_larger_deficit", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1, Window: s, Burst: 2}, []step{
+			{10 * s, 2, algorithms.Decision{Allowed: true, Remaining: 0, ResetAfter: 2 * s}},
+			// full again at 12 s; at 9 s the deficit is 3 tokens
+			{9 * s, 1, algorithms.Decision{Remaining: 0, RetryAfter: 2 * s, ResetAfter: 3 * s}},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := NewModel()
+			for i, st := range c.steps {
+				ds, err := m.TakeAt(Base.Add(st.at), algorithms.Check{Spec: c.spec, Key: "k", Cost: st.cost})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := ds[0], st.want
+				if got.Allowed != want.Allowed || got.Remaining != want.Remaining ||
+					(want.RetryAfter != 0 && got.RetryAfter != want.RetryAfter) ||
+					(want.ResetAfter != 0 && got.ResetAfter != want.ResetAfter) ||
+					(want.NextAfter != 0 && got.NextAfter != want.NextAfter) {
+					t.Errorf("step %d at %v cost %d: got %+v, want %+v", i, st.at, st.cost, got, want)
+				}
+			}
+		})
+	}
+}

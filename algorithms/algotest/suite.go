@@ -43,8 +43,12 @@ const (
 //     every decision;
 //   - ClockSkew/seed=<n>: the same with instants that go back (app hosts
 //     whose clocks disagree), compared with the Model;
-//   - Concurrency/<kind> and Concurrency/multi_check: 64 goroutines at one
-//     frozen instant admit exactly the capacity, never more;
+//   - Concurrency/<kind>: 64 goroutines at one frozen instant admit exactly
+//     the capacity, never more; Concurrency/mixed_costs: calls of cost 1 and
+//     2 take at most the capacity and the key accounts for exactly what they
+//     took; Concurrency/opposite_orders: two-key calls in both orders neither
+//     deadlock nor lose an update; Concurrency/multi_check: a two-check call
+//     consumes from both keys or from neither;
 //   - AllOrNothing/<kind>: a denied call consumes nothing; two checks on one
 //     key see each other;
 //   - Expiry/<kind>: a key idle past its ResetAfter decides like a fresh one;
