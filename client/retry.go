@@ -1,0 +1,87 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"math/bits"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// replayable reports whether req may be sent again: its method is
+// idempotent (or opted in, or it carries an idempotency key), and its body
+// can be had again.
+func (t *Transport) replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	if t.methods[req.Method] {
+		return true
+	}
+	_, a := req.Header["Idempotency-Key"]
+	_, b := req.Header["X-Idempotency-Key"]
+	return a || b
+}
+
+// rewind returns a copy of req for another attempt, with a fresh body.
+func rewind(req *http.Request) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, fmt.Errorf("client: replaying the request body: %w", err)
+		}
+		r.Body = body
+	}
+	return r, nil
+}
+
+// backoff returns the wait before retry number attempt: uniform in
+// [0, min(ceiling, base·2^(attempt−1))].
+func (t *Transport) backoff(attempt int) time.Duration {
+	c := t.ceiling
+	if shift := attempt - 1; shift < 62 && t.base <= t.ceiling>>shift {
+		c = t.base << shift
+	}
+	return time.Duration(t.uniform(uint64(c) + 1))
+}
+
+// uniform returns a number in [0, n) for n >= 1, from the high half of a
+// 64×64-bit product (Lemire's method without the rejection step: the bias,
+// below n/2^64, does not matter for a jitter and no source can make it loop).
+func (t *Transport) uniform(n uint64) uint64 {
+	var x uint64
+	if t.src == nil {
+		x = rand.Uint64()
+	} else {
+		t.randMu.Lock()
+		x = t.src.Uint64()
+		t.randMu.Unlock()
+	}
+	hi, _ := bits.Mul64(x, n)
+	return hi
+}
+
+// drainLimit bounds what drain reads from a body so that the connection can
+// be reused; a longer body is closed unread.
+const drainLimit = 64 << 10
+
+// drain reads what is left of body (up to drainLimit) and closes it.
+func drain(body io.ReadCloser) {
+	if body == nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
+	_ = body.Close()
+}
+
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+}
