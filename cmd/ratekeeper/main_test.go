@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -207,4 +209,37 @@ func TestDemoGolden(t *testing.T) {
 		t.Errorf("demo wrote no chart: %v", err)
 	}
 	golden(t, "demo.txt", []byte(strings.ReplaceAll(out, svg, "DEMO.svg")))
+}
+
+// TestReplayJSON checks that --json carries the same figures as the text.
+func TestReplayJSON(t *testing.T) {
+	out, errOut, code := runCmd("replay", "--json", "--compare", "--config", "testdata/rules.yaml", "testdata/access.log")
+	if code != exitFindings {
+		t.Fatalf("exit %d; stderr: %s", code, errOut)
+	}
+	var rep struct {
+		Entries  int64 `json:"entries"`
+		Rejected int64 `json:"rejected"`
+		Policies []struct {
+			Name     string `json:"name"`
+			Rejected int64  `json:"rejected"`
+			Limits   []struct {
+				Label string `json:"label"`
+			} `json:"limits"`
+			Compare []struct{} `json:"compare"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+	}
+	text, _, _ := runCmd("replay", "--config", "testdata/rules.yaml", "testdata/access.log")
+	if want := fmt.Sprintf("replayed %d requests", rep.Entries); !strings.Contains(text, want) {
+		t.Errorf("text report lacks %q", want)
+	}
+	if want := fmt.Sprintf(", %d rejected (", rep.Rejected); !strings.Contains(text, want) {
+		t.Errorf("text report lacks %q", want)
+	}
+	if len(rep.Policies) != 3 || rep.Policies[1].Name != "login" || rep.Policies[1].Rejected == 0 || len(rep.Policies[1].Limits) != 4 || len(rep.Policies[1].Compare) != 6 {
+		t.Errorf("JSON policies = %+v", rep.Policies)
+	}
 }

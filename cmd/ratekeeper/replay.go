@@ -60,6 +60,7 @@ type replayFlags struct {
 	config, format, svg string
 	cpuprofile          string
 	compare, quiet      bool
+	asJSON              bool
 	top                 int
 	routes              listFlag
 	json                logparse.JSONFields
@@ -73,6 +74,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined) or json")
 	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic under every algorithm")
 	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
+	fs.BoolVar(&f.asJSON, "json", false, "write the report as JSON instead of text")
 	fs.IntVar(&f.top, "top", 5, "most-rejected keys reported per policy")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
@@ -114,7 +116,11 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
 		return exitUsage
 	}
-	if err := rep.WriteText(stdout, in); err != nil {
+	write := rep.WriteText
+	if f.asJSON {
+		write = rep.WriteJSON
+	}
+	if err := write(stdout, in); err != nil {
 		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
 		return exitUsage
 	}
@@ -123,7 +129,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
 			return exitUsage
 		}
-		fmt.Fprintf(stdout, "\nchart: %s\n", f.svg)
+		if !f.asJSON {
+			fmt.Fprintf(stdout, "\nchart: %s\n", f.svg)
+		}
 	}
 	if rep.Rejected > 0 || rep.NoKey > 0 {
 		return exitFindings

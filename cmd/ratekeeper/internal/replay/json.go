@@ -1,0 +1,115 @@
+package replay
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// jsonReport is the JSON form of a Report: durations in seconds, specs
+// with the configuration's field names.
+type jsonReport struct {
+	Files     []string     `json:"files"`
+	Lines     int64        `json:"lines"`
+	Entries   int64        `json:"entries"`
+	Malformed int64        `json:"malformed"`
+	Samples   []string     `json:"malformed_samples,omitempty"`
+	First     time.Time    `json:"first"`
+	Last      time.Time    `json:"last"`
+	Requests  int64        `json:"requests"`
+	Rejected  int64        `json:"rejected"`
+	NoKey     int64        `json:"rejected_no_key"`
+	Unmatched int64        `json:"unmatched"`
+	BinStart  time.Time    `json:"bin_start"`
+	Bin       float64      `json:"bin_seconds"`
+	Policies  []jsonPolicy `json:"policies"`
+}
+
+type jsonSpec struct {
+	Algorithm string  `json:"algorithm"`
+	Limit     int64   `json:"limit"`
+	Window    float64 `json:"window_seconds"`
+	Burst     int64   `json:"burst,omitempty"`
+	Buckets   int     `json:"buckets,omitempty"`
+	MaxDelay  float64 `json:"max_delay_seconds,omitempty"`
+}
+
+type jsonTrial struct {
+	Label    string   `json:"label"`
+	Spec     jsonSpec `json:"spec"`
+	Rejected int64    `json:"rejected"`
+	Share    float64  `json:"share"`
+}
+
+type jsonKey struct {
+	Key      string `json:"key"`
+	Rejected int64  `json:"rejected"`
+}
+
+type jsonPolicy struct {
+	Name     string      `json:"name"`
+	Spec     jsonSpec    `json:"spec"`
+	Key      string      `json:"key"`
+	Requests int64       `json:"requests"`
+	Rejected int64       `json:"rejected"`
+	Share    float64     `json:"share"`
+	NoKey    int64       `json:"no_key"`
+	Skipped  int64       `json:"skipped"`
+	Delayed  int64       `json:"delayed"`
+	Top      []jsonKey   `json:"top_rejected"`
+	Rates    jsonRates   `json:"requests_per_key_per_window"`
+	Limits   []jsonTrial `json:"limits"`
+	Compare  []jsonTrial `json:"compare,omitempty"`
+	Timeline Series      `json:"timeline"`
+	Compared []Series    `json:"compared_timelines,omitempty"`
+}
+
+type jsonRates struct {
+	Keys    int   `json:"keys"`
+	Windows int64 `json:"windows"`
+	P50     int64 `json:"p50"`
+	P95     int64 `json:"p95"`
+	P99     int64 `json:"p99"`
+	Max     int64 `json:"max"`
+}
+
+func specJSON(s algorithms.Spec) jsonSpec {
+	return jsonSpec{Algorithm: string(s.Algorithm), Limit: s.Limit, Window: s.Window.Seconds(), Burst: s.Burst, Buckets: s.Buckets, MaxDelay: s.MaxDelay.Seconds()}
+}
+
+func trialsJSON(ts []Trial) []jsonTrial {
+	out := make([]jsonTrial, len(ts))
+	for i, t := range ts {
+		out[i] = jsonTrial{Label: t.Label, Spec: specJSON(t.Spec), Rejected: t.Rejected, Share: t.Share}
+	}
+	return out
+}
+
+// WriteJSON writes the report as one JSON object, for programs.
+func (r *Report) WriteJSON(w io.Writer, in Input) error {
+	out := jsonReport{
+		Files: in.Files, Lines: in.Lines, Entries: in.Entries, Malformed: in.Malformed,
+		First: r.First.UTC(), Last: r.Last.UTC(), Requests: r.Requests, Rejected: r.Rejected, NoKey: r.NoKey, Unmatched: r.Unmatched,
+		BinStart: r.BinStart, Bin: r.Bin.Seconds(), Policies: []jsonPolicy{},
+	}
+	for _, m := range in.Samples {
+		out.Samples = append(out.Samples, m.String())
+	}
+	for _, p := range r.Policies {
+		jp := jsonPolicy{
+			Name: p.Name, Spec: specJSON(p.Spec), Key: p.Key, Requests: p.Requests, Rejected: p.Rejected, Share: Share(p.Rejected, p.Requests),
+			NoKey: p.NoKey, Skipped: p.Skipped, Delayed: p.Delayed, Top: []jsonKey{},
+			Rates:  jsonRates{Keys: p.Rates.Keys, Windows: p.Rates.Windows, P50: p.Rates.P50, P95: p.Rates.P95, P99: p.Rates.P99, Max: p.Rates.Max},
+			Limits: trialsJSON(p.Limits), Compare: trialsJSON(p.Compare), Timeline: p.Timeline, Compared: p.Compared,
+		}
+		for _, k := range p.Top {
+			jp.Top = append(jp.Top, jsonKey{Key: k.Key, Rejected: k.Count})
+		}
+		out.Policies = append(out.Policies, jp)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
