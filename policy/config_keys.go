@@ -1,0 +1,120 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// keyPart names every key part the loader knows; header: and cookie: take
+// a name.
+var keyPartNames = []string{"ip", "user", "route", "method", "global", "header:NAME", "cookie:NAME"}
+
+// keyParts reads a key: one part or a list of parts joined.
+func (d *decoder) keyParts(n *cnode, field string) ([]string, bool) {
+	parts := d.strings(n, field)
+	if len(parts) == 0 {
+		if n.kind == seqNode && len(n.vals) == 0 {
+			d.fail(n, field, "is empty; want one of %s, or a list of them", strings.Join(keyPartNames, ", "))
+		}
+		return nil, false
+	}
+	ok := true
+	for i, p := range parts {
+		item := n
+		if n.kind == seqNode {
+			item = n.vals[i]
+		}
+		if _, err := keyPart(p, keyfunc.Global()); err != nil {
+			d.fail(item, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+			ok = false
+		}
+	}
+	return parts, ok
+}
+
+// fallback reads the keys tried after the first: one part, a list of
+// parts (each one key) or a list of lists (each a joined key).
+func (d *decoder) fallback(n *cnode, field string) [][]string {
+	if n.kind == scalarNode {
+		if parts, ok := d.keyParts(n, field); ok {
+			return [][]string{parts}
+		}
+		return nil
+	}
+	if n.kind != seqNode || len(n.vals) == 0 {
+		d.fail(n, field, "must be a key part or a non-empty list of keys, not %s", n.describe())
+		return nil
+	}
+	var out [][]string
+	for i, v := range n.vals {
+		if parts, ok := d.keyParts(v, fmt.Sprintf("%s[%d]", field, i)); ok {
+			out = append(out, parts)
+		}
+	}
+	return out
+}
+
+// keyPart returns the keyfunc.Func of one part; ip is the configured
+// client-address part.
+func keyPart(part string, ip keyfunc.Func) (keyfunc.Func, error) {
+	switch part {
+	case "ip":
+		return ip, nil
+	case "user":
+		return keyfunc.User(), nil
+	case "route":
+		return keyfunc.Route(), nil
+	case "method":
+		return keyfunc.Method(), nil
+	case "global":
+		return keyfunc.Global(), nil
+	}
+	kind, name, found := strings.Cut(part, ":")
+	if found && name != "" {
+		switch kind {
+		case "header":
+			return keyfunc.Header(name)
+		case "cookie":
+			return keyfunc.Cookie(name)
+		}
+	}
+	known := append([]string(nil), keyPartNames...)
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown key part %q; want one of %s", part, strings.Join(known, ", "))
+}
+
+// keyFunc composes the keys of a Definition; on error it names the field
+// at fault ("key" or "fallback").
+func keyFunc(keys [][]string, ip keyfunc.Func) (keyfunc.Func, string, error) {
+	alts := make([]keyfunc.Func, 0, len(keys))
+	for i, parts := range keys {
+		field := "key"
+		if i > 0 {
+			field = "fallback"
+		}
+		fs := make([]keyfunc.Func, 0, len(parts))
+		for _, p := range parts {
+			f, err := keyPart(p, ip)
+			if err != nil {
+				return nil, field, err
+			}
+			fs = append(fs, f)
+		}
+		f := fs[0]
+		if len(fs) > 1 {
+			var err error
+			if f, err = keyfunc.Join(fs...); err != nil {
+				return nil, field, err
+			}
+		}
+		alts = append(alts, f)
+	}
+	if len(alts) == 1 {
+		return alts[0], "key", nil
+	}
+	f, err := keyfunc.FirstOf(alts...)
+	return f, "fallback", err
+}
