@@ -447,4 +447,3 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 	}
 	return out
 }
-
