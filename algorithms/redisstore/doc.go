@@ -1,6 +1,151 @@
 // Package redisstore keeps rate-limiting state in Redis, so that several
 // application instances share one limit. [Store] implements
 // [algorithms.Store] and [algorithms.IntoStore] with the seven algorithms of
-// package algorithms, deciding exactly as [algorithms.MemoryStore] does:
-// every Decision field, to the nanosecond.
+// package algorithms and decides exactly as [algorithms.MemoryStore] does:
+// every Decision field, to the nanosecond, on the same sequence of calls
+// and instants (a randomized differential test and the algotest
+// conformance suite check this against a real redis-server).
+//
+//	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	store, err := redisstore.New(client, redisstore.WithPrefix("myapp"))
+//
+// New takes any go-redis v9 client: a *redis.Client (standalone, or the
+// Sentinel failover client from redis.NewFailoverClient) or a
+// *redis.ClusterClient.
+//
+// # One script, one round trip
+//
+// The algorithms are Lua, embedded in the binary (lua/*.lua) and joined into
+// one script that go-redis runs with EVALSHA, falling back to EVAL when the
+// server does not have it yet (the first call, or after SCRIPT FLUSH).
+// Every check of a Take goes in that one call: one network round trip
+// however many checks there are. Redis runs a script atomically, so a Take
+// is all or nothing across application instances: the script first decides
+// every check (a repeated key sees the earlier check's consumption, as in
+// the memory store), then writes only if all are admitted. A denied Take
+// consumes nothing; like the memory store it may still record that time
+// has moved on for a sliding_log or sliding_buckets key (pruning, rolling
+// the ring), which changes no decision while time moves forward.
+//
+// # Time
+//
+// By default the script reads the Redis server's clock (TIME, microsecond
+// resolution, used as nanoseconds = µs·1000), so application instances with
+// skewed clocks still agree. [WithClock] passes the injected clock's
+// instant instead, to the nanosecond (tests, replays); then the instances
+// must agree on the time. Decisions are computed in nanoseconds throughout.
+//
+// # Exactness
+//
+// Lua numbers are doubles, exact for integers below 2^53, while instants are
+// about 1.8·10^18 ns and products like Limit·Window reach 8.64·10^22. The
+// script never rounds. The proof, for the bounds [algorithms.Spec.Validate]
+// enforces (Limit, Burst and queue capacity at most 10^9 < 2^30; Window and
+// MaxDelay at most 24 h = 8.64·10^13 ns < 2^47; Buckets at most 3600):
+//
+//   - The instant t is passed as seconds and nanoseconds, TS·10^9 + TN,
+//     both exact. Stored instants are kept the same way ("s n"), and only
+//     their difference from t is used as a plain number: (s−TS)·10^9 +
+//     (n−TN), exact because a state more than 2·10^6 s (23 days) from t is
+//     treated as expired first, so the difference is below 2^51.
+//   - A window index floor(t/W) is below 2^63/10^6 < 2^44 (W >= 1 ms) and is
+//     stored as is. A sub-window index can reach 2^55 (a sub-window can be
+//     278 ns), so it is stored as the pair (window index, bucket < 3600).
+//   - Counts are below 2^31, and every duration a Decision reports is below
+//     2^51 (at most a few windows, or the deficit of a bucket).
+//   - A product that can reach 2^52 — D·L (D a deficit below 2^51, so
+//     below 2^81), (C−m)·W, prev·(W−e), MaxDelay·L (below 2^77) — is a "wide"
+//     value: a plain number while it is below 2^52 (the product of two
+//     doubles below 2^52 is exact), otherwise base-2^24 limbs, whose limb
+//     products are below 2^48 and column sums below 2^50.
+//   - Wide values are only added, subtracted, compared and divided by a
+//     number below 2^48 (W, L, a count) where the quotient is known to be
+//     below 2^52: ceil(D·L/W) is taken only after comparing D·L with C·W
+//     (so it is at most C), ceil(D·L/L) is at most D, a sliding window's
+//     floor(a·W/prev) only after comparing a·W with (W−e)·prev (so it is
+//     below W), n·W/L at most 48 h (Validate bounds Burst·W/L and the queue).
+//     The division takes q0 = floor(fl(X)/d), within a few units of the
+//     quotient, and corrects it with the exact remainder X − q0·d, summed
+//     limb by limb from the top, where every partial sum is exact.
+//
+// TestLuaArithmetic checks these operations against math/big on the server.
+//
+// Clocks that go back: as in the memory store, a request at an instant
+// before the key's latest one is decided at that latest instant and its
+// durations lengthened. A state more than 2^51 ns (26 days) ahead of the
+// instant — only an injected clock stepped back that far can do it — is
+// treated as expired instead, where the memory store would keep it.
+//
+// # Keys and expiry
+//
+// A check's state lives at <prefix>:{<key>}:<spec> ([WithPrefix], default
+// "rk"). The client key is escaped (bytes outside 0x21–0x7E, '%', '{' and
+// '}' become %XX; the empty key is "%"), which is injective and keeps braces
+// out of it, so the braces are exactly the Redis Cluster hash tag: all the
+// specs of one client key share a slot. <spec> spells every field of the
+// Spec, so two specs never share state. sliding_log adds a list at the same
+// key plus ":l". Keys are never built from patterns, and nothing is ever
+// looked up by pattern (no KEYS or SCAN).
+//
+// Every write sets an expiry (PX) for when the state stops mattering: the
+// Decision's ResetAfter, rounded up to the millisecond, plus 1 ms — on the
+// server's clock, the one that decides. With an injected clock, which Redis
+// does not follow, keys live at least [DefaultClockTTL] (see [WithMinTTL]);
+// a key kept longer never changes a decision.
+//
+// Per key the state is a short string: "k count" (fixed_window), "k prev
+// curr" (sliding_window), "s n rem" — the instant the bucket is full or the
+// queue free, with its remainder in 1/Limit ns — (token_bucket,
+// leaky_bucket, leaky_queue), "w b sum slot count ..." (sliding_buckets,
+// non-empty buckets only), and for sliding_log the total plus a list of
+// "s n cost" events, read lazily (a decision reads the newest event, the
+// ones leaving the window, and for a wait only as many as it needs).
+//
+// # Cluster
+//
+// With a *redis.ClusterClient, a Take whose keys share a slot (one client
+// key, any number of specs) is one script call as above. Checks on several
+// slots cannot run in one script, so such a Take runs in phases, each a
+// script call per slot, in parallel:
+//
+//  1. Peek: each slot decides its checks without consuming. If any check is
+//     denied, that is the answer, and nothing was consumed anywhere.
+//  2. Reserve: each slot decides again and consumes, all or nothing within
+//     the slot. If every slot admits, that is the answer.
+//  3. Undo: if a slot now denies (another request took the last units
+//     between the phases), the slots that admitted are undone, and decide
+//     their checks again without consuming. The counting kinds undo exactly
+//     (their counts are additive: the reserved units are subtracted, in
+//     whichever window or bucket still holds them). The bucket kinds
+//     (token_bucket, leaky_bucket, leaky_queue) restore the old state only if
+//     the key still holds what the reservation wrote; if another request
+//     changed it meanwhile, the reservation's units stay consumed.
+//
+// So an admitted cross-slot Take costs two parallel round trips and a
+// denied one one. Between phases 2 and 3 a reservation is visible: another
+// request may be denied by units that are then given back, and a bucket key
+// that lost the compare-and-set keeps them (it waits them out): the
+// inconsistency always errs towards denying, never towards admitting more
+// than a limit. Each node reads its own clock for its slots.
+//
+// # Failures
+//
+// Errors are returned, never panics; a reply of the wrong shape is an error.
+// A Take honours its context: with a client whose ContextTimeoutEnabled is
+// set, go-redis bounds the I/O by it; otherwise the call runs in a goroutine
+// that the Take stops waiting for at the deadline (the goroutine ends when
+// the client's own timeouts end the command; [Store.Close] waits for it).
+// A context error is returned as is. An error does not prove that nothing
+// was consumed: the script may have run before the reply was lost.
+//
+// [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
+// returning [ErrCircuitOpen] at once, then lets one probe through. Whether
+// to fail open or closed is the caller's choice (the middleware offers
+// both).
+//
+// [WithDenyCache] keeps recent denials in process memory and answers a
+// repeat of a denied Take locally until its RetryAfter, with no round trip;
+// it only ever denies, and only while Redis would.
+//
+// A Store is safe for concurrent use.
 package redisstore

@@ -27,6 +27,7 @@ if not (TS and TN and minTTL and mode and nchecks) then
 end
 
 local FIXED, LOG, SLIDING, BUCKETS, TOKEN, LEAKY, QUEUE = 1, 2, 3, 4, 5, 6, 7
+local FAR = 2251799813685248 -- 2^51 ns, 26 days
 
 local windows = {} -- W -> {k, e}, computed once per call
 local function windowOf(W)
@@ -74,6 +75,9 @@ local function load(op)
   if kind == FIXED or kind == SLIDING then
     op.c = windowKinds().load(P, op.key)
     op.off = windowKinds().late(P, op.c)
+    if op.off > FAR then -- a state more than 26 days ahead: see doc.go
+      op.c, op.off = {t = P.k - 2, x = 0, y = 0}, 0
+    end
   elseif kind == LOG then
     local M = logKind()
     op.S, op.exists = M.load(P, op.key, op.lkey)
@@ -83,6 +87,9 @@ local function load(op)
     local M = bucketsKind()
     op.S, op.exists = M.load(P, op.key)
     op.off = M.off(P, op.S)
+    if op.off > FAR then -- a state more than 26 days ahead: see doc.go
+      op.S, op.off = {w = P.jw, b = P.jb, sum = 0, counts = {}}, 0
+    end
     M.roll(P, op.S, op.off)
   else
     op.c = bucketKinds().load(P, op.key)
