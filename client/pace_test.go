@@ -323,3 +323,46 @@ func TestSharedStorePacesTogether(t *testing.T) {
 		}
 	}
 }
+
+// Many callers, several hosts, refusals and holds mixed: every caller is
+// served in the end, and each host still sees its requests at least
+// 100ms apart (retries take turns too). Run with -race, this is also the
+// concurrency test of the holds and the queue.
+func TestPacingUnderRefusals(t *testing.T) {
+	clock := newFakeClock()
+	var stubs []*stub
+	for range 4 {
+		stubs = append(stubs, newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+			switch n % 5 {
+			case 1:
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+			case 3:
+				w.Header().Set("RateLimit", `"default";r=0;t=1`)
+				io.WriteString(w, "ok")
+			case 4:
+				w.WriteHeader(http.StatusServiceUnavailable) // no Retry-After: backoff
+			default:
+				io.WriteString(w, "ok")
+			}
+		}))
+	}
+	hc, _ := newClient(t, clock, client.WithRate(10, time.Second), client.WithRetries(10),
+		client.WithBackoff(100*time.Millisecond, time.Second))
+	clock.drive(40, func(i int) {
+		if status, _, err := get(hc, stubs[i%len(stubs)].URL); err != nil || status != 200 {
+			t.Errorf("caller %d: %d %v", i, status, err)
+		}
+	})
+	for i, s := range stubs {
+		at := s.arrivals()
+		if len(at) < 10 {
+			t.Errorf("host %d saw %d requests, want at least its 10 callers", i, len(at))
+		}
+		for j := 1; j < len(at); j++ {
+			if at[j]-at[j-1] < 100*time.Millisecond {
+				t.Errorf("host %d: requests %d and %d only %s apart", i, j-1, j, at[j]-at[j-1])
+			}
+		}
+	}
+}
