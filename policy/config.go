@@ -176,6 +176,7 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 	if len(data) > maxConfigSize {
 		return nil, &ConfigError{File: name, Reason: fmt.Sprintf("is larger than %d bytes", maxConfigSize)}
 	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark, as some editors write
 	var root *cnode
 	var err error
 	if isJSON(data, name) {

@@ -416,3 +416,42 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("NewSet(example policies) = %v", err)
 	}
 }
+
+// TestParseConfigIPSource checks that ip_source selects the header read
+// from trusted proxies, and ipv6_prefix the grouping of IPv6 clients.
+func TestParseConfigIPSource(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	for _, tc := range []struct {
+		name, head  string
+		remote      string
+		header, val string
+		want        string
+	}{
+		{"xff default", "trusted_proxies: [10.0.0.0/8]\n", "10.0.0.1:1", "X-Forwarded-For", "198.51.100.1", "a:198.51.100.1"},
+		{"forwarded", "trusted_proxies: [10.0.0.0/8]\nip_source: forwarded\n", "10.0.0.1:1", "Forwarded", "for=198.51.100.2", "a:198.51.100.2"},
+		{"real ip", "trusted_proxies: ['::1']\nip_source: header:X-Real-IP\n", "[::1]:1", "X-Real-IP", "198.51.100.3", "a:198.51.100.3"},
+		{"untrusted", "trusted_proxies: [10.0.0.0/8]\n", "192.0.2.9:1", "X-Forwarded-For", "198.51.100.1", "a:192.0.2.9"},
+		{"ipv6 prefix", "ipv6_prefix: 48\n", "[2001:db8:1:2::5]:1", "", "", "a:2001:db8:1::/48"},
+		{"bom", "\ufeff", "192.0.2.9:1", "", "", "a:192.0.2.9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mustParse(t, tc.head+pol, "ip.yaml")
+			set, err := policy.NewSet(cfg.Policies)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = tc.remote
+			if tc.header != "" {
+				r.Header.Set(tc.header, tc.val)
+			}
+			var res policy.Result
+			if err := set.Prepare(r, set.Match(r), &res); err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Key(0); got != tc.want {
+				t.Errorf("key = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
