@@ -333,8 +333,8 @@ func ReplayModel(tr Trace) [][]algorithms.Decision {
 // Diff compares the decisions got and want of replays of tr, step by step
 // and field by field. It returns "" when they agree; otherwise a report of
 // the first difference: the step, every field that differs, and the steps
-// of tr that touched the same (Spec, Key) pairs up to it — state is per pair,
-// so those steps alone reproduce it.
+// of tr that can affect it (state is per (Spec, Key) pair, so those steps
+// alone reproduce it), also as a Go literal to paste into a regression test.
 func Diff(tr Trace, got, want [][]algorithms.Decision) string {
 	for i := range min(len(got), len(want)) {
 		for j := range min(len(got[i]), len(want[i])) {
@@ -384,26 +384,73 @@ func (tr Trace) report(i, j int, got, want algorithms.Decision) string {
 	for _, f := range fieldDiffs(got, want) {
 		fmt.Fprintf(&b, "\t%s\n", f)
 	}
-	touched := make(map[modelKey]bool)
-	for _, c := range st.Checks {
-		touched[modelKey{c.Spec, c.Key}] = true
+	keep := tr.relevant(i)
+	fmt.Fprintf(&b, "Steps that reach the (Spec, Key) pairs of step %d (%d of them), Start = %s (Unix %d ns):\n",
+		i, len(keep), tr.Start.UTC().Format(time.RFC3339Nano), tr.Start.UnixNano())
+	shown := keep
+	if len(shown) > maxReportSteps {
+		fmt.Fprintf(&b, "\t... %d earlier steps\n", len(shown)-maxReportSteps)
+		shown = shown[len(shown)-maxReportSteps:]
 	}
-	var steps []string
-	for k := 0; k <= i; k++ {
-		for _, c := range tr.Steps[k].Checks {
-			if touched[modelKey{c.Spec, c.Key}] {
-				steps = append(steps, fmt.Sprintf("\t%5d %s", k, tr.Steps[k].format()))
-				break
+	for _, k := range shown {
+		fmt.Fprintf(&b, "\t%5d %s\n", k, tr.Steps[k].format())
+	}
+	if len(keep) <= maxReportSteps {
+		b.WriteString("As a Go literal (its last step is the one that differs):\n")
+		fmt.Fprintf(&b, "\talgotest.Trace{Start: time.Unix(0, %d), Steps: []algotest.Step{\n", tr.Start.UnixNano())
+		for _, k := range keep {
+			fmt.Fprintf(&b, "\t\t%s,\n", tr.Steps[k].goString())
+		}
+		b.WriteString("\t}}")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// relevant returns the indices of the steps up to i that can affect the
+// decisions of step i: those touching its (Spec, Key) pairs, and, since a
+// denied call consumes nothing, those touching any pair that shares a call
+// with a pair already reached, to a fixed point.
+func (tr Trace) relevant(i int) []int {
+	reached := make(map[modelKey]bool)
+	for _, c := range tr.Steps[i].Checks {
+		reached[modelKey{c.Spec, c.Key}] = true
+	}
+	keep := make([]bool, i+1)
+	for changed := true; changed; {
+		changed = false
+		for k := i; k >= 0; k-- {
+			if keep[k] {
+				continue
+			}
+			touches := false
+			for _, c := range tr.Steps[k].Checks {
+				touches = touches || reached[modelKey{c.Spec, c.Key}]
+			}
+			if !touches {
+				continue
+			}
+			keep[k], changed = true, true
+			for _, c := range tr.Steps[k].Checks {
+				reached[modelKey{c.Spec, c.Key}] = true
 			}
 		}
 	}
-	fmt.Fprintf(&b, "Steps touching the same (Spec, Key) pairs, Start = %s (Unix %d ns):\n", tr.Start.UTC().Format(time.RFC3339Nano), tr.Start.UnixNano())
-	if len(steps) > maxReportSteps {
-		fmt.Fprintf(&b, "\t... %d earlier steps\n", len(steps)-maxReportSteps)
-		steps = steps[len(steps)-maxReportSteps:]
+	var out []int
+	for k, ok := range keep {
+		if ok {
+			out = append(out, k)
+		}
 	}
-	b.WriteString(strings.Join(steps, "\n"))
-	return b.String()
+	return out
+}
+
+// goString formats st as a Go composite literal.
+func (st Step) goString() string {
+	cs := make([]string, len(st.Checks))
+	for i, c := range st.Checks {
+		cs[i] = fmt.Sprintf("%#v", c)
+	}
+	return fmt.Sprintf("{At: %d, Checks: []algorithms.Check{%s}}", int64(st.At), strings.Join(cs, ", "))
 }
 
 func (st Step) format() string {
