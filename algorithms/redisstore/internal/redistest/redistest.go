@@ -62,9 +62,10 @@ type Server struct {
 	// Port is the TCP port of Addr.
 	Port int
 
-	bin  string
-	dir  string
-	args []string
+	bin          string
+	dir          string
+	args         []string
+	sentinelConf string // set for a Sentinel
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -117,6 +118,10 @@ func New(tb testing.TB, args ...string) *Server {
 }
 
 func (s *Server) start() error {
+	if s.sentinelConf != "" {
+		return s.startProcess([]string{s.sentinelConf, "--sentinel", "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+			"--logfile", filepath.Join(s.dir, fmt.Sprintf("redis-%d.log", s.Port))})
+	}
 	argv := []string{
 		"--port", strconv.Itoa(s.Port),
 		"--bind", "127.0.0.1",
@@ -128,6 +133,10 @@ func (s *Server) start() error {
 		"--logfile", filepath.Join(s.dir, fmt.Sprintf("redis-%d.log", s.Port)),
 	}
 	argv = append(argv, s.args...)
+	return s.startProcess(argv)
+}
+
+func (s *Server) startProcess(argv []string) error {
 	cmd := exec.Command(s.bin, argv...)
 	cmd.Dir = s.dir
 	if err := cmd.Start(); err != nil {
@@ -345,4 +354,32 @@ func NewCluster(tb testing.TB) *Cluster {
 	}
 	tb.Cleanup(c.Stop)
 	return c
+}
+
+// StartSentinel starts a Redis Sentinel on a free loopback port, with its
+// configuration file in dir, monitoring master under the name masterName
+// (quorum 1). It returns once the Sentinel answers PING and knows the master.
+func StartSentinel(dir, masterName string, master *Server) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "sentinel.conf")
+	text := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\nsentinel down-after-milliseconds %s 5000\n", masterName, master.Port, masterName)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, bin: bin, dir: dir, sentinelConf: conf}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	if _, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
 }
