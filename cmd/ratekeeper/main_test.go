@@ -243,3 +243,25 @@ func TestReplayJSON(t *testing.T) {
 		t.Errorf("JSON policies = %+v", rep.Policies)
 	}
 }
+
+// TestReplayFileOrder gives the newer log first and an empty one: the
+// report is the same as with the files in time order.
+func TestReplayFileOrder(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.log")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := runCmd("replay", "--top", "0", "--config", "testdata/rules.yaml", "testdata/access.log.1.gz", "testdata/access.log")
+	b, _, _ := runCmd("replay", "--top", "0", "--config", "testdata/rules.yaml", empty, "testdata/access.log", "testdata/access.log.1.gz")
+	if strings.Contains(a, "most rejected keys") {
+		t.Errorf("--top 0 still lists keys:\n%s", a)
+	}
+	_, restA, _ := strings.Cut(a, "\n")
+	_, restB, _ := strings.Cut(b, "\n")
+	if restA != restB {
+		t.Errorf("reports differ with the files reordered:\n%s\n---\n%s", a, b)
+	}
+	if !strings.Contains(b, "testdata/access.log.1.gz, testdata/access.log, "+empty) {
+		t.Errorf("files not replayed oldest first, empty last:\n%s", b)
+	}
+}

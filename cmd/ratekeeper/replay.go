@@ -168,12 +168,16 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	// Rotated logs replay oldest first.
 	slices.SortStableFunc(srcs, func(a, b *source) int {
-		if a.eof || b.eof {
-			return 0
+		if a.eof || b.eof { // empty logs last
+			return cmpBool(a.eof, b.eof)
 		}
 		return a.first.Time.Compare(b.first.Time)
 	})
-	eng, err := replay.New(cfg, replay.Options{Routes: f.routes, Compare: f.compare, Top: f.top})
+	top := f.top
+	if top == 0 {
+		top = -1 // none
+	}
+	eng, err := replay.New(cfg, replay.Options{Routes: f.routes, Compare: f.compare, Top: top})
 	if err != nil {
 		return nil, in, err
 	}
@@ -219,6 +223,16 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	rep, err := eng.Finish()
 	return rep, in, err
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 func openSource(name string, opts logparse.Options) (*source, int64, error) {

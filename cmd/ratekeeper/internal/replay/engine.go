@@ -26,8 +26,8 @@ type Options struct {
 	Routes []string
 	// Compare also runs every policy's traffic through every algorithm.
 	Compare bool
-	// Top is the number of most-rejected keys reported per policy
-	// (default 5).
+	// Top is the number of most-rejected keys reported per policy: 0
+	// means 5, a negative number none.
 	Top int
 	// Bins is the number of time bins of the charts (default 60).
 	Bins int
@@ -56,8 +56,11 @@ func (c *clock) Now() time.Time { return c.t }
 
 // New returns an Engine for the policies of cfg.
 func New(cfg *policy.Config, opts Options) (*Engine, error) {
-	if opts.Top <= 0 {
+	switch {
+	case opts.Top == 0:
 		opts.Top = 5
+	case opts.Top < 0:
+		opts.Top = 0
 	}
 	if opts.Bins <= 0 {
 		opts.Bins = 60
