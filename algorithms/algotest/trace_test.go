@@ -96,11 +96,11 @@ func TestCompareModelFindsDifferences(t *testing.T) {
 				ds[i].Delay = ds[i].Delay.Truncate(time.Microsecond)
 			}
 		}}, "Delay"},
-		{"not_all_or_nothing", mutant{split: true}, "Allowed"},
+		{"not_all_or_nothing", mutant{split: true}, "decisions differ"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var diff string
-			for seed := range uint64(14) {
+			for _, seed := range []uint64{13, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12} { // 13: a queue with MaxDelay > 0
 				tr := algotest.RandomTrace(seed, 1200)
 				clock := algotest.NewClock(tr.Start)
 				m := c.m
@@ -116,7 +116,10 @@ func TestCompareModelFindsDifferences(t *testing.T) {
 			if diff == "" {
 				t.Fatal("no trace found the broken store")
 			}
-			for _, want := range []string{"RandomTrace(", "got ", "want ", c.field, "Steps that reach", "algotest.Trace{Start: time.Unix(0, "} {
+			for _, want := range []string{"RandomTrace(", "got ", "want ", c.field, "Steps that reach", "algotest.Trace{"} {
+				if want == "algotest.Trace{" && strings.Contains(diff, "earlier steps") {
+					continue // too long to print as a literal
+				}
 				if !strings.Contains(diff, want) {
 					t.Errorf("the report lacks %q:\n%s", want, diff)
 				}
