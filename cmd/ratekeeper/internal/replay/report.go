@@ -97,6 +97,9 @@ func (e *Engine) Finish() (*Report, error) {
 		runs := map[algorithms.Spec]*trialRun{} // equal candidates run once
 		for _, c := range candidates(spec.Limit, pr.Rates) {
 			s := withLimit(spec, c.limit)
+			if s.Validate() != nil {
+				continue // say a queue too long for the store: not a limit to suggest
+			}
 			tr := runs[s]
 			if tr == nil {
 				tr = &trialRun{ps: ps, spec: s}
