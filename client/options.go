@@ -240,7 +240,11 @@ func WithGiveUpError() Option {
 // draft-6) and the legacy X-RateLimit-Remaining and X-RateLimit-Reset — and
 // Retry-After on 429 and 503. When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
-// passed, instead of being sent to earn a 429. A malformed header is ignored.
+// passed, instead of being sent to earn a 429. Retry-After takes precedence
+// over the RateLimit fields, as the draft asks; the RateLimit fields of a
+// cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset above
+// 10^9 is read as a Unix time (in milliseconds above 10^12), below as
+// seconds. A malformed header is ignored.
 //
 // A hold delays the requests that have not yet taken their turn in the
 // queue ([WithRate]); those already waiting for theirs keep it (sending them
