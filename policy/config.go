@@ -29,6 +29,7 @@ import (
 //	trusted_proxies: [10.0.0.0/8, 192.0.2.7]  # CIDRs or addresses of reverse proxies
 //	ip_source: x-forwarded-for # or forwarded, or header:X-Real-IP (read only from trusted proxies)
 //	ipv6_prefix: 64            # the ip key groups IPv6 clients by this prefix (default 64)
+//	ipv4_prefix: 32            # and IPv4 clients by this one (default 32: each address)
 //	policies:
 //	  - name: per-ip           # required: A-Z a-z 0-9 - _ . (sent in headers)
 //	    limit: 100             # required
@@ -75,6 +76,9 @@ type Config struct {
 	// IPv6Prefix is the prefix length the ip key part groups IPv6 clients
 	// by.
 	IPv6Prefix int
+	// IPv4Prefix is the prefix length the ip key part groups IPv4 clients
+	// by.
+	IPv4Prefix int
 }
 
 // A Definition is one policy as the configuration file defined it, with

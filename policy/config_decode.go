@@ -66,7 +66,7 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "ip_source", "ipv6_prefix", "policies"}
+var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "ip_source", "ipv6_prefix", "ipv4_prefix", "policies"}
 
 var policyFields = []string{"name", "algorithm", "limit", "window", "burst", "buckets", "max_delay", "key", "fallback", "on_missing_key", "methods", "routes"}
 
@@ -87,6 +87,7 @@ func (d *decoder) config(root *cnode) *Config {
 		FailureRetryAfter: DefaultFailureRetryAfter,
 		IPSource:          "x-forwarded-for",
 		IPv6Prefix:        keyfunc.DefaultIPv6Prefix,
+		IPv4Prefix:        keyfunc.DefaultIPv4Prefix,
 	}
 	var policies *cnode
 	var source *cnode
@@ -124,6 +125,13 @@ func (d *decoder) config(root *cnode) *Config {
 					d.fail(v, name, "must be between 1 and 128, got %d", n)
 				}
 				cfg.IPv6Prefix = int(n)
+			}
+		case "ipv4_prefix":
+			if n, ok := d.integer(v, name); ok {
+				if n < 1 || n > 32 {
+					d.fail(v, name, "must be between 1 and 32, got %d", n)
+				}
+				cfg.IPv4Prefix = int(n)
 			}
 		case "policies":
 			policies = v
@@ -173,7 +181,7 @@ func modeNames() []string {
 // ipFunc builds the ip key part from the client-address settings; nil after
 // reporting a problem.
 func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
-	opts := []keyfunc.IPOption{keyfunc.IPv6Prefix(cfg.IPv6Prefix)}
+	opts := []keyfunc.IPOption{keyfunc.IPv6Prefix(cfg.IPv6Prefix), keyfunc.IPv4Prefix(cfg.IPv4Prefix)}
 	if len(cfg.TrustedProxies) > 0 {
 		opts = append(opts, keyfunc.TrustedProxies(cfg.TrustedProxies...))
 		switch s := cfg.IPSource; {

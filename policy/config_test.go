@@ -280,6 +280,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"source without proxies", "c.yaml", "ip_source: forwarded\n" + pol, 1, 12, "ip_source", "needs trusted_proxies"},
 		{"bad source", "c.yaml", "trusted_proxies: [10.0.0.0/8]\nip_source: carrier-pigeon\n" + pol, 2, 12, "ip_source", "unknown source"},
 		{"bad ipv6_prefix", "c.yaml", "ipv6_prefix: 129\n" + pol, 1, 14, "ipv6_prefix", "between 1 and 128"},
+		{"bad ipv4_prefix", "c.yaml", "ipv4_prefix: 0\n" + pol, 1, 14, "ipv4_prefix", "between 1 and 32"},
 		{"bad version", "c.yaml", "version: 2\n" + pol, 1, 10, "version", "must be 1"},
 		// Syntax.
 		{"yaml syntax", "c.yaml", "policies:\n  - name: a\n   limit: [1\n", 3, 4, "", "invalid YAML"},
@@ -432,6 +433,7 @@ func TestParseConfigIPSource(t *testing.T) {
 		{"real ip", "trusted_proxies: ['::1']\nip_source: header:X-Real-IP\n", "[::1]:1", "X-Real-IP", "198.51.100.3", "a:198.51.100.3"},
 		{"untrusted", "trusted_proxies: [10.0.0.0/8]\n", "192.0.2.9:1", "X-Forwarded-For", "198.51.100.1", "a:192.0.2.9"},
 		{"ipv6 prefix", "ipv6_prefix: 48\n", "[2001:db8:1:2::5]:1", "", "", "a:2001:db8:1::/48"},
+		{"ipv4 prefix", "ipv4_prefix: 24\n", "192.0.2.9:1", "", "", "a:192.0.2.0/24"},
 		{"bom", "\ufeff", "192.0.2.9:1", "", "", "a:192.0.2.9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -56,14 +56,15 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 		fmt.Fprintf(w, " (503, Retry-After %s)", cfg.FailureRetryAfter)
 	}
 	fmt.Fprintln(w)
+	grouping := fmt.Sprintf("IPv4 by /%d, IPv6 by /%d", cfg.IPv4Prefix, cfg.IPv6Prefix)
 	if len(cfg.TrustedProxies) > 0 {
 		var ps []string
 		for _, p := range cfg.TrustedProxies {
 			ps = append(ps, p.String())
 		}
-		fmt.Fprintf(w, "client IP: %s from trusted proxies %s; IPv6 by /%d\n", cfg.IPSource, strings.Join(ps, ", "), cfg.IPv6Prefix)
+		fmt.Fprintf(w, "client IP: %s from trusted proxies %s; %s\n", cfg.IPSource, strings.Join(ps, ", "), grouping)
 	} else {
-		fmt.Fprintf(w, "client IP: the connecting address (no trusted proxies); IPv6 by /%d\n", cfg.IPv6Prefix)
+		fmt.Fprintf(w, "client IP: the connecting address (no trusted proxies); %s\n", grouping)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
