@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -338,5 +340,88 @@ func TestSharedKeyFuncCalledOnce(t *testing.T) {
 	}
 	if calls != 1 || res.Key(0) != "b:k" || res.Key(1) != "d:k" {
 		t.Errorf("mask 1010: %d calls, keys %q %q", calls, res.Key(0), res.Key(1))
+	}
+}
+
+// oneFake is a store with a single-check fast path.
+type oneFake struct {
+	fakeStore
+	ones int
+}
+
+func (s *oneFake) TakeOne(ctx context.Context, c algorithms.Check) (algorithms.Decision, error) {
+	s.ones++
+	if s.err != nil {
+		return algorithms.Decision{}, s.err
+	}
+	return algorithms.Decision{Allowed: true, Limit: c.Spec.Limit, Remaining: 1, Delay: 3 * time.Second}, nil
+}
+
+func TestTakeOneAndLargeSets(t *testing.T) {
+	p := policy.Must(policy.PerSecond("solo", 10, remoteKey))
+	s, _ := policy.NewSet([]*policy.Policy{p})
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	_ = s.Prepare(r, s.Match(r), &res)
+	store := &oneFake{}
+	if err := res.Take(context.Background(), store); err != nil || store.ones != 1 || len(store.calls) != 0 {
+		t.Fatalf("Take of one check: err %v, TakeOne %d calls, Take %d calls", err, store.ones, len(store.calls))
+	}
+	if res.Delay() != 3*time.Second || res.RetryAfter() != 0 || !res.Allowed() {
+		t.Errorf("Delay %v RetryAfter %v Allowed %v", res.Delay(), res.RetryAfter(), res.Allowed())
+	}
+	boom := errors.New("boom")
+	if err := res.Take(context.Background(), &oneFake{fakeStore: fakeStore{err: boom}}); !errors.Is(err, boom) || res.Taken() || res.Delay() != 0 || res.RetryAfter() != 0 {
+		t.Errorf("failing TakeOne: %v", err)
+	}
+	if p.Capacity() != 10 || p.WindowSeconds() != 1 {
+		t.Errorf("Capacity %d WindowSeconds %d", p.Capacity(), p.WindowSeconds())
+	}
+
+	// More checks than the pooled buffer holds; more subsets than the
+	// header cache keeps.
+	var ps []*policy.Policy
+	for i := range 20 {
+		ps = append(ps, policy.Must(policy.PerSecond("p"+strconv.Itoa(i), 10, remoteKey)))
+	}
+	big, _ := policy.NewSet(ps)
+	if err := big.Prepare(r, big.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	fs := &intoStore{}
+	if err := res.Take(context.Background(), fs); err != nil || res.Len() != 20 || fs.into != 1 || res.Key(19) != "p19:192.0.2.1:1234" {
+		t.Errorf("20 policies: %v, Len %d, TakeInto calls %d", err, res.Len(), fs.into)
+	}
+	for mask := uint64(1); mask <= 1100; mask++ {
+		h := big.PolicyHeader(mask)
+		if want := strings.Count(strconv.FormatUint(mask, 2), "1"); strings.Count(h, `";q=`) != want {
+			t.Fatalf("PolicyHeader(%b) = %s: %d members, want %d", mask, h, strings.Count(h, `";q=`), want)
+		}
+	}
+}
+
+func TestRoutePatternChi(t *testing.T) {
+	p := policy.Must(policy.PerSecond("users", 10, remoteKey, policy.WithRoutes("GET /users/{id}")))
+	s, _ := policy.NewSet([]*policy.Policy{p})
+	var got []uint64
+	var patterns []string
+	r := chi.NewRouter()
+	r.Route("/users", func(r chi.Router) {
+		r.Get("/{id}", func(w http.ResponseWriter, req *http.Request) {
+			got = append(got, s.Match(req))
+			patterns = append(patterns, policy.RoutePattern(req))
+		})
+	})
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/users/7", nil))
+	if len(got) != 1 || got[0] != 1 || patterns[0] != "/users/{id}" {
+		t.Errorf("inside chi: Match %v, RoutePattern %q", got, patterns)
+	}
+	// Only chi's route context, no r.Pattern: read through keyfunc.Route.
+	rctx := chi.NewRouteContext()
+	rctx.RoutePatterns = []string{"/users/*", "/{id}"}
+	req := httptest.NewRequest("GET", "/users/7", nil)
+	req = req.WithContext(context.WithValue(req.Context(), chi.RouteCtxKey, rctx))
+	if got := policy.RoutePattern(req); got != "/users/{id}" {
+		t.Errorf("RoutePattern from chi's context = %q", got)
 	}
 }
