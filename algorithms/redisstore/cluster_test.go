@@ -10,7 +10,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/internal/redistest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -10,14 +10,14 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/internal/redistest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
 
 // ignoreServerWaiter ignores the goroutine with which the test helper waits
 // for a redis-server it (re)started; the helper stops it in t.Cleanup.
-var ignoreServerWaiter = goleak.IgnoreAnyFunction("github.com/ratekeeper/ratekeeper/algorithms/redisstore/internal/redistest.(*Server).start.func1")
+var ignoreServerWaiter = goleak.IgnoreAnyFunction("github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest.(*Server).startProcess.func1")
 
 var dayBucket = algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 100, Window: 24 * time.Hour}, Key: "k"}
 

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/internal/redistest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -1,6 +1,8 @@
-// Package redistest starts throwaway redis-server processes for tests: one
-// standalone server, or a three-node Redis Cluster, each on free loopback
-// ports in a temporary directory, with nothing kept on disk.
+// Package redistest starts throwaway redis-server processes for tests: a
+// standalone server, a Sentinel, or a three-node Redis Cluster, each on free
+// loopback ports in a temporary directory, with nothing kept on disk. Tests
+// of other packages that need a real Redis (the middleware's, the examples')
+// use it too.
 //
 // It never touches a server it did not start (in particular not the one on
 // port 6379). When /usr/bin/redis-server (or redis-server on PATH) is
