@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-chi/httprate"
@@ -52,6 +54,11 @@ type OverheadResult struct {
 	MaxRPS float64
 	// MaxRPSRounds are the per-round values.
 	MaxRPSRounds []float64
+	// InProcRPS is the median over rounds of the requests per second the
+	// handler serves in process (ServeHTTP from GOMAXPROCS goroutines, no
+	// network, no load generator): the cost of the limiter itself, where
+	// MaxRPS is dominated by HTTP over loopback.
+	InProcRPS float64
 	// Rate is the offered rate of the latency attacks (the same for every
 	// scenario).
 	Rate float64
@@ -195,8 +202,19 @@ func RunOverhead(ctx context.Context, cfg OverheadConfig) ([]OverheadResult, err
 			res[i].MaxRPSRounds = append(res[i].MaxRPSRounds, o.Throughput())
 		}
 	}
+	inproc := make([][]float64, len(scs))
+	for round := range cfg.Rounds {
+		for _, i := range order(round) {
+			rps, err := inProcess(ctx, scs[i].handler, inProcDuration)
+			if err != nil {
+				return nil, fmt.Errorf("loadtest: %s in process: %w", scs[i].name, err)
+			}
+			inproc[i] = append(inproc[i], rps)
+		}
+	}
 	for i := range res {
 		res[i].MaxRPS = median(res[i].MaxRPSRounds)
+		res[i].InProcRPS = median(inproc[i])
 	}
 	rate := frac * res[0].MaxRPS
 	for round := range cfg.Rounds {
@@ -220,6 +238,50 @@ func RunOverhead(ctx context.Context, cfg OverheadConfig) ([]OverheadResult, err
 		}
 	}
 	return res, nil
+}
+
+// inProcDuration is the length of each in-process measurement.
+const inProcDuration = 500 * time.Millisecond
+
+// inProcess serves requests from 127.0.0.1 with h.ServeHTTP from GOMAXPROCS
+// goroutines for d and returns the requests served per second. Every
+// response must be 200.
+func inProcess(ctx context.Context, h http.Handler, d time.Duration) (float64, error) {
+	procs := runtime.GOMAXPROCS(0)
+	counts := make([]int, procs)
+	errs := make([]error, procs)
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := range procs {
+		wg.Go(func() {
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+			req.RemoteAddr = "127.0.0.1:50000"
+			w := &sink{h: make(http.Header)}
+			for n := 0; ; n++ {
+				if n%64 == 0 && time.Now().After(deadline) {
+					return
+				}
+				clear(w.h)
+				w.code = 0
+				h.ServeHTTP(w, req)
+				if w.code != http.StatusOK {
+					errs[g] = fmt.Errorf("status %d", w.code)
+					return
+				}
+				counts[g]++
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	return float64(total) / time.Since(start).Seconds(), nil
 }
 
 func median(xs []float64) float64 {
