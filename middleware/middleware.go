@@ -117,8 +117,10 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	rc := &resultContext{Context: r.Context()}
 	res := &rc.res
 	res.Shadow = m.shadow
+	// An outer middleware that wrote headers of the same profile: ours
+	// join them (see setHeaders).
 	var outer *policy.Result
-	if o, ok := FromContext(rc.Context); ok {
+	if o, ok := FromContext(rc.Context); ok && o.wrote == m.profile+1 {
 		outer = &o.Result
 	}
 
@@ -165,6 +167,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 
 	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, &rc.sc)
+	res.wrote = m.profile + 1
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
 			next.ServeHTTP(w, r.WithContext(rc))
@@ -299,6 +302,8 @@ type Result struct {
 	// (then the request passed unlimited, or was decided by the fallback
 	// store), or in shadow mode a *policy.KeyError or *policy.CostError.
 	Err error
+
+	wrote Profile // 1 + the profile of the headers written; 0 for none
 }
 
 // resultContext is the request context carrying a Result, in one

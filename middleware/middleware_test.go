@@ -647,3 +647,15 @@ func TestHeaderOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedMixedProfiles: an inner middleware does not defer to an outer
+// one that wrote no headers (or another profile's).
+func TestNestedMixedProfiles(t *testing.T) {
+	store, _ := newStore(t)
+	outer := middleware.MustNew(store, []*policy.Policy{fixed("outer", 1, time.Minute, remote)}, middleware.WithHeaders(middleware.NoHeaders))
+	inner := middleware.MustNew(store, []*policy.Policy{fixed("inner", 10, time.Minute, remote)}, middleware.WithHeaders(middleware.Draft6))
+	w := serve(outer.Handler(inner.Handler(ok)), "GET", "/")
+	if w.Header().Get("RateLimit-Remaining") != "9" || w.Header().Get("RateLimit-Limit") != "10" {
+		t.Errorf("inner draft-6 headers under a header-less outer: %v", w.Header())
+	}
+}
