@@ -163,15 +163,7 @@ func traces(t *testing.T) int {
 func runModelTraces(t *testing.T, h Harness) {
 	for seed := range uint64(traces(t)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			tr := RandomTrace(seed, traceSteps)
-			clock := NewClock(tr.Start)
-			diff, err := CompareModel(t.Context(), h.New(t, clock), clock, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff != "" {
-				t.Errorf("the store disagrees with the model:\n%s", diff)
-			}
+			compareModel(t, h, RandomTrace(seed, traceSteps), "")
 		})
 	}
 }
@@ -179,16 +171,40 @@ func runModelTraces(t *testing.T, h Harness) {
 func runClockSkew(t *testing.T, h Harness) {
 	for seed := range uint64(max(1, traces(t)/2)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			tr := RandomSkewTrace(seed, skewSteps)
-			clock := NewClock(tr.Start)
-			diff, err := CompareModel(t.Context(), h.New(t, clock), clock, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff != "" {
-				t.Errorf("with clocks that go back, the store disagrees with the model:\n%s", diff)
-			}
+			compareModel(t, h, RandomSkewTrace(seed, skewSteps), "with clocks that go back, ")
 		})
+	}
+}
+
+// shrinkBudget bounds the replays spent shrinking a failing trace.
+const shrinkBudget = 300
+
+// compareModel replays tr on a fresh store and on the Model; when they
+// disagree it reports the difference, then shrinks the trace (each candidate
+// replayed on a fresh store) and reports the shortest failing trace found.
+func compareModel(t *testing.T, h Harness, tr Trace, context string) {
+	t.Helper()
+	clock := NewClock(tr.Start)
+	diff, err := CompareModel(t.Context(), h.New(t, clock), clock, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff == "" {
+		return
+	}
+	t.Errorf("%sthe store disagrees with the model:\n%s", context, diff)
+	last := diff
+	short := Shrink(tr, func(c Trace) bool {
+		clock := NewClock(c.Start)
+		d, err := CompareModel(t.Context(), h.New(t, clock), clock, c)
+		if err == nil && d != "" {
+			last = d
+			return true
+		}
+		return false
+	}, shrinkBudget)
+	if len(short.Steps) < len(tr.Steps) {
+		t.Errorf("shrunk to %d of its %d steps:\n%s", len(short.Steps), len(tr.Steps), last)
 	}
 }
 

@@ -23,7 +23,8 @@ type Trace struct {
 	// any window.
 	Start time.Time
 	Steps []Step
-	skew  bool // made by RandomSkewTrace
+	skew   bool // made by RandomSkewTrace
+	shrunk bool // a subset of the steps of the trace named
 }
 
 // A Step is one Take call: its checks, decided at Start+At. At never
@@ -364,13 +365,18 @@ func CompareModel(ctx context.Context, store algorithms.Store, clock *Clock, tr 
 }
 
 func (tr Trace) name() string {
-	if tr.Seed == 0 && tr.N == 0 {
-		return "trace"
+	name := "trace"
+	switch {
+	case tr.Seed == 0 && tr.N == 0:
+	case tr.skew:
+		name = fmt.Sprintf("RandomSkewTrace(%d, %d)", tr.Seed, tr.N)
+	default:
+		name = fmt.Sprintf("RandomTrace(%d, %d)", tr.Seed, tr.N)
 	}
-	if tr.skew {
-		return fmt.Sprintf("RandomSkewTrace(%d, %d)", tr.Seed, tr.N)
+	if tr.shrunk {
+		name += ", shrunk,"
 	}
-	return fmt.Sprintf("RandomTrace(%d, %d)", tr.Seed, tr.N)
+	return name
 }
 
 // maxReportSteps bounds the reproducing steps printed in a report.

@@ -160,3 +160,36 @@ func FuzzTraceFromBytes(f *testing.F) {
 		}
 	})
 }
+
+func TestShrink(t *testing.T) {
+	// A store that is wrong only about key "b" of the second spec after its
+	// fourth request: the shrunk trace keeps few steps and still fails.
+	tr := algotest.RandomTrace(3, 600)
+	calls := 0
+	fails := func(c algotest.Trace) bool {
+		calls++
+		clock := algotest.NewClock(c.Start)
+		seen := 0
+		m := &mutant{m: algotest.NewModel(), clock: clock, mut: func(_ int, cs []algorithms.Check, ds []algorithms.Decision) {
+			for i, ch := range cs {
+				if ch.Key == "b" && ch.Spec == tr.Steps[len(tr.Steps)-1].Checks[0].Spec {
+					if seen++; seen >= 4 {
+						ds[i].Remaining++
+					}
+				}
+			}
+		}}
+		diff, err := algotest.CompareModel(t.Context(), m, clock, c)
+		return err == nil && diff != ""
+	}
+	if !fails(tr) {
+		t.Skip("the mutant is never reached on this trace") // would be a change to RandomTrace, not a Shrink bug
+	}
+	short := algotest.Shrink(tr, fails, 500)
+	if !fails(short) {
+		t.Fatal("the shrunk trace does not fail")
+	}
+	if short.Len() > 8 {
+		t.Errorf("Shrink kept %d of %d steps after %d replays; want a handful", short.Len(), tr.Len(), calls)
+	}
+}
