@@ -26,6 +26,7 @@ type Error struct {
 	Reason string
 }
 
+// Error formats e as "policy: \"name\": Field reason".
 func (e *Error) Error() string {
 	if e.Policy == "" {
 		return fmt.Sprintf("policy: %s %s", e.Field, e.Reason)
@@ -48,6 +49,7 @@ type KeyError struct {
 	Err    error
 }
 
+// Error names the policy, the action and the key function's error.
 func (e *KeyError) Error() string {
 	return fmt.Sprintf("policy: %q: no key (%s): %v", e.Policy.name, e.Action, e.Err)
 }
@@ -65,6 +67,7 @@ type CostError struct {
 	Cost   int64
 }
 
+// Error names the policy, the cost and the capacity.
 func (e *CostError) Error() string {
 	if e.Cost < 1 {
 		return fmt.Sprintf("policy: %q: cost %d is below 1", e.Policy.name, e.Cost)

@@ -26,9 +26,13 @@ import (
 //     A person can post a quick follow-up or two at once, and then one
 //     comment every 10 seconds; a bot tops out at 360 an hour.
 const (
-	LoginLimit    = 5
+	// LoginLimit is the number of login attempts per minute.
+	LoginLimit = 5
+	// RegisterLimit is the number of sign-ups per hour.
 	RegisterLimit = 10
-	CommentsRate  = 6
+	// CommentsRate is the number of comments per minute, sustained.
+	CommentsRate = 6
+	// CommentsBurst is the number of comments that may be posted at once.
 	CommentsBurst = 3
 )
 
