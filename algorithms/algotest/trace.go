@@ -21,8 +21,8 @@ type Trace struct {
 	N    int
 	// Start is the instant of offset 0. It is deliberately not aligned to
 	// any window.
-	Start time.Time
-	Steps []Step
+	Start  time.Time
+	Steps  []Step
 	skew   bool // made by RandomSkewTrace
 	shrunk bool // a subset of the steps of the trace named
 }
