@@ -20,7 +20,11 @@ import (
 // share state only on a hash collision, with probability about n²/2^65 among
 // n live keys (3·10^-8 for a million), and an outsider cannot aim for one.
 //
-// The store reads its Clock once per call. With the default [SystemClock] it
+// The store reads its Clock once per call, before it takes any lock: a call
+// that waits for a lock is decided at the instant it arrived, which can be
+// slightly before the instant of a call that got the lock first (the kinds
+// handle such an instant exactly; see "Time that goes back" in the package
+// documentation). With the default [SystemClock] it
 // reads only the monotonic clock, anchored to the wall clock when the store
 // was made, which halves the cost of reading the time; windows stay aligned
 // to the Unix epoch as the host clock was at that moment.
