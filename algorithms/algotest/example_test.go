@@ -1,6 +1,7 @@
 package algotest_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -35,4 +36,25 @@ func ExampleModel() {
 	// 35s: allowed=false remaining=0 retry-after=1s next=1s
 	// 40s: allowed=true remaining=0 retry-after=0s next=2s
 	// 40s: allowed=false remaining=0 retry-after=2s next=2s
+}
+
+// Comparing a store with the model on a random trace, as the conformance
+// suite does: the store reads the manual clock that Replay sets before
+// each step.
+func ExampleCompareModel() {
+	tr := algotest.RandomTrace(42, 500)
+	clock := algotest.NewClock(tr.Start)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	diff, err := algotest.CompareModel(context.Background(), store, clock, tr)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d steps, store agrees with the model: %t\n", tr.Len(), diff == "")
+	// Output:
+	// 500 steps, store agrees with the model: true
 }
