@@ -153,7 +153,10 @@ func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algori
 	if err := parseDecisions(v, r, idx, dst); err != nil {
 		return reservation{err: err}
 	}
-	vals := v.([]any) // parseDecisions checked the type
+	vals, ok := v.([]any)
+	if !ok {
+		return reservation{err: fmt.Errorf("redisstore: unexpected reservation reply %T", v)}
+	}
 	rest := vals[replyWidth*len(idx):]
 	rv := reservation{admitted: true}
 	for _, i := range idx {

@@ -2,7 +2,9 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,5 +151,68 @@ func TestScriptFlushed(t *testing.T) {
 		if got, want := d[0].Remaining, int64(4-i); got != want {
 			t.Fatalf("Take %d: Remaining = %d, want %d", i, got, want)
 		}
+	}
+}
+
+// TestOptionsValidated: bad configuration fails in New with an error naming
+// the field.
+func TestOptionsValidated(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer client.Close()
+	for name, tc := range map[string]struct {
+		opt  redisstore.Option
+		want string
+	}{
+		"empty prefix":   {redisstore.WithPrefix(""), "Prefix"},
+		"brace prefix":   {redisstore.WithPrefix("a{b"), "Prefix"},
+		"nil clock":      {redisstore.WithClock(nil), "Clock"},
+		"negative ttl":   {redisstore.WithMinTTL(-time.Second), "MinTTL"},
+		"zero failures":  {redisstore.WithCircuitBreaker(0, time.Second), "Failures"},
+		"zero cooldown":  {redisstore.WithCircuitBreaker(1, 0), "Cooldown"},
+		"zero deny size": {redisstore.WithDenyCache(0), "Size"},
+		"nil option":     {nil, "Option"},
+	} {
+		_, err := redisstore.New(client, tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "redisstore: ") {
+			t.Errorf("%s: New = %v, want a redisstore error naming %s", name, err, tc.want)
+		}
+	}
+	if _, err := redisstore.New(nil); err == nil {
+		t.Error("New(nil) succeeded")
+	}
+}
+
+// TestClosedAndMismatched: a closed store returns ErrClosed without calling
+// Redis; TakeInto wants one decision per check; invalid checks are the
+// algorithms errors, before any call.
+func TestClosedAndMismatched(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer client.Close()
+	s, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	check := everyKind("k")[0]
+	if err := s.TakeInto(ctx, make([]algorithms.Decision, 2), []algorithms.Check{check}); err == nil {
+		t.Error("TakeInto with 2 decisions for 1 check succeeded")
+	}
+	bad := check
+	bad.Cost = 99
+	if _, err := s.Take(ctx, check, bad); !errors.Is(err, algorithms.ErrInvalidCost) {
+		t.Errorf("Take with cost 99 over capacity 5 = %v, want ErrInvalidCost", err)
+	}
+	bad = check
+	bad.Spec.Limit = 0
+	if _, err := s.Take(ctx, bad); !errors.Is(err, algorithms.ErrInvalidSpec) {
+		t.Errorf("Take with Limit 0 = %v, want ErrInvalidSpec", err)
+	}
+	if d, err := s.Take(ctx); err != nil || len(d) != 0 {
+		t.Errorf("Take() = %v, %v; want no decisions", d, err)
+	}
+	_ = s.Close()
+	_ = s.Close()
+	if _, err := s.Take(ctx, check); !errors.Is(err, algorithms.ErrClosed) {
+		t.Errorf("Take after Close = %v, want ErrClosed", err)
 	}
 }

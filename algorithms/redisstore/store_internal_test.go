@@ -1,0 +1,74 @@
+package redisstore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// TestParseDecisionsSurprises: replies of the wrong shape are errors, never
+// panics.
+func TestParseDecisionsSurprises(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 3, Window: time.Second}
+	r := &request{checks: []algorithms.Check{{Spec: spec}}, infos: []*specInfo{newSpecInfo(spec)}}
+	dst := make([]algorithms.Decision, 1)
+	good := []any{int64(1), int64(2), int64(0), int64(5), int64(5), int64(0)}
+	if err := parseDecisions(good, r, nil, dst); err != nil {
+		t.Fatalf("parseDecisions(%v) = %v", good, err)
+	}
+	if want := (algorithms.Decision{Allowed: true, Limit: 3, Remaining: 2, ResetAfter: 5, NextAfter: 5}); dst[0] != want {
+		t.Fatalf("parsed %+v, want %+v", dst[0], want)
+	}
+	for name, reply := range map[string]any{
+		"nil":        nil,
+		"string":     "OK",
+		"short":      []any{int64(1), int64(2)},
+		"string-int": []any{"1", int64(2), int64(0), int64(5), int64(5), int64(0)},
+		"flag 2":     []any{int64(2), int64(2), int64(0), int64(5), int64(5), int64(0)},
+		"nil-elem":   []any{int64(1), nil, int64(0), int64(5), int64(5), int64(0)},
+	} {
+		if err := parseDecisions(reply, r, nil, dst); err == nil || !strings.HasPrefix(err.Error(), "redisstore: ") {
+			t.Errorf("parseDecisions(%s) = %v, want a redisstore error", name, err)
+		}
+	}
+}
+
+// TestKeysInjective: distinct client keys never share a Redis key, never
+// put a brace inside the hash tag, and the spec is part of the key.
+func TestKeysInjective(t *testing.T) {
+	s := &Store{prefix: "rk"}
+	si := newSpecInfo(algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second})
+	keys := []string{"", "%", "a", "a:b", "a}b", "{a}", "a b", "a\x00", "a%00", "%25", "ü", "a\nb", "}", "{"}
+	seen := map[string]string{}
+	for _, k := range keys {
+		full, tag := s.redisKey(k, si)
+		if strings.ContainsAny(tag, "{}") || tag == "" {
+			t.Errorf("key %q: tag %q has a brace or is empty", k, tag)
+		}
+		if !strings.HasPrefix(full, "rk:{"+tag+"}:") {
+			t.Errorf("key %q: %q does not start with the tag", k, full)
+		}
+		if prev, dup := seen[full]; dup {
+			t.Errorf("keys %q and %q share the Redis key %q", prev, k, full)
+		}
+		seen[full] = k
+	}
+	other := newSpecInfo(algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second, Burst: 10})
+	a, _ := s.redisKey("x", si)
+	b, _ := s.redisKey("x", other)
+	if a == b {
+		t.Errorf("two specs share the key %q", a)
+	}
+}
+
+// TestSlot checks the CRC16 slot function against values Redis computes
+// (CLUSTER KEYSLOT).
+func TestSlot(t *testing.T) {
+	for tag, want := range map[string]uint16{"123456789": 0x31C3 & 16383, "user-1": 12542, "user-2": 157, "route-/login": 280, "": 0} {
+		if got := slot(tag); got != want {
+			t.Errorf("slot(%q) = %d, want %d", tag, got, want)
+		}
+	}
+}
