@@ -22,6 +22,21 @@ type requestBuilder struct {
 	// patterns caches the mux's answer per path: the mux has no method or
 	// host patterns, so the path alone decides. Bounded by maxCached.
 	patterns map[string]string
+	// ref and ua back the Referer and User-Agent values, set on most
+	// lines, without an allocation each; extra tells that other headers
+	// were set and must be cleared.
+	ref, ua [1]string
+	extra   bool
+}
+
+// set sets header name to v (deleting it when v is empty), reusing buf.
+func (b *requestBuilder) set(name, v string, buf *[1]string) {
+	if v == "" {
+		delete(b.hdr, name)
+		return
+	}
+	buf[0] = v
+	b.hdr[name] = buf[:]
 }
 
 // maxCached bounds the pattern cache; paths past it are looked up each time.
@@ -57,15 +72,15 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	r.URL = &b.url
 	r.RequestURI = ""
 	r.RemoteAddr = en.Addr
-	clear(b.hdr)
-	if en.Referer != "" {
-		b.hdr["Referer"] = []string{en.Referer}
+	if b.extra {
+		clear(b.hdr)
+		b.extra = false
 	}
-	if en.UserAgent != "" {
-		b.hdr["User-Agent"] = []string{en.UserAgent}
-	}
+	b.set("Referer", en.Referer, &b.ref)
+	b.set("User-Agent", en.UserAgent, &b.ua)
 	for _, h := range en.Headers {
 		b.hdr.Add(h.Name, h.Value)
+		b.extra = true
 	}
 	r.Header = b.hdr
 	r.Pattern = ""
