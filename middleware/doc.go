@@ -32,8 +32,11 @@
 // either by wrapping (chi: r.With(strict.Handler).Post("/login", h); stdlib:
 // mux.Handle("POST /login", strict.Handler(h))) or as one middleware whose
 // policies carry routes ([policy.WithRoutes]), a rule table. Two nested
-// middlewares make two decisions; the inner one adds its list members to
-// the outer one's headers.
+// middlewares make two decisions: the inner one adds its list members to
+// the outer one's headers, but the outer one has already counted a request
+// the inner one denies. When that matters (failed logins should not use up
+// the global allowance, say), put all the policies in one middleware as a
+// rule table.
 //
 // The route pattern is known only after routing. [http.ServeMux] sets it
 // before calling the handler it routed to, so a middleware wrapping that
