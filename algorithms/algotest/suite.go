@@ -40,7 +40,8 @@ const (
 //   - SeedExamples/<example>: the worked examples of seeds 000 and 004;
 //   - ModelTraces/seed=<n>: random traces (every kind, several specs and
 //     keys, multi-check calls) compared with the [Model], every field of
-//     every decision;
+//     every decision; a store with a Sweep method sweeps every few calls,
+//     so that dropping a key that is not idle shows;
 //   - ClockSkew/seed=<n>: the same with instants that go back (app hosts
 //     whose clocks disagree), compared with the Model;
 //   - Concurrency/<kind>: 64 goroutines at one frozen instant admit exactly
@@ -163,7 +164,7 @@ func traces(t *testing.T) int {
 func runModelTraces(t *testing.T, h Harness) {
 	for seed := range uint64(traces(t)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			compareModel(t, h, RandomTrace(seed, traceSteps), "")
+			compareModel(t, h, RandomTrace(seed, traceSteps), "", true)
 		})
 	}
 }
@@ -171,7 +172,7 @@ func runModelTraces(t *testing.T, h Harness) {
 func runClockSkew(t *testing.T, h Harness) {
 	for seed := range uint64(max(1, traces(t)/2)) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			compareModel(t, h, RandomSkewTrace(seed, skewSteps), "with clocks that go back, ")
+			compareModel(t, h, RandomSkewTrace(seed, skewSteps), "with clocks that go back, ", false)
 		})
 	}
 }
@@ -182,10 +183,19 @@ const shrinkBudget = 300
 // compareModel replays tr on a fresh store and on the Model; when they
 // disagree it reports the difference, then shrinks the trace (each candidate
 // replayed on a fresh store) and reports the shortest failing trace found.
-func compareModel(t *testing.T, h Harness, tr Trace, context string) {
+// With sweep, a store that has a Sweep method sweeps before every
+// sweepEvery-th call: dropping a key that is not idle shows as a mismatch.
+func compareModel(t *testing.T, h Harness, tr Trace, context string, sweep bool) {
 	t.Helper()
+	newStore := func(clock *Clock) algorithms.Store {
+		s := h.New(t, clock)
+		if sw, ok := s.(interface{ Sweep() int }); ok && sweep {
+			return &sweeping{Store: s, sweep: sw.Sweep}
+		}
+		return s
+	}
 	clock := NewClock(tr.Start)
-	diff, err := CompareModel(t.Context(), h.New(t, clock), clock, tr)
+	diff, err := CompareModel(t.Context(), newStore(clock), clock, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +206,7 @@ func compareModel(t *testing.T, h Harness, tr Trace, context string) {
 	last := diff
 	short := Shrink(tr, func(c Trace) bool {
 		clock := NewClock(c.Start)
-		d, err := CompareModel(t.Context(), h.New(t, clock), clock, c)
+		d, err := CompareModel(t.Context(), newStore(clock), clock, c)
 		if err == nil && d != "" {
 			last = d
 			return true
@@ -206,6 +216,23 @@ func compareModel(t *testing.T, h Harness, tr Trace, context string) {
 	if len(short.Steps) < len(tr.Steps) {
 		t.Errorf("shrunk to %d of its %d steps:\n%s", len(short.Steps), len(tr.Steps), last)
 	}
+}
+
+// sweepEvery is how often a sweeping store sweeps, in calls.
+const sweepEvery = 7
+
+// sweeping is a Store that calls sweep before every sweepEvery-th Take.
+type sweeping struct {
+	algorithms.Store
+	sweep func() int
+	calls int
+}
+
+func (s *sweeping) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	if s.calls++; s.calls%sweepEvery == 0 {
+		s.sweep()
+	}
+	return s.Store.Take(ctx, checks...)
 }
 
 // kindSpecs returns one spec of each kind with capacity c (c >= 2), at time
