@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -139,4 +141,36 @@ func ExampleWithHeaders() {
 	//   X-RateLimit-Limit: 10
 	//   X-RateLimit-Remaining: 7
 	//   X-RateLimit-Reset: 1
+}
+
+// Global limits for every route and a stricter one on login, under chi.
+func Example_chi() {
+	store := exampleStore()
+	defer store.Close()
+	ip := keyfunc.Must(keyfunc.IP())
+	global := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+		policy.Must(policy.PerMinute("per-minute", 100, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+	})
+	login := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.Login(ip))})
+
+	r := chi.NewRouter()
+	r.Use(global.Handler)
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) {})
+	r.With(login.Handler).Post("/login", func(w http.ResponseWriter, r *http.Request) {})
+
+	for _, req := range []*http.Request{httptest.NewRequest("GET", "/", nil), httptest.NewRequest("POST", "/login", nil)} {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		fmt.Println(req.Method, req.URL.Path, w.Code)
+		for _, v := range w.Header().Values("RateLimit") {
+			fmt.Println("  RateLimit:", v)
+		}
+	}
+	// Output:
+	// GET / 200
+	//   RateLimit: "per-second";r=9;t=1, "per-minute";r=99;t=60
+	// POST /login 200
+	//   RateLimit: "per-second";r=8;t=1, "per-minute";r=98;t=60
+	//   RateLimit: "login";r=4;t=61
 }
