@@ -29,7 +29,7 @@ type Report struct {
 	RedisSkipped string
 }
 
-// Targets are the goals of the load program, each with whether it was met.
+// A Target is one goal of the load program and whether a run met it.
 type Target struct {
 	Name string
 	Met  bool
