@@ -14,7 +14,9 @@ import (
 const checkHead = `Usage: ratekeeper check FILE
 
 Check validates a configuration file (YAML or JSON) and prints the
-effective policies, defaults applied. Problems are printed one per line as
+effective policies, defaults applied, and advice on valid but risky
+choices (a fixed window's boundary burst, a global key, a user key with no
+fallback, ...). Problems are printed one per line as
 file:line:column: field: reason.
 
 Exit status: 0 valid, 1 invalid, 2 usage error or unreadable file.
@@ -45,6 +47,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return exitFindings
 	}
 	writeConfig(stdout, cfg)
+	if advice := lint(cfg); len(advice) > 0 {
+		fmt.Fprintln(stdout, "\nadvice (the configuration is valid; these are choices often regretted):")
+		for _, a := range advice {
+			fmt.Fprintf(stdout, "  %s\n", a)
+		}
+	}
 	return exitOK
 }
 
