@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -120,7 +122,7 @@ func (e *Engine) Add(en *logparse.Entry) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	for skipped := e.res.SkippedMask(); skipped != 0; skipped &= skipped - 1 {
-		e.pols[trailingZeros(skipped)].skipped++
+		e.pols[bits.TrailingZeros64(skipped)].skipped++
 	}
 	if err := e.res.Take(context.Background(), e.store); err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -136,15 +138,6 @@ func (e *Engine) Add(en *logparse.Entry) error {
 	return nil
 }
 
-func trailingZeros(x uint64) int {
-	n := 0
-	for x&1 == 0 {
-		x >>= 1
-		n++
-	}
-	return n
-}
-
 // newMux returns a ServeMux resolving the route patterns, each registered by
 // its path (the policies compare methods themselves); nil when there are
 // none.
@@ -157,8 +150,8 @@ func newMux(patterns []string) (mux *http.ServeMux, err error) {
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for _, p := range patterns {
 		path := p
-		if i := indexByte(p, ' '); i >= 0 {
-			path = trimLeftSpace(p[i+1:])
+		if _, rest, ok := strings.Cut(p, " "); ok {
+			path = strings.TrimLeft(rest, " ")
 		}
 		if seen[path] {
 			continue
@@ -181,22 +174,6 @@ func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 	}()
 	mux.Handle(pattern, h)
 	return nil
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func trimLeftSpace(s string) string {
-	for len(s) > 0 && s[0] == ' ' {
-		s = s[1:]
-	}
-	return s
 }
 
 // polStats gathers what one policy saw.
