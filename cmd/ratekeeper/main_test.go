@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -264,5 +265,40 @@ func TestReplayFileOrder(t *testing.T) {
 	}
 	if !strings.Contains(b, "testdata/access.log.1.gz, testdata/access.log, "+empty) {
 		t.Errorf("files not replayed oldest first, empty last:\n%s", b)
+	}
+}
+
+func TestFlagsAfterArguments(t *testing.T) {
+	a, _, codeA := runCmd("replay", "testdata/access.log", "--config", "testdata/rules.yaml", "--top", "1")
+	b, _, codeB := runCmd("replay", "--config", "testdata/rules.yaml", "--top", "1", "testdata/access.log")
+	if codeA != codeB || a != b {
+		t.Errorf("flags after the log changed the outcome: exit %d vs %d", codeA, codeB)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, 100<<20, false)
+	p.update(50<<20, 1000) // within a second of the start: silent
+	if buf.Len() != 0 {
+		t.Errorf("progress printed within its first second: %q", buf.String())
+	}
+	p.last = p.last.Add(-2 * time.Second)
+	p.update(50<<20, 1000)
+	p.finish(2000)
+	out := buf.String()
+	if !strings.Contains(out, "replay: 1000 requests, 50% of 100 MiB read") || !strings.Contains(out, "replay: 2000 requests read in") {
+		t.Errorf("progress = %q", out)
+	}
+	buf.Reset()
+	quiet := newProgress(&buf, 100<<20, true)
+	quiet.last = quiet.last.Add(-2 * time.Second)
+	quiet.update(1, 1)
+	quiet.finish(1)
+	small := newProgress(&buf, 1<<20, false)
+	small.last = small.last.Add(-2 * time.Second)
+	small.update(1, 1)
+	if buf.Len() != 0 {
+		t.Errorf("--quiet or a small input printed progress: %q", buf.String())
 	}
 }
