@@ -659,3 +659,26 @@ func TestNestedMixedProfiles(t *testing.T) {
 		t.Errorf("inner draft-6 headers under a header-less outer: %v", w.Header())
 	}
 }
+
+// TestPolicyNamespaces: two policies with equal Specs and keys keep apart by
+// name; one policy used by two middlewares is one allowance.
+func TestPolicyNamespaces(t *testing.T) {
+	store, _ := newStore(t)
+	shared := fixed("shared", 3, time.Minute, remote)
+	a := middleware.MustNew(store, []*policy.Policy{shared}).Handler(ok)
+	b := middleware.MustNew(store, []*policy.Policy{shared}).Handler(ok)
+	other := middleware.MustNew(store, []*policy.Policy{fixed("other", 3, time.Minute, remote)}).Handler(ok)
+	for _, tt := range []struct {
+		h    http.Handler
+		want string
+	}{
+		{a, `"shared";r=2;t=60`},
+		{b, `"shared";r=1;t=60`},
+		{other, `"other";r=2;t=60`},
+		{a, `"shared";r=0;t=60`},
+	} {
+		if got := serve(tt.h, "GET", "/").Header().Get("RateLimit"); got != tt.want {
+			t.Errorf("RateLimit %s, want %s", got, tt.want)
+		}
+	}
+}

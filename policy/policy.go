@@ -22,7 +22,9 @@ const MaxNameLen = 64
 // The name identifies the policy in the RateLimit and RateLimit-Policy
 // headers and in 429 bodies. It also namespaces the policy's keys: the store
 // sees "name:key", so the same client under two policies never shares state
-// even when their Specs are equal.
+// even when their Specs are equal. Conversely, one policy (or two with the
+// same name and Spec) used by two middlewares on one store is one shared
+// allowance: a per-user quota spanning several routes, say.
 //
 // A Policy is immutable once built and safe for concurrent use. Build one
 // with [New] or a shorthand such as [PerMinute]; the zero Policy is not
