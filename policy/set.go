@@ -28,6 +28,7 @@ type Set struct {
 	policies    []*Policy
 	keySrc      []int8 // keySrc[i]: the nearest earlier policy with the same key function, or -1
 	needPattern bool
+	always      bool // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
 
 	all     uint64 // every policy
@@ -95,6 +96,10 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 			return nil, err
 		}
 	}
+	s.always = true
+	for _, p := range s.policies {
+		s.always = s.always && len(p.methods) == 0 && len(p.routes) == 0 && p.match == nil
+	}
 	s.all = uint64(1)<<len(policies) - 1
 	if len(policies) == 64 {
 		s.all = ^uint64(0)
@@ -114,6 +119,9 @@ func (s *Set) Len() int { return len(s.policies) }
 // set when s.Policies()[i] applies. The route pattern is looked up only if
 // a policy needs it.
 func (s *Set) Match(r *http.Request) uint64 {
+	if s.always {
+		return s.all
+	}
 	var mask uint64
 	pattern, resolved := "", false
 	for i, p := range s.policies {
