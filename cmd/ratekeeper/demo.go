@@ -9,7 +9,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
 )
 
-const demoHead = `Usage: ratekeeper demo [--svg FILE]
+const demoHead = `Usage: ratekeeper demo [--svg FILE] [--headers PROFILE]
 
 Demo runs offline, in a few seconds, in simulated time: a chi server with
 the ratekeeper middleware (in-memory store), driven by a real HTTP client.
@@ -24,7 +24,8 @@ Exit status: 0 done, 2 usage error or failure.
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoHead, stderr)
-	svg := fs.String("svg", filepath.Join(os.TempDir(), "ratekeeper-demo.svg"), "write the chart to `FILE`")
+	svg := fs.String("svg", "", "write the chart to `FILE` (default ratekeeper-demo.svg in the temporary directory)")
+	headers := fs.String("headers", "ietf", "rate-limit header `PROFILE`: ietf, draft-7, draft-6, legacy, legacy-unix or none")
 	pos, code := parseFlags(fs, args, stdout)
 	if code >= 0 {
 		return code
@@ -33,7 +34,15 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratekeeper demo: no arguments expected")
 		return exitUsage
 	}
-	if err := demo.Run(stdout, *svg); err != nil {
+	if *svg == "" {
+		*svg = filepath.Join(os.TempDir(), "ratekeeper-demo.svg")
+	}
+	profile, ok := demo.Profiles[*headers]
+	if !ok {
+		fmt.Fprintf(stderr, "ratekeeper demo: unknown header profile %q\n", *headers)
+		return exitUsage
+	}
+	if err := demo.Run(stdout, *svg, profile); err != nil {
 		fmt.Fprintf(stderr, "ratekeeper %v\n", err)
 		return exitUsage
 	}

@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	ratekeeper demo [--svg FILE]
+//	ratekeeper demo [--svg FILE] [--headers PROFILE]
 //	ratekeeper check FILE
 //	ratekeeper replay --config FILE [flags] LOG...
 //
@@ -58,7 +58,7 @@ func main() {
 const usage = `ratekeeper shows, checks and tunes ratekeeper rate limits.
 
 Usage:
-  ratekeeper demo [--svg FILE]                    run the offline demo
+  ratekeeper demo [--svg FILE] [--headers PROFILE] run the offline demo
   ratekeeper check FILE                           validate a configuration
   ratekeeper replay --config FILE [flags] LOG...  replay access logs
 

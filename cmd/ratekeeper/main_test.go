@@ -88,6 +88,7 @@ func TestUsageErrors(t *testing.T) {
 		{"replay", "--config", "testdata/rules.yaml", "--json-header", "novalue", "testdata/access.log"},
 		{"replay", "--config", "testdata/rules.yaml", "--route", "/a/{", "testdata/access.log"},
 		{"demo", "extra"},
+		{"demo", "--headers", "draft-99"},
 	} {
 		_, errOut, code := runCmd(args...)
 		if code != exitUsage {

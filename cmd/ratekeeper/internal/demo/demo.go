@@ -5,13 +5,16 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
-// Run plays the whole demo, writing to w, and writes the chart to svgPath.
-func Run(w io.Writer, svgPath string) error {
-	fmt.Fprintln(w, "ratekeeper demo: a chi server with the middleware, in simulated time (in-memory store)")
+// Run plays the whole demo, writing to w, and writes the chart to svgPath;
+// the middleware sends the headers of profile.
+func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
+	fmt.Fprintf(w, "ratekeeper demo: a chi server with the middleware, in simulated time (in-memory store, %s headers)\n", profile)
 	fmt.Fprintln(w)
-	if err := runHTTP(w); err != nil {
+	if err := runHTTP(w, profile); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintln(w)

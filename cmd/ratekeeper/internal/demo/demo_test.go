@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
 // TestSeedNumbers checks the table against the seeds' worked examples.
@@ -59,7 +60,7 @@ func TestSeedNumbers(t *testing.T) {
 func TestRun(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "demo.svg")
 	var out bytes.Buffer
-	if err := Run(&out, svg); err != nil {
+	if err := Run(&out, svg, middleware.IETF); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -122,5 +123,29 @@ func TestRun(t *testing.T) {
 	}
 	if len(names) != len(Compared) {
 		t.Errorf("chart series = %q, want one per algorithm %v", names, Compared)
+	}
+}
+
+// TestRunProfiles checks that the demo shows the headers of each profile.
+func TestRunProfiles(t *testing.T) {
+	for name, want := range map[string]string{
+		"draft-7": "RateLimit: limit=10, remaining=9",
+		"draft-6": "RateLimit-Remaining: 9",
+		"legacy":  "X-RateLimit-Remaining: 9",
+	} {
+		var out bytes.Buffer
+		if err := Run(&out, filepath.Join(t.TempDir(), "d.svg"), Profiles[name]); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo with %s headers lacks %q:\n%s", name, want, out.String())
+		}
+	}
+	var out bytes.Buffer
+	if err := Run(&out, filepath.Join(t.TempDir(), "d.svg"), Profiles["none"]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "RateLimit") {
+		t.Errorf("demo with no headers shows RateLimit fields:\n%s", out.String())
 	}
 }

@@ -10,7 +10,13 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/middleware"
 )
+
+// stateHeaders are the response headers the demo prints for each request,
+// whichever profile sends them (RateLimit-Policy is printed once).
+var stateHeaders = []string{"RateLimit", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
+	"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"}
 
 // Start is the simulated time the scenarios begin at.
 var Start = time.Date(2024, 3, 10, 12, 0, 0, 0, time.UTC)
@@ -61,12 +67,11 @@ func (s *script) line(at time.Duration, what string, r reply, note string) {
 		fmt.Fprintf(s.w, "  (%s)", note)
 	}
 	fmt.Fprintln(s.w)
-	// Nested middlewares (global, then the login rules) each add a line.
-	if v := r.header.Values("RateLimit"); len(v) > 0 {
-		fmt.Fprintf(s.w, "      RateLimit: %s\n", strings.Join(v, ", "))
-	}
-	if v := r.header.Get("Retry-After"); v != "" {
-		fmt.Fprintf(s.w, "      Retry-After: %s\n", v)
+	for _, k := range stateHeaders {
+		// Nested middlewares (global, then the login rules) each add a line.
+		if v := r.header.Values(k); len(v) > 0 {
+			fmt.Fprintf(s.w, "      %s: %s\n", k, strings.Join(v, ", "))
+		}
 	}
 }
 
@@ -74,15 +79,16 @@ func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
-// runHTTP plays the HTTP part of the demo.
-func runHTTP(w io.Writer) error {
+// runHTTP plays the HTTP part of the demo, the middleware sending the
+// headers of profile.
+func runHTTP(w io.Writer, profile middleware.Profile) error {
 	clock := &Clock{t: Start}
 	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	h, err := NewHandler(store, clock)
+	h, err := NewHandler(store, clock, profile)
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,9 @@ func runHTTP(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "      RateLimit-Policy: %s\n", r.header.Get("RateLimit-Policy"))
+	if v := r.header.Get("RateLimit-Policy"); v != "" {
+		fmt.Fprintf(w, "      RateLimit-Policy: %s\n", v)
+	}
 	s.line(0, "GET /", r, "")
 	at := 300 * time.Millisecond
 	r, err = s.do(at, "GET", "/", "")
@@ -122,8 +130,10 @@ func runHTTP(w io.Writer) error {
 	fmt.Fprintf(w, "  t=%-7s %-28s -> %d x 200, %d x 429\n", fmtDur(at), "12 x GET / at once", counts[200], counts[429])
 	if first429.status != 0 {
 		fmt.Fprintln(w, "      the first 429:")
-		for _, k := range []string{"Retry-After", "RateLimit", "Cache-Control", "Content-Type"} {
-			fmt.Fprintf(w, "        %s: %s\n", k, strings.Join(first429.header.Values(k), ", "))
+		for _, k := range append(stateHeaders, "Cache-Control", "Content-Type") {
+			if v := first429.header.Values(k); len(v) > 0 {
+				fmt.Fprintf(w, "        %s: %s\n", k, strings.Join(v, ", "))
+			}
 		}
 		fmt.Fprintf(w, "        body: %s\n", first429.body)
 	}

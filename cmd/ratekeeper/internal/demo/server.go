@@ -17,6 +17,17 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
+// Profiles maps the names of the header profiles to their values.
+var Profiles = profiles()
+
+func profiles() map[string]middleware.Profile {
+	m := map[string]middleware.Profile{}
+	for p := middleware.IETF; p <= middleware.NoHeaders; p++ {
+		m[p.String()] = p
+	}
+	return m
+}
+
 // Clock is a simulated clock, safe for concurrent use: the server's
 // goroutines read it while the script moves it.
 type Clock struct {
@@ -42,8 +53,9 @@ func (c *Clock) Set(t time.Time) {
 // cannot be imported): per client IP 10 per second and 100 per minute on
 // every route, and the write-endpoint preset (login 5 per minute, sliding
 // log) keyed by client IP plus user on POST /login, /register and
-// /comments. Its limits live in store; clock serves the middleware.
-func NewHandler(store algorithms.Store, clock algorithms.Clock) (http.Handler, error) {
+// /comments. Its limits live in store; clock serves the middleware, which
+// sends the headers of profile.
+func NewHandler(store algorithms.Store, clock algorithms.Clock, profile middleware.Profile) (http.Handler, error) {
 	ip, err := keyfunc.IP()
 	if err != nil {
 		return nil, err
@@ -64,7 +76,7 @@ func NewHandler(store algorithms.Store, clock algorithms.Clock) (http.Handler, e
 	if err != nil {
 		return nil, err
 	}
-	global, err := middleware.New(store, []*policy.Policy{perSecond, perMinute}, middleware.WithClock(clock))
+	global, err := middleware.New(store, []*policy.Policy{perSecond, perMinute}, middleware.WithClock(clock), middleware.WithHeaders(profile))
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +84,7 @@ func NewHandler(store algorithms.Store, clock algorithms.Clock) (http.Handler, e
 	if err != nil {
 		return nil, err
 	}
-	writes, err := middleware.New(store, rules, middleware.WithClock(clock))
+	writes, err := middleware.New(store, rules, middleware.WithClock(clock), middleware.WithHeaders(profile))
 	if err != nil {
 		return nil, err
 	}
