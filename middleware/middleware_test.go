@@ -682,3 +682,25 @@ func TestPolicyNamespaces(t *testing.T) {
 		}
 	}
 }
+
+func TestTwoViolatedPolicies(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{
+		fixed("a", 1, time.Second, remote),
+		fixed("b", 1, time.Minute, remote),
+		fixed("c", 5, time.Minute, remote),
+	}, middleware.WithProblemType(middleware.ProblemTypeBlank), middleware.WithHeaders(middleware.Draft6))
+	h := m.Handler(ok)
+	serve(h, "GET", "/")
+	w := serve(h, "GET", "/")
+	want := `{"type":"about:blank","title":"Too Many Requests","status":429,` +
+		`"detail":"Quota exceeded for a, b; retry in 60 seconds.","violated-policies":["a","b"]}` + "\n"
+	if w.Code != 429 || w.Body.String() != want || w.Header().Get("Retry-After") != "60" {
+		t.Errorf("%d Retry-After %q body\n%s\nwant\n%s", w.Code, w.Header().Get("Retry-After"), w.Body, want)
+	}
+	// Draft-6 reports a violated policy: of a and b (both 0 left), b's
+	// wait is the longer.
+	if got := w.Header().Get("RateLimit-Limit") + "/" + w.Header().Get("RateLimit-Reset"); got != "1/60" {
+		t.Errorf("draft-6 limit/reset %s, want 1/60", got)
+	}
+}
