@@ -72,7 +72,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	f.json.Headers = map[string]string{}
 	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required)")
 	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined) or json")
-	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic under every algorithm")
+	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic alone under every algorithm but leaky_queue (a shaper: it delays, not rejects)")
 	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
 	fs.BoolVar(&f.asJSON, "json", false, "write the report as JSON instead of text")
 	fs.IntVar(&f.top, "top", 5, "most-rejected keys reported per policy")
