@@ -1,6 +1,7 @@
 package algotest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,10 +35,10 @@ func hammer(t *testing.T, store algorithms.Store, checks ...algorithms.Check) []
 				mu.Lock()
 				switch {
 				case err != nil:
-					firstErr = cmpOr(firstErr, err)
+					firstErr = cmp.Or(firstErr, err)
 				case len(ds) != len(checks):
-					firstErr = cmpOr(firstErr, fmt.Errorf("%d decisions for %d checks", len(ds), len(checks)))
-				case ds[0].Allowed && allAllowed(ds):
+					firstErr = cmp.Or(firstErr, fmt.Errorf("%d decisions for %d checks", len(ds), len(checks)))
+				case allAllowed(ds):
 					admitted = append(admitted, ds[0])
 				}
 				mu.Unlock()
@@ -49,13 +50,6 @@ func hammer(t *testing.T, store algorithms.Store, checks ...algorithms.Check) []
 		t.Fatalf("concurrent Take(%s): %v", formatChecks(checks), firstErr)
 	}
 	return admitted
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 func allAllowed(ds []algorithms.Decision) bool {

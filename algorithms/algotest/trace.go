@@ -3,6 +3,7 @@ package algotest
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -66,6 +67,10 @@ var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü"}
 // or Burst near MaxLimit). No cost exceeds its spec's capacity: every
 // step is valid.
 //
+// Most traces start in 2027; those of seeds 1, 6, 11, ... in 1969 (negative
+// Unix nanoseconds), and those of seeds 3, 8, 13, ... end in 2262, ten days
+// before Unix nanoseconds overflow int64.
+//
 // The first spec cycles through the seven kinds with the seed, so seeds 0
 // to 6 cover them all, and seeds 7 to 13 cover them again with Burst !=
 // Limit, Buckets > 1 and MaxDelay > 0.
@@ -95,7 +100,12 @@ func RandomTrace(seed uint64, n int) Trace {
 		}
 	}
 	keys := traceKeys[:2+rng.IntN(len(traceKeys)-1)]
-	tr := Trace{Seed: seed, N: n, Start: Base.Add(time.Duration(rng.Int64N(int64(24 * time.Hour))))}
+	start := Base
+	if seed%5 == 1 { // before 1970: negative Unix nanoseconds
+		start = time.Unix(-400*24*3600, 0)
+	}
+	offset := time.Duration(rng.Int64N(int64(24 * time.Hour)))
+	tr := Trace{Seed: seed, N: n, Start: start.Add(offset)}
 	var at time.Duration
 	for range n {
 		at += randomGap(rng, tr.Start.Add(at), scale, specs)
@@ -127,6 +137,11 @@ func RandomTrace(seed uint64, n int) Trace {
 			st.Checks[j] = c
 		}
 		tr.Steps = append(tr.Steps, st)
+	}
+	if seed%5 == 3 && len(tr.Steps) > 0 {
+		// End ten days and a bit before Unix nanoseconds overflow int64 (in 2262).
+		last := time.Unix(0, math.MaxInt64).Add(-10*24*time.Hour - offset)
+		tr.Start = last.Add(-tr.Steps[len(tr.Steps)-1].At)
 	}
 	return tr
 }
