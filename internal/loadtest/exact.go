@@ -32,14 +32,19 @@ type ExactConfig struct {
 	Conns int
 	// Kinds are the algorithms to run; nil means all of algorithms.Kinds.
 	Kinds []algorithms.Kind
+	// Besides every kind on a MemoryStore with its calls serialised (so the
+	// model can replay them exactly), sliding_log also runs with concurrent
+	// calls (judged by its over-admissions only).
+	//
 	// Redis, when not nil, adds two runs on Redis, where two HTTP servers,
 	// each with its own client, share one limit: every kind with the store
 	// calls of both servers serialised (so the model can replay them
 	// exactly), and sliding_log with concurrent calls (judged by its
 	// over-admissions only).
 	Redis *Redis
-	// Backends selects the runs by name (BackendMemory, BackendRedis,
-	// BackendRedisConcurrent); nil means every one available.
+	// Backends selects the runs by name (BackendMemory,
+	// BackendMemoryConcurrent, BackendRedis, BackendRedisConcurrent); nil
+	// means every one available.
 	Backends []string
 	// Parallel runs the attacks of one backend at the same time, each on
 	// its own server and store (faster; the load generator may then fall
@@ -51,6 +56,8 @@ type ExactConfig struct {
 const (
 	// BackendMemory is a MemoryStore, its calls serialised by the recorder.
 	BackendMemory = "memory"
+	// BackendMemoryConcurrent is a MemoryStore, calls concurrent.
+	BackendMemoryConcurrent = "memory-concurrent"
 	// BackendRedis is Redis shared by two servers, calls serialised across
 	// both.
 	BackendRedis = "redis-2srv"
@@ -61,7 +68,8 @@ const (
 
 // An ExactResult reports one attack on one policy.
 type ExactResult struct {
-	// Backend is BackendMemory, BackendRedis or BackendRedisConcurrent.
+	// Backend is BackendMemory, BackendMemoryConcurrent, BackendRedis or
+	// BackendRedisConcurrent.
 	Backend string
 	Spec    algorithms.Spec
 	// Offered is the request rate offered, per second.
@@ -73,7 +81,7 @@ type ExactResult struct {
 	Admitted, Denied int
 	// Expected is the number the reference model (algotest.Model) admits
 	// when it replays the recorded instants in order; -1 when the calls ran
-	// concurrently on Redis, where the order Redis ran them in is unknown.
+	// concurrently, where the order the store ran them in is unknown.
 	Expected int
 	// Mismatches counts decisions whose Allowed differs from the model's
 	// (-1 with Expected).
@@ -87,8 +95,9 @@ type ExactResult struct {
 	// when the limit held. Always 0 for the other kinds, which may admit
 	// more than Limit in a window by design.
 	OverAdmitted int
-	// Late counts sliding_log decisions that Redis made at a newer instant
-	// than their clock reading (requests overtaken in flight).
+	// Late counts sliding_log decisions the store made at a newer instant
+	// than their clock reading (requests overtaken in flight; concurrent
+	// backends only).
 	Late int
 	// FirstError is the first error the load generator saw, if any.
 	FirstError string
@@ -171,6 +180,9 @@ func RunExactness(ctx context.Context, cfg ExactConfig) ([]ExactResult, error) {
 	if want(BackendMemory) {
 		runs = append(runs, run{BackendMemory, kinds})
 	}
+	if want(BackendMemoryConcurrent) && slices.Contains(kinds, algorithms.SlidingLog) {
+		runs = append(runs, run{BackendMemoryConcurrent, []algorithms.Kind{algorithms.SlidingLog}})
+	}
 	if cfg.Redis != nil && want(BackendRedis) {
 		runs = append(runs, run{BackendRedis, kinds})
 	}
@@ -226,6 +238,20 @@ func exactOne(ctx context.Context, cfg ExactConfig, backend string, spec algorit
 		defer srv.Close()
 		targets = []string{srv.URL}
 		recs = st.rec.Records
+	case BackendMemoryConcurrent:
+		st, err := newConcurrentMemory(clock)
+		if err != nil {
+			return ExactResult{}, err
+		}
+		defer st.inner.Close()
+		h, err := limited(st, spec)
+		if err != nil {
+			return ExactResult{}, err
+		}
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		targets = []string{srv.URL}
+		recs = st.rec.Records
 	default:
 		rec := &recording{}
 		prefix := "lt-" + string(spec.Algorithm) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -252,7 +278,7 @@ func exactOne(ctx context.Context, cfg ExactConfig, backend string, spec algorit
 		return ExactResult{}, err
 	}
 	r := Judge(spec, recs())
-	if backend == BackendRedisConcurrent {
+	if backend == BackendRedisConcurrent || backend == BackendMemoryConcurrent {
 		r.Expected, r.Mismatches = -1, -1
 	}
 	r.Backend, r.Offered = backend, rate

@@ -87,11 +87,11 @@ func checkExact(t *testing.T, results []ExactResult, want int) {
 }
 
 func TestExactnessMemory(t *testing.T) {
-	res, err := RunExactness(context.Background(), reducedExact(nil, BackendMemory))
+	res, err := RunExactness(context.Background(), reducedExact(nil, BackendMemory, BackendMemoryConcurrent))
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkExact(t, res, len(algorithms.Kinds))
+	checkExact(t, res, len(algorithms.Kinds)+1)
 }
 
 func TestExactnessRedis(t *testing.T) {

@@ -138,3 +138,15 @@ type atomicCounter struct{ v atomic.Int64 }
 
 func (c *atomicCounter) next() int64 { return c.v.Add(1) - 1 }
 func (c *atomicCounter) load() int64 { return c.v.Load() }
+
+func TestGoid(t *testing.T) {
+	a, b := goid(), goid()
+	if a == 0 || a != b {
+		t.Fatalf("goid() = %d then %d on one goroutine, want the same non-zero id", a, b)
+	}
+	other := make(chan uint64)
+	go func() { other <- goid() }()
+	if o := <-other; o == 0 || o == a {
+		t.Errorf("goid() on another goroutine = %d, this one %d", o, a)
+	}
+}

@@ -49,7 +49,7 @@ func (r *Report) Targets() []Target {
 			seen[e.Backend] = true
 		}
 	}
-	for _, b := range []string{BackendMemory, BackendRedis, BackendRedisConcurrent} {
+	for _, b := range []string{BackendMemory, BackendMemoryConcurrent, BackendRedis, BackendRedisConcurrent} {
 		out = append(out, Target{
 			Name:   "zero sliding_log over-admissions, " + b,
 			Met:    seen[b] && over[b] == 0,
@@ -151,7 +151,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			"Every decision is recorded with the instant the store decided at; *model* is what algotest's reference model admits replaying those instants in order; "+
 			"*max in W* is the most admitted requests within any closed window-long interval (sliding_log must stay at or under the limit; the other kinds may exceed it by design). "+
 			"memory and redis-2srv serialise the store calls to know their order (redis-2srv: two HTTP servers, each with its own Redis client, one limit); "+
-			"redis-2srv-concurrent does not, and judges sliding_log by the instant Redis really decided at (*late*: requests overtaken in flight, decided at a newer instant).\n\n",
+			"the -concurrent runs do not, and judge sliding_log by the instant the store really decided at (*late*: requests overtaken between reading the clock and deciding, decided at the key's newer instant).\n\n",
 			c.Limit, c.Window, c.Factor, float64(c.Factor)*float64(c.Limit)/c.Window.Seconds(), c.Windows, c.Conns)
 		b.WriteString("| backend | kind | sent | 200 | 429 | other | admitted | model | differing decisions | max in W | over-admissions | late |\n")
 		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

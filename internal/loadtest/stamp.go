@@ -1,7 +1,10 @@
 package loadtest
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -149,4 +152,72 @@ func (s *stampedRedis) Take(ctx context.Context, checks ...algorithms.Check) ([]
 // lengthening of a late request.
 func effectiveInstant(at int64, spec algorithms.Spec, d algorithms.Decision) int64 {
 	return at + int64(d.ResetAfter) - int64(spec.Window) - 1
+}
+
+// concurrentMemory is an algorithms.Store around a MemoryStore that records
+// every decision with the instant the store read from its clock, without
+// serialising the calls. The MemoryStore reads its clock once per call, on
+// the calling goroutine, so the clock notes each reading under the reading
+// goroutine's id and Take picks it up after the call. Calls overtaken
+// between the clock reading and the shard lock are decided late, as on
+// Redis; [effectiveInstant] recovers the instant they were decided at.
+type concurrentMemory struct {
+	inner *algorithms.MemoryStore
+	clock algorithms.Clock
+
+	mu    sync.Mutex
+	reads map[uint64]time.Time // by goroutine id
+
+	rec recording
+}
+
+func newConcurrentMemory(clock algorithms.Clock) (*concurrentMemory, error) {
+	s := &concurrentMemory{clock: clock, reads: make(map[uint64]time.Time)}
+	inner, err := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time {
+		t := s.clock.Now()
+		g := goid()
+		s.mu.Lock()
+		s.reads[g] = t
+		s.mu.Unlock()
+		return t
+	})))
+	if err != nil {
+		return nil, err
+	}
+	s.inner = inner
+	return s, nil
+}
+
+// Take implements algorithms.Store.
+func (s *concurrentMemory) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	ds, err := s.inner.Take(ctx, checks...)
+	g := goid()
+	s.mu.Lock()
+	at, ok := s.reads[g]
+	delete(s.reads, g)
+	s.mu.Unlock()
+	if err == nil {
+		if !ok {
+			return nil, errors.New("loadtest: the MemoryStore decided without reading its clock on the calling goroutine")
+		}
+		s.rec.add(at.UnixNano(), checks, ds)
+	}
+	return ds, err
+}
+
+// goid returns the id of the calling goroutine, parsed from the first line
+// of its stack trace ("goroutine 18 [running]:"). It is slow (about a
+// microsecond) and meant for this test harness only.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
 }
