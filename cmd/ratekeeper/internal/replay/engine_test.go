@@ -143,8 +143,10 @@ func TestRatesAndCandidates(t *testing.T) {
 	for range 1000 {
 		events = append(events, event{t: 5, key: 1})
 	}
-	r := windowCounts(events, 2, 10).rates(2)
-	want := Rates{Keys: 2, Windows: 101, P50: 51, P95: 96, P99: 100, Max: 1000}
+	w, p := windowCounts(events, 2, 10)
+	r := rates(w, p, 2)
+	// Peaks: key 0's busiest window holds 100, key 1's 1000.
+	want := Rates{Keys: 2, Windows: 101, P50: 51, P95: 96, P99: 100, Max: 1000, Peak: Percentiles{P50: 100, P95: 1000, P99: 1000}}
 	if r != want {
 		t.Errorf("rates = %+v, want %+v", r, want)
 	}

@@ -8,6 +8,9 @@ import (
 // Rates summarises how many requests each key sent per policy window:
 // counts per key in windows aligned to the Unix epoch (as fixed_window
 // counts them), over every key-window with at least one request.
+//
+// Peak holds the same percentiles over keys of each key's busiest window:
+// Peak.P99 is what 99% of clients never exceed in any window.
 type Rates struct {
 	Keys    int   // distinct keys
 	Windows int64 // key-windows with at least one request
@@ -15,23 +18,31 @@ type Rates struct {
 	P95     int64
 	P99     int64
 	Max     int64
+	Peak    Percentiles
+}
+
+// Percentiles are the nearest-rank P50, P95 and P99 of a distribution.
+type Percentiles struct {
+	P50, P95, P99 int64
 }
 
 // histogram counts key-windows by their number of requests.
 type histogram map[int64]int64
 
 // windowCounts returns the histogram of requests per key per window of
-// length w (nanoseconds) over events sorted by time.
-func windowCounts(events []event, keys int, w int64) histogram {
+// length w (nanoseconds) over events sorted by time, and the histogram of
+// each key's busiest window.
+func windowCounts(events []event, keys int, w int64) (windows, peaks histogram) {
 	type cur struct {
 		win   int64
 		count int64
+		peak  int64
 	}
 	state := make([]cur, keys)
 	for i := range state {
 		state[i].win = math.MinInt64
 	}
-	h := histogram{}
+	h, peaks := histogram{}, histogram{}
 	for _, ev := range events {
 		win := floorDiv(ev.t, w)
 		s := &state[ev.key]
@@ -42,13 +53,17 @@ func windowCounts(events []event, keys int, w int64) histogram {
 			s.win, s.count = win, 0
 		}
 		s.count++
+		s.peak = max(s.peak, s.count)
 	}
 	for _, s := range state {
 		if s.count > 0 {
 			h[s.count]++
 		}
+		if s.peak > 0 {
+			peaks[s.peak]++
+		}
 	}
-	return h
+	return h, peaks
 }
 
 func floorDiv(a, b int64) int64 {
@@ -57,6 +72,14 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// rates computes the percentiles of h and of the peaks (nearest rank).
+func rates(h, peaks histogram, keys int) Rates {
+	r := h.rates(keys)
+	p := peaks.rates(keys)
+	r.Peak = Percentiles{P50: p.P50, P95: p.P95, P99: p.P99}
+	return r
 }
 
 // rates computes the percentiles of h (nearest rank).

@@ -85,7 +85,8 @@ func (e *Engine) Finish() (*Report, error) {
 			Requests: ps.requests, Rejected: ps.rejected, NoKey: ps.noKey, Skipped: ps.skipped, Delayed: ps.delayed,
 			Top: topKeys(ps, e.opts.Top),
 		}
-		pr.Rates = windowCounts(ps.events, len(ps.names), int64(spec.Window)).rates(len(ps.names))
+		windows, peaks := windowCounts(ps.events, len(ps.names), int64(spec.Window))
+		pr.Rates = rates(windows, peaks, len(ps.names))
 		pr.Timeline = tl.newSeries(pr.Name)
 		for _, ev := range ps.events {
 			pr.Timeline.add(tl, ev.t, ev.denied)

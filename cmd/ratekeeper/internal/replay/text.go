@@ -56,6 +56,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 	}
 	fmt.Fprintf(tw, "  keys\t%d\t(%d key-windows of %s with requests)\n", p.Rates.Keys, p.Rates.Windows, p.Spec.Window)
 	fmt.Fprintf(tw, "  requests per key per %s\tP50 %d\tP95 %d\tP99 %d\tmax %d\n", p.Spec.Window, p.Rates.P50, p.Rates.P95, p.Rates.P99, p.Rates.Max)
+	fmt.Fprintf(tw, "  busiest %s of each key\tP50 %d\tP95 %d\tP99 %d\n", p.Spec.Window, p.Rates.Peak.P50, p.Rates.Peak.P95, p.Rates.Peak.P99)
 	tw.Flush()
 	if len(p.Top) > 0 {
 		var keys []string
