@@ -128,7 +128,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		res.Err = err
 		m.report(r, err)
 		if m.shadowed(r, res) {
-			next.ServeHTTP(w, r.WithContext(rc))
+			next.ServeHTTP(w, rc.request(r))
 			return
 		}
 		var ke *policy.KeyError
@@ -144,7 +144,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			return
 		}
 		// Not reached: Prepare returns no other error.
-		next.ServeHTTP(w, r.WithContext(rc))
+		next.ServeHTTP(w, rc.request(r))
 		return
 	}
 
@@ -162,7 +162,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			return
 		}
 		m.stats.failedOpen.Add(1)
-		next.ServeHTTP(w, r.WithContext(rc))
+		next.ServeHTTP(w, rc.request(r))
 		return
 	}
 
@@ -170,7 +170,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	res.wrote = m.profile + 1
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
-			next.ServeHTTP(w, r.WithContext(rc))
+			next.ServeHTTP(w, rc.request(r))
 			return
 		}
 		m.stats.denied.Add(1)
@@ -192,7 +192,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			return
 		}
 	}
-	next.ServeHTTP(w, r.WithContext(rc))
+	next.ServeHTTP(w, rc.request(r))
 }
 
 // shadowed reports whether the middleware is in shadow mode, in which case
@@ -306,12 +306,22 @@ type Result struct {
 	wrote Profile // 1 + the profile of the headers written; 0 for none
 }
 
-// resultContext is the request context carrying a Result, in one
-// allocation.
+// resultContext is the request context carrying a Result, and the request
+// passed on with it: everything the middleware allocates per request, in
+// one allocation.
 type resultContext struct {
 	context.Context
 	res Result
 	sc  scratch
+	req http.Request
+}
+
+// request returns r with rc as its context, as r.WithContext(rc) does, but
+// held in rc: the inlined WithContext's new Request does not escape, so
+// only rc is allocated.
+func (rc *resultContext) request(r *http.Request) *http.Request {
+	rc.req = *r.WithContext(rc)
+	return &rc.req
 }
 
 type contextKey struct{}

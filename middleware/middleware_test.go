@@ -704,3 +704,32 @@ func TestTwoViolatedPolicies(t *testing.T) {
 		t.Errorf("draft-6 limit/reset %s, want 1/60", got)
 	}
 }
+
+// TestAllocations guards the allocation budget: one allocation per request
+// beyond the handler's own, for one policy and for four stacked ones.
+func TestAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector (sync.Pool drops items)")
+	}
+	store, _ := newStore(t)
+	ip := keyfunc.Must(keyfunc.IP())
+	r := httptest.NewRequest("GET", "/", nil)
+	count := func(h http.Handler) float64 {
+		return testing.AllocsPerRun(200, func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+		})
+	}
+	bare := count(ok)
+	for _, n := range []int{1, 4} {
+		var ps []*policy.Policy
+		for i := range n {
+			ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), 1_000_000, time.Duration(i+1)*time.Minute, ip)))
+		}
+		h := middleware.MustNew(store, ps).Handler(ok)
+		h.ServeHTTP(httptest.NewRecorder(), r) // the store's first sight of the key allocates
+		if got := count(h); got > bare+1 {
+			t.Errorf("%d policies: %v allocations per request, want at most %v (bare handler + 1)", n, got, bare+1)
+		}
+	}
+}
