@@ -122,9 +122,9 @@ local function windowKinds()
 
   local function encodeWindow(P, c)
     if P.kind == 1 then
-      return fmt(c.t) .. ' ' .. fmt(c.x)
+      return string.format('%d %d', c.t, c.x)
     end
-    return fmt(c.t) .. ' ' .. fmt(c.x) .. ' ' .. fmt(c.y)
+    return string.format('%d %d %d', c.t, c.x, c.y)
   end
   windowKinds_ = {load = loadWindow, late = lateWindow, fixed = fixedWindow, sliding = slidingWindow, encode = encodeWindow}
   return windowKinds_
@@ -179,7 +179,53 @@ local function bucketKinds()
     return bdivceil(bsub(dl, room), P.L)
   end
 
+  -- ceilDiv returns ceil(a/b) for 0 <= a < 2^52, 0 < b < 2^52.
+  local function ceilDiv(a, b)
+    local q, r = divmod(a, b)
+    if r > 0 then q = q + 1 end
+    return q
+  end
+
+  -- tokenFast is tokenBucket when C*W and D*L are below 2^52: the same
+  -- steps on plain numbers (after admitting n, D*L is at most C*W).
+  local function tokenFast(P, c, n, consume, CW, dl)
+    local L, W, C = P.L, P.W, P.C
+    local d = newDecision(C)
+    d.a = dl <= (C - n) * W
+    if d.a and consume then
+      local ct, cx = c.t, c.x
+      if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
+      local q, r = divmod(n * W, L)
+      ct = ct + q
+      r = r + cx
+      if r >= L then
+        r = r - L
+        ct = ct + 1
+      end
+      c = {t = ct, x = r}
+      dl = ct * L + r
+    elseif not d.a then
+      local room = (C - n) * W
+      if room < dl then d.ra = ceilDiv(dl - room, L) end
+    end
+    local avail = 0
+    if dl < CW then avail = C - ceilDiv(dl, W) end
+    d.r = avail
+    d.rs = ceilDiv(dl, L)
+    if avail < C then
+      local room = (C - avail - 1) * W
+      if room < dl then d.nx = ceilDiv(dl - room, L) end
+    end
+    return d, c
+  end
+
   local function tokenBucket(P, c, off, n, consume)
+    local CW = P.C * P.W
+    if CW < T52 then
+      local dl = 0
+      if c.t > 0 or (c.t == 0 and c.x > 0) then dl = c.t * P.L + c.x end
+      if dl < T52 then return tokenFast(P, c, n, consume, CW, dl) end
+    end
     local d = newDecision(P.C)
     local dl = deficit(P, c)
     -- n tokens are there when C - ceil(D*L/W) >= n, that is D*L <= (C-n)*W.
@@ -241,7 +287,7 @@ local function bucketKinds()
 
   local function encodeBucket(P, c)
     local s, ns = absol(c.t)
-    return fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(c.x)
+    return string.format('%d %d %d', s, ns, c.x)
   end
   bucketKinds_ = {load = loadBucket, token = tokenBucket, queue = leakyQueue, encode = encodeBucket}
   return bucketKinds_
