@@ -9,7 +9,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-func parse(t *testing.T, doc string) *policy.Config {
+func parse(t testing.TB, doc string) *policy.Config {
 	t.Helper()
 	cfg, err := policy.ParseConfig([]byte(doc), "t.yaml")
 	if err != nil {
