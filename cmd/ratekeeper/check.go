@@ -58,7 +58,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 // writeConfig prints the effective configuration.
 func writeConfig(w io.Writer, cfg *policy.Config) {
-	fmt.Fprintf(w, "%s: valid, %d policies\n", cfg.File, len(cfg.Policies))
+	noun := "policies"
+	if len(cfg.Policies) == 1 {
+		noun = "policy"
+	}
+	fmt.Fprintf(w, "%s: valid, %d %s\n", cfg.File, len(cfg.Policies), noun)
 	fmt.Fprintf(w, "headers %s; on store failure: %s", cfg.Headers, cfg.FailureMode)
 	if cfg.FailureMode == policy.FailureClosed {
 		fmt.Fprintf(w, " (503, Retry-After %s)", cfg.FailureRetryAfter)
