@@ -35,6 +35,10 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 	}
 	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected (%s), %d rejected for want of a key, %d matched no policy\n",
 		r.Requests, r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)
+	if len(r.Policies) > 1 {
+		b.WriteString("  (the policies decide each request together, all or nothing: a request one policy rejects\n" +
+			"  uses nothing of the others; \"this policy alone\" replays one policy by itself)\n")
+	}
 	for i := range r.Policies {
 		b.WriteString("\n")
 		r.Policies[i].writeText(&b)
