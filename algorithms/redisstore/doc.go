@@ -88,8 +88,8 @@
 // looked up by pattern (no KEYS or SCAN).
 //
 // Every write sets an expiry (PX) for when the state stops mattering: the
-// Decision's ResetAfter, rounded up to the millisecond, plus 1 ms — on the
-// server's clock, the one that decides. With an injected clock, which Redis
+// Decision's ResetAfter in whole milliseconds plus 1 ms (so never shorter
+// than ResetAfter) — on the server's clock, the one that decides. With an injected clock, which Redis
 // does not follow, keys live at least [DefaultClockTTL] (see [WithMinTTL]);
 // a key kept longer never changes a decision.
 //
