@@ -146,9 +146,10 @@ func WithMethods(methods ...string) Option {
 // pattern with ServeMux.Handler, see [ServeMuxPattern]). With chi, install
 // the middleware where chi has already routed: on the route with r.With, or
 // inside r.Group or r.Route. A middleware installed with r.Use on chi's
-// top-level router runs before routing and sees no pattern, so its
-// route-restricted policies never apply, unless its pattern function asks
-// the router ([WithPatternFunc] with
+// top-level router runs before routing and sees no pattern (in the r.Use of
+// a mounted sub-router, only the mount's "/api/*"), so its route-restricted
+// policies never apply, unless its pattern function asks the router
+// ([WithPatternFunc] with
 // func(req *http.Request) string { return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path) }).
 func WithRoutes(patterns ...string) Option {
 	return func(p *Policy) error {
