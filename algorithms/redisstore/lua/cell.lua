@@ -67,8 +67,26 @@ local function windowKinds()
 
   -- slidingWait mirrors params.slidingWait: the shortest wait after which m
   -- units are available. Quotients that may exceed 2^53 are only compared.
+  -- slidingWaitSmall is slidingWait when L*W < 2^52: every product below
+  -- is of a count (at most L) and a duration (at most W), so plain numbers.
+  local function slidingWaitSmall(W, L, prev, curr, e, m)
+    local a = L - curr - m
+    if a >= 0 then
+      if prev == 0 then return 0 end
+      local X = a * W
+      if X >= (W - e) * prev then return 0 end
+      local f = divmod(X, prev)
+      if f > 0 then return W - e - f end
+    end
+    if curr == 0 or L - m >= curr then return W - e end
+    local f = divmod((L - m) * W, curr)
+    if f > 0 then return W - e + W - f end
+    return 2 * W - e
+  end
+
   local function slidingWait(P, prev, curr, e, m)
     local W, L = P.W, P.L
+    if L * W < T52 then return slidingWaitSmall(W, L, prev, curr, e, m) end
     local a = L - curr - m
     if a >= 0 then
       if prev == 0 then return 0 end
@@ -97,7 +115,8 @@ local function windowKinds()
     end
     local prev, curr = c.x, c.y
     local d = newDecision(L)
-    local avail = L - curr - mulDivCeil(prev, W - e, W)
+    local avail = L - curr
+    if prev > 0 then avail = avail - mulDivCeil(prev, W - e, W) end
     if avail >= n then
       d.a = true
       if consume then
