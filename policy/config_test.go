@@ -457,3 +457,35 @@ func TestParseConfigIPSource(t *testing.T) {
 		})
 	}
 }
+
+// TestParseConfigNesting guards against documents nested so deeply that
+// the YAML parser (quadratic in the depth) would stall: they are refused
+// before parsing, with the position where the limit was passed.
+func TestParseConfigNesting(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		line, col int
+		reason    string
+	}{
+		{"flow", "policies: " + strings.Repeat("[", 30000), 1, 75, "nests more than 64 levels"},
+		{"flow maps", "policies:\n  " + strings.Repeat("{a: ", 30000), 2, 259, "nests more than 64 levels"},
+		{"block", strings.Repeat("- ", 30000) + "a", 1, 257, "indented more than 256 columns"},
+		{"json", strings.Repeat("[", 30000), 1, 102, "too large"},
+	} {
+		name := "deep.yaml"
+		if tc.name == "json" {
+			name = "deep.json"
+		}
+		_, err := policy.ParseConfig([]byte(tc.doc), name)
+		ces := policy.ConfigErrors(err)
+		if len(ces) != 1 || ces[0].Line != tc.line || ces[0].Column != tc.col || !strings.Contains(ces[0].Reason, tc.reason) {
+			t.Errorf("%s: error %v, want %d:%d %q", tc.name, err, tc.line, tc.col, tc.reason)
+		}
+	}
+	// Brackets in quotes and comments do not count.
+	doc := "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\npolicies:\n  - name: a\n    limit: 1\n    window: 1s\n    methods: [\"" + strings.Repeat("[", 100) + "\"]\n"
+	_, err := policy.ParseConfig([]byte(doc), "q.yaml")
+	if ces := policy.ConfigErrors(err); len(ces) != 1 || ces[0].Field != "policies[0].methods" {
+		t.Errorf("quoted and commented brackets: error %v, want only the bad method", err)
+	}
+}

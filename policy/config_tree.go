@@ -60,18 +60,82 @@ func (n *cnode) describe() string {
 // A position is a 1-based line and column; zero when unknown.
 type position struct{ line, col int }
 
-// maxConfigSize bounds the configuration files the loader reads.
-const maxConfigSize = 1 << 20
+// maxConfigSize bounds the configuration files the loader reads: 64
+// policies fit in a few kilobytes.
+const maxConfigSize = 256 << 10
 
-// maxConfigNodes bounds the nodes of a document, aliases expanded.
-const maxConfigNodes = 100_000
+// maxConfigNodes bounds the nodes of a document.
+const maxConfigNodes = 20_000
 
 // errTooLarge is reported for a document with more than maxConfigNodes.
 var errTooLarge = errors.New("the document is too large")
 
+// maxNesting bounds how deeply a document nests: the YAML parser takes time
+// quadratic in the depth, so a small hostile file could stall it.
+const maxNesting = 64
+
+// checkNesting reports a document nested deeper than maxNesting, by flow
+// brackets ([ {) outside quotes and comments, or by block indentation
+// (leading spaces and "- " sequence entries on one line, counted loosely:
+// maxNesting·4 columns).
+func checkNesting(data []byte, file string) error {
+	depth, line, col := 0, 1, 0
+	var quote byte
+	lineStart := true
+	indent := 0
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		col++
+		if c == '\n' {
+			line, col, lineStart, indent = line+1, 0, true, 0
+			continue
+		}
+		if lineStart {
+			if c == ' ' || c == '-' && i+1 < len(data) && data[i+1] == ' ' {
+				indent++
+				if indent > 4*maxNesting {
+					return &ConfigError{File: file, Line: line, Column: col, Reason: fmt.Sprintf("is indented more than %d columns deep", 4*maxNesting)}
+				}
+				continue
+			}
+			lineStart = false
+		}
+		switch {
+		case quote == '"':
+			if c == '\\' {
+				i++
+				col++
+			} else if c == '"' {
+				quote = 0
+			}
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t'):
+			for i+1 < len(data) && data[i+1] != '\n' {
+				i++
+			}
+		case c == '[' || c == '{':
+			depth++
+			if depth > maxNesting {
+				return &ConfigError{File: file, Line: line, Column: col, Reason: fmt.Sprintf("nests more than %d levels deep", maxNesting)}
+			}
+		case c == ']' || c == '}':
+			depth = max(0, depth-1)
+		}
+	}
+	return nil
+}
+
 // parseYAML parses data into a tree. A syntax error comes back as a
 // *ConfigError with the position the parser reported.
 func parseYAML(data []byte, file string) (root *cnode, err error) {
+	if err := checkNesting(data, file); err != nil {
+		return nil, err
+	}
 	defer func() {
 		// The YAML parser is third-party code run on untrusted input: a
 		// panic in it is a malformed document, not a crash.
@@ -277,6 +341,8 @@ type jsonConv struct {
 	dec   *json.Decoder
 	nodes int
 	depth int
+	// lines counts positions incrementally: offsets mostly grow.
+	lastOff, lastLine, lastLineStart int
 }
 
 // next returns the offset of the next token: the decoder's offset moved
@@ -290,20 +356,25 @@ func (p *jsonConv) next() int {
 }
 
 func (p *jsonConv) errorAt(off int, format string, args ...any) error {
-	pos := offsetPos(p.data, off)
+	pos := p.pos(off)
 	return &ConfigError{File: p.file, Line: pos.line, Column: pos.col, Reason: fmt.Sprintf(format, args...)}
 }
 
-// offsetPos converts a byte offset into a 1-based line and column (the
-// column counts bytes).
-func offsetPos(data []byte, off int) position {
-	off = min(max(off, 0), len(data))
-	line := 1 + bytes.Count(data[:off], []byte{'\n'})
-	col := off + 1
-	if i := bytes.LastIndexByte(data[:off], '\n'); i >= 0 {
-		col = off - i
+// pos converts a byte offset into a 1-based line and column (the column
+// counts bytes), counting on from the previous offset asked for.
+func (p *jsonConv) pos(off int) position {
+	off = min(max(off, 0), len(p.data))
+	if off < p.lastOff || p.lastLine == 0 {
+		p.lastOff, p.lastLine, p.lastLineStart = 0, 1, 0
 	}
-	return position{line, col}
+	for i := p.lastOff; i < off; i++ {
+		if p.data[i] == '\n' {
+			p.lastLine++
+			p.lastLineStart = i + 1
+		}
+	}
+	p.lastOff = off
+	return position{p.lastLine, off - p.lastLineStart + 1}
 }
 
 func (p *jsonConv) jsonError(off int, err error) error {
@@ -327,7 +398,7 @@ func (p *jsonConv) value() (*cnode, error) {
 	if err != nil {
 		return nil, p.jsonError(off, err)
 	}
-	pos := offsetPos(p.data, off)
+	pos := p.pos(off)
 	switch t := tok.(type) {
 	case json.Delim:
 		p.depth++
@@ -361,7 +432,7 @@ func (p *jsonConv) value() (*cnode, error) {
 			if err != nil {
 				return nil, err
 			}
-			out.keys = append(out.keys, &cnode{kind: scalarNode, pos: offsetPos(p.data, koff), text: name})
+			out.keys = append(out.keys, &cnode{kind: scalarNode, pos: p.pos(koff), text: name})
 			out.vals = append(out.vals, v)
 		}
 		if _, err := p.dec.Token(); err != nil {
