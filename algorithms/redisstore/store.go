@@ -217,7 +217,7 @@ type request struct {
 	keys   []string
 	tags   []string // per check: the hash tag (cluster only)
 	first  []int    // per check: the index of its first key in keys
-	ts, tn int64    // the injected instant, when hasTime
+	ts, tn int64    // the injected instant (seconds, nanoseconds), when hasT
 	hasT   bool
 	minTTL int64
 }
