@@ -31,6 +31,8 @@ standard input. Several logs (rotated files) are replayed in the order of
 their first timestamp. Malformed lines are counted and sampled, not fatal.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
+Its timestamps have whole seconds: the requests of one second are replayed
+at the same instant (JSON lines may carry finer times).
 
 Exit status: 0 nothing rejected, 1 some requests would have been rejected,
 2 usage or input error.
