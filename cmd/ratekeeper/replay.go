@@ -9,7 +9,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/chart"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
@@ -141,15 +140,6 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// source is one log being read, with its first entry read ahead.
-type source struct {
-	name  string
-	file  io.Closer
-	r     *logparse.Reader
-	first logparse.Entry
-	eof   bool
-}
-
 func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Writer) (*replay.Report, replay.Input, error) {
 	var in replay.Input
 	opts := logparse.Options{Format: logparse.Format(f.format), JSON: f.json}
@@ -225,123 +215,6 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	rep, err := eng.Finish()
 	return rep, in, err
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
-
-func openSource(name string, opts logparse.Options) (*source, int64, error) {
-	var rc io.ReadCloser = os.Stdin
-	var size int64
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, 0, err
-		}
-		if st, err := f.Stat(); err == nil {
-			size = st.Size()
-		}
-		rc = f
-	} else {
-		rc = io.NopCloser(os.Stdin)
-	}
-	r, err := logparse.NewReader(rc, name, opts)
-	if err != nil {
-		rc.Close()
-		return nil, 0, err
-	}
-	s := &source{name: name, file: rc, r: r}
-	s.first, err = r.Next()
-	if err == io.EOF {
-		s.eof = true
-	} else if err != nil {
-		rc.Close()
-		return nil, 0, err
-	}
-	return s, size, nil
-}
-
-// A batch is a run of entries parsed ahead, the bytes read so far, and
-// the read error that ended the log, if any.
-type batch struct {
-	entries []logparse.Entry
-	read    int64
-	err     error
-}
-
-// readBatches parses r on a goroutine of its own, sending batches of
-// entries until the end of the log (or a read error, sent last).
-func readBatches(r *logparse.Reader) <-chan batch {
-	ch := make(chan batch, 4)
-	go func() {
-		defer close(ch)
-		b := batch{entries: make([]logparse.Entry, 0, 4096)}
-		for {
-			e, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.err = err
-				break
-			}
-			b.entries = append(b.entries, e)
-			if len(b.entries) == cap(b.entries) {
-				b.read = r.BytesRead()
-				ch <- b
-				b = batch{entries: make([]logparse.Entry, 0, 4096)}
-			}
-		}
-		b.read = r.BytesRead()
-		ch <- b
-	}()
-	return ch
-}
-
-// drain empties ch so that its goroutine ends.
-func drain(ch <-chan batch) {
-	for range ch {
-	}
-}
-
-// progress reports on standard error, at most once a second, for inputs
-// over 32 MiB.
-type progress struct {
-	w     io.Writer
-	total int64
-	on    bool
-	last  time.Time
-	start time.Time
-}
-
-func newProgress(w io.Writer, total int64, quiet bool) *progress {
-	now := time.Now()
-	return &progress{w: w, total: total, on: !quiet && total > 32<<20, last: now, start: now}
-}
-
-func (p *progress) update(done, entries int64) {
-	if !p.on {
-		return
-	}
-	now := time.Now()
-	if now.Sub(p.last) < time.Second {
-		return
-	}
-	p.last = now
-	fmt.Fprintf(p.w, "replay: %d requests, %.0f%% of %d MiB read\n", entries, 100*float64(done)/float64(p.total), p.total>>20)
-}
-
-func (p *progress) finish(entries int64) {
-	if p.on {
-		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, time.Since(p.start).Round(time.Millisecond))
-	}
 }
 
 // replayChart charts each policy's admitted and rejected requests, and

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// progress reports on standard error, at most once a second, for inputs
+// over 32 MiB.
+type progress struct {
+	w     io.Writer
+	total int64
+	on    bool
+	last  time.Time
+	start time.Time
+}
+
+func newProgress(w io.Writer, total int64, quiet bool) *progress {
+	now := time.Now()
+	return &progress{w: w, total: total, on: !quiet && total > 32<<20, last: now, start: now}
+}
+
+func (p *progress) update(done, entries int64) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < time.Second {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "replay: %d requests, %.0f%% of %d MiB read\n", entries, 100*float64(done)/float64(p.total), p.total>>20)
+}
+
+func (p *progress) finish(entries int64) {
+	if p.on {
+		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, time.Since(p.start).Round(time.Millisecond))
+	}
+}
+
