@@ -38,4 +38,3 @@ func (p *progress) finish(entries int64) {
 		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, time.Since(p.start).Round(time.Millisecond))
 	}
 }
-

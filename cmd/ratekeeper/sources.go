@@ -99,4 +99,3 @@ func drain(ch <-chan batch) {
 	for range ch {
 	}
 }
-
