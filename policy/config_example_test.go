@@ -49,3 +49,22 @@ policies:
 	// Output:
 	// policy: ratekeeper.yaml:5:13: policies[0].window: 60 has no unit; write it as 1s, 500ms, 1m or 24h
 }
+
+// Load reads a file; the policies are ready for middleware.New.
+func ExampleLoad() {
+	cfg, err := policy.Load("../examples/config/ratekeeper.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, p := range cfg.Policies {
+		fmt.Printf("line %d: %s, key %s\n", cfg.Definitions[i].Line, p.Spec(), cfg.Definitions[i].KeyString())
+	}
+	fmt.Println("trusted proxies:", cfg.TrustedProxies)
+	// Output:
+	// line 33: token_bucket 10/1s burst=20, key ip
+	// line 38: sliding_window 300/1m0s, key ip
+	// line 45: sliding_log 5/1m0s, key ip+header:X-Login-User | ip
+	// line 56: sliding_buckets 2000/24h0m0s buckets=24, key user
+	// trusted proxies: [10.0.0.0/8 192.0.2.7/32]
+}
