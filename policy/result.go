@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"net/http"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -24,9 +23,9 @@ const keyBufLen = 96
 // then [Result.Take]. The zero Result is empty and ready for Prepare; a
 // Result is reused by calling Prepare again.
 //
-// A Result holds up to four policies and their keys without allocating, and
-// Take borrows its check buffer from a pool, so a request costs no
-// allocation here beyond the Result itself.
+// A Result holds up to four policies, their checks and decisions without
+// allocating, so a request costs no allocation here beyond the Result
+// itself: Take passes its buffers to the store as they are.
 //
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine.
@@ -37,8 +36,7 @@ type Result struct {
 	n       int
 	taken   bool
 	polArr  [inline]*Policy
-	keyArr  [inline]string
-	costArr [inline]int64
+	chkArr  [inline]algorithms.Check
 	decArr  [inline]algorithms.Decision
 	more    *overflow // holds everything when more than inline policies apply
 	// keyBuf backs the namespaced keys when they fit; only the next
@@ -48,17 +46,16 @@ type Result struct {
 
 type overflow struct {
 	policies  []*Policy
-	keys      []string
-	costs     []int64
+	checks    []algorithms.Check
 	decisions []algorithms.Decision
 }
 
-// parts returns the evaluated policies, keys, costs and decisions.
-func (res *Result) parts() ([]*Policy, []string, []int64, []algorithms.Decision) {
+// parts returns the evaluated policies, their checks and their decisions.
+func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision) {
 	if o := res.more; o != nil {
-		return o.policies[:res.n], o.keys[:res.n], o.costs[:res.n], o.decisions[:res.n]
+		return o.policies[:res.n], o.checks[:res.n], o.decisions[:res.n]
 	}
-	return res.polArr[:res.n], res.keyArr[:res.n], res.costArr[:res.n], res.decArr[:res.n]
+	return res.polArr[:res.n], res.chkArr[:res.n], res.decArr[:res.n]
 }
 
 // Prepare resets res and fills it with one check per policy of s in mask
@@ -79,10 +76,10 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.mask, res.skipped, res.n, res.taken, res.more = 0, 0, 0, false, nil
 	if bits.OnesCount64(mask) > inline {
 		k := bits.OnesCount64(mask)
-		res.more = &overflow{make([]*Policy, k), make([]string, k), make([]int64, k), make([]algorithms.Decision, k)}
+		res.more = &overflow{make([]*Policy, k), make([]algorithms.Check, k), make([]algorithms.Decision, k)}
 	}
-	ps, keys, costs, _ := res.parts()
-	ps, keys, costs = ps[:cap(ps)], keys[:cap(keys)], costs[:cap(costs)]
+	ps, checks, _ := res.parts()
+	ps, checks = ps[:cap(ps)], checks[:cap(checks)]
 	var at [MaxPolicies]int8 // index in keys of each policy's raw key
 	total, n := 0, 0
 	for i, p := range s.policies {
@@ -95,7 +92,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 			j = s.keySrc[j]
 		}
 		if j >= 0 {
-			key = keys[at[j]] // same key function, already called
+			key = checks[at[j]].Key // same key function, already called
 		} else {
 			var err error
 			key, err = p.key(r)
@@ -118,7 +115,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		}
 		res.mask |= 1 << i
 		at[i] = int8(n)
-		ps[n], keys[n], costs[n] = p, key, cost
+		ps[n], checks[n] = p, algorithms.Check{Spec: p.spec, Key: key, Cost: cost}
 		total += len(p.name) + 1 + len(key)
 		n++
 	}
@@ -135,24 +132,19 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	for i := range n {
 		b = append(b, ps[i].name...)
 		b = append(b, ':')
-		b = append(b, keys[i]...)
+		b = append(b, checks[i].Key...)
 	}
 	off := 0
 	for i := range n {
-		l := len(ps[i].name) + 1 + len(keys[i])
+		l := len(ps[i].name) + 1 + len(checks[i].Key)
 		// The bytes are never written again while the string lives: a
 		// reused Result writes them again only in the next Prepare, whose
 		// documented contract ends the life of these keys.
-		keys[i] = unsafe.String(&b[off], l)
+		checks[i].Key = unsafe.String(&b[off], l)
 		off += l
 	}
 	return nil
 }
-
-// checkBuf is a pooled buffer of checks for one Take.
-type checkBuf struct{ checks [16]algorithms.Check }
-
-var checkPool = sync.Pool{New: func() any { return new(checkBuf) }}
 
 // oneStore is implemented by stores that decide a single check without a
 // slice ([algorithms.MemoryStore.TakeOne]).
@@ -166,15 +158,14 @@ type oneStore interface {
 // Taking a Result with no checks does not call the store.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	res.taken = false
-	ps, keys, costs, ds := res.parts()
-	n := len(ps)
-	if n == 0 {
+	_, checks, ds := res.parts()
+	switch len(checks) {
+	case 0:
 		res.taken = true
 		return nil
-	}
-	if n == 1 {
+	case 1:
 		if one, ok := store.(oneStore); ok {
-			d, err := one.TakeOne(ctx, algorithms.Check{Spec: ps[0].spec, Key: keys[0], Cost: costs[0]})
+			d, err := one.TakeOne(ctx, checks[0])
 			if err != nil {
 				return fmt.Errorf("policy: store: %w", err)
 			}
@@ -182,23 +173,7 @@ func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 			return nil
 		}
 	}
-	var checks []algorithms.Check
-	var buf *checkBuf
-	if n <= len(buf.checks) {
-		buf = checkPool.Get().(*checkBuf)
-		checks = buf.checks[:n]
-	} else {
-		checks = make([]algorithms.Check, n)
-	}
-	for i, p := range ps {
-		checks[i] = algorithms.Check{Spec: p.spec, Key: keys[i], Cost: costs[i]}
-	}
-	err := take(ctx, store, ds, checks)
-	if buf != nil {
-		clear(checks) // drop the keys
-		checkPool.Put(buf)
-	}
-	if err != nil {
+	if err := take(ctx, store, ds, checks); err != nil {
 		return err
 	}
 	res.taken = true
@@ -231,21 +206,21 @@ func (res *Result) Len() int { return res.n }
 
 // Policy returns the i-th evaluated policy, in Set order.
 func (res *Result) Policy(i int) *Policy {
-	ps, _, _, _ := res.parts()
+	ps, _, _ := res.parts()
 	return ps[i]
 }
 
 // Key returns the key the i-th policy was checked under, namespaced by the
 // policy's name ("per-ip:192.0.2.1").
 func (res *Result) Key(i int) string {
-	_, keys, _, _ := res.parts()
-	return keys[i]
+	_, checks, _ := res.parts()
+	return checks[i].Key
 }
 
 // Cost returns the cost the i-th policy was charged (if allowed).
 func (res *Result) Cost(i int) int64 {
-	_, _, costs, _ := res.parts()
-	return costs[i]
+	_, checks, _ := res.parts()
+	return checks[i].Cost
 }
 
 // Decision returns the i-th policy's decision; the zero Decision before Take.
@@ -253,7 +228,7 @@ func (res *Result) Decision(i int) algorithms.Decision {
 	if !res.taken {
 		return algorithms.Decision{}
 	}
-	_, _, _, ds := res.parts()
+	_, _, ds := res.parts()
 	return ds[i]
 }
 
@@ -273,7 +248,7 @@ func (res *Result) Allowed() bool {
 	if !res.taken {
 		return false
 	}
-	_, _, _, ds := res.parts()
+	_, _, ds := res.parts()
 	for i := range ds {
 		if !ds[i].Allowed {
 			return false
@@ -289,7 +264,7 @@ func (res *Result) Delay() time.Duration {
 	if !res.taken {
 		return 0
 	}
-	_, _, _, ds := res.parts()
+	_, _, ds := res.parts()
 	for i := range ds {
 		d = max(d, ds[i].Delay)
 	}
@@ -304,7 +279,7 @@ func (res *Result) RetryAfter() time.Duration {
 	if !res.taken {
 		return 0
 	}
-	_, _, _, ds := res.parts()
+	_, _, ds := res.parts()
 	for i := range ds {
 		if dec := ds[i]; !dec.Allowed {
 			d = max(d, dec.RetryAfter, dec.NextAfter)
@@ -321,7 +296,7 @@ func (res *Result) Lowest() int {
 	if !res.taken || res.n == 0 {
 		return -1
 	}
-	_, _, _, ds := res.parts()
+	_, _, ds := res.parts()
 	best := 0
 	for i := 1; i < len(ds); i++ {
 		if lower(ds[i], ds[best]) {
