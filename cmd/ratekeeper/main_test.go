@@ -303,3 +303,40 @@ func TestProgress(t *testing.T) {
 		t.Errorf("--quiet or a small input printed progress: %q", buf.String())
 	}
 }
+
+// TestReplayJSONFields maps JSON fields to a header and to the user, and
+// checks that the policies keyed by them see them.
+func TestReplayJSONFields(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "h.yaml")
+	if err := os.WriteFile(cfg, []byte(`policies:
+  - {name: by-header, limit: 1, window: 1h, key: "header:X-Agent"}
+  - {name: by-user, limit: 1, window: 1h, key: user, on_missing_key: skip}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(log, []byte(`{"at": "2024-03-10T12:00:00Z", "client": {"ip": "192.0.2.1"}, "ua": "bot", "who": "ann"}
+{"at": "2024-03-10T12:00:01Z", "client": {"ip": "192.0.2.2"}, "ua": "bot", "who": "bob"}
+{"at": "2024-03-10T12:00:02Z", "client": {"ip": "192.0.2.3"}, "ua": "human"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd("replay", "--config", cfg, "--json-time", "at", "--json-ip", "client.ip",
+		"--json-user", "who", "--json-header", "X-Agent=ua", log)
+	if code != exitFindings {
+		t.Fatalf("exit %d; stderr %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{
+		"replayed 3 requests from 3 lines",
+		"most rejected keys: bot (1)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	_, section, _ := strings.Cut(out, "policy by-user:")
+	if f := strings.Fields(strings.Split(section, "\n")[1]); len(f) != 2 || f[0] != "requests" || f[1] != "2" {
+		t.Errorf("by-user did not see two users:\n%s", out)
+	}
+}
