@@ -185,7 +185,11 @@ func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algori
 func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation, dst []algorithms.Decision) error {
 	args := r.args(idx, modeUndo)
 	args[0], args[1] = rv.ts, rv.tn
-	args = append(args, len(rv.undo)/7)
+	clock := "server"
+	if r.hasT {
+		clock = "injected"
+	}
+	args = append(args, clock, len(rv.undo)/7)
 	args = append(args, rv.undo...)
 	v, err := s.eval(ctx, s.client, r.keysOf(idx), args)
 	if err != nil {

@@ -23,3 +23,20 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
+
+// TestConformanceCluster runs the same suite on a real three-node Redis
+// Cluster: its multi-check calls span slots, so they take the peek,
+// reserve and undo path.
+func TestConformanceCluster(t *testing.T) {
+	client := sharedCluster(t)
+	algotest.Run(t, algotest.Harness{
+		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
+			s, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+	})
+}

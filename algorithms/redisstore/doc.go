@@ -117,16 +117,23 @@
 //     their checks again without consuming. The counting kinds undo exactly
 //     (their counts are additive: the reserved units are subtracted, in
 //     whichever window or bucket still holds them). The bucket kinds
-//     (token_bucket, leaky_bucket, leaky_queue) restore the old state only if
-//     the key still holds what the reservation wrote; if another request
-//     changed it meanwhile, the reservation's units stay consumed.
+//     (token_bucket, leaky_bucket, leaky_queue) move an instant to
+//     max(F, t) + n·W/L, which is not additive: their undo restores the old
+//     state if the key still holds what the reservation wrote, and
+//     otherwise subtracts n·W/L when that is provably exact (the bucket was
+//     not full before the reservation at the undo's instant, so no request
+//     in between found it full); failing both, the reservation's units stay
+//     consumed.
 //
 // So an admitted cross-slot Take costs two parallel round trips and a
 // denied one one. Between phases 2 and 3 a reservation is visible: another
 // request may be denied by units that are then given back, and a bucket key
-// that lost the compare-and-set keeps them (it waits them out): the
+// that cannot be undone exactly keeps them (it waits them out): the
 // inconsistency always errs towards denying, never towards admitting more
-// than a limit. Each node reads its own clock for its slots.
+// than a limit. Each node reads its own clock for its slots; with an
+// injected clock, the instances must share it. The algotest suite passes
+// unchanged on a three-node cluster (TestConformanceCluster), concurrency
+// tests included.
 //
 // # Failures
 //

@@ -9,11 +9,18 @@
 --   "w" sliding_window: a = window index, b = units
 --   "b" sliding_buckets: a, b = the sub-window (w, b), c = Buckets, d = units
 --   "l" sliding_log:    a, b = the instant (s, ns), c = units
--- The bucket kinds are not (an instant is max(F, t) + n*W/L), so their undo
--- restores the old value only if the key still holds what the reservation
--- wrote (compare and set); a key changed since keeps the consumption,
--- erring towards denying, never towards admitting:
---   "s" token_bucket, leaky_bucket, leaky_queue: a = old value ("" when absent), b = new
+-- The bucket kinds are not: an instant moves to max(F, t) + n*W/L. Their
+-- undo restores the old value when the key still holds what the
+-- reservation wrote. Otherwise it subtracts the reservation's n*W/L from
+-- the current instant when that is exact: when max(F0, t) >= u, F0 being the
+-- instant before the reservation, t the reservation's and u the undo's
+-- (every request between them came at an instant s <= u, and the
+-- reservation left the instant at max(F0, t) + n*W/L, so no request between
+-- found the bucket full in the world without the reservation, and each
+-- moved the instant by its own n*W/L in both worlds). Else the key keeps
+-- the reservation's units, erring towards denying, never towards admitting:
+--   "s" token_bucket, leaky_bucket, leaky_queue: a = old value ("" when
+--   absent), b = new value, c = "q r L" (n*W/L = q + r/L ns)
 -- A record is 7 strings: tag, key, list key, a, b, c, d.
 
 local undoKind_
@@ -87,23 +94,59 @@ local function undoKind()
     end
   end
 
+  -- instant parses a bucket state "s n x" into (F - t in ns, x), or nil.
+  local function instant(v)
+    local s, ns, x = string.match(v or '', '^(%-?%d+) (%d+) (%d+)$')
+    if not s then return nil end
+    s = tonumber(s)
+    if far(s) then return nil end
+    return rel(s, tonumber(ns)), tonumber(x)
+  end
+
+  -- undoBucket undoes a reservation of a bucket kind; u is the undo's
+  -- instant relative to the reservation's (t = 0 in the script).
+  local function undoBucket(key, old, new, inc, u)
+    local cur = redis.call('GET', key)
+    if not cur then return end
+    if cur == new then
+      if old == '' then
+        redis.call('DEL', key)
+      else
+        redis.call('SET', key, old, 'KEEPTTL')
+      end
+      return
+    end
+    local f0 = instant(old)
+    if not ((f0 and f0 >= u) or 0 >= u) then return end
+    local ft, fx = instant(cur)
+    local q, r, L = string.match(inc, '^(%d+) (%d+) (%d+)$')
+    if not (ft and q) then return end
+    ft, fx = ft - tonumber(q), fx - tonumber(r)
+    if fx < 0 then
+      fx = fx + tonumber(L)
+      ft = ft - 1
+    end
+    local s, ns = absol(ft)
+    redis.call('SET', key, string.format('%d %d %d', s, ns, fx), 'KEEPTTL')
+  end
+
   local function applyUndo(base)
-    local count = tonumber(ARGV[base])
+    local clock, count = ARGV[base], tonumber(ARGV[base + 1])
     if not count then
       return redis.error_reply('redisstore: malformed undo records')
     end
+    local u = 0 -- the injected clock: the reservation's instant
+    if clock == 'server' then
+      local tm = redis.call('TIME')
+      u = rel(tonumber(tm[1]), tonumber(tm[2]) * 1000)
+    end
+    base = base + 1
     for r = 0, count - 1 do
       local a = base + r * 7
       local tag, key, lkey = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
       local A, B, C, D = ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
       if tag == 's' then
-        if redis.call('GET', key) == B then
-          if A == '' then
-            redis.call('DEL', key)
-          else
-            redis.call('SET', key, A, 'KEEPTTL')
-          end
-        end
+        undoBucket(key, A, B, C, u)
       elseif tag == 'f' or tag == 'w' then
         undoWindow(key, tonumber(A), tonumber(B), tag == 'w')
       elseif tag == 'b' then

@@ -247,7 +247,9 @@ else
           elseif kind == BUCKETS then
             undoKind().record('b', op.key, nil, fmt(root.S.w), fmt(root.S.b), fmt(op.P.B), n, undo)
           else
-            undoKind().record('s', op.key, nil, redis.call('GET', op.key) or '', v, nil, nil, undo)
+            local q, r = bdivmod(bmul(consumed[op.key], op.P.W), op.P.L)
+            undoKind().record('s', op.key, nil, redis.call('GET', op.key) or '', v,
+              string.format('%d %d %d', q, r, op.P.L), nil, undo)
           end
         end
         redis.call('SET', op.key, v, 'PX', ttl)
