@@ -195,7 +195,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 			h[keyPolicy] = sc.vals[1:2:2]
 		}
 	case Draft6:
-		// One allocation for the three numbers.
+		// The three numbers share one buffer in the scratch.
 		b := strconv.AppendInt(sc.buf[:0], d.Limit, 10)
 		n1 := len(b)
 		b = strconv.AppendInt(b, d.Remaining, 10)
