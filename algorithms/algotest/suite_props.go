@@ -52,6 +52,28 @@ func hammer(t *testing.T, store algorithms.Store, checks ...algorithms.Check) []
 	return admitted
 }
 
+// deadlockAfter is how long waitOrDeadlock waits: far longer than the calls
+// take (milliseconds), so that only a store that never returns trips it.
+const deadlockAfter = time.Minute
+
+// waitOrDeadlock waits for wg, failing the test if that takes longer than
+// deadlockAfter of real time: the goroutines are stuck.
+func waitOrDeadlock(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(deadlockAfter)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		t.Fatalf("%s: not done after %v: the store deadlocked", what, deadlockAfter)
+	}
+}
+
 func allAllowed(ds []algorithms.Decision) bool {
 	for _, d := range ds {
 		if !d.Allowed {
@@ -144,15 +166,16 @@ func runConcurrency(t *testing.T, h Harness) {
 		clock := NewClock(Base.Add(17 * time.Second))
 		store := h.New(t, clock)
 		spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1000, Window: time.Second, Burst: 100_000}
-		const keys = 8
+		const keys = 3
 		var (
 			mu   sync.Mutex
 			took [keys]int64
 			wg   sync.WaitGroup
 		)
+		const calls = 60 // per goroutine; a lock-order bug deadlocks here only now and then
 		for g := range goroutines {
 			wg.Go(func() {
-				for i := range perRoutine {
+				for i := range calls {
 					a, b := (g+i)%keys, (g*3+i+1)%keys
 					if a == b {
 						b = (b + 1) % keys
@@ -171,7 +194,7 @@ func runConcurrency(t *testing.T, h Harness) {
 				}
 			})
 		}
-		wg.Wait()
+		waitOrDeadlock(t, &wg, "two-key calls in opposite orders")
 		for k := range keys {
 			ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: fmt.Sprint("k", k)})
 			if err != nil {
