@@ -144,26 +144,21 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	var in replay.Input
 	opts := logparse.Options{Format: logparse.Format(f.format), JSON: f.json}
 	var srcs []*source
-	defer func() {
-		for _, s := range srcs {
-			s.file.Close()
-		}
-	}()
 	var total int64
 	for _, name := range logs {
-		s, size, err := openSource(name, opts)
+		s, err := peekSource(name, opts)
 		if err != nil {
 			return nil, in, err
 		}
 		srcs = append(srcs, s)
-		total += size
+		total += s.size
 	}
 	// Rotated logs replay oldest first.
 	slices.SortStableFunc(srcs, func(a, b *source) int {
 		if a.eof || b.eof { // empty logs last
 			return cmpBool(a.eof, b.eof)
 		}
-		return a.first.Time.Compare(b.first.Time)
+		return a.first.Compare(b.first)
 	})
 	top := f.top
 	if top == 0 {
@@ -177,33 +172,14 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	var done int64
 	for _, s := range srcs {
 		in.Files = append(in.Files, s.name)
-		if !s.eof {
-			in.Entries++
-			if err := eng.Add(&s.first); err != nil {
-				return nil, in, err
-			}
+		r, err := replaySource(eng, s, opts, &in, func(read int64) { prog.update(done+read, in.Entries) })
+		if err != nil {
+			return nil, in, err
 		}
-		if !s.eof {
-			// Parse on one goroutine, replay on this one.
-			batches := readBatches(s.r)
-			for b := range batches {
-				for i := range b.entries {
-					in.Entries++
-					if err := eng.Add(&b.entries[i]); err != nil {
-						drain(batches)
-						return nil, in, err
-					}
-				}
-				if b.err != nil {
-					return nil, in, b.err
-				}
-				prog.update(done+b.read, in.Entries)
-			}
-		}
-		done += s.r.BytesRead()
-		in.Lines += s.r.Lines()
-		in.Malformed += s.r.MalformedCount()
-		for _, m := range s.r.Samples() {
+		done += r.BytesRead()
+		in.Lines += r.Lines()
+		in.Malformed += r.MalformedCount()
+		for _, m := range r.Samples() {
 			if len(in.Samples) < 5 {
 				in.Samples = append(in.Samples, m)
 			}
@@ -215,6 +191,37 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	rep, err := eng.Finish()
 	return rep, in, err
+}
+
+// replaySource replays one log, parsing on one goroutine and replaying on
+// this one, and returns its reader for the counts.
+func replaySource(eng *replay.Engine, s *source, opts logparse.Options, in *replay.Input, progress func(read int64)) (*logparse.Reader, error) {
+	r, pending, closer, err := s.open(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	if pending != nil {
+		in.Entries++
+		if err := eng.Add(pending); err != nil {
+			return nil, err
+		}
+	}
+	batches := readBatches(r)
+	for b := range batches {
+		for i := range b.entries {
+			in.Entries++
+			if err := eng.Add(&b.entries[i]); err != nil {
+				drain(batches)
+				return nil, err
+			}
+		}
+		if b.err != nil {
+			return nil, b.err
+		}
+		progress(b.read)
+	}
+	return r, nil
 }
 
 // replayChart charts each policy's admitted and rejected requests, and

@@ -3,17 +3,23 @@ package main
 import (
 	"io"
 	"os"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 )
 
-// source is one log being read, with its first entry read ahead.
+// A source is one log to replay: its name, size and first timestamp, found
+// by peeking at it. Files are opened again to be replayed, so that many
+// rotated logs are never open at once; standard input, which cannot be
+// read twice, keeps its reader and the entry read ahead.
 type source struct {
 	name  string
-	file  io.Closer
-	r     *logparse.Reader
-	first logparse.Entry
-	eof   bool
+	size  int64
+	first time.Time
+	eof   bool // no entry at all
+
+	r       *logparse.Reader // standard input only
+	pending *logparse.Entry  // standard input only
 }
 
 func cmpBool(a, b bool) int {
@@ -26,35 +32,59 @@ func cmpBool(a, b bool) int {
 	return -1
 }
 
-func openSource(name string, opts logparse.Options) (*source, int64, error) {
-	var rc io.ReadCloser = os.Stdin
-	var size int64
+// peekSource reads the log named name up to its first entry.
+func peekSource(name string, opts logparse.Options) (*source, error) {
+	s := &source{name: name}
+	var in io.Reader = os.Stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
+		defer f.Close()
 		if st, err := f.Stat(); err == nil {
-			size = st.Size()
+			s.size = st.Size()
 		}
-		rc = f
-	} else {
-		rc = io.NopCloser(os.Stdin)
+		in = f
 	}
-	r, err := logparse.NewReader(rc, name, opts)
+	r, err := logparse.NewReader(in, name, opts)
 	if err != nil {
-		rc.Close()
-		return nil, 0, err
+		return nil, err
 	}
-	s := &source{name: name, file: rc, r: r}
-	s.first, err = r.Next()
-	if err == io.EOF {
+	e, err := r.Next()
+	switch {
+	case err == io.EOF:
 		s.eof = true
-	} else if err != nil {
-		rc.Close()
-		return nil, 0, err
+	case err != nil:
+		return nil, err
+	default:
+		s.first = e.Time
 	}
-	return s, size, nil
+	if name == "-" {
+		s.r = r
+		if !s.eof {
+			s.pending = &e
+		}
+	}
+	return s, nil
+}
+
+// open returns a reader of s from its start (for standard input, with the
+// entry read ahead, to be replayed first) and what to close after.
+func (s *source) open(opts logparse.Options) (*logparse.Reader, *logparse.Entry, io.Closer, error) {
+	if s.r != nil {
+		return s.r, s.pending, io.NopCloser(nil), nil
+	}
+	f, err := os.Open(s.name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := logparse.NewReader(f, s.name, opts)
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, err
+	}
+	return r, nil, f, nil
 }
 
 // A batch is a run of entries parsed ahead, the bytes read so far, and

@@ -188,3 +188,14 @@ func TestDisplayKey(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteTextManyFiles(t *testing.T) {
+	rep := &Report{}
+	var b strings.Builder
+	if err := rep.WriteText(&b, Input{Files: []string{"a", "b", "c", "d", "e"}, Lines: 1, Entries: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "of 5 files (a, b, ..., e)"; !strings.Contains(b.String(), want) {
+		t.Errorf("header = %q, want it to contain %q", b.String(), want)
+	}
+}

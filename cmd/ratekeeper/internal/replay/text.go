@@ -22,7 +22,11 @@ type Input struct {
 // WriteText writes the report for people.
 func (r *Report) WriteText(w io.Writer, in Input) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "replayed %d requests from %d lines of %s", in.Entries, in.Lines, strings.Join(in.Files, ", "))
+	files := strings.Join(in.Files, ", ")
+	if n := len(in.Files); n > 4 {
+		files = fmt.Sprintf("%d files (%s, %s, ..., %s)", n, in.Files[0], in.Files[1], in.Files[n-1])
+	}
+	fmt.Fprintf(&b, "replayed %d requests from %d lines of %s", in.Entries, in.Lines, files)
 	if in.Entries > 0 {
 		fmt.Fprintf(&b, "\n  from %s to %s (%s)", r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), r.Last.Sub(r.First))
 	}
