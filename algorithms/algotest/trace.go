@@ -49,15 +49,15 @@ var traceWindows = []time.Duration{
 
 // traceKeys are the keys of random traces; some hold characters that a
 // store building keys by concatenation must escape or hash (Redis hash tags,
-// separators, non-ASCII).
-var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü"}
+// separators, non-ASCII), one is empty and one is 1000 bytes long.
+var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü", "", strings.Repeat("long/", 200)}
 
 // RandomTrace returns a deterministic random trace of n steps for seed.
 //
 // Each trace works at one time scale (a window between 1 ms and 24 h) with
 // two to four specs of any kind near that scale (Burst different from Limit,
 // Buckets > 1, MaxDelay > 0 included; sometimes two specs that differ in a
-// single field, whose states must stay apart) and two to four keys. It mixes
+// single field, whose states must stay apart) and two to six keys. It mixes
 // bursts at one instant, runs of one client's requests, short and long
 // gaps, instants just around window and sub-window boundaries, and idle
 // gaps of many windows. Most steps hold one check, some two or three (on
