@@ -199,3 +199,26 @@ func TestWriteTextManyFiles(t *testing.T) {
 		t.Errorf("header = %q, want it to contain %q", b.String(), want)
 	}
 }
+
+func TestRouteHint(t *testing.T) {
+	cfg := parse(t, "policies:\n  - {name: r, limit: 5, window: 1s, key: route}\n")
+	e, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := logparse.Entry{Time: t0, Addr: "192.0.2.1", Method: "GET", Path: "/items/7"}
+	if err := e.Add(&en); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b, Input{Files: []string{"a"}, Lines: 1, Entries: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if rep.NoKey != 1 || !strings.Contains(b.String(), "--route") {
+		t.Errorf("no key %d; report lacks the --route hint:\n%s", rep.NoKey, b.String())
+	}
+}
