@@ -72,3 +72,66 @@ func TestSlot(t *testing.T) {
 		}
 	}
 }
+
+// unescape inverts escapeKey, for the fuzz test.
+func unescape(tag string) (string, bool) {
+	if tag == "%" {
+		return "", true
+	}
+	var b strings.Builder
+	for i := 0; i < len(tag); i++ {
+		c := tag[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(tag) {
+			return "", false
+		}
+		var v byte
+		for _, h := range tag[i+1 : i+3] {
+			v <<= 4
+			switch {
+			case h >= '0' && h <= '9':
+				v |= byte(h - '0')
+			case h >= 'A' && h <= 'F':
+				v |= byte(h-'A') + 10
+			default:
+				return "", false
+			}
+		}
+		b.WriteByte(v)
+		i += 2
+	}
+	return b.String(), true
+}
+
+// FuzzRedisKey: for any client key, the hash tag has no brace, is not
+// empty, holds only printable ASCII, and decodes back to the key (so the
+// escaping is injective).
+//
+//	go test -fuzz FuzzRedisKey -fuzztime 30s ./algorithms/redisstore/
+func FuzzRedisKey(f *testing.F) {
+	for _, k := range []string{"", "%", "a:b", "{a}", "}{", "a\x00b", "ü", "%41"} {
+		f.Add(k)
+	}
+	s := &Store{prefix: "rk"}
+	si := newSpecInfo(algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Second})
+	f.Fuzz(func(t *testing.T, key string) {
+		full, tag := s.redisKey(key, si)
+		if tag == "" || strings.ContainsAny(tag, "{}") {
+			t.Fatalf("key %q: tag %q", key, tag)
+		}
+		for i := 0; i < len(tag); i++ {
+			if tag[i] < 0x21 || tag[i] > 0x7e {
+				t.Fatalf("key %q: tag %q has byte %#x", key, tag, tag[i])
+			}
+		}
+		if got, ok := unescape(tag); !ok || got != key {
+			t.Fatalf("key %q: tag %q decodes to %q, %v", key, tag, got, ok)
+		}
+		if !strings.HasPrefix(full, "rk:{"+tag+"}:fw:") {
+			t.Fatalf("key %q: full key %q", key, full)
+		}
+	})
+}
