@@ -55,8 +55,9 @@
 //     2^51 (at most a few windows, or the deficit of a bucket).
 //   - A product that can reach 2^52 — D·L (D a deficit below 2^51, so
 //     below 2^81), (C−m)·W, prev·(W−e), MaxDelay·L (below 2^77) — is a "wide"
-//     value: a plain number while it is below 2^52 (the product of two
-//     doubles below 2^52 is exact), otherwise base-2^24 limbs, whose limb
+//     value: a plain number while it is below 2^52 (a product of integers
+//     whose rounded value is below 2^52 is exact, since rounding is monotone
+//     and 2^52 is representable), otherwise base-2^24 limbs, whose limb
 //     products are below 2^48 and column sums below 2^50.
 //   - Wide values are only added, subtracted, compared and divided by a
 //     number below 2^48 (W, L, a count) where the quotient is known to be
