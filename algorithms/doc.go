@@ -48,5 +48,8 @@
 // key's current window or sub-window, the newest logged request — and its
 // durations are lengthened by the difference. The buckets and the queue need
 // no such rule: an earlier instant is simply a larger deficit, waited out
-// like any other. So a clock stepped back never resets a key's allowance.
+// like any other. So a clock stepped back never resets a key's allowance —
+// as long as the store still holds the key: a key dropped as idle (see
+// [MemoryStore.Sweep]) is forgotten, and an instant from before it was
+// dropped then finds a fresh key.
 package algorithms

@@ -57,8 +57,9 @@ type MemoryStore struct {
 	base    time.Time
 	baseNs  int64
 	seed    maphash.Seed
-	maxKeys int // 0: unbounded
-	perShrd int // max keys per shard; 0: unbounded
+	maxKeys int    // 0: unbounded
+	perShrd int    // max keys per shard; 0: unbounded
+	mask    uint64 // shards in use − 1: fewer shards for a small bound
 	closed  atomic.Bool
 	shards  [numShards]shard
 }
@@ -68,6 +69,9 @@ const (
 	minSweep   = 512 // a shard sweeps itself first when it holds this many keys
 	evictProbe = 8   // keys sampled to choose one to evict
 	maxBatch   = 8   // checks in one Take decided without allocating
+	// minPerShard is the fewest keys a shard holds under a bound, when the
+	// bound allows: evicting among fewer would leave too little choice.
+	minPerShard = 256
 )
 
 type shard struct {
@@ -104,15 +108,14 @@ func WithClock(c Clock) MemoryOption {
 
 // WithMaxKeys bounds the number of keys the store holds to n (0, the
 // default, means no bound). See [MemoryStore] for what happens at the bound.
-// The bound is spread evenly over the shards, so it is rounded up to a
-// multiple of 64.
+// The bound is spread evenly over the shards (fewer of them for a bound below
+// 64·256 keys), so it is rounded up to a multiple of their number.
 func WithMaxKeys(n int) MemoryOption {
 	return func(s *MemoryStore) error {
 		if n < 0 {
 			return fmt.Errorf("algorithms: WithMaxKeys: MaxKeys must not be negative, got %d", n)
 		}
 		s.maxKeys = n
-		s.perShrd = (n + numShards - 1) / numShards
 		return nil
 	}
 }
@@ -124,6 +127,16 @@ func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
 		if err := o(s); err != nil {
 			return nil, err
 		}
+	}
+	// A bound is spread over the shards; a small one uses fewer shards, so
+	// that each holds enough keys for eviction to have a choice.
+	shards := uint64(numShards)
+	for s.maxKeys > 0 && shards > 1 && s.maxKeys/int(shards) < minPerShard {
+		shards /= 2
+	}
+	s.mask = shards - 1
+	if s.maxKeys > 0 {
+		s.perShrd = (s.maxKeys + int(shards) - 1) / int(shards)
 	}
 	for i := range s.shards {
 		s.shards[i].sweepAt = minSweep
@@ -221,7 +234,7 @@ func (s *MemoryStore) ready(ctx context.Context) error {
 
 func (s *MemoryStore) takeOne(c *Check, t int64) (d Decision, err error) {
 	h := maphash.String(s.seed, c.Key)
-	sh := &s.shards[h%numShards]
+	sh := &s.shards[h&s.mask]
 	sh.mu.Lock()
 	tb, err := sh.table(&c.Spec)
 	if err != nil {
@@ -281,7 +294,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 	for i := range checks {
 		h := maphash.String(s.seed, checks[i].Key)
 		ops = append(ops, pending{h: h})
-		order = insertShard(order, uint8(h%numShards))
+		order = insertShard(order, uint8(h&s.mask))
 	}
 	for _, i := range order {
 		s.shards[i].mu.Lock()
@@ -294,7 +307,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 	allowed := true
 	for i := range checks {
 		op := &ops[i]
-		sh := &s.shards[op.h%numShards]
+		sh := &s.shards[op.h&s.mask]
 		tb, err := sh.table(&checks[i].Spec)
 		if err != nil {
 			return err
@@ -343,7 +356,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 	if allowed {
 		for i := range ops {
 			op := &ops[i]
-			s.commit(&s.shards[op.h%numShards], op, t, ops)
+			s.commit(&s.shards[op.h&s.mask], op, t, ops)
 		}
 	}
 	return nil

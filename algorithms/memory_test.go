@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -298,5 +299,65 @@ func TestMemoryStoreTokenBucketClockFarBack(t *testing.T) {
 	}
 	if want := time.Hour + 100*time.Millisecond; d.RetryAfter != want || d.NextAfter != want {
 		t.Errorf("an hour back: RetryAfter %s, NextAfter %s; want both %s", d.RetryAfter, d.NextAfter, want)
+	}
+}
+
+// A small bound still leaves eviction a choice: a flood does not evict a
+// client that is being limited.
+func TestMemoryStoreSmallMaxKeysKeepsVictim(t *testing.T) {
+	for _, bound := range []int{1, 2, 64, 300} {
+		s, _ := newStore(t, algorithms.WithMaxKeys(bound))
+		victim := algorithms.Check{Spec: perSecond, Key: "victim"}
+		take(t, s, victim, victim, victim, victim, victim, victim, victim, victim, victim, victim)
+		for i := 0; i < 20*bound+100; i++ {
+			take(t, s, algorithms.Check{Spec: perSecond, Key: "flood" + strconv.Itoa(i)})
+			if s.Len() > bound {
+				t.Fatalf("WithMaxKeys(%d): Len() = %d", bound, s.Len())
+			}
+		}
+		if bound > 1 {
+			if d := take(t, s, victim)[0]; d.Allowed {
+				t.Errorf("WithMaxKeys(%d): victim allowed after a flood: evicted", bound)
+			}
+		}
+	}
+}
+
+// Takes that lock several shards, in opposite orders, from many goroutines:
+// the shards are locked in one global order, so this never deadlocks.
+func TestMemoryStoreMultiShardTakesDoNotDeadlock(t *testing.T) {
+	s, _ := newStore(t)
+	spec := perSecond
+	spec.Limit = algorithms.MaxLimit
+	keys := make([]string, 64)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for g := 0; g < 16; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 2000; i++ {
+					a, b := keys[(g+i)%64], keys[(g*7+i*3)%64]
+					if g%2 == 1 {
+						a, b = b, a
+					}
+					if _, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: a}, algorithms.Check{Spec: spec, Key: b}, algorithms.Check{Spec: perSecond, Key: a}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("multi-shard Takes deadlocked")
 	}
 }
