@@ -11,8 +11,19 @@
 //     sliding buckets, token bucket, leaky bucket as meter and as queue) as
 //     exact state transitions, and the in-memory store.
 //   - algorithms/algotest: the conformance suite every Store passes.
+//   - algorithms/redisstore: the same algorithms as Lua scripts on Redis
+//     (standalone, Sentinel, Cluster), one round trip per request.
 //   - keyfunc: who is asking — client IP behind trusted proxies, header,
 //     user, route, and composite keys.
+//   - policy: a Policy is a name, a Spec and a key function (plus cost and
+//     matching); a Set decides every policy that applies to a request in one
+//     all-or-nothing Take; presets for write endpoints; configuration files.
+//   - middleware: the net/http wrapper — headers, 429 responses, failure
+//     modes, shadow mode, the decision in the request context.
+//   - client: an http.RoundTripper that paces outbound calls through a
+//     leaky queue and retries 429 and 503 politely.
+//   - cmd/ratekeeper: the demo, config checks, and replay of access logs to
+//     choose thresholds.
 //
 // A Store decides directly:
 //
