@@ -69,6 +69,7 @@ func run(args []string, stdout io.Writer) error {
 		Started: time.Now(),
 		Machine: fmt.Sprintf("%s, %s/%s, GOMAXPROCS=%d, %d CPUs.", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU()),
 	}
+	loadStart := loadavg()
 	var redis *loadtest.Redis
 	switch {
 	case *noRedis:
@@ -117,6 +118,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	rep.Flood = &fl
 	rep.Took = time.Since(rep.Started)
+	rep.Machine += " Load average (1, 5, 15 min) at the start: " + loadStart + "; at the end: " + loadavg() + "."
 
 	if err := rep.WriteMarkdown(stdout); err != nil {
 		return err
@@ -139,4 +141,17 @@ func run(args []string, stdout io.Writer) error {
 		log.Printf("wrote %s", *out)
 	}
 	return nil
+}
+
+// loadavg returns the host's load averages from /proc/loadavg, or "unknown".
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
