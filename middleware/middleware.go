@@ -23,8 +23,9 @@ import (
 // wraps any http.Handler. A Middleware is safe for concurrent use.
 type Middleware struct {
 	store   algorithms.Store
-	set     *policy.Set
+	set     atomic.Pointer[policy.Set] // the active rule set; each request loads it once
 	pattern func(*http.Request) string
+	obs     Observer // nil: nothing observed
 
 	profile     Profile
 	pkSecret    []byte
@@ -40,9 +41,12 @@ type Middleware struct {
 	onShadow    func(*http.Request, *Result)
 	problemType string
 
-	failures  atomic.Int64 // consecutive store failures
-	openUntil atomic.Int64 // breaker open until this Unix nanosecond
+	failures  atomic.Int64  // consecutive store failures
+	openUntil atomic.Int64  // breaker open until this Unix nanosecond
+	state     atomic.Uint32 // the State the store's last answer put the middleware in
 	stats     stats
+
+	rules rules // the writers' side of set (see SetPolicies)
 }
 
 // New returns a middleware that enforces policies, keeping their state in
@@ -72,15 +76,9 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 			return nil, err
 		}
 	}
-	var setOpts []policy.SetOption
-	if m.pattern != nil {
-		setOpts = append(setOpts, policy.WithPatternFunc(m.pattern))
+	if err := m.SetPolicies(policies); err != nil {
+		return nil, err
 	}
-	set, err := policy.NewSet(policies, setOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("middleware: %w", err)
-	}
-	m.set = set
 	return m, nil
 }
 
@@ -94,8 +92,9 @@ func MustNew(store algorithms.Store, policies []*policy.Policy, opts ...Option) 
 	return m
 }
 
-// Set returns the policies the middleware enforces.
-func (m *Middleware) Set() *policy.Set { return m.set }
+// Set returns the policies the middleware enforces now, with their
+// effective limits (see [Middleware.SetLimit]).
+func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 
 // Handler returns next wrapped by the middleware.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
@@ -109,7 +108,12 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		next.ServeHTTP(w, r)
 		return
 	}
-	mask := m.set.Match(r)
+	var start time.Time
+	if m.obs != nil {
+		start = m.clock.Now()
+	}
+	set := m.set.Load() // one immutable snapshot for the whole request
+	mask := set.Match(r)
 	if mask == 0 {
 		next.ServeHTTP(w, r)
 		return
@@ -124,22 +128,25 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		outer = &o.Result
 	}
 
-	if err := m.set.Prepare(r, mask, &res.Result); err != nil {
+	if err := set.Prepare(r, mask, &res.Result); err != nil {
 		res.Err = err
 		m.report(r, err)
 		if m.shadowed(r, res) {
+			m.observe(r, res, ShadowDenied, start)
 			next.ServeHTTP(w, rc.request(r))
 			return
 		}
 		var ke *policy.KeyError
 		if errors.As(err, &ke) {
 			m.stats.keyRejected.Add(1)
+			m.observe(r, res, KeyRejected, start)
 			m.rejectKey(w, ke)
 			return
 		}
 		var ce *policy.CostError
 		if errors.As(err, &ce) {
 			m.stats.denied.Add(1)
+			m.observe(r, res, Denied, start)
 			m.rejectCost(w, ce)
 			return
 		}
@@ -153,15 +160,22 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		if r.Context().Err() != nil {
 			// The client went away (or the server is shutting down).
 			m.stats.abandoned.Add(1)
+			m.observe(r, res, Abandoned, start)
 			m.unavailable(w, 0)
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(r, res) {
 			m.stats.failedClosed.Add(1)
+			m.observe(r, res, FailedClosed, start)
 			m.unavailable(w, max(1, seconds(m.failure.retryAfter)))
 			return
 		}
 		m.stats.failedOpen.Add(1)
+		if m.failure.mode == failClosed {
+			m.observe(r, res, ShadowDenied, start)
+		} else {
+			m.observe(r, res, FailedOpen, start)
+		}
 		next.ServeHTTP(w, rc.request(r))
 		return
 	}
@@ -170,10 +184,12 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	res.wrote = m.profile + 1
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
+			m.observe(r, res, ShadowDenied, start)
 			next.ServeHTTP(w, rc.request(r))
 			return
 		}
 		m.stats.denied.Add(1)
+		m.observe(r, res, Denied, start)
 		if m.onDeny != nil {
 			m.onDeny(w, r, res)
 			return
@@ -181,6 +197,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.deny(w, res)
 		return
 	}
+	m.observe(r, res, Allowed, start)
 	if d := res.Delay(); d > 0 && !m.shadow {
 		m.stats.delayed.Add(1)
 		if err := m.wait(r.Context(), d); err != nil {
@@ -193,6 +210,15 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		}
 	}
 	next.ServeHTTP(w, rc.request(r))
+}
+
+// observe passes the outcome of a request to the observer, if any. The
+// decision latency runs from start (read only when there is an observer)
+// to now.
+func (m *Middleware) observe(r *http.Request, res *Result, o Outcome, start time.Time) {
+	if m.obs != nil {
+		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: m.clock.Now().Sub(start)})
+	}
 }
 
 // shadowed reports whether the middleware is in shadow mode, in which case
@@ -224,8 +250,8 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	}
 	err := res.Take(ctx, m.store)
 	if err == nil {
-		if m.breakAfter > 0 && m.failures.Load() != 0 {
-			m.failures.Store(0)
+		if m.failures.Load() != 0 {
+			m.recovered()
 		}
 		return nil
 	}
@@ -234,17 +260,34 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		return err
 	}
 	m.failed(r, err)
-	if m.breakAfter > 0 {
-		if m.failures.Add(1) == m.breakAfter {
-			m.openUntil.Store(m.clock.Now().UnixNano() + int64(m.cooldown))
-		}
+	if n := m.failures.Add(1); m.breakAfter > 0 && n == m.breakAfter {
+		m.openUntil.Store(m.clock.Now().UnixNano() + int64(m.cooldown))
 	}
 	return m.fallback(ctx, r, res, err)
 }
 
+// recovered notes a store answer after failures.
+func (m *Middleware) recovered() {
+	m.failures.Store(0)
+	m.setState(StateHealthy)
+}
+
+// setState records the State the store's last answer put the middleware in
+// and tells the observer of a change.
+func (m *Middleware) setState(s State) {
+	if old := State(m.state.Swap(uint32(s))); old != s && m.obs != nil {
+		m.obs.ObserveState(old, s)
+	}
+}
+
+// State returns the failure State the store's last answer put the
+// middleware in.
+func (m *Middleware) State() State { return State(m.state.Load()) }
+
 // failed counts and reports a store failure.
 func (m *Middleware) failed(r *http.Request, err error) {
 	m.stats.storeErrors.Add(1)
+	m.setState(m.failure.state())
 	m.report(r, err)
 }
 

@@ -15,6 +15,11 @@
 // for one global middleware; see [WithRoutes] for where the route pattern
 // comes from.
 //
+// [Load] and [ParseConfig] read policies and the middleware's settings from
+// a YAML or JSON file (see [Config]); middleware.FromConfig turns one into a
+// middleware, and package policy/reload watches the file and swaps in the
+// policies of each valid new version without a restart.
+//
 // [Login], [Register], [Comments] and [WriteEndpoints] are a ready preset
 // for write endpoints.
 //

@@ -3,6 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"net/http"
 	"strconv"
 	"strings"
@@ -236,21 +238,70 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 			return nil, err
 		}
 	}
+	if err := p.finish(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// finish validates p's Spec and derives the values headers report.
+func (p *Policy) finish() error {
 	if err := p.spec.Validate(); err != nil {
 		var se *algorithms.SpecError
 		if errors.As(err, &se) {
-			return nil, p.errorf("Spec."+se.Field, "%s", se.Reason)
+			return p.errorf("Spec."+se.Field, "%s", se.Reason)
 		}
-		return nil, p.errorf("Spec", "%s", err)
+		return p.errorf("Spec", "%s", err)
 	}
 	p.capacity = p.spec.Capacity()
 	p.window = ceilSeconds(p.spec.Window)
 	if p.window < 1 {
 		p.window = 1
 	}
-	p.member = `"` + name + `";q=` + strconv.FormatInt(p.capacity, 10) + ";w=" + strconv.FormatInt(p.window, 10)
+	p.member = `"` + p.name + `";q=` + strconv.FormatInt(p.capacity, 10) + ";w=" + strconv.FormatInt(p.window, 10)
 	p.legacy = strconv.FormatInt(p.capacity, 10) + ";w=" + strconv.FormatInt(p.window, 10)
-	return p, nil
+	return nil
+}
+
+// WithLimit returns a copy of p whose Spec allows limit per window instead
+// of Spec.Limit; everything else (name, key, cost, methods, routes) is
+// shared. A Burst set explicitly is scaled in proportion (rounded down, at
+// least 1). p itself is unchanged; limit equal to Spec.Limit returns p.
+//
+// The stores key their state by Spec and key, so the copy's counters are
+// not p's: a request decided under the copy starts from a full allowance at
+// the new level (see the middleware's SetLimit). The adaptive and fleet
+// controllers of package middleware/adaptive use it.
+func (p *Policy) WithLimit(limit int64) (*Policy, error) {
+	if limit == p.spec.Limit {
+		return p, nil
+	}
+	if limit < 1 {
+		return nil, p.errorf("Spec.Limit", "must be at least 1, not %d", limit)
+	}
+	q := *p
+	if b := p.spec.Burst; b > 0 {
+		q.spec.Burst = max(1, mulDiv(b, limit, p.spec.Limit))
+	}
+	q.spec.Limit = limit
+	if err := q.finish(); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// mulDiv returns a*b/c rounded down, for positive a, b, c without overflow
+// where the result fits.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(q)
 }
 
 // Must returns p, and panics if err is not nil. It is meant for

@@ -1,0 +1,124 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// profiles maps the header profiles of a configuration file to Profiles.
+var profiles = map[policy.HeaderProfile]Profile{
+	policy.HeadersIETF:       IETF,
+	policy.HeadersDraft7:     Draft7,
+	policy.HeadersDraft6:     Draft6,
+	policy.HeadersLegacy:     Legacy,
+	policy.HeadersLegacyUnix: LegacyUnix,
+	policy.HeadersNone:       NoHeaders,
+}
+
+// ConfigOptions returns the options a loaded configuration ([policy.Load])
+// asks for: its header profile and its failure mode. fallback is the store
+// that decides under failure_mode fallback; nil means a new in-memory store
+// (limits per instance while the shared store is down). An empty profile or
+// mode means the default.
+func ConfigOptions(cfg *policy.Config, fallback algorithms.Store) ([]Option, error) {
+	if cfg == nil {
+		return nil, errors.New("middleware: ConfigOptions: config is nil")
+	}
+	var opts []Option
+	if cfg.Headers != "" {
+		p, ok := profiles[cfg.Headers]
+		if !ok {
+			return nil, fmt.Errorf("middleware: ConfigOptions: headers: unknown profile %q", cfg.Headers)
+		}
+		opts = append(opts, WithHeaders(p))
+	}
+	switch cfg.FailureMode {
+	case "", policy.FailureOpen:
+		opts = append(opts, OnStoreError(FailOpen()))
+	case policy.FailureClosed:
+		ra := cfg.FailureRetryAfter
+		if ra == 0 {
+			ra = policy.DefaultFailureRetryAfter
+		}
+		opts = append(opts, OnStoreError(FailClosed(ra)))
+	case policy.FailureFallback:
+		if fallback == nil {
+			s, err := algorithms.NewMemoryStore()
+			if err != nil {
+				return nil, fmt.Errorf("middleware: ConfigOptions: fallback store: %w", err)
+			}
+			fallback = s
+		}
+		opts = append(opts, OnStoreError(FallBack(fallback)))
+	default:
+		return nil, fmt.Errorf("middleware: ConfigOptions: failure_mode: unknown mode %q", cfg.FailureMode)
+	}
+	return opts, nil
+}
+
+// FromConfig returns a middleware enforcing the policies of a loaded
+// configuration ([policy.Load]) with its header profile and failure mode
+// ([ConfigOptions], an in-memory fallback store for failure_mode fallback),
+// keeping state in store. opts come after the configuration's options, so
+// they win: OnStoreError(FallBack(s)) supplies another fallback store.
+//
+// To reload the file while serving, see [Middleware.ApplyConfig] and
+// package policy/reload.
+func FromConfig(store algorithms.Store, cfg *policy.Config, opts ...Option) (*Middleware, error) {
+	copts, err := ConfigOptions(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	return New(store, cfg.Policies, append(copts, opts...)...)
+}
+
+// ApplyConfig makes the policies of a newly loaded configuration the
+// active ones ([Middleware.SetPolicies]): the hook for a reloader. Its
+// headers and failure mode are not applied (they are fixed when the
+// middleware is built); a configuration that changes them returns the
+// policies applied and an error saying a restart is needed, matching
+// [ErrRestartNeeded].
+func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
+	if cfg == nil {
+		return errors.New("middleware: ApplyConfig: config is nil")
+	}
+	if err := m.SetPolicies(cfg.Policies); err != nil {
+		return err
+	}
+	var changed []string
+	if p, ok := profiles[cfg.Headers]; ok && p != m.profile {
+		changed = append(changed, "headers")
+	}
+	if f := configMode(cfg.FailureMode); f != m.failure.mode {
+		changed = append(changed, "failure_mode")
+	} else if f == failClosed {
+		ra := cfg.FailureRetryAfter
+		if ra == 0 {
+			ra = policy.DefaultFailureRetryAfter
+		}
+		if ra != m.failure.retryAfter {
+			changed = append(changed, "failure_retry_after")
+		}
+	}
+	if len(changed) > 0 {
+		return fmt.Errorf("%w: %v changed (policies applied)", ErrRestartNeeded, changed)
+	}
+	return nil
+}
+
+// ErrRestartNeeded is returned by [Middleware.ApplyConfig] for a
+// configuration whose settings other than policies changed.
+var ErrRestartNeeded = errors.New("middleware: settings other than policies take effect only at restart")
+
+func configMode(f policy.FailureMode) failureMode {
+	switch f {
+	case policy.FailureClosed:
+		return failClosed
+	case policy.FailureFallback:
+		return fallBack
+	}
+	return failOpen
+}

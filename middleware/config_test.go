@@ -1,0 +1,159 @@
+package middleware_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+func mustConfig(t *testing.T, yaml string) *policy.Config {
+	t.Helper()
+	cfg, err := policy.ParseConfig([]byte(yaml), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestFromConfig(t *testing.T) {
+	const policies = "policies:\n  - {name: per-ip, limit: 1, window: 1m}\n"
+	for _, tc := range []struct {
+		name, yaml string
+		check      func(t *testing.T, h http.Handler)
+	}{
+		{"defaults", policies, func(t *testing.T, h http.Handler) {
+			if w := serve(h, "GET", "/"); w.Header().Get("RateLimit") == "" || w.Code != 200 {
+				t.Errorf("%d, RateLimit %q, want 200 with IETF headers", w.Code, w.Header().Get("RateLimit"))
+			}
+		}},
+		{"draft-6 closed", "headers: draft-6\nfailure_mode: closed\nfailure_retry_after: 3s\n" + policies, func(t *testing.T, h http.Handler) {
+			w := serve(h, "GET", "/")
+			if w.Code != 503 || w.Header().Get("Retry-After") != "3" {
+				t.Errorf("failing store: %d Retry-After %q, want 503 and 3", w.Code, w.Header().Get("Retry-After"))
+			}
+		}},
+		{"legacy fallback", "headers: legacy\nfailure_mode: fallback\n" + policies, func(t *testing.T, h http.Handler) {
+			w := serve(h, "GET", "/")
+			if w.Code != 200 || w.Header().Get("X-RateLimit-Limit") != "1" {
+				t.Errorf("first: %d X-RateLimit-Limit %q, want 200 and 1 from the fallback", w.Code, w.Header().Get("X-RateLimit-Limit"))
+			}
+			if w := serve(h, "GET", "/"); w.Code != 429 {
+				t.Errorf("second: %d, want 429 from the in-memory fallback", w.Code)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := mustConfig(t, tc.yaml)
+			var store algorithms.Store = &failing{}
+			if tc.name == "defaults" {
+				store, _ = newStore(t)
+			}
+			m, err := middleware.FromConfig(store, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, m.Handler(ok))
+		})
+	}
+	if _, err := middleware.FromConfig(&failing{}, nil); err == nil {
+		t.Error("FromConfig(nil config) = nil error")
+	}
+	bad := mustConfig(t, policies)
+	bad.Headers = "draft-99"
+	if _, err := middleware.ConfigOptions(bad, nil); err == nil || !strings.Contains(err.Error(), "headers") {
+		t.Errorf("ConfigOptions(headers draft-99) = %v, want an error naming headers", err)
+	}
+	bad.Headers, bad.FailureMode = "", "sideways"
+	if _, err := middleware.ConfigOptions(bad, nil); err == nil || !strings.Contains(err.Error(), "failure_mode") {
+		t.Errorf("ConfigOptions(failure_mode sideways) = %v, want an error naming failure_mode", err)
+	}
+}
+
+func TestApplyConfig(t *testing.T) {
+	store, _ := newStore(t)
+	m, err := middleware.FromConfig(store, mustConfig(t, "policies:\n  - {name: a, limit: 1, window: 1m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ApplyConfig(mustConfig(t, "policies:\n  - {name: b, limit: 5, window: 1m}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Set().Policies()[0].Name(); got != "b" {
+		t.Errorf("after ApplyConfig: policy %s, want b", got)
+	}
+	err = m.ApplyConfig(mustConfig(t, "headers: legacy\nfailure_mode: closed\npolicies:\n  - {name: c, limit: 5, window: 1m}\n"))
+	if !errors.Is(err, middleware.ErrRestartNeeded) || !strings.Contains(err.Error(), "headers") || !strings.Contains(err.Error(), "failure_mode") {
+		t.Errorf("ApplyConfig(new headers and mode) = %v, want ErrRestartNeeded naming both", err)
+	}
+	if got := m.Set().Policies()[0].Name(); got != "c" {
+		t.Errorf("policies not applied along with the restart warning: %s", got)
+	}
+	if err := m.ApplyConfig(nil); err == nil {
+		t.Error("ApplyConfig(nil) = nil")
+	}
+}
+
+func TestLogObserverSamples(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	clock := algotest.NewClock(t0)
+	lo, err := middleware.NewLogObserver(logger, middleware.LogRate(3), middleware.LogClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("login", 1, time.Hour, remote), fixed("other", 1, time.Hour, user, policy.WithRoutes("/nothing"))},
+		middleware.WithObserver(lo))
+	h := m.Handler(ok)
+	for range 101 { // 1 allowed, 100 denied in one second
+		serve(h, "POST", "/login")
+	}
+	clock.Advance(time.Second)
+	serve(h, "POST", "/login")
+	m.SetLimit("login", 2)
+	m.SetLimit("login", 0)
+
+	var denied []map[string]any
+	var limits []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		switch rec["msg"] {
+		case "ratekeeper: request denied":
+			denied = append(denied, rec)
+		case "ratekeeper: effective limit":
+			limits = append(limits, rec["policy"].(string)+"="+jsonNum(rec["limit"]))
+		}
+	}
+	if len(denied) != 4 {
+		t.Fatalf("%d denial records, want 3 in the first second and 1 in the next:\n%s", len(denied), buf.String())
+	}
+	for i, want := range []float64{0, 0, 0, 97} {
+		if got := denied[i]["suppressed"]; got != want || denied[i]["policy"] != "login" || denied[i]["key"] != "login:192.0.2.1:1234" {
+			t.Errorf("record %d: policy %v key %v suppressed %v, want login, login:192.0.2.1:1234, %v", i, denied[i]["policy"], denied[i]["key"], got, want)
+		}
+	}
+	if got, want := strings.Join(limits, " "), "login=2 login=1"; got != want {
+		t.Errorf("limit records %q, want %q (none at construction)", got, want)
+	}
+	if _, err := middleware.NewLogObserver(nil, middleware.LogRate(0)); err == nil {
+		t.Error("LogRate(0) accepted")
+	}
+}
+
+func jsonNum(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,184 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// A LogObserver is an [Observer] that writes to a [slog.Logger]: store
+// failures (Error), failure-state changes (Warn, and Info on recovery),
+// effective-limit changes (Info), and rejected requests (Info for denials,
+// Warn for missing keys) at a sampled rate, so that a flood of bad requests
+// cannot flood the log: at most N records per second for each policy (and
+// for store errors), the records dropped in one second counted in the
+// "suppressed" attribute of the next record logged for that policy.
+//
+// Build one with [NewLogObserver] or use [WithLogger]. It is safe for
+// concurrent use.
+type LogObserver struct {
+	log      *slog.Logger
+	clock    algorithms.Clock
+	perSec   int64
+	samplers sync.Map // string -> *sampler
+	limits   sync.Map // string -> int64, the last limit seen per policy
+}
+
+// A LogOption configures a LogObserver.
+type LogOption func(*LogObserver) error
+
+// LogRate sets the most records per second per policy (and for store
+// errors); the default is 10.
+func LogRate(perSecond int) LogOption {
+	return func(l *LogObserver) error {
+		if perSecond < 1 {
+			return errors.New("middleware: LogRate: perSecond must be at least 1")
+		}
+		l.perSec = int64(perSecond)
+		return nil
+	}
+}
+
+// LogClock sets the clock that delimits the seconds of LogRate; the default
+// is [algorithms.SystemClock].
+func LogClock(c algorithms.Clock) LogOption {
+	return func(l *LogObserver) error {
+		if c == nil {
+			return errors.New("middleware: LogClock: clock is nil")
+		}
+		l.clock = c
+		return nil
+	}
+}
+
+// NewLogObserver returns a LogObserver writing to logger; a nil logger
+// means [slog.Default]. (A middleware built without a LogObserver or
+// [WithLogger] logs nothing: its failures reach only [WithErrorHandler] and
+// [Middleware.Stats].)
+func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	l := &LogObserver{log: logger, clock: algorithms.SystemClock, perSec: 10}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("middleware: NewLogObserver: nil LogOption")
+		}
+		if err := opt(l); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// WithLogger logs the middleware's failures, state and limit changes and
+// sampled rejections to logger (nil: [slog.Default]) through a
+// [LogObserver] with default settings. Without it the middleware logs
+// nothing.
+func WithLogger(logger *slog.Logger) Option {
+	return func(m *Middleware) error {
+		l, err := NewLogObserver(logger)
+		if err != nil {
+			return err
+		}
+		return WithObserver(l)(m)
+	}
+}
+
+// sampler counts one policy's records in the current second.
+type sampler struct {
+	sec        atomic.Int64 // Unix second counted
+	n          atomic.Int64 // records in sec
+	suppressed atomic.Int64 // records dropped since the last one logged
+}
+
+// admit reports whether a record for name may be logged now, and how many
+// were suppressed before it.
+func (l *LogObserver) admit(name string) (ok bool, suppressed int64) {
+	v, found := l.samplers.Load(name)
+	if !found {
+		v, _ = l.samplers.LoadOrStore(name, new(sampler))
+	}
+	s := v.(*sampler)
+	sec := l.clock.Now().Unix()
+	if old := s.sec.Load(); old != sec && s.sec.CompareAndSwap(old, sec) {
+		s.n.Store(0)
+	}
+	if s.n.Add(1) > l.perSec {
+		s.suppressed.Add(1)
+		return false, 0
+	}
+	return true, s.suppressed.Swap(0)
+}
+
+// ObserveRequest logs store failures and rejected requests, sampled.
+func (l *LogObserver) ObserveRequest(e Event) {
+	res := e.Result
+	if res.Err != nil && e.Outcome != KeyRejected && e.Outcome != Denied && e.Outcome != ShadowDenied {
+		if ok, sup := l.admit(" store"); ok {
+			l.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: store failed",
+				slog.String("outcome", e.Outcome.String()), slog.Bool("fallback", res.Fallback),
+				slog.Any("error", res.Err), slog.Int64("suppressed", sup))
+		}
+	}
+	switch e.Outcome {
+	case Denied, ShadowDenied:
+		name, key := "", ""
+		for i := 0; i < res.Len(); i++ {
+			if e.DeniedBy(i) || !res.Taken() {
+				name, key = res.Policy(i).Name(), res.Key(i)
+				break
+			}
+		}
+		if name == "" {
+			var ce *policy.CostError
+			var ke *policy.KeyError
+			switch {
+			case errors.As(res.Err, &ce):
+				name = ce.Policy.Name()
+			case errors.As(res.Err, &ke):
+				name = ke.Policy.Name()
+			}
+		}
+		if ok, sup := l.admit(name); ok {
+			l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: request denied",
+				slog.String("policy", name), slog.String("key", key), slog.Bool("shadow", e.Outcome == ShadowDenied),
+				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),
+				slog.Duration("retry_after", res.RetryAfter()), slog.Int64("suppressed", sup))
+		}
+	case KeyRejected:
+		if ok, sup := l.admit("key"); ok {
+			l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: no key",
+				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),
+				slog.Any("error", res.Err), slog.Int64("suppressed", sup))
+		}
+	}
+}
+
+// ObserveState logs a change of failure state.
+func (l *LogObserver) ObserveState(from, to State) {
+	level := slog.LevelWarn
+	if to == StateHealthy {
+		level = slog.LevelInfo
+	}
+	l.log.LogAttrs(context.Background(), level, "ratekeeper: failure state changed",
+		slog.String("from", from.String()), slog.String("to", to.String()))
+}
+
+// ObserveLimit logs an effective limit that differs from the configured
+// one, and any later change (such as the return to the configured one).
+func (l *LogObserver) ObserveLimit(name string, limit, configured int64) {
+	prev, had := l.limits.Swap(name, limit)
+	if had && prev.(int64) == limit || !had && limit == configured {
+		return
+	}
+	l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: effective limit",
+		slog.String("policy", name), slog.Int64("limit", limit), slog.Int64("configured", configured))
+}
+
+var _ Observer = (*LogObserver)(nil)

@@ -1,0 +1,180 @@
+package middleware
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// An Observer is told what the middleware does: the outcome of every
+// request it evaluates, changes of its failure [State], and changes of the
+// effective limit of a policy. It is the hook for metrics and logs (see
+// [NewLogObserver], and package middleware/prommetrics for Prometheus);
+// the middleware itself imports no metrics library.
+//
+// Methods are called synchronously on the request's goroutine (or the
+// goroutine changing the limits), so they must be safe for concurrent use,
+// must not block, and should not allocate per call. ObserveLimit is called
+// while the middleware's rule set is being replaced: it must not call
+// [Middleware.SetPolicies] or [Middleware.SetLimit].
+//
+// Without an observer ([WithObserver] not used) the middleware pays one nil
+// check per request.
+type Observer interface {
+	// ObserveRequest is called once per evaluated request, when the
+	// decision is made (before the handler runs or the request is held).
+	ObserveRequest(Event)
+	// ObserveState is called when the store's answers move the middleware
+	// from one failure State to another.
+	ObserveState(from, to State)
+	// ObserveLimit is called when a policy's effective limit is set: for
+	// every policy when the rule set is first built or replaced, and
+	// whenever [Middleware.SetLimit] changes it. configured is the limit of
+	// the policy as given; limit is the one enforced.
+	ObserveLimit(policy string, limit, configured int64)
+}
+
+// An Event is the outcome of one evaluated request. It is passed by value;
+// Result and Request must not be kept after the call.
+type Event struct {
+	// Request is the request evaluated.
+	Request *http.Request
+	// Result holds the policies evaluated and, once taken, their decisions
+	// (Result.Taken); Result.Err is the failure met, if any.
+	Result *Result
+	// Outcome says what the middleware did.
+	Outcome Outcome
+	// Latency is the time the decision took: key extraction and the store
+	// call, from the middleware's clock. It excludes the handler and any
+	// leaky_queue hold.
+	Latency time.Duration
+}
+
+// DeniedBy reports whether policy i of e.Result denied the request (it was
+// taken and its decision is not Allowed).
+func (e Event) DeniedBy(i int) bool {
+	return e.Result.Taken() && !e.Result.Decision(i).Allowed
+}
+
+// An Outcome is what the middleware did with a request it evaluated.
+type Outcome uint8
+
+const (
+	// Allowed: every policy admitted the request; it was passed on (after
+	// a leaky_queue Delay, if any), possibly decided by the fallback store.
+	Allowed Outcome = iota
+	// Denied: a policy denied the request (or its cost was out of range);
+	// it was answered 429.
+	Denied
+	// ShadowDenied: shadow mode let through a request it would have
+	// rejected.
+	ShadowDenied
+	// KeyRejected: a policy found no key; the request was answered 400 or
+	// 403.
+	KeyRejected
+	// FailedOpen: the store failed and the request was let through
+	// unlimited.
+	FailedOpen
+	// FailedClosed: the store failed and the request was answered 503.
+	FailedClosed
+	// Abandoned: the client went away before the decision.
+	Abandoned
+)
+
+var outcomeNames = [...]string{"allowed", "denied", "shadow_denied", "key_rejected", "failed_open", "failed_closed", "abandoned"}
+
+// String returns the outcome's name in snake case ("shadow_denied"), as
+// metrics label it.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// A State says how the middleware is deciding: with its store, or under
+// its failure mode because the store's last call failed (see
+// [OnStoreError]). A successful store call returns it to StateHealthy.
+type State uint8
+
+const (
+	// StateHealthy: the store answers.
+	StateHealthy State = iota
+	// StateFailingOpen: the store fails; requests pass unlimited.
+	StateFailingOpen
+	// StateFailingClosed: the store fails; requests are answered 503.
+	StateFailingClosed
+	// StateFallback: the store fails; the fallback store decides.
+	StateFallback
+)
+
+var stateNames = [...]string{"healthy", "open", "closed", "fallback"}
+
+// States lists every State, in order.
+var States = [...]State{StateHealthy, StateFailingOpen, StateFailingClosed, StateFallback}
+
+// String returns the state's name: "healthy", "open", "closed" or
+// "fallback" (the failure mode in force).
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// state returns the State a store failure puts the middleware in.
+func (f Failure) state() State {
+	switch f.mode {
+	case failClosed:
+		return StateFailingClosed
+	case fallBack:
+		return StateFallback
+	}
+	return StateFailingOpen
+}
+
+// WithObserver sets the observers of the middleware, called in order (see
+// [Observer]). Several WithObserver options add up.
+func WithObserver(obs ...Observer) Option {
+	return func(m *Middleware) error {
+		for _, o := range obs {
+			if o == nil {
+				return errors.New("middleware: WithObserver: observer is nil")
+			}
+		}
+		all := append([]Observer(nil), obs...)
+		if m.obs != nil {
+			all = append([]Observer{m.obs}, all...)
+		}
+		switch len(all) {
+		case 0:
+		case 1:
+			m.obs = all[0]
+		default:
+			m.obs = observers(all)
+		}
+		return nil
+	}
+}
+
+// observers calls several observers in order.
+type observers []Observer
+
+func (os observers) ObserveRequest(e Event) {
+	for _, o := range os {
+		o.ObserveRequest(e)
+	}
+}
+
+func (os observers) ObserveState(from, to State) {
+	for _, o := range os {
+		o.ObserveState(from, to)
+	}
+}
+
+func (os observers) ObserveLimit(policy string, limit, configured int64) {
+	for _, o := range os {
+		o.ObserveLimit(policy, limit, configured)
+	}
+}

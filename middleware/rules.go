@@ -1,0 +1,151 @@
+package middleware
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// rules is the writers' side of the active rule set: the policies as
+// configured and the effective limits that replace theirs.
+type rules struct {
+	mu     sync.Mutex       // serialises writers; requests never take it
+	base   []*policy.Policy // as configured
+	limits map[string]int64 // effective limit by policy name, when not the configured one
+}
+
+// SetPolicies replaces the policies the middleware enforces, while requests
+// are in flight: each request is decided entirely under the rule set it
+// started with (one immutable [policy.Set], swapped atomically), never a
+// mix. On an error (the same checks as [New]) the running policies stay.
+//
+// The stores key their state by Spec and namespaced key ("name:key"), so a
+// policy whose name and Spec are unchanged keeps its counters across the
+// swap; a policy whose Spec changes starts from a full allowance at the new
+// limit. An effective limit set by [Middleware.SetLimit] survives the swap
+// if the policy's configured Spec is unchanged, and is dropped otherwise.
+//
+// Headers, failure mode and the other options are fixed at construction.
+func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
+	m.rules.mu.Lock()
+	defer m.rules.mu.Unlock()
+	limits := make(map[string]int64, len(m.rules.limits))
+	for _, p := range policies {
+		if p == nil {
+			continue // NewSet reports it
+		}
+		if l, ok := m.rules.limits[p.Name()]; ok {
+			if old := m.configured(p.Name()); old != nil && old.Spec() == p.Spec() {
+				limits[p.Name()] = l
+			}
+		}
+	}
+	return m.apply(policies, limits)
+}
+
+// SetLimit sets the limit the middleware enforces for the policy named
+// name, in place of its configured Spec.Limit (a Burst set explicitly is
+// scaled alike; see [policy.Policy.WithLimit]); limit 0 restores the
+// configured limit. The change is atomic, like [Middleware.SetPolicies].
+//
+// The stores key their state by Spec, so at a new limit a policy's counters
+// start again from a full allowance, and going back to a previous limit
+// finds that limit's counters if the store still holds them (idle keys
+// expire). Package middleware/adaptive sets limits from the service's
+// health and the number of instances.
+func (m *Middleware) SetLimit(name string, limit int64) error {
+	if limit < 0 {
+		return fmt.Errorf("middleware: SetLimit: policy %q: limit %d is negative", name, limit)
+	}
+	m.rules.mu.Lock()
+	defer m.rules.mu.Unlock()
+	p := m.configured(name)
+	if p == nil {
+		return fmt.Errorf("middleware: SetLimit: no policy %q", name)
+	}
+	limits := make(map[string]int64, len(m.rules.limits)+1)
+	for k, v := range m.rules.limits {
+		limits[k] = v
+	}
+	if limit == 0 || limit == p.Spec().Limit {
+		delete(limits, name)
+	} else {
+		limits[name] = limit
+	}
+	return m.apply(m.rules.base, limits)
+}
+
+// Configured returns the policy named name as configured (before any
+// [Middleware.SetLimit]), or nil.
+func (m *Middleware) Configured(name string) *policy.Policy {
+	m.rules.mu.Lock()
+	defer m.rules.mu.Unlock()
+	return m.configured(name)
+}
+
+// configured requires m.rules.mu.
+func (m *Middleware) configured(name string) *policy.Policy {
+	for _, p := range m.rules.base {
+		if p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// apply builds the set of base with limits and makes it the active one.
+// It requires m.rules.mu.
+func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error {
+	eff := make([]*policy.Policy, len(base))
+	for i, p := range base {
+		eff[i] = p
+		if p == nil {
+			continue
+		}
+		if l, ok := limits[p.Name()]; ok {
+			q, err := p.WithLimit(l)
+			if err != nil {
+				return fmt.Errorf("middleware: %w", err)
+			}
+			eff[i] = q
+		}
+	}
+	var setOpts []policy.SetOption
+	if m.pattern != nil {
+		setOpts = append(setOpts, policy.WithPatternFunc(m.pattern))
+	}
+	set, err := policy.NewSet(eff, setOpts...)
+	if err != nil {
+		return fmt.Errorf("middleware: %w", err)
+	}
+	old := m.set.Swap(set)
+	m.rules.base = append([]*policy.Policy(nil), base...)
+	m.rules.limits = limits
+	if m.obs != nil {
+		m.notifyLimits(old, set)
+	}
+	return nil
+}
+
+// notifyLimits tells the observer of every policy whose effective limit is
+// new or changed between the sets old (nil at construction) and set.
+func (m *Middleware) notifyLimits(old, set *policy.Set) {
+	prev := map[string]int64{}
+	if old != nil {
+		for _, p := range old.Policies() {
+			prev[p.Name()] = p.Spec().Limit
+		}
+	}
+	for _, p := range set.Policies() {
+		l := p.Spec().Limit
+		if pl, ok := prev[p.Name()]; ok && pl == l {
+			continue
+		}
+		conf := l
+		if c := m.configured(p.Name()); c != nil {
+			conf = c.Spec().Limit
+		}
+		m.obs.ObserveLimit(p.Name(), l, conf)
+	}
+}
