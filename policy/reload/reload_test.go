@@ -1,0 +1,275 @@
+package reload_test
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/policy/reload"
+)
+
+// wait is how long a test waits for a file event: generous, since the
+// machine may be loaded; a passing test does not wait for it.
+const wait = 20 * time.Second
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// writeAtomic saves data as editors do: a new file renamed over the old.
+func writeAtomic(t *testing.T, path, data string) {
+	t.Helper()
+	tmp := path + ".tmp~"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func config(limits ...int) string {
+	var b strings.Builder
+	b.WriteString("policies:\n")
+	for i, l := range limits {
+		fmt.Fprintf(&b, "  - {name: p%d, limit: %d, window: 1h, algorithm: fixed_window}\n", i, l)
+	}
+	return b.String()
+}
+
+type event struct {
+	cfg *policy.Config
+	err error
+}
+
+// setup writes the first config, builds a middleware from it and a
+// Watcher feeding it, and returns them with the channel of reload events.
+func setup(t *testing.T, first string, opts ...reload.Option) (string, *middleware.Middleware, *reload.Watcher, chan event) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	writeAtomic(t, path, first)
+	cfg, err := policy.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(time.Unix(1_700_000_000, 0))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := middleware.FromConfig(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan event, 100)
+	opts = append([]reload.Option{reload.WithLogger(quiet), reload.WithDebounce(20 * time.Millisecond),
+		reload.OnReload(func(cfg *policy.Config, err error) { events <- event{cfg, err} })}, opts...)
+	w, err := reload.New(path, m.ApplyConfig, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return path, m, w, events
+}
+
+func next(t *testing.T, events chan event) event {
+	t.Helper()
+	select {
+	case e := <-events:
+		return e
+	case <-time.After(wait):
+		t.Fatalf("no reload within %v", wait)
+	}
+	return event{}
+}
+
+func limits(m *middleware.Middleware) string {
+	var s []string
+	for _, p := range m.Set().Policies() {
+		s = append(s, p.Name()+"="+strconv.FormatInt(p.Spec().Limit, 10))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestWatchFile(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path, m, w, events := setup(t, config(5))
+
+	writeAtomic(t, path, config(7, 3)) // rename over the file
+	if e := next(t, events); e.err != nil || len(e.cfg.Policies) != 2 {
+		t.Fatalf("reload after rename: %+v", e)
+	}
+	if got, want := limits(m), "p0=7 p1=3"; got != want {
+		t.Errorf("after rename: %s, want %s", got, want)
+	}
+
+	writeAtomic(t, path, "policies:\n  - {name: p0, limit: -1, window: 1h}\n")
+	e := next(t, events)
+	var ce *policy.ConfigError
+	if e.err == nil || !errors.As(e.err, &ce) || ce.Field == "" {
+		t.Fatalf("broken file: %+v, want a ConfigError naming the field", e)
+	}
+	if got, want := limits(m), "p0=7 p1=3"; got != want {
+		t.Errorf("after a broken file: %s, want the previous rules %s", got, want)
+	}
+
+	if err := os.WriteFile(path, []byte(config(9)), 0o644); err != nil { // in place
+		t.Fatal(err)
+	}
+	if e := next(t, events); e.err != nil {
+		t.Fatalf("reload after an in-place write: %v", e.err)
+	}
+	if got, want := limits(m), "p0=9"; got != want {
+		t.Errorf("after an in-place write: %s, want %s", got, want)
+	}
+	if got := w.Config(); got == nil || got.Policies[0].Spec().Limit != 9 {
+		t.Errorf("Config() = %+v, want the last applied", got)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestDebounce(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path, m, w, events := setup(t, config(1), reload.WithDebounce(time.Second))
+	for i := 2; i <= 6; i++ {
+		writeAtomic(t, path, config(i))
+	}
+	e := next(t, events)
+	// Five writes well within the debounce: normally one reload, of the
+	// last version; a machine stalled for a second could see two.
+	for e.err == nil && e.cfg.Policies[0].Spec().Limit != 6 {
+		e = next(t, events)
+	}
+	if e.err != nil {
+		t.Fatal(e.err)
+	}
+	if got := limits(m); got != "p0=6" {
+		t.Errorf("after five writes: %s, want p0=6", got)
+	}
+	w.Close()
+	if n := len(events); n > 0 {
+		t.Errorf("%d more reloads after the last version", n)
+	}
+}
+
+func TestReloadExplicit(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path := filepath.Join(t.TempDir(), "rk.json")
+	os.WriteFile(path, []byte(`{"policies":[{"name":"a","limit":1,"window":"1m"}]}`), 0o644)
+	var applied []int64
+	w, err := reload.New(path, func(cfg *policy.Config) error {
+		applied = append(applied, cfg.Policies[0].Spec().Limit)
+		if cfg.Policies[0].Spec().Limit == 13 {
+			return errors.New("unlucky")
+		}
+		return nil
+	}, reload.WithLogger(quiet), reload.WithDebounce(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Reload(); err != nil || len(applied) != 0 {
+		t.Errorf("Reload of the content seen at New: %v, applied %v; want nil and nothing applied", err, applied)
+	}
+	os.WriteFile(path, []byte(`{"policies":[{"name":"a","limit":2,"window":"1m"}]}`), 0o644)
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte(`{"policies":[`), 0o644)
+	if err := w.Reload(); err == nil {
+		t.Error("Reload of broken JSON = nil")
+	}
+	os.WriteFile(path, []byte(`{"policies":[{"name":"a","limit":13,"window":"1m"}]}`), 0o644)
+	if err := w.Reload(); err == nil || !strings.Contains(err.Error(), "unlucky") || !strings.HasPrefix(err.Error(), "reload: ") {
+		t.Errorf("Reload with a failing apply = %v", err)
+	}
+	os.Remove(path)
+	if err := w.Reload(); err == nil {
+		t.Error("Reload of a missing file = nil")
+	}
+	if fmt.Sprint(applied) != "[2 13]" {
+		t.Errorf("applied %v, want [2 13]", applied)
+	}
+	if _, err := reload.New(filepath.Join(t.TempDir(), "no", "dir.yaml"), func(*policy.Config) error { return nil }); err == nil {
+		t.Error("New in a missing directory = nil error")
+	}
+	if _, err := reload.New(path, nil); err == nil {
+		t.Error("New(nil apply) = nil error")
+	}
+}
+
+// TestReloadUnderTraffic reloads in a loop while requests are in flight
+// (run with -race): every response carries the headers of one version,
+// and the policy common to all versions keeps its counters throughout.
+func TestReloadUnderTraffic(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	const keep = "  - {name: keep, limit: 1000000, window: 1h, algorithm: fixed_window}\n"
+	versions := []string{
+		"policies:\n" + keep + "  - {name: a, limit: 1000000, window: 1m}\n",
+		"policies:\n" + keep,
+		"policies:\n" + keep + "  - {name: b, limit: 999999, window: 1h}\n  - {name: c, limit: 999998, window: 1h}\n",
+	}
+	path, m, w, _ := setup(t, versions[0], reload.WithDebounce(time.Hour))
+	valid := map[string]bool{
+		`"keep";q=1000000;w=3600, "a";q=1000000;w=60`:                       true,
+		`"keep";q=1000000;w=3600`:                                           true,
+		`"keep";q=1000000;w=3600, "b";q=999999;w=3600, "c";q=999998;w=3600`: true,
+	}
+	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	const workers, requests = 4, 250
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range requests {
+				rw := httptest.NewRecorder()
+				h.ServeHTTP(rw, httptest.NewRequest("GET", "/", nil))
+				if !valid[rw.Header().Get("RateLimit-Policy")] || rw.Code != 200 {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	for i := range 60 {
+		writeAtomic(t, path, versions[i%len(versions)])
+		if err := w.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 30 {
+			writeAtomic(t, path, "policies: [")
+			if err := w.Reload(); err == nil {
+				t.Fatal("broken file accepted")
+			}
+		}
+	}
+	wg.Wait()
+	if n := bad.Load(); n > 0 {
+		t.Errorf("%d responses carried no single version's headers", n)
+	}
+	rw := httptest.NewRecorder()
+	h.ServeHTTP(rw, httptest.NewRequest("GET", "/", nil))
+	want := fmt.Sprintf(`"keep";r=%d;`, 1_000_000-workers*requests-1)
+	if got := rw.Header().Get("RateLimit"); !strings.HasPrefix(got, want) {
+		t.Errorf("RateLimit %q, want it to start %q: keep's counter survived every reload", got, want)
+	}
+}
