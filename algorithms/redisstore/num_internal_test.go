@@ -20,6 +20,7 @@ func TestLuaArithmetic(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer client.Close()
 	script := redis.NewScript(luaNum + `
+numInit()
 local out = {}
 for i = 1, #ARGV, 6 do
   local a, b, c, d = tonumber(ARGV[i]), tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), tonumber(ARGV[i+3])

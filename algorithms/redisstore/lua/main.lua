@@ -11,7 +11,10 @@
 -- Reply: 6 integers per check: allowed (0/1), Remaining, RetryAfter,
 --        ResetAfter, NextAfter, Delay (ns).
 
-if ARGV[1] == '' then
+numInit()
+if fastTime then
+  -- fast.lua read the instant and gave up: decide at that instant.
+elseif ARGV[1] == '' then
   local tm = redis.call('TIME')
   TS = tonumber(tm[1])
   TN = tonumber(tm[2]) * 1000

@@ -1,0 +1,294 @@
+-- fast.lua: the fast path, run before anything else in the script. It
+-- decides a plain Take (mode 0, one key per check, no key twice) whose
+-- checks are all fixed_window, sliding_window, token_bucket or
+-- leaky_bucket, with one MGET, one SET PX per key, and no closure but
+-- decideFast: a script's functions are closures made anew on every call,
+-- and the general path (main.lua) makes dozens. Its code is the general
+-- path's (cell.lua: fixedWindow, slidingWindow, tokenFast), specialised:
+-- where the general path would leave plain numbers (a bucket whose C*W or
+-- D*L reaches 2^52, a window W that neither divides nor is a multiple of a
+-- second) the fast path gives up before writing anything, and main.lua
+-- decides the Take from the start. See doc.go, "Exactness".
+--
+-- Per check the table f holds, from index (i-1)*FS: kind, L, W, C, n,
+-- window index k, e, the loaded state t, x, y, the lateness offset, and the
+-- new state nt, nx, ny.
+
+local fastTime = false -- the fast path read TS, TN (main.lua reuses them)
+do
+  local nchecks = tonumber(ARGV[5])
+  local ok = ARGV[4] == '0' and nchecks ~= nil and nchecks >= 1 and #KEYS == nchecks and #ARGV == 5 + 7 * nchecks
+  if ok then
+    for i = 1, nchecks do
+      local kind = ARGV[5 + (i - 1) * 7 + 1]
+      if not (kind == '1' or kind == '3' or kind == '5' or kind == '6') then
+        ok = false
+        break
+      end
+      local key = KEYS[i]
+      for j = 1, i - 1 do
+        if KEYS[j] == key then ok = false end
+      end
+      if not ok then break end
+    end
+  end
+  local ts, tn
+  if ok then
+    if ARGV[1] == '' then
+      local tm = redis.call('TIME')
+      ts, tn = tonumber(tm[1]), tonumber(tm[2]) * 1000
+    else
+      ts, tn = tonumber(ARGV[1]), tonumber(ARGV[2])
+    end
+    ok = ts ~= nil and tn ~= nil and tonumber(ARGV[3]) ~= nil
+  end
+  if ok then
+    TS, TN = ts, tn
+    fastTime = true
+    local FS = 14
+    local f = {}
+    local vals = redis.call('MGET', unpack(KEYS))
+    for i = 1, nchecks do
+      local a = 5 + (i - 1) * 7
+      local b = (i - 1) * FS
+      local kind, L, W, C, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]),
+        tonumber(ARGV[a + 4]), tonumber(ARGV[a + 7])
+      if not (L and W and C and n) then
+        ok = false
+        break
+      end
+      f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5] = kind, L, W, C, n
+      local v = vals[i]
+      if kind == 5 or kind == 6 then
+        -- loadBucket: F relative to t, or an empty bucket.
+        local t, x = 0, 0
+        if v then
+          local s, ns, rx = string.match(v, '^(%-?%d+) (%d+) (%d+)$')
+          if s then
+            s = tonumber(s)
+            if not far(s) then t, x = rel(s, tonumber(ns)), tonumber(rx) end
+          end
+        end
+        -- tokenBucket takes tokenFast only when C*W < 2^52 and D*L < 2^52.
+        local CW = C * W
+        local dl = 0
+        if t > 0 or (t == 0 and x > 0) then dl = t * L + x end
+        if not (CW < T52 and dl < T52) then
+          ok = false
+          break
+        end
+        f[b + 8], f[b + 9], f[b + 11] = t, x, 0
+      else
+        -- window(W) on plain numbers (its first two cases).
+        local k, e
+        if W % G == 0 then
+          local q, r = divmod(TS, W / G)
+          k, e = q, r * G + TN
+        elseif G % W == 0 then
+          local q, r = divmod(TN, W)
+          k, e = TS * (G / W) + q, r
+        else
+          ok = false
+          break
+        end
+        -- loadWindow and lateWindow, and a state far ahead forgotten.
+        local t, x, y = k - 2, 0, 0
+        if v then
+          local sk, sx, sy = string.match(v, '^(%-?%d+) (%d+) ?(%d*)$')
+          if sk then t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0 end
+        end
+        local off = 0
+        if t > k then off = (t - k) * W - e end
+        if off > 2251799813685248 then t, x, y, off = k - 2, 0, 0, 0 end
+        f[b + 6], f[b + 7], f[b + 8], f[b + 9], f[b + 10], f[b + 11] = k, e, t, x, y, off
+      end
+    end
+    local out = {}
+    -- decideFast decides check i on its loaded state into out, and, when
+    -- consuming an admitted check, its new state into f. It returns whether
+    -- the check is admitted, or nil to give up the fast path.
+    local function decideFast(i, consume)
+      local b = (i - 1) * FS
+      local kind, L, W, C, n = f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5]
+      local t, x, off = f[b + 8], f[b + 9], f[b + 11]
+      local allowed, r, ra, rs, nx = false, 0, 0, 0, 0
+      if kind == 5 or kind == 6 then
+        -- tokenFast (C*W and D*L below 2^52: checked at load).
+        local CW = C * W
+        local dl = 0
+        if t > 0 or (t == 0 and x > 0) then dl = t * L + x end
+        allowed = dl <= (C - n) * W
+        if allowed and consume then
+          local ct, cx = t, x
+          if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
+          local q, rr = divmod(n * W, L)
+          ct = ct + q
+          rr = rr + cx
+          if rr >= L then
+            rr = rr - L
+            ct = ct + 1
+          end
+          f[b + 12], f[b + 13] = ct, rr
+          dl = ct * L + rr
+        elseif not allowed then
+          local room = (C - n) * W
+          if room < dl then
+            local q, m = divmod(dl - room, L)
+            if m > 0 then q = q + 1 end
+            ra = q
+          end
+        end
+        local avail = 0
+        if dl < CW then
+          local q, m = divmod(dl, W)
+          if m > 0 then q = q + 1 end
+          avail = C - q
+        end
+        r = avail
+        local q, m = divmod(dl, L)
+        if m > 0 then q = q + 1 end
+        rs = q
+        if avail < C then
+          local room = (C - avail - 1) * W
+          if room < dl then
+            q, m = divmod(dl - room, L)
+            if m > 0 then q = q + 1 end
+            nx = q
+          end
+        end
+      else
+        local k, e = f[b + 6], f[b + 7]
+        if off > 0 then k, e = t, 0 end
+        if kind == 1 then
+          -- fixedWindow
+          local count = x
+          if t ~= k then count = 0 end
+          local ending = W - e
+          if count + n <= L then
+            allowed = true
+            if consume then
+              count = count + n
+              f[b + 12], f[b + 13] = k, count
+            end
+          else
+            ra = ending
+          end
+          r = L - count
+          if count > 0 then
+            rs = ending
+            nx = ending
+          end
+        else
+          -- slidingWindow; slidingWait's products are plain when L*W < 2^52.
+          local prev, curr = 0, 0
+          if t == k then
+            prev, curr = x, f[b + 10]
+          elseif t == k - 1 then
+            prev = f[b + 10]
+          end
+          local small = L * W < T52 -- as slidingWait decides
+          if not small then numInit() end
+          local function wait(m)
+            if small then
+              local a = L - curr - m
+              if a >= 0 then
+                if prev == 0 then return 0 end
+                local X = a * W
+                if X >= (W - e) * prev then return 0 end
+                local fq = divmod(X, prev)
+                if fq > 0 then return W - e - fq end
+              end
+              if curr == 0 or L - m >= curr then return W - e end
+              local fq = divmod((L - m) * W, curr)
+              if fq > 0 then return W - e + W - fq end
+              return 2 * W - e
+            end
+            local a = L - curr - m
+            if a >= 0 then
+              if prev == 0 then return 0 end
+              local X = bmul(a, W)
+              if bcmp(X, bmul(W - e, prev)) >= 0 then return 0 end
+              local fq = bdivmod(X, prev)
+              if fq > 0 then return W - e - fq end
+            end
+            if curr == 0 then return W - e end
+            if L - m >= curr then return W - e end
+            local fq = bdivmod(bmul(L - m, W), curr)
+            if fq > 0 then return W - e + W - fq end
+            return 2 * W - e
+          end
+          local avail = L - curr
+          if prev > 0 then
+            -- mulDivCeil(prev, W - e, W): bmul keeps the product plain
+            -- exactly when it is below 2^52.
+            local p = prev * (W - e)
+            if p < T52 then
+              local q, m = divmod(p, W)
+              if m > 0 then q = q + 1 end
+              avail = avail - q
+            else
+              numInit()
+              avail = avail - mulDivCeil(prev, W - e, W)
+            end
+          end
+          if avail >= n then
+            allowed = true
+            if consume then
+              curr = curr + n
+              avail = avail - n
+              f[b + 12], f[b + 13], f[b + 14] = k, prev, curr
+            end
+          else
+            ra = wait(n)
+          end
+          r = math.max(avail, 0)
+          if curr > 0 then
+            rs = 2 * W - e
+          elseif prev > 0 then
+            rs = W - e
+          end
+          if r < L then nx = wait(r + 1) end
+        end
+        if off > 0 then -- later
+          if not allowed then ra = ra + off end
+          if rs > 0 then rs = rs + off end
+          if nx > 0 then nx = nx + off end
+        end
+      end
+      local o = (i - 1) * 6
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = allowed and 1 or 0, r, ra, rs, nx, 0
+      return allowed
+    end
+    if ok then
+      local all = true
+      for i = 1, nchecks do
+        if not decideFast(i, true) then all = false end
+      end
+      if not all then
+        -- Denied: the checks that would pass are decided again without
+        -- consuming; nothing is written.
+        for i = 1, nchecks do
+          if out[(i - 1) * 6 + 1] == 1 then decideFast(i, false) end
+        end
+        return out
+      end
+      local minTTL = tonumber(ARGV[3])
+      for i = 1, nchecks do
+        local b = (i - 1) * FS
+        local kind = f[b + 1]
+        local ttl = math.max(math.floor(out[(i - 1) * 6 + 4] / 1000000) + 1, minTTL, 1)
+        local v
+        if kind == 1 then
+          v = string.format('%d %d', f[b + 12], f[b + 13])
+        elseif kind == 3 then
+          v = string.format('%d %d %d', f[b + 12], f[b + 13], f[b + 14])
+        else
+          local s, ns = absol(f[b + 12])
+          v = string.format('%d %d %d', s, ns, f[b + 13])
+        end
+        redis.call('SET', KEYS[i], v, 'PX', ttl)
+      end
+      return out
+    end
+  end
+end
