@@ -47,7 +47,8 @@ func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 // SetLimit sets the limit the middleware enforces for the policy named
 // name, in place of its configured Spec.Limit (a Burst set explicitly is
 // scaled alike; see [policy.Policy.WithLimit]); limit 0 restores the
-// configured limit. The change is atomic, like [Middleware.SetPolicies].
+// configured limit. The change is atomic, like [Middleware.SetPolicies];
+// setting the limit in force does nothing.
 //
 // The stores key their state by Spec, so at a new limit a policy's counters
 // start again from a full allowance, and going back to a previous limit
@@ -63,6 +64,13 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 	p := m.configured(name)
 	if p == nil {
 		return fmt.Errorf("middleware: SetLimit: no policy %q", name)
+	}
+	cur, ok := m.rules.limits[name]
+	if !ok {
+		cur = p.Spec().Limit
+	}
+	if cur == limit || limit == 0 && !ok {
+		return nil // unchanged: the set is not rebuilt
 	}
 	limits := make(map[string]int64, len(m.rules.limits)+1)
 	for k, v := range m.rules.limits {

@@ -1,0 +1,401 @@
+package adaptive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/bits"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// A Target is the rate limiter whose limits are driven: a
+// *middleware.Middleware.
+type Target interface {
+	// Set returns the rule set in force.
+	Set() *policy.Set
+	// Configured returns the policy named name as configured, or nil.
+	Configured(name string) *policy.Policy
+	// SetLimit sets the limit enforced for the policy named name (0: the
+	// configured one).
+	SetLimit(name string, limit int64) error
+}
+
+// Config holds the thresholds of a Controller. The zero value of each field
+// means its default.
+type Config struct {
+	// Policies are the names of the policies controlled; empty means all
+	// the policies of the target's rule set at each evaluation.
+	Policies []string
+	// Period is the observation period (default 1 minute).
+	Period time.Duration
+	// LatencyFactor: a period is slow when its p99 latency exceeds
+	// LatencyFactor times the baseline (default 2).
+	LatencyFactor float64
+	// ErrorRate: a period is failing when more than this fraction of its
+	// requests failed (default 0.01, 1%).
+	ErrorRate float64
+	// Decrease is the fraction of the current limit kept when a period is
+	// slow and failing (default 0.8).
+	Decrease float64
+	// Step is how much of the configured limit is given back per stable
+	// period when recovering (default 0.1; at most 0.1).
+	Step float64
+	// StablePeriods is how many healthy periods in a row come before each
+	// step up (default 1).
+	StablePeriods int
+	// Floor is the lowest effective limit, as a fraction of the configured
+	// limit (default 0.5). The effective limit is also at least 1.
+	Floor float64
+	// MinSamples is the fewest requests a period needs to be judged
+	// (default 20); a quieter period counts as healthy but does not move
+	// the baseline.
+	MinSamples int
+	// Baseline is the normal p99 latency. Zero means learned: the p99 of
+	// the first judged period, then an average (weight 1/8) over healthy
+	// periods.
+	Baseline time.Duration
+	// IsError reports whether a response status counts as an error; the
+	// default counts 5xx.
+	IsError func(status int) bool
+	// Clock delimits the periods; the default is algorithms.SystemClock.
+	Clock algorithms.Clock
+	// Logger receives one record per change of level (Warn when lowered,
+	// Info when raised); nil logs nothing (the middleware's LogObserver
+	// logs the limits too).
+	Logger *slog.Logger
+}
+
+// permille is the unit of levels: 1000 is the configured limit.
+const permille = 1000
+
+// A Controller adjusts the limits of a Target from the latency and error
+// rate of the requests it observes; see the package documentation. Build
+// one with [New]. It is safe for concurrent use; observing a request costs
+// a few atomic operations, and the evaluation at the end of a period (on
+// the first request after it, or [Controller.Evaluate]) is serialised.
+type Controller struct {
+	t                             Target
+	cfg                           Config
+	decrease, step, floor, factor int64 // permille
+	errRate                       float64
+
+	win    atomic.Pointer[window]
+	mu     sync.Mutex // serialises evaluations; guards the fields below
+	ends   time.Time  // end of the current period
+	level  int64      // permille of the configured limit
+	stable int        // healthy periods in a row
+	base   time.Duration
+}
+
+// New returns a Controller of t's limits with the thresholds of cfg; every
+// invalid threshold is an error naming the field.
+func New(t Target, cfg Config) (*Controller, error) {
+	if t == nil {
+		return nil, errors.New("adaptive: target is nil")
+	}
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if cfg.Period == 0 {
+		cfg.Period = time.Minute
+	}
+	def(&cfg.LatencyFactor, 2)
+	def(&cfg.ErrorRate, 0.01)
+	def(&cfg.Decrease, 0.8)
+	def(&cfg.Step, 0.1)
+	def(&cfg.Floor, 0.5)
+	if cfg.StablePeriods == 0 {
+		cfg.StablePeriods = 1
+	}
+	if cfg.MinSamples == 0 {
+		cfg.MinSamples = 20
+	}
+	if cfg.IsError == nil {
+		cfg.IsError = func(status int) bool { return status >= 500 }
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = algorithms.SystemClock
+	}
+	switch {
+	case cfg.Period < 0:
+		return nil, errors.New("adaptive: Config.Period is negative")
+	case !(cfg.LatencyFactor > 1):
+		return nil, errors.New("adaptive: Config.LatencyFactor must be above 1")
+	case !(cfg.ErrorRate > 0 && cfg.ErrorRate < 1):
+		return nil, errors.New("adaptive: Config.ErrorRate must be between 0 and 1")
+	case !(cfg.Decrease > 0 && cfg.Decrease < 1):
+		return nil, errors.New("adaptive: Config.Decrease must be between 0 and 1")
+	case !(cfg.Step > 0 && cfg.Step <= 0.1):
+		return nil, errors.New("adaptive: Config.Step must be above 0 and at most 0.1")
+	case !(cfg.Floor > 0 && cfg.Floor <= 1):
+		return nil, errors.New("adaptive: Config.Floor must be above 0 and at most 1")
+	case cfg.StablePeriods < 0:
+		return nil, errors.New("adaptive: Config.StablePeriods is negative")
+	case cfg.MinSamples < 0:
+		return nil, errors.New("adaptive: Config.MinSamples is negative")
+	case cfg.Baseline < 0:
+		return nil, errors.New("adaptive: Config.Baseline is negative")
+	}
+	for _, name := range cfg.Policies {
+		if t.Configured(name) == nil {
+			return nil, fmt.Errorf("adaptive: Config.Policies: no policy %q", name)
+		}
+	}
+	c := &Controller{t: t, cfg: cfg, level: permille, base: cfg.Baseline, errRate: cfg.ErrorRate,
+		decrease: int64(math.Round(cfg.Decrease * permille)), step: int64(math.Round(cfg.Step * permille)),
+		floor: int64(math.Round(cfg.Floor * permille)), factor: int64(math.Round(cfg.LatencyFactor * permille))}
+	c.ends = cfg.Clock.Now().Add(cfg.Period)
+	c.win.Store(new(window))
+	return c, nil
+}
+
+// Level returns the effective limit as a fraction of the configured limit
+// (1 when unrestricted).
+func (c *Controller) Level() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return float64(c.level) / permille
+}
+
+// Baseline returns the baseline p99 latency (0 before it is learned).
+func (c *Controller) Baseline() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.base
+}
+
+// Observe records one handled request: how long it took and its status.
+// When the period has ended, the first call after it evaluates the period.
+func (c *Controller) Observe(latency time.Duration, status int) {
+	c.win.Load().add(latency, c.cfg.IsError(status))
+	c.maybeEvaluate()
+}
+
+func (c *Controller) maybeEvaluate() {
+	now := c.cfg.Clock.Now()
+	if !c.mu.TryLock() {
+		return // another goroutine is evaluating
+	}
+	defer c.mu.Unlock()
+	if now.Before(c.ends) {
+		return
+	}
+	c.evaluate(now)
+}
+
+// Evaluate ends the current period now if it is over, judging it and
+// setting the limits; it is what a request arriving after the period does,
+// for callers that want evaluations without traffic (call it from a
+// ticker). It returns the error of the first SetLimit that failed.
+func (c *Controller) Evaluate() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Clock.Now()
+	if now.Before(c.ends) {
+		return nil
+	}
+	return c.evaluate(now)
+}
+
+// evaluate judges the period that ended and the ones that passed without
+// requests, then applies the level. It requires c.mu.
+func (c *Controller) evaluate(now time.Time) error {
+	w := c.win.Swap(new(window))
+	periods := int(now.Sub(c.ends)/c.cfg.Period) + 1
+	c.ends = c.ends.Add(time.Duration(periods) * c.cfg.Period)
+
+	n, errs := w.n.Load(), w.errs.Load()
+	old := c.level
+	var p99 time.Duration
+	slow, failing := false, false
+	if n >= int64(max(1, c.cfg.MinSamples)) {
+		p99 = w.quantile(0.99)
+		if c.base == 0 {
+			c.base = p99
+		}
+		slow = int64(p99) > mulPermille(int64(c.base), c.factor)
+		failing = float64(errs) > c.errRate*float64(n)
+		if !slow && !failing && c.cfg.Baseline == 0 {
+			c.base += (p99 - c.base) / 8
+		}
+	}
+	switch {
+	case slow && failing:
+		c.level = max(c.floor, mulPermille(c.level, c.decrease))
+		c.stable = 0
+	case slow || failing:
+		c.stable = 0
+	default:
+		// This period and the empty ones after it were healthy.
+		for range periods {
+			c.stable++
+			if c.stable >= c.cfg.StablePeriods && c.level < permille {
+				c.level = min(permille, c.level+c.step)
+				c.stable = 0
+			}
+		}
+	}
+	if c.cfg.Logger != nil && c.level != old {
+		lvl := slog.LevelInfo
+		if c.level < old {
+			lvl = slog.LevelWarn
+		}
+		c.cfg.Logger.LogAttrs(context.Background(), lvl, "ratekeeper: adaptive limit level",
+			slog.Float64("level", float64(c.level)/permille), slog.Float64("previous", float64(old)/permille),
+			slog.Duration("p99", p99), slog.Duration("baseline", c.base),
+			slog.Int64("requests", n), slog.Int64("errors", errs))
+	}
+	return c.apply()
+}
+
+// apply sets the limit of every controlled policy for the current level
+// (also when unchanged: a reload may have reset it). It requires c.mu.
+func (c *Controller) apply() error {
+	names := c.cfg.Policies
+	if len(names) == 0 {
+		for _, p := range c.t.Set().Policies() {
+			names = append(names, p.Name())
+		}
+	}
+	var first error
+	for _, name := range names {
+		p := c.t.Configured(name)
+		if p == nil {
+			continue // removed by a reload
+		}
+		conf := p.Spec().Limit
+		limit := int64(0)
+		if c.level < permille {
+			limit = max(1, mulPermille(conf, c.level), mulPermille(conf, c.floor))
+		}
+		if err := c.t.SetLimit(name, limit); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// mulPermille returns v·p/1000 rounded down, saturating.
+func mulPermille(v, p int64) int64 {
+	hi, lo := bits.Mul64(uint64(v), uint64(p))
+	if hi >= permille {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, permille)
+	return int64(min(q, math.MaxInt64))
+}
+
+// Handler returns next wrapped so that every request it handles is
+// observed: its latency (the Controller's clock, from the call to the
+// return of next) and status (200 unless next writes another). Put it
+// inside the rate limiter, around the application: the requests the
+// limiter rejects say nothing about the service's health.
+func (c *Controller) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := c.cfg.Clock.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		status := http.StatusInternalServerError // a panic is an error
+		defer func() {
+			if sw.status != 0 {
+				status = sw.status
+			}
+			c.Observe(c.cfg.Clock.Now().Sub(start), status)
+		}()
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+	})
+}
+
+// statusWriter records the status a handler writes.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes a flush on when the underlying writer supports it.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// window counts one period's requests in a latency histogram with four
+// buckets per power of two (each at most 19% wide), lock-free.
+type window struct {
+	n, errs atomic.Int64
+	buckets [64 * 4]atomic.Int64
+}
+
+func bucket(d time.Duration) int {
+	v := uint64(max(d, 1))
+	e := bits.Len64(v) - 1
+	if e < 2 {
+		return int(v) - 1 // 1, 2, 3 ns: buckets 0..2 hold exact values
+	}
+	return 4*e + int(v>>(e-2)&3)
+}
+
+// upper returns the largest latency bucket i holds.
+func upper(i int) time.Duration {
+	if i < 8 {
+		// Latencies below 4 ns have exact buckets 0..2; 3..7 are unused.
+		return time.Duration(min(i+1, 3))
+	}
+	e, sub := i/4, i%4
+	lo := uint64(1)<<e + uint64(sub)<<(e-2)
+	return time.Duration(lo + uint64(1)<<(e-2) - 1)
+}
+
+func (w *window) add(d time.Duration, isErr bool) {
+	w.buckets[bucket(d)].Add(1)
+	w.n.Add(1)
+	if isErr {
+		w.errs.Add(1)
+	}
+}
+
+// quantile returns the upper bound of the bucket holding quantile q.
+func (w *window) quantile(q float64) time.Duration {
+	var total int64
+	for i := range w.buckets {
+		total += w.buckets[i].Load()
+	}
+	rank := int64(math.Ceil(q * float64(total)))
+	var seen int64
+	for i := range w.buckets {
+		seen += w.buckets[i].Load()
+		if seen >= rank && seen > 0 {
+			return upper(i)
+		}
+	}
+	return 0
+}

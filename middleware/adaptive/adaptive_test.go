@@ -1,0 +1,282 @@
+package adaptive_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+var t0 = time.Unix(1_700_000_040, 0)
+
+var ip = keyfunc.Must(keyfunc.IP())
+
+func newMiddleware(t *testing.T, limits ...int64) *middleware.Middleware {
+	t.Helper()
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []*policy.Policy
+	for i, l := range limits {
+		ps = append(ps, policy.Must(policy.PerMinute(fmt.Sprintf("p%d", i), l, ip)))
+	}
+	return middleware.MustNew(store, ps)
+}
+
+func limitsOf(m *middleware.Middleware) string {
+	var s []string
+	for _, p := range m.Set().Policies() {
+		s = append(s, fmt.Sprint(p.Spec().Limit))
+	}
+	return strings.Join(s, ",")
+}
+
+// period feeds one period of n requests taking latency, errs of them 5xx,
+// then moves the clock past the period's end and evaluates it.
+func period(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, n, errs int, latency time.Duration) {
+	t.Helper()
+	for i := range n {
+		status := 200
+		if i < errs {
+			status = 503
+		}
+		c.Observe(latency, status)
+	}
+	clock.Advance(time.Minute)
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestControllerSeed001(t *testing.T) {
+	m := newMiddleware(t, 100, 1000)
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name        string
+		n, errs     int
+		latency     time.Duration
+		want        string
+		wantLevelPm int
+	}{
+		{"baseline learned", 200, 0, 10 * time.Millisecond, "100,1000", 1000},
+		{"slow and failing: 80%", 200, 3, 25 * time.Millisecond, "80,800", 800},
+		{"again: 80% of 80%", 200, 3, 25 * time.Millisecond, "64,640", 640},
+		{"slow only: hold", 200, 0, 25 * time.Millisecond, "64,640", 640},
+		{"failing only: hold", 200, 50, 10 * time.Millisecond, "64,640", 640},
+		{"errors exactly 1%: not above, healthy: +10%", 200, 2, 0, "74,740", 740},
+		{"healthy: +10%", 200, 0, 10 * time.Millisecond, "84,840", 840},
+		{"healthy: +10%", 200, 0, 10 * time.Millisecond, "94,940", 940},
+		{"healthy: capped at the configured limit", 200, 0, 10 * time.Millisecond, "100,1000", 1000},
+		{"healthy: stays", 200, 0, 10 * time.Millisecond, "100,1000", 1000},
+		{"too few samples: not judged", 19, 19, time.Second, "100,1000", 1000},
+	}
+	for i, s := range steps {
+		lat := s.latency
+		if lat == 0 {
+			lat = c.Baseline()
+		}
+		period(t, c, clock, s.n, s.errs, lat)
+		if got := limitsOf(m); got != s.want {
+			t.Fatalf("period %d (%s): limits %s, want %s", i, s.name, got, s.want)
+		}
+		if got := c.Level(); got != float64(s.wantLevelPm)/1000 {
+			t.Errorf("period %d (%s): Level() = %v, want %v", i, s.name, got, float64(s.wantLevelPm)/1000)
+		}
+	}
+	if b := c.Baseline(); b < 10*time.Millisecond || b > 12*time.Millisecond {
+		t.Errorf("Baseline() = %v, want about 10ms", b)
+	}
+}
+
+func TestControllerFloorAndIdleRecovery(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Minute, Floor: 0.3, Baseline: time.Millisecond,
+		StablePeriods: 2, Step: 0.05, Policies: []string{"p0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		period(t, c, clock, 100, 10, 10*time.Millisecond)
+	}
+	if got := limitsOf(m); got != "30" {
+		t.Fatalf("after ten bad periods: %s, want the floor 30", got)
+	}
+	// Six periods without a request: healthy; one step of 5% per two.
+	clock.Advance(5 * time.Minute)
+	period(t, c, clock, 0, 0, 0)
+	if got := limitsOf(m); got != "45" {
+		t.Errorf("after six idle periods: %s, want 45 (3 steps of 5)", got)
+	}
+	// A request arriving after the period evaluates it without Evaluate.
+	clock.Advance(2 * time.Minute)
+	c.Observe(time.Millisecond, 200)
+	if got := limitsOf(m); got != "50" {
+		t.Errorf("after Observe past two periods: %s, want 50 (one more step)", got)
+	}
+}
+
+func TestControllerSurvivesReload(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, _ := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+	period(t, c, clock, 100, 10, 10*time.Millisecond)
+	if got := limitsOf(m); got != "80" {
+		t.Fatalf("after a bad period: %s, want 80", got)
+	}
+	// A reload with a new configured limit: the override is dropped...
+	m.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", 200, ip))})
+	if got := limitsOf(m); got != "200" {
+		t.Fatalf("after the reload: %s, want 200", got)
+	}
+	// ...and the next evaluation applies the level to the new limit (a
+	// slow period without errors holds the level at 0.8).
+	period(t, c, clock, 100, 0, 10*time.Millisecond)
+	if got := limitsOf(m); got != "160" {
+		t.Errorf("next period: %s, want 160 (level 0.8 of 200)", got)
+	}
+}
+
+func TestControllerHandler(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, _ := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, MinSamples: 1})
+	h := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		clock.Advance(5 * time.Millisecond)
+		if r.URL.Path == "/fail" {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	for _, path := range []string{"/", "/fail", "/fail"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	clock.Advance(time.Minute)
+	c.Evaluate()
+	if got := limitsOf(m); got != "80" {
+		t.Errorf("after 5ms requests, 2 of 3 failing, baseline 1ms: %s, want 80", got)
+	}
+	// Flush reaches the underlying writer.
+	fl := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Errorf("Flush through the wrapper: %v", err)
+		}
+	}))
+	rec := httptest.NewRecorder()
+	fl.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if !rec.Flushed {
+		t.Error("the recorder was not flushed")
+	}
+}
+
+func TestControllerConfigErrors(t *testing.T) {
+	m := newMiddleware(t, 100)
+	for _, tc := range []struct {
+		cfg   adaptive.Config
+		field string
+	}{
+		{adaptive.Config{Period: -1}, "Period"},
+		{adaptive.Config{LatencyFactor: 0.5}, "LatencyFactor"},
+		{adaptive.Config{ErrorRate: 2}, "ErrorRate"},
+		{adaptive.Config{Decrease: 1.2}, "Decrease"},
+		{adaptive.Config{Step: 0.5}, "Step"},
+		{adaptive.Config{Floor: -0.1}, "Floor"},
+		{adaptive.Config{StablePeriods: -1}, "StablePeriods"},
+		{adaptive.Config{MinSamples: -1}, "MinSamples"},
+		{adaptive.Config{Baseline: -1}, "Baseline"},
+		{adaptive.Config{Policies: []string{"nope"}}, "Policies"},
+	} {
+		if _, err := adaptive.New(m, tc.cfg); err == nil || !strings.Contains(err.Error(), "Config."+tc.field) || !strings.HasPrefix(err.Error(), "adaptive: ") {
+			t.Errorf("New(%+v) = %v, want an error naming Config.%s", tc.cfg, err, tc.field)
+		}
+	}
+	if _, err := adaptive.New(nil, adaptive.Config{}); err == nil {
+		t.Error("New(nil target) = nil error")
+	}
+}
+
+func TestFleet(t *testing.T) {
+	m := newMiddleware(t, 100, 7)
+	clock := algotest.NewClock(t0)
+	n := 4
+	f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Every: 10 * time.Second, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "25,1" {
+		t.Fatalf("4 instances: %s, want 25,1 (7/4 rounded down)", got)
+	}
+	n = 2
+	clock.Advance(9 * time.Second)
+	f.Check()
+	if got := limitsOf(m); got != "25,1" {
+		t.Errorf("Check before Every: %s, want 25,1 (count not read yet)", got)
+	}
+	clock.Advance(time.Second)
+	h := f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	if got := limitsOf(m); got != "50,3" || f.Instances() != 2 {
+		t.Errorf("2 instances after Every: %s (%d), want 50,3", got, f.Instances())
+	}
+	n = 1
+	if err := f.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "100,7" {
+		t.Errorf("1 instance: %s, want the configured 100,7", got)
+	}
+	n = 0 // a registry hiccup
+	f.Update()
+	if got := limitsOf(m); got != "100,7" || f.Instances() != 1 {
+		t.Errorf("count 0: %s (%d), want the last good count kept", got, f.Instances())
+	}
+	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{}); err == nil || !strings.Contains(err.Error(), "Instances") {
+		t.Errorf("NewFleet without Instances = %v", err)
+	}
+	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return 1 }, Policies: []string{"x"}}); err == nil {
+		t.Error("NewFleet with an unknown policy = nil error")
+	}
+}
+
+// TestControllerConcurrent observes from several goroutines while the
+// clock crosses periods (run with -race); the limit must stay within
+// [floor, configured].
+func TestControllerConcurrent(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, _ := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Second, Baseline: time.Millisecond, MinSamples: 1})
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 2000 {
+				c.Observe(time.Duration(1+g*i%5)*time.Millisecond, 200+300*(i%3/2))
+				if i%100 == 0 {
+					clock.Advance(500 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	c.Evaluate()
+	if l := m.Set().Policies()[0].Spec().Limit; l < 50 || l > 100 {
+		t.Errorf("limit %d outside [50, 100]", l)
+	}
+}

@@ -1,0 +1,36 @@
+// Package adaptive moves the limits a middleware enforces with the state of
+// the service and of the fleet, without a restart.
+//
+// A [Controller] lowers limits when the service is in trouble and restores
+// them when it recovers. It watches the latency and status of the requests
+// the service handles (wrap the application handler with
+// [Controller.Handler], inside the rate limiter, or feed
+// [Controller.Observe]) over observation periods. When a period's p99
+// latency exceeds LatencyFactor (2) times the baseline AND its error rate
+// (5xx) exceeds ErrorRate (1%), the effective limit of every controlled
+// policy drops to Decrease (80%) of its current value, never below Floor
+// of the configured limit. After StablePeriods healthy periods in a row it
+// climbs back by Step (at most 10%) of the configured limit per period, up
+// to the configured limit. A period with only one of the two signs holds
+// the limit where it is.
+//
+// A [Fleet] shares a cluster-wide limit among the instances of a service
+// without a shared store: each instance enforces the configured limit
+// divided by the number of instances, which a function reports (the
+// Kubernetes API, a service registry), re-read at most once per period and
+// on demand.
+//
+// # How the limit reaches the requests
+//
+// Both set the effective limit through the middleware's SetLimit, which
+// swaps in a rule set whose policy carries the new Spec.Limit (atomically:
+// a request is decided under one rule set). The stores key their state by
+// Spec, so at a new limit a policy's counters start from a full allowance:
+// a client that had used up its quota gets the new (lower) quota at once.
+// That is the price of exact counters per limit; the alternative of scaling
+// costs under an unchanged Spec cannot express 80% with integer costs. The
+// levels a Controller visits are few (steps of 10% of the configured
+// limit), so going back to a level finds its counters again while the store
+// still holds them. Do not let a Controller and a Fleet drive the same
+// policy: the last SetLimit wins.
+package adaptive

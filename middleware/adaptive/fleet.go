@@ -1,0 +1,160 @@
+package adaptive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// FleetConfig configures a Fleet.
+type FleetConfig struct {
+	// Policies are the names of the policies whose configured limit is a
+	// cluster-wide limit; empty means all the policies of the target.
+	Policies []string
+	// Instances returns the number of instances sharing the limits
+	// (required). A result below 1 is ignored: the last good count stays.
+	Instances func() int
+	// Every is the longest time between two readings of Instances by
+	// [Fleet.Check] (default 10 seconds).
+	Every time.Duration
+	// Clock measures Every; the default is algorithms.SystemClock.
+	Clock algorithms.Clock
+	// Logger receives a record (Info) per change of the instance count;
+	// nil logs nothing.
+	Logger *slog.Logger
+}
+
+// A Fleet divides cluster-wide limits among the instances of a service
+// that keep their counters in memory: each instance enforces
+// floor(configured limit / instances), at least 1, so the fleet as a whole
+// admits at most the configured limit (more only when there are more
+// instances than the limit allows units). Load balancing must spread each
+// client's requests evenly for the division to be fair; a client pinned to
+// one instance gets only that instance's share.
+//
+// [Fleet.Update] reads the count and sets the limits at once (call it when
+// your registry reports a change); [Fleet.Check] does so at most once per
+// Every and is cheap enough for every request ([Fleet.Handler]). Build one
+// with [NewFleet]; it is safe for concurrent use.
+type Fleet struct {
+	t   Target
+	cfg FleetConfig
+
+	mu   sync.Mutex
+	n    int       // instances the limits were set for; 0 before the first Update
+	next time.Time // when Check reads the count again
+}
+
+// NewFleet returns a Fleet driving t's limits and sets them for the
+// current count.
+func NewFleet(t Target, cfg FleetConfig) (*Fleet, error) {
+	if t == nil {
+		return nil, errors.New("adaptive: target is nil")
+	}
+	if cfg.Instances == nil {
+		return nil, errors.New("adaptive: FleetConfig.Instances is nil")
+	}
+	if cfg.Every < 0 {
+		return nil, errors.New("adaptive: FleetConfig.Every is negative")
+	}
+	if cfg.Every == 0 {
+		cfg.Every = 10 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = algorithms.SystemClock
+	}
+	for _, name := range cfg.Policies {
+		if t.Configured(name) == nil {
+			return nil, fmt.Errorf("adaptive: FleetConfig.Policies: no policy %q", name)
+		}
+	}
+	f := &Fleet{t: t, cfg: cfg}
+	if err := f.Update(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Instances returns the instance count the limits are set for.
+func (f *Fleet) Instances() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// Update reads the instance count now and sets every driven policy's limit
+// to its configured limit divided by the count (also when the count is
+// unchanged: a reload may have changed the configured limits).
+func (f *Fleet) Update() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.update(f.cfg.Clock.Now())
+}
+
+// Check calls Update if Every has passed since the count was last read.
+func (f *Fleet) Check() error {
+	now := f.cfg.Clock.Now()
+	if !f.mu.TryLock() {
+		return nil // an update is under way
+	}
+	defer f.mu.Unlock()
+	if now.Before(f.next) {
+		return nil
+	}
+	return f.update(now)
+}
+
+// update requires f.mu.
+func (f *Fleet) update(now time.Time) error {
+	f.next = now.Add(f.cfg.Every)
+	n := f.cfg.Instances()
+	if n < 1 {
+		if f.n == 0 {
+			n = 1 // nothing known yet: this instance alone
+		} else {
+			n = f.n
+		}
+	}
+	if n != f.n && f.cfg.Logger != nil {
+		f.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: fleet size",
+			slog.Int("instances", n), slog.Int("previous", f.n))
+	}
+	f.n = n
+	names := f.cfg.Policies
+	if len(names) == 0 {
+		for _, p := range f.t.Set().Policies() {
+			names = append(names, p.Name())
+		}
+	}
+	var first error
+	for _, name := range names {
+		p := f.t.Configured(name)
+		if p == nil {
+			continue
+		}
+		limit := max(1, p.Spec().Limit/int64(n))
+		if n == 1 {
+			limit = 0 // the configured limit
+		}
+		if err := f.t.SetLimit(name, limit); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Handler returns next wrapped so that each request first calls
+// [Fleet.Check] (its error, a limit SetLimit refused, is dropped: Update
+// returns it).
+func (f *Fleet) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.Check()
+		next.ServeHTTP(w, r)
+	})
+}
