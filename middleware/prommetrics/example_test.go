@@ -1,0 +1,49 @@
+package prommetrics_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// The middleware's decisions on a /metrics page.
+func Example() {
+	reg := prometheus.NewRegistry()
+	metrics, err := prommetrics.New(reg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store, _ := algorithms.NewMemoryStore()
+	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 2, keyfunc.Must(keyfunc.IP())))},
+		middleware.WithObserver(metrics))
+
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) // not limited
+	mux.Handle("/", m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	for range 3 {
+		mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	}
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(w.Body.String(), "\n") {
+		if strings.HasPrefix(line, "ratekeeper_requests_total") || strings.HasPrefix(line, "ratekeeper_effective_limit") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// ratekeeper_effective_limit{policy="per-ip"} 2
+	// ratekeeper_requests_total{outcome="allowed",policy="per-ip"} 2
+	// ratekeeper_requests_total{outcome="denied",policy="per-ip"} 1
+	// ratekeeper_requests_total{outcome="shadow_denied",policy="per-ip"} 0
+}

@@ -1,0 +1,274 @@
+// Package prommetrics exports what a rate-limiting middleware does as
+// Prometheus metrics. It is an adapter: package middleware defines the
+// [middleware.Observer] interface and imports no metrics library; this
+// package implements it with github.com/prometheus/client_golang.
+//
+//	metrics, err := prommetrics.New(prometheus.DefaultRegisterer)
+//	...
+//	m, err := middleware.New(store, policies, middleware.WithObserver(metrics))
+//
+// The metrics, with the default namespace "ratekeeper":
+//
+//	ratekeeper_requests_total{policy,outcome}  counter: outcome "allowed" (each evaluated
+//	                                           policy of an admitted request), "denied" and
+//	                                           "shadow_denied" (each policy that denied it)
+//	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a failed store call;
+//	                                           each evaluated policy), "key" (no key), "cost"
+//	ratekeeper_decision_seconds                histogram: time to decide (keys and store call)
+//	ratekeeper_failure_state{state}            gauge: 1 for the current state (healthy, open,
+//	                                           closed, fallback), 0 for the others
+//	ratekeeper_effective_limit{policy}         gauge: the limit enforced (adaptive, fleet)
+//	ratekeeper_configured_limit{policy}        gauge: the limit configured
+//
+// Recording a request does not allocate: the counters of each policy are
+// looked up once and cached.
+package prommetrics
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// A Metrics is a [middleware.Observer] recording Prometheus metrics. Build
+// one per registry with [New] and pass it to every middleware to observe
+// (with [WithConstLabels] to tell several apart, build one per middleware
+// on the same registry). It is safe for concurrent use.
+type Metrics struct {
+	requests   *prometheus.CounterVec
+	errs       *prometheus.CounterVec
+	latency    prometheus.Histogram
+	state      *prometheus.GaugeVec
+	limit      *prometheus.GaugeVec
+	configured *prometheus.GaugeVec
+
+	mu       sync.Mutex // serialises writers of policies
+	policies atomic.Pointer[map[string]*counters]
+}
+
+// counters are the metrics of one policy.
+type counters struct {
+	allowed, denied, shadow, errStore, errKey, errCost prometheus.Counter
+}
+
+type options struct {
+	namespace string
+	labels    prometheus.Labels
+	buckets   []float64
+}
+
+// An Option configures a Metrics.
+type Option func(*options) error
+
+// WithNamespace sets the metric name prefix (default "ratekeeper").
+func WithNamespace(ns string) Option {
+	return func(o *options) error {
+		if ns == "" {
+			return errors.New("prommetrics: WithNamespace: namespace is empty")
+		}
+		o.namespace = ns
+		return nil
+	}
+}
+
+// WithConstLabels adds labels to every metric, such as
+// {"limiter": "public-api"} for one of several middlewares.
+func WithConstLabels(labels prometheus.Labels) Option {
+	return func(o *options) error {
+		o.labels = labels
+		return nil
+	}
+}
+
+// WithBuckets sets the buckets of the decision latency histogram, in
+// seconds; the default runs from 10µs to 1s (a Redis round trip is
+// typically under a millisecond).
+func WithBuckets(buckets ...float64) Option {
+	return func(o *options) error {
+		if len(buckets) == 0 {
+			return errors.New("prommetrics: WithBuckets: no buckets")
+		}
+		o.buckets = buckets
+		return nil
+	}
+}
+
+// DefaultBuckets are the decision latency buckets, in seconds.
+var DefaultBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+
+// New returns a Metrics registered with reg (nil: not registered, for
+// callers that register it themselves as a prometheus.Collector).
+func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
+	o := options{namespace: "ratekeeper", buckets: DefaultBuckets}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("prommetrics: nil Option")
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "requests_total",
+			Help: "Requests decided, per policy and outcome (allowed, denied, shadow_denied).", ConstLabels: o.labels},
+			[]string{"policy", "outcome"}),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "errors_total",
+			Help: "Failures per policy and kind (store, key, cost).", ConstLabels: o.labels},
+			[]string{"policy", "kind"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: o.namespace, Name: "decision_seconds",
+			Help: "Time to decide a request: key extraction and the store call.", Buckets: o.buckets, ConstLabels: o.labels}),
+		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "failure_state",
+			Help: "1 for the middleware's current failure state (healthy, open, closed, fallback).", ConstLabels: o.labels},
+			[]string{"state"}),
+		limit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "effective_limit",
+			Help: "The limit enforced per policy, after adaptive and fleet adjustments.", ConstLabels: o.labels},
+			[]string{"policy"}),
+		configured: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "configured_limit",
+			Help: "The limit configured per policy.", ConstLabels: o.labels},
+			[]string{"policy"}),
+	}
+	for _, s := range middleware.States {
+		m.state.WithLabelValues(s.String()).Set(0)
+	}
+	m.state.WithLabelValues(middleware.StateHealthy.String()).Set(1)
+	if reg != nil {
+		if err := reg.Register(m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.requests, m.errs, m.latency, m.state, m.limit, m.configured}
+}
+
+// of returns the counters of the policy named name.
+func (m *Metrics) of(name string) *counters {
+	if mp := m.policies.Load(); mp != nil {
+		if c, ok := (*mp)[name]; ok {
+			return c
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.policies.Load()
+	if old != nil {
+		if c, ok := (*old)[name]; ok {
+			return c
+		}
+	}
+	c := &counters{
+		allowed:  m.requests.WithLabelValues(name, "allowed"),
+		denied:   m.requests.WithLabelValues(name, "denied"),
+		shadow:   m.requests.WithLabelValues(name, "shadow_denied"),
+		errStore: m.errs.WithLabelValues(name, "store"),
+		errKey:   m.errs.WithLabelValues(name, "key"),
+		errCost:  m.errs.WithLabelValues(name, "cost"),
+	}
+	mp := make(map[string]*counters, 1+lenOf(old))
+	if old != nil {
+		for k, v := range *old {
+			mp[k] = v
+		}
+	}
+	mp[name] = c
+	m.policies.Store(&mp)
+	return c
+}
+
+func lenOf(m *map[string]*counters) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
+}
+
+// ObserveRequest implements [middleware.Observer].
+func (m *Metrics) ObserveRequest(e middleware.Event) {
+	m.latency.Observe(e.Latency.Seconds())
+	res := e.Result
+	switch e.Outcome {
+	case middleware.KeyRejected, middleware.Denied, middleware.ShadowDenied:
+		if !res.Taken() && res.Err != nil {
+			// Prepare failed: a missing key or a cost out of range.
+			var ke *policy.KeyError
+			var ce *policy.CostError
+			switch {
+			case errors.As(res.Err, &ke):
+				m.of(ke.Policy.Name()).errKey.Inc()
+			case errors.As(res.Err, &ce):
+				m.of(ce.Policy.Name()).errCost.Inc()
+			}
+			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
+				break // shadowed store failure: counted below
+			}
+			return
+		}
+	}
+	storeErr := res.Fallback || !res.Taken() && res.Err != nil && e.Outcome != middleware.Abandoned
+	for i := 0; i < res.Len(); i++ {
+		c := m.of(res.Policy(i).Name())
+		if storeErr {
+			c.errStore.Inc()
+		}
+		if !res.Taken() {
+			continue
+		}
+		switch e.Outcome {
+		case middleware.Allowed:
+			c.allowed.Inc()
+		case middleware.Denied:
+			if e.DeniedBy(i) {
+				c.denied.Inc()
+			}
+		case middleware.ShadowDenied:
+			if e.DeniedBy(i) {
+				c.shadow.Inc()
+			}
+		}
+	}
+}
+
+// ObserveState implements [middleware.Observer].
+func (m *Metrics) ObserveState(from, to middleware.State) {
+	m.state.WithLabelValues(from.String()).Set(0)
+	m.state.WithLabelValues(to.String()).Set(1)
+}
+
+// ObserveLimit implements [middleware.Observer].
+func (m *Metrics) ObserveLimit(name string, limit, configured int64) {
+	m.limit.WithLabelValues(name).Set(float64(limit))
+	m.configured.WithLabelValues(name).Set(float64(configured))
+}
+
+var _ middleware.Observer = (*Metrics)(nil)
+
+// StateGauge returns the failure_state gauge of state s ("healthy",
+// "open", "closed", "fallback"), for tests and custom dashboards.
+func (m *Metrics) StateGauge(s string) prometheus.Gauge { return m.state.WithLabelValues(s) }
+
+// ErrorCounter returns the errors_total counter of a policy and kind
+// ("store", "key", "cost").
+func (m *Metrics) ErrorCounter(policy, kind string) prometheus.Counter {
+	return m.errs.WithLabelValues(policy, kind)
+}
