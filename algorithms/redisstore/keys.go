@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
@@ -80,30 +81,26 @@ func newSpecInfo(s algorithms.Spec) *specInfo {
 }
 
 // specCache remembers the specInfo of up to maxSpecs specs (configured
-// policies are few; past the bound, infos are derived on each call).
+// policies are few; past the bound, infos are derived on each call). Reads
+// take no lock (sync.Map), which matters under parallel load.
 type specCache struct {
-	mu sync.RWMutex
-	m  map[algorithms.Spec]*specInfo
+	m sync.Map // algorithms.Spec -> *specInfo
+	n atomic.Int64
 }
 
 const maxSpecs = 4096
 
 func (c *specCache) get(s algorithms.Spec) *specInfo {
-	c.mu.RLock()
-	si := c.m[s]
-	c.mu.RUnlock()
-	if si != nil {
-		return si
+	if v, ok := c.m.Load(s); ok {
+		return v.(*specInfo)
 	}
-	si = newSpecInfo(s)
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = make(map[algorithms.Spec]*specInfo)
+	si := newSpecInfo(s)
+	if c.n.Load() < maxSpecs {
+		if v, loaded := c.m.LoadOrStore(s, si); loaded {
+			return v.(*specInfo)
+		}
+		c.n.Add(1)
 	}
-	if len(c.m) < maxSpecs {
-		c.m[s] = si
-	}
-	c.mu.Unlock()
 	return si
 }
 

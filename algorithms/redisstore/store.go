@@ -189,6 +189,9 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	} else {
 		err = s.run(ctx, s.client, req, dst)
 	}
+	if s.synchronous(ctx) {
+		req.release() // no goroutine can still hold its keys or arguments
+	}
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now))
 	}
@@ -210,28 +213,33 @@ func (s *Store) localNow(clockNow time.Time) time.Time {
 	return time.Now()
 }
 
-// request is one Take's script call: its keys and arguments.
+// request is one Take's script call: its keys and arguments. Requests and
+// their slices are reused through reqPool when the call ended synchronously
+// (see run).
 type request struct {
 	checks []algorithms.Check
 	infos  []*specInfo
 	keys   []string
 	tags   []string // per check: the hash tag (cluster only)
 	first  []int    // per check: the index of its first key in keys
+	argBuf []any    // reused by args(nil, ...)
 	ts, tn int64    // the injected instant (seconds, nanoseconds), when hasT
 	hasT   bool
 	minTTL int64
 }
 
+var reqPool = sync.Pool{New: func() any { return new(request) }}
+
 func (s *Store) newRequest(checks []algorithms.Check, now time.Time) *request {
-	r := &request{
-		checks: checks,
-		infos:  make([]*specInfo, len(checks)),
-		keys:   make([]string, 0, len(checks)+1),
-		first:  make([]int, len(checks)),
-		minTTL: (int64(s.minTTL) + int64(time.Millisecond) - 1) / int64(time.Millisecond),
-	}
+	r := reqPool.Get().(*request)
+	r.checks = checks
+	r.infos = grow(r.infos, len(checks))
+	r.keys = r.keys[:0]
+	r.first = grow(r.first, len(checks))
+	r.tags = r.tags[:0]
+	r.minTTL = (int64(s.minTTL) + int64(time.Millisecond) - 1) / int64(time.Millisecond)
 	if s.cluster != nil {
-		r.tags = make([]string, len(checks))
+		r.tags = grow(r.tags, len(checks))
 	}
 	for i, c := range checks {
 		si := s.specs.get(c.Spec)
@@ -242,10 +250,11 @@ func (s *Store) newRequest(checks []algorithms.Check, now time.Time) *request {
 		if si.code == codeLog {
 			r.keys = append(r.keys, k+":l")
 		}
-		if r.tags != nil {
+		if s.cluster != nil {
 			r.tags[i] = tag
 		}
 	}
+	r.ts, r.tn, r.hasT = 0, 0, false
 	if s.clock != nil {
 		ns := now.UnixNano()
 		r.ts = ns / 1e9
@@ -259,13 +268,42 @@ func (s *Store) newRequest(checks []algorithms.Check, now time.Time) *request {
 	return r
 }
 
-// args returns the script arguments for the checks idx (all when nil).
+// release returns r to the pool, dropping its references to the caller's
+// data. Only a request no goroutine still uses may be released.
+func (r *request) release() {
+	if cap(r.keys) > 64 || cap(r.argBuf) > 512 {
+		return // an unusually large Take: let it go
+	}
+	r.checks = nil
+	clear(r.infos)
+	clear(r.keys[:cap(r.keys)])
+	clear(r.tags)
+	clear(r.argBuf[:cap(r.argBuf)])
+	reqPool.Put(r)
+}
+
+// grow returns s resliced to n elements, reallocated if too small.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// args returns the script arguments for the checks idx (all when nil). The
+// slice for all checks is r's own buffer, valid until r is released.
 func (r *request) args(idx []int, mode int) []any {
 	n := len(r.checks)
 	if idx != nil {
 		n = len(idx)
 	}
-	a := make([]any, 0, 5+7*n)
+	var a []any
+	if idx == nil {
+		a = r.argBuf[:0]
+	}
+	if cap(a) < 5+7*n {
+		a = make([]any, 0, 5+7*n)
+	}
 	if r.hasT {
 		a = append(a, r.ts, r.tn)
 	} else {
@@ -285,6 +323,7 @@ func (r *request) args(idx []int, mode int) []any {
 		for i := range r.checks {
 			add(i)
 		}
+		r.argBuf = a
 	} else {
 		for _, i := range idx {
 			add(i)
@@ -314,9 +353,15 @@ func (s *Store) run(ctx context.Context, c redis.Scripter, r *request, dst []alg
 	return parseDecisions(res, r, nil, dst)
 }
 
+// synchronous reports whether eval runs the script on the caller's
+// goroutine for ctx (and so has finished with its arguments when it returns).
+func (s *Store) synchronous(ctx context.Context) bool {
+	return !s.guard || ctx.Done() == nil
+}
+
 // eval runs the script, honouring ctx even when the client does not.
 func (s *Store) eval(ctx context.Context, c redis.Scripter, keys []string, args []any) (any, error) {
-	if !s.guard || ctx.Done() == nil {
+	if s.synchronous(ctx) {
 		v, err := takeScript.Run(ctx, c, keys, args...).Result()
 		return wrap(ctx, v, err)
 	}
