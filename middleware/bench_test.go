@@ -92,6 +92,9 @@ func BenchmarkMiddleware(b *testing.B) {
 	b.Run("policies=1/headers=legacy", func(b *testing.B) {
 		benchServe(b, benchMiddleware(b, 1, middleware.WithHeaders(middleware.Legacy)))
 	})
+	b.Run("policies=1/observer", func(b *testing.B) {
+		benchServe(b, benchMiddleware(b, 1, middleware.WithObserver(&nopObserver{})))
+	})
 }
 
 // BenchmarkMiddlewareParallel is BenchmarkMiddleware's one-policy case with

@@ -217,3 +217,27 @@ func TestMetricsAllocations(t *testing.T) {
 		t.Errorf("with metrics %v allocations per request, without %v", b, a)
 	}
 }
+
+// BenchmarkObserved measures one allowed request through a one-policy
+// middleware with and without the Prometheus observer.
+func BenchmarkObserved(b *testing.B) {
+	for _, withMetrics := range []bool{false, true} {
+		name := "metrics=off"
+		var opts []middleware.Option
+		if withMetrics {
+			name = "metrics=on"
+			metrics, _ := prommetrics.New(nil)
+			opts = append(opts, middleware.WithObserver(metrics))
+		}
+		b.Run(name, func(b *testing.B) {
+			mem, _ := algorithms.NewMemoryStore()
+			h := middleware.MustNew(mem, []*policy.Policy{fixed("p", algorithms.MaxLimit, remote)}, opts...).
+				Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			r := httptest.NewRequest("GET", "/", nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(httptest.NewRecorder(), r)
+			}
+		})
+	}
+}
