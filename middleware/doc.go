@@ -63,4 +63,25 @@
 // the request that long ([WithWait]) and then passes it on. A client that
 // goes away while held frees the goroutine at once, but its place in the
 // queue is not refunded: the queue stays as if it had been served.
+//
+// # Operations
+//
+// [FromConfig] builds a middleware from a configuration file loaded by
+// [policy.Load] (policies, header profile, failure mode; see
+// [ConfigOptions]). The policies can be replaced while the middleware
+// serves: [Middleware.SetPolicies] and [Middleware.ApplyConfig] swap in a
+// new immutable rule set atomically (each request is decided under the one
+// it started with; requests take no lock), and package policy/reload calls
+// ApplyConfig whenever the file changes. Policies whose name and Spec did
+// not change keep their counters. [Middleware.SetLimit] changes the limit
+// of one policy the same way; package middleware/adaptive uses it to lower
+// limits while the service is unhealthy and to divide a cluster-wide limit
+// among instances.
+//
+// An [Observer] ([WithObserver]) is told the outcome and decision latency
+// of every request, changes of the failure [State] and of effective
+// limits: package middleware/prommetrics exports them to Prometheus, and
+// [WithLogger] logs them with log/slog, rejections sampled so that an
+// attack cannot flood the log. Without an observer the middleware pays one
+// nil check per request and logs nothing.
 package middleware

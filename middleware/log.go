@@ -119,7 +119,7 @@ func (l *LogObserver) admit(name string) (ok bool, suppressed int64) {
 // ObserveRequest logs store failures and rejected requests, sampled.
 func (l *LogObserver) ObserveRequest(e Event) {
 	res := e.Result
-	if res.Err != nil && e.Outcome != KeyRejected && e.Outcome != Denied && e.Outcome != ShadowDenied {
+	if res.Err != nil && e.Outcome != KeyRejected && !prepareError(res.Err) {
 		if ok, sup := l.admit(" store"); ok {
 			l.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: store failed",
 				slog.String("outcome", e.Outcome.String()), slog.Bool("fallback", res.Fallback),
@@ -182,3 +182,11 @@ func (l *LogObserver) ObserveLimit(name string, limit, configured int64) {
 }
 
 var _ Observer = (*LogObserver)(nil)
+
+// prepareError reports whether err is a request's fault (no key, a cost out
+// of range), not the store's.
+func prepareError(err error) bool {
+	var ke *policy.KeyError
+	var ce *policy.CostError
+	return errors.As(err, &ke) || errors.As(err, &ce)
+}

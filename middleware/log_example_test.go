@@ -1,0 +1,44 @@
+package middleware_test
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// Denials are logged at most LogRate times per second and policy; the
+// next record tells how many were left out. (The policy is a sliding
+// window counter: the client, 13m20s into the hour, waits for the whole
+// next hour.)
+func ExampleNewLogObserver() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // a fixed output for the example
+			}
+			return a
+		},
+	}))
+	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
+	lo, _ := middleware.NewLogObserver(logger, middleware.LogRate(1), middleware.LogClock(clock))
+	store, _ := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerHour("login", 1, keyfunc.Must(keyfunc.IP())))},
+		middleware.WithObserver(lo))
+	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for range 50 { // 1 allowed, 49 denied within one second
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/login", nil))
+	}
+	clock.Advance(time.Second)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/login", nil))
+	// Output:
+	// level=INFO msg="ratekeeper: request denied" policy=login key=login:192.0.2.1 shadow=false method=POST path=/login retry_after=1h46m40s suppressed=0
+	// level=INFO msg="ratekeeper: request denied" policy=login key=login:192.0.2.1 shadow=false method=POST path=/login retry_after=1h46m39s suppressed=48
+}
