@@ -88,10 +88,11 @@ type Controller struct {
 	errRate                       float64
 
 	win    atomic.Pointer[window]
-	mu     sync.Mutex // serialises evaluations; guards the fields below
-	ends   time.Time  // end of the current period
-	level  int64      // permille of the configured limit
-	stable int        // healthy periods in a row
+	endsNs atomic.Int64 // ends in Unix nanoseconds, read without the lock
+	mu     sync.Mutex   // serialises evaluations; guards the fields below
+	ends   time.Time    // end of the current period
+	level  int64        // permille of the configured limit
+	stable int          // healthy periods in a row
 	base   time.Duration
 }
 
@@ -155,6 +156,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 		decrease: int64(math.Round(cfg.Decrease * permille)), step: int64(math.Round(cfg.Step * permille)),
 		floor: int64(math.Round(cfg.Floor * permille)), factor: int64(math.Round(cfg.LatencyFactor * permille))}
 	c.ends = cfg.Clock.Now().Add(cfg.Period)
+	c.endsNs.Store(c.ends.UnixNano())
 	c.win.Store(new(window))
 	return c, nil
 }
@@ -175,7 +177,8 @@ func (c *Controller) Baseline() time.Duration {
 }
 
 // Observe records one handled request: how long it took and its status.
-// When the period has ended, the first call after it evaluates the period.
+// When the period has ended, the first call after it evaluates the period;
+// until then Observe takes no lock.
 func (c *Controller) Observe(latency time.Duration, status int) {
 	c.win.Load().add(latency, c.cfg.IsError(status))
 	c.maybeEvaluate()
@@ -183,7 +186,7 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 
 func (c *Controller) maybeEvaluate() {
 	now := c.cfg.Clock.Now()
-	if !c.mu.TryLock() {
+	if now.UnixNano() < c.endsNs.Load() || !c.mu.TryLock() {
 		return // another goroutine is evaluating
 	}
 	defer c.mu.Unlock()
@@ -213,6 +216,7 @@ func (c *Controller) evaluate(now time.Time) error {
 	w := c.win.Swap(new(window))
 	periods := int(now.Sub(c.ends)/c.cfg.Period) + 1
 	c.ends = c.ends.Add(time.Duration(periods) * c.cfg.Period)
+	c.endsNs.Store(c.ends.UnixNano())
 
 	n, errs := w.n.Load(), w.errs.Load()
 	old := c.level

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -46,9 +47,10 @@ type Fleet struct {
 	t   Target
 	cfg FleetConfig
 
-	mu   sync.Mutex
-	n    int       // instances the limits were set for; 0 before the first Update
-	next time.Time // when Check reads the count again
+	nextNs atomic.Int64 // when Check reads the count again, Unix nanoseconds
+
+	mu sync.Mutex
+	n  int // instances the limits were set for; 0 before the first Update
 }
 
 // NewFleet returns a Fleet driving t's limits and sets them for the
@@ -100,11 +102,11 @@ func (f *Fleet) Update() error {
 // Check calls Update if Every has passed since the count was last read.
 func (f *Fleet) Check() error {
 	now := f.cfg.Clock.Now()
-	if !f.mu.TryLock() {
-		return nil // an update is under way
+	if now.UnixNano() < f.nextNs.Load() || !f.mu.TryLock() {
+		return nil // not yet, or an update is under way
 	}
 	defer f.mu.Unlock()
-	if now.Before(f.next) {
+	if now.UnixNano() < f.nextNs.Load() {
 		return nil
 	}
 	return f.update(now)
@@ -112,7 +114,7 @@ func (f *Fleet) Check() error {
 
 // update requires f.mu.
 func (f *Fleet) update(now time.Time) error {
-	f.next = now.Add(f.cfg.Every)
+	f.nextNs.Store(now.Add(f.cfg.Every).UnixNano())
 	n := f.cfg.Instances()
 	if n < 1 {
 		if f.n == 0 {
