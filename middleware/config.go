@@ -76,8 +76,10 @@ func FromConfig(store algorithms.Store, cfg *policy.Config, opts ...Option) (*Mi
 }
 
 // ApplyConfig makes the policies of a newly loaded configuration the
-// active ones ([Middleware.SetPolicies]): the hook for a reloader. Its
-// headers and failure mode are not applied (they are fixed when the
+// active ones ([Middleware.SetPolicies]): the hook for a reloader. The
+// key settings (trusted_proxies, ip_source, the IP prefixes) live in the
+// policies' key functions and so are applied with them. Its headers and
+// failure mode are not applied (they are fixed when the
 // middleware is built); a configuration that changes them returns the
 // policies applied and an error saying a restart is needed, matching
 // [ErrRestartNeeded].

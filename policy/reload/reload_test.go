@@ -1,6 +1,8 @@
 package reload_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -175,13 +177,14 @@ func TestReloadExplicit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rk.json")
 	os.WriteFile(path, []byte(`{"policies":[{"name":"a","limit":1,"window":"1m"}]}`), 0o644)
 	var applied []int64
+	var logs bytes.Buffer
 	w, err := reload.New(path, func(cfg *policy.Config) error {
 		applied = append(applied, cfg.Policies[0].Spec().Limit)
 		if cfg.Policies[0].Spec().Limit == 13 {
 			return errors.New("unlucky")
 		}
 		return nil
-	}, reload.WithLogger(quiet), reload.WithDebounce(time.Hour))
+	}, reload.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), reload.WithDebounce(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +197,14 @@ func TestReloadExplicit(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, []byte(`{"policies":[`), 0o644)
+	logs.Reset()
 	if err := w.Reload(); err == nil {
 		t.Error("Reload of broken JSON = nil")
+	}
+	var rec struct{ Level, Msg, File, Error string }
+	if err := json.Unmarshal(logs.Bytes(), &rec); err != nil || rec.Level != "ERROR" ||
+		!strings.Contains(rec.Msg, "previous rules keep running") || rec.File != path || rec.Error == "" {
+		t.Errorf("log of a broken file: %q (%v)", logs.String(), err)
 	}
 	os.WriteFile(path, []byte(`{"policies":[{"name":"a","limit":13,"window":"1m"}]}`), 0o644)
 	if err := w.Reload(); err == nil || !strings.Contains(err.Error(), "unlucky") || !strings.HasPrefix(err.Error(), "reload: ") {
