@@ -282,3 +282,48 @@ func TestReloadUnderTraffic(t *testing.T) {
 		t.Errorf("RateLimit %q, want it to start %q: keep's counter survived every reload", got, want)
 	}
 }
+
+// TestConfigMapSwap updates the file as a Kubernetes ConfigMap volume
+// does: the file is a link through "..data", which is replaced by a rename
+// to point at a new directory; the file itself sees no event.
+func TestConfigMapSwap(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	dir := t.TempDir()
+	version := func(name, data string) {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "ratekeeper.yaml"), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version("..v1", config(5))
+	path := filepath.Join(dir, "ratekeeper.yaml")
+	if err := os.Symlink(filepath.Join("..data", "ratekeeper.yaml"), path); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan event, 10)
+	var got atomic.Int64
+	w, err := reload.New(path, func(cfg *policy.Config) error {
+		got.Store(cfg.Policies[0].Spec().Limit)
+		return nil
+	}, reload.WithLogger(quiet), reload.WithDebounce(20*time.Millisecond),
+		reload.OnReload(func(cfg *policy.Config, err error) { events <- event{cfg, err} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	version("..v2", config(8))
+	if e := next(t, events); e.err != nil {
+		t.Fatal(e.err)
+	}
+	if got.Load() != 8 {
+		t.Errorf("after the ConfigMap swap: limit %d, want 8", got.Load())
+	}
+}
