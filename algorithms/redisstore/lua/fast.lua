@@ -1,7 +1,7 @@
 -- fast.lua: the fast path, run before anything else in the script. It
 -- decides a plain Take (mode 0, one key per check, no key twice) whose
 -- checks are all fixed_window, sliding_window, token_bucket or
--- leaky_bucket, with one MGET, one SET PX per key, and no closure but
+-- leaky_bucket, with one GET (MGET), one SET PX per key, and no closure but
 -- decideFast: a script's functions are closures made anew on every call,
 -- and the general path (main.lua) makes dozens. Its code is the general
 -- path's (cell.lua: fixedWindow, slidingWindow, tokenFast), specialised:
@@ -46,8 +46,27 @@ do
     TS, TN = ts, tn
     fastTime = true
     local FS = 14
-    local f = {}
-    local vals = redis.call('MGET', unpack(KEYS))
+    -- f and out are made at their final size when they are small (a table
+    -- that grows is reallocated at every power of two: garbage, which the
+    -- script's collector then pays for).
+    local f, out
+    if nchecks == 1 then
+      f, out = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}
+    elseif nchecks == 2 then
+      f, out = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    elseif nchecks == 3 then
+      f, out = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    elseif nchecks == 4 then
+      f, out = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    else
+      f, out = {}, {}
+    end
+    local vals, v1
+    if nchecks == 1 then
+      v1 = redis.call('GET', KEYS[1])
+    else
+      vals = redis.call('MGET', unpack(KEYS))
+    end
     for i = 1, nchecks do
       local a = 5 + (i - 1) * 7
       local b = (i - 1) * FS
@@ -58,7 +77,8 @@ do
         break
       end
       f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5] = kind, L, W, C, n
-      local v = vals[i]
+      local v = v1
+      if vals then v = vals[i] end
       if kind == 5 or kind == 6 then
         -- loadBucket: F relative to t, or an empty bucket.
         local t, x = 0, 0
@@ -103,7 +123,6 @@ do
         f[b + 6], f[b + 7], f[b + 8], f[b + 9], f[b + 10], f[b + 11] = k, e, t, x, y, off
       end
     end
-    local out = {}
     -- decideFast decides check i on its loaded state into out, and, when
     -- consuming an admitted check, its new state into f. It returns whether
     -- the check is admitted, or nil to give up the fast path.
