@@ -128,32 +128,34 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 		return fmt.Errorf("middleware: %w", err)
 	}
 	old := m.set.Swap(set)
+	oldBase := m.rules.base
 	m.rules.base = append([]*policy.Policy(nil), base...)
 	m.rules.limits = limits
 	if m.obs != nil {
-		m.notifyLimits(old, set)
+		m.notifyLimits(old, oldBase, set)
 	}
 	return nil
 }
 
-// notifyLimits tells the observer of every policy whose effective limit is
-// new or changed between the sets old (nil at construction) and set.
-func (m *Middleware) notifyLimits(old, set *policy.Set) {
-	prev := map[string]int64{}
+// notifyLimits tells the observer of every policy whose effective or
+// configured limit is new or changed between the sets old (nil at
+// construction, configured as oldBase) and set.
+func (m *Middleware) notifyLimits(old *policy.Set, oldBase []*policy.Policy, set *policy.Set) {
+	type limits struct{ eff, conf int64 }
+	prev := map[string]limits{}
 	if old != nil {
-		for _, p := range old.Policies() {
-			prev[p.Name()] = p.Spec().Limit
+		for i, p := range old.Policies() {
+			prev[p.Name()] = limits{p.Spec().Limit, oldBase[i].Spec().Limit}
 		}
 	}
 	for _, p := range set.Policies() {
-		l := p.Spec().Limit
-		if pl, ok := prev[p.Name()]; ok && pl == l {
+		cur := limits{p.Spec().Limit, p.Spec().Limit}
+		if c := m.configured(p.Name()); c != nil {
+			cur.conf = c.Spec().Limit
+		}
+		if pl, ok := prev[p.Name()]; ok && pl == cur {
 			continue
 		}
-		conf := l
-		if c := m.configured(p.Name()); c != nil {
-			conf = c.Spec().Limit
-		}
-		m.obs.ObserveLimit(p.Name(), l, conf)
+		m.obs.ObserveLimit(p.Name(), cur.eff, cur.conf)
 	}
 }

@@ -149,6 +149,14 @@ func TestSetLimit(t *testing.T) {
 	if got := m.Set().Policies()[0].Spec().Limit; got != 12 {
 		t.Errorf("a after a reload changing its Spec: limit %d, want 12 (override dropped)", got)
 	}
+	// Configured 3 while 3 was enforced: the effective limit stays, the
+	// configured one changes, and the observer hears of it.
+	m.SetLimit("a", 3)
+	n := len(strings.Fields(rec.limitsString()))
+	m.SetPolicies([]*policy.Policy{fixed("a", 3, time.Minute, remote), m.Configured("b")})
+	if got := strings.Fields(rec.limitsString()); len(got) != n+1 || got[n] != "a=3/3" {
+		t.Errorf("limits after configuring the enforced limit: %v, want a=3/3 added", got[n:])
+	}
 	for _, tc := range []struct {
 		name  string
 		limit int64
