@@ -1,14 +1,16 @@
 -- fast.lua: the fast path, run before anything else in the script. It
 -- decides a plain Take (mode 0, one key per check, no key twice) whose
 -- checks are all fixed_window, sliding_window, token_bucket or
--- leaky_bucket, with one GET (MGET), one SET PX per key, and no closure but
--- decideFast: a script's functions are closures made anew on every call,
+-- leaky_bucket, with one GET (MGET), one SET PX per key, and no closures but
+-- decideFast (and wait, for a sliding_window): a script's functions are
+-- closures made anew on every call,
 -- and the general path (main.lua) makes dozens. Its code is the general
 -- path's (cell.lua: fixedWindow, slidingWindow, tokenFast), specialised:
--- where the general path would leave plain numbers (a bucket whose C*W or
--- D*L reaches 2^52, a window W that neither divides nor is a multiple of a
--- second) the fast path gives up before writing anything, and main.lua
--- decides the Take from the start. See doc.go, "Exactness".
+-- where the general path would leave plain numbers for a bucket (C*W or
+-- D*L reaching 2^52) the fast path gives up before writing anything, and
+-- main.lua decides the Take from the start. A sliding_window whose products
+-- reach 2^52, and a window W that neither divides nor is a multiple of a
+-- second, use the wide-number helpers (numInit). See doc.go, "Exactness".
 --
 -- Per check the table f holds, from index (i-1)*FS: kind, L, W, C, n,
 -- window index k, e, the loaded state t, x, y, the lateness offset, and the
@@ -99,7 +101,7 @@ do
         end
         f[b + 8], f[b + 9], f[b + 11] = t, x, 0
       else
-        -- window(W) on plain numbers (its first two cases).
+        -- window(W): its first two cases written out on plain numbers.
         local k, e
         if W % G == 0 then
           local q, r = divmod(TS, W / G)
@@ -108,8 +110,8 @@ do
           local q, r = divmod(TN, W)
           k, e = TS * (G / W) + q, r
         else
-          ok = false
-          break
+          numInit()
+          k, e = window(W)
         end
         -- loadWindow and lateWindow, and a state far ahead forgotten.
         local t, x, y = k - 2, 0, 0
