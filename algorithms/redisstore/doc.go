@@ -19,7 +19,9 @@
 // one script that go-redis runs with EVALSHA, falling back to EVAL when the
 // server does not have it yet (the first call, or after SCRIPT FLUSH).
 // Every check of a Take goes in that one call: one network round trip
-// however many checks there are. Redis runs a script atomically, so a Take
+// however many checks there are. The script starts with a fast path for the
+// common Take (see "Exactness"); the rest of it runs only when that path
+// does not apply. Redis runs a script atomically, so a Take
 // is all or nothing across application instances: the script first decides
 // every check (a repeated key sees the earlier check's consumption, as in
 // the memory store), then writes only if all are admitted. A denied Take
@@ -70,6 +72,37 @@
 //     limb by limb from the top, where every partial sum is exact.
 //
 // TestLuaArithmetic checks these operations against math/big on the server.
+//
+// The fast path (lua/fast.lua) decides a plain Take — not a cluster phase,
+// no key twice, every check fixed_window, sliding_window, token_bucket or
+// leaky_bucket — with one GET or MGET, one SET PX per key and almost no
+// closures or tables, and otherwise hands the Take to the general script
+// before writing anything. It is the general path's arithmetic, with plain
+// numbers exactly where the general path has them:
+//
+//   - The instant: as above. A bucket's F − t = (s−TS)·10^9 + (n−TN) only
+//     when |s−TS| <= 2·10^6, so |F − t| < 2·10^15 + 10^9 < 2^51.
+//   - The window of t: when 10^9 divides W, k = floor(TS/(W/10^9)) and
+//     e = (TS − k·W/10^9)·10^9 + TN < W; when W divides 10^9, k =
+//     TS·(10^9/W) + floor(TN/W) with |TS| < 2^34 and 10^9/W <= 1000, so
+//     |k| < 2^44. Any other W takes the wide-value window above.
+//   - fixed_window: counts below 2^31 and durations below W: no products.
+//   - sliding_window: plain only when L·W < 2^52; then every product is a
+//     count at most L (stored counts never exceed L: a check is admitted
+//     only when curr + n <= L − ceil(prev·(W−e)/W)) times a duration at most
+//     W, so below 2^52, and ceil(prev·(W−e)/W) is taken plain exactly when
+//     the computed product is below 2^52 (then it is exact, as above).
+//     Otherwise the same steps run on wide values.
+//   - token_bucket, leaky_bucket: plain only when C·W < 2^52 and D·L < 2^52
+//     (D·L computed as (F−t)·L + x: when the rounded (F−t)·L is below 2^52
+//     it is exact, and adding x < 2^30 stays exact). Then (C−n)·W, n·W and
+//     (C−m)·W for m >= 1 are at most C·W; an admitted check leaves D'·L =
+//     max(D, 0)·L + n·W <= (C−n)·W + n·W = C·W < 2^52 (admitted means D·L
+//     <= (C−n)·W); every quotient is of a plain number by W or L. When C·W
+//     or D·L reaches 2^52 the fast path gives the Take to the general path.
+//
+// The differential test reaches every branch of the fast path (each one,
+// broken on purpose, makes it fail) and the general path's.
 //
 // Clocks that go back: as in the memory store, a request at an instant
 // before the key's latest one is decided at that latest instant and its
