@@ -5,12 +5,11 @@
 -- decideFast (and wait, for a sliding_window): a script's functions are
 -- closures made anew on every call,
 -- and the general path (main.lua) makes dozens. Its code is the general
--- path's (cell.lua: fixedWindow, slidingWindow, tokenFast), specialised:
--- where the general path would leave plain numbers for a bucket (C*W or
--- D*L reaching 2^52) the fast path gives up before writing anything, and
--- main.lua decides the Take from the start. A sliding_window whose products
--- reach 2^52, and a window W that neither divides nor is a multiple of a
--- second, use the wide-number helpers (numInit). See doc.go, "Exactness".
+-- path's (cell.lua: fixedWindow, slidingWindow, tokenBucket and tokenFast),
+-- specialised, on plain numbers exactly where the general path has them;
+-- a bucket whose C*W or D*L reaches 2^52, a sliding_window whose products
+-- do, and a window W that neither divides nor is a multiple of a second
+-- use the wide-number helpers (numInit). See doc.go, "Exactness".
 --
 -- Per check the table f holds, from index (i-1)*FS: kind, L, W, C, n,
 -- window index k, e, the loaded state t, x, y, the lateness offset, and the
@@ -91,14 +90,6 @@ do
             if not far(s) then t, x = rel(s, tonumber(ns)), tonumber(rx) end
           end
         end
-        -- tokenBucket takes tokenFast only when C*W < 2^52 and D*L < 2^52.
-        local CW = C * W
-        local dl = 0
-        if t > 0 or (t == 0 and x > 0) then dl = t * L + x end
-        if not (CW < T52 and dl < T52) then
-          ok = false
-          break
-        end
         f[b + 8], f[b + 9], f[b + 11] = t, x, 0
       else
         -- window(W): its first two cases written out on plain numbers.
@@ -133,11 +124,45 @@ do
       local kind, L, W, C, n = f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5]
       local t, x, off = f[b + 8], f[b + 9], f[b + 11]
       local allowed, r, ra, rs, nx = false, 0, 0, 0, 0
+      local CW, dl = 0, 0
       if kind == 5 or kind == 6 then
-        -- tokenFast (C*W and D*L below 2^52: checked at load).
-        local CW = C * W
-        local dl = 0
+        CW = C * W
         if t > 0 or (t == 0 and x > 0) then dl = t * L + x end
+      end
+      if (kind == 5 or kind == 6) and not (CW < T52 and dl < T52) then
+        -- tokenBucket on wide values (its deficit, advance, bucketWait).
+        numInit()
+        local function bwait(dlw, m)
+          local room = bmul(C - m, W)
+          if bcmp(room, dlw) >= 0 then return 0 end
+          return bdivceil(bsub(dlw, room), L)
+        end
+        local dlw = 0
+        if t > 0 or (t == 0 and x > 0) then dlw = badd(bmul(t, L), x) end
+        allowed = bcmp(bmul(C - n, W), dlw) >= 0
+        if allowed and consume then
+          local ct, cx = t, x
+          if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
+          local q, rr = bdivmod(bmul(n, W), L)
+          ct = ct + q
+          rr = rr + cx
+          if rr >= L then
+            rr = rr - L
+            ct = ct + 1
+          end
+          f[b + 12], f[b + 13] = ct, rr
+          dlw = 0
+          if ct > 0 or (ct == 0 and rr > 0) then dlw = badd(bmul(ct, L), rr) end
+        elseif not allowed then
+          ra = bwait(dlw, n)
+        end
+        local avail = 0
+        if bcmp(dlw, bmul(C, W)) < 0 then avail = C - bdivceil(dlw, W) end
+        r = avail
+        rs = bdivceil(dlw, L)
+        if avail < C then nx = bwait(dlw, avail + 1) end
+      elseif kind == 5 or kind == 6 then
+        -- tokenFast: C*W and D*L are below 2^52.
         allowed = dl <= (C - n) * W
         if allowed and consume then
           local ct, cx = t, x
