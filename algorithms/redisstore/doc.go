@@ -76,9 +76,10 @@
 // The fast path (lua/fast.lua) decides a plain Take — not a cluster phase,
 // no key twice, every check fixed_window, sliding_window, token_bucket or
 // leaky_bucket — with one GET or MGET, one SET PX per key and almost no
-// closures or tables, and otherwise hands the Take to the general script
-// before writing anything. It is the general path's arithmetic, with plain
-// numbers exactly where the general path has them:
+// closures or tables; any other Take (sliding_log, sliding_buckets,
+// leaky_queue, a repeated key) goes to the general script, at the same
+// instant. It is the general path's arithmetic, with plain numbers exactly
+// where the general path has them:
 //
 //   - The instant: as above. A bucket's F − t = (s−TS)·10^9 + (n−TN) only
 //     when |s−TS| <= 2·10^6, so |F − t| < 2·10^15 + 10^9 < 2^51.
@@ -87,19 +88,19 @@
 //     TS·(10^9/W) + floor(TN/W) with |TS| < 2^34 and 10^9/W <= 1000, so
 //     |k| < 2^44. Any other W takes the wide-value window above.
 //   - fixed_window: counts below 2^31 and durations below W: no products.
-//   - sliding_window: plain only when L·W < 2^52; then every product is a
-//     count at most L (stored counts never exceed L: a check is admitted
-//     only when curr + n <= L − ceil(prev·(W−e)/W)) times a duration at most
-//     W, so below 2^52, and ceil(prev·(W−e)/W) is taken plain exactly when
-//     the computed product is below 2^52 (then it is exact, as above).
-//     Otherwise the same steps run on wide values.
+//   - sliding_window: ceil(prev·(W−e)/W) is taken on plain numbers exactly
+//     when the computed product prev·(W−e) is below 2^52 (then it is exact,
+//     as above); the waits (slidingWait) only when L·W < 2^52, where every
+//     product is a count at most L (stored counts never exceed L: a check
+//     is admitted only when curr + n <= L − ceil(prev·(W−e)/W)) times a
+//     duration at most W. Otherwise the same steps run on wide values.
 //   - token_bucket, leaky_bucket: plain only when C·W < 2^52 and D·L < 2^52
 //     (D·L computed as (F−t)·L + x: when the rounded (F−t)·L is below 2^52
 //     it is exact, and adding x < 2^30 stays exact). Then (C−n)·W, n·W and
 //     (C−m)·W for m >= 1 are at most C·W; an admitted check leaves D'·L =
 //     max(D, 0)·L + n·W <= (C−n)·W + n·W = C·W < 2^52 (admitted means D·L
 //     <= (C−n)·W); every quotient is of a plain number by W or L. When C·W
-//     or D·L reaches 2^52 the fast path gives the Take to the general path.
+//     or D·L reaches 2^52 the same steps run on wide values.
 //
 // The differential test reaches every branch of the fast path (each one,
 // broken on purpose, makes it fail) and the general path's.
