@@ -3,6 +3,7 @@ package loadtest
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,8 +180,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			"Latency: %d rounds of %s at a constant %.0f req/s (half the no-limiter maximum), all rounds pooled; vegeta measures from the send, so queueing behind a busy connection counts. "+
 			"In process: median of %d rounds of %s calling ServeHTTP from GOMAXPROCS goroutines, no network (the limiter's own cost).\n\n",
 			algorithms.MaxLimit, c.Conns, c.Rounds, c.MaxDuration, c.Rounds, c.LatDuration, r.Overhead[0].Rate, c.Rounds, inProcDuration)
-		b.WriteString("| limiter | max req/s | vs none | p50 | p90 | p99 | p99.9 | max | p99 vs none | not 200 | in process req/s | vs none |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| limiter | max req/s | rounds min–max | vs none | p50 | p90 | p99 | p99.9 | max | p99 vs none | not 200 | in process req/s | vs none |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, o := range r.Overhead {
 			rt, pr, ir := "—", "—", "—"
 			if base != nil {
@@ -188,8 +189,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				pr = ratio(float64(o.P99), float64(base.P99))
 				ir = ratio(o.InProcRPS, base.InProcRPS)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %d | %.0f | %s |\n",
-				o.Name, o.MaxRPS, rt, fmtDur(o.P50), fmtDur(o.P90), fmtDur(o.P99), fmtDur(o.P999), fmtDur(o.Max), pr, o.Non200, o.InProcRPS, ir)
+			lo, hi := 0.0, 0.0
+			if len(o.MaxRPSRounds) > 0 {
+				lo, hi = slices.Min(o.MaxRPSRounds), slices.Max(o.MaxRPSRounds)
+			}
+			fmt.Fprintf(&b, "| %s | %.0f | %.0f–%.0f | %s | %s | %s | %s | %s | %s | %s | %d | %.0f | %s |\n",
+				o.Name, o.MaxRPS, lo, hi, rt, fmtDur(o.P50), fmtDur(o.P90), fmtDur(o.P99), fmtDur(o.P999), fmtDur(o.Max), pr, o.Non200, o.InProcRPS, ir)
 		}
 		b.WriteString("\n")
 	}
