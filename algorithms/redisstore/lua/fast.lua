@@ -1,15 +1,16 @@
 -- fast.lua: the fast path, run before anything else in the script. It
 -- decides a plain Take (mode 0, one key per check, no key twice) whose
 -- checks are all fixed_window, sliding_window, token_bucket or
--- leaky_bucket, with one GET (MGET), one SET PX per key, and no closures but
--- decideFast (and wait, for a sliding_window): a script's functions are
--- closures made anew on every call,
--- and the general path (main.lua) makes dozens. Its code is the general
--- path's (cell.lua: fixedWindow, slidingWindow, tokenBucket and tokenFast),
--- specialised, on plain numbers exactly where the general path has them;
--- a bucket whose C*W or D*L reaches 2^52, a sliding_window whose products
--- do, and a window W that neither divides nor is a multiple of a second
--- use the wide-number helpers (numInit). See doc.go, "Exactness".
+-- leaky_bucket, with one GET (MGET for several checks), one SET PX per key,
+-- and no closures but decideFast (and wait, for a sliding_window): a
+-- script's functions are closures made anew on every call, and the general
+-- path (main.lua) makes dozens. Its code is the general path's (cell.lua:
+-- fixedWindow, slidingWindow, tokenBucket and tokenFast), specialised, on
+-- plain numbers exactly where the general path has them; a bucket whose
+-- C*W or D*L reaches 2^52, a sliding_window whose products do, and a window
+-- W that neither divides nor is a multiple of a second use the wide-number
+-- helpers (numInit). Any other Take goes on to main.lua, at the same
+-- instant, before anything is written. See doc.go, "Exactness".
 --
 -- Per check the table f holds, from index (i-1)*FS: kind, L, W, C, n,
 -- window index k, e, the loaded state t, x, y, the lateness offset, and the
