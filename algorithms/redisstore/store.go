@@ -215,7 +215,7 @@ func (s *Store) localNow(clockNow time.Time) time.Time {
 
 // request is one Take's script call: its keys and arguments. Requests and
 // their slices are reused through reqPool when the call ended synchronously
-// (see run).
+// (see TakeInto); go-redis copies keys and arguments into its own command.
 type request struct {
 	checks []algorithms.Check
 	infos  []*specInfo
