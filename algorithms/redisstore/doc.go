@@ -124,9 +124,15 @@
 //
 // Every write sets an expiry (PX) for when the state stops mattering: the
 // Decision's ResetAfter in whole milliseconds plus 1 ms (so never shorter
-// than ResetAfter) — on the server's clock, the one that decides. With an injected clock, which Redis
-// does not follow, keys live at least [DefaultClockTTL] (see [WithMinTTL]);
-// a key kept longer never changes a decision.
+// than ResetAfter) — on the server's clock, the one that decides. One
+// exception, on the server's clock without [WithMinTTL]: a fixed_window or
+// sliding_window key rewritten in the window it already holds keeps its
+// expiry (SET KEEPTTL, cheaper than PX), because every admitted write in
+// window k ends at the same instant (the end of window k, or of window k+1
+// for sliding_window) and so got the same expiry within 1 ms
+// (TestExpiryCoversResetAfter). With an injected clock, which Redis does
+// not follow, keys live at least [DefaultClockTTL] (see [WithMinTTL]); a
+// key kept longer never changes a decision.
 //
 // Per key the state is a short string: "k count" (fixed_window), "k prev
 // curr" (sliding_window), "s n rem" — the instant the bucket is full or the

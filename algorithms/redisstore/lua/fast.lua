@@ -320,10 +320,16 @@ do
         return out
       end
       local minTTL = tonumber(ARGV[3])
+      -- A window key rewritten in the window it already holds keeps its
+      -- expiry (KEEPTTL, cheaper than PX): every admitted write in window k
+      -- expires just after the same instant (the end of window k for
+      -- fixed_window, of window k+1 for sliding_window, which has curr > 0),
+      -- so the expiry already set is after ResetAfter. Only on the server's
+      -- clock with no MinTTL, where expiry and decisions share the clock.
+      local keep = ARGV[1] == '' and minTTL == 0
       for i = 1, nchecks do
         local b = (i - 1) * FS
         local kind = f[b + 1]
-        local ttl = math.max(math.floor(out[(i - 1) * 6 + 4] / 1000000) + 1, minTTL, 1)
         local v
         if kind == 1 then
           v = string.format('%d %d', f[b + 12], f[b + 13])
@@ -333,7 +339,12 @@ do
           local s, ns = absol(f[b + 12])
           v = string.format('%d %d %d', s, ns, f[b + 13])
         end
-        redis.call('SET', KEYS[i], v, 'PX', ttl)
+        if keep and kind ~= 5 and kind ~= 6 and f[b + 8] == f[b + 12] then
+          redis.call('SET', KEYS[i], v, 'KEEPTTL')
+        else
+          local ttl = math.max(math.floor(out[(i - 1) * 6 + 4] / 1000000) + 1, minTTL, 1)
+          redis.call('SET', KEYS[i], v, 'PX', ttl)
+        end
       end
       return out
     end
