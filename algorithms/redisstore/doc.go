@@ -75,7 +75,7 @@
 //
 // The fast path (lua/fast.lua) decides a plain Take — not a cluster phase,
 // no key twice, every check fixed_window, sliding_window, token_bucket or
-// leaky_bucket — with one GET or MGET, one SET PX per key and almost no
+// leaky_bucket — with one GET or MGET, one SET per key and almost no
 // closures or tables; any other Take (sliding_log, sliding_buckets,
 // leaky_queue, a repeated key) goes to the general script, at the same
 // instant. It is the general path's arithmetic, with plain numbers exactly

@@ -1,7 +1,7 @@
 -- fast.lua: the fast path, run before anything else in the script. It
 -- decides a plain Take (mode 0, one key per check, no key twice) whose
 -- checks are all fixed_window, sliding_window, token_bucket or
--- leaky_bucket, with one GET (MGET for several checks), one SET PX per key,
+-- leaky_bucket, with one GET (MGET for several checks), one SET per key,
 -- and no closures but decideFast (and wait, for a sliding_window): a
 -- script's functions are closures made anew on every call, and the general
 -- path (main.lua) makes dozens. Its code is the general path's (cell.lua:
