@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -79,25 +80,36 @@ func TestAgainstMiddleware(t *testing.T) {
 		{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: time.Second, Buckets: 5},
 		{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second, Burst: 1},
 	} {
-		t.Run(spec.String(), func(t *testing.T) {
-			clock := newFakeClock()
-			srv := newLimitedServer(t, clock, spec)
-			var retries atomic.Int64
-			hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(time.Minute),
-				client.WithOnRetry(func(client.Retry) { retries.Add(1) }))
-			clock.drive(50, func(i int) {
-				if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
-					t.Errorf("caller %d: %d %v", i, status, err)
+		for _, proactive := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/proactive=%v", spec, proactive), func(t *testing.T) {
+				clock := newFakeClock()
+				srv := newLimitedServer(t, clock, spec)
+				var retries atomic.Int64
+				hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(time.Minute),
+					client.WithProactive(proactive),
+					client.WithOnRetry(func(client.Retry) { retries.Add(1) }))
+				clock.drive(50, func(i int) {
+					if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+						t.Errorf("caller %d: %d %v", i, status, err)
+					}
+				})
+				// Pacing alone runs at full speed: one every 200ms, the last
+				// at 9.8s. With proactive pacing too, a response that reports
+				// r=0 (every one, for burst 1) holds the key for its t, which
+				// is whole seconds: the client may then go slower, depending
+				// on which caller reads which response first, but never faster.
+				took := clock.Now().Sub(t0)
+				if !proactive && took != 9800*time.Millisecond {
+					t.Errorf("50 requests took %s of virtual time, want 9.8s", took)
+				}
+				if proactive && took < 9800*time.Millisecond {
+					t.Errorf("50 requests took %s of virtual time, want at least 9.8s", took)
+				}
+				if ok, refused := srv.count(200), srv.count(429); ok != 50 || refused != 0 || retries.Load() != 0 {
+					t.Errorf("server answered %d × 200 and %d × 429, client retried %d times; want 50, 0, 0", ok, refused, retries.Load())
 				}
 			})
-			// And at full speed: one every 200ms, the last at 9.8s.
-			if took := clock.Now().Sub(t0); took != 9800*time.Millisecond {
-				t.Errorf("50 requests took %s of virtual time, want 9.8s", took)
-			}
-			if ok, refused := srv.count(200), srv.count(429); ok != 50 || refused != 0 || retries.Load() != 0 {
-				t.Errorf("server answered %d × 200 and %d × 429, client retried %d times; want 50, 0, 0", ok, refused, retries.Load())
-			}
-		})
+		}
 	}
 }
 
