@@ -13,9 +13,10 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 )
 
-// BytesPerKey is the upper end of the MemoryStore's documented size of a key
-// of a fixed-size kind ("about 40 to 60 bytes").
-const BytesPerKey = 60
+// BytesPerKey is the MemoryStore's documented budget for a key of a
+// fixed-size kind held at its bound under churn ("Budget 70 bytes per key,
+// times the bound").
+const BytesPerKey = 70
 
 // FloodConfig configures [RunFlood].
 type FloodConfig struct {

@@ -203,7 +203,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "%d distinct client IPs, one request each, through the middleware (in process, on a manual clock, %d windows of %s) into a MemoryStore with WithMaxKeys(%d); "+
 			"a victim IP sends exactly %d per window, evenly spaced, plus one over-limit probe per window. Heap is HeapAlloc after GC, before and after the flood.\n\n",
 			f.Keys, f.Windows, f.Window, f.MaxKeys, f.Limit)
-		b.WriteString("| flood keys | bound | keys held | heap growth | per key held | documented (60 B/key) | victim sent | victim rejected | probes admitted | wall time |\n")
+		fmt.Fprintf(&b, "| flood keys | bound | keys held | heap growth | per key held | documented (%d B/key) | victim sent | victim rejected | probes admitted | wall time |\n", BytesPerKey)
 		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		fmt.Fprintf(&b, "| %d | %d | %d | %.2f MB | %.1f B | %.2f MB | %d | %d | %d of %d | %s |\n\n",
 			f.Keys, f.Bound, f.Len, float64(f.HeapGrowth)/1e6, float64(f.HeapGrowth)/float64(max(f.Len, 1)), float64(f.DocBound)/1e6,
