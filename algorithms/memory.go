@@ -12,7 +12,7 @@ import (
 
 // MemoryStore is the in-memory Store: the default, for one process.
 //
-// It keeps the state of each (Spec, Key) pair in one of 64 shards, each with
+// It keeps the state of each (Spec, Key) pair in one of up to 64 shards, each with
 // its own mutex, so there is no global lock; a Take locks the shards of its
 // checks in a fixed order and decides them all before changing any, so a
 // denied Take consumes nothing and concurrent Takes never over-admit. Keys
@@ -40,7 +40,8 @@ import (
 // a flood of new keys, each of which made one request, evicts its own kind
 // before a client that is actively being limited, which an attacker can only
 // displace by spending more on each of its keys than that client has; and
-// the store never refuses a new key. The bound is exact: Len never exceeds it.
+// the store never refuses a new key. Len never exceeds the bound (rounded up
+// to a multiple of the number of shards, as WithMaxKeys says).
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
 // token_bucket, leaky_bucket, leaky_queue) costs about 57 bytes with a
