@@ -29,16 +29,74 @@ var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request)
 	w.Write([]byte("ok"))
 })
 
-// benchServe measures one request through h per iteration: a fresh
-// httptest.ResponseRecorder each time (its allocations are part of every
-// variant), the same request, from one client IP. The limits are far above
-// the request count, so every request is allowed and every response carries
-// the full headers.
+// A benchWriter is a minimal http.ResponseWriter that a benchmark resets
+// between requests instead of allocating a new one: the header map is
+// cleared (it keeps its buckets), the status and byte count zeroed.
+type benchWriter struct {
+	h    http.Header
+	code int
+	n    int
+}
+
+func newBenchWriter() *benchWriter { return &benchWriter{h: make(http.Header)} }
+
+func (w *benchWriter) Header() http.Header { return w.h }
+
+func (w *benchWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+
+func (w *benchWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	w.n += len(p)
+	return len(p), nil
+}
+
+func (w *benchWriter) reset() {
+	clear(w.h)
+	w.code, w.n = 0, 0
+}
+
+// benchServe measures one request through h per iteration: the same
+// request, from one client IP, answered into one benchWriter reset between
+// iterations. The limits are far above the request count, so every request
+// is allowed and every response carries the full headers.
+//
+// Why a reused writer: issue 4's targets were measured with a harness that
+// reuses everything around the handler (its bare handler costs about 300 ns
+// and 4 allocs). A fresh httptest.ResponseRecorder per iteration costs
+// about 800 ns and 6 allocs (recorder, header map, body buffer, the header
+// snapshot taken at WriteHeader) in every variant alike, which hides the
+// middlewares' own cost and compresses every ratio towards 1. Every variant
+// here gets the same reuse, peers included; [BenchmarkMiddlewareRecorder]
+// keeps the fresh-recorder harness for continuity with earlier figures.
 //
 // Besides wall time it reports cpu-ns/op, the process's CPU time per
 // request (garbage collection included), which a machine shared with other
 // work disturbs much less than wall time.
 func benchServe(b *testing.B, h http.Handler) {
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "203.0.113.9:41234"
+	w := newBenchWriter()
+	b.ReportAllocs()
+	cpu0, ok := processCPU()
+	for b.Loop() {
+		w.reset()
+		h.ServeHTTP(w, r)
+		if w.code != http.StatusOK {
+			b.Fatalf("status %d", w.code)
+		}
+	}
+	reportCPU(b, cpu0, ok)
+}
+
+// benchServeRecorder is benchServe with a fresh httptest.ResponseRecorder
+// per iteration, the harness of the figures before the reused writer.
+func benchServeRecorder(b *testing.B, h http.Handler) {
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "203.0.113.9:41234"
 	b.ReportAllocs()
@@ -50,6 +108,11 @@ func benchServe(b *testing.B, h http.Handler) {
 			b.Fatalf("status %d", w.Code)
 		}
 	}
+	reportCPU(b, cpu0, ok)
+}
+
+// reportCPU reports the process CPU time since cpu0 per iteration.
+func reportCPU(b *testing.B, cpu0 time.Duration, ok bool) {
 	if cpu1, ok1 := processCPU(); ok && ok1 && b.N > 0 {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
@@ -78,22 +141,30 @@ func benchMiddleware(b *testing.B, n int, opts ...middleware.Option) http.Handle
 // BenchmarkMiddleware compares, in one run, the bare handler, httprate's
 // LimitByIP (one sliding-window counter, X-RateLimit headers) and this
 // middleware with one and four stacked policies (sliding window counter,
-// keyed by client IP, in-memory store, IETF headers).
-func BenchmarkMiddleware(b *testing.B) {
-	b.Run("bare", func(b *testing.B) { benchServe(b, benchHandler) })
+// keyed by client IP, in-memory store, IETF headers), each serving a reused
+// request into a reused, reset writer (see benchServe).
+func BenchmarkMiddleware(b *testing.B) { benchVariants(b, benchServe) }
+
+// BenchmarkMiddlewareRecorder is BenchmarkMiddleware with a fresh
+// httptest.ResponseRecorder per request, as measured before (its ~800 ns and
+// 6 allocs are in every variant).
+func BenchmarkMiddlewareRecorder(b *testing.B) { benchVariants(b, benchServeRecorder) }
+
+func benchVariants(b *testing.B, serve func(*testing.B, http.Handler)) {
+	b.Run("bare", func(b *testing.B) { serve(b, benchHandler) })
 	b.Run("httprate", func(b *testing.B) {
-		benchServe(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler))
+		serve(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler))
 	})
-	b.Run("policies=1", func(b *testing.B) { benchServe(b, benchMiddleware(b, 1)) })
-	b.Run("policies=4", func(b *testing.B) { benchServe(b, benchMiddleware(b, 4)) })
+	b.Run("policies=1", func(b *testing.B) { serve(b, benchMiddleware(b, 1)) })
+	b.Run("policies=4", func(b *testing.B) { serve(b, benchMiddleware(b, 4)) })
 	b.Run("policies=1/headers=none", func(b *testing.B) {
-		benchServe(b, benchMiddleware(b, 1, middleware.WithHeaders(middleware.NoHeaders)))
+		serve(b, benchMiddleware(b, 1, middleware.WithHeaders(middleware.NoHeaders)))
 	})
 	b.Run("policies=1/headers=legacy", func(b *testing.B) {
-		benchServe(b, benchMiddleware(b, 1, middleware.WithHeaders(middleware.Legacy)))
+		serve(b, benchMiddleware(b, 1, middleware.WithHeaders(middleware.Legacy)))
 	})
 	b.Run("policies=1/observer", func(b *testing.B) {
-		benchServe(b, benchMiddleware(b, 1, middleware.WithObserver(&nopObserver{})))
+		serve(b, benchMiddleware(b, 1, middleware.WithObserver(&nopObserver{})))
 	})
 }
 
@@ -111,8 +182,9 @@ func BenchmarkMiddlewareParallel(b *testing.B) {
 			<-mu
 			r := httptest.NewRequest("GET", "/", nil)
 			r.RemoteAddr = "10.0." + strconv.FormatInt(n/256, 10) + "." + strconv.FormatInt(n%256, 10) + ":1234"
+			w := newBenchWriter()
 			for pb.Next() {
-				w := httptest.NewRecorder()
+				w.reset()
 				h.ServeHTTP(w, r)
 			}
 		})
