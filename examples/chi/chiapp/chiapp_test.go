@@ -1,4 +1,4 @@
-package main
+package chiapp_test
 
 import (
 	"net/http"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/examples/chi/chiapp"
 )
 
 func TestHandler(t *testing.T) {
@@ -19,7 +20,7 @@ func TestHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	h, err := newHandler(store)
+	h, err := chiapp.NewHandler(store)
 	if err != nil {
 		t.Fatal(err)
 	}
