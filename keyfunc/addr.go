@@ -21,6 +21,9 @@ func normPrefix(p netip.Prefix) netip.Prefix {
 // Only a string shaped like "[v6]:port" or "v4:port" goes to
 // netip.ParseAddrPort, so that the bare forms do not pay for its error.
 func parseRemoteAddr(s string) (netip.Addr, bool) {
+	if a, _, ok := parseIPv4Port(s); ok {
+		return a, true
+	}
 	if len(s) > 0 && (s[0] == '[' || strings.Count(s, ":") == 1) {
 		if ap, err := netip.ParseAddrPort(s); err == nil {
 			return ap.Addr().Unmap().WithZone(""), true
@@ -49,4 +52,53 @@ func parseHostAddr(s string) (netip.Addr, bool) {
 		}
 	}
 	return netip.Addr{}, false
+}
+
+// parseIPv4Port parses s when it is an IPv4 address in canonical dotted
+// decimal (four fields of 0..255 without leading zeros) followed by ':' and
+// a port (1 to 5 digits, at most 65535), the form net/http gives RemoteAddr.
+// It returns the address and the length of its text (the index of the
+// ':'). Every s it accepts, netip.ParseAddrPort accepts too with the same
+// address, whose String is s[:n]; ok is false for anything else, which the
+// callers then parse the general way. It exists because it is several
+// times cheaper than ParseAddrPort followed by AppendTo.
+func parseIPv4Port(s string) (a netip.Addr, n int, ok bool) {
+	var ip [4]byte
+	i := 0
+	for f := range 4 {
+		if f > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return netip.Addr{}, 0, false
+			}
+			i++
+		}
+		start, v := i, 0
+		for i < len(s) && i-start < 3 && '0' <= s[i] && s[i] <= '9' {
+			v = v*10 + int(s[i]-'0')
+			i++
+		}
+		if d := i - start; d == 0 || v > 255 || (d > 1 && s[start] == '0') {
+			return netip.Addr{}, 0, false
+		}
+		ip[f] = byte(v)
+	}
+	n = i
+	if i >= len(s) || s[i] != ':' {
+		return netip.Addr{}, 0, false
+	}
+	port := s[i+1:]
+	if len(port) == 0 || len(port) > 5 {
+		return netip.Addr{}, 0, false
+	}
+	p := 0
+	for j := 0; j < len(port); j++ {
+		if port[j] < '0' || port[j] > '9' {
+			return netip.Addr{}, 0, false
+		}
+		p = p*10 + int(port[j]-'0')
+	}
+	if p > 65535 {
+		return netip.Addr{}, 0, false
+	}
+	return netip.AddrFrom4(ip), n, true
 }

@@ -157,6 +157,13 @@ func (c *ipConfig) validate() error {
 
 // key is the Func returned by IP.
 func (c *ipConfig) key(r *http.Request) (string, error) {
+	if c.source == srcRemoteAddr && c.v4bits == 32 {
+		// The common case, "a.b.c.d:port" as net/http writes it: the key is
+		// the address as written, which is the canonical form.
+		if _, n, ok := parseIPv4Port(r.RemoteAddr); ok {
+			return r.RemoteAddr[:n], nil
+		}
+	}
 	a, fromPeer, err := c.client(r)
 	if err != nil {
 		return "", err
