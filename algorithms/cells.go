@@ -1,5 +1,8 @@
 package algorithms
 
+// cells is the store's former key index, replaced by keyTable (smaller and
+// faster); nothing but its own test uses it now, and both can go.
+//
 // cells holds the cell state of a table's keys: an index from key hash to a
 // slot of a slab. A decision on a held key then costs one map lookup and an
 // update in place, and the map holds no pointers for the garbage collector

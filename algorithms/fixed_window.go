@@ -11,24 +11,36 @@ func (p *params) fixedWindow(c *cell, t, n int64, consume bool, d *Decision) {
 		*d = d.later(back)
 		return
 	}
+	ok := p.fixedAdmit(c, t, n, consume)
+	*d = p.fixedReport(*c, t, ok)
+}
+
+// fixedAdmit moves c to the window of t (t >= c.t) and reports whether n
+// units fit in it; when they do and consume is true, it counts them.
+func (p *params) fixedAdmit(c *cell, t, n int64, consume bool) bool {
 	if t-c.t >= p.window {
 		*c = cell{t: p.windowStart(t)}
 	}
-	end := c.t + p.window - t // until the next window
-	*d = Decision{Limit: p.limit}
+	if int64(c.x)+n > p.limit {
+		return false
+	}
+	if consume {
+		c.x += uint32(n)
+	}
+	return true
+}
+
+// fixedReport returns the Decision of a request decided at t with outcome
+// ok, given the state c after fixedAdmit.
+func (p *params) fixedReport(c cell, t int64, ok bool) Decision {
+	end := dur(c.t + p.window - t) // until the next window
 	count := int64(c.x)
-	if count+n <= p.limit {
-		d.Allowed = true
-		if consume {
-			count += n
-			c.x = uint32(count)
-		}
-	} else {
-		d.RetryAfter = dur(end)
+	d := Decision{Allowed: ok, Limit: p.limit, Remaining: p.limit - count}
+	if !ok {
+		d.RetryAfter = end
 	}
-	d.Remaining = p.limit - count
 	if count > 0 {
-		d.ResetAfter = dur(end)
-		d.NextAfter = dur(end)
+		d.ResetAfter, d.NextAfter = end, end
 	}
+	return d
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,13 +45,16 @@ import (
 // to a multiple of the number of shards, as WithMaxKeys says).
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
-// token_bucket, leaky_bucket, leaky_queue) costs about 57 bytes with a
-// million keys held (BenchmarkMemoryPerKey), and up to about 66 bytes in a
-// store kept at its WithMaxKeys bound under churn (the key index and the
-// state slab grow by doubling). sliding_log adds 16 bytes per distinct
-// accepted instant in the window (at most 16·Limit); sliding_buckets adds
-// 4 bytes per bucket. Budget 70 bytes per key, times the bound, for the
-// fixed-size kinds.
+// token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
+// and its state) of an open-addressing table kept 70% to 87.5% full, so 27
+// to 35 bytes per key over the table's growth cycle (31 bytes with a million
+// keys held, BenchmarkMemoryPerKey), the same in a store kept at its
+// WithMaxKeys bound under churn (a deleted key leaves no tombstone), and up
+// to about 62 bytes for the keys of a table while it grows, until the old
+// array is collected; a sweep that leaves a table less than a quarter full
+// shrinks it back to 70%. sliding_log adds 16 bytes per distinct accepted
+// instant in the window (at most 16·Limit); sliding_buckets adds 4 bytes per
+// bucket. Budget 70 bytes per key, times the bound, for the fixed-size kinds.
 //
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
 // call [NewMemoryStore].
@@ -81,6 +85,7 @@ const (
 
 type shard struct {
 	mu      sync.Mutex
+	last    *table // the table of the latest single check, tried first
 	tables  []*table
 	keys    int
 	sweepAt int
@@ -91,7 +96,7 @@ type shard struct {
 type table struct {
 	spec  Spec
 	p     params
-	cells *cells
+	cells *keyTable
 	logs  map[uint64]*slidingLog
 	bkts  map[uint64]*slidingBuckets
 }
@@ -237,39 +242,89 @@ func (s *MemoryStore) ready(ctx context.Context) error {
 	return nil
 }
 
-func (s *MemoryStore) takeOne(c *Check, t int64) (d Decision, err error) {
-	h := maphash.String(s.seed, c.Key)
+// hash returns the key's 64-bit hash under the store's seed, never 0 (the
+// key table's mark of an empty slot).
+func (s *MemoryStore) hash(key string) uint64 {
+	h := maphash.String(s.seed, key)
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
+	h := s.hash(c.Key)
 	sh := &s.shards[h&s.mask]
 	sh.mu.Lock()
-	tb, err := sh.table(&c.Spec)
-	if err != nil {
-		sh.mu.Unlock()
-		return Decision{}, err
-	}
-	n, err := tb.cost(c)
-	if err != nil {
-		sh.mu.Unlock()
-		return Decision{}, err
-	}
-	if tb.cells != nil {
-		// The fixed-size kinds, without the bookkeeping of a batch.
-		p := &tb.p
-		var cl cell
-		ptr := tb.cells.get(h)
-		if ptr != nil {
-			cl = *ptr
-		} else {
-			cl = p.freshCell(t)
+	tb := sh.last
+	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
+		var err error
+		if tb, err = sh.table(&c.Spec); err != nil {
+			sh.mu.Unlock()
+			return Decision{}, err
 		}
+		sh.last = tb
+	}
+	n := c.Cost
+	if n == 0 {
+		n = 1
+	}
+	p := &tb.p
+	if n < 1 || n > p.capacity {
+		sh.mu.Unlock()
+		return Decision{}, &CostError{Spec: c.Spec, Cost: c.Cost}
+	}
+	if kt := tb.cells; kt != nil {
+		// The fixed-size kinds, without the bookkeeping of a batch. For a
+		// held key of the common kinds, only the admission and the new state
+		// are decided under the lock; the Decision's durations, which depend
+		// on nothing else, are worked out after it.
+		i, held := kt.find(h)
+		if held {
+			cp := &kt.slots[i].c
+			cl := *cp
+			switch p.kind {
+			case FixedWindow:
+				if t >= cl.t {
+					ok := p.fixedAdmit(&cl, t, n, true)
+					if ok {
+						*cp = cl
+					}
+					sh.mu.Unlock()
+					return p.fixedReport(cl, t, ok), nil
+				}
+			case SlidingWindow:
+				if t >= cl.t {
+					ok, avail := p.slidingAdmit(&cl, t, n, true)
+					if ok {
+						*cp = cl
+					}
+					sh.mu.Unlock()
+					return p.slidingReport(cl, t, n, ok, avail), nil
+				}
+			case TokenBucket, LeakyBucket:
+				ok := p.bucketAdmit(&cl, t, n, true)
+				if ok {
+					*cp = cl
+				}
+				sh.mu.Unlock()
+				return p.bucketReport(cl, t, n, ok), nil
+			}
+			var d Decision
+			p.decideCell(&cl, t, n, true, &d)
+			if d.Allowed {
+				*cp = cl
+			}
+			sh.mu.Unlock()
+			return d, nil
+		}
+		var d Decision
+		cl := p.freshCell(t)
 		p.decideCell(&cl, t, n, true, &d)
 		if d.Allowed {
-			if ptr != nil {
-				*ptr = cl
-			} else {
-				s.makeRoom(sh, t, h, nil)
-				sh.keys++
-				tb.cells.put(h, cl)
-			}
+			s.makeRoom(sh, t, h, nil)
+			sh.keys++
+			kt.put(h, cl)
 		}
 		sh.mu.Unlock()
 		return d, nil
@@ -297,7 +352,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 		order = make([]uint8, 0, len(checks))
 	}
 	for i := range checks {
-		h := maphash.String(s.seed, checks[i].Key)
+		h := s.hash(checks[i].Key)
 		ops = append(ops, pending{h: h})
 		order = insertShard(order, uint8(h&s.mask))
 	}
@@ -401,7 +456,7 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 	case SlidingBuckets:
 		tb.bkts = make(map[uint64]*slidingBuckets)
 	default:
-		tb.cells = newCells()
+		tb.cells = newKeyTable()
 	}
 	sh.tables = append(sh.tables, tb)
 	return tb, nil
@@ -478,14 +533,17 @@ func (sh *shard) sweep(t int64) int {
 	n := 0
 	for _, tb := range sh.tables {
 		p := &tb.p
-		if tb.cells != nil {
-			for h, i := range tb.cells.index {
-				if p.idleCell(tb.cells.slab[i], t) {
-					tb.cells.remove(h)
+		if kt := tb.cells; kt != nil {
+			for i := 0; i < len(kt.slots); {
+				if e := &kt.slots[i]; e.h != 0 && p.idleCell(e.c, t) {
+					// The next entries may shift back into slot i.
+					kt.removeAt(i)
 					n++
+					continue
 				}
+				i++
 			}
-			tb.cells.compact()
+			kt.shrink()
 		}
 		for h, l := range tb.logs {
 			if l.idle(p, t) {
@@ -539,9 +597,12 @@ search:
 	for i := range sh.tables {
 		tb := sh.tables[(start+i)%len(sh.tables)]
 		p := &tb.p
-		if tb.cells != nil {
-			for k, i := range tb.cells.index {
-				if consider(tb, k, p.usedCell(tb.cells.slab[i], t)) {
+		if kt := tb.cells; kt != nil && kt.n > 0 {
+			// A run of slots from a start that h, secret to outsiders, makes random.
+			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.slots)))
+			for k := range kt.slots {
+				e := &kt.slots[(from+k)%len(kt.slots)]
+				if e.h != 0 && consider(tb, e.h, p.usedCell(e.c, t)) {
 					break search
 				}
 			}

@@ -5,7 +5,6 @@ package algorithms
 // that is exactly curr + n + ceil(prev·(W−e)/W) <= L, and the whole units
 // available are L − curr − ceil(prev·(W−e)/W).
 func (p *params) slidingWindow(c *cell, t, n int64, consume bool, d *Decision) {
-	W := p.window
 	if t < c.t {
 		// The clock went back: decide at the start of the key's window.
 		back := c.t - t
@@ -13,6 +12,15 @@ func (p *params) slidingWindow(c *cell, t, n int64, consume bool, d *Decision) {
 		*d = d.later(back)
 		return
 	}
+	ok, avail := p.slidingAdmit(c, t, n, consume)
+	*d = p.slidingReport(*c, t, n, ok, avail)
+}
+
+// slidingAdmit moves c to the window of t (t >= c.t) and reports whether n
+// units are available, counting them when they are and consume is true. It
+// also returns the whole units available after that.
+func (p *params) slidingAdmit(c *cell, t, n int64, consume bool) (bool, int64) {
+	W := p.window
 	switch e := t - c.t; {
 	case e < W:
 	case e < 2*W:
@@ -20,24 +28,31 @@ func (p *params) slidingWindow(c *cell, t, n int64, consume bool, d *Decision) {
 	default:
 		*c = cell{t: p.windowStart(t)}
 	}
+	avail := p.limit - int64(c.y)
+	if c.x > 0 {
+		avail -= mulDivCeil(int64(c.x), W-(t-c.t), W)
+	}
+	if avail < n {
+		return false, avail
+	}
+	if consume {
+		c.y += uint32(n)
+		avail -= n
+	}
+	return true, avail
+}
+
+// slidingReport returns the Decision of a request of cost n decided at t
+// with outcome ok, given the state c and the units available avail after
+// slidingAdmit.
+func (p *params) slidingReport(c cell, t, n int64, ok bool, avail int64) Decision {
+	W := p.window
 	e := t - c.t
 	prev, curr := int64(c.x), int64(c.y)
-	*d = Decision{Limit: p.limit}
-	avail := p.limit - curr
-	if prev > 0 {
-		avail -= mulDivCeil(prev, W-e, W)
-	}
-	if avail >= n {
-		d.Allowed = true
-		if consume {
-			curr += n
-			avail -= n
-			c.y = uint32(curr)
-		}
-	} else {
+	d := Decision{Allowed: ok, Limit: p.limit, Remaining: max(avail, 0)}
+	if !ok {
 		d.RetryAfter = dur(p.slidingWait(prev, curr, e, n))
 	}
-	d.Remaining = max(avail, 0)
 	switch {
 	case curr > 0:
 		d.ResetAfter = dur(2*W - e)
@@ -47,6 +62,7 @@ func (p *params) slidingWindow(c *cell, t, n int64, consume bool, d *Decision) {
 	if d.Remaining < p.limit {
 		d.NextAfter = dur(p.slidingWait(prev, curr, e, d.Remaining+1))
 	}
+	return d
 }
 
 // slidingWait returns the shortest wait after which at least m units

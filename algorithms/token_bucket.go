@@ -7,14 +7,29 @@ package algorithms
 // so the whole units available are C − ceil(D·L/W); a request of cost n
 // moves F to max(F, t) + n·W/L.
 func (p *params) tokenBucket(c *cell, t, n int64, consume bool, d *Decision) {
-	*d = Decision{Limit: p.capacity}
-	dl := p.deficit(*c, t)
+	ok := p.bucketAdmit(c, t, n, consume)
+	*d = p.bucketReport(*c, t, n, ok)
+}
+
+// bucketAdmit reports whether n tokens are there at t, and takes them when
+// they are and consume is true.
+func (p *params) bucketAdmit(c *cell, t, n int64, consume bool) bool {
 	// n tokens are there when C − ceil(D·L/W) >= n, that is D·L <= (C−n)·W.
-	d.Allowed = !mul(p.capacity-n, p.window).less(dl)
-	if d.Allowed && consume {
+	if mul(p.capacity-n, p.window).less(p.deficit(*c, t)) {
+		return false
+	}
+	if consume {
 		*c = p.advance(*c, t, n)
-		dl = p.deficit(*c, t)
-	} else if !d.Allowed {
+	}
+	return true
+}
+
+// bucketReport returns the Decision of a request of cost n decided at t
+// with outcome ok, given the state c after bucketAdmit.
+func (p *params) bucketReport(c cell, t, n int64, ok bool) Decision {
+	dl := p.deficit(c, t)
+	d := Decision{Allowed: ok, Limit: p.capacity}
+	if !ok {
 		d.RetryAfter = dur(p.bucketWait(dl, n))
 	}
 	// ceil(D·L/W) <= C, unless the clock went back past the state: then the
@@ -25,6 +40,7 @@ func (p *params) tokenBucket(c *cell, t, n int64, consume bool, d *Decision) {
 	if avail < p.capacity {
 		d.NextAfter = dur(p.bucketWait(dl, avail+1))
 	}
+	return d
 }
 
 // deficit returns D·L, where D = max(0, F − t) and F = c.t + c.x/L.

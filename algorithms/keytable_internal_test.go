@@ -1,0 +1,117 @@
+package algorithms
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// checkKeyTable fails t unless kt holds exactly want, in order, each entry
+// at or after its home with no empty slot in between.
+func checkKeyTable(t *testing.T, kt *keyTable, want map[uint64]cell) {
+	t.Helper()
+	if kt.len() != len(want) {
+		t.Fatalf("len() = %d, want %d", kt.len(), len(want))
+	}
+	var prev uint64
+	seen, lastEmpty := 0, -1
+	for i, e := range kt.slots {
+		if e.h == 0 {
+			lastEmpty = i
+			continue
+		}
+		seen++
+		if e.h <= prev {
+			t.Fatalf("slot %d: hash %#x after %#x: not sorted", i, e.h, prev)
+		}
+		prev = e.h
+		home := kt.home(e.h)
+		if home > i {
+			t.Fatalf("slot %d: hash %#x before its home %d", i, e.h, home)
+		}
+		if lastEmpty >= home {
+			t.Fatalf("slot %d: empty slot %d between hash %#x and its home %d", i, lastEmpty, e.h, home)
+		}
+		if c, ok := want[e.h]; !ok || c != e.c {
+			t.Fatalf("slot %d: hash %#x cell %v, want %v (held %v)", i, e.h, e.c, c, ok)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d entries in the slots, want %d", seen, len(want))
+	}
+	for h, c := range want {
+		if p := kt.get(h); p == nil || *p != c {
+			t.Fatalf("get(%#x) = %v, want %v", h, p, c)
+		}
+	}
+}
+
+func TestKeyTableAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, keyBits := range []uint{64, 10} { // also hashes crowded into few homes
+		kt := newKeyTable()
+		want := map[uint64]cell{}
+		key := func() uint64 {
+			h := r.Uint64() >> (64 - keyBits) << (64 - keyBits)
+			return max(h, 1)
+		}
+		for step := range 60_000 {
+			switch op := r.IntN(10); {
+			case op < 6:
+				h := key()
+				c := cell{t: int64(step), x: uint32(op)}
+				if p := kt.get(h); p != nil {
+					*p = c
+				} else {
+					kt.put(h, c)
+				}
+				want[h] = c
+			case op < 9:
+				h := key()
+				kt.remove(h)
+				delete(want, h)
+			default:
+				// A sweep: drop a random share of the entries while scanning.
+				drop := r.IntN(4)
+				for i := 0; i < len(kt.slots); {
+					if e := kt.slots[i]; e.h != 0 && int(e.h>>60)%4 < drop {
+						delete(want, e.h)
+						kt.removeAt(i)
+						continue
+					}
+					i++
+				}
+				kt.shrink()
+			}
+			if step%997 == 0 {
+				checkKeyTable(t, kt, want)
+			}
+		}
+		checkKeyTable(t, kt, want)
+	}
+}
+
+func TestKeyTableGrowsAndShrinks(t *testing.T) {
+	kt := newKeyTable()
+	want := map[uint64]cell{}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100_000 {
+		h := max(r.Uint64(), 1)
+		kt.put(h, cell{t: 1})
+		want[h] = cell{t: 1}
+	}
+	checkKeyTable(t, kt, want)
+	if load := float64(kt.n) / float64(kt.cap); load < 0.69 || load > 0.875 {
+		t.Errorf("load %.3f after growing, want 0.7 to 0.875", load)
+	}
+	for h := range want {
+		if h%16 != 0 {
+			kt.remove(h)
+			delete(want, h)
+		}
+	}
+	kt.shrink()
+	checkKeyTable(t, kt, want)
+	if load := float64(kt.n) / float64(kt.cap); load < 0.6 || load > 0.75 {
+		t.Errorf("load %.3f after shrinking, want about 0.7", load)
+	}
+}
