@@ -209,7 +209,7 @@ func (h *raceHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 func (h *raceHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
-		if len(args) > 3 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+		if len(args) > 3 && (cmd.Name() == "fcall" || cmd.Name() == "evalsha" || cmd.Name() == "eval") {
 			nk, _ := args[2].(int)
 			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == "1" {
 				for _, k := range args[3 : 3+nk] {

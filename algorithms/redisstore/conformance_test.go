@@ -24,6 +24,22 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceScript runs the suite on the script fallback (EVALSHA),
+// for a user that may not use functions.
+func TestConformanceScript(t *testing.T) {
+	client := noFunctionsClient(t)
+	algotest.Run(t, algotest.Harness{
+		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
+			s, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+	})
+}
+
 // TestConformanceCluster runs the same suite on a real three-node Redis
 // Cluster: its multi-check calls span slots, so they take the peek,
 // reserve and undo path.

@@ -114,9 +114,12 @@ func step(r *rand.Rand, clk *manualClock, w time.Duration) {
 }
 
 // TestMatchesMemoryStore replays random traces on the in-memory store and on
-// Redis with the same clock and requires every Decision field to match.
+// Redis with the same clock and requires every Decision field to match:
+// even seeds through the function library (FCALL), odd ones through the
+// script fallback (EVALSHA).
 func TestMatchesMemoryStore(t *testing.T) {
 	client := newClient(t)
+	scriptClient := noFunctionsClient(t)
 	starts := []time.Time{
 		time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC),
 		time.Unix(0, 0),
@@ -139,7 +142,11 @@ func TestMatchesMemoryStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
+			c := client
+			if seed%2 == 1 {
+				c = scriptClient
+			}
+			rs, err := redisstore.New(c, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,11 +15,20 @@
 //
 // # One script, one round trip
 //
-// The algorithms are Lua, embedded in the binary (lua/*.lua) and joined into
-// one script that go-redis runs with EVALSHA, falling back to EVAL when the
-// server does not have it yet (the first call, or after SCRIPT FLUSH).
-// Every check of a Take goes in that one call: one network round trip
-// however many checks there are. The script starts with a fast path for the
+// The algorithms are Lua, embedded in the binary (lua/*.lua) and loaded as
+// a Redis function library (Redis 7): the store runs FCALL, and when the
+// server does not have the library yet (the first call, after FUNCTION
+// FLUSH, a new cluster node) loads it with FUNCTION LOAD (on every master
+// of a cluster) and calls again. As a library, the helpers' closures are
+// made once, at load, and the checks' parameters are parsed once per server
+// (lua/spec.lua), not on every call. On a server without functions (before
+// Redis 7), or for a user not allowed to load or call them (ACL), the store
+// falls back for good to the same code as one script, run with EVALSHA and
+// EVAL on NOSCRIPT. The library's name carries a hash of its code, so
+// stores of different versions share a server. Every check of a Take goes
+// in that one call: one network round trip however many checks there are.
+// A plain Take sends its arguments compact: a header and one
+// "kind L W C Buckets MaxDelay cost" string per check. The script starts with a fast path for the
 // common Take (see "Exactness"); the rest of it runs only when that path
 // does not apply. Redis runs a script atomically, so a Take
 // is all or nothing across application instances: the script first decides

@@ -48,6 +48,8 @@ type specInfo struct {
 	suffix   string // "}:" + the spec namespace
 	capacity int64
 	args     [6]any // kind, L, W, C, Buckets, MaxDelay
+	arg      string // the compact call's check argument without its cost: "kind L W C Buckets MaxDelay"
+	arg1     string // arg with cost 1
 }
 
 var kindCodes = map[algorithms.Kind]struct {
@@ -72,7 +74,11 @@ func newSpecInfo(s algorithms.Spec) *specInfo {
 	if buckets == 0 {
 		buckets = 1
 	}
+	arg := strconv.Itoa(k.code) + " " + strconv.FormatInt(s.Limit, 10) + " " + strconv.FormatInt(int64(s.Window), 10) +
+		" " + strconv.FormatInt(c, 10) + " " + strconv.FormatInt(buckets, 10) + " " + strconv.FormatInt(int64(s.MaxDelay), 10)
 	return &specInfo{
+		arg:      arg,
+		arg1:     arg + " 1",
 		code:     k.code,
 		suffix:   "}:" + ns,
 		capacity: c,

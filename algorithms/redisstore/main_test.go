@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -64,4 +65,19 @@ func newClient(t testing.TB) *redis.Client {
 // uniquePrefix returns a key prefix no other test uses.
 func uniquePrefix(t testing.TB) string {
 	return fmt.Sprintf("t%d", prefixSeq.Add(1))
+}
+
+// noFunctionsClient returns a client of the shared server, closed at the
+// end of t, as a user that may do anything but load or call functions: a
+// store on it runs the script fallback (EVALSHA).
+func noFunctionsClient(t testing.TB) *redis.Client {
+	t.Helper()
+	srv := sharedServer(t)
+	admin := newClient(t)
+	if err := admin.Do(context.Background(), "ACL", "SETUSER", "nofunctions", "on", "nopass", "~*", "&*", "+@all", "-function", "-fcall", "-fcall_ro").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nofunctions", Password: "any"})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

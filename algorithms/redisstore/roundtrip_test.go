@@ -72,22 +72,31 @@ func everyKind(key string) []algorithms.Check {
 }
 
 // TestOneRoundTripPerTake counts, with a go-redis hook, the commands every
-// Take sends: exactly one EVALSHA, however many checks, of whichever kinds,
-// on the server's clock and on an injected one.
+// Take sends: exactly one FCALL, however many checks, of whichever kinds,
+// on the server's clock and on an injected one; and exactly one EVALSHA
+// for a user that may not use functions (the script fallback).
 func TestOneRoundTripPerTake(t *testing.T) {
 	srv := sharedServer(t)
-	for _, injected := range []bool{false, true} {
-		name := "server_time"
-		if injected {
-			name = "injected_clock"
-		}
-		t.Run(name, func(t *testing.T) {
-			client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	ctx := context.Background()
+	_ = noFunctionsClient(t) // creates the user "nofunctions"
+	for _, tc := range []struct {
+		name     string
+		injected bool
+		user     string
+		want     string
+	}{
+		{"server_time", false, "", "fcall"},
+		{"injected_clock", true, "", "fcall"},
+		{"script_fallback", false, "nofunctions", "evalsha"},
+		{"script_fallback_injected", true, "nofunctions", "evalsha"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: tc.user, Password: password(tc.user)})
 			defer client.Close()
 			hook := &countHook{}
 			client.AddHook(hook)
 			opts := []redisstore.Option{redisstore.WithPrefix(uniquePrefix(t))}
-			if injected {
+			if tc.injected {
 				clk := &manualClock{t: time.Unix(1_800_000_000, 0)}
 				opts = append(opts, redisstore.WithClock(clk))
 			}
@@ -95,9 +104,9 @@ func TestOneRoundTripPerTake(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := context.Background()
 			all := everyKind("k")
-			// The first call may load the script (EVALSHA, NOSCRIPT, EVAL).
+			// The first call may load the code (FCALL, FUNCTION LOAD, FCALL;
+			// or EVALSHA, NOSCRIPT, EVAL).
 			if _, err := s.Take(ctx, all[0]); err != nil {
 				t.Fatal(err)
 			}
@@ -121,23 +130,53 @@ func TestOneRoundTripPerTake(t *testing.T) {
 				t.Fatalf("%d Takes sent %d commands %v and %d pipelines, want one command each", takes, len(cmds), cmds, pipes)
 			}
 			for _, c := range cmds {
-				if c != "evalsha" {
-					t.Fatalf("Take sent %q, want evalsha (commands %v)", c, cmds)
+				if c != tc.want {
+					t.Fatalf("Take sent %q, want %s (commands %v)", c, tc.want, cmds)
 				}
 			}
 		})
 	}
 }
 
-// TestScriptFlushed: after SCRIPT FLUSH the store reloads the script (EVAL
-// on NOSCRIPT) and goes on deciding.
-func TestScriptFlushed(t *testing.T) {
+// TestFunctionFlushed: after FUNCTION FLUSH the store loads the library
+// again and goes on deciding.
+func TestFunctionFlushed(t *testing.T) {
 	client := newClient(t)
 	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// A token bucket refilling 5 per day: nothing refills during the test.
+	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: 24 * time.Hour}, Key: "k"}
+	for i := range 3 {
+		if err := client.FunctionFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.Take(ctx, check)
+		if err != nil {
+			t.Fatalf("Take after FUNCTION FLUSH: %v", err)
+		}
+		if got, want := d[0].Remaining, int64(4-i); got != want {
+			t.Fatalf("Take %d: Remaining = %d, want %d", i, got, want)
+		}
+	}
+	lib, err := client.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "ratekeeper_*"}).Result()
+	if err != nil || len(lib) != 1 {
+		t.Fatalf("FUNCTION LIST = %v, %v; want the one ratekeeper library", lib, err)
+	}
+}
+
+// TestScriptFlushed: with the script fallback (a user that may not use
+// functions), after SCRIPT FLUSH the store reloads the script (EVAL on
+// NOSCRIPT) and goes on deciding.
+func TestScriptFlushed(t *testing.T) {
+	client := noFunctionsClient(t)
+	ctx := context.Background()
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A token bucket refilling 5 per day: nothing refills during the test.
 	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: 24 * time.Hour}, Key: "k"}
 	for i := range 3 {
@@ -215,4 +254,13 @@ func TestClosedAndMismatched(t *testing.T) {
 	if _, err := s.Take(ctx, check); !errors.Is(err, algorithms.ErrClosed) {
 		t.Errorf("Take after Close = %v, want ErrClosed", err)
 	}
+}
+
+// password returns a password for user ("" for the default user): go-redis
+// authenticates only with a non-empty one, and nopass users accept any.
+func password(user string) string {
+	if user == "" {
+		return ""
+	}
+	return "any"
 }

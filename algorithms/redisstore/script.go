@@ -1,19 +1,23 @@
 package redisstore
 
 import (
+	"crypto/sha1"
 	_ "embed"
+	"encoding/hex"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // The Lua sources, concatenated into one script in this order: the
-// arithmetic, the fast path (which returns early for a plain Take, before
+// arithmetic, the parsed checks, the fast path (which returns early for a plain Take, before
 // the other helpers' closures are made), the helpers, the driver last. Each kind mirrors its Go transition in package
 // algorithms line by line.
 var (
 	//go:embed lua/num.lua
 	luaNum string
+	//go:embed lua/spec.lua
+	luaSpec string
 	//go:embed lua/fast.lua
 	luaFast string
 	//go:embed lua/cell.lua
@@ -28,9 +32,33 @@ var (
 	luaMain string
 )
 
-// takeScript decides every check of one Take. It is loaded once per server
-// and run with EVALSHA (go-redis falls back to EVAL on NOSCRIPT).
-var takeScript = redis.NewScript(strings.Join([]string{luaNum, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaMain}, "\n"))
+// takeScript decides every check of one Take, run as a script: EVALSHA,
+// and EVAL on NOSCRIPT. It is the fallback for servers without functions
+// (before Redis 7) or users not allowed to load them: every helper's
+// closure is made anew on each call.
+var takeScript = redis.NewScript(strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaMain}, "\n"))
+
+// luaPrelude makes KEYS and ARGV locals, which fast.lua may replace (a
+// compact call rewritten into the wide layout).
+const luaPrelude = "local KEYS, ARGV = KEYS, ARGV"
+
+// The same code as a Redis function library (FUNCTION LOAD, FCALL): the
+// helpers and their closures are made once, when the library loads, and
+// spec.lua's table keeps the parsed checks; each call runs only fast.lua
+// and main.lua. The names carry a hash of the code, so that two versions of
+// the store share a server without replacing each other's library.
+var takeLibrary, takeFunction = library()
+
+func library() (code, function string) {
+	helpers := strings.Join([]string{"local KEYS, ARGV", luaNum, luaSpec, luaCell, luaLog, luaBuckets, luaCluster}, "\n")
+	body := strings.Join([]string{luaFast, luaMain}, "\n")
+	sum := sha1.Sum([]byte(helpers + "\x00" + body))
+	h := hex.EncodeToString(sum[:8])
+	function = "ratekeeper_take_" + h
+	code = "#!lua name=ratekeeper_" + h + "\n" + helpers +
+		"\nredis.register_function('" + function + "', function(keys, args)\nKEYS, ARGV = keys, args\n" + body + "\nend)\n"
+	return code, function
+}
 
 // Kind codes understood by the script.
 const (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ type Store struct {
 	deny    *denyCache
 	specs   specCache
 	closed  atomic.Bool
+	// noFunctions is set once the server has shown it cannot run the
+	// library (no FUNCTION/FCALL, or not allowed): then the script runs.
+	noFunctions atomic.Bool
 	// guard is set when the client does not bound its I/O by the context
 	// (go-redis ContextTimeoutEnabled off): then a call that may be
 	// cancelled runs in a goroutine the caller stops waiting for at the
@@ -102,8 +106,9 @@ func WithMinTTL(d time.Duration) Option {
 
 // New returns a Store keeping its state in Redis through client: a
 // *redis.Client (standalone or Sentinel failover client) or a
-// *redis.ClusterClient. It does not contact Redis: the script is loaded by
-// the first call (EVALSHA, then EVAL on NOSCRIPT) and cached by the server.
+// *redis.ClusterClient. It does not contact Redis: the first call loads the
+// code as a function library (FUNCTION LOAD, then FCALL), which the server
+// keeps; without functions, as a script (EVALSHA, then EVAL on NOSCRIPT).
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("redisstore: New: client is nil")
@@ -332,6 +337,36 @@ func (r *request) args(idx []int, mode int) []any {
 	return a
 }
 
+// compactArgs returns the arguments of a plain Take (mode 0) in the
+// compact layout fast.lua reads: a header ("c" for the server's clock with
+// no minimum TTL, else "c TS TN minTTL", TS empty for the server's clock),
+// then one "kind L W C Buckets MaxDelay cost" per check. The slice is r's
+// own buffer, valid until r is released.
+func (r *request) compactArgs() []any {
+	a := r.argBuf[:0]
+	if cap(a) < 1+len(r.checks) {
+		a = make([]any, 0, 1+len(r.checks))
+	}
+	switch {
+	case r.hasT:
+		a = append(a, "c "+strconv.FormatInt(r.ts, 10)+" "+strconv.FormatInt(r.tn, 10)+" "+strconv.FormatInt(r.minTTL, 10))
+	case r.minTTL == 0:
+		a = append(a, "c")
+	default:
+		a = append(a, "c  0 "+strconv.FormatInt(r.minTTL, 10))
+	}
+	for i, c := range r.checks {
+		si := r.infos[i]
+		if c.Cost <= 1 {
+			a = append(a, si.arg1)
+		} else {
+			a = append(a, si.arg+" "+strconv.FormatInt(c.Cost, 10))
+		}
+	}
+	r.argBuf = a
+	return a
+}
+
 // keysOf returns the keys of the checks idx.
 func (r *request) keysOf(idx []int) []string {
 	var ks []string
@@ -345,8 +380,8 @@ func (r *request) keysOf(idx []int) []string {
 }
 
 // run runs the whole request as one script call on c.
-func (s *Store) run(ctx context.Context, c redis.Scripter, r *request, dst []algorithms.Decision) error {
-	res, err := s.eval(ctx, c, r.keys, r.args(nil, modeNormal))
+func (s *Store) run(ctx context.Context, c redis.UniversalClient, r *request, dst []algorithms.Decision) error {
+	res, err := s.eval(ctx, c, r.keys, r.compactArgs())
 	if err != nil {
 		return err
 	}
@@ -360,9 +395,9 @@ func (s *Store) synchronous(ctx context.Context) bool {
 }
 
 // eval runs the script, honouring ctx even when the client does not.
-func (s *Store) eval(ctx context.Context, c redis.Scripter, keys []string, args []any) (any, error) {
+func (s *Store) eval(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
 	if s.synchronous(ctx) {
-		v, err := takeScript.Run(ctx, c, keys, args...).Result()
+		v, err := s.call(ctx, c, keys, args)
 		return wrap(ctx, v, err)
 	}
 	type result struct {
@@ -373,7 +408,7 @@ func (s *Store) eval(ctx context.Context, c redis.Scripter, keys []string, args 
 	s.inflight.Add(1)
 	go func() {
 		defer s.inflight.Done()
-		v, err := takeScript.Run(ctx, c, keys, args...).Result()
+		v, err := s.call(ctx, c, keys, args)
 		ch <- result{v, err}
 	}()
 	select {
@@ -382,6 +417,60 @@ func (s *Store) eval(ctx context.Context, c redis.Scripter, keys []string, args 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// call runs the take function (FCALL), loading the library when the server
+// does not have it (the first call, after FUNCTION FLUSH, on a new node),
+// and runs it again. When the server has no functions (before Redis 7) or
+// the user may not load or call them, the store falls back, for good, to
+// the script (EVALSHA, EVAL on NOSCRIPT). Only the first call of a store, or
+// one after a flush, costs more than one round trip.
+func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
+	if !s.noFunctions.Load() {
+		v, err := c.FCall(ctx, takeFunction, keys, args...).Result()
+		if err == nil || !functionsUnusable(err) && !functionMissing(err) {
+			return v, err
+		}
+		if functionMissing(err) {
+			lerr := s.loadLibrary(ctx, c)
+			if lerr == nil {
+				return c.FCall(ctx, takeFunction, keys, args...).Result()
+			}
+			if !functionsUnusable(lerr) {
+				return nil, lerr
+			}
+		}
+		s.noFunctions.Store(true)
+	}
+	return takeScript.Run(ctx, c, keys, args...).Result()
+}
+
+// loadLibrary loads the library on the server, or on every master of a
+// cluster (a replica gets it by replication). A library already there (a
+// concurrent load) is fine.
+func (s *Store) loadLibrary(ctx context.Context, c redis.UniversalClient) error {
+	load := func(ctx context.Context, c redis.Cmdable) error {
+		err := c.FunctionLoad(ctx, takeLibrary).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil
+		}
+		return err
+	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return load(ctx, m) })
+	}
+	return load(ctx, c)
+}
+
+// functionMissing reports whether err says the function is not loaded.
+func functionMissing(err error) bool {
+	return strings.Contains(err.Error(), "Function not found")
+}
+
+// functionsUnusable reports whether err says the server has no functions
+// (an unknown command) or the user may not use them (NOPERM).
+func functionsUnusable(err error) bool {
+	return redis.HasErrorPrefix(err, "NOPERM") || strings.Contains(strings.ToLower(err.Error()), "unknown command")
 }
 
 // wrap returns the context's error as is when the call failed because ctx

@@ -18,34 +18,58 @@
 
 local fastTime = false -- the fast path read TS, TN (main.lua reuses them)
 do
-  local nchecks = tonumber(ARGV[5])
-  local ok = ARGV[4] == '0' and nchecks ~= nil and nchecks >= 1 and #KEYS == nchecks and #ARGV == 5 + 7 * nchecks
-  if ok then
+  -- A compact call: ARGV[1] is "c" (the server's clock, no minimum TTL) or
+  -- "c TS TN minTTL" (TS empty for the server's clock), then one argument
+  -- per check (spec.lua). The cluster phases send the wide layout main.lua
+  -- reads; a compact call that leaves the fast path is rewritten into it.
+  local h = ARGV[1]
+  local compact, srv, hts, htn, minTTL = false, true, nil, nil, 0
+  if h == 'c' then
+    compact = true
+  elseif string.sub(h, 1, 2) == 'c ' then
+    local a, b, m = string.match(h, '^c (%-?%d*) (%d+) (%d+)$')
+    if not m then return redis.error_reply('redisstore: malformed arguments') end
+    compact, minTTL = true, tonumber(m)
+    if a ~= '' then srv, hts, htn = false, tonumber(a), tonumber(b) end
+  end
+  local nchecks = #ARGV - 1
+  local specs
+  local ok = compact
+  if compact then
+    if nchecks < 1 then return redis.error_reply('redisstore: malformed arguments') end
+    specs = {}
+    ok = #KEYS == nchecks
     for i = 1, nchecks do
-      local kind = ARGV[5 + (i - 1) * 7 + 1]
-      if not (kind == '1' or kind == '3' or kind == '5' or kind == '6') then
-        ok = false
-        break
+      local p = spec(ARGV[i + 1])
+      if not p then return redis.error_reply('redisstore: malformed check ' .. i) end
+      specs[i] = p
+      if ok then
+        local kind = p[1]
+        if not (kind == 1 or kind == 3 or kind == 5 or kind == 6) then ok = false end
+        local key = KEYS[i]
+        for j = 1, i - 1 do
+          if KEYS[j] == key then ok = false end
+        end
       end
-      local key = KEYS[i]
-      for j = 1, i - 1 do
-        if KEYS[j] == key then ok = false end
+    end
+    if not ok then
+      -- The general path: the wide layout (main.lua), at the instant it reads.
+      local w = {'', 0, minTTL, 0, nchecks}
+      if not srv then w[1], w[2] = hts, htn end
+      for i = 1, nchecks do
+        local p, a = specs[i], 5 + (i - 1) * 7
+        w[a + 1], w[a + 2], w[a + 3], w[a + 4], w[a + 5], w[a + 6], w[a + 7] = p[1], p[2], p[3], p[4], p[5], p[6], p[7]
       end
-      if not ok then break end
+      ARGV = w
     end
   end
-  local ts, tn
   if ok then
-    if ARGV[1] == '' then
+    if srv then
       local tm = redis.call('TIME')
-      ts, tn = tonumber(tm[1]), tonumber(tm[2]) * 1000
+      TS, TN = tonumber(tm[1]), tonumber(tm[2]) * 1000
     else
-      ts, tn = tonumber(ARGV[1]), tonumber(ARGV[2])
+      TS, TN = hts, htn
     end
-    ok = ts ~= nil and tn ~= nil and tonumber(ARGV[3]) ~= nil
-  end
-  if ok then
-    TS, TN = ts, tn
     fastTime = true
     local FS = 14
     -- f and out are made at their final size when they are small (a table
@@ -70,14 +94,9 @@ do
       vals = redis.call('MGET', unpack(KEYS))
     end
     for i = 1, nchecks do
-      local a = 5 + (i - 1) * 7
+      local p = specs[i]
       local b = (i - 1) * FS
-      local kind, L, W, C, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]),
-        tonumber(ARGV[a + 4]), tonumber(ARGV[a + 7])
-      if not (L and W and C and n) then
-        ok = false
-        break
-      end
+      local kind, L, W, C, n = p[1], p[2], p[3], p[4], p[7]
       f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5] = kind, L, W, C, n
       local v = v1
       if vals then v = vals[i] end
@@ -319,14 +338,13 @@ do
         end
         return out
       end
-      local minTTL = tonumber(ARGV[3])
       -- A window key rewritten in the window it already holds keeps its
       -- expiry (KEEPTTL, cheaper than PX): every admitted write in window k
       -- expires just after the same instant (the end of window k for
       -- fixed_window, of window k+1 for sliding_window, which has curr > 0),
       -- so the expiry already set is after ResetAfter. Only on the server's
       -- clock with no MinTTL, where expiry and decisions share the clock.
-      local keep = ARGV[1] == '' and minTTL == 0
+      local keep = srv and minTTL == 0
       for i = 1, nchecks do
         local b = (i - 1) * FS
         local kind = f[b + 1]
