@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -19,9 +20,9 @@ import (
 var trivialScript = redis.NewScript("return 1")
 
 // reportServerTime resets the server's command statistics, runs f, and
-// reports the server's time per EVALSHA (the script's own cost, without
-// the network) as srv-µs/op: a steadier figure than wall time on a busy
-// machine.
+// reports the server's time per script call (EVALSHA and FCALL: the
+// script's own cost, without the network) as srv-µs/op: a steadier figure
+// than wall time on a busy machine.
 func reportServerTime(b *testing.B, c *redis.Client, f func()) {
 	ctx := context.Background()
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
@@ -32,16 +33,31 @@ func reportServerTime(b *testing.B, c *redis.Client, f func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var calls, usec float64
 	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
-			for _, field := range strings.Split(strings.TrimSpace(rest), ",") {
-				if v, ok := strings.CutPrefix(field, "usec_per_call="); ok {
-					if x, err := strconv.ParseFloat(v, 64); err == nil {
-						b.ReportMetric(x, "srv-µs/op")
-					}
-				}
+		rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:")
+		if !ok {
+			rest, ok = strings.CutPrefix(line, "cmdstat_fcall:")
+		}
+		if !ok {
+			continue
+		}
+		for _, field := range strings.Split(strings.TrimSpace(rest), ",") {
+			name, v, _ := strings.Cut(field, "=")
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			switch name {
+			case "calls":
+				calls += x
+			case "usec":
+				usec += x
 			}
 		}
+	}
+	if calls > 0 {
+		b.ReportMetric(usec/calls, "srv-µs/op")
 	}
 }
 
@@ -157,4 +173,37 @@ func BenchmarkTake(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkRedisRate is go-redis/redis_rate (v10) where it fits: its GCRA
+// Allow with one limit, never reached, on the same server: one decision
+// per call, like Take with one check.
+func BenchmarkRedisRate(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	limiter := redis_rate.NewLimiter(c)
+	limit := redis_rate.Limit{Rate: 1_000_000, Burst: 1_000_000, Period: time.Second}
+	key := uniquePrefix(b) + "-bench-client"
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		reportServerTime(b, c, func() {
+			for b.Loop() {
+				if _, err := limiter.Allow(ctx, key, limit); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		reportServerTime(b, c, func() {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := limiter.Allow(ctx, key, limit); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	})
 }
