@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // MemoryStore is the in-memory Store: the default, for one process.
@@ -84,18 +85,21 @@ const (
 )
 
 type shard struct {
-	mu      sync.Mutex
-	last    *table // the table of the latest single check, tried first
+	mu sync.Mutex
+	// last is the table of the latest single check, tried first, without
+	// the lock: a table's spec and params never change.
+	last    atomic.Pointer[table]
 	tables  []*table
 	keys    int
 	sweepAt int
-	_       [64]byte // keep shards on separate cache lines
+	_       [128 - 56]byte // keep shards on separate cache lines (and 128 bytes)
 }
 
 // table holds the keys of one Spec within a shard.
 type table struct {
 	spec  Spec
 	p     params
+	fast  fastKind // the single-check path's kind, an integer to switch on
 	cells *keyTable
 	logs  map[uint64]*slidingLog
 	bkts  map[uint64]*slidingBuckets
@@ -204,66 +208,21 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
 	if err := s.ready(ctx); err != nil {
 		return Decision{}, err
 	}
-	return s.takeOne(&c, s.now())
-}
-
-// TakeInto implements IntoStore: Take writing into dst, which must have
-// len(checks) elements. It does not allocate for up to 8 checks on keys
-// already held.
-func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Check) error {
-	if len(dst) != len(checks) {
-		return fmt.Errorf("algorithms: TakeInto: %d decisions for %d checks", len(dst), len(checks))
-	}
-	if err := s.ready(ctx); err != nil {
-		return err
-	}
 	t := s.now()
-	switch len(checks) {
-	case 0:
-		return nil
-	case 1:
-		d, err := s.takeOne(&checks[0], t)
-		if err != nil {
-			return err
-		}
-		dst[0] = d
-		return nil
-	}
-	return s.takeMany(dst, checks, t)
-}
-
-func (s *MemoryStore) ready(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	return nil
-}
-
-// hash returns the key's 64-bit hash under the store's seed, never 0 (the
-// key table's mark of an empty slot).
-func (s *MemoryStore) hash(key string) uint64 {
-	h := maphash.String(s.seed, key)
-	if h == 0 {
-		h = 1
-	}
-	return h
-}
-
-func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 	h := s.hash(c.Key)
 	sh := &s.shards[h&s.mask]
-	sh.mu.Lock()
-	tb := sh.last
+	tb := sh.last.Load()
 	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
+		sh.mu.Lock()
 		var err error
-		if tb, err = sh.table(&c.Spec); err != nil {
-			sh.mu.Unlock()
+		tb, err = sh.table(&c.Spec)
+		if err == nil {
+			sh.last.Store(tb)
+		}
+		sh.mu.Unlock()
+		if err != nil {
 			return Decision{}, err
 		}
-		sh.last = tb
 	}
 	n := c.Cost
 	if n == 0 {
@@ -271,9 +230,9 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 	}
 	p := &tb.p
 	if n < 1 || n > p.capacity {
-		sh.mu.Unlock()
 		return Decision{}, &CostError{Spec: c.Spec, Cost: c.Cost}
 	}
+	sh.mu.Lock()
 	if kt := tb.cells; kt != nil {
 		// The fixed-size kinds, without the bookkeeping of a batch. For a
 		// held key of the common kinds, only the admission and the new state
@@ -283,8 +242,8 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 		if held {
 			cp := &kt.slots[i].c
 			cl := *cp
-			switch p.kind {
-			case FixedWindow:
+			switch tb.fast {
+			case fastFixed:
 				if t >= cl.t {
 					ok := p.fixedAdmit(&cl, t, n, true)
 					if ok {
@@ -293,7 +252,7 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 					sh.mu.Unlock()
 					return p.fixedReport(cl, t, ok), nil
 				}
-			case SlidingWindow:
+			case fastSliding:
 				if t >= cl.t {
 					ok, avail := p.slidingAdmit(&cl, t, n, true)
 					if ok {
@@ -302,7 +261,7 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 					sh.mu.Unlock()
 					return p.slidingReport(cl, t, n, ok, avail), nil
 				}
-			case TokenBucket, LeakyBucket:
+			case fastBucket:
 				ok := p.bucketAdmit(&cl, t, n, true)
 				if ok {
 					*cp = cl
@@ -329,7 +288,14 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 		sh.mu.Unlock()
 		return d, nil
 	}
-	defer sh.mu.Unlock()
+	d := s.takeOneLog(sh, tb, h, n, t)
+	sh.mu.Unlock()
+	return d, nil
+}
+
+// takeOneLog decides a single check of sliding_log or sliding_buckets.
+// sh.mu must be held.
+func (s *MemoryStore) takeOneLog(sh *shard, tb *table, h uint64, n, t int64) Decision {
 	var op pending
 	op.init(tb, h, n)
 	op.load(t)
@@ -337,7 +303,51 @@ func (s *MemoryStore) takeOne(c *Check, t int64) (Decision, error) {
 	if op.d.Allowed {
 		s.commit(sh, &op, t, nil)
 	}
-	return op.d, nil
+	return op.d
+}
+
+// TakeInto implements IntoStore: Take writing into dst, which must have
+// len(checks) elements. It does not allocate for up to 8 checks on keys
+// already held.
+func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Check) error {
+	if len(dst) != len(checks) {
+		return fmt.Errorf("algorithms: TakeInto: %d decisions for %d checks", len(dst), len(checks))
+	}
+	if len(checks) == 1 {
+		d, err := s.TakeOne(ctx, checks[0])
+		if err != nil {
+			return err
+		}
+		dst[0] = d
+		return nil
+	}
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	return s.takeMany(dst, checks, s.now())
+}
+
+func (s *MemoryStore) ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// hash returns the key's 64-bit hash under the store's seed, never 0 (the
+// key table's mark of an empty slot).
+func (s *MemoryStore) hash(key string) uint64 {
+	h := maphash.String(s.seed, key)
+	if h == 0 {
+		h = 1
+	}
+	return h
 }
 
 func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
@@ -451,6 +461,14 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 	}
 	tb := &table{spec: *spec, p: newParams(*spec)}
 	switch spec.Algorithm {
+	case FixedWindow:
+		tb.fast = fastFixed
+	case SlidingWindow:
+		tb.fast = fastSliding
+	case TokenBucket, LeakyBucket:
+		tb.fast = fastBucket
+	}
+	switch spec.Algorithm {
 	case SlidingLog:
 		tb.logs = make(map[uint64]*slidingLog)
 	case SlidingBuckets:
@@ -462,10 +480,21 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 	return tb, nil
 }
 
+// fastKind tells apart the kinds whose single checks on held keys are
+// decided in two steps (admission under the lock, the Decision after it).
+type fastKind uint8
+
+const (
+	fastNone fastKind = iota
+	fastFixed
+	fastSliding
+	fastBucket
+)
+
 // sameSpec reports whether a and b are equal, cheaply when they are not: the
-// numbers first, then the kind's length and first byte, which tell the known
-// kinds apart, and only then the whole kind (usually the same constant, which
-// the string comparison recognizes by its pointer).
+// numbers first, then the kind's length and its bytes' address (usually the
+// same constant), and only then the first byte, which tells the known kinds
+// apart, and the whole kind.
 func sameSpec(a, b *Spec) bool {
 	if a.Limit != b.Limit || a.Window != b.Window || a.Burst != b.Burst || a.Buckets != b.Buckets || a.MaxDelay != b.MaxDelay {
 		return false
@@ -473,6 +502,9 @@ func sameSpec(a, b *Spec) bool {
 	ka, kb := a.Algorithm, b.Algorithm
 	if len(ka) != len(kb) {
 		return false
+	}
+	if unsafe.StringData(string(ka)) == unsafe.StringData(string(kb)) {
+		return true
 	}
 	return len(ka) == 0 || (ka[0] == kb[0] && ka == kb)
 }
