@@ -141,15 +141,17 @@ func resetAfter(d algorithms.Decision) time.Duration {
 // unless res reports a lower remaining. now is read only by LegacyUnix;
 // pkSecret, when not nil, adds a pk parameter to the IETF RateLimit members.
 //
-// The values are built in sc, which must be fresh (never used before) since
-// the header strings point into it.
-func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, sc *scratch) {
+// The values are built in buf (appended to from its start; when it is too
+// small they are allocated) and the IETF and Draft7 header slices in vals:
+// both must be fresh (never used before) since the header values point
+// into them.
+func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte) {
 	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
 		return
 	}
 	switch p {
 	case IETF:
-		b := sc.buf[:0]
+		b := buf[:0]
 		for i := 0; i < res.Len(); i++ {
 			d := res.Decision(i)
 			if i > 0 {
@@ -165,7 +167,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 				b = appendPK(b, pkSecret, res.Key(i))
 			}
 		}
-		sc.add2(h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, str(b))
+		add2(vals, h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, str(b))
 		return
 	}
 	i := res.Lowest()
@@ -183,26 +185,26 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 	}
 	switch p {
 	case Draft7:
-		b := append(sc.buf[:0], "limit="...)
+		b := append(buf[:0], "limit="...)
 		b = strconv.AppendInt(b, d.Limit, 10)
 		b = append(b, ", remaining="...)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		b = append(b, ", reset="...)
 		b = strconv.AppendInt(b, reset(d), 10)
-		sc.vals[0], sc.vals[1] = str(b), policies
-		h[keyRateLimit] = sc.vals[0:1:1]
+		vals[0], vals[1] = str(b), policies
+		h[keyRateLimit] = vals[0:1:1]
 		if policies != "" {
-			h[keyPolicy] = sc.vals[1:2:2]
+			h[keyPolicy] = vals[1:2:2]
 		}
 	case Draft6:
 		// The three numbers share one buffer in the scratch.
-		b := strconv.AppendInt(sc.buf[:0], d.Limit, 10)
+		b := strconv.AppendInt(buf[:0], d.Limit, 10)
 		n1 := len(b)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		n2 := len(b)
 		b = strconv.AppendInt(b, reset(d), 10)
 		s := str(b)
-		vals := sc.vals[:]
+		vals := new([4]string) // more values than the caller's vals
 		vals[0], vals[1], vals[2], vals[3] = s[:n1], s[n1:n2], s[n2:], policies
 		h[keyLimit], h[keyRemaining], h[keyReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 		if policies != "" {
@@ -217,13 +219,13 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 				r++
 			}
 		}
-		b := strconv.AppendInt(sc.buf[:0], d.Limit, 10)
+		b := strconv.AppendInt(buf[:0], d.Limit, 10)
 		n1 := len(b)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		n2 := len(b)
 		b = strconv.AppendInt(b, r, 10)
 		s := str(b)
-		vals := sc.vals[:]
+		vals := new([3]string) // more values than the caller's vals
 		vals[0], vals[1], vals[2] = s[:n1], s[n1:n2], s[n2:]
 		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 	}
@@ -238,16 +240,9 @@ func lowerThan(d, b algorithms.Decision) bool {
 	return d.Remaining < b.Remaining
 }
 
-// A scratch holds the header values of one response, allocated with the
-// request's Result so that setting the headers allocates nothing more.
-type scratch struct {
-	vals [4]string
-	buf  [128]byte
-}
-
 // str returns the bytes of b as a string without copying. b must not be
-// written again: it points into a fresh scratch (or a fresh allocation when
-// it outgrew it), written once per response.
+// written again: it points into a fresh per-request buffer (or a fresh
+// allocation when it outgrew it), written once per response.
 func str(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -255,13 +250,13 @@ func str(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// add2 adds v1 to h[k1] and v2 to h[k2], without allocating when both are
-// new.
-func (sc *scratch) add2(h http.Header, k1, v1, k2, v2 string) {
+// add2 adds v1 to h[k1] and v2 to h[k2], without allocating (the slices
+// are backed by vals) when both are new.
+func add2(vals *[2]string, h http.Header, k1, v1, k2, v2 string) {
 	o1, o2 := h[k1], h[k2]
 	if o1 == nil && o2 == nil {
-		sc.vals[0], sc.vals[1] = v1, v2
-		h[k1], h[k2] = sc.vals[0:1:1], sc.vals[1:2:2]
+		vals[0], vals[1] = v1, v2
+		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
 		return
 	}
 	h[k1], h[k2] = append(o1, v1), append(o2, v2)

@@ -118,7 +118,7 @@ func TestSetHeaders(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := http.Header{}
-			setHeaders(h, tt.profile, result(t, tt.mask, tt.ds...), nil, now, nil, new(scratch))
+			setHeaders(h, tt.profile, result(t, tt.mask, tt.ds...), nil, now, nil, new([2]string), nil)
 			if !reflect.DeepEqual(h, tt.want) {
 				t.Errorf("setHeaders(%s) =\n%v\nwant\n%v", tt.profile, h, tt.want)
 			}
@@ -126,7 +126,7 @@ func TestSetHeaders(t *testing.T) {
 	}
 	// Nothing taken, nothing written.
 	h := http.Header{}
-	setHeaders(h, IETF, &policy.Result{}, nil, now, nil, new(scratch))
+	setHeaders(h, IETF, &policy.Result{}, nil, now, nil, new([2]string), nil)
 	if len(h) != 0 {
 		t.Errorf("setHeaders of an empty Result = %v", h)
 	}
@@ -139,8 +139,8 @@ func TestSetHeadersOuter(t *testing.T) {
 	lowInner := result(t, 0b010, allow(100, 1, time.Second, time.Minute))
 
 	h := http.Header{}
-	setHeaders(h, IETF, outer, nil, now, nil, new(scratch))
-	setHeaders(h, IETF, inner, outer, now, nil, new(scratch))
+	setHeaders(h, IETF, outer, nil, now, nil, new([2]string), nil)
+	setHeaders(h, IETF, inner, outer, now, nil, new([2]string), nil)
 	want := http.Header{
 		"Ratelimit-Policy": {`"per-second";q=10;w=1`, `"per-minute";q=100;w=60`},
 		"Ratelimit":        {`"per-second";r=3;t=1`, `"per-minute";r=90;t=1`},
@@ -154,8 +154,8 @@ func TestSetHeadersOuter(t *testing.T) {
 		want  string
 	}{{inner, "3"}, {lowInner, "1"}} {
 		h := http.Header{}
-		setHeaders(h, Draft6, outer, nil, now, nil, new(scratch))
-		setHeaders(h, Draft6, tt.inner, outer, now, nil, new(scratch))
+		setHeaders(h, Draft6, outer, nil, now, nil, new([2]string), nil)
+		setHeaders(h, Draft6, tt.inner, outer, now, nil, new([2]string), nil)
 		if got := h.Get(HeaderRateLimitRemaining); got != tt.want {
 			t.Errorf("nested draft-6 remaining = %s, want %s", got, tt.want)
 		}
@@ -163,8 +163,8 @@ func TestSetHeadersOuter(t *testing.T) {
 			t.Errorf("nested draft-6 policies = %q, want two field lines", got)
 		}
 		h = http.Header{}
-		setHeaders(h, Draft7, outer, nil, now, nil, new(scratch))
-		setHeaders(h, Draft7, tt.inner, outer, now, nil, new(scratch))
+		setHeaders(h, Draft7, outer, nil, now, nil, new([2]string), nil)
+		setHeaders(h, Draft7, tt.inner, outer, now, nil, new([2]string), nil)
 		if got := h.Get(HeaderRateLimit); !strings.Contains(got, "remaining="+tt.want+",") {
 			t.Errorf("nested draft-7 = %s, want remaining %s", got, tt.want)
 		}
@@ -176,7 +176,7 @@ func TestPartitionKey(t *testing.T) {
 	pk := regexp.MustCompile(`^"per-second";r=9;t=1;pk=:([A-Za-z0-9+/]{12}):, "per-minute";r=99;t=1;pk=:([A-Za-z0-9+/]{12}):$`)
 	get := func(secret string) []string {
 		h := http.Header{}
-		setHeaders(h, IETF, res, nil, nil, []byte(secret), new(scratch))
+		setHeaders(h, IETF, res, nil, nil, []byte(secret), new([2]string), nil)
 		m := pk.FindStringSubmatch(h.Get(HeaderRateLimit))
 		if m == nil {
 			t.Fatalf("RateLimit = %q, want pk parameters", h.Get(HeaderRateLimit))

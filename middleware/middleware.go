@@ -118,7 +118,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		next.ServeHTTP(w, r)
 		return
 	}
-	rc := &resultContext{Context: r.Context()}
+	rc, buf := m.newResultContext(r, mask)
 	res := &rc.res
 	res.Shadow = m.shadow
 	// An outer middleware that wrote headers of the same profile: ours
@@ -180,7 +180,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 
-	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, &rc.sc)
+	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, &rc.vals, buf)
 	res.wrote = m.profile + 1
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
@@ -355,12 +355,37 @@ type Result struct {
 
 // resultContext is the request context carrying a Result, and the request
 // passed on with it: everything the middleware allocates per request, in
-// one allocation.
+// one allocation. vals and buf hold the header values (see setHeaders).
+//
+// Its size is that of one malloc size class (see
+// TestResultContextSizeClass): buf has room for the IETF value of one
+// policy; when more can be needed, the request gets a wideResultContext.
 type resultContext struct {
 	context.Context
-	res Result
-	sc  scratch
-	req http.Request
+	res  Result
+	vals [2]string
+	buf  [40]byte
+	req  http.Request
+}
+
+// wideResultContext is a resultContext with room for longer header values:
+// several policies, a pk parameter, Draft7's dictionary.
+type wideResultContext struct {
+	resultContext
+	long [128]byte
+}
+
+// newResultContext allocates the context of a request to which the
+// policies of mask apply, and returns the buffer its header values are to
+// be built in.
+func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultContext, []byte) {
+	if mask&(mask-1) == 0 && m.pkSecret == nil && m.profile != Draft7 {
+		rc := &resultContext{Context: r.Context()}
+		return rc, rc.buf[:0]
+	}
+	w := &wideResultContext{}
+	w.Context = r.Context()
+	return &w.resultContext, w.long[:0]
 }
 
 // request returns r with rc as its context, as r.WithContext(rc) does, but

@@ -733,3 +733,46 @@ func TestAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestLongHeaderValues checks the values that outgrow the per-request
+// buffer (a long policy name, a one-policy Draft7 dictionary, four stacked
+// policies): they are built whole, for several requests in a row.
+func TestLongHeaderValues(t *testing.T) {
+	long := strings.Repeat("a-long-policy-name-", 3) + "x" // 58 bytes; at most 64
+	tests := []struct {
+		name     string
+		policies []*policy.Policy
+		opts     []middleware.Option
+		header   string
+		want     func(n int) string
+	}{
+		{"long name", []*policy.Policy{fixed(long, 1000, time.Minute, remote)}, nil, "RateLimit",
+			func(n int) string { return `"` + long + `";r=` + strconv.Itoa(1000-n) + ";t=60" }},
+		{"draft-7", []*policy.Policy{fixed("p", 1_000_000_000, time.Minute, remote)}, []middleware.Option{middleware.WithHeaders(middleware.Draft7)}, "RateLimit",
+			func(n int) string {
+				return "limit=1000000000, remaining=" + strconv.Itoa(1_000_000_000-n) + ", reset=60"
+			}},
+		{"four", []*policy.Policy{
+			fixed("first", 1000, time.Minute, remote), fixed("second", 1000, time.Minute, remote),
+			fixed("third", 1000, time.Minute, remote), fixed("fourth", 1000, time.Minute, remote),
+		}, nil, "RateLimit", func(n int) string {
+			r := strconv.Itoa(1000 - n)
+			return `"first";r=` + r + `;t=60, "second";r=` + r + `;t=60, "third";r=` + r + `;t=60, "fourth";r=` + r + ";t=60"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store, _ := newStore(t)
+			h := middleware.MustNew(store, tt.policies, tt.opts...).Handler(ok)
+			var ws []*httptest.ResponseRecorder
+			for range 3 {
+				ws = append(ws, serve(h, "GET", "/"))
+			}
+			for i, w := range ws { // the earlier responses' values are intact
+				if got, want := w.Header().Get(tt.header), tt.want(i+1); got != want {
+					t.Errorf("request %d: %s = %q, want %q", i+1, tt.header, got, want)
+				}
+			}
+		})
+	}
+}
