@@ -64,41 +64,42 @@ func parseHostAddr(s string) (netip.Addr, bool) {
 // times cheaper than ParseAddrPort followed by AppendTo.
 func parseIPv4Port(s string) (a netip.Addr, n int, ok bool) {
 	var ip [4]byte
-	i := 0
-	for f := range 4 {
-		if f > 0 {
-			if i >= len(s) || s[i] != '.' {
+	f, v, digits := 0, 0, 0 // field, its value, its digits so far
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			if digits > 0 && v == 0 { // a leading zero
 				return netip.Addr{}, 0, false
 			}
-			i++
-		}
-		start, v := i, 0
-		for i < len(s) && i-start < 3 && '0' <= s[i] && s[i] <= '9' {
-			v = v*10 + int(s[i]-'0')
-			i++
-		}
-		if d := i - start; d == 0 || v > 255 || (d > 1 && s[start] == '0') {
+			v = v*10 + int(c-'0')
+			digits++
+			if v > 255 {
+				return netip.Addr{}, 0, false
+			}
+		case c == '.' && digits > 0 && f < 3:
+			ip[f] = byte(v)
+			f, v, digits = f+1, 0, 0
+		case c == ':' && digits > 0 && f == 3:
+			ip[3] = byte(v)
+			port := s[i+1:]
+			if len(port) == 0 || len(port) > 5 {
+				return netip.Addr{}, 0, false
+			}
+			p := 0
+			for _, c := range []byte(port) {
+				if c < '0' || c > '9' {
+					return netip.Addr{}, 0, false
+				}
+				p = p*10 + int(c-'0')
+			}
+			if p > 65535 {
+				return netip.Addr{}, 0, false
+			}
+			return netip.AddrFrom4(ip), i, true
+		default:
 			return netip.Addr{}, 0, false
 		}
-		ip[f] = byte(v)
 	}
-	n = i
-	if i >= len(s) || s[i] != ':' {
-		return netip.Addr{}, 0, false
-	}
-	port := s[i+1:]
-	if len(port) == 0 || len(port) > 5 {
-		return netip.Addr{}, 0, false
-	}
-	p := 0
-	for j := 0; j < len(port); j++ {
-		if port[j] < '0' || port[j] > '9' {
-			return netip.Addr{}, 0, false
-		}
-		p = p*10 + int(port[j]-'0')
-	}
-	if p > 65535 {
-		return netip.Addr{}, 0, false
-	}
-	return netip.AddrFrom4(ip), n, true
+	return netip.Addr{}, 0, false
 }
