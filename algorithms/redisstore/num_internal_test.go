@@ -19,7 +19,7 @@ func TestLuaArithmetic(t *testing.T) {
 	srv := redistest.New(t)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer client.Close()
-	script := redis.NewScript(luaNum + `
+	script := redis.NewScript(luaPrelude + "\n" + luaNum + `
 numInit()
 local out = {}
 for i = 1, #ARGV, 6 do

@@ -14,10 +14,14 @@ import (
 // the other helpers' closures are made), the helpers, the driver last. Each kind mirrors its Go transition in package
 // algorithms line by line.
 var (
+	//go:embed lua/std.lua
+	luaStd string
 	//go:embed lua/num.lua
 	luaNum string
 	//go:embed lua/spec.lua
 	luaSpec string
+	//go:embed lua/fastlib.lua
+	luaFastLib string
 	//go:embed lua/fast.lua
 	luaFast string
 	//go:embed lua/cell.lua
@@ -36,11 +40,14 @@ var (
 // and EVAL on NOSCRIPT. It is the fallback for servers without functions
 // (before Redis 7) or users not allowed to load them: every helper's
 // closure is made anew on each call.
-var takeScript = redis.NewScript(strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaMain}, "\n"))
+var takeScript = redis.NewScript(strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaMain}, "\n"))
 
 // luaPrelude makes KEYS and ARGV locals, which fast.lua may replace (a
-// compact call rewritten into the wide layout).
-const luaPrelude = "local KEYS, ARGV = KEYS, ARGV"
+// compact call rewritten into the wide layout), and binds std.lua's locals
+// at once (a script can reach the libraries from its first line).
+const luaPrelude = "local KEYS, ARGV = KEYS, ARGV\n" +
+	"local tonumber, floor, max, format, match, sub, call, unpack = " +
+	"tonumber, math.floor, math.max, string.format, string.match, string.sub, redis.call, unpack"
 
 // The same code as a Redis function library (FUNCTION LOAD, FCALL): the
 // helpers and their closures are made once, when the library loads, and
@@ -50,13 +57,13 @@ const luaPrelude = "local KEYS, ARGV = KEYS, ARGV"
 var takeLibrary, takeFunction = library()
 
 func library() (code, function string) {
-	helpers := strings.Join([]string{"local KEYS, ARGV", luaNum, luaSpec, luaCell, luaLog, luaBuckets, luaCluster}, "\n")
+	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaCluster}, "\n")
 	body := strings.Join([]string{luaFast, luaMain}, "\n")
 	sum := sha1.Sum([]byte(helpers + "\x00" + body))
 	h := hex.EncodeToString(sum[:8])
 	function = "ratekeeper_take_" + h
 	code = "#!lua name=ratekeeper_" + h + "\n" + helpers +
-		"\nredis.register_function('" + function + "', function(keys, args)\nKEYS, ARGV = keys, args\n" + body + "\nend)\n"
+		"\nredis.register_function('" + function + "', function(keys, args)\nKEYS, ARGV = keys, args\nif not call then bindStd() end\n" + body + "\nend)\n"
 	return code, function
 }
 

@@ -381,7 +381,13 @@ func (r *request) keysOf(idx []int) []string {
 
 // run runs the whole request as one script call on c.
 func (s *Store) run(ctx context.Context, c redis.UniversalClient, r *request, dst []algorithms.Decision) error {
-	res, err := s.eval(ctx, c, r.keys, r.compactArgs())
+	var args []any
+	if s.noFunctions.Load() {
+		args = r.args(nil, modeNormal) // as a script, the wide layout parses faster
+	} else {
+		args = r.compactArgs()
+	}
+	res, err := s.eval(ctx, c, r.keys, args)
 	if err != nil {
 		return err
 	}

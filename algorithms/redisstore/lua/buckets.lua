@@ -10,7 +10,7 @@ local bucketsKind_
 local function bucketsKind()
   if bucketsKind_ then return bucketsKind_ end
   local function loadBuckets(P, key)
-    local v = redis.call('GET', key)
+    local v = call('GET', key)
     if v then
       local it = string.gmatch(v, '%-?%d+')
       local w, b, sum = tonumber(it() or ''), tonumber(it() or ''), tonumber(it() or '')
@@ -105,7 +105,7 @@ local function bucketsKind()
     elseif not d.a then
       d.ra = bucketsWait(P, S, es, n, 0)
     end
-    d.r = math.max(P.L - sum, 0)
+    d.r = max(P.L - sum, 0)
     if sum > 0 then
       local newest = 0
       if not d.a or not consume then

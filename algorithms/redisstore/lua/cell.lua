@@ -21,9 +21,9 @@ local function windowKinds()
   -- Window kinds ------------------------------------------------------------
 
   local function loadWindow(P, key)
-    local v = redis.call('GET', key)
+    local v = call('GET', key)
     if v then
-      local k, x, y = string.match(v, '^(%-?%d+) (%d+) ?(%d*)$')
+      local k, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
       if k then
         return {t = tonumber(k), x = tonumber(x), y = tonumber(y) or 0}, true
       end
@@ -127,7 +127,7 @@ local function windowKinds()
     else
       d.ra = slidingWait(P, prev, curr, e, n)
     end
-    d.r = math.max(avail, 0)
+    d.r = max(avail, 0)
     if curr > 0 then
       d.rs = 2 * W - e
     elseif prev > 0 then
@@ -141,9 +141,9 @@ local function windowKinds()
 
   local function encodeWindow(P, c)
     if P.kind == 1 then
-      return string.format('%d %d', c.t, c.x)
+      return format('%d %d', c.t, c.x)
     end
-    return string.format('%d %d %d', c.t, c.x, c.y)
+    return format('%d %d %d', c.t, c.x, c.y)
   end
   windowKinds_ = {load = loadWindow, late = lateWindow, fixed = fixedWindow, sliding = slidingWindow, encode = encodeWindow}
   return windowKinds_
@@ -156,9 +156,9 @@ local function bucketKinds()
   -- c.t is F's whole ns relative to t (|c.t| < 2^51), c.x its remainder in 1/L ns.
 
   local function loadBucket(P, key)
-    local v = redis.call('GET', key)
+    local v = call('GET', key)
     if v then
-      local s, ns, x = string.match(v, '^(%-?%d+) (%d+) (%d+)$')
+      local s, ns, x = match(v, '^(%-?%d+) (%d+) (%d+)$')
       if s then
         s = tonumber(s)
         if not far(s) then
@@ -306,7 +306,7 @@ local function bucketKinds()
 
   local function encodeBucket(P, c)
     local s, ns = absol(c.t)
-    return string.format('%d %d %d', s, ns, c.x)
+    return format('%d %d %d', s, ns, c.x)
   end
   bucketKinds_ = {load = loadBucket, token = tokenBucket, queue = leakyQueue, encode = encodeBucket}
   return bucketKinds_

@@ -37,25 +37,25 @@ local function undoKind()
   end
 
   local function undoWindow(key, k, n, sliding)
-    local v = redis.call('GET', key)
+    local v = call('GET', key)
     if not v then return end
-    local sk, x, y = string.match(v, '^(%-?%d+) (%d+) ?(%d*)$')
+    local sk, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
     if not sk then return end
     sk, x, y = tonumber(sk), tonumber(x), tonumber(y) or 0
     if sk == k then
-      if sliding then y = math.max(y - n, 0) else x = math.max(x - n, 0) end
+      if sliding then y = max(y - n, 0) else x = max(x - n, 0) end
     elseif sliding and sk == k + 1 then
-      x = math.max(x - n, 0)
+      x = max(x - n, 0)
     else
       return -- the units have left the window
     end
     local out = fmt(sk) .. ' ' .. fmt(x)
     if sliding then out = out .. ' ' .. fmt(y) end
-    redis.call('SET', key, out, 'KEEPTTL')
+    call('SET', key, out, 'KEEPTTL')
   end
 
   local function undoBuckets(key, w, b, B, n)
-    local v = redis.call('GET', key)
+    local v = call('GET', key)
     if not v then return end
     local S = bucketsKind().load({jw = 0, jb = 0}, key)
     local age = (S.w - w) * B + (S.b - b)
@@ -64,29 +64,29 @@ local function undoKind()
     local take = math.min(c, n)
     S.counts[b] = c - take
     S.sum = S.sum - take
-    redis.call('SET', key, bucketsKind().encode(S), 'KEEPTTL')
+    call('SET', key, bucketsKind().encode(S), 'KEEPTTL')
   end
 
   local function undoLog(key, lkey, s, ns, n)
-    local len = redis.call('LLEN', lkey)
+    local len = call('LLEN', lkey)
     local i = -1
     while -i <= len do
-      local item = redis.call('LINDEX', lkey, i)
-      local es, ens, en = string.match(item or '', '^(%-?%d+) (%d+) (%d+)$')
+      local item = call('LINDEX', lkey, i)
+      local es, ens, en = match(item or '', '^(%-?%d+) (%d+) (%d+)$')
       if not es then return end
       es, ens, en = tonumber(es), tonumber(ens), tonumber(en)
       if es < s or (es == s and ens < ns) then return end
       if es == s and ens == ns then
         local take = math.min(en, n)
         if en - take > 0 then
-          redis.call('LSET', lkey, i, fmt(es) .. ' ' .. fmt(ens) .. ' ' .. fmt(en - take))
+          call('LSET', lkey, i, fmt(es) .. ' ' .. fmt(ens) .. ' ' .. fmt(en - take))
         else
-          redis.call('LSET', lkey, i, 'x')
-          redis.call('LREM', lkey, 1, 'x')
+          call('LSET', lkey, i, 'x')
+          call('LREM', lkey, 1, 'x')
         end
-        local sum = tonumber(redis.call('GET', key) or '')
+        local sum = tonumber(call('GET', key) or '')
         if sum then
-          redis.call('SET', key, fmt(math.max(sum - take, 0)), 'KEEPTTL')
+          call('SET', key, fmt(max(sum - take, 0)), 'KEEPTTL')
         end
         return
       end
@@ -96,7 +96,7 @@ local function undoKind()
 
   -- instant parses a bucket state "s n x" into (F - t in ns, x), or nil.
   local function instant(v)
-    local s, ns, x = string.match(v or '', '^(%-?%d+) (%d+) (%d+)$')
+    local s, ns, x = match(v or '', '^(%-?%d+) (%d+) (%d+)$')
     if not s then return nil end
     s = tonumber(s)
     if far(s) then return nil end
@@ -106,20 +106,20 @@ local function undoKind()
   -- undoBucket undoes a reservation of a bucket kind; u is the undo's
   -- instant relative to the reservation's (t = 0 in the script).
   local function undoBucket(key, old, new, inc, u)
-    local cur = redis.call('GET', key)
+    local cur = call('GET', key)
     if not cur then return end
     if cur == new then
       if old == '' then
-        redis.call('DEL', key)
+        call('DEL', key)
       else
-        redis.call('SET', key, old, 'KEEPTTL')
+        call('SET', key, old, 'KEEPTTL')
       end
       return
     end
     local f0 = instant(old)
     if not ((f0 and f0 >= u) or 0 >= u) then return end
     local ft, fx = instant(cur)
-    local q, r, L = string.match(inc, '^(%d+) (%d+) (%d+)$')
+    local q, r, L = match(inc, '^(%d+) (%d+) (%d+)$')
     if not (ft and q) then return end
     ft, fx = ft - tonumber(q), fx - tonumber(r)
     if fx < 0 then
@@ -127,7 +127,7 @@ local function undoKind()
       ft = ft - 1
     end
     local s, ns = absol(ft)
-    redis.call('SET', key, string.format('%d %d %d', s, ns, fx), 'KEEPTTL')
+    call('SET', key, format('%d %d %d', s, ns, fx), 'KEEPTTL')
   end
 
   local function applyUndo(base)
@@ -137,7 +137,7 @@ local function undoKind()
     end
     local u = 0 -- the injected clock: the reservation's instant
     if clock == 'server' then
-      local tm = redis.call('TIME')
+      local tm = call('TIME')
       u = rel(tonumber(tm[1]), tonumber(tm[2]) * 1000)
     end
     base = base + 1

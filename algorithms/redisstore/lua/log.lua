@@ -21,9 +21,9 @@ local function logKind()
     local e = S.cache[i]
     if not e then
       local from = i - 1
-      local items = redis.call('LRANGE', S.lkey, from, from + 31)
+      local items = call('LRANGE', S.lkey, from, from + 31)
       for j, item in ipairs(items) do
-        local s, ns, n = string.match(item, '^(%-?%d+) (%d+) (%d+)$')
+        local s, ns, n = match(item, '^(%-?%d+) (%d+) (%d+)$')
         if not s then
           error('redisstore: malformed sliding_log event in ' .. S.lkey)
         end
@@ -44,10 +44,10 @@ local function logKind()
 
   local function loadLog(P, key, lkey)
     local S = {key = key, lkey = lkey, sum = 0, head = 1, len = 0, cache = {}, app = {}, merge = 0, shared = true}
-    local v = redis.call('GET', key)
+    local v = call('GET', key)
     if v then
       S.sum = tonumber(v) or 0
-      S.len = redis.call('LLEN', lkey)
+      S.len = call('LLEN', lkey)
     end
     return S, v ~= false and v ~= nil
   end
@@ -56,7 +56,7 @@ local function logKind()
   local function logLatestOff(S)
     local c = logCount(S)
     if S.head <= c then
-      return math.max(0, logEvent(S, c).t)
+      return max(0, logEvent(S, c).t)
     end
     return 0
   end
@@ -121,7 +121,7 @@ local function logKind()
     elseif not d.a then
       d.ra = logWait(P, S, tl, n, 0)
     end
-    d.r = math.max(P.L - sum, 0)
+    d.r = max(P.L - sum, 0)
     if sum > 0 then
       local newest = tl
       if not d.a or not consume then
@@ -139,14 +139,14 @@ local function logKind()
 
   local function writeLog(S, ttl)
     if S.head > S.len then
-      if S.len > 0 then redis.call('DEL', S.lkey) end
+      if S.len > 0 then call('DEL', S.lkey) end
     elseif S.head > 1 then
-      redis.call('LTRIM', S.lkey, S.head - 1, -1)
+      call('LTRIM', S.lkey, S.head - 1, -1)
     end
     if S.merge > 0 then
       local e = logEvent(S, S.len)
       local s, ns = absol(e.t)
-      redis.call('LSET', S.lkey, -1, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n))
+      call('LSET', S.lkey, -1, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n))
     end
     if #S.app > 0 then
       local items = {}
@@ -154,13 +154,13 @@ local function logKind()
         local s, ns = absol(e.t)
         items[i] = fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n)
       end
-      redis.call('RPUSH', S.lkey, unpack(items))
+      call('RPUSH', S.lkey, unpack(items))
     end
     if ttl then
-      redis.call('SET', S.key, fmt(S.sum), 'PX', ttl)
-      redis.call('PEXPIRE', S.lkey, ttl)
+      call('SET', S.key, fmt(S.sum), 'PX', ttl)
+      call('PEXPIRE', S.lkey, ttl)
     else
-      redis.call('SET', S.key, fmt(S.sum), 'KEEPTTL')
+      call('SET', S.key, fmt(S.sum), 'KEEPTTL')
     end
   end
   logKind_ = {load = loadLog, latestOff = logLatestOff, prune = pruneLog, clone = cloneLog, commit = commitLog, decide = slidingLog, write = writeLog, event = logEvent, count = logCount}

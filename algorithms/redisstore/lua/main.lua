@@ -15,7 +15,7 @@ numInit()
 if fastTime then
   -- fast.lua read the instant and gave up: decide at that instant.
 elseif ARGV[1] == '' then
-  local tm = redis.call('TIME')
+  local tm = call('TIME')
   TS = tonumber(tm[1])
   TN = tonumber(tm[2]) * 1000
 else
@@ -199,7 +199,7 @@ if not all then
       if op.P.kind == LOG then
         logKind().write(op.S, nil)
       else
-        redis.call('SET', op.key, bucketsKind().encode(op.S), 'KEEPTTL')
+        call('SET', op.key, bucketsKind().encode(op.S), 'KEEPTTL')
       end
     end
   end
@@ -222,7 +222,7 @@ else
   for i = 1, nchecks do
     local op = ops[i]
     if last[op.key] == op then
-      local ttl = math.max(math.floor(op.d.rs / 1000000) + 1, minTTL, 1)
+      local ttl = max(floor(op.d.rs / 1000000) + 1, minTTL, 1)
       local kind = op.P.kind
       local root = op
       while root.dup do root = ops[root.dup] end
@@ -251,11 +251,11 @@ else
             undoKind().record('b', op.key, nil, fmt(root.S.w), fmt(root.S.b), fmt(op.P.B), n, undo)
           else
             local q, r = bdivmod(bmul(consumed[op.key], op.P.W), op.P.L)
-            undoKind().record('s', op.key, nil, redis.call('GET', op.key) or '', v,
-              string.format('%d %d %d', q, r, op.P.L), nil, undo)
+            undoKind().record('s', op.key, nil, call('GET', op.key) or '', v,
+              format('%d %d %d', q, r, op.P.L), nil, undo)
           end
         end
-        redis.call('SET', op.key, v, 'PX', ttl)
+        call('SET', op.key, v, 'PX', ttl)
       end
     end
   end

@@ -14,7 +14,7 @@ local T52 = 4503599627370496 -- 2^52
 -- monotone and both neighbours are representable), q*b is exact, and one
 -- correction step fixes the quotient.
 local function divmod(a, b)
-  local q = math.floor(a / b)
+  local q = floor(a / b)
   local r = a - q * b
   if r < 0 then
     q = q - 1; r = r + b
@@ -124,7 +124,7 @@ local function numInit()
     end
     X, Y = limbs(X), limbs(Y)
     local c = {}
-    for i = 1, math.max(#X, #Y) do
+    for i = 1, max(#X, #Y) do
       c[i] = (X[i] or 0) + (Y[i] or 0)
     end
     return norm(c)
@@ -157,7 +157,7 @@ local function numInit()
     end
     if nx then return -1 end
     if ny then return 1 end
-    for i = math.max(#X, #Y), 1, -1 do
+    for i = max(#X, #Y), 1, -1 do
       local x, y = X[i] or 0, Y[i] or 0
       if x < y then return -1 end
       if x > y then return 1 end
@@ -180,10 +180,10 @@ local function numInit()
     local n = #X
     local xf = 0
     for i = n, 1, -1 do xf = xf * T24 + X[i] end
-    local q = math.floor(xf / d)
+    local q = floor(xf / d)
     local P = limbs(bmul(q, d))
     local r = 0
-    for i = math.max(n, #P), 1, -1 do
+    for i = max(n, #P), 1, -1 do
       r = r * T24 + ((X[i] or 0) - (P[i] or 0))
     end
     while r < 0 do q = q - 1; r = r + d end
@@ -227,5 +227,5 @@ local function numInit()
     return -q - 1, W - r
   end
 
-  function fmt(x) return string.format('%d', x) end
+  function fmt(x) return format('%d', x) end
 end

@@ -11,7 +11,7 @@ local SPECS, nspecs = {}, 0
 local function spec(s)
   local p = SPECS[s]
   if p then return p end
-  local k, L, W, C, B, md, n = string.match(s, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+  local k, L, W, C, B, md, n = match(s, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
   if not k then return nil end
   p = {tonumber(k), tonumber(L), tonumber(W), tonumber(C), tonumber(B), tonumber(md), tonumber(n)}
   if nspecs >= 1024 then -- bounded: start again
