@@ -44,13 +44,17 @@ func benchSpec(k algorithms.Kind) algorithms.Spec {
 // only when the decision failed (an error), not when it denied.
 type decider interface{ allow(key string) bool }
 
+// storeDecider decides through MemoryStore.TakeOne, as algorithms.Limiter
+// does: a Check built from a Spec held beside the store.
 type storeDecider struct {
-	s    *algorithms.MemoryStore
-	spec algorithms.Spec
+	s     *algorithms.MemoryStore
+	check algorithms.Check // the Spec, Key left empty
 }
 
-func (d storeDecider) allow(key string) bool {
-	_, err := d.s.TakeOne(context.Background(), algorithms.Check{Spec: d.spec, Key: key})
+func (d *storeDecider) allow(key string) bool {
+	c := d.check
+	c.Key = key
+	_, err := d.s.TakeOne(context.Background(), c)
 	return err == nil
 }
 
@@ -64,7 +68,7 @@ func newStoreDecider(b *testing.B, k algorithms.Kind, fixed bool) decider {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return storeDecider{s, benchSpec(k)}
+	return &storeDecider{s, algorithms.Check{Spec: benchSpec(k)}}
 }
 
 // httprateDecider is httprate's decision: read both windows' counts, weigh
@@ -214,7 +218,7 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				return storeDecider{s, spec}
+				return &storeDecider{s, algorithms.Check{Spec: spec}}
 			})
 		})
 	}
