@@ -24,8 +24,10 @@
 // (lua/spec.lua), not on every call. On a server without functions (before
 // Redis 7), or for a user not allowed to load or call them (ACL), the store
 // falls back for good to the same code as one script, run with EVALSHA and
-// EVAL on NOSCRIPT. The library's name carries a hash of its code, so
-// stores of different versions share a server. Every check of a Take goes
+// EVAL on NOSCRIPT. The library's name (ratekeeper_<hash>) carries a hash of
+// its code, so stores of different versions share a server; a version no
+// longer deployed leaves its library behind (about 60 kB of code), which
+// FUNCTION DELETE removes. Every check of a Take goes
 // in that one call: one network round trip however many checks there are.
 // A plain Take sends its arguments compact: a header and one
 // "kind L W C Buckets MaxDelay cost" string per check. The script starts with a fast path for the
@@ -82,10 +84,11 @@
 //
 // TestLuaArithmetic checks these operations against math/big on the server.
 //
-// The fast path (lua/fast.lua) decides a plain Take — not a cluster phase,
-// no key twice, every check fixed_window, sliding_window, token_bucket or
-// leaky_bucket — with one GET or MGET, one SET per key and almost no
-// closures or tables; any other Take (sliding_log, sliding_buckets,
+// The fast path (lua/fast.lua, its decisions in lua/fastlib.lua) decides a
+// plain Take — not a cluster phase, no key twice, every check fixed_window,
+// sliding_window, token_bucket or leaky_bucket — with one GET or MGET, one
+// SET per key, and, as a library, no closure or table made per call but
+// the replies Redis itself builds; any other Take (sliding_log, sliding_buckets,
 // leaky_queue, a repeated key) goes to the general script, at the same
 // instant. It is the general path's arithmetic, with plain numbers exactly
 // where the general path has them:

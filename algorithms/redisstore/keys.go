@@ -49,7 +49,7 @@ type specInfo struct {
 	capacity int64
 	args     [6]any // kind, L, W, C, Buckets, MaxDelay
 	arg      string // the compact call's check argument without its cost: "kind L W C Buckets MaxDelay"
-	arg1     string // arg with cost 1
+	arg1     any    // arg with cost 1, boxed once (a string put in an interface allocates)
 }
 
 var kindCodes = map[algorithms.Kind]struct {
@@ -78,7 +78,7 @@ func newSpecInfo(s algorithms.Spec) *specInfo {
 		" " + strconv.FormatInt(c, 10) + " " + strconv.FormatInt(buckets, 10) + " " + strconv.FormatInt(int64(s.MaxDelay), 10)
 	return &specInfo{
 		arg:      arg,
-		arg1:     arg + " 1",
+		arg1:     any(arg + " 1"),
 		code:     k.code,
 		suffix:   "}:" + ns,
 		capacity: c,
