@@ -166,6 +166,12 @@ func benchVariants(b *testing.B, serve func(*testing.B, http.Handler)) {
 	b.Run("policies=1/observer", func(b *testing.B) {
 		serve(b, benchMiddleware(b, 1, middleware.WithObserver(&nopObserver{})))
 	})
+	b.Run("policies=1/context=off", func(b *testing.B) {
+		serve(b, benchMiddleware(b, 1, middleware.WithoutContext()))
+	})
+	b.Run("policies=4/context=off", func(b *testing.B) {
+		serve(b, benchMiddleware(b, 4, middleware.WithoutContext()))
+	})
 }
 
 // BenchmarkMiddlewareParallel is BenchmarkMiddleware's one-policy case with

@@ -84,4 +84,14 @@
 // [WithLogger] logs them with log/slog, rejections sampled so that an
 // attack cannot flood the log. Without an observer the middleware pays one
 // nil check per request and logs nothing.
+//
+// # Cost
+//
+// Handlers downstream find the decision with [FromContext]: to carry it,
+// the middleware passes on a copy of the request with its own context, one
+// allocation of about 1.1 KB per request (the request copy and the
+// [Result]), which is most of what the middleware costs. A service that
+// does not read the decision downstream can drop it with [WithoutContext]:
+// the request then goes on as it came and the middleware allocates only
+// its header values.
 package middleware

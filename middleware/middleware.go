@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,7 @@ type Middleware struct {
 	shadow      bool
 	onShadow    func(*http.Request, *Result)
 	problemType string
+	noContext   bool
 
 	failures  atomic.Int64  // consecutive store failures
 	openUntil atomic.Int64  // breaker open until this Unix nanosecond
@@ -118,13 +120,35 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		next.ServeHTTP(w, r)
 		return
 	}
-	rc, buf := m.newResultContext(r, mask)
-	res := &rc.res
+	var (
+		rc   *resultContext // nil without context (see WithoutContext)
+		res  *Result
+		vals *[2]string
+		buf  []byte
+	)
+	if m.noContext {
+		res = resultPool.Get().(*Result)
+		res.Shadow, res.Fallback, res.Err, res.wrote = false, false, nil, 0
+		defer resultPool.Put(res)
+		if m.profile != NoHeaders {
+			// The header values outlive the request's Result.
+			if m.narrow(mask) {
+				hv := new(headerValues)
+				vals, buf = &hv.vals, hv.buf[:0]
+			} else {
+				hv := new(wideHeaderValues)
+				vals, buf = &hv.vals, hv.long[:0]
+			}
+		}
+	} else {
+		rc, buf = m.newResultContext(r, mask)
+		res, vals = &rc.res, &rc.vals
+	}
 	res.Shadow = m.shadow
 	// An outer middleware that wrote headers of the same profile: ours
 	// join them (see setHeaders).
 	var outer *policy.Result
-	if o, ok := FromContext(rc.Context); ok && o.wrote == m.profile+1 {
+	if o, ok := FromContext(r.Context()); ok && o.wrote == m.profile+1 {
 		outer = &o.Result
 	}
 
@@ -180,7 +204,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 
-	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, &rc.vals, buf)
+	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
 	res.wrote = m.profile + 1
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
@@ -362,11 +386,33 @@ type Result struct {
 // policy; when more can be needed, the request gets a wideResultContext.
 type resultContext struct {
 	context.Context
-	res  Result
+	res Result
+	headerValues
+	req http.Request
+}
+
+// headerValues holds the header values of one response (see setHeaders).
+type headerValues struct {
 	vals [2]string
 	buf  [40]byte
-	req  http.Request
 }
+
+// wideHeaderValues is headerValues with room for longer values.
+type wideHeaderValues struct {
+	headerValues
+	long [128]byte
+}
+
+// narrow reports whether the header values of a request to which the
+// policies of mask apply are likely to fit in headerValues.buf: one policy,
+// no pk parameter, not Draft7's dictionary.
+func (m *Middleware) narrow(mask uint64) bool {
+	return mask&(mask-1) == 0 && m.pkSecret == nil && m.profile != Draft7
+}
+
+// resultPool recycles the Results of a middleware without context (see
+// WithoutContext).
+var resultPool = sync.Pool{New: func() any { return new(Result) }}
 
 // wideResultContext is a resultContext with room for longer header values:
 // several policies, a pk parameter, Draft7's dictionary.
@@ -379,7 +425,7 @@ type wideResultContext struct {
 // policies of mask apply, and returns the buffer its header values are to
 // be built in.
 func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultContext, []byte) {
-	if mask&(mask-1) == 0 && m.pkSecret == nil && m.profile != Draft7 {
+	if m.narrow(mask) {
 		rc := &resultContext{Context: r.Context()}
 		return rc, rc.buf[:0]
 	}
@@ -390,8 +436,11 @@ func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultCont
 
 // request returns r with rc as its context, as r.WithContext(rc) does, but
 // held in rc: the inlined WithContext's new Request does not escape, so
-// only rc is allocated.
+// only rc is allocated. Without context (rc is nil) it returns r.
 func (rc *resultContext) request(r *http.Request) *http.Request {
+	if rc == nil {
+		return r
+	}
 	rc.req = *r.WithContext(rc)
 	return &rc.req
 }

@@ -776,3 +776,75 @@ func TestLongHeaderValues(t *testing.T) {
 		})
 	}
 }
+
+// TestWithoutContext checks the middleware without context: downstream
+// sees the request as it came and no decision, every response carries its
+// own header values (the recycled Result does not leak into earlier
+// responses), and denial works as usual.
+func TestWithoutContext(t *testing.T) {
+	store, _ := newStore(t)
+	var seen []*http.Request
+	down := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := middleware.FromContext(r.Context()); ok {
+			t.Error("FromContext found a decision")
+		}
+		seen = append(seen, r)
+	})
+	h := middleware.MustNew(store, []*policy.Policy{
+		fixed("per-minute", 3, time.Minute, remote), fixed("per-hour", 10, time.Hour, remote),
+	}, middleware.WithoutContext()).Handler(down)
+	var ws []*httptest.ResponseRecorder
+	var rs []*http.Request
+	for range 4 {
+		r := httptest.NewRequest("GET", "/", nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		ws, rs = append(ws, w), append(rs, r)
+	}
+	for i, w := range ws {
+		want := `"per-minute";r=` + strconv.Itoa(2-i) + `;t=60, "per-hour";r=` + strconv.Itoa(9-i) + ";t=2760"
+		code := http.StatusOK
+		if i == 3 {
+			want, code = `"per-minute";r=0;t=60, "per-hour";r=7;t=2760`, http.StatusTooManyRequests
+		}
+		if w.Code != code || w.Header().Get("RateLimit") != want {
+			t.Errorf("request %d: %d RateLimit %q, want %d %q", i+1, w.Code, w.Header().Get("RateLimit"), code, want)
+		}
+	}
+	if len(seen) != 3 {
+		t.Fatalf("%d requests passed on, want 3", len(seen))
+	}
+	for i, r := range seen {
+		if r != rs[i] {
+			t.Errorf("request %d was passed on as a copy, want the request itself", i+1)
+		}
+	}
+}
+
+// TestWithoutContextConcurrent runs many clients at once through a
+// middleware without context (run it with -race): each response reports
+// its own client's count.
+func TestWithoutContextConcurrent(t *testing.T) {
+	store, _ := newStore(t)
+	h := middleware.MustNew(store, []*policy.Policy{fixed("p", 1000, time.Minute, remote)},
+		middleware.WithoutContext()).Handler(ok)
+	const clients, requests = 8, 50
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range requests {
+				r := httptest.NewRequest("GET", "/", nil)
+				r.RemoteAddr = "192.0.2." + strconv.Itoa(c) + ":1"
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if got, want := w.Header().Get("RateLimit"), `"p";r=`+strconv.Itoa(999-i)+";t=60"; got != want {
+					t.Errorf("client %d request %d: RateLimit %q, want %q", c, i+1, got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

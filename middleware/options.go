@@ -165,6 +165,21 @@ func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Resu
 	}
 }
 
+// WithoutContext keeps the decision out of the request context: the
+// request is passed on as it came, so [FromContext] downstream finds
+// nothing, and a middleware nested inside this one does not see its
+// headers (single-valued profiles then report the inner policies alone).
+// What it saves is the request copy and the Result that carry the decision
+// downstream (about 1.1 KB per request, most of the middleware's cost); the
+// Result passed to the deny handler, the shadow report and the [Observer]
+// is then recycled after the request and must not be kept after the call.
+func WithoutContext() Option {
+	return func(m *Middleware) error {
+		m.noContext = true
+		return nil
+	}
+}
+
 // WithSkip exempts the requests for which skip returns true: they are not
 // evaluated, counted or given headers. See [SkipPaths] and [SkipPrefixes].
 func WithSkip(skip func(*http.Request) bool) Option {
