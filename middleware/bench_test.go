@@ -197,4 +197,5 @@ func BenchmarkMiddlewareParallel(b *testing.B) {
 	}
 	b.Run("httprate", func(b *testing.B) { run(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler)) })
 	b.Run("policies=1", func(b *testing.B) { run(b, benchMiddleware(b, 1)) })
+	b.Run("policies=1/context=off", func(b *testing.B) { run(b, benchMiddleware(b, 1, middleware.WithoutContext())) })
 }

@@ -174,3 +174,27 @@ func Example_chi() {
 	//   RateLimit: "per-second";r=8;t=1, "per-minute";r=98;t=60
 	//   RateLimit: "login";r=4;t=61
 }
+
+// A service whose handlers never read the decision can leave it out of the
+// request context: the headers and rejections are the same, and the
+// middleware no longer allocates a copy of the request to carry it.
+func ExampleWithoutContext() {
+	store := exampleStore()
+	defer store.Close()
+	m := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 1, keyfunc.Must(keyfunc.IP()))),
+	}, middleware.WithoutContext())
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, ok := middleware.FromContext(r.Context())
+		fmt.Println("decision in context:", ok)
+	}))
+	for range 2 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		fmt.Println(w.Code, w.Header().Get("RateLimit"))
+	}
+	// Output:
+	// decision in context: false
+	// 200 "per-second";r=0;t=2
+	// 429 "per-second";r=0;t=2
+}
