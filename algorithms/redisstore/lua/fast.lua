@@ -85,7 +85,9 @@ do
   if ok then
     if srv then
       local tm = call('TIME')
-      TS, TN = tonumber(tm[1]), tonumber(tm[2]) * 1000
+      local sec = tm[1]
+      if sec ~= timeSecS then timeSecS, timeSec = sec, tonumber(sec) end
+      TS, TN = timeSec, tonumber(tm[2]) * 1000
     else
       TS, TN = hts, htn
     end

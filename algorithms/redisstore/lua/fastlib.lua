@@ -11,6 +11,11 @@ local FS = 14 -- the fields per check in fast.lua's table f
 -- it reads (out is cut after its replies by fast.lua).
 local fastF, fastOut, fastSpecs, fastCap = nil, nil, nil, 0
 
+-- The seconds of the server's last TIME, as its reply's string and as a
+-- number: calls within one second parse them once (strings are interned,
+-- so comparing them is cheap).
+local timeSecS, timeSec = nil, 0
+
 local function fastTables(n)
   if n <= fastCap then return end
   if n == 1 then
