@@ -59,7 +59,13 @@ func (p *params) slidingReport(c cell, t, n int64, ok bool, avail int64) Decisio
 	case prev > 0:
 		d.ResetAfter = dur(W - e)
 	}
-	if d.Remaining < p.limit {
+	switch {
+	case prev == 0 && curr > 0:
+		// slidingWait(0, curr, e, L−curr+1): the next window, where the
+		// wait W−e+W−floor((curr−1)·W/curr) is W−e+ceil(W/curr), with no
+		// 128-bit product.
+		d.NextAfter = dur(W - e + (W+curr-1)/curr)
+	case d.Remaining < p.limit:
 		d.NextAfter = dur(p.slidingWait(prev, curr, e, d.Remaining+1))
 	}
 	return d

@@ -1,5 +1,7 @@
 package algorithms
 
+import "math/bits"
+
 // tokenBucket decides token_bucket and leaky_bucket, which are the same
 // machine seen from two sides (tokens = capacity − level). The state is the
 // instant F = c.t + c.x/L at which the bucket is full (GCRA's theoretical
@@ -27,6 +29,37 @@ func (p *params) bucketAdmit(c *cell, t, n int64, consume bool) bool {
 // bucketReport returns the Decision of a request of cost n decided at t
 // with outcome ok, given the state c after bucketAdmit.
 func (p *params) bucketReport(c cell, t, n int64, ok bool) Decision {
+	if c.t < t || (c.t == t && c.x == 0) {
+		// Full (D = 0): every cost up to C is admitted, nothing to wait for.
+		return Decision{Allowed: ok, Limit: p.capacity, Remaining: p.capacity}
+	}
+	dt := c.t - t // D = dt + x/L, with 0 <= x < L
+	if hi, lo := bits.Mul64(uint64(dt), uint64(p.limit)); ok && hi == 0 && lo <= 1<<63-1-uint64(p.limit) {
+		// D·L fits in 63 bits: 64-bit divisions, and none for ResetAfter.
+		dl := int64(lo) + int64(c.x)
+		q, rem := dl/p.window, dl%p.window // ceil(D·L/W) is q, or q+1 when rem > 0
+		if rem > 0 {
+			q++
+		} else {
+			rem = p.window
+		}
+		if q <= p.capacity {
+			d := Decision{Allowed: true, Limit: p.capacity, Remaining: p.capacity - q}
+			d.ResetAfter = dur(dt) // ceil(D·L/L) = dt + ceil(x/L)
+			if c.x > 0 {
+				d.ResetAfter++
+			}
+			// bucketWait(D·L, avail+1): (C−avail−1)·W = (q−1)·W < D·L, and
+			// D·L − (q−1)·W = rem, in (0, W].
+			d.NextAfter = dur((rem + p.limit - 1) / p.limit)
+			return d
+		}
+	}
+	return p.bucketReportExact(c, t, n, ok)
+}
+
+// bucketReportExact is bucketReport in 128-bit arithmetic, for any state.
+func (p *params) bucketReportExact(c cell, t, n int64, ok bool) Decision {
 	dl := p.deficit(c, t)
 	d := Decision{Allowed: ok, Limit: p.capacity}
 	if !ok {
