@@ -34,24 +34,26 @@ func (p *params) bucketReport(c cell, t, n int64, ok bool) Decision {
 		return Decision{Allowed: ok, Limit: p.capacity, Remaining: p.capacity}
 	}
 	dt := c.t - t // D = dt + x/L, with 0 <= x < L
-	if hi, lo := bits.Mul64(uint64(dt), uint64(p.limit)); ok && hi == 0 && lo <= 1<<63-1-uint64(p.limit) {
-		// D·L fits in 63 bits: 64-bit divisions, and none for ResetAfter.
-		dl := int64(lo) + int64(c.x)
-		q, rem := dl/p.window, dl%p.window // ceil(D·L/W) is q, or q+1 when rem > 0
+	hi, lo := bits.Mul64(uint64(dt), uint64(p.limit))
+	lo, carry := bits.Add64(lo, uint64(c.x), 0)
+	hi += carry // D·L
+	if ok && hi < uint64(p.window) {
+		// One division, whose quotient fits in 64 bits; none for ResetAfter.
+		q, rem := bits.Div64(hi, lo, uint64(p.window)) // ceil(D·L/W) is q, or q+1 when rem > 0
 		if rem > 0 {
 			q++
 		} else {
-			rem = p.window
+			rem = uint64(p.window)
 		}
-		if q <= p.capacity {
-			d := Decision{Allowed: true, Limit: p.capacity, Remaining: p.capacity - q}
+		if q <= uint64(p.capacity) {
+			d := Decision{Allowed: true, Limit: p.capacity, Remaining: p.capacity - int64(q)}
 			d.ResetAfter = dur(dt) // ceil(D·L/L) = dt + ceil(x/L)
 			if c.x > 0 {
 				d.ResetAfter++
 			}
 			// bucketWait(D·L, avail+1): (C−avail−1)·W = (q−1)·W < D·L, and
 			// D·L − (q−1)·W = rem, in (0, W].
-			d.NextAfter = dur((rem + p.limit - 1) / p.limit)
+			d.NextAfter = dur((int64(rem) + p.limit - 1) / p.limit)
 			return d
 		}
 	}
