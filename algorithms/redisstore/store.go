@@ -474,9 +474,15 @@ func functionMissing(err error) bool {
 }
 
 // functionsUnusable reports whether err says the server has no functions
-// (an unknown command) or the user may not use them (NOPERM).
+// (an unknown command) or the user may not run FCALL or FUNCTION LOAD
+// (NOPERM naming the command; a key the user may not touch is an error of
+// the Take, which the script would meet too).
 func functionsUnusable(err error) bool {
-	return redis.HasErrorPrefix(err, "NOPERM") || strings.Contains(strings.ToLower(err.Error()), "unknown command")
+	msg := strings.ToLower(err.Error())
+	if redis.HasErrorPrefix(err, "NOPERM") {
+		return strings.Contains(msg, "fcall") || strings.Contains(msg, "function")
+	}
+	return strings.Contains(msg, "unknown command")
 }
 
 // wrap returns the context's error as is when the call failed because ctx
