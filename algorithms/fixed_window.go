@@ -12,7 +12,7 @@ func (p *params) fixedWindow(c *cell, t, n int64, consume bool, d *Decision) {
 		return
 	}
 	ok := p.fixedAdmit(c, t, n, consume)
-	*d = p.fixedReport(*c, t, ok)
+	p.fixedReport(d, *c, t, ok)
 }
 
 // fixedAdmit moves c to the window of t (t >= c.t) and reports whether n
@@ -30,17 +30,16 @@ func (p *params) fixedAdmit(c *cell, t, n int64, consume bool) bool {
 	return true
 }
 
-// fixedReport returns the Decision of a request decided at t with outcome
-// ok, given the state c after fixedAdmit.
-func (p *params) fixedReport(c cell, t int64, ok bool) Decision {
+// fixedReport writes to *d the Decision of a request decided at t with
+// outcome ok, given the state c after fixedAdmit.
+func (p *params) fixedReport(d *Decision, c cell, t int64, ok bool) {
 	end := dur(c.t + p.window - t) // until the next window
 	count := int64(c.x)
-	d := Decision{Allowed: ok, Limit: p.limit, Remaining: p.limit - count}
+	*d = Decision{Allowed: ok, Limit: p.limit, Remaining: p.limit - count}
 	if !ok {
 		d.RetryAfter = end
 	}
 	if count > 0 {
 		d.ResetAfter, d.NextAfter = end, end
 	}
-	return d
 }

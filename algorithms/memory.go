@@ -208,7 +208,7 @@ func (s *MemoryStore) Take(ctx context.Context, checks ...Check) ([]Decision, er
 }
 
 // TakeOne decides a single check without allocating (for a key already held).
-func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
+func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err error) {
 	if err := s.ready(ctx); err != nil {
 		return Decision{}, err
 	}
@@ -254,7 +254,8 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
 						*cp = cl
 					}
 					sh.mu.Unlock()
-					return p.fixedReport(cl, t, ok), nil
+					p.fixedReport(&d, cl, t, ok)
+					return d, nil
 				}
 			case fastSliding:
 				if t >= cl.t {
@@ -263,7 +264,8 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
 						*cp = cl
 					}
 					sh.mu.Unlock()
-					return p.slidingReport(cl, t, n, ok, avail), nil
+					p.slidingReport(&d, cl, t, n, ok, avail)
+					return d, nil
 				}
 			case fastBucket:
 				ok := p.bucketAdmit(&cl, t, n, true)
@@ -271,9 +273,9 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
 					*cp = cl
 				}
 				sh.mu.Unlock()
-				return p.bucketReport(cl, t, n, ok), nil
+				p.bucketReport(&d, cl, t, n, ok)
+				return d, nil
 			}
-			var d Decision
 			p.decideCell(&cl, t, n, true, &d)
 			if d.Allowed {
 				*cp = cl
@@ -281,7 +283,6 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
 			sh.mu.Unlock()
 			return d, nil
 		}
-		var d Decision
 		cl := p.freshCell(t)
 		p.decideCell(&cl, t, n, true, &d)
 		if d.Allowed {
@@ -292,7 +293,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (Decision, error) {
 		sh.mu.Unlock()
 		return d, nil
 	}
-	d := s.takeOneLog(sh, tb, h, n, t)
+	d = s.takeOneLog(sh, tb, h, n, t)
 	sh.mu.Unlock()
 	return d, nil
 }

@@ -41,7 +41,10 @@ func TestBucketReportFastPath(t *testing.T) {
 		}
 		n := 1 + r.Int64N(p.capacity)
 		ok := p.bucketAdmit(&c, now, n, true)
-		if got, want := p.bucketReport(c, now, n, ok), p.bucketReportExact(c, now, n, ok); got != want {
+		var got, want Decision
+		p.bucketReport(&got, c, now, n, ok)
+		p.bucketReportExact(&want, c, now, n, ok)
+		if got != want {
 			t.Fatalf("params %+v, state %+v at %d, cost %d, ok %v:\nbucketReport      %+v\nbucketReportExact %+v", p, c, now, n, ok, got, want)
 		}
 	}
@@ -56,7 +59,8 @@ func TestSlidingNextAfterFastPath(t *testing.T) {
 		curr := 1 + r.Int64N(p.limit)
 		e := r.Int64N(p.window)
 		c := cell{t: 1e18, y: uint32(curr)}
-		d := p.slidingReport(c, c.t+e, 1, true, p.limit-curr)
+		var d Decision
+		p.slidingReport(&d, c, c.t+e, 1, true, p.limit-curr)
 		if want := dur(p.slidingWait(0, curr, e, p.limit-curr+1)); d.NextAfter != want {
 			t.Fatalf("params %+v, curr %d, e %d: NextAfter %d, slidingWait %d", p, curr, e, d.NextAfter, want)
 		}

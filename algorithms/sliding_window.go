@@ -13,7 +13,7 @@ func (p *params) slidingWindow(c *cell, t, n int64, consume bool, d *Decision) {
 		return
 	}
 	ok, avail := p.slidingAdmit(c, t, n, consume)
-	*d = p.slidingReport(*c, t, n, ok, avail)
+	p.slidingReport(d, *c, t, n, ok, avail)
 }
 
 // slidingAdmit moves c to the window of t (t >= c.t) and reports whether n
@@ -42,14 +42,14 @@ func (p *params) slidingAdmit(c *cell, t, n int64, consume bool) (bool, int64) {
 	return true, avail
 }
 
-// slidingReport returns the Decision of a request of cost n decided at t
-// with outcome ok, given the state c and the units available avail after
-// slidingAdmit.
-func (p *params) slidingReport(c cell, t, n int64, ok bool, avail int64) Decision {
+// slidingReport writes to *d the Decision of a request of cost n decided
+// at t with outcome ok, given the state c and the units available avail
+// after slidingAdmit.
+func (p *params) slidingReport(d *Decision, c cell, t, n int64, ok bool, avail int64) {
 	W := p.window
 	e := t - c.t
 	prev, curr := int64(c.x), int64(c.y)
-	d := Decision{Allowed: ok, Limit: p.limit, Remaining: max(avail, 0)}
+	*d = Decision{Allowed: ok, Limit: p.limit, Remaining: max(avail, 0)}
 	if !ok {
 		d.RetryAfter = dur(p.slidingWait(prev, curr, e, n))
 	}
@@ -68,7 +68,6 @@ func (p *params) slidingReport(c cell, t, n int64, ok bool, avail int64) Decisio
 	case d.Remaining < p.limit:
 		d.NextAfter = dur(p.slidingWait(prev, curr, e, d.Remaining+1))
 	}
-	return d
 }
 
 // slidingWait returns the shortest wait after which at least m units

@@ -10,7 +10,7 @@ import "math/bits"
 // moves F to max(F, t) + n·W/L.
 func (p *params) tokenBucket(c *cell, t, n int64, consume bool, d *Decision) {
 	ok := p.bucketAdmit(c, t, n, consume)
-	*d = p.bucketReport(*c, t, n, ok)
+	p.bucketReport(d, *c, t, n, ok)
 }
 
 // bucketAdmit reports whether n tokens are there at t, and takes them when
@@ -26,12 +26,13 @@ func (p *params) bucketAdmit(c *cell, t, n int64, consume bool) bool {
 	return true
 }
 
-// bucketReport returns the Decision of a request of cost n decided at t
-// with outcome ok, given the state c after bucketAdmit.
-func (p *params) bucketReport(c cell, t, n int64, ok bool) Decision {
+// bucketReport writes to *d the Decision of a request of cost n decided at
+// t with outcome ok, given the state c after bucketAdmit.
+func (p *params) bucketReport(d *Decision, c cell, t, n int64, ok bool) {
 	if c.t < t || (c.t == t && c.x == 0) {
 		// Full (D = 0): every cost up to C is admitted, nothing to wait for.
-		return Decision{Allowed: ok, Limit: p.capacity, Remaining: p.capacity}
+		*d = Decision{Allowed: ok, Limit: p.capacity, Remaining: p.capacity}
+		return
 	}
 	dt := c.t - t // D = dt + x/L, with 0 <= x < L
 	hi, lo := bits.Mul64(uint64(dt), uint64(p.limit))
@@ -46,7 +47,7 @@ func (p *params) bucketReport(c cell, t, n int64, ok bool) Decision {
 			rem = uint64(p.window)
 		}
 		if q <= uint64(p.capacity) {
-			d := Decision{Allowed: true, Limit: p.capacity, Remaining: p.capacity - int64(q)}
+			*d = Decision{Allowed: true, Limit: p.capacity, Remaining: p.capacity - int64(q)}
 			d.ResetAfter = dur(dt) // ceil(D·L/L) = dt + ceil(x/L)
 			if c.x > 0 {
 				d.ResetAfter++
@@ -54,16 +55,16 @@ func (p *params) bucketReport(c cell, t, n int64, ok bool) Decision {
 			// bucketWait(D·L, avail+1): (C−avail−1)·W = (q−1)·W < D·L, and
 			// D·L − (q−1)·W = rem, in (0, W].
 			d.NextAfter = dur((int64(rem) + p.limit - 1) / p.limit)
-			return d
+			return
 		}
 	}
-	return p.bucketReportExact(c, t, n, ok)
+	p.bucketReportExact(d, c, t, n, ok)
 }
 
 // bucketReportExact is bucketReport in 128-bit arithmetic, for any state.
-func (p *params) bucketReportExact(c cell, t, n int64, ok bool) Decision {
+func (p *params) bucketReportExact(d *Decision, c cell, t, n int64, ok bool) {
 	dl := p.deficit(c, t)
-	d := Decision{Allowed: ok, Limit: p.capacity}
+	*d = Decision{Allowed: ok, Limit: p.capacity}
 	if !ok {
 		d.RetryAfter = dur(p.bucketWait(dl, n))
 	}
@@ -75,7 +76,6 @@ func (p *params) bucketReportExact(c cell, t, n int64, ok bool) Decision {
 	if avail < p.capacity {
 		d.NextAfter = dur(p.bucketWait(dl, avail+1))
 	}
-	return d
 }
 
 // deficit returns D·L, where D = max(0, F − t) and F = c.t + c.x/L.
