@@ -45,6 +45,7 @@ func FuzzIP(f *testing.F) {
 	f.Add("[fe80::1%eth0]:80", "[2001:db8::1]:443,", `for="_hidden"`, "")
 	f.Add("", ",,,", `for="`, "1.2.3.4:5")
 	f.Add("10.255.255.255", " \t, 10.0.0.1", "for=10.0.0.1;for=10.0.0.2", "[::1]")
+	f.Add("[::ffff:10.0.0.1]", "::ffff:1.2.3.4, ::fhff:10.0.0.2", `for="[::ffff:1.2.3.4]:1"`, "::ffff:5.6.7.8") // a bracketed bare peer is parsed (and here trusted)
 
 	trusted := keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48"))
 	plain := keyfunc.Must(keyfunc.IP())
@@ -82,13 +83,19 @@ func FuzzIP(f *testing.F) {
 }
 
 // parsePeer is an independent reading of RemoteAddr for the fuzz oracle:
-// net/http's "host:port" or a bare address, unmapped.
+// net/http's "host:port" or a bare address (an IPv6 one possibly in
+// brackets, which IP accepts too), unmapped.
 func parsePeer(s string) (netip.Addr, bool) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		return ap.Addr().Unmap().WithZone(""), true
 	}
 	if a, err := netip.ParseAddr(s); err == nil {
 		return a.Unmap().WithZone(""), true
+	}
+	if len(s) > 2 && s[0] == '[' && s[len(s)-1] == ']' {
+		if a, err := netip.ParseAddr(s[1 : len(s)-1]); err == nil && a.Is6() {
+			return a.Unmap().WithZone(""), true
+		}
 	}
 	return netip.Addr{}, false
 }
