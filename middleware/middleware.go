@@ -148,7 +148,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	// An outer middleware that wrote headers of the same profile: ours
 	// join them (see setHeaders).
 	var outer *policy.Result
-	if o, ok := FromContext(r.Context()); ok && o.wrote == m.profile+1 {
+	if o, ok := FromContext(r.Context()); ok && o.wrote == uint8(m.profile)+1 {
 		outer = &o.Result
 	}
 
@@ -205,7 +205,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 
 	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
-	res.wrote = m.profile + 1
+	res.wrote = uint8(m.profile) + 1
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
 			m.observe(r, res, ShadowDenied, start)
@@ -369,12 +369,15 @@ type Result struct {
 	Shadow bool
 	// Fallback reports whether the decisions came from the fallback store.
 	Fallback bool
+
+	// wrote is 1 + the profile of the headers written; 0 for none. A byte
+	// beside the bools, where it takes no room of its own.
+	wrote uint8
+
 	// Err is the failure the middleware met, if any: the store's error
 	// (then the request passed unlimited, or was decided by the fallback
 	// store), or in shadow mode a *policy.KeyError or *policy.CostError.
 	Err error
-
-	wrote Profile // 1 + the profile of the headers written; 0 for none
 }
 
 // resultContext is the request context carrying a Result, and the request
@@ -394,7 +397,7 @@ type resultContext struct {
 // headerValues holds the header values of one response (see setHeaders).
 type headerValues struct {
 	vals [2]string
-	buf  [40]byte
+	buf  [48]byte
 }
 
 // wideHeaderValues is headerValues with room for longer values.
