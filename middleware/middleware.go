@@ -369,11 +369,9 @@ type Result struct {
 	Shadow bool
 	// Fallback reports whether the decisions came from the fallback store.
 	Fallback bool
-
 	// wrote is 1 + the profile of the headers written; 0 for none. A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
-
 	// Err is the failure the middleware met, if any: the store's error
 	// (then the request passed unlimited, or was decided by the fallback
 	// store), or in shadow mode a *policy.KeyError or *policy.CostError.
