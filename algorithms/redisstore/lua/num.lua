@@ -10,18 +10,20 @@ local T24 = 16777216        -- 2^24
 local T52 = 4503599627370496 -- 2^52
 
 -- divmod returns floor(a/b) and a - b*floor(a/b) for integers |a| < 2^52,
--- 0 < b < 2^52. floor(fl(a/b)) is floor(a/b) or one more (rounding is
--- monotone and both neighbours are representable), q*b is exact, and one
--- correction step fixes the quotient.
+-- 0 < b < 2^52. Lua's a % b is a - floor(fl(a/b))*b; floor(fl(a/b)) is
+-- floor(a/b) or one more (rounding is monotone and both neighbours are
+-- representable), its product with b is below 2^53 and so exact, and so is
+-- the difference: the remainder, or it minus b, which one step corrects.
+-- a - r is then an exact multiple of b, and the quotient exact. (The %
+-- operator is one VM instruction; math.floor would be a call.)
 local function divmod(a, b)
-  local q = floor(a / b)
-  local r = a - q * b
+  local r = a % b
   if r < 0 then
-    q = q - 1; r = r + b
+    r = r + b
   elseif r >= b then
-    q = q + 1; r = r - b
+    r = r - b
   end
-  return q, r
+  return (a - r) / b, r
 end
 
 -- The instant of the call, t = TS*10^9 + TN with 0 <= TN < 10^9 (TS may be
