@@ -209,10 +209,19 @@ func (s *MemoryStore) Take(ctx context.Context, checks ...Check) ([]Decision, er
 
 // TakeOne decides a single check without allocating (for a key already held).
 func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err error) {
-	if err := s.ready(ctx); err != nil {
+	// ready and now, in line.
+	if err := ctx.Err(); err != nil {
 		return Decision{}, err
 	}
-	t := s.now()
+	if s.closed.Load() {
+		return Decision{}, ErrClosed
+	}
+	var t int64
+	if s.mono {
+		t = s.baseNs + int64(time.Since(s.base))
+	} else {
+		t = s.clock.Now().UnixNano()
+	}
 	h := s.hash(c.Key)
 	sh := &s.shards[h&s.mask]
 	tb := sh.last.Load()
