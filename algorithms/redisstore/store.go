@@ -479,7 +479,7 @@ func functionMissing(err error) bool {
 // the Take, which the script would meet too).
 func functionsUnusable(err error) bool {
 	msg := strings.ToLower(err.Error())
-	if redis.HasErrorPrefix(err, "NOPERM") {
+	if strings.HasPrefix(msg, "noperm") {
 		return strings.Contains(msg, "fcall") || strings.Contains(msg, "function")
 	}
 	return strings.Contains(msg, "unknown command")

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +135,30 @@ func FuzzRedisKey(f *testing.F) {
 			t.Fatalf("key %q: full key %q", key, full)
 		}
 	})
+}
+
+// TestFunctionErrors: which server errors load the library, which make the
+// store fall back to the script for good, and which are the Take's own.
+func TestFunctionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		msg              string
+		missing, useless bool
+	}{
+		{"ERR Function not found", true, false},
+		{"ERR unknown command 'FCALL', with args beginning with: 'ratekeeper_take_x' '1' ", false, true},
+		{"ERR unknown command 'FUNCTION', with args beginning with: 'LOAD' ", false, true},
+		{"NOPERM this user has no permissions to run the 'fcall' command", false, true},
+		{"NOPERM this user has no permissions to run the 'function|load' command", false, true},
+		{"NOPERM this user has no permissions to access one of the keys used as arguments", false, false},
+		{"OOM command not allowed when used memory > 'maxmemory'.", false, false},
+		{"ERR user_function:12: Script attempted to access nonexistent global variable 'x'", false, false},
+	} {
+		err := errors.New(tc.msg)
+		if got := functionMissing(err); got != tc.missing {
+			t.Errorf("functionMissing(%q) = %v, want %v", tc.msg, got, tc.missing)
+		}
+		if got := functionsUnusable(err); got != tc.useless {
+			t.Errorf("functionsUnusable(%q) = %v, want %v", tc.msg, got, tc.useless)
+		}
+	}
 }
