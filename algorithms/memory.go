@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,12 +92,14 @@ type shard struct {
 	keys    int
 	sweepAt int
 	_       [64 - 48]byte
-	// last is the table of the latest single check, tried first, without
-	// the lock: a table's spec and params never change. It is 64 bytes
+	// For single checks, without the lock (a table's spec and params never
+	// change): last is the table added last, tried first, and list a copy
+	// of tables, replaced when a table is added. They are 64 bytes
 	// from the lock, so never on its cache line, which moves from CPU to
-	// CPU with the lock while every CPU keeps a copy of last's.
+	// CPU with the lock while every CPU keeps a copy of theirs.
 	last atomic.Pointer[table]
-	_    [64 - 8]byte
+	list atomic.Pointer[[]*table]
+	_    [64 - 16]byte
 }
 
 // table holds the keys of one Spec within a shard.
@@ -224,14 +227,11 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	}
 	h := s.hash(c.Key)
 	sh := &s.shards[h&s.mask]
-	tb := sh.last.Load()
-	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
+	tb := sh.lookup(&c.Spec)
+	if tb == nil {
 		sh.mu.Lock()
 		var err error
 		tb, err = sh.table(&c.Spec)
-		if err == nil {
-			sh.last.Store(tb)
-		}
 		sh.mu.Unlock()
 		if err != nil {
 			return Decision{}, err
@@ -491,7 +491,26 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 		tb.cells = newKeyTable()
 	}
 	sh.tables = append(sh.tables, tb)
+	list := slices.Clone(sh.tables)
+	sh.list.Store(&list)
+	sh.last.Store(tb)
 	return tb, nil
+}
+
+// lookup returns the shard's table for spec, or nil if there is none yet,
+// without the lock.
+func (sh *shard) lookup(spec *Spec) *table {
+	if tb := sh.last.Load(); tb != nil && sameSpec(&tb.spec, spec) {
+		return tb
+	}
+	if list := sh.list.Load(); list != nil {
+		for _, tb := range *list {
+			if sameSpec(&tb.spec, spec) {
+				return tb
+			}
+		}
+	}
+	return nil
 }
 
 // fastKind tells apart the kinds whose single checks on held keys are

@@ -96,6 +96,39 @@ func TestMemoryStoreSpecsDoNotShareState(t *testing.T) {
 	}
 }
 
+// Single checks under specs that alternate, and specs first used by
+// several goroutines at once (the tables are found without the lock), keep
+// each spec's count apart.
+func TestMemoryStoreTakeOneAlternatingSpecs(t *testing.T) {
+	s, _ := newStore(t)
+	specs := make([]algorithms.Spec, 12)
+	for i := range specs {
+		specs[i] = perSecond
+		specs[i].Limit = int64(100 + i)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 * len(specs) {
+				sp := specs[(i+g)%len(specs)]
+				if _, err := s.TakeOne(ctx, algorithms.Check{Spec: sp, Key: "k"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, sp := range specs {
+		d, err := s.TakeOne(ctx, algorithms.Check{Spec: sp, Key: "k"})
+		if err != nil || !d.Allowed || d.Remaining != sp.Limit-41 {
+			t.Errorf("spec limit %d after 40 single checks: %+v, %v; want Remaining %d", sp.Limit, d, err, sp.Limit-41)
+		}
+	}
+}
+
 // A Take that is denied consumes nothing, and its passing checks describe
 // the state as it is.
 func TestMemoryStoreDeniedTakeReportsUnconsumedState(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// TestShardLayout keeps the lock and the lock-free table pointer of a shard
+// TestShardLayout keeps the lock and the lock-free table pointers of a shard
 // 64 bytes apart, so on separate cache lines however the store is aligned,
 // and the locks of two shards 128 bytes apart.
 func TestShardLayout(t *testing.T) {
