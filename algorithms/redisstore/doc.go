@@ -86,10 +86,10 @@
 //
 // The fast path (lua/fast.lua, its decisions in lua/fastlib.lua) decides a
 // plain Take — not a cluster phase, no key twice, every check fixed_window,
-// sliding_window, token_bucket or leaky_bucket — with one GET or MGET, one
-// SET per key, and, as a library, no closure or table made per call but
-// the replies Redis itself builds; any other Take (sliding_log, sliding_buckets,
-// leaky_queue, a repeated key) goes to the general script, at the same
+// sliding_window, token_bucket, leaky_bucket or leaky_queue — with one GET
+// or MGET, one SET per key, and, as a library, no closure or table made per
+// call but the replies Redis itself builds; any other Take (sliding_log,
+// sliding_buckets, a repeated key) goes to the general script, at the same
 // instant. It is the general path's arithmetic, with plain numbers exactly
 // where the general path has them:
 //
@@ -113,6 +113,9 @@
 //     max(D, 0)·L + n·W <= (C−n)·W + n·W = C·W < 2^52 (admitted means D·L
 //     <= (C−n)·W); every quotient is of a plain number by W or L. When C·W
 //     or D·L reaches 2^52 the same steps run on wide values.
+//   - leaky_queue: the general path's steps (leakyQueue, queueWait,
+//     queueAvail) on the wide-value helpers, which keep a value a plain
+//     number exactly while it is below 2^52: the same arithmetic.
 //
 // The differential test reaches every branch of the fast path (each one,
 // broken on purpose, makes it fail) and the general path's.

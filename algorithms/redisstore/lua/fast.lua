@@ -1,12 +1,13 @@
 -- fast.lua: the fast path, run before anything else in the script. It
 -- decides a plain Take (mode 0, one key per check, no key twice) whose
--- checks are all fixed_window, sliding_window, token_bucket or
--- leaky_bucket, with one GET (MGET for several checks), one SET per key,
+-- checks are all fixed_window, sliding_window, token_bucket, leaky_bucket
+-- or leaky_queue, with one GET (MGET for several checks), one SET per key,
 -- and no closures (its decisions are fastlib.lua's): a script's functions
 -- are closures made anew on every call, and the general path (main.lua)
 -- makes dozens. Its code is the general path's (cell.lua:
--- fixedWindow, slidingWindow, tokenBucket and tokenFast), specialised, on
--- plain numbers exactly where the general path has them; a bucket whose
+-- fixedWindow, slidingWindow, tokenBucket and tokenFast, leakyQueue),
+-- specialised, on plain numbers exactly where the general path has them
+-- (leakyQueue keeps its wide-value steps); a bucket whose
 -- C*W or D*L reaches 2^52, a sliding_window whose products do, and a window
 -- W that neither divides nor is a multiple of a second use the wide-number
 -- helpers (numInit). Any other Take goes on to main.lua, at the same
@@ -58,13 +59,13 @@ do
         if not p then return redis.error_reply('redisstore: malformed check ' .. i) end
       else
         local a = 5 + (i - 1) * 7
-        p = {tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), 0, 0, tonumber(ARGV[a + 7])}
-        if not (p[1] and p[2] and p[3] and p[4] and p[7]) then ok = false end
+        p = {tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), 0, tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])}
+        if not (p[1] and p[2] and p[3] and p[4] and p[6] and p[7]) then ok = false end
       end
       specs[i] = p
       if ok then
         local kind = p[1]
-        if not (kind == 1 or kind == 3 or kind == 5 or kind == 6) then ok = false end
+        if not (kind == 1 or kind == 3 or kind >= 5 and kind <= 7) then ok = false end
         local key = KEYS[i]
         for j = 1, i - 1 do
           if KEYS[j] == key then ok = false end
@@ -108,7 +109,7 @@ do
       f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5] = kind, L, W, C, n
       local v = v1
       if vals then v = vals[i] end
-      if kind == 5 or kind == 6 then
+      if kind >= 5 then
         -- loadBucket: F relative to t, or an empty bucket.
         local t, x = 0, 0
         if v then
@@ -119,6 +120,10 @@ do
           end
         end
         f[b + 8], f[b + 9], f[b + 11] = t, x, 0
+        if kind == 7 then -- leaky_queue: MaxDelay*L, a wide value
+          numInit()
+          f[b + 6] = bmul(p[6], L)
+        end
       else
         -- window(W): its first two cases written out on plain numbers.
         local k, e
@@ -176,7 +181,7 @@ do
           local s, ns = absol(f[b + 12])
           v = format('%d %d %d', s, ns, f[b + 13])
         end
-        if keep and kind ~= 5 and kind ~= 6 and f[b + 8] == f[b + 12] then
+        if keep and (kind == 1 or kind == 3) and f[b + 8] == f[b + 12] then
           call('SET', KEYS[i], v, 'KEEPTTL')
         else
           local ttl = max(floor(out[(i - 1) * 6 + 4] / 1000000) + 1, minTTL, 1)

@@ -68,6 +68,14 @@ local function slidingWaitFast(small, W, L, prev, curr, e, m)
   return 2 * W - e
 end
 
+-- queueWaitFast is queueWait (cell.lua): the wait w with
+-- w*L >= (m-1)*W + D*L - MaxDelay*L, for dl = D*L and ml = MaxDelay*L.
+local function queueWaitFast(ml, W, L, dl, m)
+  local need = badd(bmul(m - 1, W), dl)
+  if bcmp(ml, need) >= 0 then return 0 end
+  return bdivceil(bsub(need, ml), L)
+end
+
 -- decideFast decides check i on its loaded state in f (fast.lua) into
 -- out, and, when consuming an admitted check, its new state into f. It returns whether
 -- the check is admitted, or nil to give up the fast path.
@@ -75,7 +83,7 @@ local function decideFast(f, out, i, consume)
   local b = (i - 1) * FS
   local kind, L, W, C, n = f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5]
   local t, x, off = f[b + 8], f[b + 9], f[b + 11]
-  local allowed, r, ra, rs, nx = false, 0, 0, 0, 0
+  local allowed, r, ra, rs, nx, delay = false, 0, 0, 0, 0, 0
   local CW, dl = 0, 0
   if kind == 5 or kind == 6 then
     CW = C * W
@@ -154,6 +162,37 @@ local function decideFast(f, out, i, consume)
         nx = q
       end
     end
+  elseif kind == 7 then
+    -- leakyQueue (cell.lua) on the wide-value helpers, which stay plain
+    -- numbers while they can: its arithmetic, step by step. f[b + 6] is
+    -- MaxDelay*L (fast.lua).
+    numInit()
+    local ml = f[b + 6]
+    local dlw = 0
+    if t > 0 or (t == 0 and x > 0) then dlw = badd(bmul(t, L), x) end
+    if bcmp(dlw, ml) > 0 then
+      ra = queueWaitFast(ml, W, L, dlw, 1)
+    else
+      allowed = true
+      if consume then
+        delay = bdivceil(dlw, L)
+        local ct, cx = t, x
+        if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
+        local q, rr = bdivmod(bmul(n, W), L)
+        ct = ct + q
+        rr = rr + cx
+        if rr >= L then
+          rr = rr - L
+          ct = ct + 1
+        end
+        f[b + 12], f[b + 13] = ct, rr
+        dlw = 0
+        if ct > 0 or (ct == 0 and rr > 0) then dlw = badd(bmul(ct, L), rr) end
+      end
+    end
+    if bcmp(ml, dlw) >= 0 then r = bdivmod(bsub(ml, dlw), W) + 1 end
+    rs = bdivceil(dlw, L)
+    if r < C then nx = queueWaitFast(ml, W, L, dlw, r + 1) end
   else
     local k, e = f[b + 6], f[b + 7]
     if off > 0 then k, e = t, 0 end
@@ -225,6 +264,6 @@ local function decideFast(f, out, i, consume)
     end
   end
   local o = (i - 1) * 6
-  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = allowed and 1 or 0, r, ra, rs, nx, 0
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = allowed and 1 or 0, r, ra, rs, nx, delay
   return allowed
 end
