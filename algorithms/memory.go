@@ -302,6 +302,43 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		sh.mu.Unlock()
 		return d, nil
 	}
+	// sliding_log and sliding_buckets: a held key in place, with one map
+	// lookup; a new one through the batch's steps.
+	var off int64
+	switch {
+	case tb.logs != nil:
+		lg, held := tb.logs[h]
+		if !held {
+			break
+		}
+		off = lg.latest(t) - t
+		lg.prune(p, t+off)
+		d = lg.decide(p, t+off, n, true)
+		if d.Allowed {
+			lg.commit(t+off, n)
+		}
+		sh.mu.Unlock()
+		if off > 0 {
+			d = d.later(off)
+		}
+		return d, nil
+	case tb.bkts != nil:
+		bk, held := tb.bkts[h]
+		if !held {
+			break
+		}
+		off = bk.latest(p, t) - t
+		bk.roll(p, t+off)
+		d = bk.decide(p, t+off, n, true)
+		if d.Allowed {
+			bk.commit(p, n)
+		}
+		sh.mu.Unlock()
+		if off > 0 {
+			d = d.later(off)
+		}
+		return d, nil
+	}
 	d = s.takeOneLog(sh, tb, h, n, t)
 	sh.mu.Unlock()
 	return d, nil
