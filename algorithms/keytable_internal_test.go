@@ -54,7 +54,7 @@ func TestKeyTableAgainstMap(t *testing.T) {
 			h := r.Uint64() >> (64 - keyBits) << (64 - keyBits)
 			return max(h, 1)
 		}
-		for step := range 60_000 {
+		for step := range 30_000 {
 			switch op := r.IntN(10); {
 			case op < 6:
 				h := key()
@@ -69,6 +69,7 @@ func TestKeyTableAgainstMap(t *testing.T) {
 				h := key()
 				kt.remove(h)
 				delete(want, h)
+			case r.IntN(5) > 0:
 			default:
 				// A sweep: drop a random share of the entries while scanning.
 				drop := r.IntN(4)
@@ -82,7 +83,7 @@ func TestKeyTableAgainstMap(t *testing.T) {
 				}
 				kt.shrink()
 			}
-			if step%997 == 0 {
+			if step%499 == 0 {
 				checkKeyTable(t, kt, want)
 			}
 		}
