@@ -9,10 +9,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua sources, concatenated into one script in this order: the
-// arithmetic, the parsed checks, the fast path (which returns early for a plain Take, before
-// the other helpers' closures are made), the helpers, the driver last. Each kind mirrors its Go transition in package
-// algorithms line by line.
+// The Lua sources. As a script (takeScript) they run in this order: the
+// arithmetic, the parsed checks, the fast path's helpers and the fast path
+// (which returns early for a plain Take, before the other helpers' closures
+// are made), the kinds, the general path's helpers, its driver last. As a
+// library (takeLibrary) every helper file is at the top level and only the
+// fast path and the driver run per call. Each kind mirrors its Go
+// transition in package algorithms line by line.
 var (
 	//go:embed lua/std.lua
 	luaStd string
