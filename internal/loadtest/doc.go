@@ -11,8 +11,9 @@
 //     compared with the reference model of algotest replaying the same
 //     instants;
 //   - overhead: latency percentiles and maximum throughput of one trivial
-//     handler with no limiter, with the in-memory limiter (one and four
-//     stacked policies), with the Redis store and with httprate, in one run
+//     handler with no limiter, with the in-memory limiter (one policy, with
+//     and without the decision in the request context, and four stacked
+//     policies), with the Redis store and with httprate, in one run
 //     (see [RunOverhead]);
 //   - a key flood: many distinct client IPs through an in-memory store
 //     bounded by algorithms.WithMaxKeys, driven in process on a manual clock,

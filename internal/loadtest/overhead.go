@@ -39,11 +39,14 @@ type OverheadConfig struct {
 
 // The overhead scenarios, in report order.
 const (
-	ScenarioNone     = "no limiter"
-	ScenarioMemory1  = "memory, 1 policy"
-	ScenarioMemory4  = "memory, 4 policies"
-	ScenarioRedis    = "redis, 1 policy"
-	ScenarioHTTPRate = "httprate.LimitByIP"
+	ScenarioNone    = "no limiter"
+	ScenarioMemory1 = "memory, 1 policy"
+	// ScenarioMemory1NoCtx is ScenarioMemory1 with middleware.WithoutContext:
+	// the decision is not carried in the request context, as with httprate.
+	ScenarioMemory1NoCtx = "memory, 1 policy, WithoutContext"
+	ScenarioMemory4      = "memory, 4 policies"
+	ScenarioRedis        = "redis, 1 policy"
+	ScenarioHTTPRate     = "httprate.LimitByIP"
 )
 
 // An OverheadResult reports one scenario of [RunOverhead].
@@ -99,8 +102,8 @@ func overheadScenarios(r *Redis, pool int) ([]scenario, func(), error) {
 		return ps
 	}
 	okh := http.HandlerFunc(ok)
-	mw := func(store algorithms.Store, ps []*policy.Policy) (http.Handler, error) {
-		m, err := middleware.New(store, ps)
+	mw := func(store algorithms.Store, ps []*policy.Policy, opts ...middleware.Option) (http.Handler, error) {
+		m, err := middleware.New(store, ps, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -110,9 +113,11 @@ func overheadScenarios(r *Redis, pool int) ([]scenario, func(), error) {
 	for _, c := range []struct {
 		name string
 		ps   []*policy.Policy
+		opts []middleware.Option
 	}{
-		{ScenarioMemory1, huge("per-second")},
-		{ScenarioMemory4, huge("per-second", "per-minute", "per-hour", "per-day")},
+		{ScenarioMemory1, huge("per-second"), nil},
+		{ScenarioMemory1NoCtx, huge("per-second"), []middleware.Option{middleware.WithoutContext()}},
+		{ScenarioMemory4, huge("per-second", "per-minute", "per-hour", "per-day"), nil},
 	} {
 		// As the examples build it.
 		st, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
@@ -121,7 +126,7 @@ func overheadScenarios(r *Redis, pool int) ([]scenario, func(), error) {
 			return nil, nil, err
 		}
 		closers = append(closers, func() { _ = st.Close() })
-		h, err := mw(st, c.ps)
+		h, err := mw(st, c.ps, c.opts...)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

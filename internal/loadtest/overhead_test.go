@@ -20,9 +20,9 @@ func TestOverhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ScenarioNone, ScenarioMemory1, ScenarioMemory4, ScenarioRedis, ScenarioHTTPRate}
+	want := []string{ScenarioNone, ScenarioMemory1, ScenarioMemory1NoCtx, ScenarioMemory4, ScenarioRedis, ScenarioHTTPRate}
 	if r == nil {
-		want = []string{ScenarioNone, ScenarioMemory1, ScenarioMemory4, ScenarioHTTPRate}
+		want = []string{ScenarioNone, ScenarioMemory1, ScenarioMemory1NoCtx, ScenarioMemory4, ScenarioHTTPRate}
 	}
 	if len(res) != len(want) {
 		t.Fatalf("RunOverhead returned %d scenarios, want %d", len(res), len(want))

@@ -90,6 +90,14 @@ func (r *Report) Targets() []Target {
 			Detail: fmt.Sprintf("%.2fx (%.0f vs %.0f req/s)", ratio, mem.InProcRPS, hr.InProcRPS),
 		})
 	}
+	if noCtx := get(ScenarioMemory1NoCtx); noCtx != nil && hr != nil && hr.InProcRPS > 0 {
+		ratio := noCtx.InProcRPS / hr.InProcRPS
+		out = append(out, Target{
+			Name:   "(context) handler throughput in process, memory 1 policy WithoutContext vs httprate.LimitByIP",
+			Met:    ratio >= 1.5,
+			Detail: fmt.Sprintf("%.2fx (%.0f vs %.0f req/s)", ratio, noCtx.InProcRPS, hr.InProcRPS),
+		})
+	}
 	if f := r.Flood; f != nil {
 		out = append(out, Target{
 			Name: "key flood: heap under the documented size of the bound",
