@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -146,6 +147,10 @@ func (l *LogObserver) ObserveRequest(e Event) {
 			}
 		}
 		if ok, sup := l.admit(name); ok {
+			// The key points into the Result, which a middleware without
+			// context recycles after the request: a handler may keep the
+			// record (an asynchronous one does), so it gets a copy.
+			key = strings.Clone(key)
 			l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: request denied",
 				slog.String("policy", name), slog.String("key", key), slog.Bool("shadow", e.Outcome == ShadowDenied),
 				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),

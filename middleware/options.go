@@ -172,7 +172,11 @@ func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Resu
 // What it saves is the request copy and the Result that carry the decision
 // downstream (about 1.1 KB per request, most of the middleware's cost); the
 // Result passed to the deny handler, the shadow report and the [Observer]
-// is then recycled after the request and must not be kept after the call.
+// is then recycled after the request and must not be kept after the call,
+// nor the strings of its keys (Result.Key), which point into it and are
+// overwritten by a later request: copy them (strings.Clone) to keep them.
+// For the same reason the store, and the fallback store, must not keep the
+// keys of the checks they are given.
 func WithoutContext() Option {
 	return func(m *Middleware) error {
 		m.noContext = true
