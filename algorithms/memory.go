@@ -589,29 +589,37 @@ func (tb *table) cost(c *Check) (int64, error) {
 }
 
 // commit applies op, an admitted check, to the store: it inserts the key if
-// it is new (making room first) and records the consumption. ops are the
-// checks of the same Take, which eviction spares.
+// it is not held (making room first) and records the consumption. ops are
+// the checks of the same Take, which eviction spares. A key op found held
+// may be gone by now: a sweep made room for a new key of the same Take, and
+// dropped it as idle; it is then inserted again, as a new key.
 func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 	tb := op.tb
-	if !op.exists && op.dup < 0 {
-		s.makeRoom(sh, t, op.h, ops)
-		sh.keys++
-		switch tb.p.kind {
-		case SlidingLog:
-			tb.logs[op.h] = op.log
-		case SlidingBuckets:
-			tb.bkts[op.h] = op.bk
-		}
-	}
 	switch tb.p.kind {
 	case SlidingLog:
-		tb.logs[op.h].commit(t+op.off, op.n)
+		lg := tb.logs[op.h]
+		if lg == nil {
+			s.makeRoom(sh, t, op.h, ops)
+			sh.keys++
+			lg = op.log
+			tb.logs[op.h] = lg
+		}
+		lg.commit(t+op.off, op.n)
 	case SlidingBuckets:
-		tb.bkts[op.h].commit(&tb.p, op.n)
+		bk := tb.bkts[op.h]
+		if bk == nil {
+			s.makeRoom(sh, t, op.h, ops)
+			sh.keys++
+			bk = op.bk
+			tb.bkts[op.h] = bk
+		}
+		bk.commit(&tb.p, op.n)
 	default:
 		if ptr := tb.cells.get(op.h); ptr != nil {
 			*ptr = op.nc
 		} else {
+			s.makeRoom(sh, t, op.h, ops)
+			sh.keys++
 			tb.cells.put(op.h, op.nc)
 		}
 	}

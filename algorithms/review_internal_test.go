@@ -1,0 +1,83 @@
+package algorithms
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// reviewClock is a clock that moves only when told.
+type reviewClock struct{ ns atomic.Int64 }
+
+func (c *reviewClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *reviewClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+func newReviewStore(t *testing.T, opts ...MemoryOption) (*MemoryStore, *reviewClock) {
+	t.Helper()
+	clk := &reviewClock{}
+	clk.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	s, err := NewMemoryStore(append([]MemoryOption{WithClock(clk)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clk
+}
+
+// keysInShard returns n distinct keys that s puts in shard i.
+func keysInShard(s *MemoryStore, i uint64, n int) []string {
+	var keys []string
+	for k := 0; len(keys) < n; k++ {
+		key := "k" + strconv.Itoa(k)
+		if s.hash(key)&s.mask == i {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+var reviewSpecs = []Spec{
+	{Algorithm: FixedWindow, Limit: 5, Window: time.Second},
+	{Algorithm: SlidingWindow, Limit: 5, Window: time.Second},
+	{Algorithm: SlidingLog, Limit: 5, Window: time.Second},
+	{Algorithm: SlidingBuckets, Limit: 5, Window: time.Second, Buckets: 10},
+	{Algorithm: TokenBucket, Limit: 5, Window: time.Second},
+	{Algorithm: LeakyBucket, Limit: 5, Window: time.Second},
+	{Algorithm: LeakyQueue, Limit: 5, Window: time.Second, MaxDelay: time.Second},
+}
+
+// A Take whose first check brings a new key into a shard that is due for a
+// sweep, and whose second check is on an idle key held in that shard: the
+// sweep drops the idle key before the second check commits. The second
+// check's consumption must still be recorded, and counted as a key.
+func TestReviewSweepDuringTakeKeepsTheTakesKeys(t *testing.T) {
+	ctx := context.Background()
+	for _, spec := range reviewSpecs {
+		t.Run(string(spec.Algorithm), func(t *testing.T) {
+			s, clk := newReviewStore(t)
+			keys := keysInShard(s, 0, minSweep+1)
+			for _, k := range keys[:minSweep] {
+				if _, err := s.TakeOne(ctx, Check{Spec: spec, Key: k}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Advance(3 * time.Second) // every key idle, the shard due for a sweep
+			ds, err := s.Take(ctx, Check{Spec: spec, Key: keys[minSweep]}, Check{Spec: spec, Key: keys[0], Cost: spec.Capacity()})
+			if err != nil || !ds[0].Allowed || !ds[1].Allowed {
+				t.Fatalf("Take = %+v, %v; want both allowed", ds, err)
+			}
+			if n := s.Len(); n != 2 {
+				t.Errorf("Len after the Take = %d, want 2 (the Take's keys)", n)
+			}
+			if d, err := s.TakeOne(ctx, Check{Spec: spec, Key: keys[0]}); err != nil || d.Allowed {
+				t.Errorf("check on %q after its whole capacity was taken: %+v, %v; want denied", keys[0], d, err)
+			}
+			clk.Advance(3 * time.Second)
+			s.Sweep()
+			if n := s.Len(); n != 0 {
+				t.Errorf("Len after every key went idle and a sweep = %d, want 0", n)
+			}
+		})
+	}
+}
