@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,6 +120,11 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		if _, ok := c.m[k]; !ok && len(c.m) >= c.size {
 			continue
 		}
+		// The caller may write the key's bytes again after the Take
+		// (policy.Result's keys point into a reused buffer), and storing
+		// into a map stores the key too, even over an existing entry: the
+		// map gets a copy.
+		k.key = strings.Clone(k.key)
 		c.m[k] = denyEntry{d: dst[i], at: now, until: until, cost: cost(ch)}
 	}
 }

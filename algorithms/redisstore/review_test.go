@@ -1,0 +1,60 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+)
+
+// TestReviewDenyCacheDoesNotKeepKeys: a check's key may point into a
+// buffer its caller writes again after the Take (policy.Result's keys do,
+// and a middleware without context recycles its Results), so the deny
+// cache must not keep the caller's string. Here client-a is denied and
+// cached, then its key's bytes are overwritten with client-b's: client-b,
+// never seen, must be admitted (by Redis), and client-a still denied.
+func TestReviewDenyCacheDoesNotKeepKeys(t *testing.T) {
+	client := newClient(t)
+	hook := &countHook{}
+	client.AddHook(hook)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}
+	buf := []byte("p:client-a")
+	aliased := unsafe.String(&buf[0], len(buf)) // as policy.Result's keys are
+	for i, want := range []bool{true, false} {
+		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: aliased})
+		if err != nil || d[0].Allowed != want {
+			t.Fatalf("client-a Take %d = %+v, %v; want allowed %v", i+1, d, err, want)
+		}
+	}
+	copy(buf, "p:client-b") // the caller's next request
+	if d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "p:client-b"}); err != nil || !d[0].Allowed {
+		t.Fatalf("client-b's first Take = %+v, %v; want admitted (another client's denial was answered)", d, err)
+	}
+	hook.reset()
+	if d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "p:client-a"}); err != nil || d[0].Allowed {
+		t.Fatalf("client-a's third Take = %+v, %v; want denied", d, err)
+	}
+	if cmds, _ := hook.snapshot(); len(cmds) != 0 {
+		t.Fatalf("client-a's cached denial sent %v to Redis: the cache lost its entry when the caller reused the key's bytes", cmds)
+	}
+	// Many clients in turn reuse the buffer, as pooled Results do: none was
+	// ever denied, so none may be denied by the cache.
+	for i := range 3000 {
+		k := fmt.Sprintf("p:c%08d", i) // as long as p:client-a
+		copy(buf, k)
+		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: k})
+		if err != nil || !d[0].Allowed {
+			t.Fatalf("%s's first Take = %+v, %v; want admitted (client-a's cached denial answered it)", k, d, err)
+		}
+	}
+}
