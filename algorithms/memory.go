@@ -694,10 +694,15 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) {
 		}
 		return false
 	}
-	// consider reports whether the search can stop.
+	// consider reports whether the search can stop. The spared keys are
+	// not counted among those sampled: a Take on many keys of the shard
+	// must not keep the search from the others.
 	consider := func(tb *table, k uint64, used int64) bool {
+		if spared(tb, k) {
+			return false
+		}
 		seen++
-		if !spared(tb, k) && (bestUsed < 0 || used*bestCap < bestUsed*tb.p.capacity) {
+		if bestUsed < 0 || used*bestCap < bestUsed*tb.p.capacity {
 			best, bestH, bestUsed, bestCap = tb, k, used, tb.p.capacity
 		}
 		return bestUsed == 0 || seen >= evictProbe

@@ -81,3 +81,35 @@ func TestReviewSweepDuringTakeKeepsTheTakesKeys(t *testing.T) {
 		})
 	}
 }
+
+// A Take on as many keys as the bound, one of them new, fits in the bound:
+// eviction must find the one key outside the Take however many of the
+// Take's own keys it samples first.
+func TestReviewEvictionFindsAKeyOutsideTheTake(t *testing.T) {
+	ctx := context.Background()
+	const bound = 10
+	spec := reviewSpecs[0]
+	for trial := range 20 {
+		s, _ := newReviewStore(t, WithMaxKeys(bound))
+		if s.mask != 0 {
+			t.Fatalf("bound %d uses %d shards, want 1", bound, s.mask+1)
+		}
+		var checks []Check
+		for i := range bound {
+			key := "t" + strconv.Itoa(trial) + "-" + strconv.Itoa(i)
+			if _, err := s.TakeOne(ctx, Check{Spec: spec, Key: key}); err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 {
+				checks = append(checks, Check{Spec: spec, Key: key})
+			}
+		}
+		checks = append(checks, Check{Spec: spec, Key: "new"})
+		if _, err := s.Take(ctx, checks...); err != nil {
+			t.Fatal(err)
+		}
+		if n := s.Len(); n > bound {
+			t.Fatalf("trial %d: Len = %d after a Take on %d keys, over the bound %d", trial, n, len(checks), bound)
+		}
+	}
+}
