@@ -2,6 +2,7 @@ package algorithms
 
 import (
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -113,3 +114,103 @@ func TestReviewEvictionFindsAKeyOutsideTheTake(t *testing.T) {
 		}
 	}
 }
+
+// heldKeys counts the keys the tables of s hold, and checks each key table's
+// order and count.
+func heldKeys(t *testing.T, s *MemoryStore) int {
+	t.Helper()
+	n := 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		for _, tb := range sh.tables {
+			if kt := tb.cells; kt != nil {
+				m, prev := 0, uint64(0)
+				for j, e := range kt.slots {
+					if e.h == 0 {
+						continue
+					}
+					if e.h <= prev || kt.home(e.h) > j {
+						t.Fatalf("key table out of order at slot %d", j)
+					}
+					prev = e.h
+					m++
+				}
+				if m != kt.n {
+					t.Fatalf("key table holds %d keys, counts %d", m, kt.n)
+				}
+				n += m
+			}
+			n += len(tb.logs) + len(tb.bkts)
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Len is the number of keys the tables hold, and stays within the bound,
+// through random single checks, Takes of several keys and specs, sweeps,
+// and instants that go back.
+func TestReviewLenMatchesHeldKeys(t *testing.T) {
+	ctx := context.Background()
+	r := newReviewRand()
+	for _, cf := range []struct{ bound, keys int }{{0, 1500}, {0, 100}, {40, 12}, {40, 80}, {600, 400}} {
+		bound := cf.bound
+		var opts []MemoryOption
+		if bound > 0 {
+			opts = append(opts, WithMaxKeys(bound))
+		}
+		s, clk := newReviewStore(t, opts...)
+		limit := bound
+		if bound > 0 {
+			limit = (bound + int(s.mask)) / int(s.mask+1) * int(s.mask+1)
+		}
+		for step := range 6000 {
+			switch g := r.IntN(20); {
+			case g < 12:
+				clk.Advance(time.Duration(r.IntN(400)) * time.Millisecond)
+			case g < 13:
+				clk.Advance(-time.Duration(r.IntN(1500)) * time.Millisecond)
+			}
+			var checks []Check
+			for range 1 + r.IntN(3) {
+				if r.IntN(2) == 0 && len(checks) > 0 {
+					checks = append(checks, checks[r.IntN(len(checks))])
+					continue
+				}
+				spec := reviewSpecs[r.IntN(len(reviewSpecs))]
+				checks = append(checks, Check{Spec: spec, Key: "k" + strconv.Itoa(r.IntN(cf.keys)), Cost: 1 + int64(r.IntN(2))})
+			}
+			if len(checks) == 1 {
+				if _, err := s.TakeOne(ctx, checks[0]); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := s.Take(ctx, checks...); err != nil {
+				t.Fatal(err)
+			}
+			if r.IntN(500) == 0 {
+				s.Sweep()
+			}
+			if r.IntN(16) == 0 {
+				// Due for a sweep at the next new key (else only after 512).
+				for i := range s.shards {
+					sh := &s.shards[i]
+					sh.mu.Lock()
+					sh.sweepAt = 0
+					sh.mu.Unlock()
+				}
+			}
+			if step%97 == 0 || step == 5999 {
+				got, want := s.Len(), heldKeys(t, s)
+				if got != want {
+					t.Fatalf("bound %d, step %d: Len %d, the tables hold %d", bound, step, got, want)
+				}
+				if limit > 0 && got > limit {
+					t.Fatalf("bound %d, step %d: Len %d over the bound", bound, step, got)
+				}
+			}
+		}
+	}
+}
+
+func newReviewRand() *rand.Rand { return rand.New(rand.NewPCG(21, 22)) }
