@@ -9,6 +9,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestReviewDenyCacheDoesNotKeepKeys: a check's key may point into a
@@ -55,6 +56,60 @@ func TestReviewDenyCacheDoesNotKeepKeys(t *testing.T) {
 		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: k})
 		if err != nil || !d[0].Allowed {
 			t.Fatalf("%s's first Take = %+v, %v; want admitted (client-a's cached denial answered it)", k, d, err)
+		}
+	}
+}
+
+// TestReviewClusterFunctionFlushed: after FUNCTION FLUSH on every master,
+// one Take whose checks span the nodes (the split, all-or-nothing path)
+// loads the library again on every master, and decides as before; a Take
+// on one slot then costs one command.
+func TestReviewClusterFunctionFlushed(t *testing.T) {
+	client := sharedCluster(t)
+	hook := &countHook{}
+	client.AddHook(hook)
+	ctx := context.Background()
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: 24 * time.Hour}
+	var checks []algorithms.Check
+	for _, k := range keysOnThreeSlots() {
+		checks = append(checks, algorithms.Check{Spec: day, Key: k})
+	}
+	for i := range 3 {
+		if err := client.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return m.FunctionFlush(ctx).Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.Take(ctx, checks...)
+		if err != nil {
+			t.Fatalf("Take %d after FUNCTION FLUSH on every master: %v", i+1, err)
+		}
+		for j := range d {
+			if !d[j].Allowed || d[j].Remaining != int64(4-2*i) { // each iteration takes 2
+				t.Fatalf("Take %d: check %d = %+v, want admitted with Remaining %d", i+1, j, d[j], 4-2*i)
+			}
+		}
+		if err := client.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			libs, err := m.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "ratekeeper_*"}).Result()
+			if err == nil && len(libs) != 1 {
+				err = fmt.Errorf("%s has %d ratekeeper libraries, want 1", m.Options().Addr, len(libs))
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range checks {
+			hook.reset()
+			if _, err := s.Take(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if cmds, _ := hook.snapshot(); len(cmds) != 1 || cmds[0] != "fcall" {
+				t.Fatalf("a one-slot Take after the reload sent %v, want one fcall", cmds)
+			}
 		}
 	}
 }
