@@ -122,3 +122,38 @@ func TestReviewWithoutContextHeadersAfterReuse(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewWithoutContextPanicAndNesting: a panic in the next handler
+// returns the Result once (later requests decide and report as usual),
+// and two nested middlewares without context each give their own IETF
+// members, which stay intact after later requests.
+func TestReviewWithoutContextPanicAndNesting(t *testing.T) {
+	store, _ := newStore(t)
+	boom := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Panic") != "" {
+			panic(http.ErrAbortHandler)
+		}
+	})
+	inner := middleware.MustNew(store, []*policy.Policy{fixed("in", 100, time.Minute, remote)}, middleware.WithoutContext())
+	outer := middleware.MustNew(store, []*policy.Policy{fixed("out", 50, time.Minute, remote)}, middleware.WithoutContext())
+	h := outer.Handler(inner.Handler(boom))
+	var ws []*httptest.ResponseRecorder
+	for i := range 20 {
+		r := httptest.NewRequest("GET", "/", nil)
+		if i%3 == 0 {
+			r.Header.Set("X-Panic", "1")
+		}
+		w := httptest.NewRecorder()
+		func() {
+			defer func() { _ = recover() }()
+			h.ServeHTTP(w, r)
+		}()
+		ws = append(ws, w)
+	}
+	for i, w := range ws {
+		want := `"out";r=` + strconv.Itoa(49-i) + `;t=60, "in";r=` + strconv.Itoa(99-i) + ";t=60"
+		if got := w.Header().Values("RateLimit"); len(got) != 2 || got[0]+", "+got[1] != want {
+			t.Errorf("request %d: RateLimit %q, want %q", i+1, got, want)
+		}
+	}
+}
