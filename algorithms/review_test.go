@@ -2,6 +2,9 @@ package algorithms_test
 
 import (
 	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,6 +99,69 @@ func TestReviewExtremeSpecsAgainstModel(t *testing.T) {
 				if got[i] != want[i] {
 					t.Fatalf("trial %d step %d, spec %v, checks %+v:\ncheck %d: store %+v\n         model %+v", trial, step, spec, checks, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// Goroutines that each bring new specs into the shards (single checks find
+// the tables without the lock) while others take pairs and sweep never
+// admit more than a spec's limit for a key.
+func TestReviewConcurrentNewSpecsNeverOverAdmit(t *testing.T) {
+	clk := algotest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	s := newMemoryStore(t, algorithms.WithClock(clk))
+	const specs, goroutines, rounds = 16, 4, 60
+	var admitted [specs][2]atomic.Int64
+	spec := func(i int) algorithms.Spec {
+		return algorithms.Spec{Algorithm: algorithms.Kinds[i%len(algorithms.Kinds)], Limit: int64(20 + i), Window: time.Hour, Buckets: map[bool]int{true: 4}[algorithms.Kinds[i%len(algorithms.Kinds)] == algorithms.SlidingBuckets]}
+	}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for r := range rounds {
+				i := (r*7 + g) % specs
+				k := (r + g) % 2
+				c := algorithms.Check{Spec: spec(i), Key: strconv.Itoa(k)}
+				if g%2 == 0 {
+					d, err := s.TakeOne(ctx, c)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if d.Allowed {
+						admitted[i][k].Add(1)
+					}
+				} else {
+					ds, err := s.Take(ctx, c, algorithms.Check{Spec: spec(i), Key: "other"})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ds[0].Allowed && ds[1].Allowed {
+						admitted[i][k].Add(1)
+					}
+					s.Sweep()
+					_ = s.Len()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range specs {
+		sp := spec(i)
+		for k := range 2 {
+			n := admitted[i][k].Load()
+			// The queue admits up to its capacity, then as it drains: none drains here.
+			if n > sp.Capacity() {
+				t.Errorf("spec %v key %d: %d admitted, over the capacity %d", sp, k, n, sp.Capacity())
+			}
+			// A final check agrees with what was admitted.
+			d, err := s.TakeOne(ctx, algorithms.Check{Spec: sp, Key: strconv.Itoa(k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sp.Algorithm != algorithms.LeakyQueue && d.Allowed != (n < sp.Capacity()) {
+				t.Errorf("spec %v key %d: after %d admitted, a check is %+v", sp, k, n, d)
 			}
 		}
 	}
