@@ -44,7 +44,10 @@ import (
 // before a client that is actively being limited, which an attacker can only
 // displace by spending more on each of its keys than that client has; and
 // the store never refuses a new key. Len never exceeds the bound (rounded up
-// to a multiple of the number of shards, as WithMaxKeys says).
+// to a multiple of the number of shards, as WithMaxKeys says), except after
+// a Take on more new and held keys of one shard than the shard's share of
+// the bound, all of which it keeps; the shard's next new key brings it back
+// within the bound.
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
 // token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
@@ -633,8 +636,7 @@ func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
 		sh.sweep(t)
 		sh.sweepAt = max(minSweep, 2*sh.keys)
 	}
-	if s.perShrd > 0 && sh.keys >= s.perShrd {
-		sh.evict(t, h, ops)
+	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, ops) {
 	}
 }
 
@@ -674,8 +676,9 @@ func (sh *shard) sweep(t int64) int {
 
 // evict removes one key of sh, chosen among a few sampled ones: an idle one
 // if any, else the one using the smallest share of its capacity. It spares
-// the keys of ops and the key h about to enter. sh.mu must be held.
-func (sh *shard) evict(t int64, h uint64, ops []pending) {
+// the keys of ops and the key h about to enter, and reports whether it found
+// a key to remove. sh.mu must be held.
+func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	var (
 		best     *table
 		bestH    uint64
@@ -734,7 +737,7 @@ search:
 		}
 	}
 	if best == nil {
-		return
+		return false
 	}
 	if best.cells != nil {
 		best.cells.remove(bestH)
@@ -742,6 +745,7 @@ search:
 	delete(best.logs, bestH)
 	delete(best.bkts, bestH)
 	sh.keys--
+	return true
 }
 
 // now returns the current instant in Unix nanoseconds.

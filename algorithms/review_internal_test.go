@@ -214,3 +214,23 @@ func TestReviewLenMatchesHeldKeys(t *testing.T) {
 }
 
 func newReviewRand() *rand.Rand { return rand.New(rand.NewPCG(21, 22)) }
+
+// A Take on more keys of a shard than its share of the bound keeps them all;
+// the shard's next new key brings it back within the bound.
+func TestReviewBoundRecoversAfterALargeTake(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newReviewStore(t, WithMaxKeys(2))
+	spec := reviewSpecs[0]
+	if _, err := s.Take(ctx, Check{Spec: spec, Key: "a"}, Check{Spec: spec, Key: "b"}, Check{Spec: spec, Key: "c"}, Check{Spec: spec, Key: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Len(); n != 4 {
+		t.Fatalf("Len after a Take on 4 keys = %d, want 4 (a Take keeps its keys)", n)
+	}
+	if _, err := s.TakeOne(ctx, Check{Spec: spec, Key: "e"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Len(); n != 2 {
+		t.Errorf("Len after the next new key = %d, want the bound 2", n)
+	}
+}
