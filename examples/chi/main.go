@@ -9,7 +9,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"log"
 	"net/http"
@@ -17,8 +16,8 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/examples/chi/chiapp"
+	"github.com/ratekeeper/ratekeeper/examples/internal/app"
 	"github.com/ratekeeper/ratekeeper/middleware"
-	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 func main() {
@@ -29,18 +28,11 @@ func main() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	h, err := chiapp.NewHandler(store, middleware.WithErrorHandler(logError))
+	h, err := chiapp.NewHandler(store, middleware.WithErrorHandler(app.LogError))
 	if err != nil {
 		log.Fatal(err)
 	}
 	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	log.Printf("listening on http://%s", *addr)
 	log.Fatal(srv.ListenAndServe())
-}
-
-func logError(r *http.Request, err error) {
-	if errors.Is(err, policy.ErrKey) {
-		return // a client error, answered 400
-	}
-	log.Printf("ratelimit: %s %s: %v", r.Method, r.URL.Path, err)
 }

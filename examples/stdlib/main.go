@@ -9,14 +9,13 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"log"
 	"net/http"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/examples/internal/app"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -48,7 +47,7 @@ func newHandler(store algorithms.Store) (http.Handler, error) {
 		return nil, err
 	}
 	// The user is the signed-in user or, on /login, the submitted name.
-	user, err := keyfunc.FirstOf(keyfunc.User(), formValue("username"))
+	user, err := keyfunc.FirstOf(keyfunc.User(), app.FormValue("username"))
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +55,7 @@ func newHandler(store algorithms.Store) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	onError := middleware.WithErrorHandler(logError)
+	onError := middleware.WithErrorHandler(app.LogError)
 
 	global, err := middleware.New(store, []*policy.Policy{
 		policy.Must(policy.PerSecond("per-second", 10, ip)),
@@ -90,46 +89,9 @@ func newHandler(store algorithms.Store) (http.Handler, error) {
 	}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", hello)
-	mux.Handle("POST /login", login(http.HandlerFunc(hello)))
-	mux.Handle("POST /register", register(http.HandlerFunc(hello)))
-	mux.Handle("POST /comments", comments(http.HandlerFunc(hello)))
-	return signedIn(global.Handler(mux)), nil
-}
-
-// formValue returns a key function reading a form field of the request.
-func formValue(name string) keyfunc.Func {
-	return func(r *http.Request) (string, error) {
-		if v := r.PostFormValue(name); v != "" {
-			return v, nil
-		}
-		return "", keyfunc.ErrNoUser
-	}
-}
-
-// signedIn stands for real authentication: it takes the Basic auth user
-// name on trust, for the demo only.
-func signedIn(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, _, ok := r.BasicAuth(); ok && u != "" {
-			r = r.WithContext(keyfunc.WithUser(r.Context(), u))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func hello(w http.ResponseWriter, r *http.Request) {
-	res, _ := middleware.FromContext(r.Context())
-	left := "unlimited"
-	if res != nil && res.Taken() && res.Len() > 0 {
-		left = fmt.Sprint(res.Decision(res.Lowest()).Remaining)
-	}
-	fmt.Fprintf(w, "hello from %s %s; requests left: %s\n", r.Method, r.URL.Path, left)
-}
-
-func logError(r *http.Request, err error) {
-	if errors.Is(err, policy.ErrKey) {
-		return // a client error, answered 400
-	}
-	log.Printf("ratelimit: %s %s: %v", r.Method, r.URL.Path, err)
+	mux.HandleFunc("GET /{$}", app.Hello)
+	mux.Handle("POST /login", login(http.HandlerFunc(app.Hello)))
+	mux.Handle("POST /register", register(http.HandlerFunc(app.Hello)))
+	mux.Handle("POST /comments", comments(http.HandlerFunc(app.Hello)))
+	return app.SignedIn(global.Handler(mux)), nil
 }

@@ -1,82 +1,9 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/examples/internal/apptest"
 )
 
-func TestHandler(t *testing.T) {
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	h, err := newHandler(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-
-	resp, err := srv.Client().Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got, want := resp.Header.Get("RateLimit-Policy"), `"per-second";q=10;w=1, "per-minute";q=100;w=60`; resp.StatusCode != 200 || got != want {
-		t.Errorf("GET /: %d RateLimit-Policy %q, want 200 %q", resp.StatusCode, got, want)
-	}
-
-	login := func(user string) *http.Response {
-		resp, err := srv.Client().PostForm(srv.URL+"/login", url.Values{"username": {user}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
-	for i := range 5 {
-		if resp := login("ann"); resp.StatusCode != 200 {
-			t.Fatalf("login %d: %d", i+1, resp.StatusCode)
-		}
-	}
-	resp = login("ann")
-	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "61" || resp.Header.Get("Content-Type") != "application/problem+json" {
-		t.Errorf("6th login: %d Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
-	}
-	if got := strings.Join(resp.Header.Values("RateLimit"), ", "); !strings.HasSuffix(got, `"login";r=0;t=61`) {
-		t.Errorf("6th login RateLimit %q", got)
-	}
-	if resp := login("bob"); resp.StatusCode != 200 {
-		t.Errorf("another user: %d", resp.StatusCode)
-	}
-	if resp := login(""); resp.StatusCode != 400 {
-		t.Errorf("login without a user: %d, want 400", resp.StatusCode)
-	}
-
-	// Comments: a signed-in user gets a burst of 3 (two seconds on: the
-	// nine requests above still weigh on the next second's sliding window).
-	clock.Advance(2 * time.Second)
-	codes := ""
-	for range 4 {
-		r, _ := http.NewRequest("POST", srv.URL+"/comments", nil)
-		r.SetBasicAuth("ann", "x")
-		resp, err := srv.Client().Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		codes += " " + resp.Status[:3]
-	}
-	if codes != " 200 200 200 429" {
-		t.Errorf("comments: %s", codes)
-	}
-}
+func TestHandler(t *testing.T) { apptest.Run(t, newHandler) }

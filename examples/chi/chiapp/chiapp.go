@@ -7,12 +7,12 @@
 package chiapp
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/examples/internal/app"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -29,7 +29,7 @@ func NewHandler(store algorithms.Store, opts ...middleware.Option) (http.Handler
 		return nil, err
 	}
 	// The user is the signed-in user or, on /login, the submitted name.
-	user, err := keyfunc.FirstOf(keyfunc.User(), FormValue("username"))
+	user, err := keyfunc.FirstOf(keyfunc.User(), app.FormValue("username"))
 	if err != nil {
 		return nil, err
 	}
@@ -59,49 +59,16 @@ func NewHandler(store algorithms.Store, opts ...middleware.Option) (http.Handler
 	}
 
 	r := chi.NewRouter()
-	r.Use(SignedIn)
+	r.Use(app.SignedIn)
 	r.Use(global.Handler) // runs before routing: only route-independent policies here
-	r.Get("/", hello)
+	r.Get("/", app.Hello)
 	r.Group(func(r chi.Router) {
 		// Inside a Group the middleware runs after routing, where the
 		// route pattern the rules match on is known.
 		r.Use(writes.Handler)
-		r.Post("/login", hello)
-		r.Post("/register", hello)
-		r.Post("/comments", hello)
+		r.Post("/login", app.Hello)
+		r.Post("/register", app.Hello)
+		r.Post("/comments", app.Hello)
 	})
 	return r, nil
-}
-
-// FormValue returns a key function reading the form field name of the
-// request; a request without it has no user (keyfunc.ErrNoUser).
-func FormValue(name string) keyfunc.Func {
-	return func(r *http.Request) (string, error) {
-		if v := r.PostFormValue(name); v != "" {
-			return v, nil
-		}
-		return "", keyfunc.ErrNoUser
-	}
-}
-
-// SignedIn stands for real authentication: it takes the Basic auth user
-// name on trust and puts it in the request context (keyfunc.WithUser). For
-// the demo only: a real server verifies the password first.
-func SignedIn(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, _, ok := r.BasicAuth(); ok && u != "" {
-			r = r.WithContext(keyfunc.WithUser(r.Context(), u))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// hello answers every route, with what the limiter left for the client.
-func hello(w http.ResponseWriter, r *http.Request) {
-	res, _ := middleware.FromContext(r.Context())
-	left := "unlimited"
-	if res != nil && res.Taken() && res.Len() > 0 {
-		left = fmt.Sprint(res.Decision(res.Lowest()).Remaining)
-	}
-	fmt.Fprintf(w, "hello from %s %s; requests left: %s\n", r.Method, r.URL.Path, left)
 }
