@@ -299,7 +299,6 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		p.decideCell(&cl, t, n, true, &d)
 		if d.Allowed {
 			s.makeRoom(sh, t, h, nil)
-			sh.keys++
 			kt.put(h, cl)
 		}
 		sh.mu.Unlock()
@@ -603,7 +602,6 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 		lg := tb.logs[op.h]
 		if lg == nil {
 			s.makeRoom(sh, t, op.h, ops)
-			sh.keys++
 			lg = op.log
 			tb.logs[op.h] = lg
 		}
@@ -612,7 +610,6 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 		bk := tb.bkts[op.h]
 		if bk == nil {
 			s.makeRoom(sh, t, op.h, ops)
-			sh.keys++
 			bk = op.bk
 			tb.bkts[op.h] = bk
 		}
@@ -622,15 +619,14 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 			*ptr = op.nc
 		} else {
 			s.makeRoom(sh, t, op.h, ops)
-			sh.keys++
 			tb.cells.put(op.h, op.nc)
 		}
 	}
 }
 
-// makeRoom is called before a new key enters sh: it sweeps the shard when
-// its size has doubled since the last sweep, and evicts a key when the shard
-// is at its bound. sh.mu must be held.
+// makeRoom is called before a new key enters sh, and counts it: it sweeps
+// the shard when its size has doubled since the last sweep, and evicts a key
+// when the shard is at its bound. sh.mu must be held.
 func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
 	if sh.keys >= sh.sweepAt {
 		sh.sweep(t)
@@ -638,6 +634,7 @@ func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
 	}
 	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, ops) {
 	}
+	sh.keys++
 }
 
 // sweep drops the idle keys of sh and returns how many. sh.mu must be held.

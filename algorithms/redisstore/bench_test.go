@@ -86,52 +86,49 @@ func benchChecks(n int) []algorithms.Check {
 	return cs
 }
 
-func BenchmarkFloorPing(b *testing.B) {
-	c := benchClient(b)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.Run("serial", func(b *testing.B) {
-		for b.Loop() {
-			if err := c.Ping(ctx).Err(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if err := c.Ping(ctx).Err(); err != nil {
+// serialAndParallel runs op as sub-benchmarks "serial" and "parallel",
+// reporting the server's time per call. newOp makes the op of one
+// goroutine (its own buffers).
+func serialAndParallel(b *testing.B, c *redis.Client, prefix string, newOp func() func() error) {
+	b.Run(prefix+"serial", func(b *testing.B) {
+		b.ReportAllocs()
+		op := newOp()
+		reportServerTime(b, c, func() {
+			for b.Loop() {
+				if err := op(); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	})
+	b.Run(prefix+"parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		reportServerTime(b, c, func() {
+			b.RunParallel(func(pb *testing.PB) {
+				op := newOp()
+				for pb.Next() {
+					if err := op(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	})
+}
+
+func BenchmarkFloorPing(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	serialAndParallel(b, c, "", func() func() error {
+		return func() error { return c.Ping(ctx).Err() }
 	})
 }
 
 func BenchmarkFloorEvalSha(b *testing.B) {
 	c := benchClient(b)
 	ctx := context.Background()
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		reportServerTime(b, c, func() {
-			for b.Loop() {
-				if err := trivialScript.Run(ctx, c, nil).Err(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		reportServerTime(b, c, func() {
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := trivialScript.Run(ctx, c, nil).Err(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		})
+	serialAndParallel(b, c, "", func() func() error {
+		return func() error { return trivialScript.Run(ctx, c, nil).Err() }
 	})
 }
 
@@ -147,30 +144,9 @@ func BenchmarkTake(b *testing.B) {
 			b.Fatal(err)
 		}
 		checks := benchChecks(n)
-		dst := make([]algorithms.Decision, n)
-		name := map[int]string{1: "checks=1", 4: "checks=4"}[n]
-		b.Run(name+"/serial", func(b *testing.B) {
-			b.ReportAllocs()
-			reportServerTime(b, c, func() {
-				for b.Loop() {
-					if err := s.TakeInto(ctx, dst, checks); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		})
-		b.Run(name+"/parallel", func(b *testing.B) {
-			b.ReportAllocs()
-			reportServerTime(b, c, func() {
-				b.RunParallel(func(pb *testing.PB) {
-					dst := make([]algorithms.Decision, n)
-					for pb.Next() {
-						if err := s.TakeInto(ctx, dst, checks); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
-			})
+		serialAndParallel(b, c, "checks="+strconv.Itoa(n)+"/", func() func() error {
+			dst := make([]algorithms.Decision, n)
+			return func() error { return s.TakeInto(ctx, dst, checks) }
 		})
 	}
 }
@@ -184,26 +160,10 @@ func BenchmarkRedisRate(b *testing.B) {
 	limiter := redis_rate.NewLimiter(c)
 	limit := redis_rate.Limit{Rate: 1_000_000, Burst: 1_000_000, Period: time.Second}
 	key := uniquePrefix(b) + "-bench-client"
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		reportServerTime(b, c, func() {
-			for b.Loop() {
-				if _, err := limiter.Allow(ctx, key, limit); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		reportServerTime(b, c, func() {
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := limiter.Allow(ctx, key, limit); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		})
+	serialAndParallel(b, c, "", func() func() error {
+		return func() error {
+			_, err := limiter.Allow(ctx, key, limit)
+			return err
+		}
 	})
 }

@@ -6,13 +6,12 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
-// TestConformance runs the algorithms conformance suite, unchanged, against
-// a real redis-server, each store under its own key prefix.
-func TestConformance(t *testing.T) {
-	client := newClient(t)
-	algotest.Run(t, algotest.Harness{
+// harness makes each store of the suite on client, under its own key prefix.
+func harness(client redis.UniversalClient) algotest.Harness {
+	return algotest.Harness{
 		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
 			s, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
 			if err != nil {
@@ -21,23 +20,21 @@ func TestConformance(t *testing.T) {
 			t.Cleanup(func() { _ = s.Close() })
 			return s
 		},
-	})
+	}
+}
+
+// TestConformance runs the algorithms conformance suite, unchanged, against
+// a real redis-server, each store under its own key prefix.
+func TestConformance(t *testing.T) {
+	client := newClient(t)
+	algotest.Run(t, harness(client))
 }
 
 // TestConformanceScript runs the suite on the script fallback (EVALSHA),
 // for a user that may not use functions.
 func TestConformanceScript(t *testing.T) {
 	client := noFunctionsClient(t)
-	algotest.Run(t, algotest.Harness{
-		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
-			s, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
-			if err != nil {
-				t.Fatalf("New: %v", err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		},
-	})
+	algotest.Run(t, harness(client))
 }
 
 // TestConformanceCluster runs the same suite on a real three-node Redis
@@ -45,14 +42,5 @@ func TestConformanceScript(t *testing.T) {
 // reserve and undo path.
 func TestConformanceCluster(t *testing.T) {
 	client := sharedCluster(t)
-	algotest.Run(t, algotest.Harness{
-		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
-			s, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
-			if err != nil {
-				t.Fatalf("New: %v", err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		},
-	})
+	algotest.Run(t, harness(client))
 }
