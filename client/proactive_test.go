@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestProactivePacing(t *testing.T) {
 					t.Fatalf("got %d %v", status, err)
 				}
 			}
-			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !equalDurations(at, want) {
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
 				t.Errorf("arrivals %v, want %v", at, want)
 			}
 		})
@@ -73,7 +74,7 @@ func TestProactiveOff(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if at, want := srv.arrivals(), []time.Duration{0, 0}; !equalDurations(at, want) {
+	if at, want := srv.arrivals(), []time.Duration{0, 0}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
@@ -118,7 +119,7 @@ func TestRetryAfterHoldsOthers(t *testing.T) {
 			t.Errorf("caller %d: got %d %v", i, status, err)
 		}
 	})
-	if at, want := srv.arrivals(), []time.Duration{0, 4 * time.Second, 4 * time.Second}; !equalDurations(at, want) {
+	if at, want := srv.arrivals(), []time.Duration{0, 4 * time.Second, 4 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
@@ -135,7 +136,7 @@ func TestCallerWaitsForHold(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 3 * time.Second, 3 * time.Second}; !equalDurations(at, want) {
+	if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 3 * time.Second, 3 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
@@ -176,7 +177,7 @@ func TestRetryWaitsForRateLimitReset(t *testing.T) {
 	if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 		t.Fatalf("got %d %v", status, err)
 	}
-	if at, want := srv.arrivals(), []time.Duration{0, 6 * time.Second}; !equalDurations(at, want) {
+	if at, want := srv.arrivals(), []time.Duration{0, 6 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 	if len(retries) != 1 || retries[0].Wait != 6*time.Second || retries[0].RetryAfter {

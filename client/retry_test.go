@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,18 +40,6 @@ func refuse(n int, status int, ra func() string) func(int, http.ResponseWriter, 
 	}
 }
 
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // Seed 001: a client that gets 429 waits for Retry-After, then retries.
 func TestRetryAfterSeconds(t *testing.T) {
 	clock := newAutoClock()
@@ -61,7 +50,7 @@ func TestRetryAfterSeconds(t *testing.T) {
 	if err != nil || status != 200 || body != "ok" {
 		t.Fatalf("got %d %q %v, want 200 ok", status, body, err)
 	}
-	if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 6 * time.Second}; !equalDurations(at, want) {
+	if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 6 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 	if len(retries) != 2 || retries[0].Attempt != 1 || retries[1].Attempt != 2 ||
@@ -93,7 +82,7 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 				t.Fatalf("got %d %v", status, err)
 			}
-			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !equalDurations(at, want) {
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
 				t.Errorf("arrivals %v, want %v", at, want)
 			}
 		})
@@ -138,7 +127,7 @@ func TestBackoffCeilings(t *testing.T) {
 			if tc.name == "zero" {
 				want = nil
 			}
-			if !equalDurations(got, want) {
+			if !slices.Equal(got, want) {
 				t.Errorf("waits %v, want %v", got, want)
 			}
 		})
@@ -384,7 +373,7 @@ func TestRetriesArePaced(t *testing.T) {
 			t.Errorf("got %d %v", status, err)
 		}
 	})
-	if at, want := srv.arrivals(), []time.Duration{0, 500 * time.Millisecond}; !equalDurations(at, want) {
+	if at, want := srv.arrivals(), []time.Duration{0, 500 * time.Millisecond}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -379,7 +380,7 @@ func TestLeakyQueue(t *testing.T) {
 	for range 4 {
 		codes = append(codes, serve(h, "GET", "/").Code)
 	}
-	if want := []int{200, 200, 200, 429}; !equalInts(codes, want) {
+	if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
 		t.Errorf("codes %v, want %v", codes, want)
 	}
 	if len(waits) != 2 || waits[0] != time.Second || waits[1] != 2*time.Second || served != 3 {
@@ -433,18 +434,6 @@ func TestDefaultWait(t *testing.T) {
 	if w.Code != 503 {
 		t.Errorf("cancelled while held: %d, want 503", w.Code)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestFromContext(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,7 +127,7 @@ func TestDefaultPatternStdlib(t *testing.T) {
 	for _, target := range []string{"/login", "/users/7", "/elsewhere"} {
 		mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", target, nil))
 	}
-	if want := []uint64{1, 1, 0}; !equal(got, want) {
+	if want := []uint64{1, 1, 0}; !slices.Equal(got, want) {
 		t.Errorf("Match inside ServeMux = %v, want %v", got, want)
 	}
 
@@ -136,24 +137,12 @@ func TestDefaultPatternStdlib(t *testing.T) {
 	for _, target := range []string{"/login", "/users/7", "/elsewhere"} {
 		got = append(got, s2.Match(httptest.NewRequest("POST", target, nil)))
 	}
-	if want := []uint64{1, 1, 0}; !equal(got, want) {
+	if want := []uint64{1, 1, 0}; !slices.Equal(got, want) {
 		t.Errorf("Match with ServeMuxPattern = %v, want %v", got, want)
 	}
 	if got := s.Match(httptest.NewRequest("POST", "/login", nil)); got != 0 {
 		t.Errorf("Match before routing = %b, want 0", got)
 	}
-}
-
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestPrepareTake(t *testing.T) {

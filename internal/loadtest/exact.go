@@ -224,12 +224,25 @@ func exactOne(ctx context.Context, cfg ExactConfig, backend string, spec algorit
 		targets []string
 	)
 	switch backend {
-	case BackendMemory:
-		st, err := newSerialMemory(clock)
-		if err != nil {
-			return ExactResult{}, err
+	case BackendMemory, BackendMemoryConcurrent:
+		var (
+			st    algorithms.Store
+			inner *algorithms.MemoryStore
+		)
+		if backend == BackendMemory {
+			s, err := newSerialMemory(clock)
+			if err != nil {
+				return ExactResult{}, err
+			}
+			st, inner, recs = s, s.inner, s.rec.Records
+		} else {
+			s, err := newConcurrentMemory(clock)
+			if err != nil {
+				return ExactResult{}, err
+			}
+			st, inner, recs = s, s.inner, s.rec.Records
 		}
-		defer st.inner.Close()
+		defer inner.Close()
 		h, err := limited(st, spec)
 		if err != nil {
 			return ExactResult{}, err
@@ -237,21 +250,6 @@ func exactOne(ctx context.Context, cfg ExactConfig, backend string, spec algorit
 		srv := httptest.NewServer(h)
 		defer srv.Close()
 		targets = []string{srv.URL}
-		recs = st.rec.Records
-	case BackendMemoryConcurrent:
-		st, err := newConcurrentMemory(clock)
-		if err != nil {
-			return ExactResult{}, err
-		}
-		defer st.inner.Close()
-		h, err := limited(st, spec)
-		if err != nil {
-			return ExactResult{}, err
-		}
-		srv := httptest.NewServer(h)
-		defer srv.Close()
-		targets = []string{srv.URL}
-		recs = st.rec.Records
 	default:
 		rec := &recording{}
 		prefix := "lt-" + string(spec.Algorithm) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
