@@ -8,6 +8,8 @@
 --   token_bucket, leaky_bucket, leaky_queue: "s n x", the instant F = s*10^9+n
 --                   plus x/L ns (the bucket full, the queue free)
 -- In the script, the instant of the bucket kinds is held relative to t.
+-- The steps the fast path takes too (slidingWait, deficitOf, advanceBy,
+-- bucketWait, queueWait, ...) are fastlib.lua's, defined once for both.
 -- Each group of kinds is a module made on first use (a script's functions
 -- are closures made anew on every call, so a call makes only those it needs).
 
@@ -65,43 +67,6 @@ local function windowKinds()
     return d, c
   end
 
-  -- slidingWait mirrors params.slidingWait: the shortest wait after which m
-  -- units are available. Quotients that may exceed 2^53 are only compared.
-  -- slidingWaitSmall is slidingWait when L*W < 2^52: every product below
-  -- is of a count (at most L) and a duration (at most W), so plain numbers.
-  local function slidingWaitSmall(W, L, prev, curr, e, m)
-    local a = L - curr - m
-    if a >= 0 then
-      if prev == 0 then return 0 end
-      local X = a * W
-      if X >= (W - e) * prev then return 0 end
-      local f = divmod(X, prev)
-      if f > 0 then return W - e - f end
-    end
-    if curr == 0 or L - m >= curr then return W - e end
-    local f = divmod((L - m) * W, curr)
-    if f > 0 then return W - e + W - f end
-    return 2 * W - e
-  end
-
-  local function slidingWait(P, prev, curr, e, m)
-    local W, L = P.W, P.L
-    if L * W < T52 then return slidingWaitSmall(W, L, prev, curr, e, m) end
-    local a = L - curr - m
-    if a >= 0 then
-      if prev == 0 then return 0 end
-      local X = bmul(a, W)
-      if bcmp(X, bmul(W - e, prev)) >= 0 then return 0 end -- f >= W-e
-      local f = bdivmod(X, prev)
-      if f > 0 then return W - e - f end
-    end
-    if curr == 0 then return W - e end
-    if L - m >= curr then return W - e end -- f = floor((L-m)*W/curr) >= W
-    local f = bdivmod(bmul(L - m, W), curr)
-    if f > 0 then return W - e + W - f end
-    return 2 * W - e
-  end
-
   local function slidingWindow(P, c, off, n, consume)
     local W, L = P.W, P.L
     local k, e = P.k, P.e
@@ -125,7 +90,7 @@ local function windowKinds()
         c = {t = k, x = prev, y = curr}
       end
     else
-      d.ra = slidingWait(P, prev, curr, e, n)
+      d.ra = slidingWait(W, L, prev, curr, e, n)
     end
     d.r = max(avail, 0)
     if curr > 0 then
@@ -134,7 +99,7 @@ local function windowKinds()
       d.rs = W - e
     end
     if d.r < L then
-      d.nx = slidingWait(P, prev, curr, e, d.r + 1)
+      d.nx = slidingWait(W, L, prev, curr, e, d.r + 1)
     end
     return d, c
   end
@@ -171,38 +136,10 @@ local function bucketKinds()
     return {t = 0, x = 0}, false
   end
 
-  -- deficit returns D*L with D = max(0, F - t), as a big number.
-  local function deficit(P, c)
-    if c.t < 0 or (c.t == 0 and c.x == 0) then return 0 end
-    return badd(bmul(c.t, P.L), c.x)
-  end
-
   -- advance returns the state after admitting cost n: F = max(F, t) + n*W/L.
   local function advance(P, c, n)
-    local ct, cx = c.t, c.x
-    if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
-    local q, r = bdivmod(bmul(n, P.W), P.L)
-    ct = ct + q
-    r = r + cx
-    if r >= P.L then
-      r = r - P.L
-      ct = ct + 1
-    end
-    return {t = ct, x = r}
-  end
-
-  -- bucketWait: C - ceil((D-w)*L/W) >= m  <=>  w*L >= D*L - (C-m)*W.
-  local function bucketWait(P, dl, m)
-    local room = bmul(P.C - m, P.W)
-    if bcmp(room, dl) >= 0 then return 0 end
-    return bdivceil(bsub(dl, room), P.L)
-  end
-
-  -- ceilDiv returns ceil(a/b) for 0 <= a < 2^52, 0 < b < 2^52.
-  local function ceilDiv(a, b)
-    local q, r = divmod(a, b)
-    if r > 0 then q = q + 1 end
-    return q
+    local ft, fx = advanceBy(c.t, c.x, P.L, bdivmod(bmul(n, P.W), P.L))
+    return {t = ft, x = fx}
   end
 
   -- tokenFast is tokenBucket when C*W and D*L are below 2^52: the same
@@ -212,29 +149,17 @@ local function bucketKinds()
     local d = newDecision(C)
     d.a = dl <= (C - n) * W
     if d.a and consume then
-      local ct, cx = c.t, c.x
-      if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
-      local q, r = divmod(n * W, L)
-      ct = ct + q
-      r = r + cx
-      if r >= L then
-        r = r - L
-        ct = ct + 1
-      end
-      c = {t = ct, x = r}
-      dl = ct * L + r
+      local ft, fx = advanceBy(c.t, c.x, L, divmod(n * W, L))
+      c = {t = ft, x = fx}
+      dl = ft * L + fx
     elseif not d.a then
-      local room = (C - n) * W
-      if room < dl then d.ra = ceilDiv(dl - room, L) end
+      d.ra = bucketWaitPlain(C, W, L, dl, n)
     end
     local avail = 0
     if dl < CW then avail = C - ceilDiv(dl, W) end
     d.r = avail
     d.rs = ceilDiv(dl, L)
-    if avail < C then
-      local room = (C - avail - 1) * W
-      if room < dl then d.nx = ceilDiv(dl - room, L) end
-    end
+    if avail < C then d.nx = bucketWaitPlain(C, W, L, dl, avail + 1) end
     return d, c
   end
 
@@ -246,14 +171,14 @@ local function bucketKinds()
       if dl < T52 then return tokenFast(P, c, n, consume, CW, dl) end
     end
     local d = newDecision(P.C)
-    local dl = deficit(P, c)
+    local dl = deficitOf(c.t, c.x, P.L)
     -- n tokens are there when C - ceil(D*L/W) >= n, that is D*L <= (C-n)*W.
     d.a = bcmp(bmul(P.C - n, P.W), dl) >= 0
     if d.a and consume then
       c = advance(P, c, n)
-      dl = deficit(P, c)
+      dl = deficitOf(c.t, c.x, P.L)
     elseif not d.a then
-      d.ra = bucketWait(P, dl, n)
+      d.ra = bucketWait(P.C, P.W, P.L, dl, n)
     end
     -- max(C - ceil(D*L/W), 0): the quotient is compared before it is taken,
     -- since a clock gone far back makes it larger than 2^53.
@@ -264,42 +189,29 @@ local function bucketKinds()
     d.r = avail
     d.rs = bdivceil(dl, P.L)
     if avail < P.C then
-      d.nx = bucketWait(P, dl, avail + 1)
+      d.nx = bucketWait(P.C, P.W, P.L, dl, avail + 1)
     end
     return d, c
-  end
-
-  local function queueAvail(P, dl)
-    if bcmp(P.ml, dl) < 0 then return 0 end
-    local q = bdivmod(bsub(P.ml, dl), P.W)
-    return q + 1
-  end
-
-  -- queueWait: w*L >= (m-1)*W + D*L - MaxDelay*L.
-  local function queueWait(P, dl, m)
-    local need = badd(bmul(m - 1, P.W), dl)
-    if bcmp(P.ml, need) >= 0 then return 0 end
-    return bdivceil(bsub(need, P.ml), P.L)
   end
 
   local function leakyQueue(P, c, off, n, consume)
     local d = newDecision(P.C)
     if not P.ml then P.ml = bmul(P.md, P.L) end
-    local dl = deficit(P, c)
+    local dl = deficitOf(c.t, c.x, P.L)
     if bcmp(dl, P.ml) > 0 then
-      d.ra = queueWait(P, dl, 1)
+      d.ra = queueWait(P.ml, P.W, P.L, dl, 1)
     elseif consume then
       d.a = true
       d.dl = bdivceil(dl, P.L)
       c = advance(P, c, n)
-      dl = deficit(P, c)
+      dl = deficitOf(c.t, c.x, P.L)
     else
       d.a = true
     end
-    d.r = queueAvail(P, dl)
+    d.r = queueAvail(P.ml, P.W, dl)
     d.rs = bdivceil(dl, P.L)
     if d.r < P.C then
-      d.nx = queueWait(P, dl, d.r + 1)
+      d.nx = queueWait(P.ml, P.W, P.L, dl, d.r + 1)
     end
     return d, c
   end

@@ -35,42 +35,93 @@ local function fastTables(n)
   fastCap = n
 end
 
--- slidingWaitFast is slidingWait (cell.lua) for the fast path: plain
--- numbers when small (L*W < 2^52, so every product is a count at most L
--- times a duration at most W), wide values otherwise.
-local function slidingWaitFast(small, W, L, prev, curr, e, m)
-  if small then
-    local a = L - curr - m
-    if a >= 0 then
-      if prev == 0 then return 0 end
-      local X = a * W
-      if X >= (W - e) * prev then return 0 end
-      local fq = divmod(X, prev)
-      if fq > 0 then return W - e - fq end
-    end
-    if curr == 0 or L - m >= curr then return W - e end
-    local fq = divmod((L - m) * W, curr)
-    if fq > 0 then return W - e + W - fq end
-    return 2 * W - e
-  end
+-- The steps the fast path shares with cell.lua's kinds. They are here, at
+-- the top level, because a script runs fast.lua before cell.lua: cell.lua's
+-- closures call them too, so each step has one definition.
+
+-- ceilDiv returns ceil(a/b) for 0 <= a < 2^52, 0 < b < 2^52.
+local function ceilDiv(a, b)
+  local q, r = divmod(a, b)
+  if r > 0 then q = q + 1 end
+  return q
+end
+
+-- slidingWait mirrors params.slidingWait: the shortest wait after which m
+-- units are available. Quotients that may exceed 2^53 are only compared.
+-- When L*W < 2^52 every product below is of a count (at most L) and a
+-- duration (at most W), so plain numbers; otherwise wide values.
+local function slidingWait(W, L, prev, curr, e, m)
+  local small = L * W < T52
+  if not small then numInit() end
   local a = L - curr - m
   if a >= 0 then
     if prev == 0 then return 0 end
-    local X = bmul(a, W)
-    if bcmp(X, bmul(W - e, prev)) >= 0 then return 0 end
-    local fq = bdivmod(X, prev)
-    if fq > 0 then return W - e - fq end
+    local f
+    if small then
+      local X = a * W
+      if X >= (W - e) * prev then return 0 end
+      f = divmod(X, prev)
+    else
+      local X = bmul(a, W)
+      if bcmp(X, bmul(W - e, prev)) >= 0 then return 0 end -- f >= W-e
+      f = bdivmod(X, prev)
+    end
+    if f > 0 then return W - e - f end
   end
-  if curr == 0 then return W - e end
-  if L - m >= curr then return W - e end
-  local fq = bdivmod(bmul(L - m, W), curr)
-  if fq > 0 then return W - e + W - fq end
+  if curr == 0 or L - m >= curr then return W - e end -- f = floor((L-m)*W/curr) >= W
+  local f
+  if small then
+    f = divmod((L - m) * W, curr)
+  else
+    f = bdivmod(bmul(L - m, W), curr)
+  end
+  if f > 0 then return W - e + W - f end
   return 2 * W - e
 end
 
--- queueWaitFast is queueWait (cell.lua): the wait w with
--- w*L >= (m-1)*W + D*L - MaxDelay*L, for dl = D*L and ml = MaxDelay*L.
-local function queueWaitFast(ml, W, L, dl, m)
+-- The bucket kinds hold F = t + ft + fx/L ns (ft whole ns relative to t,
+-- fx in [0, L)).
+
+-- deficitOf returns D*L with D = max(0, F - t), as a wide value.
+local function deficitOf(ft, fx, L)
+  if ft < 0 or (ft == 0 and fx == 0) then return 0 end
+  return badd(bmul(ft, L), fx)
+end
+
+-- advanceBy returns F = max(F, t) + n*W/L as (ft, fx), given q, r = the
+-- quotient and remainder of n*W by L (divmod, or bdivmod on wide values).
+local function advanceBy(ft, fx, L, q, r)
+  if ft < 0 or (ft == 0 and fx == 0) then ft, fx = 0, 0 end
+  ft = ft + q
+  r = r + fx
+  if r >= L then return ft + 1, r - L end
+  return ft, r
+end
+
+-- bucketWait: C - ceil((D-w)*L/W) >= m  <=>  w*L >= D*L - (C-m)*W, for
+-- dl = D*L a wide value.
+local function bucketWait(C, W, L, dl, m)
+  local room = bmul(C - m, W)
+  if bcmp(room, dl) >= 0 then return 0 end
+  return bdivceil(bsub(dl, room), L)
+end
+
+-- bucketWaitPlain is bucketWait when C*W and D*L are below 2^52.
+local function bucketWaitPlain(C, W, L, dl, m)
+  local room = (C - m) * W
+  if room < dl then return ceilDiv(dl - room, L) end
+  return 0
+end
+
+-- queueAvail is leakyQueue's Remaining: floor((MaxDelay*L - D*L)/W) + 1
+-- units fit, none when D > MaxDelay; ml = MaxDelay*L and dl = D*L.
+local function queueAvail(ml, W, dl)
+  if bcmp(ml, dl) < 0 then return 0 end
+  return bdivmod(bsub(ml, dl), W) + 1
+end
+
+-- queueWait: the wait w with w*L >= (m-1)*W + D*L - MaxDelay*L.
+local function queueWait(ml, W, L, dl, m)
   local need = badd(bmul(m - 1, W), dl)
   if bcmp(ml, need) >= 0 then return 0 end
   return bdivceil(bsub(need, ml), L)
@@ -90,109 +141,57 @@ local function decideFast(f, out, i, consume)
     if t > 0 or (t == 0 and x > 0) then dl = t * L + x end
   end
   if (kind == 5 or kind == 6) and not (CW < T52 and dl < T52) then
-    -- tokenBucket on wide values (its deficit, advance, bucketWait).
+    -- tokenBucket (cell.lua) on wide values.
     numInit()
-    local function bwait(dlw, m)
-      local room = bmul(C - m, W)
-      if bcmp(room, dlw) >= 0 then return 0 end
-      return bdivceil(bsub(dlw, room), L)
-    end
-    local dlw = 0
-    if t > 0 or (t == 0 and x > 0) then dlw = badd(bmul(t, L), x) end
+    local dlw = deficitOf(t, x, L)
     allowed = bcmp(bmul(C - n, W), dlw) >= 0
     if allowed and consume then
-      local ct, cx = t, x
-      if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
-      local q, rr = bdivmod(bmul(n, W), L)
-      ct = ct + q
-      rr = rr + cx
-      if rr >= L then
-        rr = rr - L
-        ct = ct + 1
-      end
+      local ct, rr = advanceBy(t, x, L, bdivmod(bmul(n, W), L))
       f[b + 12], f[b + 13] = ct, rr
-      dlw = 0
-      if ct > 0 or (ct == 0 and rr > 0) then dlw = badd(bmul(ct, L), rr) end
+      dlw = deficitOf(ct, rr, L)
     elseif not allowed then
-      ra = bwait(dlw, n)
+      ra = bucketWait(C, W, L, dlw, n)
     end
     local avail = 0
     if bcmp(dlw, bmul(C, W)) < 0 then avail = C - bdivceil(dlw, W) end
     r = avail
     rs = bdivceil(dlw, L)
-    if avail < C then nx = bwait(dlw, avail + 1) end
+    if avail < C then nx = bucketWait(C, W, L, dlw, avail + 1) end
   elseif kind == 5 or kind == 6 then
-    -- tokenFast: C*W and D*L are below 2^52.
+    -- tokenFast (cell.lua): C*W and D*L are below 2^52.
     allowed = dl <= (C - n) * W
     if allowed and consume then
-      local ct, cx = t, x
-      if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
-      local q, rr = divmod(n * W, L)
-      ct = ct + q
-      rr = rr + cx
-      if rr >= L then
-        rr = rr - L
-        ct = ct + 1
-      end
+      local ct, rr = advanceBy(t, x, L, divmod(n * W, L))
       f[b + 12], f[b + 13] = ct, rr
       dl = ct * L + rr
     elseif not allowed then
-      local room = (C - n) * W
-      if room < dl then
-        local q, m = divmod(dl - room, L)
-        if m > 0 then q = q + 1 end
-        ra = q
-      end
+      ra = bucketWaitPlain(C, W, L, dl, n)
     end
     local avail = 0
-    if dl < CW then
-      local q, m = divmod(dl, W)
-      if m > 0 then q = q + 1 end
-      avail = C - q
-    end
+    if dl < CW then avail = C - ceilDiv(dl, W) end
     r = avail
-    local q, m = divmod(dl, L)
-    if m > 0 then q = q + 1 end
-    rs = q
-    if avail < C then
-      local room = (C - avail - 1) * W
-      if room < dl then
-        q, m = divmod(dl - room, L)
-        if m > 0 then q = q + 1 end
-        nx = q
-      end
-    end
+    rs = ceilDiv(dl, L)
+    if avail < C then nx = bucketWaitPlain(C, W, L, dl, avail + 1) end
   elseif kind == 7 then
     -- leakyQueue (cell.lua) on the wide-value helpers, which stay plain
-    -- numbers while they can: its arithmetic, step by step. f[b + 6] is
-    -- MaxDelay*L (fast.lua).
+    -- numbers while they can. f[b + 6] is MaxDelay*L (fast.lua).
     numInit()
     local ml = f[b + 6]
-    local dlw = 0
-    if t > 0 or (t == 0 and x > 0) then dlw = badd(bmul(t, L), x) end
+    local dlw = deficitOf(t, x, L)
     if bcmp(dlw, ml) > 0 then
-      ra = queueWaitFast(ml, W, L, dlw, 1)
+      ra = queueWait(ml, W, L, dlw, 1)
     else
       allowed = true
       if consume then
         delay = bdivceil(dlw, L)
-        local ct, cx = t, x
-        if ct < 0 or (ct == 0 and cx == 0) then ct, cx = 0, 0 end
-        local q, rr = bdivmod(bmul(n, W), L)
-        ct = ct + q
-        rr = rr + cx
-        if rr >= L then
-          rr = rr - L
-          ct = ct + 1
-        end
+        local ct, rr = advanceBy(t, x, L, bdivmod(bmul(n, W), L))
         f[b + 12], f[b + 13] = ct, rr
-        dlw = 0
-        if ct > 0 or (ct == 0 and rr > 0) then dlw = badd(bmul(ct, L), rr) end
+        dlw = deficitOf(ct, rr, L)
       end
     end
-    if bcmp(ml, dlw) >= 0 then r = bdivmod(bsub(ml, dlw), W) + 1 end
+    r = queueAvail(ml, W, dlw)
     rs = bdivceil(dlw, L)
-    if r < C then nx = queueWaitFast(ml, W, L, dlw, r + 1) end
+    if r < C then nx = queueWait(ml, W, L, dlw, r + 1) end
   else
     local k, e = f[b + 6], f[b + 7]
     if off > 0 then k, e = t, 0 end
@@ -216,24 +215,20 @@ local function decideFast(f, out, i, consume)
         nx = ending
       end
     else
-      -- slidingWindow; slidingWait's products are plain when L*W < 2^52.
+      -- slidingWindow
       local prev, curr = 0, 0
       if t == k then
         prev, curr = x, f[b + 10]
       elseif t == k - 1 then
         prev = f[b + 10]
       end
-      local small = L * W < T52 -- as slidingWait decides
-      if not small then numInit() end
       local avail = L - curr
       if prev > 0 then
         -- mulDivCeil(prev, W - e, W): bmul keeps the product plain
         -- exactly when it is below 2^52.
         local p = prev * (W - e)
         if p < T52 then
-          local q, m = divmod(p, W)
-          if m > 0 then q = q + 1 end
-          avail = avail - q
+          avail = avail - ceilDiv(p, W)
         else
           numInit()
           avail = avail - mulDivCeil(prev, W - e, W)
@@ -247,7 +242,7 @@ local function decideFast(f, out, i, consume)
           f[b + 12], f[b + 13], f[b + 14] = k, prev, curr
         end
       else
-        ra = slidingWaitFast(small, W, L, prev, curr, e, n)
+        ra = slidingWait(W, L, prev, curr, e, n)
       end
       r = max(avail, 0)
       if curr > 0 then
@@ -255,7 +250,7 @@ local function decideFast(f, out, i, consume)
       elseif prev > 0 then
         rs = W - e
       end
-      if r < L then nx = slidingWaitFast(small, W, L, prev, curr, e, r + 1) end
+      if r < L then nx = slidingWait(W, L, prev, curr, e, r + 1) end
     end
     if off > 0 then -- later
       if not allowed then ra = ra + off end
