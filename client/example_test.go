@@ -1,47 +1,23 @@
 package client_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/client"
 )
-
-// virtualClock is a Clock for examples: Sleep moves its time forward at
-// once, so the example runs instantly and its times are exact.
-type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return nil
-}
 
 // A third-party API allows 5 requests per second and has just turned us away
 // once. The transport waits out its Retry-After, then sends one request
 // every 200ms.
 func ExampleNew() {
-	clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := algotest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	start := clock.Now()
 	var calls atomic.Int64
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +63,7 @@ func ExampleNew() {
 // with WithGiveUpError the caller gets a *RetryError saying how many
 // attempts were made and what the server last said.
 func ExampleWithGiveUpError() {
-	clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := algotest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
@@ -110,7 +86,7 @@ func ExampleWithGiveUpError() {
 // with a *WaitError, before anything is sent; with a maximum wait of 0 only
 // requests that can leave at once are sent.
 func ExampleWithMaxWait() {
-	clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := algotest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer api.Close()
 

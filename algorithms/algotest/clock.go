@@ -1,6 +1,7 @@
 package algotest
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -8,7 +9,8 @@ import (
 // A Clock is a manual clock for tests: it reads the time it was last set to
 // and moves only when told. It implements algorithms.Clock and is safe for
 // concurrent use, so a store under test and the goroutines driving it can
-// share one.
+// share one. Its Sleep makes it a step clock for code that waits (such as
+// the client package's Clock): a wait passes at once.
 type Clock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -37,4 +39,14 @@ func (c *Clock) Advance(d time.Duration) time.Time {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 	return c.now
+}
+
+// Sleep moves the clock forward by d at once and returns nil, or returns
+// ctx.Err() without moving it when ctx is already done.
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.Advance(d)
+	return nil
 }

@@ -1,39 +1,16 @@
 package main
 
 import (
-	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 )
-
-// stepClock moves its time forward by every Sleep at once: with one worker
-// the run is sequential, so its virtual times are exact.
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return nil
-}
 
 func TestRun(t *testing.T) {
 	var out strings.Builder
-	clock := &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := algotest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err := run(&out, clock, 20, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +24,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
-	if err := run(&strings.Builder{}, &stepClock{}, 0, 1); err == nil {
+	if err := run(&strings.Builder{}, algotest.NewClock(time.Time{}), 0, 1); err == nil {
 		t.Error("n = 0 accepted")
 	}
 }
