@@ -60,7 +60,10 @@ type Config struct {
 	MinSamples int
 	// Baseline is the normal p99 latency. Zero means learned: the p99 of
 	// the first judged period, then an average (weight 1/8) over healthy
-	// periods.
+	// periods; a learned p99 is read from a histogram, so it may be up to
+	// 19% above the true one. Whether a period's p99 exceeds LatencyFactor
+	// times the baseline in force when the period began is decided
+	// exactly.
 	Baseline time.Duration
 	// IsError reports whether a response status counts as an error; the
 	// default counts 5xx.
@@ -157,7 +160,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 		floor: int64(math.Round(cfg.Floor * permille)), factor: int64(math.Round(cfg.LatencyFactor * permille))}
 	c.ends = cfg.Clock.Now().Add(cfg.Period)
 	c.endsNs.Store(c.ends.UnixNano())
-	c.win.Store(new(window))
+	c.win.Store(c.newWindow())
 	return c, nil
 }
 
@@ -213,7 +216,9 @@ func (c *Controller) Evaluate() error {
 // evaluate judges the period that ended and the ones that passed without
 // requests, then applies the level. It requires c.mu.
 func (c *Controller) evaluate(now time.Time) error {
-	w := c.win.Swap(new(window))
+	// The period's window stays in place while it is judged, so that the
+	// next one starts with the threshold of the baseline it leaves.
+	w := c.win.Load()
 	periods := int(now.Sub(c.ends)/c.cfg.Period) + 1
 	c.ends = c.ends.Add(time.Duration(periods) * c.cfg.Period)
 	c.endsNs.Store(c.ends.UnixNano())
@@ -227,12 +232,17 @@ func (c *Controller) evaluate(now time.Time) error {
 		if c.base == 0 {
 			c.base = p99
 		}
-		slow = int64(p99) > mulPermille(int64(c.base), c.factor)
+		// Exact, unlike p99 (the upper bound of a histogram bucket): the
+		// p99 (the sample of rank ceil(0.99n)) exceeds the threshold when
+		// more than n−ceil(0.99n) samples do. The first judged period,
+		// which sets the baseline, is not slow.
+		slow = w.slowOver > 0 && w.over.Load() > n-(n*99+99)/100
 		failing = float64(errs) > c.errRate*float64(n)
 		if !slow && !failing && c.cfg.Baseline == 0 {
 			c.base += (p99 - c.base) / 8
 		}
 	}
+	c.win.Store(c.newWindow())
 	switch {
 	case slow && failing:
 		c.level = max(c.floor, mulPermille(c.level, c.decrease))
@@ -353,10 +363,19 @@ func (w *statusWriter) Flush() {
 }
 
 // window counts one period's requests in a latency histogram with four
-// buckets per power of two (each at most 19% wide), lock-free.
+// buckets per power of two (each at most 19% wide), lock-free, and counts
+// exactly those slower than slowOver, the threshold in force when the
+// period began (LatencyFactor times the baseline; 0 while the baseline is
+// unknown).
 type window struct {
-	n, errs atomic.Int64
-	buckets [64 * 4]atomic.Int64
+	n, errs, over atomic.Int64
+	slowOver      time.Duration
+	buckets       [64 * 4]atomic.Int64
+}
+
+// newWindow returns the window of a new period. It requires c.mu.
+func (c *Controller) newWindow() *window {
+	return &window{slowOver: time.Duration(mulPermille(int64(c.base), c.factor))}
 }
 
 func bucket(d time.Duration) int {
@@ -381,6 +400,9 @@ func upper(i int) time.Duration {
 
 func (w *window) add(d time.Duration, isErr bool) {
 	w.buckets[bucket(d)].Add(1)
+	if w.slowOver > 0 && d > w.slowOver {
+		w.over.Add(1)
+	}
 	w.n.Add(1)
 	if isErr {
 		w.errs.Add(1)

@@ -280,3 +280,51 @@ func TestControllerConcurrent(t *testing.T) {
 		t.Errorf("limit %d outside [50, 100]", l)
 	}
 }
+
+// TestControllerSlowIsExact guards the seed's rule "p99 above twice the
+// baseline" against the latency histogram's rounding: its buckets are up
+// to 19% wide, and judging by a bucket's upper bound called a p99 of 1.8x
+// the baseline slow.
+func TestControllerSlowIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		latency time.Duration // of 99% of the requests; the other 1% take 1s
+		slow    bool
+	}{
+		{"1.8x the baseline", 180 * time.Millisecond, false},
+		{"exactly 2x: not above", 200 * time.Millisecond, false},
+		{"2x plus 1ns", 200*time.Millisecond + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMiddleware(t, 100)
+			clock := algotest.NewClock(t0)
+			c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 1000 requests, 50 failing (5%): the period is failing; the
+			// p99 (the 990th latency) decides.
+			for i := range 1000 {
+				lat, status := tc.latency, 200
+				if i < 10 {
+					lat = time.Second
+				}
+				if i%20 == 0 {
+					status = 500
+				}
+				c.Observe(lat, status)
+			}
+			clock.Advance(time.Minute)
+			if err := c.Evaluate(); err != nil {
+				t.Fatal(err)
+			}
+			want := "100"
+			if tc.slow {
+				want = "80"
+			}
+			if got := limitsOf(m); got != want {
+				t.Errorf("p99 %v, baseline 100ms, 5%% errors: limit %s, want %s", tc.latency, got, want)
+			}
+		})
+	}
+}
