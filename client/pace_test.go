@@ -44,16 +44,122 @@ func TestPacingFiftyCallers(t *testing.T) {
 	if !sort.SliceIsSorted(at, func(i, j int) bool { return at[i] < at[j] }) {
 		t.Errorf("arrivals out of order: %v", at)
 	}
-	// At most 5 in any half-open second [s, s+1s).
-	for i := 0; i+5 < len(at); i++ {
-		if at[i+5]-at[i] < time.Second {
-			t.Errorf("requests %d..%d arrived within %s: %v", i, i+5, at[i+5]-at[i], at[i:i+6])
-		}
+	// At most 5 in any half-open second [s, s+1s), s any instant: a
+	// sliding window over the stub's own receive instants.
+	if n, from := maxInWindow(at, time.Second); n > 5 {
+		t.Errorf("%d requests arrived within the second from %v: %v", n, from, at)
 	}
 	// The queue is exact: departures at 0, 200ms, ..., 9.8s.
 	for i, a := range at {
 		if want := time.Duration(i) * 200 * time.Millisecond; a != want {
 			t.Fatalf("request %d arrived at %v, want %v", i, a, want)
+		}
+	}
+}
+
+// maxInWindow returns the largest number of the sorted instants at that lie
+// in one half-open window [s, s+w), over every s, and the first instant of
+// such a window. It is a sliding window: s need not be a whole second.
+func maxInWindow(at []time.Duration, w time.Duration) (n int, from time.Duration) {
+	j := 0
+	for i := range at {
+		for at[i]-at[j] >= w {
+			j++
+		}
+		if i-j+1 > n {
+			n, from = i-j+1, at[j]
+		}
+	}
+	return n, from
+}
+
+// The window check itself: it finds six requests within a second that no
+// fixed second [k, k+1) holds.
+func TestMaxInWindow(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		at   []time.Duration
+		n    int
+		from time.Duration
+	}{
+		{nil, 0, 0},
+		{ms(0, 200, 400, 600, 800, 1000, 1200), 5, 0},
+		// Three at the end of one second and three at the start of the
+		// next: no fixed second holds more than 3, the window from 700ms
+		// holds 6.
+		{ms(0, 700, 800, 900, 1000, 1100, 1200, 2500), 6, 700 * time.Millisecond},
+		{ms(0, 999, 999, 1999), 3, 0},
+		{ms(0, 1000, 2000), 1, 0},
+	} {
+		if n, from := maxInWindow(tc.at, time.Second); n != tc.n || from != tc.from {
+			t.Errorf("maxInWindow(%v) = %d from %v, want %d from %v", tc.at, n, from, tc.n, tc.from)
+		}
+	}
+}
+
+// The Done-when test again, each caller with its own context: every third
+// caller's context is cancelled at 3s of virtual time, while it waits its
+// turn. The others are all served without an error; the cancelled ones
+// that had not yet been sent are never sent; and the stub still sees at
+// most 5 requests in any second (an abandoned turn is not handed to a
+// later caller early: the queue never speeds up).
+func TestPacingFiftyCallersSomeCancelled(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
+
+	const n = 50
+	ctxs := make([]context.Context, n)
+	cancels := make([]context.CancelFunc, n)
+	for i := range ctxs {
+		ctxs[i], cancels[i] = context.WithCancel(context.Background())
+		defer cancels[i]()
+	}
+	var served, cancelled atomic.Int64
+	clock.drive(n+1, func(i int) {
+		if i == n { // the canceller
+			clock.Sleep(context.Background(), 3*time.Second)
+			for j := 0; j < n; j += 3 {
+				cancels[j]()
+			}
+			return
+		}
+		req, _ := http.NewRequestWithContext(ctxs[i], http.MethodGet, srv.URL, nil)
+		resp, err := hc.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			served.Add(1)
+			return
+		}
+		if i%3 == 0 && errors.Is(err, context.Canceled) {
+			cancelled.Add(1)
+			return
+		}
+		t.Errorf("caller %d: %v", i, err)
+	})
+	at := srv.arrivals()
+	if int64(len(at)) != served.Load() {
+		t.Errorf("stub received %d requests, %d callers served", len(at), served.Load())
+	}
+	// Turns run 200ms apart from 0: by 3s the callers whose turn was at
+	// most 3s (16 of them) have been sent; the cancelled ones after that,
+	// every third, never are.
+	if c := cancelled.Load(); c < 10 || served.Load()+c != n {
+		t.Errorf("%d served and %d cancelled, want all %d accounted for, at least 10 cancelled", served.Load(), c, n)
+	}
+	if n, from := maxInWindow(at, time.Second); n > 5 {
+		t.Errorf("%d requests arrived within the second from %v: %v", n, from, at)
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i]-at[i-1] < 200*time.Millisecond {
+			t.Errorf("requests %d and %d only %v apart", i-1, i, at[i]-at[i-1])
 		}
 	}
 }
