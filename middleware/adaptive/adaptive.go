@@ -272,6 +272,22 @@ func (c *Controller) evaluate(now time.Time) error {
 	return c.apply()
 }
 
+// Apply sets the limit of every controlled policy for the current level
+// now, without judging a period. Call it after a reload: the middleware
+// drops the effective limit of a policy whose configured Spec changed (and
+// a new policy has none), so until the next evaluation it would enforce
+// the full configured limit while the service is in trouble:
+//
+//	w, err := reload.New(path, func(cfg *policy.Config) error {
+//		err := m.ApplyConfig(cfg)
+//		return errors.Join(err, ctrl.Apply())
+//	})
+func (c *Controller) Apply() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.apply()
+}
+
 // apply sets the limit of every controlled policy for the current level
 // (also when unchanged: a reload may have reset it). It requires c.mu.
 func (c *Controller) apply() error {

@@ -149,6 +149,18 @@ func TestControllerSurvivesReload(t *testing.T) {
 	if got := limitsOf(m); got != "160" {
 		t.Errorf("next period: %s, want 160 (level 0.8 of 200)", got)
 	}
+	// Apply, called after a reload, does so at once: the service is still
+	// in trouble and must not get the full limit for a period.
+	m.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", 300, ip))})
+	if err := c.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "240" {
+		t.Errorf("Apply after a reload: %s, want 240 (level 0.8 of 300)", got)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("Apply moved the level to %v", got)
+	}
 }
 
 func TestControllerHandler(t *testing.T) {
@@ -244,6 +256,20 @@ func TestFleet(t *testing.T) {
 	f.Update()
 	if got := limitsOf(m); got != "100,7" || f.Instances() != 1 {
 		t.Errorf("count 0: %s (%d), want the last good count kept", got, f.Instances())
+	}
+	// A reload changes a configured limit: the middleware drops its
+	// override, and Update, called after the reload, divides the new one.
+	n = 4
+	f.Update()
+	m.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", 400, ip)), policy.Must(policy.PerMinute("p1", 7, ip))})
+	if got := limitsOf(m); got != "400,1" {
+		t.Fatalf("after the reload: %s, want 400,1 (p1 unchanged keeps its share)", got)
+	}
+	if err := f.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "100,1" {
+		t.Errorf("Update after the reload: %s, want 100,1", got)
 	}
 	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{}); err == nil || !strings.Contains(err.Error(), "Instances") {
 		t.Errorf("NewFleet without Instances = %v", err)
