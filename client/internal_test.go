@@ -48,6 +48,30 @@ func TestHostKey(t *testing.T) {
 	if got := HostKey(r); got != "example.org" {
 		t.Errorf("HostKey without URL host = %q", got)
 	}
+	// One host, one queue: a port that is the scheme's default names the
+	// same origin as no port at all (else a program mixing the two
+	// spellings paces each at the full rate, twice the rate in all).
+	for _, tc := range []struct{ url, want string }{
+		{"https://api.example.com/v1", "api.example.com"},
+		{"https://API.example.com:443/v1", "api.example.com"},
+		{"http://api.example.com:80/", "api.example.com"},
+		{"HTTP://api.example.com:80/", "api.example.com"},
+		{"http://api.example.com:443/", "api.example.com:443"},
+		{"https://api.example.com:80/", "api.example.com:80"},
+		{"https://api.example.com:8443/", "api.example.com:8443"},
+		{"https://[2001:DB8::1]:443/", "[2001:db8::1]"},
+		{"https://[2001:db8::1]/", "[2001:db8::1]"},
+		{"http://[::1]:8080/", "[::1]:8080"},
+		{"https://api.example.com:/", "api.example.com"},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := HostKey(&http.Request{URL: u}); got != tc.want {
+			t.Errorf("HostKey(%s) = %q, want %q", tc.url, got, tc.want)
+		}
+	}
 }
 
 func TestSystemClock(t *testing.T) {

@@ -61,14 +61,31 @@ func defaults() config {
 	}
 }
 
-// HostKey is the default pacing key: the request URL's host (with its port,
-// if the URL has one), lower-cased. Requests to one host wait their turn in
-// one queue and share the holds that host asks for.
+// HostKey is the default pacing key: the request URL's host, lower-cased,
+// with its port unless that is the scheme's default (80 for http, 443 for
+// https), so that "https://api.example.com" and "https://api.example.com:443"
+// share a queue. Requests to one host wait their turn in one queue and share
+// the holds that host asks for.
 func HostKey(r *http.Request) string {
-	if r.URL != nil && r.URL.Host != "" {
-		return strings.ToLower(r.URL.Host)
+	host, scheme := r.Host, ""
+	if r.URL != nil {
+		scheme = r.URL.Scheme
+		if r.URL.Host != "" {
+			host = r.URL.Host
+		}
 	}
-	return strings.ToLower(r.Host)
+	host = strings.ToLower(host)
+	// The port follows the last colon, unless that colon is inside an IPv6
+	// literal's brackets.
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && strings.IndexByte(host[i:], ']') < 0 {
+		switch port := host[i+1:]; {
+		case port == "",
+			port == "80" && strings.EqualFold(scheme, "http"),
+			port == "443" && strings.EqualFold(scheme, "https"):
+			host = host[:i]
+		}
+	}
+	return host
 }
 
 // WithRate paces requests to limit per the given period for each key: they
