@@ -18,28 +18,41 @@ const maxEntryLen = 512
 // maxEntryLen+1 bytes, so examining k entries costs at most k times that,
 // whatever the header's size. Entries are substrings of the header;
 // walking allocates nothing.
+//
+// With quoted set (Forwarded), a comma between double quotes does not
+// separate entries. Quotes are paired from the right: the right end of the
+// header is written by the proxies nearest to us, so an unbalanced quote
+// the client sent, at the left, cannot change how the proxies' entries are
+// split. (A backslash-escaped quote can; parseForwardedFor rejects every
+// entry holding a backslash, and the first entry a miscounted quote could
+// affect is the one that holds it.)
 type walker struct {
-	lines []string
-	cur   string
-	more  bool // cur still holds an entry, possibly empty
+	lines  []string
+	cur    string
+	more   bool // cur still holds an entry, possibly empty
+	quoted bool
 }
 
 // next returns the next entry from the right, trimmed of optional white
-// space, and false when the header is exhausted. Empty header lines (what
-// net/http makes of blank ones) are skipped; an empty entry inside a line
-// ("a,,b"), or one longer than maxEntryLen, is returned as "".
-func (w *walker) next() (string, bool) {
-	for !w.more {
+// space, and false when the header is exhausted. An empty header line
+// (what net/http makes of a blank one) is returned with blank set, so that
+// the caller can skip it and still count it; an empty entry inside a line
+// ("a,,b"), or one longer than maxEntryLen, is returned as "" with blank
+// unset.
+func (w *walker) next() (e string, blank, ok bool) {
+	if !w.more {
 		if len(w.lines) == 0 {
-			return "", false
+			return "", false, false
 		}
 		w.cur = w.lines[len(w.lines)-1]
 		w.lines = w.lines[:len(w.lines)-1]
-		w.more = w.cur != ""
+		if w.cur == "" {
+			return "", true, true
+		}
+		w.more = true
 	}
 	lo := max(0, len(w.cur)-maxEntryLen-1)
-	var e string
-	if i := strings.LastIndexByte(w.cur[lo:], ','); i >= 0 {
+	if i := w.lastComma(w.cur[lo:]); i >= 0 {
 		e, w.cur = w.cur[lo+i+1:], w.cur[:lo+i]
 	} else if lo > 0 {
 		// Overlong: give up on this header rather than scan on.
@@ -47,7 +60,27 @@ func (w *walker) next() (string, bool) {
 	} else {
 		e, w.cur, w.more = w.cur, "", false
 	}
-	return trimOWS(e), true
+	return trimOWS(e), false, true
+}
+
+// lastComma returns the index of the last comma of s that separates
+// entries, or -1.
+func (w *walker) lastComma(s string) int {
+	if !w.quoted {
+		return strings.LastIndexByte(s, ',')
+	}
+	in := false
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case '"':
+			in = !in
+		case ',':
+			if !in {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // walk finds the client in a forwarding header (X-Forwarded-For, or
@@ -55,14 +88,17 @@ func (w *walker) next() (string, bool) {
 // client is the n-th entry; with TrustedProxies it is the first entry
 // outside them. Any malformed entry met before the client ends the walk
 // with an error (fail closed: nothing left of garbage can be trusted), and
-// so does reaching MaxHops entries.
+// so does taking more than MaxHops steps, a step being an entry or a
+// blank header line (skipped, but counted so that a flood of them is not
+// scanned to the end).
 func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
-	w := walker{lines: lines}
-	for i := 0; ; i++ {
-		e, ok := w.next()
+	w := walker{lines: lines, quoted: forwarded}
+	hops := 0 // entries examined
+	for steps := 0; ; steps++ {
+		e, blank, ok := w.next()
 		if !ok {
 			switch {
-			case i == 0:
+			case hops == 0:
 				return netip.Addr{}, errNoHeader
 			case c.hopsSet:
 				return netip.Addr{}, errShortChain
@@ -70,9 +106,13 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 				return netip.Addr{}, errAllTrusted
 			}
 		}
-		if i >= c.maxHops {
+		if steps >= c.maxHops {
 			return netip.Addr{}, errTooManyHops
 		}
+		if blank {
+			continue
+		}
+		hops++
 		var a netip.Addr
 		if forwarded {
 			a, ok = parseForwardedFor(e)
@@ -83,7 +123,7 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 			return netip.Addr{}, errBadEntry
 		}
 		if c.hopsSet {
-			if i+1 == c.hops {
+			if hops == c.hops {
 				return a, nil
 			}
 			continue
@@ -99,23 +139,43 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 //
 //	for=192.0.2.60;proto=http;by=203.0.113.43
 //	for="[2001:db8:cafe::17]:4711"
+//	for="192.0.2.43:_hidden-port"
 //
-// Parameter names are case-insensitive. The element must hold exactly one
-// for= whose node is an IP address (optionally with a port); "unknown",
-// obfuscated identifiers ("_hidden") and malformed quoting are rejected.
-// Quoted values may not contain escapes: no address needs one.
+// Parameter names are tokens, compared case-insensitively; empty pairs (";;") are skipped,
+// and a ';' between double quotes does not end a pair. The element must
+// hold exactly one for= whose node is an IP address, optionally with a
+// port or an obfuscated port (section 6.3); "unknown", obfuscated
+// identifiers ("_hidden") and malformed quoting are rejected. No part of
+// the element may contain a backslash: quoted values may not use escapes,
+// which no address needs.
 func parseForwardedFor(elem string) (netip.Addr, bool) {
+	if strings.IndexByte(elem, '\\') >= 0 {
+		return netip.Addr{}, false
+	}
 	var node string
 	found := false
 	for elem != "" {
-		var pair string
-		if i := strings.IndexByte(elem, ';'); i >= 0 {
-			pair, elem = elem[:i], elem[i+1:]
-		} else {
-			pair, elem = elem, ""
+		pair := elem
+		elem = ""
+		in := false
+	scan:
+		for i := 0; i < len(pair); i++ {
+			switch pair[i] {
+			case '"':
+				in = !in
+			case ';':
+				if !in {
+					pair, elem = pair[:i], pair[i+1:]
+					break scan
+				}
+			}
 		}
-		name, value, ok := strings.Cut(trimOWS(pair), "=")
-		if !ok {
+		pair = trimOWS(pair)
+		if pair == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(pair, "=")
+		if !ok || !validHeaderName(name) {
 			return netip.Addr{}, false
 		}
 		if len(value) > 0 && value[0] == '"' {
@@ -123,10 +183,8 @@ func parseForwardedFor(elem string) (netip.Addr, bool) {
 				return netip.Addr{}, false
 			}
 			value = value[1 : len(value)-1]
-			if strings.ContainsAny(value, "\"\\") {
-				return netip.Addr{}, false
-			}
-		} else if strings.ContainsAny(value, "\"\\") {
+		}
+		if strings.IndexByte(value, '"') >= 0 {
 			return netip.Addr{}, false
 		}
 		if strings.EqualFold(name, "for") {
@@ -139,7 +197,28 @@ func parseForwardedFor(elem string) (netip.Addr, bool) {
 	if !found {
 		return netip.Addr{}, false
 	}
-	return parseHostAddr(node)
+	return parseHostAddr(stripObfPort(node))
+}
+
+// stripObfPort removes an obfuscated port (RFC 7239 section 6.3:
+// ":_" followed by letters, digits, '.', '_' or '-') from a node whose
+// address is IPv4 or a bracketed IPv6 one, so that the address is kept.
+// Any other node is returned as it is.
+func stripObfPort(node string) string {
+	i := strings.LastIndex(node, ":_")
+	if i < 0 || i+2 == len(node) {
+		return node
+	}
+	for _, c := range []byte(node[i+2:]) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return node
+		}
+	}
+	host := node[:i]
+	if strings.HasSuffix(host, "]") || !strings.Contains(host, ":") {
+		return host
+	}
+	return node
 }
 
 // trimOWS trims the optional white space (space and tab) of RFC 9110.

@@ -17,9 +17,10 @@ const (
 	// 32, one key per address.
 	DefaultIPv4Prefix = 32
 	// DefaultMaxHops is the number of forwarding-header entries [IP]
-	// examines at most, counted from the right. Whatever the header's size,
-	// no more entries than this are parsed, so the cost of a hostile header
-	// is bounded.
+	// examines at most, counted from the right (blank header lines count
+	// too). Whatever the header's size, no more entries than this are
+	// looked at, each through at most 513 bytes, so the cost of a hostile
+	// header is bounded.
 	DefaultMaxHops = 32
 )
 

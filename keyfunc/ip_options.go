@@ -65,9 +65,12 @@ func FromXForwardedFor() IPOption {
 
 // FromForwarded reads the client from the RFC 7239 Forwarded header
 // instead of X-Forwarded-For: the for= parameter of each element, walked
-// right to left. A trusted element without for=, with "unknown" or an
-// obfuscated identifier ("_hidden"), or with malformed quoting yields
-// [ErrNoClientIP]. Requires [TrustedProxies] or [TrustedHops].
+// right to left. Commas and semicolons inside quoted values do not split
+// elements or pairs, and an obfuscated port ("192.0.2.43:_p") is dropped
+// like any port. A trusted element without for=, with "unknown" or an
+// obfuscated identifier ("_hidden"), with malformed quoting or with a
+// backslash anywhere (no address needs an escape) yields [ErrNoClientIP].
+// Requires [TrustedProxies] or [TrustedHops].
 func FromForwarded() IPOption {
 	return func(c *ipConfig) { c.source, c.sources = srcForwarded, c.sources+1 }
 }
@@ -112,7 +115,8 @@ func IPv6Prefix(bits int) IPOption { return func(c *ipConfig) { c.v6bits = bits 
 func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4bits = bits } }
 
 // MaxHops sets how many forwarding-header entries are examined at most
-// (default [DefaultMaxHops]). When the walk has not found the client after
-// that many entries, the result is [ErrNoClientIP]. It must be within
-// 1..1024.
+// (default [DefaultMaxHops]). A blank header line counts as an entry here,
+// though it is otherwise skipped. When the walk has not found the client
+// after that many entries, the result is [ErrNoClientIP]. It must be
+// within 1..1024.
 func MaxHops(n int) IPOption { return func(c *ipConfig) { c.maxHops = n } }

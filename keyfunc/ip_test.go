@@ -1,6 +1,7 @@
 package keyfunc_test
 
 import (
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -136,6 +137,35 @@ func TestIP_MaxHops(t *testing.T) {
 	wantKey(t, mustIP(t, trusted, keyfunc.MaxHops(41)), r, "203.0.113.5", nil)
 }
 
+// TestIP_BlankHeaderLinesCountTowardMaxHops guards the bound on work
+// against a flood of empty X-Forwarded-For lines (net/http keeps each as an
+// empty value): they are skipped, but each counts as a step toward MaxHops,
+// so a hostile header cannot make the walk scan thousands of lines.
+func TestIP_BlankHeaderLinesCountTowardMaxHops(t *testing.T) {
+	trusted := keyfunc.TrustedProxies(prefixes("10.0.0.0/8")...)
+	chain := []string{xff, "203.0.113.5"}
+	for range 40 {
+		chain = append(chain, xff, "")
+	}
+	chain = append(chain, xff, "10.0.0.2")
+	wantKey(t, mustIP(t, trusted, keyfunc.MaxHops(64)), newReq("10.0.0.1:80", chain...), "203.0.113.5", nil)
+
+	f := mustIP(t, trusted)
+	r := newReq("10.0.0.1:80", chain...)
+	_, err := f(r)
+	wantKey(t, f, r, "", keyfunc.ErrNoClientIP)
+	if !strings.Contains(err.Error(), "MaxHops") {
+		t.Fatalf("42 lines, 40 of them blank: error %q; want the MaxHops one", err)
+	}
+
+	flood := newReq("10.0.0.1:80")
+	flood.Header[xff] = make([]string, 100000)
+	_, err = f(flood)
+	if !errors.Is(err, keyfunc.ErrNoClientIP) || !strings.Contains(err.Error(), "MaxHops") {
+		t.Fatalf("100000 blank lines: error %v; want the MaxHops one", err)
+	}
+}
+
 func TestIP_TrustedPrefixInMappedForm(t *testing.T) {
 	f := mustIP(t, keyfunc.TrustedProxies(prefixes("::ffff:10.0.0.0/104")...))
 	wantKey(t, f, newReq("10.0.0.1:80", xff, "203.0.113.5"), "203.0.113.5", nil)
@@ -185,6 +215,14 @@ func TestIP_Forwarded(t *testing.T) {
 		{name: "forged leftmost", headers: []string{fwd, "for=6.6.6.6, for=203.0.113.5, for=10.0.0.2;by=10.0.0.1"}, want: "203.0.113.5"},
 		{name: "lines merged", headers: []string{fwd, "for=6.6.6.6", fwd, "for=203.0.113.5, for=10.0.0.2"}, want: "203.0.113.5"},
 		{name: "spaces around pairs", headers: []string{fwd, "for=203.0.113.5 ; proto=http"}, want: "203.0.113.5"},
+		{name: "empty pairs", headers: []string{fwd, ";for=203.0.113.5;;proto=http;"}, want: "203.0.113.5"},
+		{name: "obfuscated port v4", headers: []string{fwd, `for="203.0.113.5:_abc"`}, want: "203.0.113.5"},
+		{name: "obfuscated port v6", headers: []string{fwd, `for="[2001:db8:cafe::17]:_x-1.y_z"`}, want: "2001:db8:cafe::/64"},
+		{name: "obfuscated port on a trusted hop", headers: []string{fwd, `for=203.0.113.5, for="10.0.0.2:_p"`}, want: "203.0.113.5"},
+		{name: "comma inside another quoted value", headers: []string{fwd, `for=203.0.113.5;ext="a, b"`}, want: "203.0.113.5"},
+		{name: "forged element inside a quoted value", headers: []string{fwd, `for=6.6.6.6, for="203.0.113.5";ext="x, for=10.0.0.9"`}, want: "203.0.113.5"},
+		{name: "semicolon inside a quoted value", headers: []string{fwd, `for="203.0.113.5";ext="a;for=10.0.0.9"`}, want: "203.0.113.5"},
+		{name: "client's unbalanced quote left of the client", headers: []string{fwd, `for="6.6.6.6, for=203.0.113.5`}, want: "203.0.113.5"},
 
 		// Failing closed.
 		{name: "XFF not read", headers: []string{xff, "203.0.113.5"}, wantErr: keyfunc.ErrNoClientIP},
@@ -196,6 +234,13 @@ func TestIP_Forwarded(t *testing.T) {
 		{name: "escape in quotes", headers: []string{fwd, `for="203.0.113.\5"`}, wantErr: keyfunc.ErrNoClientIP},
 		{name: "pair without value", headers: []string{fwd, "for"}, wantErr: keyfunc.ErrNoClientIP},
 		{name: "comma inside quotes", headers: []string{fwd, `for="203.0.113.5, 10.0.0.2"`}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "escaped quote before a comma", headers: []string{fwd, `for=203.0.113.5;ext="a\",for=10.0.0.9"`}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "unbalanced quote in a trusted element", headers: []string{fwd, `for=203.0.113.5;ext="a, for=10.0.0.9`}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "quote in a parameter name", headers: []string{fwd, `for=203.0.113.5;x"=1`}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "empty obfuscated port", headers: []string{fwd, `for="203.0.113.5:_"`}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "bad obfuscated port", headers: []string{fwd, `for="203.0.113.5:_a b"`}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "obfuscated port on unbracketed v6", headers: []string{fwd, `for="2001:db8::1:_p"`}, wantErr: keyfunc.ErrNoClientIP},
+		{name: "obfuscated node with obfuscated port", headers: []string{fwd, `for="_hidden:_p"`}, wantErr: keyfunc.ErrNoClientIP},
 		{name: "all trusted", headers: []string{fwd, "for=10.0.0.2"}, wantErr: keyfunc.ErrNoClientIP},
 	}
 	for _, tt := range tests {
