@@ -71,9 +71,10 @@ type Watcher struct {
 	exited chan struct{} // closed when the loop goroutine returns
 	once   sync.Once
 
-	mu      sync.Mutex // serialises reloads
-	applied []byte     // the content last applied
-	current *policy.Config
+	mu         sync.Mutex // serialises reloads
+	applied    []byte     // the content last applied
+	current    *policy.Config
+	loadFailed bool // the last reload found a file that did not load
 }
 
 // An Option configures a Watcher.
@@ -94,7 +95,10 @@ func WithLogger(l *slog.Logger) Option {
 
 // OnReload sets a function called after every reload that found new
 // content: with the Config applied and a nil error, or with a nil Config
-// and the error (a file that does not load, or apply's error). It runs on
+// and the error (a file that does not load, or apply's error). A file
+// that did not load and is then put back to the content in force is
+// reported too, with that content's Config and a nil error (nothing is
+// applied). It runs on
 // the Watcher's goroutine (or Reload's caller) and must not call Reload or
 // Close.
 func OnReload(hook func(cfg *policy.Config, err error)) Option {
@@ -221,6 +225,18 @@ func (w *Watcher) Reload() error {
 	defer w.mu.Unlock()
 	data, err := readFile(w.path)
 	if err == nil && w.applied != nil && bytes.Equal(data, w.applied) {
+		if w.loadFailed {
+			// The file is back to the content in force: the error
+			// reported last is over.
+			w.loadFailed = false
+			cfg := w.current
+			if cfg == nil { // in force since New
+				cfg, _ = policy.ParseConfig(data, w.path)
+			}
+			w.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: config restored; the rules in force are unchanged",
+				slog.String("file", w.path))
+			w.report(cfg, nil)
+		}
 		return nil
 	}
 	var cfg *policy.Config
@@ -228,11 +244,13 @@ func (w *Watcher) Reload() error {
 		cfg, err = policy.ParseConfig(data, w.path)
 	}
 	if err != nil {
+		w.loadFailed = true
 		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config rejected; previous rules keep running",
 			slog.String("file", w.path), slog.Any("error", err))
 		w.report(nil, err)
 		return err
 	}
+	w.loadFailed = false
 	if err := w.apply(cfg); err != nil {
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
 		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config apply failed",

@@ -327,3 +327,48 @@ func TestConfigMapSwap(t *testing.T) {
 		t.Errorf("after the ConfigMap swap: limit %d, want 8", got.Load())
 	}
 }
+
+// TestReloadRecoveryReported: after a broken or removed file, putting back
+// the content in force is a reload too: the hook hears that the error is
+// over (with the Config in force) and the log says so, instead of the
+// rejection staying the last word.
+func TestReloadRecoveryReported(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path, m, w, events := setup(t, config(5), reload.WithDebounce(time.Hour))
+	writeAtomic(t, path, config(6))
+	if err := w.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	<-events
+	for _, breakIt := range []func(){
+		func() { writeAtomic(t, path, "policies: [") },
+		func() { os.Remove(path) },
+	} {
+		breakIt()
+		if err := w.Reload(); err == nil {
+			t.Fatal("Reload of a broken or missing file = nil")
+		}
+		if e := <-events; e.err == nil {
+			t.Fatalf("hook after a broken file: %+v", e)
+		}
+		writeAtomic(t, path, config(6)) // back to the content in force
+		if err := w.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-events:
+			if e.err != nil || e.cfg == nil || e.cfg.Policies[0].Spec().Limit != 6 {
+				t.Errorf("hook after the file was restored: %+v, want the Config in force", e)
+			}
+		default:
+			t.Error("restoring the file was not reported: the last word is still the error")
+		}
+		if got := limits(m); got != "p0=6" {
+			t.Errorf("limits %s, want p0=6", got)
+		}
+	}
+	// An unchanged file after a success reports nothing.
+	if err := w.Reload(); err != nil || len(events) != 0 {
+		t.Errorf("Reload of unchanged content: %v, %d events", err, len(events))
+	}
+}
