@@ -1,0 +1,164 @@
+// Command config serves with its limits in a configuration file: the
+// policies, header profile, failure mode and trusted proxies of
+// ratekeeper.yaml (annotated beside this file), reloaded without a restart
+// when the file changes or on SIGHUP, lowered by the adaptive controller
+// when the service is slow and failing, and reported on /metrics
+// (Prometheus) and in the log (log/slog, JSON).
+//
+//	go run ./examples/config -config examples/config/ratekeeper.yaml
+//	curl -i http://127.0.0.1:8080/
+//	curl -s http://127.0.0.1:8080/metrics | grep ^ratekeeper_
+//
+// Edit the file (say, per-minute's limit to 3) and the next responses carry
+// the new limit; save a broken file and the log says where the error is
+// while the previous rules keep running. Routes: GET / (hello), POST /login
+// (the login policy; user from X-Login-User), GET /search (search-daily;
+// Basic auth user name taken on trust), GET /fail (answers 500, to feed
+// the adaptive controller), GET /metrics (not limited).
+package main
+
+import (
+	"errors"
+	"flag"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/examples/internal/app"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
+	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/policy/reload"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	path := flag.String("config", "examples/config/ratekeeper.yaml", "configuration file (YAML or JSON)")
+	flag.Parse()
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+
+	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
+	if err != nil {
+		fatal(logger, err)
+	}
+	defer store.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s, err := newServer(*path, serverOptions{store: store, reg: reg, log: logger})
+	if err != nil {
+		fatal(logger, err)
+	}
+	defer s.Close()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			s.watcher.Reload() // errors are logged by the watcher
+		}
+	}()
+
+	srv := &http.Server{Addr: *addr, Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	logger.Info("listening", slog.String("url", "http://"+*addr), slog.String("config", *path))
+	fatal(logger, srv.ListenAndServe())
+}
+
+func fatal(logger *slog.Logger, err error) {
+	logger.Error("ratekeeper example stopped", slog.Any("error", err))
+	os.Exit(1)
+}
+
+// serverOptions are what a test replaces.
+type serverOptions struct {
+	store algorithms.Store
+	reg   *prometheus.Registry
+	log   *slog.Logger
+	clock algorithms.Clock // of the adaptive controller; nil: the system's
+	// reload options added to the server's (a test's debounce and hook).
+	reload []reload.Option
+}
+
+// server is the example application behind its rate limiter, with the
+// watcher of its configuration file.
+type server struct {
+	http.Handler
+	mw       *middleware.Middleware
+	ctrl     *adaptive.Controller
+	watcher  *reload.Watcher
+	observer *prommetrics.Metrics
+}
+
+// newServer loads the configuration at path and builds the server, watching
+// the file until Close.
+func newServer(path string, o serverOptions) (*server, error) {
+	cfg, err := policy.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := prommetrics.New(o.reg)
+	if err != nil {
+		return nil, err
+	}
+	logs, err := middleware.NewLogObserver(o.log)
+	if err != nil {
+		return nil, err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", app.Hello)
+	mux.HandleFunc("POST /login", app.Hello)
+	mux.HandleFunc("GET /search", app.Hello)
+	mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "failing on purpose", http.StatusInternalServerError)
+	})
+
+	// The policies restricted to routes (login, search-daily) find the
+	// route pattern by asking the mux, since the limiter runs before it.
+	m, err := middleware.FromConfig(o.store, cfg,
+		middleware.WithObserver(metrics, logs),
+		middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
+	if err != nil {
+		return nil, err
+	}
+	// Every policy drops to 80% when the p99 latency is above twice its
+	// baseline and more than 1% of responses are 5xx (seed 001).
+	ctrl, err := adaptive.New(m, adaptive.Config{Clock: o.clock, Logger: o.log})
+	if err != nil {
+		return nil, err
+	}
+	// A reload keeps the adaptive level: the controller applies it to the
+	// new limits at once.
+	apply := func(cfg *policy.Config) error {
+		return errors.Join(m.ApplyConfig(cfg), ctrl.Apply())
+	}
+	w, err := reload.New(path, apply, append([]reload.Option{reload.WithLogger(o.log)}, o.reload...)...)
+	if err != nil {
+		return nil, err
+	}
+
+	// /metrics is not limited. (Not a route of an outer ServeMux: that
+	// mux's pattern, "/", would hide mux's from the route-restricted
+	// policies.)
+	metricsPage := promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{})
+	limited := app.SignedIn(m.Handler(ctrl.Handler(mux)))
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			metricsPage.ServeHTTP(w, r)
+			return
+		}
+		limited.ServeHTTP(w, r)
+	})
+	return &server{Handler: root, mw: m, ctrl: ctrl, watcher: w, observer: metrics}, nil
+}
+
+// Close stops watching the configuration file.
+func (s *server) Close() error { return s.watcher.Close() }

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/policy/reload"
+)
+
+// wait bounds the wait for a file event; a passing test does not wait for
+// it.
+const wait = 20 * time.Second
+
+type reloaded struct {
+	cfg *policy.Config
+	err error
+}
+
+// TestServeConfig runs the example on a copy of the annotated sample
+// config, over real HTTP: the file's limits are served; an edit of the file
+// changes them without a restart; a broken file keeps them and is reported
+// with its line, column and field; /metrics shows the decisions.
+func TestServeConfig(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var logs syncBuffer
+	events := make(chan reloaded, 10)
+	s, err := newServer(path, serverOptions{
+		store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.NewJSONHandler(&logs, nil)),
+		reload: []reload.Option{reload.WithDebounce(20 * time.Millisecond),
+			reload.OnReload(func(cfg *policy.Config, err error) { events <- reloaded{cfg, err} })},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	get := func(path string) *http.Response {
+		t.Helper()
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	next := func() reloaded {
+		t.Helper()
+		select {
+		case e := <-events:
+			return e
+		case <-time.After(wait):
+			t.Fatalf("the file changed; no reload within %v", wait)
+		}
+		return reloaded{}
+	}
+
+	// The sample's limits.
+	resp := get("/")
+	if got, want := resp.Header.Get("RateLimit-Policy"), `"per-second";q=20;w=1, "per-minute";q=300;w=60`; resp.StatusCode != 200 || got != want {
+		t.Fatalf("GET /: %d %q, want 200 %q", resp.StatusCode, got, want)
+	}
+	req, _ := http.NewRequest("POST", srv.URL+"/login", nil)
+	req.Header.Set("X-Login-User", "ann")
+	lresp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lresp.Body.Close()
+	if got := lresp.Header.Get("RateLimit-Policy"); !strings.HasSuffix(got, `"login";q=5;w=60`) {
+		t.Errorf("POST /login: RateLimit-Policy %q, want the login policy applied", got)
+	}
+
+	// Edit the file as an editor saves it (a new file renamed over the
+	// old): per-minute down to 3. One request was counted already (the
+	// login another); the spec changed, so the count starts again.
+	edited := bytes.Replace(sample, []byte("limit: 300"), []byte("limit: 3"), 1)
+	save(t, path, edited)
+	if e := next(); e.err != nil {
+		t.Fatalf("reload of the edited file: %v", e.err)
+	}
+	for i := range 3 {
+		if resp := get("/"); resp.StatusCode != 200 || resp.Header.Get("RateLimit-Policy") != `"per-second";q=20;w=1, "per-minute";q=3;w=60` {
+			t.Fatalf("request %d after the edit: %d %q", i+1, resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
+		}
+	}
+	if resp := get("/"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("4th request at limit 3: %d Retry-After %q, want 429", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+
+	// Break it: an unknown field. The previous rules keep running; the
+	// error names the file, line, column and field.
+	broken := bytes.Replace(edited, []byte("    window: 1m  "), []byte("    windw: 1m   "), 1)
+	if bytes.Equal(broken, edited) {
+		t.Fatal("the sample changed: no per-minute window to break")
+	}
+	save(t, path, broken)
+	e := next()
+	ces := policy.ConfigErrors(e.err)
+	if e.err == nil || len(ces) == 0 {
+		t.Fatalf("reload of a broken file: %v, want ConfigErrors", e.err)
+	}
+	found := false
+	for _, ce := range ces {
+		if ce.File == path && ce.Line > 0 && ce.Column > 0 && ce.Field == "policies[1].windw" && strings.Contains(ce.Reason, "unknown field") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("errors %v: none is the unknown field policies[1].windw with its position", e.err)
+	}
+	if resp := get("/"); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("RateLimit-Policy") != `"per-second";q=20;w=1, "per-minute";q=3;w=60` {
+		t.Errorf("after the broken file: %d %q, want the previous rules (limit 3, still used up)", resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
+	}
+	var rec struct{ Level, Msg, Error string }
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "config rejected") {
+			json.Unmarshal([]byte(line), &rec)
+		}
+	}
+	if rec.Level != "ERROR" || !strings.Contains(rec.Error, path+":") || !strings.Contains(rec.Error, "windw") {
+		t.Errorf("log of the broken file: %+v, want an ERROR with the file's position and the field", rec)
+	}
+
+	// /metrics, not limited itself, shows the decisions.
+	mresp, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{
+		`ratekeeper_requests_total{outcome="denied",policy="per-minute"} 2`,
+		`ratekeeper_requests_total{outcome="allowed",policy="per-minute"} 5`,
+		`ratekeeper_requests_total{outcome="allowed",policy="login"} 1`,
+		`ratekeeper_effective_limit{policy="per-minute"} 3`,
+		`ratekeeper_failure_state{state="healthy"} 1`,
+		`ratekeeper_decision_seconds_count 7`,
+	} {
+		if !strings.Contains(string(body), want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if mresp.StatusCode != 200 || mresp.Header.Get("RateLimit-Policy") != "" {
+		t.Errorf("/metrics: %d, RateLimit-Policy %q; want 200 and no limit", mresp.StatusCode, mresp.Header.Get("RateLimit-Policy"))
+	}
+}
+
+// TestAdaptiveSurvivesReload: the service is slow and failing, so the
+// adaptive controller holds the limits at 80%; a reload applies that level
+// to the new limits at once.
+func TestAdaptiveSurvivesReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, []byte("policies:\n  - {name: api, limit: 100, window: 1m}\n"))
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A period to learn the baseline (1ms), then one slow and failing.
+	for _, p := range []struct {
+		latency time.Duration
+		status  int
+	}{{time.Millisecond, 200}, {50 * time.Millisecond, 500}} {
+		for range 30 {
+			s.ctrl.Observe(p.latency, p.status)
+		}
+		clock.Advance(time.Minute)
+		if err := s.ctrl.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.mw.Set().PolicyHeader(1); got != `"api";q=80;w=60` {
+		t.Fatalf("after a slow, failing period: %s, want q=80", got)
+	}
+	save(t, path, []byte("policies:\n  - {name: api, limit: 200, window: 1m}\n"))
+	if err := s.watcher.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.mw.Set().PolicyHeader(1); got != `"api";q=160;w=60` {
+		t.Errorf("after the reload: %s, want q=160 (80%% of the new 200)", got)
+	}
+}
+
+// save writes data as editors do: a new file renamed over the old.
+func save(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := path + ".tmp~"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer for a logger written from the watcher's
+// goroutine and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
