@@ -106,30 +106,27 @@ func (x *xrateMap) allow(key string) bool {
 	return true
 }
 
-// benchDeciders lists the deciders of one run: ours per kind, then the peers.
-func benchDeciders(b *testing.B, fixed bool) []struct {
+// namedDecider is a decider's benchmark name and how to make one.
+type namedDecider struct {
 	name string
 	new  func() decider
-} {
-	var ds []struct {
-		name string
-		new  func() decider
-	}
+}
+
+// benchDeciders lists the deciders of one run: ours per kind, then the
+// peers (which read their own clocks: "clock" runs only).
+func benchDeciders(b *testing.B, fixed bool) []namedDecider {
+	var ds []namedDecider
 	for _, k := range algorithms.Kinds {
-		ds = append(ds, struct {
-			name string
-			new  func() decider
-		}{string(k), func() decider { return newStoreDecider(b, k, fixed) }})
+		ds = append(ds, namedDecider{string(k), func() decider { return newStoreDecider(b, k, fixed) }})
 	}
 	if !fixed {
-		ds = append(ds, struct {
-			name string
-			new  func() decider
-		}{"peer=httprate", newHttprate},
-			struct {
-				name string
-				new  func() decider
-			}{"peer=x-time-rate", func() decider { return &xrateMap{} }})
+		ds = append(ds,
+			namedDecider{"peer=httprate", newHttprate},
+			namedDecider{"peer=x-time-rate", func() decider { return &xrateMap{} }},
+			namedDecider{"peer=throttled", func() decider { return newThrottled(b) }},
+			namedDecider{"peer=go-limiter", func() decider { return newGoLimiter(b) }},
+			namedDecider{"peer=ulule", newUlule},
+		)
 	}
 	return ds
 }
@@ -224,6 +221,9 @@ func BenchmarkMemoryPerKey(b *testing.B) {
 	}
 	b.Run("peer=httprate", func(b *testing.B) { benchMemory(b, ks, newHttprate) })
 	b.Run("peer=x-time-rate", func(b *testing.B) { benchMemory(b, ks, func() decider { return &xrateMap{} }) })
+	b.Run("peer=throttled", func(b *testing.B) { benchMemory(b, ks, func() decider { return newThrottled(b) }) })
+	b.Run("peer=go-limiter", func(b *testing.B) { benchMemory(b, ks, func() decider { return newGoLimiter(b) }) })
+	b.Run("peer=ulule", func(b *testing.B) { benchMemory(b, ks, newUlule) })
 }
 
 func benchMemory(b *testing.B, ks []string, newDecider func() decider) {

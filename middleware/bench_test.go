@@ -139,7 +139,8 @@ func benchMiddleware(b *testing.B, n int, opts ...middleware.Option) http.Handle
 }
 
 // BenchmarkMiddleware compares, in one run, the bare handler, httprate's
-// LimitByIP (one sliding-window counter, X-RateLimit headers) and this
+// LimitByIP (one sliding-window counter, X-RateLimit headers), the other
+// peers (throttled, go-limiter, ulule, tollbooth; peers_bench_test.go) and this
 // middleware with one and four stacked policies (sliding window counter,
 // keyed by client IP, in-memory store, IETF headers), each serving a reused
 // request into a reused, reset writer (see benchServe).
@@ -155,6 +156,10 @@ func benchVariants(b *testing.B, serve func(*testing.B, http.Handler)) {
 	b.Run("httprate", func(b *testing.B) {
 		serve(b, httprateByIP(algorithms.MaxLimit, time.Minute)(benchHandler))
 	})
+	b.Run("throttled", func(b *testing.B) { serve(b, throttledByIP(b)(benchHandler)) })
+	b.Run("go-limiter", func(b *testing.B) { serve(b, goLimiterByIP(b)(benchHandler)) })
+	b.Run("ulule", func(b *testing.B) { serve(b, ululeByIP()(benchHandler)) })
+	b.Run("tollbooth", func(b *testing.B) { serve(b, tollboothByIP()(benchHandler)) })
 	b.Run("policies=1", func(b *testing.B) { serve(b, benchMiddleware(b, 1)) })
 	b.Run("policies=4", func(b *testing.B) { serve(b, benchMiddleware(b, 4)) })
 	b.Run("policies=1/headers=none", func(b *testing.B) {

@@ -11,6 +11,10 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
+	"github.com/throttled/throttled/v2"
+	thredis "github.com/throttled/throttled/v2/store/goredisstore.v9"
+	ulule "github.com/ulule/limiter/v3"
+	ulredis "github.com/ulule/limiter/v3/drivers/store/redis"
 )
 
 // The benchmarks run against the shared local redis-server. The floor is
@@ -165,5 +169,54 @@ func BenchmarkRedisRate(b *testing.B) {
 			_, err := limiter.Allow(ctx, key, limit)
 			return err
 		}
+	})
+}
+
+// BenchmarkUlule is ulule/limiter (v3) over its Redis store on the same
+// server: one fixed-window counter per call (one EVALSHA), never reached.
+func BenchmarkUlule(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	st, err := ulredis.NewStoreWithOptions(c, ulule.StoreOptions{Prefix: uniquePrefix(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := ulule.New(st, ulule.Rate{Period: time.Second, Limit: 1_000_000})
+	serialAndParallel(b, c, "", func() func() error {
+		return func() error {
+			_, err := l.Get(ctx, "bench-client")
+			return err
+		}
+	})
+}
+
+// BenchmarkThrottled is throttled's GCRA over its go-redis v9 store on the
+// same server: a GET with the server's TIME, then a compare-and-swap script
+// (two round trips per call), never reached. Serial only: from 16
+// goroutines on one key its compare-and-swap loses races and calls fail
+// ("Failed to store updated rate limit data ... after 10 attempts").
+func BenchmarkThrottled(b *testing.B) {
+	c := benchClient(b)
+	ctx := context.Background()
+	st, err := thredis.NewCtx(c, uniquePrefix(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rl, err := throttled.NewGCRARateLimiterCtx(st, throttled.RateQuota{
+		MaxRate:  throttled.PerSec(1_000_000),
+		MaxBurst: 999_999,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		reportServerTime(b, c, func() {
+			for b.Loop() {
+				if _, _, err := rl.RateLimitCtx(ctx, "bench-client", 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	})
 }
