@@ -3,6 +3,8 @@ package keyfunc_test
 import (
 	"errors"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
@@ -63,15 +65,36 @@ func FuzzIP(f *testing.F) {
 		{"hops", keyfunc.Must(keyfunc.IP(keyfunc.TrustedHops(2))), nil},
 		{"Forwarded/hops", keyfunc.Must(keyfunc.IP(keyfunc.TrustedHops(1), keyfunc.FromForwarded())), nil},
 	}
+	// The X-Forwarded-For configurations, checked against refXFF.
+	trustedPs := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
+	refs := []struct {
+		config           string
+		hops, maxHops    int
+		v4bits, v6bits   int
+		needsTrustedPeer bool
+	}{
+		{"XFF", 0, keyfunc.DefaultMaxHops, 32, 64, true},
+		{"XFF/4hops/wide", 0, 4, 24, 48, true},
+		{"hops", 2, keyfunc.DefaultMaxHops, 32, 64, false},
+	}
 	f.Fuzz(func(t *testing.T, remoteAddr, xffValue, fwdValue, realIP string) {
-		r := newReq(remoteAddr, xff, xffValue, "Forwarded", fwdValue, "X-Real-IP", realIP)
+		// A newline (impossible in a real header value) separates header
+		// lines, so that several lines, blank ones included, are fuzzed too.
+		xffLines := strings.Split(xffValue, "\n")
+		kv := []string{"Forwarded", fwdValue, "X-Real-IP", realIP}
+		for _, l := range xffLines {
+			kv = append(kv, xff, l)
+		}
+		r := newReq(remoteAddr, kv...)
 		peerTrusted := false
 		if a, ok := parsePeer(remoteAddr); ok {
 			peerTrusted = netip.MustParsePrefix("10.0.0.0/8").Contains(a) || netip.MustParsePrefix("2001:db8:ffff::/48").Contains(a)
 		}
+		keys := make(map[string]string, len(configs))
 		for _, c := range configs {
 			key, err := c.f(r)
 			checkKey(t, c.name, key, err)
+			keys[c.name] = key
 			if c.peer != nil && !peerTrusted {
 				peerKey, peerErr := c.peer(r)
 				if key != peerKey || (err == nil) != (peerErr == nil) {
@@ -79,7 +102,77 @@ func FuzzIP(f *testing.F) {
 				}
 			}
 		}
+		for _, ref := range refs {
+			if ref.needsTrustedPeer && !peerTrusted {
+				continue
+			}
+			want := ""
+			if a, ok := refXFF(r.Header[xff], trustedPs, ref.hops, ref.maxHops); ok {
+				want = groupKey(a, ref.v4bits, ref.v6bits)
+			}
+			if got := keys[ref.config]; got != want {
+				t.Fatalf("%s: X-Forwarded-For %q: key %q; the plain walk gives %q", ref.config, r.Header[xff], got, want)
+			}
+		}
 	})
+}
+
+// refXFF is a plain reading of the walk that IP does incrementally: each
+// line split at every comma, walked from the right. A blank line is
+// skipped but counts as a step, and at most maxHops steps are taken. An
+// entry is malformed if it is longer than 512 bytes, or, trimmed, longer
+// than 100 bytes (no address with a sane zone is) or not an address. With
+// hops > 0 the client is the hops-th entry; else the first one outside
+// trusted. ok is false when there is no client.
+func refXFF(lines []string, trusted []netip.Prefix, hops, maxHops int) (client netip.Addr, ok bool) {
+	steps, n := 0, 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i] == "" {
+			if steps >= maxHops {
+				return netip.Addr{}, false
+			}
+			steps++
+			continue
+		}
+		entries := strings.Split(lines[i], ",")
+		for j := len(entries) - 1; j >= 0; j-- {
+			if steps >= maxHops {
+				return netip.Addr{}, false
+			}
+			steps++
+			e := strings.Trim(entries[j], " \t")
+			if len(entries[j]) > 512 || len(e) > 100 {
+				return netip.Addr{}, false
+			}
+			a, ok := parsePeer(e)
+			if !ok || e == "" {
+				return netip.Addr{}, false
+			}
+			n++
+			if hops > 0 {
+				if n == hops {
+					return a, true
+				}
+				continue
+			}
+			if !slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) }) {
+				return a, true
+			}
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// groupKey is the key of a client at a, grouped by the prefix lengths.
+func groupKey(a netip.Addr, v4bits, v6bits int) string {
+	bits := v6bits
+	if a.Is4() {
+		bits = v4bits
+	}
+	if bits == a.BitLen() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, bits).Masked().String()
 }
 
 // parsePeer is an independent reading of RemoteAddr for the fuzz oracle:
