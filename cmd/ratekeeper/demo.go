@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
 )
@@ -24,7 +23,7 @@ Exit status: 0 done, 2 usage error or failure.
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoHead, stderr)
-	svg := fs.String("svg", "", "write the chart to `FILE` (default ratekeeper-demo.svg in the temporary directory)")
+	svg := fs.String("svg", "", "write the chart to `FILE` (default: a new ratekeeper-demo-*.svg in the temporary directory)")
 	headers := fs.String("headers", "ietf", "rate-limit header `PROFILE`: ietf, draft-7, draft-6, legacy, legacy-unix or none")
 	pos, code := parseFlags(fs, args, stdout)
 	if code >= 0 {
@@ -34,13 +33,22 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratekeeper demo: no arguments expected")
 		return exitUsage
 	}
-	if *svg == "" {
-		*svg = filepath.Join(os.TempDir(), "ratekeeper-demo.svg")
-	}
 	profile, ok := demo.Profiles[*headers]
 	if !ok {
 		fmt.Fprintf(stderr, "ratekeeper demo: unknown header profile %q\n", *headers)
 		return exitUsage
+	}
+	if *svg == "" {
+		// A file of our own, never a fixed name in a shared directory:
+		// another user's chart there is not ours to overwrite, and a
+		// symlink planted there must not be followed.
+		f, err := os.CreateTemp("", "ratekeeper-demo-*.svg")
+		if err != nil {
+			fmt.Fprintf(stderr, "ratekeeper demo: %v\n", err)
+			return exitUsage
+		}
+		*svg = f.Name()
+		f.Close()
 	}
 	if err := demo.Run(stdout, *svg, profile); err != nil {
 		fmt.Fprintf(stderr, "ratekeeper %v\n", err)

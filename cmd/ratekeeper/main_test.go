@@ -356,3 +356,34 @@ func TestReplayJSONFields(t *testing.T) {
 		t.Errorf("by-user did not see two users:\n%s", out)
 	}
 }
+
+// TestDemoDefaultSVGPath runs the demo without --svg: it writes a chart of
+// its own in the temporary directory, never through a file someone else
+// put at a fixed name there (another user's chart, or a symlink to a file
+// of the user's).
+func TestDemoDefaultSVGPath(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	victim := filepath.Join(t.TempDir(), "victim.txt")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(tmp, "ratekeeper-demo.svg")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		out, errOut, code := runCmd("demo")
+		if code != exitOK {
+			t.Fatalf("demo: exit %d; stderr: %s", code, errOut)
+		}
+		if data, err := os.ReadFile(victim); err != nil || string(data) != "keep me\n" {
+			t.Fatalf("demo wrote %d bytes through the symlink at the fixed name (err %v)", len(data), err)
+		}
+		i := strings.LastIndex(out, ": ")
+		path := strings.TrimSpace(out[i+2:])
+		if filepath.Dir(path) != tmp {
+			t.Fatalf("chart %q is not in the temporary directory %s", path, tmp)
+		}
+		readSVG(t, path)
+	}
+}
