@@ -25,9 +25,11 @@ func viaChi(mw func(http.Handler) http.Handler, f keyfunc.Func, r *http.Request)
 }
 
 // agreementCases are requests on which chi's ClientIPFrom* middlewares and
-// IP must reach the same verdict. (They differ on purpose on two inputs
-// left out here: IP accepts "addr:port" entries, which chi rejects, and
-// treats an empty entry in a trusted chain as malformed, which chi skips.)
+// IP must reach the same verdict. (They differ on purpose on inputs left
+// out here: IP accepts "addr:port" entries, which chi rejects; treats an
+// empty entry inside a line of a trusted chain as malformed, which chi
+// skips; and gives up after MaxHops entries or blank lines, where chi
+// walks the whole header.)
 var agreementCases = []struct {
 	name       string
 	remoteAddr string
@@ -43,6 +45,8 @@ var agreementCases = []struct {
 	{"zoned client", "10.0.0.1:1", []string{xff, "fe80::1%eth0"}},
 	{"all trusted", "10.0.0.1:1", []string{xff, "10.0.0.3, 10.0.0.2"}},
 	{"garbage mid-chain", "10.0.0.1:1", []string{xff, "203.0.113.5, junk, 10.0.0.2"}},
+	{"blank lines", "10.0.0.1:1", []string{xff, "203.0.113.5", xff, "", xff, "", xff, "10.0.0.2"}},
+	{"only blank lines", "10.0.0.1:1", []string{xff, "", xff, ""}},
 	{"no header", "10.0.0.1:1", nil},
 	{"bad peer", "nonsense", []string{xff, "203.0.113.5"}},
 	{"real ip header", "10.0.0.1:1", []string{"X-Real-IP", "203.0.113.5"}},
