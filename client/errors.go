@@ -19,8 +19,10 @@ var (
 
 // A WaitError reports a request refused before it was sent because it would
 // have waited longer than the maximum wait (see [WithMaxWait]). Nothing was
-// sent and nothing was consumed: the request can be tried again later, when
-// the queue is shorter or the server's hold has passed.
+// sent, and a request refused its turn in the queue took nothing from it
+// (one that had given its turn up to a server's Retry-After leaves that turn
+// used): the request can be tried again later, when the queue is shorter or
+// the server's hold has passed.
 type WaitError struct {
 	// Key is the pacing key of the request (by default the URL's host).
 	Key string

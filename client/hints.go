@@ -117,6 +117,9 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 		return
 	}
 	t.holds.extend(key, now.Add(d), now)
+	if hasRA {
+		t.firm.extend(key, now.Add(d), now)
+	}
 }
 
 // parseRetryAfter reads a Retry-After field (RFC 9110 §10.2.3): delay-seconds,

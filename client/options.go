@@ -264,10 +264,15 @@ func WithGiveUpError() Option {
 // seconds. A malformed header is ignored.
 //
 // A hold delays the requests that have not yet taken their turn in the
-// queue ([WithRate]); those already waiting for theirs keep it (sending them
-// all when the hold ends would be a burst), and one that meets a 429 is
-// retried as usual. The reset a server announces is in whole seconds, so a
-// hold may last up to a second longer than the server needs.
+// queue ([WithRate]). Those already waiting for theirs keep it when the hold
+// comes from a RateLimit field (a hint, in whole seconds, often longer than
+// the server needs); when it comes from a Retry-After (the server refused a
+// request and asked for nothing before then), a request whose turn comes
+// during the hold gives it up and queues again once the hold has passed,
+// so the server sees nothing during its hold and no burst after it. A
+// request that meets a 429 anyway is retried as usual. The reset a server
+// announces is in whole seconds, so a hold may last up to a second longer
+// than the server needs.
 func WithProactive(on bool) Option {
 	return func(c *config) error {
 		c.proactive = on

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,5 +236,44 @@ func TestContextCancelledDuringHoldAndRetry(t *testing.T) {
 				t.Errorf("stub received %d, want %d", got, tc.sent)
 			}
 		})
+	}
+}
+
+// A server's Retry-After holds the requests already waiting for their turn
+// in the queue too: the server asked for no requests before then, and one
+// sent anyway only earns another 429. Here the stub refuses everything it
+// receives in its first 2s; the 6 callers queued 200ms apart give their
+// turns up at the refusal and queue again when the hold ends, so the stub
+// sees nothing during its hold and refuses only the first request.
+func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
+	clock := newFakeClock()
+	var mu sync.Mutex
+	var refused []time.Duration
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if d := 2*time.Second - clock.Now().Sub(t0); d > 0 {
+			mu.Lock()
+			refused = append(refused, clock.Now().Sub(t0))
+			mu.Unlock()
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
+	clock.drive(6, func(i int) {
+		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+			t.Errorf("caller %d: got %d %v", i, status, err)
+		}
+	})
+	want := []time.Duration{0, 2000 * time.Millisecond, 2200 * time.Millisecond, 2400 * time.Millisecond,
+		2600 * time.Millisecond, 2800 * time.Millisecond, 3000 * time.Millisecond}
+	if at := srv.arrivals(); !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []time.Duration{0}; !slices.Equal(refused, want) {
+		t.Errorf("the stub refused requests at %v, want only the first, at %v", refused, want)
 	}
 }

@@ -24,7 +24,8 @@ import (
 //     full jitter; only requests that can be replayed are retried;
 //   - listens: it reads the server's RateLimit headers and, when no quota is
 //     left, holds further requests with the same key until the announced
-//     reset instead of sending them to earn a 429 (see [WithProactive]).
+//     reset instead of sending them to earn a 429; a Retry-After holds even
+//     the requests already queued (see [WithProactive]).
 //
 // Every wait honours the request's context: when it is done, RoundTrip
 // returns ctx.Err() at once. A request that gave up its turn in the queue
@@ -32,7 +33,8 @@ import (
 // departures kept in the store, and a slot once reserved stays used. The
 // abandoned slot leaves a gap in what the server sees, and the requests
 // that join the queue afterwards go one interval later than they could
-// have. Retries take a new turn, as the server counts them too.
+// have. The same holds for a turn given up to a server's Retry-After. Retries
+// take a new turn, as the server counts them too.
 //
 // All waiting goes through the [Clock] (see [WithClock]), so tests run in
 // virtual time. A Transport is safe for concurrent use; build one with [New]
@@ -55,7 +57,8 @@ type Transport struct {
 	src    rand.Source // nil: the global generator
 
 	proactive bool
-	holds     holds
+	holds     holds // every hold: Retry-After and RateLimit fields
+	firm      holds // the Retry-After holds alone, which hold queued requests too
 }
 
 // New returns a Transport sending requests through next (http.DefaultTransport
@@ -91,6 +94,7 @@ func New(next http.RoundTripper, opts ...Option) (*Transport, error) {
 		proactive:     c.proactive,
 	}
 	t.holds.m = map[string]time.Time{}
+	t.firm.m = map[string]time.Time{}
 	if c.limit > 0 {
 		spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: c.limit, Window: c.per, MaxDelay: c.maxWait}
 		if err := spec.Validate(); err != nil {
