@@ -1,7 +1,8 @@
 // Package reload keeps a running rate limiter in step with its
 // configuration file: a [Watcher] watches the file (through its directory,
 // so that editors which save by writing a new file and renaming it over the
-// old one are seen, as are Kubernetes ConfigMap updates), waits until the
+// old one are seen, as are Kubernetes ConfigMap updates; when the file is a
+// link, the directory of the file it links to is watched too), waits until the
 // writes settle, loads it with [policy.Load]'s parser and hands each valid
 // new version to a function, typically the middleware's ApplyConfig, which
 // swaps the active rule set atomically while requests are in flight.
@@ -40,6 +41,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -67,6 +69,7 @@ type Watcher struct {
 	debounce time.Duration
 
 	fw     *fsnotify.Watcher
+	target string        // the file path links to, if a link; loop goroutine only (after New)
 	done   chan struct{} // closed by Close
 	exited chan struct{} // closed when the loop goroutine returns
 	once   sync.Once
@@ -159,6 +162,7 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 		return nil, fmt.Errorf("reload: watch %s: %w", filepath.Dir(abs), err)
 	}
 	w.fw = fw
+	w.follow()
 	go w.loop()
 	return w, nil
 }
@@ -188,7 +192,7 @@ func (w *Watcher) loop() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	name := filepath.Base(w.path)
+	dataLink := filepath.Join(filepath.Dir(w.path), "..data")
 	for {
 		select {
 		case <-w.done:
@@ -197,9 +201,9 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
-			// Our file, or the "..data" link a Kubernetes ConfigMap volume
-			// swaps under it.
-			if b := filepath.Base(ev.Name); b == name || b == "..data" {
+			// Our file, the file it links to, or the "..data" link a
+			// Kubernetes ConfigMap volume swaps under it.
+			if ev.Name == w.path || ev.Name == dataLink || w.target != "" && ev.Name == w.target {
 				timer.Reset(w.debounce)
 			}
 		case err, ok := <-w.fw.Errors:
@@ -209,9 +213,38 @@ func (w *Watcher) loop() {
 			w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config watch failed",
 				slog.String("file", w.path), slog.Any("error", err))
 		case <-timer.C:
+			w.follow()
 			w.Reload()
 		}
 	}
+}
+
+// follow notes the file w.path links to, if it is a link to a file in
+// another directory, and watches that directory too, so that saving the
+// file where it really is (say by renaming a new file over it) is seen.
+// A directory that cannot be watched is logged and left out.
+func (w *Watcher) follow() {
+	w.target = ""
+	real, err := filepath.EvalSymlinks(w.path)
+	if err != nil || real == w.path {
+		return
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(w.path)); err == nil && filepath.Join(dir, filepath.Base(w.path)) == real {
+		return // not a link: a link in the path of its directory, whose events name w.path
+	}
+	// Watched already, unless it was removed since (the watch goes with
+	// it) and made again.
+	if dir := filepath.Dir(real); !slices.Contains(w.fw.WatchList(), dir) {
+		if err := w.fw.Add(dir); err != nil {
+			w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: cannot watch the directory the config file links to",
+				slog.String("file", w.path), slog.String("dir", dir), slog.Any("error", err))
+			return
+		}
+	}
+	w.target = real
 }
 
 // Reload reads the file now and, if its content changed since the last

@@ -372,3 +372,68 @@ func TestReloadRecoveryReported(t *testing.T) {
 		t.Errorf("Reload of unchanged content: %v, %d events", err, len(events))
 	}
 }
+
+// TestSymlinkToAnotherDirectory: the configured path is a link to a file
+// kept elsewhere (/etc/ratekeeper.yaml -> /srv/conf/ratekeeper.yaml); an
+// editor saving the real file by renaming a new one over it changes
+// nothing in the link's directory, and must still be seen.
+func TestSymlinkToAnotherDirectory(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	real := filepath.Join(t.TempDir(), "real.yaml")
+	writeAtomic(t, real, config(5))
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	if err := os.Symlink(real, path); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan event, 10)
+	var got atomic.Int64
+	w, err := reload.New(path, func(cfg *policy.Config) error {
+		got.Store(cfg.Policies[0].Spec().Limit)
+		return nil
+	}, reload.WithLogger(quiet), reload.WithDebounce(20*time.Millisecond),
+		reload.OnReload(func(cfg *policy.Config, err error) { events <- event{cfg, err} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeAtomic(t, real, config(8))
+	if e := next(t, events); e.err != nil {
+		t.Fatal(e.err)
+	}
+	if got.Load() != 8 {
+		t.Errorf("after saving the link's target: limit %d, want 8", got.Load())
+	}
+	// The link is pointed at a file in a third directory: seen (the
+	// link's directory changes), and so are later edits of the new target.
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	writeAtomic(t, other, config(11))
+	if err := os.Symlink(other, path+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, events); e.err != nil || got.Load() != 11 {
+		t.Fatalf("after re-pointing the link: %v, limit %d, want 11", e.err, got.Load())
+	}
+	writeAtomic(t, other, config(12))
+	if e := next(t, events); e.err != nil || got.Load() != 12 {
+		t.Errorf("after saving the new target: %v, limit %d, want 12", e.err, got.Load())
+	}
+	// A link to a file beside it (ratekeeper.yaml -> ratekeeper.prod.yaml).
+	sibling := filepath.Join(filepath.Dir(path), "ratekeeper.prod.yaml")
+	writeAtomic(t, sibling, config(13))
+	if err := os.Symlink(filepath.Base(sibling), path+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, events); e.err != nil || got.Load() != 13 {
+		t.Fatalf("after pointing the link beside it: %v, limit %d, want 13", e.err, got.Load())
+	}
+	writeAtomic(t, sibling, config(14))
+	if e := next(t, events); e.err != nil || got.Load() != 14 {
+		t.Errorf("after saving the sibling target: %v, limit %d, want 14", e.err, got.Load())
+	}
+}
