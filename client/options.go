@@ -149,6 +149,12 @@ func WithKey(key func(*http.Request) string) Option {
 // store, so that several processes sharing a Redis store pace together: a
 // fleet of instances calling one third-party API then stays within its limit
 // as a whole. The store's clock, not the Transport's, decides the queue.
+//
+// Build every Transport that shares a store with the same [WithRate] and
+// [WithMaxWait]: a store keeps a queue per key and Spec (see
+// [Transport.Spec]), and the maximum wait is the Spec's MaxDelay, so two
+// Transports whose Specs differ, even only in the maximum wait, keep
+// separate queues and each sends at the full rate.
 func WithStore(store algorithms.Store) Option {
 	return func(c *config) error {
 		if store == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -430,6 +431,33 @@ func TestSharedStorePacesTogether(t *testing.T) {
 		if want := time.Duration(i) * 250 * time.Millisecond; a != want {
 			t.Fatalf("arrivals %v, want one every 250ms", at)
 		}
+	}
+}
+
+// As WithStore says, Transports sharing a store pace together only when
+// their Specs are equal: a different maximum wait is a different queue.
+// If this test fails, the store no longer keeps leaky_queue state per
+// MaxDelay: update the WithStore doc.
+func TestSharedStoreSpecsMustMatch(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store), client.WithMaxWait(time.Minute))
+	b, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store), client.WithMaxWait(30*time.Second))
+	clock.drive(4, func(i int) {
+		hc := a
+		if i%2 == 1 {
+			hc = b
+		}
+		if _, _, err := get(hc, srv.URL); err != nil {
+			t.Error(err)
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, 0, 250 * time.Millisecond, 250 * time.Millisecond}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v (two queues)", at, want)
 	}
 }
 
