@@ -243,21 +243,32 @@ func TestReloadUnderTraffic(t *testing.T) {
 		`"keep";q=1000000;w=3600, "b";q=999999;w=3600, "c";q=999998;w=3600`: true,
 	}
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	const workers, requests = 4, 250
+	// The workers serve until the reloads are over (at least minRequests
+	// each), so that every reload happens under traffic.
+	const workers, minRequests = 4, 50
 	var wg sync.WaitGroup
-	var bad atomic.Int64
+	var bad, served atomic.Int64
+	var stop atomic.Bool
+	started := make(chan struct{}, workers)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range requests {
+			for i := 0; i < minRequests || !stop.Load(); i++ {
 				rw := httptest.NewRecorder()
 				h.ServeHTTP(rw, httptest.NewRequest("GET", "/", nil))
+				served.Add(1)
 				if !valid[rw.Header().Get("RateLimit-Policy")] || rw.Code != 200 {
 					bad.Add(1)
 				}
+				if i == 0 {
+					started <- struct{}{}
+				}
 			}
 		}()
+	}
+	for range workers {
+		<-started
 	}
 	for i := range 60 {
 		writeAtomic(t, path, versions[i%len(versions)])
@@ -271,13 +282,14 @@ func TestReloadUnderTraffic(t *testing.T) {
 			}
 		}
 	}
+	stop.Store(true)
 	wg.Wait()
 	if n := bad.Load(); n > 0 {
 		t.Errorf("%d responses carried no single version's headers", n)
 	}
 	rw := httptest.NewRecorder()
 	h.ServeHTTP(rw, httptest.NewRequest("GET", "/", nil))
-	want := fmt.Sprintf(`"keep";r=%d;`, 1_000_000-workers*requests-1)
+	want := fmt.Sprintf(`"keep";r=%d;`, 1_000_000-served.Load()-1)
 	if got := rw.Header().Get("RateLimit"); !strings.HasPrefix(got, want) {
 		t.Errorf("RateLimit %q, want it to start %q: keep's counter survived every reload", got, want)
 	}
