@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/chart"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
@@ -27,7 +28,10 @@ limits (P95 x 1.2 to 1.5, P99 x 2) with the share each would have rejected.
 Logs are Common or Combined Log Format or JSON lines (one object per line),
 told apart line by line; gzip is recognised by its magic bytes; "-" is
 standard input. Several logs (rotated files) are replayed in the order of
-their first timestamp. Malformed lines are counted and sampled, not fatal.
+their first timestamp, one after the other. Lines a little out of time
+order (servers write a line when the request ends) are replayed in time
+order (--reorder); lines further out are replayed late and counted.
+Malformed lines are counted and sampled, not fatal.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed
@@ -63,6 +67,7 @@ type replayFlags struct {
 	compare, quiet      bool
 	asJSON              bool
 	top                 int
+	reorder             time.Duration
 	routes              listFlag
 	json                logparse.JSONFields
 }
@@ -78,6 +83,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.asJSON, "json", false, "write the report as JSON instead of text")
 	fs.IntVar(&f.top, "top", 5, "most-rejected keys reported per policy")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	fs.DurationVar(&f.reorder, "reorder", time.Minute, "replay lines up to `DURATION` out of time order in time order (servers log a request when it ends); 0 replays them as logged")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
 	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys")
 	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339 or Unix s/ms/µs/ns; default: time, ts, timestamp, ...)")
@@ -93,6 +99,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	if f.config == "" || len(logs) == 0 {
 		fmt.Fprintln(stderr, "ratekeeper replay: want --config FILE and at least one LOG")
 		fs.Usage()
+		return exitUsage
+	}
+	if f.reorder < 0 {
+		fmt.Fprintln(stderr, "ratekeeper replay: --reorder must not be negative")
 		return exitUsage
 	}
 	if f.top < 0 {
@@ -164,7 +174,11 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	if top == 0 {
 		top = -1 // none
 	}
-	eng, err := replay.New(cfg, replay.Options{Routes: f.routes, Compare: f.compare, Top: top})
+	reorder := f.reorder
+	if reorder == 0 {
+		reorder = -1 // as logged
+	}
+	eng, err := replay.New(cfg, replay.Options{Routes: f.routes, Compare: f.compare, Top: top, Reorder: reorder})
 	if err != nil {
 		return nil, in, err
 	}

@@ -33,6 +33,12 @@ type Options struct {
 	Top int
 	// Bins is the number of time bins of the charts (default 60).
 	Bins int
+	// Reorder is how far a line's time may lie before the newest time
+	// read so far for the line still to be replayed in time order
+	// (servers write a request's line when it ends, stamped with its
+	// start). 0 means one minute; a negative value replays lines as
+	// logged. Older lines are replayed late and counted (Report.Late).
+	Reorder time.Duration
 }
 
 // An Engine replays requests through the policies of a configuration.
@@ -49,6 +55,14 @@ type Engine struct {
 
 	requests, rejected, noKey, unmatched int64
 	first, last                          time.Time
+
+	// pending holds the lines read but not yet replayed, in time order
+	// (log order among equal times) from head on; released is the time of
+	// the last line replayed, late counts the lines older than it.
+	pending  []logparse.Entry
+	head     int
+	released time.Time
+	late     int64
 }
 
 // clock is the simulated clock: the time of the entry being replayed.
@@ -66,6 +80,9 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 	}
 	if opts.Bins <= 0 {
 		opts.Bins = 60
+	}
+	if opts.Reorder == 0 {
+		opts.Reorder = time.Minute
 	}
 	e := &Engine{opts: opts, clock: &clock{}, index: map[*policy.Policy]int{}}
 	var routes []string
@@ -95,7 +112,9 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// Add replays one request at its logged time.
+// Add replays one request at its logged time. Lines up to
+// Options.Reorder out of time order are held back and replayed in time
+// order; older ones are replayed at once, late.
 func (e *Engine) Add(en *logparse.Entry) error {
 	if e.first.IsZero() || en.Time.Before(e.first) {
 		e.first = en.Time
@@ -103,6 +122,61 @@ func (e *Engine) Add(en *logparse.Entry) error {
 	if en.Time.After(e.last) {
 		e.last = en.Time
 	}
+	if e.opts.Reorder < 0 || en.Time.Before(e.released) {
+		if en.Time.Before(e.released) {
+			e.late++
+		} else {
+			e.released = en.Time
+		}
+		return e.decide(en)
+	}
+	// Insert after the pending lines of the same time or earlier: at the
+	// end, unless the line is out of order.
+	q := e.pending[e.head:]
+	i := len(q)
+	if i > 0 && en.Time.Before(q[i-1].Time) {
+		i, _ = slices.BinarySearchFunc(q, en.Time, func(p logparse.Entry, t time.Time) int {
+			if p.Time.After(t) {
+				return 1
+			}
+			return -1 // equal times: after them
+		})
+	}
+	e.pending = slices.Insert(e.pending, e.head+i, *en)
+	return e.release(e.last.Add(-e.opts.Reorder))
+}
+
+// release replays the pending lines of time until or earlier.
+func (e *Engine) release(until time.Time) error {
+	for e.head < len(e.pending) && !e.pending[e.head].Time.After(until) {
+		en := &e.pending[e.head]
+		e.released = en.Time
+		if err := e.decide(en); err != nil {
+			return err
+		}
+		*en = logparse.Entry{} // let the line go
+		e.head++
+	}
+	if e.head == len(e.pending) {
+		e.pending, e.head = e.pending[:0], 0
+	} else if e.head >= 1024 && e.head >= len(e.pending)/2 {
+		n := copy(e.pending, e.pending[e.head:])
+		clear(e.pending[n:])
+		e.pending, e.head = e.pending[:n], 0
+	}
+	return nil
+}
+
+// flush replays every pending line.
+func (e *Engine) flush() error {
+	if e.head == len(e.pending) {
+		return nil
+	}
+	return e.release(e.pending[len(e.pending)-1].Time)
+}
+
+// decide replays one request at its logged time.
+func (e *Engine) decide(en *logparse.Entry) error {
 	e.clock.t = en.Time
 	r := e.req.build(en)
 	mask := e.set.Match(r)

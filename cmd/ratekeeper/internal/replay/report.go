@@ -18,7 +18,11 @@ type Report struct {
 	// NoKey those rejected for want of a key (400 or 403); Unmatched those
 	// no policy applied to.
 	Requests, Rejected, NoKey, Unmatched int64
-	Policies                             []PolicyReport
+	// Late counts the requests logged further out of time order than
+	// Reorder (Options.Reorder): replayed after requests later than them.
+	Late     int64
+	Reorder  time.Duration
+	Policies []PolicyReport
 	// BinStart and Bin place the Series of the policies in time.
 	BinStart time.Time
 	Bin      time.Duration
@@ -68,7 +72,10 @@ func Share(part, whole int64) float64 {
 
 // Finish computes the report. The Engine must not be used afterwards.
 func (e *Engine) Finish() (*Report, error) {
-	rep := &Report{First: e.first, Last: e.last, Requests: e.requests, Rejected: e.rejected, NoKey: e.noKey, Unmatched: e.unmatched}
+	if err := e.flush(); err != nil {
+		return nil, err
+	}
+	rep := &Report{First: e.first, Last: e.last, Requests: e.requests, Rejected: e.rejected, NoKey: e.noKey, Unmatched: e.unmatched, Late: e.late, Reorder: max(e.opts.Reorder, 0)}
 	e.store.Close()
 	tl := newTimeline(e.first, e.last, e.opts.Bins)
 	rep.BinStart, rep.Bin = tl.Start(), time.Duration(tl.bin)
