@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -562,4 +565,161 @@ func TestEndToEndChiTopLevelRules(t *testing.T) {
 		{0, "PUT", "/items/3", "198.51.100.5", "", 429, `"item-writes";r=0;t=90`, "90"},
 		{0, "GET", "/items/3", "198.51.100.5", "", 200, "-", ""},
 	})
+}
+
+// readmeQuickStart is the README's "Quick start (chi)" example from its
+// "Who is asking" comment on, verbatim (TestReadmeQuickStart compares the
+// two), on a store with a manual clock.
+func readmeQuickStart(store algorithms.Store, home, loginHandler http.HandlerFunc) http.Handler {
+	// README:begin
+	// Who is asking: the client IP (behind a proxy, add keyfunc.TrustedProxies(...)),
+	// and for logins the IP plus the user name tried (nobody is signed in yet).
+	ip := keyfunc.Must(keyfunc.IP())
+	loginName := func(r *http.Request) (string, error) {
+		if name := r.PostFormValue("username"); name != "" {
+			return name, nil
+		}
+		return "", keyfunc.ErrNoUser // answered 400, never a bucket shared by all
+	}
+	ipUser := keyfunc.Must(keyfunc.Join(ip, loginName))
+
+	// 10 per second and 100 per minute per IP, checked together as one decision:
+	// a request the per-minute policy denies does not eat the per-second quota.
+	global := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, ip)),
+		policy.Must(policy.PerMinute("per-minute", 100, ip)),
+	})
+	// 5 login attempts per minute per IP and user name (sliding log).
+	login := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.Login(ipUser))})
+
+	r := chi.NewRouter()
+	r.Use(global.Handler)
+	r.Get("/", home)
+	r.With(login.Handler).Post("/login", loginHandler)
+	// README:end
+	return r
+}
+
+// readmeBlock returns the lines of the first Go code block after heading
+// in README.md, and the lines of readmeQuickStart between its markers, both
+// with their indentation removed.
+func readmeBlock(t *testing.T, heading string) (readme, tested []string) {
+	t.Helper()
+	trim := func(lines []string) []string {
+		out := make([]string, 0, len(lines))
+		for _, l := range lines {
+			out = append(out, strings.TrimLeft(l, "\t "))
+		}
+		return out
+	}
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("README.md has no heading %q", heading)
+	}
+	_, after, ok = strings.Cut(after, "```go\n")
+	if !ok {
+		t.Fatalf("README.md has no Go block after %q", heading)
+	}
+	block, _, _ := strings.Cut(after, "```")
+	src, err := os.ReadFile("middleware_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, _ := strings.Cut(string(src), "// README:begin\n")
+	code, _, _ = strings.Cut(code, "\t// README:end")
+	return trim(strings.Split(strings.TrimSuffix(block, "\n"), "\n")), trim(strings.Split(strings.TrimSuffix(code, "\n"), "\n"))
+}
+
+// TestReadmeQuickStart runs the README's chi example as a new user would
+// copy it, over HTTP: the headers of a GET, the 429 of the eleventh request
+// in a second, and logins throttled per IP and user name.
+func TestReadmeQuickStart(t *testing.T) {
+	readme, tested := readmeBlock(t, "## Quick start (chi)")
+	if len(readme) < len(tested) || !slices.Equal(readme[len(readme)-len(tested):], tested) {
+		t.Fatalf("the README's chi example does not end with the code tested here:\nREADME:\n%s\ntested:\n%s",
+			strings.Join(readme, "\n"), strings.Join(tested, "\n"))
+	}
+
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv := httptest.NewServer(readmeQuickStart(store, hello, hello))
+	defer srv.Close()
+
+	type want struct {
+		status               int
+		policy, rateLimit    string // all field lines, joined by ", "
+		retryAfter, violated string
+	}
+	check := func(name string, resp *http.Response, w want) {
+		t.Helper()
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := want{resp.StatusCode, strings.Join(resp.Header.Values("RateLimit-Policy"), ", "),
+			strings.Join(resp.Header.Values("RateLimit"), ", "), resp.Header.Get("Retry-After"), ""}
+		if resp.StatusCode == 429 {
+			var p struct {
+				Violated []string `json:"violated-policies"`
+			}
+			if err := json.Unmarshal(body, &p); err != nil || resp.Header.Get("Content-Type") != "application/problem+json" || resp.Header.Get("Cache-Control") != "no-store" {
+				t.Errorf("%s: 429 %q %q body %s (%v)", name, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"), body, err)
+			}
+			got.violated = strings.Join(p.Violated, ",")
+		}
+		if got != w {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, w)
+		}
+	}
+	const global = `"per-second";q=10;w=1, "per-minute";q=100;w=60`
+	get := func() *http.Response {
+		resp, err := srv.Client().Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// Sliding window counters: a request made at the start of a window
+	// weighs on the next one until its end, 2 windows on.
+	check("GET 1", get(), want{200, global, `"per-second";r=9;t=2, "per-minute";r=99;t=120`, "", ""})
+	for i := 2; i <= 10; i++ {
+		get().Body.Close()
+	}
+	// Ten at t0 weigh 10·(1−e) at e into the next second: the eleventh
+	// fits 1.1 s on, Retry-After 2. In the next minute they weigh
+	// 10·(1−e/60), at most 9 from e = 6 s: r grows to 91 in 66 s.
+	check("GET 11", get(), want{429, global, `"per-second";r=0;t=2, "per-minute";r=90;t=66`, "2", "per-second"})
+
+	clock.Advance(2 * time.Second)
+	login := func(name string) *http.Response {
+		form := url.Values{}
+		if name != "" {
+			form.Set("username", name)
+		}
+		resp, err := srv.Client().PostForm(srv.URL+"/login", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	const policies = global + `, "login";q=5;w=60`
+	// n requests 2 s into the minute: r = 100−n grows once n·(1−e/60)
+	// <= n−1 in the next minute, 58 s + 60/n s on (n = 11: 63.45 s, 64).
+	minuteT := map[int]string{11: "64", 12: "63", 13: "63", 14: "63", 15: "62", 16: "62", 17: "62", 18: "62"}
+	for i := 1; i <= 5; i++ {
+		check("login "+strconv.Itoa(i), login("ann"), want{200, policies,
+			`"per-second";r=` + strconv.Itoa(10-i) + `;t=2, "per-minute";r=` + strconv.Itoa(90-i) + ";t=" + minuteT[10+i] +
+				`, "login";r=` + strconv.Itoa(5-i) + ";t=61", "", ""})
+	}
+	// An event exactly 60 s old still counts: the sixth waits 60 s + 1 ns.
+	// The global policies, further out, have counted it.
+	check("login 6", login("ann"), want{429, policies, `"per-second";r=4;t=2, "per-minute";r=84;t=62, "login";r=0;t=61`, "61", "login"})
+	check("login bob", login("bob"), want{200, policies, `"per-second";r=3;t=2, "per-minute";r=83;t=62, "login";r=4;t=61`, "", ""})
+	check("login without a name", login(""), want{400, global, `"per-second";r=2;t=2, "per-minute";r=82;t=62`, "", ""})
 }
