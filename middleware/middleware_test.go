@@ -837,3 +837,23 @@ func TestWithoutContextConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRouteGETCoversHEAD: a ServeMux "GET" pattern serves HEAD requests
+// too, so a policy on "GET /items/{id}" limits them as well (they were a
+// way around it).
+func TestRouteGETCoversHEAD(t *testing.T) {
+	store, _ := newStore(t)
+	reads := fixed("reads", 2, time.Minute, remote, policy.WithRoutes("GET /items/{id}"))
+	mux := http.NewServeMux()
+	m := middleware.MustNew(store, []*policy.Policy{reads})
+	mux.Handle("GET /items/{id}", m.Handler(ok))
+	mux.Handle("POST /items/{id}", m.Handler(ok))
+	var codes []int
+	for _, method := range []string{"HEAD", "GET", "HEAD", "POST"} {
+		w := serve(mux, method, "/items/1")
+		codes = append(codes, w.Code)
+	}
+	if want := []int{200, 200, 429, 200}; !slices.Equal(codes, want) {
+		t.Errorf("HEAD, GET, HEAD, POST /items/1 under 2 GETs a minute: %v, want %v", codes, want)
+	}
+}

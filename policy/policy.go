@@ -138,7 +138,8 @@ func WithMethods(methods ...string) Option {
 // WithRoutes restricts the policy to requests whose route pattern is one of
 // patterns. A pattern is a path pattern exactly as the router reports it
 // ("/users/{id}" for both chi and [http.ServeMux]), optionally preceded by a
-// method and a space, in the Go 1.22 ServeMux style: "POST /login". The
+// method and a space, in the Go 1.22 ServeMux style: "POST /login"; as in
+// ServeMux, a GET route also matches HEAD requests. The
 // request's pattern comes from the Set's pattern function (see
 // [WithPatternFunc]); a host and method in a ServeMux pattern are ignored
 // when comparing paths.
@@ -376,7 +377,7 @@ func (p *Policy) Applies(r *http.Request, pattern string) bool {
 		}
 		ok := false
 		for _, rt := range p.routes {
-			if rt.path == path && (rt.method == "" || rt.method == r.Method) {
+			if rt.path == path && routeMethod(rt.method, r.Method) {
 				ok = true
 				break
 			}
@@ -386,6 +387,14 @@ func (p *Policy) Applies(r *http.Request, pattern string) bool {
 		}
 	}
 	return p.match == nil || p.match(r)
+}
+
+// routeMethod reports whether a request with method matches a route's
+// method: any method when the route names none, and, as in ServeMux
+// patterns, HEAD for a GET route (ServeMux routes HEAD requests to GET
+// patterns, whose handlers do the same work).
+func routeMethod(route, method string) bool {
+	return route == "" || route == method || route == http.MethodGet && method == http.MethodHead
 }
 
 // needsPattern reports whether Applies reads the route pattern.
