@@ -34,9 +34,9 @@
 // still holds them. Do not let a Controller and a Fleet drive the same
 // policy: the last SetLimit wins.
 //
-// A reload (the middleware's ApplyConfig or SetPolicies) drops the effective limit
-// of every policy whose configured Spec changed: call [Controller.Apply]
-// and [Fleet.Update] right after it, in the function given to the
-// reloader, or such a policy runs at its full configured limit until the
-// next evaluation.
+// A reload (the middleware's ApplyConfig or SetPolicies) drops the
+// effective limit of every policy whose configured Spec changed: call
+// [Controller.Apply] and [Fleet.Update] right after it, in the function
+// given to the reloader, or such a policy runs at its full configured limit
+// until the next evaluation.
 package adaptive
