@@ -171,6 +171,10 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		if errors.As(err, &ce) {
 			m.stats.denied.Add(1)
 			m.observe(r, res, Denied, start)
+			if m.onDeny != nil {
+				m.onDeny(w, r, res)
+				return
+			}
 			m.rejectCost(w, ce)
 			return
 		}

@@ -477,6 +477,19 @@ func TestDenyHandler(t *testing.T) {
 	if w.Code != 418 || w.Header().Get("Retry-After") != "1m0s" || w.Header().Get("RateLimit") != `"p";r=0;t=60` {
 		t.Errorf("deny handler: %d %v", w.Code, w.Header())
 	}
+
+	// Every 429 goes to the hook: also a cost no policy can admit, whose
+	// *policy.CostError is in res.Err.
+	var costErr *policy.CostError
+	weighted := fixed("weighted", 3, time.Minute, remote, policy.WithCost(func(*http.Request) int64 { return 4 }))
+	m = middleware.MustNew(store, []*policy.Policy{weighted},
+		middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, res *middleware.Result) {
+			errors.As(res.Err, &costErr)
+			w.WriteHeader(418)
+		}))
+	if w := serve(m.Handler(ok), "GET", "/"); w.Code != 418 || costErr == nil || costErr.Cost != 4 || w.Body.Len() != 0 {
+		t.Errorf("cost out of range: %d %v body %q, want the hook's 418 with the CostError", w.Code, costErr, w.Body)
+	}
 }
 
 func TestNestedMiddlewares(t *testing.T) {

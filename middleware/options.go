@@ -153,8 +153,11 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // WithDenyHandler replaces the whole 429 response. The handler is called
 // for a request the policies deny, with the rate-limit headers already set
 // (delete them if unwanted); it writes the status, Retry-After (see
-// [Result.RetryAfter]), Cache-Control and the body. It must be safe for
-// concurrent use.
+// [Result.RetryAfter]), Cache-Control and the body. It is also called for a
+// request whose cost a policy can never admit: then res.Err is the
+// *policy.CostError, res holds no decisions (res.Taken() is false), no
+// rate-limit header is set, and waiting does not help (the default answer
+// is a 429 without Retry-After). It must be safe for concurrent use.
 func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Result)) Option {
 	return func(m *Middleware) error {
 		if deny == nil {
