@@ -419,3 +419,49 @@ func TestReplayOutOfOrder(t *testing.T) {
 		t.Errorf("--reorder -1s: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// TestReplayTruncatedGzip replays a rotated log cut short (copied while it
+// was being compressed) beside a whole one: the report covers both, up to
+// the cut, and warns that the rest of the damaged log is missing.
+func TestReplayTruncatedGzip(t *testing.T) {
+	data, err := os.ReadFile("testdata/access.log.1.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "access.log.1.gz")
+	if err := os.WriteFile(cut, data[:len(data)*9/10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd("replay", "--config", "testdata/rules.yaml", cut, "testdata/access.log")
+	if code != exitFindings {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, exitFindings, errOut)
+	}
+	for _, want := range []string{"compressed data ends early after line", "the rest of the log is missing", "line cut off where the compressed data ends"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "compressed data ends early") {
+		t.Errorf("stderr does not warn: %q", errOut)
+	}
+	js, _, _ := runCmd("replay", "--json", "--config", "testdata/rules.yaml", cut)
+	if !strings.Contains(js, `"warnings": [`) {
+		t.Errorf("--json report lacks the warning:\n%.400s", js)
+	}
+}
+
+// TestReplayNothingParseable gives a log none of whose lines parse: the
+// error says why, with the first malformed lines.
+func TestReplayNothingParseable(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(log, []byte(`{"time":"10 March 2024","ip":"192.0.2.1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCmd("replay", "--config", "testdata/rules.yaml", log)
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d", code, exitUsage)
+	}
+	if !strings.Contains(errOut, "no parseable line") || !strings.Contains(errOut, `unknown time format "10 March 2024"`) {
+		t.Errorf("stderr does not say why no line parsed: %q", errOut)
+	}
+}

@@ -31,7 +31,8 @@ standard input. Several logs (rotated files) are replayed in the order of
 their first timestamp, one after the other. Lines a little out of time
 order (servers write a line when the request ends) are replayed in time
 order (--reorder); lines further out are replayed late and counted.
-Malformed lines are counted and sampled, not fatal.
+Malformed lines are counted and sampled, not fatal; a gzip log that ends
+early (truncated) is replayed up to where it ends, with a warning.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed
@@ -191,6 +192,10 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 			return nil, in, err
 		}
 		done += r.BytesRead()
+		if err := r.Damage(); err != nil {
+			in.Warnings = append(in.Warnings, err.Error())
+			fmt.Fprintf(stderr, "ratekeeper replay: warning: %v\n", err)
+		}
 		in.Lines += r.Lines()
 		in.Malformed += r.MalformedCount()
 		for _, m := range r.Samples() {
@@ -201,7 +206,11 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	prog.finish(in.Entries)
 	if in.Entries == 0 {
-		return nil, in, fmt.Errorf("no parseable line in %d line(s) of %s", in.Lines, strings.Join(logs, ", "))
+		var why strings.Builder
+		for _, m := range in.Samples {
+			fmt.Fprintf(&why, "\n  %s", strings.ReplaceAll(m.String(), "\n", "\n  "))
+		}
+		return nil, in, fmt.Errorf("no parseable line in %d line(s) of %s%s", in.Lines, strings.Join(logs, ", "), why.String())
 	}
 	rep, err := eng.Finish()
 	return rep, in, err

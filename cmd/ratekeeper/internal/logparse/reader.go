@@ -6,6 +6,7 @@ package logparse
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -76,10 +77,12 @@ type Reader struct {
 	opts    Options
 	count   *countingReader
 	br      *bufio.Reader
+	gz      bool
 	tc      timeCache
 	line    int64
 	bad     int64
 	samples []Malformed
+	damage  error
 }
 
 // NewReader returns a Reader of the log r, named name in reports. A gzip
@@ -93,28 +96,60 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	}
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, maxLine)
+	gz := false
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("logparse: %s: %w", name, err)
+			return nil, fmt.Errorf("logparse: %s: gzip header: %w", name, err)
 		}
 		br = bufio.NewReaderSize(zr, maxLine)
+		gz = true
 	}
-	return &Reader{name: name, opts: opts, count: cr, br: br}, nil
+	// A UTF-8 byte order mark (logs saved by some editors) is no part of
+	// the first line.
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
+		br.Discard(3)
+	}
+	return &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}, nil
 }
+
+// gzipDamage reports whether err, read from a gzip stream, says that the
+// compressed data ends early or is corrupt (rather than that the file
+// could not be read).
+func gzipDamage(err error) bool {
+	var corrupt flate.CorruptInputError
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt)
+}
+
+// Damage returns, once Next has returned io.EOF, why a compressed log
+// ended before its end (a truncated or corrupt file: the rest is
+// missing), or nil.
+func (r *Reader) Damage() error { return r.damage }
 
 // Next returns the next well-formed entry, or io.EOF at the end of the
 // log. Other errors are read errors of the log itself.
 func (r *Reader) Next() (Entry, error) {
 	var e Entry
+	if r.damage != nil {
+		return e, io.EOF
+	}
 	for {
 		raw, err := r.br.ReadSlice('\n')
 		tooLong := false
 		if errors.Is(err, bufio.ErrBufferFull) {
 			tooLong = true
+			raw = bytes.Clone(raw[:120]) // the start, for the sample
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.br.ReadSlice('\n')
 			}
+		}
+		if err != nil && err != io.EOF && r.gz && gzipDamage(err) {
+			if len(raw) > 0 {
+				r.line++
+				r.malformed(raw, "line cut off where the compressed data ends")
+			}
+			r.damage = fmt.Errorf("%s: compressed data ends early after line %d (a truncated or damaged file: %v); the rest of the log is missing", r.name, r.line, err)
+			return e, io.EOF
 		}
 		if len(raw) == 0 && err != nil {
 			if err == io.EOF {

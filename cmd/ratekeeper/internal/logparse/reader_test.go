@@ -3,6 +3,7 @@ package logparse
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -144,4 +145,67 @@ func FuzzParseLine(f *testing.F) {
 			t.Errorf("parseJSON(%q) accepted an entry without address", line)
 		}
 	})
+}
+
+// TestTruncatedGzip cuts a gzip log short, as a copy taken while the file
+// was being compressed is: the lines before the cut are read, the line the
+// cut goes through is malformed, and Damage says the rest is missing,
+// instead of an error that loses the whole log.
+func TestTruncatedGzip(t *testing.T) {
+	var plain, buf bytes.Buffer
+	for i := range 2000 {
+		fmt.Fprintf(&plain, "192.0.2.%d - - [10/Oct/2000:13:55:36 -0700] \"GET /%d HTTP/1.1\" 200 1\n", i%250, i)
+	}
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression) // bytes map to lines
+	zw.Write(plain.Bytes())
+	zw.Close()
+	cut := buf.Bytes()[:buf.Len()/2]
+	r, err := NewReader(bytes.NewReader(cut), "a.log.gz", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, r)
+	if len(got) < 900 || len(got) > 1100 {
+		t.Errorf("read %d entries of the first half of 2000", len(got))
+	}
+	if r.Damage() == nil || !strings.Contains(r.Damage().Error(), "ends early") {
+		t.Errorf("Damage() = %v, want the log's early end", r.Damage())
+	}
+	if r.MalformedCount() != 1 || !strings.Contains(r.Samples()[0].Reason, "cut off") {
+		t.Errorf("malformed %d %v, want the cut line", r.MalformedCount(), r.Samples())
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("Next after the end = %v, want io.EOF", err)
+	}
+	// A whole log is not damaged.
+	r, _ = NewReader(bytes.NewReader(buf.Bytes()), "a.log.gz", Options{})
+	if n := len(readAll(t, r)); n != 2000 || r.Damage() != nil {
+		t.Errorf("whole log: %d entries, damage %v", n, r.Damage())
+	}
+}
+
+// TestLongLineSample checks that the sample of a line too long to parse
+// shows its start (where the client address and time are), not its end.
+func TestLongLineSample(t *testing.T) {
+	long := `192.0.2.7 - - [10/Oct/2000:13:55:36 -0700] "GET /` + strings.Repeat("a", 100<<10) + ` HTTP/1.1" 200 1`
+	r, err := NewReader(strings.NewReader(long+"\n"), "l.log", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, r)
+	if s := r.Samples(); len(s) != 1 || !strings.HasPrefix(s[0].Text, "192.0.2.7 - - [10/Oct") {
+		t.Errorf("samples = %v, want the start of the long line", s)
+	}
+}
+
+// TestByteOrderMark reads a log saved with a UTF-8 byte order mark: the
+// first line's client address does not carry it.
+func TestByteOrderMark(t *testing.T) {
+	r, err := NewReader(strings.NewReader("\ufeff192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\n"), "b.log", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, r); len(got) != 1 || got[0].Addr != "192.0.2.1" {
+		t.Errorf("entries = %+v", got)
+	}
 }

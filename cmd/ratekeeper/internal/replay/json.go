@@ -16,6 +16,7 @@ type jsonReport struct {
 	Entries   int64        `json:"entries"`
 	Malformed int64        `json:"malformed"`
 	Samples   []string     `json:"malformed_samples,omitempty"`
+	Warnings  []string     `json:"warnings,omitempty"`
 	First     time.Time    `json:"first"`
 	Last      time.Time    `json:"last"`
 	Requests  int64        `json:"requests"`
@@ -95,7 +96,7 @@ func trialsJSON(ts []Trial) []jsonTrial {
 // WriteJSON writes the report as one JSON object, for programs.
 func (r *Report) WriteJSON(w io.Writer, in Input) error {
 	out := jsonReport{
-		Files: in.Files, Lines: in.Lines, Entries: in.Entries, Malformed: in.Malformed,
+		Files: in.Files, Lines: in.Lines, Entries: in.Entries, Malformed: in.Malformed, Warnings: in.Warnings,
 		First: r.First.UTC(), Last: r.Last.UTC(), Requests: r.Requests, Rejected: r.Rejected, NoKey: r.NoKey, Unmatched: r.Unmatched, Late: r.Late,
 		BinStart: r.BinStart, Bin: r.Bin.Seconds(), Policies: []jsonPolicy{},
 	}

@@ -17,6 +17,9 @@ type Input struct {
 	Entries   int64
 	Malformed int64
 	Samples   []logparse.Malformed
+	// Warnings say what could not be read: a compressed log that ends
+	// early, say.
+	Warnings []string
 }
 
 // WriteText writes the report for people.
@@ -31,6 +34,9 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 		fmt.Fprintf(&b, "\n  from %s to %s (%s)", r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), r.Last.Sub(r.First))
 	}
 	b.WriteString("\n")
+	for _, w := range in.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", w)
+	}
 	if in.Malformed > 0 {
 		fmt.Fprintf(&b, "  %d malformed lines (%s), skipped; for example:\n", in.Malformed, pct(in.Malformed, in.Lines))
 		for _, m := range in.Samples {
