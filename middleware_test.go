@@ -296,6 +296,9 @@ func TestEndToEndWriteEndpoints(t *testing.T) {
 				{0, "POST", "/login", ip, "ann", 429, g(4, 94) + ", " + login(0, "61"), "61"},
 				// Another user from the same IP has a fresh login quota.
 				{0, "POST", "/login", ip, "bob", 200, g(3, 93) + ", " + login(4, "61"), ""},
+				// Nor is ann locked out by the attempts from ip: from her
+				// own address her quota is whole.
+				{0, "POST", "/login", "192.0.2.11", "ann", 200, g(9, 99) + ", " + login(4, "61"), ""},
 				// No user: the login key cannot be built, 400.
 				{0, "POST", "/login", ip, "", 400, g(2, 92), ""},
 				// 61 s later ann may try again.

@@ -9,13 +9,21 @@ import (
 
 // The write-endpoint preset: stricter limits for endpoints that change state
 // and attract abuse, meant to be keyed by client IP plus user
-// (keyfunc.Join(ip, user)) so that one address cannot try many accounts
-// faster, and one account cannot be attacked faster from many addresses
-// sharing nothing with each other than the account.
+// (keyfunc.Join(ip, user); on a login form the user is the name submitted,
+// since nobody is signed in yet). The pair is the key because each part
+// alone does harm: keyed by user only, an attacker anywhere locks the real
+// user out of their own account by spending its allowance; keyed by IP
+// only, everyone behind one NAT or proxy shares one small allowance. Under
+// the pair, the user's own attempts from their address are untouched by
+// anyone else's. What the pair does not bound is one address trying many
+// accounts, or many addresses trying one: stack the preset under per-IP
+// limits (a middleware around it, as the examples do, 10 per second and 100
+// per minute) for the first, and add a looser per-user policy, or a
+// CAPTCHA, for the second.
 //
 //   - [Login] "login": 5 per minute, sliding log. Five tries leave room for a
-//     person's typos; an attacker gets 7,200 guesses a day per IP and user
-//     instead of thousands a second. The log is exact (no boundary burst of
+//     person's typos; an attacker gets at most 7,200 guesses a day per IP
+//     and account instead of thousands a second. The log is exact (no boundary burst of
 //     10 in two seconds, as a fixed window would allow) and costs 5
 //     timestamps per key.
 //   - [Register] "register": 10 per hour, sliding window counter. Sign-ups
