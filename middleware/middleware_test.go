@@ -870,3 +870,46 @@ func TestRouteGETCoversHEAD(t *testing.T) {
 		t.Errorf("HEAD, GET, HEAD, POST /items/1 under 2 GETs a minute: %v, want %v", codes, want)
 	}
 }
+
+// counting is a store that counts its calls and the checks in each.
+type counting struct {
+	algorithms.Store
+	mu     sync.Mutex
+	checks []int
+}
+
+func (c *counting) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	c.mu.Lock()
+	c.checks = append(c.checks, len(checks))
+	c.mu.Unlock()
+	return c.Store.Take(ctx, checks...)
+}
+
+// TestStackedOneStoreCall: four stacked policies are one store call per
+// request, allowed or denied, and a denial by one consumes nothing of the
+// others.
+func TestStackedOneStoreCall(t *testing.T) {
+	store, _ := newStore(t)
+	c := &counting{Store: store}
+	h := middleware.MustNew(c, []*policy.Policy{
+		fixed("s", 10, time.Second, remote),
+		fixed("m", 2, time.Minute, remote),
+		fixed("h", 100, time.Hour, remote),
+		fixed("d", 1000, 24*time.Hour, remote),
+	}).Handler(ok)
+	var codes []int
+	for range 4 {
+		codes = append(codes, serve(h, "GET", "/").Code)
+	}
+	if want := []int{200, 200, 429, 429}; !slices.Equal(codes, want) {
+		t.Errorf("codes %v, want %v", codes, want)
+	}
+	if want := []int{4, 4, 4, 4}; !slices.Equal(c.checks, want) {
+		t.Errorf("store calls (checks in each) %v, want %v", c.checks, want)
+	}
+	// Windows are aligned to the epoch: t0 is 840 s into its hour and
+	// 80,040 s into its day.
+	if got, want := serve(h, "GET", "/").Header().Get("RateLimit"), `"s";r=8;t=1, "m";r=0;t=60, "h";r=98;t=2760, "d";r=998;t=6360`; got != want {
+		t.Errorf("after two denials RateLimit %q, want %q", got, want)
+	}
+}
