@@ -13,8 +13,11 @@ import (
 // The pattern is r.Pattern when it is set (by Go 1.22 ServeMux,
 // "GET /users/{id}", and by chi v5.5.0 once it has matched a route,
 // "/users/{id}"), else chi's chi.RouteContext(ctx).RoutePattern().
-// Both exist only once the router has matched the request, which decides
-// where the limiter must sit:
+// While chi is dispatching a request it has not matched yet (its
+// top-level r.Use), r.Pattern can only be that of an outer router (the
+// "/" of http.Handle("/", r)), which is not this request's route: Route
+// then yields [ErrNoRoute] too. Both patterns exist only once the router
+// has matched the request, which decides where the limiter must sit:
 //
 //   - net/http ServeMux: wrap each handler, mux.Handle("GET /users/{id}",
 //     limiter(h)); a middleware wrapping the mux itself sees no pattern.
@@ -27,10 +30,14 @@ import (
 // A request without a pattern yields [ErrNoRoute].
 func Route() Func {
 	return func(r *http.Request) (string, error) {
+		rctx := chi.RouteContext(r.Context())
+		if rctx != nil && len(rctx.RoutePatterns) == 0 {
+			return "", ErrNoRoute // chi has not matched yet
+		}
 		if r.Pattern != "" {
 			return r.Pattern, nil
 		}
-		if rctx := chi.RouteContext(r.Context()); rctx != nil {
+		if rctx != nil {
 			if p := rctx.RoutePattern(); p != "" {
 				return p, nil
 			}

@@ -62,6 +62,30 @@ func TestRoute_TwoUsersShareTheRoutePattern(t *testing.T) {
 			want:  "/users/{id}",
 		},
 		{
+			name: "chi inline With under a ServeMux",
+			build: func(k *keyRecorder) http.Handler {
+				r := chi.NewRouter()
+				r.With(k.mw).Get("/users/{id}", noop)
+				mux := http.NewServeMux()
+				mux.Handle("/", r)
+				return mux
+			},
+			paths: []string{"/users/1", "/users/2"},
+			want:  "/users/{id}",
+		},
+		{
+			name: "ServeMux mounted in chi",
+			build: func(k *keyRecorder) http.Handler {
+				mux := http.NewServeMux()
+				mux.Handle("GET /legacy/users/{id}", k.mw(noop))
+				r := chi.NewRouter()
+				r.Mount("/legacy", mux)
+				return r
+			},
+			paths: []string{"/legacy/users/1", "/legacy/users/2"},
+			want:  "GET /legacy/users/{id}",
+		},
+		{
 			name: "chi mounted sub-router, inline With",
 			build: func(k *keyRecorder) http.Handler {
 				sub := chi.NewRouter()
@@ -102,6 +126,24 @@ func TestRoute_BeforeRoutingIsAnError(t *testing.T) {
 		serve(r, "/users/1")
 		if len(k.errs) != 1 || !errors.Is(k.errs[0], keyfunc.ErrNoRoute) || k.keys[0] != "" {
 			t.Fatalf("Route() = %q, %v; want ErrNoRoute", k.keys, k.errs)
+		}
+	})
+	// chi served by http.Handle("/", r) on a ServeMux: the mux's "/" is in
+	// r.Pattern, but chi has not routed yet; "/" for every route would be
+	// the silent merge this test guards against.
+	t.Run("chi top-level Use under a ServeMux", func(t *testing.T) {
+		k := &keyRecorder{f: keyfunc.Route()}
+		r := chi.NewRouter()
+		r.Use(k.mw)
+		r.Get("/users/{id}", noop)
+		r.Get("/orders/{id}", noop)
+		mux := http.NewServeMux()
+		mux.Handle("/", r)
+		serve(mux, "/users/1", "/orders/1")
+		for i := range k.errs {
+			if !errors.Is(k.errs[i], keyfunc.ErrNoRoute) || k.keys[i] != "" {
+				t.Fatalf("Route() = %q, %v; want ErrNoRoute", k.keys, k.errs)
+			}
 		}
 	})
 	t.Run("wrapping ServeMux", func(t *testing.T) {
