@@ -87,7 +87,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.reorder, "reorder", time.Minute, "replay lines up to `DURATION` out of time order in time order (servers log a request when it ends); 0 replays them as logged")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
 	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys")
-	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339 or Unix s/ms/µs/ns; default: time, ts, timestamp, ...)")
+	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339, also with a space for the T or no zone for UTC, or Unix s/ms/µs/ns; default: time, ts, timestamp, ...)")
 	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: remote_addr, remote_ip, client_ip, ip, ...)")
 	fs.StringVar(&f.json.Method, "json-method", "", "JSON field of the method (default: method, request_method, verb)")
 	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path (default: path, uri, request_uri, url)")

@@ -13,8 +13,9 @@ const clfLayout = "02/Jan/2006:15:04:05 -0700"
 // timeCache remembers the last time text parsed: consecutive lines of an
 // access log share their second.
 type timeCache struct {
-	text string
-	t    time.Time
+	text   string
+	t      time.Time
+	layout int // JSON lines: the index in timeLayouts that matched last
 }
 
 func (c *timeCache) parse(layout, s string) (time.Time, error) {

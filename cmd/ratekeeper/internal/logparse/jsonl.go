@@ -3,6 +3,7 @@ package logparse
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -35,8 +36,13 @@ var DefaultJSONFields = struct{ Time, Addr, Method, Path, User []string }{
 // parseJSON parses one JSON object per line.
 func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 	var obj map[string]any
-	if err := json.Unmarshal([]byte(line), &obj); err != nil {
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.UseNumber() // Unix nanoseconds do not fit a float64
+	if err := dec.Decode(&obj); err != nil {
 		return errors.New("invalid JSON: " + strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("invalid JSON: data after the object")
 	}
 	*e = Entry{}
 	tv, tname := lookup(obj, f.Time, DefaultJSONFields.Time)
@@ -120,34 +126,78 @@ func scalar(v any) string {
 	switch v := v.(type) {
 	case string:
 		return v
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
+	case json.Number:
+		return v.String()
 	case bool:
 		return strconv.FormatBool(v)
 	}
 	return ""
 }
 
-// jsonTime reads a timestamp: RFC 3339 text, Common Log Format text, or a
-// Unix time in seconds, milliseconds, microseconds or nanoseconds (told
-// apart by magnitude).
+// timeLayouts are the layouts of text timestamps, tried in order after
+// the last one that matched: RFC 3339, with a space for the T, with a zone
+// offset without colon, and without a zone (taken as UTC). Parsing takes a
+// fraction of a second after the seconds, with a point or a comma, without
+// a layout saying so.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02T15:04:05Z0700",
+	"2006-01-02 15:04:05Z0700",
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04:05",
+	clfLayout,
+}
+
+// jsonTime reads a timestamp: text in one of timeLayouts (or in brackets,
+// as the Common Log Format writes it), or a Unix time in seconds,
+// milliseconds, microseconds or nanoseconds (told apart by magnitude), as
+// a number or as text.
 func jsonTime(v any, tc *timeCache) (time.Time, error) {
 	switch v := v.(type) {
 	case string:
-		if t, err := tc.parse(time.RFC3339Nano, v); err == nil {
-			return t, nil
+		if v == tc.text && v != "" {
+			return tc.t, nil
 		}
-		if t, err := time.Parse(clfLayout, strings.Trim(v, "[]")); err == nil {
-			return t, nil
+		text := strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
+		for i := range timeLayouts {
+			j := (tc.layout + i) % len(timeLayouts)
+			if t, err := time.Parse(timeLayouts[j], text); err == nil {
+				tc.text, tc.t, tc.layout = strings.Clone(v), t, j
+				return t, nil
+			}
 		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			return unixTime(f)
+		if t, err := unixNumber(json.Number(v)); err == nil {
+			return t, nil
 		}
 		return time.Time{}, errors.New("unknown time format " + strconv.Quote(clip(v)))
-	case float64:
-		return unixTime(v)
+	case json.Number:
+		return unixNumber(v)
 	}
 	return time.Time{}, errors.New("time is neither text nor a number")
+}
+
+// unixNumber reads a Unix time in seconds, milliseconds, microseconds or
+// nanoseconds; whole numbers exactly.
+func unixNumber(n json.Number) (time.Time, error) {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		switch {
+		case i <= 0:
+			return time.Time{}, errors.New("time out of range")
+		case i < 1e11: // seconds (until the year 5138)
+			return time.Unix(i, 0).UTC(), nil
+		case i < 1e14:
+			return time.UnixMilli(i).UTC(), nil
+		case i < 1e17:
+			return time.UnixMicro(i).UTC(), nil
+		}
+		return time.Unix(0, i).UTC(), nil
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return time.Time{}, errors.New("not a number")
+	}
+	return unixTime(f)
 }
 
 func unixTime(f float64) (time.Time, error) {

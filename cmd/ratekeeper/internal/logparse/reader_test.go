@@ -209,3 +209,42 @@ func TestByteOrderMark(t *testing.T) {
 		t.Errorf("entries = %+v", got)
 	}
 }
+
+// TestJSONTimes reads the timestamps JSON loggers write: RFC 3339, a space
+// for the T, no zone (UTC), a zone without colon, a comma before the
+// fraction, and Unix times whose nanoseconds a float64 would round.
+func TestJSONTimes(t *testing.T) {
+	utc := func(s string) time.Time {
+		t.Helper()
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		field string
+		want  time.Time
+	}{
+		{`"2024-03-10T12:00:00.5+01:00"`, utc("2024-03-10T11:00:00.5Z")},
+		{`"2024-03-10 12:00:00Z"`, utc("2024-03-10T12:00:00Z")},
+		{`"2024-03-10T12:00:00"`, utc("2024-03-10T12:00:00Z")},
+		{`"2024-03-10 12:00:00.250"`, utc("2024-03-10T12:00:00.25Z")},
+		{`"2024-03-10 12:00:00,250"`, utc("2024-03-10T12:00:00.25Z")},
+		{`"2024-03-10T12:00:00+0100"`, utc("2024-03-10T11:00:00Z")},
+		{`1710072002123456789`, utc("2024-03-10T12:00:02.123456789Z")},
+		{`"1710072002123456789"`, utc("2024-03-10T12:00:02.123456789Z")},
+		{`1710072002123456`, utc("2024-03-10T12:00:02.123456Z")},
+		{`1710072002.25`, utc("2024-03-10T12:00:02.25Z")},
+	} {
+		line := `{"time": ` + tc.field + `, "ip": "192.0.2.1"}`
+		r, err := NewReader(strings.NewReader(line+"\n"), "t.jsonl", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, r)
+		if len(got) != 1 || !got[0].Time.Equal(tc.want) {
+			t.Errorf("time %s: entries %v (malformed %v), want %v", tc.field, got, r.Samples(), tc.want)
+		}
+	}
+}
