@@ -103,6 +103,12 @@ func TestSetHeaders(t *testing.T) {
 			"Ratelimit-Reset":     {"40"},
 			"Ratelimit-Policy":    {`10;w=1, 100;w=60`},
 		}},
+		{"draft-6 denied tie goes to the Retry-After", Draft6, 0b011, []algorithms.Decision{denyD(10, 0, 50*time.Second, 50*time.Second, 55*time.Second), denyD(100, 0, 5*time.Second, 5*time.Second, 60*time.Second)}, http.Header{
+			"Ratelimit-Limit":     {"10"},
+			"Ratelimit-Remaining": {"0"},
+			"Ratelimit-Reset":     {"50"}, // the Retry-After of the response
+			"Ratelimit-Policy":    {`10;w=1, 100;w=60`},
+		}},
 		{"legacy", Legacy, 0b011, []algorithms.Decision{sec7, min0}, http.Header{
 			"X-Ratelimit-Limit":     {"100"},
 			"X-Ratelimit-Remaining": {"0"},

@@ -290,7 +290,9 @@ func (res *Result) RetryAfter() time.Duration {
 
 // Lowest returns the index of the decision that single-valued headers
 // report: among the denied decisions if any (else all), the one with the
-// lowest Remaining, and on a tie the longest ResetAfter. It returns -1 when
+// lowest Remaining; on a tie between denied ones the longest wait (the
+// larger of RetryAfter and NextAfter, so that the reported reset is the
+// response's Retry-After), then the longest ResetAfter. It returns -1 when
 // res holds no decisions.
 func (res *Result) Lowest() int {
 	if !res.taken || res.n == 0 {
@@ -313,6 +315,11 @@ func lower(d, b algorithms.Decision) bool {
 	}
 	if d.Remaining != b.Remaining {
 		return d.Remaining < b.Remaining
+	}
+	if !d.Allowed {
+		if dw, bw := max(d.RetryAfter, d.NextAfter), max(b.RetryAfter, b.NextAfter); dw != bw {
+			return dw > bw
+		}
 	}
 	return d.ResetAfter > b.ResetAfter
 }
