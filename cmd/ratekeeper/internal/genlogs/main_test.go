@@ -3,8 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +61,51 @@ func TestDeterministicAndParseable(t *testing.T) {
 		}
 		if r.Lines() != 2000 || n+r.MalformedCount() != 2000 || r.MalformedCount() == 0 || r.MalformedCount() > 60 {
 			t.Errorf("%s: %d lines, %d entries, %d malformed", format, r.Lines(), n, r.MalformedCount())
+		}
+	}
+}
+
+// TestShippedSamples regenerates the sample logs of cmd/ratekeeper/testdata
+// as its go:generate lines (gen.go) make them and checks that they are the
+// shipped files, so that the samples and their golden reports never drift
+// from the generator.
+func TestShippedSamples(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		seed   uint64
+		n      int
+		format string
+		start  time.Time
+		span   time.Duration
+	}{
+		{"access.log", 1, 3000, "combined", time.Date(2024, 3, 10, 12, 0, 0, 0, time.UTC), time.Hour},
+		{"access.log.1.gz", 2, 1000, "combined", time.Date(2024, 3, 10, 11, 0, 0, 0, time.UTC), time.Hour},
+		{"access.jsonl", 3, 500, "json", time.Date(2024, 3, 10, 12, 0, 0, 0, time.UTC), 10 * time.Minute},
+	} {
+		var buf bytes.Buffer
+		bw := bufio.NewWriter(&buf)
+		g := &gen{rng: rand.New(rand.NewPCG(tc.seed, tc.seed^0x5eed)), t0: tc.start, span: tc.span, format: tc.format, malformed: 0.002}
+		if err := g.write(bw, tc.n); err != nil {
+			t.Fatal(err)
+		}
+		bw.Flush()
+		f, err := os.Open(filepath.Join("..", "..", "testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shipped io.Reader = f
+		if strings.HasSuffix(tc.file, ".gz") {
+			if shipped, err = gzip.NewReader(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := io.ReadAll(shipped)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, buf.Bytes()) {
+			t.Errorf("testdata/%s is not what its go:generate line makes (run go generate ./cmd/ratekeeper)", tc.file)
 		}
 	}
 }
