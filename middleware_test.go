@@ -208,7 +208,36 @@ func script(t *testing.T, srv *httptest.Server, clock *algotest.Clock, steps []r
 				i, s.method, s.path, s.client, s.user, resp.StatusCode, rl, resp.Header.Get("Retry-After"),
 				s.status, s.rateLimit, s.retryAfter)
 		}
+		if got, want := strings.Join(resp.Header.Values("RateLimit-Policy"), ", "), policiesOf(t, s.rateLimit); got != want {
+			t.Errorf("step %d %s %s: RateLimit-Policy %q, want %q", i, s.method, s.path, got, want)
+		}
 	}
+}
+
+// quota is the RateLimit-Policy member of each policy these tests use.
+var quota = map[string]string{
+	"per-second": `"per-second";q=10;w=1`, "per-minute": `"per-minute";q=100;w=60`,
+	"login": `"login";q=5;w=60`, "register": `"register";q=10;w=3600`, "comments": `"comments";q=3;w=60`,
+	"item-writes": `"item-writes";q=2;w=60`,
+}
+
+// policiesOf returns the RateLimit-Policy value that goes with a RateLimit
+// value ("-" for none): the same policies, in the same order.
+func policiesOf(t *testing.T, rateLimit string) string {
+	t.Helper()
+	if rateLimit == "-" {
+		return ""
+	}
+	var out []string
+	for _, m := range strings.Split(rateLimit, ", ") {
+		name, _, _ := strings.Cut(strings.TrimPrefix(m, `"`), `"`)
+		q, ok := quota[name]
+		if !ok {
+			t.Fatalf("no quota for policy %q", name)
+		}
+		out = append(out, q)
+	}
+	return strings.Join(out, ", ")
 }
 
 // repeat returns n copies of r, the last of them with last's expectations.
