@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,6 +163,13 @@ func TestControllerSurvivesReload(t *testing.T) {
 	if got := c.Level(); got != 0.8 {
 		t.Errorf("Apply moved the level to %v", got)
 	}
+	// Without Apply, the next request observed notices the new rule set
+	// and applies the level, within the period.
+	m.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", 500, ip))})
+	c.Observe(time.Millisecond, 200)
+	if got := limitsOf(m); got != "400" {
+		t.Errorf("first request after a reload without Apply: %s, want 400 (level 0.8 of 500)", got)
+	}
 }
 
 func TestControllerHandler(t *testing.T) {
@@ -271,6 +280,13 @@ func TestFleet(t *testing.T) {
 	if got := limitsOf(m); got != "100,1" {
 		t.Errorf("Update after the reload: %s, want 100,1", got)
 	}
+	// Without Update, the next Check (a request through Handler) notices
+	// the new rule set and divides its limits, before Every has passed.
+	m.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", 800, ip)), policy.Must(policy.PerMinute("p1", 7, ip))})
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	if got := limitsOf(m); got != "200,1" {
+		t.Errorf("first request after a reload without Update: %s, want 200,1", got)
+	}
 	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{}); err == nil || !strings.Contains(err.Error(), "Instances") {
 		t.Errorf("NewFleet without Instances = %v", err)
 	}
@@ -352,5 +368,50 @@ func TestControllerSlowIsExact(t *testing.T) {
 				t.Errorf("p99 %v, baseline 100ms, 5%% errors: limit %s, want %s", tc.latency, got, want)
 			}
 		})
+	}
+}
+
+// TestReloadRaces reloads in a loop while requests are observed and
+// checked (run with -race): once the reloads stop, the next request leaves
+// every policy at the controller's level (p0) or the fleet's share (p1) of
+// the last configured limits, whatever the interleaving.
+func TestReloadRaces(t *testing.T) {
+	m := newMiddleware(t, 100, 100)
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, Policies: []string{"p0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	period(t, c, clock, 100, 10, 10*time.Millisecond) // level 0.8
+	f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return 4 }, Clock: clock, Policies: []string{"p1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				c.Observe(time.Millisecond, 200)
+				f.Check()
+			}
+		}()
+	}
+	for i := range 200 {
+		m.SetPolicies([]*policy.Policy{
+			policy.Must(policy.PerMinute("p0", int64(100+i), ip)),
+			policy.Must(policy.PerMinute("p1", int64(400+4*i), ip)),
+		})
+	}
+	stop.Store(true)
+	wg.Wait()
+	c.Observe(time.Millisecond, 200)
+	f.Check()
+	c.Observe(time.Millisecond, 200) // the Fleet's change is the controller's to see, and back
+	f.Check()
+	if got, want := limitsOf(m), fmt.Sprintf("%d,%d", 299*8/10, 1196/4); got != want {
+		t.Errorf("after the reloads: %s, want %s", got, want)
 	}
 }

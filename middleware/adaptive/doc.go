@@ -31,12 +31,16 @@
 // costs under an unchanged Spec cannot express 80% with integer costs. The
 // levels a Controller visits are few (steps of 10% of the configured
 // limit), so going back to a level finds its counters again while the store
-// still holds them. Do not let a Controller and a Fleet drive the same
-// policy: the last SetLimit wins.
+// still holds them.
+//
+// Each owns the limits of its policies: when the rule set changes under
+// it, it sets them again. Do not let a Controller and a Fleet (or a
+// SetLimit of your own) drive the same policy: they would undo each other.
 //
 // A reload (the middleware's ApplyConfig or SetPolicies) drops the
-// effective limit of every policy whose configured Spec changed: call
-// [Controller.Apply] and [Fleet.Update] right after it, in the function
-// given to the reloader, or such a policy runs at its full configured limit
-// until the next evaluation.
+// effective limit of every policy whose configured Spec changed. A
+// Controller or Fleet notices the new rule set at the next request it sees
+// and sets its limits again; to leave no gap but the swap itself, call
+// [Controller.Apply] and [Fleet.Update] right after the reload, in the
+// function given to the reloader.
 package adaptive

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // FleetConfig configures a Fleet.
@@ -47,7 +48,8 @@ type Fleet struct {
 	t   Target
 	cfg FleetConfig
 
-	nextNs atomic.Int64 // when Check reads the count again, Unix nanoseconds
+	nextNs atomic.Int64               // when Check reads the count again, Unix nanoseconds
+	set    atomic.Pointer[policy.Set] // the target's rule set after the last update
 
 	mu sync.Mutex
 	n  int // instances the limits were set for; 0 before the first Update
@@ -99,14 +101,19 @@ func (f *Fleet) Update() error {
 	return f.update(f.cfg.Clock.Now())
 }
 
-// Check calls Update if Every has passed since the count was last read.
+// Check calls Update if Every has passed since the count was last read;
+// if the target's rule set was replaced since (a reload), it sets the
+// limits of the new rule set for the count known at once.
 func (f *Fleet) Check() error {
 	now := f.cfg.Clock.Now()
-	if now.UnixNano() < f.nextNs.Load() || !f.mu.TryLock() {
-		return nil // not yet, or an update is under way
+	if now.UnixNano() < f.nextNs.Load() && f.t.Set() == f.set.Load() || !f.mu.TryLock() {
+		return nil // nothing to do, or an update is under way
 	}
 	defer f.mu.Unlock()
 	if now.UnixNano() < f.nextNs.Load() {
+		if f.t.Set() != f.set.Load() {
+			return f.apply()
+		}
 		return nil
 	}
 	return f.update(now)
@@ -128,6 +135,14 @@ func (f *Fleet) update(now time.Time) error {
 			slog.Int("instances", n), slog.Int("previous", f.n))
 	}
 	f.n = n
+	return f.apply()
+}
+
+// apply sets every driven policy's limit for f.n instances. It requires
+// f.mu.
+func (f *Fleet) apply() error {
+	before := f.t.Set()
+	n := f.n
 	names := f.cfg.Policies
 	if len(names) == 0 {
 		for _, p := range f.t.Set().Policies() {
@@ -148,6 +163,9 @@ func (f *Fleet) update(now time.Time) error {
 			first = err
 		}
 	}
+	// The rule set as it was before: if a reload swapped it while the
+	// limits were being set, the next check sets them again.
+	f.set.Store(before)
 	return first
 }
 
