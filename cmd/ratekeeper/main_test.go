@@ -88,6 +88,8 @@ func TestUsageErrors(t *testing.T) {
 		{"replay", "--config", "testdata/rules.yaml", "--format", "xml", "testdata/access.log"},
 		{"replay", "--config", "testdata/rules.yaml", "--json-header", "novalue", "testdata/access.log"},
 		{"replay", "--config", "testdata/rules.yaml", "--route", "/a/{", "testdata/access.log"},
+		{"replay", "--config", "testdata/rules.yaml", "-", "-"},                                     // standard input read twice
+		{"replay", "--config", "testdata/rules.yaml", "testdata/access.log", "testdata/access.log"}, // a log counted twice
 		{"demo", "extra"},
 		{"demo", "--headers", "draft-99"},
 	} {

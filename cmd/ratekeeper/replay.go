@@ -102,6 +102,14 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
+	seen := map[string]bool{}
+	for _, name := range logs {
+		if seen[name] {
+			fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (its requests would count twice; standard input can be read once)\n", name)
+			return exitUsage
+		}
+		seen[name] = true
+	}
 	if f.reorder < 0 {
 		fmt.Fprintln(stderr, "ratekeeper replay: --reorder must not be negative")
 		return exitUsage
