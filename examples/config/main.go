@@ -63,7 +63,11 @@ func main() {
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
 		for range hup {
-			s.watcher.Reload() // errors are logged by the watcher
+			// A new version is logged ("config reloaded", or the error);
+			// the same content is not applied again.
+			if err := s.watcher.Reload(); err == nil {
+				logger.Info("SIGHUP: configuration file read", slog.String("config", *path))
+			}
 		}
 	}()
 
