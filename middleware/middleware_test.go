@@ -869,6 +869,16 @@ func TestRouteGETCoversHEAD(t *testing.T) {
 	if want := []int{200, 200, 429, 200}; !slices.Equal(codes, want) {
 		t.Errorf("HEAD, GET, HEAD, POST /items/1 under 2 GETs a minute: %v, want %v", codes, want)
 	}
+
+	// The same for a policy restricted by method.
+	h := middleware.MustNew(store, []*policy.Policy{fixed("gets", 1, time.Minute, remote, policy.WithMethods("GET"))}).Handler(ok)
+	codes = nil
+	for _, method := range []string{"HEAD", "GET", "POST"} {
+		codes = append(codes, serve(h, method, "/").Code)
+	}
+	if want := []int{200, 429, 200}; !slices.Equal(codes, want) {
+		t.Errorf("HEAD, GET, POST under 1 GET a minute: %v, want %v", codes, want)
+	}
 }
 
 // counting is a store that counts its calls and the checks in each.

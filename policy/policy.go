@@ -119,7 +119,9 @@ func WithCost(cost func(*http.Request) int64) Option {
 }
 
 // WithMethods restricts the policy to requests with one of these methods
-// (case-sensitive, as HTTP methods are; "POST", not "post").
+// (case-sensitive, as HTTP methods are; "POST", not "post"). "GET" also
+// covers HEAD, which asks the same of the handler (as ServeMux routes HEAD
+// to GET patterns).
 func WithMethods(methods ...string) Option {
 	return func(p *Policy) error {
 		if len(methods) == 0 {
@@ -367,7 +369,7 @@ func (p *Policy) String() string { return p.member }
 // Applies reports whether the policy applies to r, whose route pattern (as
 // the router reports it; "" when unknown) is pattern.
 func (p *Policy) Applies(r *http.Request, pattern string) bool {
-	if len(p.methods) > 0 && !contains(p.methods, r.Method) {
+	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method) {
 		return false
 	}
 	if len(p.routes) > 0 {
@@ -412,9 +414,11 @@ func patternPath(pattern string) string {
 	return pattern
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
+// containsMethod reports whether a request with method matches one of
+// methods (see routeMethod: GET covers HEAD).
+func containsMethod(methods []string, method string) bool {
+	for _, m := range methods {
+		if routeMethod(m, method) {
 			return true
 		}
 	}
