@@ -201,6 +201,15 @@
 // A context error is returned as is. An error does not prove that nothing
 // was consumed: the script may have run before the reply was lost.
 //
+// The middleware passes each request's context, which usually has no
+// deadline, and go-redis with its default options takes seconds to give up
+// on a dead Redis (it redials and retries) and longer on a paused one. So
+// that such a Redis fails each request promptly, bound every Take with
+// [WithTimeout] (its error wraps context.DeadlineExceeded), and give the
+// client short DialTimeout, ReadTimeout and WriteTimeout and
+// ContextTimeoutEnabled (then no goroutine outlives an abandoned call);
+// examples/redis does both.
+//
 // [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
 // returning [ErrCircuitOpen] at once, then lets one probe through. Whether
 // to fail open or closed is the caller's choice (the middleware offers

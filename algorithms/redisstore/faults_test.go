@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -214,4 +215,62 @@ func TestRedisRestartMidway(t *testing.T) {
 	wg.Wait()
 	_ = s.Close()
 	_ = client.Close()
+}
+
+// TestTimeoutWithoutDeadline: the middleware passes the request's context,
+// which has no deadline; with WithTimeout a Take on a paused or dead Redis
+// still fails promptly (go-redis alone, with its default options, retries
+// and redials for seconds), with an error naming the package that wraps
+// context.DeadlineExceeded, whether or not the client bounds I/O by the
+// context; and no goroutine outlives Close.
+func TestTimeoutWithoutDeadline(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	for _, ctxTimeouts := range []bool{false, true} {
+		for _, dead := range []bool{false, true} {
+			name := "paused"
+			if dead {
+				name = "dead"
+			}
+			if ctxTimeouts {
+				name += "/client_ContextTimeoutEnabled"
+			} else {
+				name += "/client_default"
+			}
+			t.Run(name, func(t *testing.T) {
+				srv := redistest.New(t)
+				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
+				defer client.Close()
+				s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				if d, err := s.Take(context.Background(), dayBucket); err != nil || !d[0].Allowed {
+					t.Fatalf("Take on a live server with WithTimeout = %+v, %v", d, err)
+				}
+				if dead {
+					_ = srv.Stop()
+				} else if _, err := srv.Do("CLIENT", "PAUSE", "1500", "ALL"); err != nil {
+					t.Fatal(err)
+				}
+				for range 3 {
+					start := time.Now()
+					_, err = s.Take(context.Background(), dayBucket)
+					took := time.Since(start)
+					if err == nil || !errors.Is(err, context.DeadlineExceeded) && !dead {
+						t.Fatalf("Take = %v, want an error wrapping context.DeadlineExceeded", err)
+					}
+					if !strings.HasPrefix(err.Error(), "redisstore: ") {
+						t.Fatalf("Take = %q, want an error naming the package", err)
+					}
+					if took > timeout+300*time.Millisecond {
+						t.Fatalf("Take returned after %s, want about the %s timeout", took, timeout)
+					}
+				}
+				_ = s.Close() // waits for the abandoned calls
+				_ = client.Close()
+			})
+		}
+	}
 }

@@ -209,6 +209,7 @@ func TestOptionsValidated(t *testing.T) {
 		"zero failures":  {redisstore.WithCircuitBreaker(0, time.Second), "Failures"},
 		"zero cooldown":  {redisstore.WithCircuitBreaker(1, 0), "Cooldown"},
 		"zero deny size": {redisstore.WithDenyCache(0), "Size"},
+		"zero timeout":   {redisstore.WithTimeout(0), "Timeout"},
 		"nil option":     {nil, "Option"},
 	} {
 		_, err := redisstore.New(client, tc.opt)

@@ -37,6 +37,7 @@ type Store struct {
 	prefix  string
 	clock   algorithms.Clock // nil: the server's TIME
 	minTTL  time.Duration
+	timeout time.Duration // 0: only the caller's context bounds a Take
 	breaker *breaker
 	deny    *denyCache
 	specs   specCache
@@ -100,6 +101,24 @@ func WithMinTTL(d time.Duration) Option {
 			return fmt.Errorf("redisstore: WithMinTTL: MinTTL must not be negative, got %s", d)
 		}
 		s.minTTL = d
+		return nil
+	}
+}
+
+// WithTimeout bounds every Take by d, on top of its context's deadline. The
+// middleware passes each request's context, which usually has none, and
+// go-redis alone, with its default options, takes seconds to give up on a
+// dead or paused Redis (it redials and retries); with a timeout, such a
+// Redis costs each request at most d, and the error (wrapping
+// context.DeadlineExceeded) lets the middleware apply its failure mode. As
+// with any deadline, a Take that timed out may still have been decided by
+// Redis. d must be positive; by default there is no timeout.
+func WithTimeout(d time.Duration) Option {
+	return func(s *Store) error {
+		if d <= 0 {
+			return fmt.Errorf("redisstore: WithTimeout: Timeout must be positive, got %s", d)
+		}
+		s.timeout = d
 		return nil
 	}
 }
@@ -187,6 +206,12 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 			return err
 		}
 	}
+	parent := ctx
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
 	req := s.newRequest(checks, now)
 	var err error
 	if s.cluster != nil && !req.oneSlot() {
@@ -196,6 +221,10 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	}
 	if s.synchronous(ctx) {
 		req.release() // no goroutine can still hold its keys or arguments
+	}
+	if err != nil && s.timeout > 0 && parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		// The store's own deadline, not the caller's: an error of the store.
+		err = fmt.Errorf("redisstore: take: no reply from Redis within %s: %w", s.timeout, context.DeadlineExceeded)
 	}
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now))
