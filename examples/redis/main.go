@@ -38,12 +38,7 @@ func main() {
 	for i, addr := range addrs {
 		name := string(rune('a' + i))
 		// Each instance has its own client, as separate processes would.
-		client := redis.NewClient(&redis.Options{
-			Addr:                  *redisAddr,
-			ContextTimeoutEnabled: true,
-			ReadTimeout:           100 * time.Millisecond,
-			WriteTimeout:          100 * time.Millisecond,
-		})
+		client := newClient(*redisAddr)
 		h, err := newInstance(name, client)
 		if err != nil {
 			log.Fatal(err)
@@ -55,10 +50,27 @@ func main() {
 	log.Fatal(<-errs)
 }
 
+// newClient returns an instance's Redis client, with the I/O bounded by
+// each call's context and short timeouts, so that a dead Redis is noticed
+// at once (the store's WithTimeout bounds the whole call, redials and
+// retries included).
+func newClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		ContextTimeoutEnabled: true,
+		DialTimeout:           100 * time.Millisecond,
+		ReadTimeout:           100 * time.Millisecond,
+		WriteTimeout:          100 * time.Millisecond,
+	})
+}
+
 // newInstance returns one instance's handler: 5 requests per minute per
-// client IP, the limit kept in Redis under the prefix "example".
+// client IP, the limit kept in Redis under the prefix "example". A Take
+// that Redis does not answer within 250ms fails (and the middleware lets
+// the request through).
 func newInstance(name string, client redis.UniversalClient) (http.Handler, error) {
-	store, err := redisstore.New(client, redisstore.WithPrefix("example"), redisstore.WithCircuitBreaker(5, 5*time.Second))
+	store, err := redisstore.New(client, redisstore.WithPrefix("example"),
+		redisstore.WithTimeout(250*time.Millisecond), redisstore.WithCircuitBreaker(5, 5*time.Second))
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestTwoInstancesOneLimit runs both instances against a redis-server the
@@ -18,7 +18,7 @@ func TestTwoInstancesOneLimit(t *testing.T) {
 	srv := redistest.New(t)
 	var urls []string
 	for _, name := range []string{"a", "b"} {
-		client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		client := newClient(srv.Addr)
 		t.Cleanup(func() { _ = client.Close() })
 		h, err := newInstance(name, client)
 		if err != nil {
@@ -50,5 +50,50 @@ func TestTwoInstancesOneLimit(t *testing.T) {
 	}
 	if served["hello from instance a"] != 3 || served["hello from instance b"] != 2 {
 		t.Fatalf("served %v, want 3 by a and 2 by b", served)
+	}
+}
+
+// TestRedisDownFailsOpenPromptly: with Redis stopped, both instances keep
+// serving (the middleware fails open) and no request waits long for the
+// dead Redis, even before the circuit breakers open.
+func TestRedisDownFailsOpenPromptly(t *testing.T) {
+	srv := redistest.New(t)
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		client := newClient(srv.Addr)
+		t.Cleanup(func() { _ = client.Close() })
+		h, err := newInstance(name, client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(h)
+		t.Cleanup(hs.Close)
+		urls = append(urls, hs.URL)
+	}
+	get := func(url string) (int, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		resp, err := http.Get(url + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, time.Since(start)
+	}
+	for _, u := range urls {
+		if code, _ := get(u); code != 200 {
+			t.Fatalf("with Redis up: status %d, want 200", code)
+		}
+	}
+	_ = srv.Stop()
+	for i := range 8 {
+		code, took := get(urls[i%2])
+		if code != 200 {
+			t.Fatalf("request %d with Redis down: status %d, want 200 (fail open)", i, code)
+		}
+		if took > 600*time.Millisecond {
+			t.Fatalf("request %d with Redis down took %s, want a prompt failure", i, took)
+		}
 	}
 }
