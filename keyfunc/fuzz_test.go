@@ -102,6 +102,20 @@ func FuzzIP(f *testing.F) {
 				}
 			}
 		}
+		// The same chain written as Forwarded elements (for="entry") must
+		// give the same key, where both syntaxes can say it.
+		if fwdLines, ok := asForwarded(xffLines); ok {
+			kv := []string{}
+			for _, l := range fwdLines {
+				kv = append(kv, "Forwarded", l)
+			}
+			r2 := newReq(remoteAddr, kv...)
+			k1, err1 := configs[1].f(r)
+			k2, err2 := configs[3].f(r2)
+			if k1 != k2 || (err1 == nil) != (err2 == nil) {
+				t.Fatalf("X-Forwarded-For %q: key %q (%v); as Forwarded %q: key %q (%v)", xffLines, k1, err1, fwdLines, k2, err2)
+			}
+		}
 		for _, ref := range refs {
 			if ref.needsTrustedPeer && !peerTrusted {
 				continue
@@ -115,6 +129,30 @@ func FuzzIP(f *testing.F) {
 			}
 		}
 	})
+}
+
+// asForwarded rewrites X-Forwarded-For lines as Forwarded lines, each
+// entry e becoming for="e" (trimmed), and reports false for chains whose
+// meaning the rewriting could change: entries over 100 bytes (the
+// elements are longer, closer to the 512-byte limit), and entries holding
+// a quote, a backslash, a ';' or an obfuscated port (":_"), which
+// Forwarded reads otherwise.
+func asForwarded(lines []string) ([]string, bool) {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if l == "" {
+			continue
+		}
+		entries := strings.Split(l, ",")
+		for j, e := range entries {
+			if len(e) > 100 || strings.ContainsAny(e, "\"\\;") || strings.Contains(e, ":_") {
+				return nil, false
+			}
+			entries[j] = `for="` + strings.Trim(e, " \t") + `"`
+		}
+		out[i] = strings.Join(entries, ", ")
+	}
+	return out, true
 }
 
 // refXFF is a plain reading of the walk that IP does incrementally: each
