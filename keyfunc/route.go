@@ -27,7 +27,9 @@ import (
 //     sub-router it is only the mount's prefix ("/api/*"), one key for
 //     every route below it.
 //
-// A request without a pattern yields [ErrNoRoute].
+// A request without a pattern yields [ErrNoRoute]. A ServeMux pattern
+// holds a space, which [Join] and [Namespace] do not write as it is: under
+// them its key is a digest (still one per route).
 func Route() Func {
 	return func(r *http.Request) (string, error) {
 		rctx := chi.RouteContext(r.Context())
