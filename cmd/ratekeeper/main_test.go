@@ -467,3 +467,42 @@ func TestReplayNothingParseable(t *testing.T) {
 		t.Errorf("stderr does not say why no line parsed: %q", errOut)
 	}
 }
+
+// TestReplayServersLogs splits the JSON sample log between two servers,
+// line by line, as a load balancer would: replaying both logs gives the
+// report of the one log (they are merged in time order, not replayed one
+// after the other).
+func TestReplayServersLogs(t *testing.T) {
+	data, err := os.ReadFile("testdata/access.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	for i, line := range strings.SplitAfter(string(data), "\n") {
+		if i%2 == 0 {
+			a.WriteString(line)
+		} else {
+			b.WriteString(line)
+		}
+	}
+	dir := t.TempDir()
+	la, lb := filepath.Join(dir, "web1.jsonl"), filepath.Join(dir, "web2.jsonl")
+	if err := os.WriteFile(la, a.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lb, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one, _, _ := runCmd("replay", "--compare", "--config", "testdata/rules.yaml", "testdata/access.jsonl")
+	two, errOut, code := runCmd("replay", "--compare", "--config", "testdata/rules.yaml", la, lb)
+	if code != exitFindings {
+		t.Fatalf("exit %d; stderr %s", code, errOut)
+	}
+	_, want, _ := strings.Cut(one, "all policies together")
+	if _, got, _ := strings.Cut(two, "all policies together"); got != want {
+		t.Errorf("two servers' logs report differently from the one log:\n%s\n--- want:\n%s", two, one)
+	}
+	if !strings.Contains(two, "from 500 lines of "+la+", "+lb) {
+		t.Errorf("header does not list both logs, oldest first:\n%s", two)
+	}
+}

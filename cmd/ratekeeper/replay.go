@@ -27,10 +27,10 @@ limits (P95 x 1.2 to 1.5, P99 x 2) with the share each would have rejected.
 
 Logs are Common or Combined Log Format or JSON lines (one object per line),
 told apart line by line; gzip is recognised by its magic bytes; "-" is
-standard input. Several logs (rotated files) are replayed in the order of
-their first timestamp, one after the other. Lines a little out of time
-order (servers write a line when the request ends) are replayed in time
-order (--reorder); lines further out are replayed late and counted.
+standard input. Several logs (rotated files, or the logs of several
+servers) are merged into one replay in time order. Lines a little out of
+time order (servers write a line when the request ends) are replayed in
+time order (--reorder); lines further out are replayed late and counted.
 Malformed lines are counted and sampled, not fatal; a gzip log that ends
 early (truncated) is replayed up to where it ends, with a warning.
 In the Common Log Format the authenticated user becomes the request's user
@@ -192,25 +192,9 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 		return nil, in, err
 	}
 	prog := newProgress(stderr, total, f.quiet)
-	var done int64
-	for _, s := range srcs {
-		in.Files = append(in.Files, s.name)
-		r, err := replaySource(eng, s, opts, &in, func(read int64) { prog.update(done+read, in.Entries) })
-		if err != nil {
-			return nil, in, err
-		}
-		done += r.BytesRead()
-		if err := r.Damage(); err != nil {
-			in.Warnings = append(in.Warnings, err.Error())
-			fmt.Fprintf(stderr, "ratekeeper replay: warning: %v\n", err)
-		}
-		in.Lines += r.Lines()
-		in.Malformed += r.MalformedCount()
-		for _, m := range r.Samples() {
-			if len(in.Samples) < 5 {
-				in.Samples = append(in.Samples, m)
-			}
-		}
+	m := &merger{eng: eng, opts: opts, srcs: srcs, in: &in, stderr: stderr, progress: prog}
+	if err := m.run(); err != nil {
+		return nil, in, err
 	}
 	prog.finish(in.Entries)
 	if in.Entries == 0 {
@@ -222,37 +206,6 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	rep, err := eng.Finish()
 	return rep, in, err
-}
-
-// replaySource replays one log, parsing on one goroutine and replaying on
-// this one, and returns its reader for the counts.
-func replaySource(eng *replay.Engine, s *source, opts logparse.Options, in *replay.Input, progress func(read int64)) (*logparse.Reader, error) {
-	r, pending, closer, err := s.open(opts)
-	if err != nil {
-		return nil, err
-	}
-	defer closer.Close()
-	if pending != nil {
-		in.Entries++
-		if err := eng.Add(pending); err != nil {
-			return nil, err
-		}
-	}
-	batches := readBatches(r)
-	for b := range batches {
-		for i := range b.entries {
-			in.Entries++
-			if err := eng.Add(&b.entries[i]); err != nil {
-				drain(batches)
-				return nil, err
-			}
-		}
-		if b.err != nil {
-			return nil, b.err
-		}
-		progress(b.read)
-	}
-	return r, nil
 }
 
 // replayChart charts each policy's admitted and rejected requests, and

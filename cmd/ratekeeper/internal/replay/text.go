@@ -45,7 +45,7 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 	}
 	if r.Late > 0 {
 		fmt.Fprintf(&b, "  %d requests logged out of time order by more than the reorder window (%s): replayed late,\n"+
-			"  after later ones (several servers' logs? merge them first, or raise --reorder)\n", r.Late, r.Reorder)
+			"  after later ones (raise --reorder)\n", r.Late, r.Reorder)
 	}
 	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected (%s), %d rejected for want of a key, %d matched no policy\n",
 		r.Requests, r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)

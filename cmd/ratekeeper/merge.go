@@ -1,0 +1,227 @@
+package main
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
+)
+
+// A merger replays several logs as one, in time order: the logs of several
+// servers interleave, and rotated logs follow one another. Logs sorted by
+// their first timestamp are opened when the replay reaches that time, so
+// that rotated logs are open one or two at a time, and each is parsed on
+// a goroutine of its own.
+type merger struct {
+	eng      *replay.Engine
+	opts     logparse.Options
+	srcs     []*source // by first timestamp, empty logs last
+	in       *replay.Input
+	stderr   io.Writer
+	progress *progress
+
+	next int       // the next source to open
+	open cursors   // the open sources, a heap by the time of their entry
+	done int64     // bytes read from the sources closed
+	all  []*cursor // the open sources, for progress
+}
+
+// A cursor is an open log and its next entry.
+type cursor struct {
+	index   int // in merger.srcs: the order among entries of the same time
+	r       *logparse.Reader
+	closer  io.Closer
+	batches <-chan batch
+	batch   batch
+	i       int // the entry in batch
+	read    int64
+	// pending is the entry read ahead from standard input, replayed first.
+	pending *logparse.Entry
+}
+
+// entry returns the cursor's current entry.
+func (c *cursor) entry() *logparse.Entry {
+	if c.pending != nil {
+		return c.pending
+	}
+	return &c.batch.entries[c.i]
+}
+
+// advance moves to the next entry, reporting whether there is one.
+func (c *cursor) advance() (bool, error) {
+	if c.pending != nil {
+		c.pending = nil
+	} else {
+		c.i++
+	}
+	for c.i >= len(c.batch.entries) {
+		if c.batch.err != nil {
+			return false, c.batch.err
+		}
+		b, ok := <-c.batches
+		if !ok {
+			return false, nil
+		}
+		c.batch, c.i, c.read = b, 0, b.read
+	}
+	return true, nil
+}
+
+func (c *cursor) time() time.Time { return c.entry().Time }
+
+// cursors is a heap of cursors by the time of their entry, then by source.
+type cursors []*cursor
+
+func (h cursors) Len() int { return len(h) }
+func (h cursors) Less(i, j int) bool {
+	ti, tj := h[i].time(), h[j].time()
+	if ti.Equal(tj) {
+		return h[i].index < h[j].index
+	}
+	return ti.Before(tj)
+}
+func (h cursors) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursors) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursors) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// run replays every source.
+func (m *merger) run() error {
+	defer func() { // on an error, end the parsing goroutines
+		for _, c := range m.open {
+			drain(c.batches)
+			c.closer.Close()
+		}
+	}()
+	for {
+		if err := m.openDue(); err != nil {
+			return err
+		}
+		if len(m.open) == 0 {
+			return nil
+		}
+		c := m.open[0]
+		// Replay c's entries up to the next entry of another source, or
+		// the first of a source yet to open.
+		var bound time.Time
+		bounded := false
+		if len(m.open) > 1 {
+			bound, bounded = m.open[1].time(), true
+			if len(m.open) > 2 && m.open[2].time().Before(bound) {
+				bound = m.open[2].time()
+			}
+		}
+		if m.next < len(m.srcs) && !m.srcs[m.next].eof && (!bounded || m.srcs[m.next].first.Before(bound)) {
+			bound, bounded = m.srcs[m.next].first, true
+		}
+		for {
+			m.in.Entries++
+			if err := m.eng.Add(c.entry()); err != nil {
+				return err
+			}
+			more, err := c.advance()
+			if err != nil {
+				return err
+			}
+			if !more {
+				heap.Pop(&m.open)
+				m.close(c)
+				break
+			}
+			if c.i == 0 {
+				m.update()
+			}
+			if bounded && c.time().After(bound) {
+				heap.Fix(&m.open, 0)
+				break
+			}
+		}
+	}
+}
+
+// openDue opens the sources whose first entry is due: every source when
+// none is open, else those starting no later than the earliest open entry.
+// An empty log is opened (for its line counts) once all others are done.
+func (m *merger) openDue() error {
+	for m.next < len(m.srcs) {
+		s := m.srcs[m.next]
+		if len(m.open) > 0 && (s.eof || s.first.After(m.open[0].time())) {
+			return nil
+		}
+		m.next++
+		c, err := m.openCursor(s, m.next-1)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			heap.Push(&m.open, c)
+		}
+	}
+	return nil
+}
+
+// openCursor opens s at its first entry; nil when it has none (its counts
+// are taken at once).
+func (m *merger) openCursor(s *source, index int) (*cursor, error) {
+	m.in.Files = append(m.in.Files, s.name)
+	r, pending, closer, err := s.open(m.opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &cursor{index: index, r: r, closer: closer, batches: readBatches(r), pending: pending}
+	m.all = append(m.all, c)
+	if pending == nil {
+		c.i = -1
+		more, err := c.advance()
+		if err != nil {
+			drain(c.batches)
+			closer.Close()
+			return nil, err
+		}
+		if !more {
+			m.close(c)
+			return nil, nil
+		}
+	}
+	return c, nil
+}
+
+// close takes the counts of a finished source and closes it.
+func (m *merger) close(c *cursor) {
+	c.closer.Close()
+	for i, o := range m.all {
+		if o == c {
+			m.all = append(m.all[:i], m.all[i+1:]...)
+			break
+		}
+	}
+	r := c.r
+	m.done += r.BytesRead()
+	if err := r.Damage(); err != nil {
+		m.in.Warnings = append(m.in.Warnings, err.Error())
+		fmt.Fprintf(m.stderr, "ratekeeper replay: warning: %v\n", err)
+	}
+	m.in.Lines += r.Lines()
+	m.in.Malformed += r.MalformedCount()
+	for _, s := range r.Samples() {
+		if len(m.in.Samples) < 5 {
+			m.in.Samples = append(m.in.Samples, s)
+		}
+	}
+}
+
+// update reports progress.
+func (m *merger) update() {
+	read := m.done
+	for _, c := range m.all {
+		read += c.read
+	}
+	m.progress.update(read, m.in.Entries)
+}
