@@ -11,7 +11,9 @@
 //
 // New takes any go-redis v9 client: a *redis.Client (standalone, or the
 // Sentinel failover client from redis.NewFailoverClient) or a
-// *redis.ClusterClient.
+// *redis.ClusterClient. A *redis.Ring is refused: it sends a call to the
+// shard of its first key, so a client key's state would live on whichever
+// shard a Take's first check picked, and limits would not hold.
 //
 // # One script, one round trip
 //

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -264,4 +266,43 @@ func password(user string) string {
 		return ""
 	}
 	return "any"
+}
+
+// TestRingRejected: a *redis.Ring sends a multi-key call to the shard of
+// its first key, so a client key's state would live on whichever shard the
+// Take's first check picked, and a limit could be exceeded (here: a limit
+// of 1 admits twice). New refuses a Ring, naming the clients it supports.
+func TestRingRejected(t *testing.T) {
+	a, b := redistest.New(t), redistest.New(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr, "b": b.Addr}})
+	defer ring.Close()
+	s, err := redisstore.New(ring)
+	if err == nil {
+		// Show what would go wrong: two keys on two shards.
+		one := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
+		var k1, k2 string
+		ctx := context.Background()
+		for i := 0; k2 == ""; i++ {
+			k := fmt.Sprintf("k%d", i)
+			shardOf := func(key string) string {
+				sh, err := ring.GetShardClientForKey("rk:{" + key + "}:x")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sh.Options().Addr
+			}
+			switch {
+			case k1 == "":
+				k1 = k
+			case shardOf(k) != shardOf(k1):
+				k2 = k
+			}
+		}
+		d1, err1 := s.Take(ctx, algorithms.Check{Spec: one, Key: k1})
+		d2, err2 := s.Take(ctx, algorithms.Check{Spec: one, Key: k2}, algorithms.Check{Spec: one, Key: k1})
+		t.Fatalf("New(*redis.Ring) succeeded; Take(%s) = %+v, %v; then Take(%s, %s) = %+v, %v", k1, d1, err1, k2, k1, d2, err2)
+	}
+	if !strings.HasPrefix(err.Error(), "redisstore: ") || !strings.Contains(err.Error(), "Ring") {
+		t.Fatalf("New(*redis.Ring) = %v, want a redisstore error naming Ring", err)
+	}
 }

@@ -125,7 +125,9 @@ func WithTimeout(d time.Duration) Option {
 
 // New returns a Store keeping its state in Redis through client: a
 // *redis.Client (standalone or Sentinel failover client) or a
-// *redis.ClusterClient. It does not contact Redis: the first call loads the
+// *redis.ClusterClient; a *redis.Ring is refused (it shards by a call's
+// first key, so one key's state could land on several shards). It does not
+// contact Redis: the first call loads the
 // code as a function library (FUNCTION LOAD, then FCALL), which the server
 // keeps; without functions, as a script (EVALSHA, then EVAL on NOSCRIPT).
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
@@ -139,6 +141,10 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		s.guard = !c.Options().ContextTimeoutEnabled
 	case *redis.Client:
 		s.guard = !c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		// A Ring sends a call to its first key's shard: a client key's
+		// state would live on whichever shard a Take's first check picked.
+		return nil, errors.New("redisstore: New: a *redis.Ring cannot keep one limit (a call goes to its first key's shard); use a *redis.Client, a Sentinel failover client or a *redis.ClusterClient")
 	default:
 		s.guard = true
 	}
