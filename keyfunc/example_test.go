@@ -1,6 +1,7 @@
 package keyfunc_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -164,4 +165,29 @@ func ExampleSecret() {
 	fmt.Println(len(k), k[:len("per-api-key:")], strings.Contains(k, "sk_live"))
 	// Output:
 	// 34 per-api-key: false
+}
+
+// sessionKey is the context key an authentication middleware of another
+// library stores its user ID under.
+type sessionKey struct{}
+
+// ContextValue keys a request by the user an authentication middleware of
+// another library stored in the context, falling back to the client IP for
+// anonymous requests.
+func ExampleContextValue() {
+	user, _ := keyfunc.ContextValue(sessionKey{})
+	key, _ := keyfunc.FirstOf(user, keyfunc.Must(keyfunc.IP()))
+
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "198.51.100.7:50000"
+	anon, _ := key(r)
+
+	r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, int64(1042)))
+	signedIn, _ := key(r)
+
+	fmt.Println(anon)     // FirstOf prefixes the part's index:
+	fmt.Println(signedIn) // user "198.51.100.7" is not that client
+	// Output:
+	// 1:198.51.100.7
+	// 0:1042
 }

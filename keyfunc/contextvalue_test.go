@@ -1,0 +1,92 @@
+package keyfunc_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// authKey stands for another library's context key type.
+type authKey struct{}
+
+type userID struct{ n int }
+
+func (u userID) String() string {
+	if u.n == 0 {
+		return ""
+	}
+	return "u" + string(rune('0'+u.n))
+}
+
+func TestContextValue_ReadsAnotherMiddlewaresUser(t *testing.T) {
+	kf, err := keyfunc.ContextValue(authKey{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"string", "alice", "alice"},
+		{"bytes", []byte("bob"), "bob"},
+		{"int", 42, "42"},
+		{"int64", int64(-7), "-7"},
+		{"uint64", uint64(18446744073709551615), "18446744073709551615"},
+		{"stringer", userID{3}, "u3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r = r.WithContext(context.WithValue(r.Context(), authKey{}, c.v))
+			got, err := kf(r)
+			if err != nil || got != c.want {
+				t.Fatalf("key = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestContextValue_MissingEmptyOrForeignIsNoKey(t *testing.T) {
+	kf, err := keyfunc.ContextValue(authKey{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		v    any
+	}{
+		{"missing", nil},
+		{"empty string", ""},
+		{"empty stringer", userID{}},
+		{"other type", 3.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			if c.v != nil {
+				r = r.WithContext(context.WithValue(r.Context(), authKey{}, c.v))
+			}
+			got, err := kf(r)
+			if !errors.Is(err, keyfunc.ErrNoContextValue) || !errors.Is(err, keyfunc.ErrNoKey) || got != "" {
+				t.Fatalf("key = %q, %v; want ErrNoContextValue (ErrNoKey family) and no key", got, err)
+			}
+		})
+	}
+	// A value under another key is not read.
+	r := httptest.NewRequest("GET", "/", nil)
+	r = r.WithContext(keyfunc.WithUser(r.Context(), "alice"))
+	if got, err := kf(r); err == nil {
+		t.Fatalf("read %q from WithUser's key", got)
+	}
+}
+
+func TestContextValue_BadKeyFailsAtConstruction(t *testing.T) {
+	if _, err := keyfunc.ContextValue(nil); err == nil {
+		t.Error("nil key accepted")
+	}
+	if _, err := keyfunc.ContextValue([]string{"x"}); err == nil {
+		t.Error("non-comparable key accepted")
+	}
+}
