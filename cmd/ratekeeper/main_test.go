@@ -320,6 +320,13 @@ func TestProgress(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("--quiet or a small input printed progress: %q", buf.String())
 	}
+	// Standard input: the size is unknown; a replay that lasts is large.
+	stdin := newProgress(&buf, -1, false)
+	stdin.last = stdin.last.Add(-2 * time.Second)
+	stdin.update(3<<20, 7)
+	if got := buf.String(); got != "replay: 7 requests, 3 MiB read\n" {
+		t.Errorf("progress of standard input = %q", got)
+	}
 }
 
 // TestReplayJSONFields maps JSON fields to a header and to the user, and

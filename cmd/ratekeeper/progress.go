@@ -7,18 +7,19 @@ import (
 )
 
 // progress reports on standard error, at most once a second, for inputs
-// over 32 MiB.
+// over 32 MiB or of unknown size (standard input: total < 0).
 type progress struct {
 	w     io.Writer
 	total int64
 	on    bool
+	shown bool // a line was printed
 	last  time.Time
 	start time.Time
 }
 
 func newProgress(w io.Writer, total int64, quiet bool) *progress {
 	now := time.Now()
-	return &progress{w: w, total: total, on: !quiet && total > 32<<20, last: now, start: now}
+	return &progress{w: w, total: total, on: !quiet && (total > 32<<20 || total < 0), last: now, start: now}
 }
 
 func (p *progress) update(done, entries int64) {
@@ -30,11 +31,16 @@ func (p *progress) update(done, entries int64) {
 		return
 	}
 	p.last = now
+	p.shown = true
+	if p.total < 0 {
+		fmt.Fprintf(p.w, "replay: %d requests, %d MiB read\n", entries, done>>20)
+		return
+	}
 	fmt.Fprintf(p.w, "replay: %d requests, %.0f%% of %d MiB read\n", entries, 100*float64(done)/float64(p.total), p.total>>20)
 }
 
 func (p *progress) finish(entries int64) {
-	if p.on {
+	if p.on && (p.shown || p.total > 0) {
 		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, time.Since(p.start).Round(time.Millisecond))
 	}
 }

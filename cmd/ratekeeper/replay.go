@@ -170,7 +170,11 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 			return nil, in, err
 		}
 		srcs = append(srcs, s)
-		total += s.size
+		if name == "-" || total < 0 {
+			total = -1 // unknown
+		} else {
+			total += s.size
+		}
 	}
 	// Rotated logs replay oldest first.
 	slices.SortStableFunc(srcs, func(a, b *source) int {
