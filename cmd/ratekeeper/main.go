@@ -17,9 +17,9 @@
 // policy.Config) and prints the effective policies.
 //
 // replay reads access logs (Common or Combined Log Format, or JSON lines;
-// gzip-compressed or not) and replays every request through the configured
-// policies at the time the log gives it, with an in-memory store on a
-// simulated clock. It reports per policy the requests, those that would
+// gzip-compressed or not), merged in time order, and replays every request
+// through the configured policies at the time the log gives it, with an
+// in-memory store on a simulated clock. It reports per policy the requests, those that would
 // have been rejected, the keys rejected most, the percentiles of requests
 // per key per window, and suggested limits (P95 × 1.2 to 1.5, P99 × 2)
 // with the share each would have rejected. --compare adds every algorithm,
@@ -33,7 +33,11 @@
 //	1  findings: check found problems in the configuration; replay would
 //	   have rejected requests
 //	2  usage or input error: bad flags, unreadable files, an invalid
-//	   configuration given to replay, logs with no parseable line
+//	   configuration given to replay, logs with no parseable line, a
+//	   log given twice
+//
+// Malformed lines, lines far out of time order and a gzip log that ends
+// early (truncated) do not stop a replay: the report counts them or warns.
 package main
 
 import (
