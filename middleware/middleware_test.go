@@ -368,12 +368,13 @@ func TestLeakyQueue(t *testing.T) {
 	store, clock := newStore(t)
 	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 2 * time.Second}, remote))
 	var waits []time.Duration
+	var errs []error
 	abandon := func() {}
 	m := middleware.MustNew(store, []*policy.Policy{queue}, middleware.WithWait(func(ctx context.Context, d time.Duration) error {
 		waits = append(waits, d)
 		abandon() // the client goes away while held
 		return ctx.Err()
-	}))
+	}), middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))
 	served := 0
 	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
 	codes := []int{}
@@ -396,6 +397,9 @@ func TestLeakyQueue(t *testing.T) {
 	abandon = func() {}
 	if w.Code != 503 || served != 4 || m.Stats().Abandoned != 1 || m.Stats().Delayed != 3 {
 		t.Errorf("abandoned: %d served %d stats %+v", w.Code, served, m.Stats())
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) || strings.Contains(w.Body.String(), "cancel") {
+		t.Errorf("abandoned: errors reported %v (want one wrapping context.Canceled), body %s", errs, w.Body)
 	}
 	if got := serve(h, "GET", "/"); got.Code != 200 || waits[len(waits)-1] != 2*time.Second {
 		t.Errorf("after an abandoned request: %d, wait %v; want 200 after 2s (the place is not refunded)", got.Code, waits[len(waits)-1])
