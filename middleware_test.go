@@ -755,3 +755,60 @@ func TestReadmeQuickStart(t *testing.T) {
 	check("login bob", login("bob"), want{200, policies, `"per-second";r=3;t=2, "per-minute";r=83;t=62, "login";r=4;t=61`, "", ""})
 	check("login without a name", login(""), want{400, global, `"per-second";r=2;t=2, "per-minute";r=82;t=62`, "", ""})
 }
+
+// TestEndToEndOneDecisionRuleTable puts the global limits and the login
+// preset in ONE middleware, a rule table in front of the router (chi's
+// top-level r.Use asking chi's Find; a whole ServeMux asking the mux): a
+// login denied by the login policy consumes nothing of the global ones,
+// unlike nested middlewares (TestEndToEndWriteEndpoints).
+func TestEndToEndOneDecisionRuleTable(t *testing.T) {
+	for _, router := range []string{"chi", "stdlib"} {
+		t.Run(router, func(t *testing.T) {
+			clock := algotest.NewClock(t0)
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			ip, ipUser := keys(t)
+			policies := []*policy.Policy{
+				policy.Must(policy.PerSecond("per-second", 10, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+				policy.Must(policy.PerMinute("per-minute", 100, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+				policy.Must(policy.Login(ipUser, policy.WithRoutes("POST /login"))),
+			}
+			var h http.Handler
+			if router == "chi" {
+				r := chi.NewRouter()
+				m := middleware.MustNew(store, policies, middleware.WithPatternFunc(func(req *http.Request) string {
+					return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path)
+				}))
+				r.Use(m.Handler)
+				r.Get("/", hello)
+				r.Post("/login", hello)
+				h = auth(r)
+			} else {
+				mux := http.NewServeMux()
+				mux.Handle("GET /{$}", hello)
+				mux.Handle("POST /login", hello)
+				h = auth(middleware.MustNew(store, policies, middleware.WithPatternFunc(policy.ServeMuxPattern(mux))).Handler(mux))
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			a := "192.0.2.20"
+			g := func(sec, min int) string {
+				return `"per-second";r=` + strconv.Itoa(sec) + `;t=1, "per-minute";r=` + strconv.Itoa(min) + ";t=60"
+			}
+			steps := []req{{0, "GET", "/", a, "", 200, g(9, 99), ""}}
+			for i := 1; i <= 5; i++ {
+				steps = append(steps, req{0, "POST", "/login", a, "ann", 200, g(9-i, 99-i) + `, "login";r=` + strconv.Itoa(5-i) + ";t=61", ""})
+			}
+			steps = append(steps,
+				// Denied by login: the global allowances stay as they were.
+				req{0, "POST", "/login", a, "ann", 429, g(4, 94) + `, "login";r=0;t=61`, "61"},
+				req{0, "POST", "/login", a, "ann", 429, g(4, 94) + `, "login";r=0;t=61`, "61"},
+				req{0, "GET", "/", a, "", 200, g(3, 93), ""},
+			)
+			script(t, srv, clock, steps)
+		})
+	}
+}
