@@ -91,12 +91,12 @@ type Controller struct {
 	errRate                       float64
 
 	win    atomic.Pointer[window]
-	endsNs atomic.Int64               // ends in Unix nanoseconds, read without the lock
-	set    atomic.Pointer[policy.Set] // the target's rule set after the last apply
-	mu     sync.Mutex                 // serialises evaluations; guards the fields below
-	ends   time.Time                  // end of the current period
-	level  int64                      // permille of the configured limit
-	stable int                        // healthy periods in a row
+	endsNs atomic.Int64 // ends in Unix nanoseconds, read without the lock
+	seen   seen         // the target's rules at the last apply
+	mu     sync.Mutex   // serialises evaluations; guards the fields below
+	ends   time.Time    // end of the current period
+	level  int64        // permille of the configured limit
+	stable int          // healthy periods in a row
 	base   time.Duration
 }
 
@@ -182,9 +182,9 @@ func (c *Controller) Baseline() time.Duration {
 
 // Observe records one handled request: how long it took and its status.
 // When the period has ended, the first call after it evaluates the period;
-// when the target's rule set was replaced (a reload), the first call after
-// it applies the current level to the new rule set (see [Controller.Apply]).
-// Otherwise Observe takes no lock.
+// when the target's configured policies were replaced (a reload), the
+// first call after it applies the current level to them (see
+// [Controller.Apply]). Otherwise Observe takes no lock.
 func (c *Controller) Observe(latency time.Duration, status int) {
 	c.win.Load().add(latency, c.cfg.IsError(status))
 	c.maybeEvaluate()
@@ -192,12 +192,12 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 
 func (c *Controller) maybeEvaluate() {
 	now := c.cfg.Clock.Now()
-	if now.UnixNano() < c.endsNs.Load() && c.t.Set() == c.set.Load() || !c.mu.TryLock() {
+	if now.UnixNano() < c.endsNs.Load() && !c.seen.moved(c.t) || !c.mu.TryLock() {
 		return // nothing to do, or another goroutine is at it
 	}
 	defer c.mu.Unlock()
 	if now.Before(c.ends) {
-		if c.t.Set() != c.set.Load() {
+		if c.seen.reloaded(c.t) {
 			c.apply()
 		}
 		return
@@ -298,16 +298,10 @@ func (c *Controller) Apply() error {
 // apply sets the limit of every controlled policy for the current level
 // (also when unchanged: a reload may have reset it). It requires c.mu.
 func (c *Controller) apply() error {
-	before := c.t.Set()
-	names := c.cfg.Policies
-	if len(names) == 0 {
-		for _, p := range c.t.Set().Policies() {
-			names = append(names, p.Name())
-		}
-	}
+	names, conf := c.seen.start(c.t, c.cfg.Policies)
 	var first error
 	for _, name := range names {
-		p := c.t.Configured(name)
+		p := conf[name]
 		if p == nil {
 			continue // removed by a reload
 		}
@@ -320,9 +314,6 @@ func (c *Controller) apply() error {
 			first = err
 		}
 	}
-	// The rule set as it was before: if a reload swapped it while the
-	// limits were being set, the next check sets them again.
-	c.set.Store(before)
 	return first
 }
 

@@ -409,9 +409,54 @@ func TestReloadRaces(t *testing.T) {
 	wg.Wait()
 	c.Observe(time.Millisecond, 200)
 	f.Check()
-	c.Observe(time.Millisecond, 200) // the Fleet's change is the controller's to see, and back
-	f.Check()
 	if got, want := limitsOf(m), fmt.Sprintf("%d,%d", 299*8/10, 1196/4); got != want {
 		t.Errorf("after the reloads: %s, want %s", got, want)
+	}
+}
+
+// countingTarget counts the rule sets its middleware builds.
+type countingTarget struct {
+	*middleware.Middleware
+	sets atomic.Int64
+}
+
+func (t *countingTarget) SetLimit(name string, limit int64) error {
+	before := t.Set()
+	err := t.Middleware.SetLimit(name, limit)
+	if t.Set() != before {
+		t.sets.Add(1)
+	}
+	return err
+}
+
+// TestNoFightOverLimits: a Controller of every policy and a Fleet of one
+// of them (a setup the package doc warns against) must not take turns
+// rebuilding the rule set on every request; and a limit set by someone
+// else is not a reload: the controller leaves it alone until it next
+// judges a period.
+func TestNoFightOverLimits(t *testing.T) {
+	m := newMiddleware(t, 100, 100)
+	target := &countingTarget{Middleware: m}
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(target, adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := adaptive.NewFleet(target, adaptive.FleetConfig{Instances: func() int { return 4 }, Clock: clock, Policies: []string{"p1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.sets.Store(0)
+	for range 100 {
+		f.Check()
+		c.Observe(time.Millisecond, 200)
+	}
+	if n := target.sets.Load(); n > 2 {
+		t.Errorf("%d rule sets built over 100 requests, want at most 2", n)
+	}
+	m.SetLimit("p0", 42)
+	c.Observe(time.Millisecond, 200)
+	if got := m.Set().Policies()[0].Spec().Limit; got != 42 {
+		t.Errorf("after SetLimit(p0, 42) and a request: p0 at %d, want 42 (not a reload)", got)
 	}
 }

@@ -33,14 +33,14 @@
 // limit), so going back to a level finds its counters again while the store
 // still holds them.
 //
-// Each owns the limits of its policies: when the rule set changes under
-// it, it sets them again. Do not let a Controller and a Fleet (or a
-// SetLimit of your own) drive the same policy: they would undo each other.
+// Do not let a Controller and a Fleet (or a SetLimit of your own) drive
+// the same policy: each sets its limits at its own evaluations, undoing
+// the other's.
 //
 // A reload (the middleware's ApplyConfig or SetPolicies) drops the
 // effective limit of every policy whose configured Spec changed. A
-// Controller or Fleet notices the new rule set at the next request it sees
-// and sets its limits again; to leave no gap but the swap itself, call
-// [Controller.Apply] and [Fleet.Update] right after the reload, in the
+// Controller or Fleet notices new configured policies at the next request
+// it sees and sets its limits again; to leave no gap but the swap itself,
+// call [Controller.Apply] and [Fleet.Update] right after the reload, in the
 // function given to the reloader.
 package adaptive

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // FleetConfig configures a Fleet.
@@ -48,8 +47,8 @@ type Fleet struct {
 	t   Target
 	cfg FleetConfig
 
-	nextNs atomic.Int64               // when Check reads the count again, Unix nanoseconds
-	set    atomic.Pointer[policy.Set] // the target's rule set after the last update
+	nextNs atomic.Int64 // when Check reads the count again, Unix nanoseconds
+	seen   seen         // the target's rules at the last update
 
 	mu sync.Mutex
 	n  int // instances the limits were set for; 0 before the first Update
@@ -102,16 +101,16 @@ func (f *Fleet) Update() error {
 }
 
 // Check calls Update if Every has passed since the count was last read;
-// if the target's rule set was replaced since (a reload), it sets the
-// limits of the new rule set for the count known at once.
+// if the target's configured policies were replaced since (a reload), it
+// sets their limits for the count known at once.
 func (f *Fleet) Check() error {
 	now := f.cfg.Clock.Now()
-	if now.UnixNano() < f.nextNs.Load() && f.t.Set() == f.set.Load() || !f.mu.TryLock() {
+	if now.UnixNano() < f.nextNs.Load() && !f.seen.moved(f.t) || !f.mu.TryLock() {
 		return nil // nothing to do, or an update is under way
 	}
 	defer f.mu.Unlock()
 	if now.UnixNano() < f.nextNs.Load() {
-		if f.t.Set() != f.set.Load() {
+		if f.seen.reloaded(f.t) {
 			return f.apply()
 		}
 		return nil
@@ -141,19 +140,13 @@ func (f *Fleet) update(now time.Time) error {
 // apply sets every driven policy's limit for f.n instances. It requires
 // f.mu.
 func (f *Fleet) apply() error {
-	before := f.t.Set()
 	n := f.n
-	names := f.cfg.Policies
-	if len(names) == 0 {
-		for _, p := range f.t.Set().Policies() {
-			names = append(names, p.Name())
-		}
-	}
+	names, conf := f.seen.start(f.t, f.cfg.Policies)
 	var first error
 	for _, name := range names {
-		p := f.t.Configured(name)
+		p := conf[name]
 		if p == nil {
-			continue
+			continue // removed by a reload
 		}
 		limit := max(1, p.Spec().Limit/int64(n))
 		if n == 1 {
@@ -163,9 +156,6 @@ func (f *Fleet) apply() error {
 			first = err
 		}
 	}
-	// The rule set as it was before: if a reload swapped it while the
-	// limits were being set, the next check sets them again.
-	f.set.Store(before)
 	return first
 }
 
