@@ -65,6 +65,13 @@ func (m Malformed) String() string {
 	return fmt.Sprintf("%s:%d: %s\n      %s", m.File, m.Line, m.Reason, strconv.QuoteToGraphic(m.Text))
 }
 
+// The times a log line may have: from the Unix epoch to the last year
+// whose instants Unix nanoseconds (the replay's time unit) can hold.
+var (
+	minTime = time.Unix(0, 0)
+	maxTime = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 // maxLine is the longest line parsed; longer ones are malformed.
 const maxLine = 64 << 10
 
@@ -173,6 +180,9 @@ func (r *Reader) Next() (Entry, error) {
 			perr = parseJSON(line, &r.opts.JSON, &r.tc, &e)
 		default:
 			perr = parseCLF(line, &r.tc, &e)
+		}
+		if perr == nil && (e.Time.Before(minTime) || !e.Time.Before(maxTime)) {
+			perr = errors.New("time " + e.Time.UTC().Format(time.RFC3339) + " out of range (1970 to 2261)")
 		}
 		if perr != nil {
 			r.malformed(raw, perr.Error())

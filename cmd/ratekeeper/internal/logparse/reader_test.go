@@ -248,3 +248,26 @@ func TestJSONTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeOutOfRange gives lines whose times Unix nanoseconds cannot hold
+// (the replay counts windows in them): they are malformed, not replayed at
+// an overflowed instant.
+func TestTimeOutOfRange(t *testing.T) {
+	log := `192.0.2.1 - - [01/Jan/0002:00:00:00 +0000] "GET / HTTP/1.1" 200 1
+192.0.2.1 - - [01/Jan/0001:00:00:00 +0000] "GET / HTTP/1.1" 200 1
+192.0.2.1 - - [01/Jan/2300:00:00:00 +0000] "GET / HTTP/1.1" 200 1
+{"time": "1600-05-01T00:00:00Z", "ip": "192.0.2.1"}
+192.0.2.1 - - [01/Jan/1970:00:00:00 +0000] "GET / HTTP/1.1" 200 1
+`
+	r, err := NewReader(strings.NewReader(log), "r.log", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, r)
+	if len(got) != 1 || got[0].Time.Unix() != 0 {
+		t.Errorf("entries = %v, want the one in 1970", got)
+	}
+	if r.MalformedCount() != 4 || !strings.Contains(r.Samples()[0].Reason, "out of range") {
+		t.Errorf("malformed %d: %v", r.MalformedCount(), r.Samples())
+	}
+}
