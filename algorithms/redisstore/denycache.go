@@ -19,8 +19,10 @@ import (
 // its state can only move further from admitting, by other requests, before
 // RetryAfter — so the cache never admits anything. The Remaining of a
 // cached decision is Redis's at that time: other clients may have consumed
-// since. Entries expire with their RetryAfter; when the cache is full, new
-// denials are not cached until expired entries make room.
+// since. A key named twice in one Take is not cached from it (its second
+// check saw the first one's consumption). Entries expire with their
+// RetryAfter; when the cache is full, new denials are not cached until
+// expired entries make room.
 func WithDenyCache(size int) Option {
 	return func(s *Store) error {
 		if size < 1 {
@@ -85,6 +87,17 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	return true
 }
 
+// repeated reports whether another check of checks has the spec and key of
+// checks[i].
+func repeated(checks []algorithms.Check, i int) bool {
+	for j, o := range checks {
+		if j != i && o.Spec == checks[i].Spec && o.Key == checks[i].Key {
+			return true
+		}
+	}
+	return false
+}
+
 func cost(c algorithms.Check) int64 {
 	if c.Cost == 0 {
 		return 1
@@ -117,6 +130,11 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 	}
 	for i, ch := range checks {
 		k := denyKey{ch.Spec, ch.Key}
+		if repeated(checks, i) {
+			// Each occurrence of a key saw the earlier ones' consumption
+			// within the Take: its decision is not the key's alone.
+			continue
+		}
 		if _, ok := c.m[k]; !ok && len(c.m) >= c.size {
 			continue
 		}

@@ -143,3 +143,38 @@ func TestDenyCacheNeverAdmits(t *testing.T) {
 		})
 	}
 }
+
+// TestDenyCacheRepeatedKey: in a Take that names one key twice, the second
+// check sees the first one's consumption, so its denial says nothing about
+// the key alone. Here a limit of 2 with one unit left: Take(k, k) is denied
+// (the second k), yet k alone would pass; the cache must not answer k
+// alone with that denial.
+func TestDenyCacheRepeatedKey(t *testing.T) {
+	client := newClient(t)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, k := range algorithms.Kinds {
+		check := algorithms.Check{Spec: smallSpec(k), Key: "k"}
+		check.Spec.Limit = 2
+		if k == algorithms.LeakyQueue {
+			check.Spec.MaxDelay = 0 // capacity 1: one unit left after none taken
+		}
+		capacity := check.Spec.Capacity()
+		for i := range capacity - 1 {
+			if d, err := s.Take(ctx, check); err != nil || !d[0].Allowed {
+				t.Fatalf("%s: Take %d = %+v, %v; want admitted", k, i+1, d, err)
+			}
+		}
+		d, err := s.Take(ctx, check, check)
+		if err != nil || d[1].Allowed {
+			t.Fatalf("%s: Take(k, k) with one unit left = %+v, %v; want the second denied", k, d, err)
+		}
+		if d, err := s.Take(ctx, check); err != nil || !d[0].Allowed {
+			t.Fatalf("%s: Take(k) with one unit left after the denied Take(k, k) = %+v, %v; want admitted (as Redis decides)", k, d, err)
+		}
+	}
+}
