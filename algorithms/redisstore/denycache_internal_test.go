@@ -1,11 +1,15 @@
 package redisstore
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestDenyCacheBounded: however many keys are denied, the cache holds at most
@@ -35,5 +39,59 @@ func TestDenyCacheBounded(t *testing.T) {
 	}
 	if c.answer(dst[:], []algorithms.Check{{Spec: spec, Key: "new"}}, now.Add(time.Second)) {
 		t.Fatal("a denial was answered after its RetryAfter")
+	}
+}
+
+// sentHook records when the first command left for Redis.
+type sentHook struct {
+	mu   sync.Mutex
+	sent time.Time
+}
+
+func (h *sentHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *sentHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *sentHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.mu.Lock()
+		if h.sent.IsZero() {
+			h.sent = time.Now()
+		}
+		h.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+// TestDenyCacheDatesBeforeTheCall: on the server's clock, Redis decides at
+// an instant between sending the call and reading the reply, and a denial's
+// RetryAfter counts from there; the cache must date the denial no later
+// than the send (dated at the reply, it would deny for up to a round trip
+// after Redis admits again).
+func TestDenyCacheDatesBeforeTheCall(t *testing.T) {
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer client.Close()
+	s, err := New(client, WithDenyCache(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "k"}
+	if _, err := s.Take(ctx, check); err != nil {
+		t.Fatal(err)
+	}
+	hook := &sentHook{}
+	client.AddHook(hook)
+	d, err := s.Take(ctx, check)
+	if err != nil || d[0].Allowed {
+		t.Fatalf("second Take = %+v, %v; want denied", d, err)
+	}
+	e, ok := s.deny.m[denyKey{check.Spec, check.Key}]
+	if !ok {
+		t.Fatal("the denial was not cached")
+	}
+	if e.at.After(hook.sent) {
+		t.Fatalf("the cached denial is dated %s after the call was sent: the cache would outlast Redis's RetryAfter", e.at.Sub(hook.sent))
 	}
 }

@@ -204,11 +204,14 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	if s.clock != nil {
 		now = s.clock.Now()
 	}
-	if s.deny != nil && s.deny.answer(dst, checks, s.localNow(now)) {
+	// Before the call: a denial is dated no later than the instant Redis
+	// decides at, so the deny cache never outlasts its RetryAfter.
+	local := s.localNow(now)
+	if s.deny != nil && s.deny.answer(dst, checks, local) {
 		return nil
 	}
 	if s.breaker != nil {
-		if err := s.breaker.allow(s.localNow(now)); err != nil {
+		if err := s.breaker.allow(local); err != nil {
 			return err
 		}
 	}
@@ -239,7 +242,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 		return err
 	}
 	if s.deny != nil {
-		s.deny.learn(dst, checks, s.localNow(now))
+		s.deny.learn(dst, checks, local)
 	}
 	return nil
 }
