@@ -812,3 +812,35 @@ func TestEndToEndOneDecisionRuleTable(t *testing.T) {
 		})
 	}
 }
+
+// TestEndToEndChiUnderServeMux serves a chi router through a ServeMux
+// (mux.Handle("/", r)), with a rule table in chi's top-level r.Use and no
+// pattern function: before chi routes, r.Pattern is the ServeMux's "/",
+// which is not the request's route, so no route policy applies there (a
+// policy on "GET /" limited every path).
+func TestEndToEndChiUnderServeMux(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ip, _ := keys(t)
+	home := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("home", 1, ip, policy.WithRoutes("GET /"))),
+	})
+	r := chi.NewRouter()
+	r.Use(home.Handler)
+	r.Get("/", hello)
+	r.Get("/items/{id}", hello)
+	r.With(home.Handler).Get("/inline", hello) // routed: pattern "/inline"
+	mux := http.NewServeMux()
+	mux.Handle("/", r)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	script(t, srv, clock, []req{
+		{0, "GET", "/items/1", "198.51.100.6", "", 200, "-", ""},
+		{0, "GET", "/items/2", "198.51.100.6", "", 200, "-", ""},
+		{0, "GET", "/inline", "198.51.100.6", "", 200, "-", ""},
+	})
+}

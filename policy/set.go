@@ -205,11 +205,11 @@ func (s *Set) build(mask uint64) policyHeaders {
 // ServeMux pattern's method and host removed: [http.Request.Pattern], which
 // ServeMux sets before calling the handler it routed to and chi sets before
 // calling the routed handler (with its r.With middlewares), or else the
-// pattern in chi's route context (see [keyfunc.Route]); "" before routing.
+// pattern in chi's route context; "" before routing, including while chi
+// has not routed yet under an outer ServeMux (whose r.Pattern, the "/" of
+// mux.Handle("/", chiRouter), is not the request's route). It is what
+// [keyfunc.Route] reads.
 func RoutePattern(r *http.Request) string {
-	if r.Pattern != "" {
-		return patternPath(r.Pattern)
-	}
 	p, err := routeKey(r)
 	if err != nil {
 		return ""
@@ -222,12 +222,11 @@ var routeKey = keyfunc.Route()
 // ServeMuxPattern returns a pattern function that asks mux which pattern r
 // will match, for a middleware that wraps the whole ServeMux (and so runs
 // before it routes): http.ListenAndServe(addr, m.Handler(mux)). It costs one
-// extra lookup per request.
+// extra lookup per request. It always asks mux: r.Pattern, when set, is an
+// outer router's (mux mounted with outer.Handle("/api/",
+// http.StripPrefix("/api", m.Handler(mux)))), not the route mux will take.
 func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 	return func(r *http.Request) string {
-		if r.Pattern != "" {
-			return patternPath(r.Pattern)
-		}
 		_, pattern := mux.Handler(r)
 		return patternPath(pattern)
 	}
