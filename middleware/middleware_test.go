@@ -927,3 +927,28 @@ func TestStackedOneStoreCall(t *testing.T) {
 		t.Errorf("after two denials RateLimit %q, want %q", got, want)
 	}
 }
+
+// TestServeMuxPatternNested: a rule table wrapping a sub-mux mounted in an
+// outer ServeMux asks the sub-mux for the route; the outer mux's pattern
+// ("/api/", still in r.Pattern after StripPrefix) is not the route, and
+// taking it let every request through unlimited.
+func TestServeMuxPatternNested(t *testing.T) {
+	store, _ := newStore(t)
+	inner := http.NewServeMux()
+	inner.Handle("POST /login", ok)
+	inner.Handle("GET /", ok)
+	login := policy.Must(policy.Login(remote, policy.WithRoutes("POST /login")))
+	m := middleware.MustNew(store, []*policy.Policy{login}, middleware.WithPatternFunc(policy.ServeMuxPattern(inner)))
+	outer := http.NewServeMux()
+	outer.Handle("/api/", http.StripPrefix("/api", m.Handler(inner)))
+	var codes []int
+	for range 6 {
+		codes = append(codes, serve(outer, "POST", "/api/login").Code)
+	}
+	if want := []int{200, 200, 200, 200, 200, 429}; !slices.Equal(codes, want) {
+		t.Errorf("POST /api/login x6: %v, want %v", codes, want)
+	}
+	if w := serve(outer, "GET", "/api/other"); w.Code != 200 || w.Header().Get("RateLimit") != "" {
+		t.Errorf("GET /api/other: %d %q", w.Code, w.Header().Get("RateLimit"))
+	}
+}
