@@ -101,6 +101,16 @@ func TestApplyConfig(t *testing.T) {
 	if err := m.ApplyConfig(nil); err == nil {
 		t.Error("ApplyConfig(nil) = nil")
 	}
+
+	// Removing a setting goes back to its default: a change too.
+	m, err = middleware.FromConfig(store, mustConfig(t, "headers: legacy\npolicies:\n  - {name: a, limit: 1, window: 1m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.ApplyConfig(mustConfig(t, "policies:\n  - {name: a, limit: 1, window: 1m}\n"))
+	if !errors.Is(err, middleware.ErrRestartNeeded) || !strings.Contains(err.Error(), "headers") {
+		t.Errorf("ApplyConfig(headers removed, legacy in force) = %v, want ErrRestartNeeded naming headers", err)
+	}
 }
 
 func TestLogObserverSamples(t *testing.T) {
