@@ -212,6 +212,9 @@ func (w *Watcher) loop() {
 			}
 			w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config watch failed",
 				slog.String("file", w.path), slog.Any("error", err))
+			// Events may have been lost with it (a full event queue): read
+			// the file anyway; unchanged content costs a read.
+			timer.Reset(w.debounce)
 		case <-timer.C:
 			w.follow()
 			w.Reload()

@@ -449,3 +449,61 @@ func TestSymlinkToAnotherDirectory(t *testing.T) {
 		t.Errorf("after saving the sibling target: %v, limit %d, want 14", e.err, got.Load())
 	}
 }
+
+// TestEventOverflow: while a reload is slow, a flood of events in the
+// directory overflows the kernel's event queue, and the save that follows
+// is lost with it; fsnotify reports the overflow as an error. The Watcher
+// must then read the file anyway, or the new version waits for a change
+// that may never come.
+func TestEventOverflow(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	max, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		t.Skipf("no inotify queue limit to overflow here: %v", err)
+	}
+	queue, err := strconv.Atoi(strings.TrimSpace(string(max)))
+	if err != nil || queue > 1<<17 {
+		t.Skipf("inotify queue of %q events: too long to overflow in a test", max)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ratekeeper.yaml")
+	writeAtomic(t, path, config(5))
+	entered, release := make(chan struct{}), make(chan struct{})
+	var got atomic.Int64
+	var once sync.Once
+	events := make(chan event, 10)
+	w, err := reload.New(path, func(cfg *policy.Config) error {
+		once.Do(func() {
+			close(entered)
+			<-release // a slow apply: the Watcher reads no events meanwhile
+		})
+		got.Store(cfg.Policies[0].Spec().Limit)
+		return nil
+	}, reload.WithLogger(quiet), reload.WithDebounce(20*time.Millisecond),
+		reload.OnReload(func(cfg *policy.Config, err error) { events <- event{cfg, err} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeAtomic(t, path, config(6))
+	select {
+	case <-entered:
+	case <-time.After(wait):
+		t.Fatal("no reload")
+	}
+	junk := filepath.Join(dir, "junk")
+	for range queue {
+		if err := os.WriteFile(junk, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(junk)
+	}
+	writeAtomic(t, path, config(7)) // its events find the queue full
+	close(release)
+	for e := next(t, events); e.err != nil || e.cfg.Policies[0].Spec().Limit != 7; e = next(t, events) {
+		// the reload of version 6, then the one the overflow calls for
+	}
+	if got.Load() != 7 {
+		t.Errorf("after an event overflow: limit %d, want 7 (the file saved during the overflow)", got.Load())
+	}
+}
