@@ -106,14 +106,11 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	if firstErr == nil && all {
 		return nil
 	}
-	// Undo the slots that admitted. On an error, the undo is best effort and
-	// runs on its own short context, since the caller's may be over.
-	uctx := ctx
-	if firstErr != nil {
-		var cancel context.CancelFunc
-		uctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-	}
+	// Undo the slots that admitted, on a context of its own: the caller's
+	// may end now (or have ended, the reason of an error), and a reservation
+	// left in place would consume for a Take that is not admitted.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(time.Second, s.timeout))
+	defer cancel()
 	errs := make([]error, len(groups))
 	for g, idx := range groups {
 		if res[g].err != nil || !res[g].admitted {

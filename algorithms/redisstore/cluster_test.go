@@ -280,3 +280,81 @@ func TestClusterUndoAfterLostRace(t *testing.T) {
 		})
 	}
 }
+
+// cancelHook calls cancel once n reservations (script mode 1) have been
+// answered, before the Take can undo them.
+type cancelHook struct {
+	mu     sync.Mutex
+	n      int
+	cancel context.CancelFunc
+}
+
+func (h *cancelHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *cancelHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *cancelHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if len(args) > 3 && cmd.Name() == "fcall" {
+			nk, _ := args[2].(int)
+			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == "1" {
+				h.mu.Lock()
+				h.n--
+				if h.n == 0 {
+					h.cancel()
+				}
+				h.mu.Unlock()
+			}
+		}
+		return err
+	}
+}
+
+// TestClusterUndoOutlivesTheContext: the caller's context ends after the
+// reservations of a cross-slot Take came back and one slot denied: the
+// undo of the others still runs, so the denied Take consumes nothing.
+func TestClusterUndoOutlivesTheContext(t *testing.T) {
+	prefix := uniquePrefix(t)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "user-1", Cost: 2}
+	bg := context.Background()
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ContextTimeoutEnabled: true})
+	defer client.Close()
+	yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
+	client.AddHook(&raceHook{key: yKey, race: func() {
+		if d, err := other.Take(bg, y); err != nil || !d[0].Allowed {
+			t.Errorf("racing Take(y) = %+v, %v", d, err)
+		}
+	}})
+	client.AddHook(&cancelHook{n: 2, cancel: cancel})
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil { // loads the library
+		t.Fatal(err)
+	}
+	d, err := s.Take(ctx, x, y)
+	if err == nil && (d[1].Allowed || !d[0].Allowed) {
+		t.Fatalf("Take(x, y) after losing the race = %+v, want x passing and y denied", d)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the context was not cancelled between the reservations and the undo")
+	}
+	after, err := other.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := after[0].Remaining, int64(5-1-1); got != want {
+		t.Fatalf("x after the denied cross-slot Take: a cost-1 Take leaves Remaining %d, want %d (the reservation's 2 units given back)", got, want)
+	}
+}

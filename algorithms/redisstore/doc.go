@@ -181,7 +181,9 @@
 //     otherwise subtracts n·W/L when that is provably exact (the bucket was
 //     not full before the reservation at the undo's instant, so no request
 //     in between found it full); failing both, the reservation's units stay
-//     consumed.
+//     consumed. The undo runs on a context of its own (at most a second,
+//     or the [WithTimeout]), so a caller's context that ends between the
+//     phases does not leave a reservation in place.
 //
 // So an admitted cross-slot Take costs two parallel round trips and a
 // denied one one. Between phases 2 and 3 a reservation is visible: another
