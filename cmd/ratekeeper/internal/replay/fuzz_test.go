@@ -19,7 +19,8 @@ func FuzzEngineAdd(f *testing.F) {
   - {name: login, algorithm: sliding_log, limit: 1, window: 1m, key: [ip, user], fallback: ip, routes: ["POST /login"]}
   - {name: route, limit: 5, window: 1s, key: route, on_missing_key: skip}
 `)
-	e, err := New(cfg, Options{Routes: []string{"/items/{id}", "/a/{x...}"}})
+	// Reorder -1: each request is decided as it is added, not held back.
+	e, err := New(cfg, Options{Routes: []string{"/items/{id}", "/a/{x...}"}, Reorder: -1})
 	if err != nil {
 		f.Fatal(err)
 	}
