@@ -952,3 +952,31 @@ func TestServeMuxPatternNested(t *testing.T) {
 		t.Errorf("GET /api/other: %d %q", w.Code, w.Header().Get("RateLimit"))
 	}
 }
+
+// TestShadowNeverHoldsNorFailsClosed: in shadow mode a leaky_queue policy
+// holds no request (and one beyond MaxDelay passes), and a failing store
+// under FailClosed lets requests through; each would-be rejection is
+// reported.
+func TestShadowNeverHoldsNorFailsClosed(t *testing.T) {
+	store, _ := newStore(t)
+	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Second}, remote))
+	waits, reports := 0, 0
+	report := middleware.WithShadow(func(*http.Request, *middleware.Result) { reports++ })
+	h := middleware.MustNew(store, []*policy.Policy{queue}, report, middleware.WithWait(func(context.Context, time.Duration) error {
+		waits++
+		return nil
+	})).Handler(ok)
+	var codes []int
+	for range 4 {
+		codes = append(codes, serve(h, "GET", "/").Code)
+	}
+	if want := []int{200, 200, 200, 200}; !slices.Equal(codes, want) || waits != 0 || reports != 2 {
+		t.Errorf("shadow queue: codes %v, %d waits, %d reports; want %v, 0 waits, 2 reports (beyond MaxDelay)", codes, waits, reports, want)
+	}
+	reports = 0
+	h = middleware.MustNew(&failing{}, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, report,
+		middleware.OnStoreError(middleware.FailClosed(time.Second))).Handler(ok)
+	if w := serve(h, "GET", "/"); w.Code != 200 || w.Body.String() != "ok" || reports != 1 {
+		t.Errorf("shadow fail closed: %d %q, %d reports; want 200 ok, 1 report", w.Code, w.Body, reports)
+	}
+}
