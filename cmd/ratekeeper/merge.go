@@ -175,7 +175,10 @@ func (m *merger) openCursor(s *source, index int) (*cursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cursor{index: index, r: r, closer: closer, batches: readBatches(r), pending: pending}
+	// Each open log holds up to six batches parsed ahead: smaller ones
+	// when many logs may be open at once (servers' logs overlap).
+	size := max(512, 4096/len(m.srcs))
+	c := &cursor{index: index, r: r, closer: closer, batches: readBatches(r, size), pending: pending}
 	m.all = append(m.all, c)
 	if pending == nil {
 		c.i = -1

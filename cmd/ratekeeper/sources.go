@@ -95,13 +95,13 @@ type batch struct {
 	err     error
 }
 
-// readBatches parses r on a goroutine of its own, sending batches of
+// readBatches parses r on a goroutine of its own, sending batches of size
 // entries until the end of the log (or a read error, sent last).
-func readBatches(r *logparse.Reader) <-chan batch {
+func readBatches(r *logparse.Reader, size int) <-chan batch {
 	ch := make(chan batch, 4)
 	go func() {
 		defer close(ch)
-		b := batch{entries: make([]logparse.Entry, 0, 4096)}
+		b := batch{entries: make([]logparse.Entry, 0, size)}
 		for {
 			e, err := r.Next()
 			if err == io.EOF {
@@ -115,7 +115,7 @@ func readBatches(r *logparse.Reader) <-chan batch {
 			if len(b.entries) == cap(b.entries) {
 				b.read = r.BytesRead()
 				ch <- b
-				b = batch{entries: make([]logparse.Entry, 0, 4096)}
+				b = batch{entries: make([]logparse.Entry, 0, size)}
 			}
 		}
 		b.read = r.BytesRead()
