@@ -112,8 +112,10 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 }
 
 // ErrRestartNeeded is returned by [Middleware.ApplyConfig] for a
-// configuration whose settings other than policies changed.
-var ErrRestartNeeded = errors.New("middleware: settings other than policies take effect only at restart")
+// configuration whose settings other than policies changed (the policies
+// are applied). It is [policy.ErrRestartNeeded], which package
+// policy/reload recognises.
+var ErrRestartNeeded = policy.ErrRestartNeeded
 
 func configMode(f policy.FailureMode) failureMode {
 	switch f {

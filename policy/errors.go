@@ -16,6 +16,12 @@ var (
 	// ErrCost is matched by every *CostError: a request whose cost a policy
 	// cannot admit.
 	ErrCost = errors.New("policy: invalid cost")
+	// ErrRestartNeeded is matched by the error of a function that applied a
+	// [Config]'s policies but not some other setting of it, which takes
+	// effect only at restart (middleware.ApplyConfig returns one when the
+	// headers or the failure mode change). The Config's policies are in
+	// force: package policy/reload treats it as applied, with a warning.
+	ErrRestartNeeded = errors.New("settings other than policies take effect only at restart")
 )
 
 // An Error reports a configuration problem: which policy (empty for a

@@ -98,7 +98,10 @@ func WithLogger(l *slog.Logger) Option {
 
 // OnReload sets a function called after every reload that found new
 // content: with the Config applied and a nil error, or with a nil Config
-// and the error (a file that does not load, or apply's error). A file
+// and the error (a file that does not load, or apply's error). When apply
+// returns an error matching [policy.ErrRestartNeeded] (its policies are
+// applied, another setting waits for a restart) the hook gets the Config
+// and that error. A file
 // that did not load and is then put back to the content in force is
 // reported too, with that content's Config and a nil error (nothing is
 // applied). It runs on
@@ -253,7 +256,10 @@ func (w *Watcher) follow() {
 // Reload reads the file now and, if its content changed since the last
 // version applied, parses it and calls apply. A file that does not load
 // changes nothing and returns the error (also passed to the OnReload hook
-// and logged); so does an error from apply. Unchanged content returns nil
+// and logged); so does an error from apply. An error matching
+// [policy.ErrRestartNeeded] is returned too, but the Config counts as
+// applied ([Watcher.Config] returns it; logged as a warning). Unchanged
+// content returns nil
 // without calling apply. Reload is safe to call from any goroutine, for
 // example on SIGHUP.
 func (w *Watcher) Reload() error {
@@ -287,7 +293,16 @@ func (w *Watcher) Reload() error {
 		return err
 	}
 	w.loadFailed = false
-	if err := w.apply(cfg); err != nil {
+	if err := w.apply(cfg); errors.Is(err, policy.ErrRestartNeeded) {
+		// The policies are in force; some other setting waits for a
+		// restart.
+		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
+		w.applied, w.current = data, cfg
+		w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: config reloaded; some settings take effect only at restart",
+			slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)), slog.Any("error", err))
+		w.report(cfg, err)
+		return err
+	} else if err != nil {
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
 		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config apply failed",
 			slog.String("file", w.path), slog.Any("error", err))

@@ -507,3 +507,66 @@ func TestEventOverflow(t *testing.T) {
 		t.Errorf("after an event overflow: limit %d, want 7 (the file saved during the overflow)", got.Load())
 	}
 }
+
+// TestRestartNeededIsApplied: an apply that put the policies in force but
+// not another setting (middleware.ApplyConfig's ErrRestartNeeded) leaves
+// the new Config in force, reports it with the error to the hook, and logs
+// a warning, not "apply failed".
+func TestRestartNeededIsApplied(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path := filepath.Join(t.TempDir(), "rk.yaml")
+	if err := os.WriteFile(path, []byte("policies:\n  - {name: a, limit: 5, window: 1m}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := policy.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(time.Unix(1_700_000_000, 0))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	m, err := middleware.FromConfig(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	var got []event
+	w, err := reload.New(path, m.ApplyConfig, reload.WithDebounce(time.Hour),
+		reload.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
+		reload.OnReload(func(c *policy.Config, err error) { got = append(got, event{c, err}) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := os.WriteFile(path, []byte("headers: legacy\npolicies:\n  - {name: a, limit: 2, window: 1m}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Reload()
+	if !errors.Is(err, policy.ErrRestartNeeded) || !errors.Is(err, middleware.ErrRestartNeeded) {
+		t.Fatalf("Reload = %v, want ErrRestartNeeded", err)
+	}
+	if c := w.Config(); c == nil || c.Policies[0].Spec().Limit != 2 {
+		t.Errorf("Config() = %v, want the new config (limit 2) in force", c)
+	}
+	if len(got) != 1 || got[0].cfg == nil || !errors.Is(got[0].err, policy.ErrRestartNeeded) {
+		t.Errorf("hook got %+v, want the new Config with ErrRestartNeeded", got)
+	}
+	var rec struct{ Level, Msg string }
+	if err := json.Unmarshal(logs.Bytes(), &rec); err != nil || rec.Level != "WARN" || !strings.Contains(rec.Msg, "restart") {
+		t.Errorf("log = %q (%v), want one warning naming the restart", logs.String(), err)
+	}
+	// The new limit is enforced: the third request in the minute is denied.
+	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	var codes []int
+	for range 3 {
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		h.ServeHTTP(rec, r)
+		codes = append(codes, rec.Code)
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" {
+		t.Errorf("statuses %v, want [200 200 429] (limit 2 in force)", codes)
+	}
+}
