@@ -122,7 +122,12 @@ func parseRequestLine(req string, e *Entry) error {
 	if !ok || !isToken(method) {
 		return errors.New("bad request line " + strconv.Quote(clip(req)))
 	}
-	target, proto, _ := strings.Cut(rest, " ")
+	// The protocol is the last word when it is one (a target logged
+	// unescaped may hold spaces; an HTTP/0.9 request line has none).
+	target, proto := rest, ""
+	if i := strings.LastIndexByte(rest, ' '); i >= 0 && strings.HasPrefix(rest[i+1:], "HTTP/") {
+		target, proto = rest[:i], rest[i+1:]
+	}
 	e.Method, e.Proto = method, proto
 	return setTarget(target, e)
 }

@@ -36,6 +36,10 @@ func TestCLF(t *testing.T) {
 			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "127.0.0.1", User: "frank", Method: "GET", Path: "/apache_pb.gif", Proto: "HTTP/1.0", Status: 200}},
 		{"combined", `2001:db8::1 - - [10/Oct/2000:13:55:36 -0700] "POST /login?next=%2F HTTP/1.1" 429 - "http://example.com/" "curl/8.0 \"quoted\""`,
 			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "2001:db8::1", Method: "POST", Path: "/login", Query: "next=%2F", Proto: "HTTP/1.1", Status: 429, Referer: "http://example.com/", UserAgent: `curl/8.0 \"quoted\"`}},
+		{"space in the target", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a b?c d HTTP/1.1" 200 1`,
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a b", Query: "c d", Proto: "HTTP/1.1", Status: 200}},
+		{"HTTP/0.9", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a b" 200 1`,
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a b", Status: 200}},
 		{"absolute form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET http://example.com/a/b HTTP/1.1" 200 1`,
 			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a/b", Proto: "HTTP/1.1", Status: 200}},
 	} {
