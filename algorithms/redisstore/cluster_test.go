@@ -358,3 +358,45 @@ func TestClusterUndoOutlivesTheContext(t *testing.T) {
 		t.Fatalf("x after the denied cross-slot Take: a cost-1 Take leaves Remaining %d, want %d (the reservation's 2 units given back)", got, want)
 	}
 }
+
+// TestClusterOneClientOneSlot: the policy layer namespaces each key with
+// its policy's name ("per-second:1.2.3.4"); stacked policies on one client
+// key (10 per second and 100 per minute per IP) must land in one slot, so
+// that on a Cluster their Take is still one script call: one round trip,
+// atomic, no cross-slot phases.
+func TestClusterOneClientOneSlot(t *testing.T) {
+	client := sharedCluster(t)
+	hook := &countHook{}
+	client.AddHook(hook)
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	perSecond := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}
+	perMinute := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute}
+	perDay := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 1000, Window: 24 * time.Hour}
+	for _, ip := range []string{"1.2.3.4", "2001:db8::/64", "user-1", ""} {
+		checks := []algorithms.Check{
+			{Spec: perSecond, Key: "per-second:" + ip},
+			{Spec: perMinute, Key: "per-minute:" + ip},
+			{Spec: perDay, Key: "per-day:" + ip},
+		}
+		if _, err := s.Take(ctx, checks...); err != nil { // may load the library
+			t.Fatal(err)
+		}
+		hook.reset()
+		d, err := s.Take(ctx, checks...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range d {
+			if !d[j].Allowed {
+				t.Fatalf("%q: check %d = %+v, want admitted", ip, j, d[j])
+			}
+		}
+		if cmds, _ := hook.snapshot(); len(cmds) != 1 || cmds[0] != "fcall" {
+			t.Fatalf("three policies on client %q sent %v, want one fcall (one slot)", ip, cmds)
+		}
+	}
+}

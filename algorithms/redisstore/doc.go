@@ -131,10 +131,15 @@
 // # Keys and expiry
 //
 // A check's state lives at <prefix>:{<key>}:<spec> ([WithPrefix], default
-// "rk"). The client key is escaped (bytes outside 0x21–0x7E, '%', '{' and
-// '}' become %XX; the empty key is "%"), which is injective and keeps braces
-// out of it, so the braces are exactly the Redis Cluster hash tag: all the
-// specs of one client key share a slot. <spec> spells every field of the
+// "rk"), or, for a key "ns:rest" with a namespace before its first ':' (the
+// policy layer writes every key as "<policy name>:<client key>"), at
+// <prefix>:<ns>:{<rest>}:<spec>. Both parts are escaped (bytes outside
+// 0x21–0x7E, '%', '{' and '}' become %XX; the empty string is "%"), which
+// is injective and keeps braces out of them, so the braces are exactly the
+// Redis Cluster hash tag, and it holds only the client key: the keys of
+// every policy and spec of one client share a slot, and a Take of stacked
+// policies on one client key (10 per second and 100 per minute per IP) is
+// one script call on a Cluster too. <spec> spells every field of the
 // Spec, so two specs never share state. sliding_log adds a list at the same
 // key plus ":l". Keys are never built from patterns, and nothing is ever
 // looked up by pattern (no KEYS or SCAN).
@@ -162,7 +167,7 @@
 // # Cluster
 //
 // With a *redis.ClusterClient, a Take whose keys share a slot (one client
-// key, any number of specs) is one script call as above. Checks on several
+// key, under any number of policies and specs) is one script call as above. Checks on several
 // slots cannot run in one script, so such a Take runs in phases, each a
 // script call per slot, in parallel:
 //

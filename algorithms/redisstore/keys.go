@@ -11,17 +11,24 @@ import (
 
 // Keys. A check's state lives under
 //
-//	<prefix>:{<escaped key>}:<spec>
+//	<prefix>:{<escaped key>}:<spec>            a key without ':'
+//	<prefix>:<escaped ns>:{<escaped rest>}:<spec>   a key "ns:rest"
 //
-// (sliding_log adds a second key, the same with ":l" appended). The escaped
-// key keeps the bytes 0x21-0x7E except '%', '{' and '}', and writes every
-// other byte as %XX; the empty key is written "%". The escaping is
-// injective and leaves no brace inside the tag, so the braces delimit the
-// Redis Cluster hash tag exactly: every spec of one client key lands in one
-// slot, and two distinct keys never share a Redis key. <spec> is derived from
-// every field of the Spec (kind, Limit, Window in ns, Burst, Buckets,
-// MaxDelay in ns), so two specs never share state, as in the memory store.
-// The prefix may not contain braces, so it cannot move the hash tag.
+// (sliding_log adds a second key, the same with ":l" appended). A check's
+// key up to its first ':' is a namespace: the policy layer writes every key
+// as "<policy name>:<client key>". The hash tag holds only the client key,
+// so the keys of every policy and spec of one client land in one Redis
+// Cluster slot, and a Take of stacked policies on one client is one script
+// call there too. The escaping keeps the bytes 0x21-0x7E except '%', '{'
+// and '}', and writes every other byte as %XX; the empty string is written
+// "%". It is injective and leaves no brace inside the tag, so the braces
+// delimit the hash tag exactly; the layout is injective too (after the
+// prefix, a key without a namespace starts with '{', which an escaped
+// namespace cannot, and the namespace ends at the first ':'), so two
+// distinct keys never share a Redis key. <spec> is derived from every field
+// of the Spec (kind, Limit, Window in ns, Burst, Buckets, MaxDelay in ns),
+// so two specs never share state, as in the memory store. The prefix may
+// not contain braces, so it cannot move the hash tag.
 
 // escapeKey appends the escaped form of key to b.
 func escapeKey(b *strings.Builder, key string) {
@@ -110,13 +117,19 @@ func (c *specCache) get(s algorithms.Spec) *specInfo {
 	return si
 }
 
-// redisKey returns the key of check key under spec si, and the escaped key
-// (the hash tag's content).
+// redisKey returns the key of check key under spec si, and the hash tag's
+// content (the escaped key, or the escaped part after its namespace).
 func (s *Store) redisKey(key string, si *specInfo) (full, tag string) {
 	var b strings.Builder
-	b.Grow(len(s.prefix) + 2 + len(key) + len(si.suffix))
+	b.Grow(len(s.prefix) + 4 + len(key) + len(si.suffix))
 	b.WriteString(s.prefix)
-	b.WriteString(":{")
+	b.WriteByte(':')
+	if ns, rest, ok := strings.Cut(key, ":"); ok {
+		escapeKey(&b, ns)
+		b.WriteByte(':')
+		key = rest
+	}
+	b.WriteByte('{')
 	start := b.Len()
 	escapeKey(&b, key)
 	end := b.Len()

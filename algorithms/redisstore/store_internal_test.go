@@ -37,24 +37,32 @@ func TestParseDecisionsSurprises(t *testing.T) {
 }
 
 // TestKeysInjective: distinct client keys never share a Redis key, never
-// put a brace inside the hash tag, and the spec is part of the key.
+// put a brace inside the hash tag, the tag is the part after the namespace
+// (so every namespace of one client key shares a slot), and the spec is
+// part of the key.
 func TestKeysInjective(t *testing.T) {
 	s := &Store{prefix: "rk"}
 	si := newSpecInfo(algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second})
-	keys := []string{"", "%", "a", "a:b", "a}b", "{a}", "a b", "a\x00", "a%00", "%25", "ü", "a\nb", "}", "{"}
+	keys := []string{"", "%", "a", "a:b", "a}b", "{a}", "a b", "a\x00", "a%00", "%25", "ü", "a\nb", "}", "{",
+		":", "a:", ":b", "a:b:c", "a%3Ab", "%:b", "{a}:b", "a:{b}", "%7Ba:b", "2001:db8::/64"}
 	seen := map[string]string{}
 	for _, k := range keys {
 		full, tag := s.redisKey(k, si)
 		if strings.ContainsAny(tag, "{}") || tag == "" {
 			t.Errorf("key %q: tag %q has a brace or is empty", k, tag)
 		}
-		if !strings.HasPrefix(full, "rk:{"+tag+"}:") {
-			t.Errorf("key %q: %q does not start with the tag", k, full)
+		if got, ok := decodeKey(full, "rk", "}:tb:"); !ok || got != k {
+			t.Errorf("key %q: %q decodes to %q, %v", k, full, got, ok)
 		}
 		if prev, dup := seen[full]; dup {
 			t.Errorf("keys %q and %q share the Redis key %q", prev, k, full)
 		}
 		seen[full] = k
+	}
+	_, t1 := s.redisKey("per-second:1.2.3.4", si)
+	_, t2 := s.redisKey("per-minute:1.2.3.4", si)
+	if t1 != t2 || t1 != "1.2.3.4" {
+		t.Errorf("two namespaces of one client key have the tags %q and %q, want both 1.2.3.4", t1, t2)
 	}
 	other := newSpecInfo(algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second, Burst: 10})
 	a, _ := s.redisKey("x", si)
@@ -62,6 +70,46 @@ func TestKeysInjective(t *testing.T) {
 	if a == b {
 		t.Errorf("two specs share the key %q", a)
 	}
+}
+
+// decodeKey inverts redisKey for a full key under prefix whose spec part
+// starts with suffix ("}:tb:"): the client key, and whether full has the
+// documented layout.
+func decodeKey(full, prefix, suffix string) (string, bool) {
+	rest, ok := strings.CutPrefix(full, prefix+":")
+	if !ok {
+		return "", false
+	}
+	i := strings.Index(rest, suffix)
+	if i < 0 {
+		return "", false
+	}
+	rest = rest[:i] // [ns ":"] "{" tag
+	ns, hasNS := "", false
+	if !strings.HasPrefix(rest, "{") {
+		var ok bool
+		ns, rest, ok = strings.Cut(rest, ":")
+		if !ok || !strings.HasPrefix(rest, "{") {
+			return "", false
+		}
+		hasNS = true
+	}
+	tag := rest[1:]
+	if strings.ContainsAny(tag, "{}") {
+		return "", false
+	}
+	key, ok := unescape(tag)
+	if !ok {
+		return "", false
+	}
+	if hasNS {
+		n, ok := unescape(ns)
+		if !ok || strings.Contains(n, ":") {
+			return "", false
+		}
+		key = n + ":" + key
+	}
+	return key, true
 }
 
 // TestSlot checks the CRC16 slot function against values Redis computes
@@ -108,12 +156,13 @@ func unescape(tag string) (string, bool) {
 }
 
 // FuzzRedisKey: for any client key, the hash tag has no brace, is not
-// empty, holds only printable ASCII, and decodes back to the key (so the
-// escaping is injective).
+// empty, holds only printable ASCII and decodes back to the key's part
+// after its namespace, and the full key decodes back to the key (so the
+// layout is injective).
 //
 //	go test -fuzz FuzzRedisKey -fuzztime 30s ./algorithms/redisstore/
 func FuzzRedisKey(f *testing.F) {
-	for _, k := range []string{"", "%", "a:b", "{a}", "}{", "a\x00b", "ü", "%41"} {
+	for _, k := range []string{"", "%", "a:b", "{a}", "}{", "a\x00b", "ü", "%41", ":", "a:b:c", "{a}:b", "a:{b}"} {
 		f.Add(k)
 	}
 	s := &Store{prefix: "rk"}
@@ -128,11 +177,19 @@ func FuzzRedisKey(f *testing.F) {
 				t.Fatalf("key %q: tag %q has byte %#x", key, tag, tag[i])
 			}
 		}
-		if got, ok := unescape(tag); !ok || got != key {
+		if _, after, ok := strings.Cut(key, ":"); ok {
+			key := after
+			if got, ok := unescape(tag); !ok || got != key {
+				t.Fatalf("key %q: tag %q decodes to %q, %v; want the part after the namespace", key, tag, got, ok)
+			}
+		} else if got, ok := unescape(tag); !ok || got != key {
 			t.Fatalf("key %q: tag %q decodes to %q, %v", key, tag, got, ok)
 		}
-		if !strings.HasPrefix(full, "rk:{"+tag+"}:fw:") {
-			t.Fatalf("key %q: full key %q", key, full)
+		if got, ok := decodeKey(full, "rk", "}:fw:"); !ok || got != key {
+			t.Fatalf("key %q: full key %q decodes to %q, %v", key, full, got, ok)
+		}
+		if !strings.HasSuffix(full[:strings.Index(full, "}:fw:")+1], "{"+tag+"}") {
+			t.Fatalf("key %q: full key %q does not hold the tag %q in braces", key, full, tag)
 		}
 	})
 }
