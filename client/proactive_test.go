@@ -250,6 +250,11 @@ func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
 	var mu sync.Mutex
 	var refused []time.Duration
 	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			// Answer once the five other callers have taken their turns
+			// (and sleep in the clock), so that the hold meets them queued.
+			clock.waitSleepers(5)
+		}
 		if d := 2*time.Second - clock.Now().Sub(t0); d > 0 {
 			mu.Lock()
 			refused = append(refused, clock.Now().Sub(t0))
@@ -275,5 +280,47 @@ func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
 	defer mu.Unlock()
 	if want := []time.Duration{0}; !slices.Equal(refused, want) {
 		t.Errorf("the stub refused requests at %v, want only the first, at %v", refused, want)
+	}
+}
+
+// A queued caller that meets a Retry-After hold longer than its maximum wait
+// fails at once with a held *WaitError and is never sent; the refused
+// request itself is retried after the Retry-After as usual.
+func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			// Answer once the two other callers have taken their turns
+			// (and sleep in the clock), so that the hold meets them queued.
+			clock.waitSleepers(2)
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(time.Second))
+	var mu sync.Mutex
+	var held []time.Duration
+	clock.drive(3, func(i int) {
+		status, _, err := get(hc, srv.URL)
+		var we *client.WaitError
+		switch {
+		case err == nil && status == 200:
+		case errors.As(err, &we) && we.Held && we.MaxWait == time.Second:
+			mu.Lock()
+			held = append(held, we.Wait)
+			mu.Unlock()
+		default:
+			t.Errorf("caller %d: got %d %v", i, status, err)
+		}
+	})
+	slices.Sort(held)
+	// Turns at 200ms and 400ms; the hold lasts until 5s.
+	if want := []time.Duration{4600 * time.Millisecond, 4800 * time.Millisecond}; !slices.Equal(held, want) {
+		t.Errorf("held WaitErrors with waits %v, want %v", held, want)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
