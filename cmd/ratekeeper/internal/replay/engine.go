@@ -190,7 +190,11 @@ func (e *Engine) decide(en *logparse.Entry) error {
 		var ke *policy.KeyError
 		if errors.As(err, &ke) {
 			e.noKey++
-			e.pols[e.index[ke.Policy]].noKey++
+			ps := e.pols[e.index[ke.Policy]]
+			ps.noKey++
+			if ps.noKeyWhy == "" && ke.Err != nil {
+				ps.noKeyWhy = ke.Err.Error()
+			}
 			return nil
 		}
 		return fmt.Errorf("replay: %w", err)
@@ -256,6 +260,7 @@ type polStats struct {
 	def    policy.Definition
 
 	requests, rejected, noKey, skipped, delayed int64
+	noKeyWhy                                    string // the first request's key error
 
 	keys     map[string]uint32 // namespaced key -> id
 	names    []string          // id -> namespaced key

@@ -222,3 +222,29 @@ func TestRouteHint(t *testing.T) {
 		t.Errorf("no key %d; report lacks the --route hint:\n%s", rep.NoKey, b.String())
 	}
 }
+
+// TestNoKeyReason replays a log whose address is a trusted proxy's (the
+// application behind a load balancer, no X-Forwarded-For in the log): the
+// report says why the requests had no key, not only how many.
+func TestNoKeyReason(t *testing.T) {
+	cfg := parse(t, "trusted_proxies: [10.0.0.0/8]\nip_source: x-forwarded-for\npolicies:\n  - {name: ip, limit: 5, window: 1s}\n")
+	e, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := logparse.Entry{Time: t0, Addr: "10.0.0.5", Method: "GET", Path: "/"}
+	if err := e.Add(&en); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b, Input{Files: []string{"a"}, Lines: 1, Entries: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Policies[0]; p.NoKey != 1 || p.NoKeyReason == "" || !strings.Contains(b.String(), "first: "+p.NoKeyReason) {
+		t.Errorf("no key %d, reason %q; report:\n%s", p.NoKey, p.NoKeyReason, b.String())
+	}
+}

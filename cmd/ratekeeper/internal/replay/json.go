@@ -58,6 +58,7 @@ type jsonPolicy struct {
 	Rejected int64       `json:"rejected"`
 	Share    float64     `json:"share"`
 	NoKey    int64       `json:"no_key"`
+	NoKeyWhy string      `json:"no_key_reason,omitempty"`
 	Skipped  int64       `json:"skipped"`
 	Delayed  int64       `json:"delayed"`
 	Top      []jsonKey   `json:"top_rejected"`
@@ -106,7 +107,7 @@ func (r *Report) WriteJSON(w io.Writer, in Input) error {
 	for _, p := range r.Policies {
 		jp := jsonPolicy{
 			Name: p.Name, Spec: specJSON(p.Spec), Key: p.Key, Requests: p.Requests, Rejected: p.Rejected, Share: Share(p.Rejected, p.Requests),
-			NoKey: p.NoKey, Skipped: p.Skipped, Delayed: p.Delayed, Top: []jsonKey{},
+			NoKey: p.NoKey, NoKeyWhy: p.NoKeyReason, Skipped: p.Skipped, Delayed: p.Delayed, Top: []jsonKey{},
 			Rates: jsonRates{Keys: p.Rates.Keys, Windows: p.Rates.Windows, P50: p.Rates.P50, P95: p.Rates.P95, P99: p.Rates.P99, Max: p.Rates.Max,
 				PeakP50: p.Rates.Peak.P50, PeakP95: p.Rates.Peak.P95, PeakP99: p.Rates.Peak.P99},
 			Limits: trialsJSON(p.Limits), Compare: trialsJSON(p.Compare), Timeline: p.Timeline, Compared: p.Compared,

@@ -38,8 +38,11 @@ type PolicyReport struct {
 	// a key (rejected, or skipped under on_missing_key: skip: Skipped);
 	// Delayed those a leaky_queue admitted with a delay.
 	Requests, Rejected, NoKey, Skipped, Delayed int64
-	Top                                         []KeyCount
-	Rates                                       Rates
+	// NoKeyReason is why the first request rejected for want of a key
+	// had none (the key function's error).
+	NoKeyReason string
+	Top         []KeyCount
+	Rates       Rates
 	// Limits holds the policy alone at its configured limit and at the
 	// suggested ones; Compare the policy alone under every algorithm.
 	Limits   []Trial
@@ -89,7 +92,7 @@ func (e *Engine) Finish() (*Report, error) {
 		spec := ps.policy.Spec()
 		pr := PolicyReport{
 			Name: ps.policy.Name(), Spec: spec, Key: ps.def.KeyString(),
-			Requests: ps.requests, Rejected: ps.rejected, NoKey: ps.noKey, Skipped: ps.skipped, Delayed: ps.delayed,
+			Requests: ps.requests, Rejected: ps.rejected, NoKey: ps.noKey, Skipped: ps.skipped, Delayed: ps.delayed, NoKeyReason: ps.noKeyWhy,
 			Top: topKeys(ps, e.opts.Top),
 		}
 		windows, peaks := windowCounts(ps.events, len(ps.names), int64(spec.Window))

@@ -68,6 +68,9 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 	fmt.Fprintf(tw, "  rejected\t%d\t%s\n", p.Rejected, pct(p.Rejected, p.Requests))
 	if p.NoKey > 0 || p.Skipped > 0 {
 		fmt.Fprintf(tw, "  without a key\t%d\t(%d skipped, the rest rejected 400/403)\n", p.NoKey+p.Skipped, p.Skipped)
+		if p.NoKeyReason != "" {
+			fmt.Fprintf(tw, "  \t\t(first: %s)\n", p.NoKeyReason)
+		}
 		if strings.Contains(p.Key, "route") {
 			fmt.Fprintf(tw, "  \t\t(requests to paths matching no known route have no route key: give the application's routes with --route)\n")
 		}
