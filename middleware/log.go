@@ -186,7 +186,14 @@ func (l *LogObserver) ObserveLimit(name string, limit, configured int64) {
 		slog.String("policy", name), slog.Int64("limit", limit), slog.Int64("configured", configured))
 }
 
-var _ Observer = (*LogObserver)(nil)
+// ObservePolicyRemoved forgets the sampling state and last limit of a
+// policy that left the rule set.
+func (l *LogObserver) ObservePolicyRemoved(name string) {
+	l.limits.Delete(name)
+	l.samplers.Delete(name)
+}
+
+var _ RemovalObserver = (*LogObserver)(nil)
 
 // prepareError reports whether err is a request's fault (no key, a cost out
 // of range), not the store's.

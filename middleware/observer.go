@@ -29,10 +29,25 @@ type Observer interface {
 	// from one failure State to another.
 	ObserveState(from, to State)
 	// ObserveLimit is called when a policy's effective limit is set: for
-	// every policy when the rule set is first built or replaced, and
-	// whenever [Middleware.SetLimit] changes it. configured is the limit of
-	// the policy as given; limit is the one enforced.
+	// every policy when the rule set is first built; when it is replaced,
+	// for every policy that is new or whose effective or configured limit
+	// changed; and whenever [Middleware.SetLimit] changes it. configured is
+	// the limit of the policy as given; limit is the one enforced.
 	ObserveLimit(policy string, limit, configured int64)
+}
+
+// A RemovalObserver is an [Observer] that is also told when a policy
+// leaves the rule set (a reload or [Middleware.SetPolicies] dropped it), so
+// that it can forget what it keeps per policy: [prommetrics] deletes the
+// policy's limit gauges, [LogObserver] its sampling state. The middleware
+// checks for it with a type assertion; an Observer without it is told
+// nothing. Like ObserveLimit, it is called while the rule set is being
+// replaced.
+//
+// [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics
+type RemovalObserver interface {
+	Observer
+	ObservePolicyRemoved(policy string)
 }
 
 // An Event is the outcome of one evaluated request. It is passed by value;
@@ -176,5 +191,14 @@ func (os observers) ObserveState(from, to State) {
 func (os observers) ObserveLimit(policy string, limit, configured int64) {
 	for _, o := range os {
 		o.ObserveLimit(policy, limit, configured)
+	}
+}
+
+// ObservePolicyRemoved tells the observers that implement [RemovalObserver].
+func (os observers) ObservePolicyRemoved(policy string) {
+	for _, o := range os {
+		if ro, ok := o.(RemovalObserver); ok {
+			ro.ObservePolicyRemoved(policy)
+		}
 	}
 }

@@ -139,7 +139,8 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 
 // notifyLimits tells the observer of every policy whose effective or
 // configured limit is new or changed between the sets old (nil at
-// construction, configured as oldBase) and set.
+// construction, configured as oldBase) and set, and, if it is a
+// [RemovalObserver], of every policy of old that set no longer has.
 func (m *Middleware) notifyLimits(old *policy.Set, oldBase []*policy.Policy, set *policy.Set) {
 	type limits struct{ eff, conf int64 }
 	prev := map[string]limits{}
@@ -153,9 +154,18 @@ func (m *Middleware) notifyLimits(old *policy.Set, oldBase []*policy.Policy, set
 		if c := m.configured(p.Name()); c != nil {
 			cur.conf = c.Spec().Limit
 		}
-		if pl, ok := prev[p.Name()]; ok && pl == cur {
+		pl, ok := prev[p.Name()]
+		delete(prev, p.Name())
+		if ok && pl == cur {
 			continue
 		}
 		m.obs.ObserveLimit(p.Name(), cur.eff, cur.conf)
+	}
+	if ro, ok := m.obs.(RemovalObserver); ok && len(prev) > 0 {
+		for _, p := range old.Policies() { // in the old set's order
+			if _, gone := prev[p.Name()]; gone {
+				ro.ObservePolicyRemoved(p.Name())
+			}
+		}
 	}
 }

@@ -273,6 +273,12 @@ func (rc *recorder) ObserveLimit(name string, limit, configured int64) {
 	rc.limits = append(rc.limits, name+"="+strconv.FormatInt(limit, 10)+"/"+strconv.FormatInt(configured, 10))
 }
 
+func (rc *recorder) ObservePolicyRemoved(name string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.limits = append(rc.limits, "-"+name)
+}
+
 func (rc *recorder) limitsString() string {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -409,5 +415,35 @@ func TestAllocationsObserved(t *testing.T) {
 	}
 	if obs.n.Load() < 200 {
 		t.Errorf("observer saw %d requests, want at least 200", obs.n.Load())
+	}
+}
+
+// TestRemovedPoliciesReported: a replaced rule set tells a RemovalObserver
+// of every policy it dropped (after the new and changed ones), also
+// through several observers, and an Observer without the method is told
+// nothing and does not break.
+func TestRemovedPoliciesReported(t *testing.T) {
+	store, _ := newStore(t)
+	rec, rec2 := &recorder{}, &recorder{}
+	m := middleware.MustNew(store, []*policy.Policy{
+		fixed("a", 10, time.Minute, remote), fixed("b", 10, time.Minute, remote), fixed("c", 10, time.Minute, remote),
+	}, middleware.WithObserver(rec), middleware.WithObserver(&nopObserver{}), middleware.WithObserver(rec2))
+	if err := m.SetPolicies([]*policy.Policy{fixed("b", 10, time.Minute, remote), fixed("d", 4, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	want := "a=10/10 b=10/10 c=10/10 d=4/4 -a -c"
+	for i, r := range []*recorder{rec, rec2} {
+		if got := r.limitsString(); got != want {
+			t.Errorf("observer %d heard %q, want %q", i, got, want)
+		}
+	}
+	// A single observer, the common case, is called directly.
+	solo := &recorder{}
+	m = middleware.MustNew(store, []*policy.Policy{fixed("a", 10, time.Minute, remote)}, middleware.WithObserver(solo))
+	if err := m.SetPolicies([]*policy.Policy{fixed("e", 1, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := solo.limitsString(), "a=10/10 e=1/1 -a"; got != want {
+		t.Errorf("single observer heard %q, want %q", got, want)
 	}
 }

@@ -261,7 +261,16 @@ func (m *Metrics) ObserveLimit(name string, limit, configured int64) {
 	m.configured.WithLabelValues(name).Set(float64(configured))
 }
 
-var _ middleware.Observer = (*Metrics)(nil)
+// ObservePolicyRemoved implements [middleware.RemovalObserver]: the
+// effective and configured limit gauges of a policy that left the rule set
+// are deleted (a gauge kept would report a limit no longer enforced). Its
+// counters and histogram stay, as counters of a past policy do.
+func (m *Metrics) ObservePolicyRemoved(name string) {
+	m.limit.DeleteLabelValues(name)
+	m.configured.DeleteLabelValues(name)
+}
+
+var _ middleware.RemovalObserver = (*Metrics)(nil)
 
 // StateGauge returns the failure_state gauge of state s ("healthy",
 // "open", "closed", "fallback"), for tests and custom dashboards.

@@ -241,3 +241,38 @@ func BenchmarkObserved(b *testing.B) {
 		})
 	}
 }
+
+// TestRemovedPolicyGauges: a policy dropped from the rule set (a reload)
+// loses its limit gauges, which would otherwise report a limit no longer
+// enforced; the remaining policy's gauges stay.
+func TestRemovedPolicyGauges(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	metrics, err := prommetrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("old", 3, remote), fixed("kept", 5, remote)},
+		middleware.WithObserver(metrics))
+	if n := testutil.CollectAndCount(reg, "ratekeeper_effective_limit", "ratekeeper_configured_limit"); n != 4 {
+		t.Fatalf("%d limit series before the reload, want 4", n)
+	}
+	if err := m.SetPolicies([]*policy.Policy{m.Configured("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+# HELP ratekeeper_configured_limit The limit configured per policy.
+# TYPE ratekeeper_configured_limit gauge
+ratekeeper_configured_limit{policy="kept"} 5
+# HELP ratekeeper_effective_limit The limit enforced per policy, after adaptive and fleet adjustments.
+# TYPE ratekeeper_effective_limit gauge
+ratekeeper_effective_limit{policy="kept"} 5
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratekeeper_effective_limit", "ratekeeper_configured_limit"); err != nil {
+		t.Error(err)
+	}
+}
