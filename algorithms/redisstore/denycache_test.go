@@ -71,7 +71,7 @@ func TestDenyCacheAnswersLocally(t *testing.T) {
 // TestDenyCacheNeverAdmits replays random traces (time moving forward) on a
 // store with a tiny deny cache and on one without, with the same clock: every
 // Take is admitted by one exactly when it is by the other, and the cache
-// answers some of them.
+// answers some of them. Some Takes name a key twice.
 func TestDenyCacheNeverAdmits(t *testing.T) {
 	client := newClient(t)
 	hook := &countHook{}
@@ -116,6 +116,9 @@ func TestDenyCacheNeverAdmits(t *testing.T) {
 					checks = []algorithms.Check{{Spec: specs[r.IntN(len(specs))], Key: fmt.Sprint(r.IntN(2))}}
 					if r.IntN(3) == 0 {
 						checks = append(checks, algorithms.Check{Spec: specs[r.IntN(len(specs))], Key: "x"})
+					}
+					if r.IntN(5) == 0 {
+						checks = append(checks, checks[0]) // a key named twice
 					}
 				}
 				want, err := plain.Take(ctx, checks...)
