@@ -154,7 +154,7 @@ func (l *LogObserver) ObserveRequest(e Event) {
 			l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: request denied",
 				slog.String("policy", name), slog.String("key", key), slog.Bool("shadow", e.Outcome == ShadowDenied),
 				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),
-				slog.Duration("retry_after", res.RetryAfter()), slog.Int64("suppressed", sup))
+				slog.String("retry_after", res.RetryAfter().String()), slog.Int64("suppressed", sup))
 		}
 	case KeyRejected:
 		if ok, sup := l.admit("key"); ok {

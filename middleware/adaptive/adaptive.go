@@ -272,7 +272,7 @@ func (c *Controller) evaluate(now time.Time) error {
 		}
 		c.cfg.Logger.LogAttrs(context.Background(), lvl, "ratekeeper: adaptive limit level",
 			slog.Float64("level", float64(c.level)/permille), slog.Float64("previous", float64(old)/permille),
-			slog.Duration("p99", p99), slog.Duration("baseline", c.base),
+			slog.String("p99", p99.String()), slog.String("baseline", c.base.String()),
 			slog.Int64("requests", n), slog.Int64("errors", errs))
 	}
 	return c.apply()
