@@ -27,7 +27,10 @@ type Chart struct {
 	Title string
 	Start time.Time
 	Bin   time.Duration
-	// Caption describes the time axis; empty means "time from <Start>,
+	// Origin is the time the axis labels count from ("+1m0s"); the zero
+	// Origin means Start.
+	Origin time.Time
+	// Caption describes the time axis; empty means "time from <Origin>,
 	// bins of <Bin>".
 	Caption string
 	Series  []Series
@@ -140,17 +143,22 @@ func panel(s Series, top, barW, plotW float64) group {
 // axis labels about eight bins with their offset from Start.
 func (c *Chart) axis(y, barW float64, bins int) group {
 	g := group{Class: "axis"}
+	origin := c.Origin
+	if origin.IsZero() {
+		origin = c.Start
+	}
+	offset := c.Start.Sub(origin)
 	step := max(1, bins/8)
 	for i := 0; i <= bins; i += step {
 		x := marginLeft + float64(i)*barW
 		g.Children = append(g.Children,
 			line{X1: num(x), Y1: num(y - 4), X2: num(x), Y2: num(y + 2), Stroke: "#999"},
-			text{X: x, Y: y + 16, Anchor: "middle", Text: "+" + (time.Duration(i) * c.Bin).String()},
+			text{X: x, Y: y + 16, Anchor: "middle", Text: "+" + (offset + time.Duration(i)*c.Bin).String()},
 		)
 	}
 	caption := c.Caption
 	if caption == "" {
-		caption = fmt.Sprintf("time from %s, bins of %s", c.Start.UTC().Format(time.RFC3339), c.Bin)
+		caption = fmt.Sprintf("time from %s, bins of %s", origin.UTC().Format(time.RFC3339), c.Bin)
 	}
 	g.Children = append(g.Children, text{X: marginLeft, Y: y + 32, Text: caption})
 	return g

@@ -93,3 +93,24 @@ func TestWriteSVGErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAxisOrigin draws a chart that starts 45 s after the origin of its
+// labels: the axis reads +45s at its left end, not +0s.
+func TestAxisOrigin(t *testing.T) {
+	origin := time.Unix(0, 0)
+	c := &Chart{Start: origin.Add(45 * time.Second), Origin: origin, Bin: 5 * time.Second,
+		Series: []Series{{Name: "a", Admitted: make([]int64, 9), Rejected: make([]int64, 9)}}}
+	var buf bytes.Buffer
+	if err := c.WriteSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{">+45s<", ">+1m0s<", ">+1m30s<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("axis lacks %s", want)
+		}
+	}
+	if strings.Contains(svg, ">+0s<") {
+		t.Error("axis starts at +0s")
+	}
+}

@@ -130,11 +130,16 @@ var ChartScenario = func() Scenario {
 	return sc
 }()
 
-// Chart replays sc under every compared algorithm, in bins of bin.
+// Chart replays sc under every compared algorithm, in bins of bin. The
+// chart starts a little before the first burst, at a multiple of three
+// bins (where the axis puts its labels), and its labels count from the
+// start of the first window.
 func Chart(sc Scenario, bin time.Duration) (*chart.Chart, error) {
+	from := max(0, (sc.Bursts[0].At-10*time.Second)/(3*bin)*(3*bin))
 	end := sc.Bursts[len(sc.Bursts)-1].At
-	n := int(end/bin) + 1
-	c := &chart.Chart{Title: "ratekeeper demo: " + sc.Name, Start: time.Unix(0, 0), Bin: bin,
+	n := int((end-from)/bin) + 1
+	origin := time.Unix(0, 0)
+	c := &chart.Chart{Title: "ratekeeper demo: " + sc.Name, Start: origin.Add(from), Origin: origin, Bin: bin,
 		Caption: fmt.Sprintf("simulated time from the start of a window, bins of %s", bin)}
 	for _, k := range Compared {
 		adm, err := Admitted(sc, k)
@@ -143,7 +148,7 @@ func Chart(sc Scenario, bin time.Duration) (*chart.Chart, error) {
 		}
 		s := chart.Series{Name: string(k), Admitted: make([]int64, n), Rejected: make([]int64, n)}
 		for i, b := range sc.Bursts {
-			j := int(b.At / bin)
+			j := int((b.At - from) / bin)
 			s.Admitted[j] += int64(adm[i])
 			s.Rejected[j] += int64(b.N - adm[i])
 		}
