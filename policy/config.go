@@ -79,7 +79,16 @@ type Config struct {
 	// IPv4Prefix is the prefix length the ip key part groups IPv4 clients
 	// by.
 	IPv4Prefix int
+
+	// source is the text the Config was parsed from (see Source).
+	source []byte
 }
+
+// Source returns the bytes the Config was parsed from by [Load] or
+// [ParseConfig], or nil. Package policy/reload compares it with the file
+// to tell whether the file changed since (see reload.InForce). The slice
+// must not be modified.
+func (c *Config) Source() []byte { return c.source }
 
 // A Definition is one policy as the configuration file defined it, with
 // defaults applied.
@@ -180,6 +189,7 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 	if len(data) > maxConfigSize {
 		return nil, &ConfigError{File: name, Reason: fmt.Sprintf("is larger than %d bytes", maxConfigSize)}
 	}
+	raw := bytes.Clone(data)
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark, as some editors write
 	var root *cnode
 	var err error
@@ -208,6 +218,7 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 		return nil, errors.Join(d.errs...)
 	}
 	cfg.File = name
+	cfg.source = raw
 	return cfg, nil
 }
 

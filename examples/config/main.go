@@ -144,7 +144,9 @@ func newServer(path string, o serverOptions) (*server, error) {
 	apply := func(cfg *policy.Config) error {
 		return errors.Join(m.ApplyConfig(cfg), ctrl.Apply())
 	}
-	w, err := reload.New(path, apply, append([]reload.Option{reload.WithLogger(o.log)}, o.reload...)...)
+	// InForce: an edit made since the file was loaded above is applied
+	// at once, not at the next change.
+	w, err := reload.New(path, apply, append([]reload.Option{reload.WithLogger(o.log), reload.InForce(cfg)}, o.reload...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func Example() {
 	}
 	store, _ := algorithms.NewMemoryStore()
 	m, _ := middleware.FromConfig(store, cfg)
-	w, err := reload.New(path, m.ApplyConfig, reload.WithLogger(slog.New(slog.DiscardHandler)))
+	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg), reload.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		fmt.Println(err)
 		return

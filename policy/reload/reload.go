@@ -16,7 +16,7 @@
 //	...
 //	m, err := middleware.FromConfig(store, cfg)
 //	...
-//	w, err := reload.New(path, m.ApplyConfig)
+//	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg))
 //	...
 //	defer w.Close()
 //	hup := make(chan os.Signal, 1)
@@ -74,6 +74,8 @@ type Watcher struct {
 	exited chan struct{} // closed when the loop goroutine returns
 	once   sync.Once
 
+	inForce *policy.Config // set by InForce
+
 	mu         sync.Mutex // serialises reloads
 	applied    []byte     // the content last applied
 	current    *policy.Config
@@ -117,6 +119,22 @@ func OnReload(hook func(cfg *policy.Config, err error)) Option {
 	}
 }
 
+// InForce tells [New] which Config the rules in force were built from
+// (the one given to middleware.FromConfig, read with [policy.Load]). If
+// the file no longer holds it when the Watcher starts watching (it changed
+// between Load and New, an edit no file event would report), New applies
+// the file at once, as [Watcher.Reload] does: no change is missed. Without
+// InForce, New takes the file's content at New for the content in force.
+func InForce(cfg *policy.Config) Option {
+	return func(w *Watcher) error {
+		if cfg == nil || cfg.Source() == nil {
+			return errors.New("reload: InForce: config is nil or was not read from a file")
+		}
+		w.inForce = cfg
+		return nil
+	}
+}
+
 // WithDebounce sets how long the Watcher waits after the last change
 // before it reloads (editors write a file in several steps); the default
 // is [DefaultDebounce].
@@ -133,8 +151,9 @@ func WithDebounce(d time.Duration) Option {
 // New returns a Watcher of the file at path that calls apply with each
 // valid new version. The file is not applied at start (load it yourself to
 // build the middleware); its content at New is remembered, so a reload that
-// finds the same bytes does nothing. The directory holding the file must
-// exist.
+// finds the same bytes does nothing. Pass the Config you loaded with
+// [InForce] so that an edit made between loading it and New is applied
+// too. The directory holding the file must exist.
 func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watcher, error) {
 	if apply == nil {
 		return nil, errors.New("reload: apply is nil")
@@ -153,7 +172,9 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 			return nil, err
 		}
 	}
-	if data, err := readFile(abs); err == nil {
+	if w.inForce != nil {
+		w.applied, w.current = w.inForce.Source(), w.inForce
+	} else if data, err := readFile(abs); err == nil {
 		w.applied = data
 	}
 	fw, err := fsnotify.NewWatcher()
@@ -166,6 +187,12 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 	}
 	w.fw = fw
 	w.follow()
+	if w.inForce != nil {
+		// Watching now: a change made since the Config was read is
+		// applied here (its outcome is logged and reported like any
+		// reload's); one made from now on raises an event.
+		_ = w.Reload()
+	}
 	go w.loop()
 	return w, nil
 }

@@ -570,3 +570,63 @@ func TestRestartNeededIsApplied(t *testing.T) {
 		t.Errorf("statuses %v, want [200 200 429] (limit 2 in force)", codes)
 	}
 }
+
+// TestInForceCatchesEditBeforeNew: a file edited between policy.Load and
+// New raises no event once the Watcher exists; with InForce, New finds the
+// file no longer holds the Config in force and applies it at once. Without
+// InForce the edit waits for the next change (the documented default).
+func TestInForceCatchesEditBeforeNew(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	for _, inForce := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "rk.yaml")
+		if err := os.WriteFile(path, []byte(config(5)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := policy.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(config(2)), 0o644); err != nil { // the edit in between
+			t.Fatal(err)
+		}
+		var applied []int64
+		opts := []reload.Option{reload.WithLogger(quiet), reload.WithDebounce(time.Hour)}
+		if inForce {
+			opts = append(opts, reload.InForce(cfg))
+		}
+		w, err := reload.New(path, func(c *policy.Config) error {
+			applied = append(applied, c.Policies[0].Spec().Limit)
+			return nil
+		}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		want := "[2]"
+		if !inForce {
+			want = "[]"
+		}
+		if fmt.Sprint(applied) != want {
+			t.Errorf("InForce %v: applied %v at New, want %s", inForce, applied, want)
+		}
+		if inForce && (w.Config() == nil || w.Config().Policies[0].Spec().Limit != 2) {
+			t.Errorf("InForce: Config() = %v, want the edited file's", w.Config())
+		}
+	}
+	// Unchanged since Load: nothing is applied, and Config() is the one in force.
+	path := filepath.Join(t.TempDir(), "rk.yaml")
+	os.WriteFile(path, []byte(config(5)), 0o644)
+	cfg, _ := policy.Load(path)
+	calls := 0
+	w, err := reload.New(path, func(*policy.Config) error { calls++; return nil }, reload.WithLogger(quiet), reload.InForce(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if calls != 0 || w.Config() != cfg {
+		t.Errorf("unchanged file: %d applies, Config() = %p; want 0 and %p", calls, w.Config(), cfg)
+	}
+	if _, err := reload.New(path, func(*policy.Config) error { return nil }, reload.InForce(nil)); err == nil {
+		t.Error("InForce(nil) accepted")
+	}
+}
