@@ -148,12 +148,16 @@ func (c *Chart) axis(y, barW float64, bins int) group {
 		origin = c.Start
 	}
 	offset := c.Start.Sub(origin)
-	step := max(1, bins/8)
-	for i := 0; i <= bins; i += step {
+	every := labelStep(c.Bin, time.Duration(bins)*c.Bin)
+	for i := 0; i <= bins; i++ {
+		at := offset + time.Duration(i)*c.Bin
+		if at%every != 0 {
+			continue
+		}
 		x := marginLeft + float64(i)*barW
 		g.Children = append(g.Children,
 			line{X1: num(x), Y1: num(y - 4), X2: num(x), Y2: num(y + 2), Stroke: "#999"},
-			text{X: x, Y: y + 16, Anchor: "middle", Text: "+" + (offset + time.Duration(i)*c.Bin).String()},
+			text{X: x, Y: y + 16, Anchor: "middle", Text: "+" + at.String()},
 		)
 	}
 	caption := c.Caption
@@ -162,6 +166,24 @@ func (c *Chart) axis(y, barW float64, bins int) group {
 	}
 	g.Children = append(g.Children, text{X: marginLeft, Y: y + 32, Text: caption})
 	return g
+}
+
+// roundSteps are the label intervals of the time axis.
+var roundSteps = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// labelStep returns the interval between axis labels: the shortest round
+// multiple of bin that puts at most ten labels on span.
+func labelStep(bin, span time.Duration) time.Duration {
+	for _, d := range roundSteps {
+		if d >= bin && d%bin == 0 && span/d < 10 {
+			return d
+		}
+	}
+	return bin * max(1, span/bin/9)
 }
 
 func legend(x, y float64) group {

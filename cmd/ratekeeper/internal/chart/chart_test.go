@@ -99,7 +99,7 @@ func TestWriteSVGErrors(t *testing.T) {
 func TestAxisOrigin(t *testing.T) {
 	origin := time.Unix(0, 0)
 	c := &Chart{Start: origin.Add(45 * time.Second), Origin: origin, Bin: 5 * time.Second,
-		Series: []Series{{Name: "a", Admitted: make([]int64, 9), Rejected: make([]int64, 9)}}}
+		Series: []Series{{Name: "a", Admitted: make([]int64, 27), Rejected: make([]int64, 27)}}}
 	var buf bytes.Buffer
 	if err := c.WriteSVG(&buf); err != nil {
 		t.Fatal(err)
@@ -112,5 +112,26 @@ func TestAxisOrigin(t *testing.T) {
 	}
 	if strings.Contains(svg, ">+0s<") {
 		t.Error("axis starts at +0s")
+	}
+}
+
+// TestAxisRoundLabels checks that the axis labels fall on round times
+// (every 30 minutes over two hours in bins of 2 minutes), not every
+// seventh bin.
+func TestAxisRoundLabels(t *testing.T) {
+	c := &Chart{Start: time.Unix(0, 0), Bin: 2 * time.Minute,
+		Series: []Series{{Name: "a", Admitted: make([]int64, 60), Rejected: make([]int64, 60)}}}
+	var buf bytes.Buffer
+	if err := c.WriteSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{">+0s<", ">+30m0s<", ">+1h0m0s<", ">+1h30m0s<", ">+2h0m0s<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("axis lacks %s", want)
+		}
+	}
+	if strings.Contains(svg, ">+14m0s<") {
+		t.Error("axis labels every seventh bin (+14m0s)")
 	}
 }
