@@ -19,16 +19,16 @@ var (
 	clusterOnce sync.Once
 	clusterSrv  *redistest.Cluster
 	clusterErr  error
+	clusterDir  string // removed by TestMain
 )
 
 func sharedCluster(t *testing.T) *redis.ClusterClient {
 	t.Helper()
 	redistest.Require(t)
 	clusterOnce.Do(func() {
-		var d string
-		d, clusterErr = makeTemp()
+		clusterDir, clusterErr = makeTemp()
 		if clusterErr == nil {
-			clusterSrv, clusterErr = redistest.StartCluster(d)
+			clusterSrv, clusterErr = redistest.StartCluster(clusterDir)
 		}
 	})
 	if clusterErr != nil {

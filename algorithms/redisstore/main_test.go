@@ -30,8 +30,10 @@ func TestMain(m *testing.M) {
 	if clusterSrv != nil {
 		clusterSrv.Stop()
 	}
-	if sharedDir != "" {
-		_ = os.RemoveAll(sharedDir)
+	for _, d := range []string{sharedDir, clusterDir} {
+		if d != "" {
+			_ = os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }
