@@ -25,6 +25,7 @@ import (
 type Middleware struct {
 	store   algorithms.Store
 	set     atomic.Pointer[policy.Set] // the active rule set; each request loads it once
+	fb      atomic.Pointer[feedback]   // nil: no Feedback (see SetFeedback)
 	pattern func(*http.Request) string
 	obs     Observer // nil: nothing observed
 
@@ -100,8 +101,9 @@ func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 
 // Handler returns next wrapped by the middleware.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
+	fed := &fedHandler{m: m, next: next}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.serve(w, r, next)
+		m.serve(w, r, fed)
 	})
 }
 
@@ -507,5 +509,99 @@ func (m *Middleware) Stats() Stats {
 		StoreErrors: s.storeErrors.Load(), FailedOpen: s.failedOpen.Load(), FailedClosed: s.failedClosed.Load(),
 		Fallback: s.fallback.Load(), BreakerOpen: s.breakerOpen.Load(), Delayed: s.delayed.Load(),
 		Abandoned: s.abandoned.Load(),
+	}
+}
+
+// A Feedback is told how each request the middleware passed to its handler
+// went: how long the handler took and the status it answered (500 when it
+// panicked). An adaptive.Controller is one (package middleware/adaptive):
+// the middleware feeds it the latency and status it judges the service's
+// health by. See [Middleware.SetFeedback].
+type Feedback interface {
+	Observe(latency time.Duration, status int)
+}
+
+// feedback boxes a Feedback for an atomic pointer.
+type feedback struct{ f Feedback }
+
+// SetFeedback makes the middleware time every request it passes to its
+// handler (allowed, skipped, matched by no policy, shadow-denied or let
+// through by a failing store; not those it answers itself) and tell f its
+// latency, read on the middleware's clock, and status. nil stops it. It is
+// safe to call while requests are served. A controller built on the
+// middleware is set once both exist:
+//
+//	ctrl, err := adaptive.New(m, adaptive.Config{})
+//	...
+//	m.SetFeedback(ctrl)
+//	http.ListenAndServe(addr, m.Handler(app))
+//
+// Without a Feedback a request pays one atomic load for it.
+func (m *Middleware) SetFeedback(f Feedback) {
+	if f == nil {
+		m.fb.Store(nil)
+		return
+	}
+	m.fb.Store(&feedback{f})
+}
+
+// fedHandler is the handler a middleware passes requests to: next, timed
+// for the Feedback when there is one.
+type fedHandler struct {
+	m    *Middleware
+	next http.Handler
+}
+
+func (h *fedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fb := h.m.fb.Load()
+	if fb == nil {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	clock := h.m.clock
+	start := clock.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	returned := false
+	defer func() {
+		status := sw.status
+		switch {
+		case !returned:
+			status = http.StatusInternalServerError // a panic is an error
+		case status == 0:
+			status = http.StatusOK // wrote nothing: net/http answers 200
+		}
+		fb.f.Observe(clock.Now().Sub(start), status)
+	}()
+	h.next.ServeHTTP(sw, r)
+	returned = true
+}
+
+// statusWriter records the first status a handler writes.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes a flush on when the underlying writer supports it.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }

@@ -155,7 +155,10 @@ func newServer(path string, o serverOptions) (*server, error) {
 	// mux's pattern, "/", would hide mux's from the route-restricted
 	// policies.)
 	metricsPage := promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{})
-	limited := app.SignedIn(m.Handler(ctrl.Handler(mux)))
+	// The middleware feeds the controller the latency and status of every
+	// request it passes on.
+	m.SetFeedback(ctrl)
+	limited := app.SignedIn(m.Handler(mux))
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {
 			metricsPage.ServeHTTP(w, r)

@@ -331,7 +331,10 @@ func mulPermille(v, p int64) int64 {
 // observed: its latency (the Controller's clock, from the call to the
 // return of next) and status (200 unless next writes another). Put it
 // inside the rate limiter, around the application: the requests the
-// limiter rejects say nothing about the service's health.
+// limiter rejects say nothing about the service's health. With this
+// package's middleware, m.SetFeedback(ctrl) does the same without the
+// wrapping (the middleware times the requests it passes on, on its own
+// clock).
 func (c *Controller) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := c.cfg.Clock.Now()

@@ -460,3 +460,41 @@ func TestNoFightOverLimits(t *testing.T) {
 		t.Errorf("after SetLimit(p0, 42) and a request: p0 at %d, want 42 (not a reload)", got)
 	}
 }
+
+// TestMiddlewareFeedsController: with SetFeedback the middleware itself
+// feeds the Controller the latency and status of each request it passed to
+// the application, without wrapping the application (which requests are
+// fed is middleware's TestFeedback).
+func TestMiddlewareFeedsController(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("p0", 100, ip))}, middleware.WithClock(clock))
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var _ middleware.Feedback = c
+	m.SetFeedback(c)
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		clock.Advance(5 * time.Millisecond)
+		if r.URL.Path == "/fail" {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	for _, path := range []string{"/", "/fail", "/fail"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	clock.Advance(time.Minute)
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "80" {
+		t.Errorf("after 5ms requests, 2 of 3 failing, baseline 1ms: %s, want 80", got)
+	}
+}

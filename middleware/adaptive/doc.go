@@ -3,9 +3,11 @@
 //
 // A [Controller] lowers limits when the service is in trouble and restores
 // them when it recovers. It watches the latency and status of the requests
-// the service handles (wrap the application handler with
-// [Controller.Handler], inside the rate limiter, or feed
-// [Controller.Observe]) over observation periods. When a period's p99
+// the service handles over observation periods: the middleware feeds it
+// the requests it passes on (m.SetFeedback(ctrl), see
+// middleware.Middleware.SetFeedback); or wrap the application with
+// [Controller.Handler], inside the rate limiter; or call
+// [Controller.Observe]. When a period's p99
 // latency exceeds LatencyFactor (2) times the baseline AND its error rate
 // (5xx) exceeds ErrorRate (1%), the effective limit of every controlled
 // policy drops to Decrease (80%) of its current value, never below Floor
