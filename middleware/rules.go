@@ -2,6 +2,8 @@ package middleware
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"sync"
 
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -23,8 +25,12 @@ type rules struct {
 // The stores key their state by Spec and namespaced key ("name:key"), so a
 // policy whose name and Spec are unchanged keeps its counters across the
 // swap; a policy whose Spec changes starts from a full allowance at the new
-// limit. An effective limit set by [Middleware.SetLimit] survives the swap
-// if the policy's configured Spec is unchanged, and is dropped otherwise.
+// limit. An effective limit set by [Middleware.SetLimit] survives the swap:
+// unchanged if the policy's configured Spec is unchanged, and otherwise in
+// proportion, as the new configured limit times the old effective limit
+// over the old configured one (rounded down, at least 1). So a policy held
+// at 80% by package middleware/adaptive enters at 80% of its new limit, in
+// the same swap, not at its full new limit until the controller next acts.
 //
 // Headers, failure mode and the other options are fixed at construction.
 func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
@@ -36,8 +42,13 @@ func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 			continue // NewSet reports it
 		}
 		if l, ok := m.rules.limits[p.Name()]; ok {
-			if old := m.configured(p.Name()); old != nil && old.Spec() == p.Spec() {
-				limits[p.Name()] = l
+			if old := m.configured(p.Name()); old != nil {
+				if old.Spec() != p.Spec() {
+					l = scaleLimit(l, old.Spec().Limit, p.Spec().Limit)
+				}
+				if l != p.Spec().Limit {
+					limits[p.Name()] = l
+				}
 			}
 		}
 	}
@@ -168,4 +179,16 @@ func (m *Middleware) notifyLimits(old *policy.Set, oldBase []*policy.Policy, set
 			}
 		}
 	}
+}
+
+// scaleLimit returns l·to/from rounded down and at least 1 (saturating):
+// an effective limit l of a policy configured at from, carried over to its
+// new configured limit to.
+func scaleLimit(l, from, to int64) int64 {
+	hi, lo := bits.Mul64(uint64(l), uint64(to))
+	if hi >= uint64(from) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(from))
+	return max(1, int64(min(q, math.MaxInt64)))
 }

@@ -136,7 +136,8 @@ func TestSetLimit(t *testing.T) {
 	if got, want := remaining(t, serve(h, "GET", "/"), "a"), int64(10-2); got != want {
 		t.Errorf("a back at 10: r = %d, want %d", got, want)
 	}
-	// SetLimit survives a reload that leaves the Spec alone, not one that changes it.
+	// SetLimit survives a reload that leaves the Spec alone as it is, and one
+	// that changes it in proportion.
 	if err := m.SetLimit("b", 5); err != nil {
 		t.Fatal(err)
 	}
@@ -144,18 +145,25 @@ func TestSetLimit(t *testing.T) {
 	if got := m.Set().Policies()[1].Spec().Limit; got != 5 {
 		t.Errorf("b after a reload keeping its Spec: limit %d, want 5", got)
 	}
-	m.SetLimit("a", 3)
+	m.SetLimit("a", 6) // configured 11
+	m.SetPolicies([]*policy.Policy{fixed("a", 12, time.Minute, remote), m.Configured("b")})
+	if got := m.Set().Policies()[0].Spec().Limit; got != 6 {
+		t.Errorf("a at 6 of 11, reloaded at 12: limit %d, want 6 (floor(6*12/11), in the same swap)", got)
+	}
+	m.SetPolicies([]*policy.Policy{fixed("a", 24, time.Minute, remote), m.Configured("b")})
+	if got := m.Set().Policies()[0].Spec().Limit; got != 12 {
+		t.Errorf("a at 6 of 12, reloaded at 24: limit %d, want 12", got)
+	}
+	// Never below 1; and the observer hears of both limits.
+	n := len(strings.Fields(rec.limitsString()))
+	m.SetPolicies([]*policy.Policy{fixed("a", 1, time.Minute, remote), m.Configured("b")})
+	if got := strings.Fields(rec.limitsString()); len(got) != n+1 || got[n] != "a=1/1" {
+		t.Errorf("limits after configuring 1 at half: %v, want a=1/1 added", got[n:])
+	}
+	// Configured to what is enforced, then restored: the configured one.
 	m.SetPolicies([]*policy.Policy{fixed("a", 12, time.Minute, remote), m.Configured("b")})
 	if got := m.Set().Policies()[0].Spec().Limit; got != 12 {
-		t.Errorf("a after a reload changing its Spec: limit %d, want 12 (override dropped)", got)
-	}
-	// Configured 3 while 3 was enforced: the effective limit stays, the
-	// configured one changes, and the observer hears of it.
-	m.SetLimit("a", 3)
-	n := len(strings.Fields(rec.limitsString()))
-	m.SetPolicies([]*policy.Policy{fixed("a", 3, time.Minute, remote), m.Configured("b")})
-	if got := strings.Fields(rec.limitsString()); len(got) != n+1 || got[n] != "a=3/3" {
-		t.Errorf("limits after configuring the enforced limit: %v, want a=3/3 added", got[n:])
+		t.Errorf("a reloaded at 12 with no override left: limit %d, want 12", got)
 	}
 	for _, tc := range []struct {
 		name  string

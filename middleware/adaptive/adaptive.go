@@ -280,10 +280,10 @@ func (c *Controller) evaluate(now time.Time) error {
 
 // Apply sets the limit of every controlled policy for the current level
 // now, without judging a period. Call it after a reload: the middleware
-// drops the effective limit of a policy whose configured Spec changed (and
-// a new policy has none), so until the next request observed (see
-// [Controller.Observe]) it would enforce the full configured limit while
-// the service is in trouble:
+// carries the effective limit of a changed policy over only in proportion
+// (rounded) and a new policy enters at its full configured limit, which
+// it would enforce until the next request observed (see
+// [Controller.Observe]) while the service is in trouble:
 //
 //	w, err := reload.New(path, func(cfg *policy.Config) error {
 //		err := m.ApplyConfig(cfg)

@@ -140,12 +140,14 @@ func TestControllerSurvivesReload(t *testing.T) {
 	if got := limitsOf(m); got != "80" {
 		t.Fatalf("after a bad period: %s, want 80", got)
 	}
-	// A reload with a new configured limit: the override is dropped...
+	// A reload with a new configured limit: the new rule set enters at
+	// the same level, in the same swap (the middleware carries the
+	// override over in proportion)...
 	m.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", 200, ip))})
-	if got := limitsOf(m); got != "200" {
-		t.Fatalf("after the reload: %s, want 200", got)
+	if got := limitsOf(m); got != "160" {
+		t.Fatalf("after the reload: %s, want 160 (0.8 of 200 at once)", got)
 	}
-	// ...and the next evaluation applies the level to the new limit (a
+	// ...and the next evaluation keeps the level on the new limit (a
 	// slow period without errors holds the level at 0.8).
 	period(t, c, clock, 100, 0, 10*time.Millisecond)
 	if got := limitsOf(m); got != "160" {
@@ -266,13 +268,14 @@ func TestFleet(t *testing.T) {
 	if got := limitsOf(m); got != "100,7" || f.Instances() != 1 {
 		t.Errorf("count 0: %s (%d), want the last good count kept", got, f.Instances())
 	}
-	// A reload changes a configured limit: the middleware drops its
-	// override, and Update, called after the reload, divides the new one.
+	// A reload changes a configured limit: the middleware carries its
+	// override over in proportion in the same swap, and Update, called
+	// after the reload, divides the new one exactly.
 	n = 4
 	f.Update()
 	m.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", 400, ip)), policy.Must(policy.PerMinute("p1", 7, ip))})
-	if got := limitsOf(m); got != "400,1" {
-		t.Fatalf("after the reload: %s, want 400,1 (p1 unchanged keeps its share)", got)
+	if got := limitsOf(m); got != "100,1" {
+		t.Fatalf("after the reload: %s, want 100,1 (p0's quarter carried over, p1 unchanged keeps its share)", got)
 	}
 	if err := f.Update(); err != nil {
 		t.Fatal(err)

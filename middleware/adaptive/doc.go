@@ -39,10 +39,12 @@
 // the same policy: each sets its limits at its own evaluations, undoing
 // the other's.
 //
-// A reload (the middleware's ApplyConfig or SetPolicies) drops the
-// effective limit of every policy whose configured Spec changed. A
-// Controller or Fleet notices new configured policies at the next request
-// it sees and sets its limits again; to leave no gap but the swap itself,
-// call [Controller.Apply] and [Fleet.Update] right after the reload, in the
+// A reload (the middleware's ApplyConfig or SetPolicies) carries the
+// effective limit of a policy whose configured Spec changed over in
+// proportion, in the same atomic swap: a policy held at 80% enters at 80%
+// of its new limit (rounded down). A new policy enters at its configured
+// limit. A Controller or Fleet notices new configured policies at the next
+// request it sees and sets its exact limits again; to leave no gap, call
+// [Controller.Apply] and [Fleet.Update] right after the reload, in the
 // function given to the reloader.
 package adaptive

@@ -10,7 +10,8 @@ import (
 // the rule set, and the configured policies it drives. A new rule set with
 // the same configured policies holds only limits set by others (SetLimit
 // keeps the configured policies); new configured policies mean a reload,
-// which dropped the limits of the policies whose Spec changed.
+// which carried the limits of the policies whose Spec changed over only in
+// proportion, and set none for new ones.
 type seen struct {
 	set   atomic.Pointer[policy.Set] // read without the owner's lock
 	names []string                   // the names driven (nil: all); requires the owner's lock

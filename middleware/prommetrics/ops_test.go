@@ -106,7 +106,7 @@ func TestOperations(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no reload within 20s")
 	}
-	gauges("20", "20") // a new configured Spec: the override is dropped...
+	gauges("16", "20") // a new configured Spec: the override carried over in proportion (0.8)...
 	clock.Advance(time.Minute)
 	get() // ...and the controller applies its level (0.8 x 0.8 after another bad period)
 	gauges("12", "20")
