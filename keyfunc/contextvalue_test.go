@@ -3,6 +3,7 @@ package keyfunc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"testing"
 
@@ -88,5 +89,75 @@ func TestContextValue_BadKeyFailsAtConstruction(t *testing.T) {
 	}
 	if _, err := keyfunc.ContextValue([]string{"x"}); err == nil {
 		t.Error("non-comparable key accepted")
+	}
+}
+
+// namedID and namedNum stand for the named types an authentication
+// middleware declares for its user IDs.
+type (
+	namedID  string
+	namedNum int64
+	account  struct{ id string }
+)
+
+func (a *account) String() string { return a.id }
+
+// TestContextValue_NamedTypesAndSmallIntegers: a named string or integer
+// type and every integer width are keys, as the doc says ("a string", "any
+// signed or unsigned integer").
+func TestContextValue_NamedTypesAndSmallIntegers(t *testing.T) {
+	kf, err := keyfunc.ContextValue(authKey{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"named string", namedID("alice"), "alice"},
+		{"named int64", namedNum(-12), "-12"},
+		{"int8", int8(-8), "-8"},
+		{"int16", int16(1600), "1600"},
+		{"uint8", uint8(255), "255"},
+		{"uint16", uint16(65535), "65535"},
+		{"uintptr", uintptr(9), "9"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r = r.WithContext(context.WithValue(r.Context(), authKey{}, c.v))
+			got, err := kf(r)
+			if err != nil || got != c.want {
+				t.Fatalf("key = %q, %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+// TestContextValue_NilStringerIsNoKey: an anonymous request for which the
+// authentication middleware stored a nil *T (whose String dereferences it)
+// is ErrNoContextValue, not a panic: no Func of the package panics on a
+// request.
+func TestContextValue_NilStringerIsNoKey(t *testing.T) {
+	kf, err := keyfunc.ContextValue(authKey{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r = r.WithContext(context.WithValue(r.Context(), authKey{}, (*account)(nil)))
+	got, err := func() (got string, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("panicked: %v", v)
+			}
+		}()
+		return kf(r)
+	}()
+	if !errors.Is(err, keyfunc.ErrNoContextValue) || got != "" {
+		t.Fatalf("key = %q, %v; want ErrNoContextValue", got, err)
+	}
+	r = r.WithContext(context.WithValue(r.Context(), authKey{}, &account{id: "carol"}))
+	if got, err := kf(r); err != nil || got != "carol" {
+		t.Fatalf("key = %q, %v; want carol", got, err)
 	}
 }

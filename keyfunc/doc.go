@@ -2,7 +2,8 @@
 //
 // A [Func] maps a request to a key. The package provides the parts
 // (client [IP], [User], a value another auth middleware put in the context
-// ([ContextValue]), [Header], [Cookie], [Route], [Method], [Global], [Const]) and the ways to combine them ([Join], [FirstOf], [Namespace],
+// ([ContextValue]), [Header], [Cookie], [Route], [Method], [Global],
+// [Const]) and the ways to combine them ([Join], [FirstOf], [Namespace],
 // [Secret]). A typical policy limits authenticated users by ID and anonymous
 // clients by address, behind a proxy at 10.0.0.0/8:
 //

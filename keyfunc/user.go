@@ -52,8 +52,10 @@ var ErrNoContextValue error = noKey("keyfunc: no value under the context key")
 // ContextValue returns a Func whose key is the value an authentication
 // middleware of another library stored in the request context under key
 // (for [WithUser]'s own key use [User]). The value may be a string, a
-// []byte, any signed or unsigned integer, or a [fmt.Stringer]; a request
-// without a value, with an empty one or with one of another type yields
+// []byte, any signed or unsigned integer (named types of these kinds
+// included, such as type UserID int64), or a [fmt.Stringer], whose String
+// is preferred for a named type that has one; a request without a value,
+// with an empty one, a nil pointer or one of another type yields
 // [ErrNoContextValue], never an empty or shared key. key must be comparable
 // and not nil, as for [context.WithValue]; ContextValue returns an error
 // otherwise.
@@ -65,30 +67,50 @@ func ContextValue(key any) (Func, error) {
 		return nil, fmt.Errorf("keyfunc: ContextValue: key of type %T is not comparable", key)
 	}
 	return func(r *http.Request) (string, error) {
-		var s string
-		switch v := r.Context().Value(key).(type) {
-		case string:
-			s = v
-		case []byte:
-			s = string(v)
-		case int:
-			s = strconv.FormatInt(int64(v), 10)
-		case int64:
-			s = strconv.FormatInt(v, 10)
-		case int32:
-			s = strconv.FormatInt(int64(v), 10)
-		case uint:
-			s = strconv.FormatUint(uint64(v), 10)
-		case uint64:
-			s = strconv.FormatUint(v, 10)
-		case uint32:
-			s = strconv.FormatUint(uint64(v), 10)
-		case fmt.Stringer:
-			s = v.String()
+		if s := contextKey(r.Context().Value(key)); s != "" {
+			return s, nil
 		}
-		if s == "" {
-			return "", ErrNoContextValue
-		}
-		return s, nil
+		return "", ErrNoContextValue
 	}, nil
+}
+
+// contextKey returns the key text of a value [ContextValue] found, or ""
+// for a value it cannot use. The common types are matched directly; named
+// string and integer types through reflection.
+func contextKey(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case int:
+		return strconv.FormatInt(int64(v), 10)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case fmt.Stringer:
+		// A nil pointer (an anonymous request's *User) has no key; its
+		// String would dereference it.
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return ""
+		}
+		return v.String()
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.String:
+		return rv.String()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(rv.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(rv.Uint(), 10)
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return string(rv.Bytes())
+		}
+	}
+	return ""
 }
