@@ -1,9 +1,12 @@
 package middleware
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -526,8 +529,11 @@ type feedback struct{ f Feedback }
 
 // SetFeedback makes the middleware time every request it passes to its
 // handler (allowed, skipped, matched by no policy, shadow-denied or let
-// through by a failing store; not those it answers itself) and tell f its
-// latency, read on the middleware's clock, and status. nil stops it. It is
+// through by a failing store; not those it answers itself, nor one whose
+// connection the handler hijacks) and tell f its latency, read on the
+// middleware's clock, and status. The handler's writer keeps the optional
+// interfaces of the server's (Flusher, Hijacker and io.ReaderFrom over
+// HTTP/1, Pusher over HTTP/2). nil stops it. It is
 // safe to call while requests are served. A controller built on the
 // middleware is set once both exist:
 //
@@ -560,11 +566,13 @@ func (h *fedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	clock := h.m.clock
 	start := clock.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw, hw := wrapStatus(w)
 	returned := false
 	defer func() {
 		status := sw.status
 		switch {
+		case sw.hijacked:
+			return // the connection is the handler's: no status, no latency
 		case !returned:
 			status = http.StatusInternalServerError // a panic is an error
 		case status == 0:
@@ -572,14 +580,33 @@ func (h *fedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fb.f.Observe(clock.Now().Sub(start), status)
 	}()
-	h.next.ServeHTTP(sw, r)
+	h.next.ServeHTTP(hw, r)
 	returned = true
+}
+
+// wrapStatus returns w wrapped to record its status, as a writer with the
+// optional interfaces of w that handlers look for with type assertions:
+// [http.Hijacker] and [io.ReaderFrom] (net/http's HTTP/1 writer), or
+// [http.Pusher] (HTTP/2); [http.Flusher] always, as net/http's writers
+// are. Others are reached through [http.ResponseController] (Unwrap).
+func wrapStatus(w http.ResponseWriter) (*statusWriter, http.ResponseWriter) {
+	if _, ok := w.(http.Hijacker); ok {
+		hw := &hijackWriter{statusWriter{ResponseWriter: w}}
+		return &hw.statusWriter, hw
+	}
+	if _, ok := w.(http.Pusher); ok {
+		pw := &pushWriter{statusWriter{ResponseWriter: w}}
+		return &pw.statusWriter, pw
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	return sw, sw
 }
 
 // statusWriter records the first status a handler writes.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status   int
+	hijacked bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -600,8 +627,45 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Flush passes a flush on when the underlying writer supports it.
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
+func (w *statusWriter) Flush() { _ = w.FlushError() }
+
+// FlushError passes a flush on, and its error: [http.ErrNotSupported]
+// when the underlying writer cannot flush. http.ResponseController.Flush
+// calls it.
+func (w *statusWriter) FlushError() error {
+	if w.status == 0 {
+		w.status = http.StatusOK
 	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// hijackWriter is a statusWriter over net/http's HTTP/1 writer.
+type hijackWriter struct{ statusWriter }
+
+// Hijack hands the connection over; the request is no longer reported.
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := w.ResponseWriter.(http.Hijacker).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return conn, rw, err
+}
+
+// ReadFrom lets io.Copy use the underlying writer's ReadFrom (sendfile).
+func (w *hijackWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
+}
+
+// pushWriter is a statusWriter over net/http's HTTP/2 writer.
+type pushWriter struct{ statusWriter }
+
+// Push passes a server push on.
+func (w *pushWriter) Push(target string, opts *http.PushOptions) error {
+	return w.ResponseWriter.(http.Pusher).Push(target, opts)
 }
