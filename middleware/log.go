@@ -91,7 +91,9 @@ func WithLogger(logger *slog.Logger) Option {
 	}
 }
 
-// sampler counts one policy's records in the current second.
+// sampler counts one policy's records in the current second. The records
+// of store errors and of requests without a key have samplers of their own,
+// under names no policy can have (" store", " key").
 type sampler struct {
 	sec        atomic.Int64 // Unix second counted
 	n          atomic.Int64 // records in sec
@@ -157,7 +159,7 @@ func (l *LogObserver) ObserveRequest(e Event) {
 				slog.String("retry_after", res.RetryAfter().String()), slog.Int64("suppressed", sup))
 		}
 	case KeyRejected:
-		if ok, sup := l.admit("key"); ok {
+		if ok, sup := l.admit(" key"); ok {
 			l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: no key",
 				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),
 				slog.Any("error", res.Err), slog.Int64("suppressed", sup))
