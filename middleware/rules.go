@@ -31,6 +31,9 @@ type rules struct {
 // over the old configured one (rounded down, at least 1). So a policy held
 // at 80% by package middleware/adaptive enters at 80% of its new limit, in
 // the same swap, not at its full new limit until the controller next acts.
+// A carried limit the new Spec does not allow (one raised above the
+// configured limit, scaled past algorithms.MaxLimit) is dropped: the
+// policy enters at its new configured limit.
 //
 // Headers, failure mode and the other options are fixed at construction.
 func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
@@ -45,6 +48,12 @@ func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 			if old := m.configured(p.Name()); old != nil {
 				if old.Spec() != p.Spec() {
 					l = scaleLimit(l, old.Spec().Limit, p.Spec().Limit)
+					if _, err := p.WithLimit(l); err != nil {
+						// Beyond what the new Spec allows (a limit
+						// raised above the configured one): the new
+						// configured limit is in force.
+						continue
+					}
 				}
 				if l != p.Spec().Limit {
 					limits[p.Name()] = l

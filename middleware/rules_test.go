@@ -455,3 +455,29 @@ func TestRemovedPoliciesReported(t *testing.T) {
 		t.Errorf("single observer heard %q, want %q", got, want)
 	}
 }
+
+// TestSetPoliciesCarriedLimitOutOfRange: an effective limit raised above
+// the configured one, carried over in proportion to a changed Spec, may
+// exceed what the new Spec allows (algorithms.MaxLimit); the reload of a
+// valid configuration still succeeds, the policy entering at its new
+// configured limit, as a changed Spec's did before the carry-over.
+func TestSetPoliciesCarriedLimitOutOfRange(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	key := func(*http.Request) (string, error) { return "k", nil }
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
+	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("api", spec, key))})
+	if err := m.SetLimit("api", 1000); err != nil { // raised by an operator
+		t.Fatal(err)
+	}
+	spec.Limit = algorithms.MaxLimit / 2 // 10x of it is beyond MaxLimit
+	if err := m.SetPolicies([]*policy.Policy{policy.Must(policy.New("api", spec, key))}); err != nil {
+		t.Fatalf("SetPolicies of a valid policy: %v", err)
+	}
+	if got := m.Set().Policies()[0].Spec().Limit; got != spec.Limit {
+		t.Errorf("effective limit %d, want the new configured %d", got, spec.Limit)
+	}
+}
