@@ -107,8 +107,9 @@ func WithLogger(l *slog.Logger) Option {
 // that did not load and is then put back to the content in force is
 // reported too, with that content's Config and a nil error (nothing is
 // applied). It runs on
-// the Watcher's goroutine (or Reload's caller) and must not call Reload or
-// Close.
+// the Watcher's goroutine (or Reload's caller; with [InForce], also New's
+// caller, before New returns, if the file changed since the Config was
+// read) and must not call Reload or Close.
 func OnReload(hook func(cfg *policy.Config, err error)) Option {
 	return func(w *Watcher) error {
 		if hook == nil {
