@@ -192,7 +192,8 @@ func TestFeedbackKeepsWriterInterfaces(t *testing.T) {
 // "latency" would be the connection's life, and its status none.
 func TestFeedbackHijacked(t *testing.T) {
 	m, fb := feedbackMiddleware(t)
-	srv := httptest.NewServer(m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	served := make(chan struct{}) // closed once the middleware returned
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hj, ok := w.(http.Hijacker)
 		if !ok {
 			http.Error(w, "not a Hijacker", http.StatusInternalServerError)
@@ -206,7 +207,11 @@ func TestFeedbackHijacked(t *testing.T) {
 		defer conn.Close()
 		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nhijacked")
 		buf.Flush()
-	})))
+	}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(served)
+		h.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)
 	if err != nil {
@@ -217,6 +222,7 @@ func TestFeedbackHijacked(t *testing.T) {
 	if string(body) != "hijacked" {
 		t.Fatalf("response %d %q, want the hijacked connection's answer", resp.StatusCode, body)
 	}
+	<-served
 	fb.mu.Lock()
 	defer fb.mu.Unlock()
 	if len(fb.got) != 0 {
