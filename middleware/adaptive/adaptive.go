@@ -332,8 +332,8 @@ func mulPermille(v, p int64) int64 {
 
 // Handler returns next wrapped so that every request it handles is
 // observed: its latency (the Controller's clock, from the call to the
-// return of next) and status (200 unless next writes another); a request
-// whose connection next hijacks is not. Put it
+// return of next) and status (200 unless next writes another; 500 when it
+// panics); a request whose connection next hijacks is not. Put it
 // inside the rate limiter, around the application: the requests the
 // limiter rejects say nothing about the service's health. With this
 // package's middleware, m.SetFeedback(ctrl) does the same without the
@@ -343,20 +343,23 @@ func (c *Controller) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := c.cfg.Clock.Now()
 		sw, hw := wrapStatus(w)
-		status := http.StatusInternalServerError // a panic is an error
+		returned := false
 		defer func() {
-			if sw.hijacked {
+			status := sw.status
+			switch {
+			case sw.hijacked:
 				return // the connection is the handler's: no status, no latency
-			}
-			if sw.status != 0 {
-				status = sw.status
+			case !returned:
+				// A panic is an error, even after a status: the
+				// response was cut short.
+				status = http.StatusInternalServerError
+			case status == 0:
+				status = http.StatusOK // wrote nothing: net/http answers 200
 			}
 			c.Observe(c.cfg.Clock.Now().Sub(start), status)
 		}()
 		next.ServeHTTP(hw, r)
-		if sw.status == 0 {
-			sw.status = http.StatusOK
-		}
+		returned = true
 	})
 }
 

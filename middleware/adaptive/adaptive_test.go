@@ -534,3 +534,30 @@ func TestControllerHandlerHijack(t *testing.T) {
 		t.Fatalf("response %d %q, want the hijacked connection's answer", resp.StatusCode, body)
 	}
 }
+
+// TestControllerHandlerPanicAfterHeader: a handler that panics after
+// writing its status is observed as a 500, as the middleware's SetFeedback
+// reports it: the response was cut short.
+func TestControllerHandlerPanicAfterHeader(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, _ := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, MinSamples: 1})
+	h := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		clock.Advance(5 * time.Millisecond)
+		w.WriteHeader(http.StatusOK)
+		panic(http.ErrAbortHandler)
+	}))
+	func() {
+		defer func() {
+			if v := recover(); v != http.ErrAbortHandler {
+				t.Errorf("recovered %v, want the handler's panic passed on", v)
+			}
+		}()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	}()
+	clock.Advance(time.Minute)
+	c.Evaluate()
+	if got := limitsOf(m); got != "80" {
+		t.Errorf("after one 5ms request that panicked after its header, baseline 1ms: %s, want 80", got)
+	}
+}
