@@ -630,3 +630,58 @@ func TestInForceCatchesEditBeforeNew(t *testing.T) {
 		t.Error("InForce(nil) accepted")
 	}
 }
+
+// TestInForceFileBrokenOrMissingAtNew: with InForce, a file that is broken
+// or gone when New starts watching changes nothing: New succeeds, apply is
+// not called, the hook and Reload report the error, Config() stays the one
+// in force; putting the file back as it was reports the error over, with
+// that Config.
+func TestInForceFileBrokenOrMissingAtNew(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	for _, c := range []struct {
+		name  string
+		spoil func(path string) error
+	}{
+		{"broken", func(path string) error { return os.WriteFile(path, []byte("policies: [\n"), 0o644) }},
+		{"missing", os.Remove},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rk.yaml")
+			if err := os.WriteFile(path, []byte(config(5)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := policy.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.spoil(path); err != nil {
+				t.Fatal(err)
+			}
+			applies := 0
+			var reports []string
+			w, err := reload.New(path, func(*policy.Config) error { applies++; return nil },
+				reload.WithLogger(quiet), reload.WithDebounce(time.Hour), reload.InForce(cfg),
+				reload.OnReload(func(got *policy.Config, err error) {
+					reports = append(reports, fmt.Sprintf("in force %v, error %v", got == cfg, err != nil))
+				}))
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			defer w.Close()
+			if err := w.Reload(); err == nil {
+				t.Error("Reload of the spoilt file: no error")
+			}
+			if err := os.WriteFile(path, []byte(config(5)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Reload(); err != nil {
+				t.Errorf("Reload of the restored file: %v", err)
+			}
+			// At New, at the Reload of the spoilt file, at the restored one.
+			want := "[in force false, error true in force false, error true in force true, error false]"
+			if applies != 0 || w.Config() != cfg || fmt.Sprint(reports) != want {
+				t.Errorf("%d applies, Config() in force %v, reports %v; want 0, true, %s", applies, w.Config() == cfg, reports, want)
+			}
+		})
+	}
+}
