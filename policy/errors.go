@@ -21,7 +21,7 @@ var (
 	// effect only at restart (middleware.ApplyConfig returns one when the
 	// headers or the failure mode change). The Config's policies are in
 	// force: package policy/reload treats it as applied, with a warning.
-	ErrRestartNeeded = errors.New("settings other than policies take effect only at restart")
+	ErrRestartNeeded = errors.New("policy: settings other than policies take effect only at restart")
 )
 
 // An Error reports a configuration problem: which policy (empty for a
