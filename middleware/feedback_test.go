@@ -229,3 +229,36 @@ func TestFeedbackHijacked(t *testing.T) {
 		t.Errorf("feedback %v for a hijacked connection, want none", fb.got)
 	}
 }
+
+// TestSetFeedbackUnderTraffic: SetFeedback may be called while requests
+// are served (run with -race); every request passed on is reported to the
+// Feedback loaded when it started, or to none.
+func TestSetFeedbackUnderTraffic(t *testing.T) {
+	m, fb := feedbackMiddleware(t)
+	m.SetFeedback(nil)
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	const workers, each = 4, 200
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+			}
+		})
+	}
+	for i := range 100 {
+		if i%2 == 0 {
+			m.SetFeedback(fb)
+		} else {
+			m.SetFeedback(nil)
+		}
+	}
+	wg.Wait()
+	m.SetFeedback(fb)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	if n := len(fb.got); n < 1 || n > workers*each+1 {
+		t.Errorf("%d reports, want 1 to %d", n, workers*each+1)
+	}
+}
