@@ -542,6 +542,11 @@ type feedback struct{ f Feedback }
 //	m.SetFeedback(ctrl)
 //	http.ListenAndServe(addr, m.Handler(app))
 //
+// With nested middlewares (a global one and a stricter one on some
+// routes), set the Feedback on the innermost only: an outer middleware's
+// handler is the inner middleware, so it would also count the inner one's
+// 429s, and a Feedback set on both counts each request twice.
+//
 // Without a Feedback a request pays one atomic load for it.
 func (m *Middleware) SetFeedback(f Feedback) {
 	if f == nil {
