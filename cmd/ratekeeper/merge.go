@@ -16,7 +16,7 @@ import (
 // that rotated logs are open one or two at a time, and each is parsed on
 // a goroutine of its own.
 type merger struct {
-	eng      *replay.Engine
+	eng      adder
 	opts     logparse.Options
 	srcs     []*source // by first timestamp, empty logs last
 	in       *replay.Input
@@ -27,6 +27,11 @@ type merger struct {
 	open cursors   // the open sources, a heap by the time of their entry
 	done int64     // bytes read from the sources closed
 	all  []*cursor // the open sources, for progress
+}
+
+// An adder replays entries: a *replay.Engine.
+type adder interface {
+	Add(*logparse.Entry) error
 }
 
 // A cursor is an open log and its next entry.
@@ -109,17 +114,19 @@ func (m *merger) run() error {
 		}
 		c := m.open[0]
 		// Replay c's entries up to the next entry of another source, or
-		// the first of a source yet to open.
+		// the first of a source yet to open; at an equal time, up to it
+		// only if c comes first among the sources (the heap's order).
 		var bound time.Time
-		bounded := false
+		boundIndex, bounded := 0, false
 		if len(m.open) > 1 {
-			bound, bounded = m.open[1].time(), true
-			if len(m.open) > 2 && m.open[2].time().Before(bound) {
-				bound = m.open[2].time()
+			o := 1
+			if len(m.open) > 2 && m.open.Less(2, 1) {
+				o = 2
 			}
+			bound, boundIndex, bounded = m.open[o].time(), m.open[o].index, true
 		}
 		if m.next < len(m.srcs) && !m.srcs[m.next].eof && (!bounded || m.srcs[m.next].first.Before(bound)) {
-			bound, bounded = m.srcs[m.next].first, true
+			bound, boundIndex, bounded = m.srcs[m.next].first, m.next, true
 		}
 		for {
 			m.in.Entries++
@@ -138,7 +145,7 @@ func (m *merger) run() error {
 			if c.i == 0 {
 				m.update()
 			}
-			if bounded && c.time().After(bound) {
+			if bounded && (c.time().After(bound) || c.time().Equal(bound) && boundIndex < c.index) {
 				heap.Fix(&m.open, 0)
 				break
 			}
