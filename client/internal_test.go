@@ -63,6 +63,14 @@ func TestHostKey(t *testing.T) {
 		{"https://[2001:db8::1]/", "[2001:db8::1]"},
 		{"http://[::1]:8080/", "[::1]:8080"},
 		{"https://api.example.com:/", "api.example.com"},
+		// A trailing dot names the same host (a fully qualified name),
+		// and an IPv6 address has many spellings.
+		{"https://api.example.com./v1", "api.example.com"},
+		{"https://api.example.com.:443/v1", "api.example.com"},
+		{"https://api.example.com.:8443/v1", "api.example.com:8443"},
+		{"https://[2001:db8:0:0:0:0:0:1]/", "[2001:db8::1]"},
+		{"http://[0:0::1]:8080/", "[::1]:8080"},
+		{"https://user:pw@api.example.com:443/", "api.example.com"},
 	} {
 		u, err := url.Parse(tc.url)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -64,8 +65,11 @@ func defaults() config {
 // HostKey is the default pacing key: the request URL's host, lower-cased,
 // with its port unless that is the scheme's default (80 for http, 443 for
 // https), so that "https://api.example.com" and "https://api.example.com:443"
-// share a queue. Requests to one host wait their turn in one queue and share
-// the holds that host asks for.
+// share a queue; likewise a fully qualified name's trailing dot is dropped
+// ("api.example.com." is the same host) and an IPv6 literal is written in
+// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"). Requests to
+// one host wait their turn in one queue and share the holds that host asks
+// for.
 func HostKey(r *http.Request) string {
 	host, scheme := r.Host, ""
 	if r.URL != nil {
@@ -77,13 +81,22 @@ func HostKey(r *http.Request) string {
 	host = strings.ToLower(host)
 	// The port follows the last colon, unless that colon is inside an IPv6
 	// literal's brackets.
+	port := ""
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && strings.IndexByte(host[i:], ']') < 0 {
-		switch port := host[i+1:]; {
-		case port == "",
-			port == "80" && strings.EqualFold(scheme, "http"),
-			port == "443" && strings.EqualFold(scheme, "https"):
-			host = host[:i]
+		host, port = host[:i], host[i+1:]
+		if port == "80" && strings.EqualFold(scheme, "http") || port == "443" && strings.EqualFold(scheme, "https") {
+			port = ""
 		}
+	}
+	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		if a, err := netip.ParseAddr(host[1 : len(host)-1]); err == nil && a.Is6() && a.Zone() == "" {
+			host = "[" + a.String() + "]"
+		}
+	} else if len(host) > 1 && strings.HasSuffix(host, ".") {
+		host = host[:len(host)-1]
+	}
+	if port != "" {
+		host += ":" + port
 	}
 	return host
 }
