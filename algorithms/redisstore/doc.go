@@ -133,13 +133,15 @@
 // A check's state lives at <prefix>:{<key>}:<spec> ([WithPrefix], default
 // "rk"), or, for a key "ns:rest" with a namespace before its first ':' (the
 // policy layer writes every key as "<policy name>:<client key>"), at
-// <prefix>:<ns>:{<rest>}:<spec>. Both parts are escaped (bytes outside
+// <prefix>:{<rest>}:<ns>:<spec>. Both parts are escaped (bytes outside
 // 0x21–0x7E, '%', '{' and '}' become %XX; the empty string is "%"), which
 // is injective and keeps braces out of them, so the braces are exactly the
 // Redis Cluster hash tag, and it holds only the client key: the keys of
 // every policy and spec of one client share a slot, and a Take of stacked
 // policies on one client key (10 per second and 100 per minute per IP) is
-// one script call on a Cluster too. <spec> spells every field of the
+// one script call on a Cluster too. The namespace follows the tag so that
+// the prefix is always what precedes ":{": stores whose prefixes are "P"
+// and "P:a" never share a key. <spec> spells every field of the
 // Spec, so two specs never share state. sliding_log adds a list at the same
 // key plus ":l". Keys are never built from patterns, and nothing is ever
 // looked up by pattern (no KEYS or SCAN).

@@ -11,8 +11,8 @@ import (
 
 // Keys. A check's state lives under
 //
-//	<prefix>:{<escaped key>}:<spec>            a key without ':'
-//	<prefix>:<escaped ns>:{<escaped rest>}:<spec>   a key "ns:rest"
+//	<prefix>:{<escaped key>}:<spec>                 a key without ':'
+//	<prefix>:{<escaped rest>}:<escaped ns>:<spec>   a key "ns:rest"
 //
 // (sliding_log adds a second key, the same with ":l" appended). A check's
 // key up to its first ':' is a namespace: the policy layer writes every key
@@ -22,13 +22,17 @@ import (
 // call there too. The escaping keeps the bytes 0x21-0x7E except '%', '{'
 // and '}', and writes every other byte as %XX; the empty string is written
 // "%". It is injective and leaves no brace inside the tag, so the braces
-// delimit the hash tag exactly; the layout is injective too (after the
-// prefix, a key without a namespace starts with '{', which an escaped
-// namespace cannot, and the namespace ends at the first ':'), so two
-// distinct keys never share a Redis key. <spec> is derived from every field
-// of the Spec (kind, Limit, Window in ns, Burst, Buckets, MaxDelay in ns),
-// so two specs never share state, as in the memory store. The prefix may
-// not contain braces, so it cannot move the hash tag.
+// delimit the hash tag exactly. The layout is injective too, across
+// prefixes as well: the prefix, which may not contain braces, is what
+// precedes ":{" (a namespace before the tag would not be: the prefix "P"
+// with the key "a:b" and the prefix "P:a" with the key "b" would share
+// "P:a:{b}"); the tag ends at the first '}'; after it, <spec> starts with
+// the kind's letters and then Limit's digits, while a namespace, which
+// holds no ':', is followed by the kind's letters, so the second
+// ':'-separated field tells whether a namespace is there. Two distinct
+// (prefix, key) pairs never share a Redis key. <spec> is derived from every
+// field of the Spec (kind, Limit, Window in ns, Burst, Buckets, MaxDelay in
+// ns), so two specs never share state, as in the memory store.
 
 // escapeKey appends the escaped form of key to b.
 func escapeKey(b *strings.Builder, key string) {
@@ -52,7 +56,7 @@ func escapeKey(b *strings.Builder, key string) {
 // specInfo is what the store derives from a valid Spec once.
 type specInfo struct {
 	code     int    // kind code for the script
-	suffix   string // "}:" + the spec namespace
+	suffix   string // ":" + the spec namespace
 	capacity int64
 	args     [6]any // kind, L, W, C, Buckets, MaxDelay
 	arg      string // the compact call's check argument without its cost: "kind L W C Buckets MaxDelay"
@@ -87,7 +91,7 @@ func newSpecInfo(s algorithms.Spec) *specInfo {
 		arg:      arg,
 		arg1:     any(arg + " 1"),
 		code:     k.code,
-		suffix:   "}:" + ns,
+		suffix:   ":" + ns,
 		capacity: c,
 		args:     [6]any{k.code, s.Limit, int64(s.Window), c, buckets, int64(s.MaxDelay)},
 	}
@@ -121,18 +125,21 @@ func (c *specCache) get(s algorithms.Spec) *specInfo {
 // content (the escaped key, or the escaped part after its namespace).
 func (s *Store) redisKey(key string, si *specInfo) (full, tag string) {
 	var b strings.Builder
-	b.Grow(len(s.prefix) + 4 + len(key) + len(si.suffix))
+	b.Grow(len(s.prefix) + 5 + len(key) + len(si.suffix))
 	b.WriteString(s.prefix)
-	b.WriteByte(':')
-	if ns, rest, ok := strings.Cut(key, ":"); ok {
-		escapeKey(&b, ns)
-		b.WriteByte(':')
+	b.WriteString(":{")
+	ns, rest, hasNS := strings.Cut(key, ":")
+	if hasNS {
 		key = rest
 	}
-	b.WriteByte('{')
 	start := b.Len()
 	escapeKey(&b, key)
 	end := b.Len()
+	b.WriteByte('}')
+	if hasNS {
+		b.WriteByte(':')
+		escapeKey(&b, ns)
+	}
 	b.WriteString(si.suffix)
 	full = b.String()
 	return full, full[start:end]

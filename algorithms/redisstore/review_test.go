@@ -113,3 +113,34 @@ func TestReviewClusterFunctionFlushed(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewPrefixesKeepStoresApart: two stores whose prefixes are "P"
+// and "P:a" keep their keys apart, as they did before the namespace left
+// the hash tag: P's key "a:b" (policy a, client b) and P:a's key "b" are
+// different limits. A limit of 1 spent on the first must leave the second
+// admitting.
+func TestReviewPrefixesKeepStoresApart(t *testing.T) {
+	client := newClient(t)
+	p := uniquePrefix(t)
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
+	ctx := context.Background()
+	for _, keys := range [][2]string{{"a:b", "b"}, {"a:b:c", "b:c"}, {"a:", ""}} {
+		outer, err := redisstore.New(client, redisstore.WithPrefix(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inner, err := redisstore.New(client, redisstore.WithPrefix(p+":a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := outer.Take(ctx, algorithms.Check{Spec: spec, Key: keys[0]})
+		if err != nil || !d[0].Allowed {
+			t.Fatalf("prefix %q, key %q: first Take = %+v, %v; want allowed", p, keys[0], d, err)
+		}
+		d, err = inner.Take(ctx, algorithms.Check{Spec: spec, Key: keys[1]})
+		if err != nil || !d[0].Allowed {
+			t.Errorf("prefix %q, key %q: first Take = %+v, %v; want allowed (its own limit, not prefix %q's key %q)", p+":a", keys[1], d, err, p, keys[0])
+		}
+		p = uniquePrefix(t)
+	}
+}

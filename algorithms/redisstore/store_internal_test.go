@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,24 +42,30 @@ func TestParseDecisionsSurprises(t *testing.T) {
 // (so every namespace of one client key shares a slot), and the spec is
 // part of the key.
 func TestKeysInjective(t *testing.T) {
-	s := &Store{prefix: "rk"}
 	si := newSpecInfo(algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second})
 	keys := []string{"", "%", "a", "a:b", "a}b", "{a}", "a b", "a\x00", "a%00", "%25", "ü", "a\nb", "}", "{",
-		":", "a:", ":b", "a:b:c", "a%3Ab", "%:b", "{a}:b", "a:{b}", "%7Ba:b", "2001:db8::/64"}
+		":", "a:", ":b", "a:b:c", "a%3Ab", "%:b", "{a}:b", "a:{b}", "%7Ba:b", "2001:db8::/64",
+		"b", "b:c", "tb:x", "10:x", "tb:10", "x:tb:10:1000000000:0:0:0"}
+	// Prefixes that extend one another: "rk" with the key "a:b" must not
+	// meet "rk:a" with the key "b".
 	seen := map[string]string{}
-	for _, k := range keys {
-		full, tag := s.redisKey(k, si)
-		if strings.ContainsAny(tag, "{}") || tag == "" {
-			t.Errorf("key %q: tag %q has a brace or is empty", k, tag)
+	for _, prefix := range []string{"rk", "rk:a", "rk:", "rk::", "rk:a:b", "rk:%", "rk:tb"} {
+		s := &Store{prefix: prefix}
+		for _, k := range keys {
+			full, tag := s.redisKey(k, si)
+			if strings.ContainsAny(tag, "{}") || tag == "" {
+				t.Errorf("key %q: tag %q has a brace or is empty", k, tag)
+			}
+			if p, got, spec, ok := decodeKey(full); !ok || p != prefix || got != k || ":"+spec != si.suffix {
+				t.Errorf("prefix %q, key %q: %q decodes to prefix %q, key %q, spec %q, %v", prefix, k, full, p, got, spec, ok)
+			}
+			if prev, dup := seen[full]; dup {
+				t.Errorf("prefix %q key %q and %s share the Redis key %q", prefix, k, prev, full)
+			}
+			seen[full] = fmt.Sprintf("prefix %q key %q", prefix, k)
 		}
-		if got, ok := decodeKey(full, "rk", "}:tb:"); !ok || got != k {
-			t.Errorf("key %q: %q decodes to %q, %v", k, full, got, ok)
-		}
-		if prev, dup := seen[full]; dup {
-			t.Errorf("keys %q and %q share the Redis key %q", prev, k, full)
-		}
-		seen[full] = k
 	}
+	s := &Store{prefix: "rk"}
 	_, t1 := s.redisKey("per-second:1.2.3.4", si)
 	_, t2 := s.redisKey("per-minute:1.2.3.4", si)
 	if t1 != t2 || t1 != "1.2.3.4" {
@@ -72,44 +79,41 @@ func TestKeysInjective(t *testing.T) {
 	}
 }
 
-// decodeKey inverts redisKey for a full key under prefix whose spec part
-// starts with suffix ("}:tb:"): the client key, and whether full has the
-// documented layout.
-func decodeKey(full, prefix, suffix string) (string, bool) {
-	rest, ok := strings.CutPrefix(full, prefix+":")
+// decodeKey inverts redisKey without knowing the prefix or the spec: the
+// prefix is what precedes the first ":{", the tag ends at the first '}',
+// and after it a namespace is there when the second ':'-separated field
+// is not Limit's digits. It returns the prefix, the check's key, the spec
+// part, and whether full has the documented layout.
+func decodeKey(full string) (prefix, key, spec string, ok bool) {
+	i := strings.IndexByte(full, '{')
+	if i < 1 || full[i-1] != ':' {
+		return "", "", "", false
+	}
+	prefix, rest := full[:i-1], full[i+1:]
+	tag, rest, ok := strings.Cut(rest, "}")
+	if !ok || strings.ContainsAny(tag, "{") {
+		return "", "", "", false
+	}
+	if key, ok = unescape(tag); !ok {
+		return "", "", "", false
+	}
+	rest, ok = strings.CutPrefix(rest, ":")
 	if !ok {
-		return "", false
+		return "", "", "", false
 	}
-	i := strings.Index(rest, suffix)
-	if i < 0 {
-		return "", false
+	fields := strings.Split(rest, ":")
+	if len(fields) < 2 || fields[1] == "" {
+		return "", "", "", false
 	}
-	rest = rest[:i] // [ns ":"] "{" tag
-	ns, hasNS := "", false
-	if !strings.HasPrefix(rest, "{") {
-		var ok bool
-		ns, rest, ok = strings.Cut(rest, ":")
-		if !ok || !strings.HasPrefix(rest, "{") {
-			return "", false
+	if strings.Trim(fields[1], "0123456789") != "" {
+		ns, ok := unescape(fields[0])
+		if !ok || strings.Contains(ns, ":") {
+			return "", "", "", false
 		}
-		hasNS = true
+		key = ns + ":" + key
+		rest = rest[len(fields[0])+1:]
 	}
-	tag := rest[1:]
-	if strings.ContainsAny(tag, "{}") {
-		return "", false
-	}
-	key, ok := unescape(tag)
-	if !ok {
-		return "", false
-	}
-	if hasNS {
-		n, ok := unescape(ns)
-		if !ok || strings.Contains(n, ":") {
-			return "", false
-		}
-		key = n + ":" + key
-	}
-	return key, true
+	return prefix, key, rest, true
 }
 
 // TestSlot checks the CRC16 slot function against values Redis computes
@@ -185,10 +189,10 @@ func FuzzRedisKey(f *testing.F) {
 		} else if got, ok := unescape(tag); !ok || got != key {
 			t.Fatalf("key %q: tag %q decodes to %q, %v", key, tag, got, ok)
 		}
-		if got, ok := decodeKey(full, "rk", "}:fw:"); !ok || got != key {
-			t.Fatalf("key %q: full key %q decodes to %q, %v", key, full, got, ok)
+		if p, got, spec, ok := decodeKey(full); !ok || p != "rk" || got != key || ":"+spec != si.suffix {
+			t.Fatalf("key %q: full key %q decodes to prefix %q, key %q, spec %q, %v", key, full, p, got, spec, ok)
 		}
-		if !strings.HasSuffix(full[:strings.Index(full, "}:fw:")+1], "{"+tag+"}") {
+		if !strings.HasPrefix(full, "rk:{"+tag+"}:") {
 			t.Fatalf("key %q: full key %q does not hold the tag %q in braces", key, full, tag)
 		}
 	})
