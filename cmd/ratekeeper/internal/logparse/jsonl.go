@@ -178,26 +178,81 @@ func jsonTime(v any, tc *timeCache) (time.Time, error) {
 }
 
 // unixNumber reads a Unix time in seconds, milliseconds, microseconds or
-// nanoseconds; whole numbers exactly.
+// nanoseconds (told apart by the magnitude of the whole part), exactly to
+// the nanosecond: decimal fractions and exponents too (a float64 made
+// 1710072002.123 into .122999906 and dropped a millisecond time's fraction).
 func unixNumber(n json.Number) (time.Time, error) {
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		switch {
-		case i <= 0:
+	if whole, frac, ok := decimal(string(n)); ok {
+		if whole == 0 && strings.Trim(frac, "0") == "" {
 			return time.Time{}, errors.New("time out of range")
-		case i < 1e11: // seconds (until the year 5138)
-			return time.Unix(i, 0).UTC(), nil
-		case i < 1e14:
-			return time.UnixMilli(i).UTC(), nil
-		case i < 1e17:
-			return time.UnixMicro(i).UTC(), nil
 		}
-		return time.Unix(0, i).UTC(), nil
+		// digits of the fraction that the unit keeps: its nanoseconds
+		var unit int64
+		var keep int
+		switch {
+		case whole < 1e11: // seconds (until the year 5138)
+			unit, keep = 1e9, 9
+		case whole < 1e14:
+			unit, keep = 1e6, 6
+		case whole < 1e17:
+			unit, keep = 1e3, 3
+		default:
+			unit, keep = 1, 0
+		}
+		frac = (frac + "000000000")[:keep]
+		var nsec int64
+		for i := 0; i < len(frac); i++ {
+			nsec = nsec*10 + int64(frac[i]-'0')
+		}
+		perSec := 1e9 / unit
+		return time.Unix(whole/perSec, whole%perSec*unit+nsec).UTC(), nil
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
 		return time.Time{}, errors.New("not a number")
 	}
 	return unixTime(f)
+}
+
+// decimal splits a non-negative decimal number, with an optional fraction
+// and exponent ("1710072002.123", "1.710072002123e9"), into its whole part
+// and the digits of its fraction, exactly. It reports false for anything
+// else, and for a whole part beyond int64.
+func decimal(s string) (whole int64, frac string, ok bool) {
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil || e < -30 || e > 30 {
+			return 0, "", false
+		}
+		mant, exp = s[:i], e
+	}
+	intPart, fracPart, _ := strings.Cut(mant, ".")
+	if intPart == "" || !allDigits(intPart) || !allDigits(fracPart) {
+		return 0, "", false
+	}
+	digits, point := intPart+fracPart, len(intPart)+exp
+	switch {
+	case point <= 0:
+		return 0, strings.Repeat("0", -point) + digits, true
+	case point >= len(digits):
+		digits += strings.Repeat("0", point-len(digits))
+		point = len(digits)
+	}
+	w, err := strconv.ParseInt(digits[:point], 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return w, digits[point:], true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func unixTime(f float64) (time.Time, error) {
