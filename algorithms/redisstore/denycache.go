@@ -17,7 +17,11 @@ import (
 // and NextAfter reduced by the time elapsed since Redis decided. Only
 // denials are answered locally, and only while Redis itself would deny —
 // its state can only move further from admitting, by other requests, before
-// RetryAfter — so the cache never admits anything. The Remaining of a
+// RetryAfter — so the cache never admits anything. One exception, on a
+// Cluster: a denial caused by another cross-slot Take's reservation, which
+// is then undone (see the package documentation, "Cluster"), stays cached
+// until its RetryAfter, and later Takes of that key in this process are
+// denied for that long where Redis would admit them. The Remaining of a
 // cached decision is Redis's at that time: other clients may have consumed
 // since. A key named twice in one Take is not cached from it (its second
 // check saw the first one's consumption). Entries expire with their
