@@ -130,10 +130,14 @@ func WithRate(limit int64, per time.Duration) Option {
 }
 
 // WithMaxWait sets the longest a request waits, before it is sent, for its
-// turn in the queue ([WithRate]) and, separately, for a hold the server asked
-// for to pass (see [WithProactive]); a request that would wait longer fails
-// at once with a [*WaitError]. The default is [DefaultMaxWait]; 0 sends only
-// requests that can go at once. The request's context bounds every wait too.
+// turn in the queue ([WithRate]) and, separately, for the holds the server
+// asked for to pass (see [WithProactive]), all of them together; a request
+// that would wait longer fails at once with a [*WaitError]. The bound on the
+// queue is per turn: a request that gives its turn up to a server's
+// Retry-After and queues again may wait up to the maximum for the new turn
+// too, so its whole wait can exceed d. The default is [DefaultMaxWait]; 0
+// sends only requests that can go at once. The request's context bounds
+// every wait too.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 || d > algorithms.MaxWindow {
