@@ -14,7 +14,8 @@ import (
 // whose every check is cached (same spec, key and cost), one of them with a
 // denial whose RetryAfter has not yet elapsed, is denied locally with no
 // round trip: the cached decisions are reported with RetryAfter, ResetAfter
-// and NextAfter reduced by the time elapsed since Redis decided. Only
+// and NextAfter reduced by the time elapsed since Redis's reply arrived
+// (never shorter than Redis would report: it decided before). Only
 // denials are answered locally, and only while Redis itself would deny —
 // its state can only move further from admitting, by other requests, before
 // RetryAfter — so the cache never admits anything. One exception, on a
@@ -43,10 +44,11 @@ type denyKey struct {
 }
 
 type denyEntry struct {
-	d     algorithms.Decision
-	at    time.Time // when Redis decided
-	until time.Time // when the entry expires: the Take's largest RetryAfter
-	cost  int64
+	d       algorithms.Decision
+	at      time.Time // before the call: no later than when Redis decided
+	replied time.Time // when its reply arrived: no earlier than when Redis decided
+	until   time.Time // when the entry expires: at + the Take's largest RetryAfter
+	cost    int64
 }
 
 type denyCache struct {
@@ -77,12 +79,18 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	}
 	for i, ch := range checks {
 		e := c.m[denyKey{ch.Spec, ch.Key}]
-		el := now.Sub(e.at)
+		// Whether a wait is over counts from before the call (Redis may
+		// admit from then on); the waits reported count from the reply
+		// (Redis denies until then at least).
+		el := now.Sub(e.replied)
 		d := e.d
 		if !d.Allowed {
-			// A denial whose wait is over would now pass if decided alone.
-			d.RetryAfter = max(d.RetryAfter-el, 0)
-			d.Allowed = d.RetryAfter == 0
+			if now.Before(e.at.Add(d.RetryAfter)) {
+				d.RetryAfter = max(d.RetryAfter-el, time.Nanosecond)
+			} else {
+				// A denial whose wait is over would now pass if decided alone.
+				d.Allowed, d.RetryAfter = true, 0
+			}
 		}
 		d.ResetAfter = max(d.ResetAfter-el, 0)
 		d.NextAfter = max(d.NextAfter-el, 0)
@@ -109,8 +117,9 @@ func cost(c algorithms.Check) int64 {
 	return c.Cost
 }
 
-// learn caches the decisions of a Take that Redis denied.
-func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, now time.Time) {
+// learn caches the decisions of a Take that Redis denied, decided after
+// now and before replied.
+func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, now, replied time.Time) {
 	var wait time.Duration
 	denied := false
 	for _, d := range dst {
@@ -147,6 +156,6 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		// into a map stores the key too, even over an existing entry: the
 		// map gets a copy.
 		k.key = strings.Clone(k.key)
-		c.m[k] = denyEntry{d: dst[i], at: now, until: until, cost: cost(ch)}
+		c.m[k] = denyEntry{d: dst[i], at: now, replied: replied, until: until, cost: cost(ch)}
 	}
 }

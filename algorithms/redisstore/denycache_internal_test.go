@@ -20,13 +20,13 @@ func TestDenyCacheBounded(t *testing.T) {
 	now := time.Unix(1000, 0)
 	denied := []algorithms.Decision{{Limit: 1, RetryAfter: time.Second}}
 	for i := range 1000 {
-		c.learn(denied, []algorithms.Check{{Spec: spec, Key: fmt.Sprint(i)}}, now)
+		c.learn(denied, []algorithms.Check{{Spec: spec, Key: fmt.Sprint(i)}}, now, now)
 		if len(c.m) > c.size {
 			t.Fatalf("after %d denials the cache holds %d entries, more than its size %d", i+1, len(c.m), c.size)
 		}
 	}
 	now = now.Add(2 * time.Second) // every entry has expired
-	c.learn(denied, []algorithms.Check{{Spec: spec, Key: "new"}}, now)
+	c.learn(denied, []algorithms.Check{{Spec: spec, Key: "new"}}, now, now)
 	if _, ok := c.m[denyKey{spec, "new"}]; !ok || len(c.m) != 1 {
 		t.Fatalf("after expiry the cache holds %d entries (new one cached: %v), want just the new one", len(c.m), ok)
 	}
@@ -93,5 +93,70 @@ func TestDenyCacheDatesBeforeTheCall(t *testing.T) {
 	}
 	if e.at.After(hook.sent) {
 		t.Fatalf("the cached denial is dated %s after the call was sent: the cache would outlast Redis's RetryAfter", e.at.Sub(hook.sent))
+	}
+}
+
+// delayHook holds every command back for delay before sending it: the
+// latency of a slow link to Redis.
+type delayHook struct{ delay time.Duration }
+
+func (h delayHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h delayHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h delayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		time.Sleep(h.delay) // the trip to Redis, not test time passing
+		return next(ctx, cmd)
+	}
+}
+
+// TestDenyCacheNeverReportsShorterWaits: a cached denial's RetryAfter is
+// never shorter than the one Redis would report at the same moment (dated
+// at the send, the waits it reports were short by the trip to Redis: a
+// client retrying after them would be denied). Redis's own RetryAfter is
+// read through a store without cache on a fast link, just before the
+// cached answer; the cache's store has a slow link.
+func TestDenyCacheNeverReportsShorterWaits(t *testing.T) {
+	srv := redistest.New(t)
+	slow := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer slow.Close()
+	fast := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer fast.Close()
+	cached, err := New(slow, WithDenyCache(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := New(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "k"}
+	if d, err := cached.Take(ctx, check); err != nil || !d[0].Allowed {
+		t.Fatalf("first Take = %+v, %v; want admitted", d, err)
+	}
+	if _, err := direct.Take(ctx, check); err != nil { // opens the fast client's connection
+		t.Fatal(err)
+	}
+	slow.AddHook(delayHook{delay: 30 * time.Millisecond})
+	if d, err := cached.Take(ctx, check); err != nil || d[0].Allowed {
+		t.Fatalf("second Take = %+v, %v; want denied (and cached)", d, err)
+	}
+	sent := time.Now()
+	d, err := direct.Take(ctx, check)
+	if err != nil || d[0].Allowed {
+		t.Fatalf("Redis's Take = %+v, %v; want denied", d, err)
+	}
+	redisWait := d[0].RetryAfter
+	c, err := cached.Take(ctx, check)
+	answered := time.Now()
+	if err != nil || c[0].Allowed {
+		t.Fatalf("cached Take = %+v, %v; want denied", c, err)
+	}
+	// Redis decided after sent: at answered its wait is at least
+	// redisWait - (answered - sent).
+	if floor := redisWait - answered.Sub(sent); c[0].RetryAfter < floor {
+		t.Fatalf("cached RetryAfter %s, shorter than Redis's %s by %s", c[0].RetryAfter, floor, floor-c[0].RetryAfter)
 	}
 }

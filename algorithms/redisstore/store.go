@@ -235,14 +235,15 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 		// The store's own deadline, not the caller's: an error of the store.
 		err = fmt.Errorf("redisstore: take: no reply from Redis within %s: %w", s.timeout, context.DeadlineExceeded)
 	}
+	replied := s.localNow(now)
 	if s.breaker != nil {
-		s.breaker.record(err, s.localNow(now))
+		s.breaker.record(err, replied)
 	}
 	if err != nil {
 		return err
 	}
 	if s.deny != nil {
-		s.deny.learn(dst, checks, local)
+		s.deny.learn(dst, checks, local, replied)
 	}
 	return nil
 }
