@@ -108,8 +108,14 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	}
 	// Undo the slots that admitted, on a context of its own: the caller's
 	// may end now (or have ended, the reason of an error), and a reservation
-	// left in place would consume for a Take that is not admitted.
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(time.Second, s.timeout))
+	// left in place would consume for a Take that is not admitted. It is
+	// bounded by the WithTimeout, if any (which promises prompt failure),
+	// else by a second.
+	undoTimeout := time.Second
+	if s.timeout > 0 {
+		undoTimeout = s.timeout
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	errs := make([]error, len(groups))
 	for g, idx := range groups {

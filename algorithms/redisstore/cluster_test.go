@@ -2,7 +2,9 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -398,5 +400,70 @@ func TestClusterOneClientOneSlot(t *testing.T) {
 		if cmds, _ := hook.snapshot(); len(cmds) != 1 || cmds[0] != "fcall" {
 			t.Fatalf("three policies on client %q sent %v, want one fcall (one slot)", ip, cmds)
 		}
+	}
+}
+
+// stallUndoHook holds every undo (script mode 2) until its context ends:
+// the node stops answering after it answered the reservation.
+type stallUndoHook struct{}
+
+func (stallUndoHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (stallUndoHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (stallUndoHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if len(args) > 3 && cmd.Name() == "fcall" {
+			nk, _ := args[2].(int)
+			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == "2" {
+				<-ctx.Done()
+				cmd.SetErr(ctx.Err())
+				return ctx.Err()
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestClusterUndoWithinTimeout: with WithTimeout(d), a cross-slot Take
+// whose undo gets no reply fails within the timeout again (not a second
+// later: WithTimeout promises prompt failure), and its error says that the
+// undo failed, not that Redis never replied.
+func TestClusterUndoWithinTimeout(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	prefix := uniquePrefix(t)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "user-1", Cost: 2}
+	bg := context.Background()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ContextTimeoutEnabled: true})
+	defer client.Close()
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil { // loads the library
+		t.Fatal(err)
+	}
+	yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
+	client.AddHook(&raceHook{key: yKey, race: func() {
+		if d, err := other.Take(bg, y); err != nil || !d[0].Allowed {
+			t.Errorf("racing Take(y) = %+v, %v", d, err)
+		}
+	}})
+	client.AddHook(stallUndoHook{})
+	start := time.Now()
+	_, err = s.Take(bg, x, y)
+	took := time.Since(start)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "undo") {
+		t.Fatalf("Take(x, y) with its undo unanswered = %v, want an error saying the undo failed, wrapping context.DeadlineExceeded", err)
+	}
+	if took > 2*timeout+300*time.Millisecond {
+		t.Fatalf("Take(x, y) with its undo unanswered returned after %s, want within twice the %s timeout", took, timeout)
 	}
 }

@@ -188,9 +188,11 @@
 //     otherwise subtracts n·W/L when that is provably exact (the bucket was
 //     not full before the reservation at the undo's instant, so no request
 //     in between found it full); failing both, the reservation's units stay
-//     consumed. The undo runs on a context of its own (at most a second,
-//     or the [WithTimeout]), so a caller's context that ends between the
-//     phases does not leave a reservation in place.
+//     consumed. The undo runs on a context of its own (at most the
+//     [WithTimeout], else a second), so a caller's context that ends
+//     between the phases does not leave a reservation in place; an undo
+//     that gets no reply in that time is an error of the Take, and its
+//     reservation may stay consumed.
 //
 // So an admitted cross-slot Take costs two parallel round trips and a
 // denied one one. Between phases 2 and 3 a reservation is visible: another

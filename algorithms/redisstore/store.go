@@ -112,7 +112,9 @@ func WithMinTTL(d time.Duration) Option {
 // Redis costs each request at most d, and the error (wrapping
 // context.DeadlineExceeded) lets the middleware apply its failure mode. As
 // with any deadline, a Take that timed out may still have been decided by
-// Redis. d must be positive; by default there is no timeout.
+// Redis. A cross-slot Take on a Cluster that must undo a reservation gives
+// the undo up to d more (see the package documentation, "Cluster"). d must
+// be positive; by default there is no timeout.
 func WithTimeout(d time.Duration) Option {
 	return func(s *Store) error {
 		if d <= 0 {
@@ -231,8 +233,10 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	if s.synchronous(ctx) {
 		req.release() // no goroutine can still hold its keys or arguments
 	}
-	if err != nil && s.timeout > 0 && parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+	if err == context.DeadlineExceeded && s.timeout > 0 && parent.Err() == nil {
 		// The store's own deadline, not the caller's: an error of the store.
+		// (Only the bare context error: a wrapped one, such as a failed
+		// cross-slot undo's, already says what timed out.)
 		err = fmt.Errorf("redisstore: take: no reply from Redis within %s: %w", s.timeout, context.DeadlineExceeded)
 	}
 	replied := s.localNow(now)
