@@ -56,11 +56,15 @@ type Engine struct {
 	requests, rejected, noKey, unmatched int64
 	first, last                          time.Time
 
-	// pending holds the lines read but not yet replayed, in time order
-	// (log order among equal times) from head on; released is the time of
-	// the last line replayed, late counts the lines older than it.
-	pending  []logparse.Entry
+	// The lines read but not yet replayed: those read in time order in
+	// pending, from head on, and those read out of order in the heap
+	// early, each with its place in the log (seq) to keep log order among
+	// equal times. released is the time of the last line replayed, late
+	// counts the lines older than it.
+	pending  []held
 	head     int
+	early    []held
+	seq      uint64
 	released time.Time
 	late     int64
 }
@@ -130,32 +134,96 @@ func (e *Engine) Add(en *logparse.Entry) error {
 		}
 		return e.decide(en)
 	}
-	// Insert after the pending lines of the same time or earlier: at the
-	// end, unless the line is out of order.
-	q := e.pending[e.head:]
-	i := len(q)
-	if i > 0 && en.Time.Before(q[i-1].Time) {
-		i, _ = slices.BinarySearchFunc(q, en.Time, func(p logparse.Entry, t time.Time) int {
-			if p.Time.After(t) {
-				return 1
-			}
-			return -1 // equal times: after them
-		})
+	// A line in time order joins the queue; one out of order the heap
+	// (inserting it into the queue would move every later line: a slow
+	// request's line, logged when it ends, lies seconds back).
+	h := held{Entry: *en, seq: e.seq}
+	e.seq++
+	if n := len(e.pending); n == e.head || !en.Time.Before(e.pending[n-1].Time) {
+		e.pending = append(e.pending, h)
+	} else {
+		e.early = append(e.early, h)
+		e.up(len(e.early) - 1)
 	}
-	e.pending = slices.Insert(e.pending, e.head+i, *en)
 	return e.release(e.last.Add(-e.opts.Reorder))
 }
 
-// release replays the pending lines of time until or earlier.
+// A held line is a line read and not yet replayed, and its place in the log.
+type held struct {
+	logparse.Entry
+	seq uint64
+}
+
+// before reports whether a is replayed before b: earlier, or as early and
+// earlier in the log.
+func (a *held) before(b *held) bool {
+	if a.Time.Equal(b.Time) {
+		return a.seq < b.seq
+	}
+	return a.Time.Before(b.Time)
+}
+
+// up and down restore the heap order of e.early from i.
+func (e *Engine) up(i int) {
+	h := e.early
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].before(&h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (e *Engine) down(i int) {
+	h := e.early
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1].before(&h[c]) {
+			c++
+		}
+		if !h[c].before(&h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// release replays the held lines of time until or earlier, in time order
+// (log order among equal times).
 func (e *Engine) release(until time.Time) error {
-	for e.head < len(e.pending) && !e.pending[e.head].Time.After(until) {
-		en := &e.pending[e.head]
+	for {
+		var next *held
+		fromQueue := e.head < len(e.pending)
+		if fromQueue {
+			next = &e.pending[e.head]
+		}
+		if len(e.early) > 0 && (next == nil || e.early[0].before(next)) {
+			next, fromQueue = &e.early[0], false
+		}
+		if next == nil || next.Time.After(until) {
+			break
+		}
+		en := next.Entry
+		if fromQueue {
+			e.pending[e.head] = held{} // let the line go
+			e.head++
+		} else {
+			last := len(e.early) - 1
+			e.early[0] = e.early[last]
+			e.early[last] = held{}
+			e.early = e.early[:last]
+			e.down(0)
+		}
 		e.released = en.Time
-		if err := e.decide(en); err != nil {
+		if err := e.decide(&en); err != nil {
 			return err
 		}
-		*en = logparse.Entry{} // let the line go
-		e.head++
 	}
 	if e.head == len(e.pending) {
 		e.pending, e.head = e.pending[:0], 0
@@ -167,12 +235,9 @@ func (e *Engine) release(until time.Time) error {
 	return nil
 }
 
-// flush replays every pending line.
+// flush replays every held line.
 func (e *Engine) flush() error {
-	if e.head == len(e.pending) {
-		return nil
-	}
-	return e.release(e.pending[len(e.pending)-1].Time)
+	return e.release(e.last)
 }
 
 // decide replays one request at its logged time.
