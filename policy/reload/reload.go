@@ -1,8 +1,10 @@
 // Package reload keeps a running rate limiter in step with its
 // configuration file: a [Watcher] watches the file (through its directory,
 // so that editors which save by writing a new file and renaming it over the
-// old one are seen, as are Kubernetes ConfigMap updates; when the file is a
-// link, the directory of the file it links to is watched too), waits until the
+// old one are seen, as are Kubernetes ConfigMap updates; the directories of
+// the links on the way to the file it resolves to, of that file, and their
+// parents are watched too: a link re-pointed, the real file saved, a
+// directory removed and made again are seen), waits until the
 // writes settle, loads it with [policy.Load]'s parser and hands each valid
 // new version to a function, typically the middleware's ApplyConfig, which
 // swaps the active rule set atomically while requests are in flight.
@@ -38,10 +40,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,9 +73,9 @@ type Watcher struct {
 	debounce time.Duration
 
 	fw     *fsnotify.Watcher
-	target string        // the file path links to, if a link; loop goroutine only (after New)
-	done   chan struct{} // closed by Close
-	exited chan struct{} // closed when the loop goroutine returns
+	names  map[string]bool // the paths whose events matter (see follow); loop goroutine only (after New)
+	done   chan struct{}   // closed by Close
+	exited chan struct{}   // closed when the loop goroutine returns
 	once   sync.Once
 
 	inForce *policy.Config // set by InForce
@@ -232,9 +236,10 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
-			// Our file, the file it links to, or the "..data" link a
-			// Kubernetes ConfigMap volume swaps under it.
-			if ev.Name == w.path || ev.Name == dataLink || w.target != "" && ev.Name == w.target {
+			// Our file, a link on the way to the file it resolves to
+			// (the "..data" link a Kubernetes ConfigMap volume swaps
+			// under it is one), that file, or one of their directories.
+			if ev.Name == w.path || ev.Name == dataLink || w.names[ev.Name] {
 				timer.Reset(w.debounce)
 			}
 		case err, ok := <-w.fw.Errors:
@@ -253,32 +258,90 @@ func (w *Watcher) loop() {
 	}
 }
 
-// follow notes the file w.path links to, if it is a link to a file in
-// another directory, and watches that directory too, so that saving the
-// file where it really is (say by renaming a new file over it) is seen.
-// A directory that cannot be watched is logged and left out.
+// follow finds what the file at w.path resolves to now and watches every
+// directory whose entries decide it: the directory of each link met on the
+// way (in the file's name or in the name of a directory above it; a link
+// re-pointed is seen), of the file itself (saving it where it really is, say
+// by renaming a new file over it, is seen), and the parents of those
+// directories (a directory removed and made again is watched again). The
+// watches of directories no longer on the way are removed. A directory
+// that cannot be watched is logged and left out.
 func (w *Watcher) follow() {
-	w.target = ""
-	real, err := filepath.EvalSymlinks(w.path)
-	if err != nil || real == w.path {
-		return
+	names := resolve(w.path)
+	w.names = make(map[string]bool, 2*len(names))
+	want := make(map[string]bool, 2*len(names))
+	for _, name := range names {
+		dir := filepath.Dir(name)
+		w.names[name], w.names[dir] = true, true
+		want[dir], want[filepath.Dir(dir)] = true, true
 	}
-	if real, err = filepath.Abs(real); err != nil {
-		return
-	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(w.path)); err == nil && filepath.Join(dir, filepath.Base(w.path)) == real {
-		return // not a link: a link in the path of its directory, whose events name w.path
-	}
-	// Watched already, unless it was removed since (the watch goes with
-	// it) and made again.
-	if dir := filepath.Dir(real); !slices.Contains(w.fw.WatchList(), dir) {
-		if err := w.fw.Add(dir); err != nil {
-			w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: cannot watch the directory the config file links to",
-				slog.String("file", w.path), slog.String("dir", dir), slog.Any("error", err))
-			return
+	watched := w.fw.WatchList()
+	for _, dir := range watched {
+		if !want[dir] {
+			_ = w.fw.Remove(dir) // gone already if the directory was removed
 		}
 	}
-	w.target = real
+	for dir := range want {
+		for !slices.Contains(watched, dir) {
+			err := w.fw.Add(dir)
+			if err == nil || !errors.Is(err, fs.ErrNotExist) {
+				if err != nil {
+					w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: cannot watch a directory the config file's name goes through",
+						slog.String("file", w.path), slog.String("dir", dir), slog.Any("error", err))
+				}
+				break
+			}
+			// Missing: the nearest directory above it that exists sees it
+			// made.
+			w.names[dir] = true
+			dir = filepath.Dir(dir)
+		}
+	}
+}
+
+// maxLinks bounds the links followed in resolving a name, as the kernel
+// does (ELOOP).
+const maxLinks = 40
+
+// resolve returns the absolute path and every link met in resolving it,
+// in any of its components, and the path it resolves to (a link's target,
+// or as far as it resolves: a missing name whose making would matter).
+func resolve(path string) []string {
+	names := []string{path}
+	todo := strings.Split(strings.TrimPrefix(filepath.Clean(path), string(filepath.Separator)), string(filepath.Separator))
+	resolved := string(filepath.Separator)
+	for links := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			if err != nil {
+				// Missing: the rest cannot be resolved.
+				resolved = filepath.Join(append([]string{resolved}, todo...)...)
+				todo = nil
+			}
+			continue
+		}
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxLinks {
+			return append(names, next)
+		}
+		names = append(names, next)
+		if filepath.IsAbs(target) {
+			resolved = string(filepath.Separator)
+		}
+		todo = append(strings.Split(target, string(filepath.Separator)), todo...)
+	}
+	return append(names, resolved)
 }
 
 // Reload reads the file now and, if its content changed since the last

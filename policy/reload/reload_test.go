@@ -685,3 +685,120 @@ func TestInForceFileBrokenOrMissingAtNew(t *testing.T) {
 		})
 	}
 }
+
+// watchLimit returns a Watcher of path whose apply records the first
+// policy's limit, and its channel of reload events.
+func watchLimit(t *testing.T, path string) (*atomic.Int64, chan event) {
+	t.Helper()
+	events := make(chan event, 10)
+	var got atomic.Int64
+	w, err := reload.New(path, func(cfg *policy.Config) error {
+		got.Store(cfg.Policies[0].Spec().Limit)
+		return nil
+	}, reload.WithLogger(quiet), reload.WithDebounce(20*time.Millisecond),
+		reload.OnReload(func(cfg *policy.Config, err error) { events <- event{cfg, err} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return &got, events
+}
+
+// relink points the link at link to target, atomically (ln -sfn's way).
+func relink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link+".new", link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSymlinkChain: the config file links to a link in another directory
+// (update-alternatives' way); re-pointing that middle link is a new file,
+// and so is saving the file it now ends at.
+func TestSymlinkChain(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	first := filepath.Join(t.TempDir(), "first.yaml")
+	writeAtomic(t, first, config(5))
+	second := filepath.Join(t.TempDir(), "second.yaml")
+	writeAtomic(t, second, config(9))
+	mid := filepath.Join(t.TempDir(), "alternative.yaml")
+	relink(t, first, mid)
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	relink(t, mid, path)
+	got, events := watchLimit(t, path)
+	relink(t, second, mid)
+	if e := next(t, events); e.err != nil || got.Load() != 9 {
+		t.Fatalf("after re-pointing the middle link: %v, limit %d, want 9", e.err, got.Load())
+	}
+	writeAtomic(t, second, config(10))
+	if e := next(t, events); e.err != nil || got.Load() != 10 {
+		t.Errorf("after saving the file the chain ends at: %v, limit %d, want 10", e.err, got.Load())
+	}
+}
+
+// TestDirectoryLinkRepointed: the file's directory is a link to a release
+// (/srv/app/current -> releases/a), re-pointed at the next release on
+// deployment; the new release's file is applied, and its later edits.
+func TestDirectoryLinkRepointed(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	base := t.TempDir()
+	for name, limit := range map[string]int{"a": 5, "b": 9} {
+		dir := filepath.Join(base, "releases", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeAtomic(t, filepath.Join(dir, "ratekeeper.yaml"), config(limit))
+	}
+	relink(t, filepath.Join("releases", "a"), filepath.Join(base, "current"))
+	got, events := watchLimit(t, filepath.Join(base, "current", "ratekeeper.yaml"))
+	relink(t, filepath.Join("releases", "b"), filepath.Join(base, "current"))
+	if e := next(t, events); e.err != nil || got.Load() != 9 {
+		t.Fatalf("after re-pointing the directory link: %v, limit %d, want 9", e.err, got.Load())
+	}
+	writeAtomic(t, filepath.Join(base, "releases", "b", "ratekeeper.yaml"), config(10))
+	if e := next(t, events); e.err != nil || got.Load() != 10 {
+		t.Errorf("after saving the new release's file: %v, limit %d, want 10", e.err, got.Load())
+	}
+}
+
+// TestDirectoryRemovedAndMadeAgain: the file's directory is removed (the
+// file goes with it: reported) and made again, also two levels deep; the
+// file written in it is applied, and its later edits.
+func TestDirectoryRemovedAndMadeAgain(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	base := t.TempDir()
+	dir := filepath.Join(base, "etc", "ratekeeper")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ratekeeper.yaml")
+	writeAtomic(t, path, config(5))
+	got, events := watchLimit(t, path)
+	for i, remove := range []string{dir, filepath.Join(base, "etc")} {
+		if err := os.RemoveAll(remove); err != nil {
+			t.Fatal(err)
+		}
+		if e := next(t, events); !errors.Is(e.err, os.ErrNotExist) {
+			t.Fatalf("removing %s: %v, want the file missing", remove, e.err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		limit := 10 * (i + 1)
+		writeAtomic(t, path, config(limit))
+		e := next(t, events)
+		for e.err != nil && errors.Is(e.err, os.ErrNotExist) {
+			e = next(t, events) // a late reload of the removal
+		}
+		if e.err != nil || got.Load() != int64(limit) {
+			t.Fatalf("after removing %s and making it again: %v, limit %d, want %d", remove, e.err, got.Load(), limit)
+		}
+		writeAtomic(t, path, config(limit+1))
+		if e := next(t, events); e.err != nil || got.Load() != int64(limit+1) {
+			t.Fatalf("saving the file again: %v, limit %d, want %d", e.err, got.Load(), limit+1)
+		}
+	}
+}
