@@ -980,3 +980,29 @@ func TestShadowNeverHoldsNorFailsClosed(t *testing.T) {
 		t.Errorf("shadow fail closed: %d %q, %d reports; want 200 ok, 1 report", w.Code, w.Body, reports)
 	}
 }
+
+// TestRouteHEADRuleOfItsOwn: in a rule table with "GET /items/{id}" at 1 a
+// minute and "HEAD /items/{id}" at 3, HEAD requests are under the HEAD
+// rule only (the GET rule took them too: the first HEAD used up the GET
+// allowance and the second was denied).
+func TestRouteHEADRuleOfItsOwn(t *testing.T) {
+	store, _ := newStore(t)
+	gets := fixed("gets", 1, time.Minute, remote, policy.WithRoutes("GET /items/{id}"))
+	heads := fixed("heads", 3, time.Minute, remote, policy.WithRoutes("HEAD /items/{id}"))
+	mux := http.NewServeMux()
+	mux.Handle("GET /items/{id}", ok)
+	h := middleware.MustNew(store, []*policy.Policy{gets, heads}, middleware.WithPatternFunc(policy.ServeMuxPattern(mux))).Handler(mux)
+	var codes []int
+	var limits []string
+	for _, method := range []string{"HEAD", "HEAD", "GET", "HEAD", "HEAD", "GET"} {
+		w := serve(h, method, "/items/1")
+		codes = append(codes, w.Code)
+		limits = append(limits, w.Header().Get("RateLimit-Policy"))
+	}
+	if want := []int{200, 200, 200, 200, 429, 429}; !slices.Equal(codes, want) {
+		t.Errorf("HEAD, HEAD, GET, HEAD, HEAD, GET: %v, want %v", codes, want)
+	}
+	if want := `"heads";q=3;w=60`; limits[0] != want {
+		t.Errorf("HEAD's RateLimit-Policy %q, want %q", limits[0], want)
+	}
+}

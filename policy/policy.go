@@ -3,9 +3,11 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,7 +123,7 @@ func WithCost(cost func(*http.Request) int64) Option {
 // WithMethods restricts the policy to requests with one of these methods
 // (case-sensitive, as HTTP methods are; "POST", not "post"). "GET" also
 // covers HEAD, which asks the same of the handler (as ServeMux routes HEAD
-// to GET patterns).
+// to GET patterns), unless another policy of the [Set] names HEAD.
 func WithMethods(methods ...string) Option {
 	return func(p *Policy) error {
 		if len(methods) == 0 {
@@ -141,7 +143,11 @@ func WithMethods(methods ...string) Option {
 // patterns. A pattern is a path pattern exactly as the router reports it
 // ("/users/{id}" for both chi and [http.ServeMux]), optionally preceded by a
 // method and a space, in the Go 1.22 ServeMux style: "POST /login"; as in
-// ServeMux, a GET route also matches HEAD requests. The
+// ServeMux, a GET route also matches HEAD requests, unless the router sent
+// the request to an explicit HEAD pattern or the [Set] has a HEAD route for
+// the path. With chi, whose patterns carry no method, a HEAD request to a
+// route registered with r.Head is under a "GET" route of the same path
+// unless the Set has that HEAD route too. The
 // request's pattern comes from the Set's pattern function (see
 // [WithPatternFunc]); a host and method in a ServeMux pattern are ignored
 // when comparing paths.
@@ -367,9 +373,25 @@ func (p *Policy) KeyAction() KeyAction { return p.onKey }
 func (p *Policy) String() string { return p.member }
 
 // Applies reports whether the policy applies to r, whose route pattern (as
-// the router reports it; "" when unknown) is pattern.
+// the router reports it; "" when unknown) is pattern. A policy on GET (by
+// method or route) applies to HEAD too, as ServeMux routes HEAD to GET
+// patterns, except a route to a request the router sent to an explicit
+// HEAD pattern ("HEAD /x"). In a [Set], HEAD is also left to the Set's own
+// HEAD entries: see [Set.Match].
 func (p *Policy) Applies(r *http.Request, pattern string) bool {
-	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method) {
+	return p.applies(r, pattern, nil)
+}
+
+// headRules are the HEAD entries of a Set, which take HEAD requests from
+// its GET entries: a policy with WithMethods naming HEAD, and the paths of
+// routes naming HEAD.
+type headRules struct {
+	method bool
+	paths  map[string]bool
+}
+
+func (p *Policy) applies(r *http.Request, pattern string, h *headRules) bool {
+	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method, h == nil || !h.method) {
 		return false
 	}
 	if len(p.routes) > 0 {
@@ -377,9 +399,12 @@ func (p *Policy) Applies(r *http.Request, pattern string) bool {
 		if path == "" {
 			return false
 		}
+		// A GET route covers HEAD unless the router chose a HEAD pattern
+		// or the Set has a HEAD route of its own for the path.
+		getHead := patternMethod(pattern) != http.MethodHead && (h == nil || !h.paths[path])
 		ok := false
 		for _, rt := range p.routes {
-			if rt.path == path && routeMethod(rt.method, r.Method) {
+			if rt.path == path && routeMethod(rt.method, r.Method, getHead) {
 				ok = true
 				break
 			}
@@ -393,10 +418,44 @@ func (p *Policy) Applies(r *http.Request, pattern string) bool {
 
 // routeMethod reports whether a request with method matches a route's
 // method: any method when the route names none, and, as in ServeMux
-// patterns, HEAD for a GET route (ServeMux routes HEAD requests to GET
-// patterns, whose handlers do the same work).
-func routeMethod(route, method string) bool {
-	return route == "" || route == method || route == http.MethodGet && method == http.MethodHead
+// patterns, HEAD for a GET route when getHead (ServeMux routes HEAD
+// requests to GET patterns, whose handlers do the same work, unless a HEAD
+// pattern is registered).
+func routeMethod(route, method string, getHead bool) bool {
+	return route == "" || route == method || getHead && route == http.MethodGet && method == http.MethodHead
+}
+
+// patternMethod returns the method of a Go 1.22 ServeMux pattern
+// ("HEAD /x"), or "" (chi patterns have none).
+func patternMethod(pattern string) string {
+	if i := strings.IndexByte(pattern, ' '); i > 0 && isToken(pattern[:i]) {
+		return pattern[:i]
+	}
+	return ""
+}
+
+// addHeadRules returns h with p's HEAD entries added (h itself is not
+// written): a method HEAD, or the paths of its "HEAD ..." routes.
+func (p *Policy) addHeadRules(h *headRules) *headRules {
+	method := slices.Contains(p.methods, http.MethodHead)
+	var paths []string
+	for _, rt := range p.routes {
+		if rt.method == http.MethodHead {
+			paths = append(paths, rt.path)
+		}
+	}
+	if !method && len(paths) == 0 {
+		return h
+	}
+	n := &headRules{method: method, paths: map[string]bool{}}
+	if h != nil {
+		n.method = n.method || h.method
+		maps.Copy(n.paths, h.paths)
+	}
+	for _, path := range paths {
+		n.paths[path] = true
+	}
+	return n
 }
 
 // needsPattern reports whether Applies reads the route pattern.
@@ -405,6 +464,9 @@ func (p *Policy) needsPattern() bool { return len(p.routes) > 0 }
 // patternPath returns the path of a route pattern: a Go 1.22 ServeMux
 // pattern "[METHOD ][HOST]/path" loses its method and host.
 func patternPath(pattern string) string {
+	if strings.HasPrefix(pattern, "/") {
+		return pattern // a path already (a chi regexp may hold a space)
+	}
 	if i := strings.IndexByte(pattern, ' '); i >= 0 {
 		pattern = strings.TrimLeft(pattern[i+1:], " ")
 	}
@@ -415,10 +477,10 @@ func patternPath(pattern string) string {
 }
 
 // containsMethod reports whether a request with method matches one of
-// methods (see routeMethod: GET covers HEAD).
-func containsMethod(methods []string, method string) bool {
+// methods (see routeMethod: GET covers HEAD when getHead).
+func containsMethod(methods []string, method string, getHead bool) bool {
 	for _, m := range methods {
-		if routeMethod(m, method) {
+		if routeMethod(m, method, getHead) {
 			return true
 		}
 	}

@@ -30,6 +30,7 @@ type Set struct {
 	needPattern bool
 	always      bool // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
+	head        *headRules // the HEAD entries, which take HEAD from GET ones; nil if none
 
 	all     uint64 // every policy
 	allIETF string // RateLimit-Policy for all, draft -11
@@ -87,6 +88,7 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 			}
 		}
 		s.needPattern = s.needPattern || p.needsPattern()
+		s.head = p.addHeadRules(s.head)
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -118,6 +120,12 @@ func (s *Set) Len() int { return len(s.policies) }
 // Match returns the subset of s that applies to r, as a bit mask: bit i is
 // set when s.Policies()[i] applies. The route pattern is looked up only if
 // a policy needs it.
+//
+// A policy on GET covers HEAD (see [Policy.Applies]) only where the Set
+// has no HEAD entry of its own, as a ServeMux HEAD pattern takes HEAD from
+// the GET one: with policies on "GET /x" and "HEAD /x", a HEAD request to
+// /x is under the second only, and with policies on the methods GET and
+// HEAD, a HEAD request is under the second only.
 func (s *Set) Match(r *http.Request) uint64 {
 	if s.always {
 		return s.all
@@ -128,7 +136,7 @@ func (s *Set) Match(r *http.Request) uint64 {
 		if p.needsPattern() && !resolved {
 			pattern, resolved = s.pattern(r), true
 		}
-		if p.Applies(r, pattern) {
+		if p.applies(r, pattern, s.head) {
 			mask |= 1 << i
 		}
 	}
@@ -202,7 +210,8 @@ func (s *Set) build(mask uint64) policyHeaders {
 }
 
 // RoutePattern returns the route pattern of r as the router set it, with a
-// ServeMux pattern's method and host removed: [http.Request.Pattern], which
+// ServeMux pattern's host removed (its method is kept: "GET /users/{id}",
+// "HEAD /x"; see [Policy.Applies]): [http.Request.Pattern], which
 // ServeMux sets before calling the handler it routed to and chi sets before
 // calling the routed handler (with its r.With middlewares), or else the
 // pattern in chi's route context; "" before routing, including while chi
@@ -214,22 +223,43 @@ func RoutePattern(r *http.Request) string {
 	if err != nil {
 		return ""
 	}
-	return patternPath(p)
+	return withoutHost(p)
 }
 
 var routeKey = keyfunc.Route()
 
 // ServeMuxPattern returns a pattern function that asks mux which pattern r
-// will match, for a middleware that wraps the whole ServeMux (and so runs
-// before it routes): http.ListenAndServe(addr, m.Handler(mux)). It costs one
-// extra lookup per request. It always asks mux: r.Pattern, when set, is an
-// outer router's (mux mounted with outer.Handle("/api/",
-// http.StripPrefix("/api", m.Handler(mux)))), not the route mux will take.
+// will match (its host removed, as by [RoutePattern]), for a middleware
+// that wraps the whole ServeMux (and so runs before it routes):
+// http.ListenAndServe(addr, m.Handler(mux)). It costs one extra lookup per
+// request. It always asks mux: r.Pattern, when set, is an outer router's
+// (mux mounted with outer.Handle("/api/", http.StripPrefix("/api",
+// m.Handler(mux)))), not the route mux will take.
 func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 	return func(r *http.Request) string {
 		_, pattern := mux.Handler(r)
-		return patternPath(pattern)
+		return withoutHost(pattern)
 	}
+}
+
+// withoutHost returns a route pattern without the host of a ServeMux
+// pattern "[METHOD ][HOST]/path", its method kept. Only a pattern with a
+// host is copied.
+func withoutHost(pattern string) string {
+	if strings.HasPrefix(pattern, "/") {
+		return pattern
+	}
+	rest := pattern
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		rest = strings.TrimLeft(pattern[i+1:], " ")
+	}
+	if rest == "" || rest[0] == '/' {
+		return pattern
+	}
+	if m := patternMethod(pattern); m != "" {
+		return m + " " + patternPath(pattern)
+	}
+	return patternPath(pattern)
 }
 
 // sameFunc reports whether f and g are the same func value: the same

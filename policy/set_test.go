@@ -414,3 +414,98 @@ func TestRoutePatternChi(t *testing.T) {
 		t.Errorf("RoutePattern from chi's context = %q", got)
 	}
 }
+
+// TestMatchHEADRules: a GET route or method covers HEAD only as ServeMux
+// does, when nothing more specific names HEAD: a rule table with its own
+// HEAD entry for the path (or its own HEAD method policy) keeps HEAD
+// requests to that entry, and a request ServeMux routed to an explicit
+// "HEAD /x" pattern is not under a "GET /x" route.
+func TestMatchHEADRules(t *testing.T) {
+	getX := policy.Must(policy.PerMinute("get-x", 1, remoteKey, policy.WithRoutes("GET /x")))
+	headX := policy.Must(policy.PerMinute("head-x", 100, remoteKey, policy.WithRoutes("HEAD /x")))
+	getY := policy.Must(policy.PerMinute("get-y", 1, remoteKey, policy.WithRoutes("GET /y")))
+	s, err := policy.NewSet([]*policy.Policy{getX, headX, getY}, policy.WithPatternFunc(func(r *http.Request) string {
+		return r.Header.Get("X-Pattern")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		method, pattern string
+		want            uint64
+	}{
+		{"GET", "/x", 0b001},
+		{"HEAD", "/x", 0b010}, // the table's own HEAD rule, not the GET one too
+		{"GET", "/y", 0b100},
+		{"HEAD", "/y", 0b100}, // no HEAD rule for /y: the GET one covers it
+	} {
+		r := httptest.NewRequest(tt.method, "/", nil)
+		r.Header.Set("X-Pattern", tt.pattern)
+		if got := s.Match(r); got != tt.want {
+			t.Errorf("Match(%s %s) = %03b, want %03b", tt.method, tt.pattern, got, tt.want)
+		}
+	}
+
+	// Methods alike: a policy on HEAD takes HEAD from the one on GET.
+	gets := policy.Must(policy.PerMinute("gets", 1, remoteKey, policy.WithMethods("GET")))
+	heads := policy.Must(policy.PerMinute("heads", 100, remoteKey, policy.WithMethods("HEAD")))
+	s2, _ := policy.NewSet([]*policy.Policy{gets, heads})
+	if got := s2.Match(httptest.NewRequest("HEAD", "/", nil)); got != 0b10 {
+		t.Errorf("Match(HEAD) with GET and HEAD method policies = %02b, want 10", got)
+	}
+	s3, _ := policy.NewSet([]*policy.Policy{gets})
+	if got := s3.Match(httptest.NewRequest("HEAD", "/", nil)); got != 1 {
+		t.Errorf("Match(HEAD) with a GET method policy = %b, want 1", got)
+	}
+
+	// ServeMux: HEAD goes to an explicit "HEAD /x" handler, which a
+	// policy on "GET /x" does not cover; to "GET /z", it does.
+	mux := http.NewServeMux()
+	var got []uint64
+	s4, _ := policy.NewSet([]*policy.Policy{getX, policy.Must(policy.PerMinute("get-z", 1, remoteKey, policy.WithRoutes("GET /z")))})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, s4.Match(r)) })
+	mux.Handle("GET /x", h)
+	mux.Handle("HEAD /x", h)
+	mux.Handle("GET /z", h)
+	for _, target := range []string{"/x", "/z"} {
+		for _, method := range []string{"GET", "HEAD"} {
+			mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, target, nil))
+		}
+	}
+	if want := []uint64{0b01, 0, 0b10, 0b10}; !slices.Equal(got, want) {
+		t.Errorf("Match inside ServeMux (GET /x, HEAD /x, GET /z, HEAD /z) = %v, want %v", got, want)
+	}
+}
+
+func TestRoutePatternServeMuxHost(t *testing.T) {
+	mux := http.NewServeMux()
+	var got []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, policy.RoutePattern(r)) })
+	mux.Handle("HEAD example.com/x", h)
+	mux.Handle("example.com/y/{id}", h)
+	mux.Handle("GET /z", h)
+	for _, target := range []string{"http://example.com/x", "http://example.com/y/1", "/z"} {
+		r := httptest.NewRequest("HEAD", target, nil)
+		mux.ServeHTTP(httptest.NewRecorder(), r)
+		if p := policy.ServeMuxPattern(mux)(r); p != got[len(got)-1] {
+			t.Errorf("%s: ServeMuxPattern %q, RoutePattern %q", target, p, got[len(got)-1])
+		}
+	}
+	if want := []string{"HEAD /x", "/y/{id}", "GET /z"}; !slices.Equal(got, want) {
+		t.Errorf("RoutePattern = %q, want %q", got, want)
+	}
+}
+
+// TestRoutePatternChiRegexpSpace: a chi pattern is a path even when its
+// regexp holds a space; it was cut at the space and matched no route.
+func TestRoutePatternChiRegexpSpace(t *testing.T) {
+	p := policy.Must(policy.PerMinute("names", 1, remoteKey, policy.WithRoutes("GET /names/{n:[a-z ]+}")))
+	s, _ := policy.NewSet([]*policy.Policy{p})
+	r := chi.NewRouter()
+	var got []uint64
+	r.Get("/names/{n:[a-z ]+}", func(w http.ResponseWriter, req *http.Request) { got = append(got, s.Match(req)) })
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/names/a%20b", nil))
+	if want := []uint64{1}; !slices.Equal(got, want) {
+		t.Errorf("Match under chi pattern with a space = %v, want %v", got, want)
+	}
+}
