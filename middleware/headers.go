@@ -68,7 +68,8 @@ const (
 	// (rounded up) until Remaining next grows. It is the default.
 	IETF Profile = iota
 	// Draft7 sends draft -07's dictionary for the policy with the lowest
-	// remaining, and the policies in draft -07 syntax:
+	// remaining (on a 429, reset is the response's Retry-After, as in every
+	// single-valued profile), and the policies in draft -07 syntax:
 	//
 	//	RateLimit: limit=100, remaining=50, reset=5
 	//	RateLimit-Policy: 10;w=1, 100;w=60
@@ -121,12 +122,10 @@ func retrySeconds(res *policy.Result) int64 {
 	return max(1, seconds(res.RetryAfter()))
 }
 
-// reset returns the reset of a single-valued profile for d: the
-// Retry-After of a denied decision (drafts -06/-07 ask that both name the
-// same instant), else the time until the allowance is fully restored.
-func reset(d algorithms.Decision) int64 { return seconds(resetAfter(d)) }
-
-// resetAfter is the exact duration reset rounds up.
+// resetAfter returns the time a single-valued profile reports as the reset
+// of d: for a denied decision its wait (at least a second, as Retry-After),
+// else the time until the allowance is fully restored. setHeaders raises a
+// denied one to the response's Retry-After.
 func resetAfter(d algorithms.Decision) time.Duration {
 	if !d.Allowed {
 		return max(time.Second, d.RetryAfter, d.NextAfter)
@@ -172,6 +171,13 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 	}
 	i := res.Lowest()
 	d := res.Decision(i)
+	// The reset of a denied response is its Retry-After (drafts -06/-07:
+	// both name the same instant), even when the policy reported (the
+	// lowest remaining) is not the one with the longest wait.
+	after := resetAfter(d)
+	if !d.Allowed {
+		after = max(after, res.RetryAfter())
+	}
 	policies := res.Set().LegacyPolicyHeader(res.Mask())
 	if outer != nil && outer.Taken() && outer.Len() > 0 {
 		if p == Draft6 || p == Draft7 {
@@ -190,7 +196,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 		b = append(b, ", remaining="...)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		b = append(b, ", reset="...)
-		b = strconv.AppendInt(b, reset(d), 10)
+		b = strconv.AppendInt(b, seconds(after), 10)
 		vals[0], vals[1] = str(b), policies
 		h[keyRateLimit] = vals[0:1:1]
 		if policies != "" {
@@ -202,7 +208,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 		n1 := len(b)
 		b = strconv.AppendInt(b, d.Remaining, 10)
 		n2 := len(b)
-		b = strconv.AppendInt(b, reset(d), 10)
+		b = strconv.AppendInt(b, seconds(after), 10)
 		s := str(b)
 		vals := new([4]string) // more values than the caller's vals
 		vals[0], vals[1], vals[2], vals[3] = s[:n1], s[n1:n2], s[n2:], policies
@@ -211,9 +217,9 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 			h[keyPolicy] = vals[3:4:4]
 		}
 	case Legacy, LegacyUnix:
-		r := reset(d)
+		r := seconds(after)
 		if p == LegacyUnix {
-			t := now().Add(resetAfter(d))
+			t := now().Add(after)
 			r = t.Unix()
 			if t.Nanosecond() > 0 {
 				r++

@@ -1006,3 +1006,43 @@ func TestRouteHEADRuleOfItsOwn(t *testing.T) {
 		t.Errorf("HEAD's RateLimit-Policy %q, want %q", limits[0], want)
 	}
 }
+
+// TestDeniedResetIsRetryAfter: drafts -06/-07 ask that a 429's reset name
+// the instant of its Retry-After. Two policies deny with different
+// Remaining: "minute" (1 a minute) at 0, "hour" (3 an hour, each request
+// costing 2) at 1. The single-valued profiles report the lowest remaining
+// ("minute"), but its reset (59 s) was not the Retry-After (3599 s, the
+// hour's wait): a client that trusted the reset came back to another 429.
+func TestDeniedResetIsRetryAfter(t *testing.T) {
+	for _, tt := range []struct {
+		profile middleware.Profile
+		reset   func(http.Header) string
+	}{
+		{middleware.Draft6, func(h http.Header) string { return h.Get("RateLimit-Reset") }},
+		{middleware.Draft7, func(h http.Header) string {
+			v := h.Get("RateLimit")
+			return v[strings.LastIndex(v, "reset=")+len("reset="):]
+		}},
+		{middleware.Legacy, func(h http.Header) string { return h.Get("X-RateLimit-Reset") }},
+		{middleware.LegacyUnix, func(h http.Header) string {
+			u, _ := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64)
+			return strconv.FormatInt(u-t0.Add(time.Second).Unix(), 10)
+		}},
+	} {
+		store, clock := newStore(t)
+		minute := fixed("minute", 1, time.Minute, remote)
+		hour := fixed("hour", 3, time.Hour, remote, policy.WithCost(func(*http.Request) int64 { return 2 }))
+		h := middleware.MustNew(store, []*policy.Policy{minute, hour}, middleware.WithHeaders(tt.profile), middleware.WithClock(clock)).Handler(ok)
+		if w := serve(h, "GET", "/"); w.Code != 200 {
+			t.Fatalf("%s: first request %d", tt.profile, w.Code)
+		}
+		clock.Advance(time.Second)
+		w := serve(h, "GET", "/")
+		if w.Code != 429 {
+			t.Fatalf("%s: second request %d", tt.profile, w.Code)
+		}
+		if got, want := tt.reset(w.Header()), w.Header().Get("Retry-After"); got != want {
+			t.Errorf("%s: reset %s, Retry-After %s: %v", tt.profile, got, want, w.Header())
+		}
+	}
+}
