@@ -32,7 +32,9 @@ type Target interface {
 }
 
 // Config holds the thresholds of a Controller. The zero value of each field
-// means its default.
+// means its default. LatencyFactor, Decrease, Step and Floor are kept in
+// thousandths: one that rounds to no change (a Step below 0.0005) is an
+// error.
 type Config struct {
 	// Policies are the names of the policies controlled; empty means all
 	// the policies of the target's rule set at each evaluation.
@@ -161,7 +163,22 @@ func New(t Target, cfg Config) (*Controller, error) {
 	}
 	c := &Controller{t: t, cfg: cfg, level: permille, base: cfg.Baseline, errRate: cfg.ErrorRate,
 		decrease: int64(math.Round(cfg.Decrease * permille)), step: int64(math.Round(cfg.Step * permille)),
-		floor: int64(math.Round(cfg.Floor * permille)), factor: int64(math.Round(cfg.LatencyFactor * permille))}
+		floor: int64(math.Round(cfg.Floor * permille)), factor: 1 << 62}
+	if f := math.Round(cfg.LatencyFactor * permille); f < 1<<62 {
+		c.factor = int64(f) // else as good as infinite (and int64(f) undefined)
+	}
+	// The levels are thousandths of the configured limit: a threshold
+	// that rounds to no change would never lower or never restore.
+	switch {
+	case c.factor <= permille:
+		return nil, errors.New("adaptive: Config.LatencyFactor must be at least 1.001 (thresholds are in thousandths)")
+	case c.decrease >= permille:
+		return nil, errors.New("adaptive: Config.Decrease must be at most 0.999 (thresholds are in thousandths)")
+	case c.step == 0:
+		return nil, errors.New("adaptive: Config.Step must be at least 0.001 (thresholds are in thousandths)")
+	case c.floor == 0:
+		return nil, errors.New("adaptive: Config.Floor must be at least 0.001 (thresholds are in thousandths)")
+	}
 	c.ends = cfg.Clock.Now().Add(cfg.Period)
 	c.endsNs.Store(c.ends.UnixNano())
 	c.win.Store(c.newWindow())
@@ -228,7 +245,7 @@ func (c *Controller) evaluate(now time.Time) error {
 	// The period's window stays in place while it is judged, so that the
 	// next one starts with the threshold of the baseline it leaves.
 	w := c.win.Load()
-	periods := int(now.Sub(c.ends)/c.cfg.Period) + 1
+	periods := int64(now.Sub(c.ends)/c.cfg.Period) + 1
 	c.ends = c.ends.Add(time.Duration(periods) * c.cfg.Period)
 	c.endsNs.Store(c.ends.UnixNano())
 
@@ -252,6 +269,9 @@ func (c *Controller) evaluate(now time.Time) error {
 		}
 	}
 	c.win.Store(c.newWindow())
+	// The periods after the judged one passed without a request: healthy,
+	// as they are when a ticker's Evaluate judges them one by one.
+	healthy := periods - 1
 	switch {
 	case slow && failing:
 		c.level = max(c.floor, mulPermille(c.level, c.decrease))
@@ -259,15 +279,9 @@ func (c *Controller) evaluate(now time.Time) error {
 	case slow || failing:
 		c.stable = 0
 	default:
-		// This period and the empty ones after it were healthy.
-		for range periods {
-			c.stable++
-			if c.stable >= c.cfg.StablePeriods && c.level < permille {
-				c.level = min(permille, c.level+c.step)
-				c.stable = 0
-			}
-		}
+		healthy++
 	}
+	c.recover(healthy)
 	if c.cfg.Logger != nil && c.level != old {
 		lvl := slog.LevelInfo
 		if c.level < old {
@@ -279,6 +293,20 @@ func (c *Controller) evaluate(now time.Time) error {
 			slog.Int64("requests", n), slog.Int64("errors", errs))
 	}
 	return c.apply()
+}
+
+// recover counts n healthy periods in a row: one step up per
+// StablePeriods of them, up to the configured limit. It takes the same time
+// for any n (the clock may jump years ahead). It requires c.mu.
+func (c *Controller) recover(n int64) {
+	total := int64(c.stable) + min(n, math.MaxInt64-int64(c.stable))
+	stable := int64(c.cfg.StablePeriods)
+	if ups := total / stable; ups > 0 && c.level < permille {
+		c.level = min(permille, c.level+min(ups, permille)*c.step)
+	}
+	// Once at the configured limit, the count no longer matters: only a
+	// drop (which starts it again) leaves it.
+	c.stable = int(total % stable)
 }
 
 // Apply sets the limit of every controlled policy for the current level

@@ -561,3 +561,126 @@ func TestControllerHandlerPanicAfterHeader(t *testing.T) {
 		t.Errorf("after one 5ms request that panicked after its header, baseline 1ms: %s, want 80", got)
 	}
 }
+
+// TestIdleAfterJudgedPeriod: the periods without a request that follow a
+// judged one count as healthy whether they are evaluated one by one (a
+// ticker calling Evaluate) or together with it (by the first request after
+// them): the level does not depend on who evaluates.
+func TestIdleAfterJudgedPeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		errs    int
+		latency time.Duration
+	}{
+		{"slow and failing", 10, 10 * time.Millisecond},
+		{"slow only", 0, 10 * time.Millisecond},
+		{"failing only", 10, time.Millisecond},
+	} {
+		levels := make([]float64, 2)
+		for i, ticked := range []bool{true, false} {
+			m := newMiddleware(t, 100)
+			clock := algotest.NewClock(t0)
+			c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			period(t, c, clock, 100, 10, 10*time.Millisecond) // down to 0.8
+			for j := range 100 {
+				status := 200
+				if j < tc.errs {
+					status = 503
+				}
+				c.Observe(tc.latency, status)
+			}
+			// This period, then three without a request.
+			if ticked {
+				for range 4 {
+					clock.Advance(time.Minute)
+					if err := c.Evaluate(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
+				clock.Advance(4 * time.Minute)
+				if err := c.Evaluate(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			levels[i] = c.Level()
+		}
+		if levels[0] != levels[1] {
+			t.Errorf("%s period then three idle ones: level %v evaluated each period, %v evaluated at once", tc.name, levels[0], levels[1])
+		}
+	}
+}
+
+// TestThresholdsResolved: the thresholds are kept in thousandths; a Step or
+// a Decrease that would round to no change, or a LatencyFactor to 1, is an
+// error rather than a controller that never recovers or never lowers.
+func TestThresholdsResolved(t *testing.T) {
+	m := newMiddleware(t, 100)
+	for _, tc := range []struct {
+		cfg   adaptive.Config
+		field string
+	}{
+		{adaptive.Config{Step: 0.0004}, "Step"},
+		{adaptive.Config{Decrease: 0.9996}, "Decrease"},
+		{adaptive.Config{LatencyFactor: 1.0004}, "LatencyFactor"},
+		{adaptive.Config{Floor: 0.0004}, "Floor"},
+	} {
+		if _, err := adaptive.New(m, tc.cfg); err == nil || !strings.Contains(err.Error(), "Config."+tc.field) {
+			t.Errorf("New(%+v) = %v, want an error naming Config.%s", tc.cfg, err, tc.field)
+		}
+	}
+	// The smallest values that resolve work: 0.001 steps back up.
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, Step: 0.001, Decrease: 0.999})
+	if err != nil {
+		t.Fatal(err)
+	}
+	period(t, c, clock, 100, 10, 10*time.Millisecond)
+	if got := c.Level(); got != 0.999 {
+		t.Fatalf("Decrease 0.999: level %v, want 0.999", got)
+	}
+	period(t, c, clock, 100, 0, time.Millisecond)
+	if got := c.Level(); got != 1 {
+		t.Errorf("Step 0.001: level %v, want 1", got)
+	}
+}
+
+// TestLongIdleGap: a clock that jumps far ahead (a machine that booted
+// with its clock in 1970 and then synchronised) with a short Period is
+// evaluated in one step, not one loop turn per period passed.
+func TestLongIdleGap(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Nanosecond, Baseline: time.Millisecond,
+		MinSamples: 1, StablePeriods: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Observe(10*time.Millisecond, 503)
+	clock.Advance(time.Nanosecond)
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Fatalf("level %v after a bad period, want 0.8", got)
+	}
+	// Over 2·2^40 idle periods: two steps up of StablePeriods 2^40 each
+	// back to the configured limit; a loop turn per period takes hours.
+	done := make(chan float64)
+	go func() {
+		clock.Advance(3<<40 - 1)
+		c.Evaluate()
+		done <- c.Level()
+	}()
+	select {
+	case got := <-done:
+		if got != 1 {
+			t.Errorf("after 3·2^40 idle periods: level %v, want 1", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Evaluate over 3·2^40 idle periods still running after 10s")
+	}
+}
