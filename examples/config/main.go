@@ -14,13 +14,16 @@
 // while the previous rules keep running. Routes: GET / (hello), POST /login
 // (the login policy; user from X-Login-User), GET /search (search-daily;
 // Basic auth user name taken on trust), GET /fail (answers 500, to feed
-// the adaptive controller), GET /metrics (not limited).
+// the adaptive controller), GET /metrics (not limited). SIGINT or SIGTERM
+// stops it: the requests in flight are finished, the file's watch closed.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -45,40 +48,78 @@ func main() {
 	path := flag.String("config", "examples/config/ratekeeper.yaml", "configuration file (YAML or JSON)")
 	flag.Parse()
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// SIGINT and SIGTERM stop the server gracefully.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", *addr)
+	if err == nil {
+		err = run(ctx, ln, *path, logger)
+	}
+	if err != nil {
+		logger.Error("ratekeeper example stopped", slog.Any("error", err))
+		os.Exit(1)
+	}
+}
 
+// shutdownTimeout bounds the wait for the requests in flight at shutdown.
+const shutdownTimeout = 10 * time.Second
+
+// run serves on ln with the configuration at path until ctx is done, then
+// stops taking requests, waits for those in flight (at most
+// shutdownTimeout), stops watching the file and returns.
+func run(ctx context.Context, ln net.Listener, path string, logger *slog.Logger) error {
 	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
 	if err != nil {
-		fatal(logger, err)
+		ln.Close()
+		return err
 	}
 	defer store.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s, err := newServer(*path, serverOptions{store: store, reg: reg, log: logger})
+	s, err := newServer(path, serverOptions{store: store, reg: reg, log: logger})
 	if err != nil {
-		fatal(logger, err)
+		ln.Close()
+		return err
 	}
 	defer s.Close()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	hupCtx, stopHup := context.WithCancel(ctx)
+	hupDone := make(chan struct{})
+	defer func() { stopHup(); <-hupDone }()
 	go func() {
-		for range hup {
-			// A new version is logged ("config reloaded", or the error);
-			// the same content is not applied again.
-			if err := s.watcher.Reload(); err == nil {
-				logger.Info("SIGHUP: configuration file read", slog.String("config", *path))
+		defer close(hupDone)
+		for {
+			select {
+			case <-hupCtx.Done():
+				return
+			case <-hup:
+				// A new version is logged ("config reloaded", or the
+				// error); the same content is not applied again.
+				if err := s.watcher.Reload(); err == nil {
+					logger.Info("SIGHUP: configuration file read", slog.String("config", path))
+				}
 			}
 		}
 	}()
 
-	srv := &http.Server{Addr: *addr, Handler: s, ReadHeaderTimeout: 5 * time.Second}
-	logger.Info("listening", slog.String("url", "http://"+*addr), slog.String("config", *path))
-	fatal(logger, srv.ListenAndServe())
-}
-
-func fatal(logger *slog.Logger, err error) {
-	logger.Error("ratekeeper example stopped", slog.Any("error", err))
-	os.Exit(1)
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("listening", slog.String("url", "http://"+ln.Addr().String()), slog.String("config", path))
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	<-served // http.ErrServerClosed
+	return err
 }
 
 // serverOptions are what a test replaces.

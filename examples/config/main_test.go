@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -248,4 +251,48 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// TestRunShutsDown: run serves until its context is done, then stops
+// serving and returns nil, leaving no goroutine behind (the server's, the
+// Watcher's, the SIGHUP reader's).
+func TestRunShutsDown(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- run(ctx, ln, path, slog.New(slog.DiscardHandler)) }()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("RateLimit-Policy") == "" {
+		t.Fatalf("GET /: %d, RateLimit-Policy %q; want 200 and the file's policies", resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
+	}
+	cancel()
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Errorf("run after its context was done: %v, want nil", err)
+		}
+	case <-time.After(wait):
+		t.Fatalf("run still serving %v after its context was done", wait)
+	}
+	if _, err := client.Get(url + "/"); err == nil {
+		t.Error("a request after shutdown was served")
+	}
+	goleak.VerifyNone(t)
 }
