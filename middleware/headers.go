@@ -137,7 +137,7 @@ func resetAfter(d algorithms.Decision) time.Duration {
 // outer, when not nil, is the Result of a middleware further out that
 // already wrote its headers: list profiles add to them (a second field line
 // is part of the same list), single-valued profiles keep the outer values
-// unless res reports a lower remaining. now is read only by LegacyUnix;
+// unless res is denied or reports a lower remaining. now is read only by LegacyUnix;
 // pkSecret, when not nil, adds a pk parameter to the IETF RateLimit members.
 //
 // The values are built in buf (appended to from its start; when it is too
@@ -185,7 +185,9 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 			h[keyPolicy] = append(h[keyPolicy], policies)
 			policies = ""
 		}
-		if od := outer.Decision(outer.Lowest()); !lowerThan(d, od) {
+		// A denied res answers the response (an outer one that denied was
+		// in shadow mode), so its values are reported, reset = Retry-After.
+		if od := outer.Decision(outer.Lowest()); d.Allowed && !lowerThan(d, od) {
 			return
 		}
 	}

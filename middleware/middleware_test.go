@@ -1046,3 +1046,27 @@ func TestDeniedResetIsRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedShadowDeniedReset: an outer middleware in shadow mode denies
+// (1 a minute) but lets the request through; the inner one (1 an hour)
+// denies it for real. The 429's single-valued headers are the inner
+// denial's, whose reset is the Retry-After; the outer's shadow denial was
+// kept (same remaining), so the reset named the minute (59) while
+// Retry-After named the hour.
+func TestNestedShadowDeniedReset(t *testing.T) {
+	store, clock := newStore(t)
+	outer := middleware.MustNew(store, []*policy.Policy{fixed("minute", 1, time.Minute, remote)},
+		middleware.WithHeaders(middleware.Draft6), middleware.WithClock(clock), middleware.WithShadow(nil))
+	inner := middleware.MustNew(store, []*policy.Policy{fixed("hour", 1, time.Hour, remote)},
+		middleware.WithHeaders(middleware.Draft6), middleware.WithClock(clock))
+	h := outer.Handler(inner.Handler(ok))
+	serve(h, "GET", "/")
+	clock.Advance(time.Second)
+	w := serve(h, "GET", "/")
+	if w.Code != 429 {
+		t.Fatalf("second request %d", w.Code)
+	}
+	if got, want := w.Header().Get("RateLimit-Reset"), w.Header().Get("Retry-After"); got != want || w.Header().Get("RateLimit-Limit") != "1" {
+		t.Errorf("RateLimit-Reset %s, Retry-After %s: %v", got, want, w.Header())
+	}
+}
