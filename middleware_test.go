@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	chimw "github.com/go-chi/chi/v5/middleware"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -218,7 +219,7 @@ func script(t *testing.T, srv *httptest.Server, clock *algotest.Clock, steps []r
 var quota = map[string]string{
 	"per-second": `"per-second";q=10;w=1`, "per-minute": `"per-minute";q=100;w=60`,
 	"login": `"login";q=5;w=60`, "register": `"register";q=10;w=3600`, "comments": `"comments";q=3;w=60`,
-	"item-writes": `"item-writes";q=2;w=60`,
+	"item-writes": `"item-writes";q=2;w=60`, "item-reads": `"item-reads";q=2;w=60`,
 }
 
 // policiesOf returns the RateLimit-Policy value that goes with a RateLimit
@@ -842,5 +843,41 @@ func TestEndToEndChiUnderServeMux(t *testing.T) {
 		{0, "GET", "/items/1", "198.51.100.6", "", 200, "-", ""},
 		{0, "GET", "/items/2", "198.51.100.6", "", 200, "-", ""},
 		{0, "GET", "/inline", "198.51.100.6", "", 200, "-", ""},
+	})
+}
+
+// TestEndToEndChiTopLevelGetHead: chi serves HEAD with the GET handler
+// only behind its middleware.GetHead, which routes HEAD as GET by setting
+// the route context's RouteMethod. A top-level rule table whose pattern
+// function asked Find with req.Method found no HEAD route, so HEAD
+// requests went around the "GET /items/{id}" policy; the documented
+// function asks with the RouteMethod when set.
+func TestEndToEndChiTopLevelGetHead(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ip, _ := keys(t)
+	r := chi.NewRouter()
+	rules := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("item-reads", 2, ip, policy.WithRoutes("GET /items/{id}"))),
+	}, middleware.WithPatternFunc(func(req *http.Request) string {
+		method := req.Method
+		if rc := chi.RouteContext(req.Context()); rc != nil && rc.RouteMethod != "" {
+			method = rc.RouteMethod // GET for a HEAD that GetHead routes to GET
+		}
+		return r.Find(chi.NewRouteContext(), method, req.URL.Path)
+	}))
+	r.Use(chimw.GetHead)
+	r.Use(rules.Handler)
+	r.Get("/items/{id}", hello)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	script(t, srv, clock, []req{
+		{0, "HEAD", "/items/1", "198.51.100.7", "", 200, `"item-reads";r=1;t=120`, ""},
+		{0, "GET", "/items/2", "198.51.100.7", "", 200, `"item-reads";r=0;t=90`, ""},
+		{0, "HEAD", "/items/3", "198.51.100.7", "", 429, `"item-reads";r=0;t=90`, "90"},
 	})
 }

@@ -218,10 +218,16 @@ func WithShadow(report func(r *http.Request, res *Result)) Option {
 // [policy.WithPatternFunc]. The default reads the pattern the router set
 // ([policy.RoutePattern]), which exists only after routing. For a middleware
 // wrapping a whole ServeMux use [policy.ServeMuxPattern]; for one installed
-// with r.Use on chi's top-level router, ask the router:
+// with r.Use on chi's top-level router, ask the router, with the method
+// chi routes by (chi's middleware.GetHead, if used before, routes a HEAD
+// with no HEAD route as GET; asked for HEAD, Find finds no route):
 //
 //	middleware.WithPatternFunc(func(req *http.Request) string {
-//		return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path)
+//		method := req.Method
+//		if rc := chi.RouteContext(req.Context()); rc != nil && rc.RouteMethod != "" {
+//			method = rc.RouteMethod
+//		}
+//		return r.Find(chi.NewRouteContext(), method, req.URL.Path)
 //	})
 func WithPatternFunc(pattern func(*http.Request) string) Option {
 	return func(m *Middleware) error {

@@ -160,8 +160,10 @@ func WithMethods(methods ...string) Option {
 // top-level router runs before routing and sees no pattern (in the r.Use of
 // a mounted sub-router, only the mount's "/api/*"), so its route-restricted
 // policies never apply, unless its pattern function asks the router
-// ([WithPatternFunc] with
-// func(req *http.Request) string { return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path) }).
+// ([WithPatternFunc] with a function returning
+// r.Find(chi.NewRouteContext(), method, req.URL.Path), where method is
+// chi.RouteContext(req.Context()).RouteMethod when set, else req.Method:
+// chi's middleware.GetHead routes a HEAD as GET by setting RouteMethod).
 func WithRoutes(patterns ...string) Option {
 	return func(p *Policy) error {
 		if len(patterns) == 0 {
