@@ -96,7 +96,8 @@ type Controller struct {
 	errRate                       float64
 
 	win    atomic.Pointer[window]
-	endsNs atomic.Int64 // ends in Unix nanoseconds, read without the lock
+	origin time.Time    // the clock at New
+	endsAt atomic.Int64 // ends as a Duration since origin, read without the lock
 	seen   seen         // the target's rules at the last apply
 	mu     sync.Mutex   // serialises evaluations; guards the fields below
 	ends   time.Time    // end of the current period
@@ -179,8 +180,9 @@ func New(t Target, cfg Config) (*Controller, error) {
 	case c.floor == 0:
 		return nil, errors.New("adaptive: Config.Floor must be at least 0.001 (thresholds are in thousandths)")
 	}
-	c.ends = cfg.Clock.Now().Add(cfg.Period)
-	c.endsNs.Store(c.ends.UnixNano())
+	c.origin = cfg.Clock.Now()
+	c.ends = c.origin.Add(cfg.Period)
+	c.endsAt.Store(int64(cfg.Period))
 	c.win.Store(c.newWindow())
 	return c, nil
 }
@@ -212,7 +214,10 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 
 func (c *Controller) maybeEvaluate() {
 	now := c.cfg.Clock.Now()
-	if now.UnixNano() < c.endsNs.Load() && !c.seen.moved(c.t) || !c.mu.TryLock() {
+	// Measured from origin as now.Before(c.ends) measures: on the
+	// monotonic clock when the times have one, not on the wall clock
+	// (which may be set back or forward).
+	if now.Sub(c.origin) < time.Duration(c.endsAt.Load()) && !c.seen.moved(c.t) || !c.mu.TryLock() {
 		return // nothing to do, or another goroutine is at it
 	}
 	defer c.mu.Unlock()
@@ -247,7 +252,7 @@ func (c *Controller) evaluate(now time.Time) error {
 	w := c.win.Load()
 	periods := int64(now.Sub(c.ends)/c.cfg.Period) + 1
 	c.ends = c.ends.Add(time.Duration(periods) * c.cfg.Period)
-	c.endsNs.Store(c.ends.UnixNano())
+	c.endsAt.Store(int64(c.ends.Sub(c.origin)))
 
 	n, errs := w.n.Load(), w.errs.Load()
 	old := c.level

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,8 @@ type Fleet struct {
 	t   Target
 	cfg FleetConfig
 
-	nextNs atomic.Int64 // when Check reads the count again, Unix nanoseconds
+	origin time.Time    // the clock at NewFleet
+	nextAt atomic.Int64 // when Check reads the count again, as a Duration since origin
 	seen   seen         // the target's rules at the last update
 
 	mu sync.Mutex
@@ -77,7 +79,7 @@ func NewFleet(t Target, cfg FleetConfig) (*Fleet, error) {
 			return nil, fmt.Errorf("adaptive: FleetConfig.Policies: no policy %q", name)
 		}
 	}
-	f := &Fleet{t: t, cfg: cfg}
+	f := &Fleet{t: t, cfg: cfg, origin: cfg.Clock.Now()}
 	if err := f.Update(); err != nil {
 		return nil, err
 	}
@@ -105,11 +107,13 @@ func (f *Fleet) Update() error {
 // sets their limits for the count known at once.
 func (f *Fleet) Check() error {
 	now := f.cfg.Clock.Now()
-	if now.UnixNano() < f.nextNs.Load() && !f.seen.moved(f.t) || !f.mu.TryLock() {
+	// On the monotonic clock when the times have one: a wall clock set
+	// back does not delay the next reading.
+	if now.Sub(f.origin) < time.Duration(f.nextAt.Load()) && !f.seen.moved(f.t) || !f.mu.TryLock() {
 		return nil // nothing to do, or an update is under way
 	}
 	defer f.mu.Unlock()
-	if now.UnixNano() < f.nextNs.Load() {
+	if now.Sub(f.origin) < time.Duration(f.nextAt.Load()) {
 		if f.seen.reloaded(f.t) {
 			return f.apply()
 		}
@@ -120,7 +124,13 @@ func (f *Fleet) Check() error {
 
 // update requires f.mu.
 func (f *Fleet) update(now time.Time) error {
-	f.nextNs.Store(now.Add(f.cfg.Every).UnixNano())
+	next := now.Sub(f.origin)
+	if next > math.MaxInt64-f.cfg.Every {
+		next = math.MaxInt64 // Every of centuries: never again by Check
+	} else {
+		next += f.cfg.Every
+	}
+	f.nextAt.Store(int64(next))
 	n := f.cfg.Instances()
 	if n < 1 {
 		if f.n == 0 {
