@@ -208,8 +208,10 @@ func (c *Controller) Baseline() time.Duration {
 // first call after it applies the current level to them (see
 // [Controller.Apply]). Otherwise Observe takes no lock.
 func (c *Controller) Observe(latency time.Duration, status int) {
-	c.win.Load().add(latency, c.cfg.IsError(status))
+	// First: a request observed after the period's end belongs to the
+	// next period.
 	c.maybeEvaluate()
+	c.win.Load().add(latency, c.cfg.IsError(status))
 }
 
 func (c *Controller) maybeEvaluate() {

@@ -684,3 +684,28 @@ func TestLongIdleGap(t *testing.T) {
 		t.Fatal("Evaluate over 3·2^40 idle periods still running after 10s")
 	}
 }
+
+// TestObserveAfterPeriodEnd: a request observed after the period ended
+// belongs to the next period: it is not judged with the one it ends.
+func TestObserveAfterPeriodEnd(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A period without requests, then a slow failing one after it ends.
+	clock.Advance(time.Minute)
+	c.Observe(10*time.Millisecond, 503)
+	if got := c.Level(); got != 1 {
+		t.Fatalf("the empty period, ended by a bad request after it: level %v, want 1", got)
+	}
+	// The next period holds that request: judged bad.
+	clock.Advance(time.Minute)
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("the period holding the bad request: level %v, want 0.8", got)
+	}
+}
