@@ -308,8 +308,7 @@ const maxLinks = 40
 // or as far as it resolves: a missing name whose making would matter).
 func resolve(path string) []string {
 	names := []string{path}
-	todo := strings.Split(strings.TrimPrefix(filepath.Clean(path), string(filepath.Separator)), string(filepath.Separator))
-	resolved := string(filepath.Separator)
+	resolved, todo := split(path)
 	for links := 0; len(todo) > 0; {
 		c := todo[0]
 		todo = todo[1:]
@@ -336,12 +335,25 @@ func resolve(path string) []string {
 			return append(names, next)
 		}
 		names = append(names, next)
-		if filepath.IsAbs(target) {
-			resolved = string(filepath.Separator)
+		root, parts := split(target)
+		if root != "" {
+			resolved = root
 		}
-		todo = append(strings.Split(target, string(filepath.Separator)), todo...)
+		todo = append(parts, todo...)
 	}
 	return append(names, resolved)
+}
+
+// split returns the root of path (its volume and separator; "" when path
+// is relative) and its components.
+func split(path string) (root string, parts []string) {
+	vol := filepath.VolumeName(path)
+	rest := path[len(vol):]
+	if filepath.IsAbs(path) {
+		root = vol + string(filepath.Separator)
+		rest = rest[1:]
+	}
+	return root, strings.Split(rest, string(filepath.Separator))
 }
 
 // Reload reads the file now and, if its content changed since the last
