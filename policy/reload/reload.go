@@ -2,11 +2,12 @@
 // configuration file: a [Watcher] watches the file (through its directory,
 // so that editors which save by writing a new file and renaming it over the
 // old one are seen, as are Kubernetes ConfigMap updates; the directories of
-// the links on the way to the file it resolves to, of that file, and their
-// parents are watched too: a link re-pointed, the real file saved, a
-// directory removed and made again are seen), waits until the
-// writes settle, loads it with [policy.Load]'s parser and hands each valid
-// new version to a function, typically the middleware's ApplyConfig, which
+// the links on the way to the file it resolves to and of that file are
+// watched too, so a link re-pointed or the real file saved is seen, and on
+// Linux and Windows their parents, so a directory removed and made again
+// is), waits until the writes settle, loads it with [policy.Load]'s parser
+// and hands each valid new version to a function, typically the
+// middleware's ApplyConfig, which
 // swaps the active rule set atomically while requests are in flight.
 //
 // A file that does not parse or validate changes nothing: the previous
@@ -44,6 +45,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -262,8 +264,9 @@ func (w *Watcher) loop() {
 // directory whose entries decide it: the directory of each link met on the
 // way (in the file's name or in the name of a directory above it; a link
 // re-pointed is seen), of the file itself (saving it where it really is, say
-// by renaming a new file over it, is seen), and the parents of those
-// directories (a directory removed and made again is watched again). The
+// by renaming a new file over it, is seen), and, on Linux and Windows, the
+// parents of those directories (a directory removed and made again is
+// watched again). The
 // watches of directories no longer on the way are removed. A directory
 // that cannot be watched is logged and left out.
 func (w *Watcher) follow() {
@@ -273,7 +276,10 @@ func (w *Watcher) follow() {
 	for _, name := range names {
 		dir := filepath.Dir(name)
 		w.names[name], w.names[dir] = true, true
-		want[dir], want[filepath.Dir(dir)] = true, true
+		want[dir] = true
+		if watchParents {
+			want[filepath.Dir(dir)] = true
+		}
 	}
 	watched := w.fw.WatchList()
 	for _, dir := range watched {
@@ -298,6 +304,12 @@ func (w *Watcher) follow() {
 		}
 	}
 }
+
+// watchParents tells whether follow watches the parents of the
+// directories it watches: where a watch costs one descriptor per directory
+// (inotify, ReadDirectoryChangesW), not one per file in it as with kqueue,
+// where watching /etc would hold hundreds of descriptors open.
+var watchParents = runtime.GOOS == "linux" || runtime.GOOS == "android" || runtime.GOOS == "windows"
 
 // maxLinks bounds the links followed in resolving a name, as the kernel
 // does (ELOOP).
