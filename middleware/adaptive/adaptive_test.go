@@ -2,7 +2,6 @@ package adaptive_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -500,65 +499,6 @@ func TestMiddlewareFeedsController(t *testing.T) {
 	}
 	if got := limitsOf(m); got != "80" {
 		t.Errorf("after 5ms requests, 2 of 3 failing, baseline 1ms: %s, want 80", got)
-	}
-}
-
-// TestControllerHandlerHijack: a handler wrapped by Controller.Handler can
-// still hijack its connection (a WebSocket upgrade asserts http.Hijacker).
-func TestControllerHandlerHijack(t *testing.T) {
-	m := newMiddleware(t, 100)
-	c, _ := adaptive.New(m, adaptive.Config{Clock: algotest.NewClock(t0)})
-	srv := httptest.NewServer(c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hj, ok := w.(http.Hijacker)
-		if !ok {
-			http.Error(w, "not a Hijacker", http.StatusInternalServerError)
-			return
-		}
-		conn, buf, err := hj.Hijack()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		defer conn.Close()
-		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nhijacked")
-		buf.Flush()
-	})))
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(body) != "hijacked" {
-		t.Fatalf("response %d %q, want the hijacked connection's answer", resp.StatusCode, body)
-	}
-}
-
-// TestControllerHandlerPanicAfterHeader: a handler that panics after
-// writing its status is observed as a 500, as the middleware's SetFeedback
-// reports it: the response was cut short.
-func TestControllerHandlerPanicAfterHeader(t *testing.T) {
-	m := newMiddleware(t, 100)
-	clock := algotest.NewClock(t0)
-	c, _ := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, MinSamples: 1})
-	h := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		clock.Advance(5 * time.Millisecond)
-		w.WriteHeader(http.StatusOK)
-		panic(http.ErrAbortHandler)
-	}))
-	func() {
-		defer func() {
-			if v := recover(); v != http.ErrAbortHandler {
-				t.Errorf("recovered %v, want the handler's panic passed on", v)
-			}
-		}()
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
-	}()
-	clock.Advance(time.Minute)
-	c.Evaluate()
-	if got := limitsOf(m); got != "80" {
-		t.Errorf("after one 5ms request that panicked after its header, baseline 1ms: %s, want 80", got)
 	}
 }
 

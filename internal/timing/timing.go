@@ -1,0 +1,132 @@
+// Package timing times a handler for a health observer: the latency of
+// each request it serves and the status it answers, through a response
+// writer that keeps the optional interfaces handlers look for. The
+// middleware's SetFeedback and adaptive.Controller.Handler share it.
+package timing
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// An Observer is told each request's latency and status.
+type Observer interface {
+	Observe(latency time.Duration, status int)
+}
+
+// Serve serves r with next and tells o how long next took (read on clock)
+// and the status it answered: 200 when it wrote nothing (net/http answers
+// 200), 500 when it panicked (the response was cut short, even after a
+// status; the panic goes on). A request whose connection the handler
+// hijacked is not reported: it has no status, and its latency is the
+// connection's.
+func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
+	start := clock.Now()
+	sw, hw := wrapStatus(w)
+	returned := false
+	defer func() {
+		status := sw.status
+		switch {
+		case sw.hijacked:
+			return
+		case !returned:
+			status = http.StatusInternalServerError
+		case status == 0:
+			status = http.StatusOK
+		}
+		o.Observe(clock.Now().Sub(start), status)
+	}()
+	next.ServeHTTP(hw, r)
+	returned = true
+}
+
+// wrapStatus returns w wrapped to record its status, as a writer with the
+// optional interfaces of w that handlers look for with type assertions:
+// [http.Hijacker] and [io.ReaderFrom] (net/http's HTTP/1 writer), or
+// [http.Pusher] (HTTP/2); [http.Flusher] always, as net/http's writers
+// are. Others are reached through [http.ResponseController] (Unwrap).
+func wrapStatus(w http.ResponseWriter) (*statusWriter, http.ResponseWriter) {
+	if _, ok := w.(http.Hijacker); ok {
+		hw := &hijackWriter{statusWriter{ResponseWriter: w}}
+		return &hw.statusWriter, hw
+	}
+	if _, ok := w.(http.Pusher); ok {
+		pw := &pushWriter{statusWriter{ResponseWriter: w}}
+		return &pw.statusWriter, pw
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	return sw, sw
+}
+
+// statusWriter records the first status a handler writes.
+type statusWriter struct {
+	http.ResponseWriter
+	status   int
+	hijacked bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes a flush on when the underlying writer supports it.
+func (w *statusWriter) Flush() { _ = w.FlushError() }
+
+// FlushError passes a flush on, and its error: [http.ErrNotSupported]
+// when the underlying writer cannot flush. http.ResponseController.Flush
+// calls it.
+func (w *statusWriter) FlushError() error {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// hijackWriter is a statusWriter over net/http's HTTP/1 writer.
+type hijackWriter struct{ statusWriter }
+
+// Hijack hands the connection over; the request is no longer reported.
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := w.ResponseWriter.(http.Hijacker).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return conn, rw, err
+}
+
+// ReadFrom lets io.Copy use the underlying writer's ReadFrom (sendfile).
+func (w *hijackWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
+}
+
+// pushWriter is a statusWriter over net/http's HTTP/2 writer.
+type pushWriter struct{ statusWriter }
+
+// Push passes a server push on.
+func (w *pushWriter) Push(target string, opts *http.PushOptions) error {
+	return w.ResponseWriter.(http.Pusher).Push(target, opts)
+}
