@@ -398,57 +398,24 @@ func TestSymlinkToAnotherDirectory(t *testing.T) {
 	if err := os.Symlink(real, path); err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan event, 10)
-	var got atomic.Int64
-	w, err := reload.New(path, func(cfg *policy.Config) error {
-		got.Store(cfg.Policies[0].Spec().Limit)
-		return nil
-	}, reload.WithLogger(quiet), reload.WithDebounce(20*time.Millisecond),
-		reload.OnReload(func(cfg *policy.Config, err error) { events <- event{cfg, err} }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	got, events := watchLimit(t, path)
 	writeAtomic(t, real, config(8))
-	if e := next(t, events); e.err != nil {
-		t.Fatal(e.err)
-	}
-	if got.Load() != 8 {
-		t.Errorf("after saving the link's target: limit %d, want 8", got.Load())
-	}
+	expectLimit(t, events, got, 8, "saving the link's target")
 	// The link is pointed at a file in a third directory: seen (the
 	// link's directory changes), and so are later edits of the new target.
 	other := filepath.Join(t.TempDir(), "other.yaml")
 	writeAtomic(t, other, config(11))
-	if err := os.Symlink(other, path+".new"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".new", path); err != nil {
-		t.Fatal(err)
-	}
-	if e := next(t, events); e.err != nil || got.Load() != 11 {
-		t.Fatalf("after re-pointing the link: %v, limit %d, want 11", e.err, got.Load())
-	}
+	relink(t, other, path)
+	expectLimit(t, events, got, 11, "re-pointing the link")
 	writeAtomic(t, other, config(12))
-	if e := next(t, events); e.err != nil || got.Load() != 12 {
-		t.Errorf("after saving the new target: %v, limit %d, want 12", e.err, got.Load())
-	}
+	expectLimit(t, events, got, 12, "saving the new target")
 	// A link to a file beside it (ratekeeper.yaml -> ratekeeper.prod.yaml).
 	sibling := filepath.Join(filepath.Dir(path), "ratekeeper.prod.yaml")
 	writeAtomic(t, sibling, config(13))
-	if err := os.Symlink(filepath.Base(sibling), path+".new"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".new", path); err != nil {
-		t.Fatal(err)
-	}
-	if e := next(t, events); e.err != nil || got.Load() != 13 {
-		t.Fatalf("after pointing the link beside it: %v, limit %d, want 13", e.err, got.Load())
-	}
+	relink(t, filepath.Base(sibling), path)
+	expectLimit(t, events, got, 13, "pointing the link beside it")
 	writeAtomic(t, sibling, config(14))
-	if e := next(t, events); e.err != nil || got.Load() != 14 {
-		t.Errorf("after saving the sibling target: %v, limit %d, want 14", e.err, got.Load())
-	}
+	expectLimit(t, events, got, 14, "saving the sibling target")
 }
 
 // TestEventOverflow: while a reload is slow, a flood of events in the
@@ -716,6 +683,15 @@ func relink(t *testing.T, target, link string) {
 	}
 }
 
+// expectLimit waits for the next reload and fails the test unless it
+// applied the limit want without an error; after says what led to it.
+func expectLimit(t *testing.T, events chan event, got *atomic.Int64, want int64, after string) {
+	t.Helper()
+	if e := next(t, events); e.err != nil || got.Load() != want {
+		t.Fatalf("after %s: %v, limit %d, want %d", after, e.err, got.Load(), want)
+	}
+}
+
 // TestSymlinkChain: the config file links to a link in another directory
 // (update-alternatives' way); re-pointing that middle link is a new file,
 // and so is saving the file it now ends at.
@@ -731,13 +707,9 @@ func TestSymlinkChain(t *testing.T) {
 	relink(t, mid, path)
 	got, events := watchLimit(t, path)
 	relink(t, second, mid)
-	if e := next(t, events); e.err != nil || got.Load() != 9 {
-		t.Fatalf("after re-pointing the middle link: %v, limit %d, want 9", e.err, got.Load())
-	}
+	expectLimit(t, events, got, 9, "re-pointing the middle link")
 	writeAtomic(t, second, config(10))
-	if e := next(t, events); e.err != nil || got.Load() != 10 {
-		t.Errorf("after saving the file the chain ends at: %v, limit %d, want 10", e.err, got.Load())
-	}
+	expectLimit(t, events, got, 10, "saving the file the chain ends at")
 }
 
 // TestDirectoryLinkRepointed: the file's directory is a link to a release
@@ -756,13 +728,9 @@ func TestDirectoryLinkRepointed(t *testing.T) {
 	relink(t, filepath.Join("releases", "a"), filepath.Join(base, "current"))
 	got, events := watchLimit(t, filepath.Join(base, "current", "ratekeeper.yaml"))
 	relink(t, filepath.Join("releases", "b"), filepath.Join(base, "current"))
-	if e := next(t, events); e.err != nil || got.Load() != 9 {
-		t.Fatalf("after re-pointing the directory link: %v, limit %d, want 9", e.err, got.Load())
-	}
+	expectLimit(t, events, got, 9, "re-pointing the directory link")
 	writeAtomic(t, filepath.Join(base, "releases", "b", "ratekeeper.yaml"), config(10))
-	if e := next(t, events); e.err != nil || got.Load() != 10 {
-		t.Errorf("after saving the new release's file: %v, limit %d, want 10", e.err, got.Load())
-	}
+	expectLimit(t, events, got, 10, "saving the new release's file")
 }
 
 // TestDirectoryRemovedAndMadeAgain: the file's directory is removed (the
@@ -801,8 +769,6 @@ func TestDirectoryRemovedAndMadeAgain(t *testing.T) {
 			t.Fatalf("after removing %s and making it again: %v, limit %d, want %d", remove, e.err, got.Load(), limit)
 		}
 		writeAtomic(t, path, config(limit+1))
-		if e := next(t, events); e.err != nil || got.Load() != int64(limit+1) {
-			t.Fatalf("saving the file again: %v, limit %d, want %d", e.err, got.Load(), limit+1)
-		}
+		expectLimit(t, events, got, int64(limit+1), "saving the file again")
 	}
 }
