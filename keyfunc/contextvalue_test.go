@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -22,6 +23,13 @@ func (u userID) String() string {
 	return "u" + string(rune('0'+u.n))
 }
 
+// withAuth returns a request whose context holds v under authKey, as an
+// authentication middleware of another library stores its user.
+func withAuth(v any) *http.Request {
+	r := httptest.NewRequest("GET", "/", nil)
+	return r.WithContext(context.WithValue(r.Context(), authKey{}, v))
+}
+
 func TestContextValue_ReadsAnotherMiddlewaresUser(t *testing.T) {
 	kf, err := keyfunc.ContextValue(authKey{})
 	if err != nil {
@@ -38,11 +46,18 @@ func TestContextValue_ReadsAnotherMiddlewaresUser(t *testing.T) {
 		{"int64", int64(-7), "-7"},
 		{"uint64", uint64(18446744073709551615), "18446744073709551615"},
 		{"stringer", userID{3}, "u3"},
+		// Named string and integer types, as authentication middlewares
+		// declare for their user IDs, and every integer width.
+		{"named string", namedID("alice"), "alice"},
+		{"named int64", namedNum(-12), "-12"},
+		{"int8", int8(-8), "-8"},
+		{"int16", int16(1600), "1600"},
+		{"uint8", uint8(255), "255"},
+		{"uint16", uint16(65535), "65535"},
+		{"uintptr", uintptr(9), "9"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := httptest.NewRequest("GET", "/", nil)
-			r = r.WithContext(context.WithValue(r.Context(), authKey{}, c.v))
-			got, err := kf(r)
+			got, err := kf(withAuth(c.v))
 			if err != nil || got != c.want {
 				t.Fatalf("key = %q, %v; want %q", got, err, c.want)
 			}
@@ -67,7 +82,7 @@ func TestContextValue_MissingEmptyOrForeignIsNoKey(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/", nil)
 			if c.v != nil {
-				r = r.WithContext(context.WithValue(r.Context(), authKey{}, c.v))
+				r = withAuth(c.v)
 			}
 			got, err := kf(r)
 			if !errors.Is(err, keyfunc.ErrNoContextValue) || !errors.Is(err, keyfunc.ErrNoKey) || got != "" {
@@ -93,7 +108,7 @@ func TestContextValue_BadKeyFailsAtConstruction(t *testing.T) {
 }
 
 // namedID and namedNum stand for the named types an authentication
-// middleware declares for its user IDs.
+// middleware declares for its user IDs; account for a pointer Stringer.
 type (
 	namedID  string
 	namedNum int64
@@ -101,38 +116,6 @@ type (
 )
 
 func (a *account) String() string { return a.id }
-
-// TestContextValue_NamedTypesAndSmallIntegers: a named string or integer
-// type and every integer width are keys, as the doc says ("a string", "any
-// signed or unsigned integer").
-func TestContextValue_NamedTypesAndSmallIntegers(t *testing.T) {
-	kf, err := keyfunc.ContextValue(authKey{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name string
-		v    any
-		want string
-	}{
-		{"named string", namedID("alice"), "alice"},
-		{"named int64", namedNum(-12), "-12"},
-		{"int8", int8(-8), "-8"},
-		{"int16", int16(1600), "1600"},
-		{"uint8", uint8(255), "255"},
-		{"uint16", uint16(65535), "65535"},
-		{"uintptr", uintptr(9), "9"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r := httptest.NewRequest("GET", "/", nil)
-			r = r.WithContext(context.WithValue(r.Context(), authKey{}, c.v))
-			got, err := kf(r)
-			if err != nil || got != c.want {
-				t.Fatalf("key = %q, %v; want %q", got, err, c.want)
-			}
-		})
-	}
-}
 
 // TestContextValue_NilStringerIsNoKey: an anonymous request for which the
 // authentication middleware stored a nil *T (whose String dereferences it)
@@ -143,8 +126,7 @@ func TestContextValue_NilStringerIsNoKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := httptest.NewRequest("GET", "/", nil)
-	r = r.WithContext(context.WithValue(r.Context(), authKey{}, (*account)(nil)))
+	r := withAuth((*account)(nil))
 	got, err := func() (got string, err error) {
 		defer func() {
 			if v := recover(); v != nil {
