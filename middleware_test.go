@@ -36,6 +36,19 @@ import (
 var t0 = time.Unix(1_700_000_040, 0)
 
 // keys returns the IP key (trusting loopback proxies) and IP+user.
+// clockedStore returns a clock at t0 and a memory store reading it, closed
+// when the test ends.
+func clockedStore(t testing.TB) (*algotest.Clock, *algorithms.MemoryStore) {
+	t.Helper()
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return clock, store
+}
+
 func keys(t testing.TB) (ip, ipUser keyfunc.Func) {
 	t.Helper()
 	ip, err := keyfunc.IP(keyfunc.TrustedProxies(netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")))
@@ -140,12 +153,7 @@ func routers(t *testing.T, opts ...middleware.Option) map[string]struct {
 		clock *algotest.Clock
 	}{}
 	for _, name := range []string{"chi", "stdlib"} {
-		clock := algotest.NewClock(t0)
-		store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close() })
+		clock, store := clockedStore(t)
 		var h http.Handler
 		if name == "chi" {
 			h = newApp(t, store, opts...).chiRouter()
@@ -418,12 +426,7 @@ func TestEndToEndBoundaryBurst(t *testing.T) {
 	} {
 		for _, router := range []string{"chi", "stdlib"} {
 			t.Run(string(tt.kind)+"/"+router, func(t *testing.T) {
-				clock := algotest.NewClock(t0)
-				store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer store.Close()
+				clock, store := clockedStore(t)
 				ip, _ := keys(t)
 				m := middleware.MustNew(store, []*policy.Policy{
 					policy.Must(policy.PerMinute("per-minute", 100, ip, policy.WithAlgorithm(tt.kind))),
@@ -571,12 +574,7 @@ func TestEndToEndStoreFailure(t *testing.T) {
 // top-level router, which runs before routing: the pattern function asks the
 // router which route the request will take (chi's Find).
 func TestEndToEndChiTopLevelRules(t *testing.T) {
-	clock := algotest.NewClock(t0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	clock, store := clockedStore(t)
 	ip, _ := keys(t)
 	r := chi.NewRouter()
 	rules, err := middleware.New(store, []*policy.Policy{
@@ -677,12 +675,7 @@ func TestReadmeQuickStart(t *testing.T) {
 			strings.Join(readme, "\n"), strings.Join(tested, "\n"))
 	}
 
-	clock := algotest.NewClock(t0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	clock, store := clockedStore(t)
 	srv := httptest.NewServer(readmeQuickStart(store, hello, hello))
 	defer srv.Close()
 
@@ -765,12 +758,7 @@ func TestReadmeQuickStart(t *testing.T) {
 func TestEndToEndOneDecisionRuleTable(t *testing.T) {
 	for _, router := range []string{"chi", "stdlib"} {
 		t.Run(router, func(t *testing.T) {
-			clock := algotest.NewClock(t0)
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
+			clock, store := clockedStore(t)
 			ip, ipUser := keys(t)
 			policies := []*policy.Policy{
 				policy.Must(policy.PerSecond("per-second", 10, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
@@ -820,12 +808,7 @@ func TestEndToEndOneDecisionRuleTable(t *testing.T) {
 // which is not the request's route, so no route policy applies there (a
 // policy on "GET /" limited every path).
 func TestEndToEndChiUnderServeMux(t *testing.T) {
-	clock := algotest.NewClock(t0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	clock, store := clockedStore(t)
 	ip, _ := keys(t)
 	home := middleware.MustNew(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("home", 1, ip, policy.WithRoutes("GET /"))),
@@ -853,12 +836,7 @@ func TestEndToEndChiUnderServeMux(t *testing.T) {
 // requests went around the "GET /items/{id}" policy; the documented
 // function asks with the RouteMethod when set.
 func TestEndToEndChiTopLevelGetHead(t *testing.T) {
-	clock := algotest.NewClock(t0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	clock, store := clockedStore(t)
 	ip, _ := keys(t)
 	r := chi.NewRouter()
 	rules := middleware.MustNew(store, []*policy.Policy{
