@@ -174,26 +174,41 @@ func TestControllerSurvivesReload(t *testing.T) {
 	}
 }
 
-func TestControllerHandler(t *testing.T) {
-	m := newMiddleware(t, 100)
-	clock := algotest.NewClock(t0)
-	c, _ := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, MinSamples: 1})
-	h := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// slowApp is an application that takes 5ms on clock and fails on /fail.
+func slowApp(clock *algotest.Clock) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		clock.Advance(5 * time.Millisecond)
 		if r.URL.Path == "/fail" {
 			http.Error(w, "down", http.StatusBadGateway)
 			return
 		}
 		w.Write([]byte("ok"))
-	}))
+	})
+}
+
+// judgeSlowApp sends h (slowApp, its requests fed to c) one request that
+// succeeds and two that fail, ends the period and checks that c, with a
+// baseline of 1ms, lowered m's limit of 100 to 80.
+func judgeSlowApp(t *testing.T, h http.Handler, c *adaptive.Controller, clock *algotest.Clock, m *middleware.Middleware) {
+	t.Helper()
 	for _, path := range []string{"/", "/fail", "/fail"} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
 	clock.Advance(time.Minute)
-	c.Evaluate()
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
 	if got := limitsOf(m); got != "80" {
 		t.Errorf("after 5ms requests, 2 of 3 failing, baseline 1ms: %s, want 80", got)
 	}
+}
+
+func TestControllerHandler(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	c, _ := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, MinSamples: 1})
+	h := c.Handler(slowApp(clock))
+	judgeSlowApp(t, h, c, clock, m)
 	// Flush reaches the underlying writer.
 	fl := c.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := http.NewResponseController(w).Flush(); err != nil {
@@ -482,24 +497,8 @@ func TestMiddlewareFeedsController(t *testing.T) {
 	}
 	var _ middleware.Feedback = c
 	m.SetFeedback(c)
-	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		clock.Advance(5 * time.Millisecond)
-		if r.URL.Path == "/fail" {
-			http.Error(w, "down", http.StatusBadGateway)
-			return
-		}
-		w.Write([]byte("ok"))
-	}))
-	for _, path := range []string{"/", "/fail", "/fail"} {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
-	}
-	clock.Advance(time.Minute)
-	if err := c.Evaluate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := limitsOf(m); got != "80" {
-		t.Errorf("after 5ms requests, 2 of 3 failing, baseline 1ms: %s, want 80", got)
-	}
+	h := m.Handler(slowApp(clock))
+	judgeSlowApp(t, h, c, clock, m)
 }
 
 // TestIdleAfterJudgedPeriod: the periods without a request that follow a
