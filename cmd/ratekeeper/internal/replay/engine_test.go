@@ -200,13 +200,14 @@ func TestWriteTextManyFiles(t *testing.T) {
 	}
 }
 
-func TestRouteHint(t *testing.T) {
-	cfg := parse(t, "policies:\n  - {name: r, limit: 5, window: 1s, key: route}\n")
-	e, err := New(cfg, Options{})
+// replayOne replays the one request en under the configuration text
+// config, and returns the report and its text.
+func replayOne(t *testing.T, config string, en logparse.Entry) (*Report, string) {
+	t.Helper()
+	e, err := New(parse(t, config), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	en := logparse.Entry{Time: t0, Addr: "192.0.2.1", Method: "GET", Path: "/items/7"}
 	if err := e.Add(&en); err != nil {
 		t.Fatal(err)
 	}
@@ -218,8 +219,14 @@ func TestRouteHint(t *testing.T) {
 	if err := rep.WriteText(&b, Input{Files: []string{"a"}, Lines: 1, Entries: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if rep.NoKey != 1 || !strings.Contains(b.String(), "--route") {
-		t.Errorf("no key %d; report lacks the --route hint:\n%s", rep.NoKey, b.String())
+	return rep, b.String()
+}
+
+func TestRouteHint(t *testing.T) {
+	rep, text := replayOne(t, "policies:\n  - {name: r, limit: 5, window: 1s, key: route}\n",
+		logparse.Entry{Time: t0, Addr: "192.0.2.1", Method: "GET", Path: "/items/7"})
+	if rep.NoKey != 1 || !strings.Contains(text, "--route") {
+		t.Errorf("no key %d; report lacks the --route hint:\n%s", rep.NoKey, text)
 	}
 }
 
@@ -227,24 +234,9 @@ func TestRouteHint(t *testing.T) {
 // application behind a load balancer, no X-Forwarded-For in the log): the
 // report says why the requests had no key, not only how many.
 func TestNoKeyReason(t *testing.T) {
-	cfg := parse(t, "trusted_proxies: [10.0.0.0/8]\nip_source: x-forwarded-for\npolicies:\n  - {name: ip, limit: 5, window: 1s}\n")
-	e, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	en := logparse.Entry{Time: t0, Addr: "10.0.0.5", Method: "GET", Path: "/"}
-	if err := e.Add(&en); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := e.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := rep.WriteText(&b, Input{Files: []string{"a"}, Lines: 1, Entries: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if p := rep.Policies[0]; p.NoKey != 1 || p.NoKeyReason == "" || !strings.Contains(b.String(), "first: "+p.NoKeyReason) {
-		t.Errorf("no key %d, reason %q; report:\n%s", p.NoKey, p.NoKeyReason, b.String())
+	rep, text := replayOne(t, "trusted_proxies: [10.0.0.0/8]\nip_source: x-forwarded-for\npolicies:\n  - {name: ip, limit: 5, window: 1s}\n",
+		logparse.Entry{Time: t0, Addr: "10.0.0.5", Method: "GET", Path: "/"})
+	if p := rep.Policies[0]; p.NoKey != 1 || p.NoKeyReason == "" || !strings.Contains(text, "first: "+p.NoKeyReason) {
+		t.Errorf("no key %d, reason %q; report:\n%s", p.NoKey, p.NoKeyReason, text)
 	}
 }
