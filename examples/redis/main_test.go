@@ -11,14 +11,13 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 )
 
-// TestTwoInstancesOneLimit runs both instances against a redis-server the
-// test starts, and alternates between them: 5 requests pass in all, then
-// both answer 429.
-func TestTwoInstancesOneLimit(t *testing.T) {
-	srv := redistest.New(t)
+// startInstances serves instances "a" and "b", each with its own client
+// of the Redis at addr, and returns their URLs.
+func startInstances(t *testing.T, addr string) []string {
+	t.Helper()
 	var urls []string
 	for _, name := range []string{"a", "b"} {
-		client := newClient(srv.Addr)
+		client := newClient(addr)
 		t.Cleanup(func() { _ = client.Close() })
 		h, err := newInstance(name, client)
 		if err != nil {
@@ -28,6 +27,15 @@ func TestTwoInstancesOneLimit(t *testing.T) {
 		t.Cleanup(hs.Close)
 		urls = append(urls, hs.URL)
 	}
+	return urls
+}
+
+// TestTwoInstancesOneLimit runs both instances against a redis-server the
+// test starts, and alternates between them: 5 requests pass in all, then
+// both answer 429.
+func TestTwoInstancesOneLimit(t *testing.T) {
+	srv := redistest.New(t)
+	urls := startInstances(t, srv.Addr)
 	served := map[string]int{}
 	var codes []int
 	for i := range 8 {
@@ -58,18 +66,7 @@ func TestTwoInstancesOneLimit(t *testing.T) {
 // dead Redis, even before the circuit breakers open.
 func TestRedisDownFailsOpenPromptly(t *testing.T) {
 	srv := redistest.New(t)
-	var urls []string
-	for _, name := range []string{"a", "b"} {
-		client := newClient(srv.Addr)
-		t.Cleanup(func() { _ = client.Close() })
-		h, err := newInstance(name, client)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := httptest.NewServer(h)
-		t.Cleanup(hs.Close)
-		urls = append(urls, hs.URL)
-	}
+	urls := startInstances(t, srv.Addr)
 	get := func(url string) (int, time.Duration) {
 		t.Helper()
 		start := time.Now()
