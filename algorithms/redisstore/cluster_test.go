@@ -198,16 +198,13 @@ func TestClusterAllOrNothingAcrossSlots(t *testing.T) {
 // raceHook makes a reservation lose a race: before the first reservation
 // (script mode 1) whose keys include key, it runs race once.
 type raceHook struct {
+	redistest.PassHooks
 	key  string
 	race func()
 	once sync.Once
 	hit  atomic.Bool
 }
 
-func (h *raceHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *raceHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
 func (h *raceHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
@@ -286,15 +283,12 @@ func TestClusterUndoAfterLostRace(t *testing.T) {
 // cancelHook calls cancel once n reservations (script mode 1) have been
 // answered, before the Take can undo them.
 type cancelHook struct {
+	redistest.PassHooks
 	mu     sync.Mutex
 	n      int
 	cancel context.CancelFunc
 }
 
-func (h *cancelHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *cancelHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
 func (h *cancelHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
@@ -405,12 +399,8 @@ func TestClusterOneClientOneSlot(t *testing.T) {
 
 // stallUndoHook holds every undo (script mode 2) until its context ends:
 // the node stops answering after it answered the reservation.
-type stallUndoHook struct{}
+type stallUndoHook struct{ redistest.PassHooks }
 
-func (stallUndoHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (stallUndoHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
 func (stallUndoHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()

@@ -44,14 +44,11 @@ func TestDenyCacheBounded(t *testing.T) {
 
 // sentHook records when the first command left for Redis.
 type sentHook struct {
+	redistest.PassHooks
 	mu   sync.Mutex
 	sent time.Time
 }
 
-func (h *sentHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *sentHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
 func (h *sentHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.mu.Lock()
@@ -98,12 +95,11 @@ func TestDenyCacheDatesBeforeTheCall(t *testing.T) {
 
 // delayHook holds every command back for delay before sending it: the
 // latency of a slow link to Redis.
-type delayHook struct{ delay time.Duration }
-
-func (h delayHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h delayHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+type delayHook struct {
+	redistest.PassHooks
+	delay time.Duration
 }
+
 func (h delayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		time.Sleep(h.delay) // the trip to Redis, not test time passing
