@@ -17,12 +17,13 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// TestLogJSONRetryAfter: in JSON logs a denial's retry_after reads as a
-// duration ("1m0s"), as in text logs, not as integer nanoseconds.
-func TestLogJSONRetryAfter(t *testing.T) {
-	var buf bytes.Buffer
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0)) // a minute starts
-	lo, err := middleware.NewLogObserver(slog.New(slog.NewJSONHandler(&buf, nil)), middleware.LogClock(clock))
+// loggedLimit returns a handler behind one policy name (1 per minute,
+// fixed window, keyed by key) whose LogObserver writes to lh; the clock
+// stands at the start of a minute.
+func loggedLimit(t *testing.T, lh slog.Handler, name string, key keyfunc.Func, opts ...middleware.LogOption) http.Handler {
+	t.Helper()
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	lo, err := middleware.NewLogObserver(slog.New(lh), append(opts, middleware.LogClock(clock))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +31,17 @@ func TestLogJSONRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	p := policy.Must(policy.New("login", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}, keyfunc.Must(keyfunc.IP())))
-	h := middleware.MustNew(store, []*policy.Policy{p}, middleware.WithObserver(lo)).
+	t.Cleanup(func() { store.Close() })
+	p := policy.Must(policy.New(name, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}, key))
+	return middleware.MustNew(store, []*policy.Policy{p}, middleware.WithObserver(lo)).
 		Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+}
+
+// TestLogJSONRetryAfter: in JSON logs a denial's retry_after reads as a
+// duration ("1m0s"), as in text logs, not as integer nanoseconds.
+func TestLogJSONRetryAfter(t *testing.T) {
+	var buf bytes.Buffer
+	h := loggedLimit(t, slog.NewJSONHandler(&buf, nil), "login", keyfunc.Must(keyfunc.IP()))
 	for range 2 {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/login", nil))
 	}
@@ -52,20 +60,7 @@ func TestLogJSONRetryAfter(t *testing.T) {
 // dropping the policy does not reset theirs.
 func TestLogPolicyNamedKeySampledApart(t *testing.T) {
 	var buf bytes.Buffer
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	lo, err := middleware.NewLogObserver(slog.New(slog.NewTextHandler(&buf, nil)), middleware.LogRate(1), middleware.LogClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	p := policy.Must(policy.New("key", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute},
-		keyfunc.Must(keyfunc.Header("X-User"))))
-	h := middleware.MustNew(store, []*policy.Policy{p}, middleware.WithObserver(lo)).
-		Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	h := loggedLimit(t, slog.NewTextHandler(&buf, nil), "key", keyfunc.Must(keyfunc.Header("X-User")), middleware.LogRate(1))
 	for _, user := range []string{"ann", "ann", ""} { // allowed, denied, no key
 		r := httptest.NewRequest("GET", "/", nil)
 		if user != "" {
