@@ -46,3 +46,37 @@ func (p *params) queueWait(dl u128, m int64) int64 {
 	}
 	return need.sub(ml).divCeil(p.limit)
 }
+
+// refundQueue gives back, at instant t, the place of a request of cost n
+// admitted to the queue *c whose caller has rem left to wait (rem <= 0 once
+// its departure has passed): see [Refunder]. The place is the last one
+// when N − n·W/L ≤ t + rem, rem being never earlier than the true
+// departure; then N moves back by n·W/L, or to t (an empty queue) when
+// less than that is left. Any other state is returned as it is.
+func (p *params) refundQueue(c cell, t, n, rem int64) cell {
+	dl := p.deficit(c, t) // (N − t)·L
+	if dl == (u128{}) {
+		return c // the queue is empty: nothing is held
+	}
+	nw := mul(n, p.window)
+	// N − n·W/L ≤ t + rem ⇔ dl ≤ n·W + rem·L (rem ≥ 0), dl + |rem|·L ≤ n·W (rem < 0).
+	if rem >= 0 {
+		if nw.add(mul(rem, p.limit)).less(dl) {
+			return c
+		}
+	} else if nw.less(dl.add(mul(-rem, p.limit))) {
+		return c
+	}
+	if !nw.less(dl) {
+		return cell{t: t} // what is left of the place is all the queue held
+	}
+	q, r := nw.divmod(p.limit)
+	c.t -= q
+	x := int64(c.x) - r
+	if x < 0 {
+		x += p.limit
+		c.t--
+	}
+	c.x = uint32(x)
+	return c
+}

@@ -753,3 +753,53 @@ func (s *MemoryStore) now() int64 {
 	}
 	return s.clock.Now().UnixNano()
 }
+
+var _ Refunder = (*MemoryStore)(nil)
+
+// Refund implements [Refunder]: it gives back the queue places of the
+// leaky_queue checks of an admitted Take (see Refunder for which places).
+// The checks are refunded last first, so that a Take holding several
+// places in one queue gives them all back.
+func (s *MemoryStore) Refund(ctx context.Context, checks []Check, ds []Decision, waited time.Duration) error {
+	if len(ds) != len(checks) {
+		return fmt.Errorf("algorithms: Refund: %d decisions for %d checks", len(ds), len(checks))
+	}
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	for i := range ds {
+		if !ds[i].Allowed {
+			return nil // a denied Take consumed nothing
+		}
+	}
+	t := s.now()
+	for i := len(checks) - 1; i >= 0; i-- {
+		c := &checks[i]
+		if c.Spec.Algorithm != LeakyQueue {
+			continue
+		}
+		if err := c.Spec.Validate(); err != nil {
+			return err
+		}
+		h := s.hash(c.Key)
+		sh := &s.shards[h&s.mask]
+		tb := sh.lookup(&c.Spec)
+		if tb == nil {
+			continue // no key of this spec is held
+		}
+		n, err := tb.cost(c)
+		if err != nil {
+			return err
+		}
+		rem := int64(ds[i].Delay - waited)
+		sh.mu.Lock()
+		if kt := tb.cells; kt != nil {
+			if j, held := kt.find(h); held {
+				cp := &kt.slots[j].c
+				*cp = tb.p.refundQueue(*cp, t, n, rem)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return nil
+}

@@ -27,6 +27,32 @@ type IntoStore interface {
 	TakeInto(ctx context.Context, dst []Decision, checks []Check) error
 }
 
+// A Refunder is a Store that can give back the place a leaky_queue check
+// took in its queue, for a request that will not go ahead: its client went
+// away while the request waited for its Delay. Both stores of this module
+// implement it.
+type Refunder interface {
+	Store
+	// Refund gives back the queue places that checks, admitted by one Take
+	// whose decisions were ds, still hold, waited after that Take returned.
+	// Only leaky_queue checks are refunded (the other kinds counted a
+	// request that did arrive), and only a place no later request queued
+	// behind: the queue's next free departure moves back by the check's
+	// cost, or to now when the place had partly gone by. A place with
+	// requests queued behind it stays taken, since moving the queue back
+	// would send two requests at once (the rule of x/time/rate's
+	// Reservation.Cancel). Refund each admitted Take at most once.
+	//
+	// The store tells its last place from the caller's remaining wait
+	// (Delay - waited), which is never earlier than the true departure: a
+	// place is recognised as the last one exactly when the queue spacing
+	// W/L is longer than the time between the store's reading of its clock
+	// and the caller's (nanoseconds in memory; a network round trip for a
+	// remote store). At finer spacings a refund may send two requests that
+	// close together, never more requests than the limit over a window.
+	Refund(ctx context.Context, checks []Check, ds []Decision, waited time.Duration) error
+}
+
 // A Clock tells the time. Stores read it once per call.
 type Clock interface{ Now() time.Time }
 

@@ -62,9 +62,13 @@ const (
 //     error, and consumes nothing;
 //   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does;
 //   - Closed: for a store with a Close method, Close is idempotent and
-//     later calls fail with algorithms.ErrClosed.
+//     later calls fail with algorithms.ErrClosed;
+//   - Refund/<case>: for an algorithms.Refunder, a refunded last queue
+//     place goes to the next arrival, exactly; a place with requests queued
+//     behind it, the other kinds' units and a denied Take's checks are kept.
 //
-// Every decision the suite makes is also compared with the Model.
+// Every decision the suite makes is also compared with the Model, except
+// Refund's (the Model has no refunds: those cases state their delays).
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	if h.New == nil {
@@ -81,6 +85,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Context", func(t *testing.T) { runContext(t, h) })
 	t.Run("TakeInto", func(t *testing.T) { runTakeInto(t, h) })
 	t.Run("Closed", func(t *testing.T) { runClosed(t, h) })
+	t.Run("Refund", func(t *testing.T) { runRefund(t, h) })
 }
 
 // env pairs a store under test with the Model, at instants relative to Base.
