@@ -123,6 +123,15 @@ func runRefund(t *testing.T, h Harness) {
 		refund(e, 0, 100*ms, c, ds)
 		want(e, "the next arrival after a Take's two places were refunded", delay(e, 100*ms, "k"), 900*ms)
 	})
+	t.Run("two_keys", func(t *testing.T) {
+		e := newR(t)
+		take(e, 0, q("a", 1), q("a", 1)) // departures at 0 and 1 s
+		c := []algorithms.Check{q("a", 1), q("b", 1)}
+		ds := take(e, 0, c...) // a at 2 s, b at once
+		refund(e, 0, 100*ms, c, ds)
+		want(e, "a after the refund", delay(e, 100*ms, "a"), 1900*ms)
+		want(e, "b after the refund", delay(e, 100*ms, "b"), 0)
+	})
 	t.Run("other_kinds_kept", func(t *testing.T) {
 		e := newR(t)
 		fixed := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute}, Key: "k"}

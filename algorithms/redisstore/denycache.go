@@ -159,3 +159,13 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		c.m[k] = denyEntry{d: dst[i], at: now, replied: replied, until: until, cost: cost(ch)}
 	}
 }
+
+// forget drops what the cache holds for checks (their keys' state changed
+// in a way the cache cannot follow, such as a refund).
+func (c *denyCache) forget(checks []algorithms.Check) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range checks {
+		delete(c.m, denyKey{ch.Spec, ch.Key})
+	}
+}

@@ -4,7 +4,8 @@
 -- pass are decided again, without consuming, on their key's state as loaded).
 --
 -- ARGV: 1 TS ("" to read the server's TIME), 2 TN, 3 minimum TTL in ms,
---       4 mode (0 normal, 1 reserve, 2 undo, 3 peek: see cluster.lua),
+--       4 mode (0 normal, 1 reserve, 2 undo, 3 peek: see cluster.lua;
+--       4 refund: see refund.lua),
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
 --       Buckets, MaxDelay (ns), cost.
 -- KEYS: one per check (two for sliding_log: the total, then the list).
@@ -31,6 +32,10 @@ end
 
 -- The general path's helpers are mainlib.lua's; windows is per call.
 windows = {}
+
+if mode == 4 then
+  return refundQueues(nchecks, minTTL)
+end
 
 if mode == 2 then
   local err = undoKind().apply(5 + nchecks * 7 + 1)

@@ -1,0 +1,56 @@
+-- refund.lua: giving back leaky_queue places (algorithms.Refunder, mode 4).
+-- Mirrors algorithms/leaky_queue.go refundQueue: a check's place is given
+-- back when it is the queue's last, N - n*W/L <= t + rem (rem, the
+-- caller's remaining wait, is never earlier than the true departure); N
+-- then moves back by n*W/L, or the key goes (an empty queue) when less than
+-- that is left. Any other state is kept.
+--
+-- ARGV after the checks (main.lua's wide layout): one rem per check, in ns.
+-- The checks are all leaky_queue, the last refunded first (the caller
+-- orders them).
+
+local function refundQueue(key, L, W, n, rem, minTTL)
+  local v = call('GET', key)
+  local s, ns, x = match(v or '', '^(%-?%d+) (%d+) (%d+)$')
+  if not s then return end
+  s = tonumber(s)
+  if far(s) then return end
+  local ft, fx = rel(s, tonumber(ns)), tonumber(x) -- N - t = ft + fx/L ns
+  local dl = deficitOf(ft, fx, L)
+  if dl == 0 then return end -- the queue is empty: nothing is held
+  local nw = bmul(n, W)
+  if rem >= 0 then
+    if bcmp(badd(nw, bmul(rem, L)), dl) < 0 then return end
+  elseif bcmp(nw, badd(dl, bmul(-rem, L))) < 0 then
+    return
+  end
+  if bcmp(nw, dl) >= 0 then
+    call('DEL', key) -- what is left of the place is all the queue held
+    return
+  end
+  local q, r = bdivmod(nw, L)
+  ft, fx = ft - q, fx - r
+  if fx < 0 then
+    fx = fx + L
+    ft = ft - 1
+  end
+  local rs = bdivceil(deficitOf(ft, fx, L), L)
+  local as, ans = absol(ft)
+  call('SET', key, format('%d %d %d', as, ans, fx), 'PX', max(floor(rs / 1000000) + 1, minTTL, 1))
+end
+
+local function refundQueues(nchecks, minTTL)
+  if #ARGV ~= 5 + nchecks * 8 or #KEYS ~= nchecks then
+    return redis.error_reply('redisstore: malformed refund')
+  end
+  for i = 1, nchecks do
+    local a = 5 + (i - 1) * 7
+    local kind, L, W, n = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 7])
+    local rem = tonumber(ARGV[5 + nchecks * 7 + i])
+    if not (kind == 7 and L and W and n and rem) then
+      return redis.error_reply('redisstore: malformed refund of check ' .. i)
+    end
+    refundQueue(KEYS[i], L, W, n, rem, minTTL)
+  end
+  return 0
+end

@@ -1,0 +1,116 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+var _ algorithms.Refunder = (*Store)(nil)
+
+// modeRefund gives back leaky_queue places (refund.lua).
+const modeRefund = 4
+
+// Refund implements [algorithms.Refunder]: it gives back the queue places
+// of the leaky_queue checks of an admitted Take, in one script call (one
+// per slot on a Cluster, where each key is refunded on its own). It reads
+// the Redis server's clock, or the injected one ([WithClock]), as Take
+// does; waited is measured by the caller, so a place is recognised as the
+// last of its queue when the queue's spacing W/L is longer than a round
+// trip (see algorithms.Refunder). A key Redis no longer holds has nothing
+// to give back.
+func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	if len(ds) != len(checks) {
+		return fmt.Errorf("redisstore: Refund: %d decisions for %d checks", len(ds), len(checks))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return algorithms.ErrClosed
+	}
+	for i := range ds {
+		if !ds[i].Allowed {
+			return nil // a denied Take consumed nothing
+		}
+	}
+	// The queue checks, last first: the script refunds them in this order.
+	var queue []algorithms.Check
+	var rems []any
+	for i := len(checks) - 1; i >= 0; i-- {
+		c := checks[i]
+		if c.Spec.Algorithm != algorithms.LeakyQueue {
+			continue
+		}
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		queue = append(queue, c)
+		rems = append(rems, int64(ds[i].Delay-waited))
+	}
+	if len(queue) == 0 {
+		return nil
+	}
+	var now time.Time
+	if s.clock != nil {
+		now = s.clock.Now()
+	}
+	if s.breaker != nil {
+		if err := s.breaker.allow(s.localNow(now)); err != nil {
+			return err
+		}
+	}
+	parent := ctx
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	r := s.newRequest(queue, now)
+	var err error
+	if s.cluster != nil && !r.oneSlot() {
+		for i := range queue {
+			if err = s.refund(ctx, r, []int{i}, rems[i:i+1]); err != nil {
+				break
+			}
+		}
+	} else {
+		err = s.refund(ctx, r, nil, rems)
+	}
+	if s.synchronous(ctx) {
+		r.release() // no goroutine can still hold its keys or arguments
+	}
+	if err == context.DeadlineExceeded && s.timeout > 0 && parent.Err() == nil {
+		err = fmt.Errorf("redisstore: refund: no reply from Redis within %s: %w", s.timeout, context.DeadlineExceeded)
+	}
+	if s.breaker != nil {
+		s.breaker.record(err, s.localNow(now))
+	}
+	if s.deny != nil && err == nil {
+		s.deny.forget(queue)
+	}
+	return err
+}
+
+// refund runs the refund of the checks idx of r (all when nil), whose
+// remaining waits are rems.
+func (s *Store) refund(ctx context.Context, r *request, idx []int, rems []any) error {
+	keys := r.keys
+	var args []any
+	if idx == nil {
+		args = append(r.args(nil, modeRefund), rems...)
+	} else {
+		keys = r.keysOf(idx)
+		args = append(r.args(idx, modeRefund), rems...)
+	}
+	v, err := s.eval(ctx, s.client, keys, args)
+	if err != nil {
+		return err
+	}
+	if n, ok := v.(int64); !ok || n != 0 {
+		return fmt.Errorf("redisstore: unexpected refund reply %v (%T)", v, v)
+	}
+	return nil
+}
