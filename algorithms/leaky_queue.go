@@ -50,21 +50,25 @@ func (p *params) queueWait(dl u128, m int64) int64 {
 // refundQueue gives back, at instant t, the place of a request of cost n
 // admitted to the queue *c whose caller has rem left to wait (rem <= 0 once
 // its departure has passed): see [Refunder]. The place is the last one
-// when N − n·W/L ≤ t + rem, rem being never earlier than the true
-// departure; then N moves back by n·W/L, or to t (an empty queue) when
-// less than that is left. Any other state is returned as it is.
+// when its departure N − n·W/L is within half a spacing W/(2L) of the
+// caller's t + rem (a later request's place departs at least W/L after
+// it): then N moves back by n·W/L, or to t (an empty queue) when less than
+// that is left. Any other state is returned as it is.
 func (p *params) refundQueue(c cell, t, n, rem int64) cell {
 	dl := p.deficit(c, t) // (N − t)·L
 	if dl == (u128{}) {
 		return c // the queue is empty: nothing is held
 	}
 	nw := mul(n, p.window)
-	// N − n·W/L ≤ t + rem ⇔ dl ≤ n·W + rem·L (rem ≥ 0), dl + |rem|·L ≤ n·W (rem < 0).
+	// N − n·W/L ≤ t + rem + W/(2L) ⇔ 2·dl ≤ 2·n·W + W + 2·rem·L (rem ≥ 0),
+	// 2·dl + 2·|rem|·L ≤ 2·n·W + W (rem < 0).
+	lhs, rhs := dl.add(dl), nw.add(nw).add64(p.window)
 	if rem >= 0 {
-		if nw.add(mul(rem, p.limit)).less(dl) {
-			return c
-		}
-	} else if nw.less(dl.add(mul(-rem, p.limit))) {
+		rhs = rhs.add(mul(2*rem, p.limit))
+	} else {
+		lhs = lhs.add(mul(-2*rem, p.limit))
+	}
+	if rhs.less(lhs) {
 		return c
 	}
 	if !nw.less(dl) {

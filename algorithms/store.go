@@ -43,12 +43,13 @@ type Refunder interface {
 	// would send two requests at once (the rule of x/time/rate's
 	// Reservation.Cancel). Refund each admitted Take at most once.
 	//
-	// The store tells its last place from the caller's remaining wait
-	// (Delay - waited), which is never earlier than the true departure: a
-	// place is recognised as the last one exactly when the queue spacing
-	// W/L is longer than the time between the store's reading of its clock
-	// and the caller's (nanoseconds in memory; a network round trip for a
-	// remote store). At finer spacings a refund may send two requests that
+	// The store tells the last place from the caller's remaining wait
+	// (Delay - waited): the place is the last when its departure is within
+	// half a queue spacing W/(2L) of the caller's reckoning, since a later
+	// request's place departs at least W/L after it. So the rule is exact
+	// when the store's clock and the caller's disagree about the wait by
+	// less than W/(2L) (nanoseconds in memory; a network round trip for a
+	// remote store); at finer spacings a refund may send two requests that
 	// close together, never more requests than the limit over a window.
 	Refund(ctx context.Context, checks []Check, ds []Decision, waited time.Duration) error
 }

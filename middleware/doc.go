@@ -61,8 +61,13 @@
 //
 // A leaky_queue policy admits a request with a Delay; the middleware holds
 // the request that long ([WithWait]) and then passes it on. A client that
-// goes away while held frees the goroutine at once, but its place in the
-// queue is not refunded: the queue stays as if it had been served.
+// goes away while held frees the goroutine at once, and its place in the
+// queue goes back to the store ([policy.Result.Refund]) when the store is an
+// [algorithms.Refunder] (both of this module's are): exactly when no later
+// request queued behind it (x/time/rate's rule for a cancelled
+// reservation), since moving a queue back under waiting requests would
+// send two at once. Other places, and the other policies' units, stay
+// spent.
 //
 // # Operations
 //

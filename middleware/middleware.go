@@ -231,16 +231,37 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	m.observe(r, res, Allowed, start)
 	if d := res.Delay(); d > 0 && !m.shadow {
 		m.stats.delayed.Add(1)
+		held := m.clock.Now()
 		if err := m.wait(r.Context(), d); err != nil {
 			// The client went away (or the server is shutting down): its
-			// place in the queue is not refunded.
+			// place in the queue goes back to the store that gave it.
 			m.stats.abandoned.Add(1)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
+			m.refund(r, res, m.clock.Now().Sub(held))
 			m.unavailable(w, 0)
 			return
 		}
 	}
 	next.ServeHTTP(w, rc.request(r))
+}
+
+// refundTimeout bounds a refund, which runs after the request's context
+// has ended.
+const refundTimeout = time.Second
+
+// refund gives back the queue places of res, a request held for waited
+// whose client went away, to the store that decided it; a failure goes to
+// the error hook.
+func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) {
+	store := m.store
+	if res.Fallback {
+		store = m.failure.store
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), refundTimeout)
+	defer cancel()
+	if err := res.Refund(ctx, store, waited); err != nil {
+		m.report(r, fmt.Errorf("middleware: giving back a leaky_queue place: %w", err))
+	}
 }
 
 // observe passes the outcome of a request to the observer, if any. The

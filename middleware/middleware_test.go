@@ -387,7 +387,8 @@ func TestLeakyQueue(t *testing.T) {
 	if len(waits) != 2 || waits[0] != time.Second || waits[1] != 2*time.Second || served != 3 {
 		t.Errorf("waits %v served %d, want [1s 2s] and 3", waits, served)
 	}
-	// A client that goes away while held is not served; its place is kept.
+	// A client that goes away while held is not served; its place, the
+	// queue's last, goes back.
 	clock.Advance(3 * time.Second)
 	serve(h, "GET", "/") // departs at once
 	ctx, cancel := context.WithCancel(context.Background())
@@ -401,8 +402,8 @@ func TestLeakyQueue(t *testing.T) {
 	if len(errs) != 1 || !errors.Is(errs[0], context.Canceled) || strings.Contains(w.Body.String(), "cancel") {
 		t.Errorf("abandoned: errors reported %v (want one wrapping context.Canceled), body %s", errs, w.Body)
 	}
-	if got := serve(h, "GET", "/"); got.Code != 200 || waits[len(waits)-1] != 2*time.Second {
-		t.Errorf("after an abandoned request: %d, wait %v; want 200 after 2s (the place is not refunded)", got.Code, waits[len(waits)-1])
+	if got := serve(h, "GET", "/"); got.Code != 200 || waits[len(waits)-1] != time.Second {
+		t.Errorf("after an abandoned request: %d, wait %v; want 200 after 1s (the abandoned last place given back)", got.Code, waits[len(waits)-1])
 	}
 	// A request whose client is gone before the store call is not served.
 	served = 0
@@ -411,6 +412,64 @@ func TestLeakyQueue(t *testing.T) {
 	if w.Code != 503 || served != 0 || m.Stats().FailedOpen != 0 {
 		t.Errorf("cancelled request: %d served %d stats %+v", w.Code, served, m.Stats())
 	}
+}
+
+// TestLeakyQueueRefundsTheDecidingStore: an abandoned request's queue
+// place goes back to the store that decided it, the fallback store when
+// the primary failed; a refund that fails reaches the error hook.
+func TestLeakyQueueRefundsTheDecidingStore(t *testing.T) {
+	fb, clock := newStore(t)
+	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 5 * time.Second}, remote))
+	var waits []time.Duration
+	leave := false
+	var errs []error
+	primary := &failing{}
+	m := middleware.MustNew(primary, []*policy.Policy{queue},
+		middleware.WithClock(clock),
+		middleware.OnStoreError(middleware.FallBack(fb)),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }),
+		middleware.WithWait(func(ctx context.Context, d time.Duration) error {
+			waits = append(waits, d)
+			if leave {
+				return context.Canceled
+			}
+			return nil
+		}))
+	h := m.Handler(ok)
+	serve(h, "GET", "/") // departs at once
+	leave = true
+	if w := serve(h, "GET", "/"); w.Code != 503 {
+		t.Fatalf("abandoned request: %d, want 503", w.Code)
+	}
+	leave = false
+	serve(h, "GET", "/")
+	if want := []time.Duration{time.Second, time.Second}; !slices.Equal(waits, want) {
+		t.Errorf("waits %v, want %v (the fallback store's place given back)", waits, want)
+	}
+
+	// A store whose refund fails: the error is reported, the client still
+	// gets its 503.
+	errs = nil
+	bad := refundFails{fb}
+	m = middleware.MustNew(bad, []*policy.Policy{queue},
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }),
+		middleware.WithWait(func(ctx context.Context, d time.Duration) error { return context.Canceled }))
+	clock.Advance(time.Minute)
+	h = m.Handler(ok)
+	serve(h, "GET", "/")
+	if w := serve(h, "GET", "/"); w.Code != 503 {
+		t.Fatalf("abandoned request with a failing refund: %d, want 503", w.Code)
+	}
+	if len(errs) != 2 || !errors.Is(errs[1], errDown) || !strings.Contains(errs[1].Error(), "leaky_queue place") {
+		t.Errorf("errors reported %v, want the cut-short wait then the failed refund wrapping %v", errs, errDown)
+	}
+}
+
+// refundFails is a store whose refunds fail.
+type refundFails struct{ *algorithms.MemoryStore }
+
+func (refundFails) Refund(context.Context, []algorithms.Check, []algorithms.Decision, time.Duration) error {
+	return errDown
 }
 
 // ctxBlind is a store that ignores the request context.

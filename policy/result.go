@@ -198,6 +198,25 @@ func take(ctx context.Context, store algorithms.Store, dst []algorithms.Decision
 	return nil
 }
 
+// Refund gives back, through store (the one whose Take decided res), the
+// leaky_queue places res took, for a request that will not go ahead: its
+// client went away while it was held. waited is how long the request was
+// held after Take returned. Which places come back is
+// [algorithms.Refunder]'s rule (the last place of a queue, exactly); a
+// store that is not a Refunder keeps them, and Refund returns nil, as it
+// does for a Result not taken.
+func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited time.Duration) error {
+	rf, ok := store.(algorithms.Refunder)
+	if !ok || !res.taken {
+		return nil
+	}
+	_, checks, ds := res.parts()
+	if err := rf.Refund(ctx, checks, ds, waited); err != nil {
+		return fmt.Errorf("policy: store: refund: %w", err)
+	}
+	return nil
+}
+
 // Taken reports whether res holds decisions (Take succeeded).
 func (res *Result) Taken() bool { return res.taken }
 

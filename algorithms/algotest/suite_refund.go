@@ -2,6 +2,7 @@ package algotest
 
 import (
 	"fmt"
+	"math/big"
 	"testing"
 	"time"
 
@@ -87,6 +88,26 @@ func runRefund(t *testing.T, h Harness) {
 		refund(e, 0, 500*ms, cs[1], ds[1])
 		want(e, "the next arrival after a middle place was refunded", delay(e, 500*ms, "k"), 2500*ms)
 	})
+	// The caller's clock and the store's may disagree about the wait by
+	// less than half a spacing (here 0.5 s) and the rule holds.
+	t.Run("caller_clock_ahead", func(t *testing.T) {
+		e := newR(t)
+		cs, ds := queueOf(e, 3)
+		e.clock.Set(Base.Add(500 * ms))
+		if err := e.store.Refund(t.Context(), cs[2], ds[2], 900*ms); err != nil {
+			t.Fatal(err)
+		}
+		want(e, "the next arrival after refunding the last place, the caller's clock 400 ms ahead", delay(e, 500*ms, "k"), 1500*ms)
+	})
+	t.Run("caller_clock_behind", func(t *testing.T) {
+		e := newR(t)
+		cs, ds := queueOf(e, 3)
+		e.clock.Set(Base.Add(500 * ms))
+		if err := e.store.Refund(t.Context(), cs[1], ds[1], 100*ms); err != nil {
+			t.Fatal(err)
+		}
+		want(e, "the next arrival after refunding a middle place, the caller's clock 400 ms behind", delay(e, 500*ms, "k"), 2500*ms)
+	})
 	t.Run("chain", func(t *testing.T) {
 		e := newR(t)
 		cs, ds := queueOf(e, 3)
@@ -165,24 +186,30 @@ func runRefund(t *testing.T, h Harness) {
 		want(e, "k after refunds on another key", delay(e, 100*ms, "k"), 1900*ms)
 	})
 	// Exact arithmetic: spacings W/L that are not whole nanoseconds, and
-	// products W·L far beyond 2^53 (a remote store's wide values).
-	for _, sp := range []algorithms.Spec{
-		{Algorithm: algorithms.LeakyQueue, Limit: 7, Window: time.Second, MaxDelay: time.Hour},
-		{Algorithm: algorithms.LeakyQueue, Limit: 999_999_999, Window: 24 * time.Hour, MaxDelay: time.Hour},
+	// products (N−t)·L far beyond 2^53 (a remote store's wide values).
+	for _, tc := range []struct {
+		spec algorithms.Spec
+		cost int64
+	}{
+		{algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 7, Window: time.Second, MaxDelay: time.Hour}, 1},
+		{algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 999_999_999, Window: 24 * time.Hour, MaxDelay: time.Hour}, 1},
+		{algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 999_999_999, Window: 24 * time.Hour, MaxDelay: time.Hour}, 1000},
 	} {
-		t.Run(fmt.Sprintf("exact/L=%d,W=%v", sp.Limit, sp.Window), func(t *testing.T) {
+		sp := tc.spec
+		t.Run(fmt.Sprintf("exact/L=%d,W=%v,cost=%d", sp.Limit, sp.Window, tc.cost), func(t *testing.T) {
 			e := newR(t)
-			c := []algorithms.Check{{Spec: sp, Key: "k"}}
+			c := []algorithms.Check{{Spec: sp, Key: "k", Cost: tc.cost}}
 			var ds []algorithms.Decision
 			for range 3 {
 				ds = take(e, 0, c...)
 			}
 			const at = time.Microsecond
 			refund(e, 0, at, c, ds)
-			// The third place began at 2·W/L; the next arrival, 1 µs in, waits
-			// ceil(2·W/L) − 1 µs.
-			w := 2 * int64(sp.Window)
-			wantDelay := time.Duration((w+sp.Limit-1)/sp.Limit) - at
+			// The third place began at 2·n·W/L; the next arrival, 1 µs in,
+			// waits ceil(2·n·W/L) − 1 µs.
+			w := new(big.Int).Mul(big.NewInt(2*tc.cost), big.NewInt(int64(sp.Window)))
+			w.Add(w, big.NewInt(sp.Limit-1))
+			wantDelay := time.Duration(w.Quo(w, big.NewInt(sp.Limit)).Int64()) - at
 			e.clock.Set(Base.Add(at))
 			got, err := e.store.Take(t.Context(), c...)
 			if err != nil {

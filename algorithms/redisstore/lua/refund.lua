@@ -1,9 +1,9 @@
 -- refund.lua: giving back leaky_queue places (algorithms.Refunder, mode 4).
 -- Mirrors algorithms/leaky_queue.go refundQueue: a check's place is given
--- back when it is the queue's last, N - n*W/L <= t + rem (rem, the
--- caller's remaining wait, is never earlier than the true departure); N
--- then moves back by n*W/L, or the key goes (an empty queue) when less than
--- that is left. Any other state is kept.
+-- back when it is the queue's last: its departure N - n*W/L is within half
+-- a spacing W/(2L) of t + rem (rem, the caller's remaining wait); N then
+-- moves back by n*W/L, or the key goes (an empty queue) when less than that
+-- is left. Any other state is kept.
 --
 -- ARGV after the checks (main.lua's wide layout): one rem per check, in ns.
 -- The checks are all leaky_queue, the last refunded first (the caller
@@ -19,11 +19,15 @@ local function refundQueue(key, L, W, n, rem, minTTL)
   local dl = deficitOf(ft, fx, L)
   if dl == 0 then return end -- the queue is empty: nothing is held
   local nw = bmul(n, W)
+  -- The last place: 2*dl <= 2*n*W + W + 2*rem*L (rem >= 0), or
+  -- 2*dl + 2*|rem|*L <= 2*n*W + W (rem < 0).
+  local lhs, rhs = badd(dl, dl), badd(bmul(2 * n, W), W)
   if rem >= 0 then
-    if bcmp(badd(nw, bmul(rem, L)), dl) < 0 then return end
-  elseif bcmp(nw, badd(dl, bmul(-rem, L))) < 0 then
-    return
+    rhs = badd(rhs, bmul(2 * rem, L))
+  else
+    lhs = badd(lhs, bmul(-2 * rem, L))
   end
+  if bcmp(rhs, lhs) < 0 then return end
   if bcmp(nw, dl) >= 0 then
     call('DEL', key) -- what is left of the place is all the queue held
     return
