@@ -18,8 +18,14 @@
 //   - policy: a Policy is a name, a Spec and a key function (plus cost and
 //     matching); a Set decides every policy that applies to a request in one
 //     all-or-nothing Take; presets for write endpoints; configuration files.
+//   - policy/reload: watches a configuration file and applies each valid
+//     edit to a running middleware.
 //   - middleware: the net/http wrapper — headers, 429 responses, failure
 //     modes, shadow mode, the decision in the request context.
+//   - middleware/adaptive: limits that follow the service's health (latency
+//     and errors) or the number of instances sharing them (Fleet).
+//   - middleware/prommetrics: Prometheus metrics of the middleware's
+//     decisions and state.
 //   - client: an http.RoundTripper that paces outbound calls through a
 //     leaky queue and retries 429 and 503 politely.
 //   - cmd/ratekeeper: the demo, config checks, and replay of access logs to

@@ -103,16 +103,19 @@ func limitText(s algorithms.Spec) string {
 	return t
 }
 
+// appliesTo describes a policy's matching: its methods and its route
+// patterns, each named (a pattern may hold a method of its own, as in
+// "POST /login").
 func appliesTo(d policy.Definition) string {
 	var parts []string
 	if len(d.Methods) > 0 {
-		parts = append(parts, strings.Join(d.Methods, ","))
+		parts = append(parts, "methods "+strings.Join(d.Methods, ","))
 	}
 	if len(d.Routes) > 0 {
-		parts = append(parts, strings.Join(d.Routes, ", "))
+		parts = append(parts, "routes "+strings.Join(d.Routes, ", "))
 	}
 	if len(parts) == 0 {
 		return "all requests"
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, "; ")
 }

@@ -19,8 +19,8 @@
 // A [Fleet] shares a cluster-wide limit among the instances of a service
 // without a shared store: each instance enforces the configured limit
 // divided by the number of instances, which a function reports (the
-// Kubernetes API, a service registry), re-read at most once per period and
-// on demand.
+// Kubernetes API, a service registry), re-read by a Check at most once per
+// FleetConfig.Every, and on demand.
 //
 // # How the limit reaches the requests
 //

@@ -22,8 +22,9 @@ type FleetConfig struct {
 	// Instances returns the number of instances sharing the limits
 	// (required). A result below 1 is ignored: the last good count stays.
 	Instances func() int
-	// Every is the longest time between two readings of Instances by
-	// [Fleet.Check] (default 10 seconds).
+	// Every is the shortest time between two readings of Instances by
+	// [Fleet.Check]: a Check reads again only once Every has passed since
+	// the last reading (default 10 seconds). [Fleet.Update] reads at once.
 	Every time.Duration
 	// Clock measures Every; the default is algorithms.SystemClock.
 	Clock algorithms.Clock

@@ -12,7 +12,11 @@ import (
 // Run plays the whole demo, writing to w, and writes the chart to svgPath;
 // the middleware sends the headers of profile.
 func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
-	fmt.Fprintf(w, "ratekeeper demo: a chi server with the middleware, in simulated time (in-memory store, %s headers)\n", profile)
+	headers := profile.String() + " headers"
+	if profile == middleware.NoHeaders {
+		headers = "no rate-limit headers"
+	}
+	fmt.Fprintf(w, "ratekeeper demo: a chi server with the middleware, in simulated time (in-memory store, %s)\n", headers)
 	fmt.Fprintln(w)
 	if err := runHTTP(w, profile); err != nil {
 		return fmt.Errorf("demo: %w", err)
