@@ -34,6 +34,9 @@
 //     With next the instant the queue is free, a request is admitted when its
 //     Delay = max(t, next) − t is at most MaxDelay; then next = max(t, next) + n·W/L.
 //     The caller holds the request for Delay (rounded up to the nanosecond).
+//     A request that will not go ahead (its client left while held) can give
+//     its place back ([Refunder]): next moves back by n·W/L when no later
+//     request queued behind it.
 //
 // For every kind a Decision reports Remaining (whole units left now), RetryAfter
 // (denied: the shortest wait after which the same request would be admitted
