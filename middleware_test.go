@@ -859,3 +859,99 @@ func TestEndToEndChiTopLevelGetHead(t *testing.T) {
 		{0, "HEAD", "/items/3", "198.51.100.7", "", 429, `"item-reads";r=0;t=90`, "90"},
 	})
 }
+
+// refundSignal is a memory store that tells when a refund is done.
+type refundSignal struct {
+	*algorithms.MemoryStore
+	done chan struct{}
+}
+
+func (s refundSignal) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	defer func() { s.done <- struct{}{} }()
+	return s.MemoryStore.Refund(ctx, checks, ds, waited)
+}
+
+// TestEndToEndQueueClientLeaves: an export endpoint shaped to one request a
+// second by a leaky_queue policy, through chi and a ServeMux over real HTTP.
+// A client that hangs up while its request is held is not served, and its
+// place, the queue's last, goes to the next client: that one waits one
+// second, not two.
+func TestEndToEndQueueClientLeaves(t *testing.T) {
+	for _, name := range []string{"chi", "stdlib"} {
+		t.Run(name, func(t *testing.T) {
+			clock, mem := clockedStore(t)
+			store := refundSignal{mem, make(chan struct{}, 1)}
+			ip, _ := keys(t)
+			queue := policy.Must(policy.New("export", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 5 * time.Second}, ip))
+			var mu sync.Mutex
+			var waits []time.Duration
+			holding := make(chan struct{}, 1)
+			m := middleware.MustNew(store, []*policy.Policy{queue}, middleware.WithClock(clock),
+				middleware.WithWait(func(ctx context.Context, d time.Duration) error {
+					mu.Lock()
+					waits = append(waits, d)
+					first := len(waits) == 1
+					mu.Unlock()
+					if !first {
+						return nil // served after its wait
+					}
+					holding <- struct{}{}
+					<-ctx.Done() // held until the client hangs up
+					return ctx.Err()
+				}))
+			served := 0
+			export := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				served++
+				mu.Unlock()
+				io.WriteString(w, "export")
+			})
+			var h http.Handler
+			if name == "chi" {
+				r := chi.NewRouter()
+				r.With(m.Handler).Get("/export", export)
+				h = r
+			} else {
+				mux := http.NewServeMux()
+				mux.Handle("GET /export", m.Handler(export))
+				h = mux
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+
+			if resp := do(t, srv, "GET", "/export", "198.51.100.7", ""); resp.StatusCode != 200 {
+				t.Fatalf("first export: %d", resp.StatusCode)
+			} else {
+				resp.Body.Close()
+			}
+			// The second is held for 1 s; its client hangs up.
+			ctx, cancel := context.WithCancel(context.Background())
+			r, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/export", nil)
+			r.Header.Set("X-Forwarded-For", "198.51.100.7")
+			errc := make(chan error, 1)
+			go func() {
+				resp, err := srv.Client().Do(r)
+				if err == nil {
+					resp.Body.Close()
+				}
+				errc <- err
+			}()
+			<-holding
+			cancel()
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the client that hung up got %v", err)
+			}
+			<-store.done // the server saw the hang-up and gave the place back
+			resp := do(t, srv, "GET", "/export", "198.51.100.7", "")
+			resp.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if resp.StatusCode != 200 || served != 2 {
+				t.Errorf("third export: %d, served %d; want 200 and 2 (the hung-up one not served)", resp.StatusCode, served)
+			}
+			if want := []time.Duration{time.Second, time.Second}; !slices.Equal(waits, want) {
+				t.Errorf("waits %v, want %v: the third takes the place the second gave back", waits, want)
+			}
+		})
+	}
+}
