@@ -31,6 +31,7 @@ type fakeClock struct {
 
 type waiter struct {
 	at   time.Time
+	ctx  context.Context
 	wake chan struct{}
 }
 
@@ -68,7 +69,7 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 		c.mu.Unlock()
 		return nil
 	}
-	w := &waiter{at: c.now.Add(d), wake: make(chan struct{})}
+	w := &waiter{at: c.now.Add(d), ctx: ctx, wake: make(chan struct{})}
 	c.waiters = append(c.waiters, w)
 	c.cond.Broadcast()
 	c.mu.Unlock()
@@ -113,6 +114,19 @@ func (c *fakeClock) waitSleepers(n int) {
 	}
 }
 
+// asleepLocked returns the number of waiters still asleep: one whose
+// context has ended is about to return, and time must not move before it
+// has. c.mu must be held.
+func (c *fakeClock) asleepLocked() int {
+	n := 0
+	for _, w := range c.waiters {
+		if w.ctx.Err() == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // wakeLocked wakes the waiters whose instant has come. c.mu must be held.
 func (c *fakeClock) wakeLocked() {
 	kept := c.waiters[:0]
@@ -151,7 +165,7 @@ func (c *fakeClock) drive(n int, fn func(i int)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for c.active > 0 {
-		if len(c.waiters) < c.active {
+		if c.asleepLocked() < c.active {
 			c.cond.Wait()
 			continue
 		}

@@ -20,9 +20,9 @@ var (
 // A WaitError reports a request refused before it was sent because it would
 // have waited longer than the maximum wait (see [WithMaxWait]). Nothing was
 // sent, and a request refused its turn in the queue took nothing from it
-// (one that had given its turn up to a server's Retry-After leaves that turn
-// used): the request can be tried again later, when the queue is shorter or
-// the server's hold has passed.
+// (one that a server's Retry-After pushed back leaves its turn to the
+// requests behind it): the request can be tried again later, when the queue
+// is shorter or the server's hold has passed.
 type WaitError struct {
 	// Key is the pacing key of the request (by default the URL's host).
 	Key string

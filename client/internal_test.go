@@ -39,6 +39,22 @@ func TestHoldsSweep(t *testing.T) {
 	}
 }
 
+// Lines nobody uses are swept as the map grows; a line in use is kept, so
+// that its requests and the ones that join them share one line.
+func TestLinesSweep(t *testing.T) {
+	ls := lines{m: map[string]*line{}}
+	busy := ls.acquire("busy")
+	for i := range 200 {
+		ls.release(ls.acquire(fmt.Sprint("host-", i)))
+	}
+	if n := len(ls.m); n > 64 {
+		t.Errorf("%d lines kept, want at most 64", n)
+	}
+	if got := ls.acquire("busy"); got != busy {
+		t.Error("the line in use was swept")
+	}
+}
+
 func TestHostKey(t *testing.T) {
 	r := &http.Request{URL: &url.URL{Host: "API.Example.com:8443"}}
 	if got := HostKey(r); got != "api.example.com:8443" {

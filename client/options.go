@@ -133,11 +133,12 @@ func WithRate(limit int64, per time.Duration) Option {
 // turn in the queue ([WithRate]) and, separately, for the holds the server
 // asked for to pass (see [WithProactive]), all of them together; a request
 // that would wait longer fails at once with a [*WaitError]. The bound on the
-// queue is per turn: a request that gives its turn up to a server's
-// Retry-After and queues again may wait up to the maximum for the new turn
-// too, so its whole wait can exceed d. The default is [DefaultMaxWait]; 0
-// sends only requests that can go at once. The request's context bounds
-// every wait too.
+// queue runs from when the request took its turn, and it holds when a
+// server's Retry-After pushes the turn back: a queued request whose turn
+// would then come more than d after it queued fails as soon as that is
+// known, and the requests behind it move up. The default is
+// [DefaultMaxWait]; 0 sends only requests that can go at once. The request's
+// context bounds every wait too.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 || d > algorithms.MaxWindow {
@@ -290,10 +291,16 @@ func WithGiveUpError() Option {
 // queue ([WithRate]). Those already waiting for theirs keep it when the hold
 // comes from a RateLimit field (a hint, in whole seconds, often longer than
 // the server needs); when it comes from a Retry-After (the server refused a
-// request and asked for nothing before then), a request whose turn comes
-// during the hold gives it up and queues again once the hold has passed,
-// so the server sees nothing during its hold and no burst after it. A
-// request that meets a 429 anyway is retried as usual. The reset a server
+// request and asked for nothing before then), the turns that come during
+// the hold are lost, but the requests keep their order: those that had them
+// take the first turns after the hold, the requests behind them each move
+// back, and the last take new turns at the end of the queue, so the server
+// sees nothing during its hold and no burst after it, and a request that
+// arrives during the hold goes after all of them. Only the Transport that
+// received the Retry-After holds: the other Transports sharing its store
+// ([WithStore]) go on sending, and the requests of each keep their order
+// among the turns the store gave it. A request that meets a 429 anyway is
+// retried as usual, with a new turn. The reset a server
 // announces is in whole seconds, so a hold may last up to a second longer
 // than the server needs.
 func WithProactive(on bool) Option {

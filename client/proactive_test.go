@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
@@ -284,8 +285,9 @@ func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
 }
 
 // A queued caller that meets a Retry-After hold longer than its maximum wait
-// fails at once with a held *WaitError and is never sent; the refused
-// request itself is retried after the Retry-After as usual.
+// fails at once with a held *WaitError giving its whole wait (from when it
+// queued to the end of the hold) and is never sent; the refused request
+// itself is retried after the Retry-After as usual.
 func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -301,7 +303,7 @@ func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 	})
 	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(time.Second))
 	var mu sync.Mutex
-	var held []time.Duration
+	var held, failedAt []time.Duration
 	clock.drive(3, func(i int) {
 		status, _, err := get(hc, srv.URL)
 		var we *client.WaitError
@@ -310,17 +312,272 @@ func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 		case errors.As(err, &we) && we.Held && we.MaxWait == time.Second:
 			mu.Lock()
 			held = append(held, we.Wait)
+			failedAt = append(failedAt, clock.Now().Sub(t0))
 			mu.Unlock()
 		default:
 			t.Errorf("caller %d: got %d %v", i, status, err)
 		}
 	})
-	slices.Sort(held)
-	// Turns at 200ms and 400ms; the hold lasts until 5s.
-	if want := []time.Duration{4600 * time.Millisecond, 4800 * time.Millisecond}; !slices.Equal(held, want) {
+	// Both queued at 0 (turns at 200ms and 400ms); the hold lasts until 5s.
+	// Both fail when the first turn meets the hold, at 200ms.
+	if want := []time.Duration{5 * time.Second, 5 * time.Second}; !slices.Equal(held, want) {
 		t.Errorf("held WaitErrors with waits %v, want %v", held, want)
 	}
+	if want := []time.Duration{200 * time.Millisecond, 200 * time.Millisecond}; !slices.Equal(failedAt, want) {
+		t.Errorf("held WaitErrors returned at %v, want %v", failedAt, want)
+	}
 	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// A queueRun runs a caller refused with a Retry-After and callers queued
+// behind it in a known order: caller 0 is sent at once; callers 1 to n each
+// queue once the one before has taken its turn (and sleeps for it); the
+// stub answers caller 0 once all n are queued. With late set, one more
+// caller arrives that long after the refusal (a first Sleep on the clock
+// puts it in virtual time), to queue during the hold. Every request names
+// its caller (0 to n, or "late") in an X-Caller header.
+type queueRun struct {
+	n    int
+	ra   string        // the Retry-After of the refusal
+	late time.Duration // 0: no late caller
+	// clients returns the client of each caller (by index; the late one
+	// is n+1), or one client for all; by default one with opts.
+	clients func(clock *fakeClock) []*http.Client
+	opts    []client.Option
+	ctx     func(i int) context.Context // nil: context.Background
+	// meanwhile, when set, runs on a goroutine of its own once the
+	// refusal is answered (it may sleep on the clock).
+	meanwhile func(clock *fakeClock)
+}
+
+// run returns the callers in the order the stub received them, with the
+// instants, and each caller's error (a non-200 status is one) and the
+// instant it came back.
+func (q queueRun) run(t *testing.T) (order []string, at []time.Duration, errs []error, ended []time.Duration) {
+	t.Helper()
+	clock := newFakeClock()
+	first, refused := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	srv := newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order = append(order, r.Header.Get("X-Caller"))
+		mu.Unlock()
+		if k == 1 {
+			close(first)
+			clock.waitSleepers(q.n)
+			close(refused)
+			w.Header().Set("Retry-After", q.ra)
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	var hcs []*http.Client
+	if q.clients != nil {
+		hcs = q.clients(clock)
+	} else {
+		hc, _ := newClient(t, clock, q.opts...)
+		hcs = []*http.Client{hc}
+	}
+	callers := q.n + 1
+	if q.late > 0 {
+		callers++
+	}
+	errs, ended = make([]error, callers), make([]time.Duration, callers)
+	workers := callers
+	if q.meanwhile != nil {
+		workers++
+	}
+	clock.drive(workers, func(i int) {
+		if i == callers {
+			<-refused
+			q.meanwhile(clock)
+			return
+		}
+		name := strconv.Itoa(i)
+		switch {
+		case i == q.n+1:
+			<-refused
+			clock.Sleep(context.Background(), q.late)
+			name = "late"
+		case i > 0:
+			<-first
+			clock.waitSleepers(i - 1)
+		}
+		ctx := context.Background()
+		if q.ctx != nil {
+			ctx = q.ctx(i)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		req.Header.Set("X-Caller", name)
+		hc := hcs[0]
+		if len(hcs) > 1 {
+			hc = hcs[i]
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				err = errors.New(resp.Status)
+			}
+		}
+		errs[i], ended[i] = err, clock.Now().Sub(t0)
+	})
+	return order, srv.arrivals(), errs, ended
+}
+
+// Requests to one host leave in the order they arrived across a Retry-After
+// hold. At 5 per second, eight callers queue behind a refused one (turns at
+// 200ms to 1.6s); its Retry-After holds until 1s, so the turns of the first
+// four fall in the hold. They keep their places: they take the turns at 1s
+// to 1.6s, and the four behind them, whose turns those were, move back to
+// 1.8s to 2.4s. A caller arriving during the hold queues behind all eight.
+// (Queued again at the back once the hold had passed, the first four went
+// after the four behind them, in any order among the newcomers.)
+func TestRetryAfterKeepsQueueOrder(t *testing.T) {
+	order, at, errs, _ := queueRun{n: 8, ra: "1", late: 300 * time.Millisecond,
+		opts: []client.Option{client.WithRate(5, time.Second), client.WithMaxWait(10 * time.Second)}}.run(t)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	}
+	if len(order) != 11 || len(at) != 11 {
+		t.Fatalf("stub received %v at %v, want 11 requests", order, at)
+	}
+	// The refused caller's retry takes a new turn when the hold ends, as
+	// the late caller does: leave it out of the order of the others.
+	var got []string
+	for _, c := range order[1:] {
+		if c != "0" {
+			got = append(got, c)
+		}
+	}
+	if want := []string{"1", "2", "3", "4", "5", "6", "7", "8", "late"}; !slices.Equal(got, want) {
+		t.Errorf("callers received in the order %v, want %v", got, want)
+	}
+	// Nothing during the hold, then one every 200ms: no burst when it ends.
+	for i := 1; i < len(at); i++ {
+		if want := time.Second + time.Duration(i-1)*200*time.Millisecond; at[i] != want {
+			t.Errorf("arrivals %v, want 0 then one every 200ms from 1s", at)
+			break
+		}
+	}
+	if got, from := maxInWindow(at, time.Second); got > 5 {
+		t.Errorf("%d requests arrived within the second from %v: %v", got, from, at)
+	}
+}
+
+// WithMaxWait bounds the wait of a request that a Retry-After hold meets in
+// the queue too, and it is the last to arrive that pay for the hold. At 5
+// per second with a maximum wait of 2s, ten callers queue behind a refused
+// one (turns at 200ms to 2s); the hold until 1s costs the queue four turns.
+// The first six take the turns at 1s to 2s, each within 2s of its arrival;
+// the last four would leave after 2s and fail at once, when the first meets
+// the hold at 200ms, with a *WaitError and without being sent. (Queued
+// again after the hold, the first four left at 2.2s and later, beyond their
+// maximum wait, while the six behind them were served.)
+func TestRetryAfterHoldMaxWaitFailsTheLast(t *testing.T) {
+	order, at, errs, ended := queueRun{n: 10, ra: "1",
+		opts: []client.Option{client.WithRate(5, time.Second), client.WithMaxWait(2 * time.Second)}}.run(t)
+	for i := 1; i <= 10; i++ {
+		var we *client.WaitError
+		switch {
+		case i <= 6 && errs[i] != nil:
+			t.Errorf("caller %d: %v, want it served", i, errs[i])
+		case i <= 6 && ended[i] > 2*time.Second:
+			t.Errorf("caller %d served at %v, beyond its maximum wait of 2s", i, ended[i])
+		case i > 6 && !errors.As(errs[i], &we):
+			t.Errorf("caller %d: %v, want a *WaitError", i, errs[i])
+		case i > 6 && (we.Wait <= we.MaxWait || we.MaxWait != 2*time.Second || ended[i] != 200*time.Millisecond):
+			t.Errorf("caller %d: %+v at %v, want a Wait beyond the 2s maximum, at 200ms", i, we, ended[i])
+		}
+	}
+	if errs[0] != nil {
+		t.Errorf("refused caller: %v", errs[0])
+	}
+	// The refused caller retries at 1s and takes the turn after the six.
+	want := []string{"0", "1", "2", "3", "4", "5", "6", "0"}
+	if !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	wantAt := []time.Duration{0, 1000 * time.Millisecond, 1200 * time.Millisecond, 1400 * time.Millisecond,
+		1600 * time.Millisecond, 1800 * time.Millisecond, 2000 * time.Millisecond, 2200 * time.Millisecond}
+	if !slices.Equal(at, wantAt) {
+		t.Errorf("arrivals %v, want %v", at, wantAt)
+	}
+}
+
+// A queued caller whose turn a Retry-After took, waiting for the hold to
+// pass, returns at once when its context is cancelled; the callers around it
+// keep their order.
+func TestRetryAfterQueuedCallerCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	order, at, errs, ended := queueRun{n: 3, ra: "2",
+		opts: []client.Option{client.WithRate(5, time.Second), client.WithMaxWait(10 * time.Second)},
+		ctx: func(i int) context.Context {
+			if i == 2 {
+				return ctx
+			}
+			return context.Background()
+		},
+		meanwhile: func(clock *fakeClock) {
+			clock.Sleep(context.Background(), time.Second)
+			cancel()
+		},
+	}.run(t)
+	if !errors.Is(errs[2], context.Canceled) || ended[2] != time.Second {
+		t.Errorf("caller 2: %v at %v, want context.Canceled at 1s", errs[2], ended[2])
+	}
+	for _, i := range []int{0, 1, 3} {
+		if errs[i] != nil {
+			t.Errorf("caller %d: %v", i, errs[i])
+		}
+	}
+	if want := []string{"0", "1", "3", "0"}; !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	if want := []time.Duration{0, 2 * time.Second, 2200 * time.Millisecond, 2400 * time.Millisecond}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// Two Transports sharing a store (a fleet) pace together through a
+// Retry-After that only one of them received: the requests of that one keep
+// their order by exchanging the turns the store gave it, never by moving
+// into turns the other holds, so the server still sees one request every
+// 200ms at most. Transport X sends callers 0, 1, 2, 5 and 7, Transport Y
+// callers 3, 4 and 6, with turns in that order from 0 to 1.4s; X's hold
+// until 1s takes the turns of 1 and 2, which take those of 5 and 7 (1s and
+// 1.4s), and 5 and 7 take new turns at 1.6s and 1.8s. Y knows of no hold.
+func TestSharedStoreRetryAfterKeepsRate(t *testing.T) {
+	order, at, errs, _ := queueRun{n: 7, ra: "1",
+		clients: func(clock *fakeClock) []*http.Client {
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []client.Option{client.WithRate(5, time.Second), client.WithMaxWait(10 * time.Second), client.WithStore(store)}
+			x, _ := newClient(t, clock, opts...)
+			y, _ := newClient(t, clock, opts...)
+			return []*http.Client{x, x, x, y, y, x, y, x}
+		},
+	}.run(t)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	}
+	if want := []string{"0", "3", "4", "1", "6", "2", "5", "7", "0"}; !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	want := []time.Duration{0, 600 * time.Millisecond, 800 * time.Millisecond, time.Second, 1200 * time.Millisecond,
+		1400 * time.Millisecond, 1600 * time.Millisecond, 1800 * time.Millisecond, 2 * time.Second}
+	if !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }

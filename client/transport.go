@@ -33,8 +33,9 @@ import (
 // departures kept in the store, and a slot once reserved stays used. The
 // abandoned slot leaves a gap in what the server sees, and the requests
 // that join the queue afterwards go one interval later than they could
-// have. The same holds for a turn given up to a server's Retry-After. Retries
-// take a new turn, as the server counts them too.
+// have. The turns that fall within a server's Retry-After are lost the same
+// way, but the requests that had them keep their places (see
+// [WithProactive]). Retries take a new turn, as the server counts them too.
 //
 // All waiting goes through the [Clock] (see [WithClock]), so tests run in
 // virtual time. A Transport is safe for concurrent use; build one with [New]
@@ -57,8 +58,10 @@ type Transport struct {
 	src    rand.Source // nil: the global generator
 
 	proactive bool
-	holds     holds // every hold: Retry-After and RateLimit fields
-	firm      holds // the Retry-After holds alone, which hold queued requests too
+	holds     holds         // every hold: Retry-After and RateLimit fields
+	firm      holds         // the Retry-After holds alone, which hold queued requests too
+	lines     lines         // the requests waiting for their turns, per key (proactive pacing)
+	interval  time.Duration // between two turns: Window/Limit, rounded down
 }
 
 // New returns a Transport sending requests through next (http.DefaultTransport
@@ -117,6 +120,8 @@ func New(next http.RoundTripper, opts ...Option) (*Transport, error) {
 			return nil, fmt.Errorf("client: %w", err)
 		}
 		t.limiter = lim
+		t.interval = spec.Window / time.Duration(spec.Limit)
+		t.lines.m = map[string]*line{}
 	} else if c.store != nil {
 		return nil, errors.New("client: WithStore: a store needs WithRate (it holds the pacing queues)")
 	}

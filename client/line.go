@@ -1,0 +1,285 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A line is the queue of the requests of one key waiting in this Transport
+// for their turns, in the order they arrived. Every turn is a departure the
+// store gave out, so the line never sends faster than the store's queue,
+// but the line decides which of its requests takes which: when a
+// Retry-After makes some turns unusable, the requests keep their order
+// (see [Transport.settle]).
+type line struct {
+	// mu guards the turns and is held across the store calls that take
+	// turns for the line, so that they are taken in its order.
+	mu         sync.Mutex
+	head, tail *turn
+	refs       int // goroutines using the line; guarded by lines.mu
+}
+
+// A turn is a request waiting in a line.
+type turn struct {
+	prev, next *turn
+	at         time.Time          // its departure; zero while it has none
+	queued     time.Time          // when it joined the line: its wait is bounded from then
+	err        error              // why it must fail, once it has left the line
+	wake       context.CancelFunc // ends its current sleep; nil when it is not asleep
+}
+
+func (l *line) push(tn *turn) {
+	tn.prev = l.tail
+	if l.tail != nil {
+		l.tail.next = tn
+	} else {
+		l.head = tn
+	}
+	l.tail = tn
+}
+
+func (l *line) remove(tn *turn) {
+	if tn.prev != nil {
+		tn.prev.next = tn.next
+	} else {
+		l.head = tn.next
+	}
+	if tn.next != nil {
+		tn.next.prev = tn.prev
+	} else {
+		l.tail = tn.prev
+	}
+	tn.prev, tn.next = nil, nil
+}
+
+// fail takes tn out of l and wakes its request, which returns err.
+func (l *line) fail(tn *turn, err error) {
+	tn.err = err
+	l.remove(tn)
+	if tn.wake != nil {
+		tn.wake()
+	}
+}
+
+// lines keeps a line per key. Lines nobody uses are swept each time the map
+// doubles, so it stays as small as the set of keys in use.
+type lines struct {
+	mu      sync.Mutex
+	m       map[string]*line
+	sweepAt int
+}
+
+// acquire returns key's line, for the caller to release when done with it.
+func (ls *lines) acquire(key string) *line {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	l := ls.m[key]
+	if l == nil {
+		if len(ls.m) >= ls.sweepAt {
+			for k, x := range ls.m {
+				if x.refs == 0 {
+					delete(ls.m, k)
+				}
+			}
+			ls.sweepAt = max(64, 2*len(ls.m))
+		}
+		l = &line{}
+		ls.m[key] = l
+	}
+	l.refs++
+	return l
+}
+
+func (ls *lines) release(l *line) {
+	ls.mu.Lock()
+	l.refs--
+	ls.mu.Unlock()
+}
+
+// queue takes the request's turn in key's line and waits for it.
+func (t *Transport) queue(ctx context.Context, key string) error {
+	l := t.lines.acquire(key)
+	defer t.lines.release(l)
+	l.mu.Lock()
+	var tn *turn
+	if l.tail == nil || !l.tail.at.IsZero() {
+		// Every request of the line has its turn: take the next one.
+		d, err := t.limiter.Allow(ctx, key)
+		if err != nil {
+			l.mu.Unlock()
+			return storeError(ctx, err)
+		}
+		if !d.Allowed {
+			l.mu.Unlock()
+			// For a denied leaky_queue request ResetAfter is the wait it
+			// would have had: until the queue drains to now.
+			return &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
+		}
+		if d.Delay <= 0 {
+			l.mu.Unlock()
+			return nil
+		}
+		// Read after the store call: the Delay runs from the store's now.
+		now := t.clock.Now()
+		tn = &turn{at: now.Add(d.Delay), queued: now}
+		l.push(tn)
+	} else {
+		// Requests that arrived earlier wait for a turn (a Retry-After
+		// took theirs): they take theirs first.
+		now := t.clock.Now()
+		tn = &turn{queued: now}
+		l.push(tn)
+		t.settle(ctx, key, l, now)
+	}
+	for {
+		if tn.err != nil {
+			l.mu.Unlock()
+			return tn.err
+		}
+		if err := ctx.Err(); err != nil {
+			l.remove(tn)
+			l.mu.Unlock()
+			return err
+		}
+		now := t.clock.Now()
+		hold := t.firm.remaining(key, now)
+		var d time.Duration
+		switch {
+		case tn.at.IsZero():
+			t.settle(ctx, key, l, now)
+			if tn.err != nil || !tn.at.IsZero() || ctx.Err() != nil {
+				continue
+			}
+			// No turn can be had before the hold has passed.
+			d = t.firm.remaining(key, now)
+		case tn.at.After(now):
+			d = tn.at.Sub(now)
+		case hold > 0:
+			// The turn has come during a Retry-After: the server asked for
+			// nothing before the hold has passed, and this request would
+			// only earn another refusal.
+			t.settle(ctx, key, l, now)
+			continue
+		default:
+			l.remove(tn)
+			l.mu.Unlock()
+			return nil
+		}
+		if d <= 0 {
+			continue
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		tn.wake = cancel
+		l.mu.Unlock()
+		_ = t.clock.Sleep(sctx, d) // ctx or tn.err tell why it ended early
+		cancel()
+		l.mu.Lock()
+		tn.wake = nil
+	}
+}
+
+// settle gives the requests of l their turns, in the order they arrived,
+// at now. While a Retry-After holds key, the turns before its end are lost
+// (the server asked for nothing then): the requests keep their order, the
+// first taking the turns at or after the end, and the last, left without,
+// take new turns from the store once those come after the hold (at once when
+// the store's queue already reaches past it). A request whose turn would come
+// later than the maximum wait after it queued fails at once with a
+// [*WaitError]; the turn goes to the next. Turns only ever move later, so a
+// request asleep until its old turn has nothing to miss. l.mu must be held.
+func (t *Transport) settle(ctx context.Context, key string, l *line, now time.Time) {
+	until := now.Add(t.firm.remaining(key, now))
+	held := until.After(now)
+	tooLate := func(tn *turn, at time.Time) bool { return at.Sub(tn.queued) > t.maxWait }
+	late := func(tn *turn, at time.Time, hold bool) {
+		l.fail(tn, &WaitError{Key: key, Wait: at.Sub(tn.queued), MaxWait: t.maxWait, Held: hold})
+	}
+	tn := l.head
+	var last time.Time // the latest turn given out
+	if held {
+		var live []time.Time
+		for x := l.head; x != nil; x = x.next {
+			if !x.at.IsZero() && !x.at.Before(until) {
+				live = append(live, x.at)
+			}
+		}
+		for tn != nil && len(live) > 0 {
+			next := tn.next
+			if tooLate(tn, live[0]) {
+				late(tn, live[0], false)
+			} else {
+				tn.at, last, live = live[0], live[0], live[1:]
+			}
+			tn = next
+		}
+		for x := tn; x != nil; x = x.next {
+			x.at = time.Time{}
+		}
+	} else {
+		for ; tn != nil && !tn.at.IsZero(); tn = tn.next {
+			last = tn.at
+		}
+	}
+	// tn and the requests behind it have no turn.
+	var spare time.Time // a new turn too late for the request it was taken for
+	for tn != nil {
+		next := tn.next
+		switch {
+		case held && last.IsZero():
+			// The store may give out turns within the hold: wait for it
+			// to pass, unless that is too late.
+			if tooLate(tn, until) {
+				late(tn, until, true)
+			}
+			tn = next
+			continue
+		case spare.IsZero() && !last.IsZero() && tooLate(tn, last.Add(t.interval)):
+			// The store's next turn comes an interval after the last at
+			// the earliest: too late, without asking the store.
+			late(tn, last.Add(t.interval), false)
+			tn = next
+			continue
+		}
+		if spare.IsZero() {
+			d, err := t.limiter.Allow(ctx, key)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				// The caller taking the turns has gone: wake those still
+				// without one to take theirs.
+				for x := tn; x != nil; x = x.next {
+					if x.wake != nil {
+						x.wake()
+					}
+				}
+				return
+			case err != nil:
+				l.fail(tn, storeError(ctx, err))
+				tn = next
+				continue
+			case !d.Allowed:
+				// ResetAfter is the wait it would have had from now.
+				late(tn, now.Add(d.ResetAfter), false)
+				tn = next
+				continue
+			}
+			spare = t.clock.Now().Add(d.Delay)
+		}
+		if tooLate(tn, spare) {
+			late(tn, spare, false)
+		} else {
+			tn.at, last, spare = spare, spare, time.Time{}
+		}
+		tn = next
+	}
+}
+
+// storeError is the error of a failed store call: the context's error when
+// it ended, else the store's, wrapped.
+func storeError(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return fmt.Errorf("client: pacing store: %w", err)
+}
