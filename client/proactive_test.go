@@ -243,9 +243,10 @@ func TestContextCancelledDuringHoldAndRetry(t *testing.T) {
 // A server's Retry-After holds the requests already waiting for their turn
 // in the queue too: the server asked for no requests before then, and one
 // sent anyway only earns another 429. Here the stub refuses everything it
-// receives in its first 2s; the 6 callers queued 200ms apart give their
-// turns up at the refusal and queue again when the hold ends, so the stub
-// sees nothing during its hold and refuses only the first request.
+// receives in its first 2s; the turns of the 5 callers queued 200ms behind
+// the first all fall in the hold, so they take new ones, in order, when it
+// ends (the refused caller's retry after them): the stub sees nothing
+// during its hold and refuses only the first request.
 func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
 	clock := newFakeClock()
 	var mu sync.Mutex

@@ -216,3 +216,31 @@ func TestFleetPacesThroughRedis(t *testing.T) {
 		}
 	}
 }
+
+// Through Redis too, a Retry-After that one instance of a fleet received
+// keeps the order of that instance's requests without breaking the fleet's
+// pace: the scenario of TestSharedStoreRetryAfterKeepsRate, each instance
+// with its own connection and redisstore.
+func TestFleetRetryAfterKeepsRateThroughRedis(t *testing.T) {
+	addr := startRedis(t)
+	order, at, errs, _ := queueRun{n: 7, ra: "1",
+		clients: func(clock *fakeClock) []*http.Client {
+			fleet := newFleet(t, addr, "fleetra", clock, 2, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
+			x, y := &http.Client{Transport: fleet[0]}, &http.Client{Transport: fleet[1]}
+			return []*http.Client{x, x, x, y, y, x, y, x}
+		},
+	}.run(t)
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	}
+	if want := []string{"0", "3", "4", "1", "6", "2", "5", "7", "0"}; !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	want := []time.Duration{0, 600 * time.Millisecond, 800 * time.Millisecond, time.Second, 1200 * time.Millisecond,
+		1400 * time.Millisecond, 1600 * time.Millisecond, 1800 * time.Millisecond, 2 * time.Second}
+	if !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
