@@ -61,8 +61,7 @@ type Engine struct {
 	// early, each with its place in the log (seq) to keep log order among
 	// equal times. released is the time of the last line replayed, late
 	// counts the lines older than it.
-	pending  []held
-	head     int
+	pending  lineQueue
 	early    []held
 	seq      uint64
 	released time.Time
@@ -137,30 +136,15 @@ func (e *Engine) Add(en *logparse.Entry) error {
 	// A line in time order joins the queue; one out of order the heap
 	// (inserting it into the queue would move every later line: a slow
 	// request's line, logged when it ends, lies seconds back).
-	h := held{Entry: *en, seq: e.seq}
+	h := hold(en, e.seq)
 	e.seq++
-	if n := len(e.pending); n == e.head || !en.Time.Before(e.pending[n-1].Time) {
-		e.pending = append(e.pending, h)
+	if e.pending.empty() || h.ns >= e.pending.back().ns {
+		e.pending.push(h)
 	} else {
 		e.early = append(e.early, h)
 		e.up(len(e.early) - 1)
 	}
 	return e.release(e.last.Add(-e.opts.Reorder))
-}
-
-// A held line is a line read and not yet replayed, and its place in the log.
-type held struct {
-	logparse.Entry
-	seq uint64
-}
-
-// before reports whether a is replayed before b: earlier, or as early and
-// earlier in the log.
-func (a *held) before(b *held) bool {
-	if a.Time.Equal(b.Time) {
-		return a.seq < b.seq
-	}
-	return a.Time.Before(b.Time)
 }
 
 // up and down restore the heap order of e.early from i.
@@ -197,22 +181,22 @@ func (e *Engine) down(i int) {
 // release replays the held lines of time until or earlier, in time order
 // (log order among equal times).
 func (e *Engine) release(until time.Time) error {
+	limit := until.UnixNano()
 	for {
 		var next *held
-		fromQueue := e.head < len(e.pending)
+		fromQueue := !e.pending.empty()
 		if fromQueue {
-			next = &e.pending[e.head]
+			next = e.pending.front()
 		}
 		if len(e.early) > 0 && (next == nil || e.early[0].before(next)) {
 			next, fromQueue = &e.early[0], false
 		}
-		if next == nil || next.Time.After(until) {
+		if next == nil || next.ns > limit {
 			break
 		}
-		en := next.Entry
+		en := next.entry()
 		if fromQueue {
-			e.pending[e.head] = held{} // let the line go
-			e.head++
+			e.pending.pop()
 		} else {
 			last := len(e.early) - 1
 			e.early[0] = e.early[last]
@@ -224,13 +208,6 @@ func (e *Engine) release(until time.Time) error {
 		if err := e.decide(&en); err != nil {
 			return err
 		}
-	}
-	if e.head == len(e.pending) {
-		e.pending, e.head = e.pending[:0], 0
-	} else if e.head >= 1024 && e.head >= len(e.pending)/2 {
-		n := copy(e.pending, e.pending[e.head:])
-		clear(e.pending[n:])
-		e.pending, e.head = e.pending[:n], 0
 	}
 	return nil
 }
