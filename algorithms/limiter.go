@@ -3,6 +3,7 @@ package algorithms
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // A Limiter binds a Store to one Spec, for direct use outside HTTP (a job
@@ -55,4 +56,17 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, er
 		return Decision{}, errors.New("algorithms: store returned no decision")
 	}
 	return ds[0], nil
+}
+
+// RefundN gives back the place of n units for key that an admitted AllowN
+// took in a leaky_queue, for a request that will not go ahead; left is the
+// time from now to the place's departure (negative once it has passed).
+// See [Refunder] for which places come back: with a store that is not a
+// Refunder, or a Spec of another kind, RefundN does nothing.
+func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Duration) error {
+	rf, ok := l.store.(Refunder)
+	if !ok || l.spec.Algorithm != LeakyQueue {
+		return nil
+	}
+	return rf.Refund(ctx, []Check{{Spec: l.spec, Key: key, Cost: n}}, []Decision{{Allowed: true, Delay: left}}, 0)
 }

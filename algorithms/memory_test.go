@@ -394,3 +394,31 @@ func TestMemoryStoreMultiShardTakesDoNotDeadlock(t *testing.T) {
 		t.Fatal("multi-shard Takes deadlocked")
 	}
 }
+
+// TestLimiterRefundN: a Limiter gives a leaky_queue place back through its
+// store; for other kinds it does nothing.
+func TestLimiterRefundN(t *testing.T) {
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(newManualClock(time.Unix(1_700_000_000, 0))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	queue, _ := algorithms.NewLimiter(store, algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute})
+	queue.Allow(ctx, "k")
+	d, _ := queue.Allow(ctx, "k") // departs at 1 s
+	if err := queue.RefundN(ctx, "k", 1, d.Delay); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := queue.Allow(ctx, "k"); d.Delay != time.Second {
+		t.Errorf("after RefundN: Delay %v, want 1s (the place given back)", d.Delay)
+	}
+	fixed, _ := algorithms.NewLimiter(store, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute})
+	fixed.Allow(ctx, "k")
+	if err := fixed.RefundN(ctx, "k", 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := fixed.Allow(ctx, "k"); d.Remaining != 0 {
+		t.Errorf("fixed_window after RefundN: Remaining %d, want 0 (nothing given back)", d.Remaining)
+	}
+}
