@@ -139,7 +139,7 @@ func (t *Transport) queue(ctx context.Context, key string) error {
 			return tn.err
 		}
 		if err := ctx.Err(); err != nil {
-			l.remove(tn)
+			t.leave(ctx, key, l, tn)
 			l.mu.Unlock()
 			return err
 		}
@@ -178,6 +178,34 @@ func (t *Transport) queue(ctx context.Context, key string) error {
 		l.mu.Lock()
 		tn.wake = nil
 	}
+}
+
+// refundTimeout bounds giving a turn back to the store, which runs after
+// the caller's context has ended.
+const refundTimeout = time.Second
+
+// leave takes tn, whose caller has gone, out of l. The requests behind it
+// that have turns move up one each (woken, to sleep less), so the line
+// keeps its pace; the last of those turns, which no request of this
+// Transport needs now, goes back to the store, which takes it when no
+// other request queued there behind it ([algorithms.Refunder]). A store
+// that cannot take it keeps it, as before refunds: the next request then
+// waits one turn more. l.mu must be held.
+func (t *Transport) leave(ctx context.Context, key string, l *line, tn *turn) {
+	freed := tn.at
+	for x := tn.next; x != nil && !freed.IsZero() && !x.at.IsZero(); x = x.next {
+		x.at, freed = freed, x.at
+		if x.wake != nil {
+			x.wake()
+		}
+	}
+	l.remove(tn)
+	if freed.IsZero() {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
+	defer cancel()
+	_ = t.limiter.RefundN(rctx, key, 1, freed.Sub(t.clock.Now()))
 }
 
 // settle gives the requests of l their turns, in the order they arrived,

@@ -309,8 +309,8 @@ type countingBody struct {
 func (b *countingBody) Close() error { b.closed.Store(true); return nil }
 
 // A caller whose context ends while it waits gets ctx.Err() at once; its
-// request is never sent and its body is closed. Its slot is not refunded:
-// the next caller waits behind it.
+// request is never sent and its body is closed. Its turn, the queue's last,
+// goes back to the store: the next caller takes it.
 func TestContextCancelledWhileWaiting(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, nil)
@@ -348,7 +348,7 @@ func TestContextCancelledWhileWaiting(t *testing.T) {
 	if got := len(srv.arrivals()); got != 1 {
 		t.Errorf("stub received %d, want 1", got)
 	}
-	// Not refunded: the third request's turn is at 20s, behind the abandoned one.
+	// Given back: the third request takes the abandoned one's turn, at 10s.
 	clock.drive(1, func(int) {
 		third, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 		resp, err := tr.RoundTrip(third)
@@ -358,8 +358,53 @@ func TestContextCancelledWhileWaiting(t *testing.T) {
 		}
 		resp.Body.Close()
 	})
-	if at := srv.arrivals(); len(at) != 2 || at[1] != 20*time.Second {
-		t.Errorf("arrivals %v, want [0s 20s]", at)
+	if at := srv.arrivals(); len(at) != 2 || at[1] != 10*time.Second {
+		t.Errorf("arrivals %v, want [0s 10s]", at)
+	}
+}
+
+// A caller that leaves from the middle of the queue: the caller behind it
+// moves up to its turn, and the last turn goes back to the store, so the
+// next caller does not wait behind a turn nobody takes.
+func TestContextCancelledMidQueue(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, 10*time.Second))
+	send := func(ctx context.Context) error {
+		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := tr.RoundTrip(r)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := send(context.Background()); err != nil { // at once
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	left := make(chan error, 1)
+	clock.drive(3, func(i int) {
+		switch i {
+		case 0: // queued second, turn at 10s; leaves
+			left <- send(ctx)
+		case 1: // queued third, turn at 20s
+			clock.waitSleepers(1)
+			if err := send(context.Background()); err != nil {
+				t.Error(err)
+			}
+		case 2: // arrives once the second has left
+			clock.waitSleepers(2)
+			cancel()
+			if err := <-left; !errors.Is(err, context.Canceled) {
+				t.Errorf("the caller that left got %v", err)
+			}
+			if err := send(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if at := srv.arrivals(); !slices.Equal(at, []time.Duration{0, 10 * time.Second, 20 * time.Second}) {
+		t.Errorf("arrivals %v, want [0s 10s 20s]: the third moves up to 10s, the fourth takes 20s", at)
 	}
 }
 

@@ -28,13 +28,13 @@ import (
 //     the requests already queued (see [WithProactive]).
 //
 // Every wait honours the request's context: when it is done, RoundTrip
-// returns ctx.Err() at once. A request that gave up its turn in the queue
-// that way does not give the turn back: the queue is a schedule of
-// departures kept in the store, and a slot once reserved stays used. The
-// abandoned slot leaves a gap in what the server sees, and the requests
-// that join the queue afterwards go one interval later than they could
-// have. The turns that fall within a server's Retry-After are lost the same
-// way, but the requests that had them keep their places (see
+// returns ctx.Err() at once. The turn it gave up is not lost: the requests
+// of this Transport queued behind it move up a turn each, and the last
+// turn goes back to the store ([algorithms.Refunder]; both stores of this
+// module are), which takes it when no other request queued there behind
+// it, as with a fleet sharing a store; otherwise it stays used, a gap in
+// what the server sees. The turns that fall within a server's Retry-After
+// are lost, but the requests that had them keep their places (see
 // [WithProactive]). Retries take a new turn, as the server counts them too.
 //
 // All waiting goes through the [Clock] (see [WithClock]), so tests run in
