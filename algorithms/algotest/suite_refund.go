@@ -122,6 +122,16 @@ func runRefund(t *testing.T, h Harness) {
 		want(e, "the next arrival after a refund 300 ms into the place", delay(e, 300*ms, "k"), 0)
 		want(e, "the one after it", delay(e, 300*ms, "k"), time.Second)
 	})
+	// A refund that empties the queue leaves it free from the refund's
+	// instant, not from before: a request from a clock a little behind
+	// (app hosts that disagree) waits until then, since the part of the
+	// place that had gone by was the refunded request's.
+	t.Run("emptied_then_clock_behind", func(t *testing.T) {
+		e := newR(t)
+		cs, ds := queueOf(e, 1)
+		refund(e, 0, 300*ms, cs[0], ds[0])
+		want(e, "an arrival at +200ms after a refund at +300ms emptied the queue", delay(e, 200*ms, "k"), 100*ms)
+	})
 	t.Run("place_gone", func(t *testing.T) {
 		e := newR(t)
 		cs, ds := queueOf(e, 2)

@@ -2,8 +2,8 @@
 -- Mirrors algorithms/leaky_queue.go refundQueue: a check's place is given
 -- back when it is the queue's last: its departure N - n*W/L is within half
 -- a spacing W/(2L) of t + rem (rem, the caller's remaining wait); N then
--- moves back by n*W/L, or the key goes (an empty queue) when less than that
--- is left. Any other state is kept.
+-- moves back by n*W/L, or to t (an empty queue) when less than that is
+-- left. Any other state is kept.
 --
 -- ARGV after the checks (main.lua's wide layout): one rem per check, in ns.
 -- The checks are all leaky_queue, the last refunded first (the caller
@@ -29,14 +29,18 @@ local function refundQueue(key, L, W, n, rem, minTTL)
   end
   if bcmp(rhs, lhs) < 0 then return end
   if bcmp(nw, dl) >= 0 then
-    call('DEL', key) -- what is left of the place is all the queue held
-    return
-  end
-  local q, r = bdivmod(nw, L)
-  ft, fx = ft - q, fx - r
-  if fx < 0 then
-    fx = fx + L
-    ft = ft - 1
+    -- What is left of the place is all the queue held: the queue is free
+    -- from t, which the key keeps (as the memory store's cell does) for a
+    -- later instant before t, one from a clock a little behind, whose
+    -- request would otherwise depart in the part of the place gone by.
+    ft, fx = 0, 0
+  else
+    local q, r = bdivmod(nw, L)
+    ft, fx = ft - q, fx - r
+    if fx < 0 then
+      fx = fx + L
+      ft = ft - 1
+    end
   end
   local rs = bdivceil(deficitOf(ft, fx, L), L)
   local as, ans = absol(ft)

@@ -1,0 +1,149 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestRefundMatchesMemoryStore replays random traces of Takes and Refunds
+// on the in-memory store and on Redis with the same clock, and requires
+// every later Decision to match: a refund that left the two stores' queues
+// in different states shows in the next decisions. The refunds come at
+// random points of their Take's wait (before, at and after its departure),
+// with the caller's wait measured exactly or off by up to a spacing, and
+// the clock sometimes goes back. Even seeds run through the function
+// library, odd ones through the script fallback, and every fourth on the
+// cluster.
+func TestRefundMatchesMemoryStore(t *testing.T) {
+	client := newClient(t)
+	scriptClient := noFunctionsClient(t)
+	cluster := sharedCluster(t)
+	starts := []time.Time{
+		time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC),
+		time.Unix(0, 0),
+		time.Unix(-86400*365*12, 999_999_999), // before 1970
+		time.Unix(1<<33, 5),
+	}
+	seeds := 24
+	if n, err := strconv.Atoi(os.Getenv("REDISSTORE_SEEDS")); err == nil {
+		seeds = n
+	}
+	if testing.Short() {
+		seeds = 6
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 4242))
+			clk := &manualClock{t: starts[seed%len(starts)]}
+			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c redis.UniversalClient = client
+			switch {
+			case seed%4 == 3:
+				c = cluster
+			case seed%2 == 1:
+				c = scriptClient
+			}
+			rs, err := redisstore.New(c, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Mostly queues, sometimes a small one (one departure per
+			// 100 ms, so refunds are often of the last place), and one
+			// other kind.
+			var specs []algorithms.Spec
+			for range 2 {
+				specs = append(specs, randomSpec(r, algorithms.LeakyQueue))
+			}
+			specs = append(specs,
+				algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Second},
+				algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 3, Window: 7 * time.Millisecond, MaxDelay: 20 * time.Millisecond},
+				randomSpec(r, algorithms.Kinds[r.IntN(len(algorithms.Kinds))]))
+			keys := []string{"a", "b", "{x}:y"}
+			ctx := context.Background()
+			type taken struct {
+				at     time.Time
+				checks []algorithms.Check
+				ds     []algorithms.Decision
+			}
+			var admitted []taken
+			var history []string
+			for i := range 200 {
+				sp := specs[r.IntN(len(specs))]
+				if r.IntN(3) == 0 {
+					step(r, clk, sp.Window)
+				} else {
+					// Within the queues' waits, mostly.
+					clk.t = clk.t.Add(time.Duration(r.Int64N(int64(sp.Window)/int64(sp.Limit)+2)) - time.Duration(r.IntN(2)))
+				}
+				if len(admitted) > 0 && r.IntN(3) == 0 {
+					// Refund an admitted Take, each at most once.
+					j := r.IntN(len(admitted))
+					tk := admitted[j]
+					admitted = append(admitted[:j], admitted[j+1:]...)
+					waited := clk.t.Sub(tk.at)
+					switch r.IntN(4) {
+					case 0:
+						// the caller's clock off by up to a spacing
+						q := tk.checks[r.IntN(len(tk.checks))].Spec
+						sp := int64(q.Window) / q.Limit
+						waited += time.Duration(r.Int64N(sp+1) - sp/2)
+					case 1:
+						waited += time.Duration(r.IntN(3) - 1)
+					}
+					waited = max(waited, 0)
+					werr := mem.Refund(ctx, tk.checks, tk.ds, waited)
+					gerr := rs.Refund(ctx, tk.checks, tk.ds, waited)
+					history = append(history, fmt.Sprintf("step %d at %d: refund of the Take at %d, waited %d: %+v %+v",
+						i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.checks, tk.ds))
+					if (werr == nil) != (gerr == nil) {
+						t.Fatalf("%s\nrefund errors differ: memory %v, redis %v", join(history), werr, gerr)
+					}
+					if r.IntN(2) == 0 {
+						// The next Take from a clock a little behind the refund's.
+						q := tk.checks[r.IntN(len(tk.checks))].Spec
+						clk.t = clk.t.Add(-time.Duration(r.Int64N(int64(q.Window)/q.Limit + 1)))
+					}
+					continue
+				}
+				n := 1 + r.IntN(3)
+				if r.IntN(3) == 0 {
+					n = 1
+				}
+				checks := make([]algorithms.Check, n)
+				for j := range checks {
+					s := specs[r.IntN(len(specs))]
+					if j > 0 && r.IntN(3) == 0 {
+						s = checks[j-1].Spec
+					}
+					checks[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: randomCost(r, s)}
+				}
+				want, werr := mem.Take(ctx, checks...)
+				got, gerr := rs.Take(ctx, checks...)
+				history = append(history, fmt.Sprintf("step %d at %d: %+v", i, clk.t.UnixNano(), checks))
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("%s\nerrors differ: memory %v, redis %v", join(history), werr, gerr)
+				}
+				for j := range want {
+					if got[j] != want[j] {
+						t.Fatalf("%s\ncheck %d (%s): redis %+v\n           memory %+v", join(history), j, checks[j].Spec, got[j], want[j])
+					}
+				}
+				if werr == nil {
+					admitted = append(admitted, taken{clk.t, checks, want}) // a denied one refunds nothing
+				}
+			}
+		})
+	}
+}
