@@ -764,6 +764,9 @@ func (s *MemoryStore) Refund(ctx context.Context, checks []Check, ds []Decision,
 	if len(ds) != len(checks) {
 		return fmt.Errorf("algorithms: Refund: %d decisions for %d checks", len(ds), len(checks))
 	}
+	if waited < 0 {
+		return fmt.Errorf("algorithms: Refund: waited must not be negative, got %s", waited)
+	}
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
@@ -791,7 +794,7 @@ func (s *MemoryStore) Refund(ctx context.Context, checks []Check, ds []Decision,
 		if err != nil {
 			return err
 		}
-		rem := int64(ds[i].Delay - waited)
+		rem := int64(max(ds[i].Delay, 0) - waited) // no overflow: both are non-negative
 		sh.mu.Lock()
 		if kt := tb.cells; kt != nil {
 			if j, held := kt.find(h); held {

@@ -41,7 +41,9 @@ type Refunder interface {
 	// cost, or to now when the place had partly gone by. A place with
 	// requests queued behind it stays taken, since moving the queue back
 	// would send two requests at once (the rule of x/time/rate's
-	// Reservation.Cancel). Refund each admitted Take at most once.
+	// Reservation.Cancel). Refund each admitted Take at most once. A
+	// negative waited (a wall clock stepped back) is an error: the store
+	// would reckon the departure later than it is.
 	//
 	// The store tells the last place from the caller's remaining wait
 	// (Delay - waited): the place is the last when its departure is within

@@ -228,6 +228,17 @@ func runRefund(t *testing.T, h Harness) {
 			want(e, "the next arrival after the last place was refunded", got[0].Delay, wantDelay)
 		})
 	}
+	// A negative wait (a caller's wall clock stepped back) would make the
+	// store reckon the departure later than it is, and take a middle place
+	// for the last: it is an error, and nothing comes back.
+	t.Run("negative_waited", func(t *testing.T) {
+		e := newR(t)
+		cs, ds := queueOf(e, 3)
+		if err := e.store.Refund(t.Context(), cs[1], ds[1], -time.Second); err == nil {
+			t.Error("Refund with waited -1s: no error")
+		}
+		want(e, "the next arrival after a refund with a negative wait", delay(e, 0, "k"), 3*time.Second)
+	})
 	t.Run("mismatched_lengths", func(t *testing.T) {
 		e := newR(t)
 		if err := e.store.Refund(t.Context(), []algorithms.Check{q("k", 1)}, nil, 0); err == nil {

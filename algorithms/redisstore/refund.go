@@ -25,6 +25,9 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	if len(ds) != len(checks) {
 		return fmt.Errorf("redisstore: Refund: %d decisions for %d checks", len(ds), len(checks))
 	}
+	if waited < 0 {
+		return fmt.Errorf("redisstore: Refund: waited must not be negative, got %s", waited)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -48,7 +51,7 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 			return err
 		}
 		queue = append(queue, c)
-		rems = append(rems, int64(ds[i].Delay-waited))
+		rems = append(rems, remArg(ds[i].Delay, waited))
 	}
 	if len(queue) == 0 {
 		return nil
@@ -113,4 +116,18 @@ func (s *Store) refund(ctx context.Context, r *request, idx []int, rems []any) e
 		return fmt.Errorf("redisstore: unexpected refund reply %v (%T)", v, v)
 	}
 	return nil
+}
+
+// maxRem bounds the remaining waits sent to the script, whose wide-value
+// products take operands below 2^53 (2*rem*L). It changes no outcome: a
+// state the script uses is at most 2*10^6 s (< 2^51 ns) from t (far), so
+// a wait of 2^51 ns or more recognises any place as the last, and one of
+// -2^51 or less none (2*n*W + W < 2^52*L, since n*W/L is at most
+// MaxDelay + W/L, below 2^48 ns).
+const maxRem = 1 << 51
+
+// remArg returns the remaining wait Delay - waited (both non-negative, so
+// it does not overflow), within ±maxRem.
+func remArg(delay, waited time.Duration) int64 {
+	return min(max(int64(max(delay, 0)-waited), -maxRem), maxRem)
 }

@@ -147,3 +147,55 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 		})
 	}
 }
+
+// TestRefundExtremeWaits: remaining waits far beyond any queue's (a
+// Decision not from a store, a wait of centuries) give the same outcome on
+// Redis, whose script takes them within its wide values' range, as in
+// memory.
+func TestRefundExtremeWaits(t *testing.T) {
+	client := newClient(t)
+	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1_000_000_000, Window: 24 * time.Hour, MaxDelay: time.Hour}
+	c := []algorithms.Check{{Spec: queue, Key: "k", Cost: 1000}}
+	for _, tc := range []struct {
+		delay, waited time.Duration
+	}{
+		{1<<63 - 1, 0},
+		{1 << 52, 0},
+		{0, 1<<63 - 1},
+		{time.Hour, 1 << 53},
+		{time.Hour, 1<<51 + 1},
+	} {
+		t.Run(fmt.Sprintf("delay=%d,waited=%d", tc.delay, tc.waited), func(t *testing.T) {
+			clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
+			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [2]algorithms.Decision
+			for i, s := range []algorithms.Refunder{mem, rs} {
+				var ds []algorithms.Decision
+				for range 3 {
+					if ds, err = s.Take(t.Context(), c...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ds[0].Delay = tc.delay
+				if err := s.Refund(t.Context(), c, ds, tc.waited); err != nil {
+					t.Fatalf("%T: %v", s, err)
+				}
+				d, err := s.Take(t.Context(), c...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = d[0]
+			}
+			if got[0] != got[1] {
+				t.Errorf("after the refund: memory %+v, redis %+v", got[0], got[1])
+			}
+		})
+	}
+}
