@@ -190,13 +190,25 @@ const refundTimeout = time.Second
 // Transport needs now, goes back to the store, which takes it when no
 // other request queued there behind it ([algorithms.Refunder]). A store
 // that cannot take it keeps it, as before refunds: the next request then
-// waits one turn more. l.mu must be held.
+// waits one turn more. A turn that lies within a Retry-After hold (or has
+// gone by) moves nobody up: the request behind would trade a turn it can
+// use for one it cannot, and its own might not come back from the store
+// (in a fleet, another Transport's turn may follow it there). Such a turn
+// goes back to the store only when no request behind has a turn. l.mu must
+// be held.
 func (t *Transport) leave(ctx context.Context, key string, l *line, tn *turn) {
 	freed := tn.at
-	for x := tn.next; x != nil && !freed.IsZero() && !x.at.IsZero(); x = x.next {
-		x.at, freed = freed, x.at
-		if x.wake != nil {
-			x.wake()
+	now := t.clock.Now()
+	if until := now.Add(t.firm.remaining(key, now)); freed.Before(until) {
+		if tn.next != nil && !tn.next.at.IsZero() {
+			freed = time.Time{} // the turns behind it stay the line's
+		}
+	} else {
+		for x := tn.next; x != nil && !freed.IsZero() && !x.at.IsZero(); x = x.next {
+			x.at, freed = freed, x.at
+			if x.wake != nil {
+				x.wake()
+			}
 		}
 	}
 	l.remove(tn)
@@ -205,7 +217,7 @@ func (t *Transport) leave(ctx context.Context, key string, l *line, tn *turn) {
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()
-	_ = t.limiter.RefundN(rctx, key, 1, freed.Sub(t.clock.Now()))
+	_ = t.limiter.RefundN(rctx, key, 1, freed.Sub(now))
 }
 
 // settle gives the requests of l their turns, in the order they arrived,

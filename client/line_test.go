@@ -1,0 +1,63 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// A caller that leaves while its turn lies within a Retry-After hold gives
+// nothing the callers behind it could use: that turn is lost to the hold.
+// The caller behind, whose turn comes after the hold, keeps it. At one per
+// second, Transport X queues callers 1 (turn at 1s) and 2 (2s) behind the
+// refused caller 0, and Transport Y, sharing the store, caller 3 (3s). X's
+// hold lasts until 2s; caller 1 leaves at 500ms. (Moved up to caller 1's
+// turn, within the hold, caller 2 lost its own, which went back to a store
+// that could not take it, Y's being behind it: it took a new turn at 4s,
+// beyond its maximum wait of 3s, and failed.)
+func TestLeaveWithinHoldKeepsTurnsBehind(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	order, at, errs, ended := queueRun{n: 3, ra: "2",
+		clients: func(clock *fakeClock) []*http.Client {
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []client.Option{client.WithRate(1, time.Second), client.WithMaxWait(3 * time.Second), client.WithStore(store)}
+			x, _ := newClient(t, clock, opts...)
+			y, _ := newClient(t, clock, opts...)
+			return []*http.Client{x, x, x, y}
+		},
+		ctx: func(i int) context.Context {
+			if i == 1 {
+				return ctx
+			}
+			return context.Background()
+		},
+		meanwhile: func(clock *fakeClock) {
+			clock.Sleep(context.Background(), 500*time.Millisecond)
+			cancel()
+		},
+	}.run(t)
+	if !errors.Is(errs[1], context.Canceled) || ended[1] != 500*time.Millisecond {
+		t.Errorf("caller 1: %v at %v, want context.Canceled at 500ms", errs[1], ended[1])
+	}
+	for _, i := range []int{0, 2, 3} {
+		if errs[i] != nil {
+			t.Errorf("caller %d: %v", i, errs[i])
+		}
+	}
+	if want := []string{"0", "2", "3", "0"}; !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	if want := []time.Duration{0, 2 * time.Second, 3 * time.Second, 4 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
