@@ -91,7 +91,11 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now))
 	}
-	if s.deny != nil && err == nil {
+	if s.deny != nil {
+		// Even after an error: the script may have run (a reply lost, a
+		// deadline met after the call was sent, some keys of a Cluster
+		// refunded), and a denial cached from before must not outlive a
+		// state Redis admits from.
 		s.deny.forget(queue)
 	}
 	return err
