@@ -3,6 +3,9 @@ package algotest
 import (
 	"fmt"
 	"math/big"
+	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,6 +241,60 @@ func runRefund(t *testing.T, h Harness) {
 			t.Error("Refund with waited -1s: no error")
 		}
 		want(e, "the next arrival after a refund with a negative wait", delay(e, 0, "k"), 3*time.Second)
+	})
+	// Refunds concurrent with Takes on one queue, at one frozen instant:
+	// the places kept by requests that go ahead never share a departure
+	// (a refund gives back only a last place, whatever interleaving), and
+	// the queue's next departure is after all of them.
+	t.Run("concurrent", func(t *testing.T) {
+		e := newR(t)
+		big := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Hour}
+		c := []algorithms.Check{{Spec: big, Key: "k"}}
+		const workers, each = 16, 25
+		var mu sync.Mutex
+		var kept []time.Duration
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := range workers {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(w), 7))
+				for range each {
+					ds, err := e.store.Take(t.Context(), c...)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if !ds[0].Allowed {
+						errs <- fmt.Errorf("Take denied: %+v", ds[0])
+						return
+					}
+					if r.IntN(2) == 0 {
+						if err := e.store.Refund(t.Context(), c, ds, 0); err != nil {
+							errs <- err
+							return
+						}
+						continue
+					}
+					mu.Lock()
+					kept = append(kept, ds[0].Delay)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		slices.Sort(kept)
+		for i := 1; i < len(kept); i++ {
+			if kept[i] == kept[i-1] {
+				t.Fatalf("two requests that go ahead depart together, after %v (%d places kept)", kept[i], len(kept))
+			}
+		}
+		if next := take(e, 0, c...)[0].Delay; len(kept) > 0 && next <= kept[len(kept)-1] {
+			t.Errorf("the next arrival departs after %v, not after every kept place (the last after %v)", next, kept[len(kept)-1])
+		}
 	})
 	t.Run("mismatched_lengths", func(t *testing.T) {
 		e := newR(t)
