@@ -775,14 +775,20 @@ func (s *MemoryStore) Refund(ctx context.Context, checks []Check, ds []Decision,
 			return nil // a denied Take consumed nothing
 		}
 	}
+	// Every check first: an invalid one fails the Refund before any place
+	// is given back.
+	for i := range checks {
+		if c := &checks[i]; c.Spec.Algorithm == LeakyQueue {
+			if err := c.Validate(); err != nil {
+				return err
+			}
+		}
+	}
 	t := s.now()
 	for i := len(checks) - 1; i >= 0; i-- {
 		c := &checks[i]
 		if c.Spec.Algorithm != LeakyQueue {
 			continue
-		}
-		if err := c.Spec.Validate(); err != nil {
-			return err
 		}
 		h := s.hash(c.Key)
 		sh := &s.shards[h&s.mask]

@@ -43,7 +43,8 @@ type Refunder interface {
 	// would send two requests at once (the rule of x/time/rate's
 	// Reservation.Cancel). Refund each admitted Take at most once. A
 	// negative waited (a wall clock stepped back) is an error: the store
-	// would reckon the departure later than it is.
+	// would reckon the departure later than it is. So is an invalid
+	// leaky_queue check; then nothing is given back.
 	//
 	// The store tells the last place from the caller's remaining wait
 	// (Delay - waited): the place is the last when its departure is within

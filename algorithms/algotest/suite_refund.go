@@ -296,6 +296,25 @@ func runRefund(t *testing.T, h Harness) {
 			t.Errorf("the next arrival departs after %v, not after every kept place (the last after %v)", next, kept[len(kept)-1])
 		}
 	})
+	// An invalid check is an error of the whole Refund, which then gives
+	// nothing back (as Take decides nothing).
+	t.Run("invalid_check", func(t *testing.T) {
+		for _, bad := range []algorithms.Check{
+			q("k", queue.Capacity()+1),
+			q("k", -1),
+			{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: -1}, Key: "k"},
+		} {
+			e := newR(t)
+			_, ds := queueOf(e, 3)
+			checks := []algorithms.Check{bad, q("k", 1)}
+			both := []algorithms.Decision{ds[2][0], ds[2][0]}
+			e.clock.Set(Base.Add(100 * ms))
+			if err := e.store.Refund(t.Context(), checks, both, 100*ms); err == nil {
+				t.Errorf("Refund(%s): no error", formatChecks(checks))
+			}
+			want(e, fmt.Sprintf("the next arrival after Refund(%s) failed", formatChecks(checks)), delay(e, 100*ms, "k"), 2900*ms)
+		}
+	})
 	t.Run("mismatched_lengths", func(t *testing.T) {
 		e := newR(t)
 		if err := e.store.Refund(t.Context(), []algorithms.Check{q("k", 1)}, nil, 0); err == nil {
