@@ -15,7 +15,8 @@ const modeRefund = 4
 
 // Refund implements [algorithms.Refunder]: it gives back the queue places
 // of the leaky_queue checks of an admitted Take, in one script call (one
-// per slot on a Cluster, where each key is refunded on its own). It reads
+// per check on a Cluster whose keys span slots, where each key is refunded
+// on its own, and a call that fails keeps no other key's place). It reads
 // the Redis server's clock, or the injected one ([WithClock]), as Take
 // does; waited is measured by the caller, so a place is recognised as the
 // last of its queue when the queue's spacing W/L is longer than a round
@@ -74,9 +75,11 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	r := s.newRequest(queue, now)
 	var err error
 	if s.cluster != nil && !r.oneSlot() {
+		// Each key on its own: one that fails (its node unreachable) does
+		// not keep the others' places. The first error is returned.
 		for i := range queue {
-			if err = s.refund(ctx, r, []int{i}, rems[i:i+1]); err != nil {
-				break
+			if e := s.refund(ctx, r, []int{i}, rems[i:i+1]); e != nil && err == nil {
+				err = e
 			}
 		}
 	} else {

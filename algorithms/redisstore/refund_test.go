@@ -3,6 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,5 +116,138 @@ func TestRefundFailedForgetsDenyCache(t *testing.T) {
 	d, err := s.Take(ctx, a...)
 	if err != nil || !d[0].Allowed || d[0].Delay != 900*time.Millisecond {
 		t.Fatalf("a after the refund whose reply was lost = %+v, %v; want admitted with Delay 900ms, as Redis decides (the deny cache forgot a)", d, err)
+	}
+}
+
+// TestRefundExpiry: on the server's clock, a refund that moves a queue back
+// shortens its key's expiry to the new state's ResetAfter (plus at most a
+// millisecond), and one that empties the queue leaves a key that expires
+// within a millisecond; WithMinTTL still holds after a refund.
+func TestRefundExpiry(t *testing.T) {
+	ctx := context.Background()
+	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second}
+	c := []algorithms.Check{{Spec: queue, Key: "k"}}
+	for _, minTTL := range []time.Duration{0, time.Minute} {
+		t.Run(fmt.Sprint("min_ttl=", minTTL), func(t *testing.T) {
+			client := newClient(t)
+			prefix := uniquePrefix(t)
+			s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithMinTTL(minTTL))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pttl := func() time.Duration {
+				t.Helper()
+				keys := keysUnder(t, client, prefix)
+				if len(keys) != 1 {
+					t.Fatalf("keys %v, want one", keys)
+				}
+				d, err := client.PTTL(ctx, keys[0]).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d
+			}
+			var ds []algorithms.Decision
+			var took time.Time
+			for range 3 {
+				if ds, err = s.Take(ctx, c...); err != nil {
+					t.Fatal(err)
+				}
+				took = time.Now()
+			}
+			if err := s.Refund(ctx, c, ds, time.Since(took)); err != nil {
+				t.Fatal(err)
+			}
+			// The queue now ends with the second place, within 2 s of the
+			// Takes: the key expires within 2 s + 1 ms, not 3 s.
+			if got := pttl(); got > max(2*time.Second+time.Millisecond, minTTL) || got < minTTL || got < time.Second {
+				t.Errorf("expiry after refunding the last of three places: %v, want at most %v and at least %v", got, max(2*time.Second+time.Millisecond, minTTL), max(time.Second, minTTL))
+			}
+			prefix = uniquePrefix(t)
+			if s, err = redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithMinTTL(minTTL)); err != nil {
+				t.Fatal(err)
+			}
+			if ds, err = s.Take(ctx, c...); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Refund(ctx, c, ds, 0); err != nil {
+				t.Fatal(err)
+			}
+			keys := keysUnder(t, client, prefix)
+			if minTTL == 0 && len(keys) == 0 {
+				return // expired already
+			}
+			if got := pttl(); got > max(time.Millisecond, minTTL) || (minTTL > 0 && got < minTTL-time.Second) {
+				t.Errorf("expiry after a refund emptied the queue: %v, want at most %v", got, max(time.Millisecond, minTTL))
+			}
+		})
+	}
+}
+
+// failKey is a go-redis hook that fails, without sending it, every command
+// naming a key that contains part (a node that cannot be reached).
+type failKey struct {
+	part string
+	on   atomic.Bool
+}
+
+func (h *failKey) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *failKey) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.on.Load() {
+			for _, a := range cmd.Args() {
+				if s, ok := a.(string); ok && strings.Contains(s, h.part) {
+					err := errors.New("test: node unreachable")
+					cmd.SetErr(err)
+					return err
+				}
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *failKey) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRefundClusterKeysApart: on a Cluster each slot's keys are refunded by
+// their own call, and a call that fails does not keep the others' places:
+// the refund gives back what it can and returns the error.
+func TestRefundClusterKeysApart(t *testing.T) {
+	client := sharedCluster(t)
+	fail := &failKey{part: "{user-2}"}
+	client.AddHook(fail)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second}
+	one := algorithms.Check{Spec: queue, Key: "user-1"}
+	two := algorithms.Check{Spec: queue, Key: "user-2"}
+	if _, err := s.Take(ctx, one, two); err != nil {
+		t.Fatal(err)
+	}
+	checks := []algorithms.Check{one, two}
+	ds, err := s.Take(ctx, checks...) // the last places of both, departing at 1 s
+	if err != nil || !ds[0].Allowed || !ds[1].Allowed {
+		t.Fatalf("Take = %+v, %v; want both admitted", ds, err)
+	}
+	clk.t = clk.t.Add(100 * time.Millisecond)
+	fail.on.Store(true)
+	if err := s.Refund(ctx, checks, ds, 100*time.Millisecond); err == nil {
+		t.Fatal("Refund with user-2's node unreachable: no error")
+	}
+	fail.on.Store(false)
+	d, err := s.Take(ctx, one)
+	if err != nil || !d[0].Allowed || d[0].Delay != 900*time.Millisecond {
+		t.Errorf("user-1 after the refund = %+v, %v; want admitted with Delay 900ms (its place given back)", d, err)
+	}
+	d, err = s.Take(ctx, two)
+	if err != nil || !d[0].Allowed || d[0].Delay != 1900*time.Millisecond {
+		t.Errorf("user-2 after the refund = %+v, %v; want admitted with Delay 1.9s (its refund failed)", d, err)
 	}
 }
