@@ -51,10 +51,11 @@ type Refunder interface {
 	// half a queue spacing W/(2L) of the caller's reckoning, since a later
 	// request's place departs at least W/L after it. So the rule is exact
 	// when the store's clock and the caller's disagree about the wait by
-	// less than W/(2L) (a nanosecond in memory, Delay being rounded up to
-	// one; a network round trip for a remote store); at finer spacings a
-	// refund may give back a place with a request queued behind it, which
-	// then departs together with the next arrival.
+	// less than W/(2L) (in one process, the time between the store's and
+	// the caller's readings of their clocks, plus Delay's rounding up to
+	// the nanosecond; a network round trip for a remote store); at finer
+	// spacings a refund may give back a place with a request queued behind
+	// it, which then departs together with the next arrival.
 	Refund(ctx context.Context, checks []Check, ds []Decision, waited time.Duration) error
 }
 
