@@ -212,12 +212,18 @@ func (t *Transport) leave(ctx context.Context, key string, l *line, tn *turn) {
 		}
 	}
 	l.remove(tn)
-	if freed.IsZero() {
-		return
+	if !freed.IsZero() {
+		t.giveBack(ctx, key, freed, now)
 	}
+}
+
+// giveBack returns the turn at to the store, which takes it when it is
+// still the last of its queue ([algorithms.Refunder]), within
+// refundTimeout, even when ctx has ended. l.mu must be held.
+func (t *Transport) giveBack(ctx context.Context, key string, at, now time.Time) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()
-	_ = t.limiter.RefundN(rctx, key, 1, freed.Sub(now))
+	_ = t.limiter.RefundN(rctx, key, 1, at.Sub(now))
 }
 
 // settle gives the requests of l their turns, in the order they arrived,
@@ -312,6 +318,10 @@ func (t *Transport) settle(ctx context.Context, key string, l *line, now time.Ti
 			tn.at, last, spare = spare, spare, time.Time{}
 		}
 		tn = next
+	}
+	if !spare.IsZero() {
+		// Too late for the last request: nobody takes it.
+		t.giveBack(ctx, key, spare, t.clock.Now())
 	}
 }
 

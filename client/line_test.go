@@ -61,3 +61,42 @@ func TestLeaveWithinHoldKeepsTurnsBehind(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// A turn the store gives for a request that it comes too late for, with no
+// request behind to take it, goes back to the store. At one per second,
+// Transport X's caller 1 queues (turn at 1s) behind the refused caller 0
+// (not retried), and Transport Y, sharing the store, queues caller 2 (2s).
+// X's hold until 2s takes caller 1's turn; when it ends, the store's next
+// turn, 3s, is beyond caller 1's maximum wait of 2.5s, and it fails. A
+// caller of X arriving at 2.5s takes that turn, at 3s. (It was lost: the
+// caller waited for 4s.)
+func TestSpareTurnGoesBack(t *testing.T) {
+	order, at, errs, _ := queueRun{n: 2, ra: "2", late: 2500 * time.Millisecond,
+		clients: func(clock *fakeClock) []*http.Client {
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []client.Option{client.WithRate(1, time.Second), client.WithMaxWait(2500 * time.Millisecond),
+				client.WithStore(store), client.WithRetries(0)}
+			x, _ := newClient(t, clock, opts...)
+			y, _ := newClient(t, clock, opts...)
+			return []*http.Client{x, x, y, x}
+		},
+	}.run(t)
+	var we *client.WaitError
+	if !errors.As(errs[1], &we) || we.Wait != 3*time.Second {
+		t.Errorf("caller 1: %v, want a *WaitError of 3s", errs[1])
+	}
+	for _, i := range []int{2, 3} {
+		if errs[i] != nil {
+			t.Errorf("caller %d: %v", i, errs[i])
+		}
+	}
+	if want := []string{"0", "2", "late"}; !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	if want := []time.Duration{0, 2 * time.Second, 3 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
