@@ -219,7 +219,7 @@ func (t *Transport) leave(ctx context.Context, key string, l *line, tn *turn) {
 
 // giveBack returns the turn at to the store, which takes it when it is
 // still the last of its queue ([algorithms.Refunder]), within
-// refundTimeout, even when ctx has ended. l.mu must be held.
+// refundTimeout, even when ctx has ended.
 func (t *Transport) giveBack(ctx context.Context, key string, at, now time.Time) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()

@@ -100,3 +100,42 @@ func TestSpareTurnGoesBack(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// Without proactive pacing too, a caller whose context ends while it waits
+// for its turn gives the turn back, as the Transport's doc says: the next
+// caller takes it. (It was kept: the next caller waited for 20s.)
+func TestContextCancelledWhileWaitingNotProactive(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, 10*time.Second), client.WithProactive(false))
+	send := func(ctx context.Context) error {
+		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		resp, err := tr.RoundTrip(r)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := send(context.Background()); err != nil { // at once
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	clock.drive(2, func(i int) {
+		switch i {
+		case 0: // turn at 10s; leaves at once
+			if err := send(ctx); !errors.Is(err, context.Canceled) {
+				t.Errorf("the caller that left got %v", err)
+			}
+		case 1:
+			clock.waitSleepers(1)
+			cancel()
+			clock.Sleep(context.Background(), time.Second)
+			if err := send(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if at := srv.arrivals(); !slices.Equal(at, []time.Duration{0, 10 * time.Second}) {
+		t.Errorf("arrivals %v, want [0s 10s]: the turn given up goes to the next caller", at)
+	}
+}

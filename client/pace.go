@@ -52,5 +52,13 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 	if d.Delay <= 0 {
 		return nil
 	}
-	return t.clock.Sleep(ctx, d.Delay)
+	// Read after the store call: the Delay runs from the store's now.
+	at := t.clock.Now().Add(d.Delay)
+	if err := t.clock.Sleep(ctx, d.Delay); err != nil {
+		// The caller has gone: its turn goes back to the store, which
+		// takes it when no request queued behind it.
+		t.giveBack(ctx, key, at, t.clock.Now())
+		return err
+	}
+	return nil
 }
