@@ -1,0 +1,261 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// A stress run drives many callers of one host through two Transports that
+// share a store, in virtual time, with random arrivals, cancellations and
+// Retry-After refusals, and checks what must always hold:
+//
+//   - rate: no two requests reach the server less than one interval apart
+//     (every departure is a distinct turn of the shared queue);
+//   - order: the callers of one Transport that queued before any hold
+//     (the first wave, arriving 1ms apart) reach the server in the order
+//     they arrived, whatever holds and cancellations happen meanwhile;
+//   - outcome: every caller is sent (200 or the 429 itself), fails with a
+//     *WaitError whose Wait exceeds its MaxWait, or, cancelled, returns
+//     context.Canceled at the instant of the cancellation; a first-wave
+//     caller comes back within its maximum wait of its arrival, and one of
+//     the second wave (which may first wait for a hold) within twice that.
+type stressRun struct {
+	seed     uint64
+	wave1    int // callers arriving 1ms apart from 0
+	wave2    int // callers arriving at random instants after the first wave
+	retries  int
+	cancelP  float64 // probability that a caller's context is cancelled
+	refuseP  float64 // probability that a request after the first wave is refused
+	interval time.Duration
+	maxWait  time.Duration
+	snap     time.Duration // cancellations at multiples of snap (to meet turns); 0: any ms
+	reactive bool          // WithProactive(false)
+}
+
+type stressCaller struct {
+	tr       int           // which Transport
+	arrive   time.Duration // when it calls RoundTrip
+	cancelAt time.Duration // when its context is cancelled; 0: never
+	ra       int           // Retry-After seconds if its first request is refused; 0: served
+	// results
+	err    error
+	status int
+	ended  time.Duration
+}
+
+type stressHit struct {
+	caller  int
+	at      time.Duration
+	attempt int
+}
+
+func (s stressRun) run(t *testing.T) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(s.seed, 0x5eed))
+	clock := newFakeClock()
+	n := s.wave1 + s.wave2
+	callers := make([]*stressCaller, n)
+	firstWaveEnd := time.Duration(s.wave1) * time.Millisecond
+	for i := range callers {
+		c := &stressCaller{tr: rng.IntN(2)}
+		if i < s.wave1 {
+			c.arrive = time.Duration(i) * time.Millisecond
+		} else {
+			c.arrive = firstWaveEnd + time.Duration(rng.IntN(4000))*time.Millisecond + time.Duration(i)*time.Microsecond
+		}
+		if rng.Float64() < s.cancelP {
+			c.cancelAt = c.arrive + time.Duration(rng.IntN(3000)+1)*time.Millisecond
+			if s.snap > 0 {
+				c.cancelAt = (c.cancelAt/s.snap + 1) * s.snap
+			}
+		}
+		if rng.Float64() < s.refuseP {
+			c.ra = 1 + rng.IntN(2)
+		}
+		callers[i] = c
+	}
+	// The server is a RoundTripper under the Transports: it records the
+	// instant each request leaves them (an HTTP server would see a request
+	// whose caller was cancelled as it left at some later instant).
+	var mu sync.Mutex
+	var hits []stressHit
+	attempts := make([]int, n)
+	server := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		i, _ := strconv.Atoi(r.Header.Get("X-Caller"))
+		now := clock.Now().Sub(t0)
+		mu.Lock()
+		attempts[i]++
+		a := attempts[i]
+		hits = append(hits, stressHit{caller: i, at: now, attempt: a})
+		mu.Unlock()
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+		// Refusals only once the first wave has queued, so that it
+		// queues in its order of arrival, with no hold to wait for.
+		if a == 1 && callers[i].ra > 0 && now >= firstWaveEnd {
+			resp.StatusCode = http.StatusTooManyRequests
+			resp.Header.Set("Retry-After", strconv.Itoa(callers[i].ra))
+		}
+		return resp, nil
+	})
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(time.Second / s.interval)
+	opts := []client.Option{client.WithRate(limit, time.Second), client.WithMaxWait(s.maxWait),
+		client.WithStore(store), client.WithRetries(s.retries), client.WithProactive(!s.reactive)}
+	var hcs []*http.Client
+	for range 2 {
+		tr, err := client.New(server, append([]client.Option{client.WithClock(clock)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hcs = append(hcs, &http.Client{Transport: tr})
+	}
+
+	ctxs := make([]context.Context, n)
+	cancels := make([]context.CancelFunc, n)
+	var cancellers []int
+	for i, c := range callers {
+		ctxs[i], cancels[i] = context.WithCancel(context.Background())
+		if c.cancelAt > 0 {
+			cancellers = append(cancellers, i)
+		}
+	}
+	defer func() {
+		for _, cancel := range cancels {
+			cancel()
+		}
+	}()
+	clock.drive(n+len(cancellers), func(k int) {
+		if k >= n {
+			i := cancellers[k-n]
+			clock.Sleep(context.Background(), callers[i].cancelAt)
+			cancels[i]()
+			return
+		}
+		c := callers[k]
+		if c.arrive > 0 {
+			clock.Sleep(context.Background(), c.arrive)
+		}
+		req, _ := http.NewRequestWithContext(ctxs[k], http.MethodGet, "http://api.example", nil)
+		req.Header.Set("X-Caller", strconv.Itoa(k))
+		resp, err := hcs[c.tr].Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			c.status = resp.StatusCode
+		}
+		c.err, c.ended = err, clock.Now().Sub(t0)
+	})
+
+	mu.Lock()
+	defer mu.Unlock()
+	desc := func() string {
+		var b []byte
+		for _, h := range hits {
+			b = fmt.Appendf(b, " %d@%v(tr%d,a%d)", h.caller, h.at, callers[h.caller].tr, h.attempt)
+		}
+		return string(b)
+	}
+	// Rate.
+	slices.SortStableFunc(hits, func(a, b stressHit) int { return int(a.at - b.at) })
+	for j := 1; j < len(hits); j++ {
+		if d := hits[j].at - hits[j-1].at; d < s.interval {
+			t.Errorf("seed %d: callers %d and %d reached the server %v apart, less than %v:%s",
+				s.seed, hits[j-1].caller, hits[j].caller, d, s.interval, desc())
+			break
+		}
+	}
+	// Order of the first wave, per Transport.
+	for tr := range 2 {
+		last := -1
+		for _, h := range hits {
+			if h.attempt != 1 || h.caller >= s.wave1 || callers[h.caller].tr != tr {
+				continue
+			}
+			if h.caller < last {
+				t.Errorf("seed %d: Transport %d sent caller %d after caller %d, which arrived later:%s",
+					s.seed, tr, h.caller, last, desc())
+				break
+			}
+			last = h.caller
+		}
+	}
+	// Outcomes.
+	firstAt := map[int]time.Duration{}
+	for _, h := range hits {
+		if h.attempt == 1 {
+			firstAt[h.caller] = h.at
+		}
+	}
+	for i, c := range callers {
+		bound := c.arrive + s.maxWait
+		if i >= s.wave1 {
+			bound += s.maxWait
+		}
+		sentAt, sent := firstAt[i]
+		var we *client.WaitError
+		switch {
+		case c.err == nil && (c.status == 200 || c.status == 429):
+			if !sent {
+				t.Errorf("seed %d: caller %d got %d without reaching the server", s.seed, i, c.status)
+			} else if sentAt > bound {
+				t.Errorf("seed %d: caller %d (arrived %v) sent at %v, beyond its bound %v:%s", s.seed, i, c.arrive, sentAt, bound, desc())
+			}
+		case errors.As(c.err, &we):
+			if we.Wait <= we.MaxWait || we.MaxWait != s.maxWait {
+				t.Errorf("seed %d: caller %d: %+v: Wait within MaxWait", s.seed, i, we)
+			}
+			// A caller refused and retried has a new wait for each retry.
+			if attempts[i] == 0 && c.ended > bound {
+				t.Errorf("seed %d: caller %d (arrived %v) failed at %v, beyond its bound %v: %v", s.seed, i, c.arrive, c.ended, bound, c.err)
+			}
+		case errors.Is(c.err, context.Canceled):
+			if c.cancelAt == 0 || c.ended != c.cancelAt {
+				t.Errorf("seed %d: caller %d (cancel at %v) cancelled, returned at %v", s.seed, i, c.cancelAt, c.ended)
+			}
+		default:
+			t.Errorf("seed %d: caller %d: status %d, %v", s.seed, i, c.status, c.err)
+		}
+		if c.cancelAt > 0 && c.ended > c.cancelAt {
+			t.Errorf("seed %d: caller %d returned at %v, after its cancellation at %v", s.seed, i, c.ended, c.cancelAt)
+		}
+	}
+}
+
+func TestStressQueue(t *testing.T) {
+	for seed := range uint64(40) {
+		stressRun{seed: seed, wave1: 25, wave2: 15, cancelP: 0.3, refuseP: 0.3,
+			interval: 200 * time.Millisecond, maxWait: 3 * time.Second}.run(t)
+	}
+}
+
+func TestStressQueueRetries(t *testing.T) {
+	for seed := range uint64(40) {
+		stressRun{seed: seed, wave1: 20, wave2: 20, retries: 2, cancelP: 0.2, refuseP: 0.4,
+			interval: 200 * time.Millisecond, maxWait: 2 * time.Second}.run(t)
+	}
+}
+
+// Cancellations at the instants of turns, and without proactive pacing.
+func TestStressQueueEdges(t *testing.T) {
+	for seed := range uint64(30) {
+		stressRun{seed: seed, wave1: 20, wave2: 10, retries: 1, cancelP: 0.5, refuseP: 0.3,
+			interval: 200 * time.Millisecond, maxWait: 2 * time.Second, snap: 200 * time.Millisecond}.run(t)
+		stressRun{seed: seed, wave1: 20, wave2: 10, cancelP: 0.4, refuseP: 0.3, reactive: true,
+			interval: 200 * time.Millisecond, maxWait: 3 * time.Second, snap: 100 * time.Millisecond}.run(t)
+	}
+}
