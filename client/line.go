@@ -14,11 +14,85 @@ import (
 // Retry-After makes some turns unusable, the requests keep their order
 // (see [Transport.settle]).
 type line struct {
-	// mu guards the turns and is held across the store calls that take
-	// turns for the line, so that they are taken in its order.
-	mu         sync.Mutex
+	// sem is the line's lock, a token in a channel so that a caller can
+	// stop waiting for it when its context ends (see [line.lock]). It
+	// guards the turns and is held across the store calls that take turns
+	// for the line, so that they are taken in its order.
+	sem        chan struct{}
 	head, tail *turn
 	refs       int // goroutines using the line; guarded by lines.mu
+	// gmu guards gone: the turns whose callers left while another held
+	// the line, for the holder to give on before it lets the line go (see
+	// [Transport.unlock]).
+	gmu  sync.Mutex
+	gone []goneTurn
+}
+
+// A goneTurn is a turn whose caller left, with the caller's context.
+type goneTurn struct {
+	ctx context.Context
+	tn  *turn
+}
+
+// lock takes the line, or returns false when ctx ends first (a line free
+// is taken even then).
+func (l *line) lock(ctx context.Context) bool {
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	default:
+	}
+	select {
+	case l.sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// unlock lets key's line l go, once it has given on the turns whose callers
+// left meanwhile.
+func (t *Transport) unlock(key string, l *line) {
+	for {
+		l.gmu.Lock()
+		gone := l.gone
+		l.gone = nil
+		if len(gone) == 0 {
+			<-l.sem
+			l.gmu.Unlock()
+			return
+		}
+		l.gmu.Unlock()
+		for _, g := range gone {
+			t.drop(g.ctx, key, l, g.tn)
+		}
+	}
+}
+
+// abandon takes tn out of l for its caller, whose context ended while it
+// waited for the line: at once when the line is free, or else by the
+// holder, before it lets the line go. The caller returns at once either
+// way.
+func (t *Transport) abandon(ctx context.Context, key string, l *line, tn *turn) {
+	l.gmu.Lock()
+	select {
+	case l.sem <- struct{}{}:
+		l.gmu.Unlock()
+		t.drop(ctx, key, l, tn)
+		t.unlock(key, l)
+	default:
+		l.gone = append(l.gone, goneTurn{ctx: ctx, tn: tn})
+		l.gmu.Unlock()
+	}
+}
+
+// drop takes tn, whose caller has gone, out of l unless it is out already
+// (failed). The line must be held.
+func (t *Transport) drop(ctx context.Context, key string, l *line, tn *turn) {
+	tn.wake = nil
+	if tn.err == nil {
+		t.leave(ctx, key, l, tn)
+	}
 }
 
 // A turn is a request waiting in a line.
@@ -85,7 +159,7 @@ func (ls *lines) acquire(key string) *line {
 			}
 			ls.sweepAt = max(64, 2*len(ls.m))
 		}
-		l = &line{}
+		l = &line{sem: make(chan struct{}, 1)}
 		ls.m[key] = l
 	}
 	l.refs++
@@ -102,23 +176,25 @@ func (ls *lines) release(l *line) {
 func (t *Transport) queue(ctx context.Context, key string) error {
 	l := t.lines.acquire(key)
 	defer t.lines.release(l)
-	l.mu.Lock()
+	if !l.lock(ctx) {
+		return ctx.Err()
+	}
 	var tn *turn
 	if l.tail == nil || !l.tail.at.IsZero() {
 		// Every request of the line has its turn: take the next one.
 		d, err := t.limiter.Allow(ctx, key)
 		if err != nil {
-			l.mu.Unlock()
+			t.unlock(key, l)
 			return storeError(ctx, err)
 		}
 		if !d.Allowed {
-			l.mu.Unlock()
+			t.unlock(key, l)
 			// For a denied leaky_queue request ResetAfter is the wait it
 			// would have had: until the queue drains to now.
 			return &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
 		}
 		if d.Delay <= 0 {
-			l.mu.Unlock()
+			t.unlock(key, l)
 			return nil
 		}
 		// Read after the store call: the Delay runs from the store's now.
@@ -135,12 +211,12 @@ func (t *Transport) queue(ctx context.Context, key string) error {
 	}
 	for {
 		if tn.err != nil {
-			l.mu.Unlock()
+			t.unlock(key, l)
 			return tn.err
 		}
 		if err := ctx.Err(); err != nil {
 			t.leave(ctx, key, l, tn)
-			l.mu.Unlock()
+			t.unlock(key, l)
 			return err
 		}
 		now := t.clock.Now()
@@ -164,7 +240,7 @@ func (t *Transport) queue(ctx context.Context, key string) error {
 			continue
 		default:
 			l.remove(tn)
-			l.mu.Unlock()
+			t.unlock(key, l)
 			return nil
 		}
 		if d <= 0 {
@@ -172,10 +248,15 @@ func (t *Transport) queue(ctx context.Context, key string) error {
 		}
 		sctx, cancel := context.WithCancel(ctx)
 		tn.wake = cancel
-		l.mu.Unlock()
+		t.unlock(key, l)
 		_ = t.clock.Sleep(sctx, d) // ctx or tn.err tell why it ended early
 		cancel()
-		l.mu.Lock()
+		if !l.lock(ctx) {
+			// The line is busy (a store call, perhaps slow): leave
+			// without waiting for it.
+			t.abandon(ctx, key, l, tn)
+			return ctx.Err()
+		}
 		tn.wake = nil
 	}
 }
@@ -194,8 +275,8 @@ const refundTimeout = time.Second
 // gone by) moves nobody up: the request behind would trade a turn it can
 // use for one it cannot, and its own might not come back from the store
 // (in a fleet, another Transport's turn may follow it there). Such a turn
-// goes back to the store only when no request behind has a turn. l.mu must
-// be held.
+// goes back to the store only when no request behind has a turn. The line
+// must be held.
 func (t *Transport) leave(ctx context.Context, key string, l *line, tn *turn) {
 	freed := tn.at
 	now := t.clock.Now()
@@ -234,7 +315,8 @@ func (t *Transport) giveBack(ctx context.Context, key string, at, now time.Time)
 // the store's queue already reaches past it). A request whose turn would come
 // later than the maximum wait after it queued fails at once with a
 // [*WaitError]; the turn goes to the next. Turns only ever move later, so a
-// request asleep until its old turn has nothing to miss. l.mu must be held.
+// request asleep until its old turn has nothing to miss. The line must be
+// held.
 func (t *Transport) settle(ctx context.Context, key string, l *line, now time.Time) {
 	until := now.Add(t.firm.remaining(key, now))
 	held := until.After(now)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,5 +139,98 @@ func TestContextCancelledWhileWaitingNotProactive(t *testing.T) {
 	})
 	if at := srv.arrivals(); !slices.Equal(at, []time.Duration{0, 10 * time.Second}) {
 		t.Errorf("arrivals %v, want [0s 10s]: the turn given up goes to the next caller", at)
+	}
+}
+
+// gateStore is a MemoryStore whose Take, once closed, waits for the gate to
+// open: a remote store that is slow to answer.
+type gateStore struct {
+	mem     *algorithms.MemoryStore
+	closed  atomic.Bool
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (s *gateStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	if s.closed.Load() {
+		s.entered <- struct{}{}
+		<-s.gate
+	}
+	return s.mem.Take(ctx, checks...)
+}
+
+func (s *gateStore) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	return s.mem.Refund(ctx, checks, ds, waited)
+}
+
+// A queued caller whose context ends returns at once even while another
+// caller of its line waits for a slow store (the line is held across store
+// calls): its turn is given on when the store answers. Caller B queues
+// (turn at 10s); caller C's store call hangs; B is cancelled and returns
+// at once; when the store answers, C takes B's turn, at 10s. (B waited for
+// the store with C.)
+func TestLeaveWhileStoreIsSlow(t *testing.T) {
+	clock := newFakeClock()
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &gateStore{mem: mem, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	var mu sync.Mutex
+	var sent []time.Duration
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		sent = append(sent, clock.Now().Sub(t0))
+		mu.Unlock()
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	tr, err := client.New(next, client.WithClock(clock), client.WithRate(1, 10*time.Second), client.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(ctx context.Context) error {
+		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/", nil)
+		resp, err := tr.RoundTrip(r)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := send(context.Background()); err != nil { // at once
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bDone, cDone := make(chan error, 1), make(chan error, 1)
+	go func() { bDone <- send(ctx) }()
+	clock.waitSleepers(1) // B waits for its turn at 10s
+	store.closed.Store(true)
+	go func() { cDone <- send(context.Background()) }()
+	<-store.entered // C holds the line in a store call
+	cancel()
+	returned := false
+	select {
+	case err := <-bDone:
+		returned = true
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("B: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second): // a guard against a hang, not a wait
+		t.Error("B did not return while C's store call held the line")
+	}
+	store.closed.Store(false)
+	close(store.gate)
+	clock.waitSleepers(1) // C waits for its turn
+	clock.Advance(10 * time.Second)
+	if err := <-cDone; err != nil {
+		t.Fatal(err)
+	}
+	if !returned {
+		<-bDone
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []time.Duration{0, 10 * time.Second}; !slices.Equal(sent, want) {
+		t.Errorf("sent at %v, want %v: C takes the turn B gave up", sent, want)
 	}
 }
