@@ -28,14 +28,16 @@ import (
 //     the requests already queued (see [WithProactive]).
 //
 // Every wait honours the request's context: when it is done, RoundTrip
-// returns ctx.Err() at once. The turn it gave up is not lost: the requests
-// of this Transport queued behind it move up a turn each, and the last
-// turn goes back to the store ([algorithms.Refunder]; both stores of this
-// module are), which takes it when no other request queued there behind
-// it, as with a fleet sharing a store; otherwise it stays used, a gap in
-// what the server sees. The turns that fall within a server's Retry-After
-// are lost, but the requests that had them keep their places (see
-// [WithProactive]). Retries take a new turn, as the server counts them too.
+// returns ctx.Err() at once, even while another request of its key waits
+// for a slow store. The turn it gave up is not lost: the requests of this
+// Transport queued behind it move up a turn each (with proactive pacing,
+// the default), and the last turn goes back to the store
+// ([algorithms.Refunder]; both stores of this module are), which takes it
+// when no other request queued there behind it, as with a fleet sharing a
+// store; otherwise it stays used, a gap in what the server sees. The turns
+// that fall within a server's Retry-After are lost, but the requests that
+// had them keep their places (see [WithProactive]); one given up moves
+// nobody up. Retries take a new turn, as the server counts them too.
 //
 // All waiting goes through the [Clock] (see [WithClock]), so tests run in
 // virtual time. A Transport is safe for concurrent use; build one with [New]
