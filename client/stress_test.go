@@ -7,9 +7,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +44,30 @@ type stressRun struct {
 	maxWait  time.Duration
 	snap     time.Duration // cancellations at multiples of snap (to meet turns); 0: any ms
 	reactive bool          // WithProactive(false)
+	yield    bool          // store calls yield the processor a few times (lines stay busy longer)
+}
+
+// yieldStore is a MemoryStore whose calls yield the processor first, so
+// that callers meet a line busy in a store call more often.
+type yieldStore struct {
+	mem *algorithms.MemoryStore
+	n   atomic.Int64
+}
+
+func (s *yieldStore) spin() {
+	for range s.n.Add(1) % 7 * 4 {
+		runtime.Gosched()
+	}
+}
+
+func (s *yieldStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	s.spin()
+	return s.mem.Take(ctx, checks...)
+}
+
+func (s *yieldStore) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	s.spin()
+	return s.mem.Refund(ctx, checks, ds, waited)
 }
 
 type stressCaller struct {
@@ -109,9 +135,13 @@ func (s stressRun) run(t *testing.T) {
 		}
 		return resp, nil
 	})
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var store algorithms.Store = mem
+	if s.yield {
+		store = &yieldStore{mem: mem}
 	}
 	limit := int64(time.Second / s.interval)
 	opts := []client.Option{client.WithRate(limit, time.Second), client.WithMaxWait(s.maxWait),
@@ -257,5 +287,14 @@ func TestStressQueueEdges(t *testing.T) {
 			interval: 200 * time.Millisecond, maxWait: 2 * time.Second, snap: 200 * time.Millisecond}.run(t)
 		stressRun{seed: seed, wave1: 20, wave2: 10, cancelP: 0.4, refuseP: 0.3, reactive: true,
 			interval: 200 * time.Millisecond, maxWait: 3 * time.Second, snap: 100 * time.Millisecond}.run(t)
+	}
+}
+
+// Store calls that take a while (yielding the processor), so that callers
+// cancelled or woken meet their line busy and leave through its holder.
+func TestStressQueueBusyStore(t *testing.T) {
+	for seed := range uint64(30) {
+		stressRun{seed: seed, wave1: 20, wave2: 10, retries: 1, cancelP: 0.5, refuseP: 0.3, yield: true,
+			interval: 200 * time.Millisecond, maxWait: 2 * time.Second, snap: 200 * time.Millisecond}.run(t)
 	}
 }
