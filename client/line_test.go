@@ -24,17 +24,27 @@ import (
 // that could not take it, Y's being behind it: it took a new turn at 4s,
 // beyond its maximum wait of 3s, and failed.)
 func TestLeaveWithinHoldKeepsTurnsBehind(t *testing.T) {
+	leaveWithinHold(t, func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
+		store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
+		y, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
+		return x, y
+	})
+}
+
+// fleetOf2 builds two clients over Transports sharing a store, with opts.
+type fleetOf2 func(clock *fakeClock, opts ...client.Option) (x, y *http.Client)
+
+func leaveWithinHold(t *testing.T, fleet fleetOf2) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	order, at, errs, ended := queueRun{n: 3, ra: "2",
 		clients: func(clock *fakeClock) []*http.Client {
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := []client.Option{client.WithRate(1, time.Second), client.WithMaxWait(3 * time.Second), client.WithStore(store)}
-			x, _ := newClient(t, clock, opts...)
-			y, _ := newClient(t, clock, opts...)
+			x, y := fleet(clock, client.WithRate(1, time.Second), client.WithMaxWait(3*time.Second))
 			return []*http.Client{x, x, x, y}
 		},
 		ctx: func(i int) context.Context {
@@ -73,16 +83,22 @@ func TestLeaveWithinHoldKeepsTurnsBehind(t *testing.T) {
 // caller of X arriving at 2.5s takes that turn, at 3s. (It was lost: the
 // caller waited for 4s.)
 func TestSpareTurnGoesBack(t *testing.T) {
+	spareTurn(t, func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
+		store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
+		y, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
+		return x, y
+	})
+}
+
+func spareTurn(t *testing.T, fleet fleetOf2) {
+	t.Helper()
 	order, at, errs, _ := queueRun{n: 2, ra: "2", late: 2500 * time.Millisecond,
 		clients: func(clock *fakeClock) []*http.Client {
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := []client.Option{client.WithRate(1, time.Second), client.WithMaxWait(2500 * time.Millisecond),
-				client.WithStore(store), client.WithRetries(0)}
-			x, _ := newClient(t, clock, opts...)
-			y, _ := newClient(t, clock, opts...)
+			x, y := fleet(clock, client.WithRate(1, time.Second), client.WithMaxWait(2500*time.Millisecond), client.WithRetries(0))
 			return []*http.Client{x, x, y, x}
 		},
 	}.run(t)

@@ -244,3 +244,18 @@ func TestFleetRetryAfterKeepsRateThroughRedis(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// Through Redis, the fleet cases of leave and settle: a turn given up
+// within a hold moves nobody up (TestLeaveWithinHoldKeepsTurnsBehind), and
+// a turn too late for the last request goes back (TestSpareTurnGoesBack).
+func TestFleetGiveBackThroughRedis(t *testing.T) {
+	addr := startRedis(t)
+	fleet := func(prefix string) fleetOf2 {
+		return func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
+			f := newFleet(t, addr, prefix, clock, 2, opts...)
+			return &http.Client{Transport: f[0]}, &http.Client{Transport: f[1]}
+		}
+	}
+	leaveWithinHold(t, fleet("leavehold"))
+	spareTurn(t, fleet("spare"))
+}
