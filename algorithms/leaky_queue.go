@@ -62,6 +62,9 @@ func (p *params) refundQueue(c cell, t, n, rem int64) cell {
 	nw := mul(n, p.window)
 	// N − n·W/L ≤ t + rem + W/(2L) ⇔ 2·dl ≤ 2·n·W + W + 2·rem·L (rem ≥ 0),
 	// 2·dl + 2·|rem|·L ≤ 2·n·W + W (rem < 0).
+	// 2·|rem| may pass MaxInt64 (a caller's wait is not bounded), but not
+	// 2^64 for |rem| <= MaxInt64 (the callers keep rem > MinInt64): the
+	// int64 product wraps, and mul, reading it as unsigned, takes it exactly.
 	lhs, rhs := dl.add(dl), nw.add(nw).add64(p.window)
 	if rem >= 0 {
 		rhs = rhs.add(mul(2*rem, p.limit))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -800,7 +801,14 @@ func (s *MemoryStore) Refund(ctx context.Context, checks []Check, ds []Decision,
 		if err != nil {
 			return err
 		}
-		rem := int64(max(ds[i].Delay, 0) - waited) // no overflow: both are non-negative
+		// Delay − waited, which a Delay stating the remaining wait itself,
+		// negative once the departure has passed (Limiter.RefundN), could
+		// take below MinInt64: saturated at MinInt64+1, whose negation
+		// refundQueue takes.
+		rem := int64(math.MinInt64 + 1)
+		if d := int64(ds[i].Delay); d >= math.MinInt64+1+int64(waited) {
+			rem = d - int64(waited)
+		}
 		sh.mu.Lock()
 		if kt := tb.cells; kt != nil {
 			if j, held := kt.find(h); held {

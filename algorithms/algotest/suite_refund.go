@@ -315,6 +315,16 @@ func runRefund(t *testing.T, h Harness) {
 			want(e, fmt.Sprintf("the next arrival after Refund(%s) failed", formatChecks(checks)), delay(e, 100*ms, "k"), 2900*ms)
 		}
 	})
+	// A caller may state the remaining wait in Delay itself, negative once
+	// the departure has passed, with waited 0 (algorithms.Limiter.RefundN):
+	// a place that departed 1.5 s ago with a later one behind it is kept.
+	t.Run("negative_delay", func(t *testing.T) {
+		e := newR(t)
+		cs, _ := queueOf(e, 3) // departures at 0, 1 s and 2 s
+		left := []algorithms.Decision{{Allowed: true, Delay: -1500 * ms}}
+		refund(e, 2500*ms, 2500*ms, cs[1], left)
+		want(e, "the next arrival after refunding a middle place gone by 1.5 s", delay(e, 2500*ms, "k"), 500*ms)
+	})
 	t.Run("mismatched_lengths", func(t *testing.T) {
 		e := newR(t)
 		if err := e.store.Refund(t.Context(), []algorithms.Check{q("k", 1)}, nil, 0); err == nil {

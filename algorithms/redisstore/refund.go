@@ -133,8 +133,12 @@ func (s *Store) refund(ctx context.Context, r *request, idx []int, rems []any) e
 // MaxDelay + W/L, below 2^48 ns).
 const maxRem = 1 << 51
 
-// remArg returns the remaining wait Delay - waited (both non-negative, so
-// it does not overflow), within ±maxRem.
+// remArg returns the remaining wait Delay - waited within ±maxRem, for
+// waited >= 0 and any Delay (one that states the remaining wait itself is
+// negative once the departure has passed: algorithms.Limiter.RefundN).
 func remArg(delay, waited time.Duration) int64 {
-	return min(max(int64(max(delay, 0)-waited), -maxRem), maxRem)
+	if int64(delay) < -maxRem+int64(waited) {
+		return -maxRem // also where delay - waited would overflow
+	}
+	return min(int64(delay-waited), maxRem)
 }

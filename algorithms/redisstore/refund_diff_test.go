@@ -149,7 +149,8 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 }
 
 // TestRefundExtremeWaits: remaining waits far beyond any queue's (a
-// Decision not from a store, a wait of centuries) give the same outcome on
+// Decision not from a store, a wait of centuries, a Delay that went by
+// centuries ago) give the same outcome on
 // Redis, whose script takes them within its wide values' range, as in
 // memory.
 func TestRefundExtremeWaits(t *testing.T) {
@@ -164,6 +165,13 @@ func TestRefundExtremeWaits(t *testing.T) {
 		{0, 1<<63 - 1},
 		{time.Hour, 1 << 53},
 		{time.Hour, 1<<51 + 1},
+		// A Delay stating the remaining wait, negative once passed
+		// (algorithms.Limiter.RefundN).
+		{-time.Second, 0},
+		{-1 << 52, 0},
+		{-2, 1<<63 - 1},
+		{-1 << 63, 1<<63 - 1},
+		{-1 << 63, 0},
 	} {
 		t.Run(fmt.Sprintf("delay=%d,waited=%d", tc.delay, tc.waited), func(t *testing.T) {
 			clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
