@@ -47,8 +47,10 @@ type Refunder interface {
 	// leaky_queue check; then nothing is given back.
 	//
 	// The store tells the last place from the caller's remaining wait
-	// (Delay - waited): the place is the last when its departure is within
-	// half a queue spacing W/(2L) of the caller's reckoning, since a later
+	// (Delay - waited; a caller may state it in Delay with waited 0, a
+	// negative Delay once the departure has passed, as [Limiter.RefundN]
+	// does): the place is the last when its departure is within half a
+	// queue spacing W/(2L) of the caller's reckoning, since a later
 	// request's place departs at least W/L after it. So the rule is exact
 	// when the store's clock and the caller's disagree about the wait by
 	// less than W/(2L) (in one process, the time between the store's and
