@@ -63,11 +63,12 @@
 // the request that long ([WithWait]) and then passes it on. A client that
 // goes away while held frees the goroutine at once, and its place in the
 // queue goes back to the store ([policy.Result.Refund]) when the store is an
-// [algorithms.Refunder] (both of this module's are): exactly when no later
-// request queued behind it (x/time/rate's rule for a cancelled
-// reservation), since moving a queue back under waiting requests would
-// send two at once. Other places, and the other policies' units, stay
-// spent.
+// [algorithms.Refunder] (both of this module's are) when no later request
+// queued behind it (x/time/rate's rule for a cancelled reservation), since
+// moving a queue back under waiting requests would send two at once. The
+// store tells the last place from the time the request waited, within half
+// a queue spacing (see Refunder). Other places, and the other policies'
+// units, stay spent.
 //
 // # Operations
 //

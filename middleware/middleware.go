@@ -228,10 +228,14 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.deny(w, res)
 		return
 	}
+	var held time.Time // when the hold began: a refund states the wait from it
+	d := res.Delay()
+	if d > 0 && !m.shadow {
+		held = m.clock.Now()
+	}
 	m.observe(r, res, Allowed, start)
-	if d := res.Delay(); d > 0 && !m.shadow {
+	if d > 0 && !m.shadow {
 		m.stats.delayed.Add(1)
-		held := m.clock.Now()
 		if err := m.wait(r.Context(), d); err != nil {
 			// The client went away (or the server is shutting down): its
 			// place in the queue goes back to the store that gave it.

@@ -18,10 +18,12 @@ import (
 // (never shorter than Redis would report: it decided before). Only
 // denials are answered locally, and only while Redis itself would deny —
 // its state can only move further from admitting, by other requests, before
-// RetryAfter — so the cache never admits anything. One exception, on a
-// Cluster: a denial caused by another cross-slot Take's reservation, which
-// is then undone (see the package documentation, "Cluster"), stays cached
-// until its RetryAfter, and later Takes of that key in this process are
+// RetryAfter — so the cache never admits anything. Two exceptions, where
+// the state moves back: a denial caused by another cross-slot Take's
+// reservation on a Cluster, which is then undone (see the package
+// documentation, "Cluster"), and a leaky_queue key another process refunds
+// ([Store.Refund]; this process's refunds drop its entries) stay cached
+// until their RetryAfter, and later Takes of that key in this process are
 // denied for that long where Redis would admit them. The Remaining of a
 // cached decision is Redis's at that time: other clients may have consumed
 // since. A key named twice in one Take is not cached from it (its second
