@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -114,6 +115,32 @@ func (l *line) push(tn *turn) {
 	l.tail = tn
 }
 
+// insert puts tn, which has a turn, in its place: after the turns no later
+// than its own, before any request without a turn.
+func (l *line) insert(tn *turn) {
+	x := l.tail
+	for x != nil && (x.at.IsZero() || x.at.After(tn.at)) {
+		x = x.prev
+	}
+	if x == nil {
+		tn.next = l.head
+		if l.head != nil {
+			l.head.prev = tn
+		} else {
+			l.tail = tn
+		}
+		l.head = tn
+		return
+	}
+	tn.prev, tn.next = x, x.next
+	if x.next != nil {
+		x.next.prev = tn
+	} else {
+		l.tail = tn
+	}
+	x.next = tn
+}
+
 func (l *line) remove(tn *turn) {
 	if tn.prev != nil {
 		tn.prev.next = tn.next
@@ -143,6 +170,10 @@ type lines struct {
 	mu      sync.Mutex
 	m       map[string]*line
 	sweepAt int
+	// in counts the requests between acquire and release, in every line:
+	// while it is 0 no request waits, and a turn that comes at once needs
+	// no line (see [Transport.queue]).
+	in atomic.Int64
 }
 
 // acquire returns key's line, for the caller to release when done with it.
@@ -163,24 +194,61 @@ func (ls *lines) acquire(key string) *line {
 		ls.m[key] = l
 	}
 	l.refs++
+	ls.in.Add(1)
 	return l
 }
 
 func (ls *lines) release(l *line) {
 	ls.mu.Lock()
 	l.refs--
+	ls.in.Add(-1)
 	ls.mu.Unlock()
 }
 
 // queue takes the request's turn in key's line and waits for it.
+//
+// While no request of this Transport is in a line, the request asks the
+// store for its turn without taking the line: the store orders it among
+// its peers, and a turn that comes at once (the common case, the rate not
+// reached) needs no line. A turn later on joins the line, in its place
+// among the turns there (a request may have joined meanwhile).
 func (t *Transport) queue(ctx context.Context, key string) error {
+	if t.lines.in.Load() != 0 {
+		return t.queueLine(ctx, key, nil)
+	}
+	d, err := t.limiter.Allow(ctx, key)
+	if err != nil {
+		return storeError(ctx, err)
+	}
+	if !d.Allowed {
+		// For a denied leaky_queue request ResetAfter is the wait it
+		// would have had: until the queue drains to now.
+		return &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
+	}
+	if d.Delay <= 0 {
+		return nil
+	}
+	// Read after the store call: the Delay runs from the store's now.
+	now := t.clock.Now()
+	return t.queueLine(ctx, key, &turn{at: now.Add(d.Delay), queued: now})
+}
+
+// queueLine waits in key's line: with tn, a turn already taken from the
+// store, or else for a turn it takes in the line's order.
+func (t *Transport) queueLine(ctx context.Context, key string, tn *turn) error {
 	l := t.lines.acquire(key)
 	defer t.lines.release(l)
 	if !l.lock(ctx) {
+		if tn != nil {
+			// The turn taken is given up like any other (see leave);
+			// without the line, only the store can take it back.
+			t.giveBack(ctx, key, tn.at, t.clock.Now())
+		}
 		return ctx.Err()
 	}
-	var tn *turn
-	if l.tail == nil || !l.tail.at.IsZero() {
+	if tn != nil {
+		l.insert(tn)
+	} else if l.tail == nil || !l.tail.at.IsZero() {
 		// Every request of the line has its turn: take the next one.
 		d, err := t.limiter.Allow(ctx, key)
 		if err != nil {
