@@ -6,6 +6,7 @@
 # Run it on an otherwise idle machine: nothing else should compete for CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 count=${1:-5}
 benchtime=${2:-300ms}
 mkdir -p bench
@@ -15,11 +16,20 @@ for pkg in $(go list ./... | sed 's|github.com/ratekeeper/ratekeeper/\{0,1\}||')
   if ! grep -qs '^func Benchmark' "$pkg"/*_test.go; then continue; fi
   name=$(echo "$pkg" | tr '/' '-')
   echo "bench: $pkg" >&2
-  extra=""
+  pattern=.
   case "$pkg" in
-    algorithms) extra="-bench=^Benchmark(HotKey|Keys)";;  # MemoryPerKey runs once below
+    algorithms) pattern='^Benchmark(HotKey|Keys)';;  # MemoryPerKey runs once below
   esac
-  RATEKEEPER_REQUIRE_REDIS=1 go test "./$pkg" -run='^$' ${extra:--bench=.} -benchmem -count="$count" -benchtime="$benchtime" >"bench/$name.txt"
+  # Interleaved: count passes over every benchmark of the package, not count
+  # runs of one benchmark in a row, so that a slow phase of the (shared)
+  # machine lands on every variant alike instead of on a few.
+  go test -c -o "$root/bench/$name.test" "./$pkg"
+  : >"bench/$name.txt"
+  for _ in $(seq "$count"); do
+    (cd "$pkg" && RATEKEEPER_REQUIRE_REDIS=1 "$root/bench/$name.test" -test.run='^$' -test.bench="$pattern" \
+      -test.benchmem -test.count=1 -test.benchtime="$benchtime") >>"bench/$name.txt"
+  done
+  rm -f "bench/$name.test"
   if [ "$pkg" = algorithms ]; then
     go test ./algorithms -run='^$' -bench='^BenchmarkMemoryPerKey' -benchtime=1x -count=3 >>"bench/$name.txt"
   fi
