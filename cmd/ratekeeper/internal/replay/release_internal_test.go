@@ -15,28 +15,64 @@ import (
 // and checks the order in which they are decided against a model of the
 // reorder window: a line older than the last one decided is decided at
 // once (late); the others are held in time order, log order among equal
-// times, until the newest line read is a window past them.
+// times, until the newest line read is a window past them. The later
+// runs hold more lines than a block of the queue (queueChunk), so that it
+// grows, drains and reuses its blocks across their boundaries.
 func TestReleaseOrder(t *testing.T) {
 	const doc = "policies:\n  - {name: p, limit: 1000, window: 1m}\n"
-	for _, seed := range []uint64{1, 2, 3, 4} {
+	for _, run := range []struct {
+		seed      uint64
+		lines     int
+		perSecond int           // lines per second of the grid
+		reorder   time.Duration // the window
+		far       int           // how far back, in seconds, a line out of order may lie
+		gapEvery  int           // lines between hour-long gaps (the window drains); 0: none
+		jitter    int           // one line in jitter lies up to 8s back (1: every line)
+	}{
+		{1, 3000, 4, 5 * time.Second, 200, 0, 1},
+		{2, 3000, 4, 5 * time.Second, 200, 0, 1},
+		{3, 3000, 4, 5 * time.Second, 200, 0, 1},
+		{4, 3000, 4, 5 * time.Second, 200, 0, 1},
+		// About 7200 and 19200 lines held, most of them in the queue
+		// (in time order): two and five blocks.
+		{5, 30000, 8, 15 * time.Minute, 2400, 0, 10},
+		{6, 60000, 16, 20 * time.Minute, 3000, 0, 10},
+		// The window fills past a block and drains at each gap.
+		{7, 40000, 8, 15 * time.Minute, 2400, 9000, 10},
+	} {
+		seed := run.seed
+		if max := run.perSecond * int(run.reorder/time.Second); max <= queueChunk && run.lines > 3000 {
+			t.Fatalf("seed %d holds at most %d lines, not more than a block", seed, max)
+		}
 		rng := rand.New(rand.NewPCG(seed, seed))
 		var in []logparse.Entry
-		for i := range 3000 {
+		for i := range run.lines {
 			// times on a coarse grid (ties), a few minutes back at most
-			sec := i/4 - rng.IntN(8)
-			if rng.IntN(50) == 0 {
-				sec -= rng.IntN(200)
+			sec := i / run.perSecond
+			if rng.IntN(run.jitter) == 0 {
+				sec -= rng.IntN(8)
 			}
-			in = append(in, logparse.Entry{Time: t0.Add(time.Duration(sec) * time.Second), Addr: fmt.Sprintf("10.0.%d.%d", i/256, i%256), Method: "GET", Path: "/"})
+			if run.gapEvery > 0 {
+				sec += i / run.gapEvery * 3600
+			}
+			if rng.IntN(50) == 0 {
+				sec -= rng.IntN(run.far)
+			}
+			in = append(in, logparse.Entry{Time: t0.Add(time.Duration(sec) * time.Second), Addr: fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255), Method: "GET", Path: "/"})
 		}
-		e, err := New(parse(t, doc), Options{Reorder: 5 * time.Second})
+		e, err := New(parse(t, doc), Options{Reorder: run.reorder})
 		if err != nil {
 			t.Fatal(err)
 		}
+		blocks := 0 // the most blocks the queue had
 		for i := range in {
 			if err := e.Add(&in[i]); err != nil {
 				t.Fatal(err)
 			}
+			blocks = max(blocks, len(e.pending.blocks))
+		}
+		if run.lines > 3000 && blocks < 2 {
+			t.Fatalf("seed %d: the queue had %d blocks at most, want several", seed, blocks)
 		}
 		if err := e.flush(); err != nil {
 			t.Fatal(err)
@@ -73,7 +109,7 @@ func TestReleaseOrder(t *testing.T) {
 				j--
 			}
 			pending = slices.Insert(pending, j, i)
-			release(last.Add(-5 * time.Second))
+			release(last.Add(-run.reorder))
 		}
 		release(last)
 		if late == 0 || e.late != late {
