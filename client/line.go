@@ -29,10 +29,13 @@ type line struct {
 	gone []goneTurn
 }
 
-// A goneTurn is a turn whose caller left, with the caller's context.
+// A goneTurn is a turn whose caller left, with the caller's context. A
+// turn taken from the store before its caller got the line joins it first
+// (see [Transport.queue]).
 type goneTurn struct {
-	ctx context.Context
-	tn  *turn
+	ctx  context.Context
+	tn   *turn
+	join bool
 }
 
 // lock takes the line, or returns false when ctx ends first (a line free
@@ -65,34 +68,39 @@ func (t *Transport) unlock(key string, l *line) {
 		}
 		l.gmu.Unlock()
 		for _, g := range gone {
-			t.drop(g.ctx, key, l, g.tn)
+			t.drop(key, l, g)
 		}
 	}
 }
 
-// abandon takes tn out of l for its caller, whose context ended while it
-// waited for the line: at once when the line is free, or else by the
-// holder, before it lets the line go. The caller returns at once either
-// way.
-func (t *Transport) abandon(ctx context.Context, key string, l *line, tn *turn) {
+// abandon takes g's turn out of l for its caller, whose context ended
+// while it waited for the line: at once when the line is free, or else by
+// the holder, before it lets the line go. The caller returns at once
+// either way.
+func (t *Transport) abandon(key string, l *line, g goneTurn) {
 	l.gmu.Lock()
 	select {
 	case l.sem <- struct{}{}:
 		l.gmu.Unlock()
-		t.drop(ctx, key, l, tn)
+		t.drop(key, l, g)
 		t.unlock(key, l)
 	default:
-		l.gone = append(l.gone, goneTurn{ctx: ctx, tn: tn})
+		l.gone = append(l.gone, g)
 		l.gmu.Unlock()
 	}
 }
 
-// drop takes tn, whose caller has gone, out of l unless it is out already
-// (failed). The line must be held.
-func (t *Transport) drop(ctx context.Context, key string, l *line, tn *turn) {
+// drop takes g's turn, whose caller has gone, out of l unless it is out
+// already (failed), joining it first when it is not in l yet. The line
+// must be held.
+func (t *Transport) drop(key string, l *line, g goneTurn) {
+	tn := g.tn
 	tn.wake = nil
+	if g.join {
+		l.insert(tn)
+	}
 	if tn.err == nil {
-		t.leave(ctx, key, l, tn)
+		t.leave(g.ctx, key, l, tn)
 	}
 }
 
@@ -240,9 +248,9 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn) error {
 	defer t.lines.release(l)
 	if !l.lock(ctx) {
 		if tn != nil {
-			// The turn taken is given up like any other (see leave);
-			// without the line, only the store can take it back.
-			t.giveBack(ctx, key, tn.at, t.clock.Now())
+			// The turn taken is given up like any other, by the line's
+			// holder (see abandon): the requests behind it move up.
+			t.abandon(key, l, goneTurn{ctx: ctx, tn: tn, join: true})
 		}
 		return ctx.Err()
 	}
@@ -322,7 +330,7 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn) error {
 		if !l.lock(ctx) {
 			// The line is busy (a store call, perhaps slow): leave
 			// without waiting for it.
-			t.abandon(ctx, key, l, tn)
+			t.abandon(key, l, goneTurn{ctx: ctx, tn: tn})
 			return ctx.Err()
 		}
 		tn.wake = nil

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -248,5 +249,146 @@ func TestLeaveWhileStoreIsSlow(t *testing.T) {
 	defer mu.Unlock()
 	if want := []time.Duration{0, 10 * time.Second}; !slices.Equal(sent, want) {
 		t.Errorf("sent at %v, want %v: C takes the turn B gave up", sent, want)
+	}
+}
+
+// stepStore is a MemoryStore whose Takes numbered in hold answer only once
+// their gates open (the place is taken at once: a slow reply), and whose
+// Refunds, while refunds is not nil, wait for it to close.
+type stepStore struct {
+	mem     *algorithms.MemoryStore
+	mu      sync.Mutex
+	takes   int
+	hold    map[int]chan struct{}
+	entered chan int
+	refunds chan struct{}
+}
+
+func (s *stepStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	ds, err := s.mem.Take(ctx, checks...)
+	s.mu.Lock()
+	s.takes++
+	gate := s.hold[s.takes]
+	n := s.takes
+	s.mu.Unlock()
+	if gate != nil {
+		s.entered <- n
+		<-gate
+	}
+	return ds, err
+}
+
+func (s *stepStore) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	s.mu.Lock()
+	gate := s.refunds
+	s.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return s.mem.Refund(ctx, checks, ds, waited)
+}
+
+// asleep returns the callers asleep in c (not about to return).
+func (c *fakeClock) asleep() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.asleepLocked()
+}
+
+// waitAsleep blocks until n callers are asleep in c.
+func (c *fakeClock) waitAsleep(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.asleepLocked() < n {
+		c.cond.Wait()
+	}
+}
+
+// A request that took its turn without the line (none of the Transport's
+// requests waited when it asked the store) and leaves before it gets the
+// line, busy in a slow store call, returns at once, and its turn is given
+// on like that of any request of the line: the requests behind it move up.
+// At one per 10s: A leaves at 0; F's store call takes its turn (10s) but
+// answers late; B takes 20s meanwhile and waits in the line; C, in the
+// line, asks the store (30s), which answers late; F gets its answer, waits
+// for the line and is cancelled. F returns while the store is slow (its
+// refunds too), and B leaves at 10s, C at 20s. (F gave its turn back to
+// the store itself, waiting for it, and the store could not take it, C's
+// being behind: B left at 20s, C at 30s.)
+func TestFastTurnGivenOnWhileLineIsBusy(t *testing.T) {
+	clock := newFakeClock()
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fGate, cGate := make(chan struct{}), make(chan struct{})
+	store := &stepStore{mem: mem, hold: map[int]chan struct{}{2: fGate, 4: cGate}, entered: make(chan int)}
+	var mu sync.Mutex
+	sent := map[string]time.Duration{}
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		sent[r.Header.Get("X-Caller")] = clock.Now().Sub(t0)
+		mu.Unlock()
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	tr, err := client.New(next, client.WithClock(clock), client.WithRate(1, 10*time.Second), client.WithMaxWait(time.Minute), client.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(ctx context.Context, name string) error {
+		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/", nil)
+		r.Header.Set("X-Caller", name)
+		resp, err := tr.RoundTrip(r)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := send(context.Background(), "A"); err != nil { // at once
+		t.Fatal(err)
+	}
+	fCtx, cancelF := context.WithCancel(context.Background())
+	defer cancelF()
+	fDone, bDone, cDone := make(chan error, 1), make(chan error, 1), make(chan error, 1)
+	go func() { fDone <- send(fCtx, "F") }()
+	<-store.entered // F's turn is taken, its answer held back
+	go func() { bDone <- send(context.Background(), "B") }()
+	clock.waitAsleep(1) // B waits in the line
+	go func() { cDone <- send(context.Background(), "C") }()
+	<-store.entered // C holds the line in a store call
+	store.mu.Lock()
+	store.refunds = make(chan struct{})
+	store.mu.Unlock()
+	close(fGate)
+	cancelF()
+	select {
+	case err := <-fDone:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("F: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second): // a guard against a hang, not a wait
+		t.Error("F did not return while the store was slow")
+	}
+	close(store.refunds)
+	close(cGate)
+	clock.waitAsleep(2) // B and C wait for their turns
+	for _, step := range []struct {
+		name string
+		done chan error
+	}{{"B", bDone}, {"C", cDone}} {
+		before := clock.asleep()
+		clock.Advance(10 * time.Second)
+		if clock.asleep() != before-1 {
+			t.Errorf("%s still waits at %v", step.name, clock.Now().Sub(t0))
+			clock.Advance(10 * time.Second)
+		}
+		if err := <-step.done; err != nil {
+			t.Errorf("%s: %v", step.name, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := map[string]time.Duration{"A": 0, "B": 10 * time.Second, "C": 20 * time.Second}; !maps.Equal(sent, want) {
+		t.Errorf("sent at %v, want %v: B and C move up into F's turn", sent, want)
 	}
 }
