@@ -45,6 +45,11 @@ type stressRun struct {
 	snap     time.Duration // cancellations at multiples of snap (to meet turns); 0: any ms
 	reactive bool          // WithProactive(false)
 	yield    bool          // store calls yield the processor a few times (lines stay busy longer)
+	// arriveSnap puts the second wave's arrivals on multiples of it, so
+	// that several arrive together, at the instants of turns, holds and
+	// cancellations: a request may find no request of its Transport in
+	// a line and ask for its turn without the line while others join it.
+	arriveSnap time.Duration
 }
 
 // yieldStore is a MemoryStore whose calls yield the processor first, so
@@ -90,6 +95,10 @@ type stressHit struct {
 func (s stressRun) run(t *testing.T) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(s.seed, 0x5eed))
+	var broken sync.Once
+	defer client.CheckLines(func(why string) {
+		broken.Do(func() { t.Errorf("seed %d: a line broke: %s", s.seed, why) })
+	})()
 	clock := newFakeClock()
 	n := s.wave1 + s.wave2
 	callers := make([]*stressCaller, n)
@@ -100,6 +109,9 @@ func (s stressRun) run(t *testing.T) {
 			c.arrive = time.Duration(i) * time.Millisecond
 		} else {
 			c.arrive = firstWaveEnd + time.Duration(rng.IntN(4000))*time.Millisecond + time.Duration(i)*time.Microsecond
+			if s.arriveSnap > 0 {
+				c.arrive = (c.arrive/s.arriveSnap + 1) * s.arriveSnap
+			}
 		}
 		if rng.Float64() < s.cancelP {
 			c.cancelAt = c.arrive + time.Duration(rng.IntN(3000)+1)*time.Millisecond
@@ -296,5 +308,18 @@ func TestStressQueueBusyStore(t *testing.T) {
 	for seed := range uint64(30) {
 		stressRun{seed: seed, wave1: 20, wave2: 10, retries: 1, cancelP: 0.5, refuseP: 0.3, yield: true,
 			interval: 200 * time.Millisecond, maxWait: 2 * time.Second, snap: 200 * time.Millisecond}.run(t)
+	}
+}
+
+// Arrivals together, at the instants of turns and cancellations, with store
+// calls that yield the processor: requests that find no request of their
+// Transport in a line ask for their turns without it while others join
+// the line, holds begin and callers are cancelled.
+func TestStressQueueArrivalsTogether(t *testing.T) {
+	for seed := range uint64(30) {
+		stressRun{seed: seed, wave1: 10, wave2: 30, retries: 1, cancelP: 0.4, refuseP: 0.3, yield: true,
+			interval: 200 * time.Millisecond, maxWait: 2 * time.Second, snap: 200 * time.Millisecond, arriveSnap: 200 * time.Millisecond}.run(t)
+		stressRun{seed: seed, wave1: 10, wave2: 30, retries: 2, cancelP: 0.3, refuseP: 0.4, yield: true,
+			interval: 100 * time.Millisecond, maxWait: 2 * time.Second, snap: 100 * time.Millisecond, arriveSnap: 500 * time.Millisecond}.run(t)
 	}
 }
