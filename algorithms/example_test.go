@@ -64,3 +64,33 @@ func ExampleSpec_Validate() {
 	// Output:
 	// algorithms: invalid spec: Buckets 7 does not divide Window 1s (1000000000 ns) exactly
 }
+
+// A leaky_queue sends one request a second. Three arrive together: the
+// first goes at once, the others are told to wait 1 s and 2 s. The third's
+// client hangs up after 500 ms: its place, the queue's last, goes back, so
+// the next arrival waits 1.5 s instead of 2.5 s.
+func ExampleMemoryStore_Refund() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store, _ := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
+	defer store.Close()
+	ctx := context.Background()
+	check := algorithms.Check{
+		Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second},
+		Key:  "upstream",
+	}
+	var third []algorithms.Decision
+	for i := 1; i <= 3; i++ {
+		ds, _ := store.Take(ctx, check)
+		fmt.Printf("request %d waits %v\n", i, ds[0].Delay)
+		third = ds
+	}
+	now = now.Add(500 * time.Millisecond)
+	_ = store.Refund(ctx, []algorithms.Check{check}, third, 500*time.Millisecond)
+	ds, _ := store.Take(ctx, check)
+	fmt.Printf("after the third left, request 4 waits %v\n", ds[0].Delay)
+	// Output:
+	// request 1 waits 0s
+	// request 2 waits 1s
+	// request 3 waits 2s
+	// after the third left, request 4 waits 1.5s
+}
