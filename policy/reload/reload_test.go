@@ -61,14 +61,22 @@ type event struct {
 
 // setup writes the first config, builds a middleware from it and a
 // Watcher feeding it, and returns them with the channel of reload events.
-func setup(t *testing.T, first string, opts ...reload.Option) (string, *middleware.Middleware, *reload.Watcher, chan event) {
+// loaded writes data to a file of its own and loads it, as a program
+// starting does before it makes its Watcher.
+func loaded(t *testing.T, data string) (string, *policy.Config) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	writeAtomic(t, path, first)
+	writeAtomic(t, path, data)
 	cfg, err := policy.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, cfg
+}
+
+func setup(t *testing.T, first string, opts ...reload.Option) (string, *middleware.Middleware, *reload.Watcher, chan event) {
+	t.Helper()
+	path, cfg := loaded(t, first)
 	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(time.Unix(1_700_000_000, 0))))
 	if err != nil {
 		t.Fatal(err)
@@ -321,17 +329,7 @@ func TestConfigMapSwap(t *testing.T) {
 	if err := os.Symlink(filepath.Join("..data", "ratekeeper.yaml"), path); err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan event, 10)
-	var got atomic.Int64
-	w, err := reload.New(path, func(cfg *policy.Config) error {
-		got.Store(cfg.Policies[0].Spec().Limit)
-		return nil
-	}, reload.WithLogger(quiet), reload.WithDebounce(20*time.Millisecond),
-		reload.OnReload(func(cfg *policy.Config, err error) { events <- event{cfg, err} }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	got, events := watchLimit(t, path)
 	version("..v2", config(8))
 	if e := next(t, events); e.err != nil {
 		t.Fatal(e.err)
@@ -482,14 +480,7 @@ func TestEventOverflow(t *testing.T) {
 // a warning, not "apply failed".
 func TestRestartNeededIsApplied(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	path := filepath.Join(t.TempDir(), "rk.yaml")
-	if err := os.WriteFile(path, []byte("policies:\n  - {name: a, limit: 5, window: 1m}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := policy.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, cfg := loaded(t, "policies:\n  - {name: a, limit: 5, window: 1m}\n")
 	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(time.Unix(1_700_000_000, 0))))
 	if err != nil {
 		t.Fatal(err)
@@ -546,14 +537,7 @@ func TestRestartNeededIsApplied(t *testing.T) {
 func TestInForceCatchesEditBeforeNew(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	for _, inForce := range []bool{true, false} {
-		path := filepath.Join(t.TempDir(), "rk.yaml")
-		if err := os.WriteFile(path, []byte(config(5)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := policy.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		path, cfg := loaded(t, config(5))
 		if err := os.WriteFile(path, []byte(config(2)), 0o644); err != nil { // the edit in between
 			t.Fatal(err)
 		}
@@ -582,9 +566,7 @@ func TestInForceCatchesEditBeforeNew(t *testing.T) {
 		}
 	}
 	// Unchanged since Load: nothing is applied, and Config() is the one in force.
-	path := filepath.Join(t.TempDir(), "rk.yaml")
-	os.WriteFile(path, []byte(config(5)), 0o644)
-	cfg, _ := policy.Load(path)
+	path, cfg := loaded(t, config(5))
 	calls := 0
 	w, err := reload.New(path, func(*policy.Config) error { calls++; return nil }, reload.WithLogger(quiet), reload.InForce(cfg))
 	if err != nil {
@@ -614,14 +596,7 @@ func TestInForceFileBrokenOrMissingAtNew(t *testing.T) {
 		{"missing", os.Remove},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "rk.yaml")
-			if err := os.WriteFile(path, []byte(config(5)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := policy.Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			path, cfg := loaded(t, config(5))
 			if err := c.spoil(path); err != nil {
 				t.Fatal(err)
 			}
