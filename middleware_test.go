@@ -431,19 +431,7 @@ func TestEndToEndBoundaryBurst(t *testing.T) {
 				m := middleware.MustNew(store, []*policy.Policy{
 					policy.Must(policy.PerMinute("per-minute", 100, ip, policy.WithAlgorithm(tt.kind))),
 				})
-				var h http.Handler
-				if router == "chi" {
-					r := chi.NewRouter()
-					r.Use(m.Handler)
-					r.Get("/", hello)
-					h = r
-				} else {
-					mux := http.NewServeMux()
-					mux.Handle("GET /", m.Handler(hello))
-					h = mux
-				}
-				srv := httptest.NewServer(h)
-				defer srv.Close()
+				srv := oneRoute(t, router, "/", m, hello)
 				admitted := 0
 				for _, at := range []time.Duration{59 * time.Second, 61 * time.Second} {
 					clock.Set(t0.Add(at))
@@ -860,6 +848,25 @@ func TestEndToEndChiTopLevelGetHead(t *testing.T) {
 	})
 }
 
+// oneRoute serves h behind m on GET path, through a chi router ("chi") or
+// a ServeMux, until the test ends.
+func oneRoute(t *testing.T, router, path string, m *middleware.Middleware, h http.Handler) *httptest.Server {
+	t.Helper()
+	var root http.Handler
+	if router == "chi" {
+		r := chi.NewRouter()
+		r.With(m.Handler).Get(path, h.ServeHTTP)
+		root = r
+	} else {
+		mux := http.NewServeMux()
+		mux.Handle("GET "+path, m.Handler(h))
+		root = mux
+	}
+	srv := httptest.NewServer(root)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // refundSignal is a memory store that tells when a refund is done.
 type refundSignal struct {
 	*algorithms.MemoryStore
@@ -906,18 +913,7 @@ func TestEndToEndQueueClientLeaves(t *testing.T) {
 				mu.Unlock()
 				io.WriteString(w, "export")
 			})
-			var h http.Handler
-			if name == "chi" {
-				r := chi.NewRouter()
-				r.With(m.Handler).Get("/export", export)
-				h = r
-			} else {
-				mux := http.NewServeMux()
-				mux.Handle("GET /export", m.Handler(export))
-				h = mux
-			}
-			srv := httptest.NewServer(h)
-			defer srv.Close()
+			srv := oneRoute(t, name, "/export", m, export)
 
 			if resp := do(t, srv, "GET", "/export", "198.51.100.7", ""); resp.StatusCode != 200 {
 				t.Fatalf("first export: %d", resp.StatusCode)
