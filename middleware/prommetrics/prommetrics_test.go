@@ -68,7 +68,10 @@ func serve(h http.Handler, header ...string) int {
 	return w.Code
 }
 
-func TestMetrics(t *testing.T) {
+// metricsAndStore returns a pedantic registry, Metrics registered in it,
+// and a memory store at t0, closed when the test ends.
+func metricsAndStore(t *testing.T) (*prometheus.Registry, *prommetrics.Metrics, *algorithms.MemoryStore) {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	metrics, err := prommetrics.New(reg)
 	if err != nil {
@@ -78,6 +81,12 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { mem.Close() })
+	return reg, metrics, mem
+}
+
+func TestMetrics(t *testing.T) {
+	reg, metrics, mem := metricsAndStore(t)
 	store := &switchable{Store: mem}
 	fb, _ := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
 	m := middleware.MustNew(store, []*policy.Policy{fixed("per-ip", 3, remote), fixed("per-user", 100, user)},
@@ -246,16 +255,7 @@ func BenchmarkObserved(b *testing.B) {
 // loses its limit gauges, which would otherwise report a limit no longer
 // enforced; the remaining policy's gauges stay.
 func TestRemovedPolicyGauges(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	metrics, err := prommetrics.New(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
+	reg, metrics, mem := metricsAndStore(t)
 	m := middleware.MustNew(mem, []*policy.Policy{fixed("old", 3, remote), fixed("kept", 5, remote)},
 		middleware.WithObserver(metrics))
 	if n := testutil.CollectAndCount(reg, "ratekeeper_effective_limit", "ratekeeper_configured_limit"); n != 4 {
