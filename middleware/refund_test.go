@@ -61,7 +61,7 @@ func TestLeakyQueueRefundBounded(t *testing.T) {
 			h.ServeHTTP(w, r)
 			done <- time.Since(start)
 		}()
-		time.Sleep(300 * time.Millisecond) // held for its 1 s Delay
+		time.Sleep(300 * time.Millisecond) // bubble time: the fake clock moves, held for its 1 s Delay
 		cancel()
 		took := <-done
 		if store.refunds != 1 || store.cancelled || store.deadline <= 0 || store.deadline > time.Second {
