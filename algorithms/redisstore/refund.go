@@ -67,11 +67,8 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 		}
 	}
 	parent := ctx
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
 	r := s.newRequest(queue, now)
 	var err error
 	if s.cluster != nil && !r.oneSlot() {
@@ -88,9 +85,7 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	if s.synchronous(ctx) {
 		r.release() // no goroutine can still hold its keys or arguments
 	}
-	if err == context.DeadlineExceeded && s.timeout > 0 && parent.Err() == nil {
-		err = fmt.Errorf("redisstore: refund: no reply from Redis within %s: %w", s.timeout, context.DeadlineExceeded)
-	}
+	err = s.ownDeadline("refund", err, parent)
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now))
 	}

@@ -218,11 +218,8 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 		}
 	}
 	parent := ctx
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
 	req := s.newRequest(checks, now)
 	var err error
 	if s.cluster != nil && !req.oneSlot() {
@@ -233,12 +230,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	if s.synchronous(ctx) {
 		req.release() // no goroutine can still hold its keys or arguments
 	}
-	if err == context.DeadlineExceeded && s.timeout > 0 && parent.Err() == nil {
-		// The store's own deadline, not the caller's: an error of the store.
-		// (Only the bare context error: a wrapped one, such as a failed
-		// cross-slot undo's, already says what timed out.)
-		err = fmt.Errorf("redisstore: take: no reply from Redis within %s: %w", s.timeout, context.DeadlineExceeded)
-	}
+	err = s.ownDeadline("take", err, parent)
 	replied := s.localNow(now)
 	if s.breaker != nil {
 		s.breaker.record(err, replied)
@@ -250,6 +242,27 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 		s.deny.learn(dst, checks, local, replied)
 	}
 	return nil
+}
+
+// callContext returns the context of one call of the store: ctx bounded by
+// WithTimeout's duration, if one is set, and the function that releases it.
+func (s *Store) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout > 0 {
+		return context.WithTimeout(ctx, s.timeout)
+	}
+	return ctx, func() {}
+}
+
+// ownDeadline returns err, or, when err is the store's own deadline
+// (WithTimeout's, reached while parent, the caller's context, has not
+// ended), an error of the store saying that op got no reply from Redis.
+// Only the bare context error is rewritten: a wrapped one, such as a
+// failed cross-slot undo's, already says what timed out.
+func (s *Store) ownDeadline(op string, err error, parent context.Context) error {
+	if err == context.DeadlineExceeded && s.timeout > 0 && parent.Err() == nil {
+		return fmt.Errorf("redisstore: %s: no reply from Redis within %s: %w", op, s.timeout, context.DeadlineExceeded)
+	}
+	return err
 }
 
 // localNow returns the instant the breaker and the deny cache use: the
