@@ -82,14 +82,7 @@ func TestClusterMatchesMemoryStore(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := newRand(seed)
 			clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			mem, rs := pairedStores(t, client, clk)
 			var specs []algorithms.Spec
 			for _, k := range algorithms.Kinds {
 				s := randomSpec(r, k)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
 // manualClock is a settable clock for the differential tests.
@@ -127,29 +128,15 @@ func TestMatchesMemoryStore(t *testing.T) {
 		time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Unix(1<<33, 5),
 	}
-	seeds := 40
-	if n, err := strconv.Atoi(os.Getenv("REDISSTORE_SEEDS")); err == nil {
-		seeds = n
-	}
-	if testing.Short() {
-		seeds = 8
-	}
-	for seed := range seeds {
+	for seed := range seedCount(40, 8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 77))
 			clk := &manualClock{t: starts[seed%len(starts)]}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
 			c := client
 			if seed%2 == 1 {
 				c = scriptClient
 			}
-			rs, err := redisstore.New(c, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			mem, rs := pairedStores(t, c, clk)
 			// A few specs (two kinds) and keys per trace, so repeated keys,
 			// stacked checks and duplicates within one Take all occur.
 			var specs []algorithms.Spec
@@ -158,36 +145,86 @@ func TestMatchesMemoryStore(t *testing.T) {
 			}
 			specs = append(specs, randomSpec(r, algorithms.Kinds[seed%len(algorithms.Kinds)]))
 			keys := []string{"a", "b", "", "{x}:y"}
-			ctx := context.Background()
 			var history []string
 			for i := range 150 {
 				step(r, clk, specs[r.IntN(len(specs))].Window)
-				n := 1 + r.IntN(3)
-				if r.IntN(4) == 0 {
-					n = 1
-				}
-				checks := make([]algorithms.Check, n)
-				for j := range checks {
-					s := specs[r.IntN(len(specs))]
-					if j > 0 && r.IntN(3) == 0 {
-						s = checks[j-1].Spec
-					}
-					checks[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: randomCost(r, s)}
-				}
-				want, werr := mem.Take(ctx, checks...)
-				got, gerr := rs.Take(ctx, checks...)
-				history = append(history, fmt.Sprintf("step %d at %d: %+v", i, clk.t.UnixNano(), checks))
-				if (werr == nil) != (gerr == nil) {
-					t.Fatalf("%s\nerrors differ: memory %v, redis %v", join(history), werr, gerr)
-				}
-				for j := range want {
-					if got[j] != want[j] {
-						t.Fatalf("%s\ncheck %d (%s): redis %+v\n           memory %+v", join(history), j, checks[j].Spec, got[j], want[j])
-					}
-				}
+				takeAlike(t, mem, rs, clk, &history, i, randomChecks(r, specs, keys, 4))
 			}
 		})
 	}
+}
+
+// seedCount returns how many random traces a differential test replays:
+// n, or REDISSTORE_SEEDS when set, or short under -short.
+func seedCount(n, short int) int {
+	if v, err := strconv.Atoi(os.Getenv("REDISSTORE_SEEDS")); err == nil {
+		n = v
+	}
+	if testing.Short() {
+		n = short
+	}
+	return n
+}
+
+// pairedStores returns a memory store and a store on client, under a
+// prefix of its own, that both read clk.
+func pairedStores(t *testing.T, client redis.UniversalClient, clk *manualClock) (*algorithms.MemoryStore, *redisstore.Store) {
+	t.Helper()
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem, clockedStore(t, client, clk)
+}
+
+// clockedStore returns a store on client, under a prefix of its own, that
+// reads clk, with opts.
+func clockedStore(t testing.TB, client redis.UniversalClient, clk *manualClock, opts ...redisstore.Option) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(client, append([]redisstore.Option{redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// randomChecks returns the checks of a random Take: one to three (one
+// alone a further time in oneIn), of specs and keys, a check sometimes of
+// the previous one's spec.
+func randomChecks(r *rand.Rand, specs []algorithms.Spec, keys []string, oneIn int) []algorithms.Check {
+	n := 1 + r.IntN(3)
+	if r.IntN(oneIn) == 0 {
+		n = 1
+	}
+	checks := make([]algorithms.Check, n)
+	for j := range checks {
+		s := specs[r.IntN(len(specs))]
+		if j > 0 && r.IntN(3) == 0 {
+			s = checks[j-1].Spec
+		}
+		checks[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: randomCost(r, s)}
+	}
+	return checks
+}
+
+// takeAlike takes checks from mem and rs, as step i of a trace at clk's
+// instant, adds the step to history and fails t, showing the trace, unless
+// both stores decide alike. It returns the memory store's outcome.
+func takeAlike(t *testing.T, mem *algorithms.MemoryStore, rs *redisstore.Store, clk *manualClock, history *[]string, i int, checks []algorithms.Check) ([]algorithms.Decision, error) {
+	t.Helper()
+	ctx := context.Background()
+	want, werr := mem.Take(ctx, checks...)
+	got, gerr := rs.Take(ctx, checks...)
+	*history = append(*history, fmt.Sprintf("step %d at %d: %+v", i, clk.t.UnixNano(), checks))
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("%s\nerrors differ: memory %v, redis %v", join(*history), werr, gerr)
+	}
+	for j := range want {
+		if got[j] != want[j] {
+			t.Fatalf("%s\ncheck %d (%s): redis %+v\n           memory %+v", join(*history), j, checks[j].Spec, got[j], want[j])
+		}
+	}
+	return want, werr
 }
 
 func join(h []string) string {

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -34,21 +31,10 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 		time.Unix(-86400*365*12, 999_999_999), // before 1970
 		time.Unix(1<<33, 5),
 	}
-	seeds := 24
-	if n, err := strconv.Atoi(os.Getenv("REDISSTORE_SEEDS")); err == nil {
-		seeds = n
-	}
-	if testing.Short() {
-		seeds = 6
-	}
-	for seed := range seeds {
+	for seed := range seedCount(24, 6) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 4242))
 			clk := &manualClock{t: starts[seed%len(starts)]}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var c redis.UniversalClient = client
 			switch {
 			case seed%4 == 3:
@@ -56,10 +42,7 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 			case seed%2 == 1:
 				c = scriptClient
 			}
-			rs, err := redisstore.New(c, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			mem, rs := pairedStores(t, c, clk)
 			// Mostly queues, sometimes a small one (one departure per
 			// 100 ms, so refunds are often of the last place), and one
 			// other kind.
@@ -128,29 +111,8 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 					}
 					continue
 				}
-				n := 1 + r.IntN(3)
-				if r.IntN(3) == 0 {
-					n = 1
-				}
-				checks := make([]algorithms.Check, n)
-				for j := range checks {
-					s := specs[r.IntN(len(specs))]
-					if j > 0 && r.IntN(3) == 0 {
-						s = checks[j-1].Spec
-					}
-					checks[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: randomCost(r, s)}
-				}
-				want, werr := mem.Take(ctx, checks...)
-				got, gerr := rs.Take(ctx, checks...)
-				history = append(history, fmt.Sprintf("step %d at %d: %+v", i, clk.t.UnixNano(), checks))
-				if (werr == nil) != (gerr == nil) {
-					t.Fatalf("%s\nerrors differ: memory %v, redis %v", join(history), werr, gerr)
-				}
-				for j := range want {
-					if got[j] != want[j] {
-						t.Fatalf("%s\ncheck %d (%s): redis %+v\n           memory %+v", join(history), j, checks[j].Spec, got[j], want[j])
-					}
-				}
+				checks := randomChecks(r, specs, keys, 3)
+				want, werr := takeAlike(t, mem, rs, clk, &history, i, checks)
 				if werr == nil {
 					admitted = append(admitted, taken{clk.t, checks, want}) // a denied one refunds nothing
 				}
@@ -186,17 +148,11 @@ func TestRefundExtremeWaits(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("delay=%d,waited=%d", tc.delay, tc.waited), func(t *testing.T) {
 			clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			mem, rs := pairedStores(t, client, clk)
 			var got [2]algorithms.Decision
 			for i, s := range []algorithms.Refunder{mem, rs} {
 				var ds []algorithms.Decision
+				var err error
 				for range 3 {
 					if ds, err = s.Take(t.Context(), c...); err != nil {
 						t.Fatal(err)
