@@ -16,16 +16,10 @@ import (
 // answers it with no round trip until its RetryAfter, reporting the
 // remaining wait; then it asks Redis again.
 func TestDenyCacheAnswersLocally(t *testing.T) {
-	srv := sharedServer(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer client.Close()
+	client := newClient(t)
 	hook := &countHook{}
 	client.AddHook(hook)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(16))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := denyCacheStore(t, client)
 	ctx := context.Background()
 	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute}, Key: "k"}
 	for i := range 2 {
@@ -80,14 +74,8 @@ func TestDenyCacheNeverAdmits(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 5))
 			clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
-			plain, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cached, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(3))
-			if err != nil {
-				t.Fatal(err)
-			}
+			plain := clockedStore(t, client, clk)
+			cached := clockedStore(t, client, clk, redisstore.WithDenyCache(3))
 			var specs []algorithms.Spec
 			for _, k := range algorithms.Kinds {
 				s := randomSpec(r, k)
@@ -153,12 +141,7 @@ func TestDenyCacheNeverAdmits(t *testing.T) {
 // (the second k), yet k alone would pass; the cache must not answer k
 // alone with that denial.
 func TestDenyCacheRepeatedKey(t *testing.T) {
-	client := newClient(t)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(16))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := denyCacheStore(t, newClient(t))
 	ctx := context.Background()
 	for _, k := range algorithms.Kinds {
 		check := algorithms.Check{Spec: smallSpec(k), Key: "k"}
@@ -180,4 +163,13 @@ func TestDenyCacheRepeatedKey(t *testing.T) {
 			t.Fatalf("%s: Take(k) with one unit left after the denied Take(k, k) = %+v, %v; want admitted (as Redis decides)", k, d, err)
 		}
 	}
+}
+
+// denyCacheStore returns a store on client, under a prefix of its own,
+// with a deny cache of 16 keys, and the manual clock it reads, set to
+// 2026-11-30 07:00:10 UTC.
+func denyCacheStore(t testing.TB, client redis.UniversalClient) (*redisstore.Store, *manualClock) {
+	t.Helper()
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
+	return clockedStore(t, client, clk, redisstore.WithDenyCache(16)), clk
 }

@@ -18,16 +18,10 @@ import (
 // one script call, and a denial the deny cache holds for a refunded queue
 // is dropped, so the place given back is used at once.
 func TestRefundOneRoundTripAndDenyCache(t *testing.T) {
-	srv := sharedServer(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer client.Close()
+	client := newClient(t)
 	hook := &countHook{}
 	client.AddHook(hook)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(16))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := denyCacheStore(t, client)
 	ctx := context.Background()
 	// One departure a second, at most one second of waiting: two places.
 	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Second}
@@ -84,16 +78,10 @@ func (h *loseReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // deny cache forgets the refunded keys whatever the outcome: a cached
 // denial must not outlive a state Redis admits from.
 func TestRefundFailedForgetsDenyCache(t *testing.T) {
-	srv := sharedServer(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer client.Close()
+	client := newClient(t)
 	lose := &loseReplies{}
 	client.AddHook(lose)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(16))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := denyCacheStore(t, client)
 	ctx := context.Background()
 	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Second}
 	a := []algorithms.Check{{Spec: queue, Key: "a"}}
@@ -224,10 +212,7 @@ func TestRefundClusterKeysApart(t *testing.T) {
 	fail := &failKey{part: "{user-2}"}
 	client.AddHook(fail)
 	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := clockedStore(t, client, clk)
 	ctx := context.Background()
 	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second}
 	one := algorithms.Check{Spec: queue, Key: "user-1"}

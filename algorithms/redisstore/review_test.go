@@ -22,11 +22,7 @@ func TestReviewDenyCacheDoesNotKeepKeys(t *testing.T) {
 	client := newClient(t)
 	hook := &countHook{}
 	client.AddHook(hook)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 10, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithDenyCache(16))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := denyCacheStore(t, client)
 	ctx := context.Background()
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}
 	buf := []byte("p:client-a")
