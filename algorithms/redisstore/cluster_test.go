@@ -215,6 +215,36 @@ func (h *raceHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// lostRace sets up a cross-slot Take that loses a race: between its peek
+// and its reservation of y, another instance takes y's one unit.
+type lostRace struct {
+	prefix string
+	clk    *manualClock
+	other  *redisstore.Store // the other instance, on the shared cluster
+	y      algorithms.Check  // one unit an hour of route-/login
+	hook   *raceHook         // on the racing Take's client: other takes y
+}
+
+// newLostRace returns a lostRace under a prefix of its own; the clock
+// reads 2026-11-30 08:00 UTC. The racing Take of y fails t unless admitted.
+func newLostRace(t *testing.T) *lostRace {
+	t.Helper()
+	prefix := uniquePrefix(t)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+	yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
+	hook := &raceHook{key: yKey, race: func() {
+		if d, err := other.Take(context.Background(), y); err != nil || !d[0].Allowed {
+			t.Errorf("racing Take(y) = %+v, %v", d, err)
+		}
+	}}
+	return &lostRace{prefix: prefix, clk: clk, other: other, y: y, hook: hook}
+}
+
 // TestClusterUndoAfterLostRace forces the race the protocol guards against:
 // between the peek and the reservation, another instance takes the last
 // unit of y. The Take is then denied, and the reservation of x, on another
@@ -222,22 +252,12 @@ func (h *raceHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func TestClusterUndoAfterLostRace(t *testing.T) {
 	for _, kind := range algorithms.Kinds {
 		t.Run(string(kind), func(t *testing.T) {
-			prefix := uniquePrefix(t)
-			clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
-			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+			race := newLostRace(t)
+			prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
 			x := algorithms.Check{Spec: smallSpec(kind), Key: "user-1", Cost: 2}
 			ctx := context.Background()
 			client := sharedCluster(t)
-			yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
-			hook := &raceHook{key: yKey, race: func() {
-				if d, err := other.Take(ctx, y); err != nil || !d[0].Allowed {
-					t.Errorf("racing Take(y) = %+v, %v", d, err)
-				}
-			}}
+			hook := race.hook
 			client.AddHook(hook)
 			s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
 			if err != nil {
@@ -305,25 +325,15 @@ func (h *cancelHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // reservations of a cross-slot Take came back and one slot denied: the
 // undo of the others still runs, so the denied Take consumes nothing.
 func TestClusterUndoOutlivesTheContext(t *testing.T) {
-	prefix := uniquePrefix(t)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
-	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+	race := newLostRace(t)
+	prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
 	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "user-1", Cost: 2}
 	bg := context.Background()
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ContextTimeoutEnabled: true})
 	defer client.Close()
-	yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
-	client.AddHook(&raceHook{key: yKey, race: func() {
-		if d, err := other.Take(bg, y); err != nil || !d[0].Allowed {
-			t.Errorf("racing Take(y) = %+v, %v", d, err)
-		}
-	}})
+	client.AddHook(race.hook)
 	client.AddHook(&cancelHook{n: 2, cancel: cancel})
 	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
 	if err != nil {
@@ -415,13 +425,8 @@ func (stallUndoHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // undo failed, not that Redis never replied.
 func TestClusterUndoWithinTimeout(t *testing.T) {
 	const timeout = 50 * time.Millisecond
-	prefix := uniquePrefix(t)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
-	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+	race := newLostRace(t)
+	prefix, clk, y := race.prefix, race.clk, race.y
 	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "user-1", Cost: 2}
 	bg := context.Background()
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ContextTimeoutEnabled: true})
@@ -433,12 +438,7 @@ func TestClusterUndoWithinTimeout(t *testing.T) {
 	if _, err := s.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil { // loads the library
 		t.Fatal(err)
 	}
-	yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
-	client.AddHook(&raceHook{key: yKey, race: func() {
-		if d, err := other.Take(bg, y); err != nil || !d[0].Allowed {
-			t.Errorf("racing Take(y) = %+v, %v", d, err)
-		}
-	}})
+	client.AddHook(race.hook)
 	client.AddHook(stallUndoHook{})
 	start := time.Now()
 	_, err = s.Take(bg, x, y)
