@@ -119,15 +119,7 @@ type turn struct {
 	wake       context.CancelFunc // ends its current sleep; nil when it is not asleep
 }
 
-func (l *line) push(tn *turn) {
-	tn.prev = l.tail
-	if l.tail != nil {
-		l.tail.next = tn
-	} else {
-		l.head = tn
-	}
-	l.tail = tn
-}
+func (l *line) push(tn *turn) { l.link(tn, l.tail) }
 
 // insert puts tn, which has a turn, in its place: after the turns no later
 // than its own, before any request without a turn.
@@ -136,23 +128,22 @@ func (l *line) insert(tn *turn) {
 	for x != nil && (x.at.IsZero() || x.at.After(tn.at)) {
 		x = x.prev
 	}
-	if x == nil {
-		tn.next = l.head
-		if l.head != nil {
-			l.head.prev = tn
-		} else {
-			l.tail = tn
-		}
-		l.head = tn
-		return
+	l.link(tn, x)
+}
+
+// link puts tn in l after x, or first when x is nil.
+func (l *line) link(tn, x *turn) {
+	tn.prev = x
+	if x != nil {
+		tn.next, x.next = x.next, tn
+	} else {
+		tn.next, l.head = l.head, tn
 	}
-	tn.prev, tn.next = x, x.next
-	if x.next != nil {
-		x.next.prev = tn
+	if tn.next != nil {
+		tn.next.prev = tn
 	} else {
 		l.tail = tn
 	}
-	x.next = tn
 }
 
 func (l *line) remove(tn *turn) {
@@ -230,21 +221,31 @@ func (t *Transport) queue(ctx context.Context, key string) error {
 	if t.lines.in.Load() != 0 {
 		return t.queueLine(ctx, key, nil)
 	}
+	delay, now, err := t.take(ctx, key)
+	if err != nil || delay <= 0 {
+		return err
+	}
+	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now})
+}
+
+// take asks the store for key's next turn, and returns how long until it
+// comes, from now, read after the store call (the delay runs from the
+// store's now); 0 when it is now. A store that fails or denies the turn is
+// the error the request fails with: [storeError], or a [*WaitError].
+func (t *Transport) take(ctx context.Context, key string) (time.Duration, time.Time, error) {
 	d, err := t.limiter.Allow(ctx, key)
 	if err != nil {
-		return storeError(ctx, err)
+		return 0, time.Time{}, storeError(ctx, err)
 	}
 	if !d.Allowed {
 		// For a denied leaky_queue request ResetAfter is the wait it
 		// would have had: until the queue drains to now.
-		return &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
+		return 0, time.Time{}, &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
 	}
 	if d.Delay <= 0 {
-		return nil
+		return 0, time.Time{}, nil
 	}
-	// Read after the store call: the Delay runs from the store's now.
-	now := t.clock.Now()
-	return t.queueLine(ctx, key, &turn{at: now.Add(d.Delay), queued: now})
+	return d.Delay, t.clock.Now(), nil
 }
 
 // queueLine waits in key's line: with tn, a turn already taken from the
@@ -264,24 +265,12 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn) error {
 		l.insert(tn)
 	} else if l.tail == nil || !l.tail.at.IsZero() {
 		// Every request of the line has its turn: take the next one.
-		d, err := t.limiter.Allow(ctx, key)
-		if err != nil {
+		delay, now, err := t.take(ctx, key)
+		if err != nil || delay <= 0 {
 			t.unlock(key, l)
-			return storeError(ctx, err)
+			return err
 		}
-		if !d.Allowed {
-			t.unlock(key, l)
-			// For a denied leaky_queue request ResetAfter is the wait it
-			// would have had: until the queue drains to now.
-			return &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
-		}
-		if d.Delay <= 0 {
-			t.unlock(key, l)
-			return nil
-		}
-		// Read after the store call: the Delay runs from the store's now.
-		now := t.clock.Now()
-		tn = &turn{at: now.Add(d.Delay), queued: now}
+		tn = &turn{at: now.Add(delay), queued: now}
 		l.push(tn)
 	} else {
 		// Requests that arrived earlier wait for a turn (a Retry-After

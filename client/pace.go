@@ -40,21 +40,12 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 		// requests in order.
 		return t.queue(ctx, key)
 	}
-	d, err := t.limiter.Allow(ctx, key)
-	if err != nil {
-		return storeError(ctx, err)
+	delay, now, err := t.take(ctx, key)
+	if err != nil || delay <= 0 {
+		return err
 	}
-	if !d.Allowed {
-		// For a denied leaky_queue request ResetAfter is the wait it
-		// would have had: until the queue drains to now.
-		return &WaitError{Key: key, Wait: d.ResetAfter, MaxWait: t.maxWait}
-	}
-	if d.Delay <= 0 {
-		return nil
-	}
-	// Read after the store call: the Delay runs from the store's now.
-	at := t.clock.Now().Add(d.Delay)
-	if err := t.clock.Sleep(ctx, d.Delay); err != nil {
+	at := now.Add(delay)
+	if err := t.clock.Sleep(ctx, delay); err != nil {
 		// The caller has gone: its turn goes back to the store, which
 		// takes it when no request queued behind it.
 		t.giveBack(ctx, key, at, t.clock.Now())
