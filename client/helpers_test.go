@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,6 +66,21 @@ func newClient(t *testing.T, clock client.Clock, opts ...client.Option) (*http.C
 	}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}, tr
+}
+
+// roundTrip sends a GET to url through tr with ctx, the caller named in an
+// X-Caller header unless caller is empty, and returns RoundTrip's error (it
+// closes the response's body).
+func roundTrip(ctx context.Context, tr http.RoundTripper, url, caller string) error {
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if caller != "" {
+		r.Header.Set("X-Caller", caller)
+	}
+	resp, err := tr.RoundTrip(r)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
 }
 
 // get sends a GET and returns the status and body, or the error.

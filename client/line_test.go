@@ -25,7 +25,15 @@ import (
 // that could not take it, Y's being behind it: it took a new turn at 4s,
 // beyond its maximum wait of 3s, and failed.)
 func TestLeaveWithinHoldKeepsTurnsBehind(t *testing.T) {
-	leaveWithinHold(t, func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
+	leaveWithinHold(t, memFleet(t))
+}
+
+// fleetOf2 builds two clients over Transports sharing a store, with opts.
+type fleetOf2 func(clock *fakeClock, opts ...client.Option) (x, y *http.Client)
+
+// memFleet builds two clients over Transports sharing a MemoryStore.
+func memFleet(t *testing.T) fleetOf2 {
+	return func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
 		store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 		if err != nil {
 			t.Fatal(err)
@@ -33,46 +41,17 @@ func TestLeaveWithinHoldKeepsTurnsBehind(t *testing.T) {
 		x, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
 		y, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
 		return x, y
-	})
+	}
 }
-
-// fleetOf2 builds two clients over Transports sharing a store, with opts.
-type fleetOf2 func(clock *fakeClock, opts ...client.Option) (x, y *http.Client)
 
 func leaveWithinHold(t *testing.T, fleet fleetOf2) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	order, at, errs, ended := queueRun{n: 3, ra: "2",
+	queueRun{n: 3, ra: "2", leaver: 1, leaveAt: 500 * time.Millisecond,
 		clients: func(clock *fakeClock) []*http.Client {
 			x, y := fleet(clock, client.WithRate(1, time.Second), client.WithMaxWait(3*time.Second))
 			return []*http.Client{x, x, x, y}
 		},
-		ctx: func(i int) context.Context {
-			if i == 1 {
-				return ctx
-			}
-			return context.Background()
-		},
-		meanwhile: func(clock *fakeClock) {
-			clock.Sleep(context.Background(), 500*time.Millisecond)
-			cancel()
-		},
-	}.run(t)
-	if !errors.Is(errs[1], context.Canceled) || ended[1] != 500*time.Millisecond {
-		t.Errorf("caller 1: %v at %v, want context.Canceled at 500ms", errs[1], ended[1])
-	}
-	for _, i := range []int{0, 2, 3} {
-		if errs[i] != nil {
-			t.Errorf("caller %d: %v", i, errs[i])
-		}
-	}
-	if want := []string{"0", "2", "3", "0"}; !slices.Equal(order, want) {
-		t.Errorf("callers received in the order %v, want %v", order, want)
-	}
-	if want := []time.Duration{0, 2 * time.Second, 3 * time.Second, 4 * time.Second}; !slices.Equal(at, want) {
-		t.Errorf("arrivals %v, want %v", at, want)
-	}
+	}.check(t, []string{"0", "2", "3", "0"}, []time.Duration{0, 2 * time.Second, 3 * time.Second, 4 * time.Second})
 }
 
 // A turn the store gives for a request that it comes too late for, with no
@@ -84,39 +63,20 @@ func leaveWithinHold(t *testing.T, fleet fleetOf2) {
 // caller of X arriving at 2.5s takes that turn, at 3s. (It was lost: the
 // caller waited for 4s.)
 func TestSpareTurnGoesBack(t *testing.T) {
-	spareTurn(t, func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
-		store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
-		y, _ = newClient(t, clock, append(opts, client.WithStore(store))...)
-		return x, y
-	})
+	spareTurn(t, memFleet(t))
 }
 
 func spareTurn(t *testing.T, fleet fleetOf2) {
 	t.Helper()
-	order, at, errs, _ := queueRun{n: 2, ra: "2", late: 2500 * time.Millisecond,
+	errs, _ := queueRun{n: 2, ra: "2", late: 2500 * time.Millisecond,
 		clients: func(clock *fakeClock) []*http.Client {
 			x, y := fleet(clock, client.WithRate(1, time.Second), client.WithMaxWait(2500*time.Millisecond), client.WithRetries(0))
 			return []*http.Client{x, x, y, x}
 		},
-	}.run(t)
+	}.check(t, []string{"0", "2", "late"}, []time.Duration{0, 2 * time.Second, 3 * time.Second}, 0, 1)
 	var we *client.WaitError
 	if !errors.As(errs[1], &we) || we.Wait != 3*time.Second {
 		t.Errorf("caller 1: %v, want a *WaitError of 3s", errs[1])
-	}
-	for _, i := range []int{2, 3} {
-		if errs[i] != nil {
-			t.Errorf("caller %d: %v", i, errs[i])
-		}
-	}
-	if want := []string{"0", "2", "late"}; !slices.Equal(order, want) {
-		t.Errorf("callers received in the order %v, want %v", order, want)
-	}
-	if want := []time.Duration{0, 2 * time.Second, 3 * time.Second}; !slices.Equal(at, want) {
-		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
 
@@ -127,14 +87,7 @@ func TestContextCancelledWhileWaitingNotProactive(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, nil)
 	_, tr := newClient(t, clock, client.WithRate(1, 10*time.Second), client.WithProactive(false))
-	send := func(ctx context.Context) error {
-		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		resp, err := tr.RoundTrip(r)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	send := func(ctx context.Context) error { return roundTrip(ctx, tr, srv.URL, "") }
 	if err := send(context.Background()); err != nil { // at once
 		t.Fatal(err)
 	}
@@ -205,14 +158,7 @@ func TestLeaveWhileStoreIsSlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := func(ctx context.Context) error {
-		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/", nil)
-		resp, err := tr.RoundTrip(r)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	send := func(ctx context.Context) error { return roundTrip(ctx, tr, "http://api.example/", "") }
 	if err := send(context.Background()); err != nil { // at once
 		t.Fatal(err)
 	}
@@ -336,13 +282,7 @@ func TestFastTurnGivenOnWhileLineIsBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	send := func(ctx context.Context, name string) error {
-		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/", nil)
-		r.Header.Set("X-Caller", name)
-		resp, err := tr.RoundTrip(r)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
+		return roundTrip(ctx, tr, "http://api.example/", name)
 	}
 	if err := send(context.Background(), "A"); err != nil { // at once
 		t.Fatal(err)

@@ -370,14 +370,7 @@ func TestContextCancelledMidQueue(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, nil)
 	_, tr := newClient(t, clock, client.WithRate(1, 10*time.Second))
-	send := func(ctx context.Context) error {
-		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		resp, err := tr.RoundTrip(r)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	send := func(ctx context.Context) error { return roundTrip(ctx, tr, srv.URL, "") }
 	if err := send(context.Background()); err != nil { // at once
 		t.Fatal(err)
 	}

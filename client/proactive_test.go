@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
@@ -347,10 +346,10 @@ type queueRun struct {
 	// is n+1), or one client for all; by default one with opts.
 	clients func(clock *fakeClock) []*http.Client
 	opts    []client.Option
-	ctx     func(i int) context.Context // nil: context.Background
-	// meanwhile, when set, runs on a goroutine of its own once the
-	// refusal is answered (it may sleep on the clock).
-	meanwhile func(clock *fakeClock)
+	// leaveAt, when set, ends the context of caller leaver that long after
+	// the refusal is answered.
+	leaver  int
+	leaveAt time.Duration
 }
 
 // run returns the callers in the order the stub received them, with the
@@ -388,13 +387,16 @@ func (q queueRun) run(t *testing.T) (order []string, at []time.Duration, errs []
 	}
 	errs, ended = make([]error, callers), make([]time.Duration, callers)
 	workers := callers
-	if q.meanwhile != nil {
+	leave, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if q.leaveAt > 0 {
 		workers++
 	}
 	clock.drive(workers, func(i int) {
 		if i == callers {
 			<-refused
-			q.meanwhile(clock)
+			clock.Sleep(context.Background(), q.leaveAt)
+			cancel()
 			return
 		}
 		name := strconv.Itoa(i)
@@ -408,8 +410,8 @@ func (q queueRun) run(t *testing.T) (order []string, at []time.Duration, errs []
 			clock.waitSleepers(i - 1)
 		}
 		ctx := context.Background()
-		if q.ctx != nil {
-			ctx = q.ctx(i)
+		if q.leaveAt > 0 && i == q.leaver {
+			ctx = leave
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 		req.Header.Set("X-Caller", name)
@@ -428,6 +430,33 @@ func (q queueRun) run(t *testing.T) (order []string, at []time.Duration, errs []
 		errs[i], ended[i] = err, clock.Now().Sub(t0)
 	})
 	return order, srv.arrivals(), errs, ended
+}
+
+// check runs q and reports an order or arrivals other than wanted, and the
+// errors of the callers but the leaver, which must return context.Canceled
+// when it leaves, and those in failed, which the test checks itself with
+// the errors and instants returned.
+func (q queueRun) check(t *testing.T, wantOrder []string, wantAt []time.Duration, failed ...int) (errs []error, ended []time.Duration) {
+	t.Helper()
+	order, at, errs, ended := q.run(t)
+	if q.leaveAt > 0 {
+		if i := q.leaver; !errors.Is(errs[i], context.Canceled) || ended[i] != q.leaveAt {
+			t.Errorf("caller %d: %v at %v, want context.Canceled at %v", i, errs[i], ended[i], q.leaveAt)
+		}
+		failed = append(failed, q.leaver)
+	}
+	for i, err := range errs {
+		if err != nil && !slices.Contains(failed, i) {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	}
+	if !slices.Equal(order, wantOrder) {
+		t.Errorf("callers received in the order %v, want %v", order, wantOrder)
+	}
+	if !slices.Equal(at, wantAt) {
+		t.Errorf("arrivals %v, want %v", at, wantAt)
+	}
+	return errs, ended
 }
 
 // Requests to one host leave in the order they arrived across a Retry-After
@@ -516,35 +545,10 @@ func TestRetryAfterHoldMaxWaitFailsTheLast(t *testing.T) {
 // pass, returns at once when its context is cancelled; the callers around it
 // keep their order.
 func TestRetryAfterQueuedCallerCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	order, at, errs, ended := queueRun{n: 3, ra: "2",
+	queueRun{n: 3, ra: "2", leaver: 2, leaveAt: time.Second,
 		opts: []client.Option{client.WithRate(5, time.Second), client.WithMaxWait(10 * time.Second)},
-		ctx: func(i int) context.Context {
-			if i == 2 {
-				return ctx
-			}
-			return context.Background()
-		},
-		meanwhile: func(clock *fakeClock) {
-			clock.Sleep(context.Background(), time.Second)
-			cancel()
-		},
-	}.run(t)
-	if !errors.Is(errs[2], context.Canceled) || ended[2] != time.Second {
-		t.Errorf("caller 2: %v at %v, want context.Canceled at 1s", errs[2], ended[2])
-	}
-	for _, i := range []int{0, 1, 3} {
-		if errs[i] != nil {
-			t.Errorf("caller %d: %v", i, errs[i])
-		}
-	}
-	if want := []string{"0", "1", "3", "0"}; !slices.Equal(order, want) {
-		t.Errorf("callers received in the order %v, want %v", order, want)
-	}
-	if want := []time.Duration{0, 2 * time.Second, 2200 * time.Millisecond, 2400 * time.Millisecond}; !slices.Equal(at, want) {
-		t.Errorf("arrivals %v, want %v", at, want)
-	}
+	}.check(t, []string{"0", "1", "3", "0"},
+		[]time.Duration{0, 2 * time.Second, 2200 * time.Millisecond, 2400 * time.Millisecond})
 }
 
 // Two Transports sharing a store (a fleet) pace together through a
@@ -556,29 +560,17 @@ func TestRetryAfterQueuedCallerCancelled(t *testing.T) {
 // until 1s takes the turns of 1 and 2, which take those of 5 and 7 (1s and
 // 1.4s), and 5 and 7 take new turns at 1.6s and 1.8s. Y knows of no hold.
 func TestSharedStoreRetryAfterKeepsRate(t *testing.T) {
-	order, at, errs, _ := queueRun{n: 7, ra: "1",
+	sharedRetryAfter(t, memFleet(t))
+}
+
+func sharedRetryAfter(t *testing.T, fleet fleetOf2) {
+	t.Helper()
+	queueRun{n: 7, ra: "1",
 		clients: func(clock *fakeClock) []*http.Client {
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := []client.Option{client.WithRate(5, time.Second), client.WithMaxWait(10 * time.Second), client.WithStore(store)}
-			x, _ := newClient(t, clock, opts...)
-			y, _ := newClient(t, clock, opts...)
+			x, y := fleet(clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
 			return []*http.Client{x, x, x, y, y, x, y, x}
 		},
-	}.run(t)
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("caller %d: %v", i, err)
-		}
-	}
-	if want := []string{"0", "3", "4", "1", "6", "2", "5", "7", "0"}; !slices.Equal(order, want) {
-		t.Errorf("callers received in the order %v, want %v", order, want)
-	}
-	want := []time.Duration{0, 600 * time.Millisecond, 800 * time.Millisecond, time.Second, 1200 * time.Millisecond,
-		1400 * time.Millisecond, 1600 * time.Millisecond, 1800 * time.Millisecond, 2 * time.Second}
-	if !slices.Equal(at, want) {
-		t.Errorf("arrivals %v, want %v", at, want)
-	}
+	}.check(t, []string{"0", "3", "4", "1", "6", "2", "5", "7", "0"},
+		[]time.Duration{0, 600 * time.Millisecond, 800 * time.Millisecond, time.Second, 1200 * time.Millisecond,
+			1400 * time.Millisecond, 1600 * time.Millisecond, 1800 * time.Millisecond, 2 * time.Second})
 }

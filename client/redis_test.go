@@ -222,27 +222,7 @@ func TestFleetPacesThroughRedis(t *testing.T) {
 // pace: the scenario of TestSharedStoreRetryAfterKeepsRate, each instance
 // with its own connection and redisstore.
 func TestFleetRetryAfterKeepsRateThroughRedis(t *testing.T) {
-	addr := startRedis(t)
-	order, at, errs, _ := queueRun{n: 7, ra: "1",
-		clients: func(clock *fakeClock) []*http.Client {
-			fleet := newFleet(t, addr, "fleetra", clock, 2, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
-			x, y := &http.Client{Transport: fleet[0]}, &http.Client{Transport: fleet[1]}
-			return []*http.Client{x, x, x, y, y, x, y, x}
-		},
-	}.run(t)
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("caller %d: %v", i, err)
-		}
-	}
-	if want := []string{"0", "3", "4", "1", "6", "2", "5", "7", "0"}; !slices.Equal(order, want) {
-		t.Errorf("callers received in the order %v, want %v", order, want)
-	}
-	want := []time.Duration{0, 600 * time.Millisecond, 800 * time.Millisecond, time.Second, 1200 * time.Millisecond,
-		1400 * time.Millisecond, 1600 * time.Millisecond, 1800 * time.Millisecond, 2 * time.Second}
-	if !slices.Equal(at, want) {
-		t.Errorf("arrivals %v, want %v", at, want)
-	}
+	sharedRetryAfter(t, redisFleet(t, startRedis(t), "fleetra"))
 }
 
 // Through Redis, the fleet cases of leave and settle: a turn given up
@@ -250,12 +230,15 @@ func TestFleetRetryAfterKeepsRateThroughRedis(t *testing.T) {
 // a turn too late for the last request goes back (TestSpareTurnGoesBack).
 func TestFleetGiveBackThroughRedis(t *testing.T) {
 	addr := startRedis(t)
-	fleet := func(prefix string) fleetOf2 {
-		return func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
-			f := newFleet(t, addr, prefix, clock, 2, opts...)
-			return &http.Client{Transport: f[0]}, &http.Client{Transport: f[1]}
-		}
+	leaveWithinHold(t, redisFleet(t, addr, "leavehold"))
+	spareTurn(t, redisFleet(t, addr, "spare"))
+}
+
+// redisFleet builds two clients over Transports sharing the Redis at addr,
+// each with its own connection, under prefix.
+func redisFleet(t *testing.T, addr, prefix string) fleetOf2 {
+	return func(clock *fakeClock, opts ...client.Option) (x, y *http.Client) {
+		f := newFleet(t, addr, prefix, clock, 2, opts...)
+		return &http.Client{Transport: f[0]}, &http.Client{Transport: f[1]}
 	}
-	leaveWithinHold(t, fleet("leavehold"))
-	spareTurn(t, fleet("spare"))
 }
