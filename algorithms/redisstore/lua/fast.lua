@@ -185,7 +185,7 @@ do
           call('SET', KEYS[i], v, 'KEEPTTL')
         else
           local ttl = max(floor(out[(i - 1) * 6 + 4] / 1000000) + 1, minTTL, 1)
-          call('SET', KEYS[i], v, 'PX', ttl)
+          call('SET', KEYS[i], v, 'PX', ttlArg(ttl))
         end
       end
       return out

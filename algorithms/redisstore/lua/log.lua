@@ -157,8 +157,8 @@ local function logKind()
       call('RPUSH', S.lkey, unpack(items))
     end
     if ttl then
-      call('SET', S.key, fmt(S.sum), 'PX', ttl)
-      call('PEXPIRE', S.lkey, ttl)
+      call('SET', S.key, fmt(S.sum), 'PX', ttlArg(ttl))
+      call('PEXPIRE', S.lkey, ttlArg(ttl))
     else
       call('SET', S.key, fmt(S.sum), 'KEEPTTL')
     end

@@ -166,7 +166,7 @@ else
               format('%d %d %d', q, r, op.P.L), nil, undo)
           end
         end
-        call('SET', op.key, v, 'PX', ttl)
+        call('SET', op.key, v, 'PX', ttlArg(ttl))
       end
     end
   end

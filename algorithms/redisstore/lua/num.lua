@@ -49,6 +49,23 @@ local function absol(d)
   return TS + q, r
 end
 
+-- ttlArg returns an expiry in ms (an integer below 2^53) as the string
+-- redis.call passes on. Given a number, Redis 7.0's scripting formats the
+-- argument itself with C's %.17g, which costs a SET about 0.9 µs of server
+-- time; formatting it here costs a tenth of that, and each distinct value
+-- is formatted once while the table lives (the library's lifetime as a
+-- function, one call as a script; bounded like spec.lua's).
+local TTLS, nttls = {}, 0
+local function ttlArg(ms)
+  local s = TTLS[ms]
+  if s then return s end
+  s = format('%d', ms)
+  if nttls >= 1024 then TTLS, nttls = {}, 0 end
+  TTLS[ms] = s
+  nttls = nttls + 1
+  return s
+end
+
 -- The wide-value helpers and window are created by numInit, on first use:
 -- a script's functions are closures made anew on every call, and the fast
 -- path (fast.lua) needs none of them in the common case.
