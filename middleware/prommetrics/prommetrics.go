@@ -15,13 +15,20 @@
 //	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a failed store call;
 //	                                           each evaluated policy), "key" (no key), "cost"
 //	ratekeeper_decision_seconds                histogram: time to decide (keys and store call)
-//	ratekeeper_failure_state{state}            gauge: 1 for the current state (healthy, open,
-//	                                           closed, fallback), 0 for the others
+//	ratekeeper_failure_state{state}            gauge: 1 for each failure state (open, closed,
+//	                                           fallback) an observed middleware is in, and
+//	                                           for healthy when none is failing; else 0
 //	ratekeeper_effective_limit{policy}         gauge: the limit enforced (adaptive, fleet)
 //	ratekeeper_configured_limit{policy}        gauge: the limit configured
 //
 // Recording a request does not allocate: the counters of each policy are
 // looked up once and cached.
+//
+// The failure_state gauges count the transitions reported to
+// [Metrics.ObserveState], so that they hold for one Metrics observing
+// several middlewares (one failing closed while another recovers is not
+// healthy) and whatever the order in which concurrent requests report the
+// transitions they made.
 package prommetrics
 
 import (
@@ -49,6 +56,13 @@ type Metrics struct {
 
 	mu       sync.Mutex // serialises writers of policies
 	policies atomic.Pointer[map[string]*counters]
+
+	stateMu sync.Mutex
+	// failing counts, per State, the transitions into it less those out
+	// of it (healthy not counted): the middlewares in that state, once
+	// every transition made has been reported. It may be negative while
+	// a transition made earlier has not been reported yet.
+	failing [len(middleware.States)]int64
 }
 
 // counters are the metrics of one policy.
@@ -123,7 +137,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: o.namespace, Name: "decision_seconds",
 			Help: "Time to decide a request: key extraction and the store call.", Buckets: o.buckets, ConstLabels: o.labels}),
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "failure_state",
-			Help: "1 for the middleware's current failure state (healthy, open, closed, fallback).", ConstLabels: o.labels},
+			Help: "1 for each failure state (open, closed, fallback) an observed middleware is in; healthy is 1 when none is failing.", ConstLabels: o.labels},
 			[]string{"state"}),
 		limit: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "effective_limit",
 			Help: "The limit enforced per policy, after adaptive and fleet adjustments.", ConstLabels: o.labels},
@@ -249,10 +263,33 @@ func (m *Metrics) ObserveRequest(e middleware.Event) {
 	}
 }
 
-// ObserveState implements [middleware.Observer].
+// ObserveState implements [middleware.Observer]. The middleware reports a
+// transition after making it, without a lock: two requests crossing one
+// (healthy -> open, open -> healthy) may report in either order. Counting
+// the transitions, rather than taking the last report for the state, ends
+// in the state made last whatever the order, and keeps the middlewares a
+// Metrics observes apart.
 func (m *Metrics) ObserveState(from, to middleware.State) {
-	m.state.WithLabelValues(from.String()).Set(0)
-	m.state.WithLabelValues(to.String()).Set(1)
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
+	if from != middleware.StateHealthy && int(from) < len(m.failing) {
+		m.failing[from]--
+	}
+	if to != middleware.StateHealthy && int(to) < len(m.failing) {
+		m.failing[to]++
+	}
+	healthy := 1.0
+	for _, s := range middleware.States {
+		if s == middleware.StateHealthy {
+			continue
+		}
+		v := 0.0
+		if m.failing[s] > 0 {
+			v, healthy = 1, 0
+		}
+		m.state.WithLabelValues(s.String()).Set(v)
+	}
+	m.state.WithLabelValues(middleware.StateHealthy.String()).Set(healthy)
 }
 
 // ObserveLimit implements [middleware.Observer].

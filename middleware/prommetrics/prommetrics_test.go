@@ -127,7 +127,7 @@ ratekeeper_errors_total{kind="key",policy="per-ip"} 0
 ratekeeper_errors_total{kind="key",policy="per-user"} 1
 ratekeeper_errors_total{kind="store",policy="per-ip"} 1
 ratekeeper_errors_total{kind="store",policy="per-user"} 1
-# HELP ratekeeper_failure_state 1 for the middleware's current failure state (healthy, open, closed, fallback).
+# HELP ratekeeper_failure_state 1 for each failure state (open, closed, fallback) an observed middleware is in; healthy is 1 when none is failing.
 # TYPE ratekeeper_failure_state gauge
 ratekeeper_failure_state{state="closed"} 0
 ratekeeper_failure_state{state="fallback"} 0
@@ -186,7 +186,7 @@ func TestMetricsShadowAndOpen(t *testing.T) {
 rk_requests_total{limiter="api",outcome="allowed",policy="p"} 1
 rk_requests_total{limiter="api",outcome="denied",policy="p"} 0
 rk_requests_total{limiter="api",outcome="shadow_denied",policy="p"} 1
-# HELP rk_failure_state 1 for the middleware's current failure state (healthy, open, closed, fallback).
+# HELP rk_failure_state 1 for each failure state (open, closed, fallback) an observed middleware is in; healthy is 1 when none is failing.
 # TYPE rk_failure_state gauge
 rk_failure_state{limiter="api",state="closed"} 0
 rk_failure_state{limiter="api",state="fallback"} 0
