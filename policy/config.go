@@ -47,9 +47,13 @@ import (
 //
 // Key parts are ip (the client address, see trusted_proxies), user (set by
 // keyfunc.WithUser), route (the route pattern), method, global (one key for
-// everyone), header:NAME and cookie:NAME. A file with just a name, a limit
-// and a window per policy gets the sliding window counter keyed by client
-// IP.
+// everyone), header:NAME and cookie:NAME. The client chooses the value of
+// a header or cookie, of any length: alone in a key, a value longer than
+// keyfunc.MaxKeyLen bytes, holding a byte outside printable ASCII or
+// starting with '#' is replaced by a digest ("#" and 22 characters), and in
+// a list each part is bounded by keyfunc.Join. A file with just a name, a
+// limit and a window per policy gets the sliding window counter keyed by
+// client IP.
 type Config struct {
 	// File is the name the configuration was read from.
 	File string

@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -104,7 +107,9 @@ func keyFunc(keys [][]string, ip keyfunc.Func) (keyfunc.Func, string, error) {
 			fs = append(fs, f)
 		}
 		f := fs[0]
-		if len(fs) > 1 {
+		if len(fs) == 1 && clientChosen(parts[0]) {
+			f = bounded(f)
+		} else if len(fs) > 1 {
 			var err error
 			if f, err = keyfunc.Join(fs...); err != nil {
 				return nil, field, err
@@ -117,4 +122,41 @@ func keyFunc(keys [][]string, ip keyfunc.Func) (keyfunc.Func, string, error) {
 	}
 	f, err := keyfunc.FirstOf(alts...)
 	return f, "fallback", err
+}
+
+// clientChosen reports whether a key part is a value the client picks at
+// will and of any length (a header or a cookie).
+func clientChosen(part string) bool {
+	return strings.HasPrefix(part, "header:") || strings.HasPrefix(part, "cookie:")
+}
+
+// bounded returns a Func whose key is f's, bounded in length, for a key of
+// one client-chosen part (keyfunc.Join bounds the parts of a list): a value
+// of at most keyfunc.MaxKeyLen bytes of printable ASCII (spaces included,
+// so that a User-Agent stays readable in replay reports) not starting with
+// '#' is kept as it is; any other is written "#" and the first 16 bytes of
+// its SHA-256 in unpadded base64url, as keyfunc.Secret does. Kept values
+// never start with '#', so no value a client sends meets another's digest.
+func bounded(f keyfunc.Func) keyfunc.Func {
+	return func(r *http.Request) (string, error) {
+		v, err := f(r)
+		if err != nil || !needsDigest(v) {
+			return v, err
+		}
+		sum := sha256.Sum256([]byte(v))
+		return "#" + base64.RawURLEncoding.EncodeToString(sum[:16]), nil
+	}
+}
+
+// needsDigest reports whether bounded writes v as a digest.
+func needsDigest(v string) bool {
+	if len(v) > keyfunc.MaxKeyLen || strings.HasPrefix(v, "#") {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,81 @@
+package policy_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// preparedKey returns the key the first policy of cfg gives r, as the
+// store would see it ("name:key").
+func preparedKey(t *testing.T, cfg *policy.Config, r *http.Request) string {
+	t.Helper()
+	set, err := policy.NewSet(cfg.Policies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res policy.Result
+	if err := set.Prepare(r, set.Match(r), &res); err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if res.Len() != 1 {
+		t.Fatalf("Prepare gave %d checks, want 1", res.Len())
+	}
+	return res.Key(0)
+}
+
+// TestConfigClientChosenKeyBounded checks that a key made of one header or
+// cookie, whose value the client chooses, is bounded in length like a
+// joined one: a client sending a 100 KB X-Api-Key must not make a 100 KB
+// store key (a Redis key per request, a log line), and a value a client
+// crafts cannot meet the digest another value was given.
+func TestConfigClientChosenKeyBounded(t *testing.T) {
+	long1 := strings.Repeat("a", 100<<10)
+	long2 := strings.Repeat("a", 100<<10-1) + "b"
+	const limit = len("p:") + 2 + keyfunc.MaxKeyLen // "p:" + "0:" (FirstOf) + the part
+	for _, tc := range []struct {
+		name, key string
+		set       func(r *http.Request, v string)
+	}{
+		{"header", `key: "header:X-Api-Key"`, func(r *http.Request, v string) { r.Header.Set("X-Api-Key", v) }},
+		{"header with fallback", `{key: "header:X-Api-Key", fallback: ip}`, func(r *http.Request, v string) { r.Header.Set("X-Api-Key", v) }},
+		{"cookie", `key: "cookie:session"`, func(r *http.Request, v string) { r.Header.Set("Cookie", "session="+v) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "policies:\n  - name: p\n    limit: 5\n    window: 1m\n"
+			if strings.HasPrefix(tc.key, "{") {
+				doc = "policies:\n  - {name: p, limit: 5, window: 1m, " + strings.Trim(tc.key, "{}") + "}\n"
+			} else {
+				doc += "    " + tc.key + "\n"
+			}
+			cfg := mustParse(t, doc, "k.yaml")
+			keyOf := func(v string) string {
+				r := httptest.NewRequest("GET", "/", nil)
+				tc.set(r, v)
+				return preparedKey(t, cfg, r)
+			}
+			k1, k2 := keyOf(long1), keyOf(long2)
+			if len(k1) > limit || len(k2) > limit {
+				t.Fatalf("keys of 100 KB values are %d and %d bytes long, want at most %d", len(k1), len(k2), limit)
+			}
+			if k1 == k2 {
+				t.Errorf("two long values share the key %q", k1)
+			}
+			// A short, printable value stays readable (replay reports show it).
+			if k := keyOf("bot"); !strings.HasSuffix(k, ":bot") {
+				t.Errorf("key of %q = %q, want it as it is", "bot", k)
+			}
+			// A value that spells another one's digest gets a key of its own.
+			_, digest, _ := strings.Cut(k1, "#")
+			if digest != "" {
+				if k := keyOf("#" + digest); k == k1 {
+					t.Errorf("value %q shares the key %q of a 100 KB value", "#"+digest, k)
+				}
+			}
+		})
+	}
+}
