@@ -171,7 +171,9 @@ func WithRoutes(patterns ...string) Option {
 		}
 		for _, pat := range patterns {
 			rt := route{path: pat}
-			if i := strings.IndexByte(pat, ' '); i >= 0 {
+			// A pattern starting with '/' is a path, even when a chi
+			// regexp in it holds a space (as patternPath reads it).
+			if i := strings.IndexByte(pat, ' '); i >= 0 && !strings.HasPrefix(pat, "/") {
 				rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], " ")
 				if !isToken(rt.method) {
 					return p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
