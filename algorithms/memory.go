@@ -406,10 +406,15 @@ func (s *MemoryStore) hash(key string) uint64 {
 }
 
 func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
+	// ops starts zeroed (the array, or make's slice): each op's fields are
+	// set one by one below, instead of writing whole pending values (about
+	// 180 bytes each) over it again.
 	var buf [maxBatch]pending
-	ops := buf[:0]
-	if len(checks) > maxBatch {
-		ops = make([]pending, 0, len(checks))
+	var ops []pending
+	if len(checks) <= maxBatch {
+		ops = buf[:len(checks)]
+	} else {
+		ops = make([]pending, len(checks))
 	}
 	var locked [maxBatch]uint8
 	order := locked[:0]
@@ -418,7 +423,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 	}
 	for i := range checks {
 		h := s.hash(checks[i].Key)
-		ops = append(ops, pending{h: h})
+		ops[i].h = h
 		order = insertShard(order, uint8(h&s.mask))
 	}
 	for _, i := range order {
@@ -441,8 +446,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 		if err != nil {
 			return err
 		}
-		op.init(tb, op.h, n)
-		op.dup = -1
+		op.tb, op.n, op.dup = tb, n, -1
 		for j := i - 1; j >= 0; j-- {
 			if ops[j].tb == tb && ops[j].h == op.h {
 				op.dup = j
