@@ -122,16 +122,20 @@ func (d *decoder) config(root *cnode) *Config {
 		case "ipv6_prefix":
 			if n, ok := d.integer(v, name); ok {
 				if n < 1 || n > 128 {
+					// Reported here only: the ip key part is built with the default.
 					d.fail(v, name, "must be between 1 and 128, got %d", n)
+				} else {
+					cfg.IPv6Prefix = int(n)
 				}
-				cfg.IPv6Prefix = int(n)
 			}
 		case "ipv4_prefix":
 			if n, ok := d.integer(v, name); ok {
 				if n < 1 || n > 32 {
+					// Reported here only: the ip key part is built with the default.
 					d.fail(v, name, "must be between 1 and 32, got %d", n)
+				} else {
+					cfg.IPv4Prefix = int(n)
 				}
-				cfg.IPv4Prefix = int(n)
 			}
 		case "policies":
 			policies = v

@@ -8,8 +8,8 @@ import (
 )
 
 // FuzzParseConfig feeds arbitrary YAML and JSON to the loader: it must
-// never panic, every error must be a *ConfigError, and every Config it
-// returns must hold valid policies. The seed corpus is in
+// never panic, every error must be a *ConfigError (with a position when it
+// names a field), and every Config it returns must hold valid policies. The seed corpus is in
 // testdata/fuzz/FuzzParseConfig; run with
 //
 //	go test ./policy -run '^$' -fuzz FuzzParseConfig -fuzztime 60s
@@ -17,6 +17,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(fullYAML), "c.yaml")
 	f.Add([]byte(fullJSON), "c.json")
 	f.Add([]byte("policies:\n  - name: a\n    limit: 1\n    window: 1s\n"), "c")
+	f.Add([]byte("ipv6_prefix: 0\npolicies:\n  - name: a\n    limit: 1\n    window: 1s\n"), "c.yaml")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		cfg, err := policy.ParseConfig(data, name)
 		if err != nil {
@@ -25,6 +26,11 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			if !errors.Is(err, policy.ErrConfig) || len(policy.ConfigErrors(err)) == 0 {
 				t.Fatalf("error %v is not a ConfigError", err)
+			}
+			for _, ce := range policy.ConfigErrors(err) {
+				if ce.Field != "" && ce.Line == 0 {
+					t.Fatalf("error %q names a field but not where it is", ce)
+				}
 			}
 			return
 		}

@@ -79,3 +79,20 @@ func TestConfigClientChosenKeyBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigBadPrefixReportedOnce: an ipv4_prefix or ipv6_prefix out of
+// range is one error, at its field. It was reported a second time as an
+// ip_source error without a position, in a file with no ip_source.
+func TestConfigBadPrefixReportedOnce(t *testing.T) {
+	for _, tc := range []struct{ doc, field string }{
+		{"ipv6_prefix: 0\n", "ipv6_prefix"},
+		{"ipv4_prefix: 33\n", "ipv4_prefix"},
+		{"trusted_proxies: [10.0.0.0/8]\nip_source: forwarded\nipv6_prefix: 129\n", "ipv6_prefix"},
+	} {
+		_, err := policy.ParseConfig([]byte(tc.doc+"policies:\n  - {name: a, limit: 1, window: 1s}\n"), "p.yaml")
+		errs := policy.ConfigErrors(err)
+		if len(errs) != 1 || errs[0].Field != tc.field || errs[0].Line == 0 {
+			t.Errorf("ParseConfig(%q) = %v; want one error at %s, with its position", tc.doc, err, tc.field)
+		}
+	}
+}
