@@ -164,12 +164,13 @@ func ietfHold(h http.Header) time.Duration {
 	if !strings.Contains(field, "=0") && !strings.Contains(field, "=-0") {
 		return 0 // no member has r=0 or remaining=0: nothing to parse
 	}
-	if s := strings.TrimLeft(field, " "); s == "" || s[0] != '"' {
-		return draft7Hold(field)
-	}
+	// A field that parses as a List is the draft -08 to -11 syntax, whatever
+	// its first member: a member not named by a String is invalid and
+	// ignored, not a sign of draft-7 (whose Dictionary members, key=value,
+	// never parse as a List).
 	members, ok := parseSFList(field)
 	if !ok {
-		return 0
+		return draft7Hold(field)
 	}
 	var hold time.Duration
 	var windows map[string]int64 // RateLimit-Policy's w by name, read on demand

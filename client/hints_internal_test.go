@@ -189,3 +189,31 @@ func FuzzServerHold(f *testing.F) {
 		}
 	})
 }
+
+// A RateLimit List member whose name is not a String is invalid and
+// ignored, wherever it stands: the members after it still count, in the
+// first field line or a later one, and a draft-7 Dictionary is still read
+// as one.
+func TestServerHoldInvalidLeadingMember(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		want time.Duration
+	}{
+		{"token first", header("RateLimit", `b;r=0;t=50, "a";r=0;t=2`), 2 * time.Second},
+		{"token last", header("RateLimit", `"a";r=0;t=2, b;r=0;t=50`), 2 * time.Second},
+		{"integer first", header("RateLimit", `10;w=1, "a";r=0;t=2`), 2 * time.Second},
+		{"inner list first", header("RateLimit", `("x" "y");r=0;t=50, "a";r=0;t=3`), 3 * time.Second},
+		{"byte sequence first", header("RateLimit", `:eA==:;r=0;t=50, "a";r=0;t=4`), 4 * time.Second},
+		{"token line first", header("RateLimit", `b;r=0;t=50`, "RateLimit", `"a";r=0;t=5`), 5 * time.Second},
+		{"only invalid members", header("RateLimit", `b;r=0;t=50, c;r=0;t=9`), 0},
+		{"draft7 still", header("RateLimit", `limit=10, remaining=0, reset=6`), 6 * time.Second},
+		{"draft7 boolean first", header("RateLimit", `x, remaining=0, reset=7`), 7 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := serverHold(tc.h, now); got != tc.want {
+				t.Errorf("serverHold(%q) = %v, want %v", tc.h, got, tc.want)
+			}
+		})
+	}
+}
