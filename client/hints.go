@@ -227,14 +227,17 @@ func draft7Hold(field string) time.Duration {
 	}
 	remaining, reset := int64(-1), int64(-1)
 	for _, m := range members {
-		if m.item.kind != sfInteger {
-			continue
+		// The last member of a key is its value (RFC 9651 §4.2.2), even
+		// when it is not an Integer: then the key has no usable value.
+		v := int64(-1)
+		if m.item.kind == sfInteger {
+			v = m.item.num
 		}
 		switch m.key {
 		case "remaining":
-			remaining = m.item.num
+			remaining = v
 		case "reset":
-			reset = m.item.num
+			reset = v
 		}
 	}
 	if remaining != 0 || reset < 0 {

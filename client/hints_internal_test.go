@@ -46,6 +46,9 @@ func TestServerHold(t *testing.T) {
 		{"draft7 left", header("RateLimit", `limit=10, remaining=2, reset=4`), 0},
 		{"draft7 no reset", header("RateLimit", `limit=10, remaining=0`), 0},
 		{"draft7 duplicate key, last wins", header("RateLimit", `remaining=5, reset=4, remaining=0`), 4 * time.Second},
+		{"draft7 last reset not an Integer", header("RateLimit", `limit=10, remaining=0, reset=4, reset="x"`), 0},
+		{"draft7 last remaining not an Integer", header("RateLimit", `remaining=0, reset=4, remaining=?1`), 0},
+		{"draft7 last remaining a Decimal", header("RateLimit", `remaining=0, reset=4, remaining=0.0`), 0},
 		// draft-6: separate fields.
 		{"draft6", header("RateLimit-Limit", "10", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"), 3 * time.Second},
 		{"draft6 left", header("RateLimit-Remaining", "1", "RateLimit-Reset", "3"), 0},
