@@ -258,9 +258,14 @@ func (e *Engine) decide(en *logparse.Entry) error {
 	return nil
 }
 
-// newMux returns a ServeMux resolving the route patterns, each registered by
-// its path (the policies compare methods themselves); nil when there are
-// none.
+// newMux returns a ServeMux resolving the route patterns as the
+// application's ServeMux would: each registered as given, its method kept
+// (so "GET /items/{id}" and "DELETE /items/{item}" both register, as they
+// do in a ServeMux, and each request gets its method's route), and also by
+// its path alone where that conflicts with nothing registered, so that a
+// request of another method still gets the path's route. The request's
+// pattern is the path of the route found (route keys are one per path; the
+// policies compare methods themselves). nil when there are none.
 func newMux(patterns []string) (mux *http.ServeMux, err error) {
 	if len(patterns) == 0 {
 		return nil, nil
@@ -268,17 +273,23 @@ func newMux(patterns []string) (mux *http.ServeMux, err error) {
 	mux = http.NewServeMux()
 	seen := map[string]bool{}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	var paths []string
 	for _, p := range patterns {
-		path := p
-		if _, rest, ok := strings.Cut(p, " "); ok {
-			path = strings.TrimLeft(rest, " ")
+		if _, rest, ok := strings.Cut(p, " "); ok && !strings.HasPrefix(p, "/") {
+			paths = append(paths, strings.TrimLeft(rest, " "))
 		}
-		if seen[path] {
+		if seen[p] {
 			continue
 		}
-		seen[path] = true
-		if err := register(mux, path, nop); err != nil {
+		seen[p] = true
+		if err := register(mux, p, nop); err != nil {
 			return nil, err
+		}
+	}
+	for _, path := range paths {
+		if !seen[path] {
+			seen[path] = true
+			_ = register(mux, path, nop) // a conflict: the first path stays
 		}
 	}
 	return mux, nil

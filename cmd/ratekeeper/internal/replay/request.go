@@ -19,9 +19,10 @@ type requestBuilder struct {
 	url  url.URL
 	hdr  http.Header
 	base context.Context
-	// patterns caches the mux's answer per path: the mux has no method or
-	// host patterns, so the path alone decides. Bounded by maxCached.
-	patterns map[string]string
+	// patterns caches the mux's answer per method and path (the mux has
+	// no host patterns); cached counts its entries, at most maxCached.
+	patterns map[string]map[string]string
+	cached   int
 	// ref and ua back the Referer and User-Agent values, set on most
 	// lines, without an allocation each; extra tells that other headers
 	// were set and must be cleared.
@@ -44,7 +45,7 @@ const maxCached = 1 << 16
 
 func (b *requestBuilder) init(mux *http.ServeMux) {
 	b.mux = mux
-	b.patterns = map[string]string{}
+	b.patterns = map[string]map[string]string{}
 	b.hdr = http.Header{}
 	b.base = context.Background()
 	b.req = (&http.Request{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Host: "replay.invalid"}).WithContext(b.base)
@@ -85,11 +86,23 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	r.Header = b.hdr
 	r.Pattern = ""
 	if b.mux != nil {
-		pat, ok := b.patterns[en.Path]
+		byPath := b.patterns[en.Method]
+		pat, ok := byPath[en.Path]
 		if !ok {
 			_, pat = b.mux.Handler(r)
-			if len(b.patterns) < maxCached {
-				b.patterns[en.Path] = pat
+			// Its path alone, as before methods were registered: route
+			// keys stay one per path, and the policies compare methods
+			// themselves.
+			if _, path, ok := strings.Cut(pat, " "); ok && !strings.HasPrefix(pat, "/") {
+				pat = strings.TrimLeft(path, " ")
+			}
+			if b.cached < maxCached {
+				if byPath == nil {
+					byPath = map[string]string{}
+					b.patterns[strings.Clone(en.Method)] = byPath
+				}
+				byPath[strings.Clone(en.Path)] = pat
+				b.cached++
 			}
 		}
 		r.Pattern = pat
