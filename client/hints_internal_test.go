@@ -40,6 +40,9 @@ func TestServerHold(t *testing.T) {
 		{"ietf r decimal", header("RateLimit", `"a";r=0.0;t=5`), 0},
 		{"ietf t decimal", header("RateLimit", `"a";r=0;t=5.5`), 0},
 		{"ietf name not a string", header("RateLimit", `"a";r=0;t=2, b;r=0;t=50`), 2 * time.Second},
+		{"ietf display string", header("RateLimit", `"u";r=0;t=3;acme-n=%"f%c3%bcr \\ 100%25"`), 3 * time.Second},
+		{"ietf pk unpadded", header("RateLimit", `"u";r=0;t=3;pk=:aGVsbG8:`), 3 * time.Second},
+		{"ietf pk empty", header("RateLimit", `"u";r=0;t=3;pk=::`), 3 * time.Second},
 		{"ietf huge t saturates", header("RateLimit", `"a";r=0;t=999999999999999`), maxHint},
 		// draft-7: a Dictionary.
 		{"draft7", header("RateLimit", `limit=10, remaining=0, reset=4`), 4 * time.Second},
@@ -91,6 +94,13 @@ func TestServerHoldMalformed(t *testing.T) {
 		header("RateLimit", `"déf";r=0;t=5`),
 		header("RateLimit", `"a\x";r=0;t=5`),
 		header("RateLimit", `("a" "b");r=0;t=5`),
+		// RFC 9651 §4.2.10: a Display String's %-escapes are two lowercase
+		// hex digits and the octets UTF-8.
+		header("RateLimit", `"a";r=0;t=5;x=%"%zz"`),
+		header("RateLimit", `"a";r=0;t=5;x=%"%C3%A9"`),
+		header("RateLimit", `"a";r=0;t=5;x=%"%c3"`),
+		header("RateLimit", `"a";r=0;t=5;x=%"%4"`),
+		header("RateLimit", `"a";r=0;t=5;x=%"%`),
 		header("RateLimit", `limit=10, remaining=zero, reset=4`),
 		header("RateLimit", `limit=10, remaining=0, reset=-4`),
 		header("RateLimit", `Limit=10, remaining=0, reset=4`),

@@ -1,5 +1,7 @@
 package client
 
+import "unicode/utf8"
+
 // A small parser for the Structured Field Values of RFC 9651 that the
 // RateLimit headers use: Lists (draft -08 to -11, and RateLimit-Policy) and
 // Dictionaries (draft-7). It accepts the whole grammar — Integers, Decimals,
@@ -373,6 +375,9 @@ func (p *sfParser) bytes() sfItem {
 	return sfItem{}
 }
 
+// display parses a Display String (RFC 9651 §4.2.10): printable ASCII,
+// with "%" and two lowercase hex digits for each octet escaped, the octets
+// UTF-8.
 func (p *sfParser) display() sfItem {
 	start := p.i
 	p.i++
@@ -381,16 +386,40 @@ func (p *sfParser) display() sfItem {
 		return sfItem{}
 	}
 	p.i++
+	var octets []byte // decoded, to check the UTF-8; nil while all ASCII
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		p.i++
-		if c == '"' {
+		switch {
+		case c < 0x20 || c > 0x7e:
+			p.bad = true
+			return sfItem{}
+		case c == '"':
+			if octets != nil && !utf8.Valid(octets) {
+				p.bad = true
+				return sfItem{}
+			}
 			return sfItem{kind: sfDisplay, str: p.s[start:p.i]}
-		}
-		if c < 0x20 || c > 0x7e {
-			break
+		case c == '%':
+			if p.i+2 > len(p.s) || !isLCHex(p.s[p.i]) || !isLCHex(p.s[p.i+1]) {
+				p.bad = true
+				return sfItem{}
+			}
+			octets = append(octets, unhex(p.s[p.i])<<4|unhex(p.s[p.i+1]))
+			p.i += 2
+		default:
+			octets = append(octets, c)
 		}
 	}
 	p.bad = true
 	return sfItem{}
+}
+
+func isLCHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' }
+
+func unhex(c byte) byte {
+	if isDigit(c) {
+		return c - '0'
+	}
+	return c - 'a' + 10
 }
