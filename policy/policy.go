@@ -159,11 +159,26 @@ func WithMethods(methods ...string) Option {
 // inside r.Group or r.Route. A middleware installed with r.Use on chi's
 // top-level router runs before routing and sees no pattern (in the r.Use of
 // a mounted sub-router, only the mount's "/api/*"), so its route-restricted
-// policies never apply, unless its pattern function asks the router
-// ([WithPatternFunc] with a function returning
-// r.Find(chi.NewRouteContext(), method, req.URL.Path), where method is
-// chi.RouteContext(req.Context()).RouteMethod when set, else req.Method:
-// chi's middleware.GetHead routes a HEAD as GET by setting RouteMethod).
+// policies never apply, unless its pattern function asks the router for
+// the route chi will take ([WithPatternFunc] with a function returning
+// r.Find(chi.NewRouteContext(), method, path)). There, method is
+// chi.RouteContext(req.Context()).RouteMethod when set, else req.Method
+// (chi's middleware.GetHead routes a HEAD as GET by setting RouteMethod),
+// and path is req.URL.RawPath when set, else req.URL.Path: chi routes by
+// the escaped path, so with req.URL.Path a request for /users/a%2Fb, which
+// chi serves from "/users/{id}", would find no route and escape its
+// policies.
+//
+//	func(req *http.Request) string {
+//		method, path := req.Method, req.URL.RawPath
+//		if rc := chi.RouteContext(req.Context()); rc != nil && rc.RouteMethod != "" {
+//			method = rc.RouteMethod
+//		}
+//		if path == "" {
+//			path = req.URL.Path
+//		}
+//		return r.Find(chi.NewRouteContext(), method, path)
+//	}
 func WithRoutes(patterns ...string) Option {
 	return func(p *Policy) error {
 		if len(patterns) == 0 {

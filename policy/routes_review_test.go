@@ -33,3 +33,50 @@ func TestWithRoutesChiRegexpSpaceNoMethod(t *testing.T) {
 		t.Errorf("Match under the chi pattern = %v, want %v", got, want)
 	}
 }
+
+// chiFindPattern is the pattern function WithRoutes documents for a
+// middleware in the r.Use of chi's top-level router: it asks r for the
+// route of the path chi routes by.
+func chiFindPattern(r chi.Routes) func(*http.Request) string {
+	return func(req *http.Request) string {
+		method, path := req.Method, req.URL.RawPath
+		if rc := chi.RouteContext(req.Context()); rc != nil && rc.RouteMethod != "" {
+			method = rc.RouteMethod
+		}
+		if path == "" {
+			path = req.URL.Path
+		}
+		return r.Find(chi.NewRouteContext(), method, path)
+	}
+}
+
+// TestChiTopLevelPatternEncodedSlash: chi routes by the escaped path when
+// the URL has one (r.URL.RawPath), so /users/a%2Fb reaches the handler of
+// /users/{id}; the documented pattern function must find that route too,
+// or a client escapes a route's policy by escaping a slash in a parameter.
+func TestChiTopLevelPatternEncodedSlash(t *testing.T) {
+	r := chi.NewRouter()
+	p := policy.Must(policy.PerMinute("users", 1, remoteKey, policy.WithRoutes("GET /users/{id}")))
+	s, err := policy.NewSet([]*policy.Policy{p}, policy.WithPatternFunc(chiFindPattern(r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var masks []uint64
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			masks = append(masks, s.Match(req))
+			next.ServeHTTP(w, req)
+		})
+	})
+	var ids []string
+	r.Get("/users/{id}", func(w http.ResponseWriter, req *http.Request) { ids = append(ids, chi.URLParam(req, "id")) })
+	for _, path := range []string{"/users/1", "/users/a%2Fb", "/users/%61"} {
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	if len(ids) != 3 {
+		t.Fatalf("chi served %q, want 3 requests", ids)
+	}
+	if want := []uint64{1, 1, 1}; !slices.Equal(masks, want) {
+		t.Errorf("Match of %q, as chi served them = %v, want %v", ids, masks, want)
+	}
+}
