@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -93,11 +95,11 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 		routes = append(routes, d.Routes...)
 	}
 	routes = append(routes, opts.Routes...)
-	mux, err := newMux(routes)
+	route, err := newRouter(routes)
 	if err != nil {
 		return nil, err
 	}
-	e.req.init(mux)
+	e.req.init(route)
 	set, err := policy.NewSet(cfg.Policies)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -258,18 +260,42 @@ func (e *Engine) decide(en *logparse.Entry) error {
 	return nil
 }
 
+// newRouter returns a function finding the path of the route pattern of a
+// request among patterns, as the application's router would, or nil when
+// there are none: a ServeMux when every pattern is a ServeMux pattern (see
+// newMux), else a chi router (see newChi).
+func newRouter(patterns []string) (func(*http.Request) string, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, p := range patterns {
+		if register(http.NewServeMux(), p, nop) != nil {
+			return newChi(patterns)
+		}
+	}
+	mux, err := newMux(patterns)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *http.Request) string {
+		_, pat := mux.Handler(r)
+		// Its path alone: route keys are one per path, and the policies
+		// compare methods themselves.
+		if _, path, ok := strings.Cut(pat, " "); ok && !strings.HasPrefix(pat, "/") {
+			pat = strings.TrimLeft(path, " ")
+		}
+		return pat
+	}, nil
+}
+
 // newMux returns a ServeMux resolving the route patterns as the
 // application's ServeMux would: each registered as given, its method kept
 // (so "GET /items/{id}" and "DELETE /items/{item}" both register, as they
 // do in a ServeMux, and each request gets its method's route), and also by
 // its path alone where that conflicts with nothing registered, so that a
-// request of another method still gets the path's route. The request's
-// pattern is the path of the route found (route keys are one per path; the
-// policies compare methods themselves). nil when there are none.
+// request of another method still gets the path's route.
 func newMux(patterns []string) (mux *http.ServeMux, err error) {
-	if len(patterns) == 0 {
-		return nil, nil
-	}
 	mux = http.NewServeMux()
 	seen := map[string]bool{}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
@@ -293,6 +319,49 @@ func newMux(patterns []string) (mux *http.ServeMux, err error) {
 		}
 	}
 	return mux, nil
+}
+
+// newChi returns a route finder for chi route patterns (regexp wildcards
+// "{id:[0-9]+}", wildcards within a segment, a catch-all "/*"), which a
+// ServeMux cannot register: each pattern's path is registered in a chi
+// router for every method (the policies compare methods themselves; where
+// two paths match the same requests, chi keeps the last).
+func newChi(patterns []string) (func(*http.Request) string, error) {
+	r := chi.NewRouter()
+	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	seen := map[string]bool{}
+	for _, p := range patterns {
+		path := p
+		if _, rest, ok := strings.Cut(p, " "); ok && !strings.HasPrefix(p, "/") {
+			path = strings.TrimLeft(rest, " ")
+		}
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		if err := chiRegister(r, path, nop); err != nil {
+			return nil, err
+		}
+	}
+	return func(req *http.Request) string {
+		path := req.URL.RawPath // what chi routes on
+		if path == "" {
+			path = req.URL.Path
+		}
+		return r.Find(chi.NewRouteContext(), http.MethodGet, path)
+	}, nil
+}
+
+// chiRegister adds a path for GET (the method newChi finds routes with),
+// turning chi's panic on a bad pattern into an error.
+func chiRegister(r chi.Router, path string, h http.Handler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("replay: route %q: %v", path, v)
+		}
+	}()
+	r.Method(http.MethodGet, path, h)
+	return nil
 }
 
 // register adds a pattern, turning ServeMux's panic on a bad or

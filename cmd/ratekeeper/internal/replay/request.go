@@ -14,13 +14,16 @@ import (
 // policies' key functions and matchers. It reuses one request: the policy
 // Set keeps nothing of it between calls.
 type requestBuilder struct {
-	mux  *http.ServeMux
-	req  *http.Request
-	url  url.URL
-	hdr  http.Header
-	base context.Context
-	// patterns caches the mux's answer per method and path (the mux has
-	// no host patterns); cached counts its entries, at most maxCached.
+	// route returns the path of the route pattern of a request, "" for
+	// none; nil when no policy names routes.
+	route func(*http.Request) string
+	req   *http.Request
+	url   url.URL
+	hdr   http.Header
+	base  context.Context
+	// patterns caches route's answer per method and path (the routers
+	// have no host patterns); cached counts its entries, at most
+	// maxCached.
 	patterns map[string]map[string]string
 	cached   int
 	// ref and ua back the Referer and User-Agent values, set on most
@@ -43,8 +46,8 @@ func (b *requestBuilder) set(name, v string, buf *[1]string) {
 // maxCached bounds the pattern cache; paths past it are looked up each time.
 const maxCached = 1 << 16
 
-func (b *requestBuilder) init(mux *http.ServeMux) {
-	b.mux = mux
+func (b *requestBuilder) init(route func(*http.Request) string) {
+	b.route = route
 	b.patterns = map[string]map[string]string{}
 	b.hdr = http.Header{}
 	b.base = context.Background()
@@ -53,7 +56,7 @@ func (b *requestBuilder) init(mux *http.ServeMux) {
 
 // build returns the request of en: method, URL, RemoteAddr, the headers
 // the log has, the user in the context (keyfunc.WithUser), and the route
-// pattern resolved by the mux.
+// pattern resolved by the router (see newRouter).
 func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	r := b.req
 	if en.User != "" {
@@ -85,17 +88,11 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	}
 	r.Header = b.hdr
 	r.Pattern = ""
-	if b.mux != nil {
+	if b.route != nil {
 		byPath := b.patterns[en.Method]
 		pat, ok := byPath[en.Path]
 		if !ok {
-			_, pat = b.mux.Handler(r)
-			// Its path alone, as before methods were registered: route
-			// keys stay one per path, and the policies compare methods
-			// themselves.
-			if _, path, ok := strings.Cut(pat, " "); ok && !strings.HasPrefix(pat, "/") {
-				pat = strings.TrimLeft(path, " ")
-			}
+			pat = b.route(r)
 			if b.cached < maxCached {
 				if byPath == nil {
 					byPath = map[string]string{}

@@ -57,3 +57,37 @@ func TestRoutesOfDifferentMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestChiRoutePatterns: a policy's routes may be chi route patterns
+// (policy.WithRoutes, README): regexp wildcards, wildcards within a
+// segment, a catch-all "/*". A ServeMux cannot register them, and replay
+// refused such a valid configuration (exit 2); it resolves them as chi
+// does.
+func TestChiRoutePatterns(t *testing.T) {
+	got := replayRoutes(t, `policies:
+  - {name: num, limit: 5, window: 1m, routes: ["GET /items/{id:[0-9]+}"]}
+  - {name: file, limit: 5, window: 1m, routes: ["/files/{name}.{ext}"]}
+  - {name: api, limit: 1, window: 1m, routes: ["/api/*"]}
+  - {name: rk, limit: 100, window: 1m, key: route}
+`, Options{Routes: []string{"/items/{slug}"}},
+		[2]string{"GET", "/items/12"},       // num
+		[2]string{"GET", "/items/ab"},       // not num: /items/{slug}
+		[2]string{"HEAD", "/items/13"},      // num: GET covers HEAD
+		[2]string{"POST", "/items/14"},      // not num (GET only)
+		[2]string{"GET", "/files/a.txt"},    // file
+		[2]string{"PUT", "/api/x/y"},        // api
+		[2]string{"GET", "/api/"},           // api: rejected
+		[2]string{"GET", "/nowhere/at/all"}, // no route: rk has no key
+	)
+	want := map[string][2]int64{
+		"num":  {2, 0},
+		"file": {1, 0},
+		"api":  {2, 1},
+		"rk":   {7, 0},
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: requests, rejected = %v, want %v", name, got[name], w)
+		}
+	}
+}
