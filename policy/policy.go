@@ -121,7 +121,8 @@ func WithCost(cost func(*http.Request) int64) Option {
 }
 
 // WithMethods restricts the policy to requests with one of these methods
-// (case-sensitive, as HTTP methods are; "POST", not "post"). "GET" also
+// (case-sensitive, as HTTP methods are; "POST", not "post", which is an
+// error since such a policy would never apply). "GET" also
 // covers HEAD, which asks the same of the handler (as ServeMux routes HEAD
 // to GET patterns), unless another policy of the [Set] names HEAD.
 func WithMethods(methods ...string) Option {
@@ -132,6 +133,9 @@ func WithMethods(methods ...string) Option {
 		for _, m := range methods {
 			if !isToken(m) {
 				return p.errorf("Methods", "%q is not a method token", m)
+			}
+			if up := miscased(m); up != "" {
+				return p.errorf("Methods", "%q: methods are case-sensitive and clients send %q", m, up)
 			}
 			p.methods = append(p.methods, m)
 		}
@@ -192,6 +196,9 @@ func WithRoutes(patterns ...string) Option {
 				rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], " ")
 				if !isToken(rt.method) {
 					return p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
+				}
+				if up := miscased(rt.method); up != "" {
+					return p.errorf("Routes", "%q: methods are case-sensitive and clients send %q", pat, up)
 				}
 			}
 			if !strings.HasPrefix(rt.path, "/") {
@@ -531,6 +538,21 @@ func validName(name string) error {
 
 func nameChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
+// miscased returns the standard method (RFC 9110 and PATCH) that m spells
+// in another case, such as "POST" for "post", or "". A policy on "post"
+// would never apply: methods are case-sensitive, and clients, ServeMux and
+// chi all use the upper-case names.
+func miscased(m string) string {
+	switch up := strings.ToUpper(m); up {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		if up != m {
+			return up
+		}
+	}
+	return ""
 }
 
 // isToken reports whether s is an RFC 9110 token.

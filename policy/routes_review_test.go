@@ -1,9 +1,11 @@
 package policy_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -78,5 +80,34 @@ func TestChiTopLevelPatternEncodedSlash(t *testing.T) {
 	}
 	if want := []uint64{1, 1, 1}; !slices.Equal(masks, want) {
 		t.Errorf("Match of %q, as chi served them = %v, want %v", ids, masks, want)
+	}
+}
+
+// TestMethodCaseRefused: methods are case-sensitive, and clients send the
+// standard ones in upper case, so a policy on "post" (a typo in a config
+// file) never applied: the login limit was silently off. A standard
+// method in another case is now refused, naming the policy and the field.
+func TestMethodCaseRefused(t *testing.T) {
+	for _, tc := range []struct {
+		opt   policy.Option
+		field string
+	}{
+		{policy.WithMethods("post"), "Methods"},
+		{policy.WithMethods("GET", "Delete"), "Methods"},
+		{policy.WithRoutes("post /login"), "Routes"},
+	} {
+		_, err := policy.PerMinute("login", 5, remoteKey, tc.opt)
+		var pe *policy.Error
+		if !errors.As(err, &pe) || pe.Policy != "login" || pe.Field != tc.field || !strings.Contains(pe.Reason, "case") {
+			t.Errorf("PerMinute(login, %s in lower case) = %v; want an error on %s about the case", tc.field, err, tc.field)
+		}
+	}
+	// Methods of other names are the application's to spell.
+	if _, err := policy.PerMinute("custom", 5, remoteKey, policy.WithMethods("PURGE", "mkcol"), policy.WithRoutes("purge /cache")); err != nil {
+		t.Errorf("non-standard methods: %v", err)
+	}
+	_, err := policy.ParseConfig([]byte("policies:\n  - {name: login, limit: 5, window: 1m, methods: [post]}\n"), "m.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "policies[0].methods" || errs[0].Line != 2 {
+		t.Errorf("config with methods: [post] = %v; want one error at policies[0].methods", err)
 	}
 }
