@@ -102,13 +102,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	seen := map[string]bool{}
-	for _, name := range logs {
-		if seen[name] {
-			fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (its requests would count twice; standard input can be read once)\n", name)
-			return exitUsage
-		}
-		seen[name] = true
+	if twice := givenTwice(logs); twice != "" {
+		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (its requests would count twice; standard input can be read once)\n", twice)
+		return exitUsage
 	}
 	if f.reorder < 0 {
 		fmt.Fprintln(stderr, "ratekeeper replay: --reorder must not be negative")
@@ -157,6 +153,37 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitFindings
 	}
 	return exitOK
+}
+
+// givenTwice returns a log of logs named twice, or that is the same file
+// as one named before under another name (./access.log and access.log, a
+// link, standard input redirected from a log also named), or "".
+func givenTwice(logs []string) string {
+	seen := map[string]bool{}
+	var files []os.FileInfo
+	for _, name := range logs {
+		if seen[name] {
+			return name
+		}
+		seen[name] = true
+		var fi os.FileInfo
+		var err error
+		if name == "-" {
+			fi, err = os.Stdin.Stat()
+		} else {
+			fi, err = os.Stat(name)
+		}
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // opening it reports the error; a pipe is no file named
+		}
+		for _, f := range files {
+			if os.SameFile(f, fi) {
+				return name
+			}
+		}
+		files = append(files, fi)
+	}
+	return ""
 }
 
 func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Writer) (*replay.Report, replay.Input, error) {
