@@ -101,6 +101,13 @@ func TestServerHoldMalformed(t *testing.T) {
 		header("RateLimit", `"a";r=0;t=5;x=%"%c3"`),
 		header("RateLimit", `"a";r=0;t=5;x=%"%4"`),
 		header("RateLimit", `"a";r=0;t=5;x=%"%`),
+		// RFC 9651 §4.2.7: a Byte Sequence must decode as base64.
+		header("RateLimit", `"a";r=0;t=5;pk=:=:`),
+		header("RateLimit", `"a";r=0;t=5;pk=:a:`),
+		header("RateLimit", `"a";r=0;t=5;pk=:aGVsbG8=aGVs:`),
+		header("RateLimit", `"a";r=0;t=5;pk=:aGVsbA===:`),
+		header("RateLimit", `"a";r=0;t=5;pk=:aGVsbG8==:`),
+		header("RateLimit", `"a";r=0;t=5;pk=:aGVs====:`),
 		header("RateLimit", `limit=10, remaining=zero, reset=4`),
 		header("RateLimit", `limit=10, remaining=0, reset=-4`),
 		header("RateLimit", `Limit=10, remaining=0, reset=4`),

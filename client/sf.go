@@ -358,17 +358,30 @@ func (p *sfParser) token() sfItem {
 	return sfItem{kind: sfToken, str: p.s[start:p.i]}
 }
 
+// bytes parses a Byte Sequence (RFC 9651 §4.2.7): base64 between colons,
+// which must decode, its "=" padding optional (as the RFC asks parsers to
+// allow) but, when present, complete and only at the end.
 func (p *sfParser) bytes() sfItem {
 	start := p.i
 	p.i++
+	data, pad := 0, 0 // base64 characters, then "=" after them
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		p.i++
-		if c == ':' {
+		switch {
+		case c == ':':
+			if data%4 == 1 || pad > 2 || pad > 0 && (data+pad)%4 != 0 {
+				p.bad = true
+				return sfItem{}
+			}
 			return sfItem{kind: sfBytes, str: p.s[start:p.i]}
-		}
-		if !isAlpha(c) && !isDigit(c) && c != '+' && c != '/' && c != '=' {
-			break
+		case c == '=':
+			pad++
+		case pad == 0 && (isAlpha(c) || isDigit(c) || c == '+' || c == '/'):
+			data++
+		default:
+			p.bad = true
+			return sfItem{}
 		}
 	}
 	p.bad = true
