@@ -55,7 +55,8 @@ type Config struct {
 	// step up (default 1).
 	StablePeriods int
 	// Floor is the lowest effective limit, as a fraction of the configured
-	// limit (default 0.5). The effective limit is also at least 1.
+	// limit (default 0.5), rounded up to a whole limit (a configured 3
+	// never goes below 2). The effective limit is also at least 1.
 	Floor float64
 	// MinSamples is the fewest requests a period needs to be judged
 	// (default 20); a quieter period counts as healthy but does not move
@@ -344,7 +345,9 @@ func (c *Controller) apply() error {
 		conf := p.Spec().Limit
 		limit := int64(0)
 		if c.level < permille {
-			limit = max(1, mulPermille(conf, c.level), mulPermille(conf, c.floor))
+			// The level rounded down, but never below the floor rounded
+			// up: Floor is the lowest effective limit.
+			limit = max(1, mulPermille(conf, c.level), ceilPermille(conf, c.floor))
 		}
 		if err := c.t.SetLimit(name, limit); err != nil && first == nil {
 			first = err
@@ -360,6 +363,19 @@ func mulPermille(v, p int64) int64 {
 		return math.MaxInt64
 	}
 	q, _ := bits.Div64(hi, lo, permille)
+	return int64(min(q, math.MaxInt64))
+}
+
+// ceilPermille returns v·p/1000 rounded up, saturating.
+func ceilPermille(v, p int64) int64 {
+	hi, lo := bits.Mul64(uint64(v), uint64(p))
+	if hi >= permille {
+		return math.MaxInt64
+	}
+	q, r := bits.Div64(hi, lo, permille)
+	if r > 0 {
+		q++
+	}
 	return int64(min(q, math.MaxInt64))
 }
 
