@@ -60,7 +60,8 @@ type RetryError struct {
 	// Retry-After header; 0 when it had none (or an invalid one).
 	RetryAfter time.Duration
 	// Reason says why the Transport stopped: "retries exhausted",
-	// "Retry-After exceeds the maximum", or "request cannot be replayed".
+	// "Retry-After exceeds the maximum", "request cannot be replayed", or
+	// "retry would come after the context deadline".
 	Reason string
 }
 
@@ -81,4 +82,5 @@ const (
 	reasonExhausted = "retries exhausted"
 	reasonTooLong   = "Retry-After exceeds the maximum"
 	reasonNoReplay  = "request cannot be replayed"
+	reasonDeadline  = "retry would come after the context deadline"
 )

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -432,4 +433,72 @@ func mustNew(t *testing.T, opts ...client.Option) *client.Transport {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// A retry whose wait (Retry-After, or backoff) would end after the
+// request's context deadline cannot be sent in time: the Transport gives up
+// at once and returns the refusal, instead of sleeping until the deadline
+// to return context.DeadlineExceeded and lose the server's answer. The
+// deadline is real time (a context's); the waits would be virtual here, so
+// nothing sleeps either way.
+func TestRetryWaitBeyondDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		ra          string // "" for a backoff of 1 minute
+		timeout     time.Duration
+		giveUpError bool
+		attempts    int
+	}{
+		{"Retry-After beyond", "30", 10 * time.Second, false, 1},
+		{"Retry-After beyond, error", "30", 10 * time.Second, true, 1},
+		{"backoff beyond", "", 10 * time.Second, false, 1},
+		{"Retry-After within", "30", time.Hour, false, 2},
+		{"backoff within", "", time.Hour, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			var ra func() string
+			if tc.ra != "" {
+				ra = func() string { return tc.ra }
+			}
+			srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, ra))
+			opts := []client.Option{client.WithRandom(maxSource{}), client.WithBackoff(time.Minute, time.Minute)}
+			if tc.giveUpError {
+				opts = append(opts, client.WithGiveUpError())
+			}
+			_, tr := newClient(t, clock, opts...)
+			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			resp, err := tr.RoundTrip(req)
+			if resp != nil {
+				defer resp.Body.Close()
+			}
+			if got := len(srv.arrivals()); got != tc.attempts {
+				t.Fatalf("%d attempts, want %d", got, tc.attempts)
+			}
+			switch {
+			case tc.attempts == 2:
+				if err != nil || resp.StatusCode != 200 {
+					t.Errorf("got %v, %v; want the retry's 200", resp, err)
+				}
+			case tc.giveUpError:
+				var re *client.RetryError
+				if resp != nil || !errors.As(err, &re) || re.Attempts != 1 || re.LastStatus != 429 ||
+					re.RetryAfter != 30*time.Second || re.Reason != "retry would come after the context deadline" {
+					t.Errorf("got %v, %v; want a *RetryError after 1 attempt for the deadline", resp, err)
+				}
+			default:
+				if err != nil || resp.StatusCode != 429 {
+					t.Fatalf("got %v, %v; want the 429 at once", resp, err)
+				}
+				if b, _ := io.ReadAll(resp.Body); string(b) != "slow down" {
+					t.Errorf("body %q, want it unread", b)
+				}
+				if got := clock.Sleeps(); len(got) != 0 {
+					t.Errorf("slept %v", got)
+				}
+			}
+		})
+	}
 }

@@ -21,7 +21,8 @@ import (
 //   - backs off: a 429 Too Many Requests or 503 Service Unavailable is
 //     retried, a bounded number of times, after the server's Retry-After
 //     (delay-seconds or HTTP-date) or else after an exponential backoff with
-//     full jitter; only requests that can be replayed are retried;
+//     full jitter; only requests that can be replayed are retried, and not
+//     when the wait would outlast the request's context deadline;
 //   - listens: it reads the server's RateLimit headers and, when no quota is
 //     left, holds further requests with the same key until the announced
 //     reset instead of sending them to earn a 429; a Retry-After holds even
@@ -143,6 +144,8 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // server answers 429 or 503 and the retry policy allows. It returns the
 // first response that is neither, or — when it gives up — the last 429 or
 // 503 response (by default) or a [*RetryError] (with [WithGiveUpError]).
+// It gives up at once, without waiting, when the wait before the next
+// attempt would end after the context's deadline.
 // Errors: ctx.Err() when the request's context ends during a wait, a
 // [*WaitError] when the wait would be too long, the pacing store's error,
 // and the next RoundTripper's errors, as they are.
@@ -197,6 +200,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				// returns: retrying earlier would only earn another 429.
 				wait = max(wait, t.holds.remaining(key, now))
 			}
+		}
+		if dl, ok := ctx.Deadline(); ok && wait > 0 && time.Until(dl) <= wait {
+			// The retry could not leave before the deadline: sleeping
+			// until then would only trade the server's answer for
+			// ctx.Err(). A context's deadline is real time, whatever the
+			// Transport's Clock.
+			return t.giveUp(resp, attempt, ra, reasonDeadline)
 		}
 		if t.onRetry != nil {
 			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})
