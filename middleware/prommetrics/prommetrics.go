@@ -33,6 +33,9 @@ package prommetrics
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -99,15 +102,23 @@ func WithConstLabels(labels prometheus.Labels) Option {
 	}
 }
 
-// WithBuckets sets the buckets of the decision latency histogram, in
-// seconds; the default runs from 10µs to 1s (a Redis round trip is
-// typically under a millisecond).
+// WithBuckets sets the upper bounds of the buckets of the decision
+// latency histogram, in seconds, in increasing order; the default runs
+// from 10µs to 1s (a Redis round trip is typically under a millisecond).
 func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error {
 		if len(buckets) == 0 {
 			return errors.New("prommetrics: WithBuckets: no buckets")
 		}
-		o.buckets = buckets
+		for i, b := range buckets {
+			if math.IsNaN(b) {
+				return errors.New("prommetrics: WithBuckets: a bucket is NaN")
+			}
+			if i > 0 && b <= buckets[i-1] {
+				return fmt.Errorf("prommetrics: WithBuckets: buckets must increase: %v after %v", b, buckets[i-1])
+			}
+		}
+		o.buckets = slices.Clone(buckets)
 		return nil
 	}
 }
