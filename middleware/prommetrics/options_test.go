@@ -29,3 +29,29 @@ func TestBadBucketsAreErrors(t *testing.T) {
 		t.Errorf("increasing buckets ending at +Inf: %v", err)
 	}
 }
+
+// TestInvalidNamesWithoutRegistry: New(nil, ...) builds a Metrics for the
+// caller to register; an invalid namespace or constant label is an error
+// of New then too, not of every later registration or scrape.
+func TestInvalidNamesWithoutRegistry(t *testing.T) {
+	for name, opt := range map[string]prommetrics.Option{
+		"namespace with a dash":     prommetrics.WithNamespace("my-app"),
+		"constant label policy":     prommetrics.WithConstLabels(prometheus.Labels{"policy": "x"}),
+		"constant label name a-b":   prommetrics.WithConstLabels(prometheus.Labels{"a-b": "x"}),
+		"constant label __reserved": prommetrics.WithConstLabels(prometheus.Labels{"__x": "x"}),
+	} {
+		if _, err := prommetrics.New(nil, opt); err == nil {
+			t.Errorf("%s: New(nil) = nil error", name)
+		}
+		if _, err := prommetrics.New(prometheus.NewRegistry(), opt); err == nil {
+			t.Errorf("%s: New(registry) = nil error", name)
+		}
+	}
+	m, err := prommetrics.New(nil, prommetrics.WithNamespace("app"), prommetrics.WithConstLabels(prometheus.Labels{"limiter": "api"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prometheus.NewPedanticRegistry().Register(m); err != nil {
+		t.Errorf("registering a valid Metrics built with New(nil): %v", err)
+	}
+}

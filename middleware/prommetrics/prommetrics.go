@@ -127,7 +127,8 @@ func WithBuckets(buckets ...float64) Option {
 var DefaultBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 
 // New returns a Metrics registered with reg (nil: not registered, for
-// callers that register it themselves as a prometheus.Collector).
+// callers that register it themselves as a prometheus.Collector; its
+// names are checked all the same).
 func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	o := options{namespace: "ratekeeper", buckets: DefaultBuckets}
 	for _, opt := range opts {
@@ -161,10 +162,14 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		m.state.WithLabelValues(s.String()).Set(0)
 	}
 	m.state.WithLabelValues(middleware.StateHealthy.String()).Set(1)
-	if reg != nil {
-		if err := reg.Register(m); err != nil {
-			return nil, err
-		}
+	if reg == nil {
+		// Not registered here, but checked as a registry would check it:
+		// an invalid namespace or constant label is New's error, not one
+		// of every later registration or scrape.
+		reg = prometheus.NewRegistry()
+	}
+	if err := reg.Register(m); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
