@@ -82,10 +82,11 @@ type Watcher struct {
 
 	inForce *policy.Config // set by InForce
 
-	mu         sync.Mutex // serialises reloads
-	applied    []byte     // the content last applied
-	current    *policy.Config
-	loadFailed bool // the last reload found a file that did not load
+	mu          sync.Mutex // serialises reloads
+	applied     []byte     // the content last applied, or whose apply failed
+	current     *policy.Config
+	loadFailed  bool // the last reload found a file that did not load
+	applyFailed bool // apply failed for applied: Reload retries it
 }
 
 // An Option configures a Watcher.
@@ -255,7 +256,7 @@ func (w *Watcher) loop() {
 			timer.Reset(w.debounce)
 		case <-timer.C:
 			w.follow()
-			w.Reload()
+			w.reload(false)
 		}
 	}
 }
@@ -375,13 +376,18 @@ func split(path string) (root string, parts []string) {
 // [policy.ErrRestartNeeded] is returned too, but the Config counts as
 // applied ([Watcher.Config] returns it; logged as a warning). Unchanged
 // content returns nil
-// without calling apply. Reload is safe to call from any goroutine, for
-// example on SIGHUP.
-func (w *Watcher) Reload() error {
+// without calling apply, but for content whose apply failed: Reload calls
+// apply for it again (a file event for it does not). Reload is safe to
+// call from any goroutine, for example on SIGHUP.
+func (w *Watcher) Reload() error { return w.reload(true) }
+
+// reload is Reload; a file event's (explicit false) does not retry an
+// apply that failed: a touch or chmod of the file raises events too.
+func (w *Watcher) reload(explicit bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	data, err := readFile(w.path)
-	if err == nil && w.applied != nil && bytes.Equal(data, w.applied) {
+	if err == nil && w.applied != nil && bytes.Equal(data, w.applied) && !(explicit && w.applyFailed) {
 		if w.loadFailed {
 			// The file is back to the content in force: the error
 			// reported last is over.
@@ -412,7 +418,7 @@ func (w *Watcher) Reload() error {
 		// The policies are in force; some other setting waits for a
 		// restart.
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
-		w.applied, w.current = data, cfg
+		w.applied, w.current, w.applyFailed = data, cfg, false
 		w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: config reloaded; some settings take effect only at restart",
 			slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)), slog.Any("error", err))
 		w.report(cfg, err)
@@ -421,11 +427,13 @@ func (w *Watcher) Reload() error {
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
 		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config apply failed",
 			slog.String("file", w.path), slog.Any("error", err))
-		w.applied = data // not retried until the file changes again
+		// Not retried on file events until the file changes again;
+		// Reload retries it.
+		w.applied, w.applyFailed = data, true
 		w.report(nil, err)
 		return err
 	}
-	w.applied, w.current = data, cfg
+	w.applied, w.current, w.applyFailed = data, cfg, false
 	w.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: config reloaded",
 		slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)))
 	w.report(cfg, nil)
