@@ -48,7 +48,11 @@ import (
 // A Metrics is a [middleware.Observer] recording Prometheus metrics. Build
 // one per registry with [New] and pass it to every middleware to observe
 // (with [WithConstLabels] to tell several apart, build one per middleware
-// on the same registry). It is safe for concurrent use.
+// on the same registry). Middlewares sharing one Metrics add up in its
+// counters and histogram; their policy names must differ, as the limit
+// gauges are per name (one middleware's reload removing a policy deletes
+// the gauges of that name); failure_state is 1 for every state one of
+// them is in. It is safe for concurrent use.
 type Metrics struct {
 	requests   *prometheus.CounterVec
 	errs       *prometheus.CounterVec
