@@ -146,7 +146,8 @@ func WithMethods(methods ...string) Option {
 // WithRoutes restricts the policy to requests whose route pattern is one of
 // patterns. A pattern is a path pattern exactly as the router reports it
 // ("/users/{id}" for both chi and [http.ServeMux]), optionally preceded by a
-// method and a space, in the Go 1.22 ServeMux style: "POST /login"; as in
+// method and a space (or tabs, as ServeMux allows), in the Go 1.22 ServeMux
+// style: "POST /login"; as in
 // ServeMux, a GET route also matches HEAD requests, unless the router sent
 // the request to an explicit HEAD pattern or the [Set] has a HEAD route for
 // the path. With chi, whose patterns carry no method, a HEAD request to a
@@ -192,8 +193,8 @@ func WithRoutes(patterns ...string) Option {
 			rt := route{path: pat}
 			// A pattern starting with '/' is a path, even when a chi
 			// regexp in it holds a space (as patternPath reads it).
-			if i := strings.IndexByte(pat, ' '); i >= 0 && !strings.HasPrefix(pat, "/") {
-				rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], " ")
+			if i := strings.IndexAny(pat, blanks); i >= 0 && !strings.HasPrefix(pat, "/") {
+				rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], blanks)
 				if !isToken(rt.method) {
 					return p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
 				}
@@ -451,10 +452,14 @@ func routeMethod(route, method string, getHead bool) bool {
 	return route == "" || route == method || getHead && route == http.MethodGet && method == http.MethodHead
 }
 
+// blanks separate the method of a ServeMux pattern from the rest, as
+// ServeMux parses it: spaces and tabs, any number.
+const blanks = " \t"
+
 // patternMethod returns the method of a Go 1.22 ServeMux pattern
 // ("HEAD /x"), or "" (chi patterns have none).
 func patternMethod(pattern string) string {
-	if i := strings.IndexByte(pattern, ' '); i > 0 && isToken(pattern[:i]) {
+	if i := strings.IndexAny(pattern, blanks); i > 0 && isToken(pattern[:i]) {
 		return pattern[:i]
 	}
 	return ""
@@ -493,8 +498,8 @@ func patternPath(pattern string) string {
 	if strings.HasPrefix(pattern, "/") {
 		return pattern // a path already (a chi regexp may hold a space)
 	}
-	if i := strings.IndexByte(pattern, ' '); i >= 0 {
-		pattern = strings.TrimLeft(pattern[i+1:], " ")
+	if i := strings.IndexAny(pattern, blanks); i >= 0 {
+		pattern = strings.TrimLeft(pattern[i+1:], blanks)
 	}
 	if i := strings.IndexByte(pattern, '/'); i > 0 {
 		pattern = pattern[i:]

@@ -111,3 +111,31 @@ func TestMethodCaseRefused(t *testing.T) {
 		t.Errorf("config with methods: [post] = %v; want one error at policies[0].methods", err)
 	}
 }
+
+// TestServeMuxPatternTabs: a ServeMux pattern may separate its method
+// from its path with tabs or several blanks ("HEAD\t/x"), and r.Pattern is
+// the pattern as registered. WithRoutes refused "GET\t/x", and a HEAD
+// request ServeMux sent to an explicit "HEAD\t/x" handler was taken for
+// one under the "GET /x" route, as if no HEAD pattern existed.
+func TestServeMuxPatternTabs(t *testing.T) {
+	getX, err := policy.PerMinute("get-x", 1, remoteKey, policy.WithRoutes("GET\t/x"))
+	if err != nil {
+		t.Fatalf("WithRoutes(%q) = %v", "GET\t/x", err)
+	}
+	getZ := policy.Must(policy.PerMinute("get-z", 1, remoteKey, policy.WithRoutes("GET /z")))
+	s, _ := policy.NewSet([]*policy.Policy{getX, getZ})
+	mux := http.NewServeMux()
+	var got []uint64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, s.Match(r)) })
+	mux.Handle("GET /x", h)
+	mux.Handle("HEAD\t/x", h)
+	mux.Handle("GET \t /z", h)
+	for _, target := range []string{"/x", "/z"} {
+		for _, method := range []string{"GET", "HEAD"} {
+			mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, target, nil))
+		}
+	}
+	if want := []uint64{0b01, 0, 0b10, 0b10}; !slices.Equal(got, want) {
+		t.Errorf("Match inside ServeMux (GET /x, HEAD /x, GET /z, HEAD /z) = %v, want %v", got, want)
+	}
+}
