@@ -96,3 +96,18 @@ func TestConfigBadPrefixReportedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigYAMLDirective: a YAML file may start with a %YAML directive
+// before its one document; the parser reports the directive as a document
+// of its own, and the loader refused the file as holding two documents.
+func TestConfigYAMLDirective(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	cfg := mustParse(t, "%YAML 1.2\n---\n"+pol, "d.yaml")
+	if len(cfg.Policies) != 1 {
+		t.Errorf("%d policies, want 1", len(cfg.Policies))
+	}
+	_, err := policy.ParseConfig([]byte("%YAML 1.2\n---\n"+pol+"---\n"+pol), "d.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || !strings.Contains(errs[0].Reason, "more than one YAML document") || errs[0].Line != 6 {
+		t.Errorf("two documents after a directive: %v; want one error at line 6 saying so", err)
+	}
+}

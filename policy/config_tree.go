@@ -154,9 +154,13 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 	}
 	var docs []*ast.DocumentNode
 	for _, d := range f.Docs {
-		if d != nil && d.Body != nil {
-			docs = append(docs, d)
+		if d == nil || d.Body == nil {
+			continue
 		}
+		if _, ok := d.Body.(*ast.DirectiveNode); ok {
+			continue // %YAML or %TAG, which the parser gives a document of its own
+		}
+		docs = append(docs, d)
 	}
 	if len(docs) == 0 {
 		return nil, &ConfigError{File: file, Line: 1, Column: 1, Reason: "the document is empty"}
