@@ -449,11 +449,13 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 				d.fail(item, fmt.Sprintf("%s[%d]", field, i), "%q is neither a CIDR prefix (10.0.0.0/8) nor an address", s)
 				continue
 			}
+			if a.Zone() != "" {
+				// PrefixFrom would drop it, trusting the address on
+				// every interface; prefixes cannot hold one.
+				d.fail(item, fmt.Sprintf("%s[%d]", field, i), "%q has a zone", s)
+				continue
+			}
 			p = netip.PrefixFrom(a, a.BitLen())
-		}
-		if p.Addr().Zone() != "" {
-			d.fail(item, fmt.Sprintf("%s[%d]", field, i), "%q has a zone", s)
-			continue
 		}
 		out = append(out, p.Masked())
 	}

@@ -111,3 +111,13 @@ func TestConfigYAMLDirective(t *testing.T) {
 		t.Errorf("two documents after a directive: %v; want one error at line 6 saying so", err)
 	}
 }
+
+// TestConfigTrustedProxyZone: a trusted proxy written with a zone
+// ("fe80::1%eth0") is refused, as the loader means to: the zone was
+// dropped without a word, trusting that address on every interface.
+func TestConfigTrustedProxyZone(t *testing.T) {
+	_, err := policy.ParseConfig([]byte("trusted_proxies: [10.0.0.1, \"fe80::1%eth0\"]\npolicies:\n  - {name: a, limit: 1, window: 1s}\n"), "z.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "trusted_proxies[1]" || !strings.Contains(errs[0].Reason, "zone") {
+		t.Errorf("zoned trusted proxy: %v; want one error at trusted_proxies[1] about the zone", err)
+	}
+}
