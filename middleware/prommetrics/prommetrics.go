@@ -239,7 +239,9 @@ func lenOf(m *map[string]*counters) int {
 
 // ObserveRequest implements [middleware.Observer].
 func (m *Metrics) ObserveRequest(e middleware.Event) {
-	m.latency.Observe(e.Latency.Seconds())
+	// A latency below zero (the middleware's clock set back during the
+	// decision) counts as zero: _sum is read as a counter.
+	m.latency.Observe(max(e.Latency, 0).Seconds())
 	res := e.Result
 	switch e.Outcome {
 	case middleware.KeyRejected, middleware.Denied, middleware.ShadowDenied:
