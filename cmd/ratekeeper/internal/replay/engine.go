@@ -324,8 +324,9 @@ func newMux(patterns []string) (mux *http.ServeMux, err error) {
 // newChi returns a route finder for chi route patterns (regexp wildcards
 // "{id:[0-9]+}", wildcards within a segment, a catch-all "/*"), which a
 // ServeMux cannot register: each pattern's path is registered in a chi
-// router for every method (the policies compare methods themselves; where
-// two paths match the same requests, chi keeps the last).
+// router, and looked up, for GET whatever the request's method (the
+// policies compare methods themselves; where two paths match the same
+// requests, chi keeps the last).
 func newChi(patterns []string) (func(*http.Request) string, error) {
 	r := chi.NewRouter()
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
