@@ -124,7 +124,9 @@ func WithCost(cost func(*http.Request) int64) Option {
 // (case-sensitive, as HTTP methods are; "POST", not "post", which is an
 // error since such a policy would never apply). "GET" also
 // covers HEAD, which asks the same of the handler (as ServeMux routes HEAD
-// to GET patterns), unless another policy of the [Set] names HEAD.
+// to GET patterns), unless another policy of the [Set] names HEAD. With
+// [WithRoutes] too, a route on a method these exclude ("POST /login" under
+// WithMethods("GET")) is an error: the policy would never apply there.
 func WithMethods(methods ...string) Option {
 	return func(p *Policy) error {
 		if len(methods) == 0 {
@@ -272,6 +274,15 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 		}
 		if err := opt(p); err != nil {
 			return nil, err
+		}
+	}
+	if len(p.methods) > 0 {
+		for _, rt := range p.routes {
+			// A request has one method: a route on a method the methods
+			// do not reach would never apply.
+			if rt.method != "" && !containsMethod(p.methods, rt.method, true) {
+				return nil, p.errorf("Routes", "%q is on %s, which Methods %q exclude: the policy would never apply there", rt.method+" "+rt.path, rt.method, p.methods)
+			}
 		}
 	}
 	if err := p.finish(); err != nil {

@@ -103,8 +103,11 @@ func TestMethodCaseRefused(t *testing.T) {
 		}
 	}
 	// Methods of other names are the application's to spell.
-	if _, err := policy.PerMinute("custom", 5, remoteKey, policy.WithMethods("PURGE", "mkcol"), policy.WithRoutes("purge /cache")); err != nil {
+	if _, err := policy.PerMinute("custom", 5, remoteKey, policy.WithMethods("PURGE", "mkcol")); err != nil {
 		t.Errorf("non-standard methods: %v", err)
+	}
+	if _, err := policy.PerMinute("custom", 5, remoteKey, policy.WithRoutes("purge /cache")); err != nil {
+		t.Errorf("non-standard method in a route: %v", err)
 	}
 	_, err := policy.ParseConfig([]byte("policies:\n  - {name: login, limit: 5, window: 1m, methods: [post]}\n"), "m.yaml")
 	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "policies[0].methods" || errs[0].Line != 2 {
@@ -137,5 +140,30 @@ func TestServeMuxPatternTabs(t *testing.T) {
 	}
 	if want := []uint64{0b01, 0, 0b10, 0b10}; !slices.Equal(got, want) {
 		t.Errorf("Match inside ServeMux (GET /x, HEAD /x, GET /z, HEAD /z) = %v, want %v", got, want)
+	}
+}
+
+// TestMethodsAndRoutesDisagree: a policy on the method GET and the route
+// "POST /login" can never apply (a request has one method), so a file
+// with methods: [GET] and routes: ["POST /login"] silently had no limit
+// on logins. Such a route is refused; one the methods reach is not.
+func TestMethodsAndRoutesDisagree(t *testing.T) {
+	_, err := policy.PerMinute("login", 5, remoteKey, policy.WithMethods("GET"), policy.WithRoutes("/x", "POST /login"))
+	var pe *policy.Error
+	if !errors.As(err, &pe) || pe.Policy != "login" || pe.Field != "Routes" || !strings.Contains(pe.Reason, "POST /login") {
+		t.Errorf("GET policy on POST /login = %v; want an error on Routes naming the route", err)
+	}
+	for _, ok := range [][]policy.Option{
+		{policy.WithRoutes("POST /login"), policy.WithMethods("GET", "POST")},
+		{policy.WithMethods("GET"), policy.WithRoutes("HEAD /x")}, // GET covers HEAD
+		{policy.WithMethods("POST"), policy.WithRoutes("/login")},
+	} {
+		if _, err := policy.PerMinute("ok", 5, remoteKey, ok...); err != nil {
+			t.Errorf("PerMinute with methods and routes that meet = %v", err)
+		}
+	}
+	_, err = policy.ParseConfig([]byte("policies:\n  - {name: login, limit: 5, window: 1m, methods: [GET], routes: [\"POST /login\"]}\n"), "r.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "policies[0].routes" {
+		t.Errorf("config with methods: [GET], routes: [POST /login] = %v; want one error at policies[0].routes", err)
 	}
 }
