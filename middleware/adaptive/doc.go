@@ -11,9 +11,9 @@
 // latency exceeds LatencyFactor (2) times the baseline AND its error rate
 // (5xx) exceeds ErrorRate (1%), the effective limit of every controlled
 // policy drops to Decrease (80%) of its current value, never below Floor
-// of the configured limit. After StablePeriods healthy periods in a row it
-// climbs back by Step (at most 10%) of the configured limit per period, up
-// to the configured limit. A period with only one of the two signs holds
+// of the configured limit. It climbs back by Step (at most 10%) of the
+// configured limit for every StablePeriods healthy periods in a row (one
+// step per period by default), up to the configured limit. A period with only one of the two signs holds
 // the limit where it is.
 //
 // A [Fleet] shares a cluster-wide limit among the instances of a service
