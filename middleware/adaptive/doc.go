@@ -13,8 +13,8 @@
 // policy drops to Decrease (80%) of its current value, never below Floor
 // of the configured limit. It climbs back by Step (at most 10%) of the
 // configured limit for every StablePeriods healthy periods in a row (one
-// step per period by default), up to the configured limit. A period with only one of the two signs holds
-// the limit where it is.
+// step per period by default), up to the configured limit. A period with
+// only one of the two signs holds the limit where it is.
 //
 // A [Fleet] shares a cluster-wide limit among the instances of a service
 // without a shared store: each instance enforces the configured limit
