@@ -39,7 +39,8 @@ func checkKey(t *testing.T, cfg string, key string, err error) {
 // FuzzIP feeds arbitrary RemoteAddr and header values to IP under each
 // trust mode. IP must never panic, never return an empty key with a nil
 // error, return canonical keys only, and ignore every header when the peer
-// is not a trusted proxy.
+// is not a trusted proxy; from a trusted peer, X-Forwarded-For and
+// X-Real-IP keys must be those of plain reference readings.
 func FuzzIP(f *testing.F) {
 	f.Add("192.0.2.1:1234", "203.0.113.5", "for=203.0.113.5", "203.0.113.5")
 	f.Add("10.0.0.1:80", "6.6.6.6, 203.0.113.5, 10.0.0.2", `for=6.6.6.6, for="[2001:db8::1]:80";proto=https`, "::ffff:1.2.3.4")
@@ -48,6 +49,7 @@ func FuzzIP(f *testing.F) {
 	f.Add("", ",,,", `for="`, "1.2.3.4:5")
 	f.Add("10.255.255.255", " \t, 10.0.0.1", "for=10.0.0.1;for=10.0.0.2", "[::1]")
 	f.Add("[::ffff:10.0.0.1]", "::ffff:1.2.3.4, ::fhff:10.0.0.2", `for="[::ffff:1.2.3.4]:1"`, "::ffff:5.6.7.8") // a bracketed bare peer is parsed (and here trusted)
+	f.Add("10.0.0.1:80", "", "", "6.6.6.6\n 203.0.113.9\t") // X-Real-IP: the last line counts
 
 	trusted := keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48"))
 	plain := keyfunc.Must(keyfunc.IP())
@@ -79,9 +81,13 @@ func FuzzIP(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, remoteAddr, xffValue, fwdValue, realIP string) {
 		// A newline (impossible in a real header value) separates header
-		// lines, so that several lines, blank ones included, are fuzzed too.
+		// lines of X-Forwarded-For and X-Real-IP, so that several lines,
+		// blank ones included, are fuzzed too.
 		xffLines := strings.Split(xffValue, "\n")
-		kv := []string{"Forwarded", fwdValue, "X-Real-IP", realIP}
+		kv := []string{"Forwarded", fwdValue}
+		for _, l := range strings.Split(realIP, "\n") {
+			kv = append(kv, "X-Real-IP", l)
+		}
 		for _, l := range xffLines {
 			kv = append(kv, xff, l)
 		}
@@ -128,7 +134,33 @@ func FuzzIP(f *testing.F) {
 				t.Fatalf("%s: X-Forwarded-For %q: key %q; the plain walk gives %q", ref.config, r.Header[xff], got, want)
 			}
 		}
+		// X-Real-IP from a trusted peer: its last line, trimmed, is the
+		// client, or there is none.
+		if peerTrusted {
+			want := ""
+			if a, ok := refSingle(r.Header["X-Real-Ip"]); ok {
+				want = groupKey(a, 32, 64)
+			}
+			if got := keys["X-Real-IP"]; got != want {
+				t.Fatalf("X-Real-IP %q: key %q; its last line reads %q", r.Header["X-Real-Ip"], got, want)
+			}
+		}
 	})
+}
+
+// refSingle is a plain reading of a single-value header (FromHeader): the
+// last line, trimmed of spaces and tabs, must be an address (at most 512
+// bytes before trimming, 100 after).
+func refSingle(lines []string) (netip.Addr, bool) {
+	if len(lines) == 0 {
+		return netip.Addr{}, false
+	}
+	v := lines[len(lines)-1]
+	e := strings.Trim(v, " \t")
+	if len(v) > 512 || len(e) > 100 || e == "" {
+		return netip.Addr{}, false
+	}
+	return parsePeer(e)
 }
 
 // asForwarded rewrites X-Forwarded-For lines as Forwarded lines, each
