@@ -49,7 +49,8 @@ func FuzzIP(f *testing.F) {
 	f.Add("", ",,,", `for="`, "1.2.3.4:5")
 	f.Add("10.255.255.255", " \t, 10.0.0.1", "for=10.0.0.1;for=10.0.0.2", "[::1]")
 	f.Add("[::ffff:10.0.0.1]", "::ffff:1.2.3.4, ::fhff:10.0.0.2", `for="[::ffff:1.2.3.4]:1"`, "::ffff:5.6.7.8") // a bracketed bare peer is parsed (and here trusted)
-	f.Add("10.0.0.1:80", "", "", "6.6.6.6\n 203.0.113.9\t") // X-Real-IP: the last line counts
+	// X-Real-IP: the last line counts.
+	f.Add("10.0.0.1:80", "", "", "6.6.6.6\n 203.0.113.9\t")
 
 	trusted := keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48"))
 	plain := keyfunc.Must(keyfunc.IP())
