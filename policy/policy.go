@@ -279,8 +279,10 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 	if len(p.methods) > 0 {
 		for _, rt := range p.routes {
 			// A request has one method: a route on a method the methods
-			// do not reach would never apply.
-			if rt.method != "" && !containsMethod(p.methods, rt.method, true) {
+			// do not reach would never apply. (A HEAD request reaches
+			// both a GET route and a GET method.)
+			if rt.method != "" && !containsMethod(p.methods, rt.method, true) &&
+				!(rt.method == http.MethodGet && containsMethod(p.methods, http.MethodHead, true)) {
 				return nil, p.errorf("Routes", "%q is on %s, which Methods %q exclude: the policy would never apply there", rt.method+" "+rt.path, rt.method, p.methods)
 			}
 		}

@@ -156,6 +156,7 @@ func TestMethodsAndRoutesDisagree(t *testing.T) {
 	for _, ok := range [][]policy.Option{
 		{policy.WithRoutes("POST /login"), policy.WithMethods("GET", "POST")},
 		{policy.WithMethods("GET"), policy.WithRoutes("HEAD /x")}, // GET covers HEAD
+		{policy.WithMethods("HEAD"), policy.WithRoutes("GET /x")}, // a HEAD routed to GET /x
 		{policy.WithMethods("POST"), policy.WithRoutes("/login")},
 	} {
 		if _, err := policy.PerMinute("ok", 5, remoteKey, ok...); err != nil {
