@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
 // inline is the number of policies a Result holds without allocating.
@@ -63,7 +64,7 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 // its cost. Nothing is consumed. Policies sharing one key function (the
 // same func value) call it once.
 //
-// A policy whose key function fails is left out if its action is
+// A policy whose key function fails, or returns an empty key, is left out if its action is
 // [SkipPolicy]; otherwise Prepare returns a *KeyError (the caller rejects
 // the request with the action's status). A cost out of range returns a
 // *CostError.
@@ -96,6 +97,12 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		} else {
 			var err error
 			key, err = p.key(r)
+			if err == nil && key == "" {
+				// An empty key is no key (as keyfunc's combinators read
+				// it), never the one bucket "name:" every such request
+				// would share.
+				err = errEmptyKey
+			}
 			if err != nil {
 				if p.onKey == SkipPolicy {
 					res.skipped |= 1 << i
@@ -145,6 +152,9 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	}
 	return nil
 }
+
+// errEmptyKey is the key error of a key function that returned "".
+var errEmptyKey = fmt.Errorf("key function returned an empty key: %w", keyfunc.ErrNoKey)
 
 // oneStore is implemented by stores that decide a single check without a
 // slice ([algorithms.MemoryStore.TakeOne]).
