@@ -106,6 +106,14 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	gz := false
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(br)
+		if err != nil && (err == io.EOF || gzipDamage(err)) {
+			// Cut within its header (a copy taken as the compressor
+			// starts it) or damaged there: a log that ends early, like
+			// one cut later, with no line.
+			r := &Reader{name: name, opts: opts, count: cr, br: br, gz: true}
+			r.damaged(err)
+			return r, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("logparse: %s: gzip header: %w", name, err)
 		}
@@ -155,7 +163,7 @@ func (r *Reader) Next() (Entry, error) {
 				r.line++
 				r.malformed(raw, "line cut off where the compressed data ends")
 			}
-			r.damage = fmt.Errorf("%s: compressed data ends early after line %d (a truncated or damaged file: %v); the rest of the log is missing", r.name, r.line, err)
+			r.damaged(err)
 			return e, io.EOF
 		}
 		if len(raw) == 0 && err != nil {
@@ -190,6 +198,12 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		return e, nil
 	}
+}
+
+// damaged records that the compressed log ends early (err) after the
+// lines read.
+func (r *Reader) damaged(err error) {
+	r.damage = fmt.Errorf("%s: compressed data ends early after line %d (a truncated or damaged file: %v); the rest of the log is missing", r.name, r.line, err)
 }
 
 func (r *Reader) malformed(raw []byte, reason string) {
