@@ -3,6 +3,7 @@ package policy_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -119,5 +120,29 @@ func TestConfigTrustedProxyZone(t *testing.T) {
 	_, err := policy.ParseConfig([]byte("trusted_proxies: [10.0.0.1, \"fe80::1%eth0\"]\npolicies:\n  - {name: a, limit: 1, window: 1s}\n"), "z.yaml")
 	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "trusted_proxies[1]" || !strings.Contains(errs[0].Reason, "zone") {
 		t.Errorf("zoned trusted proxy: %v; want one error at trusted_proxies[1] about the zone", err)
+	}
+}
+
+// TestConfigAliasExpansionBounded: YAML aliases share their anchor's
+// nodes, so a file of a few kilobytes can stand for millions of entries (a
+// list of n parts, aliased n times as fallbacks): the node bound of the
+// loader did not see them, and a 35 KB file took seconds and gigabytes to
+// decode. Aliases count what they stand for now.
+func TestConfigAliasExpansionBounded(t *testing.T) {
+	const n = 2000
+	parts := strings.TrimSuffix(strings.Repeat("ip, ", n), ", ")
+	aliases := strings.TrimSuffix(strings.Repeat("*a, ", n), ", ")
+	doc := "policies:\n  - name: p\n    limit: 1\n    window: 1s\n    key: &a [" + parts + "]\n    fallback: [" + aliases + "]\n"
+	_, err := policy.ParseConfig([]byte(doc), "bomb.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || !strings.Contains(errs[0].Reason, "too large") || errs[0].Line != 6 {
+		t.Errorf("%d KB file whose aliases stand for %d key parts: %.200v; want one error at line 6, too large", len(doc)>>10, n*n, err)
+	}
+	// A template merged into each policy is fine.
+	doc = "policies:\n  - &base {name: a, limit: 1, window: 1s, key: [ip, user], fallback: [ip], methods: [GET, POST]}\n"
+	for i := range policy.MaxPolicies - 1 {
+		doc += "  - {<<: *base, name: p" + strconv.Itoa(i) + "}\n"
+	}
+	if cfg, err := policy.ParseConfig([]byte(doc), "tmpl.yaml"); err != nil || len(cfg.Policies) != policy.MaxPolicies {
+		t.Errorf("%d policies merging one template: %v", policy.MaxPolicies, err)
 	}
 }

@@ -23,6 +23,21 @@ type cnode struct {
 	text string    // scalars only: the value as written (unquoted)
 	keys []*cnode  // mappings: the keys, in order (scalars)
 	vals []*cnode  // mappings: the values; sequences: the items
+	// weight is the number of nodes the node stands for, itself
+	// included, with aliases counted as what they name (YAML only).
+	weight int
+}
+
+// weigh sets n's weight from its children's and returns n.
+func (n *cnode) weigh() *cnode {
+	n.weight = 1
+	for _, k := range n.keys {
+		n.weight += k.weight
+	}
+	for _, v := range n.vals {
+		n.weight += v.weight
+	}
+	return n
 }
 
 type cnodeKind int
@@ -64,7 +79,9 @@ type position struct{ line, col int }
 // policies fit in a few kilobytes.
 const maxConfigSize = 256 << 10
 
-// maxConfigNodes bounds the nodes of a document.
+// maxConfigNodes bounds the nodes of a document, counting a YAML alias
+// as the nodes it names: aliases share their anchor's nodes, so a small
+// file could otherwise stand for millions of entries to decode.
 const maxConfigNodes = 20_000
 
 // errTooLarge is reported for a document with more than maxConfigNodes.
@@ -226,13 +243,13 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 				}
 			}
 		}
-		return out, nil
+		return out.weigh(), nil
 	case *ast.MappingValueNode:
 		out := &cnode{kind: mapNode, pos: tokenPos(n.Key.GetToken())}
 		if err := c.entry(out, n); err != nil {
 			return nil, err
 		}
-		return out, nil
+		return out.weigh(), nil
 	case *ast.SequenceNode:
 		out := &cnode{kind: seqNode, pos: pos}
 		for _, v := range n.Values {
@@ -242,7 +259,7 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 			}
 			out.vals = append(out.vals, item)
 		}
-		return out, nil
+		return out.weigh(), nil
 	case *ast.AnchorNode:
 		v, err := c.conv(n.Value)
 		if err != nil {
@@ -255,23 +272,28 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 		if !ok {
 			return nil, c.errorf(n, "alias *%s names no earlier anchor", n.Value.GetToken().Value)
 		}
+		// The alias counts as the nodes it names (it counted one already).
+		c.nodes += v.weight - 1
+		if c.nodes > maxConfigNodes {
+			return nil, c.errorf(n, "%v (its aliases stand for more than %d nodes)", errTooLarge, maxConfigNodes)
+		}
 		return v, nil
 	case *ast.TagNode:
 		return nil, c.errorf(n, "YAML tags such as %s are not supported", n.Start.Value)
 	case *ast.NullNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: nullTag, text: ""}, nil
+		return &cnode{kind: scalarNode, pos: pos, tag: nullTag, text: "", weight: 1}, nil
 	case *ast.BoolNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: boolTag, text: fmt.Sprint(n.Value)}, nil
+		return &cnode{kind: scalarNode, pos: pos, tag: boolTag, text: fmt.Sprint(n.Value), weight: 1}, nil
 	case *ast.IntegerNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: intTag, text: n.GetToken().Value}, nil
+		return &cnode{kind: scalarNode, pos: pos, tag: intTag, text: n.GetToken().Value, weight: 1}, nil
 	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: floatTag, text: n.GetToken().Value}, nil
+		return &cnode{kind: scalarNode, pos: pos, tag: floatTag, text: n.GetToken().Value, weight: 1}, nil
 	case *ast.StringNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value}, nil
+		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value, weight: 1}, nil
 	case *ast.LiteralNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value.Value}, nil
+		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value.Value, weight: 1}, nil
 	case *ast.CommentGroupNode, *ast.CommentNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: nullTag}, nil
+		return &cnode{kind: scalarNode, pos: pos, tag: nullTag, weight: 1}, nil
 	}
 	return nil, c.errorf(n, "unsupported YAML node %s", n.Type())
 }
