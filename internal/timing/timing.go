@@ -24,7 +24,8 @@ type Observer interface {
 // 200), 500 when it panicked (the response was cut short, even after a
 // status; the panic goes on). A request whose connection the handler
 // hijacked is not reported: it has no status, and its latency is the
-// connection's.
+// connection's; nor is one whose handler panicked after its client went
+// away (the request's context done), as a reverse proxy does.
 func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
 	start := clock.Now()
 	sw, hw := wrapStatus(w)
@@ -33,6 +34,12 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		status := sw.status
 		switch {
 		case sw.hijacked:
+			return
+		case !returned && r.Context().Err() != nil:
+			// The handler stopped because its client went away (a
+			// reverse proxy panics with http.ErrAbortHandler when its
+			// copy to the client fails): no status reached anyone, and
+			// a client hanging up says nothing of the server's health.
 			return
 		case !returned:
 			status = http.StatusInternalServerError

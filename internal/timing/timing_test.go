@@ -2,6 +2,7 @@ package timing
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -67,6 +68,50 @@ func TestServeStatus(t *testing.T) {
 			}
 			if tc.panic && p != http.ErrAbortHandler || !tc.panic && p != nil {
 				t.Errorf("recovered %v; want the handler's panic passed on, and only it", p)
+			}
+		})
+	}
+}
+
+// TestServeClientGone: a handler that stops because its client went away
+// (a reverse proxy panics with http.ErrAbortHandler when the copy to the
+// client fails) is not reported: no status reached anyone, and a
+// disconnecting client is no sign of the server's health. A panic while the
+// client is still there is a 500, as in TestServeStatus, and a handler
+// that returns after its client left still reports what it wrote.
+func TestServeClientGone(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gone bool
+		h    http.HandlerFunc
+		want string
+	}{
+		{"abort, client gone", true, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, "[]"},
+		{"abort after header, client gone", true, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusOK)
+			panic(http.ErrAbortHandler)
+		}, "[]"},
+		{"abort, client there", false, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, "[500/7ms]"},
+		{"returns, client gone", true, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) }, "[502/7ms]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
+			rec := &recorder{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
+			func() {
+				defer func() { recover() }()
+				Serve(httptest.NewRecorder(), r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					clock.Advance(7 * time.Millisecond)
+					if tc.gone {
+						cancel() // the client hangs up
+					}
+					tc.h(w, r)
+				}), clock, rec)
+			}()
+			if fmt.Sprint(rec.got) != tc.want {
+				t.Errorf("reported %v, want %s", rec.got, tc.want)
 			}
 		})
 	}
