@@ -103,7 +103,8 @@ type Definition struct {
 	Spec algorithms.Spec
 	// Key lists the keys tried in order: the first one the request has is
 	// used (keyfunc.FirstOf); each is a list of parts joined
-	// (keyfunc.Join), such as ["ip", "header:X-User-ID"].
+	// (keyfunc.Join), such as ["ip", "header:X-User-ID"], or one part (a
+	// lone header or cookie part bounded in length, see [Config]).
 	Key [][]string
 	// OnMissingKey is what happens to a request that has none of the keys.
 	OnMissingKey KeyAction
