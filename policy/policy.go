@@ -168,18 +168,26 @@ func WithMethods(methods ...string) Option {
 // a mounted sub-router, only the mount's "/api/*"), so its route-restricted
 // policies never apply, unless its pattern function asks the router for
 // the route chi will take ([WithPatternFunc] with a function returning
-// r.Find(chi.NewRouteContext(), method, path)). There, method is
-// chi.RouteContext(req.Context()).RouteMethod when set, else req.Method
-// (chi's middleware.GetHead routes a HEAD as GET by setting RouteMethod),
-// and path is req.URL.RawPath when set, else req.URL.Path: chi routes by
-// the escaped path, so with req.URL.Path a request for /users/a%2Fb, which
-// chi serves from "/users/{id}", would find no route and escape its
-// policies.
+// r.Find(chi.NewRouteContext(), method, path)) with the method and path
+// chi routes by. The method is the route context's RouteMethod when set,
+// else req.Method (chi's middleware.GetHead routes a HEAD as GET by setting
+// RouteMethod). The path is the route context's RoutePath when set (chi's
+// middleware.StripSlashes and CleanPath rewrite it: /login/ and //login are
+// served from "/login"), else req.URL.RawPath when set (chi routes by the
+// escaped path: /users/a%2Fb is served from "/users/{id}"), else
+// req.URL.Path; asked for another path than chi routes by, Find finds no
+// route for such requests and they escape the route's policies.
 //
 //	func(req *http.Request) string {
-//		method, path := req.Method, req.URL.RawPath
-//		if rc := chi.RouteContext(req.Context()); rc != nil && rc.RouteMethod != "" {
-//			method = rc.RouteMethod
+//		method, path := req.Method, ""
+//		if rc := chi.RouteContext(req.Context()); rc != nil {
+//			if rc.RouteMethod != "" {
+//				method = rc.RouteMethod
+//			}
+//			path = rc.RoutePath
+//		}
+//		if path == "" {
+//			path = req.URL.RawPath
 //		}
 //		if path == "" {
 //			path = req.URL.Path

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+	chimw "github.com/go-chi/chi/v5/middleware"
 
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -38,12 +39,18 @@ func TestWithRoutesChiRegexpSpaceNoMethod(t *testing.T) {
 
 // chiFindPattern is the pattern function WithRoutes documents for a
 // middleware in the r.Use of chi's top-level router: it asks r for the
-// route of the path chi routes by.
+// route of the method and path chi routes by.
 func chiFindPattern(r chi.Routes) func(*http.Request) string {
 	return func(req *http.Request) string {
-		method, path := req.Method, req.URL.RawPath
-		if rc := chi.RouteContext(req.Context()); rc != nil && rc.RouteMethod != "" {
-			method = rc.RouteMethod
+		method, path := req.Method, ""
+		if rc := chi.RouteContext(req.Context()); rc != nil {
+			if rc.RouteMethod != "" {
+				method = rc.RouteMethod
+			}
+			path = rc.RoutePath
+		}
+		if path == "" {
+			path = req.URL.RawPath
 		}
 		if path == "" {
 			path = req.URL.Path
@@ -166,5 +173,44 @@ func TestMethodsAndRoutesDisagree(t *testing.T) {
 	_, err = policy.ParseConfig([]byte("policies:\n  - {name: login, limit: 5, window: 1m, methods: [GET], routes: [\"POST /login\"]}\n"), "r.yaml")
 	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "policies[0].routes" {
 		t.Errorf("config with methods: [GET], routes: [POST /login] = %v; want one error at policies[0].routes", err)
+	}
+}
+
+// TestChiTopLevelPatternRoutePath: chi's StripSlashes and CleanPath, used
+// before the limiter, rewrite the path chi routes by in its route context
+// (RoutePath), not in the URL; the documented pattern function must ask
+// for that path, or POST /login/ and POST //login, which chi serves from
+// "/login", escape the policy on "POST /login".
+func TestChiTopLevelPatternRoutePath(t *testing.T) {
+	for _, tc := range []struct {
+		mw   func(http.Handler) http.Handler
+		path string
+	}{
+		{chimw.StripSlashes, "/login/"},
+		{chimw.CleanPath, "//login"},
+		{chimw.CleanPath, "/x/../login"},
+	} {
+		r := chi.NewRouter()
+		p := policy.Must(policy.PerMinute("login", 5, remoteKey, policy.WithRoutes("POST /login")))
+		s, err := policy.NewSet([]*policy.Policy{p}, policy.WithPatternFunc(chiFindPattern(r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var masks []uint64
+		r.Use(tc.mw)
+		r.Use(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				masks = append(masks, s.Match(req))
+				next.ServeHTTP(w, req)
+			})
+		})
+		served := 0
+		r.Post("/login", func(w http.ResponseWriter, req *http.Request) { served++ })
+		req := httptest.NewRequest("POST", "/", nil)
+		req.URL.Path = tc.path // as sent, not cleaned by NewRequest's parser
+		r.ServeHTTP(httptest.NewRecorder(), req)
+		if served != 1 || !slices.Equal(masks, []uint64{1}) {
+			t.Errorf("POST %s: served %d times, Match %v; want served once under the policy ([1])", tc.path, served, masks)
+		}
 	}
 }
