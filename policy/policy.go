@@ -176,7 +176,9 @@ func WithMethods(methods ...string) Option {
 // served from "/login"), else req.URL.RawPath when set (chi routes by the
 // escaped path: /users/a%2Fb is served from "/users/{id}"), else
 // req.URL.Path; asked for another path than chi routes by, Find finds no
-// route for such requests and they escape the route's policies.
+// route for such requests and they escape the route's policies. For the
+// same reason the limiter must come after every middleware that rewrites
+// the path (r.Use(middleware.StripSlashes) before r.Use(m.Handler)).
 //
 //	func(req *http.Request) string {
 //		method, path := req.Method, ""
