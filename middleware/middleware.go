@@ -48,7 +48,10 @@ type Middleware struct {
 	failures  atomic.Int64  // consecutive store failures
 	openUntil atomic.Int64  // breaker open until this Unix nanosecond
 	state     atomic.Uint32 // the State the store's last answer put the middleware in
-	stats     stats
+	// stateMu orders the changes of failures and state that go together,
+	// and their reports to the observer (see recovered and failed).
+	stateMu sync.Mutex
+	stats   stats
 
 	rules rules // the writers' side of set (see SetPolicies)
 }
@@ -303,7 +306,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		until := m.openUntil.Load()
 		if now < until || !m.openUntil.CompareAndSwap(until, now+int64(m.cooldown)) {
 			m.stats.breakerOpen.Add(1)
-			m.failed(r, ErrBreakerOpen)
+			m.failed(r, ErrBreakerOpen, false)
 			return m.fallback(ctx, r, res, ErrBreakerOpen)
 		}
 		// This request probes the store.
@@ -319,8 +322,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		m.report(r, err)
 		return err
 	}
-	m.failed(r, err)
-	if n := m.failures.Add(1); m.breakAfter > 0 && n == m.breakAfter {
+	if n := m.failed(r, err, true); m.breakAfter > 0 && n == m.breakAfter {
 		m.openUntil.Store(m.clock.Now().UnixNano() + int64(m.cooldown))
 	}
 	return m.fallback(ctx, r, res, err)
@@ -328,12 +330,16 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 
 // recovered notes a store answer after failures.
 func (m *Middleware) recovered() {
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
 	m.failures.Store(0)
 	m.setState(StateHealthy)
 }
 
 // setState records the State the store's last answer put the middleware in
-// and tells the observer of a change.
+// and tells the observer of a change. The caller holds stateMu, so that
+// the observer is told the changes in the order they are made, each from
+// the State the one before went to.
 func (m *Middleware) setState(s State) {
 	if old := State(m.state.Swap(uint32(s))); old != s && m.obs != nil {
 		m.obs.ObserveState(old, s)
@@ -344,11 +350,21 @@ func (m *Middleware) setState(s State) {
 // middleware in.
 func (m *Middleware) State() State { return State(m.state.Load()) }
 
-// failed counts and reports a store failure.
-func (m *Middleware) failed(r *http.Request, err error) {
+// failed counts and reports a store failure, and returns the failures in
+// a row; a failure counts towards the breaker (count) unless the breaker
+// itself answered. The count and the State change together: a success
+// that sees the count reset the State after this failure set it.
+func (m *Middleware) failed(r *http.Request, err error, count bool) int64 {
 	m.stats.storeErrors.Add(1)
+	m.stateMu.Lock()
+	var n int64
+	if count {
+		n = m.failures.Add(1)
+	}
 	m.setState(m.failure.state())
+	m.stateMu.Unlock()
 	m.report(r, err)
+	return n
 }
 
 // fallback decides res with the fallback store, if any; it returns err when
@@ -359,7 +375,7 @@ func (m *Middleware) fallback(ctx context.Context, r *http.Request, res *Result,
 	}
 	if ferr := res.Take(ctx, m.failure.store); ferr != nil {
 		ferr = fmt.Errorf("middleware: fallback: %w", ferr)
-		m.failed(r, ferr)
+		m.failed(r, ferr, false)
 		return errors.Join(err, ferr)
 	}
 	m.stats.fallback.Add(1)
