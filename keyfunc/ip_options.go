@@ -34,6 +34,11 @@ type ipConfig struct {
 // IPv4-mapped IPv6 prefixes (::ffff:10.0.0.0/104) are turned into their
 // IPv4 form, so that either notation trusts the same peers.
 //
+// A server listening on a Unix socket has no peer address (net/http sets
+// RemoteAddr to "@"), so no peer is within the prefixes and every request
+// yields [ErrNoClientIP]: behind a proxy on a Unix socket, use
+// [TrustedHops].
+//
 // Giving no prefix is an error of [IP]. Exclusive with [TrustedHops].
 func TrustedProxies(prefixes ...netip.Prefix) IPOption {
 	ps := make([]netip.Prefix, len(prefixes))
@@ -45,8 +50,9 @@ func TrustedProxies(prefixes ...netip.Prefix) IPOption {
 // internet and this server, each appending to X-Forwarded-For (or
 // Forwarded). The client is then the n-th entry from the right. RemoteAddr
 // is not checked: every peer counts as the nearest proxy, so the network
-// must make sure that only the proxies can reach this server. Prefer
-// [TrustedProxies] whenever the proxies' addresses are known.
+// must make sure that only the proxies can reach this server (as a Unix
+// socket only the local proxy can reach does). Prefer [TrustedProxies]
+// whenever the proxies' addresses are known.
 //
 // A chain with fewer than n entries yields [ErrNoClientIP]. n must be at
 // least 1 and at most the maximum of [MaxHops]. Exclusive with

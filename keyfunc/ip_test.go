@@ -460,3 +460,14 @@ func TestIP_OptionsCanBeSharedAcrossConcurrentCalls(t *testing.T) {
 		wantKey(t, f, newReq("10.0.0.1:80", xff, "203.0.113.5"), "203.0.113.5", nil)
 	}
 }
+
+// TestIP_UnixSocketPeer: net/http gives a request that came over a Unix
+// socket the RemoteAddr "@". It is no address, so TrustedProxies cannot
+// trust it (every request has no key, as the option's doc says) and
+// TrustedHops, which does not look at the peer, finds the client.
+func TestIP_UnixSocketPeer(t *testing.T) {
+	r := newReq("@", xff, "203.0.113.5")
+	wantKey(t, mustIP(t, keyfunc.TrustedProxies(prefixes("10.0.0.0/8")...)), r, "", keyfunc.ErrNoClientIP)
+	wantKey(t, mustIP(t), r, "", keyfunc.ErrNoClientIP)
+	wantKey(t, mustIP(t, keyfunc.TrustedHops(1)), r, "203.0.113.5", nil)
+}
