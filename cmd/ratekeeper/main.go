@@ -17,7 +17,7 @@
 // policy.Config) and prints the effective policies.
 //
 // replay reads access logs (Common or Combined Log Format, or JSON lines;
-// gzip-compressed or not), merged in time order, and replays every request
+// gzip- or bzip2-compressed or not), merged in time order, and replays every request
 // through the configured policies at the time the log gives it, with an
 // in-memory store on a simulated clock. It reports per policy the requests, those that would
 // have been rejected, the keys rejected most, the percentiles of requests
@@ -36,7 +36,7 @@
 //	   configuration given to replay, logs with no parseable line, a
 //	   log given twice
 //
-// Malformed lines, lines far out of time order and a gzip log that ends
+// Malformed lines, lines far out of time order and a compressed log that ends
 // early (truncated) do not stop a replay: the report counts them or warns.
 package main
 

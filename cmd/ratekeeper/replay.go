@@ -26,12 +26,13 @@ rejected most, requests per key per window (P50/P95/P99/max), and suggested
 limits (P95 x 1.2 to 1.5, P99 x 2) with the share each would have rejected.
 
 Logs are Common or Combined Log Format or JSON lines (one object per line),
-told apart line by line; gzip is recognised by its magic bytes; "-" is
+told apart line by line; gzip and bzip2 are recognised by their magic
+bytes (zstd and xz are refused: decompress them first); "-" is
 standard input. Several logs (rotated files, or the logs of several
 servers) are merged into one replay in time order. Lines a little out of
 time order (servers write a line when the request ends) are replayed in
 time order (--reorder); lines further out are replayed late and counted.
-Malformed lines are counted and sampled, not fatal; a gzip log that ends
+Malformed lines are counted and sampled, not fatal; a compressed log that ends
 early (truncated) is replayed up to where it ends, with a warning.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.

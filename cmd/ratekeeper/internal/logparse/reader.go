@@ -6,6 +6,7 @@ package logparse
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"compress/flate"
 	"compress/gzip"
 	"errors"
@@ -93,7 +94,10 @@ type Reader struct {
 }
 
 // NewReader returns a Reader of the log r, named name in reports. A gzip
-// stream is recognised by its magic bytes and decompressed.
+// or bzip2 stream is recognised by its magic bytes and decompressed; a
+// zstd or xz one is refused with an error that says so (the standard
+// library reads neither), rather than read as lines that are all
+// malformed.
 func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	if opts.Format == "" {
 		opts.Format = Auto
@@ -119,6 +123,11 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		}
 		br = bufio.NewReaderSize(zr, maxLine)
 		gz = true
+	} else if magic, _ := br.Peek(4); len(magic) == 4 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h' && magic[3] >= '1' && magic[3] <= '9' {
+		br = bufio.NewReaderSize(bzip2.NewReader(br), maxLine)
+		gz = true
+	} else if other := compressedAs(br); other != "" {
+		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay -)", name, other, other, name)
 	}
 	// A UTF-8 byte order mark (logs saved by some editors) is no part of
 	// the first line.
@@ -128,12 +137,25 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	return &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}, nil
 }
 
-// gzipDamage reports whether err, read from a gzip stream, says that the
-// compressed data ends early or is corrupt (rather than that the file
-// could not be read).
+// compressedAs returns the name of the compressor whose magic bytes start
+// br ("zstd", "xz"), or "".
+func compressedAs(br *bufio.Reader) string {
+	if m, _ := br.Peek(4); bytes.Equal(m, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		return "zstd"
+	}
+	if m, _ := br.Peek(6); bytes.Equal(m, []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}) {
+		return "xz"
+	}
+	return ""
+}
+
+// gzipDamage reports whether err, read from a gzip or bzip2 stream, says
+// that the compressed data ends early or is corrupt (rather than that the
+// file could not be read).
 func gzipDamage(err error) bool {
 	var corrupt flate.CorruptInputError
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt)
+	var bz bzip2.StructuralError
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &corrupt) || errors.As(err, &bz)
 }
 
 // Damage returns, once Next has returned io.EOF, why a compressed log

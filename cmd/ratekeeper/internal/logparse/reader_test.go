@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,6 +133,50 @@ func TestGzip(t *testing.T) {
 	}
 	if _, err := NewReader(strings.NewReader(""), "x", Options{Format: "xml"}); err == nil {
 		t.Error("NewReader accepted format xml")
+	}
+}
+
+// TestBzip2: a bzip2 log (testdata/two.log.bz2, made with bzip2 -9) is
+// read like a gzip one, and one cut short ends early with its damage
+// reported, the lines before the cut kept.
+func TestBzip2(t *testing.T) {
+	data, err := os.ReadFile("testdata/two.log.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(data), "a.log.bz2", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, r)
+	if len(got) != 2 || got[0].Addr != "192.0.2.1" || got[1].Path != "/login" || got[1].Status != 429 {
+		t.Errorf("bzip2 entries = %+v", got)
+	}
+	if r.MalformedCount() != 0 || r.Damage() != nil {
+		t.Errorf("malformed %d, damage %v; want none", r.MalformedCount(), r.Damage())
+	}
+	r, err = NewReader(bytes.NewReader(data[:len(data)-8]), "cut.log.bz2", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, r)
+	if r.Damage() == nil {
+		t.Error("a bzip2 log cut short reported no damage")
+	}
+}
+
+// TestOtherCompressionRefused: a zstd or xz log is refused at once with an
+// error naming the compression and how to read it, not read as lines that
+// are all malformed.
+func TestOtherCompressionRefused(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"zstd": {0x28, 0xb5, 0x2f, 0xfd, 0x04, 0x58, 0x01, 0x00},
+		"xz":   {0xfd, '7', 'z', 'X', 'Z', 0x00, 0x00, 0x04},
+	} {
+		_, err := NewReader(bytes.NewReader(data), "a.log."+name, Options{})
+		if err == nil || !strings.Contains(err.Error(), name+"-compressed") || !strings.Contains(err.Error(), name+" -dc") {
+			t.Errorf("%s: NewReader error = %v; want one naming %s and how to decompress", name, err, name)
+		}
 	}
 }
 
