@@ -127,7 +127,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		br = bufio.NewReaderSize(bzip2.NewReader(br), maxLine)
 		gz = true
 	} else if other := compressedAs(br); other != "" {
-		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay -)", name, other, other, name)
+		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay --config FILE -)", name, other, other, name)
 	}
 	// A UTF-8 byte order mark (logs saved by some editors) is no part of
 	// the first line.
