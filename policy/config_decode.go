@@ -91,6 +91,7 @@ func (d *decoder) config(root *cnode) *Config {
 	}
 	var policies *cnode
 	var source *cnode
+	proxiesBad := false // a trusted_proxies entry was reported
 	d.fields(root, "", topFields, func(name string, k, v *cnode) {
 		switch name {
 		case "version":
@@ -113,7 +114,9 @@ func (d *decoder) config(root *cnode) *Config {
 				cfg.FailureRetryAfter = t
 			}
 		case "trusted_proxies":
+			before := len(d.errs)
 			cfg.TrustedProxies = d.prefixes(v, name)
+			proxiesBad = len(d.errs) > before
 		case "ip_source":
 			source = v
 			if s, ok := d.str(v, name); ok {
@@ -148,7 +151,10 @@ func (d *decoder) config(root *cnode) *Config {
 		d.fail(root, "policies", "is missing; a configuration needs at least one policy")
 		return cfg
 	}
-	ip := d.ipFunc(cfg, source)
+	var ip keyfunc.Func
+	if !proxiesBad { // else the ip part cannot be built as the file means, and that is reported
+		ip = d.ipFunc(cfg, source)
+	}
 	raws := d.policies(policies)
 	seen := map[string]*rawPolicy{}
 	for _, rp := range raws {

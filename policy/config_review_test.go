@@ -146,3 +146,13 @@ func TestConfigAliasExpansionBounded(t *testing.T) {
 		t.Errorf("%d policies merging one template: %v", policy.MaxPolicies, err)
 	}
 }
+
+// TestConfigBadTrustedProxyReportedOnce: a trusted_proxies entry that does
+// not parse is one error, at it; with an ip_source, the loader also said
+// that ip_source "needs trusted_proxies", which the file does have.
+func TestConfigBadTrustedProxyReportedOnce(t *testing.T) {
+	_, err := policy.ParseConfig([]byte("trusted_proxies: [proxy.internal]\nip_source: forwarded\npolicies:\n  - {name: a, limit: 1, window: 1s}\n"), "t.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "trusted_proxies[0]" {
+		t.Errorf("bad trusted proxy with ip_source: %v; want one error, at trusted_proxies[0]", err)
+	}
+}
