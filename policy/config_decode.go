@@ -306,7 +306,10 @@ func (d *decoder) policy(n *cnode, path string) *rawPolicy {
 func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 	def := &rp.def
 	if ip == nil {
-		return nil
+		// The ip settings were refused, and that is reported, so the
+		// Config will not be returned: a stand-in lets the policy's own
+		// problems be reported too.
+		ip = keyfunc.Global()
 	}
 	key, field, err := keyFunc(def.Key, ip)
 	if err != nil {

@@ -156,3 +156,24 @@ func TestConfigBadTrustedProxyReportedOnce(t *testing.T) {
 		t.Errorf("bad trusted proxy with ip_source: %v; want one error, at trusted_proxies[0]", err)
 	}
 }
+
+// TestConfigBadIPSettingsHideNoPolicyError: every problem of a file is
+// reported; with an ip_source or trusted proxy refused, the policies were
+// not built, so their own errors (a limit of 0) went unsaid until the ip
+// settings were fixed.
+func TestConfigBadIPSettingsHideNoPolicyError(t *testing.T) {
+	for _, top := range []string{
+		"trusted_proxies: [10.0.0.0/8]\nip_source: header:Bad Name\n",
+		"trusted_proxies: [bogus]\n",
+		"ip_source: forwarded\n",
+	} {
+		_, err := policy.ParseConfig([]byte(top+"policies:\n  - {name: a, limit: 0, window: 1s}\n"), "h.yaml")
+		var fields []string
+		for _, ce := range policy.ConfigErrors(err) {
+			fields = append(fields, ce.Field)
+		}
+		if len(fields) != 2 || fields[1] != "policies[0].limit" {
+			t.Errorf("%q with a limit of 0: errors at %q; want the ip setting's and policies[0].limit", top, fields)
+		}
+	}
+}
