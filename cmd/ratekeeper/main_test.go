@@ -513,3 +513,25 @@ func TestReplayServersLogs(t *testing.T) {
 		t.Errorf("header does not list both logs, oldest first:\n%s", two)
 	}
 }
+
+// TestReplaySVGUnwritable: an --svg path that cannot be written fails at
+// once, with exit 2 and before any report, not after the whole replay; an
+// existing chart at the path is left alone by a replay that fails.
+func TestReplaySVGUnwritable(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "no-such-dir", "replay.svg")
+	out, errOut, code := runCmd("replay", "--svg", bad, "--config", "testdata/rules.yaml", "testdata/access.log")
+	if code != 2 || out != "" || !strings.Contains(errOut, "no-such-dir") {
+		t.Errorf("exit %d, stdout %d bytes, stderr %q; want exit 2, no report, an error naming the path", code, len(out), errOut)
+	}
+	old := filepath.Join(t.TempDir(), "old.svg")
+	if err := os.WriteFile(old, []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, code = runCmd("replay", "--svg", old, "--config", "testdata/rules.yaml", "testdata/no-such.log")
+	if b, err := os.ReadFile(old); code != 2 || err != nil || string(b) != "<svg/>" {
+		t.Errorf("a failed replay: exit %d, chart %q (%v); want exit 2 and the old chart kept", code, b, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(old), ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}

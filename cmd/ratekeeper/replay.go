@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -128,6 +129,19 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
+	var svg *os.File
+	if f.svg != "" {
+		// Made before the replay, so that a path that cannot be written
+		// fails at once; renamed over the path once written.
+		if svg, err = createChart(f.svg); err != nil {
+			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+			return exitUsage
+		}
+		defer func() {
+			svg.Close()
+			os.Remove(svg.Name()) // gone already when it was renamed
+		}()
+	}
 	rep, in, err := replayLogs(cfg, logs, &f, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
@@ -142,7 +156,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.svg != "" {
-		if err := writeChart(f.svg, replayChart(rep)); err != nil {
+		if err := writeChart(svg, f.svg, replayChart(rep)); err != nil {
 			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
 			return exitUsage
 		}
@@ -253,16 +267,31 @@ func replayChart(rep *replay.Report) *chart.Chart {
 	return c
 }
 
-func writeChart(path string, c *chart.Chart) error {
-	f, err := os.Create(path)
+// createChart makes the temporary file a chart for path is written in,
+// beside path, checking that path can be written.
+func createChart(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("--svg %s: is a directory", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("--svg %s: %w", path, err)
 	}
+	return f, nil
+}
+
+// writeChart writes c into f (from createChart) and renames it to path.
+func writeChart(f *os.File, path string, c *chart.Chart) error {
 	if err := c.WriteSVG(f); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 var _ flag.Value = headerFlags(nil)
