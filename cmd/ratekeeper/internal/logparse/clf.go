@@ -133,6 +133,12 @@ func parseRequestLine(req string, e *Entry) error {
 }
 
 func setTarget(target string, e *Entry) error {
+	// The asterisk form of OPTIONS and the authority form of CONNECT
+	// (RFC 9112 3.2.3, 3.2.4) stand as they are: no route has them.
+	if target == "*" && e.Method == "OPTIONS" || e.Method == "CONNECT" && isAuthority(target) {
+		e.Path, e.Query = target, ""
+		return nil
+	}
 	if i := strings.Index(target, "://"); i > 0 && !strings.HasPrefix(target, "/") {
 		target = target[i+3:]
 		if j := strings.IndexByte(target, '/'); j >= 0 {
@@ -146,6 +152,16 @@ func setTarget(target string, e *Entry) error {
 	}
 	e.Path, e.Query, _ = strings.Cut(target, "?")
 	return nil
+}
+
+// isAuthority reports whether s has the shape of CONNECT's host:port.
+func isAuthority(s string) bool {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 || strings.ContainsAny(s, "/?# ") {
+		return false
+	}
+	_, err := strconv.ParseUint(s[i+1:], 10, 16)
+	return err == nil
 }
 
 func isToken(s string) bool {

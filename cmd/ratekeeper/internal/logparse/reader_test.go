@@ -43,6 +43,12 @@ func TestCLF(t *testing.T) {
 			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a b", Status: 200}},
 		{"absolute form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET http://example.com/a/b HTTP/1.1" 200 1`,
 			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a/b", Proto: "HTTP/1.1", Status: 200}},
+		// The two other request-target forms of RFC 9112 3.2: replayed
+		// (only the policies without routes apply), not malformed.
+		{"asterisk form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "OPTIONS * HTTP/1.1" 204 0`,
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "OPTIONS", Path: "*", Proto: "HTTP/1.1", Status: 204}},
+		{"authority form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "CONNECT example.com:443 HTTP/1.1" 200 0`,
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "CONNECT", Path: "example.com:443", Proto: "HTTP/1.1", Status: 200}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := NewReader(strings.NewReader(tc.line+"\n"), "a.log", Options{})
