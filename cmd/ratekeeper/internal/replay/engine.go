@@ -68,6 +68,7 @@ type Engine struct {
 	seq      uint64
 	released time.Time
 	late     int64
+	lateMax  time.Duration // the most a late line was behind the newest line before it
 }
 
 // clock is the simulated clock: the time of the entry being replayed.
@@ -130,6 +131,7 @@ func (e *Engine) Add(en *logparse.Entry) error {
 	if e.opts.Reorder < 0 || en.Time.Before(e.released) {
 		if en.Time.Before(e.released) {
 			e.late++
+			e.lateMax = max(e.lateMax, e.last.Sub(en.Time))
 		} else {
 			e.released = en.Time
 		}

@@ -24,6 +24,7 @@ type jsonReport struct {
 	NoKey     int64        `json:"rejected_no_key"`
 	Unmatched int64        `json:"unmatched"`
 	Late      int64        `json:"late"`
+	LateMax   float64      `json:"late_max_seconds"`
 	BinStart  time.Time    `json:"bin_start"`
 	Bin       float64      `json:"bin_seconds"`
 	Policies  []jsonPolicy `json:"policies"`
@@ -98,7 +99,7 @@ func trialsJSON(ts []Trial) []jsonTrial {
 func (r *Report) WriteJSON(w io.Writer, in Input) error {
 	out := jsonReport{
 		Files: in.Files, Lines: in.Lines, Entries: in.Entries, Malformed: in.Malformed, Warnings: in.Warnings,
-		First: r.First.UTC(), Last: r.Last.UTC(), Requests: r.Requests, Rejected: r.Rejected, NoKey: r.NoKey, Unmatched: r.Unmatched, Late: r.Late,
+		First: r.First.UTC(), Last: r.Last.UTC(), Requests: r.Requests, Rejected: r.Rejected, NoKey: r.NoKey, Unmatched: r.Unmatched, Late: r.Late, LateMax: r.LateMax.Seconds(),
 		BinStart: r.BinStart, Bin: r.Bin.Seconds(), Policies: []jsonPolicy{},
 	}
 	for _, m := range in.Samples {

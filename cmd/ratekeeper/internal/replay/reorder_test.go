@@ -88,8 +88,8 @@ func TestLateLines(t *testing.T) {
 	// back until 370 s, which replays it; then a line at 100 s is late.
 	rep := replayEntries(t, doc, Options{Reorder: time.Minute}, []logparse.Entry{
 		at(30, a), at(0, a), at(65, a), at(90, a), at(300, a), at(370, a), at(100, b)})
-	if rep.Late != 1 {
-		t.Errorf("late = %d, want 1", rep.Late)
+	if rep.Late != 1 || rep.LateMax != 270*time.Second {
+		t.Errorf("late = %d by up to %s, want 1 by 270s (100 s logged after 370 s)", rep.Late, rep.LateMax)
 	}
 	// In time order: 0 admitted, 30 denied, 65 admitted (0 has left
 	// the window), 90 denied, 300 and 370 admitted; b's one request

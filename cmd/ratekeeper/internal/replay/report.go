@@ -20,7 +20,10 @@ type Report struct {
 	Requests, Rejected, NoKey, Unmatched int64
 	// Late counts the requests logged further out of time order than
 	// Reorder (Options.Reorder): replayed after requests later than them.
-	Late     int64
+	Late int64
+	// LateMax is the most a late request was logged behind the newest one
+	// before it: a Reorder above it would have replayed every one in order.
+	LateMax  time.Duration
 	Reorder  time.Duration
 	Policies []PolicyReport
 	// BinStart and Bin place the Series of the policies in time.
@@ -78,7 +81,7 @@ func (e *Engine) Finish() (*Report, error) {
 	if err := e.flush(); err != nil {
 		return nil, err
 	}
-	rep := &Report{First: e.first, Last: e.last, Requests: e.requests, Rejected: e.rejected, NoKey: e.noKey, Unmatched: e.unmatched, Late: e.late, Reorder: max(e.opts.Reorder, 0)}
+	rep := &Report{First: e.first, Last: e.last, Requests: e.requests, Rejected: e.rejected, NoKey: e.noKey, Unmatched: e.unmatched, Late: e.late, LateMax: e.lateMax, Reorder: max(e.opts.Reorder, 0)}
 	e.store.Close()
 	tl := newTimeline(e.first, e.last, e.opts.Bins)
 	rep.BinStart, rep.Bin = tl.Start(), time.Duration(tl.bin)

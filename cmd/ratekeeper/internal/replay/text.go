@@ -44,8 +44,9 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 		}
 	}
 	if r.Late > 0 {
-		fmt.Fprintf(&b, "  %d requests logged out of time order by more than the reorder window (%s): replayed late,\n"+
-			"  after later ones (raise --reorder)\n", r.Late, r.Reorder)
+		fmt.Fprintf(&b, "  %d requests logged out of time order by more than the reorder window (%s), by up to %s:\n"+
+			"  replayed late, after later ones (a --reorder above %s replays them in order; hours or days\n"+
+			"  behind point rather to a line logged far ahead of the rest, by a wrong clock)\n", r.Late, r.Reorder, r.LateMax, r.LateMax)
 	}
 	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected (%s), %d rejected for want of a key, %d matched no policy\n",
 		r.Requests, r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)
