@@ -227,7 +227,7 @@ func script(t *testing.T, srv *httptest.Server, clock *algotest.Clock, steps []r
 var quota = map[string]string{
 	"per-second": `"per-second";q=10;w=1`, "per-minute": `"per-minute";q=100;w=60`,
 	"login": `"login";q=5;w=60`, "register": `"register";q=10;w=3600`, "comments": `"comments";q=3;w=60`,
-	"item-writes": `"item-writes";q=2;w=60`, "item-reads": `"item-reads";q=2;w=60`,
+	"item-writes": `"item-writes";q=2;w=60`, "item-reads": `"item-reads";q=2;w=60`, "once": `"once";q=1;w=60`,
 }
 
 // policiesOf returns the RateLimit-Policy value that goes with a RateLimit
@@ -558,6 +558,116 @@ func TestEndToEndStoreFailure(t *testing.T) {
 	}
 }
 
+// chiFind is the option the middleware.WithPatternFunc doc gives for a
+// rule table installed with r.Use on chi's top-level router r: it asks r
+// which route chi will take (TestWithPatternFuncDoc checks that the two
+// agree, line by line).
+func chiFind(r *chi.Mux) middleware.Option {
+	// WithPatternFunc:begin
+	return middleware.WithPatternFunc(func(req *http.Request) string {
+		method, path := req.Method, ""
+		if rc := chi.RouteContext(req.Context()); rc != nil {
+			if rc.RouteMethod != "" {
+				method = rc.RouteMethod
+			}
+			path = rc.RoutePath
+		}
+		if path == "" {
+			path = req.URL.RawPath
+		}
+		if path == "" {
+			path = req.URL.Path
+		}
+		return r.Find(chi.NewRouteContext(), method, path)
+	})
+	// WithPatternFunc:end
+}
+
+// TestWithPatternFuncDoc checks that the pattern function the
+// middleware.WithPatternFunc doc shows for chi's top-level r.Use is the one
+// these tests run (chiFind).
+func TestWithPatternFuncDoc(t *testing.T) {
+	trim := func(lines []string) []string {
+		out := make([]string, 0, len(lines))
+		for _, l := range lines {
+			out = append(out, strings.TrimLeft(l, "\t "))
+		}
+		return out
+	}
+	src, err := os.ReadFile("middleware/options.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, doc, ok := strings.Cut(string(src), "\n//\tmiddleware.WithPatternFunc(func(req *http.Request) string {\n")
+	if !ok {
+		t.Fatal("middleware/options.go: no WithPatternFunc example in the doc")
+	}
+	doc, _, _ = strings.Cut(doc, "\n//\t})\n")
+	var docLines []string
+	for _, l := range strings.Split(doc, "\n") {
+		docLines = append(docLines, strings.TrimPrefix(l, "//"))
+	}
+	test, err := os.ReadFile("middleware_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, _ := strings.Cut(string(test), "// WithPatternFunc:begin\n")
+	code, _, _ = strings.Cut(code, "\t// WithPatternFunc:end")
+	lines := strings.Split(strings.TrimSuffix(code, "\n"), "\n")
+	if len(lines) < 2 {
+		t.Fatal("chiFind: no code between the markers")
+	}
+	lines = lines[1 : len(lines)-1] // the function's body
+	if got, want := trim(docLines), trim(lines); !slices.Equal(got, want) {
+		t.Errorf("the WithPatternFunc doc's function is not chiFind's:\ndoc:\n%s\nchiFind:\n%s",
+			strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestEndToEndChiTopLevelRewrittenPath: a top-level rule table with the
+// documented pattern function (chiFind) limits the requests chi serves
+// from "/login" and "/users/{id}" whatever path they were sent with: chi's
+// StripSlashes and CleanPath (installed before the limiter) rewrite the
+// route context's RoutePath, and chi routes an escaped path by its
+// RawPath. Asked for req.URL.Path, Find found no route for them, and they
+// escaped the policies.
+func TestEndToEndChiTopLevelRewrittenPath(t *testing.T) {
+	for _, tt := range []struct {
+		name, method, route string
+		rewrite             func(http.Handler) http.Handler
+		paths               []string
+	}{
+		{"StripSlashes", "POST", "/login", chimw.StripSlashes, []string{"/login/", "/login/"}},
+		{"CleanPath", "POST", "/login", chimw.CleanPath, []string{"//login", "/x/../login"}},
+		{"RawPath", "GET", "/users/{id}", nil, []string{"/users/a%2Fb", "/users/%2F"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock, store := clockedStore(t)
+			ip, _ := keys(t)
+			r := chi.NewRouter()
+			rules := middleware.MustNew(store, []*policy.Policy{
+				policy.Must(policy.PerMinute("once", 1, ip, policy.WithAlgorithm(algorithms.FixedWindow), policy.WithRoutes(tt.method+" "+tt.route))),
+			}, chiFind(r))
+			if tt.rewrite != nil {
+				r.Use(tt.rewrite)
+			}
+			r.Use(rules.Handler)
+			r.Method(tt.method, tt.route, hello)
+			srv := httptest.NewServer(r)
+			defer srv.Close()
+			var steps []req
+			for i, p := range tt.paths {
+				st := req{0, tt.method, p, "198.51.100.9", "", 200, `"once";r=0;t=60`, ""}
+				if i > 0 {
+					st.status, st.retryAfter = 429, "60"
+				}
+				steps = append(steps, st)
+			}
+			script(t, srv, clock, steps)
+		})
+	}
+}
+
 // TestEndToEndChiTopLevelRules installs a rule table with r.Use on chi's
 // top-level router, which runs before routing: the pattern function asks the
 // router which route the request will take (chi's Find).
@@ -567,9 +677,7 @@ func TestEndToEndChiTopLevelRules(t *testing.T) {
 	r := chi.NewRouter()
 	rules, err := middleware.New(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("item-writes", 2, ip, policy.WithRoutes("PUT /items/{id}"))),
-	}, middleware.WithPatternFunc(func(req *http.Request) string {
-		return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path)
-	}))
+	}, chiFind(r))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -756,9 +864,7 @@ func TestEndToEndOneDecisionRuleTable(t *testing.T) {
 			var h http.Handler
 			if router == "chi" {
 				r := chi.NewRouter()
-				m := middleware.MustNew(store, policies, middleware.WithPatternFunc(func(req *http.Request) string {
-					return r.Find(chi.NewRouteContext(), req.Method, req.URL.Path)
-				}))
+				m := middleware.MustNew(store, policies, chiFind(r))
 				r.Use(m.Handler)
 				r.Get("/", hello)
 				r.Post("/login", hello)
@@ -829,13 +935,7 @@ func TestEndToEndChiTopLevelGetHead(t *testing.T) {
 	r := chi.NewRouter()
 	rules := middleware.MustNew(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("item-reads", 2, ip, policy.WithRoutes("GET /items/{id}"))),
-	}, middleware.WithPatternFunc(func(req *http.Request) string {
-		method := req.Method
-		if rc := chi.RouteContext(req.Context()); rc != nil && rc.RouteMethod != "" {
-			method = rc.RouteMethod // GET for a HEAD that GetHead routes to GET
-		}
-		return r.Find(chi.NewRouteContext(), method, req.URL.Path)
-	}))
+	}, chiFind(r))
 	r.Use(chimw.GetHead)
 	r.Use(rules.Handler)
 	r.Get("/items/{id}", hello)
