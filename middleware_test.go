@@ -668,6 +668,48 @@ func TestEndToEndChiTopLevelRewrittenPath(t *testing.T) {
 	}
 }
 
+// TestEndToEndChiSubRouterRules: inside chi's r.Route, a rule table in an
+// r.Group runs after the sub-router has routed and sees the whole pattern
+// ("/api/login"); one in the sub-router's own r.Use runs before it routes,
+// sees only the mount's "/api/*", and so never applies its route policies
+// (the package doc said r.Route was a place for it).
+func TestEndToEndChiSubRouterRules(t *testing.T) {
+	for _, group := range []bool{true, false} {
+		t.Run(map[bool]string{true: "Group", false: "Use"}[group], func(t *testing.T) {
+			clock, store := clockedStore(t)
+			ip, _ := keys(t)
+			rules := middleware.MustNew(store, []*policy.Policy{
+				policy.Must(policy.PerMinute("once", 1, ip, policy.WithAlgorithm(algorithms.FixedWindow), policy.WithRoutes("POST /api/login"))),
+			})
+			r := chi.NewRouter()
+			r.Route("/api", func(r chi.Router) {
+				if group {
+					r.Group(func(r chi.Router) {
+						r.Use(rules.Handler)
+						r.Post("/login", hello)
+					})
+					return
+				}
+				r.Use(rules.Handler)
+				r.Post("/login", hello)
+			})
+			srv := httptest.NewServer(r)
+			defer srv.Close()
+			steps := []req{
+				{0, "POST", "/api/login", "198.51.100.10", "", 200, `"once";r=0;t=60`, ""},
+				{0, "POST", "/api/login", "198.51.100.10", "", 429, `"once";r=0;t=60`, "60"},
+			}
+			if !group {
+				steps = []req{
+					{0, "POST", "/api/login", "198.51.100.10", "", 200, "-", ""},
+					{0, "POST", "/api/login", "198.51.100.10", "", 200, "-", ""},
+				}
+			}
+			script(t, srv, clock, steps)
+		})
+	}
+}
+
 // TestEndToEndChiTopLevelRules installs a rule table with r.Use on chi's
 // top-level router, which runs before routing: the pattern function asks the
 // router which route the request will take (chi's Find).

@@ -42,10 +42,13 @@
 // before calling the handler it routed to, so a middleware wrapping that
 // handler sees it; one wrapping the whole mux needs
 // [policy.ServeMuxPattern]. chi completes the pattern inside the routed
-// handler: install a rule-table middleware inside r.Group, r.Route or
-// r.With, where chi has routed. With r.Use on the top-level router it runs
-// before routing, and its route-restricted policies apply only if its
-// pattern function asks the router ([WithPatternFunc] with chi's Find).
+// handler: install a rule-table middleware with r.With or in the r.Use of
+// an r.Group, where chi has routed. The r.Use of a router runs before that
+// router routes: on the top-level router, the route-restricted policies
+// apply only if the pattern function asks the router ([WithPatternFunc]
+// with chi's Find); on a sub-router (r.Route, r.Mount) the pattern is the
+// mount's "/api/*" and they never apply, so put the middleware in an
+// r.Group inside the sub-router.
 //
 // # Failures
 //
