@@ -1093,3 +1093,76 @@ func TestEndToEndQueueClientLeaves(t *testing.T) {
 		})
 	}
 }
+
+// TestEndToEndNestedMiddlewareBetween: three nested middlewares with a
+// single-valued profile (draft-6), through chi (r.Use, a Group's r.Use,
+// r.With) and a ServeMux (around the mux, then twice around the handler).
+// The middle one writes no headers for the request: its one policy, per
+// user, is skipped for an anonymous client (or its store fails and it lets
+// the request through). The innermost one must still see the outermost
+// one's values: the header reports the policy with the lowest remaining of
+// both, and RateLimit-Policy lists both. It took the middle one's Result
+// for the outer one and found no headers there, so it overwrote the outer
+// values (Remaining 4 where the outer one had 1 left) and its policy list.
+func TestEndToEndNestedMiddlewareBetween(t *testing.T) {
+	for _, middle := range []string{"skipped", "store failing"} {
+		for _, router := range []string{"chi", "stdlib"} {
+			t.Run(middle+"/"+router, func(t *testing.T) {
+				_, store := clockedStore(t)
+				ip, ipUser := keys(t)
+				draft6 := middleware.WithHeaders(middleware.Draft6)
+				outer := middleware.MustNew(store, []*policy.Policy{
+					policy.Must(policy.PerSecond("per-second", 2, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+				}, draft6)
+				midStore := algorithms.Store(store)
+				if middle == "store failing" {
+					midStore = failingStore{}
+				}
+				mid := middleware.MustNew(midStore, []*policy.Policy{
+					policy.Must(policy.PerMinute("per-user", 50, ipUser, policy.OnKeyError(policy.SkipPolicy))),
+				}, draft6)
+				login := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.Login(ip))}, draft6)
+				var h http.Handler
+				if router == "chi" {
+					r := chi.NewRouter()
+					r.Use(outer.Handler)
+					r.Group(func(r chi.Router) {
+						r.Use(mid.Handler)
+						r.With(login.Handler).Post("/login", hello)
+					})
+					h = r
+				} else {
+					mux := http.NewServeMux()
+					mux.Handle("POST /login", mid.Handler(login.Handler(hello)))
+					h = outer.Handler(mux)
+				}
+				srv := httptest.NewServer(auth(h))
+				defer srv.Close()
+				user := ""
+				if middle == "store failing" {
+					user = "ann" // the middle policy has a key: the store is called
+				}
+				for i, want := range []string{"2 1 1 [2;w=1 5;w=60]", "2 0 1 [2;w=1 5;w=60]"} {
+					r, err := http.NewRequest("POST", srv.URL+"/login", nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.Header.Set("X-Forwarded-For", "198.51.100.11")
+					if user != "" {
+						r.Header.Set("X-User", user)
+					}
+					resp, err := srv.Client().Do(r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					got := resp.Header.Get("RateLimit-Limit") + " " + resp.Header.Get("RateLimit-Remaining") + " " +
+						resp.Header.Get("RateLimit-Reset") + " [" + strings.Join(resp.Header.Values("RateLimit-Policy"), " ") + "]"
+					if resp.StatusCode != 200 || got != want {
+						t.Errorf("login %d: %d %s, want 200 %s", i+1, resp.StatusCode, got, want)
+					}
+				}
+			})
+		}
+	}
+}

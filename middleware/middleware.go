@@ -44,6 +44,10 @@ type Middleware struct {
 	onShadow    func(*http.Request, *Result)
 	problemType string
 	noContext   bool
+	// wroteKey finds, in a request's context, the Result of the innermost
+	// middleware that wrote headers of a single-valued profile, ours; nil
+	// for the list profile and none, which need no outer Result.
+	wroteKey any
 
 	failures  atomic.Int64  // consecutive store failures
 	openUntil atomic.Int64  // breaker open until this Unix nanosecond
@@ -85,6 +89,9 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 	}
 	if err := m.SetPolicies(policies); err != nil {
 		return nil, err
+	}
+	if m.profile != IETF && m.profile != NoHeaders {
+		m.wroteKey = wroteKey{m.profile}
 	}
 	return m, nil
 }
@@ -151,11 +158,16 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		res, vals = &rc.res, &rc.vals
 	}
 	res.Shadow = m.shadow
-	// An outer middleware that wrote headers of the same profile: ours
-	// join them (see setHeaders).
+	// The innermost middleware further out that wrote headers of a
+	// single-valued profile, ours: our values replace its values only when
+	// they report a lower remaining (see setHeaders). It is looked for past
+	// the middlewares between that wrote none (no policy had a key, the
+	// store failed, another profile); list profiles just add field lines.
 	var outer *policy.Result
-	if o, ok := FromContext(r.Context()); ok && o.wrote == uint8(m.profile)+1 {
-		outer = &o.Result
+	if m.wroteKey != nil {
+		if o, ok := r.Context().Value(m.wroteKey).(*Result); ok {
+			outer = &o.Result
+		}
 	}
 
 	if err := set.Prepare(r, mask, &res.Result); err != nil {
@@ -215,7 +227,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 
 	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
-	res.wrote = uint8(m.profile) + 1
+	if res.Len() > 0 && m.profile != NoHeaders {
+		res.wrote = uint8(m.profile) + 1
+	}
 	if !res.Allowed() {
 		if m.shadowed(r, res) {
 			m.observe(r, res, ShadowDenied, start)
@@ -417,7 +431,8 @@ type Result struct {
 	Shadow bool
 	// Fallback reports whether the decisions came from the fallback store.
 	Fallback bool
-	// wrote is 1 + the profile of the headers written; 0 for none. A byte
+	// wrote is 1 + the profile of the headers written; 0 for none (no
+	// decision, no policy evaluated, or NoHeaders). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
 	// Err is the failure the middleware met, if any: the store's error
@@ -496,10 +511,20 @@ func (rc *resultContext) request(r *http.Request) *http.Request {
 
 type contextKey struct{}
 
-// Value returns the Result for the middleware's key.
+// wroteKey asks a request's context for the Result of the innermost
+// middleware that wrote headers of profile p.
+type wroteKey struct{ p Profile }
+
+// Value returns the Result for the middleware's key, and for a wroteKey
+// when the Result's headers are of its profile.
 func (c *resultContext) Value(key any) any {
-	if key == (contextKey{}) {
+	switch k := key.(type) {
+	case contextKey:
 		return &c.res
+	case wroteKey:
+		if c.res.wrote == uint8(k.p)+1 {
+			return &c.res
+		}
 	}
 	return c.Context.Value(key)
 }
