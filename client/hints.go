@@ -120,6 +120,7 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 	if hasRA {
 		t.firm.extend(key, now.Add(d), now)
 	}
+	t.gate.held(key)
 }
 
 // parseRetryAfter reads a Retry-After field (RFC 9110 §10.2.3): delay-seconds,

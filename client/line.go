@@ -217,15 +217,20 @@ func (ls *lines) release(l *line) {
 // its peers, and a turn that comes at once (the common case, the rate not
 // reached) needs no line. A turn later on joins the line, in its place
 // among the turns there (a request may have joined meanwhile).
-func (t *Transport) queue(ctx context.Context, key string) error {
+//
+// The request's ticket at the gate, if it holds one, is given up as soon
+// as the request has its place: its turn from the store, or its place in
+// the line.
+func (t *Transport) queue(ctx context.Context, key string, tk *ticket) error {
 	if t.lines.in.Load() != 0 {
-		return t.queueLine(ctx, key, nil)
+		return t.queueLine(ctx, key, nil, tk)
 	}
 	delay, now, err := t.take(ctx, key)
+	tk.leave()
 	if err != nil || delay <= 0 {
 		return err
 	}
-	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now})
+	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now}, nil)
 }
 
 // take asks the store for key's next turn, and returns how long until it
@@ -249,8 +254,9 @@ func (t *Transport) take(ctx context.Context, key string) (time.Duration, time.T
 }
 
 // queueLine waits in key's line: with tn, a turn already taken from the
-// store, or else for a turn it takes in the line's order.
-func (t *Transport) queueLine(ctx context.Context, key string, tn *turn) error {
+// store, or else for a turn it takes in the line's order. It gives up tk
+// once the request has its place in the line.
+func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *ticket) error {
 	l := t.lines.acquire(key)
 	defer t.lines.release(l)
 	if !l.lock(ctx) {
@@ -280,6 +286,7 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn) error {
 		l.push(tn)
 		t.settle(ctx, key, l, now)
 	}
+	tk.leave()
 	for {
 		if tn.err != nil {
 			t.unlock(key, l)

@@ -296,7 +296,9 @@ func WithGiveUpError() Option {
 // take the first turns after the hold, the requests behind them each move
 // back, and the last take new turns at the end of the queue, so the server
 // sees nothing during its hold and no burst after it, and a request that
-// arrives during the hold goes after all of them. Only the Transport that
+// arrives during the hold goes after all of them. The requests that arrive
+// during a hold, of either kind, take their turns once it has passed in the
+// order they arrived. Only the Transport that
 // received the Retry-After holds: the other Transports sharing its store
 // ([WithStore]) go on sending, and the requests of each keep their order
 // among the turns the store gave it. A request that meets a 429 anyway is

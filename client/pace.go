@@ -15,30 +15,60 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 		return nil
 	}
 	if t.proactive {
+		// With pacing, the requests that wait for a hold keep their
+		// arrival order through the gate: the ticket is given up once the
+		// request has its place in the queue, or leaves.
+		var tk *ticket
+		defer func() { tk.leave() }()
 		// A hold can be extended while we wait (a response in flight
 		// brings news), so look again after each wait.
 		var held time.Duration // waited so far for holds to pass
 		for {
-			d := t.holds.remaining(key, t.clock.Now())
-			if d <= 0 {
+			now := t.clock.Now()
+			if d := t.holds.remaining(key, now); d > 0 {
+				if held+d > t.maxWait {
+					return &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true}
+				}
+				if tk == nil && t.limiter != nil {
+					tk = t.gate.enter(key)
+				}
+				if err := t.clock.Sleep(ctx, d); err != nil {
+					return err
+				}
+				held += d
+				continue
+			}
+			if t.limiter == nil {
 				break
 			}
-			if held+d > t.maxWait {
-				return &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true}
+			if tk == nil {
+				if !t.gate.busy(key) {
+					break
+				}
+				tk = t.gate.enter(key)
 			}
-			if err := t.clock.Sleep(ctx, d); err != nil {
+			// The hold has passed: wait for the requests that came
+			// before to take their turns. That wait counts as held: it
+			// lasts only while one ahead waits for a new hold or the
+			// store.
+			ready, err := tk.wait(ctx)
+			if err != nil {
 				return err
 			}
-			held += d
+			held += t.clock.Now().Sub(now)
+			if ready && t.holds.remaining(key, t.clock.Now()) <= 0 {
+				break
+			}
 		}
+		if t.limiter == nil {
+			return nil
+		}
+		// A Retry-After can make queued turns unusable: the line keeps the
+		// requests in order.
+		return t.queue(ctx, key, tk)
 	}
 	if t.limiter == nil {
 		return nil
-	}
-	if t.proactive {
-		// A Retry-After can make queued turns unusable: the line keeps the
-		// requests in order.
-		return t.queue(ctx, key)
 	}
 	delay, now, err := t.take(ctx, key)
 	if err != nil || delay <= 0 {

@@ -574,3 +574,62 @@ func sharedRetryAfter(t *testing.T, fleet fleetOf2) {
 		[]time.Duration{0, 600 * time.Millisecond, 800 * time.Millisecond, time.Second, 1200 * time.Millisecond,
 			1400 * time.Millisecond, 1600 * time.Millisecond, 1800 * time.Millisecond, 2 * time.Second})
 }
+
+// Requests that arrive during a hold leave, once it has passed, in the
+// order they arrived. The first caller is held off at 0 for 5s, by a
+// Retry-After on a 429 or by a RateLimit field announcing no quota left on
+// a 200; six more arrive 500ms apart during the hold. They all wake at 5s:
+// they take their turns in arrival order, one every 200ms (the refused
+// caller's retry, which also waited until 5s, after them). They used to
+// take them in whatever order the scheduler woke them.
+func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first func(w http.ResponseWriter)
+		want  []string
+	}{
+		{"Retry-After", func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}, []string{"0", "1", "2", "3", "4", "5", "6", "0"}},
+		{"RateLimit", func(w http.ResponseWriter) {
+			w.Header().Set("RateLimit", `"default";r=0;t=5`)
+			io.WriteString(w, "ok")
+		}, []string{"0", "1", "2", "3", "4", "5", "6"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock()
+			var mu sync.Mutex
+			var order []string
+			srv := newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				order = append(order, r.Header.Get("X-Caller"))
+				mu.Unlock()
+				if k == 1 {
+					tc.first(w)
+					return
+				}
+				io.WriteString(w, "ok")
+			})
+			_, tr := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
+			clock.drive(7, func(i int) {
+				if i > 0 {
+					clock.Sleep(context.Background(), time.Duration(i)*500*time.Millisecond)
+				}
+				if err := roundTrip(context.Background(), tr, srv.URL, strconv.Itoa(i)); err != nil {
+					t.Errorf("caller %d: %v", i, err)
+				}
+			})
+			if !slices.Equal(order, tc.want) {
+				t.Errorf("callers received in the order %v, want %v", order, tc.want)
+			}
+			want := []time.Duration{0}
+			for i := range len(tc.want) - 1 {
+				want = append(want, 5*time.Second+time.Duration(i)*200*time.Millisecond)
+			}
+			if at := srv.arrivals(); !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+}

@@ -27,7 +27,9 @@ import (
 //     (every departure is a distinct turn of the shared queue);
 //   - order: the callers of one Transport that queued before any hold
 //     (the first wave, arriving 1ms apart) reach the server in the order
-//     they arrived, whatever holds and cancellations happen meanwhile;
+//     they arrived, whatever holds and cancellations happen meanwhile, and
+//     so do all its callers' first attempts, those that arrived during a
+//     hold included (callers arriving at one instant aside);
 //   - outcome: every caller is sent (200 or the 429 itself), fails with a
 //     *WaitError whose Wait exceeds its MaxWait, or, cancelled, returns
 //     context.Canceled at the instant of the cancellation; a first-wave
@@ -234,6 +236,24 @@ func (s stressRun) run(t *testing.T) {
 				break
 			}
 			last = h.caller
+		}
+	}
+	// Order of all first attempts, per Transport (arrivals at one instant
+	// aside).
+	for tr := range 2 {
+		var last *stressCaller
+		lastI := -1
+		for _, h := range hits {
+			c := callers[h.caller]
+			if h.attempt != 1 || c.tr != tr {
+				continue
+			}
+			if last != nil && c.arrive < last.arrive {
+				t.Errorf("seed %d: Transport %d sent caller %d (arrived %v) after caller %d (arrived %v):%s",
+					s.seed, tr, h.caller, c.arrive, lastI, last.arrive, desc())
+				break
+			}
+			last, lastI = c, h.caller
 		}
 	}
 	// Outcomes.

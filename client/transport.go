@@ -64,6 +64,7 @@ type Transport struct {
 	holds     holds         // every hold: Retry-After and RateLimit fields
 	firm      holds         // the Retry-After holds alone, which hold queued requests too
 	lines     lines         // the requests waiting for their turns, per key (proactive pacing)
+	gate      gate          // the requests waiting for holds to pass, in arrival order (proactive pacing)
 	interval  time.Duration // between two turns: Window/Limit, rounded down
 }
 

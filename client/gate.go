@@ -1,0 +1,139 @@
+package client
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// A gate keeps in arrival order the requests of a key that wait for a
+// server's hold to pass before they take their turns in the queue: they
+// all wake at the instant the hold ends and would otherwise take their
+// turns in whatever order the scheduler runs them. A request that meets a
+// hold, or finds requests of its key still at the gate, takes a ticket; it
+// takes its turn once every request ahead of it has taken theirs or left.
+// It is safe for concurrent use.
+type gate struct {
+	mu sync.Mutex
+	m  map[string][]*ticket // in arrival order; the first may go on
+	// out counts the tickets out, in every key: while it is 0 a request
+	// need not look at the gate.
+	out atomic.Int64
+}
+
+// A ticket is a request's place at the gate. Its fields but sig are
+// guarded by g.mu.
+type ticket struct {
+	g     *gate
+	key   string
+	ready bool          // every ticket ahead has left
+	news  bool          // a hold was set since its holder last looked
+	left  bool          // the ticket has left the gate
+	sig   chan struct{} // tells its holder of ready or news (buffered: none is lost)
+}
+
+// busy reports whether requests of key hold tickets.
+func (g *gate) busy(key string) bool {
+	if g.out.Load() == 0 {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.m[key]) > 0
+}
+
+// enter gives the caller a ticket behind those of key already out.
+func (g *gate) enter(key string) *ticket {
+	tk := &ticket{g: g, key: key, sig: make(chan struct{}, 1)}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string][]*ticket{}
+	}
+	q := g.m[key]
+	tk.ready = len(q) == 0
+	g.m[key] = append(q, tk)
+	g.out.Add(1)
+	return tk
+}
+
+// wait returns true once every ticket ahead of tk has left, false when a
+// hold was set for the key meanwhile (see [gate.held]: the caller looks at
+// it before it waits on), or ctx.Err() when ctx ends first. It does not
+// sleep on the clock, as no time need pass: the request ahead is at work,
+// taking its turn (perhaps waiting for the store), since one that would
+// wait for a new hold tells the others to wait for it on the clock too.
+func (tk *ticket) wait(ctx context.Context) (bool, error) {
+	g := tk.g
+	for {
+		g.mu.Lock()
+		ready, news := tk.ready, tk.news
+		tk.news = false
+		g.mu.Unlock()
+		switch {
+		case ready:
+			return true, nil
+		case news:
+			return false, nil
+		}
+		select {
+		case <-tk.sig:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// signal tells tk's holder that it is ready or has news.
+func (tk *ticket) signal() {
+	select {
+	case tk.sig <- struct{}{}:
+	default:
+	}
+}
+
+// held tells the requests of key waiting at the gate that a hold was set
+// or extended: they wait for it on the clock, counting it against their
+// maximum wait.
+func (g *gate) held(key string) {
+	if g.out.Load() == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, tk := range g.m[key] {
+		if !tk.ready {
+			tk.news = true
+			tk.signal()
+		}
+	}
+}
+
+// leave gives up tk's place, to the ticket behind it when tk was first. It
+// does nothing on a nil ticket or one that has left.
+func (tk *ticket) leave() {
+	if tk == nil {
+		return
+	}
+	g := tk.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if tk.left {
+		return
+	}
+	tk.left = true
+	g.out.Add(-1)
+	q := g.m[tk.key]
+	i := slices.Index(q, tk)
+	q = slices.Delete(q, i, i+1)
+	if len(q) == 0 {
+		delete(g.m, tk.key)
+		return
+	}
+	g.m[tk.key] = q
+	if i == 0 {
+		q[0].ready = true
+		q[0].signal()
+	}
+}
