@@ -3,6 +3,7 @@ package middleware
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -72,7 +73,39 @@ func FromConfig(store algorithms.Store, cfg *policy.Config, opts ...Option) (*Mi
 	if err != nil {
 		return nil, err
 	}
-	return New(store, cfg.Policies, append(copts, opts...)...)
+	m, err := New(store, cfg.Policies, append(copts, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	s := settingsOf(cfg)
+	if !s.hasProfile {
+		s.profile, s.hasProfile = IETF, true
+	}
+	m.built = &s
+	return m, nil
+}
+
+// fileSettings are the settings of a configuration other than its
+// policies: they take effect when the middleware is built.
+type fileSettings struct {
+	profile    Profile
+	hasProfile bool // the configuration names a profile
+	mode       failureMode
+	retryAfter time.Duration // of failClosed
+}
+
+// settingsOf returns the settings cfg asks for.
+func settingsOf(cfg *policy.Config) fileSettings {
+	var s fileSettings
+	s.profile, s.hasProfile = profiles[cfg.Headers]
+	s.mode = configMode(cfg.FailureMode)
+	if s.mode == failClosed {
+		s.retryAfter = cfg.FailureRetryAfter
+		if s.retryAfter == 0 {
+			s.retryAfter = policy.DefaultFailureRetryAfter
+		}
+	}
+	return s
 }
 
 // ApplyConfig makes the policies of a newly loaded configuration the
@@ -82,7 +115,9 @@ func FromConfig(store algorithms.Store, cfg *policy.Config, opts ...Option) (*Mi
 // failure mode are not applied (they are fixed when the
 // middleware is built); a configuration that changes them returns the
 // policies applied and an error saying a restart is needed, matching
-// [ErrRestartNeeded].
+// [ErrRestartNeeded]. For a middleware built by [FromConfig] they are
+// compared with the configuration it was built from (options given there
+// may override them), else with the settings in force.
 func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if cfg == nil {
 		return errors.New("middleware: ApplyConfig: config is nil")
@@ -90,20 +125,24 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if err := m.SetPolicies(cfg.Policies); err != nil {
 		return err
 	}
+	// Compared with the configuration the middleware was built from (its
+	// options may override it), else with the settings in force.
+	cur := fileSettings{profile: m.profile, hasProfile: true, mode: m.failure.mode}
+	if cur.mode == failClosed {
+		cur.retryAfter = m.failure.retryAfter
+	}
+	if m.built != nil {
+		cur = *m.built
+	}
+	s := settingsOf(cfg)
 	var changed []string
-	if p, ok := profiles[cfg.Headers]; ok && p != m.profile {
+	if s.hasProfile && s.profile != cur.profile {
 		changed = append(changed, "headers")
 	}
-	if f := configMode(cfg.FailureMode); f != m.failure.mode {
+	if s.mode != cur.mode {
 		changed = append(changed, "failure_mode")
-	} else if f == failClosed {
-		ra := cfg.FailureRetryAfter
-		if ra == 0 {
-			ra = policy.DefaultFailureRetryAfter
-		}
-		if ra != m.failure.retryAfter {
-			changed = append(changed, "failure_retry_after")
-		}
+	} else if s.retryAfter != cur.retryAfter {
+		changed = append(changed, "failure_retry_after")
 	}
 	if len(changed) > 0 {
 		return fmt.Errorf("%w: %v changed (policies applied)", ErrRestartNeeded, changed)

@@ -167,3 +167,40 @@ func jsonNum(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestApplyConfigOptionsOverride: a middleware built by FromConfig with an
+// option overriding the file's header profile or failure mode (which its
+// doc offers: "opts come after the configuration's options, so they win")
+// is not told on every reload of an unchanged file that a restart is
+// needed; it was, since ApplyConfig compared the file's settings with the
+// options in force instead of with the file's settings it was built from.
+// A file that does change them still needs a restart.
+func TestApplyConfigOptionsOverride(t *testing.T) {
+	const policies = "policies:\n  - {name: a, limit: 1, window: 1m}\n"
+	store, _ := newStore(t)
+	for _, tc := range []struct {
+		name, yaml string
+		opt        middleware.Option
+		changed    string // a file changing what the option overrides
+	}{
+		{"headers", policies, middleware.WithHeaders(middleware.Draft6), "headers: legacy\n" + policies},
+		{"fallback store", "failure_mode: fallback\n" + policies, middleware.OnStoreError(middleware.FallBack(store)), "failure_mode: open\n" + policies},
+		{"failure mode", policies, middleware.OnStoreError(middleware.FailClosed(time.Second)), "failure_mode: closed\n" + policies},
+		{"retry after", "failure_mode: closed\n" + policies, middleware.OnStoreError(middleware.FailClosed(9 * time.Second)), "failure_mode: closed\nfailure_retry_after: 2s\n" + policies},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := middleware.FromConfig(store, mustConfig(t, tc.yaml), tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				if err := m.ApplyConfig(mustConfig(t, tc.yaml)); err != nil {
+					t.Errorf("reload %d of the unchanged file: %v, want nil", i+1, err)
+				}
+			}
+			if err := m.ApplyConfig(mustConfig(t, tc.changed)); !errors.Is(err, middleware.ErrRestartNeeded) {
+				t.Errorf("reload of a file changing the setting: %v, want ErrRestartNeeded", err)
+			}
+		})
+	}
+}

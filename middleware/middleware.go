@@ -48,6 +48,7 @@ type Middleware struct {
 	// middleware that wrote headers of a single-valued profile, ours; nil
 	// for the list profile and none, which need no outer Result.
 	wroteKey any
+	built    *fileSettings // the configuration's settings, when built by FromConfig
 
 	failures  atomic.Int64  // consecutive store failures
 	openUntil atomic.Int64  // breaker open until this Unix nanosecond
