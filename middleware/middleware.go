@@ -174,7 +174,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	if err := set.Prepare(r, mask, &res.Result); err != nil {
 		res.Err = err
 		m.report(r, err)
-		if m.shadowed(r, res) {
+		if m.shadowed(r, rc, res) {
 			m.observe(r, res, ShadowDenied, start)
 			next.ServeHTTP(w, rc.request(r))
 			return
@@ -191,7 +191,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.stats.denied.Add(1)
 			m.observe(r, res, Denied, start)
 			if m.onDeny != nil {
-				m.onDeny(w, r, res)
+				m.onDeny(w, rc.request(r), res)
 				return
 			}
 			m.rejectCost(w, ce)
@@ -211,7 +211,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.unavailable(w, 0)
 			return
 		}
-		if m.failure.mode == failClosed && !m.shadowed(r, res) {
+		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
 			m.unavailable(w, max(1, seconds(m.failure.retryAfter)))
@@ -232,7 +232,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		res.wrote = uint8(m.profile) + 1
 	}
 	if !res.Allowed() {
-		if m.shadowed(r, res) {
+		if m.shadowed(r, rc, res) {
 			m.observe(r, res, ShadowDenied, start)
 			next.ServeHTTP(w, rc.request(r))
 			return
@@ -240,7 +240,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.stats.denied.Add(1)
 		m.observe(r, res, Denied, start)
 		if m.onDeny != nil {
-			m.onDeny(w, r, res)
+			m.onDeny(w, rc.request(r), res)
 			return
 		}
 		m.deny(w, res)
@@ -301,14 +301,15 @@ func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Ti
 
 // shadowed reports whether the middleware is in shadow mode, in which case
 // it counts and reports the request it would have rejected, and the caller
-// lets it through.
-func (m *Middleware) shadowed(r *http.Request, res *Result) bool {
+// lets it through. The report gets the request with its context (rc), as
+// the handler and the deny handler do: FromContext there finds res.
+func (m *Middleware) shadowed(r *http.Request, rc *resultContext, res *Result) bool {
 	if !m.shadow {
 		return false
 	}
 	m.stats.shadowDenied.Add(1)
 	if m.onShadow != nil {
-		m.onShadow(r, res)
+		m.onShadow(rc.request(r), res)
 	}
 	return true
 }

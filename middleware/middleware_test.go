@@ -1129,3 +1129,45 @@ func TestNestedShadowDeniedReset(t *testing.T) {
 		t.Errorf("RateLimit-Reset %s, Retry-After %s: %v", got, want, w.Header())
 	}
 }
+
+// TestHooksSeeTheirDecision: the deny handler and the shadow report are
+// handlers of the request the middleware evaluated: FromContext there
+// returns the Result they are given (the innermost middleware's), not the
+// decision of a middleware further out, which had allowed the request.
+// They were passed the request as it came in, without the middleware's
+// context.
+func TestHooksSeeTheirDecision(t *testing.T) {
+	store, _ := newStore(t)
+	global := middleware.MustNew(store, []*policy.Policy{fixed("global", 10, time.Minute, remote)})
+	check := func(name string, r *http.Request, res *middleware.Result) {
+		t.Helper()
+		got, ok := middleware.FromContext(r.Context())
+		if !ok || got != res {
+			found := "none"
+			if ok {
+				found = got.Policy(0).Name()
+			}
+			t.Errorf("%s: FromContext found the Result of %s, want the one the hook was given (%s)", name, found, res.Policy(0).Name())
+		}
+	}
+	var calls int
+	deny := middleware.MustNew(store, []*policy.Policy{fixed("deny", 1, time.Minute, remote)},
+		middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, res *middleware.Result) {
+			calls++
+			check("deny handler", r, res)
+			w.WriteHeader(429)
+		}))
+	shadow := middleware.MustNew(store, []*policy.Policy{fixed("shadow", 1, time.Minute, remote)},
+		middleware.WithShadow(func(r *http.Request, res *middleware.Result) {
+			calls++
+			check("shadow report", r, res)
+		}))
+	for _, m := range []*middleware.Middleware{deny, shadow} {
+		h := global.Handler(m.Handler(ok))
+		serve(h, "GET", "/")
+		serve(h, "GET", "/")
+	}
+	if calls != 2 {
+		t.Errorf("%d hook calls, want 2", calls)
+	}
+}

@@ -157,7 +157,9 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // request whose cost a policy can never admit: then res.Err is the
 // *policy.CostError, res holds no decisions (res.Taken() is false), no
 // rate-limit header is set, and waiting does not help (the default answer
-// is a 429 without Retry-After). It must be safe for concurrent use.
+// is a 429 without Retry-After). Its request carries res in its context,
+// as a handler's does ([FromContext]; not with [WithoutContext]). It must
+// be safe for concurrent use.
 func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Result)) Option {
 	return func(m *Middleware) error {
 		if deny == nil {
@@ -203,8 +205,8 @@ func WithSkip(skip func(*http.Request) bool) Option {
 // consumes quota and sets headers as usual, but never rejects and never
 // holds a request. Each request it would have rejected (denied, no key, bad
 // cost, or failed closed) is counted as shadow-denied and passed to report
-// (which may be nil; it must be safe for concurrent use). Use it to try new
-// limits on live traffic.
+// (which may be nil; it must be safe for concurrent use), with the request
+// the handler then gets. Use it to try new limits on live traffic.
 func WithShadow(report func(r *http.Request, res *Result)) Option {
 	return func(m *Middleware) error {
 		m.shadow = true
