@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -1164,5 +1165,65 @@ func TestEndToEndNestedMiddlewareBetween(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEndToEndNestedProfilesDiffer: nested middlewares built with different
+// header profiles (a global one from a configuration file asking for
+// draft-7, a login one built in code with the default) answer in ONE
+// profile, the outer one's, so that every field parses: the inner one
+// added an IETF list member to draft-7's RateLimit dictionary (the field no
+// longer parsed as either) or, the other way round, replaced the IETF
+// RateLimit-Policy list with its draft-6 one (dropping the outer policies
+// and leaving an IETF RateLimit naming policies RateLimit-Policy did not
+// list).
+func TestEndToEndNestedProfilesDiffer(t *testing.T) {
+	for _, tt := range []struct {
+		outer, inner middleware.Profile
+		want         map[string][]string
+	}{
+		{middleware.Draft7, middleware.IETF, map[string][]string{
+			"RateLimit":        {"limit=5, remaining=4, reset=61"}, // the lowest remaining
+			"RateLimit-Policy": {"10;w=1, 100;w=60", "5;w=60"},
+		}},
+		{middleware.IETF, middleware.Draft6, map[string][]string{
+			"RateLimit":        {`"per-second";r=9;t=1, "per-minute";r=99;t=60`, `"login";r=4;t=61`},
+			"RateLimit-Policy": {`"per-second";q=10;w=1, "per-minute";q=100;w=60`, `"login";q=5;w=60`},
+		}},
+		{middleware.Legacy, middleware.Draft6, map[string][]string{
+			"X-RateLimit-Limit":     {"5"},
+			"X-RateLimit-Remaining": {"4"},
+			"X-RateLimit-Reset":     {"61"},
+		}},
+	} {
+		t.Run(tt.outer.String()+"/"+tt.inner.String(), func(t *testing.T) {
+			_, store := clockedStore(t)
+			ip, _ := keys(t)
+			global := middleware.MustNew(store, []*policy.Policy{
+				policy.Must(policy.PerSecond("per-second", 10, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+				policy.Must(policy.PerMinute("per-minute", 100, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
+			}, middleware.WithHeaders(tt.outer))
+			login := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.Login(ip))}, middleware.WithHeaders(tt.inner))
+			r := chi.NewRouter()
+			r.Use(global.Handler)
+			r.With(login.Handler).Post("/login", hello)
+			srv := httptest.NewServer(r)
+			defer srv.Close()
+			resp := do(t, srv, "POST", "/login", "198.51.100.12", "")
+			resp.Body.Close()
+			got := map[string][]string{}
+			for k, v := range resp.Header {
+				if strings.Contains(strings.ToLower(k), "ratelimit") {
+					got[http.CanonicalHeaderKey(k)] = v
+				}
+			}
+			want := map[string][]string{}
+			for k, v := range tt.want {
+				want[http.CanonicalHeaderKey(k)] = v
+			}
+			if resp.StatusCode != 200 || !maps.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("%d %q\nwant 200 %q", resp.StatusCode, got, want)
+			}
+		})
 	}
 }

@@ -44,11 +44,7 @@ type Middleware struct {
 	onShadow    func(*http.Request, *Result)
 	problemType string
 	noContext   bool
-	// wroteKey finds, in a request's context, the Result of the innermost
-	// middleware that wrote headers of a single-valued profile, ours; nil
-	// for the list profile and none, which need no outer Result.
-	wroteKey any
-	built    *fileSettings // the configuration's settings, when built by FromConfig
+	built       *fileSettings // the configuration's settings, when built by FromConfig
 
 	failures  atomic.Int64  // consecutive store failures
 	openUntil atomic.Int64  // breaker open until this Unix nanosecond
@@ -90,9 +86,6 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 	}
 	if err := m.SetPolicies(policies); err != nil {
 		return nil, err
-	}
-	if m.profile != IETF && m.profile != NoHeaders {
-		m.wroteKey = wroteKey{m.profile}
 	}
 	return m, nil
 }
@@ -159,15 +152,17 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		res, vals = &rc.res, &rc.vals
 	}
 	res.Shadow = m.shadow
-	// The innermost middleware further out that wrote headers of a
-	// single-valued profile, ours: our values replace its values only when
-	// they report a lower remaining (see setHeaders). It is looked for past
-	// the middlewares between that wrote none (no policy had a key, the
-	// store failed, another profile); list profiles just add field lines.
+	// The innermost middleware further out that wrote headers (past those
+	// between that wrote none: no policy had a key, the store failed):
+	// ours are written in its profile, so that the response carries one
+	// (see WithHeaders). The list profile adds field lines; in the others
+	// our values replace its values only when they report a lower
+	// remaining (see setHeaders).
+	profile := m.profile
 	var outer *policy.Result
-	if m.wroteKey != nil {
-		if o, ok := r.Context().Value(m.wroteKey).(*Result); ok {
-			outer = &o.Result
+	if profile != NoHeaders {
+		if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
+			profile, outer = Profile(o.wrote-1), &o.Result
 		}
 	}
 
@@ -227,9 +222,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 
-	setHeaders(w.Header(), m.profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
-	if res.Len() > 0 && m.profile != NoHeaders {
-		res.wrote = uint8(m.profile) + 1
+	setHeaders(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
+	if res.Len() > 0 && profile != NoHeaders {
+		res.wrote = uint8(profile) + 1
 	}
 	if !res.Allowed() {
 		if m.shadowed(r, rc, res) {
@@ -514,17 +509,17 @@ func (rc *resultContext) request(r *http.Request) *http.Request {
 type contextKey struct{}
 
 // wroteKey asks a request's context for the Result of the innermost
-// middleware that wrote headers of profile p.
-type wroteKey struct{ p Profile }
+// middleware that wrote rate-limit headers.
+type wroteKey struct{}
 
-// Value returns the Result for the middleware's key, and for a wroteKey
-// when the Result's headers are of its profile.
+// Value returns the Result for the middleware's key, and for wroteKey when
+// its headers were written.
 func (c *resultContext) Value(key any) any {
-	switch k := key.(type) {
+	switch key.(type) {
 	case contextKey:
 		return &c.res
 	case wroteKey:
-		if c.res.wrote == uint8(k.p)+1 {
+		if c.res.wrote != 0 {
 			return &c.res
 		}
 	}

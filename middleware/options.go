@@ -82,6 +82,12 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 }
 
 // WithHeaders selects the rate-limit header profile; the default is [IETF].
+// A middleware nested inside another one that wrote rate-limit headers for
+// the request writes in that one's profile, whatever its own, so that the
+// response carries one profile whose fields all parse: the list profile
+// adds a field line per middleware, the single-valued ones report the
+// policy with the lowest remaining of both. (An outer middleware built
+// [WithoutContext] is not seen.)
 func WithHeaders(p Profile) Option {
 	return func(m *Middleware) error {
 		if p < IETF || p > NoHeaders {
