@@ -506,7 +506,11 @@ func (m *slidingBuckets) firstAtMost(t int64, x *big.Rat) int64 {
 	// At the start of sub-window j', sub-window j'−n leaves.
 	j := floorDiv(t, m.size)
 	for jj := j + 1; ; jj++ {
-		u = sub(u, ratInt(m.counts[jj-m.n]))
+		c := m.counts[jj-m.n]
+		if c == 0 {
+			continue // nothing leaves: used is unchanged (and above x)
+		}
+		u = sub(u, ratInt(c))
 		if u.Cmp(x) <= 0 {
 			return jj * m.size
 		}
