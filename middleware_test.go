@@ -1,6 +1,7 @@
 package ratekeeper_test
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1225,5 +1226,74 @@ func TestEndToEndNestedProfilesDiffer(t *testing.T) {
 				t.Errorf("%d %q\nwant 200 %q", resp.StatusCode, got, want)
 			}
 		})
+	}
+}
+
+// eagerGzip stands for a compressing middleware that, like gorilla/handlers'
+// CompressHandler, sets Content-Encoding: gzip before calling its handler
+// and compresses whatever the handler writes (this one leaves any
+// Content-Length alone).
+func eagerGzip(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+		gz := gzip.NewWriter(w)
+		defer gz.Close()
+		next.ServeHTTP(gzipWriter{w, gz}, r)
+	})
+}
+
+type gzipWriter struct {
+	http.ResponseWriter
+	gz *gzip.Writer
+}
+
+func (g gzipWriter) Write(p []byte) (int, error) { return g.gz.Write(p) }
+
+// TestEndToEndRejectionsCompressed: behind a compressing middleware that
+// sets Content-Encoding before the limiter runs, the middleware's own
+// answers (429, 400, 503) reach the client as problem+json it can read.
+// They deleted Content-Encoding (as http.Error once did, golang/go#66343),
+// so the gzip bytes went out as if they were JSON, with a Content-Length
+// of the uncompressed body.
+func TestEndToEndRejectionsCompressed(t *testing.T) {
+	_, store := clockedStore(t)
+	ip, ipUser := keys(t)
+	one := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("once", 1, ip, policy.WithAlgorithm(algorithms.FixedWindow)))})
+	keyed := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-user", 5, ipUser))})
+	closed := middleware.MustNew(failingStore{}, []*policy.Policy{policy.Must(policy.PerMinute("closed", 5, ip))},
+		middleware.OnStoreError(middleware.FailClosed(time.Second)))
+	r := chi.NewRouter()
+	r.Use(eagerGzip)
+	r.With(one.Handler).Get("/once", hello)
+	r.With(keyed.Handler).Get("/keyed", hello)
+	r.With(closed.Handler).Get("/closed", hello)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	get := func(path string) (*http.Response, []byte) {
+		resp := do(t, srv, "GET", path, "198.51.100.13", "")
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("GET %s: reading the body: %v", path, err)
+		}
+		return resp, body
+	}
+	if resp, body := get("/once"); resp.StatusCode != 200 || string(body) != "hello" {
+		t.Fatalf("GET /once: %d %q, want 200 hello", resp.StatusCode, body)
+	}
+	for _, tt := range []struct {
+		path   string
+		status int
+	}{{"/once", 429}, {"/keyed", 400}, {"/closed", 503}} {
+		resp, body := get(tt.path)
+		var p struct {
+			Status int `json:"status"`
+		}
+		if err := json.Unmarshal(body, &p); resp.StatusCode != tt.status || err != nil || p.Status != tt.status ||
+			resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("GET %s: %d %q body %q (%v), want %d problem+json", tt.path, resp.StatusCode,
+				resp.Header.Get("Content-Type"), body, err, tt.status)
+		}
 	}
 }

@@ -112,12 +112,20 @@ func appendBlank(b []byte, status int) []byte {
 	return strconv.AppendInt(b, int64(status), 10)
 }
 
+// writeProblem answers status with a problem+json body. A Content-Encoding
+// already set is a compressing middleware's further out, which encodes what
+// we write (as gorilla/handlers' CompressHandler does): it is kept, and the
+// Content-Length of the unencoded body is not sent (http.Error keeps it
+// too, golang/go#66343).
 func writeProblem(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", ContentTypeProblem)
 	h.Set(HeaderCacheControl, "no-store")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Del("Content-Encoding")
+	if _, encoded := h["Content-Encoding"]; encoded {
+		h.Del("Content-Length")
+	} else {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
