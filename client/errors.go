@@ -22,7 +22,8 @@ var (
 // sent, and a request refused its turn in the queue took nothing from it
 // (one that a server's Retry-After pushed back leaves its turn to the
 // requests behind it): the request can be tried again later, when the queue
-// is shorter or the server's hold has passed.
+// is shorter or the server's hold has passed. A retry refused so ends as a
+// give-up instead (see [Transport.RoundTrip]).
 type WaitError struct {
 	// Key is the pacing key of the request (by default the URL's host).
 	Key string
@@ -60,9 +61,14 @@ type RetryError struct {
 	// Retry-After header; 0 when it had none (or an invalid one).
 	RetryAfter time.Duration
 	// Reason says why the Transport stopped: "retries exhausted",
-	// "Retry-After exceeds the maximum", "request cannot be replayed", or
-	// "retry would come after the context deadline".
+	// "Retry-After exceeds the maximum", "request cannot be replayed",
+	// "retry would come after the context deadline", or "retry would wait
+	// too long" (for its turn in the queue or a server's hold: see Err).
 	Reason string
+	// Err is the error that ended the retries, when one did: the
+	// [*WaitError] of a retry that would have waited too long. RetryError
+	// unwraps to it.
+	Err error
 }
 
 func (e *RetryError) Error() string {
@@ -77,10 +83,14 @@ func (e *RetryError) Error() string {
 // Is reports whether target is ErrGaveUp.
 func (e *RetryError) Is(target error) bool { return target == ErrGaveUp }
 
+// Unwrap returns Err.
+func (e *RetryError) Unwrap() error { return e.Err }
+
 // Reasons a RetryError gives.
 const (
 	reasonExhausted = "retries exhausted"
 	reasonTooLong   = "Retry-After exceeds the maximum"
 	reasonNoReplay  = "request cannot be replayed"
 	reasonDeadline  = "retry would come after the context deadline"
+	reasonNoTurn    = "retry would wait too long"
 )

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/bits"
@@ -70,6 +71,23 @@ func (t *Transport) uniform(n uint64) uint64 {
 // drainLimit bounds what drain reads from a body so that the connection can
 // be reused; a longer body is closed unread.
 const drainLimit = 64 << 10
+
+// keep reads what is left of resp's body (up to drainLimit) and closes it,
+// so that the connection can be reused, and returns resp with a body that
+// replays what was read: a retry that gives up before it is sent returns
+// it. A longer body is closed unread past the limit, and keep returns nil.
+func keep(resp *http.Response) *http.Response {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return resp
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, drainLimit+1))
+	_ = resp.Body.Close()
+	if err != nil || len(b) > drainLimit {
+		return nil
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp
+}
 
 // drain reads what is left of body (up to drainLimit) and closes it.
 func drain(body io.ReadCloser) {

@@ -502,3 +502,55 @@ func TestRetryWaitBeyondDeadline(t *testing.T) {
 		})
 	}
 }
+
+// A retry that cannot have its turn within the maximum wait is a give-up
+// like the others: the caller gets the last refusal (its body intact) or,
+// with WithGiveUpError, a *RetryError giving the attempts made and the
+// last status, which also matches the *WaitError that ended the retries.
+// At one request every 10s with a maximum wait of 5s, the first request is
+// sent at once and refused with Retry-After: 1; its retry's turn would come
+// at 10s, 9s away. It used to fail with the bare *WaitError, whose "nothing
+// was sent" was untrue and which carried neither status nor attempts.
+func TestRetryTurnBeyondMaxWait(t *testing.T) {
+	for _, giveUpError := range []bool{false, true} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "1" }))
+		tracker := &closeTracker{next: http.DefaultTransport}
+		opts := []client.Option{client.WithClock(clock), client.WithRate(1, 10*time.Second), client.WithMaxWait(5 * time.Second)}
+		if giveUpError {
+			opts = append(opts, client.WithGiveUpError())
+		}
+		tr, err := client.New(tracker, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+		if giveUpError {
+			var re *client.RetryError
+			var we *client.WaitError
+			if resp != nil || !errors.As(err, &re) || !errors.Is(err, client.ErrGaveUp) {
+				t.Fatalf("WithGiveUpError: got %v, %v; want a *RetryError", resp, err)
+			}
+			if re.Attempts != 1 || re.LastStatus != 429 || re.RetryAfter != time.Second || re.Reason != "retry would wait too long" {
+				t.Errorf("RetryError %+v", re)
+			}
+			if !errors.As(err, &we) || !errors.Is(err, client.ErrWaitTooLong) || we.Wait != 9*time.Second {
+				t.Errorf("error %v does not match the *WaitError of the retry", err)
+			}
+		} else {
+			if err != nil || resp.StatusCode != 429 {
+				t.Fatalf("got %v, %v; want the 429", resp, err)
+			}
+			if b, _ := io.ReadAll(resp.Body); string(b) != "slow down" {
+				t.Errorf("body %q, want the refusal's", b)
+			}
+			resp.Body.Close()
+		}
+		if got := len(srv.arrivals()); got != 1 {
+			t.Errorf("giveUpError %v: %d attempts, want 1", giveUpError, got)
+		}
+		if opened, closed := tracker.counts(); opened != 1 || closed != 1 {
+			t.Errorf("giveUpError %v: %d bodies opened, %d closed", giveUpError, opened, closed)
+		}
+	}
+}

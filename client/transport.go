@@ -146,15 +146,24 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // first response that is neither, or — when it gives up — the last 429 or
 // 503 response (by default) or a [*RetryError] (with [WithGiveUpError]).
 // It gives up at once, without waiting, when the wait before the next
-// attempt would end after the context's deadline.
-// Errors: ctx.Err() when the request's context ends during a wait, a
-// [*WaitError] when the wait would be too long, the pacing store's error,
-// and the next RoundTripper's errors, as they are.
+// attempt would end after the context's deadline, and when a retry would
+// wait longer than the maximum wait for its turn or a server's hold (the
+// last response then comes back with its body as read before the wait;
+// one longer than 64 KiB is not kept, and the [*WaitError] comes back
+// instead). Errors: ctx.Err() when the request's context ends during a
+// wait, a [*WaitError] when the first attempt's wait would be too long, the
+// pacing store's error, and the next RoundTripper's errors, as they are.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	key := t.key(req)
 	replayable := t.replayable(req)
 	r := req
+	// The refusal a retry follows, its body read (nil when too long to
+	// keep), its status and Retry-After: a retry that cannot have its turn
+	// in time gives up with them.
+	var last *http.Response
+	var lastStatus int
+	var lastRA time.Duration
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			var err error
@@ -164,6 +173,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if err := t.wait(ctx, key); err != nil {
 			closeBody(r)
+			var we *WaitError
+			if attempt == 1 || !errors.As(err, &we) {
+				return nil, err
+			}
+			switch {
+			case t.giveUpError:
+				return nil, &RetryError{Attempts: attempt - 1, LastStatus: lastStatus, RetryAfter: lastRA, Reason: reasonNoTurn, Err: err}
+			case last != nil:
+				return last, nil
+			}
 			return nil, err
 		}
 		resp, err := t.next.RoundTrip(r)
@@ -212,7 +231,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.onRetry != nil {
 			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})
 		}
-		drain(resp.Body)
+		last, lastStatus, lastRA = keep(resp), resp.StatusCode, ra
 		if wait > 0 {
 			if err := t.clock.Sleep(ctx, wait); err != nil {
 				return nil, err
