@@ -622,6 +622,10 @@ func TestNewErrors(t *testing.T) {
 		{"skip", store, []*policy.Policy{p}, []middleware.Option{middleware.WithSkip(nil)}, "WithSkip"},
 		{"pattern", store, []*policy.Policy{p}, []middleware.Option{middleware.WithPatternFunc(nil)}, "WithPatternFunc"},
 		{"problem type", store, []*policy.Policy{p}, []middleware.Option{middleware.WithProblemType(`a"b`)}, "WithProblemType"},
+		// RFC 9457's type is a URI reference (RFC 3986): no space, no
+		// characters a URI must percent-encode.
+		{"problem type space", store, []*policy.Policy{p}, []middleware.Option{middleware.WithProblemType("quota exceeded")}, "WithProblemType"},
+		{"problem type brace", store, []*policy.Policy{p}, []middleware.Option{middleware.WithProblemType("https://example.com/{type}")}, "WithProblemType"},
 	}
 	for _, tt := range tests {
 		_, err := middleware.New(tt.store, tt.policies, tt.opts...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -265,11 +266,12 @@ func WithPatternFunc(pattern func(*http.Request) string) Option {
 
 // WithProblemType sets the "type" URI of 429 problem details; the default
 // is [ProblemTypeQuotaExceeded]. "about:blank" is the conservative choice
-// while the IANA registration is pending.
+// while the IANA registration is pending. uri must be a URI reference as
+// RFC 3986 writes it (characters outside it percent-encoded).
 func WithProblemType(uri string) Option {
 	return func(m *Middleware) error {
-		if uri == "" || !jsonSafe(uri) {
-			return errors.New("middleware: WithProblemType: URI is empty or needs escaping")
+		if uri == "" || !uriChars(uri) {
+			return errors.New("middleware: WithProblemType: URI is empty or holds characters a URI must percent-encode")
 		}
 		m.problemType = uri
 		return nil
@@ -313,9 +315,16 @@ func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
 	}
 }
 
-func jsonSafe(s string) bool {
+// uriChars reports whether s holds only characters a URI reference may
+// hold as they are (RFC 3986: unreserved, reserved and '%'): none that
+// JSON escapes either.
+func uriChars(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~:/?#[]@!$&'()*+,;=%", c) >= 0:
+		default:
 			return false
 		}
 	}
