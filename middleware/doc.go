@@ -5,9 +5,11 @@
 //
 // # Responses
 //
-// Every response the middleware evaluated carries rate-limit headers,
-// allowed or not; by default the fields of the IETF draft
-// (draft-ietf-httpapi-ratelimit-headers-11), one list member per policy:
+// Every response to a request the policies decided carries rate-limit
+// headers, allowed or not (not one a policy found no key for, nor one let
+// through or refused because the store failed); by default the fields of
+// the IETF draft (draft-ietf-httpapi-ratelimit-headers-11), one list
+// member per policy:
 //
 //	RateLimit-Policy: "per-second";q=10;w=1, "per-minute";q=100;w=60
 //	RateLimit: "per-second";r=7;t=1, "per-minute";r=93;t=52

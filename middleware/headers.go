@@ -52,7 +52,8 @@ var (
 )
 
 // A Profile selects the rate-limit headers the middleware sends on every
-// response it evaluated, allowed or not. Retry-After is sent on rejections
+// response to a request the policies decided, allowed or not. Retry-After
+// is sent on the 429 of a denied request and on [FailClosed]'s 503
 // whatever the profile.
 type Profile int
 

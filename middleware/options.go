@@ -115,9 +115,10 @@ func WithPartitionKey(secret []byte) Option {
 	}
 }
 
-// WithClock sets the clock the middleware reads for LegacyUnix reset times
-// and the breaker's cooldown; the default is [algorithms.SystemClock]. The
-// store has its own clock.
+// WithClock sets the clock the middleware reads for LegacyUnix reset times,
+// the breaker's cooldown, the latencies it reports (Observer, Feedback) and
+// how long an abandoned leaky_queue request was held (for its refund); the
+// default is [algorithms.SystemClock]. The store has its own clock.
 func WithClock(c algorithms.Clock) Option {
 	return func(m *Middleware) error {
 		if c == nil {
