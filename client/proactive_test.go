@@ -633,3 +633,58 @@ func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 		})
 	}
 }
+
+// A request that leaves while it waits for a hold gives its place at the
+// gate on: the first of those that arrived during the hold is cancelled
+// before the hold ends, and the others still take their turns, in order,
+// from 5s.
+func TestArrivalsDuringHoldOneLeaves(t *testing.T) {
+	clock := newFakeClock()
+	var mu sync.Mutex
+	var order []string
+	srv := newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order = append(order, r.Header.Get("X-Caller"))
+		mu.Unlock()
+		if k == 1 {
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	_, tr := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second), client.WithRetries(0))
+	leave, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var leftAt time.Duration
+	var leftErr error
+	clock.drive(6, func(i int) {
+		if i == 5 {
+			clock.Sleep(context.Background(), 2*time.Second)
+			cancel()
+			return
+		}
+		ctx := context.Background()
+		if i == 1 {
+			ctx = leave
+		}
+		if i > 0 {
+			clock.Sleep(context.Background(), time.Duration(i)*500*time.Millisecond)
+		}
+		err := roundTrip(ctx, tr, srv.URL, strconv.Itoa(i))
+		if i == 1 {
+			leftAt, leftErr = clock.Now().Sub(t0), err
+		} else if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	})
+	if !errors.Is(leftErr, context.Canceled) || leftAt != 2*time.Second {
+		t.Errorf("caller 1 returned %v at %v, want context.Canceled at 2s", leftErr, leftAt)
+	}
+	if want := []string{"0", "2", "3", "4"}; !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second, 5200 * time.Millisecond, 5400 * time.Millisecond}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
