@@ -73,7 +73,10 @@
 // moving a queue back under waiting requests would send two at once. The
 // store tells the last place from the time the request waited, within half
 // a queue spacing (see Refunder). Other places, and the other policies'
-// units, stay spent.
+// units, stay spent. A request whose context has a deadline before the end
+// of its Delay (a server-side timeout shorter than the queue) is not held:
+// it is answered 503 with Retry-After at once, and its place goes back the
+// same way.
 //
 // # Operations
 //

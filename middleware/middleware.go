@@ -249,6 +249,18 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	m.observe(r, res, Allowed, start)
 	if d > 0 && !m.shadow {
 		m.stats.delayed.Add(1)
+		if dl, ok := r.Context().Deadline(); ok && time.Until(dl) < d {
+			// The request's context ends before its turn (a server-side
+			// timeout shorter than the queue): holding it would only
+			// end in a refusal when the deadline comes, its place kept
+			// from the requests behind it until then. It is refused now
+			// and its place goes back, as x/time/rate's Wait does.
+			m.stats.abandoned.Add(1)
+			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded))
+			m.refund(r, res, m.clock.Now().Sub(held))
+			m.unavailable(w, max(1, seconds(d)))
+			return
+		}
 		if err := m.wait(r.Context(), d); err != nil {
 			// The client went away (or the server is shutting down): its
 			// place in the queue goes back to the store that gave it.
@@ -556,7 +568,8 @@ type Stats struct {
 	// Delayed counts requests held for a leaky_queue Delay.
 	Delayed int64
 	// Abandoned counts requests whose client went away (context done)
-	// before the decision or while held; they are not served.
+	// before the decision or while held, or whose context's deadline came
+	// before the end of their leaky_queue Delay; they are not served.
 	Abandoned int64
 }
 

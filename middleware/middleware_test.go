@@ -414,6 +414,46 @@ func TestLeakyQueue(t *testing.T) {
 	}
 }
 
+// TestLeakyQueueDeadlineBeforeTurn: a request whose context ends before
+// its turn (a server-side timeout shorter than the queue's delay) is not
+// held only to be refused when its deadline comes: it gets a 503 with
+// Retry-After at once, without waiting, and its place goes back (as
+// x/time/rate's Wait does); one whose deadline leaves room waits.
+func TestLeakyQueueDeadlineBeforeTurn(t *testing.T) {
+	store, _ := newStore(t)
+	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: 10 * time.Second, MaxDelay: time.Minute}, remote))
+	var waits []time.Duration
+	var errs []error
+	m := middleware.MustNew(store, []*policy.Policy{queue},
+		middleware.WithWait(func(ctx context.Context, d time.Duration) error {
+			waits = append(waits, d)
+			return nil
+		}),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))
+	served := 0
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
+	within := func(d time.Duration) *httptest.ResponseRecorder {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+		return w
+	}
+	serve(h, "GET", "/") // departs at once; the next turn is 10 s away
+	w := within(time.Second)
+	if w.Code != 503 || w.Header().Get("Retry-After") != "10" || len(waits) != 0 || served != 1 {
+		t.Errorf("deadline before the turn: %d, Retry-After %q, waits %v, served %d; want 503, 10, no wait, 1",
+			w.Code, w.Header().Get("Retry-After"), waits, served)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], context.DeadlineExceeded) || m.Stats().Abandoned != 1 {
+		t.Errorf("errors %v, stats %+v; want one matching context.DeadlineExceeded, one abandoned", errs, m.Stats())
+	}
+	// Its place came back: the next request waits 10 s, not 20 s.
+	if w := within(time.Hour); w.Code != 200 || !slices.Equal(waits, []time.Duration{10 * time.Second}) || served != 2 {
+		t.Errorf("after it: %d, waits %v, served %d; want 200 after one 10 s wait", w.Code, waits, served)
+	}
+}
+
 // TestLeakyQueueRefundsTheDecidingStore: an abandoned request's queue
 // place goes back to the store that decided it, the fallback store when
 // the primary failed; a refund that fails reaches the error hook.
