@@ -167,18 +167,21 @@ func WithMethods(methods ...string) Option {
 // top-level router runs before routing and sees no pattern (in the r.Use of
 // a mounted sub-router, only the mount's "/api/*"), so its route-restricted
 // policies never apply, unless its pattern function asks the router for
-// the route chi will take ([WithPatternFunc] with a function returning
-// r.Find(chi.NewRouteContext(), method, path)) with the method and path
-// chi routes by. The method is the route context's RouteMethod when set,
-// else req.Method (chi's middleware.GetHead routes a HEAD as GET by setting
-// RouteMethod). The path is the route context's RoutePath when set (chi's
-// middleware.StripSlashes and CleanPath rewrite it: /login/ and //login are
-// served from "/login"), else req.URL.RawPath when set (chi routes by the
-// escaped path: /users/a%2Fb is served from "/users/{id}"), else
-// req.URL.Path; asked for another path than chi routes by, Find finds no
-// route for such requests and they escape the route's policies. For the
-// same reason the limiter must come after every middleware that rewrites
-// the path (r.Use(middleware.StripSlashes) before r.Use(m.Handler)).
+// the route chi will take ([WithPatternFunc] with the function below): it
+// calls r.Find with the method and path chi routes by and returns the
+// pattern as chi's RoutePattern gives it once routed (Find's own answer
+// keeps a trailing slash RoutePattern trims: "/api/" for the root of
+// r.Route("/api") asked with /api/). The method is the route context's
+// RouteMethod when set, else req.Method (chi's middleware.GetHead routes a
+// HEAD as GET by setting RouteMethod). The path is the route context's
+// RoutePath when set (chi's middleware.StripSlashes and CleanPath rewrite
+// it: /login/ and //login are served from "/login"), else req.URL.RawPath
+// when set (chi routes by the escaped path: /users/a%2Fb is served from
+// "/users/{id}"), else req.URL.Path. Asked for another path than chi routes
+// by, or answered another form of the pattern, such requests escape the
+// route's policies. For the same reason the limiter must come after every
+// middleware that rewrites the path (r.Use(middleware.StripSlashes) before
+// r.Use(m.Handler)).
 //
 //	func(req *http.Request) string {
 //		method, path := req.Method, ""
@@ -194,7 +197,11 @@ func WithMethods(methods ...string) Option {
 //		if path == "" {
 //			path = req.URL.Path
 //		}
-//		return r.Find(chi.NewRouteContext(), method, path)
+//		rc := chi.NewRouteContext()
+//		if r.Find(rc, method, path) == "" {
+//			return ""
+//		}
+//		return rc.RoutePattern()
 //	}
 func WithRoutes(patterns ...string) Option {
 	return func(p *Policy) error {

@@ -55,7 +55,11 @@ func chiFindPattern(r chi.Routes) func(*http.Request) string {
 		if path == "" {
 			path = req.URL.Path
 		}
-		return r.Find(chi.NewRouteContext(), method, path)
+		rc := chi.NewRouteContext()
+		if r.Find(rc, method, path) == "" {
+			return ""
+		}
+		return rc.RoutePattern()
 	}
 }
 
@@ -212,5 +216,41 @@ func TestChiTopLevelPatternRoutePath(t *testing.T) {
 		if served != 1 || !slices.Equal(masks, []uint64{1}) {
 			t.Errorf("POST %s: served %d times, Match %v; want served once under the policy ([1])", tc.path, served, masks)
 		}
+	}
+}
+
+// TestChiTopLevelPatternAsRouted: the documented pattern function must
+// give the pattern chi reports once it has routed the request (r.Pattern,
+// RoutePattern), the form WithRoutes takes; Find's own answer keeps a
+// trailing slash that chi's RoutePattern trims ("/users/" for a route
+// registered so, "/api/" for the root of r.Route("/api") asked with
+// /api/), so a policy on "GET /api" missed GET /api/, and one on a route
+// registered with a trailing slash missed every request.
+func TestChiTopLevelPatternAsRouted(t *testing.T) {
+	r := chi.NewRouter()
+	find := chiFindPattern(r)
+	var asked, served []string
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			asked = append(asked, find(req))
+			next.ServeHTTP(w, req)
+		})
+	})
+	h := func(w http.ResponseWriter, req *http.Request) { served = append(served, req.Pattern) }
+	r.Get("/users/", h)
+	r.Get("/", h)
+	r.Route("/api", func(r chi.Router) {
+		r.Get("/", h)
+		r.Get("/users/{id}", h)
+		r.Get("/files/*", h)
+	})
+	sub := chi.NewRouter()
+	sub.Get("/", h)
+	r.Mount("/m", sub)
+	for _, path := range []string{"/users/", "/", "/api", "/api/", "/api/users/1", "/api/files/a/b", "/m", "/m/"} {
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	if !slices.Equal(asked, served) {
+		t.Errorf("patterns the function gave %q, chi's once routed %q", asked, served)
 	}
 }
