@@ -47,3 +47,32 @@ func keyOrNone(res *policy.Result) string {
 	}
 	return res.Key(0)
 }
+
+// TestRouteKeyUsesThePatternFunc: a Set whose pattern function finds the
+// route of a request before the router runs (ServeMuxPattern, as
+// examples/config uses, or the chi Find function of the WithRoutes doc)
+// matches its route policies, but a key with the route part
+// (keyfunc.Route, the config's "route") reads only the pattern the router
+// sets, so every request those policies match was rejected for want of a
+// key. The key should be the pattern the Set matched with.
+func TestRouteKeyUsesThePatternFunc(t *testing.T) {
+	t.Skip("bug across policy/set.go and result.go (not this reviewer's files) and keyfunc.Route: the route key part ignores the Set's pattern function, so with WithPatternFunc(ServeMuxPattern(mux)) every request of a policy keyed by route fails with ErrNoRoute (400)")
+	cfg, err := policy.ParseConfig([]byte("policies:\n  - {name: login, limit: 5, window: 1m, key: [ip, route], routes: [\"POST /login\"]}\n"), "route.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(http.ResponseWriter, *http.Request) {})
+	s, err := policy.NewSet(cfg.Policies, policy.WithPatternFunc(policy.ServeMuxPattern(mux)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("POST", "/login", nil)
+	var res policy.Result
+	if mask := s.Match(r); mask != 1 {
+		t.Fatalf("Match = %b, want 1", mask)
+	}
+	if err := s.Prepare(r, 1, &res); err != nil || res.Len() != 1 {
+		t.Errorf("Prepare before the mux = %v (%d checks); want the route's key", err, res.Len())
+	}
+}
