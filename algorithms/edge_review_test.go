@@ -38,3 +38,29 @@ func TestEdgeTracesAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMemoryStoreEdges decodes the input into an edge trace
+// (algotest.EdgeTraceFromBytes: a spec at the bounds, a start in 1700,
+// 1969, at the epoch or in 2262, instants on the model's own waits and
+// boundaries) and requires MemoryStore to decide every step exactly as the
+// model does.
+//
+//	go test -run '^$' -fuzz FuzzMemoryStoreEdges -fuzztime 60s ./algorithms/
+func FuzzMemoryStoreEdges(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0, 5, 1, 200, 3, 4, 4, 0, 7, 9, 9, 14, 2, 6, 3, 11, 0, 5, 8, 17, 16, 1, 10, 0})
+	f.Add([]byte("exactly at RetryAfter, one nanosecond before ResetAfter, then back a window"))
+	f.Add([]byte{3, 250, 2, 17, 6, 5, 3, 1, 0, 9, 2, 7, 3, 6, 5, 4, 0, 5, 2, 8, 1, 1, 0, 3, 6, 9, 4, 10, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr := algotest.EdgeTraceFromBytes(data)
+		clock := algotest.NewClock(tr.Start)
+		store := newMemoryStore(t, algorithms.WithClock(clock))
+		diff, err := algotest.CompareModel(t.Context(), store, clock, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff != "" {
+			t.Fatalf("MemoryStore disagrees with the model:\n%s", diff)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -120,7 +121,55 @@ const edgeHorizon = 60 * 24 * time.Hour
 // it; some calls name one key twice. Instants stay within 60 days of
 // start. Every step is valid.
 func EdgeTrace(seed uint64, spec, other algorithms.Spec, start time.Time, n int) Trace {
-	rng := rand.New(rand.NewPCG(seed, 0xed9e))
+	return edgeTrace(rand.New(rand.NewPCG(seed, 0xed9e)), spec, other, start, n)
+}
+
+// EdgeTraceFromBytes decodes any bytes into an edge trace, for fuzz
+// targets: the first bytes choose a spec of EdgeSpecs, the other spec and
+// a start of EdgeStarts, the rest every choice EdgeTrace makes at random
+// (zeros once they run out). At most 128 steps, one per four bytes or so.
+// The same bytes always give the same trace; every step is valid.
+func EdgeTraceFromBytes(data []byte) Trace {
+	r := &byteReader{data: data}
+	specs := edgeSpecs()
+	spec := specs[(int(r.next())<<8|int(r.next()))%len(specs)]
+	other := specs[(int(r.next())<<8|int(r.next()))%len(specs)]
+	starts := EdgeStarts(spec.Window)
+	start := starts[int(r.next())%len(starts)]
+	n := min(128, (len(data)-r.i+3)/4)
+	return edgeTrace(r, spec, other, start, n)
+}
+
+// A chooser makes EdgeTrace's choices: a *rand.Rand, or a byteReader.
+type chooser interface {
+	IntN(n int) int
+	Int64N(n int64) int64
+}
+
+// IntN returns a number in [0, n) from the next byte.
+func (r *byteReader) IntN(n int) int { return int(r.next()) % n }
+
+// Int64N returns a number in [0, n) from the next eight bytes.
+func (r *byteReader) Int64N(n int64) int64 {
+	var x uint64
+	for range 8 {
+		x = x<<8 | uint64(r.next())
+	}
+	return int64(x % uint64(n))
+}
+
+var (
+	edgeOnce  sync.Once
+	edgeCache []algorithms.Spec
+)
+
+// edgeSpecs returns EdgeSpecs, made once.
+func edgeSpecs() []algorithms.Spec {
+	edgeOnce.Do(func() { edgeCache = EdgeSpecs() })
+	return edgeCache
+}
+
+func edgeTrace(rng chooser, spec, other algorithms.Spec, start time.Time, n int) Trace {
 	m := NewModel()
 	tr := Trace{Start: start}
 	w := spec.Window

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"testing"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
@@ -46,4 +47,57 @@ func TestEdgeTracesAgainstModel(t *testing.T) {
 			t.Fatalf("%s: spec %d %v (EdgeTrace(%d, ..., %d)):\n%s", cl.name, i, spec, i, steps, diff)
 		}
 	}
+}
+
+// FuzzRedisMatchesMemory decodes the input into a trace, an edge trace
+// (algotest.EdgeTraceFromBytes) when the first byte is odd and a general
+// one (algotest.TraceFromBytes) otherwise, replays it on a MemoryStore and
+// on Redis (the function library when the second byte is even, else the
+// script fallback) on the same clock, and requires every field of every
+// decision to be the same. Needs redis-server (skipped without it, as the
+// other Redis tests).
+//
+//	go test -run '^$' -fuzz FuzzRedisMatchesMemory -fuzztime 60s ./algorithms/redisstore/
+func FuzzRedisMatchesMemory(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 0, 0, 5, 1, 200, 3, 4, 4, 0, 7, 9, 9, 14, 2, 6, 3, 11, 0, 5, 8, 17, 16, 1, 10, 0})
+	f.Add([]byte{3, 1, 3, 250, 2, 17, 6, 5, 3, 1, 0, 9, 2, 7, 3, 6, 5, 4, 0, 5, 2, 8, 1, 1, 0, 3, 6, 9, 4, 10, 2})
+	f.Add([]byte{0, 0, 3, 1, 4, 3, 2, 2, 5, 4, 0, 6, 9, 9, 7, 6, 5, 0, 0, 0, 1, 133, 1, 2, 255, 7, 0, 5, 5, 5, 128, 2, 3})
+	f.Add([]byte{2, 1, 2, 6, 12, 200, 9, 3, 5, 5, 1, 1, 135, 4, 6, 0, 255, 7, 5, 3, 2, 2, 2, 1, 0})
+	functions, script := newClient(f), noFunctionsClient(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			data = append(data, 0, 0)
+		}
+		var tr algotest.Trace
+		if data[0]%2 == 1 {
+			tr = algotest.EdgeTraceFromBytes(data[2:])
+		} else {
+			tr = algotest.TraceFromBytes(data[2:])
+		}
+		var client redis.UniversalClient = functions
+		if data[1]%2 == 1 {
+			client = script
+		}
+		clock := algotest.NewClock(tr.Start)
+		mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := algotest.Replay(t.Context(), mem, clock, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := algotest.Replay(t.Context(), rs, clock, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := algotest.Diff(tr, got, want); diff != "" {
+			t.Fatalf("Redis (got) disagrees with MemoryStore (want):\n%s", diff)
+		}
+	})
 }
