@@ -22,10 +22,11 @@ import (
 //   - net/http ServeMux: wrap each handler, mux.Handle("GET /users/{id}",
 //     limiter(h)); a middleware wrapping the mux itself sees no pattern.
 //   - chi: install it inline after routing, r.With(limiter).Get(...), or
-//     within r.Route/r.Group on a router whose routes are its own. In a
+//     with r.Use inside an r.Group (at the top or within r.Route). In a
 //     top-level r.Use the pattern is empty; in the r.Use of a mounted
-//     sub-router it is only the mount's prefix ("/api/*"), one key for
-//     every route below it.
+//     sub-router (the function of r.Route, a router given to r.Mount) it
+//     is only the mount's prefix ("/api/*"), one key for every route below
+//     it.
 //
 // A request without a pattern yields [ErrNoRoute]. A ServeMux pattern
 // holds a space, which [Join] and [Namespace] do not write as it is: under

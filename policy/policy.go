@@ -163,10 +163,12 @@ func WithMethods(methods ...string) Option {
 // set before the mux calls the handler, so wrap the handler (or resolve the
 // pattern with ServeMux.Handler, see [ServeMuxPattern]). With chi, install
 // the middleware where chi has already routed: on the route with r.With, or
-// inside r.Group or r.Route. A middleware installed with r.Use on chi's
-// top-level router runs before routing and sees no pattern (in the r.Use of
-// a mounted sub-router, only the mount's "/api/*"), so its route-restricted
-// policies never apply, unless its pattern function asks the router for
+// with r.Use inside an r.Group (at the top or within r.Route). A middleware
+// installed with r.Use on chi's top-level router runs before routing and
+// sees no pattern, and one in the r.Use of r.Route's function or of a
+// router given to r.Mount runs before that sub-router routes and sees only
+// the mount's "/api/*", so their route-restricted policies never apply,
+// unless the pattern function of the top-level one asks the router for
 // the route chi will take ([WithPatternFunc] with the function below): it
 // calls r.Find with the method and path chi routes by and returns the
 // pattern as chi's RoutePattern gives it once routed (Find's own answer

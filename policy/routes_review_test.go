@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -252,5 +253,47 @@ func TestChiTopLevelPatternAsRouted(t *testing.T) {
 	}
 	if !slices.Equal(asked, served) {
 		t.Errorf("patterns the function gave %q, chi's once routed %q", asked, served)
+	}
+}
+
+// TestChiPlacements: where a route-restricted Set sees the route under
+// chi, as the WithRoutes doc says: on the route (r.With) or in an r.Group,
+// at the top or inside r.Route, it does; in the r.Use of r.Route, a
+// mounted sub-router that has not routed yet, it sees only "/api/*" and
+// its policies do not apply (the doc said "inside r.Group or r.Route").
+func TestChiPlacements(t *testing.T) {
+	p := policy.Must(policy.PerMinute("u", 5, remoteKey, policy.WithRoutes("GET /api/users/{id}", "GET /users/{id}")))
+	s, _ := policy.NewSet([]*policy.Policy{p})
+	var got []string
+	mw := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			got = append(got, policy.RoutePattern(req)+" "+strconv.FormatUint(s.Match(req), 10))
+			next.ServeHTTP(w, req)
+		})
+	}
+	nop := func(http.ResponseWriter, *http.Request) {}
+	for _, tc := range []struct {
+		name, path, want string
+		build            func(r chi.Router)
+	}{
+		{"With", "/users/1", "/users/{id} 1", func(r chi.Router) { r.With(mw).Get("/users/{id}", nop) }},
+		{"Group", "/users/1", "/users/{id} 1", func(r chi.Router) { r.Group(func(r chi.Router) { r.Use(mw); r.Get("/users/{id}", nop) }) }},
+		{"With in Route", "/api/users/1", "/api/users/{id} 1", func(r chi.Router) {
+			r.Route("/api", func(r chi.Router) { r.With(mw).Get("/users/{id}", nop) })
+		}},
+		{"Group in Route", "/api/users/1", "/api/users/{id} 1", func(r chi.Router) {
+			r.Route("/api", func(r chi.Router) { r.Group(func(r chi.Router) { r.Use(mw); r.Get("/users/{id}", nop) }) })
+		}},
+		{"Use in Route", "/api/users/1", "/api/* 0", func(r chi.Router) {
+			r.Route("/api", func(r chi.Router) { r.Use(mw); r.Get("/users/{id}", nop) })
+		}},
+	} {
+		got = nil
+		r := chi.NewRouter()
+		tc.build(r)
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", tc.path, nil))
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: pattern and Match %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
