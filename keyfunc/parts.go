@@ -13,6 +13,9 @@ import (
 // matching [ErrNoKey] and naming the header; the value is returned as is,
 // so compose it with [Join] or [Namespace] to bound its length.
 //
+// Header("Host") reads r.Host, where net/http moves the Host header of an
+// incoming request (the header map no longer holds it).
+//
 // An invalid header name is an error.
 func Header(name string) (Func, error) {
 	if !validHeaderName(name) {
@@ -20,6 +23,14 @@ func Header(name string) (Func, error) {
 	}
 	key := http.CanonicalHeaderKey(name)
 	missing := noKey("keyfunc: no " + key + " header")
+	if key == "Host" {
+		return func(r *http.Request) (string, error) {
+			if r.Host == "" {
+				return "", missing
+			}
+			return r.Host, nil
+		}, nil
+	}
 	return func(r *http.Request) (string, error) {
 		vs := r.Header[key]
 		if len(vs) == 0 || vs[0] == "" {
