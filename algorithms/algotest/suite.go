@@ -50,6 +50,11 @@ const (
 //     took; Concurrency/opposite_orders: two-key calls in both orders neither
 //     deadlock nor lose an update; Concurrency/multi_check: a two-check call
 //     consumes from both keys or from neither;
+//   - ConcurrentPhases/<kind>: 64 goroutines make identical calls at one
+//     frozen instant, then at the next (a nanosecond, a RetryAfter, a window
+//     boundary later, or back), with one check, one key twice or two specs
+//     stacked: the multiset of their decisions is the Model's for the same
+//     calls made one after the other;
 //   - AllOrNothing/<kind>: a denied call consumes nothing; two checks on one
 //     key see each other;
 //   - Expiry/<kind>: a key idle past its ResetAfter decides like a fresh one;
@@ -78,6 +83,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ModelTraces", func(t *testing.T) { runModelTraces(t, h) })
 	t.Run("ClockSkew", func(t *testing.T) { runClockSkew(t, h) })
 	t.Run("Concurrency", func(t *testing.T) { runConcurrency(t, h) })
+	t.Run("ConcurrentPhases", func(t *testing.T) { runConcurrentPhases(t, h) })
 	t.Run("AllOrNothing", func(t *testing.T) { runAllOrNothing(t, h) })
 	t.Run("Expiry", func(t *testing.T) { runExpiry(t, h) })
 	t.Run("MaxKeys", func(t *testing.T) { runMaxKeys(t, h) })
