@@ -64,3 +64,35 @@ func FuzzMemoryStoreEdges(f *testing.F) {
 		}
 	})
 }
+
+// TestEdgeTracesSweptAgainstModel replays forward edge traces (no instant
+// goes back) on a MemoryStore that drops its idle keys (Sweep) before every
+// step, so a key dropped exactly at its ResetAfter, or at a window or
+// sub-window boundary, shows when it was not idle yet.
+func TestEdgeTracesSweptAgainstModel(t *testing.T) {
+	specs := algotest.EdgeSpecs()
+	steps := 40
+	if testing.Short() {
+		steps = 12
+	}
+	for i, spec := range specs {
+		other := specs[(i*5+1)%len(specs)]
+		starts := algotest.EdgeStarts(spec.Window)
+		tr := algotest.EdgeForwardTrace(uint64(i)+1e6, spec, other, starts[(i+2)%len(starts)], steps)
+		clock := algotest.NewClock(tr.Start)
+		store := newMemoryStore(t, algorithms.WithClock(clock))
+		got := make([][]algorithms.Decision, len(tr.Steps))
+		for k, st := range tr.Steps {
+			clock.Set(tr.Start.Add(st.At))
+			store.Sweep()
+			ds, err := store.Take(t.Context(), st.Checks...)
+			if err != nil {
+				t.Fatalf("spec %d %v step %d: %v", i, spec, k, err)
+			}
+			got[k] = ds
+		}
+		if diff := algotest.Diff(tr, got, algotest.ReplayModel(tr)); diff != "" {
+			t.Fatalf("spec %d %v, swept before every step:\n%s", i, spec, diff)
+		}
+	}
+}

@@ -121,7 +121,16 @@ const edgeHorizon = 60 * 24 * time.Hour
 // it; some calls name one key twice. Instants stay within 60 days of
 // start. Every step is valid.
 func EdgeTrace(seed uint64, spec, other algorithms.Spec, start time.Time, n int) Trace {
-	return edgeTrace(rand.New(rand.NewPCG(seed, 0xed9e)), spec, other, start, n)
+	return edgeTrace(rand.New(rand.NewPCG(seed, 0xed9e)), spec, other, start, n, false)
+}
+
+// EdgeForwardTrace is EdgeTrace with instants that never go back (a step
+// back stays at the same instant instead), for stores that drop idle keys
+// between calls: a key idle at an instant is forgotten, and only an
+// instant before it (or a call that looks at the key without consuming,
+// then one before that) could tell.
+func EdgeForwardTrace(seed uint64, spec, other algorithms.Spec, start time.Time, n int) Trace {
+	return edgeTrace(rand.New(rand.NewPCG(seed, 0xed9e)), spec, other, start, n, true)
 }
 
 // EdgeTraceFromBytes decodes any bytes into an edge trace, for fuzz
@@ -137,7 +146,7 @@ func EdgeTraceFromBytes(data []byte) Trace {
 	starts := EdgeStarts(spec.Window)
 	start := starts[int(r.next())%len(starts)]
 	n := min(128, (len(data)-r.i+3)/4)
-	return edgeTrace(r, spec, other, start, n)
+	return edgeTrace(r, spec, other, start, n, false)
 }
 
 // A chooser makes EdgeTrace's choices: a *rand.Rand, or a byteReader.
@@ -169,7 +178,7 @@ func edgeSpecs() []algorithms.Spec {
 	return edgeCache
 }
 
-func edgeTrace(rng chooser, spec, other algorithms.Spec, start time.Time, n int) Trace {
+func edgeTrace(rng chooser, spec, other algorithms.Spec, start time.Time, n int, forward bool) Trace {
 	m := NewModel()
 	tr := Trace{Start: start}
 	w := spec.Window
@@ -244,6 +253,9 @@ func edgeTrace(rng chooser, spec, other algorithms.Spec, start time.Time, n int)
 		}
 		if at+d > edgeHorizon || at+d < -edgeHorizon {
 			d = -d
+		}
+		if forward {
+			d = max(d, 0)
 		}
 		at += d
 		var checks []algorithms.Check
