@@ -1,6 +1,7 @@
 package keyfunc
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -28,11 +29,20 @@ import (
 //     is only the mount's prefix ("/api/*"), one key for every route below
 //     it.
 //
+// A pattern found before routing and handed over with [WithRoute] comes
+// first: a policy.Set whose pattern function resolves routes ahead of the
+// router (policy.WithPatternFunc, policy.ServeMuxPattern) passes the
+// pattern it matched that way, so that a route key agrees with the route
+// policies it applies.
+//
 // A request without a pattern yields [ErrNoRoute]. A ServeMux pattern
 // holds a space, which [Join] and [Namespace] do not write as it is: under
 // them its key is a digest (still one per route).
 func Route() Func {
 	return func(r *http.Request) (string, error) {
+		if p, ok := r.Context().Value(routeKey{}).(string); ok {
+			return p, nil
+		}
 		rctx := chi.RouteContext(r.Context())
 		if rctx != nil && len(rctx.RoutePatterns) == 0 {
 			return "", ErrNoRoute // chi has not matched yet
@@ -47,4 +57,16 @@ func Route() Func {
 		}
 		return "", ErrNoRoute
 	}
+}
+
+type routeKey struct{}
+
+// WithRoute returns ctx carrying the route pattern of its request, found
+// before the router has run, for [Route] to read ahead of the router's
+// own. An empty pattern adds nothing.
+func WithRoute(ctx context.Context, pattern string) context.Context {
+	if pattern == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, routeKey{}, pattern)
 }

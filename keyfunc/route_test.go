@@ -163,3 +163,32 @@ func chiRouterWith(mw func(http.Handler) http.Handler) http.Handler {
 	r.With(mw).Get("/users/{id}", noop)
 	return r
 }
+
+// TestRoute_WithRouteBeforeRouting: a pattern handed over with WithRoute
+// is the key before the router has run (chi's top-level r.Use, a
+// middleware around a ServeMux), where Route alone finds none; an empty
+// one changes nothing.
+func TestRoute_WithRouteBeforeRouting(t *testing.T) {
+	f := keyfunc.Route()
+	withRoute := func(pattern string) keyfunc.Func {
+		return func(r *http.Request) (string, error) {
+			return f(r.WithContext(keyfunc.WithRoute(r.Context(), pattern)))
+		}
+	}
+	r := chi.NewRouter()
+	top := &keyRecorder{f: withRoute("POST /login")}
+	bare := &keyRecorder{f: f}
+	empty := &keyRecorder{f: withRoute("")}
+	r.Use(top.mw, bare.mw, empty.mw)
+	r.Post("/login", func(http.ResponseWriter, *http.Request) {})
+	req := httptest.NewRequest("POST", "/login", nil)
+	r.ServeHTTP(httptest.NewRecorder(), req)
+	if len(top.keys) != 1 || top.keys[0] != "POST /login" || top.errs[0] != nil {
+		t.Errorf("with the pattern handed over: %q %v, want \"POST /login\"", top.keys, top.errs)
+	}
+	for name, k := range map[string]*keyRecorder{"none": bare, "empty": empty} {
+		if len(k.errs) != 1 || !errors.Is(k.errs[0], keyfunc.ErrNoRoute) {
+			t.Errorf("%s handed over: %q %v, want ErrNoRoute before routing", name, k.keys, k.errs)
+		}
+	}
+}

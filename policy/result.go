@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"net/http"
@@ -97,6 +98,14 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		} else {
 			var err error
 			key, err = p.key(r)
+			if errors.Is(err, keyfunc.ErrNoRoute) {
+				// No route known to the key function (the router has
+				// not run): the one the Set's pattern function found,
+				// if any, as Match found it.
+				if pat := s.pattern(r); pat != "" {
+					key, err = p.key(r.WithContext(keyfunc.WithRoute(r.Context(), pat)))
+				}
+			}
 			if err == nil && key == "" {
 				// An empty key is no key (as keyfunc's combinators read
 				// it), never the one bucket "name:" every such request
