@@ -46,10 +46,10 @@ import (
 //	    routes: ["POST /login"]  # apply only to these route patterns
 //
 // Key parts are ip (the client address, see trusted_proxies), user (set by
-// keyfunc.WithUser), route (the route pattern the router has set, see
-// keyfunc.Route: the limiter must run after routing, since a pattern
-// function given to the middleware finds routes for matching only),
-// method, global (one key for everyone), header:NAME and cookie:NAME. The client chooses the value of
+// keyfunc.WithUser), route (the route pattern: the router's, see
+// keyfunc.Route, or before routing the one the Set's pattern function
+// finds, see WithPatternFunc), method, global (one key for everyone),
+// header:NAME and cookie:NAME. The client chooses the value of
 // a header or cookie, of any length: alone in a key, a value longer than
 // keyfunc.MaxKeyLen bytes, holding a byte outside printable ASCII or
 // starting with '#' is replaced by a digest ("#" and 22 characters), and in
