@@ -580,7 +580,11 @@ func chiFind(r *chi.Mux) middleware.Option {
 		if path == "" {
 			path = req.URL.Path
 		}
-		return r.Find(chi.NewRouteContext(), method, path)
+		rc := chi.NewRouteContext()
+		if r.Find(rc, method, path) == "" {
+			return ""
+		}
+		return rc.RoutePattern()
 	})
 	// WithPatternFunc:end
 }
@@ -668,6 +672,28 @@ func TestEndToEndChiTopLevelRewrittenPath(t *testing.T) {
 			script(t, srv, clock, steps)
 		})
 	}
+}
+
+// TestEndToEndChiTopLevelTrailingSlash: the documented pattern function
+// answers the pattern as chi's RoutePattern gives it once routed, so a
+// top-level rule table on "GET /api" limits the root of r.Route("/api"),
+// asked for with /api/ (Find itself answers "/api/", with the slash
+// RoutePattern trims), and one on "/users/" a route registered as such.
+func TestEndToEndChiTopLevelTrailingSlash(t *testing.T) {
+	clock, store := clockedStore(t)
+	ip, _ := keys(t)
+	r := chi.NewRouter()
+	rules := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("once", 1, ip, policy.WithAlgorithm(algorithms.FixedWindow), policy.WithRoutes("GET /api"))),
+	}, chiFind(r))
+	r.Use(rules.Handler)
+	r.Route("/api", func(r chi.Router) { r.Get("/", hello) })
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	script(t, srv, clock, []req{
+		{0, "GET", "/api/", "198.51.100.9", "", 200, `"once";r=0;t=60`, ""},
+		{0, "GET", "/api/", "198.51.100.9", "", 429, `"once";r=0;t=60`, "60"},
+	})
 }
 
 // TestEndToEndChiSubRouterRules: inside chi's r.Route, a rule table in an

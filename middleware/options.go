@@ -237,7 +237,10 @@ func WithShadow(report func(r *http.Request, res *Result)) Option {
 // (/users/a%2Fb is served from "/users/{id}"). Asked for another path than
 // chi routes by, Find finds no route and the request escapes the route's
 // policies; for the same reason install the limiter after every middleware
-// that rewrites the path:
+// that rewrites the path. The pattern returned is the one chi's
+// RoutePattern gives once routed: Find's own answer keeps a trailing slash
+// RoutePattern trims ("/api/" for the root of r.Route("/api")), which a
+// policy on "GET /api" would not match:
 //
 //	middleware.WithPatternFunc(func(req *http.Request) string {
 //		method, path := req.Method, ""
@@ -253,7 +256,11 @@ func WithShadow(report func(r *http.Request, res *Result)) Option {
 //		if path == "" {
 //			path = req.URL.Path
 //		}
-//		return r.Find(chi.NewRouteContext(), method, path)
+//		rc := chi.NewRouteContext()
+//		if r.Find(rc, method, path) == "" {
+//			return ""
+//		}
+//		return rc.RoutePattern()
 //	})
 func WithPatternFunc(pattern func(*http.Request) string) Option {
 	return func(m *Middleware) error {
