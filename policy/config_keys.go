@@ -143,9 +143,15 @@ func bounded(f keyfunc.Func) keyfunc.Func {
 		if err != nil || !needsDigest(v) {
 			return v, err
 		}
-		sum := sha256.Sum256([]byte(v))
-		return "#" + base64.RawURLEncoding.EncodeToString(sum[:16]), nil
+		return digestKey(v), nil
 	}
+}
+
+// digestKey returns v written "#" and the first 16 bytes of its SHA-256 in
+// unpadded base64url (keyfunc.Secret's digest).
+func digestKey(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "#" + base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // needsDigest reports whether bounded writes v as a digest.

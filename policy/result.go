@@ -65,10 +65,14 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 // its cost. Nothing is consumed. Policies sharing one key function (the
 // same func value) call it once.
 //
-// A policy whose key function fails, or returns an empty key, is left out if its action is
-// [SkipPolicy]; otherwise Prepare returns a *KeyError (the caller rejects
-// the request with the action's status). A cost out of range returns a
-// *CostError.
+// A key longer than keyfunc.MaxKeyLen bytes (a client's header, say) is
+// written as its digest, "#" and keyfunc.HashLen characters, so that no
+// request makes a store key of the client's choosing length.
+//
+// A policy whose key function fails, or returns an empty key, is left out
+// if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
+// (the caller rejects the request with the action's status). A cost out of
+// range returns a *CostError.
 //
 // The keys of a Result are only valid until the next Prepare on it: a
 // caller that reuses a Result must not keep its keys (the stores of this
@@ -105,6 +109,12 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				if pat := s.pattern(r); pat != "" {
 					key, err = p.key(r.WithContext(keyfunc.WithRoute(r.Context(), pat)))
 				}
+			}
+			if len(key) > keyfunc.MaxKeyLen {
+				// A value of any length the client may have chosen (a
+				// lone header): bounded, as keyfunc.Namespace and the
+				// config's keys bound theirs.
+				key = digestKey(key)
 			}
 			if err == nil && key == "" {
 				// An empty key is no key (as keyfunc's combinators read

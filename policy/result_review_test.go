@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
@@ -75,3 +76,47 @@ func TestRouteKeyUsesThePatternFunc(t *testing.T) {
 		t.Errorf("Prepare before the mux = %v (%d checks); want the route's key", err, res.Len())
 	}
 }
+
+// TestPrepareBoundsLongKeys: a key function of the application's own (a
+// lone keyfunc.Header, say) may return a value of any length, chosen by the
+// client: Prepare writes one over keyfunc.MaxKeyLen bytes as a digest ("#"
+// and keyfunc.HashLen characters, as keyfunc.Secret writes it), so that a
+// 100 KB header does not become a 100 KB store key per request; distinct
+// values keep distinct keys, and a short one stays readable.
+func TestPrepareBoundsLongKeys(t *testing.T) {
+	hdr := keyfunc.Must(keyfunc.Header("X-Api-Key"))
+	p := policy.Must(policy.PerMinute("per-key", 5, hdr))
+	s, err := policy.NewSet([]*policy.Policy{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyOf := func(v string) string {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("X-Api-Key", v)
+		var res policy.Result
+		if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Len() != 1 {
+			t.Fatalf("Prepare: %v (%d checks)", err, res.Len())
+		}
+		return strings.Clone(res.Key(0))
+	}
+	long1, long2 := strings.Repeat("a", 100_000), strings.Repeat("a", 99_999)+"b"
+	k1, k2 := keyOf(long1), keyOf(long2)
+	if want := len("per-key:#") + keyfunc.HashLen; len(k1) != want || len(k2) != want || k1 == k2 {
+		t.Errorf("long keys of %d and %d bytes (%q..., %q...); want two distinct digests of %d bytes", len(k1), len(k2), clip(k1), clip(k2), want)
+	}
+	if secret, _ := keyfunc.Secret(hdr)(headerRequest(long1)); k1 != "per-key:#"+secret {
+		t.Errorf("long key %q... is not \"per-key:#\" and keyfunc.Secret's digest %q", clip(k1), secret)
+	}
+	edge := strings.Repeat("k", keyfunc.MaxKeyLen)
+	if got := keyOf(edge); got != "per-key:"+edge {
+		t.Errorf("a key of MaxKeyLen bytes became %q; want it as it is", got)
+	}
+}
+
+func headerRequest(v string) *http.Request {
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-Api-Key", v)
+	return r
+}
+
+func clip(s string) string { return s[:min(len(s), 40)] }
