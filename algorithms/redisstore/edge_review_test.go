@@ -1,7 +1,9 @@
 package redisstore_test
 
 import (
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -100,4 +102,55 @@ func FuzzRedisMatchesMemory(f *testing.F) {
 			t.Fatalf("Redis (got) disagrees with MemoryStore (want):\n%s", diff)
 		}
 	})
+}
+
+// TestManyChecksAgainstModel: Takes of 1 to 12 checks (more than the memory
+// store's batch of 8 and the fast path's tables of 4), on four edge specs
+// and three keys, so specs and keys repeat within a call, decided alike by
+// the memory store, the function library, the script fallback and the
+// cluster (calls spanning slots), and by the model, on every field.
+func TestManyChecksAgainstModel(t *testing.T) {
+	clients := []redis.UniversalClient{newClient(t), noFunctionsClient(t), sharedCluster(t)}
+	specs := algotest.EdgeSpecs()
+	for seed := range seedCount(40, 8) {
+		r := rand.New(rand.NewPCG(uint64(seed), 5))
+		var sp []algorithms.Spec
+		for range 4 {
+			sp = append(sp, specs[r.IntN(len(specs))])
+		}
+		keys := []string{"a", "b", "c"}
+		tr := algotest.Trace{Start: time.Unix(0, 1_800_000_000_123_456_789)}
+		var at time.Duration
+		for range 40 {
+			at += time.Duration(r.Int64N(int64(sp[0].Window) / 2))
+			cs := make([]algorithms.Check, 1+r.IntN(12))
+			for j := range cs {
+				s := sp[r.IntN(len(sp))]
+				cs[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: 1 + r.Int64N(min(3, s.Capacity()))}
+			}
+			tr.Steps = append(tr.Steps, algotest.Step{At: at, Checks: cs})
+		}
+		clock := algotest.NewClock(tr.Start)
+		mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores := []algorithms.Store{mem}
+		for _, c := range clients {
+			rs, err := redisstore.New(c, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stores = append(stores, rs)
+		}
+		for i, st := range stores {
+			diff, err := algotest.CompareModel(t.Context(), st, clock, tr)
+			if err != nil {
+				t.Fatalf("seed %d, store %d (memory, functions, script, cluster): %v", seed, i, err)
+			}
+			if diff != "" {
+				t.Fatalf("seed %d, store %d (memory, functions, script, cluster):\n%s", seed, i, diff)
+			}
+		}
+	}
 }
