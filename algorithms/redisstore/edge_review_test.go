@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -150,6 +151,71 @@ func TestManyChecksAgainstModel(t *testing.T) {
 			}
 			if diff != "" {
 				t.Fatalf("seed %d, store %d (memory, functions, script, cluster):\n%s", seed, i, diff)
+			}
+		}
+	}
+}
+
+// TestRefundEdgesMatchMemory: for every leaky_queue spec of
+// algotest.EdgeSpecs (MaxDelay 0, 1 ns, around one spacing, 24 h, the
+// largest the queue bound allows; limits up to MaxLimit), from one of the
+// edge starts, Takes of cost 1, any or the whole capacity and Refunds of
+// admitted Takes (the caller's wait exact or 1 ns off), with the clock
+// moving by up to a spacing or MaxDelay and going back: Redis and the
+// memory store decide every Take alike.
+func TestRefundEdgesMatchMemory(t *testing.T) {
+	client := newClient(t)
+	ctx := t.Context()
+	for qi, q := range algotest.EdgeSpecs() {
+		if q.Algorithm != algorithms.LeakyQueue {
+			continue
+		}
+		starts := algotest.EdgeStarts(q.Window)
+		si := qi % len(starts)
+		r := rand.New(rand.NewPCG(uint64(qi), uint64(si)))
+		clk := &manualClock{t: starts[si]}
+		mem, rs := pairedStores(t, client, clk)
+		type taken struct {
+			at time.Time
+			c  []algorithms.Check
+			ds []algorithms.Decision
+		}
+		var adm []taken
+		var history []string
+		sp := int64(q.Window) / q.Limit
+		for i := range 40 {
+			switch r.IntN(6) {
+			case 0:
+				clk.t = clk.t.Add(time.Duration(r.Int64N(sp + 2)))
+			case 1:
+				clk.t = clk.t.Add(time.Duration(r.Int64N(int64(q.MaxDelay) + 2)))
+			case 2:
+				clk.t = clk.t.Add(-time.Duration(r.Int64N(sp + 2)))
+			}
+			if len(adm) > 0 && r.IntN(3) == 0 {
+				j := r.IntN(len(adm))
+				tk := adm[j]
+				adm = append(adm[:j], adm[j+1:]...)
+				waited := max(clk.t.Sub(tk.at)+time.Duration(r.IntN(3)-1), 0)
+				werr := mem.Refund(ctx, tk.c, tk.ds, waited)
+				gerr := rs.Refund(ctx, tk.c, tk.ds, waited)
+				history = append(history, fmt.Sprintf("step %d at %d: refund of the Take at %d, waited %d: %+v", i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.ds[0]))
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("%v:\n%s\nrefund errors differ: memory %v, redis %v", q, join(history), werr, gerr)
+				}
+				continue
+			}
+			cost := int64(1)
+			switch r.IntN(4) {
+			case 0:
+				cost = q.Capacity()
+			case 1:
+				cost = 1 + r.Int64N(q.Capacity())
+			}
+			c := []algorithms.Check{{Spec: q, Key: "k", Cost: cost}}
+			want, werr := takeAlike(t, mem, rs, clk, &history, i, c)
+			if werr == nil && want[0].Allowed {
+				adm = append(adm, taken{clk.t, c, want})
 			}
 		}
 	}
