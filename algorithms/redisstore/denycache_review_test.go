@@ -17,8 +17,6 @@ import (
 // must not be told to come back sooner than Redis would tell it (1.9 s):
 // a client retrying after the cached 0.9 s is denied again.
 func TestDenyCacheWaitAfterOwnAdmission(t *testing.T) {
-	t.Skip("bug (denycache.go): an admitted Take of this store on a key does not drop that key's cached denials, " +
-		"so a later cost-3 Take is answered locally with RetryAfter 900ms where Redis says 1.9s")
 	s, clk := denyCacheStore(t, newClient(t))
 	ctx := context.Background()
 	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1, Window: time.Second, Burst: 3}
@@ -43,5 +41,42 @@ func TestDenyCacheWaitAfterOwnAdmission(t *testing.T) {
 	got := take(3)
 	if got.Allowed || got.RetryAfter < 1900*time.Millisecond {
 		t.Fatalf("cost 3 again 100ms later = %+v, want denied with RetryAfter 1.9s (as Redis says), not shorter", got)
+	}
+}
+
+// TestDenyCacheClockBackAfterAdmission: with an injected clock that goes
+// back (the memory store's "Time that goes back"), a denial cached at an
+// earlier reading outlives a later admission of the same Take by Redis:
+// fixed_window 2 per second, 2 units at 10.5 s, a unit at 9.5 s denied
+// (decided at the key's window, 10 s: RetryAfter 1.5 s), a unit at 11.2 s
+// admitted by Redis (window 11 s), then a unit at 10.7 s: Redis and the
+// memory store decide it in the key's window, 11 s, which has room, and
+// admit it; the cache must not deny it.
+func TestDenyCacheClockBackAfterAdmission(t *testing.T) {
+	s, clk := denyCacheStore(t, newClient(t))
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Second}
+	base := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+	for i, st := range []struct {
+		at   time.Duration
+		cost int64
+	}{{10500 * time.Millisecond, 2}, {9500 * time.Millisecond, 1}, {11200 * time.Millisecond, 1}, {10700 * time.Millisecond, 1}} {
+		clk.t = base.Add(st.at)
+		c := algorithms.Check{Spec: spec, Key: "k", Cost: st.cost}
+		want, err := mem.Take(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Take(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Allowed != want[0].Allowed {
+			t.Fatalf("step %d at +%v, cost %d: deny-cached store %+v, memory store %+v", i, st.at, st.cost, got[0], want[0])
+		}
 	}
 }
