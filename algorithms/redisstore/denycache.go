@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -22,7 +23,8 @@ import (
 // the state moves back: a denial caused by another cross-slot Take's
 // reservation on a Cluster, which is then undone (see the package
 // documentation, "Cluster"), and a leaky_queue key another process refunds
-// ([Store.Refund]; this process's refunds drop its entries) stay cached
+// ([Store.Refund]; this process's refunds drop its entries, as do its
+// admitted Takes of the key, such as one of another cost) stay cached
 // until their RetryAfter, and later Takes of that key in this process are
 // denied for that long where Redis would admit them. The Remaining of a
 // cached decision is Redis's at that time: other clients may have consumed
@@ -57,6 +59,7 @@ type denyCache struct {
 	mu   sync.Mutex
 	size int
 	m    map[denyKey]denyEntry
+	n    atomic.Int64 // len(m), read without mu
 }
 
 // answer fills dst and reports true when the Take can be denied locally.
@@ -130,12 +133,19 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 			wait = max(wait, d.RetryAfter)
 		}
 	}
-	if !denied || wait <= 0 {
+	if !denied {
+		// Admitted: the Take consumed on every key of its checks, so
+		// waits cached for them (another cost's denial) are too short.
+		c.forget(checks)
+		return
+	}
+	if wait <= 0 {
 		return
 	}
 	until := now.Add(wait)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer func() { c.n.Store(int64(len(c.m))) }()
 	if len(c.m)+len(checks) > c.size {
 		for k, e := range c.m {
 			if !now.Before(e.until) {
@@ -163,11 +173,15 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 }
 
 // forget drops what the cache holds for checks (their keys' state changed
-// in a way the cache cannot follow, such as a refund).
+// in a way the cache cannot follow: an admission, a refund).
 func (c *denyCache) forget(checks []algorithms.Check) {
+	if c.n.Load() == 0 {
+		return // the common case of an admitted Take: nothing cached
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ch := range checks {
 		delete(c.m, denyKey{ch.Spec, ch.Key})
 	}
+	c.n.Store(int64(len(c.m)))
 }
