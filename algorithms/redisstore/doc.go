@@ -124,9 +124,12 @@
 //
 // Clocks that go back: as in the memory store, a request at an instant
 // before the key's latest one is decided at that latest instant and its
-// durations lengthened. A state more than 2^51 ns (26 days) ahead of the
-// instant — only an injected clock stepped back that far can do it — is
-// treated as expired instead, where the memory store would keep it.
+// durations lengthened. A state too far ahead of the instant — only an
+// injected clock stepped back that far can make one — is treated as
+// expired instead, where the memory store would keep it: for the window
+// kinds one more than 2^51 ns (26 days) ahead, for the bucket kinds and
+// sliding_log one whose stored instant is more than 2·10^6 s (23 days)
+// from the instant (the bound of the exact instant arithmetic above).
 //
 // # Keys and expiry
 //
