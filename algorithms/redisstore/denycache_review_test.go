@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestDenyCacheWaitAfterOwnAdmission: WithDenyCache says a cached denial
@@ -79,4 +82,52 @@ func TestDenyCacheClockBackAfterAdmission(t *testing.T) {
 			t.Fatalf("step %d at +%v, cost %d: deny-cached store %+v, memory store %+v", i, st.at, st.cost, got[0], want[0])
 		}
 	}
+}
+
+// TestDenyCacheForwardTraces replays random and edge traces whose clock
+// never goes back through a store with a deny cache: every Take is
+// admitted exactly when the model admits it (the cache never admits, and
+// denies only while Redis would), and a denial answered locally never
+// reports a shorter RetryAfter than the model's.
+func TestDenyCacheForwardTraces(t *testing.T) {
+	client := newClient(t)
+	specs := algotest.EdgeSpecs()
+	var traces []algotest.Trace
+	for seed := range uint64(seedCount(24, 6)) {
+		traces = append(traces, algotest.RandomTrace(seed, 600))
+		traces = append(traces, algotest.EdgeForwardTrace(seed, specs[seed*23%uint64(len(specs))], specs[seed*31%uint64(len(specs))], algotest.Base, 150))
+	}
+	for n, tr := range traces {
+		clock := algotest.NewClock(tr.Start)
+		s := clockedStoreOn(t, client, clock, redisstore.WithDenyCache(64))
+		got, err := algotest.Replay(t.Context(), s, clock, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := algotest.ReplayModel(tr)
+		for i := range want {
+			ga, wa := true, true
+			for j := range want[i] {
+				g, w := got[i][j], want[i][j]
+				ga, wa = ga && g.Allowed, wa && w.Allowed
+				if !g.Allowed && !w.Allowed && g.RetryAfter < w.RetryAfter {
+					t.Fatalf("trace %d, step %d, check %d: RetryAfter %v from the deny cache, the model says %v", n, i, j, g.RetryAfter, w.RetryAfter)
+				}
+			}
+			if ga != wa {
+				t.Fatalf("trace %d, step %d: admitted %v, the model says %v\n%+v\n%+v", n, i, ga, wa, got[i], want[i])
+			}
+		}
+	}
+}
+
+// clockedStoreOn returns a store on client reading clock, under a prefix
+// of its own, with opts.
+func clockedStoreOn(t *testing.T, client redis.UniversalClient, clock algorithms.Clock, opts ...redisstore.Option) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(client, append([]redisstore.Option{redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
