@@ -562,72 +562,9 @@ func TestEndToEndStoreFailure(t *testing.T) {
 
 // chiFind is the option the middleware.WithPatternFunc doc gives for a
 // rule table installed with r.Use on chi's top-level router r: it asks r
-// which route chi will take (TestWithPatternFuncDoc checks that the two
-// agree, line by line).
+// which route chi will take (policy.ChiPattern).
 func chiFind(r *chi.Mux) middleware.Option {
-	// WithPatternFunc:begin
-	return middleware.WithPatternFunc(func(req *http.Request) string {
-		method, path := req.Method, ""
-		if rc := chi.RouteContext(req.Context()); rc != nil {
-			if rc.RouteMethod != "" {
-				method = rc.RouteMethod
-			}
-			path = rc.RoutePath
-		}
-		if path == "" {
-			path = req.URL.RawPath
-		}
-		if path == "" {
-			path = req.URL.Path
-		}
-		rc := chi.NewRouteContext()
-		if r.Find(rc, method, path) == "" {
-			return ""
-		}
-		return rc.RoutePattern()
-	})
-	// WithPatternFunc:end
-}
-
-// TestWithPatternFuncDoc checks that the pattern function the
-// middleware.WithPatternFunc doc shows for chi's top-level r.Use is the one
-// these tests run (chiFind).
-func TestWithPatternFuncDoc(t *testing.T) {
-	trim := func(lines []string) []string {
-		out := make([]string, 0, len(lines))
-		for _, l := range lines {
-			out = append(out, strings.TrimLeft(l, "\t "))
-		}
-		return out
-	}
-	src, err := os.ReadFile("middleware/options.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, doc, ok := strings.Cut(string(src), "\n//\tmiddleware.WithPatternFunc(func(req *http.Request) string {\n")
-	if !ok {
-		t.Fatal("middleware/options.go: no WithPatternFunc example in the doc")
-	}
-	doc, _, _ = strings.Cut(doc, "\n//\t})\n")
-	var docLines []string
-	for _, l := range strings.Split(doc, "\n") {
-		docLines = append(docLines, strings.TrimPrefix(l, "//"))
-	}
-	test, err := os.ReadFile("middleware_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, code, _ := strings.Cut(string(test), "// WithPatternFunc:begin\n")
-	code, _, _ = strings.Cut(code, "\t// WithPatternFunc:end")
-	lines := strings.Split(strings.TrimSuffix(code, "\n"), "\n")
-	if len(lines) < 2 {
-		t.Fatal("chiFind: no code between the markers")
-	}
-	lines = lines[1 : len(lines)-1] // the function's body
-	if got, want := trim(docLines), trim(lines); !slices.Equal(got, want) {
-		t.Errorf("the WithPatternFunc doc's function is not chiFind's:\ndoc:\n%s\nchiFind:\n%s",
-			strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	return middleware.WithPatternFunc(policy.ChiPattern(r))
 }
 
 // TestEndToEndChiTopLevelRewrittenPath: a top-level rule table with the

@@ -228,40 +228,13 @@ func WithShadow(report func(r *http.Request, res *Result)) Option {
 // [policy.WithPatternFunc]. The default reads the pattern the router set
 // ([policy.RoutePattern]), which exists only after routing. For a middleware
 // wrapping a whole ServeMux use [policy.ServeMuxPattern]; for one installed
-// with r.Use on chi's top-level router r, ask r for the route with the
-// method and path chi routes by: the route context's RouteMethod when set
-// (chi's middleware.GetHead, if used before, routes a HEAD with no HEAD
-// route as GET; asked for HEAD, Find finds no route), and its RoutePath
-// when set (chi's middleware.StripSlashes and CleanPath rewrite it: /login/
-// and //login are served from "/login"), else the escaped path
-// (/users/a%2Fb is served from "/users/{id}"). Asked for another path than
-// chi routes by, Find finds no route and the request escapes the route's
-// policies; for the same reason install the limiter after every middleware
-// that rewrites the path. The pattern returned is the one chi's
-// RoutePattern gives once routed: Find's own answer keeps a trailing slash
-// RoutePattern trims ("/api/" for the root of r.Route("/api")), which a
-// policy on "GET /api" would not match:
+// with r.Use on chi's top-level router r, [policy.ChiPattern](r), which asks
+// r for the route with the method and path chi routes by (install the
+// limiter after every middleware that rewrites the path, such as chi's
+// StripSlashes):
 //
-//	middleware.WithPatternFunc(func(req *http.Request) string {
-//		method, path := req.Method, ""
-//		if rc := chi.RouteContext(req.Context()); rc != nil {
-//			if rc.RouteMethod != "" {
-//				method = rc.RouteMethod
-//			}
-//			path = rc.RoutePath
-//		}
-//		if path == "" {
-//			path = req.URL.RawPath
-//		}
-//		if path == "" {
-//			path = req.URL.Path
-//		}
-//		rc := chi.NewRouteContext()
-//		if r.Find(rc, method, path) == "" {
-//			return ""
-//		}
-//		return rc.RoutePattern()
-//	})
+//	r.Use(middleware.MustNew(store, policies,
+//		middleware.WithPatternFunc(policy.ChiPattern(r))).Handler)
 func WithPatternFunc(pattern func(*http.Request) string) Option {
 	return func(m *Middleware) error {
 		if pattern == nil {

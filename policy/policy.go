@@ -169,42 +169,12 @@ func WithMethods(methods ...string) Option {
 // router given to r.Mount runs before that sub-router routes and sees only
 // the mount's "/api/*", so their route-restricted policies never apply,
 // unless the pattern function of the top-level one asks the router for
-// the route chi will take ([WithPatternFunc] with the function below): it
-// calls r.Find with the method and path chi routes by and returns the
-// pattern as chi's RoutePattern gives it once routed (Find's own answer
-// keeps a trailing slash RoutePattern trims: "/api/" for the root of
-// r.Route("/api") asked with /api/). The method is the route context's
-// RouteMethod when set, else req.Method (chi's middleware.GetHead routes a
-// HEAD as GET by setting RouteMethod). The path is the route context's
-// RoutePath when set (chi's middleware.StripSlashes and CleanPath rewrite
-// it: /login/ and //login are served from "/login"), else req.URL.RawPath
-// when set (chi routes by the escaped path: /users/a%2Fb is served from
-// "/users/{id}"), else req.URL.Path. Asked for another path than chi routes
-// by, or answered another form of the pattern, such requests escape the
-// route's policies. For the same reason the limiter must come after every
+// the route chi will take: [WithPatternFunc] with [ChiPattern](r), which
+// asks with the method and path chi routes by (a path rewritten by chi's
+// StripSlashes or CleanPath, an escaped one) and answers the pattern as
+// chi's RoutePattern gives it. The limiter must then come after every
 // middleware that rewrites the path (r.Use(middleware.StripSlashes) before
 // r.Use(m.Handler)).
-//
-//	func(req *http.Request) string {
-//		method, path := req.Method, ""
-//		if rc := chi.RouteContext(req.Context()); rc != nil {
-//			if rc.RouteMethod != "" {
-//				method = rc.RouteMethod
-//			}
-//			path = rc.RoutePath
-//		}
-//		if path == "" {
-//			path = req.URL.RawPath
-//		}
-//		if path == "" {
-//			path = req.URL.Path
-//		}
-//		rc := chi.NewRouteContext()
-//		if r.Find(rc, method, path) == "" {
-//			return ""
-//		}
-//		return rc.RoutePattern()
-//	}
 func WithRoutes(patterns ...string) Option {
 	return func(p *Policy) error {
 		if len(patterns) == 0 {

@@ -38,32 +38,6 @@ func TestWithRoutesChiRegexpSpaceNoMethod(t *testing.T) {
 	}
 }
 
-// chiFindPattern is the pattern function WithRoutes documents for a
-// middleware in the r.Use of chi's top-level router: it asks r for the
-// route of the method and path chi routes by.
-func chiFindPattern(r chi.Routes) func(*http.Request) string {
-	return func(req *http.Request) string {
-		method, path := req.Method, ""
-		if rc := chi.RouteContext(req.Context()); rc != nil {
-			if rc.RouteMethod != "" {
-				method = rc.RouteMethod
-			}
-			path = rc.RoutePath
-		}
-		if path == "" {
-			path = req.URL.RawPath
-		}
-		if path == "" {
-			path = req.URL.Path
-		}
-		rc := chi.NewRouteContext()
-		if r.Find(rc, method, path) == "" {
-			return ""
-		}
-		return rc.RoutePattern()
-	}
-}
-
 // TestChiTopLevelPatternEncodedSlash: chi routes by the escaped path when
 // the URL has one (r.URL.RawPath), so /users/a%2Fb reaches the handler of
 // /users/{id}; the documented pattern function must find that route too,
@@ -71,7 +45,7 @@ func chiFindPattern(r chi.Routes) func(*http.Request) string {
 func TestChiTopLevelPatternEncodedSlash(t *testing.T) {
 	r := chi.NewRouter()
 	p := policy.Must(policy.PerMinute("users", 1, remoteKey, policy.WithRoutes("GET /users/{id}")))
-	s, err := policy.NewSet([]*policy.Policy{p}, policy.WithPatternFunc(chiFindPattern(r)))
+	s, err := policy.NewSet([]*policy.Policy{p}, policy.WithPatternFunc(policy.ChiPattern(r)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +171,7 @@ func TestChiTopLevelPatternRoutePath(t *testing.T) {
 	} {
 		r := chi.NewRouter()
 		p := policy.Must(policy.PerMinute("login", 5, remoteKey, policy.WithRoutes("POST /login")))
-		s, err := policy.NewSet([]*policy.Policy{p}, policy.WithPatternFunc(chiFindPattern(r)))
+		s, err := policy.NewSet([]*policy.Policy{p}, policy.WithPatternFunc(policy.ChiPattern(r)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +203,7 @@ func TestChiTopLevelPatternRoutePath(t *testing.T) {
 // registered with a trailing slash missed every request.
 func TestChiTopLevelPatternAsRouted(t *testing.T) {
 	r := chi.NewRouter()
-	find := chiFindPattern(r)
+	find := policy.ChiPattern(r)
 	var asked, served []string
 	r.Use(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

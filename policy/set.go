@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
@@ -241,6 +243,55 @@ func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 		return withoutHost(pattern)
 	}
 }
+
+// ChiPattern returns a pattern function that asks chi's router r which
+// route a request will take, for a middleware installed with r.Use on r
+// itself, which runs before chi routes:
+//
+//	r := chi.NewRouter()
+//	r.Use(middleware.MustNew(store, policies,
+//		middleware.WithPatternFunc(policy.ChiPattern(r))).Handler)
+//
+// It asks with the method and path chi routes by: the route context's
+// RouteMethod when set (chi's middleware.GetHead routes a HEAD with no HEAD
+// route as GET), its RoutePath when set (chi's middleware.StripSlashes and
+// CleanPath rewrite it: /login/ and //login are served from "/login"),
+// else the escaped path when the URL has one (/users/a%2Fb is served from
+// "/users/{id}"), else the path; and it answers the pattern as chi's
+// RoutePattern gives it once routed (Find's own answer keeps a trailing
+// slash RoutePattern trims: "/api/" for the root of r.Route("/api")).
+// Asked another way, such requests would escape the route's policies. For
+// the same reason install the limiter after every middleware that rewrites
+// the path (r.Use(middleware.StripSlashes) before it). It costs one extra
+// lookup per request, without allocating a route context.
+func ChiPattern(r chi.Routes) func(*http.Request) string {
+	return func(req *http.Request) string {
+		method, path := req.Method, ""
+		if rc := chi.RouteContext(req.Context()); rc != nil {
+			if rc.RouteMethod != "" {
+				method = rc.RouteMethod
+			}
+			path = rc.RoutePath
+		}
+		if path == "" {
+			path = req.URL.RawPath
+		}
+		if path == "" {
+			path = req.URL.Path
+		}
+		rc := chiContexts.Get().(*chi.Context)
+		defer chiContexts.Put(rc)
+		rc.Reset()
+		if r.Find(rc, method, path) == "" {
+			return ""
+		}
+		return rc.RoutePattern()
+	}
+}
+
+// chiContexts recycles the route contexts of ChiPattern's lookups
+// (RoutePattern's answer is a string of its own).
+var chiContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // withoutHost returns a route pattern without the host of a ServeMux
 // pattern "[METHOD ][HOST]/path", its method kept. Only a pattern with a
