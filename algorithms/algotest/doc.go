@@ -8,13 +8,16 @@
 // The pieces are exported so that a backend can also be compared with
 // another directly: [RandomTrace] and [RandomSkewTrace] make deterministic
 // traces (the second with clocks that go back), [TraceFromBytes] makes one
-// from a fuzzer's input, [Replay] runs a trace against a store driven by a
+// from a fuzzer's input, [EdgeSpecs], [EdgeStarts] and [EdgeTrace] (or
+// [EdgeForwardTrace], [EdgeTraceFromBytes]) make traces at the edges of the
+// allowed range whose instants land on the Model's own waits and on window
+// boundaries, [Replay] runs a trace against a store driven by a
 // manual [Clock], [ReplayModel] runs it on the Model, and [Diff] reports the
 // first decision on which two replays differ, with the steps that reproduce
 // it.
 //
 // Every time in the suite comes from a [Clock] the store is given: nothing
-// sleeps, and a run takes a few seconds, about 25,000 Take calls, also
+// sleeps, and a run takes a few seconds, about 38,000 Take calls, also
 // against a store that makes a network round trip per call. Set
 // [TracesEnv] for a longer soak.
 package algotest
