@@ -13,7 +13,7 @@ import (
 // bounds allow), a trace whose instants land exactly on and one nanosecond
 // before the model's RetryAfter, ResetAfter, NextAfter and Delay, on window
 // and sub-window boundaries, and go back; from starts before 1970, at the
-// epoch, in 1700 and in 2262. Single checks go through TakeOne (Take of
+// epoch, in 1677 and in 2262. Single checks go through TakeOne (Take of
 // one check), the others through the batch path; every field of every
 // decision must match the model.
 func TestEdgeTracesAgainstModel(t *testing.T) {
@@ -40,7 +40,7 @@ func TestEdgeTracesAgainstModel(t *testing.T) {
 }
 
 // FuzzMemoryStoreEdges decodes the input into an edge trace
-// (algotest.EdgeTraceFromBytes: a spec at the bounds, a start in 1700,
+// (algotest.EdgeTraceFromBytes: a spec at the bounds, a start in 1677,
 // 1969, at the epoch or in 2262, instants on the model's own waits and
 // boundaries) and requires MemoryStore to decide every step exactly as the
 // model does.

@@ -91,7 +91,7 @@ func mulDivFloor(a, b, c int64) int64 {
 
 // EdgeStarts returns instants at the edges of time for a trace on spec w:
 // just before and at the Unix epoch, an instant in 2027 aligned to w, one
-// nanosecond before such an instant, a day in 1969, an instant in 1700 (a
+// nanosecond before such an instant, a day in 1969, an instant in 1677 (a
 // large negative count of nanoseconds) and one in 2262, seventy days before
 // Unix nanoseconds overflow int64 (EdgeTrace keeps within 60 days of its
 // start).

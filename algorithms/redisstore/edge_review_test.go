@@ -17,7 +17,7 @@ import (
 // divide neither a second nor a day, 3600 sub-windows of 278 ns, the
 // largest Burst and MaxDelay the bounds allow), with instants exactly at
 // and one nanosecond before the model's RetryAfter, ResetAfter, NextAfter
-// and Delay, on window boundaries and going back, from starts in 1700,
+// and Delay, on window boundaries and going back, from starts in 1677,
 // 1969, at the epoch and in 2262, and requires every field of every
 // decision to match the model. The specs take turns on the function
 // library, the script fallback and the three-node cluster (where the
