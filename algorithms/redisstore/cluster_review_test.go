@@ -49,9 +49,10 @@ func (h *beforeModeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // The undo must leave x with that one unit taken: a cost-2 request right
 // after is denied, as the memory store (which never reserved) denies it.
 func TestClusterUndoWithMovingInjectedClock(t *testing.T) {
-	t.Skip("bug (cluster.go undo, lua/cluster.lua undoBucket): with WithClock the undo runs at the reservation's instant (u = 0), " +
+	t.Skip("known limit, documented in doc.go (Cluster): with WithClock the undo runs at the reservation's instant (u = 0), " +
 		"so a bucket key taken at a later instant between reservation and undo gets n·W/L subtracted although it was full then: " +
-		"x (1/s, burst 2) admits 3 units at t0+3s")
+		"x (1/s, burst 2) admits 3 units at t0+3s. Keeping the units instead (no bound on other instances' clocks) breaks " +
+		"the suite's 'denied calls must not consume' on a cluster; a fix needs the undo to know the instants taken since")
 	client := sharedCluster(t)
 	prefix := uniquePrefix(t)
 	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)

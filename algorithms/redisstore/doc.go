@@ -202,8 +202,14 @@
 // request may be denied by units that are then given back, and a bucket key
 // that cannot be undone exactly keeps them (it waits them out): the
 // inconsistency always errs towards denying, never towards admitting more
-// than a limit. Each node reads its own clock for its slots; with an
-// injected clock, the instances must share it. The algotest suite passes
+// than a limit, on the server's clock (the default). Each node reads its
+// own clock for its slots; with an injected clock, the instances must
+// share it, and a bucket key's undo takes the reservation's instant for
+// the undo's, since the script cannot read the injected clock: if that
+// shared clock moves between the phases and another instance takes from
+// the key in between, the undo can give back units a full bucket had
+// already regained, admitting up to the reservation's units more than
+// the limit (TestClusterUndoWithMovingInjectedClock, skipped). The algotest suite passes
 // unchanged on a three-node cluster (TestConformanceCluster), concurrency
 // tests included.
 //
