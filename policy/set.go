@@ -257,8 +257,9 @@ func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 // route as GET), its RoutePath when set (chi's middleware.StripSlashes and
 // CleanPath rewrite it: /login/ and //login are served from "/login"),
 // else the escaped path when the URL has one (/users/a%2Fb is served from
-// "/users/{id}"), else the path; and it answers the pattern as chi's
-// RoutePattern gives it once routed (Find's own answer keeps a trailing
+// "/users/{id}"), else the path, else "/" (an absolute-form request
+// without a path, "GET http://host", is served from "/"); and it answers
+// the pattern as chi's RoutePattern gives it once routed (Find's own answer keeps a trailing
 // slash RoutePattern trims: "/api/" for the root of r.Route("/api")).
 // Asked another way, such requests would escape the route's policies. For
 // the same reason install the limiter after every middleware that rewrites
@@ -278,6 +279,9 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		}
 		if path == "" {
 			path = req.URL.Path
+		}
+		if path == "" {
+			path = "/" // as chi routes it ("GET http://host HTTP/1.1")
 		}
 		rc := chiContexts.Get().(*chi.Context)
 		defer chiContexts.Put(rc)
