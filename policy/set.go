@@ -259,8 +259,9 @@ func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 // else the escaped path when the URL has one (/users/a%2Fb is served from
 // "/users/{id}"), else the path, else "/" (an absolute-form request
 // without a path, "GET http://host", is served from "/"); and it answers
-// the pattern as chi's RoutePattern gives it once routed (Find's own answer keeps a trailing
-// slash RoutePattern trims: "/api/" for the root of r.Route("/api")).
+// the pattern as chi's RoutePattern gives it once routed (Find's own
+// answer keeps a trailing slash RoutePattern trims: "/api/" for the root
+// of r.Route("/api")).
 // Asked another way, such requests would escape the route's policies. For
 // the same reason install the limiter after every middleware that rewrites
 // the path (r.Use(middleware.StripSlashes) before it). It costs one extra
