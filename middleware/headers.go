@@ -188,7 +188,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 		}
 		// A denied res answers the response (an outer one that denied was
 		// in shadow mode), so its values are reported, reset = Retry-After.
-		if od := outer.Decision(outer.Lowest()); d.Allowed && !lowerThan(d, od) {
+		if keepsOuter(p, res, outer) {
 			return
 		}
 	}
@@ -238,6 +238,18 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 		vals[0], vals[1], vals[2] = s[:n1], s[n1:n2], s[n2:]
 		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 	}
+}
+
+// keepsOuter reports whether the single-valued profile p keeps the values
+// outer wrote in place of those of res: outer reports a lower remaining
+// (or is denied) and res is allowed. Then the values in the header stay
+// outer's, and a middleware further in must compare its own with outer's.
+func keepsOuter(p Profile, res, outer *policy.Result) bool {
+	if p == IETF || outer == nil || !outer.Taken() || outer.Len() == 0 || !res.Taken() || res.Len() == 0 {
+		return false
+	}
+	d := res.Decision(res.Lowest())
+	return d.Allowed && !lowerThan(d, outer.Decision(outer.Lowest()))
 }
 
 // lowerThan reports whether d is reported in preference to b by a

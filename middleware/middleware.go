@@ -223,7 +223,10 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 
 	setHeaders(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
-	if res.Len() > 0 && profile != NoHeaders {
+	// Only a Result whose values the header holds counts as having written
+	// them: where a single-valued profile kept the outer values (lower
+	// than ours), a middleware further in compares its own with those.
+	if res.Len() > 0 && profile != NoHeaders && !keepsOuter(profile, &res.Result, outer) {
 		res.wrote = uint8(profile) + 1
 	}
 	if !res.Allowed() {
@@ -441,7 +444,8 @@ type Result struct {
 	// Fallback reports whether the decisions came from the fallback store.
 	Fallback bool
 	// wrote is 1 + the profile of the headers written; 0 for none (no
-	// decision, no policy evaluated, or NoHeaders). A byte
+	// decision, no policy evaluated, NoHeaders, or a single-valued
+	// profile's values left as an outer middleware wrote them). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
 	// Err is the failure the middleware met, if any: the store's error
