@@ -129,7 +129,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	var svg *os.File
+	var svg *chartFile
 	if f.svg != "" {
 		// Made before the replay, so that a path that cannot be written
 		// fails at once; renamed over the path once written.
@@ -137,10 +137,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
 			return exitUsage
 		}
-		defer func() {
-			svg.Close()
-			os.Remove(svg.Name()) // gone already when it was renamed
-		}()
+		defer svg.discard()
 	}
 	rep, in, err := replayLogs(cfg, logs, &f, stderr)
 	if err != nil {
@@ -156,7 +153,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.svg != "" {
-		if err := writeChart(svg, f.svg, replayChart(rep)); err != nil {
+		if err := svg.write(replayChart(rep)); err != nil {
 			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
 			return exitUsage
 		}
@@ -267,31 +264,67 @@ func replayChart(rep *replay.Report) *chart.Chart {
 	return c
 }
 
-// createChart makes the temporary file a chart for path is written in,
-// beside path, checking that path can be written.
-func createChart(path string) (*os.File, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+// A chartFile is where a chart goes: a temporary file renamed over its
+// target once written, or, for a target that is not a regular file (a
+// device such as /dev/stdout or /dev/null, a named pipe), the target
+// itself, opened for writing.
+type chartFile struct {
+	f      *os.File
+	target string // the file renamed over; "" when f is the target
+}
+
+// createChart makes the file a chart for path is written in, checking
+// that path can be written. A symlink at path stays: the file it names is
+// the target, as for a shell redirection.
+func createChart(path string) (*chartFile, error) {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("--svg %s: is a directory", path)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err == nil && !fi.Mode().IsRegular() {
+		// Renaming over a device or a pipe would replace it.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("--svg %s: %w", path, err)
+		}
+		return &chartFile{f: f}, nil
+	}
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real
+	}
+	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
 	if err != nil {
 		return nil, fmt.Errorf("--svg %s: %w", path, err)
 	}
-	return f, nil
+	return &chartFile{f: f, target: target}, nil
 }
 
-// writeChart writes c into f (from createChart) and renames it to path.
-func writeChart(f *os.File, path string, c *chart.Chart) error {
-	if err := c.WriteSVG(f); err != nil {
+// write writes c into the file and, for a temporary one, renames it to
+// its target.
+func (cf *chartFile) write(c *chart.Chart) error {
+	if err := c.WriteSVG(cf.f); err != nil {
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if cf.target == "" {
+		return cf.f.Close()
+	}
+	if err := cf.f.Chmod(0o644); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := cf.f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	return os.Rename(cf.f.Name(), cf.target)
+}
+
+// discard closes the file and removes a temporary one not renamed (gone
+// already when it was); never the target.
+func (cf *chartFile) discard() {
+	cf.f.Close()
+	if cf.target != "" {
+		os.Remove(cf.f.Name())
+	}
 }
 
 var _ flag.Value = headerFlags(nil)
