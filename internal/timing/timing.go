@@ -6,6 +6,8 @@ package timing
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -25,7 +27,9 @@ type Observer interface {
 // status; the panic goes on). A request whose connection the handler
 // hijacked is not reported: it has no status, and its latency is the
 // connection's; nor is one whose handler panicked after its client went
-// away (the request's context done), as a reverse proxy does.
+// away (the request's context canceled), as a reverse proxy does. A panic
+// after the request's deadline (a server-side timeout) is reported: the
+// request ran out of the time the server gives it.
 func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
 	start := clock.Now()
 	sw, hw := wrapStatus(w)
@@ -35,11 +39,12 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		switch {
 		case sw.hijacked:
 			return
-		case !returned && r.Context().Err() != nil:
+		case !returned && errors.Is(r.Context().Err(), context.Canceled):
 			// The handler stopped because its client went away (a
 			// reverse proxy panics with http.ErrAbortHandler when its
 			// copy to the client fails): no status reached anyone, and
 			// a client hanging up says nothing of the server's health.
+			// A deadline exceeded is the server's own timeout: reported.
 			return
 		case !returned:
 			status = http.StatusInternalServerError
