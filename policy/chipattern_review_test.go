@@ -58,3 +58,73 @@ func TestChiPatternEmptyPath(t *testing.T) {
 		t.Errorf("ChiPattern = %q, chi routed to %q", s.asked, s.served)
 	}
 }
+
+// TestChiPatternSubRouter: ChiPattern(sub) in the r.Use of a sub-router
+// (the function of r.Route, a router given to r.Mount), which runs before
+// that sub-router routes, must answer the pattern as chi's RoutePattern
+// gives it once routed: the mount's prefix included ("/api/users/{id}").
+// It looked the route up from the sub-router alone, in a fresh route
+// context, and answered "/users/{id}": policies on "/api/users/{id}" (the
+// pattern chi reports, the one WithRoutes takes) never applied there.
+func TestChiPatternSubRouter(t *testing.T) {
+	var asked, served []string
+	h := func(w http.ResponseWriter, req *http.Request) {
+		served = append(served, chi.RouteContext(req.Context()).RoutePattern())
+	}
+	use := func(sub chi.Router) {
+		find := policy.ChiPattern(sub)
+		sub.Use(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				asked = append(asked, find(req))
+				next.ServeHTTP(w, req)
+			})
+		})
+	}
+	r := chi.NewRouter()
+	r.Route("/api", func(sub chi.Router) {
+		use(sub)
+		sub.Get("/users/{id}", h)
+		sub.Get("/", h)
+	})
+	m := chi.NewRouter()
+	use(m)
+	m.Get("/files/*", h)
+	r.Mount("/m", m)
+	for _, path := range []string{"/api/users/1", "/api/", "/m/files/a/b"} {
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	if fmt.Sprint(asked) != fmt.Sprint(served) || len(served) != 3 {
+		t.Errorf("ChiPattern in the sub-routers' r.Use gave %q, chi's RoutePattern once routed %q", asked, served)
+	}
+}
+
+// TestChiPatternAfterRouting: ChiPattern(r) in the r.Use of an r.Group,
+// where r (top-level or mounted) has routed already, answers the route
+// chi took, not the mount's patterns followed by the route again.
+func TestChiPatternAfterRouting(t *testing.T) {
+	var asked, served []string
+	h := func(w http.ResponseWriter, req *http.Request) {
+		served = append(served, chi.RouteContext(req.Context()).RoutePattern())
+	}
+	group := func(r chi.Router, route string) {
+		find := policy.ChiPattern(r)
+		r.Group(func(g chi.Router) {
+			g.Use(func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					asked = append(asked, find(req))
+					next.ServeHTTP(w, req)
+				})
+			})
+			g.Get(route, h)
+		})
+	}
+	r := chi.NewRouter()
+	group(r, "/users/{id}")
+	r.Route("/api", func(sub chi.Router) { group(sub, "/files/*") })
+	for _, path := range []string{"/users/1", "/api/files/a/b"} {
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	if fmt.Sprint(asked) != fmt.Sprint(served) || len(served) != 2 {
+		t.Errorf("ChiPattern in an r.Group after routing gave %q, chi's RoutePattern %q", asked, served)
+	}
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,7 +247,9 @@ func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 
 // ChiPattern returns a pattern function that asks chi's router r which
 // route a request will take, for a middleware installed with r.Use on r
-// itself, which runs before chi routes:
+// itself, which runs before chi routes (r may be a sub-router, of r.Route
+// or r.Mount: the pattern then starts with the mount's, as chi reports
+// it once routed, "/api/users/{id}"):
 //
 //	r := chi.NewRouter()
 //	r.Use(middleware.MustNew(store, policies,
@@ -269,11 +272,14 @@ func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 func ChiPattern(r chi.Routes) func(*http.Request) string {
 	return func(req *http.Request) string {
 		method, path := req.Method, ""
-		if rc := chi.RouteContext(req.Context()); rc != nil {
-			if rc.RouteMethod != "" {
-				method = rc.RouteMethod
+		var above []string // the patterns matched so far
+		reqRC := chi.RouteContext(req.Context())
+		if reqRC != nil {
+			if reqRC.RouteMethod != "" {
+				method = reqRC.RouteMethod
 			}
-			path = rc.RoutePath
+			path = reqRC.RoutePath
+			above = reqRC.RoutePatterns
 		}
 		if path == "" {
 			path = req.URL.RawPath
@@ -287,8 +293,18 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		rc := chiContexts.Get().(*chi.Context)
 		defer chiContexts.Put(rc)
 		rc.Reset()
+		// r mounted in another router (r.Route, r.Mount): its route
+		// comes after the mount's ("/api/*"), as RoutePattern joins them
+		// once routed. Copied: the pooled context keeps no request's.
+		rc.RoutePatterns = append(rc.RoutePatterns, above...)
 		if r.Find(rc, method, path) == "" {
 			return ""
+		}
+		if own := rc.RoutePatterns[len(above):]; len(own) <= len(above) &&
+			slices.Equal(above[len(above)-len(own):], own) {
+			// r has routed the request already (a middleware of an
+			// r.Group of r, after routing): its patterns are there.
+			return reqRC.RoutePattern()
 		}
 		return rc.RoutePattern()
 	}
