@@ -53,8 +53,9 @@ var (
 
 // A Profile selects the rate-limit headers the middleware sends on every
 // response to a request the policies decided, allowed or not. Retry-After
-// is sent on the 429 of a denied request and on [FailClosed]'s 503
-// whatever the profile.
+// is sent on the 429 of a denied request, on [FailClosed]'s 503 and on the
+// 503 of a leaky_queue request whose context's deadline comes before the
+// end of its Delay, whatever the profile.
 type Profile int
 
 const (
