@@ -513,12 +513,17 @@ func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultCont
 
 // request returns r with rc as its context, as r.WithContext(rc) does, but
 // held in rc: the inlined WithContext's new Request does not escape, so
-// only rc is allocated. Without context (rc is nil) it returns r.
+// only rc is allocated. Without context (rc is nil) it returns r. It is
+// built once: a later call (the handler after the shadow report) returns
+// the same request unwritten, since the report may have handed it to
+// another goroutine.
 func (rc *resultContext) request(r *http.Request) *http.Request {
 	if rc == nil {
 		return r
 	}
-	rc.req = *r.WithContext(rc)
+	if rc.req.Context() != context.Context(rc) {
+		rc.req = *r.WithContext(rc)
+	}
 	return &rc.req
 }
 
