@@ -285,12 +285,12 @@ func (m *Metrics) ObserveRequest(e middleware.Event) {
 	}
 }
 
-// ObserveState implements [middleware.Observer]. The middleware reports a
-// transition after making it, without a lock: two requests crossing one
-// (healthy -> open, open -> healthy) may report in either order. Counting
-// the transitions, rather than taking the last report for the state, ends
-// in the state made last whatever the order, and keeps the middlewares a
-// Metrics observes apart.
+// ObserveState implements [middleware.Observer]. One middleware reports
+// its transitions in the order it makes them (under its state lock, since
+// dbf031f). Counting the transitions, rather than taking the last report
+// for the state, keeps the several middlewares one Metrics may observe
+// apart (one failing while another is healthy), and ends in the state
+// made last even for an observer told out of order.
 func (m *Metrics) ObserveState(from, to middleware.State) {
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
