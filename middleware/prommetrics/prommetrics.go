@@ -286,8 +286,8 @@ func (m *Metrics) ObserveRequest(e middleware.Event) {
 }
 
 // ObserveState implements [middleware.Observer]. One middleware reports
-// its transitions in the order it makes them (under its state lock, since
-// dbf031f). Counting the transitions, rather than taking the last report
+// its transitions in the order it makes them (under its state lock).
+// Counting the transitions, rather than taking the last report
 // for the state, keeps the several middlewares one Metrics may observe
 // apart (one failing while another is healthy), and ends in the state
 // made last even for an observer told out of order.
