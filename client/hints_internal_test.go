@@ -99,6 +99,7 @@ func TestServerHoldMalformed(t *testing.T) {
 		header("RateLimit", `"a";r=0;t=5;x=%"%zz"`),
 		header("RateLimit", `"a";r=0;t=5;x=%"%C3%A9"`),
 		header("RateLimit", `"a";r=0;t=5;x=%"%c3"`),
+		header("RateLimit", `"a";r=0;t=5;x=%"ok %c3a%a9"`), // ASCII inside a two-octet sequence
 		header("RateLimit", `"a";r=0;t=5;x=%"%4"`),
 		header("RateLimit", `"a";r=0;t=5;x=%"%`),
 		// RFC 9651 §4.2.7: a Byte Sequence must decode as base64.

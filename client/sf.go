@@ -399,7 +399,9 @@ func (p *sfParser) display() sfItem {
 		return sfItem{}
 	}
 	p.i++
-	var octets []byte // decoded, to check the UTF-8; nil while all ASCII
+	// The decoded octets, to check the UTF-8, from the first escape on
+	// (the ASCII before it is valid whatever follows): nil while all ASCII.
+	var octets []byte
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		p.i++
@@ -421,7 +423,9 @@ func (p *sfParser) display() sfItem {
 			octets = append(octets, unhex(p.s[p.i])<<4|unhex(p.s[p.i+1]))
 			p.i += 2
 		default:
-			octets = append(octets, c)
+			if octets != nil {
+				octets = append(octets, c)
+			}
 		}
 	}
 	p.bad = true
