@@ -85,8 +85,9 @@ type Watcher struct {
 	mu          sync.Mutex // serialises reloads
 	applied     []byte     // the content last applied, or whose apply failed
 	current     *policy.Config
-	loadFailed  bool // the last reload found a file that did not load
-	applyFailed bool // apply failed for applied: Reload retries it
+	loadFailed  bool  // the last reload found a file that did not load
+	applyFailed bool  // apply failed for applied: Reload retries it
+	applyErr    error // that failure
 }
 
 // An Option configures a Watcher.
@@ -388,6 +389,15 @@ func (w *Watcher) reload(explicit bool) error {
 	defer w.mu.Unlock()
 	data, err := readFile(w.path)
 	if err == nil && w.applied != nil && bytes.Equal(data, w.applied) && !(explicit && w.applyFailed) {
+		if w.loadFailed && w.applyFailed {
+			// Back to a version whose apply failed, which was never in
+			// force: its error stands again (Reload retries it).
+			w.loadFailed = false
+			w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config back to a version whose apply failed; previous rules keep running",
+				slog.String("file", w.path), slog.Any("error", w.applyErr))
+			w.report(nil, w.applyErr)
+			return w.applyErr
+		}
 		if w.loadFailed {
 			// The file is back to the content in force: the error
 			// reported last is over.
@@ -429,7 +439,7 @@ func (w *Watcher) reload(explicit bool) error {
 			slog.String("file", w.path), slog.Any("error", err))
 		// Not retried on file events until the file changes again;
 		// Reload retries it.
-		w.applied, w.applyFailed = data, true
+		w.applied, w.applyFailed, w.applyErr = data, true, err
 		w.report(nil, err)
 		return err
 	}
