@@ -67,7 +67,8 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 //
 // A key longer than keyfunc.MaxKeyLen bytes (a client's header, say) is
 // written as its digest, "#" and keyfunc.HashLen characters, so that no
-// request makes a store key of the client's choosing length.
+// request makes a store key of the client's choosing length; so is a key
+// starting with '#', so that no key meets another's digest.
 //
 // A policy whose key function fails, or returns an empty key, is left out
 // if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
@@ -110,10 +111,12 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 					key, err = p.key(r.WithContext(keyfunc.WithRoute(r.Context(), pat)))
 				}
 			}
-			if len(key) > keyfunc.MaxKeyLen {
+			if len(key) > keyfunc.MaxKeyLen || len(key) > 0 && key[0] == '#' {
 				// A value of any length the client may have chosen (a
 				// lone header): bounded, as keyfunc.Namespace and the
-				// config's keys bound theirs.
+				// config's keys bound theirs. A key starting with '#'
+				// is written as a digest too, so that no key sent as
+				// it is meets another's digest.
 				key = digestKey(key)
 			}
 			if err == nil && key == "" {

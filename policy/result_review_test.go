@@ -120,3 +120,33 @@ func headerRequest(v string) *http.Request {
 }
 
 func clip(s string) string { return s[:min(len(s), 40)] }
+
+// TestPrepareDigestUnambiguous: a key written as a digest ("#" and
+// keyfunc.Secret's characters) never meets a key a client sends as it is:
+// a short key starting with '#' is written as a digest too, so a client
+// who sends "#" + the digest of another client's long key gets a bucket of
+// its own.
+func TestPrepareDigestUnambiguous(t *testing.T) {
+	hdr := keyfunc.Must(keyfunc.Header("X-Api-Key"))
+	p := policy.Must(policy.PerMinute("per-key", 5, hdr))
+	s, err := policy.NewSet([]*policy.Policy{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyOf := func(v string) string {
+		r := headerRequest(v)
+		var res policy.Result
+		if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Len() != 1 {
+			t.Fatalf("Prepare: %v (%d checks)", err, res.Len())
+		}
+		return strings.Clone(res.Key(0))
+	}
+	long := strings.Repeat("v", keyfunc.MaxKeyLen+1)
+	secret, _ := keyfunc.Secret(hdr)(headerRequest(long))
+	if k1, k2 := keyOf(long), keyOf("#"+secret); k1 == k2 {
+		t.Errorf("the long key and \"#\" + its digest share the key %q", k1)
+	}
+	if k := keyOf("#x"); k == "per-key:#x" || !strings.HasPrefix(k, "per-key:#") {
+		t.Errorf("key \"#x\" became %q; want a digest", k)
+	}
+}
