@@ -1,6 +1,10 @@
 package client
 
-import "fmt"
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
 
 // CheckLines has every line checked each time its holder lets it go, until
 // the function it returns is called: its links agree both ways, its turns
@@ -29,4 +33,19 @@ func CheckLines(fail func(string)) (stop func()) {
 	}
 	lineCheck.Store(&check)
 	return func() { lineCheck.Store(nil) }
+}
+
+// BeforeGateEnter has f run each time a request that met no hold is about
+// to enter a gate that others of its key are at, until the function it
+// returns is called.
+func BeforeGateEnter(f func()) (stop func()) {
+	gateEnterHook.Store(&f)
+	return func() { gateEnterHook.Store(nil) }
+}
+
+// Observe has t read h, a response's header for key at now, as RoundTrip
+// does: a Retry-After or a RateLimit field with no quota left holds key.
+func (t *Transport) Observe(key string, h http.Header, now time.Time) {
+	ra, hasRA := parseRetryAfter(h, now)
+	t.observe(key, h, now, ra, hasRA)
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,7 +46,15 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 				if !t.gate.busy(key) {
 					break
 				}
+				if hook := gateEnterHook.Load(); hook != nil {
+					(*hook)()
+				}
 				tk = t.gate.enter(key)
+				// A hold set since we looked told the gate before we
+				// were in it: look again, now that a new one tells us.
+				// Else we would wait off the clock behind a request
+				// asleep on that hold.
+				continue
 			}
 			// The hold has passed: wait for the requests that came
 			// before to take their turns. That wait counts as held: it
@@ -83,3 +92,7 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// gateEnterHook, set by tests, runs as a request that met no hold is about
+// to enter a gate that others of its key are at.
+var gateEnterHook atomic.Pointer[func()]

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -685,6 +686,104 @@ func TestArrivalsDuringHoldOneLeaves(t *testing.T) {
 		t.Errorf("callers received in the order %v, want %v", order, want)
 	}
 	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second, 5200 * time.Millisecond, 5400 * time.Millisecond}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// parkingClock is a fakeClock whose Now, once armed, holds its next caller
+// until released: a test can stop a request at a known step.
+type parkingClock struct {
+	*fakeClock
+	armed   atomic.Bool
+	parked  chan struct{} // closed when a caller is held
+	release chan struct{} // closed to let it go on
+}
+
+func (c *parkingClock) Now() time.Time {
+	if c.armed.CompareAndSwap(true, false) {
+		close(c.parked)
+		<-c.release
+	}
+	return c.fakeClock.Now()
+}
+
+// guard runs fn and fails the test if it has not returned within a few
+// seconds of real time: a guard against a hang, not a wait.
+func guard(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("hung: %s", what)
+	}
+}
+
+// A hold set just as a request finds others of its key at the gate (after
+// it looked for a hold, before it took its ticket) is waited for on the
+// clock. Request A holds the first ticket, awake at the end of a first hold
+// but not yet looking again; B meets no hold, finds A at the gate, and a
+// second hold begins before B enters. B waited off the clock for A, which
+// slept on the second hold: time stood still and both waited for ever
+// (TestStressQueueRetries hung about once in a few hundred seeds).
+func TestGateEntryAsHoldBegins(t *testing.T) {
+	fc := newFakeClock()
+	clock := &parkingClock{fakeClock: fc, parked: make(chan struct{}), release: make(chan struct{})}
+	// The server is a RoundTripper under the Transport: it records the
+	// instant each request leaves it.
+	var mu sync.Mutex
+	var order []string
+	var at []time.Duration
+	server := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		order = append(order, r.Header.Get("X-Caller"))
+		at = append(at, fc.Now().Sub(t0))
+		mu.Unlock()
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	tr, err := client.New(server, client.WithClock(clock), client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const url, key = "http://api.example", "api.example"
+	hold := func() { tr.Observe(key, http.Header{"Retry-After": {"1"}}, fc.Now()) }
+
+	hold() // until 1s
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Go(func() { errs[0] = roundTrip(context.Background(), tr, url, "A") })
+	guard(t, "A waits for the first hold", func() { fc.waitSleepers(1) })
+	clock.armed.Store(true)
+	fc.Advance(time.Second)
+	guard(t, "A wakes", func() { <-clock.parked })
+
+	var holds atomic.Int32
+	defer client.BeforeGateEnter(func() {
+		holds.Add(1)
+		hold() // until 2s
+	})()
+	wg.Go(func() { errs[1] = roundTrip(context.Background(), tr, url, "B") })
+	guard(t, "B waits for the second hold on the clock", func() { fc.waitSleepers(1) })
+	close(clock.release)
+	guard(t, "A waits for the second hold", func() { fc.waitSleepers(2) })
+	fc.Advance(time.Second)
+	guard(t, "B waits for its turn", func() { fc.waitSleepers(1) })
+	fc.Advance(200 * time.Millisecond)
+	guard(t, "both requests return", wg.Wait)
+
+	if holds.Load() != 1 {
+		t.Fatalf("B entered the gate %d times after meeting no hold, want 1", holds.Load())
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+	}
+	if want := []string{"A", "B"}; !slices.Equal(order, want) {
+		t.Errorf("received %v, want %v", order, want)
+	}
+	if at, want := at, []time.Duration{2 * time.Second, 2200 * time.Millisecond}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
