@@ -34,7 +34,8 @@
 // returns the last 429 or 503 response with a nil error, as the
 // http.RoundTripper contract asks; [WithGiveUpError] returns a [*RetryError]
 // (attempts, last status) instead. A request whose wait would exceed the
-// maximum fails at once with a [*WaitError], before anything is sent. A
+// maximum, or outlast its context's deadline, fails at once with a
+// [*WaitError], before anything is sent. A
 // request that gives up its place in the queue (its context ended) gives it
 // on: the requests behind it move up, and the last place goes back to the
 // store when nothing queued there behind it (see [Transport]).

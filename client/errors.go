@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +11,8 @@ import (
 // Errors matched with errors.Is.
 var (
 	// ErrWaitTooLong is matched by every *WaitError: a request would have
-	// waited longer than the maximum wait for its turn.
+	// waited longer than the maximum wait for its turn, or past its
+	// context's deadline.
 	ErrWaitTooLong = errors.New("client: wait exceeds the maximum")
 	// ErrGaveUp is matched by every *RetryError: the server kept answering
 	// 429 or 503 and the Transport stopped retrying.
@@ -18,7 +20,10 @@ var (
 )
 
 // A WaitError reports a request refused before it was sent because it would
-// have waited longer than the maximum wait (see [WithMaxWait]). Nothing was
+// have waited longer than the maximum wait (see [WithMaxWait]), or because
+// its turn or the server's hold would end only after its context's deadline
+// (Deadline; as x/time/rate's Limiter.Wait, the request fails at once rather
+// than wait for the deadline to pass). Nothing was
 // sent, and a request refused its turn in the queue took nothing from it
 // (one that a server's Retry-After pushed back leaves its turn to the
 // requests behind it): the request can be tried again later, when the queue
@@ -35,6 +40,12 @@ type WaitError struct {
 	// (Retry-After, or a RateLimit header with no quota left) rather than
 	// the request's turn in the Transport's own queue.
 	Held bool
+	// Deadline reports that the wait would have outlasted the request's
+	// context deadline (compared in real time, whatever the Transport's
+	// Clock), within the maximum wait or not. Such a WaitError also
+	// matches context.DeadlineExceeded with errors.Is, and its Timeout
+	// method reports true, as net/http's own timeouts do.
+	Deadline bool
 }
 
 func (e *WaitError) Error() string {
@@ -42,11 +53,22 @@ func (e *WaitError) Error() string {
 	if e.Held {
 		what = "the server's hold to pass"
 	}
+	if e.Deadline {
+		return fmt.Sprintf("client: request to %q would wait %s for %s, past its context deadline", e.Key, e.Wait, what)
+	}
 	return fmt.Sprintf("client: request to %q would wait %s for %s, more than the maximum wait %s", e.Key, e.Wait, what, e.MaxWait)
 }
 
-// Is reports whether target is ErrWaitTooLong.
-func (e *WaitError) Is(target error) bool { return target == ErrWaitTooLong }
+// Is reports whether target is ErrWaitTooLong, or context.DeadlineExceeded
+// when the wait would have outlasted the context's deadline.
+func (e *WaitError) Is(target error) bool {
+	return target == ErrWaitTooLong || (e.Deadline && target == context.DeadlineExceeded)
+}
+
+// Timeout reports whether the wait would have outlasted the request's
+// context deadline (see Deadline): an http.Client's *url.Error then reports
+// a timeout too.
+func (e *WaitError) Timeout() bool { return e.Deadline }
 
 // A RetryError reports that the Transport gave up on a request the server
 // kept answering with 429 Too Many Requests or 503 Service Unavailable. It is

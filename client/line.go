@@ -324,6 +324,14 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *tic
 		if d <= 0 {
 			continue
 		}
+		if pastDeadline(ctx, d) {
+			// Its turn, or the hold before it, would come only after the
+			// deadline: fail now, and give the turn on.
+			held := tn.at.IsZero()
+			t.leave(ctx, key, l, tn)
+			t.unlock(key, l)
+			return &WaitError{Key: key, Wait: now.Add(d).Sub(tn.queued), MaxWait: t.maxWait, Held: held, Deadline: true}
+		}
 		sctx, cancel := context.WithCancel(ctx)
 		tn.wake = cancel
 		t.unlock(key, l)

@@ -30,6 +30,9 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 				if held+d > t.maxWait {
 					return &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true}
 				}
+				if pastDeadline(ctx, d) {
+					return &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true, Deadline: true}
+				}
 				if tk == nil && t.limiter != nil {
 					tk = t.gate.enter(key)
 				}
@@ -84,6 +87,10 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 		return err
 	}
 	at := now.Add(delay)
+	if pastDeadline(ctx, delay) {
+		t.giveBack(ctx, key, at, now)
+		return &WaitError{Key: key, Wait: delay, MaxWait: t.maxWait, Deadline: true}
+	}
 	if err := t.clock.Sleep(ctx, delay); err != nil {
 		// The caller has gone: its turn goes back to the store, which
 		// takes it when no request queued behind it.
@@ -96,3 +103,11 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 // gateEnterHook, set by tests, runs as a request that met no hold is about
 // to enter a gate that others of its key are at.
 var gateEnterHook atomic.Pointer[func()]
+
+// pastDeadline reports whether a wait of d would outlast ctx's deadline: the
+// request would leave at or after it, only to fail. A deadline is real time,
+// whatever the Transport's Clock.
+func pastDeadline(ctx context.Context, d time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) <= d
+}

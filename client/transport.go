@@ -17,7 +17,8 @@ import (
 //   - paces: with [WithRate], requests with the same key (by default the
 //     URL's host) leave one after another at the configured rate, each
 //     waiting its turn in a leaky_queue; a request whose turn is further
-//     away than the maximum wait fails at once with a [*WaitError];
+//     away than the maximum wait, or than its context's deadline, fails at
+//     once with a [*WaitError];
 //   - backs off: a 429 Too Many Requests or 503 Service Unavailable is
 //     retried, a bounded number of times, after the server's Retry-After
 //     (delay-seconds or HTTP-date) or else after an exponential backoff with
@@ -147,12 +148,14 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // 503 response (by default) or a [*RetryError] (with [WithGiveUpError]).
 // It gives up at once, without waiting, when the wait before the next
 // attempt would end after the context's deadline, and when a retry would
-// wait longer than the maximum wait for its turn or a server's hold (the
+// wait longer than the maximum wait for its turn or a server's hold, or
+// past the context's deadline (the
 // last response then comes back with its body as read before the wait;
 // one longer than 64 KiB is not kept, and the [*WaitError] comes back
 // instead). Errors: ctx.Err() when the request's context ends during a
-// wait, a [*WaitError] when the first attempt's wait would be too long, the
-// pacing store's error, and the next RoundTripper's errors, as they are.
+// wait, a [*WaitError] when the first attempt's wait would be too long or
+// would outlast the context's deadline (it fails at once), the pacing
+// store's error, and the next RoundTripper's errors, as they are.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	key := t.key(req)
@@ -179,7 +182,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			switch {
 			case t.giveUpError:
-				return nil, &RetryError{Attempts: attempt - 1, LastStatus: lastStatus, RetryAfter: lastRA, Reason: reasonNoTurn, Err: err}
+				reason := reasonNoTurn
+				if we.Deadline {
+					reason = reasonDeadline
+				}
+				return nil, &RetryError{Attempts: attempt - 1, LastStatus: lastStatus, RetryAfter: lastRA, Reason: reason, Err: err}
 			case last != nil:
 				return last, nil
 			}
