@@ -244,26 +244,26 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.deny(w, res)
 		return
 	}
-	var held time.Time // when the hold began: a refund states the wait from it
 	d := res.Delay()
 	if d > 0 && !m.shadow {
-		held = m.clock.Now()
-	}
-	m.observe(r, res, Allowed, start)
-	if d > 0 && !m.shadow {
-		m.stats.delayed.Add(1)
+		held := m.clock.Now() // when the hold began: a refund states the wait from it
 		if dl, ok := r.Context().Deadline(); ok && time.Until(dl) < d {
 			// The request's context ends before its turn (a server-side
 			// timeout shorter than the queue): holding it would only
 			// end in a refusal when the deadline comes, its place kept
 			// from the requests behind it until then. It is refused now
-			// and its place goes back, as x/time/rate's Wait does.
+			// and its place goes back, as x/time/rate's Wait does. It
+			// is neither held nor served: the observer is told it was
+			// abandoned, and only that.
 			m.stats.abandoned.Add(1)
+			m.observe(r, res, Abandoned, start)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded))
 			m.refund(r, res, m.clock.Now().Sub(held))
 			m.unavailable(w, max(1, seconds(d)))
 			return
 		}
+		m.observe(r, res, Allowed, start)
+		m.stats.delayed.Add(1)
 		if err := m.wait(r.Context(), d); err != nil {
 			// The client went away (or the server is shutting down): its
 			// place in the queue goes back to the store that gave it.
@@ -273,6 +273,8 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.unavailable(w, 0)
 			return
 		}
+	} else {
+		m.observe(r, res, Allowed, start)
 	}
 	next.ServeHTTP(w, rc.request(r))
 }

@@ -93,7 +93,11 @@ const (
 	FailedOpen
 	// FailedClosed: the store failed and the request was answered 503.
 	FailedClosed
-	// Abandoned: the client went away before the decision.
+	// Abandoned: the request was not served: the client went away before
+	// the decision (its context done; answered 503), or a leaky_queue
+	// policy admitted it with a Delay that ends after its context's
+	// deadline (answered 503 with Retry-After at once, its place given
+	// back; it is reported as this outcome only, never as Allowed).
 	Abandoned
 )
 
