@@ -27,7 +27,8 @@ import (
 //	failure_mode: open         # open (default), closed, fallback
 //	failure_retry_after: 5s    # Retry-After of the 503 of failure_mode closed (default 1s)
 //	trusted_proxies: [10.0.0.0/8, 192.0.2.7]  # CIDRs or addresses of reverse proxies
-//	ip_source: x-forwarded-for # or forwarded, or header:X-Real-IP (read only from trusted proxies)
+//	trusted_hops: 0            # or, instead, how many proxies append to the header (default 0: none)
+//	ip_source: x-forwarded-for # or forwarded, or header:X-Real-IP (this one with trusted_proxies only)
 //	ipv6_prefix: 64            # the ip key groups IPv6 clients by this prefix (default 64)
 //	ipv4_prefix: 32            # and IPv4 clients by this one (default 32: each address)
 //	policies:
@@ -45,7 +46,21 @@ import (
 //	    methods: [POST]        # apply only to these methods
 //	    routes: ["POST /login"]  # apply only to these route patterns
 //
-// Key parts are ip (the client address, see trusted_proxies), user (set by
+// The ip key part reads a forwarding header (ip_source) only when the file
+// says who writes it. trusted_proxies, the safer choice, names the proxies:
+// a peer within them is a proxy, and the header is walked from the right
+// past every proxy to the client (keyfunc.TrustedProxies); any other peer
+// is the client. trusted_hops: n is for proxies whose addresses are not
+// known in advance, a cloud load balancer or a proxy on a Unix socket (no
+// peer address, so that no trusted_proxies entry matches): every peer is
+// taken for the nearest proxy and the client is the n-th entry from the
+// right (keyfunc.TrustedHops), so only the proxies must be able to reach
+// the server. trusted_hops is an integer from 0 (the default: none) to
+// keyfunc.DefaultMaxHops (32); it excludes trusted_proxies, and an
+// ip_source of header:NAME, which needs trusted_proxies. With neither, the
+// client is the peer and no header is read.
+//
+// Key parts are ip (the client address, see above), user (set by
 // keyfunc.WithUser), route (the route pattern: the router's, see
 // keyfunc.Route, or before routing the one the Set's pattern function
 // finds, see WithPatternFunc), method, global (one key for everyone),
@@ -74,10 +89,21 @@ type Config struct {
 	// FailureClosed.
 	FailureRetryAfter time.Duration
 	// TrustedProxies are the reverse proxies whose forwarding headers the
-	// ip key part reads; empty means RemoteAddr is the client.
+	// ip key part reads; empty, with TrustedHops 0, means RemoteAddr is
+	// the client.
 	TrustedProxies []netip.Prefix
-	// IPSource is the forwarding header read from trusted proxies:
-	// "x-forwarded-for" (the default), "forwarded" or "header:NAME".
+	// TrustedHops is the number of reverse proxies in front of the
+	// server, each appending to the forwarding header, for proxies whose
+	// addresses cannot be listed in TrustedProxies (one on a Unix socket,
+	// a cloud load balancer): the ip key part takes the client from the
+	// TrustedHops-th entry from the right of the header, whatever the
+	// peer (keyfunc.TrustedHops), so only the proxies must be able to
+	// reach the server. 0, the default, declares none. Exclusive with
+	// TrustedProxies.
+	TrustedHops int
+	// IPSource is the forwarding header read from trusted proxies
+	// (TrustedProxies or TrustedHops): "x-forwarded-for" (the default),
+	// "forwarded" or "header:NAME" (with TrustedProxies only).
 	IPSource string
 	// IPv6Prefix is the prefix length the ip key part groups IPv6 clients
 	// by.

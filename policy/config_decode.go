@@ -66,7 +66,7 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "ip_source", "ipv6_prefix", "ipv4_prefix", "policies"}
+var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "trusted_hops", "ip_source", "ipv6_prefix", "ipv4_prefix", "policies"}
 
 var policyFields = []string{"name", "algorithm", "limit", "window", "burst", "buckets", "max_delay", "key", "fallback", "on_missing_key", "methods", "routes"}
 
@@ -90,8 +90,9 @@ func (d *decoder) config(root *cnode) *Config {
 		IPv4Prefix:        keyfunc.DefaultIPv4Prefix,
 	}
 	var policies *cnode
-	var source *cnode
+	var source, hops *cnode
 	proxiesBad := false // a trusted_proxies entry was reported
+	hopsBad := false    // trusted_hops was reported
 	d.fields(root, "", topFields, func(name string, k, v *cnode) {
 		switch name {
 		case "version":
@@ -117,6 +118,21 @@ func (d *decoder) config(root *cnode) *Config {
 			before := len(d.errs)
 			cfg.TrustedProxies = d.prefixes(v, name)
 			proxiesBad = len(d.errs) > before
+		case "trusted_hops":
+			hops = v
+			n, ok := d.integer(v, name)
+			switch {
+			case !ok:
+				hopsBad = true
+			case n < 0 || n > keyfunc.DefaultMaxHops:
+				// keyfunc.IP examines at most DefaultMaxHops entries (the
+				// file does not set MaxHops), so a client beyond them
+				// would never be found.
+				d.fail(v, name, "must be between 0 and %d, got %d", keyfunc.DefaultMaxHops, n)
+				hopsBad = true
+			default:
+				cfg.TrustedHops = int(n)
+			}
 		case "ip_source":
 			source = v
 			if s, ok := d.str(v, name); ok {
@@ -144,6 +160,12 @@ func (d *decoder) config(root *cnode) *Config {
 			policies = v
 		}
 	})
+	if cfg.TrustedHops > 0 && (len(cfg.TrustedProxies) > 0 || proxiesBad) {
+		// keyfunc.IP refuses both; said here, at the field, rather than
+		// as an ip_source error.
+		d.fail(hops, "trusted_hops", "excludes trusted_proxies: name the proxies by address (preferred) or count them, not both")
+		hopsBad = true
+	}
 	if root.kind != mapNode {
 		return cfg
 	}
@@ -152,7 +174,7 @@ func (d *decoder) config(root *cnode) *Config {
 		return cfg
 	}
 	var ip keyfunc.Func
-	if !proxiesBad { // else the ip part cannot be built as the file means, and that is reported
+	if !proxiesBad && !hopsBad { // else the ip part cannot be built as the file means, and that is reported
 		ip = d.ipFunc(cfg, source)
 	}
 	raws := d.policies(policies)
@@ -192,21 +214,30 @@ func modeNames() []string {
 // reporting a problem.
 func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 	opts := []keyfunc.IPOption{keyfunc.IPv6Prefix(cfg.IPv6Prefix), keyfunc.IPv4Prefix(cfg.IPv4Prefix)}
-	if len(cfg.TrustedProxies) > 0 {
-		opts = append(opts, keyfunc.TrustedProxies(cfg.TrustedProxies...))
+	if len(cfg.TrustedProxies) > 0 || cfg.TrustedHops > 0 { // not both: config refused that
+		if len(cfg.TrustedProxies) > 0 {
+			opts = append(opts, keyfunc.TrustedProxies(cfg.TrustedProxies...))
+		} else {
+			opts = append(opts, keyfunc.TrustedHops(cfg.TrustedHops))
+		}
 		switch s := cfg.IPSource; {
 		case s == "x-forwarded-for":
 			opts = append(opts, keyfunc.FromXForwardedFor())
 		case s == "forwarded":
 			opts = append(opts, keyfunc.FromForwarded())
 		case strings.HasPrefix(s, "header:"):
+			if cfg.TrustedHops > 0 {
+				// keyfunc.FromHeader requires TrustedProxies.
+				d.fail(source, "ip_source", "%s needs trusted_proxies: a header of one value is believed only from a proxy known by its address; with trusted_hops, use x-forwarded-for or forwarded", s)
+				return nil
+			}
 			opts = append(opts, keyfunc.FromHeader(strings.TrimPrefix(s, "header:")))
 		default:
 			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
 			return nil
 		}
 	} else if source != nil {
-		d.fail(source, "ip_source", "needs trusted_proxies: headers from untrusted peers are never read")
+		d.fail(source, "ip_source", "needs trusted_proxies or trusted_hops: headers from untrusted peers are never read")
 		return nil
 	}
 	f, err := keyfunc.IP(opts...)

@@ -166,6 +166,9 @@ func TestConfigBadIPSettingsHideNoPolicyError(t *testing.T) {
 		"trusted_proxies: [10.0.0.0/8]\nip_source: header:Bad Name\n",
 		"trusted_proxies: [bogus]\n",
 		"ip_source: forwarded\n",
+		"trusted_hops: 1\nip_source: header:X-Real-IP\n",
+		"trusted_hops: 40\n",
+		"trusted_proxies: [10.0.0.0/8]\ntrusted_hops: 1\n",
 	} {
 		_, err := policy.ParseConfig([]byte(top+"policies:\n  - {name: a, limit: 0, window: 1s}\n"), "h.yaml")
 		var fields []string
