@@ -18,6 +18,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(fullJSON), "c.json")
 	f.Add([]byte("policies:\n  - name: a\n    limit: 1\n    window: 1s\n"), "c")
 	f.Add([]byte("ipv6_prefix: 0\npolicies:\n  - name: a\n    limit: 1\n    window: 1s\n"), "c.yaml")
+	f.Add([]byte("trusted_hops: 2\nip_source: forwarded\npolicies:\n  - name: a\n    limit: 1\n    window: 1s\n"), "c.yaml")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		cfg, err := policy.ParseConfig(data, name)
 		if err != nil {
