@@ -65,7 +65,10 @@
 // # Queues
 //
 // A leaky_queue policy admits a request with a Delay; the middleware holds
-// the request that long ([WithWait]) and then passes it on. A client that
+// the request that long ([WithWait]) and then passes it on. Its rate-limit
+// headers are set when the hold ends, so that their delta-seconds (t,
+// reset) count from the response they leave with: the decision's, less the
+// time held, never below 0. A client that
 // goes away while held frees the goroutine at once, and its place in the
 // queue goes back to the store ([policy.Result.Refund]) when the store is an
 // [algorithms.Refunder] (both of this module's are) when no later request

@@ -135,7 +135,13 @@ func resetAfter(d algorithms.Decision) time.Duration {
 	return d.ResetAfter
 }
 
-// setHeaders writes the rate-limit headers of res into h under profile p.
+// setHeaders writes the rate-limit headers of res into h under profile p,
+// at the time of its decision (see setHeadersAt).
+func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte) {
+	setHeadersAt(h, p, res, outer, now, pkSecret, vals, buf, 0)
+}
+
+// setHeadersAt writes the rate-limit headers of res into h under profile p.
 // outer, when not nil, is the Result of a middleware further out that
 // already wrote its headers: list profiles add to them (a second field line
 // is part of the same list), single-valued profiles keep the outer values
@@ -146,7 +152,16 @@ func resetAfter(d algorithms.Decision) time.Duration {
 // small they are allocated) and the IETF and Draft7 header slices in vals:
 // both must be fresh (never used before) since the header values point
 // into them.
-func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte) {
+//
+// held is the time since the decision, for a response held for a
+// leaky_queue Delay (0 otherwise): the drafts' reset and t are
+// delta-seconds from the response's generation, so the times of res are
+// counted from now, reduced by held (never below 0) before they are
+// rounded up. Remaining stays as the decision left it, since requests
+// decided during the hold may have spent what the time gave back. A
+// LegacyUnix reset is an instant: now (read after the hold) plus the
+// reduced time is the instant the decision named.
+func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held time.Duration) {
 	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
 		return
 	}
@@ -163,7 +178,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 			b = append(b, `";r=`...)
 			b = strconv.AppendInt(b, d.Remaining, 10)
 			b = append(b, ";t="...)
-			b = strconv.AppendInt(b, seconds(d.NextAfter), 10)
+			b = strconv.AppendInt(b, seconds(d.NextAfter-held), 10)
 			if pkSecret != nil {
 				b = appendPK(b, pkSecret, res.Key(i))
 			}
@@ -180,6 +195,7 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 	if !d.Allowed {
 		after = max(after, res.RetryAfter())
 	}
+	after -= held // from now: seconds makes one below 0 a 0, LegacyUnix adds it to now
 	policies := res.Set().LegacyPolicyHeader(res.Mask())
 	if outer != nil && outer.Taken() && outer.Len() > 0 {
 		if p == Draft6 || p == Draft7 {
@@ -239,6 +255,14 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 		vals[0], vals[1], vals[2] = s[:n1], s[n1:n2], s[n2:]
 		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
 	}
+}
+
+// holdsValues reports whether the headers setHeaders wrote for res under p
+// hold its values, so that res counts as having written them. Not so where
+// a single-valued profile kept the outer values (lower than ours): then a
+// middleware further in compares its own with those.
+func holdsValues(p Profile, res, outer *policy.Result) bool {
+	return res.Len() > 0 && p != NoHeaders && !keepsOuter(p, res, outer)
 }
 
 // keepsOuter reports whether the single-valued profile p keeps the values

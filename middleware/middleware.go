@@ -222,14 +222,18 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 
-	setHeaders(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
-	// Only a Result whose values the header holds counts as having written
-	// them: where a single-valued profile kept the outer values (lower
-	// than ours), a middleware further in compares its own with those.
-	if res.Len() > 0 && profile != NoHeaders && !keepsOuter(profile, &res.Result, outer) {
-		res.wrote = uint8(profile) + 1
+	allowed := res.Allowed()
+	var d time.Duration // the leaky_queue Delay the request is held for
+	if allowed && !m.shadow {
+		d = res.Delay()
 	}
-	if !res.Allowed() {
+	if d == 0 {
+		setHeaders(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
+		if holdsValues(profile, &res.Result, outer) {
+			res.wrote = uint8(profile) + 1
+		}
+	}
+	if !allowed {
 		if m.shadowed(r, rc, res) {
 			m.observe(r, res, ShadowDenied, start)
 			next.ServeHTTP(w, rc.request(r))
@@ -244,9 +248,11 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.deny(w, res)
 		return
 	}
-	d := res.Delay()
-	if d > 0 && !m.shadow {
-		held := m.clock.Now() // when the hold began: a refund states the wait from it
+	if d > 0 {
+		// The headers of a held request leave with its response, after the
+		// hold: they are set when it ends, their delta-seconds counted
+		// from then (see setHeadersAt).
+		held := m.clock.Now() // when the hold began
 		if dl, ok := r.Context().Deadline(); ok && time.Until(dl) < d {
 			// The request's context ends before its turn (a server-side
 			// timeout shorter than the queue): holding it would only
@@ -259,17 +265,21 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.observe(r, res, Abandoned, start)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded))
 			m.refund(r, res, m.clock.Now().Sub(held))
+			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, 0)
 			m.unavailable(w, max(1, seconds(d)))
 			return
 		}
 		m.observe(r, res, Allowed, start)
 		m.stats.delayed.Add(1)
-		if err := m.wait(r.Context(), d); err != nil {
+		err := m.wait(r.Context(), d)
+		waited := m.clock.Now().Sub(held)
+		m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited)
+		if err != nil {
 			// The client went away (or the server is shutting down): its
 			// place in the queue goes back to the store that gave it.
 			m.stats.abandoned.Add(1)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
-			m.refund(r, res, m.clock.Now().Sub(held))
+			m.refund(r, res, waited)
 			m.unavailable(w, 0)
 			return
 		}
@@ -277,6 +287,16 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.observe(r, res, Allowed, start)
 	}
 	next.ServeHTTP(w, rc.request(r))
+}
+
+// setHeldHeaders sets the rate-limit headers of res, a request held for
+// held since its decision, in h under profile p (see setHeadersAt), and
+// notes in res that they were written, as serve does for one not held.
+func (m *Middleware) setHeldHeaders(h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration) {
+	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
+	if holdsValues(p, &res.Result, outer) {
+		res.wrote = uint8(p) + 1
+	}
 }
 
 // refundTimeout bounds a refund, which runs after the request's context

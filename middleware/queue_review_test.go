@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -43,5 +46,73 @@ func TestQueueDeadlineObservedOnce(t *testing.T) {
 	}
 	if s := m.Stats(); s.Abandoned != 1 || s.Delayed != 0 {
 		t.Errorf("stats %+v, want one abandoned, none delayed (it was not held)", s)
+	}
+}
+
+// TestQueueHeldHeadersAtWrite: the rate-limit headers of a request held
+// for a leaky_queue Delay leave with the response, after the hold, so
+// their delta-seconds (the IETF t, the draft-7, draft-6 and legacy reset)
+// count from then, not from the admission: each is reduced by the time
+// held, never below 0, rounded up. Remaining is as the decision left it;
+// a Unix-time reset is an instant and does not move. A request refused at
+// once (its deadline comes first) carries the values of its admission.
+func TestQueueHeldHeadersAtWrite(t *testing.T) {
+	for _, tt := range []struct {
+		profile middleware.Profile
+		want    map[string]string
+	}{
+		// At the admission the queue's t is 10 s, its reset 20 s, the
+		// minute's t 60 s; the hold lasts 10.3 s.
+		{middleware.IETF, map[string]string{"RateLimit": `"queue";r=5;t=0, "minute";r=98;t=50`}},
+		{middleware.Draft7, map[string]string{"RateLimit": "limit=7, remaining=5, reset=10"}},
+		{middleware.Draft6, map[string]string{"RateLimit-Limit": "7", "RateLimit-Remaining": "5", "RateLimit-Reset": "10"}},
+		{middleware.Legacy, map[string]string{"X-RateLimit-Limit": "7", "X-RateLimit-Remaining": "5", "X-RateLimit-Reset": "10"}},
+		{middleware.LegacyUnix, map[string]string{"X-RateLimit-Reset": strconv.FormatInt(t0.Unix()+20, 10)}},
+	} {
+		t.Run(tt.profile.String(), func(t *testing.T) {
+			store, clock := newStore(t)
+			queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: 10 * time.Second, MaxDelay: time.Minute}, remote))
+			var waits []time.Duration
+			m := middleware.MustNew(store, []*policy.Policy{queue, fixed("minute", 100, time.Minute, remote)},
+				middleware.WithHeaders(tt.profile), middleware.WithClock(clock),
+				middleware.WithWait(func(ctx context.Context, d time.Duration) error {
+					waits = append(waits, d)
+					clock.Advance(d + 300*time.Millisecond) // the timer fires late
+					return nil
+				}))
+			r := chi.NewRouter()
+			r.Use(m.Handler)
+			r.Get("/", ok)
+			get := func(ctx context.Context) *httptest.ResponseRecorder {
+				w := httptest.NewRecorder()
+				r.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+				return w
+			}
+			get(context.Background()) // departs at once
+			w := get(context.Background())
+			if w.Code != 200 || !slices.Equal(waits, []time.Duration{10 * time.Second}) {
+				t.Fatalf("held request: %d, waits %v; want 200 after one 10 s wait", w.Code, waits)
+			}
+			for k, v := range tt.want {
+				if got := w.Header().Get(k); got != v {
+					t.Errorf("after the hold: %s %q, want %q", k, got, v)
+				}
+			}
+
+			// Refused at once: its turn is 9.7 s away (the queue frees at
+			// t0+20 s), after its deadline; nothing was held, nothing is
+			// reduced.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			w = get(ctx)
+			if w.Code != 503 || len(waits) != 1 {
+				t.Fatalf("deadline before the turn: %d, waits %v; want 503, no new wait", w.Code, waits)
+			}
+			if tt.profile == middleware.IETF {
+				if got, want := w.Header().Get("RateLimit"), `"queue";r=5;t=10, "minute";r=97;t=50`; got != want {
+					t.Errorf("refused at once: RateLimit %q, want %q", got, want)
+				}
+			}
+		})
 	}
 }
