@@ -269,7 +269,6 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.unavailable(w, max(1, seconds(d)))
 			return
 		}
-		m.observe(r, res, Allowed, start)
 		m.stats.delayed.Add(1)
 		err := m.wait(r.Context(), d)
 		waited := m.clock.Now().Sub(held)
@@ -278,11 +277,13 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			// The client went away (or the server is shutting down): its
 			// place in the queue goes back to the store that gave it.
 			m.stats.abandoned.Add(1)
+			m.observeHeld(r, res, Abandoned, start, held)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
 			m.refund(r, res, waited)
 			m.unavailable(w, 0)
 			return
 		}
+		m.observeHeld(r, res, Allowed, start, held)
 	} else {
 		m.observe(r, res, Allowed, start)
 	}
@@ -329,6 +330,16 @@ func (m *Middleware) observe(r *http.Request, res *Result, o Outcome, start time
 
 func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Time) {
 	m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: m.clock.Now().Sub(start)})
+}
+
+// observeHeld passes the outcome of a request held for a leaky_queue Delay
+// to the observer, if any, when the hold has ended: what came of the
+// request is known only then. The decision latency runs from start to
+// held, when the hold began.
+func (m *Middleware) observeHeld(r *http.Request, res *Result, o Outcome, start, held time.Time) {
+	if m.obs != nil {
+		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: held.Sub(start)})
+	}
 }
 
 // shadowed reports whether the middleware is in shadow mode, in which case

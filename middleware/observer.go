@@ -23,7 +23,9 @@ import (
 // check per request.
 type Observer interface {
 	// ObserveRequest is called once per evaluated request, when the
-	// decision is made (before the handler runs or the request is held).
+	// decision is made, before the handler runs; for a request held for a
+	// leaky_queue Delay, when the hold ends (before the handler runs),
+	// since only then is it known whether the request is served.
 	ObserveRequest(Event)
 	// ObserveState is called when the store's answers move the middleware
 	// from one failure State to another.
@@ -93,11 +95,12 @@ const (
 	FailedOpen
 	// FailedClosed: the store failed and the request was answered 503.
 	FailedClosed
-	// Abandoned: the request was not served: the client went away before
-	// the decision (its context done; answered 503), or a leaky_queue
-	// policy admitted it with a Delay that ends after its context's
-	// deadline (answered 503 with Retry-After at once, its place given
-	// back; it is reported as this outcome only, never as Allowed).
+	// Abandoned: the request was not served: the client went away (its
+	// context done) before the decision or while held for a leaky_queue
+	// Delay (answered 503), or a leaky_queue policy admitted it with a
+	// Delay that ends after its context's deadline (answered 503 with
+	// Retry-After at once). A leaky_queue place it held is given back. It
+	// is reported as this outcome only, never also as Allowed.
 	Abandoned
 )
 

@@ -116,3 +116,50 @@ func TestQueueHeldHeadersAtWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestQueueCutShortObservedOnce: a request whose client goes away while
+// it is held for its leaky_queue Delay is not served (503, counted
+// Abandoned): the observer is told so once, when the hold ends, not first
+// that it was allowed. A request held to its end is observed Allowed. The
+// latency reported is the decision's, without the hold.
+func TestQueueCutShortObservedOnce(t *testing.T) {
+	store, clock := newStore(t)
+	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute}, remote))
+	rec := &recorder{}
+	var leave context.CancelFunc // the client of the next held request goes away
+	m := middleware.MustNew(store, []*policy.Policy{queue}, middleware.WithClock(clock), middleware.WithObserver(rec),
+		middleware.WithWait(func(ctx context.Context, d time.Duration) error {
+			if leave != nil {
+				clock.Advance(d / 2)
+				leave()
+				return ctx.Err()
+			}
+			clock.Advance(d)
+			return nil
+		}))
+	served := 0
+	r := chi.NewRouter()
+	r.Use(m.Handler)
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) { served++ })
+
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil)) // departs at once
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	leave = cancel
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+	leave = nil
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil)) // held to its end
+	if w.Code != 503 || served != 2 {
+		t.Fatalf("client gone while held: %d, served %d; want 503, 2", w.Code, served)
+	}
+	if want := []string{"allowed", "abandoned", "allowed"}; !slices.Equal(rec.outcomes, want) {
+		t.Errorf("outcomes %v, want %v (the abandoned request once, as what came of it)", rec.outcomes, want)
+	}
+	if rec.latency != 0 {
+		t.Errorf("latency %s, want 0 (the clock moved only during the holds)", rec.latency)
+	}
+	if s := m.Stats(); s.Abandoned != 1 || s.Delayed != 2 {
+		t.Errorf("stats %+v, want one abandoned, two delayed", s)
+	}
+}
