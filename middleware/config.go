@@ -110,10 +110,10 @@ func settingsOf(cfg *policy.Config) fileSettings {
 
 // ApplyConfig makes the policies of a newly loaded configuration the
 // active ones ([Middleware.SetPolicies]): the hook for a reloader. The
-// key settings (trusted_proxies, ip_source, the IP prefixes) live in the
-// policies' key functions and so are applied with them. Its headers and
-// failure mode are not applied (they are fixed when the
-// middleware is built); a configuration that changes them returns the
+// key settings (trusted_proxies or trusted_hops, ip_source, the IP
+// prefixes) live in the policies' key functions and so are applied with
+// them. Its headers and failure mode are not applied (they are fixed when
+// the middleware is built); a configuration that changes them returns the
 // policies applied and an error saying a restart is needed, matching
 // [ErrRestartNeeded]. For a middleware built by [FromConfig] they are
 // compared with the configuration it was built from (options given there

@@ -62,9 +62,9 @@ func ExampleLoad() {
 	}
 	fmt.Println("trusted proxies:", cfg.TrustedProxies)
 	// Output:
-	// line 33: token_bucket 10/1s burst=20, key ip
-	// line 38: sliding_window 300/1m0s, key ip
-	// line 45: sliding_log 5/1m0s, key ip+header:X-Login-User | ip
-	// line 56: sliding_buckets 2000/24h0m0s buckets=24, key user
+	// line 38: token_bucket 10/1s burst=20, key ip
+	// line 43: sliding_window 300/1m0s, key ip
+	// line 50: sliding_log 5/1m0s, key ip+header:X-Login-User | ip
+	// line 61: sliding_buckets 2000/24h0m0s buckets=24, key user
 	// trusted proxies: [10.0.0.0/8 192.0.2.7/32]
 }

@@ -75,6 +75,8 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 			ps = append(ps, p.String())
 		}
 		fmt.Fprintf(w, "client IP: %s from trusted proxies %s; %s\n", cfg.IPSource, strings.Join(ps, ", "), grouping)
+	} else if cfg.TrustedHops > 0 {
+		fmt.Fprintf(w, "client IP: %s, entry %d from the right (trusted hops %d, whatever the connecting address); %s\n", cfg.IPSource, cfg.TrustedHops, cfg.TrustedHops, grouping)
 	} else {
 		fmt.Fprintf(w, "client IP: the connecting address (no trusted proxies); %s\n", grouping)
 	}

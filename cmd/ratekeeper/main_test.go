@@ -54,6 +54,7 @@ func TestGolden(t *testing.T) {
 		{"check_example.txt", []string{"check", "../../examples/config/ratekeeper.yaml"}, exitOK},
 		{"check_bad.txt", []string{"check", "testdata/bad.yaml"}, exitFindings},
 		{"check_advice.txt", []string{"check", "testdata/advice.yaml"}, exitOK},
+		{"check_hops.txt", []string{"check", "testdata/hops.yaml"}, exitOK},
 		{"replay.txt", []string{"replay", "--config", "testdata/rules.yaml", "testdata/access.log", "testdata/access.log.1.gz"}, exitFindings},
 		{"replay_compare.txt", []string{"replay", "--compare", "--config", "testdata/rules.yaml", "testdata/access.log"}, exitFindings},
 		{"replay_json.txt", []string{"replay", "--config", "testdata/rules.yaml", "--format", "json", "testdata/access.jsonl"}, exitFindings},
