@@ -113,7 +113,7 @@ func TestConfigTrustedHopsErrors(t *testing.T) {
 	}{
 		{"negative", "h.yaml", "trusted_hops: -1\n", 1, 15, "trusted_hops", "between 0 and 32, got -1"},
 		{"above MaxHops", "h.yaml", "trusted_hops: 33\n", 1, 15, "trusted_hops", "between 0 and 32, got 33"},
-		{"huge", "h.yaml", "trusted_hops: 99999999999999999999\n", 1, 15, "trusted_hops", "must be an integer"},
+		{"huge", "h.yaml", "trusted_hops: 99999999999999999999\n", 1, 15, "trusted_hops", "must be a decimal integer that fits in 64 bits"},
 		{"float", "h.yaml", "trusted_hops: 1.5\n", 1, 15, "trusted_hops", "must be an integer"},
 		{"word", "h.yaml", "trusted_hops: one\n", 1, 15, "trusted_hops", "must be an integer"},
 		{"list", "h.yaml", "trusted_hops: [1]\n", 1, 15, "trusted_hops", "must be an integer"},

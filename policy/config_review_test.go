@@ -180,3 +180,23 @@ func TestConfigBadIPSettingsHideNoPolicyError(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigIntegerOutOfRange: an unquoted integer too large for 64 bits
+// is reported as out of range (the YAML parser reads it as a string, and
+// the error said "must be an integer, not a string"); a quoted one is
+// still a string.
+func TestConfigIntegerOutOfRange(t *testing.T) {
+	for _, tc := range []struct{ src, field, reason string }{
+		{"policies:\n  - {name: a, limit: 99999999999999999999, window: 1s}\n", "policies[0].limit", "fits in 64 bits, got 99999999999999999999"},
+		{"policies:\n  - {name: a, limit: -99999999999999999999, window: 1s}\n", "policies[0].limit", "fits in 64 bits, got -99999999999999999999"},
+		{"trusted_hops: 1_000_000_000_000_000_000_000\npolicies:\n  - {name: a, limit: 1, window: 1s}\n", "trusted_hops", "fits in 64 bits"},
+		{"policies:\n  - {name: a, limit: \"99999999999999999999\", window: 1s}\n", "policies[0].limit", "not a string"},
+		{"policies:\n  - {name: a, limit: 12abc, window: 1s}\n", "policies[0].limit", "not a string"},
+	} {
+		_, err := policy.ParseConfig([]byte(tc.src), "big.yaml")
+		errs := policy.ConfigErrors(err)
+		if len(errs) != 1 || errs[0].Field != tc.field || !strings.Contains(errs[0].Reason, tc.reason) {
+			t.Errorf("%q: %v; want one error at %s saying %q", tc.src, err, tc.field, tc.reason)
+		}
+	}
+}

@@ -289,7 +289,13 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
 		return &cnode{kind: scalarNode, pos: pos, tag: floatTag, text: n.GetToken().Value, weight: 1}, nil
 	case *ast.StringNode:
-		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value, weight: 1}, nil
+		tag := strTag
+		if n.Token != nil && n.Token.Type == token.StringType && bigInteger(n.Value) {
+			// The parser reads an unquoted integer too large for 64 bits
+			// as a string: it is an integer, out of range.
+			tag = intTag
+		}
+		return &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1}, nil
 	case *ast.LiteralNode:
 		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value.Value, weight: 1}, nil
 	case *ast.CommentGroupNode, *ast.CommentNode:
@@ -479,4 +485,21 @@ func (p *jsonConv) value() (*cnode, error) {
 		return &cnode{kind: scalarNode, pos: pos, tag: nullTag}, nil
 	}
 	return nil, p.errorAt(off, "unexpected JSON token %v", tok)
+}
+
+// bigInteger reports whether s is written as a decimal integer: an
+// optional sign, then digits (underscores allowed between them).
+func bigInteger(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
