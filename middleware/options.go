@@ -117,8 +117,9 @@ func WithPartitionKey(secret []byte) Option {
 
 // WithClock sets the clock the middleware reads for LegacyUnix reset times,
 // the breaker's cooldown, the latencies it reports (Observer, Feedback) and
-// how long an abandoned leaky_queue request was held (for its refund); the
-// default is [algorithms.SystemClock]. The store has its own clock.
+// how long a leaky_queue request was held (for the reset times of its
+// headers, and for its refund when it was abandoned); the default is
+// [algorithms.SystemClock]. The store has its own clock.
 func WithClock(c algorithms.Clock) Option {
 	return func(m *Middleware) error {
 		if c == nil {
