@@ -43,6 +43,14 @@ func BeforeGateEnter(f func()) (stop func()) {
 	return func() { gateEnterHook.Store(nil) }
 }
 
+// AfterTurnTaken has f run each time a request that took a later turn from
+// the store without its line (none of the Transport's requests was in a
+// line) is about to join the line, until the function it returns is called.
+func AfterTurnTaken(f func()) (stop func()) {
+	turnTakenHook.Store(&f)
+	return func() { turnTakenHook.Store(nil) }
+}
+
 // Observe has t read h, a response's header for key at now, as RoundTrip
 // does: a Retry-After or a RateLimit field with no quota left holds key.
 func (t *Transport) Observe(key string, h http.Header, now time.Time) {

@@ -218,20 +218,28 @@ func (ls *lines) release(l *line) {
 // reached) needs no line. A turn later on joins the line, in its place
 // among the turns there (a request may have joined meanwhile).
 //
-// The request's ticket at the gate, if it holds one, is given up as soon
-// as the request has its place: its turn from the store, or its place in
-// the line.
+// A request holding a ticket at the gate takes its turn in the line, and
+// gives the ticket up once it has its place there: a turn taken without the
+// line is on its way to it for a while, and the requests behind at the gate
+// would pass it meanwhile (when one ahead leaves the line, its turn goes to
+// the first of them there).
 func (t *Transport) queue(ctx context.Context, key string, tk *ticket) error {
-	if t.lines.in.Load() != 0 {
+	if tk != nil || t.lines.in.Load() != 0 {
 		return t.queueLine(ctx, key, nil, tk)
 	}
 	delay, now, err := t.take(ctx, key)
-	tk.leave()
 	if err != nil || delay <= 0 {
 		return err
 	}
+	if hook := turnTakenHook.Load(); hook != nil {
+		(*hook)()
+	}
 	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now}, nil)
 }
+
+// turnTakenHook, set by tests, runs as a request that took a later turn
+// from the store without its line is about to join the line.
+var turnTakenHook atomic.Pointer[func()]
 
 // take asks the store for key's next turn, and returns how long until it
 // comes, from now, read after the store call (the delay runs from the

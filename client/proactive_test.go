@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
@@ -785,5 +786,110 @@ func TestGateEntryAsHoldBegins(t *testing.T) {
 	}
 	if at, want := at, []time.Duration{2 * time.Second, 2200 * time.Millisecond}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// Requests that waited at the gate for a hold take their turns in their
+// order of arrival, even when the one ahead of them leaves the queue as
+// they join it. A, B and C wait in that order for a RateLimit hold; as it
+// ends, A and then B took their turns from the store without the line (no
+// request was in it), and gave up their tickets before they were in it.
+// C, behind them, joined the line; A, cancelled, left it, and its turn
+// went to the request behind it in the line: C, not B, which was still on
+// its way there, so C was sent before B (TestStressQueueDeadlines failed
+// so, rarely, under load).
+func TestGateOrderAsTheOneAheadLeaves(t *testing.T) {
+	defer client.CheckLines(func(why string) { t.Errorf("a line broke: %s", why) })()
+	fc := newFakeClock()
+	sent := make(chan string, 3)
+	server := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent <- r.Header.Get("X-Caller")
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(fc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := client.New(server, client.WithClock(fc), client.WithRate(1, time.Second),
+		client.WithMaxWait(10*time.Second), client.WithStore(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const url, key = "http://api.example", "api.example"
+	// Another instance sharing the store took the turns at 0 and 1s: the
+	// next are at 2s (A), 3s (B) and 4s (C).
+	spec, _ := tr.Spec()
+	other, err := algorithms.NewLimiter(mem, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if d, err := other.Allow(context.Background(), key); err != nil || !d.Allowed {
+			t.Fatalf("the other instance's turn: %+v, %v", d, err)
+		}
+	}
+	// No quota left until 1s: a hold on the requests that arrive, not on
+	// a queue.
+	tr.Observe(key, http.Header{"Ratelimit": {`"p";r=0;t=1`}}, fc.Now())
+
+	ctxA, cancelA := context.WithCancel(context.Background())
+	defer cancelA()
+	var wg sync.WaitGroup
+	doneA := make(chan struct{})
+	errs := make([]error, 3)
+	wg.Go(func() { defer close(doneA); errs[0] = roundTrip(ctxA, tr, url, "A") })
+	guard(t, "A waits for the hold", func() { fc.waitSleepers(1) })
+	wg.Go(func() { errs[1] = roundTrip(context.Background(), tr, url, "B") })
+	guard(t, "B waits for the hold", func() { fc.waitSleepers(2) })
+	wg.Go(func() { errs[2] = roundTrip(context.Background(), tr, url, "C") })
+	guard(t, "C waits for the hold", func() { fc.waitSleepers(3) })
+
+	// Where a request takes its turn without its line, A waits until B has
+	// taken its turn too; then, while B is on its way to the line, C joins
+	// it and A, cancelled, leaves it.
+	var calls atomic.Int32
+	releaseA := make(chan struct{})
+	wait := func(what string, ch <-chan struct{}) {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Errorf("hung: %s", what)
+		}
+	}
+	defer client.AfterTurnTaken(func() {
+		switch calls.Add(1) {
+		case 1: // A
+			wait("A released", releaseA)
+		case 2: // B
+			slept := make(chan struct{})
+			go func() { defer close(slept); fc.waitSleepers(1) }()
+			wait("C waits in the line", slept)
+			cancelA()
+			close(releaseA)
+			wait("A leaves", doneA)
+		}
+	})()
+	fc.Advance(time.Second)
+	guard(t, "B and C wait for their turns", func() { fc.waitSleepers(2) })
+	cancelA()
+	guard(t, "A leaves", func() { <-doneA })
+	guard(t, "B and C wait for their turns", func() { fc.waitSleepers(2) })
+	fc.Advance(time.Second)
+	var order []string
+	guard(t, "the first is sent at 2s", func() { order = append(order, <-sent) })
+	fc.Advance(2 * time.Second)
+	guard(t, "the second is sent", func() { order = append(order, <-sent) })
+	guard(t, "B and C return", wg.Wait)
+
+	if !errors.Is(errs[0], context.Canceled) {
+		t.Errorf("A: %v, want context.Canceled", errs[0])
+	}
+	for i, err := range errs[1:] {
+		if err != nil {
+			t.Errorf("request %d: %v", i+1, err)
+		}
+	}
+	if want := []string{"B", "C"}; !slices.Equal(order, want) {
+		t.Errorf("sent %v, want %v", order, want)
 	}
 }

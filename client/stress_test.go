@@ -32,7 +32,9 @@ import (
 //     hold included (callers arriving at one instant aside);
 //   - outcome: every caller is sent (200 or the 429 itself), fails with a
 //     *WaitError whose Wait exceeds its MaxWait, or, cancelled, returns
-//     context.Canceled at the instant of the cancellation; a first-wave
+//     context.Canceled at the instant of the cancellation; a caller with a
+//     deadline is sent before it or fails with a *WaitError for it, before
+//     it too (never waiting into it); a first-wave
 //     caller comes back within its maximum wait of its arrival, and one of
 //     the second wave (which may first wait for a hold) within twice that.
 type stressRun struct {
@@ -52,6 +54,37 @@ type stressRun struct {
 	// cancellations: a request may find no request of its Transport in
 	// a line and ask for its turn without the line while others join it.
 	arriveSnap time.Duration
+	// deadlineP is the probability that a caller not cancelled has a
+	// context deadline, within 3s of its arrival in virtual time (see
+	// virtualDeadline).
+	deadlineP float64
+	// hintP is the probability that a response served after the first
+	// wave says no quota is left for 1s (a RateLimit field, not a
+	// Retry-After: it holds the requests that arrive, not those queued).
+	hintP float64
+}
+
+// virtualDeadline is a context whose deadline is an instant of a fakeClock:
+// Deadline reports the real instant as far from time.Now as that instant is
+// from the clock's now, so a Transport comparing it in real time sees the
+// virtual time left (a little less: real time passes meanwhile, never more).
+// Its Done closes when its caller's canceller reaches that instant; Err is
+// then DeadlineExceeded.
+type virtualDeadline struct {
+	context.Context
+	clock *fakeClock
+	at    time.Time
+}
+
+func (c virtualDeadline) Deadline() (time.Time, bool) {
+	return time.Now().Add(c.at.Sub(c.clock.Now())), true
+}
+
+func (c virtualDeadline) Err() error {
+	if c.Context.Err() != nil {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // yieldStore is a MemoryStore whose calls yield the processor first, so
@@ -81,6 +114,7 @@ type stressCaller struct {
 	tr       int           // which Transport
 	arrive   time.Duration // when it calls RoundTrip
 	cancelAt time.Duration // when its context is cancelled; 0: never
+	deadline time.Duration // when its context's deadline passes; 0: none
 	ra       int           // Retry-After seconds if its first request is refused; 0: served
 	// results
 	err    error
@@ -96,6 +130,7 @@ type stressHit struct {
 
 func (s stressRun) run(t *testing.T) {
 	t.Helper()
+	failed := t.Failed()
 	rng := rand.New(rand.NewPCG(s.seed, 0x5eed))
 	var broken sync.Once
 	defer client.CheckLines(func(why string) {
@@ -124,6 +159,12 @@ func (s stressRun) run(t *testing.T) {
 		if rng.Float64() < s.refuseP {
 			c.ra = 1 + rng.IntN(2)
 		}
+		if s.deadlineP > 0 && c.cancelAt == 0 && rng.Float64() < s.deadlineP {
+			c.deadline = c.arrive + time.Duration(rng.IntN(3000)+1)*time.Millisecond
+			if s.snap > 0 {
+				c.deadline = (c.deadline/s.snap + 1) * s.snap
+			}
+		}
 		callers[i] = c
 	}
 	// The server is a RoundTripper under the Transports: it records the
@@ -132,6 +173,10 @@ func (s stressRun) run(t *testing.T) {
 	var mu sync.Mutex
 	var hits []stressHit
 	attempts := make([]int, n)
+	hinted := make([]bool, n)
+	for i := range hinted {
+		hinted[i] = rng.Float64() < s.hintP
+	}
 	server := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		i, _ := strconv.Atoi(r.Header.Get("X-Caller"))
 		now := clock.Now().Sub(t0)
@@ -146,6 +191,8 @@ func (s stressRun) run(t *testing.T) {
 		if a == 1 && callers[i].ra > 0 && now >= firstWaveEnd {
 			resp.StatusCode = http.StatusTooManyRequests
 			resp.Header.Set("Retry-After", strconv.Itoa(callers[i].ra))
+		} else if now >= firstWaveEnd && hinted[i] {
+			resp.Header.Set("RateLimit", `"p";r=0;t=1`)
 		}
 		return resp, nil
 	})
@@ -174,7 +221,10 @@ func (s stressRun) run(t *testing.T) {
 	var cancellers []int
 	for i, c := range callers {
 		ctxs[i], cancels[i] = context.WithCancel(context.Background())
-		if c.cancelAt > 0 {
+		if c.deadline > 0 {
+			ctxs[i] = virtualDeadline{Context: ctxs[i], clock: clock, at: t0.Add(c.deadline)}
+		}
+		if c.cancelAt > 0 || c.deadline > 0 {
 			cancellers = append(cancellers, i)
 		}
 	}
@@ -186,7 +236,7 @@ func (s stressRun) run(t *testing.T) {
 	clock.drive(n+len(cancellers), func(k int) {
 		if k >= n {
 			i := cancellers[k-n]
-			clock.Sleep(context.Background(), callers[i].cancelAt)
+			clock.Sleep(context.Background(), max(callers[i].cancelAt, callers[i].deadline))
 			cancels[i]()
 			return
 		}
@@ -214,6 +264,16 @@ func (s stressRun) run(t *testing.T) {
 		}
 		return string(b)
 	}
+	defer func() {
+		// A failure of this run: its callers, to follow what happened.
+		if !failed && t.Failed() {
+			t.Logf("seed %d: hits:%s", s.seed, desc())
+			for i, c := range callers {
+				t.Logf("seed %d: caller %d tr%d arrive %v cancel %v deadline %v ra %d hinted %v: status %d err %v ended %v",
+					s.seed, i, c.tr, c.arrive, c.cancelAt, c.deadline, c.ra, hinted[i], c.status, c.err, c.ended)
+			}
+		}
+	}()
 	// Rate.
 	slices.SortStableFunc(hits, func(a, b stressHit) int { return int(a.at - b.at) })
 	for j := 1; j < len(hits); j++ {
@@ -277,6 +337,10 @@ func (s stressRun) run(t *testing.T) {
 			} else if sentAt > bound {
 				t.Errorf("seed %d: caller %d (arrived %v) sent at %v, beyond its bound %v:%s", s.seed, i, c.arrive, sentAt, bound, desc())
 			}
+		case errors.As(c.err, &we) && we.Deadline:
+			if c.deadline == 0 || c.ended >= c.deadline {
+				t.Errorf("seed %d: caller %d (deadline %v) failed for its deadline at %v: %v", s.seed, i, c.deadline, c.ended, c.err)
+			}
 		case errors.As(c.err, &we):
 			if we.Wait <= we.MaxWait || we.MaxWait != s.maxWait {
 				t.Errorf("seed %d: caller %d: %+v: Wait within MaxWait", s.seed, i, we)
@@ -289,8 +353,22 @@ func (s stressRun) run(t *testing.T) {
 			if c.cancelAt == 0 || c.ended != c.cancelAt {
 				t.Errorf("seed %d: caller %d (cancel at %v) cancelled, returned at %v", s.seed, i, c.cancelAt, c.ended)
 			}
+		case errors.Is(c.err, context.DeadlineExceeded):
+			// Every wait is weighed against the deadline before it
+			// begins: none runs into it.
+			t.Errorf("seed %d: caller %d (arrived %v) waited until its deadline %v (returned at %v):%s", s.seed, i, c.arrive, c.deadline, c.ended, desc())
 		default:
 			t.Errorf("seed %d: caller %d: status %d, %v", s.seed, i, c.status, c.err)
+		}
+		if c.deadline > 0 {
+			for _, h := range hits {
+				if h.caller == i && h.at >= c.deadline {
+					t.Errorf("seed %d: caller %d sent at %v, at or after its deadline %v", s.seed, i, h.at, c.deadline)
+				}
+			}
+			if c.ended > c.deadline {
+				t.Errorf("seed %d: caller %d returned at %v, after its deadline %v", s.seed, i, c.ended, c.deadline)
+			}
 		}
 		if c.cancelAt > 0 && c.ended > c.cancelAt {
 			t.Errorf("seed %d: caller %d returned at %v, after its cancellation at %v", s.seed, i, c.ended, c.cancelAt)
@@ -341,5 +419,18 @@ func TestStressQueueArrivalsTogether(t *testing.T) {
 			interval: 200 * time.Millisecond, maxWait: 2 * time.Second, snap: 200 * time.Millisecond, arriveSnap: 200 * time.Millisecond}.run(t)
 		stressRun{seed: seed, wave1: 10, wave2: 30, retries: 2, cancelP: 0.3, refuseP: 0.4, yield: true,
 			interval: 100 * time.Millisecond, maxWait: 2 * time.Second, snap: 100 * time.Millisecond, arriveSnap: 500 * time.Millisecond}.run(t)
+	}
+}
+
+// Context deadlines, met in the queue, at the gate and between retries, and
+// RateLimit fields saying no quota is left: every wait that would outlast a
+// deadline fails at once, and the holds the fields set keep the arrivals
+// at the gate.
+func TestStressQueueDeadlines(t *testing.T) {
+	for seed := range uint64(30) {
+		stressRun{seed: seed, wave1: 20, wave2: 20, retries: 2, cancelP: 0.2, refuseP: 0.3, deadlineP: 0.5,
+			interval: 200 * time.Millisecond, maxWait: 2 * time.Second}.run(t)
+		stressRun{seed: seed, wave1: 10, wave2: 30, retries: 1, cancelP: 0.2, refuseP: 0.2, deadlineP: 0.5, hintP: 0.2, yield: true,
+			interval: 200 * time.Millisecond, maxWait: 2 * time.Second, snap: 200 * time.Millisecond, arriveSnap: 200 * time.Millisecond}.run(t)
 	}
 }
