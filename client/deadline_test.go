@@ -187,3 +187,55 @@ func TestRetryTurnPastDeadlineGivesUp(t *testing.T) {
 		t.Errorf("gave up at %v, want at once (0)", now.Sub(t0))
 	}
 }
+
+// A queued request that a Retry-After pushes to a turn past its deadline
+// fails when it finds that out (at its old turn), and gives its new turn on
+// as a cancelled one would: the requests behind it move up a turn each, the
+// last turn goes back to the store (a later request takes it), and the line
+// stays in order.
+func TestDeadlineAfterHoldGivesTurnOn(t *testing.T) {
+	defer client.CheckLines(func(why string) { t.Errorf("a line broke: %s", why) })()
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	hc, tr := newClient(t, clock, client.WithRate(1, time.Hour), client.WithRetries(0),
+		client.WithMaxRetryAfter(10*time.Hour), client.WithMaxWait(20*time.Hour))
+	key := strings.TrimPrefix(srv.URL, "http://")
+	var err error
+	var ended time.Duration
+	clock.drive(7, func(i int) {
+		switch i {
+		case 5:
+			// At 30min a Retry-After holds the key until 3h: the turns at
+			// 1h and 2h are lost.
+			clock.Sleep(context.Background(), 30*time.Minute)
+			tr.Observe(key, http.Header{"Retry-After": {"9000"}}, clock.Now())
+			return
+		case 6:
+			// Arrives during the hold: it waits for it at the gate, then
+			// takes the next turn, the one given back.
+			clock.Sleep(context.Background(), time.Hour+time.Minute)
+		default:
+			if i > 0 {
+				clock.Sleep(context.Background(), time.Duration(i)*time.Millisecond)
+			}
+		}
+		if i == 1 {
+			// Its turn at 1h, within the hold, moves to 3h: 2h away then,
+			// past its deadline.
+			_, err = doWithin(hc, srv.URL, 90*time.Minute)
+			ended = clock.Now().Sub(t0)
+			return
+		}
+		if _, err := doWithin(hc, srv.URL, 0); err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+	})
+	wantDeadlineWait(t, err, 3*time.Hour-time.Millisecond, false)
+	if ended != time.Hour {
+		t.Errorf("refused at %v, want 1h, when it found its turn lost", ended)
+	}
+	want := []time.Duration{0, 3 * time.Hour, 4 * time.Hour, 5 * time.Hour, 6 * time.Hour}
+	if at := srv.arrivals(); !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
