@@ -239,3 +239,54 @@ func TestDeadlineAfterHoldGivesTurnOn(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// A request that joins the queue with a turn a Retry-After has just made
+// unusable (the hold began between its look for holds and its joining)
+// fails at once when the hold's end is past its deadline or its maximum
+// wait, rather than sleep until the turn it cannot use to find that out.
+func TestTurnWithinKnownHoldFailsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		maxWait time.Duration
+		within  time.Duration // the context's deadline; 0: none
+		want    func(*testing.T, error)
+	}{
+		{"deadline", 10 * time.Hour, 90 * time.Minute, func(t *testing.T, err error) { wantDeadlineWait(t, err, 2*time.Hour, true) }},
+		{"max wait", 90 * time.Minute, 0, func(t *testing.T, err error) {
+			var we *client.WaitError
+			if !errors.As(err, &we) || we.Deadline || !we.Held || we.Wait != 2*time.Hour {
+				t.Errorf("error %v, want a *WaitError for a hold of 2h, more than the maximum wait", err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer client.CheckLines(func(why string) { t.Errorf("a line broke: %s", why) })()
+			clock := newFakeClock()
+			srv := newStub(t, clock, nil)
+			hc, tr := newClient(t, clock, client.WithRate(1, time.Hour), client.WithRetries(0),
+				client.WithMaxRetryAfter(10*time.Hour), client.WithMaxWait(tc.maxWait))
+			key := strings.TrimPrefix(srv.URL, "http://")
+			// The second request takes its turn, at 1h, as a Retry-After
+			// holds the key until 2h.
+			defer client.AfterTurnTaken(func() {
+				tr.Observe(key, http.Header{"Retry-After": {"7200"}}, clock.Now())
+			})()
+			var err error
+			var ended time.Duration
+			clock.drive(1, func(int) {
+				if _, err := doWithin(hc, srv.URL, 0); err != nil {
+					t.Error(err)
+				}
+				_, err = doWithin(hc, srv.URL, tc.within)
+				ended = clock.Now().Sub(t0)
+			})
+			tc.want(t, err)
+			if ended != 0 {
+				t.Errorf("refused at %v, want at once (0)", ended)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+}

@@ -316,8 +316,16 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *tic
 			}
 			// No turn can be had before the hold has passed.
 			d = t.firm.remaining(key, now)
-		case tn.at.After(now):
+		case tn.at.After(now) && (hold <= 0 || !tn.at.Before(now.Add(hold))):
 			d = tn.at.Sub(now)
+		case tn.at.After(now):
+			// The turn is still to come, but within a Retry-After that
+			// began after it was taken: it is lost already. The
+			// requests get their turns after the hold now, and one for
+			// which that is too late (its maximum wait, its deadline)
+			// fails now, not at the turn it cannot use.
+			t.settle(ctx, key, l, now)
+			continue
 		case hold > 0:
 			// The turn has come during a Retry-After: the server asked for
 			// nothing before the hold has passed, and this request would
