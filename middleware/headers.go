@@ -3,6 +3,7 @@ package middleware
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"math/bits"
 	"net/http"
 	"strconv"
 	"time"
@@ -138,7 +139,7 @@ func resetAfter(d algorithms.Decision) time.Duration {
 // setHeaders writes the rate-limit headers of res into h under profile p,
 // at the time of its decision (see setHeadersAt).
 func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte) {
-	setHeadersAt(h, p, res, outer, now, pkSecret, vals, buf, 0)
+	setHeadersAt(h, p, res, outer, now, pkSecret, vals, buf, 0, false)
 }
 
 // setHeadersAt writes the rate-limit headers of res into h under profile p.
@@ -161,7 +162,15 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 // decided during the hold may have spent what the time gave back. A
 // LegacyUnix reset is an instant: now (read after the hold) plus the
 // reduced time is the instant the decision named.
-func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held time.Duration) {
+//
+// refunded says that the store took back the leaky_queue places of res (a
+// held request that was not served): its leaky_queue decisions are then
+// reported as the queue stands with the request's places given back (see
+// refundedDecision), the policy with the lowest remaining chosen among
+// those values. (A Refunder's success does not say that every place came
+// back: one a later request queued behind stays taken, see
+// [algorithms.Refunder], yet is reported as given back.)
+func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held time.Duration, refunded bool) {
 	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
 		return
 	}
@@ -169,7 +178,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 	case IETF:
 		b := buf[:0]
 		for i := 0; i < res.Len(); i++ {
-			d := res.Decision(i)
+			d := decision(res, i, refunded)
 			if i > 0 {
 				b = append(b, ", "...)
 			}
@@ -186,8 +195,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		add2(vals, h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, str(b))
 		return
 	}
-	i := res.Lowest()
-	d := res.Decision(i)
+	d := decision(res, lowest(res, refunded), refunded)
 	// The reset of a denied response is its Retry-After (drafts -06/-07:
 	// both name the same instant), even when the policy reported (the
 	// lowest remaining) is not the one with the longest wait.
@@ -205,7 +213,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		}
 		// A denied res answers the response (an outer one that denied was
 		// in shadow mode), so its values are reported, reset = Retry-After.
-		if keepsOuter(p, res, outer) {
+		if keepsOuter(p, res, outer, refunded) {
 			return
 		}
 	}
@@ -261,20 +269,93 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 // hold its values, so that res counts as having written them. Not so where
 // a single-valued profile kept the outer values (lower than ours): then a
 // middleware further in compares its own with those.
-func holdsValues(p Profile, res, outer *policy.Result) bool {
-	return res.Len() > 0 && p != NoHeaders && !keepsOuter(p, res, outer)
+func holdsValues(p Profile, res, outer *policy.Result, refunded bool) bool {
+	return res.Len() > 0 && p != NoHeaders && !keepsOuter(p, res, outer, refunded)
 }
 
 // keepsOuter reports whether the single-valued profile p keeps the values
 // outer wrote in place of those of res: outer reports a lower remaining
 // (or is denied) and res is allowed. Then the values in the header stay
 // outer's, and a middleware further in must compare its own with outer's.
-func keepsOuter(p Profile, res, outer *policy.Result) bool {
+// refunded is as for setHeadersAt.
+func keepsOuter(p Profile, res, outer *policy.Result, refunded bool) bool {
 	if p == IETF || outer == nil || !outer.Taken() || outer.Len() == 0 || !res.Taken() || res.Len() == 0 {
 		return false
 	}
-	d := res.Decision(res.Lowest())
+	d := decision(res, lowest(res, refunded), refunded)
 	return d.Allowed && !lowerThan(d, outer.Decision(outer.Lowest()))
+}
+
+// decision returns the i-th decision of res as the headers report it: with
+// refunded, a leaky_queue one as refundedDecision gives it.
+func decision(res *policy.Result, i int, refunded bool) algorithms.Decision {
+	if !refunded {
+		return res.Decision(i)
+	}
+	return refundedDecision(res.Decision(i), res.Policy(i).Spec(), res.Cost(i))
+}
+
+// lowest returns the index of the decision a single-valued profile reports
+// (see [policy.Result.Lowest]), among the decisions as the headers report
+// them (see decision).
+func lowest(res *policy.Result, refunded bool) int {
+	if !refunded {
+		return res.Lowest()
+	}
+	// Only an allowed res has places to give back: Lowest's order among
+	// allowed decisions, the lowest Remaining, then the longest ResetAfter.
+	best := 0
+	bd := decision(res, 0, true)
+	for i := 1; i < res.Len(); i++ {
+		if d := decision(res, i, true); d.Remaining < bd.Remaining || d.Remaining == bd.Remaining && d.ResetAfter > bd.ResetAfter {
+			best, bd = i, d
+		}
+	}
+	return best
+}
+
+// refundedDecision returns d, the allowed decision of a check of spec s and
+// cost n, as the queue stands once the check's place is given back: as it
+// stood when the check came, the place never taken. Decisions of other
+// kinds count a request that did arrive and are returned as they are.
+//
+// The leaky_queue's Remaining counts the unit requests it admits now: a
+// place of n units given back adds n to a Remaining above 0. One of 0
+// may hide places the request took beyond the last (a cost above what
+// was left): then there were as many as a queue whose MaxDelay is shorter
+// by the request's Delay holds, at most n (the Delay rounded up to the
+// nanosecond, a count on a boundary is one too low, never too high). The
+// queue was empty after Delay (ResetAfter); Remaining next grows when it
+// did without the place, the same time for n places given back, none at
+// capacity, and otherwise the decision's less the spacing of the places
+// not given back (rounded to never be early).
+func refundedDecision(d algorithms.Decision, s algorithms.Spec, n int64) algorithms.Decision {
+	if s.Algorithm != algorithms.LeakyQueue || !d.Allowed {
+		return d
+	}
+	r := d.Remaining + n
+	if d.Remaining == 0 {
+		short := s
+		short.MaxDelay = max(0, s.MaxDelay-d.Delay)
+		r = min(n, short.Capacity())
+	}
+	r = min(r, d.Limit)
+	next := d.NextAfter
+	switch {
+	case r >= d.Limit:
+		next = 0
+	case r-d.Remaining < n:
+		hi, lo := bits.Mul64(uint64(n-(r-d.Remaining)), uint64(s.Window))
+		if hi >= uint64(s.Limit) {
+			next = 0 // beyond any Duration
+		} else if q, _ := bits.Div64(hi, lo, uint64(s.Limit)); q < uint64(next) {
+			next -= time.Duration(q)
+		} else {
+			next = 0
+		}
+	}
+	d.Remaining, d.NextAfter, d.ResetAfter = r, next, d.Delay
+	return d
 }
 
 // lowerThan reports whether d is reported in preference to b by a

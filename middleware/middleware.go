@@ -229,7 +229,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	if d == 0 {
 		setHeaders(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
-		if holdsValues(profile, &res.Result, outer) {
+		if holdsValues(profile, &res.Result, outer, false) {
 			res.wrote = uint8(profile) + 1
 		}
 	}
@@ -264,25 +264,30 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.stats.abandoned.Add(1)
 			m.observe(r, res, Abandoned, start)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded))
-			m.refund(r, res, m.clock.Now().Sub(held))
-			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, 0)
+			// Its headers report the queue with its place given back,
+			// if the store took it.
+			given := m.refund(r, res, m.clock.Now().Sub(held))
+			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, 0, given)
 			m.unavailable(w, max(1, seconds(d)))
 			return
 		}
 		m.stats.delayed.Add(1)
 		err := m.wait(r.Context(), d)
 		waited := m.clock.Now().Sub(held)
-		m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited)
 		if err != nil {
 			// The client went away (or the server is shutting down): its
-			// place in the queue goes back to the store that gave it.
+			// place in the queue goes back to the store that gave it, and
+			// its headers (for what wraps the middleware, the client
+			// being gone) say so, as for a deadline refusal.
 			m.stats.abandoned.Add(1)
 			m.observeHeld(r, res, Abandoned, start, held)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
-			m.refund(r, res, waited)
+			given := m.refund(r, res, waited)
+			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited, given)
 			m.unavailable(w, 0)
 			return
 		}
+		m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited, false)
 		m.observeHeld(r, res, Allowed, start, held)
 	} else {
 		m.observe(r, res, Allowed, start)
@@ -291,11 +296,12 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 }
 
 // setHeldHeaders sets the rate-limit headers of res, a request held for
-// held since its decision, in h under profile p (see setHeadersAt), and
-// notes in res that they were written, as serve does for one not held.
-func (m *Middleware) setHeldHeaders(h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration) {
-	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
-	if holdsValues(p, &res.Result, outer) {
+// held since its decision, whose leaky_queue places the store took back
+// when refunded, in h under profile p (see setHeadersAt), and notes in res
+// that they were written, as serve does for one not held.
+func (m *Middleware) setHeldHeaders(h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, refunded bool) {
+	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held, refunded)
+	if holdsValues(p, &res.Result, outer, refunded) {
 		res.wrote = uint8(p) + 1
 	}
 }
@@ -305,18 +311,25 @@ func (m *Middleware) setHeldHeaders(h http.Header, p Profile, res *Result, outer
 const refundTimeout = time.Second
 
 // refund gives back the queue places of res, a request held for waited
-// whose client went away, to the store that decided it; a failure goes to
-// the error hook.
-func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) {
+// that will not be served, to the store that decided it; a failure goes to
+// the error hook. It reports whether the store took them back: it is an
+// [algorithms.Refunder] and its Refund succeeded (a store that is not
+// keeps them).
+func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) bool {
 	store := m.store
 	if res.Fallback {
 		store = m.failure.store
+	}
+	if _, ok := store.(algorithms.Refunder); !ok {
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), refundTimeout)
 	defer cancel()
 	if err := res.Refund(ctx, store, waited); err != nil {
 		m.report(r, fmt.Errorf("middleware: giving back a leaky_queue place: %w", err))
+		return false
 	}
+	return true
 }
 
 // observe passes the outcome of a request to the observer, if any. The

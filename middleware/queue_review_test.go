@@ -55,7 +55,8 @@ func TestQueueDeadlineObservedOnce(t *testing.T) {
 // count from then, not from the admission: each is reduced by the time
 // held, never below 0, rounded up. Remaining is as the decision left it;
 // a Unix-time reset is an instant and does not move. A request refused at
-// once (its deadline comes first) carries the values of its admission.
+// once (its deadline comes first) carries the values of its admission,
+// its queue place given back (see TestQueueDeadlineRefundHeaders).
 func TestQueueHeldHeadersAtWrite(t *testing.T) {
 	for _, tt := range []struct {
 		profile middleware.Profile
@@ -101,7 +102,8 @@ func TestQueueHeldHeadersAtWrite(t *testing.T) {
 
 			// Refused at once: its turn is 9.7 s away (the queue frees at
 			// t0+20 s), after its deadline; nothing was held, nothing is
-			// reduced.
+			// reduced. Its place is given back: the queue holds 6 (5 with
+			// it), its t is the same.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			w = get(ctx)
@@ -109,7 +111,7 @@ func TestQueueHeldHeadersAtWrite(t *testing.T) {
 				t.Fatalf("deadline before the turn: %d, waits %v; want 503, no new wait", w.Code, waits)
 			}
 			if tt.profile == middleware.IETF {
-				if got, want := w.Header().Get("RateLimit"), `"queue";r=5;t=10, "minute";r=97;t=50`; got != want {
+				if got, want := w.Header().Get("RateLimit"), `"queue";r=6;t=10, "minute";r=97;t=50`; got != want {
 					t.Errorf("refused at once: RateLimit %q, want %q", got, want)
 				}
 			}
