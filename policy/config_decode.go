@@ -458,41 +458,56 @@ func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
 }
 
 func (d *decoder) strings(n *cnode, field string) []string {
-	if n.kind == scalarNode && n.tag == strTag {
-		return []string{n.text}
-	}
-	if n.kind != seqNode {
-		d.fail(n, field, "must be a list of strings, not %s", n.describe())
-		return nil
-	}
-	out := make([]string, 0, len(n.vals))
-	for i, v := range n.vals {
-		if s, ok := d.str(v, fmt.Sprintf("%s[%d]", field, i)); ok {
-			out = append(out, s)
-		}
-	}
+	out, _ := d.stringItems(n, field)
 	return out
 }
 
+// A stringItem is one string of a list, with where it is: its node and its
+// field path (the list's, with the index when n is a list).
+type stringItem struct {
+	node  *cnode
+	field string
+}
+
+// stringItems reads one string or a list of strings, reporting entries
+// that are not strings; items[i] locates out[i] (the entries that are
+// strings keep their own index and position).
+func (d *decoder) stringItems(n *cnode, field string) (out []string, items []stringItem) {
+	if n.kind == scalarNode && n.tag == strTag {
+		return []string{n.text}, []stringItem{{n, field}}
+	}
+	if n.kind != seqNode {
+		d.fail(n, field, "must be a list of strings, not %s", n.describe())
+		return nil, nil
+	}
+	out = make([]string, 0, len(n.vals))
+	items = make([]stringItem, 0, len(n.vals))
+	for i, v := range n.vals {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if s, ok := d.str(v, f); ok {
+			out = append(out, s)
+			items = append(items, stringItem{v, f})
+		}
+	}
+	return out, items
+}
+
 func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
-	list := d.strings(n, field)
+	list, items := d.stringItems(n, field)
 	out := make([]netip.Prefix, 0, len(list))
 	for i, s := range list {
-		item := n
-		if n.kind == seqNode {
-			item = n.vals[i]
-		}
+		item := items[i]
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
 			a, aerr := netip.ParseAddr(s)
 			if aerr != nil {
-				d.fail(item, fmt.Sprintf("%s[%d]", field, i), "%q is neither a CIDR prefix (10.0.0.0/8) nor an address", s)
+				d.fail(item.node, item.field, "%q is neither a CIDR prefix (10.0.0.0/8) nor an address", s)
 				continue
 			}
 			if a.Zone() != "" {
 				// PrefixFrom would drop it, trusting the address on
 				// every interface; prefixes cannot hold one.
-				d.fail(item, fmt.Sprintf("%s[%d]", field, i), "%q has a zone", s)
+				d.fail(item.node, item.field, "%q has a zone", s)
 				continue
 			}
 			p = netip.PrefixFrom(a, a.BitLen())

@@ -17,7 +17,7 @@ var keyPartNames = []string{"ip", "user", "route", "method", "global", "header:N
 
 // keyParts reads a key: one part or a list of parts joined.
 func (d *decoder) keyParts(n *cnode, field string) ([]string, bool) {
-	parts := d.strings(n, field)
+	parts, items := d.stringItems(n, field)
 	if len(parts) == 0 {
 		if n.kind == seqNode && len(n.vals) == 0 {
 			d.fail(n, field, "is empty; want one of %s, or a list of them", strings.Join(keyPartNames, ", "))
@@ -26,12 +26,8 @@ func (d *decoder) keyParts(n *cnode, field string) ([]string, bool) {
 	}
 	ok := true
 	for i, p := range parts {
-		item := n
-		if n.kind == seqNode {
-			item = n.vals[i]
-		}
 		if _, err := keyPart(p, keyfunc.Global()); err != nil {
-			d.fail(item, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+			d.fail(items[i].node, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
 			ok = false
 		}
 	}
