@@ -178,7 +178,10 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 	case IETF:
 		b := buf[:0]
 		for i := 0; i < res.Len(); i++ {
-			d := decision(res, i, refunded)
+			d := res.Decision(i)
+			if refunded {
+				d = refundedOf(res, i)
+			}
 			if i > 0 {
 				b = append(b, ", "...)
 			}
@@ -195,7 +198,12 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		add2(vals, h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, str(b))
 		return
 	}
-	d := decision(res, lowest(res, refunded), refunded)
+	var d algorithms.Decision
+	if refunded {
+		d = lowestDecision(res, true)
+	} else {
+		d = res.Decision(res.Lowest())
+	}
 	// The reset of a denied response is its Retry-After (drafts -06/-07:
 	// both name the same instant), even when the policy reported (the
 	// lowest remaining) is not the one with the longest wait.
@@ -282,32 +290,34 @@ func keepsOuter(p Profile, res, outer *policy.Result, refunded bool) bool {
 	if p == IETF || outer == nil || !outer.Taken() || outer.Len() == 0 || !res.Taken() || res.Len() == 0 {
 		return false
 	}
-	d := decision(res, lowest(res, refunded), refunded)
+	d := lowestDecision(res, refunded)
 	return d.Allowed && !lowerThan(d, outer.Decision(outer.Lowest()))
 }
 
-// decision returns the i-th decision of res as the headers report it: with
-// refunded, a leaky_queue one as refundedDecision gives it.
-func decision(res *policy.Result, i int, refunded bool) algorithms.Decision {
-	if !refunded {
-		return res.Decision(i)
+// lowestDecision returns the decision of res a single-valued profile
+// reports (see [policy.Result.Lowest]); with refunded, chosen among and as
+// refundedDecision gives them.
+func lowestDecision(res *policy.Result, refunded bool) algorithms.Decision {
+	if refunded {
+		return refundedOf(res, lowestRefunded(res))
 	}
+	return res.Decision(res.Lowest())
+}
+
+// refundedOf returns the i-th decision of res as refundedDecision gives it.
+func refundedOf(res *policy.Result, i int) algorithms.Decision {
 	return refundedDecision(res.Decision(i), res.Policy(i).Spec(), res.Cost(i))
 }
 
-// lowest returns the index of the decision a single-valued profile reports
-// (see [policy.Result.Lowest]), among the decisions as the headers report
-// them (see decision).
-func lowest(res *policy.Result, refunded bool) int {
-	if !refunded {
-		return res.Lowest()
-	}
+// lowestRefunded returns the index of the decision of res, as
+// refundedDecision gives them, that a single-valued profile reports.
+func lowestRefunded(res *policy.Result) int {
 	// Only an allowed res has places to give back: Lowest's order among
 	// allowed decisions, the lowest Remaining, then the longest ResetAfter.
 	best := 0
-	bd := decision(res, 0, true)
+	bd := refundedOf(res, 0)
 	for i := 1; i < res.Len(); i++ {
-		if d := decision(res, i, true); d.Remaining < bd.Remaining || d.Remaining == bd.Remaining && d.ResetAfter > bd.ResetAfter {
+		if d := refundedOf(res, i); d.Remaining < bd.Remaining || d.Remaining == bd.Remaining && d.ResetAfter > bd.ResetAfter {
 			best, bd = i, d
 		}
 	}
