@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -444,17 +445,65 @@ func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	if days, found := strings.CutSuffix(s, "d"); found {
-		if k, err := strconv.Atoi(days); err == nil && k >= 0 && k <= 365 {
-			return time.Duration(k) * 24 * time.Hour, true
+	const day = 24 * time.Hour
+	if days, found := strings.CutSuffix(s, "d"); found && days != "" && strings.Trim(days, "+-0123456789") == "" {
+		k, err := strconv.ParseInt(days, 10, 64)
+		if err == nil && k >= -int64(math.MaxInt64/day) && k <= int64(math.MaxInt64/day) {
+			return time.Duration(k) * day, true
+		}
+		if err == nil || errors.Is(err, strconv.ErrRange) {
+			d.fail(n, field, "%q is out of range: a duration is at most %s", s, time.Duration(math.MaxInt64))
+			return 0, false
 		}
 	}
 	t, err := time.ParseDuration(s)
 	if err != nil {
+		if durationSyntax(s) {
+			// Written as a duration, too long for one.
+			d.fail(n, field, "%q is out of range: a duration is at most %s", s, time.Duration(math.MaxInt64))
+			return 0, false
+		}
 		d.fail(n, field, "%q is not a duration such as 1s, 500ms, 1m or 24h", s)
 		return 0, false
 	}
 	return t, true
+}
+
+// durationSyntax reports whether s is written as time.ParseDuration reads
+// a duration: an optional sign, then numbers (digits, a decimal point
+// allowed), each followed by a unit.
+func durationSyntax(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for s != "" {
+		i, digits := 0, 0
+		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+			if s[i] != '.' {
+				digits++
+			}
+			i++
+		}
+		if digits == 0 || strings.Count(s[:i], ".") > 1 {
+			return false
+		}
+		s = s[i:]
+		unit := ""
+		for _, u := range []string{"ns", "us", "µs", "μs", "ms", "s", "m", "h"} {
+			if strings.HasPrefix(s, u) {
+				unit = u
+				break
+			}
+		}
+		if unit == "" {
+			return false
+		}
+		s = s[len(unit):]
+	}
+	return true
 }
 
 func (d *decoder) strings(n *cnode, field string) []string {
