@@ -49,6 +49,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -82,9 +83,11 @@ type Watcher struct {
 
 	inForce *policy.Config // set by InForce
 
-	mu          sync.Mutex // serialises reloads
-	applied     []byte     // the content last applied, or whose apply failed
-	current     *policy.Config
+	mu      sync.Mutex // serialises reloads
+	applied []byte     // the content last applied, or whose apply failed
+	// current is the Config last applied; written under mu, read without
+	// it, so that apply and the OnReload hook may call Config.
+	current     atomic.Pointer[policy.Config]
 	loadFailed  bool  // the last reload found a file that did not load
 	applyFailed bool  // apply failed for applied: Reload retries it
 	applyErr    error // that failure
@@ -117,7 +120,7 @@ func WithLogger(l *slog.Logger) Option {
 // applied). It runs on
 // the Watcher's goroutine (or Reload's caller; with [InForce], also New's
 // caller, before New returns, if the file changed since the Config was
-// read) and must not call Reload or Close.
+// read) and must not call Reload or Close; it may call Config.
 func OnReload(hook func(cfg *policy.Config, err error)) Option {
 	return func(w *Watcher) error {
 		if hook == nil {
@@ -182,7 +185,8 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 		}
 	}
 	if w.inForce != nil {
-		w.applied, w.current = w.inForce.Source(), w.inForce
+		w.applied = w.inForce.Source()
+		w.current.Store(w.inForce)
 	} else if data, err := readFile(abs); err == nil {
 		w.applied = data
 	}
@@ -218,11 +222,11 @@ func (w *Watcher) Close() error {
 	return err
 }
 
-// Config returns the configuration last applied by the Watcher, or nil.
+// Config returns the configuration last applied by the Watcher (or given
+// to [InForce]), or nil. It does not wait for a reload in progress: apply
+// and the OnReload hook may call it (apply sees the Config still in force).
 func (w *Watcher) Config() *policy.Config {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.current
+	return w.current.Load()
 }
 
 // loop turns file events into debounced reloads until Close.
@@ -402,7 +406,7 @@ func (w *Watcher) reload(explicit bool) error {
 			// The file is back to the content in force: the error
 			// reported last is over.
 			w.loadFailed = false
-			cfg := w.current
+			cfg := w.current.Load()
 			if cfg == nil { // in force since New
 				cfg, _ = policy.ParseConfig(data, w.path)
 			}
@@ -428,7 +432,8 @@ func (w *Watcher) reload(explicit bool) error {
 		// The policies are in force; some other setting waits for a
 		// restart.
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
-		w.applied, w.current, w.applyFailed = data, cfg, false
+		w.applied, w.applyFailed = data, false
+		w.current.Store(cfg)
 		w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: config reloaded; some settings take effect only at restart",
 			slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)), slog.Any("error", err))
 		w.report(cfg, err)
@@ -443,7 +448,8 @@ func (w *Watcher) reload(explicit bool) error {
 		w.report(nil, err)
 		return err
 	}
-	w.applied, w.current, w.applyFailed = data, cfg, false
+	w.applied, w.applyFailed = data, false
+	w.current.Store(cfg)
 	w.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: config reloaded",
 		slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)))
 	w.report(cfg, nil)
