@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -91,13 +92,11 @@ var errTooLarge = errors.New("the document is too large")
 // quadratic in the depth, so a small hostile file could stall it.
 const maxNesting = 64
 
-// checkNesting reports a document nested deeper than maxNesting, by flow
-// brackets ([ {) outside quotes and comments, or by block indentation
-// (leading spaces and "- " sequence entries on one line, counted loosely:
-// maxNesting·4 columns).
-func checkNesting(data []byte, file string) error {
-	depth, line, col := 0, 1, 0
-	var quote byte
+// checkIndent reports a document indented deeper than maxNesting·4
+// columns (leading spaces and "- " sequence entries on one line, counted
+// loosely): block collections nest by indentation.
+func checkIndent(data []byte, file string) error {
+	line, col := 1, 0
 	lineStart := true
 	indent := 0
 	for i := 0; i < len(data); i++ {
@@ -107,40 +106,37 @@ func checkNesting(data []byte, file string) error {
 			line, col, lineStart, indent = line+1, 0, true, 0
 			continue
 		}
-		if lineStart {
-			if c == ' ' || c == '-' && i+1 < len(data) && data[i+1] == ' ' {
-				indent++
-				if indent > 4*maxNesting {
-					return &ConfigError{File: file, Line: line, Column: col, Reason: fmt.Sprintf("is indented more than %d columns deep", 4*maxNesting)}
-				}
-				continue
-			}
-			lineStart = false
+		if !lineStart {
+			continue
 		}
-		switch {
-		case quote == '"':
-			if c == '\\' {
-				i++
-				col++
-			} else if c == '"' {
-				quote = 0
+		if c == ' ' || c == '-' && i+1 < len(data) && data[i+1] == ' ' {
+			indent++
+			if indent > 4*maxNesting {
+				return &ConfigError{File: file, Line: line, Column: col, Reason: fmt.Sprintf("is indented more than %d columns deep", 4*maxNesting)}
 			}
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t'):
-			for i+1 < len(data) && data[i+1] != '\n' {
-				i++
-			}
-		case c == '[' || c == '{':
+			continue
+		}
+		lineStart = false
+	}
+	return nil
+}
+
+// checkFlowNesting reports flow collections ([ and {) nested deeper than
+// maxNesting, counted on the tokens the parser will read: whether a
+// bracket is in a quoted string, a comment or a plain scalar is the
+// lexer's call (a quote within a plain scalar, as in it's, opens no
+// string).
+func checkFlowNesting(tokens token.Tokens, file string) error {
+	depth := 0
+	for _, tk := range tokens {
+		switch tk.Type {
+		case token.SequenceStartType, token.MappingStartType:
 			depth++
 			if depth > maxNesting {
-				return &ConfigError{File: file, Line: line, Column: col, Reason: fmt.Sprintf("nests more than %d levels deep", maxNesting)}
+				p := tokenPos(tk)
+				return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: fmt.Sprintf("nests more than %d levels deep", maxNesting)}
 			}
-		case c == ']' || c == '}':
+		case token.SequenceEndType, token.MappingEndType:
 			depth = max(0, depth-1)
 		}
 	}
@@ -150,7 +146,7 @@ func checkNesting(data []byte, file string) error {
 // parseYAML parses data into a tree. A syntax error comes back as a
 // *ConfigError with the position the parser reported.
 func parseYAML(data []byte, file string) (root *cnode, err error) {
-	if err := checkNesting(data, file); err != nil {
+	if err := checkIndent(data, file); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -160,7 +156,11 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 			root, err = nil, &ConfigError{File: file, Reason: fmt.Sprintf("invalid YAML: %v", r)}
 		}
 	}()
-	f, err := parser.ParseBytes(data, 0)
+	tokens := lexer.Tokenize(string(data))
+	if err := checkFlowNesting(tokens, file); err != nil {
+		return nil, err
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		ce := &ConfigError{File: file, Reason: "invalid YAML: " + yamlMessage(err)}
 		var ye interface{ GetToken() *token.Token }
