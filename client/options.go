@@ -8,8 +8,10 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"golang.org/x/net/idna"
 )
 
 // An Option configures a [Transport] at construction. An option given a bad
@@ -67,38 +69,67 @@ func defaults() config {
 // https), so that "https://api.example.com" and "https://api.example.com:443"
 // share a queue; likewise a fully qualified name's trailing dot is dropped
 // ("api.example.com." is the same host) and an IPv6 literal is written in
-// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"). Requests to
-// one host wait their turn in one queue and share the holds that host asks
-// for.
+// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"). A host name
+// with non-ASCII characters is keyed by its ASCII (punycode) form, mapped
+// by the IDNA lookup rules as net/http maps it to find the server it dials:
+// "bücher.example", "BÜCHER.example" and "xn--bcher-kva.example" are one
+// host, keyed "xn--bcher-kva.example", and "ｅｘａｍｐｌｅ.com" is
+// "example.com". A name those rules refuse is keyed by its lower-cased form.
+// Requests to one host wait their turn in one queue and share the holds that
+// host asks for. A host in its key's form (lower-case ASCII) is keyed
+// without allocating.
 func HostKey(r *http.Request) string {
-	host, scheme := r.Host, ""
+	hostport, scheme := r.Host, ""
 	if r.URL != nil {
 		scheme = r.URL.Scheme
 		if r.URL.Host != "" {
-			host = r.URL.Host
+			hostport = r.URL.Host
 		}
 	}
-	host = strings.ToLower(host)
 	// The port follows the last colon, unless that colon is inside an IPv6
 	// literal's brackets.
-	port := ""
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && strings.IndexByte(host[i:], ']') < 0 {
-		host, port = host[:i], host[i+1:]
+	host, port := hostport, ""
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && strings.IndexByte(hostport[i:], ']') < 0 {
+		host, port = hostport[:i], strings.ToLower(hostport[i+1:])
 		if port == "80" && strings.EqualFold(scheme, "http") || port == "443" && strings.EqualFold(scheme, "https") {
 			port = ""
 		}
 	}
+	var key string
 	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
+		key = strings.ToLower(host)
 		if a, err := netip.ParseAddr(host[1 : len(host)-1]); err == nil && a.Is6() && a.Zone() == "" {
-			host = "[" + a.String() + "]"
+			key = "[" + a.String() + "]"
 		}
-	} else if len(host) > 1 && strings.HasSuffix(host, ".") {
-		host = host[:len(host)-1]
+	} else {
+		key = asciiHost(host)
+		if len(key) > 1 && strings.HasSuffix(key, ".") {
+			key = key[:len(key)-1]
+		}
 	}
-	if port != "" {
-		host += ":" + port
+	switch {
+	case port == "":
+		return key
+	case key == host && hostport[len(host)+1:] == port:
+		return hostport // already in its key's form: no need to build it again
 	}
-	return host
+	return key + ":" + port
+}
+
+// asciiHost returns the host name as net/http dials it, lower-cased: an
+// ASCII name as it is, one with other characters mapped to ASCII by the IDNA
+// lookup rules, or, if those rules refuse it, the name as it is. A name
+// already lower-case ASCII is returned without allocating.
+func asciiHost(host string) string {
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			if a, err := idna.Lookup.ToASCII(host); err == nil {
+				return strings.ToLower(a)
+			}
+			return strings.ToLower(host)
+		}
+	}
+	return strings.ToLower(host)
 }
 
 // WithRate paces requests to limit per the given period for each key: they
