@@ -88,6 +88,15 @@ const maxConfigNodes = 20_000
 // errTooLarge is reported for a document with more than maxConfigNodes.
 var errTooLarge = errors.New("the document is too large")
 
+// maxConfigKeys bounds the mapping keys of a document, counted before it
+// is parsed: the YAML parser takes time quadratic in the keys of a block
+// mapping. A valid configuration has a few hundred at most (64 policies
+// of 12 fields, and the settings).
+const maxConfigKeys = 4096
+
+// errTooManyKeys is reported for a document with more than maxConfigKeys.
+var errTooManyKeys = fmt.Errorf("the document holds more than %d keys; a configuration needs far fewer", maxConfigKeys)
+
 // maxNesting bounds how deeply a document nests: the YAML parser takes time
 // quadratic in the depth, so a small hostile file could stall it.
 const maxNesting = 64
@@ -121,15 +130,24 @@ func checkIndent(data []byte, file string) error {
 	return nil
 }
 
-// checkFlowNesting reports flow collections ([ and {) nested deeper than
-// maxNesting, counted on the tokens the parser will read: whether a
+// checkTokens reports flow collections ([ and {) nested deeper than
+// maxNesting, counted on the tokens the parser will read (whether a
 // bracket is in a quoted string, a comment or a plain scalar is the
-// lexer's call (a quote within a plain scalar, as in it's, opens no
-// string).
-func checkFlowNesting(tokens token.Tokens, file string) error {
-	depth := 0
-	for _, tk := range tokens {
+// lexer's call: a quote within a plain scalar, as in it's, opens no
+// string), and more than maxConfigKeys keys (their ':' tokens).
+func checkTokens(tokens token.Tokens, file string) error {
+	depth, keys := 0, 0
+	for i, tk := range tokens {
 		switch tk.Type {
+		case token.MappingValueType:
+			if keys++; keys > maxConfigKeys {
+				at := tk
+				if i > 0 {
+					at = tokens[i-1] // the key
+				}
+				p := tokenPos(at)
+				return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: errTooManyKeys.Error()}
+			}
 		case token.SequenceStartType, token.MappingStartType:
 			depth++
 			if depth > maxNesting {
@@ -157,7 +175,7 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		}
 	}()
 	tokens := lexer.Tokenize(string(data))
-	if err := checkFlowNesting(tokens, file); err != nil {
+	if err := checkTokens(tokens, file); err != nil {
 		return nil, err
 	}
 	f, err := parser.Parse(tokens, 0)
@@ -372,6 +390,7 @@ type jsonConv struct {
 	file  string
 	dec   *json.Decoder
 	nodes int
+	keys  int
 	depth int
 	// lines counts positions incrementally: offsets mostly grow.
 	lastOff, lastLine, lastLineStart int
@@ -456,15 +475,21 @@ func (p *jsonConv) value() (*cnode, error) {
 			if err != nil {
 				return nil, p.jsonError(koff, err)
 			}
+			if p.keys++; p.keys > maxConfigKeys {
+				return nil, p.errorAt(koff, "%v", errTooManyKeys)
+			}
 			name, _ := ktok.(string)
 			if out.lookup(name) != nil {
 				return nil, p.errorAt(koff, "key %q appears twice", name)
 			}
+			// Its position before its value's: pos counts on from the
+			// offset asked before, and back from the start.
+			key := &cnode{kind: scalarNode, pos: p.pos(koff), text: name}
 			v, err := p.value()
 			if err != nil {
 				return nil, err
 			}
-			out.keys = append(out.keys, &cnode{kind: scalarNode, pos: p.pos(koff), text: name})
+			out.keys = append(out.keys, key)
 			out.vals = append(out.vals, v)
 		}
 		if _, err := p.dec.Token(); err != nil {
