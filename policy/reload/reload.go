@@ -405,11 +405,19 @@ func (w *Watcher) reload(explicit bool) error {
 		if w.loadFailed {
 			// The file is back to the content in force: the error
 			// reported last is over.
-			w.loadFailed = false
 			cfg := w.current.Load()
 			if cfg == nil { // in force since New
-				cfg, _ = policy.ParseConfig(data, w.path)
+				var err error
+				if cfg, err = policy.ParseConfig(data, w.path); err != nil {
+					// Taken for the content in force at New, but it does
+					// not load: no restore, whatever rules are running.
+					w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config rejected; previous rules keep running",
+						slog.String("file", w.path), slog.Any("error", err))
+					w.report(nil, err)
+					return err
+				}
 			}
+			w.loadFailed = false
 			w.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: config restored; the rules in force are unchanged",
 				slog.String("file", w.path))
 			w.report(cfg, nil)
