@@ -428,13 +428,24 @@ func (p *jsonConv) pos(off int) position {
 	return position{p.lastLine, off - p.lastLineStart + 1}
 }
 
+// jsonError reports err, the decoder's error for the token at offset off.
 func (p *jsonConv) jsonError(off int, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off = int(se.Offset)
-	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		return p.errorAt(len(p.data), "invalid JSON: unexpected end of input")
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// The Offset of a token out of place is where it is, but that of
+		// an error within a value counts only the bytes the decoder has
+		// scanned for values so far: the value at off, scanned alone,
+		// tells which, and where.
+		var raw json.RawMessage
+		var ve *json.SyntaxError
+		if errors.As(json.NewDecoder(bytes.NewReader(p.data[off:])).Decode(&raw), &ve) {
+			off += int(ve.Offset) - 1
+		} else {
+			off = int(se.Offset)
+		}
 	}
 	return p.errorAt(off, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
