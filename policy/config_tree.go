@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -308,10 +309,17 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 		return &cnode{kind: scalarNode, pos: pos, tag: floatTag, text: n.GetToken().Value, weight: 1}, nil
 	case *ast.StringNode:
 		tag := strTag
-		if n.Token != nil && n.Token.Type == token.StringType && bigInteger(n.Value) {
-			// The parser reads an unquoted integer too large for 64 bits
-			// as a string: it is an integer, out of range.
-			tag = intTag
+		if n.Token != nil && n.Token.Type == token.StringType {
+			switch {
+			case bigInteger(n.Value):
+				// The parser reads an unquoted integer too large for 64
+				// bits as a string: it is an integer, out of range.
+				tag = intTag
+			case yamlFloat.MatchString(n.Value):
+				// And a float with an exponent but no point (1e3), a
+				// float in YAML 1.2 as in JSON.
+				tag = floatTag
+			}
 		}
 		return &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1}, nil
 	case *ast.LiteralNode:
@@ -522,6 +530,10 @@ func (p *jsonConv) value() (*cnode, error) {
 	}
 	return nil, p.errorAt(off, "unexpected JSON token %v", tok)
 }
+
+// yamlFloat matches a float of the YAML 1.2 core schema, without the
+// special values (.inf, .nan).
+var yamlFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 
 // bigInteger reports whether s is written as a decimal integer: an
 // optional sign, then digits (underscores allowed between them).
