@@ -222,6 +222,9 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 	if len(data) > maxConfigSize {
 		return nil, &ConfigError{File: name, Reason: fmt.Sprintf("is larger than %d bytes", maxConfigSize)}
 	}
+	if wideText(data) {
+		return nil, &ConfigError{File: name, Line: 1, Column: 1, Reason: "is UTF-16 (or UTF-32) text, not UTF-8; save it as UTF-8"}
+	}
 	raw := bytes.Clone(data)
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark, as some editors write
 	var root *cnode
@@ -253,6 +256,16 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 	cfg.File = name
 	cfg.source = raw
 	return cfg, nil
+}
+
+// wideText reports whether data starts as UTF-16 or UTF-32 text does: a
+// byte order mark FF FE or FE FF, or a zero byte in the first two (the
+// high byte of an ASCII character), which UTF-8 YAML and JSON never have.
+func wideText(data []byte) bool {
+	if len(data) < 2 {
+		return false
+	}
+	return data[0] == 0xff && data[1] == 0xfe || data[0] == 0xfe && data[1] == 0xff || data[0] == 0 || data[1] == 0
 }
 
 func isJSON(data []byte, name string) bool {
