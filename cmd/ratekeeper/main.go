@@ -93,8 +93,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // parseFlags parses args with fs, allowing flags after positional
-// arguments; it returns the positional arguments. The status is -1 to go
-// on, or the exit status (0 after --help).
+// arguments, up to a "--", after which every argument is positional; it
+// returns the positional arguments. The status is -1 to go on, or the
+// exit status (0 after --help).
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, int) {
 	for _, a := range args {
 		if a == "--" {
@@ -117,6 +118,11 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 		rest := fs.Args()
 		if len(rest) == 0 {
 			return pos, -1
+		}
+		// fs stopped at a "--" it consumed (not at a positional argument):
+		// the rest are all positional.
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), -1
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]

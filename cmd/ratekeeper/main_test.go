@@ -6,9 +6,11 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -293,6 +295,29 @@ func TestFlagsAfterArguments(t *testing.T) {
 	b, _, codeB := runCmd("replay", "--config", "testdata/rules.yaml", "--top", "1", "testdata/access.log")
 	if codeA != codeB || a != b {
 		t.Errorf("flags after the log changed the outcome: exit %d vs %d", codeA, codeB)
+	}
+}
+
+// TestFlagsEndAtDoubleDash: after "--" every argument is positional, as
+// the flag package has it, however many follow (a log whose name starts
+// with '-', or reads like a flag).
+func TestFlagsEndAtDoubleDash(t *testing.T) {
+	for _, tc := range []struct {
+		args, want []string
+		v          bool
+	}{
+		{[]string{"-v", "--", "-a.log", "-b.log", "c.log"}, []string{"-a.log", "-b.log", "c.log"}, true},
+		{[]string{"a.log", "--", "--json", "-v"}, []string{"a.log", "--json", "-v"}, false},
+		{[]string{"a.log", "-v", "b.log", "--", "-c.log", "--"}, []string{"a.log", "b.log", "-c.log", "--"}, true},
+		{[]string{"a.log", "-v", "b.log"}, []string{"a.log", "b.log"}, true},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		v := fs.Bool("v", false, "")
+		got, code := parseFlags(fs, tc.args, io.Discard)
+		if code != -1 || !slices.Equal(got, tc.want) || *v != tc.v {
+			t.Errorf("parseFlags(%q) = %q, %d, -v %v; want %q, -1, -v %v", tc.args, got, code, *v, tc.want, tc.v)
+		}
 	}
 }
 
