@@ -34,7 +34,7 @@
 //	   have rejected requests
 //	2  usage or input error: bad flags, unreadable files, an invalid
 //	   configuration given to replay, logs with no parseable line, a
-//	   log given twice
+//	   log given twice, output that cannot be written
 //
 // Malformed lines, lines far out of time order and a compressed log that ends
 // early (truncated) do not stop a replay: the report counts them or warns.
@@ -71,8 +71,38 @@ Exit status: 0 ok, 1 findings (invalid configuration, rejected requests),
 2 usage or input error.
 `
 
-// run executes the command line args and returns the exit status.
+// run executes the command line args and returns the exit status. Output
+// that cannot be written (standard output closed, or on a full disk) is
+// an error, exit status 2, not a success with nothing shown.
 func run(args []string, stdout, stderr io.Writer) int {
+	out := &outWriter{w: stdout}
+	code := runCommand(args, out, stderr)
+	if out.err != nil && code != exitUsage { // exitUsage: reported already
+		fmt.Fprintf(stderr, "ratekeeper: writing the output: %v\n", out.err)
+		return exitUsage
+	}
+	return code
+}
+
+// An outWriter is standard output that remembers its first write error,
+// and writes nothing more after it.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
+func runCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -317,6 +318,31 @@ func TestFlagsEndAtDoubleDash(t *testing.T) {
 		got, code := parseFlags(fs, tc.args, io.Discard)
 		if code != -1 || !slices.Equal(got, tc.want) || *v != tc.v {
 			t.Errorf("parseFlags(%q) = %q, %d, -v %v; want %q, -1, -v %v", tc.args, got, code, *v, tc.want, tc.v)
+		}
+	}
+}
+
+// failingWriter fails every write, as standard output on a full disk
+// (/dev/full) or closed does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOutputWriteError: output that cannot be written is an error (exit 2,
+// said on stderr), never a success with nothing written.
+func TestOutputWriteError(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "testdata/rules.yaml"},
+		{"check", "testdata/bad.yaml"},
+		{"check", "--help"},
+		{"help"},
+		{"replay", "--config", "testdata/rules.yaml", "--quiet", "testdata/access.log"},
+		{"replay", "--help"},
+	} {
+		var e bytes.Buffer
+		code := run(args, failingWriter{}, &e)
+		if code != exitUsage || !strings.Contains(e.String(), "no space left on device") {
+			t.Errorf("ratekeeper %q to a failing stdout: exit %d, stderr %q; want exit %d and the write error", args, code, e.String(), exitUsage)
 		}
 	}
 }
