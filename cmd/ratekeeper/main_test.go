@@ -587,3 +587,57 @@ func TestReplaySVGUnwritable(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestReplayOutputIsAnInput: an output (--svg, --cpuprofile) that names
+// an input (the configuration or a log, also through a link) or the other
+// output is refused before anything is written: the profile was created
+// at once, emptying the log it named before the replay read it, and the
+// chart was renamed over the log or the configuration after the replay.
+func TestReplayOutputIsAnInput(t *testing.T) {
+	dir := t.TempDir()
+	log, cfg := filepath.Join(dir, "access.log"), filepath.Join(dir, "rules.yaml")
+	logData, err := os.ReadFile("testdata/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgData, err := os.ReadFile("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.log")
+	if err := os.Symlink(log, link); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "out")
+	for _, tc := range []struct {
+		flags []string
+		name  string // the flag named in the error
+	}{
+		{[]string{"--cpuprofile", log}, "--cpuprofile"},
+		{[]string{"--svg", log}, "--svg"},
+		{[]string{"--svg", link}, "--svg"},
+		{[]string{"--svg", dir + "/./access.log"}, "--svg"},
+		{[]string{"--cpuprofile", cfg}, "--cpuprofile"},
+		{[]string{"--svg", cfg}, "--svg"},
+		{[]string{"--svg", fresh, "--cpuprofile", fresh}, "--cpuprofile"},
+	} {
+		if err := os.WriteFile(log, logData, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, cfgData, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(fresh)
+		args := append([]string{"replay", "--quiet", "--config", cfg}, tc.flags...)
+		args = append(args, log)
+		out, errOut, code := runCmd(args...)
+		gotLog, _ := os.ReadFile(log)
+		gotCfg, _ := os.ReadFile(cfg)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, tc.name) {
+			t.Errorf("%q: exit %d, stdout %d bytes, stderr %q; want exit 2, no report, an error naming %s", tc.flags, code, len(out), errOut, tc.name)
+		}
+		if !bytes.Equal(gotLog, logData) || !bytes.Equal(gotCfg, cfgData) {
+			t.Errorf("%q: the log (%d bytes of %d) or the configuration (%d of %d) changed", tc.flags, len(gotLog), len(logData), len(gotCfg), len(cfgData))
+		}
+	}
+}

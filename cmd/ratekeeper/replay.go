@@ -108,6 +108,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (its requests would count twice; standard input can be read once)\n", twice)
 		return exitUsage
 	}
+	if msg := outputIsInput(&f, logs); msg != "" {
+		fmt.Fprintf(stderr, "ratekeeper replay: %s\n", msg)
+		return exitUsage
+	}
 	if f.reorder < 0 {
 		fmt.Fprintln(stderr, "ratekeeper replay: --reorder must not be negative")
 		return exitUsage
@@ -196,6 +200,49 @@ func givenTwice(logs []string) string {
 		files = append(files, fi)
 	}
 	return ""
+}
+
+// outputIsInput returns why an output file of f (--svg, --cpuprofile)
+// may not be written, or "": it is an input (the configuration, a log,
+// the file standard input reads), which writing it would destroy, or the
+// other output. Devices and pipes (/dev/null, /dev/stdout) are no files
+// to destroy.
+func outputIsInput(f *replayFlags, logs []string) string {
+	type file struct{ what, name string }
+	ins := []file{{"the configuration", f.config}}
+	for _, l := range logs {
+		ins = append(ins, file{"a log", l})
+	}
+	for _, o := range []file{{"--svg", f.svg}, {"--cpuprofile", f.cpuprofile}} {
+		if o.name == "" {
+			continue
+		}
+		for _, in := range ins {
+			if sameFile(o.name, in.name) {
+				return fmt.Sprintf("%s %s is also %s, which it would be written over", o.what, o.name, in.what)
+			}
+		}
+		ins = append(ins, file{"the " + o.what + " file", o.name})
+	}
+	return ""
+}
+
+// sameFile reports whether the output out would be written over the file
+// in: a regular file that both name (through links too), or for files
+// yet to be made the same path. An input named "-" is standard input.
+func sameFile(out, in string) bool {
+	var fi os.FileInfo
+	var err error
+	if in == "-" {
+		fi, err = os.Stdin.Stat()
+	} else {
+		fi, err = os.Stat(in)
+	}
+	if err != nil {
+		return in != "-" && filepath.Clean(in) == filepath.Clean(out)
+	}
+	fo, err := os.Stat(out)
+	return err == nil && fi.Mode().IsRegular() && os.SameFile(fi, fo)
 }
 
 func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Writer) (*replay.Report, replay.Input, error) {
