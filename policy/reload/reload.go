@@ -165,7 +165,9 @@ func WithDebounce(d time.Duration) Option {
 // build the middleware); its content at New is remembered, so a reload that
 // finds the same bytes does nothing. Pass the Config you loaded with
 // [InForce] so that an edit made between loading it and New is applied
-// too. The directory holding the file must exist.
+// too. The directory holding the file must exist. A path that is not a
+// regular file (or a link to one) when it is read, such as a named pipe, is
+// reported as a file that does not load.
 func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watcher, error) {
 	if apply == nil {
 		return nil, errors.New("reload: apply is nil")
@@ -470,16 +472,34 @@ func (w *Watcher) report(cfg *policy.Config, err error) {
 	}
 }
 
-// readFile reads at most maxFile+1 bytes of the file at path.
+// readFile reads at most maxFile+1 bytes of the file at path. A path that
+// is not a regular file (a named pipe, which would block the read until a
+// writer came, a device, a directory) is refused before it is opened, and
+// again, for one swapped in meanwhile, once it is.
 func readFile(path string) ([]byte, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("reload: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, notRegular(path, fi)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reload: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("reload: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, notRegular(path, fi)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("reload: %s: %w", path, err)
 	}
 	return data, nil
+}
+
+// notRegular is readFile's error for a path that is not a regular file.
+func notRegular(path string, fi fs.FileInfo) error {
+	return fmt.Errorf("reload: %s is not a regular file (mode %v)", path, fi.Mode().Type())
 }
