@@ -79,7 +79,11 @@
 // units, stay spent. A request whose context has a deadline before the end
 // of its Delay (a server-side timeout shorter than the queue) is not held:
 // it is answered 503 with Retry-After at once, and its place goes back the
-// same way.
+// same way. The 503 of a request whose place went back reports each
+// leaky_queue policy as it stood without that request (its Remaining
+// greater by the cost, its reset the Delay); when the store kept the place
+// (a later request queued behind it) or the refund failed, the headers
+// still count it.
 //
 // # Operations
 //
