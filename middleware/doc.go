@@ -81,9 +81,10 @@
 // it is answered 503 with Retry-After at once, and its place goes back the
 // same way. The 503 of a request whose place went back reports each
 // leaky_queue policy as it stood without that request (its Remaining
-// greater by the cost, its reset the Delay); when the store kept the place
-// (a later request queued behind it) or the refund failed, the headers
-// still count it.
+// greater by the cost, its reset the Delay); when the refund failed, the
+// headers still count the place. A Refund does not tell which places the
+// store kept (those with a later request queued behind them): such a place
+// is reported as given back, its Remaining one cost too high.
 //
 // # Operations
 //
