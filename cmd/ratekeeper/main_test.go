@@ -641,3 +641,18 @@ func TestReplayOutputIsAnInput(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoSVGUnwritable: a demo --svg path that cannot be written fails at
+// once, exit 2 and nothing on stdout, as replay's does, not after the
+// whole demo has been shown.
+func TestDemoSVGUnwritable(t *testing.T) {
+	for _, bad := range []string{
+		t.TempDir(), // a directory
+		filepath.Join(t.TempDir(), "no-such-dir", "demo.svg"),
+	} {
+		out, errOut, code := runCmd("demo", "--svg", bad)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, bad) {
+			t.Errorf("demo --svg %s: exit %d, stdout %d bytes, stderr %q; want exit 2, no output, an error naming the path", bad, code, len(out), errOut)
+		}
+	}
+}

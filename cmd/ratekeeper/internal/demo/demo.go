@@ -10,8 +10,14 @@ import (
 )
 
 // Run plays the whole demo, writing to w, and writes the chart to svgPath;
-// the middleware sends the headers of profile.
+// the middleware sends the headers of profile. A path that cannot be
+// written fails at once, before the demo.
 func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
+	f, err := os.Create(svgPath)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer f.Close() // on an error; closed and checked below otherwise
 	headers := profile.String() + " headers"
 	if profile == middleware.NoHeaders {
 		headers = "no rate-limit headers"
@@ -30,12 +36,7 @@ func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	f, err := os.Create(svgPath)
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
 	if err := c.WriteSVG(f); err != nil {
-		f.Close()
 		return fmt.Errorf("demo: %w", err)
 	}
 	if err := f.Close(); err != nil {
