@@ -25,6 +25,7 @@ local function bucketsKind()
         end
         return {w = w, b = b, sum = sum, counts = counts}, true
       end
+      foreign(key)
     end
     return {w = P.jw, b = P.jb, sum = 0, counts = {}}, false
   end

@@ -26,9 +26,8 @@ local function windowKinds()
     local v = call('GET', key)
     if v then
       local k, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-      if k then
-        return {t = tonumber(k), x = tonumber(x), y = tonumber(y) or 0}, true
-      end
+      if not k then foreign(key) end
+      return {t = tonumber(k), x = tonumber(x), y = tonumber(y) or 0}, true
     end
     return {t = P.k - 2, x = 0, y = 0}, false
   end
@@ -131,6 +130,8 @@ local function bucketKinds()
         end
         -- F more than 23 days before t: the bucket is full (exactly as in
         -- algorithms: the deficit is zero). See doc.go for F far after t.
+      else
+        foreign(key)
       end
     end
     return {t = 0, x = 0}, false

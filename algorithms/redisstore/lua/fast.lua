@@ -108,7 +108,11 @@ do
       local kind, L, W, C, n = p[1], p[2], p[3], p[4], p[7]
       f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5] = kind, L, W, C, n
       local v = v1
-      if vals then v = vals[i] end
+      if vals then
+        v = vals[i]
+        -- MGET reads a key of another type as missing: GET fails on it.
+        if not v then call('GET', KEYS[i]) end
+      end
       if kind >= 5 then
         -- loadBucket: F relative to t, or an empty bucket.
         local t, x = 0, 0
@@ -117,6 +121,8 @@ do
           if s then
             s = tonumber(s)
             if not far(s) then t, x = rel(s, tonumber(ns)), tonumber(rx) end
+          else
+            foreign(KEYS[i])
           end
         end
         f[b + 8], f[b + 9], f[b + 11] = t, x, 0
@@ -141,7 +147,8 @@ do
         local t, x, y = k - 2, 0, 0
         if v then
           local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-          if sk then t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0 end
+          if not sk then foreign(KEYS[i]) end
+          t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
         end
         local off = 0
         if t > k then off = (t - k) * W - e end

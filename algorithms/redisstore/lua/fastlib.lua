@@ -35,6 +35,14 @@ local function fastTables(n)
   fastCap = n
 end
 
+-- foreign fails the call on a value of key the store did not write (the
+-- application's own key, under a prefix that collides with the store's):
+-- read as an empty state, it would admit and then be overwritten. Every
+-- check's state is loaded before any write, so nothing is written.
+local function foreign(key)
+  error('redisstore: key ' .. key .. ' holds a value the store did not write', 0)
+end
+
 -- The steps the fast path shares with cell.lua's kinds. They are here, at
 -- the top level, because a script runs fast.lua before cell.lua: cell.lua's
 -- closures call them too, so each step has one definition.

@@ -46,7 +46,8 @@ local function logKind()
     local S = {key = key, lkey = lkey, sum = 0, head = 1, len = 0, cache = {}, app = {}, merge = 0, shared = true}
     local v = call('GET', key)
     if v then
-      S.sum = tonumber(v) or 0
+      S.sum = tonumber(v)
+      if not S.sum then foreign(key) end
       S.len = call('LLEN', lkey)
     end
     return S, v ~= false and v ~= nil

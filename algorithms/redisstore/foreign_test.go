@@ -1,0 +1,79 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// foreignSpecs has one spec of every kind.
+var foreignSpecs = []algorithms.Spec{
+	{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Minute},
+	{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: time.Minute},
+	{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Minute},
+	{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: time.Minute, Buckets: 6},
+	{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Minute},
+	{Algorithm: algorithms.LeakyBucket, Limit: 5, Window: time.Minute},
+	{Algorithm: algorithms.LeakyQueue, Limit: 5, Window: time.Minute, MaxDelay: time.Second},
+}
+
+// TestForeignValueIsAnError: a key the store did not write (the
+// application's own key, under a prefix that collides with the store's)
+// is an error of the Take, never read as an empty state: not admitted and
+// not overwritten. For every kind, a key holding a hash (another type) or
+// a string the store cannot parse, alone in a Take (GET) or with another
+// check (MGET, which returns nil for a key of another type), as a function
+// and as a script.
+func TestForeignValueIsAnError(t *testing.T) {
+	ctx := context.Background()
+	admin := newClient(t)
+	clients := map[string]redis.UniversalClient{"function": newClient(t), "script": noFunctionsClient(t)}
+	for name, client := range clients {
+		for _, spec := range foreignSpecs {
+			for _, foreign := range []string{"hash", "string"} {
+				for _, n := range []int{1, 2} {
+					prefix := uniquePrefix(t)
+					s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+					if err != nil {
+						t.Fatal(err)
+					}
+					checks := []algorithms.Check{{Spec: spec, Key: "app"}}
+					if n == 2 {
+						checks = append(checks, algorithms.Check{Spec: foreignSpecs[0], Key: "other"})
+					}
+					key := redisKeys(prefix, checks[0])[0]
+					if foreign == "hash" {
+						err = admin.HSet(ctx, key, "user", "alice").Err()
+					} else {
+						err = admin.Set(ctx, key, "application data", 0).Err()
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					ds, err := s.Take(ctx, checks...)
+					if err == nil {
+						t.Errorf("%s %s %s with %d checks: Take = %+v, nil error; want an error", name, spec.Algorithm, foreign, n, ds)
+					}
+					typ, _ := admin.Type(ctx, key).Result()
+					if foreign == "hash" && typ != "hash" {
+						t.Errorf("%s %s %s with %d checks: the application's hash was replaced (type %q)", name, spec.Algorithm, foreign, n, typ)
+					}
+					if foreign == "string" {
+						if v, _ := admin.Get(ctx, key).Result(); v != "application data" {
+							t.Errorf("%s %s %s with %d checks: the application's string was replaced by %q", name, spec.Algorithm, foreign, n, v)
+						}
+					}
+					if n == 2 {
+						if k := redisKeys(prefix, checks[1])[0]; admin.Exists(ctx, k).Val() != 0 {
+							t.Errorf("%s %s %s with %d checks: the other check consumed though the Take failed", name, spec.Algorithm, foreign, n)
+						}
+					}
+				}
+			}
+		}
+	}
+}
