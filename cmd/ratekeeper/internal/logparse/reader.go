@@ -109,7 +109,12 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	br := bufio.NewReaderSize(cr, maxLine)
 	gz := false
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		gs := &gzipStream{src: br}
 		zr, err := gzip.NewReader(br)
+		if err == nil {
+			zr.Multistream(false)
+			gs.zr = zr
+		}
 		if err != nil && (err == io.EOF || gzipDamage(err)) {
 			// Cut within its header (a copy taken as the compressor
 			// starts it) or damaged there: a log that ends early, like
@@ -121,8 +126,11 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("logparse: %s: gzip header: %w", name, err)
 		}
-		br = bufio.NewReaderSize(zr, maxLine)
+		br = bufio.NewReaderSize(gs, maxLine)
 		gz = true
+		rd := &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}
+		gs.trailing = rd.trailing
+		return rd, nil
 	} else if magic, _ := br.Peek(4); len(magic) == 4 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h' && magic[3] >= '1' && magic[3] <= '9' {
 		br = bufio.NewReaderSize(bzip2.NewReader(br), maxLine)
 		gz = true
@@ -135,6 +143,69 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		br.Discard(3)
 	}
 	return &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}, nil
+}
+
+// A gzipStream reads the members of a gzip log one after the other, as
+// gzip -d does: zero bytes after the last member are padding, ignored;
+// other bytes that begin no member are reported to trailing, and ignored.
+// (The gzip.Reader's own multistream mode takes them for a damaged member
+// header: a log read whole reported as cut short.)
+type gzipStream struct {
+	src      *bufio.Reader // the compressed bytes
+	zr       *gzip.Reader  // the member being read; Multistream(false)
+	trailing func(n int64)
+}
+
+func (g *gzipStream) Read(p []byte) (int, error) {
+	for {
+		n, err := g.zr.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil // the member's end comes again with no bytes
+		}
+		// The member is whole (its checksum and size checked).
+		magic, _ := g.src.Peek(2)
+		switch {
+		case len(magic) == 0:
+			return 0, io.EOF
+		case magic[0] == 0x1f && (len(magic) == 1 || magic[1] == 0x8b):
+			// Another member, or the start of one cut short.
+			if err := g.zr.Reset(g.src); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return 0, err
+			}
+			g.zr.Multistream(false)
+		default:
+			var rest int64
+			zeros := true
+			for {
+				b, err := g.src.ReadByte()
+				if err != nil {
+					break
+				}
+				rest++
+				zeros = zeros && b == 0
+			}
+			if !zeros {
+				g.trailing(rest)
+			}
+			return 0, io.EOF
+		}
+	}
+}
+
+// trailing records that n bytes after a gzip log's last member, not all
+// zero, were ignored.
+func (r *Reader) trailing(n int64) {
+	unit := "bytes"
+	if n == 1 {
+		unit = "byte"
+	}
+	r.damage = fmt.Errorf("%s: %d %s after the compressed data are no gzip data; ignored (the log before them was read whole)", r.name, n, unit)
 }
 
 // compressedAs returns the name of the compressor whose magic bytes start
@@ -160,7 +231,8 @@ func gzipDamage(err error) bool {
 
 // Damage returns, once Next has returned io.EOF, why a compressed log
 // ended before its end (a truncated or corrupt file: the rest is
-// missing), or nil.
+// missing), or that bytes after the end of a gzip log's compressed data
+// (other than zero padding) were ignored; nil otherwise.
 func (r *Reader) Damage() error { return r.damage }
 
 // Next returns the next well-formed entry, or io.EOF at the end of the

@@ -1,0 +1,62 @@
+package logparse
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestGzipTrailingData: bytes after the last gzip member are not a log cut
+// short. Zero padding (a file copied with its preallocated blocks, a tape
+// block) is ignored, as gzip -d ignores it; other bytes (text appended to
+// a .gz by mistake) are reported, as ignored, never as "the rest of the
+// log is missing", which all of the log was read. A member that begins and
+// is cut short is still a truncated log.
+func TestGzipTrailingData(t *testing.T) {
+	member := func(from, n int) []byte {
+		var plain, buf bytes.Buffer
+		for i := range n {
+			fmt.Fprintf(&plain, "192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET /%d HTTP/1.1\" 200 1\n", from+i)
+		}
+		zw := gzip.NewWriter(&buf)
+		zw.Write(plain.Bytes())
+		zw.Close()
+		return buf.Bytes()
+	}
+	one, two := member(0, 100), member(100, 50)
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		entries int
+		damage  string // in Damage's text; "" for none
+	}{
+		{"whole", one, 100, ""},
+		{"two members", cat(one, two), 150, ""},
+		{"zero padding", cat(one, make([]byte, 1024)), 100, ""},
+		{"two members, zero padding", cat(one, two, make([]byte, 7)), 150, ""},
+		{"text after", cat(one, []byte("garbage\n")), 100, "8 bytes after the compressed data"},
+		{"one byte after", cat(one, []byte{'x'}), 100, "1 byte after the compressed data"},
+		{"zeros then text", cat(one, make([]byte, 10), []byte("x")), 100, "11 bytes after the compressed data"},
+		{"second member cut in its header", cat(one, two[:5]), 100, "ends early"},
+		{"second member cut", cat(one, two[:len(two)/2]), 100, "ends early"},
+	} {
+		r, err := NewReader(bytes.NewReader(tc.data), "a.log.gz", Options{})
+		if err != nil {
+			t.Errorf("%s: NewReader: %v", tc.name, err)
+			continue
+		}
+		got := len(readAll(t, r))
+		if tc.damage == "" && (got != tc.entries || r.Damage() != nil) {
+			t.Errorf("%s: %d entries, damage %v; want %d and none", tc.name, got, r.Damage(), tc.entries)
+		}
+		if tc.damage != "" && (got < tc.entries || r.Damage() == nil || !strings.Contains(r.Damage().Error(), tc.damage)) {
+			t.Errorf("%s: %d entries, damage %v; want at least %d and %q", tc.name, got, r.Damage(), tc.entries, tc.damage)
+		}
+		if tc.damage != "ends early" && r.Damage() != nil && strings.Contains(r.Damage().Error(), "missing") {
+			t.Errorf("%s: damage %v says the log is missing a part it has", tc.name, r.Damage())
+		}
+	}
+}
