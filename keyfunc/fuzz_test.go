@@ -49,6 +49,12 @@ func FuzzIP(f *testing.F) {
 	f.Add("", ",,,", `for="`, "1.2.3.4:5")
 	f.Add("10.255.255.255", " \t, 10.0.0.1", "for=10.0.0.1;for=10.0.0.2", "[::1]")
 	f.Add("[::ffff:10.0.0.1]", "::ffff:1.2.3.4, ::fhff:10.0.0.2", `for="[::ffff:1.2.3.4]:1"`, "::ffff:5.6.7.8") // a bracketed bare peer is parsed (and here trusted)
+	// Forwarded: a comma and a semicolon inside quoted values, an
+	// obfuscated port, empty pairs, a blank line between two lines, and
+	// for= twice in the proxy's element.
+	f.Add("10.0.0.1:80", "", `for="6.6.6.6:_p";by="a,b";;proto=http, for=10.0.0.2;host="x;y"`, "")
+	f.Add("10.0.0.1:80", "", "for=6.6.6.6\n\nFor=\"[2001:db8::1]:443\"", "")
+	f.Add("10.0.0.1:80", "", "for=6.6.6.6, for=7.7.7.7;for=10.0.0.2", "")
 	// X-Real-IP: the last line counts.
 	f.Add("10.0.0.1:80", "", "", "6.6.6.6\n 203.0.113.9\t")
 
@@ -85,7 +91,10 @@ func FuzzIP(f *testing.F) {
 		// lines of X-Forwarded-For and X-Real-IP, so that several lines,
 		// blank ones included, are fuzzed too.
 		xffLines := strings.Split(xffValue, "\n")
-		kv := []string{"Forwarded", fwdValue}
+		kv := []string{}
+		for _, l := range strings.Split(fwdValue, "\n") {
+			kv = append(kv, "Forwarded", l)
+		}
 		for _, l := range strings.Split(realIP, "\n") {
 			kv = append(kv, "X-Real-IP", l)
 		}
@@ -133,6 +142,21 @@ func FuzzIP(f *testing.F) {
 			}
 			if got := keys[ref.config]; got != want {
 				t.Fatalf("%s: X-Forwarded-For %q: key %q; the plain walk gives %q", ref.config, r.Header[xff], got, want)
+			}
+		}
+		// Forwarded from a trusted peer, where every line reads left to
+		// right as RFC 7239 elements and holds no backslash (IP refuses
+		// quoted-pairs; it pairs quotes from the right, so a line with a
+		// quote left open may read otherwise): the plain walk's key.
+		if peerTrusted {
+			if a, ok, comparable := refForwarded(r.Header["Forwarded"], trustedPs, keyfunc.DefaultMaxHops); comparable {
+				want := ""
+				if ok {
+					want = groupKey(a, 32, 64)
+				}
+				if got := keys["Forwarded"]; got != want {
+					t.Fatalf("Forwarded %q: key %q; the plain walk gives %q", r.Header["Forwarded"], got, want)
+				}
 			}
 		}
 		// X-Real-IP from a trusted peer: its last line, trimmed, is the
@@ -186,6 +210,134 @@ func asForwarded(lines []string) ([]string, bool) {
 		out[i] = strings.Join(entries, ", ")
 	}
 	return out, true
+}
+
+// refForwarded is a plain reading of a Forwarded header, walked like
+// refXFF with TrustedProxies: each line is split left to right into
+// elements at the commas outside quoted strings, and each element into
+// pairs at the semicolons outside them; an element is malformed if it is
+// longer than 512 bytes, has a pair that is not token=value (value a
+// token-like run without quotes or a whole quoted string), or has not
+// exactly one for= whose node, less an obfuscated port, is an address.
+// comparable is false when a line holds a backslash or leaves a quote
+// open, which this reading does not model.
+func refForwarded(lines []string, trusted []netip.Prefix, maxHops int) (client netip.Addr, ok, comparable bool) {
+	split := make([][]string, len(lines))
+	for i, l := range lines {
+		if strings.Contains(l, `\`) {
+			return netip.Addr{}, false, false
+		}
+		in, start := false, 0
+		for j := 0; j < len(l); j++ {
+			switch l[j] {
+			case '"':
+				in = !in
+			case ',':
+				if !in {
+					split[i] = append(split[i], l[start:j])
+					start = j + 1
+				}
+			}
+		}
+		if in {
+			return netip.Addr{}, false, false
+		}
+		split[i] = append(split[i], l[start:])
+	}
+	steps := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i] == "" {
+			if steps >= maxHops {
+				return netip.Addr{}, false, true
+			}
+			steps++
+			continue
+		}
+		for j := len(split[i]) - 1; j >= 0; j-- {
+			if steps >= maxHops {
+				return netip.Addr{}, false, true
+			}
+			steps++
+			a, ok := refForwardedFor(split[i][j])
+			if !ok {
+				return netip.Addr{}, false, true
+			}
+			if !slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) }) {
+				return a, true, true
+			}
+		}
+	}
+	return netip.Addr{}, false, true
+}
+
+// refForwardedFor reads the for= address of one Forwarded element (see
+// refForwarded).
+func refForwardedFor(elem string) (netip.Addr, bool) {
+	if len(elem) > 512 {
+		return netip.Addr{}, false
+	}
+	var pairs []string
+	in, start := false, 0
+	for i := 0; i < len(elem); i++ {
+		switch elem[i] {
+		case '"':
+			in = !in
+		case ';':
+			if !in {
+				pairs = append(pairs, elem[start:i])
+				start = i + 1
+			}
+		}
+	}
+	pairs = append(pairs, elem[start:])
+	var node string
+	n := 0
+	for _, p := range pairs {
+		p = strings.Trim(p, " \t")
+		if p == "" {
+			continue
+		}
+		name, v, ok := strings.Cut(p, "=")
+		if !ok || name == "" || strings.ContainsFunc(name, func(c rune) bool {
+			return !strings.ContainsRune("!#$%&'*+-.^_`|~", c) && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9')
+		}) {
+			return netip.Addr{}, false
+		}
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		if strings.Contains(v, `"`) {
+			return netip.Addr{}, false
+		}
+		if strings.EqualFold(name, "for") {
+			node, n = v, n+1
+		}
+	}
+	if n != 1 {
+		return netip.Addr{}, false
+	}
+	if a, ok := parsePeer(node); ok && len(node) <= 100 {
+		return a, true
+	}
+	// An obfuscated port (RFC 7239 6.3) after an IPv4 or bracketed address.
+	host, port, found := strings.Cut(node, ":_")
+	for found && strings.Contains(port, ":_") { // the last ":_"
+		var rest string
+		rest, port, _ = strings.Cut(port, ":_")
+		host += ":_" + rest
+	}
+	if !found || port == "" || strings.ContainsFunc(port, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-')
+	}) {
+		return netip.Addr{}, false
+	}
+	if strings.HasPrefix(host, "[") != strings.HasSuffix(host, "]") || !strings.HasPrefix(host, "[") && strings.Contains(host, ":") {
+		return netip.Addr{}, false
+	}
+	if a, ok := parsePeer(host); ok && len(host) <= 100 {
+		return a, true
+	}
+	return netip.Addr{}, false
 }
 
 // refXFF is a plain reading of the walk that IP does incrementally: each
@@ -266,7 +418,12 @@ func parsePeer(s string) (netip.Addr, bool) {
 
 // FuzzJoin checks that Join is injective: two lists of parts give the same
 // key exactly when they are equal. The lists are (a, b) and (c, d), and
-// also (a, b, c) against (a, b+c) to move bytes across a boundary.
+// also (a, b, c) against (a, b+c) to move bytes across a boundary. Each
+// key must also decode, by the documented grammar alone, into the list of
+// its parts, each written as it is or, when longer than MaxPartLen or not
+// visible ASCII, as "#" and its Secret digest: so no two lists of any
+// length share a key unless two digests collide. Keys are bounded by
+// 3+MaxPartLen bytes per part.
 func FuzzJoin(f *testing.F) {
 	f.Add("a:b", "c", "a", "b:c")
 	f.Add("1:a", "b", "1", "a1:b")
@@ -317,5 +474,64 @@ func keyOf(t *testing.T, parts ...string) (string, error) {
 			t.Fatalf("Join(%q) = %q: byte %d is not visible ASCII", parts, k, i)
 		}
 	}
+	if max := len(parts) * (3 + keyfunc.MaxPartLen); len(k) > max {
+		t.Fatalf("Join(%q) = %q: %d bytes, over %d", parts, k, len(k), max)
+	}
+	want := make([]string, len(parts))
+	for i, p := range parts {
+		want[i] = p
+		if len(p) > keyfunc.MaxPartLen || !visibleASCII(p) {
+			d, err := keyfunc.Secret(constF(p))(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[i] = "#" + d
+		}
+	}
+	if got, ok := decodeJoin(k); !ok || !slices.Equal(got, want) {
+		t.Fatalf("Join(%q) = %q decodes to %q (ok %v); want %q", parts, k, got, ok, want)
+	}
 	return k, nil
+}
+
+// decodeJoin reads a key of Join back into its parts by the documented
+// grammar: each part is a decimal length (no leading zero), ':' and that
+// many bytes, or '#' and a HashLen-byte digest, which is returned with its
+// '#'. ok is false if k is not a sequence of such parts.
+func decodeJoin(k string) (parts []string, ok bool) {
+	for k != "" {
+		if k[0] == '#' {
+			if len(k) < 1+keyfunc.HashLen {
+				return nil, false
+			}
+			parts, k = append(parts, k[:1+keyfunc.HashLen]), k[1+keyfunc.HashLen:]
+			continue
+		}
+		i := strings.IndexByte(k, ':')
+		if i < 1 || k[0] == '0' {
+			return nil, false
+		}
+		n := 0
+		for _, c := range []byte(k[:i]) {
+			if c < '0' || c > '9' || n > keyfunc.MaxPartLen {
+				return nil, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n > keyfunc.MaxPartLen || len(k)-i-1 < n {
+			return nil, false
+		}
+		parts, k = append(parts, k[i+1:i+1+n]), k[i+1+n:]
+	}
+	return parts, len(parts) > 0
+}
+
+// visibleASCII reports whether s holds only bytes 0x21..0x7e.
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
