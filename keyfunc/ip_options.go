@@ -65,6 +65,11 @@ func TrustedHops(n int) IPOption {
 // left over all its header lines (as if they were one comma-separated
 // list). It is the default source once [TrustedProxies] or [TrustedHops] is
 // given. Entries may be bare addresses, "[v6]", "[v6]:port" or "v4:port".
+//
+// Every trusted proxy must append to X-Forwarded-For: a header that the
+// nearest proxy passes through untouched (one that writes only Forwarded,
+// say) is the client's own, and its rightmost entry is whatever the client
+// chose.
 func FromXForwardedFor() IPOption {
 	return func(c *ipConfig) { c.source, c.sources = srcXFF, c.sources+1 }
 }
@@ -77,6 +82,11 @@ func FromXForwardedFor() IPOption {
 // obfuscated identifier ("_hidden"), with malformed quoting or with a
 // backslash anywhere (no address needs an escape) yields [ErrNoClientIP].
 // Requires [TrustedProxies] or [TrustedHops].
+//
+// Every trusted proxy must append to Forwarded (or the edge must drop the
+// client's): many proxies write X-Forwarded-For only (nginx's
+// $proxy_add_x_forwarded_for) and pass a Forwarded header through as the
+// client sent it, and reading that one lets the client choose its key.
 func FromForwarded() IPOption {
 	return func(c *ipConfig) { c.source, c.sources = srcForwarded, c.sources+1 }
 }
