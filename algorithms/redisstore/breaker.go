@@ -36,28 +36,39 @@ type breaker struct {
 	open      bool      // open or half-open
 	until     time.Time // open: when the next probe may go
 	probing   bool      // half-open: a probe is in flight
+	probe     uint64    // the number of the last probe let through
 }
 
-// allow returns ErrCircuitOpen when the call must not go to Redis.
-func (b *breaker) allow(now time.Time) error {
+// allow returns ErrCircuitOpen when the call must not go to Redis. A call
+// let through as the half-open probe gets its number, which record takes
+// back (0 for any other call).
+func (b *breaker) allow(now time.Time) (uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.open {
-		return nil
+		return 0, nil
 	}
 	if now.Before(b.until) || b.probing {
-		return ErrCircuitOpen
+		return 0, ErrCircuitOpen
 	}
 	b.probing = true // this call is the probe
-	return nil
+	b.probe++
+	return b.probe, nil
 }
 
-// record counts the outcome of a call that allow let through.
-func (b *breaker) record(err error, now time.Time) {
+// record counts the outcome of a call that allow let through, probe being
+// the number allow gave it. While the circuit is open only the probe's
+// failure counts: a call let through before the circuit opened that fails
+// now says nothing new, and must not end the probe still in flight (which
+// would let a second one through).
+func (b *breaker) record(err error, now time.Time, probe uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	isProbe := probe != 0 && probe == b.probe && b.probing
 	if errors.Is(err, context.Canceled) {
-		b.probing = false
+		if isProbe {
+			b.probing = false
+		}
 		return
 	}
 	if err == nil {
@@ -65,8 +76,10 @@ func (b *breaker) record(err error, now time.Time) {
 		return
 	}
 	if b.open {
-		b.probing = false
-		b.until = now.Add(b.cooldown)
+		if isProbe {
+			b.probing = false
+			b.until = now.Add(b.cooldown)
+		}
 		return
 	}
 	b.failures++

@@ -61,8 +61,10 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	if s.clock != nil {
 		now = s.clock.Now()
 	}
+	var probe uint64
 	if s.breaker != nil {
-		if err := s.breaker.allow(s.localNow(now)); err != nil {
+		var err error
+		if probe, err = s.breaker.allow(s.localNow(now)); err != nil {
 			return err
 		}
 	}
@@ -87,7 +89,7 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	}
 	err = s.ownDeadline("refund", err, parent)
 	if s.breaker != nil {
-		s.breaker.record(err, s.localNow(now))
+		s.breaker.record(err, s.localNow(now), probe)
 	}
 	if s.deny != nil {
 		// Even after an error: the script may have run (a reply lost, a

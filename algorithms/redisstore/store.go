@@ -212,8 +212,10 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	if s.deny != nil && s.deny.answer(dst, checks, local) {
 		return nil
 	}
+	var probe uint64
 	if s.breaker != nil {
-		if err := s.breaker.allow(local); err != nil {
+		var err error
+		if probe, err = s.breaker.allow(local); err != nil {
 			return err
 		}
 	}
@@ -233,7 +235,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	err = s.ownDeadline("take", err, parent)
 	replied := s.localNow(now)
 	if s.breaker != nil {
-		s.breaker.record(err, replied)
+		s.breaker.record(err, replied, probe)
 	}
 	if err != nil {
 		return err
