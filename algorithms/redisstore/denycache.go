@@ -60,6 +60,12 @@ type denyCache struct {
 	size int
 	m    map[denyKey]denyEntry
 	n    atomic.Int64 // len(m), read without mu
+	// next is no later than the earliest expiry among the entries: a full
+	// cache is swept for expired entries only from then on, so denials on
+	// a cache full of live ones do not each look through all of them.
+	next time.Time
+	// visited counts the entries sweeps have looked at (tests).
+	visited int
 }
 
 // answer fills dst and reports true when the Take can be denied locally.
@@ -146,12 +152,17 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer func() { c.n.Store(int64(len(c.m))) }()
-	if len(c.m)+len(checks) > c.size {
+	if len(c.m)+len(checks) > c.size && !now.Before(c.next) {
+		var next time.Time
 		for k, e := range c.m {
+			c.visited++
 			if !now.Before(e.until) {
 				delete(c.m, k)
+			} else if next.IsZero() || e.until.Before(next) {
+				next = e.until
 			}
 		}
+		c.next = next
 	}
 	for i, ch := range checks {
 		k := denyKey{ch.Spec, ch.Key}
@@ -169,6 +180,9 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		// map gets a copy.
 		k.key = strings.Clone(k.key)
 		c.m[k] = denyEntry{d: dst[i], at: now, replied: replied, until: until, cost: cost(ch)}
+		if len(c.m) == 1 || until.Before(c.next) {
+			c.next = until
+		}
 	}
 }
 
