@@ -232,6 +232,10 @@
 // # Failures
 //
 // Errors are returned, never panics; a reply of the wrong shape is an error.
+// So is a key under the prefix that the store did not write (one of
+// another type, or a string it cannot read as its state: the application's
+// own key under a colliding prefix): the Take fails before anything is
+// written, and the key is left as it is (TestForeignValueIsAnError).
 // A Take honours its context: with a client whose ContextTimeoutEnabled is
 // set, go-redis bounds the I/O by it; otherwise the call runs in a goroutine
 // that the Take stops waiting for at the deadline (the goroutine ends when
