@@ -51,6 +51,10 @@ type Store struct {
 	// deadline; inflight counts those goroutines for Close.
 	guard    bool
 	inflight sync.WaitGroup
+	// closing orders Close against the start of those goroutines: one
+	// starts (inflight.Add) under its read lock only while the store is
+	// open, and Close sets closed under its write lock before it waits.
+	closing sync.RWMutex
 }
 
 // An Option configures a Store.
@@ -164,10 +168,14 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 // Close marks the store closed: later calls return [algorithms.ErrClosed].
 // It waits for the calls abandoned at their context's deadline (see the
 // package documentation, "Failures") to end, which the client's read
-// timeout bounds. It does not close the client, which the caller owns.
-// Close is idempotent and returns nil.
+// timeout bounds; a Take or Refund under way that would start such a call
+// once Close has begun returns ErrClosed instead (a cross-slot undo runs
+// still, on the Take's goroutine). It does not close the client, which the
+// caller owns. Close is idempotent and returns nil.
 func (s *Store) Close() error {
+	s.closing.Lock()
 	s.closed.Store(true)
+	s.closing.Unlock()
 	s.inflight.Wait()
 	return nil
 }
@@ -458,18 +466,37 @@ func (s *Store) synchronous(ctx context.Context) bool {
 	return !s.guard || ctx.Done() == nil
 }
 
-// eval runs the script, honouring ctx even when the client does not.
+// eval runs the script, honouring ctx even when the client does not. Once
+// the store is closed it starts no goroutine (Close has waited for those
+// it knows of): it returns ErrClosed.
 func (s *Store) eval(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
+	return s.evalOr(ctx, c, keys, args, false)
+}
+
+// evalOr is eval; after Close, with mustRun, it runs the script on the
+// caller's goroutine instead of returning ErrClosed (a cross-slot undo,
+// which must not leave a reservation in place).
+func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []string, args []any, mustRun bool) (any, error) {
 	if s.synchronous(ctx) {
 		v, err := s.call(ctx, c, keys, args)
 		return wrap(ctx, v, err)
 	}
+	s.closing.RLock()
+	if s.closed.Load() {
+		s.closing.RUnlock()
+		if !mustRun {
+			return nil, algorithms.ErrClosed
+		}
+		v, err := s.call(ctx, c, keys, args)
+		return wrap(ctx, v, err)
+	}
+	s.inflight.Add(1)
+	s.closing.RUnlock()
 	type result struct {
 		v   any
 		err error
 	}
 	ch := make(chan result, 1)
-	s.inflight.Add(1)
 	go func() {
 		defer s.inflight.Done()
 		v, err := s.call(ctx, c, keys, args)
