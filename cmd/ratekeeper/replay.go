@@ -253,10 +253,15 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	for _, name := range logs {
 		s, err := peekSource(name, opts)
 		if err != nil {
+			for _, s := range srcs {
+				if s.closer != nil {
+					s.closer.Close()
+				}
+			}
 			return nil, in, err
 		}
 		srcs = append(srcs, s)
-		if name == "-" || total < 0 {
+		if s.r != nil || total < 0 { // standard input, a pipe
 			total = -1 // unknown
 		} else {
 			total += s.size

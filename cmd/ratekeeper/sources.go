@@ -9,17 +9,20 @@ import (
 )
 
 // A source is one log to replay: its name, size and first timestamp, found
-// by peeking at it. Files are opened again to be replayed, so that many
-// rotated logs are never open at once; standard input, which cannot be
-// read twice, keeps its reader and the entry read ahead.
+// by peeking at it. Regular files are opened again to be replayed, so that
+// many rotated logs are never open at once; standard input and other
+// files that cannot be read twice (a pipe such as a shell's
+// <(zcat access.log.gz), a device) keep their reader and the entry read
+// ahead.
 type source struct {
 	name  string
 	size  int64
 	first time.Time
 	eof   bool // no entry at all
 
-	r       *logparse.Reader // standard input only
-	pending *logparse.Entry  // standard input only
+	r       *logparse.Reader // a log read once only
+	pending *logparse.Entry  // a log read once only
+	closer  io.Closer        // a log read once only: its file
 }
 
 func cmpBool(a, b bool) int {
@@ -36,19 +39,29 @@ func cmpBool(a, b bool) int {
 func peekSource(name string, opts logparse.Options) (*source, error) {
 	s := &source{name: name}
 	var in io.Reader = os.Stdin
+	once := name == "-" // read once: keep the reader
+	var f *os.File
 	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
+		var err error
+		if f, err = os.Open(name); err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil {
+		st, err := f.Stat()
+		if err == nil && st.Mode().IsRegular() {
 			s.size = st.Size()
+		} else {
+			once = true
 		}
 		in = f
 	}
+	closeFile := func() {
+		if f != nil {
+			f.Close()
+		}
+	}
 	r, err := logparse.NewReader(in, name, opts)
 	if err != nil {
+		closeFile()
 		return nil, err
 	}
 	e, err := r.Next()
@@ -56,15 +69,21 @@ func peekSource(name string, opts logparse.Options) (*source, error) {
 	case err == io.EOF:
 		s.eof = true
 	case err != nil:
+		closeFile()
 		return nil, err
 	default:
 		s.first = e.Time
 	}
-	if name == "-" {
-		s.r = r
-		if !s.eof {
-			s.pending = &e
-		}
+	if !once {
+		closeFile()
+		return s, nil
+	}
+	s.r, s.closer = r, io.NopCloser(nil)
+	if f != nil {
+		s.closer = f
+	}
+	if !s.eof {
+		s.pending = &e
 	}
 	return s, nil
 }
@@ -73,7 +92,7 @@ func peekSource(name string, opts logparse.Options) (*source, error) {
 // entry read ahead, to be replayed first) and what to close after.
 func (s *source) open(opts logparse.Options) (*logparse.Reader, *logparse.Entry, io.Closer, error) {
 	if s.r != nil {
-		return s.r, s.pending, io.NopCloser(nil), nil
+		return s.r, s.pending, s.closer, nil
 	}
 	f, err := os.Open(s.name)
 	if err != nil {
