@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -59,4 +60,43 @@ func TestGzipTrailingData(t *testing.T) {
 			t.Errorf("%s: damage %v says the log is missing a part it has", tc.name, r.Damage())
 		}
 	}
+}
+
+// FuzzReader reads arbitrary bytes as a log, plain or compressed: no
+// panic, no error but io.EOF (the bytes come from memory), every line
+// counted as an entry, a malformed line or a blank one, and Next at io.EOF
+// for good once it has returned it.
+func FuzzReader(f *testing.F) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\n{\"ts\": 1e9, \"ip\": \"::1\"}\n"))
+	zw.Close()
+	f.Add(gz.Bytes())
+	f.Add(append(bytes.Clone(gz.Bytes()), gz.Bytes()...))
+	f.Add(append(bytes.Clone(gz.Bytes()), 0, 0, 'x'))
+	f.Add([]byte("\xef\xbb\xbf192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\r\n\n"))
+	f.Add([]byte("BZh9"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), "f.log", Options{})
+		if err != nil {
+			return // zstd or xz, or a gzip header refused
+		}
+		var n int64
+		for {
+			_, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("Next: %v", err)
+			}
+			n++
+		}
+		if n+r.MalformedCount() > r.Lines() {
+			t.Errorf("%d entries and %d malformed in %d lines", n, r.MalformedCount(), r.Lines())
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Errorf("Next after io.EOF = %v", err)
+		}
+	})
 }
