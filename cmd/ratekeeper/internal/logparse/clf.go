@@ -22,12 +22,39 @@ func (c *timeCache) parse(layout, s string) (time.Time, error) {
 	if s == c.text && s != "" {
 		return c.t, nil
 	}
-	t, err := time.Parse(layout, s)
+	t, err := parseTime(layout, s)
 	if err != nil {
 		return time.Time{}, err
 	}
 	c.text, c.t = strings.Clone(s), t
 	return t, nil
+}
+
+// parseTime is time.Parse that also reads a leap second, second 60 (which
+// RFC 3339 allows and time.Parse refuses), as the instant after second 59.
+func parseTime(layout, s string) (time.Time, error) {
+	t, err := time.Parse(layout, s)
+	if err == nil {
+		return t, nil
+	}
+	// The seconds: the first "60" after "hh:mm:" that ends the field (no
+	// digit or ':' next); the parse with 59 checks the rest.
+	i := 0
+	for {
+		j := strings.Index(s[i:], ":60")
+		if j < 0 {
+			return t, err
+		}
+		i += j + 1
+		if i >= 4 && s[i-4] == ':' && (i+2 == len(s) || s[i+2] != ':' && (s[i+2] < '0' || s[i+2] > '9')) {
+			break
+		}
+	}
+	t59, err59 := time.Parse(layout, s[:i]+"59"+s[i+2:])
+	if err59 != nil || t59.Second() != 59 {
+		return t, err
+	}
+	return t59.Add(time.Second), nil
 }
 
 // parseCLF parses one line of the Common or Combined Log Format:

@@ -162,7 +162,7 @@ func jsonTime(v any, tc *timeCache) (time.Time, error) {
 		text := strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
 		for i := range timeLayouts {
 			j := (tc.layout + i) % len(timeLayouts)
-			if t, err := time.Parse(timeLayouts[j], text); err == nil {
+			if t, err := parseTime(timeLayouts[j], text); err == nil {
 				tc.text, tc.t, tc.layout = strings.Clone(v), t, j
 				return t, nil
 			}
