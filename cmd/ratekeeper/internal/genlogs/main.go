@@ -30,29 +30,49 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 2000, "number of lines")
-	seed := flag.Uint64("seed", 1, "random seed")
-	format := flag.String("format", "combined", "combined, common or json")
-	start := flag.String("start", "2024-03-10T12:00:00Z", "time of the first request (RFC 3339)")
-	span := flag.Duration("span", time.Hour, "time the requests spread over")
-	malformed := flag.Float64("malformed", 0.002, "fraction of malformed lines")
-	gz := flag.Bool("gzip", false, "gzip the output")
-	out := flag.String("o", "-", "output file; - for standard output")
-	flag.Parse()
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "genlogs:", err)
+		os.Exit(2)
+	}
+}
+
+// run writes the log that the flags args describe, to stdout for -o -.
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("genlogs", flag.ContinueOnError)
+	n := fs.Int("n", 2000, "number of lines")
+	seed := fs.Uint64("seed", 1, "random seed")
+	format := fs.String("format", "combined", "combined, common or json")
+	start := fs.String("start", "2024-03-10T12:00:00Z", "time of the first request (RFC 3339)")
+	span := fs.Duration("span", time.Hour, "time the requests spread over")
+	malformed := fs.Float64("malformed", 0.002, "fraction of malformed lines")
+	gz := fs.Bool("gzip", false, "gzip the output")
+	out := fs.String("o", "-", "output file; - for standard output")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("no arguments expected, got %q (flags go before them)", fs.Args())
+	case *n < 0:
+		return fmt.Errorf("-n %d: want 0 or more lines", *n)
+	case *span <= 0:
+		return fmt.Errorf("-span %s: want a positive duration", *span)
+	case *format != "combined" && *format != "common" && *format != "json":
+		return fmt.Errorf("-format %q: want combined, common or json", *format)
+	case !(*malformed >= 0 && *malformed <= 1):
+		return fmt.Errorf("-malformed %g: want a fraction from 0 to 1", *malformed)
+	}
 	t0, err := time.Parse(time.RFC3339, *start)
 	if err != nil {
-		fail(err)
+		return fmt.Errorf("-start: %w", err)
 	}
-	if *n < 0 || *span <= 0 || *format != "combined" && *format != "common" && *format != "json" {
-		fail(fmt.Errorf("bad flags"))
-	}
-	var w io.Writer = os.Stdout
+	w := stdout
+	var f *os.File
 	if *out != "-" {
-		f, err := os.Create(*out)
-		if err != nil {
-			fail(err)
+		if f, err = os.Create(*out); err != nil {
+			return err
 		}
-		defer f.Close()
+		defer f.Close() // on an error; closed and checked below otherwise
 		w = f
 	}
 	var zw *gzip.Writer
@@ -63,21 +83,20 @@ func main() {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	g := &gen{rng: rand.New(rand.NewPCG(*seed, *seed^0x5eed)), t0: t0, span: *span, format: *format, malformed: *malformed}
 	if err := g.write(bw, *n); err != nil {
-		fail(err)
+		return err
 	}
 	if err := bw.Flush(); err != nil {
-		fail(err)
+		return err
 	}
 	if zw != nil {
 		if err := zw.Close(); err != nil {
-			fail(err)
+			return err
 		}
 	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "genlogs:", err)
-	os.Exit(2)
+	if f != nil {
+		return f.Close()
+	}
+	return nil
 }
 
 type gen struct {

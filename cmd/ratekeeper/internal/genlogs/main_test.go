@@ -109,3 +109,31 @@ func TestShippedSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagErrors: a bad flag is named in the error, and an argument
+// (which stopped the flags, so that "genlogs out.log -n 3" wrote 2000
+// lines to standard output) is refused.
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"extra", "-n", "3"}, "no arguments expected"},
+		{[]string{"-n", "-1"}, "-n -1"},
+		{[]string{"-span", "0s"}, "-span"},
+		{[]string{"-format", "xml"}, "-format"},
+		{[]string{"-malformed", "2"}, "-malformed"},
+		{[]string{"-malformed", "NaN"}, "-malformed"},
+		{[]string{"-start", "yesterday"}, "-start"},
+	} {
+		var out bytes.Buffer
+		err := run(tc.args, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || out.Len() != 0 {
+			t.Errorf("run(%q) = %v, %d bytes written; want an error with %q and nothing written", tc.args, err, out.Len(), tc.want)
+		}
+	}
+	var out bytes.Buffer
+	if err := run([]string{"-n", "3", "-seed", "2"}, &out); err != nil || strings.Count(out.String(), "\n") != 3 {
+		t.Errorf("run(-n 3) = %v, %q; want 3 lines", err, out.String())
+	}
+}
