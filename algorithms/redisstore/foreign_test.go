@@ -77,3 +77,30 @@ func TestForeignValueIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignLogListIsAnError: sliding_log keeps its events in a second
+// key (":l"); an application's list there, with the total's key absent, is
+// an error of the Take too, not appended to and given an expiry.
+func TestForeignLogListIsAnError(t *testing.T) {
+	ctx := context.Background()
+	admin := newClient(t)
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(newClient(t), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := algorithms.Check{Spec: foreignSpecs[2], Key: "app"}
+	lkey := redisKeys(prefix, c)[1]
+	if err := admin.RPush(ctx, lkey, "first", "second").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.Take(ctx, c); err == nil {
+		t.Errorf("Take = %+v, nil error; want an error", ds)
+	}
+	if items := admin.LRange(ctx, lkey, 0, -1).Val(); len(items) != 2 {
+		t.Errorf("the application's list is now %q", items)
+	}
+	if ttl := admin.PTTL(ctx, lkey).Val(); ttl != -1 {
+		t.Errorf("the application's list was given an expiry (%s)", ttl)
+	}
+}

@@ -49,6 +49,10 @@ local function logKind()
       S.sum = tonumber(v)
       if not S.sum then foreign(key) end
       S.len = call('LLEN', lkey)
+    elseif call('EXISTS', lkey) == 1 then
+      -- The two keys expire together: a list without its total is not the
+      -- store's, and would get the store's events appended and an expiry.
+      foreign(lkey)
     end
     return S, v ~= false and v ~= nil
   end
