@@ -121,6 +121,12 @@ func (c *ipConfig) validate() error {
 				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d is invalid", i)
 			}
 			norm[i] = normPrefix(p)
+			if norm[i].Bits() == 0 {
+				// Every hop of its family would be skipped: the client
+				// would be the first entry of the other family, or the
+				// end of the chain, whatever it wrote there.
+				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d (%s) trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or use TrustedHops when they are unknown", i, p)
+			}
 		}
 		c.trusted = norm
 	}

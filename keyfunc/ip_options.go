@@ -39,7 +39,11 @@ type ipConfig struct {
 // yields [ErrNoClientIP]: behind a proxy on a Unix socket, use
 // [TrustedHops].
 //
-// Giving no prefix is an error of [IP]. Exclusive with [TrustedHops].
+// Giving no prefix, or one that holds every address of its family
+// (0.0.0.0/0, ::/0: every peer a proxy, every hop skipped, the client
+// whatever it wrote of the other family), is an error of [IP]; when the
+// proxies' addresses are unknown, use [TrustedHops]. Exclusive with
+// [TrustedHops].
 func TrustedProxies(prefixes ...netip.Prefix) IPOption {
 	ps := make([]netip.Prefix, len(prefixes))
 	copy(ps, prefixes)
