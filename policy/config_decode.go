@@ -561,6 +561,11 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
+		if p.Bits() == 0 || p.Addr().Is4In6() && p.Bits() == 96 {
+			// keyfunc.IP refuses it too; said here of the entry.
+			d.fail(item.node, item.field, "%q trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops", s)
+			continue
+		}
 		out = append(out, p.Masked())
 	}
 	return out
