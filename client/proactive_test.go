@@ -736,11 +736,13 @@ func TestGateEntryAsHoldBegins(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
 	var at []time.Duration
+	arrived := make(chan struct{}, 2)
 	server := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		mu.Lock()
 		order = append(order, r.Header.Get("X-Caller"))
 		at = append(at, fc.Now().Sub(t0))
 		mu.Unlock()
+		arrived <- struct{}{}
 		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 	})
 	tr, err := client.New(server, client.WithClock(clock), client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
@@ -769,7 +771,11 @@ func TestGateEntryAsHoldBegins(t *testing.T) {
 	close(clock.release)
 	guard(t, "A waits for the second hold", func() { fc.waitSleepers(2) })
 	fc.Advance(time.Second)
+	// One request is sent at 2s, without sleeping, and the other sleeps
+	// until its turn at 2.2s: the clock moves on only once the first has
+	// reached the server (its goroutine may run after the other sleeps).
 	guard(t, "B waits for its turn", func() { fc.waitSleepers(1) })
+	guard(t, "the first request is sent at its turn", func() { <-arrived })
 	fc.Advance(200 * time.Millisecond)
 	guard(t, "both requests return", wg.Wait)
 
