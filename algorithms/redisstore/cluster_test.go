@@ -424,7 +424,11 @@ func (stallUndoHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // later: WithTimeout promises prompt failure), and its error says that the
 // undo failed, not that Redis never replied.
 func TestClusterUndoWithinTimeout(t *testing.T) {
-	const timeout = 50 * time.Millisecond
+	// Long enough for the reservation's reply on a loaded machine (50ms
+	// failed there, before the undo), short enough that an undo given its
+	// own second (the default) is told apart: it returns after 1.2s or
+	// more, past the bound below.
+	const timeout = 200 * time.Millisecond
 	race := newLostRace(t)
 	prefix, clk, y := race.prefix, race.clk, race.y
 	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "user-1", Cost: 2}
