@@ -98,9 +98,14 @@ func WithNamespace(ns string) Option {
 }
 
 // WithConstLabels adds labels to every metric, such as
-// {"limiter": "public-api"} for one of several middlewares.
+// {"limiter": "public-api"} for one of several middlewares. The label
+// "le" is the decision_seconds histogram's bucket label and an error.
 func WithConstLabels(labels prometheus.Labels) Option {
 	return func(o *options) error {
+		if _, ok := labels["le"]; ok {
+			// The Prometheus client panics on it when the histogram is built.
+			return errors.New(`prommetrics: WithConstLabels: "le" is the bucket label of the decision_seconds histogram`)
+		}
 		o.labels = labels
 		return nil
 	}
