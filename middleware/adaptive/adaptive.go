@@ -333,8 +333,12 @@ func (c *Controller) Apply() error {
 }
 
 // apply sets the limit of every controlled policy for the current level
-// (also when unchanged: a reload may have reset it). It requires c.mu.
-func (c *Controller) apply() error {
+// (also when unchanged: a reload may have reset it), again if a reload
+// replaced the configured policies meanwhile. It requires c.mu.
+func (c *Controller) apply() error { return c.seen.settle(c.t, c.setLimits) }
+
+// setLimits sets the limits of apply once. It requires c.mu.
+func (c *Controller) setLimits() error {
 	names, conf := c.seen.start(c.t, c.cfg.Policies)
 	var first error
 	for _, name := range names {

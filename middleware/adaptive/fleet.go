@@ -148,9 +148,12 @@ func (f *Fleet) update(now time.Time) error {
 	return f.apply()
 }
 
-// apply sets every driven policy's limit for f.n instances. It requires
-// f.mu.
-func (f *Fleet) apply() error {
+// apply sets every driven policy's limit for f.n instances, again if a
+// reload replaced the configured policies meanwhile. It requires f.mu.
+func (f *Fleet) apply() error { return f.seen.settle(f.t, f.setLimits) }
+
+// setLimits sets the limits of apply once. It requires f.mu.
+func (f *Fleet) setLimits() error {
 	n := f.n
 	names, conf := f.seen.start(f.t, f.cfg.Policies)
 	var first error

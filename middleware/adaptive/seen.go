@@ -66,3 +66,20 @@ func (s *seen) reloaded(t Target) bool {
 	s.set.Store(set)
 	return false
 }
+
+// settle calls set, which sets the owner's limits from the configured
+// policies [seen.start] returns, and calls it again while a reload has
+// replaced them meanwhile (at most three times more; a later check sees
+// any reload after that): a reload between the reading of a configured
+// policy and the SetLimit made from it would otherwise leave the new
+// policy at a limit computed from the old one (8 for a reload from 10 to
+// 100 at level 0.8; 80 for one from 100 to 10, above the new configured
+// limit) until the owner's next check. It returns the error of set's last
+// call. It requires the owner's lock.
+func (s *seen) settle(t Target, set func() error) error {
+	err := set()
+	for i := 0; i < 3 && s.reloaded(t); i++ {
+		err = set()
+	}
+	return err
+}
