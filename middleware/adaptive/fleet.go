@@ -21,6 +21,12 @@ type FleetConfig struct {
 	Policies []string
 	// Instances returns the number of instances sharing the limits
 	// (required). A result below 1 is ignored: the last good count stays.
+	// Check calls it on the goroutine of the request that finds Every
+	// passed, holding the Fleet's lock: that request waits for it (the
+	// other Checks meanwhile return at once, with the limits as they
+	// were; Update and the Instances method wait), and a panic in it
+	// reaches that request. Have it return a count kept up to date
+	// elsewhere (a watch of the registry), not call the registry.
 	Instances func() int
 	// Every is the shortest time between two readings of Instances by
 	// [Fleet.Check]: a Check reads again only once Every has passed since
