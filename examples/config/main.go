@@ -5,13 +5,18 @@
 // when the service is slow and failing, and reported on /metrics
 // (Prometheus) and in the log (log/slog, JSON).
 //
-//	go run ./examples/config -config examples/config/ratekeeper.yaml
+//	cp examples/config/ratekeeper.yaml /tmp/ratekeeper.yaml
+//	go build -o /tmp/rk-config ./examples/config
+//	/tmp/rk-config -config /tmp/ratekeeper.yaml &
 //	curl -i http://127.0.0.1:8080/
 //	curl -s http://127.0.0.1:8080/metrics | grep ^ratekeeper_
+//	kill -HUP $!
 //
-// Edit the file (say, per-minute's limit to 3) and the next responses carry
+// Edit the copy (say, per-minute's limit to 3) and the next responses carry
 // the new limit; save a broken file and the log says where the error is
-// while the previous rules keep running. Routes: GET / (hello), POST /login
+// while the previous rules keep running. Edit a copy: the tests read the
+// sample. Signal the built binary: under go run, $! is the go command,
+// which SIGHUP ends without reaching the server. Routes: GET / (hello), POST /login
 // (the login policy; user from X-Login-User), GET /search (search-daily;
 // Basic auth user name taken on trust), GET /fail (answers 500, to feed
 // the adaptive controller), GET /metrics (not limited). SIGINT or SIGTERM
