@@ -4,13 +4,16 @@
 // alternates between them gets 5 requests per minute in all, not 5 from
 // each.
 //
-//	go run ./examples/redis -redis 127.0.0.1:6379
+//	redis-server --port 6390 --save '' --appendonly no &
+//	go run ./examples/redis -redis 127.0.0.1:6390 &
 //	for i in 1 2 3 4 5 6 7; do curl -s -o /dev/null -w '%{http_code}\n' http://127.0.0.1:808$((i % 2 + 1))/; done
 //
 // Each instance decides every request in one Redis round trip, on the Redis
 // server's clock (so instance clocks may disagree), fails open while Redis
-// is unreachable (the middleware's default), and stops calling a failing
-// Redis for a few seconds (the store's circuit breaker).
+// is unreachable (the middleware's default), and after 5 failed calls in a
+// row stops calling Redis for 5 seconds (the middleware's default circuit
+// breaker, whose "circuit breaker open" errors the log shows; the store's
+// own, WithCircuitBreaker, is set too).
 package main
 
 import (
