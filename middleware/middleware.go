@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -626,11 +628,47 @@ type Stats struct {
 	// before the decision or while held, or whose context's deadline came
 	// before the end of their leaky_queue Delay; they are not served.
 	Abandoned int64
+	// Unrouted counts requests whose route a policy with routes
+	// (policy.WithRoutes) needed and that was not known, so that no such
+	// policy applied: a router's 404, or, when it counts every request,
+	// a middleware that runs before routing without WithPatternFunc (see
+	// [ErrUnrouted]).
+	Unrouted int64
 }
 
 type stats struct {
 	denied, keyRejected, shadowDenied, storeErrors, failedOpen, failedClosed,
-	fallback, breakerOpen, delayed, abandoned atomic.Int64
+	fallback, breakerOpen, delayed, abandoned, unrouted atomic.Int64
+	unroutedTold atomic.Bool // ErrUnrouted went to the error handler
+}
+
+// ErrUnrouted is told to the error handler (once per Middleware) the first
+// time a policy with routes (policy.WithRoutes) meets a request whose route
+// is unknown, so that it does not apply: no route matched (a 404), or the
+// middleware runs before the router has routed (around a whole ServeMux,
+// or in chi's top-level r.Use) without [WithPatternFunc] and
+// policy.ServeMuxPattern or policy.ChiPattern, and then such a policy never
+// applies. [Stats] counts every such request (Unrouted). The request is
+// served; this is not a failure of the request.
+var ErrUnrouted = errors.New("middleware: a policy with routes met a request whose route is unknown and did not apply")
+
+// noteUnrouted counts r, a request whose route the rule set needed and did
+// not know, and tells the error handler the first time.
+func (m *Middleware) noteUnrouted(r *http.Request) {
+	m.stats.unrouted.Add(1)
+	if m.onError == nil || m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
+		return
+	}
+	var names []string
+	if set := m.set.Load(); set != nil {
+		for _, p := range set.Policies() {
+			if p.Routed() {
+				names = append(names, strconv.Quote(p.Name()))
+			}
+		}
+	}
+	m.report(r, fmt.Errorf("%w (policies %s; %s %s): a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)",
+		ErrUnrouted, strings.Join(names, ", "), r.Method, r.URL.Path))
 }
 
 // Stats returns a snapshot of the middleware's counters.
@@ -640,7 +678,7 @@ func (m *Middleware) Stats() Stats {
 		Denied: s.denied.Load(), KeyRejected: s.keyRejected.Load(), ShadowDenied: s.shadowDenied.Load(),
 		StoreErrors: s.storeErrors.Load(), FailedOpen: s.failedOpen.Load(), FailedClosed: s.failedClosed.Load(),
 		Fallback: s.fallback.Load(), BreakerOpen: s.breakerOpen.Load(), Delayed: s.delayed.Load(),
-		Abandoned: s.abandoned.Load(),
+		Abandoned: s.abandoned.Load(), Unrouted: s.unrouted.Load(),
 	}
 }
 

@@ -139,7 +139,7 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 			eff[i] = q
 		}
 	}
-	var setOpts []policy.SetOption
+	setOpts := []policy.SetOption{policy.WithUnroutedFunc(m.noteUnrouted)}
 	if m.pattern != nil {
 		setOpts = append(setOpts, policy.WithPatternFunc(m.pattern))
 	}

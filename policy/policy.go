@@ -494,6 +494,9 @@ func (p *Policy) addHeadRules(h *headRules) *headRules {
 // needsPattern reports whether Applies reads the route pattern.
 func (p *Policy) needsPattern() bool { return len(p.routes) > 0 }
 
+// Routed reports whether p applies only on some routes ([WithRoutes]).
+func (p *Policy) Routed() bool { return p.needsPattern() }
+
 // patternPath returns the path of a route pattern: a Go 1.22 ServeMux
 // pattern "[METHOD ][HOST]/path" loses its method and host.
 func patternPath(pattern string) string {

@@ -33,7 +33,8 @@ type Set struct {
 	needPattern bool
 	always      bool // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
-	head        *headRules // the HEAD entries, which take HEAD from GET ones; nil if none
+	unrouted    func(*http.Request) // see WithUnroutedFunc; nil if none
+	head        *headRules          // the HEAD entries, which take HEAD from GET ones; nil if none
 
 	all     uint64 // every policy
 	allIETF string // RateLimit-Policy for all, draft -11
@@ -58,6 +59,24 @@ func WithPatternFunc(pattern func(*http.Request) string) SetOption {
 			return &Error{Field: "PatternFunc", Reason: "is nil"}
 		}
 		s.pattern = pattern
+		return nil
+	}
+}
+
+// WithUnroutedFunc sets a function called with each request for which a
+// policy with routes (see [WithRoutes]) needed the route pattern and the
+// pattern function did not know it (returned ""): no such policy applies
+// to that request. A request no route matched (a 404) is one; every
+// request being one means that the Set is asked before the router has
+// routed, without a pattern function that can tell ([ServeMuxPattern],
+// [ChiPattern]), so that the policies with routes never apply. f runs on
+// the request's goroutine and must be safe for concurrent use.
+func WithUnroutedFunc(f func(*http.Request)) SetOption {
+	return func(s *Set) error {
+		if f == nil {
+			return &Error{Field: "UnroutedFunc", Reason: "is nil"}
+		}
+		s.unrouted = f
 		return nil
 	}
 }
@@ -138,6 +157,9 @@ func (s *Set) Match(r *http.Request) uint64 {
 	for i, p := range s.policies {
 		if p.needsPattern() && !resolved {
 			pattern, resolved = s.pattern(r), true
+			if pattern == "" && s.unrouted != nil {
+				s.unrouted(r)
+			}
 		}
 		if p.applies(r, pattern, s.head) {
 			mask |= 1 << i

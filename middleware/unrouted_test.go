@@ -1,0 +1,66 @@
+package middleware_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestUnroutedIsReported: a middleware wrapping a whole ServeMux without
+// WithPatternFunc runs before the mux routes, so no request's route is
+// known and a policy restricted to POST /login never applies. That went
+// unnoticed: every login got through, with no error and no count. The
+// middleware now counts such requests (Stats.Unrouted) and tells the
+// error handler once, with ErrUnrouted.
+func TestUnroutedIsReported(t *testing.T) {
+	store, _ := newStore(t)
+	login := policy.Must(policy.Login(remote, policy.WithRoutes("POST /login")))
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", ok)
+	mux.Handle("/", ok)
+	var reported []error
+	m := middleware.MustNew(store, []*policy.Policy{login},
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { reported = append(reported, err) }))
+	h := m.Handler(mux)
+	for range 7 {
+		if w := serve(h, "POST", "/login"); w.Code != 200 {
+			t.Fatalf("POST /login: %d; the unrouted policy was not expected to apply", w.Code)
+		}
+	}
+	if got := m.Stats().Unrouted; got != 7 {
+		t.Errorf("Stats().Unrouted = %d, want 7", got)
+	}
+	if len(reported) != 1 || !errors.Is(reported[0], middleware.ErrUnrouted) ||
+		!strings.Contains(reported[0].Error(), `"login"`) || !strings.Contains(reported[0].Error(), "WithPatternFunc") {
+		t.Errorf("reported %v, want ErrUnrouted once, naming the policy and WithPatternFunc", reported)
+	}
+
+	// Installed as documented, with the mux's patterns: routed requests
+	// are not counted; a 404, whose route is unknown too, is.
+	m = middleware.MustNew(store, []*policy.Policy{login}, middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
+	h = m.Handler(mux)
+	serve(h, "POST", "/login")
+	serve(h, "GET", "/anything")
+	if got := m.Stats().Unrouted; got != 0 {
+		t.Errorf("with ServeMuxPattern, Stats().Unrouted = %d, want 0", got)
+	}
+	strict := http.NewServeMux()
+	strict.Handle("POST /login", ok)
+	m = middleware.MustNew(store, []*policy.Policy{login}, middleware.WithPatternFunc(policy.ServeMuxPattern(strict)))
+	if w := serve(m.Handler(strict), "GET", "/nowhere"); w.Code != 404 {
+		t.Fatalf("GET /nowhere: %d, want 404", w.Code)
+	}
+	if got := m.Stats().Unrouted; got != 1 {
+		t.Errorf("a 404: Stats().Unrouted = %d, want 1", got)
+	}
+	// A Set without route-restricted policies never looks the route up.
+	m = middleware.MustNew(store, []*policy.Policy{fixed("plain", 100, 1e9, remote)})
+	serve(m.Handler(mux), "GET", "/")
+	if got := m.Stats().Unrouted; got != 0 {
+		t.Errorf("no routes: Stats().Unrouted = %d, want 0", got)
+	}
+}
