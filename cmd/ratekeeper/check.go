@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -17,10 +18,14 @@ Check validates a configuration file (YAML or JSON) and prints the
 effective policies, defaults applied, and advice on valid but risky
 choices (a fixed window's boundary burst, a global key, a user key with no
 fallback, ...). Problems are printed one per line as
-file:line:column: field: reason.
+file:line:column: field: reason. FILE "-" reads standard input, named
+"stdin" in the report.
 
 Exit status: 0 valid, 1 invalid, 2 usage error or unreadable file.
 `
+
+// checkStdin is what "check -" reads: standard input (tests replace it).
+var checkStdin io.Reader = os.Stdin
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", checkHead, stderr)
@@ -33,7 +38,21 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, err := policy.Load(pos[0])
+	var cfg *policy.Config
+	var err error
+	name := pos[0]
+	if name == "-" {
+		name = "stdin"
+		// At most one byte over the parser's bound, which it reports.
+		data, rerr := io.ReadAll(io.LimitReader(checkStdin, 1<<20))
+		if rerr != nil {
+			fmt.Fprintf(stderr, "ratekeeper check: reading standard input: %v\n", rerr)
+			return exitUsage
+		}
+		cfg, err = policy.ParseConfig(data, name)
+	} else {
+		cfg, err = policy.Load(pos[0])
+	}
 	if err != nil {
 		ces := policy.ConfigErrors(err)
 		if len(ces) == 0 || !errors.Is(err, policy.ErrConfig) {
@@ -43,7 +62,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		for _, ce := range ces {
 			fmt.Fprintln(stdout, strings.TrimPrefix(ce.Error(), "policy: "))
 		}
-		fmt.Fprintf(stdout, "%s: %d problem(s)\n", pos[0], len(ces))
+		fmt.Fprintf(stdout, "%s: %d problem(s)\n", name, len(ces))
 		return exitFindings
 	}
 	writeConfig(stdout, cfg)
