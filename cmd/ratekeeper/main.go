@@ -66,7 +66,8 @@ Usage:
   ratekeeper check FILE                           validate a configuration
   ratekeeper replay --config FILE [flags] LOG...  replay access logs
 
-Run "ratekeeper COMMAND --help" for the flags of a command.
+Run "ratekeeper COMMAND --help" (or "ratekeeper help COMMAND") for the
+flags of a command.
 Exit status: 0 ok, 1 findings (invalid configuration, rejected requests),
 2 usage or input error.
 `
@@ -115,6 +116,15 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	case "replay":
 		return runReplay(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// help COMMAND: that command's own help.
+			switch args[1] {
+			case "demo", "check", "replay":
+				return runCommand([]string{args[1], "--help"}, stdout, stderr)
+			}
+			fmt.Fprintf(stderr, "ratekeeper help: unknown command %q\n\n%s", args[1], usage)
+			return exitUsage
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}

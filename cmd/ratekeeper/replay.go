@@ -99,6 +99,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	switch f.format = strings.ToLower(f.format); f.format {
+	case "auto", "clf", "json":
+	default:
+		fmt.Fprintf(stderr, "ratekeeper replay: --format: unknown format %q; want auto, clf or json\n", f.format)
+		return exitUsage
+	}
 	if f.config == "" || len(logs) == 0 {
 		fmt.Fprintln(stderr, "ratekeeper replay: want --config FILE and at least one LOG")
 		fs.Usage()

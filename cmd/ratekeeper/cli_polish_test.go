@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFormatFlag: --format takes its value in any case (JSON, CLF), and an
+// unknown one is a usage error naming the flag, before any file is read.
+func TestFormatFlag(t *testing.T) {
+	for _, tc := range []struct{ format, log string }{
+		{"JSON", "testdata/access.jsonl"}, {"Json", "testdata/access.jsonl"},
+		{"CLF", "testdata/access.log"}, {"Auto", "testdata/access.log"},
+	} {
+		want, _, wantCode := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "--format", strings.ToLower(tc.format), tc.log)
+		got, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "--format", tc.format, tc.log)
+		if code != wantCode || got != want {
+			t.Errorf("--format %s: exit %d (stderr %q), want %d and the report of --format %s", tc.format, code, errOut, wantCode, strings.ToLower(tc.format))
+		}
+	}
+	_, errOut, code := runCmd("replay", "--config", "testdata/rules.yaml", "--format", "xml", "testdata/access.log")
+	if code != exitUsage || !strings.Contains(errOut, "--format") || !strings.Contains(errOut, `"xml"`) {
+		t.Errorf("--format xml: exit %d, %q; want 2 and an error naming --format and the value", code, errOut)
+	}
+}
+
+// TestHelpCommand: "ratekeeper help COMMAND" prints that command's help,
+// as "COMMAND --help" does, not the general usage.
+func TestHelpCommand(t *testing.T) {
+	for _, cmd := range []string{"check", "replay", "demo"} {
+		want, _, wantCode := runCmd(cmd, "--help")
+		got, errOut, code := runCmd("help", cmd)
+		if code != wantCode || got != want {
+			t.Errorf("help %s: exit %d, %q (stderr %q); want exit %d and %s --help's output", cmd, code, firstLine(got), errOut, wantCode, cmd)
+		}
+	}
+	if _, errOut, code := runCmd("help", "nonsense"); code != exitUsage || !strings.Contains(errOut, "nonsense") {
+		t.Errorf("help nonsense: exit %d, %q; want 2 naming the command", code, errOut)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
