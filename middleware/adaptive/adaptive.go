@@ -255,7 +255,8 @@ func (c *Controller) evaluate(now time.Time) error {
 	c.ends = c.ends.Add(time.Duration(periods) * c.cfg.Period)
 	c.endsAt.Store(int64(c.ends.Sub(c.origin)))
 
-	n, errs := w.n.Load(), w.errs.Load()
+	errs, over := w.errs.Load(), w.over.Load()
+	n := w.n.Load() // after errs and over: see window.add
 	old := c.level
 	var p99 time.Duration
 	slow, failing := false, false
@@ -268,7 +269,7 @@ func (c *Controller) evaluate(now time.Time) error {
 		// p99 (the sample of rank ceil(0.99n)) exceeds the threshold when
 		// more than n−ceil(0.99n) samples do. The first judged period,
 		// which sets the baseline, is not slow.
-		slow = w.slowOver > 0 && w.over.Load() > n-(n*99+99)/100
+		slow = w.slowOver > 0 && over > n-(n*99+99)/100
 		failing = float64(errs) > c.errRate*float64(n)
 		if !slow && !failing && c.cfg.Baseline == 0 {
 			c.base += (p99 - c.base) / 8
@@ -435,11 +436,14 @@ func upper(i int) time.Duration {
 }
 
 func (w *window) add(d time.Duration, isErr bool) {
+	// n first: evaluate reads errs and over before n, so that a request
+	// seen in either is in n too (one being added as the period is judged
+	// cannot make it look slower or failing than it is).
+	w.n.Add(1)
 	w.buckets[bucket(d)].Add(1)
 	if w.slowOver > 0 && d > w.slowOver {
 		w.over.Add(1)
 	}
-	w.n.Add(1)
 	if isErr {
 		w.errs.Add(1)
 	}
