@@ -79,7 +79,9 @@
 // units, stay spent. A request whose context has a deadline before the end
 // of its Delay (a server-side timeout shorter than the queue) is not held:
 // it is answered 503 with Retry-After at once, and its place goes back the
-// same way. The 503 of a request whose place went back reports each
+// same way; one whose deadline comes during the hold (the wait ran late)
+// is answered the same when it comes, Retry-After the time left to its
+// turn. The 503 of a request whose place went back reports each
 // leaky_queue policy as it stood without that request (its Remaining
 // greater by the cost, its reset the Delay); when the refund failed, the
 // headers still count the place. A Refund does not tell which places the

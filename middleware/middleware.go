@@ -286,7 +286,14 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
 			given := m.refund(r, res, waited)
 			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited, given)
-			m.unavailable(w, 0)
+			retry := int64(0) // a client gone reads no Retry-After
+			if errors.Is(err, context.DeadlineExceeded) {
+				// A server-side deadline that ran out during the hold
+				// (the wait ran late): as for one refused at once, the
+				// time left to its turn, at least 1 s.
+				retry = max(1, seconds(d-waited))
+			}
+			m.unavailable(w, retry)
 			return
 		}
 		m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited, false)
