@@ -38,10 +38,11 @@ type sfParam struct {
 	val sfItem // without parameters
 }
 
-// param returns the parameter named key.
+// param returns the value of the parameter named key: its last one, as a
+// repeated key overwrites the earlier value (RFC 9651 §4.2.3.2).
 func (it *sfItem) param(key string) (sfItem, bool) {
-	for _, p := range it.params {
-		if p.key == key {
+	for i := len(it.params) - 1; i >= 0; i-- {
+		if p := it.params[i]; p.key == key {
 			return p.val, true
 		}
 	}
@@ -182,16 +183,10 @@ func (p *sfParser) params() []sfParam {
 		if p.bad {
 			return nil
 		}
-		// A repeated key overwrites the earlier value.
-		replaced := false
-		for j := range ps {
-			if ps[j].key == k {
-				ps[j].val, replaced = v, true
-			}
-		}
-		if !replaced {
-			ps = append(ps, sfParam{key: k, val: v})
-		}
+		// A repeated key overwrites the earlier value: param looks from
+		// the end. Looking for it here would make the work quadratic in
+		// the number of parameters, which the server chooses.
+		ps = append(ps, sfParam{key: k, val: v})
 	}
 	return ps
 }
