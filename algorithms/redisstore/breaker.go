@@ -4,15 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // WithCircuitBreaker stops sending to a failing Redis: after failures
 // consecutive failed calls, every call returns [ErrCircuitOpen] at once for
 // cooldown; then one call is let through as a probe, and its success closes
 // the circuit (its failure opens it for another cooldown). A call the
-// caller cancelled (context.Canceled) is not counted as a failure. The
+// caller cancelled (context.Canceled) is not counted as a failure, and an
+// error Redis replied about one key's value (of another type, or not
+// written by the store: see Failures in the package doc) counts as the
+// reply it is, Redis being up: one bad key does not open the circuit for
+// every client. The
 // breaker reads the injected clock when there is one ([WithClock]).
 func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
 	return func(s *Store) error {
@@ -71,7 +78,7 @@ func (b *breaker) record(err error, now time.Time, probe uint64) {
 		}
 		return
 	}
-	if err == nil {
+	if err == nil || keyError(err) {
 		b.failures, b.open, b.probing = 0, false, false
 		return
 	}
@@ -86,4 +93,20 @@ func (b *breaker) record(err error, now time.Time, probe uint64) {
 	if b.failures >= b.threshold {
 		b.open, b.until, b.probing = true, now.Add(b.cooldown), false
 	}
+}
+
+// foreignMark is in the error the store's scripts raise on a value they did
+// not write (lua/fastlib.lua); a key cannot spell it, its spaces escaped.
+const foreignMark = " holds a value the store did not write"
+
+// keyError reports whether err is an error Redis replied about the value
+// of one key: WRONGTYPE, or a value the store did not write. Redis
+// answered; the key is at fault, not the server.
+func keyError(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	return strings.HasPrefix(msg, "WRONGTYPE") || strings.Contains(msg, foreignMark)
 }
