@@ -39,9 +39,9 @@ import (
 // sweeps on demand.
 //
 // With [WithMaxKeys], a shard that is full makes room for a new key by
-// evicting one of a random sample of its keys: an idle one if the sample has
-// one, otherwise the one with the smallest share of its capacity in use. So
-// a flood of new keys, each of which made one request, evicts its own kind
+// evicting one of a random sample of its keys, drawn from every Spec it
+// holds keys of: an idle one if the sample has one, otherwise the one with
+// the smallest share of its capacity in use. So a flood of new keys, each of which made one request, evicts its own kind
 // before a client that is actively being limited, which an attacker can only
 // displace by spending more on each of its keys than that client has; and
 // the store never refuses a new key. Len never exceeds the bound (rounded up
@@ -678,17 +678,27 @@ func (sh *shard) sweep(t int64) int {
 }
 
 // evict removes one key of sh, chosen among a few sampled ones: an idle one
-// if any, else the one using the smallest share of its capacity. It spares
-// the keys of ops and the key h about to enter, and reports whether it found
-// a key to remove. sh.mu must be held.
+// if any, else the one using the smallest share of its capacity. Every table
+// of the shard that holds keys gets its part of the sample, so a flood of
+// new keys under one Spec is weighed against the clients limited under
+// another. It spares the keys of ops and the key h about to enter, and
+// reports whether it found a key to remove. sh.mu must be held.
 func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	var (
 		best     *table
 		bestH    uint64
 		bestUsed int64 = -1
 		bestCap  int64 = 1
-		seen     int
+		seen     int   // keys sampled in the current table
+		quota    int   // keys to sample in each table
 	)
+	held := 0
+	for _, tb := range sh.tables {
+		if (tb.cells != nil && tb.cells.n > 0) || len(tb.logs) > 0 || len(tb.bkts) > 0 {
+			held++
+		}
+	}
+	quota = max(1, (evictProbe+held-1)/max(held, 1))
 	spared := func(tb *table, k uint64) bool {
 		if k == h {
 			return true
@@ -700,9 +710,9 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 		}
 		return false
 	}
-	// consider reports whether the search can stop. The spared keys are
-	// not counted among those sampled: a Take on many keys of the shard
-	// must not keep the search from the others.
+	// consider reports whether the search of the current table can stop.
+	// The spared keys are not counted among those sampled: a Take on many
+	// keys of the shard must not keep the search from the others.
 	consider := func(tb *table, k uint64, used int64) bool {
 		if spared(tb, k) {
 			return false
@@ -711,11 +721,14 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 		if bestUsed < 0 || used*bestCap < bestUsed*tb.p.capacity {
 			best, bestH, bestUsed, bestCap = tb, k, used, tb.p.capacity
 		}
-		return bestUsed == 0 || seen >= evictProbe
+		return bestUsed == 0 || seen >= quota
 	}
 	start := int(h % uint64(max(len(sh.tables), 1)))
-search:
 	for i := range sh.tables {
+		if bestUsed == 0 {
+			break // an idle key: none is better
+		}
+		seen = 0
 		tb := sh.tables[(start+i)%len(sh.tables)]
 		p := &tb.p
 		if kt := tb.cells; kt != nil && kt.n > 0 {
@@ -724,18 +737,18 @@ search:
 			for k := range kt.slots {
 				e := &kt.slots[(from+k)%len(kt.slots)]
 				if e.h != 0 && consider(tb, e.h, p.usedCell(e.c, t)) {
-					break search
+					break
 				}
 			}
 		}
 		for k, l := range tb.logs {
 			if consider(tb, k, l.used(p, t)) {
-				break search
+				break
 			}
 		}
 		for k, b := range tb.bkts {
 			if consider(tb, k, b.used(p, t)) {
-				break search
+				break
 			}
 		}
 	}
