@@ -42,13 +42,13 @@ import (
 // evicting one of a random sample of its keys, drawn from every Spec it
 // holds keys of: an idle one if the sample has one, otherwise the one with
 // the smallest share of its capacity in use. So a flood of new keys, each
-// of which made one request, evicts its own kind before a client that is actively being limited, which an attacker can only
-// displace by spending more on each of its keys than that client has; and
-// the store never refuses a new key. Len never exceeds the bound (rounded up
-// to a multiple of the number of shards, as WithMaxKeys says), except after
-// a Take on more new and held keys of one shard than the shard's share of
-// the bound, all of which it keeps; the shard's next new key brings it back
-// within the bound.
+// of which made one request, evicts its own kind before a client that is
+// actively being limited, which an attacker can only displace by spending
+// more on each of its keys than that client has; and the store never
+// refuses a new key. Len never exceeds the bound (rounded up to a multiple
+// of the number of shards, as WithMaxKeys says), except after a Take on more
+// new and held keys of one shard than the shard's share of the bound, all of
+// which it keeps; the shard's next new key brings it back within the bound.
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
 // token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
