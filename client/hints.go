@@ -15,10 +15,10 @@ const (
 	HeaderRetryAfter = "Retry-After"
 	// HeaderRateLimit is the IETF RateLimit field: a List of named policies
 	// with r and t (draft -08 to -11) or draft-7's limit/remaining/reset
-	// Dictionary.
+	// Dictionary. A field longer than 64 KiB, its lines joined, is ignored.
 	HeaderRateLimit = "RateLimit"
 	// HeaderRateLimitPolicy is the IETF RateLimit-Policy field; its w
-	// stands in for a missing t.
+	// stands in for a missing t. A field longer than 64 KiB is ignored.
 	HeaderRateLimitPolicy = "RateLimit-Policy"
 	// HeaderRateLimitRemaining is draft-6's RateLimit-Remaining.
 	HeaderRateLimitRemaining = "RateLimit-Remaining"
@@ -50,6 +50,14 @@ func first(h http.Header, key string) string {
 	}
 	return ""
 }
+
+// maxSFField is the longest RateLimit or RateLimit-Policy field, its lines
+// joined, that is parsed; a longer one is ignored. Parsing costs some 70
+// bytes of memory for each member or parameter, and the server chooses how
+// many it sends: net/http accepts 10 MB of header. 64 KiB holds a thousand
+// policies (the List size RFC 9651 asks parsers to support) with room to
+// spare.
+const maxSFField = 64 << 10
 
 // maxHint bounds every wait read from a header before it becomes a
 // Duration, so that no value can overflow; the Transport's own caps are far
@@ -144,7 +152,7 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // serverHold returns how long the response's rate-limit headers ask the
 // client to hold further requests: the wait until the reset of a policy with
 // no quota left, the longest one when several say so; 0 when none does, when
-// the headers are malformed, or when the response came from a cache (Age > 0:
+// the headers are malformed or too long (maxSFField), or when the response came from a cache (Age > 0:
 // its numbers are stale, and the draft asks clients to ignore them).
 func serverHold(h http.Header, now time.Time) time.Duration {
 	if age := strings.TrimSpace(first(h, "Age")); age != "" && age != "0" {
@@ -157,11 +165,10 @@ func serverHold(h http.Header, now time.Time) time.Duration {
 // parameters (draft -08 to -11) or the draft-7 Dictionary (limit, remaining,
 // reset).
 func ietfHold(h http.Header) time.Duration {
-	values := h[canonRateLimit]
-	if len(values) == 0 {
+	field, ok := sfField(h[canonRateLimit])
+	if !ok {
 		return 0
 	}
-	field := strings.Join(values, ", ")
 	if !strings.Contains(field, "=0") && !strings.Contains(field, "=-0") {
 		return 0 // no member has r=0 or remaining=0: nothing to parse
 	}
@@ -202,10 +209,31 @@ func ietfHold(h http.Header) time.Duration {
 	return hold
 }
 
+// sfField joins the lines of a Structured Field, and reports false when
+// there are none or when the field is longer than maxSFField (it is then
+// ignored, not parsed).
+func sfField(values []string) (string, bool) {
+	if len(values) == 0 {
+		return "", false
+	}
+	n := 2 * (len(values) - 1) // the ", " between lines
+	for _, v := range values {
+		n += len(v)
+	}
+	if n > maxSFField {
+		return "", false
+	}
+	return strings.Join(values, ", "), true
+}
+
 // policyWindows returns the w of each named policy of RateLimit-Policy.
 func policyWindows(h http.Header) map[string]int64 {
 	out := map[string]int64{}
-	members, ok := parseSFList(strings.Join(h[canonRateLimitPolicy], ", "))
+	field, ok := sfField(h[canonRateLimitPolicy])
+	if !ok {
+		return out
+	}
+	members, ok := parseSFList(field)
 	if !ok {
 		return out
 	}
