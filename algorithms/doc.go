@@ -52,7 +52,9 @@
 // durations are lengthened by the difference. The buckets and the queue need
 // no such rule: an earlier instant is simply a larger deficit, waited out
 // like any other. So a clock stepped back never resets a key's allowance —
-// as long as the store still holds the key: a key dropped as idle (see
-// [MemoryStore.Sweep]) is forgotten, and an instant from before it was
-// dropped then finds a fresh key.
+// nor does a key dropped as idle (see [MemoryStore.Sweep]): the
+// MemoryStore decides a request on a key it does not hold, at an instant
+// before it last dropped keys of the key's shard, at that later instant, at
+// which a dropped key was back to its full allowance. A key evicted at the
+// [WithMaxKeys] bound while in use is forgotten.
 package algorithms

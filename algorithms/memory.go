@@ -27,9 +27,10 @@ import (
 // The store reads its Clock once per call, before it takes any lock: a call
 // that waits for a lock is decided at the instant it arrived, which can be
 // slightly before the instant of a call that got the lock first (the kinds
-// handle such an instant exactly; see "Time that goes back" in the package
-// documentation). With the default [SystemClock] it
-// reads only the monotonic clock, anchored to the wall clock when the store
+// handle such an instant exactly, and a key that a sweep in between dropped
+// as idle is decided at the sweep's instant; see "Time that goes back" in
+// the package documentation). With the default [SystemClock] it reads only
+// the monotonic clock, anchored to the wall clock when the store
 // was made, which halves the cost of reading the time; windows stay aligned
 // to the Unix epoch as the host clock was at that moment.
 //
@@ -96,7 +97,12 @@ type shard struct {
 	tables  []*table
 	keys    int
 	sweepAt int
-	_       [64 - 48]byte
+	// dropped is the latest instant at which the shard dropped keys (a
+	// sweep, an eviction): a key it does not hold is decided no earlier,
+	// for it may be one dropped then, idle at that instant and perhaps not
+	// before (a call that read the clock before the sweep got the lock).
+	dropped int64
+	_       [64 - 56]byte
 	// For single checks, without the lock (a table's spec and params never
 	// change): last is the table added last, tried first, and list a copy
 	// of tables, replaced when a table is added. They are 64 bytes
@@ -166,6 +172,7 @@ func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
 	}
 	for i := range s.shards {
 		s.shards[i].sweepAt = minSweep
+		s.shards[i].dropped = math.MinInt64
 	}
 	if s.clock == SystemClock {
 		s.mono, s.base = true, time.Now()
@@ -297,13 +304,17 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			sh.mu.Unlock()
 			return d, nil
 		}
-		cl := p.freshCell(t)
-		p.decideCell(&cl, t, n, true, &d)
+		tn := max(t, sh.dropped)
+		cl := p.freshCell(tn)
+		p.decideCell(&cl, tn, n, true, &d)
 		if d.Allowed {
 			s.makeRoom(sh, t, h, nil)
 			kt.put(h, cl)
 		}
 		sh.mu.Unlock()
+		if tn > t {
+			d = d.later(tn - t)
+		}
 		return d, nil
 	}
 	// sliding_log and sliding_buckets: a held key in place, with one map
@@ -353,7 +364,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 func (s *MemoryStore) takeOneLog(sh *shard, tb *table, h uint64, n, t int64) Decision {
 	var op pending
 	op.init(tb, h, n)
-	op.load(t)
+	op.load(t, sh.dropped)
 	op.decide(t, true)
 	if op.d.Allowed {
 		s.commit(sh, &op, t, nil)
@@ -456,7 +467,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 		if op.dup >= 0 {
 			op.follow(&ops[op.dup], t)
 		} else {
-			op.load(t)
+			op.load(t, sh.dropped)
 		}
 		op.decide(t, true)
 		allowed = allowed && op.d.Allowed
@@ -674,6 +685,9 @@ func (sh *shard) sweep(t int64) int {
 		}
 	}
 	sh.keys -= n
+	if n > 0 {
+		sh.dropped = max(sh.dropped, t)
+	}
 	return n
 }
 
@@ -761,6 +775,7 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	delete(best.logs, bestH)
 	delete(best.bkts, bestH)
 	sh.keys--
+	sh.dropped = max(sh.dropped, t)
 	return true
 }
 

@@ -22,9 +22,12 @@ func (op *pending) init(tb *table, h uint64, n int64) {
 	*op = pending{tb: tb, h: h, n: n, dup: -1}
 }
 
-// load reads the key's state from the table (or a fresh state).
-func (op *pending) load(t int64) {
+// load reads the key's state from the table, or a fresh state at
+// max(t, dropped) when the table does not hold the key (dropped: the latest
+// instant at which its shard dropped keys).
+func (op *pending) load(t, dropped int64) {
 	p := &op.tb.p
+	tn := max(t, dropped)
 	switch p.kind {
 	case SlidingLog:
 		op.log, op.exists = op.tb.logs[op.h]
@@ -32,19 +35,26 @@ func (op *pending) load(t int64) {
 			op.log = &slidingLog{}
 		}
 		op.off = op.log.latest(t) - t
+		if !op.exists {
+			op.off = tn - t
+		}
 		op.log.prune(p, t+op.off)
 	case SlidingBuckets:
 		op.bk, op.exists = op.tb.bkts[op.h]
 		if !op.exists {
-			op.bk = newSlidingBuckets(p, t)
+			op.bk = newSlidingBuckets(p, tn)
 		}
 		op.off = op.bk.latest(p, t) - t
+		if !op.exists {
+			op.off = tn - t
+		}
 		op.bk.roll(p, t+op.off)
 	default:
 		if ptr := op.tb.cells.get(op.h); ptr != nil {
 			op.c, op.exists = *ptr, true
 		} else {
-			op.c = p.freshCell(t)
+			op.c = p.freshCell(tn)
+			op.off = tn - t
 		}
 	}
 }
@@ -60,16 +70,17 @@ func (op *pending) follow(prev *pending, t int64) {
 		if prev.d.Allowed {
 			op.log.commit(t+prev.off, prev.n)
 		}
-		op.off = op.log.latest(t) - t
+		op.off = max(op.log.latest(t)-t, prev.off)
 		op.log.prune(p, t+op.off)
 	case SlidingBuckets:
 		op.bk = prev.bk.clone()
 		if prev.d.Allowed {
 			op.bk.commit(p, prev.n)
 		}
-		op.off = op.bk.latest(p, t) - t
+		op.off = max(op.bk.latest(p, t)-t, prev.off)
 		op.bk.roll(p, t+op.off)
 	default:
+		op.off = prev.off
 		op.c = prev.c
 		if prev.d.Allowed {
 			op.c = prev.nc

@@ -1,0 +1,67 @@
+package algorithms_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// hookClock returns ns; the first Now after hook is set runs hook once,
+// after reading the instant it returns (a call that read the clock and then
+// waited for a lock while another call ran).
+type hookClock struct {
+	ns   atomic.Int64
+	hook func()
+}
+
+func (c *hookClock) Now() time.Time {
+	t := time.Unix(0, c.ns.Load())
+	if h := c.hook; h != nil {
+		c.hook = nil
+		h()
+	}
+	return t
+}
+
+// A Take that reads the clock just before a window ends, and a Sweep that
+// reads it just after and runs before that Take gets its shard: the Sweep
+// drops the key, idle at its instant, and the Take, decided at its own
+// earlier instant, must not be counted in the window it arrived in, full.
+func TestMemoryStoreSweepBetweenClockAndLockOfATake(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second}
+	clk := &hookClock{}
+	clk.ns.Store(epoch.Add(500 * time.Millisecond).UnixNano())
+	s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := algorithms.Check{Spec: spec, Key: "k"}
+	for range 5 {
+		take(t, s, c)
+	}
+	clk.ns.Store(epoch.Add(999 * time.Millisecond).UnixNano())
+	clk.hook = func() {
+		clk.ns.Store(epoch.Add(time.Second).UnixNano())
+		if n := s.Sweep(); n != 1 {
+			t.Errorf("Sweep() = %d, want 1", n)
+		}
+	}
+	d := take(t, s, c)[0]
+	if !d.Allowed {
+		return // denied in the window it arrived in: fine
+	}
+	// Admitted: it must count in the window of the sweep (as a request at
+	// an instant before the key's state is decided at that state's instant),
+	// not in the full one.
+	admitted := 0
+	for range 5 {
+		if take(t, s, c)[0].Allowed {
+			admitted++
+		}
+	}
+	if admitted != 4 {
+		t.Errorf("a request at 999ms after a sweep at 1s was admitted (%+v) in the window of 5 it arrived in, already full: the next window then admitted %d more, want 4", d, admitted)
+	}
+}
