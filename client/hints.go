@@ -176,26 +176,22 @@ func ietfHold(h http.Header) time.Duration {
 	// its first member: a member not named by a String is invalid and
 	// ignored, not a sign of draft-7 (whose Dictionary members, key=value,
 	// never parse as a List).
-	members, ok := parseSFList(field)
-	if !ok {
-		return draft7Hold(field)
-	}
 	var hold time.Duration
 	var windows map[string]int64 // RateLimit-Policy's w by name, read on demand
-	for _, m := range members {
+	ok = eachSFList(field, func(m sfMember) {
 		it := m.item
 		if it.kind != sfString {
-			continue
+			return
 		}
 		r, ok := it.param("r")
 		if !ok || r.kind != sfInteger || r.num != 0 {
-			continue
+			return
 		}
 		if tp, ok := it.param("t"); ok {
 			if tp.kind == sfInteger && tp.num >= 0 {
 				hold = max(hold, seconds(tp.num))
 			}
-			continue
+			return
 		}
 		// No t: the policy's window is the longest the quota can take to
 		// come back.
@@ -205,6 +201,9 @@ func ietfHold(h http.Header) time.Duration {
 		if w, ok := windows[it.str]; ok {
 			hold = max(hold, seconds(w))
 		}
+	})
+	if !ok {
+		return draft7Hold(field)
 	}
 	return hold
 }
@@ -233,29 +232,24 @@ func policyWindows(h http.Header) map[string]int64 {
 	if !ok {
 		return out
 	}
-	members, ok := parseSFList(field)
-	if !ok {
-		return out
-	}
-	for _, m := range members {
+	ok = eachSFList(field, func(m sfMember) {
 		if m.item.kind != sfString {
-			continue
+			return
 		}
 		if w, ok := m.item.param("w"); ok && w.kind == sfInteger && w.num > 0 {
 			out[m.item.str] = w.num
 		}
+	})
+	if !ok {
+		return map[string]int64{}
 	}
 	return out
 }
 
 // draft7Hold reads a draft-7 RateLimit Dictionary: limit=, remaining=, reset=.
 func draft7Hold(field string) time.Duration {
-	members, ok := parseSFDict(field)
-	if !ok {
-		return 0
-	}
 	remaining, reset := int64(-1), int64(-1)
-	for _, m := range members {
+	ok := eachSFDict(field, func(m sfMember) {
 		// The last member of a key is its value (RFC 9651 §4.2.2), even
 		// when it is not an Integer: then the key has no usable value.
 		v := int64(-1)
@@ -268,8 +262,8 @@ func draft7Hold(field string) time.Duration {
 		case "reset":
 			reset = v
 		}
-	}
-	if remaining != 0 || reset < 0 {
+	})
+	if !ok || remaining != 0 || reset < 0 {
 		return 0
 	}
 	return seconds(reset)
@@ -294,11 +288,13 @@ func sfInt(values []string) (int64, bool) {
 	if len(values) != 1 {
 		return 0, false
 	}
-	members, ok := parseSFList(values[0])
-	if !ok || len(members) != 1 || members[0].item.kind != sfInteger || len(members[0].item.params) != 0 {
+	var it sfItem
+	n := 0
+	ok := eachSFList(values[0], func(m sfMember) { it, n = m.item, n+1 })
+	if !ok || n != 1 || it.kind != sfInteger || it.params != "" {
 		return 0, false
 	}
-	return members[0].item.num, true
+	return it.num, true
 }
 
 // Thresholds of the legacy X-RateLimit-Reset: larger values are Unix times

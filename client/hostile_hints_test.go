@@ -70,7 +70,8 @@ func TestServerHoldRepeatedParam(t *testing.T) {
 // field (net/http accepts 10 MB of header) on every response would make each
 // one cost hundreds of megabytes.
 func TestServerHoldLongFieldIgnored(t *testing.T) {
-	pad := func(n int) string { return strings.Repeat(`"a", `, n/5) }
+	// n bytes of members of 80 bytes, fewer than maxSFMembers.
+	pad := func(n int) string { return strings.Repeat(`"`+strings.Repeat("a", 76)+`", `, n/80) }
 	long := pad(1<<20) + `"z";r=0;t=5`
 	for _, tc := range []struct {
 		name string
@@ -79,7 +80,7 @@ func TestServerHoldLongFieldIgnored(t *testing.T) {
 	}{
 		{"RateLimit just under the limit", header("RateLimit", pad(maxSFField-100)+`"z";r=0;t=5`), 5 * time.Second},
 		{"RateLimit over the limit", header("RateLimit", long), 0},
-		{"RateLimit over the limit in two lines", header("RateLimit", pad(maxSFField/2+10)+`"b"`, "RateLimit", pad(maxSFField/2+10)+`"z";r=0;t=5`), 0},
+		{"RateLimit over the limit in two lines", header("RateLimit", pad(maxSFField/2+100)+`"b"`, "RateLimit", pad(maxSFField/2+100)+`"z";r=0;t=5`), 0},
 		{"draft-7 over the limit", header("RateLimit", strings.Repeat("a=0, ", 1<<18)+"remaining=0, reset=5"), 0},
 		{"RateLimit-Policy over the limit", header("RateLimit", `"z";r=0`, "RateLimit-Policy", pad(1<<20)+`"z";q=1;w=5`), 0},
 		{"RateLimit-Policy under the limit", header("RateLimit", `"z";r=0`, "RateLimit-Policy", pad(maxSFField-100)+`"z";q=1;w=5`), 5 * time.Second},
@@ -99,4 +100,67 @@ func TestServerHoldLongFieldIgnored(t *testing.T) {
 	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
 		t.Errorf("serverHold of a 1 MiB RateLimit field allocated %d MB", n>>20)
 	}
+}
+
+// A field within maxSFField costs memory of the order of its length, not
+// some 70 bytes for each parameter or member: a hostile server may send one
+// with every response. RFC 9651 asks parsers to support Lists and
+// Dictionaries of 1024 members and items of 256 parameters; a field with
+// more members is ignored.
+func TestServerHoldMemoryBounded(t *testing.T) {
+	n := maxSFField - 40
+	for _, tc := range []struct {
+		name string
+		v    string
+		want time.Duration
+	}{
+		{"parameters", `"a";r=0;t=5` + strings.Repeat(`;a`, n/2), 5 * time.Second},
+		{"members", strings.Repeat(`"a",`, n/4) + `"a";r=0;t=5`, 0},
+		{"draft-7 members", strings.Repeat(`a,`, n/2) + `remaining=0, reset=1`, 0},
+		{"1024 members", strings.Repeat(`"a",`, 1023) + `"a";r=0;t=5`, 5 * time.Second},
+		{"1025 members", strings.Repeat(`"a",`, 1024) + `"a";r=0;t=5`, 0},
+		{"draft-7 1024 members", strings.Repeat(`a,`, 1022) + `remaining=0, reset=1`, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := header("RateLimit", tc.v)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			got := serverHold(h, now)
+			runtime.ReadMemStats(&after)
+			if got != tc.want {
+				t.Errorf("serverHold = %v, want %v", got, tc.want)
+			}
+			if a := after.TotalAlloc - before.TotalAlloc; a > 256<<10 {
+				t.Errorf("serverHold of a %d-byte field allocated %d KiB", len(tc.v), a>>10)
+			}
+		})
+	}
+}
+
+// FuzzParseSF checks that the Structured Field parser never panics, that a
+// member's parameters are read back as they were checked, and that a List
+// or Dictionary that parses has at most maxSFMembers members.
+func FuzzParseSF(f *testing.F) {
+	for _, s := range []string{
+		`"a";r=0;t=5;t=9`, `a=1;x, b=?0, c=(1 "x";y);z`, `"a";  r=0`, `("a" "b");r=0`,
+		`%"f%c3%bc"`, `:aGVsbG8=:;pk`, `@-12;a=1.5`, `"\\\""`, `*t/x:y;k=*`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, parse := range []func(string) ([]sfMember, bool){parseSFList, parseSFDict} {
+			members, ok := parse(s)
+			if ok && len(members) > maxSFMembers {
+				t.Fatalf("%d members", len(members))
+			}
+			for _, m := range members {
+				if m.item.params != "" && m.item.params[0] != ';' {
+					t.Fatalf("params %q", m.item.params)
+				}
+				for _, k := range []string{"r", "t", "w", "a", "x"} {
+					m.item.param(k)
+				}
+			}
+		}
+	})
 }

@@ -7,8 +7,10 @@ import "unicode/utf8"
 // Dictionaries (draft-7). It accepts the whole grammar — Integers, Decimals,
 // Strings, Tokens, Byte Sequences, Booleans, Dates, Display Strings and
 // Inner Lists, each with parameters — and reports anything else as
-// malformed, in which case the caller ignores the whole field, as RFC 9651
-// asks. It never panics and its work is linear in the input.
+// malformed (a List or Dictionary of more than maxSFMembers members too), in
+// which case the caller ignores the whole field, as RFC 9651 asks. It
+// never panics, its work is linear in the input, and it keeps no memory for
+// each parameter or member (callers see the members one at a time).
 
 // sfKind is the type of a bare item.
 type sfKind byte
@@ -27,27 +29,41 @@ const (
 
 // sfItem is a parsed member: a bare item and its parameters.
 type sfItem struct {
-	kind   sfKind
-	num    int64  // sfInteger, sfDate; sfBoolean: 0 or 1
-	str    string // sfString, sfToken (raw for the others)
-	params []sfParam
-}
-
-type sfParam struct {
-	key string
-	val sfItem // without parameters
+	kind sfKind
+	num  int64  // sfInteger, sfDate; sfBoolean: 0 or 1
+	str  string // sfString, sfToken (raw for the others)
+	// params is the text of the parameters, checked: param reads them when
+	// asked, so that a member costs no memory for each parameter (the
+	// server chooses how many it sends).
+	params string
 }
 
 // param returns the value of the parameter named key: its last one, as a
-// repeated key overwrites the earlier value (RFC 9651 §4.2.3.2).
+// repeated key overwrites the earlier value (RFC 9651 §4.2.3.2). Its work is
+// linear in the length of the parameters.
 func (it *sfItem) param(key string) (sfItem, bool) {
-	for i := len(it.params) - 1; i >= 0; i-- {
-		if p := it.params[i]; p.key == key {
-			return p.val, true
+	p := sfParser{s: it.params}
+	var v sfItem
+	found := false
+	for !p.bad && p.peek() == ';' {
+		p.i++
+		p.sp()
+		k := p.key()
+		w := sfItem{kind: sfBoolean, num: 1}
+		if p.peek() == '=' {
+			p.i++
+			w = p.bare()
+		}
+		if k == key && !p.bad {
+			v, found = w, true
 		}
 	}
-	return sfItem{}, false
+	return v, found
 }
+
+// maxSFMembers is the most members a List or Dictionary may have, the
+// number RFC 9651 §3.1 asks parsers to support; one with more is malformed.
+const maxSFMembers = 1024
 
 // sfMember is a member of a List (key "") or of a Dictionary.
 type sfMember struct {
@@ -63,27 +79,52 @@ type sfParser struct {
 
 // parseSFList parses s as a List.
 func parseSFList(s string) ([]sfMember, bool) {
+	var out []sfMember
+	ok := eachSFList(s, func(m sfMember) { out = append(out, m) })
+	return out, ok
+}
+
+// eachSFList parses s as a List, calling fn with each member in turn, and
+// reports whether s is a well-formed List: fn may have seen members of a
+// malformed one, which the caller must then ignore.
+func eachSFList(s string, fn func(sfMember)) bool {
 	p := sfParser{s: s}
 	p.sp()
-	var out []sfMember
-	for !p.bad && p.i < len(p.s) {
+	for n := 1; !p.bad && p.i < len(p.s); n++ {
+		if n > maxSFMembers {
+			return false
+		}
 		it := p.itemOrInner()
-		out = append(out, sfMember{item: it})
+		if p.bad {
+			return false
+		}
+		fn(sfMember{item: it})
 		if !p.next() {
 			break
 		}
 	}
 	p.sp()
-	return out, !p.bad && p.i == len(p.s)
+	return !p.bad && p.i == len(p.s)
 }
 
 // parseSFDict parses s as a Dictionary (members in order, duplicates kept:
 // the caller takes the last one, as RFC 9651 says).
 func parseSFDict(s string) ([]sfMember, bool) {
+	var out []sfMember
+	ok := eachSFDict(s, func(m sfMember) { out = append(out, m) })
+	return out, ok
+}
+
+// eachSFDict parses s as a Dictionary, calling fn with each member in turn
+// (duplicates included), and reports whether s is well-formed, as
+// eachSFList does.
+func eachSFDict(s string, fn func(sfMember)) bool {
 	p := sfParser{s: s}
 	p.sp()
-	var out []sfMember
-	for !p.bad && p.i < len(p.s) {
+	for n := 1; !p.bad && p.i < len(p.s); n++ {
+		if n > maxSFMembers {
+			return false
+		}
 		k := p.key()
 		var it sfItem
 		if p.peek() == '=' {
@@ -93,13 +134,16 @@ func parseSFDict(s string) ([]sfMember, bool) {
 			it = sfItem{kind: sfBoolean, num: 1}
 			it.params = p.params()
 		}
-		out = append(out, sfMember{key: k, item: it})
+		if p.bad {
+			return false
+		}
+		fn(sfMember{key: k, item: it})
 		if !p.next() {
 			break
 		}
 	}
 	p.sp()
-	return out, !p.bad && p.i == len(p.s)
+	return !p.bad && p.i == len(p.s)
 }
 
 // next moves past the separator between members: OWS "," OWS. It reports
@@ -166,29 +210,23 @@ func (p *sfParser) itemOrInner() sfItem {
 	return sfItem{}
 }
 
-func (p *sfParser) params() []sfParam {
-	var ps []sfParam
-	if p.peek() == ';' {
-		ps = make([]sfParam, 0, 4)
-	}
+// params checks the parameters at p and returns their text, for param to
+// read.
+func (p *sfParser) params() string {
+	start := p.i
 	for !p.bad && p.peek() == ';' {
 		p.i++
 		p.sp()
-		k := p.key()
-		v := sfItem{kind: sfBoolean, num: 1}
+		p.key()
 		if p.peek() == '=' {
 			p.i++
-			v = p.bare()
+			p.bare()
 		}
-		if p.bad {
-			return nil
-		}
-		// A repeated key overwrites the earlier value: param looks from
-		// the end. Looking for it here would make the work quadratic in
-		// the number of parameters, which the server chooses.
-		ps = append(ps, sfParam{key: k, val: v})
 	}
-	return ps
+	if p.bad {
+		return ""
+	}
+	return p.s[start:p.i]
 }
 
 func isLCAlpha(c byte) bool { return 'a' <= c && c <= 'z' }
