@@ -48,7 +48,7 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 			"  replayed late, after later ones (a --reorder above %s replays them in order; hours or days\n"+
 			"  behind point rather to a line logged far ahead of the rest, by a wrong clock)\n", r.Late, r.Reorder, r.LateMax, r.LateMax)
 	}
-	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected (%s), %d rejected for want of a key, %d matched no policy\n",
+	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected by a limit (%s), %d more refused for want of a key (400/403), %d matched no policy\n",
 		r.Requests, r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)
 	if len(r.Policies) > 1 {
 		b.WriteString("  (the policies decide each request together, all or nothing: a request one policy rejects\n" +
