@@ -117,7 +117,7 @@ func TestReplayNothingRejected(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("exit %d, want 0; stderr: %s", code, errOut)
 	}
-	if !strings.Contains(out, "0 rejected (0.00%)") {
+	if !strings.Contains(out, "0 rejected by a limit (0.00%)") {
 		t.Errorf("report does not say nothing was rejected:\n%s", out)
 	}
 }
@@ -261,7 +261,7 @@ func TestReplayJSON(t *testing.T) {
 	if want := fmt.Sprintf("replayed %d requests", rep.Entries); !strings.Contains(text, want) {
 		t.Errorf("text report lacks %q", want)
 	}
-	if want := fmt.Sprintf(", %d rejected (", rep.Rejected); !strings.Contains(text, want) {
+	if want := fmt.Sprintf(", %d rejected by a limit (", rep.Rejected); !strings.Contains(text, want) {
 		t.Errorf("text report lacks %q", want)
 	}
 	if len(rep.Policies) != 3 || rep.Policies[1].Name != "login" || rep.Policies[1].Rejected == 0 || len(rep.Policies[1].Limits) != 4 || len(rep.Policies[1].Compare) != 6 {
@@ -469,7 +469,7 @@ func TestReplayOutOfOrder(t *testing.T) {
 		t.Fatalf("exit %d; stderr %s", code, errOut)
 	}
 	// In time order: 00:00 admitted, 00:30 denied, 01:05 admitted.
-	if !strings.Contains(out, "1 rejected (33.33%)") || !strings.Contains(out, "configured      1         1  33.33%") || strings.Contains(out, "replayed late") {
+	if !strings.Contains(out, "1 rejected by a limit (33.33%)") || !strings.Contains(out, "configured      1         1  33.33%") || strings.Contains(out, "replayed late") {
 		t.Errorf("out-of-order line not replayed in time order:\n%s", out)
 	}
 	out, _, _ = runCmd("replay", "--reorder", "0", "--config", cfg, log)
