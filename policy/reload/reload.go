@@ -413,10 +413,7 @@ func (w *Watcher) reload(explicit bool) error {
 				if cfg, err = policy.ParseConfig(data, w.path); err != nil {
 					// Taken for the content in force at New, but it does
 					// not load: no restore, whatever rules are running.
-					w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config rejected; previous rules keep running",
-						slog.String("file", w.path), slog.Any("error", err))
-					w.report(nil, err)
-					return err
+					return w.rejected(err)
 				}
 			}
 			w.loadFailed = false
@@ -431,11 +428,7 @@ func (w *Watcher) reload(explicit bool) error {
 		cfg, err = policy.ParseConfig(data, w.path)
 	}
 	if err != nil {
-		w.loadFailed = true
-		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config rejected; previous rules keep running",
-			slog.String("file", w.path), slog.Any("error", err))
-		w.report(nil, err)
-		return err
+		return w.rejected(err)
 	}
 	w.loadFailed = false
 	if err := w.apply(cfg); errors.Is(err, policy.ErrRestartNeeded) {
@@ -464,6 +457,16 @@ func (w *Watcher) reload(explicit bool) error {
 		slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)))
 	w.report(cfg, nil)
 	return nil
+}
+
+// rejected logs and reports err, the error of a file that does not load,
+// whose previous rules keep running, and returns it.
+func (w *Watcher) rejected(err error) error {
+	w.loadFailed = true
+	w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config rejected; previous rules keep running",
+		slog.String("file", w.path), slog.Any("error", err))
+	w.report(nil, err)
+	return err
 }
 
 func (w *Watcher) report(cfg *policy.Config, err error) {
