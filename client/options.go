@@ -121,13 +121,19 @@ func HostKey(r *http.Request) string {
 // lookup rules, or, if those rules refuse it, the name as it is. A name
 // already lower-case ASCII is returned without allocating.
 func asciiHost(host string) string {
+	lower := true
 	for i := 0; i < len(host); i++ {
-		if host[i] >= utf8.RuneSelf {
+		c := host[i]
+		if c >= utf8.RuneSelf {
 			if a, err := idna.Lookup.ToASCII(host); err == nil {
 				return strings.ToLower(a)
 			}
 			return strings.ToLower(host)
 		}
+		lower = lower && (c < 'A' || c > 'Z')
+	}
+	if lower {
+		return host // one pass, the common case: no second one in ToLower
 	}
 	return strings.ToLower(host)
 }
