@@ -8,19 +8,42 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/redis/go-redis/v9"
 )
 
 // WithCircuitBreaker stops sending to a failing Redis: after failures
 // consecutive failed calls, every call returns [ErrCircuitOpen] at once for
 // cooldown; then one call is let through as a probe, and its success closes
-// the circuit (its failure opens it for another cooldown). A call the
-// caller cancelled (context.Canceled) is not counted as a failure, and an
-// error Redis replied about one key's value (of another type, or not
-// written by the store: see Failures in the package doc) counts as the
-// reply it is, Redis being up: one bad key does not open the circuit for
-// every client. The
-// breaker reads the injected clock when there is one ([WithClock]).
+// the circuit (its failure opens it for another cooldown). The breaker
+// reads the injected clock when there is one ([WithClock]).
+//
+// A failed call is one Redis did not answer in the time the store gives
+// it: an error of the client (a refused connection, its read timeout, a
+// full pool) or of the server, or no reply within [WithTimeout]. Calls
+// whose caller ended them are told apart, since in the middleware every
+// call runs on a request's context, which its client ends:
+//
+//   - A call its caller cancelled (context.Canceled: the client went away)
+//     never counts, whatever Redis was doing.
+//   - A call that reached its caller's deadline, not the store's timeout,
+//     counts only when Redis had a fair chance to answer it: the call began
+//     at least 50 ms before that deadline, and no call of the store got a
+//     reply from Redis while it waited. A deadline already near when the
+//     call began would have passed with a healthy Redis too, and a reply to
+//     another call shows Redis answering (the caller's deadline was short
+//     for the load, as in a burst). A Redis that answers nothing for that
+//     long is failing, whoever's deadline ends the calls.
+//
+// Such calls count neither as failures nor as successes; a half-open probe
+// that ends so lets the next call probe. So callers leaving, or short
+// deadlines in a burst, never open the circuit while Redis answers, and a
+// Redis that stops answering opens it whether the store's timeout or the
+// callers' deadlines end its calls. An error Redis replied about one key's
+// value (of another type, or not written by the store: see Failures in the
+// package doc) counts as the reply it is, Redis being up: one bad key does
+// not open the circuit for every client. A call that meets a closed store
+// ([Store.Close]) does not count.
 func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
 	return func(s *Store) error {
 		if failures < 1 {
@@ -34,6 +57,16 @@ func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
 	}
 }
 
+// minDeadlineBudget is the least time before its caller's deadline that a
+// call must begin with for the deadline, if it passes, to count as a
+// failure of Redis (see WithCircuitBreaker): a hundred round trips to a
+// Redis in the same region, several tens of one under load.
+const minDeadlineBudget = 50 * time.Millisecond
+
+// shortBudget marks the ticket of a call begun less than
+// minDeadlineBudget before its caller's deadline.
+const shortBudget = 1 << 63
+
 // breaker is a consecutive-failure circuit breaker.
 type breaker struct {
 	mu        sync.Mutex
@@ -43,43 +76,65 @@ type breaker struct {
 	open      bool      // open or half-open
 	until     time.Time // open: when the next probe may go
 	probing   bool      // half-open: a probe is in flight
-	probe     uint64    // the number of the last probe let through
+	probe     uint64    // the ticket of the last probe let through
+	calls     uint64    // the tickets given: each call let through gets the next
+	// replied is calls when Redis last replied to a call: a call whose
+	// ticket is at most replied saw a reply since it began.
+	replied uint64
 }
 
-// allow returns ErrCircuitOpen when the call must not go to Redis. A call
-// let through as the half-open probe gets its number, which record takes
-// back (0 for any other call).
+// allow returns ErrCircuitOpen when the call must not go to Redis, and
+// otherwise the call's ticket, which record takes back.
 func (b *breaker) allow(now time.Time) (uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.open {
-		return 0, nil
+	if b.open {
+		if now.Before(b.until) || b.probing {
+			return 0, ErrCircuitOpen
+		}
+		b.probing = true // this call is the probe
+		b.calls++
+		b.probe = b.calls
+		return b.calls, nil
 	}
-	if now.Before(b.until) || b.probing {
-		return 0, ErrCircuitOpen
-	}
-	b.probing = true // this call is the probe
-	b.probe++
-	return b.probe, nil
+	b.calls++
+	return b.calls, nil
 }
 
-// record counts the outcome of a call that allow let through, probe being
-// the number allow gave it. While the circuit is open only the probe's
-// failure counts: a call let through before the circuit opened that fails
-// now says nothing new, and must not end the probe still in flight (which
-// would let a second one through).
-func (b *breaker) record(err error, now time.Time, probe uint64) {
+// allowCtx is allow for a call on ctx: its ticket says whether ctx's
+// deadline leaves the call less than minDeadlineBudget.
+func (b *breaker) allowCtx(now time.Time, ctx context.Context) (uint64, error) {
+	t, err := b.allow(now)
+	if err == nil {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < minDeadlineBudget {
+			t |= shortBudget
+		}
+	}
+	return t, err
+}
+
+// record counts the outcome err of the call whose ticket is ticket (see
+// WithCircuitBreaker). A bare context error is the caller's context ending
+// (the store's own timeout is wrapped: see Store.ownDeadline). While the
+// circuit is open only the probe's failure counts: a call let through
+// before the circuit opened that fails now says nothing new, and must not
+// end the probe still in flight (which would let a second one through).
+func (b *breaker) record(err error, now time.Time, ticket uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	isProbe := probe != 0 && probe == b.probe && b.probing
-	if errors.Is(err, context.Canceled) {
+	t := ticket &^ shortBudget
+	isProbe := b.probing && t == b.probe
+	if err == nil || keyError(err) {
+		b.replied = b.calls
+		b.failures, b.open, b.probing = 0, false, false
+		return
+	}
+	neutral := err == context.Canceled || errors.Is(err, algorithms.ErrClosed) ||
+		err == context.DeadlineExceeded && (ticket&shortBudget != 0 || b.replied >= t)
+	if neutral {
 		if isProbe {
 			b.probing = false
 		}
-		return
-	}
-	if err == nil || keyError(err) {
-		b.failures, b.open, b.probing = 0, false, false
 		return
 	}
 	if b.open {

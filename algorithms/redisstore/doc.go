@@ -237,11 +237,15 @@
 // own key under a colliding prefix): the Take fails before anything is
 // written, and the key is left as it is (TestForeignValueIsAnError).
 // A Take honours its context: with a client whose ContextTimeoutEnabled is
-// set, go-redis bounds the I/O by it; otherwise the call runs in a goroutine
-// that the Take stops waiting for at the deadline (the goroutine ends when
-// the client's own timeouts end the command; [Store.Close] waits for it).
-// A context error is returned as is. An error does not prove that nothing
-// was consumed: the script may have run before the reply was lost.
+// set, go-redis bounds the I/O by its deadline (not by a cancellation: a
+// call cancelled without a deadline ends at its reply or at the client's
+// ReadTimeout, and returns context.Canceled then); otherwise the call runs
+// in a goroutine that the Take stops waiting for when the context ends (the
+// goroutine ends when the client's own timeouts end the command;
+// [Store.Close] waits for it). The caller's context error is returned as
+// is, and only then: a context error of the store's own (the [WithTimeout]
+// deadline) is wrapped. An error does not prove that nothing was consumed:
+// the script may have run before the reply was lost.
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up
@@ -253,9 +257,11 @@
 // examples/redis does both.
 //
 // [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
-// returning [ErrCircuitOpen] at once, then lets one probe through. Whether
-// to fail open or closed is the caller's choice (the middleware offers
-// both).
+// returning [ErrCircuitOpen] at once, then lets one probe through. It
+// counts the calls Redis did not answer, not those their caller ended: a
+// cancelled call, or one whose caller's deadline passed before Redis had a
+// fair chance, does not count (see its documentation). Whether to fail
+// open or closed is the caller's choice (the middleware offers both).
 //
 // [WithDenyCache] keeps recent denials in process memory and answers a
 // repeat of a denied Take locally until its RetryAfter, with no round trip;

@@ -220,10 +220,10 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	if s.deny != nil && s.deny.answer(dst, checks, local) {
 		return nil
 	}
-	var probe uint64
+	var ticket uint64
 	if s.breaker != nil {
 		var err error
-		if probe, err = s.breaker.allow(local); err != nil {
+		if ticket, err = s.breaker.allowCtx(local, ctx); err != nil {
 			return err
 		}
 	}
@@ -243,7 +243,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	err = s.ownDeadline("take", err, parent)
 	replied := s.localNow(now)
 	if s.breaker != nil {
-		s.breaker.record(err, replied, probe)
+		s.breaker.record(err, replied, ticket)
 	}
 	if err != nil {
 		return err
@@ -263,16 +263,21 @@ func (s *Store) callContext(ctx context.Context) (context.Context, context.Cance
 	return ctx, func() {}
 }
 
-// ownDeadline returns err, or, when err is the store's own deadline
-// (WithTimeout's, reached while parent, the caller's context, has not
-// ended), an error of the store saying that op got no reply from Redis.
-// Only the bare context error is rewritten: a wrapped one, such as a
-// failed cross-slot undo's, already says what timed out.
+// ownDeadline returns err, or, when err is a bare context error while
+// parent, the caller's context, has not ended, an error of the store
+// saying that op got no reply from Redis: WithTimeout's deadline, or a
+// context error the client made of its own. So a bare context error is
+// returned only when the caller's context ended, which the breaker reads
+// (see WithCircuitBreaker). A wrapped one, such as a failed cross-slot
+// undo's, already says what timed out.
 func (s *Store) ownDeadline(op string, err error, parent context.Context) error {
-	if err == context.DeadlineExceeded && s.timeout > 0 && parent.Err() == nil {
-		return fmt.Errorf("redisstore: %s: no reply from Redis within %s: %w", op, s.timeout, context.DeadlineExceeded)
+	if err != context.DeadlineExceeded && err != context.Canceled || parent.Err() != nil {
+		return err
 	}
-	return err
+	if err == context.DeadlineExceeded && s.timeout > 0 {
+		return fmt.Errorf("redisstore: %s: no reply from Redis within %s: %w", op, s.timeout, err)
+	}
+	return fmt.Errorf("redisstore: %s: %w", op, err)
 }
 
 // localNow returns the instant the breaker and the deny cache use: the
