@@ -32,6 +32,13 @@ import (
 // check saw the first one's consumption). Entries expire with their
 // RetryAfter; when the cache is full, new denials are not cached until
 // expired entries make room.
+//
+// Memory: an entry takes about 270 bytes plus a copy of its key. Keys
+// longer than 512 bytes are not cached (their Takes go to Redis every
+// time), so a direct user of the Store passing keys of any length cannot
+// make the cache hold more than about size × 800 bytes; the policy layer's
+// keys (a policy name of at most 64 bytes, ':', a key of at most
+// keyfunc.MaxKeyLen = 256 bytes or its digest) are all cacheable.
 func WithDenyCache(size int) Option {
 	return func(s *Store) error {
 		if size < 1 {
@@ -41,6 +48,9 @@ func WithDenyCache(size int) Option {
 		return nil
 	}
 }
+
+// maxDenyKeyLen is the longest key the deny cache keeps (see WithDenyCache).
+const maxDenyKeyLen = 512
 
 type denyKey struct {
 	spec algorithms.Spec
@@ -166,6 +176,9 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 	}
 	for i, ch := range checks {
 		k := denyKey{ch.Spec, ch.Key}
+		if len(ch.Key) > maxDenyKeyLen {
+			continue // bounded bytes: see WithDenyCache
+		}
 		if repeated(checks, i) {
 			// Each occurrence of a key saw the earlier ones' consumption
 			// within the Take: its decision is not the key's alone.
