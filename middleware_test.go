@@ -980,9 +980,9 @@ type refundSignal struct {
 	done chan struct{}
 }
 
-func (s refundSignal) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+func (s refundSignal) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
 	defer func() { s.done <- struct{}{} }()
-	return s.MemoryStore.Refund(ctx, checks, ds, waited)
+	return s.MemoryStore.Refund(ctx, dst, checks, ds, waited)
 }
 
 // TestEndToEndQueueClientLeaves: an export endpoint shaped to one request a

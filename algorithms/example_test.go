@@ -68,7 +68,9 @@ func ExampleSpec_Validate() {
 // A leaky_queue sends one request a second. Three arrive together: the
 // first goes at once, the others are told to wait 1 s and 2 s. The third's
 // client hangs up after 500 ms: its place, the queue's last, goes back, so
-// the next arrival waits 1.5 s instead of 2.5 s.
+// the next arrival waits 1.5 s instead of 2.5 s. Refund reports the queue
+// as it stands once the place is back: 9 more requests fit, and it is
+// empty in 1.5 s.
 func ExampleMemoryStore_Refund() {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	store, _ := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
@@ -85,12 +87,17 @@ func ExampleMemoryStore_Refund() {
 		third = ds
 	}
 	now = now.Add(500 * time.Millisecond)
-	_ = store.Refund(ctx, []algorithms.Check{check}, third, 500*time.Millisecond)
+	var back [1]algorithms.Refunded
+	if err := store.Refund(ctx, back[:], []algorithms.Check{check}, third, 500*time.Millisecond); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Printf("given back %v, remaining %d, empty in %v\n", back[0].Given, back[0].Remaining, back[0].ResetAfter)
 	ds, _ := store.Take(ctx, check)
 	fmt.Printf("after the third left, request 4 waits %v\n", ds[0].Delay)
 	// Output:
 	// request 1 waits 0s
 	// request 2 waits 1s
 	// request 3 waits 2s
+	// given back true, remaining 9, empty in 1.5s
 	// after the third left, request 4 waits 1.5s
 }

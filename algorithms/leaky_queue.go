@@ -48,16 +48,16 @@ func (p *params) queueWait(dl u128, m int64) int64 {
 }
 
 // refundQueue gives back, at instant t, the place of a request of cost n
-// admitted to the queue *c whose caller has rem left to wait (rem <= 0 once
+// admitted to the queue c whose caller has rem left to wait (rem <= 0 once
 // its departure has passed): see [Refunder]. The place is the last one
 // when its departure N − n·W/L is within half a spacing W/(2L) of the
 // caller's t + rem (a later request's place departs at least W/L after
 // it): then N moves back by n·W/L, or to t (an empty queue) when less than
-// that is left. Any other state is returned as it is.
-func (p *params) refundQueue(c cell, t, n, rem int64) cell {
+// that is left, and ok is true. Any other state is returned as it is.
+func (p *params) refundQueue(c cell, t, n, rem int64) (_ cell, ok bool) {
 	dl := p.deficit(c, t) // (N − t)·L
 	if dl == (u128{}) {
-		return c // the queue is empty: nothing is held
+		return c, false // the queue is empty: nothing is held
 	}
 	nw := mul(n, p.window)
 	// N − n·W/L ≤ t + rem + W/(2L) ⇔ 2·dl ≤ 2·n·W + W + 2·rem·L (rem ≥ 0),
@@ -72,10 +72,10 @@ func (p *params) refundQueue(c cell, t, n, rem int64) cell {
 		lhs = lhs.add(mul(-2*rem, p.limit))
 	}
 	if rhs.less(lhs) {
-		return c
+		return c, false
 	}
 	if !nw.less(dl) {
-		return cell{t: t} // what is left of the place is all the queue held
+		return cell{t: t}, true // what is left of the place is all the queue held
 	}
 	q, r := nw.divmod(p.limit)
 	c.t -= q
@@ -85,5 +85,5 @@ func (p *params) refundQueue(c cell, t, n, rem int64) cell {
 		c.t--
 	}
 	c.x = uint32(x)
-	return c
+	return c, true
 }

@@ -61,12 +61,19 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, er
 // RefundN gives back the place of n units for key that an admitted AllowN
 // took in a leaky_queue, for a request that will not go ahead; left is the
 // time from now to the place's departure (negative once it has passed).
-// See [Refunder] for which places come back: with a store that is not a
-// Refunder, or a Spec of another kind, RefundN does nothing.
-func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Duration) error {
+// See [Refunder] for which places come back. It returns what the store
+// reports: the queue as it stands after the refund (Delay 0) and whether
+// the place came back. With a store that is not a Refunder, or a Spec of
+// another kind, RefundN does nothing and returns the zero Refunded.
+func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Duration) (Refunded, error) {
 	rf, ok := l.store.(Refunder)
 	if !ok || l.spec.Algorithm != LeakyQueue {
-		return nil
+		return Refunded{}, nil
 	}
-	return rf.Refund(ctx, []Check{{Spec: l.spec, Key: key, Cost: n}}, []Decision{{Allowed: true, Delay: left}}, 0)
+	var out [1]Refunded
+	err := rf.Refund(ctx, out[:], []Check{{Spec: l.spec, Key: key, Cost: n}}, []Decision{{Allowed: true, Delay: left}}, 0)
+	if err != nil {
+		return Refunded{}, err
+	}
+	return out[0], nil
 }

@@ -790,23 +790,23 @@ func (s *MemoryStore) now() int64 {
 var _ Refunder = (*MemoryStore)(nil)
 
 // Refund implements [Refunder]: it gives back the queue places of the
-// leaky_queue checks of an admitted Take (see Refunder for which places).
-// The checks are refunded last first, so that a Take holding several
-// places in one queue gives them all back.
-func (s *MemoryStore) Refund(ctx context.Context, checks []Check, ds []Decision, waited time.Duration) error {
+// leaky_queue checks of an admitted Take (see Refunder for which places),
+// last first, so that a Take holding several places in one queue gives
+// them all back, and then looks at each queue at the refund's instant (see
+// [Refunded]). The refund and the look at one key take its shard's lock
+// apart: a Take between them is counted.
+func (s *MemoryStore) Refund(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
 	if len(ds) != len(checks) {
 		return fmt.Errorf("algorithms: Refund: %d decisions for %d checks", len(ds), len(checks))
+	}
+	if len(dst) != len(checks) {
+		return fmt.Errorf("algorithms: Refund: %d results for %d checks", len(dst), len(checks))
 	}
 	if waited < 0 {
 		return fmt.Errorf("algorithms: Refund: waited must not be negative, got %s", waited)
 	}
 	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	for i := range ds {
-		if !ds[i].Allowed {
-			return nil // a denied Take consumed nothing
-		}
 	}
 	// Every check first: an invalid one fails the Refund before any place
 	// is given back.
@@ -817,38 +817,85 @@ func (s *MemoryStore) Refund(ctx context.Context, checks []Check, ds []Decision,
 			}
 		}
 	}
+	admitted := true // a denied Take consumed nothing: nothing to give back
+	for i := range ds {
+		admitted = admitted && ds[i].Allowed
+	}
 	t := s.now()
-	for i := len(checks) - 1; i >= 0; i-- {
-		c := &checks[i]
-		if c.Spec.Algorithm != LeakyQueue {
+	// given marks the checks whose place came back.
+	var buf [maxBatch]bool
+	given := buf[:0]
+	if len(checks) > maxBatch {
+		given = make([]bool, 0, len(checks))
+	}
+	given = given[:len(checks)]
+	for i := len(checks) - 1; i >= 0 && admitted; i-- {
+		if checks[i].Spec.Algorithm == LeakyQueue {
+			given[i] = s.refundOne(&checks[i], ds[i].Delay, waited, t)
+		}
+	}
+	for i := range checks {
+		if checks[i].Spec.Algorithm != LeakyQueue {
+			dst[i] = Refunded{Decision: ds[i]}
 			continue
 		}
-		h := s.hash(c.Key)
-		sh := &s.shards[h&s.mask]
-		tb := sh.lookup(&c.Spec)
-		if tb == nil {
-			continue // no key of this spec is held
+		dst[i] = Refunded{Decision: s.lookQueue(&checks[i], t), Given: given[i]}
+	}
+	return nil
+}
+
+// refundOne gives back at t the place of c, a valid leaky_queue check of an
+// admitted Take whose Delay was delay, waited after it, and reports
+// whether it came back.
+func (s *MemoryStore) refundOne(c *Check, delay, waited time.Duration, t int64) bool {
+	h := s.hash(c.Key)
+	sh := &s.shards[h&s.mask]
+	tb := sh.lookup(&c.Spec)
+	if tb == nil {
+		return false // no key of this spec is held
+	}
+	n := c.cost()
+	// Delay − waited, which a Delay stating the remaining wait itself,
+	// negative once the departure has passed (Limiter.RefundN), could
+	// take below MinInt64: saturated at MinInt64+1, whose negation
+	// refundQueue takes.
+	rem := int64(math.MinInt64 + 1)
+	if d := int64(delay); d >= math.MinInt64+1+int64(waited) {
+		rem = d - int64(waited)
+	}
+	given := false
+	sh.mu.Lock()
+	if kt := tb.cells; kt != nil {
+		if j, held := kt.find(h); held {
+			cp := &kt.slots[j].c
+			var ok bool
+			*cp, ok = tb.p.refundQueue(*cp, t, n, rem)
+			given = ok
 		}
-		n, err := tb.cost(c)
-		if err != nil {
-			return err
-		}
-		// Delay − waited, which a Delay stating the remaining wait itself,
-		// negative once the departure has passed (Limiter.RefundN), could
-		// take below MinInt64: saturated at MinInt64+1, whose negation
-		// refundQueue takes.
-		rem := int64(math.MinInt64 + 1)
-		if d := int64(ds[i].Delay); d >= math.MinInt64+1+int64(waited) {
-			rem = d - int64(waited)
-		}
+	}
+	sh.mu.Unlock()
+	return given
+}
+
+// lookQueue returns the Decision a Take of c, a valid leaky_queue check,
+// alone at t would report without consuming (Delay 0): a fresh queue's
+// when the store does not hold its key.
+func (s *MemoryStore) lookQueue(c *Check, t int64) Decision {
+	p := newParams(c.Spec)
+	h := s.hash(c.Key)
+	sh := &s.shards[h&s.mask]
+	cl := cell{t: t} // a queue never seen is free from t, at any instant
+	if tb := sh.lookup(&c.Spec); tb != nil {
+		p = tb.p
 		sh.mu.Lock()
 		if kt := tb.cells; kt != nil {
 			if j, held := kt.find(h); held {
-				cp := &kt.slots[j].c
-				*cp = tb.p.refundQueue(*cp, t, n, rem)
+				cl = kt.slots[j].c
 			}
 		}
 		sh.mu.Unlock()
 	}
-	return nil
+	var d Decision
+	p.leakyQueue(&cl, t, c.cost(), false, &d)
+	return d
 }

@@ -407,16 +407,22 @@ func TestLimiterRefundN(t *testing.T) {
 	queue, _ := algorithms.NewLimiter(store, algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute})
 	queue.Allow(ctx, "k")
 	d, _ := queue.Allow(ctx, "k") // departs at 1 s
-	if err := queue.RefundN(ctx, "k", 1, d.Delay); err != nil {
+	rep, err := queue.RefundN(ctx, "k", 1, d.Delay)
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The queue as it stands: free in 1 s, 60 more fit (its capacity 61).
+	want := algorithms.Refunded{Decision: algorithms.Decision{Allowed: true, Limit: 61, Remaining: 60, ResetAfter: time.Second, NextAfter: time.Second}, Given: true}
+	if rep != want {
+		t.Errorf("RefundN reported %+v, want %+v", rep, want)
 	}
 	if d, _ := queue.Allow(ctx, "k"); d.Delay != time.Second {
 		t.Errorf("after RefundN: Delay %v, want 1s (the place given back)", d.Delay)
 	}
 	fixed, _ := algorithms.NewLimiter(store, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute})
 	fixed.Allow(ctx, "k")
-	if err := fixed.RefundN(ctx, "k", 1, 0); err != nil {
-		t.Fatal(err)
+	if rep, err := fixed.RefundN(ctx, "k", 1, 0); err != nil || rep != (algorithms.Refunded{}) {
+		t.Fatalf("fixed_window RefundN: %+v, %v; want the zero Refunded, nil", rep, err)
 	}
 	if d, _ := fixed.Allow(ctx, "k"); d.Remaining != 0 {
 		t.Errorf("fixed_window after RefundN: Remaining %d, want 0 (nothing given back)", d.Remaining)

@@ -34,17 +34,26 @@ type IntoStore interface {
 type Refunder interface {
 	Store
 	// Refund gives back the queue places that checks, admitted by one Take
-	// whose decisions were ds, still hold, waited after that Take returned.
+	// whose decisions were ds, still hold, waited after that Take returned,
+	// and writes into dst (len(checks) elements) each check's key as it
+	// stands after the refund and whether its place came back (see
+	// [Refunded]).
+	//
 	// Only leaky_queue checks are refunded (the other kinds counted a
 	// request that did arrive), and only a place no later request queued
 	// behind: the queue's next free departure moves back by the check's
 	// cost, or to now when the place had partly gone by. A place with
 	// requests queued behind it stays taken, since moving the queue back
 	// would send two requests at once (the rule of x/time/rate's
-	// Reservation.Cancel). Refund each admitted Take at most once. A
-	// negative waited (a wall clock stepped back) is an error: the store
-	// would reckon the departure later than it is. So is an invalid
-	// leaky_queue check; then nothing is given back.
+	// Reservation.Cancel). The checks are refunded last first, so that a
+	// Take holding several places in one queue gives them all back. A
+	// denied Take (one of ds not Allowed) consumed nothing: nothing comes
+	// back, and dst still reports the keys as they stand. Refund each
+	// admitted Take at most once. A negative waited (a wall clock stepped
+	// back) is an error: the store would reckon the departure later than
+	// it is. So is an invalid leaky_queue check; then nothing is given
+	// back. After an error dst's contents are unspecified (a store may
+	// have given back some places: a Cluster whose keys span slots).
 	//
 	// The store tells the last place from the caller's remaining wait
 	// (Delay - waited; a caller may state it in Delay with waited 0, a
@@ -58,7 +67,32 @@ type Refunder interface {
 	// the nanosecond; a network round trip for a remote store); at finer
 	// spacings a refund may give back a place with a request queued behind
 	// it, which then departs together with the next arrival.
-	Refund(ctx context.Context, checks []Check, ds []Decision, waited time.Duration) error
+	Refund(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error
+}
+
+// A Refunded is what [Refunder.Refund] reports of one check: its key as it
+// stands after the refund, and whether its place came back.
+type Refunded struct {
+	// Decision describes the check's key after the refund.
+	//
+	// For a leaky_queue check it is a fresh look at the queue at the
+	// refund's instant (the store's clock), once every place the Refund
+	// gives back is given back, whether or not this check's came back: what
+	// a Take of the check alone at that instant would report without
+	// consuming. Allowed says whether the check would be admitted then
+	// (RetryAfter its wait when not), Remaining how many unit requests the
+	// queue admits then, ResetAfter and NextAfter count from that instant,
+	// and Delay is 0. A key the store does not hold reports a fresh queue.
+	// (A Take of another caller between the refund and the look, on a
+	// store that does not make them one step, is counted.)
+	//
+	// For a check of any other kind it is the Take's decision, ds[i],
+	// unchanged: the store does not look at those keys, whose units stay
+	// spent, and its durations count from the Take's instant.
+	Decision
+	// Given reports whether the check's place came back: always false for
+	// a check of another kind, or of a denied Take.
+	Given bool
 }
 
 // A Clock tells the time. Stores read it once per call.

@@ -406,7 +406,7 @@ func (t *Transport) leave(ctx context.Context, key string, l *line, tn *turn) {
 func (t *Transport) giveBack(ctx context.Context, key string, at, now time.Time) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
 	defer cancel()
-	_ = t.limiter.RefundN(rctx, key, 1, at.Sub(now))
+	_, _ = t.limiter.RefundN(rctx, key, 1, at.Sub(now))
 }
 
 // settle gives the requests of l their turns, in the order they arrived,

@@ -129,8 +129,8 @@ func (s *gateStore) Take(ctx context.Context, checks ...algorithms.Check) ([]alg
 	return s.mem.Take(ctx, checks...)
 }
 
-func (s *gateStore) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
-	return s.mem.Refund(ctx, checks, ds, waited)
+func (s *gateStore) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	return s.mem.Refund(ctx, dst, checks, ds, waited)
 }
 
 // A queued caller whose context ends returns at once even while another
@@ -224,14 +224,14 @@ func (s *stepStore) Take(ctx context.Context, checks ...algorithms.Check) ([]alg
 	return ds, err
 }
 
-func (s *stepStore) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+func (s *stepStore) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
 	s.mu.Lock()
 	gate := s.refunds
 	s.mu.Unlock()
 	if gate != nil {
 		<-gate
 	}
-	return s.mem.Refund(ctx, checks, ds, waited)
+	return s.mem.Refund(ctx, dst, checks, ds, waited)
 }
 
 // asleep returns the callers asleep in c (not about to return).

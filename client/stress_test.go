@@ -105,9 +105,9 @@ func (s *yieldStore) Take(ctx context.Context, checks ...algorithms.Check) ([]al
 	return s.mem.Take(ctx, checks...)
 }
 
-func (s *yieldStore) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+func (s *yieldStore) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
 	s.spin()
-	return s.mem.Refund(ctx, checks, ds, waited)
+	return s.mem.Refund(ctx, dst, checks, ds, waited)
 }
 
 type stressCaller struct {

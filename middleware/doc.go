@@ -81,12 +81,12 @@
 // it is answered 503 with Retry-After at once, and its place goes back the
 // same way; one whose deadline comes during the hold (the wait ran late)
 // is answered the same when it comes, Retry-After the time left to its
-// turn. The 503 of a request whose place went back reports each
-// leaky_queue policy as it stood without that request (its Remaining
-// greater by the cost, its reset the Delay); when the refund failed, the
-// headers still count the place. A Refund does not tell which places the
-// store kept (those with a later request queued behind them): such a place
-// is reported as given back, its Remaining one cost too high.
+// turn. The 503 of a refunded request reports each leaky_queue policy as
+// the store has it after the refund ([algorithms.Refunded]): its place
+// given back, or kept with the later requests queued behind it counted,
+// the times counted from the refund; the other policies as their decision
+// left them. When the refund failed, or the store is not a Refunder, the
+// headers report the decisions as they were, the place counted.
 //
 // # Operations
 //

@@ -3,7 +3,6 @@ package middleware
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"math/bits"
 	"net/http"
 	"strconv"
 	"time"
@@ -139,7 +138,7 @@ func resetAfter(d algorithms.Decision) time.Duration {
 // setHeaders writes the rate-limit headers of res into h under profile p,
 // at the time of its decision (see setHeadersAt).
 func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte) {
-	setHeadersAt(h, p, res, outer, now, pkSecret, vals, buf, 0, false)
+	setHeadersAt(h, p, res, outer, now, pkSecret, vals, buf, 0)
 }
 
 // setHeadersAt writes the rate-limit headers of res into h under profile p.
@@ -163,14 +162,12 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 // LegacyUnix reset is an instant: now (read after the hold) plus the
 // reduced time is the instant the decision named.
 //
-// refunded says that the store took back the leaky_queue places of res (a
-// held request that was not served): its leaky_queue decisions are then
-// reported as the queue stands with the request's places given back (see
-// refundedDecision), the policy with the lowest remaining chosen among
-// those values. (A Refunder's success does not say that every place came
-// back: one a later request queued behind stays taken, see
-// [algorithms.Refunder], yet is reported as given back.)
-func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held time.Duration, refunded bool) {
+// After a refund ([policy.Result.Refunded]: a held request that was not
+// served) the leaky_queue decisions of res are the store's look at each
+// queue after it, at the refund's instant: they are reported as they are,
+// their times counted from then (see sinceDecision), and the single-valued
+// profiles choose among them as among any decisions.
+func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held time.Duration) {
 	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
 		return
 	}
@@ -179,9 +176,6 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		b := buf[:0]
 		for i := 0; i < res.Len(); i++ {
 			d := res.Decision(i)
-			if refunded {
-				d = refundedOf(res, i)
-			}
 			if i > 0 {
 				b = append(b, ", "...)
 			}
@@ -190,7 +184,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 			b = append(b, `";r=`...)
 			b = strconv.AppendInt(b, d.Remaining, 10)
 			b = append(b, ";t="...)
-			b = strconv.AppendInt(b, seconds(d.NextAfter-held), 10)
+			b = strconv.AppendInt(b, seconds(d.NextAfter-sinceDecision(res, i, held)), 10)
 			if pkSecret != nil {
 				b = appendPK(b, pkSecret, res.Key(i))
 			}
@@ -198,12 +192,8 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		add2(vals, h, keyPolicy, res.Set().PolicyHeader(res.Mask()), keyRateLimit, str(b))
 		return
 	}
-	var d algorithms.Decision
-	if refunded {
-		d = lowestDecision(res, true)
-	} else {
-		d = res.Decision(res.Lowest())
-	}
+	lowest := res.Lowest()
+	d := res.Decision(lowest)
 	// The reset of a denied response is its Retry-After (drafts -06/-07:
 	// both name the same instant), even when the policy reported (the
 	// lowest remaining) is not the one with the longest wait.
@@ -211,7 +201,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 	if !d.Allowed {
 		after = max(after, res.RetryAfter())
 	}
-	after -= held // from now: seconds makes one below 0 a 0, LegacyUnix adds it to now
+	after -= sinceDecision(res, lowest, held) // from now: seconds makes one below 0 a 0, LegacyUnix adds it to now
 	policies := res.Set().LegacyPolicyHeader(res.Mask())
 	if outer != nil && outer.Taken() && outer.Len() > 0 {
 		if p == Draft6 || p == Draft7 {
@@ -221,7 +211,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		}
 		// A denied res answers the response (an outer one that denied was
 		// in shadow mode), so its values are reported, reset = Retry-After.
-		if keepsOuter(p, res, outer, refunded) {
+		if keepsOuter(p, res, outer) {
 			return
 		}
 	}
@@ -277,95 +267,40 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 // hold its values, so that res counts as having written them. Not so where
 // a single-valued profile kept the outer values (lower than ours): then a
 // middleware further in compares its own with those.
-func holdsValues(p Profile, res, outer *policy.Result, refunded bool) bool {
-	return res.Len() > 0 && p != NoHeaders && !keepsOuter(p, res, outer, refunded)
+func holdsValues(p Profile, res, outer *policy.Result) bool {
+	return res.Len() > 0 && p != NoHeaders && !keepsOuter(p, res, outer)
 }
 
 // keepsOuter reports whether the single-valued profile p keeps the values
 // outer wrote in place of those of res: outer reports a lower remaining
 // (or is denied) and res is allowed. Then the values in the header stay
 // outer's, and a middleware further in must compare its own with outer's.
-// refunded is as for setHeadersAt.
-func keepsOuter(p Profile, res, outer *policy.Result, refunded bool) bool {
+func keepsOuter(p Profile, res, outer *policy.Result) bool {
 	if p == IETF || outer == nil || !outer.Taken() || outer.Len() == 0 || !res.Taken() || res.Len() == 0 {
 		return false
 	}
-	d := lowestDecision(res, refunded)
+	d := res.Decision(res.Lowest())
 	return d.Allowed && !lowerThan(d, outer.Decision(outer.Lowest()))
 }
 
-// lowestDecision returns the decision of res a single-valued profile
-// reports (see [policy.Result.Lowest]); with refunded, chosen among and as
-// refundedDecision gives them.
-func lowestDecision(res *policy.Result, refunded bool) algorithms.Decision {
-	if refunded {
-		return refundedOf(res, lowestRefunded(res))
+// sinceDecision returns how long before now the i-th decision of res was
+// made, for a response held for held since its Take: held, except for a
+// leaky_queue decision a refund replaced, which the store made at the
+// refund's instant, when the hold ended ([algorithms.Refunded]).
+// It is small enough to inline: a response not refunded pays one test.
+func sinceDecision(res *policy.Result, i int, held time.Duration) time.Duration {
+	if held > 0 && res.Refunded() && isQueue(res, i) {
+		return 0
 	}
-	return res.Decision(res.Lowest())
+	return held
 }
 
-// refundedOf returns the i-th decision of res as refundedDecision gives it.
-func refundedOf(res *policy.Result, i int) algorithms.Decision {
-	return refundedDecision(res.Decision(i), res.Policy(i).Spec(), res.Cost(i))
-}
-
-// lowestRefunded returns the index of the decision of res, as
-// refundedDecision gives them, that a single-valued profile reports.
-func lowestRefunded(res *policy.Result) int {
-	// Only an allowed res has places to give back: Lowest's order among
-	// allowed decisions, the lowest Remaining, then the longest ResetAfter.
-	best := 0
-	bd := refundedOf(res, 0)
-	for i := 1; i < res.Len(); i++ {
-		if d := refundedOf(res, i); d.Remaining < bd.Remaining || d.Remaining == bd.Remaining && d.ResetAfter > bd.ResetAfter {
-			best, bd = i, d
-		}
-	}
-	return best
-}
-
-// refundedDecision returns d, the allowed decision of a check of spec s and
-// cost n, as the queue stands once the check's place is given back: as it
-// stood when the check came, the place never taken. Decisions of other
-// kinds count a request that did arrive and are returned as they are.
+// isQueue reports whether the i-th policy of res is a leaky_queue. It is
+// not inlined, so that sinceDecision is.
 //
-// The leaky_queue's Remaining counts the unit requests it admits now: a
-// place of n units given back adds n to a Remaining above 0. One of 0
-// may hide places the request took beyond the last (a cost above what
-// was left): then there were as many as a queue whose MaxDelay is shorter
-// by the request's Delay holds, at most n (the Delay rounded up to the
-// nanosecond, a count on a boundary is one too low, never too high). The
-// queue was empty after Delay (ResetAfter); Remaining next grows when it
-// did without the place, the same time for n places given back, none at
-// capacity, and otherwise the decision's less the spacing of the places
-// not given back (rounded to never be early).
-func refundedDecision(d algorithms.Decision, s algorithms.Spec, n int64) algorithms.Decision {
-	if s.Algorithm != algorithms.LeakyQueue || !d.Allowed {
-		return d
-	}
-	r := d.Remaining + n
-	if d.Remaining == 0 {
-		short := s
-		short.MaxDelay = max(0, s.MaxDelay-d.Delay)
-		r = min(n, short.Capacity())
-	}
-	r = min(r, d.Limit)
-	next := d.NextAfter
-	switch {
-	case r >= d.Limit:
-		next = 0
-	case r-d.Remaining < n:
-		hi, lo := bits.Mul64(uint64(n-(r-d.Remaining)), uint64(s.Window))
-		if hi >= uint64(s.Limit) {
-			next = 0 // beyond any Duration
-		} else if q, _ := bits.Div64(hi, lo, uint64(s.Limit)); q < uint64(next) {
-			next -= time.Duration(q)
-		} else {
-			next = 0
-		}
-	}
-	d.Remaining, d.NextAfter, d.ResetAfter = r, next, d.Delay
-	return d
+//go:noinline
+func isQueue(res *policy.Result, i int) bool {
+	return res.Policy(i).Spec().Algorithm == algorithms.LeakyQueue
 }
 
 // lowerThan reports whether d is reported in preference to b by a

@@ -24,7 +24,7 @@ func queue10s(opts ...policy.Option) *policy.Policy {
 // failingRefunds is a memory store whose refunds fail.
 type failingRefunds struct{ *algorithms.MemoryStore }
 
-func (failingRefunds) Refund(context.Context, []algorithms.Check, []algorithms.Decision, time.Duration) error {
+func (failingRefunds) Refund(context.Context, []algorithms.Refunded, []algorithms.Check, []algorithms.Decision, time.Duration) error {
 	return errors.New("refund refused")
 }
 

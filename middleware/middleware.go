@@ -231,7 +231,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	if d == 0 {
 		setHeaders(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
-		if holdsValues(profile, &res.Result, outer, false) {
+		if holdsValues(profile, &res.Result, outer) {
 			res.wrote = uint8(profile) + 1
 		}
 	}
@@ -266,10 +266,11 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.stats.abandoned.Add(1)
 			m.observe(r, res, Abandoned, start)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded))
-			// Its headers report the queue with its place given back,
-			// if the store took it.
-			given := m.refund(r, res, m.clock.Now().Sub(held))
-			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, 0, given)
+			// Its headers report the queue as the store has it after the
+			// refund (its place given back, unless a request queued
+			// behind it), if the refund succeeded.
+			m.refund(r, res, m.clock.Now().Sub(held))
+			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, 0)
 			m.unavailable(w, max(1, seconds(d)))
 			return
 		}
@@ -284,8 +285,8 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.stats.abandoned.Add(1)
 			m.observeHeld(r, res, Abandoned, start, held)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
-			given := m.refund(r, res, waited)
-			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited, given)
+			m.refund(r, res, waited)
+			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited)
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
 				// A server-side deadline that ran out during the hold
@@ -296,7 +297,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.unavailable(w, retry)
 			return
 		}
-		m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited, false)
+		m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited)
 		m.observeHeld(r, res, Allowed, start, held)
 	} else {
 		m.observe(r, res, Allowed, start)
@@ -305,12 +306,12 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 }
 
 // setHeldHeaders sets the rate-limit headers of res, a request held for
-// held since its decision, whose leaky_queue places the store took back
-// when refunded, in h under profile p (see setHeadersAt), and notes in res
-// that they were written, as serve does for one not held.
-func (m *Middleware) setHeldHeaders(h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, refunded bool) {
-	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held, refunded)
-	if holdsValues(p, &res.Result, outer, refunded) {
+// held since its decision (and perhaps refunded since, see setHeadersAt),
+// in h under profile p, and notes in res that they were written, as serve
+// does for one not held.
+func (m *Middleware) setHeldHeaders(h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration) {
+	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
+	if holdsValues(p, &res.Result, outer) {
 		res.wrote = uint8(p) + 1
 	}
 }
@@ -321,24 +322,22 @@ const refundTimeout = time.Second
 
 // refund gives back the queue places of res, a request held for waited
 // that will not be served, to the store that decided it; a failure goes to
-// the error hook. It reports whether the store took them back: it is an
-// [algorithms.Refunder] and its Refund succeeded (a store that is not
-// keeps them).
-func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) bool {
+// the error hook. When the store is an [algorithms.Refunder] and its Refund
+// succeeds, res then holds the store's decisions after the refund
+// ([policy.Result.Refund]); otherwise it keeps the Take's.
+func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) {
 	store := m.store
 	if res.Fallback {
 		store = m.failure.store
 	}
 	if _, ok := store.(algorithms.Refunder); !ok {
-		return false
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), refundTimeout)
 	defer cancel()
 	if err := res.Refund(ctx, store, waited); err != nil {
 		m.report(r, fmt.Errorf("middleware: giving back a leaky_queue place: %w", err))
-		return false
 	}
-	return true
 }
 
 // observe passes the outcome of a request to the observer, if any. The

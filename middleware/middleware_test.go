@@ -508,7 +508,7 @@ func TestLeakyQueueRefundsTheDecidingStore(t *testing.T) {
 // refundFails is a store whose refunds fail.
 type refundFails struct{ *algorithms.MemoryStore }
 
-func (refundFails) Refund(context.Context, []algorithms.Check, []algorithms.Decision, time.Duration) error {
+func (refundFails) Refund(context.Context, []algorithms.Refunded, []algorithms.Check, []algorithms.Decision, time.Duration) error {
 	return errDown
 }
 

@@ -23,7 +23,7 @@ type stuckRefunds struct {
 	refunds   int
 }
 
-func (s *stuckRefunds) Refund(ctx context.Context, _ []algorithms.Check, _ []algorithms.Decision, _ time.Duration) error {
+func (s *stuckRefunds) Refund(ctx context.Context, _ []algorithms.Refunded, _ []algorithms.Check, _ []algorithms.Decision, _ time.Duration) error {
 	s.refunds++
 	s.cancelled = ctx.Err() != nil
 	if d, ok := ctx.Deadline(); ok {

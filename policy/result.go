@@ -30,17 +30,21 @@ const keyBufLen = 96
 // itself: Take passes its buffers to the store as they are.
 //
 // A Result is not safe for concurrent mutation; once taken it is read-only
-// and may be read from any goroutine.
+// and may be read from any goroutine, until a [Result.Refund], which
+// writes the decisions as they stand after it.
 type Result struct {
 	set     *Set
 	mask    uint64 // applicable and not skipped
 	skipped uint64 // applicable, skipped for want of a key
-	n       int
+	given   uint64 // after a Refund, the checks whose place came back
+	n       int32  // at most MaxPolicies; with the bools, in one word
 	taken   bool
-	polArr  [inline]*Policy
-	chkArr  [inline]algorithms.Check
-	decArr  [inline]algorithms.Decision
-	more    *overflow // holds everything when more than inline policies apply
+	// refunded: a Refund succeeded, and the decisions are its reports.
+	refunded bool
+	polArr   [inline]*Policy
+	chkArr   [inline]algorithms.Check
+	decArr   [inline]algorithms.Decision
+	more     *overflow // holds everything when more than inline policies apply
 	// keyBuf backs the namespaced keys when they fit; only the next
 	// Prepare writes it again (see Prepare).
 	keyBuf [keyBufLen]byte
@@ -81,6 +85,7 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.set = s
 	res.mask, res.skipped, res.n, res.taken, res.more = 0, 0, 0, false, nil
+	res.refunded, res.given = false, 0
 	if bits.OnesCount64(mask) > inline {
 		k := bits.OnesCount64(mask)
 		res.more = &overflow{make([]*Policy, k), make([]algorithms.Check, k), make([]algorithms.Decision, k)}
@@ -148,7 +153,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		total += len(p.name) + 1 + len(key)
 		n++
 	}
-	res.n = n
+	res.n = int32(n)
 	// Namespace every key with its policy's name ("name:key"; names
 	// contain no ':', so the result is unambiguous), all in one buffer:
 	// res.keyBuf when they fit, else one allocation.
@@ -189,7 +194,7 @@ type oneStore interface {
 // allocating. The error is the store's, wrapped; res is then not taken.
 // Taking a Result with no checks does not call the store.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
-	res.taken = false
+	res.taken, res.refunded, res.given = false, false, 0
 	_, checks, ds := res.parts()
 	switch len(checks) {
 	case 0:
@@ -234,26 +239,57 @@ func take(ctx context.Context, store algorithms.Store, dst []algorithms.Decision
 // leaky_queue places res took, for a request that will not go ahead: its
 // client went away while it was held. waited is how long the request was
 // held after Take returned. Which places come back is
-// [algorithms.Refunder]'s rule (the last place of a queue, exactly); a
-// store that is not a Refunder keeps them, and Refund returns nil, as it
-// does for a Result not taken.
+// [algorithms.Refunder]'s rule (the last place of a queue, exactly).
+//
+// When the store's Refund succeeds, res holds what it reported of each
+// check ([algorithms.Refunded]) in place of the Take's decisions, and
+// [Result.Refunded] reports true: each leaky_queue decision is then its
+// queue as it stands at the refund's instant (which may deny, a queue
+// filled by later requests; Delay 0), whether or not its place came back
+// ([Result.Given]), and the decisions of other kinds are the Take's. So
+// Decision, Allowed, Delay, RetryAfter and Lowest read the queues after
+// the refund. When it fails, res keeps the Take's decisions.
+//
+// A store that is not a Refunder keeps the places, and Refund returns nil,
+// as it does for a Result not taken or already refunded.
 func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited time.Duration) error {
 	rf, ok := store.(algorithms.Refunder)
-	if !ok || !res.taken {
+	if !ok || !res.taken || res.refunded {
 		return nil
 	}
 	_, checks, ds := res.parts()
-	if err := rf.Refund(ctx, checks, ds, waited); err != nil {
+	var buf [inline]algorithms.Refunded
+	out := buf[:0]
+	if len(checks) > inline {
+		out = make([]algorithms.Refunded, 0, len(checks))
+	}
+	out = out[:len(checks)]
+	if err := rf.Refund(ctx, out, checks, ds, waited); err != nil {
 		return fmt.Errorf("policy: store: refund: %w", err)
 	}
+	for i := range out {
+		ds[i] = out[i].Decision
+		if out[i].Given {
+			res.given |= 1 << i
+		}
+	}
+	res.refunded = true
 	return nil
 }
+
+// Refunded reports whether a [Result.Refund] succeeded: the decisions are
+// then the store's reports after the refund.
+func (res *Result) Refunded() bool { return res.refunded }
+
+// Given reports whether the i-th policy's place came back in a
+// [Result.Refund] (false for a policy of a kind other than leaky_queue).
+func (res *Result) Given(i int) bool { return res.given&(1<<i) != 0 }
 
 // Taken reports whether res holds decisions (Take succeeded).
 func (res *Result) Taken() bool { return res.taken }
 
 // Len returns the number of policies evaluated (applicable, with a key).
-func (res *Result) Len() int { return res.n }
+func (res *Result) Len() int { return int(res.n) }
 
 // Policy returns the i-th evaluated policy, in Set order.
 func (res *Result) Policy(i int) *Policy {

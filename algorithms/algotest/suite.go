@@ -70,10 +70,12 @@ const (
 //     later calls fail with algorithms.ErrClosed;
 //   - Refund/<case>: for an algorithms.Refunder, a refunded last queue
 //     place goes to the next arrival, exactly; a place with requests queued
-//     behind it, the other kinds' units and a denied Take's checks are kept.
+//     behind it, the other kinds' units and a denied Take's checks are kept;
+//     what each Refund reports of each check (its key after the refund,
+//     whether its place came back) is the Model's ([Model.RefundAt]), and
+//     Refund/model_traces compares random Takes and Refunds with it.
 //
-// Every decision the suite makes is also compared with the Model, except
-// Refund's (the Model has no refunds: those cases state their delays).
+// Every decision the suite makes is also compared with the Model.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	if h.New == nil {

@@ -218,10 +218,11 @@
 // The store is an [algorithms.Refunder]: [Store.Refund] gives back the
 // queue places of an admitted Take's leaky_queue checks whose request will
 // not go ahead (lua/refund.lua mirrors the memory store's rule exactly,
-// on the wide values where products pass 2^52), in one script call; on a
-// Cluster, when the keys span slots, one call per check (a refund has no
-// all-or-nothing to keep: every key is refunded, and the first error
-// returned). The place is recognised as its queue's last from the caller's
+// on the wide values where products pass 2^52), in one script call, which
+// then looks at each queue as it stands (the [algorithms.Refunded] each
+// check reports, computed as the memory store does); on a Cluster, when
+// the keys span slots, one call per key (a refund has no all-or-nothing to
+// keep: every key is refunded, and the first error returned). The place is recognised as its queue's last from the caller's
 // remaining wait, measured on the caller's clock while the store reads
 // Redis's: a round trip of uncertainty, so the rule is exact for queues
 // whose spacing W/L is longer than twice a round trip (see

@@ -162,7 +162,7 @@ func TestManyChecksAgainstModel(t *testing.T) {
 // edge starts, Takes of cost 1, any or the whole capacity and Refunds of
 // admitted Takes (the caller's wait exact or 1 ns off), with the clock
 // moving by up to a spacing or MaxDelay and going back: Redis and the
-// memory store decide every Take alike.
+// memory store decide every Take alike, and report every Refund alike.
 func TestRefundEdgesMatchMemory(t *testing.T) {
 	client := newClient(t)
 	ctx := t.Context()
@@ -197,11 +197,15 @@ func TestRefundEdgesMatchMemory(t *testing.T) {
 				tk := adm[j]
 				adm = append(adm[:j], adm[j+1:]...)
 				waited := max(clk.t.Sub(tk.at)+time.Duration(r.IntN(3)-1), 0)
-				werr := mem.Refund(ctx, tk.c, tk.ds, waited)
-				gerr := rs.Refund(ctx, tk.c, tk.ds, waited)
+				var wrep, grep [1]algorithms.Refunded
+				werr := mem.Refund(ctx, wrep[:], tk.c, tk.ds, waited)
+				gerr := rs.Refund(ctx, grep[:], tk.c, tk.ds, waited)
 				history = append(history, fmt.Sprintf("step %d at %d: refund of the Take at %d, waited %d: %+v", i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.ds[0]))
 				if (werr == nil) != (gerr == nil) {
 					t.Fatalf("%v:\n%s\nrefund errors differ: memory %v, redis %v", q, join(history), werr, gerr)
+				}
+				if werr == nil && wrep != grep {
+					t.Fatalf("%v:\n%s\nrefund reports differ: memory %+v, redis %+v", q, join(history), wrep[0], grep[0])
 				}
 				continue
 			}

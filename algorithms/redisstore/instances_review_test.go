@@ -26,8 +26,8 @@ func (t twoInstances) Take(ctx context.Context, checks ...algorithms.Check) ([]a
 	return t.next().Take(ctx, checks...)
 }
 
-func (t twoInstances) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
-	return t.next().Refund(ctx, checks, ds, waited)
+func (t twoInstances) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	return t.next().Refund(ctx, dst, checks, ds, waited)
 }
 
 // TestConformanceTwoInstances runs the whole algotest suite, unchanged,

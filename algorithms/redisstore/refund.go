@@ -14,17 +14,22 @@ var _ algorithms.Refunder = (*Store)(nil)
 const modeRefund = 4
 
 // Refund implements [algorithms.Refunder]: it gives back the queue places
-// of the leaky_queue checks of an admitted Take, in one script call (one
-// per check on a Cluster whose keys span slots, where each key is refunded
-// on its own, and a call that fails keeps no other key's place). It reads
-// the Redis server's clock, or the injected one ([WithClock]), as Take
-// does; waited is measured by the caller, so a place is recognised as the
-// last of its queue when the queue's spacing W/L is longer than a round
-// trip (see algorithms.Refunder). A key Redis no longer holds has nothing
-// to give back.
-func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+// of the leaky_queue checks of an admitted Take and looks at the queues
+// after it (see [algorithms.Refunded]), in one script call (one per key on
+// a Cluster whose keys span slots, where each key is refunded on its own,
+// and a call that fails keeps no other key's place). It reads the Redis
+// server's clock, or the injected one ([WithClock]), as Take does; waited
+// is measured by the caller, so a place is recognised as the last of its
+// queue when the queue's spacing W/L is longer than a round trip (see
+// algorithms.Refunder). A key Redis no longer holds has nothing to give
+// back, and reports a fresh queue. A key holding a value the store did not
+// write fails the call before anything is written, as in a Take.
+func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
 	if len(ds) != len(checks) {
 		return fmt.Errorf("redisstore: Refund: %d decisions for %d checks", len(ds), len(checks))
+	}
+	if len(dst) != len(checks) {
+		return fmt.Errorf("redisstore: Refund: %d results for %d checks", len(dst), len(checks))
 	}
 	if waited < 0 {
 		return fmt.Errorf("redisstore: Refund: waited must not be negative, got %s", waited)
@@ -35,13 +40,13 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	if s.closed.Load() {
 		return algorithms.ErrClosed
 	}
+	admitted := true // a denied Take consumed nothing: nothing to give back
 	for i := range ds {
-		if !ds[i].Allowed {
-			return nil // a denied Take consumed nothing
-		}
+		admitted = admitted && ds[i].Allowed
 	}
 	// The queue checks, last first: the script refunds them in this order.
 	var queue []algorithms.Check
+	var at []int // the index in checks of each of queue
 	var rems []any
 	for i := len(checks) - 1; i >= 0; i-- {
 		c := checks[i]
@@ -52,7 +57,17 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 			return err
 		}
 		queue = append(queue, c)
-		rems = append(rems, remArg(ds[i].Delay, waited))
+		at = append(at, i)
+		if admitted {
+			rems = append(rems, remArg(ds[i].Delay, waited))
+		} else {
+			rems = append(rems, "n") // look only
+		}
+	}
+	for i := range checks {
+		if checks[i].Spec.Algorithm != algorithms.LeakyQueue {
+			dst[i] = algorithms.Refunded{Decision: ds[i]}
+		}
 	}
 	if len(queue) == 0 {
 		return nil
@@ -72,17 +87,24 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
 	r := s.newRequest(queue, now)
+	out := make([]algorithms.Refunded, len(queue))
 	var err error
 	if s.cluster != nil && !r.oneSlot() {
-		// Each key on its own: one that fails (its node unreachable) does
-		// not keep the others' places. The first error is returned.
-		for i := range queue {
-			if e := s.refund(ctx, r, []int{i}, rems[i:i+1]); e != nil && err == nil {
+		// Each key on its own (its checks in one call, so that each looks
+		// at the key after all its refunds): one that fails (its node
+		// unreachable) does not keep the others' places. The first error
+		// is returned.
+		for _, idx := range byKey(r) {
+			rs := make([]any, len(idx))
+			for k, i := range idx {
+				rs[k] = rems[i]
+			}
+			if e := s.refund(ctx, r, idx, rs, out); e != nil && err == nil {
 				err = e
 			}
 		}
 	} else {
-		err = s.refund(ctx, r, nil, rems)
+		err = s.refund(ctx, r, nil, rems, out)
 	}
 	if s.synchronous(ctx) {
 		r.release() // no goroutine can still hold its keys or arguments
@@ -98,12 +120,35 @@ func (s *Store) Refund(ctx context.Context, checks []algorithms.Check, ds []algo
 		// state Redis admits from.
 		s.deny.forget(queue)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	for k, i := range at {
+		dst[i] = out[k]
+	}
+	return nil
+}
+
+// byKey returns the indices of r's checks grouped by key, in order.
+func byKey(r *request) [][]int {
+	var groups [][]int
+	seen := make(map[string]int)
+	for i := range r.checks {
+		k := r.keys[r.first[i]]
+		if g, ok := seen[k]; ok {
+			groups[g] = append(groups[g], i)
+			continue
+		}
+		seen[k] = len(groups)
+		groups = append(groups, []int{i})
+	}
+	return groups
 }
 
 // refund runs the refund of the checks idx of r (all when nil), whose
-// remaining waits are rems.
-func (s *Store) refund(ctx context.Context, r *request, idx []int, rems []any) error {
+// remaining waits are rems, and writes what the script reports of each
+// into out (indexed as r's checks).
+func (s *Store) refund(ctx context.Context, r *request, idx []int, rems []any, out []algorithms.Refunded) error {
 	keys := r.keys
 	var args []any
 	if idx == nil {
@@ -116,11 +161,44 @@ func (s *Store) refund(ctx context.Context, r *request, idx []int, rems []any) e
 	if err != nil {
 		return err
 	}
-	if n, ok := v.(int64); !ok || n != 0 {
+	n := len(r.checks)
+	if idx != nil {
+		n = len(idx)
+	}
+	vals, ok := v.([]any)
+	if !ok || len(vals) != refundWidth*n {
 		return fmt.Errorf("redisstore: unexpected refund reply %v (%T)", v, v)
+	}
+	for k := range n {
+		i := k
+		if idx != nil {
+			i = idx[k]
+		}
+		var f [refundWidth]int64
+		for j := range f {
+			x, ok := vals[k*refundWidth+j].(int64)
+			if !ok {
+				return fmt.Errorf("redisstore: unexpected refund reply %v", vals[k*refundWidth+j])
+			}
+			f[j] = x
+		}
+		out[i] = algorithms.Refunded{
+			Decision: algorithms.Decision{
+				Allowed:    f[0] == 1,
+				Limit:      r.checks[i].Spec.Capacity(),
+				Remaining:  f[1],
+				RetryAfter: time.Duration(f[2]),
+				ResetAfter: time.Duration(f[3]),
+				NextAfter:  time.Duration(f[4]),
+			},
+			Given: f[5] == 1,
+		}
 	}
 	return nil
 }
+
+// refundWidth is the number of integers the refund script returns per check.
+const refundWidth = 6
 
 // maxRem bounds the remaining waits sent to the script, whose wide-value
 // products take operands below 2^53 (2*rem*L). It changes no outcome: a

@@ -5,23 +5,30 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/redis/go-redis/v9"
 )
 
 // TestRefundMatchesMemoryStore replays random traces of Takes and Refunds
-// on the in-memory store and on Redis with the same clock, and requires
-// every later Decision to match: a refund that left the two stores' queues
-// in different states shows in the next decisions. The refunds come at
+// on the in-memory store, on Redis and on the reference Model
+// (algotest.Model.RefundAt) with the same clock, and requires every later
+// Decision to match, and what each Refund reports of each check (the key
+// after the refund, whether its place came back) to be the Model's: a
+// refund that left the two stores' queues in different states shows in
+// the next decisions. The refunds come at
 // random points of their Take's wait (before, at and after its departure),
 // with the caller's wait measured exactly or off by up to a spacing, and
 // the clock sometimes goes back. Even seeds run through the function
 // library, odd ones through the script fallback, and every fourth on the
-// cluster.
+// cluster. Over all seeds the traces must have kept places (a later
+// request queued behind) and given back places of cost above 1.
 func TestRefundMatchesMemoryStore(t *testing.T) {
+	var kept, givenCost atomic.Int64
 	client := newClient(t)
 	scriptClient := noFunctionsClient(t)
 	cluster := sharedCluster(t)
@@ -43,6 +50,7 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 				c = scriptClient
 			}
 			mem, rs := pairedStores(t, c, clk)
+			model := algotest.NewModel()
 			// Mostly queues, sometimes a small one (one departure per
 			// 100 ms, so refunds are often of the last place), and one
 			// other kind.
@@ -97,12 +105,31 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 						}
 						waited = 0
 					}
-					werr := mem.Refund(ctx, tk.checks, ds, waited)
-					gerr := rs.Refund(ctx, tk.checks, ds, waited)
+					wdst := make([]algorithms.Refunded, len(tk.checks))
+					gdst := make([]algorithms.Refunded, len(tk.checks))
+					werr := mem.Refund(ctx, wdst, tk.checks, ds, waited)
+					gerr := rs.Refund(ctx, gdst, tk.checks, ds, waited)
+					mdst, merr := model.RefundAt(clk.t, tk.checks, ds, waited)
 					history = append(history, fmt.Sprintf("step %d at %d: refund of the Take at %d, waited %d: %+v %+v",
 						i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.checks, ds))
-					if (werr == nil) != (gerr == nil) {
-						t.Fatalf("%s\nrefund errors differ: memory %v, redis %v", join(history), werr, gerr)
+					if (werr == nil) != (gerr == nil) || (werr == nil) != (merr == nil) {
+						t.Fatalf("%s\nrefund errors differ: memory %v, redis %v, model %v", join(history), werr, gerr, merr)
+					}
+					for k := range mdst {
+						if werr != nil {
+							break
+						}
+						if wdst[k] != mdst[k] || gdst[k] != mdst[k] {
+							t.Fatalf("%s\nrefund report of check %d (%s):\n\tredis  %+v\n\tmemory %+v\n\tmodel  %+v", join(history), k, tk.checks[k].Spec, gdst[k], wdst[k], mdst[k])
+						}
+						c := tk.checks[k]
+						switch {
+						case c.Spec.Algorithm != algorithms.LeakyQueue || !allowed(ds):
+						case mdst[k].Given && c.Cost > 1:
+							givenCost.Add(1)
+						case !mdst[k].Given && mdst[k].ResetAfter > 0:
+							kept.Add(1)
+						}
 					}
 					if r.IntN(2) == 0 {
 						// The next Take from a clock a little behind the refund's.
@@ -113,12 +140,34 @@ func TestRefundMatchesMemoryStore(t *testing.T) {
 				}
 				checks := randomChecks(r, specs, keys, 3)
 				want, werr := takeAlike(t, mem, rs, clk, &history, i, checks)
+				mds, merr := model.TakeAt(clk.t, checks...)
+				if (werr == nil) != (merr == nil) {
+					t.Fatalf("%s\nerrors differ: memory %v, model %v", join(history), werr, merr)
+				}
+				for k := range mds {
+					if werr == nil && mds[k] != want[k] {
+						t.Fatalf("%s\ncheck %d (%s): memory %+v\n           model %+v", join(history), k, checks[k].Spec, want[k], mds[k])
+					}
+				}
 				if werr == nil {
 					admitted = append(admitted, taken{clk.t, checks, want}) // a denied one refunds nothing
 				}
 			}
 		})
 	}
+	if kept.Load() == 0 || givenCost.Load() == 0 {
+		t.Errorf("the traces refunded %d places kept behind a later request and gave back %d of cost above 1; want some of each", kept.Load(), givenCost.Load())
+	}
+}
+
+// allowed reports whether every decision of ds admitted.
+func allowed(ds []algorithms.Decision) bool {
+	for _, d := range ds {
+		if !d.Allowed {
+			return false
+		}
+	}
+	return true
 }
 
 // TestRefundExtremeWaits: remaining waits far beyond any queue's (a
@@ -150,6 +199,7 @@ func TestRefundExtremeWaits(t *testing.T) {
 			clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
 			mem, rs := pairedStores(t, client, clk)
 			var got [2]algorithms.Decision
+			var reported [2]algorithms.Refunded
 			for i, s := range []algorithms.Refunder{mem, rs} {
 				var ds []algorithms.Decision
 				var err error
@@ -159,9 +209,11 @@ func TestRefundExtremeWaits(t *testing.T) {
 					}
 				}
 				ds[0].Delay = tc.delay
-				if err := s.Refund(t.Context(), c, ds, tc.waited); err != nil {
+				rep := make([]algorithms.Refunded, 1)
+				if err := s.Refund(t.Context(), rep, c, ds, tc.waited); err != nil {
 					t.Fatalf("%T: %v", s, err)
 				}
+				reported[i] = rep[0]
 				d, err := s.Take(t.Context(), c...)
 				if err != nil {
 					t.Fatal(err)
@@ -170,6 +222,9 @@ func TestRefundExtremeWaits(t *testing.T) {
 			}
 			if got[0] != got[1] {
 				t.Errorf("after the refund: memory %+v, redis %+v", got[0], got[1])
+			}
+			if reported[0] != reported[1] {
+				t.Errorf("the refund reported: memory %+v, redis %+v", reported[0], reported[1])
 			}
 		})
 	}

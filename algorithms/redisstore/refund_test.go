@@ -40,7 +40,7 @@ func TestRefundOneRoundTripAndDenyCache(t *testing.T) {
 	}
 	hook.reset()
 	clk.t = clk.t.Add(100 * time.Millisecond)
-	if err := s.Refund(ctx, checks, ds, 100*time.Millisecond); err != nil {
+	if err := s.Refund(ctx, make([]algorithms.Refunded, len(checks)), checks, ds, 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	if cmds, _ := hook.snapshot(); len(cmds) != 1 {
@@ -97,7 +97,7 @@ func TestRefundFailedForgetsDenyCache(t *testing.T) {
 	}
 	clk.t = clk.t.Add(100 * time.Millisecond)
 	lose.on.Store(true)
-	if err := s.Refund(ctx, a, ds, 100*time.Millisecond); err == nil {
+	if err := s.Refund(ctx, make([]algorithms.Refunded, len(a)), a, ds, 100*time.Millisecond); err == nil {
 		t.Fatal("Refund with its reply lost: no error")
 	}
 	lose.on.Store(false)
@@ -154,7 +154,7 @@ func TestRefundExpiry(t *testing.T) {
 			slack := time.Second // real time passing while the test runs
 
 			s, ds, took, key := take(3)
-			if err := s.Refund(ctx, c, ds, time.Since(took)); err != nil {
+			if err := s.Refund(ctx, make([]algorithms.Refunded, len(c)), c, ds, time.Since(took)); err != nil {
 				t.Fatal(err)
 			}
 			// The queue now ends with the second place, within 2 s of the
@@ -165,7 +165,7 @@ func TestRefundExpiry(t *testing.T) {
 			}
 
 			s, ds, _, key = take(1)
-			if err := s.Refund(ctx, c, ds, 0); err != nil {
+			if err := s.Refund(ctx, make([]algorithms.Refunded, len(c)), c, ds, 0); err != nil {
 				t.Fatal(err)
 			}
 			hi, lo = max(time.Millisecond, minTTL), minTTL-slack
@@ -227,7 +227,7 @@ func TestRefundClusterKeysApart(t *testing.T) {
 	}
 	clk.t = clk.t.Add(100 * time.Millisecond)
 	fail.on.Store(true)
-	if err := s.Refund(ctx, checks, ds, 100*time.Millisecond); err == nil {
+	if err := s.Refund(ctx, make([]algorithms.Refunded, len(checks)), checks, ds, 100*time.Millisecond); err == nil {
 		t.Fatal("Refund with user-2's node unreachable: no error")
 	}
 	fail.on.Store(false)
@@ -238,5 +238,52 @@ func TestRefundClusterKeysApart(t *testing.T) {
 	d, err = s.Take(ctx, two)
 	if err != nil || !d[0].Allowed || d[0].Delay != 1900*time.Millisecond {
 		t.Errorf("user-2 after the refund = %+v, %v; want admitted with Delay 1.9s (its refund failed)", d, err)
+	}
+}
+
+// TestRefundForeignValueWritesNothing: a queue key holding a value the
+// store did not write fails the Refund, as it fails a Take, before any
+// key is written: the other check's last place stays taken and the
+// application's value is left as it was. (Before, the refund skipped the
+// key, gave back the other place, and reported nothing of it.)
+func TestRefundForeignValueWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	admin := newClient(t)
+	for name, client := range map[string]redis.UniversalClient{"function": newClient(t), "script": noFunctionsClient(t)} {
+		t.Run(name, func(t *testing.T) {
+			prefix := uniquePrefix(t)
+			s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Hour, MaxDelay: 10 * time.Hour}
+			b := algorithms.Check{Spec: q, Key: "b"}
+			app := algorithms.Check{Spec: q, Key: "app"}
+			key := redisKeys(prefix, app)[0]
+			if err := admin.Set(ctx, key, "application data", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			var last []algorithms.Decision
+			for range 2 {
+				if last, err = s.Take(ctx, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checks := []algorithms.Check{app, b}
+			ds := []algorithms.Decision{{Allowed: true}, last[0]}
+			if err := s.Refund(ctx, make([]algorithms.Refunded, 2), checks, ds, 0); err == nil {
+				t.Error("Refund with a foreign value: no error")
+			}
+			next, err := s.Take(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next[0].Delay < 2*time.Hour-time.Minute {
+				t.Errorf("b's next arrival waits %v, want about 2h: its last place was given back", next[0].Delay)
+			}
+			if v, err := admin.Get(ctx, key).Result(); err != nil || v != "application data" {
+				t.Errorf("the application's value: %q, %v", v, err)
+			}
+		})
 	}
 }
