@@ -222,3 +222,47 @@ func TestBreakerOpensOnTimingOutRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerIgnoresShortRefundDeadlines is TestBreakerIgnoresShortDeadlines
+// for Refund: callers' deadlines too short for any Redis do not open the
+// circuit through refunds either.
+func TestBreakerIgnoresShortRefundDeadlines(t *testing.T) {
+	srv := redistest.New(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, PoolSize: 1, MaxRetries: -1})
+	defer client.Close()
+	s, err := redisstore.New(client, redisstore.WithCircuitBreaker(3, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	queue := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute}, Key: "held"}
+	checks := []algorithms.Check{queue}
+	ds, err := s.Take(context.Background(), queue)
+	if err != nil || !ds[0].Allowed {
+		t.Fatalf("Take = %+v, %v", ds, err)
+	}
+	popped := make(chan error, 1)
+	go func() { popped <- client.BLPop(context.Background(), 0, "app:queue").Err() }()
+	waitBlocked(t, srv, 1)
+	dst := make([]algorithms.Refunded, 1)
+	for i := range 10 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := s.Refund(ctx, dst, checks, ds, 0)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Refund %d with the only connection held = %v, want context.DeadlineExceeded", i, err)
+		}
+	}
+	if _, err := srv.Do("LPUSH", "app:queue", "job"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-popped; err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Take(context.Background(), breakerCheck); err != nil || !d[0].Allowed {
+		t.Fatalf("after 10 refunds' 20ms deadlines expired (breaker of 3 failures), Take = %+v, %v; want it decided", d, err)
+	}
+	_ = s.Close()
+	_ = client.Close()
+}

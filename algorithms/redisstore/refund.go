@@ -79,7 +79,7 @@ func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []
 	var probe uint64
 	if s.breaker != nil {
 		var err error
-		if probe, err = s.breaker.allow(s.localNow(now)); err != nil {
+		if probe, err = s.breaker.allowCtx(s.localNow(now), ctx); err != nil {
 			return err
 		}
 	}
