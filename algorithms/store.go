@@ -119,6 +119,14 @@ var (
 	ErrInvalidCost = errors.New("algorithms: invalid cost")
 	// ErrClosed is returned by a store used after Close.
 	ErrClosed = errors.New("algorithms: store closed")
+	// ErrKeyState is matched by a store's error about the state one key
+	// holds: a value the store cannot use (of another type, or one it did
+	// not write, such as an application's own key under a colliding
+	// prefix). The backend answered and the key is at fault, not the
+	// backend: a circuit breaker counts it as the backend's answer, never
+	// as its failure, so that one client's key cannot open the circuit for
+	// every client.
+	ErrKeyState = errors.New("algorithms: a key holds state the store cannot use")
 )
 
 // A SpecError reports a Spec that fails validation: which field, and why.

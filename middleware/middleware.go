@@ -379,12 +379,21 @@ func (m *Middleware) shadowed(r *http.Request, rc *resultContext, res *Result) b
 }
 
 // take decides res with the store, the breaker and the fallback.
+//
+// Only a failure of the store's backend counts towards the breaker (see
+// [WithBreaker]): not a call whose request's context ended (its client
+// went away, or its deadline passed), nor an invalid check, nor an error
+// about one key's stored value, which is the backend's answer and ends a
+// run of failures as a success does. A probe whose call told nothing
+// about the backend hands the probe on to the next request.
 func (m *Middleware) take(r *http.Request, res *Result) error {
 	ctx := r.Context()
+	var probe int64 // the breaker's reopening time this request set, as its probe
 	if m.breakAfter > 0 && m.failures.Load() >= m.breakAfter {
 		now := m.clock.Now().UnixNano()
 		until := m.openUntil.Load()
-		if now < until || !m.openUntil.CompareAndSwap(until, now+int64(m.cooldown)) {
+		probe = now + int64(m.cooldown)
+		if now < until || !m.openUntil.CompareAndSwap(until, probe) {
 			m.stats.breakerOpen.Add(1)
 			m.failed(r, ErrBreakerOpen, false)
 			return m.fallback(ctx, r, res, ErrBreakerOpen)
@@ -392,20 +401,43 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		// This request probes the store.
 	}
 	err := res.Take(ctx, m.store)
-	if err == nil {
+	switch {
+	case err == nil:
 		if m.failures.Load() != 0 {
 			m.recovered()
 		}
 		return nil
-	}
-	if ctx.Err() != nil {
+	case ctx.Err() != nil:
+		// The client went away, or the request's deadline passed.
+		m.handOn(probe)
 		m.report(r, err)
 		return err
+	case errors.Is(err, algorithms.ErrKeyState):
+		// The backend answered, about this request's key.
+		if m.failures.Load() != 0 {
+			m.recovered()
+		}
+	case errors.Is(err, algorithms.ErrInvalidSpec), errors.Is(err, algorithms.ErrInvalidCost):
+		// A check the store refused before its backend saw it.
+		m.handOn(probe)
+	default:
+		if n := m.failed(r, err, true); m.breakAfter > 0 && n == m.breakAfter {
+			m.openUntil.Store(m.clock.Now().UnixNano() + int64(m.cooldown))
+		}
+		return m.fallback(ctx, r, res, err)
 	}
-	if n := m.failed(r, err, true); m.breakAfter > 0 && n == m.breakAfter {
-		m.openUntil.Store(m.clock.Now().UnixNano() + int64(m.cooldown))
-	}
+	m.stats.storeErrors.Add(1)
+	m.report(r, err)
 	return m.fallback(ctx, r, res, err)
+}
+
+// handOn lets the next request probe the store at once when this one was
+// the breaker's probe (probe is the reopening time it set; 0 when it was
+// not) and its call told nothing about the backend.
+func (m *Middleware) handOn(probe int64) {
+	if probe != 0 {
+		m.openUntil.CompareAndSwap(probe, 0)
+	}
 }
 
 // recovered notes a store answer after failures.

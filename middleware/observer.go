@@ -116,8 +116,10 @@ func (o Outcome) String() string {
 }
 
 // A State says how the middleware is deciding: with its store, or under
-// its failure mode because the store's last call failed (see
-// [OnStoreError]). A successful store call returns it to StateHealthy.
+// its failure mode because the store's backend failed on its last call
+// (see [OnStoreError]; what counts as a failure of the backend is as for
+// [WithBreaker]). A successful store call, or an answer of the backend
+// about one key ([algorithms.ErrKeyState]), returns it to StateHealthy.
 type State uint8
 
 const (

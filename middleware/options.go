@@ -69,6 +69,20 @@ func OnStoreError(f Failure) Option {
 // cooldown and applies the failure mode at once; then one request probes
 // the store, and a success closes the breaker. The default is 5 failures
 // and a 5-second cooldown; failures 0 disables the breaker.
+//
+// Only failures of the store's backend count, so that no client can open
+// the circuit for every client: not an error met while the request's
+// context is done (its client went away, or its deadline passed), nor a
+// check the store calls invalid ([algorithms.ErrInvalidSpec],
+// [algorithms.ErrInvalidCost]), nor an error about the value one key
+// holds ([algorithms.ErrKeyState], as the Redis store returns for a key it
+// did not write), which is the backend's answer and ends a run of failures
+// as a success does. The error still goes to the error handler, and the
+// request is answered as its context allows (Stats.Abandoned) or by the
+// failure mode (Stats.StoreErrors). A probe whose call says nothing of the
+// backend lets the next request probe. A slow backend counts through a timeout of the
+// store's own (redisstore.WithTimeout), not through the requests'
+// deadlines.
 func WithBreaker(failures int, cooldown time.Duration) Option {
 	return func(m *Middleware) error {
 		if failures < 0 {

@@ -165,3 +165,21 @@ func keyError(err error) bool {
 	msg := re.Error()
 	return strings.HasPrefix(msg, "WRONGTYPE") || strings.Contains(msg, foreignMark)
 }
+
+// keyStateError is an error Redis replied about the value of one key (see
+// keyError), matching algorithms.ErrKeyState as well as the error it holds:
+// a caller's own circuit breaker, which cannot read Redis's replies, tells
+// it from a failure of Redis by it.
+type keyStateError struct{ err error }
+
+func (e *keyStateError) Error() string   { return e.err.Error() }
+func (e *keyStateError) Unwrap() []error { return []error{e.err, algorithms.ErrKeyState} }
+
+// markKeyState returns err, marked as matching algorithms.ErrKeyState when
+// it is an error Redis replied about the value of one key.
+func markKeyState(err error) error {
+	if err != nil && keyError(err) {
+		return &keyStateError{err}
+	}
+	return err
+}

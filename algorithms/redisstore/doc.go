@@ -236,7 +236,11 @@
 // So is a key under the prefix that the store did not write (one of
 // another type, or a string it cannot read as its state: the application's
 // own key under a colliding prefix): the Take fails before anything is
-// written, and the key is left as it is (TestForeignValueIsAnError).
+// written, and the key is left as it is (TestForeignValueIsAnError). Its
+// error matches [algorithms.ErrKeyState] (errors.Is), as well as the
+// redis.Error Redis replied: Redis answered, the key is at fault, and
+// neither the store's circuit breaker nor the middleware's counts it as a
+// failure of Redis.
 // A Take honours its context: with a client whose ContextTimeoutEnabled is
 // set, go-redis bounds the I/O by its deadline (not by a cancellation: a
 // call cancelled without a deadline ends at its reply or at the client's

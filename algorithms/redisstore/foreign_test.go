@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -57,6 +58,8 @@ func TestForeignValueIsAnError(t *testing.T) {
 					ds, err := s.Take(ctx, checks...)
 					if err == nil {
 						t.Errorf("%s %s %s with %d checks: Take = %+v, nil error; want an error", name, spec.Algorithm, foreign, n, ds)
+					} else if !errors.Is(err, algorithms.ErrKeyState) {
+						t.Errorf("%s %s %s with %d checks: Take error %q does not match algorithms.ErrKeyState", name, spec.Algorithm, foreign, n, err)
 					}
 					typ, _ := admin.Type(ctx, key).Result()
 					if foreign == "hash" && typ != "hash" {
@@ -96,6 +99,8 @@ func TestForeignLogListIsAnError(t *testing.T) {
 	}
 	if ds, err := s.Take(ctx, c); err == nil {
 		t.Errorf("Take = %+v, nil error; want an error", ds)
+	} else if !errors.Is(err, algorithms.ErrKeyState) {
+		t.Errorf("Take error %q does not match algorithms.ErrKeyState", err)
 	}
 	if items := admin.LRange(ctx, lkey, 0, -1).Val(); len(items) != 2 {
 		t.Errorf("the application's list is now %q", items)

@@ -109,7 +109,7 @@ func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []
 	if s.synchronous(ctx) {
 		r.release() // no goroutine can still hold its keys or arguments
 	}
-	err = s.ownDeadline("refund", err, parent)
+	err = markKeyState(s.ownDeadline("refund", err, parent))
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now), probe)
 	}

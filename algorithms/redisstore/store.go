@@ -240,7 +240,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	if s.synchronous(ctx) {
 		req.release() // no goroutine can still hold its keys or arguments
 	}
-	err = s.ownDeadline("take", err, parent)
+	err = markKeyState(s.ownDeadline("take", err, parent))
 	replied := s.localNow(now)
 	if s.breaker != nil {
 		s.breaker.record(err, replied, ticket)
