@@ -117,7 +117,7 @@ func TestLogObserverSamples(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	clock := algotest.NewClock(t0)
-	lo, err := middleware.NewLogObserver(logger, middleware.LogRate(3), middleware.LogClock(clock))
+	lo, err := middleware.NewLogObserver(logger, middleware.LogRate(3), middleware.LogClock(clock), middleware.LogRawKeys())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,8 +106,10 @@
 // of every request, changes of the failure [State] and of effective
 // limits: package middleware/prommetrics exports them to Prometheus, and
 // [WithLogger] logs them with log/slog, rejections sampled so that an
-// attack cannot flood the log. Without an observer the middleware pays one
-// nil check per request and logs nothing.
+// attack cannot flood the log, each client named by a keyed hash of its
+// key (the pk of the headers, see [LogPartitionKey]), never by the key,
+// which may hold a credential or personal data. Without an observer the
+// middleware pays one nil check per request and logs nothing.
 //
 // # Cost
 //

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"log/slog"
 	"strings"
@@ -20,12 +21,21 @@ import (
 // for store errors), the records dropped in one second counted in the
 // "suppressed" attribute of the next record logged for that policy.
 //
+// A denial record names the policy and gives the client's key as "pk", a
+// keyed hash (see [LogPartitionKey]), never the key itself: a key may
+// carry a credential (a policy keyed by an API-key or Authorization header
+// without keyfunc.Secret) or personal data (a client address, a user ID),
+// which a log must not keep unless its operator chooses so ([LogRawKeys]).
+//
 // Build one with [NewLogObserver] or use [WithLogger]. It is safe for
 // concurrent use.
 type LogObserver struct {
 	log      *slog.Logger
 	clock    algorithms.Clock
 	perSec   int64
+	pkSecret []byte   // the pk's secret
+	drawn    bool     // pkSecret was drawn at random (no LogPartitionKey)
+	rawKeys  bool     // LogRawKeys
 	samplers sync.Map // string -> *sampler
 	limits   sync.Map // string -> int64, the last limit seen per policy
 }
@@ -57,6 +67,38 @@ func LogClock(c algorithms.Clock) LogOption {
 	}
 }
 
+// LogPartitionKey sets the secret the "pk" of a denial record is hashed
+// under: 9 bytes of SHA-256 over secret and the key as the store sees it
+// ("policy:key"), written as a Structured Field byte sequence
+// (":base64:"). With the secret given to [WithPartitionKey], the pk of a
+// record is the pk parameter of the policy's member in the response's
+// RateLimit field, so that the pk a client reports finds its records. The
+// secret must be at least 16 bytes. The default is a secret drawn at
+// random by [NewLogObserver] (for [WithLogger], the middleware's
+// WithPartitionKey secret when it has one): the records of one client then
+// share a pk for the observer's life, and no one can compute it from a key
+// (or a key from it, by trying every address of a small key space).
+func LogPartitionKey(secret []byte) LogOption {
+	return func(l *LogObserver) error {
+		if len(secret) < 16 {
+			return errors.New("middleware: LogPartitionKey: secret must be at least 16 bytes")
+		}
+		l.pkSecret, l.drawn = append([]byte(nil), secret...), false
+		return nil
+	}
+}
+
+// LogRawKeys adds the key itself, as the store sees it ("policy:key"), to
+// denial records as the "key" attribute, beside the pk. Off by default;
+// turn it on only where keys carry no credential nor personal data, or
+// where the log may keep them.
+func LogRawKeys() LogOption {
+	return func(l *LogObserver) error {
+		l.rawKeys = true
+		return nil
+	}
+}
+
 // NewLogObserver returns a LogObserver writing to logger; a nil logger
 // means [slog.Default]. (A middleware built without a LogObserver or
 // [WithLogger] logs nothing: its failures reach only [WithErrorHandler] and
@@ -65,7 +107,8 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 	if logger == nil {
 		logger = slog.Default()
 	}
-	l := &LogObserver{log: logger, clock: algorithms.SystemClock, perSec: 10}
+	l := &LogObserver{log: logger, clock: algorithms.SystemClock, perSec: 10, pkSecret: make([]byte, 32), drawn: true}
+	_, _ = rand.Read(l.pkSecret) // never fails (it crashes the program instead)
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, errors.New("middleware: NewLogObserver: nil LogOption")
@@ -79,14 +122,17 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 
 // WithLogger logs the middleware's failures, state and limit changes and
 // sampled rejections to logger (nil: [slog.Default]) through a
-// [LogObserver] with default settings. Without it the middleware logs
-// nothing.
+// [LogObserver] with default settings, whose pks are hashed under the
+// middleware's [WithPartitionKey] secret when it has one (given before or
+// after this option), so that they match the pks of its headers. Without
+// it the middleware logs nothing.
 func WithLogger(logger *slog.Logger) Option {
 	return func(m *Middleware) error {
 		l, err := NewLogObserver(logger)
 		if err != nil {
 			return err
 		}
+		m.logger = l
 		return WithObserver(l)(m)
 	}
 }
@@ -149,14 +195,22 @@ func (l *LogObserver) ObserveRequest(e Event) {
 			}
 		}
 		if ok, sup := l.admit(name); ok {
-			// The key points into the Result, which a middleware without
-			// context recycles after the request: a handler may keep the
-			// record (an asynchronous one does), so it gets a copy.
-			key = strings.Clone(key)
-			l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: request denied",
-				slog.String("policy", name), slog.String("key", key), slog.Bool("shadow", e.Outcome == ShadowDenied),
+			var buf [8]slog.Attr
+			attrs := append(buf[:0], slog.String("policy", name))
+			if key != "" {
+				attrs = append(attrs, slog.String("pk", string(appendPK(nil, l.pkSecret, key)[len(";pk="):])))
+				if l.rawKeys {
+					// The key points into the Result, which a middleware
+					// without context recycles after the request: a handler
+					// may keep the record (an asynchronous one does), so it
+					// gets a copy.
+					attrs = append(attrs, slog.String("key", strings.Clone(key)))
+				}
+			}
+			attrs = append(attrs, slog.Bool("shadow", e.Outcome == ShadowDenied),
 				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),
 				slog.String("retry_after", res.RetryAfter().String()), slog.Int64("suppressed", sup))
+			l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: request denied", attrs...)
 		}
 	case KeyRejected:
 		if ok, sup := l.admit(" key"); ok {

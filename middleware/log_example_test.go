@@ -15,9 +15,10 @@ import (
 )
 
 // Denials are logged at most LogRate times per second and policy; the
-// next record tells how many were left out. (The policy is a sliding
-// window counter: the client, 13m20s into the hour, waits for the whole
-// next hour.)
+// next record tells how many were left out. The client is logged as a pk,
+// here hashed under the secret the middleware's headers use, never by its
+// key (its address). (The policy is a sliding window counter: the client,
+// 13m20s into the hour, waits for the whole next hour.)
 func ExampleNewLogObserver() {
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -28,10 +29,11 @@ func ExampleNewLogObserver() {
 		},
 	}))
 	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
-	lo, _ := middleware.NewLogObserver(logger, middleware.LogRate(1), middleware.LogClock(clock))
+	secret := []byte("example secret, 16 bytes or more") // from the server's configuration
+	lo, _ := middleware.NewLogObserver(logger, middleware.LogRate(1), middleware.LogClock(clock), middleware.LogPartitionKey(secret))
 	store, _ := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerHour("login", 1, keyfunc.Must(keyfunc.IP())))},
-		middleware.WithObserver(lo))
+		middleware.WithObserver(lo), middleware.WithPartitionKey(secret))
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	for range 50 { // 1 allowed, 49 denied within one second
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/login", nil))
@@ -39,6 +41,6 @@ func ExampleNewLogObserver() {
 	clock.Advance(time.Second)
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/login", nil))
 	// Output:
-	// level=INFO msg="ratekeeper: request denied" policy=login key=login:192.0.2.1 shadow=false method=POST path=/login retry_after=1h46m40s suppressed=0
-	// level=INFO msg="ratekeeper: request denied" policy=login key=login:192.0.2.1 shadow=false method=POST path=/login retry_after=1h46m39s suppressed=48
+	// level=INFO msg="ratekeeper: request denied" policy=login pk=:2PJSfuk0BIWc: shadow=false method=POST path=/login retry_after=1h46m40s suppressed=0
+	// level=INFO msg="ratekeeper: request denied" policy=login pk=:2PJSfuk0BIWc: shadow=false method=POST path=/login retry_after=1h46m39s suppressed=48
 }

@@ -47,6 +47,7 @@ type Middleware struct {
 	problemType string
 	noContext   bool
 	built       *fileSettings // the configuration's settings, when built by FromConfig
+	logger      *LogObserver  // the one WithLogger built, if any
 
 	failures  atomic.Int64  // consecutive store failures
 	openUntil atomic.Int64  // breaker open until this Unix nanosecond
@@ -85,6 +86,10 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 		if err := opt(m); err != nil {
 			return nil, err
 		}
+	}
+	if l := m.logger; l != nil && l.drawn && m.pkSecret != nil {
+		// Its pks are the headers' (see WithLogger).
+		l.pkSecret, l.drawn = m.pkSecret, false
 	}
 	if err := m.SetPolicies(policies); err != nil {
 		return nil, err
