@@ -1,10 +1,13 @@
 package middleware
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -236,11 +239,12 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		n2 := len(b)
 		b = strconv.AppendInt(b, seconds(after), 10)
 		s := str(b)
-		vals := new([4]string) // more values than the caller's vals
-		vals[0], vals[1], vals[2], vals[3] = s[:n1], s[n1:n2], s[n2:], policies
-		h[keyLimit], h[keyRemaining], h[keyReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+		vals[0] = s          // the values of res, for retimeOuter
+		vs := new([4]string) // more values than the caller's vals
+		vs[0], vs[1], vs[2], vs[3] = s[:n1], s[n1:n2], s[n2:], policies
+		h[keyLimit], h[keyRemaining], h[keyReset] = vs[0:1:1], vs[1:2:2], vs[2:3:3]
 		if policies != "" {
-			h[keyPolicy] = vals[3:4:4]
+			h[keyPolicy] = vs[3:4:4]
 		}
 	case Legacy, LegacyUnix:
 		r := seconds(after)
@@ -257,9 +261,10 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		n2 := len(b)
 		b = strconv.AppendInt(b, r, 10)
 		s := str(b)
-		vals := new([3]string) // more values than the caller's vals
-		vals[0], vals[1], vals[2] = s[:n1], s[n1:n2], s[n2:]
-		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vals[0:1:1], vals[1:2:2], vals[2:3:3]
+		vals[0] = s          // the values of res, for retimeOuter
+		vs := new([3]string) // more values than the caller's vals
+		vs[0], vs[1], vs[2] = s[:n1], s[n1:n2], s[n2:]
+		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vs[0:1:1], vs[1:2:2], vs[2:3:3]
 	}
 }
 
@@ -323,15 +328,117 @@ func str(b []byte) string {
 }
 
 // add2 adds v1 to h[k1] and v2 to h[k2], without allocating (the slices
-// are backed by vals) when both are new.
+// are backed by vals) when both are new. vals holds v1 and v2 in any case,
+// for retimeOuter.
 func add2(vals *[2]string, h http.Header, k1, v1, k2, v2 string) {
 	o1, o2 := h[k1], h[k2]
+	vals[0], vals[1] = v1, v2
 	if o1 == nil && o2 == nil {
-		vals[0], vals[1] = v1, v2
 		h[k1], h[k2] = vals[0:1:1], vals[1:2:2]
 		return
 	}
 	h[k1], h[k2] = append(o1, v1), append(o2, v2)
+}
+
+// retimeOuter counts from now the rate-limit headers in h that the
+// middlewares further out wrote for the request of ctx, which was then
+// held for held (a leaky_queue Delay): their delta-seconds are reduced by
+// held, and by the holds of the middlewares between them and this one
+// (their heldContexts), before they are rounded up, as setHeadersAt counts
+// those of the request it held. The IETF profile has a line of each such
+// middleware; a single-valued profile has the values of the innermost,
+// while they are still in h. LegacyUnix's reset is an instant, which no
+// hold changes. A middleware built WithoutContext is not seen, nor its
+// hold.
+func retimeOuter(h http.Header, ctx context.Context, held time.Duration) {
+	if held <= 0 {
+		return
+	}
+	for v := ctx.Value(chainKey{}); v != nil; {
+		switch c := v.(type) {
+		case *heldContext:
+			held += c.held
+			v = c.Context.Value(chainKey{})
+		case *resultContext:
+			p := Profile(c.res.wrote - 1)
+			if p != IETF {
+				if p != LegacyUnix {
+					retimeValues(h, p, c, held)
+				}
+				return
+			}
+			retimeLine(h, c, held)
+			v = c.Context.Value(chainKey{})
+		default:
+			return
+		}
+	}
+}
+
+// retimeLine replaces in h the IETF RateLimit line of c, if there, by its
+// values counted after held since c's decision.
+func retimeLine(h http.Header, c *resultContext, held time.Duration) {
+	old := c.vals[1]
+	vs := h[keyRateLimit]
+	for i, v := range vs {
+		if old != "" && len(v) == len(old) && unsafe.StringData(v) == unsafe.StringData(old) {
+			line := retimeMembers(old, &c.res.Result, held)
+			vs = slices.Clone(vs)
+			vs[i], c.vals[1] = line, line
+			h[keyRateLimit] = vs
+			return
+		}
+	}
+}
+
+// retimeMembers returns line, the IETF RateLimit value setHeadersAt wrote
+// for res, with the t of each member counted after held since the
+// decision. The rest of each member (its pk, of a secret only the
+// middleware that wrote it knows) is kept.
+func retimeMembers(line string, res *policy.Result, held time.Duration) string {
+	b := make([]byte, 0, len(line)+8)
+	rest := line
+	for i := 0; i < res.Len(); i++ {
+		// Names hold no ';', pks ("pk=:base64:") no ";t=".
+		j := strings.Index(rest, ";t=")
+		if j < 0 {
+			return line
+		}
+		b = append(b, rest[:j+len(";t=")]...)
+		rest = rest[j+len(";t="):]
+		k := 0
+		for k < len(rest) && '0' <= rest[k] && rest[k] <= '9' {
+			k++
+		}
+		b = strconv.AppendInt(b, seconds(res.Decision(i).NextAfter-sinceDecision(res, i, held)), 10)
+		rest = rest[k:]
+	}
+	return str(append(b, rest...))
+}
+
+// retimeValues writes in h the values of the single-valued profile p of
+// c, if they are still those in h, counted after held since c's decision.
+func retimeValues(h http.Header, p Profile, c *resultContext, held time.Duration) {
+	key := keyXLimit
+	switch p {
+	case Draft7:
+		key = keyRateLimit
+	case Draft6:
+		key = keyLimit
+	}
+	old := c.vals[0]
+	if vs := h[key]; len(vs) != 1 || old == "" || unsafe.StringData(vs[0]) != unsafe.StringData(old) {
+		return
+	}
+	policies, had := h[keyPolicy]
+	hv := new(wideHeaderValues)
+	setHeadersAt(h, p, &c.res.Result, nil, time.Now, nil, &hv.vals, hv.long[:0], held)
+	if had {
+		h[keyPolicy] = policies // the list of every middleware, which no hold changes
+	} else {
+		delete(h, keyPolicy)
+	}
+	c.vals[0] = hv.vals[0]
 }
 
 // pkLen is the number of hash bytes in a partition key (12 base64 chars).

@@ -275,7 +275,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			// refund (its place given back, unless a request queued
 			// behind it), if the refund succeeded.
 			m.refund(r, res, m.clock.Now().Sub(held))
-			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, 0)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0)
 			m.unavailable(w, max(1, seconds(d)))
 			return
 		}
@@ -291,7 +291,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.observeHeld(r, res, Abandoned, start, held)
 			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
 			m.refund(r, res, waited)
-			m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited)
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
 				// A server-side deadline that ran out during the hold
@@ -302,19 +302,23 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			m.unavailable(w, retry)
 			return
 		}
-		m.setHeldHeaders(w.Header(), profile, res, outer, vals, buf, waited)
+		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited)
 		m.observeHeld(r, res, Allowed, start, held)
-	} else {
-		m.observe(r, res, Allowed, start)
+		// The middlewares further in read the hold from its context.
+		next.ServeHTTP(w, rc.heldRequest(r, waited))
+		return
 	}
+	m.observe(r, res, Allowed, start)
 	next.ServeHTTP(w, rc.request(r))
 }
 
-// setHeldHeaders sets the rate-limit headers of res, a request held for
-// held since its decision (and perhaps refunded since, see setHeadersAt),
-// in h under profile p, and notes in res that they were written, as serve
-// does for one not held.
-func (m *Middleware) setHeldHeaders(h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration) {
+// setHeldHeaders sets the rate-limit headers of res, the decision of r
+// held for held since (and perhaps refunded since, see setHeadersAt), in h
+// under profile p, and notes in res that they were written, as serve does
+// for one not held. The headers the middlewares further out wrote before
+// the hold are counted after it too (see retimeOuter).
+func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration) {
+	retimeOuter(h, r.Context(), held)
 	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
 	if holdsValues(p, &res.Result, outer) {
 		res.wrote = uint8(p) + 1
@@ -624,8 +628,13 @@ type contextKey struct{}
 // middleware that wrote rate-limit headers.
 type wroteKey struct{}
 
+// chainKey asks a request's context for the innermost of the middlewares
+// that wrote rate-limit headers (a *resultContext) and of those that held
+// the request (a *heldContext), for retimeOuter.
+type chainKey struct{}
+
 // Value returns the Result for the middleware's key, and for wroteKey when
-// its headers were written.
+// its headers were written; itself for chainKey then.
 func (c *resultContext) Value(key any) any {
 	switch key.(type) {
 	case contextKey:
@@ -634,8 +643,44 @@ func (c *resultContext) Value(key any) any {
 		if c.res.wrote != 0 {
 			return &c.res
 		}
+	case chainKey:
+		if c.res.wrote != 0 {
+			return c
+		}
 	}
 	return c.Context.Value(key)
+}
+
+// heldContext is the context of a request a middleware held for a
+// leaky_queue Delay, as it passes it on after the hold: the headers of the
+// middlewares further out are stale by the hold, and a middleware further
+// in that holds it again counts them after both holds (see retimeOuter).
+// It is allocated with the request it is the context of, only for a
+// request held.
+type heldContext struct {
+	context.Context
+	held time.Duration
+	req  http.Request
+}
+
+// Value returns the heldContext for chainKey.
+func (c *heldContext) Value(key any) any {
+	if _, ok := key.(chainKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// heldRequest returns r with its context rc (see request) under a
+// heldContext saying it was held for held. Without context (rc is nil)
+// it returns r: such a middleware passes the request on as it came.
+func (rc *resultContext) heldRequest(r *http.Request, held time.Duration) *http.Request {
+	if rc == nil {
+		return r
+	}
+	hc := &heldContext{Context: rc, held: held}
+	hc.req = *r.WithContext(hc)
+	return &hc.req
 }
 
 // FromContext returns the Result of the innermost middleware that evaluated
