@@ -89,9 +89,12 @@ func LogPartitionKey(secret []byte) LogOption {
 }
 
 // LogRawKeys adds the key itself, as the store sees it ("policy:key"), to
-// denial records as the "key" attribute, beside the pk. Off by default;
-// turn it on only where keys carry no credential nor personal data, or
-// where the log may keep them.
+// denial records as the "key" attribute, beside the pk, and logs in full
+// the text of a store error about one key's value
+// ([algorithms.ErrKeyState]), which names the key (otherwise the record
+// gives only the kind of error; the error handler gets it all). Off by
+// default; turn it on only where keys carry no credential nor personal
+// data, or where the log may keep them.
 func LogRawKeys() LogOption {
 	return func(l *LogObserver) error {
 		l.rawKeys = true
@@ -170,9 +173,14 @@ func (l *LogObserver) ObserveRequest(e Event) {
 	res := e.Result
 	if res.Err != nil && e.Outcome != KeyRejected && !prepareError(res.Err) {
 		if ok, sup := l.admit(" store"); ok {
+			errAttr := slog.Any("error", res.Err)
+			if !l.rawKeys && errors.Is(res.Err, algorithms.ErrKeyState) {
+				// Its text names the store's key, which holds the client's.
+				errAttr = slog.String("error", algorithms.ErrKeyState.Error())
+			}
 			l.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: store failed",
 				slog.String("outcome", e.Outcome.String()), slog.Bool("fallback", res.Fallback),
-				slog.Any("error", res.Err), slog.Int64("suppressed", sup))
+				errAttr, slog.Int64("suppressed", sup))
 		}
 	}
 	switch e.Outcome {

@@ -3,6 +3,8 @@ package middleware_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -166,5 +169,36 @@ func TestLogRawKeysOptIn(t *testing.T) {
 	recs := denials(t, newAPILimited(t, middleware.WithObserver(lo)), &buf, "sk_test_1")
 	if pk, _ := recs[0]["pk"].(string); recs[0]["key"] != "per-key:sk_test_1" || !pkForm.MatchString(pk) {
 		t.Errorf("record %v; want key per-key:sk_test_1 and a pk", recs[0])
+	}
+}
+
+// TestLogStoreErrorKeyNotInClear: a store's error about the value of one
+// key (algorithms.ErrKeyState) names the store's key, which holds the
+// client's, as the Redis store's does: its record gives the kind of error,
+// not its text, unless LogRawKeys. (The error handler still gets it all.)
+func TestLogStoreErrorKeyNotInClear(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		var buf bytes.Buffer
+		opts := []middleware.LogOption{}
+		if raw {
+			opts = append(opts, middleware.LogRawKeys())
+		}
+		lo, err := middleware.NewLogObserver(slog.New(slog.NewJSONHandler(&buf, nil)), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, _ := newStore(t)
+		keyErr := fmt.Errorf("redisstore: take: ERR redisstore: key rk:{per-key:sk_live_abc}:fw:1:60000000000 holds a value the store did not write: %w", algorithms.ErrKeyState)
+		s := &scripted{mem: mem, fail: []error{keyErr}}
+		var handled error
+		m := middleware.MustNew(s, []*policy.Policy{fixed("per-key", 1, time.Minute, apiKey)}, middleware.WithObserver(lo),
+			middleware.WithErrorHandler(func(_ *http.Request, err error) { handled = err }))
+		apiLimited{m.Handler(ok)}.ServeHTTP(httptest.NewRecorder(), "sk_live_abc")
+		if !strings.Contains(buf.String(), "ratekeeper: store failed") || strings.Contains(buf.String(), "sk_live_abc") != raw {
+			t.Errorf("LogRawKeys %v: log %s; want a store failure record with the key only with LogRawKeys", raw, buf.String())
+		}
+		if !errors.Is(handled, keyErr) {
+			t.Errorf("LogRawKeys %v: error handler got %v, want the store's error", raw, handled)
+		}
 	}
 }
