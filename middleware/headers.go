@@ -350,7 +350,7 @@ func add2(vals *[2]string, h http.Header, k1, v1, k2, v2 string) {
 // while they are still in h. LegacyUnix's reset is an instant, which no
 // hold changes. A middleware built WithoutContext is not seen, nor its
 // hold.
-func retimeOuter(h http.Header, ctx context.Context, held time.Duration) {
+func retimeOuter(ctx context.Context, h http.Header, held time.Duration) {
 	if held <= 0 {
 		return
 	}

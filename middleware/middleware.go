@@ -318,7 +318,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 // for one not held. The headers the middlewares further out wrote before
 // the hold are counted after it too (see retimeOuter).
 func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration) {
-	retimeOuter(h, r.Context(), held)
+	retimeOuter(r.Context(), h, held)
 	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
 	if holdsValues(p, &res.Result, outer) {
 		res.wrote = uint8(p) + 1
