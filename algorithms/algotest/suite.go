@@ -38,6 +38,9 @@ const (
 // as a subtest with a stable name:
 //
 //   - SeedExamples/<example>: the worked examples of seeds 000 and 004;
+//   - Boundaries/<case>: decisions at boundaries random traces rarely
+//     reach (a bucket or queue a fraction of a nanosecond from full or free),
+//     with their exact values, also compared with the Model;
 //   - ModelTraces/seed=<n>: random traces (every kind, several specs and
 //     keys, multi-check calls) compared with the [Model], every field of
 //     every decision; a store with a Sweep method sweeps every few calls,
@@ -82,6 +85,7 @@ func Run(t *testing.T, h Harness) {
 		t.Fatal("algotest: Harness.New is nil")
 	}
 	t.Run("SeedExamples", func(t *testing.T) { runSeedExamples(t, h) })
+	t.Run("Boundaries", func(t *testing.T) { runBoundaries(t, h) })
 	t.Run("ModelTraces", func(t *testing.T) { runModelTraces(t, h) })
 	t.Run("ClockSkew", func(t *testing.T) { runClockSkew(t, h) })
 	t.Run("Concurrency", func(t *testing.T) { runConcurrency(t, h) })

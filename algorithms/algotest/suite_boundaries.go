@@ -1,0 +1,116 @@
+package algotest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// A boundaryStep is one call of a boundary case and what it must decide:
+// every field named in want (by its Decision field name) is compared, and
+// the whole decision is also compared with the Model.
+type boundaryStep struct {
+	at    time.Duration
+	check algorithms.Check
+	want  map[string]any
+}
+
+// A boundaryCase pins a decision at a boundary that random traces reach
+// rarely: each was written for a mutant of the stores' code (a comparison
+// or a rounding changed) that the rest of the suite let through.
+type boundaryCase struct {
+	name  string
+	steps []boundaryStep
+}
+
+var (
+	// W/L = 333,333,333⅓ ns: a request's emission ends a third of a
+	// nanosecond after a whole nanosecond.
+	token3s  = algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 3, Window: time.Second}
+	queue3s  = algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 3, Window: time.Second}
+	queue3sD = algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 3, Window: time.Second, MaxDelay: time.Second}
+	// W/L = 1,234,285,714 + 2/7 ns, and Capacity·W above 2^52 (the Redis
+	// store's wide arithmetic).
+	tokenWide = algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 70_000, Window: 24 * time.Hour}
+	// W/L = 617,142,857 + 1/7 ns.
+	leakyWide = algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 70_000, Window: 12 * time.Hour, Burst: 140_000}
+)
+
+// fullWithinANanosecond is the case of a bucket (or queue) whose deficit,
+// at a whole nanosecond, is a fraction of one: one unit admitted at 0 s
+// leaves it full again at (W/L) ns, which is not whole; at floor(W/L) ns
+// it still lacks a fraction of a unit, so one unit less is available, and
+// ResetAfter and NextAfter are 1 ns.
+func fullWithinANanosecond(spec algorithms.Spec, emission time.Duration) boundaryCase {
+	c := spec.Capacity()
+	return boundaryCase{
+		name: fmt.Sprintf("%s_%d_per_%v_full_within_a_nanosecond", spec.Algorithm, spec.Limit, spec.Window),
+		steps: []boundaryStep{
+			{0, algorithms.Check{Spec: spec, Key: "k"}, map[string]any{"Allowed": true, "Remaining": c - 1, "ResetAfter": emission + 1}},
+			{emission, algorithms.Check{Spec: spec, Key: "k", Cost: c}, map[string]any{"Allowed": false, "Remaining": c - 1, "RetryAfter": time.Duration(1), "ResetAfter": time.Duration(1), "NextAfter": time.Duration(1)}},
+			{emission + 1, algorithms.Check{Spec: spec, Key: "k", Cost: c}, map[string]any{"Allowed": true, "Remaining": int64(0)}},
+		},
+	}
+}
+
+// boundaryCases are the cases of runBoundaries, at instants from Base.
+var boundaryCases = []boundaryCase{
+	fullWithinANanosecond(token3s, 333_333_333),
+	fullWithinANanosecond(tokenWide, 1_234_285_714),
+	fullWithinANanosecond(leakyWide, 617_142_857),
+	{
+		// A queue that admits only a request that can leave at once
+		// (MaxDelay 0): one admitted at 0 s leaves the queue free at
+		// 333,333,333⅓ ns, so a request at 333,333,333 ns would wait a
+		// third of a nanosecond, and is denied for 1 ns.
+		name: "leaky_queue_free_within_a_nanosecond",
+		steps: []boundaryStep{
+			{0, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": true, "Delay": time.Duration(0), "Remaining": int64(0), "ResetAfter": time.Duration(333_333_334), "NextAfter": time.Duration(333_333_334)}},
+			{333_333_333, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": false, "Remaining": int64(0), "RetryAfter": time.Duration(1), "ResetAfter": time.Duration(1), "NextAfter": time.Duration(1)}},
+			{333_333_334, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": true, "Delay": time.Duration(0)}},
+			// With MaxDelay 1 s (capacity 4): two admitted at 0 s free the
+			// queue at 666,666,666⅔ ns; at 666,666,666 ns one more waits
+			// ⅔ ns, so its Delay is 1 ns, and after it the queue is free at 1 s:
+			// floor((3·10^9 − 1,000,000,002)/10^9) + 1 = 2 more fit.
+			{0, algorithms.Check{Spec: queue3sD, Key: "d", Cost: 2}, map[string]any{"Allowed": true, "Remaining": int64(2)}},
+			{666_666_666, algorithms.Check{Spec: queue3sD, Key: "d"}, map[string]any{"Allowed": true, "Delay": time.Duration(1), "Remaining": int64(2)}},
+		},
+	},
+}
+
+// runBoundaries runs boundaryCases, each on a fresh store.
+func runBoundaries(t *testing.T, h Harness) {
+	for _, bc := range boundaryCases {
+		t.Run(bc.name, func(t *testing.T) {
+			e := newEnv(t, h)
+			for i, st := range bc.steps {
+				d := e.take(st.at, st.check)[0]
+				where := fmt.Sprintf("step %d, Take(%s) at +%v", i+1, formatCheck(st.check), st.at)
+				for field, want := range st.want {
+					var got any
+					switch field {
+					case "Allowed":
+						got = d.Allowed
+					case "Remaining":
+						got = d.Remaining
+					case "RetryAfter":
+						got = d.RetryAfter
+					case "ResetAfter":
+						got = d.ResetAfter
+					case "NextAfter":
+						got = d.NextAfter
+					case "Delay":
+						got = d.Delay
+					default:
+						t.Fatalf("%s: unknown field %q", where, field)
+					}
+					if got != want {
+						t.Errorf("%s: %s = %v, want %v", where, field, got, want)
+					}
+				}
+			}
+		})
+	}
+}
