@@ -139,8 +139,10 @@ func (e *env) take(at time.Duration, checks ...algorithms.Check) []algorithms.De
 	return got
 }
 
+// formatChecks formats checks as a list, for messages that say "Take(%s)".
 func formatChecks(checks []algorithms.Check) string {
-	return Step{Checks: checks}.format()[len("+0s "):]
+	s := Step{Checks: checks}.format() // "+0s Take(...)"
+	return s[len("+0s Take(") : len(s)-1]
 }
 
 func runSeedExamples(t *testing.T, h Harness) {

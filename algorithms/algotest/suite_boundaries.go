@@ -80,37 +80,59 @@ var boundaryCases = []boundaryCase{
 	},
 }
 
-// runBoundaries runs boundaryCases, each on a fresh store.
+// bystander is the check that, beside a boundary step, makes the call one
+// of several kinds: a store may decide a single check, or checks of the
+// cell kinds only, on a path of its own (the Redis store's fast path), and
+// every other call on its general path. It is always admitted.
+var bystander = algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: algorithms.MaxLimit, Window: time.Second}, Key: "bystander"}
+
+// runBoundaries runs boundaryCases, each on a fresh store, twice: each
+// step a call of its one check ("alone"), and each step a call of its
+// check and the bystander ("beside_sliding_log").
 func runBoundaries(t *testing.T, h Harness) {
 	for _, bc := range boundaryCases {
-		t.Run(bc.name, func(t *testing.T) {
-			e := newEnv(t, h)
-			for i, st := range bc.steps {
-				d := e.take(st.at, st.check)[0]
-				where := fmt.Sprintf("step %d, Take(%s) at +%v", i+1, formatCheck(st.check), st.at)
-				for field, want := range st.want {
-					var got any
-					switch field {
-					case "Allowed":
-						got = d.Allowed
-					case "Remaining":
-						got = d.Remaining
-					case "RetryAfter":
-						got = d.RetryAfter
-					case "ResetAfter":
-						got = d.ResetAfter
-					case "NextAfter":
-						got = d.NextAfter
-					case "Delay":
-						got = d.Delay
-					default:
-						t.Fatalf("%s: unknown field %q", where, field)
-					}
-					if got != want {
-						t.Errorf("%s: %s = %v, want %v", where, field, got, want)
-					}
-				}
+		for _, beside := range []bool{false, true} {
+			name := bc.name + "/alone"
+			if beside {
+				name = bc.name + "/beside_sliding_log"
 			}
-		})
+			t.Run(name, func(t *testing.T) { runBoundaryCase(t, h, bc, beside) })
+		}
+	}
+}
+
+// runBoundaryCase runs bc on a fresh store, each check beside the
+// bystander when beside is true.
+func runBoundaryCase(t *testing.T, h Harness, bc boundaryCase, beside bool) {
+	e := newEnv(t, h)
+	for i, st := range bc.steps {
+		checks := []algorithms.Check{st.check}
+		if beside {
+			checks = append(checks, bystander)
+		}
+		d := e.take(st.at, checks...)[0]
+		where := fmt.Sprintf("step %d, Take(%s) at +%v", i+1, formatChecks(checks), st.at)
+		for field, want := range st.want {
+			var got any
+			switch field {
+			case "Allowed":
+				got = d.Allowed
+			case "Remaining":
+				got = d.Remaining
+			case "RetryAfter":
+				got = d.RetryAfter
+			case "ResetAfter":
+				got = d.ResetAfter
+			case "NextAfter":
+				got = d.NextAfter
+			case "Delay":
+				got = d.Delay
+			default:
+				t.Fatalf("%s: unknown field %q", where, field)
+			}
+			if got != want {
+				t.Errorf("%s: %s = %v, want %v", where, field, got, want)
+			}
+		}
 	}
 }
