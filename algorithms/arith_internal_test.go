@@ -42,6 +42,33 @@ func TestMulDiv(t *testing.T) {
 	}
 }
 
+// TestMulDivSaturates checks mulDivFloor and mulDivCeil where the quotient
+// stops fitting in 63 bits (the random products of TestMulDiv skip those):
+// a high word equal to the divisor (a quotient of 2^64 or more, which
+// bits.Div64 cannot take), a quotient of exactly 2^63, and a ceiling that
+// rounds MaxInt64 up.
+func TestMulDivSaturates(t *testing.T) {
+	const maxInt64 = 1<<63 - 1
+	for _, tt := range []struct{ a, b, c, floor, ceil int64 }{
+		{1 << 32, 1 << 32, 1, maxInt64, maxInt64},       // 2^64 / 1: high word 1 = c
+		{3 << 32, 1 << 32, 3, maxInt64, maxInt64},       // 3·2^64 / 3: high word 3 = c
+		{3 << 32, 1<<32 - 1, 3, maxInt64, maxInt64},     // high word 2 < c, quotient 2^64 − 2^32
+		{1 << 62, 2, 1, maxInt64, maxInt64},             // quotient 2^63
+		{1<<62 - 1, 2, 1, maxInt64 - 1, maxInt64 - 1},   // fits
+		{maxInt64, 1, 1, maxInt64, maxInt64},            // exactly MaxInt64
+		{3, 6148914691236517205, 2, maxInt64, maxInt64}, // (2^64 − 1)/2: floor MaxInt64, ceil 2^63
+		{3, 6148914691236517205, 4, 1<<62 - 1, 1 << 62}, // (2^64 − 1)/4
+		{4683 << 32, 1 << 32, 4683, maxInt64, maxInt64}, // high word 4683 = c
+	} {
+		if got := mulDivFloor(tt.a, tt.b, tt.c); got != tt.floor {
+			t.Errorf("mulDivFloor(%d, %d, %d) = %d, want %d", tt.a, tt.b, tt.c, got, tt.floor)
+		}
+		if got := mulDivCeil(tt.a, tt.b, tt.c); got != tt.ceil {
+			t.Errorf("mulDivCeil(%d, %d, %d) = %d, want %d", tt.a, tt.b, tt.c, got, tt.ceil)
+		}
+	}
+}
+
 func TestFloorDiv(t *testing.T) {
 	for _, tt := range []struct{ a, b, want int64 }{
 		{7, 2, 3}, {-7, 2, -4}, {-8, 2, -4}, {0, 5, 0}, {-1, 5, -1}, {5, 5, 1},
