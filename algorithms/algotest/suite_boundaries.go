@@ -15,6 +15,7 @@ type boundaryStep struct {
 	at    time.Duration
 	check algorithms.Check
 	want  map[string]any
+	with  []algorithms.Check // more checks in the same call, after check
 }
 
 // A boundaryCase pins a decision at a boundary that random traces reach
@@ -48,9 +49,29 @@ func fullWithinANanosecond(spec algorithms.Spec, emission time.Duration) boundar
 	return boundaryCase{
 		name: fmt.Sprintf("%s_%d_per_%v_full_within_a_nanosecond", spec.Algorithm, spec.Limit, spec.Window),
 		steps: []boundaryStep{
-			{0, algorithms.Check{Spec: spec, Key: "k"}, map[string]any{"Allowed": true, "Remaining": c - 1, "ResetAfter": emission + 1}},
-			{emission, algorithms.Check{Spec: spec, Key: "k", Cost: c}, map[string]any{"Allowed": false, "Remaining": c - 1, "RetryAfter": time.Duration(1), "ResetAfter": time.Duration(1), "NextAfter": time.Duration(1)}},
-			{emission + 1, algorithms.Check{Spec: spec, Key: "k", Cost: c}, map[string]any{"Allowed": true, "Remaining": int64(0)}},
+			{0, algorithms.Check{Spec: spec, Key: "k"}, map[string]any{"Allowed": true, "Remaining": c - 1, "ResetAfter": emission + 1}, nil},
+			{emission, algorithms.Check{Spec: spec, Key: "k", Cost: c}, map[string]any{"Allowed": false, "Remaining": c - 1, "RetryAfter": time.Duration(1), "ResetAfter": time.Duration(1), "NextAfter": time.Duration(1)}, nil},
+			{emission + 1, algorithms.Check{Spec: spec, Key: "k", Cost: c}, map[string]any{"Allowed": true, "Remaining": int64(0)}, nil},
+		},
+	}
+}
+
+// closedHour is a check that is denied once its key has been taken once.
+var closedHour = algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "closed"}
+
+// fullBesideDenied is the case of a full bucket or empty queue reported by
+// a call that another check denies: the check passes, consumes nothing,
+// and reports its key as it is, Remaining the capacity and nothing to wait
+// for (NextAfter 0: Remaining cannot grow).
+func fullBesideDenied(spec algorithms.Spec) boundaryCase {
+	c := spec.Capacity()
+	full := map[string]any{"Allowed": true, "Remaining": c, "RetryAfter": time.Duration(0), "ResetAfter": time.Duration(0), "NextAfter": time.Duration(0), "Delay": time.Duration(0)}
+	return boundaryCase{
+		name: fmt.Sprintf("%s_%d_per_%v_full_beside_a_denied_check", spec.Algorithm, spec.Limit, spec.Window),
+		steps: []boundaryStep{
+			{0, closedHour, map[string]any{"Allowed": true}, nil},
+			{time.Second, algorithms.Check{Spec: spec, Key: "k"}, full, []algorithms.Check{closedHour}},
+			{time.Second, algorithms.Check{Spec: spec, Key: "k", Cost: c}, full, []algorithms.Check{closedHour}},
 		},
 	}
 }
@@ -60,6 +81,10 @@ var boundaryCases = []boundaryCase{
 	fullWithinANanosecond(token3s, 333_333_333),
 	fullWithinANanosecond(tokenWide, 1_234_285_714),
 	fullWithinANanosecond(leakyWide, 617_142_857),
+	fullBesideDenied(token3s),
+	fullBesideDenied(tokenWide),
+	fullBesideDenied(leakyWide),
+	fullBesideDenied(queue3sD),
 	{
 		// A queue that admits only a request that can leave at once
 		// (MaxDelay 0): one admitted at 0 s leaves the queue free at
@@ -67,15 +92,15 @@ var boundaryCases = []boundaryCase{
 		// third of a nanosecond, and is denied for 1 ns.
 		name: "leaky_queue_free_within_a_nanosecond",
 		steps: []boundaryStep{
-			{0, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": true, "Delay": time.Duration(0), "Remaining": int64(0), "ResetAfter": time.Duration(333_333_334), "NextAfter": time.Duration(333_333_334)}},
-			{333_333_333, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": false, "Remaining": int64(0), "RetryAfter": time.Duration(1), "ResetAfter": time.Duration(1), "NextAfter": time.Duration(1)}},
-			{333_333_334, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": true, "Delay": time.Duration(0)}},
+			{0, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": true, "Delay": time.Duration(0), "Remaining": int64(0), "ResetAfter": time.Duration(333_333_334), "NextAfter": time.Duration(333_333_334)}, nil},
+			{333_333_333, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": false, "Remaining": int64(0), "RetryAfter": time.Duration(1), "ResetAfter": time.Duration(1), "NextAfter": time.Duration(1)}, nil},
+			{333_333_334, algorithms.Check{Spec: queue3s, Key: "k"}, map[string]any{"Allowed": true, "Delay": time.Duration(0)}, nil},
 			// With MaxDelay 1 s (capacity 4): two admitted at 0 s free the
 			// queue at 666,666,666⅔ ns; at 666,666,666 ns one more waits
 			// ⅔ ns, so its Delay is 1 ns, and after it the queue is free at 1 s:
 			// floor((3·10^9 − 1,000,000,002)/10^9) + 1 = 2 more fit.
-			{0, algorithms.Check{Spec: queue3sD, Key: "d", Cost: 2}, map[string]any{"Allowed": true, "Remaining": int64(2)}},
-			{666_666_666, algorithms.Check{Spec: queue3sD, Key: "d"}, map[string]any{"Allowed": true, "Delay": time.Duration(1), "Remaining": int64(2)}},
+			{0, algorithms.Check{Spec: queue3sD, Key: "d", Cost: 2}, map[string]any{"Allowed": true, "Remaining": int64(2)}, nil},
+			{666_666_666, algorithms.Check{Spec: queue3sD, Key: "d"}, map[string]any{"Allowed": true, "Delay": time.Duration(1), "Remaining": int64(2)}, nil},
 		},
 	},
 }
@@ -106,7 +131,7 @@ func runBoundaries(t *testing.T, h Harness) {
 func runBoundaryCase(t *testing.T, h Harness, bc boundaryCase, beside bool) {
 	e := newEnv(t, h)
 	for i, st := range bc.steps {
-		checks := []algorithms.Check{st.check}
+		checks := append([]algorithms.Check{st.check}, st.with...)
 		if beside {
 			checks = append(checks, bystander)
 		}
