@@ -30,6 +30,15 @@ func TestSpecValidate(t *testing.T) {
 		{"leaky queue no delay", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.LeakyQueue }), "", ""},
 		{"leaky queue", with(func(s *algorithms.Spec) { s.Algorithm = algorithms.LeakyQueue; s.MaxDelay = time.Second }), "", ""},
 		{"largest", ok(algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: algorithms.MaxLimit, Window: algorithms.MaxWindow}), "", ""},
+		// Valid at each bound, each the largest (or smallest) a rule allows.
+		{"shortest window", with(func(s *algorithms.Spec) { s.Window = algorithms.MinWindow }), "", ""},
+		{"burst at MaxLimit", ok(algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: algorithms.MaxLimit, Window: time.Second, Burst: algorithms.MaxLimit}), "", ""},
+		{"burst refilled in exactly MaxWindow", ok(algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 1, Window: time.Hour, Burst: 24}), "", ""},
+		{"MaxBuckets", ok(algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Hour, Buckets: algorithms.MaxBuckets}), "", ""},
+		{"max delay MaxWindow", ok(algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: algorithms.MaxWindow, MaxDelay: algorithms.MaxWindow}), "", ""},
+		// floor(MaxDelay·L/W) = MaxLimit−1: a queue of MaxLimit.
+		{"longest queue", ok(algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: algorithms.MaxLimit, Window: algorithms.MaxWindow, MaxDelay: algorithms.MaxWindow - 86400}), "", ""},
+		{"queue one too long", ok(algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: algorithms.MaxLimit, Window: algorithms.MaxWindow, MaxDelay: algorithms.MaxWindow}), "MaxDelay", "queues more than"},
 
 		// Algorithm.
 		{"empty kind", with(func(s *algorithms.Spec) { s.Algorithm = "" }), "Algorithm", "is empty"},
