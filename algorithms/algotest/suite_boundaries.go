@@ -76,6 +76,28 @@ func fullBesideDenied(spec algorithms.Spec) boundaryCase {
 	}
 }
 
+// logManyPruned is the case of a sliding_log key from which more than 32
+// events leave the window at once while a newer one stays (the memory store
+// then compacts its log): 40 requests at 0, 1, ..., 39 ms and one at 900 ms,
+// then at 1039.5 ms the first 40 have left and only the one of 900 ms
+// counts. It leaves at 1.9 s + 1 ns.
+func logManyPruned() boundaryCase {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 100, Window: time.Second}
+	bc := boundaryCase{name: "sliding_log_many_events_leave_at_once"}
+	for i := range 40 {
+		bc.steps = append(bc.steps, boundaryStep{time.Duration(i) * time.Millisecond, algorithms.Check{Spec: spec, Key: "k"}, map[string]any{"Allowed": true, "Remaining": int64(99 - i)}, nil})
+	}
+	at := 1039500 * time.Microsecond
+	bc.steps = append(bc.steps,
+		boundaryStep{900 * time.Millisecond, algorithms.Check{Spec: spec, Key: "k"}, map[string]any{"Allowed": true, "Remaining": int64(59)}, nil},
+		// The window (38.5 ms, 1039.5 ms] holds the 900 ms event and this one.
+		boundaryStep{at, algorithms.Check{Spec: spec, Key: "k"}, map[string]any{"Allowed": true, "Remaining": int64(98), "ResetAfter": time.Second + 1, "NextAfter": 1900*time.Millisecond + 1 - at}, nil},
+		boundaryStep{at, algorithms.Check{Spec: spec, Key: "k", Cost: 99}, map[string]any{"Allowed": false, "Remaining": int64(98), "RetryAfter": 1900*time.Millisecond + 1 - at, "ResetAfter": time.Second + 1}, nil},
+		boundaryStep{1900*time.Millisecond + 1, algorithms.Check{Spec: spec, Key: "k", Cost: 99}, map[string]any{"Allowed": true, "Remaining": int64(0)}, nil},
+	)
+	return bc
+}
+
 // boundaryCases are the cases of runBoundaries, at instants from Base.
 var boundaryCases = []boundaryCase{
 	fullWithinANanosecond(token3s, 333_333_333),
@@ -85,6 +107,7 @@ var boundaryCases = []boundaryCase{
 	fullBesideDenied(tokenWide),
 	fullBesideDenied(leakyWide),
 	fullBesideDenied(queue3sD),
+	logManyPruned(),
 	{
 		// A queue that admits only a request that can leave at once
 		// (MaxDelay 0): one admitted at 0 s leaves the queue free at
