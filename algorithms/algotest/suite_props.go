@@ -323,6 +323,44 @@ func runExpiry(t *testing.T, h Harness) {
 			t.Fatalf("Len() = %d after Sweep at the last ResetAfter, want 0", got)
 		}
 	})
+	// Each kind's key on its own: kept 1 ns before its own ResetAfter (it
+	// still differs from a fresh key), dropped at it (it no longer does,
+	// and holding it would only cost memory).
+	for _, spec := range kindSpecs(3) {
+		t.Run("sweep/"+string(spec.Algorithm), func(t *testing.T) {
+			clock := NewClock(Base)
+			store := h.New(t, clock)
+			s, ok := store.(interface {
+				Sweep() int
+				Len() int
+			})
+			if !ok {
+				t.Skipf("the store (%T) has no Sweep and Len methods", store)
+			}
+			var reset time.Duration
+			for i := range 2 {
+				ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "k", Cost: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				reset = ds[0].ResetAfter
+				if i == 0 {
+					clock.Advance(spec.Window / 3)
+				}
+			}
+			if reset <= 0 {
+				t.Fatalf("%s: ResetAfter %v after two requests", spec, reset)
+			}
+			clock.Advance(reset - time.Nanosecond)
+			if n := s.Sweep(); n != 0 || s.Len() != 1 {
+				t.Fatalf("%s: Sweep 1 ns before the key's ResetAfter (%v) dropped %d keys, Len() = %d; want the key kept", spec, reset, n, s.Len())
+			}
+			clock.Advance(time.Nanosecond)
+			if n := s.Sweep(); n != 1 || s.Len() != 0 {
+				t.Fatalf("%s: Sweep at the key's ResetAfter (%v) dropped %d keys, Len() = %d; want it dropped", spec, reset, n, s.Len())
+			}
+		})
+	}
 }
 
 func runMaxKeys(t *testing.T, h Harness) {
