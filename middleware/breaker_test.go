@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -189,5 +190,29 @@ func TestBreakerProbeOfAGoneClient(t *testing.T) {
 	}
 	if m.State() != middleware.StateHealthy {
 		t.Errorf("state %v, want healthy", m.State())
+	}
+}
+
+// TestBreakerLongCooldownStaysOpen: a cooldown too long to add to the
+// clock's time (up to the largest time.Duration) keeps the breaker open as
+// long as the clock can tell, rather than wrapping around to a reopening
+// time in the past (which let every request through to the failing store).
+func TestBreakerLongCooldownStaysOpen(t *testing.T) {
+	for _, cooldown := range []time.Duration{math.MaxInt64, math.MaxInt64 - time.Duration(t0.UnixNano()) + 1, 200 * 365 * 24 * time.Hour} {
+		t.Run(cooldown.String(), func(t *testing.T) {
+			mem, clock := newStore(t)
+			s := &scripted{mem: mem, fail: []error{errDown}}
+			m := middleware.MustNew(s, []*policy.Policy{fixed("p", 100, time.Minute, remote)},
+				middleware.WithBreaker(1, cooldown), middleware.WithClock(clock))
+			h := m.Handler(ok)
+			serve(h, "GET", "/") // fails: open
+			for i := range 3 {
+				serve(h, "GET", "/")
+				clock.Advance(24 * time.Hour)
+				if st := m.Stats(); st.BreakerOpen != int64(i+1) || s.calls != 1 {
+					t.Fatalf("request %d after the failure: %d store calls (want 1), stats %+v; want the breaker open", i, s.calls, st)
+				}
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -401,7 +402,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	if m.breakAfter > 0 && m.failures.Load() >= m.breakAfter {
 		now := m.clock.Now().UnixNano()
 		until := m.openUntil.Load()
-		probe = now + int64(m.cooldown)
+		probe = m.reopenAt(now)
 		if now < until || !m.openUntil.CompareAndSwap(until, probe) {
 			m.stats.breakerOpen.Add(1)
 			m.failed(r, ErrBreakerOpen, false)
@@ -431,13 +432,25 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		m.handOn(probe)
 	default:
 		if n := m.failed(r, err, true); m.breakAfter > 0 && n == m.breakAfter {
-			m.openUntil.Store(m.clock.Now().UnixNano() + int64(m.cooldown))
+			m.openUntil.Store(m.reopenAt(m.clock.Now().UnixNano()))
 		}
 		return m.fallback(ctx, r, res, err)
 	}
 	m.stats.storeErrors.Add(1)
 	m.report(r, err)
 	return m.fallback(ctx, r, res, err)
+}
+
+// reopenAt returns the instant, in Unix nanoseconds, at which the breaker
+// opened at now lets a probe through: now plus the cooldown, or the last
+// instant an int64 holds when the sum does not fit (a cooldown near the
+// largest Duration), so that the breaker stays open rather than wrapping
+// around to an instant in the past.
+func (m *Middleware) reopenAt(now int64) int64 {
+	if now > math.MaxInt64-int64(m.cooldown) {
+		return math.MaxInt64
+	}
+	return now + int64(m.cooldown)
 }
 
 // handOn lets the next request probe the store at once when this one was

@@ -68,7 +68,10 @@ func OnStoreError(f Failure) Option {
 // consecutive store errors, the middleware stops calling the store for
 // cooldown and applies the failure mode at once; then one request probes
 // the store, and a success closes the breaker. The default is 5 failures
-// and a 5-second cooldown; failures 0 disables the breaker.
+// and a 5-second cooldown; failures 0 disables the breaker. A cooldown
+// longer than the clock can count from now (up to the largest Duration)
+// keeps the breaker open until the last instant a Unix time in
+// nanoseconds holds, in the year 2262.
 //
 // Only failures of the store's backend count, so that no client can open
 // the circuit for every client: not an error met while the request's
