@@ -51,6 +51,8 @@ type Middleware struct {
 	logger      *LogObserver  // the one WithLogger built, if any
 
 	failures  atomic.Int64  // consecutive store failures
+	calls     atomic.Uint64 // tickets given to store calls with a fair deadline (see deadlineTicket)
+	replied   atomic.Uint64 // calls when the store last answered
 	openUntil atomic.Int64  // breaker open until this Unix nanosecond
 	state     atomic.Uint32 // the State the store's last answer put the middleware in
 	// stateMu orders the changes of failures and state that go together,
@@ -391,45 +393,50 @@ func (m *Middleware) shadowed(r *http.Request, rc *resultContext, res *Result) b
 // take decides res with the store, the breaker and the fallback.
 //
 // Only a failure of the store's backend counts towards the breaker (see
-// [WithBreaker]): not a call whose request's context ended (its client
-// went away, or its deadline passed), nor an invalid check, nor an error
-// about one key's stored value, which is the backend's answer and ends a
-// run of failures as a success does. A probe whose call told nothing
-// about the backend hands the probe on to the next request.
+// [WithBreaker]): not a call its request's client ended (cancelled), nor
+// one that reached its request's deadline without the backend having had
+// a fair chance to meet it (see fairDeadline), nor an invalid check, nor a
+// closed store, nor an error about one key's stored value, which is the
+// backend's answer and ends a run of failures as a success does. A probe
+// whose call told nothing about the backend hands the probe on to the
+// next request.
 func (m *Middleware) take(r *http.Request, res *Result) error {
 	ctx := r.Context()
 	var probe int64 // the breaker's reopening time this request set, as its probe
-	if m.breakAfter > 0 && m.failures.Load() >= m.breakAfter {
-		now := m.clock.Now().UnixNano()
-		until := m.openUntil.Load()
-		probe = m.reopenAt(now)
-		if now < until || !m.openUntil.CompareAndSwap(until, probe) {
-			m.stats.breakerOpen.Add(1)
-			m.failed(r, ErrBreakerOpen, false)
-			return m.fallback(ctx, r, res, ErrBreakerOpen)
+	var ticket uint64
+	if m.breakAfter > 0 {
+		if m.failures.Load() >= m.breakAfter {
+			now := m.clock.Now().UnixNano()
+			until := m.openUntil.Load()
+			probe = m.reopenAt(now)
+			if now < until || !m.openUntil.CompareAndSwap(until, probe) {
+				m.stats.breakerOpen.Add(1)
+				m.failed(r, ErrBreakerOpen, false)
+				return m.fallback(ctx, r, res, ErrBreakerOpen)
+			}
+			// This request probes the store.
 		}
-		// This request probes the store.
+		ticket = m.deadlineTicket(ctx)
 	}
 	err := res.Take(ctx, m.store)
 	switch {
 	case err == nil:
-		if m.failures.Load() != 0 {
-			m.recovered()
-		}
+		m.answered()
 		return nil
-	case ctx.Err() != nil:
-		// The client went away, or the request's deadline passed.
+	case errors.Is(err, algorithms.ErrKeyState):
+		// The backend answered, about this request's key.
+		m.answered()
+	case errors.Is(err, algorithms.ErrInvalidSpec), errors.Is(err, algorithms.ErrInvalidCost),
+		errors.Is(err, algorithms.ErrClosed):
+		// A check the store refused before its backend saw it, or a store
+		// its owner closed: nothing said of the backend.
+		m.handOn(probe)
+	case ctx.Err() != nil && !m.fairDeadline(ctx, ticket):
+		// The client went away, or the request's deadline gave the
+		// backend no fair chance.
 		m.handOn(probe)
 		m.report(r, err)
 		return err
-	case errors.Is(err, algorithms.ErrKeyState):
-		// The backend answered, about this request's key.
-		if m.failures.Load() != 0 {
-			m.recovered()
-		}
-	case errors.Is(err, algorithms.ErrInvalidSpec), errors.Is(err, algorithms.ErrInvalidCost):
-		// A check the store refused before its backend saw it.
-		m.handOn(probe)
 	default:
 		if n := m.failed(r, err, true); m.breakAfter > 0 && n == m.breakAfter {
 			m.openUntil.Store(m.reopenAt(m.clock.Now().UnixNano()))
@@ -439,6 +446,47 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	m.stats.storeErrors.Add(1)
 	m.report(r, err)
 	return m.fallback(ctx, r, res, err)
+}
+
+// minDeadlineBudget is the least time before its request's deadline that
+// a store call must begin with for the deadline, if the call reaches it,
+// to count as a failure of the store's backend (see WithBreaker): a
+// hundred round trips to a Redis in the same region, several tens of one
+// under load. It is redisstore's own breaker's bound.
+const minDeadlineBudget = 50 * time.Millisecond
+
+// deadlineTicket returns the ticket of a store call on ctx that begins
+// now: 0 when ctx has no deadline or one less than minDeadlineBudget away
+// (read on the system clock, as context deadlines are), which never
+// counts; else the next of m.calls, which fairDeadline compares with
+// m.replied.
+func (m *Middleware) deadlineTicket(ctx context.Context) uint64 {
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < minDeadlineBudget {
+		return 0
+	}
+	return m.calls.Add(1)
+}
+
+// fairDeadline reports whether the store call of ticket, which ended with
+// its request's context done, counts as a failure of the backend: the
+// context reached its deadline (it was not cancelled), the call began at
+// least minDeadlineBudget before it, and no store call got an answer
+// since the call began.
+func (m *Middleware) fairDeadline(ctx context.Context, ticket uint64) bool {
+	return ticket != 0 && ctx.Err() == context.DeadlineExceeded && m.replied.Load() < ticket
+}
+
+// answered notes an answer of the store's backend: it ends a run of
+// failures, and shows the backend answering to the calls with a deadline
+// that began before it (see fairDeadline).
+func (m *Middleware) answered() {
+	if c := m.calls.Load(); c != 0 {
+		for r := m.replied.Load(); r < c && !m.replied.CompareAndSwap(r, c); r = m.replied.Load() {
+		}
+	}
+	if m.failures.Load() != 0 {
+		m.recovered()
+	}
 }
 
 // reopenAt returns the instant, in Unix nanoseconds, at which the breaker

@@ -74,18 +74,39 @@ func OnStoreError(f Failure) Option {
 // nanoseconds holds, in the year 2262.
 //
 // Only failures of the store's backend count, so that no client can open
-// the circuit for every client: not an error met while the request's
-// context is done (its client went away, or its deadline passed), nor a
-// check the store calls invalid ([algorithms.ErrInvalidSpec],
-// [algorithms.ErrInvalidCost]), nor an error about the value one key
-// holds ([algorithms.ErrKeyState], as the Redis store returns for a key it
-// did not write), which is the backend's answer and ends a run of failures
-// as a success does. The error still goes to the error handler, and the
-// request is answered as its context allows (Stats.Abandoned) or by the
-// failure mode (Stats.StoreErrors). A probe whose call says nothing of the
-// backend lets the next request probe. A slow backend counts through a timeout of the
-// store's own (redisstore.WithTimeout), not through the requests'
-// deadlines.
+// the circuit for every client. A store call runs on its request's
+// context, which the client ends when it goes away and which a server-side
+// timeout ([http.TimeoutHandler], a deadline a middleware further out
+// sets) ends at its deadline; such calls are told apart as redisstore's
+// own breaker tells them (redisstore.WithCircuitBreaker):
+//
+//   - A call whose request was cancelled (its client went away) never
+//     counts, whatever the store was doing.
+//   - A call that ended at its request's deadline counts only when the
+//     backend had a fair chance to answer it: the call began at least
+//     50 ms before that deadline (read on the system clock, as context
+//     deadlines are), and no store call got an answer from the backend
+//     while it waited. A deadline already near when the call began would
+//     have passed with a healthy backend too, and an answer to another call
+//     shows the backend answering (the deadline was short for the load, as
+//     in a burst). A backend that answers nothing for that long is failing,
+//     whoever's deadline ends the calls: a hanging store behind server-side
+//     timeouts opens the breaker, as it does behind a timeout of the
+//     store's own (redisstore.WithTimeout).
+//
+// The calls that do not count are neither failures nor successes, and
+// neither are a check the store calls invalid ([algorithms.ErrInvalidSpec],
+// [algorithms.ErrInvalidCost]) nor a store its owner closed
+// ([algorithms.ErrClosed], as when a shutdown closes it before the server
+// has drained): no backend failed, and a closed store answers at once, so
+// it adds no latency for the breaker to save; they leave the [State] as it
+// was. An error about the value one key holds ([algorithms.ErrKeyState],
+// as the Redis store returns for a key it did not write) is the backend's
+// answer and ends a run of failures as a success does. The error still
+// goes to the error handler, and the request is answered as its context
+// allows (Stats.Abandoned) or by the failure mode (Stats.StoreErrors). A
+// probe whose call says nothing of the backend lets the next request
+// probe.
 func WithBreaker(failures int, cooldown time.Duration) Option {
 	return func(m *Middleware) error {
 		if failures < 0 {
