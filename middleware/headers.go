@@ -59,6 +59,12 @@ var (
 // is sent on the 429 of a denied request, on [FailClosed]'s 503 and on the
 // 503 of a leaky_queue request whose context's deadline comes before the
 // end of its Delay, whatever the profile.
+//
+// Every number written is valid as the drafts define it, whatever the
+// store answered: a Limit or Remaining below 0 (out of the Decision's
+// range, from a third-party store) is written as 0 and one beyond the 15
+// digits of a Structured Field Integer as 999999999999999, a negative
+// time as 0, and the longest Duration as 9223372037 seconds.
 type Profile int
 
 const (
@@ -113,12 +119,36 @@ func (p Profile) String() string {
 	return "Profile(" + strconv.Itoa(int(p)) + ")"
 }
 
-// seconds returns d in whole seconds, rounded up; 0 for d <= 0.
+// seconds returns d in whole seconds, rounded up; 0 for d <= 0. It does
+// not overflow: the largest Duration is 9223372037 seconds.
 func seconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
 	}
-	return int64((d + time.Second - 1) / time.Second)
+	s := int64(d / time.Second)
+	if d%time.Second != 0 {
+		s++
+	}
+	return s
+}
+
+// maxSFInteger is the largest Integer of a Structured Field (RFC 9651:
+// 15 digits).
+const maxSFInteger = 999_999_999_999_999
+
+// sfCount returns n, a Limit or Remaining a store answered, as the
+// non-negative Integer the rate-limit fields carry: below 0 (out of the
+// Decision's range, from a third-party store) it is 0, above 15 digits
+// the largest Integer.
+func sfCount(n int64) int64 {
+	return min(max(n, 0), maxSFInteger)
+}
+
+// since returns d, a time a decision gave from its instant, counted from
+// held after it: never below -held (a negative d, out of the Decision's
+// range, is 0), so that it does not overflow.
+func since(d, held time.Duration) time.Duration {
+	return max(d, 0) - held
 }
 
 // retrySeconds is the Retry-After of a denied result: whole seconds,
@@ -185,9 +215,9 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 			b = append(b, '"')
 			b = append(b, res.Policy(i).Name()...)
 			b = append(b, `";r=`...)
-			b = strconv.AppendInt(b, d.Remaining, 10)
+			b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
 			b = append(b, ";t="...)
-			b = strconv.AppendInt(b, seconds(d.NextAfter-sinceDecision(res, i, held)), 10)
+			b = strconv.AppendInt(b, seconds(since(d.NextAfter, sinceDecision(res, i, held))), 10)
 			if pkSecret != nil {
 				b = appendPK(b, pkSecret, res.Key(i))
 			}
@@ -204,7 +234,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 	if !d.Allowed {
 		after = max(after, res.RetryAfter())
 	}
-	after -= sinceDecision(res, lowest, held) // from now: seconds makes one below 0 a 0, LegacyUnix adds it to now
+	after = since(after, sinceDecision(res, lowest, held)) // from now: seconds makes one below 0 a 0, LegacyUnix adds it to now
 	policies := res.Set().LegacyPolicyHeader(res.Mask())
 	if outer != nil && outer.Taken() && outer.Len() > 0 {
 		if p == Draft6 || p == Draft7 {
@@ -221,9 +251,9 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 	switch p {
 	case Draft7:
 		b := append(buf[:0], "limit="...)
-		b = strconv.AppendInt(b, d.Limit, 10)
+		b = strconv.AppendInt(b, sfCount(d.Limit), 10)
 		b = append(b, ", remaining="...)
-		b = strconv.AppendInt(b, d.Remaining, 10)
+		b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
 		b = append(b, ", reset="...)
 		b = strconv.AppendInt(b, seconds(after), 10)
 		vals[0], vals[1] = str(b), policies
@@ -233,9 +263,9 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		}
 	case Draft6:
 		// The three numbers share one buffer in the scratch.
-		b := strconv.AppendInt(buf[:0], d.Limit, 10)
+		b := strconv.AppendInt(buf[:0], sfCount(d.Limit), 10)
 		n1 := len(b)
-		b = strconv.AppendInt(b, d.Remaining, 10)
+		b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
 		n2 := len(b)
 		b = strconv.AppendInt(b, seconds(after), 10)
 		s := str(b)
@@ -255,9 +285,9 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 				r++
 			}
 		}
-		b := strconv.AppendInt(buf[:0], d.Limit, 10)
+		b := strconv.AppendInt(buf[:0], sfCount(d.Limit), 10)
 		n1 := len(b)
-		b = strconv.AppendInt(b, d.Remaining, 10)
+		b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
 		n2 := len(b)
 		b = strconv.AppendInt(b, r, 10)
 		s := str(b)
@@ -410,7 +440,7 @@ func retimeMembers(line string, res *policy.Result, held time.Duration) string {
 		for k < len(rest) && '0' <= rest[k] && rest[k] <= '9' {
 			k++
 		}
-		b = strconv.AppendInt(b, seconds(res.Decision(i).NextAfter-sinceDecision(res, i, held)), 10)
+		b = strconv.AppendInt(b, seconds(since(res.Decision(i).NextAfter, sinceDecision(res, i, held))), 10)
 		rest = rest[k:]
 	}
 	return str(append(b, rest...))
