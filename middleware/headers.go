@@ -84,6 +84,11 @@ const (
 	//
 	//	RateLimit: limit=100, remaining=50, reset=5
 	//	RateLimit-Policy: 10;w=1, 100;w=60
+	//
+	// Those drafts name a policy by its quota value, which no two members
+	// of the list may share: of policies with the same limit, the list
+	// holds the one with the longest window (see
+	// [policy.Set.LegacyPolicyHeader]), also across nested middlewares.
 	Draft7
 	// Draft6 sends draft -06's separate fields for the policy with the
 	// lowest remaining: RateLimit-Limit, RateLimit-Remaining,
@@ -239,7 +244,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 	if outer != nil && outer.Taken() && outer.Len() > 0 {
 		if p == Draft6 || p == Draft7 {
 			// The policy list covers both middlewares.
-			h[keyPolicy] = append(h[keyPolicy], policies)
+			h[keyPolicy] = addPolicies(h[keyPolicy], policies)
 			policies = ""
 		}
 		// A denied res answers the response (an outer one that denied was
@@ -296,6 +301,65 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 		vs[0], vs[1], vs[2] = s[:n1], s[n1:n2], s[n2:]
 		h[keyXLimit], h[keyXRemaining], h[keyXReset] = vs[0:1:1], vs[1:2:2], vs[2:3:3]
 	}
+}
+
+// addPolicies returns the lines of a draft -06/-07 RateLimit-Policy
+// field: lines, those the middlewares further out wrote, and policies, the
+// list of ours. Those drafts say that no two members share a quota value;
+// the lines make one list, so a member that another of the same quota
+// value shadows is left out, as [policy.Set.LegacyPolicyHeader] leaves it
+// out of one list: one with a longer window, or the same window and an
+// earlier place (a line further out first). A line left empty is dropped.
+// A member in another form (not `q;w=w`) is kept as it is.
+func addPolicies(lines []string, policies string) []string {
+	type member struct {
+		line int
+		text string
+		q, w int64
+		ok   bool
+	}
+	var ms []member
+	for li, l := range append(lines[:len(lines):len(lines)], policies) {
+		for t := range strings.SplitSeq(l, ", ") {
+			m := member{line: li, text: t}
+			if qs, ws, found := strings.Cut(t, ";w="); found {
+				q, err1 := strconv.ParseInt(qs, 10, 64)
+				w, err2 := strconv.ParseInt(ws, 10, 64)
+				m.q, m.w, m.ok = q, w, err1 == nil && err2 == nil
+			}
+			ms = append(ms, m)
+		}
+	}
+	drop := make([]bool, len(ms))
+	dropped := false
+	for i, m := range ms {
+		for j, o := range ms {
+			if m.ok && o.ok && j != i && o.q == m.q && (o.w > m.w || o.w == m.w && j < i) {
+				drop[i], dropped = true, true
+				break
+			}
+		}
+	}
+	if !dropped {
+		return append(lines, policies)
+	}
+	out := make([]string, 0, len(lines)+1)
+	for li := range len(lines) + 1 {
+		var b strings.Builder
+		for i, m := range ms {
+			if m.line != li || drop[i] {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(m.text)
+		}
+		if b.Len() > 0 {
+			out = append(out, b.String())
+		}
+	}
+	return out
 }
 
 // holdsValues reports whether the headers setHeaders wrote for res under p

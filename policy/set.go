@@ -180,6 +180,17 @@ func (s *Set) PolicyHeader(mask uint64) string {
 
 // LegacyPolicyHeader returns the value of the RateLimit-Policy field in the
 // syntax of drafts -06 and -07 for the policies in mask: `10;w=1, 100;w=60`.
+//
+// Those drafts identify a quota policy by its quota value (RateLimit-Limit
+// names the policy it reports by it): two members MUST NOT share one. Of
+// the policies of mask that share a quota value, the list keeps the one
+// with the longest window, the stricter statement (q units in an hour
+// admit no more than q in any minute of it), the first in the Set's order
+// among equal windows; the others keep their places in order. So 100 per
+// minute and 100 per hour give `100;w=3600`, and a RateLimit-Limit of 100
+// reported for the minute's policy (keyed otherwise, its remaining lower)
+// refers the client to the hour's window. [Set.PolicyHeader] names each
+// policy and lists them all.
 func (s *Set) LegacyPolicyHeader(mask uint64) string {
 	if mask == s.all {
 		return s.allOld
@@ -226,12 +237,35 @@ func (s *Set) build(mask uint64) policyHeaders {
 		}
 		if ietf.Len() > 0 {
 			ietf.WriteString(", ")
-			old.WriteString(", ")
 		}
 		ietf.WriteString(p.member)
+		if s.shadowed(mask, i) {
+			continue
+		}
+		if old.Len() > 0 {
+			old.WriteString(", ")
+		}
 		old.WriteString(p.legacy)
 	}
 	return policyHeaders{ietf.String(), old.String()}
+}
+
+// shadowed reports whether the i-th policy of s is left out of the draft
+// -06/-07 RateLimit-Policy list of the policies in mask, where quota
+// values must be distinct (see [Set.LegacyPolicyHeader]): another of them
+// has its quota value and a longer window, or the same window and an
+// earlier place.
+func (s *Set) shadowed(mask uint64, i int) bool {
+	p := s.policies[i]
+	for j, o := range s.policies {
+		if j == i || mask&(1<<j) == 0 || o.capacity != p.capacity {
+			continue
+		}
+		if o.window > p.window || o.window == p.window && j < i {
+			return true
+		}
+	}
+	return false
 }
 
 // RoutePattern returns the route pattern of r as the router set it, with a
