@@ -26,6 +26,10 @@ import (
 // carry a credential (a policy keyed by an API-key or Authorization header
 // without keyfunc.Secret) or personal data (a client address, a user ID),
 // which a log must not keep unless its operator chooses so ([LogRawKeys]).
+// For the same reason a denial or no-key record says where the request
+// went by its route pattern ("route", as the middleware finds it: see
+// [Event.Route]), not by its URL path, which may carry a token or personal
+// data too (/reset/<token>), unless [LogRawPaths].
 //
 // Build one with [NewLogObserver] or use [WithLogger]. It is safe for
 // concurrent use.
@@ -36,6 +40,7 @@ type LogObserver struct {
 	pkSecret []byte   // the pk's secret
 	drawn    bool     // pkSecret was drawn at random (no LogPartitionKey)
 	rawKeys  bool     // LogRawKeys
+	rawPaths bool     // LogRawPaths
 	samplers sync.Map // string -> *sampler
 	limits   sync.Map // string -> int64, the last limit seen per policy
 }
@@ -98,6 +103,19 @@ func LogPartitionKey(secret []byte) LogOption {
 func LogRawKeys() LogOption {
 	return func(l *LogObserver) error {
 		l.rawKeys = true
+		return nil
+	}
+}
+
+// LogRawPaths adds the request's URL path to denial and no-key records as
+// the "path" attribute. Off by default: a path may carry a credential or
+// personal data (/reset/<token>, /users/<email>); the records give the
+// route pattern instead when the middleware knows it (see [Event.Route]).
+// Turn it on only where paths carry neither, or where the log may keep
+// them.
+func LogRawPaths() LogOption {
+	return func(l *LogObserver) error {
+		l.rawPaths = true
 		return nil
 	}
 }
@@ -215,18 +233,32 @@ func (l *LogObserver) ObserveRequest(e Event) {
 					attrs = append(attrs, slog.String("key", strings.Clone(key)))
 				}
 			}
-			attrs = append(attrs, slog.Bool("shadow", e.Outcome == ShadowDenied),
-				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),
-				slog.String("retry_after", res.RetryAfter().String()), slog.Int64("suppressed", sup))
+			attrs = append(attrs, slog.Bool("shadow", e.Outcome == ShadowDenied), slog.String("method", e.Request.Method))
+			attrs = l.appendWhere(attrs, e)
+			attrs = append(attrs, slog.String("retry_after", res.RetryAfter().String()), slog.Int64("suppressed", sup))
 			l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: request denied", attrs...)
 		}
 	case KeyRejected:
 		if ok, sup := l.admit(" key"); ok {
-			l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: no key",
-				slog.String("method", e.Request.Method), slog.String("path", e.Request.URL.Path),
-				slog.Any("error", res.Err), slog.Int64("suppressed", sup))
+			var buf [5]slog.Attr
+			attrs := l.appendWhere(append(buf[:0], slog.String("method", e.Request.Method)), e)
+			attrs = append(attrs, slog.Any("error", res.Err), slog.Int64("suppressed", sup))
+			l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: no key", attrs...)
 		}
 	}
+}
+
+// appendWhere appends the attributes that say where the request of e went:
+// its route pattern as "route" when known ([Event.Route]), and its URL
+// path as "path" with LogRawPaths only.
+func (l *LogObserver) appendWhere(attrs []slog.Attr, e Event) []slog.Attr {
+	if route := e.Route(); route != "" {
+		attrs = append(attrs, slog.String("route", route))
+	}
+	if l.rawPaths {
+		attrs = append(attrs, slog.String("path", e.Request.URL.Path))
+	}
+	return attrs
 }
 
 // ObserveState logs a change of failure state.

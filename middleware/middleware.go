@@ -362,7 +362,7 @@ func (m *Middleware) observe(r *http.Request, res *Result, o Outcome, start time
 }
 
 func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Time) {
-	m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: m.clock.Now().Sub(start)})
+	m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: m.clock.Now().Sub(start), pattern: m.pattern})
 }
 
 // observeHeld passes the outcome of a request held for a leaky_queue Delay
@@ -371,7 +371,7 @@ func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Ti
 // held, when the hold began.
 func (m *Middleware) observeHeld(r *http.Request, res *Result, o Outcome, start, held time.Time) {
 	if m.obs != nil {
-		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: held.Sub(start)})
+		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: held.Sub(start), pattern: m.pattern})
 	}
 }
 

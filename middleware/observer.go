@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // An Observer is told what the middleware does: the outcome of every
@@ -66,6 +68,27 @@ type Event struct {
 	// call, from the middleware's clock. It excludes the handler and any
 	// leaky_queue hold.
 	Latency time.Duration
+	// pattern is the middleware's pattern function (WithPatternFunc);
+	// nil for the default.
+	pattern func(*http.Request) string
+}
+
+// Route returns the route pattern of the request as the middleware finds
+// it for its policies: its [WithPatternFunc] function, else
+// [policy.RoutePattern] (the pattern a ServeMux or chi set once routed);
+// "" when it is not known (a 404, or a middleware that runs before
+// routing without a pattern function that can tell). Unlike the path, it
+// holds no value of the request's own (a token, an e-mail address): logs
+// can keep it. Each call asks the pattern function again (a lookup in the
+// router for ServeMuxPattern and ChiPattern); ask only when needed.
+func (e Event) Route() string {
+	if e.Request == nil {
+		return ""
+	}
+	if e.pattern != nil {
+		return e.pattern(e.Request)
+	}
+	return policy.RoutePattern(e.Request)
 }
 
 // DeniedBy reports whether policy i of e.Result denied the request (it was
