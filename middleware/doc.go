@@ -108,7 +108,9 @@
 // [WithLogger] logs them with log/slog, rejections sampled so that an
 // attack cannot flood the log, each client named by a keyed hash of its
 // key (the pk of the headers, see [LogPartitionKey]), never by the key,
-// which may hold a credential or personal data. Without an observer the
+// which may hold a credential or personal data, and each request by its
+// route pattern, not by its path, which may hold them too ([LogRawKeys]
+// and [LogRawPaths] opt in). Without an observer the
 // middleware pays one nil check per request and logs nothing.
 //
 // # Cost
