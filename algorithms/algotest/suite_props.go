@@ -293,14 +293,7 @@ func runExpiry(t *testing.T, h Harness) {
 	}
 	t.Run("sweep", func(t *testing.T) {
 		clock := NewClock(Base)
-		store := h.New(t, clock)
-		s, ok := store.(interface {
-			Sweep() int
-			Len() int
-		})
-		if !ok {
-			t.Skipf("the store (%T) has no Sweep and Len methods", store)
-		}
+		store, s := newSweeper(t, h, clock)
 		var longest time.Duration
 		for i, spec := range kindSpecs(3) {
 			ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: fmt.Sprint("k", i)})
@@ -329,14 +322,7 @@ func runExpiry(t *testing.T, h Harness) {
 	for _, spec := range kindSpecs(3) {
 		t.Run("sweep/"+string(spec.Algorithm), func(t *testing.T) {
 			clock := NewClock(Base)
-			store := h.New(t, clock)
-			s, ok := store.(interface {
-				Sweep() int
-				Len() int
-			})
-			if !ok {
-				t.Skipf("the store (%T) has no Sweep and Len methods", store)
-			}
+			store, s := newSweeper(t, h, clock)
 			var reset time.Duration
 			for i := range 2 {
 				ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "k", Cost: 1})
@@ -361,6 +347,25 @@ func runExpiry(t *testing.T, h Harness) {
 			}
 		})
 	}
+}
+
+// sweeper is a store that drops idle keys on demand and counts the keys it
+// holds, as the memory store does.
+type sweeper interface {
+	Sweep() int
+	Len() int
+}
+
+// newSweeper returns a new store of h on clock, and it as a sweeper; it
+// skips t, saying why, when the store is not one.
+func newSweeper(t *testing.T, h Harness, clock *Clock) (algorithms.Store, sweeper) {
+	t.Helper()
+	store := h.New(t, clock)
+	s, ok := store.(sweeper)
+	if !ok {
+		t.Skipf("the store (%T) has no Sweep and Len methods", store)
+	}
+	return store, s
 }
 
 func runMaxKeys(t *testing.T, h Harness) {
