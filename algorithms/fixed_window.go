@@ -43,3 +43,24 @@ func (p *params) fixedReport(d *Decision, c cell, t int64, ok bool) {
 		d.ResetAfter, d.NextAfter = end, end
 	}
 }
+
+// windowOf returns the index of the window of length w whose end is
+// nearest to e (a tie goes to the later one): the window a Take was
+// counted in, reckoned from the instant e its ResetAfter pointed to.
+func windowOf(e, w int64) int64 {
+	return floorDiv(e+w/2, w) - 1
+}
+
+// fixedGiveBack gives back at t cost n counted by a Take whose window was
+// to end at t + r (see [GiveBacker.GiveBack]): the count drops by n, never
+// below 0, when that window is still the key's current one.
+func (p *params) fixedGiveBack(c cell, t, n, r int64) (cell, bool) {
+	if c.x == 0 || t-c.t >= p.window {
+		return c, false // the key's window has ended: its count no longer counts
+	}
+	if windowOf(t+r, p.window)*p.window != c.t {
+		return c, false
+	}
+	c.x -= uint32(min(n, int64(c.x)))
+	return c, true
+}

@@ -787,7 +787,10 @@ func (s *MemoryStore) now() int64 {
 	return s.clock.Now().UnixNano()
 }
 
-var _ Refunder = (*MemoryStore)(nil)
+var (
+	_ Refunder   = (*MemoryStore)(nil)
+	_ GiveBacker = (*MemoryStore)(nil)
+)
 
 // Refund implements [Refunder]: it gives back the queue places of the
 // leaky_queue checks of an admitted Take (see Refunder for which places),

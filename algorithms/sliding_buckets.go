@@ -127,3 +127,23 @@ func mod(a, m int64) int64 {
 	}
 	return r
 }
+
+// giveBack gives back at t up to n units of the bucket of a Take whose
+// key was to be clear at end, when the bucket's last window ends (see
+// [GiveBacker.GiveBack]), if it is still in the ring; it reports whether
+// any came back.
+func (s *slidingBuckets) giveBack(p *params, t, n, end int64) bool {
+	s.roll(p, s.latest(p, t))
+	j := windowOf(end, p.sub) + 1 - p.buckets
+	if j > s.last || j <= s.last-p.buckets {
+		return false
+	}
+	i := mod(j, p.buckets)
+	k := min(n, int64(s.counts[i]))
+	if k == 0 {
+		return false
+	}
+	s.counts[i] -= uint32(k)
+	s.sum -= k
+	return true
+}

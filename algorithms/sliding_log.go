@@ -105,3 +105,24 @@ func (s *slidingLog) clone() *slidingLog {
 	c := &slidingLog{ev: append([]logEvent(nil), s.ev[s.head:]...), sum: s.sum}
 	return c
 }
+
+// giveBack gives back at t up to n units of the newest event logged at or
+// before at, the Take's instant (see [GiveBacker.GiveBack]), if it is still
+// in the window; it reports whether any came back.
+func (s *slidingLog) giveBack(p *params, t, n, at int64) bool {
+	s.prune(p, s.latest(t))
+	for i := len(s.ev) - 1; i >= s.head; i-- {
+		e := &s.ev[i]
+		if e.t > at {
+			continue
+		}
+		k := min(n, e.n)
+		e.n -= k
+		s.sum -= k
+		if e.n == 0 {
+			s.ev = append(s.ev[:i], s.ev[i+1:]...)
+		}
+		return true
+	}
+	return false
+}

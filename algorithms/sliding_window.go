@@ -102,3 +102,31 @@ func (p *params) slidingWait(prev, curr, e, m int64) int64 {
 	// Only the window after that is empty.
 	return 2*W - e
 }
+
+// slidingGiveBack gives back at t cost n counted by a Take whose key was
+// to be clear at t + r, two windows after the start of the Take's window
+// (see [GiveBacker.GiveBack]): the counter holding it, the current window's
+// or the previous one's, drops by n, never below 0.
+func (p *params) slidingGiveBack(c cell, t, n, r int64) (cell, bool) {
+	W := p.window
+	if t >= c.t {
+		// Moved to the window of t, as slidingAdmit does.
+		switch e := t - c.t; {
+		case e < W:
+		case e < 2*W:
+			c = cell{t: c.t + W, x: c.y}
+		default:
+			return c, false // both windows have passed
+		}
+	}
+	start := (windowOf(t+r, W) - 1) * W
+	switch {
+	case start == c.t && c.y > 0:
+		c.y -= uint32(min(n, int64(c.y)))
+	case start == c.t-W && c.x > 0:
+		c.x -= uint32(min(n, int64(c.x)))
+	default:
+		return c, false
+	}
+	return c, true
+}

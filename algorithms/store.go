@@ -70,8 +70,83 @@ type Refunder interface {
 	Refund(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error
 }
 
+// A GiveBacker is a Refunder that can also give back the units a Take of
+// any kind consumed, for a request that went ahead but is not to count.
+// Both stores of this module implement it. (It is an interface of its own
+// so that a wrapper of a Refunder written before it stays a Refunder.)
+type GiveBacker interface {
+	Refunder
+	// GiveBack gives back the units that checks, admitted by one Take
+	// whose decisions were ds, consumed, waited after that Take returned,
+	// for a request that went ahead but is not to count (express-rate-
+	// limit's skipSuccessfulRequests: a successful login under a policy
+	// that counts failures). It is Refund for every kind: a leaky_queue
+	// check gives back its place by Refund's rule (a request that was
+	// passed on has left the queue, so usually nothing comes back), and a
+	// check of another kind the units of its cost that still count, by
+	// the rules below. It writes into dst what a Take of the same checks
+	// at the give-back's instant would report without consuming (as for a
+	// denied Take: a check that would pass as decided alone on its key),
+	// with Given set for each check that got some of its units back. The
+	// checks are given back last first. A denied Take gives nothing back;
+	// a negative waited, or an invalid check, is an error, and nothing is
+	// given back. Give back each admitted Take at most once, and not after
+	// a Refund of it.
+	//
+	// The store reckons each check's Take from its ResetAfter: the key was
+	// to be back to its full allowance at E = now + ResetAfter - waited
+	// (now being the store's clock at the give-back).
+	//
+	//   - fixed_window: the Take's window is the one whose end is nearest
+	//     to E (a tie goes to the later); if it is still the key's current
+	//     window, its count drops by the cost (never below 0). Once that
+	//     window has ended its count no longer counts: nothing comes back.
+	//   - sliding_window: the Take's window is the one whose start is
+	//     nearest to E - 2W; the counter that holds it, the current
+	//     window's or the previous one's, drops by the cost. An older
+	//     window no longer weighs in: nothing comes back.
+	//   - sliding_buckets: the Take's bucket is the sub-window j nearest to
+	//     E/S - Buckets (S = W/Buckets, the instant E being the end of the
+	//     bucket's last window); if it is still in the ring it drops by the
+	//     cost.
+	//   - sliding_log: the Take's instant is E - W - 1 ns; the newest
+	//     logged instant at or before it, if still in the window, loses up
+	//     to the cost.
+	//   - token_bucket, leaky_bucket: the bucket gets back (the meter's
+	//     level drops by) the cost, but no more than what the Take's own
+	//     deficit has not refilled (leaked) by now, (E - now)·L/W, nor than
+	//     the bucket lacks to be full (empty).
+	//
+	// With that reckoning exact (the caller's clock and the store's agree),
+	// the key is afterwards in the state it would be in had the Take never
+	// consumed, the other requests having been admitted as they were, or
+	// in one that admits less: never one that admits more. The counting
+	// kinds return exactly to that state (they only add). The buckets do
+	// when no request came after the Take; after others, the state without
+	// the Take is max(F - nW/L, the largest s + (the cost after s)·W/L over
+	// the later arrivals s), F being the instant the bucket is full, and
+	// that is at most F - min(nW/L, E - now), what GiveBack leaves. (A
+	// later request that found the bucket fuller in the world without the
+	// Take, and lost the tokens above capacity, is why giving back the
+	// whole cost could over-admit.)
+	//
+	// Where the store's clock and the caller's disagree (a remote store,
+	// or the time between the Take's reading of the clock and the
+	// caller's), the window kinds tell the Take's window or bucket by the
+	// nearest boundary, so they are exact while the disagreement is under
+	// half a window (half a sub-window for sliding_buckets). A caller's
+	// reckoning δ late lets a bucket give back up to δ·L/W more, and lets
+	// sliding_log take the units of a request logged within δ after the
+	// Take's, which then leave the window up to δ early; a reckoning δ
+	// early gives back less (a bucket) or older units (a log), erring
+	// towards denying. A caller that measures waited from before its Take
+	// was sent is never late.
+	GiveBack(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error
+}
+
 // A Refunded is what [Refunder.Refund] reports of one check: its key as it
-// stands after the refund, and whether its place came back.
+// stands after the refund, and whether its place came back. GiveBack
+// reports the same, for every kind (see [GiveBacker.GiveBack]).
 type Refunded struct {
 	// Decision describes the check's key after the refund.
 	//

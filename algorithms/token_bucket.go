@@ -114,3 +114,35 @@ func (p *params) bucketWait(dl u128, m int64) int64 {
 	}
 	return dl.sub(room).divCeil(p.limit)
 }
+
+// bucketGiveBack gives back at t cost n taken by a Take whose bucket was
+// to be full at t + r (see [GiveBacker.GiveBack]): F moves back by
+// min(n·W/L, r, F − t), so never before t (a full bucket, an empty meter).
+func (p *params) bucketGiveBack(c cell, t, n, r int64) (cell, bool) {
+	if r <= 0 {
+		return c, false // the Take's deficit has refilled
+	}
+	dl := p.deficit(c, t)
+	g := mul(n, p.window)
+	if rl := mul(r, p.limit); rl.less(g) {
+		g = rl
+	}
+	if dl.less(g) {
+		g = dl
+	}
+	if g == (u128{}) {
+		return c, false
+	}
+	if g == dl {
+		return cell{t: t}, true
+	}
+	q, rr := g.divmod(p.limit)
+	c.t -= q
+	x := int64(c.x) - rr
+	if x < 0 {
+		x += p.limit
+		c.t--
+	}
+	c.x = uint32(x)
+	return c, true
+}

@@ -76,7 +76,12 @@ const (
 //     behind it, the other kinds' units and a denied Take's checks are kept;
 //     what each Refund reports of each check (its key after the refund,
 //     whether its place came back) is the Model's ([Model.RefundAt]), and
-//     Refund/model_traces compares random Takes and Refunds with it.
+//     Refund/model_traces compares random Takes and Refunds with it;
+//   - GiveBack/<case>: for an algorithms.GiveBacker, each kind gives back
+//     a Take's units while they still count and not after, with other
+//     requests between, costs above 1, a denied Take, stacked checks;
+//     every report is the Model's ([Model.GiveBackAt]), and
+//     GiveBack/model_traces compares random Takes and give-backs with it.
 //
 // Every decision the suite makes is also compared with the Model.
 func Run(t *testing.T, h Harness) {
@@ -98,6 +103,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("TakeInto", func(t *testing.T) { runTakeInto(t, h) })
 	t.Run("Closed", func(t *testing.T) { runClosed(t, h) })
 	t.Run("Refund", func(t *testing.T) { runRefund(t, h) })
+	t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, h) })
 }
 
 // env pairs a store under test with the Model, at instants relative to Base.

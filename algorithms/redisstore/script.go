@@ -39,6 +39,8 @@ var (
 	luaRefund string
 	//go:embed lua/mainlib.lua
 	luaMainLib string
+	//go:embed lua/giveback.lua
+	luaGiveBack string
 	//go:embed lua/main.lua
 	luaMain string
 )
@@ -47,7 +49,7 @@ var (
 // and EVAL on NOSCRIPT. It is the fallback for servers without functions
 // (before Redis 7) or users not allowed to load them: every helper's
 // closure is made anew on each call.
-var takeScript = redis.NewScript(strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaMain}, "\n"))
+var takeScript = redis.NewScript(strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, luaMain}, "\n"))
 
 // luaPrelude makes KEYS and ARGV locals, which fast.lua may replace (a
 // compact call rewritten into the wide layout), and binds std.lua's locals
@@ -64,7 +66,7 @@ const luaPrelude = "local KEYS, ARGV = KEYS, ARGV\n" +
 var takeLibrary, takeFunction = library()
 
 func library() (code, function string) {
-	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib}, "\n")
+	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack}, "\n")
 	body := strings.Join([]string{luaFast, luaMain}, "\n")
 	sum := sha1.Sum([]byte(helpers + "\x00" + body))
 	h := hex.EncodeToString(sum[:8])

@@ -5,12 +5,13 @@
 --
 -- ARGV: 1 TS ("" to read the server's TIME), 2 TN, 3 minimum TTL in ms,
 --       4 mode (0 normal, 1 reserve, 2 undo, 3 peek: see cluster.lua;
---       4 refund: see refund.lua),
+--       4 refund: see refund.lua; 5 give back: see giveback.lua),
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
 --       Buckets, MaxDelay (ns), cost.
 -- KEYS: one per check (two for sliding_log: the total, then the list).
 -- Reply: 6 integers per check: allowed (0/1), Remaining, RetryAfter,
---        ResetAfter, NextAfter, Delay (ns).
+--        ResetAfter, NextAfter, Delay (ns); a give-back (mode 5) then one
+--        given flag (0/1) per check.
 
 numInit()
 if fastTime then
@@ -35,6 +36,15 @@ windows = {}
 
 if mode == 4 then
   return refundQueues(nchecks, minTTL)
+end
+
+-- A give-back (mode 5) gives back, then reports as a peek.
+local given
+if mode == 5 then
+  local err
+  given, err = giveBack(nchecks, minTTL)
+  if not given then return err end
+  mode = 3
 end
 
 if mode == 2 then
@@ -182,6 +192,9 @@ for i = 1, nchecks do
   out[b + 4] = d.rs
   out[b + 5] = d.nx
   out[b + 6] = d.dl
+end
+if given then
+  for i = 1, nchecks do out[#out + 1] = given[i] and 1 or 0 end
 end
 if mode == 1 then
   -- The instant decided at, then the undo records.

@@ -1,0 +1,233 @@
+package algotest
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// GiveBackAt gives back at instant now the units of checks, admitted by
+// one Take whose decisions were ds, waited after that Take, as
+// [algorithms.GiveBacker.GiveBack] describes, and returns what GiveBack
+// reports of each check. It is written from GiveBack's rules: with E =
+// now + ResetAfter − waited,
+//
+//   - fixed_window: the count of the window whose end is nearest E drops by
+//     the cost, never below 0, if that window is the key's at now;
+//   - sliding_window: of the windows k−1 and k of now, the one whose start
+//     is nearest E − 2W loses the cost from its count;
+//   - sliding_buckets: sub-window round(E/S) − Buckets, if in the window at
+//     now, loses the cost;
+//   - sliding_log: the newest request logged at or before E − W − 1 ns and
+//     still in the window loses up to the cost;
+//   - token_bucket, leaky_bucket: used (C − tokens, or the level) drops by
+//     min(cost, used, (E − now)·L/W);
+//   - leaky_queue: [Model.RefundAt]'s place.
+//
+// (now being the key's effective instant for the window kinds). Then every
+// check reports what a Take of checks at now would without consuming, as
+// a denied [Model.TakeAt] does, with Delay 0.
+func (m *Model) GiveBackAt(now time.Time, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) ([]algorithms.Refunded, error) {
+	if len(ds) != len(checks) {
+		return nil, fmt.Errorf("algotest: GiveBack: %d decisions for %d checks", len(ds), len(checks))
+	}
+	if waited < 0 {
+		return nil, fmt.Errorf("algotest: GiveBack: waited must not be negative, got %s", waited)
+	}
+	for _, c := range checks {
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	places, err := m.RefundAt(now, checks, ds, waited)
+	if err != nil {
+		return nil, err
+	}
+	admitted := true
+	for _, d := range ds {
+		admitted = admitted && d.Allowed
+	}
+	t := now.UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]algorithms.Refunded, len(checks))
+	for i := len(checks) - 1; i >= 0 && admitted; i-- {
+		c := checks[i]
+		if c.Spec.Algorithm == algorithms.LeakyQueue {
+			out[i].Given = places[i].Given
+			continue
+		}
+		mc, ok := m.keys[modelKey{c.Spec, c.Key}]
+		if !ok {
+			continue // never held: nothing to give back
+		}
+		// E − now, exactly.
+		r := new(big.Int).Sub(big.NewInt(int64(ds[i].ResetAfter)), big.NewInt(int64(waited)))
+		out[i].Given = giveBack(mc, effective(mc, t), cost(c), t, r)
+	}
+	ds2 := m.peekAt(t, checks)
+	for i := range out {
+		out[i].Decision = ds2[i]
+	}
+	return out, nil
+}
+
+// nearest returns the index k of the boundary k·w nearest x (a tie goes
+// to the later), for x an exact integer.
+func nearest(x *big.Int, w int64) int64 {
+	k := new(big.Int).Add(x, big.NewInt(w/2))
+	k.Div(k, big.NewInt(w)) // Euclidean: floor for w > 0
+	if !k.IsInt64() {
+		return 1 << 62 // matches no window of a state
+	}
+	return k.Int64()
+}
+
+// giveBack gives back n units of mc at te, its effective instant (t the
+// give-back's), of a Take whose key was to be back to full at t + r.
+func giveBack(mc machine, te, n, t int64, r *big.Int) bool {
+	e := new(big.Int).Add(big.NewInt(t), r) // E
+	switch m := mc.(type) {
+	case *fixedWindow:
+		k := nearest(e, m.w) - 1
+		if !m.held || m.count == 0 || k != m.win || floorDiv(te, m.w) != m.win {
+			return false
+		}
+		m.count -= min(n, m.count)
+		return true
+	case *slidingWindow:
+		k, prev, curr := m.counts(te)
+		start := nearest(e, m.w) - 2 // the Take's window
+		switch {
+		case start == k && curr > 0:
+			curr -= min(n, curr)
+		case start == k-1 && prev > 0:
+			prev -= min(n, prev)
+		default:
+			return false
+		}
+		m.win, m.prev, m.curr = k, prev, curr
+		return true
+	case *slidingBuckets:
+		j := nearest(e, m.size) - m.n
+		now := floorDiv(te, m.size)
+		if j > now || j <= now-m.n || m.counts[j] == 0 {
+			return false
+		}
+		m.counts[j] -= min(n, m.counts[j])
+		return true
+	case *slidingLog:
+		m.touch(te)
+		at := new(big.Int).Sub(e, big.NewInt(m.w+1))
+		// The newest instant at or before at; the requests logged at it
+		// (one event each) lose up to n, the newest first.
+		ts, found := int64(0), false
+		for i := len(m.events) - 1; i >= 0; i-- {
+			if big.NewInt(m.events[i].ts).Cmp(at) <= 0 {
+				ts, found = m.events[i].ts, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+		for i := len(m.events) - 1; i >= 0 && n > 0; i-- {
+			ev := &m.events[i]
+			if ev.ts != ts {
+				continue
+			}
+			k := min(n, ev.n)
+			ev.n -= k
+			n -= k
+			if ev.n == 0 {
+				m.events = append(m.events[:i], m.events[i+1:]...)
+			}
+		}
+		return true
+	case *tokenBucket:
+		g := bucketGive(m.used(t), n, r, m.rate)
+		if g.Sign() == 0 {
+			return false
+		}
+		m.tokens = new(big.Rat).Add(m.tokensAt(t), g)
+		m.last = t
+		return true
+	case *leakyBucket:
+		g := bucketGive(m.used(t), n, r, m.rate)
+		if g.Sign() == 0 {
+			return false
+		}
+		m.level = sub(m.used(t), g)
+		m.last = t
+		return true
+	}
+	return false
+}
+
+// bucketGive returns min(n, used, r·rate), at least 0.
+func bucketGive(used *big.Rat, n int64, r *big.Int, rate *big.Rat) *big.Rat {
+	if r.Sign() <= 0 || used.Sign() <= 0 {
+		return new(big.Rat)
+	}
+	g := new(big.Rat).Mul(new(big.Rat).SetInt(r), rate)
+	if used.Cmp(g) < 0 {
+		g = used
+	}
+	if ratInt(n).Cmp(g) < 0 {
+		g = ratInt(n)
+	}
+	return g
+}
+
+// peekAt returns what a Take of checks, valid ones, at t would report
+// without consuming: TakeAt's decisions of a denied call. m.mu must be held.
+func (m *Model) peekAt(t int64, checks []algorithms.Check) []algorithms.Decision {
+	work := make(map[modelKey]machine)
+	out := make([]algorithms.Decision, len(checks))
+	for i, c := range checks {
+		k := modelKey{c.Spec, c.Key}
+		mc, ok := work[k]
+		if !ok {
+			mc = m.machineFor(k).clone()
+			work[k] = mc
+		}
+		out[i] = decideLate(c.Spec, mc, t, cost(c), true)
+	}
+	for k := range work {
+		if mc, ok := m.keys[k]; ok {
+			mc.touch(effective(mc, t))
+		}
+	}
+	for i, c := range checks {
+		if !out[i].Allowed {
+			continue
+		}
+		d := decideLate(c.Spec, m.machineFor(modelKey{c.Spec, c.Key}).clone(), t, cost(c), false)
+		d.Delay = 0
+		out[i] = d
+	}
+	return out
+}
+
+// GiveBack implements algorithms.GiveBacker on the model: GiveBackAt at the
+// clock's instant, written into dst.
+func (s modelStore) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	if len(dst) != len(checks) {
+		return fmt.Errorf("algotest: GiveBack: %d results for %d checks", len(dst), len(checks))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return algorithms.ErrClosed
+	}
+	out, err := s.m.GiveBackAt(s.clock.Now(), checks, ds, waited)
+	if err != nil {
+		return err
+	}
+	copy(dst, out)
+	return nil
+}

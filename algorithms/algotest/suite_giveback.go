@@ -1,0 +1,342 @@
+package algotest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// giveBackSpecs are the kinds GiveBack gives units back to, each 5 per 10 s
+// (sliding_buckets in 2 s sub-windows), at Base aligned to their windows.
+func giveBackSpecs() []algorithms.Spec {
+	const w = 10 * time.Second
+	return []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: 5, Window: w},
+		{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: w},
+		{Algorithm: algorithms.SlidingLog, Limit: 5, Window: w},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: w, Buckets: 5},
+		{Algorithm: algorithms.TokenBucket, Limit: 5, Window: w},
+		{Algorithm: algorithms.LeakyBucket, Limit: 5, Window: w},
+	}
+}
+
+// runGiveBack checks [algorithms.GiveBacker.GiveBack]: the named cases state,
+// per kind, whether a Take's units come back and what the key admits
+// after, and every Take and GiveBack is compared with the [Model]
+// ([Model.GiveBackAt]); GiveBack/model_traces compares random Takes and
+// give-backs, with waits the caller reckons off by up to a third of a
+// window and a clock that steps back, decision by decision.
+func runGiveBack(t *testing.T, h Harness) {
+	if _, ok := h.New(t, NewClock(Base)).(algorithms.GiveBacker); !ok {
+		t.Skip("the store does not implement algorithms.GiveBacker")
+	}
+	type g struct {
+		*env
+		store algorithms.GiveBacker
+	}
+	newG := func(t *testing.T) *g {
+		e := newEnv(t, h)
+		return &g{e, e.store.(algorithms.GiveBacker)}
+	}
+	// give gives back at Base+at a Take made at Base+took, on the store and
+	// on the Model, and requires the same reports.
+	give := func(e *g, took, at time.Duration, checks []algorithms.Check, ds []algorithms.Decision) []algorithms.Refunded {
+		e.t.Helper()
+		return giveBackBoth(e.t, e.clock, e.store, e.model, at, at-took, checks, ds)
+	}
+	const s = time.Second
+	ms := time.Millisecond
+
+	type kindCase struct {
+		given     bool
+		remaining int64 // what the key admits after the give-back
+	}
+	cases := []struct {
+		name string
+		run  func(e *g, c func(cost int64) algorithms.Check) algorithms.Refunded
+		want map[algorithms.Kind]kindCase
+	}{
+		{
+			// Five units at +1 s fill every kind; the third comes back at once.
+			name: "same_window",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				var third []algorithms.Decision
+				for i := range 5 {
+					ds := e.take(s, c(1))
+					if i == 2 {
+						third = ds
+					}
+				}
+				if d := e.take(s, c(1))[0]; d.Allowed {
+					e.t.Fatalf("a sixth unit admitted: %+v", d)
+				}
+				return give(e, s, s, []algorithms.Check{c(1)}, third)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {true, 1}, algorithms.SlidingWindow: {true, 1}, algorithms.SlidingLog: {true, 1},
+				algorithms.SlidingBuckets: {true, 1}, algorithms.TokenBucket: {true, 1}, algorithms.LeakyBucket: {true, 1},
+			},
+		},
+		{
+			// Given back 20 s later: every kind has let the units go.
+			name: "after_the_window",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				var ds []algorithms.Decision
+				for range 5 {
+					ds = e.take(s, c(1))
+				}
+				return give(e, s, 21*s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {false, 5}, algorithms.SlidingLog: {false, 5},
+				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {false, 5}, algorithms.LeakyBucket: {false, 5},
+			},
+		},
+		{
+			// Five units at +9 s, the last given back at +15 s: fixed_window's
+			// window has rolled (nothing back); sliding_window's previous
+			// counter drops to 4 (weight 0.5: 2 in use, 3 left, where 5 would
+			// leave 2); the log and the buckets still hold it (4 in use); the
+			// buckets have refilled 3 of the 5, and the Take's unit, the last
+			// of the deficit, had not begun to refill: it comes back whole,
+			// 4 tokens, as if only four had come.
+			name: "window_rolled",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				var ds []algorithms.Decision
+				for range 5 {
+					ds = e.take(9*s, c(1))
+				}
+				return give(e, 9*s, 15*s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {true, 3}, algorithms.SlidingLog: {true, 1},
+				algorithms.SlidingBuckets: {true, 1}, algorithms.TokenBucket: {true, 4}, algorithms.LeakyBucket: {true, 4},
+			},
+		},
+		{
+			// A Take of cost 3, then one of cost 1: the 3 come back.
+			name: "cost_3",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				ds := e.take(s, c(3))
+				e.take(s, c(1))
+				return give(e, s, s, []algorithms.Check{c(3)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {true, 4}, algorithms.SlidingWindow: {true, 4}, algorithms.SlidingLog: {true, 4},
+				algorithms.SlidingBuckets: {true, 4}, algorithms.TokenBucket: {true, 4}, algorithms.LeakyBucket: {true, 4},
+			},
+		},
+		{
+			// A at +1 s, B and C at +1.5 s, A given back at +1.5 s: 2 in
+			// use. The buckets: A's unit had 1.5 s of its 2 s left (0.75
+			// back), the bucket 2.25 + 0.75 = 3 tokens, as without A.
+			name: "others_between",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				ds := e.take(s, c(1))
+				e.take(1500*ms, c(1))
+				e.take(1500*ms, c(1))
+				return give(e, s, 1500*ms, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {true, 3}, algorithms.SlidingWindow: {true, 3}, algorithms.SlidingLog: {true, 3},
+				algorithms.SlidingBuckets: {true, 3}, algorithms.TokenBucket: {true, 3}, algorithms.LeakyBucket: {true, 3},
+			},
+		},
+		{
+			// A at +1 s, B at +3 s (another bucket, another log instant), A
+			// given back at +3 s. The buckets: A's deficit had refilled by
+			// +3 s: nothing back (4 tokens, 5 without A: GiveBack cannot
+			// tell B did not arrive at +1 s, when the bucket lacked A's unit).
+			name: "later_request",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				ds := e.take(s, c(1))
+				e.take(3*s, c(1))
+				return give(e, s, 3*s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {true, 4}, algorithms.SlidingWindow: {true, 4}, algorithms.SlidingLog: {true, 4},
+				algorithms.SlidingBuckets: {true, 4}, algorithms.TokenBucket: {false, 4}, algorithms.LeakyBucket: {false, 4},
+			},
+		},
+	}
+	for _, tc := range cases {
+		for _, sp := range giveBackSpecs() {
+			t.Run(tc.name+"/"+string(sp.Algorithm), func(t *testing.T) {
+				e := newG(t)
+				c := func(cost int64) algorithms.Check { return algorithms.Check{Spec: sp, Key: "k", Cost: cost} }
+				got := tc.run(e, c)
+				want := tc.want[sp.Algorithm]
+				if got.Given != want.given || got.Remaining != want.remaining {
+					t.Errorf("reported Given %v, Remaining %d (%+v); want Given %v, Remaining %d", got.Given, got.Remaining, got, want.given, want.remaining)
+				}
+			})
+		}
+	}
+
+	t.Run("denied_take", func(t *testing.T) {
+		e := newG(t)
+		sp := giveBackSpecs()[0]
+		full := algorithms.Check{Spec: sp, Key: "full", Cost: 5}
+		e.take(s, full)
+		c := []algorithms.Check{{Spec: sp, Key: "k"}, full}
+		e.take(s, c[0])
+		ds := e.take(s, c...)
+		if ds[1].Allowed {
+			t.Fatalf("the full key admitted: %+v", ds[1])
+		}
+		got := give(e, s, s, c, ds)
+		if got[0].Given || got[1].Given || got[0].Remaining != 4 {
+			t.Errorf("a denied Take's give-back: %+v, want nothing given back and k at 4", got)
+		}
+	})
+	t.Run("stacked", func(t *testing.T) {
+		// One Take on two keys and the same key twice: all come back.
+		e := newG(t)
+		sp := giveBackSpecs()[2] // sliding_log
+		c := []algorithms.Check{{Spec: sp, Key: "a"}, {Spec: sp, Key: "b", Cost: 2}, {Spec: sp, Key: "a", Cost: 2}}
+		ds := e.take(s, c...)
+		got := give(e, s, 2*s, c, ds)
+		for i := range got {
+			if !got[i].Given || got[i].Remaining != 5 {
+				t.Errorf("check %d: %+v, want given back and 5 left", i, got[i])
+			}
+		}
+	})
+	t.Run("log_neighbour", func(t *testing.T) {
+		// sliding_log: A at +1 s and B 1 ns later; A's give-back takes A's
+		// unit, so B, the newest, still sets ResetAfter (W + 1 ns after it).
+		e := newG(t)
+		c := algorithms.Check{Spec: giveBackSpecs()[2], Key: "k"}
+		ds := e.take(s, c)
+		e.take(s+1, c)
+		got := give(e, s, s+1, []algorithms.Check{c}, ds)
+		if !got[0].Given || got[0].Remaining != 4 || got[0].ResetAfter != 10*s+1 {
+			t.Errorf("A given back beside B: %+v, want given, 4 left, ResetAfter 10.000000001s", got[0])
+		}
+	})
+	t.Run("queue_place", func(t *testing.T) {
+		// leaky_queue: the place of a request still queued comes back; the
+		// place of one passed on has gone.
+		e := newG(t)
+		q := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: s, MaxDelay: 10 * s}, Key: "q"}
+		e.take(0, q)
+		ds := e.take(0, q) // departs at 1 s
+		if got := give(e, 0, 500*ms, []algorithms.Check{q}, ds); !got[0].Given {
+			t.Errorf("a queued last place: %+v, want given back", got[0])
+		}
+		ds = e.take(2*s, q)
+		if got := give(e, 2*s, 3500*ms, []algorithms.Check{q}, ds); got[0].Given {
+			t.Errorf("a place passed on 1.5 s ago: %+v, want nothing back", got[0])
+		}
+	})
+	t.Run("model_traces", func(t *testing.T) {
+		var given, kept int
+		for seed := range uint64(4) {
+			gv, kp := giveBackTrace(t, h, seed, 300)
+			given += gv
+			kept += kp
+		}
+		t.Logf("%d give-backs gave units back, %d gave none", given, kept)
+		if given < 100 || kept < 50 {
+			t.Errorf("the traces gave back %d times and kept %d times: want both kinds of outcome, at least 100 and 50", given, kept)
+		}
+	})
+}
+
+// giveBackBoth gives back at Base+at, after waited, on store and on
+// model, fails t when their errors or reports differ, and returns the
+// store's.
+func giveBackBoth(t *testing.T, clock *Clock, store algorithms.GiveBacker, model *Model, at, waited time.Duration, checks []algorithms.Check, ds []algorithms.Decision) []algorithms.Refunded {
+	t.Helper()
+	clock.Set(Base.Add(at))
+	got := make([]algorithms.Refunded, len(checks))
+	err := store.GiveBack(t.Context(), got, checks, ds, waited)
+	want, werr := model.GiveBackAt(Base.Add(at), checks, ds, waited)
+	if err != nil || werr != nil {
+		t.Fatalf("GiveBack(%s) at +%v, waited %v: error %v, the model's %v", formatChecks(checks), at, waited, err, werr)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("GiveBack(%s) at +%v, waited %v, check %d: differs from the model:\n\tgot  %+v\n\twant %+v", formatChecks(checks), at, waited, i, got[i], want[i])
+		}
+	}
+	return got
+}
+
+// giveBackTrace runs steps random Takes and give-backs on a store of h and
+// on the Model, comparing every decision and report, and returns how many
+// give-backs gave units back and how many gave none.
+func giveBackTrace(t *testing.T, h Harness, seed uint64, steps int) (given, kept int) {
+	rng := rand.New(rand.NewPCG(seed, 0x9b4e))
+	clock := NewClock(Base)
+	store := h.New(t, clock).(algorithms.GiveBacker)
+	model := NewModel()
+	specs := append(giveBackSpecs(),
+		algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 7, Window: 1300 * time.Millisecond},
+		algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 7, Window: 1300 * time.Millisecond},
+		algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 7, Window: 1500 * time.Millisecond, Buckets: 3},
+		algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 7, Window: time.Second, Burst: 4},
+		algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 3, Window: 700 * time.Millisecond, Burst: 5},
+		algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 3, Window: time.Second, MaxDelay: 2 * time.Second},
+	)
+	type taken struct {
+		at     time.Duration
+		checks []algorithms.Check
+		ds     []algorithms.Decision
+	}
+	var past []taken
+	at := time.Duration(0)
+	for step := range steps {
+		switch r := rng.IntN(10); {
+		case r < 2:
+			at -= time.Duration(rng.IntN(300)) * time.Millisecond // the clock steps back
+		default:
+			at += time.Duration(rng.IntN(700)) * time.Millisecond
+		}
+		if rng.IntN(3) > 0 || len(past) == 0 {
+			var checks []algorithms.Check
+			for range 1 + rng.IntN(2) {
+				sp := specs[rng.IntN(len(specs))]
+				checks = append(checks, algorithms.Check{Spec: sp, Key: fmt.Sprint("k", rng.IntN(2)), Cost: 1 + rng.Int64N(min(2, sp.Capacity()))})
+			}
+			clock.Set(Base.Add(at))
+			ds, err := store.Take(t.Context(), checks...)
+			want, werr := model.TakeAt(Base.Add(at), checks...)
+			if err != nil || werr != nil {
+				t.Fatalf("seed %d step %d: Take(%s): %v, the model's %v", seed, step, formatChecks(checks), err, werr)
+			}
+			for i := range ds {
+				if ds[i] != want[i] {
+					t.Fatalf("seed %d step %d: Take(%s) at +%v, check %d:\n\tgot  %+v\n\twant %+v", seed, step, formatChecks(checks), at, i, ds[i], want[i])
+				}
+			}
+			past = append(past, taken{at, checks, ds})
+			continue
+		}
+		// Give back one of the last Takes, at most once; the caller's wait
+		// is exact or off by up to a third of a second either way.
+		k := len(past) - 1 - rng.IntN(min(len(past), 4))
+		tk := past[k]
+		past = append(past[:k], past[k+1:]...)
+		waited := at - tk.at
+		if rng.IntN(3) == 0 {
+			waited += time.Duration(rng.IntN(667)-333) * time.Millisecond
+		}
+		waited = max(waited, 0)
+		got := giveBackBoth(t, clock, store, model, at, waited, tk.checks, tk.ds)
+		if t.Failed() {
+			t.Fatalf("seed %d step %d: stopped at the first difference", seed, step)
+		}
+		for _, r := range got {
+			if r.Given {
+				given++
+			} else {
+				kept++
+			}
+		}
+	}
+	return given, kept
+}

@@ -1,0 +1,177 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// modeGiveBack gives back the units of a Take, then peeks (giveback.lua).
+const modeGiveBack = 5
+
+var _ algorithms.GiveBacker = (*Store)(nil)
+
+// GiveBack implements [algorithms.GiveBacker]: it gives back the units of
+// the checks of an admitted Take by the rules of
+// [algorithms.GiveBacker.GiveBack] and reports what a Take of the same
+// checks would without consuming, in one script call (one per key on a
+// Cluster whose keys span slots, as Refund does). It reads the Redis
+// server's clock, or the injected one ([WithClock]), as Take does, while
+// waited is the caller's: the Take's window, bucket or log instant is
+// told by the nearest boundary to the caller's reckoning, so it is found
+// while the round trip and the clocks' disagreement stay under half a
+// window (half a sub-window for sliding_buckets); see the GiveBacker for
+// what a reckoning off by δ does to the buckets and the log. A key Redis
+// no longer holds has nothing to give back. A key holding a value the
+// store did not write fails the call before anything is written.
+func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	if len(ds) != len(checks) {
+		return fmt.Errorf("redisstore: GiveBack: %d decisions for %d checks", len(ds), len(checks))
+	}
+	if len(dst) != len(checks) {
+		return fmt.Errorf("redisstore: GiveBack: %d results for %d checks", len(dst), len(checks))
+	}
+	if waited < 0 {
+		return fmt.Errorf("redisstore: GiveBack: waited must not be negative, got %s", waited)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return algorithms.ErrClosed
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	for _, c := range checks {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
+	admitted := true // a denied Take consumed nothing: nothing to give back
+	for i := range ds {
+		admitted = admitted && ds[i].Allowed
+	}
+	vals := make([]any, len(checks))
+	for i, c := range checks {
+		switch {
+		case !admitted:
+			vals[i] = "n" // look only
+		case c.Spec.Algorithm == algorithms.LeakyQueue:
+			vals[i] = remArg(ds[i].Delay, waited)
+		default:
+			vals[i] = reckonArg(ds[i].ResetAfter, waited)
+		}
+	}
+	var now time.Time
+	if s.clock != nil {
+		now = s.clock.Now()
+	}
+	var probe uint64
+	if s.breaker != nil {
+		var err error
+		if probe, err = s.breaker.allow(s.localNow(now)); err != nil {
+			return err
+		}
+	}
+	parent := ctx
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	r := s.newRequest(checks, now)
+	var err error
+	if s.cluster != nil && !r.oneSlot() {
+		// Each key on its own, its checks in one call in the Take's order.
+		for _, idx := range byKey(r) {
+			vs := make([]any, len(idx))
+			for k, i := range idx {
+				vs[k] = vals[i]
+			}
+			if e := s.giveBack(ctx, r, idx, vs, dst); e != nil && err == nil {
+				err = e
+			}
+		}
+	} else {
+		err = s.giveBack(ctx, r, nil, vals, dst)
+	}
+	if s.synchronous(ctx) {
+		r.release() // no goroutine can still hold its keys or arguments
+	}
+	err = s.ownDeadline("give-back", err, parent)
+	if s.breaker != nil {
+		s.breaker.record(err, s.localNow(now), probe)
+	}
+	if s.deny != nil {
+		// Even after an error (the script may have run): a denial cached
+		// from before must not outlive a state Redis admits from.
+		s.deny.forget(checks)
+	}
+	return err
+}
+
+// giveBack runs the give-back of the checks idx of r (all when nil), whose
+// script values are vals, and writes what the script reports of each into
+// dst (indexed as r's checks).
+func (s *Store) giveBack(ctx context.Context, r *request, idx []int, vals []any, dst []algorithms.Refunded) error {
+	keys := r.keys
+	var args []any
+	if idx == nil {
+		args = append(r.args(nil, modeGiveBack), vals...)
+	} else {
+		keys = r.keysOf(idx)
+		args = append(r.args(idx, modeGiveBack), vals...)
+	}
+	v, err := s.eval(ctx, s.client, keys, args)
+	if err != nil {
+		return err
+	}
+	n := len(r.checks)
+	if idx != nil {
+		n = len(idx)
+	}
+	got, ok := v.([]any)
+	if !ok || len(got) != (replyWidth+1)*n {
+		return fmt.Errorf("redisstore: unexpected give-back reply %v (%T)", v, v)
+	}
+	for k := range n {
+		i := k
+		if idx != nil {
+			i = idx[k]
+		}
+		var f [replyWidth]int64
+		for j := range f {
+			x, ok := got[k*replyWidth+j].(int64)
+			if !ok {
+				return fmt.Errorf("redisstore: unexpected give-back reply %v", got[k*replyWidth+j])
+			}
+			f[j] = x
+		}
+		given, ok := got[replyWidth*n+k].(int64)
+		if !ok {
+			return fmt.Errorf("redisstore: unexpected give-back reply %v", got[replyWidth*n+k])
+		}
+		dst[i] = algorithms.Refunded{
+			Decision: algorithms.Decision{
+				Allowed:    f[0] == 1,
+				Limit:      r.checks[i].Spec.Capacity(),
+				Remaining:  f[1],
+				RetryAfter: time.Duration(f[2]),
+				ResetAfter: time.Duration(f[3]),
+				NextAfter:  time.Duration(f[4]),
+				Delay:      time.Duration(f[5]),
+			},
+			Given: given == 1,
+		}
+	}
+	return nil
+}
+
+// reckonArg returns ResetAfter - waited within ±4·MaxWindow, as
+// algorithms' reckoned does: every state is shorter than that, so the
+// bound changes no outcome, and the script's sums stay below 2^52.
+func reckonArg(resetAfter, waited time.Duration) int64 {
+	const bound = 4 * int64(algorithms.MaxWindow)
+	r := min(max(int64(resetAfter), -bound), bound)
+	return max(r-min(int64(waited), 2*bound), -bound)
+}

@@ -1,0 +1,156 @@
+-- giveback.lua: giving back the units of an admitted Take
+-- (algorithms.GiveBacker.GiveBack, mode 5), mirroring algorithms/giveback.go
+-- and the kinds' give-back steps (fixedGiveBack, slidingGiveBack,
+-- giveBack of sliding_log and sliding_buckets, bucketGiveBack; leaky_queue
+-- is refund.lua's refundQueue). main.lua then decides the checks as a
+-- peek (mode 3) and appends the given flags.
+--
+-- ARGV after the checks (main.lua's wide layout): one value per check:
+-- 'n' for a denied Take's (nothing is given back), else in ns the time
+-- from t to E, the instant the Take's decision said the key would be back
+-- to full (ResetAfter - waited), or for a leaky_queue check its remaining
+-- wait (Delay - waited). Both are within 2^51.
+
+-- giveBackOne gives back op's units; it reports whether any came back.
+local function giveBackOne(op, minTTL)
+  local P, n, r = op.P, op.n, op.v
+  local kind = P.kind
+  if kind == QUEUE then
+    return refundQueue(op.key, P.L, P.W, n, r, minTTL)
+  end
+  if kind == FIXED or kind == SLIDING then
+    local c, held = windowKinds().load(P, op.key)
+    if not held then return false end
+    -- The window whose end is nearest E = t + r: k + q - 1.
+    local q = divmod(P.e + r + floor(P.W / 2), P.W)
+    if kind == FIXED then
+      if c.x == 0 or c.t < P.k or c.t ~= P.k + q - 1 then return false end
+      c.x = c.x - math.min(n, c.x)
+    else
+      if c.t < P.k then
+        if c.t ~= P.k - 1 then return false end -- both windows have passed
+        c = {t = P.k, x = c.y, y = 0}
+      end
+      local start = P.k + q - 2 -- the Take's window
+      if start == c.t and c.y > 0 then
+        c.y = c.y - math.min(n, c.y)
+      elseif start == c.t - 1 and c.x > 0 then
+        c.x = c.x - math.min(n, c.x)
+      else
+        return false
+      end
+    end
+    call('SET', op.key, windowKinds().encode(P, c), 'KEEPTTL')
+    return true
+  end
+  if kind == BUCKETS then
+    load(op) -- the ring at the latest sub-window
+    if not op.exists then return false end
+    local S = op.S
+    -- The Take's sub-window relative to the ring's newest: j - last.
+    local q = divmod(P.es + r + floor(P.sub / 2), P.sub)
+    local d = (P.jw - S.w) * P.B + (P.jb - S.b) + q - P.B
+    if d > 0 or d <= -P.B then return false end
+    local idx = (S.b + d) % P.B
+    local c = S.counts[idx] or 0
+    if c == 0 then return false end
+    local k = math.min(n, c)
+    S.counts[idx] = c - k
+    S.sum = S.sum - k
+    call('SET', op.key, bucketsKind().encode(S), 'KEEPTTL')
+    return true
+  end
+  if kind == LOG then
+    load(op) -- pruned at the latest instant
+    if not op.exists then return false end
+    local M, S = logKind(), op.S
+    local at = r - P.W - 1 -- the Take's instant
+    for i = M.count(S), S.head, -1 do
+      local e = M.event(S, i)
+      if e.t <= at then
+        local k = math.min(n, e.n)
+        S.sum = S.sum - k
+        M.write(S, nil) -- the pruning and the total: the list begins at S.head
+        local li = i - S.head
+        if e.n > k then
+          local s, ns = absol(e.t)
+          call('LSET', S.lkey, li, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n - k))
+        else
+          call('LSET', S.lkey, li, 'x')
+          call('LREM', S.lkey, 1, 'x')
+        end
+        return true
+      end
+    end
+    return false
+  end
+  -- token_bucket, leaky_bucket: F moves back by min(n*W/L, r, F - t).
+  local c, held = bucketKinds().load(P, op.key)
+  if not held or r <= 0 then return false end
+  local dl = deficitOf(c.t, c.x, P.L)
+  local g = bmul(n, P.W)
+  local rl = bmul(r, P.L)
+  if bcmp(rl, g) < 0 then g = rl end
+  if bcmp(dl, g) < 0 then g = dl end
+  if bcmp(g, 0) <= 0 then return false end
+  local ft, fx = 0, 0 -- g = dl: full at t
+  if bcmp(g, dl) < 0 then
+    local q, rr = bdivmod(g, P.L)
+    ft, fx = c.t - q, c.x - rr
+    if fx < 0 then
+      fx = fx + P.L
+      ft = ft - 1
+    end
+  end
+  local s, ns = absol(ft)
+  call('SET', op.key, format('%d %d %d', s, ns, fx), 'KEEPTTL')
+  return true
+end
+
+-- giveBack gives back the checks of the call, the last first, after
+-- loading every key (a value the store did not write fails the call
+-- before any write). It returns the given flags, or nil and an error.
+local function giveBack(nchecks, minTTL)
+  local base = 5 + nchecks * 7
+  if #ARGV ~= base + nchecks then
+    return nil, redis.error_reply('redisstore: malformed give-back')
+  end
+  local ops, ki = {}, 1
+  for i = 1, nchecks do
+    local a = 5 + (i - 1) * 7
+    local P = {
+      kind = tonumber(ARGV[a + 1]), L = tonumber(ARGV[a + 2]), W = tonumber(ARGV[a + 3]),
+      C = tonumber(ARGV[a + 4]), B = tonumber(ARGV[a + 5]), md = tonumber(ARGV[a + 6]),
+    }
+    local n = tonumber(ARGV[a + 7])
+    local v = ARGV[base + i]
+    if v ~= 'n' then v = tonumber(v) end
+    if not (P.kind and P.L and P.W and P.C and P.B and P.md and n and v) then
+      return nil, redis.error_reply('redisstore: malformed give-back of check ' .. i)
+    end
+    local op = {P = P, n = n, key = KEYS[ki], v = v}
+    ki = ki + 1
+    if P.kind == LOG then
+      op.lkey = KEYS[ki]
+      ki = ki + 1
+      logKind().load(P, op.key, op.lkey)
+    elseif P.kind == FIXED or P.kind == SLIDING then
+      P.k, P.e = windowOf(P.W)
+      windowKinds().load(P, op.key)
+    elseif P.kind == BUCKETS then
+      P.sub = P.W / P.B
+      P.jw, P.ew = windowOf(P.W)
+      P.jb, P.es = divmod(P.ew, P.sub)
+      bucketsKind().load(P, op.key)
+    else
+      bucketKinds().load(P, op.key)
+    end
+    ops[i] = op
+  end
+  local given = {}
+  for i = nchecks, 1, -1 do
+    local op = ops[i]
+    given[i] = op.v ~= 'n' and giveBackOne(op, minTTL)
+  end
+  return given
+end
