@@ -106,23 +106,30 @@ func (s *slidingLog) clone() *slidingLog {
 	return c
 }
 
-// giveBack gives back at t up to n units of the newest event logged at or
-// before at, the Take's instant (see [GiveBacker.GiveBack]), if it is still
-// in the window; it reports whether any came back.
+// giveBack gives back at t up to n units of the event logged nearest to
+// at, the caller's reckoning of the Take's instant (a tie to the older; see
+// [GiveBacker.GiveBack]), among those still in the window; it reports
+// whether any came back.
 func (s *slidingLog) giveBack(p *params, t, n, at int64) bool {
 	s.prune(p, s.latest(t))
-	for i := len(s.ev) - 1; i >= s.head; i-- {
-		e := &s.ev[i]
-		if e.t > at {
-			continue
-		}
-		k := min(n, e.n)
-		e.n -= k
-		s.sum -= k
-		if e.n == 0 {
-			s.ev = append(s.ev[:i], s.ev[i+1:]...)
-		}
-		return true
+	i := len(s.ev) - 1
+	for i >= s.head && s.ev[i].t > at {
+		i--
 	}
-	return false
+	// ev[i] is the newest at or before at (if i >= head), ev[i+1] the
+	// oldest after it (if any).
+	if j := i + 1; j < len(s.ev) && (i < s.head || s.ev[j].t-at < at-s.ev[i].t) {
+		i = j
+	}
+	if i < s.head {
+		return false
+	}
+	e := &s.ev[i]
+	k := min(n, e.n)
+	e.n -= k
+	s.sum -= k
+	if e.n == 0 {
+		s.ev = append(s.ev[:i], s.ev[i+1:]...)
+	}
+	return true
 }

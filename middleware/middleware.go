@@ -207,6 +207,13 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 
+	// The instant before the Take, for a give-back (a policy with
+	// CountIf applies): its waited, measured from here, is never shorter
+	// than the store's reckoning.
+	var taking time.Time
+	if set.CountIfMask()&mask != 0 {
+		taking = m.clock.Now()
+	}
 	if err := m.take(r, res); err != nil {
 		res.Err = err
 		if r.Context().Err() != nil {
@@ -308,11 +315,51 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited)
 		m.observeHeld(r, res, Allowed, start, held)
 		// The middlewares further in read the hold from its context.
-		next.ServeHTTP(w, rc.heldRequest(r, waited))
+		hr := rc.heldRequest(r, waited)
+		if !taking.IsZero() {
+			m.serveCounted(w, hr, next, res, taking)
+			return
+		}
+		next.ServeHTTP(w, hr)
 		return
 	}
 	m.observe(r, res, Allowed, start)
+	if !taking.IsZero() {
+		m.serveCounted(w, rc.request(r), next, res, taking)
+		return
+	}
 	next.ServeHTTP(w, rc.request(r))
+}
+
+// serveCounted serves r, admitted as res, with next, and then gives back
+// the units of the policies of res whose count ([policy.CountIf]) says its
+// response does not count, to the store that decided it; taking is when
+// its Take began. A failure goes to the error hook.
+func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, next http.Handler, res *Result, taking time.Time) {
+	timing.ServeStatus(w, r, next, func(status int) {
+		var give uint64
+		for i := range res.Len() {
+			if !res.Policy(i).Counts(r, status) {
+				give |= 1 << i
+			}
+		}
+		if give == 0 {
+			return
+		}
+		store := m.store
+		if res.Fallback {
+			store = m.failure.store
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), refundTimeout)
+		defer cancel()
+		if err := res.GiveBack(ctx, store, m.clock.Now().Sub(taking), give); err != nil {
+			m.report(r, fmt.Errorf("middleware: giving back the units of a response that does not count: %w", err))
+			return
+		}
+		if res.GaveBack() {
+			m.stats.givenBack.Add(1)
+		}
+	})
 }
 
 // setHeldHeaders sets the rate-limit headers of res, the decision of r
@@ -777,6 +824,11 @@ type Stats struct {
 	// before the decision or while held, or whose context's deadline came
 	// before the end of their leaky_queue Delay; they are not served.
 	Abandoned int64
+	// GivenBack counts admitted requests whose units the middleware gave
+	// back to the store after their response, because a policy's count
+	// (policy.CountIf) said it does not count (whether or not units were
+	// still there to come back).
+	GivenBack int64
 	// Unrouted counts requests whose route a policy with routes
 	// (policy.WithRoutes) needed and that was not known, so that no such
 	// policy applied: a router's 404, or, when it counts every request,
@@ -787,7 +839,7 @@ type Stats struct {
 
 type stats struct {
 	denied, keyRejected, shadowDenied, storeErrors, failedOpen, failedClosed,
-	fallback, breakerOpen, delayed, abandoned, unrouted atomic.Int64
+	fallback, breakerOpen, delayed, abandoned, unrouted, givenBack atomic.Int64
 	unroutedTold atomic.Bool // ErrUnrouted went to the error handler
 }
 
@@ -827,7 +879,7 @@ func (m *Middleware) Stats() Stats {
 		Denied: s.denied.Load(), KeyRejected: s.keyRejected.Load(), ShadowDenied: s.shadowDenied.Load(),
 		StoreErrors: s.storeErrors.Load(), FailedOpen: s.failedOpen.Load(), FailedClosed: s.failedClosed.Load(),
 		Fallback: s.fallback.Load(), BreakerOpen: s.breakerOpen.Load(), Delayed: s.delayed.Load(),
-		Abandoned: s.abandoned.Load(), Unrouted: s.unrouted.Load(),
+		Abandoned: s.abandoned.Load(), Unrouted: s.unrouted.Load(), GivenBack: s.givenBack.Load(),
 	}
 }
 

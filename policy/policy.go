@@ -42,6 +42,7 @@ type Policy struct {
 	methods []string // upper case; empty means any
 	routes  []route  // empty means any
 	onKey   KeyAction
+	countIf func(*http.Request, int) bool // nil: every admitted request counts
 
 	capacity int64
 	window   int64  // whole seconds, rounded up, at least 1
@@ -119,6 +120,57 @@ func WithCost(cost func(*http.Request) int64) Option {
 		return nil
 	}
 }
+
+// CountIf makes the policy count only the admitted requests whose response
+// count says should count: after the handler has answered, the middleware
+// gives the units of the others back to the store (express-rate-limit's
+// skipSuccessfulRequests and skipFailedRequests; see
+// [algorithms.GiveBacker] for what comes back under each algorithm, and
+// [Result.GiveBack]). status is the response's: the first final status the
+// handler wrote, 200 when it wrote none, 500 when it panicked (even after
+// writing one), 499 (nginx's "client closed request") when its client went
+// away before it wrote one, and 101 when it took over the connection
+// (http.Hijacker). [CountFailed] counts failed logins and lets successful
+// ones go: the canonical use.
+//
+// The request is counted first, when it is decided, and given back only
+// once its handler has returned, as express-rate-limit does. So while a
+// request runs it counts: a burst of concurrent slow requests that will
+// all succeed can be refused meanwhile, and the rate-limit headers sent
+// with a response report the allowance with the request counted. Only a
+// request the policies admitted is given back, never one shadow mode let
+// through denied, and only the units of the policies whose count says no:
+// the others, stacked with it, keep theirs.
+func CountIf(count func(r *http.Request, status int) bool) Option {
+	return func(p *Policy) error {
+		if count == nil {
+			return p.errorf("CountIf", "is nil")
+		}
+		p.countIf = count
+		return nil
+	}
+}
+
+// CountFailed is a count for [CountIf] that counts the responses with a
+// status of 400 or above (and so panics and requests whose client went
+// away): a login policy under it limits failed attempts and never a user
+// who signs in. express-rate-limit's skipSuccessfulRequests.
+func CountFailed(_ *http.Request, status int) bool { return status >= 400 }
+
+// CountSucceeded is a count for [CountIf] that counts the responses with a
+// status below 400 (express-rate-limit's skipFailedRequests): a quota of
+// work done, which failed requests do not use up.
+func CountSucceeded(_ *http.Request, status int) bool { return status < 400 }
+
+// Counts reports whether p counts a request r answered with status: always
+// without [CountIf].
+func (p *Policy) Counts(r *http.Request, status int) bool {
+	return p.countIf == nil || p.countIf(r, status)
+}
+
+// CountsAll reports whether p counts every admitted request (it has no
+// [CountIf]).
+func (p *Policy) CountsAll() bool { return p.countIf == nil }
 
 // WithMethods restricts the policy to requests with one of these methods
 // (case-sensitive, as HTTP methods are; "POST", not "post", which is an

@@ -41,6 +41,7 @@ type Result struct {
 	taken   bool
 	// refunded: a Refund succeeded, and the decisions are its reports.
 	refunded bool
+	gaveBack bool // a GiveBack succeeded; given holds what came back
 	polArr   [inline]*Policy
 	chkArr   [inline]algorithms.Check
 	decArr   [inline]algorithms.Decision
@@ -85,7 +86,7 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.set = s
 	res.mask, res.skipped, res.n, res.taken, res.more = 0, 0, 0, false, nil
-	res.refunded, res.given = false, 0
+	res.refunded, res.given, res.gaveBack = false, 0, false
 	if bits.OnesCount64(mask) > inline {
 		k := bits.OnesCount64(mask)
 		res.more = &overflow{make([]*Policy, k), make([]algorithms.Check, k), make([]algorithms.Decision, k)}
@@ -194,7 +195,7 @@ type oneStore interface {
 // allocating. The error is the store's, wrapped; res is then not taken.
 // Taking a Result with no checks does not call the store.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
-	res.taken, res.refunded, res.given = false, false, 0
+	res.taken, res.refunded, res.given, res.gaveBack = false, false, 0, false
 	_, checks, ds := res.parts()
 	switch len(checks) {
 	case 0:
@@ -277,12 +278,69 @@ func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited ti
 	return nil
 }
 
+// GiveBack gives back, through store (the one whose Take decided res), the
+// units that the policies of res in mask took (bit i: the i-th evaluated
+// policy, [Result.Policy](i)), for a request that went ahead but is not to
+// count under them ([CountIf]); waited is the time since res's Take was
+// sent. The store gives back what still counts, by the rules of
+// [algorithms.GiveBacker]: for the window kinds the Take's window or
+// bucket is told from the decision's ResetAfter and waited, so waited
+// measured from before the Take (never shorter than the store's own
+// reckoning) errs, if at all, towards giving back less. The other
+// policies keep their units: the Take was all or nothing, the give-back
+// is per policy.
+//
+// res keeps the Take's decisions (the headers of its response reported
+// them); [Result.Given] reports, for each policy, whether units came back.
+// GiveBack does nothing and returns nil with a store that is not a
+// GiveBacker, for a Result not taken, denied (it consumed nothing),
+// refunded or already given back, and for an empty mask.
+func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited time.Duration, mask uint64) error {
+	gb, ok := store.(algorithms.GiveBacker)
+	if !ok || !res.taken || res.refunded || res.gaveBack || !res.Allowed() {
+		return nil
+	}
+	_, checks, ds := res.parts()
+	var cbuf [inline]algorithms.Check
+	var dbuf [inline]algorithms.Decision
+	var obuf [inline]algorithms.Refunded
+	var idx [MaxPolicies]int8
+	sc, sd, out := cbuf[:0], dbuf[:0], obuf[:0]
+	for i := range checks {
+		if mask&(1<<i) != 0 {
+			idx[len(sc)] = int8(i)
+			sc, sd = append(sc, checks[i]), append(sd, ds[i])
+		}
+	}
+	if len(sc) == 0 {
+		return nil
+	}
+	if len(sc) > inline {
+		out = make([]algorithms.Refunded, 0, len(sc))
+	}
+	out = out[:len(sc)]
+	if err := gb.GiveBack(ctx, out, sc, sd, waited); err != nil {
+		return fmt.Errorf("policy: store: give-back: %w", err)
+	}
+	for k := range out {
+		if out[k].Given {
+			res.given |= 1 << idx[k]
+		}
+	}
+	res.gaveBack = true
+	return nil
+}
+
+// GaveBack reports whether a [Result.GiveBack] succeeded.
+func (res *Result) GaveBack() bool { return res.gaveBack }
+
 // Refunded reports whether a [Result.Refund] succeeded: the decisions are
 // then the store's reports after the refund.
 func (res *Result) Refunded() bool { return res.refunded }
 
 // Given reports whether the i-th policy's place came back in a
-// [Result.Refund] (false for a policy of a kind other than leaky_queue).
+// [Result.Refund] (false for a policy of a kind other than leaky_queue),
+// or some of its units in a [Result.GiveBack].
 func (res *Result) Given(i int) bool { return res.given&(1<<i) != 0 }
 
 // Taken reports whether res holds decisions (Take succeeded).

@@ -31,7 +31,8 @@ type Set struct {
 	policies    []*Policy
 	keySrc      []int8 // keySrc[i]: the nearest earlier policy with the same key function, or -1
 	needPattern bool
-	always      bool // no policy has methods, routes or a predicate
+	countIf     uint64 // the policies with CountIf
+	always      bool   // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
 	unrouted    func(*http.Request) // see WithUnroutedFunc; nil if none
 	head        *headRules          // the HEAD entries, which take HEAD from GET ones; nil if none
@@ -124,6 +125,11 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 	for _, p := range s.policies {
 		s.always = s.always && len(p.methods) == 0 && len(p.routes) == 0 && p.match == nil
 	}
+	for i, p := range s.policies {
+		if p.countIf != nil {
+			s.countIf |= 1 << i
+		}
+	}
 	s.all = uint64(1)<<len(policies) - 1
 	if len(policies) == 64 {
 		s.all = ^uint64(0)
@@ -135,6 +141,10 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 
 // Policies returns the policies of s, in order (a copy).
 func (s *Set) Policies() []*Policy { return append([]*Policy(nil), s.policies...) }
+
+// CountIfMask returns the policies of s that count only some responses
+// ([CountIf]), as a bit mask over s.
+func (s *Set) CountIfMask() uint64 { return s.countIf }
 
 // Len returns the number of policies in s.
 func (s *Set) Len() int { return len(s.policies) }

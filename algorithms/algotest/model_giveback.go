@@ -21,8 +21,8 @@ import (
 //     is nearest E − 2W loses the cost from its count;
 //   - sliding_buckets: sub-window round(E/S) − Buckets, if in the window at
 //     now, loses the cost;
-//   - sliding_log: the newest request logged at or before E − W − 1 ns and
-//     still in the window loses up to the cost;
+//   - sliding_log: the requests logged at the instant nearest E − W − 1 ns
+//     (a tie to the older) still in the window lose up to the cost;
 //   - token_bucket, leaky_bucket: used (C − tokens, or the level) drops by
 //     min(cost, used, (E − now)·L/W);
 //   - leaky_queue: [Model.RefundAt]'s place.
@@ -122,16 +122,19 @@ func giveBack(mc machine, te, n, t int64, r *big.Int) bool {
 	case *slidingLog:
 		m.touch(te)
 		at := new(big.Int).Sub(e, big.NewInt(m.w+1))
-		// The newest instant at or before at; the requests logged at it
-		// (one event each) lose up to n, the newest first.
-		ts, found := int64(0), false
-		for i := len(m.events) - 1; i >= 0; i-- {
-			if big.NewInt(m.events[i].ts).Cmp(at) <= 0 {
-				ts, found = m.events[i].ts, true
-				break
+		// The logged instant nearest at (a tie to the older); the
+		// requests logged at it (one event each) lose up to n, the newest
+		// first.
+		var best *big.Int
+		var ts int64
+		for _, ev := range m.events {
+			d := new(big.Int).Sub(big.NewInt(ev.ts), at)
+			d.Abs(d)
+			if best == nil || d.Cmp(best) < 0 {
+				best, ts = d, ev.ts
 			}
 		}
-		if !found {
+		if best == nil {
 			return false
 		}
 		for i := len(m.events) - 1; i >= 0 && n > 0; i-- {

@@ -217,6 +217,23 @@ func runGiveBack(t *testing.T, h Harness) {
 			t.Errorf("A given back beside B: %+v, want given, 4 left, ResetAfter 10.000000001s", got[0])
 		}
 	})
+	t.Run("log_reckoned_off", func(t *testing.T) {
+		// sliding_log: A at +1 s, B at +2 s; B given back at +3 s by a
+		// caller whose wait is 1 µs too long (its clock read before the
+		// Take, as the middleware's is) or too short: B's unit comes back
+		// either way (the instant nearest the reckoning), and A's stays,
+		// clear of the window 11 s + 1 ns after Base.
+		for _, off := range []time.Duration{time.Microsecond, -time.Microsecond} {
+			e := newG(t)
+			c := algorithms.Check{Spec: giveBackSpecs()[2], Key: "k"}
+			e.take(s, c)
+			ds := e.take(2*s, c)
+			got := giveBackBoth(t, e.clock, e.store, e.model, 3*s, s+off, []algorithms.Check{c}, ds)
+			if !got[0].Given || got[0].Remaining != 4 || got[0].ResetAfter != 8*s+1 {
+				t.Errorf("B given back, waited off by %v: %+v, want given, 4 left, ResetAfter 8.000000001s (A's)", off, got[0])
+			}
+		}
+	})
 	t.Run("queue_place", func(t *testing.T) {
 		// leaky_queue: the place of a request still queued comes back; the
 		// place of one passed on has gone.

@@ -142,3 +142,36 @@ type pushWriter struct{ statusWriter }
 func (w *pushWriter) Push(target string, opts *http.PushOptions) error {
 	return w.ResponseWriter.(http.Pusher).Push(target, opts)
 }
+
+// StatusClientClosed is the status [ServeStatus] reports for a request
+// whose client went away (its context done) before the handler wrote a
+// status: nginx's 499, "client closed request".
+const StatusClientClosed = 499
+
+// ServeStatus serves r with next through the same writer as Serve, and
+// then calls done with the status next answered: the first final status
+// it wrote, 200 when it wrote none, [StatusClientClosed] when it wrote
+// none and r's context is done (its client went away, or the server's
+// deadline passed), 101 when it hijacked the connection, and 500 when it
+// panicked, even after writing a status (the response was cut short).
+// done runs before the panic goes on.
+func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, done func(status int)) {
+	sw, hw := wrapStatus(w)
+	returned := false
+	defer func() {
+		status := sw.status
+		switch {
+		case !returned:
+			status = http.StatusInternalServerError
+		case sw.hijacked:
+			status = http.StatusSwitchingProtocols
+		case status == 0 && r.Context().Err() != nil:
+			status = StatusClientClosed
+		case status == 0:
+			status = http.StatusOK
+		}
+		done(status)
+	}()
+	next.ServeHTTP(hw, r)
+	returned = true
+}

@@ -64,25 +64,29 @@ local function giveBackOne(op, minTTL)
     load(op) -- pruned at the latest instant
     if not op.exists then return false end
     local M, S = logKind(), op.S
-    local at = r - P.W - 1 -- the Take's instant
-    for i = M.count(S), S.head, -1 do
-      local e = M.event(S, i)
-      if e.t <= at then
-        local k = math.min(n, e.n)
-        S.sum = S.sum - k
-        M.write(S, nil) -- the pruning and the total: the list begins at S.head
-        local li = i - S.head
-        if e.n > k then
-          local s, ns = absol(e.t)
-          call('LSET', S.lkey, li, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n - k))
-        else
-          call('LSET', S.lkey, li, 'x')
-          call('LREM', S.lkey, 1, 'x')
-        end
-        return true
-      end
+    local at = r - P.W - 1 -- the caller's reckoning of the Take's instant
+    -- The event nearest at (a tie to the older): the newest at or before
+    -- it, i, or the oldest after it, i + 1.
+    local c = M.count(S)
+    local i = c
+    while i >= S.head and M.event(S, i).t > at do i = i - 1 end
+    if i + 1 <= c and (i < S.head or M.event(S, i + 1).t - at < at - M.event(S, i).t) then
+      i = i + 1
     end
-    return false
+    if i < S.head then return false end
+    local e = M.event(S, i)
+    local k = math.min(n, e.n)
+    S.sum = S.sum - k
+    M.write(S, nil) -- the pruning and the total: the list begins at S.head
+    local li = i - S.head
+    if e.n > k then
+      local s, ns = absol(e.t)
+      call('LSET', S.lkey, li, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n - k))
+    else
+      call('LSET', S.lkey, li, 'x')
+      call('LREM', S.lkey, 1, 'x')
+    end
+    return true
   end
   -- token_bucket, leaky_bucket: F moves back by min(n*W/L, r, F - t).
   local c, held = bucketKinds().load(P, op.key)
