@@ -25,7 +25,12 @@ import (
 //     person's typos; an attacker gets at most 7,200 guesses a day per IP
 //     and account instead of thousands a second. The log is exact (no boundary burst of
 //     10 in two seconds, as a fixed window would allow) and costs 5
-//     timestamps per key.
+//     timestamps per key. It counts every attempt, successful or not:
+//     Login(key, [CountIf]([CountFailed])) counts only the failed ones, so
+//     that signing in never uses up the allowance, but only an endpoint that
+//     answers a failed login with a status of 400 or more (401, 403) may use
+//     it; one that shows its form again with 200, as many do, would never be
+//     limited, which is why it is not the preset's default.
 //   - [Register] "register": 10 per hour, sliding window counter. Sign-ups
 //     are rare for a person (a family behind one NAT still fits) and are the
 //     raw material of spam accounts; the counter needs two integers per key
