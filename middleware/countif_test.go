@@ -73,3 +73,46 @@ func TestCountFailedOnSystemClock(t *testing.T) {
 		})
 	}
 }
+
+// TestCountIfShadowDenied: shadow mode lets a request through that the
+// policies deny; its Take consumed nothing, so nothing is given back,
+// while an admitted request's unit is.
+func TestCountIfShadowDenied(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	user := keyfunc.Must(keyfunc.Header("X-User"))
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 2, Window: time.Hour}
+	m := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.New("login", spec, user, policy.CountIf(policy.CountSucceeded))),
+	}, middleware.WithShadow(nil))
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Password") != "secret" {
+			w.WriteHeader(http.StatusForbidden)
+		}
+	})))
+	try := func(password string) {
+		r := httptest.NewRequest("POST", "/login", nil)
+		r.Header.Set("X-User", "ann")
+		r.Header.Set("X-Password", password)
+		mux.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	try("secret") // counted: 1 left
+	try("secret") // counted: 0 left
+	try("wrong")  // shadow-denied: nothing to give back
+	try("wrong")  // shadow-denied
+	st := m.Stats()
+	if st.ShadowDenied != 2 || st.GivenBack != 0 {
+		t.Errorf("Stats: ShadowDenied %d, GivenBack %d; want 2 and 0", st.ShadowDenied, st.GivenBack)
+	}
+	ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "login:ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds[0].Allowed {
+		t.Errorf("the successes' units: %+v, want both still spent (denied)", ds[0])
+	}
+}

@@ -88,6 +88,22 @@
 // left them. When the refund failed, or the store is not a Refunder, the
 // headers report the decisions as they were, the place counted.
 //
+// # Counting only some responses
+//
+// A policy built with [policy.CountIf] counts only the admitted requests
+// whose response its count accepts ([policy.CountFailed]: a login limit
+// that counts failed attempts only). The middleware then serves the
+// request through a writer that records its status (keeping the
+// writer's Flusher, Hijacker, io.ReaderFrom and Pusher, and Unwrap for
+// http.ResponseController), and once the handler has returned, or
+// panicked (status 500), gives back to the store that decided it the
+// units of the policies whose count says no ([policy.Result.GiveBack],
+// [algorithms.GiveBacker]); a client gone before the status reads 499, a
+// hijacked connection 101. The request counts until then: concurrent
+// requests see it counted, and its own headers report it counted.
+// [Stats].GivenBack counts these requests. A request shadow mode let
+// through denied consumed nothing and gives nothing back.
+//
 // # Operations
 //
 // [FromConfig] builds a middleware from a configuration file loaded by
