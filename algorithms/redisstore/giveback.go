@@ -72,7 +72,7 @@ func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks 
 	var probe uint64
 	if s.breaker != nil {
 		var err error
-		if probe, err = s.breaker.allow(s.localNow(now)); err != nil {
+		if probe, err = s.breaker.allowCtx(s.localNow(now), ctx); err != nil {
 			return err
 		}
 	}
@@ -98,7 +98,7 @@ func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks 
 	if s.synchronous(ctx) {
 		r.release() // no goroutine can still hold its keys or arguments
 	}
-	err = s.ownDeadline("give-back", err, parent)
+	err = markKeyState(s.ownDeadline("give-back", err, parent))
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now), probe)
 	}

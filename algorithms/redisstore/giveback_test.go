@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -44,8 +45,8 @@ func TestGiveBackForeignValueWritesNothing(t *testing.T) {
 				// loaded before.
 				checks := []algorithms.Check{app, b}
 				taken := []algorithms.Decision{{Allowed: true, ResetAfter: time.Hour}, ds[0]}
-				if err := s.GiveBack(ctx, make([]algorithms.Refunded, 2), checks, taken, 0); err == nil {
-					t.Errorf("%s: GiveBack with a foreign value: no error", kind.Algorithm)
+				if err := s.GiveBack(ctx, make([]algorithms.Refunded, 2), checks, taken, 0); !errors.Is(err, algorithms.ErrKeyState) {
+					t.Errorf("%s: GiveBack with a foreign value: error %v, want one matching algorithms.ErrKeyState", kind.Algorithm, err)
 				}
 				next, err := s.Take(ctx, b)
 				if err != nil {
