@@ -59,8 +59,16 @@ func TestCountFailedOnSystemClock(t *testing.T) {
 					t.Fatalf("success %d: %d, want 200", i, code)
 				}
 			}
+			// The buckets give back a success's unit less the time between
+			// the middleware's reading of the clock and the store's in the
+			// Take (the reckoning is early by it: erring towards denying),
+			// which a loaded machine can stretch to milliseconds: the fifth
+			// failure may find that much of the last success still in the
+			// bucket. The four before it cannot (a unit is 12 minutes).
+			bucket := spec.Algorithm == algorithms.TokenBucket || spec.Algorithm == algorithms.LeakyBucket
 			for i := range 5 {
-				if code := try("wrong"); code != http.StatusForbidden {
+				code := try("wrong")
+				if code != http.StatusForbidden && !(bucket && i == 4 && code == http.StatusTooManyRequests) {
 					t.Fatalf("failure %d: %d, want 403", i, code)
 				}
 			}
