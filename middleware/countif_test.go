@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -122,5 +123,80 @@ func TestCountIfShadowDenied(t *testing.T) {
 	}
 	if ds[0].Allowed {
 		t.Errorf("the successes' units: %+v, want both still spent (denied)", ds[0])
+	}
+}
+
+// TestCountIfWriterInterfaces: a handler under a policy with CountIf gets
+// a writer that keeps the server's optional interfaces (Flusher, Hijacker,
+// io.ReaderFrom, and http.ResponseController's Unwrap), over a real
+// HTTP/1 server; a hijacked connection counts as status 101.
+func TestCountIfWriterInterfaces(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	var statuses []int
+	count := func(_ *http.Request, status int) bool {
+		statuses = append(statuses, status)
+		return false // give every request back
+	}
+	m := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.New("p", spec, keyfunc.Must(keyfunc.Header("X-User")), policy.CountIf(count))),
+	})
+	var missing []string
+	mux := http.NewServeMux()
+	mux.Handle("GET /stream", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := w.(http.Flusher); !ok {
+			missing = append(missing, "Flusher")
+		}
+		if _, ok := w.(io.ReaderFrom); !ok {
+			missing = append(missing, "io.ReaderFrom")
+		}
+		if _, ok := w.(http.Hijacker); !ok {
+			missing = append(missing, "Hijacker")
+		}
+		io.WriteString(w, "part")
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			missing = append(missing, "ResponseController.Flush: "+err.Error())
+		}
+	})))
+	mux.Handle("GET /hijack", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			missing = append(missing, "ResponseController.Hijack: "+err.Error())
+			return
+		}
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		conn.Close()
+	})))
+	// served tells the test when the middleware has returned, its
+	// give-back done: a hijacked response reaches the client before.
+	served := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r)
+		served <- struct{}{}
+	}))
+	defer srv.Close()
+	for _, path := range []string{"/stream", "/hijack"} {
+		r, _ := http.NewRequest("GET", srv.URL+path, nil)
+		r.Header.Set("X-User", "ann")
+		resp, err := srv.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		<-served
+	}
+	if len(missing) > 0 {
+		t.Errorf("the handler's writer lacks %v", missing)
+	}
+	if len(statuses) != 2 || statuses[0] != http.StatusOK || statuses[1] != http.StatusSwitchingProtocols {
+		t.Errorf("statuses counted %v, want [200 101]", statuses)
+	}
+	if got := m.Stats().GivenBack; got != 2 {
+		t.Errorf("GivenBack = %d, want 2", got)
 	}
 }

@@ -252,10 +252,10 @@ func take(ctx context.Context, store algorithms.Store, dst []algorithms.Decision
 // the refund. When it fails, res keeps the Take's decisions.
 //
 // A store that is not a Refunder keeps the places, and Refund returns nil,
-// as it does for a Result not taken or already refunded.
+// as it does for a Result not taken, already refunded or given back.
 func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited time.Duration) error {
 	rf, ok := store.(algorithms.Refunder)
-	if !ok || !res.taken || res.refunded {
+	if !ok || !res.taken || res.refunded || res.gaveBack {
 		return nil
 	}
 	_, checks, ds := res.parts()
