@@ -62,3 +62,56 @@ func TestGiveBackForeignValueWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestGiveBackServerClock: on the Redis server's clock (no WithClock), a
+// caller that measures waited from before its Take, as the middleware
+// does, reckons the Take a round trip early and the give-back a round
+// trip late: the Take's window, bucket and log instant are still found
+// (the nearest boundary, the nearest instant), so a unit taken and given
+// back at once leaves every kind with its whole allowance but for what a
+// bucket refills in a round trip (Remaining is then one short for a
+// moment).
+func TestGiveBackServerClock(t *testing.T) {
+	ctx := context.Background()
+	for name, client := range map[string]redis.UniversalClient{"function": newClient(t), "script": noFunctionsClient(t)} {
+		t.Run(name, func(t *testing.T) {
+			s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// fixed_window's day (a Take and its give-back a millisecond
+			// apart straddle its end once in 10^7 runs).
+			for _, spec := range []algorithms.Spec{
+				{Algorithm: algorithms.FixedWindow, Limit: 3, Window: 24 * time.Hour},
+				{Algorithm: algorithms.SlidingWindow, Limit: 3, Window: time.Hour},
+				{Algorithm: algorithms.SlidingLog, Limit: 3, Window: time.Hour},
+				{Algorithm: algorithms.SlidingBuckets, Limit: 3, Window: time.Hour, Buckets: 60},
+				{Algorithm: algorithms.TokenBucket, Limit: 3, Window: time.Hour},
+				{Algorithm: algorithms.LeakyBucket, Limit: 3, Window: time.Hour},
+			} {
+				c := []algorithms.Check{{Spec: spec, Key: "k"}}
+				for i := range 10 {
+					before := time.Now()
+					ds, err := s.Take(ctx, c...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ds[0].Allowed {
+						t.Fatalf("%s: Take %d denied (%+v): an earlier unit did not come back", spec.Algorithm, i, ds[0])
+					}
+					out := make([]algorithms.Refunded, 1)
+					if err := s.GiveBack(ctx, out, c, ds, time.Since(before)); err != nil {
+						t.Fatal(err)
+					}
+					min := spec.Limit
+					if spec.Algorithm == algorithms.TokenBucket || spec.Algorithm == algorithms.LeakyBucket {
+						min--
+					}
+					if !out[0].Given || out[0].Remaining < min {
+						t.Fatalf("%s: give-back %d: %+v, want given and at least %d left", spec.Algorithm, i, out[0], min)
+					}
+				}
+			}
+		})
+	}
+}
