@@ -137,6 +137,10 @@ type Definition struct {
 	Key [][]string
 	// OnMissingKey is what happens to a request that has none of the keys.
 	OnMissingKey KeyAction
+	// Count is which admitted requests count, by their response: "all"
+	// (the default, also ""), "failed" (a status of 400 or more,
+	// [CountFailed]) or "succeeded" ([CountSucceeded]); see [CountIf].
+	Count string
 	// Methods restricts the policy to these methods; empty means all.
 	Methods []string
 	// Routes restricts the policy to these route patterns; empty means all.

@@ -69,7 +69,7 @@ func containsStr(list []string, s string) bool {
 
 var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "trusted_hops", "ip_source", "ipv6_prefix", "ipv4_prefix", "policies"}
 
-var policyFields = []string{"name", "algorithm", "limit", "window", "burst", "buckets", "max_delay", "key", "fallback", "on_missing_key", "methods", "routes"}
+var policyFields = []string{"name", "algorithm", "limit", "window", "burst", "buckets", "max_delay", "key", "fallback", "on_missing_key", "count", "methods", "routes"}
 
 // rawPolicy is a policy entry before it is built, with the nodes of its
 // fields for error positions.
@@ -313,6 +313,10 @@ func (d *decoder) policy(n *cnode, path string) *rawPolicy {
 			if s, ok := d.enum(v, field, []string{"reject_400", "reject_403", "skip"}); ok {
 				def.OnMissingKey = map[string]KeyAction{"reject_400": RejectBadRequest, "reject_403": RejectForbidden, "skip": SkipPolicy}[s]
 			}
+		case "count":
+			if s, ok := d.enum(v, field, []string{"all", "failed", "succeeded"}); ok {
+				def.Count = s
+			}
 		case "methods":
 			def.Methods = d.strings(v, field)
 		case "routes":
@@ -349,6 +353,12 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 		return nil
 	}
 	opts := []Option{OnKeyError(def.OnMissingKey)}
+	switch def.Count {
+	case "failed":
+		opts = append(opts, CountIf(CountFailed))
+	case "succeeded":
+		opts = append(opts, CountIf(CountSucceeded))
+	}
 	if rp.nodes["methods"] != nil {
 		opts = append(opts, WithMethods(def.Methods...))
 	}
