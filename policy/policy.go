@@ -121,9 +121,10 @@ func WithCost(cost func(*http.Request) int64) Option {
 	}
 }
 
-// CountIf makes the policy count only the admitted requests whose response
-// count says should count: after the handler has answered, the middleware
-// gives the units of the others back to the store (express-rate-limit's
+// CountIf makes the policy count only the admitted requests for which
+// count(r, status) reports true, status being their response's: after the
+// handler has answered, the middleware gives the units of the others back
+// to the store (express-rate-limit's
 // skipSuccessfulRequests and skipFailedRequests; see
 // [algorithms.GiveBacker] for what comes back under each algorithm, and
 // [Result.GiveBack]). status is the response's: the first final status the
