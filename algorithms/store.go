@@ -149,8 +149,10 @@ type GiveBacker interface {
 }
 
 // A Refunded is what [Refunder.Refund] reports of one check: its key as it
-// stands after the refund, and whether its place came back. GiveBack
-// reports the same, for every kind (see [GiveBacker.GiveBack]).
+// stands after the refund, and whether its place came back. A GiveBack
+// reports, for a check of every kind, what a Take of the same checks at
+// its instant would report without consuming, and whether some of the
+// check's units came back (see [GiveBacker.GiveBack]).
 type Refunded struct {
 	// Decision describes the check's key after the refund.
 	//
