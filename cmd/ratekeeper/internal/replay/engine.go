@@ -254,10 +254,25 @@ func (e *Engine) decide(en *logparse.Entry) error {
 	if !e.res.Allowed() {
 		e.rejected++
 	}
+	// A policy that counts only some responses (count: failed) does not
+	// count the request its logged status says it would not have: its
+	// units are given back at once, as the middleware does when the
+	// handler returns. A line without a status counts.
+	var uncounted uint64
+	if en.Status != 0 && e.set.CountIfMask()&mask != 0 {
+		for i := 0; i < e.res.Len(); i++ {
+			if !e.res.Policy(i).Counts(r, en.Status) {
+				uncounted |= 1 << i
+			}
+		}
+		if err := e.res.GiveBack(context.Background(), e.store, 0, uncounted); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
 	for i := 0; i < e.res.Len(); i++ {
 		ps := e.pols[e.index[e.res.Policy(i)]]
 		d := e.res.Decision(i)
-		ps.add(t, e.res.Key(i), d)
+		ps.add(t, e.res.Key(i), d, uncounted&(1<<i) != 0)
 	}
 	return nil
 }
@@ -399,9 +414,12 @@ type event struct {
 	t      int64
 	key    uint32
 	denied bool
+	// uncounted: the policy counts only some responses and not this
+	// one's (its logged status): its units are given back once taken.
+	uncounted bool
 }
 
-func (ps *polStats) add(t int64, key string, d algorithms.Decision) {
+func (ps *polStats) add(t int64, key string, d algorithms.Decision, uncounted bool) {
 	id, ok := ps.keys[key]
 	if !ok {
 		id = uint32(len(ps.names))
@@ -417,7 +435,7 @@ func (ps *polStats) add(t int64, key string, d algorithms.Decision) {
 	} else if d.Delay > 0 {
 		ps.delayed++
 	}
-	ps.events = append(ps.events, event{t: t, key: id, denied: !d.Allowed})
+	ps.events = append(ps.events, event{t: t, key: id, denied: !d.Allowed, uncounted: uncounted})
 }
 
 // sortEvents orders the events by time, keeping log order among equals.

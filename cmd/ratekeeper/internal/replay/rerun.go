@@ -45,6 +45,15 @@ func (tr *trialRun) run() {
 		}
 		if !d.Allowed {
 			tr.rejected++
+		} else if ev.uncounted {
+			// A response the policy does not count: given back, as in
+			// the replay itself.
+			checks, ds := [1]algorithms.Check{check}, [1]algorithms.Decision{d}
+			var out [1]algorithms.Refunded
+			if err := store.GiveBack(ctx, out[:], checks[:], ds[:], 0); err != nil {
+				tr.err = fmt.Errorf("replay: %s under %v: %w", tr.ps.policy.Name(), tr.spec, err)
+				return
+			}
 		}
 		if tr.tl != nil {
 			tr.series.add(tr.tl, ev.t, !d.Allowed)
