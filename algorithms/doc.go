@@ -38,6 +38,11 @@
 //     its place back ([Refunder]): next moves back by n·W/L when no later
 //     request queued behind it.
 //
+// A request that went ahead but is not to count (a successful login under a
+// limit on failed ones) can give back its units under any kind
+// ([GiveBacker]): what still counts of them, and never so much that the key
+// admits more than it would had the request never come.
+//
 // For every kind a Decision reports Remaining (whole units left now), RetryAfter
 // (denied: the shortest wait after which the same request would be admitted
 // if nothing else arrived), ResetAfter (until the full allowance is back) and

@@ -230,6 +230,16 @@
 // cache entries for the keys it touched; other processes' caches keep
 // their denials until their RetryAfter (see [WithDenyCache]).
 //
+// The store is also an [algorithms.GiveBacker]: [Store.GiveBack] gives
+// back the units of an admitted Take of any kind (lua/giveback.lua mirrors
+// the memory store's steps, and reports as a peek), in one script call
+// (one per key on a Cluster whose keys span slots), dropping the deny
+// cache's entries for its keys as a refund does. The Take's window, bucket
+// or log instant is told from the caller's reckoning by the nearest
+// boundary or instant, so a round trip of uncertainty matters only to the
+// buckets (a round trip's refill) and to a log with requests less than two
+// round trips apart (see algorithms.GiveBacker).
+//
 // # Failures
 //
 // Errors are returned, never panics; a reply of the wrong shape is an error.
