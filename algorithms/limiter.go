@@ -77,3 +77,25 @@ func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Du
 	}
 	return out[0], nil
 }
+
+// GiveBackN gives back the n units for key that an admitted AllowN took,
+// for a request that went ahead but is not to count (a successful login
+// under a limit of failed ones); d is the Decision AllowN returned and
+// waited the time since it returned. What comes back follows
+// [GiveBacker]'s rules for l's kind: nothing once the request's window
+// has rolled, no more than has not refilled for the buckets. It returns
+// what the store reports: the key as it stands after the give-back, and
+// whether any unit came back. A denied d gives nothing back. With a store
+// that is not a GiveBacker, GiveBackN does nothing and returns the zero
+// Refunded. Give back each AllowN at most once.
+func (l *Limiter) GiveBackN(ctx context.Context, key string, n int64, d Decision, waited time.Duration) (Refunded, error) {
+	gb, ok := l.store.(GiveBacker)
+	if !ok {
+		return Refunded{}, nil
+	}
+	var out [1]Refunded
+	if err := gb.GiveBack(ctx, out[:], []Check{{Spec: l.spec, Key: key, Cost: n}}, []Decision{d}, waited); err != nil {
+		return Refunded{}, err
+	}
+	return out[0], nil
+}

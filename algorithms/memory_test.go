@@ -428,3 +428,60 @@ func TestLimiterRefundN(t *testing.T) {
 		t.Errorf("fixed_window after RefundN: Remaining %d, want 0 (nothing given back)", d.Remaining)
 	}
 }
+
+// TestLimiterGiveBackN: a Limiter gives back the units of an admitted
+// AllowN through its store, by GiveBacker's rules; with a store that is not
+// a GiveBacker it does nothing.
+func TestLimiterGiveBackN(t *testing.T) {
+	clock := newManualClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 3, Window: time.Minute}
+	l, err := algorithms.NewLimiter(store, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Allow(ctx, "k")
+	d, err := l.AllowN(ctx, "k", 2)
+	if err != nil || !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("AllowN(2) = %+v, %v; want the last two units", d, err)
+	}
+	clock.Advance(time.Second)
+	rep, err := l.GiveBackN(ctx, "k", 2, d, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The window as it stands (the clock is 1 s into it): 1 unit of 3
+	// counted, so 2 remain, and all 3 are back when it ends in 59 s.
+	want := algorithms.Refunded{Decision: algorithms.Decision{Allowed: true, Limit: 3, Remaining: 2, ResetAfter: 59 * time.Second, NextAfter: 59 * time.Second}, Given: true}
+	if rep != want {
+		t.Errorf("GiveBackN reported %+v, want %+v", rep, want)
+	}
+	if d, _ := l.AllowN(ctx, "k", 2); !d.Allowed {
+		t.Errorf("after GiveBackN of 2: AllowN(2) = %+v, want it admitted", d)
+	}
+	// A denied decision gives nothing back.
+	denied, _ := l.Allow(ctx, "k")
+	if denied.Allowed {
+		t.Fatalf("a fourth unit in the window was admitted: %+v", denied)
+	}
+	if rep, err := l.GiveBackN(ctx, "k", 1, denied, 0); err != nil || rep.Given {
+		t.Errorf("GiveBackN of a denial = %+v, %v; want nothing given", rep, err)
+	}
+	// A store that is not a GiveBacker: nothing, no error.
+	plain, _ := algorithms.NewLimiter(storeOnly{store}, spec)
+	if rep, err := plain.GiveBackN(ctx, "other", 1, algorithms.Decision{Allowed: true}, 0); err != nil || rep != (algorithms.Refunded{}) {
+		t.Errorf("GiveBackN on a plain Store = %+v, %v; want the zero Refunded, nil", rep, err)
+	}
+}
+
+// storeOnly hides every method of its Store but Take.
+type storeOnly struct{ s algorithms.Store }
+
+func (s storeOnly) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	return s.s.Take(ctx, checks...)
+}
