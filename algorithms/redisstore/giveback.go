@@ -27,20 +27,8 @@ var _ algorithms.GiveBacker = (*Store)(nil)
 // no longer holds has nothing to give back. A key holding a value the
 // store did not write fails the call before anything is written.
 func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
-	if len(ds) != len(checks) {
-		return fmt.Errorf("redisstore: GiveBack: %d decisions for %d checks", len(ds), len(checks))
-	}
-	if len(dst) != len(checks) {
-		return fmt.Errorf("redisstore: GiveBack: %d results for %d checks", len(dst), len(checks))
-	}
-	if waited < 0 {
-		return fmt.Errorf("redisstore: GiveBack: waited must not be negative, got %s", waited)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := s.giveReady(ctx, "GiveBack", dst, checks, ds, waited); err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return algorithms.ErrClosed
 	}
 	if len(checks) == 0 {
 		return nil
@@ -65,67 +53,12 @@ func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks 
 			vals[i] = reckonArg(ds[i].ResetAfter, waited)
 		}
 	}
-	var now time.Time
-	if s.clock != nil {
-		now = s.clock.Now()
-	}
-	var probe uint64
-	if s.breaker != nil {
-		var err error
-		if probe, err = s.breaker.allowCtx(s.localNow(now), ctx); err != nil {
-			return err
-		}
-	}
-	parent := ctx
-	ctx, cancel := s.callContext(ctx)
-	defer cancel()
-	r := s.newRequest(checks, now)
-	var err error
-	if s.cluster != nil && !r.oneSlot() {
-		// Each key on its own, its checks in one call in the Take's order.
-		for _, idx := range byKey(r) {
-			vs := make([]any, len(idx))
-			for k, i := range idx {
-				vs[k] = vals[i]
-			}
-			if e := s.giveBack(ctx, r, idx, vs, dst); e != nil && err == nil {
-				err = e
-			}
-		}
-	} else {
-		err = s.giveBack(ctx, r, nil, vals, dst)
-	}
-	if s.synchronous(ctx) {
-		r.release() // no goroutine can still hold its keys or arguments
-	}
-	err = markKeyState(s.ownDeadline("give-back", err, parent))
-	if s.breaker != nil {
-		s.breaker.record(err, s.localNow(now), probe)
-	}
-	if s.deny != nil {
-		// Even after an error (the script may have run): a denial cached
-		// from before must not outlive a state Redis admits from.
-		s.deny.forget(checks)
-	}
-	return err
+	return s.give(ctx, "give-back", modeGiveBack, checks, vals, dst, parseGiveBack)
 }
 
-// giveBack runs the give-back of the checks idx of r (all when nil), whose
-// script values are vals, and writes what the script reports of each into
-// dst (indexed as r's checks).
-func (s *Store) giveBack(ctx context.Context, r *request, idx []int, vals []any, dst []algorithms.Refunded) error {
-	keys := r.keys
-	var args []any
-	if idx == nil {
-		args = append(r.args(nil, modeGiveBack), vals...)
-	} else {
-		keys = r.keysOf(idx)
-		args = append(r.args(idx, modeGiveBack), vals...)
-	}
-	v, err := s.eval(ctx, s.client, keys, args)
-	if err != nil {
-		return err
-	}
+// parseGiveBack reads the give-back script's reply v for the checks idx of
+// r (all when nil) into dst (indexed as r's checks).
+func parseGiveBack(v any, r *request, idx []int, dst []algorithms.Refunded) error {
 	n := len(r.checks)
 	if idx != nil {
 		n = len(idx)

@@ -25,20 +25,8 @@ const modeRefund = 4
 // back, and reports a fresh queue. A key holding a value the store did not
 // write fails the call before anything is written, as in a Take.
 func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
-	if len(ds) != len(checks) {
-		return fmt.Errorf("redisstore: Refund: %d decisions for %d checks", len(ds), len(checks))
-	}
-	if len(dst) != len(checks) {
-		return fmt.Errorf("redisstore: Refund: %d results for %d checks", len(dst), len(checks))
-	}
-	if waited < 0 {
-		return fmt.Errorf("redisstore: Refund: waited must not be negative, got %s", waited)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := s.giveReady(ctx, "Refund", dst, checks, ds, waited); err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return algorithms.ErrClosed
 	}
 	admitted := true // a denied Take consumed nothing: nothing to give back
 	for i := range ds {
@@ -72,6 +60,53 @@ func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []
 	if len(queue) == 0 {
 		return nil
 	}
+	// On a Cluster whose keys span slots each key is refunded on its own
+	// (its checks in one call, so that each looks at the key after all its
+	// refunds): one that fails (its node unreachable) does not keep the
+	// others' places.
+	out := make([]algorithms.Refunded, len(queue))
+	if err := s.give(ctx, "refund", modeRefund, queue, rems, out, parseRefund); err != nil {
+		return err
+	}
+	for k, i := range at {
+		dst[i] = out[k]
+	}
+	return nil
+}
+
+// giveReady returns the error of a Refund or GiveBack (op) whose arguments
+// do not fit together, whose context is done, or on a closed store.
+func (s *Store) giveReady(ctx context.Context, op string, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	if len(ds) != len(checks) {
+		return fmt.Errorf("redisstore: %s: %d decisions for %d checks", op, len(ds), len(checks))
+	}
+	if len(dst) != len(checks) {
+		return fmt.Errorf("redisstore: %s: %d results for %d checks", op, len(dst), len(checks))
+	}
+	if waited < 0 {
+		return fmt.Errorf("redisstore: %s: waited must not be negative, got %s", op, waited)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return algorithms.ErrClosed
+	}
+	return nil
+}
+
+// give runs the script in mode (modeRefund, modeGiveBack) for checks,
+// whose per-check script values are vals, as Take runs its own: on the
+// store's clock, through the breaker and within the store's timeout, in
+// one call, or one per key on a Cluster whose keys span slots (then every
+// key is tried and the first error returned). parse reads the reply for
+// the checks idx of r (all when nil) into out, indexed as checks. op names
+// the call in errors. Even after an error the deny cache forgets checks:
+// the script may have run (a reply lost, a deadline met after the call was
+// sent, some keys of a Cluster given back), and a denial cached from
+// before must not outlive a state Redis admits from.
+func (s *Store) give(ctx context.Context, op string, mode int, checks []algorithms.Check, vals []any, out []algorithms.Refunded,
+	parse func(v any, r *request, idx []int, out []algorithms.Refunded) error) error {
 	var now time.Time
 	if s.clock != nil {
 		now = s.clock.Now()
@@ -86,47 +121,43 @@ func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []
 	parent := ctx
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
-	r := s.newRequest(queue, now)
-	out := make([]algorithms.Refunded, len(queue))
+	r := s.newRequest(checks, now)
+	run := func(idx []int) error {
+		keys, vs := r.keys, vals
+		if idx != nil {
+			keys = r.keysOf(idx)
+			vs = make([]any, len(idx))
+			for k, i := range idx {
+				vs[k] = vals[i]
+			}
+		}
+		v, err := s.eval(ctx, s.client, keys, append(r.args(idx, mode), vs...))
+		if err != nil {
+			return err
+		}
+		return parse(v, r, idx, out)
+	}
 	var err error
 	if s.cluster != nil && !r.oneSlot() {
-		// Each key on its own (its checks in one call, so that each looks
-		// at the key after all its refunds): one that fails (its node
-		// unreachable) does not keep the others' places. The first error
-		// is returned.
 		for _, idx := range byKey(r) {
-			rs := make([]any, len(idx))
-			for k, i := range idx {
-				rs[k] = rems[i]
-			}
-			if e := s.refund(ctx, r, idx, rs, out); e != nil && err == nil {
+			if e := run(idx); e != nil && err == nil {
 				err = e
 			}
 		}
 	} else {
-		err = s.refund(ctx, r, nil, rems, out)
+		err = run(nil)
 	}
 	if s.synchronous(ctx) {
 		r.release() // no goroutine can still hold its keys or arguments
 	}
-	err = markKeyState(s.ownDeadline("refund", err, parent))
+	err = markKeyState(s.ownDeadline(op, err, parent))
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now), probe)
 	}
 	if s.deny != nil {
-		// Even after an error: the script may have run (a reply lost, a
-		// deadline met after the call was sent, some keys of a Cluster
-		// refunded), and a denial cached from before must not outlive a
-		// state Redis admits from.
-		s.deny.forget(queue)
+		s.deny.forget(checks)
 	}
-	if err != nil {
-		return err
-	}
-	for k, i := range at {
-		dst[i] = out[k]
-	}
-	return nil
+	return err
 }
 
 // byKey returns the indices of r's checks grouped by key, in order.
@@ -145,22 +176,9 @@ func byKey(r *request) [][]int {
 	return groups
 }
 
-// refund runs the refund of the checks idx of r (all when nil), whose
-// remaining waits are rems, and writes what the script reports of each
-// into out (indexed as r's checks).
-func (s *Store) refund(ctx context.Context, r *request, idx []int, rems []any, out []algorithms.Refunded) error {
-	keys := r.keys
-	var args []any
-	if idx == nil {
-		args = append(r.args(nil, modeRefund), rems...)
-	} else {
-		keys = r.keysOf(idx)
-		args = append(r.args(idx, modeRefund), rems...)
-	}
-	v, err := s.eval(ctx, s.client, keys, args)
-	if err != nil {
-		return err
-	}
+// parseRefund reads the refund script's reply v for the checks idx of r
+// (all when nil) into out (indexed as r's checks).
+func parseRefund(v any, r *request, idx []int, out []algorithms.Refunded) error {
 	n := len(r.checks)
 	if idx != nil {
 		n = len(idx)
