@@ -2,7 +2,6 @@ package algorithms
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -29,14 +28,8 @@ func reckoned(resetAfter, waited time.Duration) int64 {
 // would without consuming. The give-back of each key and the look at the
 // keys take their shards' locks apart: a Take between them is counted.
 func (s *MemoryStore) GiveBack(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
-	if len(ds) != len(checks) {
-		return fmt.Errorf("algorithms: GiveBack: %d decisions for %d checks", len(ds), len(checks))
-	}
-	if len(dst) != len(checks) {
-		return fmt.Errorf("algorithms: GiveBack: %d results for %d checks", len(dst), len(checks))
-	}
-	if waited < 0 {
-		return fmt.Errorf("algorithms: GiveBack: waited must not be negative, got %s", waited)
+	if err := giveArgs("GiveBack", dst, checks, ds, waited); err != nil {
+		return err
 	}
 	if err := s.ready(ctx); err != nil {
 		return err
@@ -46,10 +39,7 @@ func (s *MemoryStore) GiveBack(ctx context.Context, dst []Refunded, checks []Che
 			return err
 		}
 	}
-	admitted := true // a denied Take consumed nothing: nothing to give back
-	for i := range ds {
-		admitted = admitted && ds[i].Allowed
-	}
+	admitted := allAllowed(ds) // a denied Take consumed nothing: nothing to give back
 	t := s.now()
 	for i := range dst {
 		dst[i].Given = false

@@ -787,6 +787,32 @@ func (s *MemoryStore) now() int64 {
 	return s.clock.Now().UnixNano()
 }
 
+// giveArgs returns the error of a Refund or GiveBack (op) whose arguments
+// do not fit together.
+func giveArgs(op string, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
+	if len(ds) != len(checks) {
+		return fmt.Errorf("algorithms: %s: %d decisions for %d checks", op, len(ds), len(checks))
+	}
+	if len(dst) != len(checks) {
+		return fmt.Errorf("algorithms: %s: %d results for %d checks", op, len(dst), len(checks))
+	}
+	if waited < 0 {
+		return fmt.Errorf("algorithms: %s: waited must not be negative, got %s", op, waited)
+	}
+	return nil
+}
+
+// allAllowed reports whether every decision of a Take admitted, which is
+// whether the Take consumed anything.
+func allAllowed(ds []Decision) bool {
+	for i := range ds {
+		if !ds[i].Allowed {
+			return false
+		}
+	}
+	return true
+}
+
 var (
 	_ Refunder   = (*MemoryStore)(nil)
 	_ GiveBacker = (*MemoryStore)(nil)
@@ -799,14 +825,8 @@ var (
 // [Refunded]). The refund and the look at one key take its shard's lock
 // apart: a Take between them is counted.
 func (s *MemoryStore) Refund(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
-	if len(ds) != len(checks) {
-		return fmt.Errorf("algorithms: Refund: %d decisions for %d checks", len(ds), len(checks))
-	}
-	if len(dst) != len(checks) {
-		return fmt.Errorf("algorithms: Refund: %d results for %d checks", len(dst), len(checks))
-	}
-	if waited < 0 {
-		return fmt.Errorf("algorithms: Refund: waited must not be negative, got %s", waited)
+	if err := giveArgs("Refund", dst, checks, ds, waited); err != nil {
+		return err
 	}
 	if err := s.ready(ctx); err != nil {
 		return err
@@ -820,10 +840,7 @@ func (s *MemoryStore) Refund(ctx context.Context, dst []Refunded, checks []Check
 			}
 		}
 	}
-	admitted := true // a denied Take consumed nothing: nothing to give back
-	for i := range ds {
-		admitted = admitted && ds[i].Allowed
-	}
+	admitted := allAllowed(ds) // a denied Take consumed nothing: nothing to give back
 	t := s.now()
 	// given marks the checks whose place came back.
 	var buf [maxBatch]bool
