@@ -116,40 +116,60 @@ func TestBreakerIgnoresCallersCancelling(t *testing.T) {
 // the circuit for every other request. Before the fix each such Take
 // counted as a failure, and the fourth Take after them got ErrCircuitOpen.
 func TestBreakerIgnoresShortDeadlines(t *testing.T) {
-	srv := redistest.New(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, PoolSize: 1, MaxRetries: -1})
-	defer client.Close()
-	s, err := redisstore.New(client, redisstore.WithCircuitBreaker(3, time.Hour))
-	if err != nil {
-		t.Fatal(err)
+	queue := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute}, Key: "held"}
+	for _, tc := range []struct {
+		name string
+		// call makes the store call of the case on ctx; ds are the
+		// decisions of a Take of queue made before.
+		call func(ctx context.Context, s *redisstore.Store, ds []algorithms.Decision) error
+	}{
+		{"take", func(ctx context.Context, s *redisstore.Store, _ []algorithms.Decision) error {
+			_, err := s.Take(ctx, breakerCheck)
+			return err
+		}},
+		// Refund asks the breaker as Take does (b0858dd).
+		{"refund", func(ctx context.Context, s *redisstore.Store, ds []algorithms.Decision) error {
+			return s.Refund(ctx, make([]algorithms.Refunded, 1), []algorithms.Check{queue}, ds, 0)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.New(t)
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, PoolSize: 1, MaxRetries: -1})
+			defer client.Close()
+			s, err := redisstore.New(client, redisstore.WithCircuitBreaker(3, time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ds, err := s.Take(context.Background(), queue)
+			if err != nil || !ds[0].Allowed {
+				t.Fatalf("Take = %+v, %v", ds, err)
+			}
+			popped := make(chan error, 1)
+			go func() { popped <- client.BLPop(context.Background(), 0, "app:queue").Err() }()
+			waitBlocked(t, srv, 1)
+			for i := range 10 {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				err := tc.call(ctx, s, ds)
+				cancel()
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("%s %d with the only connection held = %v, want context.DeadlineExceeded", tc.name, i, err)
+				}
+			}
+			if _, err := srv.Do("LPUSH", "app:queue", "job"); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-popped; err != nil {
+				t.Fatal(err)
+			}
+			if d, err := s.Take(context.Background(), breakerCheck); err != nil || !d[0].Allowed {
+				t.Fatalf("after 10 calls' 20ms deadlines expired (breaker of 3 failures), Take = %+v, %v; want it decided", d, err)
+			}
+			_ = s.Close()
+			_ = client.Close()
+		})
 	}
-	defer s.Close()
-	if _, err := s.Take(context.Background(), breakerCheck); err != nil {
-		t.Fatal(err)
-	}
-	popped := make(chan error, 1)
-	go func() { popped <- client.BLPop(context.Background(), 0, "app:queue").Err() }()
-	waitBlocked(t, srv, 1)
-	for i := range 10 {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err := s.Take(ctx, breakerCheck)
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Take %d with the only connection held = %v, want context.DeadlineExceeded", i, err)
-		}
-	}
-	if _, err := srv.Do("LPUSH", "app:queue", "job"); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-popped; err != nil {
-		t.Fatal(err)
-	}
-	if d, err := s.Take(context.Background(), breakerCheck); err != nil || !d[0].Allowed {
-		t.Fatalf("after 10 callers' 20ms deadlines expired (breaker of 3 failures), Take = %+v, %v; want it decided", d, err)
-	}
-	_ = s.Close()
-	_ = client.Close()
 }
 
 // TestBreakerOpensOnTimingOutRedis: a Redis that does not answer (its
@@ -221,48 +241,4 @@ func TestBreakerOpensOnTimingOutRedis(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestBreakerIgnoresShortRefundDeadlines is TestBreakerIgnoresShortDeadlines
-// for Refund: callers' deadlines too short for any Redis do not open the
-// circuit through refunds either.
-func TestBreakerIgnoresShortRefundDeadlines(t *testing.T) {
-	srv := redistest.New(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, PoolSize: 1, MaxRetries: -1})
-	defer client.Close()
-	s, err := redisstore.New(client, redisstore.WithCircuitBreaker(3, time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	queue := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute}, Key: "held"}
-	checks := []algorithms.Check{queue}
-	ds, err := s.Take(context.Background(), queue)
-	if err != nil || !ds[0].Allowed {
-		t.Fatalf("Take = %+v, %v", ds, err)
-	}
-	popped := make(chan error, 1)
-	go func() { popped <- client.BLPop(context.Background(), 0, "app:queue").Err() }()
-	waitBlocked(t, srv, 1)
-	dst := make([]algorithms.Refunded, 1)
-	for i := range 10 {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		err := s.Refund(ctx, dst, checks, ds, 0)
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Refund %d with the only connection held = %v, want context.DeadlineExceeded", i, err)
-		}
-	}
-	if _, err := srv.Do("LPUSH", "app:queue", "job"); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-popped; err != nil {
-		t.Fatal(err)
-	}
-	if d, err := s.Take(context.Background(), breakerCheck); err != nil || !d[0].Allowed {
-		t.Fatalf("after 10 refunds' 20ms deadlines expired (breaker of 3 failures), Take = %+v, %v; want it decided", d, err)
-	}
-	_ = s.Close()
-	_ = client.Close()
 }
