@@ -155,10 +155,20 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // the headers are malformed or too long (maxSFField), or when the response came from a cache (Age > 0:
 // its numbers are stale, and the draft asks clients to ignore them).
 func serverHold(h http.Header, now time.Time) time.Duration {
-	if age := strings.TrimSpace(first(h, "Age")); age != "" && age != "0" {
+	if cached(h) {
 		return 0
 	}
 	return max(ietfHold(h), draft6Hold(h), legacyHold(h, now))
+}
+
+// cached reports whether the response's Age field says it came from a
+// cache: delta-seconds above 0 (RFC 9111 §5.1). A field of several members
+// counts by its first, and an invalid one (not digits) is ignored, as that
+// section asks: the response counts as fresh.
+func cached(h http.Header) bool {
+	age, _, _ := strings.Cut(first(h, "Age"), ",")
+	age = strings.TrimSpace(age)
+	return isDigits(age) && strings.TrimLeft(age, "0") != ""
 }
 
 // ietfHold reads the RateLimit field: a List of named policies with r and t

@@ -238,3 +238,36 @@ func TestServerHoldInvalidLeadingMember(t *testing.T) {
 		})
 	}
 }
+
+// Age is delta-seconds (RFC 9111 §5.1): "00" is 0, a list keeps its first
+// member, and an invalid value is ignored, as if absent. Only a response
+// that is really stale has its RateLimit fields ignored.
+func TestServerHoldAge(t *testing.T) {
+	const ratelimit = `"a";r=0;t=5`
+	for _, tc := range []struct {
+		age  []string
+		want time.Duration
+	}{
+		{[]string{"0"}, 5 * time.Second},
+		{[]string{"00"}, 5 * time.Second},
+		{[]string{" 0 "}, 5 * time.Second},
+		{[]string{"0, 30"}, 5 * time.Second},
+		{[]string{"0", "30"}, 5 * time.Second},
+		{[]string{"30, 0"}, 0},
+		{[]string{"30"}, 0},
+		{[]string{"007"}, 0},
+		{[]string{"99999999999999999999999"}, 0},
+		{[]string{"-1"}, 5 * time.Second},
+		{[]string{"abc"}, 5 * time.Second},
+		{[]string{"1.5"}, 5 * time.Second},
+		{[]string{""}, 5 * time.Second},
+	} {
+		h := header("RateLimit", ratelimit)
+		for _, a := range tc.age {
+			h.Add("Age", a)
+		}
+		if got := serverHold(h, now); got != tc.want {
+			t.Errorf("Age %q: serverHold = %v, want %v", tc.age, got, tc.want)
+		}
+	}
+}
