@@ -8,8 +8,9 @@
 //     to one host (or any key of [WithKey]) leave at the configured rate
 //     through a leaky_queue, each waiting its turn, up to a maximum wait;
 //     every spelling of a host that reaches the same server shares one
-//     queue ([HostKey]: case, default port, trailing dot, IPv6 form, and an
-//     internationalised name in Unicode or punycode);
+//     queue ([HostKey]: case, default port, a port's leading zeros,
+//     trailing dot, IPv6 form, and an internationalised name in Unicode or
+//     punycode);
 //   - it backs off when turned away: a 429 or 503 is retried after the
 //     server's Retry-After, or an exponential backoff with full jitter, a
 //     bounded number of times, and only when the request can be replayed;

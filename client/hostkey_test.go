@@ -243,3 +243,41 @@ func FuzzHostKey(f *testing.F) {
 		}
 	})
 }
+
+// A port written with leading zeros is the same port: net/http reaches the
+// same server through "host:08080" as through "host:8080" (the dialer reads
+// the port as a number), so both spellings share one key, and a default
+// port so written ("https://host:0443") is no port at all.
+func TestHostKeyPortLeadingZeros(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := "http://" + u.Hostname() + ":00" + u.Port() + "/"
+	resp, err := srv.Client().Get(padded)
+	if err != nil {
+		t.Fatalf("GET %s: %v (net/http should reach the server on the padded port)", padded, err)
+	}
+	resp.Body.Close()
+
+	for _, tc := range []struct{ url, want string }{
+		{padded, u.Host},
+		{srv.URL + "/", u.Host},
+		{"https://api.example.com:0443/", "api.example.com"},
+		{"http://api.example.com:0080/", "api.example.com"},
+		{"https://api.example.com:08443/", "api.example.com:8443"},
+		{"https://[2001:db8::1]:00443/", "[2001:db8::1]"},
+		{"http://api.example.com:00/", "api.example.com:0"},
+		{"http://api.example.com:0/", "api.example.com:0"},
+	} {
+		pu, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := client.HostKey(&http.Request{URL: pu}); got != tc.want {
+			t.Errorf("HostKey(%s) = %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}

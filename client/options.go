@@ -69,7 +69,8 @@ func defaults() config {
 // https), so that "https://api.example.com" and "https://api.example.com:443"
 // share a queue; likewise a fully qualified name's trailing dot is dropped
 // ("api.example.com." is the same host) and an IPv6 literal is written in
-// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"). A host name
+// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"), as is a port
+// written with leading zeros (":08443" is ":8443"). A host name
 // with non-ASCII characters is keyed by its ASCII (punycode) form, mapped
 // by the IDNA lookup rules as net/http maps it to find the server it dials:
 // "bücher.example", "BÜCHER.example" and "xn--bcher-kva.example" are one
@@ -91,6 +92,12 @@ func HostKey(r *http.Request) string {
 	host, port := hostport, ""
 	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && strings.IndexByte(hostport[i:], ']') < 0 {
 		host, port = hostport[:i], strings.ToLower(hostport[i+1:])
+		if len(port) > 1 && port[0] == '0' {
+			// The dialer reads the port as a number: "0443" is 443.
+			if port = strings.TrimLeft(port, "0"); port == "" {
+				port = "0"
+			}
+		}
 		if port == "80" && strings.EqualFold(scheme, "http") || port == "443" && strings.EqualFold(scheme, "https") {
 			port = ""
 		}
