@@ -3,9 +3,12 @@ package replay
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 )
@@ -70,7 +73,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 	if p.NoKey > 0 || p.Skipped > 0 {
 		fmt.Fprintf(tw, "  without a key\t%d\t(%d skipped, the rest rejected 400/403)\n", p.NoKey+p.Skipped, p.Skipped)
 		if p.NoKeyReason != "" {
-			fmt.Fprintf(tw, "  \t\t(first: %s)\n", p.NoKeyReason)
+			fmt.Fprintf(tw, "  \t\t(first: %s)\n", printable(p.NoKeyReason))
 		}
 		if strings.Contains(p.Key, "route") {
 			fmt.Fprintf(tw, "  \t\t(requests to paths matching no known route have no route key: give the application's routes with --route)\n")
@@ -86,7 +89,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 	if len(p.Top) > 0 {
 		var keys []string
 		for _, k := range p.Top {
-			keys = append(keys, fmt.Sprintf("%s (%d)", k.Key, k.Count))
+			keys = append(keys, fmt.Sprintf("%s (%d)", printable(k.Key), k.Count))
 		}
 		fmt.Fprintf(b, "  most rejected keys: %s\n", strings.Join(keys, ", "))
 	}
@@ -108,6 +111,19 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 		}
 		tw.Flush()
 	}
+}
+
+// printable returns s as it is when every character is printable (a
+// graphic character or a space), else quoted with Go escapes: keys come
+// from the log, untrusted, and a control character such as ESC would
+// otherwise reach the terminal the report is read on.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsGraphic(r) {
+			return strconv.QuoteToGraphic(s)
+		}
+	}
+	return s
 }
 
 // pct formats part/whole as a percentage with two decimals.
