@@ -43,3 +43,24 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// TestHelpListsNoEmptyFlags: a command's help has a "Flags:" heading only
+// when there are flags under it (check has none).
+func TestHelpListsNoEmptyFlags(t *testing.T) {
+	for _, cmd := range []string{"check", "replay", "demo"} {
+		out, _, code := runCmd(cmd, "--help")
+		if code != exitOK {
+			t.Fatalf("%s --help: exit %d", cmd, code)
+		}
+		head, flags, ok := strings.Cut(out, "\nFlags:\n")
+		if cmd == "check" {
+			if ok || strings.HasSuffix(strings.TrimSpace(out), "Flags:") {
+				t.Errorf("check --help ends with a Flags: heading and no flags:\n%s", out)
+			}
+			continue
+		}
+		if !ok || !strings.Contains(flags, "  -") || !strings.HasPrefix(head, "Usage: ratekeeper "+cmd) {
+			t.Errorf("%s --help: want its usage, then Flags: and the flags:\n%s", cmd, out)
+		}
+	}
+}

@@ -177,8 +177,12 @@ func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		out := fs.Output()
 		fmt.Fprint(out, head)
-		fmt.Fprintln(out, "\nFlags:")
-		fs.PrintDefaults()
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags { // no heading over an empty list
+			fmt.Fprintln(out, "\nFlags:")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
 }
