@@ -19,6 +19,7 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,11 +31,30 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "genlogs:", err)
-		os.Exit(2)
-	}
+	os.Exit(exitCode(run(os.Args[1:], os.Stdout), os.Stderr))
 }
+
+// exitCode returns the exit status for run's error, printing it to stderr:
+// 0 for none and for -help (the usage is printed), 2 for the others. A bad
+// flag is not printed again: the flag package printed it, with the usage.
+func exitCode(err error, stderr io.Writer) int {
+	var fe flagError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &fe):
+		return 2
+	}
+	fmt.Fprintln(stderr, "genlogs:", err)
+	return 2
+}
+
+// A flagError is an error of the command line's flags, reported already by
+// the flag package.
+type flagError struct{ err error }
+
+func (e flagError) Error() string { return e.err.Error() }
+func (e flagError) Unwrap() error { return e.err }
 
 // run writes the log that the flags args describe, to stdout for -o -.
 func run(args []string, stdout io.Writer) error {
@@ -48,7 +68,7 @@ func run(args []string, stdout io.Writer) error {
 	gz := fs.Bool("gzip", false, "gzip the output")
 	out := fs.String("o", "-", "output file; - for standard output")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return flagError{err}
 	}
 	switch {
 	case fs.NArg() > 0:

@@ -137,3 +137,27 @@ func TestFlagErrors(t *testing.T) {
 		t.Errorf("run(-n 3) = %v, %q; want 3 lines", err, out.String())
 	}
 }
+
+// TestExitStatus: -help prints the usage and exits 0, as a request for help
+// is no error; a bad flag exits 2, its error printed once (by the flag
+// package, with the usage), not a second time; other errors are printed and
+// exit 2.
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		printed string // what exitCode prints; "" for nothing
+	}{
+		{[]string{"-n", "0"}, 0, ""},
+		{[]string{"-help"}, 0, ""},
+		{[]string{"-h"}, 0, ""},
+		{[]string{"-bogus"}, 2, ""},
+		{[]string{"-n", "x"}, 2, ""},
+		{[]string{"-n", "-1"}, 2, "genlogs: -n -1: want 0 or more lines\n"},
+	} {
+		var out, stderr bytes.Buffer
+		if code := exitCode(run(tc.args, &out), &stderr); code != tc.code || stderr.String() != tc.printed {
+			t.Errorf("genlogs %q: exit %d, printed %q; want exit %d, printed %q", tc.args, code, stderr.String(), tc.code, tc.printed)
+		}
+	}
+}
