@@ -40,6 +40,7 @@ type cursor struct {
 	r       *logparse.Reader
 	closer  io.Closer
 	batches <-chan batch
+	quit    chan struct{} // closed to end the parsing goroutine early (see stop)
 	batch   batch
 	i       int // the entry in batch
 	read    int64
@@ -101,8 +102,7 @@ func (h *cursors) Pop() any {
 func (m *merger) run() error {
 	defer func() { // on an error, end the parsing goroutines
 		for _, c := range m.open {
-			drain(c.batches)
-			c.closer.Close()
+			c.stop()
 		}
 	}()
 	for {
@@ -185,14 +185,14 @@ func (m *merger) openCursor(s *source, index int) (*cursor, error) {
 	// Each open log holds up to six batches parsed ahead: smaller ones
 	// when many logs may be open at once (servers' logs overlap).
 	size := max(512, 4096/len(m.srcs))
-	c := &cursor{index: index, r: r, closer: closer, batches: readBatches(r, size), pending: pending}
+	quit := make(chan struct{})
+	c := &cursor{index: index, r: r, closer: closer, batches: readBatches(r, size, quit), quit: quit, pending: pending}
 	m.all = append(m.all, c)
 	if pending == nil {
 		c.i = -1
 		more, err := c.advance()
 		if err != nil {
-			drain(c.batches)
-			closer.Close()
+			c.stop()
 			return nil, err
 		}
 		if !more {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
@@ -74,5 +77,73 @@ func TestMergeEqualTimesInSourceOrder(t *testing.T) {
 				t.Errorf("merged order = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// endlessLog is a log that never ends (a pipe from a live server): one
+// JSON line per Read, a second apart. It counts the lines read.
+type endlessLog struct {
+	mu    sync.Mutex
+	lines int
+}
+
+func (l *endlessLog) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	line := fmt.Sprintf(`{"time":"%s","remote_addr":"203.0.113.1","method":"GET","path":"/","status":200}`+"\n",
+		time.Date(2024, 3, 10, 12, 0, 0, 0, time.UTC).Add(time.Duration(l.lines)*time.Second).Format(time.RFC3339))
+	if len(p) < len(line) {
+		return 0, io.ErrShortBuffer
+	}
+	l.lines++
+	return copy(p, line), nil
+}
+
+func (l *endlessLog) read() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lines
+}
+
+// failingAdder fails at its n-th entry.
+type failingAdder struct{ n int }
+
+func (a *failingAdder) Add(*logparse.Entry) error {
+	if a.n--; a.n == 0 {
+		return errors.New("store failed")
+	}
+	return nil
+}
+
+// TestMergeErrorStopsEndlessLog: an error in the middle of a replay ends
+// it even when a log never ends (standard input from a live server): the
+// parsing goroutine stops instead of being drained to the end of its log.
+func TestMergeErrorStopsEndlessLog(t *testing.T) {
+	log := &endlessLog{}
+	r, err := logparse.NewReader(log, "-", logparse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &source{name: "-", first: first.Time, r: r, pending: &first, closer: io.NopCloser(nil)}
+	var in replay.Input
+	m := &merger{eng: &failingAdder{n: 100}, srcs: []*source{src}, in: &in, stderr: io.Discard, progress: newProgress(io.Discard, 0, true)}
+	done := make(chan error, 1)
+	go func() { done <- m.run() }()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != "store failed" {
+			t.Fatalf("run = %v, want the adder's error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run still going 30 s after the adder failed at its 100th entry (%d lines read)", log.read())
+	}
+	// The parser stopped: it reads no more than the batches it holds ahead.
+	n := log.read()
+	if more := log.read(); more != n {
+		t.Fatalf("the log is still being read after run returned: %d lines, then %d", n, more)
 	}
 }

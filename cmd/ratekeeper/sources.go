@@ -115,8 +115,10 @@ type batch struct {
 }
 
 // readBatches parses r on a goroutine of its own, sending batches of size
-// entries until the end of the log (or a read error, sent last).
-func readBatches(r *logparse.Reader, size int) <-chan batch {
+// entries until the end of the log (or a read error, sent last), or until
+// stop is closed: a replay that failed does not read the rest of its logs
+// (standard input may never end).
+func readBatches(r *logparse.Reader, size int, stop <-chan struct{}) <-chan batch {
 	ch := make(chan batch, 4)
 	go func() {
 		defer close(ch)
@@ -133,18 +135,28 @@ func readBatches(r *logparse.Reader, size int) <-chan batch {
 			b.entries = append(b.entries, e)
 			if len(b.entries) == cap(b.entries) {
 				b.read = r.BytesRead()
-				ch <- b
+				select {
+				case ch <- b:
+				case <-stop:
+					return
+				}
 				b = batch{entries: make([]logparse.Entry, 0, size)}
 			}
 		}
 		b.read = r.BytesRead()
-		ch <- b
+		select {
+		case ch <- b:
+		case <-stop:
+		}
 	}()
 	return ch
 }
 
-// drain empties ch so that its goroutine ends.
-func drain(ch <-chan batch) {
-	for range ch {
+// stop ends the parsing goroutine of c, which is not read to its end,
+// and closes its log.
+func (c *cursor) stop() {
+	close(c.quit)
+	for range c.batches { // the batches it had sent; it ends at once
 	}
+	c.closer.Close()
 }
