@@ -290,20 +290,55 @@ func WithMaxRetryAfter(d time.Duration) Option {
 // and requests of any method carrying an Idempotency-Key or
 // X-Idempotency-Key header. In every case the body must be replayable: nil,
 // http.NoBody, or with GetBody set (http.NewRequest sets it for the common
-// body types).
+// body types). Methods are case-sensitive: a lowercase spelling of a
+// standard method ("post") is refused, as is anything not a token.
 func WithRetryMethods(methods ...string) Option {
 	return func(c *config) error {
 		if c.methods == nil {
 			c.methods = map[string]bool{}
 		}
 		for _, m := range methods {
-			if m == "" || strings.ContainsAny(m, " \t\r\n") {
-				return fmt.Errorf("client: WithRetryMethods: invalid method %q", m)
+			if !isToken(m) {
+				return fmt.Errorf("client: WithRetryMethods: invalid method %q (a method is a token: letters, digits and !#$%%&'*+-.^_`|~)", m)
+			}
+			if u := strings.ToUpper(m); u != m && standardMethod(u) {
+				// Methods are case-sensitive: "post" would never match
+				// a POST request.
+				return fmt.Errorf("client: WithRetryMethods: method %q is not %q: methods are case-sensitive", m, u)
 			}
 			c.methods[m] = true
 		}
 		return nil
 	}
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110, section 5.6.2), as
+// a method is.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// standardMethod reports whether m is one of the methods of RFC 9110 and
+// RFC 5789 (PATCH).
+func standardMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
 }
 
 // WithGiveUpError makes the Transport return a [*RetryError] (with a nil
