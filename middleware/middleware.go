@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/deadline"
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -50,11 +51,10 @@ type Middleware struct {
 	built       *fileSettings // the configuration's settings, when built by FromConfig
 	logger      *LogObserver  // the one WithLogger built, if any
 
-	failures  atomic.Int64  // consecutive store failures
-	calls     atomic.Uint64 // tickets given to store calls with a fair deadline (see deadlineTicket)
-	replied   atomic.Uint64 // calls when the store last answered
-	openUntil atomic.Int64  // breaker open until this Unix nanosecond
-	state     atomic.Uint32 // the State the store's last answer put the middleware in
+	failures  atomic.Int64   // consecutive store failures
+	deadlines deadline.Calls // the store calls that may reach a deadline that counts, and the backend's answers
+	openUntil atomic.Int64   // breaker open until this Unix nanosecond
+	state     atomic.Uint32  // the State the store's last answer put the middleware in
 	// stateMu orders the changes of failures and state that go together,
 	// and their reports to the observer (see recovered and failed).
 	stateMu sync.Mutex
@@ -442,7 +442,8 @@ func (m *Middleware) shadowed(r *http.Request, rc *resultContext, res *Result) b
 // Only a failure of the store's backend counts towards the breaker (see
 // [WithBreaker]): not a call its request's client ended (cancelled), nor
 // one that reached its request's deadline without the backend having had
-// a fair chance to meet it (see fairDeadline), nor an invalid check, nor a
+// a fair chance to meet it (the rule of package internal/deadline, which
+// the Redis store's breaker follows too), nor an invalid check, nor a
 // closed store, nor an error about one key's stored value, which is the
 // backend's answer and ends a run of failures as a success does. A probe
 // whose call told nothing about the backend hands the probe on to the
@@ -450,7 +451,7 @@ func (m *Middleware) shadowed(r *http.Request, rc *resultContext, res *Result) b
 func (m *Middleware) take(r *http.Request, res *Result) error {
 	ctx := r.Context()
 	var probe int64 // the breaker's reopening time this request set, as its probe
-	var ticket uint64
+	var ticket deadline.Ticket
 	if m.breakAfter > 0 {
 		if m.failures.Load() >= m.breakAfter {
 			now := m.clock.Now().UnixNano()
@@ -463,7 +464,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 			}
 			// This request probes the store.
 		}
-		ticket = m.deadlineTicket(ctx)
+		ticket = m.deadlines.Watch(ctx)
 	}
 	err := res.Take(ctx, m.store)
 	switch {
@@ -478,7 +479,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		// A check the store refused before its backend saw it, or a store
 		// its owner closed: nothing said of the backend.
 		m.handOn(probe)
-	case ctx.Err() != nil && !m.fairDeadline(ctx, ticket):
+	case m.deadlines.Ignores(ticket, ctx.Err()):
 		// The client went away, or the request's deadline gave the
 		// backend no fair chance.
 		m.handOn(probe)
@@ -495,42 +496,11 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	return m.fallback(ctx, r, res, err)
 }
 
-// minDeadlineBudget is the least time before its request's deadline that
-// a store call must begin with for the deadline, if the call reaches it,
-// to count as a failure of the store's backend (see WithBreaker): a
-// hundred round trips to a Redis in the same region, several tens of one
-// under load. It is redisstore's own breaker's bound.
-const minDeadlineBudget = 50 * time.Millisecond
-
-// deadlineTicket returns the ticket of a store call on ctx that begins
-// now: 0 when ctx has no deadline or one less than minDeadlineBudget away
-// (read on the system clock, as context deadlines are), which never
-// counts; else the next of m.calls, which fairDeadline compares with
-// m.replied.
-func (m *Middleware) deadlineTicket(ctx context.Context) uint64 {
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < minDeadlineBudget {
-		return 0
-	}
-	return m.calls.Add(1)
-}
-
-// fairDeadline reports whether the store call of ticket, which ended with
-// its request's context done, counts as a failure of the backend: the
-// context reached its deadline (it was not cancelled), the call began at
-// least minDeadlineBudget before it, and no store call got an answer
-// since the call began.
-func (m *Middleware) fairDeadline(ctx context.Context, ticket uint64) bool {
-	return ticket != 0 && ctx.Err() == context.DeadlineExceeded && m.replied.Load() < ticket
-}
-
 // answered notes an answer of the store's backend: it ends a run of
 // failures, and shows the backend answering to the calls with a deadline
-// that began before it (see fairDeadline).
+// that began before it (see deadline.Calls.Replied).
 func (m *Middleware) answered() {
-	if c := m.calls.Load(); c != 0 {
-		for r := m.replied.Load(); r < c && !m.replied.CompareAndSwap(r, c); r = m.replied.Load() {
-		}
-	}
+	m.deadlines.Replied()
 	if m.failures.Load() != 0 {
 		m.recovered()
 	}

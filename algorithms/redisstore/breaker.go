@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/deadline"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,33 +60,32 @@ func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
 
 // minDeadlineBudget is the least time before its caller's deadline that a
 // call must begin with for the deadline, if it passes, to count as a
-// failure of Redis (see WithCircuitBreaker): a hundred round trips to a
-// Redis in the same region, several tens of one under load.
-const minDeadlineBudget = 50 * time.Millisecond
-
-// shortBudget marks the ticket of a call begun less than
-// minDeadlineBudget before its caller's deadline.
-const shortBudget = 1 << 63
+// failure of Redis (see WithCircuitBreaker).
+const minDeadlineBudget = deadline.Budget
 
 // breaker is a consecutive-failure circuit breaker.
 type breaker struct {
 	mu        sync.Mutex
 	threshold int
 	cooldown  time.Duration
-	failures  int       // consecutive failures while closed
-	open      bool      // open or half-open
-	until     time.Time // open: when the next probe may go
-	probing   bool      // half-open: a probe is in flight
-	probe     uint64    // the ticket of the last probe let through
-	calls     uint64    // the tickets given: each call let through gets the next
-	// replied is calls when Redis last replied to a call: a call whose
-	// ticket is at most replied saw a reply since it began.
-	replied uint64
+	failures  int             // consecutive failures while closed
+	open      bool            // open or half-open
+	until     time.Time       // open: when the next probe may go
+	probing   bool            // half-open: a probe is in flight
+	probe     deadline.Ticket // the ticket of the last probe let through
+	// calls gives each call let through its ticket, by which record knows
+	// the probe and tells whether its caller's deadline counts.
+	calls deadline.Calls
 }
 
-// allow returns ErrCircuitOpen when the call must not go to Redis, and
-// otherwise the call's ticket, which record takes back.
+// allow is allowCtx for a call without a deadline.
 func (b *breaker) allow(now time.Time) (uint64, error) {
+	return b.allowCtx(now, context.Background())
+}
+
+// allowCtx returns ErrCircuitOpen when the call on ctx must not go to
+// Redis, and otherwise the call's ticket, which record takes back.
+func (b *breaker) allowCtx(now time.Time, ctx context.Context) (uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.open {
@@ -93,24 +93,10 @@ func (b *breaker) allow(now time.Time) (uint64, error) {
 			return 0, ErrCircuitOpen
 		}
 		b.probing = true // this call is the probe
-		b.calls++
-		b.probe = b.calls
-		return b.calls, nil
+		b.probe = b.calls.Begin(ctx)
+		return uint64(b.probe), nil
 	}
-	b.calls++
-	return b.calls, nil
-}
-
-// allowCtx is allow for a call on ctx: its ticket says whether ctx's
-// deadline leaves the call less than minDeadlineBudget.
-func (b *breaker) allowCtx(now time.Time, ctx context.Context) (uint64, error) {
-	t, err := b.allow(now)
-	if err == nil {
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < minDeadlineBudget {
-			t |= shortBudget
-		}
-	}
-	return t, err
+	return uint64(b.calls.Begin(ctx)), nil
 }
 
 // record counts the outcome err of the call whose ticket is ticket (see
@@ -122,16 +108,14 @@ func (b *breaker) allowCtx(now time.Time, ctx context.Context) (uint64, error) {
 func (b *breaker) record(err error, now time.Time, ticket uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t := ticket &^ shortBudget
+	t := deadline.Ticket(ticket)
 	isProbe := b.probing && t == b.probe
 	if err == nil || keyError(err) {
-		b.replied = b.calls
+		b.calls.Replied()
 		b.failures, b.open, b.probing = 0, false, false
 		return
 	}
-	neutral := err == context.Canceled || errors.Is(err, algorithms.ErrClosed) ||
-		err == context.DeadlineExceeded && (ticket&shortBudget != 0 || b.replied >= t)
-	if neutral {
+	if errors.Is(err, algorithms.ErrClosed) || b.calls.Ignores(t, err) {
 		if isProbe {
 			b.probing = false
 		}
