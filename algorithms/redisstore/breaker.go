@@ -44,7 +44,8 @@ import (
 // value (of another type, or not written by the store: see Failures in the
 // package doc) counts as the reply it is, Redis being up: one bad key does
 // not open the circuit for every client. A call that meets a closed store
-// ([Store.Close]) does not count.
+// ([Store.Close]) does not count, nor does one that panics (in a hook of
+// the client's, say): a probe that ends so lets the next call probe.
 func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
 	return func(s *Store) error {
 		if failures < 1 {
@@ -131,6 +132,23 @@ func (b *breaker) record(err error, now time.Time, ticket uint64) {
 	b.failures++
 	if b.failures >= b.threshold {
 		b.open, b.until, b.probing = true, now.Add(b.cooldown), false
+	}
+}
+
+// unwound hands the probe on, as record does for a call that says nothing
+// of Redis, when the call of ticket ends without record having its outcome
+// (recorded false: a panic, or runtime.Goexit, on the caller's
+// goroutine). Deferred by each call the breaker lets through, it keeps
+// such a probe from standing in flight for good, which kept the circuit
+// open for every later call.
+func (b *breaker) unwound(ticket uint64, recorded *bool) {
+	if *recorded {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.probing && deadline.Ticket(ticket) == b.probe {
+		b.probing = false
 	}
 }
 

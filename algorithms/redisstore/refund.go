@@ -112,11 +112,13 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		now = s.clock.Now()
 	}
 	var probe uint64
+	recorded := false // the breaker has the call's outcome (see breaker.unwound)
 	if s.breaker != nil {
 		var err error
 		if probe, err = s.breaker.allowCtx(s.localNow(now), ctx); err != nil {
 			return err
 		}
+		defer s.breaker.unwound(probe, &recorded)
 	}
 	parent := ctx
 	ctx, cancel := s.callContext(ctx)
@@ -153,6 +155,7 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 	err = markKeyState(s.ownDeadline(op, err, parent))
 	if s.breaker != nil {
 		s.breaker.record(err, s.localNow(now), probe)
+		recorded = true
 	}
 	if s.deny != nil {
 		s.deny.forget(checks)

@@ -221,11 +221,13 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 		return nil
 	}
 	var ticket uint64
+	recorded := false // the breaker has the call's outcome (see breaker.unwound)
 	if s.breaker != nil {
 		var err error
 		if ticket, err = s.breaker.allowCtx(local, ctx); err != nil {
 			return err
 		}
+		defer s.breaker.unwound(ticket, &recorded)
 	}
 	parent := ctx
 	ctx, cancel := s.callContext(ctx)
@@ -244,6 +246,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	replied := s.localNow(now)
 	if s.breaker != nil {
 		s.breaker.record(err, replied, ticket)
+		recorded = true
 	}
 	if err != nil {
 		return err
