@@ -567,14 +567,18 @@ func (m *Middleware) failed(r *http.Request, err error, count bool) int64 {
 }
 
 // fallback decides res with the fallback store, if any; it returns err when
-// there is none or it fails too.
+// there is none or it fails too. The fallback's failure is counted and
+// reported, and leaves the State as the store's error left it: the State
+// follows the store's backend (an error that said nothing of it, or its
+// answer about one key, came before a fallback too).
 func (m *Middleware) fallback(ctx context.Context, r *http.Request, res *Result, err error) error {
 	if m.failure.mode != fallBack {
 		return err
 	}
 	if ferr := res.Take(ctx, m.failure.store); ferr != nil {
 		ferr = fmt.Errorf("middleware: fallback: %w", ferr)
-		m.failed(r, ferr, false)
+		m.stats.storeErrors.Add(1)
+		m.report(r, ferr)
 		return errors.Join(err, ferr)
 	}
 	m.stats.fallback.Add(1)
