@@ -1,6 +1,9 @@
 package middleware_test
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -54,5 +57,40 @@ func TestFallbackFailureLeavesState(t *testing.T) {
 				t.Errorf("stats %+v; want StoreErrors 2 (the store's error and the fallback's)", st)
 			}
 		})
+	}
+}
+
+// TestFallbackNotAskedForEndedRequest: a request whose client went away
+// while the breaker keeps the store from it is answered as abandoned, the
+// fallback store not asked: its context has ended, and a fallback call on
+// it fails for that alone. The fallback was called, failed with the
+// request's context.Canceled, and that counted as a second store error
+// (StoreErrors 2) and went to the error handler as a failure of the
+// fallback store.
+func TestFallbackNotAskedForEndedRequest(t *testing.T) {
+	mem, clock := newStore(t)
+	s := &scripted{mem: mem, fail: []error{errDown}}
+	fbMem, _ := newStore(t)
+	fb := &scripted{mem: fbMem}
+	var errs []error
+	m := middleware.MustNew(s, []*policy.Policy{fixed("u", 100, time.Minute, user)},
+		middleware.OnStoreError(middleware.FallBack(fb)), middleware.WithBreaker(1, 10*time.Second), middleware.WithClock(clock),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }))
+	h := m.Handler(ok)
+	serve(h, "GET", "/", "X-User", "u") // fails, decided by the fallback: open
+	if st := m.Stats(); st.BreakerOpen != 0 || st.Fallback != 1 || fb.calls != 1 {
+		t.Fatalf("after the failure: stats %+v, %d fallback calls", st, fb.calls)
+	}
+	errs = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := serveCtx(ctx, h, "GET", "/", "X-User", "u")
+	st := m.Stats()
+	if w.Code != 503 || s.calls != 1 || fb.calls != 1 || st.BreakerOpen != 1 || st.StoreErrors != 2 || st.Abandoned != 1 || st.Fallback != 1 {
+		t.Errorf("the gone client's request: %d, %d store calls (want 1), %d fallback calls (want 1), stats %+v; want it abandoned, counted once as kept from the store",
+			w.Code, s.calls, fb.calls, st)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], middleware.ErrBreakerOpen) {
+		t.Errorf("errors reported %v, want ErrBreakerOpen alone", errs)
 	}
 }

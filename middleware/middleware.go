@@ -567,12 +567,16 @@ func (m *Middleware) failed(r *http.Request, err error, count bool) int64 {
 }
 
 // fallback decides res with the fallback store, if any; it returns err when
-// there is none or it fails too. The fallback's failure is counted and
-// reported, and leaves the State as the store's error left it: the State
-// follows the store's backend (an error that said nothing of it, or its
-// answer about one key, came before a fallback too).
+// there is none, when the request's context has ended (the request is
+// answered as abandoned, as when the store's call ends so; the stores of
+// this module would fail the fallback call for that alone, counted as a
+// failure of the fallback), or when the fallback fails too. The
+// fallback's failure is counted and reported, and leaves the State as the
+// store's error left it: the State follows the store's backend (an error
+// that said nothing of it, or its answer about one key, came before a
+// fallback too).
 func (m *Middleware) fallback(ctx context.Context, r *http.Request, res *Result, err error) error {
-	if m.failure.mode != fallBack {
+	if m.failure.mode != fallBack || ctx.Err() != nil {
 		return err
 	}
 	if ferr := res.Take(ctx, m.failure.store); ferr != nil {
