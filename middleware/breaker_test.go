@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -214,5 +215,55 @@ func TestBreakerLongCooldownStaysOpen(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// slowDown is a backend that is down and slow to say so: every call takes
+// d on clock, then fails. It counts its calls.
+type slowDown struct {
+	clock *algotest.Clock
+	d     time.Duration
+	calls int
+}
+
+func (s *slowDown) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	s.calls++
+	s.clock.Advance(s.d)
+	return nil, errDown
+}
+
+// TestBreakerFailedProbeRestartsCooldown: a probe that fails opens the
+// circuit for a whole cooldown from its failure, as the failure that
+// opened it did, not from when the probe began: a backend slower than
+// the cooldown to fail would otherwise get a probe right after each
+// failed one.
+func TestBreakerFailedProbeRestartsCooldown(t *testing.T) {
+	_, clock := newStore(t)
+	s := &slowDown{clock: clock, d: 15 * time.Second}
+	m := middleware.MustNew(s, []*policy.Policy{fixed("p", 100, time.Minute, remote)},
+		middleware.WithBreaker(1, 10*time.Second), middleware.WithClock(clock))
+	h := m.Handler(ok)
+	serve(h, "GET", "/") // t0: fails at t15, open until t25
+	serve(h, "GET", "/") // t15: open
+	if s.calls != 1 {
+		t.Fatalf("at t15: %d store calls, want 1 (the breaker open)", s.calls)
+	}
+	clock.Advance(10 * time.Second)
+	serve(h, "GET", "/") // t25: the probe, fails at t40
+	if s.calls != 2 {
+		t.Fatalf("at t25: %d store calls, want 2 (a probe)", s.calls)
+	}
+	for range 3 {
+		serve(h, "GET", "/") // t40, t44, t48: open until t50
+		if s.calls != 2 {
+			t.Fatalf("at %s, the probe having failed at t40: %d store calls, want 2 (the breaker open for a cooldown from the failure)",
+				clock.Now().Sub(t0), s.calls)
+		}
+		clock.Advance(4 * time.Second)
+	}
+	clock.Advance(2 * time.Second)
+	serve(h, "GET", "/") // t54: the next probe
+	if s.calls != 3 {
+		t.Fatalf("a cooldown after the failed probe: %d store calls, want 3 (a probe)", s.calls)
 	}
 }

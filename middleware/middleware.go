@@ -486,7 +486,11 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		m.report(r, err)
 		return err
 	default:
-		if n := m.failed(r, err, true); m.breakAfter > 0 && n == m.breakAfter {
+		if n := m.failed(r, err, true); m.breakAfter > 0 && (n == m.breakAfter || probe != 0) {
+			// The failure that opens the circuit, or a failed probe:
+			// open for a cooldown from now (a probe's own reopening
+			// time counted from when it began, which a backend slow to
+			// fail may have passed already).
 			m.openUntil.Store(m.reopenAt(m.clock.Now().UnixNano()))
 		}
 		return m.fallback(ctx, r, res, err)

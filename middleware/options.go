@@ -67,7 +67,8 @@ func OnStoreError(f Failure) Option {
 // adding its latency (a timeout, say) to every request: after failures
 // consecutive store errors, the middleware stops calling the store for
 // cooldown and applies the failure mode at once; then one request probes
-// the store, and a success closes the breaker. The default is 5 failures
+// the store, and a success closes the breaker, a failure opens it for
+// another cooldown from that failure. The default is 5 failures
 // and a 5-second cooldown; failures 0 disables the breaker. A cooldown
 // longer than the clock can count from now (up to the largest Duration)
 // keeps the breaker open until the last instant a Unix time in
