@@ -64,8 +64,13 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, er
 // See [Refunder] for which places come back. It returns what the store
 // reports: the queue as it stands after the refund (Delay 0) and whether
 // the place came back. With a store that is not a Refunder, or a Spec of
-// another kind, RefundN does nothing and returns the zero Refunded.
+// another kind, RefundN does nothing and returns the zero Refunded. n is
+// checked as AllowN checks it (0 is a *CostError).
 func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Duration) (Refunded, error) {
+	if n == 0 {
+		// Cost 0 in a Check means 1: it would give back a unit's place.
+		return Refunded{}, &CostError{Spec: l.spec, Cost: 0}
+	}
 	rf, ok := l.store.(Refunder)
 	if !ok || l.spec.Algorithm != LeakyQueue {
 		return Refunded{}, nil
@@ -87,8 +92,13 @@ func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Du
 // what the store reports: the key as it stands after the give-back, and
 // whether any unit came back. A denied d gives nothing back. With a store
 // that is not a GiveBacker, GiveBackN does nothing and returns the zero
-// Refunded. Give back each AllowN at most once.
+// Refunded. Give back each AllowN at most once. n is checked as AllowN
+// checks it (0 is a *CostError).
 func (l *Limiter) GiveBackN(ctx context.Context, key string, n int64, d Decision, waited time.Duration) (Refunded, error) {
+	if n == 0 {
+		// Cost 0 in a Check means 1: it would give back a unit.
+		return Refunded{}, &CostError{Spec: l.spec, Cost: 0}
+	}
 	gb, ok := l.store.(GiveBacker)
 	if !ok {
 		return Refunded{}, nil

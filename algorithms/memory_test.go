@@ -485,3 +485,39 @@ type storeOnly struct{ s algorithms.Store }
 func (s storeOnly) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
 	return s.s.Take(ctx, checks...)
 }
+
+// TestLimiterGiveBackNZero: n = 0 is a caller's mistake in GiveBackN and
+// RefundN, as in AllowN (a Check's Cost 0 means 1): a *CostError, and no
+// unit or place comes back.
+func TestLimiterGiveBackNZero(t *testing.T) {
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(newManualClock(time.Unix(1_700_000_040, 0))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	l, _ := algorithms.NewLimiter(store, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 3, Window: time.Minute})
+	d, err := l.AllowN(ctx, "k", 2)
+	if err != nil || !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("AllowN(2) = %+v, %v; want admitted, 1 left", d, err)
+	}
+	rep, err := l.GiveBackN(ctx, "k", 0, d, 0)
+	var ce *algorithms.CostError
+	if !errors.As(err, &ce) || ce.Cost != 0 || rep != (algorithms.Refunded{}) {
+		t.Errorf("GiveBackN(0) = %+v, %v; want the zero Refunded and a *CostError of cost 0", rep, err)
+	}
+	if d, _ := l.AllowN(ctx, "k", 2); d.Allowed {
+		t.Errorf("after GiveBackN(0): AllowN(2) = %+v, want it denied (nothing given back)", d)
+	}
+
+	q, _ := algorithms.NewLimiter(store, algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute})
+	q.Allow(ctx, "q")
+	d, _ = q.Allow(ctx, "q") // departs in 1 s
+	rep, err = q.RefundN(ctx, "q", 0, d.Delay)
+	if !errors.As(err, &ce) || ce.Cost != 0 || rep != (algorithms.Refunded{}) {
+		t.Errorf("RefundN(0) = %+v, %v; want the zero Refunded and a *CostError of cost 0", rep, err)
+	}
+	if d, _ := q.Allow(ctx, "q"); d.Delay != 2*time.Second {
+		t.Errorf("after RefundN(0): Delay %v, want 2s (the place kept)", d.Delay)
+	}
+}
