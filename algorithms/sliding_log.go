@@ -108,10 +108,16 @@ func (s *slidingLog) clone() *slidingLog {
 
 // giveBack gives back at t up to n units of the event logged nearest to
 // at, the caller's reckoning of the Take's instant (a tie to the older; see
-// [GiveBacker.GiveBack]), among those still in the window; it reports
-// whether any came back.
+// [GiveBacker.GiveBack]), among those still in the window, when at is
+// still in the window itself; it reports whether any came back.
 func (s *slidingLog) giveBack(p *params, t, n, at int64) bool {
-	s.prune(p, s.latest(t))
+	tl := s.latest(t)
+	s.prune(p, tl)
+	if at < tl-p.window {
+		// The Take's instant has left the window: its units no longer
+		// count, and those nearest it are other requests'.
+		return false
+	}
 	i := len(s.ev) - 1
 	for i >= s.head && s.ev[i].t > at {
 		i--

@@ -109,9 +109,11 @@ type GiveBacker interface {
 	//     E/S - Buckets (S = W/Buckets, the instant E being the end of the
 	//     bucket's last window); if it is still in the ring it drops by the
 	//     cost.
-	//   - sliding_log: the Take's instant is E - W - 1 ns; the logged
-	//     instant nearest it (a tie to the older), if still in the window,
-	//     loses up to the cost.
+	//   - sliding_log: the Take's instant is E - W - 1 ns; if it is still
+	//     in the window, the logged instant nearest it (a tie to the
+	//     older) loses up to the cost. Once it has left the window the
+	//     Take's units no longer count: nothing comes back (the instants
+	//     left are other requests').
 	//   - token_bucket, leaky_bucket: the bucket gets back (the meter's
 	//     level drops by) the cost, but no more than what the Take's own
 	//     deficit has not refilled (leaked) by now, (E - now)·L/W, nor than
@@ -137,9 +139,11 @@ type GiveBacker interface {
 	// half a window (half a sub-window for sliding_buckets). A caller's
 	// reckoning δ late lets a bucket give back up to δ·L/W more, and lets
 	// sliding_log take the units of a request logged less than 2δ after
-	// the Take's, which then leave the window that much early; a
-	// reckoning δ early gives back less (a bucket) or older units (a log),
-	// erring towards denying. A caller that measures waited from before
+	// the Take's, which then leave the window that much early (or, for a
+	// Take less than δ from leaving the window, those of the request
+	// logged next after it); a reckoning δ early gives back less (a
+	// bucket, or a log whose Take is less than δ from leaving the window)
+	// or older units (a log), erring towards denying. A caller that measures waited from before
 	// its Take was sent is early by the Take's latency and late by the
 	// GiveBack call's (the store reads its clock after the caller): both
 	// are microseconds in one process, so a bucket may keep (or get) that

@@ -21,8 +21,9 @@ import (
 //     is nearest E − 2W loses the cost from its count;
 //   - sliding_buckets: sub-window round(E/S) − Buckets, if in the window at
 //     now, loses the cost;
-//   - sliding_log: the requests logged at the instant nearest E − W − 1 ns
-//     (a tie to the older) still in the window lose up to the cost;
+//   - sliding_log: if E − W − 1 ns is still in the window, the requests
+//     logged at the instant nearest it (a tie to the older) still in the
+//     window lose up to the cost;
 //   - token_bucket, leaky_bucket: used (C − tokens, or the level) drops by
 //     min(cost, used, (E − now)·L/W);
 //   - leaky_queue: [Model.RefundAt]'s place.
@@ -122,6 +123,9 @@ func giveBack(mc machine, te, n, t int64, r *big.Int) bool {
 	case *slidingLog:
 		m.touch(te)
 		at := new(big.Int).Sub(e, big.NewInt(m.w+1))
+		if at.Cmp(big.NewInt(te-m.w)) < 0 {
+			return false // the Take's instant has left the window
+		}
 		// The logged instant nearest at (a tie to the older); the
 		// requests logged at it (one event each) lose up to n, the newest
 		// first.

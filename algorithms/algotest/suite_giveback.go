@@ -146,6 +146,24 @@ func runGiveBack(t *testing.T, h Harness) {
 			},
 		},
 		{
+			// A at +1 s, B at +15 s, A given back at +15 s, its reckoning
+			// exact: A has left every window but sliding_window's, where
+			// it still weighs in (the previous counter) and comes back;
+			// elsewhere nothing comes back and B stays counted. (A
+			// sliding_log that gave back the instant nearest A's among
+			// those left, B's, admitted 5, one more than without A.)
+			name: "taken_left_window",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				ds := e.take(s, c(1))
+				e.take(15*s, c(1))
+				return give(e, s, 15*s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {false, 4}, algorithms.SlidingWindow: {true, 4}, algorithms.SlidingLog: {false, 4},
+				algorithms.SlidingBuckets: {false, 4}, algorithms.TokenBucket: {false, 4}, algorithms.LeakyBucket: {false, 4},
+			},
+		},
+		{
 			// A at +1 s, B at +3 s (another bucket, another log instant), A
 			// given back at +3 s. The buckets: A's deficit had refilled by
 			// +3 s: nothing back (4 tokens, 5 without A: GiveBack cannot

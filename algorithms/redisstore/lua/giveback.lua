@@ -65,6 +65,9 @@ local function giveBackOne(op, minTTL)
     if not op.exists then return false end
     local M, S = logKind(), op.S
     local at = r - P.W - 1 -- the caller's reckoning of the Take's instant
+    -- The Take's instant has left the window (op.off is the latest
+    -- instant's): its units no longer count.
+    if at < op.off - P.W then return false end
     -- The event nearest at (a tie to the older): the newest at or before
     -- it, i, or the oldest after it, i + 1.
     local c = M.count(S)
