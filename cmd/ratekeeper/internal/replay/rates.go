@@ -7,7 +7,10 @@ import (
 
 // Rates summarises how many requests each key sent per policy window:
 // counts per key in windows aligned to the Unix epoch (as fixed_window
-// counts them), over every key-window with at least one request.
+// counts them), over every key-window with at least one request. Only the
+// requests the policy counts are counted: under count: failed or
+// succeeded, those whose logged status it counts (the limits suggested
+// from the rates are limits on those).
 //
 // Peak holds the same percentiles over keys of each key's busiest window:
 // Peak.P99 is what 99% of clients never exceed in any window.
@@ -31,7 +34,8 @@ type histogram map[int64]int64
 
 // windowCounts returns the histogram of requests per key per window of
 // length w (nanoseconds) over events sorted by time, and the histogram of
-// each key's busiest window.
+// each key's busiest window. Uncounted events (a response the policy does
+// not count) are left out.
 func windowCounts(events []event, keys int, w int64) (windows, peaks histogram) {
 	type cur struct {
 		win   int64
@@ -44,6 +48,9 @@ func windowCounts(events []event, keys int, w int64) (windows, peaks histogram) 
 	}
 	h, peaks := histogram{}, histogram{}
 	for _, ev := range events {
+		if ev.uncounted {
+			continue
+		}
 		win := floorDiv(ev.t, w)
 		s := &state[ev.key]
 		if s.win != win {
