@@ -160,8 +160,11 @@ func WithPartitionKey(secret []byte) Option {
 // WithClock sets the clock the middleware reads for LegacyUnix reset times,
 // the breaker's cooldown, the latencies it reports (Observer, Feedback) and
 // how long a leaky_queue request was held (for the reset times of its
-// headers, and for its refund when it was abandoned); the default is
-// [algorithms.SystemClock]. The store has its own clock.
+// headers, and for its refund when it was abandoned), and the time from
+// a Take to the give-back of a response a policy does not count
+// ([policy.CountIf]); the default is [algorithms.SystemClock]. The store
+// has its own clock: a give-back reckons the Take from the store's clock
+// less that time, so the two clocks should run at the same pace.
 func WithClock(c algorithms.Clock) Option {
 	return func(m *Middleware) error {
 		if c == nil {
