@@ -358,6 +358,13 @@ func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, next h
 		}
 		if res.GaveBack() {
 			m.stats.givenBack.Add(1)
+			if gb, ok := m.obs.(GiveBackObserver); ok {
+				for i := range res.Len() {
+					if res.Given(i) {
+						gb.ObserveGiveBack(res.Policy(i).Name())
+					}
+				}
+			}
 		}
 	})
 }

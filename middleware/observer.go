@@ -54,6 +54,20 @@ type RemovalObserver interface {
 	ObservePolicyRemoved(policy string)
 }
 
+// A GiveBackObserver is an [Observer] that is also told, after the handler
+// has returned, of the policies under which an admitted request's units
+// went back to the store because its response does not count
+// (policy.CountIf): once per such policy and request, with the policy's
+// name. [prommetrics] counts them. The middleware checks for it with a
+// type assertion; an Observer without it is told nothing ([Stats] counts
+// the requests, GivenBack, either way).
+//
+// [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics
+type GiveBackObserver interface {
+	Observer
+	ObserveGiveBack(policy string)
+}
+
 // An Event is the outcome of one evaluated request. It is passed by value;
 // Result and Request must not be kept after the call.
 type Event struct {
@@ -227,6 +241,15 @@ func (os observers) ObserveState(from, to State) {
 func (os observers) ObserveLimit(policy string, limit, configured int64) {
 	for _, o := range os {
 		o.ObserveLimit(policy, limit, configured)
+	}
+}
+
+// ObserveGiveBack tells the observers that implement [GiveBackObserver].
+func (os observers) ObserveGiveBack(policy string) {
+	for _, o := range os {
+		if gb, ok := o.(GiveBackObserver); ok {
+			gb.ObserveGiveBack(policy)
+		}
 	}
 }
 

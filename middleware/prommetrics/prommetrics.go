@@ -20,6 +20,9 @@
 //	                                           for healthy when none is failing; else 0
 //	ratekeeper_effective_limit{policy}         gauge: the limit enforced (adaptive, fleet)
 //	ratekeeper_configured_limit{policy}        gauge: the limit configured
+//	ratekeeper_given_back_total{policy}        counter: admitted requests whose units went
+//	                                           back to the store, their responses not
+//	                                           counting under the policy (policy.CountIf)
 //
 // Recording a request does not allocate: the counters of each policy are
 // looked up once and cached.
@@ -60,6 +63,7 @@ type Metrics struct {
 	state      *prometheus.GaugeVec
 	limit      *prometheus.GaugeVec
 	configured *prometheus.GaugeVec
+	givenBack  *prometheus.CounterVec
 
 	mu       sync.Mutex // serialises writers of policies
 	policies atomic.Pointer[map[string]*counters]
@@ -166,6 +170,9 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		configured: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "configured_limit",
 			Help: "The limit configured per policy.", ConstLabels: o.labels},
 			[]string{"policy"}),
+		givenBack: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "given_back_total",
+			Help: "Admitted requests whose units went back to the store, per policy, their responses not counting under it (policy.CountIf).", ConstLabels: o.labels},
+			[]string{"policy"}),
 	}
 	for _, s := range middleware.States {
 		m.state.WithLabelValues(s.String()).Set(0)
@@ -198,7 +205,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.errs, m.latency, m.state, m.limit, m.configured}
+	return []prometheus.Collector{m.requests, m.errs, m.latency, m.state, m.limit, m.configured, m.givenBack}
 }
 
 // of returns the counters of the policy named name.
@@ -334,7 +341,16 @@ func (m *Metrics) ObservePolicyRemoved(name string) {
 	m.configured.DeleteLabelValues(name)
 }
 
-var _ middleware.RemovalObserver = (*Metrics)(nil)
+// ObserveGiveBack implements [middleware.GiveBackObserver]: it counts the
+// request in given_back_total under the policy.
+func (m *Metrics) ObserveGiveBack(name string) {
+	m.givenBack.WithLabelValues(name).Inc()
+}
+
+var (
+	_ middleware.RemovalObserver  = (*Metrics)(nil)
+	_ middleware.GiveBackObserver = (*Metrics)(nil)
+)
 
 // StateGauge returns the failure_state gauge of state s ("healthy",
 // "open", "closed", "fallback"), for tests and custom dashboards.
