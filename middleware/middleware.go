@@ -474,10 +474,16 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		ticket = m.deadlines.Watch(ctx)
 	}
 	err := res.Take(ctx, m.store)
+	if err == nil {
+		if err = badDelay(res); err == nil {
+			m.answered()
+			return nil
+		}
+	}
 	switch {
-	case err == nil:
+	case errors.Is(err, errBadDelay):
+		// The backend answered, with a decision its policy cannot give.
 		m.answered()
-		return nil
 	case errors.Is(err, algorithms.ErrKeyState):
 		// The backend answered, about this request's key.
 		m.answered()
@@ -505,6 +511,28 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	m.stats.storeErrors.Add(1)
 	m.report(r, err)
 	return m.fallback(ctx, r, res, err)
+}
+
+// errBadDelay marks a store's admitted decision whose Delay its policy
+// cannot give (see badDelay).
+var errBadDelay = errors.New("middleware: store returned a Delay its policy cannot give")
+
+// badDelay returns an error wrapping errBadDelay when an admitted decision
+// of res carries a Delay that its policy cannot give: negative, on a kind
+// other than leaky_queue, or beyond the queue's MaxDelay. A broken or
+// hostile store could otherwise hold requests for as long as it says.
+func badDelay(res *Result) error {
+	for i := range res.Len() {
+		d := res.Decision(i)
+		if d.Delay == 0 || !d.Allowed {
+			continue
+		}
+		spec := res.Policy(i).Spec()
+		if d.Delay < 0 || spec.Algorithm != algorithms.LeakyQueue || d.Delay > spec.MaxDelay {
+			return fmt.Errorf("%w: %s for policy %q (%s, MaxDelay %s)", errBadDelay, d.Delay, res.Policy(i).Name(), spec.Algorithm, spec.MaxDelay)
+		}
+	}
+	return nil
 }
 
 // answered notes an answer of the store's backend: it ends a run of

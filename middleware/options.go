@@ -49,7 +49,10 @@ func FailClosed(retryAfter time.Duration) Failure {
 func FallBack(store algorithms.Store) Failure { return Failure{mode: fallBack, store: store} }
 
 // OnStoreError sets what happens when the store fails; the default is
-// [FailOpen].
+// [FailOpen]. A store that admits a request with a Delay its policy cannot
+// give (negative, on a kind other than leaky_queue, or beyond the queue's
+// MaxDelay) has failed too: the request is not held for it, and the error
+// handler is told.
 func OnStoreError(f Failure) Option {
 	return func(m *Middleware) error {
 		if f.mode == fallBack && f.store == nil {
