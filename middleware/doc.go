@@ -38,7 +38,10 @@
 // the outer one's headers, but the outer one has already counted a request
 // the inner one denies. When that matters (failed logins should not use up
 // the global allowance, say), put all the policies in one middleware as a
-// rule table.
+// rule table. Give the policies of nested middlewares distinct names: the
+// name is the policy's namespace in the store and in the headers, so two
+// policies of one name and spec on one store count every request twice in
+// one state, and a client cannot tell their list members apart.
 //
 // The route pattern is known only after routing. [http.ServeMux] sets it
 // before calling the handler it routed to, so a middleware wrapping that
