@@ -78,6 +78,8 @@ type rawPolicy struct {
 	path  string
 	def   Definition
 	nodes map[string]*cnode
+	// items locate the entries of methods and routes, for their errors.
+	items map[string][]stringItem
 }
 
 func (d *decoder) config(root *cnode) *Config {
@@ -272,7 +274,7 @@ func (d *decoder) policies(n *cnode) []*rawPolicy {
 }
 
 func (d *decoder) policy(n *cnode, path string) *rawPolicy {
-	rp := &rawPolicy{node: n, path: path, nodes: map[string]*cnode{}}
+	rp := &rawPolicy{node: n, path: path, nodes: map[string]*cnode{}, items: map[string][]stringItem{}}
 	def := &rp.def
 	def.Line, def.Column = n.pos.line, n.pos.col
 	def.Spec.Algorithm = DefaultAlgorithm
@@ -318,9 +320,9 @@ func (d *decoder) policy(n *cnode, path string) *rawPolicy {
 				def.Count = s
 			}
 		case "methods":
-			def.Methods = d.strings(v, field)
+			def.Methods, rp.items[name] = d.stringItems(v, field)
 		case "routes":
-			def.Routes = d.strings(v, field)
+			def.Routes, rp.items[name] = d.stringItems(v, field)
 		}
 	})
 	if !ok {
@@ -359,6 +361,9 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 	case "succeeded":
 		opts = append(opts, CountIf(CountSucceeded))
 	}
+	if !d.checkRouteItems(rp) {
+		return nil
+	}
 	if rp.nodes["methods"] != nil {
 		opts = append(opts, WithMethods(def.Methods...))
 	}
@@ -377,6 +382,40 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 		return nil
 	}
 	return p
+}
+
+// checkRouteItems reports each entry of rp's methods and routes that
+// [WithMethods] or [WithRoutes] refuses, and each route on a method the
+// methods exclude, at the entry itself (New would name the first only, at
+// the list); it reports whether there were none.
+func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
+	ok := true
+	check := func(name string, i int, err error) {
+		if err == nil {
+			return
+		}
+		reason := err.Error()
+		var pe *Error
+		if errors.As(err, &pe) {
+			reason = pe.Reason
+		}
+		d.fail(rp.items[name][i].node, rp.path+"."+name, "%s", reason)
+		ok = false
+	}
+	for i, m := range rp.def.Methods {
+		check("methods", i, WithMethods(m)(&Policy{name: rp.def.Name}))
+	}
+	methodsOK := ok
+	for i, rt := range rp.def.Routes {
+		p := &Policy{name: rp.def.Name}
+		err := WithRoutes(rt)(p)
+		if err == nil && methodsOK && len(rp.def.Methods) > 0 {
+			p.methods = rp.def.Methods
+			err = p.checkRouteMethods()
+		}
+		check("routes", i, err)
+	}
+	return ok
 }
 
 func (rp *rawPolicy) nodeOr(name string) *cnode {
@@ -514,11 +553,6 @@ func durationSyntax(s string) bool {
 		s = s[len(unit):]
 	}
 	return true
-}
-
-func (d *decoder) strings(n *cnode, field string) []string {
-	out, _ := d.stringItems(n, field)
-	return out
 }
 
 // A stringItem is one string of a list, with where it is: its node and its

@@ -318,21 +318,29 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 			return nil, err
 		}
 	}
-	if len(p.methods) > 0 {
-		for _, rt := range p.routes {
-			// A request has one method: a route on a method the methods
-			// do not reach would never apply. (A HEAD request reaches
-			// both a GET route and a GET method.)
-			if rt.method != "" && !containsMethod(p.methods, rt.method, true) &&
-				!(rt.method == http.MethodGet && containsMethod(p.methods, http.MethodHead, true)) {
-				return nil, p.errorf("Routes", "%q is on %s, which Methods %q exclude: the policy would never apply there", rt.method+" "+rt.path, rt.method, p.methods)
-			}
-		}
+	if err := p.checkRouteMethods(); err != nil {
+		return nil, err
 	}
 	if err := p.finish(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkRouteMethods reports a route of p on a method that p's methods
+// exclude: a request has one method, so the policy would never apply
+// there. (A HEAD request reaches both a GET route and a GET method.)
+func (p *Policy) checkRouteMethods() error {
+	if len(p.methods) == 0 {
+		return nil
+	}
+	for _, rt := range p.routes {
+		if rt.method != "" && !containsMethod(p.methods, rt.method, true) &&
+			!(rt.method == http.MethodGet && containsMethod(p.methods, http.MethodHead, true)) {
+			return p.errorf("Routes", "%q is on %s, which Methods %q exclude: the policy would never apply there", rt.method+" "+rt.path, rt.method, p.methods)
+		}
+	}
+	return nil
 }
 
 // finish validates p's Spec and derives the values headers report.
