@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
@@ -44,6 +46,10 @@ type Policy struct {
 	onKey   KeyAction
 	countIf func(*http.Request, int) bool // nil: every admitted request counts
 
+	// chiRoutes: a route's path ends in '/', which chi trims from the
+	// pattern it reports (see route.chiPath).
+	chiRoutes bool
+
 	capacity int64
 	window   int64  // whole seconds, rounded up, at least 1
 	member   string // `"name";q=10;w=1`, the RateLimit-Policy list member
@@ -55,6 +61,24 @@ type Policy struct {
 type route struct {
 	method string // "" means any
 	path   string
+	// chiPath is path as chi reports the pattern of a route registered
+	// so: without a trailing slash, as chi's RoutePattern trims it
+	// ("/login" for r.Post("/login/"), "/api" for the root of
+	// r.Route("/api")).
+	chiPath string
+}
+
+// chiReported returns a route path as chi's RoutePattern reports the
+// pattern of a route registered with it: a trailing "//" or "/" trimmed,
+// but for "/" itself.
+func chiReported(path string) string {
+	if path == "/" {
+		return path
+	}
+	if t := strings.TrimSuffix(strings.TrimSuffix(path, "//"), "/"); t != "" {
+		return t
+	}
+	return path
 }
 
 // A KeyAction says what happens to a request whose key a policy cannot
@@ -210,7 +234,13 @@ func WithMethods(methods ...string) Option {
 // unless the Set has that HEAD route too. The
 // request's pattern comes from the Set's pattern function (see
 // [WithPatternFunc]); a host and method in a ServeMux pattern are ignored
-// when comparing paths.
+// when comparing paths. A route written with a trailing slash, as it was
+// registered with chi ("POST /login/" for r.Post("/login/"), "GET /api/"
+// for the root of r.Route("/api")), also matches the pattern chi reports
+// for it, which lacks the slash ("/login", "/api"), when chi routes the
+// request (its route context is in the request's, as for a middleware
+// installed within chi); under ServeMux, which reports patterns as they
+// were registered, "/static/" and "/static" stay two routes.
 //
 // The route pattern is only known after routing. With [http.ServeMux] it is
 // set before the mux calls the handler, so wrap the handler (or resolve the
@@ -249,6 +279,8 @@ func WithRoutes(patterns ...string) Option {
 			if !strings.HasPrefix(rt.path, "/") {
 				return p.errorf("Routes", "%q: the path must start with '/'", pat)
 			}
+			rt.chiPath = chiReported(rt.path)
+			p.chiRoutes = p.chiRoutes || rt.chiPath != rt.path
 			p.routes = append(p.routes, rt)
 		}
 		return nil
@@ -467,9 +499,10 @@ func (p *Policy) String() string { return p.member }
 // method or route) applies to HEAD too, as ServeMux routes HEAD to GET
 // patterns, except a route to a request the router sent to an explicit
 // HEAD pattern ("HEAD /x"). In a [Set], HEAD is also left to the Set's own
-// HEAD entries: see [Set.Match].
+// HEAD entries: see [Set.Match]. A route written with a trailing slash
+// matches chi's pattern without it when chi routes r (see [WithRoutes]).
 func (p *Policy) Applies(r *http.Request, pattern string) bool {
-	return p.applies(r, pattern, nil)
+	return p.applies(r, pattern, nil, p.chiRoutes && chi.RouteContext(r.Context()) != nil)
 }
 
 // headRules are the HEAD entries of a Set, which take HEAD requests from
@@ -478,9 +511,15 @@ func (p *Policy) Applies(r *http.Request, pattern string) bool {
 type headRules struct {
 	method bool
 	paths  map[string]bool
+	// chiPaths are the paths as chi reports them (route.chiPath), for
+	// requests chi routes.
+	chiPaths map[string]bool
 }
 
-func (p *Policy) applies(r *http.Request, pattern string, h *headRules) bool {
+// applies is Applies with the Set's HEAD entries, h (nil outside a Set).
+// byChi says that chi routes r (its pattern is chi's: a route's chiPath
+// matches it).
+func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi bool) bool {
 	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method, h == nil || !h.method) {
 		return false
 	}
@@ -491,10 +530,11 @@ func (p *Policy) applies(r *http.Request, pattern string, h *headRules) bool {
 		}
 		// A GET route covers HEAD unless the router chose a HEAD pattern
 		// or the Set has a HEAD route of its own for the path.
-		getHead := patternMethod(pattern) != http.MethodHead && (h == nil || !h.paths[path])
+		getHead := patternMethod(pattern) != http.MethodHead &&
+			(h == nil || !h.paths[path] && !(byChi && h.chiPaths[path]))
 		ok := false
 		for _, rt := range p.routes {
-			if rt.path == path && routeMethod(rt.method, r.Method, getHead) {
+			if (rt.path == path || byChi && rt.chiPath == path) && routeMethod(rt.method, r.Method, getHead) {
 				ok = true
 				break
 			}
@@ -532,22 +572,24 @@ func patternMethod(pattern string) string {
 // written): a method HEAD, or the paths of its "HEAD ..." routes.
 func (p *Policy) addHeadRules(h *headRules) *headRules {
 	method := slices.Contains(p.methods, http.MethodHead)
-	var paths []string
+	var heads []route
 	for _, rt := range p.routes {
 		if rt.method == http.MethodHead {
-			paths = append(paths, rt.path)
+			heads = append(heads, rt)
 		}
 	}
-	if !method && len(paths) == 0 {
+	if !method && len(heads) == 0 {
 		return h
 	}
-	n := &headRules{method: method, paths: map[string]bool{}}
+	n := &headRules{method: method, paths: map[string]bool{}, chiPaths: map[string]bool{}}
 	if h != nil {
 		n.method = n.method || h.method
 		maps.Copy(n.paths, h.paths)
+		maps.Copy(n.chiPaths, h.chiPaths)
 	}
-	for _, path := range paths {
-		n.paths[path] = true
+	for _, rt := range heads {
+		n.paths[rt.path] = true
+		n.chiPaths[rt.chiPath] = true
 	}
 	return n
 }

@@ -31,6 +31,7 @@ type Set struct {
 	policies    []*Policy
 	keySrc      []int8 // keySrc[i]: the nearest earlier policy with the same key function, or -1
 	needPattern bool
+	chiRoutes   bool   // some policy has a route whose chi form differs (Policy.chiRoutes)
 	countIf     uint64 // the policies with CountIf
 	always      bool   // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
@@ -111,6 +112,7 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 			}
 		}
 		s.needPattern = s.needPattern || p.needsPattern()
+		s.chiRoutes = s.chiRoutes || p.chiRoutes
 		s.head = p.addHeadRules(s.head)
 	}
 	for _, opt := range opts {
@@ -163,15 +165,16 @@ func (s *Set) Match(r *http.Request) uint64 {
 		return s.all
 	}
 	var mask uint64
-	pattern, resolved := "", false
+	pattern, resolved, byChi := "", false, false
 	for i, p := range s.policies {
 		if p.needsPattern() && !resolved {
 			pattern, resolved = s.pattern(r), true
 			if pattern == "" && s.unrouted != nil {
 				s.unrouted(r)
 			}
+			byChi = s.chiRoutes && chi.RouteContext(r.Context()) != nil
 		}
-		if p.applies(r, pattern, s.head) {
+		if p.applies(r, pattern, s.head, byChi) {
 			mask |= 1 << i
 		}
 	}
