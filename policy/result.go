@@ -75,6 +75,13 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 // request makes a store key of the client's choosing length; so is a key
 // starting with '#', so that no key meets another's digest.
 //
+// A key function reading the route (keyfunc.Route) sees the pattern the
+// Set's pattern function finds, as Match did, when the router has not set
+// one, and also, with a pattern function set by [WithPatternFunc], when
+// the request already carries one: that is an outer router's (the "/api/"
+// of a ServeMux mounted in another, chi's "/api/*" in a sub-router's
+// r.Use), not the route of this request.
+//
 // A policy whose key function fails, or returns an empty key, is left out
 // if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
 // (the caller rejects the request with the action's status). A cost out of
@@ -95,6 +102,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	ps, checks = ps[:cap(ps)], checks[:cap(checks)]
 	var at [MaxPolicies]int8 // index in keys of each policy's raw key
 	total, n := 0, 0
+	kr, asked := r, false // the request the key functions see; the pattern asked for it
 	for i, p := range s.policies {
 		if mask&(1<<i) == 0 {
 			continue
@@ -107,9 +115,19 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		if j >= 0 {
 			key = checks[at[j]].Key // same key function, already called
 		} else {
+			if !asked && s.ownPattern && r.Pattern != "" {
+				// A pattern set before the Set's own pattern function
+				// answers is an outer router's ("/api/" of a mux mounted
+				// in another, "/api/*" of a chi mount), not the route
+				// Match found: a route key part reads the one Match did.
+				asked = true
+				if pat := s.pattern(r); pat != "" {
+					kr = r.WithContext(keyfunc.WithRoute(r.Context(), pat))
+				}
+			}
 			var err error
-			key, err = p.key(r)
-			if errors.Is(err, keyfunc.ErrNoRoute) {
+			key, err = p.key(kr)
+			if errors.Is(err, keyfunc.ErrNoRoute) && kr == r {
 				// No route known to the key function (the router has
 				// not run): the one the Set's pattern function found,
 				// if any, as Match found it.

@@ -35,6 +35,7 @@ type Set struct {
 	countIf     uint64 // the policies with CountIf
 	always      bool   // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
+	ownPattern  bool                // pattern was set by WithPatternFunc
 	unrouted    func(*http.Request) // see WithUnroutedFunc; nil if none
 	head        *headRules          // the HEAD entries, which take HEAD from GET ones; nil if none
 
@@ -54,13 +55,15 @@ type SetOption func(*Set) error
 // WithPatternFunc sets the function that returns the route pattern of a
 // request, read only when some policy has routes (see [WithRoutes]). The
 // default is [RoutePattern]. [ServeMuxPattern] resolves the pattern of a
-// request that has not reached its ServeMux yet.
+// request that has not reached its ServeMux yet. A route key part
+// (keyfunc.Route) then reads the pattern this function finds (see
+// [Set.Prepare]).
 func WithPatternFunc(pattern func(*http.Request) string) SetOption {
 	return func(s *Set) error {
 		if pattern == nil {
 			return &Error{Field: "PatternFunc", Reason: "is nil"}
 		}
-		s.pattern = pattern
+		s.pattern, s.ownPattern = pattern, true
 		return nil
 	}
 }
