@@ -32,7 +32,7 @@ type Observer interface {
 // request ran out of the time the server gives it.
 func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
 	start := clock.Now()
-	sw, hw := wrapStatus(w)
+	sw, hw := wrapStatus(w, r)
 	returned := false
 	defer func() {
 		status := sw.status
@@ -62,28 +62,34 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 // [http.Hijacker] and [io.ReaderFrom] (net/http's HTTP/1 writer), or
 // [http.Pusher] (HTTP/2); [http.Flusher] always, as net/http's writers
 // are. Others are reached through [http.ResponseController] (Unwrap).
-func wrapStatus(w http.ResponseWriter) (*statusWriter, http.ResponseWriter) {
+// r is the request w answers: its protocol says whether 101 is final.
+func wrapStatus(w http.ResponseWriter, r *http.Request) (*statusWriter, http.ResponseWriter) {
+	final101 := r.ProtoMajor < 2
 	if _, ok := w.(http.Hijacker); ok {
-		hw := &hijackWriter{statusWriter{ResponseWriter: w}}
+		hw := &hijackWriter{statusWriter{ResponseWriter: w, final101: final101}}
 		return &hw.statusWriter, hw
 	}
 	if _, ok := w.(http.Pusher); ok {
-		pw := &pushWriter{statusWriter{ResponseWriter: w}}
+		pw := &pushWriter{statusWriter{ResponseWriter: w, final101: final101}}
 		return &pw.statusWriter, pw
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statusWriter{ResponseWriter: w, final101: final101}
 	return sw, sw
 }
 
-// statusWriter records the first status a handler writes.
+// statusWriter records the first final status a handler writes.
 type statusWriter struct {
 	http.ResponseWriter
 	status   int
 	hijacked bool
+	// final101 is set over HTTP/1, where net/http takes 101 (Switching
+	// Protocols) as the response's final status and sends nothing after
+	// it; over HTTP/2 it sends every 1xx as informational, 101 too.
+	final101 bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 && code >= 200 {
+	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols && w.final101) {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -150,13 +156,14 @@ const StatusClientClosed = 499
 
 // ServeStatus serves r with next through the same writer as Serve, and
 // then calls done with the status next answered: the first final status
-// it wrote, 200 when it wrote none, [StatusClientClosed] when it wrote
+// it wrote (101 is one over HTTP/1, as net/http takes it, and an
+// informational status over HTTP/2, as net/http sends it), 200 when it wrote none, [StatusClientClosed] when it wrote
 // none and r's context is done (its client went away, or the server's
 // deadline passed), 101 when it hijacked the connection, and 500 when it
 // panicked, even after writing a status (the response was cut short).
 // done runs before the panic goes on.
 func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, done func(status int)) {
-	sw, hw := wrapStatus(w)
+	sw, hw := wrapStatus(w, r)
 	returned := false
 	defer func() {
 		status := sw.status
