@@ -1,12 +1,19 @@
 package timing
 
 import (
+	"bufio"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 )
 
 // serveStatusOver serves h through ServeStatus (on the writer wrap makes
@@ -83,5 +90,114 @@ func TestServeStatusSwitchingProtocols(t *testing.T) {
 				t.Errorf("client received %d and ServeStatus reported %d; want %d both", received, reported, tc.want)
 			}
 		})
+	}
+}
+
+// unwrapOnly is a writer wrapper such as a logging middleware's that
+// offers none of the optional interfaces but Unwrap, the way
+// [http.ResponseController] reaches them.
+type unwrapOnly struct{ http.ResponseWriter }
+
+func (u unwrapOnly) Unwrap() http.ResponseWriter { return u.ResponseWriter }
+
+// hijackPaths are the ways a handler takes over its connection from the
+// writer w it is given.
+var hijackPaths = []struct {
+	name   string
+	hijack func(w http.ResponseWriter) (net.Conn, *bufio.ReadWriter, error)
+}{
+	{"Hijacker", func(w http.ResponseWriter) (net.Conn, *bufio.ReadWriter, error) {
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			return nil, nil, errors.New("not a Hijacker")
+		}
+		return hj.Hijack()
+	}},
+	{"ResponseController", func(w http.ResponseWriter) (net.Conn, *bufio.ReadWriter, error) {
+		return http.NewResponseController(w).Hijack()
+	}},
+	{"ResponseController over the handler's own wrapper", func(w http.ResponseWriter) (net.Conn, *bufio.ReadWriter, error) {
+		return http.NewResponseController(unwrapOnly{w}).Hijack()
+	}},
+	{"Unwrap chain walked by hand", func(w http.ResponseWriter) (net.Conn, *bufio.ReadWriter, error) {
+		for {
+			switch t := w.(type) {
+			case http.Hijacker:
+				return t.Hijack()
+			case interface{ Unwrap() http.ResponseWriter }:
+				w = t.Unwrap()
+			default:
+				return nil, nil, errors.New("no Hijacker down the chain")
+			}
+		}
+	}},
+}
+
+// TestServeStatusHijackPaths: ServeStatus reports 101 for a connection
+// taken over by any path a handler has to net/http's Hijack, and Serve
+// reports nothing, whether the middleware was given net/http's writer or
+// one under a wrapper that offers only Unwrap (an outer logging
+// middleware's). A path that reached net/http's Hijack past the wrapper
+// (through its Unwrap) went unseen: ServeStatus reported 200, Serve a 200
+// lasting the connection's life.
+func TestServeStatusHijackPaths(t *testing.T) {
+	for _, outer := range []struct {
+		name string
+		wrap func(http.ResponseWriter) http.ResponseWriter
+	}{
+		{"net/http's writer", nil},
+		{"under an Unwrap-only wrapper", func(w http.ResponseWriter) http.ResponseWriter { return unwrapOnly{w} }},
+	} {
+		for _, path := range hijackPaths {
+			if outer.wrap != nil && path.name == "Hijacker" {
+				continue // the wrapper offers no Hijacker, nor does ServeStatus's over it
+			}
+			t.Run(outer.name+"/"+path.name, func(t *testing.T) {
+				var served sync.WaitGroup // Serve has returned
+				served.Add(1)
+				rec := &recorder{}
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					// The controller still reaches the methods down the chain.
+					if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Minute)); err != nil {
+						http.Error(w, err.Error(), http.StatusInternalServerError)
+						return
+					}
+					conn, buf, err := path.hijack(w)
+					if err != nil {
+						http.Error(w, err.Error(), http.StatusInternalServerError)
+						return
+					}
+					defer conn.Close()
+					buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: example\r\n\r\n")
+					buf.Flush()
+				})
+				received, reported := serveStatusOver(t, false, outer.wrap, func(w http.ResponseWriter, r *http.Request) {
+					defer served.Done()
+					Serve(w, r, h, algotest.NewClock(time.Unix(1_700_000_000, 0)), rec)
+				})
+				served.Wait()
+				if received != http.StatusSwitchingProtocols || reported != http.StatusSwitchingProtocols || len(rec.got) != 0 {
+					t.Errorf("client received %d, ServeStatus reported %d, Serve %v; want 101, 101 and nothing", received, reported, rec.got)
+				}
+			})
+		}
+	}
+}
+
+// TestServeStatusNoHijackerDownTheChain: over a wrapper that offers only
+// Unwrap and no Hijacker down its chain (HTTP/2's writer), the handler's
+// writer still offers no hijack, by assertion or through Unwrap.
+func TestServeStatusNoHijackerDownTheChain(t *testing.T) {
+	var status int
+	ServeStatus(unwrapOnly{&http2Writer{}}, httptest.NewRequest("GET", "/", nil), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, asserted := w.(http.Hijacker)
+		_, unwrapped := w.(interface{ Unwrap() http.ResponseWriter }).Unwrap().(http.Hijacker)
+		_, _, err := http.NewResponseController(w).Hijack()
+		if asserted || unwrapped || !errors.Is(err, http.ErrNotSupported) {
+			t.Errorf("Hijacker by assertion %v, on Unwrap %v; ResponseController.Hijack: %v; want none and http.ErrNotSupported", asserted, unwrapped, err)
+		}
+	}), func(s int) { status = s })
+	if status != http.StatusOK {
+		t.Errorf("reported %d, want 200", status)
 	}
 }

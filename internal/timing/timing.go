@@ -63,18 +63,46 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 // [http.Pusher] (HTTP/2); [http.Flusher] always, as net/http's writers
 // are. Others are reached through [http.ResponseController] (Unwrap).
 // r is the request w answers: its protocol says whether 101 is final.
+//
+// When w is no Hijacker but one lies down its Unwrap chain (w is a
+// wrapper, such as a logging middleware's, that offers only Unwrap), the
+// wrapper's Unwrap returns w under a [hijackHook], so that a hijack made
+// through it (by http.ResponseController) is seen too.
 func wrapStatus(w http.ResponseWriter, r *http.Request) (*statusWriter, http.ResponseWriter) {
 	final101 := r.ProtoMajor < 2
 	if _, ok := w.(http.Hijacker); ok {
 		hw := &hijackWriter{statusWriter{ResponseWriter: w, final101: final101}}
 		return &hw.statusWriter, hw
 	}
+	var sw *statusWriter
+	var rw http.ResponseWriter
 	if _, ok := w.(http.Pusher); ok {
 		pw := &pushWriter{statusWriter{ResponseWriter: w, final101: final101}}
-		return &pw.statusWriter, pw
+		sw, rw = &pw.statusWriter, pw
+	} else {
+		sw = &statusWriter{ResponseWriter: w, final101: final101}
+		rw = sw
 	}
-	sw := &statusWriter{ResponseWriter: w, final101: final101}
-	return sw, sw
+	if unwrapsToHijacker(w) {
+		sw.hook = hijackHook{ResponseWriter: w, sw: sw}
+		sw.hooked = true
+	}
+	return sw, rw
+}
+
+// unwrapsToHijacker reports whether http.ResponseController would find a
+// Hijacker in w or down its Unwrap chain.
+func unwrapsToHijacker(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case http.Hijacker:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
 }
 
 // statusWriter records the first final status a handler writes.
@@ -86,6 +114,9 @@ type statusWriter struct {
 	// Protocols) as the response's final status and sends nothing after
 	// it; over HTTP/2 it sends every 1xx as informational, 101 too.
 	final101 bool
+	// hook, when hooked, is what Unwrap returns: see wrapStatus.
+	hook   hijackHook
+	hooked bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -102,8 +133,37 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// Unwrap lets http.ResponseController reach the underlying writer (under
+// a hijackHook when the writer reaches a Hijacker only by unwrapping).
+func (w *statusWriter) Unwrap() http.ResponseWriter {
+	if w.hooked {
+		return &w.hook
+	}
+	return w.ResponseWriter
+}
+
+// hijackHook is the underlying writer, a wrapper that reaches a Hijacker
+// only through Unwrap, as a statusWriter's Unwrap returns it: a Hijacker
+// whose Hijack goes on down the chain, as http.ResponseController would,
+// and marks the statusWriter hijacked. Its Unwrap goes on to the wrapper,
+// so http.ResponseController reaches the wrapper's other methods.
+type hijackHook struct {
+	http.ResponseWriter
+	sw *statusWriter
+}
+
+// Hijack hands the connection over through the wrapper's Unwrap chain; the
+// request is no longer reported.
+func (h *hijackHook) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err == nil {
+		h.sw.hijacked = true
+	}
+	return conn, rw, err
+}
+
+// Unwrap returns the wrapper.
+func (h *hijackHook) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // Flush passes a flush on when the underlying writer supports it.
 func (w *statusWriter) Flush() { _ = w.FlushError() }
@@ -159,7 +219,9 @@ const StatusClientClosed = 499
 // it wrote (101 is one over HTTP/1, as net/http takes it, and an
 // informational status over HTTP/2, as net/http sends it), 200 when it wrote none, [StatusClientClosed] when it wrote
 // none and r's context is done (its client went away, or the server's
-// deadline passed), 101 when it hijacked the connection, and 500 when it
+// deadline passed), 101 when it hijacked the connection (asserting
+// [http.Hijacker] or through [http.ResponseController], even past a
+// wrapper w that offers only Unwrap), and 500 when it
 // panicked, even after writing a status (the response was cut short).
 // done runs before the panic goes on.
 func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, done func(status int)) {
