@@ -201,3 +201,89 @@ func TestServeStatusNoHijackerDownTheChain(t *testing.T) {
 		t.Errorf("reported %d, want 200", status)
 	}
 }
+
+// testNotifier gives a test writer http.CloseNotifier.
+type testNotifier struct{ ch chan bool }
+
+func (c testNotifier) CloseNotify() <-chan bool { return c.ch }
+
+// TestServeKeepsCloseNotifier: the handler's writer is an
+// [http.CloseNotifier] when, and only when, the writer it would have been
+// given is one (net/http's are, over HTTP/1 and HTTP/2), and CloseNotify
+// gives that writer's channel; the writer's other interfaces stay as they
+// were. The wrapper dropped it, and code that asserts it (gin's
+// Context.Stream) panicked.
+func TestServeKeepsCloseNotifier(t *testing.T) {
+	ch := make(chan bool)
+	type caps struct{ hijacker, pusher, closeNotifier bool }
+	for _, tc := range []struct {
+		name string
+		w    http.ResponseWriter
+		want caps
+	}{
+		{"HTTP/1", &http1Writer{}, caps{hijacker: true}},
+		{"HTTP/1 notifying", &struct {
+			http1Writer
+			testNotifier
+		}{testNotifier: testNotifier{ch}}, caps{hijacker: true, closeNotifier: true}},
+		{"HTTP/2", &http2Writer{}, caps{pusher: true}},
+		{"HTTP/2 notifying", &struct {
+			http2Writer
+			testNotifier
+		}{testNotifier: testNotifier{ch}}, caps{pusher: true, closeNotifier: true}},
+		{"bare", &bareWriter{}, caps{}},
+		{"bare notifying", &struct {
+			bareWriter
+			testNotifier
+		}{testNotifier: testNotifier{ch}}, caps{closeNotifier: true}},
+	} {
+		for _, serve := range []struct {
+			name  string
+			serve func(w http.ResponseWriter, h http.HandlerFunc)
+		}{
+			{"Serve", func(w http.ResponseWriter, h http.HandlerFunc) { serve(h, w) }},
+			{"ServeStatus", func(w http.ResponseWriter, h http.HandlerFunc) {
+				ServeStatus(w, httptest.NewRequest("GET", "/", nil), h, func(int) {})
+			}},
+		} {
+			var got caps
+			var notified <-chan bool
+			serve.serve(tc.w, func(w http.ResponseWriter, r *http.Request) {
+				_, got.hijacker = w.(http.Hijacker)
+				_, got.pusher = w.(http.Pusher)
+				//lint:ignore SA1019 the deprecated interface is what the test is about
+				cn, ok := w.(http.CloseNotifier)
+				if got.closeNotifier = ok; ok {
+					notified = cn.CloseNotify()
+				}
+			})
+			if got != tc.want || got.closeNotifier && notified != (<-chan bool)(ch) {
+				t.Errorf("%s over a %s writer: handler saw %+v (CloseNotify's channel the writer's: %v); want %+v",
+					serve.name, tc.name, got, notified == (<-chan bool)(ch), tc.want)
+			}
+		}
+	}
+}
+
+// TestServeStatusCloseNotifierServed: over a real server, HTTP/1.1 and
+// HTTP/2, the handler's writer is net/http's CloseNotifier.
+func TestServeStatusCloseNotifierServed(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		received, reported := serveStatusOver(t, h2, nil, func(w http.ResponseWriter, r *http.Request) {
+			//lint:ignore SA1019 the deprecated interface is what the test is about
+			cn, ok := w.(http.CloseNotifier)
+			if !ok {
+				http.Error(w, "not a CloseNotifier", http.StatusInternalServerError)
+				return
+			}
+			select {
+			case <-cn.CloseNotify():
+				http.Error(w, "closed", http.StatusInternalServerError)
+			default:
+			}
+		})
+		if received != http.StatusOK || reported != http.StatusOK {
+			t.Errorf("HTTP/2 %v: client received %d, ServeStatus reported %d; want 200 (a CloseNotifier)", h2, received, reported)
+		}
+	}
+}

@@ -60,28 +60,44 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 // wrapStatus returns w wrapped to record its status, as a writer with the
 // optional interfaces of w that handlers look for with type assertions:
 // [http.Hijacker] and [io.ReaderFrom] (net/http's HTTP/1 writer), or
-// [http.Pusher] (HTTP/2); [http.Flusher] always, as net/http's writers
-// are. Others are reached through [http.ResponseController] (Unwrap).
-// r is the request w answers: its protocol says whether 101 is final.
+// [http.Pusher] (HTTP/2), and [http.CloseNotifier] (deprecated, but still
+// asserted: gin's Context.Stream panics without it) when w has them;
+// [http.Flusher] always, as net/http's writers are. Others are reached
+// through [http.ResponseController] (Unwrap). r is the request w answers:
+// its protocol says whether 101 is final.
 //
 // When w is no Hijacker but one lies down its Unwrap chain (w is a
 // wrapper, such as a logging middleware's, that offers only Unwrap), the
 // wrapper's Unwrap returns w under a [hijackHook], so that a hijack made
 // through it (by http.ResponseController) is seen too.
 func wrapStatus(w http.ResponseWriter, r *http.Request) (*statusWriter, http.ResponseWriter) {
-	final101 := r.ProtoMajor < 2
+	base := statusWriter{ResponseWriter: w, final101: r.ProtoMajor < 2}
+	//lint:ignore SA1019 kept for the handlers that still assert it
+	_, notifies := w.(http.CloseNotifier)
 	if _, ok := w.(http.Hijacker); ok {
-		hw := &hijackWriter{statusWriter{ResponseWriter: w, final101: final101}}
+		if notifies {
+			hw := &hijackNotifyWriter{hijackWriter{base}}
+			return &hw.statusWriter, hw
+		}
+		hw := &hijackWriter{base}
 		return &hw.statusWriter, hw
 	}
 	var sw *statusWriter
 	var rw http.ResponseWriter
-	if _, ok := w.(http.Pusher); ok {
-		pw := &pushWriter{statusWriter{ResponseWriter: w, final101: final101}}
+	_, pushes := w.(http.Pusher)
+	switch {
+	case pushes && notifies:
+		pw := &pushNotifyWriter{pushWriter{base}}
 		sw, rw = &pw.statusWriter, pw
-	} else {
-		sw = &statusWriter{ResponseWriter: w, final101: final101}
-		rw = sw
+	case pushes:
+		pw := &pushWriter{base}
+		sw, rw = &pw.statusWriter, pw
+	case notifies:
+		nw := &notifyWriter{base}
+		sw, rw = &nw.statusWriter, nw
+	default:
+		plain := base
+		sw, rw = &plain, &plain
 	}
 	if unwrapsToHijacker(w) {
 		sw.hook = hijackHook{ResponseWriter: w, sw: sw}
@@ -207,6 +223,29 @@ type pushWriter struct{ statusWriter }
 // Push passes a server push on.
 func (w *pushWriter) Push(target string, opts *http.PushOptions) error {
 	return w.ResponseWriter.(http.Pusher).Push(target, opts)
+}
+
+// notifyWriter, hijackNotifyWriter and pushNotifyWriter are the writers
+// above over one that is an [http.CloseNotifier], as net/http's are.
+type (
+	notifyWriter       struct{ statusWriter }
+	hijackNotifyWriter struct{ hijackWriter }
+	pushNotifyWriter   struct{ pushWriter }
+)
+
+// CloseNotify passes the underlying writer's on.
+func (w *notifyWriter) CloseNotify() <-chan bool { return closeNotify(w.ResponseWriter) }
+
+// CloseNotify passes the underlying writer's on.
+func (w *hijackNotifyWriter) CloseNotify() <-chan bool { return closeNotify(w.ResponseWriter) }
+
+// CloseNotify passes the underlying writer's on.
+func (w *pushNotifyWriter) CloseNotify() <-chan bool { return closeNotify(w.ResponseWriter) }
+
+// closeNotify returns the CloseNotify channel of w, a CloseNotifier.
+func closeNotify(w http.ResponseWriter) <-chan bool {
+	//lint:ignore SA1019 kept for the handlers that still assert it
+	return w.(http.CloseNotifier).CloseNotify()
 }
 
 // StatusClientClosed is the status [ServeStatus] reports for a request
