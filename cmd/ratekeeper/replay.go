@@ -40,6 +40,11 @@ In the Common Log Format the authenticated user becomes the request's user
 Its timestamps have whole seconds: the requests of one second are replayed
 at the same instant (JSON lines may carry finer times).
 
+A policy with count: failed or succeeded counts a request or not by its
+logged status. A line without a status, or with 429 (most likely the
+answer of the rate limiter in production, not of the handler, whose status
+is then unknown), counts under either.
+
 Exit status: 0 nothing rejected, 1 some requests would have been rejected,
 2 usage or input error.
 `

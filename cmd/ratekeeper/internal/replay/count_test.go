@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -85,6 +86,47 @@ func TestCountFailedRates(t *testing.T) {
 		}
 		if got != tc.p99x {
 			t.Errorf("count: %s: P99 x 2 suggests %d, want %d", tc.count, got, tc.p99x)
+		}
+	}
+}
+
+// TestCountLogged429: a logged 429 is most likely the production rate
+// limiter's answer, not the handler's, so its handler status is unknown,
+// and the request counts under every count:, as a line without a status
+// does. One client's three logged 429s and then two 200s in a second,
+// under a limit of 2 a minute: the third 429 and both 200s are refused
+// whatever the count, the same as with the 429s logged without a status,
+// and the client's counted requests in the minute are the five (three
+// under count: failed, which leaves out the 200s). Under count: succeeded
+// the 429s were given back as failures: nothing was refused, and the
+// client's rate was 2 a minute.
+func TestCountLogged429(t *testing.T) {
+	for _, tc := range []struct {
+		count string
+		rate  int64
+	}{{"all", 5}, {"failed", 3}, {"succeeded", 5}} {
+		for _, limited := range []int{http.StatusTooManyRequests, 0} {
+			count := tc.count
+			cfg := parse(t, "policies:\n  - {name: quota, limit: 2, window: 1m, algorithm: sliding_log, count: "+count+"}\n")
+			e, err := New(cfg, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, status := range []int{limited, limited, limited, 200, 200} {
+				en := logparse.Entry{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), Addr: "192.0.2.1", Method: "GET", Path: "/work", Status: status}
+				if err := e.Add(&en); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := e.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := rep.Policies[0]
+			if p.Requests != 5 || p.Rejected != 3 || p.Rates.Max != tc.rate {
+				t.Errorf("count: %s, the first three logged with status %d: requests %d, rejected %d, at most %d per key per window; want 5, 3, %d",
+					count, limited, p.Requests, p.Rejected, p.Rates.Max, tc.rate)
+			}
 		}
 	}
 }

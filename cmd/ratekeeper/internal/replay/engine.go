@@ -257,11 +257,15 @@ func (e *Engine) decide(en *logparse.Entry) error {
 	// A policy that counts only some responses (count: failed) does not
 	// count the request its logged status says it would not have: its
 	// units are given back at once, as the middleware does when the
-	// handler returns. A line without a status counts.
+	// handler returns. A request whose handler's status is unknown counts
+	// (the replay errs towards refusing, and towards higher suggested
+	// limits): a line without a status, and one logged 429, most likely
+	// the production rate limiter's answer, the request never reaching
+	// the handler, whose answer the policy would have counted or not.
 	var uncounted uint64
-	if en.Status != 0 && e.set.CountIfMask()&mask != 0 {
+	if status := en.Status; status != 0 && status != http.StatusTooManyRequests && e.set.CountIfMask()&mask != 0 {
 		for i := 0; i < e.res.Len(); i++ {
-			if !e.res.Policy(i).Counts(r, en.Status) {
+			if !e.res.Policy(i).Counts(r, status) {
 				uncounted |= 1 << i
 			}
 		}
