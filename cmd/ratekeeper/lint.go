@@ -28,6 +28,11 @@ func lint(cfg *policy.Config) []string {
 		if s.Algorithm == algorithms.SlidingLog && s.Limit > maxLogLimit {
 			warn("sliding_log keeps one timestamp per admitted request: up to %d per key (about %d KB); sliding_window or sliding_buckets bound it", s.Limit, s.Limit*8/1024)
 		}
+		if s.Algorithm == algorithms.LeakyQueue && !p.CountsAll() {
+			// algorithms.GiveBacker: a queue place comes back by Refund's
+			// rule, which a request passed on after its Delay seldom meets.
+			warn("count: %s on leaky_queue gives almost nothing back: a request passed on has left the queue, and a place comes back only with no later request queued behind it, so nearly every request counts; sliding_window or token_bucket give back what count: leaves out", d.Count)
+		}
 		only := len(d.Key) == 1 && len(d.Key[0]) == 1
 		if only && d.Key[0][0] == "global" && len(d.Routes) == 0 && len(d.Methods) == 0 {
 			warn("key global on every request: one allowance shared by all clients, which one client can use up")

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestLintCountOnLeakyQueue: count: failed or succeeded on a leaky_queue
+// draws advice, since its give-back almost never returns anything (a
+// request passed on has left the queue, and a place comes back only with
+// no later request queued behind it; see algorithms.GiveBacker), so the
+// policy counts nearly every request; count: all on it, and a count on
+// another algorithm, draw none. check gave no advice on either.
+func TestLintCountOnLeakyQueue(t *testing.T) {
+	for _, algo := range []string{"leaky_queue", "token_bucket", "sliding_window"} {
+		for _, count := range []string{"all", "failed", "succeeded"} {
+			doc := fmt.Sprintf("policies:\n  - {name: login, limit: 5, window: 1m, algorithm: %s, key: [ip], count: %s}\n", algo, count)
+			cfg, err := policy.ParseConfig([]byte(doc), "test.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range lint(cfg) {
+				if strings.Contains(a, "count:") {
+					got = append(got, a)
+				}
+			}
+			var want []string
+			if algo == "leaky_queue" && count != "all" {
+				want = []string{"login (line 2): count: " + count + " on leaky_queue gives almost nothing back: a request passed on has left the queue, " +
+					"and a place comes back only with no later request queued behind it, so nearly every request counts; " +
+					"sliding_window or token_bucket give back what count: leaves out"}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s, count: %s: advice %q, want %q", algo, count, got, want)
+			}
+		}
+	}
+}
