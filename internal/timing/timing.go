@@ -158,11 +158,12 @@ func (w *statusWriter) Unwrap() http.ResponseWriter {
 	return w.ResponseWriter
 }
 
-// hijackHook is the underlying writer, a wrapper that reaches a Hijacker
-// only through Unwrap, as a statusWriter's Unwrap returns it: a Hijacker
-// whose Hijack goes on down the chain, as http.ResponseController would,
-// and marks the statusWriter hijacked. Its Unwrap goes on to the wrapper,
-// so http.ResponseController reaches the wrapper's other methods.
+// hijackHook is what a statusWriter's Unwrap returns when the writer under
+// it is a wrapper that reaches a Hijacker only through Unwrap: a Hijacker
+// whose Hijack goes on down the wrapper's chain, as http.ResponseController
+// would, and marks the statusWriter hijacked. Its Unwrap returns the
+// wrapper, so http.ResponseController still reaches the wrapper's other
+// methods.
 type hijackHook struct {
 	http.ResponseWriter
 	sw *statusWriter
@@ -256,13 +257,13 @@ const StatusClientClosed = 499
 // ServeStatus serves r with next through the same writer as Serve, and
 // then calls done with the status next answered: the first final status
 // it wrote (101 is one over HTTP/1, as net/http takes it, and an
-// informational status over HTTP/2, as net/http sends it), 200 when it wrote none, [StatusClientClosed] when it wrote
-// none and r's context is done (its client went away, or the server's
-// deadline passed), 101 when it hijacked the connection (asserting
-// [http.Hijacker] or through [http.ResponseController], even past a
-// wrapper w that offers only Unwrap), and 500 when it
-// panicked, even after writing a status (the response was cut short).
-// done runs before the panic goes on.
+// informational status over HTTP/2, as net/http sends it), 200 when it
+// wrote none, [StatusClientClosed] when it wrote none and r's context is
+// done (its client went away, or the server's deadline passed), 101 when
+// it hijacked the connection (asserting [http.Hijacker] or through
+// [http.ResponseController], even past a wrapper w that offers only
+// Unwrap), and 500 when it panicked, even after writing a status (the
+// response was cut short). done runs before the panic goes on.
 func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, done func(status int)) {
 	sw, hw := wrapStatus(w, r)
 	returned := false
