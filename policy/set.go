@@ -2,6 +2,8 @@ package policy
 
 import (
 	"net/http"
+	pathpkg "path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +73,8 @@ func WithPatternFunc(pattern func(*http.Request) string) SetOption {
 // WithUnroutedFunc sets a function called with each request for which a
 // policy with routes (see [WithRoutes]) needed the route pattern and the
 // pattern function did not know it (returned ""): no such policy applies
-// to that request. A request no route matched (a 404) is one; every
+// to that request. A request no route matched (a 404) is one (a
+// ServeMux's redirect of its own is not: see [MuxRedirect]); every
 // request being one means that the Set is asked before the router has
 // routed, without a pattern function that can tell ([ServeMuxPattern],
 // [ChiPattern]), so that the policies with routes never apply. f runs on
@@ -303,6 +306,21 @@ func RoutePattern(r *http.Request) string {
 
 var routeKey = keyfunc.Route()
 
+// MuxRedirect is the pattern [ServeMuxPattern] reports for a request its
+// ServeMux answers with a redirect of its own, not with a route's handler:
+// to the path with a trailing slash (POST /login to /login/, "POST
+// /login/" being registered and "POST /login" not), or to the cleaned path
+// (/a/../login/ and //login/ to /login/). It is no route pattern (those
+// start with '/' or hold one), so no policy with routes ([WithRoutes])
+// applies to the redirect: the client sends the request again to the new
+// path, and only that one counts under the route's policies, as when the
+// limiter wraps the routed handler, which the redirect never reaches. It
+// is not an unknown route either ([WithUnroutedFunc] is not called). The
+// policies without routes apply to the redirect as to any request, and a
+// route key part (keyfunc.Route) keys it as MuxRedirect, apart from every
+// route.
+const MuxRedirect = "(redirect)"
+
 // ServeMuxPattern returns a pattern function that asks mux which pattern r
 // will match (its host removed, as by [RoutePattern]), for a middleware
 // that wraps the whole ServeMux (and so runs before it routes):
@@ -310,11 +328,82 @@ var routeKey = keyfunc.Route()
 // request. It always asks mux: r.Pattern, when set, is an outer router's
 // (mux mounted with outer.Handle("/api/", http.StripPrefix("/api",
 // m.Handler(mux)))), not the route mux will take.
+//
+// For a request mux answers with a redirect of its own it returns
+// [MuxRedirect], not the pattern the redirected request will match (the
+// one ServeMux.Handler reports), under whose policies the request would
+// count twice: once redirected, once sent again. For "OPTIONS *", which
+// mux answers 400 without routing, it returns "". The redirects are those
+// of the Go 1.22 ServeMux (not of GODEBUG=httpmuxgo121=1).
 func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 	return func(r *http.Request) string {
-		_, pattern := mux.Handler(r)
+		if r.RequestURI == "*" {
+			return "" // ServeMux.ServeHTTP answers 400 before routing
+		}
+		// ServeMux matches the escaped path, cleaned but for CONNECT,
+		// and redirects any other request whose path cleaning changes.
+		path := r.URL.EscapedPath()
+		connect := r.Method == http.MethodConnect
+		if !connect && canonicalPath(path) != path {
+			return MuxRedirect
+		}
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
+			return ""
+		}
+		if muxRedirects(mux, r, h, path, pattern, connect) {
+			return MuxRedirect
+		}
 		return withoutHost(pattern)
 	}
+}
+
+// muxRedirects reports whether mux answers r, whose escaped path is path
+// (canonical unless connect), with its trailing-slash redirect: mux found
+// no exact match for path, which does not end in '/', and an exact one
+// for path+"/", whose pattern ServeMux.Handler reported (h, pattern).
+//
+// A pattern matching a path has one segment per '/' (a trailing '/' and
+// "{$}" are segments, as are literals, "{x}" and "{x...}"; its method and
+// host hold none), and each consumes one of the path's segments at least
+// but for a trailing "{x...}" or '/', which may consume the empty rest
+// after a trailing slash: so the pattern of an exact match for path+"/"
+// holds one '/' more than path, and any pattern matching path holds no
+// more than path does.
+//
+// A CONNECT request's path is not cleaned, so it may hold empty and dot
+// segments, which break that count. There the handler of the redirect is
+// one made for r by http.RedirectHandler, a new one at each lookup, while
+// a route's (which may be a RedirectHandler too) is the same each time.
+func muxRedirects(mux *http.ServeMux, r *http.Request, h http.Handler, path, pattern string, connect bool) bool {
+	if !connect {
+		return strings.Count(pattern, "/") > strings.Count(path, "/")
+	}
+	if path == "" || strings.HasSuffix(path, "/") || reflect.TypeOf(h) != redirectType {
+		return false
+	}
+	again, _ := mux.Handler(r) // h's type is comparable, a pointer
+	return again != h
+}
+
+// redirectType is the type of the handlers of http.RedirectHandler,
+// which ServeMux answers its redirects with.
+var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
+
+// canonicalPath returns p as ServeMux routes it: rooted, without "." and
+// ".." segments nor empty ones, a trailing '/' kept ("" becomes "/").
+func canonicalPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	c := pathpkg.Clean(p)
+	if c != "/" && strings.HasSuffix(p, "/") {
+		c += "/"
+	}
+	return c
 }
 
 // ChiPattern returns a pattern function that asks chi's router r which
