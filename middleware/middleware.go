@@ -850,7 +850,9 @@ type Stats struct {
 	// (policy.WithRoutes) needed and that was not known, so that no such
 	// policy applied: a router's 404, or, when it counts every request,
 	// a middleware that runs before routing without WithPatternFunc (see
-	// [ErrUnrouted]).
+	// [ErrUnrouted]). A ServeMux's redirect of its own (to add a trailing
+	// slash or clean the path), which policy.ServeMuxPattern reports as
+	// policy.MuxRedirect, is not one.
 	Unrouted int64
 }
 
