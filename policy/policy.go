@@ -242,6 +242,18 @@ func WithMethods(methods ...string) Option {
 // installed within chi); under ServeMux, which reports patterns as they
 // were registered, "/static/" and "/static" stay two routes.
 //
+// A route that neither router can register is an error naming it, since
+// the policy would silently never apply: its path must be a ServeMux one
+// (segments of literals and whole-segment wildcards "{name}", a last
+// "{name...}" or "{$}", names distinct Go identifiers; with a method
+// other than CONNECT a clean path, as ServeMux cleans the request's) or a
+// chi one (each '{' closed, "{key}" or "{key:regexp}" with a regexp that
+// compiles, keys distinct, '*' last), and it may hold no blank nor control
+// character outside a chi regexp's braces: "POST /login " and "/login
+// POST" are errors (both routers end the method at the first blank; a
+// space in a path is written %20). A host ("example.com/login") is not
+// accepted either.
+//
 // The route pattern is only known after routing. With [http.ServeMux] it is
 // set before the mux calls the handler, so wrap the handler (or resolve the
 // pattern with ServeMux.Handler, see [ServeMuxPattern]). With chi, install
@@ -278,6 +290,9 @@ func WithRoutes(patterns ...string) Option {
 			}
 			if !strings.HasPrefix(rt.path, "/") {
 				return p.errorf("Routes", "%q: the path must start with '/'", pat)
+			}
+			if reason := routePathError(rt.method, rt.path); reason != "" {
+				return p.errorf("Routes", "%q %s", pat, reason)
 			}
 			rt.chiPath = chiReported(rt.path)
 			p.chiRoutes = p.chiRoutes || rt.chiPath != rt.path
