@@ -35,6 +35,13 @@ import (
 // pattern it matched that way, so that a route key agrees with the route
 // policies it applies.
 //
+// A ServeMux pattern is the key as registered, its method and host kept
+// ("POST example.com/login"): the host is part of the route, as
+// example.com/login and /login are two routes with their own handlers.
+// policy.RoutePattern and policy.ServeMuxPattern report patterns the same
+// way, so that a route has one key wherever the limiter sits, around the
+// routed handler or around the whole mux.
+//
 // A request without a pattern yields [ErrNoRoute]. A ServeMux pattern
 // holds a space, which [Join] and [Namespace] do not write as it is: under
 // them its key is a digest (still one per route).

@@ -192,3 +192,17 @@ func TestRoute_WithRouteBeforeRouting(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteKeepsServeMuxHost: a ServeMux pattern is the key as
+// registered, method and host kept: example.com's /login and the
+// host-less /login are two routes, with two keys.
+func TestRouteKeepsServeMuxHost(t *testing.T) {
+	k := &keyRecorder{f: keyfunc.Route()}
+	mux := http.NewServeMux()
+	mux.Handle("GET example.com/login", k.mw(noop))
+	mux.Handle("GET /login", k.mw(noop))
+	serve(mux, "http://example.com/login", "http://other.com/login")
+	if want := []string{"GET example.com/login", "GET /login"}; len(k.keys) != 2 || k.keys[0] != want[0] || k.keys[1] != want[1] {
+		t.Errorf("keys = %q, %v; want %q", k.keys, k.errs, want)
+	}
+}

@@ -287,21 +287,24 @@ func (s *Set) shadowed(mask uint64, i int) bool {
 	return false
 }
 
-// RoutePattern returns the route pattern of r as the router set it, with a
-// ServeMux pattern's host removed (its method is kept: "GET /users/{id}",
-// "HEAD /x"; see [Policy.Applies]): [http.Request.Pattern], which
-// ServeMux sets before calling the handler it routed to and chi sets before
-// calling the routed handler (with its r.With middlewares), or else the
-// pattern in chi's route context; "" before routing, including while chi
-// has not routed yet under an outer ServeMux (whose r.Pattern, the "/" of
+// RoutePattern returns the route pattern of r as the router set it, a
+// ServeMux pattern with its method and host ("GET /users/{id}", "HEAD
+// /x", "example.com/login"; a policy's routes match its path, see
+// [Policy.Applies]): [http.Request.Pattern], which ServeMux sets before
+// calling the handler it routed to and chi sets before calling the routed
+// handler (with its r.With middlewares), or else the pattern in chi's
+// route context; "" before routing, including while chi has not routed
+// yet under an outer ServeMux (whose r.Pattern, the "/" of
 // mux.Handle("/", chiRouter), is not the request's route). It is what
-// [keyfunc.Route] reads.
+// [keyfunc.Route] reads, and so the key of a route wherever the limiter
+// sits: the same as [ServeMuxPattern] and [ChiPattern] find before
+// routing.
 func RoutePattern(r *http.Request) string {
 	p, err := routeKey(r)
 	if err != nil {
 		return ""
 	}
-	return withoutHost(p)
+	return p
 }
 
 var routeKey = keyfunc.Route()
@@ -322,8 +325,9 @@ var routeKey = keyfunc.Route()
 const MuxRedirect = "(redirect)"
 
 // ServeMuxPattern returns a pattern function that asks mux which pattern r
-// will match (its host removed, as by [RoutePattern]), for a middleware
-// that wraps the whole ServeMux (and so runs before it routes):
+// will match (as registered, with its method and host, as [RoutePattern]
+// reads it once mux has routed), for a middleware that wraps the whole
+// ServeMux (and so runs before it routes):
 // http.ListenAndServe(addr, m.Handler(mux)). It costs one extra lookup per
 // request. It always asks mux: r.Pattern, when set, is an outer router's
 // (mux mounted with outer.Handle("/api/", http.StripPrefix("/api",
@@ -354,7 +358,7 @@ func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 		if muxRedirects(mux, r, h, path, pattern, connect) {
 			return MuxRedirect
 		}
-		return withoutHost(pattern)
+		return pattern
 	}
 }
 
@@ -474,26 +478,6 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 // chiContexts recycles the route contexts of ChiPattern's lookups
 // (RoutePattern's answer is a string of its own).
 var chiContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
-
-// withoutHost returns a route pattern without the host of a ServeMux
-// pattern "[METHOD ][HOST]/path", its method kept. Only a pattern with a
-// host is copied.
-func withoutHost(pattern string) string {
-	if strings.HasPrefix(pattern, "/") {
-		return pattern
-	}
-	rest := pattern
-	if i := strings.IndexByte(pattern, ' '); i >= 0 {
-		rest = strings.TrimLeft(pattern[i+1:], " ")
-	}
-	if rest == "" || rest[0] == '/' {
-		return pattern
-	}
-	if m := patternMethod(pattern); m != "" {
-		return m + " " + patternPath(pattern)
-	}
-	return patternPath(pattern)
-}
 
 // sameFunc reports whether f and g are the same func value: the same
 // closure object (or the same top-level function), which returns the same
