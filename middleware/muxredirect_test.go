@@ -1,10 +1,12 @@
 package middleware_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -46,5 +48,41 @@ func TestServeMuxRedirectCountsOnce(t *testing.T) {
 	}
 	if got := m.Stats().Unrouted; got != 0 || len(reported) != 0 {
 		t.Errorf("Stats().Unrouted = %d, reported %v; want 0 and none (a redirect is not an unknown route)", got, reported)
+	}
+}
+
+// TestRouteKeyOfA404: a policy keyed by client and route (no routes of
+// its own) in a middleware around a ServeMux, which knows the route with
+// ServeMuxPattern, meets a request no route matches. It is the mux's to
+// answer (404), under the policy with the route part policy.NoRoute: not
+// a 400 for want of a route key, and not a way around the limit (a
+// scanner's 404s count, all under one key per client).
+func TestRouteKeyOfA404(t *testing.T) {
+	store, _ := newStore(t)
+	mux := http.NewServeMux()
+	mux.Handle("GET /users/{id}", ok)
+	p := fixed("per-route", 2, time.Minute, keyfunc.Must(keyfunc.Join(remote, keyfunc.Route())))
+	var reported []error
+	m := middleware.MustNew(store, []*policy.Policy{p},
+		middleware.WithPatternFunc(policy.ServeMuxPattern(mux)),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { reported = append(reported, err) }))
+	h := m.Handler(mux)
+	for i, path := range []string{"/nowhere", "/else"} {
+		w := serve(h, "GET", path)
+		if w.Code != http.StatusNotFound {
+			t.Fatalf("404 %d: GET %s: %d, want 404 (the mux's answer)", i, path, w.Code)
+		}
+		if want := fmt.Sprintf(`"per-route";r=%d;t=60`, 1-i); w.Header().Get("RateLimit") != want {
+			t.Errorf("404 %d: RateLimit %q, want %q", i, w.Header().Get("RateLimit"), want)
+		}
+	}
+	if w := serve(h, "GET", "/third"); w.Code != http.StatusTooManyRequests {
+		t.Errorf("a third 404 in the minute: %d, want 429 (one key for the client's unrouted requests)", w.Code)
+	}
+	if w := serve(h, "GET", "/users/7"); w.Code != 200 {
+		t.Errorf("a routed request: %d, want 200 (its own key)", w.Code)
+	}
+	for _, err := range reported {
+		t.Errorf("reported %v; want nothing", err)
 	}
 }

@@ -131,7 +131,13 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				// No route known to the key function (the router has
 				// not run): the one the Set's pattern function found,
 				// if any, as Match found it.
-				if pat := s.pattern(r); pat != "" {
+				pat := s.pattern(r)
+				if pat == "" && s.ownPattern {
+					// The Set's own pattern function knows the router's
+					// routes and says none matches: a 404.
+					pat = NoRoute
+				}
+				if pat != "" {
 					key, err = p.key(r.WithContext(keyfunc.WithRoute(r.Context(), pat)))
 				}
 			}

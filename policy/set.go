@@ -59,7 +59,8 @@ type SetOption func(*Set) error
 // default is [RoutePattern]. [ServeMuxPattern] resolves the pattern of a
 // request that has not reached its ServeMux yet. A route key part
 // (keyfunc.Route) then reads the pattern this function finds (see
-// [Set.Prepare]).
+// [Set.Prepare]), and [NoRoute] when it returns "", which it must return
+// only for a request that no route of the router matches.
 func WithPatternFunc(pattern func(*http.Request) string) SetOption {
 	return func(s *Set) error {
 		if pattern == nil {
@@ -323,6 +324,16 @@ var routeKey = keyfunc.Route()
 // route key part (keyfunc.Route) keys it as MuxRedirect, apart from every
 // route.
 const MuxRedirect = "(redirect)"
+
+// NoRoute is the route a route key part (keyfunc.Route) reads, in a Set
+// with a pattern function of its own ([WithPatternFunc]), for a request
+// that the function says no route matches: the router's 404, which the
+// router is left to answer. All of one client's unrouted requests share
+// that key, so a scanner's 404s count under the policy, apart from every
+// route. Without a pattern function of its own, a Set cannot tell a 404
+// from a limiter placed before routing, and a route key part's
+// keyfunc.ErrNoRoute stands (see [OnKeyError]).
+const NoRoute = "(none)"
 
 // ServeMuxPattern returns a pattern function that asks mux which pattern r
 // will match (as registered, with its method and host, as [RoutePattern]
