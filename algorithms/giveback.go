@@ -22,6 +22,16 @@ func reckoned(resetAfter, waited time.Duration) int64 {
 	return max(r-min(int64(waited), 2*bound), -bound)
 }
 
+// bucketSeen returns what a bucket's give-back knows of its Take besides
+// r = reckoned(d.ResetAfter, waited), from the Take's decision d: w, the
+// part of waited r took off (r + w is the bounded ResetAfter when r > 0),
+// and q, the units the Take left in use, C − Remaining within [0, C] (an
+// admitted Take leaves at least 1 in use).
+func bucketSeen(d *Decision, waited time.Duration, capacity int64) (w, q int64) {
+	const bound = 4 * int64(MaxWindow)
+	return min(int64(waited), 2*bound), capacity - min(max(d.Remaining, 0), capacity)
+}
+
 // GiveBack implements [GiveBacker]: it gives back the units of the checks of
 // an admitted Take, last first, by the rules of [GiveBacker.GiveBack], and
 // then reports what a Take of the same checks at the give-back's instant
@@ -89,7 +99,8 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 	case SlidingWindow:
 		*cp, ok = p.slidingGiveBack(*cp, t, n, r)
 	default:
-		*cp, ok = p.bucketGiveBack(*cp, t, n, r)
+		w, q := bucketSeen(d, waited, p.capacity)
+		*cp, ok = p.bucketGiveBack(*cp, t, n, r, w, q)
 	}
 	return ok
 }

@@ -116,30 +116,45 @@ type GiveBacker interface {
 	//     left are other requests').
 	//   - token_bucket, leaky_bucket: the bucket gets back (the meter's
 	//     level drops by) the cost, but no more than what the Take's own
-	//     deficit has not refilled (leaked) by now, (E - now)·L/W, nor than
-	//     the bucket lacks to be full (empty).
+	//     deficit has not refilled (leaked) by now, nor than the bucket
+	//     lacks to be full (empty). The Take's deficit D, at its instant
+	//     E - ResetAfter, is known to the ns by its ResetAfter (rounded
+	//     up) and to the unit by its Remaining: (ResetAfter - 1 ns)·L/W
+	//     and C - Remaining - 1 < D·L/W <= ResetAfter·L/W and C -
+	//     Remaining. The bucket's deficit at that instant, as the state
+	//     now has it, is D plus the whole costs of the requests that came
+	//     after the Take; D is taken to be the one value of it less whole
+	//     units in that range, or where there is none (a reckoning that
+	//     is off) the least deficit a state can hold in it. What has not
+	//     refilled by now is D less waited·L/W.
 	//
-	// With that reckoning exact (the caller's clock and the store's agree),
-	// the key is afterwards in the state it would be in had the Take never
-	// consumed, the other requests having been admitted as they were, or
-	// in one that admits less: never one that admits more. The counting
-	// kinds return exactly to that state (they only add). The buckets do
-	// when no request came after the Take; after others, the state without
-	// the Take is max(F - nW/L, the largest s + (the cost after s)·W/L over
-	// the later arrivals s), F being the instant the bucket is full, and
-	// that is at most F - min(nW/L, E - now), what GiveBack leaves. (A
-	// later request that found the bucket fuller in the world without the
-	// Take, and lost the tokens above capacity, is why giving back the
-	// whole cost could over-admit.)
+	// With that reckoning exact (the caller's clock and the store's agree)
+	// and the Take's decision as it returned, the key is afterwards in the
+	// state it would be in had the Take never consumed, the other
+	// requests having been admitted as they were, or in one that admits
+	// less: never one that admits more. The counting kinds return exactly
+	// to that state (they only add). The buckets do when no request came
+	// after the Take but at the give-back's instant; after others, the
+	// state without the Take is max(F - nW/L, the largest s + (the cost
+	// after s)·W/L over the later arrivals s), F being the instant the
+	// bucket is full, and that is at most F - min(nW/L, E' - now), what
+	// GiveBack leaves, E' being the instant the Take's deficit would have
+	// refilled, exactly: the one D above finds (ResetAfter alone, E, is
+	// up to 1 ns later when a unit is no whole number of ns, and giving
+	// back to it could admit a unit more). (A later request that found the
+	// bucket fuller in the world without the Take, and lost the tokens
+	// above capacity, is why giving back the whole cost could
+	// over-admit.)
 	//
 	// Where the store's clock and the caller's disagree (a remote store,
 	// or the time between the Take's reading of the clock and the
 	// caller's), the window kinds tell the Take's window or bucket by the
 	// nearest boundary, so they are exact while the disagreement is under
 	// half a window (half a sub-window for sliding_buckets). A caller's
-	// reckoning δ late lets a bucket give back up to δ·L/W more, and lets
-	// sliding_log take the units of a request logged less than 2δ after
-	// the Take's, which then leave the window that much early (or, for a
+	// reckoning δ late lets a bucket give back up to (δ + 1 ns)·L/W more
+	// (δ early, up to that much less), and lets sliding_log take the units
+	// of a request logged less than 2δ after the Take's, which then leave
+	// the window that much early (or, for a
 	// Take less than δ from leaving the window, those of the request
 	// logged next after it); a reckoning δ early gives back less (a
 	// bucket, or a log whose Take is less than δ from leaving the window)

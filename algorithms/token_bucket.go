@@ -115,29 +115,74 @@ func (p *params) bucketWait(dl u128, m int64) int64 {
 	return dl.sub(room).divCeil(p.limit)
 }
 
-// bucketGiveBack gives back at t cost n taken by a Take whose bucket was
-// to be full at t + r (see [GiveBacker.GiveBack]): F moves back by
-// min(n·W/L, r, F − t), so never before t (a full bucket, an empty meter).
-func (p *params) bucketGiveBack(c cell, t, n, r int64) (cell, bool) {
-	if r <= 0 {
+// bucketGiveBack gives back at t cost n taken by a Take w ns before t,
+// whose decision said the bucket would be full a = r + w ns after it (its
+// ResetAfter) with q units in use (C less its Remaining): see bucketSeen
+// and [GiveBacker.GiveBack].
+//
+// The Take's own deficit τ (in D·L units, at its instant t − w) is known
+// to the ns by its ResetAfter, (a−1)·L < τ <= a·L, and to the unit by its
+// Remaining, (q−1)·W < τ <= q·W: τ lies in (lo, hi], shorter than a ns and
+// than a unit. The state's deficit at t − w, x = dl + w·L, is τ plus the
+// costs of the requests after the Take (m·W, m whole), when the Take was
+// reckoned exactly and the bucket was not full between them: then τ is
+// the one value x − m·W in (lo, hi]. Where there is none (the reckoning is
+// off, or the key changed otherwise), τ is taken to be lo + 1, the least
+// deficit a state can hold in (lo, hi]: no step rounds towards giving
+// back more. F then moves back by min(n·W/L, τ − w·L, F − t), so never
+// before t (a full bucket, an empty meter).
+func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64) (cell, bool) {
+	if r <= 0 || q <= 0 {
 		return c, false // the Take's deficit has refilled
 	}
 	dl := p.deficit(c, t)
-	g := mul(n, p.window)
-	if rl := mul(r, p.limit); rl.less(g) {
-		g = rl
+	if dl == (u128{}) {
+		return c, false // full
+	}
+	a := r + w
+	hi, lo := mul(a, p.limit), mul(a-1, p.limit)
+	if qw := mul(q, p.window); qw.less(hi) {
+		hi = qw
+	}
+	if qw := mul(q-1, p.window); lo.less(qw) {
+		lo = qw
+	}
+	wl := mul(w, p.limit)
+	tau := lo.add64(1)
+	// When τ is some x − m·W, m < C: each request after the Take was
+	// admitted with the deficit at most C·W, and τ has not refilled at t.
+	// So a larger x − hi has none, and the quotient stays small.
+	if x := dl.add(wl); !hi.less(x) {
+		if tau.less(x) {
+			tau = x // m = 0
+		}
+	} else if d := x.sub(hi); !mul(p.capacity, p.window).less(d) {
+		// x − k·W > hi − W, at least 0 unless the decision is not the
+		// Take's (an admitted Take's deficit is at least a unit's).
+		if kw := mul(d.divCeil(p.window), p.window); !x.less(kw) {
+			if y := x.sub(kw); lo.less(y) {
+				tau = y
+			}
+		}
+	}
+	if hi.less(tau) {
+		tau = hi // lo >= hi: a decision that is not the Take's
+	}
+	if !wl.less(tau) {
+		return c, false
+	}
+	g := tau.sub(wl)
+	if ng := mul(n, p.window); ng.less(g) {
+		g = ng
 	}
 	if dl.less(g) {
 		g = dl
 	}
-	if g == (u128{}) {
-		return c, false
-	}
 	if g == dl {
 		return cell{t: t}, true
 	}
-	q, rr := g.divmod(p.limit)
-	c.t -= q
+	q0, rr := g.divmod(p.limit)
+	c.t -= q0
 	x := int64(c.x) - rr
 	if x < 0 {
 		x += p.limit

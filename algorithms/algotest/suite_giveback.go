@@ -194,6 +194,50 @@ func runGiveBack(t *testing.T, h Harness) {
 		}
 	}
 
+	// The buckets when a unit's time (W/L) is no whole number of ns: a
+	// Take's ResetAfter is its deficit rounded up to the ns, which bounds
+	// the give-back; the store must not give back that rounding. In
+	// each, X is given back at the instant Y is taken, after X's deficit
+	// has partly refilled; without X the bucket would hold one unit less
+	// than full until Y's unit refills, and the key must never admit more.
+	for _, kind := range []algorithms.Kind{algorithms.TokenBucket, algorithms.LeakyBucket} {
+		t.Run("unit_fraction/"+string(kind), func(t *testing.T) {
+			// 3 per 10 s, a unit 3⅓ s: X at +1 s, Y at +2 s, X given
+			// back then (2/3 s of X's unit is left; its ResetAfter,
+			// 3333333334 ns, rounds it up by 2/3 ns). 3333333333 ns
+			// later Y's unit lacks 1/3 ns: 2 units are there (3 had X's
+			// give-back taken that 2/3 ns too).
+			e := newG(t)
+			c := algorithms.Check{Spec: algorithms.Spec{Algorithm: kind, Limit: 3, Window: 10 * s}, Key: "k"}
+			ds := e.take(s, c)
+			e.take(2*s, c)
+			if got := give(e, s, 2*s, []algorithms.Check{c}, ds)[0]; !got.Given || got.Remaining != 2 {
+				t.Errorf("X given back: %+v, want given, 2 left", got)
+			}
+			if d := e.take(2*s+3333333333, c)[0]; !d.Allowed || d.Remaining != 1 {
+				t.Errorf("a unit 3333333333 ns after the give-back: %+v, want admitted, 1 left (without X 2 were there)", d)
+			}
+		})
+		t.Run("sub_ns_unit/"+string(kind), func(t *testing.T) {
+			// 3·10^6 per ms, a unit 1/3 ns, 6 at most: X of cost 4 at
+			// +1 s (full 4/3 ns later), Y at +1 s + 1 ns, X given back
+			// then. X has 1/3 ns left, one unit: 5 are there, as
+			// without X. Its ResetAfter (2 ns) allows 1 ns, and the
+			// bucket's deficit (2/3 ns) is a whole number of units
+			// short of what the ResetAfter allows in two ways: only X's
+			// Remaining (2: 4 in use) tells them apart.
+			e := newG(t)
+			c := func(n int64) algorithms.Check {
+				return algorithms.Check{Spec: algorithms.Spec{Algorithm: kind, Limit: 3_000_000, Window: ms, Burst: 6}, Key: "k", Cost: n}
+			}
+			ds := e.take(s, c(4))
+			e.take(s+1, c(1))
+			if got := give(e, s, s+1, []algorithms.Check{c(4)}, ds)[0]; !got.Given || got.Remaining != 5 {
+				t.Errorf("X given back: %+v, want given, 5 left (without X)", got)
+			}
+		})
+	}
+
 	t.Run("denied_take", func(t *testing.T) {
 		e := newG(t)
 		sp := giveBackSpecs()[0]

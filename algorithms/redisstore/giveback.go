@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -49,6 +50,8 @@ func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks 
 			vals[i] = "n" // look only
 		case c.Spec.Algorithm == algorithms.LeakyQueue:
 			vals[i] = remArg(ds[i].Delay, waited)
+		case c.Spec.Algorithm == algorithms.TokenBucket || c.Spec.Algorithm == algorithms.LeakyBucket:
+			vals[i] = bucketArg(&ds[i], waited, c.Spec.Capacity())
 		default:
 			vals[i] = reckonArg(ds[i].ResetAfter, waited)
 		}
@@ -98,6 +101,19 @@ func parseGiveBack(v any, r *request, idx []int, dst []algorithms.Refunded) erro
 		}
 	}
 	return nil
+}
+
+// bucketArg returns what a bucket's give-back knows of its Take, as
+// algorithms' bucketSeen does, as "r w q": r = reckonArg(ResetAfter,
+// waited), w the part of waited r took off (r + w is the bounded
+// ResetAfter when r > 0), and q the units the Take left in use, C −
+// Remaining within [0, C]. All three are below 2^51.
+func bucketArg(d *algorithms.Decision, waited time.Duration, capacity int64) string {
+	const bound = 4 * int64(algorithms.MaxWindow)
+	r := reckonArg(d.ResetAfter, waited)
+	w := min(int64(waited), 2*bound)
+	q := capacity - min(max(d.Remaining, 0), capacity)
+	return strconv.FormatInt(r, 10) + " " + strconv.FormatInt(w, 10) + " " + strconv.FormatInt(q, 10)
 }
 
 // reckonArg returns ResetAfter - waited within ±4·MaxWindow, as

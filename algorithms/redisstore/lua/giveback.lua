@@ -9,7 +9,9 @@
 -- 'n' for a denied Take's (nothing is given back), else in ns the time
 -- from t to E, the instant the Take's decision said the key would be back
 -- to full (ResetAfter - waited), or for a leaky_queue check its remaining
--- wait (Delay - waited). Both are within 2^51.
+-- wait (Delay - waited); for a token_bucket or leaky_bucket check
+-- "r w q": that time, the waited it took off (r + w is the ResetAfter) and
+-- the units the Take left in use (C - Remaining). All are within 2^51.
 
 -- giveBackOne gives back op's units; it reports whether any came back.
 local function giveBackOne(op, minTTL)
@@ -91,21 +93,50 @@ local function giveBackOne(op, minTTL)
     end
     return true
   end
-  -- token_bucket, leaky_bucket: F moves back by min(n*W/L, r, F - t).
+  -- token_bucket, leaky_bucket (algorithms' bucketGiveBack): the Take's
+  -- deficit tau (D*L at its instant t - w) lies in (lo, hi], by its
+  -- ResetAfter a and its Remaining's q; it is the one value of the
+  -- deficit now at t - w, less whole units (m*W, m < C), in that range,
+  -- else lo + 1. F moves back by min(n*W/L, tau - w*L, F - t).
   local c, held = bucketKinds().load(P, op.key)
-  if not held or r <= 0 then return false end
-  local dl = deficitOf(c.t, c.x, P.L)
-  local g = bmul(n, P.W)
-  local rl = bmul(r, P.L)
-  if bcmp(rl, g) < 0 then g = rl end
+  local r, w, q = op.v, op.w, op.q
+  if not held or r <= 0 or q <= 0 then return false end
+  local L, W = P.L, P.W
+  local dl = deficitOf(c.t, c.x, L)
+  if bcmp(dl, 0) <= 0 then return false end
+  local a = r + w
+  local hi, lo = bmul(a, L), bmul(a - 1, L)
+  local qw = bmul(q, W)
+  if bcmp(qw, hi) < 0 then hi = qw end
+  qw = bmul(q - 1, W)
+  if bcmp(lo, qw) < 0 then lo = qw end
+  local wl = bmul(w, L)
+  local tau = badd(lo, 1)
+  local x = badd(dl, wl)
+  if bcmp(x, hi) <= 0 then
+    if bcmp(tau, x) < 0 then tau = x end
+  else
+    local d = bsub(x, hi)
+    if bcmp(d, bmul(P.C, W)) <= 0 then
+      local kw = bmul(bdivceil(d, W), W)
+      if bcmp(x, kw) >= 0 then
+        local y = bsub(x, kw)
+        if bcmp(lo, y) < 0 then tau = y end
+      end
+    end
+  end
+  if bcmp(hi, tau) < 0 then tau = hi end
+  if bcmp(wl, tau) >= 0 then return false end
+  local g = bsub(tau, wl)
+  local ng = bmul(n, W)
+  if bcmp(ng, g) < 0 then g = ng end
   if bcmp(dl, g) < 0 then g = dl end
-  if bcmp(g, 0) <= 0 then return false end
   local ft, fx = 0, 0 -- g = dl: full at t
   if bcmp(g, dl) < 0 then
-    local q, rr = bdivmod(g, P.L)
-    ft, fx = c.t - q, c.x - rr
+    local q0, rr = bdivmod(g, L)
+    ft, fx = c.t - q0, c.x - rr
     if fx < 0 then
-      fx = fx + P.L
+      fx = fx + L
       ft = ft - 1
     end
   end
@@ -130,12 +161,18 @@ local function giveBack(nchecks, minTTL)
       C = tonumber(ARGV[a + 4]), B = tonumber(ARGV[a + 5]), md = tonumber(ARGV[a + 6]),
     }
     local n = tonumber(ARGV[a + 7])
-    local v = ARGV[base + i]
-    if v ~= 'n' then v = tonumber(v) end
-    if not (P.kind and P.L and P.W and P.C and P.B and P.md and n and v) then
+    local v, w, q = ARGV[base + i], 0, 0
+    if v ~= 'n' then
+      if P.kind == TOKEN or P.kind == LEAKY then
+        v, w, q = match(v, '^(%-?%d+) (%d+) (%d+)$')
+        w, q = tonumber(w), tonumber(q)
+      end
+      v = tonumber(v)
+    end
+    if not (P.kind and P.L and P.W and P.C and P.B and P.md and n and v and w and q) then
       return nil, redis.error_reply('redisstore: malformed give-back of check ' .. i)
     end
-    local op = {P = P, n = n, key = KEYS[ki], v = v}
+    local op = {P = P, n = n, key = KEYS[ki], v = v, w = w, q = q}
     ki = ki + 1
     if P.kind == LOG then
       op.lkey = KEYS[ki]
