@@ -136,7 +136,11 @@ func appliesTo(d policy.Definition) string {
 		parts = append(parts, "routes "+strings.Join(d.Routes, ", "))
 	}
 	if len(parts) == 0 {
-		return "all requests"
+		parts = append(parts, "all requests")
+	}
+	if d.Count != "" && d.Count != "all" {
+		// Which responses count is part of what the policy applies to.
+		parts = append(parts, "count: "+d.Count)
 	}
 	return strings.Join(parts, "; ")
 }
