@@ -47,13 +47,16 @@ func (p *params) decideCell(c *cell, t, n int64, consume bool, d *Decision) {
 }
 
 // idleCell reports whether c is back to the full allowance at t, so that
-// forgetting it changes no decision.
+// forgetting it changes no decision. A window kind's key whose counts are
+// all 0 (given back) but whose window starts after t (the clock went back)
+// is not idle: a request at t is decided in that window, a fresh key's in
+// the window of t.
 func (p *params) idleCell(c cell, t int64) bool {
 	switch p.kind {
 	case FixedWindow:
-		return c.x == 0 || t-c.t >= p.window
+		return (c.x == 0 && c.t <= t) || t-c.t >= p.window
 	case SlidingWindow:
-		return (c.x == 0 && c.y == 0) || t-c.t >= 2*p.window || (t-c.t >= p.window && c.y == 0)
+		return (c.x == 0 && c.y == 0 && c.t <= t) || t-c.t >= 2*p.window || (t-c.t >= p.window && c.y == 0)
 	}
 	return c.t < t || (c.t == t && c.x == 0)
 }

@@ -110,9 +110,11 @@ func (s *slidingBuckets) used(p *params, t int64) int64 {
 	return s.sum
 }
 
-// idle reports whether every bucket of the window at t is empty.
+// idle reports whether every bucket of the window at t is empty and t is
+// not before the newest sub-window seen (a request at t is decided there).
 func (s *slidingBuckets) idle(p *params, t int64) bool {
-	return s.sum == 0 || floorDiv(t, p.sub)-s.last >= p.buckets
+	j := floorDiv(t, p.sub)
+	return (s.sum == 0 && j >= s.last) || j-s.last >= p.buckets
 }
 
 func (s *slidingBuckets) clone() *slidingBuckets {
