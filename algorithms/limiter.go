@@ -67,9 +67,8 @@ func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Decision, er
 // another kind, RefundN does nothing and returns the zero Refunded. n is
 // checked as AllowN checks it (0 is a *CostError).
 func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Duration) (Refunded, error) {
-	if n == 0 {
-		// Cost 0 in a Check means 1: it would give back a unit's place.
-		return Refunded{}, &CostError{Spec: l.spec, Cost: 0}
+	if err := l.checkCost(n); err != nil {
+		return Refunded{}, err
 	}
 	rf, ok := l.store.(Refunder)
 	if !ok || l.spec.Algorithm != LeakyQueue {
@@ -95,9 +94,8 @@ func (l *Limiter) RefundN(ctx context.Context, key string, n int64, left time.Du
 // Refunded. Give back each AllowN at most once. n is checked as AllowN
 // checks it (0 is a *CostError).
 func (l *Limiter) GiveBackN(ctx context.Context, key string, n int64, d Decision, waited time.Duration) (Refunded, error) {
-	if n == 0 {
-		// Cost 0 in a Check means 1: it would give back a unit.
-		return Refunded{}, &CostError{Spec: l.spec, Cost: 0}
+	if err := l.checkCost(n); err != nil {
+		return Refunded{}, err
 	}
 	gb, ok := l.store.(GiveBacker)
 	if !ok {
@@ -108,4 +106,14 @@ func (l *Limiter) GiveBackN(ctx context.Context, key string, n int64, d Decision
 		return Refunded{}, err
 	}
 	return out[0], nil
+}
+
+// checkCost returns the *CostError AllowN would return for n, whatever the
+// store: n must be between 1 and the Spec's capacity (0, which a Check
+// reads as 1, is the caller's mistake here).
+func (l *Limiter) checkCost(n int64) error {
+	if n < 1 || n > l.spec.Capacity() {
+		return &CostError{Spec: l.spec, Cost: n}
+	}
+	return nil
 }
