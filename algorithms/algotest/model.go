@@ -268,7 +268,12 @@ func decide(s algorithms.Spec, mc machine, t, n int64, consume bool) algorithms.
 			}
 			return floorRat(sub(slots, u)) + 1
 		}
-		return max(0, floorRat(sub(ratInt(c), u)))
+		if u.Cmp(ratInt(c)) >= 0 {
+			// More than empty (a clock years back at the highest rates):
+			// C − used may not fit in an int64, as floorRat needs.
+			return 0
+		}
+		return floorRat(sub(ratInt(c), u))
 	}
 
 	d := algorithms.Decision{Limit: c}
