@@ -70,7 +70,11 @@ func (p *params) bucketReportExact(d *Decision, c cell, t, n int64, ok bool) {
 	}
 	// ceil(D·L/W) <= C, unless the clock went back past the state: then the
 	// bucket is more than empty, and the extra is waited out like any deficit.
-	avail := max(p.capacity-dl.divCeil(p.window), 0)
+	// (Years back at the highest rates, D·L/W passes 2^64: not divided then.)
+	var avail int64
+	if cw := mul(p.capacity, p.window); !cw.less(dl) {
+		avail = p.capacity - dl.divCeil(p.window)
+	}
 	d.Remaining = avail
 	d.ResetAfter = dur(dl.divCeil(p.limit))
 	if avail < p.capacity {
