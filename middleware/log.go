@@ -203,9 +203,16 @@ func (l *LogObserver) ObserveRequest(e Event) {
 	}
 	switch e.Outcome {
 	case Denied, ShadowDenied:
+		if !res.Taken() && res.Err != nil && !prepareError(res.Err) {
+			// Shadow mode let through a request the store could not
+			// decide under FailClosed: no policy denied it, and the
+			// store failure is logged above. (One the fallback store
+			// denied was taken.)
+			return
+		}
 		name, key := "", ""
 		for i := 0; i < res.Len(); i++ {
-			if e.DeniedBy(i) || !res.Taken() {
+			if e.DeniedBy(i) {
 				name, key = res.Policy(i).Name(), res.Key(i)
 				break
 			}
