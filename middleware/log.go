@@ -14,7 +14,8 @@ import (
 )
 
 // A LogObserver is an [Observer] that writes to a [slog.Logger]: store
-// failures (Error), failure-state changes (Warn, and Info on recovery),
+// failures (Error; not a store call that ended because its client went
+// away, an abandoned request), failure-state changes (Warn, and Info on recovery),
 // effective-limit changes (Info), and rejected requests (Info for denials,
 // Warn for missing keys) at a sampled rate, so that a flood of bad requests
 // cannot flood the log: at most N records per second for each policy (and
@@ -189,7 +190,7 @@ func (l *LogObserver) admit(name string) (ok bool, suppressed int64) {
 // ObserveRequest logs store failures and rejected requests, sampled.
 func (l *LogObserver) ObserveRequest(e Event) {
 	res := e.Result
-	if res.Err != nil && e.Outcome != KeyRejected && !prepareError(res.Err) {
+	if res.Err != nil && e.Outcome != KeyRejected && !prepareError(res.Err) && !clientGone(e) {
 		if ok, sup := l.admit(" store"); ok {
 			errAttr := slog.Any("error", res.Err)
 			if !l.rawKeys && errors.Is(res.Err, algorithms.ErrKeyState) {
@@ -297,6 +298,20 @@ func (l *LogObserver) ObservePolicyRemoved(name string) {
 }
 
 var _ RemovalObserver = (*LogObserver)(nil)
+
+// clientGone reports whether e is a request abandoned because its client
+// went away (its context cancelled) whose store call therefore counts as
+// no failure: the middleware counts no store error for it and leaves its
+// State as it was (see take), whatever error the cancelled call ended
+// with. Errors that count even so (an answer of the backend, a check or
+// store refused, the breaker) are not such.
+func clientGone(e Event) bool {
+	err := e.Result.Err
+	return e.Outcome == Abandoned && e.Request.Context().Err() == context.Canceled &&
+		!errors.Is(err, errBadDelay) && !errors.Is(err, algorithms.ErrKeyState) &&
+		!errors.Is(err, algorithms.ErrInvalidSpec) && !errors.Is(err, algorithms.ErrInvalidCost) &&
+		!errors.Is(err, algorithms.ErrClosed) && !errors.Is(err, ErrBreakerOpen)
+}
 
 // prepareError reports whether err is a request's fault (no key, a cost out
 // of range), not the store's.

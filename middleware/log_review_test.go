@@ -2,11 +2,14 @@ package middleware_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -50,4 +53,58 @@ func TestLogFallbackDenialNamesPolicy(t *testing.T) {
 	if len(recs) != 1 || recs[0]["policy"] != "first" {
 		t.Errorf("denial records %v, want one naming policy first:\n%s", recs, buf.String())
 	}
+}
+
+// cancelling is a store whose calls end when their context does, as a
+// network store's do when the client goes away, with the context's error.
+type cancelling struct{ algorithms.Store }
+
+func (cancelling) Take(ctx context.Context, _ ...algorithms.Check) ([]algorithms.Decision, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("store: %w", ctx.Err())
+}
+
+// TestLogClientGoneIsNoStoreFailure: a request whose client went away
+// while the store decided it is abandoned; the store did not fail (Stats
+// counts no store error, the failure state stays healthy), so the log
+// has no "store failed" record at level ERROR for it.
+func TestLogClientGoneIsNoStoreFailure(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	m := middleware.MustNew(cancelling{}, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, middleware.WithLogger(logger))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := serveCtx(ctx, m.Handler(ok), "GET", "/")
+	if st := m.Stats(); w.Code != 503 || st.Abandoned != 1 || st.StoreErrors != 0 || m.State() != middleware.StateHealthy {
+		t.Fatalf("client gone: %d, stats %+v, state %v; want 503, abandoned, no store error, healthy", w.Code, st, m.State())
+	}
+	if strings.Contains(buf.String(), "store failed") {
+		t.Errorf("a client that went away was logged as a store failure:\n%s", buf.String())
+	}
+
+	// Nor is one that failed otherwise while its client was gone, which
+	// counts as no failure either.
+	buf.Reset()
+	m = middleware.MustNew(&failing{}, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, middleware.WithLogger(logger))
+	serveCtx(ctx, m.Handler(ok), "GET", "/")
+	if st := m.Stats(); st.Abandoned != 1 || st.StoreErrors != 0 || strings.Contains(buf.String(), "store failed") {
+		t.Errorf("store down, client gone: stats %+v, log:\n%s\nwant no store error counted nor logged", st, buf.String())
+	}
+
+	// An error that counts although the client was gone (the backend's
+	// answer about the key's value) is logged, as Stats counts it.
+	buf.Reset()
+	m = middleware.MustNew(keyState{}, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, middleware.WithLogger(logger))
+	serveCtx(ctx, m.Handler(ok), "GET", "/")
+	if st := m.Stats(); st.Abandoned != 1 || st.StoreErrors != 1 || !strings.Contains(buf.String(), `"msg":"ratekeeper: store failed","outcome":"abandoned"`) {
+		t.Errorf("key state error, client gone: stats %+v, log:\n%s\nwant the store error counted and logged", st, buf.String())
+	}
+}
+
+// keyState is a store that answers every call with an error about the
+// value a key holds.
+type keyState struct{ algorithms.Store }
+
+func (keyState) Take(context.Context, ...algorithms.Check) ([]algorithms.Decision, error) {
+	return nil, fmt.Errorf("store: key holds another type: %w", algorithms.ErrKeyState)
 }
