@@ -457,6 +457,13 @@ func (m *Middleware) shadowed(r *http.Request, rc *resultContext, res *Result) b
 // next request.
 func (m *Middleware) take(r *http.Request, res *Result) error {
 	ctx := r.Context()
+	if res.Len() == 0 {
+		// Every policy that applies was left out (policy.SkipPolicy, no
+		// key): no store call is needed and none is made. It says
+		// nothing of the backend, and the breaker has nothing to keep
+		// from it.
+		return res.Take(ctx, m.store)
+	}
 	var probe int64 // the breaker's reopening time this request set, as its probe
 	var ticket deadline.Ticket
 	if m.breakAfter > 0 {
