@@ -28,13 +28,12 @@ func ConfigOptions(cfg *policy.Config, fallback algorithms.Store) ([]Option, err
 	if cfg == nil {
 		return nil, errors.New("middleware: ConfigOptions: config is nil")
 	}
+	if err := checkSettings(cfg, "ConfigOptions"); err != nil {
+		return nil, err
+	}
 	var opts []Option
 	if cfg.Headers != "" {
-		p, ok := profiles[cfg.Headers]
-		if !ok {
-			return nil, fmt.Errorf("middleware: ConfigOptions: headers: unknown profile %q", cfg.Headers)
-		}
-		opts = append(opts, WithHeaders(p))
+		opts = append(opts, WithHeaders(profiles[cfg.Headers]))
 	}
 	switch cfg.FailureMode {
 	case "", policy.FailureOpen:
@@ -54,10 +53,22 @@ func ConfigOptions(cfg *policy.Config, fallback algorithms.Store) ([]Option, err
 			fallback = s
 		}
 		opts = append(opts, OnStoreError(FallBack(fallback)))
-	default:
-		return nil, fmt.Errorf("middleware: ConfigOptions: failure_mode: unknown mode %q", cfg.FailureMode)
 	}
 	return opts, nil
+}
+
+// checkSettings returns an error naming fn for a header profile or failure
+// mode of cfg that does not exist (policy.Load refuses them; a Config
+// built in code may hold them).
+func checkSettings(cfg *policy.Config, fn string) error {
+	if _, ok := profiles[cfg.Headers]; !ok && cfg.Headers != "" {
+		return fmt.Errorf("middleware: %s: headers: unknown profile %q", fn, cfg.Headers)
+	}
+	switch cfg.FailureMode {
+	case "", policy.FailureOpen, policy.FailureClosed, policy.FailureFallback:
+		return nil
+	}
+	return fmt.Errorf("middleware: %s: failure_mode: unknown mode %q", fn, cfg.FailureMode)
 }
 
 // FromConfig returns a middleware enforcing the policies of a loaded
@@ -115,12 +126,17 @@ func settingsOf(cfg *policy.Config) fileSettings {
 // them. Its headers and failure mode are not applied (they are fixed when
 // the middleware is built); a configuration that changes them returns the
 // policies applied and an error saying a restart is needed, matching
-// [ErrRestartNeeded]. For a middleware built by [FromConfig] they are
+// [ErrRestartNeeded]. A configuration naming a profile or mode that does
+// not exist is refused, its policies not applied. For a middleware built
+// by [FromConfig] they are
 // compared with the configuration it was built from (options given there
 // may override them), else with the settings in force.
 func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if cfg == nil {
 		return errors.New("middleware: ApplyConfig: config is nil")
+	}
+	if err := checkSettings(cfg, "ApplyConfig"); err != nil {
+		return err
 	}
 	if err := m.SetPolicies(cfg.Policies); err != nil {
 		return err
