@@ -894,8 +894,10 @@ func (m *Middleware) noteUnrouted(r *http.Request) {
 			}
 		}
 	}
-	m.report(r, fmt.Errorf("%w (policies %s; %s %s): a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)",
-		ErrUnrouted, strings.Join(names, ", "), r.Method, r.URL.Path))
+	// The message names the method, not the path, which may carry a
+	// secret (/reset/<token>): the handler has the request.
+	m.report(r, fmt.Errorf("%w (policies %s; first met on a %s request): a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)",
+		ErrUnrouted, strings.Join(names, ", "), r.Method))
 }
 
 // Stats returns a snapshot of the middleware's counters.

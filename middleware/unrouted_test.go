@@ -64,3 +64,21 @@ func TestUnroutedIsReported(t *testing.T) {
 		t.Errorf("no routes: Stats().Unrouted = %d, want 0", got)
 	}
 }
+
+// TestUnroutedReportHasNoPath: the ErrUnrouted report, which error
+// handlers log, does not carry the request's path (a reset token, say):
+// the handler has the request if it wants it.
+func TestUnroutedReportHasNoPath(t *testing.T) {
+	store, _ := newStore(t)
+	login := policy.Must(policy.Login(remote, policy.WithRoutes("POST /login")))
+	var reported []error
+	m := middleware.MustNew(store, []*policy.Policy{login},
+		middleware.WithErrorHandler(func(_ *http.Request, err error) { reported = append(reported, err) }))
+	serve(m.Handler(ok), "GET", "/reset/s3cr3t-t0ken")
+	if len(reported) != 1 || !errors.Is(reported[0], middleware.ErrUnrouted) {
+		t.Fatalf("reported %v, want ErrUnrouted once", reported)
+	}
+	if msg := reported[0].Error(); strings.Contains(msg, "s3cr3t") || !strings.Contains(msg, "GET") {
+		t.Errorf("report %q: want the method and not the path", msg)
+	}
+}
