@@ -316,7 +316,7 @@ func (s *Store) newRequest(checks []algorithms.Check, now time.Time) *request {
 	r.keys = r.keys[:0]
 	r.first = grow(r.first, len(checks))
 	r.tags = r.tags[:0]
-	r.minTTL = (int64(s.minTTL) + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+	r.minTTL = ceilMillis(s.minTTL)
 	if s.cluster != nil {
 		r.tags = grow(r.tags, len(checks))
 	}
@@ -345,6 +345,16 @@ func (s *Store) newRequest(checks []algorithms.Check, now time.Time) *request {
 		r.hasT = true
 	}
 	return r
+}
+
+// ceilMillis returns d >= 0 in whole milliseconds, rounded up, for any d
+// up to math.MaxInt64 (adding 999999 ns first would overflow there).
+func ceilMillis(d time.Duration) int64 {
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
 }
 
 // release returns r to the pool, dropping its references to the caller's
