@@ -194,7 +194,7 @@ func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation,
 	}
 	args = append(args, clock, len(rv.undo)/7)
 	args = append(args, rv.undo...)
-	v, err := s.evalOr(ctx, s.client, r.keysOf(idx), args, true)
+	v, err := s.evalOr(ctx, s.client, r.keysOf(idx), args, true, true)
 	if err != nil {
 		return err
 	}

@@ -261,7 +261,13 @@
 // [Store.Close] waits for it). The caller's context error is returned as
 // is, and only then: a context error of the store's own (the [WithTimeout]
 // deadline) is wrapped. An error does not prove that nothing was consumed:
-// the script may have run before the reply was lost.
+// the script may have run before the reply was lost. go-redis sends a
+// command again when its connection fails after sending it (io.EOF, a read
+// timeout), up to its MaxRetries: the calls that give units back
+// ([Store.Refund], [Store.GiveBack], a cross-slot undo) are sent at most
+// once, since each run would give them back again and admit more than the
+// limit; a Take may be sent again so, and then consumes twice, erring
+// towards denying (TestGiveBackReplyLostIsNotRepeated).
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up

@@ -133,7 +133,7 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 				vs[k] = vals[i]
 			}
 		}
-		v, err := s.eval(ctx, s.client, keys, append(r.args(idx, mode), vs...))
+		v, err := s.evalOnce(ctx, s.client, keys, append(r.args(idx, mode), vs...))
 		if err != nil {
 			return err
 		}

@@ -49,7 +49,10 @@ var (
 // and EVAL on NOSCRIPT. It is the fallback for servers without functions
 // (before Redis 7) or users not allowed to load them: every helper's
 // closure is made anew on each call.
-var takeScript = redis.NewScript(strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, luaMain}, "\n"))
+var takeScript = redis.NewScript(takeScriptSource)
+
+// takeScriptSource is takeScript's code.
+var takeScriptSource = strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, luaMain}, "\n")
 
 // luaPrelude makes KEYS and ARGV locals, which fast.lua may replace (a
 // compact call rewritten into the wide layout), and binds std.lua's locals

@@ -488,15 +488,23 @@ func (s *Store) synchronous(ctx context.Context) bool {
 // the store is closed it starts no goroutine (Close has waited for those
 // it knows of): it returns ErrClosed.
 func (s *Store) eval(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
-	return s.evalOr(ctx, c, keys, args, false)
+	return s.evalOr(ctx, c, keys, args, false, false)
+}
+
+// evalOnce is eval for a call that gives units back (a give-back, a
+// refund), which must run at most once: see call.
+func (s *Store) evalOnce(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
+	return s.evalOr(ctx, c, keys, args, false, true)
 }
 
 // evalOr is eval; after Close, with mustRun, it runs the script on the
 // caller's goroutine instead of returning ErrClosed (a cross-slot undo,
-// which must not leave a reservation in place).
-func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []string, args []any, mustRun bool) (any, error) {
+// which must not leave a reservation in place). With once, the client
+// does not send the call again when it failed after it may have been sent
+// (see call).
+func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []string, args []any, mustRun, once bool) (any, error) {
 	if s.synchronous(ctx) {
-		v, err := s.call(ctx, c, keys, args)
+		v, err := s.call(ctx, c, keys, args, once)
 		return wrap(ctx, v, err)
 	}
 	s.closing.RLock()
@@ -505,7 +513,7 @@ func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []stri
 		if !mustRun {
 			return nil, algorithms.ErrClosed
 		}
-		v, err := s.call(ctx, c, keys, args)
+		v, err := s.call(ctx, c, keys, args, once)
 		return wrap(ctx, v, err)
 	}
 	s.inflight.Add(1)
@@ -517,7 +525,7 @@ func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []stri
 	ch := make(chan result, 1)
 	go func() {
 		defer s.inflight.Done()
-		v, err := s.call(ctx, c, keys, args)
+		v, err := s.call(ctx, c, keys, args, once)
 		ch <- result{v, err}
 	}()
 	select {
@@ -534,16 +542,23 @@ func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []stri
 // the user may not load or call them, the store falls back, for good, to
 // the script (EVALSHA, EVAL on NOSCRIPT). Only the first call of a store, or
 // one after a flush, costs more than one round trip.
-func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
+//
+// With once, the client is told not to retry the command (go-redis
+// otherwise sends it again when the connection fails, io.EOF or a read
+// timeout, after it was sent): a call that gives units back (a give-back,
+// a refund, a cross-slot undo) run twice would give them back twice, out
+// of units other requests consumed, and admit more than the limit. Such a
+// call fails instead; as with any error, it may have run once.
+func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
 	if !s.noFunctions.Load() {
-		v, err := c.FCall(ctx, takeFunction, keys, args...).Result()
+		v, err := fcall(ctx, c, keys, args, once)
 		if err == nil || !functionsUnusable(err) && !functionMissing(err) {
 			return v, err
 		}
 		if functionMissing(err) {
 			lerr := s.loadLibrary(ctx, c)
 			if lerr == nil {
-				return c.FCall(ctx, takeFunction, keys, args...).Result()
+				return fcall(ctx, c, keys, args, once)
 			}
 			if !functionsUnusable(lerr) {
 				return nil, lerr
@@ -551,8 +566,46 @@ func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string
 		}
 		s.noFunctions.Store(true)
 	}
-	return takeScript.Run(ctx, c, keys, args...).Result()
+	if !once {
+		return takeScript.Run(ctx, c, keys, args...).Result()
+	}
+	v, err := scriptCall(ctx, c, "evalsha", takeScript.Hash(), keys, args)
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		// Not run: the server does not have the script.
+		return scriptCall(ctx, c, "eval", takeScriptSource, keys, args)
+	}
+	return v, err
 }
+
+// fcall runs the take function, through go-redis's FCall, or, with once,
+// as a command the client will not retry (see call).
+func fcall(ctx context.Context, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
+	if !once {
+		return c.FCall(ctx, takeFunction, keys, args...).Result()
+	}
+	return scriptCall(ctx, c, "fcall", takeFunction, keys, args)
+}
+
+// scriptCall sends "name code numkeys keys... args..." (FCALL, EVALSHA,
+// EVAL) as a command the client does not retry.
+func scriptCall(ctx context.Context, c redis.UniversalClient, name, code string, keys []string, args []any) (any, error) {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, name, code, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	a = append(a, args...)
+	cmd := noRetryCmd{redis.NewCmd(ctx, a...)}
+	_ = c.Process(ctx, cmd)
+	return cmd.Result()
+}
+
+// noRetryCmd is a command go-redis sends at most once: after a failure that
+// may have followed its sending, it returns the error rather than retry.
+type noRetryCmd struct{ *redis.Cmd }
+
+// NoRetry tells go-redis not to retry the command.
+func (noRetryCmd) NoRetry() bool { return true }
 
 // loadLibrary loads the library on the server, or on every master of a
 // cluster (a replica gets it by replication). A library already there (a
