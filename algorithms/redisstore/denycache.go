@@ -19,12 +19,14 @@ import (
 // (never shorter than Redis would report: it decided before). Only
 // denials are answered locally, and only while Redis itself would deny —
 // its state can only move further from admitting, by other requests, before
-// RetryAfter — so the cache never admits anything. Two exceptions, where
+// RetryAfter — so the cache never admits anything. The exceptions, where
 // the state moves back: a denial caused by another cross-slot Take's
 // reservation on a Cluster, which is then undone (see the package
-// documentation, "Cluster"), and a leaky_queue key another process refunds
-// ([Store.Refund]; this process's refunds drop its entries, as do its
-// admitted Takes of the key, such as one of another cost) stay cached
+// documentation, "Cluster"), a key another process refunds or gives back
+// ([Store.Refund], [Store.GiveBack]; this process's refunds and give-backs
+// drop its entries, as do its admitted Takes of the key, such as one of
+// another cost), and a key deleted in Redis (by an operator resetting a
+// client's limit, a restart without persistence, an eviction) stay cached
 // until their RetryAfter, and later Takes of that key in this process are
 // denied for that long where Redis would admit them. The Remaining of a
 // cached decision is Redis's at that time: other clients may have consumed
