@@ -49,6 +49,13 @@ local function logKind()
       S.sum = tonumber(v)
       if not S.sum then foreign(key) end
       S.len = call('LLEN', lkey)
+      if S.len == 0 then
+        -- A total without its list: the list was evicted (maxmemory) or
+        -- deleted on its own, and with it the events the total counts.
+        -- They are lost, as an evicted key of another kind is: the log
+        -- starts empty (its events cannot be read to decide, or to wait).
+        S.sum = 0
+      end
     elseif call('EXISTS', lkey) == 1 then
       -- The two keys expire together: a list without its total is not the
       -- store's, and would get the store's events appended and an expiry.
