@@ -274,7 +274,7 @@ func (s *Store) callContext(ctx context.Context) (context.Context, context.Cance
 // (see WithCircuitBreaker). A wrapped one, such as a failed cross-slot
 // undo's, already says what timed out.
 func (s *Store) ownDeadline(op string, err error, parent context.Context) error {
-	if err != context.DeadlineExceeded && err != context.Canceled || parent.Err() != nil {
+	if err != context.DeadlineExceeded && err != context.Canceled || ctxDone(parent) != nil {
 		return err
 	}
 	if err == context.DeadlineExceeded && s.timeout > 0 {
@@ -648,13 +648,27 @@ func wrap(ctx context.Context, v any, err error) (any, error) {
 	if err == nil {
 		return v, nil
 	}
-	if cerr := ctx.Err(); cerr != nil {
+	if cerr := ctxDone(ctx); cerr != nil {
 		return nil, cerr
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("redisstore: take: %w", err)
+}
+
+// ctxDone returns ctx's error, or context.DeadlineExceeded once its
+// deadline has passed though its timer has not yet marked it done: go-redis
+// (ContextTimeoutEnabled) gives the connection the context's deadline, and
+// the read can fail with an i/o timeout a moment before ctx.Err() says why.
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Script modes.
