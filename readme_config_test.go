@@ -1,0 +1,197 @@
+package ratekeeper_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
+	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/policy/reload"
+)
+
+// readmeConfig is the README's "In code" example of its configuration
+// section, verbatim but for its last line (TestReadmeConfigCode compares the
+// two), which hands the handler to serve instead of listening on :8080.
+func readmeConfig(store algorithms.Store, mux *http.ServeMux, serve func(http.Handler) error) error {
+	// README:begin
+	cfg, err := policy.Load("ratekeeper.yaml")
+	if err != nil {
+		return err // every problem, each with its line, column and field
+	}
+	metrics, err := prommetrics.New(prometheus.DefaultRegisterer)
+	if err != nil {
+		return err
+	}
+	m, err := middleware.FromConfig(store, cfg, middleware.WithObserver(metrics), middleware.WithLogger(nil),
+		middleware.WithPatternFunc(policy.ServeMuxPattern(mux))) // without it, a policy with routes never applies
+	if err != nil {
+		return err
+	}
+	ctrl, err := adaptive.New(m, adaptive.Config{}) // p99 > 2x baseline and errors > 1%: 80%
+	if err != nil {
+		return err
+	}
+	w, err := reload.New("ratekeeper.yaml", func(cfg *policy.Config) error {
+		return errors.Join(m.ApplyConfig(cfg), ctrl.Apply()) // new rules, the adaptive level kept
+	}, reload.InForce(cfg)) // file changes; w.Reload() on SIGHUP
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	m.SetFeedback(ctrl) // the middleware feeds it each handled request
+	// README:end
+	return serve(m.Handler(mux))
+}
+
+// TestReadmeConfigCode compiles and runs the README's configuration code as
+// a new user would copy it: the README block must be the code above plus its
+// http.ListenAndServe line. Over HTTP, the sample file's limits are in the
+// headers, its route-restricted login policy applies (the pattern function
+// at work), the metrics reach the default registerer, and an edit of the
+// file is applied while it serves.
+func TestReadmeConfigCode(t *testing.T) {
+	readme := readmeGoBlock(t, "In code (what `examples/config` does)")
+	tested := markedCode(t, "readme_config_test.go")
+	want := append(slices.Clone(tested), `return http.ListenAndServe(":8080", m.Handler(mux))`)
+	if !slices.Equal(readme, want) {
+		t.Fatalf("the README's configuration code is not the code tested here:\nREADME:\n%s\ntested:\n%s",
+			strings.Join(readme, "\n"), strings.Join(want, "\n"))
+	}
+
+	sample, err := os.ReadFile("examples/config/ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("ratekeeper.yaml", sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	defer func(r prometheus.Registerer) { prometheus.DefaultRegisterer = r }(prometheus.DefaultRegisterer)
+	prometheus.DefaultRegisterer = reg
+
+	clock, store := clockedStore(t)
+	mux := http.NewServeMux()
+	mux.Handle("/", hello)
+	mux.Handle("POST /login", hello)
+	get := func(method, path string, h http.Header, srv *httptest.Server) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	err = readmeConfig(store, mux, func(h http.Handler) error {
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		resp := get("GET", "/", nil, srv)
+		if got, want := strings.Join(resp.Header.Values("RateLimit-Policy"), ", "),
+			`"per-second";q=20;w=1, "per-minute";q=300;w=60`; resp.StatusCode != 200 || got != want {
+			t.Errorf("GET /: %d, RateLimit-Policy %q; want 200, %q", resp.StatusCode, got, want)
+		}
+		ann := http.Header{"X-Login-User": {"ann"}}
+		for i := 1; i <= 6; i++ {
+			resp := get("POST", "/login", ann, srv)
+			if want := map[bool]int{true: 429, false: 200}[i == 6]; resp.StatusCode != want {
+				t.Errorf("login %d: status %d, want %d", i, resp.StatusCode, want)
+			}
+		}
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		registered := false
+		for _, f := range families {
+			registered = registered || f.GetName() == "ratekeeper_requests_total"
+		}
+		if !registered {
+			t.Errorf("ratekeeper_requests_total is not in prometheus.DefaultRegisterer")
+		}
+
+		edited := strings.Replace(string(sample), "limit: 300", "limit: 3", 1)
+		if err := os.WriteFile("ratekeeper.yaml", []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := `"per-second";q=20;w=1, "per-minute";q=3;w=60`
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			clock.Advance(time.Second) // the polls do not use up the per-second policy
+			resp := get("GET", "/", nil, srv)
+			got := strings.Join(resp.Header.Values("RateLimit-Policy"), ", ")
+			if got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the edit, RateLimit-Policy %q; want %q", got, want)
+			}
+			time.Sleep(20 * time.Millisecond) // the watcher's debounce runs in real time
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readmeGoBlock returns the lines of the first Go code block after the
+// README.md paragraph that starts with intro, indentation removed.
+func readmeGoBlock(t *testing.T, intro string) []string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "\n"+intro)
+	if !ok {
+		t.Fatalf("README.md has no paragraph starting %q", intro)
+	}
+	_, after, ok = strings.Cut(after, "```go\n")
+	if !ok {
+		t.Fatalf("README.md has no Go block after %q", intro)
+	}
+	block, _, _ := strings.Cut(after, "```")
+	return trimLines(strings.Split(strings.TrimSuffix(block, "\n"), "\n"))
+}
+
+// markedCode returns the lines of file between its "// README:begin" and
+// "// README:end" markers, indentation removed.
+func markedCode(t *testing.T, file string) []string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, ok := strings.Cut(string(src), "// README:begin\n")
+	if !ok {
+		t.Fatalf("%s has no README:begin marker", file)
+	}
+	code, _, _ = strings.Cut(code, "\t// README:end")
+	return trimLines(strings.Split(strings.TrimSuffix(code, "\n"), "\n"))
+}
+
+func trimLines(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, strings.TrimLeft(l, "\t "))
+	}
+	return out
+}
