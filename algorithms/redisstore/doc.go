@@ -170,6 +170,18 @@
 // "s n cost" events, read lazily (a decision reads the newest event, the
 // ones leaving the window, and for a wait only as many as it needs).
 //
+// A sliding_log's two keys both carry an expiry, so Redis under maxmemory
+// with a volatile-* or allkeys-* policy may evict one without the other.
+// The total is always written as the sum of the list's costs, so the list
+// alone holds the whole state: a list whose total is gone has it rebuilt
+// exactly (the sum of its items; those out of the window then leave it as
+// usual), and written back with the list's expiry, and the decisions are
+// those of the memory store, which lost nothing
+// (TestSlidingLogTotalEvicted). The rebuilding reads the whole list, once,
+// and only then; a Take that finds the total reads no more than before. A
+// total whose list is gone lost the events it counted: the log starts
+// empty, as any evicted key's state does (TestSlidingLogListEvicted).
+//
 // # Cluster
 //
 // With a *redis.ClusterClient, a Take whose keys share a slot (one client
@@ -247,7 +259,13 @@
 // So is a key under the prefix that the store did not write (one of
 // another type, or a string it cannot read as its state: the application's
 // own key under a colliding prefix): the Take fails before anything is
-// written, and the key is left as it is (TestForeignValueIsAnError). Its
+// written, and the key is left as it is (TestForeignValueIsAnError). A
+// sliding_log list without its total is the store's only if every item is
+// an event as the store writes it ("s n cost": integers of at most 15
+// digits written without leading zeros, 0 <= n < 10^9, cost >= 1, in
+// non-decreasing order of instant, their costs summing below 2^52); any
+// other list there is the application's, and fails the Take so
+// (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Its
 // error matches [algorithms.ErrKeyState] (errors.Is), as well as the
 // redis.Error Redis replied: Redis answered, the key is at fault, and
 // neither the store's circuit breaker nor the middleware's counts it as a

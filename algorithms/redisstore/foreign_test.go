@@ -83,7 +83,11 @@ func TestForeignValueIsAnError(t *testing.T) {
 
 // TestForeignLogListIsAnError: sliding_log keeps its events in a second
 // key (":l"); an application's list there, with the total's key absent, is
-// an error of the Take too, not appended to and given an expiry.
+// an error of the Take too, not appended to and given an expiry. A list of
+// events as the store writes them is the store's own whose total was
+// evicted (both keys expire, and maxmemory may evict either alone): the
+// Take rebuilds the total from it instead (TestSlidingLogTotalEvicted; the
+// lists that are not the store's: TestSlidingLogListNotTheStores).
 func TestForeignLogListIsAnError(t *testing.T) {
 	ctx := context.Background()
 	admin := newClient(t)
@@ -107,5 +111,25 @@ func TestForeignLogListIsAnError(t *testing.T) {
 	}
 	if ttl := admin.PTTL(ctx, lkey).Val(); ttl != -1 {
 		t.Errorf("the application's list was given an expiry (%s)", ttl)
+	}
+
+	// The store's own list, its total gone: 3 of 5 units taken a second ago.
+	clk := &manualClock{t: time.Unix(1_764_583_200, 0)}
+	s, err = redisstore.New(newClient(t), redisstore.WithPrefix(prefix), redisstore.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Key = "own"
+	lkey = redisKeys(prefix, c)[1]
+	if err := admin.RPush(ctx, lkey, "1764583199 0 3").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.PExpire(ctx, lkey, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.Take(ctx, c); err != nil {
+		t.Errorf("Take on the store's own list: %v", err)
+	} else if !ds[0].Allowed || ds[0].Remaining != 1 {
+		t.Errorf("Take on the store's own list = %+v, want admitted with Remaining 1", ds[0])
 	}
 }

@@ -42,6 +42,40 @@ local function logKind()
 
   local function logCount(S) return S.len + #S.app end
 
+  -- canonical reports whether the integer x (digits after an optional
+  -- '-') has at most 15 digits, so that it is exact as a double, and is
+  -- written as fmt writes it: no leading zero, no "-0".
+  local function canonical(x)
+    local digits = match(x, '^%-?(%d+)$')
+    return digits ~= nil and #digits <= 15 and fmt(tonumber(x)) == x
+  end
+
+  -- ownLogSum returns the sum of the units of the events in the list at
+  -- lkey, when every item is an event as writeLog writes it ("s ns n":
+  -- canonical integers, 0 <= ns < 10^9, n >= 1) in non-decreasing order
+  -- of instant; otherwise the list is not the store's, and the call fails
+  -- as foreign. It reads the list in chunks.
+  local function ownLogSum(lkey)
+    if call('TYPE', lkey).ok ~= 'list' then foreign(lkey) end
+    local sum, ps, pns = 0, nil, nil
+    local from = 0
+    while true do
+      local items = call('LRANGE', lkey, from, from + 1023)
+      for _, item in ipairs(items) do
+        local s, ns, n = match(item, '^(%-?%d+) (%d+) (%d+)$')
+        if not (s and canonical(s) and canonical(ns) and canonical(n)) then foreign(lkey) end
+        s, ns, n = tonumber(s), tonumber(ns), tonumber(n)
+        if ns >= G or n < 1 then foreign(lkey) end
+        if ps and (s < ps or (s == ps and ns < pns)) then foreign(lkey) end
+        ps, pns = s, ns
+        sum = sum + n
+        if sum >= T52 then foreign(lkey) end
+      end
+      if #items < 1024 then return sum end
+      from = from + 1024
+    end
+  end
+
   local function loadLog(P, key, lkey)
     local S = {key = key, lkey = lkey, sum = 0, head = 1, len = 0, cache = {}, app = {}, merge = 0, shared = true}
     local v = call('GET', key)
@@ -57,9 +91,20 @@ local function logKind()
         S.sum = 0
       end
     elseif call('EXISTS', lkey) == 1 then
-      -- The two keys expire together: a list without its total is not the
-      -- store's, and would get the store's events appended and an expiry.
-      foreign(lkey)
+      -- A list without its total: the total was evicted (maxmemory) or
+      -- deleted on its own. The list holds every event the total counted
+      -- (each write sets the total to the sum of the list's items), so the
+      -- total is rebuilt exactly, and written back with the list's expiry,
+      -- when the list is the store's. Any other list is the application's.
+      S.sum = ownLogSum(lkey)
+      S.len = call('LLEN', lkey)
+      local ttl = call('PTTL', lkey)
+      if ttl > 0 then
+        call('SET', key, fmt(S.sum), 'PX', fmt(ttl))
+      else
+        call('SET', key, fmt(S.sum))
+      end
+      return S, true
     end
     return S, v ~= false and v ~= nil
   end
