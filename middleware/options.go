@@ -248,6 +248,11 @@ func WithoutContext() Option {
 
 // WithSkip exempts the requests for which skip returns true: they are not
 // evaluated, counted or given headers. See [SkipPaths] and [SkipPrefixes].
+// A browser's CORS preflight (an OPTIONS request before a cross-origin
+// call) counts like any request under the policies without methods: a
+// cross-origin API call then costs two units. To exempt preflights, skip
+// them (r.Method == http.MethodOptions) or restrict the policies' methods
+// (policy.WithMethods).
 func WithSkip(skip func(*http.Request) bool) Option {
 	return func(m *Middleware) error {
 		if skip == nil {
