@@ -17,7 +17,8 @@ import (
 // failures (Error; not a store call that ended because its client went
 // away, an abandoned request), failure-state changes (Warn, and Info on recovery),
 // effective-limit changes (Info), and rejected requests (Info for denials,
-// Warn for missing keys) at a sampled rate, so that a flood of bad requests
+// Warn for missing keys; in shadow mode the requests that would have been,
+// marked "shadow") at a sampled rate, so that a flood of bad requests
 // cannot flood the log: at most N records per second for each policy (and
 // for store errors), the records dropped in one second counted in the
 // "suppressed" attribute of the next record logged for that policy.
@@ -204,6 +205,13 @@ func (l *LogObserver) ObserveRequest(e Event) {
 	}
 	switch e.Outcome {
 	case Denied, ShadowDenied:
+		var ke *policy.KeyError
+		if e.Outcome == ShadowDenied && !res.Taken() && errors.As(res.Err, &ke) {
+			// Shadow mode let through a request that had no key: it
+			// would have been rejected for that, not denied by a limit.
+			l.noKey(e, res, true)
+			return
+		}
 		if !res.Taken() && res.Err != nil && !prepareError(res.Err) {
 			// Shadow mode let through a request the store could not
 			// decide under FailClosed: no policy denied it, and the
@@ -247,12 +255,21 @@ func (l *LogObserver) ObserveRequest(e Event) {
 			l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: request denied", attrs...)
 		}
 	case KeyRejected:
-		if ok, sup := l.admit(" key"); ok {
-			var buf [5]slog.Attr
-			attrs := l.appendWhere(append(buf[:0], slog.String("method", e.Request.Method)), e)
-			attrs = append(attrs, slog.Any("error", res.Err), slog.Int64("suppressed", sup))
-			l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: no key", attrs...)
+		l.noKey(e, res, false)
+	}
+}
+
+// noKey logs the request of e, which had no key for a policy that rejects
+// such requests: rejected, or let through by shadow mode.
+func (l *LogObserver) noKey(e Event, res *Result, shadow bool) {
+	if ok, sup := l.admit(" key"); ok {
+		var buf [6]slog.Attr
+		attrs := l.appendWhere(append(buf[:0], slog.String("method", e.Request.Method)), e)
+		if shadow {
+			attrs = append(attrs, slog.Bool("shadow", true))
 		}
+		attrs = append(attrs, slog.Any("error", res.Err), slog.Int64("suppressed", sup))
+		l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: no key", attrs...)
 	}
 }
 

@@ -108,3 +108,24 @@ type keyState struct{ algorithms.Store }
 func (keyState) Take(context.Context, ...algorithms.Check) ([]algorithms.Decision, error) {
 	return nil, fmt.Errorf("store: key holds another type: %w", algorithms.ErrKeyState)
 }
+
+// TestLogShadowNoKeyIsNoKey: in shadow mode a request without a key for a
+// policy that rejects such requests is let through; the log says what
+// would have happened, as outside shadow mode: "no key" at WARN, marked
+// shadow, not a denial at INFO with a zero retry_after.
+func TestLogShadowNoKeyIsNoKey(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("by-user", 5, time.Minute, user)},
+		middleware.WithLogger(logger), middleware.WithShadow(nil))
+	if w := serve(m.Handler(ok), "GET", "/"); w.Code != 200 {
+		t.Fatalf("shadow mode, no user: %d, want 200", w.Code)
+	}
+	if recs := deniedRecords(t, &buf); len(recs) != 0 {
+		t.Errorf("a missing key was logged as a denial:\n%s", buf.String())
+	}
+	if s := buf.String(); !strings.Contains(s, `"level":"WARN","msg":"ratekeeper: no key"`) || !strings.Contains(s, `"shadow":true`) {
+		t.Errorf("want a WARN \"no key\" record marked shadow:\n%s", s)
+	}
+}
