@@ -141,8 +141,13 @@ func TestMergeErrorStopsEndlessLog(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("run still going 30 s after the adder failed at its 100th entry (%d lines read)", log.read())
 	}
-	// The parser stopped: it reads no more than the batches it holds ahead.
+	// The parser stopped: it read no more than the entries replayed and
+	// the batches it holds ahead (4 sent, 1 received, 1 being filled, of
+	// 4096 entries each for a single log), and reads no more.
 	n := log.read()
+	if bound := 100 + 6*4096 + 1; n > bound {
+		t.Fatalf("%d lines read by the time run returned; want at most %d (it read on past the failure)", n, bound)
+	}
 	if more := log.read(); more != n {
 		t.Fatalf("the log is still being read after run returned: %d lines, then %d", n, more)
 	}
