@@ -346,13 +346,9 @@ func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, next h
 		if give == 0 {
 			return
 		}
-		store := m.store
-		if res.Fallback {
-			store = m.failure.store
-		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), refundTimeout)
+		ctx, cancel := afterContext(r)
 		defer cancel()
-		if err := res.GiveBack(ctx, store, m.clock.Now().Sub(taking), give); err != nil {
+		if err := res.GiveBack(ctx, m.decider(res), m.clock.Now().Sub(taking), give); err != nil {
 			m.report(r, fmt.Errorf("middleware: giving back the units of a response that does not count: %w", err))
 			return
 		}
@@ -383,8 +379,24 @@ func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, r
 }
 
 // refundTimeout bounds a refund, which runs after the request's context
-// has ended.
+// has ended, and a give-back, which runs after the handler returned.
 const refundTimeout = time.Second
+
+// afterContext returns the context of a store call for r made once r's own
+// context may have ended (a refund, a give-back): r's values without its
+// cancellation, bounded by refundTimeout.
+func afterContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(r.Context()), refundTimeout)
+}
+
+// decider returns the store whose Take decided res: the fallback store when
+// it did (res.Fallback), else the middleware's.
+func (m *Middleware) decider(res *Result) algorithms.Store {
+	if res.Fallback {
+		return m.failure.store
+	}
+	return m.store
+}
 
 // refund gives back the queue places of res, a request held for waited
 // that will not be served, to the store that decided it; a failure goes to
@@ -392,14 +404,11 @@ const refundTimeout = time.Second
 // succeeds, res then holds the store's decisions after the refund
 // ([policy.Result.Refund]); otherwise it keeps the Take's.
 func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) {
-	store := m.store
-	if res.Fallback {
-		store = m.failure.store
-	}
+	store := m.decider(res)
 	if _, ok := store.(algorithms.Refunder); !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), refundTimeout)
+	ctx, cancel := afterContext(r)
 	defer cancel()
 	if err := res.Refund(ctx, store, waited); err != nil {
 		m.report(r, fmt.Errorf("middleware: giving back a leaky_queue place: %w", err))
