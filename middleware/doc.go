@@ -97,8 +97,8 @@
 // whose response its count accepts ([policy.CountFailed]: a login limit
 // that counts failed attempts only). The middleware then serves the
 // request through a writer that records its status (keeping the
-// writer's Flusher, Hijacker, io.ReaderFrom and Pusher, and Unwrap for
-// http.ResponseController), and once the handler has returned, or
+// writer's Flusher, Hijacker, io.ReaderFrom, Pusher and CloseNotifier, and
+// Unwrap for http.ResponseController), and once the handler has returned, or
 // panicked (status 500), gives back to the store that decided it the
 // units of the policies whose count says no ([policy.Result.GiveBack],
 // [algorithms.GiveBacker]); a client gone before the status reads 499, a

@@ -1,7 +1,9 @@
 // Package timing times a handler for a health observer: the latency of
 // each request it serves and the status it answers, through a response
 // writer that keeps the optional interfaces handlers look for. The
-// middleware's SetFeedback and adaptive.Controller.Handler share it.
+// middleware's SetFeedback and adaptive.Controller.Handler share it
+// ([Serve]), and the middleware reads the status of a response a policy
+// may not count (policy.CountIf) through the same writer ([ServeStatus]).
 package timing
 
 import (
