@@ -315,20 +315,16 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited)
 		m.observeHeld(r, res, Allowed, start, held)
 		// The middlewares further in read the hold from its context.
-		hr := rc.heldRequest(r, waited)
-		if !taking.IsZero() {
-			m.serveCounted(w, hr, next, res, taking)
-			return
-		}
-		next.ServeHTTP(w, hr)
-		return
+		r = rc.heldRequest(r, waited)
+	} else {
+		m.observe(r, res, Allowed, start)
+		r = rc.request(r)
 	}
-	m.observe(r, res, Allowed, start)
 	if !taking.IsZero() {
-		m.serveCounted(w, rc.request(r), next, res, taking)
+		m.serveCounted(w, r, next, res, taking)
 		return
 	}
-	next.ServeHTTP(w, rc.request(r))
+	next.ServeHTTP(w, r)
 }
 
 // serveCounted serves r, admitted as res, with next, and then gives back
