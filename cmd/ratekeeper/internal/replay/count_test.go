@@ -2,11 +2,37 @@ package replay
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 )
+
+// replayStatuses replays, under a policy name of 2 per minute (sliding_log)
+// with the given count:, one client's requests to route ("METHOD /path"),
+// 100 ms apart, logged with the given statuses, and returns the policy's
+// report.
+func replayStatuses(t *testing.T, name, count string, opts Options, route string, statuses ...int) PolicyReport {
+	t.Helper()
+	cfg := parse(t, "policies:\n  - {name: "+name+", limit: 2, window: 1m, algorithm: sliding_log, count: "+count+"}\n")
+	e, err := New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	method, path, _ := strings.Cut(route, " ")
+	for i, status := range statuses {
+		en := logparse.Entry{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), Addr: "192.0.2.1", Method: method, Path: path, Status: status}
+		if err := e.Add(&en); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := e.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Policies[0]
+}
 
 // TestCountFailed replays a login policy that counts only failed
 // responses (count: failed), 2 per minute: five logged successes and then
@@ -19,22 +45,7 @@ func TestCountFailed(t *testing.T) {
 		count    string
 		rejected int64
 	}{{"failed", 1}, {"all", 6}} {
-		cfg := parse(t, "policies:\n  - {name: login, limit: 2, window: 1m, algorithm: sliding_log, count: "+tc.count+"}\n")
-		e, err := New(cfg, Options{Compare: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, status := range []int{200, 200, 200, 200, 200, 401, 401, 401} {
-			en := logparse.Entry{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), Addr: "192.0.2.1", Method: "POST", Path: "/login", Status: status}
-			if err := e.Add(&en); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rep, err := e.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := rep.Policies[0]
+		p := replayStatuses(t, "login", tc.count, Options{Compare: true}, "POST /login", 200, 200, 200, 200, 200, 401, 401, 401)
 		if p.Requests != 8 || p.Rejected != tc.rejected {
 			t.Errorf("count: %s: requests %d rejected %d, want 8, %d", tc.count, p.Requests, p.Rejected, tc.rejected)
 		}
@@ -59,22 +70,7 @@ func TestCountFailedRates(t *testing.T) {
 		count     string
 		max, p99x int64
 	}{{"failed", 3, 6}, {"all", 8, 16}} {
-		cfg := parse(t, "policies:\n  - {name: login, limit: 2, window: 1m, algorithm: sliding_log, count: "+tc.count+"}\n")
-		e, err := New(cfg, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, status := range []int{200, 200, 200, 200, 200, 401, 401, 401} {
-			en := logparse.Entry{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), Addr: "192.0.2.1", Method: "POST", Path: "/login", Status: status}
-			if err := e.Add(&en); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rep, err := e.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := rep.Policies[0]
+		p := replayStatuses(t, "login", tc.count, Options{}, "POST /login", 200, 200, 200, 200, 200, 401, 401, 401)
 		if p.Rates.Max != tc.max || p.Rates.P99 != tc.max || p.Rates.Peak.P99 != tc.max {
 			t.Errorf("count: %s: rates %+v, want max, P99 and peak P99 %d", tc.count, p.Rates, tc.max)
 		}
@@ -107,22 +103,7 @@ func TestCountLogged429(t *testing.T) {
 	}{{"all", 5}, {"failed", 3}, {"succeeded", 5}} {
 		for _, limited := range []int{http.StatusTooManyRequests, 0} {
 			count := tc.count
-			cfg := parse(t, "policies:\n  - {name: quota, limit: 2, window: 1m, algorithm: sliding_log, count: "+count+"}\n")
-			e, err := New(cfg, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, status := range []int{limited, limited, limited, 200, 200} {
-				en := logparse.Entry{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), Addr: "192.0.2.1", Method: "GET", Path: "/work", Status: status}
-				if err := e.Add(&en); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rep, err := e.Finish()
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := rep.Policies[0]
+			p := replayStatuses(t, "quota", count, Options{}, "GET /work", limited, limited, limited, 200, 200)
 			if p.Requests != 5 || p.Rejected != 3 || p.Rates.Max != tc.rate {
 				t.Errorf("count: %s, the first three logged with status %d: requests %d, rejected %d, at most %d per key per window; want 5, 3, %d",
 					count, limited, p.Requests, p.Rejected, p.Rates.Max, tc.rate)
