@@ -18,10 +18,7 @@ import (
 // give nothing back.
 func TestResultGiveBack(t *testing.T) {
 	now := time.Unix(1_700_000_040, 0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := memoryStoreAt(t, &now)
 	key := func(*http.Request) (string, error) { return "k", nil }
 	login := policy.Must(policy.New("login", algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 2, Window: time.Minute}, key, policy.CountIf(policy.CountFailed)))
 	perIP := policy.Must(policy.New("ip", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 3, Window: time.Minute}, key))
@@ -34,15 +31,7 @@ func TestResultGiveBack(t *testing.T) {
 	}
 	take := func(st algorithms.Store) *policy.Result {
 		t.Helper()
-		r := httptest.NewRequest("POST", "/login", nil)
-		res := new(policy.Result)
-		if err := s.Prepare(r, s.Match(r), res); err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Take(context.Background(), st); err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return takeResult(t, s, st, httptest.NewRequest("POST", "/login", nil))
 	}
 	ctx := context.Background()
 	res := take(store)

@@ -11,6 +11,30 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
+// memoryStoreAt returns a memory store whose clock reads *now.
+func memoryStoreAt(t *testing.T, now *time.Time) *algorithms.MemoryStore {
+	t.Helper()
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return *now })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// takeResult prepares r under s (the policies s.Match finds) and takes the
+// Result from st.
+func takeResult(t *testing.T, s *policy.Set, st algorithms.Store, r *http.Request) *policy.Result {
+	t.Helper()
+	res := new(policy.Result)
+	if err := s.Prepare(r, s.Match(r), res); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Take(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestResultRefund: a refunded Result holds what the store reported of
 // each check after the refund: the queue as it stands (a kept place, with
 // a later request queued behind it, counted; a place given back not) and
@@ -18,10 +42,7 @@ import (
 // that came back. A store that is not a Refunder leaves the decisions.
 func TestResultRefund(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := memoryStoreAt(t, &now)
 	key := func(*http.Request) (string, error) { return "k", nil }
 	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second}, key))
 	minute := policy.Must(policy.PerMinute("minute", 100, key))
@@ -31,15 +52,7 @@ func TestResultRefund(t *testing.T) {
 	}
 	take := func() *policy.Result {
 		t.Helper()
-		r := httptest.NewRequest("GET", "/", nil)
-		res := new(policy.Result)
-		if err := s.Prepare(r, s.Match(r), res); err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Take(context.Background(), store); err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return takeResult(t, s, store, httptest.NewRequest("GET", "/", nil))
 	}
 	take()                 // departs at once: the queue is free at 1 s
 	a, b := take(), take() // at 1 s and 2 s: the queue is free at 3 s
