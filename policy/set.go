@@ -339,8 +339,11 @@ const NoRoute = "(none)"
 // will match (as registered, with its method and host, as [RoutePattern]
 // reads it once mux has routed), for a middleware that wraps the whole
 // ServeMux (and so runs before it routes):
-// http.ListenAndServe(addr, m.Handler(mux)). It costs one extra lookup per
-// request. It always asks mux: r.Pattern, when set, is an outer router's
+// http.ListenAndServe(addr, m.Handler(mux)). Each call costs a lookup in
+// mux: one per request that a policy with routes meets ([Set.Match]), and
+// one more in [Set.Prepare] when a key function reads the route
+// (keyfunc.Route) or the request carries an outer router's pattern. It
+// always asks mux: r.Pattern, when set, is an outer router's
 // (mux mounted with outer.Handle("/api/", http.StripPrefix("/api",
 // m.Handler(mux)))), not the route mux will take.
 //
@@ -443,8 +446,10 @@ func canonicalPath(p string) string {
 // of r.Route("/api")).
 // Asked another way, such requests would escape the route's policies. For
 // the same reason install the limiter after every middleware that rewrites
-// the path (r.Use(middleware.StripSlashes) before it). It costs one extra
-// lookup per request, without allocating a route context.
+// the path (r.Use(middleware.StripSlashes) before it). Each call costs a
+// lookup in r, without allocating a route context: as for
+// [ServeMuxPattern], one per request that a policy with routes meets, and
+// one more in [Set.Prepare] for a route key or under an outer pattern.
 func ChiPattern(r chi.Routes) func(*http.Request) string {
 	return func(req *http.Request) string {
 		method, path := req.Method, ""
