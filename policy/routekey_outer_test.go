@@ -32,22 +32,34 @@ func TestRouteKeyUnderOuterMux(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	limiter := func(next http.Handler) http.Handler {
+	outer := http.NewServeMux()
+	outer.Handle("/api/", http.StripPrefix("/api", recordKey(t, s, &keys)(inner)))
+	for _, path := range []string{"/api/users/1", "/api/posts/1"} {
+		outer.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	checkRouteKeys(t, keys, "GET /users/{id}", "GET /posts/{id}")
+}
+
+// recordKey returns a limiter that appends to keys the key s prepares for
+// each request's one policy.
+func recordKey(t *testing.T, s *policy.Set, keys *[]string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			var res policy.Result
 			if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Len() != 1 {
 				t.Fatalf("Prepare = %v, %d checks", err, res.Len())
 			}
-			keys = append(keys, res.Key(0))
+			*keys = append(*keys, res.Key(0))
 			next.ServeHTTP(w, r)
 		})
 	}
-	outer := http.NewServeMux()
-	outer.Handle("/api/", http.StripPrefix("/api", limiter(inner)))
-	for _, path := range []string{"/api/users/1", "/api/posts/1"} {
-		outer.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
-	}
-	for i, pattern := range []string{"GET /users/{id}", "GET /posts/{id}"} {
+}
+
+// checkRouteKeys checks that keys are, in order, the per-route policy's
+// keys of the client and the patterns.
+func checkRouteKeys(t *testing.T, keys []string, patterns ...string) {
+	t.Helper()
+	for i, pattern := range patterns {
 		k, err := keyfunc.Must(keyfunc.Join(remoteKey, keyfunc.Must(keyfunc.Const(pattern))))(httptest.NewRequest("GET", "/", nil))
 		if err != nil {
 			t.Fatal(err)
@@ -68,29 +80,12 @@ func TestRouteKeyInChiSubRouter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sub.Use(func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				var res policy.Result
-				if err := s.Prepare(req, s.Match(req), &res); err != nil || res.Len() != 1 {
-					t.Fatalf("Prepare = %v, %d checks", err, res.Len())
-				}
-				keys = append(keys, res.Key(0))
-				next.ServeHTTP(w, req)
-			})
-		})
+		sub.Use(recordKey(t, s, &keys))
 		sub.Get("/users/{id}", nop)
 		sub.Get("/posts/{id}", nop)
 	})
 	for _, path := range []string{"/api/users/1", "/api/posts/1"} {
 		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
-	for i, pattern := range []string{"/api/users/{id}", "/api/posts/{id}"} {
-		k, err := keyfunc.Must(keyfunc.Join(remoteKey, keyfunc.Must(keyfunc.Const(pattern))))(httptest.NewRequest("GET", "/", nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := "per-route:" + k; i >= len(keys) || keys[i] != want {
-			t.Errorf("key of %s: %q; want %q", pattern, keys, want)
-		}
-	}
+	checkRouteKeys(t, keys, "/api/users/{id}", "/api/posts/{id}")
 }
