@@ -121,9 +121,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				// in another, "/api/*" of a chi mount), not the route
 				// Match found: a route key part reads the one Match did.
 				asked = true
-				if pat := s.pattern(r); pat != "" {
-					kr = r.WithContext(keyfunc.WithRoute(r.Context(), pat))
-				}
+				kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
 			}
 			var err error
 			key, err = p.key(kr)
@@ -131,13 +129,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				// No route known to the key function (the router has
 				// not run): the one the Set's pattern function found,
 				// if any, as Match found it.
-				pat := s.pattern(r)
-				if pat == "" && s.ownPattern {
-					// The Set's own pattern function knows the router's
-					// routes and says none matches: a 404.
-					pat = NoRoute
-				}
-				if pat != "" {
+				if pat := s.keyRoute(r); pat != "" {
 					key, err = p.key(r.WithContext(keyfunc.WithRoute(r.Context(), pat)))
 				}
 			}
@@ -203,6 +195,18 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		off += l
 	}
 	return nil
+}
+
+// keyRoute returns the route a route key part reads for r, from the Set's
+// pattern function: the pattern it finds, or NoRoute when the function is
+// the Set's own ([WithPatternFunc]), which knows the router's routes, and
+// says none matches (a 404); "" when the default function does not know.
+func (s *Set) keyRoute(r *http.Request) string {
+	pat := s.pattern(r)
+	if pat == "" && s.ownPattern {
+		pat = NoRoute
+	}
+	return pat
 }
 
 // errEmptyKey is the key error of a key function that returned "".

@@ -34,10 +34,12 @@ func TestRouteKeyUnderOuterMux(t *testing.T) {
 	var keys []string
 	outer := http.NewServeMux()
 	outer.Handle("/api/", http.StripPrefix("/api", recordKey(t, s, &keys)(inner)))
-	for _, path := range []string{"/api/users/1", "/api/posts/1"} {
+	for _, path := range []string{"/api/users/1", "/api/posts/1", "/api/nowhere"} {
 		outer.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 	}
-	checkRouteKeys(t, keys, "GET /users/{id}", "GET /posts/{id}")
+	// A path inner routes nowhere (its 404) is keyed policy.NoRoute, as
+	// without an outer router, not by the outer pattern.
+	checkRouteKeys(t, keys, "GET /users/{id}", "GET /posts/{id}", policy.NoRoute)
 }
 
 // recordKey returns a limiter that appends to keys the key s prepares for
