@@ -101,15 +101,22 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 		}
 		return out, nil
 	}
-	// Denied: nothing is consumed, but a held key has still been looked at
-	// (at its effective instant), which moves the instant it knows of.
+	m.denied(t, checks, work, out)
+	return out, nil
+}
+
+// denied completes the decisions out of checks decided in order at t on
+// the copies work, when one is denied. Nothing is consumed, but a held key
+// has still been looked at (at its effective instant), which moves the
+// instant it knows of. A denied check keeps its decision; one that passed
+// reports the key as it is, as if decided alone, with Delay 0. m.mu must
+// be held.
+func (m *Model) denied(t int64, checks []algorithms.Check, work map[modelKey]machine, out []algorithms.Decision) {
 	for k := range work {
 		if mc, ok := m.keys[k]; ok {
 			mc.touch(effective(mc, t))
 		}
 	}
-	// A denied check keeps its decision; one that passed reports the key as
-	// it is, as if decided alone.
 	for i, c := range checks {
 		if !out[i].Allowed {
 			continue
@@ -118,7 +125,6 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 		d.Delay = 0
 		out[i] = d
 	}
-	return out, nil
 }
 
 // Store returns a view of m as an algorithms.Store that reads clock once per

@@ -253,19 +253,7 @@ func (m *Model) peekAt(t int64, checks []algorithms.Check) []algorithms.Decision
 		}
 		out[i] = decideLate(c.Spec, mc, t, cost(c), true)
 	}
-	for k := range work {
-		if mc, ok := m.keys[k]; ok {
-			mc.touch(effective(mc, t))
-		}
-	}
-	for i, c := range checks {
-		if !out[i].Allowed {
-			continue
-		}
-		d := decideLate(c.Spec, m.machineFor(modelKey{c.Spec, c.Key}).clone(), t, cost(c), false)
-		d.Delay = 0
-		out[i] = d
-	}
+	m.denied(t, checks, work, out)
 	return out
 }
 
