@@ -77,13 +77,5 @@ func (p *params) refundQueue(c cell, t, n, rem int64) (_ cell, ok bool) {
 	if !nw.less(dl) {
 		return cell{t: t}, true // what is left of the place is all the queue held
 	}
-	q, r := nw.divmod(p.limit)
-	c.t -= q
-	x := int64(c.x) - r
-	if x < 0 {
-		x += p.limit
-		c.t--
-	}
-	c.x = uint32(x)
-	return c, true
+	return p.retreat(c, nw), true
 }

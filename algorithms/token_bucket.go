@@ -109,6 +109,21 @@ func (p *params) advance(c cell, t, n int64) cell {
 	return c
 }
 
+// retreat returns the state with F = c.t + c.x/L moved back by g/L (g is
+// in units of 1/L ns), as advance moves it on; the callers keep g below
+// the deficit (F − t)·L, so F stays after t.
+func (p *params) retreat(c cell, g u128) cell {
+	q, r := g.divmod(p.limit)
+	c.t -= q
+	x := int64(c.x) - r
+	if x < 0 {
+		x += p.limit
+		c.t--
+	}
+	c.x = uint32(x)
+	return c
+}
+
 // bucketWait returns the shortest wait after which m units are available,
 // given dl = D·L: C − ceil((D−w)·L/W) >= m ⇔ w·L >= D·L − (C−m)·W.
 func (p *params) bucketWait(dl u128, m int64) int64 {
@@ -185,13 +200,5 @@ func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64) (cell, bool) {
 	if g == dl {
 		return cell{t: t}, true
 	}
-	q0, rr := g.divmod(p.limit)
-	c.t -= q0
-	x := int64(c.x) - rr
-	if x < 0 {
-		x += p.limit
-		c.t--
-	}
-	c.x = uint32(x)
-	return c, true
+	return p.retreat(c, g), true
 }
