@@ -142,18 +142,9 @@ func (s *MemoryStore) peek(dst []Refunded, checks []Check, t int64) {
 		op.decide(t, true)
 	}
 	for i := range ops {
-		op := &ops[i]
-		if op.d.Allowed {
-			if op.dup >= 0 {
-				root := op.dup
-				for ops[root].dup >= 0 {
-					root = ops[root].dup
-				}
-				r := &ops[root]
-				op.c, op.log, op.bk, op.off = r.c, r.log, r.bk, r.off
-			}
-			op.decide(t, false)
+		if ops[i].d.Allowed {
+			alone(ops, i, t)
 		}
-		dst[i].Decision = op.d
+		dst[i].Decision = ops[i].d
 	}
 }

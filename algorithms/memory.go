@@ -476,17 +476,8 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 		// Nothing is consumed: the checks that would pass report the state
 		// as it is, as if each had been decided alone.
 		for i := range ops {
-			op := &ops[i]
-			if op.d.Allowed {
-				if op.dup >= 0 {
-					root := op.dup
-					for ops[root].dup >= 0 {
-						root = ops[root].dup
-					}
-					r := &ops[root]
-					op.c, op.log, op.bk, op.off = r.c, r.log, r.bk, r.off
-				}
-				op.decide(t, false)
+			if ops[i].d.Allowed {
+				alone(ops, i, t)
 			}
 		}
 	}

@@ -88,6 +88,23 @@ func (op *pending) follow(prev *pending, t int64) {
 	}
 }
 
+// alone decides ops[i] at t again without consuming, on its key's state
+// as it is: for a check after another on the same key and spec, the state
+// the first of them was decided on. A denied Take's checks that passed
+// report this, as if each had been decided alone.
+func alone(ops []pending, i int, t int64) {
+	op := &ops[i]
+	if op.dup >= 0 {
+		root := op.dup
+		for ops[root].dup >= 0 {
+			root = ops[root].dup
+		}
+		r := &ops[root]
+		op.c, op.log, op.bk, op.off = r.c, r.log, r.bk, r.off
+	}
+	op.decide(t, false)
+}
+
 // decide decides op at t; with consume false it only reports what the
 // decision would be, describing the state as it is.
 func (op *pending) decide(t int64, consume bool) {
