@@ -154,6 +154,38 @@ func TestMatchesMemoryStore(t *testing.T) {
 	}
 }
 
+// replayTraces runs run as one subtest per seed (seedCount(24, 6)) for
+// the give-back and refund differential tests: each with its own random
+// source (seed, stream), a clock at one of a few far-apart instants, and
+// a memory store and a Redis store both on that clock. Even seeds go
+// through the function library, odd ones through the script fallback,
+// and every fourth on the cluster.
+func replayTraces(t *testing.T, stream uint64, run func(t *testing.T, r *rand.Rand, clk *manualClock, mem *algorithms.MemoryStore, rs *redisstore.Store)) {
+	client := newClient(t)
+	scriptClient := noFunctionsClient(t)
+	cluster := sharedCluster(t)
+	starts := []time.Time{
+		time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC),
+		time.Unix(0, 0),
+		time.Unix(-86400*365*12, 999_999_999), // before 1970
+		time.Unix(1<<33, 5),
+	}
+	for seed := range seedCount(24, 6) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			clk := &manualClock{t: starts[seed%len(starts)]}
+			var c redis.UniversalClient = client
+			switch {
+			case seed%4 == 3:
+				c = cluster
+			case seed%2 == 1:
+				c = scriptClient
+			}
+			mem, rs := pairedStores(t, c, clk)
+			run(t, rand.New(rand.NewPCG(uint64(seed), stream)), clk, mem, rs)
+		})
+	}
+}
+
 // seedCount returns how many random traces a differential test replays:
 // n, or REDISSTORE_SEEDS when set, or short under -short.
 func seedCount(n, short int) int {

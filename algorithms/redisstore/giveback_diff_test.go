@@ -11,7 +11,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/redis/go-redis/v9"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 )
 
 // TestGiveBackMatchesMemoryStore replays random traces of Takes and
@@ -29,119 +29,98 @@ import (
 // must have given back some units and kept some.
 func TestGiveBackMatchesMemoryStore(t *testing.T) {
 	var given, kept atomic.Int64
-	client := newClient(t)
-	scriptClient := noFunctionsClient(t)
-	cluster := sharedCluster(t)
-	starts := []time.Time{
-		time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC),
-		time.Unix(0, 0),
-		time.Unix(-86400*365*12, 999_999_999), // before 1970
-		time.Unix(1<<33, 5),
-	}
-	for seed := range seedCount(24, 6) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(seed), 5151))
-			clk := &manualClock{t: starts[seed%len(starts)]}
-			var c redis.UniversalClient = client
-			switch {
-			case seed%4 == 3:
-				c = cluster
-			case seed%2 == 1:
-				c = scriptClient
+	replayTraces(t, 5151, func(t *testing.T, r *rand.Rand, clk *manualClock, mem *algorithms.MemoryStore, rs *redisstore.Store) {
+		model := algotest.NewModel()
+		specs := []algorithms.Spec{
+			randomSpec(r, algorithms.TokenBucket),
+			randomSpec(r, algorithms.LeakyBucket),
+			randomSpec(r, algorithms.TokenBucket),
+			// A unit of 1/3 ns.
+			{Algorithm: algorithms.LeakyBucket, Limit: 3_000_000, Window: time.Millisecond, Burst: 7},
+			randomSpec(r, algorithms.Kinds[r.IntN(len(algorithms.Kinds))]),
+		}
+		keys := []string{"a", "b", "{x}:y"}
+		ctx := context.Background()
+		type taken struct {
+			at     time.Time
+			checks []algorithms.Check
+			ds     []algorithms.Decision
+		}
+		var admitted []taken
+		var history []string
+		for i := range 200 {
+			sp := specs[r.IntN(len(specs))]
+			unit := int64(sp.Window) / sp.Limit
+			switch r.IntN(4) {
+			case 0:
+				step(r, clk, sp.Window)
+			case 1:
+				// at the instant of the step before
+			default:
+				clk.t = clk.t.Add(time.Duration(r.Int64N(unit + 2)))
 			}
-			mem, rs := pairedStores(t, c, clk)
-			model := algotest.NewModel()
-			specs := []algorithms.Spec{
-				randomSpec(r, algorithms.TokenBucket),
-				randomSpec(r, algorithms.LeakyBucket),
-				randomSpec(r, algorithms.TokenBucket),
-				// A unit of 1/3 ns.
-				{Algorithm: algorithms.LeakyBucket, Limit: 3_000_000, Window: time.Millisecond, Burst: 7},
-				randomSpec(r, algorithms.Kinds[r.IntN(len(algorithms.Kinds))]),
-			}
-			keys := []string{"a", "b", "{x}:y"}
-			ctx := context.Background()
-			type taken struct {
-				at     time.Time
-				checks []algorithms.Check
-				ds     []algorithms.Decision
-			}
-			var admitted []taken
-			var history []string
-			for i := range 200 {
-				sp := specs[r.IntN(len(specs))]
-				unit := int64(sp.Window) / sp.Limit
-				switch r.IntN(4) {
+			if len(admitted) > 0 && r.IntN(3) == 0 {
+				// Give back one of the last admitted Takes, each at most once.
+				j := len(admitted) - 1 - r.IntN(min(len(admitted), 3))
+				tk := admitted[j]
+				admitted = append(admitted[:j], admitted[j+1:]...)
+				waited := clk.t.Sub(tk.at)
+				ds := tk.ds
+				switch r.IntN(6) {
 				case 0:
-					step(r, clk, sp.Window)
+					// the caller's clock off by up to a unit's time
+					q := tk.checks[r.IntN(len(tk.checks))].Spec
+					u := int64(q.Window) / q.Limit
+					waited += time.Duration(r.Int64N(u+1) - u/2)
 				case 1:
-					// at the instant of the step before
-				default:
-					clk.t = clk.t.Add(time.Duration(r.Int64N(unit + 2)))
+					waited += time.Duration(r.IntN(3) - 1)
+				case 2:
+					// a decision not the Take's
+					ds = slices.Clone(ds)
+					k := r.IntN(len(ds))
+					ds[k].Remaining = r.Int64N(tk.checks[k].Spec.Capacity()+3) - 1
 				}
-				if len(admitted) > 0 && r.IntN(3) == 0 {
-					// Give back one of the last admitted Takes, each at most once.
-					j := len(admitted) - 1 - r.IntN(min(len(admitted), 3))
-					tk := admitted[j]
-					admitted = append(admitted[:j], admitted[j+1:]...)
-					waited := clk.t.Sub(tk.at)
-					ds := tk.ds
-					switch r.IntN(6) {
-					case 0:
-						// the caller's clock off by up to a unit's time
-						q := tk.checks[r.IntN(len(tk.checks))].Spec
-						u := int64(q.Window) / q.Limit
-						waited += time.Duration(r.Int64N(u+1) - u/2)
-					case 1:
-						waited += time.Duration(r.IntN(3) - 1)
-					case 2:
-						// a decision not the Take's
-						ds = slices.Clone(ds)
-						k := r.IntN(len(ds))
-						ds[k].Remaining = r.Int64N(tk.checks[k].Spec.Capacity()+3) - 1
-					}
-					waited = max(waited, 0)
-					wdst := make([]algorithms.Refunded, len(tk.checks))
-					gdst := make([]algorithms.Refunded, len(tk.checks))
-					werr := mem.GiveBack(ctx, wdst, tk.checks, ds, waited)
-					gerr := rs.GiveBack(ctx, gdst, tk.checks, ds, waited)
-					mdst, merr := model.GiveBackAt(clk.t, tk.checks, ds, waited)
-					history = append(history, fmt.Sprintf("step %d at %d: give-back of the Take at %d, waited %d: %+v %+v",
-						i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.checks, ds))
-					if werr != nil || gerr != nil || merr != nil {
-						t.Fatalf("%s\ngive-back errors: memory %v, redis %v, model %v", join(history), werr, gerr, merr)
-					}
-					for k := range mdst {
-						if wdst[k] != mdst[k] || gdst[k] != mdst[k] {
-							t.Fatalf("%s\ngive-back report of check %d (%s):\n\tredis  %+v\n\tmemory %+v\n\tmodel  %+v", join(history), k, tk.checks[k].Spec, gdst[k], wdst[k], mdst[k])
-						}
-						switch a := tk.checks[k].Spec.Algorithm; {
-						case a != algorithms.TokenBucket && a != algorithms.LeakyBucket:
-						case mdst[k].Given:
-							given.Add(1)
-						default:
-							kept.Add(1)
-						}
-					}
-					continue
+				waited = max(waited, 0)
+				wdst := make([]algorithms.Refunded, len(tk.checks))
+				gdst := make([]algorithms.Refunded, len(tk.checks))
+				werr := mem.GiveBack(ctx, wdst, tk.checks, ds, waited)
+				gerr := rs.GiveBack(ctx, gdst, tk.checks, ds, waited)
+				mdst, merr := model.GiveBackAt(clk.t, tk.checks, ds, waited)
+				history = append(history, fmt.Sprintf("step %d at %d: give-back of the Take at %d, waited %d: %+v %+v",
+					i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.checks, ds))
+				if werr != nil || gerr != nil || merr != nil {
+					t.Fatalf("%s\ngive-back errors: memory %v, redis %v, model %v", join(history), werr, gerr, merr)
 				}
-				checks := randomChecks(r, specs, keys, 2)
-				want, werr := takeAlike(t, mem, rs, clk, &history, i, checks)
-				mds, merr := model.TakeAt(clk.t, checks...)
-				if (werr == nil) != (merr == nil) {
-					t.Fatalf("%s\nerrors differ: memory %v, model %v", join(history), werr, merr)
-				}
-				for k := range mds {
-					if werr == nil && mds[k] != want[k] {
-						t.Fatalf("%s\ncheck %d (%s): memory %+v\n           model %+v", join(history), k, checks[k].Spec, want[k], mds[k])
+				for k := range mdst {
+					if wdst[k] != mdst[k] || gdst[k] != mdst[k] {
+						t.Fatalf("%s\ngive-back report of check %d (%s):\n\tredis  %+v\n\tmemory %+v\n\tmodel  %+v", join(history), k, tk.checks[k].Spec, gdst[k], wdst[k], mdst[k])
+					}
+					switch a := tk.checks[k].Spec.Algorithm; {
+					case a != algorithms.TokenBucket && a != algorithms.LeakyBucket:
+					case mdst[k].Given:
+						given.Add(1)
+					default:
+						kept.Add(1)
 					}
 				}
-				if werr == nil && allowed(want) {
-					admitted = append(admitted, taken{clk.t, checks, want})
+				continue
+			}
+			checks := randomChecks(r, specs, keys, 2)
+			want, werr := takeAlike(t, mem, rs, clk, &history, i, checks)
+			mds, merr := model.TakeAt(clk.t, checks...)
+			if (werr == nil) != (merr == nil) {
+				t.Fatalf("%s\nerrors differ: memory %v, model %v", join(history), werr, merr)
+			}
+			for k := range mds {
+				if werr == nil && mds[k] != want[k] {
+					t.Fatalf("%s\ncheck %d (%s): memory %+v\n           model %+v", join(history), k, checks[k].Spec, want[k], mds[k])
 				}
 			}
-		})
-	}
+			if werr == nil && allowed(want) {
+				admitted = append(admitted, taken{clk.t, checks, want})
+			}
+		}
+	})
 	t.Logf("bucket give-backs: %d gave units back, %d gave none", given.Load(), kept.Load())
 	if given.Load() == 0 || kept.Load() == 0 {
 		t.Errorf("the bucket give-backs gave back %d times and kept %d times; want some of each", given.Load(), kept.Load())

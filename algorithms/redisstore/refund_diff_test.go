@@ -11,7 +11,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/redis/go-redis/v9"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 )
 
 // TestRefundMatchesMemoryStore replays random traces of Takes and Refunds
@@ -29,132 +29,111 @@ import (
 // request queued behind) and given back places of cost above 1.
 func TestRefundMatchesMemoryStore(t *testing.T) {
 	var kept, givenCost atomic.Int64
-	client := newClient(t)
-	scriptClient := noFunctionsClient(t)
-	cluster := sharedCluster(t)
-	starts := []time.Time{
-		time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC),
-		time.Unix(0, 0),
-		time.Unix(-86400*365*12, 999_999_999), // before 1970
-		time.Unix(1<<33, 5),
-	}
-	for seed := range seedCount(24, 6) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(seed), 4242))
-			clk := &manualClock{t: starts[seed%len(starts)]}
-			var c redis.UniversalClient = client
-			switch {
-			case seed%4 == 3:
-				c = cluster
-			case seed%2 == 1:
-				c = scriptClient
+	replayTraces(t, 4242, func(t *testing.T, r *rand.Rand, clk *manualClock, mem *algorithms.MemoryStore, rs *redisstore.Store) {
+		model := algotest.NewModel()
+		// Mostly queues, sometimes a small one (one departure per
+		// 100 ms, so refunds are often of the last place), and one
+		// other kind.
+		var specs []algorithms.Spec
+		for range 2 {
+			specs = append(specs, randomSpec(r, algorithms.LeakyQueue))
+		}
+		specs = append(specs,
+			algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Second},
+			algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 3, Window: 7 * time.Millisecond, MaxDelay: 20 * time.Millisecond},
+			randomSpec(r, algorithms.Kinds[r.IntN(len(algorithms.Kinds))]))
+		keys := []string{"a", "b", "{x}:y"}
+		ctx := context.Background()
+		type taken struct {
+			at     time.Time
+			checks []algorithms.Check
+			ds     []algorithms.Decision
+		}
+		var admitted []taken
+		var history []string
+		for i := range 200 {
+			sp := specs[r.IntN(len(specs))]
+			if r.IntN(3) == 0 {
+				step(r, clk, sp.Window)
+			} else {
+				// Within the queues' waits, mostly.
+				clk.t = clk.t.Add(time.Duration(r.Int64N(int64(sp.Window)/int64(sp.Limit)+2)) - time.Duration(r.IntN(2)))
 			}
-			mem, rs := pairedStores(t, c, clk)
-			model := algotest.NewModel()
-			// Mostly queues, sometimes a small one (one departure per
-			// 100 ms, so refunds are often of the last place), and one
-			// other kind.
-			var specs []algorithms.Spec
-			for range 2 {
-				specs = append(specs, randomSpec(r, algorithms.LeakyQueue))
+			if len(admitted) > 0 && r.IntN(3) == 0 {
+				// Refund an admitted Take, each at most once.
+				j := r.IntN(len(admitted))
+				tk := admitted[j]
+				admitted = append(admitted[:j], admitted[j+1:]...)
+				waited := clk.t.Sub(tk.at)
+				switch r.IntN(4) {
+				case 0:
+					// the caller's clock off by up to a spacing
+					q := tk.checks[r.IntN(len(tk.checks))].Spec
+					sp := int64(q.Window) / q.Limit
+					waited += time.Duration(r.Int64N(sp+1) - sp/2)
+				case 1:
+					waited += time.Duration(r.IntN(3) - 1)
+				}
+				waited = max(waited, 0)
+				ds := tk.ds
+				if r.IntN(4) == 0 {
+					// The remaining wait stated in Delay, negative once
+					// passed, with waited 0 (algorithms.Limiter.RefundN).
+					ds = slices.Clone(ds)
+					for k := range ds {
+						ds[k].Delay -= waited
+					}
+					waited = 0
+				}
+				wdst := make([]algorithms.Refunded, len(tk.checks))
+				gdst := make([]algorithms.Refunded, len(tk.checks))
+				werr := mem.Refund(ctx, wdst, tk.checks, ds, waited)
+				gerr := rs.Refund(ctx, gdst, tk.checks, ds, waited)
+				mdst, merr := model.RefundAt(clk.t, tk.checks, ds, waited)
+				history = append(history, fmt.Sprintf("step %d at %d: refund of the Take at %d, waited %d: %+v %+v",
+					i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.checks, ds))
+				if (werr == nil) != (gerr == nil) || (werr == nil) != (merr == nil) {
+					t.Fatalf("%s\nrefund errors differ: memory %v, redis %v, model %v", join(history), werr, gerr, merr)
+				}
+				for k := range mdst {
+					if werr != nil {
+						break
+					}
+					if wdst[k] != mdst[k] || gdst[k] != mdst[k] {
+						t.Fatalf("%s\nrefund report of check %d (%s):\n\tredis  %+v\n\tmemory %+v\n\tmodel  %+v", join(history), k, tk.checks[k].Spec, gdst[k], wdst[k], mdst[k])
+					}
+					c := tk.checks[k]
+					switch {
+					case c.Spec.Algorithm != algorithms.LeakyQueue || !allowed(ds):
+					case mdst[k].Given && c.Cost > 1:
+						givenCost.Add(1)
+					case !mdst[k].Given && mdst[k].ResetAfter > 0:
+						kept.Add(1)
+					}
+				}
+				if r.IntN(2) == 0 {
+					// The next Take from a clock a little behind the refund's.
+					q := tk.checks[r.IntN(len(tk.checks))].Spec
+					clk.t = clk.t.Add(-time.Duration(r.Int64N(int64(q.Window)/q.Limit + 1)))
+				}
+				continue
 			}
-			specs = append(specs,
-				algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Second},
-				algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 3, Window: 7 * time.Millisecond, MaxDelay: 20 * time.Millisecond},
-				randomSpec(r, algorithms.Kinds[r.IntN(len(algorithms.Kinds))]))
-			keys := []string{"a", "b", "{x}:y"}
-			ctx := context.Background()
-			type taken struct {
-				at     time.Time
-				checks []algorithms.Check
-				ds     []algorithms.Decision
+			checks := randomChecks(r, specs, keys, 3)
+			want, werr := takeAlike(t, mem, rs, clk, &history, i, checks)
+			mds, merr := model.TakeAt(clk.t, checks...)
+			if (werr == nil) != (merr == nil) {
+				t.Fatalf("%s\nerrors differ: memory %v, model %v", join(history), werr, merr)
 			}
-			var admitted []taken
-			var history []string
-			for i := range 200 {
-				sp := specs[r.IntN(len(specs))]
-				if r.IntN(3) == 0 {
-					step(r, clk, sp.Window)
-				} else {
-					// Within the queues' waits, mostly.
-					clk.t = clk.t.Add(time.Duration(r.Int64N(int64(sp.Window)/int64(sp.Limit)+2)) - time.Duration(r.IntN(2)))
-				}
-				if len(admitted) > 0 && r.IntN(3) == 0 {
-					// Refund an admitted Take, each at most once.
-					j := r.IntN(len(admitted))
-					tk := admitted[j]
-					admitted = append(admitted[:j], admitted[j+1:]...)
-					waited := clk.t.Sub(tk.at)
-					switch r.IntN(4) {
-					case 0:
-						// the caller's clock off by up to a spacing
-						q := tk.checks[r.IntN(len(tk.checks))].Spec
-						sp := int64(q.Window) / q.Limit
-						waited += time.Duration(r.Int64N(sp+1) - sp/2)
-					case 1:
-						waited += time.Duration(r.IntN(3) - 1)
-					}
-					waited = max(waited, 0)
-					ds := tk.ds
-					if r.IntN(4) == 0 {
-						// The remaining wait stated in Delay, negative once
-						// passed, with waited 0 (algorithms.Limiter.RefundN).
-						ds = slices.Clone(ds)
-						for k := range ds {
-							ds[k].Delay -= waited
-						}
-						waited = 0
-					}
-					wdst := make([]algorithms.Refunded, len(tk.checks))
-					gdst := make([]algorithms.Refunded, len(tk.checks))
-					werr := mem.Refund(ctx, wdst, tk.checks, ds, waited)
-					gerr := rs.Refund(ctx, gdst, tk.checks, ds, waited)
-					mdst, merr := model.RefundAt(clk.t, tk.checks, ds, waited)
-					history = append(history, fmt.Sprintf("step %d at %d: refund of the Take at %d, waited %d: %+v %+v",
-						i, clk.t.UnixNano(), tk.at.UnixNano(), waited, tk.checks, ds))
-					if (werr == nil) != (gerr == nil) || (werr == nil) != (merr == nil) {
-						t.Fatalf("%s\nrefund errors differ: memory %v, redis %v, model %v", join(history), werr, gerr, merr)
-					}
-					for k := range mdst {
-						if werr != nil {
-							break
-						}
-						if wdst[k] != mdst[k] || gdst[k] != mdst[k] {
-							t.Fatalf("%s\nrefund report of check %d (%s):\n\tredis  %+v\n\tmemory %+v\n\tmodel  %+v", join(history), k, tk.checks[k].Spec, gdst[k], wdst[k], mdst[k])
-						}
-						c := tk.checks[k]
-						switch {
-						case c.Spec.Algorithm != algorithms.LeakyQueue || !allowed(ds):
-						case mdst[k].Given && c.Cost > 1:
-							givenCost.Add(1)
-						case !mdst[k].Given && mdst[k].ResetAfter > 0:
-							kept.Add(1)
-						}
-					}
-					if r.IntN(2) == 0 {
-						// The next Take from a clock a little behind the refund's.
-						q := tk.checks[r.IntN(len(tk.checks))].Spec
-						clk.t = clk.t.Add(-time.Duration(r.Int64N(int64(q.Window)/q.Limit + 1)))
-					}
-					continue
-				}
-				checks := randomChecks(r, specs, keys, 3)
-				want, werr := takeAlike(t, mem, rs, clk, &history, i, checks)
-				mds, merr := model.TakeAt(clk.t, checks...)
-				if (werr == nil) != (merr == nil) {
-					t.Fatalf("%s\nerrors differ: memory %v, model %v", join(history), werr, merr)
-				}
-				for k := range mds {
-					if werr == nil && mds[k] != want[k] {
-						t.Fatalf("%s\ncheck %d (%s): memory %+v\n           model %+v", join(history), k, checks[k].Spec, want[k], mds[k])
-					}
-				}
-				if werr == nil {
-					admitted = append(admitted, taken{clk.t, checks, want}) // a denied one refunds nothing
+			for k := range mds {
+				if werr == nil && mds[k] != want[k] {
+					t.Fatalf("%s\ncheck %d (%s): memory %+v\n           model %+v", join(history), k, checks[k].Spec, want[k], mds[k])
 				}
 			}
-		})
-	}
+			if werr == nil {
+				admitted = append(admitted, taken{clk.t, checks, want}) // a denied one refunds nothing
+			}
+		}
+	})
 	if kept.Load() == 0 || givenCost.Load() == 0 {
 		t.Errorf("the traces refunded %d places kept behind a later request and gave back %d of cost above 1; want some of each", kept.Load(), givenCost.Load())
 	}
