@@ -147,23 +147,22 @@ type GiveBacker interface {
 	// over-admit.)
 	//
 	// Where the store's clock and the caller's disagree (a remote store,
-	// or the time between the Take's reading of the clock and the
-	// caller's), the window kinds tell the Take's window or bucket by the
-	// nearest boundary, so they are exact while the disagreement is under
-	// half a window (half a sub-window for sliding_buckets). A caller's
-	// reckoning δ late lets a bucket give back up to (δ + 1 ns)·L/W more
-	// (δ early, up to that much less), and lets sliding_log take the units
-	// of a request logged less than 2δ after the Take's, which then leave
-	// the window that much early (or, for a
-	// Take less than δ from leaving the window, those of the request
-	// logged next after it); a reckoning δ early gives back less (a
-	// bucket, or a log whose Take is less than δ from leaving the window)
-	// or older units (a log), erring towards denying. A caller that measures waited from before
-	// its Take was sent is early by the Take's latency and late by the
-	// GiveBack call's (the store reads its clock after the caller): both
-	// are microseconds in one process, so a bucket may keep (or get) that
-	// much refill more, which a clock that stands still in a test shows
-	// as one unit short of whole.
+	// or the time between the Take's reading of the clock and the caller's),
+	// the window kinds tell the Take's window or bucket by the nearest
+	// boundary, so they are exact while the disagreement is under half a
+	// window (half a sub-window for sliding_buckets). A caller's reckoning δ
+	// late lets a bucket give back up to (δ + 1 ns)·L/W more (δ early, up to
+	// that much less), and lets sliding_log take the units of a request
+	// logged less than 2δ after the Take's, which then leave the window that
+	// much early (or, for a Take less than δ from leaving the window, those
+	// of the request logged next after it); a reckoning δ early gives back
+	// less (a bucket, or a log whose Take is less than δ from leaving the
+	// window) or older units (a log), erring towards denying. A caller that
+	// measures waited from before its Take was sent is early by the Take's
+	// latency and late by the GiveBack call's (the store reads its clock
+	// after the caller): both are microseconds in one process, so a bucket
+	// may keep (or get) that much refill more, which a clock that stands
+	// still in a test shows as one unit short of whole.
 	GiveBack(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error
 }
 
