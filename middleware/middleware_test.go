@@ -362,6 +362,14 @@ func TestSkip(t *testing.T) {
 	if !middleware.SkipPrefixes(netip.MustParsePrefix("192.0.2.0/24"))(r) {
 		t.Error("SkipPrefixes does not unmap IPv4-mapped peers")
 	}
+	// A link-local peer's RemoteAddr carries its zone, as net/http writes
+	// it: the allow-listed prefix still holds the address.
+	for _, addr := range []string{"[fe80::1%eth0]:80", "fe80::1%eth0"} {
+		r.RemoteAddr = addr
+		if !middleware.SkipPrefixes(netip.MustParsePrefix("fe80::/10"))(r) {
+			t.Errorf("SkipPrefixes(fe80::/10) does not skip %s", addr)
+		}
+	}
 }
 
 func TestLeakyQueue(t *testing.T) {

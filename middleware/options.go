@@ -340,7 +340,10 @@ func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
 		} else if a, err = netip.ParseAddr(r.RemoteAddr); err != nil {
 			return false
 		}
-		a = a.Unmap()
+		// A zoned address (a link-local peer) is never in a prefix
+		// (netip.Prefix.Contains): the zone names the interface, not the
+		// address, as keyfunc's keys leave it out too.
+		a = a.Unmap().WithZone("")
 		for _, p := range ps {
 			if p.Contains(a) {
 				return true
