@@ -33,6 +33,9 @@ func newStub(t *testing.T, clock *fakeClock, respond func(n int, w http.Response
 		s.bodies = append(s.bodies, string(body))
 		n := len(s.at)
 		s.mu.Unlock()
+		// The stub's clock is the fake one: its Date says so, as a real
+		// server's says its own (see TestAbsoluteTimesFollowTheServersDate).
+		w.Header().Set("Date", clock.Now().UTC().Format(http.TimeFormat))
 		if s.respond == nil {
 			io.WriteString(w, "ok")
 			return

@@ -146,7 +146,39 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return clampHint(at.Sub(now)), true
+	return clampHint(at.Sub(serverNow(h, now))), true
+}
+
+// Clock skew: how far the local clock may stray from a response's Date
+// before the response's absolute times are counted from Date instead. Date
+// has a resolution of one second (the server's instant is in [Date,
+// Date+1s)), and a response takes time to arrive: a clock that reads up to
+// a second before Date or less than three seconds after it is in step.
+const (
+	skewBehind = time.Second
+	skewAhead  = 3 * time.Second
+)
+
+// serverNow returns the instant from which an absolute time that a
+// response states in the server's clock (an HTTP-date Retry-After, a Unix
+// time reset) is counted: now, unless the response's Date shows the local
+// clock out of step with the server's (see skewAhead), in which case its
+// Date. A client whose clock runs ahead would otherwise retry at once
+// into more refusals, and one that runs behind would wait for the skew.
+// Without a valid Date the local clock is all there is.
+func serverNow(h http.Header, now time.Time) time.Time {
+	v := first(h, "Date")
+	if v == "" {
+		return now
+	}
+	date, err := http.ParseTime(v)
+	if err != nil {
+		return now
+	}
+	if d := now.Sub(date); d < -skewBehind || d >= skewAhead {
+		return date
+	}
+	return now
 }
 
 // serverHold returns how long the response's rate-limit headers ask the
@@ -331,6 +363,7 @@ func legacyHold(h http.Header, now time.Time) time.Duration {
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {
 		return 0
 	}
+	now = serverNow(h, now)
 	switch {
 	case f >= unixMillisFrom:
 		if f >= 1e15 { // beyond the year 33658: not a time

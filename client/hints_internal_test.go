@@ -163,6 +163,57 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
+// An absolute time in a response (an HTTP-date Retry-After, a Unix-time
+// X-RateLimit-Reset) is written in the server's clock: when the response's
+// Date shows the local clock out of step with it, the wait is counted from
+// Date, so that a skewed client neither retries at once nor waits for the
+// skew; a clock in step (within Date's second and a second of transit)
+// counts from now, to the sub-second.
+func TestAbsoluteTimesFollowTheServersDate(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 400e6, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		date  time.Time // the server's clock
+		local bool      // the wait counts from now, not from Date
+	}{
+		{"client ten minutes ahead", now.Add(-10 * time.Minute), false},
+		{"client ten minutes behind", now.Add(10 * time.Minute), false},
+		{"client an hour behind", now.Add(time.Hour), false},
+		{"client five seconds ahead", now.Add(-5 * time.Second), false},
+		{"in step, Date a second and a half old", now.Add(-1500 * time.Millisecond), true},
+		{"in step, Date of the same second", now, true},
+		{"in step, Date half a second ahead", now.Add(500 * time.Millisecond), true},
+	} {
+		date := tc.date.Truncate(time.Second)
+		at := date.Add(30 * time.Second)
+		want := 30 * time.Second
+		if tc.local {
+			want = at.Sub(now)
+		}
+		h := header("Date", date.Format(http.TimeFormat))
+		h.Set("Retry-After", at.Format(http.TimeFormat))
+		if got, ok := parseRetryAfter(h, now); !ok || got != want {
+			t.Errorf("%s: Retry-After wait %v, %v; want %v", tc.name, got, ok, want)
+		}
+		h = header("Date", date.Format(http.TimeFormat))
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(at.Unix(), 10))
+		if got := legacyHold(h, now); got != want {
+			t.Errorf("%s: X-RateLimit-Reset wait %v; want %v", tc.name, got, want)
+		}
+	}
+	// Without Date, or with one that does not parse, the local clock it is.
+	for _, date := range []string{"", "yesterday"} {
+		h := header("Retry-After", now.Add(-10*time.Minute).Add(30*time.Second).Format(http.TimeFormat))
+		if date != "" {
+			h.Set("Date", date)
+		}
+		if got, ok := parseRetryAfter(h, now); !ok || got != 0 {
+			t.Errorf("Date %q: wait %v, %v; want 0 (a date in the past)", date, got, ok)
+		}
+	}
+}
+
 func TestParseSF(t *testing.T) {
 	members, ok := parseSFList(`"a";q=10;w=1, tok;x, ?0, :aGVsbG8=:, -12.345, @1700000000, %"x", ("b" 1);p=2`)
 	if !ok || len(members) != 8 {

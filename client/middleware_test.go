@@ -43,6 +43,8 @@ func newLimitedServer(t *testing.T, clock *fakeClock, spec algorithms.Spec, opts
 	h := m.Handler(ok)
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		// The server's clock is the fake one, its Date too.
+		w.Header().Set("Date", clock.Now().UTC().Format(http.TimeFormat))
 		h.ServeHTTP(rec, r)
 		s.mu.Lock()
 		s.statuses[rec.status]++

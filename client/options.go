@@ -364,7 +364,10 @@ func WithGiveUpError() Option {
 // over the RateLimit fields, as the draft asks; the RateLimit fields of a
 // cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset above
 // 10^9 is read as a Unix time (in milliseconds above 10^12), below as
-// seconds. A malformed header is ignored.
+// seconds. A malformed header is ignored. Absolute times (an HTTP-date
+// Retry-After, a Unix-time reset) are in the server's clock: when the
+// response's Date shows the local clock a second behind it or three ahead
+// (or more), the wait is counted from that Date instead of the local clock.
 //
 // A hold delays the requests that have not yet taken their turn in the
 // queue ([WithRate]). Those already waiting for theirs keep it when the hold
