@@ -163,8 +163,9 @@ const (
 // response states in the server's clock (an HTTP-date Retry-After, a Unix
 // time reset) is counted: now, unless the response's Date shows the local
 // clock out of step with the server's (see skewAhead), in which case its
-// Date. A client whose clock runs ahead would otherwise retry at once
-// into more refusals, and one that runs behind would wait for the skew.
+// Date (plus its Age, for a response from a cache). A client whose clock
+// runs ahead would otherwise retry at once into more refusals, and one
+// that runs behind would wait for the skew.
 // Without a valid Date the local clock is all there is.
 func serverNow(h http.Header, now time.Time) time.Time {
 	v := first(h, "Date")
@@ -174,6 +175,10 @@ func serverNow(h http.Header, now time.Time) time.Time {
 	date, err := http.ParseTime(v)
 	if err != nil {
 		return now
+	}
+	// A response from a cache was made Age seconds ago (RFC 9111 §4.2.3).
+	if age, _, _ := strings.Cut(first(h, "Age"), ","); isDigits(strings.TrimSpace(age)) {
+		date = date.Add(secondsInt(strings.TrimSpace(age)))
 	}
 	if d := now.Sub(date); d < -skewBehind || d >= skewAhead {
 		return date

@@ -202,6 +202,14 @@ func TestAbsoluteTimesFollowTheServersDate(t *testing.T) {
 			t.Errorf("%s: X-RateLimit-Reset wait %v; want %v", tc.name, got, want)
 		}
 	}
+	// A response from a cache: the server's clock read Date when it was
+	// made, and Age seconds have passed since (RFC 9111 §4.2.3).
+	date := now.Add(-10 * time.Minute).Truncate(time.Second)
+	h := header("Date", date.Format(http.TimeFormat), "Age", "300")
+	h.Set("Retry-After", date.Add(330*time.Second).Format(http.TimeFormat))
+	if got, ok := parseRetryAfter(h, now); !ok || got != 30*time.Second {
+		t.Errorf("Age 300: Retry-After wait %v, %v; want 30s", got, ok)
+	}
 	// Without Date, or with one that does not parse, the local clock it is.
 	for _, date := range []string{"", "yesterday"} {
 		h := header("Retry-After", now.Add(-10*time.Minute).Add(30*time.Second).Format(http.TimeFormat))
