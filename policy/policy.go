@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -658,10 +659,21 @@ func validName(name string) error {
 	}
 	for i := 0; i < len(name); i++ {
 		if !nameChar(name[i]) {
-			return fmt.Errorf("%q contains %q; use A-Z, a-z, 0-9, '-', '_' and '.'", name, name[i])
+			return fmt.Errorf("%q contains %s; use A-Z, a-z, 0-9, '-', '_' and '.'", name, quoteCharAt(name, i))
 		}
 	}
 	return nil
+}
+
+// quoteCharAt quotes the character of s that starts at byte i, as the
+// file has it: the whole of a multi-byte UTF-8 sequence, or the byte
+// (escaped) where s is not UTF-8.
+func quoteCharAt(s string, i int) string {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size <= 1 {
+		return fmt.Sprintf(`'\x%02x'`, s[i])
+	}
+	return strconv.QuoteRune(r)
 }
 
 func nameChar(c byte) bool {
