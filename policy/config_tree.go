@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
@@ -400,8 +401,9 @@ type jsonConv struct {
 	nodes int
 	keys  int
 	depth int
-	// lines counts positions incrementally: offsets mostly grow.
-	lastOff, lastLine, lastLineStart int
+	// pos counts positions incrementally (offsets mostly grow): the
+	// offset last asked for, its line, and its column less one.
+	lastOff, lastLine, lastCol int
 }
 
 // next returns the offset of the next token: the decoder's offset moved
@@ -419,21 +421,25 @@ func (p *jsonConv) errorAt(off int, format string, args ...any) error {
 	return &ConfigError{File: p.file, Line: pos.line, Column: pos.col, Reason: fmt.Sprintf(format, args...)}
 }
 
-// pos converts a byte offset into a 1-based line and column (the column
-// counts bytes), counting on from the previous offset asked for.
+// pos converts a byte offset into a 1-based line and column, counting on
+// from the previous offset asked for. The column counts characters, as
+// the YAML parser's do (and editors), not bytes.
 func (p *jsonConv) pos(off int) position {
 	off = min(max(off, 0), len(p.data))
 	if off < p.lastOff || p.lastLine == 0 {
-		p.lastOff, p.lastLine, p.lastLineStart = 0, 1, 0
+		p.lastOff, p.lastLine, p.lastCol = 0, 1, 0
 	}
 	for i := p.lastOff; i < off; i++ {
-		if p.data[i] == '\n' {
+		switch c := p.data[i]; {
+		case c == '\n':
 			p.lastLine++
-			p.lastLineStart = i + 1
+			p.lastCol = 0
+		case utf8.RuneStart(c):
+			p.lastCol++
 		}
 	}
 	p.lastOff = off
-	return position{p.lastLine, off - p.lastLineStart + 1}
+	return position{p.lastLine, p.lastCol + 1}
 }
 
 // jsonError reports err, the decoder's error for the token at offset off.
