@@ -6,9 +6,10 @@ import (
 )
 
 // A ConfigError reports one problem in a configuration file: where it is
-// (File, Line and Column, 1-based; 0 when the position is unknown), which
-// field (a path such as "policies[1].window"; empty for the document as a
-// whole) and why. errors.Is(err, ErrConfig) holds for every ConfigError.
+// (File, Line and Column, 1-based, the column counting characters in YAML
+// and JSON alike; 0 when the position is unknown), which field (a path
+// such as "policies[1].window"; empty for the document as a whole) and
+// why. errors.Is(err, ErrConfig) holds for every ConfigError.
 type ConfigError struct {
 	File   string
 	Line   int
