@@ -25,10 +25,16 @@ var profiles = map[policy.HeaderProfile]Profile{
 // (limits per instance while the shared store is down). An empty profile or
 // mode means the default.
 func ConfigOptions(cfg *policy.Config, fallback algorithms.Store) ([]Option, error) {
+	return configOptions(cfg, fallback, "ConfigOptions")
+}
+
+// configOptions is ConfigOptions; its errors name fn, the function the
+// caller called.
+func configOptions(cfg *policy.Config, fallback algorithms.Store, fn string) ([]Option, error) {
 	if cfg == nil {
-		return nil, errors.New("middleware: ConfigOptions: config is nil")
+		return nil, fmt.Errorf("middleware: %s: config is nil", fn)
 	}
-	if err := checkSettings(cfg, "ConfigOptions"); err != nil {
+	if err := checkSettings(cfg, fn); err != nil {
 		return nil, err
 	}
 	var opts []Option
@@ -48,7 +54,7 @@ func ConfigOptions(cfg *policy.Config, fallback algorithms.Store) ([]Option, err
 		if fallback == nil {
 			s, err := algorithms.NewMemoryStore()
 			if err != nil {
-				return nil, fmt.Errorf("middleware: ConfigOptions: fallback store: %w", err)
+				return nil, fmt.Errorf("middleware: %s: fallback store: %w", fn, err)
 			}
 			fallback = s
 		}
@@ -80,7 +86,7 @@ func checkSettings(cfg *policy.Config, fn string) error {
 // To reload the file while serving, see [Middleware.ApplyConfig] and
 // package policy/reload.
 func FromConfig(store algorithms.Store, cfg *policy.Config, opts ...Option) (*Middleware, error) {
-	copts, err := ConfigOptions(cfg, nil)
+	copts, err := configOptions(cfg, nil, "FromConfig")
 	if err != nil {
 		return nil, err
 	}
