@@ -137,16 +137,13 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		next.ServeHTTP(w, r)
 		return
 	}
-	var (
-		rc   *resultContext // nil without context (see WithoutContext)
-		res  *Result
-		vals *[2]string
-		buf  []byte
-	)
 	if m.noContext {
-		res = resultPool.Get().(*Result)
+		res := resultPool.Get().(*Result)
 		res.Shadow, res.Fallback, res.Err, res.wrote = false, false, nil, 0
-		defer resultPool.Put(res)
+		var (
+			vals *[2]string
+			buf  []byte
+		)
 		if m.profile != NoHeaders {
 			// The header values outlive the request's Result.
 			if m.narrow(mask) {
@@ -157,10 +154,21 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 				vals, buf = &hv.vals, hv.long[:0]
 			}
 		}
-	} else {
-		rc, buf = m.newResultContext(r, mask)
-		res, vals = &rc.res, &rc.vals
+		m.decide(w, r, next, set, mask, start, nil, res, vals, buf)
+		// Not deferred: a deferred call in decide's many returns costs
+		// every request more than a Result the pool loses to a panic.
+		resultPool.Put(res)
+		return
 	}
+	rc, buf := m.newResultContext(r, mask)
+	m.decide(w, r, next, set, mask, start, rc, &rc.res, &rc.vals, buf)
+}
+
+// decide serves r once the policies of mask in set apply to it: it
+// prepares and takes res, writes the headers, then rejects, holds or
+// passes r on to next. rc is the request's context (nil without context,
+// see WithoutContext); vals and buf hold the header values.
+func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, mask uint64, start time.Time, rc *resultContext, res *Result, vals *[2]string, buf []byte) {
 	res.Shadow = m.shadow
 	// The innermost middleware further out that wrote headers (past those
 	// between that wrote none: no policy had a key, the store failed):
