@@ -19,11 +19,23 @@ var profiles = map[policy.HeaderProfile]Profile{
 	policy.HeadersNone:       NoHeaders,
 }
 
+// FallbackMaxKeys bounds the in-memory store that [ConfigOptions] and
+// [FromConfig] make for failure_mode fallback when given none: the keys of
+// a shared store's outage, one instance's clients, are far fewer, and a
+// client rotating keys meets the bound (see [algorithms.WithMaxKeys]) instead
+// of growing the store until the outage ends. At the bound the store takes
+// about 70 MB. To choose another, pass your own store:
+// OnStoreError(FallBack(s)).
+const FallbackMaxKeys = 1_000_000
+
+// fallbackMaxKeys is FallbackMaxKeys, lowered by tests.
+var fallbackMaxKeys = FallbackMaxKeys
+
 // ConfigOptions returns the options a loaded configuration ([policy.Load])
 // asks for: its header profile and its failure mode. fallback is the store
 // that decides under failure_mode fallback; nil means a new in-memory store
-// (limits per instance while the shared store is down). An empty profile or
-// mode means the default.
+// of at most [FallbackMaxKeys] keys (limits per instance while the shared
+// store is down). An empty profile or mode means the default.
 func ConfigOptions(cfg *policy.Config, fallback algorithms.Store) ([]Option, error) {
 	return configOptions(cfg, fallback, "ConfigOptions")
 }
@@ -52,7 +64,7 @@ func configOptions(cfg *policy.Config, fallback algorithms.Store, fn string) ([]
 		opts = append(opts, OnStoreError(FailClosed(ra)))
 	case policy.FailureFallback:
 		if fallback == nil {
-			s, err := algorithms.NewMemoryStore()
+			s, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(fallbackMaxKeys))
 			if err != nil {
 				return nil, fmt.Errorf("middleware: %s: fallback store: %w", fn, err)
 			}
@@ -79,7 +91,8 @@ func checkSettings(cfg *policy.Config, fn string) error {
 
 // FromConfig returns a middleware enforcing the policies of a loaded
 // configuration ([policy.Load]) with its header profile and failure mode
-// ([ConfigOptions], an in-memory fallback store for failure_mode fallback),
+// ([ConfigOptions], an in-memory fallback store of at most
+// [FallbackMaxKeys] keys for failure_mode fallback),
 // keeping state in store. opts come after the configuration's options, so
 // they win: OnStoreError(FallBack(s)) supplies another fallback store.
 //

@@ -184,7 +184,8 @@ const (
 	FailureOpen FailureMode = "open"
 	// FailureClosed answers 503 with Retry-After.
 	FailureClosed FailureMode = "closed"
-	// FailureFallback decides with an in-memory store instead.
+	// FailureFallback decides with an in-memory store instead (by
+	// default one of at most middleware.FallbackMaxKeys keys).
 	FailureFallback FailureMode = "fallback"
 )
 
