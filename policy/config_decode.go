@@ -93,7 +93,7 @@ func (d *decoder) config(root *cnode) *Config {
 		IPv4Prefix:        keyfunc.DefaultIPv4Prefix,
 	}
 	var policies *cnode
-	var source, hops *cnode
+	var source, hops, retryAfter *cnode
 	proxiesBad := false // a trusted_proxies entry was reported
 	hopsBad := false    // trusted_hops was reported
 	d.fields(root, "", topFields, func(name string, k, v *cnode) {
@@ -111,6 +111,7 @@ func (d *decoder) config(root *cnode) *Config {
 				cfg.FailureMode = FailureMode(s)
 			}
 		case "failure_retry_after":
+			retryAfter = v
 			if t, ok := d.duration(v, name); ok {
 				if t < time.Second {
 					d.fail(v, name, "must be at least 1s, got %s", t)
@@ -163,6 +164,11 @@ func (d *decoder) config(root *cnode) *Config {
 			policies = v
 		}
 	})
+	if retryAfter != nil && cfg.FailureMode != FailureClosed {
+		// It would do nothing, silently: a file that forgot
+		// failure_mode: closed fails open.
+		d.fail(retryAfter, "failure_retry_after", "is the Retry-After of failure_mode closed, and failure_mode is %s", cfg.FailureMode)
+	}
 	if cfg.TrustedHops > 0 && (len(cfg.TrustedProxies) > 0 || proxiesBad) {
 		// keyfunc.IP refuses both; said here, at the field, rather than
 		// as an ip_source error.

@@ -74,12 +74,14 @@ func FuzzParseConfig(f *testing.F) {
 // Config and its Definitions hold it.
 func rewrite(cfg *policy.Config) []byte {
 	top := map[string]any{
-		"version":             cfg.Version,
-		"headers":             cfg.Headers,
-		"failure_mode":        cfg.FailureMode,
-		"failure_retry_after": cfg.FailureRetryAfter.String(),
-		"ipv6_prefix":         cfg.IPv6Prefix,
-		"ipv4_prefix":         cfg.IPv4Prefix,
+		"version":      cfg.Version,
+		"headers":      cfg.Headers,
+		"failure_mode": cfg.FailureMode,
+		"ipv6_prefix":  cfg.IPv6Prefix,
+		"ipv4_prefix":  cfg.IPv4Prefix,
+	}
+	if cfg.FailureMode == policy.FailureClosed { // refused under the other modes
+		top["failure_retry_after"] = cfg.FailureRetryAfter.String()
 	}
 	if len(cfg.TrustedProxies) > 0 {
 		var ps []string

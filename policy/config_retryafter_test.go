@@ -1,0 +1,43 @@
+package policy_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// failure_retry_after is the Retry-After of failure_mode closed's 503: set
+// under another mode (a file that forgot failure_mode: closed, so fails
+// open) it would do nothing, silently, as burst would on a fixed window; it
+// is refused at the field, saying what it needs. Under closed it is taken.
+func TestConfigFailureRetryAfterNeedsClosed(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	for _, tc := range []struct {
+		name, doc string
+		line, col int
+		mode      string
+	}{
+		{"no mode", "failure_retry_after: 30s\n", 1, 22, "open"},
+		{"open", "failure_mode: open\nfailure_retry_after: 30s\n", 2, 22, "open"},
+		{"fallback, after", "failure_retry_after: 30s\nfailure_mode: fallback\n", 1, 22, "fallback"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := policy.ParseConfig([]byte(tc.doc+pol), "c.yaml")
+			errs := policy.ConfigErrors(err)
+			if len(errs) != 1 {
+				t.Fatalf("ParseConfig(%q) = %v; want one error", tc.doc, err)
+			}
+			ce := errs[0]
+			if ce.Field != "failure_retry_after" || ce.Line != tc.line || ce.Column != tc.col ||
+				!strings.Contains(ce.Reason, "failure_mode closed") || !strings.Contains(ce.Reason, tc.mode) {
+				t.Errorf("error %v; want %d:%d failure_retry_after: ...failure_mode closed... (%s)", ce, tc.line, tc.col, tc.mode)
+			}
+		})
+	}
+	cfg, err := policy.ParseConfig([]byte("failure_mode: closed\nfailure_retry_after: 30s\n"+pol), "c.yaml")
+	if err != nil || cfg.FailureRetryAfter != 30*time.Second {
+		t.Fatalf("closed with failure_retry_after 30s: %v, %v", cfg, err)
+	}
+}
