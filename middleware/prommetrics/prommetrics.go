@@ -120,30 +120,40 @@ func WithConstLabels(labels prometheus.Labels) Option {
 // from 10µs to 1s (a Redis round trip is typically under a millisecond).
 func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error {
-		if len(buckets) == 0 {
-			return errors.New("prommetrics: WithBuckets: no buckets")
-		}
-		for i, b := range buckets {
-			if math.IsNaN(b) {
-				return errors.New("prommetrics: WithBuckets: a bucket is NaN")
-			}
-			if i > 0 && b <= buckets[i-1] {
-				return fmt.Errorf("prommetrics: WithBuckets: buckets must increase: %v after %v", b, buckets[i-1])
-			}
+		if err := checkBuckets("WithBuckets", buckets); err != nil {
+			return err
 		}
 		o.buckets = slices.Clone(buckets)
 		return nil
 	}
 }
 
-// DefaultBuckets are the decision latency buckets, in seconds.
+// checkBuckets returns an error naming where for buckets no histogram can
+// have: none, a NaN, or bounds that do not increase.
+func checkBuckets(where string, buckets []float64) error {
+	if len(buckets) == 0 {
+		return fmt.Errorf("prommetrics: %s: no buckets", where)
+	}
+	for i, b := range buckets {
+		if math.IsNaN(b) {
+			return fmt.Errorf("prommetrics: %s: a bucket is NaN", where)
+		}
+		if i > 0 && b <= buckets[i-1] {
+			return fmt.Errorf("prommetrics: %s: buckets must increase: %v after %v", where, b, buckets[i-1])
+		}
+	}
+	return nil
+}
+
+// DefaultBuckets are the decision latency buckets, in seconds. [New] reads
+// them when no [WithBuckets] is given, and keeps a copy.
 var DefaultBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 
 // New returns a Metrics registered with reg (nil: not registered, for
 // callers that register it themselves as a prometheus.Collector; its
 // names are checked all the same).
 func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
-	o := options{namespace: "ratekeeper", buckets: DefaultBuckets}
+	o := options{namespace: "ratekeeper"}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, errors.New("prommetrics: nil Option")
@@ -151,6 +161,14 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		if err := opt(&o); err != nil {
 			return nil, err
 		}
+	}
+	if o.buckets == nil {
+		// The histogram keeps the slice it is given: a copy, so that
+		// DefaultBuckets edited later changes nothing here.
+		if err := checkBuckets("DefaultBuckets", DefaultBuckets); err != nil {
+			return nil, err
+		}
+		o.buckets = slices.Clone(DefaultBuckets)
 	}
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "requests_total",
