@@ -239,83 +239,86 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	}
 	h := s.hash(c.Key)
 	sh := &s.shards[h&s.mask]
+	n := c.Cost
+	if n == 0 {
+		n = 1
+	}
+	// The common case in line: a held key of fixed_window, sliding_window
+	// or token_bucket under the shard's latest Spec, whose admission and new
+	// state are decided under the lock and whose Decision's durations,
+	// which depend on nothing else, are worked out after it. Everything
+	// else goes through takeOne.
+	tb := sh.last.Load()
+	if tb == nil || tb.fast == fastNone || !sameSpec(&tb.spec, &c.Spec) || n < 1 || n > tb.p.capacity {
+		return s.takeOne(sh, &c, h, n, t)
+	}
+	p := &tb.p
+	kt := tb.cells
+	sh.mu.Lock()
+	i, held := kt.find(h)
+	if !held {
+		d = s.takeCell(sh, tb, h, n, t)
+		sh.mu.Unlock()
+		return d, nil
+	}
+	cp := &kt.slots[i].c
+	cl := *cp
+	var (
+		ok    bool
+		avail int64
+	)
+	switch tb.fast {
+	case fastFixed:
+		if t < cl.t {
+			d = s.takeCell(sh, tb, h, n, t)
+			sh.mu.Unlock()
+			return d, nil
+		}
+		ok = p.fixedAdmit(&cl, t, n, true)
+	case fastSliding:
+		if t < cl.t {
+			d = s.takeCell(sh, tb, h, n, t)
+			sh.mu.Unlock()
+			return d, nil
+		}
+		ok, avail = p.slidingAdmit(&cl, t, n, true)
+	default:
+		ok = p.bucketAdmit(&cl, t, n, true)
+	}
+	if ok {
+		*cp = cl
+	}
+	sh.mu.Unlock()
+	switch tb.fast {
+	case fastFixed:
+		p.fixedReport(&d, cl, t, ok)
+	case fastSliding:
+		p.slidingReport(&d, cl, t, n, ok, avail)
+	default:
+		p.bucketReport(&d, cl, t, n, ok)
+	}
+	return d, nil
+}
+
+// takeOne is TakeOne past its common case: another Spec than the shard's
+// latest (or none yet), a cost out of range, or a kind decided in one step.
+func (s *MemoryStore) takeOne(sh *shard, c *Check, h uint64, n, t int64) (d Decision, err error) {
 	tb := sh.lookup(&c.Spec)
 	if tb == nil {
 		sh.mu.Lock()
-		var err error
 		tb, err = sh.table(&c.Spec)
 		sh.mu.Unlock()
 		if err != nil {
 			return Decision{}, err
 		}
 	}
-	n := c.Cost
-	if n == 0 {
-		n = 1
-	}
-	p := &tb.p
-	if n < 1 || n > p.capacity {
+	if n < 1 || n > tb.p.capacity {
 		return Decision{}, &CostError{Spec: c.Spec, Cost: c.Cost}
 	}
 	sh.mu.Lock()
-	if kt := tb.cells; kt != nil {
-		// The fixed-size kinds, without the bookkeeping of a batch. For a
-		// held key of the common kinds, only the admission and the new state
-		// are decided under the lock; the Decision's durations, which depend
-		// on nothing else, are worked out after it.
-		i, held := kt.find(h)
-		if held {
-			cp := &kt.slots[i].c
-			cl := *cp
-			switch tb.fast {
-			case fastFixed:
-				if t >= cl.t {
-					ok := p.fixedAdmit(&cl, t, n, true)
-					if ok {
-						*cp = cl
-					}
-					sh.mu.Unlock()
-					p.fixedReport(&d, cl, t, ok)
-					return d, nil
-				}
-			case fastSliding:
-				if t >= cl.t {
-					ok, avail := p.slidingAdmit(&cl, t, n, true)
-					if ok {
-						*cp = cl
-					}
-					sh.mu.Unlock()
-					p.slidingReport(&d, cl, t, n, ok, avail)
-					return d, nil
-				}
-			case fastBucket:
-				ok := p.bucketAdmit(&cl, t, n, true)
-				if ok {
-					*cp = cl
-				}
-				sh.mu.Unlock()
-				p.bucketReport(&d, cl, t, n, ok)
-				return d, nil
-			}
-			p.decideCell(&cl, t, n, true, &d)
-			if d.Allowed {
-				*cp = cl
-			}
-			sh.mu.Unlock()
-			return d, nil
-		}
-		tn := max(t, sh.dropped)
-		cl := p.freshCell(tn)
-		p.decideCell(&cl, tn, n, true, &d)
-		if d.Allowed {
-			s.makeRoom(sh, t, h, nil)
-			kt.put(h, cl)
-		}
-		sh.mu.Unlock()
-		if tn > t {
-			d = d.later(tn - t)
-		}
-		return d, nil
+	defer sh.mu.Unlock()
+	if tb.cells != nil {
+		return s.takeCell(sh, tb, h, n, t), nil
 	}
 	// sliding_log and sliding_buckets: a held key in place, with one map
 	// lookup; a new one through the batch's steps.
@@ -327,12 +330,11 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			break
 		}
 		off = lg.latest(t) - t
-		lg.prune(p, t+off)
-		d = lg.decide(p, t+off, n, true)
+		lg.prune(&tb.p, t+off)
+		d = lg.decide(&tb.p, t+off, n, true)
 		if d.Allowed {
 			lg.commit(t+off, n)
 		}
-		sh.mu.Unlock()
 		if off > 0 {
 			d = d.later(off)
 		}
@@ -342,21 +344,46 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		if !held {
 			break
 		}
-		off = bk.latest(p, t) - t
-		bk.roll(p, t+off)
-		d = bk.decide(p, t+off, n, true)
+		off = bk.latest(&tb.p, t) - t
+		bk.roll(&tb.p, t+off)
+		d = bk.decide(&tb.p, t+off, n, true)
 		if d.Allowed {
-			bk.commit(p, n)
+			bk.commit(&tb.p, n)
 		}
-		sh.mu.Unlock()
 		if off > 0 {
 			d = d.later(off)
 		}
 		return d, nil
 	}
-	d = s.takeOneLog(sh, tb, h, n, t)
-	sh.mu.Unlock()
-	return d, nil
+	return s.takeOneLog(sh, tb, h, n, t), nil
+}
+
+// takeCell decides a single check of cost n (in range) at t on tb, a table
+// of a fixed-size kind, for the key of hash h, held or not. sh.mu must be
+// held.
+func (s *MemoryStore) takeCell(sh *shard, tb *table, h uint64, n, t int64) (d Decision) {
+	p := &tb.p
+	kt := tb.cells
+	if i, held := kt.find(h); held {
+		cp := &kt.slots[i].c
+		cl := *cp
+		p.decideCell(&cl, t, n, true, &d)
+		if d.Allowed {
+			*cp = cl
+		}
+		return d
+	}
+	tn := max(t, sh.dropped)
+	cl := p.freshCell(tn)
+	p.decideCell(&cl, tn, n, true, &d)
+	if d.Allowed {
+		s.makeRoom(sh, t, h, nil)
+		kt.put(h, cl)
+	}
+	if tn > t {
+		d = d.later(tn - t)
+	}
+	return d
 }
 
 // takeOneLog decides a single check of sliding_log or sliding_buckets.
