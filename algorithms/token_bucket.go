@@ -21,7 +21,12 @@ func (p *params) bucketAdmit(c *cell, t, n int64, consume bool) bool {
 		return false
 	}
 	if consume {
-		*c = p.advance(*c, t, n)
+		// advance, in line for a cost of 1.
+		if n != 1 {
+			*c = p.advance(*c, t, n)
+		} else {
+			*c = p.moveOn(p.refill(*c, t), p.emQ, p.emR)
+		}
 	}
 	return true
 }
@@ -87,26 +92,42 @@ func (p *params) deficit(c cell, t int64) u128 {
 	if c.t < t || (c.t == t && c.x == 0) {
 		return u128{}
 	}
-	return mul(c.t-t, p.limit).add64(int64(c.x))
+	hi, lo := bits.Mul64(uint64(c.t-t), uint64(p.limit))
+	lo, carry := bits.Add64(lo, uint64(c.x), 0)
+	return u128{hi + carry, lo}
 }
 
 // advance returns the state after admitting cost n at t: F = max(F, t) + n·W/L.
 func (p *params) advance(c cell, t, n int64) cell {
-	if c.t < t || (c.t == t && c.x == 0) {
-		c = cell{t: t}
-	}
-	q, r := p.emQ, p.emR
+	c = p.refill(c, t)
 	if n != 1 {
-		q, r = mul(n, p.window).divmod(p.limit)
+		return p.advanceBy(c, n)
 	}
-	c.t += q
+	return p.moveOn(c, p.emQ, p.emR)
+}
+
+// refill returns c, or the state of a full bucket at t when c is full by t.
+func (p *params) refill(c cell, t int64) cell {
+	if c.t < t || (c.t == t && c.x == 0) {
+		return cell{t: t}
+	}
+	return c
+}
+
+// advanceBy returns c with F moved on by n·W/L.
+func (p *params) advanceBy(c cell, n int64) cell {
+	q, r := mul(n, p.window).divmod(p.limit)
+	return p.moveOn(c, q, r)
+}
+
+// moveOn returns c with F moved on by q + r/L ns (0 <= r < L).
+func (p *params) moveOn(c cell, q, r int64) cell {
 	r += int64(c.x)
 	if r >= p.limit {
 		r -= p.limit
-		c.t++
+		q++
 	}
-	c.x = uint32(r)
-	return c
+	return cell{t: c.t + q, x: uint32(r)}
 }
 
 // retreat returns the state with F = c.t + c.x/L moved back by g/L (g is
