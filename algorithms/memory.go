@@ -434,9 +434,11 @@ func (s *MemoryStore) ready(ctx context.Context) error {
 }
 
 // hash returns the key's 64-bit hash under the store's seed, never 0 (the
-// key table's mark of an empty slot).
+// key table's mark of an empty slot). It is maphash.String's hash, through
+// maphash.Bytes on the key's bytes in place (read only), which reaches the
+// runtime's hash with one call less.
 func (s *MemoryStore) hash(key string) uint64 {
-	h := maphash.String(s.seed, key)
+	h := maphash.Bytes(s.seed, unsafe.Slice(unsafe.StringData(key), len(key)))
 	if h == 0 {
 		h = 1
 	}
