@@ -127,7 +127,9 @@ func (p *params) moveOn(c cell, q, r int64) cell {
 		r -= p.limit
 		q++
 	}
-	return cell{t: c.t + q, x: uint32(r)}
+	c.t += q
+	c.x = uint32(r)
+	return c
 }
 
 // retreat returns the state with F = c.t + c.x/L moved back by g/L (g is
