@@ -244,12 +244,15 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		n = 1
 	}
 	// The common case in line: a held key of fixed_window, sliding_window
-	// or token_bucket under the shard's latest Spec, whose admission and new
-	// state are decided under the lock and whose Decision's durations,
-	// which depend on nothing else, are worked out after it. Everything
-	// else goes through takeOne.
+	// or token_bucket (the shard's latest Spec tried first, without a
+	// call), whose admission and new state are decided under the lock and
+	// whose Decision's durations, which depend on nothing else, are worked
+	// out after it. Everything else goes through takeOne.
 	tb := sh.last.Load()
-	if tb == nil || tb.fast == fastNone || !sameSpec(&tb.spec, &c.Spec) || n < 1 || n > tb.p.capacity {
+	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
+		tb = sh.lookupList(&c.Spec)
+	}
+	if tb == nil || tb.fast == fastNone || n < 1 || n > tb.p.capacity {
 		return s.takeOne(sh, &c, h, n, t)
 	}
 	p := &tb.p
@@ -300,8 +303,8 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	return d, nil
 }
 
-// takeOne is TakeOne past its common case: another Spec than the shard's
-// latest (or none yet), a cost out of range, or a kind decided in one step.
+// takeOne is TakeOne past its common case: a Spec the shard has no table
+// for yet, a cost out of range, or a kind decided in one step.
 func (s *MemoryStore) takeOne(sh *shard, c *Check, h uint64, n, t int64) (d Decision, err error) {
 	tb := sh.lookup(&c.Spec)
 	if tb == nil {
@@ -579,6 +582,11 @@ func (sh *shard) lookup(spec *Spec) *table {
 	if tb := sh.last.Load(); tb != nil && sameSpec(&tb.spec, spec) {
 		return tb
 	}
+	return sh.lookupList(spec)
+}
+
+// lookupList is lookup without its first probe, the shard's latest table.
+func (sh *shard) lookupList(spec *Spec) *table {
 	if list := sh.list.Load(); list != nil {
 		for _, tb := range *list {
 			if sameSpec(&tb.spec, spec) {
