@@ -243,21 +243,59 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	if n == 0 {
 		n = 1
 	}
-	// The common case in line: a held key of fixed_window, sliding_window
-	// or token_bucket (the shard's latest Spec tried first, without a
-	// call), whose admission and new state are decided under the lock and
-	// whose Decision's durations, which depend on nothing else, are worked
-	// out after it. Everything else goes through takeOne.
+	// The common case in line: a held key of a fixed-size kind (the
+	// shard's latest Spec tried first, without a call). For fixed_window,
+	// sliding_window and the buckets, only the admission and the new state
+	// are decided under the lock; the Decision's durations, which depend on
+	// nothing else, are worked out after it.
 	tb := sh.last.Load()
 	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
 		tb = sh.lookupList(&c.Spec)
 	}
-	if tb == nil || tb.fast == fastNone || n < 1 || n > tb.p.capacity {
-		return s.takeOne(sh, &c, h, n, t)
+	if tb == nil || n < 1 || n > tb.p.capacity {
+		return s.takeOne(sh, &c, tb, h, n, t)
 	}
-	p := &tb.p
 	kt := tb.cells
+	p := &tb.p
 	sh.mu.Lock()
+	if kt == nil {
+		// sliding_log and sliding_buckets: a held key in place, with one
+		// map lookup; a new one through the batch's steps.
+		var off int64
+		switch {
+		case tb.logs != nil:
+			if lg, held := tb.logs[h]; held {
+				off = lg.latest(t) - t
+				lg.prune(p, t+off)
+				d = lg.decide(p, t+off, n, true)
+				if d.Allowed {
+					lg.commit(t+off, n)
+				}
+				sh.mu.Unlock()
+				if off > 0 {
+					d = d.later(off)
+				}
+				return d, nil
+			}
+		case tb.bkts != nil:
+			if bk, held := tb.bkts[h]; held {
+				off = bk.latest(p, t) - t
+				bk.roll(p, t+off)
+				d = bk.decide(p, t+off, n, true)
+				if d.Allowed {
+					bk.commit(p, n)
+				}
+				sh.mu.Unlock()
+				if off > 0 {
+					d = d.later(off)
+				}
+				return d, nil
+			}
+		}
+		d = s.takeOneLog(sh, tb, h, n, t)
+		sh.mu.Unlock()
+		return d, nil
+	}
 	i, held := kt.find(h)
 	if !held {
 		d = s.takeCell(sh, tb, h, n, t)
@@ -285,8 +323,16 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			return d, nil
 		}
 		ok, avail = p.slidingAdmit(&cl, t, n, true)
-	default:
+	case fastBucket:
 		ok = p.bucketAdmit(&cl, t, n, true)
+	default:
+		// leaky_queue, in one step.
+		p.decideCell(&cl, t, n, true, &d)
+		if d.Allowed {
+			*cp = cl
+		}
+		sh.mu.Unlock()
+		return d, nil
 	}
 	if ok {
 		*cp = cl
@@ -303,12 +349,12 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	return d, nil
 }
 
-// takeOne is TakeOne past its common case: a Spec the shard has no table
-// for yet, a cost out of range, or a kind decided in one step.
-func (s *MemoryStore) takeOne(sh *shard, c *Check, h uint64, n, t int64) (d Decision, err error) {
-	tb := sh.lookup(&c.Spec)
+// takeOne is TakeOne for a Spec the shard has no table for yet (tb nil)
+// or a cost out of range.
+func (s *MemoryStore) takeOne(sh *shard, c *Check, tb *table, h uint64, n, t int64) (Decision, error) {
 	if tb == nil {
 		sh.mu.Lock()
+		var err error
 		tb, err = sh.table(&c.Spec)
 		sh.mu.Unlock()
 		if err != nil {
@@ -318,47 +364,20 @@ func (s *MemoryStore) takeOne(sh *shard, c *Check, h uint64, n, t int64) (d Deci
 	if n < 1 || n > tb.p.capacity {
 		return Decision{}, &CostError{Spec: c.Spec, Cost: c.Cost}
 	}
+	return s.takeLocked(sh, tb, h, n, t), nil
+}
+
+// takeLocked decides a single check of cost n (in range) at t on tb for
+// the key of hash h, held or not, taking the shard's lock.
+func (s *MemoryStore) takeLocked(sh *shard, tb *table, h uint64, n, t int64) (d Decision) {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	if tb.cells != nil {
-		return s.takeCell(sh, tb, h, n, t), nil
+		d = s.takeCell(sh, tb, h, n, t)
+	} else {
+		d = s.takeOneLog(sh, tb, h, n, t)
 	}
-	// sliding_log and sliding_buckets: a held key in place, with one map
-	// lookup; a new one through the batch's steps.
-	var off int64
-	switch {
-	case tb.logs != nil:
-		lg, held := tb.logs[h]
-		if !held {
-			break
-		}
-		off = lg.latest(t) - t
-		lg.prune(&tb.p, t+off)
-		d = lg.decide(&tb.p, t+off, n, true)
-		if d.Allowed {
-			lg.commit(t+off, n)
-		}
-		if off > 0 {
-			d = d.later(off)
-		}
-		return d, nil
-	case tb.bkts != nil:
-		bk, held := tb.bkts[h]
-		if !held {
-			break
-		}
-		off = bk.latest(&tb.p, t) - t
-		bk.roll(&tb.p, t+off)
-		d = bk.decide(&tb.p, t+off, n, true)
-		if d.Allowed {
-			bk.commit(&tb.p, n)
-		}
-		if off > 0 {
-			d = d.later(off)
-		}
-		return d, nil
-	}
-	return s.takeOneLog(sh, tb, h, n, t), nil
+	sh.mu.Unlock()
+	return d
 }
 
 // takeCell decides a single check of cost n (in range) at t on tb, a table
