@@ -16,17 +16,24 @@ func (p *params) tokenBucket(c *cell, t, n int64, consume bool, d *Decision) {
 // bucketAdmit reports whether n tokens are there at t, and takes them when
 // they are and consume is true.
 func (p *params) bucketAdmit(c *cell, t, n int64, consume bool) bool {
-	// n tokens are there when C − ceil(D·L/W) >= n, that is D·L <= (C−n)·W.
-	if mul(p.capacity-n, p.window).less(p.deficit(*c, t)) {
+	// n tokens are there when C − ceil(D·L/W) >= n, that is D·L <= (C−n)·W:
+	// always when the bucket is full (D = 0, n <= C). Whether it is full is
+	// tested once, for deficit and for advance.
+	full := c.t < t || (c.t == t && c.x == 0)
+	if !full && mul(p.capacity-n, p.window).less(mul(c.t-t, p.limit).add64(int64(c.x))) {
 		return false
 	}
-	if consume {
-		// advance, in line for a cost of 1.
-		if n != 1 {
-			*c = p.advance(*c, t, n)
-		} else {
-			*c = p.moveOn(p.refill(*c, t), p.emQ, p.emR)
-		}
+	if !consume {
+		return true
+	}
+	// advance, in line for a cost of 1.
+	if full {
+		*c = cell{t: t}
+	}
+	if n != 1 {
+		*c = p.advanceBy(*c, n)
+	} else {
+		*c = p.moveOn(*c, p.emQ, p.emR)
 	}
 	return true
 }
