@@ -468,24 +468,15 @@ func (s *MemoryStore) hash(key string) uint64 {
 }
 
 func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
-	// ops starts zeroed (the array, or make's slice): each op's fields are
-	// set one by one below, instead of writing whole pending values (about
-	// 180 bytes each) over it again.
-	var buf [maxBatch]pending
-	var ops []pending
-	if len(checks) <= maxBatch {
-		ops = buf[:len(checks)]
-	} else {
-		ops = make([]pending, len(checks))
-	}
+	var hbuf [maxBatch]uint64
 	var locked [maxBatch]uint8
-	order := locked[:0]
+	hs, order := hbuf[:0], locked[:0]
 	if len(checks) > maxBatch {
-		order = make([]uint8, 0, len(checks))
+		hs, order = make([]uint64, 0, len(checks)), make([]uint8, 0, len(checks))
 	}
 	for i := range checks {
 		h := s.hash(checks[i].Key)
-		ops[i].h = h
+		hs = append(hs, h)
 		order = insertShard(order, uint8(h&s.mask))
 	}
 	for _, i := range order {
@@ -496,6 +487,103 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 			s.shards[i].mu.Unlock()
 		}
 	}()
+	if s.takeHeld(dst, checks, hs, t) {
+		return nil
+	}
+	return s.decideMany(dst, checks, hs, t)
+}
+
+// takeHeld decides the checks of a Take the quick way when it can: every
+// check on a key already held, of a kind with a single-check fast path (as
+// TakeOne's), no two on one key of one Spec, and every one admitted — the
+// usual Take of stacked policies. It then records them all and writes their
+// Decisions to dst, the same as decideMany's. Otherwise it changes nothing
+// and reports false, and decideMany decides them. The checks' shards must
+// be locked.
+func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t int64) bool {
+	if len(checks) > maxBatch {
+		return false
+	}
+	var (
+		cps [maxBatch]*cell // where each check's state is held
+		cls [maxBatch]cell  // its state after the check
+		tbs [maxBatch]*table
+		avs [maxBatch]int64 // sliding_window's quota before the check
+	)
+	for i := range checks {
+		c := &checks[i]
+		tb := s.shards[hs[i]&s.mask].lookup(&c.Spec)
+		if tb == nil || tb.cells == nil {
+			return false
+		}
+		p := &tb.p
+		n := c.cost()
+		if n < 1 || n > p.capacity {
+			return false // decideMany reports it
+		}
+		k, held := tb.cells.find(hs[i])
+		if !held {
+			return false
+		}
+		cp := &tb.cells.slots[k].c
+		for j := range i {
+			if cps[j] == cp {
+				return false // one key of one Spec twice
+			}
+		}
+		cl := *cp
+		var ok bool
+		switch tb.fast {
+		case fastFixed:
+			if t < cl.t {
+				return false
+			}
+			ok = p.fixedAdmit(&cl, t, n, true)
+		case fastSliding:
+			if t < cl.t {
+				return false
+			}
+			ok, avs[i] = p.slidingAdmit(&cl, t, n, true)
+		case fastBucket:
+			ok = p.bucketAdmit(&cl, t, n, true)
+		}
+		if !ok {
+			return false
+		}
+		cps[i], cls[i], tbs[i] = cp, cl, tb
+	}
+	for i := range checks {
+		*cps[i] = cls[i]
+		p, n := &tbs[i].p, checks[i].cost()
+		switch tbs[i].fast {
+		case fastFixed:
+			p.fixedReport(&dst[i], cls[i], t, true)
+		case fastSliding:
+			p.slidingReport(&dst[i], cls[i], t, n, true, avs[i])
+		case fastBucket:
+			p.bucketReport(&dst[i], cls[i], t, n, true)
+		}
+	}
+	return true
+}
+
+// decideMany decides the checks of a Take in general, one by one, then
+// records them all if every one is admitted. hs are the checks' key hashes;
+// their shards must be locked.
+func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t int64) error {
+	// ops starts zeroed (the array, or make's slice): each op's fields are
+	// set one by one below, instead of writing whole pending values (about
+	// 180 bytes each) over it again.
+	var buf [maxBatch]pending
+	var ops []pending
+	if len(checks) <= maxBatch {
+		ops = buf[:len(checks)]
+	} else {
+		ops = make([]pending, len(checks))
+	}
+	for i := range ops {
+		ops[i].h = hs[i]
+	}
 	allowed := true
 	for i := range checks {
 		op := &ops[i]
