@@ -43,6 +43,7 @@ import (
 //	    key: ip                # default ip; or a list of parts joined: [ip, header:X-User-ID]
 //	    fallback: [ip]         # keys tried in order when key is missing (each a part or a list)
 //	    on_missing_key: reject_400  # or reject_403, skip
+//	    count: all             # or failed (responses >= 400 only), succeeded (see CountIf)
 //	    methods: [POST]        # apply only to these methods
 //	    routes: ["POST /login"]  # apply only to these route patterns
 //
