@@ -12,7 +12,7 @@ import (
 // 128 bits, so that colliding two chosen values takes about 2^64 work.
 const hashBytes = 16
 
-// HashLen is the length of a hashed key or part: [hashBytes] bytes of
+// HashLen is the length of a hashed key or part: 16 bytes (128 bits) of
 // SHA-256 (or HMAC-SHA-256) in unpadded base64url, 22 characters from
 // [A-Za-z0-9_-].
 const HashLen = 22
