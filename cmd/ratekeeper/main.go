@@ -9,9 +9,10 @@
 // demo runs a scripted scenario offline in a few seconds: a chi server with
 // the middleware, driven by a real HTTP client in simulated time, showing
 // responses and their rate-limit headers, a login throttled per IP and
-// user, and the algorithms side by side on the boundary-burst scenarios of
-// the design notes; it writes an SVG chart of admitted and rejected
-// requests per algorithm.
+// user, and the algorithms side by side on boundary-burst scenarios (100
+// per minute, 100 requests at 59 s and 100 at 61 s; traffic bunched at the
+// start or the end of the previous window); it writes an SVG chart of
+// admitted and rejected requests per algorithm.
 //
 // check validates a configuration file (YAML or JSON; see
 // policy.Config) and prints the effective policies.
