@@ -48,7 +48,8 @@ func fillPrevious(t *testing.T, take takeFunc, where string, spec algorithms.Spe
 }
 
 // seedExamples are the acceptance examples of seeds 000 and 004, with the
-// exact values the semantics (DESIGN.md) derive from them.
+// exact values that the semantics of package algorithms (see its Kind
+// constants) derive from them.
 var seedExamples = []seedExample{
 	{"seed000_sliding_log_table", func(t *testing.T, take takeFunc) {
 		// 30 s window, limit 5. The rows: time, arrivals, allowed.
