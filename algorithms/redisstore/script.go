@@ -69,7 +69,7 @@ const luaPrelude = "local KEYS, ARGV = KEYS, ARGV\n" +
 var takeLibrary, takeFunction = library()
 
 func library() (code, function string) {
-	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack}, "\n")
+	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, "memoOn = true -- fastlib.lua"}, "\n")
 	body := strings.Join([]string{luaFast, luaMain}, "\n")
 	sum := sha1.Sum([]byte(helpers + "\x00" + body))
 	h := hex.EncodeToString(sum[:8])

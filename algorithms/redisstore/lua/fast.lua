@@ -117,13 +117,15 @@ do
         -- loadBucket: F relative to t, or an empty bucket.
         local t, x = 0, 0
         if v then
-          local s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
-          if s then
-            s = tonumber(s)
-            if not far(s) then t, x = rel(s, tonumber(ns)), tonumber(rx) end
+          local key, s, ns, rx = KEYS[i], nil, nil, nil
+          if v == memoV[key] then
+            s, ns, rx = memoA[key], memoB[key], memoC[key]
           else
-            foreign(KEYS[i])
+            s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
+            if not s then foreign(key) end
+            s, ns, rx = tonumber(s), tonumber(ns), tonumber(rx)
           end
+          if not far(s) then t, x = rel(s, ns), rx end
         end
         f[b + 8], f[b + 9], f[b + 11] = t, x, 0
         if kind == 7 then -- leaky_queue: MaxDelay*L, a wide value
@@ -146,9 +148,14 @@ do
         -- loadWindow and lateWindow, and a state far ahead forgotten.
         local t, x, y = k - 2, 0, 0
         if v then
-          local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-          if not sk then foreign(KEYS[i]) end
-          t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
+          local key = KEYS[i]
+          if v == memoV[key] then
+            t, x, y = memoA[key], memoB[key], memoC[key]
+          else
+            local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
+            if not sk then foreign(key) end
+            t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
+          end
         end
         local off = 0
         if t > k then off = (t - k) * W - e end
@@ -178,21 +185,31 @@ do
       local keep = srv and minTTL == 0
       for i = 1, nchecks do
         local b = (i - 1) * FS
-        local kind = f[b + 1]
-        local v
+        local kind, key = f[b + 1], KEYS[i]
+        local v, s1, s2, s3
         if kind == 1 then
-          v = format('%d %d', f[b + 12], f[b + 13])
+          s1, s2, s3 = f[b + 12], f[b + 13], 0
+          v = format('%d %d', s1, s2)
         elseif kind == 3 then
-          v = format('%d %d %d', f[b + 12], f[b + 13], f[b + 14])
+          s1, s2, s3 = f[b + 12], f[b + 13], f[b + 14]
+          v = format('%d %d %d', s1, s2, s3)
         else
-          local s, ns = absol(f[b + 12])
-          v = format('%d %d %d', s, ns, f[b + 13])
+          s1, s2 = absol(f[b + 12])
+          s3 = f[b + 13]
+          v = format('%d %d %d', s1, s2, s3)
+        end
+        if memoOn then -- remember v's numbers (fastlib.lua)
+          if memoV[key] == nil then
+            if nmemo >= memoCap then memoV, memoA, memoB, memoC, nmemo = {}, {}, {}, {}, 0 end
+            nmemo = nmemo + 1
+          end
+          memoV[key], memoA[key], memoB[key], memoC[key] = v, s1, s2, s3
         end
         if keep and (kind == 1 or kind == 3) and f[b + 8] == f[b + 12] then
-          call('SET', KEYS[i], v, 'KEEPTTL')
+          call('SET', key, v, 'KEEPTTL')
         else
           local ttl = max(floor(out[(i - 1) * 6 + 4] / 1000000) + 1, minTTL, 1)
-          call('SET', KEYS[i], v, 'PX', ttlArg(ttl))
+          call('SET', key, v, 'PX', ttlArg(ttl))
         end
       end
       return out

@@ -16,6 +16,19 @@ local fastF, fastOut, fastSpecs, fastCap = nil, nil, nil, 0
 -- so comparing them is cheap).
 local timeSecS, timeSec = nil, 0
 
+-- The fast path's last write of each key: the value (memoV) and the
+-- numbers it was formatted from (memoA, memoB, memoC). A key that still
+-- holds that value is not parsed again (string.match and three tonumber
+-- cost more than the rest of a check's decision): the fast path writes
+-- integers below 2^53 with %d, which parse back to themselves, so the
+-- numbers are exactly those a parse would give, whoever wrote the value.
+-- (A key's name spells its spec, so one key is always read as one kind.)
+-- Only as a function: the library's code sets memoOn (script.go), and a
+-- script's tables would live one call. At most memoCap keys: then the
+-- tables start again (about 300 bytes a key).
+local memoOn, memoV, memoA, memoB, memoC, nmemo = false, {}, {}, {}, {}, 0
+local memoCap = 4096
+
 local function fastTables(n)
   if n <= fastCap then return end
   if n == 1 then
