@@ -75,29 +75,17 @@ func parseGiveBack(v any, r *request, idx []int, dst []algorithms.Refunded) erro
 		if idx != nil {
 			i = idx[k]
 		}
-		var f [replyWidth]int64
-		for j := range f {
-			x, ok := got[k*replyWidth+j].(int64)
-			if !ok {
-				return fmt.Errorf("redisstore: unexpected give-back reply %v", got[k*replyWidth+j])
-			}
-			f[j] = x
+		d, err := decodeDecision(got[k*replyWidth:], r.checks[i].Spec.Capacity())
+		if err != nil {
+			return err
 		}
 		given, ok := got[replyWidth*n+k].(int64)
 		if !ok {
 			return fmt.Errorf("redisstore: unexpected give-back reply %v", got[replyWidth*n+k])
 		}
 		dst[i] = algorithms.Refunded{
-			Decision: algorithms.Decision{
-				Allowed:    f[0] == 1,
-				Limit:      r.checks[i].Spec.Capacity(),
-				Remaining:  f[1],
-				RetryAfter: time.Duration(f[2]),
-				ResetAfter: time.Duration(f[3]),
-				NextAfter:  time.Duration(f[4]),
-				Delay:      time.Duration(f[5]),
-			},
-			Given: given == 1,
+			Decision: d,
+			Given:    given == 1,
 		}
 	}
 	return nil

@@ -90,5 +90,6 @@ const (
 	codeQueue   = 7
 )
 
-// replyWidth is the number of integers the script returns per check.
-const replyWidth = 6
+// replyWidth is the number of integers the script returns per check (see
+// decodeDecision).
+const replyWidth = 4

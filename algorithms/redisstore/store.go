@@ -695,26 +695,38 @@ func parseDecisions(res any, r *request, idx []int, dst []algorithms.Decision) e
 		if idx != nil {
 			i = idx[j]
 		}
-		var v [replyWidth]int64
-		for f := range v {
-			x, ok := vals[j*replyWidth+f].(int64)
-			if !ok {
-				return fmt.Errorf("redisstore: unexpected value %v (%T) in script reply", vals[j*replyWidth+f], vals[j*replyWidth+f])
-			}
-			v[f] = x
+		d, err := decodeDecision(vals[j*replyWidth:], r.infos[i].capacity)
+		if err != nil {
+			return err
 		}
-		if v[0] > 1 {
-			return fmt.Errorf("redisstore: unexpected allowed flag %d in script reply", v[0])
-		}
-		dst[i] = algorithms.Decision{
-			Allowed:    v[0] == 1,
-			Limit:      r.infos[i].capacity,
-			Remaining:  v[1],
-			RetryAfter: time.Duration(v[2]),
-			ResetAfter: time.Duration(v[3]),
-			NextAfter:  time.Duration(v[4]),
-			Delay:      time.Duration(v[5]),
-		}
+		dst[i] = d
 	}
 	return nil
+}
+
+// decodeDecision reads one check's replyWidth integers at the start of vals
+// (see lua/main.lua): 2·Remaining + allowed, then Delay when allowed or
+// RetryAfter when denied, ResetAfter, NextAfter.
+func decodeDecision(vals []any, limit int64) (algorithms.Decision, error) {
+	var v [replyWidth]int64
+	for f := range v {
+		x, ok := vals[f].(int64)
+		if !ok || x < 0 {
+			return algorithms.Decision{}, fmt.Errorf("redisstore: unexpected value %v (%T) in script reply", vals[f], vals[f])
+		}
+		v[f] = x
+	}
+	d := algorithms.Decision{
+		Allowed:    v[0]&1 == 1,
+		Limit:      limit,
+		Remaining:  v[0] >> 1,
+		ResetAfter: time.Duration(v[2]),
+		NextAfter:  time.Duration(v[3]),
+	}
+	if d.Allowed {
+		d.Delay = time.Duration(v[1])
+	} else {
+		d.RetryAfter = time.Duration(v[1])
+	}
+	return d, nil
 }

@@ -16,20 +16,28 @@ func TestParseDecisionsSurprises(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 3, Window: time.Second}
 	r := &request{checks: []algorithms.Check{{Spec: spec}}, infos: []*specInfo{newSpecInfo(spec)}}
 	dst := make([]algorithms.Decision, 1)
-	good := []any{int64(1), int64(2), int64(0), int64(5), int64(5), int64(0)}
-	if err := parseDecisions(good, r, nil, dst); err != nil {
-		t.Fatalf("parseDecisions(%v) = %v", good, err)
-	}
-	if want := (algorithms.Decision{Allowed: true, Limit: 3, Remaining: 2, ResetAfter: 5, NextAfter: 5}); dst[0] != want {
-		t.Fatalf("parsed %+v, want %+v", dst[0], want)
+	for _, c := range []struct {
+		reply []any
+		want  algorithms.Decision
+	}{
+		{[]any{int64(2*2 + 1), int64(0), int64(5), int64(5)}, algorithms.Decision{Allowed: true, Limit: 3, Remaining: 2, ResetAfter: 5, NextAfter: 5}},
+		{[]any{int64(2*1 + 1), int64(8), int64(9), int64(4)}, algorithms.Decision{Allowed: true, Limit: 3, Remaining: 1, Delay: 8, ResetAfter: 9, NextAfter: 4}},
+		{[]any{int64(0), int64(7), int64(9), int64(7)}, algorithms.Decision{Limit: 3, RetryAfter: 7, ResetAfter: 9, NextAfter: 7}},
+	} {
+		if err := parseDecisions(c.reply, r, nil, dst); err != nil {
+			t.Fatalf("parseDecisions(%v) = %v", c.reply, err)
+		}
+		if dst[0] != c.want {
+			t.Fatalf("parseDecisions(%v) parsed %+v, want %+v", c.reply, dst[0], c.want)
+		}
 	}
 	for name, reply := range map[string]any{
 		"nil":        nil,
 		"string":     "OK",
 		"short":      []any{int64(1), int64(2)},
-		"string-int": []any{"1", int64(2), int64(0), int64(5), int64(5), int64(0)},
-		"flag 2":     []any{int64(2), int64(2), int64(0), int64(5), int64(5), int64(0)},
-		"nil-elem":   []any{int64(1), nil, int64(0), int64(5), int64(5), int64(0)},
+		"string-int": []any{"1", int64(0), int64(5), int64(5)},
+		"negative":   []any{int64(5), int64(-1), int64(5), int64(5)},
+		"nil-elem":   []any{int64(1), nil, int64(5), int64(5)},
 	} {
 		if err := parseDecisions(reply, r, nil, dst); err == nil || !strings.HasPrefix(err.Error(), "redisstore: ") {
 			t.Errorf("parseDecisions(%s) = %v, want a redisstore error", name, err)

@@ -95,7 +95,7 @@ do
     fastTime = true
     -- fastlib.lua's tables, reused: out ends after this call's replies.
     local f, out = fastF, fastOut
-    out[nchecks * 6 + 1] = nil
+    out[nchecks * 4 + 1] = nil
     local vals, v1
     if nchecks == 1 then
       v1 = call('GET', KEYS[1])
@@ -172,7 +172,7 @@ do
         -- Denied: the checks that would pass are decided again without
         -- consuming; nothing is written.
         for i = 1, nchecks do
-          if out[(i - 1) * 6 + 1] == 1 then decideFast(f, out, i, false) end
+          if out[(i - 1) * 4 + 1] % 2 == 1 then decideFast(f, out, i, false) end
         end
         return out
       end
@@ -208,7 +208,7 @@ do
         if keep and (kind == 1 or kind == 3) and f[b + 8] == f[b + 12] then
           call('SET', key, v, 'KEEPTTL')
         else
-          local ttl = max(floor(out[(i - 1) * 6 + 4] / 1000000) + 1, minTTL, 1)
+          local ttl = max(floor(out[(i - 1) * 4 + 3] / 1000000) + 1, minTTL, 1)
           call('SET', key, v, 'PX', ttlArg(ttl))
         end
       end

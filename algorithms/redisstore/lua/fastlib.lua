@@ -32,14 +32,14 @@ local memoCap = 4096
 local function fastTables(n)
   if n <= fastCap then return end
   if n == 1 then
-    fastF, fastOut = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}
+    fastF, fastOut = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0}
   elseif n == 2 then
     fastF = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-    fastOut = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    fastOut = {0, 0, 0, 0, 0, 0, 0, 0}
   elseif n <= 4 then
     fastF = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-    fastOut = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    fastOut = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
     n = 4
   else
     fastF, fastOut = {}, {}
@@ -279,7 +279,12 @@ local function decideFast(f, out, i, consume)
       if nx > 0 then nx = nx + off end
     end
   end
-  local o = (i - 1) * 6
-  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6] = allowed and 1 or 0, r, ra, rs, nx, delay
+  local o = (i - 1) * 4
+  if allowed then
+    out[o + 1], out[o + 2] = 2 * r + 1, delay
+  else
+    out[o + 1], out[o + 2] = 2 * r, ra
+  end
+  out[o + 3], out[o + 4] = rs, nx
   return allowed
 end

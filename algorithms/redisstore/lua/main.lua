@@ -9,9 +9,11 @@
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
 --       Buckets, MaxDelay (ns), cost.
 -- KEYS: one per check (two for sliding_log: the total, then the list).
--- Reply: 6 integers per check: allowed (0/1), Remaining, RetryAfter,
---        ResetAfter, NextAfter, Delay (ns); a give-back (mode 5) then one
---        given flag (0/1) per check.
+-- Reply: 4 integers per check: 2*Remaining + allowed (0/1), then Delay
+--        when allowed or RetryAfter when denied (the other is 0), ResetAfter,
+--        NextAfter (ns); a give-back (mode 5) then one given flag (0/1) per
+--        check. (Redis converts each integer of a reply on its own: four
+--        cost a check less than six.)
 
 numInit()
 if fastTime then
@@ -185,13 +187,13 @@ end
 local out = {}
 for i = 1, nchecks do
   local d = ops[i].d
-  local b = (i - 1) * 6
-  out[b + 1] = d.a and 1 or 0
-  out[b + 2] = d.r
-  out[b + 3] = d.ra
-  out[b + 4] = d.rs
-  out[b + 5] = d.nx
-  out[b + 6] = d.dl
+  local b = (i - 1) * 4
+  if d.a then
+    out[b + 1], out[b + 2] = 2 * d.r + 1, d.dl
+  else
+    out[b + 1], out[b + 2] = 2 * d.r, d.ra
+  end
+  out[b + 3], out[b + 4] = d.rs, d.nx
 end
 if given then
   for i = 1, nchecks do out[#out + 1] = given[i] and 1 or 0 end
