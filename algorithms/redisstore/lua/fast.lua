@@ -13,9 +13,10 @@
 -- helpers (numInit). Any other Take goes on to main.lua, at the same
 -- instant, before anything is written. See doc.go, "Exactness".
 --
--- Per check the table f holds, from index (i-1)*FS: kind, L, W, C, n,
--- window index k, e, the loaded state t, x, y, the lateness offset, and the
--- new state nt, nx, ny.
+-- Each check is loaded (loadFast) and decided (decideFast) in one pass;
+-- with several checks, the table f holds each admitted one's new state
+-- from index (i-1)*FS (decideFast's s1, s2, s3, and whether it keeps its
+-- window) until every check is decided.
 
 local fastTime = false -- the fast path read TS, TN (main.lua reuses them)
 do
@@ -49,13 +50,14 @@ do
   end
   local specs
   if compact or ok then
-    fastTables(nchecks)
+    if nchecks > fastCap then fastTables(nchecks) end
     specs = fastSpecs
     ok = #KEYS == nchecks
     for i = 1, nchecks do
       local p
       if compact then
-        p = spec(ARGV[i + 1])
+        local a = ARGV[i + 1]
+        p = SPECS[a] or spec(a)
         if not p then return redis.error_reply('redisstore: malformed check ' .. i) end
       else
         local a = 5 + (i - 1) * 7
@@ -102,117 +104,60 @@ do
     else
       vals = call('MGET', unpack(KEYS))
     end
+    -- Each check is decided as it is loaded (no key is repeated, so the
+    -- checks are independent); an admitted check's new state waits in
+    -- w1, w2, w3 (one check) or f (several) until all are decided.
+    local all, w1, w2, w3, same1 = true, nil, nil, nil, false
     for i = 1, nchecks do
-      local p = specs[i]
-      local b = (i - 1) * FS
-      local kind, L, W, C, n = p[1], p[2], p[3], p[4], p[7]
-      f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5] = kind, L, W, C, n
-      local v = v1
+      local p, v = specs[i], v1
       if vals then
         v = vals[i]
         -- MGET reads a key of another type as missing: GET fails on it.
         if not v then call('GET', KEYS[i]) end
       end
-      if kind >= 5 then
-        -- loadBucket: F relative to t, or an empty bucket.
-        local t, x = 0, 0
-        if v then
-          local key, s, ns, rx = KEYS[i], nil, nil, nil
-          if v == memoV[key] then
-            s, ns, rx = memoA[key], memoB[key], memoC[key]
-          else
-            s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
-            if not s then foreign(key) end
-            s, ns, rx = tonumber(s), tonumber(ns), tonumber(rx)
-          end
-          if not far(s) then t, x = rel(s, ns), rx end
-        end
-        f[b + 8], f[b + 9], f[b + 11] = t, x, 0
-        if kind == 7 then -- leaky_queue: MaxDelay*L, a wide value
-          numInit()
-          f[b + 6] = bmul(p[6], L)
-        end
+      local kind = p[1]
+      local k, e, t, x, y, off = loadFast(p, v, KEYS[i])
+      local a, o1, o2, o3, o4, s1, s2, s3 = decideFast(kind, p[2], p[3], p[4], p[7], k, e, t, x, y, off, true)
+      local o = (i - 1) * 4
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = o1, o2, o3, o4
+      if not a then
+        all = false
+      elseif nchecks == 1 then
+        w1, w2, w3, same1 = s1, s2, s3, kind <= 3 and t == s1
       else
-        -- window(W): its first two cases written out on plain numbers.
-        local k, e
-        if W % G == 0 then
-          local q, r = divmod(TS, W / G)
-          k, e = q, r * G + TN
-        elseif G % W == 0 then
-          local q, r = divmod(TN, W)
-          k, e = TS * (G / W) + q, r
-        else
-          numInit()
-          k, e = window(W)
-        end
-        -- loadWindow and lateWindow, and a state far ahead forgotten.
-        local t, x, y = k - 2, 0, 0
-        if v then
-          local key = KEYS[i]
-          if v == memoV[key] then
-            t, x, y = memoA[key], memoB[key], memoC[key]
-          else
-            local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-            if not sk then foreign(key) end
-            t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
-          end
-        end
-        local off = 0
-        if t > k then off = (t - k) * W - e end
-        if off > 2251799813685248 then t, x, y, off = k - 2, 0, 0, 0 end
-        f[b + 6], f[b + 7], f[b + 8], f[b + 9], f[b + 10], f[b + 11] = k, e, t, x, y, off
+        f[o + 1], f[o + 2], f[o + 3], f[o + 4] = s1, s2, s3, kind <= 3 and t == s1
       end
     end
-    if ok then
-      local all = true
+    if not all then
+      -- Denied: the checks that would pass are decided again without
+      -- consuming, on their state as loaded; nothing is written.
       for i = 1, nchecks do
-        if not decideFast(f, out, i, true) then all = false end
-      end
-      if not all then
-        -- Denied: the checks that would pass are decided again without
-        -- consuming; nothing is written.
-        for i = 1, nchecks do
-          if out[(i - 1) * 4 + 1] % 2 == 1 then decideFast(f, out, i, false) end
-        end
-        return out
-      end
-      -- A window key rewritten in the window it already holds keeps its
-      -- expiry (KEEPTTL, cheaper than PX): every admitted write in window k
-      -- expires just after the same instant (the end of window k for
-      -- fixed_window, of window k+1 for sliding_window, which has curr > 0),
-      -- so the expiry already set is after ResetAfter. Only on the server's
-      -- clock with no MinTTL, where expiry and decisions share the clock.
-      local keep = srv and minTTL == 0
-      for i = 1, nchecks do
-        local b = (i - 1) * FS
-        local kind, key = f[b + 1], KEYS[i]
-        local v, s1, s2, s3
-        if kind == 1 then
-          s1, s2, s3 = f[b + 12], f[b + 13], 0
-          v = format('%d %d', s1, s2)
-        elseif kind == 3 then
-          s1, s2, s3 = f[b + 12], f[b + 13], f[b + 14]
-          v = format('%d %d %d', s1, s2, s3)
-        else
-          s1, s2 = absol(f[b + 12])
-          s3 = f[b + 13]
-          v = format('%d %d %d', s1, s2, s3)
-        end
-        if memoOn then -- remember v's numbers (fastlib.lua)
-          if memoV[key] == nil then
-            if nmemo >= memoCap then memoV, memoA, memoB, memoC, nmemo = {}, {}, {}, {}, 0 end
-            nmemo = nmemo + 1
-          end
-          memoV[key], memoA[key], memoB[key], memoC[key] = v, s1, s2, s3
-        end
-        if keep and (kind == 1 or kind == 3) and f[b + 8] == f[b + 12] then
-          call('SET', key, v, 'KEEPTTL')
-        else
-          local ttl = max(floor(out[(i - 1) * 4 + 3] / 1000000) + 1, minTTL, 1)
-          call('SET', key, v, 'PX', ttlArg(ttl))
+        local o = (i - 1) * 4
+        if out[o + 1] % 2 == 1 then
+          local p, v = specs[i], v1
+          if vals then v = vals[i] end
+          local k, e, t, x, y, off = loadFast(p, v, KEYS[i])
+          local _, o1, o2, o3, o4 = decideFast(p[1], p[2], p[3], p[4], p[7], k, e, t, x, y, off, false)
+          out[o + 1], out[o + 2], out[o + 3], out[o + 4] = o1, o2, o3, o4
         end
       end
       return out
     end
+    -- A window key rewritten in the window it already holds (same) keeps
+    -- its expiry (KEEPTTL, cheaper than PX): every admitted write in window
+    -- k expires just after the same instant (the end of window k for
+    -- fixed_window, of window k+1 for sliding_window, which has curr > 0),
+    -- so the expiry already set is after ResetAfter. Only on the server's
+    -- clock with no MinTTL, where expiry and decisions share the clock.
+    local keep = srv and minTTL == 0
+    if nchecks == 1 then
+      writeFast(KEYS[1], specs[1][1], w1, w2, w3, same1, out[3], keep, minTTL)
+    else
+      for i = 1, nchecks do
+        local o = (i - 1) * 4
+        writeFast(KEYS[i], specs[i][1], f[o + 1], f[o + 2], f[o + 3], f[o + 4], out[o + 3], keep, minTTL)
+      end
+    end
+    return out
   end
 end

@@ -2,7 +2,7 @@
 -- function (FCALL) these closures are made once, when the library loads;
 -- run as a script, on each call.
 
-local FS = 14 -- the fields per check in fast.lua's table f
+local FS = 4 -- the fields per check in fast.lua's table f
 
 -- The fast path's tables, made by fastTables at their size (a table that
 -- grows is reallocated at every power of two: garbage, which the
@@ -32,13 +32,11 @@ local memoCap = 4096
 local function fastTables(n)
   if n <= fastCap then return end
   if n == 1 then
-    fastF, fastOut = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0}
+    fastF, fastOut = {0, 0, 0, 0}, {0, 0, 0, 0}
   elseif n == 2 then
-    fastF = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-    fastOut = {0, 0, 0, 0, 0, 0, 0, 0}
+    fastF, fastOut = {0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0}
   elseif n <= 4 then
-    fastF = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    fastF = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
     fastOut = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
     n = 4
   else
@@ -148,14 +146,16 @@ local function queueWait(ml, W, L, dl, m)
   return bdivceil(bsub(need, ml), L)
 end
 
--- decideFast decides check i on its loaded state in f (fast.lua) into
--- out, and, when consuming an admitted check, its new state into f. It returns whether
--- the check is admitted, or nil to give up the fast path.
-local function decideFast(f, out, i, consume)
-  local b = (i - 1) * FS
-  local kind, L, W, C, n = f[b + 1], f[b + 2], f[b + 3], f[b + 4], f[b + 5]
-  local t, x, off = f[b + 8], f[b + 9], f[b + 11]
+-- decideFast decides one check on its loaded state (loadFast): kind, L,
+-- W, C, n; for a window kind its window k of t and e = t - kW, for
+-- leaky_queue k = MaxDelay*L (a wide value); the state t, x, y and the
+-- lateness off. It returns whether the check is admitted, the reply's four
+-- integers (main.lua), and, when consuming an admitted check, its new
+-- state: fixed_window k, count; sliding_window k, prev, curr; the bucket
+-- kinds F relative to t and its remainder.
+local function decideFast(kind, L, W, C, n, k, e, t, x, y, off, consume)
   local allowed, r, ra, rs, nx, delay = false, 0, 0, 0, 0, 0
+  local s1, s2, s3
   local CW, dl = 0, 0
   if kind == 5 or kind == 6 then
     CW = C * W
@@ -168,7 +168,7 @@ local function decideFast(f, out, i, consume)
     allowed = bcmp(bmul(C - n, W), dlw) >= 0
     if allowed and consume then
       local ct, rr = advanceBy(t, x, L, bdivmod(bmul(n, W), L))
-      f[b + 12], f[b + 13] = ct, rr
+      s1, s2 = ct, rr
       dlw = deficitOf(ct, rr, L)
     elseif not allowed then
       ra = bucketWait(C, W, L, dlw, n)
@@ -183,7 +183,7 @@ local function decideFast(f, out, i, consume)
     allowed = dl <= (C - n) * W
     if allowed and consume then
       local ct, rr = advanceBy(t, x, L, divmod(n * W, L))
-      f[b + 12], f[b + 13] = ct, rr
+      s1, s2 = ct, rr
       dl = ct * L + rr
     elseif not allowed then
       ra = bucketWaitPlain(C, W, L, dl, n)
@@ -195,9 +195,9 @@ local function decideFast(f, out, i, consume)
     if avail < C then nx = bucketWaitPlain(C, W, L, dl, avail + 1) end
   elseif kind == 7 then
     -- leakyQueue (cell.lua) on the wide-value helpers, which stay plain
-    -- numbers while they can. f[b + 6] is MaxDelay*L (fast.lua).
+    -- numbers while they can.
     numInit()
-    local ml = f[b + 6]
+    local ml = k
     local dlw = deficitOf(t, x, L)
     if bcmp(dlw, ml) > 0 then
       ra = queueWait(ml, W, L, dlw, 1)
@@ -206,7 +206,7 @@ local function decideFast(f, out, i, consume)
       if consume then
         delay = bdivceil(dlw, L)
         local ct, rr = advanceBy(t, x, L, bdivmod(bmul(n, W), L))
-        f[b + 12], f[b + 13] = ct, rr
+        s1, s2 = ct, rr
         dlw = deficitOf(ct, rr, L)
       end
     end
@@ -214,7 +214,6 @@ local function decideFast(f, out, i, consume)
     rs = bdivceil(dlw, L)
     if r < C then nx = queueWait(ml, W, L, dlw, r + 1) end
   else
-    local k, e = f[b + 6], f[b + 7]
     if off > 0 then k, e = t, 0 end
     if kind == 1 then
       -- fixedWindow
@@ -225,7 +224,7 @@ local function decideFast(f, out, i, consume)
         allowed = true
         if consume then
           count = count + n
-          f[b + 12], f[b + 13] = k, count
+          s1, s2 = k, count
         end
       else
         ra = ending
@@ -239,9 +238,9 @@ local function decideFast(f, out, i, consume)
       -- slidingWindow
       local prev, curr = 0, 0
       if t == k then
-        prev, curr = x, f[b + 10]
+        prev, curr = x, y
       elseif t == k - 1 then
-        prev = f[b + 10]
+        prev = y
       end
       local avail = L - curr
       if prev > 0 then
@@ -260,7 +259,7 @@ local function decideFast(f, out, i, consume)
         if consume then
           curr = curr + n
           avail = avail - n
-          f[b + 12], f[b + 13], f[b + 14] = k, prev, curr
+          s1, s2, s3 = k, prev, curr
         end
       else
         ra = slidingWait(W, L, prev, curr, e, n)
@@ -279,12 +278,92 @@ local function decideFast(f, out, i, consume)
       if nx > 0 then nx = nx + off end
     end
   end
-  local o = (i - 1) * 4
   if allowed then
-    out[o + 1], out[o + 2] = 2 * r + 1, delay
-  else
-    out[o + 1], out[o + 2] = 2 * r, ra
+    return true, 2 * r + 1, delay, rs, nx, s1, s2, s3
   end
-  out[o + 3], out[o + 4] = rs, nx
-  return allowed
+  return false, 2 * r, ra, rs, nx
+end
+
+-- loadFast returns check p's loaded state for decideFast from its key's
+-- value v (nil when missing): k, e, t, x, y, off.
+local function loadFast(p, v, key)
+  local kind, W = p[1], p[3]
+  if kind >= 5 then
+    -- loadBucket: F relative to t, or an empty bucket.
+    local t, x = 0, 0
+    if v then
+      local s, ns, rx
+      if v == memoV[key] then
+        s, ns, rx = memoA[key], memoB[key], memoC[key]
+      else
+        s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
+        if not s then foreign(key) end
+        s, ns, rx = tonumber(s), tonumber(ns), tonumber(rx)
+      end
+      if not far(s) then t, x = rel(s, ns), rx end
+    end
+    local ml = 0
+    if kind == 7 then -- leaky_queue: MaxDelay*L, a wide value
+      numInit()
+      ml = bmul(p[6], p[2])
+    end
+    return ml, 0, t, x, 0, 0
+  end
+  -- window(W): its first two cases written out on plain numbers.
+  local k, e
+  if W % G == 0 then
+    local q, r = divmod(TS, W / G)
+    k, e = q, r * G + TN
+  elseif G % W == 0 then
+    local q, r = divmod(TN, W)
+    k, e = TS * (G / W) + q, r
+  else
+    numInit()
+    k, e = window(W)
+  end
+  -- loadWindow and lateWindow, and a state far ahead forgotten.
+  local t, x, y = k - 2, 0, 0
+  if v then
+    if v == memoV[key] then
+      t, x, y = memoA[key], memoB[key], memoC[key]
+    else
+      local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
+      if not sk then foreign(key) end
+      t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
+    end
+  end
+  local off = 0
+  if t > k then off = (t - k) * W - e end
+  if off > 2251799813685248 then t, x, y, off = k - 2, 0, 0, 0 end
+  return k, e, t, x, y, off
+end
+
+-- writeFast writes an admitted check's new state (decideFast's s1, s2,
+-- s3) to key, with an expiry after rs (its ResetAfter) and at least
+-- minTTL ms; with keep and same (a window kind rewritten in the window it
+-- held), it keeps the key's expiry instead (see fast.lua).
+local function writeFast(key, kind, s1, s2, s3, same, rs, keep, minTTL)
+  local v
+  if kind == 1 then
+    s3 = 0
+    v = format('%d %d', s1, s2)
+  elseif kind == 3 then
+    v = format('%d %d %d', s1, s2, s3)
+  else
+    s3 = s2
+    s1, s2 = absol(s1)
+    v = format('%d %d %d', s1, s2, s3)
+  end
+  if memoOn then -- remember v's numbers
+    if memoV[key] == nil then
+      if nmemo >= memoCap then memoV, memoA, memoB, memoC, nmemo = {}, {}, {}, {}, 0 end
+      nmemo = nmemo + 1
+    end
+    memoV[key], memoA[key], memoB[key], memoC[key] = v, s1, s2, s3
+  end
+  if keep and same then
+    call('SET', key, v, 'KEEPTTL')
+  else
+    call('SET', key, v, 'PX', ttlArg(max(floor(rs / 1000000) + 1, minTTL, 1)))
+  end
 end
