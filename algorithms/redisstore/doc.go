@@ -22,14 +22,18 @@
 // server does not have the library yet (the first call, after FUNCTION
 // FLUSH, a new cluster node) loads it with FUNCTION LOAD (on every master
 // of a cluster) and calls again. As a library, the helpers' closures are
-// made once, at load, and the checks' parameters are parsed once per server
-// (lua/spec.lua), not on every call. On a server without functions (before
-// Redis 7), or for a user not allowed to load or call them (ACL), the store
-// falls back for good to the same code as one script, run with EVALSHA and
-// EVAL on NOSCRIPT. The library's name (ratekeeper_<hash>) carries a hash of
-// its code, so stores of different versions share a server; a version no
-// longer deployed leaves its library behind (about 60 kB of code), which
-// FUNCTION DELETE removes. Every check of a Take goes
+// made once, at load, the checks' parameters are parsed once per server
+// (lua/spec.lua), not on every call, and a key that still holds the state
+// the fast path last wrote there is not parsed again (the library keeps
+// the numbers of up to 4096 keys' last writes, about 1 MB of the server's
+// function memory; a key holding any other value is parsed and checked as
+// usual). On a server without functions (before Redis 7), or for a user
+// not allowed to load or call them (ACL), the store falls back for good to
+// the same code as one script, run with EVALSHA and EVAL on NOSCRIPT. The
+// library's name (ratekeeper_<hash>) carries a hash of its code, so stores
+// of different versions share a server; a version no longer deployed
+// leaves its library behind (about 60 kB of code), which FUNCTION DELETE
+// removes. Every check of a Take goes
 // in that one call: one network round trip however many checks there are.
 // A plain Take sends its arguments compact: a header and one
 // "kind L W C Buckets MaxDelay cost" string per check. The script starts with a fast path for the
