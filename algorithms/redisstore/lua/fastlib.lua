@@ -16,8 +16,8 @@ local fastF, fastOut, fastSpecs, fastCap = nil, nil, nil, 0
 -- so comparing them is cheap).
 local timeSecS, timeSec = nil, 0
 
--- The fast path's last write of each key: the value (memoV) and the
--- numbers it was formatted from (memoA, memoB, memoC). A key that still
+-- The fast path's last write of each key: memo[key] = {value, and the
+-- three numbers it was formatted from}. A key that still
 -- holds that value is not parsed again (string.match and three tonumber
 -- cost more than the rest of a check's decision): the fast path writes
 -- integers below 2^53 with %d, which parse back to themselves, so the
@@ -25,8 +25,8 @@ local timeSecS, timeSec = nil, 0
 -- (A key's name spells its spec, so one key is always read as one kind.)
 -- Only as a function: the library's code sets memoOn (script.go), and a
 -- script's tables would live one call. At most memoCap keys: then the
--- tables start again (about 300 bytes a key).
-local memoOn, memoV, memoA, memoB, memoC, nmemo = false, {}, {}, {}, {}, 0
+-- table starts again (about 250 bytes a key).
+local memoOn, memo, nmemo = false, {}, 0
 local memoCap = 4096
 
 local function fastTables(n)
@@ -293,8 +293,9 @@ local function loadFast(p, v, key)
     local t, x = 0, 0
     if v then
       local s, ns, rx
-      if v == memoV[key] then
-        s, ns, rx = memoA[key], memoB[key], memoC[key]
+      local m = memo[key]
+      if m and m[1] == v then
+        s, ns, rx = m[2], m[3], m[4]
       else
         s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
         if not s then foreign(key) end
@@ -324,8 +325,9 @@ local function loadFast(p, v, key)
   -- loadWindow and lateWindow, and a state far ahead forgotten.
   local t, x, y = k - 2, 0, 0
   if v then
-    if v == memoV[key] then
-      t, x, y = memoA[key], memoB[key], memoC[key]
+    local m = memo[key]
+    if m and m[1] == v then
+      t, x, y = m[2], m[3], m[4]
     else
       local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
       if not sk then foreign(key) end
@@ -355,15 +357,21 @@ local function writeFast(key, kind, s1, s2, s3, same, rs, keep, minTTL)
     v = format('%d %d %d', s1, s2, s3)
   end
   if memoOn then -- remember v's numbers
-    if memoV[key] == nil then
-      if nmemo >= memoCap then memoV, memoA, memoB, memoC, nmemo = {}, {}, {}, {}, 0 end
+    local m = memo[key]
+    if m then
+      m[1], m[2], m[3], m[4] = v, s1, s2, s3
+    else
+      if nmemo >= memoCap then memo, nmemo = {}, 0 end
+      memo[key] = {v, s1, s2, s3}
       nmemo = nmemo + 1
     end
-    memoV[key], memoA[key], memoB[key], memoC[key] = v, s1, s2, s3
   end
   if keep and same then
     call('SET', key, v, 'KEEPTTL')
   else
-    call('SET', key, v, 'PX', ttlArg(max(floor(rs / 1000000) + 1, minTTL, 1)))
+    -- floor(rs/10^6) + 1 ms, at least minTTL (rs >= 0: % is exact).
+    local ms = (rs - rs % 1000000) / 1000000 + 1
+    if ms < minTTL then ms = minTTL end
+    call('SET', key, v, 'PX', TTLS[ms] or ttlArg(ms))
   end
 end
