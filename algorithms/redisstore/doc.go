@@ -95,10 +95,11 @@
 // plain Take — not a cluster phase, no key twice, every check fixed_window,
 // sliding_window, token_bucket, leaky_bucket or leaky_queue — with one GET
 // or MGET, one SET per key, and, as a library, no closure or table made per
-// call but the replies Redis itself builds; any other Take (sliding_log,
-// sliding_buckets, a repeated key) goes to the general script, at the same
-// instant. It is the general path's arithmetic, with plain numbers exactly
-// where the general path has them:
+// call but the replies Redis itself builds (and, for a key it has not
+// written yet, the entry that keeps its last write: see above); any other
+// Take (sliding_log, sliding_buckets, a repeated key) goes to the general
+// script, at the same instant. It is the general path's arithmetic, with
+// plain numbers exactly where the general path has them:
 //
 //   - The instant: as above. A bucket's F − t = (s−TS)·10^9 + (n−TN) only
 //     when |s−TS| <= 2·10^6, so |F − t| < 2·10^15 + 10^9 < 2^51.
