@@ -40,9 +40,10 @@ func Example() {
 	}
 }
 
-// A Take with stacked checks is one script call, all or nothing: here the
-// per-user check would pass, but the per-route one denies, so neither
-// consumes.
+// A Take with stacked checks is one script call, all or nothing: when the
+// per-route check denies (its 100 logins a minute are spent), the per-user
+// check that would pass consumes nothing either. On a fresh server both
+// pass, and this prints true.
 func ExampleStore_Take_stacked() {
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer client.Close()
