@@ -24,7 +24,9 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/net v0.27.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.16.0 // indirect
 )
 
 replace github.com/ratekeeper/ratekeeper => ../
