@@ -157,13 +157,6 @@ func TestRoute_BeforeRoutingIsAnError(t *testing.T) {
 	})
 }
 
-// chiRouterWith returns a chi router whose /users/{id} route runs mw inline.
-func chiRouterWith(mw func(http.Handler) http.Handler) http.Handler {
-	r := chi.NewRouter()
-	r.With(mw).Get("/users/{id}", noop)
-	return r
-}
-
 // TestRoute_WithRouteBeforeRouting: a pattern handed over with WithRoute
 // is the key before the router has run (chi's top-level r.Use, a
 // middleware around a ServeMux), where Route alone finds none; an empty
