@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the load tests (internal/loadtest): exactness under load in memory and
-# on Redis shared by two servers, overhead against no limiter and httprate,
+# Runs the load tests (benchmarks/internal/loadtest, built in the benchmarks
+# module): exactness under load in memory and on Redis shared by two servers, overhead against no limiter and httprate,
 # and a 1,000,000-key flood. Everything targets 127.0.0.1 only, is bounded
 # in rate and time, and stops by itself (about 3 to 4 minutes; the program
 # gives up after 5).
@@ -16,5 +16,5 @@ out=${1:-bench/load.md}
 shift || true
 bin=$(mktemp -d)/load
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-go build -o "$bin" ./internal/loadtest/cmd/load
+(cd benchmarks && go build -o "$bin" ./internal/loadtest/cmd/load)
 timeout 330 "$bin" -out "$out" -timeout 5m -cmdline "scripts/load.sh $out${*:+ $*}" "$@"

@@ -24,6 +24,7 @@
 // start their own redis-server on a free loopback port (see [StartRedis]);
 // they never touch a server they did not start.
 //
-// The command ./internal/loadtest/cmd/load runs everything and writes the
-// tables as markdown; the tests of this package run a reduced version.
+// The command ./internal/loadtest/cmd/load (in the benchmarks module, which
+// scripts/load.sh builds it from) runs everything and writes the tables as
+// markdown; the tests of this package run a reduced version.
 package loadtest

@@ -26,7 +26,7 @@ func TestRunWritesReport(t *testing.T) {
 		t.Errorf("the file and stdout differ")
 	}
 	for _, want := range []string{
-		"Produced by `go run ./internal/loadtest/cmd/load -no-redis",
+		"Produced by `cd benchmarks && go run ./internal/loadtest/cmd/load -no-redis",
 		"Redis parts skipped: -no-redis given",
 		"### Targets", "### Exactness under load", "### Overhead", "### Key flood",
 		"| memory | sliding_log |", "| no limiter |", "| httprate.LimitByIP |",

@@ -2,9 +2,11 @@
 // against no limiter and httprate, and a key flood — with vegeta against
 // servers on 127.0.0.1, and writes the tables as markdown.
 //
-//	go run ./internal/loadtest/cmd/load -out bench/load.md
-//	go run ./internal/loadtest/cmd/load -quick        # a few seconds
+//	cd benchmarks && go run ./internal/loadtest/cmd/load -out ../bench/load.md
+//	cd benchmarks && go run ./internal/loadtest/cmd/load -quick   # a few seconds
 //
+// It lives in the benchmarks module (it needs vegeta and httprate), so it
+// runs from the benchmarks directory; scripts/load.sh builds it from there.
 // Redis parts start their own redis-server on a free loopback port; without
 // redis-server they are skipped (with the reason in the report) unless
 // RATEKEEPER_REQUIRE_REDIS is set, which makes that an error.
@@ -22,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/internal/loadtest"
+	"github.com/ratekeeper/ratekeeper/benchmarks/internal/loadtest"
 )
 
 func main() {
@@ -54,7 +56,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *cmdline == "" {
-		*cmdline = strings.TrimSpace("go run ./internal/loadtest/cmd/load " + strings.Join(args, " "))
+		*cmdline = strings.TrimSpace("cd benchmarks && go run ./internal/loadtest/cmd/load " + strings.Join(args, " "))
 	}
 	if *quick {
 		*limit, *window, *windows = 20, 200*time.Millisecond, 10

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/internal/loadtest"
+	"github.com/ratekeeper/ratekeeper/benchmarks/internal/loadtest"
 )
 
 // A sliding log of 2 per second: the third request, exactly one second
