@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the load tests (benchmarks/internal/loadtest, built in the benchmarks
-# module): exactness under load in memory and on Redis shared by two servers, overhead against no limiter and httprate,
-# and a 1,000,000-key flood. Everything targets 127.0.0.1 only, is bounded
-# in rate and time, and stops by itself (about 3 to 4 minutes; the program
-# gives up after 5).
+# module): exactness under load in memory and on Redis shared by two servers,
+# overhead against no limiter and httprate, and a 1,000,000-key flood.
+# Everything targets 127.0.0.1 only, is bounded in rate and time, and stops
+# by itself (about 3 to 4 minutes; the program gives up after 5).
 # Usage:
 #   scripts/load.sh [output.md] [extra flags for the load command]
 # Defaults to bench/load.md. Pass -quick for the few-second version.
