@@ -19,18 +19,23 @@ type JSONFields struct {
 	Method string
 	Path   string
 	User   string
+	// Status is the field of the response status, which count: failed
+	// and succeeded go by; a value that is no status code (100 to 999)
+	// leaves it unknown.
+	Status string
 	// Headers maps a request header to the field holding its value, for
 	// policies keyed by a header: {"X-User-ID": "user_id"}.
 	Headers map[string]string
 }
 
 // DefaultJSONFields are the names tried for fields left empty.
-var DefaultJSONFields = struct{ Time, Addr, Method, Path, User []string }{
+var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status []string }{
 	Time:   []string{"time", "ts", "timestamp", "@timestamp", "start_time"},
 	Addr:   []string{"remote_addr", "remote_ip", "client_ip", "ip", "addr"},
 	Method: []string{"method", "request_method", "verb"},
 	Path:   []string{"path", "uri", "request_uri", "url"},
 	User:   []string{"user", "user_id", "remote_user"},
+	Status: []string{"status", "status_code", "response_status", "response_code"},
 }
 
 // parseJSON parses one JSON object per line.
@@ -78,6 +83,11 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 	}
 	if v, _ := lookup(obj, f.User, DefaultJSONFields.User); v != nil {
 		e.User = scalar(v)
+	}
+	if v, _ := lookup(obj, f.Status, DefaultJSONFields.Status); v != nil {
+		if code, err := strconv.Atoi(scalar(v)); err == nil && code >= 100 && code <= 999 {
+			e.Status = code
+		}
 	}
 	for name, field := range f.Headers {
 		if v, _ := lookup(obj, field, nil); v != nil {
