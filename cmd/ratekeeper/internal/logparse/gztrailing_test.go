@@ -43,6 +43,8 @@ func TestGzipTrailingData(t *testing.T) {
 		{"zeros then text", cat(one, make([]byte, 10), []byte("x")), 100, "11 bytes after the compressed data"},
 		{"second member cut in its header", cat(one, two[:5]), 100, "ends early"},
 		{"second member cut", cat(one, two[:len(two)/2]), 100, "ends early"},
+		{"empty member, text after", cat(member(0, 0), []byte("garbage\n")), 0, "8 bytes after the compressed data"},
+		{"empty member, second member cut", cat(member(0, 0), two[:len(two)/2]), 0, "ends early"},
 	} {
 		r, err := NewReader(bytes.NewReader(tc.data), "a.log.gz", Options{})
 		if err != nil {

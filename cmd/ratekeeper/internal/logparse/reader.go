@@ -127,9 +127,9 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 			return nil, fmt.Errorf("logparse: %s: gzip header: %w", name, err)
 		}
 		br = bufio.NewReaderSize(gs, maxLine)
-		gz = true
-		rd := &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}
+		rd := &Reader{name: name, opts: opts, count: cr, br: br, gz: true}
 		gs.trailing = rd.trailing
+		skipBOM(br) // reads the stream: trailing is set
 		return rd, nil
 	} else if magic, _ := br.Peek(4); len(magic) == 4 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h' && magic[3] >= '1' && magic[3] <= '9' {
 		br = bufio.NewReaderSize(bzip2.NewReader(br), maxLine)
@@ -137,12 +137,16 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	} else if other := compressedAs(br); other != "" {
 		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay --config FILE -)", name, other, other, name)
 	}
-	// A UTF-8 byte order mark (logs saved by some editors) is no part of
-	// the first line.
+	skipBOM(br)
+	return &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}, nil
+}
+
+// skipBOM skips a UTF-8 byte order mark (logs saved by some editors) at
+// the start of br, decompressed: it is no part of the first line.
+func skipBOM(br *bufio.Reader) {
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
 		br.Discard(3)
 	}
-	return &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}, nil
 }
 
 // A gzipStream reads the members of a gzip log one after the other, as
