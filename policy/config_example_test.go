@@ -66,5 +66,5 @@ func ExampleLoad() {
 	// line 43: sliding_window 300/1m0s, key ip
 	// line 50: sliding_log 5/1m0s, key ip+header:X-Login-User | ip
 	// line 61: sliding_buckets 2000/24h0m0s buckets=24, key user
-	// trusted proxies: [10.0.0.0/8 192.0.2.7/32]
+	// trusted proxies: [10.0.0.0/8 198.51.100.254/32]
 }
