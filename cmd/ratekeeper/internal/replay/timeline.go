@@ -26,13 +26,19 @@ var niceBins = []time.Duration{
 // newTimeline returns a timeline of at most about bins bins covering
 // [first, last].
 func newTimeline(first, last time.Time, bins int) *timeline {
-	span := last.Sub(first)
-	bin := niceBins[len(niceBins)-1]
+	span := last.Sub(first) // saturates beyond 292 years
+	bin := time.Duration(0)
 	for _, b := range niceBins {
 		if span/b < time.Duration(bins) {
 			bin = b
 			break
 		}
+	}
+	if bin == 0 {
+		// Longer than bins days (a line with a wrong clock, say): whole
+		// days, as many as keep to about bins bins.
+		const day = 24 * time.Hour
+		bin = (span/day/time.Duration(bins) + 1) * day
 	}
 	start := floorDiv(first.UnixNano(), int64(bin)) * int64(bin)
 	n := int(floorDiv(last.UnixNano()-start, int64(bin))) + 1
