@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -271,6 +272,46 @@ func TestHostKeyPortLeadingZeros(t *testing.T) {
 		{"https://[2001:db8::1]:00443/", "[2001:db8::1]"},
 		{"http://api.example.com:00/", "api.example.com:0"},
 		{"http://api.example.com:0/", "api.example.com:0"},
+	} {
+		pu, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := client.HostKey(&http.Request{URL: pu}); got != tc.want {
+			t.Errorf("HostKey(%s) = %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}
+
+// An IPv4-mapped IPv6 literal is a spelling of the IPv4 address: net/http
+// dials "[::ffff:127.0.0.1]" over IPv4, to the very server that
+// "127.0.0.1" reaches, so both share one key (the IPv4 one), else that
+// server is paced as two and gets twice the rate.
+func TestHostKeyIPv4Mapped(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no IPv4 loopback: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	defer srv.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	mapped := "http://[::ffff:127.0.0.1]:" + strconv.Itoa(port) + "/"
+	resp, err := srv.Client().Get(mapped)
+	if err != nil {
+		t.Fatalf("GET %s: %v (net/http should reach the IPv4 server)", mapped, err)
+	}
+	resp.Body.Close()
+
+	for _, tc := range []struct{ url, want string }{
+		{mapped, "127.0.0.1:" + strconv.Itoa(port)},
+		{"http://[::FFFF:7f00:1]:" + strconv.Itoa(port) + "/", "127.0.0.1:" + strconv.Itoa(port)},
+		{"https://[::ffff:192.0.2.1]/", "192.0.2.1"},
+		{"https://[0:0:0:0:0:ffff:c000:201]:443/", "192.0.2.1"},
+		{"https://[::ffff:192.0.2.1]:8443/", "192.0.2.1:8443"},
+		{"https://[::192.0.2.1]/", "[::c000:201]"}, // IPv4-compatible: an IPv6 address
 	} {
 		pu, err := url.Parse(tc.url)
 		if err != nil {

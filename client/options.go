@@ -69,8 +69,10 @@ func defaults() config {
 // https), so that "https://api.example.com" and "https://api.example.com:443"
 // share a queue; likewise a fully qualified name's trailing dot is dropped
 // ("api.example.com." is the same host) and an IPv6 literal is written in
-// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"), as is a port
-// written with leading zeros (":08443" is ":8443"). A host name
+// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"; an
+// IPv4-mapped one, "[::ffff:192.0.2.1]", which net/http dials over IPv4, is
+// "192.0.2.1"), as is a port written with leading zeros (":08443" is
+// ":8443"). A host name
 // with non-ASCII characters is keyed by its ASCII (punycode) form, mapped
 // by the IDNA lookup rules as net/http maps it to find the server it dials:
 // "bücher.example", "BÜCHER.example" and "xn--bcher-kva.example" are one
@@ -106,7 +108,11 @@ func HostKey(r *http.Request) string {
 	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
 		key = strings.ToLower(host)
 		if a, err := netip.ParseAddr(host[1 : len(host)-1]); err == nil && a.Is6() && a.Zone() == "" {
-			key = "[" + a.String() + "]"
+			if a.Is4In6() {
+				key = a.Unmap().String() // dialled over IPv4, as the IPv4 literal is
+			} else {
+				key = "[" + a.String() + "]"
+			}
 		}
 	} else {
 		key = asciiHost(host)
