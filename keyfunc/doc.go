@@ -19,7 +19,8 @@
 //   - No forwarding header is read unless the connecting peer is a declared
 //     trusted proxy ([TrustedProxies], [TrustedHops]); the chain is walked
 //     from the right, and at most [MaxHops] entries are examined.
-//   - IPv4-mapped IPv6 is unmapped first, IPv6 is grouped by /64 (see
+//   - IPv4-mapped IPv6 is unmapped first (and a translated IPv4 client of
+//     64:ff9b::/96 keyed as its IPv4 address), IPv6 is grouped by /64 (see
 //     [IPv6Prefix]), ports and zones are dropped.
 //   - A request without a usable key gets an error in the [ErrNoKey] family,
 //     never "" or a shared placeholder. Every Func of this package returns

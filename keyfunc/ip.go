@@ -63,10 +63,14 @@ const (
 // Ports and IPv6 zones are stripped, and IPv4-mapped IPv6 (::ffff:a.b.c.d)
 // becomes IPv4 before anything else, so the two notations of one client
 // share a key and a mapped address can neither slip past a trusted prefix
-// nor fall into an IPv6 group. IPv6 addresses are then grouped by
-// [IPv6Prefix] (default /64) and IPv4 by [IPv4Prefix] (default /32). The
-// key is the address ("192.0.2.1") or, when grouped, the masked prefix
-// ("2001:db8:1:2::/64", "198.51.100.0/24").
+// nor fall into an IPv6 group. A client of the well-known prefix
+// 64:ff9b::/96, an IPv4 client that a stateless translator (SIIT-DC, RFC
+// 7755) hands an IPv6-only service, is keyed as the IPv4 address it carries
+// (RFC 6052), so that IPv4 clients do not all share its /64; a trusted
+// proxy's prefix is compared with the address as it came. IPv6 addresses
+// are then grouped by [IPv6Prefix] (default /64) and IPv4 by [IPv4Prefix]
+// (default /32). The key is the address ("192.0.2.1") or, when grouped, the
+// masked prefix ("2001:db8:1:2::/64", "198.51.100.0/24").
 //
 // # Bad input
 //
@@ -244,6 +248,7 @@ func (c *ipConfig) isTrusted(a netip.Addr) bool {
 // port: then the key is that substring and nothing is allocated. Header
 // substrings are never reused, so a key never pins a large header.
 func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
+	a = embeddedIPv4(a)
 	var buf [64]byte
 	bits := c.v6bits
 	if a.Is4() {
@@ -261,4 +266,20 @@ func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 		return remoteAddr[:n]
 	}
 	return string(b)
+}
+
+// embeddedIPv4 returns the IPv4 address that a of the well-known prefix
+// 64:ff9b::/96 carries in its last 32 bits (RFC 6052), and any other a as
+// it is. A stateless translator (SIIT-DC, RFC 7755) hands an IPv6-only
+// service its IPv4 clients so: grouped by an IPv6 prefix, every IPv4
+// client would share one key.
+func embeddedIPv4(a netip.Addr) netip.Addr {
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	if b[0] != 0 || b[1] != 0x64 || b[2] != 0xff || b[3] != 0x9b || b[4]|b[5]|b[6]|b[7]|b[8]|b[9]|b[10]|b[11] != 0 {
+		return a
+	}
+	return netip.AddrFrom4([4]byte(b[12:]))
 }

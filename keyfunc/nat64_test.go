@@ -1,0 +1,37 @@
+package keyfunc_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+// Behind a stateless translator (SIIT-DC, RFC 7755) an IPv6 server sees
+// every IPv4 client as an address of the well-known prefix 64:ff9b::/96
+// with the IPv4 address in its last 32 bits (RFC 6052). Grouped by /64 as
+// IPv6, all of them shared one key: one bucket for every IPv4 client. They
+// are keyed as the IPv4 addresses they carry, as IPv4-mapped ones are.
+func TestIPKeyOfTranslatedIPv4(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		opts       []keyfunc.IPOption
+		remoteAddr string
+		want       string
+	}{
+		{"translated", nil, "[64:ff9b::c000:201]:443", "192.0.2.1"},
+		{"another translated", nil, "[64:ff9b::c633:6401]:443", "198.51.100.1"},
+		{"dotted form", nil, "[64:ff9b::203.0.113.9]:443", "203.0.113.9"},
+		{"IPv4 prefix", []keyfunc.IPOption{keyfunc.IPv4Prefix(24)}, "[64:ff9b::c000:201]:443", "192.0.2.0/24"},
+		// Not the well-known prefix: an IPv6 client, grouped by /64.
+		{"local-use prefix", nil, "[64:ff9b:1::c000:201]:443", "64:ff9b:1::/64"},
+		{"near miss", nil, "[64:ff9b::1:c000:201]:443", "64:ff9b::/64"},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = tc.remoteAddr
+		got, err := keyfunc.Must(keyfunc.IP(tc.opts...))(r)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: IP key of %s = %q, %v; want %q", tc.name, tc.remoteAddr, got, err, tc.want)
+		}
+	}
+}
