@@ -96,6 +96,7 @@ func (d *decoder) config(root *cnode) *Config {
 	var source, hops, retryAfter *cnode
 	proxiesBad := false // a trusted_proxies entry was reported
 	hopsBad := false    // trusted_hops was reported
+	modeBad := false    // failure_mode was reported
 	d.fields(root, "", topFields, func(name string, k, v *cnode) {
 		switch name {
 		case "version":
@@ -109,6 +110,8 @@ func (d *decoder) config(root *cnode) *Config {
 		case "failure_mode":
 			if s, ok := d.enum(v, name, modeNames()); ok {
 				cfg.FailureMode = FailureMode(s)
+			} else {
+				modeBad = true
 			}
 		case "failure_retry_after":
 			retryAfter = v
@@ -164,9 +167,11 @@ func (d *decoder) config(root *cnode) *Config {
 			policies = v
 		}
 	})
-	if retryAfter != nil && cfg.FailureMode != FailureClosed {
+	if retryAfter != nil && cfg.FailureMode != FailureClosed && !modeBad {
 		// It would do nothing, silently: a file that forgot
-		// failure_mode: closed fails open.
+		// failure_mode: closed fails open. (A failure_mode that was
+		// reported, a misspelt closed perhaps, is no mode the file asked
+		// for: the error is there.)
 		d.fail(retryAfter, "failure_retry_after", "is the Retry-After of failure_mode closed, and failure_mode is %s", cfg.FailureMode)
 	}
 	if cfg.TrustedHops > 0 && (len(cfg.TrustedProxies) > 0 || proxiesBad) {

@@ -41,3 +41,19 @@ func TestConfigFailureRetryAfterNeedsClosed(t *testing.T) {
 		t.Fatalf("closed with failure_retry_after 30s: %v, %v", cfg, err)
 	}
 }
+
+// A failure_mode the file gets wrong ("Closed", a typo, null) is reported
+// at failure_mode, once: failure_retry_after is not refused as well for a
+// mode the file did not ask for. The second error said "failure_mode is
+// open" to a user who had written (a misspelling of) closed.
+func TestConfigFailureRetryAfterUnderABadMode(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	for _, mode := range []string{"Closed", "clsoed", "~", "[closed]"} {
+		doc := "failure_mode: " + mode + "\nfailure_retry_after: 30s\n" + pol
+		_, err := policy.ParseConfig([]byte(doc), "c.yaml")
+		errs := policy.ConfigErrors(err)
+		if len(errs) != 1 || errs[0].Field != "failure_mode" || errs[0].Line != 1 {
+			t.Errorf("ParseConfig(%q) = %v; want one error, at 1: failure_mode", doc, err)
+		}
+	}
+}
