@@ -370,6 +370,22 @@ func TestSkip(t *testing.T) {
 			t.Errorf("SkipPrefixes(fe80::/10) does not skip %s", addr)
 		}
 	}
+	// A prefix written in its IPv4-mapped form (as a dual-stack listener
+	// shows the peers, or as keyfunc.TrustedProxies takes it) holds the
+	// IPv4 peers it maps, in either notation; it holds no IPv6 peer.
+	mapped := middleware.SkipPrefixes(netip.MustParsePrefix("::ffff:192.0.2.0/120"))
+	for _, addr := range []string{"192.0.2.9:80", "[::ffff:192.0.2.9]:80"} {
+		r.RemoteAddr = addr
+		if !mapped(r) {
+			t.Errorf("SkipPrefixes(::ffff:192.0.2.0/120) does not skip %s", addr)
+		}
+	}
+	for _, addr := range []string{"198.51.100.1:80", "[::c000:209]:80", "[2001:db8::1]:80"} {
+		r.RemoteAddr = addr
+		if mapped(r) {
+			t.Errorf("SkipPrefixes(::ffff:192.0.2.0/120) skips %s", addr)
+		}
+	}
 }
 
 func TestLeakyQueue(t *testing.T) {

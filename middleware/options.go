@@ -328,10 +328,21 @@ func SkipPaths(paths ...string) func(*http.Request) bool {
 
 // SkipPrefixes returns a skip function (see [WithSkip]) for requests whose
 // connecting peer (RemoteAddr) is in one of prefixes: load balancers'
-// health checks, internal networks. It does not read forwarding headers; to
+// health checks, internal networks. A peer is compared as IPv4 when it is
+// IPv4-mapped, and so is a prefix (::ffff:10.0.0.0/104 is 10.0.0.0/8); a
+// link-local peer's zone is ignored. It does not read forwarding headers; to
 // exempt clients behind a proxy, compare the address your keyfunc.IP trusts.
 func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
-	ps := append([]netip.Prefix(nil), prefixes...)
+	ps := make([]netip.Prefix, len(prefixes))
+	for i, p := range prefixes {
+		// The peer is unmapped below: an IPv4-mapped prefix
+		// (::ffff:192.0.2.0/120) becomes the IPv4 one it maps, as
+		// keyfunc.TrustedProxies takes it, else it would hold no peer.
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
+		ps[i] = p
+	}
 	return func(r *http.Request) bool {
 		ap, err := netip.ParseAddrPort(r.RemoteAddr)
 		var a netip.Addr
