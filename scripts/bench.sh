@@ -19,7 +19,12 @@ benchstat="go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9
 # and benchmarks/ (everything side by side with a peer). $pkg is the
 # directory from the repository root; $mod the module's directory.
 pkgs=$(go list ./... && (cd benchmarks && go list ./...))
-for pkg in $(echo "$pkgs" | sed 's|github.com/ratekeeper/ratekeeper/\{0,1\}||'); do
+pkgs=$(echo "$pkgs" | sed 's|github.com/ratekeeper/ratekeeper/\{0,1\}||')
+if [ -n "$only" ] && ! echo "$pkgs" | grep -qx "$only"; then
+  echo "bench: no package $only (give a directory from the repository root, e.g. benchmarks/middleware)" >&2
+  exit 2
+fi
+for pkg in $pkgs; do
   [ -z "$pkg" ] && continue
   [ -n "$only" ] && [ "$pkg" != "$only" ] && continue
   mod=.
