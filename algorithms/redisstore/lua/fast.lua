@@ -123,9 +123,9 @@ do
       if not a then
         all = false
       elseif nchecks == 1 then
-        w1, w2, w3, same1 = s1, s2, s3, kind <= 3 and t == s1
+        w1, w2, w3, same1 = s1, s2, s3, t == s1 and (kind == 1 or kind == 3 and y > 0)
       else
-        f[o + 1], f[o + 2], f[o + 3], f[o + 4] = s1, s2, s3, kind <= 3 and t == s1
+        f[o + 1], f[o + 2], f[o + 3], f[o + 4] = s1, s2, s3, t == s1 and (kind == 1 or kind == 3 and y > 0)
       end
     end
     if not all then
@@ -147,8 +147,11 @@ do
     -- its expiry (KEEPTTL, cheaper than PX): every admitted write in window
     -- k expires just after the same instant (the end of window k for
     -- fixed_window, of window k+1 for sliding_window, which has curr > 0),
-    -- so the expiry already set is after ResetAfter. Only on the server's
-    -- clock with no MinTTL, where expiry and decisions share the clock.
+    -- so the expiry already set is after ResetAfter. A sliding_window key
+    -- must already count something in window k (curr > 0): one a GiveBack
+    -- rolled into window k (curr 0) keeps the expiry of its write in
+    -- window k-1, the end of window k. Only on the server's clock with no
+    -- MinTTL, where expiry and decisions share the clock.
     local keep = srv and minTTL == 0
     if nchecks == 1 then
       writeFast(KEYS[1], specs[1][1], w1, w2, w3, same1, out[3], keep, minTTL)
