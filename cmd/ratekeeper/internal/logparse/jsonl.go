@@ -84,9 +84,19 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 	if v, _ := lookup(obj, f.User, DefaultJSONFields.User); v != nil {
 		e.User = scalar(v)
 	}
-	if v, _ := lookup(obj, f.Status, DefaultJSONFields.Status); v != nil {
-		if code, err := strconv.Atoi(scalar(v)); err == nil && code >= 100 && code <= 999 {
-			e.Status = code
+	if f.Status != "" {
+		if v, _ := lookup(obj, f.Status, nil); v != nil {
+			e.Status = statusCode(v)
+		}
+	} else {
+		// The first default field that holds a code: "status" may be an
+		// application's own word ("ok") beside "status_code".
+		for _, name := range DefaultJSONFields.Status {
+			if v, ok := obj[name]; ok {
+				if e.Status = statusCode(v); e.Status != 0 {
+					break
+				}
+			}
 		}
 	}
 	for name, field := range f.Headers {
@@ -97,6 +107,15 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// statusCode returns the HTTP status v holds (a number or digits, 100 to
+// 999), or 0.
+func statusCode(v any) int {
+	if code, err := strconv.Atoi(scalar(v)); err == nil && code >= 100 && code <= 999 {
+		return code
+	}
+	return 0
 }
 
 func names(set string, defaults []string) string {

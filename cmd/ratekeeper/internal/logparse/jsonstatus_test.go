@@ -16,13 +16,16 @@ func TestJSONStatus(t *testing.T) {
 {"time": "2023-11-14T22:13:24Z", "ip": "192.0.2.9", "status": "-"}
 {"time": "2023-11-14T22:13:25Z", "ip": "192.0.2.9", "status": 42}
 {"time": "2023-11-14T22:13:26Z", "ip": "192.0.2.9"}
+{"time": "2023-11-14T22:13:27Z", "ip": "192.0.2.9", "status": "ok", "status_code": 429}
 `
 	for _, tc := range []struct {
 		field string
 		want  []int
 	}{
-		{"", []int{401, 200, 503, 0, 0, 0, 0}},
-		{"response.code", []int{0, 0, 0, 404, 0, 0, 0}},
+		// A default field that holds no code ("status": "ok", an
+		// application's own word) leaves the next one its say.
+		{"", []int{401, 200, 503, 0, 0, 0, 0, 429}},
+		{"response.code", []int{0, 0, 0, 404, 0, 0, 0, 0}},
 	} {
 		r, err := NewReader(strings.NewReader(log), "j.log", Options{JSON: JSONFields{Status: tc.field}})
 		if err != nil {
