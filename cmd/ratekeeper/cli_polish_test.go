@@ -64,3 +64,20 @@ func TestHelpListsNoEmptyFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoHeadersFlag: --headers takes its profile in any case, as
+// --format does; an unknown one is a usage error naming it.
+func TestDemoHeadersFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"IETF", "Draft-7", "LEGACY-UNIX"} {
+		want, _, wantCode := runCmd("demo", "--headers", strings.ToLower(p), "--svg", dir+"/a.svg")
+		got, errOut, code := runCmd("demo", "--headers", p, "--svg", dir+"/b.svg")
+		if code != wantCode || code != exitOK || got != want {
+			t.Errorf("--headers %s: exit %d (stderr %q), want %d and the output of --headers %s", p, code, errOut, wantCode, strings.ToLower(p))
+		}
+	}
+	_, errOut, code := runCmd("demo", "--headers", "draft-99", "--svg", dir+"/c.svg")
+	if code != exitUsage || !strings.Contains(errOut, `"draft-99"`) {
+		t.Errorf("--headers draft-99: exit %d, %q; want 2 and an error naming the value", code, errOut)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
 )
@@ -33,7 +34,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratekeeper demo: no arguments expected")
 		return exitUsage
 	}
-	profile, ok := demo.Profiles[*headers]
+	profile, ok := demo.Profiles[strings.ToLower(*headers)]
 	if !ok {
 		fmt.Fprintf(stderr, "ratekeeper demo: unknown header profile %q\n", *headers)
 		return exitUsage
