@@ -71,7 +71,7 @@ func TestDemoHeadersFlag(t *testing.T) {
 	dir := t.TempDir()
 	for _, p := range []string{"IETF", "Draft-7", "LEGACY-UNIX"} {
 		want, _, wantCode := runCmd("demo", "--headers", strings.ToLower(p), "--svg", dir+"/a.svg")
-		got, errOut, code := runCmd("demo", "--headers", p, "--svg", dir+"/b.svg")
+		got, errOut, code := runCmd("demo", "--headers", p, "--svg", dir+"/a.svg")
 		if code != wantCode || code != exitOK || got != want {
 			t.Errorf("--headers %s: exit %d (stderr %q), want %d and the output of --headers %s", p, code, errOut, wantCode, strings.ToLower(p))
 		}
