@@ -37,7 +37,9 @@
 // policies carry routes ([policy.WithRoutes]), a rule table. Two nested
 // middlewares make two decisions: the inner one adds its list members to
 // the outer one's headers, but the outer one has already counted a request
-// the inner one denies. When that matters (failed logins should not use up
+// the inner one denies; the 429's Retry-After is then never before the
+// outer one would admit the retry (a request that took its last units
+// waits for them to grow). When that matters (failed logins should not use up
 // the global allowance, say), put all the policies in one middleware as a
 // rule table. Give the policies of nested middlewares distinct names: the
 // name is the policy's namespace in the store and in the headers, so two

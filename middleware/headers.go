@@ -206,6 +206,13 @@ func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() 
 // their times counted from then (see sinceDecision), and the single-valued
 // profiles choose among them as among any decisions.
 func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held time.Duration) {
+	setHeadersWait(h, p, res, outer, now, pkSecret, vals, buf, held, 0)
+}
+
+// setHeadersWait is setHeadersAt for a denied res whose 429 waits at least
+// wait (see outerWait): a single-valued profile's reset is the response's
+// Retry-After.
+func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held, wait time.Duration) {
 	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
 		return
 	}
@@ -237,7 +244,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 	// lowest remaining) is not the one with the longest wait.
 	after := resetAfter(d)
 	if !d.Allowed {
-		after = max(after, res.RetryAfter())
+		after = max(after, res.RetryAfter(), wait)
 	}
 	after = since(after, sinceDecision(res, lowest, held)) // from now: seconds makes one below 0 a 0, LegacyUnix adds it to now
 	policies := res.Set().LegacyPolicyHeader(res.Mask())

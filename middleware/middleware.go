@@ -252,8 +252,12 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if allowed && !m.shadow {
 		d = res.Delay()
 	}
+	var wait time.Duration // a denial's wait for the middlewares further out
+	if !allowed && !m.shadow {
+		wait = outerWait(r.Context())
+	}
 	if d == 0 {
-		setHeaders(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf)
+		setHeadersWait(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, 0, wait)
 		if holdsValues(profile, &res.Result, outer) {
 			res.wrote = uint8(profile) + 1
 		}
@@ -270,7 +274,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.onDeny(w, rc.request(r), res)
 			return
 		}
-		m.deny(w, res)
+		m.deny(w, res, wait)
 		return
 	}
 	if d > 0 {
@@ -792,8 +796,46 @@ func (c *resultContext) Value(key any) any {
 		if c.res.wrote != 0 {
 			return c
 		}
+	case outerKey:
+		return c
 	}
 	return c.Context.Value(key)
+}
+
+// outerKey asks a request's context for the innermost of the middlewares
+// that decided it (a *resultContext, whether it wrote headers or not) and
+// of those that held it (a *heldContext), for outerWait.
+type outerKey struct{}
+
+// outerWait returns how long a retry of the request of ctx, which a
+// middleware further in than all those of ctx denies, would still be
+// refused by them: those (not in shadow mode) that admitted it with their
+// last units, so that its retry finds less than its cost, wait for their
+// quota to grow (at least the decision's NextAfter, the wait for one
+// unit), counted from now: reduced by the holds since (see retimeOuter).
+// A middleware built WithoutContext is not seen, nor its hold.
+func outerWait(ctx context.Context) time.Duration {
+	var wait, held time.Duration
+	for v := ctx.Value(outerKey{}); v != nil; {
+		switch c := v.(type) {
+		case *heldContext:
+			held += c.held
+			v = c.Context.Value(outerKey{})
+		case *resultContext:
+			res := &c.res.Result
+			if res.Taken() && !c.res.Shadow {
+				for i := range res.Len() {
+					if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) {
+						wait = max(wait, since(d.NextAfter, held))
+					}
+				}
+			}
+			v = c.Context.Value(outerKey{})
+		default:
+			return wait
+		}
+	}
+	return wait
 }
 
 // heldContext is the context of a request a middleware held for a
@@ -808,9 +850,10 @@ type heldContext struct {
 	req  http.Request
 }
 
-// Value returns the heldContext for chainKey.
+// Value returns the heldContext for chainKey and outerKey.
 func (c *heldContext) Value(key any) any {
-	if _, ok := key.(chainKey); ok {
+	switch key.(type) {
+	case chainKey, outerKey:
 		return c
 	}
 	return c.Context.Value(key)

@@ -3,6 +3,7 @@ package middleware
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -20,11 +21,12 @@ const (
 )
 
 // deny writes the default 429 response for a denied res: Retry-After (the
-// longest wait among the violated policies, never before their t),
+// longest wait among the violated policies, never before their t, nor
+// before wait, that of the middlewares further out: see outerWait),
 // Cache-Control: no-store, and a problem+json body naming the violated
 // policies in "violated-policies".
-func (m *Middleware) deny(w http.ResponseWriter, res *Result) {
-	retry := retrySeconds(&res.Result)
+func (m *Middleware) deny(w http.ResponseWriter, res *Result, wait time.Duration) {
+	retry := max(retrySeconds(&res.Result), seconds(wait))
 	var buf [512]byte
 	b := append(buf[:0], `{"type":"`...)
 	b = append(b, m.problemType...)

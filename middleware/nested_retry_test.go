@@ -1,0 +1,88 @@
+package middleware_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestNestedDenialWaitsForOuter: when a middleware further in denies a
+// request that one further out admitted with its last unit, a retry is
+// refused by the outer one until its quota grows again. The 429's
+// Retry-After (and the reset of a single-valued profile, the same
+// instant) is that wait, not only the inner policy's: never earlier than
+// the t of the outer policy the same response reports with r=0.
+func TestNestedDenialWaitsForOuter(t *testing.T) {
+	for _, tt := range []struct {
+		profile middleware.Profile
+		want    map[string]string // header -> value on the 429
+	}{
+		{middleware.IETF, map[string]string{
+			"RateLimit":   `"two-min";r=0;t=119, "minute";r=0;t=59`,
+			"Retry-After": "119",
+		}},
+		{middleware.Draft7, map[string]string{"RateLimit": "limit=1, remaining=0, reset=119", "Retry-After": "119"}},
+		{middleware.Draft6, map[string]string{"RateLimit-Reset": "119", "Retry-After": "119"}},
+		{middleware.Legacy, map[string]string{"X-RateLimit-Reset": "119", "Retry-After": "119"}},
+		{middleware.LegacyUnix, map[string]string{"X-RateLimit-Reset": "unix", "Retry-After": "119"}},
+		{middleware.NoHeaders, map[string]string{"Retry-After": "119", "RateLimit": ""}},
+	} {
+		t.Run(tt.profile.String(), func(t *testing.T) {
+			store, clock := newStore(t) // t0 is a two-minute boundary
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 2, 2*time.Minute, constKey)},
+				middleware.WithHeaders(tt.profile), middleware.WithClock(clock))
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)},
+				middleware.WithHeaders(tt.profile), middleware.WithClock(clock))
+			for i, mux := range []string{"chi", "ServeMux"} {
+				var h http.Handler
+				if mux == "chi" {
+					r := chi.NewRouter()
+					r.Use(outer.Handler)
+					r.With(inner.Handler).Get("/", ok)
+					h = r
+				} else {
+					sm := http.NewServeMux()
+					sm.Handle("GET /", inner.Handler(ok))
+					h = outer.Handler(sm)
+				}
+				start := t0.Add(time.Duration(4+4*i) * time.Minute) // a fresh two-minute window for each router
+				clock.Set(start)
+				if w := serve(h, "GET", "/"); w.Code != 200 {
+					t.Fatalf("%s: first request %d", mux, w.Code)
+				}
+				clock.Advance(time.Second)
+				w := serve(h, "GET", "/")
+				if w.Code != 429 {
+					t.Fatalf("%s: second request %d, want 429", mux, w.Code)
+				}
+				for k, v := range tt.want {
+					want := v
+					if v == "unix" { // the end of the two-minute window
+						want = strconv.FormatInt(start.Add(2*time.Minute).Unix(), 10)
+					}
+					if got := strings.Join(w.Header().Values(k), ", "); got != want {
+						t.Errorf("%s: %s = %q, want %q", mux, k, got, want)
+					}
+				}
+				// The retry Retry-After names is the first one admitted.
+				clock.Advance(118 * time.Second)
+				if w := serve(h, "GET", "/"); w.Code != 429 {
+					t.Errorf("%s: retry 1 s before Retry-After: %d, want 429", mux, w.Code)
+				}
+				clock.Advance(time.Second)
+				if w := serve(h, "GET", "/"); w.Code != 200 {
+					t.Errorf("%s: retry at Retry-After: %d, want 200", mux, w.Code)
+				}
+			}
+		})
+	}
+}
+
+var constKey = func(*http.Request) (string, error) { return "k", nil }
