@@ -87,7 +87,8 @@
 // it is answered 503 with Retry-After at once, and its place goes back the
 // same way; one whose deadline comes during the hold (the wait ran late)
 // is answered the same when it comes, Retry-After the time left to its
-// turn. The 503 of a refunded request reports each leaky_queue policy as
+// turn (or longer, while a middleware further out that admitted it with
+// its last units would refuse the retry). The 503 of a refunded request reports each leaky_queue policy as
 // the store has it after the refund ([algorithms.Refunded]): its place
 // given back, or kept with the later requests queued behind it counted,
 // the times counted from the refund; the other policies as their decision

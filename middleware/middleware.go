@@ -298,7 +298,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// behind it), if the refund succeeded.
 			m.refund(r, res, m.clock.Now().Sub(held))
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0)
-			m.unavailable(w, max(1, seconds(d)))
+			// Its retry waits for its turn, and for the middlewares
+			// further out that admitted it with their last units.
+			m.unavailable(w, max(1, seconds(d), seconds(outerWait(r.Context()))))
 			return
 		}
 		m.stats.delayed.Add(1)
@@ -319,7 +321,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// A server-side deadline that ran out during the hold
 				// (the wait ran late): as for one refused at once, the
 				// time left to its turn, at least 1 s.
-				retry = max(1, seconds(d-waited))
+				retry = max(1, seconds(d-waited), seconds(outerWait(r.Context())-waited))
 			}
 			m.unavailable(w, retry)
 			return

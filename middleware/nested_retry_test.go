@@ -1,7 +1,9 @@
 package middleware_test
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -86,3 +89,61 @@ func TestNestedDenialWaitsForOuter(t *testing.T) {
 }
 
 var constKey = func(*http.Request) (string, error) { return "k", nil }
+
+// TestNestedQueueRefusalWaitsForOuter: the 503 of a leaky_queue request
+// refused because its deadline comes before its turn names, in
+// Retry-After, a time the middlewares further out admit the retry at: one
+// that admitted it with its last unit refuses the retry until its quota
+// grows, whatever the queue's wait.
+func TestNestedQueueRefusalWaitsForOuter(t *testing.T) {
+	for i, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			store, clock := newStore(t)
+			start := t0.Add(time.Duration(4+4*i) * time.Minute) // a two-minute boundary
+			clock.Set(start)
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 2, 2*time.Minute, constKey)}, middleware.WithClock(clock))
+			queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: 10 * time.Second, MaxDelay: time.Minute}, constKey))
+			inner := middleware.MustNew(store, []*policy.Policy{queue}, middleware.WithClock(clock),
+				middleware.WithWait(func(context.Context, time.Duration) error {
+					t.Error("a request was held")
+					return nil
+				}))
+			var h http.Handler
+			if mux == "chi" {
+				r := chi.NewRouter()
+				r.Use(outer.Handler)
+				r.With(inner.Handler).Get("/", ok)
+				h = r
+			} else {
+				sm := http.NewServeMux()
+				sm.Handle("GET /", inner.Handler(ok))
+				h = outer.Handler(sm)
+			}
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Fatalf("first request %d", w.Code)
+			}
+			clock.Advance(time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+			if w.Code != 503 {
+				t.Fatalf("second request %d, want 503", w.Code)
+			}
+			if got := strings.Join(w.Header().Values("RateLimit"), ", "); !strings.HasPrefix(got, `"two-min";r=0;t=119, "queue";`) {
+				t.Errorf("RateLimit = %q", got)
+			}
+			if got := w.Header().Get("Retry-After"); got != "119" {
+				t.Errorf("Retry-After = %q, want 119 (the outer policy's t; the queue's turn is 9 s away)", got)
+			}
+			clock.Advance(118 * time.Second)
+			if w := serve(h, "GET", "/"); w.Code != 429 {
+				t.Errorf("retry 1 s before Retry-After: %d, want 429", w.Code)
+			}
+			clock.Advance(time.Second)
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Errorf("retry at Retry-After: %d, want 200", w.Code)
+			}
+		})
+	}
+}
