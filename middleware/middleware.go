@@ -234,7 +234,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
-			m.unavailable(w, max(1, seconds(m.failure.retryAfter)))
+			m.unavailable(w, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r.Context()))))
 			return
 		}
 		m.stats.failedOpen.Add(1)

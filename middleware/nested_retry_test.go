@@ -147,3 +147,30 @@ func TestNestedQueueRefusalWaitsForOuter(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedFailClosedWaitsForOuter: FailClosed's 503 names its
+// Retry-After, or longer while a middleware further out that admitted the
+// request with its last unit would refuse the retry.
+func TestNestedFailClosedWaitsForOuter(t *testing.T) {
+	store, clock := newStore(t)
+	start := t0.Add(4 * time.Minute) // a two-minute boundary
+	clock.Set(start)
+	outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 2, 2*time.Minute, constKey)}, middleware.WithClock(clock))
+	inner := middleware.MustNew(&failing{}, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)},
+		middleware.WithClock(clock), middleware.OnStoreError(middleware.FailClosed(time.Second)), middleware.WithBreaker(0, 0))
+	sm := http.NewServeMux()
+	sm.Handle("GET /", inner.Handler(ok))
+	h := outer.Handler(sm)
+	for _, want := range []struct {
+		rateLimit, retryAfter string
+	}{
+		{`"two-min";r=1;t=120`, "1"},
+		{`"two-min";r=0;t=119`, "119"},
+	} {
+		w := serve(h, "GET", "/")
+		if w.Code != 503 || w.Header().Get("RateLimit") != want.rateLimit || w.Header().Get("Retry-After") != want.retryAfter {
+			t.Errorf("%d RateLimit %q Retry-After %q, want 503 %q %q", w.Code, w.Header().Get("RateLimit"), w.Header().Get("Retry-After"), want.rateLimit, want.retryAfter)
+		}
+		clock.Advance(time.Second)
+	}
+}

@@ -37,8 +37,10 @@ const (
 func FailOpen() Failure { return Failure{mode: failOpen} }
 
 // FailClosed answers 503 Service Unavailable with Retry-After (retryAfter
-// in whole seconds, rounded up, at least 1) while the store fails: for
-// endpoints where an unlimited request is worse than none, such as login.
+// in whole seconds, rounded up, at least 1; longer while a middleware
+// further out that admitted the request with its last units would refuse
+// the retry) while the store fails: for endpoints where an unlimited
+// request is worse than none, such as login.
 func FailClosed(retryAfter time.Duration) Failure {
 	return Failure{mode: failClosed, retryAfter: retryAfter}
 }
