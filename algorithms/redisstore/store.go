@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,7 +138,7 @@ func WithTimeout(d time.Duration) Option {
 // code as a function library (FUNCTION LOAD, then FCALL), which the server
 // keeps; without functions, as a script (EVALSHA, then EVAL on NOSCRIPT).
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
-	if client == nil {
+	if client == nil || isNilPointer(client) {
 		return nil, errors.New("redisstore: New: client is nil")
 	}
 	s := &Store{client: client, prefix: DefaultPrefix}
@@ -163,6 +164,13 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// isNilPointer reports whether c holds a nil pointer (a client variable
+// never set), which would panic at its first use.
+func isNilPointer(c redis.UniversalClient) bool {
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Close marks the store closed: later calls return [algorithms.ErrClosed].

@@ -1,0 +1,31 @@
+package redisstore_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestNewTypedNilClient: a nil *redis.Client or *redis.ClusterClient in
+// the interface (a client variable left unset when Redis is not
+// configured) is refused with New's error for a nil client, as an untyped
+// nil is, not a nil-pointer panic in New.
+func TestNewTypedNilClient(t *testing.T) {
+	var single *redis.Client
+	var cluster *redis.ClusterClient
+	for name, c := range map[string]redis.UniversalClient{"*redis.Client": single, "*redis.ClusterClient": cluster} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("New(nil %s) panicked: %v", name, p)
+				}
+			}()
+			s, err := redisstore.New(c)
+			if err == nil || !strings.Contains(err.Error(), "client is nil") {
+				t.Errorf("New(nil %s) = %v, %v; want the error for a nil client", name, s, err)
+			}
+		}()
+	}
+}
