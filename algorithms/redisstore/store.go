@@ -38,11 +38,14 @@ type Store struct {
 	prefix  string
 	clock   algorithms.Clock // nil: the server's TIME
 	minTTL  time.Duration
-	timeout time.Duration // 0: only the caller's context bounds a Take
-	breaker *breaker
-	deny    *denyCache
-	specs   specCache
-	closed  atomic.Bool
+	// minTTLSet is set by WithMinTTL, whose value then stands with
+	// WithClock too, whichever option comes first.
+	minTTLSet bool
+	timeout   time.Duration // 0: only the caller's context bounds a Take
+	breaker   *breaker
+	deny      *denyCache
+	specs     specCache
+	closed    atomic.Bool
 	// noFunctions is set once the server has shown it cannot run the
 	// library (no FUNCTION/FCALL, or not allowed): then the script runs.
 	noFunctions atomic.Bool
@@ -88,9 +91,6 @@ func WithClock(c algorithms.Clock) Option {
 			return errors.New("redisstore: WithClock: Clock is nil")
 		}
 		s.clock = c
-		if s.minTTL == 0 {
-			s.minTTL = DefaultClockTTL
-		}
 		return nil
 	}
 }
@@ -98,14 +98,15 @@ func WithClock(c algorithms.Clock) Option {
 // WithMinTTL sets the shortest expiry given to a key. By default a key
 // expires as soon as its state stops mattering (its ResetAfter, rounded up
 // to the millisecond, plus 1 ms) on the server's clock, and lives at least
-// [DefaultClockTTL] with [WithClock]. A longer expiry never changes a
-// decision; it only keeps idle keys longer.
+// [DefaultClockTTL] with [WithClock]; d, zero included, replaces that
+// default whether it comes before or after WithClock. A longer expiry never
+// changes a decision; it only keeps idle keys longer.
 func WithMinTTL(d time.Duration) Option {
 	return func(s *Store) error {
 		if d < 0 {
 			return fmt.Errorf("redisstore: WithMinTTL: MinTTL must not be negative, got %s", d)
 		}
-		s.minTTL = d
+		s.minTTL, s.minTTLSet = d, true
 		return nil
 	}
 }
@@ -162,6 +163,9 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		if err := o(s); err != nil {
 			return nil, err
 		}
+	}
+	if s.clock != nil && !s.minTTLSet {
+		s.minTTL = DefaultClockTTL
 	}
 	return s, nil
 }
