@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/redis/go-redis/v9"
@@ -65,14 +66,14 @@ type Store struct {
 type Option func(*Store) error
 
 // WithPrefix sets the prefix of every key (default "rk"). It must be
-// non-empty and may not contain '{', '}' or whitespace, which would change the
-// hash tag or the key's meaning.
+// non-empty and may not contain '{', '}' or whitespace (any Unicode space:
+// unicode.IsSpace), which would change the hash tag or the key's meaning.
 func WithPrefix(prefix string) Option {
 	return func(s *Store) error {
 		if prefix == "" {
 			return errors.New("redisstore: WithPrefix: Prefix must not be empty")
 		}
-		if strings.ContainsAny(prefix, "{} \t\r\n") {
+		if strings.ContainsAny(prefix, "{}") || strings.ContainsFunc(prefix, unicode.IsSpace) {
 			return fmt.Errorf("redisstore: WithPrefix: Prefix %q must not contain braces or whitespace", prefix)
 		}
 		s.prefix = prefix
