@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,7 @@ import (
 // documentation, "Cluster"), a key another process refunds or gives back
 // ([Store.Refund], [Store.GiveBack]; this process's refunds and give-backs
 // drop its entries, as do its admitted Takes of the key, such as one of
-// another cost), and a key deleted in Redis (by an operator resetting a
+// another cost, and keep a denial in flight meanwhile from being cached), and a key deleted in Redis (by an operator resetting a
 // client's limit, a restart without persistence, an eviction) stay cached
 // until their RetryAfter, and later Takes of that key in this process are
 // denied for that long where Redis would admit them. The Remaining of a
@@ -46,9 +47,13 @@ func WithDenyCache(size int) Option {
 		if size < 1 {
 			return fmt.Errorf("redisstore: WithDenyCache: Size must be at least 1, got %d", size)
 		}
-		s.deny = &denyCache{size: size, m: make(map[denyKey]denyEntry)}
+		s.deny = newDenyCache(size)
 		return nil
 	}
+}
+
+func newDenyCache(size int) *denyCache {
+	return &denyCache{size: size, m: make(map[denyKey]denyEntry), seed: maphash.MakeSeed()}
 }
 
 // maxDenyKeyLen is the longest key the deny cache keeps (see WithDenyCache).
@@ -78,6 +83,33 @@ type denyCache struct {
 	next time.Time
 	// visited counts the entries sweeps have looked at (tests).
 	visited int
+	// epochs[h] counts the forgets of the keys that hash to h (seed): a
+	// Take notes the sum over its checks before its call (mark), and learn
+	// caches nothing when it changed meanwhile. A forget (this process's
+	// admitted Take, refund or give-back of the key) that came after Redis
+	// denied would otherwise be undone by the denial cached after it, which
+	// would then stand for its RetryAfter where Redis admits. A collision
+	// only makes the cache learn less.
+	seed   maphash.Seed
+	epochs [denyEpochs]atomic.Uint64
+}
+
+// denyEpochs is the number of forget counters (see denyCache.epochs): 8 kB,
+// so that forgets of other keys rarely keep a denial from being cached.
+const denyEpochs = 1024
+
+func (c *denyCache) epoch(key string) *atomic.Uint64 {
+	return &c.epochs[maphash.String(c.seed, key)%denyEpochs]
+}
+
+// mark returns the sum of the forget counters of checks' keys, which learn
+// compares with the sum after the call.
+func (c *denyCache) mark(checks []algorithms.Check) uint64 {
+	var sum uint64
+	for _, ch := range checks {
+		sum += c.epoch(ch.Key).Load()
+	}
+	return sum
 }
 
 // answer fills dst and reports true when the Take can be denied locally.
@@ -141,8 +173,8 @@ func cost(c algorithms.Check) int64 {
 }
 
 // learn caches the decisions of a Take that Redis denied, decided after
-// now and before replied.
-func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, now, replied time.Time) {
+// now and before replied; marked is mark(checks) from before the call.
+func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, now, replied time.Time, marked uint64) {
 	var wait time.Duration
 	denied := false
 	for _, d := range dst {
@@ -163,6 +195,11 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 	until := now.Add(wait)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.mark(checks) != marked {
+		// A key was forgotten during the call, maybe after Redis decided:
+		// the denial may be stale already (see epochs).
+		return
+	}
 	defer func() { c.n.Store(int64(len(c.m))) }()
 	if len(c.m)+len(checks) > c.size && !now.Before(c.next) {
 		var next time.Time
@@ -204,6 +241,11 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 // forget drops what the cache holds for checks (their keys' state changed
 // in a way the cache cannot follow: an admission, a refund).
 func (c *denyCache) forget(checks []algorithms.Check) {
+	// Before the entries go, and even when there are none: a denial in
+	// flight must not be cached after this (see epochs).
+	for _, ch := range checks {
+		c.epoch(ch.Key).Add(1)
+	}
 	if c.n.Load() == 0 {
 		return // the common case of an admitted Take: nothing cached
 	}

@@ -15,18 +15,18 @@ import (
 // TestDenyCacheBounded: however many keys are denied, the cache holds at most
 // its size, and expired entries make room for new ones.
 func TestDenyCacheBounded(t *testing.T) {
-	c := &denyCache{size: 10, m: make(map[denyKey]denyEntry)}
+	c := newDenyCache(10)
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Second}
 	now := time.Unix(1000, 0)
 	denied := []algorithms.Decision{{Limit: 1, RetryAfter: time.Second}}
 	for i := range 1000 {
-		c.learn(denied, []algorithms.Check{{Spec: spec, Key: fmt.Sprint(i)}}, now, now)
+		c.learn(denied, []algorithms.Check{{Spec: spec, Key: fmt.Sprint(i)}}, now, now, 0)
 		if len(c.m) > c.size {
 			t.Fatalf("after %d denials the cache holds %d entries, more than its size %d", i+1, len(c.m), c.size)
 		}
 	}
 	now = now.Add(2 * time.Second) // every entry has expired
-	c.learn(denied, []algorithms.Check{{Spec: spec, Key: "new"}}, now, now)
+	c.learn(denied, []algorithms.Check{{Spec: spec, Key: "new"}}, now, now, 0)
 	if _, ok := c.m[denyKey{spec, "new"}]; !ok || len(c.m) != 1 {
 		t.Fatalf("after expiry the cache holds %d entries (new one cached: %v), want just the new one", len(c.m), ok)
 	}

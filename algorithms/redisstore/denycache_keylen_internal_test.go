@@ -17,14 +17,14 @@ import (
 // still is.
 func TestDenyCacheBytesBounded(t *testing.T) {
 	const size = 64
-	c := &denyCache{size: size, m: make(map[denyKey]denyEntry)}
+	c := newDenyCache(size)
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Second}
 	now := time.Unix(1000, 0)
 	denied := []algorithms.Decision{{Limit: 1, RetryAfter: time.Hour}}
 	big := strings.Repeat("x", 1<<20)
 	for i := range size {
 		key := string(rune('A'+i%26)) + string(rune('a'+i/26)) + big
-		c.learn(denied, []algorithms.Check{{Spec: spec, Key: key}}, now, now)
+		c.learn(denied, []algorithms.Check{{Spec: spec, Key: key}}, now, now, 0)
 	}
 	held := 0
 	for k := range c.m {
@@ -37,7 +37,7 @@ func TestDenyCacheBytesBounded(t *testing.T) {
 	// and a 256-byte key (keyfunc.MaxKeyLen).
 	longest := strings.Repeat("p", 64) + ":" + strings.Repeat("k", 256)
 	check := []algorithms.Check{{Spec: spec, Key: longest}}
-	c.learn(denied, check, now, now)
+	c.learn(denied, check, now, now, 0)
 	var dst [1]algorithms.Decision
 	if !c.answer(dst[:], check, now) {
 		t.Fatalf("a denial of a %d-byte key (the policy layer's longest) was not cached", len(longest))

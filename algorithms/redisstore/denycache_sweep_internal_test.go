@@ -18,14 +18,14 @@ import (
 // make are bounded by the entries' expiries, not by the denials.
 func TestDenyCacheFullDoesNotRescan(t *testing.T) {
 	const size = 50000
-	c := &denyCache{size: size, m: make(map[denyKey]denyEntry)}
+	c := newDenyCache(size)
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: 24 * time.Hour}
 	now := time.Unix(1000, 0)
 	denied := []algorithms.Decision{{Limit: 1, RetryAfter: time.Hour}}
 	checks := []algorithms.Check{{Spec: spec}}
 	for i := range size {
 		checks[0].Key = fmt.Sprint("old", i)
-		c.learn(denied, checks, now.Add(time.Duration(i)), now.Add(time.Duration(i)))
+		c.learn(denied, checks, now.Add(time.Duration(i)), now.Add(time.Duration(i)), 0)
 	}
 	if len(c.m) != size {
 		t.Fatalf("cache holds %d entries, want %d", len(c.m), size)
@@ -34,7 +34,7 @@ func TestDenyCacheFullDoesNotRescan(t *testing.T) {
 	for i := range 20000 {
 		checks[0].Key = fmt.Sprint("new", i)
 		at := now.Add(time.Minute + time.Duration(i)*time.Millisecond)
-		c.learn(denied, checks, at, at)
+		c.learn(denied, checks, at, at, 0)
 	}
 	if len(c.m) != size {
 		t.Fatalf("cache holds %d entries, want %d", len(c.m), size)
@@ -45,7 +45,7 @@ func TestDenyCacheFullDoesNotRescan(t *testing.T) {
 	// Once the old entries expire, new denials are cached again.
 	later := now.Add(2 * time.Hour)
 	checks[0].Key = "after"
-	c.learn(denied, checks, later, later)
+	c.learn(denied, checks, later, later, 0)
 	if _, ok := c.m[denyKey{spec, "after"}]; !ok {
 		t.Fatalf("after the entries expired a new denial was not cached (%d entries)", len(c.m))
 	}

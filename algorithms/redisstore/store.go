@@ -230,8 +230,12 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	// Before the call: a denial is dated no later than the instant Redis
 	// decides at, so the deny cache never outlasts its RetryAfter.
 	local := s.localNow(now)
-	if s.deny != nil && s.deny.answer(dst, checks, local) {
-		return nil
+	var marked uint64
+	if s.deny != nil {
+		if s.deny.answer(dst, checks, local) {
+			return nil
+		}
+		marked = s.deny.mark(checks)
 	}
 	var ticket uint64
 	recorded := false // the breaker has the call's outcome (see breaker.unwound)
@@ -265,7 +269,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 		return err
 	}
 	if s.deny != nil {
-		s.deny.learn(dst, checks, local, replied)
+		s.deny.learn(dst, checks, local, replied, marked)
 	}
 	return nil
 }
