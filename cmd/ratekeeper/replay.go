@@ -100,7 +100,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path (default: path, uri, request_uri, url)")
 	fs.StringVar(&f.json.User, "json-user", "", "JSON field of the user, for the key part user (default: user, user_id, remote_user)")
 	fs.StringVar(&f.json.Status, "json-status", "", "JSON field of the response status, for count: failed or succeeded (default: status, status_code, response_status, response_code)")
-	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable), for header: key parts")
+	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable), for header: key parts (User-Agent and Referer default to user_agent, http_user_agent and referer, http_referer)")
 	logs, code := parseFlags(fs, args, stdout)
 	if code >= 0 {
 		return code

@@ -29,13 +29,17 @@ type JSONFields struct {
 }
 
 // DefaultJSONFields are the names tried for fields left empty.
-var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status []string }{
+var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, UserAgent, Referer []string }{
 	Time:   []string{"time", "ts", "timestamp", "@timestamp", "start_time"},
 	Addr:   []string{"remote_addr", "remote_ip", "client_ip", "ip", "addr"},
 	Method: []string{"method", "request_method", "verb"},
 	Path:   []string{"path", "uri", "request_uri", "url"},
 	User:   []string{"user", "user_id", "remote_user"},
 	Status: []string{"status", "status_code", "response_status", "response_code"},
+	// The User-Agent and Referer headers, unless JSONFields.Headers maps
+	// them to a field of its choosing.
+	UserAgent: []string{"user_agent", "http_user_agent", "useragent"},
+	Referer:   []string{"referer", "http_referer", "referrer"},
 }
 
 // parseJSON parses one JSON object per line.
@@ -99,6 +103,16 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 			}
 		}
 	}
+	if !mapped(f.Headers, "User-Agent") {
+		if v, _ := lookup(obj, "", DefaultJSONFields.UserAgent); v != nil {
+			e.UserAgent = scalar(v)
+		}
+	}
+	if !mapped(f.Headers, "Referer") {
+		if v, _ := lookup(obj, "", DefaultJSONFields.Referer); v != nil {
+			e.Referer = scalar(v)
+		}
+	}
 	for name, field := range f.Headers {
 		if v, _ := lookup(obj, field, nil); v != nil {
 			if s := scalar(v); s != "" {
@@ -107,6 +121,16 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// mapped reports whether headers maps header (in any case) to a field.
+func mapped(headers map[string]string, header string) bool {
+	for name := range headers {
+		if strings.EqualFold(name, header) {
+			return true
+		}
+	}
+	return false
 }
 
 // statusCode returns the HTTP status v holds (a number or digits, 100 to
