@@ -44,17 +44,7 @@ func TestNestedDenialWaitsForOuter(t *testing.T) {
 			inner := middleware.MustNew(store, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)},
 				middleware.WithHeaders(tt.profile), middleware.WithClock(clock))
 			for i, mux := range []string{"chi", "ServeMux"} {
-				var h http.Handler
-				if mux == "chi" {
-					r := chi.NewRouter()
-					r.Use(outer.Handler)
-					r.With(inner.Handler).Get("/", ok)
-					h = r
-				} else {
-					sm := http.NewServeMux()
-					sm.Handle("GET /", inner.Handler(ok))
-					h = outer.Handler(sm)
-				}
+				h := nestedRouter(mux, outer, inner)
 				start := t0.Add(time.Duration(4+4*i) * time.Minute) // a fresh two-minute window for each router
 				clock.Set(start)
 				if w := serve(h, "GET", "/"); w.Code != 200 {
@@ -90,6 +80,21 @@ func TestNestedDenialWaitsForOuter(t *testing.T) {
 
 var constKey = func(*http.Request) (string, error) { return "k", nil }
 
+// nestedRouter serves GET / with ok through outer and then inner: outer as
+// chi's r.Use and inner as r.With, or outer around a ServeMux whose route
+// holds inner.
+func nestedRouter(mux string, outer, inner *middleware.Middleware) http.Handler {
+	if mux == "chi" {
+		r := chi.NewRouter()
+		r.Use(outer.Handler)
+		r.With(inner.Handler).Get("/", ok)
+		return r
+	}
+	sm := http.NewServeMux()
+	sm.Handle("GET /", inner.Handler(ok))
+	return outer.Handler(sm)
+}
+
 // TestNestedQueueRefusalWaitsForOuter: the 503 of a leaky_queue request
 // refused because its deadline comes before its turn names, in
 // Retry-After, a time the middlewares further out admit the retry at: one
@@ -108,17 +113,7 @@ func TestNestedQueueRefusalWaitsForOuter(t *testing.T) {
 					t.Error("a request was held")
 					return nil
 				}))
-			var h http.Handler
-			if mux == "chi" {
-				r := chi.NewRouter()
-				r.Use(outer.Handler)
-				r.With(inner.Handler).Get("/", ok)
-				h = r
-			} else {
-				sm := http.NewServeMux()
-				sm.Handle("GET /", inner.Handler(ok))
-				h = outer.Handler(sm)
-			}
+			h := nestedRouter(mux, outer, inner)
 			if w := serve(h, "GET", "/"); w.Code != 200 {
 				t.Fatalf("first request %d", w.Code)
 			}
@@ -158,9 +153,7 @@ func TestNestedFailClosedWaitsForOuter(t *testing.T) {
 	outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 2, 2*time.Minute, constKey)}, middleware.WithClock(clock))
 	inner := middleware.MustNew(&failing{}, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)},
 		middleware.WithClock(clock), middleware.OnStoreError(middleware.FailClosed(time.Second)), middleware.WithBreaker(0, 0))
-	sm := http.NewServeMux()
-	sm.Handle("GET /", inner.Handler(ok))
-	h := outer.Handler(sm)
+	h := nestedRouter("ServeMux", outer, inner)
 	for _, want := range []struct {
 		rateLimit, retryAfter string
 	}{
