@@ -455,25 +455,17 @@ func retimeOuter(ctx context.Context, h http.Header, held time.Duration) {
 	if held <= 0 {
 		return
 	}
-	for v := ctx.Value(chainKey{}); v != nil; {
-		switch c := v.(type) {
-		case *heldContext:
-			held += c.held
-			v = c.Context.Value(chainKey{})
-		case *resultContext:
-			p := Profile(c.res.wrote - 1)
-			if p != IETF {
-				if p != LegacyUnix {
-					retimeValues(h, p, c, held)
-				}
-				return
+	eachOuter(ctx, chainKey{}, held, func(c *resultContext, held time.Duration) bool {
+		p := Profile(c.res.wrote - 1)
+		if p != IETF {
+			if p != LegacyUnix {
+				retimeValues(h, p, c, held)
 			}
-			retimeLine(h, c, held)
-			v = c.Context.Value(chainKey{})
-		default:
-			return
+			return false
 		}
-	}
+		retimeLine(h, c, held)
+		return true
+	})
 }
 
 // retimeLine replaces in h the IETF RateLimit line of c, if there, by its

@@ -817,27 +817,40 @@ type outerKey struct{}
 // unit), counted from now: reduced by the holds since (see retimeOuter).
 // A middleware built WithoutContext is not seen, nor its hold.
 func outerWait(ctx context.Context) time.Duration {
-	var wait, held time.Duration
-	for v := ctx.Value(outerKey{}); v != nil; {
+	var wait time.Duration
+	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
+		res := &c.res.Result
+		if res.Taken() && !c.res.Shadow {
+			for i := range res.Len() {
+				if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) {
+					wait = max(wait, since(d.NextAfter, held))
+				}
+			}
+		}
+		return true
+	})
+	return wait
+}
+
+// eachOuter calls f with each middleware's context that key finds further
+// out in ctx (chainKey or outerKey), the innermost first, and held plus
+// the holds of the middlewares between it and ctx (their heldContexts),
+// until f returns false.
+func eachOuter(ctx context.Context, key any, held time.Duration, f func(c *resultContext, held time.Duration) bool) {
+	for v := ctx.Value(key); v != nil; {
 		switch c := v.(type) {
 		case *heldContext:
 			held += c.held
-			v = c.Context.Value(outerKey{})
+			v = c.Context.Value(key)
 		case *resultContext:
-			res := &c.res.Result
-			if res.Taken() && !c.res.Shadow {
-				for i := range res.Len() {
-					if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) {
-						wait = max(wait, since(d.NextAfter, held))
-					}
-				}
+			if !f(c, held) {
+				return
 			}
-			v = c.Context.Value(outerKey{})
+			v = c.Context.Value(key)
 		default:
-			return wait
+			return
 		}
 	}
-	return wait
 }
 
 // heldContext is the context of a request a middleware held for a
