@@ -52,17 +52,18 @@ import (
 // which it keeps; the shard's next new key brings it back within the bound.
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
-// token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
-// and its state) of an open-addressing table kept 70% to 87.5% full, so 27
-// to 35 bytes per key over the table's growth cycle (31 bytes with a million
-// keys held, BenchmarkMemoryPerKey in benchmarks/algorithms; up to about 39
-// in a table of under 256 slots, whose spare end slots weigh more), the
-// same in a store kept at its WithMaxKeys bound under churn (a deleted key
-// leaves no tombstone), and up to about 62 bytes for the keys of a table while it grows, until the old
-// array is collected; a sweep that leaves a table less than a quarter full
-// shrinks it back to 70%. sliding_log adds 16 bytes per distinct accepted
-// instant in the window (at most 16·Limit); sliding_buckets adds 4 bytes per
-// bucket. Budget 70 bytes per key, times the bound, for the fixed-size kinds.
+// token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash and
+// its state) of an open-addressing table kept 70% to 87.5% full, so 27 to 35
+// bytes per key over the table's growth cycle (31 bytes with a million keys
+// held, BenchmarkMemoryPerKey in benchmarks/algorithms; up to about 39 in a
+// table of under 256 slots, whose spare end slots weigh more), the same in a
+// store kept at its WithMaxKeys bound under churn (a deleted key leaves no
+// tombstone), and up to about 62 bytes for the keys of a table while it grows,
+// until the old array is collected; a sweep that leaves a table less than a
+// quarter full shrinks it back to 70%. sliding_log adds 16 bytes per distinct
+// accepted instant in the window (at most 16·Limit); sliding_buckets adds 4
+// bytes per bucket. Budget 70 bytes per key, times the bound, for the
+// fixed-size kinds.
 //
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
 // call [NewMemoryStore].
