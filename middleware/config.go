@@ -32,7 +32,10 @@ const FallbackMaxKeys = 1_000_000
 var fallbackMaxKeys = FallbackMaxKeys
 
 // ConfigOptions returns the options a loaded configuration ([policy.Load])
-// asks for: its header profile and its failure mode. fallback is the store
+// asks for: its header profile, its failure mode, and the check for
+// forwarding headers that its ip keys ignore ([CheckForwarding]) when a
+// policy keys by ip with neither trusted_proxies nor trusted_hops
+// declared. fallback is the store
 // that decides under failure_mode fallback; nil means a new in-memory store
 // of at most [FallbackMaxKeys] keys (limits per instance while the shared
 // store is down). An empty profile or mode means the default.
@@ -72,6 +75,9 @@ func configOptions(cfg *policy.Config, fallback algorithms.Store, fn string) ([]
 		}
 		opts = append(opts, OnStoreError(FallBack(fallback)))
 	}
+	// The forwarding check, as the configuration asks, unless the
+	// caller's CheckForwarding came first.
+	opts = append(opts, wantConfig(cfg))
 	return opts, nil
 }
 
@@ -90,9 +96,9 @@ func checkSettings(cfg *policy.Config, fn string) error {
 }
 
 // FromConfig returns a middleware enforcing the policies of a loaded
-// configuration ([policy.Load]) with its header profile and failure mode
-// ([ConfigOptions], an in-memory fallback store of at most
-// [FallbackMaxKeys] keys for failure_mode fallback),
+// configuration ([policy.Load]) with its header profile, failure mode and
+// forwarding check ([ConfigOptions], an in-memory fallback store of at
+// most [FallbackMaxKeys] keys for failure_mode fallback),
 // keeping state in store. opts come after the configuration's options, so
 // they win: OnStoreError(FallBack(s)) supplies another fallback store.
 //
@@ -160,6 +166,7 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if err := m.SetPolicies(cfg.Policies); err != nil {
 		return err
 	}
+	m.followConfig(cfg)
 	// Compared with the configuration the middleware was built from (its
 	// options may override it), else with the settings in force.
 	cur := fileSettings{profile: m.profile, hasProfile: true, mode: m.failure.mode}

@@ -50,6 +50,10 @@ type Middleware struct {
 	noContext   bool
 	built       *fileSettings // the configuration's settings, when built by FromConfig
 	logger      *LogObserver  // the one WithLogger built, if any
+	fwdExplicit bool          // CheckForwarding decided fwdWanted (a configuration does not)
+	fwdWanted   bool          // the options ask for the forwarding check
+
+	fwd atomic.Uint32 // the forwarding check's state (see CheckForwarding)
 
 	failures  atomic.Int64   // consecutive store failures
 	deadlines deadline.Calls // the store calls that may reach a deadline that counts, and the backend's answers
@@ -89,6 +93,9 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 		if err := opt(m); err != nil {
 			return nil, err
 		}
+	}
+	if m.fwdWanted && m.onError != nil { // else nobody to tell
+		m.fwd.Store(fwdChecking)
 	}
 	if l := m.logger; l != nil && l.drawn && m.pkSecret != nil {
 		// Its pks are the headers' (see WithLogger).
@@ -136,6 +143,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	if mask == 0 {
 		next.ServeHTTP(w, r)
 		return
+	}
+	if m.fwd.Load() == fwdChecking {
+		m.checkForwarding(r)
 	}
 	if m.noContext {
 		res := resultPool.Get().(*Result)

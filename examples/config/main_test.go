@@ -296,3 +296,40 @@ func TestRunShutsDown(t *testing.T) {
 	}
 	goleak.VerifyNone(t)
 }
+
+// TestWarnsAboutIgnoredForwarding: a file that declares no trusted proxies,
+// served behind one (requests carry X-Forwarded-For), keys every client by
+// the proxy's address; the example logs that once, as a warning.
+func TestWarnsAboutIgnoredForwarding(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, []byte("policies:\n  - name: per-ip\n    limit: 100\n    window: 1m\n"))
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var logs syncBuffer
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: algorithms.SystemClock,
+		log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for range 3 {
+		req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+		req.Header.Set("X-Forwarded-For", "198.51.100.7")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET /: %d", resp.StatusCode)
+		}
+	}
+	if n := strings.Count(logs.String(), `"level":"WARN","msg":"middleware: a request carries a forwarding header`); n != 1 {
+		t.Errorf("%d forwarding warnings logged, want 1; logs:\n%s", n, logs.String())
+	}
+}

@@ -1,0 +1,137 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// ErrForwardingIgnored is told to the error handler (once per Middleware)
+// the first time a request carries a forwarding header (X-Forwarded-For,
+// Forwarded, X-Real-IP) while the checked middleware keys clients by an
+// address read from no proxy: the peer's own. Behind a reverse proxy
+// or load balancer that is a misconfiguration with a large effect: every
+// request comes from the proxy's address, so every client shares one
+// limit, and one busy client locks all the others out. The fix is to
+// declare the proxies (keyfunc.TrustedProxies or keyfunc.TrustedHops, or
+// trusted_proxies or trusted_hops in a configuration file) and the header
+// they write. On a server that clients reach directly such a header is
+// their own invention, rightly ignored, and the report can be ignored too
+// (or the check left off: [CheckForwarding]).
+//
+// The request is served as without the check: this is a warning, not a
+// failure. The message names the header and the peer's address (the
+// proxy's, when there is one), not the header's value.
+var ErrForwardingIgnored = errors.New("middleware: a request carries a forwarding header that the client-IP key does not read (no trusted proxies)")
+
+// Forwarding check states (Middleware.fwd).
+const (
+	fwdOff      uint32 = iota // not checked
+	fwdChecking               // checked until the first report
+	fwdTold                   // reported: not checked any more
+)
+
+// forwardingHeaders are the headers a reverse proxy sets with the address
+// of the client it forwards, in canonical form.
+var forwardingHeaders = [...]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"}
+
+// CheckForwarding turns on (or off) the check for forwarding headers that
+// the middleware's client-IP keys ignore (see [ErrForwardingIgnored]).
+// Turn it on for a middleware whose policies key clients by
+// keyfunc.IP with neither keyfunc.TrustedProxies nor keyfunc.TrustedHops,
+// the default: until the first report, each request is looked at for the
+// three headers (three map lookups), and then no more. The check tells
+// the error handler ([WithErrorHandler]); without one it is not made.
+//
+// [FromConfig] turns it on by itself when a policy of the configuration
+// keys by ip and the configuration declares neither trusted_proxies nor
+// trusted_hops, and [Middleware.ApplyConfig] turns it on or off for each
+// configuration applied, unless this option was given. The options may
+// come in any order.
+func CheckForwarding(on bool) Option {
+	return func(m *Middleware) error {
+		m.fwdExplicit, m.fwdWanted = true, on
+		return nil
+	}
+}
+
+// configIgnoresForwarding reports whether cfg keys some policy by the
+// peer's address with no proxy declared: the configurations for which
+// FromConfig checks forwarding headers.
+func configIgnoresForwarding(cfg *policy.Config) bool {
+	if len(cfg.TrustedProxies) > 0 || cfg.TrustedHops > 0 {
+		return false
+	}
+	for _, d := range cfg.Definitions {
+		for _, k := range d.Key {
+			if slices.Contains(k, "ip") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wantConfig is the option of a configuration (see ConfigOptions): the
+// forwarding check as cfg asks, unless CheckForwarding decides it. New
+// starts the check once every option has run.
+func wantConfig(cfg *policy.Config) Option {
+	return func(m *Middleware) error {
+		if !m.fwdExplicit {
+			m.fwdWanted = configIgnoresForwarding(cfg)
+		}
+		return nil
+	}
+}
+
+// followConfig turns the forwarding check on or off as cfg, a
+// configuration applied, asks (see configIgnoresForwarding), unless
+// CheckForwarding decided it. A check that has reported stays quiet.
+func (m *Middleware) followConfig(cfg *policy.Config) {
+	if m.fwdExplicit {
+		return
+	}
+	if m.onError != nil && configIgnoresForwarding(cfg) {
+		m.fwd.CompareAndSwap(fwdOff, fwdChecking)
+	} else {
+		m.fwd.CompareAndSwap(fwdChecking, fwdOff)
+	}
+}
+
+// checkForwarding tells the error handler, the first time, that r carries
+// a forwarding header the client-IP keys ignore.
+func (m *Middleware) checkForwarding(r *http.Request) {
+	for _, h := range forwardingHeaders {
+		if _, ok := r.Header[h]; !ok {
+			continue
+		}
+		if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
+			return
+		}
+		m.report(r, fmt.Errorf("%w: a request from %s carries %s; behind a reverse proxy every client then shares the proxy's limit: declare the proxies (keyfunc.TrustedProxies or TrustedHops; trusted_proxies or trusted_hops) and the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader; ip_source), or, when clients reach this server directly, ignore this",
+			ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
+		return
+	}
+}
+
+// peerAddr returns the address of remoteAddr ("host:port") for a message:
+// the address alone, or, when it is not one, remoteAddr quoted and cut to
+// 64 bytes (it comes from the server, but may be any text a test or a
+// custom listener put there).
+func peerAddr(remoteAddr string) string {
+	if ap, err := netip.ParseAddrPort(remoteAddr); err == nil {
+		return ap.Addr().String()
+	}
+	if a, err := netip.ParseAddr(remoteAddr); err == nil {
+		return a.String()
+	}
+	if len(remoteAddr) > 64 {
+		remoteAddr = remoteAddr[:64]
+	}
+	return strconv.Quote(remoteAddr)
+}

@@ -1,0 +1,272 @@
+package middleware_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// reports collects what a middleware tells its error handler.
+type reports struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (c *reports) handler() middleware.Option {
+	return middleware.WithErrorHandler(func(_ *http.Request, err error) {
+		c.mu.Lock()
+		c.errs = append(c.errs, err)
+		c.mu.Unlock()
+	})
+}
+
+// forwarding returns the reports that are ErrForwardingIgnored.
+func (c *reports) forwarding() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []error
+	for _, err := range c.errs {
+		if errors.Is(err, middleware.ErrForwardingIgnored) {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+func parseConfig(t *testing.T, text string) *policy.Config {
+	t.Helper()
+	cfg, err := policy.ParseConfig([]byte(text), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+const ipConfig = `
+policies:
+  - name: per-ip
+    limit: 100
+    window: 1m
+`
+
+// TestForwardingIgnoredReportedOnce: a server configured without trusted
+// proxies and deployed behind one keys every client by the proxy's
+// address (one limit shared by all), and nothing said so. A middleware
+// built from such a configuration now tells the error handler, once,
+// the first time a request carries a forwarding header, naming the header
+// and the peer, and serves the requests as before. Through a real server,
+// behind chi and behind a ServeMux, with concurrent requests.
+func TestForwardingIgnoredReportedOnce(t *testing.T) {
+	routers := map[string]func(*middleware.Middleware) http.Handler{
+		"chi": func(m *middleware.Middleware) http.Handler {
+			r := chi.NewRouter()
+			r.Use(m.Handler)
+			r.Get("/", ok.ServeHTTP)
+			return r
+		},
+		"servemux": func(m *middleware.Middleware) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("GET /", m.Handler(ok))
+			return mux
+		},
+	}
+	for name, route := range routers {
+		t.Run(name, func(t *testing.T) {
+			store, _ := newStore(t)
+			var got reports
+			m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), got.handler())
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(route(m))
+			defer srv.Close()
+			get := func(header, value string) *http.Response {
+				req, err := http.NewRequest("GET", srv.URL+"/", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if header != "" {
+					req.Header.Set(header, value)
+				}
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp
+			}
+			if resp := get("", ""); resp.StatusCode != 200 {
+				t.Fatalf("plain request: %d", resp.StatusCode)
+			}
+			if n := len(got.forwarding()); n != 0 {
+				t.Fatalf("a request without forwarding headers was reported: %v", got.forwarding())
+			}
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					if resp := get("X-Forwarded-For", "198.51.100.7"); resp.StatusCode != 200 {
+						t.Errorf("forwarded request: %d", resp.StatusCode)
+					}
+				})
+			}
+			wg.Wait()
+			// Keyed by the peer as before: 1 + 8 requests from 127.0.0.1.
+			resp := get("Forwarded", "for=198.51.100.8")
+			if got, want := resp.Header.Get("RateLimit"), `"per-ip";r=90;`; !strings.HasPrefix(got, want) {
+				t.Errorf("RateLimit = %q, want the peer's count (%s...)", got, want)
+			}
+			reps := got.forwarding()
+			if len(reps) != 1 {
+				t.Fatalf("%d forwarding reports, want 1: %v", len(reps), reps)
+			}
+			msg := reps[0].Error()
+			for _, want := range []string{"X-Forwarded-For", "127.0.0.1", "trusted_proxies", "keyfunc.TrustedProxies"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("report %q does not name %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "198.51.100.7") {
+				t.Errorf("report %q gives the header's value", msg)
+			}
+		})
+	}
+}
+
+// TestForwardingCheckOnlyWhereItMeansSomething: configurations that
+// declare their proxies, or key by no ip, are not checked; neither is a
+// middleware without an error handler (nobody to tell), nor one built
+// with New unless asked (CheckForwarding).
+func TestForwardingCheckOnlyWhereItMeansSomething(t *testing.T) {
+	configs := map[string]string{
+		"trusted_proxies": "trusted_proxies: [10.0.0.0/8]\n" + ipConfig,
+		"trusted_hops":    "trusted_hops: 1\n" + ipConfig,
+		"no ip key": `
+policies:
+  - name: per-user
+    limit: 100
+    window: 1m
+    key: [header:X-User]
+`,
+	}
+	for name, text := range configs {
+		t.Run(name, func(t *testing.T) {
+			store, _ := newStore(t)
+			var got reports
+			m, err := middleware.FromConfig(store, parseConfig(t, text), got.handler())
+			if err != nil {
+				t.Fatal(err)
+			}
+			forwarded(m.Handler(ok), "X-Forwarded-For", "198.51.100.7", "X-User", "ann")
+			if reps := got.forwarding(); len(reps) != 0 {
+				t.Errorf("reported %v", reps)
+			}
+		})
+	}
+	t.Run("an ip key among alternatives", func(t *testing.T) {
+		store, _ := newStore(t)
+		var got reports
+		m, err := middleware.FromConfig(store, parseConfig(t, `
+policies:
+  - name: per-user
+    limit: 100
+    window: 1m
+    key: [header:X-User]
+    fallback: [ip]
+`), got.handler())
+		if err != nil {
+			t.Fatal(err)
+		}
+		forwarded(m.Handler(ok), "X-Real-IP", "198.51.100.7")
+		if reps := got.forwarding(); len(reps) != 1 || !strings.Contains(reps[0].Error(), "X-Real-Ip") {
+			t.Errorf("reported %v, want one report naming X-Real-Ip", reps)
+		}
+	})
+	t.Run("without an error handler", func(t *testing.T) {
+		store, _ := newStore(t)
+		m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), middleware.CheckForwarding(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := forwarded(m.Handler(ok), "X-Forwarded-For", "198.51.100.7"); w.Code != 200 {
+			t.Errorf("status %d", w.Code)
+		}
+	})
+	t.Run("New", func(t *testing.T) {
+		store, _ := newStore(t)
+		p := fixed("plain", 100, 1e9, remote)
+		var off, on reports
+		h := middleware.MustNew(store, []*policy.Policy{p}, off.handler()).Handler(ok)
+		forwarded(h, "X-Forwarded-For", "198.51.100.7")
+		if reps := off.forwarding(); len(reps) != 0 {
+			t.Errorf("New without CheckForwarding reported %v", reps)
+		}
+		h = middleware.MustNew(store, []*policy.Policy{p}, middleware.CheckForwarding(true), on.handler()).Handler(ok)
+		forwarded(h, "X-Forwarded-For", "198.51.100.7")
+		forwarded(h, "Forwarded", "for=198.51.100.7")
+		if reps := on.forwarding(); len(reps) != 1 {
+			t.Errorf("New with CheckForwarding(true): %d reports, want 1: %v", len(reps), reps)
+		}
+	})
+	t.Run("CheckForwarding(false) over a configuration", func(t *testing.T) {
+		store, _ := newStore(t)
+		var got reports
+		m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), middleware.CheckForwarding(false), got.handler())
+		if err != nil {
+			t.Fatal(err)
+		}
+		forwarded(m.Handler(ok), "X-Forwarded-For", "198.51.100.7")
+		// A reload keeps the caller's choice.
+		if err := m.ApplyConfig(parseConfig(t, ipConfig)); err != nil {
+			t.Fatal(err)
+		}
+		forwarded(m.Handler(ok), "X-Forwarded-For", "198.51.100.7")
+		if reps := got.forwarding(); len(reps) != 0 {
+			t.Errorf("reported %v", reps)
+		}
+	})
+}
+
+// TestForwardingCheckFollowsReload: declaring the proxies in a reloaded
+// configuration ends the check; removing them starts it again.
+func TestForwardingCheckFollowsReload(t *testing.T) {
+	store, _ := newStore(t)
+	var got reports
+	m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), got.handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Handler(ok)
+	if err := m.ApplyConfig(parseConfig(t, "trusted_proxies: [10.0.0.0/8]\n"+ipConfig)); err != nil {
+		t.Fatal(err)
+	}
+	forwarded(h, "X-Forwarded-For", "198.51.100.7")
+	if reps := got.forwarding(); len(reps) != 0 {
+		t.Fatalf("with trusted proxies reloaded, reported %v", reps)
+	}
+	if err := m.ApplyConfig(parseConfig(t, ipConfig)); err != nil {
+		t.Fatal(err)
+	}
+	forwarded(h, "X-Forwarded-For", "198.51.100.7")
+	if reps := got.forwarding(); len(reps) != 1 {
+		t.Fatalf("with the proxies removed again, %d reports, want 1: %v", len(reps), reps)
+	}
+}
+
+// forwarded serves one GET / from 192.0.2.1 with the given header pairs.
+func forwarded(h http.Handler, kv ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", "/", nil)
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
