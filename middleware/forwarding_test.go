@@ -41,15 +41,6 @@ func (c *reports) forwarding() []error {
 	return out
 }
 
-func parseConfig(t *testing.T, text string) *policy.Config {
-	t.Helper()
-	cfg, err := policy.ParseConfig([]byte(text), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 const ipConfig = `
 policies:
   - name: per-ip
@@ -82,7 +73,7 @@ func TestForwardingIgnoredReportedOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			store, _ := newStore(t)
 			var got reports
-			m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), got.handler())
+			m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +151,7 @@ policies:
 		t.Run(name, func(t *testing.T) {
 			store, _ := newStore(t)
 			var got reports
-			m, err := middleware.FromConfig(store, parseConfig(t, text), got.handler())
+			m, err := middleware.FromConfig(store, mustConfig(t, text), got.handler())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +164,7 @@ policies:
 	t.Run("an ip key among alternatives", func(t *testing.T) {
 		store, _ := newStore(t)
 		var got reports
-		m, err := middleware.FromConfig(store, parseConfig(t, `
+		m, err := middleware.FromConfig(store, mustConfig(t, `
 policies:
   - name: per-user
     limit: 100
@@ -191,7 +182,7 @@ policies:
 	})
 	t.Run("without an error handler", func(t *testing.T) {
 		store, _ := newStore(t)
-		m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), middleware.CheckForwarding(true))
+		m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), middleware.CheckForwarding(true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,13 +209,13 @@ policies:
 	t.Run("CheckForwarding(false) over a configuration", func(t *testing.T) {
 		store, _ := newStore(t)
 		var got reports
-		m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), middleware.CheckForwarding(false), got.handler())
+		m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), middleware.CheckForwarding(false), got.handler())
 		if err != nil {
 			t.Fatal(err)
 		}
 		forwarded(m.Handler(ok), "X-Forwarded-For", "198.51.100.7")
 		// A reload keeps the caller's choice.
-		if err := m.ApplyConfig(parseConfig(t, ipConfig)); err != nil {
+		if err := m.ApplyConfig(mustConfig(t, ipConfig)); err != nil {
 			t.Fatal(err)
 		}
 		forwarded(m.Handler(ok), "X-Forwarded-For", "198.51.100.7")
@@ -239,19 +230,19 @@ policies:
 func TestForwardingCheckFollowsReload(t *testing.T) {
 	store, _ := newStore(t)
 	var got reports
-	m, err := middleware.FromConfig(store, parseConfig(t, ipConfig), got.handler())
+	m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := m.Handler(ok)
-	if err := m.ApplyConfig(parseConfig(t, "trusted_proxies: [10.0.0.0/8]\n"+ipConfig)); err != nil {
+	if err := m.ApplyConfig(mustConfig(t, "trusted_proxies: [10.0.0.0/8]\n"+ipConfig)); err != nil {
 		t.Fatal(err)
 	}
 	forwarded(h, "X-Forwarded-For", "198.51.100.7")
 	if reps := got.forwarding(); len(reps) != 0 {
 		t.Fatalf("with trusted proxies reloaded, reported %v", reps)
 	}
-	if err := m.ApplyConfig(parseConfig(t, ipConfig)); err != nil {
+	if err := m.ApplyConfig(mustConfig(t, ipConfig)); err != nil {
 		t.Fatal(err)
 	}
 	forwarded(h, "X-Forwarded-For", "198.51.100.7")
