@@ -149,7 +149,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	if m.noContext {
 		res := resultPool.Get().(*Result)
-		res.Shadow, res.Fallback, res.Err, res.wrote = false, false, nil, 0
+		res.Shadow, res.Fallback, res.Err, res.wrote, res.outerWait = false, false, nil, 0, 0
 		var (
 			vals *[2]string
 			buf  []byte
@@ -265,6 +265,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	var wait time.Duration // a denial's wait for the middlewares further out
 	if !allowed && !m.shadow {
 		wait = outerWait(r.Context())
+		res.outerWait = uint32(min(seconds(wait), math.MaxUint32))
 	}
 	if d == 0 {
 		setHeadersWait(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, 0, wait)
@@ -704,10 +705,29 @@ type Result struct {
 	// profile's values left as an outer middleware wrote them). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
+	// outerWait is the wait of the middlewares further out (see
+	// outerWait) for a denied request, in whole seconds, rounded up (at
+	// most 136 years): its 429 waits at least that long. It fits the
+	// padding after the bools, where a Duration would not fit the
+	// request's size class (see TestResultContextSizeClass).
+	outerWait uint32
 	// Err is the failure the middleware met, if any: the store's error
 	// (then the request passed unlimited, or was decided by the fallback
 	// store), or in shadow mode a *policy.KeyError or *policy.CostError.
 	Err error
+}
+
+// RetryAfter returns, for a denied request, how long the client should
+// wait: the Retry-After of the default 429 before it is rounded up to
+// whole seconds. That is the longest RetryAfter among the violated
+// policies, never less than their NextAfter ([policy.Result.RetryAfter]),
+// and never less than the middlewares further out would refuse the retry
+// for (their wait in whole seconds, rounded up): one that admitted the
+// request with its last units waits for them to grow. It is 0 when
+// allowed. In shadow mode, which refuses nothing, it is the policies' wait
+// alone.
+func (res *Result) RetryAfter() time.Duration {
+	return max(res.Result.RetryAfter(), time.Duration(res.outerWait)*time.Second)
 }
 
 // resultContext is the request context carrying a Result, and the request

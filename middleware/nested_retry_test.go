@@ -167,3 +167,35 @@ func TestNestedFailClosedWaitsForOuter(t *testing.T) {
 		clock.Advance(time.Second)
 	}
 }
+
+// TestNestedDenyHandlerWaitsForOuter: a deny handler (WithDenyHandler) of
+// a middleware nested inside one that admitted the request with its last
+// unit is given, in res.RetryAfter, the wait the default 429 sends as
+// Retry-After: the outer policy's, not only the inner one's.
+func TestNestedDenyHandlerWaitsForOuter(t *testing.T) {
+	for i, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			store, clock := newStore(t)
+			start := t0.Add(time.Duration(4+4*i) * time.Minute) // a two-minute boundary
+			clock.Set(start)
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 2, 2*time.Minute, constKey)}, middleware.WithClock(clock))
+			var got time.Duration
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)}, middleware.WithClock(clock),
+				middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, res *middleware.Result) {
+					got = res.RetryAfter()
+					w.WriteHeader(http.StatusTooManyRequests)
+				}))
+			h := nestedRouter(mux, outer, inner)
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Fatalf("first request %d", w.Code)
+			}
+			clock.Advance(time.Second)
+			if w := serve(h, "GET", "/"); w.Code != 429 {
+				t.Fatalf("second request %d, want 429", w.Code)
+			}
+			if want := 119 * time.Second; got != want {
+				t.Errorf("deny handler's res.RetryAfter() = %s, want %s (the outer policy's t, the default 429's Retry-After)", got, want)
+			}
+		})
+	}
+}

@@ -212,7 +212,8 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // WithDenyHandler replaces the whole 429 response. The handler is called
 // for a request the policies deny, with the rate-limit headers already set
 // (delete them if unwanted); it writes the status, Retry-After (see
-// [policy.Result.RetryAfter]), Cache-Control and the body. It is also called for a
+// [Result.RetryAfter]: the default 429's, the middlewares further out
+// included), Cache-Control and the body. It is also called for a
 // request whose cost a policy can never admit: then res.Err is the
 // *policy.CostError, res holds no decisions (res.Taken() is false), no
 // rate-limit header is set, and waiting does not help (the default answer
