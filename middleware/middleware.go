@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"net/http"
 	"strconv"
 	"strings"
@@ -843,9 +844,9 @@ type outerKey struct{}
 // middleware further in than all those of ctx denies, would still be
 // refused by them: those (not in shadow mode) that admitted it with their
 // last units, so that its retry finds less than its cost, wait for their
-// quota to grow (at least the decision's NextAfter, the wait for one
-// unit), counted from now: reduced by the holds since (see retimeOuter).
-// A middleware built WithoutContext is not seen, nor its hold.
+// quota to grow back to its cost (see unitsAfter), counted from now:
+// reduced by the holds since (see retimeOuter). A middleware built
+// WithoutContext is not seen, nor its hold.
 func outerWait(ctx context.Context) time.Duration {
 	var wait time.Duration
 	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
@@ -853,13 +854,51 @@ func outerWait(ctx context.Context) time.Duration {
 		if res.Taken() && !c.res.Shadow {
 			for i := range res.Len() {
 				if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) {
-					wait = max(wait, since(d.NextAfter, held))
+					wait = max(wait, since(unitsAfter(res.Policy(i).Spec(), d, res.Cost(i)-d.Remaining), held))
 				}
 			}
 		}
 		return true
 	})
 	return wait
+}
+
+// unitsAfter returns how long after d, an admitted decision under spec,
+// the allowance has need more units than d.Remaining if nothing else
+// arrives: d.NextAfter for one (the wait for the next unit); for more,
+// a fixed window's NextAfter still (its units all come back at the
+// window's end), a bucket's or a queue's NextAfter and then need-1 more
+// units at its rate (Limit per Window), and for the sliding kinds, whose
+// later units come back at instants the decision does not give,
+// ResetAfter, when the whole allowance is back. It is never after
+// ResetAfter, nor before NextAfter.
+func unitsAfter(spec algorithms.Spec, d algorithms.Decision, need int64) time.Duration {
+	if need <= 1 {
+		return d.NextAfter
+	}
+	full := max(d.ResetAfter, d.NextAfter)
+	switch spec.Algorithm {
+	case algorithms.FixedWindow:
+		return d.NextAfter
+	case algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.LeakyQueue:
+		if spec.Limit <= 0 || d.NextAfter < 0 {
+			return full
+		}
+		// (need-1)·Window/Limit, rounded up, without overflow.
+		hi, lo := bits.Mul64(uint64(need-1), uint64(spec.Window))
+		if hi >= uint64(spec.Limit) {
+			return full
+		}
+		q, r := bits.Div64(hi, lo, uint64(spec.Limit))
+		if r != 0 {
+			q++
+		}
+		if q > uint64(full-d.NextAfter) {
+			return full
+		}
+		return d.NextAfter + time.Duration(q)
+	}
+	return full
 }
 
 // eachOuter calls f with each middleware's context that key finds further

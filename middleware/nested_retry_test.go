@@ -199,3 +199,41 @@ func TestNestedDenyHandlerWaitsForOuter(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedDenialWaitsForOuterCost: a request of cost 2 that a middleware
+// further out admitted, leaving it less than 2 units, and one further in
+// denied, is told to retry when the outer one has 2 units again, not 1:
+// under a token bucket refilling a unit every 10 s, 19 s, not 9.
+func TestNestedDenialWaitsForOuterCost(t *testing.T) {
+	two := policy.WithCost(func(*http.Request) int64 { return 2 })
+	for i, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			store, clock := newStore(t)
+			clock.Set(t0.Add(time.Duration(i) * time.Hour))
+			bucket := policy.Must(policy.New("bucket", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1, Window: 10 * time.Second, Burst: 4}, constKey, two))
+			inner := policy.Must(policy.New("inner", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 2, Window: 2 * time.Second}, constKey, two))
+			h := nestedRouter(mux,
+				middleware.MustNew(store, []*policy.Policy{bucket}, middleware.WithClock(clock)),
+				middleware.MustNew(store, []*policy.Policy{inner}, middleware.WithClock(clock)))
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Fatalf("first request %d", w.Code)
+			}
+			clock.Advance(time.Second)
+			w := serve(h, "GET", "/")
+			if w.Code != 429 {
+				t.Fatalf("second request %d, want 429", w.Code)
+			}
+			if got := w.Header().Get("Retry-After"); got != "19" {
+				t.Errorf("Retry-After = %q, want 19 (2 units of the outer bucket; RateLimit %q)", got, w.Header().Values("RateLimit"))
+			}
+			clock.Advance(18 * time.Second)
+			if w := serve(h, "GET", "/"); w.Code != 429 {
+				t.Errorf("retry 1 s before Retry-After: %d, want 429", w.Code)
+			}
+			clock.Advance(time.Second)
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Errorf("retry at Retry-After: %d, want 200", w.Code)
+			}
+		})
+	}
+}
