@@ -245,7 +245,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
-			m.unavailable(w, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r.Context()))))
+			m.unavailable(w, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable))))
 			return
 		}
 		m.stats.failedOpen.Add(1)
@@ -265,7 +265,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	var wait time.Duration // a denial's wait for the middlewares further out
 	if !allowed && !m.shadow {
-		wait = outerWait(r.Context())
+		wait = outerWait(r, http.StatusTooManyRequests)
 		res.outerWait = uint32(min(seconds(wait), math.MaxUint32))
 	}
 	if d == 0 {
@@ -312,7 +312,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0)
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
-			m.unavailable(w, max(1, seconds(d), seconds(outerWait(r.Context()))))
+			m.unavailable(w, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable))))
 			return
 		}
 		m.stats.delayed.Add(1)
@@ -333,7 +333,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// A server-side deadline that ran out during the hold
 				// (the wait ran late): as for one refused at once, the
 				// time left to its turn, at least 1 s.
-				retry = max(1, seconds(d-waited), seconds(outerWait(r.Context())-waited))
+				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable)-waited))
 			}
 			m.unavailable(w, retry)
 			return
@@ -840,20 +840,22 @@ func (c *resultContext) Value(key any) any {
 // of those that held it (a *heldContext), for outerWait.
 type outerKey struct{}
 
-// outerWait returns how long a retry of the request of ctx, which a
-// middleware further in than all those of ctx denies, would still be
+// outerWait returns how long a retry of r, which a middleware further in
+// than all those of its context refuses with status, would still be
 // refused by them: those (not in shadow mode) that admitted it with their
 // last units, so that its retry finds less than its cost, wait for their
 // quota to grow back to its cost (see unitsAfter), counted from now:
-// reduced by the holds since (see retimeOuter). A middleware built
-// WithoutContext is not seen, nor its hold.
-func outerWait(ctx context.Context) time.Duration {
+// reduced by the holds since (see retimeOuter). A policy that does not
+// count a response of status ([policy.CountIf]) gives the request's units
+// back once the response is written, and is not waited for. A middleware
+// built WithoutContext is not seen, nor its hold.
+func outerWait(r *http.Request, status int) time.Duration {
 	var wait time.Duration
-	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
+	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
 		res := &c.res.Result
 		if res.Taken() && !c.res.Shadow {
 			for i := range res.Len() {
-				if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) {
+				if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) && res.Policy(i).Counts(r, status) {
 					wait = max(wait, since(unitsAfter(res.Policy(i).Spec(), d, res.Cost(i)-d.Remaining), held))
 				}
 			}

@@ -237,3 +237,41 @@ func TestNestedDenialWaitsForOuterCost(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedDenialOuterGivesBack: a middleware further out whose policy
+// does not count the inner middleware's 429 (policy.CountIf) gives back
+// the unit the denied request took, so the retry waits for the inner
+// policy alone: Retry-After is the inner policy's 59 s, and the retry then
+// is admitted, not told to wait for the outer policy's 119 s as when the
+// outer one counts every response.
+func TestNestedDenialOuterGivesBack(t *testing.T) {
+	for i, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			store, clock := newStore(t)
+			start := t0.Add(time.Duration(4+4*i) * time.Minute) // a two-minute boundary
+			clock.Set(start)
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 2, 2*time.Minute, constKey, policy.CountIf(policy.CountSucceeded))}, middleware.WithClock(clock))
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)}, middleware.WithClock(clock))
+			h := nestedRouter(mux, outer, inner)
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Fatalf("first request %d", w.Code)
+			}
+			clock.Advance(time.Second)
+			w := serve(h, "GET", "/")
+			if w.Code != 429 {
+				t.Fatalf("second request %d, want 429", w.Code)
+			}
+			if got := w.Header().Get("Retry-After"); got != "59" {
+				t.Errorf("Retry-After = %q, want 59 (the outer policy gives its unit back)", got)
+			}
+			clock.Advance(58 * time.Second)
+			if w := serve(h, "GET", "/"); w.Code != 429 {
+				t.Errorf("retry 1 s before Retry-After: %d, want 429", w.Code)
+			}
+			clock.Advance(time.Second)
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Errorf("retry at Retry-After: %d, want 200", w.Code)
+			}
+		})
+	}
+}
