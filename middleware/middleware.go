@@ -189,9 +189,17 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// remaining (see setHeaders).
 	profile := m.profile
 	var outer *policy.Result
-	if profile != NoHeaders {
-		if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
-			profile, outer = Profile(o.wrote-1), &o.Result
+	if r.Context().Value(outerKey{}) != nil {
+		// Nested in other middlewares: the policies they decided already
+		// are left out (see ErrCountedTwice).
+		if mask = m.unrepeated(r, set, mask); mask == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if profile != NoHeaders {
+			if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
+				profile, outer = Profile(o.wrote-1), &o.Result
+			}
 		}
 	}
 
@@ -1009,6 +1017,7 @@ type stats struct {
 	denied, keyRejected, shadowDenied, storeErrors, failedOpen, failedClosed,
 	fallback, breakerOpen, delayed, abandoned, unrouted, givenBack atomic.Int64
 	unroutedTold atomic.Bool // ErrUnrouted went to the error handler
+	twiceTold    atomic.Bool // ErrCountedTwice went to the error handler
 }
 
 // ErrUnrouted is told to the error handler (once per Middleware) the first

@@ -151,6 +151,10 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 // Policies returns the policies of s, in order (a copy).
 func (s *Set) Policies() []*Policy { return append([]*Policy(nil), s.policies...) }
 
+// Policy returns the i-th policy of s (0 <= i < Len), in the order of
+// Policies, without copying them.
+func (s *Set) Policy(i int) *Policy { return s.policies[i] }
+
 // CountIfMask returns the policies of s that count only some responses
 // ([CountIf]), as a bit mask over s.
 func (s *Set) CountIfMask() uint64 { return s.countIf }

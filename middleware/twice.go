@@ -1,0 +1,68 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// ErrCountedTwice is told to the error handler (once per Middleware) the
+// first time a policy applies to a request that a middleware further out
+// has already decided under the same policy: a middleware nested in
+// itself (chi's r.Use and then r.With of the same one on a route), or one
+// *policy.Policy given to two nested middlewares. Each would count the
+// request again, halving the policy's limit for the requests that pass
+// both. The middleware further in leaves such a policy out of its own
+// decision (its headers, its Take), so that the request counts once; when
+// the middleware further out is in shadow mode ([WithShadow]), which
+// never enforces, it still decides it, and only tells.
+//
+// A middleware built [WithoutContext] is not seen by those further in:
+// nested in itself, it counts twice.
+var ErrCountedTwice = errors.New("middleware: a policy applies to a request already decided under it further out")
+
+// unrepeated returns mask, the policies of set that apply to r, without
+// those that a middleware further out (in r's context, not in shadow mode)
+// has already decided for r, telling the error handler, once, of any
+// policy so met twice.
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, mask uint64) uint64 {
+	var again, shadowed uint64
+	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		res := &c.res.Result
+		for j := range res.Len() {
+			p := res.Policy(j)
+			for b := mask &^ (again | shadowed); b != 0; b &= b - 1 {
+				i := bits.TrailingZeros64(b)
+				if set.Policy(i) != p {
+					continue
+				}
+				if c.res.Shadow {
+					shadowed |= 1 << i
+				} else {
+					again |= 1 << i
+				}
+				break
+			}
+		}
+		return true
+	})
+	if again|shadowed != 0 && m.onError != nil && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
+		var names []string
+		for b := again | shadowed; b != 0; b &= b - 1 {
+			names = append(names, strconv.Quote(set.Policy(bits.TrailingZeros64(b)).Name()))
+		}
+		what := "left out here, so that it counts once"
+		if again == 0 {
+			what = "decided again here, since the middleware further out is in shadow mode"
+		}
+		m.report(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
+			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
+	}
+	return mask &^ again
+}

@@ -1,0 +1,156 @@
+package middleware_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// twiceReports collects the ErrCountedTwice reports of a middleware.
+type twiceReports struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (c *twiceReports) option() middleware.Option {
+	return middleware.WithErrorHandler(func(_ *http.Request, err error) {
+		if errors.Is(err, middleware.ErrCountedTwice) {
+			c.mu.Lock()
+			c.errs = append(c.errs, err)
+			c.mu.Unlock()
+		}
+	})
+}
+
+func (c *twiceReports) all() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]error(nil), c.errs...)
+}
+
+// peerIP keys by the peer's address without its port (each request of
+// srv.Client() may come from another port).
+var peerIP = keyfunc.Must(keyfunc.IP())
+
+// getStatuses sends n GETs to url and returns their statuses and the last
+// response's RateLimit lines.
+func getStatuses(t *testing.T, c *http.Client, url string, n int) ([]int, []string) {
+	t.Helper()
+	var codes []int
+	var lines []string
+	for range n {
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+		lines = resp.Header.Values("RateLimit")
+	}
+	return codes, lines
+}
+
+// TestNestedInItselfCountsOnce: the same middleware installed twice on a
+// route (chi's r.Use, then r.With on the route; a ServeMux handler wrapped
+// by a middleware that also wraps the whole mux) counted each request
+// twice against each of its policies, so a limit of 3 let 1 request in
+// (with 3 it took 2 units, and the second request's first unit filled
+// it). Now the inner one leaves them out: 3 pass, the 4th is refused, the
+// response reports the policy once, and the error handler hears of it once.
+func TestNestedInItselfCountsOnce(t *testing.T) {
+	routers := map[string]func(m *middleware.Middleware) http.Handler{
+		"chi": func(m *middleware.Middleware) http.Handler {
+			r := chi.NewRouter()
+			r.Use(m.Handler)
+			r.With(m.Handler).Get("/x", ok)
+			return r
+		},
+		"servemux": func(m *middleware.Middleware) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("GET /x", m.Handler(ok))
+			return m.Handler(mux)
+		},
+	}
+	for name, route := range routers {
+		t.Run(name, func(t *testing.T) {
+			store, _ := newStore(t)
+			var got twiceReports
+			m := middleware.MustNew(store, []*policy.Policy{fixed("per-min", 3, time.Minute, peerIP)}, got.option())
+			srv := httptest.NewServer(route(m))
+			defer srv.Close()
+			codes, lines := getStatuses(t, srv.Client(), srv.URL+"/x", 4)
+			if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
+				t.Errorf("statuses %v, want %v", codes, want)
+			}
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], `"per-min";r=0;`) {
+				t.Errorf("RateLimit lines %q, want the policy once", lines)
+			}
+			if errs := got.all(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `"per-min"`) {
+				t.Errorf("reports %v, want one ErrCountedTwice naming the policy", errs)
+			}
+		})
+	}
+}
+
+// TestSharedPolicyCountsOnce: one *policy.Policy given to two nested
+// middlewares (a global list reused in a stricter route's middleware) is
+// counted by the outer one only; the others of the inner one still count.
+func TestSharedPolicyCountsOnce(t *testing.T) {
+	store, _ := newStore(t)
+	shared := fixed("per-min", 3, time.Minute, peerIP)
+	var got twiceReports
+	global := middleware.MustNew(store, []*policy.Policy{shared})
+	strict := middleware.MustNew(store, []*policy.Policy{shared, fixed("login", 2, time.Minute, peerIP)}, got.option())
+	r := chi.NewRouter()
+	r.Use(global.Handler)
+	r.With(strict.Handler).Get("/login", ok)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	codes, lines := getStatuses(t, srv.Client(), srv.URL+"/login", 2)
+	if want := []int{200, 200}; !slices.Equal(codes, want) {
+		t.Errorf("statuses %v, want %v", codes, want)
+	}
+	joined := strings.Join(lines, " | ")
+	if !strings.Contains(joined, `"per-min";r=1;`) || !strings.Contains(joined, `"login";r=0;`) || strings.Count(joined, `"per-min"`) != 1 {
+		t.Errorf("RateLimit lines %q: want per-min counted once (r=1) and login (r=0)", lines)
+	}
+	codes, _ = getStatuses(t, srv.Client(), srv.URL+"/login", 1)
+	if codes[0] != 429 {
+		t.Errorf("third login: %d, want 429 by the login policy", codes[0])
+	}
+	if errs := got.all(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `"per-min"`) || strings.Contains(errs[0].Error(), `"login"`) {
+		t.Errorf("reports %v, want one naming per-min alone", errs)
+	}
+}
+
+// TestShadowOuterStillEnforcedInside: a policy in a shadow (dry-run)
+// middleware further out is not enforced there, so the middleware further
+// in that shares it still decides it (and tells).
+func TestShadowOuterStillEnforcedInside(t *testing.T) {
+	store, _ := newStore(t)
+	shared := fixed("per-min", 4, time.Minute, peerIP)
+	var got twiceReports
+	outer := middleware.MustNew(store, []*policy.Policy{shared}, middleware.WithShadow(nil))
+	inner := middleware.MustNew(store, []*policy.Policy{shared}, got.option())
+	srv := httptest.NewServer(outer.Handler(inner.Handler(ok)))
+	defer srv.Close()
+	// Each request counts twice (once in each), so the third is refused.
+	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/", 3)
+	if want := []int{200, 200, 429}; !slices.Equal(codes, want) {
+		t.Errorf("statuses %v, want %v", codes, want)
+	}
+	if errs := got.all(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "shadow") {
+		t.Errorf("reports %v, want one saying the outer one is in shadow mode", errs)
+	}
+}
