@@ -44,6 +44,7 @@ type Middleware struct {
 	cooldown    time.Duration
 	onError     func(*http.Request, error)
 	onDeny      func(http.ResponseWriter, *http.Request, *Result)
+	onReject    func(http.ResponseWriter, *http.Request, Rejection)
 	skip        func(*http.Request) bool
 	shadow      bool
 	onShadow    func(*http.Request, *Result)
@@ -215,7 +216,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if errors.As(err, &ke) {
 			m.stats.keyRejected.Add(1)
 			m.observe(r, res, KeyRejected, start)
-			m.rejectKey(w, ke)
+			m.rejectKey(w, rc.request(r), res, ke)
 			return
 		}
 		var ce *policy.CostError
@@ -247,13 +248,13 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// The client went away (or the server is shutting down).
 			m.stats.abandoned.Add(1)
 			m.observe(r, res, Abandoned, start)
-			m.unavailable(w, 0)
+			m.unavailable(w, rc.request(r), res, 0, err)
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
-			m.unavailable(w, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable))))
+			m.unavailable(w, rc.request(r), res, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable))), err)
 			return
 		}
 		m.stats.failedOpen.Add(1)
@@ -312,7 +313,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// abandoned, and only that.
 			m.stats.abandoned.Add(1)
 			m.observe(r, res, Abandoned, start)
-			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded))
+			early := fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded)
+			m.report(r, early)
 			// Its headers report the queue as the store has it after the
 			// refund (its place given back, unless a request queued
 			// behind it), if the refund succeeded.
@@ -320,7 +322,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0)
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
-			m.unavailable(w, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable))))
+			m.unavailable(w, rc.request(r), res, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable))), early)
 			return
 		}
 		m.stats.delayed.Add(1)
@@ -333,7 +335,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// being gone) say so, as for a deadline refusal.
 			m.stats.abandoned.Add(1)
 			m.observeHeld(r, res, Abandoned, start, held)
-			m.report(r, fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err))
+			cut := fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err)
+			m.report(r, cut)
 			m.refund(r, res, waited)
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited)
 			retry := int64(0) // a client gone reads no Retry-After
@@ -343,7 +346,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// time left to its turn, at least 1 s.
 				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable)-waited))
 			}
-			m.unavailable(w, retry)
+			m.unavailable(w, rc.request(r), res, retry, cut)
 			return
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited)

@@ -230,13 +230,34 @@ func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Resu
 	}
 }
 
+// WithRejectHandler replaces the refusals other than a denial's 429 (which
+// [WithDenyHandler] replaces): the 400 or 403 of a request a policy finds
+// no key for, and the 503s of a store failure under FailClosed, of a
+// leaky_queue hold the request's context cuts short, and of a client gone
+// while its request was decided. The handler is called instead of
+// writing the default problem+json response; it writes the status, the
+// Retry-After it wants (see [Rejection.RetryAfter]), Cache-Control and the
+// body, and should not show rej.Err to the client. Its request carries
+// the Result in its context, as a handler's does ([FromContext]; not with
+// [WithoutContext]). It must be safe for concurrent use.
+func WithRejectHandler(reject func(w http.ResponseWriter, r *http.Request, rej Rejection)) Option {
+	return func(m *Middleware) error {
+		if reject == nil {
+			return errors.New("middleware: WithRejectHandler: handler is nil")
+		}
+		m.onReject = reject
+		return nil
+	}
+}
+
 // WithoutContext keeps the decision out of the request context: the
 // request is passed on as it came, so [FromContext] downstream finds
 // nothing, and a middleware nested inside this one does not see its
 // headers (single-valued profiles then report the inner policies alone).
 // What it saves is the request copy and the Result that carry the decision
 // downstream (about 1.1 KB per request, most of the middleware's cost); the
-// Result passed to the deny handler, the shadow report and the [Observer]
+// Result passed to the deny handler, the reject handler (its
+// Rejection.Result), the shadow report and the [Observer]
 // is then recycled after the request and must not be kept after the call,
 // nor the strings of its keys (Result.Key), which point into it and are
 // overwritten by a later request: copy them (strings.Clone) to keep them.

@@ -69,8 +69,12 @@ func (m *Middleware) deny(w http.ResponseWriter, res *Result, wait time.Duration
 }
 
 // rejectKey answers a request a policy found no key for: 400 or 403.
-func (m *Middleware) rejectKey(w http.ResponseWriter, e *policy.KeyError) {
+func (m *Middleware) rejectKey(w http.ResponseWriter, r *http.Request, res *Result, e *policy.KeyError) {
 	status := e.Action.Status()
+	if m.onReject != nil {
+		m.onReject(w, r, Rejection{Status: status, Err: e, Result: res})
+		return
+	}
 	b := appendBlank(nil, status)
 	b = append(b, `,"detail":"The request does not identify the client for rate-limit policy `...)
 	b = append(b, e.Policy.Name()...)
@@ -95,14 +99,47 @@ func (m *Middleware) rejectCost(w http.ResponseWriter, e *policy.CostError) {
 	writeProblem(w, http.StatusTooManyRequests, b)
 }
 
-// unavailable answers 503, with Retry-After when retry > 0.
-func (m *Middleware) unavailable(w http.ResponseWriter, retry int64) {
+// unavailable answers 503, with Retry-After when retry > 0 (whole
+// seconds); err says why.
+func (m *Middleware) unavailable(w http.ResponseWriter, r *http.Request, res *Result, retry int64, err error) {
+	if m.onReject != nil {
+		m.onReject(w, r, Rejection{Status: http.StatusServiceUnavailable, RetryAfter: time.Duration(retry) * time.Second, Err: err, Result: res})
+		return
+	}
 	if retry > 0 {
 		w.Header().Set(HeaderRetryAfter, strconv.FormatInt(retry, 10))
 	}
 	b := appendBlank(nil, http.StatusServiceUnavailable)
 	b = append(b, "}\n"...)
 	writeProblem(w, http.StatusServiceUnavailable, b)
+}
+
+// A Rejection is a refusal other than a denial's 429 (see
+// [WithDenyHandler]), as the handler of [WithRejectHandler] is given it.
+type Rejection struct {
+	// Status is the status of the default response: 400 or 403 for a
+	// request a policy finds no key for (policy.OnKeyError), 503 for a
+	// store failure under FailClosed, for a leaky_queue hold that the
+	// request's context ends (or would end, its deadline coming before
+	// its turn), and for a client gone while its request was decided.
+	Status int
+	// RetryAfter is the default response's Retry-After, in whole seconds
+	// (the middlewares further out included, as for a 429); 0 when it has
+	// none (400, 403, a client gone).
+	RetryAfter time.Duration
+	// Err says why: the *policy.KeyError (400, 403); the store's error
+	// (503 under FailClosed; [ErrBreakerOpen] when the circuit breaker
+	// kept the store from being called); for a leaky_queue hold, an error
+	// wrapping the context's (context.DeadlineExceeded, context.Canceled);
+	// for a client gone, the store's error, the request's context done.
+	// Its text is not meant for the client.
+	Err error
+	// Result is the request's Result as far as it went: no decisions for
+	// a missing key or a store failure (Result.Taken is false); for a
+	// leaky_queue hold, the decisions, its place given back. The
+	// rate-limit headers already set on the response are those the
+	// default response sends.
+	Result *Result
 }
 
 // appendBlank appends an about:blank problem object for status, without
