@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/bits"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -202,7 +201,8 @@ func (p *Policy) CountsAll() bool { return p.countIf == nil }
 // (case-sensitive, as HTTP methods are; "POST", not "post", which is an
 // error since such a policy would never apply). "GET" also
 // covers HEAD, which asks the same of the handler (as ServeMux routes HEAD
-// to GET patterns), unless another policy of the [Set] names HEAD. With
+// to GET patterns), unless another policy of the [Set] whose methods name
+// HEAD applies to the request. With
 // [WithRoutes] too, a route on a method these exclude ("POST /login" under
 // WithMethods("GET")) is an error: the policy would never apply there.
 func WithMethods(methods ...string) Option {
@@ -518,25 +518,27 @@ func (p *Policy) String() string { return p.member }
 // HEAD entries: see [Set.Match]. A route written with a trailing slash
 // matches chi's pattern without it when chi routes r (see [WithRoutes]).
 func (p *Policy) Applies(r *http.Request, pattern string) bool {
-	return p.applies(r, pattern, nil, p.chiRoutes && chi.RouteContext(r.Context()) != nil)
+	return p.applies(r, pattern, nil, p.chiRoutes && chi.RouteContext(r.Context()) != nil, true)
 }
 
-// headRules are the HEAD entries of a Set, which take HEAD requests from
-// its GET entries: a policy with WithMethods naming HEAD, and the paths of
-// routes naming HEAD.
+// headRules are the HEAD route entries of a Set, which take HEAD requests
+// from its GET routes: the paths of routes naming HEAD. (A policy whose
+// methods name HEAD takes them from those naming GET where it applies:
+// see Set.Match.)
 type headRules struct {
-	method bool
-	paths  map[string]bool
+	paths map[string]bool
 	// chiPaths are the paths as chi reports them (route.chiPath), for
 	// requests chi routes.
 	chiPaths map[string]bool
 }
 
-// applies is Applies with the Set's HEAD entries, h (nil outside a Set).
-// byChi says that chi routes r (its pattern is chi's: a route's chiPath
-// matches it).
-func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi bool) bool {
-	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method, h == nil || !h.method) {
+// applies is Applies with the Set's HEAD route entries, h (nil outside a
+// Set). byChi says that chi routes r (its pattern is chi's: a route's
+// chiPath matches it). methodHead says whether a GET in p's methods covers
+// a HEAD request: no policy of the Set whose methods name HEAD applies to
+// r.
+func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, methodHead bool) bool {
+	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method, methodHead) {
 		return false
 	}
 	if len(p.routes) > 0 {
@@ -584,22 +586,20 @@ func patternMethod(pattern string) string {
 	return ""
 }
 
-// addHeadRules returns h with p's HEAD entries added (h itself is not
-// written): a method HEAD, or the paths of its "HEAD ..." routes.
+// addHeadRules returns h with p's HEAD route entries added (h itself is
+// not written): the paths of its "HEAD ..." routes.
 func (p *Policy) addHeadRules(h *headRules) *headRules {
-	method := slices.Contains(p.methods, http.MethodHead)
 	var heads []route
 	for _, rt := range p.routes {
 		if rt.method == http.MethodHead {
 			heads = append(heads, rt)
 		}
 	}
-	if !method && len(heads) == 0 {
+	if len(heads) == 0 {
 		return h
 	}
-	n := &headRules{method: method, paths: map[string]bool{}, chiPaths: map[string]bool{}}
+	n := &headRules{paths: map[string]bool{}, chiPaths: map[string]bool{}}
 	if h != nil {
-		n.method = n.method || h.method
 		maps.Copy(n.paths, h.paths)
 		maps.Copy(n.chiPaths, h.chiPaths)
 	}

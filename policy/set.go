@@ -40,6 +40,7 @@ type Set struct {
 	ownPattern  bool                // pattern was set by WithPatternFunc
 	unrouted    func(*http.Request) // see WithUnroutedFunc; nil if none
 	head        *headRules          // the HEAD entries, which take HEAD from GET ones; nil if none
+	headMethods uint64              // the policies whose methods name HEAD
 
 	all     uint64 // every policy
 	allIETF string // RateLimit-Policy for all, draft -11
@@ -138,6 +139,9 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		if p.countIf != nil {
 			s.countIf |= 1 << i
 		}
+		if slices.Contains(p.methods, http.MethodHead) {
+			s.headMethods |= 1 << i
+		}
 	}
 	s.all = uint64(1)<<len(policies) - 1
 	if len(policies) == 64 {
@@ -168,16 +172,18 @@ func (s *Set) Len() int { return len(s.policies) }
 //
 // A policy on GET covers HEAD (see [Policy.Applies]) only where the Set
 // has no HEAD entry of its own, as a ServeMux HEAD pattern takes HEAD from
-// the GET one: with policies on "GET /x" and "HEAD /x", a HEAD request to
-// /x is under the second only, and with policies on the methods GET and
-// HEAD, a HEAD request is under the second only.
+// the GET one of its own path: with policies on "GET /x" and "HEAD /x", a
+// HEAD request to /x is under the second only, and with policies on the
+// methods GET and HEAD, a HEAD request that the second applies to is under
+// it only (one to which it does not apply, for its routes or its
+// predicate, is under the first).
 func (s *Set) Match(r *http.Request) uint64 {
 	if s.always {
 		return s.all
 	}
 	var mask uint64
 	pattern, resolved, byChi := "", false, false
-	for i, p := range s.policies {
+	match := func(i int, p *Policy, getHead bool) {
 		if p.needsPattern() && !resolved {
 			pattern, resolved = s.pattern(r), true
 			if pattern == "" && s.unrouted != nil {
@@ -185,8 +191,27 @@ func (s *Set) Match(r *http.Request) uint64 {
 			}
 			byChi = s.chiRoutes && chi.RouteContext(r.Context()) != nil
 		}
-		if p.applies(r, pattern, s.head, byChi) {
+		if p.applies(r, pattern, s.head, byChi, getHead) {
 			mask |= 1 << i
+		}
+	}
+	if s.headMethods == 0 || r.Method != http.MethodHead {
+		for i, p := range s.policies {
+			match(i, p, true)
+		}
+		return mask
+	}
+	// A HEAD request: the policies naming HEAD in their methods first,
+	// since one that applies takes it from those naming GET.
+	for i, p := range s.policies {
+		if s.headMethods&(1<<i) != 0 {
+			match(i, p, true)
+		}
+	}
+	getHead := mask == 0
+	for i, p := range s.policies {
+		if s.headMethods&(1<<i) == 0 {
+			match(i, p, getHead)
 		}
 	}
 	return mask
