@@ -61,3 +61,35 @@ func TestHEADMethodPolicyOnOtherRoutes(t *testing.T) {
 		t.Errorf("Match(HEAD) from a client the HEAD policy applies to = %02b, want 10", got)
 	}
 }
+
+// TestHEADRoutePolicyThatDoesNotApply: a HEAD route takes HEAD requests
+// from the GET route of its path only where its policy applies. With a
+// limit on "GET /status" and a looser one on "HEAD /status" for internal
+// monitors only (a predicate), the HEAD requests of every other client
+// were under neither: the HEAD route's mere presence in the Set took them
+// from the GET route, though its policy did not apply to them.
+func TestHEADRoutePolicyThatDoesNotApply(t *testing.T) {
+	get := policy.Must(policy.PerMinute("status", 1, remoteKey, policy.WithRoutes("GET /status")))
+	monitors := policy.Must(policy.PerMinute("monitor-head", 100, remoteKey, policy.WithRoutes("HEAD /status"),
+		policy.WithMatch(func(r *http.Request) bool { return r.Header.Get("X-Monitor") != "" })))
+	s, err := policy.NewSet([]*policy.Policy{get, monitors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	var got []uint64
+	mux.Handle("GET /status", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, s.Match(r)) }))
+	for _, monitor := range []bool{false, true} {
+		for _, method := range []string{"GET", "HEAD"} {
+			r := httptest.NewRequest(method, "/status", nil)
+			if monitor {
+				r.Header.Set("X-Monitor", "1")
+			}
+			mux.ServeHTTP(httptest.NewRecorder(), r)
+		}
+	}
+	// GET and HEAD from a client, GET and HEAD from a monitor.
+	if want := []uint64{0b01, 0b01, 0b01, 0b10}; !slices.Equal(got, want) {
+		t.Errorf("Match (client GET, client HEAD, monitor GET, monitor HEAD) = %02b, want %02b", got, want)
+	}
+}

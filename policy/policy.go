@@ -229,10 +229,11 @@ func WithMethods(methods ...string) Option {
 // method and a space (or tabs, as ServeMux allows), in the Go 1.22 ServeMux
 // style: "POST /login"; as in
 // ServeMux, a GET route also matches HEAD requests, unless the router sent
-// the request to an explicit HEAD pattern or the [Set] has a HEAD route for
-// the path. With chi, whose patterns carry no method, a HEAD request to a
-// route registered with r.Head is under a "GET" route of the same path
-// unless the Set has that HEAD route too. The
+// the request to an explicit HEAD pattern or a policy of the [Set] with a
+// HEAD route for the path applies to the request. With chi, whose
+// patterns carry no method, a HEAD request to a route registered with
+// r.Head is under a "GET" route of the same path unless such a policy of
+// the Set with that HEAD route applies to it too. The
 // request's pattern comes from the Set's pattern function (see
 // [WithPatternFunc]); a host and method in a ServeMux pattern are ignored
 // when comparing paths. A route written with a trailing slash, as it was
@@ -518,13 +519,14 @@ func (p *Policy) String() string { return p.member }
 // HEAD entries: see [Set.Match]. A route written with a trailing slash
 // matches chi's pattern without it when chi routes r (see [WithRoutes]).
 func (p *Policy) Applies(r *http.Request, pattern string) bool {
-	return p.applies(r, pattern, nil, p.chiRoutes && chi.RouteContext(r.Context()) != nil, true)
+	return p.applies(r, pattern, nil, p.chiRoutes && chi.RouteContext(r.Context()) != nil, true, true)
 }
 
-// headRules are the HEAD route entries of a Set, which take HEAD requests
-// from its GET routes: the paths of routes naming HEAD. (A policy whose
-// methods name HEAD takes them from those naming GET where it applies:
-// see Set.Match.)
+// headRules are the HEAD route entries of a Set: the paths of routes
+// naming HEAD. Set.Match decides a HEAD request under the policies holding
+// HEAD entries first, whose GET routes leave HEAD to these paths; under
+// the others, a GET route leaves HEAD only to a HEAD route whose policy
+// applies to the request (and a method GET to a method HEAD alike).
 type headRules struct {
 	paths map[string]bool
 	// chiPaths are the paths as chi reports them (route.chiPath), for
@@ -532,12 +534,14 @@ type headRules struct {
 	chiPaths map[string]bool
 }
 
-// applies is Applies with the Set's HEAD route entries, h (nil outside a
-// Set). byChi says that chi routes r (its pattern is chi's: a route's
-// chiPath matches it). methodHead says whether a GET in p's methods covers
-// a HEAD request: no policy of the Set whose methods name HEAD applies to
-// r.
-func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, methodHead bool) bool {
+// applies is Applies in a Set. byChi says that chi routes r (its pattern
+// is chi's: a route's chiPath matches it). For a HEAD request: methodHead
+// says whether a GET in p's methods covers it (no policy of the Set whose
+// methods name HEAD applies to r); a GET route of p covers it if
+// routeHead (no policy of the Set with a HEAD route on r's path applies
+// to r) and h, the Set's HEAD route entries (nil for none), has none on
+// r's path.
+func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, methodHead, routeHead bool) bool {
 	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method, methodHead) {
 		return false
 	}
@@ -547,8 +551,9 @@ func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, m
 			return false
 		}
 		// A GET route covers HEAD unless the router chose a HEAD pattern
-		// or the Set has a HEAD route of its own for the path.
-		getHead := patternMethod(pattern) != http.MethodHead &&
+		// or a HEAD route of the Set for the path takes it (routeHead;
+		// h, among the policies holding HEAD entries).
+		getHead := patternMethod(pattern) != http.MethodHead && routeHead &&
 			(h == nil || !h.paths[path] && !(byChi && h.chiPaths[path]))
 		ok := false
 		for _, rt := range p.routes {
@@ -562,6 +567,17 @@ func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, m
 		}
 	}
 	return p.match == nil || p.match(r)
+}
+
+// headRouteOn reports whether p has a route on HEAD for path (as chi
+// reports it when byChi).
+func (p *Policy) headRouteOn(path string, byChi bool) bool {
+	for _, rt := range p.routes {
+		if rt.method == http.MethodHead && (rt.path == path || byChi && rt.chiPath == path) {
+			return true
+		}
+	}
+	return false
 }
 
 // routeMethod reports whether a request with method matches a route's

@@ -41,6 +41,7 @@ type Set struct {
 	unrouted    func(*http.Request) // see WithUnroutedFunc; nil if none
 	head        *headRules          // the HEAD entries, which take HEAD from GET ones; nil if none
 	headMethods uint64              // the policies whose methods name HEAD
+	headRoutes  uint64              // the policies with a route on HEAD
 
 	all     uint64 // every policy
 	allIETF string // RateLimit-Policy for all, draft -11
@@ -142,6 +143,9 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		if slices.Contains(p.methods, http.MethodHead) {
 			s.headMethods |= 1 << i
 		}
+		if slices.ContainsFunc(p.routes, func(rt route) bool { return rt.method == http.MethodHead }) {
+			s.headRoutes |= 1 << i
+		}
 	}
 	s.all = uint64(1)<<len(policies) - 1
 	if len(policies) == 64 {
@@ -170,20 +174,20 @@ func (s *Set) Len() int { return len(s.policies) }
 // set when s.Policies()[i] applies. The route pattern is looked up only if
 // a policy needs it.
 //
-// A policy on GET covers HEAD (see [Policy.Applies]) only where the Set
-// has no HEAD entry of its own, as a ServeMux HEAD pattern takes HEAD from
-// the GET one of its own path: with policies on "GET /x" and "HEAD /x", a
+// A policy on GET covers HEAD (see [Policy.Applies]) only where no HEAD
+// entry of the Set applies, as a ServeMux HEAD pattern takes HEAD from the
+// GET one of its own path: with policies on "GET /x" and "HEAD /x", a
 // HEAD request to /x is under the second only, and with policies on the
-// methods GET and HEAD, a HEAD request that the second applies to is under
-// it only (one to which it does not apply, for its routes or its
-// predicate, is under the first).
+// methods GET and HEAD, a HEAD request is under the second only; but a
+// HEAD request that the HEAD entry's policy does not apply to (for its
+// routes or its predicate) is under the GET one.
 func (s *Set) Match(r *http.Request) uint64 {
 	if s.always {
 		return s.all
 	}
 	var mask uint64
 	pattern, resolved, byChi := "", false, false
-	match := func(i int, p *Policy, getHead bool) {
+	match := func(i int, p *Policy, h *headRules, methodHead, routeHead bool) {
 		if p.needsPattern() && !resolved {
 			pattern, resolved = s.pattern(r), true
 			if pattern == "" && s.unrouted != nil {
@@ -191,27 +195,39 @@ func (s *Set) Match(r *http.Request) uint64 {
 			}
 			byChi = s.chiRoutes && chi.RouteContext(r.Context()) != nil
 		}
-		if p.applies(r, pattern, s.head, byChi, getHead) {
+		if p.applies(r, pattern, h, byChi, methodHead, routeHead) {
 			mask |= 1 << i
 		}
 	}
-	if s.headMethods == 0 || r.Method != http.MethodHead {
+	heads := s.headMethods | s.headRoutes
+	if heads == 0 || r.Method != http.MethodHead {
 		for i, p := range s.policies {
-			match(i, p, true)
+			match(i, p, s.head, true, true)
 		}
 		return mask
 	}
-	// A HEAD request: the policies naming HEAD in their methods first,
-	// since one that applies takes it from those naming GET.
+	// A HEAD request: the HEAD entries first, since one that applies takes
+	// it from the GET entries (a method HEAD from the methods GET, a route
+	// on HEAD from the GET routes of its path).
 	for i, p := range s.policies {
-		if s.headMethods&(1<<i) != 0 {
-			match(i, p, true)
+		if heads&(1<<i) != 0 {
+			match(i, p, s.head, true, true)
 		}
 	}
-	getHead := mask == 0
+	methodHead := mask&s.headMethods == 0
+	routeHead := true
+	if taken := mask & s.headRoutes; taken != 0 {
+		path := patternPath(pattern)
+		for i, p := range s.policies {
+			if taken&(1<<i) != 0 && p.headRouteOn(path, byChi) {
+				routeHead = false
+				break
+			}
+		}
+	}
 	for i, p := range s.policies {
-		if s.headMethods&(1<<i) == 0 {
-			match(i, p, getHead)
+		if heads&(1<<i) == 0 {
+			match(i, p, nil, methodHead, routeHead)
 		}
 	}
 	return mask
