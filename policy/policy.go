@@ -241,8 +241,9 @@ func WithMethods(methods ...string) Option {
 // for the root of r.Route("/api")), also matches the pattern chi reports
 // for it, which lacks the slash ("/login", "/api"), when chi routes the
 // request (its route context is in the request's, as for a middleware
-// installed within chi); under ServeMux, which reports patterns as they
-// were registered, "/static/" and "/static" stay two routes.
+// installed within chi) or the Set's pattern function is [ChiPattern]'s;
+// under ServeMux, which reports patterns as they were registered,
+// "/static/" and "/static" stay two routes.
 //
 // A route that neither router can register is an error naming it, since
 // the policy would silently never apply: its path must be a ServeMux one

@@ -38,6 +38,7 @@ type Set struct {
 	always      bool   // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
 	ownPattern  bool                // pattern was set by WithPatternFunc
+	chiPattern  bool                // pattern is one of ChiPattern's: its patterns are chi's
 	unrouted    func(*http.Request) // see WithUnroutedFunc; nil if none
 	head        *headRules          // the HEAD entries, which take HEAD from GET ones; nil if none
 	headMethods uint64              // the policies whose methods name HEAD
@@ -69,6 +70,7 @@ func WithPatternFunc(pattern func(*http.Request) string) SetOption {
 			return &Error{Field: "PatternFunc", Reason: "is nil"}
 		}
 		s.pattern, s.ownPattern = pattern, true
+		s.chiPattern = funcCode(pattern) == chiPatternCode
 		return nil
 	}
 }
@@ -193,7 +195,10 @@ func (s *Set) Match(r *http.Request) uint64 {
 			if pattern == "" && s.unrouted != nil {
 				s.unrouted(r)
 			}
-			byChi = s.chiRoutes && chi.RouteContext(r.Context()) != nil
+			// The pattern is chi's when chi routes r, or when ChiPattern
+			// asked chi for it (a limiter around the whole router runs
+			// before chi has put its route context in r's).
+			byChi = s.chiRoutes && (s.chiPattern || chi.RouteContext(r.Context()) != nil)
 		}
 		if p.applies(r, pattern, h, byChi, methodHead, routeHead) {
 			mask |= 1 << i
@@ -473,7 +478,8 @@ func canonicalPath(p string) string {
 // route a request will take, for a middleware installed with r.Use on r
 // itself, which runs before chi routes (r may be a sub-router, of r.Route
 // or r.Mount: the pattern then starts with the mount's, as chi reports
-// it once routed, "/api/users/{id}"):
+// it once routed, "/api/users/{id}"), or wrapping r from outside
+// (http.ListenAndServe(addr, m.Handler(r))):
 //
 //	r := chi.NewRouter()
 //	r.Use(middleware.MustNew(store, policies,
@@ -495,6 +501,8 @@ func canonicalPath(p string) string {
 // lookup in r, without allocating a route context: as for
 // [ServeMuxPattern], one per request that a policy with routes meets, and
 // one more in [Set.Prepare] for a route key or under an outer pattern.
+//
+//go:noinline
 func ChiPattern(r chi.Routes) func(*http.Request) string {
 	return func(req *http.Request) string {
 		method, path := req.Method, ""
@@ -534,6 +542,19 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		}
 		return rc.RoutePattern()
 	}
+}
+
+// chiPatternCode is the code of the functions ChiPattern returns, by
+// which a Set knows that its pattern function answers chi's patterns
+// (trailing slash trimmed: see WithRoutes) even for a request chi has not
+// seen yet, around the whole router. ChiPattern is never inlined, so that
+// every function it returns runs this one code.
+var chiPatternCode = funcCode(ChiPattern(nil))
+
+// funcCode returns the code f runs: the same for every closure of one
+// function literal, whatever it captured.
+func funcCode(f func(*http.Request) string) unsafe.Pointer {
+	return *(*unsafe.Pointer)(*(*unsafe.Pointer)(unsafe.Pointer(&f)))
 }
 
 // chiContexts recycles the route contexts of ChiPattern's lookups
