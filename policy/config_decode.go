@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -366,6 +367,9 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 		return nil
 	}
 	opts := []Option{OnKeyError(def.OnMissingKey)}
+	if len(def.Key) > 1 && slices.ContainsFunc(def.Key, hasRoute) {
+		opts = append(opts, routeBehindFallback())
+	}
 	switch def.Count {
 	case "failed":
 		opts = append(opts, CountIf(CountFailed))
@@ -394,6 +398,9 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 	}
 	return p
 }
+
+// hasRoute reports whether the parts of a key hold the route part.
+func hasRoute(parts []string) bool { return slices.Contains(parts, "route") }
 
 // checkRouteItems reports each entry of rp's methods and routes that
 // [WithMethods] or [WithRoutes] refuses, and each route on a method the

@@ -45,6 +45,11 @@ type Policy struct {
 	routes  []route  // empty means any
 	onKey   KeyAction
 	countIf func(*http.Request, int) bool // nil: every admitted request counts
+	// routeFallback: the key has a route part among the alternatives of a
+	// keyfunc.FirstOf (a configuration's key with a fallback), which
+	// passes over its ErrNoRoute, so that Set.Prepare hands it the route
+	// up front instead of on that error.
+	routeFallback bool
 
 	// chiRoutes: a route's path ends in '/', which chi trims from the
 	// pattern it reports (see route.chiPath).
@@ -325,6 +330,15 @@ func OnKeyError(a KeyAction) Option {
 			return p.errorf("OnKeyError", "unknown action %d", int(a))
 		}
 		p.onKey = a
+		return nil
+	}
+}
+
+// routeBehindFallback marks a policy whose key has a route part among the
+// alternatives of a keyfunc.FirstOf (see Policy.routeFallback).
+func routeBehindFallback() Option {
+	return func(p *Policy) error {
+		p.routeFallback = true
 		return nil
 	}
 }

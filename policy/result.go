@@ -80,7 +80,11 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 // one, and also, with a pattern function set by [WithPatternFunc], when
 // the request already carries one: that is an outer router's (the "/api/"
 // of a ServeMux mounted in another, chi's "/api/*" in a sub-router's
-// r.Use), not the route of this request.
+// r.Use), not the route of this request. Before routing, the pattern is
+// handed over when the key function reports keyfunc.ErrNoRoute, which
+// keyfunc.FirstOf passes over to its next part: a configuration's key with
+// a route part and a fallback gets it up front, but a FirstOf of your own
+// with a route part falls back there.
 //
 // A policy whose key function fails, or returns an empty key, is left out
 // if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
@@ -115,11 +119,14 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		if j >= 0 {
 			key = checks[at[j]].Key // same key function, already called
 		} else {
-			if !asked && s.ownPattern && r.Pattern != "" {
+			if !asked && s.ownPattern && (r.Pattern != "" || p.routeFallback && RoutePattern(r) == "") {
 				// A pattern set before the Set's own pattern function
 				// answers is an outer router's ("/api/" of a mux mounted
 				// in another, "/api/*" of a chi mount), not the route
 				// Match found: a route key part reads the one Match did.
+				// So does one behind a fallback before routing: FirstOf
+				// would pass over its ErrNoRoute, which the retry below
+				// waits for.
 				asked = true
 				kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
 			}
