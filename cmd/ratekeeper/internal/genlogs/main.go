@@ -157,11 +157,14 @@ func (g *gen) requests(n int) []request {
 		case p < 0.30:
 			h := g.rng.IntN(4)
 			r = request{ip: fmt.Sprintf("198.51.100.%d", 10+h), user: "-", method: "GET", path: paths[g.rng.IntN(len(paths))], status: 200, ua: "scraper/1.0"}
-			// Bunched in the last tenth of each minute.
+			// Bunched in the last tenth of each minute; of the span's
+			// last minute when it is cut short (all of a span under a
+			// minute), so that no request falls after the span.
 			m := g.rng.Float64()
 			minutes := g.span.Minutes()
-			whole := float64(int(m*minutes)) / minutes
-			r.t = g.at(whole + (0.9+0.1*g.rng.Float64())/minutes)
+			k := float64(int(m * minutes))
+			length := min(1, minutes-k) // 1 but in a partial last minute
+			r.t = g.at(k/minutes + length*(0.9+0.1*g.rng.Float64())/minutes)
 		default:
 			c := g.rng.IntN(nClients)
 			ip := fmt.Sprintf("192.0.%d.%d", 2+c/250, 1+c%250)
