@@ -86,7 +86,7 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 		return err
 	}
 	if v, _ := lookup(obj, f.User, DefaultJSONFields.User); v != nil {
-		e.User = scalar(v)
+		e.User = optional(v)
 	}
 	if f.Status != "" {
 		if v, _ := lookup(obj, f.Status, nil); v != nil {
@@ -105,17 +105,17 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 	}
 	if !mapped(f.Headers, "User-Agent") {
 		if v, _ := lookup(obj, "", DefaultJSONFields.UserAgent); v != nil {
-			e.UserAgent = scalar(v)
+			e.UserAgent = optional(v)
 		}
 	}
 	if !mapped(f.Headers, "Referer") {
 		if v, _ := lookup(obj, "", DefaultJSONFields.Referer); v != nil {
-			e.Referer = scalar(v)
+			e.Referer = optional(v)
 		}
 	}
 	for name, field := range f.Headers {
 		if v, _ := lookup(obj, field, nil); v != nil {
-			if s := scalar(v); s != "" {
+			if s := optional(v); s != "" {
 				e.Headers = append(e.Headers, Header{Name: name, Value: s})
 			}
 		}
@@ -172,6 +172,16 @@ func lookup(obj map[string]any, name string, defaults []string) (any, string) {
 		cur = m[part]
 	}
 	return cur, name
+}
+
+// optional formats the value of a field that may be absent (the user, a
+// request header): "" for "-", which access logs write for an absent
+// value, in JSON lines as in the Common Log Format; else as scalar.
+func optional(v any) string {
+	if s := scalar(v); s != "-" {
+		return s
+	}
+	return ""
 }
 
 // scalar formats a JSON scalar as text; "" for objects, arrays and null.
