@@ -97,7 +97,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339, also with a space for the T or no zone for UTC, or Unix s/ms/µs/ns; default: time, ts, timestamp, ...)")
 	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: remote_addr, remote_ip, client_ip, ip, ...)")
 	fs.StringVar(&f.json.Method, "json-method", "", "JSON field of the method (default: method, request_method, verb)")
-	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path (default: path, uri, request_uri, url)")
+	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path, or of the request line \"POST /login HTTP/1.1\", which gives the method too (default: path, uri, request_uri, url, else the request line in request)")
 	fs.StringVar(&f.json.User, "json-user", "", "JSON field of the user, for the key part user (default: user, user_id, remote_user)")
 	fs.StringVar(&f.json.Status, "json-status", "", "JSON field of the response status, for count: failed or succeeded (default: status, status_code, response_status, response_code)")
 	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable), for header: key parts (User-Agent and Referer default to user_agent, http_user_agent and referer, http_referer)")

@@ -17,8 +17,11 @@ type JSONFields struct {
 	Time   string
 	Addr   string
 	Method string
-	Path   string
-	User   string
+	// Path is the field of the request target ("/login?next=/"), or of
+	// the request line ("POST /login HTTP/1.1"), which gives the method
+	// too unless the method's field does.
+	Path string
+	User string
 	// Status is the field of the response status, which count: failed
 	// and succeeded go by; a value that is no status code (100 to 999)
 	// leaves it unknown.
@@ -29,13 +32,16 @@ type JSONFields struct {
 }
 
 // DefaultJSONFields are the names tried for fields left empty.
-var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, UserAgent, Referer []string }{
+var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request, UserAgent, Referer []string }{
 	Time:   []string{"time", "ts", "timestamp", "@timestamp", "start_time"},
 	Addr:   []string{"remote_addr", "remote_ip", "client_ip", "ip", "addr"},
 	Method: []string{"method", "request_method", "verb"},
 	Path:   []string{"path", "uri", "request_uri", "url"},
 	User:   []string{"user", "user_id", "remote_user"},
 	Status: []string{"status", "status_code", "response_status", "response_code"},
+	// The request line ("POST /login HTTP/1.1", nginx's $request), read
+	// for the method, path and protocol when no path field is present.
+	Request: []string{"request"},
 	// The User-Agent and Referer headers, unless JSONFields.Headers maps
 	// them to a field of its choosing.
 	UserAgent: []string{"user_agent", "http_user_agent", "useragent"},
@@ -69,21 +75,40 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 	if e.Addr == "" {
 		return errors.New("no client address field (" + names(f.Addr, DefaultJSONFields.Addr) + ")")
 	}
+	method := ""
 	if v, _ := lookup(obj, f.Method, DefaultJSONFields.Method); v != nil {
-		e.Method = scalar(v)
+		method = scalar(v)
 	}
-	if e.Method == "" {
-		e.Method = "GET"
+	target, found := "/", false
+	if v, _ := lookup(obj, f.Path, DefaultJSONFields.Path); v != nil {
+		target, found = scalar(v), true
+	} else if f.Path == "" {
+		// Text only: Caddy's "request" is an object of fields.
+		if v, _ := lookup(obj, "", DefaultJSONFields.Request); v != nil {
+			if line, ok := v.(string); ok {
+				target, found = line, true
+			}
+		}
+	}
+	if word, _, ok := strings.Cut(target, " "); found && ok && isToken(word) {
+		// A request line ("POST /login HTTP/1.1"): its method, unless a
+		// field of its own gives one.
+		if err := parseRequestLine(target, e); err != nil {
+			return err
+		}
+		if method != "" {
+			e.Method = method
+		}
+	} else {
+		if e.Method = method; e.Method == "" {
+			e.Method = "GET"
+		}
+		if err := setTarget(target, e); err != nil {
+			return err
+		}
 	}
 	if !isToken(e.Method) {
 		return errors.New("bad method " + strconv.Quote(clip(e.Method)))
-	}
-	target := "/"
-	if v, _ := lookup(obj, f.Path, DefaultJSONFields.Path); v != nil {
-		target = scalar(v)
-	}
-	if err := setTarget(target, e); err != nil {
-		return err
 	}
 	if v, _ := lookup(obj, f.User, DefaultJSONFields.User); v != nil {
 		e.User = optional(v)
