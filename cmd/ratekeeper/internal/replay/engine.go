@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -98,6 +99,10 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 	routes = append(routes, opts.Routes...)
 	route, err := newRouter(routes)
 	if err != nil {
+		var re *routeError
+		if errors.As(err, &re) {
+			return nil, fmt.Errorf("replay: %s: %s", routeSource(cfg, re.pattern), re.reason)
+		}
 		return nil, err
 	}
 	e.req.init(route)
@@ -362,6 +367,7 @@ func newChi(patterns []string) (func(*http.Request) string, error) {
 		}
 		seen[path] = true
 		if err := chiRegister(r, path, nop); err != nil {
+			err.pattern = p
 			return nil, err
 		}
 	}
@@ -376,10 +382,10 @@ func newChi(patterns []string) (func(*http.Request) string, error) {
 
 // chiRegister adds a path for GET (the method newChi finds routes with),
 // turning chi's panic on a bad pattern into an error.
-func chiRegister(r chi.Router, path string, h http.Handler) (err error) {
+func chiRegister(r chi.Router, path string, h http.Handler) (err *routeError) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("replay: route %q: %v", path, v)
+			err = newRouteError(path, v)
 		}
 	}()
 	r.Method(http.MethodGet, path, h)
@@ -391,11 +397,40 @@ func chiRegister(r chi.Router, path string, h http.Handler) (err error) {
 func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("replay: route %q: %v", pattern, r)
+			err = newRouteError(pattern, r)
 		}
 	}()
 	mux.Handle(pattern, h)
 	return nil
+}
+
+// A routeError is a route pattern the replay's router refused, and why.
+type routeError struct{ pattern, reason string }
+
+func (e *routeError) Error() string {
+	return fmt.Sprintf("replay: route %q: %s", e.pattern, e.reason)
+}
+
+// registeredAt is where ServeMux says a pattern was registered: the
+// replay's own source, nothing the user wrote.
+var registeredAt = regexp.MustCompile(` \(registered at [^)]*\)`)
+
+// newRouteError returns the routeError of pattern for a router's panic
+// value v, on one line.
+func newRouteError(pattern string, v any) *routeError {
+	reason := registeredAt.ReplaceAllString(fmt.Sprint(v), "")
+	return &routeError{pattern: pattern, reason: strings.ReplaceAll(reason, "\n", " ")}
+}
+
+// routeSource names where the route pattern comes from: the first policy
+// of cfg routed by it (with its line), else --route (Options.Routes).
+func routeSource(cfg *policy.Config, pattern string) string {
+	for _, d := range cfg.Definitions {
+		if slices.Contains(d.Routes, pattern) {
+			return fmt.Sprintf("policy %q (line %d), route %q", d.Name, d.Line, pattern)
+		}
+	}
+	return fmt.Sprintf("--route %q", pattern)
 }
 
 // polStats gathers what one policy saw.
