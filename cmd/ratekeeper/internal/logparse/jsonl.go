@@ -54,6 +54,11 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber() // Unix nanoseconds do not fit a float64
 	if err := dec.Decode(&obj); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			// JSON, but a number (a Common Log Format line), an array...
+			return errors.New("not a JSON object (" + article(ute.Value) + ")")
+		}
 		return errors.New("invalid JSON: " + strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -146,6 +151,14 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// article puts "a" or "an" before a JSON type's name ("number", "array").
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // mapped reports whether headers maps header (in any case) to a field.
