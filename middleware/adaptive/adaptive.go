@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/big"
 	"math/bits"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,7 +94,10 @@ type Controller struct {
 	t                             Target
 	cfg                           Config
 	decrease, step, floor, factor int64 // permille
-	errRate                       float64
+	// errRate is ErrorRate as the shortest decimal that reads back as
+	// it (0.29 is 29/100, not the binary fraction just below), so that
+	// "more than ErrorRate" is judged exactly, as written.
+	errRate *big.Rat
 
 	win    atomic.Pointer[window]
 	origin time.Time    // the clock at New
@@ -161,7 +166,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 			return nil, fmt.Errorf("adaptive: Config.Policies: no policy %q", name)
 		}
 	}
-	c := &Controller{t: t, cfg: cfg, level: permille, base: cfg.Baseline, errRate: cfg.ErrorRate,
+	c := &Controller{t: t, cfg: cfg, level: permille, base: cfg.Baseline,
 		decrease: int64(math.Round(cfg.Decrease * permille)), step: int64(math.Round(cfg.Step * permille)),
 		floor: int64(math.Round(cfg.Floor * permille)), factor: 1 << 62}
 	if f := math.Round(cfg.LatencyFactor * permille); f < 1<<62 {
@@ -179,6 +184,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 	case c.floor == 0:
 		return nil, errors.New("adaptive: Config.Floor must be at least 0.001 (thresholds are in thousandths)")
 	}
+	c.errRate, _ = new(big.Rat).SetString(strconv.FormatFloat(cfg.ErrorRate, 'g', -1, 64)) // a number in (0, 1)
 	c.origin = cfg.Clock.Now()
 	c.ends = c.origin.Add(cfg.Period)
 	c.endsAt.Store(int64(cfg.Period))
@@ -270,7 +276,7 @@ func (c *Controller) evaluate(now time.Time) error {
 		// more than n−ceil(0.99n) samples do. The first judged period,
 		// which sets the baseline, is not slow.
 		slow = w.slowOver > 0 && over > n-(n*99+99)/100
-		failing = float64(errs) > c.errRate*float64(n)
+		failing = new(big.Rat).SetFrac64(errs, n).Cmp(c.errRate) > 0
 		if !slow && !failing && c.cfg.Baseline == 0 {
 			c.base += (p99 - c.base) / 8
 		}
