@@ -203,6 +203,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		reg = prometheus.NewRegistry()
 	}
 	if err := reg.Register(m); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			return nil, fmt.Errorf("prommetrics: metrics of namespace %q with these constant labels are already registered with this registry: share one Metrics between the middlewares, or give each its own WithConstLabels (the same label names, other values): %w", o.namespace, err)
+		}
 		return nil, err
 	}
 	return m, nil
