@@ -656,3 +656,31 @@ func TestDemoSVGUnwritable(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayWarnsOfNoPath: a JSON log whose lines name no request path
+// under any field the replay knows ("request_path", say) is replayed as
+// requests to /, which no route policy sees: the report and standard
+// error warn of it, with the field to name. It said nothing: the login
+// policy of the rules saw none of the log's logins, and the replay exited
+// 0, nothing rejected.
+func TestReplayWarnsOfNoPath(t *testing.T) {
+	var b strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&b, `{"time":"2024-03-10T12:00:%02dZ","ip":"192.0.2.1","method":"POST","request_path":"/login"}`+"\n", i)
+	}
+	log := filepath.Join(t.TempDir(), "app.jsonl")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, _ := runCmd("replay", "--config", "testdata/rules.yaml", log)
+	for _, w := range []string{out, errOut} {
+		if !strings.Contains(w, "10 JSON lines name no request path") || !strings.Contains(w, "--json-path") {
+			t.Errorf("no warning of the missing path:\n%s", w)
+		}
+	}
+	// Named, the path is read and nothing is said.
+	out, errOut, code := runCmd("replay", "--config", "testdata/rules.yaml", "--json-path", "request_path", log)
+	if code != exitFindings || strings.Contains(out+errOut, "no request path") {
+		t.Errorf("with --json-path request_path: exit %d (want %d, the login policy rejecting), output:\n%s%s", code, exitFindings, out, errOut)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
@@ -215,8 +216,19 @@ func (m *merger) close(c *cursor) {
 	r := c.r
 	m.done += r.BytesRead()
 	if err := r.Damage(); err != nil {
-		m.in.Warnings = append(m.in.Warnings, err.Error())
-		fmt.Fprintf(m.stderr, "ratekeeper replay: warning: %v\n", err)
+		m.warn(err.Error())
+	}
+	if n := r.NoPath(); n > 0 {
+		// Replayed as requests to /: a route policy sees none of them.
+		fields := "field " + m.opts.JSON.Path
+		if m.opts.JSON.Path == "" {
+			fields = "fields " + strings.Join(logparse.DefaultJSONFields.Path, ", ") + ", or a request line in " + strings.Join(logparse.DefaultJSONFields.Request, ", ")
+		}
+		lines := "lines name"
+		if n == 1 {
+			lines = "line names"
+		}
+		m.warn(fmt.Sprintf("%s: %d JSON %s no request path (%s): replayed as requests to /, so route policies do not see their routes; name the log's field with --json-path", m.srcs[c.index].name, n, lines, fields))
 	}
 	m.in.Lines += r.Lines()
 	m.in.Malformed += r.MalformedCount()
@@ -225,6 +237,12 @@ func (m *merger) close(c *cursor) {
 			m.in.Samples = append(m.in.Samples, s)
 		}
 	}
+}
+
+// warn reports a warning on standard error and in the report.
+func (m *merger) warn(msg string) {
+	m.in.Warnings = append(m.in.Warnings, msg)
+	fmt.Fprintf(m.stderr, "ratekeeper replay: warning: %s\n", msg)
 }
 
 // update reports progress.

@@ -50,6 +50,13 @@ var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request,
 
 // parseJSON parses one JSON object per line.
 func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
+	var noPath bool
+	return parseJSONLine(line, f, tc, e, &noPath)
+}
+
+// parseJSONLine is parseJSON that also reports, in noPath, that the line
+// names no request target under any field looked for (its path is then /).
+func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, noPath *bool) error {
 	var obj map[string]any
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber() // Unix nanoseconds do not fit a float64
@@ -95,6 +102,7 @@ func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
 			}
 		}
 	}
+	*noPath = !found
 	if word, _, ok := strings.Cut(target, " "); found && ok && isToken(word) {
 		// A request line ("POST /login HTTP/1.1"): its method, unless a
 		// field of its own gives one.

@@ -89,6 +89,7 @@ type Reader struct {
 	tc      timeCache
 	line    int64
 	bad     int64
+	noPath  int64 // JSON entries without a request target field
 	samples []Malformed
 	damage  error
 }
@@ -281,9 +282,10 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		line := string(raw)
 		var perr error
+		noPath := false
 		switch f := r.opts.Format; {
 		case f == JSON, f == Auto && strings.HasPrefix(strings.TrimLeft(line, " \t"), "{"):
-			perr = parseJSON(line, &r.opts.JSON, &r.tc, &e)
+			perr = parseJSONLine(line, &r.opts.JSON, &r.tc, &e, &noPath)
 		default:
 			perr = parseCLF(line, &r.tc, &e)
 		}
@@ -293,6 +295,9 @@ func (r *Reader) Next() (Entry, error) {
 		if perr != nil {
 			r.malformed(raw, perr.Error())
 			continue
+		}
+		if noPath {
+			r.noPath++
 		}
 		return e, nil
 	}
@@ -317,6 +322,11 @@ func (r *Reader) malformed(raw []byte, reason string) {
 
 // Lines returns the number of lines read so far.
 func (r *Reader) Lines() int64 { return r.line }
+
+// NoPath returns the number of JSON lines so far, not malformed, that
+// name no request target under any field looked for (JSONFields.Path, or
+// the defaults): their entries have the path /.
+func (r *Reader) NoPath() int64 { return r.noPath }
 
 // MalformedCount returns the number of malformed lines so far.
 func (r *Reader) MalformedCount() int64 { return r.bad }
