@@ -684,3 +684,28 @@ func TestReplayWarnsOfNoPath(t *testing.T) {
 		t.Errorf("with --json-path request_path: exit %d (want %d, the login policy rejecting), output:\n%s%s", code, exitFindings, out, errOut)
 	}
 }
+
+// TestReplayWarnsOfNoMethod: a JSON log whose lines name no method under
+// any field the replay knows ("http_method", say) is replayed as GET
+// requests, which no policy on POST sees: the report and standard error
+// warn of it, with the field to name. It said nothing, and exited 0.
+func TestReplayWarnsOfNoMethod(t *testing.T) {
+	var b strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&b, `{"time":"2024-03-10T12:00:%02dZ","ip":"192.0.2.1","http_method":"POST","path":"/login"}`+"\n", i)
+	}
+	log := filepath.Join(t.TempDir(), "app.jsonl")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, _ := runCmd("replay", "--config", "testdata/rules.yaml", log)
+	for _, w := range []string{out, errOut} {
+		if !strings.Contains(w, "10 JSON lines name no method") || !strings.Contains(w, "--json-method") {
+			t.Errorf("no warning of the missing method:\n%s", w)
+		}
+	}
+	out, errOut, code := runCmd("replay", "--config", "testdata/rules.yaml", "--json-method", "http_method", log)
+	if code != exitFindings || strings.Contains(out+errOut, "no method") {
+		t.Errorf("with --json-method http_method: exit %d (want %d, the login policy rejecting), output:\n%s%s", code, exitFindings, out, errOut)
+	}
+}

@@ -218,17 +218,22 @@ func (m *merger) close(c *cursor) {
 	if err := r.Damage(); err != nil {
 		m.warn(err.Error())
 	}
+	name, json := m.srcs[c.index].name, m.opts.JSON
 	if n := r.NoPath(); n > 0 {
 		// Replayed as requests to /: a route policy sees none of them.
-		fields := "field " + m.opts.JSON.Path
-		if m.opts.JSON.Path == "" {
+		fields := "field " + json.Path
+		if json.Path == "" {
 			fields = "fields " + strings.Join(logparse.DefaultJSONFields.Path, ", ") + ", or a request line in " + strings.Join(logparse.DefaultJSONFields.Request, ", ")
 		}
-		lines := "lines name"
-		if n == 1 {
-			lines = "line names"
+		m.warn(fmt.Sprintf("%s: %s no request path (%s): replayed as requests to /, so route policies do not see their routes; name the log's field with --json-path", name, jsonLines(n), fields))
+	}
+	if n := r.NoMethod(); n > 0 {
+		// Replayed as GET: a policy on another method sees none of them.
+		fields := "field " + json.Method
+		if json.Method == "" {
+			fields = "fields " + strings.Join(logparse.DefaultJSONFields.Method, ", ") + ", or a request line"
 		}
-		m.warn(fmt.Sprintf("%s: %d JSON %s no request path (%s): replayed as requests to /, so route policies do not see their routes; name the log's field with --json-path", m.srcs[c.index].name, n, lines, fields))
+		m.warn(fmt.Sprintf("%s: %s no method (%s): replayed as GET, so policies on other methods do not see them; name the log's field with --json-method", name, jsonLines(n), fields))
 	}
 	m.in.Lines += r.Lines()
 	m.in.Malformed += r.MalformedCount()
@@ -237,6 +242,14 @@ func (m *merger) close(c *cursor) {
 			m.in.Samples = append(m.in.Samples, s)
 		}
 	}
+}
+
+// jsonLines returns "n JSON lines name" (or "line names" for one).
+func jsonLines(n int64) string {
+	if n == 1 {
+		return "1 JSON line names"
+	}
+	return fmt.Sprintf("%d JSON lines name", n)
 }
 
 // warn reports a warning on standard error and in the report.

@@ -50,13 +50,20 @@ var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request,
 
 // parseJSON parses one JSON object per line.
 func parseJSON(line string, f *JSONFields, tc *timeCache, e *Entry) error {
-	var noPath bool
-	return parseJSONLine(line, f, tc, e, &noPath)
+	var m missing
+	return parseJSONLine(line, f, tc, e, &m)
 }
 
-// parseJSONLine is parseJSON that also reports, in noPath, that the line
-// names no request target under any field looked for (its path is then /).
-func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, noPath *bool) error {
+// missing tells which fields a JSON line lacks that its entry has a
+// default for.
+type missing struct {
+	path   bool // no request target under any field looked for: the path /
+	method bool // no method, in a field or a request line: GET
+}
+
+// parseJSONLine is parseJSON that also reports, in m, the fields the line
+// lacks that its entry has a default for.
+func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missing) error {
 	var obj map[string]any
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.UseNumber() // Unix nanoseconds do not fit a float64
@@ -102,7 +109,7 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, noPath *
 			}
 		}
 	}
-	*noPath = !found
+	m.path = !found
 	if word, _, ok := strings.Cut(target, " "); found && ok && isToken(word) {
 		// A request line ("POST /login HTTP/1.1"): its method, unless a
 		// field of its own gives one.
@@ -114,7 +121,7 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, noPath *
 		}
 	} else {
 		if e.Method = method; e.Method == "" {
-			e.Method = "GET"
+			e.Method, m.method = "GET", true
 		}
 		if err := setTarget(target, e); err != nil {
 			return err

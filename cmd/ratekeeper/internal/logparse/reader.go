@@ -90,6 +90,7 @@ type Reader struct {
 	line    int64
 	bad     int64
 	noPath  int64 // JSON entries without a request target field
+	noVerb  int64 // JSON entries without a method
 	samples []Malformed
 	damage  error
 }
@@ -282,10 +283,10 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		line := string(raw)
 		var perr error
-		noPath := false
+		var miss missing
 		switch f := r.opts.Format; {
 		case f == JSON, f == Auto && strings.HasPrefix(strings.TrimLeft(line, " \t"), "{"):
-			perr = parseJSONLine(line, &r.opts.JSON, &r.tc, &e, &noPath)
+			perr = parseJSONLine(line, &r.opts.JSON, &r.tc, &e, &miss)
 		default:
 			perr = parseCLF(line, &r.tc, &e)
 		}
@@ -296,8 +297,11 @@ func (r *Reader) Next() (Entry, error) {
 			r.malformed(raw, perr.Error())
 			continue
 		}
-		if noPath {
+		if miss.path {
 			r.noPath++
+		}
+		if miss.method {
+			r.noVerb++
 		}
 		return e, nil
 	}
@@ -327,6 +331,11 @@ func (r *Reader) Lines() int64 { return r.line }
 // name no request target under any field looked for (JSONFields.Path, or
 // the defaults): their entries have the path /.
 func (r *Reader) NoPath() int64 { return r.noPath }
+
+// NoMethod returns the number of JSON lines so far, not malformed, that
+// give no method (in JSONFields.Method, the defaults, or a request line):
+// their entries have the method GET.
+func (r *Reader) NoMethod() int64 { return r.noVerb }
 
 // MalformedCount returns the number of malformed lines so far.
 func (r *Reader) MalformedCount() int64 { return r.bad }
