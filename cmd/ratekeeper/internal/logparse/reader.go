@@ -73,8 +73,13 @@ var (
 	maxTime = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
-// maxLine is the longest line parsed; longer ones are malformed.
+// maxLine is the longest line parsed, not counting its end (LF or CRLF);
+// longer ones are malformed.
 const maxLine = 64 << 10
+
+// bufSize is the size of the buffer lines are read in: the longest line
+// and its end.
+const bufSize = maxLine + 2
 
 // maxSamples is the number of malformed lines a Reader keeps.
 const maxSamples = 5
@@ -108,7 +113,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		return nil, fmt.Errorf("logparse: unknown format %q; want auto, clf or json", opts.Format)
 	}
 	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(cr, maxLine)
+	br := bufio.NewReaderSize(cr, bufSize)
 	gz := false
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		gs := &gzipStream{src: br}
@@ -128,13 +133,13 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("logparse: %s: gzip header: %w", name, err)
 		}
-		br = bufio.NewReaderSize(gs, maxLine)
+		br = bufio.NewReaderSize(gs, bufSize)
 		rd := &Reader{name: name, opts: opts, count: cr, br: br, gz: true}
 		gs.trailing = rd.trailing
 		skipBOM(br) // reads the stream: trailing is set
 		return rd, nil
 	} else if magic, _ := br.Peek(4); len(magic) == 4 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h' && magic[3] >= '1' && magic[3] <= '9' {
-		br = bufio.NewReaderSize(bzip2.NewReader(br), maxLine)
+		br = bufio.NewReaderSize(bzip2.NewReader(br), bufSize)
 		gz = true
 	} else if other := compressedAs(br); other != "" {
 		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay --config FILE -)", name, other, other, name)
@@ -273,11 +278,11 @@ func (r *Reader) Next() (Entry, error) {
 			return e, fmt.Errorf("logparse: %s: %w", r.name, err)
 		}
 		r.line++
-		if tooLong {
+		raw = bytes.TrimRight(raw, "\r\n")
+		if tooLong || len(raw) > maxLine {
 			r.malformed(raw, "line longer than 64 KiB")
 			continue
 		}
-		raw = bytes.TrimRight(raw, "\r\n")
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
