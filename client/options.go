@@ -294,10 +294,11 @@ func WithMaxRetryAfter(d time.Duration) Option {
 // example "POST" for an API whose POSTs are idempotent). By default only the
 // idempotent methods GET, HEAD, OPTIONS, TRACE, PUT and DELETE are retried,
 // and requests of any method carrying an Idempotency-Key or
-// X-Idempotency-Key header. In every case the body must be replayable: nil,
-// http.NoBody, or with GetBody set (http.NewRequest sets it for the common
-// body types). Methods are case-sensitive: a lowercase spelling of a
-// standard method ("post") is refused, as is anything not a token.
+// X-Idempotency-Key header (its name in any case). In every case the body
+// must be replayable: nil, http.NoBody, or with GetBody set
+// (http.NewRequest sets it for the common body types). Methods are
+// case-sensitive: a lowercase spelling of a standard method ("post") is
+// refused, as is anything not a token.
 func WithRetryMethods(methods ...string) Option {
 	return func(c *config) error {
 		if c.methods == nil {

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -24,9 +25,27 @@ func (t *Transport) replayable(req *http.Request) bool {
 	if t.methods[req.Method] {
 		return true
 	}
-	_, a := req.Header["Idempotency-Key"]
-	_, b := req.Header["X-Idempotency-Key"]
-	return a || b
+	return hasIdempotencyKey(req.Header)
+}
+
+// hasIdempotencyKey reports whether h holds an Idempotency-Key or
+// X-Idempotency-Key entry, even one with no value (net/http's convention
+// for a request idempotent without the header on the wire), under its
+// canonical name or any other spelling: net/http sends a name set through
+// the map as it is written, and the server reads names case-insensitively.
+func hasIdempotencyKey(h http.Header) bool {
+	if _, ok := h["Idempotency-Key"]; ok {
+		return true
+	}
+	if _, ok := h["X-Idempotency-Key"]; ok {
+		return true
+	}
+	for k := range h {
+		if strings.EqualFold(k, "Idempotency-Key") || strings.EqualFold(k, "X-Idempotency-Key") {
+			return true
+		}
+	}
+	return false
 }
 
 // rewind returns a copy of req for another attempt, with a fresh body.

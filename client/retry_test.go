@@ -317,6 +317,34 @@ func TestReplayable(t *testing.T) {
 	}
 }
 
+// An idempotency key set through the header map under a name that is not
+// in canonical form (Header["idempotency-key"], as code copying headers
+// from elsewhere writes it) is still an idempotency key: net/http sends the
+// name as written and header names are case-insensitive, so the server
+// receives it. Such a POST used to be refused as not replayable.
+func TestReplayableIdempotencyKeyAnyCase(t *testing.T) {
+	for _, name := range []string{"idempotency-key", "IDEMPOTENCY-KEY", "x-idempotency-key", "X-IDEMPOTENCY-KEY"} {
+		t.Run(name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "1" }))
+			hc, _ := newClient(t, clock, client.WithGiveUpError())
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("v=1"))
+			req.Header[name] = []string{"k-1"}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatalf("got %v, want the retry's 200", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("status %d, want 200", resp.StatusCode)
+			}
+			if got := srv.received(); !slices.Equal(got, []string{"v=1", "v=1"}) {
+				t.Errorf("bodies received %q, want the body twice", got)
+			}
+		})
+	}
+}
+
 // A GetBody that fails ends the request with its error.
 func TestGetBodyError(t *testing.T) {
 	clock := newAutoClock()
