@@ -182,7 +182,9 @@ func WithRate(limit int64, per time.Duration) Option {
 // WithMaxWait sets the longest a request waits, before it is sent, for its
 // turn in the queue ([WithRate]) and, separately, for the holds the server
 // asked for to pass (see [WithProactive]), all of them together; a request
-// that would wait longer fails at once with a [*WaitError]. The bound on the
+// that would wait longer fails at once with a [*WaitError]. A retry waits
+// for the server's Retry-After under the same bound: one longer than d is
+// a give-up, at once (see [Transport.RoundTrip]). The bound on the
 // queue runs from when the request took its turn, and it holds when a
 // server's Retry-After pushes the turn back: a queued request whose turn
 // would then come more than d after it queued fails as soon as that is
@@ -278,7 +280,8 @@ func WithBackoff(base, ceiling time.Duration) Option {
 // WithMaxRetryAfter sets the longest wait a server may ask for that the
 // Transport honours; the default is [DefaultMaxRetryAfter]. A 429 or 503
 // whose Retry-After asks for more is not retried: the Transport gives up at
-// once (waiting less would only earn another refusal). The holds other
+// once (waiting less would only earn another refusal); so does one that asks
+// for more than the maximum wait ([WithMaxWait]). The holds other
 // requests wait for (see [WithProactive]) are cut to this length.
 func WithMaxRetryAfter(d time.Duration) Option {
 	return func(c *config) error {

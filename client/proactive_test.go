@@ -289,7 +289,8 @@ func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
 // A queued caller that meets a Retry-After hold longer than its maximum wait
 // fails at once with a held *WaitError giving its whole wait (from when it
 // queued to the end of the hold) and is never sent; the refused request
-// itself is retried after the Retry-After as usual.
+// itself, whose retry would wait as long, gives up at once with its 429
+// (see TestRetryHoldBeyondMaxWait).
 func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -306,11 +307,15 @@ func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(time.Second))
 	var mu sync.Mutex
 	var held, failedAt []time.Duration
+	refused := 0
 	clock.drive(3, func(i int) {
 		status, _, err := get(hc, srv.URL)
 		var we *client.WaitError
 		switch {
-		case err == nil && status == 200:
+		case err == nil && status == 429:
+			mu.Lock()
+			refused++
+			mu.Unlock()
 		case errors.As(err, &we) && we.Held && we.MaxWait == time.Second:
 			mu.Lock()
 			held = append(held, we.Wait)
@@ -328,7 +333,10 @@ func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 	if want := []time.Duration{200 * time.Millisecond, 200 * time.Millisecond}; !slices.Equal(failedAt, want) {
 		t.Errorf("held WaitErrors returned at %v, want %v", failedAt, want)
 	}
-	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second}; !slices.Equal(at, want) {
+	if refused != 1 {
+		t.Errorf("%d callers got the 429, want 1 (the refused one)", refused)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }

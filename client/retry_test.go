@@ -535,6 +535,91 @@ func TestRetryWaitBeyondDeadline(t *testing.T) {
 	}
 }
 
+// A retry whose wait for the server (its Retry-After, or a RateLimit field's
+// hold folded into the backoff) is longer than the maximum wait gives up at
+// once, as a request meeting that hold before it is sent fails at once
+// (TestHoldBeyondMaxWait): WithMaxWait bounds every wait for a server's hold,
+// WithMaxRetryAfter only says which Retry-After is honoured at all. With a
+// maximum wait of 10s and WithMaxRetryAfter(1h), a Retry-After: 50 used to
+// be slept for 50s before the retry.
+func TestRetryHoldBeyondMaxWait(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		header      string // set on the first response
+		value       string
+		proactive   bool
+		giveUpError bool
+		wait        time.Duration // the held wait beyond the maximum; 0: retried
+		ra          time.Duration // RetryError.RetryAfter
+	}{
+		{"Retry-After", "Retry-After", "50", true, false, 50 * time.Second, 50 * time.Second},
+		{"Retry-After, error", "Retry-After", "50", true, true, 50 * time.Second, 50 * time.Second},
+		{"Retry-After, not proactive", "Retry-After", "50", false, true, 50 * time.Second, 50 * time.Second},
+		{"RateLimit", "RateLimit", `"default";r=0;t=50`, true, true, 50 * time.Second, 0},
+		{"Retry-After within", "Retry-After", "10", true, true, 0, 0},
+		{"RateLimit within", "RateLimit", `"default";r=0;t=10`, true, true, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					w.Header().Set(tc.header, tc.value)
+					w.WriteHeader(http.StatusTooManyRequests)
+					io.WriteString(w, "slow down")
+					return
+				}
+				io.WriteString(w, "ok")
+			})
+			opts := []client.Option{client.WithMaxWait(10 * time.Second), client.WithMaxRetryAfter(time.Hour),
+				client.WithProactive(tc.proactive), client.WithRandom(zeroSource{})}
+			if tc.giveUpError {
+				opts = append(opts, client.WithGiveUpError())
+			}
+			_, tr := newClient(t, clock, opts...)
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			resp, err := tr.RoundTrip(req)
+			if resp != nil {
+				defer resp.Body.Close()
+			}
+			switch {
+			case tc.wait == 0:
+				if err != nil || resp.StatusCode != 200 {
+					t.Fatalf("got %v, %v; want the retry's 200", resp, err)
+				}
+				if got := len(srv.arrivals()); got != 2 {
+					t.Errorf("%d attempts, want 2", got)
+				}
+				return
+			case tc.giveUpError:
+				var re *client.RetryError
+				var we *client.WaitError
+				if resp != nil || !errors.As(err, &re) {
+					t.Fatalf("got %v, %v; want a *RetryError", resp, err)
+				}
+				if re.Attempts != 1 || re.LastStatus != 429 || re.RetryAfter != tc.ra || re.Reason != "retry would wait too long" {
+					t.Errorf("RetryError %+v", re)
+				}
+				if !errors.As(err, &we) || !we.Held || we.Wait != tc.wait || we.MaxWait != 10*time.Second {
+					t.Errorf("error %v, want it to match a held *WaitError of %s", err, tc.wait)
+				}
+			default:
+				if err != nil || resp.StatusCode != 429 {
+					t.Fatalf("got %v, %v; want the 429", resp, err)
+				}
+				if b, _ := io.ReadAll(resp.Body); string(b) != "slow down" {
+					t.Errorf("body %q, want the refusal's", b)
+				}
+			}
+			if got := len(srv.arrivals()); got != 1 {
+				t.Errorf("%d attempts, want 1", got)
+			}
+			if got := clock.Sleeps(); len(got) != 0 {
+				t.Errorf("slept %v, want no wait", got)
+			}
+		})
+	}
+}
+
 // A retry that cannot have its turn within the maximum wait is a give-up
 // like the others: the caller gets the last refusal (its body intact) or,
 // with WithGiveUpError, a *RetryError giving the attempts made and the

@@ -147,12 +147,13 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // first response that is neither, or — when it gives up — the last 429 or
 // 503 response (by default) or a [*RetryError] (with [WithGiveUpError]).
 // It gives up at once, without waiting, when the wait before the next
-// attempt would end after the context's deadline, and when a retry would
-// wait longer than the maximum wait for its turn or a server's hold, or
-// past the context's deadline (the
-// last response then comes back with its body as read before the wait;
-// one longer than 64 KiB is not kept, and the [*WaitError] comes back
-// instead). Errors: ctx.Err() when the request's context ends during a
+// attempt would end after the context's deadline, or when the part of it
+// the server asked for (its Retry-After, or the hold its RateLimit fields
+// announce) is longer than the maximum wait; and, that wait over, when the
+// retry would wait longer than the maximum wait for its turn or a server's
+// hold, or past the context's deadline (the last response then comes back
+// with its body as read before the wait; one longer than 64 KiB is not
+// kept, and the [*WaitError] comes back instead). Errors: ctx.Err() when the request's context ends during a
 // wait, a [*WaitError] when the first attempt's wait would be too long or
 // would outlast the context's deadline (it fails at once), the pacing
 // store's error, and the next RoundTripper's errors, as they are.
@@ -217,23 +218,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			reason = reasonTooLong
 		}
 		if reason != "" {
-			return t.giveUp(resp, attempt, ra, reason)
+			return t.giveUp(resp, attempt, ra, reason, nil)
 		}
-		wait := ra
+		wait, held := ra, ra // held: the part of the wait the server asked for
 		if !hasRA {
-			wait = t.backoff(attempt)
+			wait, held = t.backoff(attempt), 0
 			if t.proactive && key != "" {
 				// The response's RateLimit field may say when quota
 				// returns: retrying earlier would only earn another 429.
-				wait = max(wait, t.holds.remaining(key, now))
+				held = t.holds.remaining(key, now)
+				wait = max(wait, held)
 			}
+		}
+		if held > t.maxWait {
+			// The maximum wait bounds every wait for a server's hold, a
+			// retry's as a new request's (see wait).
+			return t.giveUp(resp, attempt, ra, reasonNoTurn, &WaitError{Key: key, Wait: held, MaxWait: t.maxWait, Held: true})
 		}
 		if dl, ok := ctx.Deadline(); ok && wait > 0 && time.Until(dl) <= wait {
 			// The retry could not leave before the deadline: sleeping
 			// until then would only trade the server's answer for
 			// ctx.Err(). A context's deadline is real time, whatever the
 			// Transport's Clock.
-			return t.giveUp(resp, attempt, ra, reasonDeadline)
+			return t.giveUp(resp, attempt, ra, reasonDeadline, nil)
 		}
 		if t.onRetry != nil {
 			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})
@@ -257,11 +264,12 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// giveUp ends a request whose last response, resp, was a 429 or 503.
-func (t *Transport) giveUp(resp *http.Response, attempts int, ra time.Duration, reason string) (*http.Response, error) {
+// giveUp ends a request whose last response, resp, was a 429 or 503; err,
+// when not nil, is the error that ended the retries.
+func (t *Transport) giveUp(resp *http.Response, attempts int, ra time.Duration, reason string, err error) (*http.Response, error) {
 	if !t.giveUpError {
 		return resp, nil
 	}
 	drain(resp.Body)
-	return nil, &RetryError{Attempts: attempts, LastStatus: resp.StatusCode, RetryAfter: ra, Reason: reason}
+	return nil, &RetryError{Attempts: attempts, LastStatus: resp.StatusCode, RetryAfter: ra, Reason: reason, Err: err}
 }
