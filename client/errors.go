@@ -83,7 +83,9 @@ type RetryError struct {
 	// Retry-After header; 0 when it had none (or an invalid one).
 	RetryAfter time.Duration
 	// Reason says why the Transport stopped: "retries exhausted",
-	// "Retry-After exceeds the maximum", "request cannot be replayed",
+	// "Retry-After exceeds the maximum", "rate-limit reset exceeds the
+	// maximum" (no Retry-After, and the RateLimit or X-RateLimit fields
+	// announce a reset beyond it), "request cannot be replayed",
 	// "retry would come after the context deadline", or "retry would wait
 	// too long" (for its turn in the queue or a server's hold: see Err).
 	Reason string
@@ -112,7 +114,10 @@ func (e *RetryError) Unwrap() error { return e.Err }
 const (
 	reasonExhausted = "retries exhausted"
 	reasonTooLong   = "Retry-After exceeds the maximum"
-	reasonNoReplay  = "request cannot be replayed"
-	reasonDeadline  = "retry would come after the context deadline"
-	reasonNoTurn    = "retry would wait too long"
+	// reasonResetTooLong: no Retry-After, and the rate-limit fields
+	// announce a reset beyond WithMaxRetryAfter.
+	reasonResetTooLong = "rate-limit reset exceeds the maximum"
+	reasonNoReplay     = "request cannot be replayed"
+	reasonDeadline     = "retry would come after the context deadline"
+	reasonNoTurn       = "retry would wait too long"
 )

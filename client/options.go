@@ -280,9 +280,11 @@ func WithBackoff(base, ceiling time.Duration) Option {
 // WithMaxRetryAfter sets the longest wait a server may ask for that the
 // Transport honours; the default is [DefaultMaxRetryAfter]. A 429 or 503
 // whose Retry-After asks for more is not retried: the Transport gives up at
-// once (waiting less would only earn another refusal); so does one that asks
-// for more than the maximum wait ([WithMaxWait]). The holds other
-// requests wait for (see [WithProactive]) are cut to this length.
+// once (waiting less would only earn another refusal); so does one without
+// Retry-After whose rate-limit fields (see [WithProactive]) announce a
+// reset further away, and one that asks for more than the maximum wait
+// ([WithMaxWait]). The holds other requests wait for (see [WithProactive])
+// are cut to this length.
 func WithMaxRetryAfter(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,6 +239,68 @@ func TestRetryAfterBeyondCap(t *testing.T) {
 		if got := clock.Sleeps(); len(got) != 0 {
 			t.Errorf("Retry-After %s: slept %v", ra, got)
 		}
+	}
+}
+
+// A 429 without Retry-After whose rate-limit fields announce a reset beyond
+// WithMaxRetryAfter gives up at once, as one whose Retry-After asks for as
+// much does: the cap is on the wait a server asks for "in Retry-After or in
+// its RateLimit headers" (DefaultMaxRetryAfter), and retrying at the cap
+// would only earn more refusals. An API that answers 429 with
+// X-RateLimit-Remaining: 0 and a Unix reset 40 minutes away (GitHub's
+// primary limit) or with a day's policy exhausted used to be retried three
+// times, a minute apart, before the Transport gave up.
+func TestRetryResetBeyondCap(t *testing.T) {
+	unix := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
+	for _, tc := range []struct {
+		name     string
+		header   http.Header
+		attempts int
+	}{
+		{"RateLimit", http.Header{"Ratelimit": {`"day";r=0;t=36000`}}, 1},
+		{"draft-7", http.Header{"Ratelimit": {`limit=5000, remaining=0, reset=36000`}}, 1},
+		{"draft-6", http.Header{"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"36000"}}, 1},
+		{"legacy Unix", http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {unix(40 * time.Minute)}}, 1},
+		{"RateLimit within", http.Header{"Ratelimit": {`"min";r=0;t=30`}}, 2},
+		// Retry-After takes precedence over the RateLimit fields.
+		{"Retry-After within", http.Header{"Ratelimit": {`"day";r=0;t=36000`}, "Retry-After": {"30"}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					for k, v := range tc.header {
+						w.Header()[k] = v
+					}
+					w.WriteHeader(http.StatusTooManyRequests)
+					io.WriteString(w, "slow down")
+					return
+				}
+				io.WriteString(w, "ok")
+			})
+			_, tr := newClient(t, clock, client.WithGiveUpError())
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			resp, err := tr.RoundTrip(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			if got := len(srv.arrivals()); got != tc.attempts {
+				t.Errorf("%d attempts, want %d", got, tc.attempts)
+			}
+			if tc.attempts == 2 {
+				if err != nil || resp.StatusCode != 200 {
+					t.Errorf("got %v, %v; want the retry's 200", resp, err)
+				}
+				return
+			}
+			var re *client.RetryError
+			if !errors.As(err, &re) || re.Attempts != 1 || re.LastStatus != 429 || re.Reason != "rate-limit reset exceeds the maximum" {
+				t.Errorf("error %v, want a give-up after 1 attempt for the reset", err)
+			}
+			if got := clock.Sleeps(); len(got) != 0 {
+				t.Errorf("slept %v, want no wait", got)
+			}
+		})
 	}
 }
 

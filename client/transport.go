@@ -216,6 +216,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			reason = reasonExhausted
 		case hasRA && ra > t.maxRetryAfter:
 			reason = reasonTooLong
+		case !hasRA && t.proactive && key != "" && serverHold(resp.Header, now) > t.maxRetryAfter:
+			// The RateLimit fields announce a reset beyond the cap: a
+			// retry at the cap (the hold is cut to it) would only earn
+			// another refusal, as with a Retry-After beyond it.
+			reason = reasonResetTooLong
 		}
 		if reason != "" {
 			return t.giveUp(resp, attempt, ra, reason, nil)
