@@ -451,6 +451,29 @@ func TestTransportError(t *testing.T) {
 	}
 }
 
+// A next RoundTripper that breaks its contract with a nil response and a
+// nil error (a test double, say) makes RoundTrip fail with an error naming
+// it, as http.Client does, instead of panicking on the nil response.
+func TestTransportNilResponse(t *testing.T) {
+	tr, err := client.New(roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, nil }), client.WithClock(newAutoClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://example.invalid/", nil)
+	var resp *http.Response
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("RoundTrip panicked: %v", p)
+			}
+		}()
+		resp, err = tr.RoundTrip(req)
+	}()
+	if resp != nil || err == nil || !strings.HasPrefix(err.Error(), "client: ") || !strings.Contains(err.Error(), "nil *Response") {
+		t.Fatalf("RoundTrip = %v, %v; want an error for the nil response", resp, err)
+	}
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

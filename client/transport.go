@@ -197,6 +197,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		if resp == nil {
+			return nil, fmt.Errorf("client: RoundTripper %T returned a nil *Response with a nil error", t.next)
+		}
 		now := t.clock.Now()
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 			if t.proactive && key != "" {
