@@ -380,6 +380,10 @@ func WithGiveUpError() Option {
 // Retry-After, a Unix-time reset) are in the server's clock: when the
 // response's Date shows the local clock a second behind it or three ahead
 // (or more), the wait is counted from that Date instead of the local clock.
+// Holds only grow: a response announcing a reset earlier than the one its
+// key is held for leaves the hold as it is, since the responses to
+// concurrent requests arrive in any order and the later reset is the one
+// that earns no refusal.
 //
 // A hold delays the requests that have not yet taken their turn in the
 // queue ([WithRate]). Those already waiting for theirs keep it when the hold

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -159,6 +160,29 @@ func TestHoldBeyondMaxWait(t *testing.T) {
 	}
 	if n := len(srv.arrivals()); n != 1 {
 		t.Errorf("stub received %d, want 1", n)
+	}
+}
+
+// Holds only grow: a later response announcing an earlier reset (here a
+// RateLimit t of 5s read while the host is held for 30s) leaves the hold as
+// it is, and the next request waits the 30s.
+func TestShorterHintKeepsHold(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, hint("RateLimit", `"default";r=0;t=30`))
+	hc, tr := newClient(t, clock)
+	if _, _, err := get(hc, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(srv.URL)
+	tr.Observe(client.HostKey(&http.Request{URL: u}), http.Header{"Ratelimit": {`"default";r=0;t=5`}}, clock.Now())
+	if _, _, err := get(hc, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := clock.Sleeps(), []time.Duration{30 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("slept %v, want %v", got, want)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 30 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
 
