@@ -400,7 +400,9 @@ func WithGiveUpError() Option {
 // received the Retry-After holds: the other Transports sharing its store
 // ([WithStore]) go on sending, and the requests of each keep their order
 // among the turns the store gave it. A request that meets a 429 anyway is
-// retried as usual, with a new turn. The reset a server
+// retried as usual, with a new turn; when its retry waits for the hold
+// that 429 brought, it takes that turn before the requests that arrived
+// during the hold, as it came before them. The reset a server
 // announces is in whole seconds, so a hold may last up to a second longer
 // than the server needs.
 func WithProactive(on bool) Option {

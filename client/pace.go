@@ -7,8 +7,10 @@ import (
 )
 
 // wait holds the caller until key's holds have passed and its turn in the
-// queue has come.
-func (t *Transport) wait(ctx context.Context, key string) error {
+// queue has come. tk, when not nil, is the caller's place at key's gate,
+// taken earlier (see [Transport.RoundTrip]); wait gives it up.
+func (t *Transport) wait(ctx context.Context, key string, tk *ticket) error {
+	defer func() { tk.leave() }()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -19,8 +21,6 @@ func (t *Transport) wait(ctx context.Context, key string) error {
 		// With pacing, the requests that wait for a hold keep their
 		// arrival order through the gate: the ticket is given up once the
 		// request has its place in the queue, or leaves.
-		var tk *ticket
-		defer func() { tk.leave() }()
 		// A hold can be extended while we wait (a response in flight
 		// brings news), so look again after each wait.
 		var held time.Duration // waited so far for holds to pass

@@ -613,9 +613,10 @@ func sharedRetryAfter(t *testing.T, fleet fleetOf2) {
 // order they arrived. The first caller is held off at 0 for 5s, by a
 // Retry-After on a 429 or by a RateLimit field announcing no quota left on
 // a 200; six more arrive 500ms apart during the hold. They all wake at 5s:
-// they take their turns in arrival order, one every 200ms (the refused
-// caller's retry, which also waited until 5s, after them). They used to
-// take them in whatever order the scheduler woke them.
+// they take their turns in arrival order, one every 200ms, the refused
+// caller's retry, which waited for the hold from its start, first (see
+// TestRetryKeepsItsPlaceDuringHold). They used to take them in whatever
+// order the scheduler woke them.
 func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -625,7 +626,7 @@ func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 		{"Retry-After", func(w http.ResponseWriter) {
 			w.Header().Set("Retry-After", "5")
 			w.WriteHeader(http.StatusTooManyRequests)
-		}, []string{"0", "1", "2", "3", "4", "5", "6", "0"}},
+		}, []string{"0", "0", "1", "2", "3", "4", "5", "6"}},
 		{"RateLimit", func(w http.ResponseWriter) {
 			w.Header().Set("RateLimit", `"default";r=0;t=5`)
 			io.WriteString(w, "ok")
@@ -665,6 +666,62 @@ func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 				t.Errorf("arrivals %v, want %v", at, want)
 			}
 		})
+	}
+}
+
+// A request refused with a Retry-After waits for the hold it brought as the
+// requests that arrive during it do, and keeps its place among them: its
+// retry goes before them once the hold has passed. At one request a second
+// with a maximum wait of 3s, caller 0 is refused at 0 with Retry-After: 2,
+// four more arrive 500ms apart, to 2s; the retry is sent at 2s and three of
+// them at 3s, 4s and 5s, the last failing (its turn would come 4s after it
+// arrived). The retry used to go after all of them, and was the one to
+// fail, with the 429, while the callers that came after it were served.
+func TestRetryKeepsItsPlaceDuringHold(t *testing.T) {
+	clock := newFakeClock()
+	var mu sync.Mutex
+	var order []string
+	srv := newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order = append(order, r.Header.Get("X-Caller"))
+		mu.Unlock()
+		if k == 1 {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(3*time.Second))
+	errs := make([]error, 5)
+	statuses := make([]int, 5)
+	clock.drive(5, func(i int) {
+		if i > 0 {
+			clock.Sleep(context.Background(), time.Duration(i)*500*time.Millisecond)
+		}
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("X-Caller", strconv.Itoa(i))
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			statuses[i] = resp.StatusCode
+			resp.Body.Close()
+		}
+		errs[i] = err
+	})
+	if want := []string{"0", "0", "1", "2", "3"}; !slices.Equal(order, want) {
+		t.Errorf("callers received in the order %v, want %v", order, want)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Second, 3 * time.Second, 4 * time.Second, 5 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	for i := range 4 {
+		if errs[i] != nil || statuses[i] != 200 {
+			t.Errorf("caller %d: %d %v, want 200", i, statuses[i], errs[i])
+		}
+	}
+	var we *client.WaitError
+	if !errors.As(errs[4], &we) {
+		t.Errorf("caller 4: %d %v, want a *WaitError", statuses[4], errs[4])
 	}
 }
 

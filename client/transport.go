@@ -39,7 +39,9 @@ import (
 // store; otherwise it stays used, a gap in what the server sees. The turns
 // that fall within a server's Retry-After are lost, but the requests that
 // had them keep their places (see [WithProactive]); one given up moves
-// nobody up. Retries take a new turn, as the server counts them too.
+// nobody up. Retries take a new turn, as the server counts them too; a
+// retry that waits for a server's hold takes it before the requests that
+// arrived during that hold.
 //
 // All waiting goes through the [Clock] (see [WithClock]), so tests run in
 // virtual time. A Transport is safe for concurrent use; build one with [New]
@@ -168,14 +170,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var last *http.Response
 	var lastStatus int
 	var lastRA time.Duration
+	// The retry's place at the gate, taken as it began to wait for the
+	// server's hold (see below); t.wait gives it up.
+	var tk *ticket
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			var err error
 			if r, err = rewind(req); err != nil {
+				tk.leave()
 				return nil, err
 			}
 		}
-		if err := t.wait(ctx, key); err != nil {
+		err := t.wait(ctx, key, tk)
+		tk = nil
+		if err != nil {
 			closeBody(r)
 			var we *WaitError
 			if attempt == 1 || !errors.As(err, &we) {
@@ -253,13 +261,27 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.onRetry != nil {
 			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})
 		}
+		if wait > 0 && wait == held && t.proactive && t.limiter != nil && key != "" {
+			// The wait is the server's hold on key, which t.wait sleeps
+			// through for the retry as for the requests that arrive
+			// during it, keeping them in order at the gate: the retry
+			// takes its place there now, ahead of them, not once the
+			// hold has passed, behind them all. (After onRetry: a
+			// panicking hook must not leave the place taken.)
+			tk = t.gate.enter(key)
+		}
 		last, lastStatus, lastRA = keep(resp), resp.StatusCode, ra
-		if wait > 0 {
+		switch {
+		case tk != nil:
+			// t.wait sleeps through the hold.
+		case wait > 0:
 			if err := t.clock.Sleep(ctx, wait); err != nil {
 				return nil, err
 			}
-		} else if err := ctx.Err(); err != nil {
-			return nil, err
+		default:
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 		}
 	}
 }
