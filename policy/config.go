@@ -70,7 +70,12 @@ import (
 // a header or cookie, of any length: alone in a key, a value longer than
 // keyfunc.MaxKeyLen bytes, holding a byte outside printable ASCII or
 // starting with '#' is replaced by a digest ("#" and 22 characters), and in
-// a list each part is bounded by keyfunc.Join. A file with just a name, a
+// a list each part is bounded by keyfunc.Join. A header or cookie whose
+// name marks a credential (Authorization, Proxy-Authorization, Cookie, or
+// a name holding auth, token, secret, passw, session, sessid, credential
+// or key in any case, such as X-Api-Key; a cookie named sid) is never kept
+// as sent: its value is replaced by its SHA-256 digest (keyfunc.Secret),
+// so that the store and its dumps hold no credential. A file with just a name, a
 // limit and a window per policy gets the sliding window counter keyed by
 // client IP.
 type Config struct {

@@ -31,7 +31,7 @@ func preparedKey(t *testing.T, cfg *policy.Config, r *http.Request) string {
 
 // TestConfigClientChosenKeyBounded checks that a key made of one header or
 // cookie, whose value the client chooses, is bounded in length like a
-// joined one: a client sending a 100 KB X-Api-Key must not make a 100 KB
+// joined one: a client sending a 100 KB X-Client-Name must not make a 100 KB
 // store key (a Redis key per request, a log line), and a value a client
 // crafts cannot meet the digest another value was given.
 func TestConfigClientChosenKeyBounded(t *testing.T) {
@@ -42,9 +42,9 @@ func TestConfigClientChosenKeyBounded(t *testing.T) {
 		name, key string
 		set       func(r *http.Request, v string)
 	}{
-		{"header", `key: "header:X-Api-Key"`, func(r *http.Request, v string) { r.Header.Set("X-Api-Key", v) }},
-		{"header with fallback", `{key: "header:X-Api-Key", fallback: ip}`, func(r *http.Request, v string) { r.Header.Set("X-Api-Key", v) }},
-		{"cookie", `key: "cookie:session"`, func(r *http.Request, v string) { r.Header.Set("Cookie", "session="+v) }},
+		{"header", `key: "header:X-Client-Name"`, func(r *http.Request, v string) { r.Header.Set("X-Client-Name", v) }},
+		{"header with fallback", `{key: "header:X-Client-Name", fallback: ip}`, func(r *http.Request, v string) { r.Header.Set("X-Client-Name", v) }},
+		{"cookie", `key: "cookie:tenant"`, func(r *http.Request, v string) { r.Header.Set("Cookie", "tenant="+v) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := "policies:\n  - name: p\n    limit: 5\n    window: 1m\n"

@@ -1,0 +1,60 @@
+package policy_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// configKey returns the key under which the only policy of the
+// configuration text is checked for a request with the given headers.
+func configKey(t *testing.T, text string, headers ...string) string {
+	t.Helper()
+	r := httptest.NewRequest("GET", "/", nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Add(headers[i], headers[i+1])
+	}
+	return preparedKey(t, mustParse(t, text, "test.yaml"), r)
+}
+
+// TestConfigCredentialKeysAreDigests: a configuration keyed by a header
+// or cookie that carries a credential (key: header:Authorization, an API
+// key, a session cookie) put the credential itself into every store key,
+// readable in a Redis dump or a key log (standards.md, security pitfalls).
+// Such parts are now held as a digest: the same credential gives the same
+// key, two credentials two keys, and neither shows in them. Other headers
+// stay readable.
+func TestConfigCredentialKeysAreDigests(t *testing.T) {
+	const secret = "Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu"
+	for _, tc := range []struct {
+		name, key, header, cookieOrHeader string
+	}{
+		{"authorization", "header:Authorization", "Authorization", ""},
+		{"api key", "header:x-api-key", "X-Api-Key", ""},
+		{"auth token", "header:X-Auth-Token", "X-Auth-Token", ""},
+		{"joined", "[ip, header:X-Api-Key]", "X-Api-Key", ""},
+		{"session cookie", "cookie:session_id", "Cookie", "session_id="},
+		{"sid cookie", "cookie:sid", "Cookie", "sid="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := "policies:\n  - name: p\n    limit: 10\n    window: 1m\n    key: " + tc.key + "\n"
+			value := secret
+			if tc.cookieOrHeader != "" {
+				value = "c2VjcmV0LXRva2Vu"
+			}
+			k1 := configKey(t, text, tc.header, tc.cookieOrHeader+value)
+			k2 := configKey(t, text, tc.header, tc.cookieOrHeader+value)
+			k3 := configKey(t, text, tc.header, tc.cookieOrHeader+value+"x")
+			if strings.Contains(k1, "c2VjcmV0LXRva2Vu") || strings.Contains(k1, "eyJ") {
+				t.Errorf("key %q holds the credential", k1)
+			}
+			if k1 != k2 || k1 == k3 {
+				t.Errorf("keys %q, %q (same credential), %q (another): want equal, then different", k1, k2, k3)
+			}
+		})
+	}
+	plain := configKey(t, "policies:\n  - name: p\n    limit: 10\n    window: 1m\n    key: header:X-Login-User\n", "X-Login-User", "ann")
+	if !strings.HasSuffix(plain, "ann") {
+		t.Errorf("key %q: X-Login-User is no credential and stays readable", plain)
+	}
+}
