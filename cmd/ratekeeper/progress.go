@@ -15,18 +15,19 @@ type progress struct {
 	shown bool // a line was printed
 	last  time.Time
 	start time.Time
+	now   func() time.Time // the clock (time.Now; a test's own)
 }
 
 func newProgress(w io.Writer, total int64, quiet bool) *progress {
 	now := time.Now()
-	return &progress{w: w, total: total, on: !quiet && (total > 32<<20 || total < 0), last: now, start: now}
+	return &progress{w: w, total: total, on: !quiet && (total > 32<<20 || total < 0), last: now, start: now, now: time.Now}
 }
 
 func (p *progress) update(done, entries int64) {
 	if !p.on {
 		return
 	}
-	now := time.Now()
+	now := p.now()
 	if now.Sub(p.last) < time.Second {
 		return
 	}
@@ -41,6 +42,6 @@ func (p *progress) update(done, entries int64) {
 
 func (p *progress) finish(entries int64) {
 	if p.on && (p.shown || p.total > 0) {
-		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, time.Since(p.start).Round(time.Millisecond))
+		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, p.now().Sub(p.start).Round(time.Millisecond))
 	}
 }
