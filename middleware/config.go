@@ -155,7 +155,9 @@ func settingsOf(cfg *policy.Config) fileSettings {
 // not exist is refused, its policies not applied. For a middleware built
 // by [FromConfig] they are
 // compared with the configuration it was built from (options given there
-// may override them), else with the settings in force.
+// may override them); for one built with New, the settings the file
+// states (see policy.Config.Stated) are compared with those in force, and
+// a file that leaves them to their defaults changes nothing.
 func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if cfg == nil {
 		return errors.New("middleware: ApplyConfig: config is nil")
@@ -173,17 +175,24 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if cur.mode == failClosed {
 		cur.retryAfter = m.failure.retryAfter
 	}
+	// A middleware built with New has no file of its own: a loaded file
+	// changes only the settings it states (one that leaves them to their
+	// defaults leaves them to the middleware's options). A Config built
+	// in code is taken as stating them all.
+	stated := func(string) bool { return true }
 	if m.built != nil {
 		cur = *m.built
+	} else if cfg.Source() != nil {
+		stated = cfg.Stated
 	}
 	s := settingsOf(cfg)
 	var changed []string
-	if s.hasProfile && s.profile != cur.profile {
+	if s.hasProfile && s.profile != cur.profile && stated("headers") {
 		changed = append(changed, "headers")
 	}
-	if s.mode != cur.mode {
+	if s.mode != cur.mode && stated("failure_mode") {
 		changed = append(changed, "failure_mode")
-	} else if s.retryAfter != cur.retryAfter {
+	} else if s.mode == cur.mode && s.retryAfter != cur.retryAfter && stated("failure_retry_after") {
 		changed = append(changed, "failure_retry_after")
 	}
 	if len(changed) > 0 {

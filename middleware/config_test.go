@@ -204,3 +204,34 @@ func TestApplyConfigOptionsOverride(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyConfigToNewLeavesUnstatedSettings: a middleware built with New
+// and its own options (draft-6 headers, FailClosed) that reloads a file
+// of policies alone was told, at every reload, that the file changed its
+// headers and failure mode and needed a restart (the loaded file's
+// defaults, ietf and open, compared with the options), which policy/reload
+// logs as a warning each time. A file changes only what it states.
+func TestApplyConfigToNewLeavesUnstatedSettings(t *testing.T) {
+	const policies = "policies:\n  - {name: a, limit: 1, window: 1m}\n"
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, mustConfig(t, policies).Policies,
+		middleware.WithHeaders(middleware.Draft6), middleware.OnStoreError(middleware.FailClosed(9*time.Second)))
+	for i := range 2 {
+		if err := m.ApplyConfig(mustConfig(t, policies)); err != nil {
+			t.Errorf("reload %d of a file of policies alone: %v, want nil", i+1, err)
+		}
+	}
+	for _, tc := range []struct{ yaml, field string }{
+		{"headers: ietf\n" + policies, "headers"},
+		{"failure_mode: open\n" + policies, "failure_mode"},
+		{"failure_mode: closed\nfailure_retry_after: 2s\n" + policies, "failure_retry_after"},
+	} {
+		err := m.ApplyConfig(mustConfig(t, tc.yaml))
+		if !errors.Is(err, middleware.ErrRestartNeeded) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("reload of a file stating %s: %v, want ErrRestartNeeded naming it", tc.field, err)
+		}
+	}
+	if err := m.ApplyConfig(mustConfig(t, "headers: draft-6\nfailure_mode: closed\nfailure_retry_after: 9s\n"+policies)); err != nil {
+		t.Errorf("reload of a file stating the settings in force: %v, want nil", err)
+	}
+}

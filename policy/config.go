@@ -121,7 +121,17 @@ type Config struct {
 
 	// source is the text the Config was parsed from (see Source).
 	source []byte
+	// stated are the top-level fields the file set (see Stated).
+	stated []string
 }
+
+// Stated reports whether the file the Config was parsed from sets the
+// top-level field name itself ("headers", "failure_mode",
+// "trusted_proxies"...), rather than leaving it to its default. A Config
+// built in code states nothing. middleware.ApplyConfig uses it so that a
+// file that leaves its headers and failure mode to the middleware's own
+// options is not taken for one that changes them.
+func (c *Config) Stated(name string) bool { return slices.Contains(c.stated, name) }
 
 // Source returns the bytes the Config was parsed from by [Load] or
 // [ParseConfig], or nil. Package policy/reload compares it with the file

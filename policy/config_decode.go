@@ -99,6 +99,7 @@ func (d *decoder) config(root *cnode) *Config {
 	hopsBad := false    // trusted_hops was reported
 	modeBad := false    // failure_mode was reported
 	d.fields(root, "", topFields, func(name string, k, v *cnode) {
+		cfg.stated = append(cfg.stated, name)
 		switch name {
 		case "version":
 			if n, ok := d.integer(v, name); ok && n != 1 {
