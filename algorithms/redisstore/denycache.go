@@ -92,6 +92,9 @@ type denyCache struct {
 	// only makes the cache learn less.
 	seed   maphash.Seed
 	epochs [denyEpochs]atomic.Uint64
+	// afterMark, when set (tests), runs in learn after its first
+	// comparison of the forget counters, under mu.
+	afterMark func()
 }
 
 // denyEpochs is the number of forget counters (see denyCache.epochs): 8 kB,
@@ -200,6 +203,9 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		// the denial may be stale already (see epochs).
 		return
 	}
+	if c.afterMark != nil {
+		c.afterMark()
+	}
 	defer func() { c.n.Store(int64(len(c.m))) }()
 	if len(c.m)+len(checks) > c.size && !now.Before(c.next) {
 		var next time.Time
@@ -234,6 +240,17 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		c.m[k] = denyEntry{d: dst[i], at: now, replied: replied, until: until, cost: cost(ch)}
 		if len(c.m) == 1 || until.Before(c.next) {
 			c.next = until
+		}
+	}
+	// A forget that counted after the comparison above read the number of
+	// entries without the lock, perhaps before they were written, and so
+	// may have dropped nothing: publish the number, then compare again. A
+	// forget the second comparison misses counted after the number was
+	// published, sees the entries and drops them once mu is released.
+	c.n.Store(int64(len(c.m)))
+	if c.mark(checks) != marked {
+		for _, ch := range checks {
+			delete(c.m, denyKey{ch.Spec, ch.Key})
 		}
 	}
 }
