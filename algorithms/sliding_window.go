@@ -106,9 +106,12 @@ func (p *params) slidingWait(prev, curr, e, m int64) int64 {
 // slidingGiveBack gives back at t cost n counted by a Take whose key was
 // to be clear at t + r, two windows after the start of the Take's window
 // (see [GiveBacker.GiveBack]): the counter holding it, the current window's
-// or the previous one's, drops by n, never below 0.
+// or the previous one's, drops by n, never below 0. When nothing comes
+// back it returns c as it was, not moved to the window of t: a key's
+// window is where a request at an earlier instant is decided.
 func (p *params) slidingGiveBack(c cell, t, n, r int64) (cell, bool) {
 	W := p.window
+	orig := c
 	if t >= c.t {
 		// Moved to the window of t, as slidingAdmit does.
 		switch e := t - c.t; {
@@ -126,7 +129,7 @@ func (p *params) slidingGiveBack(c cell, t, n, r int64) (cell, bool) {
 	case start == c.t-W && c.x > 0:
 		c.x -= uint32(min(n, int64(c.x)))
 	default:
-		return c, false
+		return orig, false
 	}
 	return c, true
 }
