@@ -209,7 +209,10 @@
 //     otherwise subtracts n·W/L when that is provably exact (the bucket was
 //     not full before the reservation at the undo's instant, so no request
 //     in between found it full); failing both, the reservation's units stay
-//     consumed. The undo runs on a context of its own (at most the
+//     consumed. A leaky_queue only restores: a request that queued behind
+//     the place was told to wait for it, and moving the queue back would
+//     send the next request with it, two at once (as Refund, it keeps such
+//     a place). The undo runs on a context of its own (at most the
 //     [WithTimeout], else a second), so a caller's context that ends
 //     between the phases does not leave a reservation in place; an undo
 //     that gets no reply in that time is an error of the Take, and its

@@ -18,9 +18,14 @@
 -- reservation left the instant at max(F0, t) + n*W/L, so no request between
 -- found the bucket full in the world without the reservation, and each
 -- moved the instant by its own n*W/L in both worlds). Else the key keeps
--- the reservation's units, erring towards denying, never towards admitting:
+-- the reservation's units, erring towards denying, never towards admitting.
+-- A leaky_queue never subtracts: a request that queued behind the place
+-- was told to wait for it, and moving the queue back would send the next
+-- request at that request's instant, two at once (Refund keeps such a
+-- place for the same reason); it keeps the place unless nothing changed:
 --   "s" token_bucket, leaky_bucket, leaky_queue: a = old value ("" when
---   absent), b = new value, c = "q r L" (n*W/L = q + r/L ns)
+--   absent), b = new value, c = "q r L" (n*W/L = q + r/L ns), d = "q"
+--   for leaky_queue
 -- A record is 7 strings: tag, key, list key, a, b, c, d.
 
 local undoKind_
@@ -105,7 +110,7 @@ local function undoKind()
 
   -- undoBucket undoes a reservation of a bucket kind; u is the undo's
   -- instant relative to the reservation's (t = 0 in the script).
-  local function undoBucket(key, old, new, inc, u)
+  local function undoBucket(key, old, new, inc, u, queue)
     local cur = call('GET', key)
     if not cur then return end
     if cur == new then
@@ -116,6 +121,7 @@ local function undoKind()
       end
       return
     end
+    if queue then return end -- a request may be queued behind the place
     local f0 = instant(old)
     if not ((f0 and f0 >= u) or 0 >= u) then return end
     local ft, fx = instant(cur)
@@ -146,7 +152,7 @@ local function undoKind()
       local tag, key, lkey = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
       local A, B, C, D = ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
       if tag == 's' then
-        undoBucket(key, A, B, C, u)
+        undoBucket(key, A, B, C, u, D == 'q')
       elseif tag == 'f' or tag == 'w' then
         undoWindow(key, tonumber(A), tonumber(B), tag == 'w')
       elseif tag == 'b' then

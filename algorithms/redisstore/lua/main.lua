@@ -174,8 +174,10 @@ else
             undoKind().record('b', op.key, nil, fmt(root.S.w), fmt(root.S.b), fmt(op.P.B), n, undo)
           else
             local q, r = bdivmod(bmul(consumed[op.key], op.P.W), op.P.L)
+            local queue = nil
+            if kind == QUEUE then queue = 'q' end
             undoKind().record('s', op.key, nil, call('GET', op.key) or '', v,
-              format('%d %d %d', q, r, op.P.L), nil, undo)
+              format('%d %d %d', q, r, op.P.L), queue, undo)
           end
         end
         call('SET', op.key, v, 'PX', ttlArg(ttl))
