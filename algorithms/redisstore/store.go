@@ -266,6 +266,12 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 		recorded = true
 	}
 	if err != nil {
+		if s.deny != nil {
+			// The script may have run, and admitted (a reply lost, a
+			// deadline met after the call was sent): as after an admitted
+			// Take, the key's cached waits may be too short.
+			s.deny.forget(checks)
+		}
 		return err
 	}
 	if s.deny != nil {
