@@ -24,9 +24,7 @@ local function logKind()
       local items = call('LRANGE', S.lkey, from, from + 31)
       for j, item in ipairs(items) do
         local s, ns, n = match(item, '^(%-?%d+) (%d+) (%d+)$')
-        if not s then
-          error('redisstore: malformed sliding_log event in ' .. S.lkey)
-        end
+        if not s then foreign(S.lkey) end -- not an event the store wrote
         s = tonumber(s)
         local t = ANCIENT
         if not far(s) then t = rel(s, tonumber(ns)) end
