@@ -111,8 +111,17 @@ type shard struct {
 	// CPU with the lock while every CPU keeps a copy of theirs.
 	last atomic.Pointer[table]
 	list atomic.Pointer[[]*table]
-	_    [64 - 16]byte
+	// idx finds a table by its Spec once the shard holds more than
+	// scanTables (nil until then): a process whose limits change over
+	// its life (reloads, adaptive limits, SetLimit) gathers tables, and a
+	// scan of a thousand costs microseconds.
+	idx atomic.Pointer[map[Spec]*table]
+	_   [64 - 24]byte
 }
+
+// scanTables is how many tables a shard looks through one by one; beyond,
+// it looks them up by Spec (shard.idx).
+const scanTables = 8
 
 // table holds the keys of one Spec within a shard.
 type table struct {
@@ -652,9 +661,15 @@ func insertShard(order []uint8, i uint8) []uint8 {
 // table returns the shard's table for spec, creating it (after validating
 // spec) if needed. sh.mu must be held.
 func (sh *shard) table(spec *Spec) (*table, error) {
-	for _, tb := range sh.tables {
-		if sameSpec(&tb.spec, spec) {
+	if m := sh.idx.Load(); m != nil {
+		if tb := (*m)[*spec]; tb != nil {
 			return tb, nil
+		}
+	} else {
+		for _, tb := range sh.tables {
+			if sameSpec(&tb.spec, spec) {
+				return tb, nil
+			}
 		}
 	}
 	if err := spec.Validate(); err != nil {
@@ -680,6 +695,13 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 	sh.tables = append(sh.tables, tb)
 	list := slices.Clone(sh.tables)
 	sh.list.Store(&list)
+	if len(list) > scanTables {
+		m := make(map[Spec]*table, len(list))
+		for _, t := range list {
+			m[t.spec] = t
+		}
+		sh.idx.Store(&m)
+	}
 	sh.last.Store(tb)
 	return tb, nil
 }
@@ -695,6 +717,9 @@ func (sh *shard) lookup(spec *Spec) *table {
 
 // lookupList is lookup without its first probe, the shard's latest table.
 func (sh *shard) lookupList(spec *Spec) *table {
+	if m := sh.idx.Load(); m != nil {
+		return (*m)[*spec]
+	}
 	if list := sh.list.Load(); list != nil {
 		for _, tb := range *list {
 			if sameSpec(&tb.spec, spec) {
