@@ -33,7 +33,8 @@ type JSONFields struct {
 
 // DefaultJSONFields are the names tried for fields left empty.
 var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request, UserAgent, Referer []string }{
-	Time:   []string{"time", "ts", "timestamp", "@timestamp", "start_time"},
+	// nginx's variables too: $time_iso8601, $time_local, $msec.
+	Time:   []string{"time", "ts", "timestamp", "@timestamp", "start_time", "time_iso8601", "time_local", "msec"},
 	Addr:   []string{"remote_addr", "remote_ip", "client_ip", "ip", "addr"},
 	Method: []string{"method", "request_method", "verb"},
 	Path:   []string{"path", "uri", "request_uri", "url"},
@@ -45,7 +46,7 @@ var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request,
 	// The User-Agent and Referer headers, unless JSONFields.Headers maps
 	// them to a field of its choosing.
 	UserAgent: []string{"user_agent", "http_user_agent", "useragent"},
-	Referer:   []string{"referer", "http_referer", "referrer"},
+	Referer:   []string{"referer", "http_referer", "referrer", "http_referrer"},
 }
 
 // parseJSON parses one JSON object per line.
