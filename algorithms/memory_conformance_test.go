@@ -2,7 +2,9 @@ package algorithms_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -81,5 +83,38 @@ func FuzzMemoryStoreModel(f *testing.F) {
 		if diff != "" {
 			t.Fatalf("MemoryStore disagrees with the model:\n%s", diff)
 		}
+	})
+}
+
+// TestMemoryStoreConformanceManySpecs runs the suite against stores whose
+// shards already hold tables of a dozen other Specs (a process whose
+// limits changed over its life): their lookups go through the shards'
+// Spec index, not a scan.
+func TestMemoryStoreConformanceManySpecs(t *testing.T) {
+	crowd := func(t *testing.T, s *algorithms.MemoryStore) algorithms.Store {
+		t.Helper()
+		// A check costing more than its capacity makes its Spec's table
+		// in the key's shard and is refused: no key is held.
+		for i := range 12 {
+			spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: int64(900_001 + i), Window: 7 * time.Second}
+			for k := range 512 {
+				c := algorithms.Check{Spec: spec, Key: "crowd-" + strconv.Itoa(k), Cost: spec.Limit + 1}
+				if _, err := s.TakeOne(context.Background(), c); err == nil {
+					t.Fatal("a check above its capacity was decided")
+				}
+			}
+		}
+		if n := s.Len(); n != 0 {
+			t.Fatalf("crowding left %d keys", n)
+		}
+		return s
+	}
+	algotest.Run(t, algotest.Harness{
+		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
+			return crowd(t, newMemoryStore(t, algorithms.WithClock(clock)))
+		},
+		NewBounded: func(t *testing.T, clock algorithms.Clock, maxKeys int) algorithms.Store {
+			return crowd(t, newMemoryStore(t, algorithms.WithClock(clock), algorithms.WithMaxKeys(maxKeys)))
+		},
 	})
 }
