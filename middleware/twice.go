@@ -23,18 +23,28 @@ import (
 // the middleware further out is in shadow mode ([WithShadow]), which
 // never enforces, it still decides it, and only tells.
 //
-// A middleware built [WithoutContext] is not seen by those further in:
-// nested in itself, it counts twice.
+// A middleware further out that decided nothing (its store failed and it
+// let the request through, [FailOpen]) has counted nothing: the policy is
+// decided further in, under the failure mode of the middleware further
+// in ([FailClosed] answers 503 there). A middleware built [WithoutContext] is not seen by
+// those further in: nested in itself, it counts twice.
 var ErrCountedTwice = errors.New("middleware: a policy applies to a request already decided under it further out")
 
 // unrepeated returns mask, the policies of set that apply to r, without
 // those that a middleware further out (in r's context, not in shadow mode)
-// has already decided for r, telling the error handler, once, of any
-// policy so met twice.
+// has already decided for r (its Take succeeded), telling the error
+// handler, once, of any policy so met twice.
 func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, mask uint64) uint64 {
 	var again, shadowed uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		res := &c.res.Result
+		if !res.Taken() {
+			// Its store failed and it let the request through (or it
+			// found no key, in shadow mode): it decided nothing, and
+			// counted nothing, so the policies it met are decided here,
+			// under this middleware's failure mode.
+			return true
+		}
 		for j := range res.Len() {
 			p := res.Policy(j)
 			for b := mask &^ (again | shadowed); b != 0; b &= b - 1 {

@@ -1,0 +1,42 @@
+package middleware_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestSharedPolicyUndecidedOutsideIsDecidedInside: a policy shared by a
+// global middleware that fails open and a stricter one further in that
+// fails closed (a login route) is not decided by the global one when the
+// store fails: the inner one must still decide it, and so fail closed. It
+// left it out as if the outer one had decided it, and, with no other
+// policy, passed the request on unlimited (200).
+func TestSharedPolicyUndecidedOutsideIsDecidedInside(t *testing.T) {
+	shared := fixed("per-min", 3, time.Minute, peerIP)
+	store := &failing{}
+	global := middleware.MustNew(store, []*policy.Policy{shared})
+	strict := middleware.MustNew(store, []*policy.Policy{shared}, middleware.OnStoreError(middleware.FailClosed(time.Second)))
+	r := chi.NewRouter()
+	r.Use(global.Handler)
+	r.With(strict.Handler).Get("/login", ok)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("login with the store down: %d, want 503 (the inner middleware fails closed)", resp.StatusCode)
+	}
+	if s := strict.Stats(); s.FailedClosed != 1 {
+		t.Errorf("inner Stats %+v, want FailedClosed 1", s)
+	}
+}
