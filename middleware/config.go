@@ -3,6 +3,7 @@ package middleware
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -140,8 +141,21 @@ func settingsOf(cfg *policy.Config) fileSettings {
 		if s.retryAfter == 0 {
 			s.retryAfter = policy.DefaultFailureRetryAfter
 		}
+		s.retryAfter = sentRetryAfter(s.retryAfter)
 	}
 	return s
+}
+
+// sentRetryAfter returns the Retry-After that FailClosed(d) sends: d in
+// whole seconds, rounded up, at least 1. Two durations that send the same
+// are the same setting. (A duration within a second of the largest is
+// returned as it is.)
+func sentRetryAfter(d time.Duration) time.Duration {
+	s := max(1, seconds(d))
+	if s > math.MaxInt64/int64(time.Second) {
+		return d
+	}
+	return time.Duration(s) * time.Second
 }
 
 // ApplyConfig makes the policies of a newly loaded configuration the
@@ -173,7 +187,7 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	// options may override it), else with the settings in force.
 	cur := fileSettings{profile: m.profile, hasProfile: true, mode: m.failure.mode}
 	if cur.mode == failClosed {
-		cur.retryAfter = m.failure.retryAfter
+		cur.retryAfter = sentRetryAfter(m.failure.retryAfter)
 	}
 	// A middleware built with New has no file of its own: a loaded file
 	// changes only the settings it states (one that leaves them to their

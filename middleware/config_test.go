@@ -235,3 +235,35 @@ func TestApplyConfigToNewLeavesUnstatedSettings(t *testing.T) {
 		t.Errorf("reload of a file stating the settings in force: %v, want nil", err)
 	}
 }
+
+// TestApplyConfigComparesRetryAfterAsSent: the failure_retry_after of a
+// reloaded file was compared with the FailClosed option's duration as
+// given, where both are sent as whole seconds, rounded up, at least 1:
+// FailClosed(0) or FailClosed(1500ms) and a file stating the same
+// Retry-After (1s, 2s) were taken for a change needing a restart, as was a
+// file of 1500ms reloaded as 2s under FromConfig.
+func TestApplyConfigComparesRetryAfterAsSent(t *testing.T) {
+	const policies = "policies:\n  - {name: a, limit: 1, window: 1m}\n"
+	for _, tc := range []struct {
+		opt  time.Duration
+		file string
+	}{
+		{0, "1s"},
+		{1500 * time.Millisecond, "2s"},
+		{300 * time.Millisecond, "1s"},
+	} {
+		store, _ := newStore(t)
+		m := middleware.MustNew(store, mustConfig(t, policies).Policies, middleware.OnStoreError(middleware.FailClosed(tc.opt)))
+		if err := m.ApplyConfig(mustConfig(t, "failure_mode: closed\nfailure_retry_after: "+tc.file+"\n"+policies)); err != nil {
+			t.Errorf("FailClosed(%s), reload stating failure_retry_after: %s: %v, want nil (both send Retry-After %s)", tc.opt, tc.file, err, tc.file)
+		}
+	}
+	store, _ := newStore(t)
+	m, err := middleware.FromConfig(store, mustConfig(t, "failure_mode: closed\nfailure_retry_after: 1500ms\n"+policies))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ApplyConfig(mustConfig(t, "failure_mode: closed\nfailure_retry_after: 2s\n"+policies)); err != nil {
+		t.Errorf("FromConfig with 1500ms, reload with 2s: %v, want nil (both send Retry-After 2)", err)
+	}
+}
