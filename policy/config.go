@@ -72,8 +72,9 @@ import (
 // starting with '#' is replaced by a digest ("#" and 22 characters), and in
 // a list each part is bounded by keyfunc.Join. A header or cookie whose
 // name marks a credential (Authorization, Proxy-Authorization, Cookie, or
-// a name holding auth, token, secret, passw, session, sessid, credential
-// or key in any case, such as X-Api-Key; a cookie named sid) is never kept
+// a name holding auth, token, secret, passw, sess (session, sessid),
+// credential, key, jwt or bearer in any case, such as X-Api-Key; a cookie
+// named sid) is never kept
 // as sent: its value is replaced by its SHA-256 digest (keyfunc.Secret),
 // so that the store and its dumps hold no credential. A file with just a name, a
 // limit and a window per policy gets the sliding window counter keyed by

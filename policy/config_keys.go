@@ -135,10 +135,11 @@ func clientChosen(part string) bool {
 }
 
 // credentialWords are the words whose presence in a header's or cookie's
-// name (in any case) marks it as carrying a credential; credentialNames
-// the names marked whole.
+// name (in any case) marks it as carrying a credential ("sess" covers
+// session, sessid and the short _gh_sess); credentialNames the names
+// marked whole.
 var (
-	credentialWords = []string{"auth", "token", "secret", "passw", "session", "sessid", "credential", "key"}
+	credentialWords = []string{"auth", "token", "secret", "passw", "sess", "credential", "key", "jwt", "bearer"}
 	credentialNames = []string{"cookie", "sid", "connect.sid"}
 )
 

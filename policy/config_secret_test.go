@@ -58,3 +58,23 @@ func TestConfigCredentialKeysAreDigests(t *testing.T) {
 		t.Errorf("key %q: X-Login-User is no credential and stays readable", plain)
 	}
 }
+
+// TestConfigCredentialNamesCommonlyMissed: a cookie named jwt (a bearer
+// token, the common name), a header X-JWT-Assertion, and session cookies
+// named after "sess" alone (GitHub's _gh_sess, a cookie "sess") are
+// credentials too; their values were kept as sent.
+func TestConfigCredentialNamesCommonlyMissed(t *testing.T) {
+	const value = "c2VjcmV0LXRva2Vu"
+	for _, tc := range []struct{ key, header, prefix string }{
+		{"cookie:jwt", "Cookie", "jwt="},
+		{"header:X-JWT-Assertion", "X-JWT-Assertion", ""},
+		{"cookie:_gh_sess", "Cookie", "_gh_sess="},
+		{"cookie:sess", "Cookie", "sess="},
+		{"header:X-Bearer", "X-Bearer", ""},
+	} {
+		text := "policies:\n  - name: p\n    limit: 10\n    window: 1m\n    key: " + tc.key + "\n"
+		if k := configKey(t, text, tc.header, tc.prefix+value); strings.Contains(k, value) {
+			t.Errorf("key: %s: key %q holds the credential", tc.key, k)
+		}
+	}
+}
