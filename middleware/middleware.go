@@ -190,21 +190,26 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// remaining (see setHeaders).
 	profile := m.profile
 	var outer *policy.Result
-	if r.Context().Value(outerKey{}) != nil {
-		// Nested in other middlewares: the policies they decided already
-		// are left out (see ErrCountedTwice).
-		if mask = m.unrepeated(r, set, mask); mask == 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if profile != NoHeaders {
-			if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
-				profile, outer = Profile(o.wrote-1), &o.Result
-			}
+	nested := r.Context().Value(outerKey{}) != nil
+	if nested && profile != NoHeaders {
+		if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
+			profile, outer = Profile(o.wrote-1), &o.Result
 		}
 	}
 
-	if err := set.Prepare(r, mask, &res.Result); err != nil {
+	err := set.Prepare(r, mask, &res.Result)
+	if err == nil && nested {
+		// Nested in other middlewares: the policies they decided already,
+		// under the same keys, are left out (see ErrCountedTwice).
+		if again := m.unrepeated(r, set, &res.Result); again != 0 {
+			if mask &^= again; mask == 0 {
+				next.ServeHTTP(w, r)
+				return
+			}
+			err = set.Prepare(r, mask, &res.Result)
+		}
+	}
+	if err != nil {
 		res.Err = err
 		m.report(r, err)
 		if m.shadowed(r, rc, res) {

@@ -14,7 +14,7 @@ import (
 
 // ErrCountedTwice is told to the error handler (once per Middleware) the
 // first time a policy applies to a request that a middleware further out
-// has already decided under the same policy: a middleware nested in
+// has already decided under the same policy and key: a middleware nested in
 // itself (chi's r.Use and then r.With of the same one on a route), or one
 // *policy.Policy given to two nested middlewares. Each would count the
 // request again, halving the policy's limit for the requests that pass
@@ -26,36 +26,45 @@ import (
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
 // decided further in, under the failure mode of the middleware further
-// in ([FailClosed] answers 503 there). A middleware built [WithoutContext] is not seen by
+// in ([FailClosed] answers 503 there). A policy whose key differs further
+// in (keyfunc.FirstOf(keyfunc.User(), ip) before and behind the
+// authentication) counts the request in another bucket, and is decided
+// there too. A middleware built [WithoutContext] is not seen by
 // those further in: nested in itself, it counts twice.
 var ErrCountedTwice = errors.New("middleware: a policy applies to a request already decided under it further out")
 
-// unrepeated returns mask, the policies of set that apply to r, without
-// those that a middleware further out (in r's context, not in shadow mode)
-// has already decided for r (its Take succeeded), telling the error
-// handler, once, of any policy so met twice.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, mask uint64) uint64 {
+// unrepeated returns the policies of res, prepared for r (see
+// policy.Set.Prepare), that a middleware further out (in r's context, not
+// in shadow mode) has already decided for r under the same key (its Take
+// succeeded), as a mask over set, telling the error handler, once, of any
+// policy so met twice. A policy checked there under another key (a user
+// that an authentication middleware in between made known) counts in
+// another bucket, and is no repeat.
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) uint64 {
 	var again, shadowed uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
-		res := &c.res.Result
-		if !res.Taken() {
+		o := &c.res.Result
+		if !o.Taken() {
 			// Its store failed and it let the request through (or it
 			// found no key, in shadow mode): it decided nothing, and
 			// counted nothing, so the policies it met are decided here,
 			// under this middleware's failure mode.
 			return true
 		}
-		for j := range res.Len() {
-			p := res.Policy(j)
-			for b := mask &^ (again | shadowed); b != 0; b &= b - 1 {
-				i := bits.TrailingZeros64(b)
-				if set.Policy(i) != p {
+		for j := range o.Len() {
+			p := o.Policy(j)
+			// The i-th policy of res is the i-th of its mask.
+			for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
+				bit := b & -b
+				if res.Policy(i) != p {
 					continue
 				}
-				if c.res.Shadow {
-					shadowed |= 1 << i
-				} else {
-					again |= 1 << i
+				if (again|shadowed)&bit == 0 && res.Key(i) == o.Key(j) {
+					if c.res.Shadow {
+						shadowed |= bit
+					} else {
+						again |= bit
+					}
 				}
 				break
 			}
@@ -74,5 +83,5 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, mask uint64) u
 		m.report(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return mask &^ again
+	return again
 }
