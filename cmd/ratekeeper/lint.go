@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -52,6 +53,29 @@ func lint(cfg *policy.Config) []string {
 				warn("same limit, key and scope as %s: one of them is redundant", e.Name)
 			}
 		}
+		for _, r := range d.Routes {
+			if q, other := spelledBefore(cfg, i, r); q != "" {
+				warn("route %q is %s's %q spelled another way: a router registers one of the two, and a policy routed by the other never applies; spell them alike", r, other, q)
+			}
+		}
 	}
 	return out
+}
+
+// spelledBefore returns the first route in the file of r's shape (r with
+// other wildcard names, see replay.WildcardShape), and its policy's name,
+// when it is spelled otherwise than r, the i-th policy's.
+func spelledBefore(cfg *policy.Config, i int, r string) (string, string) {
+	shape := replay.WildcardShape(r)
+	for j := 0; j <= i; j++ {
+		for _, q := range cfg.Definitions[j].Routes {
+			if replay.WildcardShape(q) == shape {
+				if q == r {
+					return "", ""
+				}
+				return q, cfg.Definitions[j].Name
+			}
+		}
+	}
+	return "", ""
 }

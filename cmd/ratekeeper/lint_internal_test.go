@@ -40,3 +40,28 @@ func TestLintCountOnLeakyQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestLintRouteSpelledTwice: one route spelled two ways (/items/{id} in one
+// policy, /items/{name} in another) was a valid configuration with no
+// advice, though a router registers one spelling and the policy routed by
+// the other never applies.
+func TestLintRouteSpelledTwice(t *testing.T) {
+	doc := `policies:
+  - {name: a, limit: 5, window: 1m, routes: ["GET /items/{id}", "GET /files/{p...}"]}
+  - {name: b, limit: 9, window: 1m, routes: ["GET /items/{name}", "GET /items/{id}/edit"]}
+  - {name: c, limit: 9, window: 1m, routes: ["GET /items/{id}"]}
+`
+	cfg, err := policy.ParseConfig([]byte(doc), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range lint(cfg) {
+		if strings.Contains(a, "spelled another way") {
+			got = append(got, a)
+		}
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], `b (line 3): route "GET /items/{name}" is a's "GET /items/{id}"`) {
+		t.Errorf("advice %q, want one, on b's /items/{name}", got)
+	}
+}

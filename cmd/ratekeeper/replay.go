@@ -300,6 +300,9 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	prog := newProgress(stderr, total, f.quiet)
 	m := &merger{eng: eng, opts: opts, srcs: srcs, in: &in, stderr: stderr, progress: prog}
+	for _, w := range eng.Warnings() {
+		m.warn(w)
+	}
 	if err := m.run(); err != nil {
 		return nil, in, err
 	}

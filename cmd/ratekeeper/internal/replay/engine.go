@@ -47,14 +47,15 @@ type Options struct {
 // An Engine replays requests through the policies of a configuration.
 // Feed it entries in log order with Add, then call Finish once.
 type Engine struct {
-	opts  Options
-	set   *policy.Set
-	store *algorithms.MemoryStore
-	clock *clock
-	req   requestBuilder
-	res   policy.Result
-	pols  []*polStats
-	index map[*policy.Policy]int
+	opts     Options
+	warnings []string // about the configuration, from New (see Warnings)
+	set      *policy.Set
+	store    *algorithms.MemoryStore
+	clock    *clock
+	req      requestBuilder
+	res      policy.Result
+	pols     []*polStats
+	index    map[*policy.Policy]int
 
 	requests, rejected, noKey, unmatched int64
 	first, last                          time.Time
@@ -97,7 +98,11 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 		routes = append(routes, d.Routes...)
 	}
 	routes = append(routes, opts.Routes...)
-	route, err := newRouter(routes)
+	route, same, err := newRouter(routes)
+	for _, re := range same {
+		e.warnings = append(e.warnings, fmt.Sprintf("%s matches the same requests as route %q, spelled another way: an application's router registers only one of the two, and a policy routed by the other never applies; the replay registers %q",
+			routeSource(cfg, re.pattern), re.reason, re.reason))
+	}
 	if err != nil {
 		var re *routeError
 		if errors.As(err, &re) {
@@ -286,23 +291,33 @@ func (e *Engine) decide(en *logparse.Entry) error {
 	return nil
 }
 
+// Warnings returns what New found questionable in the configuration and
+// replayed anyway: route patterns that match the same requests, spelled
+// two ways.
+func (e *Engine) Warnings() []string { return e.warnings }
+
 // newRouter returns a function finding the path of the route pattern of a
 // request among patterns, as the application's router would, or nil when
 // there are none: a ServeMux when every pattern is a ServeMux pattern (see
 // newMux), else a chi router (see newChi).
-func newRouter(patterns []string) (func(*http.Request) string, error) {
+//
+// same lists the ServeMux patterns left out for matching the same requests
+// as one registered before them, spelled another way ("GET /items/{name}"
+// after "GET /items/{id}"), each with the pattern it is in its reason.
+func newRouter(patterns []string) (find func(*http.Request) string, same []*routeError, err error) {
 	if len(patterns) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	for _, p := range patterns {
 		if register(http.NewServeMux(), p, nop) != nil {
-			return newChi(patterns)
+			find, err := newChi(patterns)
+			return find, nil, err
 		}
 	}
-	mux, err := newMux(patterns)
+	mux, same, err := newMux(patterns)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return func(r *http.Request) string {
 		_, pat := mux.Handler(r)
@@ -312,7 +327,7 @@ func newRouter(patterns []string) (func(*http.Request) string, error) {
 			pat = strings.TrimLeft(path, " ")
 		}
 		return pat
-	}, nil
+	}, same, nil
 }
 
 // newMux returns a ServeMux resolving the route patterns as the
@@ -321,7 +336,13 @@ func newRouter(patterns []string) (func(*http.Request) string, error) {
 // do in a ServeMux, and each request gets its method's route), and also by
 // its path alone where that conflicts with nothing registered, so that a
 // request of another method still gets the path's route.
-func newMux(patterns []string) (mux *http.ServeMux, err error) {
+//
+// A pattern that matches the same requests as one registered before it,
+// spelled with other wildcard names, is left out and listed in same, its
+// reason the pattern registered: the application's router, which cannot
+// register both either, has one of them, under which the other's policy
+// never applies.
+func newMux(patterns []string) (mux *http.ServeMux, same []*routeError, err error) {
 	mux = http.NewServeMux()
 	seen := map[string]bool{}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
@@ -335,7 +356,11 @@ func newMux(patterns []string) (mux *http.ServeMux, err error) {
 		}
 		seen[p] = true
 		if err := register(mux, p, nop); err != nil {
-			return nil, err
+			if q := spelledBefore(patterns, p); q != "" {
+				same = append(same, &routeError{pattern: p, reason: q})
+				continue
+			}
+			return nil, nil, err
 		}
 	}
 	for _, path := range paths {
@@ -344,7 +369,49 @@ func newMux(patterns []string) (mux *http.ServeMux, err error) {
 			_ = register(mux, path, nop) // a conflict: the first path stays
 		}
 	}
-	return mux, nil
+	return mux, same, nil
+}
+
+// spelledBefore returns the pattern before p in patterns that is p with
+// other wildcard names ("GET /items/{id}" for "GET /items/{name}"), or "".
+func spelledBefore(patterns []string, p string) string {
+	shape := WildcardShape(p)
+	for _, q := range patterns {
+		if q == p {
+			return ""
+		}
+		if WildcardShape(q) == shape {
+			return q
+		}
+	}
+	return ""
+}
+
+// WildcardShape returns a route pattern with its wildcards' names left
+// out: "{id}" and "{name}" become "{}", "{rest...}" becomes "{...}". Two
+// patterns of one shape are one route spelled two ways.
+func WildcardShape(pattern string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(pattern, '{')
+		if i < 0 {
+			b.WriteString(pattern)
+			return b.String()
+		}
+		j := strings.IndexByte(pattern[i:], '}')
+		if j < 0 {
+			b.WriteString(pattern)
+			return b.String()
+		}
+		b.WriteString(pattern[:i+1])
+		if strings.HasSuffix(pattern[i:i+j], "...") {
+			b.WriteString("...")
+		} else if pattern[i:i+j+1] == "{$}" {
+			b.WriteString("$")
+		}
+		b.WriteByte('}')
+		pattern = pattern[i+j+1:]
+	}
 }
 
 // newChi returns a route finder for chi route patterns (regexp wildcards

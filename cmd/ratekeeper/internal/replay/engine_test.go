@@ -158,7 +158,7 @@ func TestRatesAndCandidates(t *testing.T) {
 
 func TestNewErrors(t *testing.T) {
 	cfg := parse(t, "policies:\n  - {name: a, limit: 1, window: 1s}\n")
-	if _, err := New(cfg, Options{Routes: []string{"/a/{x}", "/a/{y}"}}); err == nil {
+	if _, err := New(cfg, Options{Routes: []string{"/a/{x}/b", "/a/c/{y}"}}); err == nil {
 		t.Error("New accepted conflicting routes")
 	}
 	if _, err := New(cfg, Options{Routes: []string{"/a/{"}}); err == nil {
