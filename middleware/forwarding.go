@@ -24,8 +24,10 @@ import (
 // their own invention, rightly ignored, and the report can be ignored too
 // (or the check left off: [CheckForwarding]).
 //
-// The request is served as without the check: this is a warning, not a
-// failure. The message names the header and the peer's address (the
+// When the middleware logs ([WithLogger], or a [LogObserver] among its
+// observers), the warning is logged too, at Warn ("ratekeeper: setup
+// warning"). The request is served as without the check: this is a
+// warning, not a failure. The message names the header and the peer's address (the
 // proxy's, when there is one), not the header's value.
 var ErrForwardingIgnored = errors.New("middleware: a request carries a forwarding header that the client-IP key does not read (no trusted proxies)")
 
@@ -46,7 +48,9 @@ var forwardingHeaders = [...]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"}
 // keyfunc.IP with neither keyfunc.TrustedProxies nor keyfunc.TrustedHops,
 // the default: until the first report, each request is looked at for the
 // three headers (three map lookups), and then no more. The check tells
-// the error handler ([WithErrorHandler]); without one it is not made.
+// the error handler ([WithErrorHandler]) and the log ([WithLogger], or a
+// [LogObserver] among the observers, at Warn); without either it is not
+// made.
 //
 // [FromConfig] turns it on by itself when a policy of the configuration
 // keys by ip and the configuration declares neither trusted_proxies nor
@@ -96,7 +100,7 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 	if m.fwdExplicit {
 		return
 	}
-	if m.onError != nil && configIgnoresForwarding(cfg) {
+	if m.tells() && configIgnoresForwarding(cfg) {
 		m.fwd.CompareAndSwap(fwdOff, fwdChecking)
 	} else {
 		m.fwd.CompareAndSwap(fwdChecking, fwdOff)
@@ -113,7 +117,7 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 		if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 			return
 		}
-		m.report(r, fmt.Errorf("%w: a request from %s carries %s; behind a reverse proxy every client then shares the proxy's limit: declare the proxies (keyfunc.TrustedProxies or TrustedHops; trusted_proxies or trusted_hops) and the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader; ip_source), or, when clients reach this server directly, ignore this",
+		m.warn(r, fmt.Errorf("%w: a request from %s carries %s; behind a reverse proxy every client then shares the proxy's limit: declare the proxies (keyfunc.TrustedProxies or TrustedHops; trusted_proxies or trusted_hops) and the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader; ip_source), or, when clients reach this server directly, ignore this",
 			ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
 		return
 	}

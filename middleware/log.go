@@ -259,6 +259,13 @@ func (l *LogObserver) ObserveRequest(e Event) {
 	}
 }
 
+// setupWarning logs one of the middleware's once-only warnings about its
+// setup (ErrUnrouted, ErrForwardingIgnored, ErrCountedTwice), which the
+// middleware also gives its error handler.
+func (l *LogObserver) setupWarning(err error) {
+	l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: setup warning", slog.String("error", err.Error()))
+}
+
 // noKey logs the request of e, which had no key for a policy that rejects
 // such requests: rejected, or let through by shadow mode.
 func (l *LogObserver) noKey(e Event, res *Result, shadow bool) {

@@ -54,6 +54,7 @@ type Middleware struct {
 	logger      *LogObserver  // the one WithLogger built, if any
 	fwdExplicit bool          // CheckForwarding decided fwdWanted (a configuration does not)
 	fwdWanted   bool          // the options ask for the forwarding check
+	warnLog     *LogObserver  // where the setup warnings are logged besides the error handler (see warn)
 
 	fwd atomic.Uint32 // the forwarding check's state (see CheckForwarding)
 
@@ -96,7 +97,11 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 			return nil, err
 		}
 	}
-	if m.fwdWanted && m.onError != nil { // else nobody to tell
+	m.warnLog = m.logger
+	if m.warnLog == nil {
+		m.warnLog = findLogObserver(m.obs)
+	}
+	if m.fwdWanted && m.tells() { // else nobody to tell
 		m.fwd.Store(fwdChecking)
 	}
 	if l := m.logger; l != nil && l.drawn && m.pkSecret != nil {
@@ -690,6 +695,35 @@ func (m *Middleware) report(r *http.Request, err error) {
 	}
 }
 
+// warn tells one of the once-only warnings about the middleware's setup
+// (ErrUnrouted, ErrForwardingIgnored, ErrCountedTwice) to the error handler
+// and, when the middleware logs (WithLogger, or a LogObserver among its
+// observers), to the log, at Warn.
+func (m *Middleware) warn(r *http.Request, err error) {
+	m.report(r, err)
+	if m.warnLog != nil {
+		m.warnLog.setupWarning(err)
+	}
+}
+
+// tells reports whether a warning would reach anyone (see warn).
+func (m *Middleware) tells() bool { return m.onError != nil || m.warnLog != nil }
+
+// findLogObserver returns the first LogObserver among obs, or nil.
+func findLogObserver(obs Observer) *LogObserver {
+	switch o := obs.(type) {
+	case *LogObserver:
+		return o
+	case observers:
+		for _, x := range o {
+			if l := findLogObserver(x); l != nil {
+				return l
+			}
+		}
+	}
+	return nil
+}
+
 // ErrBreakerOpen is the error of a request the circuit breaker kept from
 // the store (see [WithBreaker]).
 var ErrBreakerOpen = errors.New("middleware: circuit breaker open: store not called")
@@ -1034,15 +1068,16 @@ type stats struct {
 // middleware runs before the router has routed (around a whole ServeMux,
 // or in chi's top-level r.Use) without [WithPatternFunc] and
 // policy.ServeMuxPattern or policy.ChiPattern, and then such a policy never
-// applies. [Stats] counts every such request (Unrouted). The request is
-// served; this is not a failure of the request.
+// applies. [Stats] counts every such request (Unrouted). Like
+// [ErrForwardingIgnored], it is also logged when the middleware logs. The
+// request is served; this is not a failure of the request.
 var ErrUnrouted = errors.New("middleware: a policy with routes met a request whose route is unknown and did not apply")
 
 // noteUnrouted counts r, a request whose route the rule set needed and did
 // not know, and tells the error handler the first time.
 func (m *Middleware) noteUnrouted(r *http.Request) {
 	m.stats.unrouted.Add(1)
-	if m.onError == nil || m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
+	if !m.tells() || m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
 		return
 	}
 	var names []string
@@ -1055,7 +1090,7 @@ func (m *Middleware) noteUnrouted(r *http.Request) {
 	}
 	// The message names the method, not the path, which may carry a
 	// secret (/reset/<token>): the handler has the request.
-	m.report(r, fmt.Errorf("%w (policies %s; first met on a %s request): a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)",
+	m.warn(r, fmt.Errorf("%w (policies %s; first met on a %s request): a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)",
 		ErrUnrouted, strings.Join(names, ", "), r.Method))
 }
 

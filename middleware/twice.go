@@ -30,7 +30,9 @@ import (
 // in (keyfunc.FirstOf(keyfunc.User(), ip) before and behind the
 // authentication) counts the request in another bucket, and is decided
 // there too. A middleware built [WithoutContext] is not seen by
-// those further in: nested in itself, it counts twice.
+// those further in: nested in itself, it counts twice. Like
+// [ErrForwardingIgnored], the report is also logged when the middleware
+// logs.
 var ErrCountedTwice = errors.New("middleware: a policy applies to a request already decided under it further out")
 
 // unrepeated returns the policies of res, prepared for r (see
@@ -71,7 +73,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		}
 		return true
 	})
-	if again|shadowed != 0 && m.onError != nil && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
+	if again|shadowed != 0 && m.tells() && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
 		var names []string
 		for b := again | shadowed; b != 0; b &= b - 1 {
 			names = append(names, strconv.Quote(set.Policy(bits.TrailingZeros64(b)).Name()))
@@ -80,7 +82,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		if again == 0 {
 			what = "decided again here, since the middleware further out is in shadow mode"
 		}
-		m.report(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
+		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
 	return again

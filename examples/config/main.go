@@ -171,20 +171,10 @@ func newServer(path string, o serverOptions) (*server, error) {
 		http.Error(w, "failing on purpose", http.StatusInternalServerError)
 	})
 
-	// The error handler logs the warnings about the setup (the observers
-	// log the store's failures): a policy with routes that met an unknown
-	// route, a forwarding header that the ip key ignores because the file
-	// declares no trusted proxies.
-	warn := func(_ *http.Request, err error) {
-		if errors.Is(err, middleware.ErrUnrouted) || errors.Is(err, middleware.ErrForwardingIgnored) {
-			o.log.Warn(err.Error())
-		}
-	}
 	// The policies restricted to routes (login, search-daily) find the
 	// route pattern by asking the mux, since the limiter runs before it.
 	m, err := middleware.FromConfig(o.store, cfg,
 		middleware.WithObserver(metrics, logs),
-		middleware.WithErrorHandler(warn),
 		middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
 	if err != nil {
 		return nil, err

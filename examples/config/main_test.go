@@ -329,7 +329,7 @@ func TestWarnsAboutIgnoredForwarding(t *testing.T) {
 			t.Fatalf("GET /: %d", resp.StatusCode)
 		}
 	}
-	if n := strings.Count(logs.String(), `"level":"WARN","msg":"middleware: a request carries a forwarding header`); n != 1 {
+	if n := strings.Count(logs.String(), `"level":"WARN","msg":"ratekeeper: setup warning","error":"middleware: a request carries a forwarding header`); n != 1 {
 		t.Errorf("%d forwarding warnings logged, want 1; logs:\n%s", n, logs.String())
 	}
 }
