@@ -30,7 +30,7 @@ var errEmptyKey error = noKey("keyfunc: a Func returned an empty key")
 // The encoding is injective: two different lists of part keys never give
 // the same key, whatever bytes they hold ("a:b"+"c" and "a"+"b:c" differ).
 // Each part is written as its length in decimal, a colon and its bytes
-// ("7:192.0.2.1" "5:alice"), unless it is longer than [MaxPartLen] or holds
+// ("9:192.0.2.1" "5:alice"), unless it is longer than [MaxPartLen] or holds
 // a byte outside visible ASCII: then it is written as "#" and its SHA-256
 // digest ([HashLen] characters, as in [Secret]). Keys are thus printable and
 // at most 3+MaxPartLen bytes per part. Two hashed parts collide only if
