@@ -74,11 +74,14 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 	if tb == nil {
 		return false // no key of this spec is held
 	}
-	p := &tb.p
 	n := c.cost()
 	r := reckoned(d.ResetAfter, waited)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if tb = sh.liveOrNil(tb); tb == nil {
+		return false // dropped by a compaction: no key of this spec is held
+	}
+	p := &tb.p
 	switch {
 	case tb.logs != nil:
 		lg := tb.logs[h]

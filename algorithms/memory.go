@@ -103,7 +103,10 @@ type shard struct {
 	// for it may be one dropped then, idle at that instant and perhaps not
 	// before (a call that read the clock before the sweep got the lock).
 	dropped int64
-	_       [64 - 56]byte
+	// compactDue: a sweep left a table without keys, which the next
+	// compaction drops (see compact).
+	compactDue bool
+	_          [64 - 57]byte
 	// For single checks, without the lock (a table's spec and params never
 	// change): last is the table added last, tried first, and list a copy
 	// of tables, replaced when a table is added. They are 64 bytes
@@ -125,9 +128,13 @@ const scanTables = 8
 
 // table holds the keys of one Spec within a shard.
 type table struct {
-	spec  Spec
-	p     params
-	fast  fastKind // the single-check path's kind, an integer to switch on
+	spec Spec
+	p    params
+	fast fastKind // the single-check path's kind, an integer to switch on
+	// dead: a compaction dropped the table from its shard (it held no
+	// key). Read and written under the shard's lock: a call that found the
+	// table without the lock looks its Spec up again (see live).
+	dead  bool
 	cells *keyTable
 	logs  map[uint64]*slidingLog
 	bkts  map[uint64]*slidingBuckets
@@ -210,7 +217,9 @@ func (s *MemoryStore) Len() int {
 	return n
 }
 
-// Sweep drops every idle key now and returns how many it dropped.
+// Sweep drops every idle key now and returns how many it dropped, and the
+// storage of every Spec left without keys (which the store also drops by
+// itself, once its own sweeps have emptied it, when a new Spec comes).
 func (s *MemoryStore) Sweep() int {
 	t := s.now()
 	n := 0
@@ -218,6 +227,7 @@ func (s *MemoryStore) Sweep() int {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		n += sh.sweep(t)
+		sh.compact()
 		sh.mu.Unlock()
 	}
 	return n
@@ -265,9 +275,14 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	if tb == nil || n < 1 || n > tb.p.capacity {
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
+	sh.mu.Lock()
+	if tb.dead {
+		// A compaction dropped it since the lookup.
+		sh.mu.Unlock()
+		return s.takeLocked(sh, tb, h, n, t), nil
+	}
 	kt := tb.cells
 	p := &tb.p
-	sh.mu.Lock()
 	if kt == nil {
 		// sliding_log and sliding_buckets: a held key in place, with one
 		// map lookup; a new one through the batch's steps.
@@ -364,6 +379,9 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 func (s *MemoryStore) takeOne(sh *shard, c *Check, tb *table, h uint64, n, t int64) (Decision, error) {
 	if tb == nil {
 		sh.mu.Lock()
+		if sh.compactDue {
+			sh.compact()
+		}
 		var err error
 		tb, err = sh.table(&c.Spec)
 		sh.mu.Unlock()
@@ -381,6 +399,7 @@ func (s *MemoryStore) takeOne(sh *shard, c *Check, tb *table, h uint64, n, t int
 // the key of hash h, held or not, taking the shard's lock.
 func (s *MemoryStore) takeLocked(sh *shard, tb *table, h uint64, n, t int64) (d Decision) {
 	sh.mu.Lock()
+	tb = sh.live(tb)
 	if tb.cells != nil {
 		d = s.takeCell(sh, tb, h, n, t)
 	} else {
@@ -490,7 +509,11 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 		order = insertShard(order, uint8(h&s.mask))
 	}
 	for _, i := range order {
-		s.shards[i].mu.Lock()
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		if sh.compactDue {
+			sh.compact() // before any of the shard's tables is looked up
+		}
 	}
 	defer func() {
 		for _, i := range order {
@@ -693,6 +716,14 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 		tb.cells = newKeyTable()
 	}
 	sh.tables = append(sh.tables, tb)
+	sh.publish()
+	sh.last.Store(tb)
+	return tb, nil
+}
+
+// publish makes sh.tables what the lookups without the lock see: the list,
+// and the index beyond scanTables. sh.mu must be held.
+func (sh *shard) publish() {
 	list := slices.Clone(sh.tables)
 	sh.list.Store(&list)
 	if len(list) > scanTables {
@@ -701,9 +732,79 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 			m[t.spec] = t
 		}
 		sh.idx.Store(&m)
+	} else {
+		sh.idx.Store(nil)
 	}
-	sh.last.Store(tb)
-	return tb, nil
+}
+
+// compact drops the tables of sh that hold no key: a process whose limits
+// change over its life (reloads, adaptive limits, SetLimit) would
+// otherwise keep a table per Spec it ever used. It runs only where the
+// caller holds no table of the shard (Sweep, a single check's new table,
+// the start of a Take of several checks); a call that found a table without
+// the lock checks, once it has the lock, that it is still live (see live).
+// sh.mu must be held.
+func (sh *shard) compact() {
+	sh.compactDue = false
+	live := make([]*table, 0, len(sh.tables))
+	for _, tb := range sh.tables {
+		if tb.empty() {
+			tb.dead = true
+			continue
+		}
+		live = append(live, tb)
+	}
+	if len(live) == len(sh.tables) {
+		return
+	}
+	sh.tables = live
+	sh.publish()
+	if last := sh.last.Load(); last != nil && last.dead {
+		if len(live) > 0 {
+			sh.last.Store(live[len(live)-1])
+		} else {
+			sh.last.Store(nil)
+		}
+	}
+}
+
+// empty reports whether tb holds no key.
+func (tb *table) empty() bool {
+	switch {
+	case tb.cells != nil:
+		return tb.cells.len() == 0
+	case tb.logs != nil:
+		return len(tb.logs) == 0
+	}
+	return len(tb.bkts) == 0
+}
+
+// live returns tb, a table of sh found without the lock, or when a
+// compaction has dropped it since, the shard's table of its Spec now,
+// made anew. sh.mu must be held.
+func (sh *shard) live(tb *table) *table {
+	if !tb.dead {
+		return tb
+	}
+	tb, _ = sh.table(&tb.spec) // valid: it had a table
+	return tb
+}
+
+// liveOrNil is live without making a table: nil when the shard has none
+// of tb's Spec now. sh.mu must be held.
+func (sh *shard) liveOrNil(tb *table) *table {
+	if !tb.dead {
+		return tb
+	}
+	if m := sh.idx.Load(); m != nil {
+		return (*m)[tb.spec]
+	}
+	for _, t := range sh.tables {
+		if sameSpec(&t.spec, &tb.spec) {
+			return t
+		}
+	}
+	return nil
 }
 
 // lookup returns the shard's table for spec, or nil if there is none yet,
@@ -848,6 +949,12 @@ func (sh *shard) sweep(t int64) int {
 	sh.keys -= n
 	if n > 0 {
 		sh.dropped = max(sh.dropped, t)
+		for _, tb := range sh.tables {
+			if tb.empty() {
+				sh.compactDue = true
+				break
+			}
+		}
 	}
 	return n
 }
@@ -1046,6 +1153,10 @@ func (s *MemoryStore) refundOne(c *Check, delay, waited time.Duration, t int64) 
 	}
 	given := false
 	sh.mu.Lock()
+	if tb = sh.liveOrNil(tb); tb == nil {
+		sh.mu.Unlock()
+		return false
+	}
 	if kt := tb.cells; kt != nil {
 		if j, held := kt.find(h); held {
 			cp := &kt.slots[j].c
@@ -1069,6 +1180,9 @@ func (s *MemoryStore) lookQueue(c *Check, t int64) Decision {
 	if tb := sh.lookup(&c.Spec); tb != nil {
 		p = tb.p
 		sh.mu.Lock()
+		if tb = sh.liveOrNil(tb); tb == nil {
+			tb = &table{} // dropped: no key held
+		}
 		if kt := tb.cells; kt != nil {
 			if j, held := kt.find(h); held {
 				cl = kt.slots[j].c
