@@ -151,3 +151,47 @@ func TestCompactConcurrentChecks(t *testing.T) {
 	wg.Wait()
 	tablesHeld(t, s)
 }
+
+// TestLiveAfterCompaction: a table a call found without the lock and a
+// compaction dropped is looked up again under the lock: live makes the
+// Spec's table anew, liveOrNil reports none until one is made, and then
+// that one.
+func TestLiveAfterCompaction(t *testing.T) {
+	for _, specs := range []int{1, scanTables + 2} { // a scanned shard, an indexed one
+		s, _ := newReviewStore(t)
+		sh := &s.shards[0]
+		sh.mu.Lock()
+		var tbs []*table
+		for i := range specs {
+			tb, err := sh.table(&Spec{Algorithm: FixedWindow, Limit: int64(10 + i), Window: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbs = append(tbs, tb)
+		}
+		old := tbs[0]
+		sh.compact() // every table is empty
+		if !old.dead || len(sh.tables) != 0 || sh.last.Load() != nil {
+			t.Fatalf("%d Specs: compaction left %d tables (dead %v)", specs, len(sh.tables), old.dead)
+		}
+		if got := sh.liveOrNil(old); got != nil {
+			t.Errorf("%d Specs: liveOrNil of a dropped table with none made since = %p, want nil", specs, got)
+		}
+		fresh := sh.live(old)
+		if fresh == old || fresh.dead || fresh.spec != old.spec {
+			t.Errorf("%d Specs: live made %p (dead %v), want a new live table of the Spec", specs, fresh, fresh.dead)
+		}
+		for i := 1; i < specs; i++ {
+			if _, err := sh.table(&tbs[i].spec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := sh.liveOrNil(old); got != fresh {
+			t.Errorf("%d Specs: liveOrNil = %p, want the table made since, %p", specs, got, fresh)
+		}
+		if got := sh.liveOrNil(fresh); got != fresh {
+			t.Errorf("%d Specs: liveOrNil of a live table = %p, want it", specs, got)
+		}
+		sh.mu.Unlock()
+	}
+}
