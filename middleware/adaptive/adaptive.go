@@ -176,13 +176,13 @@ func New(t Target, cfg Config) (*Controller, error) {
 	// that rounds to no change would never lower or never restore.
 	switch {
 	case c.factor <= permille:
-		return nil, errors.New("adaptive: Config.LatencyFactor must be at least 1.001 (thresholds are in thousandths)")
+		return nil, errors.New("adaptive: Config.LatencyFactor must round to at least 1.001 (thresholds are in thousandths)")
 	case c.decrease >= permille:
-		return nil, errors.New("adaptive: Config.Decrease must be at most 0.999 (thresholds are in thousandths)")
+		return nil, errors.New("adaptive: Config.Decrease must round to at most 0.999 (thresholds are in thousandths)")
 	case c.step == 0:
-		return nil, errors.New("adaptive: Config.Step must be at least 0.001 (thresholds are in thousandths)")
+		return nil, errors.New("adaptive: Config.Step must round to at least 0.001 (thresholds are in thousandths)")
 	case c.floor == 0:
-		return nil, errors.New("adaptive: Config.Floor must be at least 0.001 (thresholds are in thousandths)")
+		return nil, errors.New("adaptive: Config.Floor must round to at least 0.001 (thresholds are in thousandths)")
 	}
 	c.errRate, _ = new(big.Rat).SetString(strconv.FormatFloat(cfg.ErrorRate, 'g', -1, 64)) // a number in (0, 1)
 	c.origin = cfg.Clock.Now()

@@ -567,9 +567,14 @@ func TestThresholdsResolved(t *testing.T) {
 		{adaptive.Config{LatencyFactor: 1.0004}, "LatencyFactor"},
 		{adaptive.Config{Floor: 0.0004}, "Floor"},
 	} {
-		if _, err := adaptive.New(m, tc.cfg); err == nil || !strings.Contains(err.Error(), "Config."+tc.field) {
-			t.Errorf("New(%+v) = %v, want an error naming Config.%s", tc.cfg, err, tc.field)
+		if _, err := adaptive.New(m, tc.cfg); err == nil || !strings.Contains(err.Error(), "Config."+tc.field) || !strings.Contains(err.Error(), "must round to") {
+			t.Errorf("New(%+v) = %v, want an error naming Config.%s and saying it must round to a thousandth", tc.cfg, err, tc.field)
 		}
+	}
+	// The errors said "must be at least 0.001" while 0.0006, which rounds
+	// to it, is accepted.
+	if _, err := adaptive.New(m, adaptive.Config{Step: 0.0006, Floor: 0.0006}); err != nil {
+		t.Errorf("Step and Floor 0.0006 (0.001 in thousandths): %v", err)
 	}
 	// The smallest values that resolve work: 0.001 steps back up.
 	clock := algotest.NewClock(t0)
