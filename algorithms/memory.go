@@ -684,16 +684,9 @@ func insertShard(order []uint8, i uint8) []uint8 {
 // table returns the shard's table for spec, creating it (after validating
 // spec) if needed. sh.mu must be held.
 func (sh *shard) table(spec *Spec) (*table, error) {
-	if m := sh.idx.Load(); m != nil {
-		if tb := (*m)[*spec]; tb != nil {
-			return tb, nil
-		}
-	} else {
-		for _, tb := range sh.tables {
-			if sameSpec(&tb.spec, spec) {
-				return tb, nil
-			}
-		}
+	// Under the lock the published view is sh.tables (see publish).
+	if tb := sh.lookupList(spec); tb != nil {
+		return tb, nil
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -796,15 +789,7 @@ func (sh *shard) liveOrNil(tb *table) *table {
 	if !tb.dead {
 		return tb
 	}
-	if m := sh.idx.Load(); m != nil {
-		return (*m)[tb.spec]
-	}
-	for _, t := range sh.tables {
-		if sameSpec(&t.spec, &tb.spec) {
-			return t
-		}
-	}
-	return nil
+	return sh.lookupList(&tb.spec)
 }
 
 // lookup returns the shard's table for spec, or nil if there is none yet,
