@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -28,18 +26,24 @@ func (c *reports) handler() middleware.Option {
 	})
 }
 
-// forwarding returns the reports that are ErrForwardingIgnored.
-func (c *reports) forwarding() []error {
+// of returns the reports that are target.
+func (c *reports) of(target error) []error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []error
 	for _, err := range c.errs {
-		if errors.Is(err, middleware.ErrForwardingIgnored) {
+		if errors.Is(err, target) {
 			out = append(out, err)
 		}
 	}
 	return out
 }
+
+// forwarding returns the reports that are ErrForwardingIgnored.
+func (c *reports) forwarding() []error { return c.of(middleware.ErrForwardingIgnored) }
+
+// twice returns the reports that are ErrCountedTwice.
+func (c *reports) twice() []error { return c.of(middleware.ErrCountedTwice) }
 
 const ipConfig = `
 policies:
@@ -56,28 +60,15 @@ policies:
 // and the peer, and serves the requests as before. Through a real server,
 // behind chi and behind a ServeMux, with concurrent requests.
 func TestForwardingIgnoredReportedOnce(t *testing.T) {
-	routers := map[string]func(*middleware.Middleware) http.Handler{
-		"chi": func(m *middleware.Middleware) http.Handler {
-			r := chi.NewRouter()
-			r.Use(m.Handler)
-			r.Get("/", ok.ServeHTTP)
-			return r
-		},
-		"servemux": func(m *middleware.Middleware) http.Handler {
-			mux := http.NewServeMux()
-			mux.Handle("GET /", m.Handler(ok))
-			return mux
-		},
-	}
-	for name, route := range routers {
-		t.Run(name, func(t *testing.T) {
+	for _, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
 			store, _ := newStore(t)
 			var got reports
 			m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(route(m))
+			srv := httptest.NewServer(routedBy(mux, m))
 			defer srv.Close()
 			get := func(header, value string) *http.Response {
 				req, err := http.NewRequest("GET", srv.URL+"/", nil)

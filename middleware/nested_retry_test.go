@@ -83,6 +83,20 @@ var constKey = func(*http.Request) (string, error) { return "k", nil }
 // nestedRouter serves GET / with ok through outer and then inner: outer as
 // chi's r.Use and inner as r.With, or outer around a ServeMux whose route
 // holds inner.
+// routedBy serves ok at GET / behind m alone, through mux ("chi": chi's
+// r.Use; "ServeMux": around the route's handler).
+func routedBy(mux string, m *middleware.Middleware) http.Handler {
+	if mux == "chi" {
+		r := chi.NewRouter()
+		r.Use(m.Handler)
+		r.Get("/", ok)
+		return r
+	}
+	sm := http.NewServeMux()
+	sm.Handle("GET /", m.Handler(ok))
+	return sm
+}
+
 func nestedRouter(mux string, outer, inner *middleware.Middleware) http.Handler {
 	if mux == "chi" {
 		r := chi.NewRouter()

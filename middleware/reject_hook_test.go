@@ -71,20 +71,8 @@ func getBody(t *testing.T, c *http.Client, url string) (int, string, http.Header
 // ServeMux over a real server.
 func TestRejectHandlerReplacesOtherRefusals(t *testing.T) {
 	noUser := keyfunc.Func(func(*http.Request) (string, error) { return "", keyfunc.ErrNoUser })
-	routers := map[string]func(*middleware.Middleware) http.Handler{
-		"chi": func(m *middleware.Middleware) http.Handler {
-			r := chi.NewRouter()
-			r.Use(m.Handler)
-			r.Get("/", ok.ServeHTTP)
-			return r
-		},
-		"servemux": func(m *middleware.Middleware) http.Handler {
-			mux := http.NewServeMux()
-			mux.Handle("GET /", m.Handler(ok))
-			return mux
-		},
-	}
-	for name, route := range routers {
+	for _, name := range []string{"chi", "ServeMux"} {
+		route := func(m *middleware.Middleware) http.Handler { return routedBy(name, m) }
 		t.Run(name+"/no key", func(t *testing.T) {
 			store, _ := newStore(t)
 			var got rejections

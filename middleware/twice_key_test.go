@@ -27,9 +27,9 @@ func TestSharedPolicyUnderAnotherKeyStillCounts(t *testing.T) {
 	store, _ := newStore(t)
 	client := keyfunc.Func(func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil })
 	shared := fixed("per-user", 2, time.Minute, keyfunc.Must(keyfunc.FirstOf(keyfunc.User(), client)))
-	var got twiceReports
+	var got reports
 	global := middleware.MustNew(store, []*policy.Policy{shared})
-	strict := middleware.MustNew(store, []*policy.Policy{shared}, got.option())
+	strict := middleware.MustNew(store, []*policy.Policy{shared}, got.handler())
 	auth := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			next.ServeHTTP(w, r.WithContext(keyfunc.WithUser(r.Context(), r.Header.Get("X-User"))))
@@ -56,7 +56,7 @@ func TestSharedPolicyUnderAnotherKeyStillCounts(t *testing.T) {
 	if want := []int{200, 200, 429}; !slices.Equal(codes, want) {
 		t.Errorf("alice from three clients: %v, want %v (the per-user bucket counts inside)", codes, want)
 	}
-	if errs := got.all(); len(errs) != 0 {
+	if errs := got.twice(); len(errs) != 0 {
 		t.Errorf("reports %v, want none: no bucket counted the request twice", errs)
 	}
 }

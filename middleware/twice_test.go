@@ -1,12 +1,10 @@
 package middleware_test
 
 import (
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,28 +14,6 @@ import (
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
-
-// twiceReports collects the ErrCountedTwice reports of a middleware.
-type twiceReports struct {
-	mu   sync.Mutex
-	errs []error
-}
-
-func (c *twiceReports) option() middleware.Option {
-	return middleware.WithErrorHandler(func(_ *http.Request, err error) {
-		if errors.Is(err, middleware.ErrCountedTwice) {
-			c.mu.Lock()
-			c.errs = append(c.errs, err)
-			c.mu.Unlock()
-		}
-	})
-}
-
-func (c *twiceReports) all() []error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]error(nil), c.errs...)
-}
 
 // peerIP keys by the peer's address without its port (each request of
 // srv.Client() may come from another port).
@@ -69,34 +45,21 @@ func getStatuses(t *testing.T, c *http.Client, url string, n int) ([]int, []stri
 // it). Now the inner one leaves them out: 3 pass, the 4th is refused, the
 // response reports the policy once, and the error handler hears of it once.
 func TestNestedInItselfCountsOnce(t *testing.T) {
-	routers := map[string]func(m *middleware.Middleware) http.Handler{
-		"chi": func(m *middleware.Middleware) http.Handler {
-			r := chi.NewRouter()
-			r.Use(m.Handler)
-			r.With(m.Handler).Get("/x", ok)
-			return r
-		},
-		"servemux": func(m *middleware.Middleware) http.Handler {
-			mux := http.NewServeMux()
-			mux.Handle("GET /x", m.Handler(ok))
-			return m.Handler(mux)
-		},
-	}
-	for name, route := range routers {
-		t.Run(name, func(t *testing.T) {
+	for _, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
 			store, _ := newStore(t)
-			var got twiceReports
-			m := middleware.MustNew(store, []*policy.Policy{fixed("per-min", 3, time.Minute, peerIP)}, got.option())
-			srv := httptest.NewServer(route(m))
+			var got reports
+			m := middleware.MustNew(store, []*policy.Policy{fixed("per-min", 3, time.Minute, peerIP)}, got.handler())
+			srv := httptest.NewServer(nestedRouter(mux, m, m))
 			defer srv.Close()
-			codes, lines := getStatuses(t, srv.Client(), srv.URL+"/x", 4)
+			codes, lines := getStatuses(t, srv.Client(), srv.URL+"/", 4)
 			if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
 				t.Errorf("statuses %v, want %v", codes, want)
 			}
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], `"per-min";r=0;`) {
 				t.Errorf("RateLimit lines %q, want the policy once", lines)
 			}
-			if errs := got.all(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `"per-min"`) {
+			if errs := got.twice(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `"per-min"`) {
 				t.Errorf("reports %v, want one ErrCountedTwice naming the policy", errs)
 			}
 		})
@@ -109,9 +72,9 @@ func TestNestedInItselfCountsOnce(t *testing.T) {
 func TestSharedPolicyCountsOnce(t *testing.T) {
 	store, _ := newStore(t)
 	shared := fixed("per-min", 3, time.Minute, peerIP)
-	var got twiceReports
+	var got reports
 	global := middleware.MustNew(store, []*policy.Policy{shared})
-	strict := middleware.MustNew(store, []*policy.Policy{shared, fixed("login", 2, time.Minute, peerIP)}, got.option())
+	strict := middleware.MustNew(store, []*policy.Policy{shared, fixed("login", 2, time.Minute, peerIP)}, got.handler())
 	r := chi.NewRouter()
 	r.Use(global.Handler)
 	r.With(strict.Handler).Get("/login", ok)
@@ -129,7 +92,7 @@ func TestSharedPolicyCountsOnce(t *testing.T) {
 	if codes[0] != 429 {
 		t.Errorf("third login: %d, want 429 by the login policy", codes[0])
 	}
-	if errs := got.all(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `"per-min"`) || strings.Contains(errs[0].Error(), `"login"`) {
+	if errs := got.twice(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `"per-min"`) || strings.Contains(errs[0].Error(), `"login"`) {
 		t.Errorf("reports %v, want one naming per-min alone", errs)
 	}
 }
@@ -140,9 +103,9 @@ func TestSharedPolicyCountsOnce(t *testing.T) {
 func TestShadowOuterStillEnforcedInside(t *testing.T) {
 	store, _ := newStore(t)
 	shared := fixed("per-min", 4, time.Minute, peerIP)
-	var got twiceReports
+	var got reports
 	outer := middleware.MustNew(store, []*policy.Policy{shared}, middleware.WithShadow(nil))
-	inner := middleware.MustNew(store, []*policy.Policy{shared}, got.option())
+	inner := middleware.MustNew(store, []*policy.Policy{shared}, got.handler())
 	srv := httptest.NewServer(outer.Handler(inner.Handler(ok)))
 	defer srv.Close()
 	// Each request counts twice (once in each), so the third is refused.
@@ -150,7 +113,7 @@ func TestShadowOuterStillEnforcedInside(t *testing.T) {
 	if want := []int{200, 200, 429}; !slices.Equal(codes, want) {
 		t.Errorf("statuses %v, want %v", codes, want)
 	}
-	if errs := got.all(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "shadow") {
+	if errs := got.twice(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "shadow") {
 		t.Errorf("reports %v, want one saying the outer one is in shadow mode", errs)
 	}
 }
