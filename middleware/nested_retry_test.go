@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -65,14 +66,7 @@ func TestNestedDenialWaitsForOuter(t *testing.T) {
 					}
 				}
 				// The retry Retry-After names is the first one admitted.
-				clock.Advance(118 * time.Second)
-				if w := serve(h, "GET", "/"); w.Code != 429 {
-					t.Errorf("%s: retry 1 s before Retry-After: %d, want 429", mux, w.Code)
-				}
-				clock.Advance(time.Second)
-				if w := serve(h, "GET", "/"); w.Code != 200 {
-					t.Errorf("%s: retry at Retry-After: %d, want 200", mux, w.Code)
-				}
+				retryAdmittedAt(t, mux, h, clock, 119*time.Second)
 			}
 		})
 	}
@@ -83,6 +77,28 @@ var constKey = func(*http.Request) (string, error) { return "k", nil }
 // nestedRouter serves GET / with ok through outer and then inner: outer as
 // chi's r.Use and inner as r.With, or outer around a ServeMux whose route
 // holds inner.
+// retryAdmittedAt checks that the request just refused with Retry-After
+// retryAfter (counted from the clock's instant) is refused again 1 s
+// before it and admitted at it; name prefixes the errors.
+func retryAdmittedAt(t *testing.T, name string, h http.Handler, clock *algotest.Clock, retryAfter time.Duration) {
+	t.Helper()
+	clock.Advance(retryAfter - time.Second)
+	if w := serve(h, "GET", "/"); w.Code != 429 {
+		t.Errorf("%sretry 1 s before Retry-After: %d, want 429", prefix(name), w.Code)
+	}
+	clock.Advance(time.Second)
+	if w := serve(h, "GET", "/"); w.Code != 200 {
+		t.Errorf("%sretry at Retry-After: %d, want 200", prefix(name), w.Code)
+	}
+}
+
+func prefix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return name + ": "
+}
+
 // routedBy serves ok at GET / behind m alone, through mux ("chi": chi's
 // r.Use; "ServeMux": around the route's handler).
 func routedBy(mux string, m *middleware.Middleware) http.Handler {
@@ -145,14 +161,7 @@ func TestNestedQueueRefusalWaitsForOuter(t *testing.T) {
 			if got := w.Header().Get("Retry-After"); got != "119" {
 				t.Errorf("Retry-After = %q, want 119 (the outer policy's t; the queue's turn is 9 s away)", got)
 			}
-			clock.Advance(118 * time.Second)
-			if w := serve(h, "GET", "/"); w.Code != 429 {
-				t.Errorf("retry 1 s before Retry-After: %d, want 429", w.Code)
-			}
-			clock.Advance(time.Second)
-			if w := serve(h, "GET", "/"); w.Code != 200 {
-				t.Errorf("retry at Retry-After: %d, want 200", w.Code)
-			}
+			retryAdmittedAt(t, "", h, clock, 119*time.Second)
 		})
 	}
 }
@@ -240,14 +249,7 @@ func TestNestedDenialWaitsForOuterCost(t *testing.T) {
 			if got := w.Header().Get("Retry-After"); got != "19" {
 				t.Errorf("Retry-After = %q, want 19 (2 units of the outer bucket; RateLimit %q)", got, w.Header().Values("RateLimit"))
 			}
-			clock.Advance(18 * time.Second)
-			if w := serve(h, "GET", "/"); w.Code != 429 {
-				t.Errorf("retry 1 s before Retry-After: %d, want 429", w.Code)
-			}
-			clock.Advance(time.Second)
-			if w := serve(h, "GET", "/"); w.Code != 200 {
-				t.Errorf("retry at Retry-After: %d, want 200", w.Code)
-			}
+			retryAdmittedAt(t, "", h, clock, 19*time.Second)
 		})
 	}
 }
@@ -278,14 +280,7 @@ func TestNestedDenialOuterGivesBack(t *testing.T) {
 			if got := w.Header().Get("Retry-After"); got != "59" {
 				t.Errorf("Retry-After = %q, want 59 (the outer policy gives its unit back)", got)
 			}
-			clock.Advance(58 * time.Second)
-			if w := serve(h, "GET", "/"); w.Code != 429 {
-				t.Errorf("retry 1 s before Retry-After: %d, want 429", w.Code)
-			}
-			clock.Advance(time.Second)
-			if w := serve(h, "GET", "/"); w.Code != 200 {
-				t.Errorf("retry at Retry-After: %d, want 200", w.Code)
-			}
+			retryAdmittedAt(t, "", h, clock, 59*time.Second)
 		})
 	}
 }
