@@ -82,8 +82,8 @@ func TestForeignValueIsAnError(t *testing.T) {
 }
 
 // TestForeignLogListIsAnError: sliding_log keeps its events in a second
-// key (":l"); an application's list there, with the total's key absent, is
-// an error of the Take too, not appended to and given an expiry. A list of
+// key (":l"); an application's list there, with the total's key absent or
+// holding a number, is an error of the Take too (algorithms.ErrKeyState), not appended to and given an expiry. A list of
 // events as the store writes them is the store's own whose total was
 // evicted (both keys expire, and maxmemory may evict either alone): the
 // Take rebuilds the total from it instead (TestSlidingLogTotalEvicted; the
@@ -96,21 +96,33 @@ func TestForeignLogListIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := algorithms.Check{Spec: foreignSpecs[2], Key: "app"}
-	lkey := redisKeys(prefix, c)[1]
-	if err := admin.RPush(ctx, lkey, "first", "second").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if ds, err := s.Take(ctx, c); err == nil {
-		t.Errorf("Take = %+v, nil error; want an error", ds)
-	} else if !errors.Is(err, algorithms.ErrKeyState) {
-		t.Errorf("Take error %q does not match algorithms.ErrKeyState", err)
-	}
-	if items := admin.LRange(ctx, lkey, 0, -1).Val(); len(items) != 2 {
-		t.Errorf("the application's list is now %q", items)
-	}
-	if ttl := admin.PTTL(ctx, lkey).Val(); ttl != -1 {
-		t.Errorf("the application's list was given an expiry (%s)", ttl)
+	// The list alone, and beside a number at the total's key: that one
+	// failed with a bare script error ("malformed sliding_log event"),
+	// which a circuit breaker counted as a failure of Redis.
+	c := algorithms.Check{Spec: foreignSpecs[2]}
+	for _, total := range []string{"", "2"} {
+		c.Key = "app" + total
+		keys := redisKeys(prefix, c)
+		lkey := keys[1]
+		if total != "" {
+			if err := admin.Set(ctx, keys[0], total, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := admin.RPush(ctx, lkey, "first", "second").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if ds, err := s.Take(ctx, c); err == nil {
+			t.Errorf("total %q: Take = %+v, nil error; want an error", total, ds)
+		} else if !errors.Is(err, algorithms.ErrKeyState) {
+			t.Errorf("total %q: Take error %q does not match algorithms.ErrKeyState", total, err)
+		}
+		if items := admin.LRange(ctx, lkey, 0, -1).Val(); len(items) != 2 || items[0] != "first" {
+			t.Errorf("total %q: the application's list is now %q", total, items)
+		}
+		if ttl := admin.PTTL(ctx, lkey).Val(); ttl != -1 {
+			t.Errorf("total %q: the application's list was given an expiry (%s)", total, ttl)
+		}
 	}
 
 	// The store's own list, its total gone: 3 of 5 units taken a second ago.
@@ -120,7 +132,7 @@ func TestForeignLogListIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Key = "own"
-	lkey = redisKeys(prefix, c)[1]
+	lkey := redisKeys(prefix, c)[1]
 	if err := admin.RPush(ctx, lkey, "1764583199 0 3").Err(); err != nil {
 		t.Fatal(err)
 	}
