@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -14,46 +13,22 @@ import (
 
 // One redis-server is shared by the tests of this package (each uses its
 // own key prefix); tests that kill or restart Redis start their own.
-var (
-	sharedOnce sync.Once
-	sharedSrv  *redistest.Server
-	sharedErr  error
-	sharedDir  string
-	prefixSeq  atomic.Int64
-)
+var prefixSeq atomic.Int64
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if sharedSrv != nil {
-		_ = sharedSrv.Stop()
-	}
+	redistest.StopShared()
 	if clusterSrv != nil {
 		clusterSrv.Stop()
 	}
-	for _, d := range []string{sharedDir, clusterDir} {
-		if d != "" {
-			_ = os.RemoveAll(d)
-		}
+	if clusterDir != "" {
+		_ = os.RemoveAll(clusterDir)
 	}
 	os.Exit(code)
 }
 
-// sharedServer returns the package's redis-server, starting it on first use;
-// it skips or fails t as redistest.Require does when there is none.
-func sharedServer(t testing.TB) *redistest.Server {
-	t.Helper()
-	redistest.Require(t)
-	sharedOnce.Do(func() {
-		sharedDir, sharedErr = os.MkdirTemp("", "redisstore-test-")
-		if sharedErr == nil {
-			sharedSrv, sharedErr = redistest.Start(sharedDir)
-		}
-	})
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
-	}
-	return sharedSrv
-}
+// sharedServer returns the package's redis-server (redistest.Shared).
+func sharedServer(t testing.TB) *redistest.Server { return redistest.Shared(t) }
 
 // newClient returns a client of the shared server, closed at the end of t.
 func newClient(t testing.TB) *redis.Client {
