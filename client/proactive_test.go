@@ -634,18 +634,7 @@ func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newFakeClock()
-			var mu sync.Mutex
-			var order []string
-			srv := newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
-				mu.Lock()
-				order = append(order, r.Header.Get("X-Caller"))
-				mu.Unlock()
-				if k == 1 {
-					tc.first(w)
-					return
-				}
-				io.WriteString(w, "ok")
-			})
+			srv, order := orderStub(t, clock, tc.first)
 			_, tr := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
 			clock.drive(7, func(i int) {
 				if i > 0 {
@@ -655,8 +644,8 @@ func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 					t.Errorf("caller %d: %v", i, err)
 				}
 			})
-			if !slices.Equal(order, tc.want) {
-				t.Errorf("callers received in the order %v, want %v", order, tc.want)
+			if !slices.Equal(order(), tc.want) {
+				t.Errorf("callers received in the order %v, want %v", order(), tc.want)
 			}
 			want := []time.Duration{0}
 			for i := range len(tc.want) - 1 {
@@ -679,19 +668,7 @@ func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 // fail, with the 429, while the callers that came after it were served.
 func TestRetryKeepsItsPlaceDuringHold(t *testing.T) {
 	clock := newFakeClock()
-	var mu sync.Mutex
-	var order []string
-	srv := newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		order = append(order, r.Header.Get("X-Caller"))
-		mu.Unlock()
-		if k == 1 {
-			w.Header().Set("Retry-After", "2")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
-		io.WriteString(w, "ok")
-	})
+	srv, order := orderStub(t, clock, refuseFor("2"))
 	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(3*time.Second))
 	errs := make([]error, 5)
 	statuses := make([]int, 5)
@@ -708,8 +685,8 @@ func TestRetryKeepsItsPlaceDuringHold(t *testing.T) {
 		}
 		errs[i] = err
 	})
-	if want := []string{"0", "0", "1", "2", "3"}; !slices.Equal(order, want) {
-		t.Errorf("callers received in the order %v, want %v", order, want)
+	if want := []string{"0", "0", "1", "2", "3"}; !slices.Equal(order(), want) {
+		t.Errorf("callers received in the order %v, want %v", order(), want)
 	}
 	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Second, 3 * time.Second, 4 * time.Second, 5 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
@@ -731,19 +708,7 @@ func TestRetryKeepsItsPlaceDuringHold(t *testing.T) {
 // from 5s.
 func TestArrivalsDuringHoldOneLeaves(t *testing.T) {
 	clock := newFakeClock()
-	var mu sync.Mutex
-	var order []string
-	srv := newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		order = append(order, r.Header.Get("X-Caller"))
-		mu.Unlock()
-		if k == 1 {
-			w.Header().Set("Retry-After", "5")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
-		io.WriteString(w, "ok")
-	})
+	srv, order := orderStub(t, clock, refuseFor("5"))
 	_, tr := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second), client.WithRetries(0))
 	leave, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -772,8 +737,8 @@ func TestArrivalsDuringHoldOneLeaves(t *testing.T) {
 	if !errors.Is(leftErr, context.Canceled) || leftAt != 2*time.Second {
 		t.Errorf("caller 1 returned %v at %v, want context.Canceled at 2s", leftErr, leftAt)
 	}
-	if want := []string{"0", "2", "3", "4"}; !slices.Equal(order, want) {
-		t.Errorf("callers received in the order %v, want %v", order, want)
+	if want := []string{"0", "2", "3", "4"}; !slices.Equal(order(), want) {
+		t.Errorf("callers received in the order %v, want %v", order(), want)
 	}
 	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second, 5200 * time.Millisecond, 5400 * time.Millisecond}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
@@ -986,5 +951,37 @@ func TestGateOrderAsTheOneAheadLeaves(t *testing.T) {
 	}
 	if want := []string{"B", "C"}; !slices.Equal(order, want) {
 		t.Errorf("sent %v, want %v", order, want)
+	}
+}
+
+// orderStub is a stub that records the X-Caller header of each request it
+// receives, in order (order returns them), and answers the first with
+// first, the others with 200.
+func orderStub(t *testing.T, clock *fakeClock, first func(w http.ResponseWriter)) (srv *stub, order func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var callers []string
+	srv = newStub(t, clock, func(k int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		callers = append(callers, r.Header.Get("X-Caller"))
+		mu.Unlock()
+		if k == 1 {
+			first(w)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	return srv, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(callers)
+	}
+}
+
+// refuseFor answers 429 with Retry-After: seconds.
+func refuseFor(seconds string) func(w http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("Retry-After", seconds)
+		w.WriteHeader(http.StatusTooManyRequests)
 	}
 }
