@@ -166,6 +166,45 @@ type GiveBacker interface {
 	GiveBack(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error
 }
 
+// A Peeker is a Store that can tell what a Take would decide without
+// consuming anything: for a status endpoint, a dashboard, or a handler that
+// reports a client's standing on a response that is not to count (ulule's
+// Peek, go-limiter's Get). Both stores of this module implement it.
+type Peeker interface {
+	Store
+	// Peek writes into dst (len(checks) elements) what a Take of each
+	// check alone would decide at one instant (the store's clock), and
+	// consumes nothing: no key's state changes and no key is created. A
+	// Take of several checks is all or nothing; Peek decides each check on
+	// its own, so that a caller sees which of its policies would deny (as
+	// the decisions of a denied Take report the checks that would pass).
+	// Two checks of one key under one Spec are each decided as if alone.
+	// A leaky_queue check reports the Delay its request would wait. An
+	// invalid check is an error, as for Take, and then dst's contents are
+	// unspecified.
+	Peek(ctx context.Context, dst []Decision, checks []Check) error
+}
+
+// A Resetter is a Store that can forget keys: an operator lifting the
+// limit of a client, or an application clearing a login policy's count
+// of failures once the user has signed in (express-rate-limit's resetKey,
+// ulule's and redis_rate's Reset). Both stores of this module implement
+// it.
+type Resetter interface {
+	Store
+	// Reset forgets the state of each check's key under the check's Spec
+	// (its Cost is ignored): the key's next Take finds it as a key never
+	// seen, with its whole allowance, and its state under other Specs is
+	// untouched. A key the store does not hold is no error. An invalid
+	// Spec is an error, and then nothing is reset. A reset leaky_queue key
+	// lets a new request depart at once, although requests it admitted
+	// earlier may still be waiting for their Delay. A store that answers
+	// denials from a local cache (the Redis store's deny cache) forgets
+	// the key there too; the caches of other processes may go on denying
+	// it until their cached RetryAfter, never longer.
+	Reset(ctx context.Context, checks ...Check) error
+}
+
 // A Refunded is what [Refunder.Refund] reports of one check: its key as it
 // stands after the refund, and whether its place came back. A GiveBack
 // reports, for a check of every kind, what a Take of the same checks at
