@@ -28,7 +28,10 @@ import (
 // observers), the warning is logged too, at Warn ("ratekeeper: setup
 // warning"). The request is served as without the check: this is a
 // warning, not a failure. The message names the header and the peer's address (the
-// proxy's, when there is one), not the header's value.
+// proxy's, when there is one), not the header's value. A request whose
+// RemoteAddr a middleware further out has already replaced with the
+// client's address (chi's RealIP, gorilla's ProxyHeaders: a bare address,
+// no port) is not reported: the ip key reads that address.
 var ErrForwardingIgnored = errors.New("middleware: a request carries a forwarding header that the client-IP key does not read (no trusted proxies)")
 
 // Forwarding check states (Middleware.fwd).
@@ -108,8 +111,15 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 }
 
 // checkForwarding tells the error handler, the first time, that r carries
-// a forwarding header the client-IP keys ignore.
+// a forwarding header the client-IP keys ignore. A RemoteAddr that is a
+// bare address, with no port, is not the peer's (net/http always gives
+// host:port): a middleware further out (chi's RealIP, gorilla's
+// ProxyHeaders) put the client's address there, which the ip key reads,
+// so the header is no sign of a shared limit and r is not reported.
 func (m *Middleware) checkForwarding(r *http.Request) {
+	if _, err := netip.ParseAddr(r.RemoteAddr); err == nil {
+		return
+	}
 	for _, h := range forwardingHeaders {
 		if _, ok := r.Header[h]; !ok {
 			continue

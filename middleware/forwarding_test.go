@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
+	chimw "github.com/go-chi/chi/v5/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -251,4 +253,59 @@ func forwarded(h http.Handler, kv ...string) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	return w
+}
+
+// TestForwardingAppliedUpstreamNotReported: a middleware further out that
+// has already taken the client's address from a forwarding header (chi's
+// RealIP, gorilla's ProxyHeaders) leaves RemoteAddr as a bare address,
+// which the ip key reads: the clients do not share the proxy's limit, so
+// the header is no misconfiguration and is not reported. Before, the
+// report fired behind chi's RealIP on the first forwarded request. Through
+// a real server and a real chi router; without RealIP the report still
+// comes.
+func TestForwardingAppliedUpstreamNotReported(t *testing.T) {
+	for _, realIP := range []bool{true, false} {
+		store, _ := newStore(t)
+		var got reports
+		m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := chi.NewRouter()
+		if realIP {
+			r.Use(chimw.RealIP)
+		}
+		r.Use(m.Handler)
+		r.Get("/", func(w http.ResponseWriter, _ *http.Request) {})
+		srv := httptest.NewServer(r)
+		for i, client := range []string{"198.51.100.7", "198.51.100.8", "198.51.100.7"} {
+			req, err := http.NewRequest("GET", srv.URL+"/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Forwarded-For", client)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			// Behind RealIP each client has its own count; without it they
+			// share the peer's.
+			want := []string{`"per-ip";r=99;`, `"per-ip";r=99;`, `"per-ip";r=98;`}[i]
+			if !realIP {
+				want = []string{`"per-ip";r=99;`, `"per-ip";r=98;`, `"per-ip";r=97;`}[i]
+			}
+			if got := resp.Header.Get("RateLimit"); !strings.HasPrefix(got, want) {
+				t.Errorf("RealIP %v, request %d: RateLimit = %q, want %s...", realIP, i, got, want)
+			}
+		}
+		srv.Close()
+		want := 1
+		if realIP {
+			want = 0
+		}
+		if reps := got.forwarding(); len(reps) != want {
+			t.Errorf("RealIP %v: %d forwarding reports, want %d: %v", realIP, len(reps), want, reps)
+		}
+	}
 }
