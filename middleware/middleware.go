@@ -254,11 +254,19 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	if err := m.take(r, res); err != nil {
 		res.Err = err
-		if r.Context().Err() != nil {
-			// The client went away (or the server is shutting down).
+		if cerr := r.Context().Err(); cerr != nil {
+			// The client went away (or the server is shutting down): it
+			// reads no Retry-After. A server-side deadline (a timeout
+			// middleware further out) that ran out first is answered as a
+			// failure under FailClosed would be, and as a hold it cut
+			// short is: when to come back, at least 1 s.
 			m.stats.abandoned.Add(1)
 			m.observe(r, res, Abandoned, start)
-			m.unavailable(w, rc.request(r), res, 0, err)
+			retry := int64(0)
+			if errors.Is(cerr, context.DeadlineExceeded) {
+				retry = max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable)))
+			}
+			m.unavailable(w, rc.request(r), res, retry, err)
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {

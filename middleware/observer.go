@@ -132,9 +132,10 @@ const (
 	FailedOpen
 	// FailedClosed: the store failed and the request was answered 503.
 	FailedClosed
-	// Abandoned: the request was not served: the client went away (its
-	// context done) before the decision or while held for a leaky_queue
-	// Delay (answered 503), or a leaky_queue policy admitted it with a
+	// Abandoned: the request was not served: its context ended (the
+	// client went away, or a server-side deadline ran out) before the
+	// decision or while held for a leaky_queue Delay (answered 503, with
+	// Retry-After for a deadline), or a leaky_queue policy admitted it with a
 	// Delay that ends after its context's deadline (answered 503 with
 	// Retry-After at once). A leaky_queue place it held is given back. It
 	// is reported as this outcome only, never also as Allowed.

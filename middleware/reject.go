@@ -121,17 +121,21 @@ type Rejection struct {
 	// request a policy finds no key for (policy.OnKeyError), 503 for a
 	// store failure under FailClosed, for a leaky_queue hold that the
 	// request's context ends (or would end, its deadline coming before
-	// its turn), and for a client gone while its request was decided.
+	// its turn), and for a request whose context ended while it was
+	// decided (its client gone, or a server-side deadline run out).
 	Status int
 	// RetryAfter is the default response's Retry-After, in whole seconds
 	// (the middlewares further out included, as for a 429); 0 when it has
-	// none (400, 403, a client gone).
+	// none (400, 403, a client gone). A request whose server-side deadline
+	// ran out while the store decided it waits FailClosed's retryAfter, at
+	// least 1 s.
 	RetryAfter time.Duration
 	// Err says why: the *policy.KeyError (400, 403); the store's error
 	// (503 under FailClosed; [ErrBreakerOpen] when the circuit breaker
 	// kept the store from being called); for a leaky_queue hold, an error
 	// wrapping the context's (context.DeadlineExceeded, context.Canceled);
-	// for a client gone, the store's error, the request's context done.
+	// for a request whose context ended while it was decided, the
+	// store's error.
 	// Its text is not meant for the client.
 	Err error
 	// Result is the request's Result as far as it went: no decisions for
