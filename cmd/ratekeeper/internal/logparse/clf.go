@@ -61,12 +61,44 @@ func parseTime(layout, s string) (time.Time, error) {
 //
 //	host ident authuser [time] "request" status bytes ["referer" "user-agent"]
 //
+// A host field that is a comma-separated list ("203.0.113.7, 10.0.0.2",
+// with or without spaces) is the X-Forwarded-For header that a server
+// behind a proxy logs in place of the address (Apache's
+// "%{X-Forwarded-For}i %l %u %t ...", nginx's "$http_x_forwarded_for - ..."):
+// the entry carries it as its X-Forwarded-For header, for the
+// configuration's trusted proxies or hops to choose the client from, as
+// the middleware would, and its last entry as the address, in place of the
+// peer the log does not give (the proxy). Whichever of the list's entries
+// the trusted proxies make the client, the key is the one the middleware
+// would have found: a last entry that is not a trusted proxy's is the
+// client both ways. A single address is the client's, as in any Common Log
+// Format line.
+//
 // The strings of e are substrings of line.
 func parseCLF(line string, tc *timeCache, e *Entry) error {
 	var ok bool
 	var host, user, rest string
 	if host, rest, ok = strings.Cut(line, " "); !ok || host == "" {
 		return errors.New("no client address")
+	}
+	forwarded := ""
+	if strings.IndexByte(host, ',') >= 0 {
+		// The list runs on while a word ends with a comma.
+		n := len(host)
+		for line[n-1] == ',' {
+			word, r2, ok := strings.Cut(rest, " ")
+			if !ok {
+				return errors.New("no ident field")
+			}
+			n += 1 + len(word)
+			rest = r2
+		}
+		forwarded = line[:n]
+		last, err := lastForwarded(forwarded)
+		if err != nil {
+			return err
+		}
+		host = last
 	}
 	if _, rest, ok = strings.Cut(rest, " "); !ok { // ident
 		return errors.New("no ident field")
@@ -100,6 +132,9 @@ func parseCLF(line string, tc *timeCache, e *Entry) error {
 	_, rest, _ = strings.Cut(rest, " ") // bytes
 	rest = strings.TrimLeft(rest, " ")
 	*e = Entry{Time: t, Addr: host, Status: code}
+	if forwarded != "" {
+		e.Headers = []Header{{Name: "X-Forwarded-For", Value: forwarded}}
+	}
 	if user != "-" {
 		e.User = user
 	}
@@ -123,6 +158,18 @@ func parseCLF(line string, tc *timeCache, e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// lastForwarded returns the last entry of an X-Forwarded-For list,
+// without the spaces around it; every entry must be non-empty.
+func lastForwarded(list string) (string, error) {
+	last := ""
+	for entry := range strings.SplitSeq(list, ",") {
+		if last = strings.Trim(entry, " \t"); last == "" {
+			return "", errors.New("empty entry in the X-Forwarded-For list")
+		}
+	}
+	return last, nil
 }
 
 // quoted returns the leading "..." of s (backslash escapes kept as is) and

@@ -29,7 +29,7 @@ type Entry struct {
 	Status    int // 0 when the log has none
 	Referer   string
 	UserAgent string
-	Headers   []Header // further request headers (JSON lines)
+	Headers   []Header // further request headers (JSON lines; X-Forwarded-For logged first in a Common Log Format line)
 }
 
 // A Header is a request header field read from a log.
