@@ -39,11 +39,13 @@ type Header struct{ Name, Value string }
 type Format string
 
 // The formats. Auto tells JSON lines (starting with '{') from the Common
-// and Combined Log Formats line by line.
+// and Combined Log Formats line by line, and reads the lines after a W3C
+// #Fields directive (other than JSON lines) as W3C entries.
 const (
 	Auto Format = "auto"
 	CLF  Format = "clf" // Common and Combined Log Format
 	JSON Format = "json"
+	W3C  Format = "w3c" // W3C Extended Log File Format (IIS and others)
 )
 
 // Options configure a Reader.
@@ -98,6 +100,7 @@ type Reader struct {
 	noVerb  int64 // JSON entries without a method
 	samples []Malformed
 	damage  error
+	w3c     w3cState
 }
 
 // NewReader returns a Reader of the log r, named name in reports. A gzip
@@ -109,8 +112,8 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	if opts.Format == "" {
 		opts.Format = Auto
 	}
-	if opts.Format != Auto && opts.Format != CLF && opts.Format != JSON {
-		return nil, fmt.Errorf("logparse: unknown format %q; want auto, clf or json", opts.Format)
+	if opts.Format != Auto && opts.Format != CLF && opts.Format != JSON && opts.Format != W3C {
+		return nil, fmt.Errorf("logparse: unknown format %q; want auto, clf, json or w3c", opts.Format)
 	}
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, bufSize)
@@ -287,11 +290,23 @@ func (r *Reader) Next() (Entry, error) {
 			continue
 		}
 		line := string(raw)
+		if f := r.opts.Format; raw[0] == '#' && (f == Auto || f == W3C) {
+			// A W3C directive; in a W3C log, every line starting with
+			// '#' is one.
+			if name, value, ok := w3cDirective(line); ok {
+				r.w3c.directive(name, value, r.line)
+				continue
+			} else if f == W3C {
+				continue
+			}
+		}
 		var perr error
 		var miss missing
 		switch f := r.opts.Format; {
 		case f == JSON, f == Auto && strings.HasPrefix(strings.TrimLeft(line, " \t"), "{"):
 			perr = parseJSONLine(line, &r.opts.JSON, &r.tc, &e, &miss)
+		case f == W3C, f == Auto && r.w3c.layout != nil:
+			perr = r.w3c.parse(line, &r.tc, &e)
 		default:
 			perr = parseCLF(line, &r.tc, &e)
 		}

@@ -190,6 +190,7 @@ func TestOtherCompressionRefused(t *testing.T) {
 func FuzzParseLine(f *testing.F) {
 	f.Add(`127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326 "-" "ua"`)
 	f.Add(`{"ts": 1, "ip": "1.2.3.4", "path": "/", "a": {"b": 1}}`)
+	f.Add(`203.0.113.7, 10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326 "-" "ua"`)
 	f.Fuzz(func(t *testing.T, line string) {
 		var e Entry
 		var tc timeCache
