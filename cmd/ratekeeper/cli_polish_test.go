@@ -11,6 +11,7 @@ func TestFormatFlag(t *testing.T) {
 	for _, tc := range []struct{ format, log string }{
 		{"JSON", "testdata/access.jsonl"}, {"Json", "testdata/access.jsonl"},
 		{"CLF", "testdata/access.log"}, {"Auto", "testdata/access.log"},
+		{"W3C", "internal/logparse/testdata/iis_w3c.log"},
 	} {
 		want, _, wantCode := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "--format", strings.ToLower(tc.format), tc.log)
 		got, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "--format", tc.format, tc.log)

@@ -17,8 +17,9 @@
 // check validates a configuration file (YAML or JSON; see
 // policy.Config) and prints the effective policies.
 //
-// replay reads access logs (Common or Combined Log Format, or JSON lines;
-// gzip- or bzip2-compressed or not), merged in time order, and replays every request
+// replay reads access logs (Common or Combined Log Format, also with a
+// leading X-Forwarded-For list, JSON lines, or W3C Extended Log File Format
+// as IIS writes it; gzip- or bzip2-compressed or not), merged in time order, and replays every request
 // through the configured policies at the time the log gives it, with an
 // in-memory store on a simulated clock. It reports per policy the requests, those that would
 // have been rejected, the keys rejected most, the percentiles of requests

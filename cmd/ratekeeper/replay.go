@@ -27,7 +27,8 @@ rejected most, requests per key per window (P50/P95/P99/max), and suggested
 limits (P95 x 1.2 to 1.5, P99 x 2) with the share each would have rejected.
 
 Logs are Common or Combined Log Format or JSON lines (one object per line),
-told apart line by line; gzip and bzip2 are recognised by their magic
+told apart line by line, or W3C Extended Log File Format (IIS, CloudFront),
+recognised by its #Fields directive; gzip and bzip2 are recognised by their magic
 bytes (zstd and xz are refused: decompress them first); "-" is
 standard input. Several logs (rotated files, or the logs of several
 servers) are merged into one replay in time order. Lines a little out of
@@ -39,6 +40,12 @@ In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed
 at the same instant (JSON lines may carry finer times).
+A Common Log Format line whose first field is an X-Forwarded-For list
+("203.0.113.7, 10.0.0.2", as Apache logs %{X-Forwarded-For}i behind a proxy)
+has that header, and the list's last entry as the connecting address:
+trusted_proxies or trusted_hops then choose the client as the middleware
+would. W3C logs give cs-username as the
+user, and cs(Header) fields and an X-Forwarded-For field as headers.
 
 A policy with count: failed or succeeded counts a request or not by its
 logged status. A line without a status, or with 429 (most likely the
@@ -85,7 +92,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	var f replayFlags
 	f.json.Headers = map[string]string{}
 	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required)")
-	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined) or json")
+	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined), json or w3c (W3C extended, IIS)")
 	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic alone under every algorithm but leaky_queue (a shaper: it delays, not rejects)")
 	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
 	fs.BoolVar(&f.asJSON, "json", false, "write the report as JSON instead of text")
@@ -106,9 +113,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	switch f.format = strings.ToLower(f.format); f.format {
-	case "auto", "clf", "json":
+	case "auto", "clf", "json", "w3c":
 	default:
-		fmt.Fprintf(stderr, "ratekeeper replay: --format: unknown format %q; want auto, clf or json\n", f.format)
+		fmt.Fprintf(stderr, "ratekeeper replay: --format: unknown format %q; want auto, clf, json or w3c\n", f.format)
 		return exitUsage
 	}
 	if f.config == "" || len(logs) == 0 {

@@ -1,6 +1,19 @@
-// Package logparse reads HTTP access logs: the Common and Combined Log
-// Formats and JSON lines, plain or gzip-compressed. Malformed lines are
-// counted and sampled, never fatal.
+// Package logparse reads HTTP access logs, plain or gzip- or
+// bzip2-compressed:
+//
+//   - the Common and Combined Log Formats (Apache, nginx), also with an
+//     X-Forwarded-For list in place of the client address (Apache's
+//     "%{X-Forwarded-For}i %l %u %t ..." behind a proxy): the entry has
+//     the list as its X-Forwarded-For header and its last entry as the
+//     address, for the configuration's trusted proxies to choose the
+//     client from;
+//   - JSON lines, one object per line, with the field names of nginx,
+//     Apache, Caddy, Traefik and others (see JSONFields);
+//   - the W3C Extended Log File Format of IIS, CloudFront and other
+//     servers, whose #Fields directive gives the layout of the entries
+//     after it (see Auto).
+//
+// Malformed lines are counted and sampled, never fatal.
 package logparse
 
 import (
