@@ -191,10 +191,13 @@ func FuzzParseLine(f *testing.F) {
 	f.Add(`127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326 "-" "ua"`)
 	f.Add(`{"ts": 1, "ip": "1.2.3.4", "path": "/", "a": {"b": 1}}`)
 	f.Add(`203.0.113.7, 10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326 "-" "ua"`)
+	// The asterisk and authority forms, which setTarget keeps as they are.
+	f.Add(`1 - - [10/Oct/2000:13:55:36 -0700] "OPTIONS * HTTP/1.1" 200 1`)
+	f.Add(`1 - - [10/Oct/2000:13:55:36 -0700] "CONNECT example.com:443 HTTP/1.1" 200 1`)
 	f.Fuzz(func(t *testing.T, line string) {
 		var e Entry
 		var tc timeCache
-		if parseCLF(line, &tc, &e) == nil && (e.Path == "" || e.Path[0] != '/') {
+		if parseCLF(line, &tc, &e) == nil && (e.Path == "" || e.Path[0] != '/') && !(e.Method == "OPTIONS" && e.Path == "*" || e.Method == "CONNECT" && isAuthority(e.Path)) {
 			t.Errorf("parseCLF(%q) accepted path %q", line, e.Path)
 		}
 		if parseJSON(line, &JSONFields{}, &tc, &e) == nil && e.Addr == "" {
