@@ -12,11 +12,27 @@
 //     trailing dot, IPv6 form, and an internationalised name in Unicode or
 //     punycode);
 //   - it backs off when turned away: a 429 or 503 is retried after the
-//     server's Retry-After, or an exponential backoff with full jitter, a
-//     bounded number of times, and only when the request can be replayed;
-//   - it listens before it is turned away: when a response's RateLimit
-//     headers (IETF draft -11 back to draft-6, or the legacy X-RateLimit-*)
-//     say no quota is left, further requests wait for the announced reset.
+//     server's Retry-After (or its millisecond forms retry-after-ms and
+//     x-ms-retry-after-ms, read first), or an exponential backoff with full
+//     jitter, a bounded number of times, and only when the request can be
+//     replayed;
+//   - it listens before it is turned away: when a response's rate-limit
+//     headers say no quota is left, further requests wait for the announced
+//     reset. It reads the IETF RateLimit fields (draft -11 back to draft-6),
+//     X-RateLimit-* (GitHub and many more) and X-Rate-Limit-* (the X API),
+//     and OpenAI's x-ratelimit-*-requests and Anthropic's
+//     anthropic-ratelimit-requests-* request quotas; not their token quotas,
+//     since it cannot know what the next request costs in tokens.
+//
+// When several signals are present: a Retry-After (the server's word on
+// this refusal) wins over every rate-limit field, and among its forms the
+// most precise (retry-after-ms, then x-ms-retry-after-ms, then
+// Retry-After); the rate-limit fields of every dialect are all read, since
+// each may describe a different limit, and the longest hold wins. No
+// header, however malformed or large, holds a request for longer than
+// [WithMaxRetryAfter] or makes it wait beyond [WithMaxWait]: a malformed one
+// is ignored, and a server asking for more than the maximum is given up on
+// at once.
 //
 // The queues live in an [algorithms.Store]: a private in-memory one by
 // default, or a shared Redis store ([WithStore]) so that a fleet of

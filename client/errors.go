@@ -80,12 +80,13 @@ type RetryError struct {
 	// LastStatus is the status code of the last response (429 or 503).
 	LastStatus int
 	// RetryAfter is the wait the last response asked for in its
-	// Retry-After header; 0 when it had none (or an invalid one).
+	// Retry-After header (or retry-after-ms, x-ms-retry-after-ms); 0 when
+	// it had none (or an invalid one).
 	RetryAfter time.Duration
 	// Reason says why the Transport stopped: "retries exhausted",
 	// "Retry-After exceeds the maximum", "rate-limit reset exceeds the
-	// maximum" (no Retry-After, and the RateLimit or X-RateLimit fields
-	// announce a reset beyond it), "request cannot be replayed",
+	// maximum" (no Retry-After, and the rate-limit fields announce a
+	// reset beyond it), "request cannot be replayed",
 	// "retry would come after the context deadline", or "retry would wait
 	// too long" (for its turn in the queue or a server's hold: see Err).
 	Reason string

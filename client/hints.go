@@ -27,8 +27,43 @@ const (
 	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining.
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
 	// HeaderXRateLimitReset is the legacy X-RateLimit-Reset: delay-seconds,
-	// or a Unix time in seconds or milliseconds.
+	// or a Unix time in seconds or milliseconds (GitHub: Unix seconds).
 	HeaderXRateLimitReset = "X-RateLimit-Reset"
+	// HeaderXRateLimitRemainingDashed is X-Rate-Limit-Remaining, the X
+	// (Twitter) API's spelling of X-RateLimit-Remaining.
+	HeaderXRateLimitRemainingDashed = "x-rate-limit-remaining"
+	// HeaderXRateLimitResetDashed is X-Rate-Limit-Reset, read as
+	// X-RateLimit-Reset is (the X API sends a Unix time in seconds). It
+	// pairs with X-Rate-Limit-Remaining only.
+	HeaderXRateLimitResetDashed = "x-rate-limit-reset"
+	// HeaderRetryAfterMs is retry-after-ms (Azure, OpenAI): the wait in
+	// milliseconds, digits with an optional fraction. It is read before
+	// Retry-After, and stands for it wherever Retry-After is named.
+	HeaderRetryAfterMs = "retry-after-ms"
+	// HeaderXMsRetryAfterMs is x-ms-retry-after-ms (Azure), as
+	// retry-after-ms; it is read after it and before Retry-After.
+	HeaderXMsRetryAfterMs = "x-ms-retry-after-ms"
+	// HeaderOpenAIRemainingRequests is OpenAI's
+	// x-ratelimit-remaining-requests.
+	HeaderOpenAIRemainingRequests = "x-ratelimit-remaining-requests"
+	// HeaderOpenAIResetRequests is OpenAI's x-ratelimit-reset-requests: a
+	// Go duration ("20ms", "1s", "6m0s", "8.64s") until the request quota
+	// is back in full; a bare number is seconds (as some Azure OpenAI
+	// deployments send).
+	HeaderOpenAIResetRequests = "x-ratelimit-reset-requests"
+	// HeaderOpenAILimitRequests is OpenAI's x-ratelimit-limit-requests,
+	// the size of the request quota.
+	HeaderOpenAILimitRequests = "x-ratelimit-limit-requests"
+	// HeaderAnthropicRequestsRemaining is Anthropic's
+	// anthropic-ratelimit-requests-remaining.
+	HeaderAnthropicRequestsRemaining = "anthropic-ratelimit-requests-remaining"
+	// HeaderAnthropicRequestsReset is Anthropic's
+	// anthropic-ratelimit-requests-reset: the RFC 3339 instant at which the
+	// request quota is back in full.
+	HeaderAnthropicRequestsReset = "anthropic-ratelimit-requests-reset"
+	// HeaderAnthropicRequestsLimit is Anthropic's
+	// anthropic-ratelimit-requests-limit, the size of the request quota.
+	HeaderAnthropicRequestsLimit = "anthropic-ratelimit-requests-limit"
 )
 
 // The header names in canonical form, to index http.Header directly:
@@ -41,6 +76,16 @@ var (
 	canonRateLimitReset     = http.CanonicalHeaderKey(HeaderRateLimitReset)
 	canonXRemaining         = http.CanonicalHeaderKey(HeaderXRateLimitRemaining)
 	canonXReset             = http.CanonicalHeaderKey(HeaderXRateLimitReset)
+	canonXDashRemaining     = http.CanonicalHeaderKey(HeaderXRateLimitRemainingDashed)
+	canonXDashReset         = http.CanonicalHeaderKey(HeaderXRateLimitResetDashed)
+	canonRetryAfterMs       = http.CanonicalHeaderKey(HeaderRetryAfterMs)
+	canonXMsRetryAfterMs    = http.CanonicalHeaderKey(HeaderXMsRetryAfterMs)
+	canonOpenAIRemaining    = http.CanonicalHeaderKey(HeaderOpenAIRemainingRequests)
+	canonOpenAIReset        = http.CanonicalHeaderKey(HeaderOpenAIResetRequests)
+	canonOpenAILimit        = http.CanonicalHeaderKey(HeaderOpenAILimitRequests)
+	canonAnthropicRemaining = http.CanonicalHeaderKey(HeaderAnthropicRequestsRemaining)
+	canonAnthropicReset     = http.CanonicalHeaderKey(HeaderAnthropicRequestsReset)
+	canonAnthropicLimit     = http.CanonicalHeaderKey(HeaderAnthropicRequestsLimit)
 )
 
 // first returns the first value of the canonical key in h, or "".
@@ -131,10 +176,18 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 	t.gate.held(key)
 }
 
-// parseRetryAfter reads a Retry-After field (RFC 9110 §10.2.3): delay-seconds,
-// or an HTTP-date taken relative to now (a date in the past is a wait of 0).
-// It reports false for a missing or malformed field.
+// parseRetryAfter reads the server's Retry-After: retry-after-ms, else
+// x-ms-retry-after-ms (milliseconds, the most precise first, as the Azure
+// and OpenAI SDKs read them), else the Retry-After field (RFC 9110
+// §10.2.3): delay-seconds, or an HTTP-date taken relative to now (a date in
+// the past is a wait of 0). A missing or malformed field is skipped; it
+// reports false when none is valid.
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	for _, key := range [...]string{canonRetryAfterMs, canonXMsRetryAfterMs} {
+		if d, ok := decimal(strings.TrimSpace(first(h, key)), time.Millisecond); ok {
+			return d, true
+		}
+	}
 	v := strings.TrimSpace(first(h, canonRetryAfter))
 	if v == "" {
 		return 0, false
@@ -189,13 +242,17 @@ func serverNow(h http.Header, now time.Time) time.Time {
 // serverHold returns how long the response's rate-limit headers ask the
 // client to hold further requests: the wait until the reset of a policy with
 // no quota left, the longest one when several say so; 0 when none does, when
-// the headers are malformed or too long (maxSFField), or when the response came from a cache (Age > 0:
-// its numbers are stale, and the draft asks clients to ignore them).
+// the headers are malformed or too long (maxSFField), or when the response
+// came from a cache (Age > 0: its numbers are stale, and the draft asks
+// clients to ignore them). Every dialect present is read (IETF, draft-6,
+// X-RateLimit, X-Rate-Limit, OpenAI's and Anthropic's request quotas): each
+// may describe a different limit, and a request needs quota under all of
+// them.
 func serverHold(h http.Header, now time.Time) time.Duration {
 	if cached(h) {
 		return 0
 	}
-	return max(ietfHold(h), draft6Hold(h), legacyHold(h, now))
+	return max(ietfHold(h), draft6Hold(h), legacyHold(h, now), openAIHold(h), anthropicHold(h, now))
 }
 
 // cached reports whether the response's Age field says it came from a
@@ -352,15 +409,23 @@ const (
 	unixMillisFrom  = 1_000_000_000_000
 )
 
-// legacyHold reads X-RateLimit-Remaining and X-RateLimit-Reset. Reset is
-// delta-seconds (possibly with a fraction), or a Unix time in seconds or
-// milliseconds (httprate, express-rate-limit, GitHub), taken relative to now.
+// legacyHold reads X-RateLimit-Remaining and X-RateLimit-Reset, and the X
+// API's X-Rate-Limit-Remaining and X-Rate-Limit-Reset, each reset with its
+// own remaining; the longer hold of the two.
 func legacyHold(h http.Header, now time.Time) time.Duration {
-	rem := strings.TrimSpace(first(h, canonXRemaining))
-	if rem == "" || !isDigits(rem) || strings.TrimLeft(rem, "0") != "" {
+	return max(legacyPairHold(h, now, canonXRemaining, canonXReset),
+		legacyPairHold(h, now, canonXDashRemaining, canonXDashReset))
+}
+
+// legacyPairHold reads a legacy remaining and reset pair. Reset is
+// delta-seconds (possibly with a fraction), or a Unix time in seconds or
+// milliseconds (httprate, express-rate-limit, GitHub, the X API), taken
+// relative to now.
+func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.Duration {
+	if !isZero(first(h, remKey)) {
 		return 0 // absent, malformed, or not zero
 	}
-	v := strings.TrimSpace(first(h, canonXReset))
+	v := strings.TrimSpace(first(h, resetKey))
 	if v == "" || !isNumber(v) {
 		return 0
 	}

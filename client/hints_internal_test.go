@@ -248,8 +248,8 @@ func TestParseSF(t *testing.T) {
 	}
 }
 
-// FuzzServerHold checks that no RateLimit field makes the parser panic or
-// return a hold outside [0, maxHint].
+// FuzzServerHold checks that no rate-limit field, in any dialect, makes the
+// parser panic or return a hold outside [0, maxHint].
 func FuzzServerHold(f *testing.F) {
 	for _, s := range []string{
 		`"default";r=0;t=5`, `"a";r=0, "b";r=1;t=2`, `limit=10, remaining=0, reset=4`,
@@ -257,10 +257,20 @@ func FuzzServerHold(f *testing.F) {
 	} {
 		f.Add(s, `"a";q=1;w=60`, "0", "5")
 	}
+	for _, reset := range []string{"6m0s", "1h2m3.5s", "20ms", "2026-03-01T12:00:30Z", "2026-03-01T12:00:30.25+01:00", "1e3", "9999999999999999999h"} {
+		f.Add(`"a";r=1`, "60", "0", reset)
+	}
 	f.Fuzz(func(t *testing.T, rl, policy, remaining, reset string) {
+		// policy doubles as the vendors' limit fields, reset as every
+		// reset and wait.
 		h := header("RateLimit", rl, "RateLimit-Policy", policy,
 			"RateLimit-Remaining", remaining, "RateLimit-Reset", reset,
-			"X-RateLimit-Remaining", remaining, "X-RateLimit-Reset", reset, "Retry-After", reset)
+			"X-RateLimit-Remaining", remaining, "X-RateLimit-Reset", reset, "Retry-After", reset,
+			"X-Rate-Limit-Remaining", remaining, "X-Rate-Limit-Reset", reset,
+			"retry-after-ms", reset, "x-ms-retry-after-ms", reset,
+			"x-ratelimit-limit-requests", policy, "x-ratelimit-remaining-requests", remaining, "x-ratelimit-reset-requests", reset,
+			"anthropic-ratelimit-requests-limit", policy, "anthropic-ratelimit-requests-remaining", remaining,
+			"anthropic-ratelimit-requests-reset", reset)
 		if d := serverHold(h, now); d < 0 || d > maxHint {
 			t.Fatalf("serverHold = %v", d)
 		}

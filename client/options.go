@@ -369,15 +369,29 @@ func WithGiveUpError() Option {
 // WithProactive turns proactive pacing on or off (it is on by default). When
 // on, the Transport reads the rate-limit headers of every response — the
 // IETF RateLimit and RateLimit-Policy fields (draft -08 to -11, draft-7,
-// draft-6) and the legacy X-RateLimit-Remaining and X-RateLimit-Reset — and
-// Retry-After on 429 and 503. When the server says no quota is left, further
+// draft-6), the legacy X-RateLimit-Remaining and X-RateLimit-Reset, the X
+// API's X-Rate-Limit-Remaining and X-Rate-Limit-Reset, OpenAI's
+// x-ratelimit-remaining-requests and x-ratelimit-reset-requests, and
+// Anthropic's anthropic-ratelimit-requests-remaining and
+// anthropic-ratelimit-requests-reset — and Retry-After on 429 and 503
+// (retry-after-ms, then x-ms-retry-after-ms, then Retry-After: the first
+// valid one). When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
 // passed, instead of being sent to earn a 429. Retry-After takes precedence
-// over the RateLimit fields, as the draft asks; the RateLimit fields of a
-// cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset above
-// 10^9 is read as a Unix time (in milliseconds above 10^12), below as
-// seconds. A malformed header is ignored. Absolute times (an HTTP-date
-// Retry-After, a Unix-time reset) are in the server's clock: when the
+// over the rate-limit fields, as the RateLimit draft asks; among those
+// fields every dialect present counts, and the longest hold wins (each may
+// describe a different limit). The rate-limit fields of a
+// cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset (or
+// X-Rate-Limit-Reset) above 10^9 is read as a Unix time (in milliseconds
+// above 10^12), below as seconds. OpenAI and Anthropic announce when the
+// request quota is back in full, and refill it continuously: with their
+// limit field (x-ratelimit-limit-requests,
+// anthropic-ratelimit-requests-limit), the hold is one request's share of
+// that time, reset/limit; without it, the whole reset. Their token quotas
+// are not read: the Transport cannot know how many tokens the next request
+// needs, and the 429 it may earn carries a Retry-After. A malformed header
+// is ignored. Absolute times (an HTTP-date Retry-After, a Unix-time or
+// RFC 3339 reset) are in the server's clock: when the
 // response's Date shows the local clock a second behind it or three ahead
 // (or more), the wait is counted from that Date instead of the local clock.
 // Holds only grow: a response announcing a reset earlier than the one its
@@ -387,8 +401,8 @@ func WithGiveUpError() Option {
 //
 // A hold delays the requests that have not yet taken their turn in the
 // queue ([WithRate]). Those already waiting for theirs keep it when the hold
-// comes from a RateLimit field (a hint, in whole seconds, often longer than
-// the server needs); when it comes from a Retry-After (the server refused a
+// comes from a rate-limit field (a hint, most often in whole seconds, often
+// longer than the server needs); when it comes from a Retry-After (the server refused a
 // request and asked for nothing before then), the turns that come during
 // the hold are lost, but the requests keep their order: those that had them
 // take the first turns after the hold, the requests behind them each move
@@ -403,8 +417,8 @@ func WithGiveUpError() Option {
 // retried as usual, with a new turn; when its retry waits for the hold
 // that 429 brought, it takes that turn before the requests that arrived
 // during the hold, as it came before them. The reset a server
-// announces is in whole seconds, so a hold may last up to a second longer
-// than the server needs.
+// announces is most often in whole seconds, so a hold may last up to a
+// second longer than the server needs.
 func WithProactive(on bool) Option {
 	return func(c *config) error {
 		c.proactive = on
@@ -422,8 +436,9 @@ type Retry struct {
 	Status int
 	// Wait is how long the Transport waits before the next attempt.
 	Wait time.Duration
-	// RetryAfter reports whether Wait came from the server's Retry-After
-	// (otherwise it is a backoff wait).
+	// RetryAfter reports whether Wait came from the server's Retry-After,
+	// or its retry-after-ms or x-ms-retry-after-ms (otherwise it is a
+	// backoff wait).
 	RetryAfter bool
 }
 

@@ -61,6 +61,65 @@ func TestRetryAfterSeconds(t *testing.T) {
 	}
 }
 
+// The millisecond forms of Retry-After (Azure, OpenAI) are read before it:
+// the retry waits as precisely as the server asked.
+func TestRetryAfterMillis(t *testing.T) {
+	for _, tc := range []struct {
+		kv   []string
+		want time.Duration
+	}{
+		{[]string{"retry-after-ms", "1500", "Retry-After", "2"}, 1500 * time.Millisecond},
+		{[]string{"x-ms-retry-after-ms", "250.5", "Retry-After", "1"}, 250500 * time.Microsecond},
+		{[]string{"retry-after-ms", "soon", "Retry-After", "2"}, 2 * time.Second},
+	} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				for i := 0; i+1 < len(tc.kv); i += 2 {
+					w.Header().Set(tc.kv[i], tc.kv[i+1])
+				}
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			io.WriteString(w, "ok")
+		})
+		var got []client.Retry
+		hc, _ := newClient(t, clock, client.WithOnRetry(func(r client.Retry) { got = append(got, r) }))
+		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+			t.Fatalf("%v: got %d %v", tc.kv, status, err)
+		}
+		if len(got) != 1 || !got[0].RetryAfter || got[0].Wait != tc.want {
+			t.Errorf("%v: retries %+v, want one of %v from the server", tc.kv, got, tc.want)
+		}
+		if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
+			t.Errorf("%v: arrivals %v, want %v", tc.kv, at, want)
+		}
+	}
+}
+
+// A retry-after-ms beyond WithMaxRetryAfter gives up at once, as a
+// Retry-After beyond it does, even when a Retry-After within it is sent too
+// (the more precise field wins).
+func TestRetryAfterMillisBeyondCap(t *testing.T) {
+	for _, ms := range []string{"120000", "99999999999999999999999999"} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("retry-after-ms", ms)
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		hc, _ := newClient(t, clock, client.WithMaxRetryAfter(time.Minute), client.WithGiveUpError())
+		_, _, err := get(hc, srv.URL)
+		var re *client.RetryError
+		if !errors.As(err, &re) || re.Attempts != 1 || re.Reason != "Retry-After exceeds the maximum" {
+			t.Errorf("retry-after-ms %s: error %v, want a give-up after 1 attempt", ms, err)
+		}
+		if got := clock.Sleeps(); len(got) != 0 {
+			t.Errorf("retry-after-ms %s: slept %v", ms, got)
+		}
+	}
+}
+
 // Retry-After as an HTTP-date is taken relative to the injected clock; a
 // date in the past means retry at once.
 func TestRetryAfterHTTPDate(t *testing.T) {

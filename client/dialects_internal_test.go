@@ -1,0 +1,262 @@
+package client
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The millisecond Retry-After fields of Azure and OpenAI (retry-after-ms,
+// x-ms-retry-after-ms) are read before Retry-After, the most precise first,
+// as the Azure and OpenAI SDKs do: the first valid one is the wait. An
+// invalid one is skipped, as if absent.
+func TestParseRetryAfterMillis(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		want time.Duration
+		ok   bool
+	}{
+		{"retry-after-ms", header("retry-after-ms", "1500"), 1500 * time.Millisecond, true},
+		{"retry-after-ms fraction", header("retry-after-ms", "2.5"), 2500 * time.Microsecond, true},
+		{"retry-after-ms nanoseconds", header("retry-after-ms", "0.000001"), time.Nanosecond, true},
+		{"retry-after-ms below a nanosecond", header("retry-after-ms", "0.0000019"), time.Nanosecond, true},
+		{"retry-after-ms zero", header("retry-after-ms", "0", "Retry-After", "5"), 0, true},
+		{"retry-after-ms spaces", header("retry-after-ms", " 40 "), 40 * time.Millisecond, true},
+		{"x-ms-retry-after-ms", header("x-ms-retry-after-ms", "250"), 250 * time.Millisecond, true},
+		{"ms before Retry-After", header("Retry-After", "2", "retry-after-ms", "1200"), 1200 * time.Millisecond, true},
+		{"retry-after-ms before x-ms", header("x-ms-retry-after-ms", "900", "retry-after-ms", "300"), 300 * time.Millisecond, true},
+		{"invalid ms falls back to x-ms", header("retry-after-ms", "soon", "x-ms-retry-after-ms", "700"), 700 * time.Millisecond, true},
+		{"invalid ms falls back to Retry-After", header("retry-after-ms", "-5", "x-ms-retry-after-ms", "1e3", "Retry-After", "3"), 3 * time.Second, true},
+		{"ms saturates", header("retry-after-ms", "99999999999999999999999999"), maxHint, true},
+		{"ms just over the cap saturates", header("retry-after-ms", strconv.FormatInt(maxHint.Milliseconds()+1, 10)), maxHint, true},
+		{"ms long fraction", header("retry-after-ms", "1.500000000000000000000000000001"), 1500 * time.Microsecond, true},
+		{"ms alone invalid", header("retry-after-ms", "NaN"), 0, false},
+		{"first line only", header("retry-after-ms", "100", "retry-after-ms", "900"), 100 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := parseRetryAfter(tc.h, now)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("parseRetryAfter(%v) = %v, %v; want %v, %v", tc.h, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+	for _, v := range []string{"", "abc", "-1", "+1", "1e3", "Inf", "NaN", "1.", ".5", "1.5.5", "0x10", "1 000", "١٢"} {
+		if got, ok := parseRetryAfter(header("retry-after-ms", v), now); ok || got != 0 {
+			t.Errorf("retry-after-ms %q: %v, %v; want ignored", v, got, ok)
+		}
+	}
+}
+
+// The other widely deployed rate-limit dialects, each with the syntax its
+// API publishes: X-Rate-Limit-* (X API: Unix seconds), OpenAI's
+// x-ratelimit-*-requests (a Go duration until the request quota is back in
+// full), Anthropic's anthropic-ratelimit-requests-* (an RFC 3339 instant at
+// which it is back in full). The "requests" quotas refill continuously: with
+// none left, the next request can go once one request's share of the full
+// reset has passed (reset / limit, when the limit is given).
+func TestServerHoldDialects(t *testing.T) {
+	unix := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) }
+	rfc := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339Nano) }
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		want time.Duration
+	}{
+		// X API (Twitter): x-rate-limit-*, reset in Unix seconds.
+		{"x-rate-limit", header("x-rate-limit-limit", "900", "x-rate-limit-remaining", "0", "x-rate-limit-reset", unix(9*time.Second)), 9 * time.Second},
+		{"x-rate-limit left", header("x-rate-limit-remaining", "847", "x-rate-limit-reset", unix(9*time.Second)), 0},
+		{"x-rate-limit past", header("x-rate-limit-remaining", "0", "x-rate-limit-reset", unix(-time.Minute)), 0},
+		{"x-rate-limit delta", header("x-rate-limit-remaining", "0", "x-rate-limit-reset", "7"), 7 * time.Second},
+		{"spellings not mixed", header("X-RateLimit-Remaining", "0", "X-Rate-Limit-Reset", unix(9*time.Second)), 0},
+		{"spellings not mixed either way", header("X-Rate-Limit-Remaining", "0", "X-RateLimit-Reset", unix(9*time.Second)), 0},
+		// GitHub: X-RateLimit-*, reset in Unix seconds.
+		{"github", header("x-ratelimit-limit", "5000", "x-ratelimit-remaining", "0", "x-ratelimit-used", "5000",
+			"x-ratelimit-resource", "core", "x-ratelimit-reset", unix(40*time.Second)), 40 * time.Second},
+		// OpenAI: x-ratelimit-*-requests, reset a Go duration.
+		{"openai", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "20ms"), 20 * time.Millisecond},
+		{"openai seconds", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1s"), time.Second},
+		{"openai minutes", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "6m0s"), 6 * time.Minute},
+		{"openai fraction", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "8.64s"), 8640 * time.Millisecond},
+		{"openai all units", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1h2m3s4ms5us6ns"),
+			time.Hour + 2*time.Minute + 3*time.Second + 4*time.Millisecond + 5*time.Microsecond + 6},
+		{"openai micro sign", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "7µs"), 7 * time.Microsecond},
+		{"openai bare seconds (Azure)", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "2"), 2 * time.Second},
+		{"openai with limit", header("x-ratelimit-limit-requests", "60", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"), time.Second},
+		{"openai limit zero ignored", header("x-ratelimit-limit-requests", "0", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"), time.Minute},
+		{"openai limit invalid ignored", header("x-ratelimit-limit-requests", "-1", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "30s"), 30 * time.Second},
+		{"openai first lines", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-requests", "5",
+			"x-ratelimit-reset-requests", "1s", "x-ratelimit-reset-requests", "2s"), time.Second},
+		{"openai left", header("x-ratelimit-limit-requests", "5000", "x-ratelimit-remaining-requests", "4999", "x-ratelimit-reset-requests", "12ms"), 0},
+		{"openai unknown (Azure -1)", header("x-ratelimit-remaining-requests", "-1", "x-ratelimit-reset-requests", "0"), 0},
+		{"openai saturates", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "999999999999h"), maxHint},
+		{"openai saturated not divided", header("x-ratelimit-limit-requests", "1000000", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "999999999999h"), maxHint},
+		// Tokens are not requests: the Transport cannot know how many the
+		// next request needs, and does not hold for them.
+		{"openai tokens not read", header("x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "6m0s"), 0},
+		// Anthropic: anthropic-ratelimit-requests-*, reset an RFC 3339 instant.
+		{"anthropic", header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(30*time.Second)), 30 * time.Second},
+		{"anthropic offset", header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset",
+			now.Add(30*time.Second).In(time.FixedZone("", -5*3600)).Format(time.RFC3339)), 30 * time.Second},
+		{"anthropic fraction", header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(1500*time.Millisecond)), 1500 * time.Millisecond},
+		{"anthropic with limit", header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0",
+			"anthropic-ratelimit-requests-reset", rfc(time.Minute)), 1200 * time.Millisecond},
+		{"anthropic left", header("anthropic-ratelimit-requests-remaining", "3", "anthropic-ratelimit-requests-reset", rfc(time.Minute)), 0},
+		{"anthropic past", header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(-time.Minute)), 0},
+		{"anthropic far", header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "9999-12-31T23:59:59Z"), maxHint},
+		{"anthropic tokens not read", header("anthropic-ratelimit-tokens-remaining", "0", "anthropic-ratelimit-tokens-reset", rfc(time.Minute),
+			"anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset", rfc(time.Minute)), 0},
+		// Several dialects: each may describe a different limit, and a
+		// request needs quota under all of them: the longest hold.
+		{"several, longest", header("RateLimit", `"a";r=0;t=2`,
+			"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "3s",
+			"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(5*time.Second),
+			"x-rate-limit-remaining", "0", "x-rate-limit-reset", unix(4*time.Second)), 5 * time.Second},
+		{"several, one exhausted", header("RateLimit", `"a";r=5;t=20`,
+			"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "250ms"), 250 * time.Millisecond},
+		// A response from a cache is stale in every dialect.
+		{"cached", header("Age", "30", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "3s",
+			"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(5*time.Second)), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := serverHold(tc.h, now); got != tc.want {
+				t.Errorf("serverHold(%v) = %v, want %v", tc.h, got, tc.want)
+			}
+		})
+	}
+}
+
+// Malformed fields of the new dialects are ignored: no hold, no panic.
+func TestServerHoldDialectsMalformed(t *testing.T) {
+	for _, reset := range []string{"", "s", "1", "-1s", "+1s", "1x", "1 s", "1.s", ".5s", "1e3s", "1S", "Inf", "NaN", "1s-", "ms", "1h 2m", "0x1s", "١s"} {
+		h := header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", reset)
+		if reset == "1" {
+			// The one bare number read (as seconds): the check below
+			// is of the remaining field instead.
+			h = header("x-ratelimit-remaining-requests", "none", "x-ratelimit-reset-requests", reset)
+		}
+		if got := serverHold(h, now); got != 0 {
+			t.Errorf("x-ratelimit-reset-requests %q: serverHold = %v, want 0", reset, got)
+		}
+	}
+	for _, h := range []http.Header{
+		header("x-ratelimit-remaining-requests", "0.0", "x-ratelimit-reset-requests", "1s"),
+		header("x-ratelimit-remaining-requests", "", "x-ratelimit-reset-requests", "1s"),
+		header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "tomorrow"),
+		header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", unixString(now.Add(time.Minute))),
+		header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "30s"),
+		header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", now.Add(time.Minute).Format(http.TimeFormat)),
+		header("anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", now.Add(time.Minute).Format("2006-01-02 15:04:05Z07:00")),
+		header("anthropic-ratelimit-requests-remaining", "-0", "anthropic-ratelimit-requests-reset", now.Add(time.Minute).Format(time.RFC3339)),
+		header("x-rate-limit-remaining", "0", "x-rate-limit-reset", "NaN"),
+		header("x-rate-limit-remaining", "0", "x-rate-limit-reset", "-5"),
+		header("x-rate-limit-remaining", "zero", "x-rate-limit-reset", "5"),
+	} {
+		if got := serverHold(h, now); got != 0 {
+			t.Errorf("serverHold(%q) = %v, want 0 (ignored)", h, got)
+		}
+	}
+}
+
+func unixString(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+
+// An RFC 3339 reset is an instant in the server's clock, as a Unix-time
+// reset is: when the response's Date shows the local clock out of step,
+// the wait counts from Date (see serverNow).
+func TestAnthropicResetFollowsTheServersDate(t *testing.T) {
+	local := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, skew := range []time.Duration{-10 * time.Minute, 10 * time.Minute, time.Hour} {
+		server := local.Add(skew)
+		h := header("Date", server.Format(http.TimeFormat),
+			"anthropic-ratelimit-requests-remaining", "0",
+			"anthropic-ratelimit-requests-reset", server.Add(20*time.Second).Format(time.RFC3339))
+		if got := serverHold(h, local); got != 20*time.Second {
+			t.Errorf("server clock %v from ours: serverHold = %v, want 20s", skew, got)
+		}
+		h = header("Date", server.Format(http.TimeFormat),
+			"x-rate-limit-remaining", "0", "x-rate-limit-reset", unixString(server.Add(20*time.Second)))
+		if got := serverHold(h, local); got != 20*time.Second {
+			t.Errorf("server clock %v from ours: x-rate-limit-reset hold = %v, want 20s", skew, got)
+		}
+	}
+}
+
+// Reading the headers of an ordinary response, one that leaves quota in
+// any dialect, allocates nothing: it is done for every response.
+func TestServerHoldCommonPathAllocs(t *testing.T) {
+	for _, h := range []http.Header{
+		header("Date", now.Format(http.TimeFormat), "x-ratelimit-limit", "5000", "x-ratelimit-remaining", "4999",
+			"x-ratelimit-reset", unixString(now.Add(time.Hour)), "x-ratelimit-used", "1"),
+		header("x-rate-limit-limit", "900", "x-rate-limit-remaining", "847", "x-rate-limit-reset", unixString(now.Add(time.Minute))),
+		header("x-ratelimit-limit-requests", "5000", "x-ratelimit-remaining-requests", "4999", "x-ratelimit-reset-requests", "12ms",
+			"x-ratelimit-limit-tokens", "160000", "x-ratelimit-remaining-tokens", "159976", "x-ratelimit-reset-tokens", "9ms"),
+		header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "49",
+			"anthropic-ratelimit-requests-reset", now.Add(time.Second).Format(time.RFC3339)),
+		header(),
+	} {
+		if n := testing.AllocsPerRun(100, func() { serverHold(h, now) }); n != 0 {
+			t.Errorf("serverHold(%v): %v allocations, want 0", h, n)
+		}
+	}
+	// A hold read from OpenAI's or Anthropic's fields, and a millisecond
+	// Retry-After, allocate nothing either.
+	for _, h := range []http.Header{
+		header("x-ratelimit-limit-requests", "60", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"),
+		header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0",
+			"anthropic-ratelimit-requests-reset", now.Add(time.Minute).Format(time.RFC3339)),
+		header("retry-after-ms", "1500", "Retry-After", "2"),
+	} {
+		if n := testing.AllocsPerRun(100, func() { serverHold(h, now); parseRetryAfter(h, now) }); n != 0 {
+			t.Errorf("serverHold(%v): %v allocations, want 0", h, n)
+		}
+	}
+}
+
+// FuzzGoDuration checks the reset and millisecond parsers against the
+// standard library's: a duration goDuration reads (below the saturation)
+// is one time.ParseDuration reads too, within a microsecond (ParseDuration
+// scales fractions in floating point), and a number decimal reads is one
+// strconv.ParseFloat reads, within a nanosecond per unit's rounding; both
+// stay within [0, maxHint].
+func FuzzGoDuration(f *testing.F) {
+	for _, s := range []string{"20ms", "1s", "6m0s", "8.64s", "1h2m3s4ms5us6ns", "7µs", "2", "2.5", "1.s", ".5s", "-1s", "1e3", "99999999999999999999h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if d, ok := goDuration(s); ok {
+			if d < 0 || d > maxHint {
+				t.Fatalf("goDuration(%q) = %v", s, d)
+			}
+			std := s
+			if isNumber(s) {
+				std += "s" // a bare number is seconds
+			}
+			if d < maxHint {
+				want, err := time.ParseDuration(std)
+				if err != nil {
+					t.Fatalf("goDuration(%q) = %v, but time.ParseDuration: %v", s, d, err)
+				}
+				if diff := d - want; diff < -time.Microsecond || diff > time.Microsecond {
+					t.Fatalf("goDuration(%q) = %v, time.ParseDuration %v", s, d, want)
+				}
+			}
+		}
+		if d, ok := decimal(s, time.Millisecond); ok {
+			if d < 0 || d > maxHint {
+				t.Fatalf("decimal(%q) = %v", s, d)
+			}
+			v, err := strconv.ParseFloat(s, 64)
+			if errors.Is(err, strconv.ErrRange) && d == maxHint {
+				return // beyond float64: saturated, rightly
+			}
+			if err != nil {
+				t.Fatalf("decimal(%q) = %v, but strconv.ParseFloat: %v", s, d, err)
+			}
+			if want := v * float64(time.Millisecond); d < maxHint && (float64(d) > want+1 || float64(d) < want-1-want*1e-15) {
+				t.Fatalf("decimal(%q) = %v, want about %v ns", s, d, want)
+			}
+		}
+	})
+}
