@@ -81,7 +81,13 @@ const (
 //     a Take's units while they still count and not after, with other
 //     requests between, costs above 1, a denied Take, stacked checks;
 //     every report is the Model's ([Model.GiveBackAt]), and
-//     GiveBack/model_traces compares random Takes and give-backs with it.
+//     GiveBack/model_traces compares random Takes and give-backs with it;
+//   - Peek/<case>: for an algorithms.Peeker, random traces whose every
+//     step is peeked before its Take: each Peek is the Model's
+//     ([Model.PeekAt]) and agrees with the Take, and the Takes are the
+//     Model's, which saw no peek; a Peek ahead of a key, or of a key the
+//     store does not hold, changes and makes nothing; two checks of one
+//     key are each decided alone; an invalid check is Take's error.
 //
 // Every decision the suite makes is also compared with the Model.
 func Run(t *testing.T, h Harness) {
@@ -104,6 +110,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Closed", func(t *testing.T) { runClosed(t, h) })
 	t.Run("Refund", func(t *testing.T) { runRefund(t, h) })
 	t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, h) })
+	t.Run("Peek", func(t *testing.T) { runPeek(t, h) })
 }
 
 // env pairs a store under test with the Model, at instants relative to Base.

@@ -1,0 +1,60 @@
+package algotest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// PeekAt returns what a Take of each check alone at instant now would
+// decide, as [algorithms.Peeker.Peek] describes, and changes nothing: each
+// check is decided without consuming on a copy of its key's state (a key
+// never seen is fresh), at its effective instant, with a leaky_queue's
+// Delay the wait its request would have. It returns the first validation
+// error (from Check.Validate).
+func (m *Model) PeekAt(now time.Time, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	for _, c := range checks {
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	t := now.UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]algorithms.Decision, len(checks))
+	for i, c := range checks {
+		mc := m.machineFor(modelKey{c.Spec, c.Key}).clone()
+		out[i] = decideLate(c.Spec, mc, t, cost(c), false)
+	}
+	return out, nil
+}
+
+// Peek implements algorithms.Peeker on the model: PeekAt at the clock's
+// instant, written into dst.
+func (s modelStore) Peek(ctx context.Context, dst []algorithms.Decision, checks []algorithms.Check) error {
+	if len(dst) != len(checks) {
+		return fmt.Errorf("algotest: Peek: %d decisions for %d checks", len(dst), len(checks))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return algorithms.ErrClosed
+	}
+	out, err := s.m.PeekAt(s.clock.Now(), checks...)
+	if err != nil {
+		return err
+	}
+	copy(dst, out)
+	return nil
+}
+
+// Len returns the number of keys the model holds (for the suite's checks
+// that a call makes no key).
+func (s modelStore) Len() int {
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	return len(s.m.keys)
+}
