@@ -43,6 +43,12 @@
 // ([GiveBacker]): what still counts of them, and never so much that the key
 // admits more than it would had the request never come.
 //
+// A store can also tell what a Take would decide without consuming
+// ([Peeker], [Limiter.Peek]): for a status endpoint, or a response that is
+// not to count. A Peek decides each check alone, changes no key's state
+// (not even the instant a key knows of, which a denied Take may move) and
+// makes no key.
+//
 // For every kind a Decision reports Remaining (whole units left now), RetryAfter
 // (denied: the shortest wait after which the same request would be admitted
 // if nothing else arrived), ResetAfter (until the full allowance is back) and

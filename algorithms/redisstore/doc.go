@@ -261,6 +261,20 @@
 // buckets (a round trip's refill) and to a log with requests less than two
 // round trips apart (see algorithms.GiveBacker).
 //
+// # Peeks
+//
+// The store is an [algorithms.Peeker]: [Store.Peek] decides each check
+// alone without consuming, in one script call (one per slot on a Cluster
+// whose keys span slots, in parallel), on the server's clock or the
+// injected one, by the Take's own Lua (mode 6 of lua/main.lua, which the
+// general path dispatches to; a plain Take's fast path does not look at
+// it). It writes nothing: not the rolled ring or pruned log a denied Take
+// keeps, not a sliding_log total a Take would rebuild, no expiry; a user
+// without write permission (ACL -@write) can peek (TestPeekWritesNothing).
+// It goes through the circuit breaker and WithTimeout as a Take does. The
+// deny cache neither answers nor learns from a Peek: a status shown to a
+// client comes from Redis, which another process may have reset.
+//
 // # Failures
 //
 // Errors are returned, never panics; a reply of the wrong shape is an error.

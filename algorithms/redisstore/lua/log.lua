@@ -74,7 +74,9 @@ local function logKind()
     end
   end
 
-  local function loadLog(P, key, lkey)
+  -- loadLog loads the log at key and lkey; with ro (a peek) it writes
+  -- nothing, not even a rebuilt total.
+  local function loadLog(P, key, lkey, ro)
     local S = {key = key, lkey = lkey, sum = 0, head = 1, len = 0, cache = {}, app = {}, merge = 0, shared = true}
     local v = call('GET', key)
     if v then
@@ -97,7 +99,9 @@ local function logKind()
       S.sum = ownLogSum(lkey)
       S.len = call('LLEN', lkey)
       local ttl = call('PTTL', lkey)
-      if ttl > 0 then
+      if ro then
+        -- A peek: the total is rebuilt for this call only.
+      elseif ttl > 0 then
         call('SET', key, fmt(S.sum), 'PX', fmt(ttl))
       else
         call('SET', key, fmt(S.sum))

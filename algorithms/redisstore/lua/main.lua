@@ -5,7 +5,8 @@
 --
 -- ARGV: 1 TS ("" to read the server's TIME), 2 TN, 3 minimum TTL in ms,
 --       4 mode (0 normal, 1 reserve, 2 undo, 3 peek: see cluster.lua;
---       4 refund: see refund.lua; 5 give back: see giveback.lua),
+--       4 refund: see refund.lua; 5 give back: see giveback.lua; 6 peek
+--       each check alone, writing nothing: Store.Peek),
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
 --       Buckets, MaxDelay (ns), cost.
 -- KEYS: one per check (two for sliding_log: the total, then the list).
@@ -54,6 +55,12 @@ if mode == 2 then
   if err then return err end
 end
 
+-- A peek of each check alone (mode 6) loads and decides every check on
+-- its own, without consuming, and writes nothing: not even the rolled
+-- ring or pruned log a denied Take keeps, which would move a key's newest
+-- instant.
+local alone = mode == 6
+
 local ops, byKey = {}, {}
 local all = true
 local ki = 1
@@ -81,15 +88,16 @@ for i = 1, nchecks do
     P.jb, P.es = divmod(P.ew, P.sub)
   end
   local prev = byKey[op.key]
-  if prev then
+  if prev and not alone then
     op.dup = prev
     follow(op, ops[prev])
   else
+    op.ro = alone
     load(op)
   end
   byKey[op.key] = i
   ops[i] = op
-  decide(op, true)
+  decide(op, not alone)
   all = all and op.d.a
 end
 
@@ -98,7 +106,9 @@ end
 if mode == 2 or mode == 3 then all = false end
 
 local undo = {}
-if not all then
+if alone then
+  -- Decided without consuming: nothing to write.
+elseif not all then
   for i = 1, nchecks do
     local op = ops[i]
     if op.d.a then

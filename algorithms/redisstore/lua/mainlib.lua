@@ -56,7 +56,7 @@ local function load(op)
     end
   elseif kind == LOG then
     local M = logKind()
-    op.S, op.exists = M.load(P, op.key, op.lkey)
+    op.S, op.exists = M.load(P, op.key, op.lkey, op.ro)
     op.off = M.latestOff(op.S)
     M.prune(P, op.S, op.off)
   elseif kind == BUCKETS then
