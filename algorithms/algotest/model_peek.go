@@ -50,11 +50,3 @@ func (s modelStore) Peek(ctx context.Context, dst []algorithms.Decision, checks 
 	copy(dst, out)
 	return nil
 }
-
-// Len returns the number of keys the model holds (for the suite's checks
-// that a call makes no key).
-func (s modelStore) Len() int {
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	return len(s.m.keys)
-}

@@ -15,8 +15,8 @@ import (
 // peeked once or twice besides its Take, so they are shorter than
 // ModelTraces'.
 const (
-	peekSteps     = 500
-	peekSkewSteps = 400
+	peekSteps     = 400
+	peekSkewSteps = 300
 )
 
 // runPeek checks [algorithms.Peeker.Peek]:
