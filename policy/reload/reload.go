@@ -12,7 +12,12 @@
 //
 // A file that does not parse or validate changes nothing: the previous
 // rules keep running, and the error goes to the [OnReload] hook and the
-// logger. [Watcher.Reload] reloads on demand, for SIGHUP or a
+// logger. Found after a change, such a file is first given a grace
+// ([WithGrace]) to be finished, since tools that save a file by truncating
+// it and writing it, or by removing it and making it again, leave it empty
+// or missing for a moment; it is reported only if it still does not load
+// then, and once: events that leave it as it is (a touch, a chmod) do not
+// report it again. [Watcher.Reload] reloads on demand, for SIGHUP or a
 // configuration service:
 //
 //	cfg, err := policy.Load(path)
@@ -65,6 +70,11 @@ const maxFile = 1 << 20
 // file before it reloads.
 const DefaultDebounce = 250 * time.Millisecond
 
+// DefaultGrace is how long a Watcher gives a file that does not load
+// (empty, half written, missing), found after a change, to be finished
+// before it reports it.
+const DefaultGrace = 2 * time.Second
+
 // A Watcher reloads a configuration file when it changes, and on demand.
 // Build one with [New]; stop it with Close. It is safe for concurrent use;
 // reloads are serialised.
@@ -74,6 +84,9 @@ type Watcher struct {
 	log      *slog.Logger
 	hook     func(*policy.Config, error)
 	debounce time.Duration
+	grace    time.Duration
+	clock    clock  // time.Now and time.NewTimer but in tests
+	tick     func() // tests: called after each reload the timer started
 
 	fw     *fsnotify.Watcher
 	names  map[string]bool // the paths whose events matter (see follow); loop goroutine only (after New)
@@ -88,7 +101,11 @@ type Watcher struct {
 	// current is the Config last applied; written under mu, read without
 	// it, so that apply and the OnReload hook may call Config.
 	current     atomic.Pointer[policy.Config]
-	loadFailed  bool  // the last reload found a file that did not load
+	loadFailed  bool   // the last reload found a file that did not load (reported)
+	failKey     string // what it found: failKey's of that file
+	holding     bool   // a file that does not load, not reported yet, is given its grace
+	heldKey     string // failKey of that file
+	heldSince   time.Time
 	applyFailed bool  // apply failed for applied: Reload retries it
 	applyErr    error // that failure
 }
@@ -160,6 +177,20 @@ func WithDebounce(d time.Duration) Option {
 	}
 }
 
+// WithGrace sets how long a file that does not load, seen after a change,
+// is given to be finished (a tool saving it may truncate it and then write
+// it, or remove it and make it again) before its error is reported; the
+// default is [DefaultGrace].
+func WithGrace(d time.Duration) Option {
+	return func(w *Watcher) error {
+		if d <= 0 {
+			return errors.New("reload: WithGrace: duration must be positive")
+		}
+		w.grace = d
+		return nil
+	}
+}
+
 // New returns a Watcher of the file at path that calls apply with each
 // valid new version. The file is not applied at start (load it yourself to
 // build the middleware); its content at New is remembered, so a reload that
@@ -176,7 +207,7 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 	if err != nil {
 		return nil, fmt.Errorf("reload: %w", err)
 	}
-	w := &Watcher{path: abs, apply: apply, log: slog.Default(), debounce: DefaultDebounce,
+	w := &Watcher{path: abs, apply: apply, log: slog.Default(), debounce: DefaultDebounce, grace: DefaultGrace, clock: realClock{},
 		done: make(chan struct{}), exited: make(chan struct{})}
 	for _, opt := range opts {
 		if opt == nil {
@@ -234,8 +265,7 @@ func (w *Watcher) Config() *policy.Config {
 // loop turns file events into debounced reloads until Close.
 func (w *Watcher) loop() {
 	defer close(w.exited)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	timer := w.clock.NewTimer()
 	defer timer.Stop()
 	dataLink := filepath.Join(filepath.Dir(w.path), "..data")
 	for {
@@ -261,9 +291,14 @@ func (w *Watcher) loop() {
 			// Events may have been lost with it (a full event queue): read
 			// the file anyway; unchanged content costs a read.
 			timer.Reset(w.debounce)
-		case <-timer.C:
+		case <-timer.C():
 			w.follow()
-			w.reload(false)
+			if retry, _ := w.reload(false); retry > 0 {
+				timer.Reset(retry)
+			}
+			if w.tick != nil {
+				w.tick()
+			}
 		}
 	}
 }
@@ -289,26 +324,35 @@ func (w *Watcher) follow() {
 			want[filepath.Dir(dir)] = true
 		}
 	}
+	// Watches are added first and those no longer needed removed after:
+	// the directory above a missing one, watched for it, is needed still
+	// while it is missing, though it is not in want.
 	watched := w.fw.WatchList()
-	for _, dir := range watched {
-		if !want[dir] {
-			_ = w.fw.Remove(dir) // gone already if the directory was removed
-		}
-	}
+	keep := make(map[string]bool, len(want))
 	for dir := range want {
-		for !slices.Contains(watched, dir) {
+		for {
+			if slices.Contains(watched, dir) {
+				keep[dir] = true
+				break
+			}
 			err := w.fw.Add(dir)
 			if err == nil || !errors.Is(err, fs.ErrNotExist) {
 				if err != nil {
 					w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: cannot watch a directory the config file's name goes through",
 						slog.String("file", w.path), slog.String("dir", dir), slog.Any("error", err))
 				}
+				keep[dir] = err == nil
 				break
 			}
 			// Missing: the nearest directory above it that exists sees it
 			// made.
 			w.names[dir] = true
 			dir = filepath.Dir(dir)
+		}
+	}
+	for _, dir := range watched {
+		if !keep[dir] {
+			_ = w.fw.Remove(dir) // gone already if the directory was removed
 		}
 	}
 }
@@ -379,22 +423,28 @@ func split(path string) (root string, parts []string) {
 // Reload reads the file now and, if its content changed since the last
 // version applied, parses it and calls apply. A file that does not load
 // changes nothing and returns the error (also passed to the OnReload hook
-// and logged); so does an error from apply. An error matching
+// and logged, at once: Reload gives it no grace); so does an error from apply. An error matching
 // [policy.ErrRestartNeeded] is returned too, but the Config counts as
 // applied ([Watcher.Config] returns it; logged as a warning). Unchanged
 // content returns nil
 // without calling apply, but for content whose apply failed: Reload calls
 // apply for it again (a file event for it does not). Reload is safe to
 // call from any goroutine, for example on SIGHUP.
-func (w *Watcher) Reload() error { return w.reload(true) }
+func (w *Watcher) Reload() error {
+	_, err := w.reload(true)
+	return err
+}
 
 // reload is Reload; a file event's (explicit false) does not retry an
-// apply that failed: a touch or chmod of the file raises events too.
-func (w *Watcher) reload(explicit bool) error {
+// apply that failed: a touch or chmod of the file raises events too. Nor
+// does it report at once a file that does not load (see held): it returns
+// how long to wait before reading it again, or 0.
+func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	data, err := readFile(w.path)
 	if err == nil && w.applied != nil && bytes.Equal(data, w.applied) && !(explicit && w.applyFailed) {
+		w.holding = false
 		if w.loadFailed && w.applyFailed {
 			// Back to a version whose apply failed, which was never in
 			// force: its error stands again (Reload retries it).
@@ -402,7 +452,7 @@ func (w *Watcher) reload(explicit bool) error {
 			w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config back to a version whose apply failed; previous rules keep running",
 				slog.String("file", w.path), slog.Any("error", w.applyErr))
 			w.report(nil, w.applyErr)
-			return w.applyErr
+			return 0, w.applyErr
 		}
 		if w.loadFailed {
 			// The file is back to the content in force: the error
@@ -413,7 +463,7 @@ func (w *Watcher) reload(explicit bool) error {
 				if cfg, err = policy.ParseConfig(data, w.path); err != nil {
 					// Taken for the content in force at New, but it does
 					// not load: no restore, whatever rules are running.
-					return w.rejected(err)
+					return 0, w.rejected(err, failKey(data, err))
 				}
 			}
 			w.loadFailed = false
@@ -421,16 +471,27 @@ func (w *Watcher) reload(explicit bool) error {
 				slog.String("file", w.path))
 			w.report(cfg, nil)
 		}
-		return nil
+		return 0, nil
 	}
 	var cfg *policy.Config
+	readErr := err
 	if err == nil {
 		cfg, err = policy.ParseConfig(data, w.path)
 	}
 	if err != nil {
-		return w.rejected(err)
+		key := failKey(data, readErr)
+		if !explicit {
+			if w.loadFailed && key == w.failKey {
+				return 0, err // reported already: a touch of the file
+			}
+			if retry := w.held(key, err); retry > 0 {
+				return retry, err
+			}
+		}
+		w.holding = false
+		return 0, w.rejected(err, key)
 	}
-	w.loadFailed = false
+	w.loadFailed, w.holding = false, false
 	if err := w.apply(cfg); errors.Is(err, policy.ErrRestartNeeded) {
 		// The policies are in force; some other setting waits for a
 		// restart.
@@ -440,7 +501,7 @@ func (w *Watcher) reload(explicit bool) error {
 		w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: config reloaded; some settings take effect only at restart",
 			slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)), slog.Any("error", err))
 		w.report(cfg, err)
-		return err
+		return 0, err
 	} else if err != nil {
 		err = fmt.Errorf("reload: apply %s: %w", w.path, err)
 		w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config apply failed",
@@ -449,20 +510,50 @@ func (w *Watcher) reload(explicit bool) error {
 		// Reload retries it.
 		w.applied, w.applyFailed, w.applyErr = data, true, err
 		w.report(nil, err)
-		return err
+		return 0, err
 	}
 	w.applied, w.applyFailed = data, false
 	w.current.Store(cfg)
 	w.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: config reloaded",
 		slog.String("file", w.path), slog.Int("policies", len(cfg.Policies)))
 	w.report(cfg, nil)
-	return nil
+	return 0, nil
 }
 
-// rejected logs and reports err, the error of a file that does not load,
-// whose previous rules keep running, and returns it.
-func (w *Watcher) rejected(err error) error {
-	w.loadFailed = true
+// held tells whether a file that does not load, found by a file event's
+// reload, is still in its grace: a tool saving the file may have truncated
+// it or removed it and not written it yet. The grace runs from the first
+// reload that found it so (key; a file that changes but still does not
+// load starts it again, as it is still being written); held returns how
+// long it has left, or 0 once it is over. held requires that w.mu is
+// held.
+func (w *Watcher) held(key string, err error) time.Duration {
+	now := w.clock.Now()
+	if !w.holding || key != w.heldKey {
+		w.holding, w.heldKey, w.heldSince = true, key, now
+	}
+	left := w.grace - now.Sub(w.heldSince)
+	if left > 0 {
+		w.log.LogAttrs(context.Background(), slog.LevelDebug, "ratekeeper: config does not load yet; reading it again before reporting it",
+			slog.String("file", w.path), slog.Duration("in", left), slog.Any("error", err))
+		return left
+	}
+	return 0
+}
+
+// failKey tells apart what reloads found: the error of a file that could
+// not be read, or the content of one that does not load.
+func failKey(data []byte, readErr error) string {
+	if readErr != nil {
+		return "E" + readErr.Error()
+	}
+	return "D" + string(data)
+}
+
+// rejected logs and reports err, the error of a file that does not load
+// (key: its failKey), whose previous rules keep running, and returns it.
+func (w *Watcher) rejected(err error, key string) error {
+	w.loadFailed, w.failKey = true, key
 	w.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: config rejected; previous rules keep running",
 		slog.String("file", w.path), slog.Any("error", err))
 	w.report(nil, err)
@@ -506,3 +597,33 @@ func readFile(path string) ([]byte, error) {
 func notRegular(path string, fi fs.FileInfo) error {
 	return fmt.Errorf("reload: %s is not a regular file (mode %v)", path, fi.Mode().Type())
 }
+
+// clock is the time of a Watcher: the real one but in tests.
+type clock interface {
+	Now() time.Time
+	// NewTimer returns a stopped timer.
+	NewTimer() timer
+}
+
+// timer is the part of a *time.Timer a Watcher uses.
+type timer interface {
+	C() <-chan time.Time
+	Reset(d time.Duration)
+	Stop()
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) NewTimer() timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return realTimer{t}
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (t realTimer) C() <-chan time.Time   { return t.t.C }
+func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }
+func (t realTimer) Stop()                 { t.t.Stop() }
