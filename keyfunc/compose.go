@@ -88,8 +88,13 @@ func appendPart(b []byte, v string) []byte {
 //
 // A part is passed over only when its error matches [ErrNoKey] (or it
 // returns ""); any other error is returned at once, so that a failing
-// lookup is not mistaken for an absent one. When no part has a key, the
-// last part's error is returned (it matches ErrNoKey).
+// lookup is not mistaken for an absent one. So is [ErrNoRoute]: a request
+// has no route pattern only where the limiter runs before the router has
+// matched it (see [Route]), where every request would take the fallback,
+// one bucket per client for all routes; returned, it lets a policy.Set that
+// resolves routes itself hand the route over, and otherwise the policy's
+// key action decide. When no part has a key, the last part's error is
+// returned (it matches ErrNoKey).
 //
 // The key is the part's key prefixed with its index and a colon ("0:alice",
 // "1:192.0.2.1"), so that a user whose ID is "192.0.2.1" never shares the
@@ -117,7 +122,7 @@ func FirstOf(parts ...Func) (Func, error) {
 			if err == nil {
 				return strconv.Itoa(i) + ":" + v, nil
 			}
-			if !errors.Is(err, ErrNoKey) {
+			if !errors.Is(err, ErrNoKey) || errors.Is(err, ErrNoRoute) {
 				return "", err
 			}
 		}

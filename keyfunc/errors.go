@@ -26,7 +26,8 @@ var ErrNoUser error = noKey("keyfunc: no user ID in the request context")
 
 // ErrNoRoute reports that the request has no route pattern: the rate limiter
 // runs before the router has matched the request (see [Route]). It matches
-// [ErrNoKey].
+// [ErrNoKey], but [FirstOf] returns it rather than fall back past it: every
+// request would take the fallback there.
 var ErrNoRoute error = noKey("keyfunc: no route pattern (is the limiter placed after routing?)")
 
 // noKeyError is an error in the ErrNoKey family. Values are built once, at

@@ -42,7 +42,10 @@ import (
 // way, so that a route has one key wherever the limiter sits, around the
 // routed handler or around the whole mux.
 //
-// A request without a pattern yields [ErrNoRoute]. A ServeMux pattern
+// A request without a pattern yields [ErrNoRoute], which ends a [FirstOf]
+// rather than let it fall back to its next part (a fallback taken by every
+// request, for all routes alike, would be a silent shared bucket). A
+// ServeMux pattern
 // holds a space, which [Join] and [Namespace] do not write as it is: under
 // them its key is a digest (still one per route).
 func Route() Func {

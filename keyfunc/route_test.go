@@ -157,6 +157,28 @@ func TestRoute_BeforeRoutingIsAnError(t *testing.T) {
 	})
 }
 
+// TestRoute_BeforeRoutingEndsFirstOf: a route part behind a fallback,
+// before routing, does not fall back: every request would (one bucket per
+// client, or for everyone with a constant fallback, across all routes), so
+// FirstOf returns ErrNoRoute. Behind Join too. It passed over it.
+func TestRoute_BeforeRoutingEndsFirstOf(t *testing.T) {
+	for name, f := range map[string]keyfunc.Func{
+		"FirstOf(Route, Const)":               keyfunc.Must(keyfunc.FirstOf(keyfunc.Route(), keyfunc.Must(keyfunc.Const("all")))),
+		"FirstOf(Join(Route, Header), Const)": keyfunc.Must(keyfunc.FirstOf(keyfunc.Must(keyfunc.Join(keyfunc.Route(), keyfunc.Must(keyfunc.Header("X-Client")))), keyfunc.Must(keyfunc.Const("all")))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			k := &keyRecorder{f: f}
+			r := chi.NewRouter()
+			r.Use(k.mw)
+			r.Get("/users/{id}", noop)
+			serve(r, "/users/1")
+			if len(k.errs) != 1 || !errors.Is(k.errs[0], keyfunc.ErrNoRoute) || k.keys[0] != "" {
+				t.Fatalf("key = %q, %v; want ErrNoRoute", k.keys, k.errs)
+			}
+		})
+	}
+}
+
 // TestRoute_WithRouteBeforeRouting: a pattern handed over with WithRoute
 // is the key before the router has run (chi's top-level r.Use, a
 // middleware around a ServeMux), where Route alone finds none; an empty

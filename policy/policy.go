@@ -46,9 +46,9 @@ type Policy struct {
 	onKey   KeyAction
 	countIf func(*http.Request, int) bool // nil: every admitted request counts
 	// routeFallback: the key has a route part among the alternatives of a
-	// keyfunc.FirstOf (a configuration's key with a fallback), which
-	// passes over its ErrNoRoute, so that Set.Prepare hands it the route
-	// up front instead of on that error.
+	// keyfunc.FirstOf (a configuration's key with a fallback), so that
+	// Set.Prepare hands it the route up front instead of on its
+	// ErrNoRoute (which FirstOf returns: the key is not computed twice).
 	routeFallback bool
 
 	// chiRoutes: a route's path ends in '/', which chi trims from the

@@ -82,9 +82,9 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 // of a ServeMux mounted in another, chi's "/api/*" in a sub-router's
 // r.Use), not the route of this request. Before routing, the pattern is
 // handed over when the key function reports keyfunc.ErrNoRoute, which
-// keyfunc.FirstOf passes over to its next part: a configuration's key with
-// a route part and a fallback gets it up front, but a FirstOf of your own
-// with a route part falls back there.
+// keyfunc.FirstOf returns rather than fall back past it (a configuration's
+// key with a route part and a fallback gets it up front). Without a
+// pattern function, that error stands: the key action decides.
 //
 // A policy whose key function fails, or returns an empty key, is left out
 // if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
@@ -124,9 +124,9 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				// answers is an outer router's ("/api/" of a mux mounted
 				// in another, "/api/*" of a chi mount), not the route
 				// Match found: a route key part reads the one Match did.
-				// So does one behind a fallback before routing: FirstOf
-				// would pass over its ErrNoRoute, which the retry below
-				// waits for.
+				// So does one behind a fallback before routing, up
+				// front: its ErrNoRoute would cost a second call of the
+				// key function (the retry below).
 				asked = true
 				kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
 			}
