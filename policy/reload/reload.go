@@ -198,7 +198,9 @@ func WithGrace(d time.Duration) Option {
 // [InForce] so that an edit made between loading it and New is applied
 // too. The directory holding the file must exist. A path that is not a
 // regular file (or a link to one) when it is read, such as a named pipe, is
-// reported as a file that does not load.
+// reported as a file that does not load. apply runs where the OnReload
+// hook does, under the lock that serialises reloads: like the hook, it
+// must not call Reload or Close (either would wait for it for ever).
 func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watcher, error) {
 	if apply == nil {
 		return nil, errors.New("reload: apply is nil")
