@@ -179,9 +179,15 @@ type Peeker interface {
 	// its own, so that a caller sees which of its policies would deny (as
 	// the decisions of a denied Take report the checks that would pass).
 	// Two checks of one key under one Spec are each decided as if alone.
-	// A leaky_queue check reports the Delay its request would wait. An
-	// invalid check is an error, as for Take, and then dst's contents are
-	// unspecified.
+	// Allowed says whether a Take would admit the check; the rest
+	// describes the key as it stands, the check's units not taken (as a
+	// denied Take reports a check that would pass): Remaining is the
+	// units left now (a Take admitted at that instant reports its cost
+	// fewer), RetryAfter, when denied, the wait a Take would report, and
+	// ResetAfter and NextAfter count from the peek's instant. A
+	// leaky_queue check that would be admitted reports the Delay its
+	// request would wait. An invalid check is an error, as for Take, and
+	// then dst's contents are unspecified.
 	Peek(ctx context.Context, dst []Decision, checks []Check) error
 }
 
