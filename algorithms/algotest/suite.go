@@ -87,7 +87,14 @@ const (
 //     ([Model.PeekAt]) and agrees with the Take, and the Takes are the
 //     Model's, which saw no peek; a Peek ahead of a key, or of a key the
 //     store does not hold, changes and makes nothing; two checks of one
-//     key are each decided alone; an invalid check is Take's error.
+//     key are each decided alone; an invalid check is Take's error;
+//   - Reset/<case>: for an algorithms.Resetter, a key exhausted and reset
+//     is admitted with its whole allowance at the same instant, under
+//     every kind, while the key under another Spec and other keys keep
+//     their state; an unknown key is no error; an invalid Spec fails the
+//     call and resets nothing; a done context or a closed store fails it;
+//     Reset/model_traces compares random Takes and Resets with the Model
+//     ([Model.Reset]), and a reset key's later Takes with a key never seen.
 //
 // Every decision the suite makes is also compared with the Model.
 func Run(t *testing.T, h Harness) {
@@ -111,6 +118,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Refund", func(t *testing.T) { runRefund(t, h) })
 	t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, h) })
 	t.Run("Peek", func(t *testing.T) { runPeek(t, h) })
+	t.Run("Reset", func(t *testing.T) { runReset(t, h) })
 }
 
 // env pairs a store under test with the Model, at instants relative to Base.
