@@ -49,6 +49,15 @@
 // (not even the instant a key knows of, which a denied Take may move) and
 // makes no key.
 //
+// A key's state under a Spec can be forgotten ([Resetter], [Limiter.Reset]):
+// an operator lifting a client's limit, or a login policy's count of
+// failures cleared once the user has signed in. The key's next request
+// finds it as a key never seen, with its whole allowance; its state under
+// other Specs, and other keys, are untouched. Both stores implement it
+// (the Redis store deletes the key's Redis keys and forgets it in its deny
+// cache); [Limiter.Reset] on a store that does not returns an error
+// matching errors.ErrUnsupported.
+//
 // For every kind a Decision reports Remaining (whole units left now), RetryAfter
 // (denied: the shortest wait after which the same request would be admitted
 // if nothing else arrived), ResetAfter (until the full allowance is back) and
@@ -67,5 +76,7 @@
 // MemoryStore decides a request on a key it does not hold, at an instant
 // before it last dropped keys of the key's shard, at that later instant, at
 // which a dropped key was back to its full allowance. A key evicted at the
-// [WithMaxKeys] bound while in use is forgotten.
+// [WithMaxKeys] bound while in use is forgotten, as is a key reset
+// ([Resetter]): a request after the reset finds a key never seen, at
+// whatever instant it reads.
 package algorithms
