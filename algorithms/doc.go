@@ -77,6 +77,5 @@
 // before it last dropped keys of the key's shard, at that later instant, at
 // which a dropped key was back to its full allowance. A key evicted at the
 // [WithMaxKeys] bound while in use is forgotten, as is a key reset
-// ([Resetter]): a request after the reset finds a key never seen, at
-// whatever instant it reads.
+// ([Resetter]).
 package algorithms
