@@ -24,10 +24,10 @@ import (
 // the state moves back: a denial caused by another cross-slot Take's
 // reservation on a Cluster, which is then undone (see the package
 // documentation, "Cluster"), a key another process refunds or gives back
-// ([Store.Refund], [Store.GiveBack]; this process's refunds and give-backs
-// drop its entries, as do its admitted Takes of the key, such as one of
+// ([Store.Refund], [Store.GiveBack]; this process's refunds, give-backs
+// and resets ([Store.Reset]) drop its entries, as do its admitted Takes of the key, such as one of
 // another cost, and its Takes that fail, which Redis may have admitted,
-// and keep a denial in flight meanwhile from being cached), and a key deleted in Redis (by an operator resetting a
+// and keep a denial in flight meanwhile from being cached), and a key deleted in Redis (by another process's [Store.Reset], an operator resetting a
 // client's limit, a restart without persistence, an eviction) stay cached
 // until their RetryAfter, and later Takes of that key in this process are
 // denied for that long where Redis would admit them. The Remaining of a

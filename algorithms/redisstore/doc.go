@@ -275,6 +275,19 @@
 // deny cache neither answers nor learns from a Peek: a status shown to a
 // client comes from Redis, which another process may have reset.
 //
+// # Resets
+//
+// The store is an [algorithms.Resetter]: [Store.Reset] deletes the
+// Redis keys of each check's key under its Spec (sliding_log's two), in
+// one DEL, or on a Cluster whose keys span slots one DEL per slot sent in
+// one pipeline, through the circuit breaker and within the timeout as a
+// Take. The deleted keys leave nothing behind that a later Take reads (the
+// fast path's memo of a key's last value is used only while the key holds
+// that very value). A reset, failed or not, drops this process's deny
+// cache entries for its checks once the DEL is done, so this process
+// admits the key at once; other processes' caches keep their denials
+// until their RetryAfter (see [WithDenyCache]).
+//
 // # Failures
 //
 // Errors are returned, never panics; a reply of the wrong shape is an error.
