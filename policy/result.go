@@ -42,6 +42,7 @@ type Result struct {
 	// refunded: a Refund succeeded, and the decisions are its reports.
 	refunded bool
 	gaveBack bool // a GiveBack succeeded; given holds what came back
+	peeked   bool // the decisions are a Peek's: nothing was consumed
 	polArr   [inline]*Policy
 	chkArr   [inline]algorithms.Check
 	decArr   [inline]algorithms.Decision
@@ -97,7 +98,7 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.set = s
 	res.mask, res.skipped, res.n, res.taken, res.more = 0, 0, 0, false, nil
-	res.refunded, res.given, res.gaveBack = false, 0, false
+	res.refunded, res.given, res.gaveBack, res.peeked = false, 0, false, false
 	if bits.OnesCount64(mask) > inline {
 		k := bits.OnesCount64(mask)
 		res.more = &overflow{make([]*Policy, k), make([]algorithms.Check, k), make([]algorithms.Decision, k)}
@@ -230,7 +231,7 @@ type oneStore interface {
 // allocating. The error is the store's, wrapped; res is then not taken.
 // Taking a Result with no checks does not call the store.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
-	res.taken, res.refunded, res.given, res.gaveBack = false, false, 0, false
+	res.taken, res.refunded, res.given, res.gaveBack, res.peeked = false, false, 0, false, false
 	_, checks, ds := res.parts()
 	switch len(checks) {
 	case 0:
@@ -287,10 +288,11 @@ func take(ctx context.Context, store algorithms.Store, dst []algorithms.Decision
 // the refund. When it fails, res keeps the Take's decisions.
 //
 // A store that is not a Refunder keeps the places, and Refund returns nil,
-// as it does for a Result not taken, already refunded or given back.
+// as it does for a Result not taken, peeked, already refunded or given
+// back.
 func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited time.Duration) error {
 	rf, ok := store.(algorithms.Refunder)
-	if !ok || !res.taken || res.refunded || res.gaveBack {
+	if !ok || !res.taken || res.peeked || res.refunded || res.gaveBack {
 		return nil
 	}
 	_, checks, ds := res.parts()
@@ -328,11 +330,11 @@ func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited ti
 // res keeps the Take's decisions (the headers of its response reported
 // them); [Result.Given] reports, for each policy, whether units came back.
 // GiveBack does nothing and returns nil with a store that is not a
-// GiveBacker, for a Result not taken, denied (it consumed nothing),
-// refunded or already given back, and for an empty mask.
+// GiveBacker, for a Result not taken, peeked or denied (it consumed
+// nothing), refunded or already given back, and for an empty mask.
 func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited time.Duration, mask uint64) error {
 	gb, ok := store.(algorithms.GiveBacker)
-	if !ok || !res.taken || res.refunded || res.gaveBack || !res.Allowed() {
+	if !ok || !res.taken || res.peeked || res.refunded || res.gaveBack || !res.Allowed() {
 		return nil
 	}
 	_, checks, ds := res.parts()
@@ -378,7 +380,8 @@ func (res *Result) Refunded() bool { return res.refunded }
 // or some of its units in a [Result.GiveBack].
 func (res *Result) Given(i int) bool { return res.given&(1<<i) != 0 }
 
-// Taken reports whether res holds decisions (Take succeeded).
+// Taken reports whether res holds decisions (Take succeeded, or Peek:
+// see [Result.Peeked]).
 func (res *Result) Taken() bool { return res.taken }
 
 // Len returns the number of policies evaluated (applicable, with a key).
