@@ -484,7 +484,11 @@ func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
 		key := failKey(data, readErr)
 		if !explicit {
 			if w.loadFailed && key == w.failKey {
-				return 0, err // reported already: a touch of the file
+				// Reported already: a touch of the file. A grace given
+				// meanwhile to other content is over too: held must not
+				// take it up again later, with its time run out.
+				w.holding = false
+				return 0, err
 			}
 			if retry := w.held(key, err); retry > 0 {
 				return retry, err
