@@ -11,7 +11,8 @@
 //     Apache, Caddy, Traefik and others (see JSONFields);
 //   - the W3C Extended Log File Format of IIS, CloudFront and other
 //     servers, whose #Fields directive gives the layout of the entries
-//     after it (see Auto).
+//     after it (see Auto); a CloudFront entry has the X-Forwarded-For
+//     header CloudFront sends the origin (the viewer's own, then c-ip).
 //
 // Malformed lines are counted and sampled, never fatal.
 package logparse

@@ -23,12 +23,17 @@ func TestSamples(t *testing.T) {
 				t.Errorf("entry 7: %+v", e)
 			}
 		}},
-		// CloudFront's standard log: tabs, URL-encoded user agents.
+		// CloudFront's standard log: tabs, URL-encoded user agents; the
+		// X-Forwarded-For header CloudFront sends the origin, c-ip
+		// appended to the viewer's own.
 		{"cloudfront_w3c.log", 3, func(t *testing.T, es []Entry) {
+			if e := es[0]; len(e.Headers) != 2 || e.Headers[1] != (Header{"X-Forwarded-For", "192.0.2.5"}) {
+				t.Errorf("entry 1: %+v", e)
+			}
 			if e := es[1]; e.Addr != "192.0.2.5" || e.Path != "/api/login" || e.Query != "next=/" || e.UserAgent != "Mozilla/5.0 (X11; Linux x86_64)" {
 				t.Errorf("entry 2: %+v", e)
 			}
-			if e := es[2]; e.Status != 0 || len(e.Headers) != 2 || e.Headers[1] != (Header{"X-Forwarded-For", "203.0.113.9"}) {
+			if e := es[2]; e.Status != 0 || len(e.Headers) != 2 || e.Headers[1] != (Header{"X-Forwarded-For", "203.0.113.9, 198.51.100.4"}) {
 				t.Errorf("entry 3: %+v", e)
 			}
 		}},

@@ -49,6 +49,10 @@ type w3cLayout struct {
 	user, status, ua, ref, xff                             int
 
 	headers []w3cHeader
+	// edge: a CDN's log (CloudFront's x-edge-* fields), whose c-ip is the
+	// viewer and whose x-forwarded-for field the header the viewer sent;
+	// the origin gets that header with c-ip appended.
+	edge bool
 	// problem says why the entries cannot be read ("has no time
 	// field"); "" when they can.
 	problem string
@@ -97,11 +101,14 @@ func newW3CLayout(fields string, n int64) *w3cLayout {
 			l.ref = i
 		case "x-forwarded-for", "cs(x-forwarded-for)":
 			// IIS's custom field (named as its administrator chose;
-			// this name is the usual one), CloudFront's field, or the
-			// header.
+			// this name is the usual one), CloudFront's field (the
+			// header its viewer sent: see edge), or the header.
 			l.xff = i
 			l.headers = append(l.headers, w3cHeader{"X-Forwarded-For", i})
 		default:
+			if strings.HasPrefix(lower, "x-edge-") {
+				l.edge = true
+			}
 			if h, ok := strings.CutPrefix(name, "cs("); ok && strings.HasSuffix(h, ")") && isToken(h[:len(h)-1]) {
 				l.headers = append(l.headers, w3cHeader{h[:len(h)-1], i})
 			}
@@ -236,13 +243,23 @@ func (s *w3cState) parse(line string, tc *timeCache, e *Entry) error {
 	}
 	for _, h := range l.headers {
 		v := get(h.i)
-		if v == "" {
+		if v == "" || h.i == l.xff && l.edge && get(l.addr) != "" {
 			continue
 		}
 		if h.i == l.xff {
 			v = forwardedText(v)
 		}
 		e.Headers = append(e.Headers, Header{Name: h.name, Value: v})
+	}
+	if ip := get(l.addr); l.edge && ip != "" {
+		// The header as the CDN forwards it to the origin, which a
+		// middleware there reads: the viewer's own list, if any, and
+		// c-ip, the address the viewer connected from.
+		v := ip
+		if xff := get(l.xff); xff != "" {
+			v = forwardedText(xff) + ", " + ip
+		}
+		e.Headers = append(e.Headers, Header{Name: "X-Forwarded-For", Value: v})
 	}
 	return nil
 }

@@ -57,7 +57,8 @@ func TestW3CIIS(t *testing.T) {
 // DD-Mon-YYYY form, cs-uri), quoted strings with "" for a quote, a
 // fraction of a second, and tab-separated fields as CloudFront writes
 // them, with empty fields, status 000 (no response), a URL-encoded user
-// agent, the x-forwarded-for field and other request headers.
+// agent, the x-forwarded-for field (the viewer's header, which CloudFront
+// forwards with c-ip appended) and other request headers.
 func TestW3CGeneric(t *testing.T) {
 	const log = "#Version: 1.0\n" +
 		"#Date: 12-Jan-1996 00:00:00\n" +
@@ -71,7 +72,7 @@ func TestW3CGeneric(t *testing.T) {
 	want := []Entry{
 		{Time: time.Date(1996, 1, 12, 0, 34, 23, 0, time.UTC), Addr: "192.0.2.1", Method: "GET", Path: "/foo/bar.html", Query: "a=b"},
 		{Time: time.Date(1996, 1, 12, 12, 21, 16, 250e6, time.UTC), Addr: "client.example.com", Method: "PUT", Path: "/q", UserAgent: `Mozilla/5.0 ("quoted")`, Headers: []Header{{Name: "X-Api-Key", Value: "k 1"}}},
-		{Time: time.Date(2024, 3, 10, 12, 0, 3, 0, time.UTC), Addr: "192.0.2.5", Method: "GET", Path: "/index.html", UserAgent: "Mozilla/5.0 (X11; Linux x86_64)", Headers: []Header{{Name: "Host", Value: "d111.cloudfront.net"}, {Name: "X-Forwarded-For", Value: "198.51.100.4"}}},
+		{Time: time.Date(2024, 3, 10, 12, 0, 3, 0, time.UTC), Addr: "192.0.2.5", Method: "GET", Path: "/index.html", UserAgent: "Mozilla/5.0 (X11; Linux x86_64)", Headers: []Header{{Name: "Host", Value: "d111.cloudfront.net"}, {Name: "X-Forwarded-For", Value: "198.51.100.4, 192.0.2.5"}}},
 	}
 	got, r := readW3C(t, log, Auto)
 	if !reflect.DeepEqual(got, want) || r.MalformedCount() != 0 {
