@@ -31,7 +31,8 @@ import (
 // proxy's, when there is one), not the header's value. A request whose
 // RemoteAddr a middleware further out has already replaced with the
 // client's address (chi's RealIP, gorilla's ProxyHeaders: a bare address,
-// no port) is not reported: the ip key reads that address.
+// no port, an IPv6 one perhaps in brackets) is not reported: the ip key
+// reads that address.
 var ErrForwardingIgnored = errors.New("middleware: a request carries a forwarding header that the client-IP key does not read (no trusted proxies)")
 
 // Forwarding check states (Middleware.fwd).
@@ -117,7 +118,7 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 // ProxyHeaders) put the client's address there, which the ip key reads,
 // so the header is no sign of a shared limit and r is not reported.
 func (m *Middleware) checkForwarding(r *http.Request) {
-	if _, err := netip.ParseAddr(r.RemoteAddr); err == nil {
+	if bareAddr(r.RemoteAddr) {
 		return
 	}
 	for _, h := range forwardingHeaders {
@@ -131,6 +132,21 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 			ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
 		return
 	}
+}
+
+// bareAddr reports whether remoteAddr is an address with no port: as it
+// is ("192.0.2.1", "2001:db8::1", "fe80::1%eth0"), or an IPv6 one in
+// brackets ("[2001:db8::1]"), as gorilla's ProxyHeaders leaves a Forwarded
+// field's for="[2001:db8::1]" and the ip key reads it.
+func bareAddr(remoteAddr string) bool {
+	if _, err := netip.ParseAddr(remoteAddr); err == nil {
+		return true
+	}
+	if n := len(remoteAddr); n > 2 && remoteAddr[0] == '[' && remoteAddr[n-1] == ']' {
+		a, err := netip.ParseAddr(remoteAddr[1 : n-1])
+		return err == nil && a.Is6()
+	}
+	return false
 }
 
 // peerAddr returns the address of remoteAddr ("host:port") for a message:

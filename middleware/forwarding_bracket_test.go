@@ -1,0 +1,81 @@
+package middleware_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/ratekeeper/ratekeeper/middleware"
+)
+
+// forwardedFor does what gorilla/handlers' ProxyHeaders does with an RFC
+// 7239 Forwarded field: RemoteAddr becomes the first for= value, its
+// quotes trimmed, so an IPv6 client is left in brackets ("[2001:db8::1]")
+// with no port.
+func forwardedFor(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Forwarded"); v != "" {
+			_, after, found := strings.Cut(v, "for=")
+			if found {
+				after, _, _ = strings.Cut(after, ";")
+				r.RemoteAddr = strings.Trim(after, `"`)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// TestForwardingAppliedUpstreamBracketedIPv6: an IPv6 client that a
+// middleware further out took from a Forwarded field is left in RemoteAddr
+// in the field's brackets, "[2001:db8::1]", with no port. The ip key reads
+// it as the client (each client, in its own /64, its own count), so the header is no
+// misconfiguration; it was reported before (netip.ParseAddr refuses the
+// brackets), while the IPv4 client of the same field was not. A peer's
+// "[v6]:port" is still checked: without the middleware further out the
+// report comes. Through a real server and a real chi router.
+func TestForwardingAppliedUpstreamBracketedIPv6(t *testing.T) {
+	for _, upstream := range []bool{true, false} {
+		store, _ := newStore(t)
+		var got reports
+		m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := chi.NewRouter()
+		if upstream {
+			r.Use(forwardedFor)
+		}
+		r.Use(m.Handler)
+		r.Get("/", func(w http.ResponseWriter, _ *http.Request) {})
+		srv := httptest.NewServer(r)
+		for i, client := range []string{`"[2001:db8:1::7]"`, `"[2001:db8:2::8]"`, `"[2001:db8:1::7]"`} {
+			req, err := http.NewRequest("GET", srv.URL+"/", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Forwarded", "for="+client+";proto=http")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			want := []string{`"per-ip";r=99;`, `"per-ip";r=99;`, `"per-ip";r=98;`}[i]
+			if !upstream {
+				want = []string{`"per-ip";r=99;`, `"per-ip";r=98;`, `"per-ip";r=97;`}[i]
+			}
+			if got := resp.Header.Get("RateLimit"); !strings.HasPrefix(got, want) {
+				t.Errorf("upstream %v, request %d: RateLimit = %q, want %s...", upstream, i, got, want)
+			}
+		}
+		srv.Close()
+		want := 1
+		if upstream {
+			want = 0
+		}
+		if reps := got.forwarding(); len(reps) != want {
+			t.Errorf("upstream %v: %d forwarding reports, want %d: %v", upstream, len(reps), want, reps)
+		}
+	}
+}
