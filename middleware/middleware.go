@@ -259,12 +259,17 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// reads no Retry-After. A server-side deadline (a timeout
 			// middleware further out) that ran out first is answered as a
 			// failure under FailClosed would be, and as a hold it cut
-			// short is: when to come back, at least 1 s.
+			// short is: when to come back, at least 1 s. (Not after
+			// FailClosed's wait in shadow mode, which never imposes it.)
 			m.stats.abandoned.Add(1)
 			m.observe(r, res, Abandoned, start)
 			retry := int64(0)
 			if errors.Is(cerr, context.DeadlineExceeded) {
-				retry = max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable)))
+				var failWait time.Duration
+				if m.failure.mode == failClosed && !m.shadow {
+					failWait = m.failure.retryAfter
+				}
+				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable)))
 			}
 			m.unavailable(w, rc.request(r), res, retry, err)
 			return
