@@ -66,7 +66,13 @@ func perRequest(reset time.Duration, limit string) time.Duration {
 	if err != nil || n <= 0 {
 		return reset
 	}
-	return (reset + time.Duration(n) - 1) / time.Duration(n)
+	// Rounded up without adding n-1 first, which overflows for an n near
+	// the largest int64.
+	share := reset / time.Duration(n)
+	if reset%time.Duration(n) != 0 {
+		share++
+	}
+	return share
 }
 
 // isZero reports whether s, trimmed, is one or more ASCII zeros: a
