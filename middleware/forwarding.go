@@ -139,14 +139,22 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 // brackets ("[2001:db8::1]"), as gorilla's ProxyHeaders leaves a Forwarded
 // field's for="[2001:db8::1]" and the ip key reads it.
 func bareAddr(remoteAddr string) bool {
-	if _, err := netip.ParseAddr(remoteAddr); err == nil {
-		return true
+	_, ok := parseBareAddr(remoteAddr)
+	return ok
+}
+
+// parseBareAddr parses remoteAddr when it is an address with no port (see
+// bareAddr).
+func parseBareAddr(remoteAddr string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(remoteAddr); err == nil {
+		return a, true
 	}
 	if n := len(remoteAddr); n > 2 && remoteAddr[0] == '[' && remoteAddr[n-1] == ']' {
-		a, err := netip.ParseAddr(remoteAddr[1 : n-1])
-		return err == nil && a.Is6()
+		if a, err := netip.ParseAddr(remoteAddr[1 : n-1]); err == nil && a.Is6() {
+			return a, true
+		}
 	}
-	return false
+	return netip.Addr{}, false
 }
 
 // peerAddr returns the address of remoteAddr ("host:port") for a message:

@@ -3,11 +3,14 @@ package middleware_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // forwardedFor does what gorilla/handlers' ProxyHeaders does with an RFC
@@ -76,6 +79,36 @@ func TestForwardingAppliedUpstreamBracketedIPv6(t *testing.T) {
 		}
 		if reps := got.forwarding(); len(reps) != want {
 			t.Errorf("upstream %v: %d forwarding reports, want %d: %v", upstream, len(reps), want, reps)
+		}
+	}
+}
+
+// TestSkipPrefixesBracketedIPv6: SkipPrefixes reads a RemoteAddr with no
+// port as the address it is (a middleware further out put it there), and
+// so an IPv6 one in brackets too, as gorilla's ProxyHeaders leaves a
+// Forwarded for="[fd00::5]": before, the internal IPv6 health checker was
+// limited (429 on its second request) while its IPv4 twin, for=10.0.0.5,
+// was skipped. An address outside the prefixes is still limited. Through
+// a real chi router.
+func TestSkipPrefixesBracketedIPv6(t *testing.T) {
+	store, _ := newStore(t)
+	skip := middleware.SkipPrefixes(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8"))
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, middleware.WithSkip(skip))
+	r := chi.NewRouter()
+	r.Use(forwardedFor, m.Handler)
+	r.Get("/", ok)
+	for _, tc := range []struct {
+		forwarded string
+		second    int
+	}{
+		{"for=10.0.0.5", http.StatusOK},
+		{`for="[fd00::5]"`, http.StatusOK},
+		{`for="[2001:db8::5]"`, http.StatusTooManyRequests},
+	} {
+		for i, want := range []int{http.StatusOK, tc.second} {
+			if w := serve(r, "GET", "/", "Forwarded", tc.forwarded); w.Code != want {
+				t.Errorf("Forwarded %s, request %d: %d, want %d", tc.forwarded, i, w.Code, want)
+			}
 		}
 	}
 }

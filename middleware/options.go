@@ -356,6 +356,9 @@ func SkipPaths(paths ...string) func(*http.Request) bool {
 // IPv4-mapped, and so is a prefix (::ffff:10.0.0.0/104 is 10.0.0.0/8); a
 // link-local peer's zone is ignored. It does not read forwarding headers; to
 // exempt clients behind a proxy, compare the address your keyfunc.IP trusts.
+// A RemoteAddr with no port, as a middleware further out that took the
+// client from such a header leaves it (a bare address, or an IPv6 one in
+// brackets), is read as the address it is.
 func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
 	ps := make([]netip.Prefix, len(prefixes))
 	for i, p := range prefixes {
@@ -372,7 +375,11 @@ func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
 		var a netip.Addr
 		if err == nil {
 			a = ap.Addr()
-		} else if a, err = netip.ParseAddr(r.RemoteAddr); err != nil {
+		} else if b, ok := parseBareAddr(r.RemoteAddr); ok {
+			a = b
+		} else {
+			// Not an address, with or without a port ("[2001:db8::1]",
+			// as a middleware further out may leave it, is one).
 			return false
 		}
 		// A zoned address (a link-local peer) is never in a prefix
