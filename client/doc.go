@@ -11,7 +11,9 @@
 //     queue ([HostKey]: case, default port, a port's leading zeros,
 //     trailing dot, IPv6 form, and an internationalised name in Unicode or
 //     punycode);
-//   - it backs off when turned away: a 429 or 503 is retried after the
+//   - it backs off when turned away: a 429 or 503 (or a 403 that refuses
+//     the request for its rate, as GitHub's do: one with Retry-After, or
+//     rate-limit headers saying no quota is left) is retried after the
 //     server's Retry-After (or its millisecond forms retry-after-ms and
 //     x-ms-retry-after-ms, read first), or an exponential backoff with full
 //     jitter, a bounded number of times, and only when the request can be
@@ -51,7 +53,7 @@
 // # Choices
 //
 // When it gives up on a request the server keeps refusing, the Transport
-// returns the last 429 or 503 response with a nil error, as the
+// returns the last refusal (429, 503, rate-limited 403) with a nil error, as the
 // http.RoundTripper contract asks; [WithGiveUpError] returns a [*RetryError]
 // (attempts, last status) instead. A request whose wait would exceed the
 // maximum, or outlast its context's deadline, fails at once with a

@@ -15,7 +15,8 @@ var (
 	// context's deadline.
 	ErrWaitTooLong = errors.New("client: wait exceeds the maximum")
 	// ErrGaveUp is matched by every *RetryError: the server kept answering
-	// 429 or 503 and the Transport stopped retrying.
+	// 429 or 503 (or a rate-limited 403) and the Transport stopped
+	// retrying.
 	ErrGaveUp = errors.New("client: gave up retrying")
 )
 
@@ -77,7 +78,8 @@ func (e *WaitError) Timeout() bool { return e.Deadline }
 type RetryError struct {
 	// Attempts is the number of times the request was sent.
 	Attempts int
-	// LastStatus is the status code of the last response (429 or 503).
+	// LastStatus is the status code of the last response (429, 503, or a
+	// rate-limited 403).
 	LastStatus int
 	// RetryAfter is the wait the last response asked for in its
 	// Retry-After header (or retry-after-ms, x-ms-retry-after-ms); 0 when

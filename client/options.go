@@ -247,8 +247,8 @@ func WithClock(clock Clock) Option {
 	}
 }
 
-// WithRetries sets how many times a request answered with 429 or 503 is sent
-// again; the default is [DefaultRetries], and 0 turns retrying off.
+// WithRetries sets how many times a request answered with 429 or 503 (or a
+// rate-limited 403: see [Transport.RoundTrip]) is sent again; the default is [DefaultRetries], and 0 turns retrying off.
 func WithRetries(n int) Option {
 	return func(c *config) error {
 		if n < 0 || n > 100 {

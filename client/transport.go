@@ -145,9 +145,13 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 }
 
 // RoundTrip sends req, after waiting its turn, and retries it while the
-// server answers 429 or 503 and the retry policy allows. It returns the
-// first response that is neither, or — when it gives up — the last 429 or
-// 503 response (by default) or a [*RetryError] (with [WithGiveUpError]).
+// server answers 429 or 503 and the retry policy allows. A 403 counts as a
+// 429 when it refuses the request for its rate (some APIs answer 403: GitHub,
+// for its primary and secondary limits), as its fields say: a Retry-After
+// in any of its forms, or rate-limit fields announcing no quota left until a
+// reset to come; any other 403 is returned at once. It returns the first
+// response that is none of these, or — when it gives up — the last refusal
+// (by default) or a [*RetryError] (with [WithGiveUpError]).
 // It gives up at once, without waiting, when the wait before the next
 // attempt would end after the context's deadline, or when the part of it
 // the server asked for (its Retry-After, or the hold its RateLimit fields
@@ -209,7 +213,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("client: RoundTripper %T returned a nil *Response with a nil error", t.next)
 		}
 		now := t.clock.Now()
-		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable && !rateLimited403(resp, now) {
 			if t.proactive && key != "" {
 				t.observe(key, resp.Header, now, 0, false)
 			}
@@ -294,7 +298,24 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// giveUp ends a request whose last response, resp, was a 429 or 503; err,
+// rateLimited403 reports whether resp is a 403 that refuses the request
+// for its rate (some APIs answer 403 rather than 429: GitHub, for its
+// primary and secondary limits), as its fields say: a Retry-After (in any
+// of its forms), or rate-limit fields announcing no quota left until a
+// reset to come (see serverHold). Such a 403 is retried as a 429 is; any
+// other 403 is the server's answer, returned at once.
+func rateLimited403(resp *http.Response, now time.Time) bool {
+	if resp.StatusCode != http.StatusForbidden {
+		return false
+	}
+	if _, ok := parseRetryAfter(resp.Header, now); ok {
+		return true
+	}
+	return serverHold(resp.Header, now) > 0
+}
+
+// giveUp ends a request whose last response, resp, was a 429 or 503 (or a
+// rate-limited 403, see rateLimited403); err,
 // when not nil, is the error that ended the retries.
 func (t *Transport) giveUp(resp *http.Response, attempts int, ra time.Duration, reason string, err error) (*http.Response, error) {
 	if !t.giveUpError {
