@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -257,5 +258,89 @@ func TestPeekResetUnsupported(t *testing.T) {
 	ds, err := fb.Take(context.Background(), algorithms.Check{Spec: m.Set().Policy(0).Spec(), Key: "u:ann"})
 	if err != nil || !ds[0].Allowed {
 		t.Errorf("fallback after Reset: %+v, %v; want the key forgotten there (admitted)", ds, err)
+	}
+}
+
+// TestResetInMountedChiRoute: a login route in a chi sub-router (r.Route,
+// r.Mount) under a limiter installed with a top-level r.Use and
+// ChiPattern, as the README installs it; the login handler resets the
+// client under the route's policy (WithRoutes), and under one keyed by
+// route (keyfunc.Route). In the handler chi has routed the request into
+// the sub-router, its RoutePath the sub-router's ("/login"): Reset and
+// Peek must still find the route, "/api/login". Before the fix ChiPattern
+// looked "/login" up from the top and found no route, so Peek reported no
+// policy and Reset forgot nothing (the route policy did not apply, the
+// route key was "(none)"): the next failures were refused as if the user
+// had never signed in.
+func TestResetInMountedChiRoute(t *testing.T) {
+	route := keyfunc.Must(keyfunc.Join(user, keyfunc.Route()))
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute}
+	for _, tc := range []struct {
+		name  string
+		p     *policy.Policy
+		mount bool
+	}{
+		{"route policy, r.Route", policy.Must(policy.New("login", spec, user, policy.WithRoutes("POST /api/login"))), false},
+		{"route policy, r.Mount", policy.Must(policy.New("login", spec, user, policy.WithRoutes("POST /api/login"))), true},
+		{"route key, r.Route", policy.Must(policy.New("login", spec, route)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, _ := newStore(t)
+			rt := chi.NewRouter()
+			m := middleware.MustNew(store, []*policy.Policy{tc.p}, middleware.WithPatternFunc(policy.ChiPattern(rt)))
+			login := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				res, err := m.Peek(r)
+				if err != nil || res.Len() != 1 {
+					n := -1
+					if res != nil {
+						n = res.Len()
+					}
+					t.Errorf("Peek in the handler: %d policies, %v; want the login policy", n, err)
+				}
+				served, _ := middleware.FromContext(r.Context())
+				if err == nil && res.Len() == 1 && res.Key(0) != served.Key(0) {
+					t.Errorf("Peek in the handler: key %q, the request was served under %q", res.Key(0), served.Key(0))
+				}
+				if r.Header.Get("X-Password") != "right" {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				if err := m.Reset(r, "login"); err != nil {
+					t.Errorf("Reset: %v", err)
+				}
+			})
+			rt.Use(m.Handler)
+			if tc.mount {
+				sub := chi.NewRouter()
+				sub.Post("/login", login)
+				rt.Mount("/api", sub)
+			} else {
+				rt.Route("/api", func(sub chi.Router) { sub.Post("/login", login) })
+			}
+			srv := httptest.NewServer(rt)
+			defer srv.Close()
+			for i, tt := range []struct {
+				password string
+				status   int
+			}{
+				{"wrong", 401}, {"right", 200}, // reset: two more failures pass
+				{"wrong", 401}, {"wrong", 401}, {"wrong", 429},
+			} {
+				req, err := http.NewRequest("POST", srv.URL+"/api/login", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("X-User", "ann")
+				req.Header.Set("X-Password", tt.password)
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tt.status {
+					t.Fatalf("login %d (%s): %d, want %d", i, tt.password, resp.StatusCode, tt.status)
+				}
+			}
+		})
 	}
 }

@@ -497,7 +497,10 @@ func canonicalPath(p string) string {
 // of r.Route("/api")).
 // Asked another way, such requests would escape the route's policies. For
 // the same reason install the limiter after every middleware that rewrites
-// the path (r.Use(middleware.StripSlashes) before it). Each call costs a
+// the path (r.Use(middleware.StripSlashes) before it). Asked after
+// routing, by a handler of r or of a sub-router mounted in r (the
+// middleware's Peek and Reset), it answers the route chi routed the
+// request to. Each call costs a
 // lookup in r, without allocating a route context: as for
 // [ServeMuxPattern], one per request that a policy with routes meets, and
 // one more in [Set.Prepare] for a route key or under an outer pattern.
@@ -532,6 +535,13 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		// once routed. Copied: the pooled context keeps no request's.
 		rc.RoutePatterns = append(rc.RoutePatterns, above...)
 		if r.Find(rc, method, path) == "" {
+			if len(above) > 0 && routedFrom(r, rc, method, req, above) {
+				// r has routed the request from its root, into a
+				// sub-router whose RoutePath chi set (r.Route,
+				// r.Mount): a handler asking (Middleware.Peek, Reset)
+				// after routing.
+				return reqRC.RoutePattern()
+			}
 			return ""
 		}
 		if own := rc.RoutePatterns[len(above):]; len(own) <= len(above) &&
@@ -542,6 +552,19 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 		}
 		return rc.RoutePattern()
 	}
+}
+
+// routedFrom reports whether chi's router r, asked from its root with the
+// request's method and its URL's path, routes req to the route chi has
+// routed it to (above: its route context's patterns). rc is a pooled
+// context, reset here.
+func routedFrom(r chi.Routes, rc *chi.Context, method string, req *http.Request, above []string) bool {
+	path := req.URL.RawPath
+	if path == "" {
+		path = req.URL.Path
+	}
+	rc.Reset()
+	return path != "" && r.Find(rc, method, path) != "" && slices.Equal(rc.RoutePatterns, above)
 }
 
 // chiPatternCode is the code of the functions ChiPattern returns, by
