@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -16,7 +17,10 @@ import (
 // would give it alone ([policy.Result.Peek], [algorithms.Peeker]: Allowed
 // whether it would admit r, Remaining the units left before r). It
 // serves a status endpoint ("how many logins are left?"), or a handler
-// that reports a client's standing without counting a request. The
+// that reports a client's standing without counting a request. A
+// request the middleware is serving (its handler's) is read as the
+// middleware saw it: a handler behind http.StripPrefix, given the path
+// cut, peeks the policies and keys the request counted under. The
 // Result's Allowed says whether the middleware would admit r; Shadow
 // whether it runs in dry-run mode. A request the skip function passes
 // over, or to which no policy applies, gets a Result with no policies
@@ -29,11 +33,12 @@ import (
 func (m *Middleware) Peek(r *http.Request) (*Result, error) {
 	res := &Result{Shadow: m.shadow}
 	set := m.set.Load()
+	seen := served(r, set)
 	mask := uint64(0)
-	if m.skip == nil || !m.skip(r) {
-		mask = set.Match(r)
+	if m.skip == nil || !m.skip(seen) {
+		mask = set.Match(seen)
 	}
-	if err := set.Prepare(r, mask, &res.Result); err != nil {
+	if err := set.Prepare(seen, mask, &res.Result); err != nil {
 		return nil, err
 	}
 	if err := res.Result.Peek(r.Context(), m.store); err != nil {
@@ -47,7 +52,8 @@ func (m *Middleware) Peek(r *http.Request) (*Result, error) {
 // checked under them; see [algorithms.Resetter]): the client starts
 // afresh, with the policies' whole allowances. It serves a login handler
 // clearing a client's count of failures once the user has signed in
-// (express-rate-limit's resetKey), or an operator lifting a limit. A name
+// (express-rate-limit's resetKey), or an operator lifting a limit. A
+// request the middleware is serving is read as it saw it (see Peek). A name
 // that no policy of the middleware has is an error naming it, and then
 // nothing is reset; a named policy that does not apply to r is left
 // alone. The skip function is not consulted. A policy without a key for
@@ -62,12 +68,13 @@ func (m *Middleware) Reset(r *http.Request, names ...string) error {
 	if err != nil {
 		return err
 	}
-	mask := set.Match(r) & want
+	seen := served(r, set)
+	mask := set.Match(seen) & want
 	if mask == 0 {
 		return nil
 	}
 	var res policy.Result
-	if err := set.Prepare(r, mask, &res); err != nil {
+	if err := set.Prepare(seen, mask, &res); err != nil {
 		return err
 	}
 	return m.reset(r.Context(), func(store algorithms.Store) error {
@@ -101,6 +108,27 @@ func (m *Middleware) ResetKey(ctx context.Context, key string) error {
 		}
 		return rs.Reset(ctx, c)
 	})
+}
+
+// served returns r as the middleware saw it when it is serving r under
+// set (r's context holds its decision, prepared with set): a handler
+// further in may be given another request, such as one whose path
+// http.StripPrefix cut, which the router would route elsewhere, under
+// other policies and keys than those r counted under. Otherwise (a
+// request the middleware does not serve, serves WithoutContext, or began
+// to serve under another set) it returns r.
+func served(r *http.Request, set *policy.Set) *http.Request {
+	seen := r
+	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		if c.res.Set() != set {
+			return true
+		}
+		if c.req.Context() == context.Context(c) {
+			seen = &c.req
+		}
+		return false
+	})
+	return seen
 }
 
 // reset calls f with the store and, when the failure mode has one, the

@@ -344,3 +344,66 @@ func TestResetInMountedChiRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestResetBehindStripPrefix: a limiter around a ServeMux that hands /api/
+// to another behind http.StripPrefix; the login handler there sees the
+// path /login, not the /api/login the limiter decided. Reset and Peek of
+// the request it serves read it as the limiter saw it: the route policy
+// on "/api/" applies, under the key the request was counted under. Before
+// the fix they looked at the stripped request, which the outer mux routes
+// to "/": no policy applied, Peek reported none and Reset forgot nothing.
+func TestResetBehindStripPrefix(t *testing.T) {
+	store, _ := newStore(t)
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute}
+	var m *middleware.Middleware
+	login := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := m.Peek(r)
+		served, _ := middleware.FromContext(r.Context())
+		if err != nil || res.Len() != 1 || res.Key(0) != served.Key(0) {
+			n := -1
+			if res != nil {
+				n = res.Len()
+			}
+			t.Errorf("Peek in the handler of %s: %d policies, %v; want the login policy under %q", r.URL.Path, n, err, served.Key(0))
+		}
+		if r.Header.Get("X-Password") != "right" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if err := m.Reset(r); err != nil {
+			t.Errorf("Reset: %v", err)
+		}
+	})
+	inner := http.NewServeMux()
+	inner.Handle("POST /login", login)
+	outer := http.NewServeMux()
+	outer.Handle("/api/", http.StripPrefix("/api", inner))
+	outer.Handle("/", ok)
+	m = middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.New("login", spec, user, policy.WithRoutes("/api/"))),
+	}, middleware.WithPatternFunc(policy.ServeMuxPattern(outer)))
+	srv := httptest.NewServer(m.Handler(outer))
+	defer srv.Close()
+	for i, tt := range []struct {
+		password string
+		status   int
+	}{
+		{"wrong", 401}, {"right", 200}, // reset: two more failures pass
+		{"wrong", 401}, {"wrong", 401}, {"wrong", 429},
+	} {
+		req, err := http.NewRequest("POST", srv.URL+"/api/login", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-User", "ann")
+		req.Header.Set("X-Password", tt.password)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Fatalf("login %d (%s): %d, want %d", i, tt.password, resp.StatusCode, tt.status)
+		}
+	}
+}
