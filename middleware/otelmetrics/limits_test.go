@@ -1,0 +1,129 @@
+package otelmetrics_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestLimitsAfterSetLimitAndRemoval: the limit gauges report every
+// policy from the first collection, follow SetLimit, and stop for a
+// policy a reload (SetPolicies) removed, while the kept policy's gauges
+// and the removed policy's counters stay. A policy added back is reported
+// again.
+func TestLimitsAfterSetLimitAndRemoval(t *testing.T) {
+	obs, reader := newObserver(t)
+	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("old", 3, user), fixed("kept", 5, user)},
+		middleware.WithObserver(obs))
+	h := router(m)
+	get(h, "/", "X-User", "ann")
+	points, _ := collect(t, reader)
+	if got, want := only(points, "ratekeeper.configured")+"\n"+only(points, "ratekeeper.effective"), lines(
+		"ratekeeper.configured_limit{policy=kept} 5",
+		"ratekeeper.configured_limit{policy=old} 3",
+		"ratekeeper.effective_limit{policy=kept} 5",
+		"ratekeeper.effective_limit{policy=old} 3",
+	); got != want {
+		t.Errorf("at start:\n%s\nwant\n%s", got, want)
+	}
+
+	if err := m.SetLimit("old", 1); err != nil {
+		t.Fatal(err)
+	}
+	points, _ = collect(t, reader)
+	if got, want := only(points, "ratekeeper.effective"), lines(
+		"ratekeeper.effective_limit{policy=kept} 5",
+		"ratekeeper.effective_limit{policy=old} 1",
+	); got != want {
+		t.Errorf("after SetLimit(old, 1):\n%s\nwant\n%s", got, want)
+	}
+
+	if err := m.SetPolicies([]*policy.Policy{m.Configured("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	get(h, "/", "X-User", "ann")
+	points, _ = collect(t, reader)
+	if got, want := only(points, "ratekeeper.configured")+"\n"+only(points, "ratekeeper.effective"), lines(
+		"ratekeeper.configured_limit{policy=kept} 5",
+		"ratekeeper.effective_limit{policy=kept} 5",
+	); got != want {
+		t.Errorf("after old was removed:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := only(points, "ratekeeper.requests"), lines(
+		"ratekeeper.requests{outcome=allowed,policy=kept} 2",
+		"ratekeeper.requests{outcome=allowed,policy=old} 1",
+	); got != want {
+		t.Errorf("counters after old was removed:\n%s\nwant\n%s", got, want)
+	}
+
+	if err := m.SetPolicies([]*policy.Policy{m.Configured("kept"), fixed("old", 7, user)}); err != nil {
+		t.Fatal(err)
+	}
+	get(h, "/", "X-User", "bob")
+	points, _ = collect(t, reader)
+	if got, want := only(points, "ratekeeper.effective"), lines(
+		"ratekeeper.effective_limit{policy=kept} 5",
+		"ratekeeper.effective_limit{policy=old} 7",
+	); got != want {
+		t.Errorf("after old came back:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := only(points, "ratekeeper.requests{outcome=allowed,policy=old}"), "ratekeeper.requests{outcome=allowed,policy=old} 2"; got != want {
+		t.Errorf("old's counter after it came back: %s, want %s", got, want)
+	}
+}
+
+// TestClose: after Close the gauges (limits, failure state) are no longer
+// reported; the counters are. Close twice is fine.
+func TestClose(t *testing.T) {
+	obs, reader := newObserver(t)
+	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("p", 3, user)}, middleware.WithObserver(obs))
+	if err := obs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if code := get(router(m), "/", "X-User", "ann"); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	points, _ := collect(t, reader)
+	if got, want := only(points, "ratekeeper."), "ratekeeper.requests{outcome=allowed,policy=p} 1"; got != want {
+		t.Errorf("after Close:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestGivenBackCounted: the requests whose units went back to the store
+// because their response did not count (policy.CountIf) are counted per
+// policy in ratekeeper.given_back, as Stats().GivenBack counts them: a
+// login policy counting only failures gives back every success, the
+// per-user policy beside it none.
+func TestGivenBackCounted(t *testing.T) {
+	obs, reader := newObserver(t)
+	login := policy.Must(policy.New("login", fixed("x", 5, user).Spec(), user, policy.CountIf(policy.CountFailed)))
+	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("per-user", 100, user), login}, middleware.WithObserver(obs))
+	status := http.StatusOK
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })))
+	post := func() {
+		r, _ := http.NewRequest("POST", "/login", nil)
+		r.Header.Set("X-User", "ann")
+		mux.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	for range 3 {
+		post()
+	}
+	status = http.StatusUnauthorized
+	for range 2 {
+		post()
+	}
+	if got := m.Stats().GivenBack; got != 3 {
+		t.Fatalf("Stats().GivenBack = %d, want 3", got)
+	}
+	points, _ := collect(t, reader)
+	if got, want := only(points, "ratekeeper.given_back"), "ratekeeper.given_back{policy=login} 3"; got != want {
+		t.Errorf("given back:\n%s\nwant\n%s", got, want)
+	}
+}
