@@ -49,7 +49,10 @@ func Example() {
 	for _, sm := range rm.ScopeMetrics {
 		for _, metric := range sm.Metrics {
 			switch data := metric.Data.(type) {
-			case metricdata.Sum[int64]:
+			case metricdata.Sum[int64]: // requests, errors, given_back: requests here
+				if metric.Name != "ratekeeper.requests" {
+					continue
+				}
 				for _, dp := range data.DataPoints {
 					outcome, _ := dp.Attributes.Value(otelmetrics.AttrOutcome)
 					p, _ := dp.Attributes.Value(otelmetrics.AttrPolicy)
@@ -76,4 +79,5 @@ func Example() {
 	// ratekeeper.effective_limit policy=per-ip: 2
 	// ratekeeper.requests policy=per-ip outcome=allowed: 2
 	// ratekeeper.requests policy=per-ip outcome=denied: 1
+	// ratekeeper.requests policy=per-ip outcome=shadow_denied: 0
 }

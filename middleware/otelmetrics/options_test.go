@@ -93,7 +93,7 @@ func TestWithAttributesAndBuckets(t *testing.T) {
 		}
 	}
 	points, _ := collect(t, reader)
-	if got, want := only(points, "ratekeeper.requests")+"\n"+only(points, "ratekeeper.effective"), lines(
+	if got, want := nonzero(points, "ratekeeper.requests")+"\n"+only(points, "ratekeeper.effective"), lines(
 		"ratekeeper.requests{limiter=a,outcome=allowed,policy=p} 1",
 		"ratekeeper.requests{limiter=b,outcome=allowed,policy=p} 1",
 		"ratekeeper.requests{limiter=b,outcome=denied,policy=p} 1",

@@ -56,6 +56,10 @@
 //
 // # Cost per request
 //
+// The series of a policy's requests and errors are reported from the
+// moment the middleware reports the policy, at zero, as prommetrics
+// reports them; given_back has a series once a request was given back.
+//
 // Recording a request does not allocate: the attribute sets of each
 // policy and outcome are built once, when the middleware reports the
 // policy's limit (or at the policy's first request), and passed with
@@ -358,6 +362,16 @@ func (ob *Observer) ofLocked(name string) *perPolicy {
 		}
 	}
 	c := ob.newPerPolicy(name)
+	// The policy's series of requests and errors exist from now on, at
+	// zero, as prommetrics creates them: a dashboard or an alert on
+	// denials sees 0, not an absent series.
+	ctx := context.Background()
+	for _, opts := range [][]metric.AddOption{c.allowed, c.denied, c.shadow} {
+		ob.requests.Add(ctx, 0, opts...)
+	}
+	for _, opts := range [][]metric.AddOption{c.errStore, c.errKey, c.errCost} {
+		ob.errs.Add(ctx, 0, opts...)
+	}
 	mp := make(map[string]*perPolicy, 1+lenOf(old))
 	if old != nil {
 		for k, v := range *old {

@@ -187,6 +187,17 @@ func only(points map[string]int64, prefix string) string {
 	return strings.Join(lines, "\n")
 }
 
+// nonzero is only without the series at zero.
+func nonzero(points map[string]int64, prefix string) string {
+	var lines []string
+	for _, l := range strings.Split(only(points, prefix), "\n") {
+		if l != "" && !strings.HasSuffix(l, " 0") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 func lines(s ...string) string { return strings.Join(s, "\n") }
 
 // TestMetrics: the signals of prommetrics' TestMetrics, through a chi
@@ -241,6 +252,9 @@ func TestMetrics(t *testing.T) {
 		"ratekeeper.configured_limit{policy=per-user} 100",
 		"ratekeeper.effective_limit{policy=per-ip} 2",
 		"ratekeeper.effective_limit{policy=per-user} 100",
+		"ratekeeper.errors{kind=cost,policy=per-ip} 0",
+		"ratekeeper.errors{kind=cost,policy=per-user} 0",
+		"ratekeeper.errors{kind=key,policy=per-ip} 0",
 		"ratekeeper.errors{kind=key,policy=per-user} 1",
 		"ratekeeper.errors{kind=store,policy=per-ip} 1",
 		"ratekeeper.errors{kind=store,policy=per-user} 1",
@@ -251,6 +265,9 @@ func TestMetrics(t *testing.T) {
 		"ratekeeper.requests{outcome=allowed,policy=per-ip} 4",
 		"ratekeeper.requests{outcome=allowed,policy=per-user} 4",
 		"ratekeeper.requests{outcome=denied,policy=per-ip} 2",
+		"ratekeeper.requests{outcome=denied,policy=per-user} 0",
+		"ratekeeper.requests{outcome=shadow_denied,policy=per-ip} 0",
+		"ratekeeper.requests{outcome=shadow_denied,policy=per-user} 0",
 	); got != want {
 		t.Errorf("collected:\n%s\nwant\n%s", got, want)
 	}
@@ -350,8 +367,8 @@ func TestOutcomesCounted(t *testing.T) {
 				t.Fatalf("status %d, outcomes %v; want %d, [%v]", w.Code, seen, tc.status, tc.outcome)
 			}
 			points, hist := collect(t, reader)
-			got := only(points, "ratekeeper.errors")
-			if r := only(points, "ratekeeper.requests"); r != "" {
+			got := nonzero(points, "ratekeeper.errors")
+			if r := nonzero(points, "ratekeeper.requests"); r != "" {
 				got = strings.TrimPrefix(got+"\n"+r, "\n")
 			}
 			if got != tc.want {
@@ -372,7 +389,7 @@ func TestOutcomesCounted(t *testing.T) {
 		t.Fatalf("second request: %d", code)
 	}
 	points, _ := collect(t, reader)
-	if got, want := only(points, "ratekeeper.requests"), lines(
+	if got, want := nonzero(points, "ratekeeper.requests"), lines(
 		"ratekeeper.requests{outcome=allowed,policy=loose} 1",
 		"ratekeeper.requests{outcome=allowed,policy=tight} 1",
 		"ratekeeper.requests{outcome=denied,policy=tight} 1",
@@ -407,7 +424,7 @@ func TestNoClientKeyInAttributes(t *testing.T) {
 			t.Errorf("series %s holds a client key", k)
 		}
 	}
-	if got, want := only(points, "ratekeeper.requests"), lines(
+	if got, want := nonzero(points, "ratekeeper.requests"), lines(
 		"ratekeeper.requests{outcome=allowed,policy=per-user} 50",
 		"ratekeeper.requests{outcome=denied,policy=per-user} 50",
 	); got != want {
