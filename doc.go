@@ -26,6 +26,7 @@
 //     and errors) or the number of instances sharing them (Fleet).
 //   - middleware/prommetrics: Prometheus metrics of the middleware's
 //     decisions and state.
+//   - middleware/otelmetrics: the same metrics through OpenTelemetry.
 //   - client: an http.RoundTripper that paces outbound calls through a
 //     leaky queue and retries 429 and 503 politely.
 //   - cmd/ratekeeper: the demo, config checks, and replay of access logs to

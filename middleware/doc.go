@@ -127,7 +127,8 @@
 //
 // An [Observer] ([WithObserver]) is told the outcome and decision latency
 // of every request, changes of the failure [State] and of effective
-// limits: package middleware/prommetrics exports them to Prometheus, and
+// limits: package middleware/prommetrics exports them to Prometheus,
+// package middleware/otelmetrics through OpenTelemetry, and
 // [WithLogger] logs them with log/slog, rejections sampled so that an
 // attack cannot flood the log, each client named by a keyed hash of its
 // key (the pk of the headers, see [LogPartitionKey]), never by the key,
