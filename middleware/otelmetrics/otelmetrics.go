@@ -41,9 +41,16 @@
 //	                                     units went back to the store, their responses
 //	                                     not counting under the policy (policy.CountIf)
 //
-// Through the OpenTelemetry Prometheus exporter, the counters read as
-// prommetrics' series do (ratekeeper_requests_total{policy,outcome}, ...);
-// the histogram is ratekeeper_decision_duration_seconds.
+// Translated to Prometheus names as the OpenTelemetry specification
+// translates them (the default of the Go Prometheus exporter: a unit in
+// braces dropped, _total added to counters, "s" made _seconds), the
+// counters and gauges have prommetrics' names
+// (ratekeeper_requests_total{policy,outcome}, ratekeeper_effective_limit,
+// ...); the histogram is ratekeeper_decision_duration_seconds.
+//
+// The series of a policy's requests and errors are reported from the
+// moment the middleware reports the policy, at zero, as prommetrics
+// reports them; given_back has a series once a request was given back.
 //
 // # Cardinality
 //
@@ -55,10 +62,6 @@
 // counters of a past policy do.
 //
 // # Cost per request
-//
-// The series of a policy's requests and errors are reported from the
-// moment the middleware reports the policy, at zero, as prommetrics
-// reports them; given_back has a series once a request was given back.
 //
 // Recording a request does not allocate: the attribute sets of each
 // policy and outcome are built once, when the middleware reports the
@@ -106,8 +109,11 @@ const (
 // middleware). Middlewares sharing one Observer add up in its counters and
 // histogram; their policy names must differ, as the limit gauges are per
 // name (one middleware's reload removing a policy stops the gauges of that
-// name); failure_state is 1 for every state one of them is in. It is safe
-// for concurrent use.
+// name); failure_state is 1 for every state one of them is in. Two
+// Observers on one MeterProvider without distinct WithAttributes record
+// into the same series: their counters add up, but their gauges, each
+// observed by its own callback, overwrite each other. It is safe for
+// concurrent use.
 type Observer struct {
 	requests  metric.Int64Counter
 	errs      metric.Int64Counter
