@@ -2,7 +2,6 @@ package middleware_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -39,48 +38,7 @@ func forwardedFor(next http.Handler) http.Handler {
 // "[v6]:port" is still checked: without the middleware further out the
 // report comes. Through a real server and a real chi router.
 func TestForwardingAppliedUpstreamBracketedIPv6(t *testing.T) {
-	for _, upstream := range []bool{true, false} {
-		store, _ := newStore(t)
-		var got reports
-		m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := chi.NewRouter()
-		if upstream {
-			r.Use(forwardedFor)
-		}
-		r.Use(m.Handler)
-		r.Get("/", func(w http.ResponseWriter, _ *http.Request) {})
-		srv := httptest.NewServer(r)
-		for i, client := range []string{`"[2001:db8:1::7]"`, `"[2001:db8:2::8]"`, `"[2001:db8:1::7]"`} {
-			req, err := http.NewRequest("GET", srv.URL+"/", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Forwarded", "for="+client+";proto=http")
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			want := []string{`"per-ip";r=99;`, `"per-ip";r=99;`, `"per-ip";r=98;`}[i]
-			if !upstream {
-				want = []string{`"per-ip";r=99;`, `"per-ip";r=98;`, `"per-ip";r=97;`}[i]
-			}
-			if got := resp.Header.Get("RateLimit"); !strings.HasPrefix(got, want) {
-				t.Errorf("upstream %v, request %d: RateLimit = %q, want %s...", upstream, i, got, want)
-			}
-		}
-		srv.Close()
-		want := 1
-		if upstream {
-			want = 0
-		}
-		if reps := got.forwarding(); len(reps) != want {
-			t.Errorf("upstream %v: %d forwarding reports, want %d: %v", upstream, len(reps), want, reps)
-		}
-	}
+	upstreamForwarding(t, forwardedFor, "Forwarded", `for="[2001:db8:1::7]";proto=http`, `for="[2001:db8:2::8]";proto=http`)
 }
 
 // TestSkipPrefixesBracketedIPv6: SkipPrefixes reads a RemoteAddr with no

@@ -264,7 +264,20 @@ func forwarded(h http.Handler, kv ...string) *httptest.ResponseRecorder {
 // a real server and a real chi router; without RealIP the report still
 // comes.
 func TestForwardingAppliedUpstreamNotReported(t *testing.T) {
-	for _, realIP := range []bool{true, false} {
+	//lint:ignore SA1019 chi deprecates RealIP (it trusts any client's header), but servers still install it: this is what they meet
+	realIP := chimw.RealIP
+	upstreamForwarding(t, realIP, "X-Forwarded-For", "198.51.100.7", "198.51.100.8")
+}
+
+// upstreamForwarding serves three requests through a real server and a
+// real chi router, with and without upstream in front of a middleware
+// that checks forwarding: from client a, from b, from a again, each
+// named in header. With upstream, each client has its own count and
+// nothing is reported; without, they share the peer's count and the
+// header is reported once.
+func upstreamForwarding(t *testing.T, upstream func(http.Handler) http.Handler, header, a, b string) {
+	t.Helper()
+	for _, up := range []bool{true, false} {
 		store, _ := newStore(t)
 		var got reports
 		m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
@@ -272,41 +285,38 @@ func TestForwardingAppliedUpstreamNotReported(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := chi.NewRouter()
-		if realIP {
-			//lint:ignore SA1019 chi deprecates RealIP (it trusts any client's header), but servers still install it: this is what they meet
-			r.Use(chimw.RealIP)
+		if up {
+			r.Use(upstream)
 		}
 		r.Use(m.Handler)
 		r.Get("/", func(w http.ResponseWriter, _ *http.Request) {})
 		srv := httptest.NewServer(r)
-		for i, client := range []string{"198.51.100.7", "198.51.100.8", "198.51.100.7"} {
+		for i, client := range []string{a, b, a} {
 			req, err := http.NewRequest("GET", srv.URL+"/", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set("X-Forwarded-For", client)
+			req.Header.Set(header, client)
 			resp, err := srv.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			// Behind RealIP each client has its own count; without it they
-			// share the peer's.
 			want := []string{`"per-ip";r=99;`, `"per-ip";r=99;`, `"per-ip";r=98;`}[i]
-			if !realIP {
+			if !up {
 				want = []string{`"per-ip";r=99;`, `"per-ip";r=98;`, `"per-ip";r=97;`}[i]
 			}
 			if got := resp.Header.Get("RateLimit"); !strings.HasPrefix(got, want) {
-				t.Errorf("RealIP %v, request %d: RateLimit = %q, want %s...", realIP, i, got, want)
+				t.Errorf("upstream %v, request %d: RateLimit = %q, want %s...", up, i, got, want)
 			}
 		}
 		srv.Close()
 		want := 1
-		if realIP {
+		if up {
 			want = 0
 		}
 		if reps := got.forwarding(); len(reps) != want {
-			t.Errorf("RealIP %v: %d forwarding reports, want %d: %v", realIP, len(reps), want, reps)
+			t.Errorf("upstream %v: %d forwarding reports, want %d: %v", up, len(reps), want, reps)
 		}
 	}
 }

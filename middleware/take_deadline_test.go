@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -19,23 +20,49 @@ import (
 // mode's wait (FailClosed's), at least 1 s. Before, the 503 carried no
 // Retry-After, and a well-behaved client could only guess. A client that
 // went away (its context cancelled) reads nothing, and still gets none.
-// Through a real chi router, in a synctest bubble (deadlines pass on the
-// fake clock).
+// In shadow mode the middleware never refuses for its failure mode (a
+// store failure under FailClosed is let through), so such a request is
+// told to come back in 1 s, not after FailClosed's wait: before, it read
+// FailClosed's 30 s, in the response and in the reject hook's
+// Rejection.RetryAfter. The request is abandoned, not shadow-denied nor
+// failed closed, in every case. Through a real chi router, in a synctest
+// bubble (deadlines pass on the fake clock).
 func TestTakeDeadlineRetryAfter(t *testing.T) {
 	for _, tt := range []struct {
-		name    string
-		failure []middleware.Option
-		cancel  bool
-		want    string
+		name       string
+		failClosed time.Duration // FailClosed's wait; 0: fail open
+		shadow     bool
+		hook       bool // a reject hook replaces the 503
+		cancel     bool // the client goes away instead
+		want       time.Duration
 	}{
-		{name: "fail open", want: "1"},
-		{name: "fail closed 5s", failure: []middleware.Option{middleware.OnStoreError(middleware.FailClosed(5 * time.Second))}, want: "5"},
-		{name: "client gone", cancel: true, want: ""},
+		{name: "fail open", want: time.Second},
+		{name: "fail closed 5s", failClosed: 5 * time.Second, want: 5 * time.Second},
+		{name: "client gone", cancel: true, want: 0},
+		{name: "shadow", failClosed: 30 * time.Second, shadow: true, want: time.Second},
+		{name: "shadow, reject hook", failClosed: 30 * time.Second, shadow: true, hook: true, want: time.Second},
+		{name: "enforced", failClosed: 30 * time.Second, want: 30 * time.Second},
+		{name: "enforced, reject hook", failClosed: 30 * time.Second, hook: true, want: 30 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mem, _ := newStore(t)
-				m := middleware.MustNew(&hanging{mem: mem}, []*policy.Policy{fixed("u", 100, time.Minute, user)}, tt.failure...)
+				var opts []middleware.Option
+				if tt.failClosed > 0 {
+					opts = append(opts, middleware.OnStoreError(middleware.FailClosed(tt.failClosed)))
+				}
+				shadowReports := 0
+				if tt.shadow {
+					opts = append(opts, middleware.WithShadow(func(*http.Request, *middleware.Result) { shadowReports++ }))
+				}
+				var rej *middleware.Rejection
+				if tt.hook {
+					opts = append(opts, middleware.WithRejectHandler(func(w http.ResponseWriter, _ *http.Request, j middleware.Rejection) {
+						rej = &j
+						w.WriteHeader(j.Status)
+					}))
+				}
+				m := middleware.MustNew(&hanging{mem: mem}, []*policy.Policy{fixed("u", 100, time.Minute, user)}, opts...)
 				r := chi.NewRouter()
 				r.Use(func(next http.Handler) http.Handler {
 					return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -57,11 +84,27 @@ func TestTakeDeadlineRetryAfter(t *testing.T) {
 				if w.Code != http.StatusServiceUnavailable {
 					t.Fatalf("status %d, want 503", w.Code)
 				}
-				if got := w.Header().Get("Retry-After"); got != tt.want {
-					t.Errorf("Retry-After %q, want %q", got, tt.want)
+				if tt.hook {
+					if rej == nil {
+						t.Fatal("reject hook not called")
+					}
+					if rej.RetryAfter != tt.want {
+						t.Errorf("Rejection.RetryAfter %v, want %v", rej.RetryAfter, tt.want)
+					}
+				} else {
+					want := ""
+					if tt.want > 0 {
+						want = strconv.FormatInt(int64(tt.want/time.Second), 10)
+					}
+					if got := w.Header().Get("Retry-After"); got != want {
+						t.Errorf("Retry-After %q, want %q", got, want)
+					}
 				}
-				if st := m.Stats(); st.Abandoned != 1 {
-					t.Errorf("stats %+v, want 1 abandoned", st)
+				if st := m.Stats(); st.Abandoned != 1 || st.ShadowDenied != 0 || st.FailedClosed != 0 {
+					t.Errorf("stats %+v, want 1 abandoned, none shadow-denied or failed closed", st)
+				}
+				if shadowReports != 0 {
+					t.Errorf("%d shadow reports, want 0", shadowReports)
 				}
 			})
 		})
