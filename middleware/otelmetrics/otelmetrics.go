@@ -81,13 +81,12 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
-	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
 )
 
 // ScopeName is the name of the instrumentation scope of the meter New
@@ -126,18 +125,10 @@ type Observer struct {
 	latencyOpts []metric.RecordOption
 	stateSets   [len(middleware.States)]attribute.Set
 
-	mu       sync.Mutex // serialises writers of policies and limits
-	policies atomic.Pointer[map[string]*perPolicy]
-	// limits are the gauges' values per policy, read by the callback
-	// under mu.
-	limits map[string]limits
-
-	stateMu sync.Mutex
-	// failing counts, per State, the transitions into it less those out
-	// of it (healthy not counted): the middlewares in that state, once
-	// every transition made has been reported. It may be negative while
-	// a transition made earlier has not been reported yet.
-	failing [len(middleware.States)]int64
+	// policies holds the measurement options of each policy and the
+	// limit gauges' values, read by the callback.
+	policies *metricset.Policies[*perPolicy]
+	states   metricset.States
 
 	reg       metric.Registration
 	closeOnce sync.Once
@@ -146,14 +137,9 @@ type Observer struct {
 
 // perPolicy holds the measurement options of one policy, built once.
 type perPolicy struct {
-	allowed, denied, shadow, errStore, errKey, errCost, givenBack []metric.AddOption
-	set                                                           attribute.Set // {policy} and the base attributes
-}
-
-// limits are the gauges of one policy.
-type limits struct {
-	set               attribute.Set
-	limit, configured int64
+	series    [metricset.NumSeries][]metric.AddOption
+	givenBack []metric.AddOption
+	set       attribute.Set // {policy} and the base attributes
 }
 
 type options struct {
@@ -195,35 +181,28 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // A View of the SDK may still replace them.
 func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error {
-		if err := checkBuckets("WithBuckets", buckets); err != nil {
+		b, err := bucketRule.Given(buckets)
+		if err != nil {
 			return err
 		}
-		o.buckets = slices.Clone(buckets)
+		o.buckets = b
 		return nil
 	}
 }
 
-// checkBuckets returns an error naming where for boundaries no histogram
-// can have: none, a NaN or an infinity, or bounds that do not increase.
-func checkBuckets(where string, buckets []float64) error {
-	if len(buckets) == 0 {
-		return fmt.Errorf("otelmetrics: %s: no buckets", where)
+// bucketRule rejects boundaries no histogram can have: none, a NaN or an
+// infinity, or bounds that do not increase.
+var bucketRule = metricset.BucketRule{Prefix: "otelmetrics", Invalid: func(b float64) string {
+	if math.IsNaN(b) || math.IsInf(b, 0) {
+		return fmt.Sprintf("a bucket boundary is %v", b)
 	}
-	for i, b := range buckets {
-		if math.IsNaN(b) || math.IsInf(b, 0) {
-			return fmt.Errorf("otelmetrics: %s: a bucket boundary is %v", where, b)
-		}
-		if i > 0 && b <= buckets[i-1] {
-			return fmt.Errorf("otelmetrics: %s: buckets must increase: %v after %v", where, b, buckets[i-1])
-		}
-	}
-	return nil
-}
+	return ""
+}}
 
 // DefaultBuckets are the decision duration bucket boundaries, in seconds,
 // those of prommetrics. [New] reads them when no [WithBuckets] is given,
 // and keeps a copy.
-var DefaultBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+var DefaultBuckets = metricset.DefaultBuckets()
 
 // New returns an Observer recording with a meter of mp, of scope
 // [ScopeName]. mp must not be nil: pass otel.GetMeterProvider() for the
@@ -241,15 +220,14 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 			return nil, err
 		}
 	}
-	if o.buckets == nil {
-		if err := checkBuckets("DefaultBuckets", DefaultBuckets); err != nil {
-			return nil, err
-		}
-		o.buckets = slices.Clone(DefaultBuckets)
+	buckets, err := bucketRule.Resolve(o.buckets, DefaultBuckets)
+	if err != nil {
+		return nil, err
 	}
+	o.buckets = buckets
 	meter := mp.Meter(ScopeName)
-	ob := &Observer{base: o.attrs, limits: make(map[string]limits)}
-	var err error
+	ob := &Observer{base: o.attrs}
+	ob.policies = metricset.NewPolicies(ob.newPerPolicy)
 	if ob.requests, err = meter.Int64Counter("ratekeeper.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests decided, per policy and outcome (allowed, denied, shadow_denied).")); err != nil {
 		return nil, fmt.Errorf("otelmetrics: ratekeeper.requests: %w", err)
@@ -289,18 +267,12 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 		ob.stateSets[s] = ob.set(AttrState.String(s.String()))
 	}
 	ob.reg, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		for s, v := range ob.stateValues() {
+		for s, v := range ob.states.Values() {
 			o.ObserveInt64(state, v, metric.WithAttributeSet(ob.stateSets[s]))
 		}
-		ob.mu.Lock()
-		ls := make([]limits, 0, len(ob.limits))
-		for _, l := range ob.limits {
-			ls = append(ls, l)
-		}
-		ob.mu.Unlock()
-		for _, l := range ls {
-			o.ObserveInt64(effective, l.limit, metric.WithAttributeSet(l.set))
-			o.ObserveInt64(configured, l.configured, metric.WithAttributeSet(l.set))
+		for _, l := range ob.policies.AppendLimits(nil) {
+			o.ObserveInt64(effective, l.Limit, metric.WithAttributeSet(l.Policy.set))
+			o.ObserveInt64(configured, l.Configured, metric.WithAttributeSet(l.Policy.set))
 		}
 		return nil
 	}, state, effective, configured)
@@ -327,73 +299,36 @@ func (ob *Observer) set(kvs ...attribute.KeyValue) attribute.Set {
 	return attribute.NewSet(all...)
 }
 
-// newPerPolicy builds the measurement options of the policy named name.
+// newPerPolicy builds the measurement options of the policy named name,
+// and reports its series of requests and errors at zero.
 func (ob *Observer) newPerPolicy(name string) *perPolicy {
 	p := AttrPolicy.String(name)
-	add := func(kv attribute.KeyValue) []metric.AddOption {
-		return []metric.AddOption{metric.WithAttributeSet(ob.set(p, kv))}
-	}
 	set := ob.set(p)
-	return &perPolicy{
-		allowed:   add(AttrOutcome.String("allowed")),
-		denied:    add(AttrOutcome.String("denied")),
-		shadow:    add(AttrOutcome.String("shadow_denied")),
-		errStore:  add(AttrKind.String("store")),
-		errKey:    add(AttrKind.String("key")),
-		errCost:   add(AttrKind.String("cost")),
-		givenBack: []metric.AddOption{metric.WithAttributeSet(set)},
-		set:       set,
-	}
-}
-
-// of returns the options of the policy named name, built at its first
-// call if ObserveLimit has not built them.
-func (ob *Observer) of(name string) *perPolicy {
-	if mp := ob.policies.Load(); mp != nil {
-		if c, ok := (*mp)[name]; ok {
-			return c
+	c := &perPolicy{givenBack: []metric.AddOption{metric.WithAttributeSet(set)}, set: set}
+	for s := range metricset.Series(metricset.NumSeries) {
+		key := AttrOutcome
+		if s.IsError() {
+			key = AttrKind
 		}
+		c.series[s] = []metric.AddOption{metric.WithAttributeSet(ob.set(p, key.String(s.Label())))}
 	}
-	ob.mu.Lock()
-	defer ob.mu.Unlock()
-	return ob.ofLocked(name)
-}
-
-// ofLocked is of; it requires that ob.mu is held.
-func (ob *Observer) ofLocked(name string) *perPolicy {
-	old := ob.policies.Load()
-	if old != nil {
-		if c, ok := (*old)[name]; ok {
-			return c
-		}
-	}
-	c := ob.newPerPolicy(name)
 	// The policy's series of requests and errors exist from now on, at
 	// zero, as prommetrics creates them: a dashboard or an alert on
 	// denials sees 0, not an absent series.
 	ctx := context.Background()
-	for _, opts := range [][]metric.AddOption{c.allowed, c.denied, c.shadow} {
-		ob.requests.Add(ctx, 0, opts...)
+	for s, opts := range c.series {
+		ob.counter(metricset.Series(s)).Add(ctx, 0, opts...)
 	}
-	for _, opts := range [][]metric.AddOption{c.errStore, c.errKey, c.errCost} {
-		ob.errs.Add(ctx, 0, opts...)
-	}
-	mp := make(map[string]*perPolicy, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			mp[k] = v
-		}
-	}
-	mp[name] = c
-	ob.policies.Store(&mp)
 	return c
 }
 
-func lenOf(m *map[string]*perPolicy) int {
-	if m == nil {
-		return 0
+// counter returns the counter of series s: errors for an error kind,
+// requests for an outcome.
+func (ob *Observer) counter(s metricset.Series) metric.Int64Counter {
+	if s.IsError() {
+		return ob.errs
 	}
-	return len(*m)
+	return ob.requests
 }
 
 // ObserveRequest implements [middleware.Observer]. It counts as
@@ -406,50 +341,12 @@ func (ob *Observer) ObserveRequest(e middleware.Event) {
 	// A latency below zero (the middleware's clock set back during the
 	// decision) counts as zero: the histogram's sum is read as a counter.
 	ob.latency.Record(ctx, max(e.Latency, 0).Seconds(), ob.latencyOpts...)
-	res := e.Result
-	if res == nil {
+	if e.Result == nil {
 		return
 	}
-	switch e.Outcome {
-	case middleware.KeyRejected, middleware.Denied, middleware.ShadowDenied:
-		if !res.Taken() && res.Err != nil {
-			// Prepare failed: a missing key or a cost out of range.
-			var ke *policy.KeyError
-			var ce *policy.CostError
-			switch {
-			case errors.As(res.Err, &ke):
-				ob.errs.Add(ctx, 1, ob.of(ke.Policy.Name()).errKey...)
-			case errors.As(res.Err, &ce):
-				ob.errs.Add(ctx, 1, ob.of(ce.Policy.Name()).errCost...)
-			}
-			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
-				break // shadowed store failure: counted below
-			}
-			return
-		}
-	}
-	storeErr := res.Fallback || !res.Taken() && res.Err != nil && e.Outcome != middleware.Abandoned
-	for i := 0; i < res.Len(); i++ {
-		c := ob.of(res.Policy(i).Name())
-		if storeErr {
-			ob.errs.Add(ctx, 1, c.errStore...)
-		}
-		if !res.Taken() {
-			continue
-		}
-		switch e.Outcome {
-		case middleware.Allowed:
-			ob.requests.Add(ctx, 1, c.allowed...)
-		case middleware.Denied:
-			if e.DeniedBy(i) {
-				ob.requests.Add(ctx, 1, c.denied...)
-			}
-		case middleware.ShadowDenied:
-			if e.DeniedBy(i) {
-				ob.requests.Add(ctx, 1, c.shadow...)
-			}
-		}
-	}
+	ob.policies.Count(e, func(c *perPolicy, s metricset.Series) {
+		ob.counter(s).Add(ctx, 1, c.series[s]...)
+	})
 }
 
 // ObserveState implements [middleware.Observer]. Counting the
@@ -458,38 +355,14 @@ func (ob *Observer) ObserveRequest(e middleware.Event) {
 // another is healthy), and ends in the state made last even for an
 // observer told out of order.
 func (ob *Observer) ObserveState(from, to middleware.State) {
-	ob.stateMu.Lock()
-	defer ob.stateMu.Unlock()
-	if from != middleware.StateHealthy && int(from) < len(ob.failing) {
-		ob.failing[from]--
-	}
-	if to != middleware.StateHealthy && int(to) < len(ob.failing) {
-		ob.failing[to]++
-	}
-}
-
-// stateValues returns the failure_state gauges, indexed by State.
-func (ob *Observer) stateValues() [len(middleware.States)]int64 {
-	ob.stateMu.Lock()
-	defer ob.stateMu.Unlock()
-	var v [len(middleware.States)]int64
-	v[middleware.StateHealthy] = 1
-	for _, s := range middleware.States {
-		if s != middleware.StateHealthy && ob.failing[s] > 0 {
-			v[s], v[middleware.StateHealthy] = 1, 0
-		}
-	}
-	return v
+	ob.states.Transition(from, to, nil)
 }
 
 // ObserveLimit implements [middleware.Observer]: the limit gauges of the
 // policy report limit and configured from now on, and the policy's
 // attribute sets are built if they are not.
 func (ob *Observer) ObserveLimit(name string, limit, configured int64) {
-	ob.mu.Lock()
-	defer ob.mu.Unlock()
-	c := ob.ofLocked(name)
-	ob.limits[name] = limits{set: c.set, limit: limit, configured: configured}
+	ob.policies.SetLimits(name, limit, configured)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
@@ -498,29 +371,13 @@ func (ob *Observer) ObserveLimit(name string, limit, configured int64) {
 // enforced), and its cached attribute sets are dropped. Its counters and
 // histogram stay, as counters of a past policy do.
 func (ob *Observer) ObservePolicyRemoved(name string) {
-	ob.mu.Lock()
-	defer ob.mu.Unlock()
-	delete(ob.limits, name)
-	old := ob.policies.Load()
-	if old == nil {
-		return
-	}
-	if _, ok := (*old)[name]; !ok {
-		return
-	}
-	mp := make(map[string]*perPolicy, len(*old)-1)
-	for k, v := range *old {
-		if k != name {
-			mp[k] = v
-		}
-	}
-	ob.policies.Store(&mp)
+	ob.policies.Remove(name)
 }
 
 // ObserveGiveBack implements [middleware.GiveBackObserver]: it counts the
 // request in ratekeeper.given_back under the policy.
 func (ob *Observer) ObserveGiveBack(name string) {
-	ob.givenBack.Add(context.Background(), 1, ob.of(name).givenBack...)
+	ob.givenBack.Add(context.Background(), 1, ob.policies.Get(name).givenBack...)
 }
 
 var (

@@ -38,14 +38,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
-	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
 )
 
 // A Metrics is a [middleware.Observer] recording Prometheus metrics. Build
@@ -65,21 +62,12 @@ type Metrics struct {
 	configured *prometheus.GaugeVec
 	givenBack  *prometheus.CounterVec
 
-	mu       sync.Mutex // serialises writers of policies
-	policies atomic.Pointer[map[string]*counters]
-
-	stateMu sync.Mutex
-	// failing counts, per State, the transitions into it less those out
-	// of it (healthy not counted): the middlewares in that state, once
-	// every transition made has been reported. It may be negative while
-	// a transition made earlier has not been reported yet.
-	failing [len(middleware.States)]int64
+	policies *metricset.Policies[*counters]
+	states   metricset.States
 }
 
-// counters are the metrics of one policy.
-type counters struct {
-	allowed, denied, shadow, errStore, errKey, errCost prometheus.Counter
-}
+// counters are the metrics of one policy, per series.
+type counters [metricset.NumSeries]prometheus.Counter
 
 type options struct {
 	namespace string
@@ -120,34 +108,27 @@ func WithConstLabels(labels prometheus.Labels) Option {
 // from 10µs to 1s (a Redis round trip is typically under a millisecond).
 func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error {
-		if err := checkBuckets("WithBuckets", buckets); err != nil {
+		b, err := bucketRule.Given(buckets)
+		if err != nil {
 			return err
 		}
-		o.buckets = slices.Clone(buckets)
+		o.buckets = b
 		return nil
 	}
 }
 
-// checkBuckets returns an error naming where for buckets no histogram can
-// have: none, a NaN, or bounds that do not increase.
-func checkBuckets(where string, buckets []float64) error {
-	if len(buckets) == 0 {
-		return fmt.Errorf("prommetrics: %s: no buckets", where)
+// bucketRule rejects buckets no histogram can have: none, a NaN, or
+// bounds that do not increase.
+var bucketRule = metricset.BucketRule{Prefix: "prommetrics", Invalid: func(b float64) string {
+	if math.IsNaN(b) {
+		return "a bucket is NaN"
 	}
-	for i, b := range buckets {
-		if math.IsNaN(b) {
-			return fmt.Errorf("prommetrics: %s: a bucket is NaN", where)
-		}
-		if i > 0 && b <= buckets[i-1] {
-			return fmt.Errorf("prommetrics: %s: buckets must increase: %v after %v", where, b, buckets[i-1])
-		}
-	}
-	return nil
-}
+	return ""
+}}
 
 // DefaultBuckets are the decision latency buckets, in seconds. [New] reads
 // them when no [WithBuckets] is given, and keeps a copy.
-var DefaultBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+var DefaultBuckets = metricset.DefaultBuckets()
 
 // New returns a Metrics registered with reg (nil: not registered, for
 // callers that register it themselves as a prometheus.Collector; its
@@ -162,14 +143,14 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			return nil, err
 		}
 	}
-	if o.buckets == nil {
-		// The histogram keeps the slice it is given: a copy, so that
-		// DefaultBuckets edited later changes nothing here.
-		if err := checkBuckets("DefaultBuckets", DefaultBuckets); err != nil {
-			return nil, err
-		}
-		o.buckets = slices.Clone(DefaultBuckets)
+	// The histogram keeps the slice it is given: a copy of
+	// DefaultBuckets, so that DefaultBuckets edited later changes nothing
+	// here.
+	buckets, err := bucketRule.Resolve(o.buckets, DefaultBuckets)
+	if err != nil {
+		return nil, err
 	}
+	o.buckets = buckets
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "requests_total",
 			Help: "Requests decided, per policy and outcome (allowed, denied, shadow_denied).", ConstLabels: o.labels},
@@ -192,6 +173,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			Help: "Admitted requests whose units went back to the store, per policy, their responses not counting under it (policy.CountIf).", ConstLabels: o.labels},
 			[]string{"policy"}),
 	}
+	m.policies = metricset.NewPolicies(m.newCounters)
 	for _, s := range middleware.States {
 		m.state.WithLabelValues(s.String()).Set(0)
 	}
@@ -230,45 +212,18 @@ func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.requests, m.errs, m.latency, m.state, m.limit, m.configured, m.givenBack}
 }
 
-// of returns the counters of the policy named name.
-func (m *Metrics) of(name string) *counters {
-	if mp := m.policies.Load(); mp != nil {
-		if c, ok := (*mp)[name]; ok {
-			return c
+// newCounters returns the counters of the policy named name, creating
+// its series (at zero).
+func (m *Metrics) newCounters(name string) *counters {
+	var c counters
+	for s := range metricset.Series(metricset.NumSeries) {
+		vec := m.requests
+		if s.IsError() {
+			vec = m.errs
 		}
+		c[s] = vec.WithLabelValues(name, s.Label())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := m.policies.Load()
-	if old != nil {
-		if c, ok := (*old)[name]; ok {
-			return c
-		}
-	}
-	c := &counters{
-		allowed:  m.requests.WithLabelValues(name, "allowed"),
-		denied:   m.requests.WithLabelValues(name, "denied"),
-		shadow:   m.requests.WithLabelValues(name, "shadow_denied"),
-		errStore: m.errs.WithLabelValues(name, "store"),
-		errKey:   m.errs.WithLabelValues(name, "key"),
-		errCost:  m.errs.WithLabelValues(name, "cost"),
-	}
-	mp := make(map[string]*counters, 1+lenOf(old))
-	if old != nil {
-		for k, v := range *old {
-			mp[k] = v
-		}
-	}
-	mp[name] = c
-	m.policies.Store(&mp)
-	return c
-}
-
-func lenOf(m *map[string]*counters) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
+	return &c
 }
 
 // ObserveRequest implements [middleware.Observer].
@@ -276,47 +231,7 @@ func (m *Metrics) ObserveRequest(e middleware.Event) {
 	// A latency below zero (the middleware's clock set back during the
 	// decision) counts as zero: _sum is read as a counter.
 	m.latency.Observe(max(e.Latency, 0).Seconds())
-	res := e.Result
-	switch e.Outcome {
-	case middleware.KeyRejected, middleware.Denied, middleware.ShadowDenied:
-		if !res.Taken() && res.Err != nil {
-			// Prepare failed: a missing key or a cost out of range.
-			var ke *policy.KeyError
-			var ce *policy.CostError
-			switch {
-			case errors.As(res.Err, &ke):
-				m.of(ke.Policy.Name()).errKey.Inc()
-			case errors.As(res.Err, &ce):
-				m.of(ce.Policy.Name()).errCost.Inc()
-			}
-			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
-				break // shadowed store failure: counted below
-			}
-			return
-		}
-	}
-	storeErr := res.Fallback || !res.Taken() && res.Err != nil && e.Outcome != middleware.Abandoned
-	for i := 0; i < res.Len(); i++ {
-		c := m.of(res.Policy(i).Name())
-		if storeErr {
-			c.errStore.Inc()
-		}
-		if !res.Taken() {
-			continue
-		}
-		switch e.Outcome {
-		case middleware.Allowed:
-			c.allowed.Inc()
-		case middleware.Denied:
-			if e.DeniedBy(i) {
-				c.denied.Inc()
-			}
-		case middleware.ShadowDenied:
-			if e.DeniedBy(i) {
-				c.shadow.Inc()
-			}
-		}
-	}
+	m.policies.Count(e, func(c *counters, s metricset.Series) { c[s].Inc() })
 }
 
 // ObserveState implements [middleware.Observer]. One middleware reports
@@ -326,26 +241,17 @@ func (m *Metrics) ObserveRequest(e middleware.Event) {
 // apart (one failing while another is healthy), and ends in the state
 // made last even for an observer told out of order.
 func (m *Metrics) ObserveState(from, to middleware.State) {
-	m.stateMu.Lock()
-	defer m.stateMu.Unlock()
-	if from != middleware.StateHealthy && int(from) < len(m.failing) {
-		m.failing[from]--
-	}
-	if to != middleware.StateHealthy && int(to) < len(m.failing) {
-		m.failing[to]++
-	}
-	healthy := 1.0
+	m.states.Transition(from, to, m.setStates)
+}
+
+// setStates sets the failure_state gauges to v, the failure states first.
+func (m *Metrics) setStates(v metricset.StateValues) {
 	for _, s := range middleware.States {
-		if s == middleware.StateHealthy {
-			continue
+		if s != middleware.StateHealthy {
+			m.state.WithLabelValues(s.String()).Set(float64(v[s]))
 		}
-		v := 0.0
-		if m.failing[s] > 0 {
-			v, healthy = 1, 0
-		}
-		m.state.WithLabelValues(s.String()).Set(v)
 	}
-	m.state.WithLabelValues(middleware.StateHealthy.String()).Set(healthy)
+	m.state.WithLabelValues(middleware.StateHealthy.String()).Set(float64(v[middleware.StateHealthy]))
 }
 
 // ObserveLimit implements [middleware.Observer].

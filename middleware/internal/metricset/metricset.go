@@ -1,0 +1,330 @@
+// Package metricset holds what the metrics adapters of package middleware
+// (middleware/prommetrics, middleware/otelmetrics) count alike, whatever
+// their metrics API: the decision latency buckets and their validation,
+// how an [middleware.Event] maps to per-policy outcomes and error kinds,
+// the per-policy cache of an adapter's metrics (and of its limits, for an
+// adapter whose gauges are read at collection), and the counting of
+// failure state transitions. Each adapter keeps its metrics API, its
+// names and its error messages' prefix.
+package metricset
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// DefaultBuckets returns a new slice of the default decision latency
+// bucket bounds, in seconds: from 10µs to 1s (a Redis round trip is
+// typically under a millisecond).
+func DefaultBuckets() []float64 {
+	return []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+}
+
+// A BucketRule checks the bucket bounds of a decision latency histogram
+// for one adapter.
+type BucketRule struct {
+	// Prefix starts every error, such as "prommetrics".
+	Prefix string
+	// Invalid returns what is wrong with a bound on its own, such as "a
+	// bucket is NaN", or "" if nothing is.
+	Invalid func(b float64) string
+}
+
+// Check returns an error naming where (such as "WithBuckets") for buckets
+// no histogram can have: none, a bound Invalid rejects, or bounds that do
+// not increase.
+func (r BucketRule) Check(where string, buckets []float64) error {
+	if len(buckets) == 0 {
+		return fmt.Errorf("%s: %s: no buckets", r.Prefix, where)
+	}
+	for i, b := range buckets {
+		if bad := r.Invalid(b); bad != "" {
+			return fmt.Errorf("%s: %s: %s", r.Prefix, where, bad)
+		}
+		if i > 0 && b <= buckets[i-1] {
+			return fmt.Errorf("%s: %s: buckets must increase: %v after %v", r.Prefix, where, b, buckets[i-1])
+		}
+	}
+	return nil
+}
+
+// Given returns a copy of the buckets of the adapter's WithBuckets option,
+// or Check's error for them.
+func (r BucketRule) Given(buckets []float64) ([]float64, error) {
+	if err := r.Check("WithBuckets", buckets); err != nil {
+		return nil, err
+	}
+	return slices.Clone(buckets), nil
+}
+
+// Resolve returns the buckets the histogram is built with: given, when an
+// option set them (not nil), else a copy of defaults (the adapter's
+// DefaultBuckets, read once here), checked as "DefaultBuckets". The copy
+// keeps the histogram from changing when defaults is edited later.
+func (r BucketRule) Resolve(given, defaults []float64) ([]float64, error) {
+	if given != nil {
+		return given, nil
+	}
+	if err := r.Check("DefaultBuckets", defaults); err != nil {
+		return nil, err
+	}
+	return slices.Clone(defaults), nil
+}
+
+// A Series is one of the counters kept per policy: an outcome of the
+// requests counter or a kind of the errors counter.
+type Series uint8
+
+// The series, in the order the adapters create them.
+const (
+	Allowed      Series = iota // outcome "allowed": each evaluated policy of an admitted request
+	Denied                     // outcome "denied": each policy that denied a request
+	ShadowDenied               // outcome "shadow_denied": each policy that denied a request let through in shadow mode
+	ErrStore                   // kind "store": a failed store call, for each evaluated policy
+	ErrKey                     // kind "key": the policy found no key
+	ErrCost                    // kind "cost": the request's cost for the policy is out of range
+)
+
+// NumSeries is the number of Series, for arrays indexed by them.
+const NumSeries = int(ErrCost) + 1
+
+var labels = [NumSeries]string{"allowed", "denied", "shadow_denied", "store", "key", "cost"}
+
+// Label returns the value of s's label: its outcome, or its error kind.
+func (s Series) Label() string { return labels[s] }
+
+// IsError reports whether s is a kind of the errors counter, not an
+// outcome of the requests counter.
+func (s Series) IsError() bool { return s >= ErrStore }
+
+// Policies caches a value P per policy name, an adapter's metrics of the
+// policy, built once by the New function given to [NewPolicies]: looking
+// a cached policy up takes no lock and allocates nothing. It also keeps
+// each policy's limits as last observed, for an adapter whose gauges are
+// read at collection. It is safe for concurrent use.
+type Policies[P any] struct {
+	build func(name string) P
+
+	mu     sync.Mutex // serialises writers of cache and limits
+	cache  atomic.Pointer[map[string]P]
+	limits map[string]Limits[P]
+}
+
+// Limits are the limits last observed for a policy.
+type Limits[P any] struct {
+	Policy            P // the policy's value, as Get returns it
+	Limit, Configured int64
+}
+
+// NewPolicies returns an empty Policies whose values build makes. build
+// is called at most once per name until the name is removed, with the
+// cache's lock held: it must not call the Policies.
+func NewPolicies[P any](build func(name string) P) *Policies[P] {
+	return &Policies[P]{build: build, limits: make(map[string]Limits[P])}
+}
+
+// Get returns the value of the policy named name, built at its first
+// call.
+func (ps *Policies[P]) Get(name string) P {
+	if mp := ps.cache.Load(); mp != nil {
+		if c, ok := (*mp)[name]; ok {
+			return c
+		}
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.getLocked(name)
+}
+
+// getLocked is Get; it requires that ps.mu is held.
+func (ps *Policies[P]) getLocked(name string) P {
+	old := ps.cache.Load()
+	if old != nil {
+		if c, ok := (*old)[name]; ok {
+			return c
+		}
+	}
+	c := ps.build(name)
+	mp := make(map[string]P, 1+lenOf(old))
+	if old != nil {
+		for k, v := range *old {
+			mp[k] = v
+		}
+	}
+	mp[name] = c
+	ps.cache.Store(&mp)
+	return c
+}
+
+func lenOf[P any](m *map[string]P) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
+}
+
+// SetLimits records the limits of the policy named name, and builds its
+// value if it is not.
+func (ps *Policies[P]) SetLimits(name string, limit, configured int64) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.limits[name] = Limits[P]{Policy: ps.getLocked(name), Limit: limit, Configured: configured}
+}
+
+// AppendLimits appends the limits of every policy that has them to dst,
+// in no particular order, and returns it. A nil dst is given room for
+// them all.
+func (ps *Policies[P]) AppendLimits(dst []Limits[P]) []Limits[P] {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if dst == nil {
+		dst = make([]Limits[P], 0, len(ps.limits))
+	}
+	for _, l := range ps.limits {
+		dst = append(dst, l)
+	}
+	return dst
+}
+
+// Remove forgets the policy named name: its limits, and its cached value
+// (a later Get builds a new one).
+func (ps *Policies[P]) Remove(name string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	delete(ps.limits, name)
+	old := ps.cache.Load()
+	if old == nil {
+		return
+	}
+	if _, ok := (*old)[name]; !ok {
+		return
+	}
+	mp := make(map[string]P, len(*old)-1)
+	for k, v := range *old {
+		if k != name {
+			mp[k] = v
+		}
+	}
+	ps.cache.Store(&mp)
+}
+
+// Count calls add with the value (Get) of each policy a request counts
+// under, once for each series it counts, as both adapters count them:
+//   - a request whose policies could not be prepared (Result not taken,
+//     Result.Err a *policy.KeyError or *policy.CostError) counts ErrKey or
+//     ErrCost under the policy the error names, and nothing more, but for
+//     a shadowed store failure (ShadowDenied with another error), counted
+//     as below;
+//   - a failed store call (the fallback store decided, or no decision was
+//     taken and Result.Err is set, the request not abandoned) counts
+//     ErrStore under each evaluated policy;
+//   - a request with decisions counts Allowed under each evaluated policy
+//     when admitted, and Denied or ShadowDenied under each policy that
+//     denied it.
+//
+// e.Result must not be nil. Count allocates nothing when add does not
+// and every policy is cached.
+func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
+	res := e.Result
+	switch e.Outcome {
+	case middleware.KeyRejected, middleware.Denied, middleware.ShadowDenied:
+		if !res.Taken() && res.Err != nil {
+			// Prepare failed: a missing key or a cost out of range.
+			var ke *policy.KeyError
+			var ce *policy.CostError
+			switch {
+			case errors.As(res.Err, &ke):
+				add(ps.Get(ke.Policy.Name()), ErrKey)
+			case errors.As(res.Err, &ce):
+				add(ps.Get(ce.Policy.Name()), ErrCost)
+			}
+			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
+				break // shadowed store failure: counted below
+			}
+			return
+		}
+	}
+	storeErr := res.Fallback || !res.Taken() && res.Err != nil && e.Outcome != middleware.Abandoned
+	for i := 0; i < res.Len(); i++ {
+		c := ps.Get(res.Policy(i).Name())
+		if storeErr {
+			add(c, ErrStore)
+		}
+		if !res.Taken() {
+			continue
+		}
+		switch e.Outcome {
+		case middleware.Allowed:
+			add(c, Allowed)
+		case middleware.Denied:
+			if e.DeniedBy(i) {
+				add(c, Denied)
+			}
+		case middleware.ShadowDenied:
+			if e.DeniedBy(i) {
+				add(c, ShadowDenied)
+			}
+		}
+	}
+}
+
+// StateValues are the failure_state gauges, indexed by [middleware.State]:
+// 1 for each failure state an observed middleware is in, and for
+// StateHealthy when none is failing; else 0.
+type StateValues [len(middleware.States)]int64
+
+// States counts the failure state transitions reported to an adapter, so
+// that its gauges hold for one adapter observing several middlewares (one
+// failing closed while another recovers is not healthy) and whatever the
+// order in which concurrent requests report the transitions they made.
+// The zero value is every middleware healthy. It is safe for concurrent
+// use.
+type States struct {
+	mu sync.Mutex
+	// failing counts, per State, the transitions into it less those out
+	// of it (healthy not counted): the middlewares in that state, once
+	// every transition made has been reported. It may be negative while
+	// a transition made earlier has not been reported yet.
+	failing [len(middleware.States)]int64
+}
+
+// Transition counts the transition from → to and then, unless report is
+// nil, calls it with the gauges' values, the lock still held: reports
+// are made in the order of the transitions counted.
+func (st *States) Transition(from, to middleware.State, report func(StateValues)) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if from != middleware.StateHealthy && int(from) < len(st.failing) {
+		st.failing[from]--
+	}
+	if to != middleware.StateHealthy && int(to) < len(st.failing) {
+		st.failing[to]++
+	}
+	if report != nil {
+		report(st.valuesLocked())
+	}
+}
+
+// Values returns the gauges' values.
+func (st *States) Values() StateValues {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.valuesLocked()
+}
+
+func (st *States) valuesLocked() StateValues {
+	var v StateValues
+	v[middleware.StateHealthy] = 1
+	for _, s := range middleware.States {
+		if s != middleware.StateHealthy && st.failing[s] > 0 {
+			v[s], v[middleware.StateHealthy] = 1, 0
+		}
+	}
+	return v
+}
