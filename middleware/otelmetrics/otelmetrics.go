@@ -180,14 +180,7 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // from 10µs to 1s (a Redis round trip is typically under a millisecond).
 // A View of the SDK may still replace them.
 func WithBuckets(buckets ...float64) Option {
-	return func(o *options) error {
-		b, err := bucketRule.Given(buckets)
-		if err != nil {
-			return err
-		}
-		o.buckets = b
-		return nil
-	}
+	return func(o *options) error { return bucketRule.Given(&o.buckets, buckets) }
 }
 
 // bucketRule rejects boundaries no histogram can have: none, a NaN or an
@@ -220,14 +213,13 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 			return nil, err
 		}
 	}
-	buckets, err := bucketRule.Resolve(o.buckets, DefaultBuckets)
-	if err != nil {
+	if err := bucketRule.Resolve(&o.buckets, DefaultBuckets); err != nil {
 		return nil, err
 	}
-	o.buckets = buckets
 	meter := mp.Meter(ScopeName)
 	ob := &Observer{base: o.attrs}
 	ob.policies = metricset.NewPolicies(ob.newPerPolicy)
+	var err error
 	if ob.requests, err = meter.Int64Counter("ratekeeper.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests decided, per policy and outcome (allowed, denied, shadow_denied).")); err != nil {
 		return nil, fmt.Errorf("otelmetrics: ratekeeper.requests: %w", err)

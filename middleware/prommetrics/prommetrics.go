@@ -107,14 +107,7 @@ func WithConstLabels(labels prometheus.Labels) Option {
 // latency histogram, in seconds, in increasing order; the default runs
 // from 10µs to 1s (a Redis round trip is typically under a millisecond).
 func WithBuckets(buckets ...float64) Option {
-	return func(o *options) error {
-		b, err := bucketRule.Given(buckets)
-		if err != nil {
-			return err
-		}
-		o.buckets = b
-		return nil
-	}
+	return func(o *options) error { return bucketRule.Given(&o.buckets, buckets) }
 }
 
 // bucketRule rejects buckets no histogram can have: none, a NaN, or
@@ -146,11 +139,9 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	// The histogram keeps the slice it is given: a copy of
 	// DefaultBuckets, so that DefaultBuckets edited later changes nothing
 	// here.
-	buckets, err := bucketRule.Resolve(o.buckets, DefaultBuckets)
-	if err != nil {
+	if err := bucketRule.Resolve(&o.buckets, DefaultBuckets); err != nil {
 		return nil, err
 	}
-	o.buckets = buckets
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "requests_total",
 			Help: "Requests decided, per policy and outcome (allowed, denied, shadow_denied).", ConstLabels: o.labels},

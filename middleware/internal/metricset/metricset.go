@@ -54,27 +54,29 @@ func (r BucketRule) Check(where string, buckets []float64) error {
 	return nil
 }
 
-// Given returns a copy of the buckets of the adapter's WithBuckets option,
-// or Check's error for them.
-func (r BucketRule) Given(buckets []float64) ([]float64, error) {
+// Given sets *dst to a copy of the buckets of the adapter's WithBuckets
+// option, or returns Check's error for them.
+func (r BucketRule) Given(dst *[]float64, buckets []float64) error {
 	if err := r.Check("WithBuckets", buckets); err != nil {
-		return nil, err
+		return err
 	}
-	return slices.Clone(buckets), nil
+	*dst = slices.Clone(buckets)
+	return nil
 }
 
-// Resolve returns the buckets the histogram is built with: given, when an
-// option set them (not nil), else a copy of defaults (the adapter's
+// Resolve makes *dst the buckets the histogram is built with: those an
+// option set (*dst not nil), else a copy of defaults (the adapter's
 // DefaultBuckets, read once here), checked as "DefaultBuckets". The copy
 // keeps the histogram from changing when defaults is edited later.
-func (r BucketRule) Resolve(given, defaults []float64) ([]float64, error) {
-	if given != nil {
-		return given, nil
+func (r BucketRule) Resolve(dst *[]float64, defaults []float64) error {
+	if *dst != nil {
+		return nil
 	}
 	if err := r.Check("DefaultBuckets", defaults); err != nil {
-		return nil, err
+		return err
 	}
-	return slices.Clone(defaults), nil
+	*dst = slices.Clone(defaults)
+	return nil
 }
 
 // A Series is one of the counters kept per policy: an outcome of the

@@ -50,17 +50,17 @@ func TestBucketRuleCheck(t *testing.T) {
 	}
 }
 
-// TestBucketRuleGivenAndResolve: Given checks as "WithBuckets" and copies;
-// Resolve keeps buckets given, else checks defaults as "DefaultBuckets"
-// and copies them.
+// TestBucketRuleGivenAndResolve: Given checks as "WithBuckets" and sets
+// a copy; Resolve keeps buckets set, else checks defaults as
+// "DefaultBuckets" and sets a copy of them.
 func TestBucketRuleGivenAndResolve(t *testing.T) {
-	if _, err := rule.Given(nil); fmt.Sprint(err) != "pkg: WithBuckets: no buckets" {
-		t.Errorf("Given(nil): %v", err)
+	var got []float64
+	if err := rule.Given(&got, nil); fmt.Sprint(err) != "pkg: WithBuckets: no buckets" || got != nil {
+		t.Errorf("Given(nil): %v, set %v", err, got)
 	}
 	in := []float64{1, 2}
-	got, err := rule.Given(in)
-	if err != nil || !slices.Equal(got, []float64{1, 2}) {
-		t.Fatalf("Given(%v) = %v, %v", in, got, err)
+	if err := rule.Given(&got, in); err != nil || !slices.Equal(got, []float64{1, 2}) {
+		t.Fatalf("Given(%v): %v, set %v", in, err, got)
 	}
 	in[0] = 0
 	if got[0] != 1 {
@@ -68,19 +68,21 @@ func TestBucketRuleGivenAndResolve(t *testing.T) {
 	}
 
 	defaults := []float64{3, 4}
-	if r, err := rule.Resolve(got, defaults); err != nil || &r[0] != &got[0] {
-		t.Errorf("Resolve(given, defaults) = %v, %v: want given itself", r, err)
+	set := got
+	if err := rule.Resolve(&set, defaults); err != nil || &set[0] != &got[0] {
+		t.Errorf("Resolve(given, defaults): %v, set %v: want given itself", err, set)
 	}
-	r, err := rule.Resolve(nil, defaults)
-	if err != nil || !slices.Equal(r, []float64{3, 4}) {
-		t.Fatalf("Resolve(nil, defaults) = %v, %v", r, err)
+	set = nil
+	if err := rule.Resolve(&set, defaults); err != nil || !slices.Equal(set, []float64{3, 4}) {
+		t.Fatalf("Resolve(nil, defaults): %v, set %v", err, set)
 	}
 	defaults[0] = 0
-	if r[0] != 3 {
-		t.Errorf("Resolve kept defaults itself: %v", r)
+	if set[0] != 3 {
+		t.Errorf("Resolve kept defaults itself: %v", set)
 	}
-	if _, err := rule.Resolve(nil, []float64{2, 1}); fmt.Sprint(err) != "pkg: DefaultBuckets: buckets must increase: 1 after 2" {
-		t.Errorf("Resolve(nil, [2 1]): %v", err)
+	set = nil
+	if err := rule.Resolve(&set, []float64{2, 1}); fmt.Sprint(err) != "pkg: DefaultBuckets: buckets must increase: 1 after 2" || set != nil {
+		t.Errorf("Resolve(nil, [2 1]): %v, set %v", err, set)
 	}
 }
 
@@ -147,13 +149,12 @@ func fixed(name string, limit int64) *policy.Policy {
 	return policy.Must(policy.New(name, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: limit, Window: time.Minute}, user))
 }
 
-// TestCount: each kind of Event counts the series of prommetrics and
-// otelmetrics under the policies it should, and only those. The Results
-// are made as the middleware makes them: Prepare, then Take on a memory
-// store.
-func TestCount(t *testing.T) {
-	tight, loose := fixed("tight", 1), fixed("loose", 10)
-	set, err := policy.NewSet([]*policy.Policy{tight, loose})
+// newResults returns a request of user ann and a function making Results
+// of policies for it as the middleware makes them: prepared, then taken
+// by a memory store when err is nil, else not taken, with Err err.
+func newResults(t *testing.T, policies ...*policy.Policy) (*http.Request, func(err error) *middleware.Result) {
+	t.Helper()
+	set, err := policy.NewSet(policies)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,32 +165,36 @@ func TestCount(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("X-User", "ann")
-	// taken returns a Result of both policies, taken by the store: the
-	// first allowed by both, the later denied by tight.
-	taken := func() *middleware.Result {
-		res := &middleware.Result{}
-		if err := set.Prepare(r, set.Match(r), &res.Result); err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Take(context.Background(), store); err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	// prepared returns a Result of both policies, not taken, with err.
-	prepared := func(err error) *middleware.Result {
+	return r, func(err error) *middleware.Result {
+		t.Helper()
 		res := &middleware.Result{Err: err}
 		if err := set.Prepare(r, set.Match(r), &res.Result); err != nil {
 			t.Fatal(err)
 		}
+		if err == nil {
+			if err := res.Take(context.Background(), store); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return res
 	}
-	allowed := taken()
-	denied := taken()
+}
+
+// TestCount: each kind of Event counts the series of prommetrics and
+// otelmetrics under the policies it should, and only those. The Results
+// are made as the middleware makes them: Prepare, then Take on a memory
+// store.
+func TestCount(t *testing.T) {
+	tight, loose := fixed("tight", 1), fixed("loose", 10)
+	_, result := newResults(t, tight, loose)
+	// The first Result taken is allowed by both, the later ones denied by
+	// tight.
+	allowed := result(nil)
+	denied := result(nil)
 	if !denied.Taken() || denied.Decision(0).Allowed == denied.Decision(1).Allowed {
 		t.Fatalf("second Result: not denied by one policy of two")
 	}
-	fallback := taken()
+	fallback := result(nil)
 	fallback.Fallback = true
 	storeDown := errors.New("redis: down")
 	for _, tc := range []struct {
@@ -203,11 +208,11 @@ func TestCount(t *testing.T) {
 		{"no key", middleware.Event{Result: &middleware.Result{Err: &policy.KeyError{Policy: tight, Err: keyfunc.ErrNoUser}}, Outcome: middleware.KeyRejected}, "tight/key 1"},
 		{"no key, shadowed", middleware.Event{Result: &middleware.Result{Err: &policy.KeyError{Policy: loose, Err: keyfunc.ErrNoUser}}, Outcome: middleware.ShadowDenied}, "loose/key 1"},
 		{"cost out of range", middleware.Event{Result: &middleware.Result{Err: fmt.Errorf("wrapped: %w", &policy.CostError{Policy: loose, Cost: 99})}, Outcome: middleware.Denied}, "loose/cost 1"},
-		{"store failed open", middleware.Event{Result: prepared(storeDown), Outcome: middleware.FailedOpen}, "loose/store 1, tight/store 1"},
-		{"store failed closed", middleware.Event{Result: prepared(storeDown), Outcome: middleware.FailedClosed}, "loose/store 1, tight/store 1"},
-		{"store failed, shadowed", middleware.Event{Result: prepared(storeDown), Outcome: middleware.ShadowDenied}, "loose/store 1, tight/store 1"},
+		{"store failed open", middleware.Event{Result: result(storeDown), Outcome: middleware.FailedOpen}, "loose/store 1, tight/store 1"},
+		{"store failed closed", middleware.Event{Result: result(storeDown), Outcome: middleware.FailedClosed}, "loose/store 1, tight/store 1"},
+		{"store failed, shadowed", middleware.Event{Result: result(storeDown), Outcome: middleware.ShadowDenied}, "loose/store 1, tight/store 1"},
 		{"fallback store", middleware.Event{Result: fallback, Outcome: middleware.Allowed}, "loose/allowed 1, loose/store 1, tight/allowed 1, tight/store 1"},
-		{"abandoned", middleware.Event{Result: prepared(context.Canceled), Outcome: middleware.Abandoned}, ""},
+		{"abandoned", middleware.Event{Result: result(context.Canceled), Outcome: middleware.Abandoned}, ""},
 	} {
 		ps := newTallies()
 		ps.Count(tc.e, func(c *tally, s metricset.Series) { c.n[s]++ })
@@ -222,24 +227,8 @@ func TestCount(t *testing.T) {
 // variables of its caller (as otelmetrics' captures the request's
 // context).
 func TestCountAllocatesNothing(t *testing.T) {
-	set, err := policy.NewSet([]*policy.Policy{fixed("a", 1_000_000), fixed("b", 1_000_000)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := algorithms.NewMemoryStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	r := httptest.NewRequest("GET", "/", nil)
-	r.Header.Set("X-User", "ann")
-	res := &middleware.Result{}
-	if err := set.Prepare(r, set.Match(r), &res.Result); err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Take(context.Background(), store); err != nil {
-		t.Fatal(err)
-	}
+	r, result := newResults(t, fixed("a", 1_000_000), fixed("b", 1_000_000))
+	res := result(nil)
 	e := middleware.Event{Request: r, Result: res, Outcome: middleware.Allowed}
 	ps := newTallies()
 	ctx := r.Context()
