@@ -21,55 +21,45 @@ func TestLimitsAfterSetLimitAndRemoval(t *testing.T) {
 	h := router(m)
 	get(h, "/", "X-User", "ann")
 	points, _ := collect(t, reader)
-	if got, want := only(points, "ratekeeper.configured")+"\n"+only(points, "ratekeeper.effective"), lines(
+	wantLines(t, "at start", only(points, "ratekeeper.configured")+"\n"+only(points, "ratekeeper.effective"),
 		"ratekeeper.configured_limit{policy=kept} 5",
 		"ratekeeper.configured_limit{policy=old} 3",
 		"ratekeeper.effective_limit{policy=kept} 5",
 		"ratekeeper.effective_limit{policy=old} 3",
-	); got != want {
-		t.Errorf("at start:\n%s\nwant\n%s", got, want)
-	}
+	)
 
 	if err := m.SetLimit("old", 1); err != nil {
 		t.Fatal(err)
 	}
 	points, _ = collect(t, reader)
-	if got, want := only(points, "ratekeeper.effective"), lines(
+	wantLines(t, "after SetLimit(old, 1)", only(points, "ratekeeper.effective"),
 		"ratekeeper.effective_limit{policy=kept} 5",
 		"ratekeeper.effective_limit{policy=old} 1",
-	); got != want {
-		t.Errorf("after SetLimit(old, 1):\n%s\nwant\n%s", got, want)
-	}
+	)
 
 	if err := m.SetPolicies([]*policy.Policy{m.Configured("kept")}); err != nil {
 		t.Fatal(err)
 	}
 	get(h, "/", "X-User", "ann")
 	points, _ = collect(t, reader)
-	if got, want := only(points, "ratekeeper.configured")+"\n"+only(points, "ratekeeper.effective"), lines(
+	wantLines(t, "after old was removed", only(points, "ratekeeper.configured")+"\n"+only(points, "ratekeeper.effective"),
 		"ratekeeper.configured_limit{policy=kept} 5",
 		"ratekeeper.effective_limit{policy=kept} 5",
-	); got != want {
-		t.Errorf("after old was removed:\n%s\nwant\n%s", got, want)
-	}
-	if got, want := nonzero(points, "ratekeeper.requests"), lines(
+	)
+	wantLines(t, "counters after old was removed", nonzero(points, "ratekeeper.requests"),
 		"ratekeeper.requests{outcome=allowed,policy=kept} 2",
 		"ratekeeper.requests{outcome=allowed,policy=old} 1",
-	); got != want {
-		t.Errorf("counters after old was removed:\n%s\nwant\n%s", got, want)
-	}
+	)
 
 	if err := m.SetPolicies([]*policy.Policy{m.Configured("kept"), fixed("old", 7, user)}); err != nil {
 		t.Fatal(err)
 	}
 	get(h, "/", "X-User", "bob")
 	points, _ = collect(t, reader)
-	if got, want := only(points, "ratekeeper.effective"), lines(
+	wantLines(t, "after old came back", only(points, "ratekeeper.effective"),
 		"ratekeeper.effective_limit{policy=kept} 5",
 		"ratekeeper.effective_limit{policy=old} 7",
-	); got != want {
-		t.Errorf("after old came back:\n%s\nwant\n%s", got, want)
-	}
+	)
 	if got, want := only(points, "ratekeeper.requests{outcome=allowed,policy=old}"), "ratekeeper.requests{outcome=allowed,policy=old} 2"; got != want {
 		t.Errorf("old's counter after it came back: %s, want %s", got, want)
 	}

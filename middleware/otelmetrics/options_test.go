@@ -93,15 +93,13 @@ func TestWithAttributesAndBuckets(t *testing.T) {
 		}
 	}
 	points, _ := collect(t, reader)
-	if got, want := nonzero(points, "ratekeeper.requests")+"\n"+only(points, "ratekeeper.effective"), lines(
+	wantLines(t, "collected", nonzero(points, "ratekeeper.requests")+"\n"+only(points, "ratekeeper.effective"),
 		"ratekeeper.requests{limiter=a,outcome=allowed,policy=p} 1",
 		"ratekeeper.requests{limiter=b,outcome=allowed,policy=p} 1",
 		"ratekeeper.requests{limiter=b,outcome=denied,policy=p} 1",
 		"ratekeeper.effective_limit{limiter=a,policy=p} 1",
 		"ratekeeper.effective_limit{limiter=b,policy=p} 1",
-	); got != want {
-		t.Errorf("collected:\n%s\nwant\n%s", got, want)
-	}
+	)
 	if got := only(points, "ratekeeper.failure_state{limiter=a,state=healthy}"); got != "ratekeeper.failure_state{limiter=a,state=healthy} 1" {
 		t.Errorf("failure state of a: %q", got)
 	}

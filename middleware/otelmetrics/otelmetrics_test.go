@@ -200,6 +200,15 @@ func nonzero(points map[string]int64, prefix string) string {
 
 func lines(s ...string) string { return strings.Join(s, "\n") }
 
+// wantLines reports an error, naming what, unless got is the lines of
+// want.
+func wantLines(t *testing.T, what, got string, want ...string) {
+	t.Helper()
+	if w := lines(want...); got != w {
+		t.Errorf("%s:\n%s\nwant\n%s", what, got, w)
+	}
+}
+
 // TestMetrics: the signals of prommetrics' TestMetrics, through a chi
 // router: decisions per policy and outcome, errors per kind, the fallback
 // state while the store is down, the limits after SetLimit, and the
@@ -221,25 +230,21 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("no user: %d", code)
 	}
 	points, _ := collect(t, reader)
-	if got, want := only(points, "ratekeeper.failure_state"), lines(
+	wantLines(t, "before a failure", only(points, "ratekeeper.failure_state"),
 		"ratekeeper.failure_state{state=closed} 0",
 		"ratekeeper.failure_state{state=fallback} 0",
 		"ratekeeper.failure_state{state=healthy} 1",
 		"ratekeeper.failure_state{state=open} 0",
-	); got != want {
-		t.Errorf("before a failure:\n%s\nwant\n%s", got, want)
-	}
+	)
 	store.down.Store(true)
 	get(h, "/", "X-User", "bob") // fallback: allowed
 	points, _ = collect(t, reader)
-	if got, want := only(points, "ratekeeper.failure_state"), lines(
+	wantLines(t, "while down", only(points, "ratekeeper.failure_state"),
 		"ratekeeper.failure_state{state=closed} 0",
 		"ratekeeper.failure_state{state=fallback} 1",
 		"ratekeeper.failure_state{state=healthy} 0",
 		"ratekeeper.failure_state{state=open} 0",
-	); got != want {
-		t.Errorf("while down:\n%s\nwant\n%s", got, want)
-	}
+	)
 	store.down.Store(false)
 	get(h, "/", "X-User", "bob") // primary again: per-ip full, denied
 	if err := m.SetLimit("per-ip", 2); err != nil {
@@ -247,7 +252,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	points, hist := collect(t, reader)
-	if got, want := only(points, "ratekeeper."), lines(
+	wantLines(t, "collected", only(points, "ratekeeper."),
 		"ratekeeper.configured_limit{policy=per-ip} 3",
 		"ratekeeper.configured_limit{policy=per-user} 100",
 		"ratekeeper.effective_limit{policy=per-ip} 2",
@@ -268,9 +273,7 @@ func TestMetrics(t *testing.T) {
 		"ratekeeper.requests{outcome=denied,policy=per-user} 0",
 		"ratekeeper.requests{outcome=shadow_denied,policy=per-ip} 0",
 		"ratekeeper.requests{outcome=shadow_denied,policy=per-user} 0",
-	); got != want {
-		t.Errorf("collected:\n%s\nwant\n%s", got, want)
-	}
+	)
 	if hist.count != 7 || hist.sum < 0.0139 || hist.sum > 0.0141 {
 		t.Errorf("decision duration: count %d sum %v, want 7 and 0.014", hist.count, hist.sum)
 	}
@@ -389,13 +392,11 @@ func TestOutcomesCounted(t *testing.T) {
 		t.Fatalf("second request: %d", code)
 	}
 	points, _ := collect(t, reader)
-	if got, want := nonzero(points, "ratekeeper.requests"), lines(
+	wantLines(t, "two policies", nonzero(points, "ratekeeper.requests"),
 		"ratekeeper.requests{outcome=allowed,policy=loose} 1",
 		"ratekeeper.requests{outcome=allowed,policy=tight} 1",
 		"ratekeeper.requests{outcome=denied,policy=tight} 1",
-	); got != want {
-		t.Errorf("two policies:\n%s\nwant\n%s", got, want)
-	}
+	)
 }
 
 // outcomes is an Observer appending each request's outcome to *seen.
@@ -424,12 +425,10 @@ func TestNoClientKeyInAttributes(t *testing.T) {
 			t.Errorf("series %s holds a client key", k)
 		}
 	}
-	if got, want := nonzero(points, "ratekeeper.requests"), lines(
+	wantLines(t, "collected", nonzero(points, "ratekeeper.requests"),
 		"ratekeeper.requests{outcome=allowed,policy=per-user} 50",
 		"ratekeeper.requests{outcome=denied,policy=per-user} 50",
-	); got != want {
-		t.Errorf("collected:\n%s\nwant\n%s", got, want)
-	}
+	)
 }
 
 // collectRaw returns a collection of reader.
