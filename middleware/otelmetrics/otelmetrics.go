@@ -193,8 +193,9 @@ var bucketRule = metricset.BucketRule{Prefix: "otelmetrics", Invalid: func(b flo
 }}
 
 // DefaultBuckets are the decision duration bucket boundaries, in seconds,
-// those of prommetrics. [New] reads them when no [WithBuckets] is given,
-// and keeps a copy.
+// those of prommetrics: 10µs, 25µs, 50µs, 100µs, 250µs, 500µs, 1ms,
+// 2.5ms, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms and 1s. [New] reads
+// them when no [WithBuckets] is given, and keeps a copy.
 var DefaultBuckets = metricset.DefaultBuckets()
 
 // New returns an Observer recording with a meter of mp, of scope

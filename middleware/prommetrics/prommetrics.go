@@ -119,8 +119,10 @@ var bucketRule = metricset.BucketRule{Prefix: "prommetrics", Invalid: func(b flo
 	return ""
 }}
 
-// DefaultBuckets are the decision latency buckets, in seconds. [New] reads
-// them when no [WithBuckets] is given, and keeps a copy.
+// DefaultBuckets are the decision latency buckets, in seconds: 10µs,
+// 25µs, 50µs, 100µs, 250µs, 500µs, 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms,
+// 100ms, 250ms, 500ms and 1s. [New] reads them when no [WithBuckets] is
+// given, and keeps a copy.
 var DefaultBuckets = metricset.DefaultBuckets()
 
 // New returns a Metrics registered with reg (nil: not registered, for
