@@ -50,37 +50,11 @@ func slot(tag string) uint16 {
 // (compare and set: a key changed since keeps the consumption, erring
 // towards denying) and decide their checks again without consuming.
 func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decision) error {
-	var groups [][]int
-	bySlot := make(map[uint16]int)
-	for i, tag := range r.tags {
-		sl := slot(tag)
-		g, ok := bySlot[sl]
-		if !ok {
-			g = len(groups)
-			bySlot[sl] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
+	groups := slotGroups(r)
+	if err := s.evalSlots(ctx, opTake, r, groups, modePeek, dst); err != nil {
+		return err
 	}
 	var wg sync.WaitGroup
-	perrs := make([]error, len(groups))
-	for g, idx := range groups {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := s.eval(ctx, s.client, r.keysOf(idx), r.args(idx, modePeek))
-			if err == nil {
-				err = parseDecisions(v, r, idx, dst)
-			}
-			perrs[g] = err
-		}()
-	}
-	wg.Wait()
-	for _, err := range perrs {
-		if err != nil {
-			return err
-		}
-	}
 	for i := range dst {
 		if !dst[i].Allowed {
 			return nil
@@ -140,6 +114,57 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	return nil
 }
 
+// slotGroups returns the indices of r's checks grouped by cluster slot, the
+// groups in the order of their first check.
+func slotGroups(r *request) [][]int {
+	var groups [][]int
+	bySlot := make(map[uint16]int)
+	for i, tag := range r.tags {
+		sl := slot(tag)
+		g, ok := bySlot[sl]
+		if !ok {
+			g = len(groups)
+			bySlot[sl] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
+// evalSlots runs the script in a deciding mode that writes no consumption
+// (modePeek, modePeekAlone) for the checks of each of groups, one call per
+// group, in parallel, decoding into dst, and returns the first error. op
+// names the call in errors.
+func (s *Store) evalSlots(ctx context.Context, op string, r *request, groups [][]int, mode int, dst []algorithms.Decision) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(groups))
+	for g, idx := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[g] = s.evalDecisions(ctx, op, r, idx, mode, dst)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evalDecisions runs the script in mode for the checks idx of r (all when
+// nil), decoding its decisions into dst.
+func (s *Store) evalDecisions(ctx context.Context, op string, r *request, idx []int, mode int, dst []algorithms.Decision) error {
+	v, err := s.eval(ctx, op, s.client, r.keysOf(idx), r.args(idx, mode))
+	if err != nil {
+		return err
+	}
+	return parseDecisions(v, r, idx, dst)
+}
+
 // reservation is the outcome of phase 1 for one slot.
 type reservation struct {
 	admitted bool
@@ -149,7 +174,7 @@ type reservation struct {
 }
 
 func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algorithms.Decision) reservation {
-	v, err := s.eval(ctx, s.client, r.keysOf(idx), r.args(idx, modeReserve))
+	v, err := s.eval(ctx, opTake, s.client, r.keysOf(idx), r.args(idx, modeReserve))
 	if err != nil {
 		return reservation{err: err}
 	}
@@ -194,7 +219,7 @@ func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation,
 	}
 	args = append(args, clock, len(rv.undo)/7)
 	args = append(args, rv.undo...)
-	v, err := s.evalOr(ctx, s.client, r.keysOf(idx), args, true, true)
+	v, err := s.evalOr(ctx, opTake, s.client, r.keysOf(idx), args, true, true)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
@@ -31,58 +28,7 @@ var _ algorithms.Peeker = (*Store)(nil)
 // cached denial can outlive its cause (a key reset or given back by
 // another process) and reports the Remaining of its time.
 func (s *Store) Peek(ctx context.Context, dst []algorithms.Decision, checks []algorithms.Check) error {
-	if len(dst) != len(checks) {
-		return fmt.Errorf("redisstore: Peek: %d decisions for %d checks", len(dst), len(checks))
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return algorithms.ErrClosed
-	}
-	for _, c := range checks {
-		if err := c.Validate(); err != nil {
-			return err
-		}
-	}
-	if len(checks) == 0 {
-		return nil
-	}
-	var now time.Time
-	if s.clock != nil {
-		now = s.clock.Now()
-	}
-	var ticket uint64
-	recorded := false // the breaker has the call's outcome (see breaker.unwound)
-	if s.breaker != nil {
-		var err error
-		if ticket, err = s.breaker.allowCtx(s.localNow(now), ctx); err != nil {
-			return err
-		}
-		defer s.breaker.unwound(ticket, &recorded)
-	}
-	parent := ctx
-	ctx, cancel := s.callContext(ctx)
-	defer cancel()
-	req := s.newRequest(checks, now)
-	var err error
-	if s.cluster != nil && !req.oneSlot() {
-		err = s.peekSplit(ctx, req, dst)
-	} else {
-		var v any
-		if v, err = s.eval(ctx, s.client, req.keys, req.args(nil, modePeekAlone)); err == nil {
-			err = parseDecisions(v, req, nil, dst)
-		}
-	}
-	if s.synchronous(ctx) {
-		req.release() // no goroutine can still hold its keys or arguments
-	}
-	err = markKeyState(s.ownDeadline("peek", err, parent))
-	if s.breaker != nil {
-		s.breaker.record(err, s.localNow(now), ticket)
-		recorded = true
-	}
-	if err != nil {
+	if err := s.do(ctx, opPeek, dst, checks); err != nil {
 		return err
 	}
 	for i := range checks {
@@ -95,39 +41,12 @@ func (s *Store) Peek(ctx context.Context, dst []algorithms.Decision, checks []al
 	return nil
 }
 
-// peekSplit peeks r's checks, whose keys span several cluster slots, in
-// one script call per slot, in parallel, and returns the first error.
-func (s *Store) peekSplit(ctx context.Context, r *request, dst []algorithms.Decision) error {
-	var groups [][]int
-	bySlot := make(map[uint16]int)
-	for i, tag := range r.tags {
-		sl := slot(tag)
-		g, ok := bySlot[sl]
-		if !ok {
-			g = len(groups)
-			bySlot[sl] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
+// peek decides r's checks each alone without consuming, into dst, in one
+// script call, or, split (r's keys span cluster slots), in one per slot, in
+// parallel, as a split Take's first phase.
+func (s *Store) peek(ctx context.Context, r *request, split bool, dst []algorithms.Decision) error {
+	if split {
+		return s.evalSlots(ctx, opPeek, r, slotGroups(r), modePeekAlone, dst)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(groups))
-	for g, idx := range groups {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := s.eval(ctx, s.client, r.keysOf(idx), r.args(idx, modePeekAlone))
-			if err == nil {
-				err = parseDecisions(v, r, idx, dst)
-			}
-			errs[g] = err
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.evalDecisions(ctx, opPeek, r, nil, modePeekAlone, dst)
 }

@@ -125,15 +125,14 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 	defer cancel()
 	r := s.newRequest(checks, now)
 	run := func(idx []int) error {
-		keys, vs := r.keys, vals
+		vs := vals
 		if idx != nil {
-			keys = r.keysOf(idx)
 			vs = make([]any, len(idx))
 			for k, i := range idx {
 				vs[k] = vals[i]
 			}
 		}
-		v, err := s.evalOnce(ctx, s.client, keys, append(r.args(idx, mode), vs...))
+		v, err := s.evalOnce(ctx, op, s.client, r.keysOf(idx), append(r.args(idx, mode), vs...))
 		if err != nil {
 			return err
 		}

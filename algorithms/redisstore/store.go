@@ -206,8 +206,32 @@ func (s *Store) Take(ctx context.Context, checks ...algorithms.Check) ([]algorit
 // TakeInto implements [algorithms.IntoStore]: Take writing into dst, which
 // must have len(checks) elements.
 func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks []algorithms.Check) error {
-	if len(dst) != len(checks) {
-		return fmt.Errorf("redisstore: TakeInto: %d decisions for %d checks", len(dst), len(checks))
+	return s.do(ctx, opTake, dst, checks)
+}
+
+// The calls do runs, named so in their errors (as are "refund" and
+// "give-back", which give runs).
+const (
+	opTake  = "take"
+	opPeek  = "peek"
+	opReset = "reset"
+)
+
+// do runs a Take (op opTake: TakeInto), a Peek (opPeek) or a Reset
+// (opReset, dst nil) of checks: it validates them, then calls Redis under
+// the circuit breaker, within the store's timeout and the caller's
+// context, deciding into dst, and keeps the deny cache: a Take is answered
+// from it when it can and teaches it; a failed Take, and a Reset even
+// failed, make it forget the checks' keys (the call may have run); a Peek
+// neither reads nor changes it. One function for the three, so that a
+// Take's single-slot path stays one call with no closure.
+func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, checks []algorithms.Check) error {
+	if op != opReset && len(dst) != len(checks) {
+		method := "TakeInto"
+		if op == opPeek {
+			method = "Peek"
+		}
+		return fmt.Errorf("redisstore: %s: %d decisions for %d checks", method, len(dst), len(checks))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -218,8 +242,14 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	if len(checks) == 0 {
 		return nil
 	}
-	for _, c := range checks {
-		if err := c.Validate(); err != nil {
+	for i := range checks {
+		var err error
+		if op == opReset {
+			err = checks[i].Spec.Validate() // a Reset ignores the Cost
+		} else {
+			err = checks[i].Validate()
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -231,7 +261,7 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	// decides at, so the deny cache never outlasts its RetryAfter.
 	local := s.localNow(now)
 	var marked uint64
-	if s.deny != nil {
+	if op == opTake && s.deny != nil {
 		if s.deny.answer(dst, checks, local) {
 			return nil
 		}
@@ -251,32 +281,38 @@ func (s *Store) TakeInto(ctx context.Context, dst []algorithms.Decision, checks 
 	defer cancel()
 	req := s.newRequest(checks, now)
 	var err error
-	if s.cluster != nil && !req.oneSlot() {
+	split := s.cluster != nil && !req.oneSlot()
+	switch {
+	case op == opReset:
+		err = s.del(ctx, req, split)
+	case op == opPeek:
+		err = s.peek(ctx, req, split, dst)
+	case split:
 		err = s.runSplit(ctx, req, dst)
-	} else {
+	default:
 		err = s.run(ctx, s.client, req, dst)
 	}
 	if s.synchronous(ctx) {
 		req.release() // no goroutine can still hold its keys or arguments
 	}
-	err = markKeyState(s.ownDeadline("take", err, parent))
+	err = markKeyState(s.ownDeadline(op, err, parent))
 	replied := s.localNow(now)
 	if s.breaker != nil {
 		s.breaker.record(err, replied, ticket)
 		recorded = true
 	}
-	if err != nil {
-		if s.deny != nil {
-			// The script may have run, and admitted (a reply lost, a
-			// deadline met after the call was sent): as after an admitted
-			// Take, the key's cached waits may be too short.
-			s.deny.forget(checks)
-		}
+	if s.deny == nil || op == opPeek {
 		return err
 	}
-	if s.deny != nil {
-		s.deny.learn(dst, checks, local, replied, marked)
+	if err != nil || op == opReset {
+		// A Take's script may have run, and admitted (a reply lost, a
+		// deadline met after the call was sent): as after an admitted
+		// Take, the key's cached waits may be too short. A reset key is
+		// admitted at once.
+		s.deny.forget(checks)
+		return err
 	}
+	s.deny.learn(dst, checks, local, replied, marked)
 	return nil
 }
 
@@ -474,8 +510,11 @@ func (r *request) compactArgs() []any {
 	return a
 }
 
-// keysOf returns the keys of the checks idx.
+// keysOf returns the keys of the checks idx (all when nil: r's own slice).
 func (r *request) keysOf(idx []int) []string {
+	if idx == nil {
+		return r.keys
+	}
 	var ks []string
 	for _, i := range idx {
 		ks = append(ks, r.keys[r.first[i]])
@@ -494,7 +533,7 @@ func (s *Store) run(ctx context.Context, c redis.UniversalClient, r *request, ds
 	} else {
 		args = r.compactArgs()
 	}
-	res, err := s.eval(ctx, c, r.keys, args)
+	res, err := s.eval(ctx, opTake, c, r.keys, args)
 	if err != nil {
 		return err
 	}
@@ -507,17 +546,18 @@ func (s *Store) synchronous(ctx context.Context) bool {
 	return !s.guard || ctx.Done() == nil
 }
 
-// eval runs the script, honouring ctx even when the client does not. Once
-// the store is closed it starts no goroutine (Close has waited for those
-// it knows of): it returns ErrClosed.
-func (s *Store) eval(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
-	return s.evalOr(ctx, c, keys, args, false, false)
+// eval runs the script for op (opTake, opPeek: the call named in its
+// errors), honouring ctx even when the client does not. Once the store is
+// closed it starts no goroutine (Close has waited for those it knows of):
+// it returns ErrClosed.
+func (s *Store) eval(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any) (any, error) {
+	return s.evalOr(ctx, op, c, keys, args, false, false)
 }
 
 // evalOnce is eval for a call that gives units back (a give-back, a
 // refund), which must run at most once: see call.
-func (s *Store) evalOnce(ctx context.Context, c redis.UniversalClient, keys []string, args []any) (any, error) {
-	return s.evalOr(ctx, c, keys, args, false, true)
+func (s *Store) evalOnce(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any) (any, error) {
+	return s.evalOr(ctx, op, c, keys, args, false, true)
 }
 
 // evalOr is eval; after Close, with mustRun, it runs the script on the
@@ -525,10 +565,10 @@ func (s *Store) evalOnce(ctx context.Context, c redis.UniversalClient, keys []st
 // which must not leave a reservation in place). With once, the client
 // does not send the call again when it failed after it may have been sent
 // (see call).
-func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []string, args []any, mustRun, once bool) (any, error) {
+func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, mustRun, once bool) (any, error) {
 	if s.synchronous(ctx) {
 		v, err := s.call(ctx, c, keys, args, once)
-		return wrap(ctx, v, err)
+		return wrap(ctx, op, v, err)
 	}
 	s.closing.RLock()
 	if s.closed.Load() {
@@ -537,7 +577,7 @@ func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []stri
 			return nil, algorithms.ErrClosed
 		}
 		v, err := s.call(ctx, c, keys, args, once)
-		return wrap(ctx, v, err)
+		return wrap(ctx, op, v, err)
 	}
 	s.inflight.Add(1)
 	s.closing.RUnlock()
@@ -553,7 +593,7 @@ func (s *Store) evalOr(ctx context.Context, c redis.UniversalClient, keys []stri
 	}()
 	select {
 	case r := <-ch:
-		return wrap(ctx, r.v, r.err)
+		return wrap(ctx, op, r.v, r.err)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -664,20 +704,28 @@ func functionsUnusable(err error) bool {
 	return strings.Contains(msg, "unknown command")
 }
 
-// wrap returns the context's error as is when the call failed because ctx
-// ended (whatever the client made of it: a net timeout, say), and wraps any
-// other error.
-func wrap(ctx context.Context, v any, err error) (any, error) {
+// wrap returns v, or the error of a failed call as opErr does.
+func wrap(ctx context.Context, op string, v any, err error) (any, error) {
 	if err == nil {
 		return v, nil
 	}
+	return nil, opErr(ctx, op, err)
+}
+
+// opErr returns the context's error as is when the call failed because ctx
+// ended (whatever the client made of it: a net timeout, say), a context
+// error as is, and wraps any other error as op's (opTake, opPeek, ...).
+func opErr(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if cerr := ctxDone(ctx); cerr != nil {
-		return nil, cerr
+		return cerr
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil, err
+		return err
 	}
-	return nil, fmt.Errorf("redisstore: take: %w", err)
+	return fmt.Errorf("redisstore: %s: %w", op, err)
 }
 
 // ctxDone returns ctx's error, or context.DeadlineExceeded once its
