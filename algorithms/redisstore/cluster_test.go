@@ -364,13 +364,7 @@ func TestClusterUndoOutlivesTheContext(t *testing.T) {
 // that on a Cluster their Take is still one script call: one round trip,
 // atomic, no cross-slot phases.
 func TestClusterOneClientOneSlot(t *testing.T) {
-	client := sharedCluster(t)
-	hook := &countHook{}
-	client.AddHook(hook)
-	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s, hook := countedCluster(t)
 	ctx := context.Background()
 	perSecond := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}
 	perMinute := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute}

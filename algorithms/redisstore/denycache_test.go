@@ -16,9 +16,7 @@ import (
 // answers it with no round trip until its RetryAfter, reporting the
 // remaining wait; then it asks Redis again.
 func TestDenyCacheAnswersLocally(t *testing.T) {
-	client := newClient(t)
-	hook := &countHook{}
-	client.AddHook(hook)
+	client, hook := countedClient(t)
 	s, clk := denyCacheStore(t, client)
 	ctx := context.Background()
 	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute}, Key: "k"}
@@ -67,9 +65,7 @@ func TestDenyCacheAnswersLocally(t *testing.T) {
 // Take is admitted by one exactly when it is by the other, and the cache
 // answers some of them. Some Takes name a key twice.
 func TestDenyCacheNeverAdmits(t *testing.T) {
-	client := newClient(t)
-	hook := &countHook{}
-	client.AddHook(hook)
+	client, hook := countedClient(t)
 	for seed := range 12 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 5))

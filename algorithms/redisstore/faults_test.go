@@ -100,57 +100,82 @@ func TestDeadRedis(t *testing.T) {
 // TestCircuitBreaker: after the configured failures the breaker answers
 // ErrCircuitOpen at once without sending anything; after the cool-down (on
 // the injected clock) one probe goes; once Redis is back, service resumes.
+// The failing calls, the calls refused and the probes are Takes, Peeks or
+// Resets, each naming itself in its errors; a circuit opened by any of
+// them refuses Takes too.
 func TestCircuitBreaker(t *testing.T) {
-	srv := redistest.New(t)
-	hook := &countHook{}
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer client.Close()
-	client.AddHook(hook)
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithCircuitBreaker(3, 10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := s.Take(ctx, dayBucket); err != nil {
-		t.Fatal(err)
-	}
-	_ = srv.Stop()
-	for i := range 3 {
-		if _, err := s.Take(ctx, dayBucket); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
-			t.Fatalf("failure %d: Take = %v, want a Redis error", i, err)
-		}
-	}
-	hook.reset()
-	for range 5 {
-		start := time.Now()
-		if _, err := s.Take(ctx, dayBucket); !errors.Is(err, redisstore.ErrCircuitOpen) {
-			t.Fatalf("with the circuit open, Take = %v, want ErrCircuitOpen", err)
-		}
-		if took := time.Since(start); took > 50*time.Millisecond {
-			t.Fatalf("ErrCircuitOpen took %s, want at once", took)
-		}
-	}
-	if cmds, _ := hook.snapshot(); len(cmds) != 0 {
-		t.Fatalf("the open circuit sent %v to Redis", cmds)
-	}
-	clk.t = clk.t.Add(10 * time.Second) // cool-down over: one probe, which fails
-	if _, err := s.Take(ctx, dayBucket); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
-		t.Fatalf("probe on a dead Redis = %v, want a Redis error", err)
-	}
-	if _, err := s.Take(ctx, dayBucket); !errors.Is(err, redisstore.ErrCircuitOpen) {
-		t.Fatalf("after a failed probe, Take = %v, want ErrCircuitOpen", err)
-	}
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	clk.t = clk.t.Add(10 * time.Second)
-	d, err := s.Take(ctx, dayBucket)
-	if err != nil || !d[0].Allowed {
-		t.Fatalf("probe after Redis came back = %+v, %v; want admitted", d, err)
-	}
-	if _, err := s.Take(ctx, dayBucket); err != nil {
-		t.Fatalf("after a successful probe, Take = %v", err)
+	for _, tc := range []struct {
+		op   string
+		call func(ctx context.Context, s *redisstore.Store) error
+	}{
+		{"take", func(ctx context.Context, s *redisstore.Store) error {
+			_, err := s.Take(ctx, dayBucket)
+			return err
+		}},
+		{"peek", func(ctx context.Context, s *redisstore.Store) error {
+			return s.Peek(ctx, make([]algorithms.Decision, 1), []algorithms.Check{dayBucket})
+		}},
+		{"reset", func(ctx context.Context, s *redisstore.Store) error { return s.Reset(ctx, dayBucket) }},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			srv := redistest.New(t)
+			hook := &countHook{}
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+			defer client.Close()
+			client.AddHook(hook)
+			clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
+			s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithCircuitBreaker(3, 10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := s.Take(ctx, dayBucket); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.call(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			_ = srv.Stop()
+			for i := range 3 {
+				if err := tc.call(ctx, s); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) || !strings.HasPrefix(err.Error(), "redisstore: "+tc.op+": ") {
+					t.Fatalf("failure %d: %s = %v, want the store's error of a failed %s", i, tc.op, err, tc.op)
+				}
+			}
+			hook.reset()
+			for range 5 {
+				start := time.Now()
+				if err := tc.call(ctx, s); !errors.Is(err, redisstore.ErrCircuitOpen) {
+					t.Fatalf("with the circuit open, %s = %v, want ErrCircuitOpen", tc.op, err)
+				}
+				if took := time.Since(start); took > 50*time.Millisecond {
+					t.Fatalf("ErrCircuitOpen took %s, want at once", took)
+				}
+			}
+			if _, err := s.Take(ctx, dayBucket); !errors.Is(err, redisstore.ErrCircuitOpen) {
+				t.Fatalf("with the circuit open, Take = %v, want ErrCircuitOpen", err)
+			}
+			if cmds, _ := hook.snapshot(); len(cmds) != 0 {
+				t.Fatalf("the open circuit sent %v to Redis", cmds)
+			}
+			clk.t = clk.t.Add(10 * time.Second) // cool-down over: one probe, which fails
+			if err := tc.call(ctx, s); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+				t.Fatalf("probe on a dead Redis = %v, want a Redis error", err)
+			}
+			if err := tc.call(ctx, s); !errors.Is(err, redisstore.ErrCircuitOpen) {
+				t.Fatalf("after a failed probe, %s = %v, want ErrCircuitOpen", tc.op, err)
+			}
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			clk.t = clk.t.Add(10 * time.Second)
+			if err := tc.call(ctx, s); err != nil {
+				t.Fatalf("probe after Redis came back = %v", err)
+			}
+			d, err := s.Take(ctx, dayBucket)
+			if err != nil || !d[0].Allowed {
+				t.Fatalf("after a successful probe, Take = %+v, %v; want admitted", d, err)
+			}
+		})
 	}
 }
 

@@ -22,67 +22,27 @@ import (
 // for a user that may not use functions; and on a Cluster, one FCALL per
 // slot its keys span.
 func TestPeekOneRoundTrip(t *testing.T) {
-	srv := sharedServer(t)
 	ctx := context.Background()
-	_ = noFunctionsClient(t) // creates the user "nofunctions"
-	for _, tc := range []struct {
-		name     string
-		injected bool
-		user     string
-		want     string
-	}{
-		{"server_time", false, "", "fcall"},
-		{"injected_clock", true, "", "fcall"},
-		{"script_fallback", false, "nofunctions", "evalsha"},
-		{"script_fallback_injected", true, "nofunctions", "evalsha"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			client := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: tc.user, Password: password(tc.user)})
-			defer client.Close()
-			hook := &countHook{}
-			client.AddHook(hook)
-			opts := []redisstore.Option{redisstore.WithPrefix(uniquePrefix(t))}
-			if tc.injected {
-				opts = append(opts, redisstore.WithClock(&manualClock{t: time.Unix(1_800_000_000, 0)}))
-			}
-			s, err := redisstore.New(client, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all := everyKind("k")
-			if _, err := s.Take(ctx, all...); err != nil { // may load the code
-				t.Fatal(err)
-			}
-			hook.reset()
-			peeks := 0
-			for n := 1; n <= len(all); n++ {
-				for _, checks := range [][]algorithms.Check{all[:n], everyKind("other")[len(all)-n:], append(all[:n:n], all[:n]...)} {
-					dst := make([]algorithms.Decision, len(checks))
-					if err := s.Peek(ctx, dst, checks); err != nil {
-						t.Fatal(err)
-					}
-					peeks++
-				}
-			}
-			cmds, pipes := hook.snapshot()
-			if len(cmds) != peeks || pipes != 0 {
-				t.Fatalf("%d Peeks sent %d commands %v and %d pipelines, want one command each", peeks, len(cmds), cmds, pipes)
-			}
-			for _, c := range cmds {
-				if c != tc.want {
-					t.Fatalf("Peek sent %q, want %s (commands %v)", c, tc.want, cmds)
-				}
-			}
-		})
-	}
-	t.Run("cluster", func(t *testing.T) {
-		client := sharedCluster(t)
-		hook := &countHook{}
-		client.AddHook(hook)
-		s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
-		if err != nil {
+	eachRoundTripStore(t, func(t *testing.T, s *redisstore.Store, hook *countHook, want string) {
+		all := everyKind("k")
+		if _, err := s.Take(ctx, all...); err != nil { // held keys, and "other" ones not
 			t.Fatal(err)
 		}
+		hook.reset()
+		peeks := 0
+		for n := 1; n <= len(all); n++ {
+			for _, checks := range [][]algorithms.Check{all[:n], everyKind("other")[len(all)-n:], append(all[:n:n], all[:n]...)} {
+				dst := make([]algorithms.Decision, len(checks))
+				if err := s.Peek(ctx, dst, checks); err != nil {
+					t.Fatal(err)
+				}
+				peeks++
+			}
+		}
+		wantOneCommandEach(t, hook, peeks, want, "Peeks")
+	})
+	t.Run("cluster", func(t *testing.T) {
+		_, s, hook := countedCluster(t)
 		spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Second}
 		var checks []algorithms.Check
 		for _, k := range keysOnThreeSlots() { // five slots
@@ -288,12 +248,10 @@ func TestPeekMatchesMemoryStore(t *testing.T) {
 // (fresh), where the cached denial still stands for Takes of this process
 // until its RetryAfter.
 func TestPeekDenyCache(t *testing.T) {
-	client := newClient(t)
-	hook := &countHook{}
-	client.AddHook(hook)
+	client, hook := countedClient(t)
 	clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
 	prefix := uniquePrefix(t)
-	s := clockedStoreWithPrefix(t, client, clk, prefix, redisstore.WithDenyCache(16))
+	s := clockedStore(t, client, clk, redisstore.WithPrefix(prefix), redisstore.WithDenyCache(16))
 	ctx := context.Background()
 	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute}, Key: "k"}
 	for range 3 {
@@ -340,62 +298,22 @@ func TestPeekDenyCache(t *testing.T) {
 	}
 }
 
-// clockedStoreWithPrefix is clockedStore under a given prefix.
-func clockedStoreWithPrefix(t *testing.T, client redis.UniversalClient, clk *manualClock, prefix string, opts ...redisstore.Option) *redisstore.Store {
-	t.Helper()
-	s, err := redisstore.New(client, append([]redisstore.Option{redisstore.WithClock(clk), redisstore.WithPrefix(prefix)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// TestPeekBreakerAndTimeout: a Peek goes through the circuit breaker as a
-// Take does (its failures open the circuit, which then refuses Peeks and
-// Takes at once), and is bounded by WithTimeout, failing with an error
-// that wraps context.DeadlineExceeded and names the Peek.
-func TestPeekBreakerAndTimeout(t *testing.T) {
+// TestPeekTimeout: a Peek is bounded by WithTimeout, failing with an error
+// that wraps context.DeadlineExceeded and names the Peek. (That a Peek
+// goes through the circuit breaker as a Take does: TestCircuitBreaker.)
+func TestPeekTimeout(t *testing.T) {
 	srv := sharedServer(t)
-	ctx := context.Background()
-	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second}, Key: "fail"}
-	t.Run("breaker", func(t *testing.T) {
-		client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-		defer client.Close()
-		client.AddHook(&gateHook{})
-		counter := &countHook{}
-		client.AddHook(counter)
-		clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
-		s := clockedStoreWithPrefix(t, client, clk, uniquePrefix(t), redisstore.WithCircuitBreaker(2, time.Hour))
-		dst := make([]algorithms.Decision, 1)
-		for i := range 2 {
-			if err := s.Peek(ctx, dst, []algorithms.Check{c}); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
-				t.Fatalf("failure %d: Peek = %v, want the injected error", i, err)
-			}
-		}
-		counter.reset()
-		if err := s.Peek(ctx, dst, []algorithms.Check{c}); !errors.Is(err, redisstore.ErrCircuitOpen) {
-			t.Fatalf("after 2 failed Peeks (breaker of 2), Peek = %v, want ErrCircuitOpen", err)
-		}
-		if _, err := s.Take(ctx, c); !errors.Is(err, redisstore.ErrCircuitOpen) {
-			t.Fatalf("after 2 failed Peeks, Take = %v, want ErrCircuitOpen", err)
-		}
-		if cmds, _ := counter.snapshot(); len(cmds) != 0 {
-			t.Fatalf("the open circuit sent %v", cmds)
-		}
-	})
-	t.Run("timeout", func(t *testing.T) {
-		client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-		defer client.Close()
-		g := newGate()
-		client.AddHook(&gateHook{gates: map[string]*gate{"slow": g}})
-		clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
-		s := clockedStoreWithPrefix(t, client, clk, uniquePrefix(t), redisstore.WithTimeout(50*time.Millisecond))
-		defer func() { _ = s.Close() }()
-		slow := algorithms.Check{Spec: c.Spec, Key: "slow"}
-		err := s.Peek(ctx, make([]algorithms.Decision, 1), []algorithms.Check{slow})
-		g.outcome <- nil // let the abandoned call go on
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "peek") {
-			t.Fatalf("Peek past WithTimeout = %v, want an error of the peek wrapping context.DeadlineExceeded", err)
-		}
-	})
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer client.Close()
+	g := newGate()
+	client.AddHook(&gateHook{gates: map[string]*gate{"slow": g}})
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
+	s := clockedStore(t, client, clk, redisstore.WithTimeout(50*time.Millisecond))
+	defer func() { _ = s.Close() }()
+	slow := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second}, Key: "slow"}
+	err := s.Peek(context.Background(), make([]algorithms.Decision, 1), []algorithms.Check{slow})
+	g.outcome <- nil // let the abandoned call go on
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "redisstore: peek: ") {
+		t.Fatalf("Peek past WithTimeout = %v, want an error of the peek wrapping context.DeadlineExceeded", err)
+	}
 }

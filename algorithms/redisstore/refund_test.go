@@ -18,9 +18,7 @@ import (
 // one script call, and a denial the deny cache holds for a refunded queue
 // is dropped, so the place given back is used at once.
 func TestRefundOneRoundTripAndDenyCache(t *testing.T) {
-	client := newClient(t)
-	hook := &countHook{}
-	client.AddHook(hook)
+	client, hook := countedClient(t)
 	s, clk := denyCacheStore(t, client)
 	ctx := context.Background()
 	// One departure a second, at most one second of waiting: two places.

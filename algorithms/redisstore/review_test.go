@@ -19,9 +19,7 @@ import (
 // cached, then its key's bytes are overwritten with client-b's: client-b,
 // never seen, must be admitted (by Redis), and client-a still denied.
 func TestReviewDenyCacheDoesNotKeepKeys(t *testing.T) {
-	client := newClient(t)
-	hook := &countHook{}
-	client.AddHook(hook)
+	client, hook := countedClient(t)
 	s, _ := denyCacheStore(t, client)
 	ctx := context.Background()
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}

@@ -16,11 +16,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// countHook counts the commands and pipelines a client sends.
+// countHook counts the commands and pipelines a client sends, and records
+// each pipeline's commands.
 type countHook struct {
 	mu        sync.Mutex
 	cmds      []string
 	pipelines int
+	piped     [][]string // each pipeline's commands
 }
 
 func (h *countHook) DialHook(next redis.DialHook) redis.DialHook {
@@ -38,8 +40,13 @@ func (h *countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var names []string
+		for _, c := range cmds {
+			names = append(names, c.Name())
+		}
 		h.mu.Lock()
 		h.pipelines++
+		h.piped = append(h.piped, names)
 		h.mu.Unlock()
 		return next(ctx, cmds)
 	}
@@ -47,14 +54,16 @@ func (h *countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 
 func (h *countHook) reset() {
 	h.mu.Lock()
-	h.cmds, h.pipelines = nil, 0
+	h.cmds, h.pipelines, h.piped = nil, 0, nil
 	h.mu.Unlock()
 }
 
-func (h *countHook) snapshot() ([]string, int) {
+// pipelinedCommands returns the commands of each pipeline sent since the
+// last reset.
+func (h *countHook) pipelinedCommands() [][]string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]string(nil), h.cmds...), h.pipelines
+	return append([][]string(nil), h.piped...)
 }
 
 // everyKind returns one check of each kind, on distinct keys and on one key.
@@ -73,13 +82,38 @@ func everyKind(key string) []algorithms.Check {
 	return cs
 }
 
-// TestOneRoundTripPerTake counts, with a go-redis hook, the commands every
-// Take sends: exactly one FCALL, however many checks, of whichever kinds,
-// on the server's clock and on an injected one; and exactly one EVALSHA
-// for a user that may not use functions (the script fallback).
-func TestOneRoundTripPerTake(t *testing.T) {
-	srv := sharedServer(t)
-	ctx := context.Background()
+// countedClient returns a new client of the shared server and the hook
+// counting its commands.
+func countedClient(t testing.TB) (*redis.Client, *countHook) {
+	t.Helper()
+	client, hook := newClient(t), &countHook{}
+	client.AddHook(hook)
+	return client, hook
+}
+
+// countedCluster returns the shared Cluster's client (see sharedCluster),
+// a store on it under a prefix of its own, and a hook counting the
+// client's commands from now on.
+func countedCluster(t *testing.T) (*redis.ClusterClient, *redisstore.Store, *countHook) {
+	t.Helper()
+	client, hook := sharedCluster(t), &countHook{}
+	client.AddHook(hook)
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, s, hook
+}
+
+// eachRoundTripStore runs f, in a subtest each, on the stores whose
+// commands TestOneRoundTripPerTake and TestPeekOneRoundTrip count: on the
+// server's clock and on an injected one, through the function library
+// and, as a user that may not use functions, the script fallback; want is
+// the one command each call sends. Each store is under a prefix of its
+// own, on a client of its own with hook counting its commands, and has
+// loaded its code: the first call may load it (FCALL, FUNCTION LOAD,
+// FCALL; or EVALSHA, NOSCRIPT, EVAL).
+func eachRoundTripStore(t *testing.T, f func(t *testing.T, s *redisstore.Store, hook *countHook, want string)) {
 	_ = noFunctionsClient(t) // creates the user "nofunctions"
 	for _, tc := range []struct {
 		name     string
@@ -93,51 +127,72 @@ func TestOneRoundTripPerTake(t *testing.T) {
 		{"script_fallback_injected", true, "nofunctions", "evalsha"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: tc.user, Password: password(tc.user)})
+			client := redis.NewClient(&redis.Options{Addr: sharedServer(t).Addr, Username: tc.user, Password: password(tc.user)})
 			defer client.Close()
 			hook := &countHook{}
 			client.AddHook(hook)
 			opts := []redisstore.Option{redisstore.WithPrefix(uniquePrefix(t))}
 			if tc.injected {
-				clk := &manualClock{t: time.Unix(1_800_000_000, 0)}
-				opts = append(opts, redisstore.WithClock(clk))
+				opts = append(opts, redisstore.WithClock(&manualClock{t: time.Unix(1_800_000_000, 0)}))
 			}
 			s, err := redisstore.New(client, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			all := everyKind("k")
-			// The first call may load the code (FCALL, FUNCTION LOAD, FCALL;
-			// or EVALSHA, NOSCRIPT, EVAL).
-			if _, err := s.Take(ctx, all[0]); err != nil {
+			if _, err := s.Take(context.Background(), everyKind("k")[0]); err != nil {
 				t.Fatal(err)
 			}
 			hook.reset()
-			takes := 0
-			for n := 1; n <= len(all); n++ {
-				for _, checks := range [][]algorithms.Check{all[:n], everyKind("other")[len(all)-n:]} {
-					if _, err := s.Take(ctx, checks...); err != nil {
-						t.Fatal(err)
-					}
-					takes++
-				}
-			}
-			dst := make([]algorithms.Decision, 4)
-			if err := s.TakeInto(ctx, dst, all[:4]); err != nil {
-				t.Fatal(err)
-			}
-			takes++
-			cmds, pipes := hook.snapshot()
-			if len(cmds) != takes || pipes != 0 {
-				t.Fatalf("%d Takes sent %d commands %v and %d pipelines, want one command each", takes, len(cmds), cmds, pipes)
-			}
-			for _, c := range cmds {
-				if c != tc.want {
-					t.Fatalf("Take sent %q, want %s (commands %v)", c, tc.want, cmds)
-				}
-			}
+			f(t, s, hook, tc.want)
 		})
 	}
+}
+
+// wantOneCommandEach fails t unless hook saw calls commands, each want, and
+// no pipeline; what names the calls.
+func wantOneCommandEach(t *testing.T, hook *countHook, calls int, want, what string) {
+	t.Helper()
+	cmds, pipes := hook.snapshot()
+	if len(cmds) != calls || pipes != 0 {
+		t.Fatalf("%d %s sent %d commands %v and %d pipelines, want one command each", calls, what, len(cmds), cmds, pipes)
+	}
+	for _, c := range cmds {
+		if c != want {
+			t.Fatalf("%s sent %q, want %s (commands %v)", what, c, want, cmds)
+		}
+	}
+}
+
+func (h *countHook) snapshot() ([]string, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.cmds...), h.pipelines
+}
+
+// TestOneRoundTripPerTake counts, with a go-redis hook, the commands every
+// Take sends: exactly one FCALL, however many checks, of whichever kinds,
+// on the server's clock and on an injected one; and exactly one EVALSHA
+// for a user that may not use functions (the script fallback).
+func TestOneRoundTripPerTake(t *testing.T) {
+	ctx := context.Background()
+	eachRoundTripStore(t, func(t *testing.T, s *redisstore.Store, hook *countHook, want string) {
+		all := everyKind("k")
+		takes := 0
+		for n := 1; n <= len(all); n++ {
+			for _, checks := range [][]algorithms.Check{all[:n], everyKind("other")[len(all)-n:]} {
+				if _, err := s.Take(ctx, checks...); err != nil {
+					t.Fatal(err)
+				}
+				takes++
+			}
+		}
+		dst := make([]algorithms.Decision, 4)
+		if err := s.TakeInto(ctx, dst, all[:4]); err != nil {
+			t.Fatal(err)
+		}
+		takes++
+		wantOneCommandEach(t, hook, takes, want, "Takes")
+	})
 }
 
 // TestFunctionFlushed: after FUNCTION FLUSH the store loads the library
