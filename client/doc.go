@@ -16,8 +16,8 @@
 //     rate-limit headers saying no quota is left) is retried after the
 //     server's Retry-After (or its millisecond forms retry-after-ms and
 //     x-ms-retry-after-ms, read first), or an exponential backoff with full
-//     jitter, a bounded number of times, and only when the request can be
-//     replayed;
+//     jitter, no shorter than the reset its rate-limit headers announce, a
+//     bounded number of times, and only when the request can be replayed;
 //   - it listens before it is turned away: when a response's rate-limit
 //     headers say no quota is left, further requests wait for the announced
 //     reset. It reads the IETF RateLimit fields (draft -11 back to draft-6),
