@@ -42,7 +42,7 @@ func (m *Middleware) Peek(r *http.Request) (*Result, error) {
 		return nil, err
 	}
 	if err := res.Result.Peek(r.Context(), m.store); err != nil {
-		return nil, fmt.Errorf("middleware: peek: %w", err)
+		return nil, fmt.Errorf("middleware: Peek: %w", err)
 	}
 	return res, nil
 }
@@ -77,7 +77,7 @@ func (m *Middleware) Reset(r *http.Request, names ...string) error {
 	if err := set.Prepare(seen, mask, &res); err != nil {
 		return err
 	}
-	return m.reset(r.Context(), func(store algorithms.Store) error {
+	return m.reset(r.Context(), "Reset", func(store algorithms.Store) error {
 		return res.Reset(r.Context(), store, uint64(1)<<res.Len()-1)
 	})
 }
@@ -101,10 +101,10 @@ func (m *Middleware) ResetKey(ctx context.Context, key string) error {
 		return fmt.Errorf("middleware: ResetKey: no policy named %q", name)
 	}
 	c := algorithms.Check{Spec: set.Policy(i).Spec(), Key: key}
-	return m.reset(ctx, func(store algorithms.Store) error {
+	return m.reset(ctx, "ResetKey", func(store algorithms.Store) error {
 		rs, ok := store.(algorithms.Resetter)
 		if !ok {
-			return fmt.Errorf("middleware: store %T cannot reset keys: %w", store, errors.ErrUnsupported)
+			return fmt.Errorf("store %T cannot reset keys: %w", store, errors.ErrUnsupported)
 		}
 		return rs.Reset(ctx, c)
 	})
@@ -132,15 +132,15 @@ func served(r *http.Request, set *policy.Set) *http.Request {
 }
 
 // reset calls f with the store and, when the failure mode has one, the
-// fallback store, and joins their errors.
-func (m *Middleware) reset(ctx context.Context, f func(algorithms.Store) error) error {
+// fallback store, and joins their errors, each naming call.
+func (m *Middleware) reset(ctx context.Context, call string, f func(algorithms.Store) error) error {
 	err := f(m.store)
 	if err != nil {
-		err = fmt.Errorf("middleware: reset: %w", err)
+		err = fmt.Errorf("middleware: %s: %w", call, err)
 	}
 	if m.failure.mode == fallBack && m.failure.store != nil {
 		if ferr := f(m.failure.store); ferr != nil {
-			err = errors.Join(err, fmt.Errorf("middleware: reset: fallback: %w", ferr))
+			err = errors.Join(err, fmt.Errorf("middleware: %s: fallback: %w", call, ferr))
 		}
 	}
 	return err

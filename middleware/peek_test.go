@@ -261,6 +261,38 @@ func TestPeekResetUnsupported(t *testing.T) {
 	}
 }
 
+// TestPeekResetErrorsNameTheCall: the error of each call names it once,
+// as its other errors do ("middleware: ResetKey: no policy named ..."),
+// the fallback store's too. Before the fix a ResetKey on a store that
+// cannot forget keys said "middleware: reset: middleware: store ...", and
+// Peek and Reset "middleware: peek:" and "middleware: reset:".
+func TestPeekResetErrorsNameTheCall(t *testing.T) {
+	mem, _ := newStore(t)
+	m := middleware.MustNew(takeOnly{mem}, []*policy.Policy{fixed("u", 1, time.Minute, user)},
+		middleware.OnStoreError(middleware.FallBack(takeOnly{mem})))
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-User", "ann")
+	_, peekErr := m.Peek(r)
+	for _, c := range []struct {
+		call string
+		err  error
+	}{
+		{"Peek", peekErr},
+		{"Reset", m.Reset(r)},
+		{"ResetKey", m.ResetKey(context.Background(), "u:ann")},
+	} {
+		if c.err == nil {
+			t.Errorf("%s: nil error, want one", c.call)
+			continue
+		}
+		for _, line := range strings.Split(c.err.Error(), "\n") {
+			if !strings.HasPrefix(line, "middleware: "+c.call+": ") || strings.Count(line, "middleware:") != 1 {
+				t.Errorf("%s: error line %q, want it to begin \"middleware: %s: \" and name the package once", c.call, line, c.call)
+			}
+		}
+	}
+}
+
 // TestResetInMountedChiRoute: a login route in a chi sub-router (r.Route,
 // r.Mount) under a limiter installed with a top-level r.Use and
 // ChiPattern, as the README installs it; the login handler resets the
