@@ -166,7 +166,7 @@ func InForce(cfg *policy.Config) Option {
 
 // WithDebounce sets how long the Watcher waits after the last change
 // before it reloads (editors write a file in several steps); the default
-// is [DefaultDebounce].
+// is [DefaultDebounce]. d must be positive: New fails otherwise.
 func WithDebounce(d time.Duration) Option {
 	return func(w *Watcher) error {
 		if d <= 0 {
@@ -180,7 +180,8 @@ func WithDebounce(d time.Duration) Option {
 // WithGrace sets how long a file that does not load, seen after a change,
 // is given to be finished (a tool saving it may truncate it and then write
 // it, or remove it and make it again) before its error is reported; the
-// default is [DefaultGrace].
+// default is [DefaultGrace]. d must be positive: New fails otherwise
+// (Watcher.Reload gives no grace).
 func WithGrace(d time.Duration) Option {
 	return func(w *Watcher) error {
 		if d <= 0 {
