@@ -239,3 +239,49 @@ func TestDenyCacheAcrossCalls(t *testing.T) {
 		t.Fatalf("the Take after a failed Reset sent %v, want one call: the deny cache did not forget", sent)
 	}
 }
+
+// TestBreakerCountsEachCallsDeadlines: for Take, Peek and Reset alike, on
+// a Redis that does not answer (its writes paused), a caller cancelling
+// says nothing of Redis (the bare context.Canceled, a threshold-1 circuit
+// left closed), while the store's own timeout is the call's failure (an
+// error naming the call and wrapping context.DeadlineExceeded) and opens
+// it; both with the client's default and with ContextTimeoutEnabled.
+func TestBreakerCountsEachCallsDeadlines(t *testing.T) {
+	for _, tc := range storeCalls {
+		for _, ctxTimeouts := range []bool{false, true} {
+			t.Run(tc.op+"/ContextTimeoutEnabled="+map[bool]string{false: "false", true: "true"}[ctxTimeouts], func(t *testing.T) {
+				srv := redistest.New(t)
+				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts, ReadTimeout: 300 * time.Millisecond})
+				defer client.Close()
+				s, err := redisstore.New(client, redisstore.WithCircuitBreaker(1, time.Hour), redisstore.WithTimeout(150*time.Millisecond))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				bg := context.Background()
+				if _, err := s.Take(bg, breakerCheck); err != nil { // the library is loaded
+					t.Fatal(err)
+				}
+				pauseWrites(t, srv, 20000)
+				ctx, cancel := context.WithCancel(bg)
+				errc := make(chan error, 1)
+				go func() { errc <- tc.call(ctx, s, breakerCheck) }()
+				waitBlocked(t, srv, 1)
+				cancel()
+				if err := <-errc; err != context.Canceled {
+					t.Fatalf("cancelled %s = %v, want context.Canceled itself", tc.op, err)
+				}
+				err = tc.call(bg, s, breakerCheck)
+				if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "redisstore: "+tc.op+": ") {
+					t.Fatalf("%s after a caller cancelled = %v, want the %s's own timeout (the circuit still closed)", tc.op, err, tc.op)
+				}
+				if err := tc.call(bg, s, breakerCheck); !errors.Is(err, redisstore.ErrCircuitOpen) {
+					t.Fatalf("%s after its timeout (breaker of 1 failure) = %v, want ErrCircuitOpen", tc.op, err)
+				}
+				if _, err := srv.Do("CLIENT", "UNPAUSE"); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
