@@ -1089,6 +1089,9 @@ var ErrUnrouted = errors.New("middleware: a policy with routes met a request who
 // noteUnrouted counts r, a request whose route the rule set needed and did
 // not know, and tells the error handler the first time.
 func (m *Middleware) noteUnrouted(r *http.Request) {
+	if r.Context().Value(quietKey{}) != nil {
+		return // a Peek or Reset, not a request served
+	}
 	m.stats.unrouted.Add(1)
 	if !m.tells() || m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
 		return

@@ -30,13 +30,15 @@ import (
 // call. The store's failure is returned as it is: neither the failure mode,
 // nor the fallback store, nor the breaker applies. A store that is not an
 // [algorithms.Peeker] is an error wrapping errors.ErrUnsupported.
+// Like Reset, it is no request served: it is not counted in
+// Stats().Unrouted, nor does it spend the ErrUnrouted report.
 func (m *Middleware) Peek(r *http.Request) (*Result, error) {
 	res := &Result{Shadow: m.shadow}
 	set := m.set.Load()
 	seen := served(r, set)
 	mask := uint64(0)
 	if m.skip == nil || !m.skip(seen) {
-		mask = set.Match(seen)
+		mask = set.Match(quiet(seen))
 	}
 	if err := set.Prepare(seen, mask, &res.Result); err != nil {
 		return nil, err
@@ -69,7 +71,7 @@ func (m *Middleware) Reset(r *http.Request, names ...string) error {
 		return err
 	}
 	seen := served(r, set)
-	mask := set.Match(seen) & want
+	mask := set.Match(quiet(seen)) & want
 	if mask == 0 {
 		return nil
 	}
@@ -129,6 +131,16 @@ func served(r *http.Request, set *policy.Set) *http.Request {
 		return false
 	})
 	return seen
+}
+
+// quietKey marks the context of a request that Peek or Reset matches
+// against the rule set: it is not served, so noteUnrouted does not count
+// it (Stats.Unrouted) nor spend the ErrUnrouted report on it.
+type quietKey struct{}
+
+// quiet returns r marked with quietKey for Set.Match.
+func quiet(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), quietKey{}, true))
 }
 
 // reset calls f with the store and, when the failure mode has one, the

@@ -426,3 +426,31 @@ func loginAfterReset(t *testing.T, srv *httptest.Server) {
 		}
 	}
 }
+
+// TestPeekResetNotCountedUnrouted: a Peek or Reset of a request whose
+// route the middleware cannot know (installed before routing, no pattern
+// function) is no request served: it leaves Stats().Unrouted and the
+// one-time ErrUnrouted report to the requests served. Before, each Peek
+// and Reset counted one, and the first spent the report.
+func TestPeekResetNotCountedUnrouted(t *testing.T) {
+	store, _ := newStore(t)
+	var got reports
+	m := middleware.MustNew(store, []*policy.Policy{
+		fixed("login", 3, time.Minute, user, policy.WithRoutes("POST /login")),
+	}, got.handler())
+	r := httptest.NewRequest("POST", "/login", nil)
+	r.Header.Set("X-User", "ann")
+	if _, err := m.Peek(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reset(r); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.Unrouted != 0 || len(got.of(middleware.ErrUnrouted)) != 0 {
+		t.Fatalf("after a Peek and a Reset: Unrouted %d, reports %v; want none", st.Unrouted, got.of(middleware.ErrUnrouted))
+	}
+	serve(m.Handler(ok), "POST", "/login", "X-User", "ann")
+	if st := m.Stats(); st.Unrouted != 1 || len(got.of(middleware.ErrUnrouted)) != 1 {
+		t.Errorf("after a request served: Unrouted %d, %d reports; want 1 and 1", st.Unrouted, len(got.of(middleware.ErrUnrouted)))
+	}
+}
