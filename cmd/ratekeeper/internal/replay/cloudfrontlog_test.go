@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"io"
 	"os"
 	"testing"
 
@@ -34,26 +33,7 @@ func TestCloudFrontLogBehindTrustedHops(t *testing.T) {
 			}
 			// One request per minute per address: 192.0.2.5's second
 			// request is refused, 198.51.100.4's first is not.
-			e, err := New(parse(t, tc.config+"policies:\n  - {name: ip, limit: 1, window: 1m}\n"), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				en, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := e.Add(&en); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rep, err := e.Finish()
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := replayEntries(t, tc.config+"policies:\n  - {name: ip, limit: 1, window: 1m}\n", Options{}, readEntries(t, r))
 			p := rep.Policies[0]
 			if p.Requests != 3 || p.NoKey != 0 || p.Rejected != 1 || len(p.Top) != 1 || p.Top[0].Key != "192.0.2.5" {
 				t.Errorf("requests %d, no key %d (%s), rejected %d, most rejected %+v; want 3, 0, 1 and 192.0.2.5",

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"io"
 	"strings"
 	"testing"
 
@@ -42,31 +41,11 @@ func TestForwardedForLog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := New(parse(t, tc.config), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			for {
-				en, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := e.Add(&en); err != nil {
-					t.Fatal(err)
-				}
-				n++
-			}
-			if n != 4 {
+			entries := readEntries(t, r)
+			if n := len(entries); n != 4 {
 				t.Fatalf("%d entries, want 4 (malformed %v)", n, r.Samples())
 			}
-			rep, err := e.Finish()
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := replayEntries(t, tc.config, Options{}, entries)
 			p := rep.Policies[0]
 			if p.NoKey != 0 || p.Rejected != tc.rejected {
 				t.Errorf("no key %d (%s), rejected %d; want 0 and %d", p.NoKey, p.NoKeyReason, p.Rejected, tc.rejected)

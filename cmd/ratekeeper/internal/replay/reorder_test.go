@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -26,6 +27,22 @@ func replayEntries(t *testing.T, doc string, opts Options, entries []logparse.En
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// readEntries reads r to its end and returns its entries.
+func readEntries(t *testing.T, r *logparse.Reader) []logparse.Entry {
+	t.Helper()
+	var entries []logparse.Entry
+	for {
+		en, err := r.Next()
+		if err == io.EOF {
+			return entries
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, en)
+	}
 }
 
 // TestOutOfOrderLines replays a log whose lines are up to 20 s out of time
