@@ -310,27 +310,8 @@ func TestReloadUnderTraffic(t *testing.T) {
 func TestConfigMapSwap(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := t.TempDir()
-	version := func(name, data string) {
-		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "ratekeeper.yaml"), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	version("..v1", config(5))
-	path := filepath.Join(dir, "ratekeeper.yaml")
-	if err := os.Symlink(filepath.Join("..data", "ratekeeper.yaml"), path); err != nil {
-		t.Fatal(err)
-	}
-	got, events := watchLimit(t, path)
-	version("..v2", config(8))
+	got, events := watchLimit(t, configMap(t, dir, "ratekeeper.yaml", config(5)))
+	configMapUpdate(t, dir, "..v2", "ratekeeper.yaml", config(8))
 	if e := next(t, events); e.err != nil {
 		t.Fatal(e.err)
 	}
@@ -654,6 +635,38 @@ func relink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 	if err := os.Rename(link+".new", link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// configMap lays dir out as the kubelet does a ConfigMap volume: the
+// version directory ..v1 holding file with data, the link ..data to it, and
+// file, a link through ..data. It returns file's path.
+func configMap(t *testing.T, dir, file, data string) string {
+	t.Helper()
+	configMapUpdate(t, dir, "..v1", file, data)
+	path := filepath.Join(dir, file)
+	if err := os.Symlink(filepath.Join("..data", file), path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// configMapUpdate writes data as file in the new version directory name
+// and swaps dir's ..data link to it as the kubelet does: a link ..data_tmp
+// renamed over ..data. The file's own link sees no event.
+func configMapUpdate(t *testing.T, dir, name, file, data string) {
+	t.Helper()
+	if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name, file), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(name, filepath.Join(dir, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -273,22 +273,8 @@ func TestPersistentFileErrorReportedOnce(t *testing.T) {
 func TestConfigMapSwapRemovesOldVersion(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := t.TempDir()
-	version := func(name, data string) {
-		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "rk.yaml"), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		relink(t, name, filepath.Join(dir, "..data"))
-	}
-	version("..v1", config(5))
-	path := filepath.Join(dir, "rk.yaml")
-	if err := os.Symlink(filepath.Join("..data", "rk.yaml"), path); err != nil {
-		t.Fatal(err)
-	}
-	fw := newFakeWatch(t, path, "")
-	version("..v2", config(8))
+	fw := newFakeWatch(t, configMap(t, dir, "rk.yaml", config(5)), "")
+	configMapUpdate(t, dir, "..v2", "rk.yaml", config(8))
 	if err := os.RemoveAll(filepath.Join(dir, "..v1")); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +282,7 @@ func TestConfigMapSwapRemovesOldVersion(t *testing.T) {
 	if e.err != nil || fw.limit.Load() != 8 {
 		t.Fatalf("after the ConfigMap swap: %v, limit %d, want 8", e.err, fw.limit.Load())
 	}
-	version("..v3", config(9))
+	configMapUpdate(t, dir, "..v3", "rk.yaml", config(9))
 	if err := os.RemoveAll(filepath.Join(dir, "..v2")); err != nil {
 		t.Fatal(err)
 	}
