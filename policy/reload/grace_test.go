@@ -76,10 +76,11 @@ func TestGraceAfterReportedFileSavedAgain(t *testing.T) {
 	}
 }
 
-// TestCloseDuringGrace: Close while a file that does not load is given its
-// grace returns, leaves no goroutine and reports nothing.
-func TestCloseDuringGrace(t *testing.T) {
-	t.Cleanup(func() { goleak.VerifyNone(t) })
+// emptiedInGrace starts a fake watch of a file with a limit of 5, empties
+// the file and drives the watch until the empty file is given its grace,
+// failing if it is reported at once instead.
+func emptiedInGrace(t *testing.T) *fakeWatch {
+	t.Helper()
 	fw := newFakeWatch(t, filepath.Join(t.TempDir(), "rk.yaml"), config(5))
 	if err := os.WriteFile(fw.path, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -87,6 +88,14 @@ func TestCloseDuringGrace(t *testing.T) {
 	if _, reported := fw.drive(t, untilGrace); reported {
 		t.Fatal("the empty file was reported at once, want a grace")
 	}
+	return fw
+}
+
+// TestCloseDuringGrace: Close while a file that does not load is given its
+// grace returns, leaves no goroutine and reports nothing.
+func TestCloseDuringGrace(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	fw := emptiedInGrace(t)
 	if err := fw.w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +109,7 @@ func TestCloseDuringGrace(t *testing.T) {
 // timer then reports nothing again; the file fixed is applied.
 func TestReloadDuringGrace(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	fw := newFakeWatch(t, filepath.Join(t.TempDir(), "rk.yaml"), config(5))
-	if err := os.WriteFile(fw.path, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, reported := fw.drive(t, untilGrace); reported {
-		t.Fatal("the empty file was reported at once, want a grace")
-	}
+	fw := emptiedInGrace(t)
 	if err := fw.w.Reload(); err == nil {
 		t.Fatal("Reload of the empty file = nil, want its error")
 	}
