@@ -86,10 +86,10 @@ func isZero(s string) bool {
 // more digits, as a number of units. It saturates at maxHint and drops
 // what is below a nanosecond; it reports false for any other s.
 func decimal(s string, unit time.Duration) (time.Duration, bool) {
-	whole, frac, dot := strings.Cut(s, ".")
-	if !isDigits(whole) || dot && !isDigits(frac) {
+	if !isNumber(s) {
 		return 0, false
 	}
+	whole, frac, _ := strings.Cut(s, ".")
 	limit := int64(maxHint / unit)
 	var n int64
 	for i := 0; i < len(whole); i++ {
