@@ -45,9 +45,8 @@ import (
 // A request without a pattern yields [ErrNoRoute], which ends a [FirstOf]
 // rather than let it fall back to its next part (a fallback taken by every
 // request, for all routes alike, would be a silent shared bucket). A
-// ServeMux pattern
-// holds a space, which [Join] and [Namespace] do not write as it is: under
-// them its key is a digest (still one per route).
+// ServeMux pattern holds a space, which [Join] and [Namespace] do not write
+// as it is: under them its key is a digest (still one per route).
 func Route() Func {
 	return func(r *http.Request) (string, error) {
 		if p, ok := r.Context().Value(routeKey{}).(string); ok {
