@@ -426,13 +426,13 @@ func split(path string) (root string, parts []string) {
 // Reload reads the file now and, if its content changed since the last
 // version applied, parses it and calls apply. A file that does not load
 // changes nothing and returns the error (also passed to the OnReload hook
-// and logged, at once: Reload gives it no grace); so does an error from apply. An error matching
-// [policy.ErrRestartNeeded] is returned too, but the Config counts as
-// applied ([Watcher.Config] returns it; logged as a warning). Unchanged
-// content returns nil
-// without calling apply, but for content whose apply failed: Reload calls
-// apply for it again (a file event for it does not). Reload is safe to
-// call from any goroutine, for example on SIGHUP.
+// and logged, at once: Reload gives it no grace); so does an error from
+// apply. An error matching [policy.ErrRestartNeeded] is returned too, but
+// the Config counts as applied ([Watcher.Config] returns it; logged as a
+// warning). Unchanged content returns nil without calling apply, but for
+// content whose apply failed: Reload calls apply for it again (a file event
+// for it does not). Reload is safe to call from any goroutine, for example
+// on SIGHUP.
 func (w *Watcher) Reload() error {
 	_, err := w.reload(true)
 	return err
