@@ -48,14 +48,7 @@ func TestNestedDenialWaitsForOuter(t *testing.T) {
 				h := nestedRouter(mux, outer, inner)
 				start := t0.Add(time.Duration(4+4*i) * time.Minute) // a fresh two-minute window for each router
 				clock.Set(start)
-				if w := serve(h, "GET", "/"); w.Code != 200 {
-					t.Fatalf("%s: first request %d", mux, w.Code)
-				}
-				clock.Advance(time.Second)
-				w := serve(h, "GET", "/")
-				if w.Code != 429 {
-					t.Fatalf("%s: second request %d, want 429", mux, w.Code)
-				}
+				w := admitThenDeny(t, mux, h, clock)
 				for k, v := range tt.want {
 					want := v
 					if v == "unix" { // the end of the two-minute window
@@ -74,9 +67,6 @@ func TestNestedDenialWaitsForOuter(t *testing.T) {
 
 var constKey = func(*http.Request) (string, error) { return "k", nil }
 
-// nestedRouter serves GET / with ok through outer and then inner: outer as
-// chi's r.Use and inner as r.With, or outer around a ServeMux whose route
-// holds inner.
 // retryAdmittedAt checks that the request just refused with Retry-After
 // retryAfter (counted from the clock's instant) is refused again 1 s
 // before it and admitted at it; name prefixes the errors.
@@ -90,6 +80,22 @@ func retryAdmittedAt(t *testing.T, name string, h http.Handler, clock *algotest.
 	if w := serve(h, "GET", "/"); w.Code != 200 {
 		t.Errorf("%sretry at Retry-After: %d, want 200", prefix(name), w.Code)
 	}
+}
+
+// admitThenDeny serves GET / through h, which must admit it, and again
+// 1 s later, which must be denied (429), and returns the denial; name
+// prefixes the errors.
+func admitThenDeny(t *testing.T, name string, h http.Handler, clock *algotest.Clock) *httptest.ResponseRecorder {
+	t.Helper()
+	if w := serve(h, "GET", "/"); w.Code != 200 {
+		t.Fatalf("%sfirst request %d", prefix(name), w.Code)
+	}
+	clock.Advance(time.Second)
+	w := serve(h, "GET", "/")
+	if w.Code != 429 {
+		t.Fatalf("%ssecond request %d, want 429", prefix(name), w.Code)
+	}
+	return w
 }
 
 func prefix(name string) string {
@@ -113,6 +119,9 @@ func routedBy(mux string, m *middleware.Middleware) http.Handler {
 	return sm
 }
 
+// nestedRouter serves GET / with ok through outer and then inner: outer as
+// chi's r.Use and inner as r.With, or outer around a ServeMux whose route
+// holds inner.
 func nestedRouter(mux string, outer, inner *middleware.Middleware) http.Handler {
 	if mux == "chi" {
 		r := chi.NewRouter()
@@ -209,13 +218,7 @@ func TestNestedDenyHandlerWaitsForOuter(t *testing.T) {
 					w.WriteHeader(http.StatusTooManyRequests)
 				}))
 			h := nestedRouter(mux, outer, inner)
-			if w := serve(h, "GET", "/"); w.Code != 200 {
-				t.Fatalf("first request %d", w.Code)
-			}
-			clock.Advance(time.Second)
-			if w := serve(h, "GET", "/"); w.Code != 429 {
-				t.Fatalf("second request %d, want 429", w.Code)
-			}
+			admitThenDeny(t, "", h, clock)
 			if want := 119 * time.Second; got != want {
 				t.Errorf("deny handler's res.RetryAfter() = %s, want %s (the outer policy's t, the default 429's Retry-After)", got, want)
 			}
@@ -238,14 +241,7 @@ func TestNestedDenialWaitsForOuterCost(t *testing.T) {
 			h := nestedRouter(mux,
 				middleware.MustNew(store, []*policy.Policy{bucket}, middleware.WithClock(clock)),
 				middleware.MustNew(store, []*policy.Policy{inner}, middleware.WithClock(clock)))
-			if w := serve(h, "GET", "/"); w.Code != 200 {
-				t.Fatalf("first request %d", w.Code)
-			}
-			clock.Advance(time.Second)
-			w := serve(h, "GET", "/")
-			if w.Code != 429 {
-				t.Fatalf("second request %d, want 429", w.Code)
-			}
+			w := admitThenDeny(t, "", h, clock)
 			if got := w.Header().Get("Retry-After"); got != "19" {
 				t.Errorf("Retry-After = %q, want 19 (2 units of the outer bucket; RateLimit %q)", got, w.Header().Values("RateLimit"))
 			}
@@ -269,14 +265,7 @@ func TestNestedDenialOuterGivesBack(t *testing.T) {
 			outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 2, 2*time.Minute, constKey, policy.CountIf(policy.CountSucceeded))}, middleware.WithClock(clock))
 			inner := middleware.MustNew(store, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)}, middleware.WithClock(clock))
 			h := nestedRouter(mux, outer, inner)
-			if w := serve(h, "GET", "/"); w.Code != 200 {
-				t.Fatalf("first request %d", w.Code)
-			}
-			clock.Advance(time.Second)
-			w := serve(h, "GET", "/")
-			if w.Code != 429 {
-				t.Fatalf("second request %d, want 429", w.Code)
-			}
+			w := admitThenDeny(t, "", h, clock)
 			if got := w.Header().Get("Retry-After"); got != "59" {
 				t.Errorf("Retry-After = %q, want 59 (the outer policy gives its unit back)", got)
 			}
