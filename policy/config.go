@@ -74,11 +74,10 @@ import (
 // name marks a credential (Authorization, Proxy-Authorization, Cookie, or
 // a name holding auth, token, secret, passw, sess (session, sessid),
 // credential, key, jwt or bearer in any case, such as X-Api-Key; a cookie
-// named sid) is never kept
-// as sent: its value is replaced by its SHA-256 digest (keyfunc.Secret),
-// so that the store and its dumps hold no credential. A file with just a name, a
-// limit and a window per policy gets the sliding window counter keyed by
-// client IP.
+// named sid or connect.sid) is never kept as sent: its value is replaced
+// by its SHA-256 digest (keyfunc.Secret), so that the store and its dumps
+// hold no credential. A file with just a name, a limit and a window per
+// policy gets the sliding window counter keyed by client IP.
 type Config struct {
 	// File is the name the configuration was read from.
 	File string

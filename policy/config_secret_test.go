@@ -35,6 +35,7 @@ func TestConfigCredentialKeysAreDigests(t *testing.T) {
 		{"joined", "[ip, header:X-Api-Key]", "X-Api-Key", ""},
 		{"session cookie", "cookie:session_id", "Cookie", "session_id="},
 		{"sid cookie", "cookie:sid", "Cookie", "sid="},
+		{"connect.sid cookie", "cookie:connect.sid", "Cookie", "connect.sid="},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := "policies:\n  - name: p\n    limit: 10\n    window: 1m\n    key: " + tc.key + "\n"
