@@ -110,3 +110,37 @@ func TestTakeDeadlineRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedTakeDeadlineWaitsForOuter: a store call cut short by a
+// server-side deadline, in a middleware nested inside one that admitted
+// the request with its last unit, is told to come back when that one
+// admits again (its 120 s, on the store's clock), not in 1 s, which the
+// middleware further out would refuse: the Retry-After of the deadline's
+// 503 counts the middlewares further out, as FailClosed's does (see
+// TestNestedFailClosedWaitsForOuter).
+func TestNestedTakeDeadlineWaitsForOuter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem, clock := newStore(t) // t0 is a two-minute boundary
+		outer := middleware.MustNew(mem, []*policy.Policy{fixed("two-min", 1, 2*time.Minute, constKey)}, middleware.WithClock(clock))
+		inner := middleware.MustNew(&hanging{mem: mem}, []*policy.Policy{fixed("u", 100, time.Minute, user)}, middleware.WithClock(clock))
+		deadline := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+				defer cancel()
+				next.ServeHTTP(w, req.WithContext(ctx))
+			})
+		}
+		sm := http.NewServeMux()
+		sm.Handle("GET /", deadline(inner.Handler(ok)))
+		w := serve(outer.Handler(sm), "GET", "/", "X-User", "hang")
+		if w.Code != http.StatusServiceUnavailable {
+			t.Fatalf("status %d, want 503", w.Code)
+		}
+		if got := w.Header().Get("Retry-After"); got != "120" {
+			t.Errorf("Retry-After %q, want 120 (the outer policy's wait)", got)
+		}
+		if st := inner.Stats(); st.Abandoned != 1 {
+			t.Errorf("inner stats %+v, want 1 abandoned", st)
+		}
+	})
+}
