@@ -56,6 +56,14 @@ func TestResultPeekAndReset(t *testing.T) {
 	if err := res.Reset(ctx, store, 0b01); err != nil {
 		t.Fatal(err)
 	}
+	// Peeked again, now admitted: a give-back still gives nothing back
+	// (the hour's 9 left stay 9, the take below finds them).
+	if err := res.Peek(ctx, store); err != nil || !res.Allowed() {
+		t.Fatalf("peek after the reset: %v, allowed %v; want admitted", err, res.Allowed())
+	}
+	if err := res.GiveBack(ctx, store, 0, 0b10); err != nil || res.GaveBack() {
+		t.Errorf("give-back of an admitted peeked Result: %v, gave back %v; want nothing done", err, res.GaveBack())
+	}
 	again := takeResult(t, s, store, r)
 	if !again.Allowed() || again.Decision(0).Remaining != 0 || again.Decision(1).Remaining != 8 {
 		t.Errorf("after resetting the minute policy: %+v %+v; want admitted, minute 0 left, hour 8 left (not reset)", again.Decision(0), again.Decision(1))
