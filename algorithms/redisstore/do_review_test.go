@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,42 +12,6 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 )
-
-// sentHook counts the commands a client sends, pipelined ones included.
-type sentHook struct {
-	redistest.PassHooks
-	mu   sync.Mutex
-	sent []string
-}
-
-func (h *sentHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.mu.Lock()
-		h.sent = append(h.sent, cmd.Name())
-		h.mu.Unlock()
-		return next(ctx, cmd)
-	}
-}
-
-func (h *sentHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.mu.Lock()
-		for _, c := range cmds {
-			h.sent = append(h.sent, c.Name())
-		}
-		h.mu.Unlock()
-		return next(ctx, cmds)
-	}
-}
-
-// take returns and forgets the commands sent so far.
-func (h *sentHook) take() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.sent
-	h.sent = nil
-	return s
-}
 
 // storeCalls are Take, Peek and Reset, the three calls Store.do serves,
 // each as a function of the context and the checks.
@@ -81,9 +44,7 @@ func TestCallsCheckInOrder(t *testing.T) {
 	badCost.Cost = -1
 	for _, tc := range storeCalls {
 		t.Run(tc.op, func(t *testing.T) {
-			hook := &sentHook{}
-			client := newClient(t)
-			client.AddHook(hook)
+			client, hook := countedClient(t)
 			clk := &manualClock{t: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}
 			s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(uniquePrefix(t)),
 				redisstore.WithCircuitBreaker(1, time.Hour))
@@ -161,7 +122,7 @@ func TestDenyCacheAcrossCalls(t *testing.T) {
 	}
 	client := redis.NewClient(&redis.Options{Addr: sharedServer(t).Addr, Username: "rvdonodel", Password: "any"})
 	defer client.Close()
-	hook := &sentHook{}
+	hook := &countHook{}
 	client.AddHook(hook)
 	clk := &manualClock{t: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}
 	prefix := uniquePrefix(t)

@@ -58,6 +58,19 @@ func (h *countHook) reset() {
 	h.mu.Unlock()
 }
 
+// take returns the commands sent since the last reset or take, pipelined
+// ones included, and forgets them.
+func (h *countHook) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sent := h.cmds
+	for _, p := range h.piped {
+		sent = append(sent, p...)
+	}
+	h.cmds, h.pipelines, h.piped = nil, 0, nil
+	return sent
+}
+
 // pipelinedCommands returns the commands of each pipeline sent since the
 // last reset.
 func (h *countHook) pipelinedCommands() [][]string {
