@@ -3,34 +3,11 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
-	"github.com/redis/go-redis/v9"
 )
-
-// loseReplyHook fails the next script call once armed, after Redis has run
-// it: a reply lost on the way back.
-type loseReplyHook struct {
-	redistest.PassHooks
-	armed atomic.Bool
-}
-
-func (h *loseReplyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if n := cmd.Name(); (n == "fcall" || n == "evalsha" || n == "eval") && h.armed.CompareAndSwap(true, false) {
-			err = errors.New("read: connection reset by peer")
-			cmd.SetErr(err)
-		}
-		return err
-	}
-}
 
 // TestDenyCacheForgetsOnLostReply: a Take whose reply is lost may have
 // been admitted by Redis, and its consumption makes the waits of the
@@ -41,15 +18,8 @@ func (h *loseReplyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // cost-5 Take for 5 s; the cache answered 4 s, and a client retrying then
 // was denied again.
 func TestDenyCacheForgetsOnLostReply(t *testing.T) {
-	client := newClient(t)
-	hook := &loseReplyHook{}
-	client.AddHook(hook)
+	s, hook, clk := afterReplyDenyCacheStore(t)
 	ctx := context.Background()
-	clk := algotest.NewClock(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
-	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithDenyCache(100))
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1, Window: time.Second, Burst: 10}
 	take := func(cost int64) ([]algorithms.Decision, error) {
 		return s.Take(ctx, algorithms.Check{Spec: spec, Key: "k", Cost: cost})
@@ -61,7 +31,7 @@ func TestDenyCacheForgetsOnLostReply(t *testing.T) {
 		t.Fatalf("Take(5) = %+v, %v; want denied for 5s", d, err)
 	}
 	clk.Advance(time.Second)
-	hook.armed.Store(true)
+	hook.arm(func() error { return errors.New("read: connection reset by peer") })
 	if _, err := take(1); err == nil {
 		t.Fatal("Take(1) with its reply lost returned no error")
 	}

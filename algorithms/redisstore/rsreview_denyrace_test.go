@@ -14,15 +14,16 @@ import (
 )
 
 // afterReplyHook runs do once, on the goroutine of the first script call
-// (FCALL, EVALSHA, EVAL) made after arm, once Redis has replied to it.
+// (FCALL, EVALSHA, EVAL) made after arm, once Redis has replied to it. An
+// error do returns replaces the call's reply: a reply lost on the way back.
 type afterReplyHook struct {
 	redistest.PassHooks
 	mu    sync.Mutex
 	armed bool
-	do    func()
+	do    func() error
 }
 
-func (h *afterReplyHook) arm(do func()) {
+func (h *afterReplyHook) arm(do func() error) {
 	h.mu.Lock()
 	h.armed, h.do = true, do
 	h.mu.Unlock()
@@ -40,11 +41,30 @@ func (h *afterReplyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			h.armed, h.do = false, nil
 			h.mu.Unlock()
 			if do != nil {
-				do()
+				if derr := do(); derr != nil {
+					err = derr
+					cmd.SetErr(err)
+				}
 			}
 		}
 		return err
 	}
+}
+
+// afterReplyDenyCacheStore returns a store with a deny cache of 100 on a
+// client of its own with an afterReplyHook, under a prefix of its own, on
+// an injected clock.
+func afterReplyDenyCacheStore(t *testing.T) (*redisstore.Store, *afterReplyHook, *algotest.Clock) {
+	t.Helper()
+	client := newClient(t)
+	hook := &afterReplyHook{}
+	client.AddHook(hook)
+	clk := algotest.NewClock(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithDenyCache(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, hook, clk
 }
 
 // TestDenyCacheForgetDuringTake: this process gives back the unit of an
@@ -56,25 +76,19 @@ func (h *afterReplyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // admitted Take of a key is not cached: the next Take goes to Redis and
 // is admitted, as it is without the deny cache.
 func TestDenyCacheForgetDuringTake(t *testing.T) {
-	client := newClient(t)
-	hook := &afterReplyHook{}
-	client.AddHook(hook)
+	s, hook, _ := afterReplyDenyCacheStore(t)
 	ctx := context.Background()
-	clk := algotest.NewClock(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
-	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithDenyCache(100))
-	if err != nil {
-		t.Fatal(err)
-	}
 	check := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "k"}
 	first, err := s.Take(ctx, check)
 	if err != nil || !first[0].Allowed {
 		t.Fatalf("first Take = %+v, %v; want admitted", first, err)
 	}
 	var gerr error
-	hook.arm(func() {
+	hook.arm(func() error {
 		// Redis has denied the second Take; before it returns, the first
 		// one's unit is given back.
 		gerr = s.GiveBack(ctx, make([]algorithms.Refunded, 1), []algorithms.Check{check}, first, 0)
+		return nil
 	})
 	second, err := s.Take(ctx, check)
 	if err != nil || second[0].Allowed {
