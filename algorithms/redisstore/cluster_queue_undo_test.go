@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 )
 
@@ -20,18 +19,11 @@ import (
 // The undo must keep the place; the next request departs a second after
 // the one that queued behind it.
 func TestClusterUndoKeepsAQueuePlaceWithRequestsBehind(t *testing.T) {
-	client := sharedCluster(t)
-	prefix := uniquePrefix(t)
-	clk := algotest.NewClock(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
-	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
+	race := newLostRace(t)
+	prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
 	ctx := context.Background()
 	q := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second}, Key: "user-1"}
-	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
 	qKey := prefix + ":{user-1}:lq:1:1000000000:0:0:10000000000"
-	yKey := prefix + ":{route-/login}:fw:1:3600000000000:0:0:0"
 	takeOther := func(c algorithms.Check) algorithms.Decision {
 		d, err := other.Take(ctx, c)
 		if err != nil {
@@ -39,11 +31,8 @@ func TestClusterUndoKeepsAQueuePlaceWithRequestsBehind(t *testing.T) {
 		}
 		return d[0]
 	}
-	client.AddHook(&beforeModeHook{mode: "1", key: yKey, do: func() {
-		if d := takeOther(y); !d.Allowed { // y's last unit goes to the other instance
-			t.Errorf("racing Take(y) = %+v", d)
-		}
-	}})
+	client := sharedCluster(t)
+	client.AddHook(race.hook) // y's last unit goes to the other instance
 	var behind algorithms.Decision
 	client.AddHook(&beforeModeHook{mode: "2", key: qKey, do: func() {
 		behind = takeOther(q) // queued behind the reserved place
@@ -56,7 +45,7 @@ func TestClusterUndoKeepsAQueuePlaceWithRequestsBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d[1].Allowed {
+	if !race.hook.hit.Load() || d[1].Allowed {
 		t.Fatalf("Take(q, y) = %+v, want y denied (the race lost)", d)
 	}
 	if !behind.Allowed || behind.Delay != time.Second {
