@@ -25,10 +25,12 @@ import (
 // reservation on a Cluster, which is then undone (see the package
 // documentation, "Cluster"), a key another process refunds or gives back
 // ([Store.Refund], [Store.GiveBack]; this process's refunds, give-backs
-// and resets ([Store.Reset]) drop its entries, as do its admitted Takes of the key, such as one of
-// another cost, and its Takes that fail, which Redis may have admitted,
-// and keep a denial in flight meanwhile from being cached), and a key deleted in Redis (by another process's [Store.Reset], an operator resetting a
-// client's limit, a restart without persistence, an eviction) stay cached
+// and resets ([Store.Reset]) drop its entries, as do its admitted Takes
+// of the key, such as one of another cost, and its Takes that fail, which
+// Redis may have admitted, and keep a denial in flight meanwhile from
+// being cached), and a key deleted in Redis (by another process's
+// [Store.Reset], an operator resetting a client's limit, a restart
+// without persistence, an eviction) stay cached
 // until their RetryAfter, and later Takes of that key in this process are
 // denied for that long where Redis would admit them. The Remaining of a
 // cached decision is Redis's at that time: other clients may have consumed
