@@ -72,10 +72,8 @@ func NewModel() *Model { return &Model{keys: make(map[modelKey]machine)} }
 // had been decided alone without consuming. This is what the in-memory store
 // reports.
 func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.Decision, error) {
-	for _, c := range checks {
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
+	if err := validate(checks); err != nil {
+		return nil, err
 	}
 	t := now.UnixNano()
 	m.mu.Lock()
@@ -142,13 +140,22 @@ type modelStore struct {
 }
 
 func (s modelStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	if s.closed.Load() {
-		return nil, algorithms.ErrClosed
-	}
 	return s.m.TakeAt(s.clock.Now(), checks...)
+}
+
+// ready returns ctx's error, or algorithms.ErrClosed once the store is
+// closed: what every call checks first.
+func (s modelStore) ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return algorithms.ErrClosed
+	}
+	return nil
 }
 
 // Close makes later calls fail with algorithms.ErrClosed.
@@ -162,6 +169,16 @@ func (m *Model) machineFor(k modelKey) machine {
 		return mc
 	}
 	return newMachine(k.spec)
+}
+
+// validate returns the first invalid check's error (from Check.Validate).
+func validate(checks []algorithms.Check) error {
+	for _, c := range checks {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func cost(c algorithms.Check) int64 {

@@ -39,10 +39,8 @@ func (m *Model) GiveBackAt(now time.Time, checks []algorithms.Check, ds []algori
 	if waited < 0 {
 		return nil, fmt.Errorf("algotest: GiveBack: waited must not be negative, got %s", waited)
 	}
-	for _, c := range checks {
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
+	if err := validate(checks); err != nil {
+		return nil, err
 	}
 	places, err := m.RefundAt(now, checks, ds, waited)
 	if err != nil {
@@ -263,11 +261,8 @@ func (s modelStore) GiveBack(ctx context.Context, dst []algorithms.Refunded, che
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algotest: GiveBack: %d results for %d checks", len(dst), len(checks))
 	}
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return algorithms.ErrClosed
 	}
 	out, err := s.m.GiveBackAt(s.clock.Now(), checks, ds, waited)
 	if err != nil {

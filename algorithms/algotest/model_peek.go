@@ -15,10 +15,8 @@ import (
 // Delay the wait its request would have. It returns the first validation
 // error (from Check.Validate).
 func (m *Model) PeekAt(now time.Time, checks ...algorithms.Check) ([]algorithms.Decision, error) {
-	for _, c := range checks {
-		if err := c.Validate(); err != nil {
-			return nil, err
-		}
+	if err := validate(checks); err != nil {
+		return nil, err
 	}
 	t := now.UnixNano()
 	m.mu.Lock()
@@ -37,11 +35,8 @@ func (s modelStore) Peek(ctx context.Context, dst []algorithms.Decision, checks 
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algotest: Peek: %d decisions for %d checks", len(dst), len(checks))
 	}
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return algorithms.ErrClosed
 	}
 	out, err := s.m.PeekAt(s.clock.Now(), checks...)
 	if err != nil {

@@ -94,11 +94,8 @@ func (s modelStore) Refund(ctx context.Context, dst []algorithms.Refunded, check
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algotest: Refund: %d results for %d checks", len(dst), len(checks))
 	}
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return algorithms.ErrClosed
 	}
 	out, err := s.m.RefundAt(s.clock.Now(), checks, ds, waited)
 	if err != nil {

@@ -26,11 +26,8 @@ func (m *Model) Reset(checks ...algorithms.Check) error {
 
 // Reset implements algorithms.Resetter on the model.
 func (s modelStore) Reset(ctx context.Context, checks ...algorithms.Check) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
-	}
-	if s.closed.Load() {
-		return algorithms.ErrClosed
 	}
 	return s.m.Reset(checks...)
 }
