@@ -22,14 +22,7 @@ func tablesHeld(t *testing.T, s *MemoryStore) int {
 			if tb.dead {
 				t.Errorf("shard %d holds a dropped table", i)
 			}
-			switch {
-			case tb.cells != nil:
-				keys += tb.cells.len()
-			case tb.logs != nil:
-				keys += len(tb.logs)
-			default:
-				keys += len(tb.bkts)
-			}
+			keys += tb.len()
 		}
 		if keys != sh.keys {
 			t.Errorf("shard %d counts %d keys, its tables hold %d (a key went into a dropped table?)", i, sh.keys, keys)

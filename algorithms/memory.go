@@ -761,16 +761,19 @@ func (sh *shard) compact() {
 	}
 }
 
-// empty reports whether tb holds no key.
-func (tb *table) empty() bool {
+// len returns how many keys tb holds.
+func (tb *table) len() int {
 	switch {
 	case tb.cells != nil:
-		return tb.cells.len() == 0
+		return tb.cells.len()
 	case tb.logs != nil:
-		return len(tb.logs) == 0
+		return len(tb.logs)
 	}
-	return len(tb.bkts) == 0
+	return len(tb.bkts)
 }
+
+// empty reports whether tb holds no key.
+func (tb *table) empty() bool { return tb.len() == 0 }
 
 // live returns tb, a table of sh found without the lock, or when a
 // compaction has dropped it since, the shard's table of its Spec now,
@@ -961,7 +964,7 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	)
 	held := 0
 	for _, tb := range sh.tables {
-		if (tb.cells != nil && tb.cells.n > 0) || len(tb.logs) > 0 || len(tb.bkts) > 0 {
+		if !tb.empty() {
 			held++
 		}
 	}
