@@ -56,10 +56,10 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 	}
 	if tb == nil {
 		// No key of c's Spec in the shard: a new key, on params of its own
-		// (the shard gets no table for it).
-		p := newParams(c.Spec)
+		// (the shard gets no table for it), made without the lock.
 		dropped := sh.dropped
 		sh.mu.Unlock()
+		p := newParams(c.Spec)
 		p.peekFresh(d, t, dropped, n)
 		return
 	}
