@@ -99,7 +99,9 @@ func TestResetInACrowdedStore(t *testing.T) {
 			}
 		}
 	}
-	// The last keys of a Spec reset: its tables go at the next compaction.
+	// The last keys of a Spec reset: its tables go at the next compaction,
+	// which the shard's next new Spec runs (no Sweep: the reset itself
+	// marks the compaction due), and at a Sweep.
 	lone := Spec{Algorithm: SlidingBuckets, Limit: 9, Window: time.Hour, Buckets: 3}
 	before := tablesHeld(t, s)
 	if _, err := s.TakeOne(ctx, Check{Spec: lone, Key: keys[0]}); err != nil {
@@ -109,6 +111,16 @@ func TestResetInACrowdedStore(t *testing.T) {
 		t.Fatalf("%d tables, want %d", n, before+1)
 	}
 	if err := s.Reset(ctx, Check{Spec: lone, Key: keys[0]}); err != nil {
+		t.Fatal(err)
+	}
+	next := Spec{Algorithm: FixedWindow, Limit: 9, Window: time.Hour}
+	if _, err := s.TakeOne(ctx, Check{Spec: next, Key: keys[1]}); err != nil {
+		t.Fatal(err)
+	}
+	if n := tablesHeld(t, s); n != before+1 {
+		t.Errorf("after the reset of its only key and a new Spec in its shard, %d tables, want %d: the empty table stayed", n, before+1)
+	}
+	if err := s.Reset(ctx, Check{Spec: next, Key: keys[1]}); err != nil {
 		t.Fatal(err)
 	}
 	s.Sweep()
