@@ -90,12 +90,19 @@ func decimal(s string, unit time.Duration) (time.Duration, bool) {
 		return 0, false
 	}
 	whole, frac, _ := strings.Cut(s, ".")
+	return scaled(whole, frac, unit), true
+}
+
+// scaled returns whole.frac units, each of whole and frac ASCII digits
+// (either may be empty), saturating at maxHint and dropping what is below a
+// nanosecond.
+func scaled(whole, frac string, unit time.Duration) time.Duration {
 	limit := int64(maxHint / unit)
 	var n int64
 	for i := 0; i < len(whole); i++ {
 		n = n*10 + int64(whole[i]-'0')
 		if n > limit {
-			return maxHint, true
+			return maxHint
 		}
 	}
 	d := time.Duration(n) * unit
@@ -103,17 +110,26 @@ func decimal(s string, unit time.Duration) (time.Duration, bool) {
 		scale /= 10
 		d += time.Duration(frac[i]-'0') * scale
 	}
-	return min(d, maxHint), true
+	return min(d, maxHint)
 }
 
-// goDuration reads s as Go's Duration.String writes a positive duration
-// (OpenAI's resets: "20ms", "1s", "6m0s", "8.64s", "1h2m3s"): one or more
-// decimal numbers, each with a unit among h, m, s, ms, us (or µs) and ns;
-// no sign, no exponent, no spaces. A bare number is seconds. It saturates
-// at maxHint, and reports false for a malformed s.
+// goDuration reads s as time.ParseDuration reads a non-negative duration
+// (OpenAI's resets, written by Go's Duration.String: "20ms", "1s", "6m0s",
+// "8.64s", "1h2m3s"; or by hand: ".5s", "1.s"): an optional "+", then one
+// or more decimal numbers, each of digits with an optional fraction (either
+// side of the point may be empty, not both) and a unit among h, m, s, ms,
+// us (or µs) and ns; or "0". No "-" (a negative wait means nothing), no
+// exponent, no spaces. A bare number, digits with an optional fraction of
+// one or more digits, is seconds. Where ParseDuration overflows, goDuration
+// saturates at maxHint (a wait beyond every cap, not a malformed one); it
+// reports false for a malformed s.
 func goDuration(s string) (time.Duration, bool) {
 	if isNumber(s) {
 		return decimal(s, time.Second)
+	}
+	s = strings.TrimPrefix(s, "+")
+	if s == "0" {
+		return 0, true
 	}
 	if s == "" {
 		return 0, false
@@ -124,17 +140,19 @@ func goDuration(s string) (time.Duration, bool) {
 		for i < len(s) && (isDigit(s[i]) || s[i] == '.') {
 			i++
 		}
-		num := s[:i]
+		whole, frac, _ := strings.Cut(s[:i], ".")
+		if whole == "" && frac == "" || strings.Contains(frac, ".") {
+			return 0, false // no digits, or a second point
+		}
 		j := i
 		for j < len(s) && !isDigit(s[j]) && s[j] != '.' {
 			j++
 		}
 		unit, ok := durationUnit(s[i:j])
-		if !ok || !isNumber(num) {
+		if !ok {
 			return 0, false
 		}
-		d, _ := decimal(num, unit)
-		total = min(total+d, maxHint) // each at most maxHint: no overflow
+		total = min(total+scaled(whole, frac, unit), maxHint) // each at most maxHint: no overflow
 		s = s[j:]
 	}
 	return total, true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -80,6 +81,9 @@ func TestServerHoldDialects(t *testing.T) {
 		{"openai seconds", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1s"), time.Second},
 		{"openai minutes", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "6m0s"), 6 * time.Minute},
 		{"openai fraction", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "8.64s"), 8640 * time.Millisecond},
+		{"openai fraction, no whole part", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", ".5s"), 500 * time.Millisecond},
+		{"openai fraction, no digits after the point", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1.s"), time.Second},
+		{"openai minutes and half-seconds", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m.5s"), 60500 * time.Millisecond},
 		{"openai all units", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1h2m3s4ms5us6ns"),
 			time.Hour + 2*time.Minute + 3*time.Second + 4*time.Millisecond + 5*time.Microsecond + 6},
 		{"openai micro sign", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "7µs"), 7 * time.Microsecond},
@@ -130,7 +134,7 @@ func TestServerHoldDialects(t *testing.T) {
 
 // Malformed fields of the new dialects are ignored: no hold, no panic.
 func TestServerHoldDialectsMalformed(t *testing.T) {
-	for _, reset := range []string{"", "s", "1", "-1s", "+1s", "1x", "1 s", "1.s", ".5s", "1e3s", "1S", "Inf", "NaN", "1s-", "ms", "1h 2m", "0x1s", "١s"} {
+	for _, reset := range []string{"", "s", "1", "-1s", "-.5s", "1x", "1 s", ".s", "1..s", "1e3s", "1S", "Inf", "NaN", "1s-", "ms", "1h 2m", "0x1s", "١s"} {
 		h := header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", reset)
 		if reset == "1" {
 			// The one bare number read (as seconds): the check below
@@ -204,6 +208,7 @@ func TestServerHoldCommonPathAllocs(t *testing.T) {
 	// Retry-After, allocate nothing either.
 	for _, h := range []http.Header{
 		header("x-ratelimit-limit-requests", "60", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"),
+		header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "+1m.5s"),
 		header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0",
 			"anthropic-ratelimit-requests-reset", now.Add(time.Minute).Format(time.RFC3339)),
 		header("retry-after-ms", "1500", "Retry-After", "2"),
@@ -214,34 +219,105 @@ func TestServerHoldCommonPathAllocs(t *testing.T) {
 	}
 }
 
+// goDuration reads every non-negative duration time.ParseDuration reads, in
+// every form it reads it (servers write their resets with Go's
+// Duration.String, or by hand: OpenAI-style ".5s"), and a bare number as
+// seconds; it refuses a negative duration and anything ParseDuration
+// refuses, and saturates at maxHint where ParseDuration overflows.
+func TestGoDuration(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want time.Duration
+	}{
+		{"20ms", 20 * time.Millisecond},
+		{"6m0s", 6 * time.Minute},
+		{"8.64s", 8640 * time.Millisecond},
+		{".5s", 500 * time.Millisecond},
+		{"1.s", time.Second},
+		{"1.5m.5s", 90*time.Second + 500*time.Millisecond},
+		{"0.s", 0},
+		{".0s", 0},
+		{"1s.25s", 1250 * time.Millisecond},
+		{"+1s", time.Second},
+		{"+.5s", 500 * time.Millisecond},
+		{"0", 0},
+		{"+0", 0},
+		{"1h1h", 2 * time.Hour},
+		{"00001s", time.Second},
+		{"1.0000000001s", time.Second},
+		{".000000001s", time.Nanosecond},
+		{"2", 2 * time.Second},
+		{"2.5", 2500 * time.Millisecond},
+		{"2562047h47m16.854775807s", maxHint}, // time.Duration's largest
+		{"2562047h47m16.854775808s", maxHint}, // beyond it
+		{"99999999999999999999h", maxHint},
+		{"8760h", maxHint},
+		{"8759h59m59.999999999s", maxHint - 1},
+	} {
+		got, ok := goDuration(tc.s)
+		if !ok || got != tc.want {
+			t.Errorf("goDuration(%q) = %v, %v; want %v", tc.s, got, ok, tc.want)
+		}
+		if std, err := time.ParseDuration(tc.s); err == nil && std < maxHint && std != got {
+			t.Errorf("goDuration(%q) = %v, time.ParseDuration %v", tc.s, got, std)
+		}
+	}
+	for _, s := range []string{
+		"", "s", ".s", "..5s", "1..s", "1.5.5s", "1", // "1" aside: see below
+		"-1s", "-.5s", "-0", "-0s", "--1s", "++1s", "+", "+s", "+2", "+.5", "+2.5",
+		".", ".5", "1.", "1s.", "1s.5", "5x", "1S", "1e3s", "1 s", " 1s", "1s ", "0x1s",
+		"1h 2m", "1s-", "1s+1s", "Inf", "NaN", "ms", "١s", "1us\u00b5",
+	} {
+		if s == "1" {
+			continue // a bare number: seconds
+		}
+		if got, ok := goDuration(s); ok {
+			t.Errorf("goDuration(%q) = %v, true; want refused", s, got)
+		}
+	}
+}
+
 // FuzzGoDuration checks the reset and millisecond parsers against the
-// standard library's: a duration goDuration reads (below the saturation)
-// is one time.ParseDuration reads too, within a microsecond (ParseDuration
-// scales fractions in floating point), and a number decimal reads is one
-// strconv.ParseFloat reads, within a nanosecond per unit's rounding; both
-// stay within [0, maxHint].
+// standard library's. goDuration reads what time.ParseDuration reads, but
+// for negative durations (refused) and bare numbers (seconds): each
+// duration one reads below the saturation the other reads too, within a
+// microsecond (ParseDuration scales fractions in floating point), and one
+// that overflows ParseDuration saturates goDuration. A number decimal reads
+// is one strconv.ParseFloat reads, within a nanosecond per unit's rounding.
+// Both stay within [0, maxHint].
 func FuzzGoDuration(f *testing.F) {
-	for _, s := range []string{"20ms", "1s", "6m0s", "8.64s", "1h2m3s4ms5us6ns", "7µs", "2", "2.5", "1.s", ".5s", "-1s", "1e3", "99999999999999999999h"} {
+	for _, s := range []string{"20ms", "1s", "6m0s", "8.64s", "1h2m3s4ms5us6ns", "7µs", "2", "2.5", "1.s", ".5s", "-1s", "1e3", "99999999999999999999h",
+		"+1s", "+0", "-0", ".s", "1.5m.5s", "2562047h47m16.854775808s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if d, ok := goDuration(s); ok {
-			if d < 0 || d > maxHint {
-				t.Fatalf("goDuration(%q) = %v", s, d)
+		d, ok := goDuration(s)
+		if ok && (d < 0 || d > maxHint) {
+			t.Fatalf("goDuration(%q) = %v", s, d)
+		}
+		std := s
+		if isNumber(s) {
+			std += "s" // a bare number is seconds
+		}
+		want, err := time.ParseDuration(std)
+		switch {
+		case err == nil && strings.HasPrefix(s, "-"):
+			if ok {
+				t.Fatalf("goDuration(%q) = %v, want refused (negative)", s, d)
 			}
-			std := s
-			if isNumber(s) {
-				std += "s" // a bare number is seconds
+		case err == nil && want >= maxHint:
+			if !ok || d != maxHint {
+				t.Fatalf("goDuration(%q) = %v, %v; want %v (saturated)", s, d, ok, maxHint)
 			}
-			if d < maxHint {
-				want, err := time.ParseDuration(std)
-				if err != nil {
-					t.Fatalf("goDuration(%q) = %v, but time.ParseDuration: %v", s, d, err)
-				}
-				if diff := d - want; diff < -time.Microsecond || diff > time.Microsecond {
-					t.Fatalf("goDuration(%q) = %v, time.ParseDuration %v", s, d, want)
-				}
+		case err == nil:
+			if !ok {
+				t.Fatalf("goDuration(%q) refused, but time.ParseDuration: %v", s, want)
 			}
+			if diff := d - want; diff < -time.Microsecond || diff > time.Microsecond {
+				t.Fatalf("goDuration(%q) = %v, time.ParseDuration %v", s, d, want)
+			}
+		case ok && d < maxHint:
+			t.Fatalf("goDuration(%q) = %v, but time.ParseDuration: %v", s, d, err)
 		}
 		if d, ok := decimal(s, time.Millisecond); ok {
 			if d < 0 || d > maxHint {

@@ -47,9 +47,10 @@ const (
 	// x-ratelimit-remaining-requests.
 	HeaderOpenAIRemainingRequests = "x-ratelimit-remaining-requests"
 	// HeaderOpenAIResetRequests is OpenAI's x-ratelimit-reset-requests: a
-	// Go duration ("20ms", "1s", "6m0s", "8.64s") until the request quota
-	// is back in full; a bare number is seconds (as some Azure OpenAI
-	// deployments send).
+	// Go duration ("20ms", "1s", "6m0s", "8.64s", ".5s"; any non-negative
+	// one time.ParseDuration reads) until the request quota is back in
+	// full; a bare number is seconds (as some Azure OpenAI deployments
+	// send).
 	HeaderOpenAIResetRequests = "x-ratelimit-reset-requests"
 	// HeaderOpenAILimitRequests is OpenAI's x-ratelimit-limit-requests,
 	// the size of the request quota.

@@ -50,6 +50,8 @@ func TestProactivePacing(t *testing.T) {
 		{"X API", []string{"x-rate-limit-limit", "900", "x-rate-limit-remaining", "0", "x-rate-limit-reset", unix}, 9 * time.Second},
 		{"OpenAI", []string{"x-ratelimit-limit-requests", "60", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"}, time.Second},
 		{"OpenAI no limit", []string{"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "20ms"}, 20 * time.Millisecond},
+		{"OpenAI fraction without a whole part", []string{"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", ".5s"}, 500 * time.Millisecond},
+		{"OpenAI whole with a bare point", []string{"x-ratelimit-limit-requests", "2", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m1.s"}, 30500 * time.Millisecond},
 		{"OpenAI tokens", []string{"x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "6m0s"}, 0},
 		{"Anthropic", []string{"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", t0.Add(12 * time.Second).Format(time.RFC3339)}, 12 * time.Second},
 		{"Anthropic capped", []string{"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", "9999-12-31T23:59:59Z"}, time.Minute},
