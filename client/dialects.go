@@ -2,7 +2,6 @@ package client
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -22,54 +21,55 @@ import (
 // otherwise the whole reset, which is never too early.
 
 // openAIHold reads x-ratelimit-remaining-requests and
-// x-ratelimit-reset-requests (with x-ratelimit-limit-requests).
+// x-ratelimit-reset-requests (with x-ratelimit-limit-requests), each
+// possibly in several lines (see longestLine).
 func openAIHold(h http.Header) time.Duration {
-	if !isZero(first(h, canonOpenAIRemaining)) {
+	if !anyZero(h[canonOpenAIRemaining]) {
 		return 0
 	}
-	reset, ok := goDuration(strings.TrimSpace(first(h, canonOpenAIReset)))
-	if !ok {
-		return 0
-	}
-	return perRequest(reset, first(h, canonOpenAILimit))
+	reset, _ := longestLine(h[canonOpenAIReset], func(v string) (time.Duration, bool) {
+		return goDuration(strings.TrimSpace(v))
+	})
+	return perRequest(reset, quota(h[canonOpenAILimit]))
 }
 
 // anthropicHold reads anthropic-ratelimit-requests-remaining and
 // anthropic-ratelimit-requests-reset (with
-// anthropic-ratelimit-requests-limit). The reset is an RFC 3339 instant in
-// the server's clock (see serverNow).
+// anthropic-ratelimit-requests-limit), each possibly in several lines (see
+// longestLine). The reset is an RFC 3339 instant in the server's clock (see
+// serverNow).
 func anthropicHold(h http.Header, now time.Time) time.Duration {
-	if !isZero(first(h, canonAnthropicRemaining)) {
+	if !anyZero(h[canonAnthropicRemaining]) {
 		return 0
 	}
-	v := strings.TrimSpace(first(h, canonAnthropicReset))
-	if v == "" {
+	resets := h[canonAnthropicReset]
+	if len(resets) == 0 {
 		return 0
 	}
-	at, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return 0
-	}
-	return perRequest(clampHint(at.Sub(serverNow(h, now))), first(h, canonAnthropicLimit))
+	server := serverNow(h, now)
+	reset, _ := longestLine(resets, func(v string) (time.Duration, bool) {
+		at, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+		if err != nil {
+			return 0, false
+		}
+		return clampHint(at.Sub(server)), true
+	})
+	return perRequest(reset, quota(h[canonAnthropicLimit]))
 }
 
 // perRequest returns one request's share of reset, the time a quota of
 // limit requests takes to come back in full: reset/limit rounded up, or
-// reset itself when limit is not a positive integer or reset saturated
+// reset itself when limit is not positive (unknown) or reset saturated
 // (maxHint: more than any cap, not a number to divide).
-func perRequest(reset time.Duration, limit string) time.Duration {
-	limit = strings.TrimSpace(limit)
-	if reset <= 0 || reset >= maxHint || !isDigits(limit) {
-		return reset
-	}
-	n, err := strconv.ParseInt(limit, 10, 64)
-	if err != nil || n <= 0 {
+func perRequest(reset time.Duration, limit int64) time.Duration {
+	if reset <= 0 || reset >= maxHint || limit <= 0 {
 		return reset
 	}
 	// Rounded up without adding n-1 first, which overflows for an n near
 	// the largest int64.
-	share := reset / time.Duration(n)
-	if reset%time.Duration(n) != 0 {
+	n := time.Duration(limit)
+	share := reset / n
+	if reset%n != 0 {
 		share++
 	}
 	return share

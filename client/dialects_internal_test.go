@@ -35,7 +35,13 @@ func TestParseRetryAfterMillis(t *testing.T) {
 		{"ms just over the cap saturates", header("retry-after-ms", strconv.FormatInt(maxHint.Milliseconds()+1, 10)), maxHint, true},
 		{"ms long fraction", header("retry-after-ms", "1.500000000000000000000000000001"), 1500 * time.Microsecond, true},
 		{"ms alone invalid", header("retry-after-ms", "NaN"), 0, false},
-		{"first line only", header("retry-after-ms", "100", "retry-after-ms", "900"), 100 * time.Millisecond, true},
+		{"longest line", header("retry-after-ms", "900", "retry-after-ms", "100"), 900 * time.Millisecond, true},
+		{"longest line, last", header("retry-after-ms", "100", "retry-after-ms", "900"), 900 * time.Millisecond, true},
+		{"invalid line skipped", header("retry-after-ms", "soon", "retry-after-ms", "40", "Retry-After", "3"), 40 * time.Millisecond, true},
+		{"every line invalid", header("retry-after-ms", "soon", "retry-after-ms", "", "Retry-After", "3"), 3 * time.Second, true},
+		{"Retry-After lines", header("Retry-After", "2", "Retry-After", "-1", "Retry-After", "5"), 5 * time.Second, true},
+		{"Retry-After saturated line", header("Retry-After", "2", "Retry-After", "99999999999999999999"), maxHint, true},
+		{"Retry-After every line invalid", header("Retry-After", "", "Retry-After", "soon"), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := parseRetryAfter(tc.h, now)
@@ -91,8 +97,21 @@ func TestServerHoldDialects(t *testing.T) {
 		{"openai with limit", header("x-ratelimit-limit-requests", "60", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"), time.Second},
 		{"openai limit zero ignored", header("x-ratelimit-limit-requests", "0", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"), time.Minute},
 		{"openai limit invalid ignored", header("x-ratelimit-limit-requests", "-1", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "30s"), 30 * time.Second},
-		{"openai first lines", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-requests", "5",
-			"x-ratelimit-reset-requests", "1s", "x-ratelimit-reset-requests", "2s"), time.Second},
+		// Several lines: none left when any says so, the latest reset,
+		// the smallest quota (see longestLine).
+		{"openai lines", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-requests", "5",
+			"x-ratelimit-reset-requests", "1s", "x-ratelimit-reset-requests", "2s"), 2 * time.Second},
+		{"openai lines, invalid reset skipped", header("x-ratelimit-remaining-requests", "0",
+			"x-ratelimit-reset-requests", "3s", "x-ratelimit-reset-requests", "-9s"), 3 * time.Second},
+		{"openai lines, every reset invalid", header("x-ratelimit-remaining-requests", "0",
+			"x-ratelimit-reset-requests", "soon", "x-ratelimit-reset-requests", ""), 0},
+		{"openai lines, huge quota skipped", header("x-ratelimit-limit-requests", "99999999999999999999", "x-ratelimit-limit-requests", "10",
+			"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "10s"), time.Second},
+		{"anthropic lines, invalid reset skipped", header("anthropic-ratelimit-requests-remaining", "0",
+			"anthropic-ratelimit-requests-reset", "tomorrow", "anthropic-ratelimit-requests-reset", rfc(8*time.Second)), 8 * time.Second},
+		{"x-rate-limit lines, no reset", header("x-rate-limit-remaining", "0", "x-rate-limit-remaining", "0"), 0},
+		{"x-rate-limit lines, past and future", header("x-rate-limit-remaining", "0",
+			"x-rate-limit-reset", unix(-time.Minute), "x-rate-limit-reset", unix(7*time.Second)), 7 * time.Second},
 		{"openai left", header("x-ratelimit-limit-requests", "5000", "x-ratelimit-remaining-requests", "4999", "x-ratelimit-reset-requests", "12ms"), 0},
 		{"openai unknown (Azure -1)", header("x-ratelimit-remaining-requests", "-1", "x-ratelimit-reset-requests", "0"), 0},
 		{"openai saturates", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "999999999999h"), maxHint},
@@ -212,6 +231,15 @@ func TestServerHoldCommonPathAllocs(t *testing.T) {
 		header("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "0",
 			"anthropic-ratelimit-requests-reset", now.Add(time.Minute).Format(time.RFC3339)),
 		header("retry-after-ms", "1500", "Retry-After", "2"),
+		// Fields in several lines, each read on its own.
+		header("retry-after-ms", "soon", "retry-after-ms", "1500", "Retry-After", "2", "Retry-After", "3",
+			"x-ratelimit-limit-requests", "60", "x-ratelimit-limit-requests", "30",
+			"x-ratelimit-remaining-requests", "5", "x-ratelimit-remaining-requests", "0",
+			"x-ratelimit-reset-requests", "1m0s", "x-ratelimit-reset-requests", "2m0s",
+			"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-remaining", "0",
+			"anthropic-ratelimit-requests-reset", now.Add(time.Minute).Format(time.RFC3339),
+			"anthropic-ratelimit-requests-reset", now.Add(2*time.Minute).Format(time.RFC3339)),
+		header("x-rate-limit-remaining", "9", "x-rate-limit-remaining", "0", "x-rate-limit-reset", "4", "x-rate-limit-reset", "5"),
 	} {
 		if n := testing.AllocsPerRun(100, func() { serverHold(h, now); parseRetryAfter(h, now) }); n != 0 {
 			t.Errorf("serverHold(%v): %v allocations, want 0", h, n)

@@ -36,6 +36,17 @@
 // is ignored, and a server asking for more than the maximum is given up on
 // at once.
 //
+// A field may come in several lines: a gateway and the application behind
+// it may each write their own. RateLimit and RateLimit-Policy are Lists,
+// whose lines make one List (RFC 9110 §5.3), and draft-7's RateLimit one
+// Dictionary; draft-6's RateLimit-Remaining and RateLimit-Reset are single
+// Structured Field Items, which several lines make malformed (RFC 9651
+// §4.2): they are ignored. Every other field is read line by line,
+// skipping invalid lines, and cautiously: a Retry-After (in each of its
+// forms) or a reset is the longest wait of its lines, no quota is left when
+// any line of a remaining count says so, and a quota's size is the
+// smallest of its lines.
+//
 // The queues live in an [algorithms.Store]: a private in-memory one by
 // default, or a shared Redis store ([WithStore]) so that a fleet of
 // instances paces together. Every wait goes through a [Clock] and honours the

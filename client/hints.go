@@ -20,9 +20,11 @@ const (
 	// HeaderRateLimitPolicy is the IETF RateLimit-Policy field; its w
 	// stands in for a missing t. A field longer than 64 KiB is ignored.
 	HeaderRateLimitPolicy = "RateLimit-Policy"
-	// HeaderRateLimitRemaining is draft-6's RateLimit-Remaining.
+	// HeaderRateLimitRemaining is draft-6's RateLimit-Remaining, an
+	// Integer Item: in several lines it does not parse, and is ignored.
 	HeaderRateLimitRemaining = "RateLimit-Remaining"
-	// HeaderRateLimitReset is draft-6's RateLimit-Reset, in delay-seconds.
+	// HeaderRateLimitReset is draft-6's RateLimit-Reset, in delay-seconds,
+	// an Integer Item as RateLimit-Remaining.
 	HeaderRateLimitReset = "RateLimit-Reset"
 	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining.
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
@@ -182,25 +184,78 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // and OpenAI SDKs read them), else the Retry-After field (RFC 9110
 // §10.2.3): delay-seconds, or an HTTP-date taken relative to now (a date in
 // the past is a wait of 0). A missing or malformed field is skipped; it
-// reports false when none is valid.
+// reports false when none is valid. A field in several lines is the
+// longest wait of its valid lines (see longestLine).
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	for _, key := range [...]string{canonRetryAfterMs, canonXMsRetryAfterMs} {
-		if d, ok := decimal(strings.TrimSpace(first(h, key)), time.Millisecond); ok {
+		if d, ok := longestLine(h[key], func(v string) (time.Duration, bool) {
+			return decimal(strings.TrimSpace(v), time.Millisecond)
+		}); ok {
 			return d, true
 		}
 	}
-	v := strings.TrimSpace(first(h, canonRetryAfter))
-	if v == "" {
-		return 0, false
+	return longestLine(h[canonRetryAfter], func(v string) (time.Duration, bool) {
+		v = strings.TrimSpace(v)
+		if isDigits(v) {
+			return secondsInt(v), true
+		}
+		at, err := http.ParseTime(v)
+		if err != nil {
+			return 0, false
+		}
+		return clampHint(at.Sub(serverNow(h, now))), true
+	})
+}
+
+// A field of one value (not a List) may still come in several lines: a
+// gateway and the application behind it may each write their own, or a
+// proxy may repeat one. RFC 9110 §5.3 gives such lines no meaning, and each
+// may describe a different limit, so they are read as the dialects are
+// (see serverHold): cautiously, and each line on its own, skipping the
+// invalid ones. A wait or reset is the longest of the lines, a remaining
+// count is none when any line says none, and a quota's size is the
+// smallest of the lines (the largest share of its reset for one request).
+// Structured Fields follow RFC 9651 instead (see sfField and sfInt).
+
+// longestLine returns the longest wait that parse reads from the lines of a
+// field, and reports false when it reads none.
+func longestLine(lines []string, parse func(string) (time.Duration, bool)) (time.Duration, bool) {
+	var wait time.Duration
+	found := false
+	for _, v := range lines {
+		if d, ok := parse(v); ok {
+			wait, found = max(wait, d), true
+		}
 	}
-	if isDigits(v) {
-		return secondsInt(v), true
+	return wait, found
+}
+
+// anyZero reports whether any line of a remaining count says none (see
+// isZero).
+func anyZero(lines []string) bool {
+	for _, v := range lines {
+		if isZero(v) {
+			return true
+		}
 	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
+	return false
+}
+
+// quota returns the smallest positive integer among the lines of a quota's
+// size, or 0 when no line holds one.
+func quota(lines []string) int64 {
+	var q int64
+	for _, v := range lines {
+		v = strings.TrimSpace(v)
+		if !isDigits(v) {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil && n > 0 && (q == 0 || n < q) {
+			q = n
+		}
 	}
-	return clampHint(at.Sub(serverNow(h, now))), true
+	return q
 }
 
 // Clock skew: how far the local clock may stray from a response's Date
@@ -388,7 +443,9 @@ func draft6Hold(h http.Header) time.Duration {
 	return seconds(reset)
 }
 
-// sfInt parses a field holding one Integer.
+// sfInt parses a field holding one Integer. A field of several lines is
+// their values joined by commas (RFC 9651 §4.2), a List rather than an
+// Item: it does not parse.
 func sfInt(values []string) (int64, bool) {
 	if len(values) != 1 {
 		return 0, false
@@ -421,20 +478,34 @@ func legacyHold(h http.Header, now time.Time) time.Duration {
 // legacyPairHold reads a legacy remaining and reset pair. Reset is
 // delta-seconds (possibly with a fraction), or a Unix time in seconds or
 // milliseconds (httprate, express-rate-limit, GitHub, the X API), taken
-// relative to now.
+// relative to now. Each field may come in several lines: the hold is the
+// latest reset when any remaining line says none.
 func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.Duration {
-	if !isZero(first(h, remKey)) {
+	if !anyZero(h[remKey]) {
 		return 0 // absent, malformed, or not zero
 	}
-	v := strings.TrimSpace(first(h, resetKey))
-	if v == "" || !isNumber(v) {
+	resets := h[resetKey]
+	if len(resets) == 0 {
+		return 0
+	}
+	now = serverNow(h, now)
+	var hold time.Duration
+	for _, v := range resets {
+		hold = max(hold, legacyReset(strings.TrimSpace(v), now))
+	}
+	return hold
+}
+
+// legacyReset reads one line of a legacy reset as a wait from now (in the
+// server's clock); 0 when it is malformed.
+func legacyReset(v string, now time.Time) time.Duration {
+	if !isNumber(v) {
 		return 0
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {
 		return 0
 	}
-	now = serverNow(h, now)
 	switch {
 	case f >= unixMillisFrom:
 		if f >= 1e15 { // beyond the year 33658: not a time

@@ -271,6 +271,15 @@ func FuzzServerHold(f *testing.F) {
 			"x-ratelimit-limit-requests", policy, "x-ratelimit-remaining-requests", remaining, "x-ratelimit-reset-requests", reset,
 			"anthropic-ratelimit-requests-limit", policy, "anthropic-ratelimit-requests-remaining", remaining,
 			"anthropic-ratelimit-requests-reset", reset)
+		// Every field again in a second line, with another value.
+		for k, v := range h.Clone() {
+			switch v[0] {
+			case reset:
+				h.Add(k, remaining)
+			default:
+				h.Add(k, reset)
+			}
+		}
 		if d := serverHold(h, now); d < 0 || d > maxHint {
 			t.Fatalf("serverHold = %v", d)
 		}

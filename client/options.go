@@ -375,7 +375,7 @@ func WithGiveUpError() Option {
 // Anthropic's anthropic-ratelimit-requests-remaining and
 // anthropic-ratelimit-requests-reset — and Retry-After on 429 and 503
 // (retry-after-ms, then x-ms-retry-after-ms, then Retry-After: the first
-// valid one). When the server says no quota is left, further
+// valid one), each field over all its lines (see the package doc). When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
 // passed, instead of being sent to earn a 429. Retry-After takes precedence
 // over the rate-limit fields, as the RateLimit draft asks; among those

@@ -1,0 +1,149 @@
+package client_test
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// A response may carry a field in several lines: two layers (a gateway and
+// the application) may each write their own, or a proxy may repeat one.
+// The Retry-After of a 429 sent in several lines is the longest wait any
+// valid line asks for, whatever the order of the lines; an invalid line is
+// skipped, as an invalid field is. Among its forms the most precise still
+// comes first: a valid retry-after-ms line wins over every Retry-After line.
+func TestRetryAfterSeveralLines(t *testing.T) {
+	date := func(d time.Duration) string { return t0.Add(d).Format(http.TimeFormat) }
+	for _, tc := range []struct {
+		name string
+		kv   []string
+		want time.Duration
+	}{
+		{"longest second", []string{"Retry-After", "2", "Retry-After", "7"}, 7 * time.Second},
+		{"longest first", []string{"Retry-After", "7", "Retry-After", "2"}, 7 * time.Second},
+		{"invalid line skipped", []string{"Retry-After", "soon", "Retry-After", "4"}, 4 * time.Second},
+		{"date and seconds", []string{"Retry-After", "3", "Retry-After", date(9 * time.Second)}, 9 * time.Second},
+		{"date in the past and seconds", []string{"Retry-After", date(-time.Minute), "Retry-After", "3"}, 3 * time.Second},
+		{"retry-after-ms lines", []string{"retry-after-ms", "100", "retry-after-ms", "900", "Retry-After", "5"}, 900 * time.Millisecond},
+		{"retry-after-ms invalid line", []string{"retry-after-ms", "-1", "retry-after-ms", "250", "Retry-After", "5"}, 250 * time.Millisecond},
+		{"x-ms-retry-after-ms lines", []string{"x-ms-retry-after-ms", "300", "x-ms-retry-after-ms", "1500"}, 1500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					for i := 0; i+1 < len(tc.kv); i += 2 {
+						w.Header().Add(tc.kv[i], tc.kv[i+1])
+					}
+					w.WriteHeader(http.StatusTooManyRequests)
+					return
+				}
+				io.WriteString(w, "ok")
+			})
+			var retries []client.Retry
+			hc, _ := newClient(t, clock, client.WithRandom(zeroSource{}),
+				client.WithOnRetry(func(r client.Retry) { retries = append(retries, r) }))
+			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+				t.Fatalf("got %d %v", status, err)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+			if len(retries) != 1 || !retries[0].RetryAfter || retries[0].Wait != tc.want {
+				t.Errorf("retries %+v, want one after a Retry-After of %v", retries, tc.want)
+			}
+		})
+	}
+}
+
+// The rate-limit fields in several lines, through the Transport: a List
+// field (RateLimit, RateLimit-Policy) is one List across its lines, as RFC
+// 9110 §5.3 and RFC 9651 §4.2 have it, and a Dictionary (draft-7) one
+// Dictionary; a field of one Structured Field Item (draft-6's
+// RateLimit-Remaining and RateLimit-Reset) in several lines does not parse
+// and is ignored, as RFC 9651 asks. A field of one plain value (the
+// X-RateLimit, X-Rate-Limit, OpenAI and Anthropic fields) is read as the
+// most cautious of its valid lines: no quota left when any says none, the
+// latest reset, the smallest quota.
+func TestRateLimitFieldsSeveralLines(t *testing.T) {
+	unix := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
+	rfc := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	for _, tc := range []struct {
+		name string
+		kv   []string
+		want time.Duration
+	}{
+		// Structured Fields.
+		{"RateLimit List", []string{"RateLimit", `"sec";r=3;t=1`, "RateLimit", `"day";r=0;t=9`}, 9 * time.Second},
+		{"RateLimit-Policy List", []string{"RateLimit", `"min";r=0`,
+			"RateLimit-Policy", `"sec";q=1;w=1`, "RateLimit-Policy", `"min";q=10;w=20`}, 20 * time.Second},
+		{"draft-7 Dictionary", []string{"RateLimit", "limit=10, remaining=0", "RateLimit", "reset=4"}, 4 * time.Second},
+		{"draft-7 Dictionary, last member wins", []string{"RateLimit", "remaining=0, reset=4", "RateLimit", "remaining=3"}, 0},
+		{"draft-6 Item in two lines", []string{"RateLimit-Remaining", "0", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 0},
+		// Plain values.
+		{"X-RateLimit-Remaining none in the second line", []string{"X-RateLimit-Remaining", "5", "X-RateLimit-Remaining", "0",
+			"X-RateLimit-Reset", "3"}, 3 * time.Second},
+		{"X-RateLimit-Remaining invalid line skipped", []string{"X-RateLimit-Remaining", "-1", "X-RateLimit-Remaining", "0",
+			"X-RateLimit-Reset", "3"}, 3 * time.Second},
+		{"X-RateLimit-Remaining left in every line", []string{"X-RateLimit-Remaining", "5", "X-RateLimit-Remaining", "1",
+			"X-RateLimit-Reset", "3"}, 0},
+		{"X-RateLimit-Reset latest", []string{"X-RateLimit-Remaining", "0",
+			"X-RateLimit-Reset", "2", "X-RateLimit-Reset", unix(8 * time.Second)}, 8 * time.Second},
+		{"X-RateLimit-Reset invalid line skipped", []string{"X-RateLimit-Remaining", "0",
+			"X-RateLimit-Reset", "soon", "X-RateLimit-Reset", "2"}, 2 * time.Second},
+		{"X-Rate-Limit", []string{"x-rate-limit-remaining", "900", "x-rate-limit-remaining", "0",
+			"x-rate-limit-reset", unix(4 * time.Second), "x-rate-limit-reset", unix(6 * time.Second)}, 6 * time.Second},
+		{"OpenAI", []string{"x-ratelimit-remaining-requests", "59", "x-ratelimit-remaining-requests", "0",
+			"x-ratelimit-reset-requests", "1s", "x-ratelimit-reset-requests", "3s"}, 3 * time.Second},
+		{"OpenAI smallest quota", []string{"x-ratelimit-limit-requests", "60", "x-ratelimit-limit-requests", "2",
+			"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"}, 30 * time.Second},
+		{"OpenAI invalid quota line skipped", []string{"x-ratelimit-limit-requests", "0", "x-ratelimit-limit-requests", "60",
+			"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"}, time.Second},
+		{"Anthropic", []string{"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-remaining", "7",
+			"anthropic-ratelimit-requests-reset", rfc(5 * time.Second), "anthropic-ratelimit-requests-reset", rfc(12 * time.Second)}, 12 * time.Second},
+		{"Anthropic smallest quota", []string{"anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-limit", "4",
+			"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(20 * time.Second)}, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, hint(tc.kv...))
+			hc, _ := newClient(t, clock, client.WithMaxWait(time.Hour))
+			for range 2 {
+				if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+					t.Fatalf("got %d %v", status, err)
+				}
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+}
+
+// A 403 is a refusal for rate when any line of its rate-limit fields says
+// so: it is retried after the reset, not returned as the server's answer.
+func TestRateLimited403SeveralLines(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			w.Header().Add("X-RateLimit-Remaining", "4999")
+			w.Header().Add("X-RateLimit-Remaining", "0")
+			w.Header().Add("X-RateLimit-Reset", strconv.FormatInt(t0.Add(5*time.Second).Unix(), 10))
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	hc, _ := newClient(t, clock, client.WithRandom(zeroSource{}))
+	if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+		t.Fatalf("got %d %v, want 200 after a retry", status, err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
