@@ -194,6 +194,7 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 			return d, true
 		}
 	}
+	var server time.Time // serverNow, read once for all the lines
 	return longestLine(h[canonRetryAfter], func(v string) (time.Duration, bool) {
 		v = strings.TrimSpace(v)
 		if isDigits(v) {
@@ -203,7 +204,10 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		if err != nil {
 			return 0, false
 		}
-		return clampHint(at.Sub(serverNow(h, now))), true
+		if server.IsZero() {
+			server = serverNow(h, now)
+		}
+		return clampHint(at.Sub(server)), true
 	})
 }
 
