@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -30,9 +31,13 @@ import (
 // warning, not a failure. The message names the header and the peer's address (the
 // proxy's, when there is one), not the header's value. A request whose
 // RemoteAddr a middleware further out has already replaced with the
-// client's address (chi's RealIP, gorilla's ProxyHeaders: a bare address,
-// no port, an IPv6 one perhaps in brackets) is not reported: the ip key
-// reads that address.
+// client's address is not reported: the ip key reads that address. Such a
+// RemoteAddr is known by having no port (chi's RealIP; gorilla's
+// ProxyHeaders from an entry without one, an IPv6 address perhaps in
+// brackets), or, when it has one (gorilla's ProxyHeaders given
+// Forwarded: for="[2001:db8::1]:4711" leaves "[2001:db8::1]:4711"), by
+// being the address a forwarding header of the request names as the
+// client (its first entry).
 var ErrForwardingIgnored = errors.New("middleware: a request carries a forwarding header that the client-IP key does not read (no trusted proxies)")
 
 // Forwarding check states (Middleware.fwd).
@@ -116,7 +121,13 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 // bare address, with no port, is not the peer's (net/http always gives
 // host:port): a middleware further out (chi's RealIP, gorilla's
 // ProxyHeaders) put the client's address there, which the ip key reads,
-// so the header is no sign of a shared limit and r is not reported.
+// so the header is no sign of a shared limit and r is not reported. Nor
+// is r when RemoteAddr's address is the client a forwarding header names
+// (see namedClient): gorilla's ProxyHeaders copies a Forwarded or
+// X-Forwarded-For entry with its port, "[2001:db8::1]:4711", the form of
+// a peer. A real peer so named is the client itself, which the ip key
+// reads too; a client that names itself only spares its own request,
+// and the next request without that header is reported.
 func (m *Middleware) checkForwarding(r *http.Request) {
 	if bareAddr(r.RemoteAddr) {
 		return
@@ -125,6 +136,9 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 		if _, ok := r.Header[h]; !ok {
 			continue
 		}
+		if rewrittenUpstream(r) {
+			return
+		}
 		if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 			return
 		}
@@ -132,6 +146,74 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 			ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
 		return
 	}
+}
+
+// rewrittenUpstream reports whether the address of r.RemoteAddr
+// ("host:port") is the client that one of r's forwarding headers names.
+func rewrittenUpstream(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	peer := ap.Addr().Unmap().WithZone("")
+	for _, h := range forwardingHeaders {
+		if a, ok := namedClient(h, r.Header[h]); ok && a == peer {
+			return true
+		}
+	}
+	return false
+}
+
+// maxNamedLine is how much of a forwarding header's first line namedClient
+// reads: enough for any first entry a proxy writes, and a bound on the
+// cost of a hostile header, which is read on every request until the
+// check reports.
+const maxNamedLine = 512
+
+// namedClient returns the client that header h, with lines vs, names as a
+// middleware that rewrites RemoteAddr reads it: the address of the first
+// line's first entry (X-Forwarded-For), its first for= parameter
+// (Forwarded), or the whole first line (X-Real-Ip). The address may carry
+// a port, or be an IPv6 one in brackets; it is unmapped and without zone.
+func namedClient(h string, vs []string) (netip.Addr, bool) {
+	if len(vs) == 0 {
+		return netip.Addr{}, false
+	}
+	v := vs[0]
+	if len(v) > maxNamedLine {
+		v = v[:maxNamedLine]
+	}
+	switch h {
+	case "X-Forwarded-For":
+		v, _, _ = strings.Cut(v, ",")
+	case "Forwarded":
+		v = forwardedFor(v)
+	}
+	v = strings.Trim(v, " \t")
+	var a netip.Addr
+	if ap, err := netip.ParseAddrPort(v); err == nil {
+		a = ap.Addr()
+	} else if b, ok := parseBareAddr(v); ok {
+		a = b
+	} else {
+		return netip.Addr{}, false
+	}
+	return a.Unmap().WithZone(""), true
+}
+
+// forwardedFor returns the value of the first for= parameter of a
+// Forwarded line (elements separated by ',', parameters by ';'), its
+// quotes removed, or "".
+func forwardedFor(line string) string {
+	for elem := range strings.SplitSeq(line, ",") {
+		for pair := range strings.SplitSeq(elem, ";") {
+			name, value, ok := strings.Cut(strings.Trim(pair, " \t"), "=")
+			if ok && strings.EqualFold(name, "for") {
+				return strings.Trim(value, `"`)
+			}
+		}
+	}
+	return ""
 }
 
 // bareAddr reports whether remoteAddr is an address with no port: as it

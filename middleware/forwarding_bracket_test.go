@@ -12,21 +12,50 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// forwardedFor does what gorilla/handlers' ProxyHeaders does with an RFC
-// 7239 Forwarded field: RemoteAddr becomes the first for= value, its
-// quotes trimmed, so an IPv6 client is left in brackets ("[2001:db8::1]")
-// with no port.
-func forwardedFor(next http.Handler) http.Handler {
+// proxyHeaders sets RemoteAddr as gorilla/handlers' ProxyHeaders does
+// (proxy_headers.go, getIP; emulated here, gorilla/handlers is no
+// dependency of ours). It takes, from the first line of the first of these
+// headers present, X-Forwarded-For: the text before the first ", ";
+// X-Real-IP: the whole line; Forwarded: the first run of characters other
+// than "(;|, )" after a case-insensitive "for=", its double quotes
+// trimmed. A for= node with a port keeps it, and in brackets when IPv6:
+// for="[2001:db8::1]:4711" gives "[2001:db8::1]:4711", the very form
+// net/http gives a peer; for="[2001:db8::1]" gives "[2001:db8::1]". The
+// value is not checked to be an address.
+func proxyHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.Header.Get("Forwarded"); v != "" {
-			_, after, found := strings.Cut(v, "for=")
-			if found {
-				after, _, _ = strings.Cut(after, ";")
-				r.RemoteAddr = strings.Trim(after, `"`)
-			}
+		var addr string
+		if v := r.Header.Get("X-Forwarded-For"); v != "" {
+			addr, _, _ = strings.Cut(v, ", ")
+		} else if v := r.Header.Get("X-Real-IP"); v != "" {
+			addr = v
+		} else if v := r.Header.Get("Forwarded"); v != "" {
+			addr = strings.Trim(gorillaFor(v), `"`)
+		}
+		if addr != "" {
+			r.RemoteAddr = addr
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// gorillaFor returns the value ProxyHeaders reads in a Forwarded line v:
+// the first non-empty run of bytes other than '(', ';', '|', ',', ' ' and
+// ')' that directly follows "for=" (in any case), or "".
+func gorillaFor(v string) string {
+	for i := 0; i+4 <= len(v); i++ {
+		if !strings.EqualFold(v[i:i+4], "for=") {
+			continue
+		}
+		j := i + 4
+		for j < len(v) && !strings.ContainsRune("(;|, )", rune(v[j])) {
+			j++
+		}
+		if j > i+4 {
+			return v[i+4 : j]
+		}
+	}
+	return ""
 }
 
 // TestForwardingAppliedUpstreamBracketedIPv6: an IPv6 client that a
@@ -38,7 +67,7 @@ func forwardedFor(next http.Handler) http.Handler {
 // "[v6]:port" is still checked: without the middleware further out the
 // report comes. Through a real server and a real chi router.
 func TestForwardingAppliedUpstreamBracketedIPv6(t *testing.T) {
-	upstreamForwarding(t, forwardedFor, "Forwarded", `for="[2001:db8:1::7]";proto=http`, `for="[2001:db8:2::8]";proto=http`)
+	upstreamForwarding(t, proxyHeaders, "Forwarded", `for="[2001:db8:1::7]";proto=http`, `for="[2001:db8:2::8]";proto=http`)
 }
 
 // TestSkipPrefixesBracketedIPv6: SkipPrefixes reads a RemoteAddr with no
@@ -53,7 +82,7 @@ func TestSkipPrefixesBracketedIPv6(t *testing.T) {
 	skip := middleware.SkipPrefixes(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8"))
 	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, middleware.WithSkip(skip))
 	r := chi.NewRouter()
-	r.Use(forwardedFor, m.Handler)
+	r.Use(proxyHeaders, m.Handler)
 	r.Get("/", ok)
 	for _, tc := range []struct {
 		forwarded string
