@@ -44,7 +44,9 @@ A Common Log Format line whose first field is an X-Forwarded-For list
 ("203.0.113.7, 10.0.0.2", as Apache logs %{X-Forwarded-For}i behind a proxy)
 has that header, and the list's last entry as the connecting address:
 trusted_proxies or trusted_hops then choose the client as the middleware
-would. W3C logs give cs-username as the
+would. A single address there is both the connecting address and that
+header with one entry (behind one proxy the header holds just the
+client), so that trusted_hops: 1 finds it. W3C logs give cs-username as the
 user, and cs(Header) fields and an X-Forwarded-For field as headers.
 
 A policy with count: failed or succeeded counts a request or not by its

@@ -6,7 +6,9 @@
 //     "%{X-Forwarded-For}i %l %u %t ..." behind a proxy): the entry has
 //     the list as its X-Forwarded-For header and its last entry as the
 //     address, for the configuration's trusted proxies to choose the
-//     client from;
+//     client from; a single IP address there is the address and also a
+//     header of one entry (%h or, behind one proxy, the header: see
+//     parseCLF);
 //   - JSON lines, one object per line, with the field names of nginx,
 //     Apache, Caddy, Traefik and others (see JSONFields);
 //   - the W3C Extended Log File Format of IIS, CloudFront and other
@@ -43,7 +45,7 @@ type Entry struct {
 	Status    int // 0 when the log has none
 	Referer   string
 	UserAgent string
-	Headers   []Header // further request headers (JSON lines; X-Forwarded-For logged first in a Common Log Format line)
+	Headers   []Header // further request headers (JSON lines; X-Forwarded-For, the first field of a Common Log Format line)
 }
 
 // A Header is a request header field read from a log.
@@ -108,6 +110,7 @@ type Reader struct {
 	br      *bufio.Reader
 	gz      bool
 	tc      timeCache
+	hs      headerSlab
 	line    int64
 	bad     int64
 	noPath  int64 // JSON entries without a request target field
@@ -322,7 +325,7 @@ func (r *Reader) Next() (Entry, error) {
 		case f == W3C, f == Auto && r.w3c.layout != nil:
 			perr = r.w3c.parse(line, &r.tc, &e)
 		default:
-			perr = parseCLF(line, &r.tc, &e)
+			perr = parseCLF(line, &r.tc, &r.hs, &e)
 		}
 		if perr == nil && (e.Time.Before(minTime) || !e.Time.Before(maxTime)) {
 			perr = errors.New("time " + e.Time.UTC().Format(time.RFC3339) + " out of range (1970 to 2261)")

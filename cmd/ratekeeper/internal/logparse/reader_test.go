@@ -27,6 +27,11 @@ func readAll(t *testing.T, r *Reader) []Entry {
 	}
 }
 
+// xffOf is the X-Forwarded-For header of one address, which an entry of a
+// Common Log Format line whose first field is one IP address carries (see
+// parseCLF).
+func xffOf(addr string) []Header { return []Header{{Name: "X-Forwarded-For", Value: addr}} }
+
 func TestCLF(t *testing.T) {
 	tz := time.FixedZone("", -7*3600)
 	for _, tc := range []struct {
@@ -34,21 +39,21 @@ func TestCLF(t *testing.T) {
 		want       Entry
 	}{
 		{"common", `127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326`,
-			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "127.0.0.1", User: "frank", Method: "GET", Path: "/apache_pb.gif", Proto: "HTTP/1.0", Status: 200}},
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "127.0.0.1", User: "frank", Method: "GET", Path: "/apache_pb.gif", Proto: "HTTP/1.0", Status: 200, Headers: xffOf("127.0.0.1")}},
 		{"combined", `2001:db8::1 - - [10/Oct/2000:13:55:36 -0700] "POST /login?next=%2F HTTP/1.1" 429 - "http://example.com/" "curl/8.0 \"quoted\""`,
-			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "2001:db8::1", Method: "POST", Path: "/login", Query: "next=%2F", Proto: "HTTP/1.1", Status: 429, Referer: "http://example.com/", UserAgent: `curl/8.0 \"quoted\"`}},
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "2001:db8::1", Method: "POST", Path: "/login", Query: "next=%2F", Proto: "HTTP/1.1", Status: 429, Referer: "http://example.com/", UserAgent: `curl/8.0 \"quoted\"`, Headers: xffOf("2001:db8::1")}},
 		{"space in the target", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a b?c d HTTP/1.1" 200 1`,
-			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a b", Query: "c d", Proto: "HTTP/1.1", Status: 200}},
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a b", Query: "c d", Proto: "HTTP/1.1", Status: 200, Headers: xffOf("192.0.2.1")}},
 		{"HTTP/0.9", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a b" 200 1`,
-			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a b", Status: 200}},
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a b", Status: 200, Headers: xffOf("192.0.2.1")}},
 		{"absolute form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET http://example.com/a/b HTTP/1.1" 200 1`,
-			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a/b", Proto: "HTTP/1.1", Status: 200}},
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "GET", Path: "/a/b", Proto: "HTTP/1.1", Status: 200, Headers: xffOf("192.0.2.1")}},
 		// The two other request-target forms of RFC 9112 3.2: replayed
 		// (only the policies without routes apply), not malformed.
 		{"asterisk form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "OPTIONS * HTTP/1.1" 204 0`,
-			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "OPTIONS", Path: "*", Proto: "HTTP/1.1", Status: 204}},
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "OPTIONS", Path: "*", Proto: "HTTP/1.1", Status: 204, Headers: xffOf("192.0.2.1")}},
 		{"authority form", `192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "CONNECT example.com:443 HTTP/1.1" 200 0`,
-			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "CONNECT", Path: "example.com:443", Proto: "HTTP/1.1", Status: 200}},
+			Entry{Time: time.Date(2000, 10, 10, 13, 55, 36, 0, tz), Addr: "192.0.2.1", Method: "CONNECT", Path: "example.com:443", Proto: "HTTP/1.1", Status: 200, Headers: xffOf("192.0.2.1")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := NewReader(strings.NewReader(tc.line+"\n"), "a.log", Options{})
@@ -197,7 +202,8 @@ func FuzzParseLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) {
 		var e Entry
 		var tc timeCache
-		if parseCLF(line, &tc, &e) == nil && (e.Path == "" || e.Path[0] != '/') && !(e.Method == "OPTIONS" && e.Path == "*" || e.Method == "CONNECT" && isAuthority(e.Path)) {
+		var hs headerSlab
+		if parseCLF(line, &tc, &hs, &e) == nil && (e.Path == "" || e.Path[0] != '/') && !(e.Method == "OPTIONS" && e.Path == "*" || e.Method == "CONNECT" && isAuthority(e.Path)) {
 			t.Errorf("parseCLF(%q) accepted path %q", line, e.Path)
 		}
 		if parseJSON(line, &JSONFields{}, &tc, &e) == nil && e.Addr == "" {

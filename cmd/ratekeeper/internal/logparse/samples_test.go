@@ -42,7 +42,7 @@ func TestSamples(t *testing.T) {
 			if e := es[2]; e.Addr != "10.0.0.3" || e.User != "ann" || len(e.Headers) != 1 || e.Headers[0].Value != "198.51.100.23, 203.0.113.7, 10.0.0.3" {
 				t.Errorf("entry 3: %+v", e)
 			}
-			if e := es[3]; e.Addr != "203.0.113.8" || len(e.Headers) != 0 {
+			if e := es[3]; e.Addr != "203.0.113.8" || len(e.Headers) != 1 || e.Headers[0] != (Header{"X-Forwarded-For", "203.0.113.8"}) {
 				t.Errorf("entry 4: %+v", e)
 			}
 		}},

@@ -1,6 +1,7 @@
 package logparse
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -31,10 +32,15 @@ func TestApacheLeadingXForwardedFor(t *testing.T) {
 			Entry{Time: at, Addr: "10.0.0.2", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200, Headers: xff("203.0.113.7,10.0.0.2")}},
 		{"IPv6 and a port", `2001:db8::7, [2001:db8::2]:443 - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
 			Entry{Time: at, Addr: "[2001:db8::2]:443", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200, Headers: xff("2001:db8::7, [2001:db8::2]:443")}},
-		// One entry is a Common Log Format line like any other: the
-		// address it gives is the client's whichever the proxy setup.
+		// One address is the address and also the header of one entry
+		// (the log does not say which it is: %h or, behind one proxy,
+		// %{X-Forwarded-For}i), so that trusted_hops: 1 finds it as the
+		// middleware would (it had no key: no header).
 		{"one entry", `203.0.113.7 - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
-			Entry{Time: at, Addr: "203.0.113.7", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200}},
+			Entry{Time: at, Addr: "203.0.113.7", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200, Headers: xff("203.0.113.7")}},
+		// A host name (%h with HostnameLookups) is no header entry.
+		{"host name", `client.example.com - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
+			Entry{Time: at, Addr: "client.example.com", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200}},
 		// No header (a request that reached Apache without the proxy):
 		// "-" as before, an address no key function reads (no key).
 		{"none", `- - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
@@ -73,6 +79,34 @@ func TestApacheXForwardedForMalformed(t *testing.T) {
 		}
 		if got := readAll(t, r); len(got) != 0 || r.MalformedCount() != 1 || r.Samples()[0].Reason != reason {
 			t.Errorf("%q: entries %+v, samples %v; want malformed: %s", line, got, r.Samples(), reason)
+		}
+	}
+}
+
+// TestHeaderSlabEntriesIndependent: the X-Forwarded-For headers of
+// successive entries share an array (headerSlab), yet each entry's is its
+// own: kept entries keep theirs, and an append to one (the JSON and W3C
+// parsers append headers) never writes another's.
+func TestHeaderSlabEntriesIndependent(t *testing.T) {
+	var log strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&log, "203.0.113.%d - - [10/Mar/2024:12:00:00 +0000] \"GET / HTTP/1.1\" 200 5\n", i%250)
+	}
+	r, err := NewReader(strings.NewReader(log.String()), "slab.log", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := readAll(t, r)
+	if len(es) != 600 {
+		t.Fatalf("%d entries, want 600", len(es))
+	}
+	for i := range es {
+		es[i].Headers = append(es[i].Headers, Header{Name: "X-Other", Value: "x"})
+	}
+	for i, e := range es {
+		want := []Header{{"X-Forwarded-For", fmt.Sprintf("203.0.113.%d", i%250)}, {"X-Other", "x"}}
+		if !reflect.DeepEqual(e.Headers, want) {
+			t.Fatalf("entry %d: headers %v, want %v", i, e.Headers, want)
 		}
 	}
 }

@@ -1,10 +1,19 @@
 package replay
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
 // TestForwardedForLog replays Apache's proxy setup, whose log starts with
@@ -52,6 +61,77 @@ func TestForwardedForLog(t *testing.T) {
 			}
 			if tc.top != "" && (len(p.Top) == 0 || p.Top[0].Key != tc.top) {
 				t.Errorf("most rejected keys %+v, want %s first", p.Top, tc.top)
+			}
+		})
+	}
+}
+
+// TestForwardedForLogAgreesWithMiddleware replays an Apache log whose
+// first field is the X-Forwarded-For header ("%{X-Forwarded-For}i %l %u
+// %t ..."), holding one address on most lines (one proxy in front, which
+// appends its peer), and sends the same requests through the middleware
+// built from the same configuration: each with that header and, as peer,
+// the header's last address (the replay's reading of such a line). The
+// replay must reject and miss keys exactly where the middleware answers
+// 429 and 400. Under trusted_hops: 1 the one-address lines had no key
+// (the entry had no X-Forwarded-For header), where the middleware keys
+// them by that address; under trusted proxies and with none, both ways
+// agreed before too. Through a real chi router.
+func TestForwardedForLogAgreesWithMiddleware(t *testing.T) {
+	fields := []string{"203.0.113.7", "203.0.113.7", "198.51.100.1, 203.0.113.7", "203.0.113.8", "10.0.0.5", "2001:db8::9", "2001:db8::9, 10.0.0.2"}
+	var log strings.Builder
+	for i, f := range fields {
+		fmt.Fprintf(&log, "%s - - [10/Mar/2024:12:00:%02d +0000] \"GET / HTTP/1.1\" 200 5\n", f, i)
+	}
+	const policies = "policies:\n  - {name: ip, limit: 2, window: 1m}\n"
+	for _, tc := range []struct{ name, config string }{
+		{"trusted hops", "trusted_hops: 1\n" + policies},
+		{"two trusted hops", "trusted_hops: 2\n" + policies},
+		{"trusted proxies", "trusted_proxies: [10.0.0.0/8]\nip_source: x-forwarded-for\n" + policies},
+		{"no proxies", policies},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := logparse.NewReader(strings.NewReader(log.String()), "xff.log", logparse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := readEntries(t, r)
+			if len(entries) != len(fields) {
+				t.Fatalf("%d entries, want %d (malformed %v)", len(entries), len(fields), r.Samples())
+			}
+			p := replayEntries(t, tc.config, Options{}, entries).Policies[0]
+
+			clock := algotest.NewClock(entries[0].Time)
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			m, err := middleware.FromConfig(store, parse(t, tc.config), middleware.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			router := chi.NewRouter()
+			router.Use(m.Handler)
+			router.Get("/", func(http.ResponseWriter, *http.Request) {})
+			var rejected, noKey int64
+			for i, f := range fields {
+				clock.Set(entries[i].Time)
+				req := httptest.NewRequest("GET", "/", nil)
+				req.Header.Set("X-Forwarded-For", f)
+				last := strings.TrimSpace(f[strings.LastIndexByte(f, ',')+1:])
+				req.RemoteAddr = netip.AddrPortFrom(netip.MustParseAddr(last), 40000).String()
+				w := httptest.NewRecorder()
+				router.ServeHTTP(w, req)
+				switch w.Code {
+				case http.StatusTooManyRequests:
+					rejected++
+				case http.StatusBadRequest:
+					noKey++
+				}
+			}
+			if p.Rejected != rejected || p.NoKey != noKey {
+				t.Errorf("replay: rejected %d, no key %d (%s); middleware: 429 %d, 400 %d", p.Rejected, p.NoKey, p.NoKeyReason, rejected, noKey)
 			}
 		})
 	}
