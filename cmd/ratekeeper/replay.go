@@ -47,7 +47,9 @@ trusted_proxies or trusted_hops then choose the client as the middleware
 would. A single address there is both the connecting address and that
 header with one entry (behind one proxy the header holds just the
 client), so that trusted_hops: 1 finds it. W3C logs give cs-username as the
-user, and cs(Header) fields and an X-Forwarded-For field as headers.
+user, and cs(Header) fields and an X-Forwarded-For field as headers (IIS's
+'+' for a space undone in the user, User-Agent, Cookie, Forwarded and
+X-Forwarded-For).
 
 A policy with count: failed or succeeded counts a request or not by its
 logged status. A line without a status, or with 429 (most likely the

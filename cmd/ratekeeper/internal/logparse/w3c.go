@@ -16,7 +16,8 @@ import (
 // separated by spaces, or by tabs when the line has one; a field may be
 // quoted ("..." with "" for a quote); "-" is an empty field. Dates are
 // YYYY-MM-DD and times HH:MM[:SS[.S]], in UTC; without a date field, the
-// date is that of the last #Date (or #Start-Date) directive.
+// date is that of the last #Date (or #Start-Date) directive. IIS writes
+// each space within a field as '+'.
 
 // w3cDirectives are the directives of the format.
 var w3cDirectives = []string{"Version", "Fields", "Software", "Start-Date", "End-Date", "Date", "Remark"}
@@ -228,7 +229,7 @@ func (s *w3cState) parse(line string, tc *timeCache, e *Entry) error {
 	} else if err := setTarget(f[l.uri], e); err != nil {
 		return err
 	}
-	e.Proto, e.User, e.Referer = get(l.proto), get(l.user), get(l.ref)
+	e.Proto, e.User, e.Referer = get(l.proto), spaces(get(l.user)), get(l.ref)
 	if code := get(l.status); code != "" {
 		n, err := strconv.Atoi(code)
 		if err != nil || !allDigits(code) {
@@ -246,8 +247,11 @@ func (s *w3cState) parse(line string, tc *timeCache, e *Entry) error {
 		if v == "" || h.i == l.xff && l.edge && get(l.addr) != "" {
 			continue
 		}
-		if h.i == l.xff {
+		switch {
+		case h.i == l.xff, strings.EqualFold(h.name, "Forwarded"):
 			v = forwardedText(v)
+		case strings.EqualFold(h.name, "Cookie"):
+			v = cookieText(v)
 		}
 		e.Headers = append(e.Headers, Header{Name: h.name, Value: v})
 	}
@@ -264,10 +268,40 @@ func (s *w3cState) parse(line string, tc *timeCache, e *Entry) error {
 	return nil
 }
 
-// forwardedText is an X-Forwarded-For field as sent: IIS writes its
-// spaces as '+', which no address holds.
+// forwardedText is an X-Forwarded-For or Forwarded field as sent: IIS
+// writes its spaces as '+', which no address holds.
 func forwardedText(v string) string {
+	return spaces(v)
+}
+
+// spaces is a field with IIS's '+' for a space undone. For the user name
+// (cs-username) this keys "JOE BLOGGS" as the middleware does; a '+' of
+// the name itself, which IIS writes as it is, reads as a space too (the
+// log cannot tell them apart), which keeps one key per logged name.
+func spaces(v string) string {
 	return strings.ReplaceAll(v, "+", " ")
+}
+
+// cookieText is a Cookie field as sent: IIS writes the space after each
+// ';' as '+'. Only those are undone: a cookie's value holds no space
+// (RFC 6265) and may hold a '+' (base64).
+func cookieText(v string) string {
+	if !strings.Contains(v, ";+") {
+		return v
+	}
+	b := []byte(v)
+	after := false // b[i] follows a ';' and '+'s only
+	for i, c := range b {
+		switch {
+		case c == ';':
+			after = true
+		case c == '+' && after:
+			b[i] = ' '
+		default:
+			after = false
+		}
+	}
+	return string(b)
 }
 
 // agentText is a User-Agent field as sent: IIS writes its spaces as '+',
