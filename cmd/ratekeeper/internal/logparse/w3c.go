@@ -16,8 +16,9 @@ import (
 // separated by spaces, or by tabs when the line has one; a field may be
 // quoted ("..." with "" for a quote); "-" is an empty field. Dates are
 // YYYY-MM-DD and times HH:MM[:SS[.S]], in UTC; without a date field, the
-// date is that of the last #Date (or #Start-Date) directive. IIS writes
-// each space within a field as '+'.
+// date is that of the last #Date (or #Start-Date) directive, and moves to
+// the next day when the times pass midnight without a new #Date (see
+// w3cState.rollover). IIS writes each space within a field as '+'.
 
 // w3cDirectives are the directives of the format.
 var w3cDirectives = []string{"Version", "Fields", "Software", "Start-Date", "End-Date", "Date", "Remark"}
@@ -131,9 +132,49 @@ func newW3CLayout(fields string, n int64) *w3cLayout {
 // w3cState is what a Reader knows of the W3C directives read so far.
 type w3cState struct {
 	layout  *w3cLayout // nil before the first #Fields
-	date    string     // of the last #Date or #Start-Date, as YYYY-MM-DD
+	date    string     // of the last #Date or #Start-Date, as YYYY-MM-DD; moved on at midnight
 	badDate string     // the value of the last one, when unreadable
 	fields  []string   // reused for the fields of each entry
+	// newest is the newest time of an entry without a date field since
+	// the last #Date (zero: none yet), which rollover compares times with.
+	newest time.Time
+}
+
+// Spans of rollover.
+const (
+	// rolloverBack is how far a time must lie before the newest for the
+	// log to have passed midnight: more than half a day, where lines
+	// logged out of order lie seconds or minutes back.
+	rolloverBack = 12 * time.Hour
+	// lateAcross is how far before the newest time a line may lie on the
+	// day before it: a slow request's line, logged when it ends, after
+	// the rollover.
+	lateAcross = time.Hour
+)
+
+// rollover returns t, the time of an entry without a date field, on the
+// day that puts it where the log is: the day of s.date, or the next when
+// t lies more than rolloverBack before the newest time since the #Date
+// (the log ran past midnight without a new #Date; s.date moves on with
+// it), or the day before when t on that day lies within lateAcross before
+// the newest (a line logged late, after midnight). The first entry after
+// a #Date is on its day. A log without a date field that falls silent for
+// half a day or more cannot tell a new day from a step back without a new
+// #Date directive, which IIS writes at the start of each log file.
+func (s *w3cState) rollover(t time.Time) time.Time {
+	const day = 24 * time.Hour
+	switch {
+	case s.newest.IsZero():
+	case t.Before(s.newest.Add(-rolloverBack)):
+		t = t.Add(day)
+		s.date = t.Format("2006-01-02")
+	case t.Add(-day).After(s.newest.Add(-lateAcross)):
+		return t.Add(-day)
+	}
+	if t.After(s.newest) {
+		s.newest = t
+	}
+	return t
 }
 
 // directive takes in the directive name: value of line n.
@@ -143,7 +184,7 @@ func (s *w3cState) directive(name, value string, n int64) {
 		s.layout = newW3CLayout(value, n)
 	case "Date", "Start-Date":
 		day, _, _ := strings.Cut(value, " ")
-		s.date, s.badDate = "", ""
+		s.date, s.badDate, s.newest = "", "", time.Time{}
 		for _, layout := range []string{"2006-01-02", "02-Jan-2006"} {
 			if t, err := time.Parse(layout, day); err == nil {
 				s.date = t.Format("2006-01-02")
@@ -194,6 +235,9 @@ func (s *w3cState) parse(line string, tc *timeCache, e *Entry) error {
 		if t, err = tc.parse("2006-01-02 15:04", stamp); err != nil {
 			return errors.New("bad date or time " + strconv.Quote(clip(stamp)))
 		}
+	}
+	if l.date < 0 {
+		t = s.rollover(t)
 	}
 	e.Time = t
 	for _, i := range []int{l.addr, l.dns} {
