@@ -152,3 +152,30 @@ func TestMergeErrorStopsEndlessLog(t *testing.T) {
 		t.Fatalf("the log is still being read after run returned: %d lines, then %d", n, more)
 	}
 }
+
+// TestReadBatchesStopsFirst: a parsing goroutine told to stop reads no
+// further, even when its channel has room for what it parsed. With both
+// ready, a select picks at random, so it once read on for a batch or more
+// while its cursor drained the channel (TestMergeErrorStopsEndlessLog saw
+// 7 batches read where 6 can be in flight). Each round has a fresh
+// goroutine that finds the stop already closed and the channel empty.
+func TestReadBatchesStopsFirst(t *testing.T) {
+	const size, rounds = 64, 20
+	for i := range rounds {
+		log := &endlessLog{}
+		r, err := logparse.NewReader(log, "-", logparse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := log.read() // the lines NewReader looked at
+		stop := make(chan struct{})
+		close(stop)
+		sent := 0
+		for range readBatches(r, size, stop) {
+			sent++
+		}
+		if n := log.read() - before; n >= size || sent > 0 {
+			t.Fatalf("round %d: a stopped parser read %d more lines and sent %d batches; want under one batch (%d) and none sent", i, n, sent, size)
+		}
+	}
+}

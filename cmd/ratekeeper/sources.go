@@ -124,6 +124,12 @@ func readBatches(r *logparse.Reader, size int, stop <-chan struct{}) <-chan batc
 		defer close(ch)
 		b := batch{entries: make([]logparse.Entry, 0, size)}
 		for {
+			if len(b.entries) == 0 && stopped(stop) {
+				// Checked before each batch: the select below picks at
+				// random when its cursor, stopping, drains ch, so it
+				// may send rather than stop.
+				return
+			}
 			e, err := r.Next()
 			if err == io.EOF {
 				break
@@ -150,6 +156,16 @@ func readBatches(r *logparse.Reader, size int, stop <-chan struct{}) <-chan batc
 		}
 	}()
 	return ch
+}
+
+// stopped reports whether stop is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // stop ends the parsing goroutine of c, which is not read to its end,
