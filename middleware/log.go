@@ -324,14 +324,15 @@ func (l *LogObserver) ObservePolicyRemoved(name string) {
 var _ RemovalObserver = (*LogObserver)(nil)
 
 // clientGone reports whether e is a request abandoned because its client
-// went away (its context cancelled) whose store call therefore counts as
-// no failure: the middleware counts no store error for it and leaves its
-// State as it was (see take), whatever error the cancelled call ended
-// with. Errors that count even so (an answer of the backend, a check or
-// store refused, the breaker) are not such.
+// went away (its context cancelled), or let through by shadow mode for
+// that, whose store call therefore counts as no failure: the middleware
+// counts no store error for it and leaves its State as it was (see take),
+// whatever error the cancelled call ended with. Errors that count even so
+// (an answer of the backend, a check or store refused, the breaker) are
+// not such.
 func clientGone(e Event) bool {
 	err := e.Result.Err
-	return e.Outcome == Abandoned && e.Request.Context().Err() == context.Canceled &&
+	return (e.Outcome == Abandoned || e.Outcome == ShadowDenied && !e.Result.Taken()) && e.Request.Context().Err() == context.Canceled &&
 		!errors.Is(err, errBadDelay) && !errors.Is(err, algorithms.ErrKeyState) &&
 		!errors.Is(err, algorithms.ErrInvalidSpec) && !errors.Is(err, algorithms.ErrInvalidCost) &&
 		!errors.Is(err, algorithms.ErrClosed) && !errors.Is(err, ErrBreakerOpen)

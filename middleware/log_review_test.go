@@ -82,6 +82,14 @@ func TestLogClientGoneIsNoStoreFailure(t *testing.T) {
 		t.Errorf("a client that went away was logged as a store failure:\n%s", buf.String())
 	}
 
+	// Nor is one shadow mode lets through to its handler (shadow-denied).
+	buf.Reset()
+	m = middleware.MustNew(cancelling{}, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, middleware.WithLogger(logger), middleware.WithShadow(nil))
+	w = serveCtx(ctx, m.Handler(ok), "GET", "/")
+	if st := m.Stats(); w.Code != 200 || st.ShadowDenied != 1 || st.StoreErrors != 0 || strings.Contains(buf.String(), "store failed") {
+		t.Errorf("shadow, client gone: %d, stats %+v, log:\n%s\nwant 200, shadow-denied, no store error counted nor logged", w.Code, st, buf.String())
+	}
+
 	// Nor is one that failed otherwise while its client was gone, which
 	// counts as no failure either.
 	buf.Reset()

@@ -255,18 +255,26 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if err := m.take(r, res); err != nil {
 		res.Err = err
 		if cerr := r.Context().Err(); cerr != nil {
+			if m.shadowed(r, rc, res) {
+				// Shadow mode refuses nothing: the request it would have
+				// answered 503 goes on, undecided, to a handler that
+				// sees its context ended, as it would without the
+				// middleware.
+				m.observe(r, res, ShadowDenied, start)
+				next.ServeHTTP(w, rc.request(r))
+				return
+			}
 			// The client went away (or the server is shutting down): it
 			// reads no Retry-After. A server-side deadline (a timeout
 			// middleware further out) that ran out first is answered as a
 			// failure under FailClosed would be, and as a hold it cut
-			// short is: when to come back, at least 1 s. (Not after
-			// FailClosed's wait in shadow mode, which never imposes it.)
+			// short is: when to come back, at least 1 s.
 			m.stats.abandoned.Add(1)
 			m.observe(r, res, Abandoned, start)
 			retry := int64(0)
 			if errors.Is(cerr, context.DeadlineExceeded) {
 				var failWait time.Duration
-				if m.failure.mode == failClosed && !m.shadow {
+				if m.failure.mode == failClosed {
 					failWait = m.failure.retryAfter
 				}
 				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable)))
@@ -1051,7 +1059,8 @@ type Stats struct {
 	Delayed int64
 	// Abandoned counts requests whose client went away (context done)
 	// before the decision or while held, or whose context's deadline came
-	// before the end of their leaky_queue Delay; they are not served.
+	// before the end of their leaky_queue Delay; they are not served. (In
+	// shadow mode such a request is served, and counted in ShadowDenied.)
 	Abandoned int64
 	// GivenBack counts admitted requests whose units the middleware gave
 	// back to the store after their response, because a policy's count

@@ -138,7 +138,8 @@ const (
 	// Retry-After for a deadline), or a leaky_queue policy admitted it with a
 	// Delay that ends after its context's deadline (answered 503 with
 	// Retry-After at once). A leaky_queue place it held is given back. It
-	// is reported as this outcome only, never also as Allowed.
+	// is reported as this outcome only, never also as Allowed. Shadow mode
+	// serves such a request, as ShadowDenied.
 	Abandoned
 )
 

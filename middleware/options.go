@@ -289,10 +289,25 @@ func WithSkip(skip func(*http.Request) bool) Option {
 
 // WithShadow turns on dry-run mode: the middleware evaluates every request,
 // consumes quota and sets headers as usual, but never rejects and never
-// holds a request. Each request it would have rejected (denied, no key, bad
-// cost, or failed closed) is counted as shadow-denied and passed to report
-// (which may be nil; it must be safe for concurrent use), with the request
-// the handler then gets. Use it to try new limits on live traffic.
+// holds a request: it answers no 429, 400, 403 or 503 of its own, and its
+// handler answers every request it evaluates. Each request it would have
+// rejected is counted as shadow-denied and passed to report (which may be
+// nil; it must be safe for concurrent use), with the request the handler
+// then gets:
+//   - one a policy denied, found no key for, or could not charge its cost;
+//   - one the store failed to decide under [FailClosed]: shadow mode tries
+//     the failure mode too, and a 503 during an outage is the refusal it
+//     is there to show, not to make (under [FailOpen] such a request is
+//     counted as failed open, as outside shadow mode);
+//   - one whose context ended (its client gone, a server-side deadline
+//     run out) while the store decided it, which is answered 503 outside
+//     shadow mode: it goes on undecided, its Result's Err the store's
+//     error, to a handler that sees its context ended, as it would without
+//     the middleware.
+//
+// The Result of a request let through undecided has no decisions
+// (Result.Taken is false), and the middleware sets no rate-limit headers
+// for it. Use it to try new limits on live traffic.
 func WithShadow(report func(r *http.Request, res *Result)) Option {
 	return func(m *Middleware) error {
 		m.shadow = true

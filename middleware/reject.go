@@ -127,8 +127,8 @@ type Rejection struct {
 	// RetryAfter is the default response's Retry-After, in whole seconds
 	// (the middlewares further out included, as for a 429); 0 when it has
 	// none (400, 403, a client gone). A request whose server-side deadline
-	// ran out while the store decided it waits FailClosed's retryAfter
-	// (except in shadow mode, which never imposes it), at least 1 s.
+	// ran out while the store decided it waits FailClosed's retryAfter,
+	// at least 1 s. (Shadow mode rejects none of these; see [WithShadow].)
 	RetryAfter time.Duration
 	// Err says why: the *policy.KeyError (400, 403); the store's error
 	// (503 under FailClosed; [ErrBreakerOpen] when the circuit breaker

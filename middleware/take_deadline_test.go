@@ -20,27 +20,21 @@ import (
 // mode's wait (FailClosed's), at least 1 s. Before, the 503 carried no
 // Retry-After, and a well-behaved client could only guess. A client that
 // went away (its context cancelled) reads nothing, and still gets none.
-// In shadow mode the middleware never refuses for its failure mode (a
-// store failure under FailClosed is let through), so such a request is
-// told to come back in 1 s, not after FailClosed's wait: before, it read
-// FailClosed's 30 s, in the response and in the reject hook's
-// Rejection.RetryAfter. The request is abandoned, not shadow-denied nor
-// failed closed, in every case. Through a real chi router, in a synctest
-// bubble (deadlines pass on the fake clock).
+// The request is abandoned, not failed closed, in every case. (Shadow
+// mode refuses none of them: see TestShadowContextEndedServed.) Through a
+// real chi router, in a synctest bubble (deadlines pass on the fake
+// clock).
 func TestTakeDeadlineRetryAfter(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		failClosed time.Duration // FailClosed's wait; 0: fail open
-		shadow     bool
-		hook       bool // a reject hook replaces the 503
-		cancel     bool // the client goes away instead
+		hook       bool          // a reject hook replaces the 503
+		cancel     bool          // the client goes away instead
 		want       time.Duration
 	}{
 		{name: "fail open", want: time.Second},
 		{name: "fail closed 5s", failClosed: 5 * time.Second, want: 5 * time.Second},
 		{name: "client gone", cancel: true, want: 0},
-		{name: "shadow", failClosed: 30 * time.Second, shadow: true, want: time.Second},
-		{name: "shadow, reject hook", failClosed: 30 * time.Second, shadow: true, hook: true, want: time.Second},
 		{name: "enforced", failClosed: 30 * time.Second, want: 30 * time.Second},
 		{name: "enforced, reject hook", failClosed: 30 * time.Second, hook: true, want: 30 * time.Second},
 	} {
@@ -51,10 +45,6 @@ func TestTakeDeadlineRetryAfter(t *testing.T) {
 				if tt.failClosed > 0 {
 					opts = append(opts, middleware.OnStoreError(middleware.FailClosed(tt.failClosed)))
 				}
-				shadowReports := 0
-				if tt.shadow {
-					opts = append(opts, middleware.WithShadow(func(*http.Request, *middleware.Result) { shadowReports++ }))
-				}
 				var rej *middleware.Rejection
 				if tt.hook {
 					opts = append(opts, middleware.WithRejectHandler(func(w http.ResponseWriter, _ *http.Request, j middleware.Rejection) {
@@ -64,20 +54,7 @@ func TestTakeDeadlineRetryAfter(t *testing.T) {
 				}
 				m := middleware.MustNew(&hanging{mem: mem}, []*policy.Policy{fixed("u", 100, time.Minute, user)}, opts...)
 				r := chi.NewRouter()
-				r.Use(func(next http.Handler) http.Handler {
-					return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-						var ctx context.Context
-						var cancel context.CancelFunc
-						if tt.cancel {
-							ctx, cancel = context.WithCancel(req.Context())
-							time.AfterFunc(time.Second, cancel)
-						} else {
-							ctx, cancel = context.WithTimeout(req.Context(), time.Second)
-						}
-						defer cancel()
-						next.ServeHTTP(w, req.WithContext(ctx))
-					})
-				})
+				r.Use(endsAfterASecond(tt.cancel))
 				r.Use(m.Handler)
 				r.Get("/", ok)
 				w := serve(r, "GET", "/", "X-User", "hang")
@@ -100,13 +77,30 @@ func TestTakeDeadlineRetryAfter(t *testing.T) {
 						t.Errorf("Retry-After %q, want %q", got, want)
 					}
 				}
-				if st := m.Stats(); st.Abandoned != 1 || st.ShadowDenied != 0 || st.FailedClosed != 0 {
-					t.Errorf("stats %+v, want 1 abandoned, none shadow-denied or failed closed", st)
-				}
-				if shadowReports != 0 {
-					t.Errorf("%d shadow reports, want 0", shadowReports)
+				if st := m.Stats(); st.Abandoned != 1 || st.FailedClosed != 0 {
+					t.Errorf("stats %+v, want 1 abandoned, none failed closed", st)
 				}
 			})
+		})
+	}
+}
+
+// endsAfterASecond is a middleware that ends the context of each request
+// a second after it comes: a server-side deadline (as chi's Timeout
+// sets), or, with cancel, its client going away.
+func endsAfterASecond(cancel bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			var ctx context.Context
+			var stop context.CancelFunc
+			if cancel {
+				ctx, stop = context.WithCancel(req.Context())
+				time.AfterFunc(time.Second, stop)
+			} else {
+				ctx, stop = context.WithTimeout(req.Context(), time.Second)
+			}
+			defer stop()
+			next.ServeHTTP(w, req.WithContext(ctx))
 		})
 	}
 }
