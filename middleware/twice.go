@@ -19,9 +19,15 @@ import (
 // *policy.Policy given to two nested middlewares. Each would count the
 // request again, halving the policy's limit for the requests that pass
 // both. The middleware further in leaves such a policy out of its own
-// decision (its headers, its Take), so that the request counts once; when
-// the middleware further out is in shadow mode ([WithShadow]), which
-// never enforces, it still decides it, and only tells.
+// decision (its headers, its Take), so that the request counts once,
+// whatever the modes: a middleware further out in shadow mode
+// ([WithShadow]) counts the requests it admits as any other does. One
+// that it denied consumed nothing there (a Take is all or nothing), so the
+// middleware further in decides the policy, and refuses the request
+// unless it is in shadow mode too: a shadow middleware further out
+// neither lifts nor doubles the limit of one further in. (A leaky_queue
+// place it took is not held for by the one further in: the request goes
+// on at once, and the queue refuses it there only once it is full.)
 //
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
@@ -36,14 +42,17 @@ import (
 var ErrCountedTwice = errors.New("middleware: a policy applies to a request already decided under it further out")
 
 // unrepeated returns the policies of res, prepared for r (see
-// policy.Set.Prepare), that a middleware further out (in r's context, not
-// in shadow mode) has already decided for r under the same key (its Take
-// succeeded), as a mask over set, telling the error handler, once, of any
-// policy so met twice. A policy checked there under another key (a user
-// that an authentication middleware in between made known) counts in
-// another bucket, and is no repeat.
+// policy.Set.Prepare), that a middleware further out (in r's context) has
+// already counted for r under the same key, as a mask over set, telling
+// the error handler, once, of any policy so met twice. A middleware counted
+// the request when its Take admitted it, in shadow mode too: a denied
+// Take consumed nothing (all or nothing), so the policies of one that
+// denied (which only a middleware in shadow mode lets through) are decided
+// here. A policy checked there under another key (a user that an
+// authentication middleware in between made known) counts in another
+// bucket, and is no repeat.
 func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) uint64 {
-	var again, shadowed uint64
+	var again, uncounted uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -53,6 +62,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 			// under this middleware's failure mode.
 			return true
 		}
+		counted := o.Allowed()
 		for j := range o.Len() {
 			p := o.Policy(j)
 			// The i-th policy of res is the i-th of its mask.
@@ -61,11 +71,11 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				if res.Policy(i) != p {
 					continue
 				}
-				if (again|shadowed)&bit == 0 && res.Key(i) == o.Key(j) {
-					if c.res.Shadow {
-						shadowed |= bit
-					} else {
+				if res.Key(i) == o.Key(j) {
+					if counted {
 						again |= bit
+					} else {
+						uncounted |= bit
 					}
 				}
 				break
@@ -73,14 +83,15 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		}
 		return true
 	})
-	if again|shadowed != 0 && m.tells() && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
+	uncounted &^= again
+	if again|uncounted != 0 && m.tells() && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
 		var names []string
-		for b := again | shadowed; b != 0; b &= b - 1 {
+		for b := again | uncounted; b != 0; b &= b - 1 {
 			names = append(names, strconv.Quote(set.Policy(bits.TrailingZeros64(b)).Name()))
 		}
 		what := "left out here, so that it counts once"
 		if again == 0 {
-			what = "decided again here, since the middleware further out is in shadow mode"
+			what = "decided here, since the middleware further out, in shadow mode, denied the request and counted nothing"
 		}
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))

@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -97,23 +98,53 @@ func TestSharedPolicyCountsOnce(t *testing.T) {
 	}
 }
 
-// TestShadowOuterStillEnforcedInside: a policy in a shadow (dry-run)
-// middleware further out is not enforced there, so the middleware further
-// in that shares it still decides it (and tells).
-func TestShadowOuterStillEnforcedInside(t *testing.T) {
-	store, _ := newStore(t)
-	shared := fixed("per-min", 4, time.Minute, peerIP)
-	var got reports
-	outer := middleware.MustNew(store, []*policy.Policy{shared}, middleware.WithShadow(nil))
-	inner := middleware.MustNew(store, []*policy.Policy{shared}, got.handler())
-	srv := httptest.NewServer(outer.Handler(inner.Handler(ok)))
-	defer srv.Close()
-	// Each request counts twice (once in each), so the third is refused.
-	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/", 3)
-	if want := []int{200, 200, 429}; !slices.Equal(codes, want) {
-		t.Errorf("statuses %v, want %v", codes, want)
-	}
-	if errs := got.twice(); len(errs) != 1 || !strings.Contains(errs[0].Error(), "shadow") {
-		t.Errorf("reports %v, want one saying the outer one is in shadow mode", errs)
+// TestSharedPolicyCountsOnceWithShadow: one policy shared by nested
+// middlewares counts each request once whatever their modes. A middleware
+// in shadow mode (dry run) further out counts the requests it admits as any
+// other does, so the one further in leaves the policy out of its decision,
+// its headers and its Take; a request the shadow one denied consumed
+// nothing there, so the one further in decides it, and refuses it unless
+// it is in shadow mode too. With the shadow one further out, the one
+// further in decided every request again: each counted twice, the third of
+// a limit of 4 was refused, and the response reported the policy twice.
+// Through chi and a ServeMux.
+func TestSharedPolicyCountsOnceWithShadow(t *testing.T) {
+	for _, tt := range []struct {
+		name                     string
+		outerShadow, innerShadow bool
+		fifth                    int // the status of the fifth request
+	}{
+		{"shadow outside", true, false, http.StatusTooManyRequests},
+		{"shadow inside", false, true, http.StatusTooManyRequests},
+		{"both in shadow mode", true, true, http.StatusOK},
+	} {
+		for _, mux := range []string{"chi", "ServeMux"} {
+			t.Run(tt.name+"/"+mux, func(t *testing.T) {
+				store, _ := newStore(t)
+				shared := fixed("per-min", 4, time.Minute, peerIP)
+				var got reports
+				mw := func(shadow bool, opts ...middleware.Option) *middleware.Middleware {
+					if shadow {
+						opts = append(opts, middleware.WithShadow(nil))
+					}
+					return middleware.MustNew(store, []*policy.Policy{shared}, opts...)
+				}
+				outer, inner := mw(tt.outerShadow), mw(tt.innerShadow, got.handler())
+				h := nestedRouter(mux, outer, inner)
+				for i := range 4 {
+					w := serve(h, "GET", "/")
+					lines := w.Header().Values("RateLimit")
+					if want := fmt.Sprintf(`"per-min";r=%d;`, 3-i); w.Code != http.StatusOK || len(lines) != 1 || !strings.HasPrefix(lines[0], want) {
+						t.Errorf("request %d: %d, RateLimit lines %q; want 200 and the policy once, %s", i+1, w.Code, lines, want)
+					}
+				}
+				if w := serve(h, "GET", "/"); w.Code != tt.fifth {
+					t.Errorf("fifth request: %d, want %d", w.Code, tt.fifth)
+				}
+				if errs := got.twice(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `"per-min"`) {
+					t.Errorf("reports %v, want one ErrCountedTwice naming the policy", errs)
+				}
+			})
+		}
 	}
 }
