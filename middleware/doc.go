@@ -107,7 +107,17 @@
 // units of the policies whose count says no ([policy.Result.GiveBack],
 // [algorithms.GiveBacker]); a client gone before the status reads 499, a
 // hijacked connection 101. The request counts until then: concurrent
-// requests see it counted, and its own headers report it counted.
+// requests see it counted, and its own headers, which go out with the
+// handler's status before it returns, report it counted. Where the
+// headers are still unsent when the units come back, the IETF RateLimit
+// line reports them back, as the store has them after the give-back: a
+// handler that wrote nothing (net/http sends its 200 once it returns), and
+// a refusal by a middleware further in (its 429, 503, 400 or 403, or its
+// deny or reject handler's response), whose status is final: the units of
+// the policies that do not count it come back as it is written, before
+// its headers go out. The single-valued profiles (Draft7, Draft6, Legacy,
+// LegacyUnix) report the values as they were set: those of one policy,
+// chosen among the decisions of every middleware the request passed.
 // [Stats].GivenBack counts these requests. A request shadow mode let
 // through denied consumed nothing and gives nothing back.
 //

@@ -471,13 +471,20 @@ func retimeOuter(ctx context.Context, h http.Header, held time.Duration) {
 // retimeLine replaces in h the IETF RateLimit line of c, if there, by its
 // values counted after held since c's decision.
 func retimeLine(h http.Header, c *resultContext, held time.Duration) {
-	old := c.vals[1]
+	replaceLine(h, &c.vals, func(line string) string { return retimeMembers(line, &c.res.Result, held) })
+}
+
+// replaceLine replaces in h the IETF RateLimit line vals[1], the one
+// setHeaders wrote there (the same string, not only the same text), if it
+// is still there, by revise(line), and keeps the new line in vals[1].
+func replaceLine(h http.Header, vals *[2]string, revise func(line string) string) {
+	old := vals[1]
 	vs := h[keyRateLimit]
 	for i, v := range vs {
 		if old != "" && len(v) == len(old) && unsafe.StringData(v) == unsafe.StringData(old) {
-			line := retimeMembers(old, &c.res.Result, held)
+			line := revise(old)
 			vs = slices.Clone(vs)
-			vs[i], c.vals[1] = line, line
+			vs[i], vals[1] = line, line
 			h[keyRateLimit] = vs
 			return
 		}
@@ -505,6 +512,57 @@ func retimeMembers(line string, res *policy.Result, held time.Duration) string {
 		}
 		b = strconv.AppendInt(b, seconds(since(res.Decision(i).NextAfter, sinceDecision(res, i, held))), 10)
 		rest = rest[k:]
+	}
+	return str(append(b, rest...))
+}
+
+// reviseLine replaces in h the IETF RateLimit line of res (see
+// replaceLine), decided by the middleware and written with vals, if it is
+// still there, by one whose members of the policies of given (bit i: the
+// i-th policy of res) report what the store reported of their keys after
+// a give-back (see [policy.Result.GiveBack]): r as it stands, t counted
+// from now. The other members are kept as written. The single-valued
+// profiles are left as written: their values are those of one policy,
+// chosen among the decisions of every middleware that the request
+// passed, when they were set.
+func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
+	if given == 0 || vals == nil || res.wrote != uint8(IETF)+1 {
+		return
+	}
+	replaceLine(h, vals, func(line string) string { return reviseMembers(line, &res.Result, given) })
+}
+
+// reviseMembers returns line, the IETF RateLimit value setHeaders wrote
+// for res, with the r and t of the members of the policies of given as
+// res now has their decisions, t counted from now. The rest of each
+// member is kept.
+func reviseMembers(line string, res *policy.Result, given uint64) string {
+	b := make([]byte, 0, len(line)+8)
+	rest := line
+	for i := 0; i < res.Len(); i++ {
+		d := res.Decision(i)
+		for _, param := range [2]string{";r=", ";t="} {
+			// Names hold no ';', pks ("pk=:base64:") neither ";r=" nor ";t=".
+			j := strings.Index(rest, param)
+			if j < 0 {
+				return line
+			}
+			b = append(b, rest[:j+len(param)]...)
+			rest = rest[j+len(param):]
+			k := 0
+			for k < len(rest) && '0' <= rest[k] && rest[k] <= '9' {
+				k++
+			}
+			switch {
+			case given&(1<<i) == 0:
+				b = append(b, rest[:k]...)
+			case param == ";r=":
+				b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
+			default:
+				b = strconv.AppendInt(b, seconds(since(d.NextAfter, 0)), 10)
+			}
+			rest = rest[k:]
+		}
 	}
 	return str(append(b, rest...))
 }

@@ -156,7 +156,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	if m.noContext {
 		res := resultPool.Get().(*Result)
-		res.Shadow, res.Fallback, res.Err, res.wrote, res.outerWait = false, false, nil, 0, 0
+		res.Shadow, res.Fallback, res.Err, res.wrote, res.refused, res.outerWait = false, false, nil, 0, false, 0
 		var (
 			vals *[2]string
 			buf  []byte
@@ -226,6 +226,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if errors.As(err, &ke) {
 			m.stats.keyRejected.Add(1)
 			m.observe(r, res, KeyRejected, start)
+			refusing(r)
 			m.rejectKey(w, rc.request(r), res, ke)
 			return
 		}
@@ -233,6 +234,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if errors.As(err, &ce) {
 			m.stats.denied.Add(1)
 			m.observe(r, res, Denied, start)
+			refusing(r)
 			if m.onDeny != nil {
 				m.onDeny(w, rc.request(r), res)
 				return
@@ -279,12 +281,14 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				}
 				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable)))
 			}
+			refusing(r)
 			m.unavailable(w, rc.request(r), res, retry, err)
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
+			refusing(r)
 			m.unavailable(w, rc.request(r), res, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable))), err)
 			return
 		}
@@ -322,6 +326,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 		m.stats.denied.Add(1)
 		m.observe(r, res, Denied, start)
+		refusing(r)
 		if m.onDeny != nil {
 			m.onDeny(w, rc.request(r), res)
 			return
@@ -353,6 +358,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0)
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
+			refusing(r)
 			m.unavailable(w, rc.request(r), res, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable))), early)
 			return
 		}
@@ -377,6 +383,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// time left to its turn, at least 1 s.
 				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable)-waited))
 			}
+			refusing(r)
 			m.unavailable(w, rc.request(r), res, retry, cut)
 			return
 		}
@@ -389,43 +396,101 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		r = rc.request(r)
 	}
 	if !taking.IsZero() {
-		m.serveCounted(w, r, next, res, taking)
+		m.serveCounted(w, r, next, res, taking, vals)
 		return
 	}
 	next.ServeHTTP(w, r)
 }
 
-// serveCounted serves r, admitted as res, with next, and then gives back
-// the units of the policies of res whose count ([policy.CountIf]) says its
+// serveCounted serves r, admitted as res, with next, and gives back the
+// units of the policies of res whose count ([policy.CountIf]) says its
 // response does not count, to the store that decided it; taking is when
-// its Take began. A failure goes to the error hook.
-func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, next http.Handler, res *Result, taking time.Time) {
-	timing.ServeStatus(w, r, next, func(status int) {
-		var give uint64
+// its Take began, vals the header values of res (see setHeaders). The
+// give-back is made once the handler has returned, or as the status is
+// written when a middleware further in refuses r (see refusing): then the
+// status is final and the headers not yet sent, so the IETF line of res
+// reports the give-back (see reviseLine), as it does after a handler that
+// wrote nothing.
+func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, next http.Handler, res *Result, taking time.Time, vals *[2]string) {
+	c := &counted{m: m, r: r, res: res, taking: taking, vals: vals, h: w.Header()}
+	timing.ServeStatus(w, r, next, c.written, c.done)
+}
+
+// counted gives back the units of a request served by serveCounted.
+type counted struct {
+	m      *Middleware
+	r      *http.Request
+	res    *Result
+	taking time.Time
+	vals   *[2]string
+	h      http.Header
+	gave   bool // the give-back was made (or tried)
+}
+
+// written gives back as the status of a refusal further in is written,
+// before the headers go out.
+func (c *counted) written(status int) {
+	if c.res.refused && !c.gave {
+		c.gave = true
+		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking))
+	}
+}
+
+// done gives back once the handler has returned, unless written did; sent
+// says whether the headers went out.
+func (c *counted) done(status int, sent bool) {
+	if c.gave {
+		return
+	}
+	c.gave = true
+	if given := c.m.giveBack(c.r, c.res, status, c.taking); !sent {
+		reviseLine(c.h, c.res, c.vals, given)
+	}
+}
+
+// giveBack gives back the units of the policies of res, admitted for r
+// and answered with status, whose count says the response does not count,
+// and returns them, as a mask over res's policies, when the give-back
+// succeeded: res holds the store's report of their keys after it. A
+// failure goes to the error hook.
+func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking time.Time) uint64 {
+	var give uint64
+	for i := range res.Len() {
+		if !res.Policy(i).Counts(r, status) {
+			give |= 1 << i
+		}
+	}
+	if give == 0 {
+		return 0
+	}
+	ctx, cancel := afterContext(r)
+	defer cancel()
+	if err := res.GiveBack(ctx, m.decider(res), m.clock.Now().Sub(taking), give); err != nil {
+		m.report(r, fmt.Errorf("middleware: giving back the units of a response that does not count: %w", err))
+		return 0
+	}
+	if !res.GaveBack() {
+		return 0
+	}
+	m.stats.givenBack.Add(1)
+	if gb, ok := m.obs.(GiveBackObserver); ok {
 		for i := range res.Len() {
-			if !res.Policy(i).Counts(r, status) {
-				give |= 1 << i
+			if res.Given(i) {
+				gb.ObserveGiveBack(res.Policy(i).Name())
 			}
 		}
-		if give == 0 {
-			return
-		}
-		ctx, cancel := afterContext(r)
-		defer cancel()
-		if err := res.GiveBack(ctx, m.decider(res), m.clock.Now().Sub(taking), give); err != nil {
-			m.report(r, fmt.Errorf("middleware: giving back the units of a response that does not count: %w", err))
-			return
-		}
-		if res.GaveBack() {
-			m.stats.givenBack.Add(1)
-			if gb, ok := m.obs.(GiveBackObserver); ok {
-				for i := range res.Len() {
-					if res.Given(i) {
-						gb.ObserveGiveBack(res.Policy(i).Name())
-					}
-				}
-			}
-		}
+	}
+	return give
+}
+
+// refusing notes in the Results of the middlewares further out (in r's
+// context) that a middleware further in answers r itself: those whose
+// policies do not count the refusal give their units back as its status
+// is written (see serveCounted).
+func refusing(r *http.Request) {
+	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		c.res.refused = true
+		return true
 	})
 }
 
@@ -777,6 +842,9 @@ type Result struct {
 	// profile's values left as an outer middleware wrote them). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
+	// refused is set by a middleware further in that answers the request
+	// itself (see refusing). A byte beside wrote.
+	refused bool
 	// outerWait is the wait of the middlewares further out (see
 	// outerWait) for a denied request, in whole seconds, rounded up (at
 	// most 136 years): its 429 waits at least that long. It fits the

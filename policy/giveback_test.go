@@ -13,7 +13,9 @@ import (
 
 // TestResultGiveBack: GiveBack gives back the units of the policies in its
 // mask only (the login policy's), the others (per-IP) keep theirs; the
-// Result keeps the Take's decisions and Given tells what came back. A
+// Result then holds the store's report of the login key after the
+// give-back (its unit back: 2 left) and the Take's per-IP decision, and
+// Given tells what came back. A
 // second GiveBack, a denied Result and a store that is not a GiveBacker
 // give nothing back.
 func TestResultGiveBack(t *testing.T) {
@@ -35,12 +37,13 @@ func TestResultGiveBack(t *testing.T) {
 	}
 	ctx := context.Background()
 	res := take(store)
-	before := res.Decision(1)
+	ip, before := res.Decision(0), res.Decision(1)
 	if err := res.GiveBack(ctx, store, 0, 0b10); err != nil {
 		t.Fatal(err)
 	}
-	if !res.GaveBack() || res.Given(0) || !res.Given(1) || res.Decision(1) != before {
-		t.Errorf("after GiveBack: GaveBack %v, Given %v %v, login decision %+v (was %+v)", res.GaveBack(), res.Given(0), res.Given(1), res.Decision(1), before)
+	if !res.GaveBack() || res.Given(0) || !res.Given(1) || res.Decision(0) != ip || res.Decision(1).Remaining != 2 || before.Remaining != 1 {
+		t.Errorf("after GiveBack: GaveBack %v, Given %v %v, ip decision %+v (was %+v), login decision %+v (was %+v); want login's 2 left",
+			res.GaveBack(), res.Given(0), res.Given(1), res.Decision(0), ip, res.Decision(1), before)
 	}
 	if err := res.GiveBack(ctx, store, 0, 0b10); err != nil {
 		t.Fatal(err)

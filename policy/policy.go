@@ -167,7 +167,9 @@ func WithCost(cost func(*http.Request) int64) Option {
 // once its handler has returned, as express-rate-limit does. So while a
 // request runs it counts: a burst of concurrent slow requests that will
 // all succeed can be refused meanwhile, and the rate-limit headers sent
-// with a response report the allowance with the request counted. Only a
+// with a response report the allowance with the request counted (except
+// where they are still unsent when the units come back: see package
+// middleware, "Counting only some responses"). Only a
 // request the policies admitted is given back, never one shadow mode let
 // through denied, and only the units of the policies whose count says no:
 // the others, stacked with it, keep theirs.

@@ -327,9 +327,13 @@ func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited ti
 // policies keep their units: the Take was all or nothing, the give-back
 // is per policy.
 //
-// res keeps the Take's decisions (the headers of its response reported
-// them); [Result.Given] reports, for each policy, whether units came back.
-// GiveBack does nothing and returns nil with a store that is not a
+// When the store's GiveBack succeeds, res holds, for each policy of mask,
+// what the store reported of its key after the give-back (see
+// [algorithms.GiveBacker]: its allowance as it stands at the give-back's
+// instant, the times counted from then) in place of the Take's decision,
+// as after a Refund; the other policies keep the Take's decisions.
+// [Result.Given] reports, for each policy, whether units came back. When
+// it fails, res keeps the Take's decisions. GiveBack does nothing and returns nil with a store that is not a
 // GiveBacker, for a Result not taken, peeked or denied (it consumed
 // nothing), refunded or already given back, and for an empty mask.
 func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited time.Duration, mask uint64) error {
@@ -360,6 +364,7 @@ func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited 
 		return fmt.Errorf("policy: store: give-back: %w", err)
 	}
 	for k := range out {
+		ds[idx[k]] = out[k].Decision
 		if out[k].Given {
 			res.given |= 1 << idx[k]
 		}

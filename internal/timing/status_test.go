@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ func serveStatusOver(t *testing.T, h2 bool, wrap func(http.ResponseWriter) http.
 		if wrap != nil {
 			w = wrap(w)
 		}
-		ServeStatus(w, r, h, func(status int) { statuses <- status })
+		ServeStatus(w, r, h, nil, func(status int, _ bool) { statuses <- status })
 	}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // superfluous WriteHeader calls are logged
 	if h2 {
@@ -196,7 +198,7 @@ func TestServeStatusNoHijackerDownTheChain(t *testing.T) {
 		if asserted || unwrapped || !errors.Is(err, http.ErrNotSupported) {
 			t.Errorf("Hijacker by assertion %v, on Unwrap %v; ResponseController.Hijack: %v; want none and http.ErrNotSupported", asserted, unwrapped, err)
 		}
-	}), func(s int) { status = s })
+	}), nil, func(s int, _ bool) { status = s })
 	if status != http.StatusOK {
 		t.Errorf("reported %d, want 200", status)
 	}
@@ -243,7 +245,7 @@ func TestServeKeepsCloseNotifier(t *testing.T) {
 		}{
 			{"Serve", func(w http.ResponseWriter, h http.HandlerFunc) { serve(h, w) }},
 			{"ServeStatus", func(w http.ResponseWriter, h http.HandlerFunc) {
-				ServeStatus(w, httptest.NewRequest("GET", "/", nil), h, func(int) {})
+				ServeStatus(w, httptest.NewRequest("GET", "/", nil), h, nil, func(int, bool) {})
 			}},
 		} {
 			var got caps
@@ -285,5 +287,43 @@ func TestServeStatusCloseNotifierServed(t *testing.T) {
 		if received != http.StatusOK || reported != http.StatusOK {
 			t.Errorf("HTTP/2 %v: client received %d, ServeStatus reported %d; want 200 (a CloseNotifier)", h2, received, reported)
 		}
+	}
+}
+
+// TestServeStatusBefore: ServeStatus tells before the first final status
+// while the writer's headers can still change (a header set there reaches
+// the response), once; done's sent is false only when the
+// handler returned having written nothing, so that the headers are still
+// to be sent.
+func TestServeStatusBefore(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		h      http.HandlerFunc
+		before []int // the statuses before is told
+		sent   bool
+	}{
+		{"written", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.WriteHeader(http.StatusOK)
+		}, []int{429}, true},
+		{"body only", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }, []int{200}, true},
+		{"flushed", func(w http.ResponseWriter, r *http.Request) { http.NewResponseController(w).Flush() }, []int{200}, true},
+		{"nothing", func(w http.ResponseWriter, r *http.Request) {}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			var before []int
+			var sent bool
+			ServeStatus(w, httptest.NewRequest("GET", "/", nil), tc.h, func(status int) {
+				before = append(before, status)
+				w.Header().Set("X-Before", strconv.Itoa(status))
+			}, func(_ int, s bool) { sent = s })
+			if !slices.Equal(before, tc.before) || sent != tc.sent {
+				t.Errorf("before told %v, sent %v; want %v, %v", before, sent, tc.before, tc.sent)
+			}
+			if len(tc.before) > 0 && w.Result().Header.Get("X-Before") != strconv.Itoa(tc.before[0]) || len(tc.before) == 0 && w.Result().Header.Get("X-Before") != "" {
+				t.Errorf("the header set in before is not in the response: %v", w.Result().Header)
+			}
+		})
 	}
 }

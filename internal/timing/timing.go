@@ -135,18 +135,29 @@ type statusWriter struct {
 	// hook, when hooked, is what Unwrap returns: see wrapStatus.
 	hook   hijackHook
 	hooked bool
+	// before, when not nil, is told the status as it is recorded, before
+	// it goes on (see ServeStatus).
+	before func(status int)
+}
+
+// record records status, the first final one, telling before.
+func (w *statusWriter) record(status int) {
+	w.status = status
+	if w.before != nil {
+		w.before(status)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols && w.final101) {
-		w.status = code
+		w.record(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.record(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -192,7 +203,7 @@ func (w *statusWriter) Flush() { _ = w.FlushError() }
 // calls it.
 func (w *statusWriter) FlushError() error {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.record(http.StatusOK)
 	}
 	return http.NewResponseController(w.ResponseWriter).Flush()
 }
@@ -212,7 +223,7 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // ReadFrom lets io.Copy use the underlying writer's ReadFrom (sendfile).
 func (w *hijackWriter) ReadFrom(r io.Reader) (int64, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.record(http.StatusOK)
 	}
 	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
 		return rf.ReadFrom(r)
@@ -265,12 +276,21 @@ const StatusClientClosed = 499
 // it hijacked the connection (asserting [http.Hijacker] or through
 // [http.ResponseController], even past a wrapper w that offers only
 // Unwrap), and 500 when it panicked, even after writing a status (the
-// response was cut short). done runs before the panic goes on.
-func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, done func(status int)) {
+// response was cut short). done runs before the panic goes on. Its sent
+// is false when next returned having written, flushed and hijacked
+// nothing: w's headers can still change, net/http sending them only once
+// its handler returns.
+//
+// before, when not nil, is called with the first final status next writes
+// (200 for a Write, Flush or ReadFrom before any), just before it goes on
+// to w, while w's headers can still change.
+func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, before func(status int), done func(status int, sent bool)) {
 	sw, hw := wrapStatus(w, r)
+	sw.before = before
 	returned := false
 	defer func() {
 		status := sw.status
+		sent := status != 0 || sw.hijacked || !returned
 		switch {
 		case !returned:
 			status = http.StatusInternalServerError
@@ -281,7 +301,7 @@ func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, done
 		case status == 0:
 			status = http.StatusOK
 		}
-		done(status)
+		done(status, sent)
 	}()
 	next.ServeHTTP(hw, r)
 	returned = true
