@@ -202,11 +202,15 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 	}
 
+	// The policies left out below because a shadow middleware further out
+	// counted them: this one enforces them on the retry.
+	own := adopted{set: set}
 	err := set.Prepare(r, mask, &res.Result)
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
-		if again := m.unrepeated(r, set, &res.Result); again != 0 {
+		var again uint64
+		if again, own.mask = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, r)
 				return
@@ -279,7 +283,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				if m.failure.mode == failClosed {
 					failWait = m.failure.retryAfter
 				}
-				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable)))
+				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
 			}
 			refusing(r)
 			m.unavailable(w, rc.request(r), res, retry, err)
@@ -289,7 +293,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
 			refusing(r)
-			m.unavailable(w, rc.request(r), res, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable))), err)
+			m.unavailable(w, rc.request(r), res, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable, own))), err)
 			return
 		}
 		m.stats.failedOpen.Add(1)
@@ -309,7 +313,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	var wait time.Duration // a denial's wait for the middlewares further out
 	if !allowed && !m.shadow {
-		wait = outerWait(r, http.StatusTooManyRequests)
+		wait = outerWait(r, http.StatusTooManyRequests, own)
 		res.outerWait = uint32(min(seconds(wait), math.MaxUint32))
 	}
 	if d == 0 {
@@ -359,7 +363,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
 			refusing(r)
-			m.unavailable(w, rc.request(r), res, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable))), early)
+			m.unavailable(w, rc.request(r), res, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable, own))), early)
 			return
 		}
 		m.stats.delayed.Add(1)
@@ -381,7 +385,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// A server-side deadline that ran out during the hold
 				// (the wait ran late): as for one refused at once, the
 				// time left to its turn, at least 1 s.
-				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable)-waited))
+				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable, own)-waited))
 			}
 			refusing(r)
 			m.unavailable(w, rc.request(r), res, retry, cut)
@@ -979,6 +983,25 @@ func (c *resultContext) Value(key any) any {
 // of those that held it (a *heldContext), for outerWait.
 type outerKey struct{}
 
+// adopted are the policies of set (a mask over it) that a middleware left
+// out of its decision because only middlewares in shadow mode further out
+// counted the request under them (see unrepeated): those do not refuse its
+// retry, but this one decides the policies then, and does.
+type adopted struct {
+	set  *policy.Set
+	mask uint64
+}
+
+// has reports whether p is one of a.
+func (a adopted) has(p *policy.Policy) bool {
+	for b := a.mask; b != 0; b &= b - 1 {
+		if a.set.Policy(bits.TrailingZeros64(b)) == p {
+			return true
+		}
+	}
+	return false
+}
+
 // outerWait returns how long a retry of r, which a middleware further in
 // than all those of its context refuses with status, would still be
 // refused by them: those (not in shadow mode) that admitted it with their
@@ -987,16 +1010,25 @@ type outerKey struct{}
 // reduced by the holds since (see retimeOuter). A policy that does not
 // count a response of status ([policy.CountIf]) gives the request's units
 // back once the response is written, and is not waited for. A middleware
-// built WithoutContext is not seen, nor its hold.
-func outerWait(r *http.Request, status int) time.Duration {
+// in shadow mode refuses nothing, and is waited for only under the
+// policies that the refusing middleware left out because it counted them
+// (own, see adopted): the refusing one decides them on the retry, and
+// refuses it while they lack units. (Not under those that a middleware in
+// between left out.) A middleware built WithoutContext is not seen, nor
+// its hold.
+func outerWait(r *http.Request, status int, own adopted) time.Duration {
 	var wait time.Duration
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
 		res := &c.res.Result
-		if res.Taken() && !c.res.Shadow {
-			for i := range res.Len() {
-				if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) && res.Policy(i).Counts(r, status) {
-					wait = max(wait, since(unitsAfter(res.Policy(i).Spec(), d, res.Cost(i)-d.Remaining), held))
-				}
+		if !res.Taken() || c.res.Shadow && (own.mask == 0 || !res.Allowed()) {
+			return true
+		}
+		for i := range res.Len() {
+			if c.res.Shadow && !own.has(res.Policy(i)) {
+				continue
+			}
+			if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) && res.Policy(i).Counts(r, status) {
+				wait = max(wait, since(unitsAfter(res.Policy(i).Spec(), d, res.Cost(i)-d.Remaining), held))
 			}
 		}
 		return true

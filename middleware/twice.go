@@ -50,9 +50,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // denied (which only a middleware in shadow mode lets through) are decided
 // here. A policy checked there under another key (a user that an
 // authentication middleware in between made known) counts in another
-// bucket, and is no repeat.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) uint64 {
-	var again, uncounted uint64
+// bucket, and is no repeat. shadowed is the part of again that only
+// middlewares in shadow mode counted: this one enforces it on the retry
+// (see outerWait).
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed uint64) {
+	var enforced, uncounted uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -72,10 +74,13 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					continue
 				}
 				if res.Key(i) == o.Key(j) {
-					if counted {
-						again |= bit
-					} else {
+					switch {
+					case !counted:
 						uncounted |= bit
+					case c.res.Shadow:
+						shadowed |= bit
+					default:
+						enforced |= bit
 					}
 				}
 				break
@@ -83,6 +88,8 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		}
 		return true
 	})
+	again = enforced | shadowed
+	shadowed &^= enforced
 	uncounted &^= again
 	if again|uncounted != 0 && m.tells() && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
 		var names []string
@@ -96,5 +103,5 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again
+	return again, shadowed
 }

@@ -148,3 +148,29 @@ func TestSharedPolicyCountsOnceWithShadow(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPolicyShadowOuterRetryAfter: a middleware further in that
+// left a shared policy out because one in shadow mode further out counted
+// it (TestSharedPolicyCountsOnceWithShadow) enforces that policy on the
+// retry: the shadow one denies without counting, and the one further in
+// decides it then. So a 429 it answers for another policy, when the shadow
+// one admitted the request with the shared policy's last unit, waits for
+// that policy too: 119 s, not the other policy's 59, at which the retry
+// was refused again. Through chi and a ServeMux, on an injected clock.
+func TestSharedPolicyShadowOuterRetryAfter(t *testing.T) {
+	for i, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			store, clock := newStore(t)
+			clock.Set(t0.Add(time.Duration(4+4*i) * time.Minute)) // a two-minute boundary
+			shared := fixed("two-min", 2, 2*time.Minute, constKey)
+			outer := middleware.MustNew(store, []*policy.Policy{shared}, middleware.WithClock(clock), middleware.WithShadow(nil))
+			inner := middleware.MustNew(store, []*policy.Policy{shared, fixed("minute", 1, time.Minute, constKey)}, middleware.WithClock(clock))
+			h := nestedRouter(mux, outer, inner)
+			w := admitThenDeny(t, mux, h, clock)
+			if got := w.Header().Get("Retry-After"); got != "119" {
+				t.Errorf("Retry-After %q, want 119 (the shared policy's wait; RateLimit %q)", got, w.Header().Values("RateLimit"))
+			}
+			retryAdmittedAt(t, mux, h, clock, 119*time.Second)
+		})
+	}
+}
