@@ -51,7 +51,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -329,15 +328,17 @@ func (w *Watcher) follow() {
 	}
 	// Watches are added first and those no longer needed removed after:
 	// the directory above a missing one, watched for it, is needed still
-	// while it is missing, though it is not in want.
+	// while it is missing, though it is not in want. Each is added even
+	// when the watch list has it: a directory removed stays on the list
+	// until the watch's goroutine has read the removal, and one made again
+	// under the same name is another directory; trusting the list, a
+	// follow that ran first kept the dead watch, watched nothing above it,
+	// and never saw the directory made again (adding a watch again costs
+	// one system call).
 	watched := w.fw.WatchList()
 	keep := make(map[string]bool, len(want))
 	for dir := range want {
 		for {
-			if slices.Contains(watched, dir) {
-				keep[dir] = true
-				break
-			}
 			err := w.fw.Add(dir)
 			if err == nil || !errors.Is(err, fs.ErrNotExist) {
 				if err != nil {
