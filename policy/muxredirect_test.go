@@ -144,3 +144,37 @@ func TestServeMuxRedirectNotUnderRoute(t *testing.T) {
 		t.Errorf("route keys of POST /login (redirected) and POST /login/ = %q, want %q and a digest of the pattern", keys, want)
 	}
 }
+
+// TestServeMuxPatternUnrootedPath: behind http.StripPrefix("/api/"), a
+// request to /api/x reaches the mux with the unrooted path "x", which the
+// mux redirects (to the rooted path) rather than routing it to "GET /x":
+// ServeMuxPattern says MuxRedirect, as for any path the mux cleans. So
+// for "files/a/b", whose route "GET /files/{rest...}" holds no more '/'
+// than it (the redirect is not seen by counting them).
+func TestServeMuxPatternUnrootedPath(t *testing.T) {
+	mux := http.NewServeMux()
+	routed := func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) }
+	mux.HandleFunc("GET /x", routed)
+	mux.HandleFunc("GET /files/{rest...}", routed) // no more '/' than "files/a/b"
+	pattern := policy.ServeMuxPattern(mux)
+	var got string
+	h := http.StripPrefix("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = pattern(r)
+		mux.ServeHTTP(w, r)
+	}))
+	for _, tt := range []struct {
+		target string
+		code   int
+		want   string
+	}{
+		{"/api/x", http.StatusTemporaryRedirect, policy.MuxRedirect},
+		{"/api/files/a/b", http.StatusTemporaryRedirect, policy.MuxRedirect},
+		{"/api//x", 299, "GET /x"},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", tt.target, nil))
+		if w.Code != tt.code || got != tt.want {
+			t.Errorf("GET %s behind StripPrefix(\"/api/\"): the mux answered %d, ServeMuxPattern = %q; want %d, %q", tt.target, w.Code, got, tt.code, tt.want)
+		}
+	}
+}

@@ -512,3 +512,100 @@ func TestRoutePatternChiRegexpSpace(t *testing.T) {
 		t.Errorf("Match under chi pattern with a space = %v, want %v", got, want)
 	}
 }
+
+// TestMatchOneKind: a Set whose policies are all of one kind (on methods,
+// on a predicate, on routes, or on nothing) matches each request as its
+// policies' Applies say, not all of them at once: only a Set with no
+// methods, routes or predicate anywhere applies whole to every request.
+func TestMatchOneKind(t *testing.T) {
+	posts := policy.Must(policy.PerMinute("posts", 5, remoteKey, policy.WithMethods("POST")))
+	puts := policy.Must(policy.PerMinute("puts", 5, remoteKey, policy.WithMethods("PUT")))
+	api := policy.Must(policy.PerMinute("api", 5, remoteKey, policy.WithMatch(func(r *http.Request) bool { return r.Header.Get("X-Api") != "" })))
+	login := policy.Must(policy.PerMinute("login", 5, remoteKey, policy.WithRoutes("/login")))
+	sec := policy.Must(policy.PerSecond("sec", 5, remoteKey))
+	min := policy.Must(policy.PerMinute("min", 5, remoteKey))
+	pattern := policy.WithPatternFunc(func(r *http.Request) string { return r.URL.Path })
+	for _, tt := range []struct {
+		name     string
+		policies []*policy.Policy
+		method   string
+		path     string
+		api      bool
+		want     uint64
+	}{
+		{"methods, GET", []*policy.Policy{posts, puts}, "GET", "/", false, 0b00},
+		{"methods, PUT", []*policy.Policy{posts, puts}, "PUT", "/", false, 0b10},
+		{"predicate, without", []*policy.Policy{api}, "GET", "/", false, 0},
+		{"predicate, with", []*policy.Policy{api}, "GET", "/", true, 1},
+		{"routes, other", []*policy.Policy{login}, "GET", "/x", false, 0},
+		{"routes, on", []*policy.Policy{login}, "GET", "/login", false, 1},
+		{"plain", []*policy.Policy{sec, min}, "DELETE", "/x", false, 0b11},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := policy.NewSet(tt.policies, pattern)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest(tt.method, tt.path, nil)
+			if tt.api {
+				r.Header.Set("X-Api", "1")
+			}
+			if got := s.Match(r); got != tt.want {
+				t.Errorf("Match(%s %s) = %b, want %b", tt.method, tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMatchHEADRouteElsewhere: a policy with a HEAD route takes HEAD from
+// the GET routes of that route's path only. A HEAD request to /y, which
+// it applies to through its GET route on /y (its HEAD route being on /x),
+// leaves the other policies' GET routes on /y covering HEAD too.
+func TestMatchHEADRouteElsewhere(t *testing.T) {
+	headXGetY := policy.Must(policy.PerMinute("head-x-get-y", 100, remoteKey, policy.WithRoutes("HEAD /x", "GET /y")))
+	getY := policy.Must(policy.PerMinute("get-y", 1, remoteKey, policy.WithRoutes("GET /y")))
+	s, err := policy.NewSet([]*policy.Policy{headXGetY, getY}, policy.WithPatternFunc(func(r *http.Request) string {
+		return r.Header.Get("X-Pattern")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		method, pattern string
+		want            uint64
+	}{
+		{"HEAD", "/y", 0b11},
+		{"HEAD", "/x", 0b01},
+		{"GET", "/y", 0b11},
+	} {
+		r := httptest.NewRequest(tt.method, "/", nil)
+		r.Header.Set("X-Pattern", tt.pattern)
+		if got := s.Match(r); got != tt.want {
+			t.Errorf("Match(%s %s) = %02b, want %02b", tt.method, tt.pattern, got, tt.want)
+		}
+	}
+}
+
+// TestPolicyHeaderCached: the header values of a subset are built once:
+// asked again, for the whole Set or for a subset asked before, they cost
+// no allocation.
+func TestPolicyHeaderCached(t *testing.T) {
+	a := policy.Must(policy.PerSecond("a", 10, remoteKey))
+	b := policy.Must(policy.PerMinute("b", 100, remoteKey))
+	c := policy.Must(policy.PerHour("c", 100, remoteKey))
+	s, err := policy.NewSet([]*policy.Policy{a, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mask := range []uint64{0b111, 0b011, 0b110, 0} {
+		ietf, old := s.PolicyHeader(mask), s.LegacyPolicyHeader(mask)
+		allocs := testing.AllocsPerRun(10, func() {
+			if s.PolicyHeader(mask) != ietf || s.LegacyPolicyHeader(mask) != old {
+				t.Fatalf("the headers of %03b changed when asked again", mask)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("PolicyHeader and LegacyPolicyHeader(%03b), asked again: %v allocations, want 0 (cached)", mask, allocs)
+		}
+	}
+}
