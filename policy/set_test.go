@@ -246,6 +246,10 @@ func TestPrepareErrors(t *testing.T) {
 	if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Cost(0) != 2 {
 		t.Fatalf("Prepare = %v, cost %d; want nil, 2", err, res.Cost(0))
 	}
+	r.Header.Set("X-Cost", "5") // the whole capacity, in one request
+	if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Cost(0) != 5 {
+		t.Errorf("Prepare with cost 5 of 5 = %v, cost %d; want nil, 5", err, res.Cost(0))
+	}
 	for _, c := range []string{"0", "-1", "6"} {
 		r.Header.Set("X-Cost", c)
 		err := s.Prepare(r, s.Match(r), &res)
