@@ -49,6 +49,7 @@ func TestNewErrors(t *testing.T) {
 		{"nil option", "p", perSecond, remoteKey, []policy.Option{nil}, "Options", "nil"},
 		{"nil cost", "p", perSecond, remoteKey, []policy.Option{policy.WithCost(nil)}, "Cost", "is nil"},
 		{"nil match", "p", perSecond, remoteKey, []policy.Option{policy.WithMatch(nil)}, "Match", "is nil"},
+		{"nil count", "p", perSecond, remoteKey, []policy.Option{policy.CountIf(nil)}, "CountIf", "is nil"},
 		{"no methods", "p", perSecond, remoteKey, []policy.Option{policy.WithMethods()}, "Methods", "is empty"},
 		{"bad method", "p", perSecond, remoteKey, []policy.Option{policy.WithMethods("PO ST")}, "Methods", "not a method"},
 		{"no routes", "p", perSecond, remoteKey, []policy.Option{policy.WithRoutes()}, "Routes", "is empty"},
@@ -246,4 +247,47 @@ func (s *intoStore) TakeInto(ctx context.Context, dst []algorithms.Decision, che
 	}
 	copy(dst, ds)
 	return nil
+}
+
+// TestBoundaries: what lies on the edge of each rule is inside it. A
+// status of 400 is a failure, 399 a success; a name of MaxNameLen
+// characters, and one made of every character a name may hold, are
+// names; WithLimit of a policy without an explicit Burst gives it none.
+func TestBoundaries(t *testing.T) {
+	r := httptest.NewRequest("POST", "/login", nil)
+	for _, tt := range []struct {
+		status            int
+		failed, succeeded bool
+	}{
+		{399, false, true},
+		{400, true, false},
+		{500, true, false},
+		{200, false, true},
+	} {
+		if got := policy.CountFailed(r, tt.status); got != tt.failed {
+			t.Errorf("CountFailed(%d) = %v, want %v", tt.status, got, tt.failed)
+		}
+		if got := policy.CountSucceeded(r, tt.status); got != tt.succeeded {
+			t.Errorf("CountSucceeded(%d) = %v, want %v", tt.status, got, tt.succeeded)
+		}
+	}
+	for _, name := range []string{
+		strings.Repeat("a", policy.MaxNameLen),
+		"azAZ09-_.",
+		"abcdefghijklmnopqrstuvwxyz",
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+		"0123456789",
+	} {
+		if _, err := policy.New(name, perSecond, remoteKey); err != nil {
+			t.Errorf("New(%q) = %v, want a policy", name, err)
+		}
+	}
+	tb := policy.Must(policy.New("tb", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}, remoteKey))
+	q, err := tb.WithLimit(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := q.Spec(), (algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 4, Window: time.Second}); got != want {
+		t.Errorf("WithLimit(4).Spec() of a policy without Burst = %+v, want %+v", got, want)
+	}
 }

@@ -613,3 +613,49 @@ func TestPolicyHeaderCached(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchHEADEntriesAmongThemselves: among the policies holding HEAD
+// entries, decided first, a GET route leaves HEAD to another's HEAD route
+// on its path: with one policy on "GET /x" and "HEAD /y" and another on
+// "HEAD /x", HEAD /x is under the second only, HEAD /y under the first.
+func TestMatchHEADEntriesAmongThemselves(t *testing.T) {
+	getXHeadY := policy.Must(policy.PerMinute("get-x-head-y", 1, remoteKey, policy.WithRoutes("GET /x", "HEAD /y")))
+	headX := policy.Must(policy.PerMinute("head-x", 100, remoteKey, policy.WithRoutes("HEAD /x")))
+	s, err := policy.NewSet([]*policy.Policy{getXHeadY, headX}, policy.WithPatternFunc(func(r *http.Request) string {
+		return r.Header.Get("X-Pattern")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		method, pattern string
+		want            uint64
+	}{
+		{"HEAD", "/x", 0b10},
+		{"HEAD", "/y", 0b01},
+		{"GET", "/x", 0b01},
+	} {
+		r := httptest.NewRequest(tt.method, "/", nil)
+		r.Header.Set("X-Pattern", tt.pattern)
+		if got := s.Match(r); got != tt.want {
+			t.Errorf("Match(%s %s) = %02b, want %02b", tt.method, tt.pattern, got, tt.want)
+		}
+	}
+
+	// A HEAD route on /x/ is not on /x, though chi would report it so
+	// (without its trailing slash): outside chi, HEAD /x is under both GET
+	// /x routes, the one beside that HEAD route and the other policy's.
+	getXHeadXSlash := policy.Must(policy.PerMinute("get-x-head-x-slash", 1, remoteKey, policy.WithRoutes("GET /x", "HEAD /x/")))
+	getX := policy.Must(policy.PerMinute("get-x", 1, remoteKey, policy.WithRoutes("GET /x")))
+	s, err = policy.NewSet([]*policy.Policy{getXHeadXSlash, getX}, policy.WithPatternFunc(func(r *http.Request) string {
+		return r.Header.Get("X-Pattern")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("HEAD", "/", nil)
+	r.Header.Set("X-Pattern", "/x")
+	if got := s.Match(r); got != 0b11 {
+		t.Errorf("Match(HEAD /x) with GET /x and HEAD /x/ = %02b, want 11", got)
+	}
+}
