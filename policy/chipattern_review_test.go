@@ -128,3 +128,36 @@ func TestChiPatternAfterRouting(t *testing.T) {
 		t.Errorf("ChiPattern in an r.Group after routing gave %q, chi's RoutePattern %q", asked, served)
 	}
 }
+
+// TestChiPatternFromHandler: ChiPattern(r) asked by a handler of a
+// sub-router mounted in r (r.Route, r.Mount), after r has routed the
+// request there (the middleware's Peek and Reset), answers the route chi
+// took; ChiPattern of a router that did not route the request (one the
+// request never passed through) answers "", though the request carries
+// the patterns chi matched.
+func TestChiPatternFromHandler(t *testing.T) {
+	r := chi.NewRouter()
+	find := policy.ChiPattern(r)
+	other := chi.NewRouter()
+	other.Get("/other", func(http.ResponseWriter, *http.Request) {})
+	findOther := policy.ChiPattern(other)
+	var asked, served, otherAsked []string
+	h := func(w http.ResponseWriter, req *http.Request) {
+		asked = append(asked, find(req))
+		otherAsked = append(otherAsked, findOther(req))
+		served = append(served, chi.RouteContext(req.Context()).RoutePattern())
+	}
+	r.Route("/api", func(sub chi.Router) { sub.Get("/users/{id}", h) })
+	m := chi.NewRouter()
+	m.Get("/files/*", h)
+	r.Mount("/m", m)
+	for _, path := range []string{"/api/users/1", "/m/files/a/b"} {
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+	if fmt.Sprint(asked) != fmt.Sprint(served) || len(served) != 2 {
+		t.Errorf("ChiPattern(r) in the sub-routers' handlers gave %q, chi's RoutePattern %q", asked, served)
+	}
+	if fmt.Sprint(otherAsked) != "[ ]" {
+		t.Errorf("ChiPattern of a router the requests never passed through gave %q, want \"\" each", otherAsked)
+	}
+}
