@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -657,5 +658,57 @@ func TestMatchHEADEntriesAmongThemselves(t *testing.T) {
 	r.Header.Set("X-Pattern", "/x")
 	if got := s.Match(r); got != 0b11 {
 		t.Errorf("Match(HEAD /x) with GET /x and HEAD /x/ = %02b, want 11", got)
+	}
+}
+
+// TestPrepareLookups: Prepare asks the Set's pattern function once at
+// most, only for a key function that reads the route (keyfunc.Route) or a
+// request carrying an outer router's pattern, and calls each key function
+// once: a key function's error other than keyfunc.ErrNoRoute is not
+// retried with the route.
+func TestPrepareLookups(t *testing.T) {
+	lookups, calls := 0, 0
+	pattern := policy.WithPatternFunc(func(*http.Request) string { lookups++; return "GET /users/{id}" })
+	counted := func(f keyfunc.Func) keyfunc.Func {
+		return func(r *http.Request) (string, error) { calls++; return f(r) }
+	}
+	routeA := policy.Must(policy.PerMinute("route-a", 5, counted(keyfunc.Route())))
+	routeB := policy.Must(policy.PerMinute("route-b", 5, counted(keyfunc.Route())))
+	ip := policy.Must(policy.PerMinute("ip", 5, counted(remoteKey)))
+	user := policy.Must(policy.PerMinute("user", 5, counted(userKey), policy.OnKeyError(policy.SkipPolicy)))
+	for _, tt := range []struct {
+		name     string
+		policies []*policy.Policy
+		outer    string // r.Pattern, an outer router's
+		lookups  int
+		calls    int
+		keys     []string
+	}{
+		{"two route keys under an outer pattern", []*policy.Policy{routeA, routeB}, "/api/", 1, 2,
+			[]string{"route-a:GET /users/{id}", "route-b:GET /users/{id}"}},
+		{"no route key, before routing", []*policy.Policy{ip}, "", 0, 1, []string{"ip:192.0.2.1:1234"}},
+		{"a failing key, before routing", []*policy.Policy{user, ip}, "", 0, 2, []string{"ip:192.0.2.1:1234"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := policy.NewSet(tt.policies, pattern)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest("GET", "/users/1", nil)
+			r.Pattern = tt.outer
+			lookups, calls = 0, 0
+			var res policy.Result
+			if err := s.Prepare(r, 1<<len(tt.policies)-1, &res); err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for i := range res.Len() {
+				keys = append(keys, res.Key(i))
+			}
+			if lookups != tt.lookups || calls != tt.calls || !slices.Equal(keys, tt.keys) {
+				t.Errorf("Prepare: %d pattern lookups, %d key calls, keys %q; want %d, %d, %q",
+					lookups, calls, keys, tt.lookups, tt.calls, tt.keys)
+			}
+		})
 	}
 }
