@@ -32,7 +32,7 @@ func routeError(t *testing.T, route string, err error) {
 // of /login%20 for ServeMux. They are now refused with an error naming
 // the policy, the field and the route.
 func TestWithRoutesRefusesBlanks(t *testing.T) {
-	for _, route := range []string{"POST /login ", "/login POST", "POST /login\t", "POST /login\n", "POST /log in", "POST /login /"} {
+	for _, route := range []string{"POST /login ", "/login POST", "POST /login\t", "POST /login\n", "POST /log in", "POST /login /", "POST /a}/b c"} {
 		p, err := policy.Login(remoteKey, policy.WithRoutes(route))
 		if err == nil {
 			// What the policy did: it never applied to POST /login,
@@ -73,6 +73,14 @@ func TestWithRoutesAsRoutersRegister(t *testing.T) {
 		"/{id:[0-9]{3}}", "GET /a/../b", "/x//y", "/u{id}", "/{a:x*}/{b}", "/{id:}",
 		// mixed
 		"GET /{x...}", "GET /{$}", "/{1}",
+		// refused by chi (a '*' inside the path), so ServeMux decides
+		"/a*b/{$}/c", "/a*b/{x...}/c", "/a*b/{}", "/a*b/{1x}", "/a*b/{x1}", "/a*b/{_}", "/a*b/{é}",
+		"/a*b/x{y}", "/a*b/{x}y", "/a*b/{x}/{x}", "/a*b/{x}", "/a*b/{x...}", "/a*b/{$}", "/a*b/",
+		"GET /a*b/../c", "CONNECT /a*b/../c", "/a*b/../c", "GET /a*b//c", "GET /a*b/c/", "/a*b//{x}",
+		// refused by ServeMux (a wildcard not a whole segment), so chi decides
+		"/u{id}/*", "/u{id}*", "/u{id}/x*/y", "/u{id}/{x:a{2}}", "/u{id}/{x:^a$}", "/u{id}/{x:^a}",
+		"/u{id}/{x:a$}", "/u{id}/{x:(}", "/u{id}/{x:a*}", "/u{id}/{x:a*}*", "/u{id}/{x}{y:a*}",
+		"/u{id}/{id}", "/u{id}/{x:}",
 	}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	registers := func(register func()) (ok bool) {
