@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -289,5 +291,30 @@ func TestBoundaries(t *testing.T) {
 	}
 	if got, want := q.Spec(), (algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 4, Window: time.Second}); got != want {
 		t.Errorf("WithLimit(4).Spec() of a policy without Burst = %+v, want %+v", got, want)
+	}
+}
+
+// TestAppliesChiTrimmedRoute: a route registered with a trailing slash
+// ("GET /users/") is reported by chi without it ("/users"): Applies takes
+// that pattern for the route on a request chi routes (its route context
+// set), and not on another, where "/users" is another route.
+func TestAppliesChiTrimmedRoute(t *testing.T) {
+	p := policy.Must(policy.PerMinute("users", 5, remoteKey, policy.WithRoutes("GET /users/")))
+	plain := httptest.NewRequest("GET", "/users", nil)
+	byChi := plain.WithContext(context.WithValue(plain.Context(), chi.RouteCtxKey, chi.NewRouteContext()))
+	for _, tt := range []struct {
+		name    string
+		r       *http.Request
+		pattern string
+		want    bool
+	}{
+		{"chi, trimmed", byChi, "/users", true},
+		{"chi, as registered", byChi, "/users/", true},
+		{"no chi, trimmed", plain, "/users", false},
+		{"no chi, as registered", plain, "/users/", true},
+	} {
+		if got := p.Applies(tt.r, tt.pattern); got != tt.want {
+			t.Errorf("%s: Applies(GET, %q) = %v, want %v", tt.name, tt.pattern, got, tt.want)
+		}
 	}
 }
