@@ -54,6 +54,7 @@ func TestNewErrors(t *testing.T) {
 		{"nil count", "p", perSecond, remoteKey, []policy.Option{policy.CountIf(nil)}, "CountIf", "is nil"},
 		{"no methods", "p", perSecond, remoteKey, []policy.Option{policy.WithMethods()}, "Methods", "is empty"},
 		{"bad method", "p", perSecond, remoteKey, []policy.Option{policy.WithMethods("PO ST")}, "Methods", "not a method"},
+		{"empty method", "p", perSecond, remoteKey, []policy.Option{policy.WithMethods("")}, "Methods", "not a method"},
 		{"no routes", "p", perSecond, remoteKey, []policy.Option{policy.WithRoutes()}, "Routes", "is empty"},
 		{"relative route", "p", perSecond, remoteKey, []policy.Option{policy.WithRoutes("login")}, "Routes", "must start with '/'"},
 		{"bad route method", "p", perSecond, remoteKey, []policy.Option{policy.WithRoutes("P(ST /login")}, "Routes", "not a method"},
