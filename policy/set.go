@@ -32,7 +32,6 @@ const maxCachedSubsets = 1024
 type Set struct {
 	policies    []*Policy
 	keySrc      []int8 // keySrc[i]: the nearest earlier policy with the same key function, or -1
-	needPattern bool
 	chiRoutes   bool   // some policy has a route whose chi form differs (Policy.chiRoutes)
 	countIf     uint64 // the policies with CountIf
 	always      bool   // no policy has methods, routes or a predicate
@@ -122,7 +121,6 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 				break
 			}
 		}
-		s.needPattern = s.needPattern || p.needsPattern()
 		s.chiRoutes = s.chiRoutes || p.chiRoutes
 		s.head = p.addHeadRules(s.head)
 	}
