@@ -489,3 +489,21 @@ func TestParseConfigNesting(t *testing.T) {
 		t.Errorf("quoted and commented brackets: error %v, want only the bad method", err)
 	}
 }
+
+// TestParseConfigFormatByContent: a file whose extension names no format
+// is JSON when its first character (past blanks) is '{', YAML otherwise;
+// one holding only blanks is an error, not a JSON document.
+func TestParseConfigFormatByContent(t *testing.T) {
+	for _, tt := range []struct{ name, doc string }{
+		{"yaml", "policies:\n  - {name: p, limit: 3, window: 1m}\n"},
+		{"json", ` {"policies": [{"name": "p", "limit": 3, "window": "1m"}]}`},
+	} {
+		cfg, err := policy.ParseConfig([]byte(tt.doc), "ratekeeper.conf")
+		if err != nil || len(cfg.Policies) != 1 || cfg.Policies[0].Spec().Limit != 3 {
+			t.Errorf("ParseConfig(%s in ratekeeper.conf) = %v, %v; want one policy of limit 3", tt.name, cfg, err)
+		}
+	}
+	if _, err := policy.ParseConfig([]byte(" \n\t"), "ratekeeper.conf"); err == nil {
+		t.Error("ParseConfig(blanks in ratekeeper.conf) = nil error")
+	}
+}
