@@ -131,3 +131,31 @@ func TestReloadDuringGrace(t *testing.T) {
 		t.Fatalf("after the file was fixed: %+v, limit %d, want 7 applied", e, fw.limit.Load())
 	}
 }
+
+// TestGraceRestartsWhenMissingFileIsMadeEmpty: a file removed, then made
+// again empty half-way through its grace, has changed while it still does
+// not load (it is being written): its grace starts again in full, as the
+// missing file and the empty one are not the same failure.
+func TestGraceRestartsWhenMissingFileIsMadeEmpty(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	fw := newFakeWatch(t, filepath.Join(t.TempDir(), "rk.yaml"), config(5))
+	if err := os.Remove(fw.path); err != nil {
+		t.Fatal(err)
+	}
+	if e, reported := fw.drive(t, untilGrace); reported {
+		t.Fatalf("the missing file was reported at once: %v", e.err)
+	}
+	if fw.clock.advance(fakeGrace / 2) {
+		t.Fatal("the grace ran out half-way")
+	}
+	if err := os.WriteFile(fw.path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var left time.Duration
+	if e, reported := fw.drive(t, func(d time.Duration) bool { left = d; return d != fakeDebounce }); reported {
+		t.Fatalf("the empty file was reported at once: %v", e.err)
+	}
+	if left != fakeGrace {
+		t.Errorf("the empty file made where the missing one was is read again in %v, want a full grace of %v", left, fakeGrace)
+	}
+}
