@@ -319,3 +319,22 @@ func TestAppliesChiTrimmedRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorTexts: an Error names its policy when it has one; a CostError
+// says whether the cost is below 1 or above the policy's capacity.
+func TestErrorTexts(t *testing.T) {
+	p := policy.Must(policy.PerMinute("costly", 5, remoteKey))
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&policy.Error{Field: "Policies", Reason: "is empty"}, "policy: Policies is empty"},
+		{&policy.Error{Policy: "p", Field: "Name", Reason: "is used twice"}, `policy: "p": Name is used twice`},
+		{&policy.CostError{Policy: p, Cost: 0}, `policy: "costly": cost 0 is below 1`},
+		{&policy.CostError{Policy: p, Cost: 6}, `policy: "costly": cost 6 exceeds the capacity 5`},
+	} {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %s, want %s", got, tt.want)
+		}
+	}
+}
