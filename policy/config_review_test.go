@@ -70,6 +70,20 @@ func TestConfigClientChosenKeyBounded(t *testing.T) {
 			if k := keyOf("bot"); !strings.HasSuffix(k, ":bot") {
 				t.Errorf("key of %q = %q, want it as it is", "bot", k)
 			}
+			// Printable ASCII (spaces and '~' included) up to MaxKeyLen
+			// bytes is kept; DEL and control bytes are not.
+			if tc.name == "header" {
+				for _, v := range []string{strings.Repeat("a", keyfunc.MaxKeyLen), "a b~", " ~"} {
+					if k := keyOf(v); k != "p:"+v {
+						t.Errorf("key of %q = %q, want it as it is", v, k)
+					}
+				}
+				for _, v := range []string{"a\x7fb", "a\x1fb"} {
+					if k := keyOf(v); !strings.HasPrefix(k, "p:#") {
+						t.Errorf("key of %q = %q, want a digest", v, k)
+					}
+				}
+			}
 			// A value that spells another one's digest gets a key of its own.
 			_, digest, _ := strings.Cut(k1, "#")
 			if digest != "" {
