@@ -214,3 +214,22 @@ func TestConfigIntegerOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigJoinedKeyStartingWithHeader: a key of several parts, the
+// first a header, is all of them joined, not the header's alone.
+func TestConfigJoinedKeyStartingWithHeader(t *testing.T) {
+	cfg := mustParse(t, "policies:\n  - {name: p, limit: 5, window: 1m, key: [\"header:X-Tenant\", method]}\n", "k.yaml")
+	keys := map[string]bool{}
+	for _, method := range []string{"GET", "POST"} {
+		r := httptest.NewRequest(method, "/", nil)
+		r.Header.Set("X-Tenant", "acme")
+		k := preparedKey(t, cfg, r)
+		if !strings.Contains(k, "acme") || !strings.Contains(k, method) {
+			t.Errorf("key of %s with X-Tenant acme = %q, want both parts in it", method, k)
+		}
+		keys[k] = true
+	}
+	if len(keys) != 2 {
+		t.Errorf("GET and POST of one tenant share a key: %v", keys)
+	}
+}
