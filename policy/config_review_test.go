@@ -141,7 +141,8 @@ func TestConfigTrustedProxyZone(t *testing.T) {
 // nodes, so a file of a few kilobytes can stand for millions of entries (a
 // list of n parts, aliased n times as fallbacks): the node bound of the
 // loader did not see them, and a 35 KB file took seconds and gigabytes to
-// decode. Aliases count what they stand for now.
+// decode. Aliases count what they stand for now. A document of as many
+// plain nodes is refused too.
 func TestConfigAliasExpansionBounded(t *testing.T) {
 	const n = 2000
 	parts := strings.TrimSuffix(strings.Repeat("ip, ", n), ", ")
@@ -150,6 +151,13 @@ func TestConfigAliasExpansionBounded(t *testing.T) {
 	_, err := policy.ParseConfig([]byte(doc), "bomb.yaml")
 	if errs := policy.ConfigErrors(err); len(errs) != 1 || !strings.Contains(errs[0].Reason, "too large") || errs[0].Line != 6 {
 		t.Errorf("%d KB file whose aliases stand for %d key parts: %.200v; want one error at line 6, too large", len(doc)>>10, n*n, err)
+	}
+	// So do plain nodes: a list of 25,000 methods, in 125 KB, is refused
+	// for its nodes, not decoded.
+	doc = "policies:\n  - name: p\n    limit: 1\n    window: 1s\n    methods: [" + strings.TrimSuffix(strings.Repeat("GET, ", 25000), ", ") + "]\n"
+	_, err = policy.ParseConfig([]byte(doc), "long.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || !strings.Contains(errs[0].Reason, "too large") {
+		t.Errorf("%d KB file of 25000 methods: %.200v; want one error, too large", len(doc)>>10, err)
 	}
 	// A template merged into each policy is fine.
 	doc = "policies:\n  - &base {name: a, limit: 1, window: 1s, key: [ip, user], fallback: [ip], methods: [GET, POST]}\n"
