@@ -1,6 +1,7 @@
 package keyfunc
 
 import (
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 )
@@ -38,7 +39,7 @@ func FuzzParseIPv4Port(f *testing.F) {
 // TestIPFastPathMatchesGeneralPath checks that the key of a canonical
 // "a.b.c.d:port" RemoteAddr is what the general parse gives.
 func TestIPFastPathMatchesGeneralPath(t *testing.T) {
-	for _, s := range []string{"192.0.2.1:1234", "0.0.0.0:0", "10.20.30.40:65535", "1.2.3.4:007"} {
+	for _, s := range []string{"192.0.2.1:1234", "0.0.0.0:0", "10.20.30.40:65535", "1.2.3.4:007", "1.2.3.4:99"} {
 		a, n, ok := parseIPv4Port(s)
 		if !ok {
 			t.Fatalf("parseIPv4Port(%q) rejected", s)
@@ -46,6 +47,31 @@ func TestIPFastPathMatchesGeneralPath(t *testing.T) {
 		ap, err := netip.ParseAddrPort(s)
 		if err != nil || ap.Addr() != a || s[:n] != ap.Addr().String() {
 			t.Fatalf("parseIPv4Port(%q) = %v, %q; ParseAddrPort: %v, %v", s, a, s[:n], ap, err)
+		}
+	}
+}
+
+// TestIPWalkErrors pins which error an unusable chain gives: no header at
+// all, fewer entries than TrustedHops, or only trusted proxies.
+func TestIPWalkErrors(t *testing.T) {
+	hops := Must(IP(TrustedHops(2)))
+	proxies := Must(IP(TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"))))
+	for _, tc := range []struct {
+		name string
+		f    Func
+		xff  []string
+		want error
+	}{
+		{"hops, no header", hops, nil, errNoHeader},
+		{"hops, short chain", hops, []string{"192.0.2.1"}, errShortChain},
+		{"proxies, no header", proxies, nil, errNoHeader},
+		{"proxies, all trusted", proxies, []string{"10.0.0.2"}, errAllTrusted},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "10.0.0.1:1"
+		r.Header["X-Forwarded-For"] = tc.xff
+		if _, err := tc.f(r); err != tc.want {
+			t.Errorf("%s: error %v; want %v", tc.name, err, tc.want)
 		}
 	}
 }

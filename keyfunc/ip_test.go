@@ -1,6 +1,7 @@
 package keyfunc_test
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"strings"
@@ -371,8 +372,11 @@ func TestIP_BadConfigFailsAtConstruction(t *testing.T) {
 		{name: "header with hops only", opts: []keyfunc.IPOption{keyfunc.TrustedHops(1), keyfunc.FromHeader("X-Real-IP")}, wantMsg: "FromHeader"},
 		{name: "bad header name", opts: []keyfunc.IPOption{trusted, keyfunc.FromHeader("X Real IP")}, wantMsg: "FromHeader"},
 		{name: "two sources", opts: []keyfunc.IPOption{trusted, keyfunc.FromForwarded(), keyfunc.FromXForwardedFor()}, wantMsg: "more than one"},
+		{name: "header and XFF", opts: []keyfunc.IPOption{trusted, keyfunc.FromHeader("X-Real-IP"), keyfunc.FromXForwardedFor()}, wantMsg: "more than one"},
+		{name: "context and XFF", opts: []keyfunc.IPOption{trusted, keyfunc.FromContext(func(context.Context) netip.Addr { return netip.Addr{} }), keyfunc.FromXForwardedFor()}, wantMsg: "more than one"},
 		{name: "nil context func", opts: []keyfunc.IPOption{keyfunc.FromContext(nil)}, wantMsg: "FromContext"},
 		{name: "context with trust", opts: []keyfunc.IPOption{trusted, keyfunc.FromContext(nil)}, wantMsg: "FromContext"},
+		{name: "context func with trust", opts: []keyfunc.IPOption{keyfunc.TrustedHops(1), keyfunc.FromContext(func(context.Context) netip.Addr { return netip.Addr{} })}, wantMsg: "FromContext excludes"},
 		{name: "nil option", opts: []keyfunc.IPOption{nil}, wantMsg: "nil option"},
 	}
 	for _, tt := range tests {

@@ -26,6 +26,10 @@ func TestIPKeyOfTranslatedIPv4(t *testing.T) {
 		// Not the well-known prefix: an IPv6 client, grouped by /64.
 		{"local-use prefix", nil, "[64:ff9b:1::c000:201]:443", "64:ff9b:1::/64"},
 		{"near miss", nil, "[64:ff9b::1:c000:201]:443", "64:ff9b::/64"},
+		{"first byte differs", nil, "[164:ff9b::c000:201]:443", "164:ff9b::/64"},
+		{"second byte differs", nil, "[65:ff9b::c000:201]:443", "65:ff9b::/64"},
+		{"third byte differs", nil, "[64:fe9b::c000:201]:443", "64:fe9b::/64"},
+		{"fourth byte differs", nil, "[64:ff9c::c000:201]:443", "64:ff9c::/64"},
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = tc.remoteAddr
