@@ -454,3 +454,38 @@ func TestPeekResetNotCountedUnrouted(t *testing.T) {
 		t.Errorf("after a request served: Unrouted %d, %d reports; want 1 and 1", st.Unrouted, len(got.of(middleware.ErrUnrouted)))
 	}
 }
+
+// TestResetWithFallbackStore: with a fallback store that can forget keys,
+// Reset and ResetKey forget the key in both stores and, both succeeding,
+// return nil.
+func TestResetWithFallbackStore(t *testing.T) {
+	mem, _ := newStore(t)
+	fb, _ := newStore(t)
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("u", 1, time.Minute, user)},
+		middleware.OnStoreError(middleware.FallBack(fb)))
+	c := algorithms.Check{Spec: m.Set().Policy(0).Spec(), Key: "u:ann"}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-User", "ann")
+	for _, call := range []struct {
+		name  string
+		reset func() error
+	}{
+		{"Reset", func() error { return m.Reset(r) }},
+		{"ResetKey", func() error { return m.ResetKey(context.Background(), "u:ann") }},
+	} {
+		for _, s := range []algorithms.Store{mem, fb} {
+			if _, err := s.Take(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := call.reset(); err != nil {
+			t.Errorf("%s: %v, want nil", call.name, err)
+		}
+		for i, s := range []algorithms.Store{mem, fb} {
+			ds, err := s.Take(context.Background(), c)
+			if err != nil || !ds[0].Allowed {
+				t.Errorf("%s: store %d after it: %+v, %v; want the key forgotten (admitted)", call.name, i, ds, err)
+			}
+		}
+	}
+}

@@ -3,9 +3,11 @@ package middleware_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -152,5 +154,40 @@ func TestRejectHandlerNil(t *testing.T) {
 	_, err := middleware.New(store, []*policy.Policy{fixed("p", 1, time.Minute, remote)}, middleware.WithRejectHandler(nil))
 	if err == nil || !strings.Contains(err.Error(), "WithRejectHandler") {
 		t.Errorf("err = %v, want one naming WithRejectHandler", err)
+	}
+}
+
+// TestRejectContentLength: the default 429 states the length of its body,
+// unless a compressing middleware further out set Content-Encoding: then
+// the length of the unencoded body would be wrong, and none is sent.
+func TestRejectContentLength(t *testing.T) {
+	for _, encoded := range []bool{false, true} {
+		t.Run(fmt.Sprint("encoded=", encoded), func(t *testing.T) {
+			store, _ := newStore(t)
+			m := middleware.MustNew(store, []*policy.Policy{fixed("u", 1, time.Minute, user)})
+			r := chi.NewRouter()
+			if encoded {
+				r.Use(func(next http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						w.Header().Set("Content-Encoding", "gzip")
+						next.ServeHTTP(w, r)
+					})
+				})
+			}
+			r.Use(m.Handler)
+			r.Get("/", func(http.ResponseWriter, *http.Request) {})
+			serve(r, "GET", "/", "X-User", "ann")
+			w := serve(r, "GET", "/", "X-User", "ann")
+			if w.Code != http.StatusTooManyRequests {
+				t.Fatalf("second request: %d, want 429", w.Code)
+			}
+			got, want := w.Header().Get("Content-Length"), strconv.Itoa(w.Body.Len())
+			if encoded {
+				want = ""
+			}
+			if got != want {
+				t.Errorf("Content-Length %q, want %q", got, want)
+			}
+		})
 	}
 }

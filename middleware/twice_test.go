@@ -174,3 +174,22 @@ func TestSharedPolicyShadowOuterRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedPolicyCountsOnceWhereverItStands: the shared policy is found
+// in the inner middleware's list after one that is its own, and still left
+// out there, so a limit of 3 admits 3.
+func TestSharedPolicyCountsOnceWhereverItStands(t *testing.T) {
+	store, _ := newStore(t)
+	shared := fixed("per-min", 3, time.Minute, peerIP)
+	global := middleware.MustNew(store, []*policy.Policy{shared})
+	strict := middleware.MustNew(store, []*policy.Policy{fixed("login", 10, time.Minute, peerIP), shared})
+	r := chi.NewRouter()
+	r.Use(global.Handler)
+	r.With(strict.Handler).Get("/login", ok)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/login", 4)
+	if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
+		t.Errorf("statuses %v, want %v", codes, want)
+	}
+}
