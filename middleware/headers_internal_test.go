@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +217,53 @@ func TestSeconds(t *testing.T) {
 	for _, p := range []Profile{IETF, Draft7, Draft6, Legacy, LegacyUnix, NoHeaders, Profile(42)} {
 		if p.String() == "" {
 			t.Errorf("Profile(%d).String() is empty", int(p))
+		}
+	}
+}
+
+// TestAddPolicies pins which members of the policy lines are merged out:
+// only `q;w=w` members whose q and w both parse take part, and of two
+// with the same quota the longer window, or the same window further out,
+// is kept.
+func TestAddPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lines    []string
+		policies string
+		want     []string
+	}{
+		{"distinct quotas", []string{"10;w=60"}, "5;w=1", []string{"10;w=60", "5;w=1"}},
+		{"longer window kept", []string{"10;w=60"}, "10;w=1, 5;w=1", []string{"10;w=60", "5;w=1"}},
+		{"same window kept further out", []string{"10;w=60"}, "10;w=60", []string{"10;w=60"}},
+		{"unparsed quota takes no part", []string{"0;w=30"}, "abc;w=60", []string{"0;w=30", "abc;w=60"}},
+		{"other form takes no part", []string{"foo"}, "0;w=5", []string{"foo", "0;w=5"}},
+		{"other form kept beside a merge", []string{"foo, 10;w=1"}, "10;w=60", []string{"foo", "10;w=60"}},
+	} {
+		got := addPolicies(slices.Clone(tc.lines), tc.policies)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: addPolicies(%q, %q) = %q, want %q", tc.name, tc.lines, tc.policies, got, tc.want)
+		}
+	}
+}
+
+// TestLowerThan: a denial is reported before any admission, whatever the
+// remaining counts; among equals, the lower remaining, and a tie is not
+// lower.
+func TestLowerThan(t *testing.T) {
+	denied := algorithms.Decision{Allowed: false, Remaining: 5}
+	allowed := algorithms.Decision{Allowed: true, Remaining: 0}
+	for _, tc := range []struct {
+		name string
+		d, b algorithms.Decision
+		want bool
+	}{
+		{"denied before allowed", denied, allowed, true},
+		{"allowed after denied", allowed, denied, false},
+		{"lower remaining", algorithms.Decision{Allowed: true, Remaining: 1}, algorithms.Decision{Allowed: true, Remaining: 2}, true},
+		{"tie", algorithms.Decision{Allowed: true, Remaining: 2}, algorithms.Decision{Allowed: true, Remaining: 2}, false},
+	} {
+		if got := lowerThan(tc.d, tc.b); got != tc.want {
+			t.Errorf("%s: lowerThan(%+v, %+v) = %v, want %v", tc.name, tc.d, tc.b, got, tc.want)
 		}
 	}
 }
