@@ -193,3 +193,33 @@ func TestSharedPolicyCountsOnceWhereverItStands(t *testing.T) {
 		t.Errorf("statuses %v, want %v", codes, want)
 	}
 }
+
+// TestCountedTwiceReportSaysWhichWay: the one report of a policy shared
+// with a middleware further out says what this one did with it. Counted
+// there: left out here. Denied there in shadow mode, which counts
+// nothing: decided here.
+func TestCountedTwiceReportSaysWhichWay(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		spendWith string // "outer": the outer one alone spends the limit first
+		want      string
+	}{
+		{"counted further out", "", "left out here"},
+		{"denied further out in shadow mode", "outer", "decided here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, _ := newStore(t)
+			shared := fixed("per-min", 1, time.Minute, constKey)
+			var got reports
+			outer := middleware.MustNew(store, []*policy.Policy{shared}, middleware.WithShadow(nil))
+			inner := middleware.MustNew(store, []*policy.Policy{shared}, got.handler())
+			if tc.spendWith == "outer" {
+				serve(outer.Handler(ok), "GET", "/")
+			}
+			serve(nestedRouter("chi", outer, inner), "GET", "/")
+			if errs := got.twice(); len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) {
+				t.Errorf("reports %v, want one ErrCountedTwice saying %q", errs, tc.want)
+			}
+		})
+	}
+}
