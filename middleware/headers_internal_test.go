@@ -267,3 +267,24 @@ func TestLowerThan(t *testing.T) {
 		}
 	}
 }
+
+// TestRetimeAndReviseMembers: the t (and, revised, the r) of each member
+// is replaced whole, whatever its digits; a pk after it is kept; a line
+// not of the expected form is returned as it is.
+func TestRetimeAndReviseMembers(t *testing.T) {
+	res := result(t, 0b011, allow(10, 5, 19*time.Second, 20*time.Second), allow(100, 59, 59*time.Second, 60*time.Second))
+	const line = `"per-second";r=5;t=19;pk=:AAAA:, "per-minute";r=99;t=99`
+	if got, want := retimeMembers(line, res, 4*time.Second), `"per-second";r=5;t=15;pk=:AAAA:, "per-minute";r=99;t=55`; got != want {
+		t.Errorf("retimeMembers(%q, 4s) = %q, want %q", line, got, want)
+	}
+	if got, want := reviseMembers(line, res, 0b10), `"per-second";r=5;t=19;pk=:AAAA:, "per-minute";r=59;t=59`; got != want {
+		t.Errorf("reviseMembers(%q, 0b10) = %q, want %q", line, got, want)
+	}
+	const odd = `"per-second";r=5`
+	if got := retimeMembers(odd, res, time.Second); got != odd {
+		t.Errorf("retimeMembers(%q) = %q, want it as it is", odd, got)
+	}
+	if got := reviseMembers(odd, res, 0b01); got != odd {
+		t.Errorf("reviseMembers(%q) = %q, want it as it is", odd, got)
+	}
+}
