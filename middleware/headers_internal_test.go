@@ -288,3 +288,44 @@ func TestRetimeAndReviseMembers(t *testing.T) {
 		t.Errorf("reviseMembers(%q) = %q, want it as it is", odd, got)
 	}
 }
+
+// TestAdd2KeepsEarlierValues: a value already under either key stays,
+// the new one after it; both new share vals.
+func TestAdd2KeepsEarlierValues(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before http.Header
+		want1  []string
+		want2  []string
+	}{
+		{"both new", http.Header{}, []string{"p"}, []string{"l"}},
+		{"first there", http.Header{"K1": {"p0"}}, []string{"p0", "p"}, []string{"l"}},
+		{"second there", http.Header{"K2": {"l0"}}, []string{"p"}, []string{"l0", "l"}},
+	} {
+		var vals [2]string
+		h := tc.before
+		add2(&vals, h, "K1", "p", "K2", "l")
+		if !slices.Equal(h["K1"], tc.want1) || !slices.Equal(h["K2"], tc.want2) || vals != [2]string{"p", "l"} {
+			t.Errorf("%s: add2 gave %q, %q, vals %q; want %q, %q", tc.name, h["K1"], h["K2"], vals, tc.want1, tc.want2)
+		}
+	}
+}
+
+// TestReplaceLineReplacesItsOwnStringOnly: the line replaced is the very
+// string vals holds, not another of the same length or text.
+func TestReplaceLineReplacesItsOwnStringOnly(t *testing.T) {
+	own := strings.Clone(`"a";r=1;t=1`)
+	same, other := strings.Clone(own), `"b";r=2;t=2`
+	h := http.Header{keyRateLimit: {same, other, own}}
+	vals := [2]string{"", own}
+	replaceLine(h, &vals, func(string) string { return "new" })
+	if want := []string{same, other, "new"}; !slices.Equal(h[keyRateLimit], want) || vals[1] != "new" {
+		t.Errorf("replaceLine: %q, vals[1] %q; want %q, \"new\"", h[keyRateLimit], vals[1], want)
+	}
+	empty := [2]string{}
+	h = http.Header{keyRateLimit: {""}}
+	replaceLine(h, &empty, func(string) string { return "new" })
+	if h[keyRateLimit][0] != "" {
+		t.Errorf("replaceLine with no line of its own replaced %q", h[keyRateLimit])
+	}
+}
