@@ -54,7 +54,7 @@ func (w *walker) next() (e string, blank, ok bool) {
 	lo := max(0, len(w.cur)-maxEntryLen-1)
 	if i := w.lastComma(w.cur[lo:]); i >= 0 {
 		e, w.cur = w.cur[lo+i+1:], w.cur[:lo+i]
-	} else if lo > 0 {
+	} else if len(w.cur) > maxEntryLen {
 		// Overlong: give up on this header rather than scan on.
 		e, w.cur, w.more, w.lines = "", "", false, nil
 	} else {

@@ -62,6 +62,17 @@ func TestIP_XForwardedForEntryLength(t *testing.T) {
 	wantKey(t, f, newReq("10.0.0.1:1", xff, "198.51.100.1,"+pad(513)), "", keyfunc.ErrNoClientIP)
 }
 
+// TestIP_XForwardedForLoneEntryLength: an entry alone on its line is read
+// up to maxEntryLen (512) bytes too, and no further. A 513-byte one was
+// read: the walker's window (maxEntryLen+1, room for the comma) held it
+// whole, and only a longer line was taken as overlong.
+func TestIP_XForwardedForLoneEntryLength(t *testing.T) {
+	f := mustIP(t, keyfunc.TrustedHops(1))
+	pad := func(n int) string { return strings.Repeat(" ", n-len("192.0.2.1")) + "192.0.2.1" }
+	wantKey(t, f, newReq("10.0.0.1:1", xff, pad(512)), "192.0.2.1", nil)
+	wantKey(t, f, newReq("10.0.0.1:1", xff, pad(513)), "", keyfunc.ErrNoClientIP)
+}
+
 // TestIP_EntryForms pins entries at the edges of what parses as an address.
 func TestIP_EntryForms(t *testing.T) {
 	f := mustIP(t, keyfunc.TrustedHops(1))
