@@ -1,6 +1,8 @@
 package middleware_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -198,5 +200,33 @@ func TestCountIfWriterInterfaces(t *testing.T) {
 	}
 	if got := m.Stats().GivenBack; got != 2 {
 		t.Errorf("GivenBack = %d, want 2", got)
+	}
+}
+
+// brokenGiveBack is a memory store whose GiveBack fails.
+type brokenGiveBack struct{ *algorithms.MemoryStore }
+
+var errGiveBack = errors.New("middleware_test: give-back failed")
+
+func (brokenGiveBack) GiveBack(context.Context, []algorithms.Refunded, []algorithms.Check, []algorithms.Decision, time.Duration) error {
+	return errGiveBack
+}
+
+// TestCountIfGiveBackErrorIsReported: a give-back the store fails, for a
+// response its policy does not count, reaches the error handler.
+func TestCountIfGiveBackErrorIsReported(t *testing.T) {
+	store, _ := newStore(t)
+	var got reports
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}
+	m := middleware.MustNew(brokenGiveBack{store}, []*policy.Policy{
+		policy.Must(policy.New("login", spec, user, policy.CountIf(policy.CountFailed))),
+	}, got.handler())
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", m.Handler(ok))
+	if w := serve(mux, "POST", "/login", "X-User", "ann"); w.Code != http.StatusOK {
+		t.Fatalf("login: %d, want 200", w.Code)
+	}
+	if errs := got.of(errGiveBack); len(errs) != 1 {
+		t.Errorf("reports %v, want the give-back's error once", got.errs)
 	}
 }
