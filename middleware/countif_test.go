@@ -230,3 +230,37 @@ func TestCountIfGiveBackErrorIsReported(t *testing.T) {
 		t.Errorf("reports %v, want the give-back's error once", got.errs)
 	}
 }
+
+// TestCountIfNothingGivenBackIsNotCounted: with a store that cannot give
+// units back, a response the policy does not count gives nothing back, and
+// Stats.GivenBack stays 0; with one that can, it counts the give-back.
+func TestCountIfNothingGivenBackIsNotCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		giver   bool
+		wantGot int64
+	}{
+		{"store that gives back", true, 1},
+		{"store that cannot", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, _ := newStore(t)
+			var store algorithms.Store = mem
+			if !tc.giver {
+				store = takeOnly{mem}
+			}
+			spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}
+			m := middleware.MustNew(store, []*policy.Policy{
+				policy.Must(policy.New("login", spec, user, policy.CountIf(policy.CountFailed))),
+			})
+			mux := http.NewServeMux()
+			mux.Handle("POST /login", m.Handler(ok))
+			if w := serve(mux, "POST", "/login", "X-User", "ann"); w.Code != http.StatusOK {
+				t.Fatalf("login: %d, want 200", w.Code)
+			}
+			if got := m.Stats().GivenBack; got != tc.wantGot {
+				t.Errorf("Stats().GivenBack = %d, want %d", got, tc.wantGot)
+			}
+		})
+	}
+}
