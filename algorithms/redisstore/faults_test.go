@@ -266,14 +266,12 @@ func TestTimeoutWithoutDeadline(t *testing.T) {
 				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
 				defer client.Close()
+				warmUp(t, client, dayBucket) // not under the timeout tested
 				s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer s.Close()
-				if d, err := s.Take(context.Background(), dayBucket); err != nil || !d[0].Allowed {
-					t.Fatalf("Take on a live server with WithTimeout = %+v, %v", d, err)
-				}
 				if dead {
 					_ = srv.Stop()
 				} else if _, err := srv.Do("CLIENT", "PAUSE", "2500", "ALL"); err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -57,4 +59,22 @@ func noFunctionsClient(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nofunctions", Password: "any"})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// warmUp makes one Take of c through client with a store of no timeout:
+// it loads the store's library on the server and opens a connection of
+// client, so that a store made next on client calls Redis in one round
+// trip. A store's first call loads the library (FCALL, FUNCTION LOAD,
+// FCALL again, about 60 kB of Lua to compile), which on a loaded machine
+// outlasts a short WithTimeout (100ms) meant for the calls a test times.
+func warmUp(t testing.TB, client redis.UniversalClient, c algorithms.Check) {
+	t.Helper()
+	warm, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer warm.Close()
+	if _, err := warm.Take(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
 }
