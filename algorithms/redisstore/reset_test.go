@@ -41,17 +41,29 @@ func takeOne(t *testing.T, s algorithms.Store, c algorithms.Check) algorithms.De
 	return ds[0]
 }
 
+// hourly returns cs with windows of an hour.
+func hourly(cs []algorithms.Check) []algorithms.Check {
+	out := make([]algorithms.Check, len(cs))
+	for i, c := range cs {
+		c.Spec.Window = time.Hour
+		out[i] = c
+	}
+	return out
+}
+
 // TestResetOneDel: a Reset of several checks, sliding_log's among them
 // (two Redis keys), is one DEL, which leaves none of their keys in Redis
 // and the other keys there.
 func TestResetOneDel(t *testing.T) {
 	client, hook := countedClient(t)
 	prefix := uniquePrefix(t)
-	s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reset, kept := everyKind("ns:alice"), everyKind("bob")
+	// Windows of an hour on a clock that stands still: no key the test
+	// counts expires before it ends, however slow the machine. With a
+	// second's window a token bucket's key one unit short lived 200ms, a
+	// fixed window's what was left of its second.
+	clk := &manualClock{t: time.Date(2026, 12, 1, 7, 0, 10, 0, time.UTC)}
+	s := clockedStore(t, client, clk, redisstore.WithPrefix(prefix))
+	reset, kept := hourly(everyKind("ns:alice")), hourly(everyKind("bob"))
 	for _, c := range append(append([]algorithms.Check{}, reset...), kept...) {
 		takeOne(t, s, c)
 	}
