@@ -363,19 +363,38 @@ func TestResetInMountedChiRoute(t *testing.T) {
 // on "/api/" applies, under the key the request was counted under. Before
 // the fix they looked at the stripped request, which the outer mux routes
 // to "/": no policy applied, Peek reported none and Reset forgot nothing.
+// With another limiter around the login handler, behind the strip (its
+// own policies, its own Set), they still read the request as this one
+// saw it, not as the nearer limiter did.
 func TestResetBehindStripPrefix(t *testing.T) {
+	t.Run("alone", func(t *testing.T) { resetBehindStripPrefix(t, false) })
+	t.Run("another limiter inside", func(t *testing.T) { resetBehindStripPrefix(t, true) })
+}
+
+func resetBehindStripPrefix(t *testing.T, another bool) {
 	store, _ := newStore(t)
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute}
 	var m *middleware.Middleware
 	login := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := m.Peek(r)
 		served, _ := middleware.FromContext(r.Context())
-		if err != nil || res.Len() != 1 || res.Key(0) != served.Key(0) {
+		if another {
+			// The nearer limiter's Result is the one in reach; the login
+			// policy's key is its own key function's.
+			if served.Len() != 1 || served.Policy(0).Name() != "near" {
+				t.Fatalf("FromContext: %d policies, want the near limiter's one", served.Len())
+			}
+		}
+		want := served.Key(0)
+		if another {
+			want = "login" + strings.TrimPrefix(want, "near")
+		}
+		if err != nil || res.Len() != 1 || res.Policy(0).Name() != "login" || res.Key(0) != want {
 			n := -1
 			if res != nil {
 				n = res.Len()
 			}
-			t.Errorf("Peek in the handler of %s: %d policies, %v; want the login policy under %q", r.URL.Path, n, err, served.Key(0))
+			t.Errorf("Peek in the handler of %s: %d policies, %v; want the login policy under %q", r.URL.Path, n, err, want)
 		}
 		if r.Header.Get("X-Password") != "right" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -386,7 +405,14 @@ func TestResetBehindStripPrefix(t *testing.T) {
 		}
 	})
 	inner := http.NewServeMux()
-	inner.Handle("POST /login", login)
+	if another {
+		near := middleware.MustNew(store, []*policy.Policy{
+			policy.Must(policy.Per("near", 1000, time.Minute, user)),
+		})
+		inner.Handle("POST /login", near.Handler(login))
+	} else {
+		inner.Handle("POST /login", login)
+	}
 	outer := http.NewServeMux()
 	outer.Handle("/api/", http.StripPrefix("/api", inner))
 	outer.Handle("/", ok)
