@@ -40,3 +40,28 @@ func TestSharedPolicyUndecidedOutsideIsDecidedInside(t *testing.T) {
 		t.Errorf("inner Stats %+v, want FailedClosed 1", s)
 	}
 }
+
+// TestSharedPolicyUndecidedOutsideIsNoRepeat: a middleware further out
+// whose store failed (failing open) decided nothing, so the one further in
+// that decides the shared policy counts it for the first time: it limits
+// the request and reports no ErrCountedTwice (there is nothing counted
+// twice, nor a denial further out to explain).
+func TestSharedPolicyUndecidedOutsideIsNoRepeat(t *testing.T) {
+	shared := fixed("per-min", 1, time.Minute, peerIP)
+	store, _ := newStore(t)
+	var got reports
+	global := middleware.MustNew(&failing{}, []*policy.Policy{shared})
+	strict := middleware.MustNew(store, []*policy.Policy{shared}, got.handler())
+	r := chi.NewRouter()
+	r.Use(global.Handler)
+	r.With(strict.Handler).Get("/login", ok)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/login", 2)
+	if codes[0] != http.StatusOK || codes[1] != http.StatusTooManyRequests {
+		t.Errorf("statuses %v, want 200 then 429 (decided further in)", codes)
+	}
+	if errs := got.twice(); len(errs) != 0 {
+		t.Errorf("reports %v, want no ErrCountedTwice", errs)
+	}
+}
