@@ -429,27 +429,13 @@ func TestMatchHEADRules(t *testing.T) {
 	getX := policy.Must(policy.PerMinute("get-x", 1, remoteKey, policy.WithRoutes("GET /x")))
 	headX := policy.Must(policy.PerMinute("head-x", 100, remoteKey, policy.WithRoutes("HEAD /x")))
 	getY := policy.Must(policy.PerMinute("get-y", 1, remoteKey, policy.WithRoutes("GET /y")))
-	s, err := policy.NewSet([]*policy.Policy{getX, headX, getY}, policy.WithPatternFunc(func(r *http.Request) string {
-		return r.Header.Get("X-Pattern")
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		method, pattern string
-		want            uint64
-	}{
+	s := headerPatternSet(t, getX, headX, getY)
+	checkMatches(t, s, []matchCase{
 		{"GET", "/x", 0b001},
 		{"HEAD", "/x", 0b010}, // the table's own HEAD rule, not the GET one too
 		{"GET", "/y", 0b100},
 		{"HEAD", "/y", 0b100}, // no HEAD rule for /y: the GET one covers it
-	} {
-		r := httptest.NewRequest(tt.method, "/", nil)
-		r.Header.Set("X-Pattern", tt.pattern)
-		if got := s.Match(r); got != tt.want {
-			t.Errorf("Match(%s %s) = %03b, want %03b", tt.method, tt.pattern, got, tt.want)
-		}
-	}
+	})
 
 	// Methods alike: a policy on HEAD takes HEAD from the one on GET.
 	gets := policy.Must(policy.PerMinute("gets", 1, remoteKey, policy.WithMethods("GET")))
@@ -569,26 +555,12 @@ func TestMatchOneKind(t *testing.T) {
 func TestMatchHEADRouteElsewhere(t *testing.T) {
 	headXGetY := policy.Must(policy.PerMinute("head-x-get-y", 100, remoteKey, policy.WithRoutes("HEAD /x", "GET /y")))
 	getY := policy.Must(policy.PerMinute("get-y", 1, remoteKey, policy.WithRoutes("GET /y")))
-	s, err := policy.NewSet([]*policy.Policy{headXGetY, getY}, policy.WithPatternFunc(func(r *http.Request) string {
-		return r.Header.Get("X-Pattern")
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		method, pattern string
-		want            uint64
-	}{
+	s := headerPatternSet(t, headXGetY, getY)
+	checkMatches(t, s, []matchCase{
 		{"HEAD", "/y", 0b11},
 		{"HEAD", "/x", 0b01},
 		{"GET", "/y", 0b11},
-	} {
-		r := httptest.NewRequest(tt.method, "/", nil)
-		r.Header.Set("X-Pattern", tt.pattern)
-		if got := s.Match(r); got != tt.want {
-			t.Errorf("Match(%s %s) = %02b, want %02b", tt.method, tt.pattern, got, tt.want)
-		}
-	}
+	})
 }
 
 // TestPolicyHeaderCached: the header values of a subset are built once:
@@ -622,38 +594,19 @@ func TestPolicyHeaderCached(t *testing.T) {
 func TestMatchHEADEntriesAmongThemselves(t *testing.T) {
 	getXHeadY := policy.Must(policy.PerMinute("get-x-head-y", 1, remoteKey, policy.WithRoutes("GET /x", "HEAD /y")))
 	headX := policy.Must(policy.PerMinute("head-x", 100, remoteKey, policy.WithRoutes("HEAD /x")))
-	s, err := policy.NewSet([]*policy.Policy{getXHeadY, headX}, policy.WithPatternFunc(func(r *http.Request) string {
-		return r.Header.Get("X-Pattern")
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		method, pattern string
-		want            uint64
-	}{
+	s := headerPatternSet(t, getXHeadY, headX)
+	checkMatches(t, s, []matchCase{
 		{"HEAD", "/x", 0b10},
 		{"HEAD", "/y", 0b01},
 		{"GET", "/x", 0b01},
-	} {
-		r := httptest.NewRequest(tt.method, "/", nil)
-		r.Header.Set("X-Pattern", tt.pattern)
-		if got := s.Match(r); got != tt.want {
-			t.Errorf("Match(%s %s) = %02b, want %02b", tt.method, tt.pattern, got, tt.want)
-		}
-	}
+	})
 
 	// A HEAD route on /x/ is not on /x, though chi would report it so
 	// (without its trailing slash): outside chi, HEAD /x is under both GET
 	// /x routes, the one beside that HEAD route and the other policy's.
 	getXHeadXSlash := policy.Must(policy.PerMinute("get-x-head-x-slash", 1, remoteKey, policy.WithRoutes("GET /x", "HEAD /x/")))
 	getX := policy.Must(policy.PerMinute("get-x", 1, remoteKey, policy.WithRoutes("GET /x")))
-	s, err = policy.NewSet([]*policy.Policy{getXHeadXSlash, getX}, policy.WithPatternFunc(func(r *http.Request) string {
-		return r.Header.Get("X-Pattern")
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = headerPatternSet(t, getXHeadXSlash, getX)
 	r := httptest.NewRequest("HEAD", "/", nil)
 	r.Header.Set("X-Pattern", "/x")
 	if got := s.Match(r); got != 0b11 {
@@ -710,5 +663,37 @@ func TestPrepareLookups(t *testing.T) {
 					lookups, calls, keys, tt.lookups, tt.calls, tt.keys)
 			}
 		})
+	}
+}
+
+// headerPatternSet returns the Set of ps whose pattern function reads the
+// request's X-Pattern header.
+func headerPatternSet(t *testing.T, ps ...*policy.Policy) *policy.Set {
+	t.Helper()
+	s, err := policy.NewSet(ps, policy.WithPatternFunc(func(r *http.Request) string {
+		return r.Header.Get("X-Pattern")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A matchCase is a request, its method and its X-Pattern, and the mask
+// Set.Match must give it.
+type matchCase struct {
+	method, pattern string
+	want            uint64
+}
+
+// checkMatches checks Set.Match on each case (see headerPatternSet).
+func checkMatches(t *testing.T, s *policy.Set, cases []matchCase) {
+	t.Helper()
+	for _, tt := range cases {
+		r := httptest.NewRequest(tt.method, "/", nil)
+		r.Header.Set("X-Pattern", tt.pattern)
+		if got := s.Match(r); got != tt.want {
+			t.Errorf("Match(%s %s) = %b, want %b", tt.method, tt.pattern, got, tt.want)
+		}
 	}
 }
