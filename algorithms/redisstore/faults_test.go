@@ -272,6 +272,11 @@ func TestTimeoutWithoutDeadline(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer s.Close()
+				// The library loaded, a Take on the live server is one
+				// round trip, well within the timeout.
+				if d, err := s.Take(context.Background(), dayBucket); err != nil || !d[0].Allowed {
+					t.Fatalf("Take on a live server with WithTimeout = %+v, %v", d, err)
+				}
 				if dead {
 					_ = srv.Stop()
 				} else if _, err := srv.Do("CLIENT", "PAUSE", "2500", "ALL"); err != nil {
