@@ -17,6 +17,9 @@ func normPrefix(p netip.Prefix) netip.Prefix {
 
 // parseRemoteAddr parses RemoteAddr, "host:port" as net/http sets it or a
 // bare address as some tests do. The result is unmapped and has no zone.
+// The port may be an obfuscated one ("[2001:db8::1]:_hidden", RFC 7239
+// section 6.3), as a middleware further out that copies a Forwarded for=
+// node into RemoteAddr (gorilla's ProxyHeaders) leaves it.
 //
 // Only a string shaped like "[v6]:port" or "v4:port" goes to
 // netip.ParseAddrPort, so that the bare forms do not pay for its error.
@@ -29,7 +32,13 @@ func parseRemoteAddr(s string) (netip.Addr, bool) {
 			return ap.Addr().Unmap().WithZone(""), true
 		}
 	}
-	return parseHostAddr(s)
+	if a, ok := parseHostAddr(s); ok {
+		return a, true
+	}
+	if h := stripObfPort(s); len(h) < len(s) {
+		return parseHostAddr(h)
+	}
+	return netip.Addr{}, false
 }
 
 // parseHostAddr parses a forwarding-header entry: "192.0.2.1",

@@ -3,6 +3,7 @@ package keyfunc_test
 import (
 	"errors"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -55,6 +56,9 @@ func FuzzIP(f *testing.F) {
 	f.Add("10.0.0.1:80", "", `for="6.6.6.6:_p";by="a,b";;proto=http, for=10.0.0.2;host="x;y"`, "")
 	f.Add("10.0.0.1:80", "", "for=6.6.6.6\n\nFor=\"[2001:db8::1]:443\"", "")
 	f.Add("10.0.0.1:80", "", "for=6.6.6.6, for=7.7.7.7;for=10.0.0.2", "")
+	// A RemoteAddr with an obfuscated port, trusted and not.
+	f.Add("[2001:db8:ffff::1]:_p", "6.6.6.6", `for="[2001:db8::7]:_q"`, "")
+	f.Add("192.0.2.9:_hidden", "6.6.6.6", "for=6.6.6.6", "")
 	// X-Real-IP: the last line counts.
 	f.Add("10.0.0.1:80", "", "", "6.6.6.6\n 203.0.113.9\t")
 
@@ -413,8 +417,24 @@ func parsePeer(s string) (netip.Addr, bool) {
 			return a.Unmap().WithZone(""), true
 		}
 	}
+	// An obfuscated port (RFC 7239 section 6.3) after an IPv4 address or a
+	// bracketed IPv6 one, of at most 100 bytes, as a middleware copying a
+	// Forwarded node into RemoteAddr leaves it.
+	if m := obfuscatedPeer.FindStringSubmatch(s); m != nil && len(m[1]) <= 100 {
+		if a, err := netip.ParseAddr(m[1]); err == nil && a.Is4() {
+			return a, true
+		}
+		if len(m[1]) > 2 && m[1][0] == '[' && m[1][len(m[1])-1] == ']' {
+			if a, err := netip.ParseAddr(m[1][1 : len(m[1])-1]); err == nil && a.Is6() {
+				return a.Unmap().WithZone(""), true
+			}
+		}
+	}
 	return netip.Addr{}, false
 }
+
+// obfuscatedPeer matches a node and its obfuscated port.
+var obfuscatedPeer = regexp.MustCompile(`^(.*):_[A-Za-z0-9._-]+$`)
 
 // FuzzJoin checks that Join is injective: two lists of parts give the same
 // key exactly when they are equal. The lists are (a, b) and (c, d), and

@@ -60,7 +60,9 @@ const (
 //
 // # Normal form
 //
-// Ports and IPv6 zones are stripped, and IPv4-mapped IPv6 (::ffff:a.b.c.d)
+// Ports and IPv6 zones are stripped (an obfuscated port too, RFC 7239
+// section 6.3, as a middleware copying a Forwarded node into RemoteAddr
+// leaves it: "[2001:db8::1]:_hidden"), and IPv4-mapped IPv6 (::ffff:a.b.c.d)
 // becomes IPv4 before anything else, so the two notations of one client
 // share a key and a mapped address can neither slip past a trusted prefix
 // nor fall into an IPv6 group. A client of the well-known prefix

@@ -129,3 +129,22 @@ func TestIP_ForwardedElementEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestIP_RemoteAddrObfuscatedPort: a middleware further out that copies a
+// Forwarded for= node into RemoteAddr (gorilla's ProxyHeaders) leaves an
+// obfuscated port there when the proxy hid the client's (RFC 7239 section
+// 6.3): "[2001:db8::1]:_hidden", "192.0.2.7:_p". The client's address is
+// read as from a real port; a node that is not an address with such a port
+// still has no key.
+func TestIP_RemoteAddrObfuscatedPort(t *testing.T) {
+	f := mustIP(t, keyfunc.IPv6Prefix(128))
+	wantKey(t, f, newReq("[2001:db8::1]:_hidden"), "2001:db8::1", nil)
+	wantKey(t, f, newReq("192.0.2.7:_p.1-x"), "192.0.2.7", nil)
+	wantKey(t, f, newReq("[::ffff:192.0.2.7]:_p"), "192.0.2.7", nil)
+	for _, bad := range []string{"2001:db8::1:_p", "_hidden:_p", "192.0.2.7:_", "192.0.2.7:_a b", "[2001:db8::1]_p"} {
+		wantKey(t, f, newReq(bad), "", keyfunc.ErrNoClientIP)
+	}
+	// Behind trusted proxies the rewritten peer is untrusted, and keyed.
+	g := mustIP(t, keyfunc.TrustedProxies(prefixes("10.0.0.0/8")...))
+	wantKey(t, g, newReq("192.0.2.7:_p", xff, "203.0.113.9"), "192.0.2.7", nil)
+}

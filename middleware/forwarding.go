@@ -34,7 +34,9 @@ import (
 // client's address is not reported: the ip key reads that address. Such a
 // RemoteAddr is known by having no port (chi's RealIP; gorilla's
 // ProxyHeaders from an entry without one, an IPv6 address perhaps in
-// brackets), or, when it has one (gorilla's ProxyHeaders given
+// brackets), or an obfuscated one (ProxyHeaders given Forwarded:
+// for="[2001:db8::1]:_hidden"), which net/http never writes, or, when it
+// has a real one (gorilla's ProxyHeaders given
 // Forwarded: for="[2001:db8::1]:4711" leaves "[2001:db8::1]:4711"), by
 // being the address a forwarding header of the request names as the
 // client (its first entry).
@@ -129,7 +131,7 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 // reads too; a client that names itself only spares its own request,
 // and the next request without that header is reported.
 func (m *Middleware) checkForwarding(r *http.Request) {
-	if bareAddr(r.RemoteAddr) {
+	if bareAddr(r.RemoteAddr) || obfuscatedPort(r.RemoteAddr) {
 		return
 	}
 	for _, h := range forwardingHeaders {
@@ -223,6 +225,26 @@ func forwardedFor(line string) string {
 func bareAddr(remoteAddr string) bool {
 	_, ok := parseBareAddr(remoteAddr)
 	return ok
+}
+
+// obfuscatedPort reports whether remoteAddr is an IPv4 address or a
+// bracketed IPv6 one followed by an obfuscated port (RFC 7239 section 6.3:
+// ":_" then letters, digits, '.', '_' or '-'), as gorilla's ProxyHeaders
+// leaves a Forwarded field's for="[2001:db8::1]:_hidden". net/http never
+// writes such a port: a middleware further out has put the client there,
+// and the ip key reads it.
+func obfuscatedPort(remoteAddr string) bool {
+	i := strings.LastIndex(remoteAddr, ":_")
+	if i < 0 || i+2 == len(remoteAddr) {
+		return false
+	}
+	for _, c := range []byte(remoteAddr[i+2:]) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	a, ok := parseBareAddr(remoteAddr[:i])
+	return ok && (a.Is4() || remoteAddr[0] == '[')
 }
 
 // parseBareAddr parses remoteAddr when it is an address with no port (see

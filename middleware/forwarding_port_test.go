@@ -33,6 +33,14 @@ func TestForwardingAppliedUpstreamWithPort(t *testing.T) {
 	t.Run("X-Forwarded-For", func(t *testing.T) {
 		upstreamForwarding(t, proxyHeaders, "X-Forwarded-For", "[2001:db8:1::7]:4711, 10.0.0.1", "[2001:db8:2::8]:4711, 10.0.0.1")
 	})
+	// The proxy hid the clients' ports (RFC 7239 section 6.3): ProxyHeaders
+	// leaves "[2001:db8:1::7]:_p1", which net/http never writes.
+	t.Run("IPv6_obfuscated_port", func(t *testing.T) {
+		upstreamForwarding(t, proxyHeaders, "Forwarded", `for="[2001:db8:1::7]:_p1"`, `for="[2001:db8:2::8]:_p2";proto=https`)
+	})
+	t.Run("IPv4_obfuscated_port", func(t *testing.T) {
+		upstreamForwarding(t, proxyHeaders, "Forwarded", `for="192.0.2.7:_hidden"`, `for="192.0.2.8:_hidden"`)
+	})
 }
 
 // TestGorillaForwardedPortKey: behind gorilla's ProxyHeaders (emulated:
