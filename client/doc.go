@@ -39,7 +39,8 @@
 // A field may come in several lines: a gateway and the application behind
 // it may each write their own. RateLimit and RateLimit-Policy are Lists,
 // whose lines make one List (RFC 9110 §5.3), and draft-7's RateLimit one
-// Dictionary; draft-6's RateLimit-Remaining and RateLimit-Reset are single
+// Dictionary, in which an empty line or member is no member at all (RFC
+// 9110 §5.6.1), not a malformed field; draft-6's RateLimit-Remaining and RateLimit-Reset are single
 // Structured Field Items, which several lines make malformed (RFC 9651
 // §4.2): they are ignored. Every other field is read line by line,
 // skipping invalid lines, and cautiously: a Retry-After (in each of its

@@ -290,8 +290,8 @@ func serverNow(h http.Header, now time.Time) time.Time {
 		return now
 	}
 	// A response from a cache was made Age seconds ago (RFC 9111 §4.2.3).
-	if age, _, _ := strings.Cut(first(h, "Age"), ","); isDigits(strings.TrimSpace(age)) {
-		date = date.Add(secondsInt(strings.TrimSpace(age)))
+	if age := firstMember(h["Age"]); isDigits(age) {
+		date = date.Add(secondsInt(age))
 	}
 	if d := now.Sub(date); d < -skewBehind || d >= skewAhead {
 		return date
@@ -317,12 +317,25 @@ func serverHold(h http.Header, now time.Time) time.Duration {
 
 // cached reports whether the response's Age field says it came from a
 // cache: delta-seconds above 0 (RFC 9111 §5.1). A field of several members
-// counts by its first, and an invalid one (not digits) is ignored, as that
-// section asks: the response counts as fresh.
+// counts by its first (see firstMember), and an invalid one (not digits) is
+// ignored, as that section asks: the response counts as fresh.
 func cached(h http.Header) bool {
-	age, _, _ := strings.Cut(first(h, "Age"), ",")
-	age = strings.TrimSpace(age)
+	age := firstMember(h["Age"])
 	return isDigits(age) && strings.TrimLeft(age, "0") != ""
+}
+
+// firstMember returns the first member of a list-based field in lines,
+// trimmed: empty lines and members are none (RFC 9110 §5.6.1). It returns
+// "" when there is none.
+func firstMember(lines []string) string {
+	for _, v := range lines {
+		for m := range strings.SplitSeq(v, ",") {
+			if m = strings.Trim(m, " \t"); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
 }
 
 // ietfHold reads the RateLimit field: a List of named policies with r and t

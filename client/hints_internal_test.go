@@ -3,6 +3,7 @@ package client
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,6 +45,10 @@ func TestServerHold(t *testing.T) {
 		{"ietf pk unpadded", header("RateLimit", `"u";r=0;t=3;pk=:aGVsbG8:`), 3 * time.Second},
 		{"ietf pk empty", header("RateLimit", `"u";r=0;t=3;pk=::`), 3 * time.Second},
 		{"ietf huge t saturates", header("RateLimit", `"a";r=0;t=999999999999999`), maxHint},
+		// Empty elements are skipped (RFC 9110 §5.6.1).
+		{"ietf trailing comma", header("RateLimit", `"default";r=0;t=5,`), 5 * time.Second},
+		{"ietf empty member", header("RateLimit", `"default";r=0;t=5,,"b";r=0;t=6`), 6 * time.Second},
+		{"ietf empty line", header("RateLimit", "", "RateLimit", `"default";r=0;t=30`), 30 * time.Second},
 		// draft-7: a Dictionary.
 		{"draft7", header("RateLimit", `limit=10, remaining=0, reset=4`), 4 * time.Second},
 		{"draft7 left", header("RateLimit", `limit=10, remaining=2, reset=4`), 0},
@@ -86,8 +91,6 @@ func TestServerHoldMalformed(t *testing.T) {
 		header("RateLimit", `"default";r=0;t=-5`),
 		header("RateLimit", `"default";r=-0;t=5;`),
 		header("RateLimit", `"default;r=0;t=5`),
-		header("RateLimit", `"default";r=0;t=5,`),
-		header("RateLimit", `"default";r=0;t=5,,"b";r=0;t=6`),
 		header("RateLimit", `"default";r=0;t=5 "b";r=0;t=6`),
 		header("RateLimit", `"default";R=0;T=5`),
 		header("RateLimit", `"default";r=0;t=1234567890123456`),
@@ -218,6 +221,43 @@ func TestAbsoluteTimesFollowTheServersDate(t *testing.T) {
 		}
 		if got, ok := parseRetryAfter(h, now); !ok || got != 0 {
 			t.Errorf("Date %q: wait %v, %v; want 0 (a date in the past)", date, got, ok)
+		}
+	}
+}
+
+// Empty elements of a List or Dictionary (leading, doubled or trailing
+// commas) are skipped, as RFC 9110 §5.6.1 asks, not malformed as RFC 9651
+// has them; they count among the maxSFMembers elements a field may have.
+func TestParseSFEmptyElements(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		list bool // a List, else a Dictionary
+	}{
+		{`, "a",, "b" ,`, 2, true},
+		{`,`, 0, true},
+		{` , ,`, 0, true},
+		{"\"a\",\t,\t\"b\"", 2, true},
+		{strings.Repeat(",", maxSFMembers-1) + `"a"`, 1, true},
+		{`"a"` + strings.Repeat(",", maxSFMembers-1), 1, true},
+		{`,a=1,, b ,`, 2, false},
+		{strings.Repeat(",", maxSFMembers-1) + `a=1`, 1, false},
+	} {
+		parse := parseSFDict
+		if tc.list {
+			parse = parseSFList
+		}
+		if members, ok := parse(tc.s); !ok || len(members) != tc.n {
+			t.Errorf("parse(%.40q) = %d members, %v; want %d, true", tc.s, len(members), ok, tc.n)
+		}
+	}
+	for _, s := range []string{
+		strings.Repeat(",", maxSFMembers) + `"a"`,
+		`"a"` + strings.Repeat(",", maxSFMembers),
+		`"a" ,, "b" "c"`,
+	} {
+		if _, ok := parseSFList(s); ok {
+			t.Errorf("parseSFList(%.40q) ok, want malformed", s)
 		}
 	}
 }

@@ -135,3 +135,41 @@ func TestRateLimited403SeveralLines(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// An empty field line, or an empty member within a line, is no member at
+// all: RFC 9110 §5.6.1 asks a recipient of a list to ignore empty
+// elements, so it does not make the joined List (or Dictionary) of the
+// valid lines malformed, whichever line it stands in. (Joined, an empty
+// line left a leading or doubled comma, which RFC 9651 rejects: the whole
+// field was ignored, and the server's hint with it.)
+func TestEmptyFieldLinesIgnored(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kv   []string
+		want time.Duration
+	}{
+		{"RateLimit empty line first", []string{"RateLimit", "", "RateLimit", `"default";r=0;t=30`}, 30 * time.Second},
+		{"RateLimit empty line last", []string{"RateLimit", `"default";r=0;t=30`, "RateLimit", ""}, 30 * time.Second},
+		{"RateLimit blank line between", []string{"RateLimit", `"sec";r=3;t=1`, "RateLimit", " ", "RateLimit", `"day";r=0;t=9`}, 9 * time.Second},
+		{"RateLimit empty members", []string{"RateLimit", `, "a";r=0;t=4,, "b";r=1;t=1 ,`}, 4 * time.Second},
+		{"RateLimit only empty lines", []string{"RateLimit", "", "RateLimit", ""}, 0},
+		{"RateLimit-Policy empty line", []string{"RateLimit", `"min";r=0`,
+			"RateLimit-Policy", "", "RateLimit-Policy", `"min";q=10;w=20`}, 20 * time.Second},
+		{"RateLimit-Policy empty members", []string{"RateLimit", `"min";r=0`,
+			"RateLimit-Policy", `"sec";q=1;w=1,,"min";q=10;w=20,`}, 20 * time.Second},
+		{"draft-7 Dictionary empty line", []string{"RateLimit", "", "RateLimit", "limit=10, remaining=0, reset=4"}, 4 * time.Second},
+		{"draft-7 Dictionary empty members", []string{"RateLimit", "limit=10,, remaining=0, reset=4,"}, 4 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkHold(t, tc.want, tc.kv...) })
+	}
+}
+
+// A response's Age counts by its first member (RFC 9111 §5.1), and an empty
+// line is no member (RFC 9110 §5.6.1): behind an empty Age line, the Age
+// of 30 still marks the response as one from a cache, whose rate-limit
+// fields are stale and ignored. (The empty first line read as no Age: the
+// stale hint held the next request.)
+func TestAgeEmptyLineIgnored(t *testing.T) {
+	checkHold(t, 0, "Age", "", "Age", "30", "RateLimit", `"a";r=0;t=5`)
+	checkHold(t, 5*time.Second, "Age", "", "Age", "0", "RateLimit", `"a";r=0;t=5`)
+}

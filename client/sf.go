@@ -7,10 +7,14 @@ import "unicode/utf8"
 // Dictionaries (draft-7). It accepts the whole grammar — Integers, Decimals,
 // Strings, Tokens, Byte Sequences, Booleans, Dates, Display Strings and
 // Inner Lists, each with parameters — and reports anything else as
-// malformed (a List or Dictionary of more than maxSFMembers members too), in
-// which case the caller ignores the whole field, as RFC 9651 asks. It
-// never panics, its work is linear in the input, and it keeps no memory for
-// each parameter or member (callers see the members one at a time).
+// malformed (a List or Dictionary of more than maxSFMembers elements too),
+// in which case the caller ignores the whole field, as RFC 9651 asks. One
+// thing RFC 9651 rejects it reads: empty elements of a List or Dictionary
+// (a leading, doubled or trailing comma, as an empty field line leaves
+// once the lines are joined), which it skips, as RFC 9110 §5.6.1 asks of
+// a list's recipient. It never panics, its work is linear in the input,
+// and it keeps no memory for each parameter or member (callers see the
+// members one at a time).
 
 // sfKind is the type of a bare item.
 type sfKind byte
@@ -63,6 +67,8 @@ func (it *sfItem) param(key string) (sfItem, bool) {
 
 // maxSFMembers is the most members a List or Dictionary may have, the
 // number RFC 9651 §3.1 asks parsers to support; one with more is malformed.
+// Empty elements count too: RFC 9110 §5.6.1 asks a recipient to ignore "a
+// reasonable number" of them, and this is the number.
 const maxSFMembers = 1024
 
 // sfMember is a member of a List (key "") or of a Dictionary.
@@ -75,6 +81,9 @@ type sfParser struct {
 	s   string
 	i   int
 	bad bool
+	// elems counts the elements met: members and empty ones (see
+	// skipEmpty), at most maxSFMembers.
+	elems int
 }
 
 // parseSFList parses s as a List.
@@ -90,8 +99,9 @@ func parseSFList(s string) ([]sfMember, bool) {
 func eachSFList(s string, fn func(sfMember)) bool {
 	p := sfParser{s: s}
 	p.sp()
-	for n := 1; !p.bad && p.i < len(p.s); n++ {
-		if n > maxSFMembers {
+	p.skipEmpty()
+	for !p.bad && p.i < len(p.s) {
+		if p.elem(); p.bad {
 			return false
 		}
 		it := p.itemOrInner()
@@ -121,8 +131,9 @@ func parseSFDict(s string) ([]sfMember, bool) {
 func eachSFDict(s string, fn func(sfMember)) bool {
 	p := sfParser{s: s}
 	p.sp()
-	for n := 1; !p.bad && p.i < len(p.s); n++ {
-		if n > maxSFMembers {
+	p.skipEmpty()
+	for !p.bad && p.i < len(p.s) {
+		if p.elem(); p.bad {
 			return false
 		}
 		k := p.key()
@@ -146,9 +157,10 @@ func eachSFDict(s string, fn func(sfMember)) bool {
 	return !p.bad && p.i == len(p.s)
 }
 
-// next moves past the separator between members: OWS "," OWS. It reports
-// whether another member follows; at the end of input it returns false, and
-// a trailing comma is malformed.
+// next moves past the separator between members, OWS "," OWS, and the
+// empty elements after it (see skipEmpty). It reports whether another
+// member follows; at the end of input, trailing commas or not, it returns
+// false.
 func (p *sfParser) next() bool {
 	p.ows()
 	if p.i == len(p.s) {
@@ -160,11 +172,29 @@ func (p *sfParser) next() bool {
 	}
 	p.i++
 	p.ows()
+	p.skipEmpty()
 	if p.i == len(p.s) {
-		p.bad = true
-		return false
+		p.elem() // the empty element after a trailing comma
 	}
-	return true
+	return !p.bad && p.i < len(p.s)
+}
+
+// skipEmpty moves past empty elements before a member, each a "," (and
+// OWS) where a member should be, and counts them.
+func (p *sfParser) skipEmpty() {
+	for !p.bad && p.peek() == ',' {
+		p.i++
+		p.ows()
+		p.elem()
+	}
+}
+
+// elem counts an element, member or empty: past maxSFMembers, the field is
+// malformed.
+func (p *sfParser) elem() {
+	if p.elems++; p.elems > maxSFMembers {
+		p.bad = true
+	}
 }
 
 func (p *sfParser) peek() byte {
