@@ -91,14 +91,6 @@ var (
 	canonAnthropicLimit     = http.CanonicalHeaderKey(HeaderAnthropicRequestsLimit)
 )
 
-// first returns the first value of the canonical key in h, or "".
-func first(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
 // maxSFField is the longest RateLimit or RateLimit-Policy field, its lines
 // joined, that is parsed; a longer one is ignored. Parsing costs some 70
 // bytes of memory for each member or parameter, and the server chooses how
@@ -280,23 +272,34 @@ const (
 // runs ahead would otherwise retry at once into more refusals, and one
 // that runs behind would wait for the skew.
 // Without a valid Date the local clock is all there is.
+//
+// Date is a single value, but a response may carry it in several lines (a
+// gateway and the server behind it, each with its own clock) that
+// disagree. Each valid line is then read as if it were alone, and the
+// earliest of the instants they give wins: it makes every wait counted
+// from it the longest, and a wait a little long costs less than a retry
+// that earns another refusal. Invalid lines are skipped.
 func serverNow(h http.Header, now time.Time) time.Time {
-	v := first(h, "Date")
-	if v == "" {
-		return now
-	}
-	date, err := http.ParseTime(v)
-	if err != nil {
-		return now
-	}
 	// A response from a cache was made Age seconds ago (RFC 9111 §4.2.3).
-	if age := firstMember(h["Age"]); isDigits(age) {
-		date = date.Add(secondsInt(age))
+	var age time.Duration
+	if a := firstMember(h["Age"]); isDigits(a) {
+		age = secondsInt(a)
 	}
-	if d := now.Sub(date); d < -skewBehind || d >= skewAhead {
-		return date
+	server, found := now, false // the earliest instant of the valid lines
+	for _, v := range h["Date"] {
+		date, err := http.ParseTime(v)
+		if err != nil {
+			continue
+		}
+		at := date.Add(age)
+		if d := now.Sub(at); d >= -skewBehind && d < skewAhead {
+			at = now // in step
+		}
+		if !found || at.Before(server) {
+			server, found = at, true
+		}
 	}
-	return now
+	return server
 }
 
 // serverHold returns how long the response's rate-limit headers ask the

@@ -173,3 +173,64 @@ func TestAgeEmptyLineIgnored(t *testing.T) {
 	checkHold(t, 0, "Age", "", "Age", "30", "RateLimit", `"a";r=0;t=5`)
 	checkHold(t, 5*time.Second, "Age", "", "Age", "0", "RateLimit", `"a";r=0;t=5`)
 }
+
+// A response with several Date lines that disagree leaves the server's
+// clock in doubt. An absolute time (an HTTP-date Retry-After, a Unix-time
+// or RFC 3339 reset) is then counted from whichever line makes the wait
+// longest, each valid line read as if it were alone (see
+// TestAbsoluteTimesFollowTheServersDate), whatever their order: waiting a
+// little long costs less than a retry that earns another refusal. An
+// invalid line is skipped. (The first line won: an in-step first line
+// before one ten minutes old made a reset 30 s after the old one already
+// past, and the client retried at once.)
+func TestConflictingDateLines(t *testing.T) {
+	httpDate := func(d time.Duration) string { return t0.Add(d).Format(http.TimeFormat) }
+	old, ahead := -10*time.Minute, 20*time.Second
+	for _, tc := range []struct {
+		name  string
+		dates []string
+		ra    time.Duration // the Retry-After date, from t0
+		want  time.Duration
+	}{
+		{"in step, then ten minutes old", []string{httpDate(0), httpDate(old)}, old + 30*time.Second, 30 * time.Second},
+		{"ten minutes old, then in step", []string{httpDate(old), httpDate(0)}, old + 30*time.Second, 30 * time.Second},
+		{"in step, then ahead", []string{httpDate(0), httpDate(ahead)}, ahead + 30*time.Second, ahead + 30*time.Second},
+		{"ahead, then in step", []string{httpDate(ahead), httpDate(0)}, ahead + 30*time.Second, ahead + 30*time.Second},
+		{"invalid, then ten minutes old", []string{"yesterday", httpDate(old)}, old + 30*time.Second, 30 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					w.Header()["Date"] = tc.dates
+					w.Header().Set("Retry-After", httpDate(tc.ra))
+					w.WriteHeader(http.StatusTooManyRequests)
+					return
+				}
+				io.WriteString(w, "ok")
+			})
+			hc, _ := newClient(t, clock, client.WithRandom(zeroSource{}))
+			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+				t.Fatalf("got %d %v", status, err)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+	// The rate-limit fields' absolute resets too. The stub's own Date, in
+	// step, comes first.
+	unix := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
+	rfc := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	for _, tc := range []struct {
+		name string
+		kv   []string
+	}{
+		{"X-RateLimit-Reset", []string{"Date", httpDate(old), "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", unix(old + 30*time.Second)}},
+		{"X-Rate-Limit-Reset", []string{"Date", httpDate(old), "x-rate-limit-remaining", "0", "x-rate-limit-reset", unix(old + 30*time.Second)}},
+		{"anthropic-ratelimit-requests-reset", []string{"Date", httpDate(old), "anthropic-ratelimit-requests-remaining", "0",
+			"anthropic-ratelimit-requests-reset", rfc(old + 30*time.Second)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkHold(t, 30*time.Second, tc.kv...) })
+	}
+}

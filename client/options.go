@@ -393,7 +393,9 @@ func WithGiveUpError() Option {
 // is ignored. Absolute times (an HTTP-date Retry-After, a Unix-time or
 // RFC 3339 reset) are in the server's clock: when the
 // response's Date shows the local clock a second behind it or three ahead
-// (or more), the wait is counted from that Date instead of the local clock.
+// (or more), the wait is counted from that Date instead of the local clock;
+// from the Date line (or the local clock) that makes the wait longest when
+// several Date lines disagree.
 // Holds only grow: a response announcing a reset earlier than the one its
 // key is held for leaves the hold as it is, since the responses to
 // concurrent requests arrive in any order and the later reset is the one
