@@ -40,13 +40,15 @@
 // it may each write their own. RateLimit and RateLimit-Policy are Lists,
 // whose lines make one List (RFC 9110 §5.3), and draft-7's RateLimit one
 // Dictionary, in which an empty line or member is no member at all (RFC
-// 9110 §5.6.1), not a malformed field; draft-6's RateLimit-Remaining and RateLimit-Reset are single
-// Structured Field Items, which several lines make malformed (RFC 9651
-// §4.2): they are ignored. Every other field is read line by line,
-// skipping invalid lines, and cautiously: a Retry-After (in each of its
-// forms) or a reset is the longest wait of its lines, no quota is left when
-// any line of a remaining count says so, and a quota's size is the
-// smallest of its lines.
+// 9110 §5.6.1), not a malformed field. Every other field is read line by
+// line, skipping invalid lines, and cautiously: a Retry-After (in each of
+// its forms) or a reset is the longest wait of its lines, no quota is left
+// when any line of a remaining count says so, and a quota's size is the
+// smallest of its lines. So are draft-6's RateLimit-Remaining and
+// RateLimit-Reset, Integers that RFC 9651 would have ignored whole in
+// several lines, each member of each line on its own (a proxy may have
+// joined the lines); and Date, whose lines, when they disagree, count an
+// absolute time from the one that makes the wait longest.
 //
 // The queues live in an [algorithms.Store]: a private in-memory one by
 // default, or a shared Redis store ([WithStore]) so that a fleet of

@@ -21,10 +21,12 @@ const (
 	// stands in for a missing t. A field longer than 64 KiB is ignored.
 	HeaderRateLimitPolicy = "RateLimit-Policy"
 	// HeaderRateLimitRemaining is draft-6's RateLimit-Remaining, an
-	// Integer Item: in several lines it does not parse, and is ignored.
+	// Integer Item. In several lines (or several members in a line) no
+	// quota is left when any valid one says 0.
 	HeaderRateLimitRemaining = "RateLimit-Remaining"
 	// HeaderRateLimitReset is draft-6's RateLimit-Reset, in delay-seconds,
-	// an Integer Item as RateLimit-Remaining.
+	// an Integer Item as RateLimit-Remaining. In several lines (or several
+	// members in a line) the latest valid one counts.
 	HeaderRateLimitReset = "RateLimit-Reset"
 	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining.
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
@@ -211,7 +213,9 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // invalid ones. A wait or reset is the longest of the lines, a remaining
 // count is none when any line says none, and a quota's size is the
 // smallest of the lines (the largest share of its reset for one request).
-// Structured Fields follow RFC 9651 instead (see sfField and sfInt).
+// So are draft-6's Structured Field Integers (see eachSFInt); the Lists and
+// Dictionaries (RateLimit, RateLimit-Policy) follow RFC 9651 instead, their
+// lines making one field (see sfField).
 
 // longestLine returns the longest wait that parse reads from the lines of a
 // field, and reports false when it reads none.
@@ -450,33 +454,41 @@ func draft7Hold(field string) time.Duration {
 }
 
 // draft6Hold reads RateLimit-Remaining and RateLimit-Reset (draft-6), each
-// an Integer item.
+// an Integer Item, possibly in several lines or in one line of several
+// members (see eachSFInt): no quota is left when any member of
+// RateLimit-Remaining says 0, and the hold is then the latest of
+// RateLimit-Reset's.
 func draft6Hold(h http.Header) time.Duration {
-	remaining, ok := sfInt(h[canonRateLimitRemaining])
-	if !ok || remaining != 0 {
+	none := false
+	eachSFInt(h[canonRateLimitRemaining], func(n int64) { none = none || n == 0 })
+	if !none {
 		return 0
 	}
-	reset, ok := sfInt(h[canonRateLimitReset])
-	if !ok || reset < 0 {
-		return 0
-	}
-	return seconds(reset)
+	var hold time.Duration
+	eachSFInt(h[canonRateLimitReset], func(n int64) { hold = max(hold, seconds(n)) })
+	return hold
 }
 
-// sfInt parses a field holding one Integer. A field of several lines is
-// their values joined by commas (RFC 9651 §4.2), a List rather than an
-// Item: it does not parse.
-func sfInt(values []string) (int64, bool) {
-	if len(values) != 1 {
-		return 0, false
+// eachSFInt calls fn with each valid member of a field of one
+// non-negative Integer Item (without parameters) that came in lines. RFC
+// 9651 makes a field of several lines a List, which no Item parses as, and
+// has the whole field ignored; but the lines may each come from a
+// different layer, as for the fields of one plain value (see longestLine),
+// and a proxy may have joined them into one line: each comma-separated
+// member of each line is read on its own, and an invalid one (empty, not
+// an Integer, negative, with parameters) is skipped.
+func eachSFInt(lines []string, fn func(int64)) {
+	for _, v := range lines {
+		for m := range strings.SplitSeq(v, ",") {
+			p := sfParser{s: strings.Trim(m, " \t")}
+			if p.s == "" {
+				continue
+			}
+			if it := p.bare(); !p.bad && p.i == len(p.s) && it.kind == sfInteger && it.num >= 0 {
+				fn(it.num)
+			}
+		}
 	}
-	var it sfItem
-	n := 0
-	ok := eachSFList(values[0], func(m sfMember) { it, n = m.item, n+1 })
-	if !ok || n != 1 || it.kind != sfInteger || it.params != "" {
-		return 0, false
-	}
-	return it.num, true
 }
 
 // Thresholds of the legacy X-RateLimit-Reset: larger values are Unix times

@@ -61,7 +61,7 @@ func TestServerHold(t *testing.T) {
 		{"draft6", header("RateLimit-Limit", "10", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"), 3 * time.Second},
 		{"draft6 left", header("RateLimit-Remaining", "1", "RateLimit-Reset", "3"), 0},
 		{"draft6 no reset", header("RateLimit-Remaining", "0"), 0},
-		{"draft6 two values", header("RateLimit-Remaining", "0", "RateLimit-Reset", "3", "RateLimit-Reset", "4"), 0},
+		{"draft6 two values", header("RateLimit-Remaining", "0", "RateLimit-Reset", "3", "RateLimit-Reset", "4"), 4 * time.Second},
 		// legacy X-RateLimit-*.
 		{"legacy delta", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2"), 2 * time.Second},
 		{"legacy delta fraction", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1.5"), 1500 * time.Millisecond},
@@ -294,9 +294,11 @@ func FuzzServerHold(f *testing.F) {
 	for _, s := range []string{
 		`"default";r=0;t=5`, `"a";r=0, "b";r=1;t=2`, `limit=10, remaining=0, reset=4`,
 		`("a" "b");r=0`, `"a";r=0;t=999999999999999`, `"\"`, `%"x"`, `@-1`, `:=:`,
+		`, "a";r=0;t=5,,`, `,remaining=0,, reset=3,`,
 	} {
 		f.Add(s, `"a";q=1;w=60`, "0", "5")
 	}
+	f.Add(`"a";r=1`, `,"a";q=1;w=60,`, "0, 0", "3, 7;w=1, -1")
 	for _, reset := range []string{"6m0s", "1h2m3.5s", "20ms", "2026-03-01T12:00:30Z", "2026-03-01T12:00:30.25+01:00", "1e3", "9999999999999999999h"} {
 		f.Add(`"a";r=1`, "60", "0", reset)
 	}

@@ -144,6 +144,7 @@ func FuzzParseSF(f *testing.F) {
 	for _, s := range []string{
 		`"a";r=0;t=5;t=9`, `a=1;x, b=?0, c=(1 "x";y);z`, `"a";  r=0`, `("a" "b");r=0`,
 		`%"f%c3%bc"`, `:aGVsbG8=:;pk`, `@-12;a=1.5`, `"\\\""`, `*t/x:y;k=*`,
+		`,, "a" ,`, `, a=1,,b ,`, `,`,
 	} {
 		f.Add(s)
 	}

@@ -64,12 +64,11 @@ func TestRetryAfterSeveralLines(t *testing.T) {
 // The rate-limit fields in several lines, through the Transport: a List
 // field (RateLimit, RateLimit-Policy) is one List across its lines, as RFC
 // 9110 §5.3 and RFC 9651 §4.2 have it, and a Dictionary (draft-7) one
-// Dictionary; a field of one Structured Field Item (draft-6's
-// RateLimit-Remaining and RateLimit-Reset) in several lines does not parse
-// and is ignored, as RFC 9651 asks. A field of one plain value (the
-// X-RateLimit, X-Rate-Limit, OpenAI and Anthropic fields) is read as the
-// most cautious of its valid lines: no quota left when any says none, the
-// latest reset, the smallest quota.
+// Dictionary. A field of one value, a Structured Field Integer (draft-6's
+// RateLimit-Remaining and RateLimit-Reset) or a plain one (the X-RateLimit,
+// X-Rate-Limit, OpenAI and Anthropic fields), is read as the most cautious
+// of its valid lines: no quota left when any says none, the latest reset,
+// the smallest quota.
 func TestRateLimitFieldsSeveralLines(t *testing.T) {
 	unix := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
 	rfc := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
@@ -84,7 +83,7 @@ func TestRateLimitFieldsSeveralLines(t *testing.T) {
 			"RateLimit-Policy", `"sec";q=1;w=1`, "RateLimit-Policy", `"min";q=10;w=20`}, 20 * time.Second},
 		{"draft-7 Dictionary", []string{"RateLimit", "limit=10, remaining=0", "RateLimit", "reset=4"}, 4 * time.Second},
 		{"draft-7 Dictionary, last member wins", []string{"RateLimit", "remaining=0, reset=4", "RateLimit", "remaining=3"}, 0},
-		{"draft-6 Item in two lines", []string{"RateLimit-Remaining", "0", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 0},
+		{"draft-6 Item in two lines", []string{"RateLimit-Remaining", "0", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 3 * time.Second},
 		// Plain values.
 		{"X-RateLimit-Remaining none in the second line", []string{"X-RateLimit-Remaining", "5", "X-RateLimit-Remaining", "0",
 			"X-RateLimit-Reset", "3"}, 3 * time.Second},
@@ -232,5 +231,35 @@ func TestConflictingDateLines(t *testing.T) {
 			"anthropic-ratelimit-requests-reset", rfc(old + 30*time.Second)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkHold(t, 30*time.Second, tc.kv...) })
+	}
+}
+
+// draft-6's RateLimit-Remaining and RateLimit-Reset are each one Integer,
+// but a response may carry them in several lines, or in one line of
+// several members where a proxy joined the lines: they are read as the
+// other fields of one value are, each member on its own, skipping the
+// invalid ones (not Integers, negative, with parameters): no quota is left
+// when any member says 0, and the hold is the latest reset. (RFC 9651
+// makes such a field a List, not an Item, and it was ignored: a repeated
+// RateLimit-Remaining: 0 held nothing.)
+func TestDraft6SeveralLines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kv   []string
+		want time.Duration
+	}{
+		{"Remaining 0 twice", []string{"RateLimit-Remaining", "0", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 3 * time.Second},
+		{"Remaining 0, 0 in one line", []string{"RateLimit-Remaining", "0, 0", "RateLimit-Reset", "3"}, 3 * time.Second},
+		{"Remaining 0 in the second line", []string{"RateLimit-Remaining", "5", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 3 * time.Second},
+		{"Remaining 0 second in a line", []string{"RateLimit-Remaining", "5, 0", "RateLimit-Reset", "3"}, 3 * time.Second},
+		{"Remaining left in every line", []string{"RateLimit-Remaining", "5", "RateLimit-Remaining", "1", "RateLimit-Reset", "3"}, 0},
+		{"Remaining invalid line skipped", []string{"RateLimit-Remaining", "none", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 3 * time.Second},
+		{"Remaining empty line skipped", []string{"RateLimit-Remaining", "", "RateLimit-Remaining", "0", "RateLimit-Reset", "3"}, 3 * time.Second},
+		{"Reset latest of two lines", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "7", "RateLimit-Reset", "3"}, 7 * time.Second},
+		{"Reset latest in one line", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "3, 7"}, 7 * time.Second},
+		{"Reset invalid members skipped", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "soon, -9, 9;w=1, 4"}, 4 * time.Second},
+		{"Reset only invalid", []string{"RateLimit-Remaining", "0, 0", "RateLimit-Reset", "soon", "RateLimit-Reset", "-3"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkHold(t, tc.want, tc.kv...) })
 	}
 }
