@@ -478,27 +478,71 @@ func retimeLine(h http.Header, c *resultContext, held time.Duration) {
 // setHeaders wrote there (the same string, not only the same text), if it
 // is still there, by revise(line), and keeps the new line in vals[1].
 func replaceLine(h http.Header, vals *[2]string, revise func(line string) string) {
-	old := vals[1]
-	vs := h[keyRateLimit]
+	editLine(h, keyRateLimit, &vals[1], revise)
+}
+
+// editLine replaces in h, among the field lines of key, the line *line
+// (the same string, not only the same text: a middleware further out
+// wrote it before the lines of those further in), if it is still there,
+// by edit(*line), and keeps the new line in *line. A line edited empty is
+// removed, and the field with it when it was its only line.
+func editLine(h http.Header, key string, line *string, edit func(line string) string) {
+	old := *line
+	vs := h[key]
 	for i, v := range vs {
 		if old != "" && len(v) == len(old) && unsafe.StringData(v) == unsafe.StringData(old) {
-			line := revise(old)
+			edited := edit(old)
 			vs = slices.Clone(vs)
-			vs[i], vals[1] = line, line
-			h[keyRateLimit] = vs
+			if vs[i], *line = edited, edited; edited == "" {
+				vs = slices.Delete(vs, i, i+1)
+			}
+			if len(vs) == 0 {
+				delete(h, key)
+			} else {
+				h[key] = vs
+			}
 			return
 		}
 	}
 }
 
+// withoutMember returns the IETF list line without its member of the
+// policy named name ("name";... up to the next ", "), if it has one.
+func withoutMember(line, name string) string {
+	var b strings.Builder
+	for m := range strings.SplitSeq(line, ", ") {
+		if isMember(m, name) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(m)
+	}
+	return b.String()
+}
+
+// isMember reports whether s, the rest of an IETF list line from a
+// member's start, begins with the member of the policy named name. Names
+// hold no '"', so the closing quote ends the name.
+func isMember(s, name string) bool {
+	return len(s) > len(name)+1 && s[0] == '"' && s[1:1+len(name)] == name && s[1+len(name)] == '"'
+}
+
 // retimeMembers returns line, the IETF RateLimit value setHeadersAt wrote
 // for res, with the t of each member counted after held since the
 // decision. The rest of each member (its pk, of a secret only the
-// middleware that wrote it knows) is kept.
+// middleware that wrote it knows) is kept. A member a middleware further
+// in removed since (see unlistOuter) is passed over.
 func retimeMembers(line string, res *policy.Result, held time.Duration) string {
 	b := make([]byte, 0, len(line)+8)
 	rest := line
 	for i := 0; i < res.Len(); i++ {
+		// Names hold no '"', pks ("pk=:base64:") neither: the next '"'
+		// opens the next member.
+		if k := strings.IndexByte(rest, '"'); k < 0 || !isMember(rest[k:], res.Policy(i).Name()) {
+			continue
+		}
 		// Names hold no ';', pks ("pk=:base64:") no ";t=".
 		j := strings.Index(rest, ";t=")
 		if j < 0 {

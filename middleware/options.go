@@ -131,11 +131,12 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 // the request writes in that one's profile, whatever its own, so that the
 // response carries one profile whose fields all parse: the list profile
 // adds a field line per middleware, the single-valued ones report the
-// policy with the lowest remaining of both. When a middleware further in
-// holds the request for a leaky_queue Delay, the times the middlewares
-// further out wrote before the hold are counted from its end, as the
-// middleware counts its own. (An outer middleware built [WithoutContext]
-// is not seen, nor the hold of one further in.)
+// policy with the lowest remaining of both. (A policy the two share,
+// under one key, is reported once: see [ErrCountedTwice].) When a
+// middleware further in holds the request for a leaky_queue Delay, the
+// times the middlewares further out wrote before the hold are counted from
+// its end, as the middleware counts its own. (An outer middleware built
+// [WithoutContext] is not seen, nor the hold of one further in.)
 func WithHeaders(p Profile) Option {
 	return func(m *Middleware) error {
 		if p < IETF || p > NoHeaders {

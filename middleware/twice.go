@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -25,7 +26,9 @@ import (
 // that it denied consumed nothing there (a Take is all or nothing), so the
 // middleware further in decides the policy, and refuses the request
 // unless it is in shadow mode too: a shadow middleware further out
-// neither lifts nor doubles the limit of one further in. (A leaky_queue
+// neither lifts nor doubles the limit of one further in. The IETF
+// headers then report the policy once, as the middleware further in
+// decided it: its list member replaces the shadow one's. (A leaky_queue
 // place it took is not held for by the one further in: the request goes
 // on at once, and the queue refuses it there only once it is full.)
 //
@@ -52,9 +55,12 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // authentication middleware in between made known) counts in another
 // bucket, and is no repeat. shadowed is the part of again that only
 // middlewares in shadow mode counted: this one enforces it on the retry
-// (see outerWait).
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed uint64) {
-	var enforced, uncounted uint64
+// (see outerWait). uncounted are the policies of res, not in again, that
+// a middleware further out denied in shadow mode under the same key: this
+// one decides them, and its decision replaces theirs in the response (see
+// unlistOuter).
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64) {
+	var enforced uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -103,5 +109,40 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again, shadowed
+	return again, shadowed, uncounted
+}
+
+// unlistOuter removes from h the members that the middlewares further out
+// in ctx wrote, in their IETF RateLimit and RateLimit-Policy lines, of the
+// policies of redecided (a mask over the set of res) under the keys res
+// decided them under: those middlewares denied the request in shadow
+// mode, and counted nothing (see unrepeated), so res decided the policies
+// again, and its members, which report what was counted and is enforced,
+// replace theirs: the response reports each policy once. A line left empty
+// is removed. Nothing is removed unless res wrote its IETF line (its store
+// failed, say): theirs are then the only report of those policies.
+func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided uint64) {
+	if res.wrote != uint8(IETF)+1 {
+		return
+	}
+	eachOuter(ctx, chainKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		if c.res.wrote != uint8(IETF)+1 {
+			return false
+		}
+		o := &c.res.Result
+		for j := range o.Len() {
+			// The i-th policy of res is the i-th of its mask.
+			for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
+				if b&-b&redecided == 0 || res.Policy(i) != o.Policy(j) || res.Key(i) != o.Key(j) {
+					continue
+				}
+				name := o.Policy(j).Name()
+				drop := func(line string) string { return withoutMember(line, name) }
+				editLine(h, keyPolicy, &c.vals[0], drop)
+				editLine(h, keyRateLimit, &c.vals[1], drop)
+				break
+			}
+		}
+		return true
+	})
 }
