@@ -215,7 +215,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		var again uint64
 		if again, own.mask, redecided = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
-				next.ServeHTTP(w, r)
+				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
 			}
 			err = set.Prepare(r, mask, &res.Result)
@@ -404,6 +404,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	} else {
 		m.observe(r, res, Allowed, start)
 		r = rc.request(r)
+	}
+	if own.mask != 0 {
+		r = m.adopting(r, rc, own)
 	}
 	if !taking.IsZero() {
 		m.serveCounted(w, r, next, res, taking, vals)
@@ -996,7 +999,8 @@ type outerKey struct{}
 // adopted are the policies of set (a mask over it) that a middleware left
 // out of its decision because only middlewares in shadow mode further out
 // counted the request under them (see unrepeated): those do not refuse its
-// retry, but this one decides the policies then, and does.
+// retry, but this one decides the policies then, and does (see outerWait,
+// and adoptedContext for the middlewares further in).
 type adopted struct {
 	set  *policy.Set
 	mask uint64
@@ -1012,6 +1016,63 @@ func (a adopted) has(p *policy.Policy) bool {
 	return false
 }
 
+// adoptedContext is the context of a request that a middleware not in
+// shadow mode passed on after it left out policies that only middlewares
+// in shadow mode further out counted (own, see adopted): it decides them
+// on a retry, so a middleware further in that refuses the request waits
+// for them too (see outerWait). It is allocated, with the request it is
+// the context of, only for such a request.
+type adoptedContext struct {
+	context.Context
+	own adopted
+	req http.Request
+}
+
+// adoptedKey asks a request's context for the innermost adoptedContext.
+type adoptedKey struct{}
+
+// Value returns the adoptedContext for adoptedKey.
+func (c *adoptedContext) Value(key any) any {
+	if _, ok := key.(adoptedKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// adopting returns r, to be passed on by the middleware with its context
+// rc (nil without context: r as it is), under an adoptedContext holding
+// own, the policies it left out that only middlewares in shadow mode
+// further out counted. A middleware in shadow mode enforces nothing on
+// the retry: it passes r on as it is. It is not inlined, so that decide,
+// on every request's path, does not grow by the rare case.
+//
+//go:noinline
+func (m *Middleware) adopting(r *http.Request, rc *resultContext, own adopted) *http.Request {
+	if own.mask == 0 || m.shadow || rc == nil {
+		return r
+	}
+	ac := &adoptedContext{Context: r.Context(), own: own}
+	ac.req = *r.WithContext(ac)
+	return &ac.req
+}
+
+// adoptedFurtherOut reports whether a middleware further out in ctx, not
+// in shadow mode, left p out as one that only middlewares in shadow mode
+// further out than it counted (see adoptedContext).
+func adoptedFurtherOut(ctx context.Context, p *policy.Policy) bool {
+	for v := ctx.Value(adoptedKey{}); v != nil; {
+		c, ok := v.(*adoptedContext)
+		if !ok {
+			return false
+		}
+		if c.own.has(p) {
+			return true
+		}
+		v = c.Context.Value(adoptedKey{})
+	}
+	return false
+}
+
 // outerWait returns how long a retry of r, which a middleware further in
 // than all those of its context refuses with status, would still be
 // refused by them: those (not in shadow mode) that admitted it with their
@@ -1021,20 +1082,20 @@ func (a adopted) has(p *policy.Policy) bool {
 // count a response of status ([policy.CountIf]) gives the request's units
 // back once the response is written, and is not waited for. A middleware
 // in shadow mode refuses nothing, and is waited for only under the
-// policies that the refusing middleware left out because it counted them
-// (own, see adopted): the refusing one decides them on the retry, and
-// refuses it while they lack units. (Not under those that a middleware in
-// between left out.) A middleware built WithoutContext is not seen, nor
-// its hold.
+// policies that a middleware not in shadow mode left out because it
+// counted them: the refusing one (own, see adopted) or one in between
+// (see adoptedContext). That one decides them on the retry, and refuses
+// it while they lack units. A middleware built WithoutContext is not
+// seen, nor its hold, nor what it left out.
 func outerWait(r *http.Request, status int, own adopted) time.Duration {
 	var wait time.Duration
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
 		res := &c.res.Result
-		if !res.Taken() || c.res.Shadow && (own.mask == 0 || !res.Allowed()) {
+		if !res.Taken() || c.res.Shadow && !res.Allowed() {
 			return true
 		}
 		for i := range res.Len() {
-			if c.res.Shadow && !own.has(res.Policy(i)) {
+			if c.res.Shadow && !own.has(res.Policy(i)) && !adoptedFurtherOut(r.Context(), res.Policy(i)) {
 				continue
 			}
 			if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) && res.Policy(i).Counts(r, status) {

@@ -3,9 +3,12 @@ package middleware_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -136,5 +139,65 @@ func TestSharedPolicyShadowDenialUnlistedThenHeld(t *testing.T) {
 	}
 	if got, want := strings.Join(w.Header().Values("RateLimit-Policy"), " | "), `"outer";q=1;w=120 | "per-min";q=5;w=60 | "q10";q=7;w=10`; got != want {
 		t.Errorf("RateLimit-Policy %q, want %q", got, want)
+	}
+}
+
+// TestSharedPolicyShadowOuterRetryAfterThreeLevels: of three nested
+// middlewares, the outer one in shadow mode counts a policy it shares with
+// the middle one, which leaves it out (TestSharedPolicyCountsOnceWithShadow)
+// and enforces it on the retry: the shadow one denies it then without
+// counting, and the middle one decides it. So a 429 that the inner one
+// answers for a policy of its own, when the shadow one admitted the
+// request with the shared policy's last unit, waits for that policy too:
+// 119 s, not the inner policy's 59, at which the retry was refused again
+// by the middle one. With or without a policy of the middle one's own
+// (without, it decides nothing and passes the request on as it came). A
+// middle one in shadow mode enforces nothing on the retry: the 429 waits
+// for the inner policy alone, 59 s. Through chi and a ServeMux, on an
+// injected clock.
+func TestSharedPolicyShadowOuterRetryAfterThreeLevels(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		midOwn, midShadow bool
+		retryAfter        time.Duration
+	}{
+		{"middle one", false, false, 119 * time.Second},
+		{"middle one with a policy of its own", true, false, 119 * time.Second},
+		{"middle one in shadow mode", false, true, 59 * time.Second},
+	} {
+		for i, mux := range []string{"chi", "ServeMux"} {
+			t.Run(tt.name+"/"+mux, func(t *testing.T) {
+				store, clock := newStore(t)
+				clock.Set(t0.Add(time.Duration(4+4*i) * time.Minute)) // a two-minute boundary
+				shared := fixed("two-min", 2, 2*time.Minute, constKey)
+				outer := middleware.MustNew(store, []*policy.Policy{shared}, middleware.WithClock(clock), middleware.WithShadow(nil))
+				midPolicies := []*policy.Policy{shared}
+				if tt.midOwn {
+					midPolicies = append(midPolicies, fixed("hour", 100, time.Hour, constKey))
+				}
+				midOpts := []middleware.Option{middleware.WithClock(clock)}
+				if tt.midShadow {
+					midOpts = append(midOpts, middleware.WithShadow(nil))
+				}
+				mid := middleware.MustNew(store, midPolicies, midOpts...)
+				inner := middleware.MustNew(store, []*policy.Policy{fixed("minute", 1, time.Minute, constKey)}, middleware.WithClock(clock))
+				var h http.Handler
+				if mux == "chi" {
+					r := chi.NewRouter()
+					r.Use(outer.Handler, mid.Handler)
+					r.With(inner.Handler).Get("/", ok)
+					h = r
+				} else {
+					sm := http.NewServeMux()
+					sm.Handle("GET /", inner.Handler(ok))
+					h = outer.Handler(mid.Handler(sm))
+				}
+				w := admitThenDeny(t, mux, h, clock)
+				if got, want := w.Header().Get("Retry-After"), strconv.Itoa(int(tt.retryAfter/time.Second)); got != want {
+					t.Errorf("Retry-After %q, want %s (RateLimit %q)", got, want, w.Header().Values("RateLimit"))
+				}
+				retryAdmittedAt(t, mux, h, clock, tt.retryAfter)
+			})
+		}
 	}
 }
