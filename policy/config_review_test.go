@@ -169,6 +169,20 @@ func TestConfigAliasExpansionBounded(t *testing.T) {
 	}
 }
 
+// TestConfigAliasOfCollectionsBounded: an alias counts every node its
+// anchor stands for, collections included, not only the scalars: an
+// anchor of 50 nested empty lists (no scalar at all) aliased 500 times
+// stands for 25,000 nodes, and is refused where the alias is.
+func TestConfigAliasOfCollectionsBounded(t *testing.T) {
+	nested := strings.Repeat("[", 50) + strings.Repeat("]", 50)
+	aliases := strings.TrimSuffix(strings.Repeat("*a, ", 500), ", ")
+	doc := "policies:\n  - name: p\n    limit: 1\n    window: 1s\n    key: &a " + nested + "\n    fallback: [" + aliases + "]\n"
+	_, err := policy.ParseConfig([]byte(doc), "lists.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || !strings.Contains(errs[0].Reason, "too large") || errs[0].Line != 6 {
+		t.Errorf("aliases of 50 nested lists, 500 times: %.200v; want one error at line 6, too large", err)
+	}
+}
+
 // TestConfigBadTrustedProxyReportedOnce: a trusted_proxies entry that does
 // not parse is one error, at it; with an ip_source, the loader also said
 // that ip_source "needs trusted_proxies", which the file does have.

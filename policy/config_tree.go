@@ -143,11 +143,7 @@ func checkTokens(tokens token.Tokens, file string) error {
 		switch tk.Type {
 		case token.MappingValueType:
 			if keys++; keys > maxConfigKeys {
-				at := tk
-				if i > 0 {
-					at = tokens[i-1] // the key
-				}
-				p := tokenPos(at)
+				p := tokenPos(tokens[i-1]) // the key (i >= maxConfigKeys here)
 				return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: errTooManyKeys.Error()}
 			}
 		case token.SequenceStartType, token.MappingStartType:
