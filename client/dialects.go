@@ -22,12 +22,13 @@ import (
 
 // openAIHold reads x-ratelimit-remaining-requests and
 // x-ratelimit-reset-requests (with x-ratelimit-limit-requests), each
-// possibly in several lines (see longestLine).
+// possibly in several lines or members of a line (see members): a Go
+// duration holds no comma.
 func openAIHold(h http.Header) time.Duration {
 	if !anyZero(h[canonOpenAIRemaining]) {
 		return 0
 	}
-	reset, _ := longestLine(h[canonOpenAIReset], func(v string) (time.Duration, bool) {
+	reset, _ := longest(members(h[canonOpenAIReset]), func(v string) (time.Duration, bool) {
 		return goDuration(strings.TrimSpace(v))
 	})
 	return perRequest(reset, quota(h[canonOpenAILimit]))
@@ -35,9 +36,11 @@ func openAIHold(h http.Header) time.Duration {
 
 // anthropicHold reads anthropic-ratelimit-requests-remaining and
 // anthropic-ratelimit-requests-reset (with
-// anthropic-ratelimit-requests-limit), each possibly in several lines (see
-// longestLine). The reset is an RFC 3339 instant in the server's clock (see
-// serverNow).
+// anthropic-ratelimit-requests-limit), each possibly in several lines or
+// members of a line (see members). The reset is an RFC 3339 instant in the
+// server's clock (see serverNow). Go's parser also takes a comma before a
+// fraction of a second ("12:00:12,5Z"), so a reset line that is one
+// instant is read whole, and only another one member by member.
 func anthropicHold(h http.Header, now time.Time) time.Duration {
 	if !anyZero(h[canonAnthropicRemaining]) {
 		return 0
@@ -47,13 +50,21 @@ func anthropicHold(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	server := serverNow(h, now)
-	reset, _ := longestLine(resets, func(v string) (time.Duration, bool) {
+	instant := func(v string) (time.Duration, bool) {
 		at, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
 		if err != nil {
 			return 0, false
 		}
 		return clampHint(at.Sub(server)), true
-	})
+	}
+	var reset time.Duration
+	for i, v := range resets {
+		d, ok := instant(v)
+		if !ok {
+			d, _ = longest(members(resets[i:i+1]), instant)
+		}
+		reset = max(reset, d)
+	}
 	return perRequest(reset, quota(h[canonAnthropicLimit]))
 }
 

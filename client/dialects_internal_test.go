@@ -98,7 +98,7 @@ func TestServerHoldDialects(t *testing.T) {
 		{"openai limit zero ignored", header("x-ratelimit-limit-requests", "0", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"), time.Minute},
 		{"openai limit invalid ignored", header("x-ratelimit-limit-requests", "-1", "x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "30s"), 30 * time.Second},
 		// Several lines: none left when any says so, the latest reset,
-		// the smallest quota (see longestLine).
+		// the smallest quota (see longest).
 		{"openai lines", header("x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-requests", "5",
 			"x-ratelimit-reset-requests", "1s", "x-ratelimit-reset-requests", "2s"), 2 * time.Second},
 		{"openai lines, invalid reset skipped", header("x-ratelimit-remaining-requests", "0",

@@ -44,10 +44,13 @@
 // line, skipping invalid lines, and cautiously: a Retry-After (in each of
 // its forms) or a reset is the longest wait of its lines, no quota is left
 // when any line of a remaining count says so, and a quota's size is the
-// smallest of its lines. So are draft-6's RateLimit-Remaining and
+// smallest of its lines. A proxy may have joined the lines into one, with
+// commas, so each member of a line counts as a line of its own, but in
+// Retry-After itself, whose HTTP-date holds commas, and in an Anthropic
+// reset line that is one instant (Go's RFC 3339 parser takes a comma
+// before a fraction of a second). draft-6's RateLimit-Remaining and
 // RateLimit-Reset, Integers that RFC 9651 would have ignored whole in
-// several lines, each member of each line on its own (a proxy may have
-// joined the lines); and Date, whose lines, when they disagree, count an
+// several lines, are read so too. Date lines that disagree count an
 // absolute time from the one that makes the wait longest.
 //
 // The queues live in an [algorithms.Store]: a private in-memory one by

@@ -1,8 +1,10 @@
 package client
 
 import (
+	"iter"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,17 +181,19 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // §10.2.3): delay-seconds, or an HTTP-date taken relative to now (a date in
 // the past is a wait of 0). A missing or malformed field is skipped; it
 // reports false when none is valid. A field in several lines is the
-// longest wait of its valid lines (see longestLine).
+// longest wait of its valid lines (see longest), and a millisecond field
+// the longest of its valid members; Retry-After is not split at its
+// commas, which an HTTP-date holds.
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	for _, key := range [...]string{canonRetryAfterMs, canonXMsRetryAfterMs} {
-		if d, ok := longestLine(h[key], func(v string) (time.Duration, bool) {
+		if d, ok := longest(members(h[key]), func(v string) (time.Duration, bool) {
 			return decimal(strings.TrimSpace(v), time.Millisecond)
 		}); ok {
 			return d, true
 		}
 	}
 	var server time.Time // serverNow, read once for all the lines
-	return longestLine(h[canonRetryAfter], func(v string) (time.Duration, bool) {
+	return longest(slices.Values(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
 		v = strings.TrimSpace(v)
 		if isDigits(v) {
 			return secondsInt(v), true
@@ -213,16 +217,36 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // invalid ones. A wait or reset is the longest of the lines, a remaining
 // count is none when any line says none, and a quota's size is the
 // smallest of the lines (the largest share of its reset for one request).
-// So are draft-6's Structured Field Integers (see eachSFInt); the Lists and
-// Dictionaries (RateLimit, RateLimit-Policy) follow RFC 9651 instead, their
-// lines making one field (see sfField).
+// A proxy may also have joined the lines into one, with commas (RFC 9110
+// §5.3), so each comma-separated member of each line is read as a line of
+// its own (see members), in every such field but those whose values may
+// hold a comma: Retry-After and Date (HTTP-dates), read line by line, and
+// Anthropic's reset, split only where the line is no instant (see
+// anthropicHold). So are draft-6's Structured Field Integers (see
+// eachSFInt); the Lists and Dictionaries (RateLimit, RateLimit-Policy)
+// follow RFC 9651 instead, their lines making one field (see sfField).
 
-// longestLine returns the longest wait that parse reads from the lines of a
-// field, and reports false when it reads none.
-func longestLine(lines []string, parse func(string) (time.Duration, bool)) (time.Duration, bool) {
+// members yields each member of a field's lines: each comma-separated part
+// of each line, trimmed of spaces and tabs; an empty one is none (RFC 9110
+// §5.6.1) and is skipped.
+func members(lines []string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, v := range lines {
+			for m := range strings.SplitSeq(v, ",") {
+				if m = strings.Trim(m, " \t"); m != "" && !yield(m) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// longest returns the longest wait that parse reads from values, the lines
+// or members of a field, and reports false when it reads none.
+func longest(values iter.Seq[string], parse func(string) (time.Duration, bool)) (time.Duration, bool) {
 	var wait time.Duration
 	found := false
-	for _, v := range lines {
+	for v := range values {
 		if d, ok := parse(v); ok {
 			wait, found = max(wait, d), true
 		}
@@ -230,10 +254,10 @@ func longestLine(lines []string, parse func(string) (time.Duration, bool)) (time
 	return wait, found
 }
 
-// anyZero reports whether any line of a remaining count says none (see
-// isZero).
+// anyZero reports whether any member of the lines of a remaining count
+// says none (see isZero).
 func anyZero(lines []string) bool {
-	for _, v := range lines {
+	for v := range members(lines) {
 		if isZero(v) {
 			return true
 		}
@@ -241,11 +265,11 @@ func anyZero(lines []string) bool {
 	return false
 }
 
-// quota returns the smallest positive integer among the lines of a quota's
-// size, or 0 when no line holds one.
+// quota returns the smallest positive integer among the members of the
+// lines of a quota's size, or 0 when none is one.
 func quota(lines []string) int64 {
 	var q int64
-	for _, v := range lines {
+	for v := range members(lines) {
 		v = strings.TrimSpace(v)
 		if !isDigits(v) {
 			continue
@@ -335,12 +359,8 @@ func cached(h http.Header) bool {
 // trimmed: empty lines and members are none (RFC 9110 §5.6.1). It returns
 // "" when there is none.
 func firstMember(lines []string) string {
-	for _, v := range lines {
-		for m := range strings.SplitSeq(v, ",") {
-			if m = strings.Trim(m, " \t"); m != "" {
-				return m
-			}
-		}
+	for m := range members(lines) {
+		return m
 	}
 	return ""
 }
@@ -473,20 +493,15 @@ func draft6Hold(h http.Header) time.Duration {
 // non-negative Integer Item (without parameters) that came in lines. RFC
 // 9651 makes a field of several lines a List, which no Item parses as, and
 // has the whole field ignored; but the lines may each come from a
-// different layer, as for the fields of one plain value (see longestLine),
-// and a proxy may have joined them into one line: each comma-separated
-// member of each line is read on its own, and an invalid one (empty, not
-// an Integer, negative, with parameters) is skipped.
+// different layer, as for the fields of one plain value (see longest), and
+// a proxy may have joined them into one line: each member of each line
+// (see members) is read on its own, and an invalid one (not an Integer,
+// negative, with parameters) is skipped.
 func eachSFInt(lines []string, fn func(int64)) {
-	for _, v := range lines {
-		for m := range strings.SplitSeq(v, ",") {
-			p := sfParser{s: strings.Trim(m, " \t")}
-			if p.s == "" {
-				continue
-			}
-			if it := p.bare(); !p.bad && p.i == len(p.s) && it.kind == sfInteger && it.num >= 0 {
-				fn(it.num)
-			}
+	for m := range members(lines) {
+		p := sfParser{s: m}
+		if it := p.bare(); !p.bad && p.i == len(p.s) && it.kind == sfInteger && it.num >= 0 {
+			fn(it.num)
 		}
 	}
 }
@@ -510,8 +525,9 @@ func legacyHold(h http.Header, now time.Time) time.Duration {
 // legacyPairHold reads a legacy remaining and reset pair. Reset is
 // delta-seconds (possibly with a fraction), or a Unix time in seconds or
 // milliseconds (httprate, express-rate-limit, GitHub, the X API), taken
-// relative to now. Each field may come in several lines: the hold is the
-// latest reset when any remaining line says none.
+// relative to now. Each field may come in several lines, or members of a
+// line (see members): the hold is the latest reset when any remaining
+// member says none.
 func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.Duration {
 	if !anyZero(h[remKey]) {
 		return 0 // absent, malformed, or not zero
@@ -522,13 +538,13 @@ func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.
 	}
 	now = serverNow(h, now)
 	var hold time.Duration
-	for _, v := range resets {
+	for v := range members(resets) {
 		hold = max(hold, legacyReset(strings.TrimSpace(v), now))
 	}
 	return hold
 }
 
-// legacyReset reads one line of a legacy reset as a wait from now (in the
+// legacyReset reads one member of a legacy reset as a wait from now (in the
 // server's clock); 0 when it is malformed.
 func legacyReset(v string, now time.Time) time.Duration {
 	if !isNumber(v) {

@@ -299,6 +299,11 @@ func FuzzServerHold(f *testing.F) {
 		f.Add(s, `"a";q=1;w=60`, "0", "5")
 	}
 	f.Add(`"a";r=1`, `,"a";q=1;w=60,`, "0, 0", "3, 7;w=1, -1")
+	// Plain values joined by a proxy, among them an RFC 3339 instant with
+	// a comma before its fraction of a second.
+	f.Add(`"a";r=1`, "60, 2", "5, 0", "3s, 1s")
+	f.Add(`"a";r=1`, ",4,", " 0 ,", "2026-03-01T12:00:30,5Z, 2026-03-01T12:00:10Z")
+	f.Add(`"a";r=1`, "50", "0,", "1000000000999, 2,, 1.5")
 	for _, reset := range []string{"6m0s", "1h2m3.5s", "20ms", "2026-03-01T12:00:30Z", "2026-03-01T12:00:30.25+01:00", "1e3", "9999999999999999999h"} {
 		f.Add(`"a";r=1`, "60", "0", reset)
 	}

@@ -263,3 +263,77 @@ func TestDraft6SeveralLines(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { checkHold(t, tc.want, tc.kv...) })
 	}
 }
+
+// A plain rate-limit field of one value (the X-RateLimit, X-Rate-Limit,
+// OpenAI and Anthropic fields, retry-after-ms) may reach the client as one
+// line of several comma-separated values, where a proxy joined its lines
+// (RFC 9110 §5.3): each member is read as a line of its own would be,
+// skipping the empty and invalid ones, so no quota is left when any member
+// says none, the reset is the latest, the quota the smallest. (The joined
+// line was one malformed value: "5, 0" held nothing.) A value that may
+// itself hold a comma is not cut there: Retry-After's HTTP-date (see
+// TestRetryAfterSeveralLines), and an Anthropic reset whose fraction of a
+// second follows a comma, as Go's RFC 3339 parser accepts.
+func TestPlainFieldsSeveralMembers(t *testing.T) {
+	unix := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).Unix(), 10) }
+	rfc := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	for _, tc := range []struct {
+		name string
+		kv   []string
+		want time.Duration
+	}{
+		{"X-RateLimit-Remaining none second", []string{"X-RateLimit-Remaining", "5, 0", "X-RateLimit-Reset", "3"}, 3 * time.Second},
+		{"X-RateLimit-Remaining none first", []string{"X-RateLimit-Remaining", "0,5", "X-RateLimit-Reset", "3"}, 3 * time.Second},
+		{"X-RateLimit-Remaining empty and invalid members", []string{"X-RateLimit-Remaining", ", -1,,0 ,", "X-RateLimit-Reset", "3"}, 3 * time.Second},
+		{"X-RateLimit-Remaining left in every member", []string{"X-RateLimit-Remaining", "5, 1", "X-RateLimit-Reset", "3"}, 0},
+		{"X-RateLimit-Reset latest", []string{"X-RateLimit-Remaining", "0",
+			"X-RateLimit-Reset", "2, " + unix(8*time.Second)}, 8 * time.Second},
+		{"X-RateLimit-Reset invalid member skipped", []string{"X-RateLimit-Remaining", "0",
+			"X-RateLimit-Reset", "soon, 2"}, 2 * time.Second},
+		{"X-Rate-Limit", []string{"x-rate-limit-remaining", "900, 0",
+			"x-rate-limit-reset", unix(6*time.Second) + ", " + unix(4*time.Second)}, 6 * time.Second},
+		{"OpenAI", []string{"x-ratelimit-remaining-requests", "59, 0",
+			"x-ratelimit-reset-requests", "3s, 1s"}, 3 * time.Second},
+		{"OpenAI smallest quota", []string{"x-ratelimit-limit-requests", "60, 2",
+			"x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "1m0s"}, 30 * time.Second},
+		{"Anthropic", []string{"anthropic-ratelimit-requests-remaining", "7, 0",
+			"anthropic-ratelimit-requests-reset", rfc(5*time.Second) + ", " + rfc(12*time.Second)}, 12 * time.Second},
+		{"Anthropic smallest quota", []string{"anthropic-ratelimit-requests-limit", "50, 4",
+			"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(20 * time.Second)}, 5 * time.Second},
+		{"Anthropic reset with a decimal comma", []string{"anthropic-ratelimit-requests-remaining", "0",
+			"anthropic-ratelimit-requests-reset", "2026-03-01T12:00:12,5Z"}, 12500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkHold(t, tc.want, tc.kv...) })
+	}
+	// The wait of a 429.
+	for _, tc := range []struct {
+		name string
+		kv   []string
+		want time.Duration
+	}{
+		{"retry-after-ms", []string{"retry-after-ms", "100, 900", "Retry-After", "5"}, 900 * time.Millisecond},
+		{"retry-after-ms invalid member skipped", []string{"retry-after-ms", "-1, 250", "Retry-After", "5"}, 250 * time.Millisecond},
+		{"x-ms-retry-after-ms", []string{"x-ms-retry-after-ms", "1500,300", "Retry-After", "5"}, 1500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					for i := 0; i+1 < len(tc.kv); i += 2 {
+						w.Header().Add(tc.kv[i], tc.kv[i+1])
+					}
+					w.WriteHeader(http.StatusTooManyRequests)
+					return
+				}
+				io.WriteString(w, "ok")
+			})
+			hc, _ := newClient(t, clock, client.WithRandom(zeroSource{}))
+			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+				t.Fatalf("got %d %v", status, err)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+}
