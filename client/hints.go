@@ -228,10 +228,20 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 
 // members yields each member of a field's lines: each comma-separated part
 // of each line, trimmed of spaces and tabs; an empty one is none (RFC 9110
-// §5.6.1) and is skipped.
+// §5.6.1) and is skipped. A line that is one number written with
+// thousands separators ("1,000", "12,000,000": groups of three digits, no
+// space) is that number, not members "1" and "000" (which would read as
+// no quota left): a proxy joining lines writes ", ", and no count needs a
+// line of "000".
 func members(lines []string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for _, v := range lines {
+			if n, ok := grouped(strings.Trim(v, " \t")); ok {
+				if !yield(n) {
+					return
+				}
+				continue
+			}
 			for m := range strings.SplitSeq(v, ",") {
 				if m = strings.Trim(m, " \t"); m != "" && !yield(m) {
 					return
@@ -239,6 +249,22 @@ func members(lines []string) iter.Seq[string] {
 			}
 		}
 	}
+}
+
+// grouped returns v without its commas when v is a number written with
+// thousands separators: one to three digits, then groups of a comma and
+// three digits.
+func grouped(v string) (string, bool) {
+	first := strings.IndexByte(v, ',')
+	if first < 1 || first > 3 || (len(v)-first)%4 != 0 || !isDigits(v[:first]) {
+		return "", false
+	}
+	for i := first; i < len(v); i += 4 {
+		if v[i] != ',' || !isDigits(v[i+1:i+4]) {
+			return "", false
+		}
+	}
+	return strings.ReplaceAll(v, ",", ""), true
 }
 
 // longest returns the longest wait that parse reads from values, the lines

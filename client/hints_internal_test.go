@@ -396,3 +396,18 @@ func TestServerHoldAge(t *testing.T) {
 		}
 	}
 }
+
+// TestGrouped: only one to three digits followed by groups of a comma and
+// three digits read as one number.
+func TestGrouped(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1,000", "1000"}, {"12,345,678", "12345678"}, {"999,999", "999999"}, {"0,000", "0000"},
+		{"1000", ""}, {"1,00", ""}, {",000", ""}, {"1234,000", ""}, {"1,000,", ""}, {"1,0000", ""},
+		{"1,000,00", ""}, {"1,a00", ""}, {"1, 000", ""}, {"5,0", ""}, {"", ""}, {",", ""}, {"a,000", ""},
+	} {
+		got, ok := grouped(tc.in)
+		if ok != (tc.want != "") || got != tc.want {
+			t.Errorf("grouped(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+		}
+	}
+}

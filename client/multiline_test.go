@@ -302,6 +302,13 @@ func TestPlainFieldsSeveralMembers(t *testing.T) {
 			"anthropic-ratelimit-requests-remaining", "0", "anthropic-ratelimit-requests-reset", rfc(20 * time.Second)}, 5 * time.Second},
 		{"Anthropic reset with a decimal comma", []string{"anthropic-ratelimit-requests-remaining", "0",
 			"anthropic-ratelimit-requests-reset", "2026-03-01T12:00:12,5Z"}, 12500 * time.Millisecond},
+		// A count written with thousands separators is one number, not
+		// members "1" and "000" (no quota left): no hold.
+		{"X-RateLimit-Remaining thousands", []string{"X-RateLimit-Remaining", "1,000", "X-RateLimit-Reset", "3"}, 0},
+		{"X-RateLimit-Remaining millions", []string{"X-RateLimit-Remaining", "12,000,000", "X-RateLimit-Reset", "3"}, 0},
+		{"OpenAI thousands", []string{"x-ratelimit-remaining-requests", "9,000", "x-ratelimit-reset-requests", "3s"}, 0},
+		// Joined with a space after the comma, they are members again.
+		{"X-RateLimit-Remaining joined 1, 000", []string{"X-RateLimit-Remaining", "1, 000", "X-RateLimit-Reset", "3"}, 3 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkHold(t, tc.want, tc.kv...) })
 	}
