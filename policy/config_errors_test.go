@@ -62,3 +62,30 @@ func TestConfigErrorsUnwraps(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigShapesReported: an empty mapping as a policy is a policy with
+// every required field missing, each reported where the mapping is; a
+// mapping key that an alias makes a list is refused where the alias is.
+func TestConfigShapesReported(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"empty policy", "policies:\n  - {}\n", []string{
+			"policy: f.yaml:2:5: policies[0].name: is missing",
+			"policy: f.yaml:2:5: policies[0].limit: is missing",
+			"policy: f.yaml:2:5: policies[0].window: is missing",
+		}},
+		{"list key", "x: &s [a]\n*s : 1\n", []string{"policy: f.yaml:2:1: a mapping key must be a plain string"}},
+	} {
+		_, err := policy.ParseConfig([]byte(tc.doc), "f.yaml")
+		errs := policy.ConfigErrors(err)
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Error())
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
