@@ -3,6 +3,7 @@ package policy_test
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -87,5 +88,83 @@ func TestConfigShapesReported(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestConfigErrorsExact: each of these documents gets exactly the errors
+// listed, no follow-up error of the same mistake: a policy that is no
+// mapping has no fields to miss; an unknown field does not stop the
+// fields after it from being read; a bad trusted_hops does not also make
+// ip_source want trusted proxies; an integer too large for 64 bits is
+// told apart from a string that is no integer.
+func TestConfigErrorsExact(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	limit := func(v string) string { return "policies:\n  - {name: a, limit: " + v + ", window: 1s}\n" }
+	const notInt = "policy: f.yaml:2:22: policies[0].limit: must be an integer, not a string"
+	tooLarge := func(v string) string {
+		return "policy: f.yaml:2:22: policies[0].limit: must be a decimal integer that fits in 64 bits, got " + v
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"policy not a mapping", "policies: [5]\n", []string{"policy: f.yaml:1:12: policies[0]: must be a mapping, not an integer"}},
+		{"unknown field first", "policies:\n  - {zzz: 1, name: a, limit: 1, window: 1s}\n", []string{
+			"policy: f.yaml:2:6: policies[0].zzz: unknown field; want one of name, algorithm, limit, window, burst, buckets, max_delay, key, fallback, on_missing_key, count, methods, routes"}},
+		{"trusted_hops not an integer", pol + "trusted_hops: x\nip_source: x-forwarded-for\n", []string{"policy: f.yaml:3:15: trusted_hops: must be an integer, not a string"}},
+		{"trusted_hops out of range", pol + "trusted_hops: 99\nip_source: x-forwarded-for\n", []string{"policy: f.yaml:3:15: trusted_hops: must be between 0 and 32, got 99"}},
+		{"ip_source alone", pol + "ip_source: x-forwarded-for\n", []string{
+			"policy: f.yaml:3:12: ip_source: needs trusted_proxies or trusted_hops: headers from untrusted peers are never read"}},
+		{"underscore first", limit("_1"), []string{notInt}},
+		{"sign alone", limit("+"), []string{notInt}},
+		{"minus alone", limit("-"), []string{notInt}},
+		{"too large", limit("99999999999999999999"), []string{tooLarge("99999999999999999999")}},
+		{"too large, signed", limit("+99999999999999999999"), []string{tooLarge("+99999999999999999999")}},
+		{"too large, leading zero", limit("099999999999999999999"), []string{tooLarge("099999999999999999999")}},
+		{"too large, underscores", limit("0_999999999999999999999"), []string{tooLarge("0_999999999999999999999")}},
+	} {
+		_, err := policy.ParseConfig([]byte(tc.doc), "f.yaml")
+		var got []string
+		for _, e := range policy.ConfigErrors(err) {
+			got = append(got, e.Error())
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestConfigTooManyErrors: a document with more problems than
+// maxConfigErrors (20) reports the first 20 and then "too many errors",
+// without a position.
+func TestConfigTooManyErrors(t *testing.T) {
+	doc := "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	for i := range 25 {
+		doc += "x" + strconv.Itoa(i) + ": 1\n"
+	}
+	_, err := policy.ParseConfig([]byte(doc), "f.yaml")
+	errs := policy.ConfigErrors(err)
+	if len(errs) != 21 {
+		t.Fatalf("25 unknown fields: %d errors, want 20 and the last saying too many: %v", len(errs), err)
+	}
+	if errs[19].Field != "x19" || errs[20].Error() != "policy: f.yaml: too many errors" {
+		t.Errorf("errors 20 and 21: %v, %v; want x19's, then too many errors", errs[19], errs[20])
+	}
+}
+
+// TestConfigStated: a parsed Config states the top-level fields its file
+// sets, and only those; one built in code states none.
+func TestConfigStated(t *testing.T) {
+	cfg, err := policy.ParseConfig([]byte("headers: draft-7\npolicies:\n  - {name: a, limit: 1, window: 1s}\n"), "f.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"headers": true, "policies": true, "failure_mode": false, "trusted_proxies": false} {
+		if got := cfg.Stated(name); got != want {
+			t.Errorf("Stated(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if (&policy.Config{Headers: "draft-7"}).Stated("headers") {
+		t.Error("a Config built in code states headers")
 	}
 }
