@@ -41,29 +41,32 @@ func TestCheckIndentEveryLine(t *testing.T) {
 	}
 }
 
-// TestNodeBoundExact: a document of exactly maxConfigNodes nodes is read
-// and one more is refused, counting each alias as every node its anchor
-// stands for (the anchor's list and its items, the alias itself taking
-// the list's place), whether the last node is a scalar or an alias.
+// TestNodeBoundExact: a document of exactly maxConfigNodes nodes is read,
+// in YAML and in JSON, and one more is refused, counting each alias as
+// every node its anchor stands for (the anchor's list and its items, the
+// alias itself taking the list's place), whether the last node is a
+// scalar or an alias.
 func TestNodeBoundExact(t *testing.T) {
 	items := func(s string, n int) string { return strings.Repeat(s+", ", n) }
 	for _, tc := range []struct {
-		name string
-		doc  func(extra int) string // extra: nodes beyond maxConfigNodes
+		name  string
+		parse func([]byte, string) (*cnode, error)
+		doc   func(extra int) string // extra: nodes beyond maxConfigNodes
 	}{
 		// The list and its items.
-		{"scalars", func(extra int) string { return "[" + items("x", maxConfigNodes-1+extra) + "]" }},
+		{"scalars", parseYAML, func(extra int) string { return "[" + items("x", maxConfigNodes-1+extra) + "]" }},
+		{"JSON", parseJSON, func(extra int) string { return "[" + items("1", maxConfigNodes-2+extra) + "1]" }},
 		// The outer list (1), the fillers, the anchor (1) with its list of
 		// 99 items (100), and 198 aliases of 100 nodes each, the last one
 		// crossing the bound: 1 + f + 101 + 19,800 = 20,000 for f = 98.
-		{"aliases", func(extra int) string {
+		{"aliases", parseYAML, func(extra int) string {
 			return "[" + items("y", 98+extra) + "&a [" + items("x", 99) + "], " + items("*a", 198) + "]"
 		}},
 	} {
-		if _, err := parseYAML([]byte(tc.doc(0)), "f.yaml"); err != nil {
+		if _, err := tc.parse([]byte(tc.doc(0)), "f.yaml"); err != nil {
 			t.Errorf("%s: %d nodes: %v, want read", tc.name, maxConfigNodes, err)
 		}
-		_, err := parseYAML([]byte(tc.doc(1)), "f.yaml")
+		_, err := tc.parse([]byte(tc.doc(1)), "f.yaml")
 		if ce, ok := err.(*ConfigError); !ok || !strings.Contains(ce.Reason, "too large") {
 			t.Errorf("%s: %d nodes: %v, want too large", tc.name, maxConfigNodes+1, err)
 		}
