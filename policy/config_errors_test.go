@@ -95,7 +95,8 @@ func TestConfigShapesReported(t *testing.T) {
 // listed, no follow-up error of the same mistake: a policy that is no
 // mapping has no fields to miss; an unknown field does not stop the
 // fields after it from being read; a bad trusted_hops does not also make
-// ip_source want trusted proxies; an integer too large for 64 bits is
+// ip_source want trusted proxies, nor trusted_hops beside trusted_proxies
+// a header source want them; an integer too large for 64 bits is
 // told apart from a string that is no integer.
 func TestConfigErrorsExact(t *testing.T) {
 	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
@@ -113,6 +114,10 @@ func TestConfigErrorsExact(t *testing.T) {
 			"policy: f.yaml:2:6: policies[0].zzz: unknown field; want one of name, algorithm, limit, window, burst, buckets, max_delay, key, fallback, on_missing_key, count, methods, routes"}},
 		{"trusted_hops not an integer", pol + "trusted_hops: x\nip_source: x-forwarded-for\n", []string{"policy: f.yaml:3:15: trusted_hops: must be an integer, not a string"}},
 		{"trusted_hops out of range", pol + "trusted_hops: 99\nip_source: x-forwarded-for\n", []string{"policy: f.yaml:3:15: trusted_hops: must be between 0 and 32, got 99"}},
+		{"trusted_hops and trusted_proxies", pol + "trusted_hops: 1\ntrusted_proxies: [10.0.0.0/8]\nip_source: x-forwarded-for\n", []string{
+			"policy: f.yaml:3:15: trusted_hops: excludes trusted_proxies: name the proxies by address (preferred) or count them, not both"}},
+		{"trusted_hops and trusted_proxies, header source", pol + "trusted_hops: 1\ntrusted_proxies: [10.0.0.0/8]\nip_source: header:X-Real-IP\n", []string{
+			"policy: f.yaml:3:15: trusted_hops: excludes trusted_proxies: name the proxies by address (preferred) or count them, not both"}},
 		{"ip_source alone", pol + "ip_source: x-forwarded-for\n", []string{
 			"policy: f.yaml:3:12: ip_source: needs trusted_proxies or trusted_hops: headers from untrusted peers are never read"}},
 		{"underscore first", limit("_1"), []string{notInt}},
