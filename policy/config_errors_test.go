@@ -96,11 +96,16 @@ func TestConfigShapesReported(t *testing.T) {
 // mapping has no fields to miss; an unknown field does not stop the
 // fields after it from being read; a bad trusted_hops does not also make
 // ip_source want trusted proxies, nor trusted_hops beside trusted_proxies
-// a header source want them; an integer too large for 64 bits is
+// a header source want them; a duplicate name does not stop the policies
+// after it from being checked; a bucket count out of range is said once;
+// an integer too large for 64 bits is
 // told apart from a string that is no integer.
 func TestConfigErrorsExact(t *testing.T) {
 	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
 	limit := func(v string) string { return "policies:\n  - {name: a, limit: " + v + ", window: 1s}\n" }
+	buckets := func(v string) string {
+		return "policies:\n  - {name: a, algorithm: sliding_buckets, limit: 10, window: 1m, buckets: " + v + "}\n"
+	}
 	const notInt = "policy: f.yaml:2:22: policies[0].limit: must be an integer, not a string"
 	tooLarge := func(v string) string {
 		return "policy: f.yaml:2:22: policies[0].limit: must be a decimal integer that fits in 64 bits, got " + v
@@ -120,6 +125,12 @@ func TestConfigErrorsExact(t *testing.T) {
 			"policy: f.yaml:3:15: trusted_hops: excludes trusted_proxies: name the proxies by address (preferred) or count them, not both"}},
 		{"ip_source alone", pol + "ip_source: x-forwarded-for\n", []string{
 			"policy: f.yaml:3:12: ip_source: needs trusted_proxies or trusted_hops: headers from untrusted peers are never read"}},
+		{"duplicate name, then a bad policy", "policies:\n  - {name: a, limit: 1, window: 1s}\n  - {name: a, limit: 2, window: 1s}\n  - {name: b, limit: 0, window: 1s}\n", []string{
+			`policy: f.yaml:3:12: policies[1].name: "a" is already the name of policies[0] (line 2)`,
+			"policy: f.yaml:4:22: policies[2].limit: must be positive, got 0"}},
+		{"buckets negative", buckets("-1"), []string{"policy: f.yaml:2:75: policies[0].buckets: must be between 1 and 3600, got -1"}},
+		{"buckets zero", buckets("0"), []string{"policy: f.yaml:2:75: policies[0].buckets: must be at least 1 for sliding_buckets, got 0"}},
+		{"buckets too many", buckets("3601"), []string{"policy: f.yaml:2:75: policies[0].buckets: must be between 1 and 3600, got 3601"}},
 		{"underscore first", limit("_1"), []string{notInt}},
 		{"sign alone", limit("+"), []string{notInt}},
 		{"minus alone", limit("-"), []string{notInt}},
