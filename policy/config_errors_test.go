@@ -98,6 +98,7 @@ func TestConfigShapesReported(t *testing.T) {
 // ip_source want trusted proxies, nor trusted_hops beside trusted_proxies
 // a header source want them; a duplicate name does not stop the policies
 // after it from being checked; a bucket count out of range is said once;
+// a bad method or route entry is said at the entry, by its reason alone;
 // an integer too large for 64 bits is
 // told apart from a string that is no integer.
 func TestConfigErrorsExact(t *testing.T) {
@@ -131,6 +132,10 @@ func TestConfigErrorsExact(t *testing.T) {
 		{"buckets negative", buckets("-1"), []string{"policy: f.yaml:2:75: policies[0].buckets: must be between 1 and 3600, got -1"}},
 		{"buckets zero", buckets("0"), []string{"policy: f.yaml:2:75: policies[0].buckets: must be at least 1 for sliding_buckets, got 0"}},
 		{"buckets too many", buckets("3601"), []string{"policy: f.yaml:2:75: policies[0].buckets: must be between 1 and 3600, got 3601"}},
+		{"bad method", "policies:\n  - {name: a, limit: 1, window: 1s, methods: [GET, \"G T\"]}\n", []string{
+			`policy: f.yaml:2:52: policies[0].methods: "G T" is not a method token`}},
+		{"bad route", "policies:\n  - {name: a, limit: 1, window: 1s, routes: [\"/a\", \"b{\"]}\n", []string{
+			`policy: f.yaml:2:52: policies[0].routes: "b{": the path must start with '/'`}},
 		{"underscore first", limit("_1"), []string{notInt}},
 		{"sign alone", limit("+"), []string{notInt}},
 		{"minus alone", limit("-"), []string{notInt}},
