@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -98,7 +99,8 @@ func TestConfigShapesReported(t *testing.T) {
 // ip_source want trusted proxies, nor trusted_hops beside trusted_proxies
 // a header source want them; a duplicate name does not stop the policies
 // after it from being checked; a bucket count out of range is said once;
-// a bad method or route entry is said at the entry, by its reason alone;
+// a bad method or route entry is said at the entry, by its reason alone,
+// and a route is checked against the methods only when both are valid;
 // an integer too large for 64 bits is
 // told apart from a string that is no integer.
 func TestConfigErrorsExact(t *testing.T) {
@@ -136,6 +138,15 @@ func TestConfigErrorsExact(t *testing.T) {
 			`policy: f.yaml:2:52: policies[0].methods: "G T" is not a method token`}},
 		{"bad route", "policies:\n  - {name: a, limit: 1, window: 1s, routes: [\"/a\", \"b{\"]}\n", []string{
 			`policy: f.yaml:2:52: policies[0].routes: "b{": the path must start with '/'`}},
+		{"bad route beside methods", "policies:\n  - {name: a, methods: [GET], routes: [\"b{\"], limit: 1, window: 1s}\n", []string{
+			`policy: f.yaml:2:40: policies[0].routes: "b{": the path must start with '/'`}},
+		{"route on a method excluded", "policies:\n  - {name: a, methods: [POST], routes: [\"GET /x\"], limit: 1, window: 1s}\n", []string{
+			`policy: f.yaml:2:41: policies[0].routes: "GET /x" is on GET, which Methods ["POST"] exclude: the policy would never apply there`}},
+		{"route beside a bad method", "policies:\n  - {name: a, methods: [\"G T\"], routes: [\"GET /x\"], limit: 1, window: 1s}\n", []string{
+			`policy: f.yaml:2:25: policies[0].methods: "G T" is not a method token`}},
+		{"version not an integer", "version: x\n" + pol, []string{"policy: f.yaml:1:10: version: must be an integer, not a string"}},
+		{"version too large", "version: 99999999999999999999\n" + pol, []string{
+			"policy: f.yaml:1:10: version: must be a decimal integer that fits in 64 bits, got 99999999999999999999"}},
 		{"underscore first", limit("_1"), []string{notInt}},
 		{"sign alone", limit("+"), []string{notInt}},
 		{"minus alone", limit("-"), []string{notInt}},
@@ -187,5 +198,57 @@ func TestConfigStated(t *testing.T) {
 	}
 	if (&policy.Config{Headers: "draft-7"}).Stated("headers") {
 		t.Error("a Config built in code states headers")
+	}
+}
+
+// TestConfigDurations: a duration is a Go duration or whole days; a number
+// without a unit, even quoted, is none; one written as a duration but too
+// long for one is out of range (days up to the last whole day that fits,
+// either sign), and said once, also where a later check would have read
+// the value (failure_retry_after's at least 1s).
+func TestConfigDurations(t *testing.T) {
+	window := func(v string) string { return "policies:\n  - {name: a, limit: 1, window: " + v + "}\n" }
+	retry := func(v string) string {
+		return "policies:\n  - {name: a, limit: 1, window: 1s}\nfailure_mode: closed\nfailure_retry_after: " + v + "\n"
+	}
+	const most = " is out of range: a duration is at most 2562047h47m16.854775807s"
+	notDuration := func(v string) string {
+		return "policy: f.yaml:2:33: policies[0].window: " + strconv.Quote(v) + " is not a duration such as 1s, 500ms, 1m or 24h"
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"quoted number", window(`"90"`), []string{notDuration("90")}},
+		{"quoted digit", window(`"5"`), []string{notDuration("5")}},
+		{"sign alone", window(`"-"`), []string{notDuration("-")}},
+		{"two points", window(`"1.2.3h"`), []string{notDuration("1.2.3h")}},
+		{"last whole day", window("106751d"), []string{"policy: f.yaml:2:33: policies[0].window: must be at most 24h0m0s, got 2562024h0m0s"}},
+		{"past the last whole day", window("106752d"), []string{`policy: f.yaml:2:33: policies[0].window: "106752d"` + most}},
+		{"last whole day, negative", window("-106751d"), []string{"policy: f.yaml:2:33: policies[0].window: must be positive, got -2562024h0m0s"}},
+		{"past the last whole day, negative", window("-106752d"), []string{`policy: f.yaml:2:33: policies[0].window: "-106752d"` + most}},
+		{"hours out of range", window(`"10000000000000h"`), []string{`policy: f.yaml:2:33: policies[0].window: "10000000000000h"` + most}},
+		{"signed hours out of range", window(`"+10000000000000h"`), []string{`policy: f.yaml:2:33: policies[0].window: "+10000000000000h"` + most}},
+		{"fraction out of range", window(`"9999999999999.5h"`), []string{`policy: f.yaml:2:33: policies[0].window: "9999999999999.5h"` + most}},
+		{"milliseconds out of range", window(`"999999999999999ms"`), []string{`policy: f.yaml:2:33: policies[0].window: "999999999999999ms"` + most}},
+		{"empty", window(`""`), []string{notDuration("")}},
+		{"retry a list", retry("[1s]"), []string{"policy: f.yaml:4:22: failure_retry_after: must be a string, not a list"}},
+		{"retry not a duration", retry("x"), []string{`policy: f.yaml:4:22: failure_retry_after: "x" is not a duration such as 1s, 500ms, 1m or 24h`}},
+		{"retry days out of range", retry("999999999999d"), []string{`policy: f.yaml:4:22: failure_retry_after: "999999999999d"` + most}},
+		{"retry hours out of range", retry("99999999999h"), []string{`policy: f.yaml:4:22: failure_retry_after: "99999999999h"` + most}},
+		{"retry without unit", retry("2"), []string{"policy: f.yaml:4:22: failure_retry_after: 2 has no unit; write it as 1s, 500ms, 1m or 24h"}},
+	} {
+		_, err := policy.ParseConfig([]byte(tc.doc), "f.yaml")
+		var got []string
+		for _, e := range policy.ConfigErrors(err) {
+			got = append(got, e.Error())
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	cfg, err := policy.ParseConfig([]byte(retry("1d")), "f.yaml")
+	if err != nil || cfg.FailureRetryAfter != 24*time.Hour {
+		t.Errorf("failure_retry_after: 1d: %v, %v; want 24h", cfg, err)
 	}
 }
