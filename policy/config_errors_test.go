@@ -145,12 +145,13 @@ func TestConfigErrorsExact(t *testing.T) {
 			`policy: f.yaml:2:41: policies[0].routes: "GET /x" is on GET, which Methods ["POST"] exclude: the policy would never apply there`}},
 		{"route beside a bad method", "policies:\n  - {name: a, methods: [\"G T\"], routes: [\"GET /x\"], limit: 1, window: 1s}\n", []string{
 			`policy: f.yaml:2:25: policies[0].methods: "G T" is not a method token`}},
-		{"every bad trusted proxy", pol + "trusted_proxies: [bogus, \"fe80::1%eth0\", 10.0.0.0/8, nope, \"fe80::2%eth1\", ::ffff:0.0.0.0/96, 2001:db8::/96]\n", []string{
+		{"every bad trusted proxy", pol + "trusted_proxies: [bogus, \"fe80::1%eth0\", 10.0.0.0/8, nope, \"fe80::2%eth1\", ::ffff:0.0.0.0/96, 2001:db8::/96, last]\n", []string{
 			`policy: f.yaml:3:19: trusted_proxies[0]: "bogus" is neither a CIDR prefix (10.0.0.0/8) nor an address`,
 			`policy: f.yaml:3:26: trusted_proxies[1]: "fe80::1%eth0" has a zone`,
 			`policy: f.yaml:3:54: trusted_proxies[3]: "nope" is neither a CIDR prefix (10.0.0.0/8) nor an address`,
 			`policy: f.yaml:3:60: trusted_proxies[4]: "fe80::2%eth1" has a zone`,
-			`policy: f.yaml:3:76: trusted_proxies[5]: "::ffff:0.0.0.0/96" trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops`}},
+			`policy: f.yaml:3:76: trusted_proxies[5]: "::ffff:0.0.0.0/96" trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops`,
+			`policy: f.yaml:3:110: trusted_proxies[7]: "last" is neither a CIDR prefix (10.0.0.0/8) nor an address`}},
 		{"version not an integer", "version: x\n" + pol, []string{"policy: f.yaml:1:10: version: must be an integer, not a string"}},
 		{"version too large", "version: 99999999999999999999\n" + pol, []string{
 			"policy: f.yaml:1:10: version: must be a decimal integer that fits in 64 bits, got 99999999999999999999"}},
