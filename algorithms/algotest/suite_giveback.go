@@ -117,6 +117,27 @@ func runGiveBack(t *testing.T, h Harness) {
 			},
 		},
 		{
+			// Five units at +1 s, the last given back at +10 s, the very
+			// instant fixed_window's next window begins: its window has
+			// ended there (nothing back, 5 left in the new one); so has
+			// the buckets' first bucket. sliding_window's previous counter
+			// weighs whole at the start of the window (1 left), and the
+			// log still holds +1 s; the buckets had not refilled the
+			// Take's unit, the last of the deficit: all come back.
+			name: "window_end",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				var ds []algorithms.Decision
+				for range 5 {
+					ds = e.take(s, c(1))
+				}
+				return give(e, s, 10*s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {true, 1}, algorithms.SlidingLog: {true, 1},
+				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {true, 5}, algorithms.LeakyBucket: {true, 5},
+			},
+		},
+		{
 			// A Take of cost 3, then one of cost 1: the 3 come back.
 			name: "cost_3",
 			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
