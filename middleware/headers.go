@@ -341,7 +341,7 @@ func addPolicies(lines []string, policies string) []string {
 	dropped := false
 	for i, m := range ms {
 		for j, o := range ms {
-			if m.ok && o.ok && j != i && o.q == m.q && (o.w > m.w || o.w == m.w && j < i) {
+			if m.ok && o.ok && o.q == m.q && (o.w > m.w || o.w == m.w && j < i) {
 				drop[i], dropped = true, true
 				break
 			}
