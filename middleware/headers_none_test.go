@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,48 @@ func TestNoPolicyDecidedNoHeaders(t *testing.T) {
 				if strings.Contains(strings.ToLower(k), "ratelimit") {
 					t.Errorf("%s: %q, want no rate-limit field", k, v)
 				}
+			}
+		})
+	}
+}
+
+// TestNestedOuterNoPolicyDecidedLeavesProfile: a middleware further out
+// that decided no policy for the request (its only one skipped: no key)
+// wrote no headers, so the middleware further in writes its own in its
+// own profile, not in the outer one's, and with nothing to merge with.
+func TestNestedOuterNoPolicyDecidedLeavesProfile(t *testing.T) {
+	for _, tc := range []struct {
+		outer, inner middleware.Profile
+		want         http.Header
+	}{
+		{middleware.Legacy, middleware.IETF, http.Header{
+			"Ratelimit-Policy": {`"per-ip";q=5;w=60`},
+			"Ratelimit":        {`"per-ip";r=4;t=60`},
+		}},
+		{middleware.IETF, middleware.Draft6, http.Header{
+			"Ratelimit-Policy":    {`5;w=60`},
+			"Ratelimit-Limit":     {"5"},
+			"Ratelimit-Remaining": {"4"},
+			"Ratelimit-Reset":     {"60"},
+		}},
+	} {
+		t.Run(tc.outer.String()+"/"+tc.inner.String(), func(t *testing.T) {
+			store, clock := newStore(t)
+			perUser := fixed("per-user", 5, time.Minute, user, policy.OnKeyError(policy.SkipPolicy))
+			perIP := fixed("per-ip", 5, time.Minute, remote)
+			outer := middleware.MustNew(store, []*policy.Policy{perUser}, middleware.WithHeaders(tc.outer), middleware.WithClock(clock))
+			inner := middleware.MustNew(store, []*policy.Policy{perIP}, middleware.WithHeaders(tc.inner), middleware.WithClock(clock))
+			mux := http.NewServeMux()
+			mux.Handle("/", outer.Handler(inner.Handler(ok)))
+			w := serve(mux, "GET", "/") // anonymous: per-user is skipped
+			got := http.Header{}
+			for k, v := range w.Header() {
+				if strings.Contains(strings.ToLower(k), "ratelimit") {
+					got[k] = v
+				}
+			}
+			if w.Code != http.StatusOK || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%d %v, want 200 %v", w.Code, got, tc.want)
 			}
 		})
 	}
