@@ -329,3 +329,36 @@ func TestReplaceLineReplacesItsOwnStringOnly(t *testing.T) {
 		t.Errorf("replaceLine with no line of its own replaced %q", h[keyRateLimit])
 	}
 }
+
+// TestKeepsOuter: a single-valued profile keeps the values a middleware
+// further out wrote only when that one decided something, ours decided
+// something too and allowed, and outer's is no higher; a Result that
+// decided nothing (not taken, or no policy) is never compared.
+func TestKeepsOuter(t *testing.T) {
+	low := result(t, 0b001, allow(10, 3, time.Second, time.Second))
+	high := result(t, 0b010, allow(100, 90, time.Second, time.Minute))
+	same := result(t, 0b010, allow(100, 3, time.Second, time.Minute))
+	denied := result(t, 0b010, denyD(100, 0, time.Second, time.Second, time.Minute))
+	none := result(t, 0) // taken, no policy decided
+	for _, tc := range []struct {
+		name       string
+		p          Profile
+		res, outer *policy.Result
+		want       bool
+	}{
+		{"outer lower", Draft6, high, low, true},
+		{"outer tie", Legacy, same, low, true},
+		{"outer higher", Draft7, low, high, false},
+		{"ours denied", Draft6, denied, low, false},
+		{"list profile", IETF, high, low, false},
+		{"no outer", Draft6, high, nil, false},
+		{"outer not taken", Draft6, high, &policy.Result{}, false},
+		{"outer decided nothing", Draft6, high, none, false},
+		{"ours not taken", Draft6, &policy.Result{}, low, false},
+		{"ours decided nothing", Draft6, none, low, false},
+	} {
+		if got := keepsOuter(tc.p, tc.res, tc.outer); got != tc.want {
+			t.Errorf("%s: keepsOuter(%s) = %v, want %v", tc.name, tc.p, got, tc.want)
+		}
+	}
+}
