@@ -213,7 +213,7 @@ func setHeadersAt(h http.Header, p Profile, res, outer *policy.Result, now func(
 // wait (see outerWait): a single-valued profile's reset is the response's
 // Retry-After.
 func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte, held, wait time.Duration) {
-	if !res.Taken() || res.Len() == 0 || p == NoHeaders {
+	if !decided(res) || p == NoHeaders {
 		return
 	}
 	switch p {
@@ -248,7 +248,7 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 	}
 	after = since(after, sinceDecision(res, lowest, held)) // from now: seconds makes one below 0 a 0, LegacyUnix adds it to now
 	policies := res.Set().LegacyPolicyHeader(res.Mask())
-	if outer != nil && outer.Taken() && outer.Len() > 0 {
+	if decided(outer) {
 		if p == Draft6 || p == Draft7 {
 			// The policy list covers both middlewares.
 			h[keyPolicy] = addPolicies(h[keyPolicy], policies)
@@ -377,12 +377,18 @@ func holdsValues(p Profile, res, outer *policy.Result) bool {
 	return res.Len() > 0 && p != NoHeaders && !keepsOuter(p, res, outer)
 }
 
+// decided reports whether res, if not nil, was taken and decided at least
+// one policy: only then has it headers to write, or values to compare.
+func decided(res *policy.Result) bool {
+	return res != nil && res.Taken() && res.Len() > 0
+}
+
 // keepsOuter reports whether the single-valued profile p keeps the values
 // outer wrote in place of those of res: outer reports a lower remaining
 // (or is denied) and res is allowed. Then the values in the header stay
 // outer's, and a middleware further in must compare its own with outer's.
 func keepsOuter(p Profile, res, outer *policy.Result) bool {
-	if p == IETF || outer == nil || !outer.Taken() || outer.Len() == 0 || !res.Taken() || res.Len() == 0 {
+	if p == IETF || !decided(outer) || !decided(res) {
 		return false
 	}
 	d := res.Decision(res.Lowest())
