@@ -362,3 +362,53 @@ func TestKeepsOuter(t *testing.T) {
 		}
 	}
 }
+
+// TestEditLine: the line edited is replaced in a new slice (one read
+// before is left as it was); a line edited empty is removed, and the
+// field with it when it was its only line.
+func TestEditLine(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		others []string // the lines of the middlewares further out
+		edited string
+		want   []string // nil: no field
+	}{
+		{"replaced", []string{`"a";r=1;t=1`}, `"p";r=0;t=1`, []string{`"a";r=1;t=1`, `"p";r=0;t=1`}},
+		{"emptied among others", []string{`"a";r=1;t=1`}, "", []string{`"a";r=1;t=1`}},
+		{"emptied alone", nil, "", nil},
+	} {
+		line := strings.Clone(`"p";r=1;t=1`)
+		before := append(slices.Clone(tc.others), line)
+		read := slices.Clone(before)
+		h := http.Header{keyRateLimit: before}
+		editLine(h, keyRateLimit, &line, func(string) string { return tc.edited })
+		got, there := h[keyRateLimit]
+		if !slices.Equal(got, tc.want) || there != (tc.want != nil) || line != tc.edited {
+			t.Errorf("%s: editLine gave %q (field there: %v), line %q; want %q, line %q", tc.name, got, there, line, tc.want, tc.edited)
+		}
+		if !slices.Equal(before, read) {
+			t.Errorf("%s: editLine wrote into the slice read before: %q, was %q", tc.name, before, read)
+		}
+	}
+}
+
+// TestWithoutMember: the member of the named policy is left out of an
+// IETF list line, the others kept in order with their separators; a
+// member whose name only begins with it, or that is cut short before its
+// closing quote, is not its member.
+func TestWithoutMember(t *testing.T) {
+	for _, tc := range []struct {
+		line, name, want string
+	}{
+		{`"a";r=1;t=1, "b";r=2;t=2, "c";r=3;t=3`, "b", `"a";r=1;t=1, "c";r=3;t=3`},
+		{`"a";q=1;w=1, "b";q=2;w=2, "c";q=3;w=3`, "a", `"b";q=2;w=2, "c";q=3;w=3`},
+		{`"a";r=1;t=1`, "a", ``},
+		{`"ab";r=1;t=1, "a";r=2;t=2`, "a", `"ab";r=1;t=1`},
+		{`"a";r=1;t=1, "b`, "b", `"a";r=1;t=1, "b`},
+		{`"a";r=1;t=1`, "b", `"a";r=1;t=1`},
+	} {
+		if got := withoutMember(tc.line, tc.name); got != tc.want {
+			t.Errorf("withoutMember(%q, %q) = %q, want %q", tc.line, tc.name, got, tc.want)
+		}
+	}
+}
