@@ -574,9 +574,10 @@ func retimeMembers(line string, res *policy.Result, held time.Duration) string {
 // from now. The other members are kept as written. The single-valued
 // profiles are left as written: their values are those of one policy,
 // chosen among the decisions of every middleware that the request
-// passed, when they were set.
+// passed, when they were set. vals is nil only where no headers are
+// written (NoHeaders without context), so that res wrote none.
 func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
-	if given == 0 || vals == nil || res.wrote != uint8(IETF)+1 {
+	if given == 0 || res.wrote != uint8(IETF)+1 {
 		return
 	}
 	replaceLine(h, vals, func(line string) string { return reviseMembers(line, &res.Result, given) })
