@@ -77,3 +77,47 @@ func TestNestedOuterNoPolicyDecidedLeavesProfile(t *testing.T) {
 		})
 	}
 }
+
+// TestGiveBackLeavesSingleValuedHeaders: a give-back (the response does
+// not count, policy.CountIf) revises only an IETF line; the single-valued
+// profiles keep what they wrote, and NoHeaders, without context too
+// (where no header values are kept at all), writes nothing.
+func TestGiveBackLeavesSingleValuedHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		p    middleware.Profile
+		want http.Header
+	}{
+		{middleware.Draft7, http.Header{
+			"Ratelimit":        {"limit=5, remaining=4, reset=60"},
+			"Ratelimit-Policy": {"5;w=60"},
+		}},
+		{middleware.Legacy, http.Header{
+			"X-Ratelimit-Limit":     {"5"},
+			"X-Ratelimit-Remaining": {"4"},
+			"X-Ratelimit-Reset":     {"60"},
+		}},
+		{middleware.NoHeaders, http.Header{}},
+	} {
+		t.Run(tc.p.String(), func(t *testing.T) {
+			store, clock := newStore(t)
+			login := fixed("login", 5, time.Minute, remote, policy.CountIf(policy.CountFailed))
+			m := middleware.MustNew(store, []*policy.Policy{login}, middleware.WithHeaders(tc.p), middleware.WithClock(clock), middleware.WithoutContext())
+			mux := http.NewServeMux()
+			// The handler writes nothing: the give-back is made before
+			// the headers go out.
+			mux.Handle("/", m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+			for i := range 2 { // the first was given back: the second sees the same
+				w := serve(mux, "GET", "/")
+				got := http.Header{}
+				for k, v := range w.Header() {
+					if strings.Contains(strings.ToLower(k), "ratelimit") {
+						got[k] = v
+					}
+				}
+				if w.Code != http.StatusOK || !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("request %d: %d %v, want 200 %v", i, w.Code, got, tc.want)
+				}
+			}
+		})
+	}
+}
