@@ -145,3 +145,40 @@ func TestNestedHoldKeepsPK(t *testing.T) {
 		t.Errorf("RateLimit %q, want the outer line %q", got, want)
 	}
 }
+
+// TestNestedOuterFieldsRemovedBeforeInnerHold: a handler between two
+// middlewares removed the single-valued fields the outer one wrote; the
+// inner one, after holding the request, has none of the outer's values to
+// count after the hold and writes none back: its own (higher remaining)
+// are not reported, as the outer's would not have been.
+func TestNestedOuterFieldsRemovedBeforeInnerHold(t *testing.T) {
+	for _, p := range []middleware.Profile{middleware.Legacy, middleware.Draft6} {
+		t.Run(p.String(), func(t *testing.T) {
+			store, clock := newStore(t)
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("minute", 3, time.Minute, remote)},
+				middleware.WithHeaders(p), middleware.WithClock(clock))
+			inner := middleware.MustNew(store, []*policy.Policy{queueEvery("queue", 10*time.Second)},
+				middleware.WithClock(clock), advancing(clock))
+			strip := func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					for _, k := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+						w.Header().Del(k)
+					}
+					next.ServeHTTP(w, r)
+				})
+			}
+			mux := http.NewServeMux()
+			mux.Handle("/", outer.Handler(strip(inner.Handler(ok))))
+			serve(mux, "GET", "/") // departs at once
+			w := serve(mux, "GET", "/")
+			if w.Code != http.StatusOK || !clock.Now().Equal(t0.Add(10*time.Second)) {
+				t.Fatalf("second request: %d at %s; want 200 after a hold of 10 s", w.Code, clock.Now().Sub(t0))
+			}
+			for _, k := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+				if v := w.Header().Values(k); v != nil {
+					t.Errorf("%s %q, want none", k, v)
+				}
+			}
+		})
+	}
+}
