@@ -146,37 +146,61 @@ func TestNestedHoldKeepsPK(t *testing.T) {
 	}
 }
 
-// TestNestedOuterFieldsRemovedBeforeInnerHold: a handler between two
-// middlewares removed the single-valued fields the outer one wrote; the
-// inner one, after holding the request, has none of the outer's values to
-// count after the hold and writes none back: its own (higher remaining)
-// are not reported, as the outer's would not have been.
-func TestNestedOuterFieldsRemovedBeforeInnerHold(t *testing.T) {
-	for _, p := range []middleware.Profile{middleware.Legacy, middleware.Draft6} {
-		t.Run(p.String(), func(t *testing.T) {
+// TestNestedOuterFieldsEditedBeforeInnerHold: a handler between two
+// middlewares removed or replaced fields the outer one wrote (in a
+// single-valued profile); the inner one, after holding the request,
+// counts after the hold only the outer values still there, and writes
+// back none that the handler removed or replaced. The outer policy (3 a
+// minute) has 1 left, the inner queue 5: the inner one reports none of
+// its own values.
+func TestNestedOuterFieldsEditedBeforeInnerHold(t *testing.T) {
+	legacy := []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+	draft6 := []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
+	for _, tc := range []struct {
+		name string
+		p    middleware.Profile
+		edit func(h http.Header)
+		want map[string]string // "|" joins field lines; "" is no field
+	}{
+		{"legacy removed", middleware.Legacy, func(h http.Header) {
+			for _, k := range legacy {
+				h.Del(k)
+			}
+		}, map[string]string{"X-RateLimit-Limit": "", "X-RateLimit-Remaining": "", "X-RateLimit-Reset": ""}},
+		{"legacy replaced", middleware.Legacy, func(h http.Header) {
+			for _, k := range legacy {
+				h.Set(k, "7")
+			}
+		}, map[string]string{"X-RateLimit-Limit": "7", "X-RateLimit-Remaining": "7", "X-RateLimit-Reset": "7"}},
+		{"draft-6 values removed", middleware.Draft6, func(h http.Header) {
+			for _, k := range draft6 {
+				h.Del(k)
+			}
+		}, map[string]string{"RateLimit-Limit": "", "RateLimit-Remaining": "", "RateLimit-Reset": "", "RateLimit-Policy": "3;w=60|7;w=10"}},
+		{"draft-6 policy removed", middleware.Draft6, func(h http.Header) {
+			h.Del("RateLimit-Policy")
+		}, map[string]string{"RateLimit-Limit": "3", "RateLimit-Remaining": "1", "RateLimit-Reset": "50", "RateLimit-Policy": "7;w=10"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			store, clock := newStore(t)
 			outer := middleware.MustNew(store, []*policy.Policy{fixed("minute", 3, time.Minute, remote)},
-				middleware.WithHeaders(p), middleware.WithClock(clock))
+				middleware.WithHeaders(tc.p), middleware.WithClock(clock))
 			inner := middleware.MustNew(store, []*policy.Policy{queueEvery("queue", 10*time.Second)},
 				middleware.WithClock(clock), advancing(clock))
-			strip := func(next http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					for _, k := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
-						w.Header().Del(k)
-					}
-					next.ServeHTTP(w, r)
-				})
-			}
+			between := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				tc.edit(w.Header())
+				inner.Handler(ok).ServeHTTP(w, r)
+			})
 			mux := http.NewServeMux()
-			mux.Handle("/", outer.Handler(strip(inner.Handler(ok))))
+			mux.Handle("/", outer.Handler(between))
 			serve(mux, "GET", "/") // departs at once
 			w := serve(mux, "GET", "/")
 			if w.Code != http.StatusOK || !clock.Now().Equal(t0.Add(10*time.Second)) {
 				t.Fatalf("second request: %d at %s; want 200 after a hold of 10 s", w.Code, clock.Now().Sub(t0))
 			}
-			for _, k := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
-				if v := w.Header().Values(k); v != nil {
-					t.Errorf("%s %q, want none", k, v)
+			for k, v := range tc.want {
+				if got := strings.Join(w.Header().Values(k), "|"); got != v {
+					t.Errorf("%s %q, want %q", k, got, v)
 				}
 			}
 		})
