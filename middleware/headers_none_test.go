@@ -84,8 +84,9 @@ func TestNestedOuterNoPolicyDecidedLeavesProfile(t *testing.T) {
 
 // TestGiveBackLeavesSingleValuedHeaders: a give-back (the response does
 // not count, policy.CountIf) revises only an IETF line; the single-valued
-// profiles keep what they wrote, and NoHeaders, without context too
-// (where no header values are kept at all), writes nothing.
+// profiles keep what they wrote, and NoHeaders writes nothing. The
+// middlewares run WithoutContext, where NoHeaders keeps no header values
+// at all.
 func TestGiveBackLeavesSingleValuedHeaders(t *testing.T) {
 	for _, tc := range []struct {
 		p    middleware.Profile
