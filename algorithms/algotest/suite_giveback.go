@@ -130,11 +130,60 @@ func runGiveBack(t *testing.T, h Harness) {
 				for range 5 {
 					ds = e.take(s, c(1))
 				}
-				return give(e, s, 10*s, []algorithms.Check{c(1)}, ds)[0]
+				got := give(e, s, 10*s, []algorithms.Check{c(1)}, ds)[0]
+				// A request from a clock a little behind is decided where
+				// the give-back left the key, as the model decides it.
+				e.take(9500*ms, c(1))
+				return got
 			},
 			want: map[algorithms.Kind]kindCase{
 				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {true, 1}, algorithms.SlidingLog: {true, 1},
 				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {true, 5}, algorithms.LeakyBucket: {true, 5},
+			},
+		},
+		{
+			// Five units at +1 s, the last given back at +20 s, the very
+			// instant sliding_window's Take counts in no window any more
+			// (two windows after its own began): nothing back, in any kind.
+			name: "two_windows_end",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				var ds []algorithms.Decision
+				for range 5 {
+					ds = e.take(s, c(1))
+				}
+				return give(e, s, 20*s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {false, 5}, algorithms.SlidingLog: {false, 5},
+				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {false, 5}, algorithms.LeakyBucket: {false, 5},
+			},
+		},
+		{
+			// One unit at +1 s, given back twice: the second time the key
+			// holds nothing to give.
+			name: "given_twice",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				ds := e.take(s, c(1))
+				give(e, s, s, []algorithms.Check{c(1)}, ds)
+				return give(e, s, s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {false, 5}, algorithms.SlidingLog: {false, 5},
+				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {false, 5}, algorithms.LeakyBucket: {false, 5},
+			},
+		},
+		{
+			// The same, given back twice in the next window, where
+			// sliding_window holds the unit in its previous counter.
+			name: "given_twice_next_window",
+			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
+				ds := e.take(s, c(1))
+				give(e, s, 11*s, []algorithms.Check{c(1)}, ds)
+				return give(e, s, 11*s, []algorithms.Check{c(1)}, ds)[0]
+			},
+			want: map[algorithms.Kind]kindCase{
+				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {false, 5}, algorithms.SlidingLog: {false, 5},
+				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {false, 5}, algorithms.LeakyBucket: {false, 5},
 			},
 		},
 		{
