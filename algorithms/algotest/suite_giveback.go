@@ -264,6 +264,38 @@ func runGiveBack(t *testing.T, h Harness) {
 		}
 	}
 
+	// sliding_log gives back the units of the logged instant nearest the
+	// caller's reckoning of the Take's, among those still in the window,
+	// the older on a tie. 5 per 10 s.
+	t.Run("log_nearest/"+string(algorithms.SlidingLog), func(t *testing.T) {
+		c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: 10 * s}, Key: "k"}
+		t.Run("tie_to_the_older", func(t *testing.T) {
+			// A at +1 s, B at +3 s, given back then, reckoned at +2 s:
+			// A's unit comes back, so at +11.5 s (A's instant gone
+			// anyway) B's still counts: 4 left, 3 after a request.
+			e := newG(t)
+			ds := e.take(s, c)
+			e.take(3*s, c)
+			if got := give(e, 2*s, 3*s, []algorithms.Check{c}, ds)[0]; !got.Given || got.Remaining != 4 {
+				t.Errorf("given back: %+v, want given, 4 left", got)
+			}
+			if d := e.take(11500*ms, c)[0]; d.Remaining != 3 {
+				t.Errorf("a request at +11.5 s: %+v, want 3 left after it (B's unit counted)", d)
+			}
+		})
+		t.Run("left_the_window", func(t *testing.T) {
+			// A at +1 s, B at +9 s, given back at +11.5 s reckoned at
+			// +1.6 s (in the window, A's +1 s no longer is): B's unit,
+			// the nearest still in the window, comes back: 5 left.
+			e := newG(t)
+			ds := e.take(s, c)
+			e.take(9*s, c)
+			if got := give(e, 1600*ms, 11500*ms, []algorithms.Check{c}, ds)[0]; !got.Given || got.Remaining != 5 {
+				t.Errorf("given back: %+v, want given, 5 left", got)
+			}
+		})
+	})
+
 	// The buckets when a unit's time (W/L) is no whole number of ns: a
 	// Take's ResetAfter is its deficit rounded up to the ns, which bounds
 	// the give-back; the store must not give back that rounding. In
