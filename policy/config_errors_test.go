@@ -80,15 +80,7 @@ func TestConfigShapesReported(t *testing.T) {
 		}},
 		{"list key", "x: &s [a]\n*s : 1\n", []string{"policy: f.yaml:2:1: a mapping key must be a plain string"}},
 	} {
-		_, err := policy.ParseConfig([]byte(tc.doc), "f.yaml")
-		errs := policy.ConfigErrors(err)
-		var got []string
-		for _, e := range errs {
-			got = append(got, e.Error())
-		}
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
-		}
+		wantErrors(t, tc.name, tc.doc, tc.want)
 	}
 }
 
@@ -163,14 +155,7 @@ func TestConfigErrorsExact(t *testing.T) {
 		{"too large, leading zero", limit("099999999999999999999"), []string{tooLarge("099999999999999999999")}},
 		{"too large, underscores", limit("0_999999999999999999999"), []string{tooLarge("0_999999999999999999999")}},
 	} {
-		_, err := policy.ParseConfig([]byte(tc.doc), "f.yaml")
-		var got []string
-		for _, e := range policy.ConfigErrors(err) {
-			got = append(got, e.Error())
-		}
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
-		}
+		wantErrors(t, tc.name, tc.doc, tc.want)
 	}
 }
 
@@ -246,17 +231,24 @@ func TestConfigDurations(t *testing.T) {
 		{"retry hours out of range", retry("99999999999h"), []string{`policy: f.yaml:4:22: failure_retry_after: "99999999999h"` + most}},
 		{"retry without unit", retry("2"), []string{"policy: f.yaml:4:22: failure_retry_after: 2 has no unit; write it as 1s, 500ms, 1m or 24h"}},
 	} {
-		_, err := policy.ParseConfig([]byte(tc.doc), "f.yaml")
-		var got []string
-		for _, e := range policy.ConfigErrors(err) {
-			got = append(got, e.Error())
-		}
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
-		}
+		wantErrors(t, tc.name, tc.doc, tc.want)
 	}
 	cfg, err := policy.ParseConfig([]byte(retry("1d")), "f.yaml")
 	if err != nil || cfg.FailureRetryAfter != 24*time.Hour {
 		t.Errorf("failure_retry_after: 1d: %v, %v; want 24h", cfg, err)
+	}
+}
+
+// wantErrors fails t unless the document doc, parsed as f.yaml, gets
+// exactly the errors want (their messages, in order).
+func wantErrors(t *testing.T, name, doc string, want []string) {
+	t.Helper()
+	_, err := policy.ParseConfig([]byte(doc), "f.yaml")
+	var got []string
+	for _, e := range policy.ConfigErrors(err) {
+		got = append(got, e.Error())
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: errors %q, want %q", name, got, want)
 	}
 }
