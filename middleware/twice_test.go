@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -76,12 +74,9 @@ func TestSharedPolicyCountsOnce(t *testing.T) {
 	var got reports
 	global := middleware.MustNew(store, []*policy.Policy{shared})
 	strict := middleware.MustNew(store, []*policy.Policy{shared, fixed("login", 2, time.Minute, peerIP)}, got.handler())
-	r := chi.NewRouter()
-	r.Use(global.Handler)
-	r.With(strict.Handler).Get("/login", ok)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(nestedRouter("chi", global, strict))
 	defer srv.Close()
-	codes, lines := getStatuses(t, srv.Client(), srv.URL+"/login", 2)
+	codes, lines := getStatuses(t, srv.Client(), srv.URL+"/", 2)
 	if want := []int{200, 200}; !slices.Equal(codes, want) {
 		t.Errorf("statuses %v, want %v", codes, want)
 	}
@@ -89,7 +84,7 @@ func TestSharedPolicyCountsOnce(t *testing.T) {
 	if !strings.Contains(joined, `"per-min";r=1;`) || !strings.Contains(joined, `"login";r=0;`) || strings.Count(joined, `"per-min"`) != 1 {
 		t.Errorf("RateLimit lines %q: want per-min counted once (r=1) and login (r=0)", lines)
 	}
-	codes, _ = getStatuses(t, srv.Client(), srv.URL+"/login", 1)
+	codes, _ = getStatuses(t, srv.Client(), srv.URL+"/", 1)
 	if codes[0] != 429 {
 		t.Errorf("third login: %d, want 429 by the login policy", codes[0])
 	}
@@ -183,12 +178,9 @@ func TestSharedPolicyCountsOnceWhereverItStands(t *testing.T) {
 	shared := fixed("per-min", 3, time.Minute, peerIP)
 	global := middleware.MustNew(store, []*policy.Policy{shared})
 	strict := middleware.MustNew(store, []*policy.Policy{fixed("login", 10, time.Minute, peerIP), shared})
-	r := chi.NewRouter()
-	r.Use(global.Handler)
-	r.With(strict.Handler).Get("/login", ok)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(nestedRouter("chi", global, strict))
 	defer srv.Close()
-	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/login", 4)
+	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/", 4)
 	if want := []int{200, 200, 200, 429}; !slices.Equal(codes, want) {
 		t.Errorf("statuses %v, want %v", codes, want)
 	}

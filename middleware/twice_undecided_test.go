@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -23,12 +21,9 @@ func TestSharedPolicyUndecidedOutsideIsDecidedInside(t *testing.T) {
 	store := &failing{}
 	global := middleware.MustNew(store, []*policy.Policy{shared})
 	strict := middleware.MustNew(store, []*policy.Policy{shared}, middleware.OnStoreError(middleware.FailClosed(time.Second)))
-	r := chi.NewRouter()
-	r.Use(global.Handler)
-	r.With(strict.Handler).Get("/login", ok)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(nestedRouter("chi", global, strict))
 	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL + "/login")
+	resp, err := srv.Client().Get(srv.URL + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +47,9 @@ func TestSharedPolicyUndecidedOutsideIsNoRepeat(t *testing.T) {
 	var got reports
 	global := middleware.MustNew(&failing{}, []*policy.Policy{shared})
 	strict := middleware.MustNew(store, []*policy.Policy{shared}, got.handler())
-	r := chi.NewRouter()
-	r.Use(global.Handler)
-	r.With(strict.Handler).Get("/login", ok)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(nestedRouter("chi", global, strict))
 	defer srv.Close()
-	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/login", 2)
+	codes, _ := getStatuses(t, srv.Client(), srv.URL+"/", 2)
 	if codes[0] != http.StatusOK || codes[1] != http.StatusTooManyRequests {
 		t.Errorf("statuses %v, want 200 then 429 (decided further in)", codes)
 	}
