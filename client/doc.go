@@ -48,10 +48,11 @@
 // commas, so each member of a line counts as a line of its own, but in
 // Retry-After itself, whose HTTP-date holds commas, and in an Anthropic
 // reset line that is one instant (Go's RFC 3339 parser takes a comma
-// before a fraction of a second); a line that is one number with
-// thousands separators ("1,000") is that number. draft-6's RateLimit-Remaining and
-// RateLimit-Reset, Integers that RFC 9651 would have ignored whole in
-// several lines, are read so too. Date lines that disagree count an
+// before a fraction of a second); a line of a plain field that is one
+// number with thousands separators ("1,000") is that number. draft-6's
+// RateLimit-Remaining and RateLimit-Reset, Integers that RFC 9651 would
+// have ignored whole in several lines, are read member by member too
+// (there "1,000" is the members 1 and 0). Date lines that disagree count an
 // absolute time from the one that makes the wait longest.
 //
 // The queues live in an [algorithms.Store]: a private in-memory one by

@@ -186,7 +186,7 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // commas, which an HTTP-date holds.
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	for _, key := range [...]string{canonRetryAfterMs, canonXMsRetryAfterMs} {
-		if d, ok := longest(members(h[key]), func(v string) (time.Duration, bool) {
+		if d, ok := longest(numbers(h[key]), func(v string) (time.Duration, bool) {
 			return decimal(strings.TrimSpace(v), time.Millisecond)
 		}); ok {
 			return d, true
@@ -219,31 +219,47 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // smallest of the lines (the largest share of its reset for one request).
 // A proxy may also have joined the lines into one, with commas (RFC 9110
 // §5.3), so each comma-separated member of each line is read as a line of
-// its own (see members), in every such field but those whose values may
-// hold a comma: Retry-After and Date (HTTP-dates), read line by line, and
-// Anthropic's reset, split only where the line is no instant (see
-// anthropicHold). So are draft-6's Structured Field Integers (see
-// eachSFInt); the Lists and Dictionaries (RateLimit, RateLimit-Policy)
+// its own (see members; numbers keeps a count written "1,000" whole), in
+// every such field but those whose values may hold a comma: Retry-After
+// and Date (HTTP-dates), read line by line, and Anthropic's reset, split
+// only where the line is no instant (see anthropicHold). So are draft-6's
+// Structured Field Integers (see eachSFInt: no thousands separators in
+// those); the Lists and Dictionaries (RateLimit, RateLimit-Policy)
 // follow RFC 9651 instead, their lines making one field (see sfField).
 
 // members yields each member of a field's lines: each comma-separated part
 // of each line, trimmed of spaces and tabs; an empty one is none (RFC 9110
-// §5.6.1) and is skipped. A line that is one number written with
-// thousands separators ("1,000", "12,000,000": groups of three digits, no
-// space) is that number, not members "1" and "000" (which would read as
-// no quota left): a proxy joining lines writes ", ", and no count needs a
-// line of "000".
+// §5.6.1) and is skipped.
 func members(lines []string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		for _, v := range lines {
+			for m := range strings.SplitSeq(v, ",") {
+				if m = strings.Trim(m, " \t"); m != "" && !yield(m) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// numbers yields the members of the lines of a plain numeric field (a
+// count, a reset, a wait), as members does, but for a line that is one
+// number written with thousands separators ("1,000", "12,000,000": groups
+// of three digits, no space): that is the number, not members "1" and
+// "000" (which would read as no quota left). A proxy joining lines writes
+// ", ", and no count needs a line of "000". Structured Fields and list
+// fields (Age) have no such numbers: they read members.
+func numbers(lines []string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for i, v := range lines {
 			if n, ok := grouped(strings.Trim(v, " \t")); ok {
 				if !yield(n) {
 					return
 				}
 				continue
 			}
-			for m := range strings.SplitSeq(v, ",") {
-				if m = strings.Trim(m, " \t"); m != "" && !yield(m) {
+			for m := range members(lines[i : i+1]) {
+				if !yield(m) {
 					return
 				}
 			}
@@ -283,7 +299,7 @@ func longest(values iter.Seq[string], parse func(string) (time.Duration, bool)) 
 // anyZero reports whether any member of the lines of a remaining count
 // says none (see isZero).
 func anyZero(lines []string) bool {
-	for v := range members(lines) {
+	for v := range numbers(lines) {
 		if isZero(v) {
 			return true
 		}
@@ -295,7 +311,7 @@ func anyZero(lines []string) bool {
 // lines of a quota's size, or 0 when none is one.
 func quota(lines []string) int64 {
 	var q int64
-	for v := range members(lines) {
+	for v := range numbers(lines) {
 		v = strings.TrimSpace(v)
 		if !isDigits(v) {
 			continue
@@ -552,7 +568,7 @@ func legacyHold(h http.Header, now time.Time) time.Duration {
 // delta-seconds (possibly with a fraction), or a Unix time in seconds or
 // milliseconds (httprate, express-rate-limit, GitHub, the X API), taken
 // relative to now. Each field may come in several lines, or members of a
-// line (see members): the hold is the latest reset when any remaining
+// line (see numbers): the hold is the latest reset when any remaining
 // member says none.
 func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.Duration {
 	if !anyZero(h[remKey]) {
@@ -564,7 +580,7 @@ func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.
 	}
 	now = serverNow(h, now)
 	var hold time.Duration
-	for v := range members(resets) {
+	for v := range numbers(resets) {
 		hold = max(hold, legacyReset(strings.TrimSpace(v), now))
 	}
 	return hold

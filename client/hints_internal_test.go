@@ -411,3 +411,18 @@ func TestGrouped(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstMemberNoGrouping: a list-based field (Age) has no thousands
+// separators: "1,000" is the members 1 and 000, the first is 1.
+func TestFirstMemberNoGrouping(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"1,000"}, "1"}, {[]string{"", " , 7,000"}, "7"}, {[]string{"12"}, "12"}, {nil, ""},
+	} {
+		if got := firstMember(tc.lines); got != tc.want {
+			t.Errorf("firstMember(%q) = %q, want %q", tc.lines, got, tc.want)
+		}
+	}
+}

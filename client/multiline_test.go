@@ -263,6 +263,9 @@ func TestDraft6SeveralLines(t *testing.T) {
 		{"Reset latest in one line", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "3, 7"}, 7 * time.Second},
 		{"Reset invalid members skipped", []string{"RateLimit-Remaining", "0", "RateLimit-Reset", "soon, -9, 9;w=1, 4"}, 4 * time.Second},
 		{"Reset only invalid", []string{"RateLimit-Remaining", "0, 0", "RateLimit-Reset", "soon", "RateLimit-Reset", "-3"}, 0},
+		// A Structured Field has no thousands separators: "1,000" is the
+		// List 1, 000, and 000 is an Integer 0.
+		{"Remaining 1,000 is two members", []string{"RateLimit-Remaining", "1,000", "RateLimit-Reset", "3"}, 3 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkHold(t, tc.want, tc.kv...) })
 	}
