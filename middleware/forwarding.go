@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -131,7 +132,7 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 // reads too; a client that names itself only spares its own request,
 // and the next request without that header is reported.
 func (m *Middleware) checkForwarding(r *http.Request) {
-	if bareAddr(r.RemoteAddr) || obfuscatedPort(r.RemoteAddr) {
+	if rewrittenRemoteAddr(r) {
 		return
 	}
 	for _, h := range forwardingHeaders {
@@ -218,37 +219,29 @@ func forwardedFor(line string) string {
 	return ""
 }
 
-// bareAddr reports whether remoteAddr is an address with no port: as it
-// is ("192.0.2.1", "2001:db8::1", "fe80::1%eth0"), or an IPv6 one in
-// brackets ("[2001:db8::1]"), as gorilla's ProxyHeaders leaves a Forwarded
-// field's for="[2001:db8::1]" and the ip key reads it.
-func bareAddr(remoteAddr string) bool {
-	_, ok := parseBareAddr(remoteAddr)
-	return ok
-}
-
-// obfuscatedPort reports whether remoteAddr is an IPv4 address or a
-// bracketed IPv6 one followed by an obfuscated port (RFC 7239 section 6.3:
-// ":_" then letters, digits, '.', '_' or '-'), as gorilla's ProxyHeaders
-// leaves a Forwarded field's for="[2001:db8::1]:_hidden". net/http never
-// writes such a port: a middleware further out has put the client there,
-// and the ip key reads it.
-func obfuscatedPort(remoteAddr string) bool {
-	i := strings.LastIndex(remoteAddr, ":_")
-	if i < 0 || i+2 == len(remoteAddr) {
+// rewrittenRemoteAddr reports whether r.RemoteAddr is not the "host:port"
+// net/http writes for a peer, but an address the ip key reads all the
+// same: one with no port ("192.0.2.1", "2001:db8::1", "fe80::1%eth0", an
+// IPv6 one in brackets, as chi's RealIP or gorilla's ProxyHeaders leave
+// it) or with an obfuscated port (RFC 7239 section 6.3, as ProxyHeaders
+// leaves a Forwarded field's for="[2001:db8::1]:_hidden"). A middleware
+// further out has put the client there. The ip key itself (remoteAddrKey)
+// tells, so that the two never disagree on what an address is.
+func rewrittenRemoteAddr(r *http.Request) bool {
+	if _, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		return false
 	}
-	for _, c := range []byte(remoteAddr[i+2:]) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	a, ok := parseBareAddr(remoteAddr[:i])
-	return ok && (a.Is4() || remoteAddr[0] == '[')
+	_, err := remoteAddrKey(r)
+	return err == nil
 }
 
-// parseBareAddr parses remoteAddr when it is an address with no port (see
-// bareAddr).
+// remoteAddrKey is the ip key of the peer, RemoteAddr, the key the
+// forwarding check is about.
+var remoteAddrKey = keyfunc.Must(keyfunc.IP())
+
+// parseBareAddr parses remoteAddr when it is an address with no port: as
+// it is ("192.0.2.1", "2001:db8::1", "fe80::1%eth0"), or an IPv6 one in
+// brackets ("[2001:db8::1]").
 func parseBareAddr(remoteAddr string) (netip.Addr, bool) {
 	if a, err := netip.ParseAddr(remoteAddr); err == nil {
 		return a, true
