@@ -198,6 +198,8 @@ func TestBreakerOpensOnTimingOutRedis(t *testing.T) {
 				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts, ReadTimeout: 3 * time.Second})
 				defer client.Close()
+				hook := &countHook{}
+				client.AddHook(hook)
 				warmUp(t, client, breakerCheck) // not under the 100ms tested
 				opts := []redisstore.Option{redisstore.WithCircuitBreaker(3, time.Hour)}
 				if tc.timeout > 0 {
@@ -224,12 +226,21 @@ func TestBreakerOpensOnTimingOutRedis(t *testing.T) {
 						t.Fatalf("Take %d on a paused Redis = %v, want an error wrapping context.DeadlineExceeded", i, err)
 					}
 				}
+				// At once: nothing sent (a call sent would wait for its
+				// 100 ms deadline), and no wait behind the three abandoned
+				// calls, which hold their connections until the 3 s
+				// ReadTimeout when the client does not bound I/O by the
+				// context.
+				hook.take()
 				start := time.Now()
 				if err := take(); !errors.Is(err, redisstore.ErrCircuitOpen) {
 					t.Fatalf("after 3 timeouts (breaker of 3 failures), Take = %v, want ErrCircuitOpen", err)
 				}
-				if took := time.Since(start); took > 50*time.Millisecond {
+				if took := time.Since(start); took > time.Second {
 					t.Errorf("ErrCircuitOpen took %s, want at once", took)
+				}
+				if sent := hook.take(); len(sent) != 0 {
+					t.Errorf("the open circuit sent %v to Redis", sent)
 				}
 				if _, err := srv.Do("CLIENT", "UNPAUSE"); err != nil {
 					t.Fatal(err)
