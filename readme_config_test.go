@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,4 +177,66 @@ func trimLines(lines []string) []string {
 		out = append(out, strings.TrimLeft(l, "\t "))
 	}
 	return out
+}
+
+// readmeBlockAfter returns the first code block of kind ("yaml", or "" for
+// a plain block) after the README.md paragraph that starts with intro,
+// lines as written.
+func readmeBlockAfter(t *testing.T, intro, kind string) string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "\n"+intro)
+	if !ok {
+		t.Fatalf("README.md has no paragraph starting %q", intro)
+	}
+	_, after, ok = strings.Cut(after, "\n```"+kind+"\n")
+	if !ok {
+		t.Fatalf("README.md has no %q block after %q", kind, intro)
+	}
+	block, _, _ := strings.Cut(after, "```")
+	return block
+}
+
+// TestReadmeConfigFiles loads the README's configuration files as a new
+// user would copy them: the annotated schema and the five-line file are
+// valid, the five-line file has the defaults the README names, and the
+// broken file gives exactly the problems the README shows `check`
+// printing.
+func TestReadmeConfigFiles(t *testing.T) {
+	schema := readmeBlockAfter(t, "The schema (YAML, or JSON", "yaml")
+	if _, err := policy.ParseConfig([]byte(schema), "ratekeeper.yaml"); err != nil {
+		t.Errorf("the README's schema is not a valid file: %v", err)
+	}
+
+	short := readmeBlockAfter(t, "A five-line file is enough", "yaml")
+	if n := strings.Count(short, "\n"); n != 5 {
+		t.Errorf("the README's five-line file has %d lines", n)
+	}
+	cfg, err := policy.ParseConfig([]byte(short), "ratekeeper.yaml")
+	if err != nil {
+		t.Fatalf("the README's five-line file is not valid: %v", err)
+	}
+	for _, d := range cfg.Definitions {
+		if d.Spec.Algorithm != algorithms.SlidingWindow || d.KeyString() != "ip" {
+			t.Errorf("policy %s: %s keyed by %s, want sliding_window keyed by ip", d.Name, d.Spec.Algorithm, d.KeyString())
+		}
+	}
+	if cfg.Headers != policy.HeadersIETF || cfg.FailureMode != policy.FailureOpen {
+		t.Errorf("five-line file: headers %q, failure mode %q; want ietf, open", cfg.Headers, cfg.FailureMode)
+	}
+
+	broken := readmeBlockAfter(t, "Every problem is reported", "yaml")
+	printed := readmeBlockAfter(t, "`go run ./cmd/ratekeeper check ratekeeper.yaml` prints", "")
+	_, err = policy.ParseConfig([]byte(broken), "ratekeeper.yaml")
+	var got []string
+	for _, ce := range policy.ConfigErrors(err) {
+		got = append(got, strings.TrimPrefix(ce.Error(), "policy: ")) // as check prints it
+	}
+	want := strings.Split(strings.TrimSuffix(printed, "\n"), "\n")
+	if n := len(want) - 1; n < 0 || want[n] != "ratekeeper.yaml: "+strconv.Itoa(len(got))+" problem(s)" || !slices.Equal(got, want[:n]) {
+		t.Errorf("the README's broken file gives\n%s\nand %d problem(s); the README shows\n%s", strings.Join(got, "\n"), len(got), printed)
+	}
 }

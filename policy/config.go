@@ -24,7 +24,7 @@ import (
 //
 //	version: 1                 # optional; the only version
 //	headers: ietf              # ietf (default), draft-7, draft-6, legacy, legacy-unix, none
-//	failure_mode: open         # open (default), closed, fallback
+//	failure_mode: closed       # open (default), closed, fallback
 //	failure_retry_after: 5s    # with failure_mode closed only: its 503's Retry-After (default 1s)
 //	trusted_proxies: [10.0.0.0/8, 192.0.2.7]  # CIDRs or addresses of reverse proxies
 //	trusted_hops: 0            # or, instead, how many proxies append to the header (default 0: none)
