@@ -55,6 +55,7 @@ const (
 // It is plain, comparable data, so it can be loaded from configuration and
 // used as a map key; call [Spec.Validate] before use (the stores do).
 type Spec struct {
+	// Algorithm is the algorithm that decides; the zero Kind is invalid.
 	Algorithm Kind
 	// Limit is the number of units allowed per Window (for the buckets, the
 	// refill or leak rate per Window).

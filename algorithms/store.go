@@ -275,11 +275,12 @@ var (
 
 // A SpecError reports a Spec that fails validation: which field, and why.
 type SpecError struct {
-	Spec   Spec
+	Spec   Spec   // the Spec that failed
 	Field  string // the Spec field at fault, e.g. "Limit"
 	Reason string // the rule it breaks, e.g. "must be positive, got 0"
 }
 
+// Error formats e as "algorithms: invalid spec: Field reason".
 func (e *SpecError) Error() string {
 	return fmt.Sprintf("algorithms: invalid spec: %s %s", e.Field, e.Reason)
 }
@@ -291,10 +292,12 @@ func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
 // of its Spec: such a request could never be admitted, so it is an error
 // rather than a silent denial.
 type CostError struct {
-	Spec Spec
-	Cost int64
+	Spec Spec  // the check's Spec
+	Cost int64 // the check's cost, as given
 }
 
+// Error names the cost and why it is refused: negative, 0, or above the
+// capacity of the Spec.
 func (e *CostError) Error() string {
 	if e.Cost < 0 {
 		return fmt.Sprintf("algorithms: invalid cost %d: must not be negative", e.Cost)

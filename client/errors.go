@@ -49,6 +49,8 @@ type WaitError struct {
 	Deadline bool
 }
 
+// Error names the key, the wait, what the request would have waited for,
+// and the bound it exceeds (the maximum wait or the context's deadline).
 func (e *WaitError) Error() string {
 	what := "its turn in the queue"
 	if e.Held {
@@ -98,6 +100,7 @@ type RetryError struct {
 	Err error
 }
 
+// Error names the attempts, the Reason and the last status.
 func (e *RetryError) Error() string {
 	attempts := "attempts"
 	if e.Attempts == 1 {
