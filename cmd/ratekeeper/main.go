@@ -24,8 +24,9 @@
 // in-memory store on a simulated clock. It reports per policy the requests, those that would
 // have been rejected, the keys rejected most, the percentiles of requests
 // per key per window, and suggested limits (P95 × 1.2 to 1.5, P99 × 2)
-// with the share each would have rejected. --compare adds every algorithm,
-// --svg FILE a chart.
+// with the share each would have rejected. --compare adds every algorithm
+// but leaky_queue (a shaper: it delays rather than rejects), --svg FILE a
+// chart.
 //
 // Run "ratekeeper COMMAND --help" for the flags of each command.
 //
