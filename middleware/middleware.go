@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/deadline"
+	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -889,17 +890,48 @@ func (res *Result) RetryAfter() time.Duration {
 
 // resultContext is the request context carrying a Result, and the request
 // passed on with it: everything the middleware allocates per request, in
-// one allocation. vals and buf hold the header values (see setHeaders).
-//
-// Its size is that of one malloc size class (see
-// TestResultContextSizeClass): buf has room for the IETF value of one
-// policy; when more can be needed, the request gets a wideResultContext.
+// one allocation, with the room of the Result's checks and decisions
+// after it (see newResultContext). vals and buf hold the header values
+// (see setHeaders).
 type resultContext struct {
 	context.Context
 	res Result
 	headerValues
 	req http.Request
 }
+
+// The request contexts, each with the room it needs and no more (each
+// fills one malloc size class: see TestResultContextSizeClass):
+// narrowContext for one policy whose header values fit buf (the IETF
+// value of one policy), the wide ones, with longer header values, for one
+// to four policies. A request to which more apply gets a
+// wideResultContext, and its Result room of its own.
+type (
+	narrowContext struct {
+		resultContext
+		room resultroom.One
+	}
+	wideOneContext struct {
+		resultContext
+		long [128]byte
+		room resultroom.One
+	}
+	wideTwoContext struct {
+		resultContext
+		long [128]byte
+		room resultroom.Two
+	}
+	wideThreeContext struct {
+		resultContext
+		long [128]byte
+		room resultroom.Three
+	}
+	wideResultContext struct {
+		resultContext
+		long [128]byte
+		room resultroom.Four
+	}
+)
 
 // headerValues holds the header values of one response (see setHeaders).
 type headerValues struct {
@@ -924,24 +956,33 @@ func (m *Middleware) narrow(mask uint64) bool {
 // WithoutContext).
 var resultPool = sync.Pool{New: func() any { return new(Result) }}
 
-// wideResultContext is a resultContext with room for longer header values:
-// several policies, a pk parameter, Draft7's dictionary.
-type wideResultContext struct {
-	resultContext
-	long [128]byte
-}
-
 // newResultContext allocates the context of a request to which the
-// policies of mask apply, and returns the buffer its header values are to
-// be built in.
+// policies of mask apply, with room for their checks and decisions, and
+// returns the buffer its header values are to be built in.
 func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultContext, []byte) {
-	if m.narrow(mask) {
-		rc := &resultContext{Context: r.Context()}
-		return rc, rc.buf[:0]
+	base := resultContext{Context: r.Context()}
+	switch bits.OnesCount64(mask) {
+	case 1:
+		if m.narrow(mask) {
+			c := &narrowContext{resultContext: base}
+			resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+			return &c.resultContext, c.buf[:0]
+		}
+		c := &wideOneContext{resultContext: base}
+		resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+		return &c.resultContext, c.long[:0]
+	case 2:
+		c := &wideTwoContext{resultContext: base}
+		resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+		return &c.resultContext, c.long[:0]
+	case 3:
+		c := &wideThreeContext{resultContext: base}
+		resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+		return &c.resultContext, c.long[:0]
 	}
-	w := &wideResultContext{}
-	w.Context = r.Context()
-	return &w.resultContext, w.long[:0]
+	c := &wideResultContext{resultContext: base}
+	resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+	return &c.resultContext, c.long[:0]
 }
 
 // request returns r with rc as its context, as r.WithContext(rc) does, but

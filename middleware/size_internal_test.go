@@ -7,14 +7,24 @@ import (
 
 // TestResultContextSizeClass guards the size of the one allocation a
 // request makes in the middleware: with the 8-byte header the allocator
-// puts in objects over 512 bytes that hold pointers, it must fit the
-// 1152-byte size class; the next one (1280) costs every request 128 more
-// bytes to allocate, clear and collect.
+// puts in objects over 512 bytes that hold pointers, each request context
+// must fit its malloc size class (768 bytes with one policy, 896 with one
+// policy and long header values, then 1024, 1152 and 1280 with two, three
+// and four policies); the next class costs every such request the
+// difference to allocate, clear and collect.
 func TestResultContextSizeClass(t *testing.T) {
-	if n := unsafe.Sizeof(resultContext{}); n+8 > 1152 {
-		t.Fatalf("resultContext is %d bytes; want at most 1144 (the 1152-byte size class, less the malloc header)", n)
-	}
-	if n := unsafe.Sizeof(wideResultContext{}); n+8 > 1280 {
-		t.Fatalf("wideResultContext is %d bytes; want at most 1272 (the 1280-byte size class, less the malloc header)", n)
+	for _, c := range []struct {
+		name        string
+		size, class uintptr
+	}{
+		{"narrowContext", unsafe.Sizeof(narrowContext{}), 768},
+		{"wideOneContext", unsafe.Sizeof(wideOneContext{}), 896},
+		{"wideTwoContext", unsafe.Sizeof(wideTwoContext{}), 1024},
+		{"wideThreeContext", unsafe.Sizeof(wideThreeContext{}), 1152},
+		{"wideResultContext", unsafe.Sizeof(wideResultContext{}), 1280},
+	} {
+		if c.size+8 > c.class {
+			t.Errorf("%s is %d bytes; want at most %d (the %d-byte size class, less the malloc header)", c.name, c.size, c.class-8, c.class)
+		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // On an error res holds no decisions.
 func (res *Result) Peek(ctx context.Context, store algorithms.Store) error {
 	res.taken, res.peeked, res.refunded, res.given, res.gaveBack = false, false, false, 0, false
-	_, checks, ds := res.parts()
+	checks, ds := res.parts()
 	if len(checks) > 0 {
 		pk, ok := store.(algorithms.Peeker)
 		if !ok {
@@ -45,7 +45,7 @@ func (res *Result) Peeked() bool { return res.peeked }
 // were. An empty mask calls no store. A store that is not a Resetter is an
 // error wrapping errors.ErrUnsupported; the store's own error is wrapped.
 func (res *Result) Reset(ctx context.Context, store algorithms.Store, mask uint64) error {
-	_, checks, _ := res.parts()
+	checks, _ := res.parts()
 	var buf [inline]algorithms.Check
 	sel := buf[:0]
 	for i := range checks {

@@ -10,10 +10,12 @@ import (
 	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
-// inline is the number of policies a Result holds without allocating.
+// inline is the number of policies whose checks, decisions and reports
+// Refund, GiveBack and Reset gather on the stack.
 const inline = 4
 
 // keyBufLen is the room a Result has for its namespaced keys without
@@ -25,9 +27,12 @@ const keyBufLen = 96
 // then [Result.Take]. The zero Result is empty and ready for Prepare; a
 // Result is reused by calling Prepare again.
 //
-// A Result holds up to four policies, their checks and decisions without
-// allocating, so a request costs no allocation here beyond the Result
-// itself: Take passes its buffers to the store as they are.
+// A Result keeps its checks and decisions in a room of its own, which
+// Prepare allocates for as many policies as apply and later Prepares
+// reuse while it is large enough, so that a reused Result costs no
+// allocation per request: Take passes its buffers to the store as they
+// are. (Package middleware gives its Results room in the allocation that
+// holds them.)
 //
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine, until a [Result.Refund], which
@@ -37,33 +42,63 @@ type Result struct {
 	mask    uint64 // applicable and not skipped
 	skipped uint64 // applicable, skipped for want of a key
 	given   uint64 // after a Refund, the checks whose place came back
-	n       int32  // at most MaxPolicies; with the bools, in one word
+	n       int16  // at most MaxPolicies; with room and the bools, in one word
+	room    int16  // the checks and decisions chks and decs have room for
 	taken   bool
 	// refunded: a Refund succeeded, and the decisions are its reports.
 	refunded bool
 	gaveBack bool // a GiveBack succeeded; given holds what came back
 	peeked   bool // the decisions are a Peek's: nothing was consumed
-	polArr   [inline]*Policy
-	chkArr   [inline]algorithms.Check
-	decArr   [inline]algorithms.Decision
-	more     *overflow // holds everything when more than inline policies apply
+	// chks and decs point at the room of the checks and decisions: the
+	// first of room elements each, in an allocation of Prepare's or in
+	// the owner's (see internal/resultroom). The policies are those of
+	// mask, in Set order (see Policy).
+	chks *algorithms.Check
+	decs *algorithms.Decision
 	// keyBuf backs the namespaced keys when they fit; only the next
 	// Prepare writes it again (see Prepare).
 	keyBuf [keyBufLen]byte
 }
 
-type overflow struct {
-	policies  []*Policy
-	checks    []algorithms.Check
-	decisions []algorithms.Decision
+func init() {
+	resultroom.Give = func(r any, checks []algorithms.Check, decs []algorithms.Decision) {
+		r.(*Result).give(checks, decs)
+	}
 }
 
-// parts returns the evaluated policies, their checks and their decisions.
-func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision) {
-	if o := res.more; o != nil {
-		return o.policies[:res.n], o.checks[:res.n], o.decisions[:res.n]
+// give makes res keep its checks and decisions in checks and decs.
+func (res *Result) give(checks []algorithms.Check, decs []algorithms.Decision) {
+	n := min(len(checks), len(decs), MaxPolicies)
+	if n == 0 {
+		res.chks, res.decs, res.room = nil, nil, 0
+		return
 	}
-	return res.polArr[:res.n], res.chkArr[:res.n], res.decArr[:res.n]
+	res.chks, res.decs, res.room = &checks[0], &decs[0], int16(n)
+}
+
+// grow gives res room of its own for k policies, in one allocation.
+func (res *Result) grow(k int) {
+	switch k {
+	case 1:
+		r := new(resultroom.One)
+		res.give(r.Checks[:], r.Decisions[:])
+	case 2:
+		r := new(resultroom.Two)
+		res.give(r.Checks[:], r.Decisions[:])
+	case 3:
+		r := new(resultroom.Three)
+		res.give(r.Checks[:], r.Decisions[:])
+	case 4:
+		r := new(resultroom.Four)
+		res.give(r.Checks[:], r.Decisions[:])
+	default:
+		res.give(make([]algorithms.Check, k), make([]algorithms.Decision, k))
+	}
+}
+
+// parts returns the checks and decisions of the evaluated policies.
+func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
+	return unsafe.Slice(res.chks, res.n), unsafe.Slice(res.decs, res.n)
 }
 
 // Prepare resets res and fills it with one check per policy of s in mask
@@ -97,14 +132,12 @@ func (res *Result) parts() ([]*Policy, []algorithms.Check, []algorithms.Decision
 // module do not keep them).
 func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.set = s
-	res.mask, res.skipped, res.n, res.taken, res.more = 0, 0, 0, false, nil
+	res.mask, res.skipped, res.n, res.taken = 0, 0, 0, false
 	res.refunded, res.given, res.gaveBack, res.peeked = false, 0, false, false
-	if bits.OnesCount64(mask) > inline {
-		k := bits.OnesCount64(mask)
-		res.more = &overflow{make([]*Policy, k), make([]algorithms.Check, k), make([]algorithms.Decision, k)}
+	if k := bits.OnesCount64(mask); k > int(res.room) {
+		res.grow(k)
 	}
-	ps, checks, _ := res.parts()
-	ps, checks = ps[:cap(ps)], checks[:cap(checks)]
+	checks := unsafe.Slice(res.chks, res.room)
 	var at [MaxPolicies]int8 // index in keys of each policy's raw key
 	total, n := 0, 0
 	kr, asked := r, false // the request the key functions see; the pattern asked for it
@@ -160,7 +193,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 					res.skipped |= 1 << i
 					continue
 				}
-				res.n, res.mask, res.more = 0, 0, nil
+				res.n, res.mask = 0, 0
 				return &KeyError{Policy: p, Action: p.onKey, Err: err}
 			}
 		}
@@ -168,17 +201,17 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		if p.cost != nil {
 			cost = p.cost(r)
 			if cost < 1 || cost > p.capacity {
-				res.n, res.mask, res.more = 0, 0, nil
+				res.n, res.mask = 0, 0
 				return &CostError{Policy: p, Cost: cost}
 			}
 		}
 		res.mask |= 1 << i
 		at[i] = int8(n)
-		ps[n], checks[n] = p, algorithms.Check{Spec: p.spec, Key: key, Cost: cost}
+		checks[n] = algorithms.Check{Spec: p.spec, Key: key, Cost: cost}
 		total += len(p.name) + 1 + len(key)
 		n++
 	}
-	res.n = int32(n)
+	res.n = int16(n)
 	// Namespace every key with its policy's name ("name:key"; names
 	// contain no ':', so the result is unambiguous), all in one buffer:
 	// res.keyBuf when they fit, else one allocation.
@@ -188,14 +221,14 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	} else {
 		b = make([]byte, 0, total)
 	}
-	for i := range n {
-		b = append(b, ps[i].name...)
+	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
+		b = append(b, s.policies[bits.TrailingZeros64(m)].name...)
 		b = append(b, ':')
 		b = append(b, checks[i].Key...)
 	}
 	off := 0
-	for i := range n {
-		l := len(ps[i].name) + 1 + len(checks[i].Key)
+	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
+		l := len(s.policies[bits.TrailingZeros64(m)].name) + 1 + len(checks[i].Key)
 		// The bytes are never written again while the string lives: a
 		// reused Result writes them again only in the next Prepare, whose
 		// documented contract ends the life of these keys.
@@ -232,7 +265,7 @@ type oneStore interface {
 // Taking a Result with no checks does not call the store.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	res.taken, res.refunded, res.given, res.gaveBack, res.peeked = false, false, 0, false, false
-	_, checks, ds := res.parts()
+	checks, ds := res.parts()
 	switch len(checks) {
 	case 0:
 		res.taken = true
@@ -295,7 +328,7 @@ func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited ti
 	if !ok || !res.taken || res.peeked || res.refunded || res.gaveBack {
 		return nil
 	}
-	_, checks, ds := res.parts()
+	checks, ds := res.parts()
 	var buf [inline]algorithms.Refunded
 	out := buf[:0]
 	if len(checks) > inline {
@@ -341,7 +374,7 @@ func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited 
 	if !ok || !res.taken || res.peeked || res.refunded || res.gaveBack || !res.Allowed() {
 		return nil
 	}
-	_, checks, ds := res.parts()
+	checks, ds := res.parts()
 	var cbuf [inline]algorithms.Check
 	var dbuf [inline]algorithms.Decision
 	var obuf [inline]algorithms.Refunded
@@ -394,20 +427,26 @@ func (res *Result) Len() int { return int(res.n) }
 
 // Policy returns the i-th evaluated policy, in Set order.
 func (res *Result) Policy(i int) *Policy {
-	ps, _, _ := res.parts()
-	return ps[i]
+	if uint(i) >= uint(res.n) {
+		panic(fmt.Sprintf("policy: Result.Policy(%d) of %d policies", i, res.n))
+	}
+	m := res.mask
+	for ; i > 0; i-- {
+		m &= m - 1
+	}
+	return res.set.policies[bits.TrailingZeros64(m)]
 }
 
 // Key returns the key the i-th policy was checked under, namespaced by the
 // policy's name ("per-ip:192.0.2.1").
 func (res *Result) Key(i int) string {
-	_, checks, _ := res.parts()
+	checks, _ := res.parts()
 	return checks[i].Key
 }
 
 // Cost returns the cost the i-th policy was charged (if allowed).
 func (res *Result) Cost(i int) int64 {
-	_, checks, _ := res.parts()
+	checks, _ := res.parts()
 	return checks[i].Cost
 }
 
@@ -416,7 +455,7 @@ func (res *Result) Decision(i int) algorithms.Decision {
 	if !res.taken {
 		return algorithms.Decision{}
 	}
-	_, _, ds := res.parts()
+	_, ds := res.parts()
 	return ds[i]
 }
 
@@ -436,7 +475,7 @@ func (res *Result) Allowed() bool {
 	if !res.taken {
 		return false
 	}
-	_, _, ds := res.parts()
+	_, ds := res.parts()
 	for i := range ds {
 		if !ds[i].Allowed {
 			return false
@@ -452,7 +491,7 @@ func (res *Result) Delay() time.Duration {
 	if !res.taken {
 		return 0
 	}
-	_, _, ds := res.parts()
+	_, ds := res.parts()
 	for i := range ds {
 		d = max(d, ds[i].Delay)
 	}
@@ -467,7 +506,7 @@ func (res *Result) RetryAfter() time.Duration {
 	if !res.taken {
 		return 0
 	}
-	_, _, ds := res.parts()
+	_, ds := res.parts()
 	for i := range ds {
 		if dec := ds[i]; !dec.Allowed {
 			d = max(d, dec.RetryAfter, dec.NextAfter)
@@ -486,7 +525,7 @@ func (res *Result) Lowest() int {
 	if !res.taken || res.n == 0 {
 		return -1
 	}
-	_, _, ds := res.parts()
+	_, ds := res.parts()
 	best := 0
 	for i := 1; i < len(ds); i++ {
 		if lower(ds[i], ds[best]) {

@@ -1,0 +1,128 @@
+package policy_test
+
+import (
+	"context"
+	"math/bits"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestResultReusedAcrossSizes: one Result prepared and taken again and
+// again for masks of different sizes, growing and shrinking, holds at each
+// step the policies of the mask in Set order, their keys and their own
+// decisions (each policy's limit tells it apart), whichever room it holds
+// them in.
+func TestResultReusedAcrossSizes(t *testing.T) {
+	var ps []*policy.Policy
+	for i := range 6 {
+		ps = append(ps, policy.Must(policy.PerMinute("p"+strconv.Itoa(i), int64(10+i), remoteKey)))
+	}
+	s, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	for step, mask := range []uint64{0b1, 0b101101, 0b10, 0b111111, 0b1100, 0b100000, 0, 0b1011, 0b111111} {
+		if err := s.Prepare(r, mask, &res); err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Take(context.Background(), store); err != nil {
+			t.Fatal(err)
+		}
+		if res.Len() != bits.OnesCount64(mask) || res.Mask() != mask || !res.Allowed() {
+			t.Fatalf("step %d, mask %b: Len %d, Mask %b, Allowed %v", step, mask, res.Len(), res.Mask(), res.Allowed())
+		}
+		i := 0
+		for j := range 6 {
+			if mask&(1<<j) == 0 {
+				continue
+			}
+			name := "p" + strconv.Itoa(j)
+			if got := res.Policy(i); got != ps[j] {
+				t.Errorf("step %d, mask %b: Policy(%d) = %s, want %s", step, mask, i, got.Name(), name)
+			}
+			if got, want := res.Key(i), name+":192.0.2.1:1234"; got != want {
+				t.Errorf("step %d, mask %b: Key(%d) = %q, want %q", step, mask, i, got, want)
+			}
+			if d := res.Decision(i); d.Limit != int64(10+j) || !d.Allowed {
+				t.Errorf("step %d, mask %b: Decision(%d) = %+v, want %s's (limit %d)", step, mask, i, d, name, 10+j)
+			}
+			i++
+		}
+	}
+}
+
+// TestResultReuseDoesNotAllocate: once a Result has had room for four
+// policies, preparing and taking it again for four or fewer allocates
+// nothing, on the memory store (the first Prepare allocates the room).
+func TestResultReuseDoesNotAllocate(t *testing.T) {
+	var ps []*policy.Policy
+	for i := range 4 {
+		ps = append(ps, policy.Must(policy.PerMinute("p"+strconv.Itoa(i), 1e9, remoteKey)))
+	}
+	s, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	ctx := context.Background()
+	if err := s.Prepare(r, 0b1111, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, mask := range []uint64{0b1111, 0b1, 0b110} {
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := s.Prepare(r, mask, &res); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Take(ctx, store); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("mask %b: %v allocations per Prepare and Take of a Result with room, want 0", mask, allocs)
+		}
+	}
+}
+
+// TestResultPolicyOutOfRange: Policy panics for an index that is not one
+// of the evaluated policies, as indexing them would.
+func TestResultPolicyOutOfRange(t *testing.T) {
+	s, _ := policy.NewSet([]*policy.Policy{
+		policy.Must(policy.PerMinute("a", 10, remoteKey)),
+		policy.Must(policy.PerMinute("b", 10, remoteKey)),
+	})
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	if err := s.Prepare(r, 0b10, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Policy(0).Name() != "b" {
+		t.Fatalf("Policy(0) = %s, want b", res.Policy(0).Name())
+	}
+	for _, i := range []int{-1, 1, 2} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Policy(%d) of 1 evaluated policy did not panic", i)
+				}
+			}()
+			res.Policy(i)
+		}()
+	}
+}
