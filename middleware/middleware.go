@@ -960,29 +960,35 @@ var resultPool = sync.Pool{New: func() any { return new(Result) }}
 // policies of mask apply, with room for their checks and decisions, and
 // returns the buffer its header values are to be built in.
 func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultContext, []byte) {
-	base := resultContext{Context: r.Context()}
 	switch bits.OnesCount64(mask) {
 	case 1:
 		if m.narrow(mask) {
-			c := &narrowContext{resultContext: base}
-			resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+			c := new(narrowContext)
+			c.init(r, c.room.Checks[:], c.room.Decisions[:])
 			return &c.resultContext, c.buf[:0]
 		}
-		c := &wideOneContext{resultContext: base}
-		resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+		c := new(wideOneContext)
+		c.init(r, c.room.Checks[:], c.room.Decisions[:])
 		return &c.resultContext, c.long[:0]
 	case 2:
-		c := &wideTwoContext{resultContext: base}
-		resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+		c := new(wideTwoContext)
+		c.init(r, c.room.Checks[:], c.room.Decisions[:])
 		return &c.resultContext, c.long[:0]
 	case 3:
-		c := &wideThreeContext{resultContext: base}
-		resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+		c := new(wideThreeContext)
+		c.init(r, c.room.Checks[:], c.room.Decisions[:])
 		return &c.resultContext, c.long[:0]
 	}
-	c := &wideResultContext{resultContext: base}
-	resultroom.Give(&c.res.Result, c.room.Checks[:], c.room.Decisions[:])
+	c := new(wideResultContext)
+	c.init(r, c.room.Checks[:], c.room.Decisions[:])
 	return &c.resultContext, c.long[:0]
+}
+
+// init makes a new rc the context of r, its Result keeping its checks and
+// decisions in checks and decs.
+func (rc *resultContext) init(r *http.Request, checks []algorithms.Check, decs []algorithms.Decision) {
+	rc.Context = r.Context()
+	resultroom.Give(&rc.res.Result, checks, decs)
 }
 
 // request returns r with rc as its context, as r.WithContext(rc) does, but

@@ -34,10 +34,14 @@ const keyBufLen = 96
 // are. (Package middleware gives its Results room in the allocation that
 // holds them.)
 //
+// A Result is not to be copied once prepared: the copy would share its
+// room with the original (go vet reports copies).
+//
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine, until a [Result.Refund], which
 // writes the decisions as they stand after it.
 type Result struct {
+	_       noCopy
 	set     *Set
 	mask    uint64 // applicable and not skipped
 	skipped uint64 // applicable, skipped for want of a key
@@ -59,6 +63,13 @@ type Result struct {
 	// Prepare writes it again (see Prepare).
 	keyBuf [keyBufLen]byte
 }
+
+// noCopy makes go vet's copylocks check report a Result copied by value:
+// the copy would share the original's room.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 func init() {
 	resultroom.Give = func(r any, checks []algorithms.Check, decs []algorithms.Decision) {
