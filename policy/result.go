@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"net/http"
 	"time"
@@ -17,10 +18,6 @@ import (
 // inline is the number of policies whose checks, decisions and reports
 // Refund, GiveBack and Reset gather on the stack.
 const inline = 4
-
-// keyBufLen is the room a Result has for its namespaced keys without
-// allocating.
-const keyBufLen = 96
 
 // A Result is the evaluation of a Set for one request: the policies that
 // applied and, once taken, their decisions. Fill it with [Set.Prepare] and
@@ -46,8 +43,9 @@ type Result struct {
 	mask    uint64 // applicable and not skipped
 	skipped uint64 // applicable, skipped for want of a key
 	given   uint64 // after a Refund, the checks whose place came back
-	n       int16  // at most MaxPolicies; with room and the bools, in one word
-	room    int16  // the checks and decisions chks and decs have room for
+	n       int8   // at most MaxPolicies; with the rooms and the bools, in one word
+	room    int8   // the checks and decisions chks and decs have room for
+	keyRoom uint16 // the bytes keys has room for
 	taken   bool
 	// refunded: a Refund succeeded, and the decisions are its reports.
 	refunded bool
@@ -59,9 +57,9 @@ type Result struct {
 	// mask, in Set order (see Policy).
 	chks *algorithms.Check
 	decs *algorithms.Decision
-	// keyBuf backs the namespaced keys when they fit; only the next
-	// Prepare writes it again (see Prepare).
-	keyBuf [keyBufLen]byte
+	// keys (keyRoom bytes) backs the namespaced keys when they fit; only
+	// the next Prepare writes it again (see Prepare).
+	keys *byte
 }
 
 // noCopy makes go vet's copylocks check report a Result copied by value:
@@ -72,19 +70,22 @@ func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
 func init() {
-	resultroom.Give = func(r any, checks []algorithms.Check, decs []algorithms.Decision) {
-		r.(*Result).give(checks, decs)
+	resultroom.Give = func(r any, checks []algorithms.Check, decs []algorithms.Decision, keys []byte) {
+		r.(*Result).give(checks, decs, keys)
 	}
 }
 
-// give makes res keep its checks and decisions in checks and decs.
-func (res *Result) give(checks []algorithms.Check, decs []algorithms.Decision) {
-	n := min(len(checks), len(decs), MaxPolicies)
-	if n == 0 {
-		res.chks, res.decs, res.room = nil, nil, 0
-		return
+// give makes res keep its checks and decisions in checks and decs, and
+// its keys in keys while they fit.
+func (res *Result) give(checks []algorithms.Check, decs []algorithms.Decision, keys []byte) {
+	res.chks, res.decs, res.room = nil, nil, 0
+	if n := min(len(checks), len(decs), MaxPolicies); n > 0 {
+		res.chks, res.decs, res.room = &checks[0], &decs[0], int8(n)
 	}
-	res.chks, res.decs, res.room = &checks[0], &decs[0], int16(n)
+	res.keys, res.keyRoom = nil, 0
+	if n := min(len(keys), math.MaxUint16); n > 0 {
+		res.keys, res.keyRoom = &keys[0], uint16(n)
+	}
 }
 
 // grow gives res room of its own for k policies, in one allocation.
@@ -92,18 +93,18 @@ func (res *Result) grow(k int) {
 	switch k {
 	case 1:
 		r := new(resultroom.One)
-		res.give(r.Checks[:], r.Decisions[:])
+		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
 	case 2:
 		r := new(resultroom.Two)
-		res.give(r.Checks[:], r.Decisions[:])
+		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
 	case 3:
 		r := new(resultroom.Three)
-		res.give(r.Checks[:], r.Decisions[:])
+		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
 	case 4:
 		r := new(resultroom.Four)
-		res.give(r.Checks[:], r.Decisions[:])
+		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
 	default:
-		res.give(make([]algorithms.Check, k), make([]algorithms.Decision, k))
+		res.give(make([]algorithms.Check, k), make([]algorithms.Decision, k), make([]byte, 32*k))
 	}
 }
 
@@ -222,13 +223,13 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		total += len(p.name) + 1 + len(key)
 		n++
 	}
-	res.n = int16(n)
+	res.n = int8(n)
 	// Namespace every key with its policy's name ("name:key"; names
 	// contain no ':', so the result is unambiguous), all in one buffer:
-	// res.keyBuf when they fit, else one allocation.
+	// res.keys when they fit, else one allocation.
 	var b []byte
-	if total <= keyBufLen {
-		b = res.keyBuf[:0]
+	if total <= int(res.keyRoom) {
+		b = unsafe.Slice(res.keys, res.keyRoom)[:0]
 	} else {
 		b = make([]byte, 0, total)
 	}

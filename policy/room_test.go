@@ -3,8 +3,10 @@ package policy_test
 import (
 	"context"
 	"math/bits"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -124,5 +126,38 @@ func TestResultPolicyOutOfRange(t *testing.T) {
 			}()
 			res.Policy(i)
 		}()
+	}
+}
+
+// TestResultKeysAroundRoom: keys that fill a Result's key room exactly,
+// and keys one byte longer (which Prepare allocates), read back whole
+// and in place for every count of policies, on a Result reused across
+// them.
+func TestResultKeysAroundRoom(t *testing.T) {
+	var key string
+	keyOf := func(*http.Request) (string, error) { return key, nil }
+	var ps []*policy.Policy
+	for i := range 6 {
+		ps = append(ps, policy.Must(policy.PerMinute("p"+strconv.Itoa(i), 10, keyOf)))
+	}
+	s, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	for _, n := range []int{1, 2, 3, 4, 6} {
+		for l := 1; l <= 140; l++ {
+			key = strings.Repeat(string(rune('a'+l%26)), l)
+			mask := uint64(1)<<n - 1
+			if err := s.Prepare(r, mask, &res); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if got, want := res.Key(i), "p"+strconv.Itoa(i)+":"+key; got != want {
+					t.Fatalf("%d policies, key of %d bytes: Key(%d) = %q, want %q", n, l, i, got, want)
+				}
+			}
+		}
 	}
 }

@@ -2,38 +2,48 @@
 // a larger object (package middleware: a request's context, its Result and
 // its request copy in one allocation) give the Result room for its checks
 // and decisions in that same object, sized for the policies that apply,
-// so that a request with one policy does not carry the room of four.
+// so that a request with one policy does not carry the room of four. The
+// rooms' key bytes are what is left of each middleware context's malloc
+// size class (see middleware's TestResultContextSizeClass).
 package resultroom
 
 import "github.com/ratekeeper/ratekeeper/algorithms"
 
 // Give makes res, a *policy.Result, keep the checks and decisions of up to
-// len(checks) policies in checks and decs (of the same length), which
-// must live as long as res. A later Prepare of more policies than that
-// gives res room of its own. Package policy sets Give when it is
-// initialised.
-var Give func(res any, checks []algorithms.Check, decs []algorithms.Decision)
+// len(checks) policies in checks and decs (of the same length), and their
+// namespaced keys in keys while they fit; all must live as long as res. A
+// later Prepare of more policies than that gives res room of its own.
+// Package policy sets Give when it is initialised.
+var Give func(res any, checks []algorithms.Check, decs []algorithms.Decision, keys []byte)
 
-// One is the room of one policy.
+// One is the room of one policy, with 64 bytes for the namespaced keys
+// ("name:key"); longer ones are allocated.
 type One struct {
 	Checks    [1]algorithms.Check
 	Decisions [1]algorithms.Decision
+	Keys      [64]byte
 }
 
-// Two is the room of two policies.
+// Two is the room of two policies, with 128 bytes for the namespaced keys
+// ("name:key"); longer ones are allocated.
 type Two struct {
 	Checks    [2]algorithms.Check
 	Decisions [2]algorithms.Decision
+	Keys      [128]byte
 }
 
-// Three is the room of three policies.
+// Three is the room of three policies, with 120 bytes for the namespaced keys
+// ("name:key"); longer ones are allocated.
 type Three struct {
 	Checks    [3]algorithms.Check
 	Decisions [3]algorithms.Decision
+	Keys      [120]byte
 }
 
-// Four is the room of four policies.
+// Four is the room of four policies, with 112 bytes for the namespaced keys
+// ("name:key"); longer ones are allocated.
 type Four struct {
 	Checks    [4]algorithms.Check
 	Decisions [4]algorithms.Decision
+	Keys      [112]byte
 }
