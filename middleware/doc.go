@@ -152,7 +152,7 @@
 // Handlers downstream find the decision with [FromContext]: to carry it,
 // the middleware passes on a copy of the request with its own context, one
 // allocation per request (the request copy and the [Result], with room
-// for the policies that apply: 768 bytes with one policy, up to 1,280
+// for the policies that apply: 704 bytes with one policy, up to 1,280
 // with four), which is most of what the middleware costs. A service that
 // does not read the decision downstream can drop it with [WithoutContext]:
 // the request then goes on as it came and the middleware allocates only

@@ -256,7 +256,7 @@ func WithRejectHandler(reject func(w http.ResponseWriter, r *http.Request, rej R
 // nothing, and a middleware nested inside this one does not see its
 // headers (single-valued profiles then report the inner policies alone).
 // What it saves is the request copy and the Result that carry the decision
-// downstream (768 bytes to 1.3 KB per request, most of the middleware's cost); the
+// downstream (704 bytes to 1.3 KB per request, most of the middleware's cost); the
 // Result passed to the deny handler, the reject handler (its
 // Rejection.Result), the shadow report and the [Observer]
 // is then recycled after the request and must not be kept after the call,
