@@ -60,27 +60,25 @@ func (op *pending) load(t, dropped int64) {
 }
 
 // follow sets op's state to the state after prev, an earlier check of the
-// same Take on the same key and spec.
+// same Take on the same key and spec. op is decided at prev's instant
+// t+prev.off: prev's log was pruned (its ring rolled) there, and its units
+// are recorded there, so nothing moves the key's instant further or leaves
+// the window.
 func (op *pending) follow(prev *pending, t int64) {
 	p := &op.tb.p
-	op.exists = prev.exists
+	op.exists, op.off = prev.exists, prev.off
 	switch p.kind {
 	case SlidingLog:
 		op.log = prev.log.clone()
 		if prev.d.Allowed {
 			op.log.commit(t+prev.off, prev.n)
 		}
-		op.off = max(op.log.latest(t)-t, prev.off)
-		op.log.prune(p, t+op.off)
 	case SlidingBuckets:
 		op.bk = prev.bk.clone()
 		if prev.d.Allowed {
 			op.bk.commit(p, prev.n)
 		}
-		op.off = max(op.bk.latest(p, t)-t, prev.off)
-		op.bk.roll(p, t+op.off)
 	default:
-		op.off = prev.off
 		op.c = prev.c
 		if prev.d.Allowed {
 			op.c = prev.nc
