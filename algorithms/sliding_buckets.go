@@ -73,13 +73,11 @@ func (s *slidingBuckets) decide(p *params, t, n int64, consume bool) Decision {
 }
 
 // wait returns the shortest wait after which m units are available, when
-// the current bucket also holds extra units. The bucket j−B+i leaves the
-// window when sub-window j+i begins.
+// the current bucket also holds extra units and they are not available at
+// t (sum+extra+m > Limit: decide asks only then). The bucket j−B+i leaves
+// the window when sub-window j+i begins.
 func (s *slidingBuckets) wait(p *params, t, m, extra int64) int64 {
 	sum := s.sum + extra
-	if sum+m <= p.limit {
-		return 0
-	}
 	// The ring index of bucket last−B+1 is (last+1) mod B.
 	idx := mod(s.last+1, p.buckets)
 	for i := int64(1); i < p.buckets; i++ {
