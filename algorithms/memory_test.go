@@ -191,6 +191,30 @@ func TestMemoryStoreSweepDropsIdleKeys(t *testing.T) {
 	}
 }
 
+// TestMemoryStoreSweepDropsEmptiedBuckets: a sliding_buckets key whose
+// units were all given back holds nothing, as a fresh key does, so it is
+// idle: Sweep drops it in the sub-window of its Take and in a later one
+// still within its window.
+func TestMemoryStoreSweepDropsEmptiedBuckets(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: 10 * time.Second, Buckets: 5}
+	for _, after := range []time.Duration{0, 2 * time.Second} {
+		s, c := newStore(t)
+		k := []algorithms.Check{{Spec: spec, Key: "k"}}
+		ds := take(t, s, k...)
+		given := make([]algorithms.Refunded, 1)
+		if err := s.GiveBack(ctx, given, k, ds, 0); err != nil || !given[0].Given {
+			t.Fatalf("GiveBack of the key's only unit = %+v, %v; want it given back", given[0], err)
+		}
+		c.Advance(after)
+		if got := s.Sweep(); got != 1 {
+			t.Errorf("Sweep() %v after the give-back dropped %d keys, want 1 (the emptied key)", after, got)
+		}
+		if got := s.Len(); got != 0 {
+			t.Errorf("Len() after Sweep = %d, want 0", got)
+		}
+	}
+}
+
 // Idle keys go away without Sweep: a shard sweeps itself as it grows.
 func TestMemoryStoreLazyExpiry(t *testing.T) {
 	s, c := newStore(t)
