@@ -58,8 +58,9 @@ func TestLimiterPeek(t *testing.T) {
 	}
 }
 
-// TestMemoryPeekNoAlloc: a Peek of a held key of a fixed-size kind, or of
-// a sliding_log, does not allocate.
+// TestMemoryPeekNoAlloc: a Peek of a held key of a fixed-size kind, of a
+// sliding_log, or of a sliding_buckets whose ring the Peek's instant (its
+// Take's) would not roll, does not allocate.
 func TestMemoryPeekNoAlloc(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	s := newMemoryStore(t, algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
@@ -67,6 +68,7 @@ func TestMemoryPeekNoAlloc(t *testing.T) {
 		{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second}, Key: "k"},
 		{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second}, Key: "k"},
 		{Spec: algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Second}, Key: "k"},
+		{Spec: algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: time.Second, Buckets: 5}, Key: "k"},
 	}
 	if _, err := s.Take(t.Context(), checks...); err != nil {
 		t.Fatal(err)
