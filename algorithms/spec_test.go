@@ -128,6 +128,25 @@ func TestSpecCapacity(t *testing.T) {
 	}
 }
 
+// TestSpecString: String names the kind and the rate, and each of Burst,
+// Buckets and MaxDelay only when it is set.
+func TestSpecString(t *testing.T) {
+	tests := []struct {
+		spec algorithms.Spec
+		want string
+	}{
+		{algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Second}, "fixed_window 10/1s"},
+		{algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second, Burst: 20}, "token_bucket 5/1s burst=20"},
+		{algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 6}, "sliding_buckets 10/1m0s buckets=6"},
+		{algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: 300 * time.Millisecond}, "leaky_queue 10/1s max_delay=300ms"},
+	}
+	for _, tt := range tests {
+		if got := tt.spec.String(); got != tt.want {
+			t.Errorf("%#v.String() = %q, want %q", tt.spec, got, tt.want)
+		}
+	}
+}
+
 func TestCheckValidate(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second}
 	for _, tt := range []struct {
