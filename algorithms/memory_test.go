@@ -191,26 +191,31 @@ func TestMemoryStoreSweepDropsIdleKeys(t *testing.T) {
 	}
 }
 
-// TestMemoryStoreSweepDropsEmptiedBuckets: a sliding_buckets key whose
+// TestMemoryStoreSweepDropsEmptiedKeys: a key of a window kind whose
 // units were all given back holds nothing, as a fresh key does, so it is
-// idle: Sweep drops it in the sub-window of its Take and in a later one
-// still within its window.
-func TestMemoryStoreSweepDropsEmptiedBuckets(t *testing.T) {
-	spec := algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: 10 * time.Second, Buckets: 5}
-	for _, after := range []time.Duration{0, 2 * time.Second} {
-		s, c := newStore(t)
-		k := []algorithms.Check{{Spec: spec, Key: "k"}}
-		ds := take(t, s, k...)
-		given := make([]algorithms.Refunded, 1)
-		if err := s.GiveBack(ctx, given, k, ds, 0); err != nil || !given[0].Given {
-			t.Fatalf("GiveBack of the key's only unit = %+v, %v; want it given back", given[0], err)
-		}
-		c.Advance(after)
-		if got := s.Sweep(); got != 1 {
-			t.Errorf("Sweep() %v after the give-back dropped %d keys, want 1 (the emptied key)", after, got)
-		}
-		if got := s.Len(); got != 0 {
-			t.Errorf("Len() after Sweep = %d, want 0", got)
+// idle: Sweep drops it at the instant of its Take (its window's start) and
+// later in the same window (and sub-window, for sliding_buckets' next).
+func TestMemoryStoreSweepDropsEmptiedKeys(t *testing.T) {
+	for _, spec := range []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: 5, Window: 10 * time.Second},
+		{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: 10 * time.Second},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: 10 * time.Second, Buckets: 5},
+	} {
+		for _, after := range []time.Duration{0, 2 * time.Second} {
+			s, c := newStore(t)
+			k := []algorithms.Check{{Spec: spec, Key: "k"}}
+			ds := take(t, s, k...)
+			given := make([]algorithms.Refunded, 1)
+			if err := s.GiveBack(ctx, given, k, ds, 0); err != nil || !given[0].Given {
+				t.Fatalf("%s: GiveBack of the key's only unit = %+v, %v; want it given back", spec, given[0], err)
+			}
+			c.Advance(after)
+			if got := s.Sweep(); got != 1 {
+				t.Errorf("%s: Sweep() %v after the give-back dropped %d keys, want 1 (the emptied key)", spec, after, got)
+			}
+			if got := s.Len(); got != 0 {
+				t.Errorf("%s: Len() after Sweep = %d, want 0", spec, got)
+			}
 		}
 	}
 }
