@@ -139,19 +139,7 @@ func TestReadmeConfigCode(t *testing.T) {
 // README.md paragraph that starts with intro, indentation removed.
 func readmeGoBlock(t *testing.T, intro string) []string {
 	t.Helper()
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(b), "\n"+intro)
-	if !ok {
-		t.Fatalf("README.md has no paragraph starting %q", intro)
-	}
-	_, after, ok = strings.Cut(after, "```go\n")
-	if !ok {
-		t.Fatalf("README.md has no Go block after %q", intro)
-	}
-	block, _, _ := strings.Cut(after, "```")
+	block := readmeBlockAfter(t, intro, "go")
 	return trimLines(strings.Split(strings.TrimSuffix(block, "\n"), "\n"))
 }
 

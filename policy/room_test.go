@@ -19,19 +19,7 @@ import (
 // decisions (each policy's limit tells it apart), whichever room it holds
 // them in.
 func TestResultReusedAcrossSizes(t *testing.T) {
-	var ps []*policy.Policy
-	for i := range 6 {
-		ps = append(ps, policy.Must(policy.PerMinute("p"+strconv.Itoa(i), int64(10+i), remoteKey)))
-	}
-	s, err := policy.NewSet(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := algorithms.NewMemoryStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	ps, s, store := roomSet(t, 6, func(i int) int64 { return int64(10 + i) })
 	r := httptest.NewRequest("GET", "/", nil)
 	var res policy.Result
 	for step, mask := range []uint64{0b1, 0b101101, 0b10, 0b111111, 0b1100, 0b100000, 0, 0b1011, 0b111111} {
@@ -68,19 +56,7 @@ func TestResultReusedAcrossSizes(t *testing.T) {
 // policies, preparing and taking it again for four or fewer allocates
 // nothing, on the memory store (the first Prepare allocates the room).
 func TestResultReuseDoesNotAllocate(t *testing.T) {
-	var ps []*policy.Policy
-	for i := range 4 {
-		ps = append(ps, policy.Must(policy.PerMinute("p"+strconv.Itoa(i), 1e9, remoteKey)))
-	}
-	s, err := policy.NewSet(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := algorithms.NewMemoryStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	_, s, store := roomSet(t, 4, func(int) int64 { return 1e9 })
 	r := httptest.NewRequest("GET", "/", nil)
 	var res policy.Result
 	ctx := context.Background()
@@ -160,4 +136,25 @@ func TestResultKeysAroundRoom(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roomSet returns n per-minute policies p0..pn-1 keyed by RemoteAddr, the
+// i-th with limit(i), their Set, and a memory store closed at the end of
+// the test.
+func roomSet(t *testing.T, n int, limit func(i int) int64) ([]*policy.Policy, *policy.Set, *algorithms.MemoryStore) {
+	t.Helper()
+	var ps []*policy.Policy
+	for i := range n {
+		ps = append(ps, policy.Must(policy.PerMinute("p"+strconv.Itoa(i), limit(i), remoteKey)))
+	}
+	s, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return ps, s, store
 }
