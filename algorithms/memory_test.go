@@ -220,6 +220,37 @@ func TestMemoryStoreSweepDropsEmptiedKeys(t *testing.T) {
 	}
 }
 
+// TestMemoryStoreSweepSlidingPrevOnly: a sliding_window key whose current
+// window counts nothing (its unit given back) but whose previous window
+// counts one still weighs until its window ends, and not from then on:
+// Sweep keeps it one nanosecond before and drops it at that instant or
+// later within the next window.
+func TestMemoryStoreSweepSlidingPrevOnly(t *testing.T) {
+	const W = 10 * time.Second
+	for _, after := range []time.Duration{0, W / 2} {
+		s, c := newStore(t)
+		k := []algorithms.Check{{Spec: algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: W}, Key: "k"}}
+		take(t, s, k...) // window 0
+		c.Advance(W)
+		ds := take(t, s, k...) // window 1: the previous window counts 1
+		given := make([]algorithms.Refunded, 1)
+		if err := s.GiveBack(ctx, given, k, ds, 0); err != nil || !given[0].Given {
+			t.Fatalf("GiveBack of window 1's unit = %+v, %v; want it given back", given[0], err)
+		}
+		c.Advance(W - 1)
+		if got := s.Sweep(); got != 0 {
+			t.Errorf("Sweep() 1ns before window 1 ends dropped %d keys, want 0 (window 0's unit still weighs)", got)
+		}
+		c.Advance(1 + after)
+		if got := s.Sweep(); got != 1 {
+			t.Errorf("Sweep() %v after window 1 ends dropped %d keys, want 1 (nothing weighs from window 2 on)", after, got)
+		}
+		if got := s.Len(); got != 0 {
+			t.Errorf("Len() after Sweep = %d, want 0", got)
+		}
+	}
+}
+
 // Idle keys go away without Sweep: a shard sweeps itself as it grows.
 func TestMemoryStoreLazyExpiry(t *testing.T) {
 	s, c := newStore(t)
