@@ -116,3 +116,28 @@ func TestKeyTableGrowsAndShrinks(t *testing.T) {
 		t.Errorf("load %.3f after shrinking, want about 0.7", load)
 	}
 }
+
+// TestKeyTableLoadAfterEveryPut: the table keeps the fill its doc states
+// after every insertion, not only at the end: at most 7/8 full, about 70%
+// full right after a growth by a quarter (less when a run reaching the end
+// of the array made it grow first; more by rounding in small tables), and
+// always with slots past cap for the last runs.
+func TestKeyTableLoadAfterEveryPut(t *testing.T) {
+	kt := newKeyTable()
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 50_000 {
+		before := kt.cap
+		kt.put(max(r.Uint64(), 1), cell{t: 1})
+		if kt.n > int(kt.cap-kt.cap/8) {
+			t.Fatalf("after %d puts: %d keys in capacity %d, more than 7/8 full", i+1, kt.n, kt.cap)
+		}
+		if len(kt.slots) <= int(kt.cap) {
+			t.Fatalf("after %d puts: %d slots for capacity %d, none past it", i+1, len(kt.slots), kt.cap)
+		}
+		if kt.cap != before && kt.cap > 64 {
+			if load := float64(kt.n) / float64(kt.cap); load < 0.55 || load > 0.75 {
+				t.Fatalf("after %d puts: grew from %d to %d, load %.3f, want about 0.7", i+1, before, kt.cap, load)
+			}
+		}
+	}
+}
