@@ -964,31 +964,31 @@ func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultCont
 	case 1:
 		if m.narrow(mask) {
 			c := new(narrowContext)
-			c.init(r, c.room.Checks[:], c.room.Decisions[:], c.room.Keys[:])
+			c.init(r, &c.room)
 			return &c.resultContext, c.buf[:0]
 		}
 		c := new(wideOneContext)
-		c.init(r, c.room.Checks[:], c.room.Decisions[:], c.room.Keys[:])
+		c.init(r, &c.room)
 		return &c.resultContext, c.long[:0]
 	case 2:
 		c := new(wideTwoContext)
-		c.init(r, c.room.Checks[:], c.room.Decisions[:], c.room.Keys[:])
+		c.init(r, &c.room)
 		return &c.resultContext, c.long[:0]
 	case 3:
 		c := new(wideThreeContext)
-		c.init(r, c.room.Checks[:], c.room.Decisions[:], c.room.Keys[:])
+		c.init(r, &c.room)
 		return &c.resultContext, c.long[:0]
 	}
 	c := new(wideResultContext)
-	c.init(r, c.room.Checks[:], c.room.Decisions[:], c.room.Keys[:])
+	c.init(r, &c.room)
 	return &c.resultContext, c.long[:0]
 }
 
 // init makes a new rc the context of r, its Result keeping its checks,
-// decisions and keys in checks, decs and keys.
-func (rc *resultContext) init(r *http.Request, checks []algorithms.Check, decs []algorithms.Decision, keys []byte) {
+// decisions and keys in room, which is part of the same allocation.
+func (rc *resultContext) init(r *http.Request, room resultroom.Room) {
 	rc.Context = r.Context()
-	resultroom.Give(&rc.res.Result, checks, decs, keys)
+	resultroom.Give(&rc.res.Result, room)
 }
 
 // request returns r with rc as its context, as r.WithContext(rc) does, but

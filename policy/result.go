@@ -70,9 +70,7 @@ func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
 func init() {
-	resultroom.Give = func(r any, checks []algorithms.Check, decs []algorithms.Decision, keys []byte) {
-		r.(*Result).give(checks, decs, keys)
-	}
+	resultroom.Give = func(r any, room resultroom.Room) { r.(*Result).give(room.Parts()) }
 }
 
 // give makes res keep its checks and decisions in checks and decs, and
@@ -92,17 +90,13 @@ func (res *Result) give(checks []algorithms.Check, decs []algorithms.Decision, k
 func (res *Result) grow(k int) {
 	switch k {
 	case 1:
-		r := new(resultroom.One)
-		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
+		res.give(new(resultroom.One).Parts())
 	case 2:
-		r := new(resultroom.Two)
-		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
+		res.give(new(resultroom.Two).Parts())
 	case 3:
-		r := new(resultroom.Three)
-		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
+		res.give(new(resultroom.Three).Parts())
 	case 4:
-		r := new(resultroom.Four)
-		res.give(r.Checks[:], r.Decisions[:], r.Keys[:])
+		res.give(new(resultroom.Four).Parts())
 	default:
 		res.give(make([]algorithms.Check, k), make([]algorithms.Decision, k), make([]byte, 32*k))
 	}

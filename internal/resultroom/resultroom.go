@@ -9,12 +9,20 @@ package resultroom
 
 import "github.com/ratekeeper/ratekeeper/algorithms"
 
+// A Room holds the checks, decisions and namespaced keys of a
+// policy.Result: One, Two, Three or Four.
+type Room interface {
+	// Parts returns the room's checks and decisions (of the same length)
+	// and its key bytes.
+	Parts() ([]algorithms.Check, []algorithms.Decision, []byte)
+}
+
 // Give makes res, a *policy.Result, keep the checks and decisions of up to
-// len(checks) policies in checks and decs (of the same length), and their
-// namespaced keys in keys while they fit; all must live as long as res. A
-// later Prepare of more policies than that gives res room of its own.
-// Package policy sets Give when it is initialised.
-var Give func(res any, checks []algorithms.Check, decs []algorithms.Decision, keys []byte)
+// as many policies as room has in room, and their namespaced keys while
+// they fit; room must live as long as res. A later Prepare of more
+// policies than that gives res room of its own. Package policy sets Give
+// when it is initialised.
+var Give func(res any, room Room)
 
 // One is the room of one policy, with 64 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
@@ -46,4 +54,24 @@ type Four struct {
 	Checks    [4]algorithms.Check
 	Decisions [4]algorithms.Decision
 	Keys      [112]byte
+}
+
+// Parts returns r's checks, decisions and key bytes.
+func (r *One) Parts() ([]algorithms.Check, []algorithms.Decision, []byte) {
+	return r.Checks[:], r.Decisions[:], r.Keys[:]
+}
+
+// Parts returns r's checks, decisions and key bytes.
+func (r *Two) Parts() ([]algorithms.Check, []algorithms.Decision, []byte) {
+	return r.Checks[:], r.Decisions[:], r.Keys[:]
+}
+
+// Parts returns r's checks, decisions and key bytes.
+func (r *Three) Parts() ([]algorithms.Check, []algorithms.Decision, []byte) {
+	return r.Checks[:], r.Decisions[:], r.Keys[:]
+}
+
+// Parts returns r's checks, decisions and key bytes.
+func (r *Four) Parts() ([]algorithms.Check, []algorithms.Decision, []byte) {
+	return r.Checks[:], r.Decisions[:], r.Keys[:]
 }
