@@ -218,7 +218,9 @@ const (
 
 // Load reads the configuration file at path (YAML, or JSON when the name
 // ends in .json or the content starts with '{') and returns it with every
-// policy built and validated. See [Config] for the format.
+// policy built and validated. See [Config] for the format. A YAML file
+// holds one document: a second one (after a "---" line) is an error, not
+// ignored.
 //
 // Every problem found is reported as a *ConfigError giving the file, the
 // line and column, and the field; several are joined with errors.Join (see

@@ -159,6 +159,52 @@ func checkTokens(tokens token.Tokens, file string) error {
 	return nil
 }
 
+// checkDocuments reports a stream of more than one YAML document, counted
+// on the tokens, at the first token of the second document's content (at
+// its header when it has none). The parser cannot be asked: it reads two
+// document headers in a row ("---\n---\n") as the end of the stream and
+// drops every document after them. A document begins at its header, or at
+// its first content outside one (a directive, such as %YAML, belongs to
+// the header after it), and an end marker ("...") closes it.
+func checkDocuments(tokens token.Tokens, file string) error {
+	docs, open, directive := 0, false, false
+	var second *token.Token
+	for _, tk := range tokens {
+		switch tk.Type {
+		case token.CommentType:
+			continue
+		case token.DirectiveType:
+			directive = true
+			continue
+		case token.DocumentHeaderType:
+			directive, open = false, true
+			if docs++; docs == 2 {
+				second = tk
+			}
+			continue
+		case token.DocumentEndType:
+			open = false
+			continue
+		}
+		if directive {
+			continue // the directive's own words
+		}
+		if !open {
+			open = true
+			docs++
+		}
+		if docs > 1 {
+			second = tk
+			break
+		}
+	}
+	if docs < 2 {
+		return nil
+	}
+	p := tokenPos(second)
+	return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: "holds more than one YAML document"}
+}
+
 // parseYAML parses data into a tree. A syntax error comes back as a
 // *ConfigError with the position the parser reported.
 func parseYAML(data []byte, file string) (root *cnode, err error) {
@@ -174,6 +220,9 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 	}()
 	tokens := lexer.Tokenize(string(data))
 	if err := checkTokens(tokens, file); err != nil {
+		return nil, err
+	}
+	if err := checkDocuments(tokens, file); err != nil {
 		return nil, err
 	}
 	f, err := parser.Parse(tokens, 0)
