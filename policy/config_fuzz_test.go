@@ -26,6 +26,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("policies:\n  - name: a\n    limit: 1_000\n    window: 1d\n    key: [header:X-K, ip]\n    fallback: [[cookie:s], user]\n    routes: [\"GET\\t/x/{id}\", /files/{p...}]\n"), "c.yml")
 	f.Add([]byte("a: &a [x, x]\nb: &b [*a, *a]\npolicies: [*b, *b]\n"), "c.yaml")
 	f.Add([]byte("version: it's\npolicies: [[[{a: [\"]\"]}]]]\n"), "c.yaml")
+	f.Add([]byte("%YAML 1.2\n--- # one\npolicies:\n  - {name: a, limit: 1, window: 1s}\n...\n---\n---\npolicies: []\n"), "c.yaml")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		cfg, err := policy.ParseConfig(data, name)
 		if err != nil {
