@@ -3,6 +3,7 @@ package algorithms_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -344,6 +345,34 @@ func TestMemoryStoreDoesNotAllocate(t *testing.T) {
 	}
 	if err := s.TakeInto(ctx, dst[:1], four); err == nil {
 		t.Error("TakeInto with a short dst = nil error, want one")
+	}
+}
+
+// TestMemoryStoreTakeIntoEightChecksDoesNotAllocate pins TakeInto's
+// promise of no allocation for up to 8 checks on keys already held, at the
+// 8 itself: a Take of eight stacked policies, of the fixed-size kinds, then
+// the same eight with a sliding_log and a sliding_buckets check among them.
+func TestMemoryStoreTakeIntoEightChecksDoesNotAllocate(t *testing.T) {
+	s, _ := newStore(t)
+	kinds := []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.LeakyBucket}
+	eight := make([]algorithms.Check, 8)
+	for i := range eight {
+		eight[i] = algorithms.Check{
+			Spec: algorithms.Spec{Algorithm: kinds[i%len(kinds)], Limit: algorithms.MaxLimit, Window: time.Second},
+			Key:  "k" + strconv.Itoa(i),
+		}
+	}
+	mixed := slices.Clone(eight)
+	mixed[0].Spec = algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: algorithms.MaxLimit, Window: time.Second}
+	mixed[1].Spec = algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: algorithms.MaxLimit, Window: time.Second, Buckets: 4}
+	dst := make([]algorithms.Decision, 8)
+	for name, checks := range map[string][]algorithms.Check{"fixed-size kinds": eight, "with logs": mixed} {
+		if err := s.TakeInto(ctx, dst, checks); err != nil || !dst[0].Allowed {
+			t.Fatalf("%s: TakeInto = %v, %+v", name, err, dst)
+		}
+		if n := testing.AllocsPerRun(100, func() { s.TakeInto(ctx, dst, checks) }); n != 0 {
+			t.Errorf("%s: TakeInto with 8 checks on held keys allocates %v times per call, want 0", name, n)
+		}
 	}
 }
 
