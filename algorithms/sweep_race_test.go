@@ -1,6 +1,7 @@
 package algorithms_test
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,5 +64,65 @@ func TestMemoryStoreSweepBetweenClockAndLockOfATake(t *testing.T) {
 	}
 	if admitted != 4 {
 		t.Errorf("a request at 999ms after a sweep at 1s was admitted (%+v) in the window of 5 it arrived in, already full: the next window then admitted %d more, want 4", d, admitted)
+	}
+}
+
+// TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant: a check that read the
+// clock 1ms before a Sweep that then dropped its key, idle, is decided as a
+// new key at the sweep's instant, and its Decision says so from its own
+// instant: the same as a new key's at the sweep's instant, every duration
+// 1ms longer. For every kind, through TakeOne and through a Take of two
+// checks.
+func TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant(t *testing.T) {
+	const lag = time.Millisecond
+	sweepAt := epoch.Add(10 * time.Second)
+	for _, k := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: k, Limit: 5, Window: time.Second}
+		switch k {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 5
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Second
+		}
+		c := algorithms.Check{Spec: spec, Key: "k", Cost: 2}
+		other := algorithms.Check{Spec: perSecond, Key: "other"}
+		for _, two := range []bool{false, true} {
+			checks := []algorithms.Check{c}
+			if two {
+				checks = append(checks, other)
+			}
+			t.Run(fmt.Sprintf("%s/%d checks", k, len(checks)), func(t *testing.T) {
+				ref, refClk := newStore(t)
+				refClk.Set(sweepAt)
+				want := take(t, ref, checks...)[0]
+				if want.ResetAfter > 0 {
+					want.ResetAfter += lag
+				}
+				if want.NextAfter > 0 {
+					want.NextAfter += lag
+				}
+				if want.Delay > 0 {
+					want.Delay += lag
+				}
+
+				clk := &hookClock{}
+				clk.ns.Store(epoch.UnixNano())
+				s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+				if err != nil {
+					t.Fatal(err)
+				}
+				take(t, s, c)
+				clk.ns.Store(sweepAt.Add(-lag).UnixNano())
+				clk.hook = func() {
+					clk.ns.Store(sweepAt.UnixNano())
+					if n := s.Sweep(); n != 1 {
+						t.Errorf("Sweep() = %d, want 1", n)
+					}
+				}
+				if got := take(t, s, checks...)[0]; got != want {
+					t.Errorf("decision %v before a sweep that dropped the key = %+v, want %+v (a new key's at the sweep, durations %v longer)", lag, got, want, lag)
+				}
+			})
+		}
 	}
 }
