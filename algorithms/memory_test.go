@@ -85,6 +85,22 @@ func TestMemoryStoreClosedAndCancelled(t *testing.T) {
 	}
 }
 
+// TestMemoryStoreTakeOfNoChecks: a Take of no checks decides nothing and
+// is no error (after the same context and Close checks as any Take).
+func TestMemoryStoreTakeOfNoChecks(t *testing.T) {
+	s, _ := newStore(t)
+	if ds, err := s.Take(ctx); err != nil || len(ds) != 0 {
+		t.Errorf("Take() = %v, %v; want no decisions, nil", ds, err)
+	}
+	if err := s.TakeInto(ctx, nil, nil); err != nil {
+		t.Errorf("TakeInto(nil, nil) = %v, want nil", err)
+	}
+	s.Close()
+	if _, err := s.Take(ctx); !errors.Is(err, algorithms.ErrClosed) {
+		t.Errorf("Take() after Close = %v, want ErrClosed", err)
+	}
+}
+
 func TestMemoryStoreSpecsDoNotShareState(t *testing.T) {
 	s, _ := newStore(t)
 	other := perSecond
