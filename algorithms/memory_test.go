@@ -3,6 +3,7 @@ package algorithms_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -98,6 +99,45 @@ func TestMemoryStoreTakeOfNoChecks(t *testing.T) {
 	s.Close()
 	if _, err := s.Take(ctx); !errors.Is(err, algorithms.ErrClosed) {
 		t.Errorf("Take() after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestMemoryStoreCostOutOfRangeOnHeldKeys: a check whose cost is negative
+// or above its Spec's capacity is a *CostError even when every key of the
+// Take is already held (the quick path of single checks and of stacked
+// checks), and the Take consumes nothing.
+func TestMemoryStoreCostOutOfRangeOnHeldKeys(t *testing.T) {
+	for _, k := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: k, Limit: 5, Window: time.Second}
+		switch k {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 5
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Second
+		}
+		for _, cost := range []int64{-1, -spec.Capacity(), spec.Capacity() + 1} {
+			t.Run(fmt.Sprintf("%s/cost %d", k, cost), func(t *testing.T) {
+				s, _ := newStore(t)
+				a := algorithms.Check{Spec: spec, Key: "a"}
+				b := algorithms.Check{Spec: spec, Key: "b"}
+				take(t, s, a, b)
+				bad := a
+				bad.Cost = cost
+				var ce *algorithms.CostError
+				if _, err := s.Take(ctx, bad); !errors.As(err, &ce) {
+					t.Errorf("Take(one check of cost %d) = %v, want a *CostError", cost, err)
+				}
+				if _, err := s.Take(ctx, b, bad); !errors.As(err, &ce) {
+					t.Errorf("Take(b, a of cost %d) = %v, want a *CostError", cost, err)
+				}
+				// Nothing consumed: both keys still have all but the first unit.
+				for _, d := range take(t, s, a, b) {
+					if !d.Allowed || d.Remaining != spec.Capacity()-2 {
+						t.Errorf("after the rejected Takes: %+v, want allowed with %d remaining", d, spec.Capacity()-2)
+					}
+				}
+			})
+		}
 	}
 }
 
