@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,6 +138,41 @@ func TestMemoryStoreCostOutOfRangeOnHeldKeys(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestMemoryStoreSpecsEqualByValue: checks whose Specs are equal share the
+// key's state even when their Algorithm strings are separate copies (as a
+// Spec loaded from a config file has), and a Spec whose Algorithm only
+// resembles a known kind (same length and first letter) is an error even
+// when a valid Spec with the same numbers is held: specs are compared by
+// value, the whole kind, on the single-check and the several-check paths.
+func TestMemoryStoreSpecsEqualByValue(t *testing.T) {
+	loaded := func(k algorithms.Kind) algorithms.Spec {
+		spec := perSecond
+		spec.Algorithm = algorithms.Kind(strings.Clone(string(k)))
+		return spec
+	}
+	for _, two := range []bool{false, true} {
+		s, _ := newStore(t)
+		takeN := func(spec algorithms.Spec) ([]algorithms.Decision, error) {
+			checks := []algorithms.Check{{Spec: spec, Key: "k"}}
+			if two {
+				checks = append(checks, algorithms.Check{Spec: perSecond, Key: "other"})
+			}
+			return s.Take(ctx, checks...)
+		}
+		for i := range perSecond.Limit {
+			if ds, err := takeN(loaded(algorithms.FixedWindow)); err != nil || !ds[0].Allowed || ds[0].Remaining != perSecond.Limit-1-i {
+				t.Fatalf("two checks %v: request %d under a loaded Spec = %+v, %v; want allowed with %d remaining", two, i+1, ds, err, perSecond.Limit-1-i)
+			}
+		}
+		if ds, err := takeN(loaded(algorithms.FixedWindow)); err != nil || ds[0].Allowed {
+			t.Errorf("two checks %v: request %d under a loaded Spec = %+v, %v; want denied: the copies did not share the key", two, perSecond.Limit+1, ds, err)
+		}
+		if ds, err := takeN(loaded("fixed_windoz")); err == nil {
+			t.Errorf("two checks %v: Take under the kind fixed_windoz = %+v, want an error", two, ds)
 		}
 	}
 }
