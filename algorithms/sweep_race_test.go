@@ -126,3 +126,30 @@ func TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryStoreSweepOfNothingLeavesNewKeysAtTheirInstant: a Sweep that
+// drops no key moves no instant. A new key whose check read the clock 1ms
+// before that Sweep ran is decided at its own instant, not the sweep's: a
+// fixed window's ResetAfter is the 1ms left of the window it arrived in.
+func TestMemoryStoreSweepOfNothingLeavesNewKeysAtTheirInstant(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second}
+	clk := &hookClock{}
+	s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.ns.Store(epoch.Add(10 * time.Second).UnixNano())
+	inUse := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Minute}
+	take(t, s, algorithms.Check{Spec: inUse, Key: "in use"})
+	clk.ns.Store(epoch.Add(11*time.Second - time.Millisecond).UnixNano())
+	clk.hook = func() {
+		clk.ns.Store(epoch.Add(11 * time.Second).UnixNano())
+		if n := s.Sweep(); n != 0 {
+			t.Errorf("Sweep() = %d, want 0 (the key in use is within its minute)", n)
+		}
+	}
+	d := take(t, s, algorithms.Check{Spec: spec, Key: "new"})[0]
+	if !d.Allowed || d.ResetAfter != time.Millisecond {
+		t.Errorf("new key 1ms before a window ends, after a Sweep that dropped nothing = %+v, want allowed with ResetAfter 1ms", d)
+	}
+}
