@@ -88,3 +88,23 @@ func TestServerHoldGroupedLineThenZero(t *testing.T) {
 		})
 	}
 }
+
+// A quota's size is the smallest valid one among its lines: an invalid
+// line before a valid one is skipped, not the end of the field.
+func TestServerHoldQuotaSkipsInvalidLines(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"OpenAI", header("X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Reset-Requests", "10s",
+			"X-Ratelimit-Limit-Requests", "many", "X-Ratelimit-Limit-Requests", "2")},
+		{"Anthropic", header("Anthropic-Ratelimit-Requests-Remaining", "0", "Anthropic-Ratelimit-Requests-Reset", now.Add(10*time.Second).Format(time.RFC3339),
+			"Anthropic-Ratelimit-Requests-Limit", "-1, 2")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := serverHold(tc.h, now); got != 5*time.Second {
+				t.Errorf("serverHold = %v, want 5s (a 10s reset over a quota of 2)", got)
+			}
+		})
+	}
+}
