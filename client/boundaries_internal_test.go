@@ -89,22 +89,60 @@ func TestServerHoldGroupedLineThenZero(t *testing.T) {
 	}
 }
 
-// A quota's size is the smallest valid one among its lines: an invalid
-// line before a valid one is skipped, not the end of the field.
+// A quota's size is the smallest positive one among its lines: an invalid
+// line before a valid one is skipped, not the end of the field; a size of
+// 0 is none, and so is one too large for an int64 (not a quota that makes
+// the share of the reset a nanosecond).
 func TestServerHoldQuotaSkipsInvalidLines(t *testing.T) {
+	reset := func(limits ...string) http.Header {
+		h := header("X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Reset-Requests", "10s")
+		for _, l := range limits {
+			h.Add("X-Ratelimit-Limit-Requests", l)
+		}
+		return h
+	}
 	for _, tc := range []struct {
 		name string
 		h    http.Header
+		want time.Duration
 	}{
-		{"OpenAI", header("X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Reset-Requests", "10s",
-			"X-Ratelimit-Limit-Requests", "many", "X-Ratelimit-Limit-Requests", "2")},
+		{"OpenAI", reset("many", "2"), 5 * time.Second},
 		{"Anthropic", header("Anthropic-Ratelimit-Requests-Remaining", "0", "Anthropic-Ratelimit-Requests-Reset", now.Add(10*time.Second).Format(time.RFC3339),
-			"Anthropic-Ratelimit-Requests-Limit", "-1, 2")},
+			"Anthropic-Ratelimit-Requests-Limit", "-1, 2"), 5 * time.Second},
+		{"zero after a size", reset("2", "0"), 5 * time.Second},
+		{"one after a size", reset("2", "1"), 10 * time.Second},
+		{"too large for an int64", reset("99999999999999999999"), 10 * time.Second},
+		{"too large, then a size", reset("99999999999999999999", "2"), 5 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := serverHold(tc.h, now); got != 5*time.Second {
-				t.Errorf("serverHold = %v, want 5s (a 10s reset over a quota of 2)", got)
+			if got := serverHold(tc.h, now); got != tc.want {
+				t.Errorf("serverHold = %v, want %v (a 10s reset)", got, tc.want)
 			}
 		})
+	}
+}
+
+// The local clock is in step with a response's Date from a second before
+// it to less than three seconds after it (see skewBehind, skewAhead), to the
+// nanosecond: within, absolute times count from now; without, from Date.
+func TestServerNowSkewBoundaries(t *testing.T) {
+	date := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		now   time.Time
+		local bool
+	}{
+		{"3s after Date less 1ns", date.Add(3*time.Second - 1), true},
+		{"3s after Date", date.Add(3 * time.Second), false},
+		{"1s before Date", date.Add(-time.Second), true},
+		{"1s and 1ns before Date", date.Add(-time.Second - 1), false},
+	} {
+		want := date
+		if tc.local {
+			want = tc.now
+		}
+		if got := serverNow(header("Date", date.Format(http.TimeFormat)), tc.now); !got.Equal(want) {
+			t.Errorf("%s: serverNow = %v, want %v", tc.name, got, want)
+		}
 	}
 }
