@@ -161,9 +161,6 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 	if !hasRA {
 		d = serverHold(h, now)
 	}
-	if d <= 0 {
-		return
-	}
 	d = min(d, t.maxRetryAfter)
 	if d <= 0 {
 		return
