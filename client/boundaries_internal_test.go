@@ -146,3 +146,37 @@ func TestServerNowSkewBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// RateLimit-Policy's w stands in for a missing t only when it is a positive
+// Integer: a Decimal, Boolean or Date w (whose number a careless reader
+// would take) is no window, and a w of 1 is one second.
+func TestServerHoldPolicyWindowOnlyPositiveInteger(t *testing.T) {
+	for _, tc := range []struct {
+		w    string
+		want time.Duration
+	}{
+		{"1", time.Second},
+		{"5", 5 * time.Second},
+		{"5.5", 0},
+		{"?1", 0},
+		{"@5", 0},
+		{`"5"`, 0},
+		{"0", 0},
+		{"-5", 0},
+	} {
+		h := header("RateLimit", `"z";r=0`, "RateLimit-Policy", `"z";q=1;w=`+tc.w)
+		if got := serverHold(h, now); got != tc.want {
+			t.Errorf("w=%s: serverHold = %v, want %v", tc.w, got, tc.want)
+		}
+	}
+}
+
+// A draft-7 RateLimit Dictionary without a remaining member says nothing
+// about the quota left: its reset holds nothing.
+func TestServerHoldDraft7WithoutRemaining(t *testing.T) {
+	for _, v := range []string{`a=0, reset=4`, `limit=0, reset=4`, `remaining, reset=4, a=0`} {
+		if got := serverHold(header("RateLimit", v), now); got != 0 {
+			t.Errorf("RateLimit %s: serverHold = %v, want 0", v, got)
+		}
+	}
+}
