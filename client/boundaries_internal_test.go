@@ -180,3 +180,29 @@ func TestServerHoldDraft7WithoutRemaining(t *testing.T) {
 		}
 	}
 }
+
+// X-RateLimit-Reset is delta-seconds below 1e9, Unix seconds from 1e9 and
+// Unix milliseconds from 1e12, and no time from 1e15 (the year 33658), each
+// threshold included: at each the reading changes, so a value there reads
+// as the time it is (2001-09-09, long past: no hold) or as none. A number
+// too large for a float64 is none either, not a hold of a nanosecond.
+func TestLegacyResetThresholds(t *testing.T) {
+	for _, tc := range []struct {
+		reset string
+		want  time.Duration
+	}{
+		{"999999999", maxHint}, // 31 years of delta-seconds, saturated
+		{"1000000000", 0},      // Unix seconds: 2001
+		{"999999999999", maxHint},
+		{"1000000000000", 0}, // Unix milliseconds: 2001
+		{"999999999999999", maxHint},
+		{"1000000000000000", 0},
+		{"1" + strings.Repeat("0", 400), 0},
+		{"0.5", 500 * time.Millisecond},
+	} {
+		h := header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", tc.reset)
+		if got := serverHold(h, now); got != tc.want {
+			t.Errorf("X-RateLimit-Reset %.20s: serverHold = %v, want %v", tc.reset, got, tc.want)
+		}
+	}
+}

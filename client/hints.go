@@ -589,8 +589,10 @@ func legacyReset(v string, now time.Time) time.Duration {
 	if !isNumber(v) {
 		return 0
 	}
+	// Digits with a fraction: no sign, NaN or infinity, but a number too
+	// large for a float64 (+Inf with an error).
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {
+	if err != nil {
 		return 0
 	}
 	switch {
