@@ -2,6 +2,7 @@ package client
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,8 @@ func TestLegacyResetThresholds(t *testing.T) {
 		{"1000000000000000", 0},
 		{"1" + strings.Repeat("0", 400), 0},
 		{"0.5", 500 * time.Millisecond},
+		// Unix seconds keep their fraction.
+		{strconv.FormatInt(now.Add(9*time.Second).Unix(), 10) + ".5", 9500 * time.Millisecond},
 	} {
 		h := header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", tc.reset)
 		if got := serverHold(h, now); got != tc.want {
