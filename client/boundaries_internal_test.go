@@ -209,3 +209,21 @@ func TestLegacyResetThresholds(t *testing.T) {
 		}
 	}
 }
+
+// No quota left without a reset (none, or none valid) holds nothing, in
+// every dialect whose reset is a field of its own.
+func TestServerHoldNoneLeftWithoutReset(t *testing.T) {
+	for _, h := range []http.Header{
+		header("Anthropic-Ratelimit-Requests-Remaining", "0"),
+		header("Anthropic-Ratelimit-Requests-Remaining", "0", "Anthropic-Ratelimit-Requests-Reset", "soon"),
+		header("X-Ratelimit-Remaining-Requests", "0"),
+		header("X-Ratelimit-Remaining-Requests", "0", "X-Ratelimit-Reset-Requests", "soon"),
+		header("X-RateLimit-Remaining", "0"),
+		header("X-Rate-Limit-Remaining", "0"),
+		header("RateLimit-Remaining", "0"),
+	} {
+		if got := serverHold(h, now); got != 0 {
+			t.Errorf("%v: serverHold = %v, want 0", h, got)
+		}
+	}
+}
