@@ -165,6 +165,9 @@ func TestBackoffCeilings(t *testing.T) {
 			[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}},
 		{"capped", maxSource{}, time.Second, 3 * time.Second, 5,
 			[]time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second}},
+		// The second ceiling is base·2, below max by a nanosecond, not max.
+		{"max a nanosecond above a doubling", maxSource{}, 100 * time.Millisecond, 200*time.Millisecond + 1, 3,
+			[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 200*time.Millisecond + 1}},
 		{"zero", zeroSource{}, time.Second, 3 * time.Second, 3, []time.Duration{0, 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -399,6 +402,7 @@ func TestReplayable(t *testing.T) {
 		{"POST without body", http.MethodPost, nil, "", nil, 1},
 		{"POST opted in", http.MethodPost, func() io.Reader { return bytes.NewBufferString("v=1") }, "", []client.Option{client.WithRetryMethods("POST")}, 2},
 		{"POST with Idempotency-Key", http.MethodPost, func() io.Reader { return strings.NewReader("v=1") }, "Idempotency-Key", nil, 2},
+		{"POST with X-Idempotency-Key", http.MethodPost, func() io.Reader { return strings.NewReader("v=1") }, "X-Idempotency-Key", nil, 2},
 		{"PATCH opted in without GetBody", http.MethodPatch, func() io.Reader { return io.MultiReader(strings.NewReader("v=1")) }, "", []client.Option{client.WithRetryMethods("PATCH")}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
