@@ -65,7 +65,9 @@ func rewind(req *http.Request) (*http.Request, error) {
 // [0, min(ceiling, base·2^(attempt−1))].
 func (t *Transport) backoff(attempt int) time.Duration {
 	c := t.ceiling
-	if shift := attempt - 1; shift < 62 && t.base <= t.ceiling>>shift {
+	// base<<shift is within the ceiling, and so does not overflow, when
+	// base <= ceiling>>shift; past 63 bits the shift leaves 0, below base.
+	if shift := attempt - 1; t.base <= t.ceiling>>shift {
 		c = t.base << shift
 	}
 	return time.Duration(t.uniform(uint64(c) + 1))
