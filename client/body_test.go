@@ -1,11 +1,16 @@
 package client_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/client"
 )
 
 // readBody is a request body that counts the bytes read from it.
@@ -51,5 +56,25 @@ func TestFirstAttemptSendsTheCallersBody(t *testing.T) {
 	}
 	if n := fresh.Load(); n != 0 {
 		t.Errorf("GetBody called %d times for a request sent once, want 0", n)
+	}
+}
+
+// With WithGiveUpError too, a first attempt whose turn is too far away
+// fails with the *WaitError, before anything is sent: it gave up on no
+// retry, so it is no *RetryError.
+func TestFirstAttemptTooLongIsAWaitErrorWithGiveUpError(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, 10*time.Second), client.WithMaxWait(time.Second), client.WithGiveUpError())
+	if err := roundTrip(context.Background(), tr, srv.URL, ""); err != nil {
+		t.Fatal(err)
+	}
+	err := roundTrip(context.Background(), tr, srv.URL, "")
+	var we *client.WaitError
+	if !errors.As(err, &we) || errors.Is(err, client.ErrGaveUp) {
+		t.Errorf("second request: %v, want a *WaitError and no give-up", err)
+	}
+	if got := len(srv.arrivals()); got != 1 {
+		t.Errorf("%d requests sent, want 1", got)
 	}
 }
