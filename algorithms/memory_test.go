@@ -103,19 +103,26 @@ func TestMemoryStoreTakeOfNoChecks(t *testing.T) {
 	}
 }
 
+// kindSpec returns a valid Spec of kind k: limit per second, in buckets
+// sub-windows for sliding_buckets, queueing up to a second for leaky_queue.
+func kindSpec(k algorithms.Kind, limit int64, buckets int) algorithms.Spec {
+	spec := algorithms.Spec{Algorithm: k, Limit: limit, Window: time.Second}
+	switch k {
+	case algorithms.SlidingBuckets:
+		spec.Buckets = buckets
+	case algorithms.LeakyQueue:
+		spec.MaxDelay = time.Second
+	}
+	return spec
+}
+
 // TestMemoryStoreCostOutOfRangeOnHeldKeys: a check whose cost is negative
 // or above its Spec's capacity is a *CostError even when every key of the
 // Take is already held (the quick path of single checks and of stacked
 // checks), and the Take consumes nothing.
 func TestMemoryStoreCostOutOfRangeOnHeldKeys(t *testing.T) {
 	for _, k := range algorithms.Kinds {
-		spec := algorithms.Spec{Algorithm: k, Limit: 5, Window: time.Second}
-		switch k {
-		case algorithms.SlidingBuckets:
-			spec.Buckets = 5
-		case algorithms.LeakyQueue:
-			spec.MaxDelay = time.Second
-		}
+		spec := kindSpec(k, 5, 5)
 		for _, cost := range []int64{-1, -spec.Capacity(), spec.Capacity() + 1} {
 			t.Run(fmt.Sprintf("%s/cost %d", k, cost), func(t *testing.T) {
 				s, _ := newStore(t)
@@ -229,13 +236,7 @@ func TestMemoryStoreDeniedTakeReportsUnconsumedState(t *testing.T) {
 	tight := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 1, Window: time.Minute}
 	take(t, s, algorithms.Check{Spec: tight, Key: "u"})
 	for _, k := range algorithms.Kinds {
-		spec := algorithms.Spec{Algorithm: k, Limit: 10, Window: time.Second}
-		switch k {
-		case algorithms.SlidingBuckets:
-			spec.Buckets = 2
-		case algorithms.LeakyQueue:
-			spec.MaxDelay = time.Second
-		}
+		spec := kindSpec(k, 10, 2)
 		t.Run(string(k), func(t *testing.T) {
 			key := "p-" + string(k)
 			before := take(t, s, algorithms.Check{Spec: spec, Key: key})[0]

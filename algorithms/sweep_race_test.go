@@ -77,13 +77,7 @@ func TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant(t *testing.T) {
 	const lag = time.Millisecond
 	sweepAt := epoch.Add(10 * time.Second)
 	for _, k := range algorithms.Kinds {
-		spec := algorithms.Spec{Algorithm: k, Limit: 5, Window: time.Second}
-		switch k {
-		case algorithms.SlidingBuckets:
-			spec.Buckets = 5
-		case algorithms.LeakyQueue:
-			spec.MaxDelay = time.Second
-		}
+		spec := kindSpec(k, 5, 5)
 		c := algorithms.Check{Spec: spec, Key: "k", Cost: 2}
 		other := algorithms.Check{Spec: perSecond, Key: "other"}
 		for _, two := range []bool{false, true} {
