@@ -703,3 +703,42 @@ func TestLimiterGiveBackNZero(t *testing.T) {
 		t.Errorf("after RefundN(0): Delay %v, want 2s (the place kept)", d.Delay)
 	}
 }
+
+// TestMemoryStoreRefundOfKeyNotHeld: a Refund of a leaky_queue check whose
+// key the store does not hold (swept, evicted, or never taken here) gives
+// nothing back and says so (Given false), also when other keys of its Spec
+// are held in its shard, and reports a fresh queue; the held key's queue
+// is untouched.
+func TestMemoryStoreRefundOfKeyNotHeld(t *testing.T) {
+	s, _ := newStore(t)
+	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 5 * time.Second}
+	held := algorithms.Check{Spec: queue, Key: "held"}
+	var ds []algorithms.Decision
+	for range 3 {
+		ds = take(t, s, held)
+	}
+	if !ds[0].Allowed || ds[0].Delay != 2*time.Second {
+		t.Fatalf("third Take of the held queue = %+v, want admitted with a 2s delay", ds[0])
+	}
+	// Keys of the same Spec in every shard (2,000 of them leave one of 64
+	// shards without any with probability 10^-12), whichever shard the
+	// absent key falls in.
+	for i := range 2000 {
+		take(t, s, algorithms.Check{Spec: queue, Key: "other-" + strconv.Itoa(i)})
+	}
+	absent := algorithms.Check{Spec: queue, Key: "absent"}
+	dst := make([]algorithms.Refunded, 1)
+	if err := s.Refund(ctx, dst, []algorithms.Check{absent}, ds, 0); err != nil {
+		t.Fatal(err)
+	}
+	if dst[0].Given {
+		t.Errorf("Refund of a key not held = %+v, want Given false", dst[0])
+	}
+	if !dst[0].Allowed || dst[0].Remaining != queue.Capacity() || dst[0].Delay != 0 {
+		t.Errorf("Refund of a key not held = %+v, want a fresh queue's look (admitted, %d left)", dst[0], queue.Capacity())
+	}
+	// The held queue kept its three places: its next request waits 3s.
+	if d := take(t, s, held)[0]; !d.Allowed || d.Delay != 3*time.Second {
+		t.Errorf("held queue after another key's refund = %+v, want admitted with a 3s delay", d)
+	}
+}
