@@ -27,6 +27,7 @@ func TestConfigDocumentsCounted(t *testing.T) {
 		{a + "...\n---\n---\n" + b, 6},
 		{a + "...\n" + b, 4},
 		{"---\n---\n", 2},
+		{a + "---\n---\n", 3},
 		{"%YAML 1.2\n---\n" + a + "---\n---\n" + b, 7},
 	} {
 		_, err := policy.ParseConfig([]byte(tc.doc), "docs.yaml")

@@ -248,6 +248,8 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		return nil, &ConfigError{File: file, Line: 1, Column: 1, Reason: "the document is empty"}
 	}
 	if len(docs) > 1 {
+		// checkDocuments has refused every stream of two documents it
+		// counts; this stands in case the parser ever splits one it did not.
 		p := tokenPos(docs[1].Body.GetToken())
 		return nil, &ConfigError{File: file, Line: p.line, Column: p.col, Reason: "holds more than one YAML document"}
 	}
