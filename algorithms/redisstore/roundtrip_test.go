@@ -292,6 +292,30 @@ func TestOptionsValidated(t *testing.T) {
 	}
 }
 
+// TestOptionsLeastValid: the bounds the options' errors state are
+// inclusive of the least valid value: a deny cache of Size 1 and a breaker
+// opening after 1 failure ("at least 1"), a Cooldown and a Timeout of 1ns
+// ("positive"), a MinTTL of 0 ("must not be negative").
+func TestOptionsLeastValid(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	defer client.Close()
+	for name, opt := range map[string]redisstore.Option{
+		"deny size 1":     redisstore.WithDenyCache(1),
+		"failures 1":      redisstore.WithCircuitBreaker(1, time.Second),
+		"cooldown 1ns":    redisstore.WithCircuitBreaker(3, time.Nanosecond),
+		"timeout 1ns":     redisstore.WithTimeout(time.Nanosecond),
+		"min ttl 0":       redisstore.WithMinTTL(0),
+		"one-byte prefix": redisstore.WithPrefix("p"),
+	} {
+		s, err := redisstore.New(client, opt)
+		if err != nil {
+			t.Errorf("%s: New = %v, want a store", name, err)
+			continue
+		}
+		_ = s.Close()
+	}
+}
+
 // TestClosedAndMismatched: a closed store returns ErrClosed without calling
 // Redis; TakeInto wants one decision per check; invalid checks are the
 // algorithms errors, before any call.
