@@ -177,3 +177,22 @@ func TestOwnDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerOtherCallsUnwindKeepsProbe: a call let through before the
+// circuit opened that then ends without an outcome (a panic) says nothing
+// of the probe in flight: as WithCircuitBreaker says, one call is let
+// through as a probe, so the next call still gets ErrCircuitOpen.
+func TestBreakerOtherCallsUnwindKeepsProbe(t *testing.T) {
+	b := &breaker{threshold: 1, cooldown: time.Second}
+	early := mustAllow(t, b, t0)
+	b.record(errors.New("ERR injected failure"), t0, mustAllow(t, b, t0)) // opens
+	later := t0.Add(time.Second)
+	probe := mustAllow(t, b, later)
+	recorded := false
+	b.unwound(early, &recorded)
+	if _, err := b.allow(later); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("with the probe in flight, after another call unwound: allow = %v, want ErrCircuitOpen", err)
+	}
+	b.unwound(probe, &recorded)
+	mustAllow(t, b, later) // the probe unwound: the next call probes
+}
