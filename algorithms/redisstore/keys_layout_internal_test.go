@@ -1,0 +1,77 @@
+package redisstore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// TestKeysEscaping: the layout the package doc states ("Keys and expiry"),
+// which is where the state of every deployed store lives: a key without
+// ':' is <prefix>:{<key>}:<spec>, a key "ns:rest" is
+// <prefix>:{<rest>}:<ns>:<spec>, and the escaping keeps the bytes
+// 0x21-0x7E but '%', '{' and '}', writes every other byte as %XX, and the
+// empty string as "%". A byte at each edge of the kept range stays, one
+// just past each edge is escaped.
+func TestKeysEscaping(t *testing.T) {
+	si := newSpecInfo(algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Second})
+	s := &Store{prefix: "rk"}
+	for _, tc := range []struct{ key, full string }{
+		{"!az~", "rk:{!az~}"},
+		{" \x7f", "rk:{%20%7F}"},
+		{"%{}", "rk:{%25%7B%7D}"},
+		{"\x00\xff", "rk:{%00%FF}"},
+		{"", "rk:{%}"},
+		{"ns:!~", "rk:{!~}:ns"},
+		{"n s:", "rk:{%}:n%20s"},
+		{":x", "rk:{x}:%"},
+		{strings.Repeat("k", 300), "rk:{" + strings.Repeat("k", 300) + "}"},
+	} {
+		full, tag := s.redisKey(tc.key, si)
+		want := tc.full + si.suffix
+		if !strings.EqualFold(full, want) {
+			t.Errorf("redisKey(%q) = %q, want %q", tc.key, full, want)
+		}
+		if wantTag := tc.full[len("rk:{"):strings.IndexByte(tc.full, '}')]; !strings.EqualFold(tag, wantTag) {
+			t.Errorf("redisKey(%q) tag = %q, want %q", tc.key, tag, wantTag)
+		}
+	}
+}
+
+// TestKeysSpecFields: <spec> spells every field of the Spec in decimal, in
+// the order keys.go states (the kind's letters, Limit, Window in ns,
+// Burst, Buckets, MaxDelay in ns). The state of deployed stores lives
+// under these keys: spelled any other way, an upgraded store would find
+// none of it, every client starting over with a full allowance.
+func TestKeysSpecFields(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: 1500 * time.Millisecond, Burst: 21, Buckets: 13, MaxDelay: 17 * time.Millisecond}
+	suffix := newSpecInfo(spec).suffix
+	kind, fields, ok := strings.Cut(strings.TrimPrefix(suffix, ":"), ":")
+	if !ok || kind == "" || strings.Trim(kind, "abcdefghijklmnopqrstuvwxyz") != "" {
+		t.Fatalf("spec part %q does not start with the kind's letters", suffix)
+	}
+	if want := "10:1500000000:21:13:17000000"; fields != want {
+		t.Fatalf("spec part %q spells the fields %q, want %q", suffix, fields, want)
+	}
+}
+
+// TestSpecCacheBounded: the spec cache remembers the infos of the first
+// maxSpecs specs it is asked for and no more (a direct user of the Store
+// may pass any number of distinct specs); past the bound infos are still
+// derived, each call.
+func TestSpecCacheBounded(t *testing.T) {
+	var c specCache
+	for i := range maxSpecs + 100 {
+		spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: int64(i + 1), Window: time.Second}
+		if si := c.get(spec); si.capacity != spec.Limit {
+			t.Fatalf("get(Limit %d) has capacity %d", spec.Limit, si.capacity)
+		}
+	}
+	held := 0
+	c.m.Range(func(any, any) bool { held++; return true })
+	if held != maxSpecs {
+		t.Fatalf("after %d distinct specs the cache holds %d, want %d", maxSpecs+100, held, maxSpecs)
+	}
+}
