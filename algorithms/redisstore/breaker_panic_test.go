@@ -78,3 +78,41 @@ func TestBreakerProbePanics(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerRefundProbePanics: a Refund goes through the breaker as a
+// Take does (give), and when it is the half-open probe and panics in a
+// client hook, the next call probes (WithCircuitBreaker: a call that
+// panics does not count, and a probe that ends so lets the next call
+// probe).
+func TestBreakerRefundProbePanics(t *testing.T) {
+	srv := sharedServer(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+	defer client.Close()
+	client.AddHook(panicHook{})
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Second}
+	ctx := context.Background()
+	ds, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "boom-free"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "fail"}); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("failing Take = %v, want the Redis error", err)
+	}
+	clk.t = clk.t.Add(10 * time.Second)
+	func() {
+		defer func() {
+			if p := recover(); p != "hook bug" {
+				t.Fatalf("the probe's Refund recovered %v, want the hook's panic", p)
+			}
+		}()
+		_ = s.Refund(ctx, make([]algorithms.Refunded, 1), []algorithms.Check{{Spec: spec, Key: "boom"}}, ds, 0)
+	}()
+	if _, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "other"}); err != nil {
+		t.Errorf("after the probing Refund panicked: Take = %v, want it to probe Redis and close the circuit", err)
+	}
+}
