@@ -999,3 +999,24 @@ func checkHold(t *testing.T, want time.Duration, kv ...string) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// A hold with 1ns left still holds the request for that 1ns: it reaches the
+// server when the hold ends, not before.
+func TestHoldLastNanosecond(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, hint("RateLimit", `"default";r=0;t=5`))
+	hc, _ := newClient(t, clock)
+	if _, _, err := get(hc, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5*time.Second - time.Nanosecond)
+	if _, _, err := get(hc, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 5 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v: the last nanosecond of the hold was not waited", at, want)
+	}
+	if got := clock.Sleeps(); !slices.Equal(got, []time.Duration{time.Nanosecond}) {
+		t.Errorf("slept %v, want [1ns]", got)
+	}
+}
