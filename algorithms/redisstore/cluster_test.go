@@ -476,3 +476,65 @@ func TestClusterUndoWithinTimeout(t *testing.T) {
 		t.Fatal("no undo reached Redis")
 	}
 }
+
+// failReserveHook fails the reservation (script mode 1) of the call whose
+// first key is key, with err, without sending it: the node fails between
+// answering the peek and the reservation.
+type failReserveHook struct {
+	redistest.PassHooks
+	key string
+	err error
+	hit atomic.Bool
+}
+
+func (h *failReserveHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if len(args) > 3 && cmd.Name() == "fcall" {
+			nk, _ := args[2].(int)
+			if nk >= 1 && len(args) > 3+nk+3 && fmt.Sprint(args[3]) == h.key && fmt.Sprint(args[3+nk+3]) == "1" {
+				h.hit.Store(true)
+				cmd.SetErr(h.err)
+				return h.err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestClusterReservationFailureIsTheError: a cross-slot Take whose
+// reservation fails on one slot after every slot's peek admitted returns
+// that failure (not a decision: the middleware applies its failure mode),
+// and the reservation that succeeded on the other slot is undone.
+func TestClusterReservationFailureIsTheError(t *testing.T) {
+	race := newLostRace(t) // its prefix, clock and y; not its racing hook
+	prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
+	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "user-1", Cost: 2}
+	bg := context.Background()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	defer client.Close()
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil { // loads the library
+		t.Fatal(err)
+	}
+	broken := errors.New("node failed between the phases")
+	hook := &failReserveHook{key: race.hook.key, err: broken}
+	client.AddHook(hook)
+	d, err := s.Take(bg, x, y)
+	if !hook.hit.Load() {
+		t.Fatal("the reservation of y never ran")
+	}
+	if !errors.Is(err, broken) {
+		t.Fatalf("Take(x, y) with y's reservation failed = %+v, %v; want the failure", d, err)
+	}
+	after, err := other.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := after[0].Remaining, int64(5-1-1); got != want {
+		t.Fatalf("x after the failed cross-slot Take: a cost-1 Take leaves Remaining %d, want %d (the reservation's 2 units given back)", got, want)
+	}
+}
