@@ -260,6 +260,8 @@ func TestClusterUndoAfterLostRace(t *testing.T) {
 			client := sharedCluster(t)
 			hook := race.hook
 			client.AddHook(hook)
+			undos := &undoRecorder{prefix: prefix}
+			client.AddHook(undos)
 			s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
 			if err != nil {
 				t.Fatal(err)
@@ -277,6 +279,10 @@ func TestClusterUndoAfterLostRace(t *testing.T) {
 			}
 			if d[1].Allowed || !d[0].Allowed {
 				t.Fatalf("Take(x, y) after losing the race = %+v, want x passing and y denied", d)
+			}
+			// Only the slot that admitted is undone: y's reserved nothing.
+			if got := undos.keys(); len(got) != 1 || got[0] == hook.key {
+				t.Fatalf("undo calls for first keys %v, want one, for x's slot (not y's %q)", got, hook.key)
 			}
 			// x as the first Take left it: its cost-1 peek equals that Take's
 			// report minus nothing consumed since (same instant).
@@ -537,4 +543,34 @@ func TestClusterReservationFailureIsTheError(t *testing.T) {
 	if got, want := after[0].Remaining, int64(5-1-1); got != want {
 		t.Fatalf("x after the failed cross-slot Take: a cost-1 Take leaves Remaining %d, want %d (the reservation's 2 units given back)", got, want)
 	}
+}
+
+// undoRecorder records the first key of every undo (script mode 2) under
+// prefix.
+type undoRecorder struct {
+	redistest.PassHooks
+	prefix string
+	mu     sync.Mutex
+	first  []string
+}
+
+func (h *undoRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if len(args) > 3 && cmd.Name() == "fcall" {
+			nk, _ := args[2].(int)
+			if k, _ := args[3].(string); nk >= 1 && len(args) > 3+nk+3 && strings.HasPrefix(k, h.prefix+":") && fmt.Sprint(args[3+nk+3]) == "2" {
+				h.mu.Lock()
+				h.first = append(h.first, k)
+				h.mu.Unlock()
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *undoRecorder) keys() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.first...)
 }
