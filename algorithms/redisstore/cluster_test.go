@@ -286,8 +286,8 @@ func TestClusterUndoAfterLostRace(t *testing.T) {
 			}
 			// x as the first Take left it: its cost-1 peek equals that Take's
 			// report minus nothing consumed since (same instant).
-			if d[0].Remaining != before[0].Remaining {
-				t.Fatalf("x reports Remaining %d after the undone reservation, want %d as before (%+v vs %+v)", d[0].Remaining, before[0].Remaining, d[0], before[0])
+			if d[0].Remaining != before[0].Remaining || d[0].ResetAfter != before[0].ResetAfter {
+				t.Fatalf("x reports Remaining %d, ResetAfter %s after the undone reservation (decided at the reservation's instant, the first Take's), want %d, %s as before (%+v vs %+v)", d[0].Remaining, d[0].ResetAfter, before[0].Remaining, before[0].ResetAfter, d[0], before[0])
 			}
 			after, err := other.Take(ctx, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1})
 			if err != nil {
@@ -483,14 +483,16 @@ func TestClusterUndoWithinTimeout(t *testing.T) {
 	}
 }
 
-// failReserveHook fails the reservation (script mode 1) of the call whose
-// first key is key, with err, without sending it: the node fails between
-// answering the peek and the reservation.
+// failReserveHook fails the call in script mode (the reservation, "1",
+// when empty) whose first key is key, with err, without sending it: for a
+// reservation, the node fails between answering the peek and the
+// reservation.
 type failReserveHook struct {
 	redistest.PassHooks
-	key string
-	err error
-	hit atomic.Bool
+	key  string
+	mode string
+	err  error
+	hit  atomic.Bool
 }
 
 func (h *failReserveHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -498,7 +500,11 @@ func (h *failReserveHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 		args := cmd.Args()
 		if len(args) > 3 && cmd.Name() == "fcall" {
 			nk, _ := args[2].(int)
-			if nk >= 1 && len(args) > 3+nk+3 && fmt.Sprint(args[3]) == h.key && fmt.Sprint(args[3+nk+3]) == "1" {
+			mode := h.mode
+			if mode == "" {
+				mode = "1"
+			}
+			if nk >= 1 && len(args) > 3+nk+3 && fmt.Sprint(args[3]) == h.key && fmt.Sprint(args[3+nk+3]) == mode {
 				h.hit.Store(true)
 				cmd.SetErr(h.err)
 				return h.err
@@ -535,6 +541,13 @@ func TestClusterReservationFailureIsTheError(t *testing.T) {
 	}
 	if !errors.Is(err, broken) {
 		t.Fatalf("Take(x, y) with y's reservation failed = %+v, %v; want the failure", d, err)
+	}
+	// The peek of y fails (the checks' second slot, x's peek answered):
+	// that failure too is the Take's, not a denial.
+	hook.key, hook.mode = race.hook.key, "3"
+	hook.hit.Store(false)
+	if d, err := s.Take(bg, x, y); !hook.hit.Load() || !errors.Is(err, broken) {
+		t.Fatalf("Take(x, y) with y's peek failed (peek reached: %v) = %+v, %v; want the failure", hook.hit.Load(), d, err)
 	}
 	after, err := other.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1})
 	if err != nil {
