@@ -587,3 +587,72 @@ func (h *undoRecorder) keys() []string {
 	defer h.mu.Unlock()
 	return append([]string(nil), h.first...)
 }
+
+// badReserveHook answers the reservation (script mode 1) of the call whose
+// first key is key with reply, without sending it: a server whose reply is
+// not the script's.
+type badReserveHook struct {
+	redistest.PassHooks
+	key   string
+	reply []any
+}
+
+func (h *badReserveHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if len(args) > 3 && cmd.Name() == "fcall" {
+			nk, _ := args[2].(int)
+			if c, ok := cmd.(*redis.Cmd); ok && nk >= 1 && len(args) > 3+nk+3 && fmt.Sprint(args[3]) == h.key && fmt.Sprint(args[3+nk+3]) == "1" {
+				c.SetVal(h.reply)
+				return nil
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestClusterMalformedReservationReply: a reservation reply whose trailing
+// values (the instant and the undo records) are not what the script sends
+// is an error of the Take, never a panic or an admission, and the other
+// slot's reservation is undone.
+func TestClusterMalformedReservationReply(t *testing.T) {
+	race := newLostRace(t) // its prefix, clock and y; not its racing hook
+	prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
+	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Hour}, Key: "user-1", Cost: 2}
+	bg := context.Background()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	defer client.Close()
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil { // loads the library
+		t.Fatal(err)
+	}
+	hook := &badReserveHook{key: race.hook.key}
+	client.AddHook(hook)
+	admitted := []any{int64(2*1 + 1), int64(0), int64(0), int64(0)} // y's decision: admitted, 1 left
+	for _, rest := range [][]any{
+		{},
+		{int64(1), int64(0)},
+		{"1", int64(0), int64(0)},
+		{int64(1), "0", int64(0)},
+		{int64(1), int64(0), "0"},
+		{int64(1), int64(0), int64(-1)},
+		{int64(1), int64(0), int64(1)},
+		{int64(1), int64(0), int64(0), "extra"},
+	} {
+		hook.reply = append(append([]any(nil), admitted...), rest...)
+		d, err := s.Take(bg, x, y)
+		if err == nil || !strings.Contains(err.Error(), "reservation reply") {
+			t.Errorf("Take(x, y) with y's reservation answered %#v = %+v, %v; want an error about the reservation reply", hook.reply, d, err)
+		}
+	}
+	after, err := other.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := after[0].Remaining, int64(100-1-1); got != want {
+		t.Fatalf("x after the failed cross-slot Takes: a cost-1 Take leaves Remaining %d, want %d (every reservation given back)", got, want)
+	}
+}
