@@ -483,35 +483,63 @@ func TestClusterUndoWithinTimeout(t *testing.T) {
 	}
 }
 
-// failReserveHook fails the call in script mode (the reservation, "1",
-// when empty) whose first key is key, with err, without sending it: for a
-// reservation, the node fails between answering the peek and the
-// reservation.
-type failReserveHook struct {
-	redistest.PassHooks
-	key  string
-	mode string
-	err  error
-	hit  atomic.Bool
+// fcallMode returns the first key of cmd and its script mode, when cmd is
+// an FCALL of the store's library with at least one key.
+func fcallMode(cmd redis.Cmder) (key, mode string, ok bool) {
+	args := cmd.Args()
+	if len(args) <= 3 || cmd.Name() != "fcall" {
+		return "", "", false
+	}
+	nk, _ := args[2].(int)
+	if nk < 1 || len(args) <= 3+nk+3 {
+		return "", "", false
+	}
+	return fmt.Sprint(args[3]), fmt.Sprint(args[3+nk+3]), true
 }
 
-func (h *failReserveHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+// interceptHook stands for the node in the call of script mode whose first
+// key is key, without sending it: it fails the call with err if set, else
+// answers reply (a server whose reply is not the script's).
+type interceptHook struct {
+	redistest.PassHooks
+	key, mode string
+	err       error
+	reply     []any
+	hit       atomic.Bool
+}
+
+func (h *interceptHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if len(args) > 3 && cmd.Name() == "fcall" {
-			nk, _ := args[2].(int)
-			mode := h.mode
-			if mode == "" {
-				mode = "1"
-			}
-			if nk >= 1 && len(args) > 3+nk+3 && fmt.Sprint(args[3]) == h.key && fmt.Sprint(args[3+nk+3]) == mode {
-				h.hit.Store(true)
+		if key, mode, ok := fcallMode(cmd); ok && key == h.key && mode == h.mode {
+			h.hit.Store(true)
+			if h.err != nil {
 				cmd.SetErr(h.err)
 				return h.err
+			}
+			if c, ok := cmd.(*redis.Cmd); ok {
+				c.SetVal(h.reply)
+				return nil
 			}
 		}
 		return next(ctx, cmd)
 	}
+}
+
+// crossSlot returns a store on a client of its own of the shared cluster,
+// under race's prefix and clock, with the library loaded by a cost-1 Take
+// of x, and that client.
+func crossSlot(t *testing.T, race *lostRace, x algorithms.Check) (*redisstore.Store, *redis.ClusterClient) {
+	t.Helper()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	t.Cleanup(func() { _ = client.Close() })
+	s, err := redisstore.New(client, redisstore.WithClock(race.clk), redisstore.WithPrefix(race.prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(context.Background(), algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return s, client
 }
 
 // TestClusterReservationFailureIsTheError: a cross-slot Take whose
@@ -520,20 +548,12 @@ func (h *failReserveHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 // and the reservation that succeeded on the other slot is undone.
 func TestClusterReservationFailureIsTheError(t *testing.T) {
 	race := newLostRace(t) // its prefix, clock and y; not its racing hook
-	prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
+	other, y := race.other, race.y
 	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "user-1", Cost: 2}
 	bg := context.Background()
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-	defer client.Close()
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil { // loads the library
-		t.Fatal(err)
-	}
+	s, client := crossSlot(t, race, x)
 	broken := errors.New("node failed between the phases")
-	hook := &failReserveHook{key: race.hook.key, err: broken}
+	hook := &interceptHook{key: race.hook.key, mode: "1", err: broken}
 	client.AddHook(hook)
 	d, err := s.Take(bg, x, y)
 	if !hook.hit.Load() {
@@ -569,14 +589,10 @@ type undoRecorder struct {
 
 func (h *undoRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if len(args) > 3 && cmd.Name() == "fcall" {
-			nk, _ := args[2].(int)
-			if k, _ := args[3].(string); nk >= 1 && len(args) > 3+nk+3 && strings.HasPrefix(k, h.prefix+":") && fmt.Sprint(args[3+nk+3]) == "2" {
-				h.mu.Lock()
-				h.first = append(h.first, k)
-				h.mu.Unlock()
-			}
+		if key, mode, ok := fcallMode(cmd); ok && mode == "2" && strings.HasPrefix(key, h.prefix+":") {
+			h.mu.Lock()
+			h.first = append(h.first, key)
+			h.mu.Unlock()
 		}
 		return next(ctx, cmd)
 	}
@@ -588,48 +604,17 @@ func (h *undoRecorder) keys() []string {
 	return append([]string(nil), h.first...)
 }
 
-// badReserveHook answers the reservation (script mode 1) of the call whose
-// first key is key with reply, without sending it: a server whose reply is
-// not the script's.
-type badReserveHook struct {
-	redistest.PassHooks
-	key   string
-	reply []any
-}
-
-func (h *badReserveHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if len(args) > 3 && cmd.Name() == "fcall" {
-			nk, _ := args[2].(int)
-			if c, ok := cmd.(*redis.Cmd); ok && nk >= 1 && len(args) > 3+nk+3 && fmt.Sprint(args[3]) == h.key && fmt.Sprint(args[3+nk+3]) == "1" {
-				c.SetVal(h.reply)
-				return nil
-			}
-		}
-		return next(ctx, cmd)
-	}
-}
-
 // TestClusterMalformedReservationReply: a reservation reply whose trailing
 // values (the instant and the undo records) are not what the script sends
 // is an error of the Take, never a panic or an admission, and the other
 // slot's reservation is undone.
 func TestClusterMalformedReservationReply(t *testing.T) {
 	race := newLostRace(t) // its prefix, clock and y; not its racing hook
-	prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
+	other, y := race.other, race.y
 	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Hour}, Key: "user-1", Cost: 2}
 	bg := context.Background()
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-	defer client.Close()
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Take(bg, algorithms.Check{Spec: x.Spec, Key: x.Key, Cost: 1}); err != nil { // loads the library
-		t.Fatal(err)
-	}
-	hook := &badReserveHook{key: race.hook.key}
+	s, client := crossSlot(t, race, x)
+	hook := &interceptHook{key: race.hook.key, mode: "1"}
 	client.AddHook(hook)
 	admitted := []any{int64(2*1 + 1), int64(0), int64(0), int64(0)} // y's decision: admitted, 1 left
 	for _, rest := range [][]any{
