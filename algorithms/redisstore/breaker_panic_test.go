@@ -35,6 +35,22 @@ func (panicHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// panicBreakerStore returns a store whose client panics on a key holding
+// "{boom}" (panicHook), with a threshold-1 breaker cooling down 10s, on
+// the returned clock.
+func panicBreakerStore(t *testing.T) (*redisstore.Store, *manualClock) {
+	t.Helper()
+	client := redis.NewClient(&redis.Options{Addr: sharedServer(t).Addr, MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	client.AddHook(panicHook{})
+	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, clk
+}
+
 // TestBreakerProbePanics: a half-open probe whose call panics (here in a
 // client hook, on the caller's goroutine: a context without a Done
 // channel) says nothing of Redis; the next call probes, and its success
@@ -42,15 +58,7 @@ func (panicHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // every later call got ErrCircuitOpen, whatever the clock, and the store
 // never called Redis again.
 func TestBreakerProbePanics(t *testing.T) {
-	srv := sharedServer(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
-	defer client.Close()
-	client.AddHook(panicHook{})
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, 10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := panicBreakerStore(t)
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Hour}
 	take := func(key string) error {
 		_, err := s.Take(context.Background(), algorithms.Check{Spec: spec, Key: key})
@@ -85,15 +93,7 @@ func TestBreakerProbePanics(t *testing.T) {
 // panics does not count, and a probe that ends so lets the next call
 // probe).
 func TestBreakerRefundProbePanics(t *testing.T) {
-	srv := sharedServer(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
-	defer client.Close()
-	client.AddHook(panicHook{})
-	clk := &manualClock{t: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, 10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, clk := panicBreakerStore(t)
 	spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Second}
 	ctx := context.Background()
 	ds, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "boom-free"})
