@@ -138,7 +138,7 @@ local function undoKind()
 
   local function applyUndo(base)
     local clock, count = ARGV[base], tonumber(ARGV[base + 1])
-    if not count then
+    if not count or #ARGV ~= base + 1 + count * 7 then
       return redis.error_reply('redisstore: malformed undo records')
     end
     local u = 0 -- the injected clock: the reservation's instant
