@@ -296,3 +296,38 @@ func TestClusterUndoReplyLostIsNotRepeated(t *testing.T) {
 		t.Fatalf("Take(x) on the other instance = %+v, %v; want Remaining %d (the reservation undone once)", after, err, before[0].Remaining-1)
 	}
 }
+
+// TestClusterUndoManyRecords: a cross-slot Take whose slot of x holds
+// six checks (six records to undo, one per key written) loses the race
+// for y: all six reservations are undone.
+func TestClusterUndoManyRecords(t *testing.T) {
+	race := newLostRace(t)
+	other, y := race.other, race.y
+	ctx := context.Background()
+	var xs []algorithms.Check
+	for i := range 6 {
+		xs = append(xs, algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: int64(5 + i), Window: time.Hour}, Key: "user-1"})
+	}
+	client := sharedCluster(t)
+	client.AddHook(race.hook)
+	s, err := redisstore.New(client, redisstore.WithClock(race.clk), redisstore.WithPrefix(race.prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Take(ctx, append(xs, y)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !race.hook.hit.Load() || d[len(xs)].Allowed {
+		t.Fatalf("Take(x1..x6, y) = %+v, want y denied (the race lost)", d)
+	}
+	after, err := other.Take(ctx, xs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range after {
+		if a.Remaining != xs[i].Spec.Limit-1 {
+			t.Errorf("x%d after the undo: Remaining %d, want %d (only this Take's unit)", i+1, a.Remaining, xs[i].Spec.Limit-1)
+		}
+	}
+}
