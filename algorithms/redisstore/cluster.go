@@ -213,9 +213,13 @@ func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algori
 func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation, dst []algorithms.Decision) error {
 	args := r.args(idx, modeUndo)
 	args[0], args[1] = rv.ts, rv.tn
-	clock := "server"
+	// The undo's instant: the server's TIME, or the injected clock's
+	// reading now, in ns after the reservation's (the script cannot read
+	// the injected clock; a bucket key's undo compares it with the key's
+	// old instant: see cluster.lua).
+	var clock any = "server"
 	if r.hasT {
-		clock = "injected"
+		clock = s.clock.Now().UnixNano() - (rv.ts*1e9 + rv.tn)
 	}
 	args = append(args, clock, len(rv.undo)/7)
 	args = append(args, rv.undo...)

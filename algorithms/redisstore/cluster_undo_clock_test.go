@@ -34,7 +34,7 @@ func bucketUndoKey(prefix string, kind algorithms.Kind, w time.Duration) string 
 }
 
 // TestClusterUndoChangedBucketInjectedClock: with WithClock (standing at
-// 2026-11-30 08:00 UTC, days before the server's clock), x holds 1 unit,
+// 2026-11-30 08:00:00.5 UTC, days before the server's clock), x holds 1 unit,
 // the Take reserves 2, loses the race for y, and another instance takes 1
 // unit of x at the same instant before the undo. Every request between
 // came at the reservation's instant, so subtracting the reservation's 2
@@ -45,6 +45,9 @@ func TestClusterUndoChangedBucketInjectedClock(t *testing.T) {
 	for _, kind := range []algorithms.Kind{algorithms.TokenBucket, algorithms.LeakyBucket} {
 		t.Run(string(kind), func(t *testing.T) {
 			race := newLostRace(t)
+			// Half a second into the second: the reservation's instant is
+			// reckoned to the nanosecond (x's old instant is 100 ms after it).
+			race.clk.t = race.clk.t.Add(500*time.Millisecond + 7)
 			prefix, other, y := race.prefix, race.other, race.y
 			ctx := context.Background()
 			x := algorithms.Check{Spec: algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Second, Burst: 10}, Key: "user-1"}

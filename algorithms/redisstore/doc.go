@@ -225,14 +225,16 @@
 // inconsistency always errs towards denying, never towards admitting more
 // than a limit, on the server's clock (the default). Each node reads its
 // own clock for its slots; with an injected clock, the instances must
-// share it, and a bucket key's undo takes the reservation's instant for
-// the undo's, since the script cannot read the injected clock: if that
-// shared clock moves between the phases and another instance takes from
-// the key in between, the undo can give back units a full bucket had
-// already regained, admitting up to the reservation's units more than
-// the limit (TestClusterUndoWithMovingInjectedClock, skipped). The algotest suite passes
-// unchanged on a three-node cluster (TestConformanceCluster), concurrency
-// tests included.
+// share it, and a bucket key's undo takes the clock's reading when the
+// undo is made (the script cannot read it), just before it is sent: a
+// request of another instance that reads the shared clock after that
+// reading, finds the bucket full again, and reaches Redis before the undo
+// can have the undo give back units the bucket had already regained
+// (admitting up to the reservation's units more than the limit). On a
+// clock that moves with real time that window is the undo's trip to
+// Redis; a clock that jumps within it, as a replay's may, widens it.
+// The algotest suite passes unchanged on a three-node cluster
+// (TestConformanceCluster), concurrency tests included.
 //
 // # Refunds
 //

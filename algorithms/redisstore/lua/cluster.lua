@@ -141,10 +141,15 @@ local function undoKind()
     if not count or #ARGV ~= base + 1 + count * 7 then
       return redis.error_reply('redisstore: malformed undo records')
     end
-    local u = 0 -- the injected clock: the reservation's instant
+    local u -- the undo's instant, in ns after the reservation's
     if clock == 'server' then
       local tm = call('TIME')
       u = rel(tonumber(tm[1]), tonumber(tm[2]) * 1000)
+    else
+      u = tonumber(clock) -- the injected clock's reading, sent
+      if not u then
+        return redis.error_reply('redisstore: malformed undo instant')
+      end
     end
     base = base + 1
     for r = 0, count - 1 do
