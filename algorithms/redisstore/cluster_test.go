@@ -300,34 +300,6 @@ func TestClusterUndoAfterLostRace(t *testing.T) {
 	}
 }
 
-// cancelHook calls cancel once n reservations (script mode 1) have been
-// answered, before the Take can undo them.
-type cancelHook struct {
-	redistest.PassHooks
-	mu     sync.Mutex
-	n      int
-	cancel context.CancelFunc
-}
-
-func (h *cancelHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		args := cmd.Args()
-		if len(args) > 3 && cmd.Name() == "fcall" {
-			nk, _ := args[2].(int)
-			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == "1" {
-				h.mu.Lock()
-				h.n--
-				if h.n == 0 {
-					h.cancel()
-				}
-				h.mu.Unlock()
-			}
-		}
-		return err
-	}
-}
-
 // TestClusterUndoOutlivesTheContext: the caller's context ends after the
 // reservations of a cross-slot Take came back and one slot denied: the
 // undo of the others still runs, so the denied Take consumes nothing.
@@ -341,7 +313,7 @@ func TestClusterUndoOutlivesTheContext(t *testing.T) {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ContextTimeoutEnabled: true})
 	defer client.Close()
 	client.AddHook(race.hook)
-	client.AddHook(&cancelHook{n: 2, cancel: cancel})
+	client.AddHook(&afterReservationsHook{n: 2, do: cancel})
 	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)
