@@ -124,7 +124,8 @@ func (g *slowGate) order() ([]string, []time.Duration) {
 // their places there, in the order they arrived, and go in that order. A
 // waits for a hold until 1s and then, first at the gate, for a store call
 // that answers at 3s; B and then C arrive at 1.5s, with no hold left, and
-// queue behind A: A is sent at 3s, B at 3.2s, C at 3.4s. A request that
+// queue behind A: A is sent at 3s, B at 3.2s, C at 3.4s; X, to another
+// host, arrives then too and is sent at once, without a gate. A request that
 // did not take its place at the gate (pace.go's gate.enter of the no-hold
 // branch deleted) looked at it again and again, never asleep, until it was
 // empty, and then raced the requests behind it for the line (the later
@@ -148,6 +149,16 @@ func TestGateArrivalsWithoutHoldKeepOrder(t *testing.T) {
 	if n := looks.Load(); n != 2 {
 		t.Errorf("B and C looked at the busy gate %d times before taking their places, want once each", n)
 	}
+	// A request of another key, none of which is at the gate, goes at once
+	// without it (gate.go's busy reported any key's tickets with >= 0).
+	doneX := make(chan error, 1)
+	go func() { doneX <- roundTrip(context.Background(), g.tr, "http://other.example/", "X") }()
+	guard(t, "X is sent at once", func() { <-g.sent })
+	var errX error
+	guard(t, "X returns", func() { errX = <-doneX })
+	if n := looks.Load(); errX != nil || n != 2 {
+		t.Errorf("X: %v, and %d requests went through a gate, want nil and B and C alone", errX, n)
+	}
 	g.fc.Advance(1500 * time.Millisecond)
 	guard(t, "A is sent at 3s", func() { <-g.sent })
 	guard(t, "B and C wait for their turns", func() { g.fc.waitSleepers(2) })
@@ -163,10 +174,10 @@ func TestGateArrivalsWithoutHoldKeepOrder(t *testing.T) {
 		}
 	}
 	callers, at := g.order()
-	if want := []string{"A", "B", "C"}; !slices.Equal(callers, want) {
-		t.Errorf("sent %v, want %v: the order in which they arrived", callers, want)
+	if want := []string{"X", "A", "B", "C"}; !slices.Equal(callers, want) {
+		t.Errorf("sent %v, want %v: X at once, the others in the order in which they arrived", callers, want)
 	}
-	if want := []time.Duration{3 * time.Second, 3200 * time.Millisecond, 3400 * time.Millisecond}; !slices.Equal(at, want) {
+	if want := []time.Duration{1500 * time.Millisecond, 3 * time.Second, 3200 * time.Millisecond, 3400 * time.Millisecond}; !slices.Equal(at, want) {
 		t.Errorf("sent at %v, want %v", at, want)
 	}
 }
@@ -210,5 +221,29 @@ func TestGateWaitCountsAgainstMaxWait(t *testing.T) {
 	}
 	if callers, _ := g.order(); !slices.Equal(callers, []string{"A"}) {
 		t.Errorf("sent %v, want A alone", callers)
+	}
+}
+
+// Without proactive pacing a request whose turn is now leaves without
+// sleeping (a Clock is never asked to sleep for d <= 0), and one whose turn
+// is 1ns away sleeps that 1ns. At 10^6 per millisecond (a turn every 1ns)
+// two requests arrive together: the first is sent at once, the second 1ns
+// later, and the clock slept once, for 1ns. Kills pace.go:86's mutants:
+// delay < 0 and err != nil && delay <= 0 (Sleep(0) for the first) and
+// delay <= 1 (the second left 1ns early).
+func TestUnpacedTurnSleepsOnlyToComeLater(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1_000_000, time.Millisecond), client.WithMaxWait(time.Millisecond), client.WithProactive(false))
+	for range 2 {
+		if err := roundTrip(context.Background(), tr, srv.URL, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, time.Nanosecond}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	if got := clock.Sleeps(); !slices.Equal(got, []time.Duration{time.Nanosecond}) {
+		t.Errorf("slept %v, want [1ns]", got)
 	}
 }
