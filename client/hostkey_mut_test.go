@@ -1,0 +1,40 @@
+package client_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// A URL with a port but no host name ("http://:8080/", which net/http
+// dials on the local system) is keyed by its port like any other: the
+// port's leading zeros go, as the dialer reads the port as a number, so
+// "http://:008080/" shares the queue of "http://:8080/", the server both
+// reach. Kills options.go:95's i > 0 and i >= 1, which took a colon first
+// in the host for part of the name and kept ":008080" apart.
+func TestHostKeyNoHostName(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, padded := "http://:"+u.Port()+"/", "http://:00"+u.Port()+"/"
+	for _, raw := range []string{plain, padded} {
+		resp, err := srv.Client().Get(raw)
+		if err != nil {
+			t.Fatalf("GET %s: %v (net/http should reach the local server)", raw, err)
+		}
+		resp.Body.Close()
+		pu, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := client.HostKey(&http.Request{URL: pu}), ":"+u.Port(); got != want {
+			t.Errorf("HostKey(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
