@@ -38,3 +38,20 @@ func TestHostKeyNoHostName(t *testing.T) {
 		}
 	}
 }
+
+// A bracketed host that is no IPv6 address without a zone is keyed by its
+// lower-cased form, as it is: a link-local address with its zone, an
+// invalid literal. Kills options.go:109's deleted strings.ToLower(host),
+// which keyed them "" (and "" exempts a request from pacing and holds).
+func TestHostKeyBracketsNotAnAddress(t *testing.T) {
+	for _, tc := range []struct{ scheme, host, want string }{
+		{"http", "[fe80::1%eth0]:8080", "[fe80::1%eth0]:8080"},
+		{"https", "[fe80::1%eth0]", "[fe80::1%eth0]"},
+		{"http", "[Not.An.Address]", "[not.an.address]"},
+	} {
+		r := &http.Request{URL: &url.URL{Scheme: tc.scheme, Host: tc.host}}
+		if got := client.HostKey(r); got != tc.want {
+			t.Errorf("HostKey(%s://%s) = %q, want %q", tc.scheme, tc.host, got, tc.want)
+		}
+	}
+}
