@@ -70,3 +70,19 @@ func TestRetryAfterHoldThenBackoff(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// A Retry-After of exactly the maximum is honoured: "asks for more" than
+// WithMaxRetryAfter is what gives up. With a maximum of 2m, a 429 with
+// Retry-After: 120 is retried 2m later. Kills transport.go:232's
+// ra >= t.maxRetryAfter (it gave up at once).
+func TestRetryAfterAtTheCap(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "120" }))
+	hc, _ := newClient(t, clock, client.WithMaxRetryAfter(2*time.Minute), client.WithMaxWait(2*time.Minute))
+	if status, _, err := get(hc, srv.URL); err != nil || status != http.StatusOK {
+		t.Fatalf("got %d %v, want 200 after the retry", status, err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Minute}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
