@@ -71,18 +71,27 @@ func TestRetryAfterHoldThenBackoff(t *testing.T) {
 	}
 }
 
-// A Retry-After of exactly the maximum is honoured: "asks for more" than
-// WithMaxRetryAfter is what gives up. With a maximum of 2m, a 429 with
-// Retry-After: 120 is retried 2m later. Kills transport.go:232's
-// ra >= t.maxRetryAfter (it gave up at once).
+// A wait of exactly the maximum the server may ask for is honoured: "asks
+// for more" than WithMaxRetryAfter is what gives up, in Retry-After or in
+// the RateLimit fields. With a maximum of 2m, a 429 with Retry-After: 120,
+// or without one but with a RateLimit field announcing no quota for 120s,
+// is retried 2m later. Kills transport.go:232's ra >= t.maxRetryAfter and
+// :234's serverHold >= t.maxRetryAfter (each gave up at once with the 429).
 func TestRetryAfterAtTheCap(t *testing.T) {
-	clock := newAutoClock()
-	srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "120" }))
-	hc, _ := newClient(t, clock, client.WithMaxRetryAfter(2*time.Minute), client.WithMaxWait(2*time.Minute))
-	if status, _, err := get(hc, srv.URL); err != nil || status != http.StatusOK {
-		t.Fatalf("got %d %v, want 200 after the retry", status, err)
-	}
-	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Minute}; !slices.Equal(at, want) {
-		t.Errorf("arrivals %v, want %v", at, want)
+	for _, h := range [][2]string{{"Retry-After", "120"}, {"RateLimit", `"p";r=0;t=120`}} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, func(n int, w http.ResponseWriter, _ *http.Request) {
+			if n == 1 {
+				w.Header().Set(h[0], h[1])
+				w.WriteHeader(http.StatusTooManyRequests)
+			}
+		})
+		hc, _ := newClient(t, clock, client.WithMaxRetryAfter(2*time.Minute), client.WithMaxWait(2*time.Minute))
+		if status, _, err := get(hc, srv.URL); err != nil || status != http.StatusOK {
+			t.Fatalf("%s: %s: got %d %v, want 200 after the retry", h[0], h[1], status, err)
+		}
+		if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Minute}; !slices.Equal(at, want) {
+			t.Errorf("%s: %s: arrivals %v, want %v", h[0], h[1], at, want)
+		}
 	}
 }
