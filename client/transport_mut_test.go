@@ -95,3 +95,20 @@ func TestRetryAfterAtTheCap(t *testing.T) {
 		}
 	}
 }
+
+// A backoff is no wait the server asked for: the maximum wait, which bounds
+// the holds, does not bound it. With WithMaxWait(0) and without proactive
+// pacing, a 503 without Retry-After is retried after its backoff (250ms
+// with the largest draw). Kills transport.go:245's held = 1 (a backoff
+// counted as 1ns of hold: beyond a maximum of 0, it gave up with the 503).
+func TestBackoffNotBoundedByMaxWait(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, refuse(1, http.StatusServiceUnavailable, nil))
+	hc, _ := newClient(t, clock, client.WithMaxWait(0), client.WithProactive(false), client.WithRandom(maxSource{}))
+	if status, _, err := get(hc, srv.URL); err != nil || status != http.StatusOK {
+		t.Fatalf("got %d %v, want 200 after the retry", status, err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 250 * time.Millisecond}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
