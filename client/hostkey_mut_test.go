@@ -55,3 +55,21 @@ func TestHostKeyBracketsNotAnAddress(t *testing.T) {
 		}
 	}
 }
+
+// A URL with no host name and its scheme's default port (http://:80/,
+// which net/http dials on the local system) keeps the port in its key: the
+// key "" would exempt its requests from pacing and from the holds the
+// server asks for.
+func TestHostKeyNoHostNameDefaultPort(t *testing.T) {
+	for _, tc := range []struct{ scheme, host, want string }{
+		{"http", ":80", ":80"},
+		{"http", ":0080", ":80"},
+		{"HTTPS", ":443", ":443"},
+		{"https", ":80", ":80"},
+	} {
+		r := &http.Request{URL: &url.URL{Scheme: tc.scheme, Host: tc.host}}
+		if got := client.HostKey(r); got != tc.want {
+			t.Errorf("HostKey(%s://%s) = %q, want %q", tc.scheme, tc.host, got, tc.want)
+		}
+	}
+}

@@ -67,7 +67,8 @@ func defaults() config {
 // HostKey is the default pacing key: the request URL's host, lower-cased,
 // with its port unless that is the scheme's default (80 for http, 443 for
 // https), so that "https://api.example.com" and "https://api.example.com:443"
-// share a queue; likewise a fully qualified name's trailing dot is dropped
+// share a queue (a URL with no host name, which net/http dials on the local
+// system, keeps its port: "http://:80/" is keyed ":80"); likewise a fully qualified name's trailing dot is dropped
 // ("api.example.com." is the same host) and an IPv6 literal is written in
 // its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"; an
 // IPv4-mapped one, "[::ffff:192.0.2.1]", which net/http dials over IPv4, is
@@ -100,7 +101,10 @@ func HostKey(r *http.Request) string {
 				port = "0"
 			}
 		}
-		if port == "80" && strings.EqualFold(scheme, "http") || port == "443" && strings.EqualFold(scheme, "https") {
+		// The scheme's default port is dropped, but for no host name
+		// (http://:80/, the local system): its key would be "", which
+		// exempts the request.
+		if host != "" && (port == "80" && strings.EqualFold(scheme, "http") || port == "443" && strings.EqualFold(scheme, "https")) {
 			port = ""
 		}
 	}
