@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"testing"
@@ -61,4 +62,47 @@ func mustRequest(t *testing.T, url string) *http.Request {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// A request left without a turn by a Retry-After, which finds on waking at
+// the end of the hold that the hold was extended beyond its maximum wait,
+// fails then with a *WaitError; it does not sleep out the new hold first.
+// At one per second with a maximum wait of 3s: A is sent at 0, B takes the
+// turn at 1s; at 500ms a Retry-After-Ms holds the host until 2s, and B,
+// woken at 1s, loses its turn and waits for the hold to pass; at 1.5s
+// another extends the hold to 5s. B fails at 2s with a held wait of 5s and
+// sends nothing. Kills line.go:314's || → && and line.go:315's deleted
+// continue (B failed at 5s, having slept out the extended hold).
+func TestHeldTurnlessFailsAtOnceOnExtendedHold(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(3*time.Second), client.WithRetries(0))
+	key := client.HostKey(mustRequest(t, srv.URL))
+	if err := roundTrip(context.Background(), tr, srv.URL, "A"); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	var ended time.Duration
+	clock.drive(2, func(i int) {
+		switch i {
+		case 0:
+			err = roundTrip(context.Background(), tr, srv.URL, "B")
+			ended = clock.Now().Sub(t0)
+		case 1:
+			clock.Sleep(context.Background(), 500*time.Millisecond)
+			tr.Observe(key, http.Header{"Retry-After-Ms": {"1500"}}, clock.Now())
+			clock.Sleep(context.Background(), time.Second)
+			tr.Observe(key, http.Header{"Retry-After-Ms": {"3500"}}, clock.Now())
+		}
+	})
+	var we *client.WaitError
+	if !errors.As(err, &we) || we.Wait != 5*time.Second || !we.Held {
+		t.Errorf("B: %v, want a held *WaitError of 5s", err)
+	}
+	if ended != 2*time.Second {
+		t.Errorf("B returned at %v, want 2s (the end of the hold it slept for)", ended)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
 }
