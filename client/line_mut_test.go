@@ -106,3 +106,66 @@ func TestHeldTurnlessFailsAtOnceOnExtendedHold(t *testing.T) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
+
+// A turn that comes while a Retry-After still holds the host for 1ns is
+// lost to the hold like any other: the request takes the store's next turn
+// after it. At one per second: A is sent at 0, B takes the turn at 1s; a
+// Retry-After-Ms observed at 500ms+1ns holds the host until 1s+1ns. B is
+// sent at 2s. Kills line.go:329's hold > 1 (B was sent at 1s, within the
+// hold).
+func TestTurnWithinLastNanosecondOfHold(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(10*time.Second), client.WithRetries(0))
+	key := client.HostKey(mustRequest(t, srv.URL))
+	if err := roundTrip(context.Background(), tr, srv.URL, "A"); err != nil {
+		t.Fatal(err)
+	}
+	clock.drive(2, func(i int) {
+		switch i {
+		case 0:
+			if err := roundTrip(context.Background(), tr, srv.URL, "B"); err != nil {
+				t.Errorf("B: %v", err)
+			}
+		case 1:
+			clock.Sleep(context.Background(), 500*time.Millisecond)
+			tr.Observe(key, http.Header{"Retry-After-Ms": {"500"}}, clock.Now().Add(time.Nanosecond))
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// A request sent leaves its line: no turn of its stays there for a later
+// hold to take from the store again. At one per second: A is sent at 0, B
+// at 1s (its turn, taken without the line, waited for in it), and C takes
+// the turn at 2s; a Retry-After-Ms at 1.5s holds the host until 2.5s, and
+// C, its turn lost, takes the store's next, at 3s. Kills line.go:336's
+// deleted l.remove (B's spent turn stayed in the line, took the 3s turn
+// after the hold, and C went at 4s).
+func TestSentRequestLeavesLine(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(10*time.Second), client.WithRetries(0))
+	key := client.HostKey(mustRequest(t, srv.URL))
+	if err := roundTrip(context.Background(), tr, srv.URL, "A"); err != nil {
+		t.Fatal(err)
+	}
+	clock.drive(2, func(i int) {
+		switch i {
+		case 0:
+			for _, name := range []string{"B", "C"} {
+				if err := roundTrip(context.Background(), tr, srv.URL, name); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+		case 1:
+			clock.Sleep(context.Background(), 1500*time.Millisecond)
+			tr.Observe(key, http.Header{"Retry-After-Ms": {"1000"}}, clock.Now())
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, time.Second, 3 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
