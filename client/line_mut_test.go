@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
@@ -167,5 +169,70 @@ func TestSentRequestLeavesLine(t *testing.T) {
 	})
 	if at, want := srv.arrivals(), []time.Duration{0, time.Second, 3 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
+
+// refundCounter is a MemoryStore that counts the Refunds asked of it.
+type refundCounter struct {
+	mem     *algorithms.MemoryStore
+	refunds atomic.Int64
+}
+
+func (s *refundCounter) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	return s.mem.Take(ctx, checks...)
+}
+
+func (s *refundCounter) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
+	s.refunds.Add(1)
+	return s.mem.Refund(ctx, dst, checks, ds, waited)
+}
+
+// A request that leaves while its turn lies within a Retry-After hold, with
+// a request behind it that has a turn, gives its turn to nobody: not to the
+// request behind, nor back to the store, which could not take it (the turn
+// behind follows it there). At one per second: A is sent at 0, B takes the
+// turn at 1s, C the turn at 2s; a Retry-After-Ms at 500ms holds the host
+// until 1.5s, and B leaves at 700ms. C is sent at 2s, and the store is
+// asked for no refund. Kills line.go:387's deleted freed = time.Time{} (B's
+// turn was offered back to the store, a store call for nothing).
+func TestLeaveWithinHoldAsksNoRefund(t *testing.T) {
+	clock := newFakeClock()
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &refundCounter{mem: mem}
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(10*time.Second), client.WithRetries(0), client.WithStore(store))
+	key := client.HostKey(mustRequest(t, srv.URL))
+	if err := roundTrip(context.Background(), tr, srv.URL, "A"); err != nil {
+		t.Fatal(err)
+	}
+	bCtx, leave := context.WithCancel(context.Background())
+	defer leave()
+	clock.drive(3, func(i int) {
+		switch i {
+		case 0:
+			if err := roundTrip(bCtx, tr, srv.URL, "B"); !errors.Is(err, context.Canceled) {
+				t.Errorf("B: %v, want context.Canceled", err)
+			}
+		case 1:
+			clock.waitSleepers(1) // B waits for its turn
+			if err := roundTrip(context.Background(), tr, srv.URL, "C"); err != nil {
+				t.Errorf("C: %v", err)
+			}
+		case 2:
+			clock.waitSleepers(2) // B, then C, wait for their turns
+			clock.Sleep(context.Background(), 500*time.Millisecond)
+			tr.Observe(key, http.Header{"Retry-After-Ms": {"1000"}}, clock.Now())
+			clock.Sleep(context.Background(), 200*time.Millisecond)
+			leave()
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	if n := store.refunds.Load(); n != 0 {
+		t.Errorf("%d refunds asked of the store, want 0", n)
 	}
 }
