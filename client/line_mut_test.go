@@ -236,3 +236,37 @@ func TestLeaveWithinHoldAsksNoRefund(t *testing.T) {
 		t.Errorf("%d refunds asked of the store, want 0", n)
 	}
 }
+
+// A request whose place after a Retry-After would be a turn the store gave
+// beyond its maximum wait fails with a *WaitError that does not blame the
+// hold (Held false): the wait is the store's turn. At one per second with a
+// maximum wait of 1.8s: A is sent at 0, B takes the turn at 1s, C (at
+// 500ms) the turn at 2s; a Retry-After-Ms at 600ms holds the host until
+// 1.5s. B, whose place is now the turn at 2s, fails with a wait of 2s.
+// Kills line.go:441's Held: true.
+func TestLateForLiveTurnNotHeld(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, nil)
+	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(1800*time.Millisecond), client.WithRetries(0))
+	key := client.HostKey(mustRequest(t, srv.URL))
+	if err := roundTrip(context.Background(), tr, srv.URL, "A"); err != nil {
+		t.Fatal(err)
+	}
+	var errB error
+	clock.drive(3, func(i int) {
+		switch i {
+		case 0:
+			errB = roundTrip(context.Background(), tr, srv.URL, "B")
+		case 1:
+			clock.Sleep(context.Background(), 500*time.Millisecond)
+			roundTrip(context.Background(), tr, srv.URL, "C")
+		case 2:
+			clock.Sleep(context.Background(), 600*time.Millisecond)
+			tr.Observe(key, http.Header{"Retry-After-Ms": {"900"}}, clock.Now())
+		}
+	})
+	var we *client.WaitError
+	if !errors.As(errB, &we) || we.Wait != 2*time.Second || we.Held {
+		t.Errorf("B: %v (%+v), want a *WaitError of 2s, not held", errB, we)
+	}
+}
