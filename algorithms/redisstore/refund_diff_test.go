@@ -177,28 +177,7 @@ func TestRefundExtremeWaits(t *testing.T) {
 		t.Run(fmt.Sprintf("delay=%d,waited=%d", tc.delay, tc.waited), func(t *testing.T) {
 			clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
 			mem, rs := pairedStores(t, client, clk)
-			var got [2]algorithms.Decision
-			var reported [2]algorithms.Refunded
-			for i, s := range []algorithms.Refunder{mem, rs} {
-				var ds []algorithms.Decision
-				var err error
-				for range 3 {
-					if ds, err = s.Take(t.Context(), c...); err != nil {
-						t.Fatal(err)
-					}
-				}
-				ds[0].Delay = tc.delay
-				rep := make([]algorithms.Refunded, 1)
-				if err := s.Refund(t.Context(), rep, c, ds, tc.waited); err != nil {
-					t.Fatalf("%T: %v", s, err)
-				}
-				reported[i] = rep[0]
-				d, err := s.Take(t.Context(), c...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got[i] = d[0]
-			}
+			reported, got := refundOnBoth(t, mem, rs, c, tc.delay, tc.waited, nil)
 			if got[0] != got[1] {
 				t.Errorf("after the refund: memory %+v, redis %+v", got[0], got[1])
 			}
@@ -207,4 +186,40 @@ func TestRefundExtremeWaits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refundOnBoth takes c three times on mem and then on rs, refunds the last
+// Take of each with its Delay set to delay and the given waited, and takes
+// c once more; it returns what each refund reported and what each last
+// Take decided (memory first). shift, if not nil, is called with true
+// before each refund and with false after it (to move the clock for it).
+func refundOnBoth(t *testing.T, mem, rs algorithms.Refunder, c []algorithms.Check, delay, waited time.Duration, shift func(refunding bool)) (reported [2]algorithms.Refunded, got [2]algorithms.Decision) {
+	t.Helper()
+	for i, s := range []algorithms.Refunder{mem, rs} {
+		var ds []algorithms.Decision
+		var err error
+		for range 3 {
+			if ds, err = s.Take(t.Context(), c...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ds[0].Delay = delay
+		rep := make([]algorithms.Refunded, 1)
+		if shift != nil {
+			shift(true)
+		}
+		if err := s.Refund(t.Context(), rep, c, ds, waited); err != nil {
+			t.Fatalf("%T: %v", s, err)
+		}
+		if shift != nil {
+			shift(false)
+		}
+		reported[i] = rep[0]
+		d, err := s.Take(t.Context(), c...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = d[0]
+	}
+	return reported, got
 }

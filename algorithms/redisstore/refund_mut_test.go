@@ -56,31 +56,12 @@ func TestRefundHugeWaitClockBehind(t *testing.T) {
 	clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
 	mem, rs := pairedStores(t, client, clk)
 	start := clk.t
-	var got [2]algorithms.Decision
-	var reported [2]algorithms.Refunded
-	for i, s := range []algorithms.Refunder{mem, rs} {
+	reported, got := refundOnBoth(t, mem, rs, c, math.MaxInt64, 0, func(refunding bool) {
 		clk.t = start
-		var ds []algorithms.Decision
-		var err error
-		for range 3 {
-			if ds, err = s.Take(t.Context(), c...); err != nil {
-				t.Fatal(err)
-			}
+		if refunding {
+			clk.t = start.Add(-17 * 24 * time.Hour)
 		}
-		clk.t = start.Add(-17 * 24 * time.Hour)
-		ds[0].Delay = math.MaxInt64
-		rep := make([]algorithms.Refunded, 1)
-		if err := s.Refund(t.Context(), rep, c, ds, 0); err != nil {
-			t.Fatalf("%T: %v", s, err)
-		}
-		reported[i] = rep[0]
-		clk.t = start
-		d, err := s.Take(t.Context(), c...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[i] = d[0]
-	}
+	})
 	if !reported[0].Given {
 		t.Errorf("memory store: the refund gave nothing back (%+v); the test wants a place given", reported[0])
 	}
@@ -106,28 +87,7 @@ func TestRefundPassedDelayHugeWait(t *testing.T) {
 	mem, rs := pairedStores(t, client, clk)
 	const waited = 3 << 61
 	const delay = -(1 << 51) - waited + 1
-	var got [2]algorithms.Decision
-	var reported [2]algorithms.Refunded
-	for i, s := range []algorithms.Refunder{mem, rs} {
-		var ds []algorithms.Decision
-		var err error
-		for range 3 {
-			if ds, err = s.Take(t.Context(), c...); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ds[0].Delay = delay
-		rep := make([]algorithms.Refunded, 1)
-		if err := s.Refund(t.Context(), rep, c, ds, waited); err != nil {
-			t.Fatalf("%T: %v", s, err)
-		}
-		reported[i] = rep[0]
-		d, err := s.Take(t.Context(), c...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[i] = d[0]
-	}
+	reported, got := refundOnBoth(t, mem, rs, c, delay, waited, nil)
 	if reported[0].Given {
 		t.Errorf("memory store: the refund gave a place back (%+v); the test wants none given", reported[0])
 	}
