@@ -109,13 +109,11 @@ func TestHeldTurnlessFailsAtOnceOnExtendedHold(t *testing.T) {
 	}
 }
 
-// A turn that comes while a Retry-After still holds the host for 1ns is
-// lost to the hold like any other: the request takes the store's next turn
-// after it. At one per second: A is sent at 0, B takes the turn at 1s; a
-// Retry-After-Ms observed at 500ms+1ns holds the host until 1s+1ns. B is
-// sent at 2s. Kills line.go:329's hold > 1 (B was sent at 1s, within the
-// hold).
-func TestTurnWithinLastNanosecondOfHold(t *testing.T) {
+// oneASecondAfterA returns a client pacing its stub server at one request
+// per second (maximum wait 10s, no retries), the stub, its host key and the
+// clock, once request A has been sent, at 0.
+func oneASecondAfterA(t *testing.T) (*fakeClock, *stub, *client.Transport, string) {
+	t.Helper()
 	clock := newFakeClock()
 	srv := newStub(t, clock, nil)
 	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(10*time.Second), client.WithRetries(0))
@@ -123,6 +121,17 @@ func TestTurnWithinLastNanosecondOfHold(t *testing.T) {
 	if err := roundTrip(context.Background(), tr, srv.URL, "A"); err != nil {
 		t.Fatal(err)
 	}
+	return clock, srv, tr, key
+}
+
+// A turn that comes while a Retry-After still holds the host for 1ns is
+// lost to the hold like any other: the request takes the store's next turn
+// after it. At one per second: A is sent at 0, B takes the turn at 1s; a
+// Retry-After-Ms observed at 500ms+1ns holds the host until 1s+1ns. B is
+// sent at 2s. Kills line.go:329's hold > 1 (B was sent at 1s, within the
+// hold).
+func TestTurnWithinLastNanosecondOfHold(t *testing.T) {
+	clock, srv, tr, key := oneASecondAfterA(t)
 	clock.drive(2, func(i int) {
 		switch i {
 		case 0:
@@ -147,13 +156,7 @@ func TestTurnWithinLastNanosecondOfHold(t *testing.T) {
 // deleted l.remove (B's spent turn stayed in the line, took the 3s turn
 // after the hold, and C went at 4s).
 func TestSentRequestLeavesLine(t *testing.T) {
-	clock := newFakeClock()
-	srv := newStub(t, clock, nil)
-	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(10*time.Second), client.WithRetries(0))
-	key := client.HostKey(mustRequest(t, srv.URL))
-	if err := roundTrip(context.Background(), tr, srv.URL, "A"); err != nil {
-		t.Fatal(err)
-	}
+	clock, srv, tr, key := oneASecondAfterA(t)
 	clock.drive(2, func(i int) {
 		switch i {
 		case 0:
