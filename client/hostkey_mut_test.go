@@ -39,9 +39,9 @@ func TestHostKeyNoHostName(t *testing.T) {
 	}
 }
 
-// A bracketed host that is no IPv6 address without a zone is keyed by its
-// lower-cased form, as it is: a link-local address with its zone, an
-// invalid literal. Kills options.go:109's deleted strings.ToLower(host),
+// A bracketed host that is no IPv6 address is keyed by its lower-cased
+// form, as it is (a link-local address with its zone is keyed so because
+// that is its canonical form, see TestHostKeyZonedIPv6). Kills options.go:109's deleted strings.ToLower(host),
 // which keyed them "" (and "" exempts a request from pacing and holds).
 func TestHostKeyBracketsNotAnAddress(t *testing.T) {
 	for _, tc := range []struct{ scheme, host, want string }{
@@ -70,6 +70,30 @@ func TestHostKeyNoHostNameDefaultPort(t *testing.T) {
 		r := &http.Request{URL: &url.URL{Scheme: tc.scheme, Host: tc.host}}
 		if got := client.HostKey(r); got != tc.want {
 			t.Errorf("HostKey(%s://%s) = %q, want %q", tc.scheme, tc.host, got, tc.want)
+		}
+	}
+}
+
+// A zoned IPv6 literal is keyed in its canonical form with its zone as
+// written: "[FE80:0::1%25eth0]" and "[fe80::1%25eth0]" are one address on
+// one interface and share a queue, while the zone keeps its case, since
+// interface names are case-sensitive ("eth0" and "ETH0" may be two
+// interfaces, or one and none). An IPv4-mapped one is dialled over IPv4,
+// where a zone means nothing: it is keyed as the IPv4 address.
+func TestHostKeyZonedIPv6(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"http://[fe80::1%25eth0]:8080/", "[fe80::1%eth0]:8080"},
+		{"http://[FE80:0:0::0001%25eth0]:8080/", "[fe80::1%eth0]:8080"},
+		{"https://[FE80::1%25ETH0]:443/", "[fe80::1%ETH0]"},
+		{"https://[fe80::1%25ETH0]/", "[fe80::1%ETH0]"},
+		{"https://[::ffff:192.0.2.1%25eth0]/", "192.0.2.1"},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := client.HostKey(&http.Request{URL: u}); got != tc.want {
+			t.Errorf("HostKey(%s) = %q, want %q", tc.url, got, tc.want)
 		}
 	}
 }

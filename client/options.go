@@ -70,9 +70,10 @@ func defaults() config {
 // share a queue (a URL with no host name, which net/http dials on the local
 // system, keeps its port: "http://:80/" is keyed ":80"); likewise a fully qualified name's trailing dot is dropped
 // ("api.example.com." is the same host) and an IPv6 literal is written in
-// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"; an
-// IPv4-mapped one, "[::ffff:192.0.2.1]", which net/http dials over IPv4, is
-// "192.0.2.1"), as is a port written with leading zeros (":08443" is
+// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"; a zone is
+// kept as written, "[FE80::1%eth0]" being "[fe80::1%eth0]", since interface
+// names are case-sensitive; an IPv4-mapped one, "[::ffff:192.0.2.1]", which
+// net/http dials over IPv4, is "192.0.2.1"), as is a port written with leading zeros (":08443" is
 // ":8443"). A host name
 // with non-ASCII characters is keyed by its ASCII (punycode) form, mapped
 // by the IDNA lookup rules as net/http maps it to find the server it dials:
@@ -111,11 +112,11 @@ func HostKey(r *http.Request) string {
 	var key string
 	if len(host) > 2 && host[0] == '[' && host[len(host)-1] == ']' {
 		key = strings.ToLower(host)
-		if a, err := netip.ParseAddr(host[1 : len(host)-1]); err == nil && a.Is6() && a.Zone() == "" {
+		if a, err := netip.ParseAddr(host[1 : len(host)-1]); err == nil && a.Is6() {
 			if a.Is4In6() {
-				key = a.Unmap().String() // dialled over IPv4, as the IPv4 literal is
+				key = a.Unmap().String() // dialled over IPv4, as the IPv4 literal is; no zone there
 			} else {
-				key = "[" + a.String() + "]"
+				key = "[" + a.String() + "]" // the zone as written: interface names are case-sensitive
 			}
 		}
 	} else {
