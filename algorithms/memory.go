@@ -951,8 +951,11 @@ func (sh *shard) sweep(t int64) int {
 // if any, else the one using the smallest share of its capacity. Every table
 // of the shard that holds keys gets its part of the sample, so a flood of
 // new keys under one Spec is weighed against the clients limited under
-// another. It spares the keys of ops and the key h about to enter, and
-// reports whether it found a key to remove. sh.mu must be held.
+// another. It spares the keys of ops, the checks of the Take making room;
+// the key h about to enter, absent from the table it enters, only seeds
+// where the sample starts: its state under other Specs, unless the same
+// Take holds it, is a candidate like any other. It reports whether it found
+// a key to remove. sh.mu must be held.
 func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	var (
 		best     *table
@@ -970,9 +973,6 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	}
 	quota = max(1, (evictProbe+held-1)/max(held, 1))
 	spared := func(tb *table, k uint64) bool {
-		if k == h {
-			return true
-		}
 		for i := range ops {
 			if ops[i].tb == tb && ops[i].h == k {
 				return true
