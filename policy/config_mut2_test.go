@@ -1,0 +1,58 @@
+package policy_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestConfigErrorFormatMultiDigit: lines and columns are written in
+// decimal, past the single digits too (a position of one digit reads the
+// same in most bases).
+func TestConfigErrorFormatMultiDigit(t *testing.T) {
+	e := policy.ConfigError{File: "a.yaml", Line: 12, Column: 34, Field: "policies[0].limit", Reason: "must be positive"}
+	if got, want := e.Error(), "policy: a.yaml:12:34: policies[0].limit: must be positive"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+// TestConfigAliasOfMappingsBounded: an alias of a mapping counts its keys
+// as well as its values: an anchor of 100 entries aliased 200 times stands
+// for over 40,000 nodes, and is refused where the aliases are, as too
+// large, before the schema looks at it.
+func TestConfigAliasOfMappingsBounded(t *testing.T) {
+	var entries []string
+	for i := range 100 {
+		entries = append(entries, "k"+strconv.Itoa(i)+": 1")
+	}
+	aliases := strings.TrimSuffix(strings.Repeat("*a, ", 200), ", ")
+	doc := "policies:\n  - name: p\n    limit: 1\n    window: 1s\n    key: ip\n    x: &a {" + strings.Join(entries, ", ") + "}\n    y: [" + aliases + "]\n"
+	_, err := policy.ParseConfig([]byte(doc), "maps.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || !strings.Contains(errs[0].Reason, "too large") || errs[0].Line != 7 {
+		t.Errorf("aliases of a 100-entry mapping, 200 times: %.300v; want one error at line 7, too large", err)
+	}
+}
+
+// TestConfigNestingAfterClosedCollections: the nesting bound counts the
+// collections open at a point, so a flow collection closed before does not
+// count against one nested 64 levels deep later in the file (the most
+// allowed); 65 levels are refused.
+func TestConfigNestingAfterClosedCollections(t *testing.T) {
+	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, tc := range []struct {
+		levels  int
+		refused bool
+	}{{64, false}, {65, true}} {
+		doc := "policies:\n  - {name: a, limit: 1, window: 1s, methods: [GET]}\nx: " + nested(tc.levels) + "\n"
+		_, err := policy.ParseConfig([]byte(doc), "n.yaml")
+		nests := false
+		for _, ce := range policy.ConfigErrors(err) {
+			nests = nests || strings.Contains(ce.Reason, "nests more than 64 levels")
+		}
+		if err == nil || nests != tc.refused {
+			t.Errorf("%d levels after a closed mapping and list: %v; want refused for its nesting: %v (and an error about x either way)", tc.levels, err, tc.refused)
+		}
+	}
+}
