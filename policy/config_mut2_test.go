@@ -56,3 +56,47 @@ func TestConfigNestingAfterClosedCollections(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigAliasOfScalarsBounded: an alias counts every scalar its
+// anchor holds, whatever its type: a list of 200 nulls, booleans,
+// integers, floats, strings or block literals, aliased 200 times, stands
+// for 40,000 nodes and is refused as too large where the aliases are.
+func TestConfigAliasOfScalarsBounded(t *testing.T) {
+	const n = 200
+	aliases := "    fallback: [" + strings.TrimSuffix(strings.Repeat("*a, ", n), ", ") + "]\n"
+	head := "policies:\n  - name: p\n    limit: 1\n    window: 1s\n"
+	flow := func(s string) string {
+		return "    key: &a [" + strings.TrimSuffix(strings.Repeat(s+", ", n), ", ") + "]\n"
+	}
+	for _, tc := range []struct{ name, anchor string }{
+		{"nulls", flow("~")},
+		{"booleans", flow("true")},
+		{"integers", flow("7")},
+		{"floats", flow("1.5")},
+		{"strings", flow("ip")},
+		{"block literals", "    key: &a\n" + strings.Repeat("      - |\n        ip\n", n)},
+	} {
+		doc := head + tc.anchor + aliases
+		line := strings.Count(head+tc.anchor, "\n") + 1
+		_, err := policy.ParseConfig([]byte(doc), "scalars.yaml")
+		if errs := policy.ConfigErrors(err); len(errs) != 1 || !strings.Contains(errs[0].Reason, "too large") || errs[0].Line != line {
+			t.Errorf("%s: %d aliases of %d: %.200v; want one error at line %d, too large", tc.name, n, n, err, line)
+		}
+	}
+}
+
+// TestConfigJSONManyCollections: a JSON configuration of the most policies,
+// each with lists, holds well over a hundred objects and arrays, none
+// nested deeper than three: it is read (the depth bound counts the
+// collections open at a point, not every one met).
+func TestConfigJSONManyCollections(t *testing.T) {
+	var ps []string
+	for i := range policy.MaxPolicies {
+		ps = append(ps, `{"name": "p`+strconv.Itoa(i)+`", "limit": 5, "window": "1m", "key": ["ip"], "methods": ["POST"]}`)
+	}
+	doc := `{"policies": [` + strings.Join(ps, ", ") + `]}`
+	cfg, err := policy.ParseConfig([]byte(doc), "many.json")
+	if err != nil || len(cfg.Policies) != policy.MaxPolicies {
+		t.Fatalf("ParseConfig of %d JSON policies with lists: %.300v", policy.MaxPolicies, err)
+	}
+}
