@@ -231,32 +231,31 @@ func TestCountIfGiveBackErrorIsReported(t *testing.T) {
 	}
 }
 
-// TestCountIfNothingGivenBackIsNotCounted: with a store that cannot give
-// units back, a response the policy does not count gives nothing back, and
-// Stats.GivenBack stays 0; with one that can, it counts the give-back.
+// TestCountIfNothingGivenBackIsNotCounted: a response the policy counts
+// gives nothing back, and Stats.GivenBack stays 0; one it does not count
+// is given back, and counted there. (A store that cannot give units back
+// is refused with a CountIf policy: TestCountIfNeedsGiveBackStore.)
 func TestCountIfNothingGivenBackIsNotCounted(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		giver   bool
+		status  int
 		wantGot int64
 	}{
-		{"store that gives back", true, 1},
-		{"store that cannot", false, 0},
+		{"success, not counted", http.StatusOK, 1},
+		{"failure, counted", http.StatusForbidden, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem, _ := newStore(t)
-			var store algorithms.Store = mem
-			if !tc.giver {
-				store = takeOnly{mem}
-			}
 			spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}
-			m := middleware.MustNew(store, []*policy.Policy{
+			m := middleware.MustNew(mem, []*policy.Policy{
 				policy.Must(policy.New("login", spec, user, policy.CountIf(policy.CountFailed))),
 			})
 			mux := http.NewServeMux()
-			mux.Handle("POST /login", m.Handler(ok))
-			if w := serve(mux, "POST", "/login", "X-User", "ann"); w.Code != http.StatusOK {
-				t.Fatalf("login: %d, want 200", w.Code)
+			mux.Handle("POST /login", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+			})))
+			if w := serve(mux, "POST", "/login", "X-User", "ann"); w.Code != tc.status {
+				t.Fatalf("login: %d, want %d", w.Code, tc.status)
 			}
 			if got := m.Stats().GivenBack; got != tc.wantGot {
 				t.Errorf("Stats().GivenBack = %d, want %d", got, tc.wantGot)

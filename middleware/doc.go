@@ -105,7 +105,10 @@
 // Unwrap for http.ResponseController), and once the handler has returned, or
 // panicked (status 500), gives back to the store that decided it the
 // units of the policies whose count says no ([policy.Result.GiveBack],
-// [algorithms.GiveBacker]); a client gone before the status reads 499, a
+// [algorithms.GiveBacker]: [New], [Middleware.SetPolicies] and
+// [Middleware.ApplyConfig] refuse such a policy over a store, or a fallback
+// store, that is not one, as a wrapper forwarding Take alone is not,
+// rather than count every response); a client gone before the status reads 499, a
 // hijacked connection 101. The request counts until then: concurrent
 // requests see it counted, and its own headers, which go out with the
 // handler's status before it returns, report it counted. Where the

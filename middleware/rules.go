@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -125,6 +126,9 @@ func (m *Middleware) configured(name string) *policy.Policy {
 // apply builds the set of base with limits and makes it the active one.
 // It requires m.rules.mu.
 func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error {
+	if err := m.canGiveBack(base); err != nil {
+		return err
+	}
 	eff := make([]*policy.Policy, len(base))
 	for i, p := range base {
 		eff[i] = p
@@ -153,6 +157,27 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 	m.rules.limits = limits
 	if m.obs != nil {
 		m.notifyLimits(old, oldBase, set)
+	}
+	return nil
+}
+
+// canGiveBack refuses a policy of ps that counts only some responses
+// ([policy.CountIf]) when the store, or the fallback store, cannot give
+// units back (is no [algorithms.GiveBacker], as a wrapper that forwards
+// Take alone is not): every response would count, silently.
+func (m *Middleware) canGiveBack(ps []*policy.Policy) error {
+	for _, p := range ps {
+		if p == nil || p.CountsAll() {
+			continue
+		}
+		if _, ok := m.store.(algorithms.GiveBacker); !ok {
+			return fmt.Errorf("middleware: policy %q: CountIf needs a store that gives units back (an algorithms.GiveBacker); the store, a %T, is not one", p.Name(), m.store)
+		}
+		if m.failure.mode == fallBack {
+			if _, ok := m.failure.store.(algorithms.GiveBacker); !ok {
+				return fmt.Errorf("middleware: policy %q: CountIf needs a store that gives units back (an algorithms.GiveBacker); the fallback store, a %T, is not one", p.Name(), m.failure.store)
+			}
+		}
 	}
 	return nil
 }

@@ -161,7 +161,9 @@ func WithCost(cost func(*http.Request) int64) Option {
 // writing one), 499 (nginx's "client closed request") when its client went
 // away before it wrote one, and 101 when it took over the connection
 // (http.Hijacker). [CountFailed] counts failed logins and lets successful
-// ones go: the canonical use.
+// ones go: the canonical use. The store must be an [algorithms.GiveBacker]
+// (both of this module's are); the middleware refuses a CountIf policy
+// over one that is not.
 //
 // The request is counted first, when it is decided, and given back only
 // once its handler has returned, as express-rate-limit does. So while a
