@@ -17,6 +17,7 @@ func TestConfigDurationOutOfRange(t *testing.T) {
 		{"2d", "must be at most 24h0m0s, got 48h0m0s"},  // as before
 		{"366d", "must be at most 24h0m0s, got 8784h0m0s"},
 		{"-1d", "must be positive, got -24h0m0s"},
+		{"+48d", "must be at most 24h0m0s, got 1152h0m0s"}, // every digit is one
 		{"9999999h", `"9999999h" is out of range: a duration is at most 2562047h47m16.854775807s`},
 		{"99999999999999999999d", `"99999999999999999999d" is out of range: a duration is at most 2562047h47m16.854775807s`},
 		{"106752d", `"106752d" is out of range: a duration is at most 2562047h47m16.854775807s`},
