@@ -100,3 +100,24 @@ func TestConfigJSONManyCollections(t *testing.T) {
 		t.Fatalf("ParseConfig of %d JSON policies with lists: %.300v", policy.MaxPolicies, err)
 	}
 }
+
+// TestConfigListFieldsOfWrongShape: a field that holds one string or a
+// list of strings (methods, routes, key, trusted_proxies; fallback, one
+// key or a list of keys) given a number, a boolean or a mapping is one
+// error, at that field, saying what it holds.
+func TestConfigListFieldsOfWrongShape(t *testing.T) {
+	const pol = "policies:\n  - name: a\n    limit: 1\n    window: 1s\n"
+	for _, tc := range []struct{ doc, field, reason string }{
+		{pol + "    methods: 5\n", "policies[0].methods", "must be a list of strings, not an integer"},
+		{pol + "    routes: {a: 1}\n", "policies[0].routes", "must be a list of strings, not a mapping"},
+		{pol + "    key: 5\n", "policies[0].key", "must be a list of strings, not an integer"},
+		{pol + "    key: ip\n    fallback: {a: 1}\n", "policies[0].fallback", "must be a key part or a non-empty list of keys, not a mapping"},
+		{"trusted_proxies: true\n" + pol, "trusted_proxies", "must be a list of strings, not a boolean"},
+	} {
+		_, err := policy.ParseConfig([]byte(tc.doc), "l.yaml")
+		ces := policy.ConfigErrors(err)
+		if len(ces) != 1 || ces[0].Field != tc.field || ces[0].Reason != tc.reason || ces[0].Line == 0 {
+			t.Errorf("%q: %v; want one error at %s: %s", tc.doc, err, tc.field, tc.reason)
+		}
+	}
+}
