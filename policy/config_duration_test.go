@@ -22,6 +22,8 @@ func TestConfigDurationOutOfRange(t *testing.T) {
 		{"99999999999999999999d", `"99999999999999999999d" is out of range: a duration is at most 2562047h47m16.854775807s`},
 		{"106752d", `"106752d" is out of range: a duration is at most 2562047h47m16.854775807s`},
 		{"-9999999h", `"-9999999h" is out of range: a duration is at most 2562047h47m16.854775807s`},
+		{"1h9999999h", `"1h9999999h" is out of range: a duration is at most 2562047h47m16.854775807s`},
+		{".h", `".h" is not a duration such as 1s, 500ms, 1m or 24h`},
 		{"1.2.3s", `"1.2.3s" is not a duration such as 1s, 500ms, 1m or 24h`},
 		{"1e3s", `"1e3s" is not a duration such as 1s, 500ms, 1m or 24h`}, // as before
 		{"1h1d", `"1h1d" is not a duration such as 1s, 500ms, 1m or 24h`}, // as before
