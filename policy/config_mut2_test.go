@@ -121,3 +121,17 @@ func TestConfigListFieldsOfWrongShape(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigHeaderProfiles: every header profile is read by the name the
+// documentation gives it.
+func TestConfigHeaderProfiles(t *testing.T) {
+	for name, want := range map[string]policy.HeaderProfile{
+		"ietf": policy.HeadersIETF, "draft-7": policy.HeadersDraft7, "draft-6": policy.HeadersDraft6,
+		"legacy": policy.HeadersLegacy, "legacy-unix": policy.HeadersLegacyUnix, "none": policy.HeadersNone,
+	} {
+		cfg, err := policy.ParseConfig([]byte("headers: "+name+"\npolicies:\n  - {name: a, limit: 1, window: 1s}\n"), "h.yaml")
+		if err != nil || cfg.Headers != want {
+			t.Errorf("headers: %s: %v, %v; want %q", name, cfg, err, want)
+		}
+	}
+}

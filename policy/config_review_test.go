@@ -71,15 +71,17 @@ func TestConfigClientChosenKeyBounded(t *testing.T) {
 				t.Errorf("key of %q = %q, want it as it is", "bot", k)
 			}
 			// Printable ASCII (spaces and '~' included) up to MaxKeyLen
-			// bytes is kept; DEL and control bytes are not.
+			// bytes is kept; DEL and control bytes, the first one
+			// included, are not, nor is a value starting with '#', the
+			// mark of a digest.
 			if tc.name == "header" {
 				for _, v := range []string{strings.Repeat("a", keyfunc.MaxKeyLen), "a b~", " ~"} {
 					if k := keyOf(v); k != "p:"+v {
 						t.Errorf("key of %q = %q, want it as it is", v, k)
 					}
 				}
-				for _, v := range []string{"a\x7fb", "a\x1fb"} {
-					if k := keyOf(v); !strings.HasPrefix(k, "p:#") {
+				for _, v := range []string{"a\x7fb", "a\x1fb", "\x1fab", "#abc"} {
+					if k := keyOf(v); !strings.HasPrefix(k, "p:#") || k == "p:"+v {
 						t.Errorf("key of %q = %q, want a digest", v, k)
 					}
 				}
