@@ -255,11 +255,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// retry's as a new request's (see wait).
 			return t.giveUp(resp, attempt, ra, reasonNoTurn, &WaitError{Key: key, Wait: held, MaxWait: t.maxWait, Held: true})
 		}
-		if dl, ok := ctx.Deadline(); ok && wait > 0 && time.Until(dl) <= wait {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
 			// The retry could not leave before the deadline: sleeping
 			// until then would only trade the server's answer for
-			// ctx.Err(). A context's deadline is real time, whatever the
-			// Transport's Clock.
+			// ctx.Err(). So would a retry at once (a wait of 0) once the
+			// deadline has passed during the attempt. A context's
+			// deadline is real time, whatever the Transport's Clock.
 			return t.giveUp(resp, attempt, ra, reasonDeadline, nil)
 		}
 		if t.onRetry != nil {
