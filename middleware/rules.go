@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -166,20 +167,20 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 // units back (is no [algorithms.GiveBacker], as a wrapper that forwards
 // Take alone is not): every response would count, silently.
 func (m *Middleware) canGiveBack(ps []*policy.Policy) error {
-	for _, p := range ps {
-		if p == nil || p.CountsAll() {
-			continue
-		}
-		if _, ok := m.store.(algorithms.GiveBacker); !ok {
-			return fmt.Errorf("middleware: policy %q: CountIf needs a store that gives units back (an algorithms.GiveBacker); the store, a %T, is not one", p.Name(), m.store)
-		}
-		if m.failure.mode == fallBack {
-			if _, ok := m.failure.store.(algorithms.GiveBacker); !ok {
-				return fmt.Errorf("middleware: policy %q: CountIf needs a store that gives units back (an algorithms.GiveBacker); the fallback store, a %T, is not one", p.Name(), m.failure.store)
-			}
-		}
+	i := slices.IndexFunc(ps, func(p *policy.Policy) bool { return p != nil && !p.CountsAll() })
+	if i < 0 {
+		return nil
 	}
-	return nil
+	check := func(what string, store algorithms.Store) error {
+		if _, ok := store.(algorithms.GiveBacker); !ok {
+			return fmt.Errorf("middleware: policy %q: CountIf needs a store that gives units back (an algorithms.GiveBacker); the %s, a %T, is not one", ps[i].Name(), what, store)
+		}
+		return nil
+	}
+	if err := check("store", m.store); err != nil || m.failure.mode != fallBack {
+		return err
+	}
+	return check("fallback store", m.failure.store)
 }
 
 // notifyLimits tells the observer of every policy whose effective or
