@@ -68,21 +68,21 @@ func defaults() config {
 // with its port unless that is the scheme's default (80 for http, 443 for
 // https), so that "https://api.example.com" and "https://api.example.com:443"
 // share a queue (a URL with no host name, which net/http dials on the local
-// system, keeps its port: "http://:80/" is keyed ":80"); likewise a fully qualified name's trailing dot is dropped
-// ("api.example.com." is the same host) and an IPv6 literal is written in
-// its canonical form ("[2001:db8:0:0::1]" is "[2001:db8::1]"; a zone is
-// kept as written, "[FE80::1%eth0]" being "[fe80::1%eth0]", since interface
-// names are case-sensitive; an IPv4-mapped one, "[::ffff:192.0.2.1]", which
-// net/http dials over IPv4, is "192.0.2.1"), as is a port written with leading zeros (":08443" is
-// ":8443"). A host name
-// with non-ASCII characters is keyed by its ASCII (punycode) form, mapped
-// by the IDNA lookup rules as net/http maps it to find the server it dials:
-// "bücher.example", "BÜCHER.example" and "xn--bcher-kva.example" are one
-// host, keyed "xn--bcher-kva.example", and "ｅｘａｍｐｌｅ.com" is
-// "example.com". A name those rules refuse is keyed by its lower-cased form.
-// Requests to one host wait their turn in one queue and share the holds that
-// host asks for. A host in its key's form (lower-case ASCII) is keyed
-// without allocating.
+// system, keeps its port: "http://:80/" is keyed ":80"); likewise a fully
+// qualified name's trailing dot is dropped ("api.example.com." is the same
+// host) and an IPv6 literal is written in its canonical form
+// ("[2001:db8:0:0::1]" is "[2001:db8::1]"; a zone is kept as written,
+// "[FE80::1%eth0]" being "[fe80::1%eth0]", since interface names are
+// case-sensitive; an IPv4-mapped one, "[::ffff:192.0.2.1]", which net/http
+// dials over IPv4, is "192.0.2.1"), as is a port written with leading zeros
+// (":08443" is ":8443"). A host name with non-ASCII characters is keyed by
+// its ASCII (punycode) form, mapped by the IDNA lookup rules as net/http
+// maps it to find the server it dials: "bücher.example", "BÜCHER.example"
+// and "xn--bcher-kva.example" are one host, keyed "xn--bcher-kva.example",
+// and "ｅｘａｍｐｌｅ.com" is "example.com". A name those rules refuse is
+// keyed by its lower-cased form. Requests to one host wait their turn in
+// one queue and share the holds that host asks for. A host in its key's
+// form (lower-case ASCII) is keyed without allocating.
 func HostKey(r *http.Request) string {
 	hostport, scheme := r.Host, ""
 	if r.URL != nil {
