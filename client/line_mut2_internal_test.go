@@ -101,16 +101,7 @@ func TestAbandonWithLineFree(t *testing.T) {
 	l.push(second)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tr.abandon("k", l, goneTurn{ctx: ctx, tn: first})
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second): // a guard against a hang, not a wait
-		t.Fatal("abandon hung")
-	}
+	noHang(t, "abandon", func() { tr.abandon("k", l, goneTurn{ctx: ctx, tn: first}) })
 	if l.head != second || l.tail != second || second.prev != nil {
 		t.Error("the abandoned turn is still in the line")
 	}
@@ -167,20 +158,23 @@ func settleSetup(t *testing.T, maxWait time.Duration) (*Transport, *settleStore,
 	return tr, store, clock.Now(), l
 }
 
-// settleGuarded runs settle and fails the test if it has not returned
-// within a few seconds of real time: a guard against a hang, not a wait.
-func settleGuarded(t *testing.T, tr *Transport, ctx context.Context, l *line, now time.Time) {
+// noHang runs fn and fails the test if it has not returned within a few
+// seconds of real time: a guard against a hang, not a wait.
+func noHang(t *testing.T, what string, fn func()) {
 	t.Helper()
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tr.settle(ctx, "k", l, now)
-	}()
+	go func() { defer close(done); fn() }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("settle hung")
+		t.Fatalf("%s hung", what)
 	}
+}
+
+// settleGuarded runs settle under noHang.
+func settleGuarded(t *testing.T, tr *Transport, ctx context.Context, l *line, now time.Time) {
+	t.Helper()
+	noHang(t, "settle", func() { tr.settle(ctx, "k", l, now) })
 }
 
 // Outside a hold, settle leaves the requests that have turns as they are,

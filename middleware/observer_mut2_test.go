@@ -2,8 +2,6 @@ package middleware_test
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,11 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -53,60 +49,31 @@ func (o *fanObserver) ObserveState(from, to middleware.State) {
 
 func (o *fanObserver) ObserveGiveBack(policy string) { o.log.add(o.name + " giveback " + policy) }
 
-// switchMemory is a memory store, give-backs and all, whose Takes (every
-// form) fail while fail is set.
-type switchMemory struct {
-	*algorithms.MemoryStore
-	fail atomic.Bool
-}
-
-func (s *switchMemory) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
-	if s.fail.Load() {
-		return nil, errors.New("store down")
-	}
-	return s.MemoryStore.Take(ctx, checks...)
-}
-
-func (s *switchMemory) TakeOne(ctx context.Context, c algorithms.Check) (algorithms.Decision, error) {
-	if s.fail.Load() {
-		return algorithms.Decision{}, errors.New("store down")
-	}
-	return s.MemoryStore.TakeOne(ctx, c)
-}
-
-func (s *switchMemory) TakeInto(ctx context.Context, dst []algorithms.Decision, checks []algorithms.Check) error {
-	if s.fail.Load() {
-		return errors.New("store down")
-	}
-	return s.MemoryStore.TakeInto(ctx, dst, checks)
-}
-
 // TestObserversAllToldStateAndGiveBack: with several observers, each is
 // told, in the order given, of a response's units given back (CountIf)
 // and of a change of failure state, not only of requests.
 func TestObserversAllToldStateAndGiveBack(t *testing.T) {
 	mem, _ := newStore(t)
-	store := &switchMemory{MemoryStore: mem}
 	var log fanLog
-	a, b := &fanObserver{name: "a", log: &log}, &fanObserver{name: "b", log: &log}
+	observe := middleware.WithObserver(&fanObserver{name: "a", log: &log}, &fanObserver{name: "b", log: &log})
+
 	counted := policy.CountIf(func(_ *http.Request, status int) bool { return status < 500 })
-	m, err := middleware.New(store, []*policy.Policy{fixed("p", 10, time.Minute, remote, counted)}, middleware.WithObserver(a, b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("p", 10, time.Minute, remote, counted)}, observe)
 	mux := http.NewServeMux()
 	mux.Handle("GET /fail", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 	})))
-	mux.Handle("GET /", m.Handler(ok))
-
 	if w := serve(mux, "GET", "/fail"); w.Code != http.StatusInternalServerError {
 		t.Fatalf("GET /fail: %d", w.Code)
 	}
 	if got, want := log.take(), []string{"a giveback p", "b giveback p"}; !slices.Equal(got, want) {
 		t.Errorf("after a 500 that does not count: observers told %q, want %q", got, want)
 	}
-	store.fail.Store(true)
+
+	down := &switchStore{Store: mem}
+	down.fail.Store(true)
+	mux = http.NewServeMux()
+	mux.Handle("GET /", middleware.MustNew(down, []*policy.Policy{fixed("q", 10, time.Minute, remote)}, observe).Handler(ok))
 	if w := serve(mux, "GET", "/"); w.Code != http.StatusOK {
 		t.Fatalf("GET / with the store down: %d, want 200 (fail open)", w.Code)
 	}
