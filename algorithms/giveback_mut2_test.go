@@ -89,3 +89,41 @@ func TestBucketGiveBackOfADecisionNotTheTakes(t *testing.T) {
 		})
 	}
 }
+
+// TestBucketGiveBackNeverMovesFullBeforeNow: a token_bucket give-back
+// whose caller reckons early (waited 0, 300 ms after a Take of cost 5)
+// gives back no more than the deficit left at the give-back's instant:
+// the bucket is full from then on, F = now, not earlier. A Take at an
+// earlier instant (the clock went back 200 ms) finds the 200 ms of deficit
+// still before F (kills token_bucket.go:228's deleted g = dl, under which
+// F moved back to t0 + 0.9 ns and that Take found the bucket full).
+func TestBucketGiveBackNeverMovesFullBeforeNow(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}
+	t0 := time.Unix(1_800_000_000, 0)
+	clock := algotest.NewClock(t0)
+	store := newMemoryStore(t, algorithms.WithClock(clock))
+	ctx := t.Context()
+	c := algorithms.Check{Spec: spec, Key: "k", Cost: 5}
+	ds, err := store.Take(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(t0.Add(300 * time.Millisecond))
+	got := make([]algorithms.Refunded, 1)
+	if err := store.GiveBack(ctx, got, []algorithms.Check{c}, ds, 0); err != nil {
+		t.Fatal(err)
+	}
+	full := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 10}
+	if !got[0].Given || got[0].Decision != full {
+		t.Fatalf("GiveBack = %+v, want given and %+v", got[0], full)
+	}
+	clock.Set(t0.Add(100 * time.Millisecond))
+	d, err := store.Take(ctx, algorithms.Check{Spec: spec, Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: 300 * time.Millisecond, NextAfter: 100 * time.Millisecond}
+	if d[0] != want {
+		t.Fatalf("Take at t0+100ms after the give-back = %+v, want %+v", d[0], want)
+	}
+}
