@@ -164,19 +164,13 @@ func retrySeconds(res *policy.Result) int64 {
 
 // resetAfter returns the time a single-valued profile reports as the reset
 // of d: for a denied decision its wait (at least a second, as Retry-After),
-// else the time until the allowance is fully restored. setHeaders raises a
+// else the time until the allowance is fully restored. setHeadersAt raises a
 // denied one to the response's Retry-After.
 func resetAfter(d algorithms.Decision) time.Duration {
 	if !d.Allowed {
 		return max(time.Second, d.RetryAfter, d.NextAfter)
 	}
 	return d.ResetAfter
-}
-
-// setHeaders writes the rate-limit headers of res into h under profile p,
-// at the time of its decision (see setHeadersAt).
-func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte) {
-	setHeadersAt(h, p, res, outer, now, pkSecret, vals, buf, 0)
 }
 
 // setHeadersAt writes the rate-limit headers of res into h under profile p.
@@ -369,7 +363,7 @@ func addPolicies(lines []string, policies string) []string {
 	return out
 }
 
-// holdsValues reports whether the headers setHeaders wrote for res under p
+// holdsValues reports whether the headers setHeadersAt wrote for res under p
 // hold its values, so that res counts as having written them. Not so where
 // a single-valued profile kept the outer values (lower than ours): then a
 // middleware further in compares its own with those.
@@ -481,7 +475,7 @@ func retimeLine(h http.Header, c *resultContext, held time.Duration) {
 }
 
 // replaceLine replaces in h the IETF RateLimit line vals[1], the one
-// setHeaders wrote there (the same string, not only the same text), if it
+// setHeadersAt wrote there (the same string, not only the same text), if it
 // is still there, by revise(line), and keeps the new line in vals[1].
 func replaceLine(h http.Header, vals *[2]string, revise func(line string) string) {
 	editLine(h, keyRateLimit, &vals[1], revise)
@@ -583,7 +577,7 @@ func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
 	replaceLine(h, vals, func(line string) string { return reviseMembers(line, &res.Result, given) })
 }
 
-// reviseMembers returns line, the IETF RateLimit value setHeaders wrote
+// reviseMembers returns line, the IETF RateLimit value setHeadersAt wrote
 // for res, with the r and t of the members of the policies of given as
 // res now has their decisions, t counted from now. The rest of each
 // member is kept.

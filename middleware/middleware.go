@@ -193,7 +193,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// ours are written in its profile, so that the response carries one
 	// (see WithHeaders). The list profile adds field lines; in the others
 	// our values replace its values only when they report a lower
-	// remaining (see setHeaders).
+	// remaining (see setHeadersAt).
 	profile := m.profile
 	var outer *policy.Result
 	nested := r.Context().Value(outerKey{}) != nil
@@ -419,7 +419,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 // serveCounted serves r, admitted as res, with next, and gives back the
 // units of the policies of res whose count ([policy.CountIf]) says its
 // response does not count, to the store that decided it; taking is when
-// its Take began, vals the header values of res (see setHeaders). The
+// its Take began, vals the header values of res (see setHeadersAt). The
 // give-back is made once the handler has returned, or as the status is
 // written when a middleware further in refuses r (see refusing): then the
 // status is final and the headers not yet sent, so the IETF line of res
@@ -892,7 +892,7 @@ func (res *Result) RetryAfter() time.Duration {
 // passed on with it: everything the middleware allocates per request, in
 // one allocation, with the room of the Result's checks and decisions
 // after it (see newResultContext). vals and buf hold the header values
-// (see setHeaders).
+// (see setHeadersAt).
 type resultContext struct {
 	context.Context
 	res Result
@@ -933,7 +933,7 @@ type (
 	}
 )
 
-// headerValues holds the header values of one response (see setHeaders).
+// headerValues holds the header values of one response (see setHeadersAt).
 type headerValues struct {
 	vals [2]string
 	buf  [48]byte
