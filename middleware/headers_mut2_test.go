@@ -46,30 +46,43 @@ func TestResetRoundsUpFromOneNanosecond(t *testing.T) {
 }
 
 // TestHandlerAddingToFieldsKeepsValues: a downstream handler that adds a
-// value to RateLimit and to RateLimit-Policy changes neither field's first
-// value (the middleware's), in the profiles that keep both fields' values
-// side by side.
+// value to each rate-limit field, in either order, changes no field's
+// first value (the middleware's): the fields' value slices never share a
+// backing array a handler's Add could write into.
 func TestHandlerAddingToFieldsKeepsValues(t *testing.T) {
-	for _, p := range []middleware.Profile{middleware.IETF, middleware.Draft7} {
-		for _, first := range []string{"RateLimit", "RateLimit-Policy"} {
-			second := map[string]string{"RateLimit": "RateLimit-Policy", "RateLimit-Policy": "RateLimit"}[first]
+	fields := map[middleware.Profile][]string{
+		middleware.IETF:       {"RateLimit-Policy", "RateLimit"},
+		middleware.Draft7:     {"RateLimit", "RateLimit-Policy"},
+		middleware.Draft6:     {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"},
+		middleware.Legacy:     {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"},
+		middleware.LegacyUnix: {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"},
+	}
+	for p, keys := range fields {
+		for _, order := range [][]string{keys, reversed(keys)} {
 			store, _ := newStore(t)
 			m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, user)}, middleware.WithHeaders(p))
 			before := map[string]string{}
 			h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				for _, k := range []string{first, second} {
+				for _, k := range order {
 					before[k] = w.Header().Get(k)
 				}
-				w.Header().Add(first, "added")
-				w.Header().Add(second, "added")
+				for _, k := range order {
+					w.Header().Add(k, "added")
+				}
 			}))
 			w := serve(h, "GET", "/", "X-User", "ann")
-			for _, k := range []string{first, second} {
+			for _, k := range order {
 				got := w.Header().Values(k)
 				if before[k] == "" || !slices.Equal(got, []string{before[k], "added"}) {
-					t.Errorf("%v, adding to %s first: %s %q, want [%q \"added\"]", p, first, k, got, before[k])
+					t.Errorf("%v, adding in order %q: %s %q, want [%q \"added\"]", p, order, k, got, before[k])
 				}
 			}
 		}
 	}
+}
+
+func reversed(s []string) []string {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
 }
