@@ -8,6 +8,23 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 )
 
+// bucketTaken returns a memory store on a clock at t0 whose token_bucket
+// key "k" (10 per second) holds one Take of cost, with that Take's
+// decisions.
+func bucketTaken(t *testing.T, cost int64) (*algorithms.MemoryStore, *algotest.Clock, algorithms.Check, []algorithms.Decision) {
+	t.Helper()
+	clock := algotest.NewClock(giveBackT0)
+	store := newMemoryStore(t, algorithms.WithClock(clock))
+	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}, Key: "k", Cost: cost}
+	ds, err := store.Take(t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, clock, c, ds
+}
+
+var giveBackT0 = time.Unix(1_800_000_000, 0)
+
 // TestBucketGiveBackOfAResetAlreadyPassed: a token_bucket give-back whose
 // decision says the key was back to full before the give-back's instant
 // (E = now + ResetAfter − waited <= now; here a ResetAfter below 0, which
@@ -16,16 +33,8 @@ import (
 // guard; without it a negative ResetAfter wraps in the bounds of the
 // Take's deficit and the whole cost comes back).
 func TestBucketGiveBackOfAResetAlreadyPassed(t *testing.T) {
-	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}
-	t0 := time.Unix(1_800_000_000, 0)
-	clock := algotest.NewClock(t0)
-	store := newMemoryStore(t, algorithms.WithClock(clock))
+	store, _, c, ds := bucketTaken(t, 3)
 	ctx := t.Context()
-	c := algorithms.Check{Spec: spec, Key: "k", Cost: 3}
-	ds, err := store.Take(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: 300 * time.Millisecond, NextAfter: 100 * time.Millisecond}
 	if ds[0] != want {
 		t.Fatalf("Take = %+v, want %+v", ds[0], want)
@@ -57,7 +66,6 @@ func TestBucketGiveBackOfAResetAlreadyPassed(t *testing.T) {
 //     ResetAfter bound alone would take, without the Remaining bound's 4
 //     units as its lower end).
 func TestBucketGiveBackOfADecisionNotTheTakes(t *testing.T) {
-	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}
 	for _, tt := range []struct {
 		name      string
 		remaining int64
@@ -70,14 +78,8 @@ func TestBucketGiveBackOfADecisionNotTheTakes(t *testing.T) {
 			algorithms.Decision{Allowed: true, Limit: 10, Remaining: 5, ResetAfter: 500*time.Millisecond - time.Nanosecond, NextAfter: 100*time.Millisecond - time.Nanosecond}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t0 := time.Unix(1_800_000_000, 0)
-			clock := algotest.NewClock(t0)
-			store := newMemoryStore(t, algorithms.WithClock(clock))
+			store, _, c, _ := bucketTaken(t, 5)
 			ctx := t.Context()
-			c := algorithms.Check{Spec: spec, Key: "k", Cost: 5}
-			if _, err := store.Take(ctx, c); err != nil {
-				t.Fatal(err)
-			}
 			d := algorithms.Decision{Allowed: true, Limit: 10, Remaining: tt.remaining, ResetAfter: tt.reset}
 			got := make([]algorithms.Refunded, 1)
 			if err := store.GiveBack(ctx, got, []algorithms.Check{c}, []algorithms.Decision{d}, 0); err != nil {
@@ -98,17 +100,9 @@ func TestBucketGiveBackOfADecisionNotTheTakes(t *testing.T) {
 // still before F (kills token_bucket.go:228's deleted g = dl, under which
 // F moved back to t0 + 0.9 ns and that Take found the bucket full).
 func TestBucketGiveBackNeverMovesFullBeforeNow(t *testing.T) {
-	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second}
-	t0 := time.Unix(1_800_000_000, 0)
-	clock := algotest.NewClock(t0)
-	store := newMemoryStore(t, algorithms.WithClock(clock))
+	store, clock, c, ds := bucketTaken(t, 5)
 	ctx := t.Context()
-	c := algorithms.Check{Spec: spec, Key: "k", Cost: 5}
-	ds, err := store.Take(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Set(t0.Add(300 * time.Millisecond))
+	clock.Set(giveBackT0.Add(300 * time.Millisecond))
 	got := make([]algorithms.Refunded, 1)
 	if err := store.GiveBack(ctx, got, []algorithms.Check{c}, ds, 0); err != nil {
 		t.Fatal(err)
@@ -117,8 +111,8 @@ func TestBucketGiveBackNeverMovesFullBeforeNow(t *testing.T) {
 	if !got[0].Given || got[0].Decision != full {
 		t.Fatalf("GiveBack = %+v, want given and %+v", got[0], full)
 	}
-	clock.Set(t0.Add(100 * time.Millisecond))
-	d, err := store.Take(ctx, algorithms.Check{Spec: spec, Key: "k"})
+	clock.Set(giveBackT0.Add(100 * time.Millisecond))
+	d, err := store.Take(ctx, algorithms.Check{Spec: c.Spec, Key: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
