@@ -159,7 +159,8 @@ func TestRejectHandlerNil(t *testing.T) {
 
 // TestRejectContentLength: the default 429 states the length of its body,
 // unless a compressing middleware further out set Content-Encoding: then
-// the length of the unencoded body would be wrong, and none is sent.
+// the length of the unencoded body would be wrong, and none is sent, not
+// even one already on the response; the Content-Encoding is kept.
 func TestRejectContentLength(t *testing.T) {
 	for _, encoded := range []bool{false, true} {
 		t.Run(fmt.Sprint("encoded=", encoded), func(t *testing.T) {
@@ -170,6 +171,7 @@ func TestRejectContentLength(t *testing.T) {
 				r.Use(func(next http.Handler) http.Handler {
 					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 						w.Header().Set("Content-Encoding", "gzip")
+						w.Header().Set("Content-Length", "4096")
 						next.ServeHTTP(w, r)
 					})
 				})
@@ -187,6 +189,9 @@ func TestRejectContentLength(t *testing.T) {
 			}
 			if got != want {
 				t.Errorf("Content-Length %q, want %q", got, want)
+			}
+			if encoded && w.Header().Get("Content-Encoding") != "gzip" {
+				t.Errorf("Content-Encoding %q, want the outer middleware's gzip kept", w.Header().Get("Content-Encoding"))
 			}
 		})
 	}
