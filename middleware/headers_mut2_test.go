@@ -12,34 +12,25 @@ import (
 )
 
 // TestResetRoundsUpFromOneNanosecond: a reset one nanosecond past a whole
-// second is written as the next second in every profile (IETF t counts
-// to NextAfter, the others' reset to ResetAfter) (an allowed
-// response held for no time counts nothing off it); a whole second stays
-// as it is.
+// second is written as the next second in every profile (IETF's t counts
+// to NextAfter, the others' reset to ResetAfter); a whole second stays as
+// it is. The response is not held, so nothing is counted off.
 func TestResetRoundsUpFromOneNanosecond(t *testing.T) {
-	for _, tc := range []struct {
-		reset time.Duration
-		want  string
-	}{{time.Second + 1, "2"}, {2 * time.Second, "2"}} {
-		d := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, ResetAfter: tc.reset, NextAfter: tc.reset}
-		for p, get := range map[middleware.Profile]func(http.Header) string{
-			middleware.IETF: func(h http.Header) string { return h.Get("RateLimit") },
-			middleware.Draft7: func(h http.Header) string {
-				return h.Get("RateLimit")
-			},
-			middleware.Draft6: func(h http.Header) string { return h.Get("RateLimit-Reset") },
-			middleware.Legacy: func(h http.Header) string { return h.Get("X-RateLimit-Reset") },
+	for _, reset := range []time.Duration{time.Second + 1, 2 * time.Second} {
+		d := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, ResetAfter: reset, NextAfter: reset}
+		for _, tc := range []struct {
+			p            middleware.Profile
+			field, value string
+		}{
+			{middleware.IETF, "RateLimit", `"p";r=3;t=2`},
+			{middleware.Draft7, "RateLimit", "limit=10, remaining=3, reset=2"},
+			{middleware.Draft6, "RateLimit-Reset", "2"},
+			{middleware.Legacy, "X-RateLimit-Reset", "2"},
 		} {
-			want := map[middleware.Profile]string{
-				middleware.IETF:   `"p";r=3;t=` + tc.want,
-				middleware.Draft7: "limit=10, remaining=3, reset=" + tc.want,
-				middleware.Draft6: tc.want,
-				middleware.Legacy: tc.want,
-			}[p]
-			m := middleware.MustNew(fixedAnswer(d), []*policy.Policy{fixed("p", 10, time.Minute, user)}, middleware.WithHeaders(p))
+			m := middleware.MustNew(fixedAnswer(d), []*policy.Policy{fixed("p", 10, time.Minute, user)}, middleware.WithHeaders(tc.p))
 			w := serve(m.Handler(ok), "GET", "/", "X-User", "ann")
-			if got := get(w.Header()); got != want {
-				t.Errorf("%v, ResetAfter %v: %q, want %q", p, tc.reset, got, want)
+			if got := w.Header().Get(tc.field); got != tc.value {
+				t.Errorf("%v, reset %v: %s %q, want %q", tc.p, reset, tc.field, got, tc.value)
 			}
 		}
 	}
