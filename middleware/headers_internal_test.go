@@ -413,8 +413,8 @@ func TestWithoutMember(t *testing.T) {
 	}
 }
 
-// setHeaders, for these tests, writes the rate-limit headers of res into h under profile p,
-// at the time of its decision (see setHeadersAt).
+// setHeaders, for these tests, writes the rate-limit headers of res into h
+// under profile p, at the time of its decision (see setHeadersAt).
 func setHeaders(h http.Header, p Profile, res, outer *policy.Result, now func() time.Time, pkSecret []byte, vals *[2]string, buf []byte) {
 	setHeadersAt(h, p, res, outer, now, pkSecret, vals, buf, 0)
 }
