@@ -24,10 +24,8 @@ func TestComposeBoundsAreTheDocumentedValues(t *testing.T) {
 
 	ns := strings.Repeat("n", 64)
 	wantKey(t, keyfunc.Must(keyfunc.Namespace(ns, constF("v"))), r, ns+":v", nil)
-	const msg = "keyfunc: Namespace: ns must be 1 to 64 bytes, got 65"
-	if _, err := keyfunc.Namespace(ns+"n", constF("v")); err == nil || err.Error() != msg {
-		t.Fatalf("Namespace with a 65-byte ns: error %v; want %q", err, msg)
-	}
+	f, err := keyfunc.Namespace(ns+"n", constF("v"))
+	wantRefused(t, "Namespace(65-byte ns)", f, err, "keyfunc: Namespace: ns must be 1 to 64 bytes, got 65")
 }
 
 // secretOf is Secret's key for v.

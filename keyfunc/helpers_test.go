@@ -60,3 +60,12 @@ func wantKey(t *testing.T, f keyfunc.Func, r *http.Request, want string, wantErr
 
 // sinkKey keeps a key computed in an allocation test alive.
 var sinkKey string
+
+// wantRefused checks that a constructor, described by call, refused its
+// arguments: no Func and exactly the error message msg.
+func wantRefused(t *testing.T, call string, f keyfunc.Func, err error, msg string) {
+	t.Helper()
+	if f != nil || err == nil || err.Error() != msg {
+		t.Fatalf("%s = %v, %v; want nil, %q", call, f != nil, err, msg)
+	}
+}

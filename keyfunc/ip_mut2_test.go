@@ -11,10 +11,8 @@ import (
 // one key "0.0.0.0/0", a silent shared bucket; IPv4Prefix must be within
 // 1..32.
 func TestIP_IPv4PrefixZeroIsRefused(t *testing.T) {
-	const msg = "keyfunc: IP: IPv4Prefix 0 is outside 1..32"
-	if f, err := keyfunc.IP(keyfunc.IPv4Prefix(0)); f != nil || err == nil || err.Error() != msg {
-		t.Fatalf("IP(IPv4Prefix(0)) = %v, %v; want nil, %q", f != nil, err, msg)
-	}
+	f, err := keyfunc.IP(keyfunc.IPv4Prefix(0))
+	wantRefused(t, "IP(IPv4Prefix(0))", f, err, "keyfunc: IP: IPv4Prefix 0 is outside 1..32")
 }
 
 // TestIP_DefaultMaxHopsIs32: by default the walk examines 32 entries, by
@@ -32,10 +30,8 @@ func TestIP_DefaultMaxHopsIs32(t *testing.T) {
 
 // TestIP_MaxHopsAbove1024IsRefused: MaxHops must be within 1..1024.
 func TestIP_MaxHopsAbove1024IsRefused(t *testing.T) {
-	const msg = "keyfunc: IP: MaxHops 1025 is outside 1..1024"
-	if f, err := keyfunc.IP(keyfunc.MaxHops(1025)); f != nil || err == nil || err.Error() != msg {
-		t.Fatalf("IP(MaxHops(1025)) = %v, %v; want nil, %q", f != nil, err, msg)
-	}
+	f, err := keyfunc.IP(keyfunc.MaxHops(1025))
+	wantRefused(t, "IP(MaxHops(1025))", f, err, "keyfunc: IP: MaxHops 1025 is outside 1..1024")
 }
 
 // TestIP_IPv4PrefixJustUnder32GroupsCanonicalRemoteAddr: the canonical
