@@ -77,3 +77,32 @@ func reversed(s []string) []string {
 	slices.Reverse(r)
 	return r
 }
+
+// TestRevisedResetRoundsUpFromOneNanosecond: after a give-back (a success
+// under CountIf(CountFailed), whose handler sends no headers itself) the
+// RateLimit member is rewritten with the store's decision after it, t
+// counted from that decision as it stands: a reset one nanosecond past a
+// whole second is written as the next second. The store's clock is 2 s +
+// 1 ns before the end of a 10 s window, where one failure is still counted.
+func TestRevisedResetRoundsUpFromOneNanosecond(t *testing.T) {
+	now := time.Unix(1_000_000_008, 0).Add(-time.Nanosecond) // 8 s − 1 ns into a 10 s window
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return now })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	m := middleware.MustNew(store, []*policy.Policy{fixed("login", 5, 10*time.Second, user, policy.CountIf(policy.CountFailed))})
+	status := http.StatusForbidden
+	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+		}
+	}))
+	if w := serve(h, "POST", "/login", "X-User", "ann"); w.Code != http.StatusForbidden || w.Header().Get("RateLimit") != `"login";r=4;t=3` {
+		t.Fatalf("failure: %d, RateLimit %q; want 403, %q", w.Code, w.Header().Get("RateLimit"), `"login";r=4;t=3`)
+	}
+	status = http.StatusOK
+	if w := serve(h, "POST", "/login", "X-User", "ann"); w.Code != http.StatusOK || w.Header().Get("RateLimit") != `"login";r=4;t=3` {
+		t.Fatalf("success given back: %d, RateLimit %q; want 200, %q", w.Code, w.Header().Get("RateLimit"), `"login";r=4;t=3`)
+	}
+}
