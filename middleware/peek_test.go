@@ -285,10 +285,17 @@ func TestPeekResetErrorsNameTheCall(t *testing.T) {
 			t.Errorf("%s: nil error, want one", c.call)
 			continue
 		}
+		fallback := false
 		for _, line := range strings.Split(c.err.Error(), "\n") {
 			if !strings.HasPrefix(line, "middleware: "+c.call+": ") || strings.Count(line, "middleware:") != 1 {
 				t.Errorf("%s: error line %q, want it to begin \"middleware: %s: \" and name the package once", c.call, line, c.call)
 			}
+			fallback = fallback || strings.HasPrefix(line, "middleware: "+c.call+": fallback: ")
+		}
+		// Reset and ResetKey forget keys in the fallback store too, and
+		// report its error beside the store's.
+		if want := c.call != "Peek"; fallback != want {
+			t.Errorf("%s: error %q reports the fallback store: %v, want %v", c.call, c.err, fallback, want)
 		}
 	}
 }

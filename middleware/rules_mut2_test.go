@@ -8,36 +8,24 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// TestSetLimitInForceDoesNothing: setting the limit in force, or 0 (the
-// configured limit) when no other is set, changes nothing: the rule set in
-// force stays the very same one, not a rebuilt copy.
-func TestSetLimitInForceDoesNothing(t *testing.T) {
+// TestSetLimitRefusals: a negative limit, or one the policy's Spec does
+// not allow, is refused with an error naming the call, the policy and the
+// rule, and the limit in force stays.
+func TestSetLimitRefusals(t *testing.T) {
 	store, _ := newStore(t)
-	m := middleware.MustNew(store, []*policy.Policy{fixed("a", 10, time.Minute, remote)})
-	before := m.Set()
-	for _, limit := range []int64{10, 0} {
-		if err := m.SetLimit("a", limit); err != nil {
-			t.Fatal(err)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Second, remote)})
+	for _, tc := range []struct {
+		limit int64
+		want  string
+	}{
+		{-1, `middleware: SetLimit: policy "p": limit -1 is negative`},
+		{1_000_000_001, `middleware: policy: "p": Spec.Limit must be at most 1000000000, got 1000000001`},
+	} {
+		if err := m.SetLimit("p", tc.limit); err == nil || err.Error() != tc.want {
+			t.Errorf("SetLimit(%d) = %v, want %q", tc.limit, err, tc.want)
 		}
-		if m.Set() != before {
-			t.Errorf("SetLimit(a, %d) with 10 in force and none set rebuilt the rule set", limit)
+		if got := m.Set().Policy(0).Spec().Limit; got != 10 {
+			t.Errorf("after SetLimit(%d): limit %d in force, want 10", tc.limit, got)
 		}
-	}
-}
-
-// TestSetPoliciesCarriedLimitAtLeastOne: an effective limit carried to a
-// new configured limit in proportion is rounded down but never below 1
-// (1 of 100, carried to 50, is 1, not 0 nor the new configured 50).
-func TestSetPoliciesCarriedLimitAtLeastOne(t *testing.T) {
-	store, _ := newStore(t)
-	m := middleware.MustNew(store, []*policy.Policy{fixed("a", 100, time.Minute, remote)})
-	if err := m.SetLimit("a", 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.SetPolicies([]*policy.Policy{fixed("a", 50, time.Minute, remote)}); err != nil {
-		t.Fatal(err)
-	}
-	if got := m.Set().Policy(0).Spec().Limit; got != 1 {
-		t.Errorf("effective limit %d after the swap, want 1 (1 of 100 carried to 50, at least 1)", got)
 	}
 }
