@@ -51,6 +51,14 @@ func TestRetryWaitsForOuterUnitsInFull(t *testing.T) {
 		// than all: 6 s, not 7.
 		{"capped at full", 0, withOuter(policy.Must(policy.New("capped", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1, Window: 2 * time.Second, Burst: 2}, remote, two)),
 			fixedAnswer{Allowed: true, Limit: 2, Remaining: 0, NextAfter: 5 * time.Second, ResetAfter: 6 * time.Second}), "6"},
+		// A fixed window's units all come back at its end (the next unit's
+		// 5 s here), whatever a third-party store says of the rest.
+		{"fixed window", 0, withOuter(fixed("window", 2, 10*time.Second, remote, two),
+			fixedAnswer{Allowed: true, Limit: 2, Remaining: 0, NextAfter: 5 * time.Second, ResetAfter: 10 * time.Second}), "5"},
+		// The next unit in 666 666 667 ns, the second a third of a second
+		// later, rounded up to 333 333 334 ns: 1 s and 1 ns, so 2 s.
+		{"a rate's wait rounded up", 0, withOuter(policy.Must(policy.New("thirds", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 3, Window: time.Second}, remote, two)),
+			fixedAnswer{Allowed: true, Limit: 3, Remaining: 0, NextAfter: 666_666_667, ResetAfter: 5 * time.Second}), "2"},
 		// The minute's last unit, 59 s and 1 ns before its end: 60 s.
 		{"rounded up from 1 ns", time.Second - 1, withOuter(fixed("minute", 1, time.Minute, remote), store), "60"},
 	} {
