@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -104,5 +105,43 @@ func TestRetryWaitsForAdoptedShadowPolicies(t *testing.T) {
 				t.Errorf("Retry-After %s, want 120", got)
 			}
 		})
+	}
+}
+
+// answering is a third-party store that answers each check as answer
+// says.
+type answering func(algorithms.Check) algorithms.Decision
+
+func (s answering) Take(_ context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	ds := make([]algorithms.Decision, len(checks))
+	for i, c := range checks {
+		ds[i] = s(c)
+	}
+	return ds, nil
+}
+
+// TestRetryIgnoresDeniedShadowDecisions: a shadow middleware that denied
+// the request counted nothing, and its decisions do not hold back a retry
+// refused further in, even of a policy that the middleware further in
+// enforces on the retry (left out because another shadow middleware, over
+// another store, counted it): the denied one's store said two-min's last
+// unit was spent, 120 s from coming back; the retry is not refused for it.
+func TestRetryIgnoresDeniedShadowDecisions(t *testing.T) {
+	storeB, _ := newStore(t)
+	twoMin := fixed("two-min", 2, 2*time.Minute, remote)
+	spent := fixed("spent", 1, time.Hour, remote)
+	storeA := answering(func(c algorithms.Check) algorithms.Decision {
+		if c.Spec == twoMin.Spec() {
+			return algorithms.Decision{Allowed: true, Limit: 2, Remaining: 0, NextAfter: 2 * time.Minute, ResetAfter: 2 * time.Minute}
+		}
+		return algorithms.Decision{Limit: 1, RetryAfter: time.Hour, NextAfter: time.Hour, ResetAfter: time.Hour}
+	})
+	deniedShadow := middleware.MustNew(storeA, []*policy.Policy{twoMin, spent}, middleware.WithShadow(nil))
+	countingShadow := middleware.MustNew(storeB, []*policy.Policy{twoMin}, middleware.WithShadow(nil))
+	got := refusedWithin(t, storeB, []*policy.Policy{twoMin}, func(h http.Handler) http.Handler {
+		return deniedShadow.Handler(countingShadow.Handler(h))
+	})
+	if got != "1" {
+		t.Errorf("Retry-After %s, want 1 (the refusing policy's own)", got)
 	}
 }
