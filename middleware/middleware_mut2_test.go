@@ -155,11 +155,11 @@ func (s cancelsTake) Take(ctx context.Context, _ ...algorithms.Check) ([]algorit
 }
 
 // TestNestedRefusalsGiveOuterUnitBackAtWrite: every refusal of a
-// middleware further in (a cost out of range, a client gone while the
-// store decided, a leaky_queue turn past the deadline, a hold cut short)
-// makes the policy further out that counts successes only give its unit
-// back as the refusal's status is written, before the headers go out: its
-// line reports the allowance whole (r=2, t=0), not r=1.
+// middleware further in (no key, a cost out of range, a client gone while
+// the store decided, a leaky_queue turn past the deadline, a hold cut
+// short) makes the policy further out that counts successes only give its
+// unit back as the refusal's status is written, before the headers go
+// out: its line reports the allowance whole (r=2, t=0), not r=1.
 func TestNestedRefusalsGiveOuterUnitBackAtWrite(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -172,6 +172,13 @@ func TestNestedRefusalsGiveOuterUnitBackAtWrite(t *testing.T) {
 			status: http.StatusTooManyRequests,
 			inner: func(store algorithms.Store, _ context.CancelFunc) *middleware.Middleware {
 				return middleware.MustNew(store, []*policy.Policy{fixed("heavy", 1, time.Minute, remote, policy.WithCost(func(*http.Request) int64 { return 5 }))})
+			},
+		},
+		{
+			name:   "no key",
+			status: http.StatusBadRequest,
+			inner: func(store algorithms.Store, _ context.CancelFunc) *middleware.Middleware {
+				return middleware.MustNew(store, []*policy.Policy{fixed("per-user", 1, time.Minute, user)})
 			},
 		},
 		{
