@@ -53,7 +53,7 @@ func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks 
 		case c.Spec.Algorithm == algorithms.TokenBucket || c.Spec.Algorithm == algorithms.LeakyBucket:
 			vals[i] = bucketArg(&ds[i], waited, c.Spec.Capacity())
 		default:
-			vals[i] = reckonArg(ds[i].ResetAfter, waited)
+			vals[i] = windowArg(ds[i].ResetAfter, waited)
 		}
 	}
 	return s.give(ctx, "give-back", modeGiveBack, checks, vals, dst, parseGiveBack)
@@ -105,10 +105,27 @@ func bucketArg(d *algorithms.Decision, waited time.Duration, capacity int64) str
 }
 
 // reckonArg returns ResetAfter - waited within ±4·MaxWindow, as
-// algorithms' reckoned does: every state is shorter than that, so the
-// bound changes no outcome, and the script's sums stay below 2^52.
+// algorithms' reckoned does, for the bucket kinds: a bucket admits only
+// while it is full less than MaxWindow after the instant it decides at,
+// so the bound changes no outcome, and the script's sums stay below 2^52.
+// (The window kinds reckon within a wider bound: see windowArg.)
 func reckonArg(resetAfter, waited time.Duration) int64 {
 	const bound = 4 * int64(algorithms.MaxWindow)
+	r := min(max(int64(resetAfter), -bound), bound)
+	return max(r-min(int64(waited), 2*bound), -bound)
+}
+
+// windowArg returns ResetAfter - waited within ±(2^51 + 4·MaxWindow) for
+// a window kind (fixed_window, sliding_window, sliding_buckets,
+// sliding_log). Such a key decides, and gives back, at its latest instant
+// te when t is earlier (a clock that went back), so a Take's E lies
+// within 4·MaxWindow of te, not of t (algorithms' reckonedFrom bounds it
+// so from te; its state spans less than 2·MaxWindow up to te), and the
+// script keeps a state only while te is at most 2^51 ns ahead of t (see
+// "Clocks that go back" in doc.go): the bound, reckoned from t, changes no
+// outcome, and the script's sums stay below 2^52.
+func windowArg(resetAfter, waited time.Duration) int64 {
+	const bound = 1<<51 + 4*int64(algorithms.MaxWindow)
 	r := min(max(int64(resetAfter), -bound), bound)
 	return max(r-min(int64(waited), 2*bound), -bound)
 }

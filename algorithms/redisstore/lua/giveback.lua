@@ -11,7 +11,10 @@
 -- to full (ResetAfter - waited), or for a leaky_queue check its remaining
 -- wait (Delay - waited); for a token_bucket or leaky_bucket check
 -- "r w q": that time, the waited it took off (r + w is the ResetAfter) and
--- the units the Take left in use (C - Remaining). All are within 2^51.
+-- the units the Take left in use (C - Remaining). All are within 2^51 but
+-- a window kind's time, within 2^51 + 4*MaxWindow < 2^52 (giveback.go's
+-- windowArg: a key decides at its latest instant, up to 2^51 ns ahead of
+-- t, when t is earlier).
 
 -- giveBackOne gives back op's units; it reports whether any came back.
 local function giveBackOne(op, minTTL)
