@@ -1,0 +1,71 @@
+package adaptive_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+)
+
+// TestConfigBoundsAtTheEdge: each threshold on both sides of the edge of
+// its range, refused with exactly its own message (not the later check's
+// "must round to"); a latency factor too large to hold in thousandths is
+// as good as infinite, not an error.
+func TestConfigBoundsAtTheEdge(t *testing.T) {
+	m := newMiddleware(t, 100)
+	for _, tc := range []struct {
+		name string
+		cfg  adaptive.Config
+		want string // "" when taken
+	}{
+		{"latency factor 1", adaptive.Config{LatencyFactor: 1}, "adaptive: Config.LatencyFactor must be above 1"},
+		{"latency factor 1e300", adaptive.Config{LatencyFactor: 1e300}, ""},
+		{"error rate 1", adaptive.Config{ErrorRate: 1}, "adaptive: Config.ErrorRate must be between 0 and 1"},
+		{"error rate 0.999", adaptive.Config{ErrorRate: 0.999}, ""},
+		{"decrease 1", adaptive.Config{Decrease: 1}, "adaptive: Config.Decrease must be between 0 and 1"},
+		{"step 0.1", adaptive.Config{Step: 0.1}, ""},
+		{"floor 1", adaptive.Config{Floor: 1}, ""},
+		{"floor 1.5", adaptive.Config{Floor: 1.5}, "adaptive: Config.Floor must be above 0 and at most 1"},
+	} {
+		c, err := adaptive.New(m, tc.cfg)
+		switch {
+		case tc.want == "" && (c == nil || err != nil):
+			t.Errorf("%s: New = %v, %v; want it taken", tc.name, c, err)
+		case tc.want != "" && (c != nil || err == nil || err.Error() != tc.want):
+			t.Errorf("%s: New = %v, %v; want nil, %q", tc.name, c, err, tc.want)
+		}
+	}
+}
+
+// TestConfigDefaultsJudge: by default a period is judged from 20 samples
+// on, and a status of 500 or more is an error (499 is not).
+func TestConfigDefaultsJudge(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		status int
+		want   float64
+	}{
+		{"19 samples", 19, 503, 1},
+		{"20 samples", 20, 503, 0.8},
+		{"status 499", 20, 499, 1},
+		{"status 500", 20, 500, 0.8},
+	} {
+		clock := algotest.NewClock(t0)
+		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range tc.n {
+			c.Observe(10*time.Millisecond, tc.status) // slow, against a 1 ms baseline
+		}
+		clock.Advance(time.Minute)
+		if err := c.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Level(); got != tc.want {
+			t.Errorf("%s: level %v after a slow period, want %v", tc.name, got, tc.want)
+		}
+	}
+}
