@@ -69,3 +69,29 @@ func TestConfigDefaultsJudge(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriodEndsAtItsEndInstant: a period ends at its end instant, not
+// before: Evaluate within it judges nothing, and the first request at the
+// end instant itself ends it (judging it) before it is counted.
+func TestPeriodEndsAtItsEndInstant(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		c.Observe(10*time.Millisecond, 503) // slow and failing
+	}
+	clock.Advance(time.Minute - time.Nanosecond)
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 1 {
+		t.Fatalf("Evaluate 1 ns before the period's end: level %v, want 1 (nothing judged)", got)
+	}
+	clock.Advance(time.Nanosecond)
+	c.Observe(time.Millisecond, 200)
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("a request at the period's end instant: level %v, want 0.8 (the period judged)", got)
+	}
+}
