@@ -1,6 +1,7 @@
 package adaptive_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -93,5 +94,90 @@ func TestPeriodEndsAtItsEndInstant(t *testing.T) {
 	c.Observe(time.Millisecond, 200)
 	if got := c.Level(); got != 0.8 {
 		t.Errorf("a request at the period's end instant: level %v, want 0.8 (the period judged)", got)
+	}
+}
+
+// TestStableCountRestartsAfterTrouble: with StablePeriods 2 the level
+// steps up after two healthy periods in a row; a period that is slow, or
+// one that is slow and failing, between them starts the count again.
+func TestStableCountRestartsAfterTrouble(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		errs       int           // of the troubled period's 20 requests
+		latency    time.Duration // of the troubled period's requests
+		want       float64       // after it and one healthy period
+		wantLatest float64       // after one more healthy period
+	}{
+		{"slow", 0, 10 * time.Millisecond, 0.8, 0.9},
+		{"slow and failing", 20, 10 * time.Millisecond, 0.64, 0.74},
+	} {
+		clock := algotest.NewClock(t0)
+		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond, StablePeriods: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		period(t, c, clock, 20, 20, 10*time.Millisecond) // 0.8
+		period(t, c, clock, 20, 0, time.Millisecond)     // healthy: one of two
+		period(t, c, clock, 20, tc.errs, tc.latency)     // the count starts again
+		period(t, c, clock, 20, 0, time.Millisecond)
+		if got := c.Level(); got != tc.want {
+			t.Errorf("%s: level %v after one healthy period since, want %v", tc.name, got, tc.want)
+		}
+		period(t, c, clock, 20, 0, time.Millisecond)
+		if got := c.Level(); math.Abs(got-tc.wantLatest) > 1e-9 {
+			t.Errorf("%s: level %v after two healthy periods since, want %v", tc.name, got, tc.wantLatest)
+		}
+	}
+}
+
+// TestSlowMeansP99: a period is slow when its p99 is over the threshold,
+// counted exactly: of 200 requests, two over it leave the p99 (rank 198)
+// under it, three do not. (Three errors make every period failing.)
+func TestSlowMeansP99(t *testing.T) {
+	for slowN, want := range map[int]float64{2: 1, 3: 0.8} {
+		clock := algotest.NewClock(t0)
+		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 200 {
+			latency, status := time.Millisecond, 200
+			if i < slowN {
+				latency = 10 * time.Millisecond
+			} else if i < slowN+3 {
+				status = 503
+			}
+			c.Observe(latency, status)
+		}
+		clock.Advance(time.Minute)
+		if err := c.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Level(); got != want {
+			t.Errorf("%d of 200 slow, 3 failing: level %v, want %v", slowN, got, want)
+		}
+	}
+}
+
+// TestBaselineFollowsHealthyPeriods: without a configured Baseline, a
+// healthy period moves the baseline an eighth of the way to its p99; a
+// configured Baseline stays as it is.
+func TestBaselineFollowsHealthyPeriods(t *testing.T) {
+	for _, configured := range []time.Duration{0, 5 * time.Millisecond} {
+		clock := algotest.NewClock(t0)
+		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: configured})
+		if err != nil {
+			t.Fatal(err)
+		}
+		period(t, c, clock, 20, 0, 4*time.Millisecond)
+		first := c.Baseline()
+		period(t, c, clock, 20, 0, 8*time.Millisecond) // under twice the baseline: healthy
+		got := c.Baseline()
+		switch {
+		case configured != 0 && (first != configured || got != configured):
+			t.Errorf("configured %v: baseline %v then %v, want it kept", configured, first, got)
+		case configured == 0 && !(got > first && got < first+(8*time.Millisecond-first)/4):
+			t.Errorf("baseline %v after a period at 4 ms, then %v after one at 8 ms; want it moved up an eighth of the way", first, got)
+		}
 	}
 }
