@@ -77,8 +77,11 @@ type Config struct {
 	// Clock delimits the periods; the default is algorithms.SystemClock.
 	Clock algorithms.Clock
 	// Logger receives one record per change of level (Warn when lowered,
-	// Info when raised); nil logs nothing (the middleware's LogObserver
-	// logs the limits too).
+	// Info when raised), "ratekeeper: adaptive limit level", with the new
+	// and the previous level as fractions of the configured limits
+	// (limit_level, previous_level; not "level", which is the record's
+	// own), the period's p99, the baseline, and its requests and errors;
+	// nil logs nothing (the middleware's LogObserver logs the limits too).
 	Logger *slog.Logger
 }
 
@@ -301,7 +304,7 @@ func (c *Controller) evaluate(now time.Time) error {
 			lvl = slog.LevelWarn
 		}
 		c.cfg.Logger.LogAttrs(context.Background(), lvl, "ratekeeper: adaptive limit level",
-			slog.Float64("level", float64(c.level)/permille), slog.Float64("previous", float64(old)/permille),
+			slog.Float64("limit_level", float64(c.level)/permille), slog.Float64("previous_level", float64(old)/permille),
 			slog.String("p99", p99.String()), slog.String("baseline", c.base.String()),
 			slog.Int64("requests", n), slog.Int64("errors", errs))
 	}

@@ -1,12 +1,20 @@
 package adaptive_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // TestConfigBoundsAtTheEdge: each threshold on both sides of the edge of
@@ -179,5 +187,138 @@ func TestBaselineFollowsHealthyPeriods(t *testing.T) {
 		case configured == 0 && !(got > first && got < first+(8*time.Millisecond-first)/4):
 			t.Errorf("baseline %v after a period at 4 ms, then %v after one at 8 ms; want it moved up an eighth of the way", first, got)
 		}
+	}
+}
+
+// TestFleetConfigEdges: NewFleet's refusals, exactly, and its defaults:
+// the system clock, and 10 seconds between two readings of the count.
+func TestFleetConfigEdges(t *testing.T) {
+	m := newMiddleware(t, 100)
+	one := func() int { return 1 }
+	for _, tc := range []struct {
+		name   string
+		target adaptive.Target
+		cfg    adaptive.FleetConfig
+		want   string
+	}{
+		{"nil target", nil, adaptive.FleetConfig{Instances: one}, "adaptive: target is nil"},
+		{"negative Every", m, adaptive.FleetConfig{Instances: one, Every: -1}, "adaptive: FleetConfig.Every is negative"},
+	} {
+		if f, err := adaptive.NewFleet(tc.target, tc.cfg); f != nil || err == nil || err.Error() != tc.want {
+			t.Errorf("%s: NewFleet = %v, %v; want nil, %q", tc.name, f, err, tc.want)
+		}
+	}
+	// No Clock: the system's.
+	if f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: one}); f == nil || err != nil {
+		t.Fatalf("NewFleet without a Clock = %v, %v; want it taken", f, err)
+	} else {
+		f.Check()
+	}
+	clock := algotest.NewClock(t0)
+	n := 4
+	f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = 2
+	clock.Advance(10*time.Second - time.Nanosecond)
+	f.Check()
+	if got := limitsOf(m); got != "25" {
+		t.Errorf("Check 1 ns before the default Every: %s, want 25 (count not read yet)", got)
+	}
+	clock.Advance(time.Nanosecond)
+	f.Check()
+	if got := limitsOf(m); got != "50" {
+		t.Errorf("Check at the default Every: %s, want 50", got)
+	}
+}
+
+// failingTarget refuses every SetLimit, naming the policy.
+type failingTarget struct{ *middleware.Middleware }
+
+func (failingTarget) SetLimit(name string, _ int64) error { return errors.New("refused " + name) }
+
+// TestEvaluateReturnsFirstSetLimitError: an evaluation that sets limits
+// returns the first SetLimit error, in the policies' order.
+func TestEvaluateReturnsFirstSetLimitError(t *testing.T) {
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(failingTarget{newMiddleware(t, 100, 50)}, adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		c.Observe(10*time.Millisecond, 503)
+	}
+	clock.Advance(time.Minute)
+	if err := c.Evaluate(); err == nil || err.Error() != "refused p0" {
+		t.Errorf("Evaluate = %v, want the first policy's refusal", err)
+	}
+}
+
+// TestFloorLimitRoundsUp: at the floor, a policy's limit is the floor's
+// share of its configured limit rounded up (1001 × 0.001 = 1.001: 2).
+func TestFloorLimitRoundsUp(t *testing.T) {
+	m := newMiddleware(t, 1001)
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, Floor: 0.001, Decrease: 0.001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	period(t, c, clock, 20, 20, 10*time.Millisecond)
+	if got := limitsOf(m); c.Level() != 0.001 || got != "2" {
+		t.Errorf("at the floor: level %v, limit %s; want 0.001 and 2", c.Level(), got)
+	}
+}
+
+// TestLevelChangesLogged: one record per change of level, at Warn when
+// lowered and Info when raised, giving the new and the previous level as
+// fractions; a period that leaves it logs nothing. The record's own
+// severity stays under slog's "level" key: the fractions have keys of
+// their own (a JSON handler wrote both under "level", and a reader kept
+// one of the two).
+func TestLevelChangesLogged(t *testing.T) {
+	var buf bytes.Buffer
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	period(t, c, clock, 20, 20, 10*time.Millisecond) // 0.8
+	period(t, c, clock, 20, 0, time.Millisecond)     // 0.9
+	period(t, c, clock, 20, 0, time.Millisecond)     // 1
+	period(t, c, clock, 20, 0, time.Millisecond)     // 1, unchanged
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if n := strings.Count(line, `"level":`); n != 1 {
+			t.Errorf("record %s has %d \"level\" keys, want 1", line, n)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		got = append(got, fmt.Sprintf("%v %v<-%v", rec["level"], rec["limit_level"], rec["previous_level"]))
+	}
+	if want := "WARN 0.8<-1,INFO 0.9<-0.8,INFO 1<-0.9"; strings.Join(got, ",") != want {
+		t.Errorf("records %q, want %s", got, want)
+	}
+}
+
+// TestControlledPolicyRemovedByReload: a policy named in Config.Policies
+// that a reload removed is passed over when the limits are set; the
+// policies not named keep their configured limits.
+func TestControlledPolicyRemovedByReload(t *testing.T) {
+	m := newMiddleware(t, 100, 50)
+	clock := algotest.NewClock(t0)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, Policies: []string{"p0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetPolicies([]*policy.Policy{m.Configured("p1")}); err != nil {
+		t.Fatal(err)
+	}
+	period(t, c, clock, 20, 20, 10*time.Millisecond)
+	if got := limitsOf(m); c.Level() != 0.8 || got != "50" {
+		t.Errorf("p0 removed: level %v, limits %s; want 0.8 and p1's 50", c.Level(), got)
 	}
 }
