@@ -190,8 +190,9 @@ func TestBaselineFollowsHealthyPeriods(t *testing.T) {
 	}
 }
 
-// TestFleetConfigEdges: NewFleet's refusals, exactly, and its defaults:
-// the system clock, and 10 seconds between two readings of the count.
+// TestFleetConfigEdges: NewFleet's refusals, exactly (its first Update's
+// error too), and its defaults: the system clock, and 10 seconds between
+// two readings of the count.
 func TestFleetConfigEdges(t *testing.T) {
 	m := newMiddleware(t, 100)
 	one := func() int { return 1 }
@@ -207,6 +208,10 @@ func TestFleetConfigEdges(t *testing.T) {
 		if f, err := adaptive.NewFleet(tc.target, tc.cfg); f != nil || err == nil || err.Error() != tc.want {
 			t.Errorf("%s: NewFleet = %v, %v; want nil, %q", tc.name, f, err, tc.want)
 		}
+	}
+	// The first Update's error is NewFleet's.
+	if f, err := adaptive.NewFleet(failingTarget{m}, adaptive.FleetConfig{Instances: func() int { return 2 }}); f != nil || err == nil || err.Error() != "refused p0" {
+		t.Errorf("NewFleet on a target refusing SetLimit = %v, %v; want nil, \"refused p0\"", f, err)
 	}
 	// No Clock: the system's.
 	if f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: one}); f == nil || err != nil {
