@@ -327,3 +327,53 @@ func TestControlledPolicyRemovedByReload(t *testing.T) {
 		t.Errorf("p0 removed: level %v, limits %s; want 0.8 and p1's 50", c.Level(), got)
 	}
 }
+
+// bucketUpper is the largest latency of the histogram bucket holding d:
+// latencies under 4 ns exactly, the others in four buckets per power of
+// two (from 2^k, each 2^(k−2) wide).
+func bucketUpper(d time.Duration) time.Duration {
+	if d < 4 {
+		return max(d, 1)
+	}
+	k := 0
+	for time.Duration(1)<<(k+1) <= d {
+		k++
+	}
+	step := time.Duration(1) << (k - 2)
+	return (d/step+1)*step - 1
+}
+
+// TestBaselineIsP99Bucket: the first judged period's p99 becomes the
+// baseline when none is configured: the upper end of the histogram bucket
+// of the sample of rank ceil(0.99n), for latencies from 1 ns to days.
+func TestBaselineIsP99Bucket(t *testing.T) {
+	judge := func(samples map[time.Duration]int) time.Duration {
+		clock := algotest.NewClock(t0)
+		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, MinSamples: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d, n := range samples {
+			for range n {
+				c.Observe(d, 200)
+			}
+		}
+		clock.Advance(time.Minute)
+		if err := c.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+		return c.Baseline()
+	}
+	for _, d := range []time.Duration{1, 2, 3, 4, 5, 7, 8, 1000, time.Millisecond, 10 * time.Millisecond, 1<<48 + 12345} {
+		if got, want := judge(map[time.Duration]int{d: 1}), bucketUpper(d); got != want {
+			t.Errorf("one sample of %v: baseline %v, want %v", d, got, want)
+		}
+	}
+	fast, slow := time.Millisecond, 10*time.Millisecond
+	if got, want := judge(map[time.Duration]int{fast: 99, slow: 1}), bucketUpper(fast); got != want {
+		t.Errorf("99 at %v, 1 at %v: baseline %v, want %v (rank 99)", fast, slow, got, want)
+	}
+	if got, want := judge(map[time.Duration]int{fast: 98, slow: 2}), bucketUpper(slow); got != want {
+		t.Errorf("98 at %v, 2 at %v: baseline %v, want %v (rank 99)", fast, slow, got, want)
+	}
+}
