@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -22,19 +21,9 @@ import (
 // stands at the start of a minute.
 func loggedLimit(t *testing.T, lh slog.Handler, name string, key keyfunc.Func, opts ...middleware.LogOption) http.Handler {
 	t.Helper()
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	lo, err := middleware.NewLogObserver(slog.New(lh), append(opts, middleware.LogClock(clock))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	p := policy.Must(policy.New(name, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}, key))
-	return middleware.MustNew(store, []*policy.Policy{p}, middleware.WithObserver(lo)).
-		Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	m, _ := loggedPolicies(t, lh, []*policy.Policy{p}, false, opts...)
+	return m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 }
 
 // TestLogJSONRetryAfter: in JSON logs a denial's retry_after reads as a

@@ -38,12 +38,12 @@ func TestLogOptionRefusals(t *testing.T) {
 }
 
 // loggedPolicies returns a middleware over policies (in shadow mode when
-// shadow is set), on a store and a LogObserver (JSON to buf, opts added)
-// that share a clock standing at the start of a second.
-func loggedPolicies(t *testing.T, buf *bytes.Buffer, policies []*policy.Policy, shadow bool, opts ...middleware.LogOption) (*middleware.Middleware, *algotest.Clock) {
+// shadow is set), on a store and a LogObserver (writing to lh, opts added)
+// that share a clock standing at the start of a minute.
+func loggedPolicies(t *testing.T, lh slog.Handler, policies []*policy.Policy, shadow bool, opts ...middleware.LogOption) (*middleware.Middleware, *algotest.Clock) {
 	t.Helper()
 	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	lo, err := middleware.NewLogObserver(slog.New(slog.NewJSONHandler(buf, nil)), append(opts, middleware.LogClock(clock))...)
+	lo, err := middleware.NewLogObserver(slog.New(lh), append(opts, middleware.LogClock(clock))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func loggedPolicies(t *testing.T, buf *bytes.Buffer, policies []*policy.Policy, 
 // suppressed.
 func TestLogDefaultRateIsTenPerSecond(t *testing.T) {
 	var buf bytes.Buffer
-	m, clock := loggedPolicies(t, &buf, []*policy.Policy{fixed("p", 1, time.Hour, user)}, false)
+	m, clock := loggedPolicies(t, slog.NewJSONHandler(&buf, nil), []*policy.Policy{fixed("p", 1, time.Hour, user)}, false)
 	h := m.Handler(ok)
 	for range 13 { // one allowed, twelve denied
 		serve(h, "GET", "/", "X-User", "ann")
@@ -98,7 +98,7 @@ func TestLogDenialNamesPolicy(t *testing.T) {
 		{"cost", []*policy.Policy{fixed("costly", 2, time.Hour, user, policy.WithCost(func(*http.Request) int64 { return 3 }))}, false, 1, "costly"},
 	} {
 		var buf bytes.Buffer
-		m, _ := loggedPolicies(t, &buf, tc.policies, tc.shadow)
+		m, _ := loggedPolicies(t, slog.NewJSONHandler(&buf, nil), tc.policies, tc.shadow)
 		h := m.Handler(ok)
 		for range tc.requests {
 			serve(h, "GET", "/", "X-User", "ann")
@@ -118,7 +118,7 @@ func TestLogDenialNamesPolicy(t *testing.T) {
 func TestLogSamplingForgetsRemovedPolicy(t *testing.T) {
 	var buf bytes.Buffer
 	p := fixed("p", 1, time.Hour, user)
-	m, _ := loggedPolicies(t, &buf, []*policy.Policy{p}, false, middleware.LogRate(1))
+	m, _ := loggedPolicies(t, slog.NewJSONHandler(&buf, nil), []*policy.Policy{p}, false, middleware.LogRate(1))
 	h := m.Handler(ok)
 	for range 3 { // allowed, denied (logged), denied (suppressed)
 		serve(h, "GET", "/", "X-User", "ann")
