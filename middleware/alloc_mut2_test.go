@@ -38,10 +38,7 @@ func TestHeaderValuesFillTheirRoom(t *testing.T) {
 		t.Skip("allocation counts differ under the race detector (sync.Pool drops items)")
 	}
 	r := httptest.NewRequest("GET", "/", nil)
-	count := func(h http.Handler) float64 {
-		return testing.AllocsPerRun(200, func() { h.ServeHTTP(httptest.NewRecorder(), r) })
-	}
-	bare := count(ok)
+	bare := allocsPerRequest(ok)
 	secret := []byte("0123456789abcdef")
 	for _, tt := range []struct {
 		name     string
@@ -66,7 +63,7 @@ func TestHeaderValuesFillTheirRoom(t *testing.T) {
 			if got := w.Header().Get("RateLimit"); len(got) != tt.length {
 				t.Fatalf("RateLimit %q is %d bytes, want %d", got, len(got), tt.length)
 			}
-			if got := count(h); got > bare+1 {
+			if got := allocsPerRequest(h); got > bare+1 {
 				t.Errorf("%v allocations per request, want at most %v (bare handler + 1)", got, bare+1)
 			}
 		})

@@ -838,6 +838,13 @@ func TestTwoViolatedPolicies(t *testing.T) {
 	}
 }
 
+// allocsPerRequest returns the allocations of a GET / through h (a new
+// recorder each time), averaged over 200 requests.
+func allocsPerRequest(h http.Handler) float64 {
+	r := httptest.NewRequest("GET", "/", nil)
+	return testing.AllocsPerRun(200, func() { h.ServeHTTP(httptest.NewRecorder(), r) })
+}
+
 // TestAllocations guards the allocation budget: one allocation per request
 // beyond the handler's own, for one policy and for four stacked ones.
 func TestAllocations(t *testing.T) {
@@ -847,13 +854,7 @@ func TestAllocations(t *testing.T) {
 	store, _ := newStore(t)
 	ip := keyfunc.Must(keyfunc.IP())
 	r := httptest.NewRequest("GET", "/", nil)
-	count := func(h http.Handler) float64 {
-		return testing.AllocsPerRun(200, func() {
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
-		})
-	}
-	bare := count(ok)
+	bare := allocsPerRequest(ok)
 	for _, n := range []int{1, 4} {
 		var ps []*policy.Policy
 		for i := range n {
@@ -861,7 +862,7 @@ func TestAllocations(t *testing.T) {
 		}
 		h := middleware.MustNew(store, ps).Handler(ok)
 		h.ServeHTTP(httptest.NewRecorder(), r) // the store's first sight of the key allocates
-		if got := count(h); got > bare+1 {
+		if got := allocsPerRequest(h); got > bare+1 {
 			t.Errorf("%d policies: %v allocations per request, want at most %v (bare handler + 1)", n, got, bare+1)
 		}
 	}

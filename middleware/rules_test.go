@@ -411,14 +411,11 @@ func TestAllocationsObserved(t *testing.T) {
 	}
 	store, _ := newStore(t)
 	r := httptest.NewRequest("GET", "/", nil)
-	count := func(h http.Handler) float64 {
-		return testing.AllocsPerRun(200, func() { h.ServeHTTP(httptest.NewRecorder(), r) })
-	}
-	bare := count(ok)
+	bare := allocsPerRequest(ok)
 	obs := &nopObserver{}
 	h := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("p", 1_000_000, remote))}, middleware.WithObserver(obs)).Handler(ok)
 	h.ServeHTTP(httptest.NewRecorder(), r)
-	if got := count(h); got > bare+1 {
+	if got := allocsPerRequest(h); got > bare+1 {
 		t.Errorf("with an observer: %v allocations per request, want at most %v", got, bare+1)
 	}
 	if obs.n.Load() < 200 {
