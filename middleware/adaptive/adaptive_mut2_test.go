@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -375,5 +377,102 @@ func TestBaselineIsP99Bucket(t *testing.T) {
 	}
 	if got, want := judge(map[time.Duration]int{fast: 98, slow: 2}), bucketUpper(slow); got != want {
 		t.Errorf("98 at %v, 2 at %v: baseline %v, want %v (rank 99)", fast, slow, got, want)
+	}
+}
+
+// TestFleetCounts: a first count below 1 is this instance alone (the
+// configured limits); a reload
+// within Every is applied at the next Check, each limit divided exactly
+// (not carried over in proportion); a driven policy a reload removed is
+// passed over; Update returns the first SetLimit error.
+func TestFleetCounts(t *testing.T) {
+	m := newMiddleware(t, 100, 7)
+	clock := algotest.NewClock(t0)
+	n := 0
+	f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Every: 10 * time.Second, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "100,7" || f.Instances() != 1 {
+		t.Fatalf("first count 0: %s (%d instances), want 100,7 (1)", got, f.Instances())
+	}
+	n = 2
+	if err := f.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "50,3" {
+		t.Fatalf("2 instances: %s, want 50,3", got)
+	}
+	// p1 reloaded at 9: carried over as 9·3/7 rounded down, 3; divided, 4.
+	if err := m.SetPolicies([]*policy.Policy{m.Configured("p0"), policy.Must(policy.PerMinute("p1", 9, ip))}); err != nil {
+		t.Fatal(err)
+	}
+	n = 4 // not read before Every has passed
+	f.Check()
+	if got := limitsOf(m); got != "50,4" {
+		t.Errorf("a reload within Every, then Check: %s, want 50,4 (for 2 instances)", got)
+	}
+
+	driven, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return 2 }, Policies: []string{"p0"}, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetPolicies([]*policy.Policy{m.Configured("p1")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := driven.Update(); err != nil {
+		t.Errorf("Update after the driven policy was removed: %v", err)
+	}
+
+	two := newMiddleware(t, 100, 50)
+	if f, err := adaptive.NewFleet(failingTarget{two}, adaptive.FleetConfig{Instances: func() int { return 2 }}); f != nil || err == nil || err.Error() != "refused p0" {
+		t.Errorf("NewFleet on a target refusing SetLimit = %v, %v; want nil and the first refusal, \"refused p0\"", f, err)
+	}
+}
+
+// TestFleetEveryCenturiesAndLog: an Every too long to add to the clock's
+// reading means the count is never read again by Check; each new count
+// (and only a new one) is logged with the previous one; the Handler
+// checks, then serves the request.
+func TestFleetEveryCenturiesAndLog(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	var buf bytes.Buffer
+	n := 2
+	f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Every: math.MaxInt64, Clock: clock,
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = 4
+	clock.Advance(100 * 365 * 24 * time.Hour)
+	served := false
+	f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true })).
+		ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	if got := limitsOf(m); got != "50" || !served {
+		t.Errorf("a century later, through the Handler: %s, served %v; want 50 (count not read again), served", got, served)
+	}
+	for _, count := range []int{4, 4, 1} {
+		n = count
+		if err := f.Update(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n = 8 // after an Update a century on, Check still never reads it
+	clock.Advance(time.Hour)
+	f.Check()
+	if got := limitsOf(m); got != "100" {
+		t.Errorf("Check after an Update a century on: %s, want 100 (count not read again)", got)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		got = append(got, fmt.Sprintf("%v<-%v", rec["instances"], rec["previous"]))
+	}
+	if want := "2<-0,4<-2,1<-4"; strings.Join(got, ",") != want {
+		t.Errorf("fleet size records %v, want %s", got, want)
 	}
 }
