@@ -476,3 +476,42 @@ func TestFleetEveryCenturiesAndLog(t *testing.T) {
 		t.Errorf("fleet size records %v, want %s", got, want)
 	}
 }
+
+// reloadEveryTime reloads its middleware (a new configured p0) at every
+// SetLimit, when armed, and counts the calls.
+type reloadEveryTime struct {
+	*middleware.Middleware
+	armed bool
+	calls int
+}
+
+func (t *reloadEveryTime) SetLimit(name string, limit int64) error {
+	t.calls++
+	if t.armed {
+		l := t.Configured("p0").Spec().Limit + 1
+		if err := t.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", l, ip))}); err != nil {
+			return err
+		}
+	}
+	return t.Middleware.SetLimit(name, limit)
+}
+
+// TestSettleAtMostThreeTimesMore: limits are set once when no reload
+// comes between, and set again while reloads keep coming, at most three
+// times more.
+func TestSettleAtMostThreeTimesMore(t *testing.T) {
+	for armed, want := range map[bool]int{false: 1, true: 4} {
+		target := &reloadEveryTime{Middleware: newMiddleware(t, 100)}
+		f, err := adaptive.NewFleet(target, adaptive.FleetConfig{Instances: func() int { return 2 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		target.armed, target.calls = armed, 0
+		if err := f.Update(); err != nil {
+			t.Fatal(err)
+		}
+		if target.calls != want {
+			t.Errorf("reloading at every SetLimit %v: %d SetLimit calls in an Update, want %d", armed, target.calls, want)
+		}
+	}
+}
