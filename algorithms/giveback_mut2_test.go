@@ -1,6 +1,9 @@
 package algorithms_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -119,5 +122,143 @@ func TestBucketGiveBackNeverMovesFullBeforeNow(t *testing.T) {
 	want := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: 300 * time.Millisecond, NextAfter: 100 * time.Millisecond}
 	if d[0] != want {
 		t.Fatalf("Take at t0+100ms after the give-back = %+v, want %+v", d[0], want)
+	}
+}
+
+// TestGiveBackRefusesBadCalls: a GiveBack whose arguments do not fit
+// together, on a closed store or a cancelled context, or with an invalid
+// check (a bad Spec, a cost above capacity) is an error, and nothing comes
+// back: the valid check before the bad one, whose Take admitted it, still
+// has its cost counted afterwards.
+func TestGiveBackRefusesBadCalls(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Second}
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tt := range []struct {
+		name   string
+		ctx    context.Context
+		closed bool
+		bad    algorithms.Check // second check; its decision admitted
+		ds     int              // decisions given
+		dst    int              // results given
+		waited time.Duration
+		want   func(error) bool
+	}{
+		{name: "fewer decisions", ds: 1, dst: 2},
+		{name: "more decisions", ds: 3, dst: 2},
+		{name: "fewer results", ds: 2, dst: 1},
+		{name: "negative waited", ds: 2, dst: 2, waited: -time.Nanosecond},
+		{name: "cancelled", ctx: cancelled, ds: 2, dst: 2, want: func(err error) bool { return errors.Is(err, context.Canceled) }},
+		{name: "closed", closed: true, ds: 2, dst: 2, want: func(err error) bool { return errors.Is(err, algorithms.ErrClosed) }},
+		{name: "invalid spec", bad: algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Window: time.Second}, Key: "k"}, ds: 2, dst: 2,
+			want: func(err error) bool { var se *algorithms.SpecError; return errors.As(err, &se) }},
+		{name: "cost above capacity", bad: algorithms.Check{Spec: spec, Key: "k", Cost: 11}, ds: 2, dst: 2,
+			want: func(err error) bool { var ce *algorithms.CostError; return errors.As(err, &ce) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := newStore(t)
+			k := algorithms.Check{Spec: spec, Key: "k", Cost: 3}
+			d := take(t, s, k)[0]
+			bad := tt.bad
+			if bad.Spec == (algorithms.Spec{}) {
+				bad = algorithms.Check{Spec: spec, Key: "other"}
+			}
+			ds := make([]algorithms.Decision, tt.ds)
+			for i := range ds {
+				ds[i] = d
+			}
+			c := tt.ctx
+			if c == nil {
+				c = t.Context()
+			}
+			if tt.closed {
+				s.Close()
+			}
+			err := s.GiveBack(c, make([]algorithms.Refunded, tt.dst), []algorithms.Check{k, bad}, ds, tt.waited)
+			if err == nil || (tt.want != nil && !tt.want(err)) {
+				t.Fatalf("GiveBack = %v, want the error", err)
+			}
+			if tt.closed {
+				return
+			}
+			if got := take(t, s, algorithms.Check{Spec: spec, Key: "k"})[0]; got.Remaining != 6 {
+				t.Errorf("after the refused GiveBack, a Take of k: Remaining %d, want 6 (its cost still counted)", got.Remaining)
+			}
+		})
+	}
+}
+
+// TestGiveBackOfASpecNeverTaken: a GiveBack of an admitted decision for a
+// key whose Spec the store holds no key of gives nothing back and reports
+// the key as fresh.
+func TestGiveBackOfASpecNeverTaken(t *testing.T) {
+	s, _ := newStore(t)
+	c := algorithms.Check{Spec: perSecond, Key: "k"}
+	d := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 9, ResetAfter: time.Second, NextAfter: time.Second}
+	got := make([]algorithms.Refunded, 1)
+	if err := s.GiveBack(t.Context(), got, []algorithms.Check{c}, []algorithms.Decision{d}, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := algorithms.Refunded{Decision: algorithms.Decision{Allowed: true, Limit: 10, Remaining: 10}}
+	if got[0] != want {
+		t.Errorf("GiveBack = %+v, want %+v", got[0], want)
+	}
+}
+
+// TestGiveBackOfAKeyNotHeldLeavesItsNeighbours: a GiveBack for keys the
+// store does not hold, in a table (one shard) holding others, gives nothing
+// back and takes nothing from the held keys, whichever slots the absent
+// keys' hashes would take.
+func TestGiveBackOfAKeyNotHeldLeavesItsNeighbours(t *testing.T) {
+	s, _ := newStore(t, algorithms.WithMaxKeys(256)) // one shard
+	var held []algorithms.Check
+	for i := range 20 {
+		c := algorithms.Check{Spec: perSecond, Key: fmt.Sprint("held", i), Cost: 3}
+		held = append(held, c)
+		take(t, s, c)
+	}
+	d := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: time.Second, NextAfter: time.Second}
+	for i := range 20 {
+		c := algorithms.Check{Spec: perSecond, Key: fmt.Sprint("absent", i), Cost: 3}
+		got := make([]algorithms.Refunded, 1)
+		if err := s.GiveBack(t.Context(), got, []algorithms.Check{c}, []algorithms.Decision{d}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Given || got[0].Decision.Remaining != 10 {
+			t.Fatalf("GiveBack of %s, never taken = %+v, want nothing given, Remaining 10", c.Key, got[0])
+		}
+	}
+	for _, c := range held {
+		c.Cost = 1
+		if r := take(t, s, c)[0].Remaining; r != 6 {
+			t.Errorf("%s after the give-backs of absent keys: Remaining %d, want 6", c.Key, r)
+		}
+	}
+}
+
+// TestGiveBackReportsRepeatedKeysAsTakeDoes: what a GiveBack reports is
+// what a Take of the same checks at its instant would, without consuming:
+// a check repeated on one key is decided on the state after the checks
+// before it. Three checks of 3 on a key holding 2 of 10: the third does not
+// fit, so that Take is denied, and it (which consumes nothing) reports what
+// the GiveBack must.
+func TestGiveBackReportsRepeatedKeysAsTakeDoes(t *testing.T) {
+	s, _ := newStore(t)
+	take(t, s, algorithms.Check{Spec: perSecond, Key: "k", Cost: 2})
+	c := algorithms.Check{Spec: perSecond, Key: "k", Cost: 3}
+	checks := []algorithms.Check{c, c, c}
+	got := make([]algorithms.Refunded, len(checks))
+	denied := make([]algorithms.Decision, len(checks)) // nothing comes back
+	if err := s.GiveBack(t.Context(), got, checks, denied, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := take(t, s, checks...)
+	if want[2].Allowed {
+		t.Fatalf("Take of three checks of 3 on 2 of 10 = %+v, want the third denied", want)
+	}
+	for i := range got {
+		if got[i].Given || got[i].Decision != want[i] {
+			t.Errorf("GiveBack, check %d = %+v, want nothing given and the Take's %+v", i, got[i], want[i])
+		}
 	}
 }
