@@ -7,9 +7,11 @@ import (
 
 // reckoned returns ResetAfter − waited, the time from the give-back's
 // instant to the one a Take's decision said its key would be back to its
-// full allowance, within ±4·MaxWindow: every state a kind keeps is
-// shorter than that, so the bound changes no outcome and keeps the
-// instants it makes within int64.
+// full allowance, within ±4·MaxWindow, for the buckets: a bucket admits
+// only while it is full less than MaxWindow after the instant it decides
+// at, so the bound changes no outcome and keeps the instants it makes
+// within int64. (The window kinds reckon from their key's latest instant:
+// see reckonedFrom.)
 func reckoned(resetAfter, waited time.Duration) int64 {
 	const bound = 4 * int64(MaxWindow)
 	r := int64(resetAfter)
@@ -20,6 +22,26 @@ func reckoned(resetAfter, waited time.Duration) int64 {
 		r = -bound
 	}
 	return max(r-min(int64(waited), 2*bound), -bound)
+}
+
+// reckonedFrom returns ResetAfter − waited − off, the time from te = now +
+// off (off >= 0) to the instant E a Take's decision said its key would be
+// back to its full allowance, within ±4·MaxWindow, for a window kind whose
+// key's latest instant is te: such a key decides, and counts its requests,
+// at te when now is earlier (a clock that went back, by any amount: see
+// "Time that goes back"), and its state spans less than 2·MaxWindow up to
+// te, so the bound, reckoned from te rather than from now, changes no
+// outcome.
+func reckonedFrom(resetAfter, waited time.Duration, off int64) int64 {
+	const bound = 4 * int64(MaxWindow)
+	r := int64(resetAfter)
+	for _, x := range [2]int64{int64(waited), off} { // both >= 0
+		if r < x-bound {
+			return -bound // r − x < −bound, without overflowing
+		}
+		r -= x
+	}
+	return min(r, bound)
 }
 
 // bucketSeen returns what a bucket's give-back knows of its Take besides
@@ -75,20 +97,31 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 		return false // no key of this spec is held
 	}
 	n := c.cost()
-	r := reckoned(d.ResetAfter, waited)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if tb = sh.liveOrNil(tb); tb == nil {
 		return false // dropped by a compaction: no key of this spec is held
 	}
 	p := &tb.p
+	// The window kinds reckon from their key's latest instant te, at which
+	// they decide (and give back) when t is earlier; E − te is within the
+	// bound of reckonedFrom, E − t need not be.
 	switch {
 	case tb.logs != nil:
 		lg := tb.logs[h]
-		return lg != nil && lg.giveBack(p, t, n, t+r-p.window-1)
+		if lg == nil {
+			return false
+		}
+		te := lg.latest(t)
+		r := reckonedFrom(d.ResetAfter, waited, te-t)
+		return lg.giveBack(p, te, n, te+r-p.window-1)
 	case tb.bkts != nil:
 		bk := tb.bkts[h]
-		return bk != nil && bk.giveBack(p, t, n, t+r)
+		if bk == nil {
+			return false
+		}
+		te := bk.latest(p, t)
+		return bk.giveBack(p, te, n, te+reckonedFrom(d.ResetAfter, waited, te-t))
 	}
 	j, held := tb.cells.find(h)
 	if !held {
@@ -97,13 +130,18 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 	cp := &tb.cells.slots[j].c
 	var ok bool
 	switch p.kind {
-	case FixedWindow:
-		*cp, ok = p.fixedGiveBack(*cp, t, n, r)
-	case SlidingWindow:
-		*cp, ok = p.slidingGiveBack(*cp, t, n, r)
+	case FixedWindow, SlidingWindow:
+		// The cell's t is the start of its (current) window.
+		te := max(t, cp.t)
+		r := reckonedFrom(d.ResetAfter, waited, te-t)
+		if p.kind == FixedWindow {
+			*cp, ok = p.fixedGiveBack(*cp, te, n, r)
+		} else {
+			*cp, ok = p.slidingGiveBack(*cp, te, n, r)
+		}
 	default:
 		w, q := bucketSeen(d, waited, p.capacity)
-		*cp, ok = p.bucketGiveBack(*cp, t, n, r, w, q)
+		*cp, ok = p.bucketGiveBack(*cp, t, n, reckoned(d.ResetAfter, waited), w, q)
 	}
 	return ok
 }

@@ -262,3 +262,35 @@ func TestGiveBackReportsRepeatedKeysAsTakeDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowGiveBackAfterTheClockWentBackDays: a window kind decides a
+// request at an instant before its key's latest at that latest instant
+// (see "Time that goes back"), so the ResetAfter of a Take after the clock
+// stepped back five days points five days ahead. GiveBack must still find
+// that Take's window (bucket, logged instant) from E = now + ResetAfter −
+// waited, as GiveBacker documents and the model does: the key's units come
+// back. (GiveBack used to bound ResetAfter − waited to ±4 days from now,
+// not from the key's instant, and gave nothing back.)
+func TestWindowGiveBackAfterTheClockWentBackDays(t *testing.T) {
+	for _, k := range []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.SlidingBuckets, algorithms.SlidingLog} {
+		for _, back := range []time.Duration{3*24*time.Hour + 12*time.Hour, 5 * 24 * time.Hour, 400 * 24 * time.Hour} {
+			t.Run(fmt.Sprintf("%s/%v", k, back), func(t *testing.T) {
+				s, clock := newStore(t)
+				c := algorithms.Check{Spec: kindSpec(k, 10, 5), Key: "k", Cost: 2}
+				take(t, s, algorithms.Check{Spec: c.Spec, Key: "k"})
+				clock.Advance(-back)
+				ds := take(t, s, c)
+				if !ds[0].Allowed || ds[0].ResetAfter <= back {
+					t.Fatalf("Take after the clock went back %v = %+v, want admitted, ResetAfter beyond %v", back, ds[0], back)
+				}
+				got := make([]algorithms.Refunded, 1)
+				if err := s.GiveBack(t.Context(), got, []algorithms.Check{c}, ds, 0); err != nil {
+					t.Fatal(err)
+				}
+				if !got[0].Given || got[0].Decision.Remaining != 9 {
+					t.Errorf("GiveBack of that Take = %+v, want given, Remaining 9", got[0])
+				}
+			})
+		}
+	}
+}
