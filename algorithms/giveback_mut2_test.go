@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -206,33 +207,76 @@ func TestGiveBackOfASpecNeverTaken(t *testing.T) {
 }
 
 // TestGiveBackOfAKeyNotHeldLeavesItsNeighbours: a GiveBack for keys the
-// store does not hold, in a table (one shard) holding others, gives nothing
-// back and takes nothing from the held keys, whichever slots the absent
-// keys' hashes would take.
+// store does not hold, under a Spec of each kind whose table (one shard)
+// holds others, gives nothing back, reports the keys fresh, and takes
+// nothing from the held keys, whichever slots the absent keys' hashes
+// would take.
 func TestGiveBackOfAKeyNotHeldLeavesItsNeighbours(t *testing.T) {
-	s, _ := newStore(t, algorithms.WithMaxKeys(256)) // one shard
-	var held []algorithms.Check
-	for i := range 20 {
-		c := algorithms.Check{Spec: perSecond, Key: fmt.Sprint("held", i), Cost: 3}
-		held = append(held, c)
-		take(t, s, c)
+	for _, k := range algorithms.Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			s, _ := newStore(t, algorithms.WithMaxKeys(256)) // one shard
+			spec := kindSpec(k, 10, 5)
+			var held []algorithms.Check
+			var d algorithms.Decision
+			for i := range 20 {
+				c := algorithms.Check{Spec: spec, Key: fmt.Sprint("held", i), Cost: 3}
+				held = append(held, c)
+				d = take(t, s, c)[0]
+			}
+			before := make([]algorithms.Decision, len(held))
+			if err := s.Peek(t.Context(), before, held); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 20 {
+				c := algorithms.Check{Spec: spec, Key: fmt.Sprint("absent", i), Cost: 3}
+				got := make([]algorithms.Refunded, 1)
+				if err := s.GiveBack(t.Context(), got, []algorithms.Check{c}, []algorithms.Decision{d}, 0); err != nil {
+					t.Fatal(err)
+				}
+				if got[0].Given || got[0].Decision.Remaining != spec.Capacity() {
+					t.Fatalf("GiveBack of %s, never taken = %+v, want nothing given, Remaining %d", c.Key, got[0], spec.Capacity())
+				}
+			}
+			after := make([]algorithms.Decision, len(held))
+			if err := s.Peek(t.Context(), after, held); err != nil {
+				t.Fatal(err)
+			}
+			for i := range held {
+				if after[i] != before[i] {
+					t.Errorf("%s after the give-backs of absent keys: %+v, want as before %+v", held[i].Key, after[i], before[i])
+				}
+			}
+		})
 	}
-	d := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: time.Second, NextAfter: time.Second}
-	for i := range 20 {
-		c := algorithms.Check{Spec: perSecond, Key: fmt.Sprint("absent", i), Cost: 3}
-		got := make([]algorithms.Refunded, 1)
-		if err := s.GiveBack(t.Context(), got, []algorithms.Check{c}, []algorithms.Decision{d}, 0); err != nil {
-			t.Fatal(err)
-		}
-		if got[0].Given || got[0].Decision.Remaining != 10 {
-			t.Fatalf("GiveBack of %s, never taken = %+v, want nothing given, Remaining 10", c.Key, got[0])
-		}
-	}
-	for _, c := range held {
-		c.Cost = 1
-		if r := take(t, s, c)[0].Remaining; r != 6 {
-			t.Errorf("%s after the give-backs of absent keys: Remaining %d, want 6", c.Key, r)
-		}
+}
+
+// TestLogGiveBackOfATakeLongGone: a sliding_log give-back whose reckoning
+// puts the Take's instant far before the window (waited 5 days; or a
+// ResetAfter as negative as a Duration goes, less 1 ns waited, which must
+// not wrap round to the future) gives nothing back: the units logged now
+// are other requests'.
+func TestLogGiveBackOfATakeLongGone(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		reset  time.Duration
+		waited time.Duration
+	}{
+		{"waited 5 days", time.Second, 5 * 24 * time.Hour},
+		{"ResetAfter min, waited 1 ns", math.MinInt64, time.Nanosecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := newStore(t)
+			c := algorithms.Check{Spec: kindSpec(algorithms.SlidingLog, 10, 0), Key: "k", Cost: 3}
+			take(t, s, c)
+			d := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 7, ResetAfter: tt.reset}
+			got := make([]algorithms.Refunded, 1)
+			if err := s.GiveBack(t.Context(), got, []algorithms.Check{c}, []algorithms.Decision{d}, tt.waited); err != nil {
+				t.Fatal(err)
+			}
+			if got[0].Given || got[0].Decision.Remaining != 7 {
+				t.Errorf("GiveBack = %+v, want nothing given, Remaining 7", got[0])
+			}
+		})
 	}
 }
 
