@@ -46,3 +46,36 @@ func TestSweepShrinksKeyTables(t *testing.T) {
 		sh.mu.Unlock()
 	}
 }
+
+// TestFreshKeyAfterSweepCountsFromItsDecision: after a sweep at 1 ns
+// before a window's end and a clock gone back half a second, a new key is
+// decided at the sweep's instant (its shard forgot keys then), and its
+// times are counted from now: a reset 1 ns after that instant is half a
+// second from now.
+func TestFreshKeyAfterSweepCountsFromItsDecision(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	now := t0
+	s, err := NewMemoryStore(WithClock(ClockFunc(func() time.Time { return now })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	spec := Spec{Algorithm: FixedWindow, Limit: 10, Window: time.Second}
+	for i := range 10_000 { // keys in every shard
+		if _, err := s.Take(context.Background(), Check{Spec: spec, Key: "k" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = t0.Add(2*time.Second - time.Nanosecond)
+	if n := s.Sweep(); n != 10_000 {
+		t.Fatalf("Sweep dropped %d keys, want 10000", n)
+	}
+	now = t0.Add(1500 * time.Millisecond)
+	ds, err := s.Take(context.Background(), Check{Spec: spec, Key: "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := ds[0]; !d.Allowed || d.Remaining != 9 || d.ResetAfter != 500*time.Millisecond {
+		t.Errorf("new key after the sweep and the clock's step back: %+v, want allowed, Remaining 9, ResetAfter 500ms", d)
+	}
+}
