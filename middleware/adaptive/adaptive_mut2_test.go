@@ -49,6 +49,19 @@ func TestConfigBoundsAtTheEdge(t *testing.T) {
 	}
 }
 
+// newController returns a Controller of target with cfg on a clock at t0,
+// and the clock.
+func newController(t *testing.T, target adaptive.Target, cfg adaptive.Config) (*adaptive.Controller, *algotest.Clock) {
+	t.Helper()
+	clock := algotest.NewClock(t0)
+	cfg.Clock = clock
+	c, err := adaptive.New(target, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, clock
+}
+
 // TestConfigDefaultsJudge: by default a period is judged from 20 samples
 // on, and a status of 500 or more is an error (499 is not).
 func TestConfigDefaultsJudge(t *testing.T) {
@@ -63,11 +76,7 @@ func TestConfigDefaultsJudge(t *testing.T) {
 		{"status 499", 20, 499, 1},
 		{"status 500", 20, 500, 0.8},
 	} {
-		clock := algotest.NewClock(t0)
-		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: time.Millisecond})
 		for range tc.n {
 			c.Observe(10*time.Millisecond, tc.status) // slow, against a 1 ms baseline
 		}
@@ -85,11 +94,7 @@ func TestConfigDefaultsJudge(t *testing.T) {
 // before: Evaluate within it judges nothing, and the first request at the
 // end instant itself ends it (judging it) before it is counted.
 func TestPeriodEndsAtItsEndInstant(t *testing.T) {
-	clock := algotest.NewClock(t0)
-	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: time.Millisecond})
 	for range 20 {
 		c.Observe(10*time.Millisecond, 503) // slow and failing
 	}
@@ -121,11 +126,7 @@ func TestStableCountRestartsAfterTrouble(t *testing.T) {
 		{"slow", 0, 10 * time.Millisecond, 0.8, 0.9},
 		{"slow and failing", 20, 10 * time.Millisecond, 0.64, 0.74},
 	} {
-		clock := algotest.NewClock(t0)
-		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond, StablePeriods: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: time.Millisecond, StablePeriods: 2})
 		period(t, c, clock, 20, 20, 10*time.Millisecond) // 0.8
 		period(t, c, clock, 20, 0, time.Millisecond)     // healthy: one of two
 		period(t, c, clock, 20, tc.errs, tc.latency)     // the count starts again
@@ -145,11 +146,7 @@ func TestStableCountRestartsAfterTrouble(t *testing.T) {
 // under it, three do not. (Three errors make every period failing.)
 func TestSlowMeansP99(t *testing.T) {
 	for slowN, want := range map[int]float64{2: 1, 3: 0.8} {
-		clock := algotest.NewClock(t0)
-		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: time.Millisecond})
 		for i := range 200 {
 			latency, status := time.Millisecond, 200
 			if i < slowN {
@@ -174,11 +171,7 @@ func TestSlowMeansP99(t *testing.T) {
 // configured Baseline stays as it is.
 func TestBaselineFollowsHealthyPeriods(t *testing.T) {
 	for _, configured := range []time.Duration{0, 5 * time.Millisecond} {
-		clock := algotest.NewClock(t0)
-		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: configured})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: configured})
 		period(t, c, clock, 20, 0, 4*time.Millisecond)
 		first := c.Baseline()
 		period(t, c, clock, 20, 0, 8*time.Millisecond) // under twice the baseline: healthy
@@ -248,11 +241,7 @@ func (failingTarget) SetLimit(name string, _ int64) error { return errors.New("r
 // TestEvaluateReturnsFirstSetLimitError: an evaluation that sets limits
 // returns the first SetLimit error, in the policies' order.
 func TestEvaluateReturnsFirstSetLimitError(t *testing.T) {
-	clock := algotest.NewClock(t0)
-	c, err := adaptive.New(failingTarget{newMiddleware(t, 100, 50)}, adaptive.Config{Clock: clock, Baseline: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, clock := newController(t, failingTarget{newMiddleware(t, 100, 50)}, adaptive.Config{Baseline: time.Millisecond})
 	for range 20 {
 		c.Observe(10*time.Millisecond, 503)
 	}
@@ -266,11 +255,7 @@ func TestEvaluateReturnsFirstSetLimitError(t *testing.T) {
 // share of its configured limit rounded up (1001 × 0.001 = 1.001: 2).
 func TestFloorLimitRoundsUp(t *testing.T) {
 	m := newMiddleware(t, 1001)
-	clock := algotest.NewClock(t0)
-	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, Floor: 0.001, Decrease: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, clock := newController(t, m, adaptive.Config{Baseline: time.Millisecond, Floor: 0.001, Decrease: 0.001})
 	period(t, c, clock, 20, 20, 10*time.Millisecond)
 	if got := limitsOf(m); c.Level() != 0.001 || got != "2" {
 		t.Errorf("at the floor: level %v, limit %s; want 0.001 and 2", c.Level(), got)
@@ -285,12 +270,8 @@ func TestFloorLimitRoundsUp(t *testing.T) {
 // one of the two).
 func TestLevelChangesLogged(t *testing.T) {
 	var buf bytes.Buffer
-	clock := algotest.NewClock(t0)
-	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: time.Millisecond,
+	c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: time.Millisecond,
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
 	period(t, c, clock, 20, 20, 10*time.Millisecond) // 0.8
 	period(t, c, clock, 20, 0, time.Millisecond)     // 0.9
 	period(t, c, clock, 20, 0, time.Millisecond)     // 1
@@ -316,11 +297,7 @@ func TestLevelChangesLogged(t *testing.T) {
 // policies not named keep their configured limits.
 func TestControlledPolicyRemovedByReload(t *testing.T) {
 	m := newMiddleware(t, 100, 50)
-	clock := algotest.NewClock(t0)
-	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond, Policies: []string{"p0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, clock := newController(t, m, adaptive.Config{Baseline: time.Millisecond, Policies: []string{"p0"}})
 	if err := m.SetPolicies([]*policy.Policy{m.Configured("p1")}); err != nil {
 		t.Fatal(err)
 	}
@@ -350,11 +327,7 @@ func bucketUpper(d time.Duration) time.Duration {
 // of the sample of rank ceil(0.99n), for latencies from 1 ns to days.
 func TestBaselineIsP99Bucket(t *testing.T) {
 	judge := func(samples map[time.Duration]int) time.Duration {
-		clock := algotest.NewClock(t0)
-		c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, MinSamples: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{MinSamples: 1})
 		for d, n := range samples {
 			for range n {
 				c.Observe(d, 200)
