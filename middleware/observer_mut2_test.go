@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,20 +116,8 @@ func TestLogObserverForgetsRemovedPolicy(t *testing.T) {
 // custom listener's text) is named in the forwarding report quoted and cut
 // to 64 bytes, never raw.
 func TestForwardingReportQuotesOddPeer(t *testing.T) {
-	store, _ := newStore(t)
-	var got reports
-	m, err := middleware.FromConfig(store, mustConfig(t, ipConfig), got.handler())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /", m.Handler(ok))
 	peer := "pipe:" + strings.Repeat("x", 59) + "\n" // 65 bytes, the last one over
-	r := httptest.NewRequest("GET", "/", nil)
-	r.RemoteAddr = peer
-	r.Header.Set("X-Forwarded-For", "198.51.100.7")
-	mux.ServeHTTP(httptest.NewRecorder(), r)
-	errs := got.forwarding()
+	errs := forwardingReports(t, peer, "X-Forwarded-For", "198.51.100.7")
 	if len(errs) != 1 {
 		t.Fatalf("forwarding reports %v, want one", errs)
 	}
