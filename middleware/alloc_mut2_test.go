@@ -34,9 +34,6 @@ func named(lengths ...int) []*policy.Policy {
 // cost no allocation beyond the one of the context (or of the header
 // values).
 func TestHeaderValuesFillTheirRoom(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts differ under the race detector (sync.Pool drops items)")
-	}
 	r := httptest.NewRequest("GET", "/", nil)
 	bare := allocsPerRequest(ok)
 	secret := []byte("0123456789abcdef")
@@ -74,9 +71,6 @@ func TestHeaderValuesFillTheirRoom(t *testing.T) {
 // applies is the 704-byte one (WithoutContext's documentation), not the
 // 896 bytes of one with room for longer header values.
 func TestOnePolicyContextSize(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation sizes differ under the race detector")
-	}
 	r := httptest.NewRequest("GET", "/", nil)
 	bytes := func(h http.Handler) uint64 {
 		const n = 1000

@@ -18,9 +18,6 @@ import (
 // policy, 128, 120 and 112 with two, three and four; a byte more costs one
 // allocation more.
 func TestKeyRoom(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts differ under the race detector (sync.Pool drops items)")
-	}
 	bare := allocsPerRequest(ok)
 	for n, room := range map[int]int{1: 64, 2: 128, 3: 120, 4: 112} {
 		for _, extra := range []int{0, 1} {

@@ -848,9 +848,6 @@ func allocsPerRequest(h http.Handler) float64 {
 // TestAllocations guards the allocation budget: one allocation per request
 // beyond the handler's own, for one policy and for four stacked ones.
 func TestAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts differ under the race detector (sync.Pool drops items)")
-	}
 	store, _ := newStore(t)
 	ip := keyfunc.Must(keyfunc.IP())
 	r := httptest.NewRequest("GET", "/", nil)
