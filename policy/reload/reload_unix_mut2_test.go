@@ -1,0 +1,49 @@
+//go:build unix
+
+package reload_test
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/policy/reload"
+)
+
+// TestNewOutOfDescriptors: a process at its limit of open files cannot
+// make the file watch; New returns that error instead of a Watcher with
+// none.
+func TestNewOutOfDescriptors(t *testing.T) {
+	path, cfg := loaded(t, config(5))
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skipf("no descriptor limit to lower here: %v", err)
+	}
+	// The lowest free descriptor: with the limit at it, none can be opened.
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := f.Fd()
+	f.Close()
+	restore := func() {
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Errorf("restoring the descriptor limit: %v", err)
+		}
+	}
+	at := lim
+	at.Cur = uint64(low)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &at); err != nil {
+		t.Skipf("cannot lower the descriptor limit: %v", err)
+	}
+	w, err := reload.New(path, func(*policy.Config) error { return nil }, reload.WithLogger(quiet), reload.InForce(cfg))
+	restore()
+	if w != nil {
+		w.Close()
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "reload: ") || !strings.Contains(err.Error(), "too many open files") {
+		t.Errorf("New with no descriptor left: %v, want the watch's error", err)
+	}
+}
