@@ -467,7 +467,13 @@ func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
 				if cfg, err = policy.ParseConfig(data, w.path); err != nil {
 					// Taken for the content in force at New, but it does
 					// not load: no restore, whatever rules are running.
-					return 0, w.rejected(err, failKey(data, err))
+					// Reported already, a file event's reload (a touch)
+					// says nothing again.
+					key := failKey(data, nil)
+					if !explicit && key == w.failKey {
+						return 0, err
+					}
+					return 0, w.rejected(err, key)
 				}
 			}
 			w.loadFailed = false

@@ -529,3 +529,29 @@ func TestRestartNeededOnFileEvent(t *testing.T) {
 		t.Errorf("Config() = %v, want the version 7 reported", c)
 	}
 }
+
+// TestBrokenAtNewReportedOnce: without InForce, a file that did not load
+// at New, broken another way and then put back, is reported (it does not
+// load), once: a touch of it says nothing more, as for any file reported
+// already, and no reload sets a timer of its own.
+func TestBrokenAtNewReportedOnce(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path := filepath.Join(t.TempDir(), "rk.yaml")
+	const atNew = "policies: ["
+	writeAtomic(t, path, atNew)
+	fw := fakeWatcher(t, path, func(*policy.Config) error { return nil })
+	writeAtomic(t, path, "policies: {")
+	if err := fw.w.Reload(); err == nil {
+		t.Fatal("Reload of a broken file = nil")
+	}
+	<-fw.events
+	writeAtomic(t, path, atNew)
+	if e := fw.report(t, "back to the content at New"); e.err == nil || e.cfg != nil {
+		t.Fatalf("back to the content at New: %+v, want its error", e)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fw.settle(t)
+	fw.quiet(t, "a touch of it")
+}
