@@ -555,3 +555,33 @@ func TestBrokenAtNewReportedOnce(t *testing.T) {
 	fw.settle(t)
 	fw.quiet(t, "a touch of it")
 }
+
+// TestReloadEndsGrace: an explicit Reload of an emptied file given its
+// grace reports it at once, and the grace is over: emptied again later,
+// after other content, it is given a full grace, not what was left of the
+// first one's.
+func TestReloadEndsGrace(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	fw := emptiedInGrace(t)
+	for _, content := range []string{"", "policies: [\n"} {
+		if err := os.WriteFile(fw.path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.w.Reload(); err == nil {
+			t.Fatalf("Reload of %q = nil, want its error", content)
+		}
+		if e := <-fw.events; e.err == nil {
+			t.Fatalf("Reload of %q reported %+v, want its error", content, e)
+		}
+	}
+	if err := os.WriteFile(fw.path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var left time.Duration
+	if e, reported := fw.drive(t, func(d time.Duration) bool { left = d; return d != fakeDebounce }); reported {
+		t.Fatalf("emptied again: reported at once: %v", e.err)
+	}
+	if left != fakeGrace {
+		t.Errorf("emptied again: read again in %v, want a full grace of %v", left, fakeGrace)
+	}
+}
