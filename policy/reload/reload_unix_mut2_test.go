@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
@@ -45,5 +46,34 @@ func TestNewOutOfDescriptors(t *testing.T) {
 	}
 	if err == nil || !strings.HasPrefix(err.Error(), "reload: ") || !strings.Contains(err.Error(), "too many open files") {
 		t.Errorf("New with no descriptor left: %v, want the watch's error", err)
+	}
+}
+
+// TestReloadClosesTheFile: each reload closes the file it read; a
+// SIGHUP handler calling Reload many times holds no more descriptors
+// after than before.
+func TestReloadClosesTheFile(t *testing.T) {
+	path, cfg := loaded(t, config(5))
+	w, err := reload.New(path, func(*policy.Config) error { return nil },
+		reload.WithLogger(quiet), reload.InForce(cfg), reload.WithDebounce(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	open := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("cannot count open descriptors here: %v", err)
+		}
+		return len(fds)
+	}
+	before := open()
+	for range 100 {
+		if err := w.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := open(); after > before {
+		t.Errorf("%d descriptors open after 100 Reloads, %d before", after, before)
 	}
 }
