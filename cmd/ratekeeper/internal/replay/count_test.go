@@ -15,14 +15,22 @@ import (
 // report.
 func replayStatuses(t *testing.T, name, count string, opts Options, route string, statuses ...int) PolicyReport {
 	t.Helper()
-	cfg := parse(t, "policies:\n  - {name: "+name+", limit: 2, window: 1m, algorithm: sliding_log, count: "+count+"}\n")
-	e, err := New(cfg, opts)
+	return replayLogged(t, "policies:\n  - {name: "+name+", limit: 2, window: 1m, algorithm: sliding_log, count: "+count+"}\n",
+		opts, route, 100*time.Millisecond, statuses...)
+}
+
+// replayLogged replays config (YAML) over one client's requests to route,
+// gap apart from t0, one per status, and returns the first policy's
+// report.
+func replayLogged(t *testing.T, config string, opts Options, route string, gap time.Duration, statuses ...int) PolicyReport {
+	t.Helper()
+	e, err := New(parse(t, config), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	method, path, _ := strings.Cut(route, " ")
 	for i, status := range statuses {
-		en := logparse.Entry{Time: t0.Add(time.Duration(i) * 100 * time.Millisecond), Addr: "192.0.2.1", Method: method, Path: path, Status: status}
+		en := logparse.Entry{Time: t0.Add(time.Duration(i) * gap), Addr: "192.0.2.1", Method: method, Path: path, Status: status}
 		if err := e.Add(&en); err != nil {
 			t.Fatal(err)
 		}

@@ -244,22 +244,8 @@ func TestGiveBackAtTheTake(t *testing.T) {
 // report.
 func replayStatusesAt(t *testing.T, alg string, gap time.Duration, statuses ...int) PolicyReport {
 	t.Helper()
-	cfg := parse(t, "policies:\n  - {name: login, limit: 1, window: 1m, algorithm: "+alg+", count: failed}\n")
-	e, err := New(cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, status := range statuses {
-		en := logparse.Entry{Time: t0.Add(time.Duration(i) * gap), Addr: "192.0.2.1", Method: "POST", Path: "/login", Status: status}
-		if err := e.Add(&en); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rep, err := e.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep.Policies[0]
+	return replayLogged(t, "policies:\n  - {name: login, limit: 1, window: 1m, algorithm: "+alg+", count: failed}\n",
+		Options{}, "POST /login", gap, statuses...)
 }
 
 // TestRouteListedTwice: a route named by a policy and again by --route
