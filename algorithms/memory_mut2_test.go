@@ -126,27 +126,7 @@ func TestMemoryStoreRefundDepartedLongAgo(t *testing.T) {
 // memory.go:998's bestUsed == 0 made == 1, which evicted them whenever the
 // sample began in their table).
 func TestMemoryStoreFloodKeepsClientsAtALimitOfOne(t *testing.T) {
-	once := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
-	perIP := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Hour}
-	s, _ := newStore(t, algorithms.WithMaxKeys(256)) // one shard of 256 keys
-	var clients []algorithms.Check
-	for i := range 16 {
-		c := algorithms.Check{Spec: once, Key: "user" + strconv.Itoa(i)}
-		clients = append(clients, c)
-		if d := take(t, s, c)[0]; !d.Allowed || d.Remaining != 0 {
-			t.Fatalf("first request of %s = %+v, want admitted, none left", c.Key, d)
-		}
-	}
-	for i := range 2000 {
-		take(t, s, algorithms.Check{Spec: perIP, Key: "flood" + strconv.Itoa(i)})
-	}
-	evicted := 0
-	for _, c := range clients {
-		if take(t, s, c)[0].Allowed {
-			evicted++
-		}
-	}
-	if evicted > 0 {
-		t.Errorf("%d of %d clients at their limit of 1 were evicted (admitted again) by a flood of one-request keys under another spec", evicted, len(clients))
+	if evicted, clients := evictedByFlood(t, 1); evicted > 0 {
+		t.Errorf("%d of %d clients at their limit of 1 were evicted (admitted again) by a flood of one-request keys under another spec", evicted, clients)
 	}
 }
