@@ -279,14 +279,16 @@ func (e *Engine) decide(en *logparse.Entry) error {
 				uncounted |= 1 << i
 			}
 		}
-		if err := e.res.GiveBack(context.Background(), e.store, 0, uncounted); err != nil {
-			return fmt.Errorf("replay: %w", err)
-		}
 	}
+	// The Take's decisions, counted before the give-back replaces those
+	// of the uncounted policies with a look at their keys.
 	for i := 0; i < e.res.Len(); i++ {
 		ps := e.pols[e.index[e.res.Policy(i)]]
 		d := e.res.Decision(i)
 		ps.add(t, e.res.Key(i), d, uncounted&(1<<i) != 0)
+	}
+	if err := e.res.GiveBack(context.Background(), e.store, 0, uncounted); err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
 }
