@@ -200,12 +200,33 @@ func (w *statusWriter) Flush() { _ = w.FlushError() }
 
 // FlushError passes a flush on, and its error: [http.ErrNotSupported]
 // when the underlying writer cannot flush. http.ResponseController.Flush
-// calls it.
+// calls it. A flush that reaches no writer able to flush sends nothing:
+// it records no status.
 func (w *statusWriter) FlushError() error {
-	if w.status == 0 {
+	if w.status == 0 && w.flushes() {
 		w.record(http.StatusOK)
 	}
 	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// flushes reports whether a flush reaches a writer able to flush down the
+// underlying writer's Unwrap chain, looked for as
+// http.ResponseController.Flush does, and past another statusWriter (Serve
+// and ServeStatus nest) to what it flushes.
+func (w *statusWriter) flushes() bool {
+	rw := w.ResponseWriter
+	for {
+		switch t := rw.(type) {
+		case interface{ flushes() bool }:
+			return t.flushes()
+		case interface{ FlushError() error }, http.Flusher:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			rw = t.Unwrap()
+		default:
+			return false
+		}
+	}
 }
 
 // hijackWriter is a statusWriter over net/http's HTTP/1 writer.
@@ -282,7 +303,8 @@ const StatusClientClosed = 499
 // its handler returns.
 //
 // before, when not nil, is called with the first final status next writes
-// (200 for a Write, Flush or ReadFrom before any), just before it goes on
+// (200 for a Write, Flush or ReadFrom before any; not for a Flush that
+// reaches no writer able to flush, which sends nothing), just before it goes on
 // to w, while w's headers can still change.
 func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, before func(status int), done func(status int, sent bool)) {
 	sw, hw := wrapStatus(w, r)
