@@ -28,6 +28,20 @@ func (r *recorder) Add(e *logparse.Entry) error {
 // paths in the order replayed.
 func mergeOrder(t *testing.T, logs ...[]string) []string {
 	t.Helper()
+	rec := &recorder{}
+	var in replay.Input
+	m := &merger{eng: rec, srcs: logSources(t, logs...), in: &in, stderr: io.Discard, progress: newProgress(io.Discard, 0, true)}
+	if err := m.run(); err != nil {
+		t.Fatal(err)
+	}
+	return rec.paths
+}
+
+// logSources writes the logs (each a list of "second path" lines, the
+// second under 60) as JSON lines files and peeks at them, in the order
+// given.
+func logSources(t *testing.T, logs ...[]string) []*source {
+	t.Helper()
 	dir := t.TempDir()
 	var srcs []*source
 	for i, lines := range logs {
@@ -50,13 +64,7 @@ func mergeOrder(t *testing.T, logs ...[]string) []string {
 		}
 		srcs = append(srcs, s)
 	}
-	rec := &recorder{}
-	var in replay.Input
-	m := &merger{eng: rec, srcs: srcs, in: &in, stderr: io.Discard, progress: newProgress(io.Discard, 0, true)}
-	if err := m.run(); err != nil {
-		t.Fatal(err)
-	}
-	return rec.paths
+	return srcs
 }
 
 // TestMergeEqualTimesInSourceOrder: entries of the same time are replayed
@@ -176,6 +184,10 @@ func TestReadBatchesStopsFirst(t *testing.T) {
 		}
 		if n := log.read() - before; n >= size || sent > 0 {
 			t.Fatalf("round %d: a stopped parser read %d more lines and sent %d batches; want under one batch (%d) and none sent", i, n, sent, size)
+		}
+		// It parsed nothing either: the log's first entry is still to come.
+		if e, err := r.Next(); err != nil || !e.Time.Equal(time.Date(2024, 3, 10, 12, 0, 0, 0, time.UTC)) {
+			t.Fatalf("round %d: after the stopped parser, the log's next entry is at %v (%v); want its first, none parsed", i, e.Time, err)
 		}
 	}
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+)
+
+// TestPeekSourceRegularFile: a regular log is peeked at and closed, to be
+// opened again when the replay reaches it: its source keeps no reader and
+// no file, and has the log's size (for progress) and first time.
+func TestPeekSourceRegularFile(t *testing.T) {
+	fi, err := os.Stat("testdata/access.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := peekSource("testdata/access.jsonl", logparse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.r != nil || s.closer != nil || s.pending != nil || s.size != fi.Size() || s.eof || s.first.IsZero() {
+		t.Errorf("source %+v; want no reader, file or pending entry kept, size %d, a first time", s, fi.Size())
+	}
+}
+
+// openFiles returns the number of files the process has open, skipping
+// the test where /proc/self/fd does not list them.
+func openFiles(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("cannot count open files: %v", err)
+	}
+	return len(ents)
+}
+
+// TestPeekSourceClosesFiles: peeking at regular logs leaves no file open,
+// whether the log has entries, none, or is refused (zstd-compressed).
+func TestPeekSourceClosesFiles(t *testing.T) {
+	dir := t.TempDir()
+	empty, zstd := filepath.Join(dir, "empty.log"), filepath.Join(dir, "access.log.zst")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(zstd, []byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := openFiles(t)
+	for range 10 {
+		for _, name := range []string{"testdata/access.log", empty, zstd, dir} {
+			_, err := peekSource(name, logparse.Options{})
+			if (err != nil) != (name == zstd || name == dir) { // a directory cannot be read
+				t.Fatalf("peekSource(%s): %v", name, err)
+			}
+		}
+	}
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open after peeking at 40 logs, %d before", after, before)
+	}
+}
+
+// TestPeekSourcePipeClosable: a log read once (a pipe named by its path,
+// as a shell's <(zcat access.log.gz)) keeps its file open for the replay,
+// as what the source closes once replayed.
+func TestPeekSourcePipeClosable(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	name := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	if _, err := os.Stat(name); err != nil {
+		t.Skipf("no path names the pipe: %v", err)
+	}
+	w.Write([]byte(`{"time":"2024-03-10T12:00:00Z","ip":"192.0.2.1","path":"/"}` + "\n"))
+	w.Close()
+	before := openFiles(t)
+	s, err := peekSource(name, logparse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.r == nil || s.pending == nil || s.closer == nil {
+		t.Fatalf("source %+v; want its reader, the entry read ahead and its file kept", s)
+	}
+	s.closer.Close()
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open once the source is closed, %d before it was peeked at", after, before)
+	}
+}
+
+// TestPeekSourceMissing: a log that cannot be opened is an error naming
+// it, with the system's reason.
+func TestPeekSourceMissing(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "missing.log")
+	if _, err := peekSource(name, logparse.Options{}); !os.IsNotExist(err) || !strings.Contains(err.Error(), name) {
+		t.Errorf("peekSource(%s) = %v, want the error opening it", name, err)
+	}
+}
+
+// TestReplayStdin: "-" replays standard input, with the same report as
+// the file it reads (the name aside).
+func TestReplayStdin(t *testing.T) {
+	data, err := os.ReadFile("testdata/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		w.Write(data)
+		w.Close()
+	}()
+	defer func(f *os.File) { os.Stdin = f }(os.Stdin)
+	os.Stdin = r
+	want, _, wantCode := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log")
+	got, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "-")
+	io.Copy(io.Discard, r) // a writer still blocked on a full pipe ends
+	if code != wantCode || got != strings.ReplaceAll(want, "testdata/access.log", "-") {
+		t.Errorf("from standard input: exit %d (want %d), stderr %q; report:\n%s\n--- want (from the file):\n%s", code, wantCode, errOut, got, want)
+	}
+}
+
+// TestReplayEmptyLogsLast: empty logs given before another are replayed
+// (and listed) after it, in the order given.
+func TestReplayEmptyLogsLast(t *testing.T) {
+	dir := t.TempDir()
+	empty1, empty2 := filepath.Join(dir, "empty1.log"), filepath.Join(dir, "empty2.log")
+	for _, name := range []string{empty1, empty2} {
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, _ := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log", empty1, empty2)
+	if !strings.Contains(out, "testdata/access.log, "+empty1+", "+empty2) {
+		t.Errorf("the empty logs are not listed last, in the order given:\n%s%s", out, errOut)
+	}
+}
+
+// TestSourceOpenRefused: a log replaced, between the peek and the replay,
+// by one the replay refuses (zstd-compressed) fails to open, and its file
+// is closed.
+func TestSourceOpenRefused(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "access.log")
+	data, err := os.ReadFile("testdata/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := peekSource(name, logparse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0, 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := openFiles(t)
+	if _, _, _, err := s.open(logparse.Options{}); err == nil || !strings.Contains(err.Error(), "zstd") {
+		t.Errorf("open = %v, want the log refused as zstd-compressed", err)
+	}
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open after the refused open, %d before", after, before)
+	}
+}
