@@ -370,12 +370,30 @@ func createChart(path string) (*chartFile, error) {
 	target := path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		target = real
+	} else {
+		target = linkTarget(path) // a link to a file yet to be made
 	}
 	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
 	if err != nil {
 		return nil, fmt.Errorf("--svg %s: %w", path, err)
 	}
 	return &chartFile{f: f, target: target}, nil
+}
+
+// linkTarget follows the symlinks at path, the last element only, to the
+// path they end at, which need not exist: path itself when it is no link.
+func linkTarget(path string) string {
+	for range 40 { // the links Linux follows before it gives up (ELOOP)
+		dest, err := os.Readlink(path)
+		if err != nil {
+			break // no link (or not one that can be read)
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return path
 }
 
 // write writes c into the file and, for a temporary one, renames it to
