@@ -88,3 +88,20 @@ func TestCheckOneOfEach(t *testing.T) {
 		t.Errorf("one problem: exit %d, output %q (stderr %q); want exit 1 and %q", code, out, errOut, want)
 	}
 }
+
+// TestCheckColumnsAligned: the policy table's columns line up whatever
+// the cells hold (a route with '<' and '>' is text, not an HTML tag).
+func TestCheckColumnsAligned(t *testing.T) {
+	out, errOut, code := runCmd("check", writeConfigFile(t, "policies:\n  - {name: a, limit: 5, window: 1m, routes: [\"/a<b>\"]}\n  - {name: b, limit: 5, window: 1m}\n"))
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	_, table, _ := strings.Cut(out, "\n\n")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	col := strings.Index(lines[0], "LINE")
+	for _, l := range lines[1:] {
+		if i := strings.LastIndex(l, " ") + 1; i != col {
+			t.Errorf("LINE column at %d in %q, %d in the header:\n%s", i, l, col, table)
+		}
+	}
+}
