@@ -272,7 +272,6 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	var in replay.Input
 	opts := logparse.Options{Format: logparse.Format(f.format), JSON: f.json}
 	var srcs []*source
-	var total int64
 	for _, name := range logs {
 		s, err := peekSource(name, opts)
 		if err != nil {
@@ -284,12 +283,8 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 			return nil, in, err
 		}
 		srcs = append(srcs, s)
-		if s.r != nil || total < 0 { // standard input, a pipe
-			total = -1 // unknown
-		} else {
-			total += s.size
-		}
 	}
+	total := logsSize(srcs)
 	// Rotated logs replay oldest first.
 	slices.SortStableFunc(srcs, func(a, b *source) int {
 		if a.eof || b.eof { // empty logs last
@@ -327,6 +322,19 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 	}
 	rep, err := eng.Finish()
 	return rep, in, err
+}
+
+// logsSize returns the bytes of srcs to read, for progress: -1 (unknown)
+// when one is read once (standard input, a pipe).
+func logsSize(srcs []*source) int64 {
+	var total int64
+	for _, s := range srcs {
+		if s.r != nil {
+			return -1
+		}
+		total += s.size
+	}
+	return total
 }
 
 // replayChart charts each policy's admitted and rejected requests, and

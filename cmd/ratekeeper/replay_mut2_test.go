@@ -3,8 +3,10 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +34,38 @@ func TestReplaySVGThroughDanglingSymlink(t *testing.T) {
 	readSVG(t, filepath.Join(dir, "charts", "today.svg"))
 	if left, _ := filepath.Glob(filepath.Join(dir, "*", ".*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestReplaySVGUnopenable: --svg naming something that is no regular file
+// and cannot be opened for writing (a Unix socket) fails at once, exit 2,
+// naming the path.
+func TestReplaySVGUnopenable(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "chart.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Skipf("cannot make a Unix socket: %v", err)
+	}
+	defer l.Close()
+	out, errOut, code := runCmd("replay", "--quiet", "--svg", sock, "--config", "testdata/rules.yaml", "testdata/access.log")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "--svg "+sock) {
+		t.Errorf("--svg naming a socket: exit %d, stdout %d bytes, stderr %q; want exit 2 naming it", code, len(out), errOut)
+	}
+}
+
+// TestReplaySVGClosedOnFailure: a replay that fails after its chart's
+// temporary file was made removes that file and leaves it closed.
+func TestReplaySVGClosedOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	before := openFiles(t)
+	_, _, code := runCmd("replay", "--quiet", "--svg", filepath.Join(dir, "replay.svg"), "--config", "testdata/rules.yaml", filepath.Join(dir, "missing.log"))
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d", code, exitUsage)
+	}
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open after the failed replay, %d before", after, before)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("files left: %v", ents)
 	}
 }

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 )
 
 // TestReplayNegativeFlags: --top and --reorder must not be negative
@@ -25,6 +29,7 @@ func TestReplayNegativeFlags(t *testing.T) {
 // command returns.
 func TestReplayCPUProfile(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	before := openFiles(t)
 	for range 2 { // a profile left running would fail the second
 		_, errOut, code := runCmd("replay", "--quiet", "--cpuprofile", prof, "--config", "testdata/rules.yaml", "testdata/access.log")
 		if code != exitFindings {
@@ -35,8 +40,24 @@ func TestReplayCPUProfile(t *testing.T) {
 			t.Fatalf("profile: %d bytes (%v), want a gzip-compressed profile", len(data), err)
 		}
 	}
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open after two profiled replays, %d before", after, before)
+	}
 	if _, errOut, code := runCmd("replay", "--quiet", "--cpuprofile", filepath.Join(t.TempDir(), "no-such-dir", "cpu.pprof"), "--config", "testdata/rules.yaml", "testdata/access.log"); code != exitUsage || !strings.Contains(errOut, "no-such-dir") {
 		t.Errorf("--cpuprofile in a missing directory: exit %d, stderr %q; want exit 2 naming it", code, errOut)
+	}
+	// A CPU profile already running (go test -cpuprofile, say) fails the
+	// replay's, which leaves its file closed.
+	if err := pprof.StartCPUProfile(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	defer pprof.StopCPUProfile()
+	before = openFiles(t)
+	if _, errOut, code := runCmd("replay", "--quiet", "--cpuprofile", prof, "--config", "testdata/rules.yaml", "testdata/access.log"); code != exitUsage || !strings.Contains(errOut, "cpu profiling already in use") {
+		t.Errorf("--cpuprofile with a profile running: exit %d, stderr %q; want exit 2 and the profiler's error", code, errOut)
+	}
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open after the failed profile, %d before", after, before)
 	}
 }
 
@@ -107,5 +128,68 @@ func TestReplayStdinTwice(t *testing.T) {
 	out, errOut, code := runCmd("replay", "--config", "testdata/rules.yaml", "-", "-")
 	if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "ratekeeper replay: - given twice") {
 		t.Errorf("replay - -: exit %d, stdout %q, stderr %q; want exit 2 and - given twice", code, out, errOut)
+	}
+}
+
+// TestReplayOutputIsStdin: an output naming the file standard input is
+// redirected from (replay --svg access.log - < access.log) is refused
+// before anything is written: the log is kept.
+func TestReplayOutputIsStdin(t *testing.T) {
+	data, err := os.ReadFile("testdata/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "access.log")
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	defer func(f *os.File) { os.Stdin = f }(os.Stdin)
+	os.Stdin = f
+	for _, flag := range []string{"--svg", "--cpuprofile"} {
+		out, errOut, code := runCmd("replay", "--quiet", flag, log, "--config", "testdata/rules.yaml", "-")
+		got, _ := os.ReadFile(log)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, flag+" "+log+" is also a log") || !bytes.Equal(got, data) {
+			t.Errorf("%s naming standard input's file: exit %d, stdout %d bytes, stderr %q, log kept %v; want exit 2, the output refused, the log kept", flag, code, len(out), errOut, bytes.Equal(got, data))
+		}
+	}
+}
+
+// TestReplayTwoFreshOutputs: --svg and --cpuprofile naming two files yet
+// to be made are both written; only the same path is refused.
+func TestReplayTwoFreshOutputs(t *testing.T) {
+	dir := t.TempDir()
+	svg, prof := filepath.Join(dir, "replay.svg"), filepath.Join(dir, "cpu.pprof")
+	_, errOut, code := runCmd("replay", "--quiet", "--svg", svg, "--cpuprofile", prof, "--config", "testdata/rules.yaml", "testdata/access.log")
+	if code != exitFindings {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	readSVG(t, svg)
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no profile written (%v)", err)
+	}
+}
+
+// TestLogsSize: the progress of a replay is out of the logs' total size,
+// unknown (-1) when one of them is read once (standard input, a pipe),
+// wherever it is among them.
+func TestLogsSize(t *testing.T) {
+	pipe := &source{r: new(logparse.Reader)}
+	for _, tc := range []struct {
+		srcs []*source
+		want int64
+	}{
+		{[]*source{{size: 100}, {size: 50}}, 150},
+		{[]*source{{size: 100}, pipe, {size: 50}}, -1},
+		{[]*source{pipe, {size: 100}}, -1},
+		{nil, 0},
+	} {
+		if got := logsSize(tc.srcs); got != tc.want {
+			t.Errorf("logsSize(%d sources) = %d, want %d", len(tc.srcs), got, tc.want)
+		}
 	}
 }

@@ -171,3 +171,29 @@ func TestSourceOpenRefused(t *testing.T) {
 		t.Errorf("%d files open after the refused open, %d before", after, before)
 	}
 }
+
+// TestReplayPeekErrorClosesLogs: a log that cannot be opened fails the
+// replay (exit 2), and the logs peeked at before it, a pipe among them,
+// are closed.
+func TestReplayPeekErrorClosesLogs(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pipe := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	if _, err := os.Stat(pipe); err != nil {
+		t.Skipf("no path names the pipe: %v", err)
+	}
+	w.Write([]byte(`{"time":"2024-03-10T12:00:00Z","ip":"192.0.2.1","path":"/"}` + "\n"))
+	w.Close()
+	before := openFiles(t)
+	missing := filepath.Join(t.TempDir(), "missing.log")
+	_, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log", pipe, missing)
+	if code != exitUsage || !strings.Contains(errOut, missing) {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming the missing log", code, errOut)
+	}
+	if after := openFiles(t); after != before {
+		t.Errorf("%d files open after the failed replay, %d before", after, before)
+	}
+}
