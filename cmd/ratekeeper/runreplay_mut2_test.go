@@ -193,3 +193,13 @@ func TestLogsSize(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaySVGDirectory: --svg naming a directory fails at once, said in
+// so many words.
+func TestReplaySVGDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, errOut, code := runCmd("replay", "--quiet", "--svg", dir, "--config", "testdata/rules.yaml", "testdata/access.log")
+	if want := "ratekeeper replay: --svg " + dir + ": is a directory\n"; code != exitUsage || errOut != want {
+		t.Errorf("--svg DIR: exit %d, stderr %q; want exit 2 and %q", code, errOut, want)
+	}
+}
