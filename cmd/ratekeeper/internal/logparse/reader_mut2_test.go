@@ -248,3 +248,43 @@ func TestNotBzip2(t *testing.T) {
 		t.Errorf("bzip2 -1: entries %+v, damage %v", got, r.Damage())
 	}
 }
+
+// TestReaderCounts: NoPath and NoMethod count the JSON entries read with
+// the default target (/) and method (GET); a W3C log's lines starting with
+// '#' are directives or skipped, never malformed; a malformed line's
+// sample is its first 120 bytes.
+func TestReaderCounts(t *testing.T) {
+	log := `{"time": "2023-11-14T22:13:20Z", "ip": "192.0.2.9"}
+{"time": "2023-11-14T22:13:21Z", "ip": "192.0.2.9", "method": "POST"}
+{"time": "2023-11-14T22:13:22Z", "ip": "192.0.2.9", "path": "/x"}
+{"time": "2023-11-14T22:13:23Z", "ip": "192.0.2.9", "method": "PUT", "path": "/y"}
+`
+	r, err := NewReader(strings.NewReader(log), "j.log", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, r); len(got) != 4 || r.NoPath() != 2 || r.NoMethod() != 2 {
+		t.Errorf("%d entries, %d without path, %d without method; want 4, 2, 2", len(got), r.NoPath(), r.NoMethod())
+	}
+
+	w3c := "#Fields: date time c-ip cs-method cs-uri-stem sc-status\n#not a directive\n2024-03-10 12:00:00 192.0.2.1 GET /a 200\n"
+	r, err = NewReader(strings.NewReader(w3c), "w.log", Options{Format: W3C})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, r); len(got) != 1 || got[0].Path != "/a" || r.MalformedCount() != 0 {
+		t.Errorf("W3C: entries %+v, malformed %v; want /a and none", got, r.Samples())
+	}
+
+	for _, n := range []int{120, 121, 122} {
+		bad := "x" + strings.Repeat("y", n-1)
+		r, err = NewReader(strings.NewReader(bad+"\n"), "m.log", Options{Format: CLF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, r)
+		if s := r.Samples(); len(s) != 1 || s[0].Text != bad[:120] {
+			t.Errorf("%d bytes: samples %v, want the first 120 bytes", n, s)
+		}
+	}
+}
