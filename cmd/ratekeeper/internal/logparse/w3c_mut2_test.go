@@ -32,8 +32,14 @@ func TestW3CLayoutsFieldFirst(t *testing.T) {
 		// Custom header fields: cs(Name) with a token for its name alone
 		// (not "cs()", "cs(a@)", "x)"); a Cookie's "; " undone, a leading
 		// '+' of its value kept.
-		{"date time c-ip cs-method cs-uri-stem cs(X-Id) sc-bytes x) cs() cs(a@) cs(Cookie)", "2024-03-10 12:00:00 192.0.2.1 GET /a 7 100 z y w +a=1;+b=2",
-			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a", Headers: []Header{{"X-Id", "7"}, {"Cookie", "+a=1; b=2"}}}},
+		{"date time c-ip cs-method cs-uri-stem cs(X-Id) sc-bytes x) cs() cs(a@) cs(Cookie)", "2024-03-10 12:00:00 192.0.2.1 GET /a 7 100 z y w +a=1;+b=c+d",
+			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a", Headers: []Header{{"X-Id", "7"}, {"Cookie", "+a=1; b=c+d"}}}},
+		// A user agent URL-encoded from its first byte.
+		{"date time c-ip cs-method cs-uri-stem cs(User-Agent)", "2024-03-10 12:00:00 192.0.2.1 GET /a %41gent",
+			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a", UserAgent: "Agent"}},
+		// Tab-separated, the first field empty.
+		{"cs-username date time c-ip cs-method cs-uri-stem", "\t2024-03-10\t12:00:00\t192.0.2.1\tGET\t/a",
+			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a"}},
 		{"date time c-ip cs-method cs-uri-stem sc-status", "2024-03-10 12:00:00 192.0.2.1 GET /a 100",
 			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a", Status: 100}},
 		{"date time c-ip cs-method cs-uri-stem sc-status", "2024-03-10 12:00:00 192.0.2.1 GET /a 999",
