@@ -37,6 +37,9 @@ func TestW3CLayoutsFieldFirst(t *testing.T) {
 		// A user agent URL-encoded from its first byte.
 		{"date time c-ip cs-method cs-uri-stem cs(User-Agent)", "2024-03-10 12:00:00 192.0.2.1 GET /a %41gent",
 			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a", UserAgent: "Agent"}},
+		// Tab-separated, the last field empty.
+		{"date time c-ip cs-method cs-uri-stem cs-username", "2024-03-10\t12:00:00\t192.0.2.1\tGET\t/a\t",
+			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a"}},
 		// Tab-separated, the first field empty.
 		{"cs-username date time c-ip cs-method cs-uri-stem", "\t2024-03-10\t12:00:00\t192.0.2.1\tGET\t/a",
 			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a"}},
