@@ -40,6 +40,9 @@ func TestW3CLayoutsFieldFirst(t *testing.T) {
 		// Tab-separated, the last field empty.
 		{"date time c-ip cs-method cs-uri-stem cs-username", "2024-03-10\t12:00:00\t192.0.2.1\tGET\t/a\t",
 			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a"}},
+		// An empty quoted field.
+		{"date time c-ip cs-method cs-uri-stem cs(User-Agent) sc-status", "2024-03-10 12:00:00 192.0.2.1 GET /a \"\" 200",
+			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a", Status: 200}},
 		// Tab-separated, the last field quoted.
 		{"date time c-ip cs-method cs-uri-stem cs(User-Agent)", "2024-03-10\t12:00:00\t192.0.2.1\tGET\t/a\t\"curl 8\"",
 			Entry{Time: at, Addr: "192.0.2.1", Method: "GET", Path: "/a", UserAgent: "curl 8"}},
