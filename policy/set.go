@@ -228,8 +228,17 @@ func (s *Set) Match(r *http.Request) uint64 {
 			}
 		}
 	}
+	// A HEAD entry that did not apply may have left a GET route on the
+	// path to HEAD routes (s.head) whose policies do not apply either:
+	// then it is decided again, as the others are, by the HEAD routes
+	// that apply (routeHead).
+	again := false
+	if routeHead && s.head != nil {
+		path := patternPath(pattern)
+		again = s.head.paths[path] || byChi && s.head.chiPaths[path]
+	}
 	for i, p := range s.policies {
-		if heads&(1<<i) == 0 {
+		if heads&(1<<i) == 0 || again && mask&(1<<i) == 0 {
 			match(i, p, nil, methodHead, routeHead)
 		}
 	}
