@@ -113,4 +113,15 @@ func TestMatchAsksPredicatesOnce(t *testing.T) {
 			t.Errorf("Match(%s) = %02b with %d predicate calls, want 11 with 1", method, got, calls)
 		}
 	}
+	// A HEAD entry's predicate, on a HEAD request: asked among the HEAD
+	// entries, not again.
+	headAPI := policy.Must(policy.PerMinute("head-api", 5, remoteKey, policy.WithRoutes("HEAD /x"),
+		policy.WithMatch(func(*http.Request) bool { calls++; return true })))
+	s = headerPatternSet(t, sec, headAPI)
+	r := httptest.NewRequest("HEAD", "/", nil)
+	r.Header.Set("X-Pattern", "/x")
+	calls = 0
+	if got := s.Match(r); got != 0b11 || calls != 1 {
+		t.Errorf("Match(HEAD /x) = %02b with %d predicate calls, want 11 with 1", got, calls)
+	}
 }

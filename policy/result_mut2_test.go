@@ -1,0 +1,120 @@
+package policy_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestPrepareClearsRefundAndGiveBack: Prepare resets a Result: one that
+// was given back, refunded or peeked, prepared again, reports none of it
+// (GaveBack, Given, Refunded, Peeked false) before its next Take.
+func TestPrepareClearsRefundAndGiveBack(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	store := memoryStoreAt(t, &now)
+	s := setOf(t, 1)
+	r := httptest.NewRequest("GET", "/", nil)
+	ctx := context.Background()
+	check := func(what string, res *policy.Result) {
+		t.Helper()
+		if err := s.Prepare(r, 1, res); err != nil {
+			t.Fatal(err)
+		}
+		if res.GaveBack() || res.Given(0) || res.Refunded() || res.Peeked() {
+			t.Errorf("%s, prepared again: GaveBack %v Given(0) %v Refunded %v Peeked %v; want all false",
+				what, res.GaveBack(), res.Given(0), res.Refunded(), res.Peeked())
+		}
+	}
+	res := takeResult(t, s, store, r)
+	if err := res.GiveBack(ctx, store, 0, 1); err != nil || !res.GaveBack() || !res.Given(0) {
+		t.Fatalf("GiveBack: %v, gave back %v, given %v", err, res.GaveBack(), res.Given(0))
+	}
+	check("given back", res)
+	res = takeResult(t, s, store, r)
+	if err := res.Refund(ctx, store, 0); err != nil || !res.Refunded() {
+		t.Fatalf("Refund: %v, refunded %v", err, res.Refunded())
+	}
+	check("refunded", res)
+	if err := res.Peek(ctx, store); err != nil || !res.Peeked() {
+		t.Fatalf("Peek: %v, peeked %v", err, res.Peeked())
+	}
+	check("peeked", res)
+}
+
+// TestPrepareKeysFillingTheRoom: keys whose namespaced forms fill a
+// Result's key room to the last byte are written there: preparing the
+// Result again allocates nothing.
+func TestPrepareKeysFillingTheRoom(t *testing.T) {
+	var key string
+	keyOf := func(*http.Request) (string, error) { return key, nil }
+	ps := make([]*policy.Policy, 4)
+	for i := range ps {
+		ps[i] = policy.Must(policy.PerMinute("p"+string(rune('0'+i)), 10, keyOf))
+	}
+	s, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	// The key rooms of one to four policies: 64, 128, 120 and 112 bytes;
+	// each namespaced key is "pN:" and the key.
+	for n, room := range []int{1: 64, 2: 128, 3: 120, 4: 112} {
+		if n == 0 {
+			continue
+		}
+		key = strings.Repeat("k", room/n-3)
+		var res policy.Result
+		mask := uint64(1)<<n - 1
+		if err := s.Prepare(r, mask, &res); err != nil {
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := s.Prepare(r, mask, &res); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 || res.Key(n-1) != "p"+string(rune('0'+n-1))+":"+key {
+			t.Errorf("%d policies, keys filling %d bytes: %v allocations per Prepare (want 0), Key(%d) %q",
+				n, room, allocs, n-1, res.Key(n-1))
+		}
+	}
+}
+
+// TestTakeClearsRefundAndGiveBack: a Result taken again, without a new
+// Prepare, holds the new Take's decisions: neither given back, refunded
+// nor peeked.
+func TestTakeClearsRefundAndGiveBack(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	store := memoryStoreAt(t, &now)
+	s := setOf(t, 1)
+	r := httptest.NewRequest("GET", "/", nil)
+	ctx := context.Background()
+	check := func(what string, res *policy.Result) {
+		t.Helper()
+		if err := res.Take(ctx, store); err != nil {
+			t.Fatal(err)
+		}
+		if res.GaveBack() || res.Given(0) || res.Refunded() || res.Peeked() || !res.Taken() {
+			t.Errorf("%s, taken again: GaveBack %v Given(0) %v Refunded %v Peeked %v Taken %v; want only Taken",
+				what, res.GaveBack(), res.Given(0), res.Refunded(), res.Peeked(), res.Taken())
+		}
+	}
+	res := takeResult(t, s, store, r)
+	if err := res.GiveBack(ctx, store, 0, 1); err != nil || !res.GaveBack() || !res.Given(0) {
+		t.Fatalf("GiveBack: %v, gave back %v, given %v", err, res.GaveBack(), res.Given(0))
+	}
+	check("given back", res)
+	if err := res.Refund(ctx, store, 0); err != nil || !res.Refunded() {
+		t.Fatalf("Refund: %v, refunded %v", err, res.Refunded())
+	}
+	check("refunded", res)
+	if err := res.Peek(ctx, store); err != nil || !res.Peeked() {
+		t.Fatalf("Peek: %v, peeked %v", err, res.Peeked())
+	}
+	check("peeked", res)
+}
