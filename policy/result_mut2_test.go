@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -117,4 +118,43 @@ func TestTakeClearsRefundAndGiveBack(t *testing.T) {
 		t.Fatalf("Peek: %v, peeked %v", err, res.Peeked())
 	}
 	check("peeked", res)
+}
+
+// TestPrepareDigestsLoneHash: a key of the one byte '#' starts with '#',
+// so Prepare writes it as a digest too ("#" and keyfunc.HashLen
+// characters).
+func TestPrepareDigestsLoneHash(t *testing.T) {
+	p := policy.Must(policy.PerMinute("per-key", 5, keyfunc.Must(keyfunc.Header("X-Api-Key"))))
+	s, err := policy.NewSet([]*policy.Policy{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := headerRequest("#")
+	var res policy.Result
+	if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Len() != 1 {
+		t.Fatalf("Prepare: %v (%d checks)", err, res.Len())
+	}
+	if k := res.Key(0); len(k) != len("per-key:#")+keyfunc.HashLen || !strings.HasPrefix(k, "per-key:#") {
+		t.Errorf("key \"#\" became %q; want a digest", k)
+	}
+}
+
+// TestPrepareErrorLeavesNoPolicies: a Prepare that fails, on a key or on
+// a cost, after an earlier policy had its check, leaves a Result with no
+// policies: Len and Mask 0.
+func TestPrepareErrorLeavesNoPolicies(t *testing.T) {
+	ip := policy.Must(policy.PerMinute("ip", 5, remoteKey))
+	strict := policy.Must(policy.PerMinute("strict", 5, userKey, policy.OnKeyError(policy.RejectForbidden)))
+	costly := policy.Must(policy.PerMinute("costly", 5, remoteKey, policy.WithCost(func(*http.Request) int64 { return 6 })))
+	for _, second := range []*policy.Policy{strict, costly} {
+		s, err := policy.NewSet([]*policy.Policy{ip, second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest("GET", "/", nil)
+		var res policy.Result
+		if err := s.Prepare(r, 0b11, &res); err == nil || res.Len() != 0 || res.Mask() != 0 {
+			t.Errorf("Prepare failing on %s: %v, Len %d, Mask %b; want an error, 0, 0", second.Name(), err, res.Len(), res.Mask())
+		}
+	}
 }
