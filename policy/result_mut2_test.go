@@ -158,3 +158,32 @@ func TestPrepareErrorLeavesNoPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareKeysOverTheRoomAllocateOnce: keys too long for a Result's
+// key room are namespaced in one allocation of their total length, not
+// in a buffer grown key by key.
+func TestPrepareKeysOverTheRoomAllocateOnce(t *testing.T) {
+	key := strings.Repeat("k", 200)
+	keyOf := func(*http.Request) (string, error) { return key, nil }
+	ps := make([]*policy.Policy, 4)
+	for i := range ps {
+		ps[i] = policy.Must(policy.PerMinute("p"+string(rune('0'+i)), 10, keyOf))
+	}
+	s, err := policy.NewSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	if err := s.Prepare(r, 0b1111, &res); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := s.Prepare(r, 0b1111, &res); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 1 || res.Key(3) != "p3:"+key {
+		t.Errorf("4 keys of 203 bytes in a room of 112: %v allocations per Prepare (want 1), Key(3) %q", allocs, res.Key(3))
+	}
+}
