@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -185,5 +186,45 @@ func TestPrepareKeysOverTheRoomAllocateOnce(t *testing.T) {
 	})
 	if allocs != 1 || res.Key(3) != "p3:"+key {
 		t.Errorf("4 keys of 203 bytes in a room of 112: %v allocations per Prepare (want 1), Key(3) %q", allocs, res.Key(3))
+	}
+}
+
+// TestRefundAfterGiveBack: a Result given back is not refunded: Refund
+// returns nil and leaves the give-back's decisions, Refunded false.
+func TestRefundAfterGiveBack(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	store := memoryStoreAt(t, &now)
+	s := setOf(t, 1)
+	res := takeResult(t, s, store, httptest.NewRequest("GET", "/", nil))
+	ctx := context.Background()
+	if err := res.GiveBack(ctx, store, 0, 1); err != nil || !res.GaveBack() {
+		t.Fatalf("GiveBack: %v, gave back %v", err, res.GaveBack())
+	}
+	if err := res.Refund(ctx, store, 0); err != nil || res.Refunded() {
+		t.Errorf("Refund after a give-back: %v, refunded %v; want nil, not refunded", err, res.Refunded())
+	}
+}
+
+// TestRefundGivenSecondPolicy: Given reports the place of a leaky_queue
+// policy that is not the first evaluated one.
+func TestRefundGivenSecondPolicy(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	store := memoryStoreAt(t, &now)
+	key := func(*http.Request) (string, error) { return "k", nil }
+	minute := policy.Must(policy.PerMinute("minute", 100, key))
+	queue := policy.Must(policy.New("queue", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second}, key))
+	s, err := policy.NewSet([]*policy.Policy{minute, queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	takeResult(t, s, store, r)
+	last := takeResult(t, s, store, r) // held 1 s: the queue's last place
+	if err := last.Refund(context.Background(), store, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !last.Refunded() || last.Given(0) || !last.Given(1) {
+		t.Errorf("Refund of the last place: Refunded %v, Given %v %v; want refunded, the queue's place (1) given back",
+			last.Refunded(), last.Given(0), last.Given(1))
 	}
 }
