@@ -228,3 +228,27 @@ func TestRefundGivenSecondPolicy(t *testing.T) {
 			last.Refunded(), last.Given(0), last.Given(1))
 	}
 }
+
+// TestSharedKeyFuncNotFirst: a policy sharing its key function with an
+// earlier one that is not the first evaluated gets that policy's key,
+// not the first's.
+func TestSharedKeyFuncNotFirst(t *testing.T) {
+	user := func(r *http.Request) (string, error) { return r.Header.Get("X-User"), nil }
+	s, err := policy.NewSet([]*policy.Policy{
+		policy.Must(policy.PerSecond("ip", 10, remoteKey)),
+		policy.Must(policy.PerMinute("user-min", 100, user)),
+		policy.Must(policy.PerHour("user-hour", 1000, user)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header.Set("X-User", "ann")
+	var res policy.Result
+	if err := s.Prepare(r, 0b111, &res); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Key(2), "user-hour:ann"; got != want {
+		t.Errorf("Key(2) = %q, want %q", got, want)
+	}
+}
