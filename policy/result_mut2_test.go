@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -250,5 +252,28 @@ func TestSharedKeyFuncNotFirst(t *testing.T) {
 	}
 	if got, want := res.Key(2), "user-hour:ann"; got != want {
 		t.Errorf("Key(2) = %q, want %q", got, want)
+	}
+}
+
+// TestPrepareRouteFallbackAfterRouting: a route key behind a fallback
+// reads the route the router set once it has routed (chi's route
+// context): Prepare does not ask the Set's pattern function for it.
+func TestPrepareRouteFallbackAfterRouting(t *testing.T) {
+	cfg := mustParse(t, "policies:\n  - {name: per-route, limit: 100, window: 1m, key: route, fallback: ip}\n", "route.yaml")
+	lookups := 0
+	s, err := policy.NewSet(cfg.Policies, policy.WithPatternFunc(func(*http.Request) string { lookups++; return "/other" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx := chi.NewRouteContext()
+	rctx.RoutePatterns = []string{"/users/{id}"}
+	r := httptest.NewRequest("GET", "/users/7", nil)
+	r = r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx))
+	var res policy.Result
+	if err := s.Prepare(r, 1, &res); err != nil || res.Len() != 1 {
+		t.Fatalf("Prepare: %v (%d checks)", err, res.Len())
+	}
+	if lookups != 0 || !strings.HasSuffix(res.Key(0), ":/users/{id}") {
+		t.Errorf("Prepare after chi routed: %d pattern lookups, key %q; want 0, chi's route", lookups, res.Key(0))
 	}
 }
