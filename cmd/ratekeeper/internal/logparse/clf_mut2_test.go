@@ -97,6 +97,7 @@ func TestCLFAccepted(t *testing.T) {
 		{line: head + `"OPTIONS /x HTTP/1.1" 200 1`, method: "OPTIONS", path: "/x", proto: "HTTP/1.1", status: 200},
 		{line: head + `"CONNECT example.com:1 HTTP/1.1" 200 1`, method: "CONNECT", path: "example.com:1", proto: "HTTP/1.1", status: 200},
 		{line: head + `"CONNECT example.com:65535 HTTP/1.1" 200 1`, method: "CONNECT", path: "example.com:65535", proto: "HTTP/1.1", status: 200},
+		{line: head + `"CONNECT a:443 HTTP/1.1" 200 1`, method: "CONNECT", path: "a:443", proto: "HTTP/1.1", status: 200},
 		{line: head + `"CONNECT example.com:9090 HTTP/1.1" 200 1`, method: "CONNECT", path: "example.com:9090", proto: "HTTP/1.1", status: 200},
 	} {
 		e, err := parseCLFLine(tc.line)

@@ -60,6 +60,7 @@ func TestJSONUnixTimeEdges(t *testing.T) {
 		{`0.000`, "field time: time out of range"},
 		{`-5.5`, "field time: time out of range"},
 		{`1e400`, "field time: not a number"},
+		{`1e-400`, "field time: time out of range"},
 		{`"+0"`, `field time: unknown time format "+0"`},
 		{`"NaN"`, `field time: unknown time format "NaN"`},
 		{`"1e"`, `field time: unknown time format "1e"`},

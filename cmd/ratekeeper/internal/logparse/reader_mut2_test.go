@@ -80,6 +80,16 @@ func gz(s string) []byte {
 	return buf.Bytes()
 }
 
+// cutStored returns s as a gzip member of stored (uncompressed) blocks,
+// cut after its first n bytes.
+func cutStored(s string, n int) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.NoCompression)
+	zw.Write([]byte(s))
+	zw.Close()
+	return buf.Bytes()[:10+5+n] // the gzip header, the block's header
+}
+
 // TestGzipMemberEdges: a member of one byte (which gzip reads with the
 // member's end) is not lost; the byte 0x1f after the last member is the
 // start of a member cut short, 0x1f and another byte are trailing data;
@@ -102,6 +112,7 @@ func TestGzipMemberEdges(t *testing.T) {
 		{"0x1f and a byte after", append(gz(line1+"\n"), 0x1f, 'x'), "/1", 1, "2 bytes after the compressed data", 0, ""},
 		{"text after", append(gz(line1+"\n"), "garbage\n"...), "/1", 1, "8 bytes after the compressed data", 0, ""},
 		{"second member cut in its header", append(gz(line1+"\n"), gz(line2 + "\n")[:5]...), "/1", 1, "ends early", 0, ""},
+		{"cut one byte into line 2", cutStored(line1+"\n"+line2+"\n", len(line1)+2), "/1", 2, "ends early", 2, "line cut off where the compressed data ends"},
 		{"cut within line 2", bytes.Join([][]byte{whole, gz(line2[:20])[:30]}, nil), "/1", 2, "ends early", 2, "line cut off where the compressed data ends"},
 	} {
 		r, err := NewReader(bytes.NewReader(tc.data), "a.log.gz", Options{})
