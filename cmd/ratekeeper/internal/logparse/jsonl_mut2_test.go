@@ -35,6 +35,8 @@ func TestJSONUnixTimeEdges(t *testing.T) {
 		{`100000000000000000`, at},
 		{`1710072002123456789.5`, exact},
 		{`1e-1`, epoch.Add(100 * time.Millisecond)},
+		{`15e-9`, epoch.Add(15)}, // a float64 reads 14 ns
+		{`"000000015e-9"`, epoch.Add(15)},
 		{`1.71e9`, time.Unix(1710000000, 0).UTC()},
 		{`5000000000000000001`, time.Unix(0, 5000000000000000001).UTC()},
 		{`0.000000000000000000001710072002123456789e30`, exact},
@@ -61,6 +63,7 @@ func TestJSONUnixTimeEdges(t *testing.T) {
 		{`-5.5`, "field time: time out of range"},
 		{`1e400`, "field time: not a number"},
 		{`1e-400`, "field time: time out of range"},
+		{`99999999999999999999`, "field time: time out of range"},
 		{`"+0"`, `field time: unknown time format "+0"`},
 		{`"NaN"`, `field time: unknown time format "NaN"`},
 		{`"1e"`, `field time: unknown time format "1e"`},

@@ -76,6 +76,7 @@ func TestW3CMalformedReasons(t *testing.T) {
 		{"#Fields: cs-uri date time c-ip cs-method\nx 2024-03-10 12:00:00 192.0.2.1 GET\n", `bad request target "x"`},
 		{"#Fields: date time c-ip cs-method cs-uri-stem sc-status\n2024-03-10 12:00:00 192.0.2.1 GET /a +200\n", `bad sc-status "+200"`},
 		{"#Fields: date time c-ip cs-method cs-uri-stem cs(User-Agent)\n2024-03-10 12:00:00 192.0.2.1 GET /a \"curl\"x\n", "text after a quoted field"},
+		{"#Fields: date time c-ip cs-method cs-uri-stem cs(User-Agent)\n2024-03-10 12:00:00 192.0.2.1 GET /a \"curl\"\"\n", "field has no closing quote"},
 		{"#Date: 2024-03-10 00:00:00\n#Fields: time c-ip cs-method cs-uri-stem\n12:00:00 192.0.2.1 GET /a\n#Date: garbage\n12:00:01 192.0.2.1 GET /b\n", `bad #Date directive "garbage"`},
 	} {
 		for _, f := range []Format{Auto, W3C} {
