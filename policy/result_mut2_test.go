@@ -15,41 +15,6 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// TestPrepareClearsRefundAndGiveBack: Prepare resets a Result: one that
-// was given back, refunded or peeked, prepared again, reports none of it
-// (GaveBack, Given, Refunded, Peeked false) before its next Take.
-func TestPrepareClearsRefundAndGiveBack(t *testing.T) {
-	now := time.Unix(1_700_000_040, 0)
-	store := memoryStoreAt(t, &now)
-	s := setOf(t, 1)
-	r := httptest.NewRequest("GET", "/", nil)
-	ctx := context.Background()
-	check := func(what string, res *policy.Result) {
-		t.Helper()
-		if err := s.Prepare(r, 1, res); err != nil {
-			t.Fatal(err)
-		}
-		if res.GaveBack() || res.Given(0) || res.Refunded() || res.Peeked() {
-			t.Errorf("%s, prepared again: GaveBack %v Given(0) %v Refunded %v Peeked %v; want all false",
-				what, res.GaveBack(), res.Given(0), res.Refunded(), res.Peeked())
-		}
-	}
-	res := takeResult(t, s, store, r)
-	if err := res.GiveBack(ctx, store, 0, 1); err != nil || !res.GaveBack() || !res.Given(0) {
-		t.Fatalf("GiveBack: %v, gave back %v, given %v", err, res.GaveBack(), res.Given(0))
-	}
-	check("given back", res)
-	res = takeResult(t, s, store, r)
-	if err := res.Refund(ctx, store, 0); err != nil || !res.Refunded() {
-		t.Fatalf("Refund: %v, refunded %v", err, res.Refunded())
-	}
-	check("refunded", res)
-	if err := res.Peek(ctx, store); err != nil || !res.Peeked() {
-		t.Fatalf("Peek: %v, peeked %v", err, res.Peeked())
-	}
-	check("peeked", res)
-}
-
 // TestPrepareKeysFillingTheRoom: keys whose namespaced forms fill a
 // Result's key room to the last byte are written there: preparing the
 // Result again allocates nothing.
@@ -89,38 +54,51 @@ func TestPrepareKeysFillingTheRoom(t *testing.T) {
 	}
 }
 
-// TestTakeClearsRefundAndGiveBack: a Result taken again, without a new
-// Prepare, holds the new Take's decisions: neither given back, refunded
-// nor peeked.
-func TestTakeClearsRefundAndGiveBack(t *testing.T) {
+// TestAgainClearsRefundAndGiveBack: a Result given back, refunded or
+// peeked and then prepared again reports none of it (GaveBack, Given,
+// Refunded, Peeked false) before its next Take; one taken again, without
+// a new Prepare, holds the new Take's decisions, only Taken.
+func TestAgainClearsRefundAndGiveBack(t *testing.T) {
 	now := time.Unix(1_700_000_040, 0)
 	store := memoryStoreAt(t, &now)
 	s := setOf(t, 1)
 	r := httptest.NewRequest("GET", "/", nil)
 	ctx := context.Background()
-	check := func(what string, res *policy.Result) {
-		t.Helper()
-		if err := res.Take(ctx, store); err != nil {
-			t.Fatal(err)
+	for _, again := range []struct {
+		name  string
+		do    func(res *policy.Result) error
+		taken bool
+	}{
+		{"prepared again", func(res *policy.Result) error { return s.Prepare(r, 1, res) }, false},
+		{"taken again", func(res *policy.Result) error { return res.Take(ctx, store) }, true},
+	} {
+		check := func(what string, res *policy.Result) {
+			t.Helper()
+			if err := again.do(res); err != nil {
+				t.Fatal(err)
+			}
+			if res.GaveBack() || res.Given(0) || res.Refunded() || res.Peeked() || res.Taken() != again.taken {
+				t.Errorf("%s, %s: GaveBack %v Given(0) %v Refunded %v Peeked %v Taken %v; want all false but Taken %v",
+					what, again.name, res.GaveBack(), res.Given(0), res.Refunded(), res.Peeked(), res.Taken(), again.taken)
+			}
 		}
-		if res.GaveBack() || res.Given(0) || res.Refunded() || res.Peeked() || !res.Taken() {
-			t.Errorf("%s, taken again: GaveBack %v Given(0) %v Refunded %v Peeked %v Taken %v; want only Taken",
-				what, res.GaveBack(), res.Given(0), res.Refunded(), res.Peeked(), res.Taken())
+		res := takeResult(t, s, store, r)
+		if err := res.GiveBack(ctx, store, 0, 1); err != nil || !res.GaveBack() || !res.Given(0) {
+			t.Fatalf("GiveBack: %v, gave back %v, given %v", err, res.GaveBack(), res.Given(0))
 		}
+		check("given back", res)
+		if !again.taken {
+			res = takeResult(t, s, store, r)
+		}
+		if err := res.Refund(ctx, store, 0); err != nil || !res.Refunded() {
+			t.Fatalf("Refund: %v, refunded %v", err, res.Refunded())
+		}
+		check("refunded", res)
+		if err := res.Peek(ctx, store); err != nil || !res.Peeked() {
+			t.Fatalf("Peek: %v, peeked %v", err, res.Peeked())
+		}
+		check("peeked", res)
 	}
-	res := takeResult(t, s, store, r)
-	if err := res.GiveBack(ctx, store, 0, 1); err != nil || !res.GaveBack() || !res.Given(0) {
-		t.Fatalf("GiveBack: %v, gave back %v, given %v", err, res.GaveBack(), res.Given(0))
-	}
-	check("given back", res)
-	if err := res.Refund(ctx, store, 0); err != nil || !res.Refunded() {
-		t.Fatalf("Refund: %v, refunded %v", err, res.Refunded())
-	}
-	check("refunded", res)
-	if err := res.Peek(ctx, store); err != nil || !res.Peeked() {
-		t.Fatalf("Peek: %v, peeked %v", err, res.Peeked())
-	}
-	check("peeked", res)
 }
 
 // TestPrepareDigestsLoneHash: a key of the one byte '#' starts with '#',
