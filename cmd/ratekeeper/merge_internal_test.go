@@ -128,15 +128,7 @@ func (a *failingAdder) Add(*logparse.Entry) error {
 // parsing goroutine stops instead of being drained to the end of its log.
 func TestMergeErrorStopsEndlessLog(t *testing.T) {
 	log := &endlessLog{}
-	r, err := logparse.NewReader(log, "-", logparse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := &source{name: "-", first: first.Time, r: r, pending: &first, closer: io.NopCloser(nil)}
+	src := stdinSource(t, log)
 	var in replay.Input
 	m := &merger{eng: &failingAdder{n: 100}, srcs: []*source{src}, in: &in, stderr: io.Discard, progress: newProgress(io.Discard, 0, true)}
 	done := make(chan error, 1)
@@ -190,4 +182,19 @@ func TestReadBatchesStopsFirst(t *testing.T) {
 			t.Fatalf("round %d: after the stopped parser, the log's next entry is at %v (%v); want its first, none parsed", i, e.Time, err)
 		}
 	}
+}
+
+// stdinSource returns the source of a log read once, named "-", from
+// log, its first entry read.
+func stdinSource(t *testing.T, log io.Reader) *source {
+	t.Helper()
+	r, err := logparse.NewReader(log, "-", logparse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &source{name: "-", first: first.Time, r: r, pending: &first, closer: io.NopCloser(nil)}
 }

@@ -26,15 +26,7 @@ func TestMergeReadErrorEndsReplay(t *testing.T) {
 		fmt.Fprintf(&b, `{"time":"2024-03-10T12:00:%02dZ","remote_addr":"203.0.113.1","method":"GET","path":"/p%d","status":200}`+"\n", i, i)
 	}
 	eio := errors.New("input/output error")
-	r, err := logparse.NewReader(io.MultiReader(strings.NewReader(b.String()), iotest{eio}), "-", logparse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := &source{name: "-", first: first.Time, r: r, pending: &first, closer: io.NopCloser(nil)}
+	src := stdinSource(t, io.MultiReader(strings.NewReader(b.String()), iotest{eio}))
 	rec := &recorder{}
 	var in replay.Input
 	m := &merger{eng: rec, srcs: []*source{src}, in: &in, stderr: io.Discard, progress: newProgress(io.Discard, 0, true)}
@@ -261,16 +253,8 @@ func (a *blockingAdder) Add(*logparse.Entry) error {
 func TestMergeReadsAheadSixBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		log := &endlessLog{}
-		r, err := logparse.NewReader(log, "-", logparse.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := stdinSource(t, log)
 		peeked := log.read()
-		src := &source{name: "-", first: first.Time, r: r, pending: &first, closer: io.NopCloser(nil)}
 		var in replay.Input
 		a := &blockingAdder{n: 2, release: make(chan struct{})} // blocks in the first batch
 		m := &merger{eng: a, srcs: []*source{src}, in: &in, stderr: io.Discard, progress: newProgress(io.Discard, 0, true)}

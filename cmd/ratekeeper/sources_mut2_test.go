@@ -68,17 +68,7 @@ func TestPeekSourceClosesFiles(t *testing.T) {
 // as a shell's <(zcat access.log.gz)) keeps its file open for the replay,
 // as what the source closes once replayed.
 func TestPeekSourcePipeClosable(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	name := fmt.Sprintf("/dev/fd/%d", r.Fd())
-	if _, err := os.Stat(name); err != nil {
-		t.Skipf("no path names the pipe: %v", err)
-	}
-	w.Write([]byte(`{"time":"2024-03-10T12:00:00Z","ip":"192.0.2.1","path":"/"}` + "\n"))
-	w.Close()
+	name := pipeLog(t)
 	before := openFiles(t)
 	s, err := peekSource(name, logparse.Options{})
 	if err != nil {
@@ -176,17 +166,7 @@ func TestSourceOpenRefused(t *testing.T) {
 // replay (exit 2), and the logs peeked at before it, a pipe among them,
 // are closed.
 func TestReplayPeekErrorClosesLogs(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	pipe := fmt.Sprintf("/dev/fd/%d", r.Fd())
-	if _, err := os.Stat(pipe); err != nil {
-		t.Skipf("no path names the pipe: %v", err)
-	}
-	w.Write([]byte(`{"time":"2024-03-10T12:00:00Z","ip":"192.0.2.1","path":"/"}` + "\n"))
-	w.Close()
+	pipe := pipeLog(t)
 	before := openFiles(t)
 	missing := filepath.Join(t.TempDir(), "missing.log")
 	_, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log", pipe, missing)
@@ -196,4 +176,24 @@ func TestReplayPeekErrorClosesLogs(t *testing.T) {
 	if after := openFiles(t); after != before {
 		t.Errorf("%d files open after the failed replay, %d before", after, before)
 	}
+}
+
+// pipeLog returns a path naming the read end of a pipe that holds one
+// JSON log line, as a shell's <(zcat access.log.gz) does; the read end is
+// closed when the test ends. The test skips, saying why, where no path
+// names a pipe.
+func pipeLog(t *testing.T) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	name := fmt.Sprintf("/dev/fd/%d", r.Fd())
+	if _, err := os.Stat(name); err != nil {
+		t.Skipf("no path names the pipe: %v", err)
+	}
+	w.Write([]byte(`{"time":"2024-03-10T12:00:00Z","ip":"192.0.2.1","path":"/"}` + "\n"))
+	w.Close()
+	return name
 }
