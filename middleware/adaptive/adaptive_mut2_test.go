@@ -36,6 +36,7 @@ func TestConfigBoundsAtTheEdge(t *testing.T) {
 		{"error rate 0.999", adaptive.Config{ErrorRate: 0.999}, ""},
 		{"decrease 1", adaptive.Config{Decrease: 1}, "adaptive: Config.Decrease must be between 0 and 1"},
 		{"step 0.1", adaptive.Config{Step: 0.1}, ""},
+		{"step 0.101", adaptive.Config{Step: 0.101}, "adaptive: Config.Step must be above 0 and at most 0.1"},
 		{"floor 1", adaptive.Config{Floor: 1}, ""},
 		{"floor 1.5", adaptive.Config{Floor: 1.5}, "adaptive: Config.Floor must be above 0 and at most 1"},
 	} {
@@ -485,6 +486,169 @@ func TestSettleAtMostThreeTimesMore(t *testing.T) {
 		}
 		if target.calls != want {
 			t.Errorf("reloading at every SetLimit %v: %d SetLimit calls in an Update, want %d", armed, target.calls, want)
+		}
+	}
+}
+
+// configuredCounter counts the calls of Configured on its middleware.
+type configuredCounter struct {
+	*middleware.Middleware
+	calls int
+}
+
+func (t *configuredCounter) Configured(name string) *policy.Policy {
+	t.calls++
+	return t.Middleware.Configured(name)
+}
+
+// TestObserveWithinPeriodIsFast: after a period is judged, the requests of
+// the next one take the fast path (no lock, no reading of the configured
+// policies) until it ends, as in the first period.
+func TestObserveWithinPeriodIsFast(t *testing.T) {
+	target := &configuredCounter{Middleware: newMiddleware(t, 100)}
+	c, clock := newController(t, target, adaptive.Config{Baseline: time.Millisecond})
+	for p := range 3 {
+		c.Observe(time.Millisecond, 200) // may settle what the last apply left
+		target.calls = 0
+		for range 10 {
+			c.Observe(time.Millisecond, 200)
+		}
+		if target.calls != 0 {
+			t.Errorf("period %d: %d calls of Configured over 10 requests within it, want 0", p, target.calls)
+		}
+		clock.Advance(time.Minute)
+		if err := c.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSlowEdges: a threshold of 1 ns (a 1 ns baseline times 1.5) is a
+// threshold, not "unknown"; and with 99 requests the p99 is the 99th
+// (ceil(98.01)), so one request over the threshold makes the period slow.
+// Every request fails, so a slow period lowers the limit.
+func TestSlowEdges(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		cfg          adaptive.Config
+		n, over      int
+		latency, not time.Duration // of the requests over the threshold, of the others
+		want         float64
+	}{
+		{"threshold 1 ns", adaptive.Config{Baseline: 1, LatencyFactor: 1.5}, 20, 20, 2, 1, 0.8},
+		{"99 requests, 1 slow", adaptive.Config{Baseline: time.Millisecond}, 99, 1, 10 * time.Millisecond, time.Millisecond, 0.8},
+		{"99 requests, none slow", adaptive.Config{Baseline: time.Millisecond}, 99, 0, 10 * time.Millisecond, time.Millisecond, 1},
+	} {
+		c, clock := newController(t, newMiddleware(t, 100), tc.cfg)
+		for i := range tc.n {
+			latency := tc.not
+			if i < tc.over {
+				latency = tc.latency
+			}
+			c.Observe(latency, 503)
+		}
+		clock.Advance(time.Minute)
+		if err := c.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Level(); got != tc.want {
+			t.Errorf("%s: level %v after a failing period, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBaselineMovesAnEighth: a learned baseline moves exactly an eighth
+// (rounded toward it) of the way to a healthy period's p99, up or down.
+func TestBaselineMovesAnEighth(t *testing.T) {
+	c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{})
+	b := bucketUpper(4 * time.Millisecond)
+	period(t, c, clock, 20, 0, 4*time.Millisecond)
+	if got := c.Baseline(); got != b {
+		t.Fatalf("baseline %v after a first period at 4 ms, want %v", got, b)
+	}
+	for _, d := range []time.Duration{8 * time.Millisecond, time.Millisecond} {
+		period(t, c, clock, 20, 0, d)
+		b += (bucketUpper(d) - b) / 8
+		if got := c.Baseline(); got != b {
+			t.Errorf("baseline %v after a healthy period at %v, want %v", got, d, b)
+		}
+	}
+}
+
+// TestLevelChangeRecordAttrs: a level change's record gives the period's
+// p99, the baseline, its requests and errors.
+func TestLevelChangeRecordAttrs(t *testing.T) {
+	var buf bytes.Buffer
+	c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: time.Millisecond,
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	period(t, c, clock, 25, 20, 10*time.Millisecond) // 0.8
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	got := fmt.Sprint(rec["p99"], " ", rec["baseline"], " ", rec["requests"], " ", rec["errors"])
+	if want := fmt.Sprint(bucketUpper(10*time.Millisecond), " 1ms 25 20"); got != want {
+		t.Errorf("record %s: p99, baseline, requests, errors %q, want %q", buf.String(), got, want)
+	}
+}
+
+// TestLatencyFactorHugeOverBaseline: a latency factor too large for
+// thousandths times a baseline of 4 µs or more (a threshold of 2^64 ns
+// or more) is a threshold no request reaches, configured or learned: no
+// period is slow.
+func TestLatencyFactorHugeOverBaseline(t *testing.T) {
+	for _, baseline := range []time.Duration{0, 4 * time.Microsecond} {
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: baseline, LatencyFactor: 1e300})
+		period(t, c, clock, 20, 0, time.Millisecond) // learns a 1 ms baseline, if none
+		period(t, c, clock, 20, 20, 1000*time.Hour)  // failing, not slow
+		if got := c.Level(); got != 1 {
+			t.Errorf("baseline %v, factor 1e300: level %v after a failing period of hours, want 1", baseline, got)
+		}
+	}
+}
+
+// limitRecorder records the SetLimit calls on its middleware.
+type limitRecorder struct {
+	*middleware.Middleware
+	calls []string
+}
+
+func (t *limitRecorder) SetLimit(name string, limit int64) error {
+	t.calls = append(t.calls, fmt.Sprintf("%s=%d", name, limit))
+	return t.Middleware.SetLimit(name, limit)
+}
+
+// TestRestoredLimitIsConfigured: back at the configured level, a
+// Controller sets a limit of 0 (the configured one, as Target.SetLimit
+// says), not the configured limit it read, which a target may keep as a
+// limit of its own.
+func TestRestoredLimitIsConfigured(t *testing.T) {
+	target := &limitRecorder{Middleware: newMiddleware(t, 100)}
+	c, clock := newController(t, target, adaptive.Config{Baseline: time.Millisecond})
+	period(t, c, clock, 20, 20, 10*time.Millisecond) // 0.8
+	period(t, c, clock, 20, 0, time.Millisecond)     // 0.9
+	period(t, c, clock, 20, 0, time.Millisecond)     // 1
+	if got, want := strings.Join(target.calls, ","), "p0=0,p0=80,p0=90,p0=0"; got != want {
+		t.Errorf("SetLimit calls %s, want %s", got, want)
+	}
+}
+
+// TestHugeLatencyFactors: the threshold LatencyFactor times the baseline
+// is exact while the factor holds in thousandths (3e15 times 1 ns is 34.7
+// days: 40 days is slow), and a larger one is as good as infinite (1e300
+// times 1 ns: 40 days is not slow).
+func TestHugeLatencyFactors(t *testing.T) {
+	for _, tc := range []struct {
+		factor float64
+		want   float64
+	}{
+		{3e15, 0.8},
+		{1e300, 1},
+	} {
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: 1, LatencyFactor: tc.factor})
+		period(t, c, clock, 20, 20, 40*24*time.Hour) // failing
+		if got := c.Level(); got != tc.want {
+			t.Errorf("factor %g over a 1 ns baseline: level %v after a failing period at 40 days, want %v", tc.factor, got, tc.want)
 		}
 	}
 }
