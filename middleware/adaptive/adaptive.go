@@ -42,7 +42,9 @@ type Config struct {
 	// Period is the observation period (default 1 minute).
 	Period time.Duration
 	// LatencyFactor: a period is slow when its p99 latency exceeds
-	// LatencyFactor times the baseline (default 2).
+	// LatencyFactor times the baseline (default 2). A factor above 2^62
+	// thousandths (about 4.6e15) acts as that one: over a 1 ns baseline,
+	// a p99 above about 53 days is slow.
 	LatencyFactor float64
 	// ErrorRate: a period is failing when more than this fraction of its
 	// requests failed (default 0.01, 1%).
@@ -173,7 +175,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 		decrease: int64(math.Round(cfg.Decrease * permille)), step: int64(math.Round(cfg.Step * permille)),
 		floor: int64(math.Round(cfg.Floor * permille)), factor: 1 << 62}
 	if f := math.Round(cfg.LatencyFactor * permille); f < 1<<62 {
-		c.factor = int64(f) // else as good as infinite (and int64(f) undefined)
+		c.factor = int64(f) // else 2^62 thousandths (and int64(f) undefined)
 	}
 	// The levels are thousandths of the configured limit: a threshold
 	// that rounds to no change would never lower or never restore.

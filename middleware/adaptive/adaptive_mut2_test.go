@@ -635,8 +635,9 @@ func TestRestoredLimitIsConfigured(t *testing.T) {
 
 // TestHugeLatencyFactors: the threshold LatencyFactor times the baseline
 // is exact while the factor holds in thousandths (3e15 times 1 ns is 34.7
-// days: 40 days is slow), and a larger one is as good as infinite (1e300
-// times 1 ns: 40 days is not slow).
+// days: 40 days is slow), and a larger one acts as 2^62 thousandths (1e300
+// times 1 ns: about 53 days, so 40 days is not slow; see
+// TestLatencyFactorCap).
 func TestHugeLatencyFactors(t *testing.T) {
 	for _, tc := range []struct {
 		factor float64
@@ -649,6 +650,26 @@ func TestHugeLatencyFactors(t *testing.T) {
 		period(t, c, clock, 20, 20, 40*24*time.Hour) // failing
 		if got := c.Level(); got != tc.want {
 			t.Errorf("factor %g over a 1 ns baseline: level %v after a failing period at 40 days, want %v", tc.factor, got, tc.want)
+		}
+	}
+}
+
+// TestLatencyFactorCap: a factor above 2^62 thousandths acts as 2^62
+// thousandths (Config.LatencyFactor): 6e15 over a 1 ns baseline makes a
+// threshold of about 53.4 days, not 69.4, so 60 days is slow and 50 days
+// is not.
+func TestLatencyFactorCap(t *testing.T) {
+	for _, tc := range []struct {
+		p99  time.Duration
+		want float64
+	}{
+		{60 * 24 * time.Hour, 0.8},
+		{50 * 24 * time.Hour, 1},
+	} {
+		c, clock := newController(t, newMiddleware(t, 100), adaptive.Config{Baseline: 1, LatencyFactor: 6e15})
+		period(t, c, clock, 20, 20, tc.p99)
+		if got := c.Level(); got != tc.want {
+			t.Errorf("factor 6e15 over a 1 ns baseline, p99 %v: level %v, want %v", tc.p99, got, tc.want)
 		}
 	}
 }
