@@ -43,7 +43,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	name := pos[0]
 	if name == "-" {
 		name = "stdin"
-		// At most one byte over the parser's bound, which it reports.
+		// Past the parser's bound (it reports a larger input), but not
+		// without end.
 		data, rerr := io.ReadAll(io.LimitReader(checkStdin, 1<<20))
 		if rerr != nil {
 			fmt.Fprintf(stderr, "ratekeeper check: reading standard input: %v\n", rerr)
