@@ -20,15 +20,7 @@ import (
 // Result again allocates nothing.
 func TestPrepareKeysFillingTheRoom(t *testing.T) {
 	var key string
-	keyOf := func(*http.Request) (string, error) { return key, nil }
-	ps := make([]*policy.Policy, 4)
-	for i := range ps {
-		ps[i] = policy.Must(policy.PerMinute("p"+string(rune('0'+i)), 10, keyOf))
-	}
-	s, err := policy.NewSet(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := setKeyed(t, 4, func(*http.Request) (string, error) { return key, nil })
 	r := httptest.NewRequest("GET", "/", nil)
 	// The key rooms of one to four policies: 64, 128, 120 and 112 bytes;
 	// each namespaced key is "pN:" and the key.
@@ -145,15 +137,7 @@ func TestPrepareErrorLeavesNoPolicies(t *testing.T) {
 // in a buffer grown key by key.
 func TestPrepareKeysOverTheRoomAllocateOnce(t *testing.T) {
 	key := strings.Repeat("k", 200)
-	keyOf := func(*http.Request) (string, error) { return key, nil }
-	ps := make([]*policy.Policy, 4)
-	for i := range ps {
-		ps[i] = policy.Must(policy.PerMinute("p"+string(rune('0'+i)), 10, keyOf))
-	}
-	s, err := policy.NewSet(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := setKeyed(t, 4, func(*http.Request) (string, error) { return key, nil })
 	r := httptest.NewRequest("GET", "/", nil)
 	var res policy.Result
 	if err := s.Prepare(r, 0b1111, &res); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -37,12 +38,19 @@ func (s *fixedStore) GiveBack(context.Context, []algorithms.Refunded, []algorith
 	return s.err
 }
 
-// setOf returns a Set of n per-minute policies keyed alike.
+// setOf returns a Set of n per-minute policies, p0 to p(n-1), 10 per
+// minute, keyed alike.
 func setOf(t *testing.T, n int) *policy.Set {
+	t.Helper()
+	return setKeyed(t, n, remoteKey)
+}
+
+// setKeyed is setOf with the policies keyed by keyOf.
+func setKeyed(t *testing.T, n int, keyOf keyfunc.Func) *policy.Set {
 	t.Helper()
 	ps := make([]*policy.Policy, n)
 	for i := range ps {
-		ps[i] = policy.Must(policy.PerMinute("p"+strconv.Itoa(i), 10, remoteKey))
+		ps[i] = policy.Must(policy.PerMinute("p"+strconv.Itoa(i), 10, keyOf))
 	}
 	s, err := policy.NewSet(ps)
 	if err != nil {
