@@ -277,11 +277,7 @@ func TestUnwatchableDirectoryIsLogged(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	base := t.TempDir()
 	dir := filepath.Join(base, "x", "etc")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "rk.yaml")
-	writeAtomic(t, path, config(5))
+	path := writeIn(t, dir, "rk.yaml", 5)
 	cfg, err := policy.Load(path)
 	if err != nil {
 		t.Fatal(err)

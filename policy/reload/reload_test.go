@@ -33,6 +33,18 @@ const wait = 20 * time.Second
 
 var quiet = slog.New(slog.DiscardHandler)
 
+// writeIn makes dir and its parents and writes in it the file name
+// holding config(limit), atomically; it returns the file's path.
+func writeIn(t *testing.T, dir, name string, limit int) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	writeAtomic(t, path, config(limit))
+	return path
+}
+
 // writeAtomic saves data as editors do: a new file renamed over the old.
 func writeAtomic(t *testing.T, path, data string) {
 	t.Helper()
@@ -707,11 +719,7 @@ func TestDirectoryLinkRepointed(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	base := t.TempDir()
 	for name, limit := range map[string]int{"a": 5, "b": 9} {
-		dir := filepath.Join(base, "releases", name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		writeAtomic(t, filepath.Join(dir, "ratekeeper.yaml"), config(limit))
+		writeIn(t, filepath.Join(base, "releases", name), "ratekeeper.yaml", limit)
 	}
 	relink(t, filepath.Join("releases", "a"), filepath.Join(base, "current"))
 	got, events := watchLimit(t, filepath.Join(base, "current", "ratekeeper.yaml"))
@@ -731,11 +739,7 @@ func TestDirectoryRemovedAndMadeAgain(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	base := t.TempDir()
 	dir := filepath.Join(base, "etc", "ratekeeper")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "ratekeeper.yaml")
-	writeAtomic(t, path, config(5))
+	path := writeIn(t, dir, "ratekeeper.yaml", 5)
 	got, events := watchLimit(t, path)
 	for i, remove := range []string{dir, filepath.Join(base, "etc")} {
 		if err := os.RemoveAll(remove); err != nil {
