@@ -467,10 +467,8 @@ func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
 				if cfg, err = policy.ParseConfig(data, w.path); err != nil {
 					// Taken for the content in force at New, but it does
 					// not load: no restore, whatever rules are running.
-					// Reported already, a file event's reload (a touch)
-					// says nothing again.
 					key := failKey(data, nil)
-					if !explicit && key == w.failKey {
+					if w.told(key, explicit) {
 						return 0, err
 					}
 					return 0, w.rejected(err, key)
@@ -490,14 +488,14 @@ func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
 	}
 	if err != nil {
 		key := failKey(data, readErr)
+		if w.told(key, explicit) {
+			// A grace given meanwhile to other content is over too:
+			// held must not take it up again later, with its time run
+			// out.
+			w.holding = false
+			return 0, err
+		}
 		if !explicit {
-			if w.loadFailed && key == w.failKey {
-				// Reported already: a touch of the file. A grace given
-				// meanwhile to other content is over too: held must not
-				// take it up again later, with its time run out.
-				w.holding = false
-				return 0, err
-			}
 			if retry := w.held(key, err); retry > 0 {
 				return retry, err
 			}
@@ -562,6 +560,13 @@ func failKey(data []byte, readErr error) string {
 		return "E" + readErr.Error()
 	}
 	return "D" + string(data)
+}
+
+// told reports whether a file event's reload (explicit false) found what
+// the last rejection reported (key: its failKey): a touch or chmod of the
+// file, which says nothing again.
+func (w *Watcher) told(key string, explicit bool) bool {
+	return !explicit && w.loadFailed && key == w.failKey
 }
 
 // rejected logs and reports err, the error of a file that does not load
