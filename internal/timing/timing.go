@@ -111,15 +111,25 @@ func wrapStatus(w http.ResponseWriter, r *http.Request) (*statusWriter, http.Res
 // unwrapsToHijacker reports whether http.ResponseController would find a
 // Hijacker in w or down its Unwrap chain.
 func unwrapsToHijacker(w http.ResponseWriter) bool {
+	return down(w, func(w http.ResponseWriter) (bool, bool) {
+		_, ok := w.(http.Hijacker)
+		return ok, ok
+	})
+}
+
+// down walks w and its Unwrap chain, as http.ResponseController does,
+// and returns what is reports of the first writer it knows about (known),
+// or false at the chain's end.
+func down(w http.ResponseWriter, is func(http.ResponseWriter) (yes, known bool)) bool {
 	for {
-		switch t := w.(type) {
-		case http.Hijacker:
-			return true
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = t.Unwrap()
-		default:
+		if yes, known := is(w); known {
+			return yes
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
 			return false
 		}
+		w = u.Unwrap()
 	}
 }
 
@@ -214,19 +224,15 @@ func (w *statusWriter) FlushError() error {
 // http.ResponseController.Flush does, and past another statusWriter (Serve
 // and ServeStatus nest) to what it flushes.
 func (w *statusWriter) flushes() bool {
-	rw := w.ResponseWriter
-	for {
-		switch t := rw.(type) {
+	return down(w.ResponseWriter, func(w http.ResponseWriter) (bool, bool) {
+		switch t := w.(type) {
 		case interface{ flushes() bool }:
-			return t.flushes()
+			return t.flushes(), true
 		case interface{ FlushError() error }, http.Flusher:
-			return true
-		case interface{ Unwrap() http.ResponseWriter }:
-			rw = t.Unwrap()
-		default:
-			return false
+			return true, true
 		}
-	}
+		return false, false
+	})
 }
 
 // hijackWriter is a statusWriter over net/http's HTTP/1 writer.
