@@ -331,11 +331,12 @@ func unixNumber(n json.Number) (time.Time, error) {
 	return unixTime(f)
 }
 
-// decimal splits a non-negative decimal number, with an optional fraction
-// and exponent ("1710072002.123", "1.710072002123e9"), into its whole part
-// and the digits of its fraction, exactly. It reports false for anything
-// else, and for a whole part beyond int64.
+// decimal splits a non-negative decimal number, with an optional plus
+// sign, fraction and exponent ("1710072002.123", "+1.710072002123e9",
+// ".5"), into its whole part and the digits of its fraction, exactly. It
+// reports false for anything else, and for a whole part beyond int64.
 func decimal(s string) (whole int64, frac string, ok bool) {
+	s = strings.TrimPrefix(s, "+")
 	mant, exp := s, 0
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
 		e, err := strconv.Atoi(s[i+1:])
@@ -345,7 +346,7 @@ func decimal(s string) (whole int64, frac string, ok bool) {
 		mant, exp = s[:i], e
 	}
 	intPart, fracPart, _ := strings.Cut(mant, ".")
-	if intPart == "" || !allDigits(intPart) || !allDigits(fracPart) {
+	if intPart+fracPart == "" || !allDigits(intPart) || !allDigits(fracPart) {
 		return 0, "", false
 	}
 	digits, point := intPart+fracPart, len(intPart)+exp

@@ -310,6 +310,12 @@ func TestJSONTimes(t *testing.T) {
 		{`1710072002123456.789`, utc("2024-03-10T12:00:02.123456789Z")},
 		{`1710072002.1234567899`, utc("2024-03-10T12:00:02.123456789Z")},
 		{`1.710072002123e9`, utc("2024-03-10T12:00:02.123Z")},
+		// As text, a sign and a fraction without its leading zero are
+		// read exactly too, not through a float64.
+		{`"+1710072002.123"`, utc("2024-03-10T12:00:02.123Z")},
+		{`"+1.710072002123e9"`, utc("2024-03-10T12:00:02.123Z")},
+		{`".1710072002123e10"`, utc("2024-03-10T12:00:02.123Z")},
+		{`"+.1710072002123456789e10"`, utc("2024-03-10T12:00:02.123456789Z")},
 	} {
 		line := `{"time": ` + tc.field + `, "ip": "192.0.2.1"}`
 		r, err := NewReader(strings.NewReader(line+"\n"), "t.jsonl", Options{})
