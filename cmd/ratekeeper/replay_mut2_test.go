@@ -62,9 +62,7 @@ func TestReplaySVGClosedOnFailure(t *testing.T) {
 	if code != exitUsage {
 		t.Errorf("exit %d, want %d", code, exitUsage)
 	}
-	if after := openFiles(t); after != before {
-		t.Errorf("%d files open after the failed replay, %d before", after, before)
-	}
+	checkClosed(t, before, "the failed replay")
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("files left: %v", ents)
 	}

@@ -40,9 +40,7 @@ func TestReplayCPUProfile(t *testing.T) {
 			t.Fatalf("profile: %d bytes (%v), want a gzip-compressed profile", len(data), err)
 		}
 	}
-	if after := openFiles(t); after != before {
-		t.Errorf("%d files open after two profiled replays, %d before", after, before)
-	}
+	checkClosed(t, before, "two profiled replays")
 	if _, errOut, code := runCmd("replay", "--quiet", "--cpuprofile", filepath.Join(t.TempDir(), "no-such-dir", "cpu.pprof"), "--config", "testdata/rules.yaml", "testdata/access.log"); code != exitUsage || !strings.Contains(errOut, "no-such-dir") {
 		t.Errorf("--cpuprofile in a missing directory: exit %d, stderr %q; want exit 2 naming it", code, errOut)
 	}
@@ -56,9 +54,7 @@ func TestReplayCPUProfile(t *testing.T) {
 	if _, errOut, code := runCmd("replay", "--quiet", "--cpuprofile", prof, "--config", "testdata/rules.yaml", "testdata/access.log"); code != exitUsage || !strings.Contains(errOut, "cpu profiling already in use") {
 		t.Errorf("--cpuprofile with a profile running: exit %d, stderr %q; want exit 2 and the profiler's error", code, errOut)
 	}
-	if after := openFiles(t); after != before {
-		t.Errorf("%d files open after the failed profile, %d before", after, before)
-	}
+	checkClosed(t, before, "the failed profile")
 }
 
 // TestReplaySVGWithJSON: with --json, the chart is written but not named
