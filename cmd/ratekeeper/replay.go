@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/chart"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
@@ -60,7 +63,9 @@ Exit status: 0 nothing rejected, 1 some requests would have been rejected,
 2 usage or input error.
 `
 
-// headerFlags collects --json-header NAME=FIELD.
+// headerFlags collects --json-header NAME=FIELD, by canonical header
+// name: a header named twice, in any case, is refused (its two fields
+// would give it two values, in the order of a map).
 type headerFlags map[string]string
 
 func (h headerFlags) String() string { return fmt.Sprint(map[string]string(h)) }
@@ -69,6 +74,13 @@ func (h headerFlags) Set(v string) error {
 	name, field, ok := strings.Cut(v, "=")
 	if !ok || name == "" || field == "" {
 		return errors.New("want NAME=FIELD")
+	}
+	if !httpguts.ValidHeaderFieldName(name) {
+		return fmt.Errorf("%q is not a header name", name)
+	}
+	name = textproto.CanonicalMIMEHeaderKey(name)
+	if _, twice := h[name]; twice {
+		return fmt.Errorf("header %s given twice", name)
 	}
 	h[name] = field
 	return nil
