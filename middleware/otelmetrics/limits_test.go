@@ -1,11 +1,16 @@
 package otelmetrics_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -115,5 +120,33 @@ func TestGivenBackCounted(t *testing.T) {
 	points, _ := collect(t, reader)
 	if got, want := only(points, "ratekeeper.given_back"), "ratekeeper.given_back{policy=login} 3"; got != want {
 		t.Errorf("given back:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestLimitsUnderCardinalityLimitStable: under an SDK cardinality limit
+// smaller than the number of policies, the limit gauges keep the same
+// policies' series at every collection, the first by name (the others
+// fall into the SDK's overflow series), since the callback observes the
+// policies in the order of their names. It observed them in the order of
+// a map before, so that a policy's gauge came and went between
+// collections, and this test failed at nearly every run.
+func TestLimitsUnderCardinalityLimitStable(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithCardinalityLimit(3))
+	t.Cleanup(func() { mp.Shutdown(context.Background()) })
+	obs, err := otelmetrics.New(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"e", "b", "f", "a", "d", "c"} {
+		obs.ObserveLimit(name, int64(i+1), 10)
+	}
+	for i := range 10 {
+		points, _ := collect(t, reader)
+		wantLines(t, fmt.Sprintf("collection %d", i+1), only(points, "ratekeeper.effective"),
+			"ratekeeper.effective_limit{otel.metric.overflow=true} 3",
+			"ratekeeper.effective_limit{policy=a} 4",
+			"ratekeeper.effective_limit{policy=b} 2",
+		)
 	}
 }

@@ -59,7 +59,10 @@
 // values above, and no attribute ever holds a client's key, address or
 // path. The limit gauges of a policy removed from the rule set stop being
 // reported ([Observer.ObservePolicyRemoved]); its counters stay, as
-// counters of a past policy do.
+// counters of a past policy do. The callback observes the policies' limits
+// in the order of their names, so that under an SDK cardinality limit
+// smaller than the number of policies the gauges of the same policies,
+// the first by name, keep their series at every collection.
 //
 // # Cost per request
 //

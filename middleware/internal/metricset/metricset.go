@@ -11,6 +11,7 @@ package metricset
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -180,16 +181,19 @@ func (ps *Policies[P]) SetLimits(name string, limit, configured int64) {
 }
 
 // AppendLimits appends the limits of every policy that has them to dst,
-// in no particular order, and returns it. A nil dst is given room for
-// them all.
+// in the order of the policies' names, and returns it. A nil dst is given
+// room for them all. The order is stable so that an SDK keeping a bounded
+// number of series per instrument (an OpenTelemetry cardinality limit:
+// the first sets observed keep theirs, later ones share an overflow
+// series) keeps the same policies' series at every collection.
 func (ps *Policies[P]) AppendLimits(dst []Limits[P]) []Limits[P] {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if dst == nil {
 		dst = make([]Limits[P], 0, len(ps.limits))
 	}
-	for _, l := range ps.limits {
-		dst = append(dst, l)
+	for _, name := range slices.Sorted(maps.Keys(ps.limits)) {
+		dst = append(dst, ps.limits[name])
 	}
 	return dst
 }

@@ -313,6 +313,35 @@ func TestPolicies(t *testing.T) {
 	}
 }
 
+// TestAppendLimitsByName: AppendLimits lists the policies in the order
+// of their names, whatever the order they were set in, at every call: an
+// SDK that keeps a bounded number of series per instrument (an
+// OpenTelemetry cardinality limit) then keeps the same policies' gauges at
+// each collection. In the order of the map it listed them before, and this
+// test failed at nearly every run.
+func TestAppendLimitsByName(t *testing.T) {
+	ps := newTallies()
+	names := []string{"p5", "p2", "p7", "p0", "p3", "p6", "p1", "p4", "p9", "p8"}
+	for i, name := range names {
+		ps.SetLimits(name, int64(i+1), 10)
+	}
+	want := slices.Sorted(slices.Values(names))
+	for i := range 20 {
+		var got []string
+		for _, l := range ps.AppendLimits(nil) {
+			got = append(got, l.Policy.name)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("call %d: AppendLimits listed %v, want %v", i+1, got, want)
+		}
+	}
+	// Appended after what dst holds.
+	got := ps.AppendLimits([]metricset.Limits[*tally]{{Limit: -1}})
+	if len(got) != 11 || got[0].Limit != -1 || got[1].Policy.name != "p0" || got[10].Policy.name != "p9" {
+		t.Errorf("AppendLimits(dst) did not append after dst, by name: %d entries", len(got))
+	}
+}
+
 // TestStates: the gauges' values follow the transitions of one
 // middleware, of two middlewares (one failing is not healthy), and of
 // transitions reported out of order; report sees each Transition's
