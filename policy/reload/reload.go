@@ -48,9 +48,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -313,7 +315,9 @@ func (w *Watcher) loop() {
 // parents of those directories (a directory removed and made again is
 // watched again). The
 // watches of directories no longer on the way are removed. A directory
-// that cannot be watched is logged and left out.
+// that cannot be watched is logged and left out; the directories are
+// watched in the order of their names, so that those logged come in one
+// order (a parent before the directories under it).
 func (w *Watcher) follow() {
 	names := resolve(w.path)
 	w.names = make(map[string]bool, 2*len(names))
@@ -337,7 +341,7 @@ func (w *Watcher) follow() {
 	// one system call).
 	watched := w.fw.WatchList()
 	keep := make(map[string]bool, len(want))
-	for dir := range want {
+	for _, dir := range slices.Sorted(maps.Keys(want)) {
 		for {
 			err := w.fw.Add(dir)
 			if err == nil || !errors.Is(err, fs.ErrNotExist) {
