@@ -37,9 +37,13 @@ package prommetrics
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
@@ -91,12 +95,21 @@ func WithNamespace(ns string) Option {
 
 // WithConstLabels adds labels to every metric, such as
 // {"limiter": "public-api"} for one of several middlewares. The label
-// "le" is the decision_seconds histogram's bucket label and an error.
+// "le" is the decision_seconds histogram's bucket label and an error. So
+// is a name the Prometheus client refuses (model.LabelName's rules, and
+// no "__" prefix): the error names the first such name in lexical order.
 func WithConstLabels(labels prometheus.Labels) Option {
 	return func(o *options) error {
 		if _, ok := labels["le"]; ok {
 			// The Prometheus client panics on it when the histogram is built.
 			return errors.New(`prommetrics: WithConstLabels: "le" is the bucket label of the decision_seconds histogram`)
+		}
+		// Checked here, in order: the client checks them in the order
+		// of the map, so its error named any of several invalid names.
+		for _, name := range slices.Sorted(maps.Keys(labels)) {
+			if !model.LabelName(name).IsValid() || strings.HasPrefix(name, "__") {
+				return fmt.Errorf("prommetrics: WithConstLabels: %q is not a valid label name", name)
+			}
 		}
 		o.labels = labels
 		return nil
