@@ -224,8 +224,11 @@ const (
 //
 // Every problem found is reported as a *ConfigError giving the file, the
 // line and column, and the field; several are joined with errors.Join (see
-// [ConfigErrors]). Unknown fields are errors. No Config is returned unless
-// the whole file is valid.
+// [ConfigErrors]), those of one policy together: a value that is judged
+// against another one (a burst against the limit and window, buckets
+// against the window, a route against the methods) is judged once that one
+// is valid. Unknown fields are errors. No Config is returned unless the
+// whole file is valid.
 func Load(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {

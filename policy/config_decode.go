@@ -81,6 +81,15 @@ type rawPolicy struct {
 	nodes map[string]*cnode
 	// items locate the entries of methods and routes, for their errors.
 	items map[string][]stringItem
+	// bad holds the fields whose value was reported (or that are missing):
+	// build judges the others, with defaults standing in for these.
+	bad map[string]bool
+	// broken says that a problem of the entry was reported: it is built
+	// only to report its other problems.
+	broken bool
+	// unknown says that the entry has a field it does not know, perhaps
+	// a misspelt algorithm.
+	unknown bool
 }
 
 func (d *decoder) config(root *cnode) *Config {
@@ -198,6 +207,7 @@ func (d *decoder) config(root *cnode) *Config {
 	for _, rp := range raws {
 		if prev, dup := seen[rp.def.Name]; dup && rp.def.Name != "" {
 			d.fail(rp.nodes["name"], rp.path+".name", "%q is already the name of %s (line %d)", rp.def.Name, prev.path, prev.node.pos.line)
+			d.build(rp, ip) // its other problems
 			continue
 		}
 		seen[rp.def.Name] = rp
@@ -287,7 +297,7 @@ func (d *decoder) policies(n *cnode) []*rawPolicy {
 }
 
 func (d *decoder) policy(n *cnode, path string) *rawPolicy {
-	rp := &rawPolicy{node: n, path: path, nodes: map[string]*cnode{}, items: map[string][]stringItem{}}
+	rp := &rawPolicy{node: n, path: path, nodes: map[string]*cnode{}, items: map[string][]stringItem{}, bad: map[string]bool{}}
 	def := &rp.def
 	def.Line, def.Column = n.pos.line, n.pos.col
 	def.Spec.Algorithm = DefaultAlgorithm
@@ -295,6 +305,8 @@ func (d *decoder) policy(n *cnode, path string) *rawPolicy {
 	bad := len(d.errs)
 	ok := d.fields(n, path, policyFields, func(name string, k, v *cnode) {
 		rp.nodes[name] = v
+		before := len(d.errs)
+		defer func() { rp.bad[name] = rp.bad[name] || len(d.errs) > before }()
 		field := path + "." + name
 		switch name {
 		case "name":
@@ -341,31 +353,42 @@ func (d *decoder) policy(n *cnode, path string) *rawPolicy {
 	if !ok {
 		return nil
 	}
+	for _, k := range n.keys {
+		rp.unknown = rp.unknown || !containsStr(policyFields, k.text)
+	}
 	for _, req := range []string{"name", "limit", "window"} {
 		if rp.nodes[req] == nil {
 			d.fail(n, path+"."+req, "is missing")
+			rp.bad[req] = true
 		}
 	}
-	if len(d.errs) > bad {
-		return nil
-	}
+	rp.broken = len(d.errs) > bad
 	return rp
 }
 
 // build makes the Policy of rp, reporting policy.New's complaints at the
-// field they name.
+// field they name. It reports every problem of rp that does not depend on
+// another one reported (see specProblems), and returns nil when rp has
+// any, also one reported before (rp.broken).
 func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 	def := &rp.def
+	ok := !rp.broken
 	if ip == nil {
 		// The ip settings were refused, and that is reported, so the
 		// Config will not be returned: a stand-in lets the policy's own
 		// problems be reported too.
 		ip = keyfunc.Global()
 	}
+	if !rp.bad["name"] {
+		if err := validName(def.Name); err != nil {
+			d.fail(rp.nodeOr("name"), rp.path+".name", "%s", err)
+			ok = false
+		}
+	}
 	key, field, err := keyFunc(def.Key, ip)
 	if err != nil {
 		d.fail(rp.nodeOr(field), rp.path+"."+field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
-		return nil
+		ok = false
 	}
 	opts := []Option{OnKeyError(def.OnMissingKey)}
 	if len(def.Key) > 1 && slices.ContainsFunc(def.Key, hasRoute) {
@@ -378,6 +401,12 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 		opts = append(opts, CountIf(CountSucceeded))
 	}
 	if !d.checkRouteItems(rp) {
+		ok = false
+	}
+	if !d.specProblems(rp) {
+		ok = false
+	}
+	if !ok {
 		return nil
 	}
 	if rp.nodes["methods"] != nil {
@@ -398,6 +427,116 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 		return nil
 	}
 	return p
+}
+
+// specProblems reports the problems of rp's Spec, every one that can be
+// judged, and reports whether there were none. The algorithm, limit and
+// window are judged each alone. Then burst, buckets and max_delay are
+// judged against the file's limit and window when both are valid, each
+// after the problems of the others were reported (a default standing in
+// for them); otherwise each alone, against a limit and window that only
+// its own bounds, or its algorithm, can refuse (whether buckets divide
+// the window is judged once the window is valid). A field whose value was
+// reported already (rp.bad) is left out, a default standing in. The
+// three are judged only when the algorithm is known: not when it is
+// refused, nor when the entry has an unknown field and no algorithm,
+// which may be a misspelt one.
+func (d *decoder) specProblems(rp *rawPolicy) bool {
+	s := rp.def.Spec
+	ok := true
+	// report reports err, a *algorithms.SpecError, and returns its field.
+	report := func(err error) string {
+		ok = false
+		var se *algorithms.SpecError
+		if !errors.As(err, &se) {
+			d.fail(rp.node, rp.path, "%v", err)
+			return ""
+		}
+		name := specField("Spec." + se.Field)
+		d.fail(rp.nodeOr(name), rp.path+"."+name, "%s", se.Reason)
+		return se.Field
+	}
+	sb := func(spec algorithms.Spec) algorithms.Spec {
+		if spec.Algorithm == algorithms.SlidingBuckets && spec.Buckets == 0 {
+			spec.Buckets = 1 // a stand-in that divides every window
+		}
+		return spec
+	}
+	core := sb(algorithms.Spec{Algorithm: s.Algorithm, Limit: s.Limit, Window: s.Window})
+	coreOK := true
+	algoKnown := !rp.bad["algorithm"] && (!rp.unknown || rp.nodes["algorithm"] != nil)
+	if rp.bad["limit"] {
+		core.Limit, coreOK = 1, false
+	}
+	if rp.bad["window"] {
+		core.Window, coreOK = time.Second, false
+	}
+	for range 3 {
+		err := core.Validate()
+		if err == nil {
+			break
+		}
+		coreOK = false
+		switch report(err) {
+		case "Limit":
+			core.Limit = 1
+		case "Window":
+			core.Window = time.Second
+		case "Algorithm": // limit and window are judged under the default
+			core.Algorithm, core.Buckets, algoKnown = DefaultAlgorithm, 0, false
+		default:
+			return false
+		}
+	}
+	if !algoKnown {
+		return ok
+	}
+	if rp.bad["burst"] {
+		s.Burst = 0
+	}
+	standIn := 0 // buckets that no algorithm refuses
+	if s.Algorithm == algorithms.SlidingBuckets {
+		standIn = 1
+	}
+	if rp.bad["buckets"] {
+		s.Buckets = standIn
+	}
+	if rp.bad["max_delay"] {
+		s.MaxDelay = 0
+	}
+	if coreOK {
+		for range 3 {
+			err := s.Validate()
+			if err == nil {
+				break
+			}
+			switch report(err) {
+			case "Burst":
+				s.Burst = 0
+			case "Buckets":
+				s.Buckets = standIn
+			case "MaxDelay":
+				s.MaxDelay = 0
+			default:
+				return false
+			}
+		}
+		return ok
+	}
+	// A limit of MaxLimit refills any valid burst within a second; a
+	// window of b milliseconds is one that b buckets divide; a limit of 1
+	// per MaxWindow queues one request for any valid max_delay.
+	alone := []algorithms.Spec{
+		sb(algorithms.Spec{Algorithm: s.Algorithm, Limit: algorithms.MaxLimit, Window: time.Second, Burst: s.Burst}),
+		{Algorithm: s.Algorithm, Limit: 1, Window: time.Duration(max(s.Buckets, 1)) * time.Millisecond, Buckets: s.Buckets},
+		sb(algorithms.Spec{Algorithm: s.Algorithm, Limit: 1, Window: algorithms.MaxWindow, MaxDelay: s.MaxDelay}),
+	}
+	for _, spec := range alone {
+		if err := spec.Validate(); err != nil {
+			report(err)
+		}
+	}
+	return ok
 }
 
 // hasRoute reports whether the parts of a key hold the route part.
