@@ -128,10 +128,12 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 
 // WithHeaders selects the rate-limit header profile; the default is [IETF].
 // A middleware nested inside another one that wrote rate-limit headers for
-// the request writes in that one's profile, whatever its own, so that the
-// response carries one profile whose fields all parse: the list profile
-// adds a field line per middleware, the single-valued ones report the
-// policy with the lowest remaining of both. (A policy the two share,
+// the request writes in that one's profile, whatever its own (but
+// [NoHeaders]: one built with it writes none, and its policies are not
+// reported), so that the response carries one profile whose fields all
+// parse: the list profile adds a field line per middleware, the
+// single-valued ones report the policy with the lowest remaining of both.
+// (A policy the two share,
 // under one key, is reported once: see [ErrCountedTwice].) When a
 // middleware further in holds the request for a leaky_queue Delay, the
 // times the middlewares further out wrote before the hold are counted from
