@@ -105,9 +105,23 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 	fmt.Fprintln(tw, "POLICY\tALGORITHM\tLIMIT\tHEADER\tKEY\tNO KEY\tAPPLIES TO\tLINE")
 	for i, p := range cfg.Policies {
 		d := cfg.Definitions[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name(), p.Spec().Algorithm, limitText(p.Spec()), p, d.KeyString(), p.KeyAction(), appliesTo(d), d.Line)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name(), p.Spec().Algorithm, limitText(p.Spec()), policyMember(cfg.Headers, p), d.KeyString(), p.KeyAction(), appliesTo(d), d.Line)
 	}
 	tw.Flush()
+}
+
+// policyMember returns p's member of the RateLimit-Policy field as the
+// header profile h sends it: `"name";q=..;w=..` (ietf, the default),
+// `q;w=w` (draft-7, draft-6), or "-" for the profiles that send no such
+// field.
+func policyMember(h policy.HeaderProfile, p *policy.Policy) string {
+	switch h {
+	case policy.HeadersDraft7, policy.HeadersDraft6:
+		return strings.TrimPrefix(p.String(), `"`+p.Name()+`";q=`)
+	case policy.HeadersLegacy, policy.HeadersLegacyUnix, policy.HeadersNone:
+		return "-"
+	}
+	return p.String()
 }
 
 // limitText formats a Spec's limit: "100 per 1m0s", with burst, buckets or
