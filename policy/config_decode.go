@@ -491,18 +491,14 @@ func (d *decoder) specProblems(rp *rawPolicy) bool {
 	if !algoKnown {
 		return ok
 	}
-	if rp.bad["burst"] {
-		s.Burst = 0
-	}
+	// A burst or max_delay that did not parse was read as 0; buckets out
+	// of range was kept, and is replaced.
 	standIn := 0 // buckets that no algorithm refuses
 	if s.Algorithm == algorithms.SlidingBuckets {
 		standIn = 1
 	}
 	if rp.bad["buckets"] {
 		s.Buckets = standIn
-	}
-	if rp.bad["max_delay"] {
-		s.MaxDelay = 0
 	}
 	if coreOK {
 		for range 3 {

@@ -9,9 +9,11 @@ import "testing"
 // bad key part or method; a duplicate name beside a bad limit; each of
 // burst, buckets and max_delay set for an algorithm without them; a limit
 // and a window both out of range, and a burst, buckets or max_delay out
-// of its own bounds beside them; an unknown algorithm beside a bad limit.
-// Values judged against the algorithm (burst here) are not judged when the
-// algorithm is unknown (refused, or a misspelt field name).
+// of its own bounds beside them; an unknown algorithm beside a bad limit
+// and window. Values judged against the algorithm (burst here) are not
+// judged when the algorithm is unknown (refused, not a string, or a
+// misspelt field name), nor against a limit or window that was refused (no
+// spurious refill or division problem).
 func TestConfigEveryProblemOfAPolicy(t *testing.T) {
 	const name = `policy: f.yaml:2:12: policies[0].name: "a b" contains ' '; use A-Z, a-z, 0-9, '-', '_' and '.'`
 	for _, tc := range []struct {
@@ -44,12 +46,19 @@ func TestConfigEveryProblemOfAPolicy(t *testing.T) {
 			"policy: f.yaml:2:46: policies[0].limit: must be positive, got 0",
 			"policy: f.yaml:2:72: policies[0].max_delay: must not be negative, got -1s",
 			"policy: f.yaml:2:86: policies[0].buckets: applies only to sliding_buckets, not leaky_queue"}},
-		{"unknown algorithm and limit", "policies:\n  - {name: x, algorithm: nope, limit: 0, window: 1m, burst: 3}\n", []string{
+		{"unknown algorithm, limit and window", "policies:\n  - {name: x, algorithm: nope, limit: 0, window: 0s, burst: 3}\n", []string{
 			"policy: f.yaml:2:26: policies[0].algorithm: unknown kind \"nope\"; want one of [fixed_window sliding_log sliding_window sliding_buckets token_bucket leaky_bucket leaky_queue]",
-			"policy: f.yaml:2:39: policies[0].limit: must be positive, got 0"}},
+			"policy: f.yaml:2:39: policies[0].limit: must be positive, got 0",
+			"policy: f.yaml:2:50: policies[0].window: must be positive, got 0s"}},
 		{"limit and missing buckets", "policies:\n  - {name: b, algorithm: sliding_buckets, limit: 0, window: 1m}\n", []string{
 			"policy: f.yaml:2:6: policies[0].buckets: must be at least 1 for sliding_buckets, got 0",
 			"policy: f.yaml:2:50: policies[0].limit: must be positive, got 0"}},
+		{"bad window, buckets that divide no stand-in wrongly", "policies:\n  - {name: b, algorithm: sliding_buckets, limit: 10, window: 0s, buckets: 7}\n", []string{
+			"policy: f.yaml:2:62: policies[0].window: must be positive, got 0s"}},
+		{"bad limit, a burst that refills in time at any valid limit", "policies:\n  - {name: t, algorithm: token_bucket, limit: 0, window: 24h, burst: 100000}\n", []string{
+			"policy: f.yaml:2:47: policies[0].limit: must be positive, got 0"}},
+		{"algorithm not a string", "policies:\n  - {name: x, algorithm: 5, limit: 1, window: 1s, burst: 3}\n", []string{
+			"policy: f.yaml:2:26: policies[0].algorithm: must be a string, not an integer"}},
 		{"misspelt algorithm field", "policies:\n  - {name: x, algo: token_bucket, limit: 0, window: 1m, burst: 20}\n", []string{
 			"policy: f.yaml:2:15: policies[0].algo: unknown field; want one of name, algorithm, limit, window, burst, buckets, max_delay, key, fallback, on_missing_key, count, methods, routes",
 			"policy: f.yaml:2:42: policies[0].limit: must be positive, got 0"}},
