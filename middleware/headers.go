@@ -36,7 +36,10 @@ const (
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
 	// HeaderXRateLimitReset is the legacy reset: delay-seconds or a Unix time.
 	HeaderXRateLimitReset = "X-RateLimit-Reset"
-	// HeaderRetryAfter is sent on 429 and 503 responses, in delay-seconds.
+	// HeaderRetryAfter is sent, in delay-seconds, on the 429 of a denied
+	// request and on the 503s that a retry can follow (see [Profile]); not
+	// on the 429 of a cost that no wait admits (see policy.WithCost), nor
+	// on the 503 of a client gone while its request was decided or held.
 	HeaderRetryAfter = "Retry-After"
 	// HeaderCacheControl is set to "no-store" on rejections.
 	HeaderCacheControl = "Cache-Control"
