@@ -18,8 +18,8 @@ import (
 // Header names, as the drafts spell them. Go sends them in canonical form
 // ("Ratelimit-Policy"); field names are case-insensitive.
 const (
-	// HeaderRateLimitPolicy lists the quota policies (every profile but
-	// legacy and none).
+	// HeaderRateLimitPolicy lists the quota policies (the IETF, Draft7
+	// and Draft6 profiles; not Legacy, LegacyUnix or NoHeaders).
 	HeaderRateLimitPolicy = "RateLimit-Policy"
 	// HeaderRateLimit carries the current state: draft -11 list of
 	// `"name";r=..;t=..` members, or the draft-7 dictionary.
