@@ -29,8 +29,10 @@ type systemClock struct{}
 func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+	// A ctx done already ends it at once, however short d: a select
+	// between a timer that has fired and a done ctx would pick either.
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return err
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

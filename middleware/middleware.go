@@ -832,8 +832,13 @@ func findLogObserver(obs Observer) *LogObserver {
 // the store (see [WithBreaker]).
 var ErrBreakerOpen = errors.New("middleware: circuit breaker open: store not called")
 
-// sleep waits for d or until ctx is done.
+// sleep waits for d or until ctx is done. A ctx done already ends it at
+// once, however short d: a select between a timer that has fired and a
+// done ctx would pick either.
 func sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
