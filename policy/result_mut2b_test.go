@@ -119,3 +119,32 @@ func TestLowestOfOneAndNone(t *testing.T) {
 		}
 	}
 }
+
+// TestResultReuseOfManyDoesNotAllocate: a Result reused for five to eight
+// policies (more than the rooms of package middleware hold: the room is
+// Prepare's own) costs no allocation per request once the first Prepare
+// has given it room, keys included, on the memory store (which decides up
+// to eight checks without allocating).
+func TestResultReuseOfManyDoesNotAllocate(t *testing.T) {
+	_, s, store := roomSet(t, 8, func(int) int64 { return 1e9 })
+	r := httptest.NewRequest("GET", "/", nil)
+	ctx := context.Background()
+	for n := 5; n <= 8; n++ {
+		mask := uint64(1)<<n - 1
+		var res policy.Result
+		if err := s.Prepare(r, mask, &res); err != nil {
+			t.Fatal(err)
+		}
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := s.Prepare(r, mask, &res); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Take(ctx, store); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%d policies: %v allocations per Prepare and Take of a reused Result, want 0", n, allocs)
+		}
+	}
+}
