@@ -356,13 +356,20 @@ func WithProblemType(uri string) Option {
 }
 
 // SkipPaths returns a skip function (see [WithSkip]) for requests whose
-// URL path is exactly one of paths, such as "/healthz".
+// URL path is exactly one of paths, such as "/healthz", as the client
+// wrote it: a path the client percent-encoded in a way of its own
+// ("/%68ealthz", whose r.URL.RawPath is set) is not skipped, since a router
+// that routes on the raw path (chi does) may serve it from another route
+// ("/{page}"), which the skip would leave unlimited.
 func SkipPaths(paths ...string) func(*http.Request) bool {
 	set := make(map[string]struct{}, len(paths))
 	for _, p := range paths {
 		set[p] = struct{}{}
 	}
 	return func(r *http.Request) bool {
+		if r.URL.RawPath != "" {
+			return false
+		}
 		_, ok := set[r.URL.Path]
 		return ok
 	}
