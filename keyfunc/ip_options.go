@@ -59,8 +59,9 @@ func TrustedProxies(prefixes ...netip.Prefix) IPOption {
 // whenever the proxies' addresses are known.
 //
 // A chain with fewer than n entries yields [ErrNoClientIP]. n must be at
-// least 1 and at most the maximum of [MaxHops]. Exclusive with
-// [TrustedProxies].
+// least 1 and at most the entries walked ([MaxHops], [DefaultMaxHops]
+// unless set).
+// Exclusive with [TrustedProxies].
 func TrustedHops(n int) IPOption {
 	return func(c *ipConfig) { c.hops, c.hopsSet = n, true }
 }

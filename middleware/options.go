@@ -383,7 +383,10 @@ func SkipPaths(paths ...string) func(*http.Request) bool {
 // exempt clients behind a proxy, compare the address your keyfunc.IP trusts.
 // A RemoteAddr with no port, as a middleware further out that took the
 // client from such a header leaves it (a bare address, or an IPv6 one in
-// brackets), is read as the address it is.
+// brackets), is read as the address it is: behind chi's deprecated
+// middleware.RealIP, which takes it from headers any client can send, a
+// client could name an exempted address (X-Real-IP: 10.0.0.1) and skip
+// every limit.
 func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
 	ps := make([]netip.Prefix, len(prefixes))
 	for i, p := range prefixes {
