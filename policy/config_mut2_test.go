@@ -38,21 +38,30 @@ func TestConfigAliasOfMappingsBounded(t *testing.T) {
 // TestConfigNestingAfterClosedCollections: the nesting bound counts the
 // collections open at a point, so a flow collection closed before does not
 // count against one nested 64 levels deep later in the file (the most
-// allowed); 65 levels are refused.
+// allowed); 65 levels are refused. A list closed inside one still open
+// leaves that one counted: 64 levels nested after it, inside the outer
+// list, are 65 open at once and refused; 63 are not.
 func TestConfigNestingAfterClosedCollections(t *testing.T) {
 	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	for _, tc := range []struct {
+		where   string
+		x       func(levels int) string
 		levels  int
 		refused bool
-	}{{64, false}, {65, true}} {
-		doc := "policies:\n  - {name: a, limit: 1, window: 1s, methods: [GET]}\nx: " + nested(tc.levels) + "\n"
+	}{
+		{"after a closed mapping and list", nested, 64, false},
+		{"after a closed mapping and list", nested, 65, true},
+		{"inside the outer list after [[]", func(n int) string { return "[[], " + nested(n) + "]" }, 63, false},
+		{"inside the outer list after [[]", func(n int) string { return "[[], " + nested(n) + "]" }, 64, true},
+	} {
+		doc := "policies:\n  - {name: a, limit: 1, window: 1s, methods: [GET]}\nx: " + tc.x(tc.levels) + "\n"
 		_, err := policy.ParseConfig([]byte(doc), "n.yaml")
 		nests := false
 		for _, ce := range policy.ConfigErrors(err) {
 			nests = nests || strings.Contains(ce.Reason, "nests more than 64 levels")
 		}
 		if err == nil || nests != tc.refused {
-			t.Errorf("%d levels after a closed mapping and list: %v; want refused for its nesting: %v (and an error about x either way)", tc.levels, err, tc.refused)
+			t.Errorf("%d levels %s: %v; want refused for its nesting: %v (and an error about x either way)", tc.levels, tc.where, err, tc.refused)
 		}
 	}
 }

@@ -7,29 +7,6 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// TestConfigNestingInsideOpenCollection: the nesting bound counts the
-// collections open at a point: a list closed inside one still open leaves
-// that one counted, so 64 levels nested after it, inside the outer list,
-// are 65 open at once and refused; 63 (64 at once, the most allowed) are
-// not refused for their nesting.
-func TestConfigNestingInsideOpenCollection(t *testing.T) {
-	nested := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
-	for _, tc := range []struct {
-		levels  int
-		refused bool
-	}{{63, false}, {64, true}} {
-		doc := "policies:\n  - {name: a, limit: 1, window: 1s}\nx: [[], " + nested(tc.levels) + "]\n"
-		_, err := policy.ParseConfig([]byte(doc), "n.yaml")
-		nests := false
-		for _, ce := range policy.ConfigErrors(err) {
-			nests = nests || strings.Contains(ce.Reason, "nests more than 64 levels")
-		}
-		if err == nil || nests != tc.refused {
-			t.Errorf("[[], and %d levels inside the outer list: %v; want refused for its nesting: %v (and an error about x either way)", tc.levels, err, tc.refused)
-		}
-	}
-}
-
 // TestConfigDocumentAfterEndMarker: an end marker ("...") closes a
 // document, so content after it begins the second, and a file of three
 // documents is refused at that one, the first line of the second
