@@ -22,35 +22,6 @@ func TestConfigDocumentAfterEndMarker(t *testing.T) {
 	}
 }
 
-// TestConfigAliasOfScalarsWithinBound: an alias counts each scalar its
-// anchor holds as one node, whatever its type: a list of 100 nulls,
-// booleans, integers, floats, strings or block literals, aliased 150
-// times, stands for about 15,000 nodes, within the bound of 20,000, and
-// is not refused as too large (whatever the schema makes of the fields).
-func TestConfigAliasOfScalarsWithinBound(t *testing.T) {
-	const n, aliased = 100, 150
-	aliases := "    fallback: [" + strings.TrimSuffix(strings.Repeat("*a, ", aliased), ", ") + "]\n"
-	head := "policies:\n  - name: p\n    limit: 1\n    window: 1s\n"
-	flow := func(s string) string {
-		return "    key: &a [" + strings.TrimSuffix(strings.Repeat(s+", ", n), ", ") + "]\n"
-	}
-	for _, tc := range []struct{ name, anchor string }{
-		{"nulls", flow("~")},
-		{"booleans", flow("true")},
-		{"integers", flow("7")},
-		{"floats", flow("1.5")},
-		{"strings", flow("ip")},
-		{"block literals", "    key: &a\n" + strings.Repeat("      - |\n        ip\n", n)},
-	} {
-		_, err := policy.ParseConfig([]byte(head+tc.anchor+aliases), "scalars.yaml")
-		for _, ce := range policy.ConfigErrors(err) {
-			if strings.Contains(ce.Reason, "too large") {
-				t.Errorf("%s: %d aliases of %d: %v; want it within the bound", tc.name, aliased, n, ce)
-			}
-		}
-	}
-}
-
 // TestConfigJSONPositionsAfterLeadingSpace: the lines and columns of a
 // JSON configuration's errors count every byte from the start of the
 // file, blank lines and spaces before the top-level value included.
