@@ -2,9 +2,9 @@ package policy_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"testing"
 	"time"
 
@@ -17,25 +17,11 @@ import (
 // room for as many as apply) holds each policy's key and its own
 // decision (each policy's limit tells it apart).
 func TestResultEachCountOfPolicies(t *testing.T) {
-	_, s, store := roomSet(t, 8, func(i int) int64 { return int64(10 + i) })
+	ps, s, store := roomSet(t, 8, func(i int) int64 { return int64(10 + i) })
 	r := httptest.NewRequest("GET", "/", nil)
 	for n := 1; n <= 8; n++ {
 		var res policy.Result
-		if err := s.Prepare(r, uint64(1)<<n-1, &res); err != nil {
-			t.Fatalf("%d policies: %v", n, err)
-		}
-		if err := res.Take(context.Background(), store); err != nil {
-			t.Fatalf("%d policies: %v", n, err)
-		}
-		if res.Len() != n || !res.Allowed() {
-			t.Fatalf("%d policies: Len %d, Allowed %v", n, res.Len(), res.Allowed())
-		}
-		for i := range n {
-			name := "p" + strconv.Itoa(i)
-			if k, d := res.Key(i), res.Decision(i); k != name+":192.0.2.1:1234" || d.Limit != int64(10+i) || !d.Allowed {
-				t.Errorf("%d policies: Key(%d) %q, Decision(%d) %+v; want %s's key and limit %d", n, i, k, i, d, name, 10+i)
-			}
-		}
+		takeHeld(t, fmt.Sprintf("%d policies", n), s, r, uint64(1)<<n-1, &res, store, ps)
 	}
 }
 

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"fmt"
 	"math/bits"
 	"net/http"
 	"net/http/httptest"
@@ -23,32 +24,41 @@ func TestResultReusedAcrossSizes(t *testing.T) {
 	r := httptest.NewRequest("GET", "/", nil)
 	var res policy.Result
 	for step, mask := range []uint64{0b1, 0b101101, 0b10, 0b111111, 0b1100, 0b100000, 0, 0b1011, 0b111111} {
-		if err := s.Prepare(r, mask, &res); err != nil {
-			t.Fatal(err)
+		takeHeld(t, fmt.Sprintf("step %d, mask %b", step, mask), s, r, mask, &res, store, ps)
+	}
+}
+
+// takeHeld prepares res for the policies of mask (a mask over ps, those
+// of roomSet with limits 10+j) and takes it on store, then checks that res
+// holds, in Set order, each policy of mask, its key and its own decision
+// (its limit tells it apart). what names the case in failures.
+func takeHeld(t *testing.T, what string, s *policy.Set, r *http.Request, mask uint64, res *policy.Result, store algorithms.Store, ps []*policy.Policy) {
+	t.Helper()
+	if err := s.Prepare(r, mask, res); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := res.Take(context.Background(), store); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if res.Len() != bits.OnesCount64(mask) || res.Mask() != mask || !res.Allowed() {
+		t.Fatalf("%s: Len %d, Mask %b, Allowed %v", what, res.Len(), res.Mask(), res.Allowed())
+	}
+	i := 0
+	for j := range ps {
+		if mask&(1<<j) == 0 {
+			continue
 		}
-		if err := res.Take(context.Background(), store); err != nil {
-			t.Fatal(err)
+		name := "p" + strconv.Itoa(j)
+		if got := res.Policy(i); got != ps[j] {
+			t.Errorf("%s: Policy(%d) = %s, want %s", what, i, got.Name(), name)
 		}
-		if res.Len() != bits.OnesCount64(mask) || res.Mask() != mask || !res.Allowed() {
-			t.Fatalf("step %d, mask %b: Len %d, Mask %b, Allowed %v", step, mask, res.Len(), res.Mask(), res.Allowed())
+		if got, want := res.Key(i), name+":192.0.2.1:1234"; got != want {
+			t.Errorf("%s: Key(%d) = %q, want %q", what, i, got, want)
 		}
-		i := 0
-		for j := range 6 {
-			if mask&(1<<j) == 0 {
-				continue
-			}
-			name := "p" + strconv.Itoa(j)
-			if got := res.Policy(i); got != ps[j] {
-				t.Errorf("step %d, mask %b: Policy(%d) = %s, want %s", step, mask, i, got.Name(), name)
-			}
-			if got, want := res.Key(i), name+":192.0.2.1:1234"; got != want {
-				t.Errorf("step %d, mask %b: Key(%d) = %q, want %q", step, mask, i, got, want)
-			}
-			if d := res.Decision(i); d.Limit != int64(10+j) || !d.Allowed {
-				t.Errorf("step %d, mask %b: Decision(%d) = %+v, want %s's (limit %d)", step, mask, i, d, name, 10+j)
-			}
-			i++
+		if d := res.Decision(i); d.Limit != int64(10+j) || !d.Allowed {
+			t.Errorf("%s: Decision(%d) = %+v, want %s's (limit %d)", what, i, d, name, 10+j)
 		}
+		i++
 	}
 }
 
