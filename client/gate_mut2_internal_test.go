@@ -5,49 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// nowHookClock is a Clock whose Sleep moves it on by d at once (one
-// goroutine sleeps in it), which records the sleeps, and which runs the
-// function armed in next, once, as Now is next read, before it answers.
-type nowHookClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-	next   atomic.Pointer[func()]
-}
-
-func (c *nowHookClock) Now() time.Time {
-	if f := c.next.Swap(nil); f != nil {
-		(*f)()
-	}
-	return c.peek()
-}
-
-// peek reads the time without running the armed function.
-func (c *nowHookClock) peek() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *nowHookClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sleeps = append(c.sleeps, d)
-	c.now = c.now.Add(d)
-	return ctx.Err()
-}
-
-func (c *nowHookClock) slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.sleeps)
-}
 
 // A hold set as a request's turn at the gate comes (a response read by
 // another request just then) holds it to its last nanosecond, like any
@@ -58,7 +18,7 @@ func (c *nowHookClock) slept() []time.Duration {
 // took the 1ns as passed and was sent at 0, inside the hold.
 func TestHoldSetAsGateTurnComes(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
-	c := &nowHookClock{now: start}
+	c := &stepClock{now: start}
 	var sent []time.Duration
 	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		sent = append(sent, c.peek().Sub(start))

@@ -4,19 +4,33 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// stepClock is a Clock whose Sleep moves it on by d at once: for tests
-// with one goroutine.
+// stepClock is a Clock whose Sleep moves it on by d at once (for tests
+// with one goroutine asleep in it), which records the sleeps, and which
+// runs the function armed in next, once, as Now is next read, before it
+// answers.
 type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+	next   atomic.Pointer[func()]
 }
 
 func (c *stepClock) Now() time.Time {
+	if f := c.next.Swap(nil); f != nil {
+		(*f)()
+	}
+	return c.peek()
+}
+
+// peek reads the time without running the armed function.
+func (c *stepClock) peek() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
@@ -25,8 +39,15 @@ func (c *stepClock) Now() time.Time {
 func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
 	c.now = c.now.Add(d)
 	return ctx.Err()
+}
+
+func (c *stepClock) slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sleeps)
 }
 
 // A request that waited in its key's line lets the line go when it is
