@@ -21,12 +21,7 @@ func TestChiPatternGetHead(t *testing.T) {
 	find := policy.ChiPattern(r)
 	var got string
 	r.Use(chimw.GetHead)
-	r.Use(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			got = find(req)
-			next.ServeHTTP(w, req)
-		})
-	})
+	r.Use(asking(find, &got))
 	nop := func(http.ResponseWriter, *http.Request) {}
 	r.Get("/x", nop)
 	r.Get("/y/{id}", nop)
@@ -42,5 +37,16 @@ func TestChiPatternGetHead(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s %s: ChiPattern = %q, want %q", tc.method, tc.path, got, tc.want)
 		}
+	}
+}
+
+// asking returns a middleware that stores in *got what find answers for
+// each request, before passing it on.
+func asking(find func(*http.Request) string, got *string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			*got = find(req)
+			next.ServeHTTP(w, req)
+		})
 	}
 }

@@ -25,12 +25,7 @@ func TestChiPatternEmptyPath(t *testing.T) {
 	type seen struct{ path, asked, served string }
 	got := make(chan seen, 1)
 	var asked string
-	r.Use(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			asked = find(req)
-			next.ServeHTTP(w, req)
-		})
-	})
+	r.Use(asking(find, &asked))
 	r.Get("/", func(w http.ResponseWriter, req *http.Request) {
 		got <- seen{req.URL.Path, asked, chi.RouteContext(req.Context()).RoutePattern()}
 	})

@@ -42,12 +42,7 @@ func TestChiPatternSubRouterNotFound(t *testing.T) {
 	sub := chi.NewRouter()
 	find := policy.ChiPattern(sub)
 	got := "unasked"
-	sub.Use(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			got = find(req)
-			next.ServeHTTP(w, req)
-		})
-	})
+	sub.Use(asking(find, &got))
 	nop := func(http.ResponseWriter, *http.Request) {}
 	sub.Get("/{kind}/{id}", nop)
 	r.Mount("/api", sub)
