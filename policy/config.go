@@ -229,6 +229,14 @@ const (
 // against the window, a route against the methods) is judged once that one
 // is valid. Unknown fields are errors. No Config is returned unless the
 // whole file is valid.
+//
+// So that a hostile or corrupt file cannot stall the loader, a file is
+// refused with a *ConfigError when it is larger than 256 KiB, nests more
+// than 64 levels deep in YAML (or indents a line more than 256 columns)
+// or 100 in JSON, or holds more than 4,096 mapping keys or 20,000 nodes
+// (a YAML alias counting as the nodes it names); so is such a document
+// given to [ParseConfig]. A real configuration stays far below these:
+// [MaxPolicies] policies take a few kilobytes.
 func Load(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -472,10 +472,11 @@ func TestParseConfigNesting(t *testing.T) {
 		{"flow", "policies: " + strings.Repeat("[", 30000), 1, 75, "nests more than 64 levels"},
 		{"flow maps", "policies:\n  " + strings.Repeat("{a: ", 30000), 2, 259, "nests more than 64 levels"},
 		{"block", strings.Repeat("- ", 30000) + "a", 1, 257, "indented more than 256 columns"},
-		{"json", strings.Repeat("[", 30000), 1, 102, "too large"},
+		{"json", strings.Repeat("[", 30000), 1, 101, "nests more than 100 levels"},
+		{"json just within", strings.Repeat("[", 100), 1, 101, "invalid JSON"},
 	} {
 		name := "deep.yaml"
-		if tc.name == "json" {
+		if strings.HasPrefix(tc.name, "json") {
 			name = "deep.json"
 		}
 		_, err := policy.ParseConfig([]byte(tc.doc), name)

@@ -103,6 +103,10 @@ var errTooManyKeys = fmt.Errorf("the document holds more than %d keys; a configu
 // quadratic in the depth, so a small hostile file could stall it.
 const maxNesting = 64
 
+// maxJSONNesting bounds how deeply a JSON document nests: jsonConv.value
+// recurses once per level.
+const maxJSONNesting = 100
+
 // checkIndent reports a document indented deeper than maxNesting·4
 // columns (leading spaces and "- " sequence entries on one line, counted
 // loosely): block collections nest by indentation.
@@ -513,8 +517,11 @@ func (p *jsonConv) jsonError(off int, err error) error {
 
 func (p *jsonConv) value() (*cnode, error) {
 	p.nodes++
-	if p.nodes > maxConfigNodes || p.depth > 100 {
+	if p.nodes > maxConfigNodes {
 		return nil, p.errorAt(p.next(), "%v", errTooLarge)
+	}
+	if p.depth >= maxJSONNesting {
+		return nil, p.errorAt(p.next(), "nests more than %d levels deep", maxJSONNesting)
 	}
 	off := p.next()
 	tok, err := p.dec.Token()
