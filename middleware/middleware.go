@@ -1025,22 +1025,22 @@ type chainKey struct{}
 
 // Value returns the Result for the middleware's key, and for wroteKey when
 // its headers were written; itself for chainKey then.
-func (c *resultContext) Value(key any) any {
+func (rc *resultContext) Value(key any) any {
 	switch key.(type) {
 	case contextKey:
-		return &c.res
+		return &rc.res
 	case wroteKey:
-		if c.res.wrote != 0 {
-			return &c.res
+		if rc.res.wrote != 0 {
+			return &rc.res
 		}
 	case chainKey:
-		if c.res.wrote != 0 {
-			return c
+		if rc.res.wrote != 0 {
+			return rc
 		}
 	case outerKey:
-		return c
+		return rc
 	}
-	return c.Context.Value(key)
+	return rc.Context.Value(key)
 }
 
 // outerKey asks a request's context for the innermost of the middlewares
