@@ -24,8 +24,10 @@ func TestIgnores(t *testing.T) {
 		ignores   bool
 	}{
 		{name: "fair deadline, no reply", left: time.Second, ended: context.DeadlineExceeded},
-		{name: "budget of exactly 50ms", left: Budget, ended: context.DeadlineExceeded},
-		{name: "budget a nanosecond short", left: Budget - 1, ended: context.DeadlineExceeded, ignores: true},
+		// 50ms, not Budget: middleware.WithBreaker and
+		// redisstore.WithCircuitBreaker document the number.
+		{name: "budget of exactly 50ms", left: 50 * time.Millisecond, ended: context.DeadlineExceeded},
+		{name: "budget a nanosecond short", left: 50*time.Millisecond - 1, ended: context.DeadlineExceeded, ignores: true},
 		{name: "deadline already passed", left: -time.Hour, ended: context.DeadlineExceeded, ignores: true},
 		{name: "reply meanwhile", left: time.Second, meanwhile: true, ended: context.DeadlineExceeded, ignores: true},
 		{name: "reply only before the call", left: time.Second, before: true, ended: context.DeadlineExceeded},
@@ -134,5 +136,29 @@ func TestRepliedConcurrent(t *testing.T) {
 	wg.Wait()
 	if tk := c.Watch(ctx); c.Ignores(tk, context.DeadlineExceeded) {
 		t.Errorf("ticket %#x, begun after every reply, ignored", tk)
+	}
+}
+
+// TestZeroCallsSystemClock: the zero Calls is ready to use and reads
+// deadlines on the system clock, as context deadlines are: a deadline an
+// hour away counts, one already less than Budget away does not (the
+// clock only moves on, so the test cannot race it).
+func TestZeroCallsSystemClock(t *testing.T) {
+	var c Calls
+	farCtx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	defer cancel()
+	nearCtx, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(Budget/2))
+	defer cancel2()
+	for _, watch := range []bool{false, true} {
+		take := c.Begin
+		if watch {
+			take = c.Watch
+		}
+		if tk := take(farCtx); c.Ignores(tk, context.DeadlineExceeded) {
+			t.Errorf("watch %v: ticket %#x of a deadline an hour away ignored", watch, tk)
+		}
+		if tk := take(nearCtx); !c.Ignores(tk, context.DeadlineExceeded) {
+			t.Errorf("watch %v: ticket %#x of a deadline %s away counted", watch, tk, Budget/2)
+		}
 	}
 }
