@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -167,11 +168,7 @@ func (g *gen) requests(n int) []request {
 			r.t = g.at(k/minutes + length*(0.9+0.1*g.rng.Float64())/minutes)
 		default:
 			c := g.rng.IntN(nClients)
-			ip := fmt.Sprintf("192.0.%d.%d", 2+c/250, 1+c%250)
-			if c%7 == 0 {
-				ip = fmt.Sprintf("2001:db8:%x::%x", c, 1+g.rng.IntN(200))
-			}
-			r = request{ip: ip, user: "-", method: "GET", path: paths[g.rng.IntN(len(paths))], status: 200, ua: "Mozilla/5.0"}
+			r = request{ip: g.clientAddr(c), user: "-", method: "GET", path: paths[g.rng.IntN(len(paths))], status: 200, ua: "Mozilla/5.0"}
 			if c%2 == 0 {
 				r.user = "u" + strconv.Itoa(c)
 			}
@@ -184,6 +181,26 @@ func (g *gen) requests(n int) []request {
 	}
 	slices.SortStableFunc(reqs, func(a, b request) int { return a.t.Compare(b.t) })
 	return reqs
+}
+
+// clientAddr returns the address of ordinary client c: an IPv6 one (with
+// a random interface ID) for every seventh, an IPv4 one for the others.
+// Each client's address (its /64 for IPv6) is its own, and valid, for the
+// first 16 million clients (640 million lines).
+func (g *gen) clientAddr(c int) string {
+	if c%7 == 0 {
+		if c <= 0xffff {
+			return fmt.Sprintf("2001:db8:%x::%x", c, 1+g.rng.IntN(200))
+		}
+		// The fourth group holds the rest of c: never 0, unlike above.
+		return fmt.Sprintf("2001:db8:%x:%x::%x", c&0xffff, c>>16&0xffff, 1+g.rng.IntN(200))
+	}
+	const inNet192 = 254 * 250 // 192.0.2.1 to 192.0.255.250
+	if c < inNet192 {
+		return fmt.Sprintf("192.0.%d.%d", 2+c/250, 1+c%250)
+	}
+	k := c - inNet192 // in 10.0.0.0/8
+	return netip.AddrFrom4([4]byte{10, byte(k >> 16), byte(k >> 8), byte(k)}).String()
 }
 
 func (g *gen) at(f float64) time.Time {
