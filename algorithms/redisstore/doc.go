@@ -25,18 +25,19 @@
 // made once, at load, the checks' parameters are parsed once per server
 // (lua/spec.lua), not on every call, and a key that still holds the state
 // the fast path last wrote there is not parsed again (the library keeps
-// the numbers of up to 4096 keys' last writes, about 1 MB of the server's
-// function memory; a key holding any other value is parsed and checked as
-// usual). On a server without functions (before Redis 7), or for a user
+// the numbers of up to 4096 keys' last writes, about 1.2 MB of the
+// server's function memory for keys of 50 bytes, TestLibraryMemory; a key
+// holding any other value is parsed and checked as usual). On a server without functions (before Redis 7), or for a user
 // not allowed to load or call them (ACL), the store falls back for good to
 // the same code as one script, run with EVALSHA and EVAL on NOSCRIPT. The
 // library's name (ratekeeper_<hash>) carries a hash of its code, so stores
 // of different versions share a server; a version no longer deployed
-// leaves its library behind (about 60 kB of code), which FUNCTION DELETE
+// leaves its library behind (about 80 kB of code), which FUNCTION DELETE
 // removes. Every check of a Take goes
 // in that one call: one network round trip however many checks there are.
-// A plain Take sends its arguments compact: a header and one
-// "kind L W C Buckets MaxDelay cost" string per check. The script starts with a fast path for the
+// As a library, a plain Take sends its arguments compact: a header and one
+// "kind L W C Buckets MaxDelay cost" string per check (the script, and a
+// cross-slot phase, send seven numbers per check). The script starts with a fast path for the
 // common Take (see "Exactness"); the rest of it runs only when that path
 // does not apply. Redis runs a script atomically, so a Take
 // is all or nothing across application instances: the script first decides
@@ -65,13 +66,16 @@
 //   - The instant t is passed as seconds and nanoseconds, TS·10^9 + TN,
 //     both exact. Stored instants are kept the same way ("s n"), and only
 //     their difference from t is used as a plain number: (s−TS)·10^9 +
-//     (n−TN), exact because a state more than 2·10^6 s (23 days) from t is
-//     treated as expired first, so the difference is below 2^51.
+//     (n−TN), exact because a state whose whole second s is more than
+//     2·10^6 (23 days) from TS is treated as expired first, so the
+//     difference is below 2·10^15 + 10^9 < 2^51.
 //   - A window index floor(t/W) is below 2^63/10^6 < 2^44 (W >= 1 ms) and is
 //     stored as is. A sub-window index can reach 2^55 (a sub-window can be
 //     278 ns), so it is stored as the pair (window index, bucket < 3600).
 //   - Counts are below 2^31, and every duration a Decision reports is below
-//     2^51 (at most a few windows, or the deficit of a bucket).
+//     2^52: at most a few windows, or the deficit of a bucket (below 2^51),
+//     plus, for a window kind deciding at a state's later instant (see
+//     "Clocks that go back"), that instant's lead of at most 2^51.
 //   - A product that can reach 2^52 — D·L (D a deficit below 2^51, so
 //     below 2^81), (C−m)·W, prev·(W−e), MaxDelay·L (below 2^77) — is a "wide"
 //     value: a plain number while it is below 2^52 (a product of integers
@@ -113,7 +117,9 @@
 //     as above); the waits (slidingWait) only when L·W < 2^52, where every
 //     product is a count at most L (stored counts never exceed L: a check
 //     is admitted only when curr + n <= L − ceil(prev·(W−e)/W)) times a
-//     duration at most W. Otherwise the same steps run on wide values.
+//     duration at most W. Otherwise the same steps run on wide values
+//     (TestSlidingWindowProductsPast2To52 decides where rounding to a
+//     double would move a ceiling).
 //   - token_bucket, leaky_bucket: plain only when C·W < 2^52 and D·L < 2^52
 //     (D·L computed as (F−t)·L + x: when the rounded (F−t)·L is below 2^52
 //     it is exact, and adding x < 2^30 stays exact). Then (C−n)·W, n·W and
@@ -133,9 +139,12 @@
 // durations lengthened. A state too far ahead of the instant — only an
 // injected clock stepped back that far can make one — is treated as
 // expired instead, where the memory store would keep it: for the window
-// kinds one more than 2^51 ns (26 days) ahead, for the bucket kinds and
-// sliding_log one whose stored instant is more than 2·10^6 s (23 days)
-// from the instant (the bound of the exact instant arithmetic above).
+// kinds one whose latest instant (its window's start, or its newest
+// sub-window's) is more than 2^51 ns (26 days) ahead, for the bucket kinds
+// and sliding_log one whose stored instant's whole second is more than
+// 2·10^6 (23 days) from the instant's (the bound of the exact instant
+// arithmetic above); TestStateAheadExactThresholds pins both to the
+// nanosecond.
 //
 // # Keys and expiry
 //
@@ -153,19 +162,24 @@
 // and "P:a" never share a key. <spec> spells every field of the
 // Spec, so two specs never share state. sliding_log adds a list at the same
 // key plus ":l". Keys are never built from patterns, and nothing is ever
-// looked up by pattern (no KEYS or SCAN).
+// looked up by pattern (no KEYS or SCAN: TestNoPatternLookups).
 //
-// Every write sets an expiry (PX) for when the state stops mattering: the
-// Decision's ResetAfter in whole milliseconds plus 1 ms (so never shorter
-// than ResetAfter) — on the server's clock, the one that decides. One
-// exception, on the server's clock without [WithMinTTL]: a fixed_window or
-// sliding_window key rewritten in the window it already holds keeps its
-// expiry (SET KEEPTTL, cheaper than PX), because every admitted write in
-// window k ends at the same instant (the end of window k, or of window k+1
-// for sliding_window) and so got the same expiry within 1 ms
-// (TestExpiryCoversResetAfter). With an injected clock, which Redis does
-// not follow, keys live at least [DefaultClockTTL] (see [WithMinTTL]); a
-// key kept longer never changes a decision.
+// Every write of an admitted Take or of a refund sets an expiry (PX) for
+// when the state stops mattering: the Decision's ResetAfter in whole
+// milliseconds plus 1 ms (so never shorter than ResetAfter) — on the
+// server's clock, the one that decides. One exception, on the server's
+// clock without [WithMinTTL]: on the fast path, a fixed_window key
+// rewritten in the window it already holds, or a sliding_window key that
+// already counts something in it, keeps its expiry (SET KEEPTTL, cheaper
+// than PX), because every admitted write in window k ends at the same
+// instant (the end of window k, or of window k+1 for sliding_window) and so
+// got the same expiry within 1 ms (TestExpiryCoversResetAfter). The other
+// writes (a denied Take's rolled ring or pruned log, a give-back, a
+// cross-slot undo) keep the key's expiry too: none moves the instant the
+// state stops mattering later (TestEveryKeyExpires,
+// TestSlidingKeyOutlivesItsResetAfterAfterGiveBack). With an injected
+// clock, which Redis does not follow, keys live at least [DefaultClockTTL]
+// (see [WithMinTTL]); a key kept longer never changes a decision.
 //
 // Per key the state is a short string: "k count" (fixed_window), "k prev
 // curr" (sliding_window), "s n rem" — the instant the bucket is full or the
@@ -173,7 +187,8 @@
 // leaky_bucket, leaky_queue), "w b sum slot count ..." (sliding_buckets,
 // non-empty buckets only), and for sliding_log the total plus a list of
 // "s n cost" events, read lazily (a decision reads the newest event, the
-// ones leaving the window, and for a wait only as many as it needs).
+// ones leaving the window, and for a wait only as many as it needs:
+// TestSlidingLogReadsLazily).
 //
 // A sliding_log's two keys both carry an expiry, so Redis under maxmemory
 // with a volatile-* or allkeys-* policy may evict one without the other.
@@ -219,7 +234,7 @@
 //     reservation may stay consumed.
 //
 // So an admitted cross-slot Take costs two parallel round trips and a
-// denied one one. Between phases 2 and 3 a reservation is visible: another
+// denied one one (TestClusterCrossSlotRoundTrips). Between phases 2 and 3 a reservation is visible: another
 // request may be denied by units that are then given back, and a bucket key
 // that cannot be undone exactly keeps them (it waits them out): the
 // inconsistency always errs towards denying, never towards admitting more
@@ -293,16 +308,18 @@
 // # Failures
 //
 // Errors are returned, never panics; a reply of the wrong shape is an error.
-// So is a key under the prefix that the store did not write (one of
-// another type, or a string it cannot read as its state: the application's
-// own key under a colliding prefix): the Take fails before anything is
-// written, and the key is left as it is (TestForeignValueIsAnError). A
-// sliding_log list without its total is the store's only if every item is
-// an event as the store writes it ("s n cost": integers of at most 15
-// digits written without leading zeros, 0 <= n < 10^9, cost >= 1, in
-// non-decreasing order of instant, their costs summing below 2^52); any
-// other list there is the application's, and fails the Take so
-// (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Its
+// So is a key under the prefix that the store did not write (one of another
+// type, or a string it cannot read as its state: the application's own key
+// under a colliding prefix): the Take fails before it writes anything but a
+// lost sliding_log total of an earlier check, which it rebuilds from the
+// list as any call would, changing no decision
+// (TestForeignKeyAfterALostTotal), and the key is left as it is
+// (TestForeignValueIsAnError). A sliding_log list without its total is the
+// store's only if every item is an event as the store writes it ("s n cost":
+// integers of at most 15 digits written without leading zeros, 0 <= n <
+// 10^9, cost >= 1, in non-decreasing order of instant, their costs summing
+// below 2^52); any other list there is the application's, and fails the Take
+// so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Its
 // error matches [algorithms.ErrKeyState] (errors.Is), as well as the
 // redis.Error Redis replied: Redis answered, the key is at fault, and
 // neither the store's circuit breaker nor the middleware's counts it as a
@@ -322,7 +339,8 @@
 // ([Store.Refund], [Store.GiveBack], a cross-slot undo) are sent at most
 // once, since each run would give them back again and admit more than the
 // limit; a Take may be sent again so, and then consumes twice, erring
-// towards denying (TestGiveBackReplyLostIsNotRepeated).
+// towards denying (TestGiveBackReplyLostIsNotRepeated,
+// TestTakeReplyLostIsSentAgain).
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up

@@ -26,7 +26,9 @@ var _ algorithms.GiveBacker = (*Store)(nil)
 // window (half a sub-window for sliding_buckets); see the GiveBacker for
 // what a reckoning off by δ does to the buckets and the log. A key Redis
 // no longer holds has nothing to give back. A key holding a value the
-// store did not write fails the call before anything is written.
+// store did not write fails the call before anything is written (but a
+// lost sliding_log total rebuilt, as in a Take: see Failures in the
+// package documentation).
 func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {
 	if err := s.giveReady(ctx, "GiveBack", dst, checks, ds, waited); err != nil {
 		return err

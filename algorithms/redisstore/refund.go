@@ -20,8 +20,9 @@ const modeRefund = 4
 // and a call that fails keeps no other key's place). It reads the Redis
 // server's clock, or the injected one ([WithClock]), as Take does; waited
 // is measured by the caller, so a place is recognised as the last of its
-// queue when the queue's spacing W/L is longer than a round trip (see
-// algorithms.Refunder). A key Redis no longer holds has nothing to give
+// queue when the two reckonings of its wait differ by less than half the
+// queue's spacing W/L: exactly when the spacing is longer than twice a
+// round trip (see algorithms.Refunder). A key Redis no longer holds has nothing to give
 // back, and reports a fresh queue. A key holding a value the store did not
 // write fails the call before anything is written, as in a Take.
 func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -156,6 +157,15 @@ func TestSlidingLogListNotTheStores(t *testing.T) {
 		{ev(now-1, 0, 1) + " "},
 		{"+1 0 1"},
 		{ev(now, 0, 1), fmt.Sprintf("%d 0 99999999999999999999", now)},
+		// doc.go's every clause: no leading zeros, no "-0", at most 15
+		// digits, in order across seconds, costs summing below 2^52.
+		{fmt.Sprintf("0%d 0 1", now)},
+		{fmt.Sprintf("%d 05 1", now)},
+		{fmt.Sprintf("%d 0 01", now)},
+		{"-0 0 1"},
+		{"1000000000000000 0 1"},
+		{ev(now, 0, 1), ev(now-1, 5, 1)},
+		slices.Repeat([]string{ev(now, 0, 999_999_999_999_999)}, 5),
 	}
 	for name, client := range map[string]redis.UniversalClient{"function": newClient(t), "script": noFunctionsClient(t)} {
 		for _, items := range lists {
