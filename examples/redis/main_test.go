@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,16 @@ func TestTwoInstancesOneLimit(t *testing.T) {
 		codes = append(codes, resp.StatusCode)
 		if resp.StatusCode == 200 {
 			served[strings.TrimSpace(string(body))]++
+		}
+		// The README: the rest answer 429 "with Retry-After": whole
+		// seconds, at least 1, and within the sliding window's reach of
+		// two minutes (here 72 s less the time into the current minute).
+		if ra := resp.Header.Get("Retry-After"); resp.StatusCode == 429 {
+			if secs, err := strconv.Atoi(ra); err != nil || secs < 1 || secs > 120 {
+				t.Fatalf("request %d: 429 with Retry-After %q, want 1 to 120 seconds", i, ra)
+			}
+		} else if ra != "" {
+			t.Fatalf("request %d: %d with Retry-After %q, want none", i, resp.StatusCode, ra)
 		}
 	}
 	want := []int{200, 200, 200, 200, 200, 429, 429, 429}
