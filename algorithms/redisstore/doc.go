@@ -165,21 +165,24 @@
 // looked up by pattern (no KEYS or SCAN: TestNoPatternLookups).
 //
 // Every write of an admitted Take or of a refund sets an expiry (PX) for
-// when the state stops mattering: the Decision's ResetAfter in whole
-// milliseconds plus 1 ms (so never shorter than ResetAfter) — on the
-// server's clock, the one that decides. One exception, on the server's
-// clock without [WithMinTTL]: on the fast path, a fixed_window key
-// rewritten in the window it already holds, or a sliding_window key that
-// already counts something in it, keeps its expiry (SET KEEPTTL, cheaper
-// than PX), because every admitted write in window k ends at the same
-// instant (the end of window k, or of window k+1 for sliding_window) and so
-// got the same expiry within 1 ms (TestExpiryCoversResetAfter). The other
-// writes (a denied Take's rolled ring or pruned log, a give-back, a
-// cross-slot undo) keep the key's expiry too: none moves the instant the
-// state stops mattering later (TestEveryKeyExpires,
-// TestSlidingKeyOutlivesItsResetAfterAfterGiveBack). With an injected
-// clock, which Redis does not follow, keys live at least [DefaultClockTTL]
-// (see [WithMinTTL]); a key kept longer never changes a decision.
+// when the state stops mattering: the Decision's ResetAfter rounded up to
+// the millisecond, plus 1 ms, since Redis counts it from its clock's current
+// millisecond, which may begin up to 1 ms before the instant decided at
+// (TestExpiryIsResetAfterRoundedUpPlusOne); so the key expires no earlier
+// than ResetAfter after that instant (TestKeyOutlivesItsState) — on the
+// server's clock, the one that decides. One exception, on the server's clock
+// without [WithMinTTL]: on the fast path, a fixed_window key rewritten in
+// the window it already holds, or a sliding_window key that already counts
+// something in it, keeps its expiry (SET KEEPTTL, cheaper than PX), because
+// every admitted write in window k ends at the same instant (the end of
+// window k, or of window k+1 for sliding_window), which the expiry the
+// first one set already outlives (TestExpiryCoversResetAfter). The other writes (a denied
+// Take's rolled ring or pruned log, a give-back, a cross-slot undo) keep the
+// key's expiry too: none moves the instant the state stops mattering later
+// (TestEveryKeyExpires, TestSlidingKeyOutlivesItsResetAfterAfterGiveBack).
+// With an injected clock, which Redis does not follow, keys live at least
+// [DefaultClockTTL] (see [WithMinTTL]); a key kept longer never changes a
+// decision.
 //
 // Per key the state is a short string: "k count" (fixed_window), "k prev
 // curr" (sliding_window), "s n rem" — the instant the bucket is full or the

@@ -369,8 +369,12 @@ local function writeFast(key, kind, s1, s2, s3, same, rs, keep, minTTL)
   if keep and same then
     call('SET', key, v, 'KEEPTTL')
   else
-    -- floor(rs/10^6) + 1 ms, at least minTTL (rs >= 0: % is exact).
-    local ms = (rs - rs % 1000000) / 1000000 + 1
+    -- ceil(rs/10^6) + 1 ms, at least minTTL (rs >= 0: % is exact):
+    -- Redis counts it from its clock's current millisecond, up to 1 ms
+    -- before t, and the key must outlive t + rs (doc.go).
+    local sub = rs % 1000000
+    local ms = (rs - sub) / 1000000 + 1
+    if sub > 0 then ms = ms + 1 end
     if ms < minTTL then ms = minTTL end
     call('SET', key, v, 'PX', TTLS[ms] or ttlArg(ms))
   end

@@ -155,7 +155,8 @@ else
   for i = 1, nchecks do
     local op = ops[i]
     if last[op.key] == op then
-      local ttl = max(floor(op.d.rs / 1000000) + 1, minTTL, 1)
+      -- ceil(rs/10^6) + 1 ms: see fastlib.lua's writeFast.
+      local ttl = max(floor((op.d.rs + 999999) / 1000000) + 1, minTTL, 1)
       local kind = op.P.kind
       local root = op
       while root.dup do root = ops[root.dup] end

@@ -58,7 +58,7 @@ local function refundQueue(key, L, W, n, rem, minTTL)
   end
   local rs = bdivceil(deficitOf(ft, fx, L), L)
   local as, ans = absol(ft)
-  call('SET', key, format('%d %d %d', as, ans, fx), 'PX', ttlArg(max(floor(rs / 1000000) + 1, minTTL, 1)))
+  call('SET', key, format('%d %d %d', as, ans, fx), 'PX', ttlArg(max(floor((rs + 999999) / 1000000) + 1, minTTL, 1)))
   return true
 end
 
