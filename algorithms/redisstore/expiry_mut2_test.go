@@ -145,15 +145,17 @@ func TestExpiryIsResetAfterRoundedUpPlusOne(t *testing.T) {
 // Refund writes expires no earlier than the instant its state stops
 // mattering, read from the state itself: a token bucket's instant of being
 // full again ("s n rem"), the end of a fixed window whose length is not
-// whole milliseconds (1.0008 ms), a sliding_log's newest event plus its
-// window (1.999998 ms) and 1 ns, a leaky_queue's next free departure after
+// whole milliseconds (50.0008 ms), a sliding_log's newest event plus its
+// window (99.999998 ms) and 1 ns, a leaky_queue's next free departure after
 // a refund; through the fast path (bucket, window), the general path (log)
 // and the refund script. Redis counts a PX from its clock's current
 // millisecond, up to 1 ms before the instant the script decided at; with
 // ResetAfter in whole milliseconds plus 1 ms most keys expired up to 1 ms
 // early (28 of 40 token buckets of 10^6 per second, 777,777 units taken:
 // up to 639 µs before full, where the memory store still denies some 600
-// units that an expired key admits).
+// units that an expired key admits). Each key's state and expiry are read
+// together (MULTI); a key gone by then (a slow machine) is not checked,
+// but each kind must be checked at least once.
 func TestKeyOutlivesItsState(t *testing.T) {
 	ctx := context.Background()
 	client := newClient(t)
@@ -163,17 +165,35 @@ func TestKeyOutlivesItsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	bucket := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 1_000_000, Window: time.Second}
-	window := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: 1_000_800}
-	logSpec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: 1_999_998} // ResetAfter 1.999999 ms
+	window := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: 50_000_800}
+	logSpec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: 99_999_998}
 	queue := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1_000_000, Window: time.Second, MaxDelay: time.Second}
-	expiresAt := func(key string) int64 { // ns
+	// read returns key's value (of a string, or a list's last element)
+	// and its expiry instant in ns, read in one transaction; ok is false
+	// when the key has expired already.
+	read := func(key string, list bool) (v string, at int64, ok bool) {
 		t.Helper()
-		ms, err := client.Do(ctx, "PEXPIRETIME", key).Int64()
-		if err != nil || ms < 0 {
-			t.Fatalf("PEXPIRETIME %s = %d, %v", key, ms, err)
+		var val *redis.StringCmd
+		var exp *redis.Cmd
+		_, err := client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			if list {
+				val = p.LIndex(ctx, key, -1)
+			} else {
+				val = p.Get(ctx, key)
+			}
+			exp = p.Do(ctx, "PEXPIRETIME", key)
+			return nil
+		})
+		if err == redis.Nil {
+			return "", 0, false
 		}
-		return ms * 1e6
+		ms, err2 := exp.Int64()
+		if err != nil || err2 != nil || ms < 0 {
+			t.Fatalf("%s: value %v, PEXPIRETIME %d, %v, %v", key, val, ms, err, err2)
+		}
+		return val.Val(), ms * 1e6, true
 	}
+	checked := map[string]int{}
 	instant := func(v string) int64 { // "s n ..." in ns
 		t.Helper()
 		f := strings.Fields(v)
@@ -201,27 +221,38 @@ func TestKeyOutlivesItsState(t *testing.T) {
 				t.Fatalf("take %d = %+v, %+v, want admitted", i, d, dl)
 			}
 		}
-		bk := redisKeys(prefix, algorithms.Check{Spec: bucket, Key: key})[0]
-		full := instant(client.Get(ctx, bk).Val())
-		if at := expiresAt(bk); at < full {
-			early++
-			t.Errorf("take %d: the bucket is full at %d, its key expires %d ns before", i, full, full-at)
-		}
+		// The window first: it lasts the shortest.
 		wk := redisKeys(prefix, algorithms.Check{Spec: window, Key: key})[0]
-		k, err := strconv.ParseInt(strings.Fields(client.Get(ctx, wk).Val())[0], 10, 64)
-		if err != nil {
-			t.Fatal(err)
+		if v, at, ok := read(wk, false); ok {
+			checked["window"]++
+			k, err := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end := (k + 1) * int64(window.Window); at < end {
+				early++
+				t.Errorf("take %d: the window ends at %d, its key expires %d ns before", i, end, end-at)
+			}
 		}
-		if end, at := (k+1)*int64(window.Window), expiresAt(wk); at < end {
-			early++
-			t.Errorf("take %d: the window ends at %d, its key expires %d ns before", i, end, end-at)
+		bk := redisKeys(prefix, algorithms.Check{Spec: bucket, Key: key})[0]
+		if v, at, ok := read(bk, false); ok {
+			checked["bucket"]++
+			if full := instant(v); at < full {
+				early++
+				t.Errorf("take %d: the bucket is full at %d, its key expires %d ns before", i, full, full-at)
+			}
 		}
 		lk := redisKeys(prefix, algorithms.Check{Spec: logSpec, Key: key})
-		newest := instant(client.LIndex(ctx, lk[1], -1).Val())
-		for _, k := range lk {
-			if end, at := newest+int64(logSpec.Window)+1, expiresAt(k); at < end {
-				early++
-				t.Errorf("take %d: the log's newest event leaves at %d, key %s expires %d ns before", i, end, k, end-at)
+		if v, _, ok := read(lk[1], true); ok {
+			end := instant(v) + int64(logSpec.Window) + 1 // the newest event leaves
+			for _, k := range lk {
+				if _, at, ok := read(k, k == lk[1]); ok {
+					checked["log"]++
+					if at < end {
+						early++
+						t.Errorf("take %d: the log's newest event leaves at %d, key %s expires %d ns before", i, end, k, end-at)
+					}
+				}
 			}
 		}
 		// A queue whose second place is refunded: the key is written
@@ -238,12 +269,21 @@ func TestKeyOutlivesItsState(t *testing.T) {
 			t.Fatal(err)
 		}
 		qk := redisKeys(prefix, qc)[0]
-		if free, at := instant(client.Get(ctx, qk).Val()), expiresAt(qk); at < free {
-			early++
-			t.Errorf("take %d: the refunded queue is free at %d, its key expires %d ns before", i, free, free-at)
+		if v, at, ok := read(qk, false); ok {
+			checked["queue"]++
+			if free := instant(v); at < free {
+				early++
+				t.Errorf("take %d: the refunded queue is free at %d, its key expires %d ns before", i, free, free-at)
+			}
 		}
 		if early > 10 {
 			t.Fatalf("%d keys expire before their state stops mattering", early)
 		}
 	}
+	for _, kind := range []string{"window", "bucket", "log", "queue"} {
+		if checked[kind] == 0 {
+			t.Errorf("no %s key was read before it expired: nothing checked", kind)
+		}
+	}
+	t.Logf("keys checked: %v", checked)
 }
