@@ -179,9 +179,17 @@ func TestDisplayKey(t *testing.T) {
 		{"p:0:12:203.0.113.665:user1", 2, []bool{true, false}, "203.0.113.66 + user1"},
 		{"p:1:192.0.2.1", 2, []bool{true, false}, "(fallback 1) 192.0.2.1"},
 		{"p:2:3:abc" + hash, 3, []bool{false, false, true}, "(fallback 2) abc + " + hash},
-		{"p:9:x", 2, []bool{false, false}, "9:x"},           // bad index: shown as is
-		{"p:5:ab", 1, []bool{true}, "5:ab"},                 // bad length: shown as is
-		{"p:0:" + hash[:5], 2, []bool{true, true}, "#AAAA"}, // short hash
+		{"p:9:x", 2, []bool{false, false}, "9:x"},              // bad index: shown as is
+		{"p:5:ab", 1, []bool{true}, "5:ab"},                    // bad length: shown as is
+		{"p:0:" + hash[:5], 2, []bool{true, true}, "#AAAA"},    // short hash
+		{"p:0:" + hash[:22], 2, []bool{true, true}, hash[:22]}, // a hash one short
+		{"p:1", 2, []bool{false, false}, "1"},                  // an index without its key
+		{"p:x:y", 2, []bool{false, false}, "x:y"},              // an index not a number
+		{"p:2:x", 2, []bool{false, false}, "2:x"},              // the index one past the last
+		{"p:1:3:abc", 2, []bool{true}, "(fallback 1) 3:abc"},   // an alternative joined does not list: one part
+		{"p:3:abc", 1, []bool{false}, "3:abc"},                 // one part, not decoded
+		{"p:0", 1, []bool{true}, "0"},                          // a length without its colon
+		{"p:x:1:a", 1, []bool{true}, "x:1:a"},                  // a length not a number
 	} {
 		if got := displayKey(tc.key, "p", tc.alts, tc.joined); got != tc.want {
 			t.Errorf("displayKey(%q) = %q, want %q", tc.key, got, tc.want)
