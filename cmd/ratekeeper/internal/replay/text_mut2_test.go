@@ -58,20 +58,20 @@ func TestWriteTextOneWithoutKey(t *testing.T) {
 	}
 }
 
-// TestWriteTextPolicySections: a policy's delayed requests are reported;
+// TestWriteTextPolicySections: a policy's delayed requests are reported, one alone too;
 // its limits table comes when it has limits, even the configured one alone
 // (every suggestion past what the store can queue), and not without.
 func TestWriteTextPolicySections(t *testing.T) {
 	var b strings.Builder
 	rep := &Report{Policies: []PolicyReport{
-		{Name: "q", Requests: 4, Delayed: 3, Limits: []Trial{{Label: "configured"}}},
+		{Name: "q", Requests: 4, Delayed: 1, Limits: []Trial{{Label: "configured"}}},
 		{Name: "none"},
 	}}
 	if err := rep.WriteText(&b, Input{Files: []string{"a"}, Lines: 4, Entries: 4}); err != nil {
 		t.Fatal(err)
 	}
 	q, none, _ := strings.Cut(b.String(), "policy none")
-	if !regexp.MustCompile(`(?m)^  delayed +3$`).MatchString(q) || !strings.Contains(q, "limits, this policy alone") || !strings.Contains(q, "configured") {
+	if !regexp.MustCompile(`(?m)^  delayed +1$`).MatchString(q) || !strings.Contains(q, "limits, this policy alone") || !strings.Contains(q, "configured") {
 		t.Errorf("policy q lacks its delayed requests or its limits:\n%s", q)
 	}
 	if strings.Contains(none, "limits") || strings.Contains(none, "delayed") || strings.Contains(none, "without a key") {
