@@ -37,8 +37,9 @@ type PolicyReport struct {
 	Spec algorithms.Spec
 	Key  string
 	// Requests counts the requests the policy decided (applicable, with a
-	// key); Rejected those it denied; NoKey the applicable requests without
-	// a key (rejected, or skipped under on_missing_key: skip: Skipped);
+	// key); Rejected those it denied; NoKey the applicable requests
+	// rejected for want of a key (400 or 403); Skipped those without a key
+	// it let through (on_missing_key: skip), counted apart from NoKey;
 	// Delayed those a leaky_queue admitted with a delay.
 	Requests, Rejected, NoKey, Skipped, Delayed int64
 	// NoKeyReason is why the first request rejected for want of a key
