@@ -16,18 +16,14 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
 
-// within runs f and fails the test if it has not returned after limit: a
-// guard against a hang (the test fails instead of the run timing out), not
-// a wait that makes it pass.
-func within(t *testing.T, limit time.Duration, what string, f func()) {
+// within runs f and fails the test if it has not returned within wait (a
+// hangGuard's): a guard against a hang (the test fails instead of the run
+// timing out), not a wait that makes it pass.
+func within(t *testing.T, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(limit):
-		t.Fatalf("%s did not return within %v", what, limit)
-	}
+	await(t, done, what+" did not return")
 }
 
 // TestNamedPipeIsRefused: a configuration path that is (or becomes) a
@@ -46,7 +42,7 @@ func TestNamedPipeIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w *reload.Watcher
-	within(t, 10*time.Second, "New", func() {
+	within(t, "New", func() {
 		w, err = reload.New(path, func(*policy.Config) error { return nil },
 			reload.WithLogger(quiet), reload.WithDebounce(time.Hour), reload.InForce(cfg))
 	})
@@ -61,27 +57,27 @@ func TestNamedPipeIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rerr error
-	within(t, 10*time.Second, "Reload of a named pipe", func() { rerr = w.Reload() })
+	within(t, "Reload of a named pipe", func() { rerr = w.Reload() })
 	if rerr == nil || !strings.Contains(rerr.Error(), "not a regular file") {
 		t.Errorf("Reload of a named pipe = %v, want an error saying it is not a regular file", rerr)
 	}
 	if w.Config() != cfg {
 		t.Error("the Config in force changed")
 	}
-	within(t, 10*time.Second, "Close", func() { w.Close() })
+	within(t, "Close", func() { w.Close() })
 
 	// New on a path that is a named pipe.
 	var w2 *reload.Watcher
-	within(t, 10*time.Second, "New on a named pipe", func() {
+	within(t, "New on a named pipe", func() {
 		w2, err = reload.New(path, func(*policy.Config) error { return nil },
 			reload.WithLogger(quiet), reload.WithDebounce(time.Hour))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	within(t, 10*time.Second, "Reload of a named pipe", func() { rerr = w2.Reload() })
+	within(t, "Reload of a named pipe", func() { rerr = w2.Reload() })
 	if rerr == nil || !strings.Contains(rerr.Error(), "not a regular file") {
 		t.Errorf("Reload of a named pipe = %v, want an error saying it is not a regular file", rerr)
 	}
-	within(t, 10*time.Second, "Close", func() { w2.Close() })
+	within(t, "Close", func() { w2.Close() })
 }

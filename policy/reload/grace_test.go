@@ -13,6 +13,8 @@ import (
 // failing if the hook is called or a grace given.
 func (fw *fakeWatch) settle(t *testing.T) {
 	t.Helper()
+	g := newHangGuard()
+	defer g.Stop()
 	for {
 		select {
 		case e := <-fw.events:
@@ -25,8 +27,10 @@ func (fw *fakeWatch) settle(t *testing.T) {
 				<-fw.ticks
 				return
 			}
-		case <-time.After(wait):
-			t.Fatalf("no timer within %v", wait)
+		case <-g.C:
+			if g.expired() {
+				t.Fatalf("no timer within %v", wait)
+			}
 		}
 	}
 }

@@ -44,13 +44,7 @@ func TestConfigFromHookAndApply(t *testing.T) {
 		t.Helper()
 		done := make(chan error, 1)
 		go func() { done <- w.Reload() }()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(wait):
-			t.Fatalf("Reload did not return within %v: deadlocked", wait)
-			return nil
-		}
+		return await(t, done, "Reload did not return (deadlocked)")
 	}
 	if err := os.WriteFile(path, []byte(config(2)), 0o644); err != nil {
 		t.Fatal(err)

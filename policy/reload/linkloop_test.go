@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
@@ -31,12 +30,7 @@ func TestLinkLoop(t *testing.T) {
 		w, err := reload.New(path, func(*policy.Config) error { return nil }, reload.WithLogger(quiet))
 		done <- result{w, err}
 	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-time.After(wait):
-		t.Fatalf("New did not return within %v: the link loop was followed for ever", wait)
-	}
+	res := await(t, done, "New did not return (the link loop was followed for ever)")
 	if res.err != nil {
 		t.Fatalf("New: %v", res.err)
 	}

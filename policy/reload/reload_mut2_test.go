@@ -149,29 +149,24 @@ func TestCloseWaitsForReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeAtomic(t, path, config(7))
-	select {
-	case d := <-clock.resets:
-		clock.advance(d)
-	case <-time.After(wait):
-		t.Fatalf("no event within %v", wait)
-	}
-	select {
-	case <-entered:
-	case <-time.After(wait):
-		t.Fatalf("no apply within %v", wait)
-	}
+	clock.advance(await(t, clock.resets, "no event"))
+	await(t, entered, "no apply")
 	closed := make(chan error, 1)
 	go closeWatcher(w, closed)
-	for deadline := time.Now().Add(wait); !closeBlockedInReload(); runtime.Gosched() {
+	g := newHangGuard()
+	defer g.Stop()
+	for !closeBlockedInReload() {
 		select {
 		case <-closed:
 			close(release)
 			t.Fatal("Close returned while the reload's apply was still running")
+		case <-g.C:
+			if g.expired() {
+				close(release)
+				t.Fatalf("Close neither returned nor waited for the Watcher's goroutine within %v", wait)
+			}
 		default:
-		}
-		if time.Now().After(deadline) {
-			close(release)
-			t.Fatalf("Close neither returned nor waited for the Watcher's goroutine within %v", wait)
+			runtime.Gosched()
 		}
 	}
 	close(release)

@@ -28,8 +28,56 @@ import (
 )
 
 // wait is how long a test waits for a file event: generous, since the
-// machine may be loaded; a passing test does not wait for it.
+// machine may be loaded; a passing test does not wait for it. It is
+// counted by a [hangGuard], in the time the test process runs.
 const wait = 20 * time.Second
+
+// guardTicks is how many ticks a hangGuard counts to wait.
+const guardTicks = 100
+
+// A hangGuard fails a wait that lasts too long: a guard against a hang,
+// not a wait that makes a test pass. It ticks every wait/guardTicks and
+// expires at the guardTicks'th tick it is given, so it counts only the
+// time the test process runs: a ticker keeps one tick for a receiver that
+// did not take it, so a process stopped or starved by a loaded machine
+// (for longer than wait, as CI runs have been) loses the ticks it missed,
+// where a time.After(wait) would fire as soon as it ran again, before the
+// Watcher's goroutine, woken at the same moment, had reported the event
+// waited for.
+type hangGuard struct {
+	*time.Ticker
+	left int
+}
+
+// newHangGuard returns a running hangGuard of wait; Stop it when done.
+func newHangGuard() *hangGuard {
+	return &hangGuard{time.NewTicker(wait / guardTicks), guardTicks}
+}
+
+// expired counts a tick received from C and reports whether it was the
+// last.
+func (g *hangGuard) expired() bool {
+	g.left--
+	return g.left <= 0
+}
+
+// await returns what c gives, failing the test with "<fail> within <wait>"
+// if it gives nothing within wait (a hangGuard's).
+func await[T any](t *testing.T, c <-chan T, fail string) T {
+	t.Helper()
+	g := newHangGuard()
+	defer g.Stop()
+	for {
+		select {
+		case v := <-c:
+			return v
+		case <-g.C:
+			if g.expired() {
+				t.Fatalf("%s within %v", fail, wait)
+			}
+		}
+	}
+}
 
 var quiet = slog.New(slog.DiscardHandler)
 
@@ -110,13 +158,18 @@ func setup(t *testing.T, first string, opts ...reload.Option) (string, *middlewa
 
 func next(t *testing.T, events chan event) event {
 	t.Helper()
-	select {
-	case e := <-events:
-		return e
-	case <-time.After(wait):
-		t.Fatalf("no reload within %v", wait)
+	g := newHangGuard()
+	defer g.Stop()
+	for {
+		select {
+		case e := <-events:
+			return e
+		case <-g.C:
+			if g.expired() {
+				t.Fatalf("no reload within %v", wait)
+			}
+		}
 	}
-	return event{}
 }
 
 func limits(m *middleware.Middleware) string {
@@ -445,11 +498,7 @@ func TestEventOverflow(t *testing.T) {
 	}
 	defer w.Close()
 	writeAtomic(t, path, config(6))
-	select {
-	case <-entered:
-	case <-time.After(wait):
-		t.Fatal("no reload")
-	}
+	await(t, entered, "no reload")
 	junk := filepath.Join(dir, "junk")
 	for range queue {
 		if err := os.WriteFile(junk, nil, 0o644); err != nil {

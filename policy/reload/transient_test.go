@@ -125,6 +125,8 @@ func newFakeWatch(t *testing.T, path, first string) *fakeWatch {
 // returned with false).
 func (fw *fakeWatch) drive(t *testing.T, stop func(time.Duration) bool) (event, bool) {
 	t.Helper()
+	g := newHangGuard()
+	defer g.Stop()
 	for {
 		select {
 		case e := <-fw.events:
@@ -136,8 +138,10 @@ func (fw *fakeWatch) drive(t *testing.T, stop func(time.Duration) bool) (event, 
 			if fw.clock.advance(d) {
 				<-fw.ticks
 			}
-		case <-time.After(wait):
-			t.Fatalf("no reload and no timer set within %v", wait)
+		case <-g.C:
+			if g.expired() {
+				t.Fatalf("no reload and no timer set within %v", wait)
+			}
 		}
 	}
 }
@@ -232,6 +236,7 @@ func TestPersistentFileErrorReportedOnce(t *testing.T) {
 			// Each event's reload is over before drive takes the next
 			// Reset; one stopped at the grace would be a new hold.
 			fired := false
+			g := newHangGuard()
 			for !fired {
 				select {
 				case e := <-fw.events:
@@ -243,10 +248,13 @@ func TestPersistentFileErrorReportedOnce(t *testing.T) {
 					if fired = fw.clock.advance(d); fired {
 						<-fw.ticks
 					}
-				case <-time.After(wait):
-					t.Fatalf("no event for a touch within %v", wait)
+				case <-g.C:
+					if g.expired() {
+						t.Fatalf("no event for a touch within %v", wait)
+					}
 				}
 			}
+			g.Stop()
 			if len(fw.events) > 0 {
 				t.Fatalf("touched: reported again: %v", (<-fw.events).err)
 			}
