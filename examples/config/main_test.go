@@ -26,8 +26,31 @@ import (
 )
 
 // wait bounds the wait for a file event; a passing test does not wait for
-// it.
+// it. It is counted by await in the time the test process runs.
 const wait = 20 * time.Second
+
+// await returns what c gives, failing the test with "<fail> within <wait>"
+// if it gives nothing within wait: a guard against a hang, not a wait that
+// makes a test pass. It counts wait in 100 ticks of a ticker, which keeps
+// one tick for a receiver that missed several: a process stopped or starved
+// by a loaded machine for longer than wait loses the time it did not run,
+// where a time.After(wait) would fire as soon as it ran again, before the
+// goroutine that sends on c, woken at the same moment, had sent.
+func await[T any](t *testing.T, c <-chan T, fail string) T {
+	t.Helper()
+	tick := time.NewTicker(wait / 100)
+	defer tick.Stop()
+	for left := 100; ; {
+		select {
+		case v := <-c:
+			return v
+		case <-tick.C:
+			if left--; left == 0 {
+				t.Fatalf("%s within %v", fail, wait)
+			}
+		}
+	}
+}
 
 type reloaded struct {
 	cfg *policy.Config
@@ -79,13 +102,7 @@ func TestServeConfig(t *testing.T) {
 	}
 	next := func() reloaded {
 		t.Helper()
-		select {
-		case e := <-events:
-			return e
-		case <-time.After(wait):
-			t.Fatalf("the file changed; no reload within %v", wait)
-		}
-		return reloaded{}
+		return await(t, events, "the file changed; no reload")
 	}
 
 	// The sample's limits.
@@ -283,13 +300,8 @@ func TestRunShutsDown(t *testing.T) {
 		t.Fatalf("GET /: %d, RateLimit-Policy %q; want 200 and the file's policies", resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
 	}
 	cancel()
-	select {
-	case err := <-ran:
-		if err != nil {
-			t.Errorf("run after its context was done: %v, want nil", err)
-		}
-	case <-time.After(wait):
-		t.Fatalf("run still serving %v after its context was done", wait)
+	if err := await(t, ran, "run did not return after its context was done"); err != nil {
+		t.Errorf("run after its context was done: %v, want nil", err)
 	}
 	if _, err := client.Get(url + "/"); err == nil {
 		t.Error("a request after shutdown was served")
