@@ -82,23 +82,7 @@ func TestStateAheadExactThresholds(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				checks := []algorithms.Check{c}
-				if twice {
-					checks = append(checks, c)
-				}
-				want, err := ref.Take(ctx, checks...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := rs.Take(ctx, checks...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i := range want {
-					if got[i] != want[i] {
-						t.Errorf("%s, twice %v, past the threshold %v (clock at %s): check %d: redis %+v, want %+v", k, twice, past, at.Format(time.RFC3339Nano), i, got[i], want[i])
-					}
-				}
+				want := sameTake(t, ref, rs, c, twice, fmt.Sprintf("%s, twice %v, past the threshold %v (clock at %s)", k, twice, past, at.Format(time.RFC3339Nano)))
 				if !past && (k == algorithms.FixedWindow || k == algorithms.SlidingWindow) && want[0].ResetAfter <= far {
 					t.Errorf("%s: kept state's ResetAfter %v, want it past 2^51 ns (the durations a late decision reports)", k, want[0].ResetAfter)
 				}
@@ -581,23 +565,33 @@ func TestSlidingWindowProductsPast2To52(t *testing.T) {
 				}
 			}
 			clk.t = time.Unix(0, k*W+tc.e)
-			checks := []algorithms.Check{c}
-			if twice {
-				checks = append(checks, c)
-			}
-			want, err := mem.Take(ctx, checks...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := rs.Take(ctx, checks...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for j := range want {
-				if got[j] != want[j] {
-					t.Errorf("prev %d, e = %d, twice %v: check %d: redis %+v, want %+v", tc.prev, tc.e, twice, j, got[j], want[j])
-				}
-			}
+			sameTake(t, mem, rs, c, twice, fmt.Sprintf("prev %d, e = %d, twice %v", tc.prev, tc.e, twice))
 		}
 	}
+}
+
+// sameTake takes c (twice in one Take with twice) on the reference store
+// ref and on rs, fails the test, naming what, where their decisions
+// differ, and returns ref's.
+func sameTake(t *testing.T, ref, rs algorithms.Store, c algorithms.Check, twice bool, what string) []algorithms.Decision {
+	t.Helper()
+	ctx := context.Background()
+	checks := []algorithms.Check{c}
+	if twice {
+		checks = append(checks, c)
+	}
+	want, err := ref.Take(ctx, checks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rs.Take(ctx, checks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: check %d: redis %+v, want %+v", what, i, got[i], want[i])
+		}
+	}
+	return want
 }
