@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Exit codes.
@@ -144,7 +145,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 		if a == "--" {
 			break
 		}
-		if a == "-h" || a == "-help" || a == "--help" {
+		if isHelpFlag(a) {
 			fs.SetOutput(stdout)
 			fs.Usage()
 			return nil, exitOK
@@ -170,6 +171,17 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// isHelpFlag reports whether the argument a asks for help as the flag
+// package reads it: -h or -help, with one dash or two, with a value or not
+// (--help=false too).
+func isHelpFlag(a string) bool {
+	if !strings.HasPrefix(a, "-") {
+		return false
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+	return name == "h" || name == "help"
 }
 
 // newFlagSet returns a FlagSet printing its usage, with the text head, to
