@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestHelpFlagForms: each spelling of the help flag the flag package
 // takes (-h or -help, one dash or two, a value or not) prints the
@@ -15,6 +18,17 @@ func TestHelpFlagForms(t *testing.T) {
 		out, errOut, code := runCmd("check", h)
 		if code != exitOK || out != want || errOut != "" {
 			t.Errorf("check %s: exit %d, stdout %q, stderr %q; want exit 0 and the help on stdout", h, code, out, errOut)
+		}
+	}
+}
+
+// TestHelpLookalikes: an argument that is no flag is a file name, even
+// one that ends like a help flag.
+func TestHelpLookalikes(t *testing.T) {
+	for _, name := range []string{"xh", "a-help", "x-h=1", "h", "help"} {
+		out, errOut, code := runCmd("check", name)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, name) {
+			t.Errorf("check %s: exit %d, stdout %q, stderr %q; want exit 2 and an error naming the file %s", name, code, out, errOut, name)
 		}
 	}
 }
