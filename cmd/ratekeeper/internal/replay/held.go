@@ -55,13 +55,13 @@ func (h *held) entry() logparse.Entry {
 	}
 }
 
-// before reports whether a is replayed before b: earlier, or as early and
+// before reports whether h is replayed before o: earlier, or as early and
 // earlier in the log.
-func (a *held) before(b *held) bool {
-	if a.ns == b.ns {
-		return a.seq < b.seq
+func (h *held) before(o *held) bool {
+	if h.ns == o.ns {
+		return h.seq < o.seq
 	}
-	return a.ns < b.ns
+	return h.ns < o.ns
 }
 
 // queueChunk is the number of lines in one block of a lineQueue.
