@@ -455,15 +455,22 @@ func TestClusterUndoWithinTimeout(t *testing.T) {
 	}
 }
 
-// fcallMode returns the first key of cmd and its script mode, when cmd is
-// an FCALL of the store's library with at least one key.
+// fcallMode returns the first key of cmd and its script mode (ARGV[4] of
+// the wide layout; "c" for a compact plain Take), when cmd is an FCALL of
+// the store's library with at least one key.
 func fcallMode(cmd redis.Cmder) (key, mode string, ok bool) {
 	args := cmd.Args()
 	if len(args) <= 3 || cmd.Name() != "fcall" {
 		return "", "", false
 	}
 	nk, _ := args[2].(int)
-	if nk < 1 || len(args) <= 3+nk+3 {
+	if nk < 1 || len(args) <= 3+nk {
+		return "", "", false
+	}
+	if strings.HasPrefix(fmt.Sprint(args[3+nk]), "c") {
+		return fmt.Sprint(args[3]), "c", true
+	}
+	if len(args) <= 3+nk+3 {
 		return "", "", false
 	}
 	return fmt.Sprint(args[3]), fmt.Sprint(args[3+nk+3]), true

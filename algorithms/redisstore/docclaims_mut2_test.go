@@ -115,8 +115,8 @@ func storedSecond(t *testing.T, client *redis.Client, prefix string, c algorithm
 	return s
 }
 
-// modeHook records the script mode of each FCALL a client sends (ARGV[4]
-// of the wide layout; "c" for a compact plain Take), phase by phase.
+// modeHook records the script mode of each FCALL a client sends (see
+// fcallMode), phase by phase.
 type modeHook struct {
 	redistest.PassHooks
 	mu    sync.Mutex
@@ -125,13 +125,7 @@ type modeHook struct {
 
 func (h *modeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if cmd.Name() == "fcall" && len(args) > 3 {
-			nk, _ := args[2].(int)
-			mode := "c"
-			if len(args) > 3+nk+3 && !strings.HasPrefix(fmt.Sprint(args[3+nk]), "c") {
-				mode = fmt.Sprint(args[3+nk+3])
-			}
+		if _, mode, ok := fcallMode(cmd); ok {
 			h.mu.Lock()
 			h.modes = append(h.modes, mode)
 			h.mu.Unlock()
