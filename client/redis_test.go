@@ -1,16 +1,10 @@
 package client_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,67 +12,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
-// startRedis starts a redis-server on a free loopback port, persistence off,
-// stopped at the end of the test, and returns its address. Without the
-// binary it skips the test with the reason, or fails it when
-// RATEKEEPER_REQUIRE_REDIS is set.
+// startRedis starts a redis-server for the test (see redistest.New) and
+// returns its address.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if _, statErr := os.Stat("/usr/bin/redis-server"); statErr != nil {
-			if os.Getenv("RATEKEEPER_REQUIRE_REDIS") != "" {
-				t.Fatalf("redis-server not found, and RATEKEEPER_REQUIRE_REDIS is set")
-			}
-			t.Skip("skipping: redis-server not found on PATH or at /usr/bin/redis-server (set RATEKEEPER_REQUIRE_REDIS=1 to make this a failure)")
-		}
-		bin = "/usr/bin/redis-server"
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", t.TempDir(),
-		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	// Ready when the server says so (no polling).
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				ready <- nil
-				for sc.Scan() { // keep draining so the server never blocks on its log
-				}
-				return
-			}
-		}
-		ready <- errors.New("redis-server exited before it was ready")
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("redis-server not ready after 20s")
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return redistest.New(t).Addr
 }
 
 // newFleet returns n Transports, each with its own connection to the Redis

@@ -8,6 +8,10 @@
 // port 6379). When /usr/bin/redis-server (or redis-server on PATH) is
 // missing, [Require] skips the test with the reason, or fails it when the
 // environment variable RATEKEEPER_REQUIRE_REDIS is set (CI sets it).
+//
+// On Linux every server it starts is killed when the process that started it
+// dies, so a test binary killed outright (a timeout, kill -9), which runs no
+// cleanup, leaves no server running. Elsewhere such a server outlives it.
 package redistest
 
 import (
@@ -141,7 +145,7 @@ func (s *Server) start() error {
 func (s *Server) startProcess(argv []string) error {
 	cmd := exec.Command(s.bin, argv...)
 	cmd.Dir = s.dir
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		return fmt.Errorf("redistest: start redis-server: %w", err)
 	}
 	done := make(chan struct{})
