@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // manualClock is a concurrency-safe clock that moves only when told.
@@ -570,11 +571,7 @@ func TestMemoryStoreMultiShardTakesDoNotDeadlock(t *testing.T) {
 		}
 		wg.Wait()
 	}()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("multi-shard Takes deadlocked")
-	}
+	hangguard.Await(t, done, 2*time.Minute, "multi-shard Takes deadlocked: not all returned")
 }
 
 // TestLimiterRefundN: a Limiter gives a leaky_queue place back through its

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // The Structured Field parser's work is linear in the number of
@@ -34,15 +36,11 @@ func TestParseSFManyParamsLinear(t *testing.T) {
 		tp, _ := members[0].item.param("t")
 		done <- result{tp.num, true}
 	}()
-	select {
-	case got := <-done:
-		if !got.ok || got.t != 5 {
-			t.Errorf("parseSFList: %+v, want t=5", got)
-		}
-	case <-time.After(10 * time.Second):
-		// Linear work takes milliseconds, even under -race; quadratic
-		// work on these 140,000 parameters takes minutes.
-		t.Fatal("parseSFList of a 1 MiB List with 140,000 parameters took over 10 s")
+	// Linear work takes milliseconds, even under -race; quadratic work on
+	// these 140,000 parameters takes minutes.
+	got := hangguard.Await(t, done, 10*time.Second, "parseSFList of a 1 MiB List with 140,000 parameters did not return")
+	if !got.ok || got.t != 5 {
+		t.Errorf("parseSFList: %+v, want t=5", got)
 	}
 }
 

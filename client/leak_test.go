@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/client"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // connServer is a test server that counts the connections it accepts and
@@ -181,11 +182,7 @@ func TestCancelledWaitsLeaveNoGoroutine(t *testing.T) {
 	// once: for its turn 36s apart, for the hold refuse.example asked for,
 	// or before its retry.
 	for range n - 1 {
-		select {
-		case <-clock.sleeping:
-		case <-time.After(10 * time.Second): // a guard against a hang, not a wait
-			t.Fatal("callers did not all start waiting")
-		}
+		hangguard.Await(t, clock.sleeping, 10*time.Second, "callers did not all start waiting")
 	}
 	cancel()
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // The check CheckLines installs runs as a line's holder lets it go: a line
@@ -162,13 +163,7 @@ func settleSetup(t *testing.T, maxWait time.Duration) (*Transport, *settleStore,
 // seconds of real time: a guard against a hang, not a wait.
 func noHang(t *testing.T, what string, fn func()) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); fn() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s hung", what)
-	}
+	hangguard.Run(t, 5*time.Second, what+" did not return", fn)
 }
 
 // settleGuarded runs settle under noHang.

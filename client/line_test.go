@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // A caller that leaves while its turn lies within a Retry-After hold gives
@@ -172,14 +173,13 @@ func TestLeaveWhileStoreIsSlow(t *testing.T) {
 	<-store.entered // C holds the line in a store call
 	cancel()
 	returned := false
-	select {
-	case err := <-bDone:
+	if err, ok := hangguard.Within(bDone, 5*time.Second); !ok {
+		t.Error("B did not return while C's store call held the line")
+	} else {
 		returned = true
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("B: %v, want context.Canceled", err)
 		}
-	case <-time.After(5 * time.Second): // a guard against a hang, not a wait
-		t.Error("B did not return while C's store call held the line")
 	}
 	store.closed.Store(false)
 	close(store.gate)
@@ -301,13 +301,10 @@ func TestFastTurnGivenOnWhileLineIsBusy(t *testing.T) {
 	store.mu.Unlock()
 	close(fGate)
 	cancelF()
-	select {
-	case err := <-fDone:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("F: %v, want context.Canceled", err)
-		}
-	case <-time.After(5 * time.Second): // a guard against a hang, not a wait
+	if err, ok := hangguard.Within(fDone, 5*time.Second); !ok {
 		t.Error("F did not return while the store was slow")
+	} else if !errors.Is(err, context.Canceled) {
+		t.Errorf("F: %v, want context.Canceled", err)
 	}
 	close(store.refunds)
 	close(cGate)

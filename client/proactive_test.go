@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // hint answers the first request with the given headers (and 200), the
@@ -762,13 +763,7 @@ func (c *parkingClock) Now() time.Time {
 // seconds of real time: a guard against a hang, not a wait.
 func guard(t *testing.T, what string, fn func()) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); fn() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("hung: %s", what)
-	}
+	hangguard.Run(t, 5*time.Second, "hung: "+what+": no return", fn)
 }
 
 // A hold set just as a request finds others of its key at the gate (after
@@ -906,9 +901,7 @@ func TestGateOrderAsTheOneAheadLeaves(t *testing.T) {
 	var calls atomic.Int32
 	releaseA := make(chan struct{})
 	wait := func(what string, ch <-chan struct{}) {
-		select {
-		case <-ch:
-		case <-time.After(5 * time.Second):
+		if _, ok := hangguard.Within(ch, 5*time.Second); !ok {
 			t.Errorf("hung: %s", what)
 		}
 	}

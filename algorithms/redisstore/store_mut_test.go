@@ -11,6 +11,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -178,13 +179,8 @@ func TestCloseRacingRefund(t *testing.T) {
 	// second Close would wait for.
 	again := make(chan error, 1)
 	go func() { again <- s.Close() }()
-	select {
-	case err := <-again:
-		if err != nil {
-			t.Errorf("second Close = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("second Close did not return within 10s")
+	if err := hangguard.Await(t, again, 10*time.Second, "second Close did not return"); err != nil {
+		t.Errorf("second Close = %v, want nil", err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // recorder records the entries a merger replays, in order.
@@ -133,13 +134,12 @@ func TestMergeErrorStopsEndlessLog(t *testing.T) {
 	m := &merger{eng: &failingAdder{n: 100}, srcs: []*source{src}, in: &in, stderr: io.Discard, progress: newProgress(io.Discard, 0, true)}
 	done := make(chan error, 1)
 	go func() { done <- m.run() }()
-	select {
-	case err := <-done:
-		if err == nil || err.Error() != "store failed" {
-			t.Fatalf("run = %v, want the adder's error", err)
-		}
-	case <-time.After(30 * time.Second):
+	err, ok := hangguard.Within(done, 30*time.Second)
+	if !ok {
 		t.Fatalf("run still going 30 s after the adder failed at its 100th entry (%d lines read)", log.read())
+	}
+	if err == nil || err.Error() != "store failed" {
+		t.Fatalf("run = %v, want the adder's error", err)
 	}
 	// The parser stopped: it read no more than the entries replayed and
 	// the batches it holds ahead (4 sent, 1 received, 1 being filled, of

@@ -21,35 +21,22 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
 
 // wait bounds the wait for a file event; a passing test does not wait for
-// it. It is counted by await in the time the test process runs.
+// it.
 const wait = 20 * time.Second
 
 // await returns what c gives, failing the test with "<fail> within <wait>"
-// if it gives nothing within wait: a guard against a hang, not a wait that
-// makes a test pass. It counts wait in 100 ticks of a ticker, which keeps
-// one tick for a receiver that missed several: a process stopped or starved
-// by a loaded machine for longer than wait loses the time it did not run,
-// where a time.After(wait) would fire as soon as it ran again, before the
-// goroutine that sends on c, woken at the same moment, had sent.
+// if it gives nothing within wait, counted in the time the test process
+// runs (see hangguard): a guard against a hang, not a wait that makes a
+// test pass.
 func await[T any](t *testing.T, c <-chan T, fail string) T {
 	t.Helper()
-	tick := time.NewTicker(wait / 100)
-	defer tick.Stop()
-	for left := 100; ; {
-		select {
-		case v := <-c:
-			return v
-		case <-tick.C:
-			if left--; left == 0 {
-				t.Fatalf("%s within %v", fail, wait)
-			}
-		}
-	}
+	return hangguard.Await(t, c, wait, fail)
 }
 
 type reloaded struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
@@ -98,13 +99,8 @@ func TestOperations(t *testing.T) {
 	}
 
 	write("20")
-	select {
-	case err := <-reloaded:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no reload within 20s")
+	if err := hangguard.Await(t, reloaded, 20*time.Second, "no reload"); err != nil {
+		t.Fatal(err)
 	}
 	gauges("16", "20") // a new configured Spec: the override carried over in proportion (0.8)...
 	clock.Advance(time.Minute)

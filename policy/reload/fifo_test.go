@@ -12,18 +12,17 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
 
-// within runs f and fails the test if it has not returned within wait (a
-// hangGuard's): a guard against a hang (the test fails instead of the run
-// timing out), not a wait that makes it pass.
+// within runs f and fails the test if it has not returned within wait: a
+// guard against a hang (the test fails instead of the run timing out), not
+// a wait that makes it pass.
 func within(t *testing.T, what string, f func()) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	await(t, done, what+" did not return")
+	hangguard.Run(t, wait, what+" did not return", f)
 }
 
 // TestNamedPipeIsRefused: a configuration path that is (or becomes) a

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // settle fires the timer the next event set and waits for its reload,
 // failing if the hook is called or a grace given.
 func (fw *fakeWatch) settle(t *testing.T) {
 	t.Helper()
-	g := newHangGuard()
+	g := hangguard.New(wait)
 	defer g.Stop()
 	for {
 		select {
@@ -28,7 +30,7 @@ func (fw *fakeWatch) settle(t *testing.T) {
 				return
 			}
 		case <-g.C:
-			if g.expired() {
+			if g.Expired() {
 				t.Fatalf("no timer within %v", wait)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
@@ -153,7 +154,7 @@ func TestCloseWaitsForReload(t *testing.T) {
 	await(t, entered, "no apply")
 	closed := make(chan error, 1)
 	go closeWatcher(w, closed)
-	g := newHangGuard()
+	g := hangguard.New(wait)
 	defer g.Stop()
 	for !closeBlockedInReload() {
 		select {
@@ -161,7 +162,7 @@ func TestCloseWaitsForReload(t *testing.T) {
 			close(release)
 			t.Fatal("Close returned while the reload's apply was still running")
 		case <-g.C:
-			if g.expired() {
+			if g.Expired() {
 				close(release)
 				t.Fatalf("Close neither returned nor waited for the Watcher's goroutine within %v", wait)
 			}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
@@ -29,54 +30,14 @@ import (
 
 // wait is how long a test waits for a file event: generous, since the
 // machine may be loaded; a passing test does not wait for it. It is
-// counted by a [hangGuard], in the time the test process runs.
+// counted by a [hangguard.Guard], in the time the test process runs.
 const wait = 20 * time.Second
 
-// guardTicks is how many ticks a hangGuard counts to wait.
-const guardTicks = 100
-
-// A hangGuard fails a wait that lasts too long: a guard against a hang,
-// not a wait that makes a test pass. It ticks every wait/guardTicks and
-// expires at the guardTicks'th tick it is given, so it counts only the
-// time the test process runs: a ticker keeps one tick for a receiver that
-// did not take it, so a process stopped or starved by a loaded machine
-// (for longer than wait, as CI runs have been) loses the ticks it missed,
-// where a time.After(wait) would fire as soon as it ran again, before the
-// Watcher's goroutine, woken at the same moment, had reported the event
-// waited for.
-type hangGuard struct {
-	*time.Ticker
-	left int
-}
-
-// newHangGuard returns a running hangGuard of wait; Stop it when done.
-func newHangGuard() *hangGuard {
-	return &hangGuard{time.NewTicker(wait / guardTicks), guardTicks}
-}
-
-// expired counts a tick received from C and reports whether it was the
-// last.
-func (g *hangGuard) expired() bool {
-	g.left--
-	return g.left <= 0
-}
-
 // await returns what c gives, failing the test with "<fail> within <wait>"
-// if it gives nothing within wait (a hangGuard's).
+// if it gives nothing within wait.
 func await[T any](t *testing.T, c <-chan T, fail string) T {
 	t.Helper()
-	g := newHangGuard()
-	defer g.Stop()
-	for {
-		select {
-		case v := <-c:
-			return v
-		case <-g.C:
-			if g.expired() {
-				t.Fatalf("%s within %v", fail, wait)
-			}
-		}
-	}
+	return hangguard.Await(t, c, wait, fail)
 }
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -158,14 +119,14 @@ func setup(t *testing.T, first string, opts ...reload.Option) (string, *middlewa
 
 func next(t *testing.T, events chan event) event {
 	t.Helper()
-	g := newHangGuard()
+	g := hangguard.New(wait)
 	defer g.Stop()
 	for {
 		select {
 		case e := <-events:
 			return e
 		case <-g.C:
-			if g.expired() {
+			if g.Expired() {
 				t.Fatalf("no reload within %v", wait)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
@@ -125,7 +126,7 @@ func newFakeWatch(t *testing.T, path, first string) *fakeWatch {
 // returned with false).
 func (fw *fakeWatch) drive(t *testing.T, stop func(time.Duration) bool) (event, bool) {
 	t.Helper()
-	g := newHangGuard()
+	g := hangguard.New(wait)
 	defer g.Stop()
 	for {
 		select {
@@ -139,7 +140,7 @@ func (fw *fakeWatch) drive(t *testing.T, stop func(time.Duration) bool) (event, 
 				<-fw.ticks
 			}
 		case <-g.C:
-			if g.expired() {
+			if g.Expired() {
 				t.Fatalf("no reload and no timer set within %v", wait)
 			}
 		}
@@ -236,7 +237,7 @@ func TestPersistentFileErrorReportedOnce(t *testing.T) {
 			// Each event's reload is over before drive takes the next
 			// Reset; one stopped at the grace would be a new hold.
 			fired := false
-			g := newHangGuard()
+			g := hangguard.New(wait)
 			for !fired {
 				select {
 				case e := <-fw.events:
@@ -249,7 +250,7 @@ func TestPersistentFileErrorReportedOnce(t *testing.T) {
 						<-fw.ticks
 					}
 				case <-g.C:
-					if g.expired() {
+					if g.Expired() {
 						t.Fatalf("no event for a touch within %v", wait)
 					}
 				}
