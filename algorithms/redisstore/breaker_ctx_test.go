@@ -11,6 +11,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
@@ -31,23 +32,23 @@ func pauseWrites(t *testing.T, srv *redistest.Server, ms int) {
 // commands among them): the calls a test started are then in flight.
 func waitBlocked(t *testing.T, srv *redistest.Server, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, err := srv.Do("INFO", "clients")
-		if err != nil {
+	var info string
+	blocked := hangguard.Poll(10*time.Second, 2*time.Millisecond, func() bool {
+		var err error
+		if info, err = srv.Do("INFO", "clients"); err != nil {
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(info, "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "blocked_clients:"); ok {
 				if got, _ := strconv.Atoi(v); got >= n {
-					return
+					return true
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d clients blocked after 10s: %s", n, info)
-		}
-		time.Sleep(2 * time.Millisecond) // polling the server, not passing test time
+		return false
+	})
+	if !blocked {
+		t.Fatalf("fewer than %d clients blocked after 10s: %s", n, info)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
@@ -220,14 +221,10 @@ func TestRedisRestartMidway(t *testing.T) {
 		}()
 	}
 	waitFor := func(cond func() bool, what string) {
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				close(stop)
-				wg.Wait()
-				t.Fatalf("timed out waiting for %s (ok %d, failed %d)", what, ok.Load(), failed.Load())
-			}
-			time.Sleep(5 * time.Millisecond) // polling the workers, not passing test time
+		if !hangguard.Poll(10*time.Second, 5*time.Millisecond, cond) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("timed out waiting for %s (ok %d, failed %d)", what, ok.Load(), failed.Load())
 		}
 	}
 	waitFor(func() bool { return ok.Load() > 50 }, "first successes")

@@ -9,7 +9,9 @@
 // or starved by a loaded machine for longer than d loses the ticks it did
 // not run for. A time.After(d) would fire as soon as the process ran
 // again, before the goroutine it waits for, woken at the same moment, had
-// done its work; CI runs on loaded machines have failed so.
+// done its work; CI runs on loaded machines have failed so. [Poll] counts
+// its tries the same way: a sleep that a stopped process overran counts
+// once.
 package hangguard
 
 import (
@@ -86,4 +88,20 @@ func Run(tb testing.TB, d time.Duration, what string, fn func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); fn() }()
 	Await(tb, done, d, what)
+}
+
+// Poll calls cond until it reports true, sleeping every between calls, and
+// reports whether it did before d/every calls had reported false: at least
+// d of sleeping, each sleep counted once however long the process was
+// stopped in it.
+func Poll(d, every time.Duration, cond func() bool) bool {
+	for tries := max(d/every, 1); ; tries-- {
+		if cond() {
+			return true
+		}
+		if tries <= 1 {
+			return false
+		}
+		time.Sleep(every) // polling another goroutine or process, not passing test time
+	}
 }

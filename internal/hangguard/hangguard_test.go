@@ -86,3 +86,31 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	r.fatal = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
+
+// Poll calls cond d/every times at most, and stops at its first true.
+func TestPollCountsTries(t *testing.T) {
+	for _, tc := range []struct {
+		trueAt int // the call that first reports true; 0 for never
+		ok     bool
+		calls  int
+	}{
+		{1, true, 1},
+		{5, true, 5},
+		{10, true, 10},
+		{11, false, 10},
+		{0, false, 10},
+	} {
+		calls := 0
+		ok := Poll(10*time.Microsecond, time.Microsecond, func() bool {
+			calls++
+			return calls == tc.trueAt
+		})
+		if ok != tc.ok || calls != tc.calls {
+			t.Errorf("true at call %d: Poll = %v after %d calls, want %v after %d", tc.trueAt, ok, calls, tc.ok, tc.calls)
+		}
+	}
+	calls := 0
+	if Poll(time.Microsecond, time.Hour, func() bool { calls++; return false }) || calls != 1 {
+		t.Errorf("a bound below one interval: %d calls, want 1 and false", calls)
+	}
+}

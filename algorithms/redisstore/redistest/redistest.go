@@ -29,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // EnvRequire is the environment variable that turns a missing redis-server
@@ -154,20 +156,25 @@ func (s *Server) startProcess(argv []string) error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	exited := false
+	up := hangguard.Poll(10*time.Second, 10*time.Millisecond, func() bool {
 		select {
 		case <-done:
-			return fmt.Errorf("redistest: redis-server on port %d exited at start (log: %s)", s.Port, s.logTail())
+			exited = true
+			return true
 		default:
 		}
-		if reply, err := s.Do("PING"); err == nil && reply == "PONG" {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond) // polling a starting process, not passing test time
+		reply, err := s.Do("PING")
+		return err == nil && reply == "PONG"
+	})
+	switch {
+	case exited:
+		return fmt.Errorf("redistest: redis-server on port %d exited at start (log: %s)", s.Port, s.logTail())
+	case !up:
+		_ = s.Stop()
+		return fmt.Errorf("redistest: redis-server on port %d did not answer PING in 10s", s.Port)
 	}
-	_ = s.Stop()
-	return fmt.Errorf("redistest: redis-server on port %d did not answer PING in 10s", s.Port)
+	return nil
 }
 
 func (s *Server) logTail() string {
@@ -330,23 +337,20 @@ func StartCluster(dir string) (*Cluster, error) {
 			return nil, fmt.Errorf("redistest: CLUSTER MEET: %w", err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		ok := true
+	converged := hangguard.Poll(30*time.Second, 50*time.Millisecond, func() bool {
 		for _, n := range c.Nodes {
 			info, err := n.Do("CLUSTER", "INFO")
 			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:3") {
-				ok = false
-				break
+				return false
 			}
 		}
-		if ok {
-			return c, nil
-		}
-		time.Sleep(50 * time.Millisecond) // polling cluster convergence, not passing test time
+		return true
+	})
+	if !converged {
+		c.Stop()
+		return nil, errors.New("redistest: cluster did not reach cluster_state:ok in 30s")
 	}
-	c.Stop()
-	return nil, errors.New("redistest: cluster did not reach cluster_state:ok in 30s")
+	return c, nil
 }
 
 // NewCluster starts a cluster in tb.TempDir() and stops it in tb.Cleanup; it
