@@ -37,7 +37,8 @@ import (
 //     for an hour-long window.
 //   - [Comments] "comments": a token bucket of 3 refilled at 6 per minute.
 //     A person can post a quick follow-up or two at once, and then one
-//     comment every 10 seconds; a bot tops out at 360 an hour.
+//     comment every 10 seconds; a bot tops out at 360 an hour once its
+//     first 3 are spent.
 const (
 	// LoginLimit is the number of login attempts per minute.
 	LoginLimit = 5
