@@ -223,20 +223,22 @@ const (
 // ignored.
 //
 // Every problem found is reported as a *ConfigError giving the file, the
-// line and column, and the field; several are joined with errors.Join (see
-// [ConfigErrors]), those of one policy together: a value that is judged
-// against another one (a burst against the limit and window, buckets
-// against the window, a route against the methods) is judged once that one
-// is valid. Unknown fields are errors. No Config is returned unless the
-// whole file is valid.
+// line and column, and the field, up to 20 (a 21st then says there are too
+// many errors); several are joined with errors.Join (see [ConfigErrors]),
+// those of one policy together: a value that is judged against another one
+// (a burst against the limit and window, buckets against the window, a
+// route against the methods) is judged once that one is valid. Unknown
+// fields are errors. No Config is returned unless the whole file is valid.
 //
 // So that a hostile or corrupt file cannot stall the loader, a file is
-// refused with a *ConfigError when it is larger than 256 KiB, nests more
-// than 64 levels deep in YAML (or indents a line more than 256 columns)
-// or 100 in JSON, or holds more than 4,096 mapping keys or 20,000 nodes
-// (a YAML alias counting as the nodes it names); so is such a document
-// given to [ParseConfig]. A real configuration stays far below these:
-// [MaxPolicies] policies take a few kilobytes.
+// refused with a *ConfigError when it is larger than 256 KiB, nests flow
+// collections ([ ], { }) more than 64 levels deep in YAML or indents a
+// line more than 256 columns (which bounds the nesting of block
+// collections), nests more than 100 levels deep in JSON, or holds more
+// than 4,096 mapping keys or 20,000 nodes (a YAML alias counting as the
+// nodes it names); so is such a document given to [ParseConfig]. A real
+// configuration stays far below these: [MaxPolicies] policies take a few
+// kilobytes.
 func Load(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
