@@ -21,7 +21,9 @@ import (
 // has matched the request, which decides where the limiter must sit:
 //
 //   - net/http ServeMux: wrap each handler, mux.Handle("GET /users/{id}",
-//     limiter(h)); a middleware wrapping the mux itself sees no pattern.
+//     limiter(h)); a middleware wrapping the mux itself sees no pattern,
+//     or, around a mux mounted in another (outer.Handle("/api/", inner)),
+//     only the outer mux's ("/api/"), one key for every route below it.
 //   - chi: install it inline after routing, r.With(limiter).Get(...), or
 //     with r.Use inside an r.Group (at the top or within r.Route). In a
 //     top-level r.Use the pattern is empty; in the r.Use of a mounted

@@ -268,15 +268,19 @@ func WithMethods(methods ...string) Option {
 //
 // The route pattern is only known after routing. With [http.ServeMux] it is
 // set before the mux calls the handler, so wrap the handler (or resolve the
-// pattern with ServeMux.Handler, see [ServeMuxPattern]). With chi, install
+// pattern with ServeMux.Handler, see [ServeMuxPattern]); around a mux
+// mounted in another, the pattern before it routes is the outer mux's
+// ("/api/"), under which its routes' policies never apply. With chi, install
 // the middleware where chi has already routed: on the route with r.With, or
 // with r.Use inside an r.Group (at the top or within r.Route). A middleware
 // installed with r.Use on chi's top-level router runs before routing and
 // sees no pattern, and one in the r.Use of r.Route's function or of a
 // router given to r.Mount runs before that sub-router routes and sees only
-// the mount's "/api/*", so their route-restricted policies never apply,
-// unless the pattern function of the top-level one asks the router for
-// the route chi will take: [WithPatternFunc] with [ChiPattern](r), which
+// the mount's "/api/*", so their route-restricted policies never apply
+// (and, that pattern being known, no request counts as unrouted, see
+// [WithUnroutedFunc]), unless the pattern function asks the router for
+// the route chi will take: [WithPatternFunc] with [ChiPattern](r), r
+// being the router (top-level or mounted) whose r.Use installs it, which
 // asks with the method and path chi routes by (a path rewritten by chi's
 // StripSlashes or CleanPath, an escaped one) and answers the pattern as
 // chi's RoutePattern gives it. The limiter must then come after every

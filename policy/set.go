@@ -353,7 +353,12 @@ func (s *Set) shadowed(mask uint64, i int) bool {
 // handler (with its r.With middlewares), or else the pattern in chi's
 // route context; "" before routing, including while chi has not routed
 // yet under an outer ServeMux (whose r.Pattern, the "/" of
-// mux.Handle("/", chiRouter), is not the request's route). It is what
+// mux.Handle("/", chiRouter), is not the request's route). Around a
+// ServeMux mounted in another (outer.Handle("/api/", inner)), which has
+// not routed yet, it is the outer mux's pattern ("/api/"), which nothing
+// tells apart from a route the outer mux took: policies with routes of
+// inner never apply there, and the request does not count as unrouted
+// ([WithUnroutedFunc]); resolve it with [ServeMuxPattern](inner). It is what
 // [keyfunc.Route] reads, and so the key of a route wherever the limiter
 // sits: the same as [ServeMuxPattern] and [ChiPattern] find before
 // routing.
