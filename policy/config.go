@@ -216,9 +216,10 @@ const (
 	DefaultFailureRetryAfter = time.Second
 )
 
-// Load reads the configuration file at path (YAML, or JSON when the name
-// ends in .json or the content starts with '{') and returns it with every
-// policy built and validated. See [Config] for the format. A YAML file
+// Load reads the configuration file at path (JSON when the name ends in
+// .json, YAML when it ends in .yaml or .yml, and otherwise JSON when the
+// content starts with '{', else YAML) and returns it with every policy
+// built and validated. See [Config] for the format. A YAML file
 // holds one document: a second one (after a "---" line) is an error, not
 // ignored.
 //
