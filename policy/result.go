@@ -126,7 +126,9 @@ func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
 // handed over when the key function reports keyfunc.ErrNoRoute, which
 // keyfunc.FirstOf returns rather than fall back past it (a configuration's
 // key with a route part and a fallback gets it up front). Without a
-// pattern function, that error stands: the key action decides.
+// pattern function, that error stands: the key action decides. The route
+// is handed over on a copy of r; a form the key function parses there
+// (r.PostFormValue, reading the body) is r's too, as if it had parsed r.
 //
 // A policy whose key function fails, or returns an empty key, is left out
 // if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
@@ -172,12 +174,17 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 			}
 			var err error
 			key, err = p.key(kr)
+			if kr != r {
+				keepForm(r, kr)
+			}
 			if errors.Is(err, keyfunc.ErrNoRoute) && kr == r {
 				// No route known to the key function (the router has
 				// not run): the one the Set's pattern function found,
 				// if any, as Match found it.
 				if pat := s.keyRoute(r); pat != "" {
-					key, err = p.key(r.WithContext(keyfunc.WithRoute(r.Context(), pat)))
+					rr := r.WithContext(keyfunc.WithRoute(r.Context(), pat))
+					key, err = p.key(rr)
+					keepForm(r, rr)
 				}
 			}
 			if len(key) > keyfunc.MaxKeyLen || len(key) > 0 && key[0] == '#' {
@@ -242,6 +249,22 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		off += l
 	}
 	return nil
+}
+
+// keepForm gives r the form that a key function parsed on kr, a copy of r
+// that hands it the route: the copy shares r's body, which parsing read,
+// so that without it the handler r goes on to would find neither the body
+// nor the form (a login handler, no user name).
+func keepForm(r, kr *http.Request) {
+	if r.Form == nil {
+		r.Form = kr.Form
+	}
+	if r.PostForm == nil {
+		r.PostForm = kr.PostForm
+	}
+	if r.MultipartForm == nil {
+		r.MultipartForm = kr.MultipartForm
+	}
 }
 
 // keyRoute returns the route a route key part reads for r, from the Set's
