@@ -15,8 +15,10 @@ import "errors"
 var ErrNoKey = errors.New("keyfunc: no key")
 
 // ErrNoClientIP reports that no client IP could be determined: RemoteAddr is
-// not an IP address, a trusted forwarding header is missing or malformed, or
-// the chain of trusted hops is longer than the configured maximum.
+// not an IP address, a trusted forwarding header is missing or malformed,
+// the chain of trusted hops is longer than the configured maximum
+// ([MaxHops]), every hop of it is a trusted proxy, it has fewer entries
+// than [TrustedHops], or the middleware [FromContext] reads found no client.
 // It matches [ErrNoKey].
 var ErrNoClientIP error = noKey("keyfunc: no client IP")
 
