@@ -1,6 +1,9 @@
 package policy_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -106,5 +109,54 @@ func TestPrepareKeepsTheFormAKeyParsed(t *testing.T) {
 				t.Errorf("key %q, want %q", key, want)
 			}
 		})
+	}
+}
+
+// jsonUser is a key part read from a JSON body, which it puts back for
+// the handler, as a key function reading the body must.
+func jsonUser(r *http.Request) (string, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var v struct{ Username string }
+	if json.Unmarshal(body, &v) != nil || v.Username == "" {
+		return "", keyfunc.ErrNoUser
+	}
+	return v.Username, nil
+}
+
+// TestPrepareKeepsTheBodyAKeyPutBack: a key function that reads a JSON
+// body and puts it back (r.Body = a reader of what it read) did so on
+// Prepare's copy of the request when handed the route there, so the
+// handler found the body read to its end. The body the key function left
+// is now the request's.
+func TestPrepareKeepsTheBodyAKeyPutBack(t *testing.T) {
+	r := chi.NewRouter()
+	key := keyfunc.Must(keyfunc.Join(remoteKey, keyfunc.Route(), jsonUser))
+	p := policy.Must(policy.PerMinute("login", 5, key, policy.WithRoutes("POST /login")))
+	s, err := policy.NewSet([]*policy.Policy{p}, policy.WithPatternFunc(policy.ChiPattern(r)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			var res policy.Result
+			if err := s.Prepare(req, s.Match(req), &res); err != nil || res.Len() != 1 {
+				t.Fatalf("Prepare = %v, %d checks", err, res.Len())
+			}
+			next.ServeHTTP(w, req)
+		})
+	})
+	var got string
+	r.Post("/login", func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		got = string(b)
+	})
+	const body = `{"username":"ann"}`
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/login", strings.NewReader(body)))
+	if got != body {
+		t.Errorf("the handler read the body %q, want %q", got, body)
 	}
 }

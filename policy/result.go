@@ -128,7 +128,8 @@ func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
 // key with a route part and a fallback gets it up front). Without a
 // pattern function, that error stands: the key action decides. The route
 // is handed over on a copy of r; a form the key function parses there
-// (r.PostFormValue, reading the body) is r's too, as if it had parsed r.
+// (r.PostFormValue, reading the body), or a body it puts back after
+// reading it, is r's too, as if it had been handed r.
 //
 // A policy whose key function fails, or returns an empty key, is left out
 // if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
@@ -175,7 +176,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 			var err error
 			key, err = p.key(kr)
 			if kr != r {
-				keepForm(r, kr)
+				keepBody(r, kr)
 			}
 			if errors.Is(err, keyfunc.ErrNoRoute) && kr == r {
 				// No route known to the key function (the router has
@@ -184,7 +185,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				if pat := s.keyRoute(r); pat != "" {
 					rr := r.WithContext(keyfunc.WithRoute(r.Context(), pat))
 					key, err = p.key(rr)
-					keepForm(r, rr)
+					keepBody(r, rr)
 				}
 			}
 			if len(key) > keyfunc.MaxKeyLen || len(key) > 0 && key[0] == '#' {
@@ -251,11 +252,13 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	return nil
 }
 
-// keepForm gives r the form that a key function parsed on kr, a copy of r
-// that hands it the route: the copy shares r's body, which parsing read,
-// so that without it the handler r goes on to would find neither the body
-// nor the form (a login handler, no user name).
-func keepForm(r, kr *http.Request) {
+// keepBody gives r what a key function left on kr, a copy of r that hands
+// it the route: the form it parsed and the body it put back after reading
+// it. The copy shares r's body, which it read, so that without them the
+// handler r goes on to would find neither the body nor the form (a login
+// handler, no user name).
+func keepBody(r, kr *http.Request) {
+	r.Body = kr.Body
 	if r.Form == nil {
 		r.Form = kr.Form
 	}
