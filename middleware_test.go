@@ -710,6 +710,8 @@ func readmeQuickStart(store algorithms.Store, home, loginHandler http.HandlerFun
 	// and for logins the IP plus the user name tried (nobody is signed in yet).
 	ip := keyfunc.Must(keyfunc.IP())
 	loginName := func(r *http.Request) (string, error) {
+		// Read before the limit is decided: from at most 64 KiB of the body.
+		r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
 		if name := r.PostFormValue("username"); name != "" {
 			return name, nil
 		}
@@ -851,6 +853,35 @@ func TestReadmeQuickStart(t *testing.T) {
 	check("login 6", login("ann"), want{429, policies, `"per-second";r=4;t=2, "per-minute";r=84;t=62, "login";r=0;t=61`, "61", "login"})
 	check("login bob", login("bob"), want{200, policies, `"per-second";r=3;t=2, "per-minute";r=83;t=62, "login";r=4;t=61`, "", ""})
 	check("login without a name", login(""), want{400, global, `"per-second";r=2;t=2, "per-minute";r=82;t=62`, "", ""})
+
+	// The name is read before the limit is decided, from at most 64 KiB
+	// of the body: a form past it has no name, and the read stops there.
+	pad := strings.Repeat("x", 64<<10)
+	resp, err := srv.Client().PostForm(srv.URL+"/login", url.Values{"username": {"ann"}, "pad": {pad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("login past 64 KiB", resp, want{400, global, `"per-second";r=1;t=2, "per-minute";r=81;t=62`, "", ""})
+	body := &countingReader{r: strings.NewReader("username=ann&pad=" + strings.Repeat("x", 1<<20))}
+	req := httptest.NewRequest(http.MethodPost, "/login", body)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	readmeQuickStart(store, hello, hello).ServeHTTP(rec, req)
+	if rec.Code != http.StatusBadRequest || body.n > 64<<10+1 {
+		t.Errorf("a login form of 1 MiB: status %d after reading %d bytes, want 400 after at most 64 KiB + 1", rec.Code, body.n)
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // TestEndToEndOneDecisionRuleTable puts the global limits and the login

@@ -16,9 +16,13 @@ import (
 )
 
 // FormValue returns a key function reading the form field name of the
-// request; a request without it has no user (keyfunc.ErrNoUser).
+// request; a request without it has no user (keyfunc.ErrNoUser). It reads
+// before the limit is decided, so from at most 64 KiB of the body (the
+// handler finds the body so bounded): a denied request costs no more, and
+// a form past it has no user.
 func FormValue(name string) keyfunc.Func {
 	return func(r *http.Request) (string, error) {
+		r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
 		if v := r.PostFormValue(name); v != "" {
 			return v, nil
 		}

@@ -17,7 +17,8 @@ import (
 // Run builds a server with newHandler on an in-memory store with a manual
 // clock and checks, over real HTTP: the global policies' headers, the sixth
 // login of one user within a minute refused with Retry-After 61 while
-// another user passes, a login without a user answered 400, and a
+// another user passes, a login without a user or with a form past 64 KiB
+// answered 400, and a
 // signed-in user's comments limited to a burst of 3.
 func Run(t *testing.T, newHandler func(algorithms.Store) (http.Handler, error)) {
 	t.Helper()
@@ -68,6 +69,16 @@ func Run(t *testing.T, newHandler func(algorithms.Store) (http.Handler, error)) 
 	}
 	if resp := login(""); resp.StatusCode != 400 {
 		t.Errorf("login without a user: %d, want 400", resp.StatusCode)
+	}
+	// The user name is read before the limit is decided, from at most
+	// 64 KiB of the body: past it, the form has no user.
+	resp, err = srv.Client().PostForm(srv.URL+"/login", url.Values{"username": {"carol"}, "pad": {strings.Repeat("x", 64<<10)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("login form past 64 KiB: %d, want 400", resp.StatusCode)
 	}
 
 	// Comments: a signed-in user gets a burst of 3 (two seconds on: the
