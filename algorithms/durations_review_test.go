@@ -1,0 +1,173 @@
+package algorithms_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+)
+
+// TestReviewDurationsAreFirstInstants probes the Decision fields of the
+// package documentation on random states of every kind, on specs at the
+// edges of the allowed range (algotest.EdgeSpecs: limits up to MaxLimit,
+// windows up to 24 h): after each Take at t, judged by peeking the store
+// and the exact Model at neighbouring instants,
+//
+//   - a denied request is denied at t+RetryAfter−1ns and admitted at
+//     t+RetryAfter (the shortest wait);
+//   - at t+ResetAfter the key has its full allowance (Remaining = Limit,
+//     nothing to wait), and one nanosecond before it has not;
+//   - Remaining grows at t+NextAfter and not before, and NextAfter is 0
+//     exactly when Remaining is at Limit;
+//   - Remaining is the whole units left: a request of that cost is
+//     admitted at t, one of a unit more is not (leaky_queue: Remaining is
+//     a count of unit requests; at least one is admitted when it is not 0).
+func TestReviewDurationsAreFirstInstants(t *testing.T) {
+	r := rand.New(rand.NewPCG(2026, 12))
+	byKind := map[algorithms.Kind][]algorithms.Spec{}
+	for _, s := range algotest.EdgeSpecs() {
+		byKind[s.Algorithm] = append(byKind[s.Algorithm], s)
+	}
+	perKind := 40
+	if testing.Short() {
+		perKind = 12
+	}
+	for _, k := range algorithms.Kinds {
+		specs := byKind[k]
+		r.Shuffle(len(specs), func(i, j int) { specs[i], specs[j] = specs[j], specs[i] })
+		for _, spec := range specs[:min(perKind, len(specs))] {
+			probeDurations(t, r, spec)
+		}
+	}
+}
+
+func probeDurations(t *testing.T, r *rand.Rand, spec algorithms.Spec) {
+	t.Helper()
+	clk := algotest.NewClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.Int64N(int64(spec.Window)))))
+	s := newMemoryStore(t, algorithms.WithClock(clk))
+	m := algotest.NewModel()
+	w := int64(spec.Window)
+	capy := spec.Capacity()
+	queue := spec.Algorithm == algorithms.LeakyQueue
+
+	// peek returns the store's Peek of cost n at instant at, having
+	// checked it against the Model's; the clock is put back after.
+	peek := func(at time.Time, n int64) algorithms.Decision {
+		t.Helper()
+		back := clk.Now()
+		clk.Set(at)
+		defer clk.Set(back)
+		c := algorithms.Check{Spec: spec, Key: "k", Cost: n}
+		var got [1]algorithms.Decision
+		if err := s.Peek(ctx, got[:], []algorithms.Check{c}); err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.PeekAt(at, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != want[0] {
+			t.Fatalf("%v: Peek(cost %d) at %v:\nstore %+v\nmodel %+v", spec, n, at, got[0], want[0])
+		}
+		return got[0]
+	}
+
+	var last algorithms.Decision
+	for step := range 30 {
+		switch g := r.IntN(12); {
+		case g < 2:
+		case g < 3:
+			clk.Advance(1)
+		case g < 5:
+			clk.Advance(time.Duration(1 + r.Int64N(max(w/spec.Limit, 1)*3)))
+		case g < 7:
+			clk.Advance(time.Duration(r.Int64N(w)))
+		case g < 8:
+			clk.Advance(last.RetryAfter + last.NextAfter - time.Duration(r.IntN(2)))
+		case g < 10:
+			clk.Advance(time.Duration(w + r.Int64N(2*w)))
+		default:
+			clk.Advance(-time.Duration(1 + r.Int64N(2*w)))
+		}
+		cost := []int64{1, 2, capy, capy - 1, last.Remaining, last.Remaining + 1, 1 + r.Int64N(capy)}[r.IntN(7)]
+		cost = min(max(cost, 1), capy)
+		c := algorithms.Check{Spec: spec, Key: "k", Cost: cost}
+		now := clk.Now()
+		d, err := s.TakeOne(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.TakeAt(now, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != want[0] {
+			t.Fatalf("%v step %d: Take(cost %d):\nstore %+v\nmodel %+v", spec, step, cost, d, want[0])
+		}
+		last = d
+		where := func() string { return fmt.Sprintf("%v step %d cost %d", spec, step, cost) }
+
+		// RetryAfter: the shortest wait after which the same request is admitted.
+		if d.Allowed {
+			if d.RetryAfter != 0 {
+				t.Fatalf("%s: admitted with RetryAfter %v", where(), d.RetryAfter)
+			}
+		} else {
+			if d.RetryAfter <= 0 {
+				t.Fatalf("%s: denied with RetryAfter %v", where(), d.RetryAfter)
+			}
+			if p := peek(now.Add(d.RetryAfter-1), cost); p.Allowed {
+				t.Fatalf("%s: RetryAfter %v, but admitted 1ns earlier: %+v", where(), d.RetryAfter, p)
+			}
+			if p := peek(now.Add(d.RetryAfter), cost); !p.Allowed {
+				t.Fatalf("%s: RetryAfter %v, but still denied then: %+v", where(), d.RetryAfter, p)
+			}
+		}
+
+		// ResetAfter: until the full allowance is back, nothing to wait.
+		full := func(p algorithms.Decision) bool {
+			return p.Remaining == capy && p.ResetAfter == 0 && p.NextAfter == 0 && p.Delay == 0
+		}
+		if p := peek(now.Add(d.ResetAfter), 1); !full(p) {
+			t.Fatalf("%s: ResetAfter %v, but the key is not back to full then: %+v", where(), d.ResetAfter, p)
+		}
+		if d.ResetAfter > 0 {
+			if p := peek(now.Add(d.ResetAfter-1), 1); full(p) {
+				t.Fatalf("%s: ResetAfter %v, but the key is full 1ns earlier: %+v", where(), d.ResetAfter, p)
+			}
+		}
+
+		// NextAfter: until Remaining grows; 0 exactly at Limit.
+		if (d.NextAfter == 0) != (d.Remaining == capy) {
+			t.Fatalf("%s: NextAfter %v with Remaining %d of %d", where(), d.NextAfter, d.Remaining, capy)
+		}
+		if d.Remaining < capy {
+			if p := peek(now.Add(d.NextAfter), 1); p.Remaining <= d.Remaining {
+				t.Fatalf("%s: NextAfter %v, but Remaining %d has not grown then: %+v", where(), d.NextAfter, d.Remaining, p)
+			}
+			if p := peek(now.Add(d.NextAfter-1), 1); p.Remaining > d.Remaining {
+				t.Fatalf("%s: NextAfter %v, but Remaining %d grew 1ns earlier: %+v", where(), d.NextAfter, d.Remaining, p)
+			}
+		}
+
+		// Remaining: the whole units left after this decision.
+		if p := peek(now, 1); p.Remaining != d.Remaining || p.Allowed != (d.Remaining > 0) {
+			t.Fatalf("%s: Remaining %d, but a peek at the same instant says %+v", where(), d.Remaining, p)
+		}
+		if !queue {
+			if d.Remaining > 0 {
+				if p := peek(now, d.Remaining); !p.Allowed {
+					t.Fatalf("%s: Remaining %d, but a request of that cost is denied: %+v", where(), d.Remaining, p)
+				}
+			}
+			if d.Remaining < capy {
+				if p := peek(now, d.Remaining+1); p.Allowed {
+					t.Fatalf("%s: Remaining %d, but a request of one unit more is admitted: %+v", where(), d.Remaining, p)
+				}
+			}
+		}
+	}
+}
