@@ -61,8 +61,9 @@ import (
 // tombstone), and up to about 62 bytes for the keys of a table while it grows,
 // until the old array is collected; a sweep that leaves a table less than a
 // quarter full shrinks it back to 70%. sliding_log adds 16 bytes per distinct
-// accepted instant in the window (at most 16·Limit); sliding_buckets adds 4
-// bytes per bucket. Budget 70 bytes per key, times the bound, for the
+// accepted instant in the window, with room kept for up to twice the most its
+// window has held at once and never more than 16·Limit; sliding_buckets
+// adds 4 bytes per bucket. Budget 70 bytes per key, times the bound, for the
 // fixed-size kinds.
 //
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
@@ -294,7 +295,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 				lg.prune(p, t+off)
 				d = lg.decide(p, t+off, n, true)
 				if d.Allowed {
-					lg.commit(t+off, n)
+					lg.commit(p, t+off, n)
 				}
 				sh.mu.Unlock()
 				if off > 0 {
@@ -872,7 +873,7 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 			lg = op.log
 			tb.logs[op.h] = lg
 		}
-		lg.commit(t+op.off, op.n)
+		lg.commit(&tb.p, t+op.off, op.n)
 	case SlidingBuckets:
 		bk := tb.bkts[op.h]
 		if bk == nil {

@@ -144,9 +144,12 @@ func (p *params) peekDelay(d *Decision) {
 // the window at t.
 func (s *slidingLog) view(p *params, t int64) slidingLog {
 	v := *s
-	for v.head < len(v.ev) && v.ev[v.head].t < t-p.window {
+	for v.n > 0 && v.ev[v.head].t < t-p.window {
 		v.sum -= v.ev[v.head].n
-		v.head++
+		v.n--
+		if v.head++; v.head == len(v.ev) {
+			v.head = 0
+		}
 	}
 	return v
 }

@@ -71,7 +71,7 @@ func (op *pending) follow(prev *pending, t int64) {
 	case SlidingLog:
 		op.log = prev.log.clone()
 		if prev.d.Allowed {
-			op.log.commit(t+prev.off, prev.n)
+			op.log.commit(p, t+prev.off, prev.n)
 		}
 	case SlidingBuckets:
 		op.bk = prev.bk.clone()

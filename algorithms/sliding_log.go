@@ -5,33 +5,46 @@ type logEvent struct {
 	t, n int64
 }
 
-// slidingLog is the state of one sliding_log key: the accepted events, oldest
-// first, from ev[head:], and their total cost. Memory is 16 bytes per
-// distinct accepted instant still in the window, so at most 16·L bytes.
+// slidingLog is the state of one sliding_log key: the accepted events,
+// oldest first, and their total cost. The events are a ring of n in ev,
+// from ev[head] on (wrapping at len(ev)). Memory is 16 bytes per event the
+// ring has room for: room doubled as needed, so up to twice the most
+// distinct accepted instants the window has held at once since the key was
+// made, and never more than Limit (every event holds a unit of the at most
+// Limit in the window): at most 16·L bytes.
 type slidingLog struct {
-	ev   []logEvent
-	head int
-	sum  int64
+	ev      []logEvent
+	head, n int
+	sum     int64
+}
+
+// at returns the i-th event, oldest first (0 <= i < n).
+func (s *slidingLog) at(i int) *logEvent {
+	j := s.head + i
+	if j >= len(s.ev) {
+		j -= len(s.ev)
+	}
+	return &s.ev[j]
 }
 
 // prune forgets the events no longer in the window at t (those with ts < t−W).
 func (s *slidingLog) prune(p *params, t int64) {
-	for s.head < len(s.ev) && s.ev[s.head].t < t-p.window {
+	for s.n > 0 && s.ev[s.head].t < t-p.window {
 		s.sum -= s.ev[s.head].n
-		s.head++
+		s.n--
+		if s.head++; s.head == len(s.ev) {
+			s.head = 0
+		}
 	}
-	if s.head == len(s.ev) {
-		s.ev, s.head = s.ev[:0], 0
-	} else if s.head > 32 && s.head*2 >= len(s.ev) {
-		m := copy(s.ev, s.ev[s.head:])
-		s.ev, s.head = s.ev[:m], 0
+	if s.n == 0 {
+		s.head = 0
 	}
 }
 
 // latest returns the newest accepted instant, or t when there is none.
 func (s *slidingLog) latest(t int64) int64 {
-	if s.head < len(s.ev) {
-		return max(t, s.ev[len(s.ev)-1].t)
+	if s.n > 0 {
+		return max(t, s.at(s.n-1).t)
 	}
 	return t
 }
@@ -50,7 +63,7 @@ func (s *slidingLog) decide(p *params, t, n int64, consume bool) Decision {
 	if sum > 0 {
 		newest := t
 		if !d.Allowed || !consume {
-			newest = s.ev[len(s.ev)-1].t
+			newest = s.at(s.n - 1).t
 		}
 		d.ResetAfter = dur(newest + p.window + 1 - t)
 	}
@@ -69,10 +82,11 @@ func (s *slidingLog) decide(p *params, t, n int64, consume bool) Decision {
 // window at ts+W+1.
 func (s *slidingLog) wait(p *params, t, m, extra int64) int64 {
 	sum := s.sum + extra
-	for i := s.head; i < len(s.ev) && sum+m > p.limit; i++ {
-		sum -= s.ev[i].n
+	for i := 0; i < s.n && sum+m > p.limit; i++ {
+		e := s.at(i)
+		sum -= e.n
 		if sum+m <= p.limit {
-			return s.ev[i].t + p.window + 1 - t
+			return e.t + p.window + 1 - t
 		}
 	}
 	if sum+m <= p.limit {
@@ -83,13 +97,29 @@ func (s *slidingLog) wait(p *params, t, m, extra int64) int64 {
 }
 
 // commit records cost n accepted at t.
-func (s *slidingLog) commit(t, n int64) {
+func (s *slidingLog) commit(p *params, t, n int64) {
 	s.sum += n
-	if last := len(s.ev) - 1; last >= s.head && s.ev[last].t == t {
-		s.ev[last].n += n
-		return
+	if s.n > 0 {
+		if e := s.at(s.n - 1); e.t == t {
+			e.n += n
+			return
+		}
 	}
-	s.ev = append(s.ev, logEvent{t, n})
+	if s.n == len(s.ev) {
+		// Full: double the room, up to Limit (more events than that
+		// cannot be in the window).
+		ev := make([]logEvent, max(min(2*int64(len(s.ev)), p.limit), int64(s.n)+1))
+		s.copyTo(ev)
+		s.ev, s.head = ev, 0
+	}
+	*s.at(s.n) = logEvent{t, n}
+	s.n++
+}
+
+// copyTo copies the events, oldest first, to the start of ev.
+func (s *slidingLog) copyTo(ev []logEvent) {
+	k := copy(ev, s.ev[s.head:min(s.head+s.n, len(s.ev))])
+	copy(ev[k:], s.ev[:s.n-k])
 }
 
 // used returns the cost accepted within the window at t.
@@ -102,7 +132,11 @@ func (s *slidingLog) used(p *params, t int64) int64 {
 func (s *slidingLog) idle(p *params, t int64) bool { return s.used(p, t) == 0 }
 
 func (s *slidingLog) clone() *slidingLog {
-	c := &slidingLog{ev: append([]logEvent(nil), s.ev[s.head:]...), sum: s.sum}
+	c := &slidingLog{n: s.n, sum: s.sum}
+	if s.n > 0 {
+		c.ev = make([]logEvent, s.n)
+		s.copyTo(c.ev)
+	}
 	return c
 }
 
@@ -118,24 +152,30 @@ func (s *slidingLog) giveBack(p *params, t, n, at int64) bool {
 		// count, and those nearest it are other requests'.
 		return false
 	}
-	i := len(s.ev) - 1
-	for i >= s.head && s.ev[i].t > at {
+	i := s.n - 1
+	for i >= 0 && s.at(i).t > at {
 		i--
 	}
-	// ev[i] is the newest at or before at (if i >= head), ev[i+1] the
+	// at(i) is the newest at or before at (if i >= 0), at(i+1) the
 	// oldest after it (if any).
-	if j := i + 1; j < len(s.ev) && (i < s.head || s.ev[j].t-at < at-s.ev[i].t) {
+	if j := i + 1; j < s.n && (i < 0 || s.at(j).t-at < at-s.at(i).t) {
 		i = j
 	}
-	if i < s.head {
+	if i < 0 {
 		return false
 	}
-	e := &s.ev[i]
+	e := s.at(i)
 	k := min(n, e.n)
 	e.n -= k
 	s.sum -= k
 	if e.n == 0 {
-		s.ev = append(s.ev[:i], s.ev[i+1:]...)
+		// Remove it: the newer events move back by one.
+		for j := i; j < s.n-1; j++ {
+			*s.at(j) = *s.at(j + 1)
+		}
+		if s.n--; s.n == 0 {
+			s.head = 0
+		}
 	}
 	return true
 }
