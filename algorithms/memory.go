@@ -42,11 +42,12 @@ import (
 // With [WithMaxKeys], a shard that is full makes room for a new key by
 // evicting one of a random sample of its keys, drawn from every Spec it
 // holds keys of: an idle one if the sample has one, otherwise the one with
-// the smallest share of its capacity in use. So a flood of new keys, each
-// of which made one request, evicts its own kind before a client that is
-// actively being limited, which an attacker can only displace by spending
-// more on each of its keys than that client has; and the store never
-// refuses a new key. Len never exceeds the bound (rounded up to a multiple
+// the smallest share of its capacity in use (the first sampled of those
+// that tie). So a flood of new keys, each of which made one request, evicts
+// its own kind before a client that is actively being limited, which an
+// attacker can displace only with keys that each use at least as large a
+// share of their capacity as that client does; and the store never refuses
+// a new key. Len never exceeds the bound (rounded up to a multiple
 // of the number of shards, as WithMaxKeys says), except after a Take on more
 // new and held keys of one shard than the shard's share of the bound, all of
 // which it keeps; the shard's next new key brings it back within the bound.
