@@ -13,13 +13,17 @@ type Decision struct {
 	// Limit is the capacity of the check's Spec: see [Spec.Capacity].
 	Limit int64
 	// Remaining is the number of whole units still available after this
-	// decision, never negative.
+	// decision, never negative. For leaky_queue it is the number of unit
+	// requests the queue would still admit now, one after another; a
+	// request of any cost up to the capacity is admitted while it is not 0.
 	Remaining int64
 	// RetryAfter is, for a denied request, the shortest wait after which the
 	// same request would be admitted if nothing else arrived; 0 when Allowed.
 	RetryAfter time.Duration
 	// ResetAfter is the time until the key is back to its full allowance if
-	// nothing else arrives; 0 when it already is.
+	// nothing else arrives; 0 when it already is. For leaky_queue that is
+	// until the queue is empty (a new request's Delay 0), which can come
+	// after Remaining is back at Limit.
 	ResetAfter time.Duration
 	// NextAfter is the time until Remaining next grows if nothing else
 	// arrives (for Remaining 0, the wait for one unit); 0 when Remaining is

@@ -58,7 +58,8 @@
 // cache); [Limiter.Reset] on a store that does not returns an error
 // matching errors.ErrUnsupported.
 //
-// For every kind a Decision reports Remaining (whole units left now), RetryAfter
+// For every kind a Decision reports Remaining (whole units left now; for
+// leaky_queue, unit requests it would still queue now), RetryAfter
 // (denied: the shortest wait after which the same request would be admitted
 // if nothing else arrived), ResetAfter (until the full allowance is back) and
 // NextAfter (until Remaining next grows), all to the nanosecond.

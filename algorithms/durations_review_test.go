@@ -24,7 +24,8 @@ import (
 //     exactly when Remaining is at Limit;
 //   - Remaining is the whole units left: a request of that cost is
 //     admitted at t, one of a unit more is not (leaky_queue: Remaining is
-//     a count of unit requests; at least one is admitted when it is not 0).
+//     a count of unit requests, and a request of the whole capacity is
+//     admitted exactly when it is not 0).
 func TestReviewDurationsAreFirstInstants(t *testing.T) {
 	r := rand.New(rand.NewPCG(2026, 12))
 	byKind := map[algorithms.Kind][]algorithms.Spec{}
@@ -157,7 +158,11 @@ func probeDurations(t *testing.T, r *rand.Rand, spec algorithms.Spec) {
 		if p := peek(now, 1); p.Remaining != d.Remaining || p.Allowed != (d.Remaining > 0) {
 			t.Fatalf("%s: Remaining %d, but a peek at the same instant says %+v", where(), d.Remaining, p)
 		}
-		if !queue {
+		if queue {
+			if p := peek(now, capy); p.Allowed != (d.Remaining > 0) {
+				t.Fatalf("%s: Remaining %d, but a request of the whole capacity %d: %+v", where(), d.Remaining, capy, p)
+			}
+		} else {
 			if d.Remaining > 0 {
 				if p := peek(now, d.Remaining); !p.Allowed {
 					t.Fatalf("%s: Remaining %d, but a request of that cost is denied: %+v", where(), d.Remaining, p)
@@ -169,5 +174,42 @@ func probeDurations(t *testing.T, r *rand.Rand, spec algorithms.Spec) {
 				}
 			}
 		}
+	}
+}
+
+// TestReviewLeakyQueueRemainingAndResetAfter pins what Decision's
+// documentation says of a leaky_queue: Remaining counts the unit requests
+// the queue would still admit now, and a request of any cost up to the
+// capacity is admitted while it is not 0; ResetAfter runs until the queue
+// is empty, which can be after Remaining is back at Limit (NextAfter 0).
+// At 10 per second with MaxDelay 250ms the queue holds 3 (spacing 100ms).
+func TestReviewLeakyQueueRemainingAndResetAfter(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: 250 * time.Millisecond}
+	if spec.Capacity() != 3 {
+		t.Fatalf("Capacity() = %d, want 3", spec.Capacity())
+	}
+	s, clk := newStore(t)
+	unit := algorithms.Check{Spec: spec, Key: "q"}
+	take(t, s, unit)
+	d := take(t, s, unit)[0] // the queue is free 200ms from now
+	if !d.Allowed || d.Remaining != 1 || d.Delay != 100*time.Millisecond {
+		t.Fatalf("second unit: %+v, want admitted after 100ms with Remaining 1", d)
+	}
+	// Remaining 1, and a request of the whole capacity is admitted.
+	d = take(t, s, algorithms.Check{Spec: spec, Key: "q", Cost: 3})[0]
+	if !d.Allowed || d.Delay != 200*time.Millisecond || d.Remaining != 0 || d.ResetAfter != 500*time.Millisecond {
+		t.Fatalf("cost 3 at Remaining 1: %+v, want admitted after 200ms, Remaining 0, ResetAfter 500ms", d)
+	}
+	// 450ms on the queue is free in 50ms: Remaining is back at Limit
+	// (floor((250−50)/100)+1 = 3), NextAfter 0, but ResetAfter and the
+	// Delay of a new request are 50ms.
+	clk.Advance(450 * time.Millisecond)
+	var p [1]algorithms.Decision
+	if err := s.Peek(ctx, p[:], []algorithms.Check{unit}); err != nil {
+		t.Fatal(err)
+	}
+	want := algorithms.Decision{Allowed: true, Limit: 3, Remaining: 3, ResetAfter: 50 * time.Millisecond, Delay: 50 * time.Millisecond}
+	if p[0] != want {
+		t.Errorf("50ms before the queue is free: %+v, want %+v", p[0], want)
 	}
 }
