@@ -2,7 +2,9 @@ package algorithms_test
 
 import (
 	"context"
+	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,23 +25,43 @@ func TestMemoryStoreConformance(t *testing.T) {
 }
 
 // TestMemoryStoreConformanceTakeOne runs the suite with every single-check
-// call going through TakeOne, the allocation-free path.
+// call going through TakeOne, the allocation-free path. It also counts the
+// suite's Take calls, which algotest's documentation gives as about 75,000
+// (with the default number of traces): within a fifth of that.
 func TestMemoryStoreConformanceTakeOne(t *testing.T) {
+	takes := new(atomic.Int64)
 	algotest.Run(t, algotest.Harness{
 		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
-			return takeOneStore{newMemoryStore(t, algorithms.WithClock(clock))}
+			return takeOneStore{newMemoryStore(t, algorithms.WithClock(clock)), takes}
 		},
 		NewBounded: func(t *testing.T, clock algorithms.Clock, maxKeys int) algorithms.Store {
-			return takeOneStore{newMemoryStore(t, algorithms.WithClock(clock), algorithms.WithMaxKeys(maxKeys))}
+			return takeOneStore{newMemoryStore(t, algorithms.WithClock(clock), algorithms.WithMaxKeys(maxKeys)), takes}
 		},
 	})
+	if v := os.Getenv(algotest.TracesEnv); v != "" {
+		t.Logf("%s=%s: %d Take calls, not compared with the documented count of a default run", algotest.TracesEnv, v, takes.Load())
+		return
+	}
+	if n := takes.Load(); n < 60_000 || n > 90_000 {
+		t.Errorf("the suite made %d Take calls; algotest's documentation says about 75,000", n)
+	}
 }
 
-// takeOneStore decides single checks with TakeOne; it keeps MemoryStore's
-// other methods (TakeInto, Sweep, Len, Close).
-type takeOneStore struct{ *algorithms.MemoryStore }
+// takeOneStore decides single checks with TakeOne, and counts the calls
+// of Take and TakeInto in takes; it keeps MemoryStore's other methods
+// (Sweep, Len, Close, Peek, ...).
+type takeOneStore struct {
+	*algorithms.MemoryStore
+	takes *atomic.Int64
+}
+
+func (s takeOneStore) TakeInto(ctx context.Context, dst []algorithms.Decision, checks []algorithms.Check) error {
+	s.takes.Add(1)
+	return s.MemoryStore.TakeInto(ctx, dst, checks)
+}
 
 func (s takeOneStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	s.takes.Add(1)
 	if len(checks) != 1 {
 		return s.MemoryStore.Take(ctx, checks...)
 	}

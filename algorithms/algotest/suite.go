@@ -96,7 +96,12 @@ const (
 //     Reset/model_traces compares random Takes and Resets with the Model
 //     ([Model.Reset]), and a reset key's later Takes with a key never seen.
 //
-// Every decision the suite makes is also compared with the Model.
+// Every decision the suite makes is also compared with the Model, but for
+// those whose exact values are checked otherwise: the seed examples (against
+// the seeds' own figures, which the Model meets in its own tests), the
+// concurrent calls of Concurrency (whose order is unknown: their count and
+// Remaining are checked), the flood keys of MaxKeys (each must be admitted)
+// and the keys of Expiry/sweep (only what Sweep keeps is in question).
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	if h.New == nil {
