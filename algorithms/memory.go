@@ -53,19 +53,28 @@ import (
 // which it keeps; the shard's next new key brings it back within the bound.
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
-// token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash and
-// its state) of an open-addressing table kept 70% to 87.5% full, so 27 to 35
-// bytes per key over the table's growth cycle (31 bytes with a million keys
-// held, BenchmarkMemoryPerKey in benchmarks/algorithms; up to about 39 in a
-// table of under 256 slots, whose spare end slots weigh more), the same in a
+// token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
+// and its state) of an open-addressing table kept 70% to 87.5% full, so 27
+// to 35 bytes per key over the table's growth cycle, plus the heap's
+// rounding of each shard's array (to whole 8 KB pages above 32 KB): 30 to 40
+// bytes per key from 8,000 keys up (the most, about 40, at 64,000 to 80,000
+// keys, where the 64 arrays are just over 32 KB each; 31 with a million
+// keys, BenchmarkMemoryPerKey in benchmarks/algorithms), about the same in a
 // store kept at its WithMaxKeys bound under churn (a deleted key leaves no
-// tombstone), and up to about 62 bytes for the keys of a table while it grows,
-// until the old array is collected; a sweep that leaves a table less than a
-// quarter full shrinks it back to 70%. sliding_log adds 16 bytes per distinct
-// accepted instant in the window, with room kept for up to twice the most its
-// window has held at once and never more than 16·Limit; sliding_buckets
-// adds 4 bytes per bucket. Budget 70 bytes per key, times the bound, for the
-// fixed-size kinds.
+// tombstone), and up to about 62 bytes for the keys of a table while it
+// grows, until the old array is collected; a sweep that leaves a table less
+// than a quarter full shrinks it back to 70%. A small store holds more per
+// key: the store takes about 10 KB, and each Spec 20 to 40 KB more (its
+// table in each shard that holds keys of it), so with the keys of one Spec
+// about 50 bytes per key at 2,000 keys and 44 at 4,000. A key of sliding_log or
+// sliding_buckets takes about 80 bytes (its map entry and state) and, for
+// sliding_log, 16 per distinct accepted instant in the window, with room
+// kept for up to twice the most its window has held at once and never more
+// than 16·Limit (about 96 bytes with one instant, 102 with a million keys
+// held); for sliding_buckets, 4 per bucket (about 320 with 60 buckets, 326
+// with a million keys held). Budget 70 bytes per key, times the bound, and
+// 40 KB per Spec, for the fixed-size kinds. TestMemoryStorePerKeyFigures
+// measures these.
 //
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
 // call [NewMemoryStore].
