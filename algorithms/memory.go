@@ -209,8 +209,11 @@ func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
 	return s, nil
 }
 
-// Close marks the store closed: later calls return ErrClosed. The store has
-// no goroutine to stop. Close is idempotent and always returns nil.
+// Close marks the store closed: later calls of every method that returns
+// an error (Take, TakeOne, TakeInto, Peek, Refund, GiveBack, Reset) return
+// ErrClosed; Len and Sweep still answer, and the keys are kept until the
+// store is unreachable. The store has no goroutine to stop. Close is
+// idempotent and always returns nil.
 func (s *MemoryStore) Close() error {
 	s.closed.Store(true)
 	return nil
