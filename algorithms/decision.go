@@ -19,6 +19,12 @@ type Decision struct {
 	Remaining int64
 	// RetryAfter is, for a denied request, the shortest wait after which the
 	// same request would be admitted if nothing else arrived; 0 when Allowed.
+	// A check that follows others on its key and Spec in one Take is
+	// decided, and its wait reckoned, as if they had been admitted just
+	// before it: a Take whose checks on one key ask together for more than
+	// the key can ever admit at once (more than its capacity; for
+	// leaky_queue, all but the last more than its capacity less one) is
+	// never admitted, although its denied check reports a wait.
 	RetryAfter time.Duration
 	// ResetAfter is the time until the key is back to its full allowance if
 	// nothing else arrives; 0 when it already is. For leaky_queue that is

@@ -213,3 +213,41 @@ func TestReviewLeakyQueueRemainingAndResetAfter(t *testing.T) {
 		t.Errorf("50ms before the queue is free: %+v, want %+v", p[0], want)
 	}
 }
+
+// TestReviewTakeOverCapacityOnOneKeyNeverAdmitted pins what Decision's
+// documentation says of checks repeated on one key and Spec in a Take:
+// each is decided as if the earlier ones had been admitted just before it,
+// so a Take whose checks on one key ask together for more than the key can
+// ever admit at once is never admitted, although its denied check reports
+// a RetryAfter (the wait after which it would pass were the earlier ones
+// already counted). Here two checks of cost 6 on a limit of 10, and for
+// the queue (which admits a request while its wait fits) one of the whole
+// capacity then one of cost 1.
+func TestReviewTakeOverCapacityOnOneKeyNeverAdmitted(t *testing.T) {
+	for _, k := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: k, Limit: 10, Window: time.Second}
+		first, second := int64(6), int64(6)
+		switch k {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 2
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = 900 * time.Millisecond // capacity 10
+			first, second = 10, 1
+		}
+		s, clk := newStore(t)
+		checks := []algorithms.Check{{Spec: spec, Key: "k", Cost: first}, {Spec: spec, Key: "k", Cost: second}}
+		for i := range 4 {
+			ds := take(t, s, checks...)
+			if !ds[0].Allowed || ds[1].Allowed || ds[1].RetryAfter <= 0 {
+				t.Fatalf("%s, try %d: Take(cost %d, cost %d) on one key = %+v; want the first passing, the second denied with a wait", k, i, first, second, ds)
+			}
+			// Wait what the denied check says, and a window more.
+			clk.Advance(ds[1].RetryAfter + time.Duration(i)*spec.Window)
+		}
+		// Nothing was consumed: the key is as fresh.
+		d := take(t, s, algorithms.Check{Spec: spec, Key: "k", Cost: first})[0]
+		if !d.Allowed || (k != algorithms.LeakyQueue && d.Remaining != spec.Capacity()-first) {
+			t.Errorf("%s: after the denied Takes, cost %d alone: %+v", k, first, d)
+		}
+	}
+}
