@@ -466,7 +466,8 @@ func (s *MemoryStore) takeOneLog(sh *shard, tb *table, h uint64, n, t int64) Dec
 
 // TakeInto implements IntoStore: Take writing into dst, which must have
 // len(checks) elements. It does not allocate for up to 8 checks on keys
-// already held.
+// already held, but for a sliding_log or sliding_buckets key named twice
+// in one call, whose state is copied for the second check.
 func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Check) error {
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algorithms: TakeInto: %d decisions for %d checks", len(dst), len(checks))
