@@ -67,7 +67,7 @@ var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü", "", strings.Repe
 // or Burst near MaxLimit). No cost exceeds its spec's capacity: every
 // step is valid.
 //
-// Most traces start in 2027; those of seeds 1, 6, 11, ... in 1969 (negative
+// Most traces start in 2027; those of seeds 1, 6, 11, ... in 1968 (negative
 // Unix nanoseconds), and those of seeds 3, 8, 13, ... end in 2262, ten days
 // before Unix nanoseconds overflow int64.
 //

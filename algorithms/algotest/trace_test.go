@@ -2,6 +2,7 @@ package algotest_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,31 @@ func TestShrink(t *testing.T) {
 	}
 	if short.Len() > 8 {
 		t.Errorf("Shrink kept %d of %d steps after %d replays; want a handful", short.Len(), tr.Len(), calls)
+	}
+}
+
+// TestRandomTraceYears pins the years RandomTrace's documentation gives:
+// most traces start in 2027, those of seeds 1, 6, 11, ... in 1968 (negative
+// Unix nanoseconds), and those of seeds 3, 8, 13, ... end in 2262, ten days
+// and less than one more before Unix nanoseconds overflow int64.
+func TestRandomTraceYears(t *testing.T) {
+	for seed := range uint64(15) {
+		tr := algotest.RandomTrace(seed, 50)
+		first, last := tr.Start.Add(tr.Steps[0].At), tr.Start.Add(tr.Steps[len(tr.Steps)-1].At)
+		switch seed % 5 {
+		case 1:
+			if y := first.UTC().Year(); y != 1968 || first.UnixNano() >= 0 {
+				t.Errorf("seed %d starts at %v, want in 1968", seed, first)
+			}
+		case 3:
+			end := time.Unix(0, math.MaxInt64)
+			if y := last.UTC().Year(); y != 2262 || end.Sub(last) < 10*24*time.Hour || end.Sub(last) > 11*24*time.Hour {
+				t.Errorf("seed %d ends at %v, want in 2262 ten days before %v", seed, last, end)
+			}
+		default:
+			if y := first.UTC().Year(); y != 2027 {
+				t.Errorf("seed %d starts at %v, want in 2027", seed, first)
+			}
+		}
 	}
 }
