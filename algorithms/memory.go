@@ -233,7 +233,8 @@ func (s *MemoryStore) Len() int {
 
 // Sweep drops every idle key now and returns how many it dropped, and the
 // storage of every Spec left without keys (which the store also drops by
-// itself, once its own sweeps have emptied it, when a new Spec comes).
+// itself, once its own sweeps have emptied it, when a new Spec comes). The
+// keys it keeps are left exactly as they were.
 func (s *MemoryStore) Sweep() int {
 	t := s.now()
 	n := 0

@@ -122,10 +122,14 @@ func (s *slidingLog) copyTo(ev []logEvent) {
 	copy(ev[k:], s.ev[:s.n-k])
 }
 
-// used returns the cost accepted within the window at t.
+// used returns the cost accepted within the window at t, or at the newest
+// logged instant when that is later. It forgets nothing: a sweep or an
+// eviction's sample that looks at a key it keeps must not move it on, for
+// a request at an earlier instant (a call that read the clock before them)
+// is decided on the events it still holds.
 func (s *slidingLog) used(p *params, t int64) int64 {
-	s.prune(p, max(t, s.latest(t)))
-	return s.sum
+	v := s.view(p, s.latest(t))
+	return v.sum
 }
 
 // idle reports whether no accepted event is within the window at t.
