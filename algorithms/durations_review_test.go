@@ -25,7 +25,9 @@ import (
 //   - Remaining is the whole units left: a request of that cost is
 //     admitted at t, one of a unit more is not (leaky_queue: Remaining is
 //     a count of unit requests, and a request of the whole capacity is
-//     admitted exactly when it is not 0).
+//     admitted exactly when it is not 0);
+//   - a Take stacked with a check on another key, denied, is admitted
+//     first after the longest RetryAfter of its checks.
 func TestReviewDurationsAreFirstInstants(t *testing.T) {
 	r := rand.New(rand.NewPCG(2026, 12))
 	byKind := map[algorithms.Kind][]algorithms.Spec{}
@@ -54,14 +56,19 @@ func probeDurations(t *testing.T, r *rand.Rand, spec algorithms.Spec) {
 	capy := spec.Capacity()
 	queue := spec.Algorithm == algorithms.LeakyQueue
 
-	// peek returns the store's Peek of cost n at instant at, having
-	// checked it against the Model's; the clock is put back after.
+	// peek returns the store's Peek of cost n on key k at instant at,
+	// having checked it against the Model's; the clock is put back after.
+	var peekKey func(at time.Time, key string, n int64) algorithms.Decision
 	peek := func(at time.Time, n int64) algorithms.Decision {
+		t.Helper()
+		return peekKey(at, "k", n)
+	}
+	peekKey = func(at time.Time, key string, n int64) algorithms.Decision {
 		t.Helper()
 		back := clk.Now()
 		clk.Set(at)
 		defer clk.Set(back)
-		c := algorithms.Check{Spec: spec, Key: "k", Cost: n}
+		c := algorithms.Check{Spec: spec, Key: key, Cost: n}
 		var got [1]algorithms.Decision
 		if err := s.Peek(ctx, got[:], []algorithms.Check{c}); err != nil {
 			t.Fatal(err)
@@ -95,21 +102,40 @@ func probeDurations(t *testing.T, r *rand.Rand, spec algorithms.Spec) {
 		}
 		cost := []int64{1, 2, capy, capy - 1, last.Remaining, last.Remaining + 1, 1 + r.Int64N(capy)}[r.IntN(7)]
 		cost = min(max(cost, 1), capy)
-		c := algorithms.Check{Spec: spec, Key: "k", Cost: cost}
+		checks := []algorithms.Check{{Spec: spec, Key: "k", Cost: cost}}
+		if r.IntN(4) == 0 {
+			// Stacked with another key: all or nothing.
+			checks = append(checks, algorithms.Check{Spec: spec, Key: "o", Cost: 1 + r.Int64N(capy)})
+		}
 		now := clk.Now()
-		d, err := s.TakeOne(ctx, c)
+		ds, err := s.Take(ctx, checks...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := m.TakeAt(now, c)
+		want, err := m.TakeAt(now, checks...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d != want[0] {
-			t.Fatalf("%v step %d: Take(cost %d):\nstore %+v\nmodel %+v", spec, step, cost, d, want[0])
+		for i := range ds {
+			if ds[i] != want[i] {
+				t.Fatalf("%v step %d: Take(%+v), check %d:\nstore %+v\nmodel %+v", spec, step, checks, i, ds[i], want[i])
+			}
 		}
+		d := ds[0]
 		last = d
-		where := func() string { return fmt.Sprintf("%v step %d cost %d", spec, step, cost) }
+		where := func() string { return fmt.Sprintf("%v step %d checks %+v", spec, step, checks) }
+
+		// The whole Take is admitted first after the longest RetryAfter of
+		// its checks (on two keys, each waits on its own).
+		if len(checks) == 2 && (!ds[0].Allowed || !ds[1].Allowed) {
+			wait := max(ds[0].RetryAfter, ds[1].RetryAfter)
+			both := func(at time.Time) bool {
+				return peekKey(at, "k", checks[0].Cost).Allowed && peekKey(at, "o", checks[1].Cost).Allowed
+			}
+			if both(now.Add(wait-1)) || !both(now.Add(wait)) {
+				t.Fatalf("%s: denied Take %+v: not first admitted after the longest RetryAfter %v", where(), ds, wait)
+			}
+		}
 
 		// RetryAfter: the shortest wait after which the same request is admitted.
 		if d.Allowed {
