@@ -56,11 +56,11 @@ import (
 // token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
 // and its state) of an open-addressing table kept 70% to 87.5% full, so 27
 // to 35 bytes per key over the table's growth cycle, plus the heap's
-// rounding of each shard's array (to whole 8 KB pages above 32 KB): 30 to 40
-// bytes per key from 8,000 keys up (the most, about 40, at 64,000 to 80,000
-// keys, where the 64 arrays are just over 32 KB each; 31 with a million
-// keys, BenchmarkMemoryPerKey in benchmarks/algorithms), about the same in a
-// store kept at its WithMaxKeys bound under churn (a deleted key leaves no
+// rounding of each shard's array (to whole 8 KB pages above 32 KB): 30 to 41
+// bytes per key from 8,000 keys up (the most at 64,000 to 80,000 keys, where
+// the 64 arrays are just over 32 KB each; 31 with a million keys,
+// BenchmarkMemoryPerKey in benchmarks/algorithms), up to about 42 in a store
+// kept at its WithMaxKeys bound under churn (a deleted key leaves no
 // tombstone), and up to about 62 bytes for the keys of a table while it
 // grows, until the old array is collected; a sweep that leaves a table less
 // than a quarter full shrinks it back to 70%. A small store holds more per

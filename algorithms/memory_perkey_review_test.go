@@ -40,10 +40,10 @@ func storeHeap(t *testing.T, fill func(s *algorithms.MemoryStore), opts ...algor
 }
 
 // TestMemoryStorePerKeyFigures measures the heap per key that MemoryStore's
-// documentation states: a key of the fixed-size kinds takes 30 to 40 bytes
+// documentation states: a key of the fixed-size kinds takes 30 to 41 bytes
 // from 8,000 keys up (a 24-byte slot of a table 70% to 87.5% full, and the
 // heap's rounding of the shards' arrays, the most at 64,000 to 80,000 keys),
-// about the same at the WithMaxKeys bound under churn, and more in a small
+// up to about 42 at the WithMaxKeys bound under churn, and more in a small
 // store (about 50 bytes per key at 2,000 keys, 44 at 4,000), within 70
 // bytes per key and 40 KB; a sliding_log key about 96 bytes with one logged
 // instant and 16 more per instant (the ring's room rounded up to a power of
@@ -84,21 +84,21 @@ func TestMemoryStorePerKeyFigures(t *testing.T) {
 					take(s, algorithms.Check{Spec: spec, Key: key})
 				}
 			}, algorithms.WithClock(clk))
-			inRange(fmt.Sprintf("%s, %d keys", k, size), got, 30, 40.5)
+			inRange(fmt.Sprintf("%s, %d keys", k, size), got, 30, 41.5)
 		}
 		got := heapPerKey(t, func(s *algorithms.MemoryStore) {
 			for _, key := range keys {
 				take(s, algorithms.Check{Spec: spec, Key: key})
 			}
 		}, algorithms.WithClock(clk), algorithms.WithMaxKeys(n))
-		inRange(fmt.Sprintf("%s, %d keys through a bound of %d", k, len(keys), n), got, 30, 42)
+		inRange(fmt.Sprintf("%s, %d keys through a bound of %d", k, len(keys), n), got, 30, 43)
 	}
 
 	// A small store: its fixed part weighs in.
 	for _, c := range []struct {
 		size   int
 		lo, hi float64
-	}{{64, 0, 70 + 40000/64.0}, {640, 0, 70 + 40000/640.0}, {2000, 45, 56}, {4000, 39, 48}, {8000, 30, 40.5}} {
+	}{{64, 0, 70 + 40000/64.0}, {640, 0, 70 + 40000/640.0}, {2000, 45, 56}, {4000, 39, 48}, {8000, 30, 41.5}} {
 		spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1000, Window: time.Hour}
 		got := heapPerKey(t, func(s *algorithms.MemoryStore) {
 			for _, key := range keys[:c.size] {
