@@ -123,11 +123,16 @@ func (s *slidingLog) copyTo(ev []logEvent) {
 }
 
 // used returns the cost accepted within the window at t, or at the newest
-// logged instant when that is later. It forgets nothing: a sweep or an
-// eviction's sample that looks at a key it keeps must not move it on, for
-// a request at an earlier instant (a call that read the clock before them)
-// is decided on the events it still holds.
+// logged instant when that is later. A sweep or an eviction's sample that
+// looks at a key it keeps must not move it on, for a request at an earlier
+// instant (a call that read the clock before them) is decided on the
+// events it still holds: it forgets only the events out of the window at
+// the newest logged instant, which no request can count again (every one
+// is decided at that instant or later).
 func (s *slidingLog) used(p *params, t int64) int64 {
+	if s.n > 0 {
+		s.prune(p, s.at(s.n-1).t)
+	}
 	v := s.view(p, s.latest(t))
 	return v.sum
 }
