@@ -82,8 +82,11 @@ const (
 	// (rounded up) until Remaining next grows. It is the default.
 	IETF Profile = iota
 	// Draft7 sends draft -07's dictionary for the policy with the lowest
-	// remaining (on a 429, reset is the response's Retry-After, as in every
-	// single-valued profile), and the policies in draft -07 syntax:
+	// remaining, and the policies in draft -07 syntax. As in every
+	// single-valued profile, a denied policy comes first, a tie goes to
+	// the policy whose allowance takes longer to come back (see
+	// [policy.Result.Lowest]; also across nested middlewares), and on a
+	// 429 reset is the response's Retry-After:
 	//
 	//	RateLimit: limit=100, remaining=50, reset=5
 	//	RateLimit-Policy: 10;w=1, 100;w=60
@@ -381,9 +384,12 @@ func decided(res *policy.Result) bool {
 }
 
 // keepsOuter reports whether the single-valued profile p keeps the values
-// outer wrote in place of those of res: outer reports a lower remaining
-// (or is denied) and res is allowed. Then the values in the header stay
+// outer wrote in place of those of res: res is allowed, and outer's
+// decision is denied, reports a lower remaining, or the same remaining and
+// a reset no shorter (see lowerThan). Then the values in the header stay
 // outer's, and a middleware further in must compare its own with outer's.
+// (A reset outer's hold shortened is compared as decided, before the
+// hold.)
 func keepsOuter(p Profile, res, outer *policy.Result) bool {
 	if p == IETF || !decided(outer) || !decided(res) {
 		return false
@@ -413,12 +419,24 @@ func isQueue(res *policy.Result, i int) bool {
 }
 
 // lowerThan reports whether d is reported in preference to b by a
-// single-valued profile: denied first, then the lower remaining.
+// single-valued profile, as [policy.Result.Lowest] chooses among the
+// decisions of one middleware: denied first, then the lower remaining,
+// then (of two denied) the longer wait, then the longer ResetAfter (the
+// reset an admitted one reports: the research notes' "on ties, prefer the
+// longer t"). A full tie is not lower: the values already written stay.
 func lowerThan(d, b algorithms.Decision) bool {
 	if d.Allowed != b.Allowed {
 		return !d.Allowed
 	}
-	return d.Remaining < b.Remaining
+	if d.Remaining != b.Remaining {
+		return d.Remaining < b.Remaining
+	}
+	if !d.Allowed {
+		if dw, bw := max(d.RetryAfter, d.NextAfter), max(b.RetryAfter, b.NextAfter); dw != bw {
+			return dw > bw
+		}
+	}
+	return d.ResetAfter > b.ResetAfter
 }
 
 // str returns the bytes of b as a string without copying. b must not be

@@ -247,8 +247,9 @@ func TestAddPolicies(t *testing.T) {
 }
 
 // TestLowerThan: a denial is reported before any admission, whatever the
-// remaining counts; among equals, the lower remaining, and a tie is not
-// lower.
+// remaining counts; among equals, the lower remaining; on a tie of
+// remaining, of two denials the longer wait, then the longer ResetAfter
+// (as policy.Result.Lowest chooses); a full tie is not lower.
 func TestLowerThan(t *testing.T) {
 	denied := algorithms.Decision{Allowed: false, Remaining: 5}
 	allowed := algorithms.Decision{Allowed: true, Remaining: 0}
@@ -261,6 +262,12 @@ func TestLowerThan(t *testing.T) {
 		{"allowed after denied", allowed, denied, false},
 		{"lower remaining", algorithms.Decision{Allowed: true, Remaining: 1}, algorithms.Decision{Allowed: true, Remaining: 2}, true},
 		{"tie", algorithms.Decision{Allowed: true, Remaining: 2}, algorithms.Decision{Allowed: true, Remaining: 2}, false},
+		{"tie, longer reset", allow(10, 2, time.Second, time.Minute), allow(10, 2, time.Second, time.Second), true},
+		{"tie, shorter reset", allow(10, 2, time.Second, time.Second), allow(10, 2, time.Second, time.Minute), false},
+		{"denied tie, longer wait", denyD(10, 0, 2*time.Second, time.Second, time.Second), denyD(10, 0, time.Second, time.Second, time.Minute), true},
+		{"denied tie, longer next", denyD(10, 0, time.Second, 3*time.Second, time.Second), denyD(10, 0, 2*time.Second, time.Second, time.Minute), true},
+		{"denied tie, shorter wait", denyD(10, 0, time.Second, time.Second, time.Minute), denyD(10, 0, 2*time.Second, time.Second, time.Second), false},
+		{"denied tie, same wait, longer reset", denyD(10, 0, time.Second, time.Second, time.Minute), denyD(10, 0, time.Second, time.Second, time.Second), true},
 	} {
 		if got := lowerThan(tc.d, tc.b); got != tc.want {
 			t.Errorf("%s: lowerThan(%+v, %+v) = %v, want %v", tc.name, tc.d, tc.b, got, tc.want)
@@ -332,12 +339,14 @@ func TestReplaceLineReplacesItsOwnStringOnly(t *testing.T) {
 
 // TestKeepsOuter: a single-valued profile keeps the values a middleware
 // further out wrote only when that one decided something, ours decided
-// something too and allowed, and outer's is no higher; a Result that
-// decided nothing (not taken, or no policy) is never compared.
+// something too and allowed, and outer's comes first or ties (lowerThan:
+// a tie of remaining goes to the longer reset); a Result that decided
+// nothing (not taken, or no policy) is never compared.
 func TestKeepsOuter(t *testing.T) {
 	low := result(t, 0b001, allow(10, 3, time.Second, time.Second))
 	high := result(t, 0b010, allow(100, 90, time.Second, time.Minute))
-	same := result(t, 0b010, allow(100, 3, time.Second, time.Minute))
+	same := result(t, 0b010, allow(100, 3, time.Second, time.Second))
+	later := result(t, 0b010, allow(100, 3, time.Second, time.Minute))
 	denied := result(t, 0b010, denyD(100, 0, time.Second, time.Second, time.Minute))
 	none := result(t, 0) // taken, no policy decided
 	for _, tc := range []struct {
@@ -348,6 +357,8 @@ func TestKeepsOuter(t *testing.T) {
 	}{
 		{"outer lower", Draft6, high, low, true},
 		{"outer tie", Legacy, same, low, true},
+		{"outer tie, ours resets later", Legacy, later, low, false},
+		{"outer tie, outer resets later", Legacy, low, later, true},
 		{"outer higher", Draft7, low, high, false},
 		{"ours denied", Draft6, denied, low, false},
 		{"list profile", IETF, high, low, false},

@@ -132,7 +132,9 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 // [NoHeaders]: one built with it writes none, and its policies are not
 // reported), so that the response carries one profile whose fields all
 // parse: the list profile adds a field line per middleware, the
-// single-valued ones report the policy with the lowest remaining of both.
+// single-valued ones report the policy with the lowest remaining of both
+// (on a tie, the one whose allowance takes longer to come back), as one
+// middleware holding both would.
 // (A policy the two share,
 // under one key, is reported once: see [ErrCountedTwice].) When a
 // middleware further in holds the request for a leaky_queue Delay, the
