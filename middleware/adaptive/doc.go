@@ -30,10 +30,14 @@
 // Spec, so at a new limit a policy's counters start from a full allowance:
 // a client that had used up its quota gets the new (lower) quota at once.
 // That is the price of exact counters per limit; the alternative of scaling
-// costs under an unchanged Spec cannot express 80% with integer costs. The
-// levels a Controller visits are few (steps of 10% of the configured
-// limit), so going back to a level finds its counters again while the store
-// still holds them.
+// costs under an unchanged Spec cannot express 80% with integer costs. A
+// level is a whole number of thousandths of the configured limit, from
+// Floor to 1: a drop multiplies it by Decrease, a step adds Step, so the
+// levels visited are not a fixed grid (1, 0.8, 0.64, then 0.74, 0.84,
+// 0.94, 1). Going back to a level visited before
+// (the configured limit, the Floor) finds its counters again while the
+// store still holds them; a level met for the first time starts from a
+// full allowance.
 //
 // Do not let a Controller and a Fleet (or a SetLimit of your own) drive
 // the same policy: each sets its limits at its own evaluations, undoing
