@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -103,7 +104,7 @@ func (m *Middleware) rejectCost(w http.ResponseWriter, e *policy.CostError) {
 // seconds); err says why.
 func (m *Middleware) unavailable(w http.ResponseWriter, r *http.Request, res *Result, retry int64, err error) {
 	if m.onReject != nil {
-		m.onReject(w, r, Rejection{Status: http.StatusServiceUnavailable, RetryAfter: time.Duration(retry) * time.Second, Err: err, Result: res})
+		m.onReject(w, r, Rejection{Status: http.StatusServiceUnavailable, RetryAfter: wholeSeconds(retry), Err: err, Result: res})
 		return
 	}
 	if retry > 0 {
@@ -112,6 +113,16 @@ func (m *Middleware) unavailable(w http.ResponseWriter, r *http.Request, res *Re
 	b := appendBlank(nil, http.StatusServiceUnavailable)
 	b = append(b, "}\n"...)
 	writeProblem(w, http.StatusServiceUnavailable, b)
+}
+
+// wholeSeconds returns n seconds as a Duration, or the longest Duration
+// when they do not fit one (a FailClosed wait near the longest Duration,
+// rounded up).
+func wholeSeconds(n int64) time.Duration {
+	if n > math.MaxInt64/int64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * time.Second
 }
 
 // A Rejection is a refusal other than a denial's 429 (see
@@ -125,8 +136,9 @@ type Rejection struct {
 	// decided (its client gone, or a server-side deadline run out).
 	Status int
 	// RetryAfter is the default response's Retry-After, in whole seconds
-	// (the middlewares further out included, as for a 429); 0 when it has
-	// none (400, 403, a client gone). A request whose server-side deadline
+	// (the middlewares further out included, as for a 429; the longest
+	// Duration when they do not fit one); 0 when it has none (400, 403, a
+	// client gone). A request whose server-side deadline
 	// ran out while the store decided it waits FailClosed's retryAfter,
 	// at least 1 s. (Shadow mode rejects none of these; see [WithShadow].)
 	RetryAfter time.Duration
