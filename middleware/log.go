@@ -178,7 +178,13 @@ func (l *LogObserver) admit(name string) (ok bool, suppressed int64) {
 	}
 	s := v.(*sampler)
 	sec := l.clock.Now().Unix()
-	if old := s.sec.Load(); old != sec && s.sec.CompareAndSwap(old, sec) {
+	// A new second starts the count again; a read of the second before
+	// the one in progress (a request that read the clock as the second
+	// turned, logged after one that began the new second) is counted in
+	// the one in progress, which it would otherwise start again from 0,
+	// and the requests after it once more. A clock set back further (the
+	// wall clock corrected) starts a second of its own.
+	if old := s.sec.Load(); (sec > old || sec < old-1) && s.sec.CompareAndSwap(old, sec) {
 		s.n.Store(0)
 	}
 	if s.n.Add(1) > l.perSec {
