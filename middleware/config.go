@@ -25,7 +25,10 @@ var profiles = map[policy.HeaderProfile]Profile{
 // a shared store's outage, one instance's clients, are far fewer, and a
 // client rotating keys meets the bound (see [algorithms.WithMaxKeys]) instead
 // of growing the store until the outage ends. At the bound the store takes
-// about 70 MB. To choose another, pass your own store:
+// at most about 70 MB for the fixed-size kinds (the budget of
+// [algorithms.MemoryStore]: 70 bytes per key, which covers a table while
+// it grows); sliding_log takes more, 16 bytes per accepted instant in each
+// key's window besides. To choose another, pass your own store:
 // OnStoreError(FallBack(s)).
 const FallbackMaxKeys = 1_000_000
 
