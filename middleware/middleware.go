@@ -1368,8 +1368,10 @@ type feedback struct{ f Feedback }
 // SetFeedback makes the middleware time every request it passes to its
 // handler (allowed, skipped, matched by no policy, shadow-denied or let
 // through by a failing store; not those it answers itself, nor one whose
-// connection the handler hijacks) and tell f its latency, read on the
-// middleware's clock, and status. The handler's writer keeps the optional
+// connection the handler hijacks, nor one whose handler panicked after
+// its client went away, which says nothing of the service's health) and
+// tell f its latency, read on the middleware's clock, and status (500
+// when the handler panicked). The handler's writer keeps the optional
 // interfaces of the server's (Flusher, Hijacker and io.ReaderFrom over
 // HTTP/1, Pusher over HTTP/2). nil stops it. It is
 // safe to call while requests are served. A controller built on the

@@ -398,7 +398,9 @@ func ceilPermille(v, p int64) int64 {
 // Handler returns next wrapped so that every request it handles is
 // observed: its latency (the Controller's clock, from the call to the
 // return of next) and status (200 unless next writes another; 500 when it
-// panics); a request whose connection next hijacks is not. Put it
+// panics); a request whose connection next hijacks is not, nor one whose
+// handler panics after its client went away (its context canceled: a
+// reverse proxy's copy to a client that hung up). Put it
 // inside the rate limiter, around the application: the requests the
 // limiter rejects say nothing about the service's health. With this
 // package's middleware, m.SetFeedback(ctrl) does the same without the
