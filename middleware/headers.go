@@ -82,15 +82,16 @@ const (
 	// (rounded up) until Remaining next grows. It is the default.
 	IETF Profile = iota
 	// Draft7 sends draft -07's dictionary for the policy with the lowest
-	// remaining, and the policies in draft -07 syntax. As in every
-	// single-valued profile, a denied policy comes first, a tie goes to
-	// the policy whose allowance takes longer to come back (see
-	// [policy.Result.Lowest]; also across nested middlewares), and on a
-	// 429 reset is the response's Retry-After:
+	// remaining, and the policies in draft -07 syntax (the per-second
+	// policy of the IETF example above, 7 left of its 10):
 	//
-	//	RateLimit: limit=100, remaining=50, reset=5
+	//	RateLimit: limit=10, remaining=7, reset=1
 	//	RateLimit-Policy: 10;w=1, 100;w=60
 	//
+	// As in every single-valued profile, a denied policy comes first, a
+	// tie of remaining goes to the policy whose allowance takes longer to
+	// come back (see [policy.Result.Lowest]; also across nested
+	// middlewares), and on a 429 reset is the response's Retry-After.
 	// Those drafts name a policy by its quota value, which no two members
 	// of the list may share: of policies with the same limit, the list
 	// holds the one with the longest window (see
