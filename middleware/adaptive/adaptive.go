@@ -68,8 +68,9 @@ type Config struct {
 	MinSamples int
 	// Baseline is the normal p99 latency. Zero means learned: the p99 of
 	// the first judged period, then an average (weight 1/8) over healthy
-	// periods; a learned p99 is read from a histogram, so it may be up to
-	// 19% above the true one. Whether a period's p99 exceeds LatencyFactor
+	// periods; a learned p99 is read from a histogram (the top of its
+	// bucket), so it may be up to 25% above the true one (less a
+	// nanosecond: a p99 of 2^20 ns is read as 2^20 + 2^18 − 1). Whether a period's p99 exceeds LatencyFactor
 	// times the baseline in force when the period began is decided
 	// exactly.
 	Baseline time.Duration
@@ -413,7 +414,8 @@ func (c *Controller) Handler(next http.Handler) http.Handler {
 }
 
 // window counts one period's requests in a latency histogram with four
-// buckets per power of two (each at most 19% wide), lock-free, and counts
+// buckets per power of two (each spanning a quarter of the power of two it
+// splits: its top is less than 25% above its bottom), lock-free, and counts
 // exactly those slower than slowOver, the threshold in force when the
 // period began (LatencyFactor times the baseline; 0 while the baseline is
 // unknown).

@@ -343,9 +343,9 @@ func TestControllerConcurrent(t *testing.T) {
 }
 
 // TestControllerSlowIsExact guards the seed's rule "p99 above twice the
-// baseline" against the latency histogram's rounding: its buckets are up
-// to 19% wide, and judging by a bucket's upper bound called a p99 of 1.8x
-// the baseline slow.
+// baseline" against the latency histogram's rounding: a bucket's top is
+// up to 25% above its bottom, and judging by a bucket's upper bound called
+// a p99 of 1.8x the baseline slow.
 func TestControllerSlowIsExact(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
