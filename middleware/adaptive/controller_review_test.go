@@ -35,3 +35,22 @@ func TestLearnedBaselineUpToAQuarterAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultFloorIsHalf: by default (Config.Floor 0.5, the README's
+// "never below a floor (default 50%)") slow and failing periods take a
+// limit of 100 to 80% of itself at a time, 80, 64, 51, and then no lower than
+// 50, where a healthy period steps it up by 10 of the configured 100.
+func TestDefaultFloorIsHalf(t *testing.T) {
+	m := newMiddleware(t, 100)
+	c, clock := newController(t, m, adaptive.Config{Baseline: time.Millisecond})
+	for _, want := range []string{"80", "64", "51", "50", "50"} {
+		period(t, c, clock, 20, 20, 10*time.Millisecond)
+		if got := limitsOf(m); got != want {
+			t.Fatalf("after a slow and failing period: limit %s, want %s", got, want)
+		}
+	}
+	period(t, c, clock, 20, 0, time.Millisecond)
+	if got := limitsOf(m); got != "60" {
+		t.Errorf("after a healthy period at the floor: limit %s, want 60", got)
+	}
+}
