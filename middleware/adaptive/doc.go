@@ -34,10 +34,9 @@
 // level is a whole number of thousandths of the configured limit, from
 // Floor to 1: a drop multiplies it by Decrease, a step adds Step, so the
 // levels visited are not a fixed grid (1, 0.8, 0.64, then 0.74, 0.84,
-// 0.94, 1). Going back to a level visited before
-// (the configured limit, the Floor) finds its counters again while the
-// store still holds them; a level met for the first time starts from a
-// full allowance.
+// 0.94, 1). Going back to a level visited before (the configured limit,
+// the Floor) finds its counters again while the store still holds them; a
+// level met for the first time starts from a full allowance.
 //
 // Do not let a Controller and a Fleet (or a SetLimit of your own) drive
 // the same policy: each sets its limits at its own evaluations, undoing
