@@ -152,9 +152,11 @@ func WithHeaders(p Profile) Option {
 }
 
 // WithPartitionKey adds the pk parameter to each member of the IETF
-// RateLimit field: a Structured Field byte sequence (":base64:") holding 9
-// bytes of SHA-256 over secret and the policy's key. The raw key is never
-// sent; the secret (at least 16 bytes, kept on the server) keeps a small key
+// RateLimit field: a Structured Field byte sequence (":base64:", standard
+// base64) holding the first 9 bytes of SHA-256 over secret followed by the
+// key as the store sees it (the policy's name, a colon and the client's
+// key: "per-ip:192.0.2.1"), as [LogPartitionKey] hashes it. The raw key is
+// never sent; the secret (at least 16 bytes, kept on the server) keeps a small key
 // space such as IPv4 addresses from being enumerated back from the hash.
 // Off by default.
 func WithPartitionKey(secret []byte) Option {
