@@ -480,6 +480,7 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 	ctx, cancel := afterContext(r)
 	defer cancel()
 	if err := res.GiveBack(ctx, m.decider(res), m.clock.Now().Sub(taking), give); err != nil {
+		m.stats.storeErrors.Add(1)
 		m.report(r, fmt.Errorf("middleware: giving back the units of a response that does not count: %w", err))
 		return 0
 	}
@@ -558,6 +559,7 @@ func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) 
 	ctx, cancel := afterContext(r)
 	defer cancel()
 	if err := res.Refund(ctx, store, waited); err != nil {
+		m.stats.storeErrors.Add(1)
 		m.report(r, fmt.Errorf("middleware: giving back a leaky_queue place: %w", err))
 	}
 }
@@ -1268,7 +1270,10 @@ type Stats struct {
 	// ShadowDenied counts requests shadow mode let through that it would
 	// have rejected.
 	ShadowDenied int64
-	// StoreErrors counts failed store calls (including breaker-open ones).
+	// StoreErrors counts failed store calls (including breaker-open ones):
+	// the Takes that decide requests, and the refunds of leaky_queue places
+	// and the give-backs of responses that do not count (policy.CountIf).
+	// Not Peek, Reset or ResetKey, which return their errors.
 	StoreErrors int64
 	// FailedOpen counts requests let through unlimited because of a failure.
 	FailedOpen int64
