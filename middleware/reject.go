@@ -152,7 +152,8 @@ type Rejection struct {
 	Err error
 	// Result is the request's Result as far as it went: no decisions for
 	// a missing key or a store failure (Result.Taken is false); for a
-	// leaky_queue hold, the decisions, its place given back. The
+	// leaky_queue hold, the decisions, its place given back when the
+	// store's refund succeeded (Result.Refunded), else as taken. The
 	// rate-limit headers already set on the response are those the
 	// default response sends.
 	Result *Result
