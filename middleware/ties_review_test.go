@@ -1,12 +1,16 @@
 package middleware_test
 
 import (
+	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -82,4 +86,68 @@ func equalFields(a, b http.Header) bool {
 		}
 	}
 	return true
+}
+
+// TestNestedReportsAsOneMiddleware: while every request is admitted,
+// policies spread over nested middlewares (chi's r.Use, one policy each)
+// report in each single-valued profile what one middleware holding them
+// all reports: the same values (the same policy, ties included) and the
+// same RateLimit-Policy list (its field lines joined). Random policies of
+// four kinds, windows of seconds and minutes, limits of 20 to 24, and up
+// to 15 requests at random times, seeded: before ties went to the longer
+// reset, the second sequence already differed (a tie of remaining 18
+// reported the 2 s sliding window nested, the 2 min sliding log in one).
+func TestNestedReportsAsOneMiddleware(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	kinds := []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.SlidingLog}
+	profiles := []middleware.Profile{middleware.Draft7, middleware.Draft6, middleware.Legacy, middleware.LegacyUnix}
+	for iter := range 500 {
+		var specs []algorithms.Spec
+		for range 2 + rng.IntN(2) {
+			specs = append(specs, algorithms.Spec{Algorithm: kinds[rng.IntN(len(kinds))], Limit: int64(20 + rng.IntN(5)),
+				Window: time.Duration(1+rng.IntN(3)) * []time.Duration{time.Second, time.Minute}[rng.IntN(2)]})
+		}
+		p := profiles[rng.IntN(len(profiles))]
+		steps := make([]time.Duration, 1+rng.IntN(15))
+		for i := range steps {
+			steps[i] = time.Duration(rng.IntN(1500)) * time.Millisecond
+		}
+		run := func(nested bool) []http.Header {
+			store, clock := newStore(t)
+			var ps []*policy.Policy
+			for i, spec := range specs {
+				ps = append(ps, policy.Must(policy.New("p"+strconv.Itoa(i), spec, remote)))
+			}
+			opts := []middleware.Option{middleware.WithHeaders(p), middleware.WithClock(clock)}
+			r := chi.NewRouter()
+			if nested {
+				for _, pol := range ps {
+					r.Use(middleware.MustNew(store, []*policy.Policy{pol}, opts...).Handler)
+				}
+			} else {
+				r.Use(middleware.MustNew(store, ps, opts...).Handler)
+			}
+			r.Get("/", ok)
+			var out []http.Header
+			for i, s := range steps {
+				clock.Advance(s)
+				w := serve(r, "GET", "/")
+				if w.Code != http.StatusOK {
+					t.Fatalf("sequence %d, request %d: %d, want every request admitted", iter, i, w.Code)
+				}
+				f := rateLimitFields(w.Header())
+				for k, v := range f {
+					f[k] = []string{strings.Join(v, ", ")}
+				}
+				out = append(out, f)
+			}
+			return out
+		}
+		one, nested := run(false), run(true)
+		for i := range one {
+			if !equalFields(one[i], nested[i]) {
+				t.Fatalf("sequence %d (%s, %+v), request %d: one middleware %q, nested %q", iter, p, specs, i, one[i], nested[i])
+			}
+		}
+	}
 }
