@@ -24,8 +24,10 @@
 //	                                     evaluated policy of an admitted request),
 //	                                     "denied" and "shadow_denied" (each policy that
 //	                                     denied it)
-//	ratekeeper.errors{policy,kind}       counter ({error}): kind "store" (a failed store
-//	                                     call; each evaluated policy), "key" (no key),
+//	ratekeeper.errors{policy,kind}       counter ({error}): kind "store" (a request whose
+//	                                     store call failed: each evaluated policy; not a
+//	                                     failed refund or give-back, which only
+//	                                     Stats.StoreErrors counts), "key" (no key),
 //	                                     "cost" (a cost out of range)
 //	ratekeeper.decision.duration         histogram (s): time to decide (keys and store
 //	                                     call); bucket boundaries given as advice

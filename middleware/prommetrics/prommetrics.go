@@ -12,8 +12,11 @@
 //	ratekeeper_requests_total{policy,outcome}  counter: outcome "allowed" (each evaluated
 //	                                           policy of an admitted request), "denied" and
 //	                                           "shadow_denied" (each policy that denied it)
-//	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a failed store call;
-//	                                           each evaluated policy), "key" (no key), "cost"
+//	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a request whose store
+//	                                           call failed: each evaluated policy; not a
+//	                                           failed refund or give-back, which only
+//	                                           Stats.StoreErrors counts), "key" (no key),
+//	                                           "cost"
 //	ratekeeper_decision_seconds                histogram: time to decide (keys and store call)
 //	ratekeeper_failure_state{state}            gauge: 1 for each failure state (open, closed,
 //	                                           fallback) an observed middleware is in, and
