@@ -13,7 +13,8 @@
 //     punycode);
 //   - it backs off when turned away: a 429 or 503 (or a 403 that refuses
 //     the request for its rate, as GitHub's do: one with Retry-After, or
-//     rate-limit headers saying no quota is left) is retried after the
+//     rate-limit headers saying no quota is left until a reset still to
+//     come) is retried after the
 //     server's Retry-After (or its millisecond forms retry-after-ms and
 //     x-ms-retry-after-ms, read first), or an exponential backoff with full
 //     jitter, no shorter than the reset its rate-limit headers announce, a

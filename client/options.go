@@ -194,8 +194,9 @@ func WithRate(limit int64, per time.Duration) Option {
 // server's Retry-After pushes the turn back: a queued request whose turn
 // would then come more than d after it queued fails as soon as that is
 // known, and the requests behind it move up. The default is
-// [DefaultMaxWait]; 0 sends only requests that can go at once. The request's
-// context bounds every wait too.
+// [DefaultMaxWait]; 0 sends only requests that can go at once, and d may
+// be at most [algorithms.MaxWindow] (24 hours). The request's context
+// bounds every wait too.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 || d > algorithms.MaxWindow {
@@ -253,7 +254,8 @@ func WithClock(clock Clock) Option {
 }
 
 // WithRetries sets how many times a request answered with 429 or 503 (or a
-// rate-limited 403: see [Transport.RoundTrip]) is sent again; the default is [DefaultRetries], and 0 turns retrying off.
+// rate-limited 403: see [Transport.RoundTrip]) is sent again, from 0 to
+// 100; the default is [DefaultRetries], and 0 turns retrying off.
 func WithRetries(n int) Option {
 	return func(c *config) error {
 		if n < 0 || n > 100 {
@@ -265,10 +267,13 @@ func WithRetries(n int) Option {
 }
 
 // WithBackoff sets the exponential backoff used when a 429 or 503 response
-// has no usable Retry-After: before retry k (k = 1, 2, ...) the Transport
-// waits a uniformly random time between 0 and min(ceiling, base·2^(k−1)) ("full
-// jitter", so that clients turned away together do not return together).
-// The defaults are [DefaultBackoffBase] and [DefaultBackoffMax].
+// (or a rate-limited 403) has no usable Retry-After: before retry k (k = 1,
+// 2, ...) the Transport waits a uniformly random time between 0 and
+// min(ceiling, base·2^(k−1)) ("full jitter", so that clients turned away
+// together do not return together), or, with proactive pacing, until the
+// reset the response's rate-limit fields announce when that comes later
+// (see [WithProactive]). The defaults are [DefaultBackoffBase] and
+// [DefaultBackoffMax].
 func WithBackoff(base, ceiling time.Duration) Option {
 	return func(c *config) error {
 		if base <= 0 {
@@ -360,7 +365,8 @@ func standardMethod(m string) bool {
 
 // WithGiveUpError makes the Transport return a [*RetryError] (with a nil
 // response, its body drained and closed) when it gives up on a request the
-// server answered with 429 or 503, instead of returning that last response
+// server answered with 429 or 503 (or a rate-limited 403: see
+// [Transport.RoundTrip]), instead of returning that last response
 // with a nil error. The default, returning the response, is what the
 // http.RoundTripper contract asks for and what http.Client users expect; the
 // error form suits callers that treat "still throttled" as a failure.
@@ -378,7 +384,8 @@ func WithGiveUpError() Option {
 // API's X-Rate-Limit-Remaining and X-Rate-Limit-Reset, OpenAI's
 // x-ratelimit-remaining-requests and x-ratelimit-reset-requests, and
 // Anthropic's anthropic-ratelimit-requests-remaining and
-// anthropic-ratelimit-requests-reset — and Retry-After on 429 and 503
+// anthropic-ratelimit-requests-reset — and Retry-After on 429, 503 and a
+// rate-limited 403 (see [Transport.RoundTrip])
 // (retry-after-ms, then x-ms-retry-after-ms, then Retry-After: the first
 // valid one), each field over all its lines (see the package doc). When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
@@ -387,8 +394,9 @@ func WithGiveUpError() Option {
 // fields every dialect present counts, and the longest hold wins (each may
 // describe a different limit). The rate-limit fields of a
 // cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset (or
-// X-Rate-Limit-Reset) above 10^9 is read as a Unix time (in milliseconds
-// above 10^12), below as seconds. OpenAI and Anthropic announce when the
+// X-Rate-Limit-Reset) from 10^9 on is read as a Unix time (in milliseconds
+// from 10^12 on; from 10^15 on, past the year 33658, as no time at all:
+// ignored), below as seconds. OpenAI and Anthropic announce when the
 // request quota is back in full, and refill it continuously: with their
 // limit field (x-ratelimit-limit-requests,
 // anthropic-ratelimit-requests-limit), the hold is one request's share of
@@ -397,8 +405,9 @@ func WithGiveUpError() Option {
 // needs, and the 429 it may earn carries a Retry-After. A malformed header
 // is ignored. Absolute times (an HTTP-date Retry-After, a Unix-time or
 // RFC 3339 reset) are in the server's clock: when the
-// response's Date shows the local clock a second behind it or three ahead
-// (or more), the wait is counted from that Date instead of the local clock;
+// response's Date shows the local clock more than a second behind it, or
+// three seconds or more ahead, the wait is counted from that Date instead
+// of the local clock;
 // from the Date line (or the local clock) that makes the wait longest when
 // several Date lines disagree.
 // Holds only grow: a response announcing a reset earlier than the one its
