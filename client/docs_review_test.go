@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -117,5 +118,49 @@ func TestRateLimited403NeedsAResetToCome(t *testing.T) {
 				t.Errorf("%d attempts (%v), want %d", len(at), at, tc.attempts)
 			}
 		})
+	}
+}
+
+// DefaultMaxWait is a minute, in numbers (the tests elsewhere name the
+// constant, and one of 61s survived them): without WithMaxWait a server's
+// hold of 60s is waited out, one of 61s fails at once with a *WaitError
+// (the holds are not cut to the maximum Retry-After here, an hour), and
+// the pacing queue's bound, the Spec's MaxDelay, is 60s.
+func TestDefaultMaxWaitInNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		t    string // the RateLimit field's t, the hold
+		wait time.Duration
+		ok   bool
+	}{
+		{"60", time.Minute, true},
+		{"61", 0, false},
+	} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				w.Header().Set("RateLimit", `"a";r=0;t=`+tc.t)
+			}
+			io.WriteString(w, "ok")
+		})
+		hc, _ := newClient(t, clock, client.WithMaxRetryAfter(time.Hour))
+		if status, _, err := get(hc, srv.URL); err != nil || status != http.StatusOK {
+			t.Fatalf("t=%s: first request %d %v", tc.t, status, err)
+		}
+		_, _, err := get(hc, srv.URL)
+		var we *client.WaitError
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("t=%s: %v, want the hold waited out", tc.t, err)
+		case tc.ok:
+			if at := srv.arrivals(); len(at) != 2 || at[1] != tc.wait {
+				t.Errorf("t=%s: arrivals %v, want the second at %v", tc.t, at, tc.wait)
+			}
+		case !errors.As(err, &we) || !we.Held || we.MaxWait != 60*time.Second || we.Wait != 61*time.Second:
+			t.Errorf("t=%s: %v, want a *WaitError: a hold of 61s, more than the maximum wait of 60s", tc.t, err)
+		}
+	}
+	_, tr := newClient(t, newAutoClock(), client.WithRate(5, time.Second))
+	if spec, ok := tr.Spec(); !ok || spec.MaxDelay != 60*time.Second {
+		t.Errorf("Spec %v %v, want a MaxDelay of 60s", spec, ok)
 	}
 }
