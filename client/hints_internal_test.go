@@ -380,6 +380,7 @@ func TestServerHoldAge(t *testing.T) {
 		{[]string{"0", "30"}, 5 * time.Second},
 		{[]string{"30, 0"}, 0},
 		{[]string{"30"}, 0},
+		{[]string{"1"}, 0},
 		{[]string{"007"}, 0},
 		{[]string{"99999999999999999999999"}, 0},
 		{[]string{"-1"}, 5 * time.Second},

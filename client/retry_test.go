@@ -384,7 +384,10 @@ func TestRetryAfterMalformed(t *testing.T) {
 }
 
 // Only replayable requests are retried: idempotent methods (or opted-in
-// ones, or an Idempotency-Key) with a body that can be had again.
+// ones, or an Idempotency-Key) with a body that can be had again. Each of
+// the methods WithRetryMethods names as retried by default is (and no
+// method, which net/http sends as GET); PATCH, not idempotent, is not,
+// even with GetBody.
 func TestReplayable(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -395,7 +398,12 @@ func TestReplayable(t *testing.T) {
 		attempts int
 	}{
 		{"GET", http.MethodGet, nil, "", nil, 2},
+		{"no method (GET)", "", nil, "", nil, 2},
+		{"HEAD", http.MethodHead, nil, "", nil, 2},
+		{"OPTIONS", http.MethodOptions, nil, "", nil, 2},
+		{"TRACE", http.MethodTrace, nil, "", nil, 2},
 		{"DELETE", http.MethodDelete, nil, "", nil, 2},
+		{"PATCH with GetBody", http.MethodPatch, func() io.Reader { return strings.NewReader("v=1") }, "", nil, 1},
 		{"PUT with GetBody", http.MethodPut, func() io.Reader { return strings.NewReader("v=1") }, "", nil, 2},
 		{"PUT without GetBody", http.MethodPut, func() io.Reader { return io.MultiReader(strings.NewReader("v=1")) }, "", nil, 1},
 		{"POST", http.MethodPost, func() io.Reader { return bytes.NewBufferString("v=1") }, "", nil, 1},
@@ -414,6 +422,7 @@ func TestReplayable(t *testing.T) {
 				body = tc.body()
 			}
 			req, _ := http.NewRequest(tc.method, srv.URL, body)
+			req.Method = tc.method // "" stays "": net/http sends it as GET
 			if tc.header != "" {
 				req.Header.Set(tc.header, "k-1")
 			}
