@@ -77,7 +77,8 @@
 // http.RoundTripper contract asks; [WithGiveUpError] returns a [*RetryError]
 // (attempts, last status) instead. A request whose wait would exceed the
 // maximum, or outlast its context's deadline, fails at once with a
-// [*WaitError], before anything is sent. A
+// [*WaitError], before anything is sent (a retry so refused is a give-up
+// instead: see [Transport.RoundTrip]). A
 // request that gives up its place in the queue (its context ended) gives it
 // on: the requests behind it move up, and the last place goes back to the
 // store when nothing queued there behind it (see [Transport]).

@@ -195,8 +195,10 @@ func WithRate(limit int64, per time.Duration) Option {
 // would then come more than d after it queued fails as soon as that is
 // known, and the requests behind it move up. The default is
 // [DefaultMaxWait]; 0 sends only requests that can go at once, and d may
-// be at most [algorithms.MaxWindow] (24 hours). The request's context
-// bounds every wait too.
+// be at most [algorithms.MaxWindow] (24 hours). A backoff between two
+// attempts ([WithBackoff]) is no wait the server asked for: d does not
+// bound it, the backoff's ceiling does. The request's context bounds
+// every wait too.
 func WithMaxWait(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 || d > algorithms.MaxWindow {
