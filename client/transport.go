@@ -162,7 +162,11 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // kept, and the [*WaitError] comes back instead). Errors: ctx.Err() when the request's context ends during a
 // wait, a [*WaitError] when the first attempt's wait would be too long or
 // would outlast the context's deadline (it fails at once), the pacing
-// store's error, and the next RoundTripper's errors, as they are.
+// store's error and a replayed body's GetBody error, each wrapped
+// ("client: pacing store: ", "client: replaying the request body: ";
+// errors.Is and errors.As reach them), the next RoundTripper's errors, as
+// they are, and an error naming it when it returns neither a response nor
+// an error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	key := t.key(req)
