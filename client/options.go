@@ -456,7 +456,8 @@ type Retry struct {
 	Wait time.Duration
 	// RetryAfter reports whether Wait came from the server's Retry-After,
 	// or its retry-after-ms or x-ms-retry-after-ms (otherwise it is a
-	// backoff wait).
+	// backoff wait, or the reset the response's rate-limit fields announce
+	// when that comes later: see [WithBackoff]).
 	RetryAfter bool
 }
 
