@@ -80,6 +80,8 @@
 // [*WaitError], before anything is sent (a retry so refused is a give-up
 // instead: see [Transport.RoundTrip]). A
 // request that gives up its place in the queue (its context ended) gives it
-// on: the requests behind it move up, and the last place goes back to the
-// store when nothing queued there behind it (see [Transport]).
+// on: with proactive pacing (the default) the requests behind it move up,
+// and the last place goes back to the store when nothing queued there
+// behind it; without, its own place goes back to the store on that same
+// condition, and the requests behind it keep theirs (see [Transport]).
 package client

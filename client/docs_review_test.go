@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -162,5 +163,50 @@ func TestDefaultMaxWaitInNumbers(t *testing.T) {
 	_, tr := newClient(t, newAutoClock(), client.WithRate(5, time.Second))
 	if spec, ok := tr.Spec(); !ok || spec.MaxDelay != 60*time.Second {
 		t.Errorf("Spec %v %v, want a MaxDelay of 60s", spec, ok)
+	}
+}
+
+// A caller that leaves the queue (its context ended) moves the requests
+// behind it up a turn each with proactive pacing (the default), and only
+// then: without it, its turn goes back to the store, which takes it only
+// when nothing queued behind it, so the request behind keeps its own turn.
+// The package doc said the requests behind move up, without the proviso
+// the Transport's doc has. At 1 per 10s, A queues for 10s and B for 20s; A
+// leaves: B goes at 10s with proactive pacing, at 20s without.
+func TestLeaverMovesUpOnlyWithProactive(t *testing.T) {
+	for _, tc := range []struct {
+		proactive bool
+		b         time.Duration
+	}{
+		{true, 10 * time.Second},
+		{false, 20 * time.Second},
+	} {
+		clock := newFakeClock()
+		srv := newStub(t, clock, nil)
+		_, tr := newClient(t, clock, client.WithRate(1, 10*time.Second), client.WithProactive(tc.proactive))
+		send := func(ctx context.Context) error { return roundTrip(ctx, tr, srv.URL, "") }
+		if err := send(context.Background()); err != nil { // at once
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		clock.drive(3, func(i int) {
+			switch i {
+			case 0: // A: turn at 10s; leaves
+				if err := send(ctx); !errors.Is(err, context.Canceled) {
+					t.Errorf("proactive %v: A got %v, want context.Canceled", tc.proactive, err)
+				}
+			case 1: // B: turn at 20s
+				clock.waitSleepers(1)
+				if err := send(context.Background()); err != nil {
+					t.Errorf("proactive %v: B: %v", tc.proactive, err)
+				}
+			case 2:
+				clock.waitSleepers(2)
+				cancel()
+			}
+		})
+		if at := srv.arrivals(); len(at) != 2 || at[1] != tc.b {
+			t.Errorf("proactive %v: arrivals %v, want B at %v", tc.proactive, at, tc.b)
+		}
 	}
 }

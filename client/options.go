@@ -437,6 +437,12 @@ func WithGiveUpError() Option {
 // during the hold, as it came before them. The reset a server
 // announces is most often in whole seconds, so a hold may last up to a
 // second longer than the server needs.
+//
+// With proactive pacing off, no request waits for a server's hold, and a
+// request that leaves the queue ([WithRate]) because its context ended
+// moves nobody up: its turn goes back to the store, which takes it only
+// when no request queued there behind it, and the requests behind keep
+// their turns (see [Transport]).
 func WithProactive(on bool) Option {
 	return func(c *config) error {
 		c.proactive = on
