@@ -32,7 +32,8 @@
 //   - cmd/ratekeeper: the demo, config checks, and replay of access logs to
 //     choose thresholds.
 //
-// A Store decides directly:
+// A Store decides directly (the package's Example runs this, and
+// Example_middleware a ServeMux behind the middleware):
 //
 //	store, _ := algorithms.NewMemoryStore()
 //	spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute}
