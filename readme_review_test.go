@@ -1,0 +1,239 @@
+package ratekeeper_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// The README's Go snippets outside the quick start and the configuration
+// section, each copied verbatim below between "// README:begin NAME" and
+// "// README:end" and compared with the README's block, so that the code a
+// new user copies compiles and does what its comments say.
+
+// markedCodeNamed returns the lines of file between its
+// "// README:begin name" and "// README:end" markers, indentation removed.
+func markedCodeNamed(t *testing.T, file, name string) []string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, ok := strings.Cut(string(src), "// README:begin "+name+"\n")
+	if !ok {
+		t.Fatalf("%s has no README:begin %s marker", file, name)
+	}
+	code, _, _ = strings.Cut(code, "// README:end")
+	return trimLines(strings.Split(strings.TrimRight(code, "\t\n"), "\n"))
+}
+
+// checkReadmeBlock fails the test unless the first Go block after the
+// README paragraph starting with intro is the code marked name here, once
+// each of replace's old strings in the README is read as its new one.
+func checkReadmeBlock(t *testing.T, intro, name string, replace ...string) {
+	t.Helper()
+	readme := readmeGoBlock(t, intro)
+	r := strings.NewReplacer(replace...)
+	for i, l := range readme {
+		readme[i] = r.Replace(l)
+	}
+	tested := markedCodeNamed(t, "readme_review_test.go", name)
+	if !slices.Equal(readme, tested) {
+		t.Fatalf("the README's block after %q is not the code tested here:\nREADME:\n%s\ntested:\n%s",
+			intro, strings.Join(readme, "\n"), strings.Join(tested, "\n"))
+	}
+}
+
+// readmeRedis is the README's Redis store, verbatim but for the address,
+// which is the test's server (never the 6379 a user may run), in a function
+// that returns an error, as the README's code is; it hands the store to use.
+func readmeRedis(addr string, use func(algorithms.Store)) error {
+	// README:begin redis
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true}) // or a Cluster / Sentinel client
+	store, err := redisstore.New(rdb, redisstore.WithPrefix("rk"),
+		redisstore.WithTimeout(250*time.Millisecond)) // a dead Redis fails each request within 250ms
+	if err != nil {
+		return err
+	}
+	// README:end
+	use(store)
+	return nil
+}
+
+// TestReadmeRedisStore runs the README's Redis store on a redis-server the
+// test starts: a Take decides under the prefix "rk", and once the server
+// is stopped a Take fails, wrapping context.DeadlineExceeded, within about
+// 250ms (go-redis alone redials and retries for longer).
+func TestReadmeRedisStore(t *testing.T) {
+	checkReadmeBlock(t, "## Many instances, one limit (Redis)", "redis", `"127.0.0.1:6379"`, "addr")
+	srv := redistest.New(t)
+	var store algorithms.Store
+	if err := readmeRedis(srv.Addr, func(s algorithms.Store) { store = s }); err != nil {
+		t.Fatal(err)
+	}
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: time.Minute}
+	check := algorithms.Check{Spec: spec, Key: "per-ip:203.0.113.7", Cost: 1}
+	ds, err := store.Take(t.Context(), check)
+	if err != nil || !ds[0].Allowed || ds[0].Remaining != 4 {
+		t.Fatalf("Take with Redis up: %+v, %v; want allowed, 4 left", ds, err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	keys, err := rdb.Keys(t.Context(), "*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys in Redis: %q, %v; want the store's", keys, err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "rk") {
+			t.Errorf("key %q is not under the prefix rk", k)
+		}
+	}
+
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		start := time.Now()
+		_, err := store.Take(t.Context(), check)
+		took := time.Since(start)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Take %d with Redis stopped: %v; want an error wrapping context.DeadlineExceeded", i, err)
+		}
+		// The timeout, and a margin for a loaded machine.
+		if took > 250*time.Millisecond+150*time.Millisecond {
+			t.Errorf("Take %d with Redis stopped took %s; want about 250ms", i, took)
+		}
+	}
+}
+
+// readmeClient is the README's pacing Transport, verbatim, in a function
+// that returns an error; it hands the client to use.
+func readmeClient(use func(*http.Client)) error {
+	// README:begin client
+	tr, err := client.New(nil,
+		client.WithRate(5, time.Second),    // queue: one request every 200ms per host
+		client.WithMaxWait(30*time.Second), // beyond that, or past the ctx deadline: *client.WaitError at once
+	)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: tr}
+	// README:end
+	use(hc)
+	return nil
+}
+
+// TestReadmeClient runs the README's pacing Transport against two servers:
+// the second request to one host has its turn 200ms after the first, so
+// with a 50ms deadline it fails at once with a *client.WaitError, sending
+// nothing; a request to the other host goes at once.
+func TestReadmeClient(t *testing.T) {
+	checkReadmeBlock(t, "## Calling a rate-limited API (`client`)", "client")
+	var hits [2]atomic.Int64
+	var urls [2]string
+	for i := range hits {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits[i].Add(1) }))
+		defer srv.Close()
+		urls[i] = srv.URL
+	}
+	var hc *http.Client
+	if err := readmeClient(func(c *http.Client) { hc = c }); err != nil {
+		t.Fatal(err)
+	}
+	get := func(url string, timeout time.Duration) error {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(urls[0], time.Minute); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	start := time.Now()
+	err := get(urls[0], 50*time.Millisecond)
+	took := time.Since(start)
+	var we *client.WaitError
+	if !errors.As(err, &we) {
+		t.Fatalf("second request to the host within 50ms: %v; want a *client.WaitError", err)
+	}
+	if !we.Deadline || we.Wait <= 50*time.Millisecond || we.Wait > 200*time.Millisecond || we.MaxWait != 30*time.Second {
+		t.Errorf("WaitError %+v; want Deadline, a Wait over 50ms and at most 200ms, MaxWait 30s", *we)
+	}
+	if took >= we.Wait {
+		t.Errorf("the refused request returned after %s, not at once (its wait was %s)", took, we.Wait)
+	}
+	if n := hits[0].Load(); n != 1 {
+		t.Errorf("the first host got %d requests, want 1 (the refused one is not sent)", n)
+	}
+	if err := get(urls[1], 50*time.Millisecond); err != nil {
+		t.Errorf("first request to the other host within 50ms: %v; want it sent at once", err)
+	}
+	if n := hits[1].Load(); n != 1 {
+		t.Errorf("the other host got %d requests, want 1", n)
+	}
+}
+
+// readmeLimiter is the README's direct use of a Limiter, verbatim; it
+// returns the decision.
+func readmeLimiter(ctx context.Context, store algorithms.Store, clientIP string) (algorithms.Decision, error) {
+	// README:begin limiter
+	limiter, _ := algorithms.NewLimiter(store, algorithms.Spec{
+		Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute,
+	})
+	d, err := limiter.Allow(ctx, clientIP)
+	if err == nil && !d.Allowed {
+		// retry after d.RetryAfter
+	}
+	// README:end
+	return d, err
+}
+
+// TestReadmeLimiter runs the README's Limiter on a memory store with a
+// manual clock at a minute boundary: 100 requests pass, the 101st is denied
+// until the 100 weigh 99 on the next minute, 0.6s into it.
+func TestReadmeLimiter(t *testing.T) {
+	checkReadmeBlock(t, "Every decision is exact integer arithmetic", "limiter")
+	clock, store := clockedStore(t)
+	for i := 1; i <= 100; i++ {
+		if d, err := readmeLimiter(t.Context(), store, "203.0.113.7"); err != nil || !d.Allowed || d.Remaining != int64(100-i) {
+			t.Fatalf("request %d: %+v, %v; want allowed, %d left", i, d, err, 100-i)
+		}
+	}
+	d, err := readmeLimiter(t.Context(), store, "203.0.113.7")
+	if want := time.Minute + 600*time.Millisecond; err != nil || d.Allowed || d.RetryAfter != want {
+		t.Fatalf("request 101: %+v, %v; want denied, RetryAfter %s", d, err, want)
+	}
+	if d, err := readmeLimiter(t.Context(), store, "198.51.100.1"); err != nil || !d.Allowed {
+		t.Errorf("another client: %+v, %v; want allowed", d, err)
+	}
+	clock.Advance(d.RetryAfter - time.Nanosecond)
+	if d, err := readmeLimiter(t.Context(), store, "203.0.113.7"); err != nil || d.Allowed {
+		t.Errorf("1ns before RetryAfter: %+v, %v; want denied", d, err)
+	}
+	clock.Advance(time.Nanosecond)
+	if d, err := readmeLimiter(t.Context(), store, "203.0.113.7"); err != nil || !d.Allowed {
+		t.Errorf("after RetryAfter: %+v, %v; want allowed", d, err)
+	}
+}
