@@ -3,6 +3,8 @@ package ratekeeper_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -56,6 +58,45 @@ func checkReadmeBlock(t *testing.T, intro, name string, replace ...string) {
 		t.Fatalf("the README's block after %q is not the code tested here:\nREADME:\n%s\ntested:\n%s",
 			intro, strings.Join(readme, "\n"), strings.Join(tested, "\n"))
 	}
+}
+
+// readmeQuickStartStore is the start of the README's "Quick start (chi)"
+// example, verbatim: the part readmeQuickStart (middleware_test.go) leaves
+// out. It hands the store to use before closing it.
+func readmeQuickStartStore(use func(algorithms.Store)) {
+	// README:begin quickstart
+	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	// README:end
+	use(store)
+}
+
+// TestReadmeQuickStartWhole: the README's chi example is, as a whole, the
+// store above followed by readmeQuickStart (TestReadmeQuickStart checks
+// only that it ends so), and the two together serve a request.
+func TestReadmeQuickStartWhole(t *testing.T) {
+	readme, tested := readmeBlock(t, "## Quick start (chi)")
+	want := append(append(markedCodeNamed(t, "readme_review_test.go", "quickstart"), ""), tested...) // a blank line between
+	if !slices.Equal(readme, want) {
+		t.Fatalf("the README's chi example is not the code tested here:\nREADME:\n%s\ntested:\n%s",
+			strings.Join(readme, "\n"), strings.Join(want, "\n"))
+	}
+	readmeQuickStartStore(func(store algorithms.Store) {
+		srv := httptest.NewServer(readmeQuickStart(store, hello, hello))
+		defer srv.Close()
+		resp, err := srv.Client().Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got, want := resp.Header.Get("RateLimit-Policy"), `"per-second";q=10;w=1, "per-minute";q=100;w=60`; resp.StatusCode != 200 || string(body) != "hello" || got != want {
+			t.Errorf("GET /: %d %q, RateLimit-Policy %q; want 200 \"hello\", %q", resp.StatusCode, body, got, want)
+		}
+	})
 }
 
 // readmeRedis is the README's Redis store, verbatim but for the address,
