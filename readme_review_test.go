@@ -278,3 +278,35 @@ func TestReadmeLimiter(t *testing.T) {
 		t.Errorf("after RetryAfter: %+v, %v; want allowed", d, err)
 	}
 }
+
+// TestReadmeExampleCommands: the shell commands the README gives for
+// examples/redis and examples/config are the ones in each example's
+// package documentation (the README adds comments), so that the two cannot
+// drift apart.
+func TestReadmeExampleCommands(t *testing.T) {
+	for _, c := range []struct{ intro, file string }{
+		{"`examples/redis` runs two instances", "examples/redis/main.go"},
+		{"## Configuration, hot reload, adaptive limits, metrics", "examples/config/main.go"},
+	} {
+		var readme []string
+		for _, l := range strings.Split(strings.TrimSuffix(readmeBlockAfter(t, c.intro, "sh"), "\n"), "\n") {
+			cmd, _, _ := strings.Cut(l, " # ")
+			readme = append(readme, strings.TrimSpace(cmd))
+		}
+		src, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _, _ := strings.Cut(string(src), "\npackage ")
+		var documented []string
+		for _, l := range strings.Split(doc, "\n") {
+			if cmd, ok := strings.CutPrefix(l, "//\t"); ok {
+				documented = append(documented, cmd)
+			}
+		}
+		if !slices.Equal(readme, documented) {
+			t.Errorf("the README's commands for %s:\n%s\nits package documentation's:\n%s",
+				c.file, strings.Join(readme, "\n"), strings.Join(documented, "\n"))
+		}
+	}
+}
