@@ -182,7 +182,7 @@ func readmeClient(use func(*http.Client)) error {
 
 // TestReadmeClient runs the README's pacing Transport against two servers:
 // the second request to one host has its turn 200ms after the first, so
-// with a 20ms deadline it fails at once with a *client.WaitError, sending
+// with a 1ms deadline it fails at once with a *client.WaitError, sending
 // nothing; a request to the other host goes at once.
 func TestReadmeClient(t *testing.T) {
 	checkReadmeBlock(t, "## Calling a rate-limited API (`client`)", "client")
@@ -215,14 +215,14 @@ func TestReadmeClient(t *testing.T) {
 		t.Fatalf("first request: %v", err)
 	}
 	start := time.Now()
-	err := get(urls[0], 20*time.Millisecond)
+	err := get(urls[0], time.Millisecond)
 	took := time.Since(start)
 	var we *client.WaitError
 	if !errors.As(err, &we) {
-		t.Fatalf("second request to the host within 20ms: %v; want a *client.WaitError", err)
+		t.Fatalf("second request to the host within 1ms: %v; want a *client.WaitError", err)
 	}
-	if !we.Deadline || we.Wait <= 20*time.Millisecond || we.Wait > 200*time.Millisecond || we.MaxWait != 30*time.Second {
-		t.Errorf("WaitError %+v; want Deadline, a Wait over 20ms and at most 200ms, MaxWait 30s", *we)
+	if !we.Deadline || we.Wait <= time.Millisecond || we.Wait > 200*time.Millisecond || we.MaxWait != 30*time.Second {
+		t.Errorf("WaitError %+v; want Deadline, a Wait over 1ms and at most 200ms, MaxWait 30s", *we)
 	}
 	if took >= we.Wait {
 		t.Errorf("the refused request returned after %s, not at once (its wait was %s)", took, we.Wait)
@@ -230,10 +230,15 @@ func TestReadmeClient(t *testing.T) {
 	if n := hits[0].Load(); n != 1 {
 		t.Errorf("the first host got %d requests, want 1 (the refused one is not sent)", n)
 	}
-	if err := get(urls[1], 150*time.Millisecond); err != nil {
-		t.Errorf("first request to the other host within 150ms: %v; want it sent at once", err)
+	// The other host has a queue of its own: its first request is sent at
+	// once, not refused for a wait behind the first host's (a round trip
+	// slower than the deadline on a loaded machine fails with the
+	// context's error instead, which says nothing of the queue).
+	err = get(urls[1], 20*time.Millisecond)
+	if errors.As(err, &we) {
+		t.Errorf("first request to the other host: %v; want it sent at once, not queued behind the first host", err)
 	}
-	if n := hits[1].Load(); n != 1 {
+	if n := hits[1].Load(); err == nil && n != 1 {
 		t.Errorf("the other host got %d requests, want 1", n)
 	}
 }
