@@ -147,18 +147,13 @@ func TestReadmeRedisStore(t *testing.T) {
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	// The README's timeout ends each call: without it, go-redis gives up
+	// on a refused dial after about 1.7s, with an error that does not wrap
+	// context.DeadlineExceeded. (How long the call took is not checked: a
+	// loaded machine may stretch it.)
 	for i := range 3 {
-		start := time.Now()
-		_, err := store.Take(t.Context(), check)
-		took := time.Since(start)
-		if !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := store.Take(t.Context(), check); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Take %d with Redis stopped: %v; want an error wrapping context.DeadlineExceeded", i, err)
-		}
-		// The timeout, and a margin for a loaded machine (without the
-		// timeout, go-redis gives up on a refused dial after about 1.7s,
-		// and its error does not wrap context.DeadlineExceeded).
-		if took > 250*time.Millisecond+350*time.Millisecond {
-			t.Errorf("Take %d with Redis stopped took %s; want about 250ms", i, took)
 		}
 	}
 }
