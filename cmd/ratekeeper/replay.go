@@ -117,13 +117,13 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.reorder, "reorder", time.Minute, "replay lines up to `DURATION` out of time order in time order (servers log a request when it ends); the lines of that span are held in memory; 0 replays them as logged")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
 	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys")
-	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339, also with a space for the T or no zone for UTC, or Unix s/ms/µs/ns; default: time, ts, timestamp, ...)")
-	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: remote_addr, remote_ip, client_ip, ip, ...)")
-	fs.StringVar(&f.json.Method, "json-method", "", "JSON field of the method (default: method, request_method, verb)")
-	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path, or of the request line \"POST /login HTTP/1.1\", which gives the method too (default: path, uri, request_uri, url, else the request line in request)")
-	fs.StringVar(&f.json.User, "json-user", "", "JSON field of the user, for the key part user (default: user, user_id, remote_user)")
-	fs.StringVar(&f.json.Status, "json-status", "", "JSON field of the response status, for count: failed or succeeded (default: status, status_code, response_status, response_code)")
-	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable), for header: key parts (User-Agent and Referer default to user_agent, http_user_agent and referer, http_referer)")
+	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339, also with a space for the T or no zone for UTC, the Common Log Format's, or Unix s/ms/µs/ns; default: "+defaults(logparse.DefaultJSONFields.Time)+")")
+	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: "+defaults(logparse.DefaultJSONFields.Addr)+")")
+	fs.StringVar(&f.json.Method, "json-method", "", "JSON field of the method (default: "+defaults(logparse.DefaultJSONFields.Method)+")")
+	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path, or of the request line \"POST /login HTTP/1.1\", which gives the method too (default: "+defaults(logparse.DefaultJSONFields.Path)+", else the request line in "+defaults(logparse.DefaultJSONFields.Request)+")")
+	fs.StringVar(&f.json.User, "json-user", "", "JSON field of the user, for the key part user (default: "+defaults(logparse.DefaultJSONFields.User)+")")
+	fs.StringVar(&f.json.Status, "json-status", "", "JSON field of the response status, for count: failed or succeeded (default: "+defaults(logparse.DefaultJSONFields.Status)+")")
+	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable; a dotted FIELD reaches into nested objects, a list of values is joined with \", \"), for header: key parts (User-Agent defaults to "+defaults(logparse.DefaultJSONFields.UserAgent)+"; Referer to "+defaults(logparse.DefaultJSONFields.Referer)+")")
 	logs, code := parseFlags(fs, args, stdout)
 	if code >= 0 {
 		return code
@@ -444,6 +444,9 @@ func (cf *chartFile) discard() {
 }
 
 var _ flag.Value = headerFlags(nil)
+
+// defaults lists the default names of a JSON field, for the help.
+func defaults(names []string) string { return strings.Join(names, ", ") }
 
 func startProfile(path string) (func(), error) {
 	f, err := os.Create(path)

@@ -31,22 +31,28 @@ type JSONFields struct {
 	Headers map[string]string
 }
 
-// DefaultJSONFields are the names tried for fields left empty.
+// DefaultJSONFields are the names tried for fields left empty, in order:
+// nginx's variables and the usual names first, then Caddy's (its request's
+// fields in a "request" object, each header a list) and Traefik's (its
+// capitalised names; request headers, when kept, as "request_<Name>").
+// A dotted name reaches into nested objects.
 var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request, UserAgent, Referer []string }{
-	// nginx's variables too: $time_iso8601, $time_local, $msec.
-	Time:   []string{"time", "ts", "timestamp", "@timestamp", "start_time", "time_iso8601", "time_local", "msec"},
-	Addr:   []string{"remote_addr", "remote_ip", "client_ip", "ip", "addr"},
-	Method: []string{"method", "request_method", "verb"},
-	Path:   []string{"path", "uri", "request_uri", "url"},
-	User:   []string{"user", "user_id", "remote_user"},
-	Status: []string{"status", "status_code", "response_status", "response_code"},
+	// nginx's variables too: $time_iso8601, $time_local, $msec. Traefik's
+	// StartUTC first: its "time" is when the line was written, as the
+	// request ended.
+	Time:   []string{"StartUTC", "time", "ts", "timestamp", "@timestamp", "start_time", "time_iso8601", "time_local", "msec"},
+	Addr:   []string{"remote_addr", "remote_ip", "client_ip", "ip", "addr", "request.remote_ip", "request.remote_addr", "ClientHost"},
+	Method: []string{"method", "request_method", "verb", "request.method", "RequestMethod"},
+	Path:   []string{"path", "uri", "request_uri", "url", "request.uri", "RequestPath"},
+	User:   []string{"user", "user_id", "remote_user", "ClientUsername"},
+	Status: []string{"status", "status_code", "response_status", "response_code", "DownstreamStatus"},
 	// The request line ("POST /login HTTP/1.1", nginx's $request), read
 	// for the method, path and protocol when no path field is present.
 	Request: []string{"request"},
 	// The User-Agent and Referer headers, unless JSONFields.Headers maps
 	// them to a field of its choosing.
-	UserAgent: []string{"user_agent", "http_user_agent", "useragent"},
-	Referer:   []string{"referer", "http_referer", "referrer", "http_referrer"},
+	UserAgent: []string{"user_agent", "http_user_agent", "useragent", "request.headers.User-Agent", "request_User-Agent"},
+	Referer:   []string{"referer", "http_referer", "referrer", "http_referrer", "request.headers.Referer", "request_Referer"},
 }
 
 // parseJSON parses one JSON object per line.
@@ -142,7 +148,7 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missi
 		// The first default field that holds a code: "status" may be an
 		// application's own word ("ok") beside "status_code".
 		for _, name := range DefaultJSONFields.Status {
-			if v, ok := obj[name]; ok {
+			if v := field(obj, name); v != nil {
 				if e.Status = statusCode(v); e.Status != 0 {
 					break
 				}
@@ -208,30 +214,51 @@ func names(set string, defaults []string) string {
 func lookup(obj map[string]any, name string, defaults []string) (any, string) {
 	if name == "" {
 		for _, d := range defaults {
-			if v, ok := obj[d]; ok && v != nil {
+			if v := field(obj, d); v != nil {
 				return v, d
 			}
 		}
 		return nil, ""
 	}
+	return field(obj, name), name
+}
+
+// field returns the value of the field named name in obj: the top-level
+// field of that name, else, for a dotted name, the nested field it names;
+// nil when there is none.
+func field(obj map[string]any, name string) any {
 	if v, ok := obj[name]; ok {
-		return v, name
+		return v
+	}
+	if !strings.Contains(name, ".") {
+		return nil
 	}
 	cur := any(obj)
 	for _, part := range strings.Split(name, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return nil, name
+			return nil
 		}
 		cur = m[part]
 	}
-	return cur, name
+	return cur
 }
 
 // optional formats the value of a field that may be absent (the user, a
 // request header): "" for "-", which access logs write for an absent
 // value, in JSON lines as in the Common Log Format; else as scalar.
+// A list of scalars (Caddy logs each request header as one) is its
+// values joined as HTTP joins the lines of a field, with ", ".
 func optional(v any) string {
+	if list, ok := v.([]any); ok {
+		var vals []string
+		for _, e := range list {
+			if s := optional(e); s != "" {
+				vals = append(vals, s)
+			}
+		}
+		return strings.Join(vals, ", ")
+	}
 	if s := scalar(v); s != "-" {
 		return s
 	}

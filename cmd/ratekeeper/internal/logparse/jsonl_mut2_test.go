@@ -120,8 +120,8 @@ func TestJSONLineFields(t *testing.T) {
 	}{
 		{`{` + ts + `, "ip": "192.0.2.3"`, JSONFields{}, "invalid JSON: unexpected EOF"},
 		{`{` + ts + `, "ip": "192.0.2.3"} x`, JSONFields{}, "invalid JSON: data after the object"},
-		{`{` + ts + `}`, JSONFields{}, "no client address field (remote_addr, remote_ip, client_ip, ip, addr)"},
-		{`{` + ts + `, "": "192.0.2.3"}`, JSONFields{}, "no client address field (remote_addr, remote_ip, client_ip, ip, addr)"},
+		{`{` + ts + `}`, JSONFields{}, "no client address field (" + strings.Join(DefaultJSONFields.Addr, ", ") + ")"},
+		{`{` + ts + `, "": "192.0.2.3"}`, JSONFields{}, "no client address field (" + strings.Join(DefaultJSONFields.Addr, ", ") + ")"},
 		{`{` + ts + `, "ip": "192.0.2.3"}`, JSONFields{Addr: "peer.ip"}, "no client address field (peer.ip)"},
 		{`{` + ts + `, "ip": "192.0.2.3", "path": "login"}`, JSONFields{}, `bad request target "login"`},
 		{`{` + ts + `, "ip": "192.0.2.3", "request": "GET x HTTP/1.1"}`, JSONFields{}, `bad request target "x"`},

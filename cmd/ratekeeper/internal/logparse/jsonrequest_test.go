@@ -54,15 +54,24 @@ func TestJSONRequestLine(t *testing.T) {
 }
 
 // TestJSONRequestObject: a "request" that is an object (Caddy's) is no
-// request line: the line is read as before, with the default path.
+// request line: the line is read by its fields, the path from Caddy's
+// request.uri by default, the one --json-path names otherwise.
 func TestJSONRequestObject(t *testing.T) {
 	log := `{"ts": 1710072000.5, "request": {"remote_ip": "192.0.2.1", "method": "POST", "uri": "/login"}}` + "\n"
-	r, err := NewReader(strings.NewReader(log), "caddy.log", Options{JSON: JSONFields{Addr: "request.remote_ip", Method: "request.method"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := readAll(t, r)
-	if len(got) != 1 || got[0].Method != "POST" || got[0].Path != "/" || got[0].Addr != "192.0.2.1" {
-		t.Fatalf("entries %+v (malformed %v); want one POST / from 192.0.2.1", got, r.Samples())
+	for _, tc := range []struct {
+		fields JSONFields
+		path   string
+	}{
+		{JSONFields{Addr: "request.remote_ip", Method: "request.method"}, "/login"},
+		{JSONFields{Path: "request.path"}, "/"}, // no such field: the default path
+	} {
+		r, err := NewReader(strings.NewReader(log), "caddy.log", Options{JSON: tc.fields})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, r)
+		if len(got) != 1 || got[0].Method != "POST" || got[0].Path != tc.path || got[0].Addr != "192.0.2.1" {
+			t.Fatalf("fields %+v: entries %+v (malformed %v); want one POST %s from 192.0.2.1", tc.fields, got, r.Samples(), tc.path)
+		}
 	}
 }

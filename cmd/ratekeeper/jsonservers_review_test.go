@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReplayCaddyAndTraefikLogs: the README says replay reads JSON lines
+// with Caddy's and Traefik's field names, with no --json-* flag. Both
+// logs were refused: "no parseable line ... no client address field".
+// Each has two POST /login of one client within a minute, and a GET: a
+// login policy of 1 a minute rejects one request.
+func TestReplayCaddyAndTraefikLogs(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(`policies:
+  - {name: login, limit: 1, window: 1m, routes: ["POST /login"]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	caddy := func(ts, ip, method, uri string) string {
+		return `{"level":"info","ts":` + ts + `,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"` + ip +
+			`","remote_port":"50000","client_ip":"` + ip + `","proto":"HTTP/2.0","method":"` + method + `","host":"example.com","uri":"` + uri +
+			`","headers":{"User-Agent":["curl/8.5.0"]}},"bytes_read":0,"user_id":"","duration":0.001,"size":2,"status":200,"resp_headers":{}}` + "\n"
+	}
+	traefik := func(start, ip, method, path string) string {
+		return `{"ClientAddr":"` + ip + `:50000","ClientHost":"` + ip + `","ClientPort":"50000","ClientUsername":"-","DownstreamStatus":200,` +
+			`"Duration":1000000,"RequestHost":"example.com","RequestMethod":"` + method + `","RequestPath":"` + path +
+			`","RequestProtocol":"HTTP/1.1","StartUTC":"` + start + `","level":"info","msg":"","time":"` + start + `"}` + "\n"
+	}
+	for name, log := range map[string]string{
+		"caddy.jsonl": caddy("1710072000.1", "192.0.2.1", "POST", "/login") + caddy("1710072000.2", "192.0.2.2", "GET", "/") + caddy("1710072030", "192.0.2.1", "POST", "/login"),
+		"traefik.jsonl": traefik("2024-03-10T12:00:00.1Z", "192.0.2.1", "POST", "/login") + traefik("2024-03-10T12:00:00.2Z", "192.0.2.2", "GET", "/") +
+			traefik("2024-03-10T12:00:30Z", "192.0.2.1", "POST", "/login"),
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runCmd("replay", "--quiet", "--config", cfg, path)
+		if code != exitFindings {
+			t.Errorf("%s: exit %d, want %d; stderr:\n%s", name, code, exitFindings, errOut)
+			continue
+		}
+		if errOut != "" {
+			t.Errorf("%s: stderr %q, want nothing (no warning of missing paths or methods)", name, errOut)
+		}
+		if !strings.HasPrefix(out, "replayed 3 requests from 3 lines") {
+			t.Errorf("%s: report starts %q, want 3 requests from 3 lines", name, strings.SplitN(out, "\n", 2)[0])
+		}
+		if m := regexp.MustCompile(`(?m)^policy login: .*\n  requests +(\d+)\n  rejected +(\d+) `).FindStringSubmatch(out); m == nil || m[1] != "2" || m[2] != "1" {
+			t.Errorf("%s: policy login %v, want 2 requests, 1 rejected:\n%s", name, m, out)
+		}
+	}
+}
