@@ -34,8 +34,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "ratekeeper check: want exactly one FILE")
-		fs.Usage()
+		usageError(fs, stderr, "want exactly one FILE")
 		return exitUsage
 	}
 	var cfg *policy.Config

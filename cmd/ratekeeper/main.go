@@ -50,6 +50,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // Exit codes.
@@ -151,12 +152,21 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 			return nil, exitOK
 		}
 	}
+	// The flag package prints a bad flag's error, then the whole help:
+	// the error is reported here instead, first and short.
+	stderr, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(stderr); fs.Usage = usage }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, exitOK
 			}
+			fs.SetOutput(stderr)
+			fs.Usage = usage
+			usageError(fs, stderr, explain(fs, err))
 			return nil, exitUsage
 		}
 		rest := fs.Args()
@@ -173,6 +183,51 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 	}
 }
 
+// usageError reports a usage error of the command of fs on stderr: the
+// problem msg first, then the usage line of the command's help and where
+// to read all of it (replay's help is over 70 lines: printed after the
+// error, it scrolled the error out of sight).
+func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) {
+	var help strings.Builder
+	out := fs.Output()
+	fs.SetOutput(&help)
+	fs.Usage()
+	fs.SetOutput(out)
+	line, _, _ := strings.Cut(help.String(), "\n")
+	fmt.Fprintf(stderr, "ratekeeper %s: %s\n%s\nRun \"ratekeeper %s --help\" for more.\n", fs.Name(), msg, line, fs.Name())
+}
+
+// explain returns the flag package's error err for the command line of
+// fs, with its "parse error" for a bad value (--reorder abc) replaced by
+// what the flag wants.
+func explain(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	rest, ok := strings.CutSuffix(msg, ": parse error")
+	i := strings.LastIndex(rest, " -")
+	if !ok || i < 0 {
+		return msg
+	}
+	f := fs.Lookup(rest[i+2:])
+	if f == nil {
+		return msg
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return msg
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return rest + ": want a duration such as 30s, 2m or 1h"
+	case int, int64, uint, uint64:
+		return rest + ": want a whole number"
+	case float64:
+		return rest + ": want a number"
+	case bool:
+		return rest + ": want true or false"
+	}
+	return msg
+}
+
 // isHelpFlag reports whether the argument a asks for help as the flag
 // package reads it: -h or -help, with one dash or two, with a value or not
 // (--help=false too).
@@ -184,8 +239,10 @@ func isHelpFlag(a string) bool {
 	return name == "h" || name == "help"
 }
 
-// newFlagSet returns a FlagSet printing its usage, with the text head, to
-// stderr on a usage error (to stdout for --help, see parseFlags).
+// newFlagSet returns a FlagSet whose Usage prints the command's help: the
+// text head, then the flags. parseFlags prints it on standard output for
+// --help, and reports a usage error on stderr with the first line of head
+// (see usageError).
 func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

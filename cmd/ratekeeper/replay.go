@@ -135,8 +135,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.config == "" || len(logs) == 0 {
-		fmt.Fprintln(stderr, "ratekeeper replay: want --config FILE and at least one LOG")
-		fs.Usage()
+		usageError(fs, stderr, "want --config FILE and at least one LOG")
 		return exitUsage
 	}
 	if twice := givenTwice(logs); twice != "" {

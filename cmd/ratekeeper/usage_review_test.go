@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUsageErrorNamedFirst: a usage error is said first, prefixed with
+// the command, and followed by the usage line and where to read more, not
+// by the whole help: replay's help is over 70 lines, and the error line
+// above it scrolled out of sight. A bad flag value says what is wanted:
+// --reorder abc said "parse error".
+func TestUsageErrorNamedFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // in the first line of stderr
+	}{
+		{[]string{"replay", "--bogus", "--config", "testdata/rules.yaml", "testdata/access.log"}, []string{"ratekeeper replay: ", "-bogus"}},
+		{[]string{"replay", "--config", "testdata/rules.yaml", "--reorder", "abc", "testdata/access.log"}, []string{"ratekeeper replay: ", "-reorder", `"abc"`, "duration"}},
+		{[]string{"replay", "--config", "testdata/rules.yaml", "--top", "many", "testdata/access.log"}, []string{"ratekeeper replay: ", "-top", `"many"`, "whole number"}},
+		{[]string{"replay", "--config", "testdata/rules.yaml", "--quiet=maybe", "testdata/access.log"}, []string{"ratekeeper replay: ", "-quiet", `"maybe"`, "true or false"}},
+		{[]string{"replay", "--config", "testdata/rules.yaml", "--json-header", "novalue", "testdata/access.log"}, []string{"ratekeeper replay: ", "-json-header", "NAME=FIELD"}},
+		{[]string{"replay", "--config"}, []string{"ratekeeper replay: ", "-config", "argument"}},
+		{[]string{"replay", "--config", "testdata/rules.yaml"}, []string{"ratekeeper replay: ", "LOG"}},
+		{[]string{"check"}, []string{"ratekeeper check: ", "FILE"}},
+		{[]string{"check", "--bogus", "x"}, []string{"ratekeeper check: ", "-bogus"}},
+		{[]string{"demo", "--bogus"}, []string{"ratekeeper demo: ", "-bogus"}},
+		{[]string{"demo", "--svg"}, []string{"ratekeeper demo: ", "-svg"}},
+	} {
+		out, errOut, code := runCmd(tc.args...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%q: exit %d, stdout %q; want exit 2 and nothing on stdout", tc.args, code, out)
+		}
+		first, _, _ := strings.Cut(errOut, "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(first, w) {
+				t.Errorf("%q: first line of stderr %q; want it to hold %q", tc.args, first, w)
+			}
+		}
+		cmd := tc.args[0]
+		if n := strings.Count(errOut, "\n"); n > 3 || !strings.Contains(errOut, "\nUsage: ratekeeper "+cmd+" ") || !strings.Contains(errOut, `"ratekeeper `+cmd+` --help"`) {
+			t.Errorf("%q: stderr of %d lines:\n%s\nwant the error, the usage line and where the help is, in 3 lines", tc.args, n, errOut)
+		}
+	}
+}
