@@ -67,9 +67,9 @@ func main() {
 const usage = `ratekeeper shows, checks and tunes ratekeeper rate limits.
 
 Usage:
-  ratekeeper demo [--svg FILE] [--headers PROFILE] run the offline demo
-  ratekeeper check FILE                           validate a configuration
-  ratekeeper replay --config FILE [flags] LOG...  replay access logs
+  ratekeeper demo [--svg FILE] [--headers PROFILE]  run the offline demo
+  ratekeeper check FILE                             validate a configuration
+  ratekeeper replay --config FILE [flags] LOG...    replay access logs
 
 Run "ratekeeper COMMAND --help" (or "ratekeeper help COMMAND") for the
 flags of a command.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,37 @@ func TestUsageErrorNamedFirst(t *testing.T) {
 		if n := strings.Count(errOut, "\n"); n > 3 || !strings.Contains(errOut, "\nUsage: ratekeeper "+cmd+" ") || !strings.Contains(errOut, `"ratekeeper `+cmd+` --help"`) {
 			t.Errorf("%q: stderr of %d lines:\n%s\nwant the error, the usage line and where the help is, in 3 lines", tc.args, n, errOut)
 		}
+	}
+}
+
+// TestUsageColumns: the general usage lists each command's synopsis, then
+// at least two spaces, then what it does, in one column. The demo's
+// synopsis ran into its description with one space, a column off the
+// others'.
+func TestUsageColumns(t *testing.T) {
+	out, _, code := runCmd("help")
+	if code != exitOK {
+		t.Fatalf("help: exit %d", code)
+	}
+	line := regexp.MustCompile(`^  (ratekeeper \S+.*?)( {2,})\S`)
+	col, n := -1, 0
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "  ratekeeper ") {
+			continue
+		}
+		n++
+		m := line.FindStringSubmatchIndex(l)
+		if m == nil {
+			t.Errorf("usage line %q: no gap of two spaces before its description", l)
+			continue
+		}
+		if c := m[5]; col >= 0 && c != col {
+			t.Errorf("usage line %q: description at column %d, want %d as above", l, c, col)
+		} else {
+			col = c
+		}
+	}
+	if n != 3 {
+		t.Errorf("help lists %d commands, want 3 (demo, check, replay)", n)
 	}
 }
