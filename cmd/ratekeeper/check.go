@@ -56,7 +56,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		ces := policy.ConfigErrors(err)
 		if len(ces) == 0 || !errors.Is(err, policy.ErrConfig) {
-			fmt.Fprintf(stderr, "ratekeeper check: %v\n", err)
+			reportError(stderr, "check", err)
 			return exitUsage
 		}
 		for _, ce := range ces {

@@ -183,6 +183,39 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 	}
 }
 
+// reportError reports the error err of the command cmd on stderr: its
+// first line, and each further line that is an error of its own (a joined
+// error: every problem of a configuration), as "ratekeeper CMD: ...",
+// without the prefixes naming the packages the error passed through
+// (policy, replay, logparse), which say nothing to a user; the other
+// lines (the samples under "no parseable line") as they are.
+func reportError(stderr io.Writer, cmd string, err error) {
+	for i, line := range strings.Split(err.Error(), "\n") {
+		rest, own := trimPackages(line)
+		if i == 0 || own {
+			line = "ratekeeper " + cmd + ": " + rest
+		}
+		fmt.Fprintln(stderr, line)
+	}
+}
+
+// trimPackages returns line without the package names it starts with
+// ("replay: policy: "), and whether there was one.
+func trimPackages(line string) (string, bool) {
+	found := false
+	for {
+		trimmed := false
+		for _, p := range []string{"policy: ", "replay: ", "logparse: "} {
+			if rest, ok := strings.CutPrefix(line, p); ok {
+				line, trimmed, found = rest, true, true
+			}
+		}
+		if !trimmed {
+			return line, found
+		}
+	}
+}
+
 // usageError reports a usage error of the command of fs on stderr: the
 // problem msg first, then the usage line of the command's help and where
 // to read all of it (replay's help is over 70 lines: printed after the

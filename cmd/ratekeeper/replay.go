@@ -156,13 +156,13 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := policy.Load(f.config)
 	if err != nil {
-		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+		reportError(stderr, "replay", err)
 		return exitUsage
 	}
 	if f.cpuprofile != "" {
 		stop, err := startProfile(f.cpuprofile)
 		if err != nil {
-			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+			reportError(stderr, "replay", err)
 			return exitUsage
 		}
 		defer stop()
@@ -172,14 +172,14 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		// Made before the replay, so that a path that cannot be written
 		// fails at once; renamed over the path once written.
 		if svg, err = createChart(f.svg); err != nil {
-			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+			reportError(stderr, "replay", err)
 			return exitUsage
 		}
 		defer svg.discard()
 	}
 	rep, in, err := replayLogs(cfg, logs, &f, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+		reportError(stderr, "replay", err)
 		return exitUsage
 	}
 	write := rep.WriteText
@@ -187,12 +187,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		write = rep.WriteJSON
 	}
 	if err := write(stdout, in); err != nil {
-		fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+		reportError(stderr, "replay", err)
 		return exitUsage
 	}
 	if f.svg != "" {
 		if err := svg.write(replayChart(rep)); err != nil {
-			fmt.Fprintf(stderr, "ratekeeper replay: %v\n", err)
+			reportError(stderr, "replay", err)
 			return exitUsage
 		}
 		if !f.asJSON {

@@ -76,3 +76,45 @@ func TestUsageColumns(t *testing.T) {
 		t.Errorf("help lists %d commands, want 3 (demo, check, replay)", n)
 	}
 }
+
+// TestErrorsWithoutPackagePrefixes: an error says the command once, then
+// the problem, never the name of an internal package: a bad --route read
+// "ratekeeper replay: replay: --route ...", a log that is a directory
+// "ratekeeper replay: logparse: ...", and an invalid configuration given
+// to replay printed each problem after the first on a line of its own
+// starting "policy: ".
+func TestErrorsWithoutPackagePrefixes(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args  []string
+		lines int // of stderr
+		want  string
+	}{
+		{[]string{"replay", "--config", "testdata/rules.yaml", "--route", "/a/{", "testdata/access.log"}, 1, `--route "/a/{"`},
+		{[]string{"replay", "--config", "testdata/rules.yaml", dir}, 1, dir},
+		{[]string{"replay", "--config", "testdata/bad.yaml", "testdata/access.log"}, 3, "testdata/bad.yaml:6:5: policies[1].algoritm: unknown field"},
+		{[]string{"replay", "--config", "testdata/missing.yaml", "testdata/access.log"}, 1, "testdata/missing.yaml"},
+		{[]string{"check", "testdata/missing.yaml"}, 1, "testdata/missing.yaml"},
+	} {
+		_, errOut, code := runCmd(tc.args...)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want 2", tc.args, code)
+		}
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if len(lines) != tc.lines || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: stderr\n%s\nwant %d line(s) naming %q", tc.args, errOut, tc.lines, tc.want)
+		}
+		prefix := "ratekeeper " + tc.args[0] + ": "
+		for _, l := range lines {
+			rest, ok := strings.CutPrefix(l, prefix)
+			if !ok {
+				t.Errorf("%q: stderr line %q does not start %q", tc.args, l, prefix)
+			}
+			for _, pkg := range []string{"replay: ", "logparse: ", "policy: "} {
+				if strings.HasPrefix(rest, pkg) {
+					t.Errorf("%q: stderr line %q names the package %q", tc.args, l, pkg)
+				}
+			}
+		}
+	}
+}
