@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/textproto"
 	"os"
 	"path/filepath"
@@ -394,6 +395,12 @@ func createChart(path string) (*chartFile, error) {
 	}
 	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
 	if err != nil {
+		// The reason, not the name of a temporary file the user never
+		// named.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, fmt.Errorf("--svg %s: %w", path, err)
 	}
 	return &chartFile{f: f, target: target}, nil

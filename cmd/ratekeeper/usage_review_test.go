@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,5 +117,18 @@ func TestErrorsWithoutPackagePrefixes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReplaySVGErrorNamesThePath: an --svg path that cannot be written is
+// reported by that path, not by the name of the temporary file the chart
+// is first written to (".replay.svg.1427960278", a file the user never
+// named).
+func TestReplaySVGErrorNamesThePath(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "no-such-dir", "replay.svg")
+	_, errOut, code := runCmd("replay", "--svg", bad, "--config", "testdata/rules.yaml", "testdata/access.log")
+	want := "ratekeeper replay: --svg " + bad + ": no such file or directory\n"
+	if code != exitUsage || errOut != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, want)
 	}
 }
