@@ -9,24 +9,28 @@
 // demo runs a scripted scenario offline in a few seconds: a chi server with
 // the middleware, driven by a real HTTP client in simulated time, showing
 // responses and their rate-limit headers, a login throttled per IP and
-// user, and the algorithms side by side on boundary-burst scenarios (100
-// per minute, 100 requests at 59 s and 100 at 61 s; traffic bunched at the
-// start or the end of the previous window); it writes an SVG chart of
-// admitted and rejected requests per algorithm.
+// user, and the algorithms side by side on the seed scenarios (the
+// boundary burst: 100 per minute, 100 requests at 59 s and 100 at 61 s;
+// traffic bunched at the start or the end of the previous window); it
+// writes an SVG chart of admitted and rejected requests per algorithm and
+// prints its path.
 //
 // check validates a configuration file (YAML or JSON; see
-// policy.Config) and prints the effective policies.
+// policy.Config) and prints the effective policies, and advice on valid
+// but risky choices.
 //
 // replay reads access logs (Common or Combined Log Format, also with a
-// leading X-Forwarded-For list, JSON lines, or W3C Extended Log File Format
-// as IIS writes it; gzip- or bzip2-compressed or not), merged in time order, and replays every request
+// leading X-Forwarded-For list; JSON lines, with the field names of nginx,
+// Caddy, Traefik and others or those the --json-* flags give; or W3C
+// Extended Log File Format as IIS and CloudFront write it; gzip- or
+// bzip2-compressed or not), merged in time order, and replays every request
 // through the configured policies at the time the log gives it, with an
 // in-memory store on a simulated clock. It reports per policy the requests, those that would
 // have been rejected, the keys rejected most, the percentiles of requests
 // per key per window, and suggested limits (P95 × 1.2 to 1.5, P99 × 2)
 // with the share each would have rejected. --compare adds every algorithm
 // but leaky_queue (a shaper: it delays rather than rejects), --svg FILE a
-// chart.
+// chart, --json the report as JSON.
 //
 // Run "ratekeeper COMMAND --help" for the flags of each command.
 //
