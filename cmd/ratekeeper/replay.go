@@ -109,7 +109,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	var f replayFlags
 	f.json.Headers = map[string]string{}
 	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required)")
-	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined), json or w3c (W3C extended, IIS)")
+	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined), json or w3c (W3C extended: IIS, CloudFront)")
 	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic alone under every algorithm but leaky_queue (a shaper: it delays, not rejects)")
 	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
 	fs.BoolVar(&f.asJSON, "json", false, "write the report as JSON instead of text")
