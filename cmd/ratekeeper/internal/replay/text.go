@@ -107,7 +107,11 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 		tw = tabwriter.NewWriter(b, 2, 8, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "    \trejected\tshare\t\n")
 		for _, t := range p.Compare {
-			fmt.Fprintf(tw, "    %s\t%d\t%s\t\n", t.Label, t.Rejected, pct(t.Rejected, p.Requests))
+			label := t.Label
+			if t.Spec.Buckets > 0 { // the policy's, or 10 (see compareSpecs)
+				label += fmt.Sprintf(" (%d buckets)", t.Spec.Buckets)
+			}
+			fmt.Fprintf(tw, "    %s\t%d\t%s\t\n", label, t.Rejected, pct(t.Rejected, p.Requests))
 		}
 		tw.Flush()
 	}
