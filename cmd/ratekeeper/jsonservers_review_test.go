@@ -56,3 +56,29 @@ func TestReplayCaddyAndTraefikLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayJSONBehindTrustedProxy: a JSON log of requests from a trusted
+// proxy, with nginx's $http_x_forwarded_for, is keyed by the client the
+// header names, as a Common Log Format line's list is: three clients,
+// none refused for want of a key. Every request was refused ("trusted
+// peer sent no forwarding header") unless --json-header named the field.
+func TestReplayJSONBehindTrustedProxy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("trusted_proxies: [10.0.0.0/8]\npolicies:\n  - {name: a, limit: 1, window: 1m}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	for _, c := range []string{"1", "2", "3"} {
+		log.WriteString(`{"time":"2024-03-10T12:00:0` + c + `Z","remote_addr":"10.0.0.2","request":"GET / HTTP/1.1","status":200,"http_x_forwarded_for":"203.0.113.` + c + `"}` + "\n")
+	}
+	path := filepath.Join(dir, "nginx.jsonl")
+	if err := os.WriteFile(path, []byte(log.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd("replay", "--quiet", "--config", cfg, path)
+	if code != exitOK || !strings.Contains(out, "3 requests, 0 rejected by a limit (0.00%), 0 more refused for want of a key") ||
+		!regexp.MustCompile(`\n  keys +3 `).MatchString(out) {
+		t.Errorf("exit %d (stderr %q), want 0 with 3 keys and none refused:\n%s", code, errOut, out)
+	}
+}

@@ -124,7 +124,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.json.Path, "json-path", "", "JSON field of the request path, or of the request line \"POST /login HTTP/1.1\", which gives the method too (default: "+defaults(logparse.DefaultJSONFields.Path)+", else the request line in "+defaults(logparse.DefaultJSONFields.Request)+")")
 	fs.StringVar(&f.json.User, "json-user", "", "JSON field of the user, for the key part user (default: "+defaults(logparse.DefaultJSONFields.User)+")")
 	fs.StringVar(&f.json.Status, "json-status", "", "JSON field of the response status, for count: failed or succeeded (default: "+defaults(logparse.DefaultJSONFields.Status)+")")
-	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable; a dotted FIELD reaches into nested objects, a list of values is joined with \", \"), for header: key parts (User-Agent defaults to "+defaults(logparse.DefaultJSONFields.UserAgent)+"; Referer to "+defaults(logparse.DefaultJSONFields.Referer)+")")
+	fs.Var(headerFlags(f.json.Headers), "json-header", "request header from a JSON field, `NAME=FIELD` (repeatable; a dotted FIELD reaches into nested objects, a list of values is joined with \", \"), for header: key parts (User-Agent defaults to "+defaults(logparse.DefaultJSONFields.UserAgent)+"; Referer to "+defaults(logparse.DefaultJSONFields.Referer)+"; X-Forwarded-For, which trusted proxies choose the client from, to "+defaults(logparse.DefaultJSONFields.ForwardedFor)+")")
 	logs, code := parseFlags(fs, args, stdout)
 	if code >= 0 {
 		return code

@@ -36,7 +36,7 @@ type JSONFields struct {
 // fields in a "request" object, each header a list) and Traefik's (its
 // capitalised names; request headers, when kept, as "request_<Name>").
 // A dotted name reaches into nested objects.
-var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request, UserAgent, Referer []string }{
+var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request, UserAgent, Referer, ForwardedFor []string }{
 	// nginx's variables too: $time_iso8601, $time_local, $msec. Traefik's
 	// StartUTC first: its "time" is when the line was written, as the
 	// request ended.
@@ -53,6 +53,9 @@ var DefaultJSONFields = struct{ Time, Addr, Method, Path, User, Status, Request,
 	// them to a field of its choosing.
 	UserAgent: []string{"user_agent", "http_user_agent", "useragent", "request.headers.User-Agent", "request_User-Agent"},
 	Referer:   []string{"referer", "http_referer", "referrer", "http_referrer", "request.headers.Referer", "request_Referer"},
+	// The X-Forwarded-For header, unless JSONFields.Headers maps it: the
+	// configuration's trusted proxies choose the client from it.
+	ForwardedFor: []string{"http_x_forwarded_for", "x_forwarded_for", "request.headers.X-Forwarded-For", "request_X-Forwarded-For"},
 }
 
 // parseJSON parses one JSON object per line.
@@ -163,6 +166,13 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missi
 	if !mapped(f.Headers, "Referer") {
 		if v, _ := lookup(obj, "", DefaultJSONFields.Referer); v != nil {
 			e.Referer = optional(v)
+		}
+	}
+	if !mapped(f.Headers, "X-Forwarded-For") {
+		if v, _ := lookup(obj, "", DefaultJSONFields.ForwardedFor); v != nil {
+			if s := optional(v); s != "" {
+				e.Headers = append(e.Headers, Header{Name: "X-Forwarded-For", Value: s})
+			}
 		}
 	}
 	for name, field := range f.Headers {

@@ -68,3 +68,36 @@ func TestJSONHeaderFromList(t *testing.T) {
 		t.Errorf("headers %v; want X-Forwarded-For: 203.0.113.7, 10.0.0.2", h)
 	}
 }
+
+// TestJSONForwardedForDefault: the X-Forwarded-For header is read from the
+// usual fields (nginx's $http_x_forwarded_for, Caddy's and Traefik's
+// request header), as the User-Agent is, so that trusted proxies choose
+// the client as they do for a Common Log Format line's list; a field that
+// --json-header maps the header to wins. Without it, every request of a
+// JSON log behind a trusted proxy had no client address.
+func TestJSONForwardedForDefault(t *testing.T) {
+	xff := Header{"X-Forwarded-For", "203.0.113.7, 10.0.0.2"}
+	for _, tc := range []struct {
+		line    string
+		headers map[string]string
+		want    []Header
+	}{
+		{`{"time":"2024-03-10T12:00:00Z","remote_addr":"10.0.0.1","request":"GET / HTTP/1.1","http_x_forwarded_for":"203.0.113.7, 10.0.0.2"}`, nil, []Header{xff}},
+		{`{"time":"2024-03-10T12:00:00Z","remote_addr":"10.0.0.1","request":"GET / HTTP/1.1","http_x_forwarded_for":"-"}`, nil, nil},
+		{`{"time":"2024-03-10T12:00:00Z","remote_addr":"10.0.0.1","request":"GET / HTTP/1.1","http_x_forwarded_for":"203.0.113.9","xff":"203.0.113.7, 10.0.0.2"}`, map[string]string{"X-Forwarded-For": "xff"}, []Header{xff}},
+		{strings.Replace(caddyLine, `"X-Forwarded-For":["203.0.113.7","10.0.0.2"]`, `"X-Forwarded-For":["203.0.113.7, 10.0.0.2"]`, 1), nil, []Header{xff}},
+		{strings.Replace(traefikLine, `"request_Referer"`, `"request_X-Forwarded-For":"203.0.113.7, 10.0.0.2","request_Referer"`, 1), nil, []Header{xff}},
+	} {
+		r, err := NewReader(strings.NewReader(tc.line+"\n"), "a.jsonl", Options{JSON: JSONFields{Headers: tc.headers}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, r)
+		if len(got) != 1 {
+			t.Fatalf("%s: %d entries, want 1 (malformed: %v)", tc.line, len(got), r.Samples())
+		}
+		if h := got[0].Headers; len(h) != len(tc.want) || len(h) == 1 && h[0] != tc.want[0] {
+			t.Errorf("%s: headers %v, want %v", tc.line, h, tc.want)
+		}
+	}
+}
