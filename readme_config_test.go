@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/readmetest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
@@ -176,16 +177,7 @@ func readmeBlockAfter(t *testing.T, intro, kind string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(b), "\n"+intro)
-	if !ok {
-		t.Fatalf("README.md has no paragraph starting %q", intro)
-	}
-	_, after, ok = strings.Cut(after, "\n```"+kind+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q block after %q", kind, intro)
-	}
-	block, _, _ := strings.Cut(after, "```")
-	return block
+	return readmetest.BlockAfter(t, string(b), intro, kind)
 }
 
 // TestReadmeConfigFiles loads the README's configuration files as a new

@@ -3,25 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-)
 
-// readmeBlock returns the first fenced block of kind ("yaml", "" for a
-// plain one) after the README paragraph starting with intro.
-func readmeBlock(t *testing.T, readme, intro, kind string) string {
-	t.Helper()
-	_, after, ok := strings.Cut(readme, "\n"+intro)
-	if !ok {
-		t.Fatalf("README.md has no paragraph starting %q", intro)
-	}
-	_, after, ok = strings.Cut(after, "\n```"+kind+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q block after %q", kind, intro)
-	}
-	block, _, _ := strings.Cut(after, "```")
-	return block
-}
+	"github.com/ratekeeper/ratekeeper/internal/readmetest"
+)
 
 // TestReadmeCheckCommand runs the README's check command on the README's
 // broken ratekeeper.yaml, as a user would: it prints exactly what the
@@ -35,8 +20,8 @@ func TestReadmeCheckCommand(t *testing.T) {
 	}
 	readme := string(b)
 	const command = "`go run ./cmd/ratekeeper check ratekeeper.yaml` prints (and exits 1):"
-	file := readmeBlock(t, readme, "Every problem is reported", "yaml")
-	want := readmeBlock(t, readme, command, "")
+	file := readmetest.BlockAfter(t, readme, "Every problem is reported", "yaml")
+	want := readmetest.BlockAfter(t, readme, command, "")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "ratekeeper.yaml"), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
