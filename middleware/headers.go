@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/lowest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -425,20 +426,7 @@ func isQueue(res *policy.Result, i int) bool {
 // then (of two denied) the longer wait, then the longer ResetAfter (the
 // reset an admitted one reports: the research notes' "on ties, prefer the
 // longer t"). A full tie is not lower: the values already written stay.
-func lowerThan(d, b algorithms.Decision) bool {
-	if d.Allowed != b.Allowed {
-		return !d.Allowed
-	}
-	if d.Remaining != b.Remaining {
-		return d.Remaining < b.Remaining
-	}
-	if !d.Allowed {
-		if dw, bw := max(d.RetryAfter, d.NextAfter), max(b.RetryAfter, b.NextAfter); dw != bw {
-			return dw > bw
-		}
-	}
-	return d.ResetAfter > b.ResetAfter
-}
+func lowerThan(d, b algorithms.Decision) bool { return lowest.Before(d, b) }
 
 // str returns the bytes of b as a string without copying. b must not be
 // written again: it points into a fresh per-request buffer (or a fresh

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/lowest"
 	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
@@ -560,25 +561,9 @@ func (res *Result) Lowest() int {
 	_, ds := res.parts()
 	best := 0
 	for i := 1; i < len(ds); i++ {
-		if lower(ds[i], ds[best]) {
+		if lowest.Before(ds[i], ds[best]) {
 			best = i
 		}
 	}
 	return best
-}
-
-// lower reports whether d is reported in preference to b.
-func lower(d, b algorithms.Decision) bool {
-	if d.Allowed != b.Allowed {
-		return !d.Allowed
-	}
-	if d.Remaining != b.Remaining {
-		return d.Remaining < b.Remaining
-	}
-	if !d.Allowed {
-		if dw, bw := max(d.RetryAfter, d.NextAfter), max(b.RetryAfter, b.NextAfter); dw != bw {
-			return dw > bw
-		}
-	}
-	return d.ResetAfter > b.ResetAfter
 }
