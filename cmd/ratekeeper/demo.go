@@ -11,7 +11,7 @@ import (
 
 const demoHead = `Usage: ratekeeper demo [--svg FILE] [--headers PROFILE]
 
-Demo runs offline, in a few seconds, in simulated time: a chi server with
+Demo runs offline, in under a second, in simulated time: a chi server with
 the ratekeeper middleware (in-memory store), driven by a real HTTP client.
 It prints a few responses with their rate-limit headers, a login throttled
 per IP and user, and the algorithms side by side on the seed scenarios

@@ -6,7 +6,7 @@
 //	ratekeeper check FILE
 //	ratekeeper replay --config FILE [flags] LOG...
 //
-// demo runs a scripted scenario offline in a few seconds: a chi server with
+// demo runs a scripted scenario offline in under a second: a chi server with
 // the middleware, driven by a real HTTP client in simulated time, showing
 // responses and their rate-limit headers, a login throttled per IP and
 // user, and the algorithms side by side on the seed scenarios (the
