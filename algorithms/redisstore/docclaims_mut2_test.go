@@ -52,10 +52,7 @@ func TestStateAheadExactThresholds(t *testing.T) {
 					t.Fatal(err)
 				}
 				prefix := uniquePrefix(t)
-				rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-				if err != nil {
-					t.Fatal(err)
-				}
+				rs := clockedStore(t, client, clk, redisstore.WithPrefix(prefix))
 				for _, st := range []algorithms.Store{mem, rs} {
 					if d, err := st.Take(ctx, c); err != nil || !d[0].Allowed {
 						t.Fatalf("%s: first request = %+v, %v", k, d, err)
@@ -373,10 +370,7 @@ func TestSlidingLogReadsLazily(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix := uniquePrefix(t)
-	rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := clockedStore(t, client, clk, redisstore.WithPrefix(prefix))
 	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 1000, Window: time.Hour}, Key: "k"}
 	warmUp(t, client, c) // loads the library
 	keys := redisKeys(prefix, c)
