@@ -388,7 +388,7 @@ func decided(res *policy.Result) bool {
 // keepsOuter reports whether the single-valued profile p keeps the values
 // outer wrote in place of those of res: res is allowed, and outer's
 // decision is denied, reports a lower remaining, or the same remaining and
-// a reset no shorter (see lowerThan). Then the values in the header stay
+// a reset no shorter (see lowest.Before). Then the values in the header stay
 // outer's, and a middleware further in must compare its own with outer's.
 // (A reset outer's hold shortened is compared as decided, before the
 // hold.)
@@ -397,7 +397,7 @@ func keepsOuter(p Profile, res, outer *policy.Result) bool {
 		return false
 	}
 	d := res.Decision(res.Lowest())
-	return d.Allowed && !lowerThan(d, outer.Decision(outer.Lowest()))
+	return d.Allowed && !lowest.Before(d, outer.Decision(outer.Lowest()))
 }
 
 // sinceDecision returns how long before now the i-th decision of res was
@@ -419,14 +419,6 @@ func sinceDecision(res *policy.Result, i int, held time.Duration) time.Duration 
 func isQueue(res *policy.Result, i int) bool {
 	return res.Policy(i).Spec().Algorithm == algorithms.LeakyQueue
 }
-
-// lowerThan reports whether d is reported in preference to b by a
-// single-valued profile, as [policy.Result.Lowest] chooses among the
-// decisions of one middleware: denied first, then the lower remaining,
-// then (of two denied) the longer wait, then the longer ResetAfter (the
-// reset an admitted one reports: the research notes' "on ties, prefer the
-// longer t"). A full tie is not lower: the values already written stay.
-func lowerThan(d, b algorithms.Decision) bool { return lowest.Before(d, b) }
 
 // str returns the bytes of b as a string without copying. b must not be
 // written again: it points into a fresh per-request buffer (or a fresh

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/lowest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -246,7 +247,7 @@ func TestAddPolicies(t *testing.T) {
 	}
 }
 
-// TestLowerThan: a denial is reported before any admission, whatever the
+// TestLowerThan (lowest.Before, as the middleware uses it): a denial is reported before any admission, whatever the
 // remaining counts; among equals, the lower remaining; on a tie of
 // remaining, of two denials the longer wait, then the longer ResetAfter
 // (as policy.Result.Lowest chooses); a full tie is not lower.
@@ -269,8 +270,8 @@ func TestLowerThan(t *testing.T) {
 		{"denied tie, shorter wait", denyD(10, 0, time.Second, time.Second, time.Minute), denyD(10, 0, 2*time.Second, time.Second, time.Second), false},
 		{"denied tie, same wait, longer reset", denyD(10, 0, time.Second, time.Second, time.Minute), denyD(10, 0, time.Second, time.Second, time.Second), true},
 	} {
-		if got := lowerThan(tc.d, tc.b); got != tc.want {
-			t.Errorf("%s: lowerThan(%+v, %+v) = %v, want %v", tc.name, tc.d, tc.b, got, tc.want)
+		if got := lowest.Before(tc.d, tc.b); got != tc.want {
+			t.Errorf("%s: lowest.Before(%+v, %+v) = %v, want %v", tc.name, tc.d, tc.b, got, tc.want)
 		}
 	}
 }
@@ -339,7 +340,7 @@ func TestReplaceLineReplacesItsOwnStringOnly(t *testing.T) {
 
 // TestKeepsOuter: a single-valued profile keeps the values a middleware
 // further out wrote only when that one decided something, ours decided
-// something too and allowed, and outer's comes first or ties (lowerThan:
+// something too and allowed, and outer's comes first or ties (lowest.Before:
 // a tie of remaining goes to the longer reset); a Result that decided
 // nothing (not taken, or no policy) is never compared.
 func TestKeepsOuter(t *testing.T) {
