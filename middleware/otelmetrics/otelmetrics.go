@@ -27,8 +27,9 @@
 //	ratekeeper.errors{policy,kind}       counter ({error}): kind "store" (a request whose
 //	                                     store call failed: each evaluated policy; not a
 //	                                     failed refund or give-back, which only
-//	                                     Stats.StoreErrors counts), "key" (no key),
-//	                                     "cost" (a cost out of range)
+//	                                     Stats.StoreErrors counts, nor a request whose
+//	                                     context ended first, shadowed or not), "key" (no
+//	                                     key), "cost" (a cost out of range)
 //	ratekeeper.decision.duration         histogram (s): time to decide (keys and store
 //	                                     call); bucket boundaries given as advice
 //	                                     ([DefaultBuckets], [WithBuckets])

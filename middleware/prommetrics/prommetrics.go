@@ -15,8 +15,9 @@
 //	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a request whose store
 //	                                           call failed: each evaluated policy; not a
 //	                                           failed refund or give-back, which only
-//	                                           Stats.StoreErrors counts), "key" (no key),
-//	                                           "cost"
+//	                                           Stats.StoreErrors counts, nor a request whose
+//	                                           context ended first, shadowed or not), "key"
+//	                                           (no key), "cost"
 //	ratekeeper_decision_seconds                histogram: time to decide (keys and store call)
 //	ratekeeper_failure_state{state}            gauge: 1 for each failure state (open, closed,
 //	                                           fallback) an observed middleware is in, and

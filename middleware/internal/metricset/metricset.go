@@ -229,7 +229,11 @@ func (ps *Policies[P]) Remove(name string) {
 //     as below;
 //   - a failed store call (the fallback store decided, or no decision was
 //     taken and Result.Err is set, the request not abandoned) counts
-//     ErrStore under each evaluated policy;
+//     ErrStore under each evaluated policy. A request abandoned is one
+//     reported Abandoned, or one shadow mode served instead (ShadowDenied,
+//     no decision taken, its context ended: the middleware tells them
+//     apart by the context as it does); it counts nothing, as the store's
+//     backend was not at fault;
 //   - a request with decisions counts Allowed under each evaluated policy
 //     when admitted, and Denied or ShadowDenied under each policy that
 //     denied it.
@@ -251,6 +255,12 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 				add(ps.Get(ce.Policy.Name()), ErrCost)
 			}
 			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
+				if e.Request != nil && e.Request.Context().Err() != nil {
+					// Its client went away (or its deadline ran out)
+					// during the store call: Abandoned but for shadow
+					// mode, not a store failure.
+					return
+				}
 				break // shadowed store failure: counted below
 			}
 			return
