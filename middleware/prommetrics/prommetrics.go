@@ -28,6 +28,12 @@
 //	                                           back to the store, their responses not
 //	                                           counting under the policy (policy.CountIf)
 //
+// The series of a policy's requests_total and errors_total are reported
+// from the moment the middleware reports the policy (its limit, when the
+// rule set is built), at zero: a dashboard or an alert on denials reads 0,
+// not an absent series. given_back_total has a series once a request was
+// given back.
+//
 // Recording a request does not allocate: the counters of each policy are
 // looked up once and cached.
 //
@@ -264,10 +270,14 @@ func (m *Metrics) setStates(v metricset.StateValues) {
 	m.state.WithLabelValues(middleware.StateHealthy.String()).Set(float64(v[middleware.StateHealthy]))
 }
 
-// ObserveLimit implements [middleware.Observer].
+// ObserveLimit implements [middleware.Observer]: it sets the limit
+// gauges of the policy, and creates its series of requests_total and
+// errors_total (at zero) if they are not, so that they are reported from
+// the moment the middleware reports the policy, before its first request.
 func (m *Metrics) ObserveLimit(name string, limit, configured int64) {
 	m.limit.WithLabelValues(name).Set(float64(limit))
 	m.configured.WithLabelValues(name).Set(float64(configured))
+	m.policies.Get(name)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
