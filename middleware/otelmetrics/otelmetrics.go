@@ -331,7 +331,8 @@ func (ob *Observer) counter(s metricset.Series) metric.Int64Counter {
 }
 
 // ObserveRequest implements [middleware.Observer]. It counts as
-// prommetrics counts.
+// prommetrics counts. An Event without a Result (the middleware always
+// sets one) records its duration and counts nothing else.
 func (ob *Observer) ObserveRequest(e middleware.Event) {
 	ctx := context.Background()
 	if e.Request != nil {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -69,5 +71,120 @@ func TestNoClientKeyInLabels(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(metrics.ErrorCounter("per-user", "key")); got != 0 {
 		t.Errorf("errors{key} = %v, want 0", got)
+	}
+}
+
+// TestConcurrentRequestsReloadsAndScrapes: requests, reloads adding and
+// removing a policy, state transitions and scrapes run at once (for
+// -race); the counts add up afterwards, the removed policy's limit gauges
+// are gone and the failure state is back to healthy.
+func TestConcurrentRequestsReloadsAndScrapes(t *testing.T) {
+	reg, metrics, mem := metricsAndStore(t)
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("kept", 1_000_000, user)}, middleware.WithObserver(metrics))
+	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	flapping := policy.Must(policy.New("flapping", fixed("x", 10, user).Spec(), user, policy.WithMethods("POST")))
+	var wg sync.WaitGroup
+	const workers, perWorker = 4, 200
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				serve(h, "X-User", fmt.Sprintf("u%d-%d", w, i))
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 51 {
+			ps := []*policy.Policy{m.Configured("kept")}
+			if i%2 == 1 {
+				ps = append(ps, flapping) // applies to no request served
+			}
+			if err := m.SetPolicies(ps); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for range 100 {
+			metrics.ObserveState(middleware.StateHealthy, middleware.StateFailingOpen)
+			metrics.ObserveState(middleware.StateFailingOpen, middleware.StateHealthy)
+		}
+	})
+	wg.Go(func() {
+		for range 50 {
+			if _, err := reg.Gather(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	want := `
+# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# TYPE ratekeeper_requests_total counter
+ratekeeper_requests_total{outcome="allowed",policy="flapping"} 0
+ratekeeper_requests_total{outcome="allowed",policy="kept"} 800
+ratekeeper_requests_total{outcome="denied",policy="flapping"} 0
+ratekeeper_requests_total{outcome="denied",policy="kept"} 0
+ratekeeper_requests_total{outcome="shadow_denied",policy="flapping"} 0
+ratekeeper_requests_total{outcome="shadow_denied",policy="kept"} 0
+# HELP ratekeeper_effective_limit The limit enforced per policy, after adaptive and fleet adjustments.
+# TYPE ratekeeper_effective_limit gauge
+ratekeeper_effective_limit{policy="kept"} 1e+06
+# HELP ratekeeper_failure_state 1 for each failure state (open, closed, fallback) an observed middleware is in; healthy is 1 when none is failing.
+# TYPE ratekeeper_failure_state gauge
+ratekeeper_failure_state{state="closed"} 0
+ratekeeper_failure_state{state="fallback"} 0
+ratekeeper_failure_state{state="healthy"} 1
+ratekeeper_failure_state{state="open"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"ratekeeper_requests_total", "ratekeeper_effective_limit", "ratekeeper_failure_state"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestEventWithoutResult: an Event without a Result (not one the
+// middleware makes, but one an application's own fan-out or test may
+// pass) records its latency and counts nothing, as otelmetrics does,
+// rather than panicking on the request's goroutine.
+func TestEventWithoutResult(t *testing.T) {
+	reg, metrics, _ := metricsAndStore(t)
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				t.Fatalf("ObserveRequest(Event{Result: nil}) panicked: %v", v)
+			}
+		}()
+		metrics.ObserveRequest(middleware.Event{Outcome: middleware.Denied, Latency: 2 * time.Millisecond})
+	}()
+	if n := testutil.CollectAndCount(reg, "ratekeeper_requests_total", "ratekeeper_errors_total"); n != 0 {
+		t.Errorf("%d request or error series, want 0", n)
+	}
+	want := `
+# HELP ratekeeper_decision_seconds Time to decide a request: key extraction and the store call.
+# TYPE ratekeeper_decision_seconds histogram
+ratekeeper_decision_seconds_bucket{le="1e-05"} 0
+ratekeeper_decision_seconds_bucket{le="2.5e-05"} 0
+ratekeeper_decision_seconds_bucket{le="5e-05"} 0
+ratekeeper_decision_seconds_bucket{le="0.0001"} 0
+ratekeeper_decision_seconds_bucket{le="0.00025"} 0
+ratekeeper_decision_seconds_bucket{le="0.0005"} 0
+ratekeeper_decision_seconds_bucket{le="0.001"} 0
+ratekeeper_decision_seconds_bucket{le="0.0025"} 1
+ratekeeper_decision_seconds_bucket{le="0.005"} 1
+ratekeeper_decision_seconds_bucket{le="0.01"} 1
+ratekeeper_decision_seconds_bucket{le="0.025"} 1
+ratekeeper_decision_seconds_bucket{le="0.05"} 1
+ratekeeper_decision_seconds_bucket{le="0.1"} 1
+ratekeeper_decision_seconds_bucket{le="0.25"} 1
+ratekeeper_decision_seconds_bucket{le="0.5"} 1
+ratekeeper_decision_seconds_bucket{le="1"} 1
+ratekeeper_decision_seconds_bucket{le="+Inf"} 1
+ratekeeper_decision_seconds_sum 0.002
+ratekeeper_decision_seconds_count 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratekeeper_decision_seconds"); err != nil {
+		t.Error(err)
 	}
 }

@@ -242,11 +242,16 @@ func (m *Metrics) newCounters(name string) *counters {
 	return &c
 }
 
-// ObserveRequest implements [middleware.Observer].
+// ObserveRequest implements [middleware.Observer]. An Event without a
+// Result (the middleware always sets one) records its latency and counts
+// nothing else, as otelmetrics does.
 func (m *Metrics) ObserveRequest(e middleware.Event) {
 	// A latency below zero (the middleware's clock set back during the
 	// decision) counts as zero: _sum is read as a counter.
 	m.latency.Observe(max(e.Latency, 0).Seconds())
+	if e.Result == nil {
+		return
+	}
 	m.policies.Count(e, func(c *counters, s metricset.Series) { c[s].Inc() })
 }
 
