@@ -110,12 +110,12 @@ func otelAsProm(t *testing.T, rm metricdata.ResourceMetrics) []string {
 // TestSameSignalsAsPrometheus: prommetrics and otelmetrics observing the
 // same middlewares, through every outcome (allowed, denied, shadow
 // denied, a missing key, a cost out of range, a store failure failing
-// open, closed, to the fallback store and shadowed, an abandoned request,
-// shadowed or not), give-backs, SetLimit, a policy's removal and a policy
-// that served no request (its series at zero), report
-// the same series with the same values, their names translated as
-// otelmetrics' package doc says, but for the histogram, which prommetrics
-// names ratekeeper_decision_seconds.
+// open, closed, to the fallback store and shadowed, the circuit breaker
+// open, an abandoned request, shadowed or not), give-backs, SetLimit, a
+// policy's removal and a policy that served no request (its series at
+// zero), report the same series with the same values, their names
+// translated as otelmetrics' package doc says, but for the histogram,
+// which prommetrics names ratekeeper_decision_seconds.
 func TestSameSignalsAsPrometheus(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	pm, err := prommetrics.New(reg)
@@ -165,6 +165,7 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	shadow := build([]*policy.Policy{fixed("shadowed", 1, remote)}, middleware.WithShadow(nil),
 		middleware.OnStoreError(middleware.FailClosed(time.Second)))
 	open := build([]*policy.Policy{fixed("open", 10, remote)}, middleware.OnStoreError(middleware.FailOpen()))
+	broken := build([]*policy.Policy{fixed("broken", 10, remote)}, middleware.WithBreaker(1, time.Minute))
 	build([]*policy.Policy{fixed("idle", 10, remote)}) // serves no request
 	giving := mw{m: middleware.MustNew(memStore(t), []*policy.Policy{login}, both, middleware.WithClock(clock))}
 	closed := build([]*policy.Policy{fixed("closed", 10, remote), fixed("removed", 10, remote)},
@@ -201,6 +202,9 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	do(shadow, "/", bg)
 	open.store.down.Store(true)
 	do(open, "/", bg)
+	broken.store.down.Store(true)
+	do(broken, "/", bg) // fails: opens the breaker
+	do(broken, "/", bg) // kept from the store
 	closed.store.down.Store(true)
 	if code := do(closed, "/", bg); code != http.StatusServiceUnavailable {
 		t.Fatalf("failed closed: %d", code)
@@ -227,6 +231,7 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 		"ratekeeper_errors_total{kind=key,policy=per-user} 1",
 		"ratekeeper_errors_total{kind=store,policy=open} 1",
 		"ratekeeper_errors_total{kind=store,policy=closed} 1",
+		"ratekeeper_errors_total{kind=store,policy=broken} 2",
 		"ratekeeper_errors_total{kind=store,policy=shadowed} 1",
 		"ratekeeper_given_back_total{policy=login} 1",
 		"ratekeeper_effective_limit{policy=per-ip} 1",

@@ -25,7 +25,8 @@
 //	                                     "denied" and "shadow_denied" (each policy that
 //	                                     denied it)
 //	ratekeeper.errors{policy,kind}       counter ({error}): kind "store" (a request whose
-//	                                     store call failed: each evaluated policy; not a
+//	                                     store call failed, or that the circuit breaker
+//	                                     kept from the store: each evaluated policy; not a
 //	                                     failed refund or give-back, which only
 //	                                     Stats.StoreErrors counts, nor a request whose
 //	                                     context ended first, shadowed or not), "key" (no

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -185,6 +186,37 @@ ratekeeper_decision_seconds_sum 0.002
 ratekeeper_decision_seconds_count 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratekeeper_decision_seconds"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestBreakerOpenIsAStoreError: a request the open circuit breaker keeps
+// from the store counts in errors_total{kind="store"}, as a failed call
+// does and as Stats.StoreErrors counts it, and not as a decision.
+func TestBreakerOpenIsAStoreError(t *testing.T) {
+	reg, metrics, mem := metricsAndStore(t)
+	store := &switchable{Store: mem}
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, remote)}, middleware.WithObserver(metrics),
+		middleware.WithClock(algotest.NewClock(t0)), middleware.WithBreaker(1, time.Minute))
+	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	store.down.Store(true)
+	serve(h) // fails: opens the breaker
+	serve(h) // kept from the store
+	st := m.Stats()
+	if st.BreakerOpen != 1 || st.StoreErrors != 2 {
+		t.Fatalf("Stats: BreakerOpen %d StoreErrors %d, want 1 and 2", st.BreakerOpen, st.StoreErrors)
+	}
+	if got := testutil.ToFloat64(metrics.ErrorCounter("p", "store")); got != 2 {
+		t.Errorf("errors{p,store} = %v, want 2", got)
+	}
+	want := `
+# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# TYPE ratekeeper_requests_total counter
+ratekeeper_requests_total{outcome="allowed",policy="p"} 0
+ratekeeper_requests_total{outcome="denied",policy="p"} 0
+ratekeeper_requests_total{outcome="shadow_denied",policy="p"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ratekeeper_requests_total"); err != nil {
 		t.Error(err)
 	}
 }

@@ -13,7 +13,8 @@
 //	                                           policy of an admitted request), "denied" and
 //	                                           "shadow_denied" (each policy that denied it)
 //	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a request whose store
-//	                                           call failed: each evaluated policy; not a
+//	                                           call failed, or that the circuit breaker kept
+//	                                           from the store: each evaluated policy; not a
 //	                                           failed refund or give-back, which only
 //	                                           Stats.StoreErrors counts, nor a request whose
 //	                                           context ended first, shadowed or not), "key"
