@@ -107,25 +107,34 @@ func WithNamespace(ns string) Option {
 // WithConstLabels adds labels to every metric, such as
 // {"limiter": "public-api"} for one of several middlewares. The label
 // "le" is the decision_seconds histogram's bucket label and an error. So
-// is a name the Prometheus client refuses (model.LabelName's rules, and
-// no "__" prefix): the error names the first such name in lexical order.
+// are the labels of the metrics themselves (policy, outcome, kind,
+// state) and a name the Prometheus client refuses (model.LabelName's
+// rules, and no "__" prefix): the error names the first such name in
+// lexical order.
 func WithConstLabels(labels prometheus.Labels) Option {
 	return func(o *options) error {
-		if _, ok := labels["le"]; ok {
-			// The Prometheus client panics on it when the histogram is built.
-			return errors.New(`prommetrics: WithConstLabels: "le" is the bucket label of the decision_seconds histogram`)
-		}
 		// Checked here, in order: the client checks them in the order
 		// of the map, so its error named any of several invalid names.
 		for _, name := range slices.Sorted(maps.Keys(labels)) {
+			if name == "le" {
+				// The Prometheus client panics on it when the histogram is built.
+				return errors.New(`prommetrics: WithConstLabels: "le" is the bucket label of the decision_seconds histogram`)
+			}
 			if !model.LabelName(name).IsValid() || strings.HasPrefix(name, "__") {
 				return fmt.Errorf("prommetrics: WithConstLabels: %q is not a valid label name", name)
+			}
+			if slices.Contains(ownLabels, name) {
+				return fmt.Errorf("prommetrics: WithConstLabels: %q is a label of the metrics (%s)", name, strings.Join(ownLabels, ", "))
 			}
 		}
 		o.labels = labels
 		return nil
 	}
 }
+
+// ownLabels are the labels of the metrics, which WithConstLabels may not
+// use.
+var ownLabels = []string{"policy", "outcome", "kind", "state"}
 
 // WithBuckets sets the upper bounds of the buckets of the decision
 // latency histogram, in seconds, in increasing order; the default runs
@@ -206,7 +215,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		if errors.As(err, &are) {
 			return nil, fmt.Errorf("prommetrics: metrics of namespace %q with these constant labels are already registered with this registry: share one Metrics between the middlewares, or give each its own WithConstLabels (the same label names, other values): %w", o.namespace, err)
 		}
-		return nil, err
+		return nil, fmt.Errorf("prommetrics: registering the metrics of namespace %q: %w", o.namespace, err)
 	}
 	return m, nil
 }
