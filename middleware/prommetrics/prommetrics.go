@@ -316,11 +316,27 @@ var (
 )
 
 // StateGauge returns the failure_state gauge of state s ("healthy",
-// "open", "closed", "fallback"), for tests and custom dashboards.
-func (m *Metrics) StateGauge(s string) prometheus.Gauge { return m.state.WithLabelValues(s) }
+// "open", "closed", "fallback"), for tests and custom dashboards. For
+// any other s it returns a gauge at 0 that is not exported: a misspelt
+// state adds no series to the registry.
+func (m *Metrics) StateGauge(s string) prometheus.Gauge {
+	for _, st := range middleware.States {
+		if st.String() == s {
+			return m.state.WithLabelValues(s)
+		}
+	}
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: "unknown_failure_state", Help: "Not a failure state."})
+}
 
 // ErrorCounter returns the errors_total counter of a policy and kind
-// ("store", "key", "cost").
+// ("store", "key", "cost"), creating the policy's series if it has none.
+// For any other kind it returns a counter at 0 that is not exported: a
+// misspelt kind adds no series to the registry.
 func (m *Metrics) ErrorCounter(policy, kind string) prometheus.Counter {
-	return m.errs.WithLabelValues(policy, kind)
+	for s := range metricset.Series(metricset.NumSeries) {
+		if s.IsError() && s.Label() == kind {
+			return m.policies.Get(policy)[s]
+		}
+	}
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: "unknown_error_kind", Help: "Not an error kind."})
 }
