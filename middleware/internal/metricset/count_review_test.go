@@ -13,13 +13,17 @@ import (
 // ended during the store call (outcome ShadowDenied, Result not taken,
 // Err the store's error) where the enforcing middleware reports it
 // Abandoned; like Abandoned it counts nothing, not a store error. A store
-// failure shadowed while the request's context is live still counts one.
+// failure shadowed while the request's context is live still counts one,
+// and so does an abandoned request the fallback store decided (the store
+// failed before the request was abandoned).
 func TestCountShadowedAbandoned(t *testing.T) {
 	tight, loose := fixed("tight", 1), fixed("loose", 10)
 	r, result := newResults(t, tight, loose)
 	ctx, cancel := context.WithCancel(r.Context())
 	cancel()
 	gone := r.WithContext(ctx)
+	fallback := result(nil)
+	fallback.Fallback = true
 	for _, tc := range []struct {
 		name string
 		e    middleware.Event
@@ -27,6 +31,7 @@ func TestCountShadowedAbandoned(t *testing.T) {
 	}{
 		{"abandoned", middleware.Event{Request: gone, Result: result(context.Canceled), Outcome: middleware.Abandoned}, ""},
 		{"abandoned, shadowed", middleware.Event{Request: gone, Result: result(context.Canceled), Outcome: middleware.ShadowDenied}, ""},
+		{"fallback decided, then abandoned", middleware.Event{Request: gone, Result: fallback, Outcome: middleware.Abandoned}, "loose/store 1, tight/store 1"},
 		{"store failed, shadowed", middleware.Event{Request: r, Result: result(errors.New("redis: down")), Outcome: middleware.ShadowDenied}, "loose/store 1, tight/store 1"},
 	} {
 		ps := newTallies()

@@ -229,11 +229,12 @@ func (ps *Policies[P]) Remove(name string) {
 //     as below;
 //   - a failed store call (the fallback store decided, or no decision was
 //     taken and Result.Err is set, the request not abandoned) counts
-//     ErrStore under each evaluated policy. A request abandoned is one
-//     reported Abandoned, or one shadow mode served instead (ShadowDenied,
-//     no decision taken, its context ended: the middleware tells them
-//     apart by the context as it does); it counts nothing, as the store's
-//     backend was not at fault;
+//     ErrStore under each evaluated policy. Abandoned here is reported
+//     Abandoned, or ShadowDenied with its context ended: shadow mode
+//     serves the request the middleware would otherwise report Abandoned
+//     (it tells them apart by the context, as the middleware does); the
+//     call ended with the request's context, not by a fault of the
+//     store's backend;
 //   - a request with decisions counts Allowed under each evaluated policy
 //     when admitted, and Denied or ShadowDenied under each policy that
 //     denied it.
