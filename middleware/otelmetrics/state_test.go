@@ -103,9 +103,11 @@ func TestFailureStateSharedObserver(t *testing.T) {
 	}
 }
 
-// TestFailureStateObservedOutOfOrder: two requests crossing a transition
-// may report in the reverse order of their swaps; the gauge ends in the
-// state the middleware is in.
+// TestFailureStateObservedOutOfOrder: two transitions (healthy -> open,
+// then open -> healthy) told in reverse, as an observer may be told them
+// by what stands between it and the middleware (which reports them in
+// order, under its state lock); the gauge ends in the state made last, as
+// ObserveState's doc says.
 func TestFailureStateObservedOutOfOrder(t *testing.T) {
 	obs, reader := newObserver(t)
 	obs.ObserveState(middleware.StateFailingOpen, middleware.StateHealthy)

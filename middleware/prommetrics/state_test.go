@@ -65,12 +65,13 @@ func TestFailureStateSharedMetrics(t *testing.T) {
 	}
 }
 
-// TestFailureStateObservedOutOfOrder: the middleware swaps its state
-// atomically and calls ObserveState after the swap, without a lock, so
-// two requests crossing a transition (one failing: healthy -> open, one
-// succeeding: open -> healthy) may report in the reverse order of their
-// swaps. The gauges must end in the state the middleware is in (healthy),
-// not the one reported last.
+// TestFailureStateObservedOutOfOrder: the middleware reports its
+// transitions under its state lock, in the order it makes them, but an
+// observer may be told them out of order by what stands between (an
+// application's own fan-out that queues or defers them): two transitions
+// (healthy -> open, then open -> healthy) told in reverse. The gauges must
+// end in the state made last (healthy), not the one reported last, as
+// ObserveState's doc says.
 func TestFailureStateObservedOutOfOrder(t *testing.T) {
 	metrics, err := prommetrics.New(nil)
 	if err != nil {
