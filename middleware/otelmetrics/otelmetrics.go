@@ -21,9 +21,12 @@
 // and the same attribute values:
 //
 //	ratekeeper.requests{policy,outcome}  counter ({request}): outcome "allowed" (each
-//	                                     evaluated policy of an admitted request),
-//	                                     "denied" and "shadow_denied" (each policy that
-//	                                     denied it)
+//	                                     evaluated policy of a request its decisions
+//	                                     admitted), "denied" and "shadow_denied" (each
+//	                                     policy that denied it); a request let through
+//	                                     or refused without a decision, as the store
+//	                                     failed (failing open or closed), counts only
+//	                                     in ratekeeper.errors
 //	ratekeeper.errors{policy,kind}       counter ({error}): kind "store" (a request whose
 //	                                     store call failed, or that the circuit breaker
 //	                                     kept from the store: each evaluated policy; not a

@@ -10,8 +10,12 @@
 // The metrics, with the default namespace "ratekeeper":
 //
 //	ratekeeper_requests_total{policy,outcome}  counter: outcome "allowed" (each evaluated
-//	                                           policy of an admitted request), "denied" and
-//	                                           "shadow_denied" (each policy that denied it)
+//	                                           policy of a request its decisions admitted),
+//	                                           "denied" and "shadow_denied" (each policy that
+//	                                           denied it); a request let through or refused
+//	                                           without a decision, as the store failed
+//	                                           (failing open or closed), counts only in
+//	                                           errors_total
 //	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a request whose store
 //	                                           call failed, or that the circuit breaker kept
 //	                                           from the store: each evaluated policy; not a
