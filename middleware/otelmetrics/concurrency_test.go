@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -75,7 +76,7 @@ func TestConcurrentRequestsReloadsAndCollections(t *testing.T) {
 			}
 		}
 	})
-	wg.Wait()
+	hangguard.Run(t, time.Minute, "requests, reloads and collections", wg.Wait)
 	points, _ := collect(t, reader)
 	if got := points["ratekeeper.requests{outcome=allowed,policy=kept}"]; got != workers*perWorker {
 		t.Errorf("kept allowed %d, want %d", got, workers*perWorker)

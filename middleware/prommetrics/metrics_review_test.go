@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -119,7 +120,7 @@ func TestConcurrentRequestsReloadsAndScrapes(t *testing.T) {
 			}
 		}
 	})
-	wg.Wait()
+	hangguard.Run(t, time.Minute, "requests, reloads, transitions and scrapes", wg.Wait)
 	want := `
 # HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
 # TYPE ratekeeper_requests_total counter
