@@ -37,7 +37,9 @@ type FloodConfig struct {
 type FloodResult struct {
 	FloodConfig
 	// Bound is the key bound the store applies (MaxKeys rounded up to a
-	// multiple of 64); Len the keys it holds after the flood.
+	// multiple of the number of shards it is spread over: 64, or fewer for
+	// a bound below 64·256, as algorithms.WithMaxKeys says); Len the keys
+	// it holds after the flood.
 	Bound, Len int
 	// HeapBefore and HeapAfter are runtime.MemStats.HeapAlloc after a
 	// garbage collection, before and after the flood; HeapGrowth their
@@ -57,6 +59,19 @@ type FloodResult struct {
 	ProbesSent, ProbesAdmitted int
 	// Elapsed is the wall time of the flood.
 	Elapsed time.Duration
+}
+
+// keyBound returns the number of keys a MemoryStore bounded to maxKeys
+// holds at most: as algorithms.WithMaxKeys says, the bound spread evenly
+// over the shards, 64 of them but fewer (halved until each holds at least
+// 256 keys, or one is left) for a bound below 64·256, so rounded up to a
+// multiple of their number. TestFloodBoundIsTheStores measures it.
+func keyBound(maxKeys int) int {
+	shards := 64
+	for shards > 1 && maxKeys/shards < 256 {
+		shards /= 2
+	}
+	return (maxKeys + shards - 1) / shards * shards
 }
 
 // sink is a reusable http.ResponseWriter that keeps only the status.
@@ -107,7 +122,7 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Bound = (cfg.MaxKeys + 63) / 64 * 64
+	r.Bound = keyBound(cfg.MaxKeys)
 	r.DocBound = int64(r.Bound) * BytesPerKey
 
 	req := httptest.NewRequest(http.MethodGet, "/", nil)

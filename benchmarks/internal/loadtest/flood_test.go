@@ -19,8 +19,8 @@ func TestFlood(t *testing.T) {
 	if r.FloodOK != cfg.Keys {
 		t.Errorf("flood: %d of %d first requests admitted, want all", r.FloodOK, cfg.Keys)
 	}
-	if r.Len > r.Bound || r.Bound != 10_048 {
-		t.Errorf("store holds %d keys, bound %d (want 10048)", r.Len, r.Bound)
+	if r.Len > r.Bound || r.Bound != keyBound(cfg.MaxKeys) {
+		t.Errorf("store holds %d keys, bound %d (want %d, see TestFloodBoundIsTheStores)", r.Len, r.Bound, keyBound(cfg.MaxKeys))
 	}
 	if want := cfg.Windows * int(cfg.Limit); r.VictimSent != want || r.VictimRejected != 0 {
 		t.Errorf("victim: %d of %d rejected (sent %d at exactly its limit)", r.VictimRejected, r.VictimSent, want)
