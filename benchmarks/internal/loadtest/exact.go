@@ -95,9 +95,10 @@ type ExactResult struct {
 	// when the limit held. Always 0 for the other kinds, which may admit
 	// more than Limit in a window by design.
 	OverAdmitted int
-	// Late counts sliding_log decisions the store made at a newer instant
-	// than their clock reading (requests overtaken in flight; concurrent
-	// backends only).
+	// Late counts admitted sliding_log decisions the store made at a newer
+	// instant than their clock reading (requests overtaken in flight;
+	// concurrent backends only). A denied decision is not placed in time,
+	// so not counted.
 	Late int
 	// FirstError is the first error the load generator saw, if any.
 	FirstError string

@@ -37,6 +37,14 @@ type OverheadConfig struct {
 	Redis *Redis
 }
 
+// fraction returns c.Fraction, or its default 0.5 when it is 0.
+func (c *OverheadConfig) fraction() float64 {
+	if c.Fraction == 0 {
+		return 0.5
+	}
+	return c.Fraction
+}
+
 // The overhead scenarios, in report order.
 const (
 	ScenarioNone    = "no limiter"
@@ -161,10 +169,7 @@ func RunOverhead(ctx context.Context, cfg OverheadConfig) ([]OverheadResult, err
 	if cfg.Conns <= 0 || cfg.Rounds <= 0 || cfg.MaxDuration <= 0 || cfg.LatDuration <= 0 {
 		return nil, errors.New("loadtest: OverheadConfig: Conns, Rounds, MaxDuration and LatDuration must be positive")
 	}
-	frac := cfg.Fraction
-	if frac == 0 {
-		frac = 0.5
-	}
+	frac := cfg.fraction()
 	if frac < 0 || frac > 1 {
 		return nil, fmt.Errorf("loadtest: OverheadConfig: Fraction must be in (0, 1], got %g", frac)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,52 +67,65 @@ func (r *Report) Targets() []Target {
 		return nil
 	}
 	none, mem, hr := get(ScenarioNone), get(ScenarioMemory1), get(ScenarioHTTPRate)
-	if none != nil && mem != nil && none.P99 > 0 {
+	noCtx := get(ScenarioMemory1NoCtx)
+	notRun := Target{Detail: "not run"}
+	add := func(name string, ran bool, t Target) {
+		if !ran {
+			t = notRun
+		}
+		t.Name = name
+		out = append(out, t)
+	}
+	ratioTarget := func(ratio float64, met bool, detail string, args ...any) Target {
+		return Target{Met: met, Detail: fmt.Sprintf("%.2fx ", ratio) + fmt.Sprintf(detail, args...)}
+	}
+	var t Target
+	ran := none != nil && mem != nil && none.P99 > 0
+	if ran {
 		ratio := float64(mem.P99) / float64(none.P99)
-		out = append(out, Target{
-			Name:   "p99, memory 1 policy, within 1.2x of no limiter at 50% of its max throughput",
-			Met:    ratio <= 1.2,
-			Detail: fmt.Sprintf("%.2fx (%s vs %s at %.0f req/s)", ratio, fmtDur(mem.P99), fmtDur(none.P99), none.Rate),
-		})
+		t = ratioTarget(ratio, ratio <= 1.2, "(%s vs %s at %.0f req/s)", fmtDur(mem.P99), fmtDur(none.P99), none.Rate)
 	}
-	if mem != nil && hr != nil && hr.MaxRPS > 0 {
+	add(fmt.Sprintf("p99, memory 1 policy, within 1.2x of no limiter at %s of its max throughput", percent(r.OverheadConf.fraction())), ran, t)
+	ran = mem != nil && hr != nil && hr.MaxRPS > 0
+	if ran {
 		ratio := mem.MaxRPS / hr.MaxRPS
-		out = append(out, Target{
-			Name:   "max throughput over loopback, memory 1 policy, at least 1.5x httprate.LimitByIP",
-			Met:    ratio >= 1.5,
-			Detail: fmt.Sprintf("%.2fx (%.0f vs %.0f req/s)", ratio, mem.MaxRPS, hr.MaxRPS),
-		})
+		t = ratioTarget(ratio, ratio >= 1.5, "(%.0f vs %.0f req/s)", mem.MaxRPS, hr.MaxRPS)
 	}
-	if mem != nil && hr != nil && hr.InProcRPS > 0 {
+	add("max throughput over loopback, memory 1 policy, at least 1.5x httprate.LimitByIP", ran, t)
+	ran = mem != nil && hr != nil && hr.InProcRPS > 0
+	if ran {
 		ratio := mem.InProcRPS / hr.InProcRPS
-		out = append(out, Target{
-			Name:   "(context) handler throughput in process, memory 1 policy vs httprate.LimitByIP",
-			Met:    ratio >= 1.5,
-			Detail: fmt.Sprintf("%.2fx (%.0f vs %.0f req/s)", ratio, mem.InProcRPS, hr.InProcRPS),
-		})
+		t = ratioTarget(ratio, ratio >= 1.5, "(%.0f vs %.0f req/s)", mem.InProcRPS, hr.InProcRPS)
 	}
-	if noCtx := get(ScenarioMemory1NoCtx); noCtx != nil && hr != nil && hr.InProcRPS > 0 {
+	add("(context) handler throughput in process, memory 1 policy vs httprate.LimitByIP", ran, t)
+	ran = noCtx != nil && hr != nil && hr.InProcRPS > 0
+	if ran {
 		ratio := noCtx.InProcRPS / hr.InProcRPS
-		out = append(out, Target{
-			Name:   "(context) handler throughput in process, memory 1 policy WithoutContext vs httprate.LimitByIP",
-			Met:    ratio >= 1.5,
-			Detail: fmt.Sprintf("%.2fx (%.0f vs %.0f req/s)", ratio, noCtx.InProcRPS, hr.InProcRPS),
-		})
+		t = ratioTarget(ratio, ratio >= 1.5, "(%.0f vs %.0f req/s)", noCtx.InProcRPS, hr.InProcRPS)
 	}
-	if f := r.Flood; f != nil {
-		out = append(out, Target{
-			Name: "key flood: heap under the documented size of the bound",
-			Met:  f.HeapGrowth <= f.DocBound,
+	add("(context) handler throughput in process, memory 1 policy WithoutContext vs httprate.LimitByIP", ran, t)
+	f := r.Flood
+	if f != nil {
+		t = Target{
+			Met: f.HeapGrowth <= f.DocBound,
 			Detail: fmt.Sprintf("%.1f MB for %d keys (%.1f B/key) vs %.1f MB (%d B/key)",
 				float64(f.HeapGrowth)/1e6, f.Len, float64(f.HeapGrowth)/float64(max(f.Len, 1)), float64(f.DocBound)/1e6, BytesPerKey),
-		})
-		out = append(out, Target{
-			Name:   "key flood: victim never wrongly rejected",
+		}
+	}
+	add("key flood: heap under the documented size of the bound", f != nil, t)
+	if f != nil {
+		t = Target{
 			Met:    f.VictimRejected == 0 && f.VictimSent > 0,
 			Detail: fmt.Sprintf("%d of %d rejected; %d of %d over-limit probes admitted", f.VictimRejected, f.VictimSent, f.ProbesAdmitted, f.ProbesSent),
-		})
+		}
 	}
+	add("key flood: victim never wrongly rejected", f != nil, t)
 	return out
+}
+
+// percent writes the fraction f as a percentage: "50%", "12.5%".
+func percent(f float64) string {
+	return strconv.FormatFloat(f*100, 'f', -1, 64) + "%"
 }
 
 func fmtDur(d time.Duration) string {
@@ -185,9 +199,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "### Overhead\n\n")
 		fmt.Fprintf(&b, "A trivial handler behind each limiter, limits at %d per window so everything is admitted; one client IP (127.0.0.1), %d connections, load generator in the same process. "+
 			"Max throughput: median of %d rounds of %s with every connection sending back to back. "+
-			"Latency: %d rounds of %s at a constant %.0f req/s (half the no-limiter maximum), all rounds pooled; vegeta measures from the send, so queueing behind a busy connection counts. "+
+			"Latency: %d rounds of %s at a constant %.0f req/s (%s of the no-limiter maximum), all rounds pooled; "+
+			"vegeta measures each request from when one of the %d connections sends it to its last byte: a request the constant rate schedules while every connection is busy waits for one, and that wait is not counted. "+
 			"In process: median of %d rounds of %s calling ServeHTTP from GOMAXPROCS goroutines, no network (the limiter's own cost).\n\n",
-			algorithms.MaxLimit, c.Conns, c.Rounds, c.MaxDuration, c.Rounds, c.LatDuration, r.Overhead[0].Rate, c.Rounds, inProcDuration)
+			algorithms.MaxLimit, c.Conns, c.Rounds, c.MaxDuration, c.Rounds, c.LatDuration, r.Overhead[0].Rate, percent(c.fraction()), c.Conns, c.Rounds, inProcDuration)
 		b.WriteString("| limiter | max req/s | rounds min–max | vs none | p50 | p90 | p99 | p99.9 | max | p99 vs none | not 200 | in process req/s | vs none |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, o := range r.Overhead {
