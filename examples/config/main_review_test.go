@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/policy/reload"
+)
+
+// logWatch is a log destination that closes seen when a line containing
+// want is written.
+type logWatch struct {
+	syncBuffer
+	want string
+	once sync.Once
+	seen chan struct{}
+}
+
+func newLogWatch(want string) *logWatch { return &logWatch{want: want, seen: make(chan struct{})} }
+
+func (l *logWatch) Write(p []byte) (int, error) {
+	n, err := l.syncBuffer.Write(p)
+	if bytes.Contains(p, []byte(l.want)) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return n, err
+}
+
+// startRun runs the example's run on a copy of data until the test ends,
+// returning its URL, the file's path, and the function that stops it
+// (waiting for run to return nil).
+func startRun(t *testing.T, data []byte, logs io.Writer) (url, path string, stop func()) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, data)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- run(ctx, ln, path, slog.New(slog.NewJSONHandler(logs, nil))) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := await(t, ran, "run did not return after its context was done"); err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return "http://" + ln.Addr().String(), path, stop
+}
+
+// TestRunReloadsOnSIGHUP: the package documentation and the README say
+// `kill -HUP` reloads the file on demand, logged; run's SIGHUP reader was
+// untested. The file's watch is given an edit too (its debounce would
+// apply it as well): the point here is the signal's reload and its log.
+func TestRunReloadsOnSIGHUP(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := newLogWatch(`"msg":"SIGHUP: configuration file read"`)
+	url, path, _ := startRun(t, sample, logs)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func() string {
+		t.Helper()
+		resp, err := client.Get(url + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("RateLimit-Policy")
+	}
+	// Served, so run has registered for SIGHUP (before it serves): the
+	// signal cannot end the test process.
+	if got := get(); !strings.Contains(got, `"per-minute";q=300;w=60`) {
+		t.Fatalf("GET /: RateLimit-Policy %q, want the sample's per-minute", got)
+	}
+	save(t, path, bytes.Replace(sample, []byte("limit: 300"), []byte("limit: 3"), 1))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	await(t, logs.seen, "SIGHUP sent; no \"SIGHUP: configuration file read\" logged")
+	if got := get(); !strings.Contains(got, `"per-minute";q=3;w=60`) {
+		t.Errorf("after the edit and SIGHUP: RateLimit-Policy %q, want per-minute at 3; logs:\n%s", got, logs.String())
+	}
+}
+
+// TestSampleRoutes: what the package documentation and the sample's
+// comments say of the routes: POST /login counts under login per address
+// and account, anonymous logins per address alone; GET /search counts a
+// Basic auth user (taken on trust) under search-daily and does not count
+// anonymous requests under it; GET /fail answers 500.
+func TestSampleRoutes(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	do := func(method, path string, set func(*http.Request)) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		if set != nil {
+			set(req)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	as := func(user string) func(*http.Request) {
+		return func(r *http.Request) { r.Header.Set("X-Login-User", user) }
+	}
+	cfg, err := policy.Load(path) // for the limit, as the file says
+	if err != nil {
+		t.Fatal(err)
+	}
+	var limit int64
+	for _, p := range cfg.Policies {
+		if p.Name() == "login" {
+			limit = p.Spec().Limit
+		}
+	}
+	if limit == 0 {
+		t.Fatal("the sample has no login policy")
+	}
+	// ann uses up the login policy; bob, from the same address, still logs in.
+	for i := range limit {
+		if resp := do("POST", "/login", as("ann")); resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("RateLimit-Policy"), `"login";q=5;w=60`) {
+			t.Fatalf("ann's login %d: %d %q", i+1, resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
+		}
+	}
+	if resp := do("POST", "/login", as("ann")); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("ann's login %d: %d, want 429", limit+1, resp.StatusCode)
+	}
+	if resp := do("POST", "/login", as("bob")); resp.StatusCode != 200 {
+		t.Errorf("bob's first login from ann's address: %d, want 200", resp.StatusCode)
+	}
+	// Anonymous logins: the address alone, its own count.
+	for i := range limit {
+		if resp := do("POST", "/login", nil); resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("RateLimit-Policy"), `"login";`) {
+			t.Fatalf("anonymous login %d: %d %q, want 200 under login", i+1, resp.StatusCode, resp.Header.Get("RateLimit-Policy"))
+		}
+	}
+	if resp := do("POST", "/login", nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("anonymous login %d: %d, want 429", limit+1, resp.StatusCode)
+	}
+	// /search: a signed-in user under search-daily, an anonymous request not.
+	resp := do("GET", "/search", func(r *http.Request) { r.SetBasicAuth("alice", "any password") })
+	if got := resp.Header.Get("RateLimit-Policy"); resp.StatusCode != 200 || !strings.Contains(got, `"search-daily";q=2000;w=86400`) {
+		t.Errorf("GET /search as alice: %d %q, want 200 under search-daily", resp.StatusCode, got)
+	}
+	resp = do("GET", "/search", nil)
+	if got := resp.Header.Get("RateLimit-Policy"); resp.StatusCode != 200 || strings.Contains(got, "search-daily") || got == "" {
+		t.Errorf("anonymous GET /search: %d %q, want 200 under the other policies only", resp.StatusCode, got)
+	}
+	if resp := do("GET", "/fail", nil); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("GET /fail: %d, want 500", resp.StatusCode)
+	}
+}
