@@ -23,8 +23,9 @@ type Observer interface {
 	Observe(latency time.Duration, status int)
 }
 
-// Serve serves r with next and tells o how long next took (read on clock)
-// and the status it answered: 200 when it wrote nothing (net/http answers
+// Serve serves r with next and tells o how long next took (read on clock;
+// 0 when the clock was set back meanwhile, never a negative latency) and
+// the status it answered: 200 when it wrote nothing (net/http answers
 // 200), 500 when it panicked (the response was cut short, even after a
 // status; the panic goes on). A request whose connection the handler
 // hijacked is not reported: it has no status, and its latency is the
@@ -53,7 +54,7 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		case status == 0:
 			status = http.StatusOK
 		}
-		o.Observe(clock.Now().Sub(start), status)
+		o.Observe(max(clock.Now().Sub(start), 0), status)
 	}()
 	next.ServeHTTP(hw, r)
 	returned = true
