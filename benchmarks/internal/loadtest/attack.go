@@ -18,7 +18,8 @@ import (
 // over Targets, at Rate for Duration, from at most Conns connections.
 type Attack struct {
 	// Targets are the URLs requested in turn; each must be on a loopback
-	// address.
+	// address, all of one family: requests leave from 127.0.0.1 (::1 for
+	// IPv6 targets).
 	Targets []string
 	// Rate is the number of requests per second; 0 sends as fast as Conns
 	// connections allow (each waits for its response before sending again).
@@ -90,6 +91,17 @@ func checkLoopback(target string) error {
 	return nil
 }
 
+// isV6 reports whether target, a URL checkLoopback accepted, is on an
+// IPv6 address (localhost is taken as 127.0.0.1).
+func isV6(target string) bool {
+	u, err := url.Parse(target)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	return err == nil && ip.Is6() && !ip.Is4In6()
+}
+
 // Run runs a and returns what it observed. It stops by itself after
 // a.Duration (plus the time to finish the requests in flight), or earlier
 // when ctx is done.
@@ -97,10 +109,26 @@ func Run(ctx context.Context, a Attack) (*Outcome, error) {
 	if len(a.Targets) == 0 {
 		return nil, errors.New("loadtest: Attack: Targets is empty")
 	}
+	v6 := 0
 	for _, t := range a.Targets {
 		if err := checkLoopback(t); err != nil {
 			return nil, err
 		}
+		if isV6(t) {
+			v6++
+		}
+	}
+	// Requests leave from the loopback address of the targets' family
+	// (127.0.0.1, or ::1 for targets on IPv6 loopback addresses): one
+	// client address for the server to key by, which a connection to the
+	// other family could not have.
+	local := net.IPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	switch v6 {
+	case 0:
+	case len(a.Targets):
+		local = net.IPAddr{IP: net.IPv6loopback}
+	default:
+		return nil, errors.New("loadtest: Attack: Targets mix IPv4 and IPv6 loopback addresses; requests leave from one")
 	}
 	if a.Duration <= 0 || a.Duration > 10*time.Minute {
 		return nil, fmt.Errorf("loadtest: Attack: Duration must be in (0, 10m], got %s", a.Duration)
@@ -130,7 +158,7 @@ func Run(ctx context.Context, a Attack) (*Outcome, error) {
 		vegeta.Connections(a.Conns), vegeta.MaxConnections(a.Conns),
 		vegeta.KeepAlive(true), vegeta.Timeout(timeout), vegeta.MaxBody(0),
 		vegeta.Redirects(vegeta.NoFollow),
-		vegeta.LocalAddr(net.IPAddr{IP: net.IPv4(127, 0, 0, 1)}),
+		vegeta.LocalAddr(local),
 	)
 	var next atomic.Uint64
 	targets := slices.Clone(a.Targets)
