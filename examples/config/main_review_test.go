@@ -198,3 +198,51 @@ func TestSampleRoutes(t *testing.T) {
 		t.Errorf("GET /fail: %d, want 500", resp.StatusCode)
 	}
 }
+
+// TestSampleIgnoresUntrustedForwarding: the sample's comment on
+// trusted_proxies: only requests from those addresses have their
+// X-Forwarded-For read; anyone else (here 127.0.0.1, the test's client) is
+// keyed by the address it connects from, whatever it sends. Requests
+// claiming two different clients share one count.
+func TestSampleIgnoresUntrustedForwarding(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	var got []string
+	for _, xff := range []string{"203.0.113.1", "203.0.113.2", ""} {
+		req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got = append(got, resp.Header.Get("RateLimit"))
+	}
+	// Three requests of one client on a clock that stands still: the
+	// per-minute policy's remaining goes 299, 298, 297.
+	for i, want := range []string{`"per-minute";r=299;`, `"per-minute";r=298;`, `"per-minute";r=297;`} {
+		if !strings.Contains(got[i], want) {
+			t.Errorf("request %d: RateLimit %q, want %s (one client, whatever X-Forwarded-For says)", i+1, got[i], want)
+		}
+	}
+}
