@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -58,8 +59,21 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
-	i := int(q*float64(len(sorted))+0.999999999) - 1
+	i := nearestRank(q, len(sorted)) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// nearestRank returns ⌈q·n⌉, the rank of the q-quantile of n values. A
+// q·n within a relative 1e-12 of a whole number is that number: q is a
+// binary fraction (0.07·100 is 7.000000000000001 in float64), and the
+// quantiles asked for (0.5 to 0.999) put q·n at least 0.001 from the next
+// whole number when it is not one.
+func nearestRank(q float64, n int) int {
+	x := q * float64(n)
+	if r := math.Round(x); math.Abs(x-r) <= 1e-12*x {
+		return int(r)
+	}
+	return int(math.Ceil(x))
 }
 
 // Throughput returns the responses with status 200 per second of Elapsed.

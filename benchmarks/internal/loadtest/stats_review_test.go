@@ -129,3 +129,31 @@ func TestFloodBoundIsTheStores(t *testing.T) {
 		}
 	}
 }
+
+// TestNearestRank: the rank of the q-quantile is ⌈q·n⌉ for any n a run can
+// pool (rounds × duration × rate: tens of millions at most), exact when
+// q·n is whole, though q itself is a binary fraction (0.07·100 is
+// 7.000000000000001 in float64).
+func TestNearestRank(t *testing.T) {
+	for _, tc := range []struct {
+		q    float64
+		n    int
+		want int
+	}{
+		{0.5, 10, 5},
+		{0.99, 10, 10},
+		{0.07, 100, 7},
+		{0.999, 1000, 999},
+		{0.999, 1001, 1000}, // 999.999
+		{0.5, 1 << 25, 1 << 24},
+		{0.9, 50_000_000, 45_000_000},
+		{0.99, 50_000_000, 49_500_000},
+		{0.999, 50_000_000, 49_950_000},
+		{0.999, 50_000_001, 49_950_001}, // 49,950,000.999
+		{0.5, 50_000_001, 25_000_001},   // 25,000,000.5
+	} {
+		if got := nearestRank(tc.q, tc.n); got != tc.want {
+			t.Errorf("nearestRank(%g, %d) = %d, want %d", tc.q, tc.n, got, tc.want)
+		}
+	}
+}
