@@ -162,8 +162,9 @@ func limited(store algorithms.Store, spec algorithms.Spec) (http.Handler, error)
 }
 
 // RunExactness attacks one policy per kind, in memory and (with cfg.Redis) on
-// Redis, and judges every recorded decision; see [ExactResult]. The attacks
-// of one backend run at the same time, each on its own server and store.
+// Redis, and judges every recorded decision; see [ExactResult]. Each attack
+// has its own server and store; they run one after another, or those of
+// one backend at the same time with cfg.Parallel.
 func RunExactness(ctx context.Context, cfg ExactConfig) ([]ExactResult, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err

@@ -149,3 +149,20 @@ func sampleReport() *Report {
 			Bound: 100, Len: 100, HeapGrowth: 5000, DocBound: 7000, VictimSent: 20, ProbesSent: 2},
 	}
 }
+
+// TestRunExactnessSequential: RunExactness said the attacks of one backend
+// run at the same time; they do only with ExactConfig.Parallel. Without
+// it, two kinds of 100ms attacks each take at least 200ms together.
+func TestRunExactnessSequential(t *testing.T) {
+	cfg := ExactConfig{Limit: 5, Window: 50 * time.Millisecond, Windows: 2, Factor: 2, Conns: 4,
+		Kinds: []algorithms.Kind{algorithms.FixedWindow, algorithms.TokenBucket}, Backends: []string{BackendMemory}}
+	start := time.Now()
+	res, err := RunExactness(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := time.Duration(cfg.Windows) * cfg.Window
+	if took := time.Since(start); len(res) != 2 || took < 2*one {
+		t.Errorf("%d attacks of %s each took %s together, want them one after another (at least %s)", len(res), one, took, 2*one)
+	}
+}
