@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 )
 
 // TestTargetsMissingDataNotMet: Targets documents that a goal whose data
@@ -164,5 +165,59 @@ func TestRunExactnessSequential(t *testing.T) {
 	one := time.Duration(cfg.Windows) * cfg.Window
 	if took := time.Since(start); len(res) != 2 || took < 2*one {
 		t.Errorf("%d attacks of %s each took %s together, want them one after another (at least %s)", len(res), one, took, 2*one)
+	}
+}
+
+// TestEffectiveInstantOnTheStore: effectiveInstant relies on what an
+// admitted sliding_log decision of the MemoryStore says: ResetAfter W+1ns
+// from the instant it was logged at, lengthened by how much older the
+// clock reading was than the key's newest instant (time never goes back
+// for a key). Checked on the stores themselves (the MemoryStore of the
+// memory-concurrent runs, Redis of redis-2srv-concurrent), not on a
+// made-up Decision.
+func TestEffectiveInstantOnTheStore(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 3, Window: time.Second}
+	const t0 = int64(1_900_000_000_000_000_000)
+	var now int64
+	clock := algorithms.ClockFunc(func() time.Time { return time.Unix(0, now) })
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	t.Run("memory", func(t *testing.T) { checkEffective(t, mem, spec, t0, &now) })
+	t.Run("redis", func(t *testing.T) {
+		r := requireRedis(t)
+		client := r.Client(1)
+		defer client.Close()
+		st, err := redisstore.New(client, redisstore.WithPrefix("effective"), redisstore.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEffective(t, st, spec, t0, &now)
+	})
+}
+
+func checkEffective(t *testing.T, st algorithms.Store, spec algorithms.Spec, t0 int64, now *int64) {
+	t.Helper()
+	for _, step := range []struct {
+		at, want int64 // clock reading; the instant the store decided at
+	}{
+		{t0 + 500, t0 + 500},
+		{t0, t0 + 500}, // overtaken: decided at the key's newer instant
+		{t0 + 900, t0 + 900},
+	} {
+		*now = step.at
+		ds, err := st.Take(context.Background(), algorithms.Check{Spec: spec, Key: "k", Cost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := ds[0]
+		if !d.Allowed {
+			t.Fatalf("at t0%+d: denied", step.at-t0)
+		}
+		if got := effectiveInstant(step.at, spec, d); got != step.want {
+			t.Errorf("read at t0%+d (ResetAfter %s): effectiveInstant t0%+d, want t0%+d", step.at-t0, d.ResetAfter, got-t0, step.want-t0)
+		}
 	}
 }
