@@ -246,3 +246,67 @@ func TestSampleIgnoresUntrustedForwarding(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleClientKeys: the sample's comments on who a client is.
+// trusted_proxies (10.0.0.0/8 and 198.51.100.254): a request from one of
+// them is keyed by the X-Forwarded-For client, from anyone else by its own
+// address; ipv6_prefix 64: the addresses of one /64 are one client;
+// ipv4_prefix 32: each IPv4 address is one.
+func TestSampleClientKeys(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// remaining returns per-minute's remaining after a GET / from remote
+	// with X-Forwarded-For xff ("" for none), on a clock that stands still.
+	remaining := func(remote, xff string) string {
+		t.Helper()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = remote
+		if xff != "" {
+			r.Header.Set("X-Forwarded-For", xff)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		h := w.Header().Get("RateLimit")
+		_, after, ok := strings.Cut(h, `"per-minute";r=`)
+		if w.Code != 200 || !ok {
+			t.Fatalf("GET / from %s (X-Forwarded-For %q): %d %q", remote, xff, w.Code, h)
+		}
+		r0, _, _ := strings.Cut(after, ";")
+		return r0
+	}
+	for _, step := range []struct {
+		remote, xff, want string
+		why               string
+	}{
+		{"10.1.2.3:4000", "203.0.113.9", "299", "through a trusted proxy: the forwarded client's first request"},
+		{"198.51.100.254:4000", "203.0.113.9", "298", "through the other trusted proxy: the same client"},
+		{"10.9.9.9:4000", "203.0.113.10", "299", "another forwarded client"},
+		{"192.0.2.50:4000", "203.0.113.9", "299", "an untrusted peer's header ignored: the peer is the client"},
+		{"198.51.100.253:4000", "203.0.113.9", "299", "the address beside the trusted one is not trusted"},
+		{"[2001:db8:1:2::1]:4000", "", "299", "an IPv6 client"},
+		{"[2001:db8:1:2:ffff::7]:4000", "", "298", "the same /64"},
+		{"[2001:db8:1:3::1]:4000", "", "299", "the next /64"},
+		{"192.0.2.1:4000", "", "299", "an IPv4 client"},
+		{"192.0.2.2:4000", "", "299", "its neighbour: /32, another client"},
+	} {
+		if got := remaining(step.remote, step.xff); got != step.want {
+			t.Errorf("%s (from %s, X-Forwarded-For %q): per-minute r=%s, want r=%s", step.why, step.remote, step.xff, got, step.want)
+		}
+	}
+}
