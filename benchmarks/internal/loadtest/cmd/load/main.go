@@ -3,7 +3,12 @@
 // servers on 127.0.0.1, and writes the tables as markdown.
 //
 //	cd benchmarks && go run ./internal/loadtest/cmd/load -out ../bench/load.md
-//	cd benchmarks && go run ./internal/loadtest/cmd/load -quick   # a few seconds
+//	cd benchmarks && go run ./internal/loadtest/cmd/load -quick
+//
+// In a full run its attacks last 2m58s (4m5s with Redis), and the program
+// gives up after -timeout (5 minutes); with -quick, its attacks last 12s
+// (17s with Redis). The key flood and building the report add a few
+// seconds. Flags given with -quick keep their values.
 //
 // It lives in the benchmarks module (it needs vegeta and httprate), so it
 // runs from the benchmarks directory; scripts/load.sh builds it from there.
@@ -35,46 +40,86 @@ func main() {
 	}
 }
 
-func run(args []string, stdout io.Writer) error {
+// options are the command's flags.
+type options struct {
+	out                     string
+	quick                   bool
+	conns                   int
+	limit                   int64
+	window                  time.Duration
+	windows, factor, rounds int
+	maxDur, latDur          time.Duration
+	floodKeys, floodMax     int
+	noRedis                 bool
+	timeout                 time.Duration
+	cmdline                 string
+}
+
+// quickFlags are the flag values -quick sets, unless given.
+var quickFlags = [][2]string{
+	{"limit", "20"}, {"window", "200ms"}, {"windows", "10"},
+	{"rounds", "1"}, {"max-dur", "500ms"}, {"lat-dur", "500ms"},
+	{"flood-keys", "100000"}, {"flood-max", "10000"},
+}
+
+// parseFlags parses args into the command's options, with -quick applied.
+func parseFlags(args []string, output io.Writer) (*flag.FlagSet, *options, error) {
+	o := &options{}
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	out := fs.String("out", "bench/load.md", "markdown output file (- for stdout only)")
-	quick := fs.Bool("quick", false, "run the reduced (CI-sized) version: a few seconds")
-	conns := fs.Int("conns", 64, "concurrent connections of every attack")
-	limit := fs.Int64("limit", 50, "exactness: limit per window")
-	window := fs.Duration("window", 500*time.Millisecond, "exactness: window")
-	windows := fs.Int("windows", 10, "exactness: windows per attack")
-	factor := fs.Int("factor", 5, "exactness: offered load in multiples of limit/window")
-	rounds := fs.Int("rounds", 5, "overhead: rounds")
-	maxDur := fs.Duration("max-dur", 2*time.Second, "overhead: length of each max-throughput attack")
-	latDur := fs.Duration("lat-dur", 3*time.Second, "overhead: length of each latency attack")
-	floodKeys := fs.Int("flood-keys", 1_000_000, "key flood: distinct client IPs")
-	floodMax := fs.Int("flood-max", 100_000, "key flood: WithMaxKeys bound")
-	noRedis := fs.Bool("no-redis", false, "skip the Redis parts")
-	timeout := fs.Duration("timeout", 5*time.Minute, "stop everything after this long")
-	cmdline := fs.String("cmdline", "", "the command line to print in the report (default: this go run command)")
+	fs.SetOutput(output)
+	fs.StringVar(&o.out, "out", "bench/load.md", "markdown output file (- for stdout only)")
+	fs.BoolVar(&o.quick, "quick", false, "run the reduced (CI-sized) version: its attacks last 12s (17s with Redis); flags given keep their values")
+	fs.IntVar(&o.conns, "conns", 64, "concurrent connections of every attack")
+	fs.Int64Var(&o.limit, "limit", 50, "exactness: limit per window")
+	fs.DurationVar(&o.window, "window", 500*time.Millisecond, "exactness: window")
+	fs.IntVar(&o.windows, "windows", 10, "exactness: windows per attack")
+	fs.IntVar(&o.factor, "factor", 5, "exactness: offered load in multiples of limit/window")
+	fs.IntVar(&o.rounds, "rounds", 5, "overhead: rounds")
+	fs.DurationVar(&o.maxDur, "max-dur", 2*time.Second, "overhead: length of each max-throughput attack")
+	fs.DurationVar(&o.latDur, "lat-dur", 3*time.Second, "overhead: length of each latency attack")
+	fs.IntVar(&o.floodKeys, "flood-keys", 1_000_000, "key flood: distinct client IPs")
+	fs.IntVar(&o.floodMax, "flood-max", 100_000, "key flood: WithMaxKeys bound")
+	fs.BoolVar(&o.noRedis, "no-redis", false, "skip the Redis parts")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "stop everything after this long")
+	fs.StringVar(&o.cmdline, "cmdline", "", "the command line to print in the report (default: this go run command)")
 	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if o.cmdline == "" {
+		o.cmdline = strings.TrimSpace("cd benchmarks && go run ./internal/loadtest/cmd/load " + strings.Join(args, " "))
+	}
+	if o.quick {
+		// The reduced sizes, for the flags not given.
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for _, f := range quickFlags {
+			if !given[f[0]] {
+				if err := fs.Set(f[0], f[1]); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	return fs, o, nil
+}
+
+func run(args []string, stdout io.Writer) error {
+	_, o, err := parseFlags(args, os.Stderr)
+	if err != nil {
 		return err
 	}
-	if *cmdline == "" {
-		*cmdline = strings.TrimSpace("cd benchmarks && go run ./internal/loadtest/cmd/load " + strings.Join(args, " "))
-	}
-	if *quick {
-		*limit, *window, *windows = 20, 200*time.Millisecond, 10
-		*rounds, *maxDur, *latDur = 1, 500*time.Millisecond, 500*time.Millisecond
-		*floodKeys, *floodMax = 100_000, 10_000
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 
 	rep := &loadtest.Report{
-		Command: *cmdline,
+		Command: o.cmdline,
 		Started: time.Now(),
 		Machine: fmt.Sprintf("%s, %s/%s, GOMAXPROCS=%d, %d CPUs.", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU()),
 	}
 	loadStart := loadavg()
 	var redis *loadtest.Redis
 	switch {
-	case *noRedis:
+	case o.noRedis:
 		rep.RedisSkipped = "-no-redis given"
 	default:
 		if _, err := loadtest.RedisBinary(); err != nil {
@@ -97,24 +142,24 @@ func run(args []string, stdout io.Writer) error {
 		log.Printf("redis-server on %s", redis.Addr)
 	}
 
-	rep.ExactConfig = loadtest.ExactConfig{Limit: *limit, Window: *window, Windows: *windows, Factor: *factor, Conns: *conns, Redis: redis, Parallel: *quick}
-	log.Printf("exactness: %d per %s, %dx for %d windows, %d connections", *limit, *window, *factor, *windows, *conns)
+	rep.ExactConfig = loadtest.ExactConfig{Limit: o.limit, Window: o.window, Windows: o.windows, Factor: o.factor, Conns: o.conns, Redis: redis, Parallel: o.quick}
+	log.Printf("exactness: %d per %s, %dx for %d windows, %d connections", o.limit, o.window, o.factor, o.windows, o.conns)
 	ex, err := loadtest.RunExactness(ctx, rep.ExactConfig)
 	if err != nil {
 		return err
 	}
 	rep.Exact = ex
 
-	rep.OverheadConf = loadtest.OverheadConfig{Conns: *conns, MaxDuration: *maxDur, LatDuration: *latDur, Rounds: *rounds, Redis: redis}
-	log.Printf("overhead: %d rounds of %s + %s per scenario", *rounds, *maxDur, *latDur)
+	rep.OverheadConf = loadtest.OverheadConfig{Conns: o.conns, MaxDuration: o.maxDur, LatDuration: o.latDur, Rounds: o.rounds, Redis: redis}
+	log.Printf("overhead: %d rounds of %s + %s per scenario", o.rounds, o.maxDur, o.latDur)
 	ov, err := loadtest.RunOverhead(ctx, rep.OverheadConf)
 	if err != nil {
 		return err
 	}
 	rep.Overhead = ov
 
-	log.Printf("key flood: %d keys into a bound of %d", *floodKeys, *floodMax)
-	fl, err := loadtest.RunFlood(ctx, loadtest.FloodConfig{Keys: *floodKeys, MaxKeys: *floodMax, Limit: 100, Window: 100 * time.Millisecond, Windows: 10})
+	log.Printf("key flood: %d keys into a bound of %d", o.floodKeys, o.floodMax)
+	fl, err := loadtest.RunFlood(ctx, loadtest.FloodConfig{Keys: o.floodKeys, MaxKeys: o.floodMax, Limit: 100, Window: 100 * time.Millisecond, Windows: 10})
 	if err != nil {
 		return err
 	}
@@ -125,11 +170,11 @@ func run(args []string, stdout io.Writer) error {
 	if err := rep.WriteMarkdown(stdout); err != nil {
 		return err
 	}
-	if *out != "-" {
-		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+	if o.out != "-" {
+		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 			return err
 		}
-		f, err := os.Create(*out)
+		f, err := os.Create(o.out)
 		if err != nil {
 			return err
 		}
@@ -140,7 +185,7 @@ func run(args []string, stdout io.Writer) error {
 		if err := f.Close(); err != nil {
 			return err
 		}
-		log.Printf("wrote %s", *out)
+		log.Printf("wrote %s", o.out)
 	}
 	return nil
 }
