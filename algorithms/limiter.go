@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // A Limiter binds a Store to one Spec, for direct use outside HTTP (a job
@@ -18,7 +20,7 @@ type Limiter struct {
 // NewLimiter returns a Limiter deciding spec on store. It fails when store
 // is nil or spec is invalid.
 func NewLimiter(store Store, spec Spec) (*Limiter, error) {
-	if store == nil {
+	if nilness.Is(store) {
 		return nil, errors.New("algorithms: NewLimiter: store is nil")
 	}
 	if err := spec.Validate(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // MemoryStore is the in-memory Store: the default, for one process.
@@ -158,7 +160,7 @@ type MemoryOption func(*MemoryStore) error
 // replays of recorded traffic).
 func WithClock(c Clock) MemoryOption {
 	return func(s *MemoryStore) error {
-		if c == nil {
+		if nilness.Is(c) {
 			return errors.New("algorithms: WithClock: clock is nil")
 		}
 		s.clock = c

@@ -12,6 +12,8 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"golang.org/x/net/idna"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // An Option configures a [Transport] at construction. An option given a bad
@@ -235,7 +237,7 @@ func WithKey(key func(*http.Request) string) Option {
 // separate queues and each sends at the full rate.
 func WithStore(store algorithms.Store) Option {
 	return func(c *config) error {
-		if store == nil {
+		if nilness.Is(store) {
 			return errors.New("client: WithStore: store is nil")
 		}
 		c.store = store
@@ -247,7 +249,7 @@ func WithStore(store algorithms.Store) Option {
 // [SystemClock]. The private in-memory store reads it too.
 func WithClock(clock Clock) Option {
 	return func(c *config) error {
-		if clock == nil {
+		if nilness.Is(clock) {
 			return errors.New("client: WithClock: clock is nil")
 		}
 		c.clock = clock
@@ -484,7 +486,7 @@ func WithOnRetry(onRetry func(Retry)) Option {
 // repeatable waits. The Transport serialises its calls to src.
 func WithRandom(src rand.Source) Option {
 	return func(c *config) error {
-		if src == nil {
+		if nilness.Is(src) {
 			return errors.New("client: WithRandom: source is nil")
 		}
 		c.src = src

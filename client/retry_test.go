@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
@@ -588,6 +589,9 @@ func TestNewErrors(t *testing.T) {
 		{client.WithRetryMethods("MÉTHODE"), `client: WithRetryMethods: invalid method`},
 		{client.WithOnRetry(nil), "client: WithOnRetry"},
 		{client.WithRandom(nil), "client: WithRandom"},
+		{client.WithStore((*algorithms.MemoryStore)(nil)), "client: WithStore"},
+		{client.WithClock((*benchClock)(nil)), "client: WithClock"},
+		{client.WithRandom((*rand.PCG)(nil)), "client: WithRandom"},
 		{nil, "client: New: option 0 is nil"},
 	} {
 		_, err := client.New(nil, tc.opt)

@@ -18,6 +18,8 @@ import (
 	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 	"github.com/ratekeeper/ratekeeper/policy"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // A Middleware rate-limits the requests of the handlers it wraps. For each
@@ -79,7 +81,7 @@ type Middleware struct {
 //
 // Every misconfiguration is an error naming the option or the policy.
 func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Middleware, error) {
-	if store == nil {
+	if nilness.Is(store) {
 		return nil, errors.New("middleware: store is nil")
 	}
 	m := &Middleware{

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/policy"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // An Observer is told what the middleware does: the outcome of every
@@ -206,7 +208,7 @@ func (f Failure) state() State {
 func WithObserver(obs ...Observer) Option {
 	return func(m *Middleware) error {
 		for _, o := range obs {
-			if o == nil {
+			if nilness.Is(o) {
 				return errors.New("middleware: WithObserver: observer is nil")
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // An Option configures a Middleware at construction.
@@ -57,7 +59,7 @@ func FallBack(store algorithms.Store) Failure { return Failure{mode: fallBack, s
 // handler is told.
 func OnStoreError(f Failure) Option {
 	return func(m *Middleware) error {
-		if f.mode == fallBack && f.store == nil {
+		if f.mode == fallBack && nilness.Is(f.store) {
 			return errors.New("middleware: OnStoreError: FallBack store is nil")
 		}
 		if f.mode == failClosed && f.retryAfter < 0 {
@@ -179,7 +181,7 @@ func WithPartitionKey(secret []byte) Option {
 // less that time, so the two clocks should run at the same pace.
 func WithClock(c algorithms.Clock) Option {
 	return func(m *Middleware) error {
-		if c == nil {
+		if nilness.Is(c) {
 			return errors.New("middleware: WithClock: clock is nil")
 		}
 		m.clock = c

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
 )
@@ -27,5 +28,16 @@ func TestNewTypedNilClient(t *testing.T) {
 				t.Errorf("New(nil %s) = %v, %v; want the error for a nil client", name, s, err)
 			}
 		}()
+	}
+}
+
+// TestWithClockTypedNil: a nil pointer passed as the Clock is refused by
+// WithClock, as an untyped nil is (it would panic at the first Take).
+func TestWithClockTypedNil(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled: New fails first
+	defer client.Close()
+	var clock *algotest.Clock
+	if s, err := redisstore.New(client, redisstore.WithClock(clock)); err == nil || !strings.Contains(err.Error(), "Clock is nil") {
+		t.Errorf("New(WithClock(nil *algotest.Clock)) = %v, %v; want the error for a nil clock", s, err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // DefaultPrefix is the key prefix used when [WithPrefix] is not given.
@@ -88,7 +89,7 @@ func WithPrefix(prefix string) Option {
 // lives at least [DefaultClockTTL] (see [WithMinTTL]).
 func WithClock(c algorithms.Clock) Option {
 	return func(s *Store) error {
-		if c == nil {
+		if nilness.Is(c) {
 			return errors.New("redisstore: WithClock: Clock is nil")
 		}
 		s.clock = c
@@ -140,7 +141,7 @@ func WithTimeout(d time.Duration) Option {
 // code as a function library (FUNCTION LOAD, then FCALL), which the server
 // keeps; without functions, as a script (EVALSHA, then EVAL on NOSCRIPT).
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
-	if client == nil || isNilPointer(client) {
+	if nilness.Is(client) {
 		return nil, errors.New("redisstore: New: client is nil")
 	}
 	s := &Store{client: client, prefix: DefaultPrefix}
@@ -169,13 +170,6 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		s.minTTL = DefaultClockTTL
 	}
 	return s, nil
-}
-
-// isNilPointer reports whether c holds a nil pointer (a client variable
-// never set), which would panic at its first use.
-func isNilPointer(c redis.UniversalClient) bool {
-	v := reflect.ValueOf(c)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // Close marks the store closed: later calls return [algorithms.ErrClosed].

@@ -17,6 +17,8 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 	"github.com/ratekeeper/ratekeeper/policy"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // A Target is the rate limiter whose limits are driven: a
@@ -119,7 +121,7 @@ type Controller struct {
 // New returns a Controller of t's limits with the thresholds of cfg; every
 // invalid threshold is an error naming the field.
 func New(t Target, cfg Config) (*Controller, error) {
-	if t == nil {
+	if nilness.Is(t) {
 		return nil, errors.New("adaptive: target is nil")
 	}
 	def := func(v *float64, d float64) {

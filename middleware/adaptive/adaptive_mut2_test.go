@@ -673,3 +673,16 @@ func TestLatencyFactorCap(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedNilTarget: a nil *middleware.Middleware passed as the Target
+// (a variable never assigned) is refused by New and NewFleet, as an
+// untyped nil is, instead of a nil-pointer panic.
+func TestTypedNilTarget(t *testing.T) {
+	var m *middleware.Middleware
+	if c, err := adaptive.New(m, adaptive.Config{}); c != nil || err == nil || err.Error() != "adaptive: target is nil" {
+		t.Errorf("New(nil *Middleware) = %v, %v; want nil, the error for a nil target", c, err)
+	}
+	if f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return 1 }}); f != nil || err == nil || err.Error() != "adaptive: target is nil" {
+		t.Errorf("NewFleet(nil *Middleware) = %v, %v; want nil, the error for a nil target", f, err)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // FleetConfig configures a Fleet.
@@ -66,7 +68,7 @@ type Fleet struct {
 // NewFleet returns a Fleet driving t's limits and sets them for the
 // current count.
 func NewFleet(t Target, cfg FleetConfig) (*Fleet, error) {
-	if t == nil {
+	if nilness.Is(t) {
 		return nil, errors.New("adaptive: target is nil")
 	}
 	if cfg.Instances == nil {
