@@ -5,10 +5,10 @@
 // the links on the way to the file it resolves to and of that file are
 // watched too, so a link re-pointed or the real file saved is seen, and on
 // Linux and Windows their parents, so a directory removed and made again
-// is), waits until the writes settle, loads it with [policy.Load]'s parser
-// and hands each valid new version to a function, typically the
-// middleware's ApplyConfig, which
-// swaps the active rule set atomically while requests are in flight.
+// is), waits until no event has come for the debounce ([WithDebounce]),
+// loads it with [policy.Load]'s parser and hands each valid new version to
+// a function, typically the middleware's ApplyConfig, which swaps the
+// active rule set atomically while requests are in flight.
 //
 // A file that does not parse or validate changes nothing: the previous
 // rules keep running, and the error goes to the [OnReload] hook and the
@@ -38,6 +38,22 @@
 // Policies whose name and Spec are unchanged keep their counters across a
 // reload (the stores key state by Spec and namespaced key); see
 // middleware.SetPolicies.
+//
+// # Writing the file
+//
+// A Watcher cannot tell a writer that has paused from one that has
+// finished. A file written in place is read once its events have stopped
+// for the debounce (and by [Watcher.Reload] whenever it is called); if the
+// writer pauses longer than that mid-file and what
+// it has written so far loads (a "limit: 1000" cut after "limit: 1" does),
+// that part is applied, until the writer goes on and the whole file is read
+// one debounce after its last write. To change the file safely, write the
+// new version to another file in the same directory and rename it over the
+// old one, as editors that save atomically, mv and Kubernetes ConfigMap
+// updates do: the file then goes from one whole version to the next, and
+// the Watcher never reads a partial one. A writer that cannot do so must
+// not pause mid-file for as long as the debounce (or the debounce must be
+// set longer than its pauses).
 package reload
 
 import (
@@ -167,7 +183,10 @@ func InForce(cfg *policy.Config) Option {
 
 // WithDebounce sets how long the Watcher waits after the last change
 // before it reloads (editors write a file in several steps); the default
-// is [DefaultDebounce]. d must be positive: New fails otherwise.
+// is [DefaultDebounce]. d must be positive: New fails otherwise. A writer
+// that pauses longer than d while writing the file in place may have what
+// it wrote so far applied (see "Writing the file" in the package doc): a
+// longer d bears longer pauses, and delays every reload as much.
 func WithDebounce(d time.Duration) Option {
 	return func(w *Watcher) error {
 		if d <= 0 {

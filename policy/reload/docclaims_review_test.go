@@ -1,0 +1,147 @@
+package reload_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/policy/reload"
+)
+
+// TestErrorsNameTheFile: every error a reload gives (Reload's result, the
+// OnReload hook's, the log's) names the configuration file, whatever went
+// wrong: a reader of a log line or an alert need not know which Watcher
+// it came from. Each kind of failure is checked on its own.
+func TestErrorsNameTheFile(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	errRefused := errors.New("refused by the application")
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, path string)
+	}{
+		{"invalid YAML", func(t *testing.T, path string) { writeAtomic(t, path, "policies: [") }},
+		{"invalid field", func(t *testing.T, path string) {
+			writeAtomic(t, path, "policies:\n  - {name: p0, limit: -1, window: 1h}\n")
+		}},
+		{"empty", func(t *testing.T, path string) { writeAtomic(t, path, "") }},
+		{"too large", func(t *testing.T, path string) {
+			writeAtomic(t, path, config(1)+"#"+strings.Repeat("x", 300<<10)+"\n")
+		}},
+		{"missing", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a directory", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"apply fails", func(t *testing.T, path string) { writeAtomic(t, path, config(13)) }},
+		{"restart needed", func(t *testing.T, path string) { writeAtomic(t, path, config(14)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, cfg := loaded(t, config(5))
+			var logs bytes.Buffer
+			var hooked []error
+			w, err := reload.New(path, func(c *policy.Config) error {
+				switch c.Policies[0].Spec().Limit {
+				case 13:
+					return errRefused
+				case 14:
+					return fmt.Errorf("headers: %w", policy.ErrRestartNeeded)
+				}
+				return nil
+			}, reload.InForce(cfg), reload.WithDebounce(time.Hour),
+				reload.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+				reload.OnReload(func(_ *policy.Config, err error) { hooked = append(hooked, err) }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			tc.spoil(t, path)
+			err = w.Reload()
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("Reload = %v, want an error naming %s", err, path)
+			}
+			if len(hooked) != 1 || hooked[0] == nil || !strings.Contains(hooked[0].Error(), path) {
+				t.Errorf("hook got %v, want one error naming %s", hooked, path)
+			}
+			if !strings.Contains(logs.String(), path) {
+				t.Errorf("log %q does not name %s", logs.String(), path)
+			}
+		})
+	}
+}
+
+// TestReloadAfterClose: Close's doc says Reload still works after it: the
+// file is read and a new version applied, with the watch gone.
+func TestReloadAfterClose(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path, cfg := loaded(t, config(5))
+	var applied []int64
+	w, err := reload.New(path, func(c *policy.Config) error {
+		applied = append(applied, c.Policies[0].Spec().Limit)
+		return nil
+	}, reload.WithLogger(quiet), reload.InForce(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeAtomic(t, path, config(6))
+	if err := w.Reload(); err != nil {
+		t.Fatalf("Reload after Close: %v", err)
+	}
+	if fmt.Sprint(applied) != "[6]" || w.Config() == nil || w.Config().Policies[0].Spec().Limit != 6 {
+		t.Errorf("after Close and Reload: applied %v, Config %v; want [6] and the new file's", applied, w.Config())
+	}
+}
+
+// TestDefaultDebounceAndGrace: a Watcher built without WithDebounce or
+// WithGrace waits DefaultDebounce after an event and gives a file that
+// does not load DefaultGrace, and those are the 250 ms and 2 s the README
+// gives.
+func TestDefaultDebounceAndGrace(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	if reload.DefaultDebounce != 250*time.Millisecond || reload.DefaultGrace != 2*time.Second {
+		t.Errorf("DefaultDebounce %v, DefaultGrace %v; the README says 250ms and 2s", reload.DefaultDebounce, reload.DefaultGrace)
+	}
+	path, cfg := loaded(t, config(5))
+	clock := newFakeClock()
+	w, err := reload.New(path, func(*policy.Config) error { return nil },
+		reload.WithLogger(quiet), reload.InForce(cfg), reload.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeAtomic(t, path, "")
+	if d := await(t, clock.resets, "no event for the emptied file"); d != reload.DefaultDebounce {
+		t.Errorf("the timer was set for %v after an event, want DefaultDebounce (%v)", d, reload.DefaultDebounce)
+	}
+	// Fire the debounce (resets from later events of the same save set
+	// the same debounce); the empty file is given the default grace.
+	for {
+		clock.advance(reload.DefaultDebounce)
+		d := await(t, clock.resets, "no grace given to the empty file")
+		if d == reload.DefaultDebounce {
+			continue
+		}
+		if d != reload.DefaultGrace {
+			t.Errorf("the empty file is read again after %v, want DefaultGrace (%v)", d, reload.DefaultGrace)
+		}
+		break
+	}
+}
