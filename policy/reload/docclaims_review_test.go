@@ -145,3 +145,48 @@ func TestDefaultDebounceAndGrace(t *testing.T) {
 		break
 	}
 }
+
+// TestOnReloadOnEachReloadOfAnError: besides each reload that found new
+// content, the hook hears every Reload that finds a file that does not
+// load, the same as before or not (Reload gives no grace and says it
+// again), and every Reload that calls apply again for content whose apply
+// failed; a Reload of content applied already says nothing.
+func TestOnReloadOnEachReloadOfAnError(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path, cfg := loaded(t, config(5))
+	failApply := true
+	var hooked []string
+	w, err := reload.New(path, func(*policy.Config) error {
+		if failApply {
+			return errors.New("refused")
+		}
+		return nil
+	}, reload.WithLogger(quiet), reload.InForce(cfg), reload.WithDebounce(time.Hour),
+		reload.OnReload(func(c *policy.Config, err error) { hooked = append(hooked, fmt.Sprintf("%v/%v", c != nil, err != nil)) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeAtomic(t, path, "policies: [")
+	for range 2 {
+		if err := w.Reload(); err == nil {
+			t.Fatal("Reload of a broken file = nil")
+		}
+	}
+	writeAtomic(t, path, config(6))
+	for range 2 {
+		if err := w.Reload(); err == nil {
+			t.Fatal("Reload with a failing apply = nil")
+		}
+	}
+	failApply = false
+	for range 2 {
+		if err := w.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Broken twice, apply failed twice, applied once (then nothing).
+	if got, want := fmt.Sprint(hooked), "[false/true false/true false/true false/true true/false]"; got != want {
+		t.Errorf("hook calls %s, want %s", got, want)
+	}
+}

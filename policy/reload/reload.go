@@ -144,8 +144,10 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // OnReload sets a function called after every reload that found new
-// content: with the Config applied and a nil error, or with a nil Config
-// and the error (a file that does not load, or apply's error). When apply
+// content, and after every [Watcher.Reload] that found a file that does
+// not load (reported before or not) or called apply again for content
+// whose apply failed: with the Config applied and a nil error, or with a
+// nil Config and the error (a file that does not load, or apply's error). When apply
 // returns an error matching [policy.ErrRestartNeeded] (its policies are
 // applied, another setting waits for a restart) the hook gets the Config
 // and that error. A file
