@@ -2,6 +2,7 @@ package reload_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -188,5 +189,53 @@ func TestOnReloadOnEachReloadOfAnError(t *testing.T) {
 	// Broken twice, apply failed twice, applied once (then nothing).
 	if got, want := fmt.Sprint(hooked), "[false/true false/true false/true false/true true/false]"; got != want {
 		t.Errorf("hook calls %s, want %s", got, want)
+	}
+}
+
+// TestLogLevels: WithLogger's doc gives the levels: a reload is logged at
+// Info (as "config reloaded", the README's words, with the file and the
+// number of policies), a rejected file and a failed apply at Error; the
+// file put back as it was is Info, and a Config applied whose other
+// settings wait for a restart a warning (Reload's doc).
+func TestLogLevels(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	path, cfg := loaded(t, config(5))
+	var logs bytes.Buffer
+	w, err := reload.New(path, func(c *policy.Config) error {
+		switch c.Policies[0].Spec().Limit {
+		case 13:
+			return errors.New("refused")
+		case 14:
+			return fmt.Errorf("headers: %w", policy.ErrRestartNeeded)
+		}
+		return nil
+	}, reload.InForce(cfg), reload.WithDebounce(time.Hour), reload.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, step := range []struct {
+		data, level, msg string
+		policies         int
+	}{
+		{config(6, 7), "INFO", "config reloaded", 2},
+		{"policies: [", "ERROR", "config rejected", 0},
+		{config(6, 7), "INFO", "config restored", 0},
+		{config(13), "ERROR", "config apply failed", 0},
+		{config(14), "WARN", "config reloaded; some settings take effect only at restart", 1},
+	} {
+		logs.Reset()
+		writeAtomic(t, path, step.data)
+		_ = w.Reload()
+		var rec struct {
+			Level, Msg, File string
+			Policies         int
+		}
+		if err := json.Unmarshal(logs.Bytes(), &rec); err != nil {
+			t.Fatalf("after %q: log %q is not one JSON record: %v", step.data, logs.String(), err)
+		}
+		if rec.Level != step.level || !strings.HasPrefix(rec.Msg, "ratekeeper: "+step.msg) || rec.File != path || rec.Policies != step.policies {
+			t.Errorf("after %q: logged %+v, want level %s, message %q, file %s, %d policies", step.data, rec, step.level, step.msg, path, step.policies)
+		}
 	}
 }
