@@ -77,22 +77,29 @@ func TestInPlacePauseShorterThanDebounce(t *testing.T) {
 	}
 }
 
-// TestInPlacePauseLongerThanDebounceAppliesTheHead pins what the package
-// doc says a Watcher cannot tell: a writer that pauses mid-file for longer
-// than the debounce, with what it has written so far a valid
-// configuration, has that part applied (here "limit: 1000" cut after
-// "limit: 1"); the whole file is applied when the writer finishes. No
-// grace is given: the head loads.
-func TestInPlacePauseLongerThanDebounceAppliesTheHead(t *testing.T) {
+// TestInPlaceClosedBetweenPartsAppliesTheHead pins what the package doc
+// says a Watcher cannot tell: a writer that closes the file after a part
+// (a shell's "> file", then ">> file" later) and goes on after more than
+// the debounce, what it has written so far a valid configuration, has that
+// part applied (here "limit: 1000" cut after "limit: 1"); the whole file is
+// applied when the writer finishes. No grace is given: the head loads, and
+// no writer has it open.
+func TestInPlaceClosedBetweenPartsAppliesTheHead(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	fw := newFakeWatch(t, filepath.Join(t.TempDir(), "rk.yaml"), config(5))
-	f := openInPlace(t, fw.path, inPlaceHead)
+	if err := openInPlace(t, fw.path, inPlaceHead).Close(); err != nil {
+		t.Fatal(err)
+	}
 	e, reported := fw.drive(t, untilGrace)
 	if !reported {
-		t.Fatal("the head, which loads, was given a grace")
+		t.Fatal("the head, which loads and is closed, was given a grace")
 	}
 	if got := limitOf(e); got != 1 || fw.limit.Load() != 1 {
 		t.Fatalf("after a pause past the debounce: %+v (limit %d), applied %d; want the head applied, limit 1", e, got, fw.limit.Load())
+	}
+	f, err := os.OpenFile(fw.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
 	finish(t, f, inPlaceRest)
 	if e, _ := fw.drive(t, nil); limitOf(e) != 1000 || fw.limit.Load() != 1000 {

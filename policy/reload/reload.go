@@ -41,19 +41,24 @@
 //
 // # Writing the file
 //
-// A Watcher cannot tell a writer that has paused from one that has
-// finished. A file written in place is read once its events have stopped
-// for the debounce (and by [Watcher.Reload] whenever it is called); if the
-// writer pauses longer than that mid-file and what
-// it has written so far loads (a "limit: 1000" cut after "limit: 1" does),
-// that part is applied, until the writer goes on and the whole file is read
-// one debounce after its last write. To change the file safely, write the
-// new version to another file in the same directory and rename it over the
-// old one, as editors that save atomically, mv and Kubernetes ConfigMap
-// updates do: the file then goes from one whole version to the next, and
-// the Watcher never reads a partial one. A writer that cannot do so must
-// not pause mid-file for as long as the debounce (or the debounce must be
-// set longer than its pauses).
+// A file written in place may be read before its writer has finished: a
+// Watcher reads it once its events have stopped for the debounce (and
+// [Watcher.Reload] whenever it is called). On Linux, where the kernel tells
+// when a writer closes the file, a file written and not closed since is not
+// applied when its events stop: it is given the grace ([WithGrace]) to be
+// finished, and read again at its next event or when the grace is over;
+// then it is applied, if it loads, whether its writer has closed it or not
+// (a warning says so). A writer that closes the file between its parts (a
+// shell's "> file", then ">> file"), one that pauses mid-file with the file
+// open for longer than the debounce and the grace together, or, on other
+// systems, one that pauses for longer than the debounce, may have what it
+// has written so far applied if that loads (a "limit: 1000" cut after
+// "limit: 1" does), until it goes on and the whole file is read one
+// debounce after its last write. To change the file safely, write the new
+// version to another file in the same directory and rename it over the old
+// one, as editors that save atomically, mv and Kubernetes ConfigMap updates
+// do: the file then goes from one whole version to the next, and the
+// Watcher never reads a partial one.
 package reload
 
 import (
@@ -89,7 +94,8 @@ const DefaultDebounce = 250 * time.Millisecond
 
 // DefaultGrace is how long a Watcher gives a file that does not load
 // (empty, half written, missing), found after a change, to be finished
-// before it reports it.
+// before it reports it, and, on Linux, a file that loads but that its
+// writer has not closed before it applies it.
 const DefaultGrace = 2 * time.Second
 
 // A Watcher reloads a configuration file when it changes, and on demand.
@@ -106,6 +112,7 @@ type Watcher struct {
 	tick     func() // tests: called after each reload the timer started
 
 	fw     *fsnotify.Watcher
+	writes *writeWatch     // whether the file's writer has closed it (Linux); loop goroutine only (after New)
 	names  map[string]bool // the paths whose events matter (see follow); loop goroutine only (after New)
 	done   chan struct{}   // closed by Close
 	exited chan struct{}   // closed when the loop goroutine returns
@@ -187,8 +194,10 @@ func InForce(cfg *policy.Config) Option {
 // before it reloads (editors write a file in several steps); the default
 // is [DefaultDebounce]. d must be positive: New fails otherwise. A writer
 // that pauses longer than d while writing the file in place may have what
-// it wrote so far applied (see "Writing the file" in the package doc): a
-// longer d bears longer pauses, and delays every reload as much.
+// it wrote so far applied (on Linux, if it closed the file before the pause
+// or paused for longer than d and the grace together; see "Writing the
+// file" in the package doc): a longer d bears longer pauses, and delays
+// every reload as much.
 func WithDebounce(d time.Duration) Option {
 	return func(w *Watcher) error {
 		if d <= 0 {
@@ -201,9 +210,11 @@ func WithDebounce(d time.Duration) Option {
 
 // WithGrace sets how long a file that does not load, seen after a change,
 // is given to be finished (a tool saving it may truncate it and then write
-// it, or remove it and make it again) before its error is reported; the
-// default is [DefaultGrace]. d must be positive: New fails otherwise
-// (Watcher.Reload gives no grace).
+// it, or remove it and make it again) before its error is reported, and,
+// on Linux, how long a file that loads but that its writer has not closed
+// is given before it is applied (see "Writing the file" in the package
+// doc); the default is [DefaultGrace]. d must be positive: New fails
+// otherwise (Watcher.Reload gives no grace).
 func WithGrace(d time.Duration) Option {
 	return func(w *Watcher) error {
 		if d <= 0 {
@@ -221,7 +232,11 @@ func WithGrace(d time.Duration) Option {
 // [InForce] so that an edit made between loading it and New is applied
 // too. The directory holding the file must exist. A path that is not a
 // regular file (or a link to one) when it is read, such as a named pipe, is
-// reported as a file that does not load. apply runs where the OnReload
+// reported as a file that does not load. On Linux a Watcher holds two
+// inotify instances, one for the file's events and one for its writers
+// (see "Writing the file" in the package doc); when the second cannot be
+// made, New logs a warning and the Watcher reads a file written in place
+// as on other systems. apply runs where the OnReload
 // hook does, under the lock that serialises reloads: like the hook, it
 // must not call Reload or Close (either would wait for it for ever).
 func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watcher, error) {
@@ -257,6 +272,12 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 		return nil, fmt.Errorf("reload: watch %s: %w", filepath.Dir(abs), err)
 	}
 	w.fw = fw
+	if w.writes, err = newWriteWatch(); err != nil {
+		// Files written in place are then read as they are once their
+		// events stop, as on systems that do not tell of writers.
+		w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: cannot watch the config file's writers",
+			slog.String("file", w.path), slog.Any("error", err))
+	}
 	w.follow()
 	if w.inForce != nil {
 		// Watching now: a change made since the Config was read is
@@ -276,6 +297,7 @@ func (w *Watcher) Close() error {
 		close(w.done)
 		<-w.exited
 		err = w.fw.Close()
+		w.writes.close()
 	})
 	return err
 }
@@ -301,6 +323,9 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
+			// Events of other files in the directory leave the writers'
+			// queue too.
+			w.writes.drain()
 			// Our file, a link on the way to the file it resolves to
 			// (the "..data" link a Kubernetes ConfigMap volume swaps
 			// under it is one), that file, or one of their directories.
@@ -318,7 +343,7 @@ func (w *Watcher) loop() {
 			timer.Reset(w.debounce)
 		case <-timer.C():
 			w.follow()
-			if retry, _ := w.reload(false); retry > 0 {
+			if retry, _ := w.reload(false, w.writes.writing()); retry > 0 {
 				timer.Reset(retry)
 			}
 			if w.tick != nil {
@@ -341,6 +366,7 @@ func (w *Watcher) loop() {
 // order (a parent before the directories under it).
 func (w *Watcher) follow() {
 	names := resolve(w.path)
+	w.writes.follow(names[len(names)-1])
 	w.names = make(map[string]bool, 2*len(names))
 	want := make(map[string]bool, 2*len(names))
 	for _, name := range names {
@@ -460,15 +486,16 @@ func split(path string) (root string, parts []string) {
 // for it does not). Reload is safe to call from any goroutine, for example
 // on SIGHUP.
 func (w *Watcher) Reload() error {
-	_, err := w.reload(true)
+	_, err := w.reload(true, false)
 	return err
 }
 
 // reload is Reload; a file event's (explicit false) does not retry an
 // apply that failed: a touch or chmod of the file raises events too. Nor
-// does it report at once a file that does not load (see held): it returns
-// how long to wait before reading it again, or 0.
-func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
+// does it report at once a file that does not load, or apply one that
+// loads while its writer has it open (writing; see held): it returns how
+// long to wait before reading it again, or 0.
+func (w *Watcher) reload(explicit, writing bool) (retry time.Duration, _ error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	data, err := readFile(w.path)
@@ -528,6 +555,15 @@ func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
 		w.holding = false
 		return 0, w.rejected(err, key)
 	}
+	if writing && !explicit {
+		// Its writer may not have finished: what it wrote so far is
+		// given the grace to be finished too.
+		if retry := w.held("W"+string(data), errors.New("reload: the file is still open for writing")); retry > 0 {
+			return retry, nil
+		}
+		w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: config applied while still open for writing; its grace is over",
+			slog.String("file", w.path))
+	}
 	w.loadFailed, w.holding = false, false
 	if err := w.apply(cfg); errors.Is(err, policy.ErrRestartNeeded) {
 		// The policies are in force; some other setting waits for a
@@ -557,12 +593,13 @@ func (w *Watcher) reload(explicit bool) (retry time.Duration, _ error) {
 	return 0, nil
 }
 
-// held tells whether a file that does not load, found by a file event's
-// reload, is still in its grace: a tool saving the file may have truncated
-// it or removed it and not written it yet. The grace runs from the first
-// reload that found it so (key; a file that changes but still does not
-// load starts it again, as it is still being written); held returns how
-// long it has left, or 0 once it is over. held requires that w.mu is
+// held tells whether a file that does not load, or that loads but whose
+// writer has not closed it (Linux), found by a file event's reload, is
+// still in its grace: a tool saving the file may have truncated it or
+// removed it and not written it yet, or paused mid-file. The grace runs
+// from the first reload that found it so (key; a file that changes but is
+// still so starts it again, as it is still being written); held returns
+// how long it has left, or 0 once it is over. held requires that w.mu is
 // held.
 func (w *Watcher) held(key string, err error) time.Duration {
 	now := w.clock.Now()
@@ -571,7 +608,7 @@ func (w *Watcher) held(key string, err error) time.Duration {
 	}
 	left := w.grace - now.Sub(w.heldSince)
 	if left > 0 {
-		w.log.LogAttrs(context.Background(), slog.LevelDebug, "ratekeeper: config does not load yet; reading it again before reporting it",
+		w.log.LogAttrs(context.Background(), slog.LevelDebug, "ratekeeper: config not finished yet; reading it again before acting on it",
 			slog.String("file", w.path), slog.Duration("in", left), slog.Any("error", err))
 		return left
 	}

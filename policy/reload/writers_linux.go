@@ -1,0 +1,124 @@
+package reload
+
+import (
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// writeWatch tells whether the file a Watcher reads has been written and
+// not closed since by its writer, which fsnotify does not report: an
+// inotify instance of its own watches the file's directory for the file's
+// writes (IN_MODIFY) and its writers' closes (IN_CLOSE_WRITE). The
+// instance is non-blocking and read by the Watcher's goroutine alone, at
+// each file event (so that the events of other files in the directory do
+// not fill its queue) and before each reload: a reload then knows every
+// write queued before it read the file. All its methods but close run on
+// that goroutine (or in New, before it starts).
+type writeWatch struct {
+	fd   int    // the inotify instance; -1 when there is none
+	wd   int    // the watch of dir, or -1
+	dir  string // the directory of the file the path resolves to
+	name string // its name in dir
+	open bool   // written since a writer last closed it (or it was made, removed, renamed)
+	buf  []byte
+}
+
+// writeMask is what writeWatch hears of a directory: its files' writes,
+// their writers' closes, and the changes of the entries that make a name
+// another file.
+const writeMask = syscall.IN_MODIFY | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE | syscall.IN_DELETE |
+	syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO | syscall.IN_ONLYDIR
+
+// newWriteWatch returns a writeWatch, or an error if the inotify instance
+// cannot be made (its user's limit of instances, or of descriptors).
+func newWriteWatch() (*writeWatch, error) {
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return &writeWatch{fd: fd, wd: -1, buf: make([]byte, 16*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))}, nil
+}
+
+// follow makes file the one watched for writers. A file other than the
+// last one followed (another name, or a directory removed and made again)
+// is taken as closed: its writers are not known.
+func (ww *writeWatch) follow(file string) {
+	if ww == nil {
+		return
+	}
+	ww.drain()
+	dir, name := filepath.Dir(file), filepath.Base(file)
+	wd, err := syscall.InotifyAddWatch(ww.fd, dir, writeMask)
+	if err != nil {
+		wd = -1 // a missing directory: no writer to wait for
+	}
+	if wd != ww.wd && ww.wd >= 0 {
+		_, _ = syscall.InotifyRmWatch(ww.fd, uint32(ww.wd)) // gone already if its directory was removed
+	}
+	if wd != ww.wd || dir != ww.dir || name != ww.name {
+		ww.open = false
+	}
+	ww.wd, ww.dir, ww.name = wd, dir, name
+}
+
+// writing reports whether the file followed has been written and not
+// closed since by a writer, as far as the events queued by now tell.
+func (ww *writeWatch) writing() bool {
+	if ww == nil {
+		return false
+	}
+	ww.drain()
+	return ww.open
+}
+
+// drain reads the events queued, without waiting for more.
+func (ww *writeWatch) drain() {
+	if ww == nil {
+		return
+	}
+	for {
+		n, err := syscall.Read(ww.fd, ww.buf)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return // EAGAIN: none left
+		}
+		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+			wd := int32(binary.NativeEndian.Uint32(ww.buf[off:]))
+			mask := binary.NativeEndian.Uint32(ww.buf[off+4:])
+			size := int(binary.NativeEndian.Uint32(ww.buf[off+12:]))
+			off += syscall.SizeofInotifyEvent
+			name := strings.TrimRight(string(ww.buf[off:min(off+size, n)]), "\x00")
+			off += size
+			ww.event(int(wd), mask, name)
+		}
+	}
+}
+
+// event takes in one event of the watch wd on the entry name.
+func (ww *writeWatch) event(wd int, mask uint32, name string) {
+	switch {
+	case mask&syscall.IN_Q_OVERFLOW != 0:
+		ww.open = false // events lost: the writer's close may be among them
+	case wd != ww.wd || ww.wd < 0:
+	case mask&syscall.IN_IGNORED != 0:
+		ww.wd, ww.open = -1, false // the directory is gone
+	case name != ww.name:
+	case mask&syscall.IN_MODIFY != 0:
+		ww.open = true
+	default:
+		ww.open = false // closed by a writer; or another file under the name
+	}
+}
+
+// close releases the inotify instance.
+func (ww *writeWatch) close() {
+	if ww != nil && ww.fd >= 0 {
+		syscall.Close(ww.fd)
+		ww.fd = -1
+	}
+}
