@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,90 +18,6 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
-
-// logWatch is a log destination that closes seen when a line containing
-// want is written.
-type logWatch struct {
-	syncBuffer
-	want string
-	once sync.Once
-	seen chan struct{}
-}
-
-func newLogWatch(want string) *logWatch { return &logWatch{want: want, seen: make(chan struct{})} }
-
-func (l *logWatch) Write(p []byte) (int, error) {
-	n, err := l.syncBuffer.Write(p)
-	if bytes.Contains(p, []byte(l.want)) {
-		l.once.Do(func() { close(l.seen) })
-	}
-	return n, err
-}
-
-// startRun runs the example's run on a copy of data until the test ends,
-// returning its URL, the file's path, and the function that stops it
-// (waiting for run to return nil).
-func startRun(t *testing.T, data []byte, logs io.Writer) (url, path string, stop func()) {
-	t.Helper()
-	path = filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, data)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- run(ctx, ln, path, slog.New(slog.NewJSONHandler(logs, nil))) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := await(t, ran, "run did not return after its context was done"); err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}
-	t.Cleanup(stop)
-	return "http://" + ln.Addr().String(), path, stop
-}
-
-// TestRunReloadsOnSIGHUP: the package documentation and the README say
-// `kill -HUP` reloads the file on demand, logged; run's SIGHUP reader was
-// untested. The file's watch is given an edit too (its debounce would
-// apply it as well): the point here is the signal's reload and its log.
-func TestRunReloadsOnSIGHUP(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := newLogWatch(`"msg":"SIGHUP: configuration file read"`)
-	url, path, _ := startRun(t, sample, logs)
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	get := func() string {
-		t.Helper()
-		resp, err := client.Get(url + "/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.Header.Get("RateLimit-Policy")
-	}
-	// Served, so run has registered for SIGHUP (before it serves): the
-	// signal cannot end the test process.
-	if got := get(); !strings.Contains(got, `"per-minute";q=300;w=60`) {
-		t.Fatalf("GET /: RateLimit-Policy %q, want the sample's per-minute", got)
-	}
-	save(t, path, bytes.Replace(sample, []byte("limit: 300"), []byte("limit: 3"), 1))
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	await(t, logs.seen, "SIGHUP sent; no \"SIGHUP: configuration file read\" logged")
-	if got := get(); !strings.Contains(got, `"per-minute";q=3;w=60`) {
-		t.Errorf("after the edit and SIGHUP: RateLimit-Policy %q, want per-minute at 3; logs:\n%s", got, logs.String())
-	}
-}
 
 // TestSampleRoutes: what the package documentation and the sample's
 // comments say of the routes: POST /login counts under login per address

@@ -35,7 +35,7 @@ func TestNewOutOfDescriptors(t *testing.T) {
 		}
 	}
 	at := lim
-	at.Cur = uint64(low)
+	setLimit(&at.Cur, low)
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &at); err != nil {
 		t.Skipf("cannot lower the descriptor limit: %v", err)
 	}
@@ -87,3 +87,7 @@ func TestReloadClosesTheFile(t *testing.T) {
 		t.Errorf("%d descriptors open after 100 Reloads, %d before", after, before)
 	}
 }
+
+// setLimit sets an rlimit field to v, whichever integer type the system
+// gives the field (uint64 on Linux and macOS, int64 on FreeBSD).
+func setLimit[T ~int64 | ~uint64](field *T, v uintptr) { *field = T(v) }
