@@ -27,6 +27,10 @@ func TestLogShadowFailClosedNamesNoPolicy(t *testing.T) {
 	if w := serve(m.Handler(ok), "GET", "/"); w.Code != 200 {
 		t.Fatalf("shadow mode under FailClosed answered %d, want 200", w.Code)
 	}
+	// StateFailingClosed's doc: the failure mode in force, requests served.
+	if st := m.State(); st != middleware.StateFailingClosed {
+		t.Errorf("State %v after the failure, want %v", st, middleware.StateFailingClosed)
+	}
 	if recs := deniedRecords(t, &buf); len(recs) != 0 {
 		t.Errorf("a store failure was logged as a denial by policy %v (retry_after %v):\n%s", recs[0]["policy"], recs[0]["retry_after"], buf.String())
 	}

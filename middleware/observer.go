@@ -172,7 +172,8 @@ const (
 	StateHealthy State = iota
 	// StateFailingOpen: the store fails; requests pass unlimited.
 	StateFailingOpen
-	// StateFailingClosed: the store fails; requests are answered 503.
+	// StateFailingClosed: the store fails; requests are answered 503
+	// (served in shadow mode, [WithShadow], which never rejects).
 	StateFailingClosed
 	// StateFallback: the store fails; the fallback store decides.
 	StateFallback
