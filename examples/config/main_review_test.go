@@ -25,24 +25,7 @@ import (
 // Basic auth user (taken on trust) under search-daily and does not count
 // anonymous requests under it; GET /fail answers 500.
 func TestSampleRoutes(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
-		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sampleServer(t)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	do := func(method, path string, set func(*http.Request)) *http.Response {
@@ -62,7 +45,7 @@ func TestSampleRoutes(t *testing.T) {
 	as := func(user string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("X-Login-User", user) }
 	}
-	cfg, err := policy.Load(path) // for the limit, as the file says
+	cfg, err := policy.Load("ratekeeper.yaml") // for the limit, as the file says (the server reads a copy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,24 +99,7 @@ func TestSampleRoutes(t *testing.T) {
 // keyed by the address it connects from, whatever it sends. Requests
 // claiming two different clients share one count.
 func TestSampleIgnoresUntrustedForwarding(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
-		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sampleServer(t)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	var got []string
@@ -164,24 +130,7 @@ func TestSampleIgnoresUntrustedForwarding(t *testing.T) {
 // address; ipv6_prefix 64: the addresses of one /64 are one client;
 // ipv4_prefix 32: each IPv4 address is one.
 func TestSampleClientKeys(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
-		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sampleServer(t)
 	// remaining returns per-minute's remaining after a GET / from remote
 	// with X-Forwarded-For xff ("" for none), on a clock that stands still.
 	remaining := func(remote, xff string) string {
@@ -220,4 +169,30 @@ func TestSampleClientKeys(t *testing.T) {
 			t.Errorf("%s (from %s, X-Forwarded-For %q): per-minute r=%s, want r=%s", step.why, step.remote, step.xff, got, step.want)
 		}
 	}
+}
+
+// sampleServer returns the example's server on a copy of the sample file,
+// on a memory store whose clock stands still, its file never reloaded;
+// it is closed when the test ends.
+func sampleServer(t *testing.T) *server {
+	t.Helper()
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
