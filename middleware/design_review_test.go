@@ -324,7 +324,8 @@ func violated(t *testing.T, w *httptest.ResponseRecorder) []string {
 // contract says of every response: a violated policy has r below the cost;
 // Retry-After is never before the t of a violated policy, and after
 // waiting it the same request is admitted (nothing else arriving: denied
-// requests consume nothing); an admitted request's t is the wait until r
+// requests consume nothing), not a second before (it is the wait rounded
+// up, no longer); an admitted request's t is the wait until r
 // grows (not grown 1 s before t, grown at t), read with Peek.
 func TestDesignPropertiesOneMiddleware(t *testing.T) {
 	retried := 0
@@ -378,7 +379,15 @@ func TestDesignPropertiesOneMiddleware(t *testing.T) {
 				}
 				if rng.IntN(2) == 0 {
 					retried++
-					clock.Advance(time.Duration(ra) * time.Second)
+					if ra >= 2 {
+						clock.Advance(time.Duration(ra-1) * time.Second)
+						if w1 := send(cost); w1.Code != http.StatusTooManyRequests {
+							t.Errorf("seed %d step %d: the retry 1 s before Retry-After %d is %d: Retry-After is longer than the wait", seed, step, ra, w1.Code)
+						}
+						clock.Advance(time.Second)
+					} else {
+						clock.Advance(time.Duration(ra) * time.Second)
+					}
 					if w2 := send(cost); w2.Code != http.StatusOK {
 						t.Errorf("seed %d step %d: the retry after Retry-After %d is %d (%q)", seed, step, ra, w2.Code, w2.Header().Get("RateLimit"))
 					}
