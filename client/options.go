@@ -11,9 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"golang.org/x/net/idna"
-
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
+	"golang.org/x/net/idna"
 )
 
 // An Option configures a [Transport] at construction. An option given a bad

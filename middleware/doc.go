@@ -148,7 +148,10 @@
 // which may hold a credential or personal data, and each request by its
 // route pattern, not by its path, which may hold them too ([LogRawKeys]
 // and [LogRawPaths] opt in). Without an observer the
-// middleware pays one nil check per request and logs nothing.
+// middleware pays one nil check per request, and logs only the changes of
+// its failure State, on [log/slog.Default] (see [WithLogger]), so that a
+// store failing open does not lift the limits unseen; an observer is told
+// of them instead.
 //
 // # Cost
 //

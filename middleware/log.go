@@ -123,9 +123,11 @@ func LogRawPaths() LogOption {
 }
 
 // NewLogObserver returns a LogObserver writing to logger; a nil logger
-// means [slog.Default]. (A middleware built without a LogObserver or
-// [WithLogger] logs nothing: its failures reach only [WithErrorHandler] and
-// [Middleware.Stats].)
+// means [slog.Default]. (A middleware built without any observer logs
+// only the changes of its failure [State], on [slog.Default], at most one
+// record a second (see [WithLogger]); with observers but no LogObserver it
+// logs nothing. Its failures reach [WithErrorHandler] and
+// [Middleware.Stats] in every case.)
 func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error) {
 	if logger == nil {
 		logger = slog.Default()
@@ -147,8 +149,13 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 // sampled rejections to logger (nil: [slog.Default]) through a
 // [LogObserver] with default settings, whose pks are hashed under the
 // middleware's [WithPartitionKey] secret when it has one (given before or
-// after this option), so that they match the pks of its headers. Without
-// it the middleware logs nothing.
+// after this option), so that they match the pks of its headers. A
+// middleware without any observer (neither this option nor
+// [WithObserver]) logs only the changes of its failure [State], on
+// [slog.Default] as it is at each change, at most one record a second: "ratekeeper: failure state
+// changed" with from and to, a warning when the store starts failing and
+// information when it answers again, and changes_not_logged, the changes
+// left out since the record before, when there were any.
 func WithLogger(logger *slog.Logger) Option {
 	return func(m *Middleware) error {
 		l, err := NewLogObserver(logger)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/bits"
 	"net/http"
@@ -15,11 +16,10 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/deadline"
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 	"github.com/ratekeeper/ratekeeper/policy"
-
-	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // A Middleware rate-limits the requests of the handlers it wraps. For each
@@ -68,7 +68,13 @@ type Middleware struct {
 	// stateMu orders the changes of failures and state that go together,
 	// and their reports to the observer (see recovered and failed).
 	stateMu sync.Mutex
-	stats   stats
+	// Without an observer, the changes of state are logged on
+	// slog.Default, at most one record a second (see logState):
+	// the instant of the last record (Unix ns, 0 before any) and the
+	// changes left out since. Guarded by stateMu.
+	stateLogged   int64
+	stateUnlogged int64
+	stats         stats
 
 	rules rules // the writers' side of set (see SetPolicies)
 }
@@ -746,9 +752,41 @@ func (m *Middleware) recovered() {
 // the observer is told the changes in the order they are made, each from
 // the State the one before went to.
 func (m *Middleware) setState(s State) {
-	if old := State(m.state.Swap(uint32(s))); old != s && m.obs != nil {
-		m.obs.ObserveState(old, s)
+	old := State(m.state.Swap(uint32(s)))
+	if old == s {
+		return
 	}
+	if m.obs != nil {
+		m.obs.ObserveState(old, s)
+	} else {
+		m.logState(old, s)
+	}
+}
+
+// logState logs a change of state on slog.Default, for a middleware
+// without an observer: a store failing silently would lift every limit
+// unseen (an observer is told of the change instead: a LogObserver logs
+// it, the metrics packages export it). A flapping store could change the state at every request, so at
+// most one record is written a second (on the middleware's clock), and
+// the changes left out in between are counted in the next one
+// (changes_not_logged). The caller holds stateMu.
+func (m *Middleware) logState(from, to State) {
+	now := m.clock.Now().UnixNano()
+	if m.stateLogged != 0 && now-m.stateLogged < int64(time.Second) && now >= m.stateLogged {
+		m.stateUnlogged++
+		return
+	}
+	m.stateLogged = now
+	level := slog.LevelWarn
+	if to == StateHealthy {
+		level = slog.LevelInfo
+	}
+	attrs := []slog.Attr{slog.String("from", from.String()), slog.String("to", to.String())}
+	if m.stateUnlogged > 0 {
+		attrs = append(attrs, slog.Int64("changes_not_logged", m.stateUnlogged))
+		m.stateUnlogged = 0
+	}
+	slog.Default().LogAttrs(context.Background(), level, "ratekeeper: failure state changed", attrs...)
 }
 
 // State returns the failure State the store's last answer put the

@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/policy"
-
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // An Observer is told what the middleware does: the outcome of every

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
@@ -35,7 +34,10 @@ const (
 
 // FailOpen lets requests through unlimited while the store fails, without
 // rate-limit headers. It is the default: an outage of the limiter does not
-// become an outage of the service.
+// become an outage of the service. It is not silent: the failures are
+// counted (Stats.StoreErrors), passed to [WithErrorHandler], and the change
+// of [State] goes to the observers ([WithObserver], [WithLogger]), or is
+// logged on [log/slog.Default] when there are none.
 func FailOpen() Failure { return Failure{mode: failOpen} }
 
 // FailClosed answers 503 Service Unavailable with Retry-After (retryAfter

@@ -12,9 +12,8 @@ import (
 	"unicode"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
+	"github.com/redis/go-redis/v9"
 )
 
 // DefaultPrefix is the key prefix used when [WithPrefix] is not given.

@@ -15,10 +15,9 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 	"github.com/ratekeeper/ratekeeper/policy"
-
-	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
 // A Target is the rate limiter whose limits are driven: a

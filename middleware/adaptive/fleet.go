@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 )
 
