@@ -22,13 +22,13 @@ type Series struct {
 }
 
 // A Chart is a set of series sharing a time axis: bin i covers
-// [Start + i·Bin, Start + (i+1)·Bin).
+// [Start + i·Bin, Start + (i+1)·Bin). Bin must be positive.
 type Chart struct {
 	Title string
 	Start time.Time
 	Bin   time.Duration
-	// Origin is the time the axis labels count from ("+1m0s"); the zero
-	// Origin means Start.
+	// Origin is the time the axis labels count from ("+1m0s", and "-10s"
+	// before it); the zero Origin means Start.
 	Origin time.Time
 	// Caption describes the time axis; empty means "time from <Origin>,
 	// bins of <Bin>".
@@ -70,6 +70,9 @@ func (c *Chart) WriteSVG(w io.Writer) error {
 	}
 	if bins == 0 {
 		return errors.New("chart: no bins")
+	}
+	if c.Bin <= 0 {
+		return fmt.Errorf("chart: bin %s, want a positive duration", c.Bin)
 	}
 	height := marginTop + len(c.Series)*(panelHeight+panelGap) + axisHeight
 	doc := svg{
@@ -140,7 +143,8 @@ func panel(s Series, top, barW, plotW float64) group {
 	return g
 }
 
-// axis labels about eight bins with their offset from Start.
+// axis labels the bins' edges whose offset from Origin (Start when zero) is
+// a multiple of labelStep's interval, with that offset.
 func (c *Chart) axis(y, barW float64, bins int) group {
 	g := group{Class: "axis"}
 	origin := c.Origin
@@ -155,9 +159,13 @@ func (c *Chart) axis(y, barW float64, bins int) group {
 			continue
 		}
 		x := marginLeft + float64(i)*barW
+		label := at.String() // "-10s" before the origin
+		if at >= 0 {
+			label = "+" + label
+		}
 		g.Children = append(g.Children,
 			line{X1: num(x), Y1: num(y - 4), X2: num(x), Y2: num(y + 2), Stroke: "#999"},
-			text{X: x, Y: y + 16, Anchor: "middle", Text: "+" + at.String()},
+			text{X: x, Y: y + 16, Anchor: "middle", Text: label},
 		)
 	}
 	caption := c.Caption
