@@ -62,6 +62,9 @@ func parseTime(layout, s string) (time.Time, error) {
 //
 //	host ident authuser [time] "request" status bytes ["referer" "user-agent"]
 //
+// The authuser field runs to the " [" of the time field: it may hold
+// spaces.
+//
 // A host field that is a comma-separated list ("203.0.113.7, 10.0.0.2",
 // with or without spaces) is the X-Forwarded-For header that a server
 // behind a proxy logs in place of the address (Apache's
@@ -115,12 +118,16 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 	if _, rest, ok = strings.Cut(rest, " "); !ok { // ident
 		return errors.New("no ident field")
 	}
-	if user, rest, ok = strings.Cut(rest, " "); !ok {
+	if !strings.Contains(rest, " ") {
 		return errors.New("no user field")
 	}
-	if len(rest) == 0 || rest[0] != '[' {
+	// The user runs to the [time] field: Apache's %u and nginx's
+	// $remote_user log a user name as sent, spaces unescaped.
+	i := strings.Index(rest, " [")
+	if i < 0 {
 		return errors.New("no [time] field")
 	}
+	user, rest = rest[:i], rest[i+1:]
 	end := strings.IndexByte(rest, ']')
 	if end < 0 {
 		return errors.New("unterminated [time] field")

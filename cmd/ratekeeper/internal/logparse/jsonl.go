@@ -290,9 +290,10 @@ func scalar(v any) string {
 
 // timeLayouts are the layouts of text timestamps, tried in order after
 // the last one that matched: RFC 3339, with a space for the T, with a zone
-// offset without colon, and without a zone (taken as UTC). Parsing takes a
-// fraction of a second after the seconds, with a point or a comma, without
-// a layout saying so.
+// offset without colon, without a zone (taken as UTC), Caddy's "wall"
+// (2006/01/02 15:04:05, UTC as Caddy writes it) and the Common Log
+// Format's. Parsing takes a fraction of a second after the seconds, with a
+// point or a comma, without a layout saying so.
 var timeLayouts = []string{
 	time.RFC3339Nano,
 	"2006-01-02 15:04:05Z07:00",
@@ -300,6 +301,7 @@ var timeLayouts = []string{
 	"2006-01-02 15:04:05Z0700",
 	"2006-01-02T15:04:05",
 	"2006-01-02 15:04:05",
+	"2006/01/02 15:04:05",
 	clfLayout,
 }
 

@@ -1,0 +1,60 @@
+package logparse
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCLFUserWithSpaces: Apache's %u and nginx's $remote_user log the
+// user name of Basic authentication as sent, spaces unescaped (both escape
+// only quotes, backslashes and control characters). The user field runs
+// to the [time] field; the line was malformed ("no [time] field").
+func TestCLFUserWithSpaces(t *testing.T) {
+	for line, user := range map[string]string{
+		`192.0.2.1 - john doe [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 5 "-" "curl/8"`: "john doe",
+		`192.0.2.1 - Ann  Lee [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 5`:              "Ann  Lee",
+		`10.0.0.1, 10.0.0.2 - a b c [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 401 5`:        "a b c",
+		`192.0.2.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 5 "-" "x [y] z"`:   "frank",
+	} {
+		r, err := NewReader(strings.NewReader(line+"\n"), "access.log", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := readAll(t, r)
+		if len(es) != 1 {
+			t.Errorf("%s: %d entries, malformed %v; want one", line, len(es), r.Samples())
+			continue
+		}
+		if e := es[0]; e.User != user || e.Path != "/a" || !e.Time.Equal(time.Date(2000, 10, 10, 20, 55, 36, 0, time.UTC)) {
+			t.Errorf("%s: user %q path %q time %s, want user %q, /a at 2000-10-10T20:55:36Z", line, e.User, e.Path, e.Time, user)
+		}
+	}
+}
+
+// TestCaddyWallTimes: Caddy's JSON encoder writes "ts" in one of its
+// time_format settings; wall, wall_milli and wall_nano are
+// "2006/01/02 15:04:05" (with 3 or 9 digits of fraction), in UTC. They were
+// malformed ("unknown time format").
+func TestCaddyWallTimes(t *testing.T) {
+	want := time.Date(2024, 3, 10, 12, 0, 1, 0, time.UTC)
+	for ts, at := range map[string]time.Time{
+		"2024/03/10 12:00:01":           want,
+		"2024/03/10 12:00:01.524":       want.Add(524 * time.Millisecond),
+		"2024/03/10 12:00:01.524000001": want.Add(524*time.Millisecond + 1),
+	} {
+		line := `{"level":"info","ts":"` + ts + `","logger":"http.log.access","msg":"handled request","request":{"remote_ip":"2001:db8::7","remote_port":"41342","proto":"HTTP/1.1","method":"POST","host":"example.com","uri":"/login","headers":{"User-Agent":["curl/8"]}},"status":401}`
+		r, err := NewReader(strings.NewReader(line+"\n"), "caddy.log", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := readAll(t, r)
+		if len(es) != 1 {
+			t.Errorf("ts %q: %d entries, malformed %v; want one", ts, len(es), r.Samples())
+			continue
+		}
+		if e := es[0]; !e.Time.Equal(at) || e.Addr != "2001:db8::7" || e.Method != "POST" || e.Path != "/login" || e.Status != 401 || e.UserAgent != "curl/8" {
+			t.Errorf("ts %q: %+v, want POST /login 401 from 2001:db8::7 at %s", ts, e, at)
+		}
+	}
+}
