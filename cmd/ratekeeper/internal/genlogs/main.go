@@ -1,11 +1,17 @@
 // Command genlogs writes synthetic HTTP access logs for testing
 // "ratekeeper replay": the same flags and seed always give the same bytes.
 //
-// The traffic mixes ordinary clients (a few requests a minute, each with a
-// user name half of the time), a handful of heavy clients (scrapers at tens
-// of requests a minute, bunched at window ends), and a credential-stuffing
-// bot posting to /login under many user names, plus a share of malformed
-// lines. The sample logs in cmd/ratekeeper/testdata are made by
+// The traffic mixes three kinds of client. Ordinary clients make 70% of
+// the requests, spread evenly over the span: n/40 of them (at least 10),
+// so about 28 requests each; half of them send a user name with every
+// request, the others never; every seventh has an IPv6 address. Four heavy
+// clients (scrapers) make 22%, bunched in the last tenth of each minute of
+// the span. A credential-stuffing bot makes 8%, posting to /login in
+// bursts, one every five minutes of the span or so, each burst under one
+// of five user names (user0 to user4) in turn. A share of the lines
+// (-malformed) is malformed instead. Rates follow from -n and -span: with
+// the defaults a scraper sends about 2 requests a minute, with -n 1000000
+// about 900. The sample logs in cmd/ratekeeper/testdata are made by
 // "go generate ./cmd/ratekeeper"; the large benchmark input by
 //
 //	go run ./cmd/ratekeeper/internal/genlogs -n 1000000 -o /tmp/big.log
