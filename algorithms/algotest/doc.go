@@ -3,7 +3,9 @@
 // against a slow exact reference [Model] on randomized traces, and for
 // concurrency, all-or-nothing calls, expiry, bounded key sets, invalid
 // checks and cancelled contexts. The in-memory store and the Redis store
-// both run it, unchanged.
+// both run it, unchanged. A store's test calls Run once with a [Harness]
+// whose New returns a fresh store reading the clock it is given (see the
+// example of Run).
 //
 // The pieces are exported so that a backend can also be compared with
 // another directly: [RandomTrace] and [RandomSkewTrace] make deterministic

@@ -21,3 +21,13 @@ func TestRunOnModel(t *testing.T) {
 		},
 	})
 }
+
+// TestExampleRun runs the code of the whole-file example of Run
+// (example_run_test.go) as a Store author would write it, against the
+// in-memory store: the documented call works as written. (The in-memory
+// store's own conformance tests run the suite in full; two traces of each
+// kind are enough here.)
+func TestExampleRun(t *testing.T) {
+	t.Setenv(algotest.TracesEnv, "2")
+	testMemoryStore(t)
+}
