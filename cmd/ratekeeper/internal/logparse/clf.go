@@ -87,6 +87,13 @@ func parseTime(layout, s string) (time.Time, error) {
 // which never read the peer, by the header: its address under one hop, no
 // key under more. A host name (%h with HostnameLookups) is no header.
 //
+// A Combined line that ends with a third quoted field holding a list of IP
+// addresses, nginx's stock "main" format
+// ("... "$http_user_agent" "$http_x_forwarded_for""), has that list as its
+// X-Forwarded-For header, and its single address (the peer,
+// $remote_addr) as the address, as a JSON line with those variables has;
+// a "-" there (no header) leaves the rule above.
+//
 // The strings of e are substrings of line.
 func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 	var ok bool
@@ -95,7 +102,8 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		return errors.New("no client address")
 	}
 	forwarded := ""
-	if strings.IndexByte(host, ',') >= 0 {
+	listed := strings.IndexByte(host, ',') >= 0
+	if listed {
 		// The list runs on while a word ends with a comma.
 		n := len(host)
 		for line[n-1] == ',' {
@@ -165,7 +173,7 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		if err != nil {
 			return errors.New("referer " + err.Error())
 		}
-		ua, _, err := quoted(strings.TrimLeft(r2, " "))
+		ua, r3, err := quoted(strings.TrimLeft(r2, " "))
 		if err != nil {
 			return errors.New("user agent " + err.Error())
 		}
@@ -175,8 +183,23 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		if ua != "-" {
 			e.UserAgent = ua
 		}
+		// nginx's "main" format: "$http_x_forwarded_for" last.
+		if xff, end, err := quoted(strings.TrimLeft(r3, " ")); err == nil && !listed && strings.TrimSpace(end) == "" && isAddrList(xff) {
+			e.Headers = hs.one(Header{Name: "X-Forwarded-For", Value: xff})
+		}
 	}
 	return nil
+}
+
+// isAddrList reports whether s is a comma-separated list of IP addresses
+// (spaces around them allowed).
+func isAddrList(s string) bool {
+	for entry := range strings.SplitSeq(s, ",") {
+		if _, err := netip.ParseAddr(strings.Trim(entry, " \t")); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // A headerSlab hands out one-header slices cut from a shared array, so

@@ -8,7 +8,9 @@
 //     address, for the configuration's trusted proxies to choose the
 //     client from; a single IP address there is the address and also a
 //     header of one entry (%h or, behind one proxy, the header: see
-//     parseCLF);
+//     parseCLF); nginx's stock "main" format, Combined followed by
+//     "$http_x_forwarded_for", has that header and $remote_addr as the
+//     address, as the same variables in a JSON line have;
 //   - JSON lines, one object per line, with the field names of nginx,
 //     Apache, Caddy, Traefik and others (see JSONFields);
 //   - the W3C Extended Log File Format of IIS, CloudFront and other
@@ -45,7 +47,7 @@ type Entry struct {
 	Status    int // 0 when the log has none
 	Referer   string
 	UserAgent string
-	Headers   []Header // further request headers (JSON lines; X-Forwarded-For, the first field of a Common Log Format line)
+	Headers   []Header // further request headers (JSON lines; X-Forwarded-For: the first field of a Common Log Format line, or nginx's "main" format's last)
 }
 
 // A Header is a request header field read from a log.

@@ -58,3 +58,42 @@ func TestCaddyWallTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestNginxMainFormat: nginx's stock "main" format (the log_format of its
+// default nginx.conf) is Combined followed by "$http_x_forwarded_for". The
+// header is the entry's X-Forwarded-For and $remote_addr its address, as
+// for a JSON line with the same variables, so that trusted proxies find
+// the client behind a load balancer. It was dropped: the entry had the
+// balancer's address as its only forwarded entry, and every request keyed
+// by the balancer. A "-" there, a field that is no list of addresses, or
+// one followed by more fields leaves the line read as Combined.
+func TestNginxMainFormat(t *testing.T) {
+	const head = `10.0.0.2 - - [10/Mar/2024:12:00:01 +0000] "GET /items/7 HTTP/1.1" 200 612 "-" "curl/8.5" `
+	for _, tc := range []struct {
+		tail, xff string
+	}{
+		{`"203.0.113.7"`, "203.0.113.7"},
+		{`"203.0.113.7, 198.51.100.2"`, "203.0.113.7, 198.51.100.2"},
+		{`"2001:db8::7,10.0.0.9"`, "2001:db8::7,10.0.0.9"},
+		{`"203.0.113.7" `, "203.0.113.7"},
+		// No header: the address alone, as for any Combined line.
+		{`"-"`, "10.0.0.2"},
+		{`"example.com"`, "10.0.0.2"},
+		{`"203.0.113.7" 0.002`, "10.0.0.2"},
+		{`12 "web@docker" "http://172.17.0.3:80" 3ms`, "10.0.0.2"}, // Traefik's
+	} {
+		r, err := NewReader(strings.NewReader(head+tc.tail+"\n"), "access.log", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := readAll(t, r)
+		if len(es) != 1 {
+			t.Errorf("...%s: %d entries, malformed %v; want one", tc.tail, len(es), r.Samples())
+			continue
+		}
+		e := es[0]
+		if e.Addr != "10.0.0.2" || e.UserAgent != "curl/8.5" || e.Path != "/items/7" || len(e.Headers) != 1 || e.Headers[0] != (Header{"X-Forwarded-For", tc.xff}) {
+			t.Errorf("...%s: addr %q UA %q path %q headers %v, want 10.0.0.2, curl/8.5, /items/7 and X-Forwarded-For %q", tc.tail, e.Addr, e.UserAgent, e.Path, e.Headers, tc.xff)
+		}
+	}
+}
