@@ -132,8 +132,9 @@ var ChartScenario = func() Scenario {
 
 // Chart replays sc under every compared algorithm, in bins of bin. The
 // chart starts a little before the first burst, at a multiple of three
-// bins (where the axis puts its labels), and its labels count from the
-// start of the first window.
+// bins (on the demo's chart, in bins of 5 s, the axis labels every third
+// bin, so its left end is labelled), and its labels count from the start
+// of the first window.
 func Chart(sc Scenario, bin time.Duration) (*chart.Chart, error) {
 	from := max(0, (sc.Bursts[0].At-10*time.Second)/(3*bin)*(3*bin))
 	end := sc.Bursts[len(sc.Bursts)-1].At
