@@ -63,7 +63,10 @@ func parseTime(layout, s string) (time.Time, error) {
 //	host ident authuser [time] "request" status bytes ["referer" "user-agent"]
 //
 // The authuser field runs to the " [" of the time field: it may hold
-// spaces.
+// spaces. Apache's vhost_common and vhost_combined formats put the virtual
+// host first ("%v %h ..." or "%v:%p %h ...", as Debian's
+// other_vhosts_access.log): a first field that is no IP address (nor a
+// list) followed by one that is, is that virtual host, skipped.
 //
 // A host field that is a comma-separated list ("203.0.113.7, 10.0.0.2",
 // with or without spaces) is the X-Forwarded-For header that a server
@@ -103,6 +106,13 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 	}
 	forwarded := ""
 	listed := strings.IndexByte(host, ',') >= 0
+	if !listed && !isAddr(host) {
+		// Apache's vhost_common and vhost_combined ("%v %h ...",
+		// "%v:%p %h ..."): the virtual host, then the client's address.
+		if word, r2, ok := strings.Cut(rest, " "); ok && isAddr(word) {
+			host, rest = word, r2
+		}
+	}
 	if listed {
 		// The list runs on while a word ends with a comma.
 		n := len(host)
@@ -120,7 +130,7 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 			return err
 		}
 		host = last
-	} else if _, err := netip.ParseAddr(host); err == nil {
+	} else if isAddr(host) {
 		forwarded = host
 	}
 	if _, rest, ok = strings.Cut(rest, " "); !ok { // ident
@@ -189,6 +199,12 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// isAddr reports whether s is an IP address.
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }
 
 // isAddrList reports whether s is a comma-separated list of IP addresses

@@ -1,8 +1,9 @@
 // Package logparse reads HTTP access logs, plain or gzip- or
 // bzip2-compressed:
 //
-//   - the Common and Combined Log Formats (Apache, nginx), also with an
-//     X-Forwarded-For list in place of the client address (Apache's
+//   - the Common and Combined Log Formats (Apache, nginx; Apache's
+//     vhost_common and vhost_combined too, the virtual host first), also
+//     with an X-Forwarded-For list in place of the client address (Apache's
 //     "%{X-Forwarded-For}i %l %u %t ..." behind a proxy): the entry has
 //     the list as its X-Forwarded-For header and its last entry as the
 //     address, for the configuration's trusted proxies to choose the

@@ -202,6 +202,7 @@ func FuzzParseLine(f *testing.F) {
 	// A user name with spaces; nginx's "main" format, X-Forwarded-For last.
 	f.Add(`192.0.2.1 - john doe [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`)
 	f.Add(`10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1 "-" "ua" "203.0.113.7, ::1"`)
+	f.Add(`example.com:443 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1 "-" "ua"`)
 	f.Fuzz(func(t *testing.T, line string) {
 		var e Entry
 		var tc timeCache

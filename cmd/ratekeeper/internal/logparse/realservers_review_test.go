@@ -97,3 +97,35 @@ func TestNginxMainFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestApacheVhostFormats: Apache's vhost_combined ("%v:%p %h %l %u %t ...",
+// the format of Debian's other_vhosts_access.log) and vhost_common
+// ("%v %h %l %u %t ...") put the virtual host before the client. A first
+// field that is no IP address followed by one that is, is that virtual
+// host: the entry is the client's. Such lines were malformed ("no [time]
+// field"), and once the user field could hold spaces, misread (the client
+// taken for the ident, and "- -" for a user shared by every anonymous
+// request).
+func TestApacheVhostFormats(t *testing.T) {
+	const when = ` [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 5`
+	for _, tc := range []struct{ line, addr, user string }{
+		{`example.com:443 192.0.2.1 - -` + when + ` "-" "curl/8"`, "192.0.2.1", ""},
+		{`www.example.com:80 2001:db8::1 - ann` + when + ` "-" "curl/8"`, "2001:db8::1", "ann"},
+		{`example.com 192.0.2.1 - john doe` + when, "192.0.2.1", "john doe"},
+		// A client's host name (HostnameLookups) and its ident: no vhost.
+		{`dsl-7.example.net - ann` + when, "dsl-7.example.net", "ann"},
+	} {
+		r, err := NewReader(strings.NewReader(tc.line+"\n"), "other_vhosts_access.log", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := readAll(t, r)
+		if len(es) != 1 {
+			t.Errorf("%s: %d entries, malformed %v; want one", tc.line, len(es), r.Samples())
+			continue
+		}
+		if e := es[0]; e.Addr != tc.addr || e.User != tc.user || e.Path != "/a" {
+			t.Errorf("%s: addr %q user %q path %q, want %q, %q, /a", tc.line, e.Addr, e.User, e.Path, tc.addr, tc.user)
+		}
+	}
+}
