@@ -208,12 +208,22 @@ func isAddr(s string) bool {
 }
 
 // isAddrList reports whether s is a comma-separated list of IP addresses
-// (spaces around them allowed).
+// (spaces around them allowed), each possibly with a port or, for IPv6,
+// in brackets ("192.0.2.1:58312", "[2001:db8::1]:443", as some proxies
+// write them; the middleware's keyfunc.IP reads them too).
 func isAddrList(s string) bool {
 	for entry := range strings.SplitSeq(s, ",") {
-		if _, err := netip.ParseAddr(strings.Trim(entry, " \t")); err != nil {
-			return false
+		entry = strings.Trim(entry, " \t")
+		if isAddr(entry) {
+			continue
 		}
+		if _, err := netip.ParseAddrPort(entry); err == nil {
+			continue
+		}
+		if len(entry) > 2 && entry[0] == '[' && entry[len(entry)-1] == ']' && isAddr(entry[1:len(entry)-1]) {
+			continue
+		}
+		return false
 	}
 	return true
 }

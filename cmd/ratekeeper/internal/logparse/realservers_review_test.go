@@ -76,6 +76,10 @@ func TestNginxMainFormat(t *testing.T) {
 		{`"203.0.113.7, 198.51.100.2"`, "203.0.113.7, 198.51.100.2"},
 		{`"2001:db8::7,10.0.0.9"`, "2001:db8::7,10.0.0.9"},
 		{`"203.0.113.7" `, "203.0.113.7"},
+		// With ports (Azure Application Gateway appends the client's), and
+		// bracketed IPv6, as keyfunc.IP reads them.
+		{`"203.0.113.7:58312"`, "203.0.113.7:58312"},
+		{`"[2001:db8::7]:443, [2001:db8::8]"`, "[2001:db8::7]:443, [2001:db8::8]"},
 		// No header: the address alone, as for any Combined line.
 		{`"-"`, "10.0.0.2"},
 		{`"example.com"`, "10.0.0.2"},
