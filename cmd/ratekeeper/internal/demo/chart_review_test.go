@@ -3,6 +3,9 @@ package demo
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +54,30 @@ func TestChartAxisLabels(t *testing.T) {
 	}
 	if labels[0] != "+45s" {
 		t.Errorf("the axis starts at %s, want +45s", labels[0])
+	}
+}
+
+// TestProfilesAsListed: Profiles holds the six header profiles that
+// "ratekeeper demo --help" lists, each under its own name; under
+// legacy-unix the demo's X-RateLimit-Reset is a Unix time of the simulated
+// clock (Start plus the 2 s the per-second counter needs), not of the
+// machine's.
+func TestProfilesAsListed(t *testing.T) {
+	want := []string{"ietf", "draft-7", "draft-6", "legacy", "legacy-unix", "none"}
+	if len(Profiles) != len(want) {
+		t.Errorf("Profiles has %d names, want %q", len(Profiles), want)
+	}
+	for _, name := range want {
+		p, ok := Profiles[name]
+		if !ok || p.String() != name {
+			t.Errorf("Profiles[%q] = %v, %t; want the profile of that name", name, p, ok)
+		}
+	}
+	var out bytes.Buffer
+	if err := Run(&out, filepath.Join(t.TempDir(), "d.svg"), Profiles["legacy-unix"]); err != nil {
+		t.Fatal(err)
+	}
+	if line := fmt.Sprintf("X-RateLimit-Reset: %d\n", Start.Add(2*time.Second).Unix()); !strings.Contains(out.String(), line) {
+		t.Errorf("legacy-unix demo lacks %q:\n%.600s", line, out.String())
 	}
 }
