@@ -69,7 +69,7 @@ func run(args []string, stdout io.Writer) error {
 	n := fs.Int("n", 2000, "number of lines")
 	seed := fs.Uint64("seed", 1, "random seed")
 	format := fs.String("format", "combined", "combined, common or json")
-	start := fs.String("start", "2024-03-10T12:00:00Z", "time of the first request (RFC 3339)")
+	start := fs.String("start", "2024-03-10T12:00:00Z", "start of the span the requests spread over (RFC 3339)")
 	span := fs.Duration("span", time.Hour, "time the requests spread over")
 	malformed := fs.Float64("malformed", 0.002, "fraction of malformed lines")
 	gz := fs.Bool("gzip", false, "gzip the output")
@@ -209,8 +209,10 @@ func (g *gen) clientAddr(c int) string {
 	return netip.AddrFrom4([4]byte{10, byte(k >> 16), byte(k >> 8), byte(k)}).String()
 }
 
+// at returns the instant a fraction f of the span after its start, to the
+// millisecond after it (never before the start, whatever its fraction).
 func (g *gen) at(f float64) time.Time {
-	return g.t0.Add(time.Duration(f * float64(g.span))).Truncate(time.Millisecond)
+	return g.t0.Add(time.Duration(f * float64(g.span)).Truncate(time.Millisecond))
 }
 
 func (g *gen) write(w *bufio.Writer, n int) error {

@@ -112,3 +112,23 @@ func TestTrafficMix(t *testing.T) {
 		t.Logf("n=%d over %s: bot %d, scrapers %d (%.1f a minute each), ordinary %d from %d clients", tc.n, tc.span, bot, heavy, perMinute, ordinary, len(clients))
 	}
 }
+
+// TestRequestsWithinSpanFractionalStart: a -start with a fraction of a
+// millisecond still has every request within -span of it. The times were
+// truncated to the millisecond as absolute times, so a request in the
+// span's first half millisecond fell before -start.
+func TestRequestsWithinSpanFractionalStart(t *testing.T) {
+	t0 := time.Date(2024, 3, 10, 12, 0, 0, 500_000, time.UTC)
+	for _, span := range []time.Duration{time.Nanosecond, time.Millisecond, time.Hour} {
+		g := &gen{rng: rand.New(rand.NewPCG(1, 1^0x5eed)), t0: t0, span: span, format: "json"}
+		early := 0
+		for _, r := range g.requests(3000) {
+			if r.t.Before(t0) || r.t.After(t0.Add(span)) {
+				early++
+			}
+		}
+		if early > 0 {
+			t.Errorf("-start %s -span %s: %d of 3000 requests outside the span", t0.Format(time.RFC3339Nano), span, early)
+		}
+	}
+}
