@@ -294,7 +294,11 @@ func (r *Reader) Next() (Entry, error) {
 			r.damaged(err)
 			return e, io.EOF
 		}
-		if len(raw) == 0 && err != nil {
+		// A read that failed mid-line returns its error, not an entry
+		// parsed from the part read (it could parse as a request cut
+		// short); at the end of the log, a last line without its newline
+		// is whole.
+		if err != nil && (len(raw) == 0 || err != io.EOF) {
 			if err == io.EOF {
 				return e, io.EOF
 			}
