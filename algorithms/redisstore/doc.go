@@ -21,7 +21,10 @@
 // a Redis function library (Redis 7): the store runs FCALL, and when the
 // server does not have the library yet (the first call, after FUNCTION
 // FLUSH, a new cluster node) loads it with FUNCTION LOAD (on every master
-// of a cluster) and calls again. As a library, the helpers' closures are
+// of a cluster that serves slots) and calls again; a call redirected to a
+// node the load did not reach (one a slot is migrating to, which serves no
+// slot yet: TestClusterSlotMigratingToANewNode) runs as the script
+// instead, that once. As a library, the helpers' closures are
 // made once, at load, the checks' parameters are parsed once per server
 // (lua/spec.lua), not on every call, and a key that still holds the state
 // the fast path last wrote there is not parsed again (the library keeps

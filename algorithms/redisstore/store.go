@@ -596,8 +596,11 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 // does not have it (the first call, after FUNCTION FLUSH, on a new node),
 // and runs it again. When the server has no functions (before Redis 7) or
 // the user may not load or call them, the store falls back, for good, to
-// the script (EVALSHA, EVAL on NOSCRIPT). Only the first call of a store, or
-// one after a flush, costs more than one round trip.
+// the script (EVALSHA, EVAL on NOSCRIPT). A call whose function is still
+// missing after the load (on a Cluster, redirected to a node that serves
+// no slot yet, such as one a slot is migrating to) runs as the script,
+// that once. Only the first call of a store, or one after a flush or on
+// such a node, costs more than one round trip.
 //
 // With once, the client is told not to retry the command (go-redis
 // otherwise sends it again when the connection fails, io.EOF or a read
@@ -614,7 +617,16 @@ func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string
 		if functionMissing(err) {
 			lerr := s.loadLibrary(ctx, c)
 			if lerr == nil {
-				return fcall(ctx, c, keys, args, once)
+				v, err = fcall(ctx, c, keys, args, once)
+				if err == nil || !functionMissing(err) {
+					return v, err
+				}
+				// Still missing, though every master the client knows
+				// has the library: the call was redirected (ASK, MOVED)
+				// to a node it does not list as a master yet, such as
+				// one a slot is migrating to, which owns no slot. This
+				// call runs as the script, which carries its code.
+				return s.script(ctx, c, keys, args, once)
 			}
 			if !functionsUnusable(lerr) {
 				return nil, lerr
@@ -622,6 +634,12 @@ func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string
 		}
 		s.noFunctions.Store(true)
 	}
+	return s.script(ctx, c, keys, args, once)
+}
+
+// script runs the take code as a script: EVALSHA, and EVAL on NOSCRIPT;
+// with once, as commands the client does not retry (see call).
+func (s *Store) script(ctx context.Context, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
 	if !once {
 		return takeScript.Run(ctx, c, keys, args...).Result()
 	}
