@@ -100,8 +100,10 @@
 //
 // The fast path (lua/fast.lua, its decisions in lua/fastlib.lua) decides a
 // plain Take — not a cluster phase, no key twice, every check fixed_window,
-// sliding_window, token_bucket, leaky_bucket or leaky_queue — with one GET
-// or MGET, one SET per key, and, as a library, no closure or table made per
+// sliding_window, token_bucket, leaky_bucket or leaky_queue — with one GET,
+// or one MGET and a GET for each key it finds missing (MGET reads a key of
+// another type as missing; GET fails on it), one SET per key
+// (TestFastPathCommands), and, as a library, no closure or table made per
 // call but the replies Redis itself builds (and, for a key it has not
 // written yet, the entry that keeps its last write: see above); any other
 // Take (sliding_log, sliding_buckets, a repeated key) goes to the general

@@ -1,7 +1,8 @@
 -- fast.lua: the fast path, run before anything else in the script. It
 -- decides a plain Take (mode 0, one key per check, no key twice) whose
 -- checks are all fixed_window, sliding_window, token_bucket, leaky_bucket
--- or leaky_queue, with one GET (MGET for several checks), one SET per key,
+-- or leaky_queue, with one GET (MGET for several checks, and a GET for
+-- each key MGET finds missing), one SET per key,
 -- and no closures (its decisions are fastlib.lua's): a script's functions
 -- are closures made anew on every call, and the general path (main.lua)
 -- makes dozens. Its code is the general path's (cell.lua:
