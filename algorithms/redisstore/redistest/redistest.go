@@ -92,7 +92,9 @@ func freePort() (int, error) {
 
 // Start starts a redis-server on a free loopback port with its working
 // directory dir, persistence off, and the extra configuration args (as
-// "--name value" pairs). It returns once the server answers PING.
+// "--name value" pairs). It returns once the server answers PING, having
+// checked that the server answering is the process it started (INFO's
+// process_id), not another holding the port.
 func Start(dir string, args ...string) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
@@ -156,6 +158,11 @@ func (s *Server) startProcess(argv []string) error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 
+	// The server answering on the port must be this process: another one
+	// may hold the port (taken between freePort and the bind, or after a
+	// Stop before a Restart), and then this one exits at start while the
+	// other answers PING.
+	own := "process_id:" + strconv.Itoa(cmd.Process.Pid)
 	exited := false
 	up := hangguard.Poll(10*time.Second, 10*time.Millisecond, func() bool {
 		select {
@@ -163,6 +170,10 @@ func (s *Server) startProcess(argv []string) error {
 			exited = true
 			return true
 		default:
+		}
+		info, err := s.Do("INFO", "server")
+		if err != nil || !hasLine(info, own) {
+			return false
 		}
 		reply, err := s.Do("PING")
 		return err == nil && reply == "PONG"
@@ -175,6 +186,16 @@ func (s *Server) startProcess(argv []string) error {
 		return fmt.Errorf("redistest: redis-server on port %d did not answer PING in 10s", s.Port)
 	}
 	return nil
+}
+
+// hasLine reports whether text (an INFO reply) has the line line.
+func hasLine(text, line string) bool {
+	for l := range strings.Lines(text) {
+		if strings.TrimRight(l, "\r\n") == line {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) logTail() string {
@@ -200,7 +221,9 @@ func (s *Server) Stop() error {
 }
 
 // Restart starts the server again on the same port (after [Server.Stop]),
-// empty, with the same configuration.
+// empty, with the same configuration. It fails when another process holds
+// the port (as Start checks, the server answering must be the one it
+// started).
 func (s *Server) Restart() error {
 	_ = s.Stop()
 	var err error
