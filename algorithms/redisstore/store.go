@@ -174,9 +174,10 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 // Close marks the store closed: later calls return [algorithms.ErrClosed].
 // It waits for the calls abandoned at their context's deadline (see the
 // package documentation, "Failures") to end, which the client's read
-// timeout bounds; a Take or Refund under way that would start such a call
-// once Close has begun returns ErrClosed instead (a cross-slot undo runs
-// still, on the Take's goroutine). It does not close the client, which the
+// timeout bounds; a call under way (Take, Peek, Reset, Refund, GiveBack)
+// that would start such a call once Close has begun returns ErrClosed
+// instead (TestCloseRacingEveryCall; a cross-slot undo runs still, on the
+// Take's goroutine). It does not close the client, which the
 // caller owns. Close is idempotent and returns nil.
 func (s *Store) Close() error {
 	s.closing.Lock()
