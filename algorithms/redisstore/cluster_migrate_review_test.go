@@ -87,6 +87,9 @@ func TestClusterSlotMigratingToANewNode(t *testing.T) {
 	do(fresh, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID)
 	do(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", freshID)
 	do(src, "MIGRATE", "127.0.0.1", strconv.Itoa(fresh.Port), "", "0", "5000", "KEYS", key)
+	for _, n := range cl.Nodes {
+		do(n, "CONFIG", "RESETSTAT")
+	}
 
 	// The key is on the new node now: the Take is sent there (ASK) and
 	// counts the second unit.
@@ -103,6 +106,28 @@ func TestClusterSlotMigratingToANewNode(t *testing.T) {
 	given := make([]algorithms.Refunded, 1)
 	if err := store.GiveBack(ctx, given, []algorithms.Check{check}, []algorithms.Decision{d}, 0); err != nil || !given[0].Given {
 		t.Fatalf("GiveBack while the slot migrates = %+v, %v; want the unit given back", given[0], err)
+	}
+
+	// Peeks too; and the calls that find the function missing there do not
+	// each load the library (about 80 kB) on every master again: one load
+	// at most, then the script.
+	for range 5 {
+		pk := make([]algorithms.Decision, 1)
+		if err := store.Peek(ctx, pk, []algorithms.Check{check}); err != nil || pk[0].Remaining != 2 {
+			t.Fatalf("Peek while the slot migrates = %+v, %v; want Remaining 2", pk[0], err)
+		}
+	}
+	loads := 0
+	for _, n := range cl.Nodes {
+		for line := range strings.Lines(do(n, "INFO", "commandstats")) {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_function|load:calls="); ok {
+				c, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				loads += c
+			}
+		}
+	}
+	if loads > len(cl.Nodes) {
+		t.Errorf("7 calls while the slot migrates loaded the library %d times on the %d masters, want one load each at most", loads, len(cl.Nodes))
 	}
 
 	// The migration ends: the slot is the new node's (MOVED), and the

@@ -24,13 +24,15 @@
 // of a cluster that serves slots) and calls again; a call redirected to a
 // node the load did not reach (one a slot is migrating to, which serves no
 // slot yet: TestClusterSlotMigratingToANewNode) runs as the script
-// instead, that once. As a library, the helpers' closures are
-// made once, at load, the checks' parameters are parsed once per server
-// (lua/spec.lua), not on every call, and a key that still holds the state
-// the fast path last wrote there is not parsed again (the library keeps
-// the numbers of up to 4096 keys' last writes, about 1.2 MB of the
-// server's function memory for keys of 50 bytes, TestLibraryMemory; a key
-// holding any other value is parsed and checked as usual). On a server without functions (before Redis 7), or for a user
+// instead, and so, for the next 10 s, does every call that finds the
+// library missing, without loading it on every master again. As a
+// library, the helpers' closures are made once, at load, the checks'
+// parameters are parsed once per server (lua/spec.lua), not on every call,
+// and a key that still holds the state the fast path last wrote there is
+// not parsed again (the library keeps the numbers of up to 4096 keys' last
+// writes, about 1.2 MB of the server's function memory for keys of 50
+// bytes, TestLibraryMemory; a key holding any other value is parsed and
+// checked as usual). On a server without functions (before Redis 7), or for a user
 // not allowed to load or call them (ACL), the store falls back for good to
 // the same code as one script, run with EVALSHA and EVAL on NOSCRIPT. The
 // library's name (ratekeeper_<hash>) carries a hash of its code, so stores

@@ -50,6 +50,12 @@ type Store struct {
 	// noFunctions is set once the server has shown it cannot run the
 	// library (no FUNCTION/FCALL, or not allowed): then the script runs.
 	noFunctions atomic.Bool
+	// unreached is when (since procStart) a call last found the function
+	// missing just after the library was loaded: redirected to a node the
+	// load does not reach (see call). For unreachedFor after that, a call
+	// that finds the function missing runs as the script at once, without
+	// loading the library on every master again. Zero: never.
+	unreached atomic.Int64
 	// guard is set when the client does not bound its I/O by the context
 	// (go-redis ContextTimeoutEnabled off): then a call that may be
 	// cancelled runs in a goroutine the caller stops waiting for at the
@@ -599,9 +605,10 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 // the user may not load or call them, the store falls back, for good, to
 // the script (EVALSHA, EVAL on NOSCRIPT). A call whose function is still
 // missing after the load (on a Cluster, redirected to a node that serves
-// no slot yet, such as one a slot is migrating to) runs as the script,
-// that once. Only the first call of a store, or one after a flush or on
-// such a node, costs more than one round trip.
+// no slot yet, such as one a slot is migrating to) runs as the script, and
+// so, for unreachedFor (10 s), does every call that finds it missing,
+// without loading it again. Only the first call of a store, or one after a
+// flush or on such a node, costs more than one round trip.
 //
 // With once, the client is told not to retry the command (go-redis
 // otherwise sends it again when the connection fails, io.EOF or a read
@@ -616,6 +623,9 @@ func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string
 			return v, err
 		}
 		if functionMissing(err) {
+			if at := s.unreached.Load(); at != 0 && time.Since(procStart)-time.Duration(at) < unreachedFor {
+				return s.script(ctx, c, keys, args, once)
+			}
 			lerr := s.loadLibrary(ctx, c)
 			if lerr == nil {
 				v, err = fcall(ctx, c, keys, args, once)
@@ -626,7 +636,11 @@ func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string
 				// has the library: the call was redirected (ASK, MOVED)
 				// to a node it does not list as a master yet, such as
 				// one a slot is migrating to, which owns no slot. This
-				// call runs as the script, which carries its code.
+				// call runs as the script, which carries its code, and
+				// so do the calls that find the function missing for
+				// unreachedFor: a migration's every call would load the
+				// library (about 80 kB) on every master again.
+				s.unreached.Store(int64(max(time.Since(procStart), 1)))
 				return s.script(ctx, c, keys, args, once)
 			}
 			if !functionsUnusable(lerr) {
@@ -651,6 +665,14 @@ func (s *Store) script(ctx context.Context, c redis.UniversalClient, keys []stri
 	}
 	return v, err
 }
+
+// unreachedFor is how long after a call found the function missing just
+// after a load the calls that find it missing run as the script without
+// loading it again (see Store.unreached).
+const unreachedFor = 10 * time.Second
+
+// procStart is the origin of Store.unreached's instants (monotonic).
+var procStart = time.Now()
 
 // fcall runs the take function, through go-redis's FCall, or, with once,
 // as a command the client will not retry (see call).
