@@ -39,10 +39,11 @@ import (
 // RetryAfter; when the cache is full, new denials are not cached until
 // expired entries make room.
 //
-// Memory: an entry takes about 270 bytes plus a copy of its key. Keys
-// longer than 512 bytes are not cached (their Takes go to Redis every
-// time), so a direct user of the Store passing keys of any length cannot
-// make the cache hold more than about size × 800 bytes; the policy layer's
+// Memory: an entry takes about 250 to 350 bytes (by how full the cache's
+// map is since it last grew) plus a copy of its key. Keys longer than 512
+// bytes are not cached (their Takes go to Redis every time), so a direct
+// user of the Store passing keys of any length cannot make the cache hold
+// more than about size × 900 bytes (TestDenyCacheMemory); the policy layer's
 // keys (a policy name of at most 64 bytes, ':', a key of at most
 // keyfunc.MaxKeyLen = 256 bytes or its digest) are all cacheable.
 func WithDenyCache(size int) Option {

@@ -1,0 +1,48 @@
+package redisstore
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// TestDenyCacheMemory: WithDenyCache's memory figures. An entry takes
+// 250 to 350 bytes besides its key, by how full the map is after its last
+// growth, and a cache of the longest keys it keeps (512 bytes) holds at
+// most about size × 900 bytes. Measured on full caches of several sizes
+// (a map's room per entry is highest just after it grows).
+func TestDenyCacheMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the heap of caches of up to 20,000 entries; skipped in -short")
+	}
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}
+	now := time.Unix(1_800_000_000, 0)
+	for _, keyLen := range []int{16, maxDenyKeyLen} {
+		for _, size := range []int{1000, 1100, 1700, 4100, 20000} {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			c := newDenyCache(size)
+			pad := strings.Repeat("k", keyLen-8)
+			for i := range size {
+				key := fmt.Sprintf("%08d", i) + pad // a key of its own, as learn keeps it
+				c.m[denyKey{spec, key}] = denyEntry{d: algorithms.Decision{Limit: 10, RetryAfter: time.Second}, at: now, replied: now, until: now.Add(time.Second), cost: 1}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(c)
+			per := float64(after.HeapAlloc-before.HeapAlloc) / float64(size)
+			t.Logf("key %d B, %d entries: %.0f B per entry", keyLen, size, per)
+			if entry := per - float64(keyLen); entry < 240 || entry > 360 {
+				t.Errorf("key %d B, %d entries: %.0f B per entry besides its key, want about 250 to 350 as documented", keyLen, size, entry)
+			}
+			if keyLen == maxDenyKeyLen && per > 900 {
+				t.Errorf("%d entries of %d-byte keys: %.0f B each, over the documented size × 900", size, keyLen, per)
+			}
+		}
+	}
+}
