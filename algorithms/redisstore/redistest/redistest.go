@@ -410,9 +410,23 @@ func StartSentinel(dir, masterName string, master *Server) (*Server, error) {
 	if err := s.start(); err != nil {
 		return nil, err
 	}
-	if _, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName); err != nil {
+	if err := knowsMaster(s, masterName, master); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
 	return s, nil
+}
+
+// knowsMaster returns an error unless the Sentinel s gives master's address
+// for masterName (a Sentinel that does not know the name answers a null
+// array, which Do reads as "").
+func knowsMaster(s *Server, masterName string, master *Server) error {
+	got, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName)
+	if err != nil {
+		return err
+	}
+	if want := "127.0.0.1\n" + strconv.Itoa(master.Port); got != want {
+		return fmt.Errorf("redistest: the Sentinel on %s gives %q for master %q, want %q", s.Addr, got, masterName, want)
+	}
+	return nil
 }
