@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
@@ -76,13 +77,13 @@ func TestCloseRacingTake(t *testing.T) {
 		_, err := s.Take(ctx, check)
 		done <- err
 	}()
-	<-clk.entered // the Take is past its check of closed
+	hangguard.Await(t, clk.entered, 10*time.Second, "the Take reading the clock") // it is past its check of closed
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	closed.Store(true)
 	close(clk.goOn)
-	err = <-done
+	err = hangguard.Await(t, done, 10*time.Second, "the Take returning")
 	if n := hook.n.Load(); n != 0 || !errors.Is(err, algorithms.ErrClosed) {
 		t.Fatalf("a Take under way when Close returned sent %d commands to Redis and returned %v; want none sent and ErrClosed", n, err)
 	}
