@@ -39,6 +39,14 @@ type interopResponse struct {
 
 func newInteropServer(t *testing.T, clock *fakeClock, store algorithms.Store, specs []algorithms.Spec, opts ...middleware.Option) *interopServer {
 	t.Helper()
+	return newNestedServer(t, clock, store, [][]algorithms.Spec{specs}, opts...)
+}
+
+// newNestedServer is newInteropServer with a middleware for each element
+// of nested, the first outermost, each with its own policies (named
+// m<i>p<j>) and the same options, sharing the store.
+func newNestedServer(t *testing.T, clock *fakeClock, store algorithms.Store, nested [][]algorithms.Spec, opts ...middleware.Option) *interopServer {
+	t.Helper()
 	if store == nil {
 		mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 		if err != nil {
@@ -46,21 +54,28 @@ func newInteropServer(t *testing.T, clock *fakeClock, store algorithms.Store, sp
 		}
 		store = mem
 	}
-	var ps []*policy.Policy
-	for i, spec := range specs {
-		p, err := policy.New(fmt.Sprintf("p%d", i), spec, keyfunc.Global())
+	opts = append([]middleware.Option{middleware.WithClock(clock), middleware.WithWait(clock.Sleep)}, opts...)
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	for mi := len(nested) - 1; mi >= 0; mi-- {
+		var ps []*policy.Policy
+		for i, spec := range nested[mi] {
+			name := fmt.Sprintf("p%d", i)
+			if len(nested) > 1 {
+				name = fmt.Sprintf("m%dp%d", mi, i)
+			}
+			p, err := policy.New(name, spec, keyfunc.Global())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		m, err := middleware.New(store, ps, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps = append(ps, p)
-	}
-	opts = append([]middleware.Option{middleware.WithClock(clock), middleware.WithWait(clock.Sleep)}, opts...)
-	m, err := middleware.New(store, ps, opts...)
-	if err != nil {
-		t.Fatal(err)
+		h = m.Handler(h)
 	}
 	s := &interopServer{}
-	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Date", clock.Now().UTC().Format(http.TimeFormat))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -80,7 +95,7 @@ func (s *interopServer) responses() []interopResponse {
 }
 
 var (
-	ietfMember = regexp.MustCompile(`^"([^"]+)";r=(\d+);t=(\d+)$`)
+	ietfMember = regexp.MustCompile(`^"([^"]+)";r=(\d+);t=(\d+)(?:;pk=:[A-Za-z0-9+/=]+:)?$`)
 	draft7Dict = regexp.MustCompile(`^limit=(\d+), remaining=(\d+), reset=(\d+)$`)
 )
 
@@ -424,5 +439,55 @@ func TestInteropLeakyQueueFull(t *testing.T) {
 				t.Errorf("fourth request answered at +%s; the hold announced at +2s ends at +%s, the queue frees at +3s", got.Sub(t0), want.Sub(t0))
 			}
 		})
+	}
+}
+
+// Nested middlewares (an outer one with a long policy, an inner one with
+// a short one, on one store) write their fields together: the IETF
+// profile a RateLimit line each (here with partition keys), the
+// single-valued profiles the values of the lowest remaining of both. A
+// listening client reads them as one: it holds each next request exactly
+// as announced and meets no 429.
+func TestInteropNestedMiddlewares(t *testing.T) {
+	gaps := []time.Duration{0, 0, 0, 0, 500 * time.Millisecond, 0, 0, 0, 0, 0, 2 * time.Second, 0, 0, 0, 0, 0, 0, 0}
+	for _, p := range interopProfiles {
+		for _, kind := range []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.SlidingLog} {
+			t.Run(fmt.Sprintf("%s/%s", p, kind), func(t *testing.T) {
+				clock := newAutoClock()
+				nested := [][]algorithms.Spec{{interopSpec(kind, 6, 10*time.Second)}, {interopSpec(kind, 2, time.Second)}}
+				srv := newNestedServer(t, clock, nil, nested, middleware.WithHeaders(p), middleware.WithPartitionKey([]byte("sixteen-byte-key")))
+				hc, _ := newClient(t, clock, client.WithRetries(0))
+				var ready []time.Time
+				for i, gap := range gaps {
+					clock.Advance(gap)
+					ready = append(ready, clock.Now())
+					if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+						t.Fatalf("request %d: %d %v", i, status, err)
+					}
+				}
+				seen := srv.responses()
+				held := 0
+				for i := 1; i < len(seen); i++ {
+					prev := seen[i-1]
+					if p == middleware.IETF && (len(prev.header.Values("RateLimit")) != 2 || !strings.Contains(prev.header.Get("RateLimit"), ";pk=:")) {
+						t.Fatalf("response %d: RateLimit %q, want a line of each middleware, with its pk", i-1, prev.header.Values("RateLimit"))
+					}
+					hold := advertisedHold(t, p, prev.header, prev.at)
+					if hold > 0 {
+						held++
+					}
+					want := ready[i]
+					if end := prev.at.Add(hold); end.After(want) {
+						want = end
+					}
+					if got := seen[i].at; !got.Equal(want) {
+						t.Errorf("request %d left at +%s, want +%s (previous response at +%s: %v)", i, got.Sub(t0), want.Sub(t0), prev.at.Sub(t0), prev.header)
+					}
+				}
+				if held == 0 {
+					t.Errorf("no response announced a hold: the test proves nothing")
+				}
+			})
+		}
 	}
 }
