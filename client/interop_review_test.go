@@ -491,3 +491,39 @@ func TestInteropNestedMiddlewares(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent callers through a pacing Transport configured as the server
+// (5 per second), in every profile, against every kind that admits a
+// request every Window/Limit (see TestAgainstMiddlewareStrictKinds for the
+// others): the holds the fields announce, whichever caller reads them
+// first, only ever slow the client down, and the server refuses none.
+func TestInteropConcurrentEveryProfile(t *testing.T) {
+	for _, p := range interopProfiles {
+		for _, spec := range []algorithms.Spec{
+			{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second},
+			{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: time.Second, Buckets: 5},
+			{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second},
+			{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second, Burst: 1},
+			{Algorithm: algorithms.LeakyBucket, Limit: 5, Window: time.Second},
+			{Algorithm: algorithms.LeakyQueue, Limit: 5, Window: time.Second, MaxDelay: time.Second},
+		} {
+			t.Run(fmt.Sprintf("%s/%s", p, spec), func(t *testing.T) {
+				clock := newFakeClock()
+				srv := newInteropServer(t, clock, nil, []algorithms.Spec{spec}, middleware.WithHeaders(p))
+				hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithRetries(0))
+				clock.drive(30, func(i int) {
+					if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+						t.Errorf("caller %d: %d %v", i, status, err)
+					}
+				})
+				seen := srv.responses()
+				if len(seen) != 30 {
+					t.Fatalf("server answered %d requests, want 30", len(seen))
+				}
+				if took := clock.Now().Sub(t0); took < 5800*time.Millisecond {
+					t.Errorf("30 requests took %s, faster than 5 per second", took)
+				}
+			})
+		}
+	}
+}
