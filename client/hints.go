@@ -33,7 +33,8 @@ const (
 	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining.
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
 	// HeaderXRateLimitReset is the legacy X-RateLimit-Reset: delay-seconds,
-	// or a Unix time in seconds or milliseconds (GitHub: Unix seconds).
+	// a Unix time in seconds or milliseconds (GitHub: Unix seconds), or an
+	// instant as an HTTP-date (sethvargo/go-limiter) or in RFC 3339.
 	HeaderXRateLimitReset = "X-RateLimit-Reset"
 	// HeaderXRateLimitRemainingDashed is X-Rate-Limit-Remaining, the X
 	// (Twitter) API's spelling of X-RateLimit-Remaining.
@@ -218,8 +219,9 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // §5.3), so each comma-separated member of each line is read as a line of
 // its own (see members; numbers keeps a count written "1,000" whole), in
 // every such field but those whose values may hold a comma: Retry-After
-// and Date (HTTP-dates), read line by line, and Anthropic's reset, split
-// only where the line is no instant (see anthropicHold). So are draft-6's
+// and Date (HTTP-dates), read line by line, and Anthropic's and the legacy
+// resets, split only where the line is no instant (see anthropicHold,
+// legacyPairHold). So are draft-6's
 // Structured Field Integers (see eachSFInt: no thousands separators in
 // those); the Lists and Dictionaries (RateLimit, RateLimit-Policy)
 // follow RFC 9651 instead, their lines making one field (see sfField).
@@ -563,10 +565,12 @@ func legacyHold(h http.Header, now time.Time) time.Duration {
 
 // legacyPairHold reads a legacy remaining and reset pair. Reset is
 // delta-seconds (possibly with a fraction), or a Unix time in seconds or
-// milliseconds (httprate, express-rate-limit, GitHub, the X API), taken
-// relative to now. Each field may come in several lines, or members of a
-// line (see numbers): the hold is the latest reset when any remaining
-// member says none.
+// milliseconds (httprate, express-rate-limit, GitHub, the X API), or an
+// instant written as an HTTP-date (sethvargo/go-limiter) or in RFC 3339,
+// taken relative to now in the server's clock (see serverNow). Each field
+// may come in several lines, or members of a line (see numbers; a line
+// that is one instant is not split at its commas): the hold is the latest
+// reset when any remaining member says none.
 func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.Duration {
 	if !anyZero(h[remKey]) {
 		return 0 // absent, malformed, or not zero
@@ -577,10 +581,34 @@ func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.
 	}
 	now = serverNow(h, now)
 	var hold time.Duration
-	for v := range numbers(resets) {
-		hold = max(hold, legacyReset(strings.TrimSpace(v), now))
+	for i, line := range resets {
+		if at, ok := resetInstant(line); ok {
+			hold = max(hold, clampHint(at.Sub(now)))
+			continue
+		}
+		for v := range numbers(resets[i : i+1]) {
+			hold = max(hold, legacyReset(strings.TrimSpace(v), now))
+		}
 	}
 	return hold
+}
+
+// resetInstant reads line, trimmed, as an HTTP-date (RFC 9110 §5.6.7, in any
+// of its three forms) or an RFC 3339 time, and reports false when it is
+// neither. A line of numbers (digits, points, commas, spaces: the common
+// forms) is none, found so without the parsers' allocations.
+func resetInstant(line string) (time.Time, bool) {
+	line = strings.TrimSpace(line)
+	if strings.Trim(line, "0123456789., \t") == "" {
+		return time.Time{}, false
+	}
+	if at, err := http.ParseTime(line); err == nil {
+		return at, true
+	}
+	if at, err := time.Parse(time.RFC3339, line); err == nil {
+		return at, true
+	}
+	return time.Time{}, false
 }
 
 // legacyReset reads one member of a legacy reset as a wait from now (in the

@@ -44,6 +44,13 @@ func TestInteropOtherServersForms(t *testing.T) {
 		// legacy delta-seconds (our Legacy profile, go-chi/httprate's
 		// X-RateLimit-Reset is Unix seconds: above).
 		{"legacy delta", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "7"}, 7*time.Second + off},
+		// sethvargo/go-limiter's httplimit sends X-RateLimit-Reset as an
+		// HTTP-date (IMF-fixdate); the legacy field's other forms
+		// (standards.md 1.5) include RFC 3339.
+		{"legacy reset HTTP-date", http.StatusOK, []string{"X-RateLimit-Limit", "5", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", t0.Add(8 * time.Second).Format(http.TimeFormat)}, 8 * time.Second},
+		{"legacy reset RFC 3339", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", t0.Add(6 * time.Second).Format(time.RFC3339)}, 6 * time.Second},
+		{"X API reset HTTP-date", http.StatusOK, []string{"X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Reset", t0.Add(5 * time.Second).Format(http.TimeFormat)}, 5 * time.Second},
+		{"legacy reset HTTP-date passed", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", t0.Add(-8 * time.Second).Format(http.TimeFormat)}, off},
 		// Retry-After as an HTTP-date: counted from the local clock (in
 		// step with Date), not from the whole second.
 		{"Retry-After HTTP-date", http.StatusTooManyRequests, []string{"Retry-After", t0.Add(9 * time.Second).Format(http.TimeFormat)}, 9 * time.Second},

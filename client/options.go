@@ -399,15 +399,16 @@ func WithGiveUpError() Option {
 // cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset (or
 // X-Rate-Limit-Reset) from 10^9 on is read as a Unix time (in milliseconds
 // from 10^12 on; from 10^15 on, past the year 33658, as no time at all:
-// ignored), below as seconds. OpenAI and Anthropic announce when the
+// ignored), below as seconds, and one that is an HTTP-date or an RFC 3339
+// time as that instant. OpenAI and Anthropic announce when the
 // request quota is back in full, and refill it continuously: with their
 // limit field (x-ratelimit-limit-requests,
 // anthropic-ratelimit-requests-limit), the hold is one request's share of
 // that time, reset/limit; without it, the whole reset. Their token quotas
 // are not read: the Transport cannot know how many tokens the next request
 // needs, and the 429 it may earn carries a Retry-After. A malformed header
-// is ignored. Absolute times (an HTTP-date Retry-After, a Unix-time or
-// RFC 3339 reset) are in the server's clock: when the
+// is ignored. Absolute times (an HTTP-date Retry-After, a Unix-time,
+// HTTP-date or RFC 3339 reset) are in the server's clock: when the
 // response's Date shows the local clock more than a second behind it, or
 // three seconds or more ahead, the wait is counted from that Date instead
 // of the local clock;
