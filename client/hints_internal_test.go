@@ -304,7 +304,7 @@ func FuzzServerHold(f *testing.F) {
 	f.Add(`"a";r=1`, "60, 2", "5, 0", "3s, 1s")
 	f.Add(`"a";r=1`, ",4,", " 0 ,", "2026-03-01T12:00:30,5Z, 2026-03-01T12:00:10Z")
 	f.Add(`"a";r=1`, "50", "0,", "1000000000999, 2,, 1.5")
-	for _, reset := range []string{"6m0s", "1h2m3.5s", "20ms", "2026-03-01T12:00:30Z", "2026-03-01T12:00:30.25+01:00", "1e3", "9999999999999999999h"} {
+	for _, reset := range []string{"6m0s", "1h2m3.5s", "20ms", "Sun, 01 Mar 2026 12:00:30 GMT", "Sunday, 01-Mar-26 12:00:30 GMT", "2026-03-01T12:00:30Z", "2026-03-01T12:00:30.25+01:00", "1e3", "9999999999999999999h"} {
 		f.Add(`"a";r=1`, "60", "0", reset)
 	}
 	f.Fuzz(func(t *testing.T, rl, policy, remaining, reset string) {
