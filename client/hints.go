@@ -28,7 +28,9 @@ const (
 	HeaderRateLimitRemaining = "RateLimit-Remaining"
 	// HeaderRateLimitReset is draft-6's RateLimit-Reset, in delay-seconds,
 	// an Integer Item as RateLimit-Remaining. In several lines (or several
-	// members in a line) the latest valid one counts.
+	// members in a line) the latest valid one counts. A value of 10^9 or
+	// more, no wait a server means, is read as a Unix time in seconds or
+	// milliseconds, as [HeaderXRateLimitReset] is.
 	HeaderRateLimitReset = "RateLimit-Reset"
 	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining.
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
@@ -384,7 +386,7 @@ func serverHold(h http.Header, now time.Time) time.Duration {
 	if cached(h) {
 		return 0
 	}
-	return max(ietfHold(h), draft6Hold(h), legacyHold(h, now), openAIHold(h), anthropicHold(h, now))
+	return max(ietfHold(h), draft6Hold(h, now), legacyHold(h, now), openAIHold(h), anthropicHold(h, now))
 }
 
 // cached reports whether the response's Age field says it came from a
@@ -518,15 +520,25 @@ func draft7Hold(field string) time.Duration {
 // an Integer Item, possibly in several lines or in one line of several
 // members (see eachSFInt): no quota is left when any member of
 // RateLimit-Remaining says 0, and the hold is then the latest of
-// RateLimit-Reset's.
-func draft6Hold(h http.Header) time.Duration {
+// RateLimit-Reset's. A reset of 10^9 or more is read as a Unix time, as
+// the legacy X-RateLimit-Reset is (some servers send one there).
+func draft6Hold(h http.Header, now time.Time) time.Duration {
 	none := false
 	eachSFInt(h[canonRateLimitRemaining], func(n int64) { none = none || n == 0 })
 	if !none {
 		return 0
 	}
 	var hold time.Duration
-	eachSFInt(h[canonRateLimitReset], func(n int64) { hold = max(hold, seconds(n)) })
+	eachSFInt(h[canonRateLimitReset], func(n int64) {
+		if n >= unixSecondsFrom {
+			// No wait a server means (32 years and more): a Unix time,
+			// sent by a server that mixed the field up with the
+			// legacy one, read as that one is.
+			hold = max(hold, resetAt(float64(n), serverNow(h, now)))
+			return
+		}
+		hold = max(hold, seconds(n))
+	})
 	return hold
 }
 
@@ -623,6 +635,13 @@ func legacyReset(v string, now time.Time) time.Duration {
 	if err != nil {
 		return 0
 	}
+	return resetAt(f, now)
+}
+
+// resetAt reads a reset of f: delta-seconds, or from unixSecondsFrom on a
+// Unix time in seconds, from unixMillisFrom on in milliseconds; as a wait
+// from now (in the server's clock), within [0, maxHint]; 0 beyond any time.
+func resetAt(f float64, now time.Time) time.Duration {
 	switch {
 	case f >= unixMillisFrom:
 		if f >= 1e15 { // beyond the year 33658: not a time
