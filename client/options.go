@@ -291,7 +291,8 @@ func WithBackoff(base, ceiling time.Duration) Option {
 }
 
 // WithMaxRetryAfter sets the longest wait a server may ask for that the
-// Transport honours; the default is [DefaultMaxRetryAfter]. A 429 or 503
+// Transport honours; the default is [DefaultMaxRetryAfter]. A 429 or 503 (or
+// a 403 refusing the request for its rate, see [Transport.RoundTrip])
 // whose Retry-After asks for more is not retried: the Transport gives up at
 // once (waiting less would only earn another refusal); so does one without
 // Retry-After whose rate-limit fields (see [WithProactive]) announce a
