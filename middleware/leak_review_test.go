@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -93,8 +94,8 @@ func TestCredentialKeyLeaksNowhere(t *testing.T) {
 							}
 						}
 					}
-					if strings.Contains(w.Body.String(), secret) {
-						t.Errorf("%d body %q holds the credential", w.Code, w.Body)
+					if strings.Contains(w.Body.String(), secret) || strings.Contains(w.Body.String(), "WRONGTYPE") {
+						t.Errorf("%d body %q holds the credential or the store's error text", w.Code, w.Body)
 					}
 				}
 				want := map[string]int{"memory": http.StatusTooManyRequests, "memory shadow": http.StatusOK,
@@ -117,6 +118,82 @@ func TestCredentialKeyLeaksNowhere(t *testing.T) {
 					t.Errorf("the metrics hold the credential")
 				}
 			})
+		}
+	}
+}
+
+// TestSameNameOtherLimitKeepsItsOwnCount: two middlewares sharing one
+// store each have a policy named "api" for the same client, one of 1 a
+// minute on /a and one of 3 a minute on /b (django-brake#19: two limits on
+// one view shared a counter, because the cache key held neither rate nor
+// window). The store keeps state per Spec as well as per key, so neither
+// limit counts the other's requests, through chi and a ServeMux.
+func TestSameNameOtherLimitKeepsItsOwnCount(t *testing.T) {
+	for _, router := range []string{"chi", "mux"} {
+		t.Run(router, func(t *testing.T) {
+			store, _ := newStore(t)
+			a := middleware.MustNew(store, []*policy.Policy{fixed("api", 1, time.Minute, remote)})
+			b := middleware.MustNew(store, []*policy.Policy{fixed("api", 3, time.Minute, remote)})
+			var h http.Handler
+			if router == "chi" {
+				r := chi.NewRouter()
+				r.With(a.Handler).Get("/a", ok)
+				r.With(b.Handler).Get("/b", ok)
+				h = r
+			} else {
+				mux := http.NewServeMux()
+				mux.Handle("GET /a", a.Handler(ok))
+				mux.Handle("GET /b", b.Handler(ok))
+				h = mux
+			}
+			var got []int
+			for _, p := range []string{"/b", "/b", "/b", "/a", "/a", "/b"} {
+				got = append(got, serve(h, "GET", p).Code)
+			}
+			want := []int{200, 200, 200, 200, 429, 429}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("/b /b /b /a /a /b: %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRequestAddressesNotEchoed: tollbooth answers every request with
+// X-Rate-Limit-Request-Forwarded-For and -Remote-Addr, echoing the
+// client's X-Forwarded-For and the peer's address (an internal proxy's).
+// Under every header profile, allowed and denied, no response header of
+// the middleware holds the client's address, the proxy's, or anything the
+// client wrote in its forwarding headers.
+func TestRequestAddressesNotEchoed(t *testing.T) {
+	ip := keyfunc.Must(keyfunc.IP(keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"))))
+	for _, p := range []middleware.Profile{middleware.IETF, middleware.Draft7, middleware.Draft6, middleware.Legacy, middleware.LegacyUnix} {
+		store, _ := newStore(t)
+		m := middleware.MustNew(store, []*policy.Policy{fixed("per-ip", 1, time.Minute, ip)},
+			middleware.WithHeaders(p), middleware.WithPartitionKey([]byte("0123456789abcdef")))
+		r := chi.NewRouter()
+		r.Use(m.Handler)
+		r.Get("/", ok)
+		codes := []int{}
+		for range 2 {
+			req := httptest.NewRequest("GET", "/", nil)
+			req.RemoteAddr = "10.1.2.3:47913"
+			req.Header.Set("X-Forwarded-For", "198.51.100.250, 203.0.113.77")
+			req.Header.Set("X-Real-IP", "198.51.100.251")
+			w := httptest.NewRecorder()
+			r.ServeHTTP(w, req)
+			codes = append(codes, w.Code)
+			for name, vs := range w.Header() {
+				for _, v := range vs {
+					for _, addr := range []string{"203.0.113.77", "10.1.2.3", "198.51.100.25", ":47913"} {
+						if strings.Contains(v, addr) {
+							t.Errorf("profile %v, %d: header %s: %q echoes %s", p, w.Code, name, v, addr)
+						}
+					}
+				}
+			}
+		}
+		if codes[0] != http.StatusOK || codes[1] != http.StatusTooManyRequests {
+			t.Errorf("profile %v: statuses %v, want [200 429]", p, codes)
 		}
 	}
 }
