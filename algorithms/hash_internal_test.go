@@ -27,3 +27,30 @@ func TestHashIsMaphashString(t *testing.T) {
 		}
 	}
 }
+
+// TestStoresHashUnderTheirOwnSeeds: the store keeps only a key's 64-bit
+// hash, so two keys of equal hash share state. The hash is keyed by a seed
+// drawn for each store, so that a client cannot search offline for a key
+// colliding with another client's (to lock it out or share its quota) nor
+// for many keys of one shard or slot (standards.md 7.3, seeded hashing):
+// two stores hash the same keys differently. A seed fixed at build time
+// fails this.
+func TestStoresHashUnderTheirOwnSeeds(t *testing.T) {
+	a, errA := NewMemoryStore()
+	b, errB := NewMemoryStore()
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	defer a.Close()
+	defer b.Close()
+	same := 0
+	keys := []string{"per-ip:192.0.2.1", "per-ip:192.0.2.2", "login:9:192.0.2.1", "per-user:alice", "", "x"}
+	for _, k := range keys {
+		if a.hash(k) == b.hash(k) {
+			same++
+		}
+	}
+	if same == len(keys) {
+		t.Errorf("two stores hash all of %q alike: the seed is not drawn per store", keys)
+	}
+}
