@@ -124,7 +124,8 @@ func TestReadmeLoginKeyRotationKeepsTheLimit(t *testing.T) {
 // with chi's Find; a whole ServeMux with the mux's patterns) and on the
 // route itself (chi's r.With). After the one allowed login, no spelling of
 // the path (percent-encoded letters, doubled or trailing slashes, dot
-// segments, case, encoded slashes, parameters, a query, an absolute URI)
+// segments, case, encoded slashes, parameters, a query, an absolute URI,
+// the method in lower case)
 // reaches the login handler again: each is denied, redirected, or served
 // by another route (standards.md 7.1, path normalisation: coder's
 // "//validate-password"). A wildcard route "/{page}" stands beside it, to
@@ -164,7 +165,16 @@ func TestRouteLimitHasNoPathVariantBypass(t *testing.T) {
 			}
 			srv := httptest.NewServer(h)
 			defer srv.Close()
+			type attempt struct{ method, path string }
+			var attempts []attempt
 			for _, p := range paths {
+				attempts = append(attempts, attempt{"POST", p})
+			}
+			// Methods are case-sensitive: no router serves "post" from
+			// "POST /login", and none may do so unlimited.
+			attempts = append(attempts, attempt{"post", "/login"}, attempt{"Post", "/login"}, attempt{"PUT", "/login"})
+			for _, a := range attempts {
+				p := a.path
 				// Written on the wire as it is: the client does not clean
 				// or re-encode the path.
 				conn, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -172,16 +182,16 @@ func TestRouteLimitHasNoPathVariantBypass(t *testing.T) {
 					t.Fatal(err)
 				}
 				before := served.Load()
-				fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", p)
+				fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: example.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", a.method, p)
 				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 				if err != nil {
 					conn.Close()
-					t.Fatalf("POST %s: %v", p, err)
+					t.Fatalf("%s %s: %v", a.method, p, err)
 				}
 				resp.Body.Close()
 				conn.Close()
 				if n := served.Load(); n > 1 && n > before {
-					t.Errorf("POST %s: %d, served by the login handler past its limit (%d logins)", p, resp.StatusCode, n)
+					t.Errorf("%s %s: %d, served by the login handler past its limit (%d logins)", a.method, p, resp.StatusCode, n)
 				}
 			}
 			if n := served.Load(); n != 1 {
