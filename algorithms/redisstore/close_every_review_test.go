@@ -15,16 +15,21 @@ import (
 
 // TestCloseRacingEveryCall: Close's "a call under way that would start
 // such a call (one in a goroutine of its own) once Close has begun returns
-// ErrClosed instead" for each call of the store, not only Take (see
-// TestCloseRacingTake): a Peek, Reset, GiveBack or Refund that had passed
-// its check of closed when Close ran (paused in the injected clock's Now),
-// on a client without ContextTimeoutEnabled and a context with a deadline,
-// sends nothing to Redis and returns ErrClosed.
+// ErrClosed instead" for each call of the store: a Take, Peek, Reset,
+// GiveBack or Refund that had passed its check of closed when Close ran
+// (paused in the injected clock's Now), on a client without
+// ContextTimeoutEnabled and a context with a deadline, sends nothing to
+// Redis and returns ErrClosed. Close waits for the calls run in a
+// goroutine of their own, so none may start once it has returned.
 func TestCloseRacingEveryCall(t *testing.T) {
 	srv := sharedServer(t)
 	fw := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}, Key: "k"}
 	lq := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: time.Minute}, Key: "q"}
 	calls := map[string]func(ctx context.Context, s *redisstore.Store, ds []algorithms.Decision) error{
+		"Take": func(ctx context.Context, s *redisstore.Store, _ []algorithms.Decision) error {
+			_, err := s.Take(ctx, fw)
+			return err
+		},
 		"Peek": func(ctx context.Context, s *redisstore.Store, _ []algorithms.Decision) error {
 			return s.Peek(ctx, make([]algorithms.Decision, 1), []algorithms.Check{fw})
 		},

@@ -137,7 +137,7 @@ func TestResetValidatesSpecsFirst(t *testing.T) {
 	}
 }
 
-// TestCloseRacingRefund: as TestCloseRacingTake for a Take, a Refund that
+// TestCloseRacingRefund: as TestCloseRacingEveryCall, a Refund that
 // had passed its check of closed when Close ran (paused in the injected
 // clock's Now), on a client without ContextTimeoutEnabled and a context
 // with a deadline, must not then start its call in a goroutine Close no
