@@ -74,13 +74,13 @@ func TestReportSaysTheLatencyFraction(t *testing.T) {
 // TestLatencyExcludesTheWaitForAConnection: vegeta starts a request's
 // latency when a worker (here, its connection) takes it, not when the
 // pacer scheduled it; a request scheduled while every connection is busy
-// waits unmeasured. With one connection held 80ms by the first request at
-// 100 req/s for 200ms, the requests scheduled meanwhile (at 10, 20, ... ms) are sent
-// only after it, yet measure only their own service time. The report said
+// waits unmeasured. With one connection held 250ms by the first request at
+// 100 req/s for 300ms, the requests scheduled meanwhile (at 10, 20, ... ms)
+// are sent only after it, yet measure only their own service time. The report said
 // the opposite ("queueing behind a busy connection counts"); it must say
 // that this wait is not counted.
 func TestLatencyExcludesTheWaitForAConnection(t *testing.T) {
-	const hold = 80 * time.Millisecond
+	const hold = 250 * time.Millisecond // long beside a loopback request's time, even on a loaded machine
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
@@ -89,7 +89,7 @@ func TestLatencyExcludesTheWaitForAConnection(t *testing.T) {
 		ok(w, r)
 	}))
 	defer srv.Close()
-	o, err := Run(context.Background(), Attack{Targets: []string{srv.URL}, Rate: 100, Duration: 200 * time.Millisecond, Conns: 1})
+	o, err := Run(context.Background(), Attack{Targets: []string{srv.URL}, Rate: 100, Duration: 300 * time.Millisecond, Conns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,10 +99,10 @@ func TestLatencyExcludesTheWaitForAConnection(t *testing.T) {
 			slow++
 		}
 	}
-	// Measured from the schedule, the requests due at 10 to 40 ms would
-	// each have waited at least 40ms.
+	// Measured from the schedule, the requests due at 10 to 120 ms would
+	// each have waited at least 125ms (hold/2).
 	if o.Requests < 10 || slow != 1 {
-		t.Fatalf("%d requests, %d of them 40ms or slower (%v); want only the held one", o.Requests, slow, o.Latencies)
+		t.Fatalf("%d requests, %d of them %v or slower (%v); want only the held one", o.Requests, slow, hold/2, o.Latencies)
 	}
 	var b strings.Builder
 	if err := sampleReport().WriteMarkdown(&b); err != nil {
