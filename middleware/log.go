@@ -152,10 +152,11 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 // after this option), so that they match the pks of its headers. A
 // middleware without any observer (neither this option nor
 // [WithObserver]) logs only the changes of its failure [State], on
-// [slog.Default] as it is at each change, at most one record a second: "ratekeeper: failure state
-// changed" with from and to, a warning when the store starts failing and
-// information when it answers again, and changes_not_logged, the changes
-// left out since the record before, when there were any.
+// [slog.Default] as it is at each change, at most one record a second:
+// "ratekeeper: failure state changed" with from and to, a warning when the
+// store starts failing and information when it answers again, and
+// changes_not_logged, the changes left out since the record before, when
+// there were any.
 func WithLogger(logger *slog.Logger) Option {
 	return func(m *Middleware) error {
 		l, err := NewLogObserver(logger)
@@ -307,13 +308,18 @@ func (l *LogObserver) appendWhere(attrs []slog.Attr, e Event) []slog.Attr {
 }
 
 // ObserveState logs a change of failure state.
-func (l *LogObserver) ObserveState(from, to State) {
+func (l *LogObserver) ObserveState(from, to State) { logStateChange(l.log, from, to) }
+
+// logStateChange writes the record of a change of failure state: a
+// warning when the store starts failing, information when it answers
+// again, with extra attributes after from and to.
+func logStateChange(log *slog.Logger, from, to State, extra ...slog.Attr) {
 	level := slog.LevelWarn
 	if to == StateHealthy {
 		level = slog.LevelInfo
 	}
-	l.log.LogAttrs(context.Background(), level, "ratekeeper: failure state changed",
-		slog.String("from", from.String()), slog.String("to", to.String()))
+	attrs := append([]slog.Attr{slog.String("from", from.String()), slog.String("to", to.String())}, extra...)
+	log.LogAttrs(context.Background(), level, "ratekeeper: failure state changed", attrs...)
 }
 
 // ObserveLimit logs an effective limit that differs from the configured

@@ -763,13 +763,14 @@ func (m *Middleware) setState(s State) {
 	}
 }
 
-// logState logs a change of state on slog.Default, for a middleware
-// without an observer: a store failing silently would lift every limit
-// unseen (an observer is told of the change instead: a LogObserver logs
-// it, the metrics packages export it). A flapping store could change the state at every request, so at
-// most one record is written a second (on the middleware's clock), and
-// the changes left out in between are counted in the next one
-// (changes_not_logged). The caller holds stateMu.
+// logState logs a change of state on slog.Default, as a LogObserver
+// would, for a middleware without an observer: a store failing silently
+// would lift every limit unseen (an observer is told of the change
+// instead: a LogObserver logs it, the metrics packages export it). A
+// flapping store could change the state at every request, so at most one
+// record is written a second (on the middleware's clock), and the changes
+// left out in between are counted in the next one (changes_not_logged).
+// The caller holds stateMu.
 func (m *Middleware) logState(from, to State) {
 	now := m.clock.Now().UnixNano()
 	if m.stateLogged != 0 && now-m.stateLogged < int64(time.Second) && now >= m.stateLogged {
@@ -777,16 +778,12 @@ func (m *Middleware) logState(from, to State) {
 		return
 	}
 	m.stateLogged = now
-	level := slog.LevelWarn
-	if to == StateHealthy {
-		level = slog.LevelInfo
-	}
-	attrs := []slog.Attr{slog.String("from", from.String()), slog.String("to", to.String())}
+	var extra []slog.Attr
 	if m.stateUnlogged > 0 {
-		attrs = append(attrs, slog.Int64("changes_not_logged", m.stateUnlogged))
+		extra = append(extra, slog.Int64("changes_not_logged", m.stateUnlogged))
 		m.stateUnlogged = 0
 	}
-	slog.Default().LogAttrs(context.Background(), level, "ratekeeper: failure state changed", attrs...)
+	logStateChange(slog.Default(), from, to, extra...)
 }
 
 // State returns the failure State the store's last answer put the
