@@ -15,12 +15,9 @@ import (
 // login policy of 1 a minute rejects one request.
 func TestReplayCaddyAndTraefikLogs(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte(`policies:
+	cfg := writeConfigFile(t, `policies:
   - {name: login, limit: 1, window: 1m, routes: ["POST /login"]}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	caddy := func(ts, ip, method, uri string) string {
 		return `{"level":"info","ts":` + ts + `,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"` + ip +
 			`","remote_port":"50000","client_ip":"` + ip + `","proto":"HTTP/2.0","method":"` + method + `","host":"example.com","uri":"` + uri +
@@ -64,10 +61,7 @@ func TestReplayCaddyAndTraefikLogs(t *testing.T) {
 // peer sent no forwarding header") unless --json-header named the field.
 func TestReplayJSONBehindTrustedProxy(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("trusted_proxies: [10.0.0.0/8]\npolicies:\n  - {name: a, limit: 1, window: 1m}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfigFile(t, "trusted_proxies: [10.0.0.0/8]\npolicies:\n  - {name: a, limit: 1, window: 1m}\n")
 	var log strings.Builder
 	for _, c := range []string{"1", "2", "3"} {
 		log.WriteString(`{"time":"2024-03-10T12:00:0` + c + `Z","remote_addr":"10.0.0.2","request":"GET / HTTP/1.1","status":200,"http_x_forwarded_for":"203.0.113.` + c + `"}` + "\n")

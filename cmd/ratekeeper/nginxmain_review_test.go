@@ -16,10 +16,7 @@ import (
 // of 1 a minute each.
 func TestReplayNginxMainBehindTrustedProxy(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("trusted_proxies: [10.0.0.0/8]\npolicies:\n  - {name: a, limit: 1, window: 1m}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfigFile(t, "trusted_proxies: [10.0.0.0/8]\npolicies:\n  - {name: a, limit: 1, window: 1m}\n")
 	var log strings.Builder
 	for _, c := range []string{"1", "2", "3"} {
 		log.WriteString(`10.0.0.2 - - [10/Mar/2024:12:00:0` + c + ` +0000] "GET / HTTP/1.1" 200 612 "-" "Mozilla/5.0" "203.0.113.` + c + `"` + "\n")
