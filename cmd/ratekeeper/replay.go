@@ -32,7 +32,9 @@ limits (P95 x 1.2 to 1.5, P99 x 2) with the share each would have rejected.
 
 Logs are Common or Combined Log Format or JSON lines (one object per line),
 told apart line by line, or W3C Extended Log File Format (IIS, CloudFront),
-recognised by its #Fields directive; gzip and bzip2 are recognised by their magic
+recognised by its #Fields directive; any of them as a container runtime
+keeps it (Docker's json-file, the CRI format of Kubernetes' /var/log/pods)
+is read through its envelope, split lines joined; gzip and bzip2 are recognised by their magic
 bytes (zstd and xz are refused: decompress them first); "-" is
 standard input. Several logs (rotated files, or the logs of several
 servers) are merged into one replay in time order. Lines a little out of

@@ -19,6 +19,11 @@
 //     after it (see Auto); a CloudFront entry has the X-Forwarded-For
 //     header CloudFront sends the origin (the viewer's own, then c-ip).
 //
+// Any of them may come in a container runtime's envelope (Docker's
+// json-file, the CRI format of containerd and CRI-O): the server's line
+// is read out of it, the lines the runtime split joined (see
+// unwrapContainer).
+//
 // Malformed lines are counted and sampled, never fatal.
 package logparse
 
@@ -121,6 +126,7 @@ type Reader struct {
 	samples []Malformed
 	damage  error
 	w3c     w3cState
+	parts   [2]part // lines a container runtime split, by stream
 }
 
 // NewReader returns a Reader of the log r, named name in reports. A gzip
@@ -291,6 +297,7 @@ func (r *Reader) Next() (Entry, error) {
 				r.line++
 				r.malformed(raw, "line cut off where the compressed data ends")
 			}
+			r.unfinished()
 			r.damaged(err)
 			return e, io.EOF
 		}
@@ -300,6 +307,7 @@ func (r *Reader) Next() (Entry, error) {
 		// is whole.
 		if err != nil && (len(raw) == 0 || err != io.EOF) {
 			if err == io.EOF {
+				r.unfinished()
 				return e, io.EOF
 			}
 			return e, fmt.Errorf("logparse: %s: %w", r.name, err)
@@ -312,6 +320,20 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
+		}
+		if text, stream, partial, ok := unwrapContainer(raw); ok {
+			whole := false
+			if raw, whole = r.joinParts(text, stream, partial); !whole {
+				continue
+			}
+			raw = bytes.TrimRight(raw, "\r\n")
+			if len(raw) > maxLine {
+				r.malformed(raw, "line longer than 64 KiB")
+				continue
+			}
+			if len(bytes.TrimSpace(raw)) == 0 {
+				continue
+			}
 		}
 		line := string(raw)
 		if f := r.opts.Format; raw[0] == '#' && (f == Auto || f == W3C) {
