@@ -81,6 +81,8 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("#Software: Microsoft Internet Information Services 10.0\r\n#Version: 1.0\r\n#Date: 2024-03-10 12:00:00\r\n#Fields: date time s-ip cs-method cs-uri-stem cs-uri-query s-port cs-username c-ip cs(User-Agent) cs(Referer) sc-status sc-substatus sc-win32-status time-taken X-Forwarded-For\r\n2024-03-10 12:00:00 10.0.0.1 GET /a x=1 443 - 192.0.2.1 Mozilla/5.0+(X11) - 200 0 0 15 203.0.113.7,+10.0.0.1\r\n"))
 	f.Add([]byte("#Version: 1.0\n#Date: 12-Jan-1996 00:00:00\n#Fields: time c-ip cs-method cs-uri cs(X-Key)\n00:34:23 192.0.2.1 GET /foo \"k \"\"1\"\"\"\n#Fields: date\ttime\n2024-03-10\t12:00:00\tx\n"))
 	f.Add([]byte("203.0.113.7, 10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\n"))
+	f.Add([]byte(`{"log":"192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTT","stream":"stdout","time":"2026-12-03T20:40:26Z"}` + "\n" + `{"log":"P/1.1\" 200 1\n","stream":"stdout","time":"2026-12-03T20:40:26Z","attrs":{"tag":"web"}}` + "\n"))
+	f.Add([]byte("2026-12-03T20:40:26.5Z stdout P 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET /\n2026-12-03T20:40:26Z stderr F x\n2026-12-03T20:40:27Z stdout F  HTTP/1.1\" 200 1\n2026-12-03T20:40:27Z stderr P y\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), "f.log", Options{})
 		if err != nil {
