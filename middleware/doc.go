@@ -25,7 +25,11 @@
 //	 "detail":"Quota exceeded for per-minute; retry in 30 seconds.",
 //	 "violated-policies":["per-minute"]}
 //
-// [WithDenyHandler] replaces that response.
+// A request whose cost ([policy.WithCost]) is out of the capacity of some
+// of its policies is never admitted, so its 429 has neither Retry-After
+// nor rate-limit fields (no policy decided it): its violated-policies are
+// every such policy, in order, and its detail gives the cost and each
+// one's capacity. [WithDenyHandler] replaces both responses.
 //
 // # Stacking and routes
 //

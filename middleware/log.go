@@ -23,9 +23,13 @@ import (
 // for store errors), the records dropped in one second counted in the
 // "suppressed" attribute of the next record logged for that policy.
 //
-// A denial record names the policy and gives the client's key as "pk", a
-// keyed hash (see [LogPartitionKey]), never the key itself: a key may
-// carry a credential (a policy keyed by an API-key or Authorization header
+// A denial record names the policy (the first that denied the request)
+// and gives the client's key as "pk", a keyed hash (see
+// [LogPartitionKey]), never the key itself; that of a request whose cost is
+// out of some policies' capacity, which no policy decided, has no pk but
+// the *policy.CostError's text as "error", naming each of them with the
+// cost and its capacity (its "policy" is the first). A key may carry a
+// credential (a policy keyed by an API-key or Authorization header
 // without keyfunc.Secret) or personal data (a client address, a user ID),
 // which a log must not keep unless its operator chooses so ([LogRawKeys]).
 // For the same reason a denial or no-key record says where the request
@@ -240,8 +244,8 @@ func (l *LogObserver) ObserveRequest(e Event) {
 				break
 			}
 		}
+		var ce *policy.CostError
 		if name == "" {
-			var ce *policy.CostError
 			var ke *policy.KeyError
 			switch {
 			case errors.As(res.Err, &ce):
@@ -251,8 +255,14 @@ func (l *LogObserver) ObserveRequest(e Event) {
 			}
 		}
 		if ok, sup := l.admit(name); ok {
-			var buf [8]slog.Attr
+			var buf [9]slog.Attr
 			attrs := append(buf[:0], slog.String("policy", name))
+			if ce != nil {
+				// Refused for its cost: the error names every policy
+				// the cost is out of, with its cost and capacity (no
+				// key: none was needed).
+				attrs = append(attrs, slog.String("error", ce.Error()))
+			}
 			if key != "" {
 				attrs = append(attrs, slog.String("pk", string(appendPK(nil, l.pkSecret, key)[len(";pk="):])))
 				if l.rawKeys {

@@ -226,7 +226,8 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // [Result.RetryAfter]: the default 429's, the middlewares further out
 // included), Cache-Control and the body. It is also called for a
 // request whose cost a policy can never admit: then res.Err is the
-// *policy.CostError, res holds no decisions (res.Taken() is false), no
+// *policy.CostError (naming every such policy: see its Others and All),
+// res holds no decisions (res.Taken() is false), no
 // rate-limit header is set, and waiting does not help (the default answer
 // is a 429 without Retry-After). Its request carries res in its context,
 // as a handler's does ([FromContext]; not with [WithoutContext]). It must

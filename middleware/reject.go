@@ -83,20 +83,58 @@ func (m *Middleware) rejectKey(w http.ResponseWriter, r *http.Request, res *Resu
 	writeProblem(w, status, b)
 }
 
-// rejectCost answers a request whose cost a policy can never admit: 429
-// without Retry-After, since waiting does not help.
+// rejectCost answers a request whose cost some policies can never admit:
+// 429 without Retry-After, since waiting does not help, and without
+// rate-limit fields, since no policy decided it. "violated-policies"
+// names every such policy, in Set order, and the detail gives each one's
+// capacity: "The request costs 20 units; policy a admits 1 to 10, policy
+// b admits 1 to 5.", or, when the policies charge it differently, each
+// cost too ("The request costs 20 units under policy a, which admits 1 to
+// 10; 40 units under policy b, which admits 1 to 30.").
 func (m *Middleware) rejectCost(w http.ResponseWriter, e *policy.CostError) {
+	same := true
+	for _, o := range e.Others {
+		same = same && o.Cost == e.Cost
+	}
 	b := append([]byte(nil), `{"type":"`...)
 	b = append(b, m.problemType...)
 	b = append(b, `","title":"Too Many Requests","status":429,"detail":"The request costs `...)
-	b = strconv.AppendInt(b, e.Cost, 10)
-	b = append(b, " units; policy "...)
-	b = append(b, e.Policy.Name()...)
-	b = append(b, " admits 1 to "...)
-	b = strconv.AppendInt(b, e.Policy.Capacity(), 10)
-	b = append(b, `.","violated-policies":["`...)
-	b = append(b, e.Policy.Name()...)
-	b = append(b, `"]}`+"\n"...)
+	first := true
+	for p, cost := range e.All() {
+		switch {
+		case same && first:
+			b = strconv.AppendInt(b, cost, 10)
+			b = append(b, " units; policy "...)
+		case same:
+			b = append(b, ", policy "...)
+		default:
+			if !first {
+				b = append(b, "; "...)
+			}
+			b = strconv.AppendInt(b, cost, 10)
+			b = append(b, " units under policy "...)
+		}
+		first = false
+		b = append(b, p.Name()...)
+		if same {
+			b = append(b, " admits 1 to "...)
+		} else {
+			b = append(b, ", which admits 1 to "...)
+		}
+		b = strconv.AppendInt(b, p.Capacity(), 10)
+	}
+	b = append(b, `.","violated-policies":[`...)
+	first = true
+	for p := range e.All() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, p.Name()...)
+		b = append(b, '"')
+	}
+	b = append(b, "]}\n"...)
 	writeProblem(w, http.StatusTooManyRequests, b)
 }
 

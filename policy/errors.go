@@ -3,6 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"strconv"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -67,18 +69,62 @@ func (e *KeyError) Unwrap() error { return e.Err }
 func (e *KeyError) Is(target error) bool { return target == ErrKey }
 
 // A CostError reports a request whose cost is below 1 or above the capacity
-// of Policy: such a request can never be admitted.
+// of Policy: such a request can never be admitted. When the cost is out of
+// range for several of the request's policies, Policy and Cost are the
+// first of them in Set order (the one errors.As callers have always read)
+// and Others lists the rest, in Set order, each with the cost it charged
+// the request: [Set.Prepare] names them all. A policy left out for want of
+// a key (SkipPolicy), or whose key could not be extracted, is not among
+// them: it did not evaluate the request.
 type CostError struct {
+	Policy *Policy
+	Cost   int64
+	// Others are the request's other policies whose capacity its cost is
+	// out of, after Policy in Set order; nil when Policy is the only one.
+	Others []PolicyCost
+}
+
+// A PolicyCost is a policy and the cost it charged a request.
+type PolicyCost struct {
 	Policy *Policy
 	Cost   int64
 }
 
-// Error names the policy, the cost and the capacity.
-func (e *CostError) Error() string {
-	if e.Cost < 1 {
-		return fmt.Sprintf("policy: %q: cost %d is below 1", e.Policy.name, e.Cost)
+// All returns an iterator over every policy whose capacity the request's
+// cost is out of, with the cost it charged: Policy first, then Others.
+func (e *CostError) All() iter.Seq2[*Policy, int64] {
+	return func(yield func(*Policy, int64) bool) {
+		if !yield(e.Policy, e.Cost) {
+			return
+		}
+		for _, o := range e.Others {
+			if !yield(o.Policy, o.Cost) {
+				return
+			}
+		}
 	}
-	return fmt.Sprintf("policy: %q: cost %d exceeds the capacity %d", e.Policy.name, e.Cost, e.Policy.capacity)
+}
+
+// Error names each policy with its cost and capacity, Policy first:
+// `policy: "a": cost 20 exceeds the capacity 10; "b": cost 20 exceeds the
+// capacity 5`.
+func (e *CostError) Error() string {
+	b := []byte("policy: ")
+	for p, cost := range e.All() {
+		if len(b) > len("policy: ") {
+			b = append(b, "; "...)
+		}
+		b = strconv.AppendQuote(b, p.name)
+		b = append(b, ": cost "...)
+		b = strconv.AppendInt(b, cost, 10)
+		if cost < 1 {
+			b = append(b, " is below 1"...)
+		} else {
+			b = append(b, " exceeds the capacity "...)
+			b = strconv.AppendInt(b, p.capacity, 10)
+		}
+	}
+	return string(b)
 }
 
 // Is reports whether target is ErrCost.

@@ -135,7 +135,12 @@ func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
 // A policy whose key function fails, or returns an empty key, is left out
 // if its action is [SkipPolicy]; otherwise Prepare returns a *KeyError
 // (the caller rejects the request with the action's status). A cost out of
-// range returns a *CostError.
+// range returns a *CostError naming every policy whose capacity the cost is
+// out of, in Set order: once one is found, the policies after it are still
+// looked over (their keys extracted, to leave out those SkipPolicy leaves
+// out; a policy without a key is then passed over, the request refused for
+// its cost already). Whichever error Prepare returns, the Result holds no
+// checks.
 //
 // The keys of a Result are only valid until the next Prepare on it: a
 // caller that reuses a Result must not keep its keys (the stores of this
@@ -151,17 +156,26 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	var at [MaxPolicies]int8 // index in keys of each policy's raw key
 	total, n := 0, 0
 	kr, asked := r, false // the request the key functions see; the pattern asked for it
+	// Once a policy's cost is out of range (ce), the request is refused:
+	// the policies after it are only looked over for a cost out of range
+	// too (collected in ce), their keys extracted only to pass over those
+	// without one. keyed has the policies whose key was found, which the
+	// policies sharing their key function reuse.
+	var ce *CostError
+	var keyed uint64
 	for i, p := range s.policies {
 		if mask&(1<<i) == 0 {
 			continue
 		}
 		var key string
 		j := s.keySrc[i]
-		for j >= 0 && res.mask&(1<<j) == 0 {
+		for j >= 0 && keyed&(1<<j) == 0 {
 			j = s.keySrc[j]
 		}
 		if j >= 0 {
-			key = checks[at[j]].Key // same key function, already called
+			if ce == nil {
+				key = checks[at[j]].Key // same key function, already called
+			}
 		} else {
 			if !asked && s.ownPattern && (r.Pattern != "" || p.routeFallback && RoutePattern(r) == "") {
 				// A pattern set before the Set's own pattern function
@@ -208,23 +222,40 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 					res.skipped |= 1 << i
 					continue
 				}
+				if ce != nil {
+					// The request is refused for its cost already; a
+					// policy without a key did not evaluate it.
+					continue
+				}
 				res.n, res.mask = 0, 0
 				return &KeyError{Policy: p, Action: p.onKey, Err: err}
 			}
 		}
+		keyed |= 1 << i
 		cost := int64(1)
 		if p.cost != nil {
 			cost = p.cost(r)
 			if cost < 1 || cost > p.capacity {
-				res.n, res.mask = 0, 0
-				return &CostError{Policy: p, Cost: cost}
+				if ce == nil {
+					ce = &CostError{Policy: p, Cost: cost}
+				} else {
+					ce.Others = append(ce.Others, PolicyCost{Policy: p, Cost: cost})
+				}
+				continue
 			}
+		}
+		if ce != nil {
+			continue
 		}
 		res.mask |= 1 << i
 		at[i] = int8(n)
 		checks[n] = algorithms.Check{Spec: p.spec, Key: key, Cost: cost}
 		total += len(p.name) + 1 + len(key)
 		n++
+	}
+	if ce != nil {
+		res.n, res.mask = 0, 0
+		return ce
 	}
 	res.n = int8(n)
 	// Namespace every key with its policy's name ("name:key"; names

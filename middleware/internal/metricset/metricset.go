@@ -223,8 +223,9 @@ func (ps *Policies[P]) Remove(name string) {
 // Count calls add with the value (Get) of each policy a request counts
 // under, once for each series it counts, as both adapters count them:
 //   - a request whose policies could not be prepared (Result not taken,
-//     Result.Err a *policy.KeyError or *policy.CostError) counts ErrKey or
-//     ErrCost under the policy the error names, and nothing more, but for
+//     Result.Err a *policy.KeyError or *policy.CostError) counts ErrKey
+//     under the policy the KeyError names, or ErrCost under each policy
+//     the CostError names (its Policy and Others), and nothing more, but for
 //     a shadowed store failure (ShadowDenied with another error), counted
 //     as below;
 //   - a failed store call (the fallback store decided, or no decision was
@@ -253,7 +254,9 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 			case errors.As(res.Err, &ke):
 				add(ps.Get(ke.Policy.Name()), ErrKey)
 			case errors.As(res.Err, &ce):
-				add(ps.Get(ce.Policy.Name()), ErrCost)
+				for p := range ce.All() {
+					add(ps.Get(p.Name()), ErrCost)
+				}
 			}
 			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
 				if e.Request != nil && e.Request.Context().Err() != nil {
