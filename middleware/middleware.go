@@ -74,7 +74,10 @@ type Middleware struct {
 	// changes left out since. Guarded by stateMu.
 	stateLogged   int64
 	stateUnlogged int64
-	stats         stats
+	// closed: Close was called; the observers are told no more changes
+	// of state. Guarded by stateMu.
+	closed bool
+	stats  stats
 
 	rules rules // the writers' side of set (see SetPolicies)
 }
@@ -757,10 +760,46 @@ func (m *Middleware) setState(s State) {
 		return
 	}
 	if m.obs != nil {
-		m.obs.ObserveState(old, s)
+		if !m.closed {
+			m.obs.ObserveState(old, s)
+		}
 	} else {
 		m.logState(old, s)
 	}
+}
+
+// Close counts m out of its observers' failure state, for a middleware
+// being discarded: one replaced by a middleware built from a new
+// configuration (a change [Middleware.ApplyConfig] cannot make in place,
+// such as the failure mode), which shares its observers, as a
+// prommetrics.Metrics registered once must be shared. Without Close, a
+// store that was failing under the discarded middleware would hold the
+// failure_state of prommetrics and otelmetrics at its failing State for
+// ever, since no answer of the store would ever move it back. Each
+// observer that is a [CloseObserver] is told the State m is in (the
+// metrics take it out of failure_state), once, after every change of
+// State m told it; from then on m tells its observers of no change of
+// State. A middleware without observers, whose changes are logged (see
+// [WithLogger]), goes on logging them.
+//
+// Close does not stop m: a request still in flight, or any m serves
+// after Close, is decided as before (the failure mode and the breaker
+// apply), counted in [Middleware.Stats] and reported to the observers'
+// ObserveRequest, and [Middleware.State] still reports m's State. It does
+// not close the store, which the caller owns, nor the fallback store. It
+// is safe to call concurrently with requests, and more than once (the
+// calls after the first do nothing). It returns nil: it is an io.Closer.
+func (m *Middleware) Close() error {
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	if co, ok := m.obs.(CloseObserver); ok {
+		co.ObserveClose(m.State())
+	}
+	return nil
 }
 
 // logState logs a change of state on slog.Default, as a LogObserver

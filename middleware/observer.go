@@ -69,6 +69,24 @@ type GiveBackObserver interface {
 	ObserveGiveBack(policy string)
 }
 
+// A CloseObserver is an [Observer] that is also told when a middleware it
+// observes is closed ([Middleware.Close]), with the failure [State] the
+// middleware was in then, so that it can count the middleware out of what
+// it keeps per State: [prommetrics] and otelmetrics take it out of
+// failure_state as if it had returned to StateHealthy, so that a discarded
+// middleware whose store was failing does not hold the gauge at that State
+// for ever. It is called once per middleware, after every ObserveState of
+// that middleware and under the same lock (the middleware reports no
+// change of State after it), so it must not call back into the
+// middleware's Close. The middleware checks for it with a type assertion;
+// an Observer without it is told nothing.
+//
+// [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics
+type CloseObserver interface {
+	Observer
+	ObserveClose(last State)
+}
+
 // An Event is the outcome of one evaluated request. It is passed by value;
 // Result and Request must not be kept after the call.
 type Event struct {
@@ -253,6 +271,15 @@ func (os observers) ObserveGiveBack(policy string) {
 	for _, o := range os {
 		if gb, ok := o.(GiveBackObserver); ok {
 			gb.ObserveGiveBack(policy)
+		}
+	}
+}
+
+// ObserveClose tells the observers that implement [CloseObserver].
+func (os observers) ObserveClose(last State) {
+	for _, o := range os {
+		if co, ok := o.(CloseObserver); ok {
+			co.ObserveClose(last)
 		}
 	}
 }

@@ -40,7 +40,8 @@
 //	ratekeeper.failure_state{state}      observable gauge ({state}): 1 for each failure
 //	                                     state (open, closed, fallback) an observed
 //	                                     middleware is in, and for healthy when none is
-//	                                     failing; else 0
+//	                                     failing; else 0 (a middleware closed,
+//	                                     [Observer.ObserveClose], is counted out)
 //	ratekeeper.effective_limit{policy}   observable gauge ({request}): the limit enforced
 //	                                     (adaptive, fleet)
 //	ratekeeper.configured_limit{policy}  observable gauge ({request}): the limit configured
@@ -362,6 +363,13 @@ func (ob *Observer) ObserveState(from, to middleware.State) {
 	ob.states.Transition(from, to, nil)
 }
 
+// ObserveClose implements [middleware.CloseObserver]: a middleware closed
+// in State last ([middleware.Middleware.Close]) is counted out of
+// ratekeeper.failure_state, as if it had returned to healthy.
+func (ob *Observer) ObserveClose(last middleware.State) {
+	ob.states.Transition(last, middleware.StateHealthy, nil)
+}
+
 // ObserveLimit implements [middleware.Observer]: the limit gauges of the
 // policy report limit and configured from now on, and the policy's
 // attribute sets are built if they are not.
@@ -387,4 +395,5 @@ func (ob *Observer) ObserveGiveBack(name string) {
 var (
 	_ middleware.RemovalObserver  = (*Observer)(nil)
 	_ middleware.GiveBackObserver = (*Observer)(nil)
+	_ middleware.CloseObserver    = (*Observer)(nil)
 )

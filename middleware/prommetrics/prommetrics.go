@@ -46,7 +46,10 @@
 // [Metrics.ObserveState], so that they hold for one Metrics observing
 // several middlewares (one failing closed while another recovers is not
 // healthy) and whatever the order in which concurrent requests report the
-// transitions they made.
+// transitions they made. A middleware closed ([middleware.Middleware.Close],
+// [Metrics.ObserveClose]) is counted out of them: one an application
+// discards for a middleware rebuilt from a new configuration, sharing this
+// Metrics, leaves behind no State its store failed into.
 package prommetrics
 
 import (
@@ -279,6 +282,13 @@ func (m *Metrics) ObserveState(from, to middleware.State) {
 	m.states.Transition(from, to, m.setStates)
 }
 
+// ObserveClose implements [middleware.CloseObserver]: a middleware closed
+// in State last ([middleware.Middleware.Close]) is counted out of the
+// failure_state gauges, as if it had returned to healthy.
+func (m *Metrics) ObserveClose(last middleware.State) {
+	m.states.Transition(last, middleware.StateHealthy, m.setStates)
+}
+
 // setStates sets the failure_state gauges to v, the failure states first.
 func (m *Metrics) setStates(v metricset.StateValues) {
 	for _, s := range middleware.States {
@@ -317,6 +327,7 @@ func (m *Metrics) ObserveGiveBack(name string) {
 var (
 	_ middleware.RemovalObserver  = (*Metrics)(nil)
 	_ middleware.GiveBackObserver = (*Metrics)(nil)
+	_ middleware.CloseObserver    = (*Metrics)(nil)
 )
 
 // StateGauge returns the failure_state gauge of state s ("healthy",
