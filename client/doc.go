@@ -35,7 +35,10 @@
 // header, however malformed or large, holds a request for longer than
 // [WithMaxRetryAfter] or makes it wait beyond [WithMaxWait]: a malformed one
 // is ignored, and a server asking for more than the maximum is given up on
-// at once.
+// at once. Nor does the hold so cut end in a burst of requests the server
+// said it would refuse: until the end it announced, the requests of its key
+// go out one at a time, each a probe whose answer the others wait for, and
+// all go on once one is admitted (see [WithProactive]).
 //
 // A field may come in several lines: a gateway and the application behind
 // it may each write their own. RateLimit and RateLimit-Policy are Lists,
@@ -78,8 +81,9 @@
 // http.RoundTripper contract asks; [WithGiveUpError] returns a [*RetryError]
 // (attempts, last status) instead. A request whose wait would exceed the
 // maximum, or outlast its context's deadline, fails at once with a
-// [*WaitError], before anything is sent (a retry so refused is a give-up
-// instead: see [Transport.RoundTrip]). A
+// [*WaitError], before anything is sent (one waiting for the answer of a
+// probe, see [WithProactive], when its maximum wait ends; a retry so
+// refused is a give-up instead: see [Transport.RoundTrip]). A
 // request that gives up its place in the queue (its context ended) gives it
 // on: with proactive pacing (the default) the requests behind it move up,
 // and the last place goes back to the store when nothing queued there

@@ -38,8 +38,12 @@ type WaitError struct {
 	// MaxWait is the maximum wait the Transport was configured with.
 	MaxWait time.Duration
 	// Held reports whether the wait was a hold the server asked for
-	// (Retry-After, or a RateLimit header with no quota left) rather than
-	// the request's turn in the Transport's own queue.
+	// (Retry-After, or a RateLimit header with no quota left), or the
+	// answer of the probe a hold cut short awaits (see [WithProactive]),
+	// rather than the request's turn in the Transport's own queue. For
+	// the probe's answer, Wait is the time the request had waited for
+	// holds and answers, plus the time left until the end of the wait the
+	// server announced.
 	Held bool
 	// Deadline reports that the wait would have outlasted the request's
 	// context deadline (compared in real time, whatever the Transport's

@@ -158,21 +158,26 @@ func (h *holds) extend(key string, until, now time.Time) {
 // observe records what a response says about key's quota: the Retry-After
 // of a 429 or 503 (ra, when hasRA), which takes precedence as the RateLimit
 // draft asks, or else a RateLimit header announcing that no quota is left.
-// The hold is cut to maxRetryAfter.
-func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Duration, hasRA bool) {
+// The hold is cut to maxRetryAfter; when it is cut short, the end the
+// server announced is recorded (see [cuts]), and observe reports true.
+func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Duration, hasRA bool) (short bool) {
 	d := ra
 	if !hasRA {
 		d = serverHold(h, now)
 	}
-	d = min(d, t.maxRetryAfter)
+	if d > t.maxRetryAfter {
+		t.cuts.extend(key, now.Add(d), now)
+		d, short = t.maxRetryAfter, true
+	}
 	if d <= 0 {
-		return
+		return short
 	}
 	t.holds.extend(key, now.Add(d), now)
 	if hasRA {
 		t.firm.extend(key, now.Add(d), now)
 	}
 	t.gate.held(key)
+	return short
 }
 
 // parseRetryAfter reads the server's Retry-After: retry-after-ms, else

@@ -187,8 +187,10 @@ func WithRate(limit int64, per time.Duration) Option {
 
 // WithMaxWait sets the longest a request waits, before it is sent, for its
 // turn in the queue ([WithRate]) and, separately, for the holds the server
-// asked for to pass (see [WithProactive]), all of them together; a request
-// that would wait longer fails at once with a [*WaitError]. A retry waits
+// asked for to pass and for the answer of a probe of a hold cut short (see
+// [WithProactive]), all of them together; a request that would wait longer
+// fails at once with a [*WaitError] (one waiting for a probe's answer, when
+// its maximum wait ends). A retry waits
 // for the server's Retry-After under the same bound: one longer than d is
 // a give-up, at once (see [Transport.RoundTrip]). The bound on the
 // queue runs from when the request took its turn, and it holds when a
@@ -297,8 +299,13 @@ func WithBackoff(base, ceiling time.Duration) Option {
 // once (waiting less would only earn another refusal); so does one without
 // Retry-After whose rate-limit fields (see [WithProactive]) announce a
 // reset further away, and one that asks for more than the maximum wait
-// ([WithMaxWait]). The holds other requests wait for (see [WithProactive])
-// are cut to this length.
+// ([WithMaxWait]). The maximum guards against a bogus or hostile value: it
+// is the longest the Transport trusts a server's wait, and the holds other
+// requests wait for (see [WithProactive]) are cut to it. A cut hold does
+// not end in a burst of requests the server said it would refuse: once it
+// has passed, while the wait the server announced has not, one request of
+// the key at a time goes out, a probe, and the others wait for its answer
+// (see [WithProactive]).
 func WithMaxRetryAfter(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
@@ -440,6 +447,27 @@ func WithGiveUpError() Option {
 // during the hold, as it came before them. The reset a server
 // announces is most often in whole seconds, so a hold may last up to a
 // second longer than the server needs.
+//
+// No hold lasts longer than [WithMaxRetryAfter]: a longer wait the server
+// asks for (a Retry-After, or a reset, further away) is cut to that
+// maximum. Once the cut hold has passed, while the server's own end has
+// not, the key is half open: one request goes out, the probe, and each of
+// the others of the key, whether it arrived during the hold or after, or
+// waited in the queue, waits for the probe's answer when it would leave,
+// the wait counting against its maximum wait ([WithMaxWait]) with its
+// waits for holds; one that cannot wait (that maximum spent) or whose
+// maximum wait ends before the answer fails with a held [*WaitError],
+// unsent (a retry gives up). When the probe is answered with another wait
+// beyond [WithMaxRetryAfter], the hold is renewed, cut again, and the
+// requests waiting wait for it as for any hold (those for which it is too
+// long give up; the next probe goes when it has passed); when its answer
+// asks for no wait beyond that maximum (a success without rate-limit
+// fields, say, or a refusal with a shorter Retry-After), the key is no
+// longer half open and the requests waiting go on, after the hold that
+// answer set, if any. A probe that ends without an answer (its context ends, its
+// RoundTripper fails) hands its role to the first request waiting for it
+// (or to the next to come). Once the server's own end has passed, every
+// request goes on.
 //
 // With proactive pacing off, no request waits for a server's hold, and a
 // request that leaves the queue ([WithRate]) because its context ended

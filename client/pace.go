@@ -7,15 +7,19 @@ import (
 )
 
 // wait holds the caller until key's holds have passed and its turn in the
-// queue has come. tk, when not nil, is the caller's place at key's gate,
-// taken earlier (see [Transport.RoundTrip]); wait gives it up.
-func (t *Transport) wait(ctx context.Context, key string, tk *ticket) error {
+// queue has come, and, while key's hold was cut short (see [cuts]), until
+// it may go as the probe or the probe's answer lets it go. It returns the
+// cut when the caller goes as the probe: the caller gives the probe's
+// answer, or hands the role on (see [Transport.send]). tk, when not nil, is
+// the caller's place at key's gate, taken earlier (see
+// [Transport.RoundTrip]); wait gives it up.
+func (t *Transport) wait(ctx context.Context, key string, tk *ticket) (*cut, error) {
 	defer func() { tk.leave() }()
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if key == "" {
-		return nil
+		return nil, nil
 	}
 	if t.proactive {
 		// With pacing, the requests that wait for a hold keep their
@@ -25,79 +29,97 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket) error {
 		// brings news), so look again after each wait.
 		var held time.Duration // waited so far for holds to pass
 		for {
-			now := t.clock.Now()
-			if d := t.holds.remaining(key, now); d > 0 {
-				if held+d > t.maxWait {
-					return &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true}
+			// The holds, and the gate that keeps the requests waiting
+			// for them in order.
+			for {
+				now := t.clock.Now()
+				if d := t.holds.remaining(key, now); d > 0 {
+					if held+d > t.maxWait {
+						return nil, &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true}
+					}
+					if pastDeadline(ctx, d) {
+						return nil, &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true, Deadline: true}
+					}
+					if tk == nil && t.limiter != nil {
+						tk = t.gate.enter(key)
+					}
+					if err := t.clock.Sleep(ctx, d); err != nil {
+						return nil, err
+					}
+					held += d
+					continue
 				}
-				if pastDeadline(ctx, d) {
-					return &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true, Deadline: true}
-				}
-				if tk == nil && t.limiter != nil {
-					tk = t.gate.enter(key)
-				}
-				if err := t.clock.Sleep(ctx, d); err != nil {
-					return err
-				}
-				held += d
-				continue
-			}
-			if t.limiter == nil {
-				break
-			}
-			if tk == nil {
-				if !t.gate.busy(key) {
+				if t.limiter == nil {
 					break
 				}
-				if hook := gateEnterHook.Load(); hook != nil {
-					(*hook)()
+				if tk == nil {
+					if !t.gate.busy(key) {
+						break
+					}
+					if hook := gateEnterHook.Load(); hook != nil {
+						(*hook)()
+					}
+					tk = t.gate.enter(key)
+					// A hold set since we looked told the gate before we
+					// were in it: look again, now that a new one tells us.
+					// Else we would wait off the clock behind a request
+					// asleep on that hold.
+					continue
 				}
-				tk = t.gate.enter(key)
-				// A hold set since we looked told the gate before we
-				// were in it: look again, now that a new one tells us.
-				// Else we would wait off the clock behind a request
-				// asleep on that hold.
-				continue
+				// The hold has passed: wait for the requests that came
+				// before to take their turns. That wait counts as held: it
+				// lasts only while one ahead waits for a new hold or the
+				// store.
+				ready, err := tk.wait(ctx)
+				if err != nil {
+					return nil, err
+				}
+				held += t.clock.Now().Sub(now)
+				if ready && t.holds.remaining(key, t.clock.Now()) <= 0 {
+					break
+				}
 			}
-			// The hold has passed: wait for the requests that came
-			// before to take their turns. That wait counts as held: it
-			// lasts only while one ahead waits for a new hold or the
-			// store.
-			ready, err := tk.wait(ctx)
-			if err != nil {
-				return err
+			if t.limiter != nil {
+				// A Retry-After can make queued turns unusable: the line
+				// keeps the requests in order.
+				if err := t.queue(ctx, key, tk); err != nil {
+					return nil, err
+				}
+				tk.leave()
+				tk = nil
 			}
-			held += t.clock.Now().Sub(now)
-			if ready && t.holds.remaining(key, t.clock.Now()) <= 0 {
-				break
+			if t.cuts.n.Load() == 0 {
+				return nil, nil
 			}
+			// The request leaves now, at its turn, unless key's hold was cut
+			// short: then only the probe goes.
+			c, renewed, err := t.probe(ctx, key, &held)
+			if !renewed {
+				return c, err
+			}
+			// The probe was refused for long: key is held again. Wait
+			// for that hold, as any, and take a new turn.
 		}
-		if t.limiter == nil {
-			return nil
-		}
-		// A Retry-After can make queued turns unusable: the line keeps the
-		// requests in order.
-		return t.queue(ctx, key, tk)
 	}
 	if t.limiter == nil {
-		return nil
+		return nil, nil
 	}
 	delay, now, err := t.take(ctx, key)
 	if err != nil || delay <= 0 {
-		return err
+		return nil, err
 	}
 	at := now.Add(delay)
 	if pastDeadline(ctx, delay) {
 		t.giveBack(ctx, key, at, now)
-		return &WaitError{Key: key, Wait: delay, MaxWait: t.maxWait, Deadline: true}
+		return nil, &WaitError{Key: key, Wait: delay, MaxWait: t.maxWait, Deadline: true}
 	}
 	if err := t.clock.Sleep(ctx, delay); err != nil {
 		// The caller has gone: its turn goes back to the store, which
 		// takes it when no request queued behind it.
 		t.giveBack(ctx, key, at, t.clock.Now())
-		return err
+		return nil, err
 	}
-	return nil
+	return nil, nil
 }
 
 // gateEnterHook, set by tests, runs as a request that met no hold is about

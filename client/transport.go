@@ -27,7 +27,9 @@ import (
 //   - listens: it reads the server's RateLimit headers and, when no quota is
 //     left, holds further requests with the same key until the announced
 //     reset instead of sending them to earn a 429; a Retry-After holds even
-//     the requests already queued (see [WithProactive]).
+//     the requests already queued; a hold cut to [WithMaxRetryAfter] is
+//     followed, while the server's longer wait lasts, by one request at a
+//     time, a probe whose answer the others wait for (see [WithProactive]).
 //
 // Every wait honours the request's context: when it is done, RoundTrip
 // returns ctx.Err() at once, even while another request of its key waits
@@ -66,6 +68,7 @@ type Transport struct {
 	proactive bool
 	holds     holds         // every hold: Retry-After and RateLimit fields
 	firm      holds         // the Retry-After holds alone, which hold queued requests too
+	cuts      cuts          // the keys whose holds were cut short, which one probe at a time tests
 	lines     lines         // the requests waiting for their turns, per key (proactive pacing)
 	gate      gate          // the requests waiting for holds to pass, in arrival order (proactive pacing)
 	interval  time.Duration // between two turns: Window/Limit, rounded down
@@ -159,9 +162,15 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // retry would wait longer than the maximum wait for its turn or a server's
 // hold, or past the context's deadline (the last response then comes back
 // with its body as read before the wait; one longer than 64 KiB is not
-// kept, and the [*WaitError] comes back instead). Errors: ctx.Err() when the request's context ends during a
+// kept, and the [*WaitError] comes back instead).
+// While a hold cut to [WithMaxRetryAfter] has passed and the longer wait
+// the server announced has not, an attempt is sent only as its key's one
+// probe, or once the probe's answer lets it go (see [WithProactive]); an
+// attempt that cannot wait for that answer within the maximum wait ends as
+// one whose wait is too long. Errors: ctx.Err() when the request's context ends during a
 // wait, a [*WaitError] when the first attempt's wait would be too long or
-// would outlast the context's deadline (it fails at once), the pacing
+// would outlast the context's deadline (it fails at once; while it waits
+// for a probe's answer, when its maximum wait ends), the pacing
 // store's error and a replayed body's GetBody error, each wrapped
 // ("client: pacing store: ", "client: replaying the request body: ";
 // errors.Is and errors.As reach them), the next RoundTripper's errors, as
@@ -189,7 +198,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		err := t.wait(ctx, key, tk)
+		probe, err := t.wait(ctx, key, tk)
 		tk = nil
 		if err != nil {
 			closeBody(r)
@@ -209,7 +218,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
-		resp, err := t.next.RoundTrip(r)
+		resp, err := t.send(r, probe)
 		if err != nil {
 			return nil, err
 		}
@@ -219,13 +228,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		now := t.clock.Now()
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable && !rateLimited403(resp, now) {
 			if t.proactive && key != "" {
-				t.observe(key, resp.Header, now, 0, false)
+				t.cuts.answer(key, probe, t.observe(key, resp.Header, now, 0, false))
 			}
 			return resp, nil
 		}
 		ra, hasRA := parseRetryAfter(resp.Header, now)
 		if t.proactive && key != "" {
-			t.observe(key, resp.Header, now, ra, hasRA)
+			t.cuts.answer(key, probe, t.observe(key, resp.Header, now, ra, hasRA))
 		}
 		var reason string
 		switch {

@@ -1,0 +1,249 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// cuts keeps the keys whose hold was cut short: the server asked for a
+// longer wait than [WithMaxRetryAfter], and the hold the requests wait
+// behind was cut to it. Once that cut hold has passed, the end the server
+// announced still ahead, the key is half open: one request at a time goes
+// out (the probe), and the others wait for its answer (see
+// [Transport.probe]). It is safe for concurrent use.
+type cuts struct {
+	mu      sync.Mutex
+	m       map[string]*cut
+	sweepAt int
+	// n counts the keys in m: while it is 0 a request need not look.
+	n atomic.Int64
+}
+
+// A cut is a key's half-open state. Its fields are guarded by cuts.mu.
+type cut struct {
+	until   time.Time      // the end of the wait the server announced
+	out     bool           // a probe is out
+	waiters []*probeWaiter // the requests waiting for the probe's answer, in arrival order
+}
+
+// A probeWaiter is a request waiting for the probe's answer. Its probe
+// field is guarded by cuts.mu.
+type probeWaiter struct {
+	wake  context.CancelFunc // ends its sleep
+	probe bool               // it was handed the probe's role
+}
+
+// Roles a request has at a key's cut (see [cuts.enter]).
+const (
+	roleFree  = iota // no cut, or the server's wait has passed: go
+	roleProbe        // go, as the probe
+	roleWait         // wait for the probe's answer
+)
+
+// extend records that the server asked key not to be sent to until until,
+// further away than the Transport honours, unless that is recorded already
+// for later. Ended cuts are swept each time the map doubles, so it stays
+// as small as the set of keys cut.
+func (cs *cuts) extend(key string, until, now time.Time) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c := cs.m[key]; c != nil {
+		if until.After(c.until) {
+			c.until = until
+		}
+		return
+	}
+	if cs.m == nil {
+		cs.m = map[string]*cut{}
+	}
+	if len(cs.m) >= cs.sweepAt {
+		for k, c := range cs.m {
+			if !c.until.After(now) {
+				cs.deleteLocked(k, c)
+			}
+		}
+		cs.sweepAt = max(64, 2*len(cs.m))
+	}
+	cs.m[key] = &cut{until: until}
+	cs.n.Add(1)
+}
+
+// deleteLocked takes key's cut c out of the map and wakes the requests
+// waiting for its probe. cs.mu must be held.
+func (cs *cuts) deleteLocked(key string, c *cut) {
+	delete(cs.m, key)
+	cs.n.Add(-1)
+	c.wakeAllLocked()
+}
+
+// wakeAllLocked wakes every request waiting for c's probe. cs.mu must be
+// held.
+func (c *cut) wakeAllLocked() {
+	for _, w := range c.waiters {
+		w.wake()
+	}
+	c.waiters = nil
+}
+
+// enter gives a request of key its role at now: roleFree when key is not
+// cut, or no longer (the wait the server announced has passed); roleProbe,
+// with the cut, when no probe is out; or else roleWait, with the cut and
+// the time left until the end the server announced.
+func (cs *cuts) enter(key string, now time.Time) (*cut, int, time.Duration) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.m[key]
+	switch {
+	case c == nil:
+		return nil, roleFree, 0
+	case !c.until.After(now):
+		cs.deleteLocked(key, c)
+		return nil, roleFree, 0
+	case !c.out:
+		c.out = true
+		return c, roleProbe, 0
+	}
+	return c, roleWait, c.until.Sub(now)
+}
+
+// await has w wait for the answer of key's cut c's probe, and reports
+// true, unless that probe has ended since [cuts.enter] (or c has): the
+// caller enters again.
+func (cs *cuts) await(key string, c *cut, w *probeWaiter) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m[key] != c || !c.out {
+		return false
+	}
+	c.waiters = append(c.waiters, w)
+	return true
+}
+
+// leave ends w's wait for c's probe, and reports whether w was handed the
+// probe's role meanwhile (see [cuts.abort]): it must then go, or hand it
+// on.
+func (cs *cuts) leave(c *cut, w *probeWaiter) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if w.probe {
+		return true
+	}
+	if i := slices.Index(c.waiters, w); i >= 0 {
+		c.waiters = slices.Delete(c.waiters, i, i+1)
+	}
+	return false
+}
+
+// abort ends c's probe without an answer (its context ended, its transport
+// failed): the first request waiting for it becomes the probe, or, with
+// none waiting, the next request to come. It does nothing on a nil cut.
+func (cs *cuts) abort(c *cut) {
+	if c == nil {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if len(c.waiters) == 0 {
+		c.out = false
+		return
+	}
+	w := c.waiters[0]
+	c.waiters = slices.Delete(c.waiters, 0, 1)
+	w.probe = true
+	w.wake()
+}
+
+// answer ends c's probe, the server's answer read (see [Transport.observe]):
+// when that answer asked for a wait longer than the Transport honours
+// (renewed), the cut stands, renewed with the hold, and the next probe goes
+// once that hold has passed; otherwise the server admits again, and key is
+// no longer cut. Either way the requests waiting for the probe go on. It
+// does nothing on a nil cut.
+func (cs *cuts) answer(key string, c *cut, renewed bool) {
+	if c == nil {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c.out = false
+	if !renewed && cs.m[key] == c {
+		cs.deleteLocked(key, c)
+		return
+	}
+	c.wakeAllLocked()
+}
+
+// probe decides, once key's holds have passed and the request has its turn
+// in the queue, whether it goes, while key is cut (see [cuts]): it goes
+// when key is not cut, or no longer; it goes as the probe, with the cut,
+// when no probe is out; or else it waits for the probe's answer, counting
+// that wait in held, the time it has waited for the server's holds, which
+// the maximum wait bounds. A request that cannot wait (held has reached the
+// maximum wait) fails at once with a held [*WaitError], as does one whose
+// maximum wait ends before the answer comes. again reports that, the
+// answer come, key is held again (the probe was refused for long): the
+// request waits for that hold, as any, and takes a new turn.
+func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (c *cut, again bool, err error) {
+	for {
+		now := t.clock.Now()
+		c, role, left := t.cuts.enter(key, now)
+		switch role {
+		case roleFree:
+			return nil, false, nil
+		case roleProbe:
+			return c, false, nil
+		}
+		budget := t.maxWait - *held
+		if budget <= 0 {
+			return nil, false, &WaitError{Key: key, Wait: *held + left, MaxWait: t.maxWait, Held: true}
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		w := &probeWaiter{wake: cancel}
+		if !t.cuts.await(key, c, w) {
+			cancel()
+			continue
+		}
+		// Woken by the probe's answer, by its role handed on, or by the
+		// end of the server's wait; or the maximum wait has come, or ctx
+		// has ended: the leave below and ctx tell which.
+		_ = t.clock.Sleep(sctx, min(budget, left))
+		w.wake()
+		*held += t.clock.Now().Sub(now)
+		if t.cuts.leave(c, w) {
+			if err := ctx.Err(); err != nil {
+				t.cuts.abort(c)
+				return nil, false, err
+			}
+			return c, false, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		if t.holds.remaining(key, t.clock.Now()) > 0 {
+			return nil, true, nil
+		}
+	}
+}
+
+// send sends r through the next RoundTripper. c, when not nil, is the cut
+// r probes: a probe that ends without a response (an error, a panic) hands
+// its role on (see [cuts.abort]); the caller gives the answer of one that
+// has a response.
+func (t *Transport) send(r *http.Request, c *cut) (*http.Response, error) {
+	if c == nil {
+		return t.next.RoundTrip(r)
+	}
+	answered := false
+	defer func() {
+		if !answered {
+			t.cuts.abort(c)
+		}
+	}()
+	resp, err := t.next.RoundTrip(r)
+	answered = err == nil && resp != nil
+	return resp, err
+}
