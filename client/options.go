@@ -464,10 +464,14 @@ func WithGiveUpError() Option {
 // asks for no wait beyond that maximum (a success without rate-limit
 // fields, say, or a refusal with a shorter Retry-After), the key is no
 // longer half open and the requests waiting go on, after the hold that
-// answer set, if any. A probe that ends without an answer (its context ends, its
-// RoundTripper fails) hands its role to the first request waiting for it
-// (or to the next to come). Once the server's own end has passed, every
-// request goes on.
+// answer set, if any. A probe that ends without an answer (its context
+// ends, its RoundTripper fails) hands its role to the first request
+// waiting for it (or to the next to come). Until the server's own end has
+// passed, a queued request whose turn comes during a hold from rate-limit
+// fields does not keep it, as it otherwise would: the server said no for
+// longer, and the request waits for the hold to pass, within its maximum
+// wait, and takes a new turn. Once that end has passed, every request goes
+// on.
 //
 // With proactive pacing off, no request waits for a server's hold, and a
 // request that leaves the queue ([WithRate]) because its context ended

@@ -42,6 +42,7 @@ const (
 	roleFree  = iota // no cut, or the server's wait has passed: go
 	roleProbe        // go, as the probe
 	roleWait         // wait for the probe's answer
+	roleHeld         // wait for the hold in force
 )
 
 // extend records that the server asked key not to be sent to until until,
@@ -90,10 +91,12 @@ func (c *cut) wakeAllLocked() {
 }
 
 // enter gives a request of key its role at now: roleFree when key is not
-// cut, or no longer (the wait the server announced has passed); roleProbe,
-// with the cut, when no probe is out; or else roleWait, with the cut and
-// the time left until the end the server announced.
-func (cs *cuts) enter(key string, now time.Time) (*cut, int, time.Duration) {
+// cut, or no longer (the wait the server announced has passed); roleHeld
+// when it is, and held (a hold is in force: the probe goes once it has
+// passed); roleProbe, with the cut, when no probe is out; or else
+// roleWait, with the cut and the time left until the end the server
+// announced.
+func (cs *cuts) enter(key string, now time.Time, held bool) (*cut, int, time.Duration) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c := cs.m[key]
@@ -103,6 +106,8 @@ func (cs *cuts) enter(key string, now time.Time) (*cut, int, time.Duration) {
 	case !c.until.After(now):
 		cs.deleteLocked(key, c)
 		return nil, roleFree, 0
+	case held:
+		return nil, roleHeld, 0
 	case !c.out:
 		c.out = true
 		return c, roleProbe, 0
@@ -184,16 +189,23 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 // that wait in held, the time it has waited for the server's holds, which
 // the maximum wait bounds. A request that cannot wait (held has reached the
 // maximum wait) fails at once with a held [*WaitError], as does one whose
-// maximum wait ends before the answer comes. again reports that, the
-// answer come, key is held again (the probe was refused for long): the
+// maximum wait ends before the answer comes. again reports that key is
+// held: by the hold the probe's answer set (renewing the cut or not), or,
+// while key is cut, by one that a queued request's turn came during (a
+// hold of rate-limit fields, which does not hold the queue otherwise). The
 // request waits for that hold, as any, and takes a new turn.
 func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (c *cut, again bool, err error) {
 	for {
 		now := t.clock.Now()
-		c, role, left := t.cuts.enter(key, now)
+		c, role, left := t.cuts.enter(key, now, t.holds.remaining(key, now) > 0)
 		switch role {
 		case roleFree:
 			return nil, false, nil
+		case roleHeld:
+			// A hold from rate-limit fields leaves a queued request its
+			// turn (see [WithProactive]), but not while key is cut: the
+			// server said no for longer.
+			return nil, true, nil
 		case roleProbe:
 			return c, false, nil
 		}
@@ -224,6 +236,7 @@ func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) 
 			return nil, false, err
 		}
 		if t.holds.remaining(key, t.clock.Now()) > 0 {
+			// The probe's answer set a hold, renewing the cut or not.
 			return nil, true, nil
 		}
 	}
