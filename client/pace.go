@@ -93,11 +93,11 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket) (*cut, err
 			}
 			// The request leaves now, at its turn, unless key's hold was cut
 			// short: then only the probe goes.
-			c, renewed, err := t.probe(ctx, key, &held)
-			if !renewed {
+			c, again, err := t.probe(ctx, key, &held)
+			if !again {
 				return c, err
 			}
-			// The probe was refused for long: key is held again. Wait
+			// key is held again (the probe's answer set a hold): wait
 			// for that hold, as any, and take a new turn.
 		}
 	}

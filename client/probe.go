@@ -189,12 +189,13 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 // that wait in held, the time it has waited for the server's holds, which
 // the maximum wait bounds. A request that cannot wait (held has reached the
 // maximum wait) fails at once with a held [*WaitError], as does one whose
-// maximum wait ends before the answer comes. again reports that key is
-// held: by the hold the probe's answer set (renewing the cut or not), or,
-// while key is cut, by one that a queued request's turn came during (a
-// hold of rate-limit fields, which does not hold the queue otherwise). The
-// request waits for that hold, as any, and takes a new turn.
-func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (c *cut, again bool, err error) {
+// maximum wait ends before the answer comes. It returns the cut when the
+// request goes as the probe, and true (again) when key is held: by the
+// hold the probe's answer set (renewing the cut or not), or, while key is
+// cut, by one that a queued request's turn came during (a hold of
+// rate-limit fields, which does not hold the queue otherwise). The request
+// then waits for that hold, as any, and takes a new turn.
+func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (*cut, bool, error) {
 	for {
 		now := t.clock.Now()
 		c, role, left := t.cuts.enter(key, now, t.holds.remaining(key, now) > 0)
