@@ -46,10 +46,11 @@
 // [Watcher.Reload] whenever it is called). On Linux, where the kernel tells
 // when a writer closes the file, a file written and not closed since is not
 // applied when its events stop: it is given the grace ([WithGrace]) to be
-// finished, and read again at its next event or when the grace is over;
-// then it is applied, if it loads, whether its writer has closed it or not
-// (a warning says so). A writer that closes the file between its parts (a
-// shell's "> file", then ">> file"), one that pauses mid-file with the file
+// finished, and read again one debounce after its next event (its writer's
+// close is one) or when the grace is over; then it is applied, if it
+// loads, whether its writer has closed it or not (a warning says so). A
+// writer that closes the file between its parts (a shell's "> file", then
+// ">> file"), one that pauses mid-file with the file
 // open for longer than the debounce and the grace together, or, on other
 // systems, one that pauses for longer than the debounce, may have what it
 // has written so far applied if that loads (a "limit: 1000" cut after
@@ -112,7 +113,7 @@ type Watcher struct {
 	tick     func() // tests: called after each reload the timer started
 
 	fw     *fsnotify.Watcher
-	writes *writeWatch     // whether the file's writer has closed it (Linux); loop goroutine only (after New)
+	writes *writeWatch     // whether the file's writer has closed it (Linux); loop goroutine only (after New), and Close
 	names  map[string]bool // the paths whose events matter (see follow); loop goroutine only (after New)
 	done   chan struct{}   // closed by Close
 	exited chan struct{}   // closed when the loop goroutine returns
@@ -289,8 +290,8 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 	return w, nil
 }
 
-// Close stops watching and waits for the Watcher's goroutine to return. It
-// is idempotent; Reload still works after it.
+// Close stops watching and waits for the Watcher's goroutines to return.
+// It is idempotent; Reload still works after it.
 func (w *Watcher) Close() error {
 	var err error
 	w.once.Do(func() {
@@ -315,6 +316,12 @@ func (w *Watcher) loop() {
 	timer := w.clock.NewTimer()
 	defer timer.Stop()
 	dataLink := filepath.Join(filepath.Dir(w.path), "..data")
+	// held tells that the last reload found the file written and not
+	// closed since, and gave it a grace: its writer's close is then the
+	// file's last event, and wakes the Watcher (Linux). A close of a file
+	// not held reads nothing: the writes before it have set the timer, or
+	// the reload after them saw the close.
+	held := false
 	for {
 		select {
 		case <-w.done:
@@ -323,9 +330,6 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
-			// Events of other files in the directory leave the writers'
-			// queue too.
-			w.writes.drain()
 			// Our file, a link on the way to the file it resolves to
 			// (the "..data" link a Kubernetes ConfigMap volume swaps
 			// under it is one), that file, or one of their directories.
@@ -341,11 +345,21 @@ func (w *Watcher) loop() {
 			// Events may have been lost with it (a full event queue): read
 			// the file anyway; unchanged content costs a read.
 			timer.Reset(w.debounce)
+		case <-w.writes.closed():
+			// A writer closed the file it wrote: read it one debounce
+			// after, as after any event, not when the grace is over.
+			if held {
+				held = false
+				timer.Reset(w.debounce)
+			}
 		case <-timer.C():
 			w.follow()
-			if retry, _ := w.reload(false, w.writes.writing()); retry > 0 {
+			writing := w.writes.writing()
+			retry, _ := w.reload(false, writing)
+			if retry > 0 {
 				timer.Reset(retry)
 			}
+			held = writing && retry > 0
 			if w.tick != nil {
 				w.tick()
 			}

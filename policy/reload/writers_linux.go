@@ -3,8 +3,10 @@ package reload
 import (
 	"encoding/binary"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -12,17 +14,24 @@ import (
 // not closed since by its writer, which fsnotify does not report: an
 // inotify instance of its own watches the file's directory for the file's
 // writes (IN_MODIFY) and its writers' closes (IN_CLOSE_WRITE). The
-// instance is non-blocking and read by the Watcher's goroutine alone, at
-// each file event (so that the events of other files in the directory do
-// not fill its queue) and before each reload: a reload then knows every
-// write queued before it read the file. All its methods but close run on
-// that goroutine (or in New, before it starts).
+// instance is non-blocking. A goroutine of its own reads it as its events
+// come (so that the events of other files in the directory do not fill its
+// queue) and sends on closes when a writer closes the file it wrote; the
+// Watcher's goroutine reads it too, before each reload, without waiting: a
+// reload then knows every write queued before it read the file. follow and
+// writing run on the Watcher's goroutine (or in New, before it starts);
+// close after it has returned.
 type writeWatch struct {
-	fd   int    // the inotify instance; -1 when there is none
-	wd   int    // the watch of dir, or -1
-	dir  string // the directory of the file the path resolves to
-	name string // its name in dir
-	open bool   // written since a writer last closed it (or it was made, removed, renamed)
+	fd     int
+	file   *os.File      // fd, in the runtime's poller: its reader waits there, and Close wakes it
+	closes chan struct{} // a writer closed the file it wrote; holds one at most
+	exited chan struct{} // closed when the reader returns
+
+	mu   sync.Mutex // guards the reads of fd and what follows
+	wd   int        // the watch of dir, or -1
+	dir  string     // the directory of the file the path resolves to
+	name string     // its name in dir
+	open bool       // written since a writer last closed it (or it was made, removed, renamed)
 	buf  []byte
 }
 
@@ -32,14 +41,34 @@ type writeWatch struct {
 const writeMask = syscall.IN_MODIFY | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE | syscall.IN_DELETE |
 	syscall.IN_MOVED_FROM | syscall.IN_MOVED_TO | syscall.IN_ONLYDIR
 
-// newWriteWatch returns a writeWatch, or an error if the inotify instance
-// cannot be made (its user's limit of instances, or of descriptors).
+// newWriteWatch returns a writeWatch, its reader started, or an error if
+// the inotify instance cannot be made (its user's limit of instances, or
+// of descriptors).
 func newWriteWatch() (*writeWatch, error) {
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
-	return &writeWatch{fd: fd, wd: -1, buf: make([]byte, 16*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))}, nil
+	ww := &writeWatch{fd: fd, file: os.NewFile(uintptr(fd), "inotify"), closes: make(chan struct{}, 1),
+		exited: make(chan struct{}), wd: -1, buf: make([]byte, 16*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))}
+	rc, err := ww.file.SyscallConn()
+	if err != nil {
+		ww.file.Close()
+		return nil, err
+	}
+	go func() {
+		defer close(ww.exited)
+		// Drains the queue each time the poller says events came, until
+		// close closes the file (or, were fd not in the poller, at once:
+		// closes then come at no reload's wake-up, as before).
+		_ = rc.Read(func(uintptr) bool {
+			ww.mu.Lock()
+			defer ww.mu.Unlock()
+			ww.drain()
+			return false
+		})
+	}()
+	return ww, nil
 }
 
 // follow makes file the one watched for writers. A file other than the
@@ -49,6 +78,8 @@ func (ww *writeWatch) follow(file string) {
 	if ww == nil {
 		return
 	}
+	ww.mu.Lock()
+	defer ww.mu.Unlock()
 	ww.drain()
 	dir, name := filepath.Dir(file), filepath.Base(file)
 	wd, err := syscall.InotifyAddWatch(ww.fd, dir, writeMask)
@@ -70,15 +101,24 @@ func (ww *writeWatch) writing() bool {
 	if ww == nil {
 		return false
 	}
+	ww.mu.Lock()
+	defer ww.mu.Unlock()
 	ww.drain()
 	return ww.open
 }
 
-// drain reads the events queued, without waiting for more.
-func (ww *writeWatch) drain() {
+// closed returns the channel on which a writer's close of the file it
+// wrote is told (nil without a writeWatch: no close is ever told).
+func (ww *writeWatch) closed() <-chan struct{} {
 	if ww == nil {
-		return
+		return nil
 	}
+	return ww.closes
+}
+
+// drain reads the events queued, without waiting for more. drain requires
+// that ww.mu is held.
+func (ww *writeWatch) drain() {
 	for {
 		n, err := syscall.Read(ww.fd, ww.buf)
 		if errors.Is(err, syscall.EINTR) {
@@ -99,7 +139,8 @@ func (ww *writeWatch) drain() {
 	}
 }
 
-// event takes in one event of the watch wd on the entry name.
+// event takes in one event of the watch wd on the entry name. event
+// requires that ww.mu is held.
 func (ww *writeWatch) event(wd int, mask uint32, name string) {
 	switch {
 	case mask&syscall.IN_Q_OVERFLOW != 0:
@@ -110,15 +151,23 @@ func (ww *writeWatch) event(wd int, mask uint32, name string) {
 	case name != ww.name:
 	case mask&syscall.IN_MODIFY != 0:
 		ww.open = true
+	case mask&syscall.IN_CLOSE_WRITE != 0:
+		if ww.open {
+			ww.open = false
+			select {
+			case ww.closes <- struct{}{}:
+			default: // one told already, not taken yet
+			}
+		}
 	default:
-		ww.open = false // closed by a writer; or another file under the name
+		ww.open = false // another file under the name
 	}
 }
 
-// close releases the inotify instance.
+// close releases the inotify instance and waits for its reader to return.
 func (ww *writeWatch) close() {
-	if ww != nil && ww.fd >= 0 {
-		syscall.Close(ww.fd)
-		ww.fd = -1
+	if ww != nil {
+		ww.file.Close()
+		<-ww.exited
 	}
 }
