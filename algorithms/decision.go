@@ -21,10 +21,12 @@ type Decision struct {
 	// same request would be admitted if nothing else arrived; 0 when Allowed.
 	// A check that follows others on its key and Spec in one Take is
 	// decided, and its wait reckoned, as if they had been admitted just
-	// before it: a Take whose checks on one key ask together for more than
+	// before it. A Take whose checks on one key ask together for more than
 	// the key can ever admit at once (more than its capacity; for
-	// leaky_queue, all but the last more than its capacity less one) is
-	// never admitted, although its denied check reports a wait.
+	// leaky_queue, all but the last more than its capacity less one), which
+	// no wait would let through, is not denied but refused with a
+	// *[CostError] (see [ValidateChecks]), as a single check above the
+	// capacity is.
 	RetryAfter time.Duration
 	// ResetAfter is the time until the key is back to its full allowance if
 	// nothing else arrives; 0 when it already is. For leaky_queue that is
@@ -47,7 +49,9 @@ type Check struct {
 	// (Spec, Key) pair, so the same key under two specs never shares state.
 	Key string
 	// Cost is the number of units the request takes; 0 means 1. A negative
-	// cost, or one above Spec.Capacity(), is an error.
+	// cost, or one above Spec.Capacity(), is an error, as are costs of the
+	// checks of one call on one key under one Spec that together pass what
+	// the key can ever admit at once (see [ValidateChecks]).
 	Cost int64
 }
 
@@ -72,4 +76,62 @@ func (c Check) Validate() error {
 		return &CostError{Spec: c.Spec, Cost: c.Cost}
 	}
 	return nil
+}
+
+// ValidateChecks returns the error a Take of checks returns before it
+// decides anything, or nil: the first check, in order, that is invalid on
+// its own ([Check.Validate]) or that takes the checks of its Key under its
+// Spec up to it past what that key can ever admit at once. The stores keep
+// one state per (Spec, Key), and decide a check that follows others on its
+// key as if they had been admitted just before it, so such checks could
+// never all be admitted: more than the capacity together, or for
+// leaky_queue, whose queue takes a request while the requests ahead of it
+// hold at most the capacity less one places, more than the capacity less
+// one before the last of them. That is a *[CostError] whose Combined is
+// their total so far. Checks of one key under different Specs, or of
+// different keys, are never combined.
+func ValidateChecks(checks []Check) error {
+	for i := range checks {
+		if err := checks[i].Validate(); err != nil {
+			return err
+		}
+		if i > 0 {
+			if err := repeatError(checks, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// repeatError returns the *CostError of checks[i], a valid check, when it
+// and the checks before it on its Key under its Spec (valid too) ask
+// together for more than that key can ever admit at once, and nil
+// otherwise (as when no check before it shares its key and Spec). It
+// compares the Specs and Keys themselves, so that it counts the checks of
+// one state whatever a store keys its state by.
+func repeatError(checks []Check, i int) error {
+	c := &checks[i]
+	var ahead int64 // the cost of the earlier checks on the key
+	for j := range i {
+		if o := &checks[j]; o.Key == c.Key && o.Spec == c.Spec {
+			ahead += o.cost()
+		}
+	}
+	if ahead == 0 {
+		return nil
+	}
+	// The callers stop at the first error, so the earlier checks on the
+	// key cost at most twice the capacity (2·MaxLimit): no overflow.
+	limit, total := c.Spec.Capacity(), ahead+c.cost()
+	if c.Spec.Algorithm == LeakyQueue {
+		// A place in the queue is taken while the wait ahead is at most
+		// MaxDelay: ahead·W/L <= MaxDelay ⇔ ahead <= capacity − 1.
+		if ahead <= limit-1 {
+			return nil
+		}
+	} else if total <= limit {
+		return nil
+	}
+	return &CostError{Spec: c.Spec, Cost: c.Cost, Combined: total}
 }

@@ -64,6 +64,15 @@
 // if nothing else arrived), ResetAfter (until the full allowance is back) and
 // NextAfter (until Remaining next grows), all to the nanosecond.
 //
+// A request whose cost is above the capacity could never be admitted: a
+// Take of it is an error (a *[CostError]), not a denial. So is a Take whose
+// checks on one key under one Spec ask together for more than that key can
+// ever admit at once — more than the capacity; for leaky_queue, more than
+// the capacity less one before the last of them — since a key's checks are
+// decided one after another, each as if the earlier ones had been admitted
+// just before it (see [ValidateChecks]). Such a Take consumes nothing, and
+// Peek, GiveBack and Refund refuse the same checks with the same error.
+//
 // # Time that goes back
 //
 // Time never runs backwards for a key. A request at an instant before the

@@ -1,6 +1,7 @@
 package algorithms_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -240,16 +241,17 @@ func TestReviewLeakyQueueRemainingAndResetAfter(t *testing.T) {
 	}
 }
 
-// TestReviewTakeOverCapacityOnOneKeyNeverAdmitted pins what Decision's
+// TestReviewTakeOverCapacityOnOneKeyIsACostError pins what Decision's
 // documentation says of checks repeated on one key and Spec in a Take:
 // each is decided as if the earlier ones had been admitted just before it,
 // so a Take whose checks on one key ask together for more than the key can
-// ever admit at once is never admitted, although its denied check reports
-// a RetryAfter (the wait after which it would pass were the earlier ones
-// already counted). Here two checks of cost 6 on a limit of 10, and for
-// the queue (which admits a request while its wait fits) one of the whole
-// capacity then one of cost 1.
-func TestReviewTakeOverCapacityOnOneKeyNeverAdmitted(t *testing.T) {
+// ever admit at once would never be admitted, whatever its denied check's
+// RetryAfter said: it is a *CostError, and consumes nothing. Here two
+// checks of cost 6 on a limit of 10, and for the queue (which admits a
+// request while its wait fits) one of the whole capacity then one of cost
+// 1. Two checks that fit together (5 and 5), denied after a request of
+// cost 5, are admitted once the key is back to its full allowance.
+func TestReviewTakeOverCapacityOnOneKeyIsACostError(t *testing.T) {
 	for _, k := range algorithms.Kinds {
 		spec := algorithms.Spec{Algorithm: k, Limit: 10, Window: time.Second}
 		first, second := int64(6), int64(6)
@@ -261,19 +263,21 @@ func TestReviewTakeOverCapacityOnOneKeyNeverAdmitted(t *testing.T) {
 			first, second = 10, 1
 		}
 		s, clk := newStore(t)
-		checks := []algorithms.Check{{Spec: spec, Key: "k", Cost: first}, {Spec: spec, Key: "k", Cost: second}}
-		for i := range 4 {
-			ds := take(t, s, checks...)
-			if !ds[0].Allowed || ds[1].Allowed || ds[1].RetryAfter <= 0 {
-				t.Fatalf("%s, try %d: Take(cost %d, cost %d) on one key = %+v; want the first passing, the second denied with a wait", k, i, first, second, ds)
-			}
-			// Wait what the denied check says, and a window more.
-			clk.Advance(ds[1].RetryAfter + time.Duration(i)*spec.Window)
+		over := []algorithms.Check{{Spec: spec, Key: "k", Cost: first}, {Spec: spec, Key: "k", Cost: second}}
+		ds, err := s.Take(t.Context(), over...)
+		var ce *algorithms.CostError
+		if !errors.As(err, &ce) || ce.Spec != spec || ce.Cost != second || ce.Combined != first+second {
+			t.Fatalf("%s: Take(cost %d, cost %d) on one key = %+v, %v; want a *CostError of cost %d, combined %d", k, first, second, ds, err, second, first+second)
 		}
-		// Nothing was consumed: the key is as fresh.
-		d := take(t, s, algorithms.Check{Spec: spec, Key: "k", Cost: first})[0]
-		if !d.Allowed || (k != algorithms.LeakyQueue && d.Remaining != spec.Capacity()-first) {
-			t.Errorf("%s: after the denied Takes, cost %d alone: %+v", k, first, d)
+		fit := []algorithms.Check{{Spec: spec, Key: "k", Cost: 5}, {Spec: spec, Key: "k", Cost: 5}}
+		take(t, s, algorithms.Check{Spec: spec, Key: "k", Cost: 5}) // nothing consumed before: admitted
+		ds = take(t, s, fit...)
+		if !ds[0].Allowed || ds[1].Allowed || ds[1].RetryAfter <= 0 {
+			t.Fatalf("%s: Take(cost 5, cost 5) after a request of cost 5 = %+v; want the first passing, the second denied with a wait", k, ds)
+		}
+		clk.Advance(ds[1].ResetAfter)
+		if ds := take(t, s, fit...); !ds[0].Allowed || !ds[1].Allowed {
+			t.Errorf("%s: Take(cost 5, cost 5) after the denied check's ResetAfter = %+v; want both admitted", k, ds)
 		}
 	}
 }

@@ -66,10 +66,8 @@ func (s *MemoryStore) GiveBack(ctx context.Context, dst []Refunded, checks []Che
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	for i := range checks {
-		if err := checks[i].Validate(); err != nil {
-			return err
-		}
+	if err := ValidateChecks(checks); err != nil {
+		return err
 	}
 	admitted := allAllowed(ds) // a denied Take consumed nothing: nothing to give back
 	t := s.now()

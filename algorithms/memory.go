@@ -635,7 +635,6 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 	for i := range ops {
 		ops[i].h = hs[i]
 	}
-	allowed := true
 	for i := range checks {
 		op := &ops[i]
 		sh := &s.shards[op.h&s.mask]
@@ -654,10 +653,21 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 				break
 			}
 		}
+		// Checks of one key that it could never admit together are an
+		// error (see ValidateChecks), found before any key is read.
+		if op.dup >= 0 {
+			if err := repeatError(checks, i); err != nil {
+				return err
+			}
+		}
+	}
+	allowed := true
+	for i := range ops {
+		op := &ops[i]
 		if op.dup >= 0 {
 			op.follow(&ops[op.dup], t)
 		} else {
-			op.load(t, sh.dropped)
+			op.load(t, s.shards[op.h&s.mask].dropped)
 		}
 		op.decide(t, true)
 		allowed = allowed && op.d.Allowed
@@ -1106,10 +1116,14 @@ func (s *MemoryStore) Refund(ctx context.Context, dst []Refunded, checks []Check
 		return err
 	}
 	// Every check first: an invalid one fails the Refund before any place
-	// is given back.
+	// is given back, as do queue checks of one key that no Take admits
+	// together (see ValidateChecks: only queue checks share their Spec).
 	for i := range checks {
 		if c := &checks[i]; c.Spec.Algorithm == LeakyQueue {
 			if err := c.Validate(); err != nil {
+				return err
+			}
+			if err := repeatError(checks, i); err != nil {
 				return err
 			}
 		}

@@ -10,7 +10,8 @@ var _ Peeker = (*MemoryStore)(nil)
 
 // Peek implements [Peeker]: it writes into dst what a Take of each check
 // alone would decide at one instant, and consumes nothing. Every check is
-// validated first (the errors of Take: a *SpecError, a *CostError). Each
+// validated first (the errors of Take: a *SpecError, a *CostError, checks
+// of one key past what it can ever admit at once included). Each
 // check is decided under its shard's lock on its key's state as it is,
 // read and never written: a sliding_log is not pruned, a sliding_buckets
 // ring not rolled (a peek far ahead of the key's newest instant would
@@ -28,10 +29,8 @@ func (s *MemoryStore) Peek(ctx context.Context, dst []Decision, checks []Check) 
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	for i := range checks {
-		if err := checks[i].Validate(); err != nil {
-			return err
-		}
+	if err := ValidateChecks(checks); err != nil {
+		return err
 	}
 	if len(checks) == 0 {
 		return nil

@@ -181,6 +181,11 @@ func TestReviewLenMatchesHeldKeys(t *testing.T) {
 				spec := reviewSpecs[r.IntN(len(reviewSpecs))]
 				checks = append(checks, Check{Spec: spec, Key: "k" + strconv.Itoa(r.IntN(cf.keys)), Cost: 1 + int64(r.IntN(2))})
 			}
+			for ValidateChecks(checks) != nil {
+				// Checks of one key past what it ever admits at once: a Take
+				// refuses them. Fewer checks.
+				checks = checks[:len(checks)-1]
+			}
 			if len(checks) == 1 {
 				if _, err := s.TakeOne(ctx, checks[0]); err != nil {
 					t.Fatal(err)

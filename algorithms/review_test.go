@@ -78,6 +78,16 @@ func TestReviewExtremeSpecsAgainstModel(t *testing.T) {
 			if r.IntN(6) == 0 {
 				checks = append(checks, algorithms.Check{Spec: spec, Key: keys[r.IntN(2)], Cost: min(cost, 1)})
 			}
+			if verr := algorithms.ValidateChecks(checks); verr != nil {
+				// One key twice, past what it ever admits at once: the
+				// store's error and the Model's, consuming nothing.
+				_, serr := s.Take(ctx, checks...)
+				_, merr := m.TakeAt(clk.Now(), checks...)
+				if serr == nil || merr == nil || serr.Error() != verr.Error() || merr.Error() != verr.Error() {
+					t.Fatalf("trial %d step %d, spec %v, checks %+v: store error %v, model error %v, want %v", trial, step, spec, checks, serr, merr, verr)
+				}
+				continue
+			}
 			var got []algorithms.Decision
 			if len(checks) == 1 {
 				d, err := s.TakeOne(ctx, checks[0])

@@ -14,7 +14,10 @@ type Store interface {
 	// Take decides all checks at one instant, all or nothing: if any is
 	// denied, none consumes. It returns one Decision per check, in order.
 	// Denial is a Decision, not an error; errors are for a failing backend
-	// or an invalid check (a *SpecError or *CostError).
+	// or an invalid check (a *SpecError or *CostError), including checks of
+	// one key under one Spec that it could never admit at once (a
+	// *CostError: see [ValidateChecks]). A Take that returns an error
+	// consumes nothing.
 	Take(ctx context.Context, checks ...Check) ([]Decision, error)
 }
 
@@ -51,9 +54,11 @@ type Refunder interface {
 	// back, and dst still reports the keys as they stand. Refund each
 	// admitted Take at most once. A negative waited (a wall clock stepped
 	// back) is an error: the store would reckon the departure later than
-	// it is. So is an invalid leaky_queue check; then nothing is given
-	// back. After an error dst's contents are unspecified (a store may
-	// have given back some places: a Cluster whose keys span slots).
+	// it is. So is an invalid leaky_queue check, or leaky_queue checks of
+	// one key that no Take admits together (see [ValidateChecks]); then
+	// nothing is given back. After an error dst's contents are unspecified
+	// (a store may have given back some places: a Cluster whose keys span
+	// slots).
 	//
 	// The store tells the last place from the caller's remaining wait
 	// (Delay - waited; a caller may state it in Delay with waited 0, a
@@ -89,9 +94,10 @@ type GiveBacker interface {
 	// denied Take: a check that would pass as decided alone on its key),
 	// with Given set for each check that got some of its units back. The
 	// checks are given back last first. A denied Take gives nothing back;
-	// a negative waited, or an invalid check, is an error, and nothing is
-	// given back. Give back each admitted Take at most once, and not after
-	// a Refund of it.
+	// a negative waited, or an invalid check (Take's error, checks of one
+	// key that no Take admits together included: see [ValidateChecks]),
+	// is an error, and nothing is given back. Give back each admitted Take
+	// at most once, and not after a Refund of it.
 	//
 	// The store reckons each check's Take from its ResetAfter: the key was
 	// to be back to its full allowance at E = now + ResetAfter - waited
@@ -187,7 +193,10 @@ type Peeker interface {
 	// ResetAfter and NextAfter count from the peek's instant. A
 	// leaky_queue check that would be admitted reports the Delay its
 	// request would wait. An invalid check is an error, as for Take, and
-	// then dst's contents are unspecified.
+	// then dst's contents are unspecified: so are checks of one key that a
+	// Take refuses as asking together for more than the key can ever admit
+	// at once (see [ValidateChecks]), although Peek decides them each alone,
+	// so that a Peek of a Take's checks fails exactly when the Take would.
 	Peek(ctx context.Context, dst []Decision, checks []Check) error
 }
 
@@ -289,20 +298,38 @@ func (e *SpecError) Error() string {
 func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
 
 // A CostError reports a check whose cost is negative or above the capacity
-// of its Spec: such a request could never be admitted, so it is an error
-// rather than a silent denial.
+// of its Spec, or checks of one call on one key under one Spec whose costs
+// together are more than that key can ever admit at once: such a request
+// could never be admitted, so it is an error rather than a silent denial
+// (whose RetryAfter no wait would honour). See [ValidateChecks].
 type CostError struct {
 	Spec Spec  // the check's Spec
 	Cost int64 // the check's cost, as given
+	// Combined is 0 when the check's own cost is out of range. Otherwise
+	// the check's cost is in range, but it follows others of its call on
+	// the same Key under Spec, and Combined is the total cost of those
+	// checks up to and including it (a cost of 0 counted as 1): more than
+	// the capacity, or for leaky_queue, whose queue takes a request while
+	// the requests ahead of it hold at most the capacity less one places,
+	// a total whose part before this check is more than the capacity less
+	// one.
+	Combined int64
 }
 
-// Error names the cost and why it is refused: negative, 0, or above the
-// capacity of the Spec.
+// Error names the cost and why it is refused: negative, 0, above the
+// capacity of the Spec, or, for checks of one key, their combined cost and
+// the capacity it passes. It does not name the key, which may be personal
+// data (an address, a user).
 func (e *CostError) Error() string {
-	if e.Cost < 0 {
+	switch {
+	case e.Combined > 0 && e.Spec.Algorithm == LeakyQueue:
+		ahead := e.Combined - Check{Cost: e.Cost}.cost()
+		return fmt.Sprintf("algorithms: invalid cost: checks of one key under %s cost %d together, %d of it queued ahead of the last, above the capacity %d less one", e.Spec, e.Combined, ahead, e.Spec.Capacity())
+	case e.Combined > 0:
+		return fmt.Sprintf("algorithms: invalid cost: checks of one key under %s cost %d together, above the capacity %d", e.Spec, e.Combined, e.Spec.Capacity())
+	case e.Cost < 0:
 		return fmt.Sprintf("algorithms: invalid cost %d: must not be negative", e.Cost)
-	}
-	if e.Cost == 0 {
+	case e.Cost == 0:
 		return "algorithms: invalid cost 0: must be at least 1"
 	}
 	return fmt.Sprintf("algorithms: invalid cost %d: exceeds the capacity %d of %s", e.Cost, e.Spec.Capacity(), e.Spec)

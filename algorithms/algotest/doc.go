@@ -2,7 +2,8 @@
 // [Run], checks a store against the worked examples of the seed articles,
 // against a slow exact reference [Model] on randomized traces, and for
 // concurrency, all-or-nothing calls, expiry, bounded key sets, invalid
-// checks and cancelled contexts. The in-memory store and the Redis store
+// checks (checks of one key that ask together for more than it can ever
+// admit at once among them) and cancelled contexts. The in-memory store and the Redis store
 // both run it, unchanged. A store's test calls Run once with a [Harness]
 // whose New returns a fresh store reading the clock it is given (see the
 // example of Run).
@@ -16,7 +17,7 @@
 // boundaries, [Replay] runs a trace against a store driven by a
 // manual [Clock], [ReplayModel] runs it on the Model, and [Diff] reports the
 // first decision on which two replays differ, with the steps that reproduce
-// it.
+// it. [FitRepeats] keeps a generated call valid.
 //
 // Every time in the suite comes from a [Clock] the store is given: nothing
 // sleeps, and a run takes a few seconds, about 75,000 Take calls, also

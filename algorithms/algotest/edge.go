@@ -272,9 +272,10 @@ func edgeTrace(rng chooser, spec, other algorithms.Spec, start time.Time, n int,
 		default:
 			checks = []algorithms.Check{{Spec: spec, Key: "k", Cost: costOf(spec)}, {Spec: other, Key: "k", Cost: costOf(other)}, {Spec: spec, Key: "j", Cost: 1}}
 		}
+		checks = FitRepeats(checks)
 		ds, err := m.TakeAt(start.Add(at), checks...)
 		if err != nil {
-			panic("algotest: EdgeTrace made an invalid step: " + err.Error()) // unreachable: costs are within capacity
+			panic("algotest: EdgeTrace made an invalid step: " + err.Error()) // unreachable: costs are within capacity, repeats fitted
 		}
 		for i, c := range checks {
 			if c.Spec == spec && c.Key == "k" {

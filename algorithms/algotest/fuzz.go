@@ -45,7 +45,7 @@ func TraceFromBytes(data []byte) Trace {
 		}
 		st := Step{At: at, Checks: []algorithms.Check{r.check(specs, keys, c)}}
 		if c&0x80 != 0 {
-			st.Checks = append(st.Checks, r.check(specs, keys, r.next()))
+			st.Checks = FitRepeats(append(st.Checks, r.check(specs, keys, r.next())))
 		}
 		tr.Steps = append(tr.Steps, st)
 	}

@@ -15,7 +15,8 @@ import (
 // written straight from the semantics in the algorithms package
 // documentation, with every quantity an exact rational (math/big). It shares
 // no code with the stores it judges except Spec.Validate and Check.Validate,
-// which define which checks are errors.
+// which define which checks are errors (the bound on checks of one key in
+// one call, [algorithms.ValidateChecks], it reckons itself).
 //
 // Every kind is described the same way: at instant t a key has a quantity
 // used(t) in use out of its capacity C, which only falls while nothing
@@ -61,7 +62,9 @@ type modelKey struct {
 func NewModel() *Model { return &Model{keys: make(map[modelKey]machine)} }
 
 // TakeAt decides checks at instant now, all or nothing. It returns the first
-// validation error (from Check.Validate) without consuming anything.
+// validation error (from Check.Validate, or checks of one key that ask
+// together for more than it can ever admit at once: see
+// [algorithms.ValidateChecks]) without consuming anything.
 //
 // When every check is admitted, each Decision describes its key after this
 // call's consumption up to and including that check. When one is denied the
@@ -171,11 +174,31 @@ func (m *Model) machineFor(k modelKey) machine {
 	return newMachine(k.spec)
 }
 
-// validate returns the first invalid check's error (from Check.Validate).
+// validate returns the first invalid check's error (from Check.Validate),
+// or the *algorithms.CostError of the first check that takes the checks of
+// its (Spec, Key) up to it past what a fresh key admits in one call: each
+// is decided as if the earlier ones had been admitted just before, so
+// together they may use the capacity C, and a leaky_queue request is
+// queued while the units ahead of it wait at most MaxDelay (ahead·W/L <=
+// MaxDelay), whatever its own cost.
 func validate(checks []algorithms.Check) error {
+	ahead := make(map[modelKey]int64)
 	for _, c := range checks {
 		if err := c.Validate(); err != nil {
 			return err
+		}
+		k := modelKey{c.Spec, c.Key}
+		before := ahead[k]
+		ahead[k] = before + cost(c)
+		if before == 0 {
+			continue
+		}
+		fits := ahead[k] <= capacity(c.Spec)
+		if c.Spec.Algorithm == algorithms.LeakyQueue {
+			fits = ratInt(before).Cmp(queueSlots(c.Spec)) <= 0
+		}
+		if !fits {
+			return &algorithms.CostError{Spec: c.Spec, Cost: c.Cost, Combined: ahead[k]}
 		}
 	}
 	return nil

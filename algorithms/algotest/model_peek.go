@@ -13,7 +13,8 @@ import (
 // check is decided without consuming on a copy of its key's state (a key
 // never seen is fresh), at its effective instant, with a leaky_queue's
 // Delay the wait its request would have. It returns the first validation
-// error (from Check.Validate).
+// error, as [Model.TakeAt] does: Peek decides each check alone, but checks
+// of one key that no Take admits together are its error too.
 func (m *Model) PeekAt(now time.Time, checks ...algorithms.Check) ([]algorithms.Decision, error) {
 	if err := validate(checks); err != nil {
 		return nil, err

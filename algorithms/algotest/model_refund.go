@@ -22,8 +22,8 @@ import (
 // another kind its decision in ds. A denied Take gives nothing back.
 //
 // The errors are Refund's: decisions and checks of different lengths, a
-// negative waited, an invalid leaky_queue check (then nothing is given
-// back).
+// negative waited, an invalid leaky_queue check, or leaky_queue checks of
+// one key that no Take admits together (then nothing is given back).
 func (m *Model) RefundAt(now time.Time, checks []algorithms.Check, ds []algorithms.Decision, waited time.Duration) ([]algorithms.Refunded, error) {
 	if len(ds) != len(checks) {
 		return nil, fmt.Errorf("algotest: Refund: %d decisions for %d checks", len(ds), len(checks))
@@ -31,12 +31,14 @@ func (m *Model) RefundAt(now time.Time, checks []algorithms.Check, ds []algorith
 	if waited < 0 {
 		return nil, fmt.Errorf("algotest: Refund: waited must not be negative, got %s", waited)
 	}
+	var queues []algorithms.Check
 	for _, c := range checks {
 		if c.Spec.Algorithm == algorithms.LeakyQueue {
-			if err := c.Validate(); err != nil {
-				return nil, err
-			}
+			queues = append(queues, c)
 		}
+	}
+	if err := validate(queues); err != nil {
+		return nil, err
 	}
 	admitted := true
 	for _, d := range ds {

@@ -1,6 +1,7 @@
 package algotest
 
 import (
+	"errors"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -160,9 +161,19 @@ func TestModelAllOrNothing(t *testing.T) {
 	if err != nil || !ds[0].Allowed || ds[1].Allowed || ds[1].RetryAfter != time.Second || ds[0].Remaining != 3 {
 		t.Fatalf("denied call = %+v, %v; want the first passing with Remaining 3 (nothing consumed), the second denied", ds, err)
 	}
-	ds, _ = m.TakeAt(Base, algorithms.Check{Spec: a, Key: "k", Cost: 2}, algorithms.Check{Spec: a, Key: "k", Cost: 2})
-	if !ds[0].Allowed || ds[0].Remaining != 3 || ds[1].Allowed || ds[1].Remaining != 1 || ds[1].RetryAfter != time.Second {
-		t.Fatalf("2+2 of 3 on one key = %+v; want the first passing untouched, the second denied after the first", ds)
+	// 2+2 of 3 on one key: never admitted, an error.
+	_, err = m.TakeAt(Base, algorithms.Check{Spec: a, Key: "k", Cost: 2}, algorithms.Check{Spec: a, Key: "k", Cost: 2})
+	if ce := (*algorithms.CostError)(nil); !errors.As(err, &ce) || ce.Cost != 2 || ce.Combined != 4 {
+		t.Fatalf("2+2 of 3 on one key: error %v; want a *CostError of cost 2, combined 4", err)
+	}
+	// 1+1 of the 1 left on a key: the first passes untouched, the second
+	// is denied after it.
+	if _, err := m.TakeAt(Base, algorithms.Check{Spec: a, Key: "j", Cost: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ = m.TakeAt(Base, algorithms.Check{Spec: a, Key: "j"}, algorithms.Check{Spec: a, Key: "j"})
+	if !ds[0].Allowed || ds[0].Remaining != 1 || ds[1].Allowed || ds[1].Remaining != 0 || ds[1].RetryAfter != time.Second {
+		t.Fatalf("1+1 of the 1 left on one key = %+v; want the first passing untouched, the second denied after the first", ds)
 	}
 	ds, _ = m.TakeAt(Base, algorithms.Check{Spec: a, Key: "k", Cost: 2}, algorithms.Check{Spec: a, Key: "k"})
 	if !ds[0].Allowed || !ds[1].Allowed || ds[0].Remaining != 1 || ds[1].Remaining != 0 {

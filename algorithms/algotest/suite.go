@@ -66,6 +66,11 @@ const (
 //     does not evict a key being limited (needs h.NewBounded);
 //   - InvalidChecks/<case>: bad specs and costs are errors that say which
 //     field, and consume nothing;
+//   - RepeatCost/<kind>/<case>: checks of one call on one key under one
+//     Spec that ask together for more than the key can ever admit at once
+//     are the Model's *algorithms.CostError, consume nothing, and are
+//     Peek's, GiveBack's and Refund's error too; checks that reach the
+//     bound exactly are admitted;
 //   - Context/<case>: a cancelled or expired context is returned as the
 //     error, and consumes nothing;
 //   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does;
@@ -117,6 +122,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Expiry", func(t *testing.T) { runExpiry(t, h) })
 	t.Run("MaxKeys", func(t *testing.T) { runMaxKeys(t, h) })
 	t.Run("InvalidChecks", func(t *testing.T) { runInvalidChecks(t, h) })
+	t.Run("RepeatCost", func(t *testing.T) { runRepeatCost(t, h) })
 	t.Run("Context", func(t *testing.T) { runContext(t, h) })
 	t.Run("TakeInto", func(t *testing.T) { runTakeInto(t, h) })
 	t.Run("Closed", func(t *testing.T) { runClosed(t, h) })

@@ -483,6 +483,7 @@ func giveBackTrace(t *testing.T, h Harness, seed uint64, steps int) (given, kept
 				sp := specs[rng.IntN(len(specs))]
 				checks = append(checks, algorithms.Check{Spec: sp, Key: fmt.Sprint("k", rng.IntN(2)), Cost: 1 + rng.Int64N(min(2, sp.Capacity()))})
 			}
+			checks = FitRepeats(checks)
 			clock.Set(Base.Add(at))
 			ds, err := store.Take(t.Context(), checks...)
 			want, werr := model.TakeAt(Base.Add(at), checks...)

@@ -253,18 +253,20 @@ func runAllOrNothing(t *testing.T, h Harness) {
 			if !allAllowed(ds) || ds[0].Remaining != c-2 || ds[1].Remaining != c-3 {
 				t.Fatalf("%s: Take(p, p) with %d left = %+v; want both admitted, the second seeing the first", spec, c-1, ds)
 			}
-			// A key three times after another key, the second time denied
-			// (the first left it c−1): the third is admitted, and reports
-			// the key as it is (fresh), as the first does, not as the first
-			// would have left it. (A queue admits the second: its delay
-			// fits, whatever its cost.)
+			// A key three times after another key, with costs 1, c−2 and 1
+			// (c together: a fresh key admits them), on a key with 2 left:
+			// the second is denied (the first left 1), the third admitted,
+			// and it reports the key as it is, as the first does, not as
+			// the first would have left it. (A queue admits the second: its
+			// delay fits, whatever its cost.)
 			if spec.Algorithm != algorithms.LeakyQueue {
 				q, r := algorithms.Check{Spec: spec, Key: "q"}, algorithms.Check{Spec: spec, Key: "r"}
-				rAll := r
-				rAll.Cost = c
-				ds = e.take(time.Second, q, r, rAll, r)
+				rMost := r
+				rMost.Cost = c - 2
+				e.take(time.Second, rMost)
+				ds = e.take(time.Second, q, r, rMost, r)
 				if !ds[1].Allowed || ds[2].Allowed || !ds[3].Allowed || ds[3] != ds[1] {
-					t.Fatalf("%s: Take(q, r, r cost %d, r) on a fresh r = %+v; want the second r denied and the third admitted, reporting r as the first does", spec, c, ds)
+					t.Fatalf("%s: Take(q, r, r cost %d, r) on an r with 2 left = %+v; want the second r denied and the third admitted, reporting r as the first does", spec, c-2, ds)
 				}
 			}
 			e.take(time.Second, p)

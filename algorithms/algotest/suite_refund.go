@@ -379,6 +379,7 @@ func runRefund(t *testing.T, h Harness) {
 						sp := specs[rnd.IntN(len(specs))]
 						checks = append(checks, algorithms.Check{Spec: sp, Key: []string{"a", "b"}[rnd.IntN(2)], Cost: 1 + rnd.Int64N(min(3, sp.Capacity()))})
 					}
+					checks = FitRepeats(checks)
 					ds := take(e, at, checks...)
 					allowed := true
 					for _, d := range ds {

@@ -64,8 +64,9 @@ var traceKeys = []string{"a", "b", "user:42{x}", "10.0.0.1|ü", "", strings.Repe
 // the same key and spec too). Costs are mostly 1 to 3 (0, meaning 1,
 // included); a few are anything up to the capacity, so that counts near
 // MaxLimit meet long windows (every fifth seed's first spec has a Limit
-// or Burst near MaxLimit). No cost exceeds its spec's capacity: every
-// step is valid.
+// or Burst near MaxLimit). No cost exceeds its spec's capacity, and the
+// checks of one key and spec in a step stay within what the key can ever
+// admit at once (see [algorithms.ValidateChecks]): every step is valid.
 //
 // Most traces start in 2027; those of seeds 1, 6, 11, ... in 1968 (negative
 // Unix nanoseconds), and those of seeds 3, 8, 13, ... end in 2262, ten days
@@ -136,6 +137,7 @@ func RandomTrace(seed uint64, n int) Trace {
 			}
 			st.Checks[j] = c
 		}
+		st.Checks = FitRepeats(st.Checks)
 		tr.Steps = append(tr.Steps, st)
 	}
 	if seed%5 == 3 && len(tr.Steps) > 0 {
@@ -480,6 +482,38 @@ func (st Step) format() string {
 		cs[i] = formatCheck(c)
 	}
 	return fmt.Sprintf("+%v Take(%s)", st.At, strings.Join(cs, ", "))
+}
+
+// FitRepeats returns checks, valid checks of one call, with each check
+// that follows others on its key and Spec brought within what that key can
+// ever admit at once (see [algorithms.ValidateChecks]): its cost lowered
+// to the room the earlier ones leave, or, where they leave none, the check
+// left out (a leaky_queue check, which may have any cost, is left out when
+// the earlier ones hold the capacity or more). The first check of each
+// key stays as it is, so the result is empty only when checks is. For
+// generators of random calls, every one of which must be valid. It does
+// not change checks.
+func FitRepeats(checks []algorithms.Check) []algorithms.Check {
+	out := make([]algorithms.Check, 0, len(checks))
+	for _, c := range checks {
+		var ahead int64
+		for _, o := range out {
+			if o.Spec == c.Spec && o.Key == c.Key {
+				ahead += cost(o)
+			}
+		}
+		if ahead > 0 {
+			room := c.Spec.Capacity() - ahead
+			if room < 1 {
+				continue
+			}
+			if c.Spec.Algorithm != algorithms.LeakyQueue && cost(c) > room {
+				c.Cost = room // a queue takes a check of any cost while ahead < C
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func formatCheck(c algorithms.Check) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
 )
@@ -236,7 +237,7 @@ func randomChecks(r *rand.Rand, specs []algorithms.Spec, keys []string, oneIn in
 		}
 		checks[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: randomCost(r, s)}
 	}
-	return checks
+	return algotest.FitRepeats(checks) // a key within what it ever admits at once
 }
 
 // takeAlike takes checks from mem and rs, as step i of a trace at clk's

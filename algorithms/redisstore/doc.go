@@ -47,7 +47,11 @@
 // does not apply. Redis runs a script atomically, so a Take
 // is all or nothing across application instances: the script first decides
 // every check (a repeated key sees the earlier check's consumption, as in
-// the memory store), then writes only if all are admitted. A denied Take
+// the memory store), then writes only if all are admitted. Checks the store
+// refuses never reach Redis: an invalid Spec or cost, and checks of one key
+// that ask together for more than it can ever admit at once, are found in
+// Go before the call, by the same rule as the memory store's
+// ([algorithms.ValidateChecks]), and return its error with no round trip. A denied Take
 // consumes nothing; like the memory store it may still record that time
 // has moved on for a sliding_log or sliding_buckets key (pruning, rolling
 // the ring), which changes no decision while time moves forward.

@@ -19,8 +19,9 @@ import (
 )
 
 // TestStateAheadExactThresholds pins doc.go's "Clocks that go back" to the
-// nanosecond, through the fast path (one check) and the general path (the
-// check twice in one Take). After one request on a 24 h spec the injected
+// nanosecond, through the fast path (one check, on a limit of 1) and the
+// general path (the check twice in one Take, on a limit of 2). After one
+// request on a 24 h spec the injected
 // clock steps back to just within and just past each threshold:
 //
 //   - the window kinds keep a state whose latest instant (the start of its
@@ -43,8 +44,16 @@ func TestStateAheadExactThresholds(t *testing.T) {
 		if k == algorithms.SlidingBuckets {
 			spec.Buckets = 4 // 6 h sub-windows: t0 starts one
 		}
-		c := algorithms.Check{Spec: spec, Key: "k"}
 		for _, twice := range []bool{false, true} {
+			c := algorithms.Check{Spec: spec, Key: "k"}
+			if twice {
+				// Two units, so that the check twice is a Take the key can
+				// admit at once (see algorithms.ValidateChecks).
+				c.Spec.Limit = 2
+				if k == algorithms.LeakyQueue {
+					c.Spec.MaxDelay = 12 * time.Hour // capacity 2
+				}
+			}
 			for _, past := range []bool{false, true} {
 				clk := &manualClock{t: t0}
 				mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))

@@ -129,6 +129,7 @@ func TestManyChecksAgainstModel(t *testing.T) {
 				s := sp[r.IntN(len(sp))]
 				cs[j] = algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))], Cost: 1 + r.Int64N(min(3, s.Capacity()))}
 			}
+			cs = algotest.FitRepeats(cs) // each key within what it ever admits at once
 			tr.Steps = append(tr.Steps, algotest.Step{At: at, Checks: cs})
 		}
 		clock := algotest.NewClock(tr.Start)

@@ -36,10 +36,8 @@ func (s *Store) GiveBack(ctx context.Context, dst []algorithms.Refunded, checks 
 	if len(checks) == 0 {
 		return nil
 	}
-	for _, c := range checks {
-		if err := c.Validate(); err != nil {
-			return err
-		}
+	if err := algorithms.ValidateChecks(checks); err != nil {
+		return err
 	}
 	admitted := true // a denied Take consumed nothing: nothing to give back
 	for i := range ds {

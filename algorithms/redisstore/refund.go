@@ -33,17 +33,26 @@ func (s *Store) Refund(ctx context.Context, dst []algorithms.Refunded, checks []
 	for i := range ds {
 		admitted = admitted && ds[i].Allowed
 	}
-	// The queue checks, last first: the script refunds them in this order.
+	// The queue checks, in order, are validated as a Take validates them
+	// (see algorithms.ValidateChecks: only queue checks share their Spec),
+	// before anything is given back.
 	var queue []algorithms.Check
+	for _, c := range checks {
+		if c.Spec.Algorithm == algorithms.LeakyQueue {
+			queue = append(queue, c)
+		}
+	}
+	if err := algorithms.ValidateChecks(queue); err != nil {
+		return err
+	}
+	// Last first: the script refunds them in this order.
+	queue = queue[:0]
 	var at []int // the index in checks of each of queue
 	var rems []any
 	for i := len(checks) - 1; i >= 0; i-- {
 		c := checks[i]
 		if c.Spec.Algorithm != algorithms.LeakyQueue {
 			continue
-		}
-		if err := c.Validate(); err != nil {
-			return err
 		}
 		queue = append(queue, c)
 		at = append(at, i)

@@ -218,7 +218,8 @@ const (
 )
 
 // do runs a Take (op opTake: TakeInto), a Peek (opPeek) or a Reset
-// (opReset, dst nil) of checks: it validates them, then calls Redis under
+// (opReset, dst nil) of checks: it validates them (a Take's and a Peek's
+// by algorithms.ValidateChecks, a Reset's Specs), then calls Redis under
 // the circuit breaker, within the store's timeout and the caller's
 // context, deciding into dst, and keeps the deny cache: a Take is answered
 // from it when it can and teaches it; a failed Take, and a Reset even
@@ -242,16 +243,16 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	if len(checks) == 0 {
 		return nil
 	}
-	for i := range checks {
-		var err error
-		if op == opReset {
-			err = checks[i].Spec.Validate() // a Reset ignores the Cost
-		} else {
-			err = checks[i].Validate()
+	if op == opReset {
+		for i := range checks {
+			if err := checks[i].Spec.Validate(); err != nil { // a Reset ignores the Cost
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
+	} else if err := algorithms.ValidateChecks(checks); err != nil {
+		// Checks of one key that it could never admit together are an
+		// error too, found here with no round trip.
+		return err
 	}
 	var now time.Time
 	if s.clock != nil {
