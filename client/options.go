@@ -464,7 +464,9 @@ func WithGiveUpError() Option {
 // asks for no wait beyond that maximum (a success without rate-limit
 // fields, say, or a refusal with a shorter Retry-After), the key is no
 // longer half open and the requests waiting go on, after the hold that
-// answer set, if any. A probe that ends without an answer (its context
+// answer set, if any; with pacing ([WithRate]), those whose turns passed
+// while they waited take new turns, so that they do not all leave at the
+// instant the answer comes. A probe that ends without an answer (its context
 // ends, its RoundTripper fails) hands its role to the first request
 // waiting for it (or to the next to come). Until the server's own end has
 // passed, a queued request whose turn comes during a hold from rate-limit

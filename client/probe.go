@@ -194,14 +194,23 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 // hold the probe's answer set (renewing the cut or not), or, while key is
 // cut, by one that a queued request's turn came during (a hold of
 // rate-limit fields, which does not hold the queue otherwise). The request
-// then waits for that hold, as any, and takes a new turn.
+// then waits for that hold, as any, and takes a new turn. With pacing, it
+// returns true too when the request may go after it waited for the
+// probe's answer while time passed: its turn has passed meanwhile, and it
+// takes a new one.
 func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (*cut, bool, error) {
+	// late: the request waited for a probe's answer while time passed, its
+	// turn in the queue with it.
+	late := false
 	for {
 		now := t.clock.Now()
 		c, role, left := t.cuts.enter(key, now, t.holds.remaining(key, now) > 0)
 		switch role {
 		case roleFree:
-			return nil, false, nil
+			// With pacing, a request whose turn passed while it waited
+			// takes a new one: the requests that waited for the probe's
+			// answer would otherwise all leave at once when it came.
+			return nil, late && t.limiter != nil, nil
 		case roleHeld:
 			// A hold from rate-limit fields leaves a queued request its
 			// turn (see [WithProactive]), but not while key is cut: the
@@ -225,7 +234,9 @@ func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) 
 		// has ended: the leave below and ctx tell which.
 		_ = t.clock.Sleep(sctx, min(budget, left))
 		w.wake()
-		*held += t.clock.Now().Sub(now)
+		waited := t.clock.Now().Sub(now)
+		*held += waited
+		late = late || waited > 0
 		if t.cuts.leave(c, w) {
 			if err := ctx.Err(); err != nil {
 				t.cuts.abort(c)

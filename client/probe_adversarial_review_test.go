@@ -1,0 +1,117 @@
+package client_test
+
+import (
+	"context"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/client"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
+)
+
+// An adversarial review of the probes of a cut hold (probe.go), with the
+// fake clock and real httptest servers, as probe_review_test.go.
+
+// With pacing, the requests queued behind a slow probe (its server takes a
+// second to answer, ten turns at 10/s) had their turns while it was out;
+// once it is admitted they must not all leave at the instant of its answer,
+// a burst of four at a rate of one per 100ms: they take new turns, as the
+// requests whose turns a hold took do.
+func TestSlowProbeAnswerDoesNotBurstPacedWaiters(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		switch n {
+		case 1:
+			refuseForTheHour(w, clock.Now(), "Retry-After")
+		case 2:
+			// The probe, at 61s: the four others are asleep for their
+			// turns (61.1s to 61.4s); the server takes a second, during
+			// which they wait for its answer.
+			for range 10 {
+				awaitSleepers(t, clock, 4, "the others asleep for their turns or the probe's answer")
+				clock.Advance(100 * time.Millisecond)
+			}
+			awaitSleepers(t, clock, 4, "the others waiting for the probe's answer")
+			io.WriteString(w, "ok")
+		default:
+			io.WriteString(w, "ok")
+		}
+	})
+	_, tr := newClient(t, clock, client.WithRate(10, time.Second))
+	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+	}
+	clock.Advance(61 * time.Second)
+	results := make([]result, 5)
+	clock.drive(5, func(i int) {
+		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
+	})
+	want := []time.Duration{0, 61 * time.Second, 62 * time.Second, 62100 * time.Millisecond, 62200 * time.Millisecond, 62300 * time.Millisecond}
+	if at := srv.arrivals(); !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v: the waiters left together at the probe's answer", at, want)
+	}
+	if got, want := tally(results), map[string]int{"200": 5}; !maps.Equal(got, want) {
+		t.Errorf("results %v, want %v", got, want)
+	}
+}
+
+// A probe whose next RoundTripper panics ends without an answer: the
+// panic reaches its caller, and the request waiting for the probe becomes
+// the probe at once, instead of waiting its minute for an answer that
+// never comes.
+func TestProbePanicHandsOn(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			refuseForTheHour(w, clock.Now(), "Retry-After")
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	inner := &http.Transport{}
+	t.Cleanup(inner.CloseIdleConnections)
+	var calls atomic.Int64
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if calls.Add(1) == 2 {
+			// The probe: the other waits for its answer.
+			awaitSleepers(t, clock, 1, "the other caller waiting for the probe")
+			panic("next RoundTripper broke")
+		}
+		return inner.RoundTrip(r)
+	})
+	tr, err := client.New(next, client.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+	}
+	clock.Advance(61 * time.Second)
+	results := make([]result, 2)
+	var panics atomic.Int64
+	clock.drive(2, func(i int) {
+		defer func() {
+			if recover() != nil {
+				panics.Add(1)
+			}
+		}()
+		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
+	})
+	if got := panics.Load(); got != 1 {
+		t.Errorf("%d callers saw the panic, want 1", got)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 61 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v: the probe's role was not handed on at once", at, want)
+	}
+	if got, want := tally(results), map[string]int{"200": 1}; got["200"] != want["200"] {
+		t.Errorf("results %v, want one 200", got)
+	}
+}
+
+var _ = hangguard.Within[struct{}]
