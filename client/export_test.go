@@ -43,6 +43,14 @@ func BeforeGateEnter(f func()) (stop func()) {
 	return func() { gateEnterHook.Store(nil) }
 }
 
+// BeforeProbeEnter has f run each time a request of a key whose hold was
+// cut short is about to take its role there (go, go as the probe, or wait
+// for its answer), until the function it returns is called.
+func BeforeProbeEnter(f func()) (stop func()) {
+	probeEnterHook.Store(&f)
+	return func() { probeEnterHook.Store(nil) }
+}
+
 // AfterTurnTaken has f run each time a request that took a later turn from
 // the store without its line (none of the Transport's requests was in a
 // line) is about to join the line, until the function it returns is called.

@@ -92,11 +92,14 @@ func (c *cut) wakeAllLocked() {
 
 // enter gives a request of key its role at now: roleFree when key is not
 // cut, or no longer (the wait the server announced has passed); roleHeld
-// when it is, and held (a hold is in force: the probe goes once it has
-// passed); roleProbe, with the cut, when no probe is out; or else
+// when it is, and held in hs (a hold is in force: the probe goes once it
+// has passed); roleProbe, with the cut, when no probe is out; or else
 // roleWait, with the cut and the time left until the end the server
-// announced.
-func (cs *cuts) enter(key string, now time.Time, held bool) (*cut, int, time.Duration) {
+// announced. It looks at the hold under cs.mu, after the probe's answer
+// (see [cuts.answer]): a probe answered since has set its hold before, and
+// the request waits for that hold rather than going as the next probe at
+// once.
+func (cs *cuts) enter(key string, now time.Time, hs *holds) (*cut, int, time.Duration) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c := cs.m[key]
@@ -106,7 +109,7 @@ func (cs *cuts) enter(key string, now time.Time, held bool) (*cut, int, time.Dur
 	case !c.until.After(now):
 		cs.deleteLocked(key, c)
 		return nil, roleFree, 0
-	case held:
+	case hs.remaining(key, now) > 0:
 		return nil, roleHeld, 0
 	case !c.out:
 		c.out = true
@@ -204,7 +207,10 @@ func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) 
 	late := false
 	for {
 		now := t.clock.Now()
-		c, role, left := t.cuts.enter(key, now, t.holds.remaining(key, now) > 0)
+		if hook := probeEnterHook.Load(); hook != nil {
+			(*hook)()
+		}
+		c, role, left := t.cuts.enter(key, now, &t.holds)
 		switch role {
 		case roleFree:
 			// With pacing, a request whose turn passed while it waited
@@ -253,6 +259,10 @@ func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) 
 		}
 	}
 }
+
+// probeEnterHook, set by tests, runs as a request of a cut key is about to
+// take its role there.
+var probeEnterHook atomic.Pointer[func()]
 
 // send sends r through the next RoundTripper. c, when not nil, is the cut
 // r probes: a probe that ends without a response (an error, a panic) hands

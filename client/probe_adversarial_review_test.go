@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -114,4 +115,58 @@ func TestProbePanicHandsOn(t *testing.T) {
 	}
 }
 
-var _ = hangguard.Within[struct{}]
+// A request that looks for the key's hold just before the probe's answer
+// renews it, and takes its role just after, must not go as a second probe
+// at the instant the first was refused again for the hour: it waits for the
+// renewed hold (here, with a maximum wait of 30s, it cannot, and fails
+// unsent). The hook holds the request between the two steps while the
+// probe's answer comes.
+func TestRequestBetweenHoldCheckAndRoleSeesRenewedHold(t *testing.T) {
+	clock := newFakeClock()
+	probeIn := make(chan struct{})
+	paused := make(chan struct{})
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 2 {
+			// The probe answers once the other request has looked for
+			// the hold, and is about to take its role.
+			close(probeIn)
+			if _, ok := hangguard.Within(paused, 5*time.Second); !ok {
+				t.Error("the other request did not come")
+			}
+		}
+		refuseForTheHour(w, clock.Now(), "Retry-After")
+	})
+	_, tr := newClient(t, clock, client.WithMaxWait(30*time.Second))
+	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+	}
+	clock.Advance(61 * time.Second)
+
+	var entered atomic.Int64
+	release := make(chan struct{})
+	defer client.BeforeProbeEnter(func() {
+		if entered.Add(1) == 2 { // the second request
+			close(paused)
+			<-release
+		}
+	})()
+	probeDone := make(chan result, 1)
+	go func() { probeDone <- call(context.Background(), tr, srv.URL, "probe") }()
+	hangguard.Await(t, probeIn, 5*time.Second, "the probe at the server")
+	otherDone := make(chan result, 1)
+	go func() { otherDone <- call(context.Background(), tr, srv.URL, "other") }()
+	hangguard.Await(t, paused, 5*time.Second, "the other request about to take its role")
+	probe := hangguard.Await(t, probeDone, 5*time.Second, "the probe's answer")
+	close(release)
+	other := hangguard.Await(t, otherDone, 5*time.Second, "the other request")
+	if probe.err != nil || probe.status != http.StatusTooManyRequests {
+		t.Errorf("probe: got %d %v, want the 429", probe.status, probe.err)
+	}
+	var we *client.WaitError
+	if !errors.As(other.err, &we) || !we.Held {
+		t.Errorf("other: got %d %v, want a held *WaitError", other.status, other.err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 61 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v: a second probe went as the first was refused again", at, want)
+	}
+}
