@@ -51,6 +51,20 @@ func BeforeProbeEnter(f func()) (stop func()) {
 	return func() { probeEnterHook.Store(nil) }
 }
 
+// ProbesOut returns the keys whose hold was cut short with a probe out or
+// requests waiting for its answer; none once every request has returned.
+func (t *Transport) ProbesOut() []string {
+	t.cuts.mu.Lock()
+	defer t.cuts.mu.Unlock()
+	var keys []string
+	for k, c := range t.cuts.m {
+		if c.out || len(c.waiters) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // AfterTurnTaken has f run each time a request that took a later turn from
 // the store without its line (none of the Transport's requests was in a
 // line) is about to join the line, until the function it returns is called.

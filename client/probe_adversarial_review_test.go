@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,5 +170,107 @@ func TestRequestBetweenHoldCheckAndRoleSeesRenewedHold(t *testing.T) {
 	}
 	if at, want := srv.arrivals(), []time.Duration{0, 61 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v: a second probe went as the first was refused again", at, want)
+	}
+}
+
+// probeStress sends callers×rounds requests over keys keys through one
+// Transport, in virtual time, to a server that refuses some for the hour
+// (renewing the cut), some for 5s, some bare, and admits the rest; the
+// next RoundTripper fails some requests, panics on others, and some
+// callers' contexts end at the server or while they wait. Every caller
+// returns, and then no key has a probe out or a request waiting for one
+// (a probe left out would hold its key's requests until the server's
+// hour has passed).
+func probeStress(t *testing.T, seed uint64, opts ...client.Option) {
+	const callers, rounds, keys = 40, 15, 5
+	clock := newFakeClock()
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, 1))
+	draw := func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.Float64()
+	}
+	cancels := sync.Map{} // caller -> context.CancelFunc
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		switch p := draw(); {
+		case p < 0.05:
+			if c, ok := cancels.Load(r.Header.Get("X-Caller")); ok {
+				c.(context.CancelFunc)()
+				<-r.Context().Done()
+				return
+			}
+			io.WriteString(w, "ok")
+		case p < 0.35:
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case p < 0.45:
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case p < 0.55:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case p < 0.65:
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(clock.Now().Add(2*time.Hour).Unix(), 10))
+			io.WriteString(w, "ok")
+		default:
+			io.WriteString(w, "ok")
+		}
+	})
+	inner := &http.Transport{MaxIdleConnsPerHost: callers}
+	t.Cleanup(inner.CloseIdleConnections)
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch p := draw(); {
+		case p < 0.03:
+			panic("next RoundTripper broke")
+		case p < 0.06:
+			return nil, errors.New("connection reset by peer")
+		}
+		return inner.RoundTrip(r)
+	})
+	tr, err := client.New(next, append([]client.Option{client.WithClock(clock),
+		client.WithKey(func(r *http.Request) string { return r.Header.Get("X-Key") })}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		clock.drive(callers, func(i int) {
+			caller := strconv.Itoa(i)
+			for range rounds {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancels.Store(caller, context.CancelFunc(cancel))
+				if draw() < 0.05 {
+					// Its context ends while it waits, at the latest.
+					go func() { cancel() }()
+				}
+				func() {
+					defer func() { _ = recover() }()
+					r, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+					r.Header.Set("X-Caller", caller)
+					r.Header.Set("X-Key", strconv.Itoa(int(draw()*keys)))
+					if resp, err := tr.RoundTrip(r); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				}()
+				cancel()
+			}
+		})
+	}()
+	if _, ok := hangguard.Within(done, 60*time.Second); !ok {
+		t.Fatalf("seed %d: the callers did not all return (stranded)", seed)
+	}
+	if keys := tr.ProbesOut(); len(keys) != 0 {
+		t.Errorf("seed %d: keys %v have a probe out, or requests waiting for one, with every caller returned", seed, keys)
+	}
+}
+
+func TestProbeStress(t *testing.T) {
+	for seed := range uint64(4) {
+		probeStress(t, seed)
+		probeStress(t, seed, client.WithRate(20, time.Second))
+		probeStress(t, seed, client.WithMaxRetryAfter(0))
 	}
 }
