@@ -38,7 +38,8 @@
 // at once. Nor does the hold so cut end in a burst of requests the server
 // said it would refuse: until the end it announced, the requests of its key
 // go out one at a time, each a probe whose answer the others wait for, and
-// all go on once one is admitted (see [WithProactive]).
+// all go on once one is admitted or asked for a wait no longer than the
+// maximum (see [WithProactive]).
 //
 // A field may come in several lines: a gateway and the application behind
 // it may each write their own. RateLimit and RateLimit-Policy are Lists,

@@ -466,8 +466,12 @@ func WithGiveUpError() Option {
 // longer half open and the requests waiting go on, after the hold that
 // answer set, if any; with pacing ([WithRate]), those whose turns passed
 // while they waited take new turns, so that they do not all leave at the
-// instant the answer comes. A probe that ends without an answer (its context
-// ends, its RoundTripper fails) hands its role to the first request
+// instant the answer comes. A refusal that says nothing of how long (a
+// 429 or 503 with neither Retry-After nor rate-limit fields that hold the
+// key) lifts nothing of the server's wait: the probe keeps its role, its
+// retry goes as the probe, and the others wait on. A probe that ends
+// without an answer (its context ends, its RoundTripper fails or panics),
+// or gives up after such a refusal, hands its role to the first request
 // waiting for it (or to the next to come). Until the server's own end has
 // passed, a queued request whose turn comes during a hold from rate-limit
 // fields does not keep it, as it otherwise would: the server said no for

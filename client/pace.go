@@ -12,8 +12,11 @@ import (
 // cut when the caller goes as the probe: the caller gives the probe's
 // answer, or hands the role on (see [Transport.send]). tk, when not nil, is
 // the caller's place at key's gate, taken earlier (see
-// [Transport.RoundTrip]); wait gives it up.
-func (t *Transport) wait(ctx context.Context, key string, tk *ticket) (*cut, error) {
+// [Transport.RoundTrip]); wait gives it up. own, when not nil, is the cut
+// whose probe the caller is already (its earlier attempt was refused
+// without a wait): the caller goes as its probe again, without waiting for
+// an answer, and wait returns it; on an error the caller keeps it.
+func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut) (*cut, error) {
 	defer func() { tk.leave() }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -87,6 +90,9 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket) (*cut, err
 				}
 				tk.leave()
 				tk = nil
+			}
+			if own != nil {
+				return own, nil
 			}
 			if t.cuts.n.Load() == 0 {
 				return nil, nil

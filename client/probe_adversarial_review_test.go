@@ -274,3 +274,59 @@ func TestProbeStress(t *testing.T) {
 		probeStress(t, seed, client.WithMaxRetryAfter(0))
 	}
 }
+
+// A probe refused without a word on how long (a 503 or 429 with neither
+// Retry-After nor rate-limit fields) learns nothing that lifts the wait the
+// server announced: the requests waiting for it must not all go at once
+// into more refusals. The probe keeps its role through its retry, and the
+// others go once that retry is admitted (before, they all went at the
+// probe's refusal, and were refused too).
+func TestProbeRefusedWithoutAWaitKeepsItsRole(t *testing.T) {
+	for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			clock := newFakeClock()
+			var mu sync.Mutex
+			var order []string
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				order = append(order, r.Header.Get("X-Caller"))
+				mu.Unlock()
+				switch n {
+				case 1:
+					refuseForTheHour(w, clock.Now(), "Retry-After")
+				case 2:
+					awaitSleepers(t, clock, 4, "the others waiting for the probe")
+					w.WriteHeader(status)
+				default:
+					// Still refusing at 61s; admitting once the probe's
+					// backoff has passed.
+					if clock.Now().Sub(t0) == 61*time.Second {
+						w.WriteHeader(status)
+						return
+					}
+					io.WriteString(w, "ok")
+				}
+			})
+			_, tr := newClient(t, clock, client.WithBackoff(time.Second, time.Second), client.WithRandom(rand.NewPCG(1, 2)))
+			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+			}
+			clock.Advance(61 * time.Second)
+			results := make([]result, 5)
+			clock.drive(5, func(i int) {
+				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if len(order) < 3 || order[2] != order[1] {
+				t.Errorf("callers in arrival order %v: the refused probe's retry must come next, alone", order)
+			}
+			if len(order) != 7 {
+				t.Errorf("%d requests reached the server (%v), want 7: first, the probe twice, four others once", len(order), order)
+			}
+			if got, want := tally(results), map[string]int{"200": 5}; !maps.Equal(got, want) {
+				t.Errorf("results %v, want %v", got, want)
+			}
+		})
+	}
+}

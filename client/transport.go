@@ -190,6 +190,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The retry's place at the gate, taken as it began to wait for the
 	// server's hold (see below); t.wait gives it up.
 	var tk *ticket
+	// The cut whose probe this request is, refused without a wait (see
+	// below): its retry goes as the probe again. Should the request end
+	// before that retry is sent, the role is handed on.
+	var own *cut
+	defer func() { t.cuts.abort(own) }()
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			var err error
@@ -198,8 +203,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		probe, err := t.wait(ctx, key, tk)
+		probe, err := t.wait(ctx, key, tk, own)
 		tk = nil
+		if err == nil {
+			own = nil // the attempt goes, as the probe (probe is own)
+		}
 		if err != nil {
 			closeBody(r)
 			var we *WaitError
@@ -234,7 +242,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		ra, hasRA := parseRetryAfter(resp.Header, now)
 		if t.proactive && key != "" {
-			t.cuts.answer(key, probe, t.observe(key, resp.Header, now, ra, hasRA))
+			renewed := t.observe(key, resp.Header, now, ra, hasRA)
+			if probe != nil && !renewed && !hasRA && serverHold(resp.Header, now) <= 0 {
+				// A refusal without a word on how long lifts nothing of
+				// the wait the server announced: the probe keeps its role,
+				// its retry goes as the probe, and the others wait on (a
+				// request that gives up hands the role on).
+				own = probe
+			} else {
+				t.cuts.answer(key, probe, renewed)
+			}
 		}
 		var reason string
 		switch {
