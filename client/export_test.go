@@ -65,6 +65,14 @@ func (t *Transport) ProbesOut() []string {
 	return keys
 }
 
+// Cuts returns the number of keys recorded as cut short, and the count
+// the fast path reads (they must agree).
+func (t *Transport) Cuts() (keys int, n int64) {
+	t.cuts.mu.Lock()
+	defer t.cuts.mu.Unlock()
+	return len(t.cuts.m), t.cuts.n.Load()
+}
+
 // AfterTurnTaken has f run each time a request that took a later turn from
 // the store without its line (none of the Transport's requests was in a
 // line) is about to join the line, until the function it returns is called.

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -328,5 +329,78 @@ func TestProbeRefusedWithoutAWaitKeepsItsRole(t *testing.T) {
 				t.Errorf("results %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// A cut renewed again and again: 60 callers that may wait two hours, at
+// 61s, behind a server that refuses each probe for the rest of its hour.
+// One probe a minute goes out (each refused for longer than the maximum,
+// it gives up), until a refusal asks for less than the maximum: the cut is
+// lifted, and the last probe's retry and the last caller go at the end of
+// the hour, admitted. Nobody is stranded past it.
+func TestCutRenewedUntilTheServersEnd(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if clock.Now().Before(hourEnd) {
+			refuseForTheHour(w, clock.Now(), "Retry-After")
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	_, tr := newClient(t, clock, client.WithMaxWait(2*time.Hour))
+	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+	}
+	clock.Advance(61 * time.Second)
+	const callers = 60
+	results := make([]result, callers)
+	clock.drive(callers, func(i int) {
+		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
+	})
+	want := []time.Duration{0}
+	for at := 61 * time.Second; at < time.Hour; at += time.Minute {
+		want = append(want, at)
+	}
+	want = append(want, time.Hour, time.Hour)
+	if at := srv.arrivals(); !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	if got, want := tally(results), map[string]int{"429": 58, "200": 2}; !maps.Equal(got, want) {
+		t.Errorf("results %v, want %v", got, want)
+	}
+	if keys := tr.ProbesOut(); len(keys) != 0 {
+		t.Errorf("keys %v have a probe out", keys)
+	}
+}
+
+// Many keys cut at once, round after round, each cut over before the next
+// round and none of its keys asked for again: the sweep in cuts.extend
+// keeps the record as small as the set of keys cut (at most twice it), and
+// the count the fast path reads agrees with it.
+func TestManyCutsAreSwept(t *testing.T) {
+	tr, err := client.New(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perRound = 1000
+	now := t0
+	for round := range 10 {
+		for k := range perRound {
+			tr.Observe(fmt.Sprintf("r%d-k%d", round, k), http.Header{"Retry-After": {"120"}}, now)
+		}
+		keys, n := tr.Cuts()
+		if int64(keys) != n {
+			t.Fatalf("round %d: %d keys recorded, the fast path counts %d", round, keys, n)
+		}
+		if keys > 2*perRound+64 {
+			t.Fatalf("round %d: %d keys recorded as cut, for %d cut now", round, keys, perRound)
+		}
+		now = now.Add(121 * time.Second)
+	}
+	tr.Observe("last", http.Header{"Retry-After": {"120"}}, now)
+	if keys, n := tr.Cuts(); keys > 2*perRound+64 || int64(keys) != n {
+		t.Errorf("after the last cut: %d keys recorded, %d counted", keys, n)
 	}
 }
