@@ -404,3 +404,71 @@ func TestManyCutsAreSwept(t *testing.T) {
 		t.Errorf("after the last cut: %d keys recorded, %d counted", keys, n)
 	}
 }
+
+// A probe refused without a wait that does not retry — it cannot be
+// replayed (a POST), its context ends before the retry, or the OnRetry
+// hook panics — hands its role on as it returns: the request waiting for
+// it goes at once as the next probe, instead of waiting its minute.
+func TestProbeRefusedWithoutAWaitGivingUpHandsOn(t *testing.T) {
+	for _, how := range []string{"POST", "context ends", "OnRetry panics"} {
+		t.Run(how, func(t *testing.T) {
+			clock := newFakeClock()
+			probeIn := make(chan struct{})
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				switch n {
+				case 1:
+					refuseForTheHour(w, clock.Now(), "Retry-After")
+				case 2:
+					close(probeIn)
+					awaitSleepers(t, clock, 1, "the other waiting for the probe")
+					w.WriteHeader(http.StatusServiceUnavailable)
+				default:
+					io.WriteString(w, "ok")
+				}
+			})
+			probeCtx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := []client.Option{client.WithBackoff(time.Second, time.Second)}
+			switch how {
+			case "context ends":
+				opts = append(opts, client.WithOnRetry(func(client.Retry) { cancel() }))
+			case "OnRetry panics":
+				opts = append(opts, client.WithOnRetry(func(client.Retry) { panic("hook broke") }))
+			}
+			_, tr := newClient(t, clock, opts...)
+			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+			}
+			clock.Advance(61 * time.Second)
+			var probe, other result
+			clock.drive(2, func(i int) {
+				if i == 0 {
+					defer func() { _ = recover() }()
+					method := http.MethodGet
+					if how == "POST" {
+						method = http.MethodPost
+					}
+					r, _ := http.NewRequestWithContext(probeCtx, method, srv.URL, nil)
+					resp, err := tr.RoundTrip(r)
+					if err == nil {
+						resp.Body.Close()
+						probe.status = resp.StatusCode
+					}
+					probe.err = err
+					return
+				}
+				// The other comes once the probe is out.
+				if _, ok := hangguard.Within(probeIn, 5*time.Second); !ok {
+					t.Error("the probe did not reach the server")
+				}
+				other = call(context.Background(), tr, srv.URL, "other")
+			})
+			if other.err != nil || other.status != http.StatusOK {
+				t.Errorf("other: got %d %v, want 200", other.status, other.err)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, 61 * time.Second, 61 * time.Second}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v: the role was not handed on at once", at, want)
+			}
+		})
+	}
+}
