@@ -8,8 +8,10 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -470,5 +472,63 @@ func TestProbeRefusedWithoutAWaitGivingUpHandsOn(t *testing.T) {
 				t.Errorf("arrivals %v, want %v: the role was not handed on at once", at, want)
 			}
 		})
+	}
+}
+
+// With the system clock, callers waiting for a probe's answer (the probe
+// stuck at its next RoundTripper) all return at once when their contexts
+// are cancelled, the probe too, and the Transport leaves no goroutine
+// behind: the waits are on the callers' goroutines, and each one's
+// context.WithCancel is cancelled. (WithMaxRetryAfter(0): the cut hold is
+// nothing, so the probe goes at once, and nothing waits in real time.)
+func TestCancelledProbeWaitsLeaveNoGoroutine(t *testing.T) {
+	probeIn := make(chan struct{})
+	var calls atomic.Int64
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if calls.Add(1) == 1 {
+			return &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"3600"}}, Body: http.NoBody, Request: r}, nil
+		}
+		close(probeIn)
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+	clock := notifyClock{sleeping: make(chan struct{}, 100)}
+	tr, err := client.New(next, client.WithClock(clock), client.WithMaxRetryAfter(0), client.WithMaxWait(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := roundTrip(context.Background(), tr, "http://refuse.example/", ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const n = 20
+	var wg sync.WaitGroup
+	var cancelled atomic.Int64
+	for range n {
+		wg.Go(func() {
+			if err := roundTrip(ctx, tr, "http://refuse.example/", ""); errors.Is(err, context.Canceled) {
+				cancelled.Add(1)
+			}
+		})
+	}
+	hangguard.Await(t, probeIn, 10*time.Second, "the probe did not go")
+	for range n - 1 {
+		hangguard.Await(t, clock.sleeping, 10*time.Second, "callers did not all wait for the probe's answer")
+	}
+	cancel()
+	hangguard.Run(t, 10*time.Second, "the callers did not return", wg.Wait)
+	if got := cancelled.Load(); got != n {
+		t.Errorf("%d callers saw context.Canceled, want %d", got, n)
+	}
+	if keys := tr.ProbesOut(); len(keys) != 0 {
+		t.Errorf("keys %v have a probe out", keys)
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, g := range strings.Split(stacks, "\n\n") {
+		if strings.Contains(g, "ratekeeper/client.") && !strings.Contains(g, "client_test.TestCancelledProbeWaitsLeaveNoGoroutine(") {
+			t.Errorf("a goroutine is left in the Transport:\n%s", g)
+		}
 	}
 }
