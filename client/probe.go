@@ -267,7 +267,8 @@ var probeEnterHook atomic.Pointer[func()]
 // send sends r through the next RoundTripper. c, when not nil, is the cut
 // r probes: a probe that ends without a response (an error, a panic) hands
 // its role on (see [cuts.abort]); the caller gives the answer of one that
-// has a response.
+// has a response, or, refused without a wait, keeps the role for the
+// request's retry (see [Transport.RoundTrip]).
 func (t *Transport) send(r *http.Request, c *cut) (*http.Response, error) {
 	if c == nil {
 		return t.next.RoundTrip(r)
