@@ -472,7 +472,10 @@ func WithGiveUpError() Option {
 // retry goes as the probe, and the others wait on. A probe that ends
 // without an answer (its context ends, its RoundTripper fails or panics),
 // or gives up after such a refusal, hands its role to the first request
-// waiting for it (or to the next to come). Until the server's own end has
+// waiting for it (or to the next to come), which goes as the probe at once,
+// or, when a hold set meanwhile is in force, once that hold has passed (it
+// waits for it as for any hold, and one that cannot hands the role on).
+// Until the server's own end has
 // passed, a queued request whose turn comes during a hold from rate-limit
 // fields does not keep it, as it otherwise would: the server said no for
 // longer, and the request waits for the hold to pass, within its maximum

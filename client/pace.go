@@ -15,9 +15,19 @@ import (
 // [Transport.RoundTrip]); wait gives it up. own, when not nil, is the cut
 // whose probe the caller is already (its earlier attempt was refused
 // without a wait): the caller goes as its probe again, without waiting for
-// an answer, and wait returns it; on an error the caller keeps it.
-func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut) (*cut, error) {
-	defer func() { tk.leave() }()
+// an answer, and wait returns it; on an error the caller keeps it. A role
+// handed to the caller here while a hold is in force (see
+// [Transport.probe]) is kept through that hold, and handed on when wait
+// fails.
+func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut) (probe *cut, err error) {
+	var handed *cut // the probe's role, handed to the caller in wait
+	defer func() {
+		tk.leave()
+		if probe == nil {
+			// An error, or a panic.
+			t.cuts.abort(handed)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -102,6 +112,11 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut) 
 			c, again, err := t.probe(ctx, key, &held)
 			if !again {
 				return c, err
+			}
+			if c != nil {
+				// Handed the probe's role during a hold: go as the probe
+				// once it has passed.
+				own, handed = c, c
 			}
 			// key is held again (the probe's answer set a hold): wait
 			// for that hold, as any, and take a new turn.

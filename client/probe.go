@@ -200,7 +200,9 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 // then waits for that hold, as any, and takes a new turn. With pacing, it
 // returns true too when the request may go after it waited for the
 // probe's answer while time passed: its turn has passed meanwhile, and it
-// takes a new one.
+// takes a new one. A request handed the probe's role while a hold is in
+// force returns the cut and true: it keeps the role, waits for that hold,
+// and goes as the probe (see [Transport.wait]).
 func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (*cut, bool, error) {
 	// late: the request waited for a probe's answer while time passed, its
 	// turn in the queue with it.
@@ -247,6 +249,13 @@ func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) 
 			if err := ctx.Err(); err != nil {
 				t.cuts.abort(c)
 				return nil, false, err
+			}
+			if t.holds.remaining(key, t.clock.Now()) > 0 {
+				// Handed the role while a hold set meanwhile (by the
+				// answer of a request sent before the cut) is in force:
+				// the request keeps the role, and goes as the probe once
+				// that hold has passed.
+				return c, true, nil
 			}
 			return c, false, nil
 		}

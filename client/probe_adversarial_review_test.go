@@ -532,3 +532,82 @@ func TestCancelledProbeWaitsLeaveNoGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// The role of a probe that ends without an answer is handed on, but not
+// into a hold set meanwhile: here a request sent before the cut (Q, slow
+// at the server) is refused for the hour again while the probe is out,
+// renewing the hold to 121s; then the probe fails at its transport. The
+// request waiting for the probe takes its role, waits for that hold, and
+// goes as the probe at 121s, not into the refusal at 61s; when it cannot
+// wait that long (a maximum wait of 30s), it fails unsent and hands the
+// role on (no probe is left out).
+func TestHandedProbeWaitsForAHoldSetMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		maxWait  time.Duration
+		arrivals []time.Duration
+		results  map[string]int
+	}{
+		{time.Minute, []time.Duration{0, 0, 121 * time.Second}, map[string]int{"200": 1, "connection reset by peer": 1}},
+		{30 * time.Second, []time.Duration{0, 0}, map[string]int{"WaitError": 1, "connection reset by peer": 1}},
+	} {
+		t.Run(tc.maxWait.String(), func(t *testing.T) {
+			clock := newFakeClock()
+			qIn, qRelease := make(chan struct{}), make(chan struct{})
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				switch r.Header.Get("X-Caller") {
+				case "Q":
+					close(qIn)
+					if _, ok := hangguard.Within(qRelease, 5*time.Second); !ok {
+						t.Error("Q was not released")
+					}
+					refuseForTheHour(w, clock.Now(), "Retry-After")
+				case "first":
+					refuseForTheHour(w, clock.Now(), "Retry-After")
+				default:
+					io.WriteString(w, "ok")
+				}
+			})
+			inner := &http.Transport{}
+			t.Cleanup(inner.CloseIdleConnections)
+			var probes atomic.Int64
+			qDone := make(chan result, 1)
+			next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if c := r.Header.Get("X-Caller"); c == "Q" || c == "first" || probes.Add(1) > 1 {
+					return inner.RoundTrip(r)
+				}
+				// The probe: with the other waiting for it, Q is answered
+				// (the hold renewed); then the probe fails.
+				awaitSleepers(t, clock, 1, "the other waiting for the probe")
+				close(qRelease)
+				q := hangguard.Await(t, qDone, 5*time.Second, "Q's answer")
+				if q.err != nil || q.status != http.StatusTooManyRequests {
+					t.Errorf("Q: got %d %v, want the 429", q.status, q.err)
+				}
+				return nil, errors.New("connection reset by peer")
+			})
+			tr, err := client.New(next, client.WithClock(clock), client.WithMaxWait(tc.maxWait))
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { qDone <- call(context.Background(), tr, srv.URL, "Q") }()
+			hangguard.Await(t, qIn, 5*time.Second, "Q at the server")
+			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+			}
+			clock.Advance(61 * time.Second)
+			results := make([]result, 2)
+			clock.drive(2, func(i int) {
+				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
+			})
+			if at := srv.arrivals(); !slices.Equal(at, tc.arrivals) {
+				t.Errorf("arrivals %v, want %v: the handed probe went into the hold", at, tc.arrivals)
+			}
+			if got := tally(results); !maps.Equal(got, tc.results) {
+				t.Errorf("results %v, want %v", got, tc.results)
+			}
+			if keys := tr.ProbesOut(); len(keys) != 0 {
+				t.Errorf("keys %v have a probe out", keys)
+			}
+		})
+	}
+}
