@@ -39,7 +39,8 @@
 // said it would refuse: until the end it announced, the requests of its key
 // go out one at a time, each a probe whose answer the others wait for, and
 // all go on once one is admitted or asked for a wait no longer than the
-// maximum (see [WithProactive]).
+// maximum (see [WithProactive]; a maximum of 0 honours no wait, and keeps
+// no probe).
 //
 // A field may come in several lines: a gateway and the application behind
 // it may each write their own. RateLimit and RateLimit-Policy are Lists,

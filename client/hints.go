@@ -159,15 +159,19 @@ func (h *holds) extend(key string, until, now time.Time) {
 // of a 429 or 503 (ra, when hasRA), which takes precedence as the RateLimit
 // draft asks, or else a RateLimit header announcing that no quota is left.
 // The hold is cut to maxRetryAfter; when it is cut short, the end the
-// server announced is recorded (see [cuts]), and observe reports true.
+// server announced is recorded (see [cuts]), and observe reports true. A
+// maxRetryAfter of 0 honours no wait: nothing is held, nor cut.
 func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Duration, hasRA bool) (short bool) {
 	d := ra
 	if !hasRA {
 		d = serverHold(h, now)
 	}
 	if d > t.maxRetryAfter {
-		t.cuts.extend(key, now.Add(d), now)
-		d, short = t.maxRetryAfter, true
+		if t.maxRetryAfter > 0 {
+			t.cuts.extend(key, now.Add(d), now)
+			short = true
+		}
+		d = t.maxRetryAfter
 	}
 	if d <= 0 {
 		return short

@@ -305,7 +305,9 @@ func WithBackoff(base, ceiling time.Duration) Option {
 // not end in a burst of requests the server said it would refuse: once it
 // has passed, while the wait the server announced has not, one request of
 // the key at a time goes out, a probe, and the others wait for its answer
-// (see [WithProactive]).
+// (see [WithProactive]). A maximum of 0 honours no wait: no request is
+// held, none waits for a probe, and every request is sent (and given up on
+// at once when refused for any wait).
 func WithMaxRetryAfter(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
@@ -450,7 +452,8 @@ func WithGiveUpError() Option {
 //
 // No hold lasts longer than [WithMaxRetryAfter]: a longer wait the server
 // asks for (a Retry-After, or a reset, further away) is cut to that
-// maximum. Once the cut hold has passed, while the server's own end has
+// maximum (with a maximum of 0, no hold is kept, and what follows does not
+// apply). Once the cut hold has passed, while the server's own end has
 // not, the key is half open: one request goes out, the probe, and each of
 // the others of the key, whether it arrived during the hold or after, or
 // waited in the queue, waits for the probe's answer when it would leave,

@@ -274,6 +274,7 @@ func TestProbeStress(t *testing.T) {
 	for seed := range uint64(4) {
 		probeStress(t, seed)
 		probeStress(t, seed, client.WithRate(20, time.Second))
+		probeStress(t, seed, client.WithMaxRetryAfter(time.Second))
 		probeStress(t, seed, client.WithMaxRetryAfter(0))
 	}
 }
@@ -475,12 +476,28 @@ func TestProbeRefusedWithoutAWaitGivingUpHandsOn(t *testing.T) {
 	}
 }
 
+// shiftClock is the system clock, moved forward by shift, that tells, on
+// sleeping, that it sleeps.
+type shiftClock struct {
+	shift    atomic.Int64
+	sleeping chan struct{}
+}
+
+func (c *shiftClock) Now() time.Time {
+	return client.SystemClock.Now().Add(time.Duration(c.shift.Load()))
+}
+
+func (c *shiftClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.sleeping <- struct{}{}
+	return client.SystemClock.Sleep(ctx, d)
+}
+
 // With the system clock, callers waiting for a probe's answer (the probe
 // stuck at its next RoundTripper) all return at once when their contexts
 // are cancelled, the probe too, and the Transport leaves no goroutine
 // behind: the waits are on the callers' goroutines, and each one's
-// context.WithCancel is cancelled. (WithMaxRetryAfter(0): the cut hold is
-// nothing, so the probe goes at once, and nothing waits in real time.)
+// context.WithCancel is cancelled. (The clock jumps past the cut hold, so
+// that nothing waits for it in real time.)
 func TestCancelledProbeWaitsLeaveNoGoroutine(t *testing.T) {
 	probeIn := make(chan struct{})
 	var calls atomic.Int64
@@ -492,14 +509,15 @@ func TestCancelledProbeWaitsLeaveNoGoroutine(t *testing.T) {
 		<-r.Context().Done()
 		return nil, r.Context().Err()
 	})
-	clock := notifyClock{sleeping: make(chan struct{}, 100)}
-	tr, err := client.New(next, client.WithClock(clock), client.WithMaxRetryAfter(0), client.WithMaxWait(time.Hour))
+	clock := &shiftClock{sleeping: make(chan struct{}, 100)}
+	tr, err := client.New(next, client.WithClock(clock), client.WithMaxRetryAfter(time.Second), client.WithMaxWait(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := roundTrip(context.Background(), tr, "http://refuse.example/", ""); err != nil {
 		t.Fatal(err)
 	}
+	clock.shift.Store(int64(2 * time.Second))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const n = 20
@@ -609,5 +627,47 @@ func TestHandedProbeWaitsForAHoldSetMeanwhile(t *testing.T) {
 				t.Errorf("keys %v have a probe out", keys)
 			}
 		})
+	}
+}
+
+// WithMaxRetryAfter(0) honours no wait a server asks for: nothing is held,
+// and so nothing is cut short, and no request waits for a probe's answer.
+// After a refusal for the hour, five concurrent requests are all at the
+// server together and nothing sleeps; before, they went one at a time,
+// each waiting for the refusal of the one before, into the same refusal.
+func TestMaxRetryAfterZeroKeepsNoProbe(t *testing.T) {
+	clock := newFakeClock()
+	const callers = 5
+	var at atomic.Int64
+	var timedOut atomic.Bool
+	all := make(chan struct{})
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n > 1 {
+			if at.Add(1) == callers {
+				close(all)
+			} else if !timedOut.Load() {
+				if _, ok := hangguard.Within(all, 5*time.Second); !ok {
+					timedOut.Store(true)
+					t.Error("the callers were not all at the server together")
+				}
+			}
+		}
+		refuseForTheHour(w, clock.Now(), "Retry-After")
+	})
+	_, tr := newClient(t, clock, client.WithMaxRetryAfter(0))
+	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+	}
+	results := make([]result, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() { results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i)) })
+	}
+	hangguard.Run(t, 30*time.Second, "the callers did not return", wg.Wait)
+	if got, want := tally(results), map[string]int{"429": callers}; !maps.Equal(got, want) {
+		t.Errorf("results %v, want %v", got, want)
+	}
+	if s := clock.Sleeps(); len(s) != 0 {
+		t.Errorf("slept %v, want no wait", s)
 	}
 }
