@@ -478,12 +478,11 @@ func WithGiveUpError() Option {
 // waiting for it (or to the next to come), which goes as the probe at once,
 // or, when a hold set meanwhile is in force, once that hold has passed (it
 // waits for it as for any hold, and one that cannot hands the role on).
-// Until the server's own end has
-// passed, a queued request whose turn comes during a hold from rate-limit
-// fields does not keep it, as it otherwise would: the server said no for
-// longer, and the request waits for the hold to pass, within its maximum
-// wait, and takes a new turn. Once that end has passed, every request goes
-// on.
+// Until the server's own end has passed, a queued request whose turn comes
+// during a hold from rate-limit fields does not keep it, as it otherwise
+// would: the server said no for longer, and the request waits for the hold
+// to pass, within its maximum wait, and takes a new turn. Once that end has
+// passed, every request goes on.
 //
 // With proactive pacing off, no request waits for a server's hold, and a
 // request that leaves the queue ([WithRate]) because its context ended
