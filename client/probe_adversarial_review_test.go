@@ -671,3 +671,70 @@ func TestMaxRetryAfterZeroKeepsNoProbe(t *testing.T) {
 		t.Errorf("slept %v, want no wait", s)
 	}
 }
+
+// The probe's answer is given when its response comes back, before its
+// caller sees it: a caller that never reads nor closes the body, or whose
+// context ends as the response arrives, strands nobody. The request that
+// waited for the probe goes at once, admitted.
+func TestProbeAnswerNeedsNoCaller(t *testing.T) {
+	for _, how := range []string{"body never read", "context ends as the answer arrives"} {
+		t.Run(how, func(t *testing.T) {
+			clock := newFakeClock()
+			probeIn := make(chan struct{})
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				switch n {
+				case 1:
+					refuseForTheHour(w, clock.Now(), "Retry-After")
+				case 2:
+					close(probeIn)
+					awaitSleepers(t, clock, 1, "the other waiting for the probe")
+					io.WriteString(w, strings.Repeat("x", 1<<20))
+				default:
+					io.WriteString(w, "ok")
+				}
+			})
+			inner := &http.Transport{}
+			t.Cleanup(inner.CloseIdleConnections)
+			probeCtx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				resp, err := inner.RoundTrip(r)
+				if how == "context ends as the answer arrives" && r.Context() == probeCtx {
+					cancel()
+				}
+				return resp, err
+			})
+			tr, err := client.New(next, client.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+			}
+			clock.Advance(61 * time.Second)
+			var other result
+			var probeResp *http.Response
+			clock.drive(2, func(i int) {
+				if i == 0 {
+					r, _ := http.NewRequestWithContext(probeCtx, http.MethodGet, srv.URL, nil)
+					probeResp, _ = tr.RoundTrip(r) // its body left unread, open
+					return
+				}
+				// The other comes once the probe is out.
+				if _, ok := hangguard.Within(probeIn, 5*time.Second); !ok {
+					t.Error("the probe did not reach the server")
+				}
+				other = call(context.Background(), tr, srv.URL, "other")
+			})
+			if probeResp != nil {
+				defer probeResp.Body.Close()
+			}
+			if other.err != nil || other.status != http.StatusOK {
+				t.Errorf("other: got %d %v, want 200", other.status, other.err)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, 61 * time.Second, 61 * time.Second}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v", at, want)
+			}
+		})
+	}
+}
