@@ -206,7 +206,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		probe, err := t.wait(ctx, key, tk, own)
 		tk = nil
 		if err == nil {
-			own = nil // the attempt goes, as the probe (probe is own)
+			own = nil // the attempt goes; as the probe, when it had the role
 		}
 		if err != nil {
 			closeBody(r)
