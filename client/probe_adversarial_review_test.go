@@ -635,40 +635,51 @@ func TestHandedProbeWaitsForAHoldSetMeanwhile(t *testing.T) {
 // After a refusal for the hour, five concurrent requests are all at the
 // server together and nothing sleeps; before, they went one at a time,
 // each waiting for the refusal of the one before, into the same refusal.
-func TestMaxRetryAfterZeroKeepsNoProbe(t *testing.T) {
-	clock := newFakeClock()
-	const callers = 5
-	var at atomic.Int64
-	var timedOut atomic.Bool
-	all := make(chan struct{})
-	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
-		if n > 1 {
-			if at.Add(1) == callers {
-				close(all)
-			} else if !timedOut.Load() {
-				if _, ok := hangguard.Within(all, 5*time.Second); !ok {
-					timedOut.Store(true)
-					t.Error("the callers were not all at the server together")
+// So with proactive pacing off (no hold at all), as before.
+func TestNoProbeWithoutHolds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  client.Option
+	}{
+		{"WithMaxRetryAfter(0)", client.WithMaxRetryAfter(0)},
+		{"WithProactive(false)", client.WithProactive(false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock()
+			const callers = 5
+			var at atomic.Int64
+			var timedOut atomic.Bool
+			all := make(chan struct{})
+			srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n > 1 {
+					if at.Add(1) == callers {
+						close(all)
+					} else if !timedOut.Load() {
+						if _, ok := hangguard.Within(all, 5*time.Second); !ok {
+							timedOut.Store(true)
+							t.Error("the callers were not all at the server together")
+						}
+					}
 				}
+				refuseForTheHour(w, clock.Now(), "Retry-After")
+			})
+			_, tr := newClient(t, clock, tc.opt)
+			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
+				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
 			}
-		}
-		refuseForTheHour(w, clock.Now(), "Retry-After")
-	})
-	_, tr := newClient(t, clock, client.WithMaxRetryAfter(0))
-	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-	}
-	results := make([]result, callers)
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Go(func() { results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i)) })
-	}
-	hangguard.Run(t, 30*time.Second, "the callers did not return", wg.Wait)
-	if got, want := tally(results), map[string]int{"429": callers}; !maps.Equal(got, want) {
-		t.Errorf("results %v, want %v", got, want)
-	}
-	if s := clock.Sleeps(); len(s) != 0 {
-		t.Errorf("slept %v, want no wait", s)
+			results := make([]result, callers)
+			var wg sync.WaitGroup
+			for i := range callers {
+				wg.Go(func() { results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i)) })
+			}
+			hangguard.Run(t, 30*time.Second, "the callers did not return", wg.Wait)
+			if got, want := tally(results), map[string]int{"429": callers}; !maps.Equal(got, want) {
+				t.Errorf("results %v, want %v", got, want)
+			}
+			if s := clock.Sleeps(); len(s) != 0 {
+				t.Errorf("slept %v, want no wait", s)
+			}
+		})
 	}
 }
 
