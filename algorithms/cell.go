@@ -46,6 +46,26 @@ func (p *params) decideCell(c *cell, t, n int64, consume bool, d *Decision) {
 	}
 }
 
+// chargeCell moves *c to the state after a request of cost n at instant
+// t is counted, whether or not it fits: a check that follows a denied one
+// on its key in one Take is decided as if that one had been admitted
+// (see [Decision.RetryAfter]). The counts stay below 2^32: the checks of
+// one key in one Take cost at most the capacity together (ValidateChecks).
+func (p *params) chargeCell(c *cell, t, n int64) {
+	switch p.kind {
+	case FixedWindow:
+		// Counted where fixedWindow decides: in the key's window when the
+		// clock went back before it.
+		p.fixedAdmit(c, max(t, c.t), 0, false)
+		c.x += uint32(n)
+	case SlidingWindow:
+		p.slidingAdmit(c, max(t, c.t), 0, false)
+		c.y += uint32(n)
+	default:
+		*c = p.advance(*c, t, n)
+	}
+}
+
 // idleCell reports whether c is back to the full allowance at t, so that
 // forgetting it changes no decision. A window kind's key whose counts are
 // all 0 (given back) but whose window starts after t (the clock went back)

@@ -20,8 +20,16 @@ type Decision struct {
 	// RetryAfter is, for a denied request, the shortest wait after which the
 	// same request would be admitted if nothing else arrived; 0 when Allowed.
 	// A check that follows others on its key and Spec in one Take is
-	// decided, and its wait reckoned, as if they had been admitted just
-	// before it. A Take whose checks on one key ask together for more than
+	// decided as if they had been admitted just before it, whether they
+	// were or not (so every check after a denied one on its key is denied
+	// too), and its RetryAfter is the shortest wait after which they and it
+	// would all be admitted: the wait of one check of their combined cost
+	// on the key's state before the Take (for leaky_queue, of the queue's
+	// taking a request behind the places they would hold), since a retry
+	// counts them again at its own instant. So a denied Take made again,
+	// unchanged, after the longest RetryAfter of its denied checks, with
+	// nothing else arriving, is admitted, and at any earlier instant it is
+	// still denied. A Take whose checks on one key ask together for more than
 	// the key can ever admit at once (more than its capacity; for
 	// leaky_queue, all but the last more than its capacity less one), which
 	// no wait would let through, is not denied but refused with a

@@ -72,6 +72,10 @@
 // decided one after another, each as if the earlier ones had been admitted
 // just before it (see [ValidateChecks]). Such a Take consumes nothing, and
 // Peek, GiveBack and Refund refuse the same checks with the same error.
+// Within that bound, a denied check that follows others on its key waits
+// for them all: a denied Take made again, unchanged, after the longest
+// RetryAfter of its denied checks is admitted if nothing else arrived, and
+// not sooner (see [Decision.RetryAfter]).
 //
 // # Time that goes back
 //

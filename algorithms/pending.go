@@ -7,6 +7,7 @@ type pending struct {
 	h      uint64
 	n      int64
 	dup    int   // index of an earlier check on the same key and spec, or -1
+	ahead  int64 // the cost of the earlier checks on the same key and spec
 	exists bool  // the key is held by the store
 	off    int64 // how far the key's state is ahead of the Take's instant
 	// The state the check is decided on; for a repeated key, a copy that
@@ -60,28 +61,26 @@ func (op *pending) load(t, dropped int64) {
 }
 
 // follow sets op's state to the state after prev, an earlier check of the
-// same Take on the same key and spec. op is decided at prev's instant
-// t+prev.off: prev's log was pruned (its ring rolled) there, and its units
-// are recorded there, so nothing moves the key's instant further or leaves
-// the window.
+// same Take on the same key and spec, as if prev had been admitted (it
+// was, or the Take is denied anyway, and op is decided as the Decision
+// documentation says). op is decided at prev's instant t+prev.off: prev's
+// log was pruned (its ring rolled) there, and its units are recorded
+// there, so nothing moves the key's instant further or leaves the window.
 func (op *pending) follow(prev *pending, t int64) {
 	p := &op.tb.p
-	op.exists, op.off = prev.exists, prev.off
+	op.exists, op.off, op.ahead = prev.exists, prev.off, prev.ahead+prev.n
 	switch p.kind {
 	case SlidingLog:
 		op.log = prev.log.clone()
-		if prev.d.Allowed {
-			op.log.commit(p, t+prev.off, prev.n)
-		}
+		op.log.commit(p, t+prev.off, prev.n)
 	case SlidingBuckets:
 		op.bk = prev.bk.clone()
-		if prev.d.Allowed {
-			op.bk.commit(p, prev.n)
-		}
+		op.bk.commit(p, prev.n)
 	default:
-		op.c = prev.c
-		if prev.d.Allowed {
-			op.c = prev.nc
+		op.c = prev.nc
+		if !prev.d.Allowed {
+			op.c = prev.c
+			p.chargeCell(&op.c, t+prev.off, prev.n)
 		}
 	}
 }
@@ -116,6 +115,17 @@ func (op *pending) decide(t int64, consume bool) {
 	default:
 		op.nc = op.c
 		p.decideCell(&op.nc, tl, op.n, consume, &op.d)
+		if op.ahead > 0 && !op.d.Allowed {
+			switch p.kind {
+			case FixedWindow:
+				// A denied earlier check counted all the same may take
+				// the count past the limit (fixedReport, which TakeOne
+				// shares, does not clamp it).
+				op.d.Remaining = max(op.d.Remaining, 0)
+			case SlidingWindow:
+				p.slidingRepeat(&op.d, op.c, tl, op.ahead, op.n)
+			}
+		}
 	}
 	if op.off > 0 {
 		op.d = op.d.later(op.off)

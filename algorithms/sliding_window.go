@@ -103,6 +103,31 @@ func (p *params) slidingWait(prev, curr, e, m int64) int64 {
 	return 2*W - e
 }
 
+// slidingRepeat corrects *d, the Decision of a denied check of cost n
+// decided at t on c, the state after the earlier checks of its Take on its
+// key, which cost ahead >= 1 and are counted in c's current window (the
+// window of t, or of c.t when the clock went back):
+//
+//   - RetryAfter becomes the wait of one check of cost ahead+n on the
+//     state before them, so that the whole Take is admitted after it. On
+//     c the wait would count those units as the previous window's after a
+//     window boundary, where a retry counts them again in its own;
+//   - NextAfter is reckoned in full: slidingReport's shortcut for an empty
+//     previous window holds only while the current count is at most
+//     Limit, which the earlier checks, a denied one counted as admitted,
+//     may pass.
+//
+// ahead+n is at most Limit (ValidateChecks).
+func (p *params) slidingRepeat(d *Decision, c cell, t, ahead, n int64) {
+	te := max(t, c.t)
+	p.slidingAdmit(&c, te, 0, false) // moved to the window of te
+	e, prev, curr := te-c.t, int64(c.x), int64(c.y)
+	d.RetryAfter = dur(te - t + p.slidingWait(prev, curr-ahead, e, ahead+n))
+	if d.Remaining < p.limit {
+		d.NextAfter = dur(te - t + p.slidingWait(prev, curr, e, d.Remaining+1))
+	}
+}
+
 // slidingGiveBack gives back at t cost n counted by a Take whose key was
 // to be clear at t + r, two windows after the start of the Take's window
 // (see [GiveBacker.GiveBack]): the counter holding it, the current window's

@@ -43,8 +43,10 @@ import (
 // an earlier instant is a larger deficit.
 //
 // Take is all or nothing, as the Store contract says: the checks are decided
-// in order, each seeing what the earlier checks of the same call took from
-// the same (Spec, Key); if one is denied, nothing is consumed (see
+// in order, each seeing what the earlier checks of the same call took, or
+// would have taken had they been admitted, from the same (Spec, Key), with
+// the RetryAfter of a denied one the wait for them all (see
+// [algorithms.Decision]); if one is denied, nothing is consumed (see
 // [Model.TakeAt] for what the Decisions of such a call report).
 //
 // A Model is safe for concurrent use (it holds one lock).
@@ -69,7 +71,8 @@ func NewModel() *Model { return &Model{keys: make(map[modelKey]machine)} }
 // When every check is admitted, each Decision describes its key after this
 // call's consumption up to and including that check. When one is denied the
 // call consumes nothing: a denied check keeps its decision (made after the
-// earlier checks of the call on the same key, as if they had been admitted);
+// earlier checks of the call on the same key, as if they had been
+// admitted, with the RetryAfter of one check of their combined cost);
 // a check that passed keeps Allowed true — it is not the reason for the
 // denial — but reports its key as it is, untouched, with Delay 0, as if it
 // had been decided alone without consuming. This is what the in-memory store
@@ -82,8 +85,30 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
-	// Decide in order on copies, so that a denied call consumes nothing.
+	work, out, all := m.decideInOrder(t, checks)
+	if all {
+		for k, mc := range work {
+			m.keys[k] = mc
+		}
+		return out, nil
+	}
+	m.denied(t, checks, work, out)
+	return out, nil
+}
+
+// decideInOrder decides checks in order at t on copies of their keys'
+// states, which it returns (work), so that a denied call consumes nothing,
+// with a Decision for each and whether all are admitted. A check that
+// follows others of the call on its key is decided as if they had been
+// admitted just before it (a denied one is counted all the same), and when
+// it is denied its RetryAfter is the smallest wait after which they and it
+// would all be admitted: that of one check of their combined cost on the
+// key's state before the call, since a retry counts the earlier checks at
+// its own instant (for leaky_queue, until the backlog is at most the
+// queue's slots less what they queue ahead of it). m.mu must be held.
+func (m *Model) decideInOrder(t int64, checks []algorithms.Check) (map[modelKey]machine, []algorithms.Decision, bool) {
 	work := make(map[modelKey]machine)
+	ahead := make(map[modelKey]int64) // the cost of the earlier checks on each key
 	out := make([]algorithms.Decision, len(checks))
 	all := true
 	for i, c := range checks {
@@ -93,17 +118,35 @@ func (m *Model) TakeAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 			mc = m.machineFor(k).clone()
 			work[k] = mc
 		}
-		out[i] = decideLate(c.Spec, mc, t, cost(c), true)
+		n := cost(c)
+		out[i] = decideLate(c.Spec, mc, t, n, true)
+		if !out[i].Allowed {
+			if a := ahead[k]; a > 0 {
+				out[i].RetryAfter = repeatWait(c.Spec, m.machineFor(k), t, a, n)
+			}
+			mc.consume(effective(mc, t), n) // as if admitted, for the checks after it
+		}
+		ahead[k] += n
 		all = all && out[i].Allowed
 	}
-	if all {
-		for k, mc := range work {
-			m.keys[k] = mc
-		}
-		return out, nil
+	return work, out, all
+}
+
+// repeatWait returns the smallest wait after t after which checks of cost
+// ahead then n on one key, whose state before them is mc (left unchanged),
+// are all admitted: used <= C − ahead − n (leaky_queue: a backlog of at
+// most slots − ahead, when the last is queued), at or after the effective
+// instant of t. The checks are within ValidateChecks' bound, so that
+// threshold is not negative.
+func repeatWait(s algorithms.Spec, mc machine, t, ahead, n int64) time.Duration {
+	mc = mc.clone()
+	te := effective(mc, t)
+	mc.touch(te)
+	x := ratInt(capacity(s) - ahead - n)
+	if s.Algorithm == algorithms.LeakyQueue {
+		x = sub(queueSlots(s), ratInt(ahead))
 	}
-	m.denied(t, checks, work, out)
-	return out, nil
+	return time.Duration(mc.firstAtMost(te, x) - t)
 }
 
 // denied completes the decisions out of checks decided in order at t on

@@ -240,17 +240,7 @@ func takeUse(x *big.Rat, a, q int64, sp algorithms.Spec) *big.Rat {
 // peekAt returns what a Take of checks, valid ones, at t would report
 // without consuming: TakeAt's decisions of a denied call. m.mu must be held.
 func (m *Model) peekAt(t int64, checks []algorithms.Check) []algorithms.Decision {
-	work := make(map[modelKey]machine)
-	out := make([]algorithms.Decision, len(checks))
-	for i, c := range checks {
-		k := modelKey{c.Spec, c.Key}
-		mc, ok := work[k]
-		if !ok {
-			mc = m.machineFor(k).clone()
-			work[k] = mc
-		}
-		out[i] = decideLate(c.Spec, mc, t, cost(c), true)
-	}
+	work, out, _ := m.decideInOrder(t, checks)
 	m.denied(t, checks, work, out)
 	return out
 }

@@ -71,6 +71,11 @@ const (
 //     are the Model's *algorithms.CostError, consume nothing, and are
 //     Peek's, GiveBack's and Refund's error too; checks that reach the
 //     bound exactly are admitted;
+//   - RepeatWait/<case>: after random single checks (and in the issue's
+//     sliding_window case, 5 of 10, then 5 and 5), a denied call
+//     that names one key more than once is admitted, the same call, once
+//     the longest RetryAfter of its denied checks has passed if nothing
+//     else arrives, and is still denied a nanosecond before;
 //   - Context/<case>: a cancelled or expired context is returned as the
 //     error, and consumes nothing;
 //   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does;
@@ -123,6 +128,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("MaxKeys", func(t *testing.T) { runMaxKeys(t, h) })
 	t.Run("InvalidChecks", func(t *testing.T) { runInvalidChecks(t, h) })
 	t.Run("RepeatCost", func(t *testing.T) { runRepeatCost(t, h) })
+	t.Run("RepeatWait", func(t *testing.T) { runRepeatWait(t, h) })
 	t.Run("Context", func(t *testing.T) { runContext(t, h) })
 	t.Run("TakeInto", func(t *testing.T) { runTakeInto(t, h) })
 	t.Run("Closed", func(t *testing.T) { runClosed(t, h) })

@@ -3,6 +3,7 @@ package algotest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -190,4 +191,112 @@ func repeatErrorSays(err error, checks []algorithms.Check, cost, combined int64)
 		return "does not name the Spec, the combined cost and the capacity"
 	}
 	return ""
+}
+
+// repeatWaitSpecs returns the specs runRepeatWait tries: each kind at two
+// capacities, and at windows and rates that do not divide evenly.
+func repeatWaitSpecs() []algorithms.Spec {
+	specs := append(kindSpecs(4), kindSpecs(10)...)
+	return append(specs,
+		algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 7, Window: 7 * time.Second},
+		algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 7, Window: 7 * time.Second},
+		algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 7, Window: 7 * time.Second},
+		algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 7, Window: 9 * time.Second, Buckets: 3},
+		algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 3, Window: 7 * time.Second, Burst: 8},
+		algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 3, Window: 7 * time.Second, Burst: 8},
+		algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 3, Window: 7 * time.Second, MaxDelay: 17 * time.Second},
+	)
+}
+
+// runRepeatWait: a denied call whose checks name one key more than once
+// (within what the key admits at once) is admitted, the same call, once
+// the longest RetryAfter of its denied checks has passed if nothing else
+// arrives, and is still denied a nanosecond before: RetryAfter is the
+// shortest wait for the whole call, the checks of a key counted together.
+// First the case, then random histories of single checks on each
+// spec followed by random calls with a repeated key (and another key, now
+// and then); every decision is also the Model's.
+func runRepeatWait(t *testing.T, h Harness) {
+	// sliding_window, 10 a minute, 5 admitted at 10 s, then 5 and 5 at 50
+	// s: the second 5 waits until the first 5 have left the window of the
+	// retry, at 120 s, not only until they weigh as the previous window's
+	// (at 90 s a retry counts 2.5 of them and all 10 of its own).
+	t.Run("sliding_window_five_then_five_and_five", func(t *testing.T) {
+		spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 10, Window: time.Minute}
+		e := newEnv(t, h)
+		five := algorithms.Check{Spec: spec, Key: "k", Cost: 5}
+		e.take(10*time.Second, five)
+		ds := e.take(50*time.Second, five, five)
+		if !ds[0].Allowed || ds[1].Allowed || ds[1].RetryAfter != 70*time.Second {
+			t.Fatalf("Take(5, 5) at +50s after 5 at +10s = %+v; want the second denied with RetryAfter 70s", ds)
+		}
+		e.repeatWaitHolds(50*time.Second, []algorithms.Check{five, five}, ds, nil)
+	})
+	for si, spec := range repeatWaitSpecs() {
+		t.Run(fmt.Sprintf("%s/%d", spec.Algorithm, si), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(si), 0x4e9ea7))
+			e := newEnv(t, h)
+			c, w := spec.Capacity(), int64(spec.Window)
+			var at time.Duration
+			var denied int
+			for trial := range 60 {
+				k := fmt.Sprintf("k%d", trial)
+				check := func(n int64) algorithms.Check { return algorithms.Check{Spec: spec, Key: k, Cost: n} }
+				var history []string
+				for range r.IntN(4) {
+					at += time.Duration(r.Int64N(w))
+					ch := check(1 + r.Int64N(c))
+					e.take(at, ch)
+					history = append(history, fmt.Sprintf("+%v Take(%s)", at, formatCheck(ch)))
+				}
+				at += time.Duration(r.Int64N(w / 2))
+				checks := []algorithms.Check{check(1 + r.Int64N(c))}
+				for range 1 + r.IntN(3) {
+					if r.IntN(5) == 0 {
+						checks = append(checks, algorithms.Check{Spec: spec, Key: k + "j", Cost: 1 + r.Int64N(c)})
+					}
+					checks = append(checks, check(1+r.Int64N(c)))
+				}
+				checks = FitRepeats(checks)
+				ds := e.take(at, checks...)
+				if allAllowed(ds) {
+					continue
+				}
+				denied++
+				at = e.repeatWaitHolds(at, checks, ds, history)
+			}
+			if denied == 0 {
+				t.Fatalf("no call was denied: the test tries nothing")
+			}
+		})
+	}
+}
+
+// repeatWaitHolds requires of ds, the decisions of a denied Take of checks
+// at Base+at after history, that the same Take be denied at the longest
+// RetryAfter of its denied checks less a nanosecond, and admitted at it
+// (consuming then), and returns that instant.
+func (e *env) repeatWaitHolds(at time.Duration, checks []algorithms.Check, ds []algorithms.Decision, history []string) time.Duration {
+	e.t.Helper()
+	var wait time.Duration
+	for _, d := range ds {
+		if !d.Allowed {
+			wait = max(wait, d.RetryAfter)
+		}
+	}
+	say := func(when time.Duration, got []algorithms.Decision, want string) {
+		e.t.Helper()
+		e.t.Fatalf("after %v, Take(%s) at +%v = %+v, longest RetryAfter %v; at +%v the same Take = %+v, want %s",
+			history, formatChecks(checks), at, ds, wait, when, got, want)
+	}
+	if wait <= 0 {
+		say(at, ds, "a positive RetryAfter on a denied check")
+	}
+	if got := e.take(at+wait-1, checks...); allAllowed(got) {
+		say(at+wait-1, got, "denied: RetryAfter is not the shortest wait")
+	}
+	if got := e.take(at+wait, checks...); !allAllowed(got) {
+		say(at+wait, got, "every check admitted after the longest RetryAfter")
+	}
+	return at + wait
 }

@@ -35,7 +35,8 @@ import (
 // denied for that long where Redis would admit them. The Remaining of a
 // cached decision is Redis's at that time: other clients may have consumed
 // since. A key named twice in one Take is not cached from it (its second
-// check saw the first one's consumption). Entries expire with their
+// check saw the first one's consumption), and such a Take is not answered
+// from the cache (its second check waits for both). Entries expire with their
 // RetryAfter; when the cache is full, new denials are not cached until
 // expired entries make room.
 //
@@ -138,6 +139,14 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	}
 	if !denied {
 		return false
+	}
+	for i := 1; i < len(checks); i++ {
+		if repeated(checks[:i+1], i) {
+			// A key named twice: its later check waits for the earlier
+			// ones too (see algorithms.Decision.RetryAfter), longer than
+			// the key's cached decision alone says. Redis decides.
+			return false
+		}
 	}
 	for i, ch := range checks {
 		e := c.m[denyKey{ch.Spec, ch.Key}]

@@ -46,8 +46,9 @@
 // common Take (see "Exactness"); the rest of it runs only when that path
 // does not apply. Redis runs a script atomically, so a Take
 // is all or nothing across application instances: the script first decides
-// every check (a repeated key sees the earlier check's consumption, as in
-// the memory store), then writes only if all are admitted. Checks the store
+// every check (a repeated key sees the earlier checks' consumption, as if
+// they had been admitted, and a denied one waits for them all, as in the
+// memory store), then writes only if all are admitted. Checks the store
 // refuses never reach Redis: an invalid Spec or cost, and checks of one key
 // that ask together for more than it can ever admit at once, are found in
 // Go before the call, by the same rule as the memory store's

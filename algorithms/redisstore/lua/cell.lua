@@ -103,13 +103,29 @@ local function windowKinds()
     return d, c
   end
 
+  -- chargeWindow returns the state c would have after cost n is counted
+  -- where the kind decides (the key's window when off > 0), whether or
+  -- not it fits: a check after a denied one on its key in one Take is
+  -- decided as if that one had been admitted (cell.go's chargeCell).
+  local function chargeWindow(P, c, off, n)
+    local k = P.k
+    if off > 0 then k = c.t end
+    if P.kind == 1 then
+      if c.t ~= k then return {t = k, x = n, y = 0} end
+      return {t = k, x = c.x + n, y = 0}
+    end
+    if c.t == k then return {t = k, x = c.x, y = c.y + n} end
+    if c.t == k - 1 then return {t = k, x = c.y, y = n} end
+    return {t = k, x = 0, y = n}
+  end
+
   local function encodeWindow(P, c)
     if P.kind == 1 then
       return format('%d %d', c.t, c.x)
     end
     return format('%d %d %d', c.t, c.x, c.y)
   end
-  windowKinds_ = {load = loadWindow, late = lateWindow, fixed = fixedWindow, sliding = slidingWindow, encode = encodeWindow}
+  windowKinds_ = {load = loadWindow, late = lateWindow, fixed = fixedWindow, sliding = slidingWindow, charge = chargeWindow, encode = encodeWindow}
   return windowKinds_
 end
 
@@ -221,6 +237,6 @@ local function bucketKinds()
     local s, ns = absol(c.t)
     return format('%d %d %d', s, ns, c.x)
   end
-  bucketKinds_ = {load = loadBucket, token = tokenBucket, queue = leakyQueue, encode = encodeBucket}
+  bucketKinds_ = {load = loadBucket, token = tokenBucket, queue = leakyQueue, charge = advance, encode = encodeBucket}
   return bucketKinds_
 end

@@ -1,6 +1,7 @@
 -- main.lua: decides every check of one Take, then writes only if all are
 -- allowed. Mirrors algorithms/memory.go takeMany (repeated keys follow the
--- earlier check's state; when the Take is denied, the checks that would
+-- earlier check's state, as if it had been admitted: mainlib.lua's follow
+-- and decide; when the Take is denied, the checks that would
 -- pass are decided again, without consuming, on their key's state as loaded).
 --
 -- ARGV: 1 TS ("" to read the server's TIME), 2 TN, 3 minimum TTL in ms,

@@ -41,6 +41,20 @@ local function decide(op, consume)
   else
     d = bucketsKind().decide(P, op.S, op.off, op.n, consume)
   end
+  if op.ahead and not d.a then
+    -- A denied check after others on its key (pending.go's decide).
+    if kind == FIXED then
+      d.r = max(d.r, 0) -- a denied earlier one, counted, may pass the limit
+    elseif kind == SLIDING then
+      -- The wait of one check of the combined cost on the state before
+      -- the earlier ones: a retry counts them again in its own window
+      -- (sliding_window.go's slidingRepeat; NextAfter is reckoned in
+      -- full here already).
+      local e = P.e
+      if op.off > 0 then e = 0 end
+      d.ra = slidingWait(P.W, P.L, op.nc.x, op.nc.y - op.ahead, e, op.n + op.ahead)
+    end
+  end
   if op.off > 0 then later(d, op.off) end
   op.d = d
 end
@@ -73,28 +87,32 @@ local function load(op)
   end
 end
 
+-- follow sets op's state to the state after prev, an earlier check of the
+-- same Take on the same key, as if prev had been admitted (pending.go's
+-- follow); op.ahead is the cost of the earlier checks on the key.
 local function follow(op, prev)
   local P = op.P
   local kind = P.kind
+  op.ahead = (prev.ahead or 0) + prev.n
   if kind == LOG then
     local M = logKind()
     op.S = M.clone(prev.S)
-    if prev.d.a then M.commit(op.S, prev.off, prev.n) end
+    M.commit(op.S, prev.off, prev.n)
     op.off = M.latestOff(op.S)
     M.prune(P, op.S, op.off)
   elseif kind == BUCKETS then
     local M = bucketsKind()
     op.S = M.clone(prev.S)
-    if prev.d.a then M.commit(op.S, prev.n) end
+    M.commit(op.S, prev.n)
     op.off = M.off(P, op.S)
     M.roll(P, op.S, op.off)
+  elseif kind == FIXED or kind == SLIDING then
+    op.c = prev.nc
+    if not prev.d.a then op.c = windowKinds().charge(P, prev.c, prev.off, prev.n) end
+    op.off = windowKinds().late(P, op.c)
   else
-    op.c = prev.c
-    if prev.d.a then op.c = prev.nc end
-    if kind == FIXED or kind == SLIDING then
-      op.off = windowKinds().late(P, op.c)
-    else
-      op.off = 0
-    end
+    op.c = prev.nc
+    if not prev.d.a then op.c = bucketKinds().charge(P, prev.c, prev.n) end
+    op.off = 0
   end
 end
