@@ -75,7 +75,8 @@ const (
 //     sliding_window case, 5 of 10, then 5 and 5), a denied call
 //     that names one key more than once is admitted, the same call, once
 //     the longest RetryAfter of its denied checks has passed if nothing
-//     else arrives, and is still denied a nanosecond before;
+//     else arrives, and is still denied a nanosecond before (also when the
+//     call's instant is before the key's latest);
 //   - Context/<case>: a cancelled or expired context is returned as the
 //     error, and consumes nothing;
 //   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does;

@@ -215,7 +215,9 @@ func repeatWaitSpecs() []algorithms.Spec {
 // shortest wait for the whole call, the checks of a key counted together.
 // First the case, then random histories of single checks on each
 // spec followed by random calls with a repeated key (and another key, now
-// and then); every decision is also the Model's.
+// and then), a quarter of them up to a window before the key's latest
+// instant (a clock gone back: decided at that instant, the waits
+// lengthened by the difference); every decision is also the Model's.
 func runRepeatWait(t *testing.T, h Harness) {
 	// sliding_window, 10 a minute, 5 admitted at 10 s, then 5 and 5 at 50
 	// s: the second 5 waits until the first 5 have left the window of the
@@ -258,6 +260,9 @@ func runRepeatWait(t *testing.T, h Harness) {
 					checks = append(checks, check(1+r.Int64N(c)))
 				}
 				checks = FitRepeats(checks)
+				if r.IntN(4) == 0 {
+					at -= time.Duration(r.Int64N(w)) // back
+				}
 				ds := e.take(at, checks...)
 				if allAllowed(ds) {
 					continue
