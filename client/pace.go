@@ -23,7 +23,7 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut) 
 	var handed *cut // the probe's role, handed to the caller in wait
 	defer func() {
 		tk.leave()
-		if probe == nil {
+		if probe == nil && handed != nil {
 			// An error, or a panic.
 			t.cuts.abort(handed)
 		}

@@ -194,7 +194,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// below): its retry goes as the probe again. Should the request end
 	// before that retry is sent, the role is handed on.
 	var own *cut
-	defer func() { t.cuts.abort(own) }()
+	defer func() {
+		if own != nil { // abort does nothing on nil: no call on the common path
+			t.cuts.abort(own)
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			var err error
