@@ -50,10 +50,7 @@ func TestSlowProbeAnswerDoesNotBurstPacedWaiters(t *testing.T) {
 		}
 	})
 	_, tr := newClient(t, clock, client.WithRate(10, time.Second))
-	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-	}
-	clock.Advance(61 * time.Second)
+	refusedThenCut(t, clock, tr, srv.URL)
 	results := make([]result, 5)
 	clock.drive(5, func(i int) {
 		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
@@ -95,10 +92,7 @@ func TestProbePanicHandsOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-	}
-	clock.Advance(61 * time.Second)
+	refusedThenCut(t, clock, tr, srv.URL)
 	results := make([]result, 2)
 	var panics atomic.Int64
 	clock.drive(2, func(i int) {
@@ -142,10 +136,7 @@ func TestRequestBetweenHoldCheckAndRoleSeesRenewedHold(t *testing.T) {
 		refuseForTheHour(w, clock.Now(), "Retry-After")
 	})
 	_, tr := newClient(t, clock, client.WithMaxWait(30*time.Second))
-	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-	}
-	clock.Advance(61 * time.Second)
+	refusedThenCut(t, clock, tr, srv.URL)
 
 	var entered atomic.Int64
 	release := make(chan struct{})
@@ -312,10 +303,7 @@ func TestProbeRefusedWithoutAWaitKeepsItsRole(t *testing.T) {
 				}
 			})
 			_, tr := newClient(t, clock, client.WithBackoff(time.Second, time.Second), client.WithRandom(rand.NewPCG(1, 2)))
-			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-			}
-			clock.Advance(61 * time.Second)
+			refusedThenCut(t, clock, tr, srv.URL)
 			results := make([]result, 5)
 			clock.drive(5, func(i int) {
 				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
@@ -351,10 +339,7 @@ func TestCutRenewedUntilTheServersEnd(t *testing.T) {
 		io.WriteString(w, "ok")
 	})
 	_, tr := newClient(t, clock, client.WithMaxWait(2*time.Hour))
-	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-	}
-	clock.Advance(61 * time.Second)
+	refusedThenCut(t, clock, tr, srv.URL)
 	const callers = 60
 	results := make([]result, callers)
 	clock.drive(callers, func(i int) {
@@ -439,10 +424,7 @@ func TestProbeRefusedWithoutAWaitGivingUpHandsOn(t *testing.T) {
 				opts = append(opts, client.WithOnRetry(func(client.Retry) { panic("hook broke") }))
 			}
 			_, tr := newClient(t, clock, opts...)
-			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-			}
-			clock.Advance(61 * time.Second)
+			refusedThenCut(t, clock, tr, srv.URL)
 			var probe, other result
 			clock.drive(2, func(i int) {
 				if i == 0 {
@@ -609,10 +591,7 @@ func TestHandedProbeWaitsForAHoldSetMeanwhile(t *testing.T) {
 			}
 			go func() { qDone <- call(context.Background(), tr, srv.URL, "Q") }()
 			hangguard.Await(t, qIn, 5*time.Second, "Q at the server")
-			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-			}
-			clock.Advance(61 * time.Second)
+			refusedThenCut(t, clock, tr, srv.URL)
 			results := make([]result, 2)
 			clock.drive(2, func(i int) {
 				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
@@ -719,10 +698,7 @@ func TestProbeAnswerNeedsNoCaller(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-			}
-			clock.Advance(61 * time.Second)
+			refusedThenCut(t, clock, tr, srv.URL)
 			var other result
 			var probeResp *http.Response
 			clock.drive(2, func(i int) {

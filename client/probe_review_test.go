@@ -44,6 +44,35 @@ func refuseForTheHour(w http.ResponseWriter, now time.Time, form string) {
 	w.WriteHeader(http.StatusTooManyRequests)
 }
 
+// refusedThenCut sends a first request through tr, which the server
+// refuses for the hour (a hold cut to the maximum of a minute), and moves
+// clock past that cut hold: the next request goes as the probe.
+func refusedThenCut(t *testing.T, clock *fakeClock, tr http.RoundTripper, url string) {
+	t.Helper()
+	if got := call(context.Background(), tr, url, "first"); got.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+	}
+	clock.Advance(61 * time.Second)
+}
+
+// probeThenOther sends a probe through tr and, once it is at the server
+// (probeIn closed), another request, which closes otherDone as it
+// returns; it returns what each got once both have returned.
+func probeThenOther(t *testing.T, tr http.RoundTripper, url string, probeIn <-chan struct{}, otherDone chan<- struct{}) (probe, other result) {
+	t.Helper()
+	var wg sync.WaitGroup
+	wg.Go(func() { probe = call(context.Background(), tr, url, "probe") })
+	if _, ok := hangguard.Within(probeIn, 5*time.Second); !ok {
+		t.Fatal("the probe did not reach the server")
+	}
+	wg.Go(func() {
+		other = call(context.Background(), tr, url, "other")
+		close(otherDone)
+	})
+	hangguard.Run(t, 5*time.Second, "the callers did not return", wg.Wait)
+	return probe, other
+}
+
 // A result is what a caller got: a status or an error.
 type result struct {
 	status int
@@ -245,10 +274,7 @@ func TestProbeWithoutAnswerHandsOn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-			}
-			clock.Advance(61 * time.Second)
+			refusedThenCut(t, clock, tr, srv.URL)
 			results := make([]result, 3)
 			ctxs := make([]context.Context, 3)
 			for i := range ctxs {
@@ -298,23 +324,9 @@ func TestProbeWaitBeyondMaxWaitFailsUnsent(t *testing.T) {
 		refuseForTheHour(w, clock.Now(), "Retry-After")
 	})
 	_, tr := newClient(t, clock, client.WithMaxWait(0))
-	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-	}
-	clock.Advance(61 * time.Second)
+	refusedThenCut(t, clock, tr, srv.URL)
 	// No drive: nothing waits on the clock.
-	var probe, other result
-	var wg sync.WaitGroup
-	wg.Go(func() { probe = call(context.Background(), tr, srv.URL, "probe") })
-	// The other caller comes once the probe is at the server.
-	if _, ok := hangguard.Within(probeIn, 5*time.Second); !ok {
-		t.Fatal("the probe did not reach the server")
-	}
-	wg.Go(func() {
-		other = call(context.Background(), tr, srv.URL, "other")
-		close(otherDone)
-	})
-	hangguard.Run(t, 5*time.Second, "the callers did not return", wg.Wait)
+	probe, other := probeThenOther(t, tr, srv.URL, probeIn, otherDone)
 	if probe.err != nil || probe.status != http.StatusTooManyRequests {
 		t.Errorf("probe: got %d %v, want the 429", probe.status, probe.err)
 	}
@@ -379,10 +391,7 @@ func TestProbeAnsweredWithShortWaitLiftsTheCut(t *testing.T) {
 		}
 	})
 	_, tr := newClient(t, clock)
-	if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-	}
-	clock.Advance(61 * time.Second)
+	refusedThenCut(t, clock, tr, srv.URL)
 	results := make([]result, 3)
 	clock.drive(3, func(i int) {
 		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
@@ -437,23 +446,9 @@ func TestSlowProbe(t *testing.T) {
 				}
 			})
 			_, tr := newClient(t, clock, client.WithMaxWait(tc.maxWait))
-			if got := call(context.Background(), tr, srv.URL, "first"); got.status != http.StatusTooManyRequests {
-				t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
-			}
-			clock.Advance(61 * time.Second)
+			refusedThenCut(t, clock, tr, srv.URL)
 			// No drive: the clock moves only as the probe's server says.
-			var probe, other result
-			var wg sync.WaitGroup
-			wg.Go(func() { probe = call(context.Background(), tr, srv.URL, "probe") })
-			// The other caller comes once the probe is at the server.
-			if _, ok := hangguard.Within(probeIn, 5*time.Second); !ok {
-				t.Fatal("the probe did not reach the server")
-			}
-			wg.Go(func() {
-				other = call(context.Background(), tr, srv.URL, "other")
-				close(otherDone)
-			})
-			hangguard.Run(t, 5*time.Second, "the callers did not return", wg.Wait)
+			probe, other := probeThenOther(t, tr, srv.URL, probeIn, otherDone)
 			if probe.err != nil || probe.status != http.StatusOK {
 				t.Errorf("probe: got %d %v, want 200", probe.status, probe.err)
 			}
