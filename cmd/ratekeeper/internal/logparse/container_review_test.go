@@ -152,3 +152,37 @@ func TestContainerPartialAtEnd(t *testing.T) {
 		t.Errorf("samples %v, want one saying the line's last part is missing", s)
 	}
 }
+
+// TestContainerEdges: look-alikes of an envelope are read as they are,
+// not unwrapped (a json-file object with no container stream is
+// malformed; a CRI look-alike is a Common Log Format line whose host is
+// its first field); an empty line in an envelope is blank; parts that
+// join into a line longer than 64 KiB make one malformed line, and the
+// lines after it are read.
+func TestContainerEdges(t *testing.T) {
+	part := strings.Repeat("a", 40<<10)
+	log := `{"log":"x\n","stream":"console","time":"2026-12-03T20:40:26Z"}` + "\n" + // no stream of a container
+		"2026-12-03T20:40:26Z stdout X " + containerCombined + "\n" + // no tag of CRI
+		"2026-13-03T20:40:26Z stdout F " + containerCombined + "\n" + // no time
+		"2026-12-03T20:40:26Z stdout F \n" + // blank
+		dockerLine(t, "\n", "stdout") + "\n" + // blank
+		"2026-12-03T20:40:26Z stdout P " + part + "\n" +
+		"2026-12-03T20:40:26Z stdout P " + part + "\n" +
+		"2026-12-03T20:40:26Z stdout F " + part + "\n" +
+		"2026-12-03T20:40:27Z stdout F " + containerCombined + "\n"
+	r, err := NewReader(strings.NewReader(log), "edges.log", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, e := range readAll(t, r) {
+		addrs = append(addrs, e.Addr)
+	}
+	if want := []string{"2026-12-03T20:40:26Z", "2026-13-03T20:40:26Z", "203.0.113.7"}; strings.Join(addrs, " ") != strings.Join(want, " ") {
+		t.Errorf("entries from %q, want %q: the look-alikes as they are, then the last line unwrapped", addrs, want)
+	}
+	s := r.Samples()
+	if r.MalformedCount() != 2 || len(s) != 2 || s[0].Line != 1 || s[1].Line != 8 || !strings.Contains(s[1].Reason, "64 KiB") || len(s[1].Text) > 120 {
+		t.Errorf("%d malformed, samples %v; want the json-file look-alike (line 1) and the joined line (line 8) as longer than 64 KiB", r.MalformedCount(), s)
+	}
+}
