@@ -144,7 +144,9 @@
 // built anew for a setting ApplyConfig cannot change in place, sharing its
 // observers) is to be closed ([Middleware.Close]): its failure State then
 // leaves its observers' failure_state gauges, which would otherwise keep a
-// State its store failed into for ever.
+// State its store failed into for ever, and the limits it is still set
+// (by an adaptive Controller its last requests feed) no longer reach the
+// limit gauges the middleware replacing it reports.
 //
 // An [Observer] ([WithObserver]) is told the outcome and decision latency
 // of every request, changes of the failure [State] and of effective

@@ -779,17 +779,27 @@ func (m *Middleware) setState(s State) {
 // observer that is a [CloseObserver] is told the State m is in (the
 // metrics take it out of failure_state), once, after every change of
 // State m told it; from then on m tells its observers of no change of
-// State. A middleware without observers, whose changes are logged (see
-// [WithLogger]), goes on logging them.
+// State, and of no change of its limits ([Middleware.SetLimit], as an
+// adaptive Controller still fed by m's last requests makes, or new
+// policies): the limit gauges, one per policy name, are left to the
+// middleware that replaces m, whose policies bear the same names (a
+// policy m had and it has not keeps its gauges: nothing removes them). A
+// middleware without
+// observers, whose changes are logged (see [WithLogger]), goes on logging
+// them.
 //
 // Close does not stop m: a request still in flight, or any m serves
 // after Close, is decided as before (the failure mode and the breaker
 // apply), counted in [Middleware.Stats] and reported to the observers'
-// ObserveRequest, and [Middleware.State] still reports m's State. It does
-// not close the store, which the caller owns, nor the fallback store. It
-// is safe to call concurrently with requests, and more than once (the
-// calls after the first do nothing). It returns nil: it is an io.Closer.
+// ObserveRequest, and [Middleware.State] still reports m's State; its
+// limits still change, unreported. It does not close the store, which the
+// caller owns, nor the fallback store. It is safe to call concurrently
+// with requests and changes of limits, and more than once (the calls
+// after the first do nothing). It returns nil: it is an io.Closer.
 func (m *Middleware) Close() error {
+	m.rules.mu.Lock()
+	m.rules.closed = true
+	m.rules.mu.Unlock()
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
 	if m.closed {

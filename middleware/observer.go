@@ -36,8 +36,9 @@ type Observer interface {
 	// ObserveLimit is called when a policy's effective limit is set: for
 	// every policy when the rule set is first built; when it is replaced,
 	// for every policy that is new or whose effective or configured limit
-	// changed; and whenever [Middleware.SetLimit] changes it. configured is
-	// the limit of the policy as given; limit is the one enforced.
+	// changed; and whenever [Middleware.SetLimit] changes it; never once
+	// the middleware is closed ([Middleware.Close]). configured is the
+	// limit of the policy as given; limit is the one enforced.
 	ObserveLimit(policy string, limit, configured int64)
 }
 
@@ -77,8 +78,10 @@ type GiveBackObserver interface {
 // middleware whose store was failing does not hold the gauge at that State
 // for ever. It is called once per middleware, after every ObserveState of
 // that middleware and under the same lock (the middleware reports no
-// change of State after it), so it must not call back into the
-// middleware's Close. The middleware checks for it with a type assertion;
+// change of State after it, nor of its limits: ObserveLimit and
+// ObservePolicyRemoved are not called once it is closed, so that its
+// limits leave the per-policy gauges to the middleware that replaces it),
+// so it must not call back into the middleware's Close. The middleware checks for it with a type assertion;
 // an Observer without it is told nothing.
 //
 // [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics

@@ -17,6 +17,9 @@ type rules struct {
 	mu     sync.Mutex       // serialises writers; requests never take it
 	base   []*policy.Policy // as configured
 	limits map[string]int64 // effective limit by policy name, when not the configured one
+	// closed: Close was called; the observers are told of no change of
+	// limits, nor of a policy removed.
+	closed bool
 }
 
 // SetPolicies replaces the policies the middleware enforces, while requests
@@ -156,7 +159,7 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 	oldBase := m.rules.base
 	m.rules.base = append([]*policy.Policy(nil), base...)
 	m.rules.limits = limits
-	if m.obs != nil {
+	if m.obs != nil && !m.rules.closed {
 		m.notifyLimits(old, oldBase, set)
 	}
 	return nil

@@ -49,7 +49,9 @@
 // transitions they made. A middleware closed ([middleware.Middleware.Close],
 // [Metrics.ObserveClose]) is counted out of them: one an application
 // discards for a middleware rebuilt from a new configuration, sharing this
-// Metrics, leaves behind no State its store failed into.
+// Metrics, leaves behind no State its store failed into, and reports no
+// limit after Close: the limit gauges of its policies' names are the
+// middleware's that replaces it.
 package prommetrics
 
 import (
