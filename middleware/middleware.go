@@ -964,7 +964,9 @@ type Result struct {
 	outerWait uint32
 	// Err is the failure the middleware met, if any: the store's error
 	// (then the request passed unlimited, or was decided by the fallback
-	// store), or in shadow mode a *policy.KeyError or *policy.CostError.
+	// store), or the *policy.KeyError or *policy.CostError of a request
+	// refused for it (as the reject and deny hooks and the observer see
+	// it) or, in shadow mode, let through.
 	Err error
 }
 

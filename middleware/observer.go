@@ -20,7 +20,9 @@ import (
 // goroutine changing the limits), so they must be safe for concurrent use,
 // must not block, and should not allocate per call. ObserveLimit is called
 // while the middleware's rule set is being replaced: it must not call
-// [Middleware.SetPolicies] or [Middleware.SetLimit].
+// [Middleware.SetPolicies], [Middleware.SetLimit] or [Middleware.Close].
+// ObserveState is called under the lock that orders the changes of State,
+// which Close takes too: it must not call Close.
 //
 // Without an observer ([WithObserver] not used) the middleware pays one nil
 // check per request.
