@@ -33,7 +33,8 @@
 //	                                     failed refund or give-back, which only
 //	                                     Stats.StoreErrors counts, nor a request whose
 //	                                     context ended first, shadowed or not), "key" (no
-//	                                     key), "cost" (a cost out of range)
+//	                                     key), "cost" (a cost out of range: under
+//	                                     each policy whose range it is out of)
 //	ratekeeper.decision.duration         histogram (s): time to decide (keys and store
 //	                                     call); bucket boundaries given as advice
 //	                                     ([DefaultBuckets], [WithBuckets])

@@ -22,7 +22,8 @@
 //	                                           failed refund or give-back, which only
 //	                                           Stats.StoreErrors counts, nor a request whose
 //	                                           context ended first, shadowed or not), "key"
-//	                                           (no key), "cost"
+//	                                           (no key), "cost" (under each policy whose
+//	                                           range the request's cost is out of)
 //	ratekeeper_decision_seconds                histogram: time to decide (keys and store call)
 //	ratekeeper_failure_state{state}            gauge: 1 for each failure state (open, closed,
 //	                                           fallback) an observed middleware is in, and
