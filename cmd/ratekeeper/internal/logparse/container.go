@@ -55,7 +55,10 @@ func unwrapContainer(raw []byte) (text []byte, stream int, partial, ok bool) {
 	if bytes.HasPrefix(raw, []byte(`{"log":`)) {
 		return unwrapDocker(raw)
 	}
-	if len(raw) > 0 && '0' <= raw[0] && raw[0] <= '9' {
+	// A CRI line starts with an RFC 3339 date ("2026-12-03T"): looked
+	// for first, so that a Common Log Format line (an address first) costs
+	// a few comparisons.
+	if len(raw) > 11 && '0' <= raw[0] && raw[0] <= '9' && raw[4] == '-' && raw[7] == '-' && raw[10] == 'T' {
 		return unwrapCRI(raw)
 	}
 	return nil, 0, false, false
