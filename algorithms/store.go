@@ -16,8 +16,9 @@ type Store interface {
 	// Denial is a Decision, not an error; errors are for a failing backend
 	// or an invalid check (a *SpecError or *CostError), including checks of
 	// one key under one Spec that it could never admit at once (a
-	// *CostError: see [ValidateChecks]). A Take that returns an error
-	// consumes nothing.
+	// *CostError: see [ValidateChecks]). A Take refused as invalid
+	// consumes nothing; one that fails on its backend may have consumed
+	// (a reply lost after Redis decided: see the redisstore package).
 	Take(ctx context.Context, checks ...Check) ([]Decision, error)
 }
 
