@@ -13,7 +13,8 @@ import (
 
 // decisionSane returns what is wrong with d against Decision's
 // documentation (DESIGN.md: Remaining never negative, RetryAfter 0 when
-// allowed and positive when denied, NextAfter 0 exactly at Limit).
+// allowed and positive when denied, NextAfter 0 exactly at Limit and no
+// later than RetryAfter when denied).
 func decisionSane(d algorithms.Decision) string {
 	switch {
 	case d.Remaining < 0 || d.Remaining > d.Limit:
@@ -28,6 +29,10 @@ func decisionSane(d algorithms.Decision) string {
 		return "no NextAfter below the full allowance"
 	case d.ResetAfter < 0 || d.NextAfter > d.ResetAfter:
 		return "NextAfter after ResetAfter"
+	case !d.Allowed && d.NextAfter > d.RetryAfter:
+		// A denied check waits for more units than Remaining+1 (the
+		// middleware's Retry-After must not be earlier than its t).
+		return "denied with NextAfter after RetryAfter"
 	}
 	return ""
 }
@@ -56,9 +61,23 @@ func TestReviewRepeatedKeysMatchModel(t *testing.T) {
 		{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: 7 * time.Second, MaxDelay: 20 * time.Second},
 		{Algorithm: algorithms.LeakyQueue, Limit: 7, Window: 3 * time.Second, MaxDelay: 2 * time.Second},
 	}
+	// Every fourth seed: limits near MaxLimit.
+	big := []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: algorithms.MaxLimit - 7, Window: 10 * time.Second},
+		{Algorithm: algorithms.SlidingWindow, Limit: algorithms.MaxLimit - 3, Window: 10 * time.Second},
+		{Algorithm: algorithms.SlidingWindow, Limit: 999_999_937, Window: 7*time.Second + 13},
+		{Algorithm: algorithms.SlidingBuckets, Limit: algorithms.MaxLimit, Window: 9 * time.Second, Buckets: 3},
+		{Algorithm: algorithms.TokenBucket, Limit: 999_999_937, Window: 7*time.Second + 3, Burst: algorithms.MaxLimit},
+		{Algorithm: algorithms.LeakyBucket, Limit: 3, Window: 7 * time.Second, Burst: 999_999_999},
+		{Algorithm: algorithms.LeakyQueue, Limit: 999_999_937, Window: 10*time.Second + 1, MaxDelay: 9 * time.Second},
+	}
 	ctx := context.Background()
 	for seed := range uint64(800) {
 		r := rand.New(rand.NewPCG(seed, 77))
+		specs := specs
+		if seed%4 == 3 {
+			specs = big
+		}
 		clock := algotest.NewClock(algotest.Base)
 		mem, err0 := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 		if err0 != nil {
@@ -110,6 +129,20 @@ func TestReviewRepeatedKeysMatchModel(t *testing.T) {
 				fail("Take error", err, werr)
 			}
 			if err != nil {
+				// GiveBack and Refund of the same checks fail alike.
+				ds := make([]algorithms.Decision, len(checks))
+				for i := range ds {
+					ds[i].Allowed = true
+				}
+				dst := make([]algorithms.Refunded, len(checks))
+				_, gwerr := model.GiveBackAt(tnow, checks, ds, 0)
+				if gerr := mem.GiveBack(ctx, dst, checks, ds, 0); fmt.Sprint(gerr) != fmt.Sprint(gwerr) {
+					fail("GiveBack error", gerr, gwerr)
+				}
+				_, rwerr := model.RefundAt(tnow, checks, ds, 0)
+				if rerr := mem.Refund(ctx, dst, checks, ds, 0); fmt.Sprint(rerr) != fmt.Sprint(rwerr) {
+					fail("Refund error", rerr, rwerr)
+				}
 				continue
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {

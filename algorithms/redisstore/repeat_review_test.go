@@ -15,7 +15,8 @@ import (
 
 // decisionSane returns what is wrong with d against Decision's
 // documentation (DESIGN.md: Remaining never negative, RetryAfter 0 when
-// allowed and positive when denied, NextAfter 0 exactly at Limit).
+// allowed and positive when denied, NextAfter 0 exactly at Limit and no
+// later than RetryAfter when denied).
 func decisionSane(d algorithms.Decision) string {
 	switch {
 	case d.Remaining < 0 || d.Remaining > d.Limit:
@@ -30,6 +31,10 @@ func decisionSane(d algorithms.Decision) string {
 		return "no NextAfter below the full allowance"
 	case d.ResetAfter < 0 || d.NextAfter > d.ResetAfter:
 		return "NextAfter after ResetAfter"
+	case !d.Allowed && d.NextAfter > d.RetryAfter:
+		// A denied check waits for more units than Remaining+1 (the
+		// middleware's Retry-After must not be earlier than its t).
+		return "denied with NextAfter after RetryAfter"
 	}
 	return ""
 }
@@ -48,12 +53,13 @@ func TestReviewRepeatedKeysMatchModel(t *testing.T) {
 		{"script", func(t *testing.T) redis.UniversalClient { return noFunctionsClient(t) }},
 		{"cluster", func(t *testing.T) redis.UniversalClient { return sharedCluster(t) }},
 	} {
-		t.Run(c.name, func(t *testing.T) { repeatedKeysMatchModel(t, c.client(t)) })
-		t.Run(c.name+"/deny_cache", func(t *testing.T) { repeatedKeysMatchModel(t, c.client(t), redisstore.WithDenyCache(100)) })
+		t.Run(c.name, func(t *testing.T) { repeatedKeysMatchModel(t, c.client(t), false) })
+		t.Run(c.name+"/deny_cache", func(t *testing.T) { repeatedKeysMatchModel(t, c.client(t), false, redisstore.WithDenyCache(100)) })
+		t.Run(c.name+"/near_max_limit", func(t *testing.T) { repeatedKeysMatchModel(t, c.client(t), true) })
 	}
 }
 
-func repeatedKeysMatchModel(t *testing.T, client redis.UniversalClient, opts ...redisstore.Option) {
+func repeatedKeysMatchModel(t *testing.T, client redis.UniversalClient, big bool, opts ...redisstore.Option) {
 	cached := len(opts) > 0
 	specs := []algorithms.Spec{
 		{Algorithm: algorithms.FixedWindow, Limit: 5, Window: 10 * time.Second},
@@ -72,6 +78,17 @@ func repeatedKeysMatchModel(t *testing.T, client redis.UniversalClient, opts ...
 		{Algorithm: algorithms.LeakyBucket, Limit: 1, Window: 7 * time.Second},
 		{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: 7 * time.Second, MaxDelay: 20 * time.Second},
 		{Algorithm: algorithms.LeakyQueue, Limit: 7, Window: 3 * time.Second, MaxDelay: 2 * time.Second},
+	}
+	if big {
+		specs = []algorithms.Spec{
+			{Algorithm: algorithms.FixedWindow, Limit: algorithms.MaxLimit - 7, Window: 10 * time.Second},
+			{Algorithm: algorithms.SlidingWindow, Limit: algorithms.MaxLimit - 3, Window: 10 * time.Second},
+			{Algorithm: algorithms.SlidingWindow, Limit: 999_999_937, Window: 7*time.Second + 13},
+			{Algorithm: algorithms.SlidingBuckets, Limit: algorithms.MaxLimit, Window: 9 * time.Second, Buckets: 3},
+			{Algorithm: algorithms.TokenBucket, Limit: 999_999_937, Window: 7*time.Second + 3, Burst: algorithms.MaxLimit},
+			{Algorithm: algorithms.LeakyBucket, Limit: 3, Window: 7 * time.Second, Burst: 999_999_999},
+			{Algorithm: algorithms.LeakyQueue, Limit: 999_999_937, Window: 10*time.Second + 1, MaxDelay: 9 * time.Second},
+		}
 	}
 	ctx := context.Background()
 	for seed := range uint64(60) {
@@ -127,6 +144,20 @@ func repeatedKeysMatchModel(t *testing.T, client redis.UniversalClient, opts ...
 				fail("Take error", err, werr)
 			}
 			if err != nil {
+				// GiveBack and Refund of the same checks fail alike.
+				ds := make([]algorithms.Decision, len(checks))
+				for i := range ds {
+					ds[i].Allowed = true
+				}
+				dst := make([]algorithms.Refunded, len(checks))
+				_, gwerr := model.GiveBackAt(tnow, checks, ds, 0)
+				if gerr := mem.GiveBack(ctx, dst, checks, ds, 0); fmt.Sprint(gerr) != fmt.Sprint(gwerr) {
+					fail("GiveBack error", gerr, gwerr)
+				}
+				_, rwerr := model.RefundAt(tnow, checks, ds, 0)
+				if rerr := mem.Refund(ctx, dst, checks, ds, 0); fmt.Sprint(rerr) != fmt.Sprint(rwerr) {
+					fail("Refund error", rerr, rwerr)
+				}
 				continue
 			}
 			if cached && !hasRepeat(checks) {
