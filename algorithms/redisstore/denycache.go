@@ -38,7 +38,11 @@ import (
 // check saw the first one's consumption), and such a Take is not answered
 // from the cache (its second check waits for both). Entries expire with their
 // RetryAfter; when the cache is full, new denials are not cached until
-// expired entries make room.
+// expired entries make room. A Take is answered from the cache only before
+// the NextAfter of each of its cached decisions, when the key's Remaining
+// could grow (a denial of a cost above 1, or a check of a stacked Take that
+// passed, reaches it before its RetryAfter): from then on it goes to Redis,
+// so that the Remaining and NextAfter reported are Redis's.
 //
 // Memory: an entry takes about 250 to 350 bytes (by how full the cache's
 // map is since it last grew) plus a copy of its key. Keys longer than 512
@@ -131,6 +135,11 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	for _, ch := range checks {
 		e, ok := c.m[denyKey{ch.Spec, ch.Key}]
 		if !ok || e.cost != cost(ch) || !now.Before(e.until) {
+			return false
+		}
+		if e.d.NextAfter > 0 && !now.Before(e.at.Add(e.d.NextAfter)) {
+			// The key's Remaining may have grown since (counted, as a
+			// wait's end, from before the call): Redis reports it.
 			return false
 		}
 		if !e.d.Allowed && now.Before(e.at.Add(e.d.RetryAfter)) {

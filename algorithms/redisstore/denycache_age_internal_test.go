@@ -9,11 +9,9 @@ import (
 
 // TestDenyCacheAnswerAged: WithDenyCache reports the cached decisions of a
 // Take with RetryAfter, ResetAfter and NextAfter reduced by the time
-// elapsed since Redis's reply arrived, and the Decision contract holds for
-// what it reports: durations never negative (0 when the key is already
-// full, or Remaining already growing), and RetryAfter 0 for a check that
-// passes — a check whose own wait, counted from before the call, is over
-// passes now, while the Take stays denied by the other check.
+// elapsed since Redis's reply arrived, and answers only before the
+// NextAfter of each, counted from before the call: from then on a key's
+// Remaining may have grown, which Redis reports.
 func TestDenyCacheAnswerAged(t *testing.T) {
 	c := newDenyCache(8)
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}
@@ -25,17 +23,20 @@ func TestDenyCacheAnswerAged(t *testing.T) {
 		{Limit: 1, RetryAfter: time.Second, ResetAfter: 1500 * time.Millisecond, NextAfter: time.Second},
 	}, checks, at, replied, c.mark(checks))
 
-	now := at.Add(2 * time.Second) // 1.9s after the reply
+	now := at.Add(500 * time.Millisecond) // 0.4s after the reply
 	var dst [2]algorithms.Decision
 	if !c.answer(dst[:], checks, now) {
 		t.Fatal("a Take with a live cached denial was not answered locally")
 	}
 	want := [2]algorithms.Decision{
-		{Limit: 1, RetryAfter: 8100 * time.Millisecond, ResetAfter: 28100 * time.Millisecond, NextAfter: 8100 * time.Millisecond},
-		{Allowed: true, Limit: 1},
+		{Limit: 1, RetryAfter: 9600 * time.Millisecond, ResetAfter: 29600 * time.Millisecond, NextAfter: 9600 * time.Millisecond},
+		{Limit: 1, RetryAfter: 600 * time.Millisecond, ResetAfter: 1100 * time.Millisecond, NextAfter: 600 * time.Millisecond},
 	}
 	if dst != want {
-		t.Fatalf("answer 1.9s after the reply = %+v, want %+v", dst, want)
+		t.Fatalf("answer 0.4s after the reply = %+v, want %+v", dst, want)
+	}
+	if c.answer(dst[:], checks, at.Add(time.Second)) {
+		t.Fatalf("answered %+v at the short check's NextAfter (from before the call), where its Remaining may have grown", dst)
 	}
 }
 
