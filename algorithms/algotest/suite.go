@@ -77,6 +77,14 @@ const (
 //     the longest RetryAfter of its denied checks has passed if nothing
 //     else arrives, and is still denied a nanosecond before (also when the
 //     call's instant is before the key's latest);
+//   - RepeatTraces/seed=<n>: random calls of up to 11 checks naming
+//     keys several times, mixed with every kind (limits small, or near
+//     MaxLimit), costs to the bound and past it, instants going back:
+//     Peek, Take, GiveBack and Refund (for a store with them) are the
+//     Model's, errors included, and every decision keeps Decision's
+//     documented relations (Remaining within [0, Limit], RetryAfter
+//     positive exactly when denied, NextAfter 0 exactly at Limit, no later
+//     than ResetAfter, and no later than RetryAfter when denied);
 //   - Context/<case>: a cancelled or expired context is returned as the
 //     error, and consumes nothing;
 //   - TakeInto: for an algorithms.IntoStore, TakeInto decides as Take does;
@@ -130,6 +138,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("InvalidChecks", func(t *testing.T) { runInvalidChecks(t, h) })
 	t.Run("RepeatCost", func(t *testing.T) { runRepeatCost(t, h) })
 	t.Run("RepeatWait", func(t *testing.T) { runRepeatWait(t, h) })
+	t.Run("RepeatTraces", func(t *testing.T) { runRepeatTraces(t, h) })
 	t.Run("Context", func(t *testing.T) { runContext(t, h) })
 	t.Run("TakeInto", func(t *testing.T) { runTakeInto(t, h) })
 	t.Run("Closed", func(t *testing.T) { runClosed(t, h) })
