@@ -160,10 +160,7 @@ func TestCloseRacingLimitsAndFailures(t *testing.T) {
 // no CloseObserver) they are not told (Close tells the observers of no
 // change of State), but each store failure is still logged as one.
 func TestClosedMiddlewareStillLogs(t *testing.T) {
-	old := slog.Default()
-	t.Cleanup(func() { slog.SetDefault(old) })
-	var def bytes.Buffer
-	slog.SetDefault(slog.New(slog.NewJSONHandler(&def, nil)))
+	def := defaultLogTo(t)
 	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
 
 	mem, _ := newStore(t)
@@ -173,7 +170,7 @@ func TestClosedMiddlewareStillLogs(t *testing.T) {
 	m.Close()
 	st.down.Store(true)
 	serve(m.Handler(ok), "GET", "/")
-	if recs := logRecords(t, &def, "ratekeeper: failure state changed"); len(recs) != 1 || recs[0]["to"] != "open" {
+	if recs := logRecords(t, def, "ratekeeper: failure state changed"); len(recs) != 1 || recs[0]["to"] != "open" {
 		t.Errorf("no observer, closed: records %v, want the change to open", recs)
 	}
 

@@ -35,10 +35,7 @@ func (f *flapping) Take(ctx context.Context, checks ...algorithms.Check) ([]algo
 // the LogObserver logs them instead, once, and with another observer
 // (metrics) the observer is told and nothing is logged.
 func TestStoreFailureLoggedByDefault(t *testing.T) {
-	old := slog.Default()
-	t.Cleanup(func() { slog.SetDefault(old) })
-	var buf bytes.Buffer
-	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	buf := defaultLogTo(t)
 
 	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
 	mem, _ := newStore(t)
@@ -49,14 +46,14 @@ func TestStoreFailureLoggedByDefault(t *testing.T) {
 	const msg = "ratekeeper: failure state changed"
 
 	serve(h, "GET", "/")
-	if recs := logRecords(t, &buf, msg); len(recs) != 0 {
+	if recs := logRecords(t, buf, msg); len(recs) != 0 {
 		t.Fatalf("a healthy store logged %v", recs)
 	}
 	store.down.Store(true)
 	if w := serve(h, "GET", "/"); w.Code != 200 {
 		t.Fatalf("fail open answered %d", w.Code)
 	}
-	recs := logRecords(t, &buf, msg)
+	recs := logRecords(t, buf, msg)
 	if len(recs) != 1 || recs[0]["level"] != "WARN" || recs[0]["from"] != "healthy" || recs[0]["to"] != "open" {
 		t.Fatalf("records %v; want one warning, healthy to open", recs)
 	}
@@ -68,7 +65,7 @@ func TestStoreFailureLoggedByDefault(t *testing.T) {
 	store.down.Store(false)
 	clock.Advance(time.Second - time.Nanosecond)
 	serve(h, "GET", "/")
-	if recs := logRecords(t, &buf, msg); len(recs) != 1 {
+	if recs := logRecords(t, buf, msg); len(recs) != 1 {
 		t.Fatalf("%d records within the second, want the first alone: %v", len(recs), recs)
 	}
 	// A second after the first record, the next change is logged with the
@@ -76,14 +73,14 @@ func TestStoreFailureLoggedByDefault(t *testing.T) {
 	clock.Advance(time.Nanosecond)
 	store.down.Store(true)
 	serve(h, "GET", "/")
-	recs = logRecords(t, &buf, msg)
+	recs = logRecords(t, buf, msg)
 	if len(recs) != 2 || recs[1]["to"] != "open" || recs[1]["changes_not_logged"] != float64(3) {
 		t.Fatalf("records %v; want a second one, to open, with changes_not_logged 3", recs)
 	}
 	clock.Advance(time.Second)
 	store.down.Store(false)
 	serve(h, "GET", "/")
-	recs = logRecords(t, &buf, msg)
+	recs = logRecords(t, buf, msg)
 	if len(recs) != 3 || recs[2]["level"] != "INFO" || recs[2]["to"] != "healthy" || recs[2]["changes_not_logged"] != nil {
 		t.Fatalf("records %v; want a third, information, to healthy, nothing left out", recs)
 	}
@@ -97,7 +94,7 @@ func TestStoreFailureLoggedByDefault(t *testing.T) {
 	h2 := m2.Handler(ok)
 	store.down.Store(true)
 	serve(h2, "GET", "/")
-	if recs := logRecords(t, &buf, msg); len(recs) != 0 {
+	if recs := logRecords(t, buf, msg); len(recs) != 0 {
 		t.Errorf("with WithLogger, slog.Default got %v", recs)
 	}
 	if recs := logRecords(t, &own, msg); len(recs) != 1 {
@@ -111,7 +108,7 @@ func TestStoreFailureLoggedByDefault(t *testing.T) {
 	serve(m3.Handler(ok), "GET", "/")
 	store.down.Store(true)
 	serve(m3.Handler(ok), "GET", "/")
-	if recs := logRecords(t, &buf, msg); len(recs) != 0 || len(rec.changes) != 1 {
+	if recs := logRecords(t, buf, msg); len(recs) != 0 || len(rec.changes) != 1 {
 		t.Errorf("with an observer: slog.Default got %v, the observer %v; want nothing logged, one change told", recs, rec.changes)
 	}
 }

@@ -162,19 +162,26 @@ func TestOutcomeAndStateNamesPastTheEnd(t *testing.T) {
 	}
 }
 
-// TestLogNilLoggerIsDefault: NewLogObserver(nil) logs to slog.Default as
-// it is when it is called.
-func TestLogNilLoggerIsDefault(t *testing.T) {
+// defaultLogTo makes slog.Default write JSON records to the buffer it
+// returns until the test ends.
+func defaultLogTo(t *testing.T) *bytes.Buffer {
 	old := slog.Default()
 	t.Cleanup(func() { slog.SetDefault(old) })
 	var buf bytes.Buffer
 	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	return &buf
+}
+
+// TestLogNilLoggerIsDefault: NewLogObserver(nil) logs to slog.Default as
+// it is when it is called.
+func TestLogNilLoggerIsDefault(t *testing.T) {
+	buf := defaultLogTo(t)
 	lo, err := middleware.NewLogObserver(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lo.ObserveState(middleware.StateHealthy, middleware.StateFailingOpen)
-	if recs := logRecords(t, &buf, "ratekeeper: failure state changed"); len(recs) != 1 {
+	if recs := logRecords(t, buf, "ratekeeper: failure state changed"); len(recs) != 1 {
 		t.Errorf("records %v, want the state change on slog.Default", recs)
 	}
 }
