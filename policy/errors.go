@@ -75,7 +75,8 @@ func (e *KeyError) Is(target error) bool { return target == ErrKey }
 // and Others lists the rest, in Set order, each with the cost it charged
 // the request: [Set.Prepare] names them all. A policy left out for want of
 // a key (SkipPolicy), or whose key could not be extracted, is not among
-// them: it did not evaluate the request.
+// them: it did not evaluate the request; nor is one whose key or cost
+// function panicked once the request was refused (see [Set.Prepare]).
 type CostError struct {
 	Policy *Policy
 	Cost   int64

@@ -139,8 +139,10 @@ func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
 // out of, in Set order: once one is found, the policies after it are still
 // looked over (their keys extracted, to leave out those SkipPolicy leaves
 // out; a policy without a key is then passed over, the request refused for
-// its cost already). Whichever error Prepare returns, the Result holds no
-// checks.
+// its cost already). A panic of a key or cost function called then, only
+// to name its policy, does not undo the refusal: the policy is passed over
+// too (before the refusal, panics of those functions go through to the
+// caller). Whichever error Prepare returns, the Result holds no checks.
 //
 // The keys of a Result are only valid until the next Prepare on it: a
 // caller that reuses a Result must not keep its keys (the stores of this
@@ -189,7 +191,11 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
 			}
 			var err error
-			key, err = p.key(kr)
+			if ce == nil {
+				key, err = p.key(kr)
+			} else {
+				key, err = keyOnceRefused(p.key, kr)
+			}
 			if kr != r {
 				keepBody(r, kr)
 			}
@@ -199,7 +205,11 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				// if any, as Match found it.
 				if pat := s.keyRoute(r); pat != "" {
 					rr := r.WithContext(keyfunc.WithRoute(r.Context(), pat))
-					key, err = p.key(rr)
+					if ce == nil {
+						key, err = p.key(rr)
+					} else {
+						key, err = keyOnceRefused(p.key, rr)
+					}
 					keepBody(r, rr)
 				}
 			}
@@ -232,9 +242,13 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 			}
 		}
 		keyed |= 1 << i
-		cost := int64(1)
+		cost, ok := int64(1), true
 		if p.cost != nil {
-			cost = p.cost(r)
+			if ce == nil {
+				cost = p.cost(r)
+			} else if cost, ok = costOnceRefused(p.cost, r); !ok {
+				continue // it panicked: not named (see costOnceRefused)
+			}
 			if cost < 1 || cost > p.capacity {
 				if ce == nil {
 					ce = &CostError{Policy: p, Cost: cost}
@@ -282,6 +296,35 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		off += l
 	}
 	return nil
+}
+
+// errPanicked is the key error of a key function that panicked once the
+// request was refused for its cost (see keyOnceRefused).
+var errPanicked = errors.New("policy: the key function panicked")
+
+// keyOnceRefused returns f's key for r, for a Prepare that has refused
+// the request for its cost already and calls f only to tell whether its
+// policy is named in the *CostError: a panic of f is errPanicked, so that
+// a bug of a later key function does not turn the refusal into a panic
+// (before the refusal, Prepare lets f's panics through).
+func keyOnceRefused(f keyfunc.Func, r *http.Request) (key string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			key, err = "", errPanicked
+		}
+	}()
+	return f(r)
+}
+
+// costOnceRefused returns f's cost for r, as keyOnceRefused its key: ok
+// is false when f panicked, and its policy is not named.
+func costOnceRefused(f func(*http.Request) int64, r *http.Request) (cost int64, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			cost, ok = 0, false
+		}
+	}()
+	return f(r), true
 }
 
 // keepBody gives r what a key function left on kr, a copy of r that hands
