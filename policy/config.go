@@ -229,7 +229,9 @@ const (
 // those of one policy together: a value that is judged against another one
 // (a burst against the limit and window, buckets against the window, a
 // route against the methods) is judged once that one is valid. Unknown
-// fields are errors. No Config is returned unless the whole file is valid.
+// fields are errors, and so is a field written twice in one mapping
+// (reported at the second, which is not read). No Config is returned
+// unless the whole file is valid.
 //
 // So that a hostile or corrupt file cannot stall the loader, a file is
 // refused with a *ConfigError when it is larger than 256 KiB, nests flow

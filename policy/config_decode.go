@@ -36,13 +36,18 @@ func (d *decoder) fail(n *cnode, field, format string, args ...any) {
 }
 
 // fields calls set for every entry of the mapping n, and reports entries
-// not in known.
+// not in known, and keys written twice (at the second: set sees the
+// first only).
 func (d *decoder) fields(n *cnode, path string, known []string, set func(name string, k, v *cnode)) bool {
 	if n.kind != mapNode {
 		d.fail(n, path, "must be a mapping, not %s", n.describe())
 		return false
 	}
 	for i, k := range n.keys {
+		if first := n.lookup(k.text); first != k {
+			d.fail(k, join(path, k.text), "appears twice; the first is at line %d, column %d", first.pos.line, first.pos.col)
+			continue
+		}
 		if !containsStr(known, k.text) {
 			d.fail(k, join(path, k.text), "unknown field; want one of %s", strings.Join(known, ", "))
 			continue

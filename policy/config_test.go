@@ -286,13 +286,13 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad version", "c.yaml", "version: 2\n" + pol, 1, 10, "version", "must be 1"},
 		// Syntax.
 		{"yaml syntax", "c.yaml", "policies:\n  - name: a\n   limit: [1\n", 3, 4, "", "invalid YAML"},
-		{"yaml duplicate key", "c.yaml", pol + "    limit: 2\n", 5, 5, "", "limit"},
+		{"yaml duplicate key", "c.yaml", pol + "    limit: 2\n", 5, 5, "policies[0].limit", "appears twice"},
 		{"yaml empty", "c.yaml", "# nothing\n", 1, 1, "", "empty"},
 		{"json syntax", "c.json", "{\n  \"policies\": [\n    {\"name\": \"a\",}\n  ]\n}", 3, 18, "", "invalid JSON"},
 		{"json truncated", "c.json", "{\"policies\": [", 1, 15, "", "unexpected end"},
 		{"json unknown field", "c.json", "{\n  \"policies\": [{\"name\": \"a\", \"limit\": 1, \"window\": \"1s\",\n    \"cost\": 2}]\n}", 3, 5, "policies[0].cost", "unknown field"},
 		{"json limit zero", "c.json", "{\"policies\": [{\"name\": \"a\", \"limit\": 0, \"window\": \"1s\"}]}", 1, 38, "policies[0].limit", "must be positive"},
-		{"json duplicate key", "c.json", "{\"headers\": \"ietf\", \"headers\": \"none\"}", 1, 21, "", "appears twice"},
+		{"json duplicate key", "c.json", "{\"headers\": \"ietf\", \"headers\": \"none\", \"policies\": [{\"name\": \"a\", \"limit\": 1, \"window\": \"1s\"}]}", 1, 21, "headers", "appears twice"},
 		{"json trailing", "c.json", "{\"policies\": []} {}", 1, 18, "", "after the top-level value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -229,7 +229,9 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 	if err := checkDocuments(tokens, file); err != nil {
 		return nil, err
 	}
-	f, err := parser.Parse(tokens, 0)
+	// Keys written twice are kept, for the decoder to report at their
+	// field (decoder.fields), with the file's other problems.
+	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		ce := &ConfigError{File: file, Reason: "invalid YAML: " + yamlMessage(err)}
 		var ye interface{ GetToken() *token.Token }
@@ -394,6 +396,11 @@ func (c *yamlConv) entry(out *cnode, mv *ast.MappingValueNode) error {
 			return c.errorf(mv.Value, "the merge key << needs a mapping, not %s", src.describe())
 		}
 		for i, k := range src.keys {
+			if first := src.lookup(k.text); first != k {
+				// Merged, a key written twice would be dropped unseen.
+				return &ConfigError{File: c.file, Line: k.pos.line, Column: k.pos.col,
+					Reason: fmt.Sprintf("key %q appears twice in the mapping merged by <<; the first is at line %d, column %d", k.text, first.pos.line, first.pos.col)}
+			}
 			if out.lookup(k.text) == nil {
 				out.keys = append(out.keys, k)
 				out.vals = append(out.vals, src.vals[i])
@@ -407,9 +414,6 @@ func (c *yamlConv) entry(out *cnode, mv *ast.MappingValueNode) error {
 	}
 	if k.kind != scalarNode || k.tag == nullTag {
 		return c.errorf(mv.Key, "a mapping key must be a plain string")
-	}
-	if prev := out.lookup(k.text); prev != nil {
-		return c.errorf(mv.Key, "key %q appears twice", k.text)
 	}
 	v, err := c.conv(mv.Value)
 	if err != nil {
@@ -431,7 +435,8 @@ func (n *cnode) lookup(name string) *cnode {
 }
 
 // parseJSON parses data into a tree, with positions computed from byte
-// offsets. Duplicate keys are errors, as in YAML.
+// offsets. Keys written twice are kept, as in YAML, for the decoder to
+// report at their field.
 func parseJSON(data []byte, file string) (*cnode, error) {
 	p := &jsonConv{data: data, file: file, dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
@@ -558,9 +563,6 @@ func (p *jsonConv) value() (*cnode, error) {
 				return nil, p.errorAt(koff, "%v", errTooManyKeys)
 			}
 			name, _ := ktok.(string)
-			if out.lookup(name) != nil {
-				return nil, p.errorAt(koff, "key %q appears twice", name)
-			}
 			// Its position before its value's: pos counts on from the
 			// offset asked before, and back from the start.
 			key := &cnode{kind: scalarNode, pos: p.pos(koff), text: name}
