@@ -59,7 +59,16 @@ type KeyError struct {
 
 // Error names the policy, the action and the key function's error.
 func (e *KeyError) Error() string {
-	return fmt.Sprintf("policy: %q: no key (%s): %v", e.Policy.name, e.Action, e.Err)
+	return fmt.Sprintf("policy: %s: no key (%s): %v", quotedName(e.Policy), e.Action, e.Err)
+}
+
+// quotedName returns p's name quoted, or "no policy" for an error made
+// without one.
+func quotedName(p *Policy) string {
+	if p == nil {
+		return "no policy"
+	}
+	return strconv.Quote(p.name)
 }
 
 // Unwrap returns the key function's error.
@@ -115,12 +124,12 @@ func (e *CostError) Error() string {
 		if len(b) > len("policy: ") {
 			b = append(b, "; "...)
 		}
-		b = strconv.AppendQuote(b, p.name)
+		b = append(b, quotedName(p)...)
 		b = append(b, ": cost "...)
 		b = strconv.AppendInt(b, cost, 10)
 		if cost < 1 {
 			b = append(b, " is below 1"...)
-		} else {
+		} else if p != nil {
 			b = append(b, " exceeds the capacity "...)
 			b = strconv.AppendInt(b, p.capacity, 10)
 		}
