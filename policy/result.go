@@ -111,7 +111,9 @@ func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
 // Prepare resets res and fills it with one check per policy of s in mask
 // (from [Set.Match]) that applies to r: its namespaced key ("name:key") and
 // its cost. Nothing is consumed. Policies sharing one key function (the
-// same func value) call it once.
+// same func value) call it once when it finds a key; when it fails, the
+// next of them calls it again (a policy skipped for want of a key leaves
+// no key to reuse).
 //
 // A key longer than keyfunc.MaxKeyLen bytes (a client's header, say) is
 // written as its digest, "#" and keyfunc.HashLen characters, so that no
