@@ -84,9 +84,10 @@ const (
 // entries are examined, from the right, so the cost of a header is bounded
 // whatever its size.
 //
-// Invalid options (a prefix length out of range, two sources, a header
-// source without trusted proxies, ...) make IP return an error naming the
-// option. The returned Func is safe for concurrent use.
+// Invalid options (a prefix length out of range, two sources, a trust
+// option given twice, a header source without trusted proxies, ...) make
+// IP return an error naming the option. The returned Func is safe for
+// concurrent use.
 func IP(opts ...IPOption) (Func, error) {
 	c := &ipConfig{v6bits: DefaultIPv6Prefix, v4bits: DefaultIPv4Prefix, maxHops: DefaultMaxHops}
 	for _, o := range opts {
@@ -113,6 +114,12 @@ func (c *ipConfig) validate() error {
 	}
 	if c.sources > 1 {
 		return errors.New("keyfunc: IP: more than one of FromXForwardedFor, FromForwarded, FromHeader, FromContext")
+	}
+	if c.trustedN > 1 {
+		return errors.New("keyfunc: IP: TrustedProxies given more than once (list every proxy prefix in one TrustedProxies)")
+	}
+	if c.hopsN > 1 {
+		return errors.New("keyfunc: IP: TrustedHops given more than once")
 	}
 	if c.trustedSet && c.hopsSet {
 		return errors.New("keyfunc: IP: TrustedProxies and TrustedHops are exclusive")

@@ -13,8 +13,10 @@ type IPOption func(*ipConfig)
 type ipConfig struct {
 	trusted    []netip.Prefix
 	trustedSet bool
+	trustedN   int // number of TrustedProxies options given
 	hops       int
 	hopsSet    bool
+	hopsN      int // number of TrustedHops options given
 	source     source
 	sources    int // number of source options given
 	header     string
@@ -42,12 +44,14 @@ type ipConfig struct {
 // Giving no prefix, or one that holds every address of its family
 // (0.0.0.0/0, ::/0: every peer a proxy, every hop skipped, the client
 // whatever it wrote of the other family), is an error of [IP]; when the
-// proxies' addresses are unknown, use [TrustedHops]. Exclusive with
+// proxies' addresses are unknown, use [TrustedHops]. So is giving
+// TrustedProxies twice: list every proxy's prefix in one, as a second
+// would otherwise silently replace the first. Exclusive with
 // [TrustedHops].
 func TrustedProxies(prefixes ...netip.Prefix) IPOption {
 	ps := make([]netip.Prefix, len(prefixes))
 	copy(ps, prefixes)
-	return func(c *ipConfig) { c.trusted, c.trustedSet = ps, true }
+	return func(c *ipConfig) { c.trusted, c.trustedSet, c.trustedN = ps, true, c.trustedN+1 }
 }
 
 // TrustedHops declares that exactly n reverse proxies stand between the
@@ -60,10 +64,10 @@ func TrustedProxies(prefixes ...netip.Prefix) IPOption {
 //
 // A chain with fewer than n entries yields [ErrNoClientIP]. n must be at
 // least 1 and at most the entries walked ([MaxHops], [DefaultMaxHops]
-// unless set).
-// Exclusive with [TrustedProxies].
+// unless set). Given twice, it is an error of [IP]. Exclusive with
+// [TrustedProxies].
 func TrustedHops(n int) IPOption {
-	return func(c *ipConfig) { c.hops, c.hopsSet = n, true }
+	return func(c *ipConfig) { c.hops, c.hopsSet, c.hopsN = n, true, c.hopsN+1 }
 }
 
 // FromXForwardedFor reads the client from X-Forwarded-For, walked right to
