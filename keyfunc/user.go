@@ -57,13 +57,16 @@ var ErrNoContextValue error = noKey("keyfunc: no value under the context key")
 // is preferred for a named type that has one; a request without a value,
 // with an empty one, a nil pointer or one of another type yields
 // [ErrNoContextValue], never an empty or shared key. key must be comparable
-// and not nil, as for [context.WithValue]; ContextValue returns an error
-// otherwise.
+// and not nil, as for [context.WithValue], and so must every value its
+// interface fields hold (a lookup with a key holding a slice panics);
+// ContextValue returns an error otherwise.
 func ContextValue(key any) (Func, error) {
 	if key == nil {
 		return nil, errors.New("keyfunc: ContextValue: key is nil")
 	}
-	if !reflect.TypeOf(key).Comparable() {
+	// The value, not only its type: a comparable struct type whose
+	// interface field holds a slice makes every lookup panic.
+	if !reflect.ValueOf(key).Comparable() {
 		return nil, fmt.Errorf("keyfunc: ContextValue: key of type %T is not comparable", key)
 	}
 	return func(r *http.Request) (string, error) {
