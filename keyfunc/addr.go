@@ -2,6 +2,7 @@ package keyfunc
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -13,6 +14,78 @@ func normPrefix(p netip.Prefix) netip.Prefix {
 		return netip.PrefixFrom(a.Unmap(), p.Bits()-96).Masked()
 	}
 	return netip.PrefixFrom(a, p.Bits()).Masked()
+}
+
+// mappedV6 holds the IPv4-mapped IPv6 addresses. No peer or hop is ever
+// one (they are unmapped first), so no IPv6 prefix can trust one.
+var mappedV6 = netip.MustParsePrefix("::ffff:0:0/96")
+
+// coveredFamily reports which family, "IPv4" or "IPv6", the prefixes
+// normalized by normPrefix hold every address of together, or "" when they
+// leave at least one address of each untrusted. IPv6 counts as covered
+// without the IPv4-mapped addresses, which are compared as IPv4. It sorts
+// copies of ps, O(n log n), once, when IP validates its options.
+func coveredFamily(ps []netip.Prefix) string {
+	var v4, v6 []netip.Prefix
+	for _, p := range ps {
+		if p.Addr().Is4() {
+			v4 = append(v4, p)
+		} else {
+			v6 = append(v6, p)
+		}
+	}
+	if covers(v4, netip.IPv4Unspecified()) {
+		return "IPv4"
+	}
+	if len(v6) > 0 && covers(append(v6, mappedV6), netip.IPv6Unspecified()) {
+		return "IPv6"
+	}
+	return ""
+}
+
+// covers reports whether the masked prefixes ps, all of first's family,
+// hold every address from first, the family's lowest, to its highest. It
+// reorders ps.
+func covers(ps []netip.Prefix, first netip.Addr) bool {
+	slices.SortFunc(ps, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
+	next := first // the lowest address not yet known to be covered
+	for _, p := range ps {
+		if next.Less(p.Addr()) {
+			return false // next is in no prefix: the later ones start higher
+		}
+		if last := lastAddr(p); !last.Less(next) {
+			next = last.Next()
+			if !next.IsValid() {
+				return true // last was the family's highest address
+			}
+		}
+	}
+	return false
+}
+
+// lastAddr returns the highest address of the masked prefix p.
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Addr().As16()
+	bits := p.Bits()
+	if p.Addr().Is4() {
+		bits += 96
+	}
+	for i := range b {
+		switch {
+		case bits >= 8:
+			bits -= 8
+		case bits > 0:
+			b[i] |= 0xff >> bits
+			bits = 0
+		default:
+			b[i] = 0xff
+		}
+	}
+	a := netip.AddrFrom16(b)
+	if p.Addr().Is4() {
+		return a.Unmap()
+	}
+	return a
 }
 
 // parseRemoteAddr parses RemoteAddr, "host:port" as net/http sets it or a

@@ -141,6 +141,10 @@ func (c *ipConfig) validate() error {
 				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d (%s) trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or use TrustedHops when they are unknown", i, p)
 			}
 		}
+		if fam := coveredFamily(norm); fam != "" {
+			// The same as a prefix of length 0, by pieces.
+			return fmt.Errorf("keyfunc: IP: TrustedProxies: the prefixes together hold every %s address, so every %s peer is trusted as a proxy and a client could name any other address; list the proxies' own prefixes, or use TrustedHops when they are unknown", fam, fam)
+		}
 		c.trusted = norm
 	}
 	if c.hopsSet && (c.hops < 1 || c.hops > c.maxHops) {

@@ -34,19 +34,24 @@ type ipConfig struct {
 // outside the prefixes is the client itself, whatever headers it sent.
 //
 // IPv4-mapped IPv6 prefixes (::ffff:10.0.0.0/104) are turned into their
-// IPv4 form, so that either notation trusts the same peers.
+// IPv4 form, so that either notation trusts the same peers. A prefix
+// shorter than /96 (::/80) stays IPv6 and trusts no IPv4 peer, mapped or
+// not.
 //
 // A server listening on a Unix socket has no peer address (net/http sets
 // RemoteAddr to "@"), so no peer is within the prefixes and every request
 // yields [ErrNoClientIP]: behind a proxy on a Unix socket, use
 // [TrustedHops].
 //
-// Giving no prefix, or one that holds every address of its family
-// (0.0.0.0/0, ::/0: every peer a proxy, every hop skipped, the client
-// whatever it wrote of the other family), is an error of [IP]; when the
-// proxies' addresses are unknown, use [TrustedHops]. So is giving
-// TrustedProxies twice: list every proxy's prefix in one, as a second
-// would otherwise silently replace the first. Exclusive with
+// Giving no prefix, or prefixes that hold every address of a family, one
+// alone (0.0.0.0/0, ::/0, ::ffff:0:0/96) or together (0.0.0.0/1 and
+// 128.0.0.0/1, the 256 IPv4 /8s, ::/1 and 8000::/1: every peer of that
+// family a proxy, every hop of it skipped, the client whatever it wrote of
+// the other family), is an error of [IP]; IPv6 prefixes that leave out
+// only IPv4-mapped addresses, which are compared as IPv4, hold all of
+// IPv6. When the proxies' addresses are unknown, use [TrustedHops]. So is
+// giving TrustedProxies twice: list every proxy's prefix in one, as a
+// second would otherwise silently replace the first. Exclusive with
 // [TrustedHops].
 func TrustedProxies(prefixes ...netip.Prefix) IPOption {
 	ps := make([]netip.Prefix, len(prefixes))
