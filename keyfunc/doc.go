@@ -23,9 +23,10 @@
 //     64:ff9b::/96 keyed as its IPv4 address), IPv6 is grouped by /64 (see
 //     [IPv6Prefix]), ports and zones are dropped.
 //   - A request without a usable key gets an error in the [ErrNoKey] family,
-//     never "" or a shared placeholder. Every Func of this package returns
-//     either a non-empty key or a non-nil error. A fallback must be
-//     declared ([FirstOf]).
+//     never "" or a shared placeholder; to [ContextValue], the zero value
+//     of any type (UserID(0) as much as "") is no key. Every Func of this
+//     package returns either a non-empty key or a non-nil error. A
+//     fallback must be declared ([FirstOf]).
 //   - [Join], [FirstOf] and [Namespace] encode injectively, so distinct
 //     inputs never meet in one key; [Join] and [Namespace] bound the length
 //     and hash long or non-printable values; [Secret] hashes values that

@@ -54,12 +54,21 @@ var ErrNoContextValue error = noKey("keyfunc: no value under the context key")
 // (for [WithUser]'s own key use [User]). The value may be a string, a
 // []byte, any signed or unsigned integer (named types of these kinds
 // included, such as type UserID int64), or a [fmt.Stringer], whose String
-// is preferred for a named type that has one; a request without a value,
-// with an empty one, a nil pointer or one of another type yields
-// [ErrNoContextValue], never an empty or shared key. key must be comparable
-// and not nil, as for [context.WithValue], and so must every value its
-// interface fields hold (a lookup with a key holding a slice panics);
-// ContextValue returns an error otherwise.
+// is preferred for a named type that has one.
+//
+// A request without a value yields [ErrNoContextValue], never an empty or
+// shared key, and so does one whose value is the zero value of its type
+// ("", 0, UserID(0), a zero struct, a nil pointer or a pointer to a zero
+// value), a Stringer whose String is "", or a value of another type. A
+// middleware that stores the zero ID for anonymous requests thus gets the
+// fallback declared with [FirstOf] for them (their IP, say), not one
+// bucket that every anonymous client shares and any of them can exhaust.
+// An ID that really is the zero value (a user 0) is no key either: store
+// it in another form, as a string say.
+//
+// key must be comparable and not nil, as for [context.WithValue], and so
+// must every value its interface fields hold (a lookup with a key holding
+// a slice panics); ContextValue returns an error otherwise.
 func ContextValue(key any) (Func, error) {
 	if key == nil {
 		return nil, errors.New("keyfunc: ContextValue: key is nil")
@@ -78,8 +87,10 @@ func ContextValue(key any) (Func, error) {
 }
 
 // contextKey returns the key text of a value [ContextValue] found, or ""
-// for a value it cannot use. The common types are matched directly; named
-// string and integer types through reflection.
+// for a value it cannot use: one of another type, the zero value of its
+// type (or a pointer to one), or a Stringer writing nothing. The common
+// types are matched directly; named string and integer types through
+// reflection.
 func contextKey(v any) string {
 	switch v := v.(type) {
 	case nil:
@@ -89,20 +100,34 @@ func contextKey(v any) string {
 	case []byte:
 		return string(v)
 	case int:
+		if v == 0 {
+			return ""
+		}
 		return strconv.FormatInt(int64(v), 10)
 	case int64:
+		if v == 0 {
+			return ""
+		}
 		return strconv.FormatInt(v, 10)
 	case uint64:
+		if v == 0 {
+			return ""
+		}
 		return strconv.FormatUint(v, 10)
 	case fmt.Stringer:
-		// A nil pointer (an anonymous request's *User) has no key; its
-		// String would dereference it.
-		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		// A nil pointer (an anonymous request's *User) has no key, and its
+		// String would dereference it; a zero value, or a pointer to one,
+		// is no user either, whatever its String says ("0").
+		rv := reflect.ValueOf(v)
+		if rv.IsZero() || rv.Kind() == reflect.Pointer && rv.Elem().IsZero() {
 			return ""
 		}
 		return v.String()
 	}
 	rv := reflect.ValueOf(v)
+	if rv.IsZero() {
+		return ""
+	}
 	switch rv.Kind() {
 	case reflect.String:
 		return rv.String()
