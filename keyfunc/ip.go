@@ -69,7 +69,12 @@ const (
 // 64:ff9b::/96, an IPv4 client that a stateless translator (SIIT-DC, RFC
 // 7755) hands an IPv6-only service, is keyed as the IPv4 address it carries
 // (RFC 6052), so that IPv4 clients do not all share its /64; a trusted
-// proxy's prefix is compared with the address as it came. IPv6 addresses
+// proxy's prefix is compared with the address as it came. Only a global
+// IPv4 address counts: the prefix must not carry a non-global one (RFC
+// 6052 section 3.1: private, loopback, link-local, shared, documentation,
+// benchmarking, multicast or reserved), which a translator drops, so an
+// address such as 64:ff9b::a00:1 is no translated client, and is keyed as
+// the IPv6 address it is, not as the private 10.0.0.1. IPv6 addresses
 // are then grouped by [IPv6Prefix] (default /64) and IPv4 by [IPv4Prefix]
 // (default /32). The key is the address ("192.0.2.1") or, when grouped, the
 // masked prefix ("2001:db8:1:2::/64", "198.51.100.0/24").
@@ -282,10 +287,13 @@ func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 }
 
 // embeddedIPv4 returns the IPv4 address that a of the well-known prefix
-// 64:ff9b::/96 carries in its last 32 bits (RFC 6052), and any other a as
-// it is. A stateless translator (SIIT-DC, RFC 7755) hands an IPv6-only
-// service its IPv4 clients so: grouped by an IPv6 prefix, every IPv4
-// client would share one key.
+// 64:ff9b::/96 carries in its last 32 bits (RFC 6052), when that address
+// is global, and any other a as it is. A stateless translator (SIIT-DC,
+// RFC 7755) hands an IPv6-only service its IPv4 clients so: grouped by an
+// IPv6 prefix, every IPv4 client would share one key. The prefix must not
+// carry a non-global IPv4 address (RFC 6052 section 3.1, and translators
+// drop such packets), so no translated client has one; keyed as that
+// address, it would share the key of the private client or proxy at it.
 func embeddedIPv4(a netip.Addr) netip.Addr {
 	if !a.Is6() {
 		return a
@@ -294,5 +302,53 @@ func embeddedIPv4(a netip.Addr) netip.Addr {
 	if b[0] != 0 || b[1] != 0x64 || b[2] != 0xff || b[3] != 0x9b || b[4]|b[5]|b[6]|b[7]|b[8]|b[9]|b[10]|b[11] != 0 {
 		return a
 	}
-	return netip.AddrFrom4([4]byte(b[12:]))
+	v4 := netip.AddrFrom4([4]byte(b[12:]))
+	if !isGlobalIPv4(v4) {
+		return a
+	}
+	return v4
+}
+
+// nonGlobalIPv4 holds the IPv4 addresses that are not globally reachable:
+// the blocks of the IANA IPv4 Special-Purpose Address Registry (RFC 6890)
+// marked so, which include those RFC 6052 section 3.1 names (RFC 1918, RFC
+// 5735 section 3), and multicast, which is never a source address.
+var nonGlobalIPv4 = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),          // "this" network
+	netip.MustParsePrefix("10.0.0.0/8"),         // private use
+	netip.MustParsePrefix("100.64.0.0/10"),      // shared address space (RFC 6598)
+	netip.MustParsePrefix("127.0.0.0/8"),        // loopback
+	netip.MustParsePrefix("169.254.0.0/16"),     // link local
+	netip.MustParsePrefix("172.16.0.0/12"),      // private use
+	netip.MustParsePrefix("192.0.0.0/24"),       // IETF protocol assignments, but see globalIPv4
+	netip.MustParsePrefix("192.0.2.0/24"),       // documentation (TEST-NET-1)
+	netip.MustParsePrefix("192.168.0.0/16"),     // private use
+	netip.MustParsePrefix("198.18.0.0/15"),      // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"),    // documentation (TEST-NET-2)
+	netip.MustParsePrefix("203.0.113.0/24"),     // documentation (TEST-NET-3)
+	netip.MustParsePrefix("224.0.0.0/4"),        // multicast
+	netip.MustParsePrefix("240.0.0.0/4"),        // reserved
+	netip.MustParsePrefix("255.255.255.255/32"), // limited broadcast (within 240/4)
+}
+
+// globalIPv4 holds the globally reachable addresses within nonGlobalIPv4:
+// the PCP (RFC 7723) and TURN (RFC 8155) anycast addresses.
+var globalIPv4 = []netip.Addr{
+	netip.MustParseAddr("192.0.0.9"),
+	netip.MustParseAddr("192.0.0.10"),
+}
+
+// isGlobalIPv4 reports whether the IPv4 address a is globally reachable.
+func isGlobalIPv4(a netip.Addr) bool {
+	for _, g := range globalIPv4 {
+		if a == g {
+			return true
+		}
+	}
+	for _, p := range nonGlobalIPv4 {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
 }

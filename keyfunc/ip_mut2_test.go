@@ -50,16 +50,16 @@ func TestIP_IPv4PrefixJustUnder32GroupsCanonicalRemoteAddr(t *testing.T) {
 func TestIP_WellKnownNAT64PrefixNeedsEveryMiddleByteZero(t *testing.T) {
 	f := mustIP(t, keyfunc.IPv6Prefix(128))
 	for _, a := range []string{
-		"64:ff9b:100::c000:201",   // byte 4
-		"64:ff9b:1::c000:201",     // byte 5
-		"64:ff9b:0:100::c000:201", // byte 6
-		"64:ff9b:0:1::c000:201",   // byte 7
-		"64:ff9b::100:0:c000:201", // byte 8
-		"64:ff9b::1:0:c000:201",   // byte 9
-		"64:ff9b::100:c000:201",   // byte 10
-		"64:ff9b::1:c000:201",     // byte 11
+		"64:ff9b:100::102:304",   // byte 4
+		"64:ff9b:1::102:304",     // byte 5
+		"64:ff9b:0:100::102:304", // byte 6
+		"64:ff9b:0:1::102:304",   // byte 7
+		"64:ff9b::100:0:102:304", // byte 8
+		"64:ff9b::1:0:102:304",   // byte 9
+		"64:ff9b::100:102:304",   // byte 10
+		"64:ff9b::1:102:304",     // byte 11
 	} {
 		wantKey(t, f, newReq("["+a+"]:443"), a, nil)
 	}
-	wantKey(t, f, newReq("[64:ff9b::c000:201]:443"), "192.0.2.1", nil)
+	wantKey(t, f, newReq("[64:ff9b::102:304]:443"), "1.2.3.4", nil)
 }
