@@ -173,6 +173,14 @@ func (c *ipConfig) validate() error {
 			return fmt.Errorf("keyfunc: IP: FromHeader: %q is not a valid header name", c.header)
 		}
 		c.header = http.CanonicalHeaderKey(c.header)
+		// A list of hops read as one address would fail for every chain
+		// of two entries: name the option that walks it.
+		switch c.header {
+		case "X-Forwarded-For":
+			return fmt.Errorf("keyfunc: IP: FromHeader(%q): X-Forwarded-For is a list of hops, not one address; use FromXForwardedFor", c.header)
+		case "Forwarded":
+			return fmt.Errorf("keyfunc: IP: FromHeader(%q): Forwarded is a list of hops, not one address; use FromForwarded", c.header)
+		}
 	case srcContext:
 		if c.fromCtx == nil {
 			return errors.New("keyfunc: IP: FromContext: nil function")

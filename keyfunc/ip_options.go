@@ -112,7 +112,8 @@ func FromForwarded() IPOption {
 // falls within [TrustedProxies], which is required. If the header appears
 // several times, the last value (set by the hop nearest to us) is used; a
 // missing or unparseable value yields [ErrNoClientIP], never an earlier
-// value.
+// value. The list headers X-Forwarded-For and Forwarded are refused (IP
+// returns an error): read them with [FromXForwardedFor] and [FromForwarded].
 func FromHeader(name string) IPOption {
 	return func(c *ipConfig) {
 		c.source, c.sources, c.header = srcHeader, c.sources+1, name

@@ -60,7 +60,9 @@ import (
 // the server. trusted_hops is an integer from 0 (the default: none) to
 // keyfunc.DefaultMaxHops (32); it excludes trusted_proxies, and an
 // ip_source of header:NAME, which needs trusted_proxies. With neither, the
-// client is the peer and no header is read.
+// client is the peer and no header is read. header:NAME is for a header of
+// one address (X-Real-IP); header:X-Forwarded-For and header:Forwarded are
+// errors, since those are lists: write x-forwarded-for or forwarded.
 //
 // Key parts are ip (the client address, see above), user (set by
 // keyfunc.WithUser), route (the route pattern: the router's, see

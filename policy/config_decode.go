@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -262,7 +263,14 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 				d.fail(source, "ip_source", "%s needs trusted_proxies: a header of one value is believed only from a proxy known by its address; with trusted_hops, use x-forwarded-for or forwarded", s)
 				return nil
 			}
-			opts = append(opts, keyfunc.FromHeader(strings.TrimPrefix(s, "header:")))
+			name := strings.TrimPrefix(s, "header:")
+			switch http.CanonicalHeaderKey(name) {
+			case "X-Forwarded-For", "Forwarded":
+				// keyfunc.IP refuses them too, in its own words.
+				d.fail(source, "ip_source", "%s is a list of hops, not one address; write ip_source: %s", s, strings.ToLower(http.CanonicalHeaderKey(name)))
+				return nil
+			}
+			opts = append(opts, keyfunc.FromHeader(name))
 		default:
 			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
 			return nil
