@@ -618,6 +618,15 @@ func specField(field string) string {
 }
 
 func (d *decoder) str(n *cnode, field string) (string, bool) {
+	if n.kind == mapNode && len(n.keys) == 1 && n.vals[0].kind == scalarNode &&
+		(n.keys[0].text == "header" || n.keys[0].text == "cookie") {
+		// A key part "header: X" in any YAML, and "header:X" inside a
+		// policy written as a {...} mapping, read as a one-entry mapping:
+		// say how to write the string meant.
+		k, v := n.keys[0].text, n.vals[0].text
+		d.fail(n, field, "must be a string, not a mapping (%s: %s); write %q, quoted", k, v, k+":"+v)
+		return "", false
+	}
 	if n.kind != scalarNode || n.tag != strTag {
 		d.fail(n, field, "must be a string, not %s", n.describe())
 		return "", false
