@@ -161,7 +161,9 @@
 // middleware pays one nil check per request, and logs only the changes of
 // its failure State, on [log/slog.Default] (see [WithLogger]), so that a
 // store failing open does not lift the limits unseen; an observer is told
-// of them instead.
+// of them instead. So are its once-only setup warnings (a policy with
+// routes that never applies, [ErrUnrouted]; [ErrForwardingIgnored];
+// [ErrCountedTwice]), when it has no error handler either.
 //
 // # Cost
 //

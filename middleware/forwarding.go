@@ -28,7 +28,8 @@ import (
 //
 // When the middleware logs ([WithLogger], or a [LogObserver] among its
 // observers), the warning is logged too, at Warn ("ratekeeper: setup
-// warning"). The request is served as without the check: this is a
+// warning"); with neither a log nor an error handler, it is logged so on
+// [log/slog.Default]. The request is served as without the check: this is a
 // warning, not a failure. The message names the header and the peer's address (the
 // proxy's, when there is one), not the header's value. A request whose
 // RemoteAddr a middleware further out has already replaced with the
@@ -61,8 +62,8 @@ var forwardingHeaders = [...]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"}
 // the default: until the first report, each request is looked at for the
 // three headers (three map lookups), and then no more. The check tells
 // the error handler ([WithErrorHandler]) and the log ([WithLogger], or a
-// [LogObserver] among the observers, at Warn); without either it is not
-// made.
+// [LogObserver] among the observers, at Warn); without either, the log
+// [log/slog.Default].
 //
 // [FromConfig] turns it on by itself when a policy of the configuration
 // keys by ip and the configuration declares neither trusted_proxies nor
@@ -112,7 +113,7 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 	if m.fwdExplicit {
 		return
 	}
-	if m.tells() && configIgnoresForwarding(cfg) {
+	if configIgnoresForwarding(cfg) {
 		m.fwd.CompareAndSwap(fwdOff, fwdChecking)
 	} else {
 		m.fwd.CompareAndSwap(fwdChecking, fwdOff)

@@ -129,8 +129,9 @@ func LogRawPaths() LogOption {
 // NewLogObserver returns a LogObserver writing to logger; a nil logger
 // means [slog.Default]. (A middleware built without any observer logs
 // only the changes of its failure [State], on [slog.Default], at most one
-// record a second (see [WithLogger]); with observers but no LogObserver it
-// logs nothing. Its failures reach [WithErrorHandler] and
+// record a second (see [WithLogger]), and its setup warnings; with
+// observers but no LogObserver it logs only its setup warnings, and those
+// only without an error handler. Its failures reach [WithErrorHandler] and
 // [Middleware.Stats] in every case.)
 func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error) {
 	if logger == nil {
@@ -160,7 +161,10 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 // "ratekeeper: failure state changed" with from and to, a warning when the
 // store starts failing and information when it answers again, and
 // changes_not_logged, the changes left out since the record before, when
-// there were any.
+// there were any. A middleware that logs nowhere and has no error handler
+// (WithErrorHandler) logs its once-only setup warnings on [slog.Default]
+// all the same, at Warn: "ratekeeper: setup warning" ([ErrUnrouted],
+// [ErrForwardingIgnored], [ErrCountedTwice]).
 func WithLogger(logger *slog.Logger) Option {
 	return func(m *Middleware) error {
 		l, err := NewLogObserver(logger)
@@ -286,8 +290,11 @@ func (l *LogObserver) ObserveRequest(e Event) {
 // setupWarning logs one of the middleware's once-only warnings about its
 // setup (ErrUnrouted, ErrForwardingIgnored, ErrCountedTwice), which the
 // middleware also gives its error handler.
-func (l *LogObserver) setupWarning(err error) {
-	l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: setup warning", slog.String("error", err.Error()))
+func (l *LogObserver) setupWarning(err error) { logSetupWarning(l.log, err) }
+
+// logSetupWarning logs err, a setup warning, on logger at Warn.
+func logSetupWarning(logger *slog.Logger, err error) {
+	logger.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: setup warning", slog.String("error", err.Error()))
 }
 
 // noKey logs the request of e, which had no key for a policy that rejects

@@ -113,7 +113,7 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 	if m.warnLog == nil {
 		m.warnLog = findLogObserver(m.obs)
 	}
-	if m.fwdWanted && m.tells() { // else nobody to tell
+	if m.fwdWanted {
 		m.fwd.Store(fwdChecking)
 	}
 	if l := m.logger; l != nil && l.drawn && m.pkSecret != nil {
@@ -890,16 +890,19 @@ func (m *Middleware) report(r *http.Request, err error) {
 // warn tells one of the once-only warnings about the middleware's setup
 // (ErrUnrouted, ErrForwardingIgnored, ErrCountedTwice) to the error handler
 // and, when the middleware logs (WithLogger, or a LogObserver among its
-// observers), to the log, at Warn.
+// observers), to the log, at Warn. With neither, it is logged on
+// slog.Default: each of them is a limit that does not hold as written
+// (a policy that never applies, one limit shared by every client, a
+// request counted twice), not to pass unseen under the defaults.
 func (m *Middleware) warn(r *http.Request, err error) {
 	m.report(r, err)
-	if m.warnLog != nil {
+	switch {
+	case m.warnLog != nil:
 		m.warnLog.setupWarning(err)
+	case m.onError == nil:
+		logSetupWarning(slog.Default(), err)
 	}
 }
-
-// tells reports whether a warning would reach anyone (see warn).
-func (m *Middleware) tells() bool { return m.onError != nil || m.warnLog != nil }
 
 // findLogObserver returns the first LogObserver among obs, or nil.
 func findLogObserver(obs Observer) *LogObserver {
@@ -1407,7 +1410,8 @@ type stats struct {
 // or in chi's top-level r.Use) without [WithPatternFunc] and
 // policy.ServeMuxPattern or policy.ChiPattern, and then such a policy never
 // applies. [Stats] counts every such request (Unrouted). Like
-// [ErrForwardingIgnored], it is also logged when the middleware logs. The
+// [ErrForwardingIgnored], it is also logged when the middleware logs, and
+// on [log/slog.Default] when it has neither a log nor an error handler. The
 // request is served; this is not a failure of the request.
 var ErrUnrouted = errors.New("middleware: a policy with routes met a request whose route is unknown and did not apply")
 
@@ -1418,7 +1422,7 @@ func (m *Middleware) noteUnrouted(r *http.Request) {
 		return // a Peek or Reset, not a request served
 	}
 	m.stats.unrouted.Add(1)
-	if !m.tells() || m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
+	if m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
 		return
 	}
 	var names []string

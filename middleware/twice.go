@@ -41,7 +41,8 @@ import (
 // there too. A middleware built [WithoutContext] is not seen by
 // those further in: nested in itself, it counts twice. Like
 // [ErrForwardingIgnored], the report is also logged when the middleware
-// logs.
+// logs, and on [log/slog.Default] when it has neither a log nor an error
+// handler.
 var ErrCountedTwice = errors.New("middleware: a policy applies to a request already decided under it further out")
 
 // unrepeated returns the policies of res, prepared for r (see
@@ -97,7 +98,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	again = enforced | shadowed
 	shadowed &^= enforced
 	uncounted &^= again
-	if again|uncounted != 0 && m.tells() && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
+	if again|uncounted != 0 && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
 		var names []string
 		for b := again | uncounted; b != 0; b &= b - 1 {
 			names = append(names, strconv.Quote(set.Policy(bits.TrailingZeros64(b)).Name()))
