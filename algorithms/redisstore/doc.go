@@ -6,8 +6,13 @@
 // and instants (a randomized differential test and the algotest
 // conformance suite check this against a real redis-server).
 //
-//	client := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
-//	store, err := redisstore.New(client, redisstore.WithPrefix("myapp"))
+//	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+//	store, err := redisstore.New(client, redisstore.WithPrefix("myapp"),
+//		redisstore.WithTimeout(250*time.Millisecond)) // a dead or paused Redis fails each Take within 250ms
+//
+// Give it a timeout: the middleware's request contexts have no deadline,
+// and with go-redis's default options a Take on a paused Redis takes seconds
+// to fail (about 10 with go-redis v9.23; see Failures below).
 //
 // New takes any go-redis v9 client: a *redis.Client (standalone, or the
 // Sentinel failover client from redis.NewFailoverClient) or a

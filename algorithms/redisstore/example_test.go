@@ -23,7 +23,8 @@ func Example() {
 	for range 2 {
 		client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 		defer client.Close()
-		store, err := redisstore.New(client, redisstore.WithPrefix("example"), redisstore.WithCircuitBreaker(5, 10*time.Second))
+		store, err := redisstore.New(client, redisstore.WithPrefix("example"),
+			redisstore.WithTimeout(250*time.Millisecond), redisstore.WithCircuitBreaker(5, 10*time.Second))
 		if err != nil {
 			log.Fatal(err)
 		}
