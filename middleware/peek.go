@@ -86,8 +86,10 @@ func (m *Middleware) Reset(r *http.Request, names ...string) error {
 
 // ResetKey makes the store forget one key under the policy it names: key
 // as [policy.Result.Key] reports it, and as the middleware's log gives it
-// ("per-ip:203.0.113.7": the policy's name, a colon, the client's key), so
-// that an operator can lift the limit of a client seen in the log. A key
+// with [LogRawKeys] ("per-ip:203.0.113.7": the policy's name, a colon, the
+// client's key), so that an operator can lift the limit of a client seen in
+// the log. (Without LogRawKeys a denial record names the client only by
+// its pk, a keyed hash, which ResetKey does not take.) A key
 // that names no policy of the middleware is an error, as a key without
 // the colon is. With a fallback store the key is forgotten there too. A
 // store that is not an [algorithms.Resetter] is an error wrapping
