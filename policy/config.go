@@ -40,7 +40,7 @@ import (
 //	    burst: 0               # token_bucket, leaky_bucket: capacity (default limit)
 //	    buckets: 0             # sliding_buckets: sub-windows (must divide window)
 //	    max_delay: 0s          # leaky_queue: longest hold
-//	    key: ip                # default ip; or a list of parts joined: [ip, header:X-User-ID]
+//	    key: user              # default ip; or a list of parts joined: [ip, header:X-User-ID]
 //	    fallback: [ip]         # keys tried in order when key is missing (each a part or a list)
 //	    on_missing_key: reject_400  # or reject_403, skip
 //	    count: all             # or failed (responses >= 400 only), succeeded (see CountIf)
@@ -78,8 +78,17 @@ import (
 // credential, key, jwt or bearer in any case, such as X-Api-Key; a cookie
 // named sid or connect.sid) is never kept as sent: its value is replaced
 // by its SHA-256 digest (keyfunc.Secret), so that the store and its dumps
-// hold no credential. A file with just a name, a limit and a window per
-// policy gets the sliding window counter keyed by client IP.
+// hold no credential.
+//
+// Each fallback is tried when the key before it is missing (a part of it
+// is: keyfunc.FirstOf, keyfunc.Join), and on_missing_key decides when the
+// last one is. A fallback that is never tried is an error: one after a key
+// whose parts are never missing (global, method), and one that needs every
+// part the key before it may miss, missing whenever that key is (after key:
+// user, fallback: [user, ip]).
+//
+// A file with just a name, a limit and a window per policy gets the
+// sliding window counter keyed by client IP.
 type Config struct {
 	// File is the name the configuration was read from.
 	File string
@@ -230,7 +239,8 @@ const (
 // many errors); several are joined with errors.Join (see [ConfigErrors]),
 // those of one policy together: a value that is judged against another one
 // (a burst against the limit and window, buckets against the window, a
-// route against the methods) is judged once that one is valid. Unknown
+// route against the methods, a fallback against the keys before it) is
+// judged once that one is valid. Unknown
 // fields are errors, and so is a field written twice in one mapping
 // (reported at the second, which is not read). No Config is returned
 // unless the whole file is valid.

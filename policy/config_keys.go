@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,6 +55,80 @@ func (d *decoder) fallback(n *cnode, field string) [][]string {
 		}
 	}
 	return out
+}
+
+// neverMissing are the key parts that find a key for every request
+// (keyfunc.Global, keyfunc.Method).
+var neverMissing = []string{"global", "method"}
+
+// checkFallbacks reports each fallback of rp that is never used, and
+// reports whether there was none. keyfunc.FirstOf tries a key only when
+// the one before it is missing, and keyfunc.Join misses a key when one of
+// its parts does; so a key never falls back when its parts all find a key
+// (neverMissing), and a key that needs every part which may be missing
+// from one tried before it is missing whenever that one is. A route part,
+// which keyfunc.FirstOf never falls back past, is counted as one that may
+// be missing: where only a route may miss, the fallback is refused only
+// when it needs that route too.
+func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
+	keys, fb := rp.def.Key, rp.nodes["fallback"]
+	if len(keys) < 2 || fb == nil || rp.bad["key"] || rp.bad["fallback"] {
+		return true // no fallback, or a problem reported already
+	}
+	// at returns the node and field of keys[i], a fallback (i >= 1).
+	at := func(i int) (*cnode, string) {
+		if fb.kind != seqNode {
+			return fb, rp.path + ".fallback"
+		}
+		return fb.vals[i-1], fmt.Sprintf("%s.fallback[%d]", rp.path, i-1)
+	}
+	name := func(i int) string {
+		if i == 0 {
+			return "key " + strings.Join(keys[0], "+")
+		}
+		return fmt.Sprintf("fallback[%d] %s", i-1, strings.Join(keys[i], "+"))
+	}
+	ok := true
+	for i := 1; i < len(keys); i++ {
+		for j := range i {
+			var missable []string
+			for _, p := range keys[j] {
+				if !containsStr(neverMissing, p) && !containsStr(missable, p) {
+					missable = append(missable, p)
+				}
+			}
+			if len(missable) == 0 {
+				// keys[j] always has a key (this is the first i after it):
+				// none of the keys after it is tried.
+				if j == 0 {
+					d.fail(fb, rp.path+".fallback", "is never used: %s finds a key for every request", name(0))
+					return false
+				}
+				n, field := at(i)
+				more := ""
+				if i+1 < len(keys) {
+					more = ", nor are the keys after it"
+				}
+				d.fail(n, field, "is never used%s: %s finds a key for every request", more, name(j))
+				return false
+			}
+			if !slices.ContainsFunc(missable, func(p string) bool { return !slices.Contains(keys[i], p) }) {
+				n, field := at(i)
+				d.fail(n, field, "is never used: it needs %s too, so it is missing whenever %s is", andList(missable), name(j))
+				ok = false
+				break
+			}
+		}
+	}
+	return ok
+}
+
+// andList writes words as "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // keyPart returns the keyfunc.Func of one part; ip is the configured
