@@ -47,6 +47,10 @@ import (
 //	    methods: [POST]        # apply only to these methods
 //	    routes: ["POST /login"]  # apply only to these route patterns
 //
+// A duration (window, max_delay, failure_retry_after) is read exactly: a
+// number with a fraction of a nanosecond (1.0000000001s, 0.5ns) is an
+// error, where time.ParseDuration would drop the fraction.
+//
 // The ip key part reads a forwarding header (ip_source) only when the file
 // says who writes it. trusted_proxies, the safer choice, names the proxies:
 // a peer within them is a proxy, and the header is walked from the right

@@ -662,7 +662,8 @@ func (d *decoder) integer(n *cnode, field string) (int64, bool) {
 }
 
 // duration parses a Go duration ("1s", "1m30s", "24h") or whole days
-// ("1d"). A bare number is refused: its unit would be a guess.
+// ("1d"), exactly. A bare number is refused: its unit would be a guess;
+// so is a fraction of a nanosecond, which time.ParseDuration drops.
 func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
 	if n.kind == scalarNode && (n.tag == intTag || n.tag == floatTag) {
 		d.fail(n, field, "%s has no unit; write it as 1s, 500ms, 1m or 24h", n.text)
@@ -683,14 +684,24 @@ func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
 			return 0, false
 		}
 	}
-	t, err := time.ParseDuration(s)
-	if err != nil {
+	if _, err := time.ParseDuration(s); err != nil {
 		if durationSyntax(s) {
 			// Written as a duration, too long for one.
 			d.fail(n, field, "%q is out of range: a duration is at most %s", s, time.Duration(math.MaxInt64))
 			return 0, false
 		}
 		d.fail(n, field, "%q is not a duration such as 1s, 500ms, 1m or 24h", s)
+		return 0, false
+	}
+	// ParseDuration drops a fraction of a nanosecond and may miss by one
+	// nanosecond: the value is computed exactly.
+	t, whole, inRange := exactDuration(s)
+	if !whole {
+		d.fail(n, field, "%q has a fraction below a nanosecond, which a duration cannot hold", s)
+		return 0, false
+	}
+	if !inRange {
+		d.fail(n, field, "%q is out of range: a duration is at most %s", s, time.Duration(math.MaxInt64))
 		return 0, false
 	}
 	return t, true
