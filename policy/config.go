@@ -51,6 +51,14 @@ import (
 // number with a fraction of a nanosecond (1.0000000001s, 0.5ns) is an
 // error, where time.ParseDuration would drop the fraction.
 //
+// The policies of a file make one Set (middleware.FromConfig), and a
+// route that would never apply there is an error: one on a method that
+// methods exclude, and one on GET under methods naming HEAD but not GET,
+// which covers HEAD requests only (see WithRoutes), when another policy
+// has a route on HEAD for the same path, which takes those (see
+// Set.Match). methods: [HEAD] with routes: ["GET /x"] alone is valid: it
+// limits HEAD requests that ServeMux sends to the GET /x pattern.
+//
 // The ip key part reads a forwarding header (ip_source) only when the file
 // says who writes it. trusted_proxies, the safer choice, names the proxies:
 // a peer within them is a proxy, and the header is walked from the right

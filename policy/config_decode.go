@@ -223,6 +223,7 @@ func (d *decoder) config(root *cnode) *Config {
 			cfg.Definitions = append(cfg.Definitions, rp.def)
 		}
 	}
+	d.checkHeadShadows(raws)
 	return cfg
 }
 
@@ -585,6 +586,57 @@ func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 		check("routes", i, err)
 	}
 	return ok
+}
+
+// checkHeadShadows reports each route on GET of a policy whose methods
+// name HEAD but not GET, a route that covers HEAD requests only (see
+// WithRoutes), when another policy of the file has a route on HEAD for
+// the same path: in the Set the file makes, that one takes every HEAD
+// request to the path (Set.Match; whatever its methods, since a route on
+// HEAD needs them to admit HEAD, and a policy of a file has no other
+// condition), and the route never applies. Routes and methods refused
+// already are left out.
+func (d *decoder) checkHeadShadows(raws []*rawPolicy) {
+	type headRoute struct {
+		rp      *rawPolicy
+		pattern string
+	}
+	heads := map[string]headRoute{} // the first HEAD route on each path
+	parsed := make([][]route, len(raws))
+	for i, rp := range raws {
+		if rp.bad["methods"] || rp.bad["routes"] || len(rp.def.Methods) > 0 && WithMethods(rp.def.Methods...)(&Policy{}) != nil {
+			continue
+		}
+		for _, pat := range rp.def.Routes {
+			p := &Policy{}
+			if WithRoutes(pat)(p) != nil {
+				parsed[i] = append(parsed[i], route{}) // keeps the indexes of rp.items
+				continue
+			}
+			rt := p.routes[0]
+			parsed[i] = append(parsed[i], rt)
+			if rt.method == http.MethodHead && (len(rp.def.Methods) == 0 ||
+				containsStr(rp.def.Methods, http.MethodHead) || containsStr(rp.def.Methods, http.MethodGet)) {
+				if _, seen := heads[rt.path]; !seen {
+					heads[rt.path] = headRoute{rp, pat}
+				}
+			}
+		}
+	}
+	for i, rp := range raws {
+		m := rp.def.Methods
+		if len(parsed[i]) == 0 || !containsStr(m, http.MethodHead) || containsStr(m, http.MethodGet) {
+			continue
+		}
+		for j, rt := range parsed[i] {
+			h, found := heads[rt.path]
+			if rt.method != http.MethodGet || !found || h.rp == rp || slices.Contains(parsed[i], route{method: http.MethodHead, path: rt.path, chiPath: rt.chiPath}) {
+				continue
+			}
+			d.fail(rp.items["routes"][j].node, rp.path+".routes", "%q covers only HEAD requests under methods %q, and %s's route %q takes every HEAD request to %s: the policy would never apply there",
+				rp.def.Routes[j], m, h.rp.path, h.pattern, rt.path)
+		}
+	}
 }
 
 func (rp *rawPolicy) nodeOr(name string) *cnode {
