@@ -34,7 +34,8 @@ func lint(cfg *policy.Config) []string {
 			// rule, which a request passed on after its Delay seldom meets.
 			warn("count: %s on leaky_queue gives almost nothing back: a request passed on has left the queue, and a place comes back only with no later request queued behind it, so nearly every request counts; sliding_window or token_bucket give back what count: leaves out", d.Count)
 		}
-		// global is never missing: a fallback after it is never tried.
+		// global is never missing (a fallback after it is refused by the
+		// config): one key for every request the policy applies to.
 		if len(d.Key[0]) == 1 && d.Key[0][0] == "global" && len(d.Routes) == 0 && len(d.Methods) == 0 {
 			warn("key global on every request: one allowance shared by all clients, which one client can use up")
 		}

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestCheckAdviceGlobalKey: a key global, with a fallback or not, is one
-// allowance shared by all clients (global is never missing, so no fallback
-// is ever tried), and draws the advice; global joined with another part
-// (global+ip) is one allowance per client, and draws none.
+// TestCheckAdviceGlobalKey: a key global is one allowance shared by all
+// clients, and draws the advice (with a fallback, never tried, the file is
+// refused: policy's TestConfigDeadFallbackIsRefused); global joined with
+// another part (global+ip) is one allowance per client, and draws none.
 func TestCheckAdviceGlobalKey(t *testing.T) {
 	const advice = "all (line 2): key global on every request: one allowance shared by all clients, which one client can use up"
 	for _, tc := range []struct {
@@ -16,7 +16,6 @@ func TestCheckAdviceGlobalKey(t *testing.T) {
 		want []string
 	}{
 		{"key: global", []string{advice}},
-		{"key: global\n    fallback: ip", []string{advice}},
 		{"key: [global, ip]", nil},
 		{"key: ip", nil},
 	} {
