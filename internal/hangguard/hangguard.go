@@ -4,10 +4,10 @@
 // pass.
 //
 // It counts the time the test process runs, not the time on the wall. A
-// guard of d ticks every d/100 and expires at its 100th tick; a ticker
-// keeps one tick for a receiver that missed several, so a process stopped
-// or starved by a loaded machine for longer than d loses the ticks it did
-// not run for. A time.After(d) would fire as soon as the process ran
+// guard of d ticks every d/100 (every nanosecond for a d below 100ns) and
+// expires at its 100th tick; a ticker keeps one tick for a receiver that
+// missed several, so a process stopped or starved by a loaded machine for
+// longer than d loses the ticks it did not run for. A time.After(d) would fire as soon as the process ran
 // again, before the goroutine it waits for, woken at the same moment, had
 // done its work; CI runs on loaded machines have failed so. [Poll] counts
 // its tries the same way: a sleep that a stopped process overran counts
@@ -91,9 +91,10 @@ func Run(tb testing.TB, d time.Duration, what string, fn func()) {
 }
 
 // Poll calls cond until it reports true, sleeping every between calls, and
-// reports whether it did before d/every calls had reported false: at least
-// d of sleeping, each sleep counted once however long the process was
-// stopped in it.
+// reports whether it did before d/every calls (at least one) had reported
+// false: d/every-1 sleeps, d less one interval of sleeping when every
+// divides d, each sleep counted once however long the process was stopped
+// in it.
 func Poll(d, every time.Duration, cond func() bool) bool {
 	for tries := max(d/every, 1); ; tries-- {
 		if cond() {
