@@ -63,8 +63,10 @@ import (
 // says who writes it. trusted_proxies, the safer choice, names the proxies:
 // a peer within them is a proxy, and the header is walked from the right
 // past every proxy to the client (keyfunc.TrustedProxies); any other peer
-// is the client. An entry holding every address of its family (0.0.0.0/0,
-// ::/0) is an error: every peer would be a proxy. trusted_hops: n is for proxies whose addresses are not
+// is the client. Entries holding every address of a family, one alone
+// (0.0.0.0/0, ::/0) or together (0.0.0.0/1 and 128.0.0.0/1, every IPv4
+// /8, ::/1 and 8000::/1), are an error: every peer of that family would be
+// a proxy. trusted_hops: n is for proxies whose addresses are not
 // known in advance, a cloud load balancer or a proxy on a Unix socket (no
 // peer address, so that no trusted_proxies entry matches): every peer is
 // taken for the nearest proxy and the client is the n-th entry from the

@@ -141,6 +141,7 @@ func (d *decoder) config(root *cnode) *Config {
 		case "trusted_proxies":
 			before := len(d.errs)
 			cfg.TrustedProxies = d.prefixes(v, name)
+			d.coverage(v, name, cfg.TrustedProxies)
 			proxiesBad = len(d.errs) > before
 		case "trusted_hops":
 			hops = v
@@ -854,4 +855,52 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 		out = append(out, p.Masked())
 	}
 	return out
+}
+
+// coverage reports each address family every address of which the
+// trusted_proxies entries ps, each already accepted alone, hold together
+// (0.0.0.0/1 and 128.0.0.0/1; every /8): every peer of that family would
+// be a proxy, as with 0.0.0.0/0.
+//
+// keyfunc.IP refuses such prefixes, but exports neither its test nor an
+// error to tell that refusal from another, so it is asked once per family,
+// with that family's entries alone: every other problem it finds in
+// TrustedProxies (no prefix, an invalid one, one holding a whole family)
+// was refused here entry by entry, so an error is this one, and the family
+// is known without reading keyfunc's message. An IPv4-mapped entry of /96
+// or longer is IPv4, as keyfunc.TrustedProxies documents. Should the
+// entries fail together but neither family alone, keyfunc's reason is
+// given as it is.
+func (d *decoder) coverage(n *cnode, field string, ps []netip.Prefix) {
+	if len(ps) == 0 {
+		return
+	}
+	_, err := keyfunc.IP(keyfunc.TrustedProxies(ps...))
+	if err == nil {
+		return
+	}
+	var v4, v6 []netip.Prefix
+	for _, p := range ps {
+		if p.Addr().Is4() || p.Addr().Is4In6() && p.Bits() >= 96 {
+			v4 = append(v4, p)
+		} else {
+			v6 = append(v6, p)
+		}
+	}
+	found := false
+	for _, fam := range []struct {
+		name string
+		ps   []netip.Prefix
+	}{{"IPv4", v4}, {"IPv6", v6}} {
+		if len(fam.ps) == 0 {
+			continue
+		}
+		if _, ferr := keyfunc.IP(keyfunc.TrustedProxies(fam.ps...)); ferr != nil {
+			d.fail(n, field, "the entries together hold every %s address, so every %s peer is trusted as a proxy and a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops", fam.name, fam.name)
+			found = true
+		}
+	}
+	if !found {
+		d.fail(n, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+	}
 }
