@@ -99,7 +99,8 @@ import (
 // last one is. A fallback that is never tried is an error: one after a key
 // whose parts are never missing (global, method), and one that needs every
 // part the key before it may miss, missing whenever that key is (after key:
-// user, fallback: [user, ip]).
+// user, fallback: [user, ip]). Header names are compared in any case
+// (header:X-A and header:x-a are one part).
 //
 // A file with just a name, a limit and a window per policy gets the
 // sliding window counter keyed by client IP.

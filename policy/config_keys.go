@@ -69,7 +69,8 @@ var neverMissing = []string{"global", "method"}
 // from one tried before it is missing whenever that one is. A route part,
 // which keyfunc.FirstOf never falls back past, is counted as one that may
 // be missing: where only a route may miss, the fallback is refused only
-// when it needs that route too.
+// when it needs that route too. Header parts are compared by their names'
+// canonical form (see samePart).
 func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 	keys, fb := rp.def.Key, rp.nodes["fallback"]
 	if len(keys) < 2 || fb == nil || rp.bad["key"] || rp.bad["fallback"] {
@@ -93,7 +94,7 @@ func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 		for j := range i {
 			var missable []string
 			for _, p := range keys[j] {
-				if !containsStr(neverMissing, p) && !containsStr(missable, p) {
+				if !containsStr(neverMissing, p) && !slices.ContainsFunc(missable, samePart(p)) {
 					missable = append(missable, p)
 				}
 			}
@@ -112,7 +113,7 @@ func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 				d.fail(n, field, "is never used%s: %s finds a key for every request", more, name(j))
 				return false
 			}
-			if !slices.ContainsFunc(missable, func(p string) bool { return !slices.Contains(keys[i], p) }) {
+			if !slices.ContainsFunc(missable, func(p string) bool { return !slices.ContainsFunc(keys[i], samePart(p)) }) {
 				n, field := at(i)
 				d.fail(n, field, "is never used: it needs %s too, so it is missing whenever %s is", andList(missable), name(j))
 				ok = false
@@ -121,6 +122,21 @@ func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 		}
 	}
 	return ok
+}
+
+// samePart returns a function reporting whether a key part reads what p
+// reads: the same part, or a header of the same name in another case
+// (header names are case-insensitive; keyfunc.Header reads the canonical
+// one). Cookie names are case-sensitive, as net/http matches them.
+func samePart(p string) func(string) bool {
+	name, isHeader := strings.CutPrefix(p, "header:")
+	return func(q string) bool {
+		if q == p {
+			return true
+		}
+		other, ok := strings.CutPrefix(q, "header:")
+		return isHeader && ok && http.CanonicalHeaderKey(name) == http.CanonicalHeaderKey(other)
+	}
 }
 
 // andList writes words as "a", "a and b", "a, b and c".
