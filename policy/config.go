@@ -100,7 +100,12 @@ import (
 // whose parts are never missing (global, method), and one that needs every
 // part the key before it may miss, missing whenever that key is (after key:
 // user, fallback: [user, ip]). Header names are compared in any case
-// (header:X-A and header:x-a are one part).
+// (header:X-A and header:x-a are one part). on_missing_key is an error
+// where every request has a key: when the key, or a fallback reached
+// through keys without a route part, has parts that are never missing
+// (key: global; key: user, fallback: [ip, global]). A missing route is
+// never fallen back past (keyfunc.FirstOf): after key: route, fallback:
+// global, on_missing_key decides for requests seen before routing.
 //
 // A file with just a name, a limit and a window per policy gets the
 // sliding window counter keyed by client IP.

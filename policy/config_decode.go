@@ -404,8 +404,13 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 	if err != nil {
 		d.fail(rp.nodeOr(field), rp.path+"."+field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
 		ok = false
-	} else if !d.checkFallbacks(rp) {
-		ok = false
+	} else {
+		if !d.checkFallbacks(rp) {
+			ok = false
+		}
+		if !d.checkKeyAction(rp) {
+			ok = false
+		}
 	}
 	opts := []Option{OnKeyError(def.OnMissingKey)}
 	if len(def.Key) > 1 && slices.ContainsFunc(def.Key, hasRoute) {

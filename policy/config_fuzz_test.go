@@ -100,12 +100,16 @@ func rewrite(cfg *policy.Config) []byte {
 	var pols []map[string]any
 	for _, d := range cfg.Definitions {
 		p := map[string]any{
-			"name":           d.Name,
-			"algorithm":      d.Spec.Algorithm,
-			"limit":          d.Spec.Limit,
-			"window":         d.Spec.Window.String(),
-			"key":            d.Key[0],
-			"on_missing_key": map[policy.KeyAction]string{policy.RejectBadRequest: "reject_400", policy.RejectForbidden: "reject_403", policy.SkipPolicy: "skip"}[d.OnMissingKey],
+			"name":      d.Name,
+			"algorithm": d.Spec.Algorithm,
+			"limit":     d.Spec.Limit,
+			"window":    d.Spec.Window.String(),
+			"key":       d.Key[0],
+		}
+		if d.OnMissingKey != policy.RejectBadRequest {
+			// Written only when it is not the default: on a key found
+			// for every request it is refused as never used.
+			p["on_missing_key"] = map[policy.KeyAction]string{policy.RejectForbidden: "reject_403", policy.SkipPolicy: "skip"}[d.OnMissingKey]
 		}
 		if d.Spec.Burst != 0 {
 			p["burst"] = d.Spec.Burst

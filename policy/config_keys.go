@@ -83,12 +83,7 @@ func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 		}
 		return fb.vals[i-1], fmt.Sprintf("%s.fallback[%d]", rp.path, i-1)
 	}
-	name := func(i int) string {
-		if i == 0 {
-			return "key " + strings.Join(keys[0], "+")
-		}
-		return fmt.Sprintf("fallback[%d] %s", i-1, strings.Join(keys[i], "+"))
-	}
+	name := func(i int) string { return keyName(keys, i) }
 	ok := true
 	for i := 1; i < len(keys); i++ {
 		for j := range i {
@@ -122,6 +117,45 @@ func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 		}
 	}
 	return ok
+}
+
+// keyName names keys[i] of a Definition's Key in an error: "key user",
+// "fallback[0] ip+user".
+func keyName(keys [][]string, i int) string {
+	if i == 0 {
+		return "key " + strings.Join(keys[0], "+")
+	}
+	return fmt.Sprintf("fallback[%d] %s", i-1, strings.Join(keys[i], "+"))
+}
+
+// checkKeyAction reports rp's on_missing_key when no request is ever
+// without a key, and reports whether it was not. The action decides when
+// the key function fails: every key of keyfunc.FirstOf missing, or one
+// missing its route part (keyfunc.ErrNoRoute, which FirstOf does not fall
+// back past). So it is never used when a key whose parts are never
+// missing (neverMissing) is reached through keys without a route part:
+// those only ever fall back. When a fallback entry was refused, the
+// fallbacks read may not be all the file means, and only the key is
+// judged.
+func (d *decoder) checkKeyAction(rp *rawPolicy) bool {
+	n := rp.nodes["on_missing_key"]
+	if n == nil || rp.bad["on_missing_key"] || rp.bad["key"] {
+		return true
+	}
+	keys := rp.def.Key
+	if rp.bad["fallback"] {
+		keys = keys[:1]
+	}
+	for i, parts := range keys {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !containsStr(neverMissing, p) }) {
+			d.fail(n, rp.path+".on_missing_key", "is never used: %s finds a key for every request", keyName(keys, i))
+			return false
+		}
+		if hasRoute(parts) {
+			return true
+		}
+	}
+	return true
 }
 
 // samePart returns a function reporting whether a key part reads what p
