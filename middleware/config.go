@@ -38,8 +38,8 @@ var fallbackMaxKeys = FallbackMaxKeys
 // ConfigOptions returns the options a loaded configuration ([policy.Load])
 // asks for: its header profile, its failure mode, and the check for
 // forwarding headers that its ip keys ignore ([CheckForwarding]) when a
-// policy keys by ip with neither trusted_proxies nor trusted_hops
-// declared. fallback is the store
+// policy keys by ip and no trusted_hops are declared, compared with its
+// trusted_proxies when it declares some. fallback is the store
 // that decides under failure_mode fallback; nil means a new in-memory store
 // of at most [FallbackMaxKeys] keys (limits per instance while the shared
 // store is down). An empty profile or mode means the default.

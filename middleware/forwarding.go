@@ -14,24 +14,40 @@ import (
 )
 
 // ErrForwardingIgnored is told to the error handler (once per Middleware)
-// the first time a request carries a forwarding header (X-Forwarded-For,
-// Forwarded, X-Real-IP) while the checked middleware keys clients by an
-// address read from no proxy: the peer's own. Behind a reverse proxy
-// or load balancer that is a misconfiguration with a large effect: every
-// request comes from the proxy's address, so every client shares one
-// limit, and one busy client locks all the others out. The fix is to
-// declare the proxies (keyfunc.TrustedProxies or keyfunc.TrustedHops, or
-// trusted_proxies or trusted_hops in a configuration file) and the header
-// they write. On a server that clients reach directly such a header is
-// their own invention, rightly ignored, and the report can be ignored too
-// (or the check left off: [CheckForwarding]).
+// the first time the forwarding check ([CheckForwarding],
+// [CheckForwardingFrom]) sees a request whose forwarding header
+// (X-Forwarded-For, Forwarded, X-Real-IP, or the header the ip keys read)
+// the client-IP keys ignore, as they do a header from a peer they do not
+// trust as a proxy. Behind a reverse proxy or load balancer that is a
+// misconfiguration with a large effect: every request is keyed by the
+// proxy's address, so every client shares one limit, and one busy client
+// locks all the others out. It is reported in two cases:
+//
+//   - No proxy is declared (keyfunc.IP with neither keyfunc.TrustedProxies
+//     nor keyfunc.TrustedHops, a configuration without trusted_proxies or
+//     trusted_hops): any forwarding header is reported. The fix is to
+//     declare the proxies and the header they write. On a server that
+//     clients reach directly such a header is their own invention, rightly
+//     ignored, and the report can be ignored too (or the check left off).
+//   - Trusted proxies are declared, and the request comes from a peer
+//     outside them whose address is private (RFC 1918), loopback,
+//     link-local, unique local (fc00::/7) or of the shared address space
+//     (100.64.0.0/10, RFC 6598): no internet client has such an address,
+//     so the peer is most likely a proxy the prefixes leave out (the load
+//     balancer at 10.0.0.5 when 10.1.0.0/16 is trusted). The fix is to add
+//     its prefix. A header from a public peer outside them is not
+//     reported: that is more likely a client writing its own, which the
+//     keys rightly ignore. Under keyfunc.TrustedHops (trusted_hops) every
+//     peer's header is read, and nothing is reported.
+//
+// The message names the header, the peer's address and, in the second
+// case, the trusted proxies it is not among; never the header's value.
 //
 // When the middleware logs ([WithLogger], or a [LogObserver] among its
 // observers), the warning is logged too, at Warn ("ratekeeper: setup
 // warning"); with neither a log nor an error handler, it is logged so on
 // [log/slog.Default]. The request is served as without the check: this is a
-// warning, not a failure. The message names the header and the peer's address (the
-// proxy's, when there is one), not the header's value. A request whose
+// warning, not a failure. A request whose
 // RemoteAddr a middleware further out has already replaced with the
 // client's address is not reported: the ip key reads that address. Such a
 // RemoteAddr is known by having no port (chi's RealIP; gorilla's
@@ -42,7 +58,7 @@ import (
 // Forwarded: for="[2001:db8::1]:4711" leaves "[2001:db8::1]:4711"), by
 // being the address a forwarding header of the request names as the
 // client (its first entry).
-var ErrForwardingIgnored = errors.New("middleware: a request carries a forwarding header that the client-IP key does not read (no trusted proxies)")
+var ErrForwardingIgnored = errors.New("middleware: a request carries a forwarding header that the client-IP key ignores")
 
 // Forwarding check states (Middleware.fwd).
 const (
@@ -55,21 +71,42 @@ const (
 // of the client it forwards, in canonical form.
 var forwardingHeaders = [...]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"}
 
+// proxies is what the forwarding check knows of the proxies the ip keys
+// trust (Middleware.fwdProxies); nil when CheckForwarding(true) alone
+// turned the check on in code: the keys are taken to trust none.
+type proxies struct {
+	trusted []netip.Prefix // the trusted proxies, as normProxy leaves them; none: no proxy declared
+	hops    bool           // TrustedHops: every peer's header is read
+	header  string         // the header the keys read from a trusted peer, canonical; "" when none is declared
+	config  bool           // declared by a configuration (else by CheckForwardingFrom)
+}
+
 // CheckForwarding turns on (or off) the check for forwarding headers that
 // the middleware's client-IP keys ignore (see [ErrForwardingIgnored]).
-// Turn it on for a middleware whose policies key clients by
-// keyfunc.IP with neither keyfunc.TrustedProxies nor keyfunc.TrustedHops,
-// the default: until the first report, each request is looked at for the
-// three headers (three map lookups), and then no more. The check tells
-// the error handler ([WithErrorHandler]) and the log ([WithLogger], or a
-// [LogObserver] among the observers, at Warn); without either, the log
-// [log/slog.Default].
+// Turned on alone in code, it takes the policies' keys to be keyfunc.IP
+// with neither keyfunc.TrustedProxies nor keyfunc.TrustedHops, the
+// default, and reports the first forwarding header of any peer. For keys
+// that trust proxies, use [CheckForwardingFrom], which tells the check
+// which: with CheckForwarding(true) alone, a request through a proxy the
+// keys trust would be reported too.
+//
+// The check looks at each request for the forwarding headers (three map
+// lookups, four when the keys read another header), and, when one is
+// there and proxies are declared, parses the peer's address and compares
+// it with their prefixes; it allocates nothing. After the first report it
+// looks no more; with a correct setup that report never comes, and the
+// check costs that much on every request for as long as the middleware
+// serves. Off, it costs one atomic load per request.
 //
 // [FromConfig] turns it on by itself when a policy of the configuration
-// keys by ip and the configuration declares neither trusted_proxies nor
-// trusted_hops, and [Middleware.ApplyConfig] turns it on or off for each
-// configuration applied, unless this option was given. The options may
-// come in any order.
+// keys by ip and the configuration declares no trusted_hops (with
+// trusted_hops every peer's header is read: nothing is ever ignored), and
+// compares the peer with the configuration's trusted_proxies, if any, and
+// names its ip_source; [Middleware.ApplyConfig] turns it on or off, and
+// takes the proxies, for each configuration applied, unless this option
+// was given (the proxies, unless CheckForwardingFrom was). The options may
+// come in any order; of CheckForwarding and CheckForwardingFrom, the last
+// given decides whether the check is on.
 func CheckForwarding(on bool) Option {
 	return func(m *Middleware) error {
 		m.fwdExplicit, m.fwdWanted = true, on
@@ -77,11 +114,87 @@ func CheckForwarding(on bool) Option {
 	}
 }
 
-// configIgnoresForwarding reports whether cfg keys some policy by the
-// peer's address with no proxy declared: the configurations for which
-// FromConfig checks forwarding headers.
-func configIgnoresForwarding(cfg *policy.Config) bool {
-	if len(cfg.TrustedProxies) > 0 || cfg.TrustedHops > 0 {
+// CheckForwardingFrom turns on the check for forwarding headers that the
+// middleware's client-IP keys ignore (see [ErrForwardingIgnored]) for keys
+// that trust the proxies within prefixes and read header from them:
+// keyfunc.IP(keyfunc.TrustedProxies(prefixes...)) with
+// keyfunc.FromXForwardedFor (header "X-Forwarded-For", the default),
+// keyfunc.FromForwarded ("Forwarded") or keyfunc.FromHeader(header). Give
+// it the prefixes the keys trust, one slice for both:
+//
+//	proxies := []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}
+//	ip, err := keyfunc.IP(keyfunc.TrustedProxies(proxies...))
+//	...
+//	m, err := middleware.New(store, policies, middleware.CheckForwardingFrom("X-Forwarded-For", proxies...))
+//
+// A request from a peer outside the prefixes whose address only a proxy
+// has (private, loopback, link-local, unique local, shared) and that
+// carries header, or another forwarding header, is then reported, once:
+// most likely a proxy the prefixes leave out, behind which every client
+// shares one limit. The cost is that of [CheckForwarding]. The prefixes
+// are compared as keyfunc.TrustedProxies compares them (an IPv4-mapped
+// prefix of /96 or longer as IPv4).
+//
+// The prefixes are kept over those of a configuration ([FromConfig],
+// [ConfigOptions], [Middleware.ApplyConfig]). No prefix, an invalid one,
+// or a header that is no valid field name, is an error of [New].
+// CheckForwarding(false) given after it turns the check off.
+func CheckForwardingFrom(header string, prefixes ...netip.Prefix) Option {
+	ps := slices.Clone(prefixes)
+	return func(m *Middleware) error {
+		if len(ps) == 0 {
+			return errors.New("middleware: CheckForwardingFrom: no prefix given (for keys that trust no proxy, use CheckForwarding(true))")
+		}
+		if !validFieldName(header) {
+			return fmt.Errorf("middleware: CheckForwardingFrom: header %q is not a valid header name", header)
+		}
+		px := &proxies{header: http.CanonicalHeaderKey(header), trusted: make([]netip.Prefix, len(ps))}
+		for i, p := range ps {
+			if !p.IsValid() {
+				return fmt.Errorf("middleware: CheckForwardingFrom: prefix %d is invalid", i)
+			}
+			px.trusted[i] = normProxy(p)
+		}
+		m.fwdExplicit, m.fwdWanted = true, true
+		m.fwdFromExplicit = true
+		m.fwdProxies.Store(px)
+		return nil
+	}
+}
+
+// validFieldName reports whether s is a header field name: a token (RFC
+// 9110 section 5.1).
+func validFieldName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// normProxy returns p as the ip keys compare peers with it: an
+// IPv4-mapped prefix of /96 or longer as the IPv4 prefix it holds, and
+// masked.
+func normProxy(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p.Masked()
+}
+
+// configChecksForwarding reports whether cfg keys some policy by ip and
+// declares no trusted_hops: the configurations for which FromConfig
+// checks forwarding headers.
+func configChecksForwarding(cfg *policy.Config) bool {
+	if cfg.TrustedHops > 0 {
 		return false
 	}
 	for _, d := range cfg.Definitions {
@@ -94,26 +207,59 @@ func configIgnoresForwarding(cfg *policy.Config) bool {
 	return false
 }
 
+// configProxies returns the proxies that the ip keys of cfg trust.
+func configProxies(cfg *policy.Config) *proxies {
+	px := &proxies{hops: cfg.TrustedHops > 0, config: true}
+	if px.hops || len(cfg.TrustedProxies) == 0 {
+		return px
+	}
+	px.trusted = make([]netip.Prefix, len(cfg.TrustedProxies))
+	for i, p := range cfg.TrustedProxies {
+		px.trusted[i] = normProxy(p)
+	}
+	switch s := cfg.IPSource; {
+	case s == "" || s == "x-forwarded-for":
+		px.header = "X-Forwarded-For"
+	case s == "forwarded":
+		px.header = "Forwarded"
+	case strings.HasPrefix(s, "header:"):
+		if name := strings.TrimPrefix(s, "header:"); validFieldName(name) {
+			px.header = http.CanonicalHeaderKey(name)
+		}
+	}
+	return px
+}
+
 // wantConfig is the option of a configuration (see ConfigOptions): the
-// forwarding check as cfg asks, unless CheckForwarding decides it. New
-// starts the check once every option has run.
+// forwarding check as cfg asks, unless CheckForwarding or
+// CheckForwardingFrom decides it, compared with the proxies of cfg,
+// unless CheckForwardingFrom names them. New starts the check once every
+// option has run.
 func wantConfig(cfg *policy.Config) Option {
 	return func(m *Middleware) error {
 		if !m.fwdExplicit {
-			m.fwdWanted = configIgnoresForwarding(cfg)
+			m.fwdWanted = configChecksForwarding(cfg)
+		}
+		if !m.fwdFromExplicit {
+			m.fwdProxies.Store(configProxies(cfg))
 		}
 		return nil
 	}
 }
 
 // followConfig turns the forwarding check on or off as cfg, a
-// configuration applied, asks (see configIgnoresForwarding), unless
-// CheckForwarding decided it. A check that has reported stays quiet.
+// configuration applied, asks (see configChecksForwarding), unless
+// CheckForwarding or CheckForwardingFrom decided it, and compares the
+// peers with the proxies of cfg from now on, unless CheckForwardingFrom
+// named them. A check that has reported stays quiet.
 func (m *Middleware) followConfig(cfg *policy.Config) {
+	if !m.fwdFromExplicit {
+		m.fwdProxies.Store(configProxies(cfg))
+	}
 	if m.fwdExplicit {
 		return
 	}
-	if configIgnoresForwarding(cfg) {
+	if configChecksForwarding(cfg) {
 		m.fwd.CompareAndSwap(fwdOff, fwdChecking)
 	} else {
 		m.fwd.CompareAndSwap(fwdChecking, fwdOff)
@@ -121,35 +267,149 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 }
 
 // checkForwarding tells the error handler, the first time, that r carries
-// a forwarding header the client-IP keys ignore. A RemoteAddr that is a
-// bare address, with no port, is not the peer's (net/http always gives
-// host:port): a middleware further out (chi's RealIP, gorilla's
-// ProxyHeaders) put the client's address there, which the ip key reads,
-// so the header is no sign of a shared limit and r is not reported. Nor
-// is r when RemoteAddr's address is the client a forwarding header names
-// (see namedClient): gorilla's ProxyHeaders copies a Forwarded or
-// X-Forwarded-For entry with its port, "[2001:db8::1]:4711", the form of
-// a peer. A real peer so named is the client itself, which the ip key
-// reads too; a client that names itself only spares its own request,
-// and the next request without that header is reported.
+// a forwarding header the client-IP keys ignore (see ErrForwardingIgnored).
+// A RemoteAddr that is a bare address, with no port, is not the peer's
+// (net/http always gives host:port): a middleware further out (chi's
+// RealIP, gorilla's ProxyHeaders) put the client's address there, which
+// the ip key reads, so the header is no sign of a shared limit and r is
+// not reported. Nor is r when RemoteAddr's address is the client a
+// forwarding header names (see namedClient): gorilla's ProxyHeaders
+// copies a Forwarded or X-Forwarded-For entry with its port,
+// "[2001:db8::1]:4711", the form of a peer. A real peer so named is the
+// client itself, which the ip key reads too; a client that names itself
+// only spares its own request, and the next request without that header
+// is reported.
+//
+// With trusted proxies declared, r is reported only when its peer is
+// outside them and has an address only a proxy has (see proxyKind).
+// The cheap tests come first: a request through a trusted proxy, every
+// request of a correct setup, costs the header lookups, the parse of
+// RemoteAddr and the prefix comparisons, and allocates nothing.
 func (m *Middleware) checkForwarding(r *http.Request) {
-	if rewrittenRemoteAddr(r) {
+	px := m.fwdProxies.Load()
+	if px != nil && px.hops {
 		return
 	}
-	for _, h := range forwardingHeaders {
-		if _, ok := r.Header[h]; !ok {
-			continue
-		}
-		if rewrittenUpstream(r) {
+	h := carriedHeader(r, px)
+	if h == "" {
+		return
+	}
+	if px == nil || len(px.trusted) == 0 {
+		if rewrittenRemoteAddr(r) || rewrittenUpstream(r) {
 			return
 		}
 		if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 			return
 		}
-		m.warn(r, fmt.Errorf("%w: a request from %s carries %s; behind a reverse proxy every client then shares the proxy's limit: declare the proxies (keyfunc.TrustedProxies or TrustedHops; trusted_proxies or trusted_hops) and the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader; ip_source), or, when clients reach this server directly, ignore this",
+		if px == nil {
+			m.warn(r, fmt.Errorf("%w: a request from %s carries %s, and the check was told of no trusted proxy (CheckForwarding(true) takes the ip keys to trust none, and such a key reads the peer's address); behind a reverse proxy every client then shares the proxy's limit: declare the proxies (keyfunc.TrustedProxies or TrustedHops) and the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader), and name them to the check with CheckForwardingFrom, as is needed too if the keys trust them already; when clients reach this server directly, ignore this",
+				ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
+			return
+		}
+		m.warn(r, fmt.Errorf("%w: a request from %s carries %s, and the configuration declares no trusted proxies, so its ip key reads the peer's address; behind a reverse proxy every client then shares the proxy's limit: declare the proxies (trusted_proxies or trusted_hops; keyfunc.TrustedProxies or TrustedHops in code) and the header they set (ip_source; keyfunc.FromXForwardedFor, FromForwarded, FromHeader), or, when clients reach this server directly, ignore this",
 			ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
 		return
 	}
+	// A RemoteAddr that is no "host:port" is either rewritten further
+	// out (the key reads the client there) or no address at all (a Unix
+	// socket: the key fails); no limit is shared in either case.
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return
+	}
+	peer := ap.Addr().Unmap().WithZone("")
+	if px.trusts(peer) {
+		return
+	}
+	kind := proxyKind(peer)
+	if kind == "" || rewrittenUpstream(r) {
+		return
+	}
+	if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
+		return
+	}
+	fix := "keyfunc.TrustedProxies, and CheckForwardingFrom"
+	if px.config {
+		fix = "trusted_proxies"
+	}
+	m.warn(r, fmt.Errorf("%w: a request from %s carries %s, but %s is not among the trusted proxies (%s), the only peers whose forwarding header the ip key reads, so the request is keyed by the peer's address; a %s address is a proxy's rather than a client's, and behind a proxy left out every client shares its limit: add the proxy's prefix to the trusted proxies (%s), or, if this peer is no proxy of yours, ignore this",
+		ErrForwardingIgnored, peer, h, peer, prefixList(px.trusted), kind, fix))
+}
+
+// carriedHeader returns the first forwarding header r carries: the one
+// the keys read (px.header), then the usual ones; "" when r carries none.
+func carriedHeader(r *http.Request, px *proxies) string {
+	var own string
+	if px != nil && px.header != "" {
+		own = px.header
+		if _, ok := r.Header[own]; ok {
+			return own
+		}
+	}
+	for _, h := range forwardingHeaders {
+		if h == own {
+			continue
+		}
+		if _, ok := r.Header[h]; ok {
+			return h
+		}
+	}
+	return ""
+}
+
+// trusts reports whether peer, unmapped and without zone, is within a
+// trusted proxy's prefix.
+func (px *proxies) trusts(peer netip.Addr) bool {
+	for _, p := range px.trusted {
+		if p.Contains(peer) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedSpace is the shared address space of carrier-grade NAT (RFC 6598),
+// which a provider's load balancers use too (and no internet client has).
+var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// proxyKind names the kind of a, unmapped and without zone, when it is an
+// address only a proxy near this server can have, not an internet client:
+// "private" (RFC 1918), "unique local" (fc00::/7), "loopback",
+// "link-local" or "shared (RFC 6598)"; "" for any other.
+func proxyKind(a netip.Addr) string {
+	switch {
+	case a.IsPrivate() && a.Is4():
+		return "private"
+	case a.IsPrivate():
+		return "unique local"
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsLinkLocalUnicast():
+		return "link-local"
+	case sharedSpace.Contains(a):
+		return "shared (RFC 6598)"
+	}
+	return ""
+}
+
+// maxListed is how many trusted prefixes a report lists.
+const maxListed = 4
+
+// prefixList returns ps for a message: the first maxListed, and how many
+// more.
+func prefixList(ps []netip.Prefix) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i == maxListed {
+			fmt.Fprintf(&b, ", and %d more", len(ps)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
 }
 
 // rewrittenUpstream reports whether the address of r.RemoteAddr

@@ -55,11 +55,15 @@ type Middleware struct {
 	noContext   bool
 	built       *fileSettings // the configuration's settings, when built by FromConfig
 	logger      *LogObserver  // the one WithLogger built, if any
-	fwdExplicit bool          // CheckForwarding decided fwdWanted (a configuration does not)
+	fwdExplicit bool          // CheckForwarding or CheckForwardingFrom decided fwdWanted (a configuration does not)
 	fwdWanted   bool          // the options ask for the forwarding check
 	warnLog     *LogObserver  // where the setup warnings are logged besides the error handler (see warn)
+	// fwdFromExplicit: CheckForwardingFrom named the proxies in
+	// fwdProxies (a configuration does not replace them).
+	fwdFromExplicit bool
 
-	fwd atomic.Uint32 // the forwarding check's state (see CheckForwarding)
+	fwd        atomic.Uint32           // the forwarding check's state (see CheckForwarding)
+	fwdProxies atomic.Pointer[proxies] // the proxies the forwarding check compares peers with; nil: none known
 
 	failures  atomic.Int64   // consecutive store failures
 	deadlines deadline.Calls // the store calls that may reach a deadline that counts, and the backend's answers
