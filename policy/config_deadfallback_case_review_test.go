@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -27,13 +26,7 @@ func TestConfigDeadFallbackHeaderNameCase(t *testing.T) {
 			[]string{"6:33 policies[0].fallback[1]: is never used: it needs header:X-Tenant too, so it is missing whenever fallback[0] header:X-Tenant is"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := policy.ParseConfig([]byte(tc.doc), "c.yaml")
-			if err == nil {
-				t.Fatalf("ParseConfig = %d policies, want an error", len(cfg.Policies))
-			}
-			if got := configProblems(err); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("ParseConfig problems:\n%q\nwant\n%q", got, tc.want)
-			}
+			wantRefused(t, tc.doc, "c.yaml", tc.want)
 		})
 	}
 	for _, keys := range []string{

@@ -17,6 +17,26 @@ func configProblems(err error) []string {
 	return out
 }
 
+// wantProblems fails t unless err holds exactly the problems want, as
+// configProblems formats them.
+func wantProblems(t *testing.T, err error, want []string) {
+	t.Helper()
+	if got := configProblems(err); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ParseConfig problems:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// wantRefused fails t unless ParseConfig refuses doc, read as file, with
+// exactly the problems want.
+func wantRefused(t *testing.T, doc, file string, want []string) {
+	t.Helper()
+	cfg, err := policy.ParseConfig([]byte(doc), file)
+	if err == nil {
+		t.Fatalf("ParseConfig = %d policies, want an error", len(cfg.Policies))
+	}
+	wantProblems(t, err, want)
+}
+
 // TestConfigDeadFallbackIsRefused: a fallback that can never be tried is
 // refused at load, at the field, with the file's other problems. A key of
 // parts that always find a key (global, method: keyfunc.Global and
@@ -58,13 +78,7 @@ func TestConfigDeadFallbackIsRefused(t *testing.T) {
 			[]string{"1:86 policies[0].fallback: is never used: key global finds a key for every request"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := policy.ParseConfig([]byte(tc.doc), tc.file)
-			if err == nil {
-				t.Fatalf("ParseConfig = %d policies, want an error", len(cfg.Policies))
-			}
-			if got := configProblems(err); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("ParseConfig problems:\n%q\nwant\n%q", got, tc.want)
-			}
+			wantRefused(t, tc.doc, tc.file, tc.want)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -44,13 +43,7 @@ func TestConfigDeadOnMissingKeyIsRefused(t *testing.T) {
 			[]string{"1:92 policies[0].on_missing_key: is never used: key method finds a key for every request"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := policy.ParseConfig([]byte(tc.doc), tc.file)
-			if err == nil {
-				t.Fatalf("ParseConfig = %d policies, want an error", len(cfg.Policies))
-			}
-			if got := configProblems(err); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("ParseConfig problems:\n%q\nwant\n%q", got, tc.want)
-			}
+			wantRefused(t, tc.doc, tc.file, tc.want)
 		})
 	}
 }

@@ -99,9 +99,7 @@ func TestConfigHeadShadowedRouteIsRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := policy.ParseConfig([]byte(tc.doc), "h.yaml")
-			if got := configProblems(err); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("ParseConfig problems:\n%q\nwant\n%q", got, tc.want)
-			}
+			wantProblems(t, err, tc.want)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package policy_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -47,9 +46,7 @@ func TestConfigDurationBelowNanosecondIsRefused(t *testing.T) {
 				t.Fatalf("ParseConfig: no error; window %v, max_delay %v, failure_retry_after %v",
 					cfg.Policies[0].Spec().Window, cfg.Policies[0].Spec().MaxDelay, cfg.FailureRetryAfter)
 			}
-			if got := configProblems(err); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("ParseConfig problems:\n%q\nwant\n%q", got, tc.want)
-			}
+			wantProblems(t, err, tc.want)
 		})
 	}
 }

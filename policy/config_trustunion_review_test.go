@@ -106,9 +106,7 @@ func TestConfigTrustedProxiesCoveringAFamilyTogether(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseConfig = %d policies, trusting %v; want an error", len(cfg.Policies), cfg.TrustedProxies)
 			}
-			if got := configProblems(err); fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("ParseConfig problems:\n%q\nwant\n%q", got, tc.want)
-			}
+			wantProblems(t, err, tc.want)
 		})
 	}
 }
