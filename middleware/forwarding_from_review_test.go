@@ -48,20 +48,7 @@ func TestCheckForwardingFromWrongPrefix(t *testing.T) {
 				}
 				srv := httptest.NewServer(routedBy(mux, m))
 				defer srv.Close()
-				var codes []int
-				for _, client := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4"} {
-					req, err := http.NewRequest("GET", srv.URL+"/", nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					req.Header.Set("X-Forwarded-For", client)
-					resp, err := srv.Client().Do(req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					resp.Body.Close()
-					codes = append(codes, resp.StatusCode)
-				}
+				codes := fourClients(t, srv)
 				if got := fmt.Sprint(codes); got != tc.codes {
 					t.Errorf("statuses %s, want %s", got, tc.codes)
 				}

@@ -24,6 +24,28 @@ policies:
     window: 1m
 `
 
+// fourClients sends srv four requests from the local peer, 127.0.0.1,
+// each forwarding another client in X-Forwarded-For, and returns their
+// statuses.
+func fourClients(t *testing.T, srv *httptest.Server) []int {
+	t.Helper()
+	var codes []int
+	for _, client := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4"} {
+		req, err := http.NewRequest("GET", srv.URL+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	return codes
+}
+
 // TestForwardingWrongTrustedPrefixReported: the most common
 // misconfiguration behind a proxy is a trusted prefix that misses it.
 // Every client is then keyed as the proxy and shares one limit: four
@@ -44,20 +66,7 @@ func TestForwardingWrongTrustedPrefixReported(t *testing.T) {
 			}
 			srv := httptest.NewServer(routedBy(mux, m))
 			defer srv.Close()
-			var codes []int
-			for _, client := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.3", "198.51.100.4"} {
-				req, err := http.NewRequest("GET", srv.URL+"/", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Header.Set("X-Forwarded-For", client)
-				resp, err := srv.Client().Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				codes = append(codes, resp.StatusCode)
-			}
+			codes := fourClients(t, srv)
 			// The check warns; it does not change what is decided.
 			if got, want := fmt.Sprint(codes), "[200 200 429 429]"; got != want {
 				t.Errorf("statuses %s, want %s (one shared limit)", got, want)
