@@ -6,9 +6,21 @@ import (
 	"strings"
 )
 
-// normPrefix masks p and turns an IPv4-mapped prefix into IPv4, so that it
-// matches the unmapped addresses it is compared with.
-func normPrefix(p netip.Prefix) netip.Prefix {
+// NormalizePrefix returns p as [TrustedProxies] compares peers and hops
+// with it: without a zone, masked, and, when it is an IPv4-mapped prefix of
+// /96 or longer (::ffff:10.0.0.0/104), as the IPv4 prefix it holds
+// (10.0.0.0/8), since every address is unmapped before it is compared. A
+// mapped prefix shorter than /96 stays IPv6 and holds no IPv4 address.
+//
+// Code that must agree with an ip key on which addresses a prefix holds (a
+// check of which peers are proxies, a list of exempt clients) compares with
+// the prefix NormalizePrefix returns and with addresses passed through
+// netip.Addr.Unmap and WithZone(""). An invalid prefix is returned as it
+// is.
+func NormalizePrefix(p netip.Prefix) netip.Prefix {
+	if !p.IsValid() {
+		return p
+	}
 	a := p.Addr().WithZone("")
 	if a.Is4In6() && p.Bits() >= 96 {
 		return netip.PrefixFrom(a.Unmap(), p.Bits()-96).Masked()
@@ -20,12 +32,12 @@ func normPrefix(p netip.Prefix) netip.Prefix {
 // one (they are unmapped first), so no IPv6 prefix can trust one.
 var mappedV6 = netip.MustParsePrefix("::ffff:0:0/96")
 
-// coveredFamily reports which family, "IPv4" or "IPv6", the prefixes
-// normalized by normPrefix hold every address of together, or "" when they
-// leave at least one address of each untrusted. IPv6 counts as covered
-// without the IPv4-mapped addresses, which are compared as IPv4. It sorts
-// copies of ps, O(n log n), once, when IP validates its options.
-func coveredFamily(ps []netip.Prefix) string {
+// coveredFamilies returns the families, "IPv4" then "IPv6", every address
+// of which the prefixes normalized by NormalizePrefix hold together; none
+// when they leave at least one address of each untrusted. IPv6 counts as
+// covered without the IPv4-mapped addresses, which are compared as IPv4.
+// It sorts copies of ps, O(n log n), once, when IP validates its options.
+func coveredFamilies(ps []netip.Prefix) []string {
 	var v4, v6 []netip.Prefix
 	for _, p := range ps {
 		if p.Addr().Is4() {
@@ -34,13 +46,14 @@ func coveredFamily(ps []netip.Prefix) string {
 			v6 = append(v6, p)
 		}
 	}
+	var fams []string
 	if covers(v4, netip.IPv4Unspecified()) {
-		return "IPv4"
+		fams = append(fams, "IPv4")
 	}
 	if len(v6) > 0 && covers(append(v6, mappedV6), netip.IPv6Unspecified()) {
-		return "IPv6"
+		fams = append(fams, "IPv6")
 	}
-	return ""
+	return fams
 }
 
 // covers reports whether the masked prefixes ps, all of first's family,

@@ -1,6 +1,11 @@
 package keyfunc
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+)
 
 // ErrNoKey is the root of the errors a [Func] returns when the request
 // carries no usable key: a missing header, cookie or user ID, an address that
@@ -65,3 +70,46 @@ func (e *ipErr) Error() string { return e.msg }
 
 // Is reports whether target is ErrNoClientIP or ErrNoKey.
 func (e *ipErr) Is(target error) bool { return target == ErrNoClientIP || target == ErrNoKey }
+
+// TrustAllError is the error of [IP] when the prefixes given to
+// [TrustedProxies] trust every address of a family as a proxy, one alone
+// (0.0.0.0/0, ::/0, ::ffff:0:0/96) or together (0.0.0.0/1 and
+// 128.0.0.0/1): every peer of that family would be skipped as a proxy, and
+// a client could name any address it likes. Test for it with errors.As.
+type TrustAllError struct {
+	// Families names the families every address of which is trusted,
+	// "IPv4", "IPv6" or both, in that order.
+	Families []string
+	// Index is the position among the prefixes of the one that holds a
+	// whole family alone, or -1 when they hold it only together.
+	Index int
+	// Prefix is the prefix at Index, as it was given; the zero Prefix
+	// when Index is -1.
+	Prefix netip.Prefix
+}
+
+func (e *TrustAllError) Error() string {
+	const advice = "so a client could name any other address; list the proxies' own prefixes, or use TrustedHops when they are unknown"
+	if e.Index >= 0 {
+		return fmt.Sprintf("keyfunc: IP: TrustedProxies: prefix %d (%s) trusts every address as a proxy, %s", e.Index, e.Prefix, advice)
+	}
+	every := make([]string, len(e.Families))
+	for i, f := range e.Families {
+		every[i] = "every " + f + " address"
+	}
+	peers := "every peer"
+	if len(e.Families) == 1 {
+		peers = "every " + e.Families[0] + " peer"
+	}
+	return fmt.Sprintf("keyfunc: IP: TrustedProxies: the prefixes together hold %s, so %s is trusted as a proxy and %s",
+		strings.Join(every, " and "), peers, strings.TrimPrefix(advice, "so "))
+}
+
+// family names the family of a, an address NormalizePrefix left: "IPv4"
+// or "IPv6".
+func family(a netip.Addr) string {
+	if a.Is4() {
+		return "IPv4"
+	}
+	return "IPv6"
+}

@@ -138,17 +138,17 @@ func (c *ipConfig) validate() error {
 			if !p.IsValid() {
 				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d is invalid", i)
 			}
-			norm[i] = normPrefix(p)
+			norm[i] = NormalizePrefix(p)
 			if norm[i].Bits() == 0 {
 				// Every hop of its family would be skipped: the client
 				// would be the first entry of the other family, or the
 				// end of the chain, whatever it wrote there.
-				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d (%s) trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or use TrustedHops when they are unknown", i, p)
+				return &TrustAllError{Families: []string{family(norm[i].Addr())}, Index: i, Prefix: p}
 			}
 		}
-		if fam := coveredFamily(norm); fam != "" {
+		if fams := coveredFamilies(norm); len(fams) > 0 {
 			// The same as a prefix of length 0, by pieces.
-			return fmt.Errorf("keyfunc: IP: TrustedProxies: the prefixes together hold every %s address, so every %s peer is trusted as a proxy and a client could name any other address; list the proxies' own prefixes, or use TrustedHops when they are unknown", fam, fam)
+			return &TrustAllError{Families: fams, Index: -1}
 		}
 		c.trusted = norm
 	}

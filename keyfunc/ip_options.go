@@ -34,9 +34,9 @@ type ipConfig struct {
 // outside the prefixes is the client itself, whatever headers it sent.
 //
 // IPv4-mapped IPv6 prefixes (::ffff:10.0.0.0/104) are turned into their
-// IPv4 form, so that either notation trusts the same peers. A prefix
-// shorter than /96 (::/80) stays IPv6 and trusts no IPv4 peer, mapped or
-// not.
+// IPv4 form, so that either notation trusts the same peers (see
+// [NormalizePrefix]). A prefix shorter than /96 (::/80) stays IPv6 and
+// trusts no IPv4 peer, mapped or not.
 //
 // A server listening on a Unix socket has no peer address (net/http sets
 // RemoteAddr to "@"), so no peer is within the prefixes and every request
@@ -47,7 +47,7 @@ type ipConfig struct {
 // alone (0.0.0.0/0, ::/0, ::ffff:0:0/96) or together (0.0.0.0/1 and
 // 128.0.0.0/1, the 256 IPv4 /8s, ::/1 and 8000::/1: every peer of that
 // family a proxy, every hop of it skipped, the client whatever it wrote of
-// the other family), is an error of [IP]; IPv6 prefixes that leave out
+// the other family), is an error of [IP], a [*TrustAllError]; IPv6 prefixes that leave out
 // only IPv4-mapped addresses, which are compared as IPv4, hold all of
 // IPv6. When the proxies' addresses are unknown, use [TrustedHops]. So is
 // giving TrustedProxies twice: list every proxy's prefix in one, as a

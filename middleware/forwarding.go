@@ -75,7 +75,7 @@ var forwardingHeaders = [...]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"}
 // trust (Middleware.fwdProxies); nil when CheckForwarding(true) alone
 // turned the check on in code: the keys are taken to trust none.
 type proxies struct {
-	trusted []netip.Prefix // the trusted proxies, as normProxy leaves them; none: no proxy declared
+	trusted []netip.Prefix // the trusted proxies, as keyfunc.NormalizePrefix leaves them; none: no proxy declared
 	hops    bool           // TrustedHops: every peer's header is read
 	header  string         // the header the keys read from a trusted peer, canonical; "" when none is declared
 	config  bool           // declared by a configuration (else by CheckForwardingFrom)
@@ -132,8 +132,8 @@ func CheckForwarding(on bool) Option {
 // carries header, or another forwarding header, is then reported, once:
 // most likely a proxy the prefixes leave out, behind which every client
 // shares one limit. The cost is that of [CheckForwarding]. The prefixes
-// are compared as keyfunc.TrustedProxies compares them (an IPv4-mapped
-// prefix of /96 or longer as IPv4).
+// are compared as keyfunc.TrustedProxies compares them
+// (keyfunc.NormalizePrefix).
 //
 // The prefixes are kept over those of a configuration ([FromConfig],
 // [ConfigOptions], [Middleware.ApplyConfig]). No prefix, an invalid one,
@@ -153,7 +153,7 @@ func CheckForwardingFrom(header string, prefixes ...netip.Prefix) Option {
 			if !p.IsValid() {
 				return fmt.Errorf("middleware: CheckForwardingFrom: prefix %d is invalid", i)
 			}
-			px.trusted[i] = normProxy(p)
+			px.trusted[i] = keyfunc.NormalizePrefix(p)
 		}
 		m.fwdExplicit, m.fwdWanted = true, true
 		m.fwdFromExplicit = true
@@ -178,16 +178,6 @@ func validFieldName(s string) bool {
 		}
 	}
 	return true
-}
-
-// normProxy returns p as the ip keys compare peers with it: an
-// IPv4-mapped prefix of /96 or longer as the IPv4 prefix it holds, and
-// masked.
-func normProxy(p netip.Prefix) netip.Prefix {
-	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
-		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
-	}
-	return p.Masked()
 }
 
 // configChecksForwarding reports whether cfg keys some policy by ip and
@@ -215,7 +205,7 @@ func configProxies(cfg *policy.Config) *proxies {
 	}
 	px.trusted = make([]netip.Prefix, len(cfg.TrustedProxies))
 	for i, p := range cfg.TrustedProxies {
-		px.trusted[i] = normProxy(p)
+		px.trusted[i] = keyfunc.NormalizePrefix(p)
 	}
 	switch s := cfg.IPSource; {
 	case s == "" || s == "x-forwarded-for":

@@ -86,23 +86,6 @@ func TestProxyKind(t *testing.T) {
 	}
 }
 
-// TestNormProxy: prefixes are compared as keyfunc.TrustedProxies compares
-// them: IPv4-mapped ones of /96 or longer as IPv4, every one masked.
-func TestNormProxy(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"10.1.2.3/16", "10.1.0.0/16"},
-		{"::ffff:10.1.0.0/112", "10.1.0.0/16"},
-		{"::ffff:10.1.2.3/128", "10.1.2.3/32"},
-		{"::ffff:0.0.0.0/96", "0.0.0.0/0"},
-		{"::ffff:0:0/95", "::fffe:0:0/95"},
-		{"2001:db8::1/64", "2001:db8::/64"},
-	} {
-		if got := normProxy(netip.MustParsePrefix(tc.in)).String(); got != tc.want {
-			t.Errorf("normProxy(%s) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestPrefixList: a report lists four trusted prefixes at most, and says
 // how many more there are.
 func TestPrefixList(t *testing.T) {

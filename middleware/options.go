@@ -10,6 +10,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
 // An Option configures a Middleware at construction.
@@ -402,10 +403,7 @@ func SkipPrefixes(prefixes ...netip.Prefix) func(*http.Request) bool {
 		// The peer is unmapped below: an IPv4-mapped prefix
 		// (::ffff:192.0.2.0/120) becomes the IPv4 one it maps, as
 		// keyfunc.TrustedProxies takes it, else it would hold no peer.
-		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
-			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
-		}
-		ps[i] = p
+		ps[i] = keyfunc.NormalizePrefix(p)
 	}
 	return func(r *http.Request) bool {
 		ap, err := netip.ParseAddrPort(r.RemoteAddr)

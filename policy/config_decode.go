@@ -852,7 +852,7 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
-		if p.Bits() == 0 || p.Addr().Is4In6() && p.Bits() == 96 {
+		if keyfunc.NormalizePrefix(p).Bits() == 0 {
 			// keyfunc.IP refuses it too; said here of the entry.
 			d.fail(item.node, item.field, "%q trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops", s)
 			continue
@@ -865,17 +865,9 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 // coverage reports each address family every address of which the
 // trusted_proxies entries ps, each already accepted alone, hold together
 // (0.0.0.0/1 and 128.0.0.0/1; every /8): every peer of that family would
-// be a proxy, as with 0.0.0.0/0.
-//
-// keyfunc.IP refuses such prefixes, but exports neither its test nor an
-// error to tell that refusal from another, so it is asked once per family,
-// with that family's entries alone: every other problem it finds in
-// TrustedProxies (no prefix, an invalid one, one holding a whole family)
-// was refused here entry by entry, so an error is this one, and the family
-// is known without reading keyfunc's message. An IPv4-mapped entry of /96
-// or longer is IPv4, as keyfunc.TrustedProxies documents. Should the
-// entries fail together but neither family alone, keyfunc's reason is
-// given as it is.
+// be a proxy, as with 0.0.0.0/0. keyfunc.IP refuses such prefixes with a
+// *keyfunc.TrustAllError naming the families; any other error it gives (an
+// entry that holds a family alone was refused before) is reported as it is.
 func (d *decoder) coverage(n *cnode, field string, ps []netip.Prefix) {
 	if len(ps) == 0 {
 		return
@@ -884,28 +876,12 @@ func (d *decoder) coverage(n *cnode, field string, ps []netip.Prefix) {
 	if err == nil {
 		return
 	}
-	var v4, v6 []netip.Prefix
-	for _, p := range ps {
-		if p.Addr().Is4() || p.Addr().Is4In6() && p.Bits() >= 96 {
-			v4 = append(v4, p)
-		} else {
-			v6 = append(v6, p)
-		}
-	}
-	found := false
-	for _, fam := range []struct {
-		name string
-		ps   []netip.Prefix
-	}{{"IPv4", v4}, {"IPv6", v6}} {
-		if len(fam.ps) == 0 {
-			continue
-		}
-		if _, ferr := keyfunc.IP(keyfunc.TrustedProxies(fam.ps...)); ferr != nil {
-			d.fail(n, field, "the entries together hold every %s address, so every %s peer is trusted as a proxy and a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops", fam.name, fam.name)
-			found = true
-		}
-	}
-	if !found {
+	var te *keyfunc.TrustAllError
+	if !errors.As(err, &te) || te.Index >= 0 {
 		d.fail(n, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+		return
+	}
+	for _, fam := range te.Families {
+		d.fail(n, field, "the entries together hold every %s address, so every %s peer is trusted as a proxy and a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops", fam, fam)
 	}
 }
