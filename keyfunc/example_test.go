@@ -191,3 +191,23 @@ func ExampleContextValue() {
 	// 1:198.51.100.7
 	// 0:1042
 }
+
+// Code that must agree with an ip key on which peers are proxies compares
+// the peer, unmapped, with the prefixes NormalizePrefix returns: the
+// IPv4-mapped notation of a proxy's prefix holds the IPv4 peers it names.
+// Prefixes that trust every peer of a family are refused with a
+// *TrustAllError.
+func ExampleNormalizePrefix() {
+	proxy := keyfunc.NormalizePrefix(netip.MustParsePrefix("::ffff:10.1.2.3/104"))
+	peer := netip.MustParseAddr("::ffff:10.9.9.9").Unmap()
+	fmt.Println(proxy, proxy.Contains(peer))
+
+	_, err := keyfunc.IP(keyfunc.TrustedProxies(netip.MustParsePrefix("0.0.0.0/1"), netip.MustParsePrefix("128.0.0.0/1")))
+	var te *keyfunc.TrustAllError
+	if errors.As(err, &te) {
+		fmt.Println("refused: trusts every", te.Families[0], "peer")
+	}
+	// Output:
+	// 10.0.0.0/8 true
+	// refused: trusts every IPv4 peer
+}
