@@ -62,14 +62,14 @@ func TestHandBuiltRouteFallbackBeforeRouting(t *testing.T) {
 }
 
 // TestConfigRouteFallbackToGlobalBeforeRouting: a configuration's key
-// "route" with the fallback "global", in chi's top-level r.Use without
+// route and header X-A with the fallback "global", in chi's top-level r.Use without
 // ChiPattern: the route part found no route, FirstOf fell back past it,
 // and every request of every client shared the one global bucket, silently
 // (the second client's request to another route was refused). Now the
 // key cannot be extracted and on_missing_key decides.
 func TestConfigRouteFallbackToGlobalBeforeRouting(t *testing.T) {
 	cfg, err := policy.ParseConfig([]byte("policies:\n"+
-		"  - {name: per-route, limit: 1, window: 1m, key: route, fallback: global}\n"), "rk.yaml")
+		"  - {name: per-route, limit: 1, window: 1m, key: [route, 'header:X-A'], fallback: global}\n"), "rk.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +85,7 @@ func TestConfigRouteFallbackToGlobalBeforeRouting(t *testing.T) {
 	for i, c := range []struct{ remote, path string }{{"192.0.2.1:1000", "/a"}, {"198.51.100.7:2000", "/b"}} {
 		req := httptest.NewRequest("GET", c.path, nil)
 		req.RemoteAddr = c.remote
+		req.Header.Set("X-A", "a")
 		w := httptest.NewRecorder()
 		r.ServeHTTP(w, req)
 		if w.Code != 400 {

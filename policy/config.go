@@ -104,8 +104,9 @@ import (
 // where every request has a key: when the key, or a fallback reached
 // through keys without a route part, has parts that are never missing
 // (key: global; key: user, fallback: [ip, global]). A missing route is
-// never fallen back past (keyfunc.FirstOf): after key: route, fallback:
-// global, on_missing_key decides for requests seen before routing.
+// never fallen back past (keyfunc.FirstOf): on_missing_key decides for
+// requests seen before routing, and a fallback after a key that misses
+// nothing but its route (key: route, fallback: ip) is an error too.
 //
 // A file with just a name, a limit and a window per policy gets the
 // sliding window counter keyed by client IP.

@@ -74,6 +74,15 @@ func TestConfigDeadFallbackIsRefused(t *testing.T) {
 			[]string{"6:16 policies[0].fallback[0]: is never used: it needs user too, so it is missing whenever key method+user is"}},
 		{"a fallback holding an earlier fallback's parts", "c.yaml", head + "    key: user\n    fallback: [cookie:s, [ip, cookie:s], ip]\n",
 			[]string{"6:26 policies[0].fallback[1]: is never used: it needs cookie:s too, so it is missing whenever fallback[0] cookie:s is"}},
+		// A missing route is never fallen back past (keyfunc.FirstOf
+		// returns keyfunc.ErrNoRoute): a key that can miss only its route
+		// never falls back.
+		{"route", "c.yaml", head + "    key: route\n    fallback: ip\n",
+			[]string{"6:15 policies[0].fallback: is never used: key route misses a key only when the request has no route, and a missing route is never fallen back past (on_missing_key decides then)"}},
+		{"route joined with method and global", "c.yaml", head + "    key: [method, route, global]\n    fallback: [user, global]\n",
+			[]string{"6:15 policies[0].fallback: is never used: key method+route+global misses a key only when the request has no route, and a missing route is never fallen back past (on_missing_key decides then)"}},
+		{"after a fallback of route", "c.yaml", head + "    key: user\n    fallback: [route, ip, global]\n",
+			[]string{"6:23 policies[0].fallback[1]: is never used, nor are the keys after it: fallback[0] route misses a key only when the request has no route, and a missing route is never fallen back past (on_missing_key decides then)"}},
 		{"json", "c.json", `{"policies": [{"name": "a", "limit": 1, "window": "1s", "key": "global", "fallback": ["ip"]}]}`,
 			[]string{"1:86 policies[0].fallback: is never used: key global finds a key for every request"}},
 	} {
@@ -97,6 +106,8 @@ func TestConfigLiveFallbackIsAccepted(t *testing.T) {
 		"key: [ip, header:X-Login-User]\n    fallback: [ip]\n",
 		"key: user\n    fallback: [[cookie:session], ip]\n",
 		"key: header:X-A\n    fallback: [cookie:s, [ip, user], global]\n",
+		"key: [route, user]\n    fallback: ip\n",
+		"key: user\n    fallback: [[route, ip], ip]\n",
 	} {
 		if _, err := policy.ParseConfig([]byte(head+"    "+keys), "c.yaml"); err != nil {
 			t.Errorf("%s: %v", keys, err)

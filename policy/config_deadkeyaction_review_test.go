@@ -60,7 +60,7 @@ func TestConfigLiveOnMissingKeyIsAccepted(t *testing.T) {
 		"key: [global, ip]\n    on_missing_key: reject_403\n",
 		"on_missing_key: skip\n",
 		"key: user\n    fallback: ip\n    on_missing_key: skip\n",
-		"key: route\n    fallback: global\n    on_missing_key: skip\n",
+		"key: [route, header:X-A]\n    fallback: global\n    on_missing_key: skip\n",
 		"key: [route, method]\n    on_missing_key: skip\n",
 		"key: user\n    fallback: [[route, ip], global]\n    on_missing_key: reject_403\n",
 		"key: global\n",

@@ -66,11 +66,11 @@ var neverMissing = []string{"global", "method"}
 // the one before it is missing, and keyfunc.Join misses a key when one of
 // its parts does; so a key never falls back when its parts all find a key
 // (neverMissing), and a key that needs every part which may be missing
-// from one tried before it is missing whenever that one is. A route part,
-// which keyfunc.FirstOf never falls back past, is counted as one that may
-// be missing: where only a route may miss, the fallback is refused only
-// when it needs that route too. Header parts are compared by their names'
-// canonical form (see samePart).
+// from one tried before it is missing whenever that one is. A key whose
+// only part that may be missing is a route never falls back either:
+// keyfunc.FirstOf returns keyfunc.ErrNoRoute rather than fall back past
+// it. Header parts are compared by their names' canonical form (see
+// samePart).
 func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 	keys, fb := rp.def.Key, rp.nodes["fallback"]
 	if len(keys) < 2 || fb == nil || rp.bad["key"] || rp.bad["fallback"] {
@@ -93,11 +93,16 @@ func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 					missable = append(missable, p)
 				}
 			}
-			if len(missable) == 0 {
-				// keys[j] always has a key (this is the first i after it):
-				// none of the keys after it is tried.
+			if len(missable) == 0 || slices.Equal(missable, []string{"route"}) {
+				// keys[j] always has a key, or misses only its route,
+				// which keyfunc.FirstOf never falls back past (this is the
+				// first i after it): none of the keys after it is tried.
+				why := "finds a key for every request"
+				if len(missable) > 0 {
+					why = "misses a key only when the request has no route, and a missing route is never fallen back past (on_missing_key decides then)"
+				}
 				if j == 0 {
-					d.fail(fb, rp.path+".fallback", "is never used: %s finds a key for every request", name(0))
+					d.fail(fb, rp.path+".fallback", "is never used: %s %s", name(0), why)
 					return false
 				}
 				n, field := at(i)
@@ -105,7 +110,7 @@ func (d *decoder) checkFallbacks(rp *rawPolicy) bool {
 				if i+1 < len(keys) {
 					more = ", nor are the keys after it"
 				}
-				d.fail(n, field, "is never used%s: %s finds a key for every request", more, name(j))
+				d.fail(n, field, "is never used%s: %s %s", more, name(j), why)
 				return false
 			}
 			if !slices.ContainsFunc(missable, func(p string) bool { return !slices.ContainsFunc(keys[i], samePart(p)) }) {

@@ -221,7 +221,7 @@ func TestSharedKeyFuncNotFirst(t *testing.T) {
 // reads the route the router set once it has routed (chi's route
 // context): Prepare does not ask the Set's pattern function for it.
 func TestPrepareRouteFallbackAfterRouting(t *testing.T) {
-	cfg := mustParse(t, "policies:\n  - {name: per-route, limit: 100, window: 1m, key: route, fallback: ip}\n", "route.yaml")
+	cfg := mustParse(t, "policies:\n  - {name: per-route, limit: 100, window: 1m, key: ['header:X-A', route], fallback: ip}\n", "route.yaml")
 	lookups := 0
 	s, err := policy.NewSet(cfg.Policies, policy.WithPatternFunc(func(*http.Request) string { lookups++; return "/other" }))
 	if err != nil {
@@ -230,6 +230,7 @@ func TestPrepareRouteFallbackAfterRouting(t *testing.T) {
 	rctx := chi.NewRouteContext()
 	rctx.RoutePatterns = []string{"/users/{id}"}
 	r := httptest.NewRequest("GET", "/users/7", nil)
+	r.Header.Set("X-A", "a")
 	r = r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx))
 	var res policy.Result
 	if err := s.Prepare(r, 1, &res); err != nil || res.Len() != 1 {
