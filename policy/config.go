@@ -92,7 +92,8 @@ import (
 // credential, key, jwt or bearer in any case, such as X-Api-Key; a cookie
 // named sid or connect.sid) is never kept as sent: its value is replaced
 // by its SHA-256 digest (keyfunc.Secret), so that the store and its dumps
-// hold no credential.
+// hold no credential. A part written twice in one key (header names in
+// any case) is an error.
 //
 // Each fallback is tried when the key before it is missing (a part of it
 // is: keyfunc.FirstOf, keyfunc.Join), and on_missing_key decides when the

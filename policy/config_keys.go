@@ -30,6 +30,13 @@ func (d *decoder) keyParts(n *cnode, field string) ([]string, bool) {
 		if _, err := keyPart(p, keyfunc.Global()); err != nil {
 			d.fail(items[i].node, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
 			ok = false
+			continue
+		}
+		if j := slices.IndexFunc(parts[:i], samePart(p)); j >= 0 {
+			// Harmless, but most likely a slip for another part.
+			short := items[j].field[strings.LastIndexByte(field, '.')+1:]
+			d.fail(items[i].node, items[i].field, "repeats %s (%s): a part read twice adds nothing to the key", short, parts[j])
+			ok = false
 		}
 	}
 	return parts, ok
