@@ -13,8 +13,9 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// ErrForwardingIgnored is told to the error handler (once per Middleware)
-// the first time the forwarding check ([CheckForwarding],
+// ErrForwardingIgnored is told to the error handler (once per Middleware,
+// and again after [Middleware.ApplyConfig] applies a configuration whose
+// trusted proxies differ) the first time the forwarding check ([CheckForwarding],
 // [CheckForwardingFrom]) sees a request whose forwarding header
 // (X-Forwarded-For, Forwarded, X-Real-IP, or the header the ip keys read)
 // the client-IP keys ignore, as they do a header from a peer they do not
@@ -94,7 +95,7 @@ type proxies struct {
 // lookups, four when the keys read another header), and, when one is
 // there and proxies are declared, parses the peer's address and compares
 // it with their prefixes; it allocates nothing. After the first report it
-// looks no more; with a correct setup that report never comes, and the
+// looks no more (until a configuration applied declares other proxies); with a correct setup that report never comes, and the
 // check costs that much on every request for as long as the middleware
 // serves. Off, it costs one atomic load per request.
 //
@@ -241,10 +242,18 @@ func wantConfig(cfg *policy.Config) Option {
 // configuration applied, asks (see configChecksForwarding), unless
 // CheckForwarding or CheckForwardingFrom decided it, and compares the
 // peers with the proxies of cfg from now on, unless CheckForwardingFrom
-// named them. A check that has reported stays quiet.
+// named them. A check that has reported stays quiet while the proxies it
+// compares with stay the same; a configuration declaring others is a new
+// setup, and the check looks again.
 func (m *Middleware) followConfig(cfg *policy.Config) {
+	changed := false
 	if !m.fwdFromExplicit {
-		m.fwdProxies.Store(configProxies(cfg))
+		px := configProxies(cfg)
+		changed = !px.same(m.fwdProxies.Swap(px))
+	}
+	if changed {
+		// Off stays off: only a check that has reported looks again.
+		m.fwd.CompareAndSwap(fwdTold, fwdChecking)
 	}
 	if m.fwdExplicit {
 		return
@@ -254,6 +263,15 @@ func (m *Middleware) followConfig(cfg *policy.Config) {
 	} else {
 		m.fwd.CompareAndSwap(fwdChecking, fwdOff)
 	}
+}
+
+// same reports whether px and q declare the same proxies, read the same
+// way; a nil q (none known yet) is not.
+func (px *proxies) same(q *proxies) bool {
+	if q == nil {
+		return false
+	}
+	return px.hops == q.hops && px.header == q.header && px.config == q.config && slices.Equal(px.trusted, q.trusted)
 }
 
 // checkForwarding tells the error handler, the first time, that r carries
