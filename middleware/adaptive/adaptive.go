@@ -147,6 +147,9 @@ func New(t Target, cfg Config) (*Controller, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = algorithms.SystemClock
+	} else if nilness.Is(cfg.Clock) {
+		// A pointer clock never assigned: New would panic reading it.
+		return nil, errors.New("adaptive: Config.Clock is nil")
 	}
 	switch {
 	case cfg.Period < 0:

@@ -81,6 +81,9 @@ func NewFleet(t Target, cfg FleetConfig) (*Fleet, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = algorithms.SystemClock
+	} else if nilness.Is(cfg.Clock) {
+		// A pointer clock never assigned: NewFleet would panic reading it.
+		return nil, errors.New("adaptive: FleetConfig.Clock is nil")
 	}
 	for _, name := range cfg.Policies {
 		if t.Configured(name) == nil {

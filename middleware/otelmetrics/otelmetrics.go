@@ -97,6 +97,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
 )
@@ -211,10 +212,12 @@ var bucketRule = metricset.BucketRule{Prefix: "otelmetrics", Invalid: func(b flo
 var DefaultBuckets = metricset.DefaultBuckets()
 
 // New returns an Observer recording with a meter of mp, of scope
-// [ScopeName]. mp must not be nil: pass otel.GetMeterProvider() for the
-// global one. An error of mp creating an instrument is New's error.
+// [ScopeName]. mp must not be nil (nor a nil pointer): pass
+// otel.GetMeterProvider() for the global one. An error of mp creating an instrument is New's error.
 func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
-	if mp == nil {
+	if nilness.Is(mp) {
+		// Also a pointer never assigned (a nil *sdkmetric.MeterProvider),
+		// on which mp.Meter would panic.
 		return nil, errors.New("otelmetrics: New: MeterProvider is nil (otel.GetMeterProvider() is the global one)")
 	}
 	var o options

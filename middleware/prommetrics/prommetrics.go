@@ -66,6 +66,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
 )
@@ -170,7 +171,8 @@ var DefaultBuckets = metricset.DefaultBuckets()
 
 // New returns a Metrics registered with reg (nil: not registered, for
 // callers that register it themselves as a prometheus.Collector; its
-// names are checked all the same).
+// names are checked all the same). A nil pointer in reg (a
+// *prometheus.Registry never assigned) is an error.
 func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	o := options{namespace: "ratekeeper"}
 	for _, opt := range opts {
@@ -214,6 +216,11 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		m.state.WithLabelValues(s.String()).Set(0)
 	}
 	m.state.WithLabelValues(middleware.StateHealthy.String()).Set(1)
+	if reg != nil && nilness.Is(reg) {
+		// A pointer never assigned (a nil *prometheus.Registry) is not
+		// the nil that means "not registered": Register would panic on it.
+		return nil, fmt.Errorf("prommetrics: New: the Registerer is a nil %T (pass nil, not a nil pointer, not to register)", reg)
+	}
 	if reg == nil {
 		// Not registered here, but checked as a registry would check it:
 		// an invalid namespace or constant label is New's error, not one
