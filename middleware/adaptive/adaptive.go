@@ -267,8 +267,17 @@ func (c *Controller) evaluate(now time.Time) error {
 	// The period's window stays in place while it is judged, so that the
 	// next one starts with the threshold of the baseline it leaves.
 	w := c.win.Load()
-	periods := int64(now.Sub(c.ends)/c.cfg.Period) + 1
-	c.ends = c.ends.Add(time.Duration(periods) * c.cfg.Period)
+	// The whole periods that passed, idle, after the one judged: their
+	// length is at most the time since its end, so it does not overflow
+	// (the count of all the periods, times Period, may: a Period of over
+	// 146 years).
+	idle := int64(now.Sub(c.ends) / c.cfg.Period)
+	c.ends = c.ends.Add(time.Duration(idle) * c.cfg.Period).Add(c.cfg.Period)
+	if !now.Before(c.ends) {
+		// More than 2^63 ns since the end (now.Sub saturated): the next
+		// period starts now.
+		c.ends = now.Add(c.cfg.Period)
+	}
 	c.endsAt.Store(int64(c.ends.Sub(c.origin)))
 
 	errs, over := w.errs.Load(), w.over.Load()
@@ -294,7 +303,7 @@ func (c *Controller) evaluate(now time.Time) error {
 	c.win.Store(c.newWindow())
 	// The periods after the judged one passed without a request: healthy,
 	// as they are when a ticker's Evaluate judges them one by one.
-	healthy := periods - 1
+	healthy := idle
 	switch {
 	case slow && failing:
 		c.level = max(c.floor, mulPermille(c.level, c.decrease))
