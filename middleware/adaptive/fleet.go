@@ -21,7 +21,10 @@ type FleetConfig struct {
 	// cluster-wide limit; empty means all the policies of the target.
 	Policies []string
 	// Instances returns the number of instances sharing the limits
-	// (required). A result below 1 is ignored: the last good count stays.
+	// (required). A result below 1 is ignored: the last good count stays;
+	// before any good count (from NewFleet's reading on), this instance
+	// counts itself alone and enforces the whole configured limit: until
+	// a count of 1 or more is read, each instance may admit that limit.
 	// Check calls it on the goroutine of the request that finds Every
 	// passed, holding the Fleet's lock: that request waits for it (the
 	// other Checks meanwhile return at once, with the limits as they
