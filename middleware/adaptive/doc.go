@@ -38,6 +38,20 @@
 // the Floor) finds its counters again while the store still holds them; a
 // level met for the first time starts from a full allowance.
 //
+// # What clients can do to it
+//
+// The signals are the responses to the clients' own requests, so a
+// client can move them. In a period of fewer than 100 requests (and at
+// least MinSamples), one request answered slowly and with a 5xx (an
+// expensive query that times out, a method the handler answers 501) is
+// enough: it is more than 1% of them, and so is its latency above the
+// threshold p99 is judged by. One client, within its own limits, can so
+// lower the limit of every client of the controlled policies of a quiet
+// service. Keep the per-client policies tight, set IsError to count only
+// the failures that are the service's (not a 501 a client asks for), and
+// a MinSamples one client's share of a period cannot reach alone. Each
+// level change also starts the policies' counters afresh (see below).
+//
 // Do not let a Controller and a Fleet (or a SetLimit of your own) drive
 // the same policy: each sets its limits at its own evaluations, undoing
 // the other's.
