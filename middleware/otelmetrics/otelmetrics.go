@@ -79,8 +79,10 @@
 // policy and outcome are built once, when the middleware reports the
 // policy's limit (or at the policy's first request), and passed with
 // metric.WithAttributeSet; a policy removed from the rule set drops them.
-// The measurements are made with the request's context, so an SDK
-// sampling exemplars can link them to the request's trace.
+// A request's measurements (ratekeeper.requests, ratekeeper.errors,
+// ratekeeper.decision.duration) are made with its context, so an SDK
+// sampling exemplars can link them to the request's trace; a give-back,
+// told without the request ([Observer.ObserveGiveBack]), is not linked.
 //
 // The gauges are observable: a callback reads them at each collection.
 // [Observer.Close] unregisters it.
