@@ -106,6 +106,13 @@ func TestEveryKeyExpires(t *testing.T) {
 			if tc.cluster {
 				keys = keysOnThreeSlots()
 			}
+			// slowest is the longest round trip of a Take so far: a
+			// window key rewritten in the window it holds keeps the expiry
+			// of its first write there (KEEPTTL), which Redis counted from
+			// the moment of that SET, up to that Take's whole round trip
+			// after its TIME when the server was descheduled between the
+			// two (seen at 5.5 ms on a loaded machine).
+			var slowest time.Duration
 			for i := range 300 {
 				if tc.injected {
 					step(r, clk, time.Second)
@@ -140,6 +147,7 @@ func TestEveryKeyExpires(t *testing.T) {
 						}
 					}
 				}
+				slowest = max(slowest, time.Since(start)) // denied too: a cross-slot reservation writes
 				if !all {
 					continue
 				}
@@ -160,12 +168,12 @@ func TestEveryKeyExpires(t *testing.T) {
 						}
 						elapsed := time.Since(start) // from before the Take to after the PTTL
 						reset := d[j].ResetAfter
-						lo, hi := reset-elapsed-time.Millisecond, reset+3*time.Millisecond
+						lo, hi := reset-elapsed-time.Millisecond, reset+3*time.Millisecond+slowest
 						if tc.minTTL > 0 {
 							lo, hi = max(lo, tc.minTTL-elapsed-time.Millisecond), max(hi, tc.minTTL+time.Millisecond)
 						}
 						if pttl < lo || pttl > hi {
-							t.Fatalf("take %d %+v: key %s expires in %v, want within [%v, %v] (ResetAfter %v, %v elapsed)", i, checks, k, pttl, lo, hi, reset, elapsed)
+							t.Fatalf("take %d %+v: key %s expires in %v, want within [%v, %v] (ResetAfter %v, %v elapsed, slowest Take %v)", i, checks, k, pttl, lo, hi, reset, elapsed, slowest)
 						}
 					}
 				}
