@@ -13,17 +13,26 @@
 // is unreachable (the middleware's default), and after 5 failed calls in a
 // row stops calling Redis for 5 seconds (the middleware's default circuit
 // breaker, whose "circuit breaker open" errors the log shows; the store's
-// own, WithCircuitBreaker, is set too).
+// own, WithCircuitBreaker, is set too). Ctrl-C (SIGINT) or SIGTERM stops
+// both instances, once the requests in flight are answered; listening and
+// serving until then are helpers of examples/internal/app, which another
+// module cannot import: copy them with the example.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/examples/internal/app"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -32,25 +41,67 @@ import (
 
 func main() {
 	redisAddr := flag.String("redis", "127.0.0.1:6379", "Redis address")
-	addrs := [2]*string{
-		flag.String("a", "127.0.0.1:8081", "listen address of instance a"),
-		flag.String("b", "127.0.0.1:8082", "listen address of instance b"),
-	}
+	a := flag.String("a", "127.0.0.1:8081", "listen address of instance a")
+	b := flag.String("b", "127.0.0.1:8082", "listen address of instance b")
 	flag.Parse()
-	errs := make(chan error, 2)
-	for i, addr := range addrs {
-		name := string(rune('a' + i))
-		// Each instance has its own client, as separate processes would.
-		client := newClient(*redisAddr)
-		h, err := newInstance(name, client)
-		if err != nil {
-			log.Fatal(err)
-		}
-		srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
-		log.Printf("instance %s listening on http://%s", name, *addr)
-		go func() { errs <- srv.ListenAndServe() }()
+	// Ctrl-C (SIGINT) or SIGTERM stops both instances, once the requests
+	// in flight are answered.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *redisAddr, *a, *b); err != nil {
+		log.Print(err)
+		os.Exit(1)
 	}
-	log.Fatal(<-errs)
+}
+
+// run serves instance a on addrA and b on addrB, both with the Redis at
+// redisAddr, until ctx is done or one of them fails.
+func run(ctx context.Context, redisAddr, addrA, addrB string) error {
+	type instance struct {
+		name, addr string
+		h          http.Handler
+		ln         net.Listener
+	}
+	instances := []*instance{{name: "a", addr: addrA}, {name: "b", addr: addrB}}
+	for _, in := range instances {
+		// Each instance has its own client, as separate processes would.
+		client := newClient(redisAddr)
+		defer client.Close()
+		h, err := newInstance(in.name, client)
+		if err != nil {
+			return err
+		}
+		in.h = h
+	}
+	// Both addresses are taken before either instance serves: a port in
+	// use stops the example at once.
+	for _, in := range instances {
+		ln, err := app.Listen(in.addr, "-"+in.name)
+		if err != nil {
+			for _, in := range instances {
+				if in.ln != nil {
+					in.ln.Close()
+				}
+			}
+			return err
+		}
+		in.ln = ln
+	}
+	ctx, cancel := context.WithCancel(ctx) // one instance failing stops both
+	defer cancel()
+	errs := make(chan error, len(instances))
+	for _, in := range instances {
+		log.Printf("instance %s listening on http://%s", in.name, in.ln.Addr())
+		go func() { errs <- app.Serve(ctx, in.ln, in.h) }()
+	}
+	var first error
+	for range instances {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
 }
 
 // newClient returns an instance's Redis client, with the I/O bounded by

@@ -6,13 +6,19 @@
 //	go run ./examples/stdlib -addr 127.0.0.1:8080
 //	curl -i http://127.0.0.1:8080/
 //	for i in 1 2 3 4 5 6; do curl -si -d username=ann http://127.0.0.1:8080/login | head -1; done
+//
+// Ctrl-C (SIGINT) or SIGTERM stops it, once the requests in flight are
+// answered.
 package main
 
 import (
+	"context"
 	"flag"
 	"log"
 	"net/http"
-	"time"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/examples/internal/app"
@@ -24,18 +30,33 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	flag.Parse()
+	// Ctrl-C (SIGINT) or SIGTERM stops the server, once the requests in
+	// flight are answered.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *addr); err != nil {
+		log.Print(err)
+		os.Exit(1)
+	}
+}
+
+// run serves on addr until ctx is done.
+func run(ctx context.Context, addr string) error {
 	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer store.Close()
 	h, err := newHandler(store)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	log.Printf("listening on http://%s", *addr)
-	log.Fatal(srv.ListenAndServe())
+	ln, err := app.Listen(addr, "-addr")
+	if err != nil {
+		return err
+	}
+	log.Printf("listening on http://%s", ln.Addr())
+	return app.Serve(ctx, ln, h)
 }
 
 // newHandler builds the mux, its limits kept in store.

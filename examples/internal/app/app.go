@@ -1,7 +1,8 @@
 // Package app holds what the example servers (examples/chi, examples/stdlib)
 // share besides their routers: the stand-in for authentication, the user
 // name read from the login form, the handler every route answers with and
-// the error hook.
+// the error hook; and, for those and examples/redis, listening (a port in
+// use said so) and serving until Ctrl-C or SIGTERM.
 package app
 
 import (

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/examples/internal/apptest"
+)
+
+func TestMain(m *testing.M) {
+	apptest.Main(main)
+	os.Exit(m.Run())
+}
+
+// TestMainBusyPort: a port in use ends the example with a message saying
+// so and naming -addr, without first claiming to listen.
+func TestMainBusyPort(t *testing.T) {
+	apptest.CheckBusyPort(t, "-addr", func(busy string) []string { return []string{"-addr", busy} })
+}
+
+// TestMainStopsOnSignal: the example logs the address it got, serves, and
+// stops on SIGTERM or Ctrl-C (SIGINT), saying so, with exit status 0.
+func TestMainStopsOnSignal(t *testing.T) {
+	apptest.CheckStopsOnSignal(t, 1, "-addr", "127.0.0.1:0")
+}
