@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
+	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
 const demoHead = `Usage: ratekeeper demo [--svg FILE] [--headers PROFILE]
@@ -25,18 +26,18 @@ Exit status: 0 done, 2 usage error or failure.
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoHead, stderr)
 	svg := fs.String("svg", "", "write the chart to `FILE` (default: a new ratekeeper-demo-*.svg in the temporary directory)")
-	headers := fs.String("headers", "ietf", "rate-limit header `PROFILE`: ietf, draft-7, draft-6, legacy, legacy-unix or none")
+	headers := fs.String("headers", "ietf", "rate-limit header `PROFILE`: "+profileNames())
 	pos, code := parseFlags(fs, args, stdout)
 	if code >= 0 {
 		return code
 	}
 	if len(pos) > 0 {
-		fmt.Fprintln(stderr, "ratekeeper demo: no arguments expected")
+		fmt.Fprintf(stderr, "ratekeeper demo: no arguments expected, got %q\n", pos)
 		return exitUsage
 	}
 	profile, ok := demo.Profiles[strings.ToLower(*headers)]
 	if !ok {
-		fmt.Fprintf(stderr, "ratekeeper demo: unknown header profile %q\n", *headers)
+		fmt.Fprintf(stderr, "ratekeeper demo: --headers: unknown profile %q; want %s\n", *headers, profileNames())
 		return exitUsage
 	}
 	if *svg == "" {
@@ -56,4 +57,14 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// profileNames lists the header profiles in their order: "ietf, draft-7,
+// ... or none".
+func profileNames() string {
+	var names []string
+	for p := middleware.IETF; p <= middleware.NoHeaders; p++ {
+		names = append(names, p.String())
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
