@@ -20,7 +20,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,6 +42,11 @@ func main() {
 	n := flag.Int("n", 20, "calls to make")
 	workers := flag.Int("workers", 20, "concurrent callers")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "no arguments expected, got %q: the counts are flags (-n 50 -workers 10)\n", flag.Args())
+		flag.Usage()
+		os.Exit(2)
+	}
 	if err := run(os.Stdout, client.SystemClock, *n, *workers); err != nil {
 		log.Fatal(err)
 	}
@@ -52,8 +56,11 @@ func main() {
 // plain client and then through a pacing Transport, and reports the
 // outcome of each on out. Every clock reading and wait goes through clock.
 func run(out io.Writer, clock client.Clock, n, workers int) error {
-	if n < 1 || workers < 1 {
-		return errors.New("n and workers must be positive")
+	if n < 1 {
+		return fmt.Errorf("-n %d: want 1 or more calls", n)
+	}
+	if workers < 1 {
+		return fmt.Errorf("-workers %d: want 1 or more callers", workers)
 	}
 
 	api, err := newAPI(clock)
