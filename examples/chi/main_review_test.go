@@ -23,3 +23,9 @@ func TestMainBusyPort(t *testing.T) {
 func TestMainStopsOnSignal(t *testing.T) {
 	apptest.CheckStopsOnSignal(t, 1, "-addr", "127.0.0.1:0")
 }
+
+// TestMainArgument: "-addr 127.0.0.1:0 8081" is refused, not served on
+// 127.0.0.1:0 as if the argument had not been given.
+func TestMainArgument(t *testing.T) {
+	apptest.CheckArgumentRefused(t, "-addr", "127.0.0.1:0", "8081")
+}

@@ -52,6 +52,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	path := flag.String("config", "examples/config/ratekeeper.yaml", "configuration file (YAML or JSON)")
 	flag.Parse()
+	app.NoArgs("-config /tmp/ratekeeper.yaml")
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	// SIGINT and SIGTERM stop the server gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // envMain makes the test binary run the example's main, with the
@@ -151,5 +154,35 @@ func TestMainStopsOnSignal(t *testing.T) {
 		if len(rest) == 0 || !strings.Contains(rest[len(rest)-1], `"msg":"shutting down"`) {
 			t.Errorf("%v: the log after the signal is %q, want it to end with \"shutting down\"", sig, rest)
 		}
+	}
+}
+
+// TestMainArgument: the file given without -config ("rk-config
+// /tmp/ratekeeper.yaml") is refused, naming it, rather than ignored for
+// the default -config, whose limits would then be served while the user
+// edits the file named.
+func TestMainArgument(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	save(t, path, sample)
+	cmd := command(t, "-addr", "127.0.0.1:0", "-config", "ratekeeper.yaml", path)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	err, ended := hangguard.Within(done, wait)
+	var ee *exec.ExitError
+	if !ended || !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("a file given without -config: the example ended (%v) with %v, want exit status 2; output:\n%s", ended, err, out.String())
+	}
+	if !strings.Contains(out.String(), strconv.Quote(path)) {
+		t.Errorf("a file given without -config: the output does not name %q:\n%s", path, out.String())
 	}
 }

@@ -44,6 +44,7 @@ func main() {
 	a := flag.String("a", "127.0.0.1:8081", "listen address of instance a")
 	b := flag.String("b", "127.0.0.1:8082", "listen address of instance b")
 	flag.Parse()
+	app.NoArgs("-redis 127.0.0.1:6390")
 	// Ctrl-C (SIGINT) or SIGTERM stops both instances, once the requests
 	// in flight are answered.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

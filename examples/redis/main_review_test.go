@@ -38,3 +38,10 @@ func TestMainStopsOnSignal(t *testing.T) {
 	ln.Close() // nothing listens there now: connections are refused
 	apptest.CheckStopsOnSignal(t, 2, "-redis", noRedis, "-a", "127.0.0.1:0", "-b", "127.0.0.1:0")
 }
+
+// TestMainArgument: a Redis address given as an argument is refused, not
+// ignored for the default -redis 127.0.0.1:6379 (a Redis the user may run
+// for something else).
+func TestMainArgument(t *testing.T) {
+	apptest.CheckArgumentRefused(t, "-a", "127.0.0.1:0", "-b", "127.0.0.1:0", "127.0.0.1:6390")
+}

@@ -30,6 +30,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	flag.Parse()
+	app.NoArgs("-addr 127.0.0.1:8081")
 	// Ctrl-C (SIGINT) or SIGTERM stops the server, once the requests in
 	// flight are answered.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -3,13 +3,28 @@ package app
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"syscall"
 	"time"
 )
+
+// NoArgs ends the program with a usage error (exit status 2) when
+// arguments follow its flags: ignored, they would leave the flags the user
+// meant to set at their defaults. example shows the flags, as "-addr
+// 127.0.0.1:8081".
+func NoArgs(example string) {
+	if flag.NArg() == 0 {
+		return
+	}
+	fmt.Fprintf(flag.CommandLine.Output(), "no arguments expected, got %q: give them as flags (%s)\n", flag.Args(), example)
+	flag.Usage()
+	os.Exit(2)
+}
 
 // Listen listens on the TCP address addr. An address in use is an error
 // that says so and names addrFlag, the flag that chooses another.

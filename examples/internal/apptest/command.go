@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,6 +86,28 @@ func CheckBusyPort(t *testing.T, addrFlag string, args func(busy string) []strin
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("with %s in use: the output does not say %q:\n%s", busy, want, out.String())
 		}
+	}
+}
+
+// CheckArgumentRefused runs the example with args, whose last one is an
+// argument after the flags: the example must end at once with exit status
+// 2 (a usage error) naming it, rather than serve with the defaults of the
+// flags the user meant to set.
+func CheckArgumentRefused(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := Command(t, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start(t, cmd)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	err, ended := hangguard.Within(done, wait)
+	var ee *exec.ExitError
+	if !ended || !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("%q: the example ended (%v) with %v, want exit status 2; output:\n%s", args, ended, err, out.String())
+	}
+	if arg := args[len(args)-1]; !strings.Contains(out.String(), strconv.Quote(arg)) {
+		t.Errorf("%q: the output does not name %q:\n%s", args, arg, out.String())
 	}
 }
 
