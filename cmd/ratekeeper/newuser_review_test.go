@@ -34,3 +34,21 @@ func TestDemoBadInputSaysWhatIsWanted(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpFitsATerminal: the prose of every --help fits an 80-column
+// terminal, which would otherwise break its lines mid-word. The flag
+// descriptions, one line each as package flag prints them (indented by a
+// tab), are left to wrap.
+func TestHelpFitsATerminal(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"demo", "--help"}, {"check", "--help"}, {"replay", "--help"}} {
+		out, _, _ := runCmd(args...)
+		if out == "" {
+			t.Fatalf("ratekeeper %q printed nothing", args)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(line, "    \t") && len([]rune(line)) >= 80 {
+				t.Errorf("ratekeeper %q, line %d: %d columns, want fewer than 80:\n%s", args, i+1, len([]rune(line)), line)
+			}
+		}
+	}
+}

@@ -34,14 +34,15 @@ Logs are Common or Combined Log Format or JSON lines (one object per line),
 told apart line by line, or W3C Extended Log File Format (IIS, CloudFront),
 recognised by its #Fields directive; any of them as a container runtime
 keeps it (Docker's json-file, the CRI format of Kubernetes' /var/log/pods)
-is read through its envelope, split lines joined; gzip and bzip2 are recognised by their magic
-bytes (zstd and xz are refused: decompress them first); "-" is
-standard input. Several logs (rotated files, or the logs of several
-servers) are merged into one replay in time order. Lines a little out of
-time order (servers write a line when the request ends) are replayed in
-time order (--reorder); lines further out are replayed late and counted.
-Malformed lines are counted and sampled, not fatal; a compressed log that ends
-early (truncated) is replayed up to where it ends, with a warning.
+is read through its envelope, split lines joined; gzip and bzip2 are
+recognised by their magic bytes (zstd and xz are refused: decompress them
+first); "-" is standard input. Several logs (rotated files, or the logs
+of several servers) are merged into one replay in time order. Lines a
+little out of time order (servers write a line when the request ends) are
+replayed in time order (--reorder); lines further out are replayed late
+and counted. Malformed lines are counted and sampled, not fatal; a
+compressed log that ends early (truncated) is replayed up to where it
+ends, with a warning.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed
