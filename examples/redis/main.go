@@ -64,10 +64,19 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 		ln         net.Listener
 	}
 	instances := []*instance{{name: "a", addr: addrA}, {name: "b", addr: addrB}}
-	for _, in := range instances {
+	for i, in := range instances {
 		// Each instance has its own client, as separate processes would.
 		client := newClient(redisAddr)
 		defer client.Close()
+		if i == 0 {
+			// Said at once: otherwise every request is let through
+			// and only the error log tells why.
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			if err := client.Ping(pctx).Err(); err != nil {
+				log.Printf("Redis at %s does not answer (%v): the instances let every request through (fail open) until it does", redisAddr, err)
+			}
+			cancel()
+		}
 		h, err := newInstance(in.name, client)
 		if err != nil {
 			return err

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"net"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/examples/internal/apptest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 func TestMain(m *testing.M) {
@@ -44,4 +48,58 @@ func TestMainStopsOnSignal(t *testing.T) {
 // for something else).
 func TestMainArgument(t *testing.T) {
 	apptest.CheckArgumentRefused(t, "-a", "127.0.0.1:0", "-b", "127.0.0.1:0", "127.0.0.1:6390")
+}
+
+// TestMainSaysRedisIsDown: started before its Redis (the README's first
+// step skipped), the example says at once, before serving, that Redis does
+// not answer and that requests pass unlimited meanwhile: otherwise a user
+// sees every request answered 200 and no sign of why.
+func TestMainSaysRedisIsDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRedis := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	cmd := apptest.Command(t, "-redis", noRedis, "-a", "127.0.0.1:0", "-b", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var log []string
+	for {
+		line, ok := hangguard.Await(t, onceFrom(lines), 20*time.Second, "no \"listening on\" logged")()
+		if !ok {
+			t.Fatalf("the example ended; log:\n%s", strings.Join(log, "\n"))
+		}
+		log = append(log, line)
+		if strings.Contains(line, "listening on") {
+			break
+		}
+	}
+	for _, want := range []string{"Redis at " + noRedis + " does not answer", "fail open"} {
+		if !strings.Contains(strings.Join(log, "\n"), want) {
+			t.Errorf("the log before serving does not say %q:\n%s", want, strings.Join(log, "\n"))
+		}
+	}
+}
+
+// onceFrom returns a channel giving a function that returns the next line
+// of lines and whether there was one.
+func onceFrom(lines <-chan string) <-chan func() (string, bool) {
+	c := make(chan func() (string, bool), 1)
+	go func() { s, ok := <-lines; c <- func() (string, bool) { return s, ok } }()
+	return c
 }
