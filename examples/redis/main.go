@@ -73,7 +73,7 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 			// and only the error log tells why.
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
 			if err := client.Ping(pctx).Err(); err != nil {
-				log.Printf("Redis at %s does not answer (%v): the instances let every request through (fail open) until it does", redisAddr, err)
+				log.Printf("Redis at %s does not answer within 1s (%v): the instances let every request through (fail open) until it does", redisAddr, err)
 			}
 			cancel()
 		}

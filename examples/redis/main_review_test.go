@@ -89,7 +89,7 @@ func TestMainSaysRedisIsDown(t *testing.T) {
 			break
 		}
 	}
-	for _, want := range []string{"Redis at " + noRedis + " does not answer", "fail open"} {
+	for _, want := range []string{"Redis at " + noRedis + " does not answer within 1s", "fail open"} {
 		if !strings.Contains(strings.Join(log, "\n"), want) {
 			t.Errorf("the log before serving does not say %q:\n%s", want, strings.Join(log, "\n"))
 		}
