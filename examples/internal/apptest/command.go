@@ -152,8 +152,10 @@ func CheckStopsOnSignal(t *testing.T, n int, args ...string) {
 				urls = append(urls, m[1])
 			}
 		}
+		// The timeout guards against a hang, as wait does.
+		hc := &http.Client{Timeout: wait}
 		for _, u := range urls {
-			resp, err := http.Get(u + "/")
+			resp, err := hc.Get(u + "/")
 			if err != nil {
 				t.Fatalf("%v test: GET %s/: %v; log:\n%s", sig, u, err, strings.Join(log, "\n"))
 			}
