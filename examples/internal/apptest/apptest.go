@@ -1,5 +1,7 @@
 // Package apptest is the scenario both example servers (examples/chi and
-// examples/stdlib) must pass: the same limits, the same answers.
+// examples/stdlib) must pass: the same limits, the same answers; and the
+// checks of an example's command, run in a child process (Main, Command):
+// a port in use, an argument after the flags, Ctrl-C or SIGTERM.
 package apptest
 
 import (
