@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
@@ -219,7 +221,7 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		// The YAML parser is third-party code run on untrusted input: a
 		// panic in it is a malformed document, not a crash.
 		if r := recover(); r != nil {
-			root, err = nil, &ConfigError{File: file, Reason: fmt.Sprintf("invalid YAML: %v", r)}
+			root, err = nil, &ConfigError{File: file, Reason: "invalid YAML: " + escapeControls(fmt.Sprint(r))}
 		}
 	}()
 	tokens := lexer.Tokenize(string(data))
@@ -265,15 +267,41 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 
 // yamlMessage returns the parser's message without its source excerpt.
 func yamlMessage(err error) string {
+	var msg string
 	var ye interface{ GetMessage() string }
 	if errors.As(err, &ye) {
-		return ye.GetMessage()
+		msg = ye.GetMessage()
+	} else {
+		msg = err.Error()
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
 	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+	tab := strings.Contains(msg, "'\t'")
+	msg = escapeControls(msg)
+	if tab {
+		msg += " (a tab: YAML indents with spaces only)"
 	}
 	return msg
+}
+
+// escapeControls returns s with each control character written as a Go
+// escape (a tab as \t): the parser's messages quote the file's bytes, which
+// must not reach a terminal or a log as they are.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func tokenPos(tk *token.Token) position {
