@@ -12,7 +12,9 @@
 //     exact state transitions, and the in-memory store.
 //   - algorithms/algotest: the conformance suite every Store passes.
 //   - algorithms/redisstore: the same algorithms as Lua scripts on Redis
-//     (standalone, Sentinel, Cluster), one round trip per request.
+//     (standalone, Sentinel, Cluster), at most one script call per request
+//     (on a Cluster, a request whose keys span slots takes one per slot, in
+//     phases).
 //   - keyfunc: who is asking — client IP behind trusted proxies, header,
 //     user, route, and composite keys.
 //   - policy: a Policy is a name, a Spec and a key function (plus cost and
@@ -31,6 +33,9 @@
 //     leaky queue and retries 429 and 503 politely.
 //   - cmd/ratekeeper: the demo, config checks, and replay of access logs to
 //     choose thresholds.
+//   - examples: runnable programs behind net/http's ServeMux (stdlib), chi,
+//     Redis (two instances, one limit), a configuration file (config), and
+//     the outbound client.
 //
 // A Store decides directly (the package's Example runs this, and
 // Example_middleware a ServeMux behind the middleware):
