@@ -3,8 +3,10 @@ package middleware
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -354,11 +356,17 @@ func WithPatternFunc(pattern func(*http.Request) string) Option {
 // WithProblemType sets the "type" URI of 429 problem details; the default
 // is [ProblemTypeQuotaExceeded]. "about:blank" is the conservative choice
 // while the IANA registration is pending. uri must be a URI reference as
-// RFC 3986 writes it (characters outside it percent-encoded).
+// RFC 3986 writes it (characters outside it percent-encoded, a scheme
+// before any colon of the first segment).
 func WithProblemType(uri string) Option {
 	return func(m *Middleware) error {
 		if uri == "" || !uriChars(uri) {
 			return errors.New("middleware: WithProblemType: URI is empty or holds characters a URI must percent-encode")
+		}
+		if _, err := url.Parse(uri); err != nil {
+			// A colon in a first segment no scheme precedes ("::"), or a
+			// percent without two hex digits ("%zz").
+			return fmt.Errorf("middleware: WithProblemType: %q is not a URI reference (RFC 3986)", uri)
 		}
 		m.problemType = uri
 		return nil
