@@ -317,12 +317,16 @@ func newRouter(patterns []string) (find func(*http.Request) string, same []*rout
 			return find, nil, err
 		}
 	}
-	mux, same, err := newMux(patterns)
+	mux, byPath, same, err := newMux(patterns)
 	if err != nil {
 		return nil, nil, err
 	}
 	return func(r *http.Request) string {
 		_, pat := mux.Handler(r)
+		if pat == "" {
+			// No route of the request's method: the route of its path.
+			_, pat = byPath.Handler(r)
+		}
 		// Its path alone: route keys are one per path, and the policies
 		// compare methods themselves.
 		if _, path, ok := strings.Cut(pat, " "); ok && !strings.HasPrefix(pat, "/") {
@@ -333,19 +337,23 @@ func newRouter(patterns []string) (find func(*http.Request) string, same []*rout
 }
 
 // newMux returns a ServeMux resolving the route patterns as the
-// application's ServeMux would: each registered as given, its method kept
+// application's ServeMux would, each registered as given, its method kept
 // (so "GET /items/{id}" and "DELETE /items/{item}" both register, as they
-// do in a ServeMux, and each request gets its method's route), and also by
-// its path alone where that conflicts with nothing registered, so that a
-// request of another method still gets the path's route.
+// do in a ServeMux, and each request gets its method's route), and a
+// second one, byPath, with the paths of the patterns that have a method,
+// where they conflict with nothing registered there, so that a request of
+// a method no route of mux has still gets the path's route. byPath is
+// only asked when mux finds no route: a GET /login is the route "/"'s
+// under the patterns "POST /login" and "/", as in the application's
+// ServeMux, not the path "/login"'s.
 //
 // A pattern that matches the same requests as one registered before it,
 // spelled with other wildcard names, is left out and listed in same, its
 // reason the pattern registered: the application's router, which cannot
 // register both either, has one of them, under which the other's policy
 // never applies.
-func newMux(patterns []string) (mux *http.ServeMux, same []*routeError, err error) {
-	mux = http.NewServeMux()
+func newMux(patterns []string) (mux, byPath *http.ServeMux, same []*routeError, err error) {
+	mux, byPath = http.NewServeMux(), http.NewServeMux()
 	seen := map[string]bool{}
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	var paths []string
@@ -362,16 +370,17 @@ func newMux(patterns []string) (mux *http.ServeMux, same []*routeError, err erro
 				same = append(same, &routeError{pattern: p, reason: q})
 				continue
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
+	registered := map[string]bool{}
 	for _, path := range paths {
-		if !seen[path] {
-			seen[path] = true
-			_ = register(mux, path, nop) // a conflict: the first path stays
+		if !registered[path] {
+			registered[path] = true
+			_ = register(byPath, path, nop) // a conflict: the first path stays
 		}
 	}
-	return mux, same, nil
+	return mux, byPath, same, nil
 }
 
 // spelledBefore returns the pattern before p in patterns that is p with
@@ -418,26 +427,36 @@ func WildcardShape(pattern string) string {
 
 // newChi returns a route finder for chi route patterns (regexp wildcards
 // "{id:[0-9]+}", wildcards within a segment, a catch-all "/*"), which a
-// ServeMux cannot register: each pattern's path is registered in a chi
-// router, and looked up, for GET whatever the request's method (the
-// policies compare methods themselves; where two paths match the same
-// requests, chi keeps the last).
+// ServeMux cannot register: each pattern is registered in a chi router
+// with its method, as the application registers it, and a request is
+// looked up there with its own; one no route of its method has (a method
+// chi does not know, a HEAD to a GET route) gets the route of its path:
+// each pattern's path is registered in a second router, and looked up for
+// GET whatever the request's method (the policies compare methods
+// themselves; where two paths match the same requests, chi keeps the
+// last). The first router is asked first: under "POST /login" and "/*", a
+// GET /login is the catch-all's, as in the application's chi router.
 func newChi(patterns []string) (func(*http.Request) string, error) {
-	r := chi.NewRouter()
+	exact, byPath := chi.NewRouter(), chi.NewRouter()
 	nop := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	seen := map[string]bool{}
+	seen, seenPath := map[string]bool{}, map[string]bool{}
 	for _, p := range patterns {
-		path := p
-		if _, rest, ok := strings.Cut(p, " "); ok && !strings.HasPrefix(p, "/") {
-			path = strings.TrimLeft(rest, " ")
+		method, path := "", p
+		if m, rest, ok := strings.Cut(p, " "); ok && !strings.HasPrefix(p, "/") {
+			method, path = m, strings.TrimLeft(rest, " ")
 		}
-		if seen[path] {
-			continue
+		if !seenPath[path] {
+			seenPath[path] = true
+			if err := chiRegister(byPath, http.MethodGet, path, nop); err != nil {
+				err.pattern = p
+				return nil, err
+			}
 		}
-		seen[path] = true
-		if err := chiRegister(r, path, nop); err != nil {
-			err.pattern = p
-			return nil, err
+		if !seen[p] {
+			seen[p] = true
+			// A method chi does not know, or wildcard names chi will not
+			// have twice: the path's route stands for it.
+			_ = chiRegister(exact, method, path, nop)
 		}
 	}
 	return func(req *http.Request) string {
@@ -445,19 +464,26 @@ func newChi(patterns []string) (func(*http.Request) string, error) {
 		if path == "" {
 			path = req.URL.Path
 		}
-		return r.Find(chi.NewRouteContext(), http.MethodGet, path)
+		if pat := exact.Find(chi.NewRouteContext(), req.Method, path); pat != "" {
+			return pat
+		}
+		return byPath.Find(chi.NewRouteContext(), http.MethodGet, path)
 	}, nil
 }
 
-// chiRegister adds a path for GET (the method newChi finds routes with),
-// turning chi's panic on a bad pattern into an error.
-func chiRegister(r chi.Router, path string, h http.Handler) (err *routeError) {
+// chiRegister adds a path for method (every method when ""), turning
+// chi's panic on a bad pattern or an unknown method into an error.
+func chiRegister(r chi.Router, method, path string, h http.Handler) (err *routeError) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = newRouteError(path, v)
 		}
 	}()
-	r.Method(http.MethodGet, path, h)
+	if method == "" {
+		r.Handle(path, h)
+	} else {
+		r.Method(method, path, h)
+	}
 	return nil
 }
 

@@ -72,7 +72,7 @@ func TestChiRoutePatterns(t *testing.T) {
 `, Options{Routes: []string{"/items/{slug}"}},
 		[2]string{"GET", "/items/12"},       // num
 		[2]string{"GET", "/items/ab"},       // not num: /items/{slug}
-		[2]string{"HEAD", "/items/13"},      // num: GET covers HEAD
+		[2]string{"HEAD", "/items/13"},      // not num: chi routes a HEAD to /items/{slug}, of every method, not to a GET route
 		[2]string{"POST", "/items/14"},      // not num (GET only)
 		[2]string{"GET", "/files/a.txt"},    // file
 		[2]string{"PUT", "/api/x/y"},        // api
@@ -80,7 +80,7 @@ func TestChiRoutePatterns(t *testing.T) {
 		[2]string{"GET", "/nowhere/at/all"}, // no route: rk has no key
 	)
 	want := map[string][2]int64{
-		"num":  {2, 0},
+		"num":  {1, 0},
 		"file": {1, 0},
 		"api":  {2, 1},
 		"rk":   {7, 0},

@@ -1,0 +1,130 @@
+package replay
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/middleware"
+)
+
+// agreeWithRouter replays one request per "METHOD /path" of reqs, a second
+// apart, under the configuration doc (one policy) with the application's
+// further routes app (--route), and serves the same
+// requests at the same instants through the middleware built from doc,
+// wrapping the handler of every route of the policy and of app in the
+// router that routes registers (see muxRoutes, chiRoutes): the policy must decide the
+// requests the middleware limits (those answered with a RateLimit
+// header), and reject those it answers 429.
+func agreeWithRouter(t *testing.T, doc string, app []string, routes func(patterns []string, wrap func(http.Handler) http.Handler) http.Handler, reqs ...[2]string) {
+	t.Helper()
+	cfg := parse(t, doc)
+	var entries []logparse.Entry
+	for i, mp := range reqs {
+		entries = append(entries, logparse.Entry{Time: t0.Add(time.Duration(i) * time.Second), Addr: "192.0.2.1", Method: mp[0], Path: mp[1], Status: 200})
+	}
+	rep := replayEntries(t, doc, Options{Routes: app}, entries)
+
+	clock := algotest.NewClock(t0)
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	m, err := middleware.FromConfig(store, cfg, middleware.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := routes(append(cfg.Definitions[0].Routes, app...), m.Handler)
+	var requests, rejected int64
+	for _, en := range entries {
+		clock.Set(en.Time)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(en.Method, en.Path, nil))
+		if w.Header().Get("RateLimit") != "" {
+			requests++
+		}
+		if w.Code == http.StatusTooManyRequests {
+			rejected++
+		}
+	}
+	if requests == 0 || rejected == 0 {
+		t.Fatalf("middleware: %d requests limited, %d rejected; the test wants some of each", requests, rejected)
+	}
+	if p := rep.Policies[0]; p.Requests != requests || p.Rejected != rejected {
+		t.Errorf("replay: policy %s decided %d requests, rejected %d (%d unmatched); middleware: %d limited, %d answered 429", p.Name, p.Requests, p.Rejected, rep.Unmatched, requests, rejected)
+	}
+}
+
+// muxRoutes registers the route patterns in a ServeMux, each serving an
+// empty 200 through wrap.
+func muxRoutes(patterns []string, wrap func(http.Handler) http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, r := range patterns {
+		mux.Handle(r, wrap(ok))
+	}
+	return mux
+}
+
+// chiRoutes registers the route patterns in a chi router ("POST /login"
+// on POST only), each serving an empty 200 through wrap.
+func chiRoutes(patterns []string, wrap func(http.Handler) http.Handler) http.Handler {
+	r := chi.NewRouter()
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, p := range patterns {
+		r.With(wrap).Handle(p, ok)
+	}
+	return r
+}
+
+// TestRouteOfOneMethodDoesNotShadowAnother: under routes of which one
+// has a method ("POST /login") and another matches every method ("/"), a
+// GET /login is the "/" route's in a ServeMux (the "POST /login" route is
+// not GET's), so the policy on both routes limits it; the replay also
+// registered "/login" by its path alone, gave GET /login that route, and
+// left the request unmatched: it reported fewer rejections than the
+// middleware answers 429.
+func TestRouteOfOneMethodDoesNotShadowAnother(t *testing.T) {
+	reqs := [][2]string{{"GET", "/login"}, {"POST", "/login"}, {"GET", "/login"}, {"GET", "/other"}, {"POST", "/login"}}
+	for _, tc := range []struct{ name, routes string }{
+		{"method route first", `["POST /login", "/"]`},
+		{"catch-all first", `["/", "POST /login"]`},
+		{"GET route", `["POST /login", "GET /"]`},
+		{"route key", `["POST /login", "/"], key: route`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			agreeWithRouter(t, "policies:\n  - {name: a, limit: 1, window: 1m, routes: "+tc.routes+"}\n", nil, muxRoutes, reqs...)
+		})
+	}
+}
+
+// TestChiRouteOfOneMethodDoesNotShadowAnother is the same through chi,
+// with routes only chi registers (a regexp wildcard makes the replay
+// resolve them with chi): a GET to the path of a route on POST only falls
+// to the catch-all "/*" in chi, and a HEAD to one on GET only to a route
+// of every method of the same path ("/items/{slug}"; chi has no HEAD for
+// a GET route, and its GetHead middleware leaves a request a HEAD route
+// matches alone). The replay looked every path up for GET alone.
+func TestChiRouteOfOneMethodDoesNotShadowAnother(t *testing.T) {
+	for _, tc := range []struct {
+		name, routes string
+		app          []string
+		reqs         [][2]string
+	}{
+		{"catch-all", `["POST /login", "/*", "/items/{id:[0-9]+}"]`, nil,
+			[][2]string{{"GET", "/login"}, {"POST", "/login"}, {"GET", "/login"}, {"GET", "/other"}, {"GET", "/items/1"}}},
+		{"HEAD", `["GET /items/{id:[0-9]+}"]`, []string{"/items/{slug}"},
+			[][2]string{{"GET", "/items/12"}, {"HEAD", "/items/13"}, {"GET", "/items/14"}, {"HEAD", "/items/15"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			agreeWithRouter(t, "policies:\n  - {name: a, limit: 1, window: 1m, routes: "+tc.routes+"}\n", tc.app, chiRoutes, tc.reqs...)
+		})
+	}
+}
