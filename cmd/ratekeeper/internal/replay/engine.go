@@ -301,7 +301,8 @@ func (e *Engine) Warnings() []string { return e.warnings }
 // newRouter returns a function finding the path of the route pattern of a
 // request among patterns, as the application's router would, or nil when
 // there are none: a ServeMux when every pattern is a ServeMux pattern (see
-// newMux), else a chi router (see newChi).
+// newMux; a request it redirects is policy.MuxRedirect), else a chi router
+// (see newChi).
 //
 // same lists the ServeMux patterns left out for matching the same requests
 // as one registered before them, spelled another way ("GET /items/{name}"
@@ -321,11 +322,17 @@ func newRouter(patterns []string) (find func(*http.Request) string, same []*rout
 	if err != nil {
 		return nil, nil, err
 	}
+	// A request the ServeMux answers with a redirect of its own (to the
+	// cleaned path, or to the path with a trailing slash) is
+	// policy.MuxRedirect, under no route's policies, as in the
+	// middleware: the client sends it again to the new path, a line of
+	// its own in the log.
+	exact, paths := policy.ServeMuxPattern(mux), policy.ServeMuxPattern(byPath)
 	return func(r *http.Request) string {
-		_, pat := mux.Handler(r)
+		pat := exact(r)
 		if pat == "" {
 			// No route of the request's method: the route of its path.
-			_, pat = byPath.Handler(r)
+			pat = paths(r)
 		}
 		// Its path alone: route keys are one per path, and the policies
 		// compare methods themselves.

@@ -128,3 +128,20 @@ func TestChiRouteOfOneMethodDoesNotShadowAnother(t *testing.T) {
 		})
 	}
 }
+
+// TestMuxRedirectIsNoRoute: a request the application's ServeMux answers
+// with a redirect of its own (to the cleaned path: /a/../login, //login;
+// to the path with a trailing slash: /items for "/items/") never reaches
+// a route's handler, and the client sends it again to the new path, which
+// the log has on a line of its own. The middleware does not count the
+// redirect under the route's policies (policy.MuxRedirect); the replay
+// counted it under the route it leads to, so that each such request
+// counted twice and the replay rejected requests the middleware admits.
+func TestMuxRedirectIsNoRoute(t *testing.T) {
+	reqs := [][2]string{{"GET", "/a/../login"}, {"GET", "/login"}, {"GET", "//login"}, {"GET", "/items"}, {"GET", "/items/"}, {"POST", "/login"}, {"GET", "/items/./"}, {"GET", "/items/"}}
+	for _, routes := range []string{`["/login", "/items/"]`, `["GET /login", "/items/"]`, `["POST /login", "/login", "GET /items/"]`} {
+		t.Run(routes, func(t *testing.T) {
+			agreeWithRouter(t, "policies:\n  - {name: a, limit: 1, window: 1m, routes: "+routes+"}\n", nil, muxRoutes, reqs...)
+		})
+	}
+}
