@@ -121,9 +121,10 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	e.store = store
+	digests := routeDigests(routes)
 	for i, p := range cfg.Policies {
 		e.index[p] = i
-		e.pols = append(e.pols, &polStats{policy: p, def: cfg.Definitions[i], keys: map[string]uint32{}})
+		e.pols = append(e.pols, &polStats{policy: p, def: cfg.Definitions[i], keys: map[string]uint32{}, routes: digests})
 	}
 	return e, nil
 }
@@ -334,11 +335,10 @@ func newRouter(patterns []string) (find func(*http.Request) string, same []*rout
 			// No route of the request's method: the route of its path.
 			pat = paths(r)
 		}
-		// Its path alone: route keys are one per path, and the policies
-		// compare methods themselves.
-		if _, path, ok := strings.Cut(pat, " "); ok && !strings.HasPrefix(pat, "/") {
-			pat = strings.TrimLeft(path, " ")
-		}
+		// As registered, its method kept, as ServeMux sets r.Pattern: the
+		// route key of "GET /items/{id}" is not that of "DELETE
+		// /items/{id}", and a HEAD request routed to "HEAD /x" is not
+		// under a policy on "GET /x".
 		return pat
 	}, same, nil
 }
@@ -543,6 +543,7 @@ type polStats struct {
 	requests, rejected, noKey, skipped, delayed int64
 	noKeyWhy                                    string // the first request's key error
 
+	routes   map[string]string // route patterns by their digest, for displayKey
 	keys     map[string]uint32 // namespaced key -> id
 	names    []string          // id -> namespaced key
 	rejectBy []int64           // id -> rejections

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -11,9 +12,11 @@ import (
 // namespace, the index keyfunc.FirstOf puts before a fallback key, and the
 // length prefixes keyfunc.Join puts before each part, so that
 // "login:0:12:203.0.113.665:user1" reads "203.0.113.66 + user1" (and a
-// fallback "(fallback 1) 203.0.113.66"). Keys it cannot decode are shown
-// as they are.
-func displayKey(key, name string, alternatives int, joined []bool) string {
+// fallback "(fallback 1) 203.0.113.66"). A part keyfunc.Join wrote as a
+// digest that is one of routes (a ServeMux pattern with its method holds
+// a space, which Join does not write as it is) reads as that route. Keys
+// it cannot decode are shown as they are.
+func displayKey(key, name string, alternatives int, joined []bool, routes map[string]string) string {
 	key = strings.TrimPrefix(key, name+":")
 	prefix := ""
 	alt := 0
@@ -30,6 +33,11 @@ func displayKey(key, name string, alternatives int, joined []bool) string {
 	}
 	if alt < len(joined) && joined[alt] {
 		if parts, ok := splitJoined(key); ok {
+			for i, p := range parts {
+				if route, ok := routes[p]; ok {
+					parts[i] = route
+				}
+			}
 			key = strings.Join(parts, " + ")
 		}
 	}
@@ -59,4 +67,21 @@ func splitJoined(key string) ([]string, bool) {
 		key = rest[n:]
 	}
 	return parts, len(parts) > 0
+}
+
+// routeDigests returns the route patterns that keyfunc.Join writes as a
+// digest (those with a method, holding a space), by their digest ("#"
+// and keyfunc.HashLen characters), for displayKey.
+func routeDigests(patterns []string) map[string]string {
+	out := map[string]string{}
+	for _, p := range patterns {
+		if !strings.Contains(p, " ") {
+			continue
+		}
+		d, err := keyfunc.Secret(func(*http.Request) (string, error) { return p, nil })(nil)
+		if err == nil {
+			out["#"+d] = p
+		}
+	}
+	return out
 }

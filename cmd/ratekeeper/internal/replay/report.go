@@ -179,7 +179,7 @@ func topKeys(ps *polStats, n int) []KeyCount {
 	}
 	for id, c := range ps.rejectBy {
 		if c > 0 {
-			out = append(out, KeyCount{Key: displayKey(ps.names[id], ps.policy.Name(), len(ps.def.Key), joined), Count: c})
+			out = append(out, KeyCount{Key: displayKey(ps.names[id], ps.policy.Name(), len(ps.def.Key), joined, ps.routes), Count: c})
 		}
 	}
 	slices.SortFunc(out, func(a, b KeyCount) int {

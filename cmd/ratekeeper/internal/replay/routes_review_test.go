@@ -145,3 +145,39 @@ func TestMuxRedirectIsNoRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestServeMuxRouteKeyKeepsMethod: a ServeMux route pattern is the route
+// key as registered, its method kept (keyfunc.Route): under "GET
+// /items/{id}" and "DELETE /items/{id}" a client's GETs and DELETEs are
+// two keys, and a HEAD request routed to a "HEAD /x" pattern is not under
+// a policy on "GET /x" (policy.Set.Match). The replay keyed every route
+// by its path alone, so that the GETs and DELETEs shared one key and it
+// rejected requests the middleware admits, and it put the HEAD request
+// under the GET route's policy.
+func TestServeMuxRouteKeyKeepsMethod(t *testing.T) {
+	reqs := [][2]string{{"GET", "/items/1"}, {"DELETE", "/items/1"}, {"GET", "/items/2"}, {"DELETE", "/items/3"}}
+	for _, key := range []string{"route", "[ip, route]", "[route, method]"} {
+		t.Run(key, func(t *testing.T) {
+			agreeWithRouter(t, "policies:\n  - {name: a, limit: 1, window: 1m, key: "+key+", routes: [\"GET /items/{id}\", \"DELETE /items/{id}\"]}\n", nil, muxRoutes, reqs...)
+		})
+	}
+	t.Run("HEAD pattern", func(t *testing.T) {
+		agreeWithRouter(t, "policies:\n  - {name: a, limit: 1, window: 1m, routes: [\"GET /x\"]}\n", []string{"HEAD /x"}, muxRoutes,
+			[][2]string{{"GET", "/x"}, {"HEAD", "/x"}, {"GET", "/x"}, {"HEAD", "/x"}}...)
+	})
+}
+
+// TestJoinedRouteKeyReadable: a ServeMux pattern with its method holds a
+// space, so keyfunc.Join writes it in a key as a digest; the replay's
+// report shows the route, not the digest.
+func TestJoinedRouteKeyReadable(t *testing.T) {
+	var entries []logparse.Entry
+	for i := range 3 {
+		entries = append(entries, logparse.Entry{Time: t0.Add(time.Duration(i) * time.Second), Addr: "192.0.2.1", Method: "GET", Path: "/items/1", Status: 200})
+	}
+	rep := replayEntries(t, "policies:\n  - {name: a, limit: 1, window: 1m, key: [ip, route], routes: [\"GET /items/{id}\"]}\n", Options{}, entries)
+	top := rep.Policies[0].Top
+	if want := "192.0.2.1 + GET /items/{id}"; len(top) != 1 || top[0].Key != want || top[0].Count != 2 {
+		t.Errorf("most rejected keys %+v, want %q rejected 2 times", top, want)
+	}
+}
