@@ -31,9 +31,17 @@ func (c *timeCache) parse(layout, s string) (time.Time, error) {
 	return t, nil
 }
 
+// errZone reports a UTC offset out of range.
+var errZone = errors.New("UTC offset out of range")
+
 // parseTime is time.Parse that also reads a leap second, second 60 (which
-// RFC 3339 allows and time.Parse refuses), as the instant after second 59.
+// RFC 3339 allows and time.Parse refuses), as the instant after second 59,
+// and refuses a UTC offset at the end of s whose hours pass 23 or whose
+// minutes pass 59 (time.Parse takes +2400 and +23:60), as RFC 3339 does.
 func parseTime(layout, s string) (time.Time, error) {
+	if !zoneInRange(s) {
+		return time.Time{}, errZone
+	}
 	t, err := time.Parse(layout, s)
 	if err == nil {
 		return t, nil
@@ -56,6 +64,21 @@ func parseTime(layout, s string) (time.Time, error) {
 		return t, err
 	}
 	return t59.Add(time.Second), nil
+}
+
+// zoneInRange reports whether the numeric UTC offset ending s, if any
+// ("+0530", "-07:00"), has hours 00 to 23 and minutes 00 to 59.
+func zoneInRange(s string) bool {
+	var hh, mm string
+	switch n := len(s); {
+	case n >= 6 && (s[n-6] == '+' || s[n-6] == '-') && s[n-3] == ':':
+		hh, mm = s[n-5:n-3], s[n-2:]
+	case n >= 5 && (s[n-5] == '+' || s[n-5] == '-'):
+		hh, mm = s[n-4:n-2], s[n-2:]
+	default:
+		return true
+	}
+	return hh <= "23" && mm <= "59"
 }
 
 // parseCLF parses one line of the Common or Combined Log Format:
