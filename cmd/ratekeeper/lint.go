@@ -17,6 +17,10 @@ const maxLogLimit = 10_000
 // but often regretted. Each is "policy: advice".
 func lint(cfg *policy.Config) []string {
 	var out []string
+	if cfg.IPv6Prefix > 64 && readsIP(cfg) {
+		// A subscriber is handed a /64 at least (standards: IPv6 rotation).
+		out = append(out, fmt.Sprintf("ipv6_prefix: %d keys apart the addresses of one subscriber, who is handed a /64 at least (often a /56 or /48): one client sends from 2^%d prefixes of /%d in its /64 alone, each a new allowance and a new key in the store; 64 or less (the default) groups them", cfg.IPv6Prefix, cfg.IPv6Prefix-64, cfg.IPv6Prefix))
+	}
 	for i, p := range cfg.Policies {
 		d := cfg.Definitions[i]
 		s := p.Spec()
@@ -47,6 +51,16 @@ func lint(cfg *policy.Config) []string {
 		}
 		if needsAuth && d.OnMissingKey != policy.SkipPolicy && len(d.Routes) == 0 {
 			warn("requests without %s are rejected with %d on every route; add fallback: ip, or on_missing_key: skip", strings.Join(d.Key[len(d.Key)-1], "+"), d.OnMissingKey.Status())
+		}
+		if parts := chosenParts(d.Key); len(parts) > 0 && !ipCovered(cfg, i) {
+			msg := fmt.Sprintf("the client chooses %s of its key: a new value on each request is a new allowance, and a new key in the store, unless the application checks the value before this limiter; a policy keyed by ip over the same requests bounds each client whatever it sends", strings.Join(parts, " and "))
+			for _, part := range parts {
+				if forwardingHeader(part) {
+					msg += fmt.Sprintf(" (%s is a forwarding header any client can send: for a client's address behind a proxy, key by ip with trusted_proxies and ip_source)", part)
+					break
+				}
+			}
+			warn("%s", msg)
 		}
 		for j := range i {
 			e := cfg.Definitions[j]
@@ -79,4 +93,66 @@ func spelledBefore(cfg *policy.Config, i int, r string) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// readsIP reports whether a policy of cfg keys by the client's address.
+func readsIP(cfg *policy.Config) bool {
+	for _, d := range cfg.Definitions {
+		for _, parts := range d.Key {
+			if slices.Contains(parts, "ip") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// chosenParts returns the key parts of keys (a key and its fallbacks)
+// whose value the client sends as it likes, a header or a cookie, in the
+// keys tried up to the first holding ip, that one included (those after
+// it are tried only for a request without an address).
+func chosenParts(keys [][]string) []string {
+	var out []string
+	for _, parts := range keys {
+		for _, p := range parts {
+			if strings.HasPrefix(p, "header:") || strings.HasPrefix(p, "cookie:") {
+				out = append(out, p)
+			}
+		}
+		if slices.Contains(parts, "ip") {
+			break
+		}
+	}
+	return out
+}
+
+// ipCovered reports whether another policy of cfg keys by ip, with no
+// value the client chooses, every request the i-th applies to: it has no
+// routes nor methods, or the same.
+func ipCovered(cfg *policy.Config, i int) bool {
+	d := cfg.Definitions[i]
+	for j, e := range cfg.Definitions {
+		if j == i || !slices.Contains(e.Key[0], "ip") || len(chosenParts(e.Key[:1])) > 0 {
+			continue
+		}
+		if len(e.Routes) == 0 && len(e.Methods) == 0 || slices.Equal(e.Routes, d.Routes) && slices.Equal(e.Methods, d.Methods) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardingHeader reports whether a key part is a header that proxies
+// set to the client's address, which a client reaching the server
+// directly sets as it likes.
+func forwardingHeader(part string) bool {
+	name, ok := strings.CutPrefix(part, "header:")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(name) {
+	case "x-real-ip", "x-forwarded-for", "forwarded", "true-client-ip", "cf-connecting-ip", "x-client-ip", "fastly-client-ip", "x-cluster-client-ip":
+		return true
+	}
+	return false
 }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// lintMatching returns the advice on the configuration doc that holds
+// every one of words.
+func lintMatching(t *testing.T, doc string, words ...string) []string {
+	t.Helper()
+	cfg, err := policy.ParseConfig([]byte(doc), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range lint(cfg) {
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(a, w)
+		}
+		if all {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// TestLintIPv6PrefixPastSubscriber: ipv6_prefix above 64 keys apart the
+// addresses of one subscriber, who is handed a /64 at least: one client
+// sends from 2^64 addresses, each with an allowance of its own (and a key
+// of its own in the store), so an ip key limits nobody. check gave no
+// advice. 64 and below, or an ipv6_prefix no ip key reads, draw none.
+func TestLintIPv6PrefixPastSubscriber(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want bool
+	}{
+		{"ipv6_prefix: 128\npolicies:\n  - {name: a, limit: 10, window: 1m}\n", true},
+		{"ipv6_prefix: 96\npolicies:\n  - {name: a, limit: 10, window: 1m, key: user, fallback: [ip]}\n", true},
+		{"ipv6_prefix: 65\npolicies:\n  - {name: a, limit: 10, window: 1m, key: [ip, route]}\n", true},
+		{"ipv6_prefix: 64\npolicies:\n  - {name: a, limit: 10, window: 1m}\n", false},
+		{"ipv6_prefix: 56\npolicies:\n  - {name: a, limit: 10, window: 1m}\n", false},
+		{"policies:\n  - {name: a, limit: 10, window: 1m}\n", false},
+		{"ipv6_prefix: 128\npolicies:\n  - {name: a, limit: 10, window: 1m, key: user}\n", false},
+	} {
+		got := lintMatching(t, tc.doc, "ipv6_prefix")
+		if tc.want && (len(got) != 1 || !strings.Contains(got[0], "/64")) {
+			t.Errorf("%s: advice %q, want one on ipv6_prefix naming the subscriber's /64", tc.doc, got)
+		}
+		if !tc.want && len(got) != 0 {
+			t.Errorf("%s: advice %q, want none on ipv6_prefix", tc.doc, got)
+		}
+	}
+}
+
+// TestLintKeyTheClientChooses: a key holding a value the client sends as
+// it likes (a header or a cookie, alone or with other parts, or a
+// fallback reached without an ip, such as after user) gives a client that sends a new value on each request a new
+// allowance each time, and a new key in the store, unless the application
+// checks the value before the limiter: check said nothing, even of
+// header:X-Real-IP read from any client. A policy keyed by ip over the
+// same requests (all of them, or the same routes and methods) bounds each
+// client whatever it sends; with one there is no advice, nor on keys of
+// ip or user (which the application sets, keyfunc.WithUser).
+func TestLintKeyTheClientChooses(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      []string // words of the advice; nil: none
+	}{
+		{"user agent", "policies:\n  - {name: a, limit: 10, window: 1m, key: \"header:User-Agent\", on_missing_key: skip}\n", []string{"a (line 2)", "header:User-Agent", "new value"}},
+		{"api key with fallback", "policies:\n  - {name: a, limit: 10, window: 1m, key: \"header:X-Api-Key\", fallback: [ip]}\n", []string{"header:X-Api-Key", "new value"}},
+		{"cookie and route", "policies:\n  - {name: a, limit: 10, window: 1m, key: [\"cookie:sid\", route], routes: [\"POST /login\"], on_missing_key: skip}\n", []string{"cookie:sid", "new value"}},
+		{"forwarding header", "policies:\n  - {name: a, limit: 10, window: 1m, key: \"header:X-Real-IP\", on_missing_key: skip}\n", []string{"header:X-Real-IP", "trusted_proxies"}},
+		{"ip policy over all", "policies:\n  - {name: ip, limit: 100, window: 1m}\n  - {name: a, limit: 10, window: 1m, key: \"header:X-Api-Key\", on_missing_key: skip}\n", nil},
+		{"ip policy on the same route", "policies:\n  - {name: ip, limit: 100, window: 1m, routes: [\"POST /login\"]}\n  - {name: a, limit: 10, window: 1m, key: \"header:X-Api-Key\", routes: [\"POST /login\"], on_missing_key: skip}\n", nil},
+		{"ip policy on another route", "policies:\n  - {name: ip, limit: 100, window: 1m, routes: [\"GET /x\"]}\n  - {name: a, limit: 10, window: 1m, key: \"header:X-Api-Key\", routes: [\"POST /login\"], on_missing_key: skip}\n", []string{"a (line 3)", "header:X-Api-Key"}},
+		{"header with ip", "policies:\n  - {name: a, limit: 10, window: 1m, key: [ip, \"header:User-Agent\"], on_missing_key: skip}\n", []string{"header:User-Agent", "new value"}},
+		{"header fallback after user", "policies:\n  - {name: a, limit: 10, window: 1m, key: user, fallback: [\"header:X-Device\"], on_missing_key: skip}\n", []string{"header:X-Device", "new value"}},
+		{"header fallback after ip", "policies:\n  - {name: a, limit: 10, window: 1m, key: ip, fallback: [\"header:X-Device\"], on_missing_key: skip}\n", nil},
+		{"user", "policies:\n  - {name: a, limit: 10, window: 1m, key: user, fallback: [ip]}\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := lintMatching(t, tc.doc, "chooses")
+			switch {
+			case tc.want == nil && len(got) != 0:
+				t.Errorf("advice %q, want none on a key the client chooses", got)
+			case tc.want != nil && len(got) != 1:
+				t.Errorf("advice %q, want one on a key the client chooses, holding %q", got, tc.want)
+			case tc.want != nil:
+				for _, w := range tc.want {
+					if !strings.Contains(got[0], w) {
+						t.Errorf("advice %q does not say %q", got[0], w)
+					}
+				}
+			}
+		})
+	}
+}
