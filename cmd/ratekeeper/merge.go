@@ -235,6 +235,14 @@ func (m *merger) close(c *cursor) {
 		}
 		m.warn(fmt.Sprintf("%s: %s no method (%s): replayed as GET, so policies on other methods do not see them; name the log's field with --json-method", name, jsonLines(n), fields))
 	}
+	if n, host, line := r.HostNames(); n > 0 {
+		// The middleware sees the address; the replay has none.
+		lines := fmt.Sprintf("%d lines give", n)
+		if n == 1 {
+			lines = "1 line gives"
+		}
+		m.warn(fmt.Sprintf("%s: %s the client as a host name, not an address (the first: line %d, %s; Apache's %%h with HostnameLookups On): the ip key part finds no client in them: a policy keyed by ip counts them as refused for want of a key, which the middleware, seeing the address, does not refuse; log the address (%%a, or HostnameLookups Off)", name, lines, line, host))
+	}
 	m.in.Lines += r.Lines()
 	m.in.Malformed += r.MalformedCount()
 	for _, s := range r.Samples() {

@@ -123,6 +123,9 @@ type Reader struct {
 	bad     int64
 	noPath  int64 // JSON entries without a request target field
 	noVerb  int64 // JSON entries without a method
+	hosts   int64 // entries whose client is a host name (see HostNames)
+	host    string
+	hostAt  int64
 	samples []Malformed
 	damage  error
 	w3c     w3cState
@@ -369,6 +372,11 @@ func (r *Reader) Next() (Entry, error) {
 		if miss.method {
 			r.noVerb++
 		}
+		if isHostName(e.Addr) && !forwarded(e.Headers) {
+			if r.hosts++; r.hosts == 1 {
+				r.host, r.hostAt = strings.Clone(e.Addr), r.line
+			}
+		}
 		return e, nil
 	}
 }
@@ -402,6 +410,45 @@ func (r *Reader) NoPath() int64 { return r.noPath }
 // give no method (in JSONFields.Method, the defaults, or a request line):
 // their entries have the method GET.
 func (r *Reader) NoMethod() int64 { return r.noVerb }
+
+// HostNames returns the number of entries so far whose client is a host
+// name, not an address (Apache's %h with HostnameLookups On), with no
+// forwarding header to find the client in either, and the first one's
+// host name and line: the ip key part finds no client in them.
+func (r *Reader) HostNames() (n int64, first string, line int64) {
+	return r.hosts, r.host, r.hostAt
+}
+
+// isHostName reports whether s, a client field, is a DNS name with a
+// dot and a letter (crawl-66-249-66-1.googlebot.com), which no address
+// is in any form the ip key part reads (an IPv4 address has no letter,
+// an IPv6 one a ':').
+func isHostName(s string) bool {
+	letter, dot := false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letter = true
+		case c == '.':
+			dot = true
+		case '0' <= c && c <= '9' || c == '-':
+		default:
+			return false
+		}
+	}
+	return letter && dot
+}
+
+// forwarded reports whether hs holds a forwarding header, in which a
+// configuration's trusted proxies or hops may find the client.
+func forwarded(hs []Header) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, "X-Forwarded-For") || strings.EqualFold(h.Name, "Forwarded") || strings.EqualFold(h.Name, "X-Real-IP") {
+			return true
+		}
+	}
+	return false
+}
 
 // MalformedCount returns the number of malformed lines so far.
 func (r *Reader) MalformedCount() int64 { return r.bad }
