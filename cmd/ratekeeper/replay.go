@@ -457,14 +457,20 @@ var _ flag.Value = headerFlags(nil)
 // defaults lists the default names of a JSON field, for the help.
 func defaults(names []string) string { return strings.Join(names, ", ") }
 
+// startProfile starts a CPU profile written to path, and returns the
+// function that stops it; an error names the flag and the path.
 func startProfile(path string) (func(), error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is named below
+		}
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
 	return func() {
 		pprof.StopCPUProfile()
