@@ -30,6 +30,10 @@ func lint(cfg *policy.Config) []string {
 		if s.Algorithm == algorithms.FixedWindow {
 			warn("fixed_window admits up to %d requests in a moment across a window boundary (2 x limit); sliding_window costs the same two integers without that burst", 2*s.Limit)
 		}
+		if s.Algorithm == algorithms.SlidingBuckets && s.Buckets == 1 {
+			// One bucket is the fixed window (DESIGN: B=1).
+			warn("sliding_buckets with buckets: 1 is a fixed window: it admits up to %d requests in a moment across a window boundary (2 x limit); more buckets spread it over window/buckets, and sliding_window has none", 2*s.Limit)
+		}
 		if s.Algorithm == algorithms.SlidingLog && s.Limit > maxLogLimit {
 			warn("sliding_log keeps one timestamp per admitted request: up to %d per key (about %d KB); sliding_window or sliding_buckets bound it", s.Limit, s.Limit*8/1024)
 		}
