@@ -43,9 +43,15 @@ func lint(cfg *policy.Config) []string {
 			warn("count: %s on leaky_queue gives almost nothing back: a request passed on has left the queue, and a place comes back only with no later request queued behind it, so nearly every request counts; sliding_window or token_bucket give back what count: leaves out", d.Count)
 		}
 		// global is never missing (a fallback after it is refused by the
-		// config): one key for every request the policy applies to.
-		if len(d.Key[0]) == 1 && d.Key[0][0] == "global" && len(d.Routes) == 0 && len(d.Methods) == 0 {
-			warn("key global on every request: one allowance shared by all clients, which one client can use up")
+		// config): one key for every request the policy applies to. A
+		// key of route or method parts is one per route or method,
+		// shared by all clients as well.
+		if shared(d.Key[0]) && len(d.Routes) == 0 && len(d.Methods) == 0 {
+			if len(d.Key[0]) == 1 && d.Key[0][0] == "global" {
+				warn("key global on every request: one allowance shared by all clients, which one client can use up")
+			} else {
+				warn("key %s on every request: one allowance per %s shared by all clients, which one client can use up; add ip (or user) to the key for a limit per client", strings.Join(d.Key[0], "+"), strings.Join(slices.DeleteFunc(slices.Clone(d.Key[0]), func(p string) bool { return p == "global" }), " and "))
+			}
 		}
 		needsAuth := false
 		for _, part := range d.Key[len(d.Key)-1] {
@@ -159,4 +165,15 @@ func forwardingHeader(part string) bool {
 		return true
 	}
 	return false
+}
+
+// shared reports whether the key parts tell no client apart: every one is
+// global, route or method.
+func shared(parts []string) bool {
+	for _, p := range parts {
+		if p != "global" && p != "route" && p != "method" {
+			return false
+		}
+	}
+	return true
 }

@@ -119,3 +119,33 @@ func TestLintOneBucketIsAFixedWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestLintKeySharedByAllClients: a key that tells no client apart (route,
+// method, or those with global) on every request is one allowance per
+// route or method shared by all clients, which one client can use up, as
+// key global is; check advised on global alone. A key with a client part
+// (ip, user), and a shared key on chosen routes or methods (a capacity
+// limit for them), draw no such advice.
+func TestLintKeySharedByAllClients(t *testing.T) {
+	for _, tc := range []struct {
+		key, scope string
+		want       bool
+	}{
+		{"global", "", true},
+		{"route", "", true},
+		{"method", "", true},
+		{"[route, method]", "", true},
+		{"[ip, route]", "", false},
+		{"user", ", fallback: [ip]", false},
+		{"route", ", routes: [\"POST /login\"]", false},
+		{"global", ", methods: [POST]", false},
+	} {
+		got := lintMatching(t, "policies:\n  - {name: a, limit: 100, window: 1m, key: "+tc.key+tc.scope+"}\n", "shared by all clients")
+		if tc.want && len(got) != 1 {
+			t.Errorf("key %s%s: advice %q, want one on an allowance shared by all clients", tc.key, tc.scope, got)
+		}
+		if !tc.want && len(got) != 0 {
+			t.Errorf("key %s%s: advice %q, want none on an allowance shared by all clients", tc.key, tc.scope, got)
+		}
+	}
+}
