@@ -85,8 +85,9 @@ func zoneInRange(s string) bool {
 //
 //	host ident authuser [time] "request" status bytes ["referer" "user-agent"]
 //
-// The authuser field runs to the " [" of the time field: it may hold
-// spaces. Apache's vhost_common and vhost_combined formats put the virtual
+// The authuser field runs to the " [" of the time field, the first that
+// a time and a quoted request follow: it may hold spaces and brackets, as
+// a client sent them. Apache's vhost_common and vhost_combined formats put the virtual
 // host first ("%v %h ..." or "%v:%p %h ...", as Debian's
 // other_vhosts_access.log): a first field that is no IP address (nor a
 // list) followed by one that is, is that virtual host, skipped.
@@ -163,24 +164,42 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		return errors.New("no user field")
 	}
 	// The user runs to the [time] field: Apache's %u and nginx's
-	// $remote_user log a user name as sent, spaces unescaped.
-	i := strings.Index(rest, " [")
-	if i < 0 {
-		return errors.New("no [time] field")
-	}
-	user, rest = rest[:i], rest[i+1:]
-	end := strings.IndexByte(rest, ']')
-	if end < 0 {
-		return errors.New("unterminated [time] field")
-	}
-	t, err := tc.parse(clfLayout, rest[1:end])
-	if err != nil {
-		return errors.New("bad time " + strconv.Quote(rest[1:end]))
-	}
-	rest = strings.TrimLeft(rest[end+1:], " ")
-	request, rest, err := quoted(rest)
-	if err != nil {
-		return errors.New("request " + err.Error())
+	// $remote_user log the user name a client sent as sent, spaces and
+	// brackets unescaped, so the time field is the first " [" that a
+	// time and a quoted request follow (among the first maxUserBrackets
+	// followed by a digit, so that a line of brackets costs no more than
+	// a few lines); the first " [" when none does, for the error.
+	var (
+		t       time.Time
+		request string
+		err     error
+	)
+	for from, tries := 0, 0; ; tries++ {
+		i := strings.Index(rest[from:], " [")
+		if i < 0 || tries == maxUserBrackets {
+			if tries == 0 {
+				return errors.New("no [time] field")
+			}
+			return err
+		}
+		i += from
+		from = i + 1
+		if tries > 0 && (i+3 >= len(rest) || rest[i+2] < '0' || rest[i+2] > '9') {
+			tries-- // no time ("[10/Mar/2024:..."): not tried
+			continue
+		}
+		var r2 string
+		var terr error
+		if t, request, r2, terr = timeAndRequest(rest[i+1:], tc); terr == nil {
+			user, rest, err = rest[:i], r2, nil
+			break
+		}
+		if tries == 0 {
+			err = terr
+		}
+		if !strings.Contains(rest[i+1:], "]") {
+			return err // no later " [" has its ']' either
+		}
 	}
 	rest = strings.TrimLeft(rest, " ")
 	status, rest, _ := strings.Cut(rest, " ")
@@ -222,6 +241,28 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// maxUserBrackets bounds the " [" of a Common Log Format line tried as the
+// start of its time field (see parseCLF).
+const maxUserBrackets = 8
+
+// timeAndRequest parses the start of s, "[time] "request"", and returns
+// the time, the request and what follows.
+func timeAndRequest(s string, tc *timeCache) (time.Time, string, string, error) {
+	end := strings.IndexByte(s, ']')
+	if end < 0 {
+		return time.Time{}, "", "", errors.New("unterminated [time] field")
+	}
+	t, err := tc.parse(clfLayout, s[1:end])
+	if err != nil {
+		return time.Time{}, "", "", errors.New("bad time " + strconv.Quote(s[1:end]))
+	}
+	request, rest, err := quoted(strings.TrimLeft(s[end+1:], " "))
+	if err != nil {
+		return time.Time{}, "", "", errors.New("request " + err.Error())
+	}
+	return t, request, rest, nil
 }
 
 // isAddr reports whether s is an IP address.
