@@ -143,6 +143,9 @@ func agreeWithMiddleware(t *testing.T, doc string, entries []logparse.Entry, app
 // counted under routes, and route keys without their methods.
 func TestReplayAgreesWithMiddleware(t *testing.T) {
 	configs := []string{
+		"policies:\n  - {name: g, limit: 2, window: 10s, methods: [GET]}\n  - {name: h, limit: 1, window: 10s, methods: [HEAD], routes: [\"GET /items/{id}\", \"/login\"]}\n",
+		"policies:\n  - {name: g, limit: 2, window: 10s, key: [ip, method], routes: [\"GET /items/{id}\", \"HEAD /items/{id}\", \"/\"]}\n  - {name: h, limit: 1, window: 10s, routes: [\"GET /items/{id}\"], count: failed}\n",
+		"policies:\n  - {name: g, limit: 2, window: 10s, key: user, on_missing_key: reject_403, routes: [\"POST /login\"]}\n  - {name: h, limit: 3, window: 10s, key: [ip, \"header:User-Agent\"], fallback: [ip]}\n",
 		"trusted_proxies: [10.0.0.0/8, \"2001:db8:ff::/48\"]\nip_source: x-forwarded-for\npolicies:\n  - {name: a, limit: 3, window: 10s}\n",
 		"trusted_hops: 2\npolicies:\n  - {name: a, limit: 3, window: 10s}\n",
 		"trusted_proxies: [10.0.0.0/8]\nip_source: forwarded\npolicies:\n  - {name: a, limit: 3, window: 10s}\n",
