@@ -24,8 +24,24 @@ file:line:column: field: reason. FILE "-" reads standard input, named
 Exit status: 0 valid, 1 invalid, 2 usage error or unreadable file.
 `
 
-// checkStdin is what "check -" reads: standard input (tests replace it).
+// checkStdin is what "check -" and "replay --config -" read: standard
+// input (tests replace it).
 var checkStdin io.Reader = os.Stdin
+
+// loadConfig loads the configuration file name, or for "-" the one on
+// standard input (checkStdin), named "stdin" in its errors.
+func loadConfig(name string) (*policy.Config, error) {
+	if name != "-" {
+		return policy.Load(name)
+	}
+	// Past the parser's bound (it reports a larger input), but not
+	// without end.
+	data, err := io.ReadAll(io.LimitReader(checkStdin, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	return policy.ParseConfig(data, "stdin")
+}
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", checkHead, stderr)
@@ -37,22 +53,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		usageError(fs, stderr, "want exactly one FILE")
 		return exitUsage
 	}
-	var cfg *policy.Config
-	var err error
 	name := pos[0]
 	if name == "-" {
 		name = "stdin"
-		// Past the parser's bound (it reports a larger input), but not
-		// without end.
-		data, rerr := io.ReadAll(io.LimitReader(checkStdin, 1<<20))
-		if rerr != nil {
-			fmt.Fprintf(stderr, "ratekeeper check: reading standard input: %v\n", rerr)
-			return exitUsage
-		}
-		cfg, err = policy.ParseConfig(data, name)
-	} else {
-		cfg, err = policy.Load(pos[0])
 	}
+	cfg, err := loadConfig(pos[0])
 	if err != nil {
 		ces := policy.ConfigErrors(err)
 		if len(ces) == 0 || !errors.Is(err, policy.ErrConfig) {

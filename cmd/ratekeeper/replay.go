@@ -111,7 +111,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("replay", replayHead, stderr)
 	var f replayFlags
 	f.json.Headers = map[string]string{}
-	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required)")
+	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required; \"-\" is standard input)")
 	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined), json or w3c (W3C extended: IIS, CloudFront)")
 	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic alone under every algorithm but leaky_queue (a shaper: it delays, not rejects)")
 	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
@@ -142,6 +142,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		usageError(fs, stderr, "want --config FILE and at least one LOG")
 		return exitUsage
 	}
+	if f.config == "-" && slices.Contains(logs, "-") {
+		fmt.Fprintln(stderr, "ratekeeper replay: --config - and the log - both name standard input, which can be read once")
+		return exitUsage
+	}
 	if twice := givenTwice(logs); twice != "" {
 		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (its requests would count twice; standard input can be read once)\n", twice)
 		return exitUsage
@@ -158,7 +162,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratekeeper replay: --top must not be negative")
 		return exitUsage
 	}
-	cfg, err := policy.Load(f.config)
+	cfg, err := loadConfig(f.config)
 	if err != nil {
 		reportError(stderr, "replay", err)
 		return exitUsage
