@@ -21,6 +21,12 @@ func lint(cfg *policy.Config) []string {
 		// A subscriber is handed a /64 at least (standards: IPv6 rotation).
 		out = append(out, fmt.Sprintf("ipv6_prefix: %d keys apart the addresses of one subscriber, who is handed a /64 at least (often a /56 or /48): one client sends from 2^%d prefixes of /%d in its /64 alone, each a new allowance and a new key in the store; 64 or less (the default) groups them", cfg.IPv6Prefix, cfg.IPv6Prefix-64, cfg.IPv6Prefix))
 	}
+	if cfg.IPv4Prefix < 24 && readsIP(cfg) {
+		out = append(out, fmt.Sprintf("ipv4_prefix: %d makes one key of %d addresses: one client uses up the allowance of all of them (a lockout of its neighbours); 24 to 32 (the default) keeps clients apart", cfg.IPv4Prefix, int64(1)<<(32-cfg.IPv4Prefix)))
+	}
+	if cfg.IPv6Prefix < 48 && readsIP(cfg) {
+		out = append(out, fmt.Sprintf("ipv6_prefix: %d makes one key of 2^%d subscribers' /64s: one client uses up the allowance of all of them (a lockout of its neighbours); 48 to 64 (the default) keeps subscribers apart", cfg.IPv6Prefix, 64-cfg.IPv6Prefix))
+	}
 	for i, p := range cfg.Policies {
 		d := cfg.Definitions[i]
 		s := p.Spec()

@@ -149,3 +149,28 @@ func TestLintKeySharedByAllClients(t *testing.T) {
 		}
 	}
 }
+
+// TestLintPrefixesSharedByMany: an ipv4_prefix under 24 or an ipv6_prefix
+// under 48 makes one key of many clients' addresses (65536 IPv4
+// addresses at /16; at /32, 2^32 subscribers' /64s), so that one client
+// uses up the allowance of all of them; check said nothing.
+// /24 to /32 and /48 to /64, or prefixes no ip key reads, draw no advice.
+func TestLintPrefixesSharedByMany(t *testing.T) {
+	for _, tc := range []struct {
+		doc, want string // want: words of the advice; "": none
+	}{
+		{"ipv4_prefix: 16\npolicies:\n  - {name: a, limit: 10, window: 1m}\n", "65536 addresses"},
+		{"ipv4_prefix: 8\npolicies:\n  - {name: a, limit: 10, window: 1m, key: [ip, route]}\n", "16777216 addresses"},
+		{"ipv6_prefix: 32\npolicies:\n  - {name: a, limit: 10, window: 1m}\n", "/64"},
+		{"ipv4_prefix: 24\nipv6_prefix: 48\npolicies:\n  - {name: a, limit: 10, window: 1m}\n", ""},
+		{"ipv4_prefix: 8\nipv6_prefix: 16\npolicies:\n  - {name: a, limit: 10, window: 1m, key: user}\n", ""},
+	} {
+		got := lintMatching(t, tc.doc, "prefix", "one client uses up")
+		if tc.want == "" && len(got) != 0 {
+			t.Errorf("%s: advice %q, want none on a prefix shared by many", tc.doc, got)
+		}
+		if tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)) {
+			t.Errorf("%s: advice %q, want one on a prefix shared by many, saying %q", tc.doc, got, tc.want)
+		}
+	}
+}
