@@ -135,6 +135,8 @@ func limitText(s algorithms.Spec) string {
 	switch {
 	case s.Burst != 0:
 		t += fmt.Sprintf(", burst %d", s.Burst)
+	case s.Buckets == 1:
+		t += ", 1 bucket"
 	case s.Buckets != 0:
 		t += fmt.Sprintf(", %d buckets", s.Buckets)
 	case s.Algorithm == algorithms.LeakyQueue:

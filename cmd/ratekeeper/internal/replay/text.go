@@ -109,7 +109,11 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 		for _, t := range p.Compare {
 			label := t.Label
 			if t.Spec.Buckets > 0 { // the policy's, or 10 (see compareSpecs)
-				label += fmt.Sprintf(" (%d buckets)", t.Spec.Buckets)
+				if t.Spec.Buckets == 1 {
+					label += " (1 bucket)"
+				} else {
+					label += fmt.Sprintf(" (%d buckets)", t.Spec.Buckets)
+				}
 			}
 			fmt.Fprintf(tw, "    %s\t%d\t%s\t\n", label, t.Rejected, pct(t.Rejected, p.Requests))
 		}
