@@ -339,15 +339,25 @@
 // integers of at most 15 digits written without leading zeros, 0 <= n <
 // 10^9, cost >= 1, in non-decreasing order of instant, their costs summing
 // below 2^52); any other list there is the application's, and fails the Take
-// so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Its
-// error matches [algorithms.ErrKeyState] (errors.Is), as well as the
-// redis.Error Redis replied: Redis answered, the key is at fault, and
-// neither the store's circuit breaker nor the middleware's counts it as a
-// failure of Redis.
+// so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). No
+// value with a negative count is read as a state; a sliding_buckets ring
+// is read only when its newest sub-window and every slot it lists are in
+// the ring, each slot once with a count of at least 1, the counts summing
+// to its total, and a sliding_log total only as a non-negative integer
+// written as the store writes it, at least the number of events in its
+// list. Any other value there is the application's: read as a state, a
+// negative count admitted past the limit, and a ring whose total no slot
+// held made the script loop for good, Redis answering BUSY to every
+// client (TestCorruptBucketsStateIsAnError, TestCorruptLogTotalIsAnError).
+// Its error matches [algorithms.ErrKeyState]
+// (errors.Is), as well as the redis.Error Redis replied: Redis answered,
+// the key is at fault, and neither the store's circuit breaker nor the
+// middleware's counts it as a failure of Redis.
 // A Take honours its context: with a client whose ContextTimeoutEnabled is
 // set, go-redis bounds the I/O by its deadline (not by a cancellation: a
-// call cancelled without a deadline ends at its reply or at the client's
-// ReadTimeout, and returns context.Canceled then); otherwise the call runs
+// call cancelled without a deadline ends at its reply, and returns it,
+// or at the client's ReadTimeout, and returns context.Canceled:
+// TestCancelledCallEndsAtItsReply); otherwise the call runs
 // in a goroutine that the Take stops waiting for when the context ends (the
 // goroutine ends when the client's own timeouts end the command;
 // [Store.Close] waits for it). The caller's context error is returned as

@@ -9,23 +9,30 @@
 local bucketsKind_
 local function bucketsKind()
   if bucketsKind_ then return bucketsKind_ end
+  -- loadBuckets reads the ring at key. Only a value encodeBuckets can
+  -- have written is the store's: "w b sum" and "slot count" pairs,
+  -- integers, 0 <= b < Buckets, each slot in [0, Buckets) once with a
+  -- count of at least 1, the counts summing to sum (below 2^52). Any other
+  -- value fails the call as foreign: read as a ring, a negative sum or
+  -- count would admit past the limit, and a sum no slot of the ring holds
+  -- would make slidingBuckets look for its newest count for good.
   local function loadBuckets(P, key)
     local v = call('GET', key)
     if v then
-      local it = string.gmatch(v, '%-?%d+')
-      local w, b, sum = tonumber(it() or ''), tonumber(it() or ''), tonumber(it() or '')
-      if w and b and sum then
-        local counts = {}
-        while true do
-          local i = it()
-          if not i then break end
-          local c = tonumber(it() or '')
-          if not c then break end
-          counts[tonumber(i)] = c
-        end
-        return {w = w, b = b, sum = sum, counts = counts}, true
+      local w, b, sum, at = match(v, '^(%-?%d+) (%d+) (%d+)()')
+      if not w then foreign(key) end
+      w, b, sum = tonumber(w), tonumber(b), tonumber(sum)
+      if b >= P.B or sum >= T52 then foreign(key) end
+      local counts, left = {}, sum
+      while at <= #v do
+        local i, c, nxt = match(v, '^ (%d+) (%d+)()', at)
+        if not i then foreign(key) end
+        i, c = tonumber(i), tonumber(c)
+        if i >= P.B or counts[i] or c < 1 or c > left then foreign(key) end
+        counts[i], left, at = c, left - c, nxt
       end
-      foreign(key)
+      if left ~= 0 then foreign(key) end
+      return {w = w, b = b, sum = sum, counts = counts}, true
     end
     return {w = P.jw, b = P.jb, sum = 0, counts = {}}, false
   end

@@ -62,7 +62,7 @@ local function undoKind()
   local function undoBuckets(key, w, b, B, n)
     local v = call('GET', key)
     if not v then return end
-    local S = bucketsKind().load({jw = 0, jb = 0}, key)
+    local S = bucketsKind().load({jw = 0, jb = 0, B = B}, key)
     local age = (S.w - w) * B + (S.b - b)
     if S.w - w > 2 or age < 0 or age >= B then return end
     local c = S.counts[b] or 0

@@ -80,8 +80,11 @@ local function logKind()
     local S = {key = key, lkey = lkey, sum = 0, head = 1, len = 0, cache = {}, app = {}, merge = 0, shared = true}
     local v = call('GET', key)
     if v then
+      -- The total is a count as writeLog writes it, of at least one unit
+      -- per event of the list; any other value is not the store's (read
+      -- as a number, a negative total admitted past the limit).
+      if not (match(v, '^%d+$') and canonical(v)) then foreign(key) end
       S.sum = tonumber(v)
-      if not S.sum then foreign(key) end
       S.len = call('LLEN', lkey)
       if S.len == 0 then
         -- A total without its list: the list was evicted (maxmemory) or
@@ -89,6 +92,8 @@ local function logKind()
         -- They are lost, as an evicted key of another kind is: the log
         -- starts empty (its events cannot be read to decide, or to wait).
         S.sum = 0
+      elseif S.sum < S.len then
+        foreign(key)
       end
     elseif call('EXISTS', lkey) == 1 then
       -- A list without its total: the total was evicted (maxmemory) or
