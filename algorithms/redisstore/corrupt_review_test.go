@@ -184,3 +184,48 @@ func TestCorruptLogTotalIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestCorruptNumbersAreErrors: a state of the store's shape whose numbers
+// it cannot have written — a count past the limit (here past 2^64), a
+// bucket instant's nanoseconds of 10^9 or more, a remainder of L or more,
+// a sliding_log event of such nanoseconds or a cost past 2^52, an event
+// whose cost its total does not cover — is an error matching
+// algorithms.ErrKeyState, the keys left as they are. The script computed
+// with them: replies past int64 ("unexpected value -9223372036854775808 in
+// script reply", an error no key's, which a breaker counts against Redis),
+// a sliding_log rewritten with the garbage, or a total left negative,
+// after one Take admitted on it.
+func TestCorruptNumbersAreErrors(t *testing.T) {
+	admin, clients := corruptClients(t)
+	const big = "99999999999999999999" // past 2^64
+	k, s := corruptT0.Unix()/60, corruptT0.Unix()
+	event := func(sec int64, ns, cost string) string { return fmt.Sprintf("%d %s %s", sec, ns, cost) }
+	for _, tc := range []struct {
+		spec algorithms.Spec
+		corruptCase
+	}{
+		{algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Minute}, corruptCase{fmt.Sprintf("%d %s", k, big), nil}},
+		{algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: time.Minute}, corruptCase{fmt.Sprintf("%d %s 0", k, big), nil}},
+		{algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: time.Minute}, corruptCase{fmt.Sprintf("%d 0 %s", k, big), nil}},
+		{algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Minute}, corruptCase{fmt.Sprintf("%d 0 %s", s, big), nil}},
+		{algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Minute}, corruptCase{fmt.Sprintf("%d %s 0", s, big), nil}},
+		{algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 5, Window: time.Minute}, corruptCase{fmt.Sprintf("%d 0 %s", s, big), nil}},
+		{algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 5, Window: time.Minute, MaxDelay: time.Minute}, corruptCase{fmt.Sprintf("%d %s 0", s, big), nil}},
+		{algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Minute}, corruptCase{"1", []any{event(s-1, big, "1")}}},
+		{algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Minute}, corruptCase{"1", []any{event(s-120, "0", big)}}},
+		{algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Minute}, corruptCase{"1", []any{event(s-120, "0", "99999999999999")}}},
+	} {
+		for _, name := range []string{"function", "script"} {
+			c := algorithms.Check{Spec: tc.spec, Key: "app"}
+			admitted, err, left, list := takeCorrupt(t, admin, clients[name], c, tc.corruptCase)
+			if err == nil || !errors.Is(err, algorithms.ErrKeyState) {
+				t.Errorf("%s %s, value %q, list %v: %d of %d Takes admitted (limit %d), then error %v; want the first Take to fail with algorithms.ErrKeyState", name, tc.spec.Algorithm, tc.value, tc.list, admitted, 2*tc.spec.Limit, tc.spec.Limit, err)
+			} else if admitted != 0 {
+				t.Errorf("%s %s, value %q, list %v: %d Takes admitted before the error %v; want none", name, tc.spec.Algorithm, tc.value, tc.list, admitted, err)
+			}
+			if left != tc.value || fmt.Sprint(list) != fmt.Sprint(tc.list) {
+				t.Errorf("%s %s, value %q, list %v: the keys hold %q and %v after the Takes; want them left as they were", name, tc.spec.Algorithm, tc.value, tc.list, left, list)
+			}
+		}
+	}
+}

@@ -27,7 +27,11 @@ local function windowKinds()
     if v then
       local k, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
       if not k then foreign(key) end
-      return {t = tonumber(k), x = tonumber(x), y = tonumber(y) or 0}, true
+      x, y = tonumber(x), tonumber(y) or 0
+      -- The store never counts past the limit (and a count past 2^53 is
+      -- not even exact).
+      if x > P.L or y > P.L then foreign(key) end
+      return {t = tonumber(k), x = x, y = y}, true
     end
     return {t = P.k - 2, x = 0, y = 0}, false
   end
@@ -140,9 +144,11 @@ local function bucketKinds()
     if v then
       local s, ns, x = match(v, '^(%-?%d+) (%d+) (%d+)$')
       if s then
-        s = tonumber(s)
+        s, ns, x = tonumber(s), tonumber(ns), tonumber(x)
+        -- The store writes whole ns below 10^9 and a remainder below L.
+        if ns >= G or x >= P.L then foreign(key) end
         if not far(s) then
-          return {t = rel(s, tonumber(ns)), x = tonumber(x)}, true
+          return {t = rel(s, ns), x = x}, true
         end
         -- F more than 23 days before t: the bucket is full (exactly as in
         -- algorithms: the deficit is zero). See doc.go for F far after t.

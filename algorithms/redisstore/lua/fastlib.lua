@@ -300,6 +300,7 @@ local function loadFast(p, v, key)
         s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
         if not s then foreign(key) end
         s, ns, rx = tonumber(s), tonumber(ns), tonumber(rx)
+        if ns >= G or rx >= p[2] then foreign(key) end -- as loadBucket
       end
       if not far(s) then t, x = rel(s, ns), rx end
     end
@@ -332,6 +333,7 @@ local function loadFast(p, v, key)
       local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
       if not sk then foreign(key) end
       t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
+      if x > p[2] or y > p[2] then foreign(key) end -- as loadWindow
     end
   end
   local off = 0

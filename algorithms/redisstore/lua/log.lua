@@ -25,10 +25,11 @@ local function logKind()
       for j, item in ipairs(items) do
         local s, ns, n = match(item, '^(%-?%d+) (%d+) (%d+)$')
         if not s then foreign(S.lkey) end -- not an event the store wrote
-        s = tonumber(s)
+        s, ns, n = tonumber(s), tonumber(ns), tonumber(n)
+        if ns >= G or n < 1 or n >= T52 then foreign(S.lkey) end -- nor this
         local t = ANCIENT
-        if not far(s) then t = rel(s, tonumber(ns)) end
-        S.cache[from + j] = {t = t, n = tonumber(n)}
+        if not far(s) then t = rel(s, ns) end
+        S.cache[from + j] = {t = t, n = n}
       end
       e = S.cache[i]
     end
@@ -131,6 +132,9 @@ local function logKind()
     while S.head <= c and S.head <= S.len do
       local e = logEvent(S, S.head)
       if e.t >= tl - P.W then break end
+      -- The total counts every event of the list: one it is short of is
+      -- not the store's (and would leave the total negative).
+      if e.n > S.sum then foreign(S.key) end
       S.sum = S.sum - e.n
       S.head = S.head + 1
       S.dirty = true
