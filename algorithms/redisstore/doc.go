@@ -339,24 +339,23 @@
 // integers of at most 15 digits written without leading zeros, 0 <= n <
 // 10^9, cost >= 1, in non-decreasing order of instant, their costs summing
 // below 2^52); any other list there is the application's, and fails the Take
-// so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Nor
-// is a value of the store's shape with numbers it never writes: a
-// negative count, a window kind's count past the limit, a bucket instant's
-// nanoseconds of
+// so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Nor is a
+// value of the store's shape with numbers it never writes: a negative count,
+// a window kind's count past the limit, a bucket instant's nanoseconds of
 // 10^9 or more or remainder of Limit or more, a sliding_log event of such
-// nanoseconds or of a cost below 1 or from 2^52, or one its total does
-// not cover when it leaves the window; a sliding_buckets ring whose newest
+// nanoseconds or of a cost below 1 or from 2^52, or one its total does not
+// cover when it leaves the window; a sliding_buckets ring whose newest
 // sub-window or a listed slot is outside the ring, a slot listed twice or
 // with a count below 1, or counts that do not sum to its total; a
-// sliding_log total not written as the store writes a non-negative
-// integer, or less than the number of events in its list. Read as a
-// state, a negative count admitted past the limit, a ring whose total no
-// slot held made the script loop for good (Redis answering BUSY to every
-// client), and numbers past 2^53 made replies no Decision can hold
+// sliding_log total not written as the store writes a non-negative integer,
+// or less than the number of events in its list. Read as a state, a negative
+// count admitted past the limit, a ring whose total no slot held made the
+// script loop for good (Redis answering BUSY to every client), and numbers
+// past 2^53 made replies no Decision can hold
 // (TestCorruptBucketsStateIsAnError, TestCorruptLogTotalIsAnError,
 // TestCorruptNumbersAreErrors). Its error matches [algorithms.ErrKeyState]
-// (errors.Is), as well as the redis.Error Redis replied: Redis answered,
-// the key is at fault, and neither the store's circuit breaker nor the
+// (errors.Is), as well as the redis.Error Redis replied: Redis answered, the
+// key is at fault, and neither the store's circuit breaker nor the
 // middleware's counts it as a failure of Redis.
 // A Take honours its context: with a client whose ContextTimeoutEnabled is
 // set, go-redis bounds the I/O by its deadline (not by a cancellation: a
