@@ -229,3 +229,38 @@ func TestCorruptNumbersAreErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCorruptQueueRefundIsAnError: a Refund of a leaky_queue key holding
+// a state of the store's shape with numbers it never writes (nanoseconds
+// of 10^9 or more, a remainder of Limit or more) fails as a Take of it
+// does (algorithms.ErrKeyState), the value left as it is.
+func TestCorruptQueueRefundIsAnError(t *testing.T) {
+	admin, clients := corruptClients(t)
+	ctx := context.Background()
+	const big = "99999999999999999999"
+	s := corruptT0.Unix()
+	spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 5, Window: time.Minute, MaxDelay: time.Minute}
+	c := algorithms.Check{Spec: spec, Key: "app"}
+	for _, name := range []string{"function", "script"} {
+		for _, value := range []string{fmt.Sprintf("%d 0 %s", s, big), fmt.Sprintf("%d %s 0", s, big), fmt.Sprintf("%d 0 5", s)} {
+			prefix := uniquePrefix(t)
+			st, err := redisstore.New(clients[name], redisstore.WithPrefix(prefix), redisstore.WithClock(&manualClock{t: corruptT0}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := redisKeys(prefix, c)[0]
+			if err := admin.Set(ctx, key, value, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]algorithms.Refunded, 1)
+			ds := []algorithms.Decision{{Allowed: true, Limit: spec.Capacity(), Delay: 12 * time.Second}}
+			err = st.Refund(ctx, dst, []algorithms.Check{c}, ds, 0)
+			if !errors.Is(err, algorithms.ErrKeyState) {
+				t.Errorf("%s, value %q: Refund = %+v, %v; want an error matching algorithms.ErrKeyState", name, value, dst, err)
+			}
+			if left, _ := admin.Get(ctx, key).Result(); left != value {
+				t.Errorf("%s, value %q: the key holds %q after the Refund; want it left as it was", name, value, left)
+			}
+		}
+	}
+}

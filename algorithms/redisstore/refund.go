@@ -207,7 +207,7 @@ func parseRefund(v any, r *request, idx []int, out []algorithms.Refunded) error 
 		var f [refundWidth]int64
 		for j := range f {
 			x, ok := vals[k*refundWidth+j].(int64)
-			if !ok {
+			if !ok || x < 0 { // no field is negative, as in decodeDecision
 				return fmt.Errorf("redisstore: unexpected refund reply %v", vals[k*refundWidth+j])
 			}
 			f[j] = x

@@ -82,7 +82,11 @@ local function refundQueues(nchecks, minTTL)
     -- A value the store did not write fails the call before any write,
     -- as a Take's does.
     local v = call('GET', KEYS[i])
-    if v and not match(v, '^(%-?%d+) (%d+) (%d+)$') then foreign(KEYS[i]) end
+    if v then
+      local _, vns, vx = match(v, '^(%-?%d+) (%d+) (%d+)$')
+      -- Numbers the store never writes too, as loadBucket fails on.
+      if not vns or tonumber(vns) >= G or tonumber(vx) >= p.L then foreign(KEYS[i]) end
+    end
     P[i], ns[i], rems[i] = p, n, rem
   end
   local given = {}
