@@ -26,9 +26,9 @@ type corruptCase struct {
 
 // takeCorrupt sets the case's value at c's keys on a fresh prefix, then
 // Takes c up to 2·Limit times on a store through client; it returns how
-// many were admitted before the first error, that error, and the value
-// and list left at the keys.
-func takeCorrupt(t *testing.T, admin, client redis.UniversalClient, c algorithms.Check, tc corruptCase) (admitted int, err error, value string, list []string) {
+// many were admitted before the first error, the value and list left at
+// the keys, and that error.
+func takeCorrupt(t *testing.T, admin, client redis.UniversalClient, c algorithms.Check, tc corruptCase) (admitted int, value string, list []string, err error) {
 	t.Helper()
 	ctx := context.Background()
 	prefix := uniquePrefix(t)
@@ -59,7 +59,7 @@ func takeCorrupt(t *testing.T, admin, client redis.UniversalClient, c algorithms
 	if tc.list != nil {
 		list, _ = admin.LRange(ctx, keys[1], 0, -1).Result()
 	}
-	return admitted, err, value, list
+	return admitted, value, list, err
 }
 
 // corruptClients returns, on a server of its own (a value that made the
@@ -116,7 +116,7 @@ func TestCorruptBucketsStateIsAnError(t *testing.T) {
 			fmt.Sprintf("%d 1 5", w),         // a sum no slot holds
 			fmt.Sprintf("%d 99 0", w),        // a newest sub-window outside the ring
 		} {
-			admitted, err, left, _ := takeCorrupt(t, admin, clients[name], c, corruptCase{value: value})
+			admitted, left, _, err := takeCorrupt(t, admin, clients[name], c, corruptCase{value: value})
 			if err == nil || !errors.Is(err, algorithms.ErrKeyState) {
 				t.Errorf("%s, value %q: %d of %d Takes admitted (limit %d), then error %v; want the first Take to fail with algorithms.ErrKeyState", name, value, admitted, 2*spec.Limit, spec.Limit, err)
 			} else if admitted != 0 {
@@ -129,7 +129,7 @@ func TestCorruptBucketsStateIsAnError(t *testing.T) {
 		// The store's own values: slot 0 (sub-window 0) holds 1, slot 1
 		// (sub-window 1, the newest) 2; three units left.
 		for _, value := range []string{fmt.Sprintf("%d 1 3 0 1 1 2", w), fmt.Sprintf("%d 1 3 1 2 0 1", w)} {
-			admitted, err, _, _ := takeCorrupt(t, admin, clients[name], c, corruptCase{value: value})
+			admitted, _, _, err := takeCorrupt(t, admin, clients[name], c, corruptCase{value: value})
 			if err != nil || admitted != 2 {
 				t.Errorf("%s, the store's value %q: %d of %d Takes admitted, error %v; want 2 admitted (3 units held of 5) and no error", name, value, admitted, 2*spec.Limit, err)
 			}
@@ -160,7 +160,7 @@ func TestCorruptLogTotalIsAnError(t *testing.T) {
 			{"01", []any{event(1)}},
 			{"-1", nil},
 		} {
-			admitted, err, left, list := takeCorrupt(t, admin, clients[name], c, tc)
+			admitted, left, list, err := takeCorrupt(t, admin, clients[name], c, tc)
 			if err == nil || !errors.Is(err, algorithms.ErrKeyState) {
 				t.Errorf("%s, total %q, list %v: %d of %d Takes admitted (limit %d), then error %v; want the first Take to fail with algorithms.ErrKeyState", name, tc.value, tc.list, admitted, 2*spec.Limit, spec.Limit, err)
 			} else if admitted != 0 {
@@ -177,7 +177,7 @@ func TestCorruptLogTotalIsAnError(t *testing.T) {
 			if tc.list == nil {
 				want = 5
 			}
-			admitted, err, _, _ := takeCorrupt(t, admin, clients[name], c, tc)
+			admitted, _, _, err := takeCorrupt(t, admin, clients[name], c, tc)
 			if err != nil || admitted != want {
 				t.Errorf("%s, the store's total %q, list %v: %d of %d Takes admitted, error %v; want %d admitted and no error", name, tc.value, tc.list, admitted, 2*spec.Limit, err, want)
 			}
@@ -217,7 +217,7 @@ func TestCorruptNumbersAreErrors(t *testing.T) {
 	} {
 		for _, name := range []string{"function", "script"} {
 			c := algorithms.Check{Spec: tc.spec, Key: "app"}
-			admitted, err, left, list := takeCorrupt(t, admin, clients[name], c, tc.corruptCase)
+			admitted, left, list, err := takeCorrupt(t, admin, clients[name], c, tc.corruptCase)
 			if err == nil || !errors.Is(err, algorithms.ErrKeyState) {
 				t.Errorf("%s %s, value %q, list %v: %d of %d Takes admitted (limit %d), then error %v; want the first Take to fail with algorithms.ErrKeyState", name, tc.spec.Algorithm, tc.value, tc.list, admitted, 2*tc.spec.Limit, tc.spec.Limit, err)
 			} else if admitted != 0 {
