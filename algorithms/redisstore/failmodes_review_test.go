@@ -210,3 +210,55 @@ func TestReadOnlyReplicaIsAFailureOfRedis(t *testing.T) {
 		t.Errorf("the master holds the replica store's key (%d); want nothing written", n)
 	}
 }
+
+// TestBreakerOneProbeAmongMany: once the cool-down is over, of many
+// concurrent calls on a Redis still dead exactly one goes to Redis (the
+// probe, which fails and opens the circuit again); every other gets
+// ErrCircuitOpen, whether it came while the probe was in flight or after
+// it failed (the injected clock stands still).
+func TestBreakerOneProbeAmongMany(t *testing.T) {
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer client.Close()
+	clk := &manualClock{t: corruptT0}
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Hour}, Key: "probe"}
+	if _, err := s.Take(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(ctx, c); err == nil || errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Fatalf("Take on a dead Redis = %v, want its failure", err)
+	}
+	clk.t = clk.t.Add(10 * time.Second)
+	const n = 32
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for range n {
+		go func() {
+			<-start
+			_, err := s.Take(ctx, c)
+			errs <- err
+		}()
+	}
+	close(start)
+	sent := 0
+	for range n {
+		err := <-errs
+		switch {
+		case err == nil:
+			t.Error("a Take on a dead Redis succeeded")
+		case !errors.Is(err, redisstore.ErrCircuitOpen):
+			sent++
+		}
+	}
+	if sent != 1 {
+		t.Errorf("%d of %d concurrent Takes after the cool-down went to Redis; want exactly one probe", sent, n)
+	}
+}
