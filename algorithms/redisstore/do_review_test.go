@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,8 +202,27 @@ func TestDenyCacheAcrossCalls(t *testing.T) {
 	}
 }
 
+// sentHook signals on sent each command its client sends once armed.
+type sentHook struct {
+	redistest.PassHooks
+	armed atomic.Bool
+	sent  chan string
+}
+
+func (h *sentHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.armed.Load() {
+			h.sent <- cmd.Name()
+		}
+		return next(ctx, cmd)
+	}
+}
+
 // TestBreakerCountsEachCallsDeadlines: for Take, Peek and Reset alike, on
-// a Redis that does not answer (its writes paused), a caller cancelling
+// a Redis that does not answer (its writes paused; for a Peek, whose
+// function is flagged no-writes and goes through such a pause, every
+// command, for 2 s, which Redis's own INFO cannot report while paused: the
+// Peek is sent once the client sends its command), a caller cancelling
 // says nothing of Redis (the bare context.Canceled, a threshold-1 circuit
 // left closed), while the store's own timeout is the call's failure (an
 // error naming the call and wrapping context.DeadlineExceeded) and opens
@@ -221,11 +241,26 @@ func TestBreakerCountsEachCallsDeadlines(t *testing.T) {
 				}
 				defer s.Close()
 				bg := context.Background()
-				pauseWrites(t, srv, 20000)
+				hook := &sentHook{sent: make(chan string, 16)}
+				client.AddHook(hook)
+				if tc.op == "peek" {
+					if _, err := srv.Do("CLIENT", "PAUSE", "2000", "ALL"); err != nil {
+						t.Fatal(err)
+					}
+					hook.armed.Store(true)
+				} else {
+					pauseWrites(t, srv, 20000)
+				}
 				ctx, cancel := context.WithCancel(bg)
 				errc := make(chan error, 1)
 				go func() { errc <- tc.call(ctx, s, breakerCheck) }()
-				waitBlocked(t, srv, 1)
+				if tc.op == "peek" {
+					if name := <-hook.sent; name != "fcall" {
+						t.Fatalf("the Peek sent %q, want fcall", name)
+					}
+				} else {
+					waitBlocked(t, srv, 1)
+				}
 				cancel()
 				if err := <-errc; err != context.Canceled {
 					t.Fatalf("cancelled %s = %v, want context.Canceled itself", tc.op, err)
@@ -236,6 +271,9 @@ func TestBreakerCountsEachCallsDeadlines(t *testing.T) {
 				}
 				if err := tc.call(bg, s, breakerCheck); !errors.Is(err, redisstore.ErrCircuitOpen) {
 					t.Fatalf("%s after its timeout (breaker of 1 failure) = %v, want ErrCircuitOpen", tc.op, err)
+				}
+				if tc.op == "peek" {
+					return // the pause ends on its own (UNPAUSE waits for it)
 				}
 				if _, err := srv.Do("CLIENT", "UNPAUSE"); err != nil {
 					t.Fatal(err)

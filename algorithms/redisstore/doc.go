@@ -307,7 +307,11 @@
 // general path dispatches to; a plain Take's fast path does not look at
 // it). It writes nothing: not the rolled ring or pruned log a denied Take
 // keeps, not a sliding_log total a Take would rebuild, no expiry; a user
-// without write permission (ACL -@write) can peek (TestPeekWritesNothing).
+// without write permission (ACL -@write) can peek (TestPeekWritesNothing),
+// and so can a client of a server refusing writes, one at its maxmemory
+// (OOM) or a read-only replica: as a library, a Peek calls the same code
+// registered as a function flagged no-writes, which such a server runs
+// where it refuses the Take's function whole (TestPeekNeedsNoWrites).
 // It goes through the circuit breaker and WithTimeout as a Take does. The
 // deny cache neither answers nor learns from a Peek: a status shown to a
 // client comes from Redis, which another process may have reset.

@@ -262,3 +262,67 @@ func TestBreakerOneProbeAmongMany(t *testing.T) {
 		t.Errorf("%d of %d concurrent Takes after the cool-down went to Redis; want exactly one probe", sent, n)
 	}
 }
+
+// TestPeekNeedsNoWrites: a Peek writes nothing (TestPeekWritesNothing),
+// so a Redis that refuses writes still answers it: one at its maxmemory
+// (OOM) and a read-only replica, as a function as well as as a script.
+// As a function it was refused whole ("OOM command not allowed",
+// "READONLY You can't write against a read only replica"), the library's
+// function being one that may write, while the script, whose writes are
+// checked as they come, answered.
+func TestPeekNeedsNoWrites(t *testing.T) {
+	master := redistest.New(t, "--repl-diskless-sync-delay", "0")
+	replica := redistest.New(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	if !hangguard.Poll(10*time.Second, 5*time.Millisecond, func() bool {
+		info, err := replica.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	}) {
+		t.Fatal("the replica did not link to its master in 10s")
+	}
+	ctx := context.Background()
+	admin := redis.NewClient(&redis.Options{Addr: master.Addr})
+	defer admin.Close()
+	for _, srv := range []*redistest.Server{master, replica} {
+		if _, err := srv.Do("ACL", "SETUSER", "nofunctions", "on", "nopass", "~*", "&*", "+@all", "-function", "-fcall", "-fcall_ro"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Hour}, Key: "peek"}
+	clk := &manualClock{t: corruptT0}
+	writer, err := redisstore.New(admin, redisstore.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.Take(ctx, c, c); err != nil { // 3 left, and the library loaded
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, "WAIT", 1, 5000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.ConfigSet(ctx, "maxmemory", "0")
+	for _, srv := range []*redistest.Server{master, replica} {
+		what := "at maxmemory"
+		if srv == replica {
+			what = "on a replica"
+		}
+		for _, name := range []string{"function", "script"} {
+			opts := &redis.Options{Addr: srv.Addr, MaxRetries: -1}
+			if name == "script" {
+				opts.Username, opts.Password = "nofunctions", "any"
+			}
+			client := redis.NewClient(opts)
+			defer client.Close()
+			s, err := redisstore.New(client, redisstore.WithClock(clk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]algorithms.Decision, 1)
+			if err := s.Peek(ctx, dst, []algorithms.Check{c}); err != nil || !dst[0].Allowed || dst[0].Remaining != 3 {
+				t.Errorf("%s, %s: Peek = %+v, %v; want allowed with 3 left", what, name, dst[0], err)
+			}
+		}
+	}
+}

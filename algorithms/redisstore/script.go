@@ -66,17 +66,27 @@ const luaPrelude = "local KEYS, ARGV = KEYS, ARGV\n" +
 // spec.lua's table keeps the parsed checks; each call runs only fast.lua
 // and main.lua. The names carry a hash of the code, so that two versions of
 // the store share a server without replacing each other's library.
-var takeLibrary, takeFunction = library()
+//
+// The library registers the code twice: as takeFunction, which may write,
+// and as peekFunction, flagged no-writes, which a Peek calls (it writes
+// nothing: TestPeekWritesNothing). A server refusing writes, at its
+// maxmemory (OOM) or a read-only replica, refuses a function that may
+// write whole, however little it would write, but runs one that cannot
+// (TestPeekNeedsNoWrites).
+var takeLibrary, takeFunction, peekFunction = library()
 
-func library() (code, function string) {
+func library() (code, take, peek string) {
 	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, "memoOn = true -- fastlib.lua"}, "\n")
 	body := strings.Join([]string{luaFast, luaMain}, "\n")
-	sum := sha1.Sum([]byte(helpers + "\x00" + body))
+	const registered = "take; peek no-writes" // the functions, in the hash too
+	sum := sha1.Sum([]byte(helpers + "\x00" + body + "\x00" + registered))
 	h := hex.EncodeToString(sum[:8])
-	function = "ratekeeper_take_" + h
+	take, peek = "ratekeeper_take_"+h, "ratekeeper_peek_"+h
 	code = "#!lua name=ratekeeper_" + h + "\n" + helpers +
-		"\nredis.register_function('" + function + "', function(keys, args)\nKEYS, ARGV = keys, args\nif not call then bindStd() end\n" + body + "\nend)\n"
-	return code, function
+		"\nlocal function run(keys, args)\nKEYS, ARGV = keys, args\nif not call then bindStd() end\n" + body + "\nend\n" +
+		"redis.register_function('" + take + "', run)\n" +
+		"redis.register_function{function_name = '" + peek + "', callback = run, flags = {'no-writes'}}\n"
+	return code, take, peek
 }
 
 // Kind codes understood by the script.

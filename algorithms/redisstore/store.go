@@ -568,7 +568,7 @@ func (s *Store) evalOnce(ctx context.Context, op string, c redis.UniversalClient
 // (see call).
 func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, mustRun, once bool) (any, error) {
 	if s.synchronous(ctx) {
-		v, err := s.call(ctx, c, keys, args, once)
+		v, err := s.call(ctx, op, c, keys, args, once)
 		return wrap(ctx, op, v, err)
 	}
 	s.closing.RLock()
@@ -577,7 +577,7 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 		if !mustRun {
 			return nil, algorithms.ErrClosed
 		}
-		v, err := s.call(ctx, c, keys, args, once)
+		v, err := s.call(ctx, op, c, keys, args, once)
 		return wrap(ctx, op, v, err)
 	}
 	s.inflight.Add(1)
@@ -589,7 +589,7 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 	ch := make(chan result, 1)
 	go func() {
 		defer s.inflight.Done()
-		v, err := s.call(ctx, c, keys, args, once)
+		v, err := s.call(ctx, op, c, keys, args, once)
 		ch <- result{v, err}
 	}()
 	select {
@@ -600,7 +600,8 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 	}
 }
 
-// call runs the take function (FCALL), loading the library when the server
+// call runs the take function (FCALL; a Peek's, op opPeek, the peek
+// function: see takeLibrary), loading the library when the server
 // does not have it (the first call, after FUNCTION FLUSH, on a new node),
 // and runs it again. When the server has no functions (before Redis 7) or
 // the user may not load or call them, the store falls back, for good, to
@@ -617,9 +618,9 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 // a refund, a cross-slot undo) run twice would give them back twice, out
 // of units other requests consumed, and admit more than the limit. Such a
 // call fails instead; as with any error, it may have run once.
-func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
+func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
 	if !s.noFunctions.Load() {
-		v, err := fcall(ctx, c, keys, args, once)
+		v, err := fcall(ctx, op, c, keys, args, once)
 		if err == nil || !functionsUnusable(err) && !functionMissing(err) {
 			return v, err
 		}
@@ -629,7 +630,7 @@ func (s *Store) call(ctx context.Context, c redis.UniversalClient, keys []string
 			}
 			lerr := s.loadLibrary(ctx, c)
 			if lerr == nil {
-				v, err = fcall(ctx, c, keys, args, once)
+				v, err = fcall(ctx, op, c, keys, args, once)
 				if err == nil || !functionMissing(err) {
 					return v, err
 				}
@@ -675,13 +676,18 @@ const unreachedFor = 10 * time.Second
 // procStart is the origin of Store.unreached's instants (monotonic).
 var procStart = time.Now()
 
-// fcall runs the take function, through go-redis's FCall, or, with once,
-// as a command the client will not retry (see call).
-func fcall(ctx context.Context, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
-	if !once {
-		return c.FCall(ctx, takeFunction, keys, args...).Result()
+// fcall runs the take function (op opPeek: the peek function), through
+// go-redis's FCall, or, with once, as a command the client will not retry
+// (see call).
+func fcall(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
+	fn := takeFunction
+	if op == opPeek {
+		fn = peekFunction // no-writes: see takeLibrary
 	}
-	return scriptCall(ctx, c, "fcall", takeFunction, keys, args)
+	if !once {
+		return c.FCall(ctx, fn, keys, args...).Result()
+	}
+	return scriptCall(ctx, c, "fcall", fn, keys, args)
 }
 
 // scriptCall sends "name code numkeys keys... args..." (FCALL, EVALSHA,
