@@ -162,14 +162,7 @@ func TestOOMIsAFailureOfRedis(t *testing.T) {
 // the replica has the library or not (its load is refused too), and
 // nothing reaches the master; the breaker counts the failures.
 func TestReadOnlyReplicaIsAFailureOfRedis(t *testing.T) {
-	master := redistest.New(t, "--repl-diskless-sync-delay", "0")
-	replica := redistest.New(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
-	if !hangguard.Poll(10*time.Second, 5*time.Millisecond, func() bool {
-		info, err := replica.Do("INFO", "replication")
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	}) {
-		t.Fatal("the replica did not link to its master in 10s")
-	}
+	master, replica := replicaPair(t)
 	ctx := context.Background()
 	mc := redis.NewClient(&redis.Options{Addr: master.Addr})
 	defer mc.Close()
@@ -271,14 +264,7 @@ func TestBreakerOneProbeAmongMany(t *testing.T) {
 // function being one that may write, while the script, whose writes are
 // checked as they come, answered.
 func TestPeekNeedsNoWrites(t *testing.T) {
-	master := redistest.New(t, "--repl-diskless-sync-delay", "0")
-	replica := redistest.New(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
-	if !hangguard.Poll(10*time.Second, 5*time.Millisecond, func() bool {
-		info, err := replica.Do("INFO", "replication")
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	}) {
-		t.Fatal("the replica did not link to its master in 10s")
-	}
+	master, replica := replicaPair(t)
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: master.Addr})
 	defer admin.Close()
@@ -325,4 +311,18 @@ func TestPeekNeedsNoWrites(t *testing.T) {
 			}
 		}
 	}
+}
+
+// replicaPair starts a master and a read-only replica linked to it.
+func replicaPair(t *testing.T) (master, replica *redistest.Server) {
+	t.Helper()
+	master = redistest.New(t, "--repl-diskless-sync-delay", "0")
+	replica = redistest.New(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	if !hangguard.Poll(10*time.Second, 5*time.Millisecond, func() bool {
+		info, err := replica.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	}) {
+		t.Fatal("the replica did not link to its master in 10s")
+	}
+	return master, replica
 }
