@@ -84,6 +84,10 @@ type Middleware struct {
 	stats  stats
 
 	rules rules // the writers' side of set (see SetPolicies)
+	// sets are the rule sets m built that are still alive (see
+	// startedSet); allocated apart from m, which its cleanups must not
+	// reach.
+	sets *builtSets
 }
 
 // New returns a middleware that enforces policies, keeping their state in
@@ -104,6 +108,7 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 		breakAfter:  5,
 		cooldown:    5 * time.Second,
 		problemType: ProblemTypeQuotaExceeded,
+		sets:        new(builtSets),
 	}
 	for _, opt := range opts {
 		if opt == nil {
@@ -212,6 +217,17 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	profile := m.profile
 	var outer *policy.Result
 	nested := r.Context().Value(outerKey{}) != nil
+	if nested {
+		// Nested in itself, and its rules replaced since a layer further
+		// out decided r: r is decided under the set it started with.
+		if s := m.startedSet(r, set); s != nil {
+			set = s
+			if mask = set.Match(r); mask == 0 {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+	}
 	if nested && profile != NoHeaders {
 		if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
 			profile, outer = Profile(o.wrote-1), &o.Result

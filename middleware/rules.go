@@ -25,7 +25,9 @@ type rules struct {
 // SetPolicies replaces the policies the middleware enforces, while requests
 // are in flight: each request is decided entirely under the rule set it
 // started with (one immutable [policy.Set], swapped atomically), never a
-// mix. On an error (the same checks as [New]) the running policies stay.
+// mix; a middleware nested in itself (see [ErrCountedTwice]) decides it
+// in both layers under the set its layer further out started it with. On
+// an error (the same checks as [New]) the running policies stay.
 //
 // The stores key their state by Spec and namespaced key ("name:key"), so a
 // policy whose name and Spec are unchanged keeps its counters across the
@@ -155,6 +157,7 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 	if err != nil {
 		return fmt.Errorf("middleware: %w", err)
 	}
+	m.sets.add(set)
 	old := m.set.Swap(set)
 	oldBase := m.rules.base
 	m.rules.base = append([]*policy.Policy(nil), base...)
