@@ -175,6 +175,10 @@ func sentRetryAfter(d time.Duration) time.Duration {
 // may override them); for one built with New, the settings the file
 // states (see policy.Config.Stated) are compared with those in force, and
 // a file that leaves them to their defaults changes nothing.
+//
+// Calls made at once (a reloader's and an operator's) each apply their
+// configuration whole, its policies with its forwarding setup, one
+// after the other.
 func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if cfg == nil {
 		return errors.New("middleware: ApplyConfig: config is nil")
@@ -182,10 +186,9 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if err := checkSettings(cfg, "ApplyConfig"); err != nil {
 		return err
 	}
-	if err := m.SetPolicies(cfg.Policies); err != nil {
+	if err := m.follow(cfg); err != nil {
 		return err
 	}
-	m.followConfig(cfg)
 	// Compared with the configuration the middleware was built from (its
 	// options may override it), else with the settings in force.
 	cur := fileSettings{profile: m.profile, hasProfile: true, mode: m.failure.mode}
@@ -215,6 +218,20 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 	if len(changed) > 0 {
 		return fmt.Errorf("%w: %v changed (policies applied)", ErrRestartNeeded, changed)
 	}
+	return nil
+}
+
+// follow makes the policies of cfg the active ones and follows its
+// forwarding setup (see followConfig), together: a configuration applied
+// concurrently comes wholly before or after, never leaving the policies
+// of one with the forwarding setup of the other.
+func (m *Middleware) follow(cfg *policy.Config) error {
+	m.rules.mu.Lock()
+	defer m.rules.mu.Unlock()
+	if err := m.setPolicies(cfg.Policies); err != nil {
+		return err
+	}
+	m.followConfig(cfg)
 	return nil
 }
 

@@ -244,7 +244,7 @@ func wantConfig(cfg *policy.Config) Option {
 // peers with the proxies of cfg from now on, unless CheckForwardingFrom
 // named them. A check that has reported stays quiet while the proxies it
 // compares with stay the same; a configuration declaring others is a new
-// setup, and the check looks again.
+// setup, and the check looks again. It requires m.rules.mu (see follow).
 func (m *Middleware) followConfig(cfg *policy.Config) {
 	changed := false
 	if !m.fwdFromExplicit {

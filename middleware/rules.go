@@ -46,6 +46,11 @@ type rules struct {
 func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 	m.rules.mu.Lock()
 	defer m.rules.mu.Unlock()
+	return m.setPolicies(policies)
+}
+
+// setPolicies is SetPolicies; it requires m.rules.mu.
+func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 	limits := make(map[string]int64, len(m.rules.limits))
 	for _, p := range policies {
 		if p == nil {
