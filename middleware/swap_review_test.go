@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -405,6 +407,76 @@ func TestFailedReloadKeepsEverything(t *testing.T) {
 		rw = serve(h, "GET", "/")
 		if got, want := rw.Header().Get("RateLimit"), `"per-ip";r=7;t=60, "added";r=1;t=60`; got != want {
 			t.Errorf("after the bad file: RateLimit %q, want %q", got, want)
+		}
+	})
+}
+
+// TestHeldRequestsAcrossApplyConfig: requests held by the default wait
+// (real goroutines, a timer; in a synctest bubble, on its fake clock)
+// while ApplyConfig swaps in a configuration that keeps the queue policy
+// as it was and adds another: the one still held is served at its turn,
+// under the set it started with; the one whose client leaves gives its
+// place back, so a request that comes after the swap waits only for the
+// one still ahead of it.
+func TestHeldRequestsAcrossApplyConfig(t *testing.T) {
+	const queue = "  - {name: q, algorithm: leaky_queue, limit: 1, window: 10s, max_delay: 1m}\n"
+	synctest.Test(t, func(t *testing.T) {
+		store, err := algorithms.NewMemoryStore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		m, err := middleware.FromConfig(store, mustConfig(t, "policies:\n"+queue), middleware.WithErrorHandler(func(*http.Request, error) {}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := chi.NewRouter()
+		r.Use(m.Handler)
+		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+			res, _ := middleware.FromContext(r.Context())
+			w.Header().Set("X-Set-Len", strconv.Itoa(res.Set().Len()))
+		})
+		start := time.Now()
+		type answer struct {
+			code   int
+			setLen string
+			after  time.Duration
+		}
+		send := func(ctx context.Context) <-chan answer {
+			c := make(chan answer, 1)
+			go func() {
+				w := httptest.NewRecorder()
+				r.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+				c <- answer{w.Code, w.Header().Get("X-Set-Len"), time.Since(start)}
+			}()
+			return c
+		}
+		first := send(context.Background()) // departs at once
+		if a := <-first; a.code != http.StatusOK || a.after != 0 {
+			t.Fatalf("first: %+v, want 200 at once", a)
+		}
+		second := send(context.Background()) // its turn at 10 s
+		synctest.Wait()                      // held
+		leaving, leave := context.WithCancel(context.Background())
+		third := send(leaving) // its turn at 20 s
+		synctest.Wait()        // both held
+		if err := m.ApplyConfig(mustConfig(t, "policies:\n"+queue+"  - {name: other, limit: 100, window: 1m}\n")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(4 * time.Second)
+		leave()
+		if a := <-third; a.code != http.StatusServiceUnavailable || a.after != 4*time.Second {
+			t.Errorf("third, its client gone at 4 s: %+v, want 503 then", a)
+		}
+		fourth := send(context.Background()) // under the new set, behind the second
+		if a := <-second; a.code != http.StatusOK || a.after != 10*time.Second || a.setLen != "1" {
+			t.Errorf("second: %+v, want 200 at 10 s under the set it started with (1 policy)", a)
+		}
+		if a := <-fourth; a.code != http.StatusOK || a.after != 20*time.Second || a.setLen != "2" {
+			t.Errorf("fourth: %+v, want 200 at 20 s (the third's place given back) under the new set (2 policies)", a)
+		}
+		if got, want := m.Stats(), (middleware.Stats{Delayed: 3, Abandoned: 1}); got != want {
+			t.Errorf("Stats %+v, want %+v", got, want)
 		}
 	})
 }
