@@ -32,9 +32,12 @@ type rules struct {
 // The stores key their state by Spec and namespaced key ("name:key"), so a
 // policy whose name and Spec are unchanged keeps its counters across the
 // swap; a policy whose Spec changes starts from a full allowance at the new
-// limit. An effective limit set by [Middleware.SetLimit] survives the swap:
-// unchanged if the policy's configured Spec is unchanged, and otherwise in
-// proportion, as the new configured limit times the old effective limit
+// limit, unless it goes back to a Spec it had before: then it finds that
+// Spec's counters, if the store still holds them (idle keys expire),
+// holding the requests counted under it then and none of those counted
+// in between. An effective limit set by [Middleware.SetLimit] survives the
+// swap: unchanged if the policy's configured Spec is unchanged, and
+// otherwise in proportion, as the new configured limit times the old effective limit
 // over the old configured one (rounded down, at least 1). So a policy held
 // at 80% by package middleware/adaptive enters at 80% of its new limit, in
 // the same swap, not at its full new limit until the controller next acts.

@@ -480,3 +480,33 @@ func TestHeldRequestsAcrossApplyConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestSpecBackFindsItsCounters: SetPolicies said a policy whose Spec
+// changes starts from a full allowance at the new limit, but a policy
+// changed back to an earlier Spec (a limit lowered during an attack, then
+// restored, within the window) finds that Spec's counters, as the store
+// keys them: the requests counted under it before, not those counted
+// under the Spec in between. The documentation now says so, as
+// SetLimit's does.
+func TestSpecBackFindsItsCounters(t *testing.T) {
+	store, clock := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))
+	mux := http.NewServeMux()
+	mux.Handle("GET /", ok)
+	h := m.Handler(mux)
+	for range 6 {
+		serve(h, "GET", "/")
+	}
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 3, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := remaining(t, serve(h, "GET", "/"), "p"); got != 2 {
+		t.Errorf("under the new Spec: r = %d, want 2 (a full allowance of 3, one spent)", got)
+	}
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 10, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := remaining(t, serve(h, "GET", "/"), "p"); got != 10-7 {
+		t.Errorf("back to the first Spec: r = %d, want %d (its six requests, and this one)", got, 10-7)
+	}
+}
