@@ -24,16 +24,17 @@ import (
 // *policy.Policy values: it counted the request again under the
 // unchanged policies, the same store state, and held it again for a
 // second place in the queue, and the response listed each policy twice.
-// A request is decided under the set it started with, in both layers.
+// A request is decided under the set it started with, in both layers; so
+// too across a SetLimit, which gives the policy it limits a new Spec.
 func TestNestedInItselfAcrossSwap(t *testing.T) {
 	build := func() []*policy.Policy {
 		return []*policy.Policy{queue10("q", time.Minute), fixed("per-ip", 10, time.Minute, remote)}
 	}
 	for _, mux := range []string{"chi", "ServeMux"} {
-		for _, swap := range []bool{false, true} {
+		for _, swap := range []string{"", "SetPolicies", "SetLimit"} {
 			name := mux + "/no swap"
-			if swap {
-				name = mux + "/swap during the outer hold"
+			if swap != "" {
+				name = mux + "/" + swap + " during the outer hold"
 			}
 			t.Run(name, func(t *testing.T) {
 				store, clock := newStore(t)
@@ -44,10 +45,17 @@ func TestNestedInItselfAcrossSwap(t *testing.T) {
 					middleware.WithErrorHandler(func(_ *http.Request, err error) { errs = append(errs, err) }),
 					middleware.WithWait(func(_ context.Context, d time.Duration) error {
 						waits = append(waits, d)
-						if swap {
-							if err := m.SetPolicies(build()); err != nil {
-								t.Fatal(err)
-							}
+						var err error
+						switch swap {
+						case "SetPolicies":
+							err = m.SetPolicies(build())
+						case "SetLimit":
+							// As an adaptive controller does: a new
+							// effective Spec for per-ip.
+							err = m.SetLimit("per-ip", 5)
+						}
+						if err != nil {
+							t.Fatal(err)
 						}
 						clock.Advance(d)
 						return nil
@@ -66,6 +74,9 @@ func TestNestedInItselfAcrossSwap(t *testing.T) {
 				}
 				if len(errs) != 1 || !errors.Is(errs[0], middleware.ErrCountedTwice) {
 					t.Errorf("errors %v, want ErrCountedTwice once", errs)
+				}
+				if swap == "SetLimit" {
+					return // Peek reads the new effective Spec's state
 				}
 				// The store agrees: 8 of per-ip left before a third request.
 				clock.Advance(20 * time.Second)
