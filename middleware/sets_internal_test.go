@@ -37,9 +37,8 @@ func TestBuiltSetsDropCollected(t *testing.T) {
 		m.sets.sets.Range(func(any, any) bool { n++; return true })
 		return n
 	}
-	if n := count(); n < 200 {
-		t.Fatalf("%d sets recorded before a collection, want the 201 built", n)
-	}
+	// (No count before collecting: a collection may come during the
+	// loop. A set kept must be recorded, which the end checks.)
 	// The cleanups run on their own goroutine after a collection: collect
 	// and yield until they have, a bounded number of times.
 	for i := 0; i < 1000 && count() > 2; i++ {
