@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
@@ -252,7 +250,11 @@ func WithMethods(methods ...string) Option {
 // request (its route context is in the request's, as for a middleware
 // installed within chi) or the Set's pattern function is [ChiPattern]'s;
 // under ServeMux, which reports patterns as they were registered,
-// "/static/" and "/static" stay two routes.
+// "/static/" and "/static" stay two routes, also for a ServeMux mounted
+// in chi (r.Mount("/legacy", http.StripPrefix("/legacy", mux))): there
+// the pattern is the mux's when it holds a method or a host, when it is
+// the request's Pattern and that is not chi's (the mux set it), or when
+// the Set's pattern function is [ServeMuxPattern]'s.
 //
 // A route that neither router can register is an error naming it, since
 // the policy would silently never apply: its path must be a ServeMux one
@@ -540,9 +542,10 @@ func (p *Policy) String() string { return p.member }
 // patterns, except a route to a request the router sent to an explicit
 // HEAD pattern ("HEAD /x"). In a [Set], HEAD is also left to the Set's own
 // HEAD entries: see [Set.Match]. A route written with a trailing slash
-// matches chi's pattern without it when chi routes r (see [WithRoutes]).
+// matches chi's pattern without it when chi routes r and pattern is
+// chi's, not that of a ServeMux mounted in chi (see [WithRoutes]).
 func (p *Policy) Applies(r *http.Request, pattern string) bool {
-	return p.applies(r, pattern, nil, p.chiRoutes && chi.RouteContext(r.Context()) != nil, true, true)
+	return p.applies(r, pattern, nil, p.chiRoutes && chiRouted(r, pattern), true, true)
 }
 
 // headRules are the HEAD route entries of a Set: the paths of routes

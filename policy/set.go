@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"net/http"
 	pathpkg "path"
 	"reflect"
@@ -38,6 +39,7 @@ type Set struct {
 	pattern     func(*http.Request) string
 	ownPattern  bool                // pattern was set by WithPatternFunc
 	chiPattern  bool                // pattern is one of ChiPattern's: its patterns are chi's
+	muxPattern  bool                // pattern is one of ServeMuxPattern's: its patterns are never chi's
 	unrouted    func(*http.Request) // see WithUnroutedFunc; nil if none
 	head        *headRules          // the HEAD entries, which take HEAD from GET ones; nil if none
 	headMethods uint64              // the policies whose methods name HEAD
@@ -70,6 +72,7 @@ func WithPatternFunc(pattern func(*http.Request) string) SetOption {
 		}
 		s.pattern, s.ownPattern = pattern, true
 		s.chiPattern = funcCode(pattern) == chiPatternCode
+		s.muxPattern = funcCode(pattern) == muxPatternCode
 		return nil
 	}
 }
@@ -193,10 +196,12 @@ func (s *Set) Match(r *http.Request) uint64 {
 			if pattern == "" && s.unrouted != nil {
 				s.unrouted(r)
 			}
-			// The pattern is chi's when chi routes r, or when ChiPattern
-			// asked chi for it (a limiter around the whole router runs
-			// before chi has put its route context in r's).
-			byChi = s.chiRoutes && (s.chiPattern || chi.RouteContext(r.Context()) != nil)
+			// The pattern is chi's when ChiPattern asked chi for it (a
+			// limiter around the whole router runs before chi has put
+			// its route context in r's), or when chi routes r and the
+			// pattern is not a ServeMux's (one mounted in chi: see
+			// chiRouted).
+			byChi = s.chiRoutes && (s.chiPattern || !s.muxPattern && chiRouted(r, pattern))
 		}
 		if p.applies(r, pattern, h, byChi, methodHead, routeHead) {
 			mask |= 1 << i
@@ -415,6 +420,8 @@ const NoRoute = "(none)"
 // count twice: once redirected, once sent again. For "OPTIONS *", which
 // mux answers 400 without routing, it returns "". The redirects are those
 // of the Go 1.22 ServeMux (not of GODEBUG=httpmuxgo121=1).
+//
+//go:noinline
 func ServeMuxPattern(mux *http.ServeMux) func(*http.Request) string {
 	return func(r *http.Request) string {
 		if r.RequestURI == "*" {
@@ -585,6 +592,64 @@ func routedFrom(r chi.Routes, rc *chi.Context, method string, req *http.Request,
 // seen yet, around the whole router. ChiPattern is never inlined, so that
 // every function it returns runs this one code.
 var chiPatternCode = funcCode(ChiPattern(nil))
+
+// muxPatternCode is the code of the functions ServeMuxPattern returns, by
+// which a Set knows that its patterns are a ServeMux's, never chi's, even
+// under a chi router that the mux is mounted in. ServeMuxPattern is never
+// inlined, for the same reason as ChiPattern.
+var muxPatternCode = funcCode(ServeMuxPattern(nil))
+
+// chiRouted reports whether pattern, the route pattern found for r, is
+// chi's, as a route written with a trailing slash matches it in chi's
+// trimmed form (see WithRoutes): chi routes r (its route context is in
+// r's), and pattern is not a ServeMux's that chi routed r to, mounted in
+// it (r.Mount("/legacy", http.StripPrefix("/legacy", mux))), which reports
+// its patterns as registered ("/x" and "/x/" are two routes there). A
+// pattern with a method or a host ("GET /x") is a ServeMux's; one the
+// router set as r.Pattern is chi's only if it is chi's RoutePattern, since
+// chi sets r.Pattern so before calling the handler it routed to, and a
+// ServeMux after it overwrites it with its own. Another pattern (the
+// Set's pattern function's own) is taken for chi's.
+func chiRouted(r *http.Request, pattern string) bool {
+	rc := chi.RouteContext(r.Context())
+	if rc == nil || !strings.HasPrefix(pattern, "/") {
+		return false
+	}
+	return pattern != r.Pattern || chiRoutePatternIs(rc, pattern)
+}
+
+// chiRoutePatternIs reports whether rc.RoutePattern() is p, without
+// joining the patterns into a string of their own: chi's RoutePattern
+// joins them, replaces every "/*/" with "/" until none is left, and trims
+// a trailing "//" and then "/" but from "/".
+func chiRoutePatternIs(rc *chi.Context, p string) bool {
+	var buf [128]byte
+	b := buf[:0]
+	for _, s := range rc.RoutePatterns {
+		b = append(b, s...)
+	}
+	for {
+		n, i := 0, 0
+		for i < len(b) {
+			if i+3 <= len(b) && b[i] == '/' && b[i+1] == '*' && b[i+2] == '/' {
+				b[n] = '/'
+				n, i = n+1, i+3
+				continue
+			}
+			b[n] = b[i]
+			n, i = n+1, i+1
+		}
+		if n == len(b) {
+			break
+		}
+		b = b[:n]
+	}
+	if string(b) != "/" {
+		b = bytes.TrimSuffix(b, []byte("//"))
+		b = bytes.TrimSuffix(b, []byte("/"))
+	}
+	return string(b) == p
+}
 
 // funcCode returns the code f runs: the same for every closure of one
 // function literal, whatever it captured.
