@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,7 +212,11 @@ func (p *Policy) CountsAll() bool { return p.countIf == nil }
 // to GET patterns), unless another policy of the [Set] whose methods name
 // HEAD applies to the request. With
 // [WithRoutes] too, a route on a method these exclude ("POST /login" under
-// WithMethods("GET")) is an error: the policy would never apply there.
+// WithMethods("GET")) is an error: the policy would never apply there;
+// and a route without a method is one on each of these methods, so that
+// "GET" covers HEAD there as a GET route does (WithMethods("GET") with
+// WithRoutes("/x") is WithRoutes("GET /x"): not a HEAD request the router
+// sent to a HEAD pattern, nor one a HEAD route of the Set takes).
 func WithMethods(methods ...string) Option {
 	return func(p *Policy) error {
 		if len(methods) == 0 {
@@ -539,8 +544,8 @@ func (p *Policy) String() string { return p.member }
 // Applies reports whether the policy applies to r, whose route pattern (as
 // the router reports it; "" when unknown) is pattern. A policy on GET (by
 // method or route) applies to HEAD too, as ServeMux routes HEAD to GET
-// patterns, except a route to a request the router sent to an explicit
-// HEAD pattern ("HEAD /x"). In a [Set], HEAD is also left to the Set's own
+// patterns, except, on its routes, to a request the router sent to an
+// explicit HEAD pattern ("HEAD /x"). In a [Set], HEAD is also left to the Set's own
 // HEAD entries: see [Set.Match]. A route written with a trailing slash
 // matches chi's pattern without it when chi routes r and pattern is
 // chi's, not that of a ServeMux mounted in chi (see [WithRoutes]).
@@ -568,8 +573,15 @@ type headRules struct {
 // to r) and h, the Set's HEAD route entries (nil for none), has none on
 // r's path.
 func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, methodHead, routeHead bool) bool {
-	if len(p.methods) > 0 && !containsMethod(p.methods, r.Method, methodHead) {
-		return false
+	// viaGet: r is a HEAD request that p's methods admit only as they
+	// admit GET; on p's routes it is then under the rule of a GET route
+	// (WithMethods("GET") with WithRoutes("/x") says "GET /x").
+	viaGet := false
+	if len(p.methods) > 0 {
+		if !containsMethod(p.methods, r.Method, methodHead) {
+			return false
+		}
+		viaGet = r.Method == http.MethodHead && !slices.Contains(p.methods, http.MethodHead)
 	}
 	if len(p.routes) > 0 {
 		path := patternPath(pattern)
@@ -583,7 +595,8 @@ func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, m
 			(h == nil || !h.paths[path] && !(byChi && h.chiPaths[path]))
 		ok := false
 		for _, rt := range p.routes {
-			if (rt.path == path || byChi && rt.chiPath == path) && routeMethod(rt.method, r.Method, getHead) {
+			if (rt.path == path || byChi && rt.chiPath == path) && routeMethod(rt.method, r.Method, getHead) &&
+				(!viaGet || getHead || rt.method == r.Method) {
 				ok = true
 				break
 			}
