@@ -216,7 +216,10 @@ func (p *Policy) CountsAll() bool { return p.countIf == nil }
 // and a route without a method is one on each of these methods, so that
 // "GET" covers HEAD there as a GET route does (WithMethods("GET") with
 // WithRoutes("/x") is WithRoutes("GET /x"): not a HEAD request the router
-// sent to a HEAD pattern, nor one a HEAD route of the Set takes).
+// sent to a HEAD pattern, nor one a HEAD route of the Set takes), and
+// "HEAD" makes it a HEAD route, which takes HEAD from the Set's GET
+// routes of its path as "HEAD /x" does (WithMethods("HEAD") with
+// WithRoutes("/x")).
 func WithMethods(methods ...string) Option {
 	return func(p *Policy) error {
 		if len(methods) == 0 {
@@ -608,11 +611,18 @@ func (p *Policy) applies(r *http.Request, pattern string, h *headRules, byChi, m
 	return p.match == nil || p.match(r)
 }
 
-// headRouteOn reports whether p has a route on HEAD for path (as chi
-// reports it when byChi).
+// onHead reports whether rt, a route of p, is on HEAD: it names HEAD, or
+// it names no method and p's methods name HEAD (WithMethods("HEAD") with
+// WithRoutes("/x") says "HEAD /x").
+func (p *Policy) onHead(rt route) bool {
+	return rt.method == http.MethodHead || rt.method == "" && slices.Contains(p.methods, http.MethodHead)
+}
+
+// headRouteOn reports whether p has a route on HEAD (see onHead) for
+// path (as chi reports it when byChi).
 func (p *Policy) headRouteOn(path string, byChi bool) bool {
 	for _, rt := range p.routes {
-		if rt.method == http.MethodHead && (rt.path == path || byChi && rt.chiPath == path) {
+		if p.onHead(rt) && (rt.path == path || byChi && rt.chiPath == path) {
 			return true
 		}
 	}
@@ -642,11 +652,11 @@ func patternMethod(pattern string) string {
 }
 
 // addHeadRules returns h with p's HEAD route entries added (h itself is
-// not written): the paths of its "HEAD ..." routes.
+// not written): the paths of its routes on HEAD (see onHead).
 func (p *Policy) addHeadRules(h *headRules) *headRules {
 	var heads []route
 	for _, rt := range p.routes {
-		if rt.method == http.MethodHead {
+		if p.onHead(rt) {
 			heads = append(heads, rt)
 		}
 	}

@@ -146,7 +146,7 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		if slices.Contains(p.methods, http.MethodHead) {
 			s.headMethods |= 1 << i
 		}
-		if slices.ContainsFunc(p.routes, func(rt route) bool { return rt.method == http.MethodHead }) {
+		if slices.ContainsFunc(p.routes, p.onHead) {
 			s.headRoutes |= 1 << i
 		}
 	}
@@ -180,8 +180,9 @@ func (s *Set) Len() int { return len(s.policies) }
 // A policy on GET covers HEAD (see [Policy.Applies]) only where no HEAD
 // entry of the Set applies, as a ServeMux HEAD pattern takes HEAD from the
 // GET one of its own path: with policies on "GET /x" and "HEAD /x", a
-// HEAD request to /x is under the second only, and with policies on the
-// methods GET and HEAD, a HEAD request is under the second only; but a
+// HEAD request to /x is under the second only (as with a policy on the
+// method HEAD and the route "/x", see [WithMethods]), and with policies
+// on the methods GET and HEAD, a HEAD request is under the second only; but a
 // HEAD request that the HEAD entry's policy does not apply to (for its
 // routes or its predicate) is under the GET one.
 func (s *Set) Match(r *http.Request) uint64 {
