@@ -565,13 +565,26 @@ func ChiPattern(r chi.Routes) func(*http.Request) string {
 			return ""
 		}
 		if own := rc.RoutePatterns[len(above):]; len(own) <= len(above) &&
-			slices.Equal(above[len(above)-len(own):], own) {
+			slices.Equal(above[len(above)-len(own):], own) &&
+			endsWith(reqRC.URLParams, rc.URLParams) {
 			// r has routed the request already (a middleware of an
-			// r.Group of r, after routing): its patterns are there.
+			// r.Group of r, after routing): its patterns are there,
+			// and so are the parameters it found. (Before r routes,
+			// the patterns may end with r's own by chance, the mount's
+			// "/files/*" for r's route "/files/*", but the mount's
+			// wildcard holds more of the path than r's.)
 			return reqRC.RoutePattern()
 		}
 		return rc.RoutePattern()
 	}
+}
+
+// endsWith reports whether the URL parameters all end with tail's, keys
+// and values.
+func endsWith(all, tail chi.RouteParams) bool {
+	n, k := len(all.Keys), len(tail.Keys)
+	return k <= n && k == len(tail.Values) && n == len(all.Values) &&
+		slices.Equal(all.Keys[n-k:], tail.Keys) && slices.Equal(all.Values[n-k:], tail.Values)
 }
 
 // routedFrom reports whether chi's router r, asked from its root with the
