@@ -621,8 +621,11 @@ func (d *decoder) checkHeadShadows(raws []*rawPolicy) {
 			}
 			rt := p.routes[0]
 			parsed[i] = append(parsed[i], rt)
+			// A route on HEAD: "HEAD /x" (where the methods let HEAD or GET
+			// through), or "/x" under methods naming HEAD (Policy.onHead).
 			if rt.method == http.MethodHead && (len(rp.def.Methods) == 0 ||
-				containsStr(rp.def.Methods, http.MethodHead) || containsStr(rp.def.Methods, http.MethodGet)) {
+				containsStr(rp.def.Methods, http.MethodHead) || containsStr(rp.def.Methods, http.MethodGet)) ||
+				rt.method == "" && containsStr(rp.def.Methods, http.MethodHead) {
 				if _, seen := heads[rt.path]; !seen {
 					heads[rt.path] = headRoute{rp, pat}
 				}
@@ -636,7 +639,9 @@ func (d *decoder) checkHeadShadows(raws []*rawPolicy) {
 		}
 		for j, rt := range parsed[i] {
 			h, found := heads[rt.path]
-			if rt.method != http.MethodGet || !found || h.rp == rp || slices.Contains(parsed[i], route{method: http.MethodHead, path: rt.path, chiPath: rt.chiPath}) {
+			own := slices.Contains(parsed[i], route{method: http.MethodHead, path: rt.path, chiPath: rt.chiPath}) ||
+				slices.Contains(parsed[i], route{path: rt.path, chiPath: rt.chiPath}) // on HEAD under m
+			if rt.method != http.MethodGet || !found || h.rp == rp || own {
 				continue
 			}
 			d.fail(rp.items["routes"][j].node, rp.path+".routes", "%q covers only HEAD requests under methods %q, and %s's route %q takes every HEAD request to %s: the policy would never apply there",

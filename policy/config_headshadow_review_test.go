@@ -94,6 +94,13 @@ func TestConfigHeadShadowedRouteIsRefused(t *testing.T) {
 			"policies:\n" + p("any", "    routes: [\"GET /x\"]\n") + p("head-route", "    routes: [\"HEAD /x\"]\n"), nil},
 		{"its own HEAD route",
 			"policies:\n" + p("head-only", "    methods: [HEAD]\n    routes: [\"GET /x\", \"HEAD /x\"]\n") + p("head-route", "    routes: [\"HEAD /x\"]\n"), nil},
+		// A route with no method under methods naming HEAD is a route on
+		// HEAD too (the Set gives it HEAD requests to its path).
+		{"shadowed by a HEAD method on a route",
+			"policies:\n" + p("head-only", "    methods: [HEAD]\n    routes: [\"GET /x\"]\n") + p("head-method-route", "    methods: [HEAD]\n    routes: [\"/x\"]\n"),
+			[]string{`6:14 policies[0].routes: "GET /x" covers only HEAD requests under methods ["HEAD"], and policies[1]'s route "/x" takes every HEAD request to /x: the policy would never apply there`}},
+		{"its own HEAD method on a route",
+			"policies:\n" + p("head-only", "    methods: [HEAD]\n    routes: [\"GET /x\", \"/x\"]\n") + p("head-route", "    routes: [\"HEAD /x\"]\n"), nil},
 		{"a HEAD method, not a HEAD route",
 			"policies:\n" + p("head-only", "    methods: [HEAD]\n    routes: [\"GET /x\"]\n") + p("head-method", "    methods: [HEAD]\n"), nil},
 	} {
