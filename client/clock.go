@@ -12,7 +12,9 @@ import (
 // never sleeps. A Clock is also an [algorithms.Clock]: the private in-memory
 // store of a Transport reads the same one. A context's deadline is not
 // virtual: the Transport compares it with the time left in real time
-// (time.Until) when it decides whether a retry can leave before it.
+// (time.Until) when it decides whether a retry can leave before it. Nor is
+// reading a refusal's body before a retry, which is I/O: a body that
+// stalls is closed after a second of real time (see [Transport.RoundTrip]).
 //
 // Implementations must be safe for concurrent use.
 type Clock interface {

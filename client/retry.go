@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -93,30 +94,58 @@ func (t *Transport) uniform(n uint64) uint64 {
 // be reused; a longer body is closed unread.
 const drainLimit = 64 << 10
 
-// keep reads what is left of resp's body (up to drainLimit) and closes it,
-// so that the connection can be reused, and returns resp with a body that
-// replays what was read: a retry that gives up before it is sent returns
-// it. A longer body is closed unread past the limit, and keep returns nil.
+// drainTimeout bounds, in real time (reading a body is I/O, not a wait of
+// the Clock's), how long keep and drain read a refusal's body: a server
+// that sends its headers and then stalls would otherwise hold RoundTrip
+// for as long as it likes, whatever the retry and wait bounds. The body is
+// then closed, which ends the read (a net/http body ends a read blocked on
+// its connection when closed), and its connection is not reused.
+const drainTimeout = time.Second
+
+// keep reads what is left of resp's body (up to drainLimit, within
+// drainTimeout) and closes it, so that the connection can be reused, and
+// returns resp with a body that replays what was read: a retry that gives
+// up before it is sent returns it. A longer body, or one not read in full
+// in time, is closed unread past that point, and keep returns nil.
 func keep(resp *http.Response) *http.Response {
 	if resp.Body == nil || resp.Body == http.NoBody {
 		return resp
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, drainLimit+1))
-	_ = resp.Body.Close()
-	if err != nil || len(b) > drainLimit {
+	var buf bytes.Buffer
+	err := readBounded(resp.Body, func(body io.Reader) error {
+		_, err := buf.ReadFrom(io.LimitReader(body, drainLimit+1))
+		return err
+	})
+	if err != nil || buf.Len() > drainLimit {
 		return nil
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
 	return resp
 }
 
-// drain reads what is left of body (up to drainLimit) and closes it.
+// drain reads what is left of body (up to drainLimit, within drainTimeout)
+// and closes it.
 func drain(body io.ReadCloser) {
 	if body == nil {
 		return
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
-	_ = body.Close()
+	_ = readBounded(body, func(body io.Reader) error {
+		_, err := io.Copy(io.Discard, io.LimitReader(body, drainLimit))
+		return err
+	})
+}
+
+// readBounded has read read body and then closes it, or closes it once
+// drainTimeout has passed, ending a read that stalls; the body is closed
+// once either way.
+func readBounded(body io.ReadCloser, read func(io.Reader) error) error {
+	var once sync.Once
+	closeOnce := func() { once.Do(func() { _ = body.Close() }) }
+	timer := time.AfterFunc(drainTimeout, closeOnce)
+	err := read(body)
+	timer.Stop()
+	closeOnce()
+	return err
 }
 
 func closeBody(r *http.Request) {

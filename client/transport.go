@@ -161,8 +161,12 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // announce) is longer than the maximum wait; and, that wait over, when the
 // retry would wait longer than the maximum wait for its turn or a server's
 // hold, or past the context's deadline (the last response then comes back
-// with its body as read before the wait; one longer than 64 KiB is not
-// kept, and the [*WaitError] comes back instead).
+// with its body as read before the wait; one longer than 64 KiB, or not
+// read in full within a second, is not kept, and the [*WaitError] comes
+// back instead). A refusal that is retried, or given up on with
+// [WithGiveUpError], has its body read (up to 64 KiB) and closed, so that
+// its connection can be reused; a body that stalls is closed after a
+// second of real time, not waited for.
 // While a hold cut to [WithMaxRetryAfter] has passed and the longer wait
 // the server announced has not, an attempt is sent only as its key's one
 // probe, or once the probe's answer lets it go (see [WithProactive]); an
