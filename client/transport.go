@@ -166,7 +166,9 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // back instead). A refusal that is retried, or given up on with
 // [WithGiveUpError], has its body read (up to 64 KiB) and closed, so that
 // its connection can be reused; a body that stalls is closed after a
-// second of real time, not waited for.
+// second of real time, not waited for. A response to a retry names req as
+// its Request where the next RoundTripper named the copy of req it was
+// sent (as net/http's Transport does after its own retries).
 // While a hold cut to [WithMaxRetryAfter] has passed and the longer wait
 // the server announced has not, an attempt is sent only as its key's one
 // probe, or once the probe's answer lets it go (see [WithProactive]); an
@@ -240,6 +242,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if resp == nil {
 			return nil, fmt.Errorf("client: RoundTripper %T returned a nil *Response with a nil error", t.next)
+		}
+		if resp.Request == r && r != req {
+			// The response names the caller's request, not the copy
+			// sent for the retry, as net/http's Transport does after
+			// its own retries.
+			resp.Request = req
 		}
 		now := t.clock.Now()
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable && !rateLimited403(resp, now) {
