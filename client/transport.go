@@ -309,6 +309,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// deadline is real time, whatever the Transport's Clock.
 			return t.giveUp(resp, attempt, ra, reasonDeadline, nil)
 		}
+		// The refusal's body is read and closed before the hook is told,
+		// so that a panicking hook leaves no connection open.
+		last, lastStatus, lastRA = keep(resp), resp.StatusCode, ra
 		if t.onRetry != nil {
 			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})
 		}
@@ -321,7 +324,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// panicking hook must not leave the place taken.)
 			tk = t.gate.enter(key)
 		}
-		last, lastStatus, lastRA = keep(resp), resp.StatusCode, ra
 		switch {
 		case tk != nil:
 			// t.wait sleeps through the hold.
