@@ -24,12 +24,13 @@ var (
 // have waited longer than the maximum wait (see [WithMaxWait]), or because
 // its turn or the server's hold would end only after its context's deadline
 // (Deadline; as x/time/rate's Limiter.Wait, the request fails at once rather
-// than wait for the deadline to pass). Nothing was
-// sent, and a request refused its turn in the queue took nothing from it
-// (one that a server's Retry-After pushed back leaves its turn to the
-// requests behind it): the request can be tried again later, when the queue
-// is shorter or the server's hold has passed. A retry refused so ends as a
-// give-up instead (see [Transport.RoundTrip]).
+// than wait for the deadline to pass). Nothing was sent (for a retry,
+// nothing more than the earlier attempts), and a request refused its turn in
+// the queue took nothing from it (one that a server's Retry-After pushed
+// back leaves its turn to the requests behind it): the request can be tried
+// again later, when the queue is shorter or the server's hold has passed. A
+// retry refused so ends as a give-up instead, or as this error when the last
+// refusal's body could not be kept (see [Transport.RoundTrip]).
 type WaitError struct {
 	// Key is the pacing key of the request (by default the URL's host).
 	Key string
