@@ -202,6 +202,7 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		}
 	}
 	var server time.Time // serverNow, read once for all the lines
+	read := false
 	return longest(slices.Values(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
 		v = strings.TrimSpace(v)
 		if isDigits(v) {
@@ -211,8 +212,8 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 		if err != nil {
 			return 0, false
 		}
-		if server.IsZero() {
-			server = serverNow(h, now)
+		if !read {
+			server, read = serverNow(h, now), true
 		}
 		return clampHint(at.Sub(server)), true
 	})
@@ -538,12 +539,17 @@ func draft6Hold(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	var hold time.Duration
+	var server time.Time // serverNow, read once for all the members
+	read := false
 	eachSFInt(h[canonRateLimitReset], func(n int64) {
 		if n >= unixSecondsFrom {
 			// No wait a server means (32 years and more): a Unix time,
 			// sent by a server that mixed the field up with the
 			// legacy one, read as that one is.
-			hold = max(hold, resetAt(float64(n), serverNow(h, now)))
+			if !read {
+				server, read = serverNow(h, now), true
+			}
+			hold = max(hold, resetAt(float64(n), server))
 			return
 		}
 		hold = max(hold, seconds(n))

@@ -1,0 +1,35 @@
+package client
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// A server chooses how many lines its header has (net/http's Transport
+// accepts 10 MB of them), and the Transport reads the rate-limit fields of
+// every response: the work grows in step with the lines, not with their
+// square. draft-6's RateLimit-Reset, read as a Unix time from 10^9 on, is
+// counted from the server's clock (its Date lines): those are read once,
+// not once per reset member. Counted here in allocations (each invalid Date
+// line costs some), which do not depend on the machine's speed: twice the
+// lines, about twice the allocations, not four times.
+func TestServerHoldCostLinearInLines(t *testing.T) {
+	header := func(n int) http.Header {
+		h := http.Header{"Ratelimit-Remaining": {"0"}}
+		for range n {
+			h.Add("Ratelimit-Reset", "1000000000")
+			h.Add("Date", "not a date")
+		}
+		return h
+	}
+	now := time.Now()
+	cost := func(n int) float64 {
+		h := header(n)
+		return testing.AllocsPerRun(3, func() { serverHold(h, now) })
+	}
+	small, large := cost(200), cost(400)
+	if small == 0 || large > 3*small {
+		t.Errorf("serverHold allocates %v times for 200 lines of each, %v for 400: want about twice as many, not four times", small, large)
+	}
+}
