@@ -38,8 +38,11 @@ import (
 // the default), and the last turn goes back to the store
 // ([algorithms.Refunder]; both stores of this module are), which takes it
 // when no other request queued there behind it, as with a fleet sharing a
-// store; otherwise it stays used, a gap in what the server sees. The turns
-// that fall within a server's Retry-After are lost, but the requests that
+// store; otherwise it stays used, a gap in what the server sees. Giving it
+// back is a store call, which RoundTrip makes before it returns (it starts
+// no goroutine), for at most a second: a store slow to answer delays the
+// return of a request that gave up its turn (its context done, or its turn
+// past its deadline) by up to that second. The turns that fall within a server's Retry-After are lost, but the requests that
 // had them keep their places (see [WithProactive]); one given up moves
 // nobody up. Retries take a new turn, as the server counts them too; a
 // retry that waits for a server's hold takes it before the requests that
