@@ -17,7 +17,8 @@ import (
 	"github.com/ratekeeper/ratekeeper/client"
 )
 
-// Many goroutines on many hosts at once, in virtual time (a synctest
+// Many goroutines on many hosts (or on two) at once, with proactive pacing
+// or without, in virtual time (a synctest
 // bubble: the Transport's default clock and the contexts' deadlines are
 // the bubble's): servers that refuse at random, with a Retry-After, or a
 // RateLimit field saying no quota is left, or nothing; callers that cancel
@@ -26,16 +27,17 @@ import (
 // requests closer than the interval); every response body is closed, and
 // no goroutine is left behind once the calls have returned.
 func TestManyHostsManyCallers(t *testing.T) {
-	for seed := range uint64(8) {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { manyHosts(t, seed) })
+	for seed := range uint64(12) {
+		hosts := []int{40, 2}[seed%2] // many hosts, or two much contended
+		proactive := seed%3 != 2      // and some runs without proactive pacing
+		t.Run(fmt.Sprintf("seed %d, %d hosts, proactive %v", seed, hosts, proactive), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { manyHosts(t, seed, hosts, proactive) })
 		})
 	}
 }
 
-func manyHosts(t *testing.T, seed uint64) {
+func manyHosts(t *testing.T, seed uint64, hosts int, proactive bool) {
 	const (
-		hosts    = 40
 		callers  = 400
 		interval = 100 * time.Millisecond
 	)
@@ -66,7 +68,7 @@ func manyHosts(t *testing.T, seed uint64) {
 		return &http.Response{StatusCode: status, Header: h, Body: body, Request: r}, nil
 	})
 	tr, err := client.New(next, client.WithRate(1, interval), client.WithMaxWait(5*time.Second),
-		client.WithMaxRetryAfter(time.Minute), client.WithRandom(rand.NewPCG(seed, 2)))
+		client.WithMaxRetryAfter(time.Minute), client.WithRandom(rand.NewPCG(seed, 2)), client.WithProactive(proactive))
 	if err != nil {
 		t.Fatal(err)
 	}
