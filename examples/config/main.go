@@ -27,6 +27,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -61,10 +63,21 @@ func main() {
 	if err == nil {
 		err = run(ctx, ln, *path, logger)
 	}
+	if errors.Is(err, fs.ErrNotExist) && !flagSet("config") {
+		// The default is relative to the repository's root.
+		err = fmt.Errorf("%w (the default -config is relative to the repository's root: run from there, or give -config PATH)", err)
+	}
 	if err != nil {
 		logger.Error("ratekeeper example stopped", slog.Any("error", err))
 		os.Exit(1)
 	}
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // shutdownTimeout bounds the wait for the requests in flight at shutdown.

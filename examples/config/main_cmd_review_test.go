@@ -14,35 +14,19 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ratekeeper/ratekeeper/examples/internal/apptest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
-// envMain makes the test binary run the example's main, with the
-// arguments in envArgs (one a line), instead of the tests.
-const (
-	envMain = "RATEKEEPER_EXAMPLE_CONFIG_MAIN"
-	envArgs = "RATEKEEPER_EXAMPLE_CONFIG_ARGS"
-)
-
 func TestMain(m *testing.M) {
-	if os.Getenv(envMain) == "1" {
-		os.Args = append([]string{"config"}, strings.Split(os.Getenv(envArgs), "\n")...)
-		main()
-		os.Exit(0)
-	}
+	apptest.Main(main)
 	os.Exit(m.Run())
 }
 
 // command returns the example's main as a command with args.
 func command(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envMain+"=1", envArgs+"="+strings.Join(args, "\n"))
-	return cmd
+	return apptest.Command(t, args...)
 }
 
 // TestMainBadFile: a new user's first mistakes, given as -config, stop the
@@ -78,6 +62,27 @@ func TestMainBadFile(t *testing.T) {
 		}
 		if rec.Level != "ERROR" || !strings.Contains(rec.Error, tc.want) {
 			t.Errorf("%s: logged %+v, want an ERROR containing %q", tc.name, rec, tc.want)
+		}
+	}
+}
+
+// TestMainDefaultConfigMissing: run outside the repository's root without
+// -config, the example's default file ("examples/config/ratekeeper.yaml",
+// relative) is not there: the error said only "no such file or
+// directory"; it now says how to name the file.
+func TestMainDefaultConfigMissing(t *testing.T) {
+	cmd := command(t, "-addr", "127.0.0.1:0")
+	cmd.Dir = t.TempDir()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("%v, want exit status 1; stderr:\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"examples/config/ratekeeper.yaml", "no such file", "-config", "repository"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
 		}
 	}
 }
