@@ -307,10 +307,13 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		switch {
 		case tb.logs != nil:
 			if lg, held := tb.logs[h]; held {
+				// Decided on a view: a denied Take forgets no event
+				// (see slidingLog.view).
 				off = lg.latest(t) - t
-				lg.prune(p, t+off)
-				d = lg.decide(p, t+off, n, true)
+				v := lg.view(p, t+off)
+				d = v.decide(p, t+off, n, true)
 				if d.Allowed {
+					*lg = v
 					lg.commit(p, t+off, n)
 				}
 				sh.mu.Unlock()
@@ -900,6 +903,9 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 			lg = op.log
 			tb.logs[op.h] = lg
 		}
+		// Logging at t+off, its newest instant from now on, it forgets
+		// what has left the window there.
+		lg.prune(&tb.p, t+op.off)
 		lg.commit(&tb.p, t+op.off, op.n)
 	case SlidingBuckets:
 		bk := tb.bkts[op.h]

@@ -139,8 +139,13 @@ func (p *params) peekDelay(d *Decision) {
 }
 
 // view returns s as prune(p, t) would leave it, without changing s: the
-// copy shares s's events (read only) and starts past those that have left
-// the window at t.
+// copy shares s's events and starts past those that have left the window
+// at t. A call that logs nothing (a peek, a denied Take, a give-back)
+// decides on a view: pruning at t, which may be later than the newest
+// logged instant, would forget events that a request decided at an
+// earlier instant (its clock read before the call's, or behind it) still
+// counts. A log forgets only when it logs, at its newest instant from
+// then on (or, in a sweep, at the newest it has: see slidingLog.used).
 func (s *slidingLog) view(p *params, t int64) slidingLog {
 	v := *s
 	for v.n > 0 && v.ev[v.head].t < t-p.window {

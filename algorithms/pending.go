@@ -13,10 +13,15 @@ type pending struct {
 	// The state the check is decided on; for a repeated key, a copy that
 	// includes the earlier checks' consumption.
 	c   cell
-	nc  cell // the state after the check (cell kinds)
-	log *slidingLog
-	bk  *slidingBuckets
-	d   Decision
+	nc  cell        // the state after the check (cell kinds)
+	log *slidingLog // the key's log (sliding_log), changed only by commit
+	// lv is the log decided on: log as pruned at t+off, without pruning
+	// it (a check that logs nothing forgets no event: see
+	// slidingLog.view); for a repeated key, a copy with the earlier
+	// checks' units.
+	lv slidingLog
+	bk *slidingBuckets
+	d  Decision
 }
 
 func (op *pending) init(tb *table, h uint64, n int64) {
@@ -39,7 +44,7 @@ func (op *pending) load(t, dropped int64) {
 		if !op.exists {
 			op.off = tn - t
 		}
-		op.log.prune(p, t+op.off)
+		op.lv = op.log.view(p, t+op.off)
 	case SlidingBuckets:
 		op.bk, op.exists = op.tb.bkts[op.h]
 		if !op.exists {
@@ -71,8 +76,9 @@ func (op *pending) follow(prev *pending, t int64) {
 	op.exists, op.off, op.ahead = prev.exists, prev.off, prev.ahead+prev.n
 	switch p.kind {
 	case SlidingLog:
-		op.log = prev.log.clone()
-		op.log.commit(p, t+prev.off, prev.n)
+		lv := prev.lv.clone()
+		lv.commit(p, t+prev.off, prev.n)
+		op.log, op.lv = prev.log, *lv
 	case SlidingBuckets:
 		op.bk = prev.bk.clone()
 		op.bk.commit(p, prev.n)
@@ -97,7 +103,7 @@ func alone(ops []pending, i int, t int64) {
 			root = ops[root].dup
 		}
 		r := &ops[root]
-		op.c, op.log, op.bk, op.off = r.c, r.log, r.bk, r.off
+		op.c, op.log, op.lv, op.bk, op.off = r.c, r.log, r.lv, r.bk, r.off
 	}
 	op.decide(t, false)
 }
@@ -109,7 +115,7 @@ func (op *pending) decide(t int64, consume bool) {
 	tl := t + op.off
 	switch p.kind {
 	case SlidingLog:
-		op.d = op.log.decide(p, tl, op.n, consume)
+		op.d = op.lv.decide(p, tl, op.n, consume)
 	case SlidingBuckets:
 		op.d = op.bk.decide(p, tl, op.n, consume)
 	default:

@@ -151,35 +151,36 @@ func (s *slidingLog) clone() *slidingLog {
 
 // giveBack gives back at t up to n units of the event logged nearest to
 // at, the caller's reckoning of the Take's instant (a tie to the older; see
-// [GiveBacker.GiveBack]), among those still in the window, when at is
-// still in the window itself; it reports whether any came back.
+// [GiveBacker.GiveBack]), among those still in the window at t, when at is
+// still in the window itself; it reports whether any came back. t is no
+// earlier than s.latest. It prunes nothing (see view): the events that
+// have left the window at t stay for requests decided earlier.
 func (s *slidingLog) giveBack(p *params, t, n, at int64) bool {
-	tl := s.latest(t)
-	s.prune(p, tl)
-	if at < tl-p.window {
+	if at < t-p.window {
 		// The Take's instant has left the window: its units no longer
 		// count, and those nearest it are other requests'.
 		return false
 	}
-	i := s.n - 1
-	for i >= 0 && s.at(i).t > at {
+	v := s.view(p, t)
+	i := v.n - 1
+	for i >= 0 && v.at(i).t > at {
 		i--
 	}
-	// at(i) is the newest at or before at (if i >= 0), at(i+1) the
+	// v.at(i) is the newest at or before at (if i >= 0), v.at(i+1) the
 	// oldest after it (if any).
-	if j := i + 1; j < s.n && (i < 0 || s.at(j).t-at < at-s.at(i).t) {
+	if j := i + 1; j < v.n && (i < 0 || v.at(j).t-at < at-v.at(i).t) {
 		i = j
 	}
 	if i < 0 {
 		return false
 	}
-	e := s.at(i)
+	e := v.at(i) // s's event: v shares s's storage
 	k := min(n, e.n)
 	e.n -= k
 	s.sum -= k
 	if e.n == 0 {
 		// Remove it: the newer events move back by one.
-		for j := i; j < s.n-1; j++ {
+		for j := i + s.n - v.n; j < s.n-1; j++ {
 			*s.at(j) = *s.at(j + 1)
 		}
 		if s.n--; s.n == 0 {

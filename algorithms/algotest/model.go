@@ -268,7 +268,7 @@ type machine interface {
 	// the key's window or sub-window, the newest logged request.
 	anchor() (t int64, ok bool)
 	// touch records that a call looked at the key at t >= anchor, admitted
-	// or not (the log forgets what left the window; the buckets move on).
+	// or not (the buckets move on; the log changes only when it logs).
 	touch(t int64)
 	clone() machine
 }
@@ -484,7 +484,7 @@ func (m *slidingLog) firstAtMost(t int64, x *big.Rat) int64 {
 }
 
 func (m *slidingLog) consume(t, n int64) {
-	m.touch(t)
+	m.forget(t)
 	m.events = append(m.events, event{t, n})
 }
 
@@ -495,8 +495,17 @@ func (m *slidingLog) anchor() (int64, bool) {
 	return m.events[len(m.events)-1].ts, true
 }
 
-// touch forgets the events that have left the window at t.
-func (m *slidingLog) touch(t int64) {
+// touch changes nothing: a call that logs nothing (a denied one, a peek,
+// a give-back) forgets no event, for a request at an earlier instant (its
+// clock read before the call's, or behind it) counts the events in its
+// own window, at the instant it is decided at: those that left the
+// window at the look's later instant included. The log forgets only when
+// it logs (consume), at its new newest instant, before which no request
+// is decided.
+func (m *slidingLog) touch(int64) {}
+
+// forget forgets the events that have left the window at t.
+func (m *slidingLog) forget(t int64) {
 	live := m.events[:0:0]
 	for _, e := range m.events {
 		if e.ts >= t-m.w {

@@ -121,7 +121,6 @@ func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algo
 		m.counts[j] -= min(n, m.counts[j])
 		return true
 	case *slidingLog:
-		m.touch(te)
 		at := new(big.Int).Sub(e, big.NewInt(m.w+1))
 		if at.Cmp(big.NewInt(te-m.w)) < 0 {
 			return false // the Take's instant has left the window
@@ -132,6 +131,9 @@ func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algo
 		var best *big.Int
 		var ts int64
 		for _, ev := range m.events {
+			if ev.ts < te-m.w {
+				continue // left the window: not this Take's, and no longer counted
+			}
 			d := new(big.Int).Sub(big.NewInt(ev.ts), at)
 			d.Abs(d)
 			if best == nil || d.Cmp(best) < 0 {

@@ -47,6 +47,9 @@ const (
 //     so that dropping a key that is not idle shows;
 //   - ClockSkew/seed=<n>: the same with instants that go back (app hosts
 //     whose clocks disagree), compared with the Model;
+//     ClockSkew/denied_ahead/<kind>: a Take denied a window ahead of a
+//     key's newest instant leaves a later Take at an earlier instant
+//     deciding as without it (a log it pruned would show);
 //   - Concurrency/<kind>: 64 goroutines at one frozen instant admit exactly
 //     the capacity, never more; Concurrency/mixed_costs: calls of cost 1 and
 //     2 take at most the capacity and the key accounts for exactly what they
@@ -99,6 +102,8 @@ const (
 //   - GiveBack/<case>: for an algorithms.GiveBacker, each kind gives back
 //     a Take's units while they still count and not after, with other
 //     requests between, costs above 1, a denied Take, stacked checks;
+//     a sliding_log give-back a window ahead forgets no event that a
+//     Take at an earlier instant counts (log_ahead);
 //     every report is the Model's ([Model.GiveBackAt]), and
 //     GiveBack/model_traces compares random Takes and give-backs with it;
 //   - Peek/<case>: for an algorithms.Peeker, random traces whose every
@@ -242,6 +247,28 @@ func runClockSkew(t *testing.T, h Harness) {
 			compareModel(t, h, RandomSkewTrace(seed, skewSteps), "with clocks that go back, ", false)
 		})
 	}
+	for _, spec := range kindSpecs(4) {
+		t.Run("denied_ahead/"+string(spec.Algorithm), func(t *testing.T) { deniedAhead(t, h, spec) })
+	}
+}
+
+// deniedAhead: a key takes half its capacity at +1 s and the rest half a
+// window later; a Take of the whole capacity a window after the first is
+// denied (the second half is still in the window), and must change
+// nothing: back at the second half's instant, by a clock that read the
+// time before it, the key is as full as the Model says (the first half
+// still counts there).
+func deniedAhead(t *testing.T, h Harness, spec algorithms.Spec) {
+	e := newEnv(t, h)
+	c := capacity(spec)
+	half := algorithms.Check{Spec: spec, Key: "k", Cost: c / 2}
+	first, second := time.Second, time.Second+spec.Window/2
+	e.take(first, half)
+	e.take(second, half)
+	e.take(first+spec.Window+time.Millisecond, algorithms.Check{Spec: spec, Key: "k", Cost: c})
+	one := algorithms.Check{Spec: spec, Key: "k"}
+	e.take(second, one)
+	e.take(second+time.Millisecond, one)
 }
 
 // shrinkBudget bounds the replays spent shrinking a failing trace.

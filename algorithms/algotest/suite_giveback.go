@@ -381,6 +381,24 @@ func runGiveBack(t *testing.T, h Harness) {
 			t.Errorf("A given back beside B: %+v, want given, 4 left, ResetAfter 10.000000001s", got[0])
 		}
 	})
+	t.Run("log_ahead", func(t *testing.T) {
+		// sliding_log 5 per 10 s: 2 units at +1 s, 3 at +6 s; the +6 s
+		// Take given back at +11.5 s (a window after +1 s) gives back one
+		// of its units and forgets nothing: back at +6 s, by a clock that
+		// read the time before the give-back, the +1 s units still count.
+		e := newG(t)
+		sp := giveBackSpecs()[2]
+		e.take(s, algorithms.Check{Spec: sp, Key: "k", Cost: 2})
+		c := []algorithms.Check{{Spec: sp, Key: "k"}}
+		e.take(6*s, algorithms.Check{Spec: sp, Key: "k", Cost: 2})
+		ds := e.take(6*s, c...)
+		if got := give(e, 6*s, 11*s+500*ms, c, ds); !got[0].Given {
+			t.Errorf("the +6 s Take given back at +11.5 s: %+v, want given", got[0])
+		}
+		if d := e.take(6*s, c...)[0]; !d.Allowed || d.Remaining != 0 {
+			t.Errorf("a Take at +6 s after the give-back: %+v, want admitted with 0 left (the +1 s units still count)", d)
+		}
+	})
 	t.Run("log_reckoned_off", func(t *testing.T) {
 		// sliding_log: A at +1 s, B at +2 s; B given back at +3 s by a
 		// caller whose wait is 1 µs too long (its clock read before the
