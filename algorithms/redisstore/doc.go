@@ -194,7 +194,7 @@
 // every admitted write in window k ends at the same instant (the end of
 // window k, or of window k+1 for sliding_window), which the expiry the
 // first one set already outlives (TestExpiryCoversResetAfter). The other writes (a denied
-// Take's rolled ring or pruned log, a give-back, a cross-slot undo) keep the
+// Take's rolled ring, a give-back, a cross-slot undo) keep the
 // key's expiry too: none moves the instant the state stops mattering later
 // (TestEveryKeyExpires, TestSlidingKeyOutlivesItsResetAfterAfterGiveBack).
 // With an injected clock, which Redis does not follow, keys live at least
@@ -305,7 +305,7 @@
 // whose keys span slots, in parallel), on the server's clock or the
 // injected one, by the Take's own Lua (mode 6 of lua/main.lua, which the
 // general path dispatches to; a plain Take's fast path does not look at
-// it). It writes nothing: not the rolled ring or pruned log a denied Take
+// it). It writes nothing: not the rolled ring a denied Take
 // keeps, not a sliding_log total a Take would rebuild, no expiry; a user
 // without write permission (ACL -@write) can peek (TestPeekWritesNothing),
 // and so can a client of a server refusing writes, one at its maxmemory

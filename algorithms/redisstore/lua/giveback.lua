@@ -66,7 +66,10 @@ local function giveBackOne(op, minTTL)
     return true
   end
   if kind == LOG then
-    load(op) -- pruned at the latest instant
+    -- Loaded as pruned at the latest instant, the pruning kept in this
+    -- call only: a give-back forgets no event (algorithms' "Time that
+    -- goes back"). The list keeps its events; the i-th is its item i - 1.
+    load(op)
     if not op.exists then return false end
     local M, S = logKind(), op.S
     local at = r - P.W - 1 -- the caller's reckoning of the Take's instant
@@ -84,9 +87,8 @@ local function giveBackOne(op, minTTL)
     if i < S.head then return false end
     local e = M.event(S, i)
     local k = math.min(n, e.n)
-    S.sum = S.sum - k
-    M.write(S, nil) -- the pruning and the total: the list begins at S.head
-    local li = i - S.head
+    call('DECRBY', S.key, k) -- the total, which keeps its expiry
+    local li = i - 1
     if e.n > k then
       local s, ns = absol(e.t)
       call('LSET', S.lkey, li, fmt(s) .. ' ' .. fmt(ns) .. ' ' .. fmt(e.n - k))
