@@ -324,10 +324,12 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			}
 		case tb.bkts != nil:
 			if bk, held := tb.bkts[h]; held {
+				// Decided on a view: a denied Take rolls no ring
+				// (see bucketsView).
 				off = bk.latest(p, t) - t
-				bk.roll(p, t+off)
-				d = bk.decide(p, t+off, n, true)
+				d = bk.view(p, t+off).decide(p, t+off, n, true)
 				if d.Allowed {
+					bk.roll(p, t+off)
 					bk.commit(p, n)
 				}
 				sh.mu.Unlock()
@@ -914,6 +916,9 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 			bk = op.bk
 			tb.bkts[op.h] = bk
 		}
+		// Counting a request in the sub-window of t+off, the ring moves
+		// there.
+		bk.roll(&tb.p, t+op.off)
 		bk.commit(&tb.p, op.n)
 	default:
 		if ptr := tb.cells.get(op.h); ptr != nil {

@@ -19,9 +19,7 @@ var _ Peeker = (*MemoryStore)(nil)
 // instant: see "Time that goes back"), no sweep runs and no key or Spec
 // storage is made. A key the store does not hold is decided as Take
 // would decide a new one: fresh, at the latest instant its shard dropped
-// keys if that is later. It does not allocate for a key of the
-// fixed-size kinds or of sliding_log; a sliding_buckets key whose ring
-// the peek's instant would roll is decided on a copy.
+// keys if that is later. It does not allocate for a key the store holds.
 func (s *MemoryStore) Peek(ctx context.Context, dst []Decision, checks []Check) error {
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algorithms: Peek: %d decisions for %d checks", len(dst), len(checks))
@@ -83,12 +81,7 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 			break
 		}
 		tl := bk.latest(p, t)
-		if floorDiv(tl, p.sub) > bk.last {
-			// The ring would roll: decide on a rolled copy.
-			bk = bk.clone()
-			bk.roll(p, tl)
-		}
-		*d = bk.decide(p, tl, n, false)
+		*d = bk.view(p, tl).decide(p, tl, n, false)
 		sh.mu.Unlock()
 		if tl > t {
 			*d = d.later(tl - t)

@@ -20,7 +20,11 @@ type pending struct {
 	// slidingLog.view); for a repeated key, a copy with the earlier
 	// checks' units.
 	lv slidingLog
-	bk *slidingBuckets
+	bk *slidingBuckets // the key's ring (sliding_buckets), changed only by commit
+	// bv is the ring decided on: bk as rolled to t+off, without rolling
+	// it (see bucketsView); for a repeated key, a view of a copy with the
+	// earlier checks' units.
+	bv bucketsView
 	d  Decision
 }
 
@@ -54,7 +58,7 @@ func (op *pending) load(t, dropped int64) {
 		if !op.exists {
 			op.off = tn - t
 		}
-		op.bk.roll(p, t+op.off)
+		op.bv = op.bk.view(p, t+op.off)
 	default:
 		if ptr := op.tb.cells.get(op.h); ptr != nil {
 			op.c, op.exists = *ptr, true
@@ -80,8 +84,10 @@ func (op *pending) follow(prev *pending, t int64) {
 		lv.commit(p, t+prev.off, prev.n)
 		op.log, op.lv = prev.log, *lv
 	case SlidingBuckets:
-		op.bk = prev.bk.clone()
-		op.bk.commit(p, prev.n)
+		bk := prev.bv.s.clone()
+		bk.roll(p, t+prev.off)
+		bk.commit(p, prev.n)
+		op.bk, op.bv = prev.bk, bk.view(p, t+prev.off)
 	default:
 		op.c = prev.nc
 		if !prev.d.Allowed {
@@ -103,7 +109,7 @@ func alone(ops []pending, i int, t int64) {
 			root = ops[root].dup
 		}
 		r := &ops[root]
-		op.c, op.log, op.lv, op.bk, op.off = r.c, r.log, r.lv, r.bk, r.off
+		op.c, op.log, op.lv, op.bk, op.bv, op.off = r.c, r.log, r.lv, r.bk, r.bv, r.off
 	}
 	op.decide(t, false)
 }
@@ -117,7 +123,7 @@ func (op *pending) decide(t int64, consume bool) {
 	case SlidingLog:
 		op.d = op.lv.decide(p, tl, op.n, consume)
 	case SlidingBuckets:
-		op.d = op.bk.decide(p, tl, op.n, consume)
+		op.d = op.bv.decide(p, tl, op.n, consume)
 	default:
 		op.nc = op.c
 		p.decideCell(&op.nc, tl, op.n, consume, &op.d)

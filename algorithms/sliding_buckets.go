@@ -42,21 +42,71 @@ func (s *slidingBuckets) latest(p *params, t int64) int64 {
 	return max(t, s.last*p.sub)
 }
 
+// bucketsView is a sliding_buckets ring as roll(p, t) would leave it,
+// without rolling it: the ring s read only, moved to sub-window j >=
+// s.last, whose sub-windows after s.last count 0, and the sum of the
+// sub-windows in the window there. A call that counts nothing (a peek, a
+// denied Take, a give-back) decides on a view: rolling the ring to a
+// sub-window later than its newest would forget the sub-windows that a
+// request decided at an earlier instant (its clock read before the
+// call's, or behind it) still counts, and move the instant at which such
+// a request is decided. The ring moves on only when a request is counted
+// in it.
+type bucketsView struct {
+	s      *slidingBuckets
+	j, sum int64
+}
+
+// view returns s as roll(p, t) would leave it, without changing s; t must
+// be no earlier than s.latest.
+func (s *slidingBuckets) view(p *params, t int64) bucketsView {
+	j := floorDiv(t, p.sub)
+	v := bucketsView{s, max(j, s.last), s.sum}
+	switch {
+	case j <= s.last:
+	case j-s.last >= p.buckets:
+		v.sum = 0
+	default:
+		idx := mod(s.last+1, p.buckets)
+		for i := s.last + 1; i <= j; i++ {
+			v.sum -= int64(s.counts[idx])
+			if idx++; idx == p.buckets {
+				idx = 0
+			}
+		}
+	}
+	return v
+}
+
 // decide decides cost n at t after roll(p, t); it changes nothing.
 func (s *slidingBuckets) decide(p *params, t, n int64, consume bool) Decision {
-	d := Decision{Limit: p.limit, Allowed: s.sum+n <= p.limit}
-	sum := s.sum
+	return bucketsView{s, s.last, s.sum}.decide(p, t, n, consume)
+}
+
+// count returns the count of sub-window k of the window of v (v.j−B < k
+// <= v.j), whose ring index is idx.
+func (v bucketsView) count(k, idx int64) int64 {
+	if k > v.s.last {
+		return 0 // after the ring's newest sub-window: nothing yet
+	}
+	return int64(v.s.counts[idx])
+}
+
+// decide decides cost n at t, in sub-window v.j; it changes nothing.
+func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
+	d := Decision{Limit: p.limit, Allowed: v.sum+n <= p.limit}
+	sum := v.sum
 	if d.Allowed && consume {
 		sum += n
 	} else if !d.Allowed {
-		d.RetryAfter = dur(s.wait(p, t, n, 0))
+		d.RetryAfter = dur(v.wait(p, t, n, 0))
 	}
 	d.Remaining = max(p.limit-sum, 0)
 	if sum > 0 {
 		// The window is clear once the newest non-empty bucket has left it.
-		newest := s.last
+		newest := v.j
 		if !d.Allowed || !consume {
-			for s.counts[mod(newest, p.buckets)] == 0 {
+			for v.count(newest, mod(newest, p.buckets)) == 0 {
 				newest--
 			}
 		}
@@ -67,7 +117,7 @@ func (s *slidingBuckets) decide(p *params, t, n int64, consume bool) Decision {
 		if d.Allowed && consume {
 			extra = n
 		}
-		d.NextAfter = dur(s.wait(p, t, d.Remaining+1, extra))
+		d.NextAfter = dur(v.wait(p, t, d.Remaining+1, extra))
 	}
 	return d
 }
@@ -76,22 +126,22 @@ func (s *slidingBuckets) decide(p *params, t, n int64, consume bool) Decision {
 // the current bucket also holds extra units and they are not available at
 // t (sum+extra+m > Limit: decide asks only then). The bucket j−B+i leaves
 // the window when sub-window j+i begins.
-func (s *slidingBuckets) wait(p *params, t, m, extra int64) int64 {
-	sum := s.sum + extra
-	// The ring index of bucket last−B+1 is (last+1) mod B.
-	idx := mod(s.last+1, p.buckets)
+func (v bucketsView) wait(p *params, t, m, extra int64) int64 {
+	sum := v.sum + extra
+	// The ring index of bucket j−B+1 is (j+1) mod B.
+	idx := mod(v.j+1, p.buckets)
 	for i := int64(1); i < p.buckets; i++ {
-		if c := s.counts[idx]; c != 0 {
-			sum -= int64(c)
+		if c := v.count(v.j-p.buckets+i, idx); c != 0 {
+			sum -= c
 			if sum+m <= p.limit {
-				return (s.last+i)*p.sub - t
+				return (v.j+i)*p.sub - t
 			}
 		}
 		if idx++; idx == p.buckets {
 			idx = 0
 		}
 	}
-	return (s.last+p.buckets)*p.sub - t
+	return (v.j+p.buckets)*p.sub - t
 }
 
 // commit records cost n accepted at t, after roll(p, t).
@@ -130,12 +180,13 @@ func mod(a, m int64) int64 {
 
 // giveBack gives back at t up to n units of the bucket of a Take whose
 // key was to be clear at end, when the bucket's last window ends (see
-// [GiveBacker.GiveBack]), if it is still in the ring; it reports whether
-// any came back.
+// [GiveBacker.GiveBack]), if it is still in the window at t; it reports
+// whether any came back. t is no earlier than s.latest. It rolls nothing
+// (see bucketsView): a bucket still in the window at t is where the ring
+// holds it.
 func (s *slidingBuckets) giveBack(p *params, t, n, end int64) bool {
-	s.roll(p, s.latest(p, t))
 	j := windowOf(end, p.sub) + 1 - p.buckets
-	if j > s.last || j <= s.last-p.buckets {
+	if j > s.last || j <= floorDiv(t, p.sub)-p.buckets {
 		return false
 	}
 	i := mod(j, p.buckets)

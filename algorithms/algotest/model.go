@@ -268,7 +268,9 @@ type machine interface {
 	// the key's window or sub-window, the newest logged request.
 	anchor() (t int64, ok bool)
 	// touch records that a call looked at the key at t >= anchor, admitted
-	// or not (the buckets move on; the log changes only when it logs).
+	// or not: it changes nothing of any kind's state (the log and the
+	// buckets change only when they count a request); it is kept as the
+	// one place to say so.
 	touch(t int64)
 	clone() machine
 }
@@ -580,17 +582,20 @@ func (m *slidingWindow) clone() machine { c := *m; return &c }
 type slidingBuckets struct {
 	size, n int64
 	counts  map[int64]int64
-	last    int64 // the newest sub-window looked at
+	last    int64 // the newest sub-window a request was counted in
 	seen    bool
 }
 
 func (m *slidingBuckets) anchor() (int64, bool) { return m.last * m.size, m.seen }
 
-func (m *slidingBuckets) touch(t int64) {
-	if j := floorDiv(t, m.size); !m.seen || j > m.last {
-		m.last, m.seen = j, true
-	}
-}
+// touch changes nothing: as for the log, a call that counts nothing
+// (a denied one, a peek, a give-back) leaves the ring where it is, for a
+// request at an earlier instant counts the sub-windows in its own window,
+// at the instant it is decided at: those that left the window at the
+// look's later instant included. The ring moves on only when a request
+// is counted (consume), to its sub-window, before which no request is
+// decided.
+func (m *slidingBuckets) touch(int64) {}
 
 func (m *slidingBuckets) used(t int64) *big.Rat {
 	j := floorDiv(t, m.size)
@@ -621,8 +626,10 @@ func (m *slidingBuckets) firstAtMost(t int64, x *big.Rat) int64 {
 }
 
 func (m *slidingBuckets) consume(t, n int64) {
-	m.touch(t)
 	j := floorDiv(t, m.size)
+	if !m.seen || j > m.last {
+		m.last, m.seen = j, true
+	}
 	for i := range m.counts {
 		if i <= j-m.n {
 			delete(m.counts, i)
