@@ -86,9 +86,11 @@
 // durations are lengthened by the difference. The buckets and the queue need
 // no such rule: an earlier instant is simply a larger deficit, waited out
 // like any other. A sliding_log forgets the requests that have left its
-// window only when it logs one (at its new newest instant): a call that
-// logs nothing (a denied Take, a peek, a give-back) at a later instant
-// leaves every request counted for a call decided at an earlier one. So a clock stepped back never resets a key's allowance —
+// window, and a sliding_buckets ring moves on, only when it counts a
+// request (at its new newest instant): a call that counts nothing (a
+// denied Take, a peek, a give-back) at a later instant leaves every
+// request counted, and the instant the key decides at, for a call decided
+// at an earlier one. So a clock stepped back never resets a key's allowance —
 // nor does a key dropped as idle (see [MemoryStore.Sweep]): the
 // MemoryStore decides a request on a key it does not hold, at an instant
 // before it last dropped keys of the key's shard, at that later instant, at

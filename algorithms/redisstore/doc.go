@@ -193,8 +193,8 @@
 // something in it, keeps its expiry (SET KEEPTTL, cheaper than PX), because
 // every admitted write in window k ends at the same instant (the end of
 // window k, or of window k+1 for sliding_window), which the expiry the
-// first one set already outlives (TestExpiryCoversResetAfter). The other writes (a denied
-// Take's rolled ring, a give-back, a cross-slot undo) keep the
+// first one set already outlives (TestExpiryCoversResetAfter). The other writes (a
+// give-back, a cross-slot undo) keep the
 // key's expiry too: none moves the instant the state stops mattering later
 // (TestEveryKeyExpires, TestSlidingKeyOutlivesItsResetAfterAfterGiveBack).
 // With an injected clock, which Redis does not follow, keys live at least
@@ -305,8 +305,7 @@
 // whose keys span slots, in parallel), on the server's clock or the
 // injected one, by the Take's own Lua (mode 6 of lua/main.lua, which the
 // general path dispatches to; a plain Take's fast path does not look at
-// it). It writes nothing: not the rolled ring a denied Take
-// keeps, not a sliding_log total a Take would rebuild, no expiry; a user
+// it). It writes nothing: not a sliding_log total a Take would rebuild, no expiry; a user
 // without write permission (ACL -@write) can peek (TestPeekWritesNothing),
 // and so can a client of a server refusing writes, one at its maxmemory
 // (OOM) or a read-only replica: as a library, a Peek calls the same code

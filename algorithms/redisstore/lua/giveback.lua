@@ -49,20 +49,28 @@ local function giveBackOne(op, minTTL)
     return true
   end
   if kind == BUCKETS then
-    load(op) -- the ring at the latest sub-window
-    if not op.exists then return false end
-    local S = op.S
-    -- The Take's sub-window relative to the ring's newest: j - last.
+    -- The ring R at the latest sub-window, rolled in this call only: a
+    -- give-back rolls nothing (algorithms' bucketsView). A sub-window
+    -- still in R's window with a count is in the stored ring S at the
+    -- same slot (sub-window mod Buckets) with the same count.
+    local M = bucketsKind()
+    local S, held = M.load(P, op.key)
+    if not held then return false end
+    local off = M.off(P, S)
+    if off > FAR then return false end -- as load: a state 26 days ahead is fresh
+    local R = M.clone(S)
+    M.roll(P, R, off)
+    -- The Take's sub-window relative to R's newest: j - last.
     local q = divmod(P.es + r + floor(P.sub / 2), P.sub)
-    local d = (P.jw - S.w) * P.B + (P.jb - S.b) + q - P.B
+    local d = (P.jw - R.w) * P.B + (P.jb - R.b) + q - P.B
     if d > 0 or d <= -P.B then return false end
-    local idx = (S.b + d) % P.B
-    local c = S.counts[idx] or 0
+    local idx = (R.b + d) % P.B
+    local c = R.counts[idx] or 0
     if c == 0 then return false end
     local k = math.min(n, c)
     S.counts[idx] = c - k
     S.sum = S.sum - k
-    call('SET', op.key, bucketsKind().encode(S), 'KEEPTTL')
+    call('SET', op.key, M.encode(S), 'KEEPTTL')
     return true
   end
   if kind == LOG then

@@ -57,8 +57,8 @@ if mode == 2 then
 end
 
 -- A peek of each check alone (mode 6) loads and decides every check on
--- its own, without consuming, and writes nothing: not even the rolled
--- ring a denied Take keeps, which would move a key's newest instant.
+-- its own, without consuming, and writes nothing (neither does a denied
+-- Take: a rebuilt sliding_log total aside).
 local alone = mode == 6
 
 local ops, byKey = {}, {}
@@ -120,21 +120,10 @@ elseif not all then
       decide(op, false)
     end
   end
-  -- Like the memory store, which rolls a sliding_buckets ring in place
-  -- when it loads it, keep the rolled ring of a key that exists even when
-  -- nothing is consumed. This changes no decision while time moves
-  -- forward; it keeps the key's newest instant for a clock that goes back
-  -- (the "late" rule). The key keeps its expiry. A peek (mode 3) does so
-  -- too, as the memory store's denied Take would. A pruned log is not
-  -- written: a log forgets only when it logs (algorithms' "Time that goes
-  -- back"), for a request decided at an earlier instant still counts what
-  -- left the window at this one.
-  for i = 1, nchecks do
-    local op = ops[i]
-    if not op.dup and op.exists and op.P.kind == BUCKETS and op.S.dirty then
-      call('SET', op.key, bucketsKind().encode(op.S), 'KEEPTTL')
-    end
-  end
+  -- Nothing is written: a denied Take (or a peek, mode 3) neither
+  -- prunes a log nor rolls a ring, which would forget what a request
+  -- decided at an earlier instant still counts, and move the instant such
+  -- a request is decided at (algorithms' "Time that goes back").
 else
   -- Commit: every check's consumption, in order, on its key's loaded
   -- state; then one write per key, expiring when its state stops mattering.
