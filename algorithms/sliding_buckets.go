@@ -83,15 +83,6 @@ func (s *slidingBuckets) decide(p *params, t, n int64, consume bool) Decision {
 	return bucketsView{s, s.last, s.sum}.decide(p, t, n, consume)
 }
 
-// count returns the count of sub-window k of the window of v (v.j−B < k
-// <= v.j), whose ring index is idx.
-func (v bucketsView) count(k, idx int64) int64 {
-	if k > v.s.last {
-		return 0 // after the ring's newest sub-window: nothing yet
-	}
-	return int64(v.s.counts[idx])
-}
-
 // decide decides cost n at t, in sub-window v.j; it changes nothing.
 func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
 	d := Decision{Limit: p.limit, Allowed: v.sum+n <= p.limit}
@@ -103,10 +94,12 @@ func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
 	}
 	d.Remaining = max(p.limit-sum, 0)
 	if sum > 0 {
-		// The window is clear once the newest non-empty bucket has left it.
+		// The window is clear once the newest non-empty bucket has left
+		// it. The sub-windows after the ring's newest count 0.
 		newest := v.j
 		if !d.Allowed || !consume {
-			for v.count(newest, mod(newest, p.buckets)) == 0 {
+			newest = v.s.last
+			for v.s.counts[mod(newest, p.buckets)] == 0 {
 				newest--
 			}
 		}
@@ -128,16 +121,19 @@ func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
 // the window when sub-window j+i begins.
 func (v bucketsView) wait(p *params, t, m, extra int64) int64 {
 	sum := v.sum + extra
-	// The ring index of bucket j−B+1 is (j+1) mod B.
-	idx := mod(v.j+1, p.buckets)
-	for i := int64(1); i < p.buckets; i++ {
-		if c := v.count(v.j-p.buckets+i, idx); c != 0 {
-			sum -= c
-			if sum+m <= p.limit {
+	// The ring index of bucket j−B+i is (j+i) mod B. The buckets after the
+	// ring's newest sub-window (j−B+i > last) count 0: none of them makes
+	// room.
+	counts, b := v.s.counts, p.buckets
+	idx := mod(v.j+1, b)
+	room := p.limit - m // available once sum <= room
+	for i, end := int64(1), min(b, v.s.last-v.j+b+1); i < end; i++ {
+		if c := int64(counts[idx]); c != 0 {
+			if sum -= c; sum <= room {
 				return (v.j+i)*p.sub - t
 			}
 		}
-		if idx++; idx == p.buckets {
+		if idx++; idx == b {
 			idx = 0
 		}
 	}
