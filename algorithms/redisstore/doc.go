@@ -58,9 +58,10 @@
 // that ask together for more than it can ever admit at once, are found in
 // Go before the call, by the same rule as the memory store's
 // ([algorithms.ValidateChecks]), and return its error with no round trip. A denied Take
-// consumes nothing; like the memory store it may still record that time
-// has moved on for a sliding_log or sliding_buckets key (pruning, rolling
-// the ring), which changes no decision while time moves forward.
+// consumes nothing, and like the memory store neither prunes a sliding_log
+// nor rolls a sliding_buckets ring (package algorithms, "Time that goes
+// back"); on a Cluster, neither does one whose reservation was undone,
+// unless a request wrote the key between (see "Cluster").
 //
 // # Time
 //
@@ -237,7 +238,20 @@
 //     between the phases), the slots that admitted are undone, and decide
 //     their checks again without consuming. The counting kinds undo exactly
 //     (their counts are additive: the reserved units are subtracted, in
-//     whichever window or bucket still holds them). The bucket kinds
+//     whichever window or bucket still holds them). Undone, a reservation
+//     is a denied Take, which forgets no sliding_log event and rolls no
+//     sliding_buckets ring: a request decided at an earlier instant (a
+//     clock behind) still counts what left the reservation's window. So
+//     the reservation returns what its write forgot, and when the key
+//     still holds what it wrote, the undo puts that back: the events it
+//     trimmed off the log (in front of the list, their units in the
+//     total), the ring as it was. Otherwise (a request wrote the key in
+//     between, and forgot as much if it counted) the undo subtracts the
+//     units only (TestClusterUndoLeavesLogAndRingAsBefore). A reservation
+//     that stands has forgotten them, as an admitted Take has
+//     (TestClusterStandingReservationForgets). The events a log trims go
+//     back and forth in the reservation's reply and the undo's call: as
+//     many as the reservation had to read to prune them. The bucket kinds
 //     (token_bucket, leaky_bucket, leaky_queue) move an instant to
 //     max(F, t) + n·W/L, which is not additive: their undo restores the old
 //     state if the key still holds what the reservation wrote, and

@@ -7,11 +7,23 @@
 -- units the reservation added, whatever other requests did since:
 --   "f" fixed_window:   a = window index, b = units
 --   "w" sliding_window: a = window index, b = units
---   "b" sliding_buckets: a, b = the sub-window (w, b), c = Buckets, d = units
---   "l" sliding_log:    a, b = the instant (s, ns), c = units
--- The bucket kinds are not: an instant moves to max(F, t) + n*W/L. Their
--- undo restores the old value when the key still holds what the
--- reservation wrote. Otherwise it subtracts the reservation's n*W/L from
+--   "l" sliding_log:    a, b = the instant (s, ns), c = units, d = the
+--       events trimmed, with the state written (logWritten), or ""
+--   "b" sliding_buckets: a = old value ("" when absent), b = new value,
+--       c = the sub-window and Buckets "w b B", d = units
+-- Undone, though, a reservation is a denied Take, which forgets no event
+-- of a log and rolls no ring (algorithms' "Time that goes back"): a
+-- request decided at an earlier instant still counts what left the
+-- reservation's window. So when the key still holds what the reservation
+-- wrote, the undo first puts back what the write forgot: a log's trimmed
+-- events (then its units are subtracted), a ring's old value. Otherwise
+-- (a request wrote the key since, and forgot as much if it counted) it
+-- subtracts the units only. A reservation that stands has forgotten them,
+-- as an admitted Take does: a log cannot keep them listed, since a later
+-- give-back of its newest event would bring them back into the window.
+-- The bucket kinds are not additive: an instant moves to max(F, t) +
+-- n*W/L. Their undo restores the old value when the key still holds what
+-- the reservation wrote. Otherwise it subtracts the reservation's n*W/L from
 -- the current instant when that is exact: when max(F0, t) >= u, F0 being the
 -- instant before the reservation, t the reservation's and u the undo's
 -- (every request between them came at an instant s <= u, and the
@@ -59,9 +71,20 @@ local function undoKind()
     call('SET', key, out, 'KEEPTTL')
   end
 
-  local function undoBuckets(key, w, b, B, n)
+  local function undoBuckets(key, old, new, at, n)
     local v = call('GET', key)
     if not v then return end
+    if v == new then
+      if old == '' then
+        call('DEL', key)
+      else
+        call('SET', key, old, 'KEEPTTL')
+      end
+      return
+    end
+    local w, b, B = match(at, '^(%-?%d+) (%d+) (%d+)$')
+    if not w then return end
+    w, b, B = tonumber(w), tonumber(b), tonumber(B)
     local S = bucketsKind().load({jw = 0, jb = 0, B = B}, key)
     local age = (S.w - w) * B + (S.b - b)
     if S.w - w > 2 or age < 0 or age >= B then return end
@@ -72,7 +95,55 @@ local function undoKind()
     call('SET', key, bucketsKind().encode(S), 'KEEPTTL')
   end
 
-  local function undoLog(key, lkey, s, ns, n)
+  -- logTrimmed returns the items the reservation's write of the log S is
+  -- about to trim (the events its load pruned at the reservation's
+  -- instant), oldest first, joined by ',', or nil when it trims none.
+  local function logTrimmed(S)
+    local k = math.min(S.head - 1, S.len)
+    if k < 1 then return nil end
+    return table.concat(call('LRANGE', S.lkey, 0, k - 1), ',')
+  end
+
+  -- logWritten returns the 'l' record's d once the reservation has written
+  -- the log S, trimming the items trimmed: "T N;last;items", the total, the
+  -- list's length and its last item as the write left them (a request
+  -- that writes the log since changes one: a Take that counts the last
+  -- item, a give-back or another undo the total), then the items; nil when
+  -- none was trimmed.
+  local function logWritten(S, trimmed)
+    if not trimmed then return nil end
+    return fmt(S.sum) .. ' ' .. fmt(call('LLEN', S.lkey)) .. ';' ..
+      (call('LINDEX', S.lkey, -1) or '') .. ';' .. trimmed
+  end
+
+  -- restoreLog puts back the items a reservation trimmed, in front of the
+  -- list, and their units in the total, when the log is as it left it.
+  local function restoreLog(key, lkey, d)
+    local total, len, last, items = match(d, '^(%d+) (%d+);([^;]*);(.+)$')
+    if not total or call('GET', key) ~= total or call('LLEN', lkey) ~= tonumber(len)
+        or call('LINDEX', lkey, -1) ~= last then
+      return
+    end
+    local list, units, at = {}, 0, 1
+    while at <= #items do
+      local item, n, nxt = match(items, '^(%-?%d+ %d+ (%d+)),?()', at)
+      if not item then return end
+      list[#list + 1] = item
+      units = units + tonumber(n)
+      at = nxt
+    end
+    -- LPUSH puts each item in front in turn: the newest first, in chunks
+    -- (unpack passes a bounded number of arguments).
+    for hi = #list, 1, -1024 do
+      local chunk = {}
+      for k = hi, max(hi - 1023, 1), -1 do chunk[#chunk + 1] = list[k] end
+      call('LPUSH', lkey, unpack(chunk))
+    end
+    call('INCRBY', key, units)
+  end
+
+  local function undoLog(key, lkey, s, ns, n, d)
+    if d ~= '' then restoreLog(key, lkey, d) end
     local len = call('LLEN', lkey)
     local i = -1
     while -i <= len do
@@ -161,13 +232,13 @@ local function undoKind()
       elseif tag == 'f' or tag == 'w' then
         undoWindow(key, tonumber(A), tonumber(B), tag == 'w')
       elseif tag == 'b' then
-        undoBuckets(key, tonumber(A), tonumber(B), tonumber(C), tonumber(D))
+        undoBuckets(key, A, B, C, tonumber(D))
       elseif tag == 'l' then
-        undoLog(key, lkey, tonumber(A), tonumber(B), tonumber(C))
+        undoLog(key, lkey, tonumber(A), tonumber(B), tonumber(C), D)
       end
     end
     return nil
   end
-  undoKind_ = {record = undoRecord, apply = applyUndo}
+  undoKind_ = {record = undoRecord, trimmed = logTrimmed, written = logWritten, apply = applyUndo}
   return undoKind_
 end

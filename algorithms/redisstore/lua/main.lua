@@ -149,10 +149,13 @@ else
       local root = op
       while root.dup do root = ops[root.dup] end
       if kind == LOG then
+        local trimmed
+        if mode == 1 then trimmed = undoKind().trimmed(root.S) end
         logKind().write(root.S, ttl)
         if mode == 1 then
           local s, ns = absol(op.off)
-          undoKind().record('l', op.key, op.lkey, fmt(s), fmt(ns), fmt(consumed[op.key]), nil, undo)
+          undoKind().record('l', op.key, op.lkey, fmt(s), fmt(ns), fmt(consumed[op.key]),
+            undoKind().written(root.S, trimmed), undo)
         end
       else
         local v
@@ -170,7 +173,8 @@ else
           elseif kind == SLIDING then
             undoKind().record('w', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
           elseif kind == BUCKETS then
-            undoKind().record('b', op.key, nil, fmt(root.S.w), fmt(root.S.b), fmt(op.P.B), n, undo)
+            undoKind().record('b', op.key, nil, call('GET', op.key) or '', v,
+              fmt(root.S.w) .. ' ' .. fmt(root.S.b) .. ' ' .. fmt(op.P.B), n, undo)
           else
             local q, r = bdivmod(bmul(consumed[op.key], op.P.W), op.P.L)
             local queue = nil
