@@ -242,12 +242,16 @@
 //     is a denied Take, which forgets no sliding_log event and rolls no
 //     sliding_buckets ring: a request decided at an earlier instant (a
 //     clock behind) still counts what left the reservation's window. So
-//     the reservation returns what its write forgot, and when the key
-//     still holds what it wrote, the undo puts that back: the events it
-//     trimmed off the log (in front of the list, their units in the
-//     total), the ring as it was. Otherwise (a request wrote the key in
-//     between, and forgot as much if it counted) the undo subtracts the
-//     units only (TestClusterUndoLeavesLogAndRingAsBefore). A reservation
+//     the reservation returns what its write forgot, and when no request
+//     was counted in the key since (a give-back or another undo may have
+//     written it: they forget nothing), the undo puts that back: the
+//     events it trimmed off the log (in front of the list, their units in
+//     the total), the ring's slots as they were. Otherwise (a request was
+//     counted in between, and forgot as much if it stands) the undo
+//     subtracts the units only (TestClusterUndoLeavesLogAndRingAsBefore,
+//     TestClusterGiveBackBetweenReservationAndUndo). Two cross-slot Takes
+//     of one key whose reservations overlap and are undone in the order
+//     they were made still lose what the first one's write forgot. A reservation
 //     that stands has forgotten them, as an admitted Take has
 //     (TestClusterStandingReservationForgets). The events a log trims go
 //     back and forth in the reservation's reply and the undo's call: as

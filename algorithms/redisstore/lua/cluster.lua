@@ -14,11 +14,17 @@
 -- Undone, though, a reservation is a denied Take, which forgets no event
 -- of a log and rolls no ring (algorithms' "Time that goes back"): a
 -- request decided at an earlier instant still counts what left the
--- reservation's window. So when the key still holds what the reservation
--- wrote, the undo first puts back what the write forgot: a log's trimmed
--- events (then its units are subtracted), a ring's old value. Otherwise
--- (a request wrote the key since, and forgot as much if it counted) it
--- subtracts the units only. A reservation that stands has forgotten them,
+-- reservation's window. So when no request was counted in the key since
+-- (its newest log item, or its ring's sub-window and that sub-window's
+-- count, are as the reservation left them: a give-back or another undo
+-- may have written it, which forget nothing), the undo first puts back
+-- what the write forgot: a log's trimmed events (then its units are
+-- subtracted), the slots of the sub-windows the ring moved past as they
+-- were. Otherwise (a request was counted since, and forgot as much if it
+-- stands) it subtracts the units only. Left: a reservation counted since
+-- that is undone after this one (overlapping cross-slot Takes of one key,
+-- undone in the order they reserved) forgets what this one trimmed for
+-- good. A reservation that stands has forgotten them,
 -- as an admitted Take does: a log cannot keep them listed, since a later
 -- give-back of its newest event would bring them back into the window.
 -- The bucket kinds are not additive: an instant moves to max(F, t) +
@@ -71,6 +77,20 @@ local function undoKind()
     call('SET', key, out, 'KEEPTTL')
   end
 
+  -- ring parses a ring the store wrote ("w b sum" and "slot count"
+  -- pairs) into {w, b, counts}, or nil.
+  local function ring(v)
+    local w, b, _, at = match(v, '^(%-?%d+) (%d+) (%d+)()')
+    if not w then return nil end
+    local counts = {}
+    while at <= #v do
+      local i, c, nxt = match(v, '^ (%d+) (%d+)()', at)
+      if not i then return nil end
+      counts[tonumber(i)], at = tonumber(c), nxt
+    end
+    return {w = tonumber(w), b = tonumber(b), counts = counts}
+  end
+
   local function undoBuckets(key, old, new, at, n)
     local v = call('GET', key)
     if not v then return end
@@ -86,6 +106,25 @@ local function undoKind()
     if not w then return end
     w, b, B = tonumber(w), tonumber(b), tonumber(B)
     local S = bucketsKind().load({jw = 0, jb = 0, B = B}, key)
+    local O, N = ring(old), ring(new)
+    local moved = O and (w - O.w) * B + (b - O.b)
+    if O and N and moved > 0 and S.w == w and S.b == b and S.counts[b] == N.counts[b] then
+      -- The reservation moved the ring on, and it is still there, with
+      -- its sub-window's count as it left it: no request was counted
+      -- since (a give-back, another reservation's undo may have written
+      -- it, which forget nothing). The slots of the sub-windows it moved
+      -- past, the reservation's units in the last, get the old ring's
+      -- counts back.
+      for i = 1, math.min(moved, B) do
+        local idx = (O.b + i) % B
+        S.counts[idx] = O.counts[idx]
+      end
+      local sum = 0
+      for _, c in pairs(S.counts) do sum = sum + c end
+      S.w, S.b, S.sum = O.w, O.b, sum
+      call('SET', key, bucketsKind().encode(S), 'KEEPTTL')
+      return
+    end
     local age = (S.w - w) * B + (S.b - b)
     if S.w - w > 2 or age < 0 or age >= B then return end
     local c = S.counts[b] or 0
@@ -120,8 +159,10 @@ local function undoKind()
   -- list, and their units in the total, when the log is as it left it.
   local function restoreLog(key, lkey, d)
     local total, len, last, items = match(d, '^(%d+) (%d+);([^;]*);(.+)$')
-    if not total or call('GET', key) ~= total or call('LLEN', lkey) ~= tonumber(len)
-        or call('LINDEX', lkey, -1) ~= last then
+    -- The newest item as the write left it: no request was counted since
+    -- (a give-back, another reservation's undo may have changed the total
+    -- and the older items, which forget nothing).
+    if not total or not call('GET', key) or call('LINDEX', lkey, -1) ~= last then
       return
     end
     local list, units, at = {}, 0, 1

@@ -1,0 +1,347 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// noPruneSpecs are the kinds whose state changes only when it counts a
+// request: small limits and few sub-windows, so that a short trace
+// reaches full windows, stale events and stale buckets.
+func noPruneSpecs() []algorithms.Spec {
+	w := 10 * time.Millisecond
+	return []algorithms.Spec{
+		{Algorithm: algorithms.SlidingLog, Limit: 4, Window: w},
+		{Algorithm: algorithms.SlidingLog, Limit: 7, Window: 3 * w},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 4, Window: w, Buckets: 2},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 6, Window: w, Buckets: 5},
+	}
+}
+
+// noPruneTrace replays a random trace on a Redis store (on client) and on
+// the Model: Takes of up to three checks naming one key of one Spec
+// several times, Peeks, GiveBacks of an earlier admitted Take, instants
+// going back by up to two windows. Every decision and report must be the
+// Model's.
+func noPruneTrace(t *testing.T, client redis.UniversalClient, seed uint64, steps int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	clock := algotest.NewClock(algotest.Base)
+	store, err := redisstore.New(client, redisstore.WithClock(clock), redisstore.WithPrefix(uniquePrefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	model := algotest.NewModel()
+	all := noPruneSpecs()
+	specs := []algorithms.Spec{all[rng.IntN(2)], all[2+rng.IntN(2)]}
+	keys := []string{"a", "b"}[:1+rng.IntN(2)]
+	ctx := t.Context()
+	var (
+		at      time.Duration
+		history []string
+		taken   [][]algorithms.Check
+		tds     [][]algorithms.Decision
+	)
+	check := func() algorithms.Check {
+		return algorithms.Check{Spec: specs[rng.IntN(len(specs))], Key: keys[rng.IntN(len(keys))], Cost: int64(1 + rng.IntN(3))}
+	}
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("seed %d: %s\nhistory:\n%s", seed, fmt.Sprintf(format, args...), strings.Join(history, "\n"))
+	}
+	for range steps {
+		switch r := rng.IntN(10); {
+		case r < 6:
+			at += time.Duration(rng.Int64N(int64(2 * time.Millisecond)))
+		case r < 7:
+			at = (at/(2*time.Millisecond) + 1) * 2 * time.Millisecond
+		case r < 8:
+			at += time.Duration(rng.Int64N(int64(25 * time.Millisecond)))
+		default:
+			back := 20 * time.Millisecond
+			if rng.IntN(2) == 0 {
+				back = 3 * time.Millisecond
+			}
+			at -= time.Duration(rng.Int64N(int64(back)))
+		}
+		now := algotest.Base.Add(at)
+		clock.Set(now)
+		switch op := rng.IntN(10); {
+		case op < 6:
+			checks := []algorithms.Check{check()}
+			for range rng.IntN(3) {
+				if rng.IntN(3) > 0 {
+					c := checks[rng.IntN(len(checks))]
+					c.Cost = int64(1 + rng.IntN(2))
+					checks = append(checks, c)
+				} else {
+					checks = append(checks, check())
+				}
+			}
+			checks = algotest.FitRepeats(checks)
+			got, err := store.Take(ctx, checks...)
+			want, merr := model.TakeAt(now, checks...)
+			history = append(history, fmt.Sprintf("+%v Take(%v) = %v", at, checks, got))
+			if (err == nil) != (merr == nil) {
+				fail("Take: error %v, model %v", err, merr)
+			}
+			if err != nil {
+				continue
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					fail("Take check %d at +%v:\n\tgot  %+v\n\twant %+v", i, at, got[i], want[i])
+				}
+			}
+			taken, tds = append(taken, checks), append(tds, got)
+		case op < 8:
+			checks := []algorithms.Check{check()}
+			if rng.IntN(2) == 0 {
+				checks = append(checks, checks[0])
+			}
+			got := make([]algorithms.Decision, len(checks))
+			err := store.Peek(ctx, got, checks)
+			want, merr := model.PeekAt(now, checks...)
+			history = append(history, fmt.Sprintf("+%v Peek(%v)", at, checks))
+			if (err == nil) != (merr == nil) {
+				fail("Peek: error %v, model %v", err, merr)
+			}
+			for i := range got {
+				if err == nil && got[i] != want[i] {
+					fail("Peek check %d at +%v:\n\tgot  %+v\n\twant %+v", i, at, got[i], want[i])
+				}
+			}
+		default:
+			if len(taken) == 0 {
+				continue
+			}
+			k := len(taken) - 1 - rng.IntN(min(len(taken), 4))
+			waited := time.Duration(rng.Int64N(int64(8 * time.Millisecond)))
+			got := make([]algorithms.Refunded, len(taken[k]))
+			err := store.GiveBack(ctx, got, taken[k], tds[k], waited)
+			want, merr := model.GiveBackAt(now, taken[k], tds[k], waited)
+			history = append(history, fmt.Sprintf("+%v GiveBack(%v, %v, waited %v) = %v", at, taken[k], tds[k], waited, got))
+			if (err == nil) != (merr == nil) {
+				fail("GiveBack: error %v, model %v", err, merr)
+			}
+			for i := range got {
+				if err == nil && got[i] != want[i] {
+					fail("GiveBack check %d at +%v:\n\tgot  %+v\n\twant %+v", i, at, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestNoPruneTracesRedis compares random traces of sliding_log and
+// sliding_buckets keys, named several times in a call, with instants
+// going back, Peeks and GiveBacks, with the Model, on a redis-server.
+func TestNoPruneTracesRedis(t *testing.T) {
+	client := newClient(t)
+	for seed := uint64(1); seed <= 40; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { noPruneTrace(t, client, seed, 300) })
+	}
+}
+
+// TestNoPruneTracesRedisCluster is TestNoPruneTracesRedis on a Redis
+// Cluster, where a call on keys of several slots reserves and undoes.
+func TestNoPruneTracesRedisCluster(t *testing.T) {
+	client := sharedCluster(t)
+	for seed := uint64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { noPruneTrace(t, client, seed, 300) })
+	}
+}
+
+// TestClusterOverlappingUndosLeaveLogAsBefore: a sliding_log key L (4 a
+// minute) holds 2 units taken at +1 s and 2 at +31 s. At +61.001 s two
+// cross-slot Takes, T1 of (L, y1) and T2 of (L, y2), each lose the race
+// for their y (another instance takes its one unit between the peek and
+// the reservation): both are denied Takes, which forget no event of L.
+// Their reservations of L overlap: T1 reserves L (forgetting the +1 s
+// units), T2 reserves L, T1 undoes L, then T2 undoes L. A Take of L at
+// +31 s (a clock behind) must then count the +1 s units, and be denied,
+// as the Model (which saw both Takes denied) decides.
+//
+// A known defect, left (see lua/cluster.lua): T1's undo finds L written
+// since by T2's reservation, a request counted, and only subtracts; T2's
+// undo then finds L changed by T1's and only subtracts too: the +1 s units
+// are gone, and the Take at +31 s is admitted (5 units in the minute). It
+// runs when RATEKEEPER_KNOWN_DEFECTS is set.
+func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
+	if os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
+		t.Skip("known defect (overlapping reservations undone in the order they were made); set RATEKEEPER_KNOWN_DEFECTS=1 to run")
+	}
+	for _, sp := range undoStateSpecs {
+		t.Run(string(sp.Algorithm), func(t *testing.T) {
+			m := newModelRun(t)
+			prefix := uniquePrefix(t)
+			ctx := context.Background()
+			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			L := algorithms.Check{Spec: sp, Key: "user-1"}
+			fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
+			y1 := algorithms.Check{Spec: fw, Key: "route-/login"}
+			y2 := algorithms.Check{Spec: fw, Key: "route-/signup"}
+			lkey := redisKeys(prefix, L)[0]
+			lose := func(y algorithms.Check) *raceHook {
+				return &raceHook{key: redisKeys(prefix, y)[0], race: func() {
+					d, err := other.Take(ctx, y)
+					if diff := m.compare("other", d, err, false, y); diff != "" {
+						t.Error(diff)
+					}
+				}}
+			}
+			reached2 := make(chan struct{}) // T2 is about to undo L
+			done1 := make(chan struct{})    // T1 has returned
+			var d2 []algorithms.Decision
+			var err2 error
+			t2done := make(chan struct{})
+			c2 := sharedCluster(t)
+			c2.AddHook(lose(y2))
+			c2.AddHook(&beforeModeHook{mode: "2", key: lkey, do: func() {
+				close(reached2)
+				<-done1
+			}})
+			s2, err := redisstore.New(c2, redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c1 := sharedCluster(t)
+			c1.AddHook(lose(y1))
+			undos := &undoRecorder{prefix: prefix}
+			c1.AddHook(undos)
+			c1.AddHook(&beforeModeHook{mode: "2", key: lkey, do: func() {
+				go func() {
+					defer close(t2done)
+					d2, err2 = s2.Take(ctx, L, y2)
+				}()
+				select {
+				case <-reached2:
+				case <-t2done:
+				case <-time.After(10 * time.Second):
+				}
+			}})
+			s1, err := redisstore.New(c1, redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			take := func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
+				t.Helper()
+				m.clk.t = m.base.Add(at)
+				d, err := s1.Take(ctx, checks...)
+				if diff := m.compare("s1", d, err, false, checks...); diff != "" {
+					t.Fatal(diff)
+				}
+				return d
+			}
+			two := L
+			two.Cost = 2
+			take(time.Second, two)
+			take(31*time.Second, two)
+			m.clk.t = m.base.Add(61*time.Second + time.Millisecond)
+			d1, err1 := s1.Take(ctx, L, y1)
+			close(done1)
+			<-t2done
+			// T2 ran inside T1's call, before it: compared with the
+			// Model first; both only as to Allowed (each saw the
+			// other's reserved unit).
+			if diff := m.compare("s2", d2, err2, true, L, y2); diff != "" {
+				t.Fatal(diff)
+			}
+			if diff := m.compare("s1", d1, err1, true, L, y1); diff != "" {
+				t.Fatal(diff)
+			}
+			if !d1[0].Allowed || d1[1].Allowed || !d2[0].Allowed || d2[1].Allowed || len(undos.keys()) != 1 {
+				t.Fatalf("T1 = %+v, T2 = %+v, T1's undo calls %v: want L passing, y denied and L undone in both", d1, d2, undos.keys())
+			}
+			if d := take(31*time.Second, L); d[0].Allowed {
+				t.Fatalf("Take(L) at +31s after two undone cross-slot Takes = %+v; want denied", d)
+			}
+		})
+	}
+}
+
+// TestClusterGiveBackBetweenReservationAndUndo: L (4 a minute) holds 2
+// units taken at +1 s and 2 at +31 s. At +61.001 s a cross-slot Take of
+// (L, y) reserves L (forgetting the +1 s units), loses the race for y and
+// is undone: a denied Take. Between the reservation and the undo, the
+// +31 s Take's units are given back (a give-back counts no request: it
+// forgets nothing). The Model then holds the +1 s units only, and a Take
+// of L of cost 3 at +31 s (a clock behind) is denied: 5 units in the
+// minute up to +31 s.
+func TestClusterGiveBackBetweenReservationAndUndo(t *testing.T) {
+	for _, sp := range undoStateSpecs {
+		t.Run(string(sp.Algorithm), func(t *testing.T) {
+			m := newModelRun(t)
+			prefix := uniquePrefix(t)
+			ctx := context.Background()
+			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			L := algorithms.Check{Spec: sp, Key: "user-1"}
+			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+			two := L
+			two.Cost = 2
+			var ds31 []algorithms.Decision
+			client := sharedCluster(t)
+			client.AddHook(&raceHook{key: redisKeys(prefix, y)[0], race: func() {
+				d, err := other.Take(ctx, y)
+				if diff := m.compare("other", d, err, false, y); diff != "" {
+					t.Error(diff)
+				}
+			}})
+			var given []algorithms.Refunded
+			client.AddHook(&beforeModeHook{mode: "2", key: redisKeys(prefix, L)[0], do: func() {
+				waited := m.clk.t.Sub(m.base.Add(31 * time.Second))
+				given = make([]algorithms.Refunded, 1)
+				if err := other.GiveBack(ctx, given, []algorithms.Check{two}, ds31, waited); err != nil {
+					t.Error(err)
+				}
+				m.mu.Lock()
+				want, err := m.model.GiveBackAt(m.clk.t, []algorithms.Check{two}, ds31, waited)
+				m.steps = append(m.steps, "+1m1.001s other: GiveBack of the +31s Take")
+				m.mu.Unlock()
+				if err != nil || want[0].Given != given[0].Given || !given[0].Given {
+					t.Errorf("GiveBack between the reservation and the undo: %+v, model %+v (%v); want both given", given, want, err)
+				}
+			}})
+			s, err := redisstore.New(client, redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			take := func(at time.Duration, loose bool, checks ...algorithms.Check) []algorithms.Decision {
+				t.Helper()
+				m.clk.t = m.base.Add(at)
+				d, err := s.Take(ctx, checks...)
+				if diff := m.compare("s", d, err, loose, checks...); diff != "" {
+					t.Fatal(diff)
+				}
+				return d
+			}
+			take(time.Second, false, two)
+			ds31 = take(31*time.Second, false, two)
+			if d := take(61*time.Second+time.Millisecond, true, L, y); !d[0].Allowed || d[1].Allowed || given == nil {
+				t.Fatalf("Take(L, y) at +61.001s = %+v (given back between: %v); want L passing, y denied, L undone", d, given != nil)
+			}
+			three := L
+			three.Cost = 3
+			if d := take(31*time.Second, false, three); d[0].Allowed {
+				t.Fatalf("Take(L cost 3) at +31s = %+v; want denied", d)
+			}
+		})
+	}
+}
