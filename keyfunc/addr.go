@@ -159,42 +159,48 @@ func parseHostAddr(s string) (netip.Addr, bool) {
 // times cheaper than ParseAddrPort followed by AppendTo.
 func parseIPv4Port(s string) (a netip.Addr, n int, ok bool) {
 	var ip [4]byte
-	f, v, digits := 0, 0, 0 // field, its value, its digits so far
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			if digits > 0 && v == 0 { // a leading zero
-				return netip.Addr{}, 0, false
+	i := 0
+	for f := range 4 {
+		// A field: "0", or 1 to 3 digits without a leading zero, at most
+		// 255; then '.' (':' after the fourth).
+		if i >= len(s) || s[i]-'0' > 9 {
+			return netip.Addr{}, 0, false
+		}
+		v := uint(s[i] - '0')
+		i++
+		if v != 0 {
+			for k := 0; k < 2 && i < len(s) && s[i]-'0' <= 9; k++ {
+				v = v*10 + uint(s[i]-'0')
+				i++
 			}
-			v = v*10 + int(c-'0')
-			digits++
 			if v > 255 {
 				return netip.Addr{}, 0, false
 			}
-		case c == '.' && digits > 0 && f < 3:
-			ip[f] = byte(v)
-			f, v, digits = f+1, 0, 0
-		case c == ':' && digits > 0 && f == 3:
-			ip[3] = byte(v)
-			port := s[i+1:]
-			if len(port) == 0 || len(port) > 5 {
-				return netip.Addr{}, 0, false
-			}
-			p := 0
-			for _, c := range []byte(port) {
-				if c < '0' || c > '9' {
-					return netip.Addr{}, 0, false
-				}
-				p = p*10 + int(c-'0')
-			}
-			if p > 65535 {
-				return netip.Addr{}, 0, false
-			}
-			return netip.AddrFrom4(ip), i, true
-		default:
+		}
+		ip[f] = byte(v)
+		sep := byte('.')
+		if f == 3 {
+			sep = ':'
+		}
+		if i >= len(s) || s[i] != sep {
 			return netip.Addr{}, 0, false
 		}
+		i++
 	}
-	return netip.Addr{}, 0, false
+	port := s[i:]
+	if len(port) == 0 || len(port) > 5 {
+		return netip.Addr{}, 0, false
+	}
+	p := uint(0)
+	for j := 0; j < len(port); j++ {
+		d := port[j] - '0'
+		if d > 9 {
+			return netip.Addr{}, 0, false
+		}
+		p = p*10 + uint(d)
+	}
+	if p > 65535 {
+		return netip.Addr{}, 0, false
+	}
+	return netip.AddrFrom4(ip), i - 1, true
 }
