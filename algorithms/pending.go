@@ -72,9 +72,11 @@ func (op *pending) load(t, dropped int64) {
 // follow sets op's state to the state after prev, an earlier check of the
 // same Take on the same key and spec, as if prev had been admitted (it
 // was, or the Take is denied anyway, and op is decided as the Decision
-// documentation says). op is decided at prev's instant t+prev.off: prev's
-// log was pruned (its ring rolled) there, and its units are recorded
-// there, so nothing moves the key's instant further or leaves the window.
+// documentation says). op is decided at prev's instant t+prev.off: prev
+// was decided on its key's log or ring as pruned or rolled there (a view;
+// op decides on a copy of it with prev's units, recorded there), so
+// nothing moves the key's instant further or leaves the window. The key's
+// own state is changed only by commit.
 func (op *pending) follow(prev *pending, t int64) {
 	p := &op.tb.p
 	op.exists, op.off, op.ahead = prev.exists, prev.off, prev.ahead+prev.n
