@@ -231,6 +231,9 @@ func (m *Middleware) follow(cfg *policy.Config) error {
 	if err := m.setPolicies(cfg.Policies); err != nil {
 		return err
 	}
+	if m.followHook != nil {
+		m.followHook()
+	}
 	m.followConfig(cfg)
 	return nil
 }

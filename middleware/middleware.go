@@ -88,6 +88,9 @@ type Middleware struct {
 	// startedSet); allocated apart from m, which its cleanups must not
 	// reach.
 	sets *builtSets
+	// followHook, set by tests only, is called by ApplyConfig between
+	// the policies and the forwarding setup it applies (see follow).
+	followHook func()
 }
 
 // New returns a middleware that enforces policies, keeping their state in
