@@ -32,6 +32,7 @@ func TestOptionErrors(t *testing.T) {
 		{"attribute outcome", otelmetrics.WithAttributes(attribute.String("outcome", "x")), `WithAttributes: key "outcome"`},
 		{"attribute kind", otelmetrics.WithAttributes(attribute.String("kind", "x")), `WithAttributes: key "kind"`},
 		{"attribute state", otelmetrics.WithAttributes(attribute.String("state", "x")), `WithAttributes: key "state"`},
+		{"attribute le", otelmetrics.WithAttributes(attribute.String("le", "x")), `WithAttributes: key "le" is the bucket label`},
 		{"attribute empty key", otelmetrics.WithAttributes(attribute.String("", "x")), `WithAttributes: attribute ""`},
 		{"attribute twice", otelmetrics.WithAttributes(attribute.String("limiter", "a"), attribute.String("limiter", "b")), `WithAttributes: key "limiter" given twice`},
 		{"nil option", nil, "nil Option"},

@@ -168,9 +168,13 @@ type Option func(*options) error
 // WithAttributes adds attributes to every measurement, such as
 // attribute.String("limiter", "public-api") for one of several
 // middlewares. Their keys must be valid and distinct, and not those of
-// the instruments ([AttrPolicy], [AttrOutcome], [AttrKind], [AttrState]).
-// The OpenTelemetry way to describe the service itself is the SDK's
-// Resource, not these.
+// the instruments ([AttrPolicy], [AttrOutcome], [AttrKind], [AttrState]),
+// nor "le": exported to Prometheus (the OpenTelemetry exporter, or a
+// Collector), an attribute becomes a label of its name, and "le" is the
+// bucket label of ratekeeper.decision.duration, which its series would
+// then carry twice, in an exposition a Prometheus scrape refuses
+// (prommetrics.WithConstLabels refuses it alike). The OpenTelemetry way
+// to describe the service itself is the SDK's Resource, not these.
 func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return func(o *options) error {
 		seen := make(map[attribute.Key]bool, len(attrs))
@@ -180,6 +184,8 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 				return fmt.Errorf("otelmetrics: WithAttributes: attribute %q is invalid (an empty key or no value)", kv.Key)
 			case kv.Key == AttrPolicy, kv.Key == AttrOutcome, kv.Key == AttrKind, kv.Key == AttrState:
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q is an attribute of the instruments", kv.Key)
+			case kv.Key == "le":
+				return fmt.Errorf("otelmetrics: WithAttributes: key %q is the bucket label of the decision duration histogram in Prometheus", kv.Key)
 			case seen[kv.Key]:
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q given twice", kv.Key)
 			}
