@@ -16,7 +16,10 @@
 //     rate-limit headers saying no quota is left until a reset still to
 //     come) is retried after the
 //     server's Retry-After (or its millisecond forms retry-after-ms and
-//     x-ms-retry-after-ms, read first), or an exponential backoff with full
+//     x-ms-retry-after-ms, read first; a Retry-After in decimal seconds,
+//     "1.5", which RFC 9110 does not allow but some servers send, is read
+//     as that wait, rounded up to the nanosecond, never shorter than
+//     asked), or an exponential backoff with full
 //     jitter, no shorter than the reset its rate-limit headers announce, a
 //     bounded number of times, and only when the request can be replayed;
 //   - it listens before it is turned away: when a response's rate-limit

@@ -13,7 +13,10 @@ import (
 
 // Header names the Transport reads.
 const (
-	// HeaderRetryAfter is RFC 9110's Retry-After: delay-seconds or an HTTP-date.
+	// HeaderRetryAfter is RFC 9110's Retry-After: delay-seconds or an
+	// HTTP-date. A decimal number of seconds ("1.5"), which RFC 9110 does
+	// not allow but some servers send, is read as that wait, rounded up to
+	// the nanosecond, as retry-after-ms is.
 	HeaderRetryAfter = "Retry-After"
 	// HeaderRateLimit is the IETF RateLimit field: a List of named policies
 	// with r and t (draft -08 to -11) or draft-7's limit/remaining/reset
@@ -188,8 +191,13 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // x-ms-retry-after-ms (milliseconds, the most precise first, as the Azure
 // and OpenAI SDKs read them), else the Retry-After field (RFC 9110
 // §10.2.3): delay-seconds, or an HTTP-date taken relative to now (a date in
-// the past is a wait of 0). A missing or malformed field is skipped; it
-// reports false when none is valid. A field in several lines is the
+// the past is a wait of 0). Every form reads a number alike (see decimal):
+// digits with an optional fraction, the Retry-After's in seconds (a
+// decimal is not delay-seconds, but its meaning is plain, and the backoff
+// that would replace it may be shorter: the OpenAI and Anthropic SDKs read
+// it so too), a part of a nanosecond rounded up and a wait beyond maxHint
+// saturated; a sign, an exponent, a unit or NaN is malformed. A missing or
+// malformed field is skipped; it reports false when none is valid. A field in several lines is the
 // longest wait of its valid lines (see longest), and a millisecond field
 // the longest of its valid members; Retry-After is not split at its
 // commas, which an HTTP-date holds.
@@ -205,8 +213,8 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	read := false
 	return longest(slices.Values(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
 		v = strings.TrimSpace(v)
-		if isDigits(v) {
-			return secondsInt(v), true
+		if d, ok := decimal(v, time.Second); ok {
+			return d, true
 		}
 		at, err := http.ParseTime(v)
 		if err != nil {

@@ -21,7 +21,8 @@ import (
 //     once with a [*WaitError];
 //   - backs off: a 429 Too Many Requests or 503 Service Unavailable is
 //     retried, a bounded number of times, after the server's Retry-After
-//     (delay-seconds or HTTP-date) or else after an exponential backoff with
+//     (delay-seconds or HTTP-date, or decimal seconds such as "1.5", rounded
+//     up to the nanosecond) or else after an exponential backoff with
 //     full jitter; only requests that can be replayed are retried, and not
 //     when the wait would outlast the request's context deadline;
 //   - listens: it reads the server's RateLimit headers and, when no quota is
