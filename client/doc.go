@@ -21,7 +21,11 @@
 //     as that wait, rounded up to the nanosecond, never shorter than
 //     asked), or an exponential backoff with full
 //     jitter, no shorter than the reset its rate-limit headers announce, a
-//     bounded number of times, and only when the request can be replayed;
+//     bounded number of times, and only when the request can be replayed
+//     and the refusal leaves it a chance: one whose rate-limit fields say
+//     the request costs more than the quota (go-chi/httprate's
+//     X-RateLimit-Increment above its X-RateLimit-Limit) is given up on at
+//     once;
 //   - it listens before it is turned away: when a response's rate-limit
 //     headers say no quota is left, further requests wait for the announced
 //     reset. It reads the IETF RateLimit fields (draft -11 back to draft-6),

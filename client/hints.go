@@ -41,6 +41,14 @@ const (
 	// a Unix time in seconds or milliseconds (GitHub: Unix seconds), or an
 	// instant as an HTTP-date (sethvargo/go-limiter) or in RFC 3339.
 	HeaderXRateLimitReset = "X-RateLimit-Reset"
+	// HeaderXRateLimitLimit is the legacy X-RateLimit-Limit, the quota of
+	// a window. It is read only with [HeaderXRateLimitIncrement].
+	HeaderXRateLimitLimit = "X-RateLimit-Limit"
+	// HeaderXRateLimitIncrement is go-chi/httprate's X-RateLimit-Increment:
+	// the units the request costs (sent when more than 1). A refusal whose
+	// increment exceeds its X-RateLimit-Limit can never be admitted, and
+	// is not retried (see [Transport.RoundTrip]).
+	HeaderXRateLimitIncrement = "X-RateLimit-Increment"
 	// HeaderXRateLimitRemainingDashed is X-Rate-Limit-Remaining, the X
 	// (Twitter) API's spelling of X-RateLimit-Remaining.
 	HeaderXRateLimitRemainingDashed = "x-rate-limit-remaining"
@@ -89,6 +97,8 @@ var (
 	canonRateLimitReset     = http.CanonicalHeaderKey(HeaderRateLimitReset)
 	canonXRemaining         = http.CanonicalHeaderKey(HeaderXRateLimitRemaining)
 	canonXReset             = http.CanonicalHeaderKey(HeaderXRateLimitReset)
+	canonXLimit             = http.CanonicalHeaderKey(HeaderXRateLimitLimit)
+	canonXIncrement         = http.CanonicalHeaderKey(HeaderXRateLimitIncrement)
 	canonXDashRemaining     = http.CanonicalHeaderKey(HeaderXRateLimitRemainingDashed)
 	canonXDashReset         = http.CanonicalHeaderKey(HeaderXRateLimitResetDashed)
 	canonRetryAfterMs       = http.CanonicalHeaderKey(HeaderRetryAfterMs)
@@ -341,6 +351,51 @@ func quota(lines []string) int64 {
 		}
 	}
 	return q
+}
+
+// neverFits reports whether a refusal's fields say that the request costs
+// more than the server's quota can ever hold, so that no wait lets it in:
+// go-chi/httprate's X-RateLimit-Increment (the units the request costs)
+// above its X-RateLimit-Limit (the quota of a window). It reports so only
+// when that is certain: both fields present, each member of each of their
+// lines a plain integer (see numbers; an empty one is none), and the
+// smallest increment above the largest limit, so that lines written by
+// different layers cannot mislead it. A field of any other form (a limit
+// with a window, draft-polli-03's "10, 10;w=1") tells nothing, nor do the
+// fields of a cached response (see cached). A server that says nothing of
+// a request's cost (the IETF fields, draft-6, the vendors' dialects have
+// no such field) is never found so: its refusal is retried.
+func neverFits(h http.Header) bool {
+	cost, _, ok := plainInts(h[canonXIncrement])
+	if !ok || cost < 1 {
+		return false
+	}
+	_, limit, ok := plainInts(h[canonXLimit])
+	return ok && cost > limit && !cached(h)
+}
+
+// plainInts returns the smallest and largest integers among the members of
+// lines, and reports false when there are none or when any is not a plain
+// non-negative integer. A number too large for an int64 counts as the
+// largest int64.
+func plainInts(lines []string) (lo, hi int64, ok bool) {
+	for v := range numbers(lines) {
+		if !isDigits(v) {
+			return 0, 0, false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			n = math.MaxInt64 // digits beyond an int64
+		}
+		if !ok || n < lo {
+			lo = n
+		}
+		if !ok || n > hi {
+			hi = n
+		}
+		ok = true
+	}
+	return lo, hi, ok
 }
 
 // Clock skew: how far the local clock may stray from a response's Date

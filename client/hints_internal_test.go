@@ -343,7 +343,8 @@ func FuzzServerHold(f *testing.F) {
 			"retry-after-ms", reset, "x-ms-retry-after-ms", reset,
 			"x-ratelimit-limit-requests", policy, "x-ratelimit-remaining-requests", remaining, "x-ratelimit-reset-requests", reset,
 			"anthropic-ratelimit-requests-limit", policy, "anthropic-ratelimit-requests-remaining", remaining,
-			"anthropic-ratelimit-requests-reset", reset)
+			"anthropic-ratelimit-requests-reset", reset,
+			"X-RateLimit-Limit", policy, "X-RateLimit-Increment", remaining)
 		// Every field again in a second line, with another value.
 		for k, v := range h.Clone() {
 			switch v[0] {
@@ -359,6 +360,7 @@ func FuzzServerHold(f *testing.F) {
 		if d, _ := parseRetryAfter(h, now); d < 0 || d > maxHint {
 			t.Fatalf("parseRetryAfter = %v", d)
 		}
+		neverFits(h) // no panic
 	})
 }
 
