@@ -94,8 +94,10 @@ func isZero(s string) bool {
 }
 
 // decimal reads s, ASCII digits with at most one fractional part of one or
-// more digits, as a number of units. It saturates at maxHint and drops
-// what is below a nanosecond; it reports false for any other s.
+// more digits, as a number of units. It saturates at maxHint and rounds a
+// part of a nanosecond up (see scaled); it reports false for any other s:
+// no sign, exponent, NaN or infinity, no point without a digit on each
+// side.
 func decimal(s string, unit time.Duration) (time.Duration, bool) {
 	if !isNumber(s) {
 		return 0, false
@@ -105,8 +107,9 @@ func decimal(s string, unit time.Duration) (time.Duration, bool) {
 }
 
 // scaled returns whole.frac units, each of whole and frac ASCII digits
-// (either may be empty), saturating at maxHint and dropping what is below a
-// nanosecond.
+// (either may be empty), saturating at maxHint. It is exact to the
+// nanosecond, and a part of a nanosecond rounds up: a wait read from a
+// header is never shorter than the server asked.
 func scaled(whole, frac string, unit time.Duration) time.Duration {
 	limit := int64(maxHint / unit)
 	var n int64
@@ -116,12 +119,20 @@ func scaled(whole, frac string, unit time.Duration) time.Duration {
 			return maxHint
 		}
 	}
-	d := time.Duration(n) * unit
-	for i, scale := 0, unit; i < len(frac) && scale >= 10; i++ {
-		scale /= 10
-		d += time.Duration(frac[i]-'0') * scale
+	// unit·0.frac, digit by digit from the last (Horner's rule): each step
+	// divides by ten, and its floor loses only what inexact records (the
+	// floor of (N+f)/10 is that of N/10 for 0 <= f < 1). No step exceeds
+	// ten units: no overflow, whatever the length of frac.
+	var part time.Duration
+	inexact := false
+	for i := len(frac) - 1; i >= 0; i-- {
+		v := time.Duration(frac[i]-'0')*unit + part
+		part, inexact = v/10, inexact || v%10 != 0
 	}
-	return min(d, maxHint)
+	if inexact {
+		part++
+	}
+	return min(time.Duration(n)*unit+part, maxHint) // n·unit <= maxHint, part <= unit: no overflow
 }
 
 // goDuration reads s as time.ParseDuration reads a non-negative duration
@@ -131,7 +142,10 @@ func scaled(whole, frac string, unit time.Duration) time.Duration {
 // side of the point may be empty, not both) and a unit among h, m, s, ms,
 // us (or µs) and ns; or "0". No "-" (a negative wait means nothing), no
 // exponent, no spaces. A bare number, digits with an optional fraction of
-// one or more digits, is seconds. Where ParseDuration overflows, goDuration
+// one or more digits, is seconds. It reads a fraction exactly, and rounds
+// a part of a nanosecond up (see scaled), where ParseDuration drops it
+// (and scales a fraction of an hour or minute in floating point, a little
+// short at times). Where ParseDuration overflows, goDuration
 // saturates at maxHint (a wait beyond every cap, not a malformed one); it
 // reports false for a malformed s.
 func goDuration(s string) (time.Duration, bool) {

@@ -23,7 +23,8 @@ func TestParseRetryAfterMillis(t *testing.T) {
 		{"retry-after-ms", header("retry-after-ms", "1500"), 1500 * time.Millisecond, true},
 		{"retry-after-ms fraction", header("retry-after-ms", "2.5"), 2500 * time.Microsecond, true},
 		{"retry-after-ms nanoseconds", header("retry-after-ms", "0.000001"), time.Nanosecond, true},
-		{"retry-after-ms below a nanosecond", header("retry-after-ms", "0.0000019"), time.Nanosecond, true},
+		{"retry-after-ms below a nanosecond", header("retry-after-ms", "0.0000009"), time.Nanosecond, true},
+		{"retry-after-ms rounded up to the nanosecond", header("retry-after-ms", "0.0000019"), 2 * time.Nanosecond, true},
 		{"retry-after-ms zero", header("retry-after-ms", "0", "Retry-After", "5"), 0, true},
 		{"retry-after-ms spaces", header("retry-after-ms", " 40 "), 40 * time.Millisecond, true},
 		{"x-ms-retry-after-ms", header("x-ms-retry-after-ms", "250"), 250 * time.Millisecond, true},
@@ -33,7 +34,8 @@ func TestParseRetryAfterMillis(t *testing.T) {
 		{"invalid ms falls back to Retry-After", header("retry-after-ms", "-5", "x-ms-retry-after-ms", "1e3", "Retry-After", "3"), 3 * time.Second, true},
 		{"ms saturates", header("retry-after-ms", "99999999999999999999999999"), maxHint, true},
 		{"ms just over the cap saturates", header("retry-after-ms", strconv.FormatInt(maxHint.Milliseconds()+1, 10)), maxHint, true},
-		{"ms long fraction", header("retry-after-ms", "1.500000000000000000000000000001"), 1500 * time.Microsecond, true},
+		{"ms long fraction", header("retry-after-ms", "1.500000000000000000000000000001"), 1500*time.Microsecond + time.Nanosecond, true},
+		{"ms long zero fraction", header("retry-after-ms", "1.500000000000000000000000000000"), 1500 * time.Microsecond, true},
 		{"ms alone invalid", header("retry-after-ms", "NaN"), 0, false},
 		{"longest line", header("retry-after-ms", "900", "retry-after-ms", "100"), 900 * time.Millisecond, true},
 		{"longest line, last", header("retry-after-ms", "100", "retry-after-ms", "900"), 900 * time.Millisecond, true},
@@ -250,7 +252,7 @@ func TestServerHoldCommonPathAllocs(t *testing.T) {
 // goDuration reads every non-negative duration time.ParseDuration reads, in
 // every form it reads it (servers write their resets with Go's
 // Duration.String, or by hand: OpenAI-style ".5s"), and a bare number as
-// seconds; it refuses a negative duration and anything ParseDuration
+// seconds, exactly, a part of a nanosecond rounded up; it refuses a negative duration and anything ParseDuration
 // refuses, and saturates at maxHint where ParseDuration overflows.
 func TestGoDuration(t *testing.T) {
 	for _, tc := range []struct {
@@ -272,7 +274,10 @@ func TestGoDuration(t *testing.T) {
 		{"+0", 0},
 		{"1h1h", 2 * time.Hour},
 		{"00001s", time.Second},
-		{"1.0000000001s", time.Second},
+		{"1.0000000001s", time.Second + time.Nanosecond}, // a part of a nanosecond rounds up
+		{"1.0000000000s", time.Second},
+		{"1.0000000000001h", time.Hour + time.Nanosecond},
+		{"1.3333333333333333333h", 4800 * time.Second},
 		{".000000001s", time.Nanosecond},
 		{"2", 2 * time.Second},
 		{"2.5", 2500 * time.Millisecond},
@@ -286,7 +291,9 @@ func TestGoDuration(t *testing.T) {
 		if !ok || got != tc.want {
 			t.Errorf("goDuration(%q) = %v, %v; want %v", tc.s, got, ok, tc.want)
 		}
-		if std, err := time.ParseDuration(tc.s); err == nil && std < maxHint && std != got {
+		// ParseDuration drops a part of a nanosecond, and scales a
+		// fraction of an hour or minute in floating point.
+		if std, err := time.ParseDuration(tc.s); err == nil && std < maxHint && (got-std < 0 || got-std > time.Microsecond) {
 			t.Errorf("goDuration(%q) = %v, time.ParseDuration %v", tc.s, got, std)
 		}
 	}
@@ -357,6 +364,63 @@ func FuzzGoDuration(f *testing.F) {
 			}
 			if want := v * float64(time.Millisecond); d < maxHint && (float64(d) > want+1 || float64(d) < want-1-want*1e-15) {
 				t.Fatalf("decimal(%q) = %v, want about %v ns", s, d, want)
+			}
+		}
+	})
+}
+
+// FuzzParseRetryAfter checks every form of Retry-After (retry-after-ms,
+// x-ms-retry-after-ms, Retry-After) against strconv.ParseFloat: no value
+// makes it panic or read a wait outside [0, maxHint]; a value that is a
+// number (digits, with a fraction or not) is read, never shorter than the
+// number says and less than a nanosecond longer (but for what ParseFloat
+// rounds), or maxHint beyond it; and no other value without a comma is
+// read as one (Retry-After reads an HTTP-date too; the millisecond fields
+// read each member of a line a proxy joined).
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"1.5", "0.25", "120", " 7 ", "1.0000000001", "0.0000000001", "99999999999999999999.5",
+		"1.5s", "-1", "-1.5", "+1.5", "1e9", "nan", "NaN", "Inf", "1.", ".5", "1,5", "0x10", "١٢",
+		"Sun, 01 Mar 2026 12:00:30 GMT"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tc := range []struct {
+			field string
+			unit  time.Duration
+		}{{"retry-after-ms", time.Millisecond}, {"x-ms-retry-after-ms", time.Millisecond}, {"Retry-After", time.Second}} {
+			d, ok := parseRetryAfter(header(tc.field, s), now)
+			if d < 0 || d > maxHint {
+				t.Fatalf("%s %q: %v", tc.field, s, d)
+			}
+			v := strings.TrimSpace(s)
+			if !isNumber(v) {
+				// The millisecond fields' members, split at commas,
+				// are read each (see members).
+				if ok && tc.unit == time.Millisecond && !strings.Contains(s, ",") {
+					t.Fatalf("%s %q: %v, want malformed", tc.field, s, d)
+				}
+				continue
+			}
+			if !ok {
+				t.Fatalf("%s %q: malformed, want a wait", tc.field, s)
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				if d != maxHint {
+					t.Fatalf("%s %q: %v, want maxHint", tc.field, s, d)
+				}
+				continue
+			}
+			want := f * float64(tc.unit)
+			if want >= float64(maxHint) {
+				if d != maxHint && float64(d) < want*(1-1e-15) {
+					t.Fatalf("%s %q: %v, want maxHint", tc.field, s, d)
+				}
+				continue
+			}
+			// ParseFloat rounds to 53 bits: allow for that.
+			if slack := want * 1e-15; float64(d) < want-slack || float64(d) > want+1+slack {
+				t.Fatalf("%s %q: %v, want %v ns, rounded up", tc.field, s, d, want)
 			}
 		}
 	})

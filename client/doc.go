@@ -16,9 +16,16 @@
 //     rate-limit headers saying no quota is left until a reset still to
 //     come) is retried after the
 //     server's Retry-After (or its millisecond forms retry-after-ms and
-//     x-ms-retry-after-ms, read first), or an exponential backoff with full
+//     x-ms-retry-after-ms, read first; a Retry-After in decimal seconds,
+//     "1.5", which RFC 9110 does not allow but some servers send, is read
+//     as that wait, rounded up to the nanosecond, never shorter than
+//     asked), or an exponential backoff with full
 //     jitter, no shorter than the reset its rate-limit headers announce, a
-//     bounded number of times, and only when the request can be replayed;
+//     bounded number of times, and only when the request can be replayed
+//     and the refusal leaves it a chance: one whose rate-limit fields say
+//     the request costs more than the quota (go-chi/httprate's
+//     X-RateLimit-Increment above its X-RateLimit-Limit) is given up on at
+//     once;
 //   - it listens before it is turned away: when a response's rate-limit
 //     headers say no quota is left, further requests wait for the announced
 //     reset. It reads the IETF RateLimit fields (draft -11 back to draft-6),

@@ -95,7 +95,9 @@ type RetryError struct {
 	// Reason says why the Transport stopped: "retries exhausted",
 	// "Retry-After exceeds the maximum", "rate-limit reset exceeds the
 	// maximum" (no Retry-After, and the rate-limit fields announce a
-	// reset beyond it), "request cannot be replayed",
+	// reset beyond it), "request costs more than the server's quota"
+	// (its rate-limit fields say so: see [Transport.RoundTrip]),
+	// "request cannot be replayed",
 	// "retry would come after the context deadline", or "retry would wait
 	// too long" (for its turn in the queue or a server's hold: see Err).
 	Reason string
@@ -129,6 +131,9 @@ const (
 	// announce a reset beyond WithMaxRetryAfter.
 	reasonResetTooLong = "rate-limit reset exceeds the maximum"
 	reasonNoReplay     = "request cannot be replayed"
-	reasonDeadline     = "retry would come after the context deadline"
-	reasonNoTurn       = "retry would wait too long"
+	// reasonNeverFits: the refusal's fields say the request costs more
+	// than the server's quota (see neverFits).
+	reasonNeverFits = "request costs more than the server's quota"
+	reasonDeadline  = "retry would come after the context deadline"
+	reasonNoTurn    = "retry would wait too long"
 )

@@ -58,7 +58,7 @@ func (t *Transport) ProbesOut() []string {
 	defer t.cuts.mu.Unlock()
 	var keys []string
 	for k, c := range t.cuts.m {
-		if c.out || len(c.waiters) > 0 {
+		if c.out || c.head != nil {
 			keys = append(keys, k)
 		}
 	}
@@ -86,4 +86,22 @@ func AfterTurnTaken(f func()) (stop func()) {
 func (t *Transport) Observe(key string, h http.Header, now time.Time) {
 	ra, hasRA := parseRetryAfter(h, now)
 	t.observe(key, h, now, ra, hasRA)
+}
+
+// AtGate returns the number of requests holding a place at a gate (waiting
+// for a hold to pass, or for those ahead of them to take their turns).
+func (t *Transport) AtGate() int64 { return t.gate.out.Load() }
+
+// GateChurn has n requests of one key take their places at a gate, then
+// give them up, from the last to arrive to the first (each before those
+// ahead of it: a request whose context ended).
+func GateChurn(n int) {
+	var g gate
+	tks := make([]*ticket, n)
+	for i := range tks {
+		tks[i] = g.enter("k")
+	}
+	for i := n - 1; i >= 0; i-- {
+		tks[i].leave()
+	}
 }

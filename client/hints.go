@@ -13,7 +13,10 @@ import (
 
 // Header names the Transport reads.
 const (
-	// HeaderRetryAfter is RFC 9110's Retry-After: delay-seconds or an HTTP-date.
+	// HeaderRetryAfter is RFC 9110's Retry-After: delay-seconds or an
+	// HTTP-date. A decimal number of seconds ("1.5"), which RFC 9110 does
+	// not allow but some servers send, is read as that wait, rounded up to
+	// the nanosecond, as retry-after-ms is.
 	HeaderRetryAfter = "Retry-After"
 	// HeaderRateLimit is the IETF RateLimit field: a List of named policies
 	// with r and t (draft -08 to -11) or draft-7's limit/remaining/reset
@@ -38,6 +41,14 @@ const (
 	// a Unix time in seconds or milliseconds (GitHub: Unix seconds), or an
 	// instant as an HTTP-date (sethvargo/go-limiter) or in RFC 3339.
 	HeaderXRateLimitReset = "X-RateLimit-Reset"
+	// HeaderXRateLimitLimit is the legacy X-RateLimit-Limit, the quota of
+	// a window. It is read only with [HeaderXRateLimitIncrement].
+	HeaderXRateLimitLimit = "X-RateLimit-Limit"
+	// HeaderXRateLimitIncrement is go-chi/httprate's X-RateLimit-Increment:
+	// the units the request costs (sent when more than 1). A refusal whose
+	// increment exceeds its X-RateLimit-Limit can never be admitted, and
+	// is not retried (see [Transport.RoundTrip]).
+	HeaderXRateLimitIncrement = "X-RateLimit-Increment"
 	// HeaderXRateLimitRemainingDashed is X-Rate-Limit-Remaining, the X
 	// (Twitter) API's spelling of X-RateLimit-Remaining.
 	HeaderXRateLimitRemainingDashed = "x-rate-limit-remaining"
@@ -86,6 +97,8 @@ var (
 	canonRateLimitReset     = http.CanonicalHeaderKey(HeaderRateLimitReset)
 	canonXRemaining         = http.CanonicalHeaderKey(HeaderXRateLimitRemaining)
 	canonXReset             = http.CanonicalHeaderKey(HeaderXRateLimitReset)
+	canonXLimit             = http.CanonicalHeaderKey(HeaderXRateLimitLimit)
+	canonXIncrement         = http.CanonicalHeaderKey(HeaderXRateLimitIncrement)
 	canonXDashRemaining     = http.CanonicalHeaderKey(HeaderXRateLimitRemainingDashed)
 	canonXDashReset         = http.CanonicalHeaderKey(HeaderXRateLimitResetDashed)
 	canonRetryAfterMs       = http.CanonicalHeaderKey(HeaderRetryAfterMs)
@@ -188,8 +201,13 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // x-ms-retry-after-ms (milliseconds, the most precise first, as the Azure
 // and OpenAI SDKs read them), else the Retry-After field (RFC 9110
 // §10.2.3): delay-seconds, or an HTTP-date taken relative to now (a date in
-// the past is a wait of 0). A missing or malformed field is skipped; it
-// reports false when none is valid. A field in several lines is the
+// the past is a wait of 0). Every form reads a number alike (see decimal):
+// digits with an optional fraction, the Retry-After's in seconds (a
+// decimal is not delay-seconds, but its meaning is plain, and the backoff
+// that would replace it may be shorter: the OpenAI and Anthropic SDKs read
+// it so too), a part of a nanosecond rounded up and a wait beyond maxHint
+// saturated; a sign, an exponent, a unit or NaN is malformed. A missing or
+// malformed field is skipped; it reports false when none is valid. A field in several lines is the
 // longest wait of its valid lines (see longest), and a millisecond field
 // the longest of its valid members; Retry-After is not split at its
 // commas, which an HTTP-date holds.
@@ -205,8 +223,8 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	read := false
 	return longest(slices.Values(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
 		v = strings.TrimSpace(v)
-		if isDigits(v) {
-			return secondsInt(v), true
+		if d, ok := decimal(v, time.Second); ok {
+			return d, true
 		}
 		at, err := http.ParseTime(v)
 		if err != nil {
@@ -333,6 +351,51 @@ func quota(lines []string) int64 {
 		}
 	}
 	return q
+}
+
+// neverFits reports whether a refusal's fields say that the request costs
+// more than the server's quota can ever hold, so that no wait lets it in:
+// go-chi/httprate's X-RateLimit-Increment (the units the request costs)
+// above its X-RateLimit-Limit (the quota of a window). It reports so only
+// when that is certain: both fields present, each member of each of their
+// lines a plain integer (see numbers; an empty one is none), and the
+// smallest increment above the largest limit, so that lines written by
+// different layers cannot mislead it. A field of any other form (a limit
+// with a window, draft-polli-03's "10, 10;w=1") tells nothing, nor do the
+// fields of a cached response (see cached). A server that says nothing of
+// a request's cost (the IETF fields, draft-6, the vendors' dialects have
+// no such field) is never found so: its refusal is retried.
+func neverFits(h http.Header) bool {
+	cost, _, ok := plainInts(h[canonXIncrement])
+	if !ok || cost < 1 {
+		return false
+	}
+	_, limit, ok := plainInts(h[canonXLimit])
+	return ok && cost > limit && !cached(h)
+}
+
+// plainInts returns the smallest and largest integers among the members of
+// lines, and reports false when there are none or when any is not a plain
+// non-negative integer. A number too large for an int64 counts as the
+// largest int64.
+func plainInts(lines []string) (lo, hi int64, ok bool) {
+	for v := range numbers(lines) {
+		if !isDigits(v) {
+			return 0, 0, false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			n = math.MaxInt64 // digits beyond an int64
+		}
+		if !ok || n < lo {
+			lo = n
+		}
+		if !ok || n > hi {
+			hi = n
+		}
+		ok = true
+	}
+	return lo, hi, ok
 }
 
 // Clock skew: how far the local clock may stray from a response's Date

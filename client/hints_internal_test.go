@@ -155,9 +155,35 @@ func TestParseRetryAfter(t *testing.T) {
 		{now.Add(5 * time.Second).Format(time.ANSIC), 5 * time.Second, true},
 		{"", 0, false},
 		{"-1", 0, false},
-		{"1.5", 0, false},
 		{"tomorrow", 0, false},
 		{"+5", 0, false},
+		// A decimal, not RFC 9110's delay-seconds but what a server means
+		// by it: that many seconds, rounded up to the nanosecond (never
+		// shorter than asked), saturating as delay-seconds do.
+		{"1.5", 1500 * time.Millisecond, true},
+		{" 0.25 ", 250 * time.Millisecond, true},
+		{"2.000", 2 * time.Second, true},
+		{"1.0000000001", time.Second + time.Nanosecond, true},
+		{"0.0000000001", time.Nanosecond, true},
+		{"0.0", 0, true},
+		{"99999999999999999999.5", maxHint, true},
+		{"31536000.5", maxHint, true},
+		// Still malformed: a unit, a sign, an exponent, no digits on a
+		// side of the point, a comma, words.
+		{"1.5s", 0, false},
+		{"-1.5", 0, false},
+		{"+1.5", 0, false},
+		{"1e9", 0, false},
+		{"1.5e3", 0, false},
+		{"nan", 0, false},
+		{"NaN", 0, false},
+		{"Inf", 0, false},
+		{"1.", 0, false},
+		{".5", 0, false},
+		{"1.5.5", 0, false},
+		{"1,5", 0, false},
+		{"0x1p3", 0, false},
+		{"1 .5", 0, false},
 	} {
 		got, ok := parseRetryAfter(header("Retry-After", tc.v), now)
 		if got != tc.want || ok != tc.ok {
@@ -317,7 +343,8 @@ func FuzzServerHold(f *testing.F) {
 			"retry-after-ms", reset, "x-ms-retry-after-ms", reset,
 			"x-ratelimit-limit-requests", policy, "x-ratelimit-remaining-requests", remaining, "x-ratelimit-reset-requests", reset,
 			"anthropic-ratelimit-requests-limit", policy, "anthropic-ratelimit-requests-remaining", remaining,
-			"anthropic-ratelimit-requests-reset", reset)
+			"anthropic-ratelimit-requests-reset", reset,
+			"X-RateLimit-Limit", policy, "X-RateLimit-Increment", remaining)
 		// Every field again in a second line, with another value.
 		for k, v := range h.Clone() {
 			switch v[0] {
@@ -333,6 +360,7 @@ func FuzzServerHold(f *testing.F) {
 		if d, _ := parseRetryAfter(h, now); d < 0 || d > maxHint {
 			t.Fatalf("parseRetryAfter = %v", d)
 		}
+		neverFits(h) // no panic
 	})
 }
 

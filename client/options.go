@@ -260,7 +260,10 @@ func WithClock(clock Clock) Option {
 
 // WithRetries sets how many times a request answered with 429 or 503 (or a
 // rate-limited 403: see [Transport.RoundTrip]) is sent again, from 0 to
-// 100; the default is [DefaultRetries], and 0 turns retrying off.
+// 100; the default is [DefaultRetries], and 0 turns retrying off. A
+// refusal whose rate-limit fields say the request costs more than the
+// server's quota is not retried at all: no wait would let it in (see
+// [HeaderXRateLimitIncrement]).
 func WithRetries(n int) Option {
 	return func(c *config) error {
 		if n < 0 || n > 100 {

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,16 +24,46 @@ type cuts struct {
 
 // A cut is a key's half-open state. Its fields are guarded by cuts.mu.
 type cut struct {
-	until   time.Time      // the end of the wait the server announced
-	out     bool           // a probe is out
-	waiters []*probeWaiter // the requests waiting for the probe's answer, in arrival order
+	until time.Time // the end of the wait the server announced
+	out   bool      // a probe is out
+	// The requests waiting for the probe's answer, in arrival order,
+	// linked through their prev and next, so that one whose context ends
+	// leaves in constant time wherever it stands.
+	head, tail *probeWaiter
 }
 
-// A probeWaiter is a request waiting for the probe's answer. Its probe
-// field is guarded by cuts.mu.
+// A probeWaiter is a request waiting for the probe's answer. Its fields
+// but wake are guarded by cuts.mu.
 type probeWaiter struct {
-	wake  context.CancelFunc // ends its sleep
-	probe bool               // it was handed the probe's role
+	wake       context.CancelFunc // ends its sleep
+	probe      bool               // it was handed the probe's role
+	queued     bool               // it is among its cut's waiters
+	prev, next *probeWaiter
+}
+
+// push puts w last among c's waiters. cuts.mu must be held.
+func (c *cut) push(w *probeWaiter) {
+	if w.prev = c.tail; c.tail != nil {
+		c.tail.next = w
+	} else {
+		c.head = w
+	}
+	c.tail, w.queued = w, true
+}
+
+// unlink takes w, one of c's waiters, out of them. cuts.mu must be held.
+func (c *cut) unlink(w *probeWaiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		c.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		c.tail = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
 }
 
 // Roles a request has at a key's cut (see [cuts.enter]).
@@ -84,10 +113,13 @@ func (cs *cuts) deleteLocked(key string, c *cut) {
 // wakeAllLocked wakes every request waiting for c's probe. cs.mu must be
 // held.
 func (c *cut) wakeAllLocked() {
-	for _, w := range c.waiters {
+	for w := c.head; w != nil; {
+		next := w.next
+		w.prev, w.next, w.queued = nil, nil, false
 		w.wake()
+		w = next
 	}
-	c.waiters = nil
+	c.head, c.tail = nil, nil
 }
 
 // enter gives a request of key its role at now: roleFree when key is not
@@ -127,21 +159,21 @@ func (cs *cuts) await(key string, c *cut, w *probeWaiter) bool {
 	if cs.m[key] != c || !c.out {
 		return false
 	}
-	c.waiters = append(c.waiters, w)
+	c.push(w)
 	return true
 }
 
-// leave ends w's wait for c's probe, and reports whether w was handed the
-// probe's role meanwhile (see [cuts.abort]): it must then go, or hand it
-// on.
+// leave ends w's wait for c's probe, in constant time, and reports whether
+// w was handed the probe's role meanwhile (see [cuts.abort]): it must then
+// go, or hand it on.
 func (cs *cuts) leave(c *cut, w *probeWaiter) bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if w.probe {
 		return true
 	}
-	if i := slices.Index(c.waiters, w); i >= 0 {
-		c.waiters = slices.Delete(c.waiters, i, i+1)
+	if w.queued {
+		c.unlink(w)
 	}
 	return false
 }
@@ -155,12 +187,12 @@ func (cs *cuts) abort(c *cut) {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if len(c.waiters) == 0 {
+	w := c.head
+	if w == nil {
 		c.out = false
 		return
 	}
-	w := c.waiters[0]
-	c.waiters = slices.Delete(c.waiters, 0, 1)
+	c.unlink(w)
 	w.probe = true
 	w.wake()
 }

@@ -367,9 +367,81 @@ func TestRetryResetBeyondCap(t *testing.T) {
 	}
 }
 
-// A malformed Retry-After falls back to the exponential backoff.
+// A Retry-After in decimal seconds ("1.5"), not RFC 9110's delay-seconds
+// but clear in what it asks, is honoured as that wait (rounded up to the
+// nanosecond): falling back to the backoff, which may be shorter, would
+// send the retry before the server said it would admit it. It is capped as
+// any Retry-After is: beyond WithMaxRetryAfter, or beyond the maximum wait,
+// the Transport gives up at once; and it holds the key's next requests.
+func TestRetryAfterDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		ra   string
+		want time.Duration
+	}{
+		{"1.5", 1500 * time.Millisecond},
+		{"0.25", 250 * time.Millisecond},
+		{"2.0000000001", 2*time.Second + time.Nanosecond},
+	} {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return tc.ra }))
+		var got []client.Retry
+		// A backoff of at most 1ns: a decimal read as malformed retries
+		// at once.
+		hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Nanosecond, time.Nanosecond),
+			client.WithOnRetry(func(r client.Retry) { got = append(got, r) }))
+		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+			t.Fatalf("Retry-After %q: got %d %v", tc.ra, status, err)
+		}
+		if len(got) != 1 || !got[0].RetryAfter || got[0].Wait != tc.want {
+			t.Errorf("Retry-After %q: retries %+v, want one of %v from the server", tc.ra, got, tc.want)
+		}
+		if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
+			t.Errorf("Retry-After %q: arrivals %v, want %v", tc.ra, at, want)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		ra     string
+		opts   []client.Option
+		reason string
+	}{
+		{"beyond WithMaxRetryAfter", "60.5", nil, "Retry-After exceeds the maximum"},
+		{"years", "99999999999999999999.5", nil, "Retry-After exceeds the maximum"},
+		{"beyond the maximum wait", "10.5", []client.Option{client.WithMaxWait(10 * time.Second)}, "retry would wait too long"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return tc.ra }))
+			hc, _ := newClient(t, clock, append([]client.Option{client.WithGiveUpError()}, tc.opts...)...)
+			_, _, err := get(hc, srv.URL)
+			var re *client.RetryError
+			if !errors.As(err, &re) || re.Attempts != 1 || re.Reason != tc.reason {
+				t.Fatalf("error %v, want a give-up after 1 attempt: %s", err, tc.reason)
+			}
+			if s := clock.Sleeps(); len(s) != 0 {
+				t.Errorf("slept %v, want no wait", s)
+			}
+		})
+	}
+	// The next request waits for the hold the decimal Retry-After set.
+	clock := newAutoClock()
+	srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "2.5" }))
+	hc, _ := newClient(t, clock, client.WithRetries(0))
+	if status, _, err := get(hc, srv.URL); err != nil || status != 429 {
+		t.Fatalf("first request: %d %v, want the 429", status, err)
+	}
+	if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+		t.Fatalf("second request: %d %v, want 200", status, err)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 2500 * time.Millisecond}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v: the second request waits for the hold", at, want)
+	}
+}
+
+// A malformed Retry-After falls back to the exponential backoff: a unit, a
+// sign, an exponent, NaN, a comma, no digit before or after the point.
 func TestRetryAfterMalformed(t *testing.T) {
-	for _, ra := range []string{"soon", "-5", "1.5", "3 s", "Mon, 99 Foo 2026 00:00:00 GMT"} {
+	for _, ra := range []string{"soon", "-5", "1.5s", "-1.5", "1e9", "NaN", "1,5", ".5", "1.", "3 s", "Mon, 99 Foo 2026 00:00:00 GMT"} {
 		clock := newAutoClock()
 		srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return ra }))
 		var got []client.Retry

@@ -21,9 +21,11 @@ import (
 //     once with a [*WaitError];
 //   - backs off: a 429 Too Many Requests or 503 Service Unavailable is
 //     retried, a bounded number of times, after the server's Retry-After
-//     (delay-seconds or HTTP-date) or else after an exponential backoff with
+//     (delay-seconds or HTTP-date, or decimal seconds such as "1.5", rounded
+//     up to the nanosecond) or else after an exponential backoff with
 //     full jitter; only requests that can be replayed are retried, and not
-//     when the wait would outlast the request's context deadline;
+//     when the wait would outlast the request's context deadline, nor when
+//     the refusal says the request costs more than the server's quota;
 //   - listens: it reads the server's RateLimit headers and, when no quota is
 //     left, holds further requests with the same key until the announced
 //     reset instead of sending them to earn a 429; a Retry-After holds even
@@ -158,7 +160,13 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // reset to come; any other 403 is returned at once. It returns the first
 // response that is none of these, or — when it gives up — the last refusal
 // (by default) or a [*RetryError] (with [WithGiveUpError]).
-// It gives up at once, without waiting, when the wait before the next
+// It gives up at once, without waiting, when the refusal says the request
+// can never be admitted: its rate-limit fields say it costs more than the
+// quota (go-chi/httprate's X-RateLimit-Increment above X-RateLimit-Limit,
+// each line a plain integer; see [HeaderXRateLimitIncrement]), whatever its
+// Retry-After and with proactive pacing on or off; a refusal that says
+// nothing of the request's cost is retried. It gives up at once too when
+// the wait before the next
 // attempt would end after the context's deadline, or when the part of it
 // the server asked for (its Retry-After, or the hold its RateLimit fields
 // announce) is longer than the maximum wait; and, that wait over, when the
@@ -274,6 +282,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		var reason string
 		switch {
+		case neverFits(resp.Header):
+			// No wait lets it in: retrying would only spend the
+			// server's quota and the caller's time.
+			reason = reasonNeverFits
 		case !replayable:
 			reason = reasonNoReplay
 		case attempt > t.retries:
