@@ -170,7 +170,10 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		start = m.clock.Now()
 	}
 	set := m.set.Load() // one immutable snapshot for the whole request
-	mask := set.Match(r)
+	mask, unrouted := set.MatchRoute(r)
+	if unrouted {
+		r = m.noteUnrouted(r)
+	}
 	if mask == 0 {
 		next.ServeHTTP(w, r)
 		return
@@ -205,6 +208,29 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	m.decide(w, r, next, set, mask, start, rc, &rc.res, &rc.vals, buf)
 }
 
+// rematch matches r again under set, the rules it started with further
+// out (see decide), and returns set and its policies that apply. When none
+// does it passes r on to next and reports it served. A request counted as
+// unrouted here goes on marked so (noteUnrouted): under rc's context, or
+// passed on marked.
+func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (*policy.Set, uint64, bool) {
+	mask, unrouted := set.MatchRoute(r)
+	if unrouted {
+		counted := m.noteUnrouted(r)
+		if mask == 0 {
+			next.ServeHTTP(w, counted)
+			return set, 0, true
+		}
+		if rc != nil {
+			rc.Context = counted.Context()
+		}
+	} else if mask == 0 {
+		next.ServeHTTP(w, r)
+		return set, 0, true
+	}
+	return set, mask, false
+}
+
 // decide serves r once the policies of mask in set apply to it: it
 // prepares and takes res, writes the headers, then rejects, holds or
 // passes r on to next. rc is the request's context (nil without context,
@@ -224,9 +250,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		// Nested in itself, and its rules replaced since a layer further
 		// out decided r: r is decided under the set it started with.
 		if s := m.startedSet(r, set); s != nil {
-			set = s
-			if mask = set.Match(r); mask == 0 {
-				next.ServeHTTP(w, r)
+			var served bool
+			if set, mask, served = m.rematch(w, r, next, s, rc); served {
 				return
 			}
 		}
@@ -1415,7 +1440,13 @@ type Stats struct {
 	// a middleware that runs before routing without WithPatternFunc (see
 	// [ErrUnrouted]). A ServeMux's redirect of its own (to add a trailing
 	// slash or clean the path), which policy.ServeMuxPattern reports as
-	// policy.MuxRedirect, is not one.
+	// policy.MuxRedirect, is not one. A request counts once, however many
+	// layers of a middleware nested in itself do not know its route (a
+	// ServeMux wrapped twice, chi's r.Use and a sub-router's r.Use); the
+	// layer that counted it passes it on marked so, a copy of the request
+	// (one allocation, for such a request only). A middleware built
+	// WithoutContext passes requests on as they came: nested in itself, it
+	// counts one in each layer.
 	Unrouted int64
 }
 
@@ -1439,14 +1470,21 @@ type stats struct {
 var ErrUnrouted = errors.New("middleware: a policy with routes met a request whose route is unknown and did not apply")
 
 // noteUnrouted counts r, a request whose route the rule set needed and did
-// not know, and tells the error handler the first time.
-func (m *Middleware) noteUnrouted(r *http.Request) {
-	if r.Context().Value(quietKey{}) != nil {
-		return // a Peek or Reset, not a request served
+// not know, unless a layer of m further out counted it, and tells the
+// error handler the first time. It returns r as it goes on: marked as
+// counted by m (unroutedContext), so that the layers of m further in (a
+// middleware nested in itself) do not count it again; as it came without
+// context (WithoutContext), or when counted further out.
+func (m *Middleware) noteUnrouted(r *http.Request) *http.Request {
+	if r.Context().Value(unroutedKey{m}) != nil {
+		return r // counted further out
 	}
 	m.stats.unrouted.Add(1)
+	if !m.noContext {
+		r = markUnrouted(m, r)
+	}
 	if m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
-		return
+		return r
 	}
 	var names []string
 	if set := m.set.Load(); set != nil {
@@ -1460,6 +1498,36 @@ func (m *Middleware) noteUnrouted(r *http.Request) {
 	// secret (/reset/<token>): the handler has the request.
 	m.warn(r, fmt.Errorf("%w (policies %s; first met on a %s request): a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)",
 		ErrUnrouted, strings.Join(names, ", "), r.Method))
+	return r
+}
+
+// unroutedContext is the context of a request a layer of m counted as
+// unrouted, as it passes it on: the layers of m further in do not count
+// it again. It is allocated with the request it is the context of, only
+// for a request counted.
+type unroutedContext struct {
+	context.Context
+	m   *Middleware
+	req http.Request
+}
+
+// unroutedKey asks a request's context whether a layer of m counted it.
+type unroutedKey struct{ m *Middleware }
+
+// Value returns c for the unroutedKey of its middleware.
+func (c *unroutedContext) Value(key any) any {
+	if k, ok := key.(unroutedKey); ok && k.m == c.m {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// markUnrouted returns a copy of r under an unroutedContext of m, in one
+// allocation.
+func markUnrouted(m *Middleware, r *http.Request) *http.Request {
+	c := &unroutedContext{Context: r.Context(), m: m}
+	c.req = *r.WithContext(c)
+	return &c.req
 }
 
 // Stats returns a snapshot of the middleware's counters.

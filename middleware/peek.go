@@ -38,7 +38,7 @@ func (m *Middleware) Peek(r *http.Request) (*Result, error) {
 	seen := served(r, set)
 	mask := uint64(0)
 	if m.skip == nil || !m.skip(seen) {
-		mask = set.Match(quiet(seen))
+		mask = set.Match(seen)
 	}
 	if err := set.Prepare(seen, mask, &res.Result); err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func (m *Middleware) Reset(r *http.Request, names ...string) error {
 		return err
 	}
 	seen := served(r, set)
-	mask := set.Match(quiet(seen)) & want
+	mask := set.Match(seen) & want
 	if mask == 0 {
 		return nil
 	}
@@ -133,16 +133,6 @@ func served(r *http.Request, set *policy.Set) *http.Request {
 		return false
 	})
 	return seen
-}
-
-// quietKey marks the context of a request that Peek or Reset matches
-// against the rule set: it is not served, so noteUnrouted does not count
-// it (Stats.Unrouted) nor spend the ErrUnrouted report on it.
-type quietKey struct{}
-
-// quiet returns r marked with quietKey for Set.Match.
-func quiet(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), quietKey{}, true))
 }
 
 // reset calls f with the store and, when the failure mode has one, the

@@ -157,7 +157,7 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 			eff[i] = q
 		}
 	}
-	setOpts := []policy.SetOption{policy.WithUnroutedFunc(m.noteUnrouted)}
+	var setOpts []policy.SetOption
 	if m.pattern != nil {
 		setOpts = append(setOpts, policy.WithPatternFunc(m.pattern))
 	}

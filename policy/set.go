@@ -186,16 +186,28 @@ func (s *Set) Len() int { return len(s.policies) }
 // HEAD request that the HEAD entry's policy does not apply to (for its
 // routes or its predicate) is under the GET one.
 func (s *Set) Match(r *http.Request) uint64 {
+	mask, _ := s.MatchRoute(r)
+	return mask
+}
+
+// MatchRoute is [Set.Match], also reporting whether r is unrouted: a policy
+// with routes needed r's route pattern and the pattern function did not
+// know it, so that no such policy applies (see [WithUnroutedFunc], which
+// is called for it as by Match). It lets a caller act on that with the
+// request in hand, as a middleware marking the request it counted does.
+func (s *Set) MatchRoute(r *http.Request) (mask uint64, unrouted bool) {
 	if s.always {
-		return s.all
+		return s.all, false
 	}
-	var mask uint64
 	pattern, resolved, byChi := "", false, false
 	match := func(i int, p *Policy, h *headRules, methodHead, routeHead bool) {
 		if p.needsPattern() && !resolved {
 			pattern, resolved = s.pattern(r), true
-			if pattern == "" && s.unrouted != nil {
-				s.unrouted(r)
+			if pattern == "" {
+				unrouted = true
+				if s.unrouted != nil {
+					s.unrouted(r)
+				}
 			}
 			// The pattern is chi's when ChiPattern asked chi for it (a
 			// limiter around the whole router runs before chi has put
@@ -213,7 +225,7 @@ func (s *Set) Match(r *http.Request) uint64 {
 		for i, p := range s.policies {
 			match(i, p, s.head, true, true)
 		}
-		return mask
+		return mask, unrouted
 	}
 	// A HEAD request: the HEAD entries first, since one that applies takes
 	// it from the GET entries (a method HEAD from the methods GET, a route
@@ -248,7 +260,7 @@ func (s *Set) Match(r *http.Request) uint64 {
 			match(i, p, nil, methodHead, routeHead)
 		}
 	}
-	return mask
+	return mask, unrouted
 }
 
 // PolicyHeader returns the value of the RateLimit-Policy field (draft -11

@@ -50,3 +50,47 @@ func TestWithUnroutedFunc(t *testing.T) {
 		t.Error("WithUnroutedFunc(nil): no error")
 	}
 }
+
+// TestMatchRoute: MatchRoute returns Match's mask and reports a request
+// unrouted exactly when WithUnroutedFunc would be called for it, with or
+// without that function: a policy with routes needed the pattern and the
+// pattern function did not know it. A Set none of whose policies has
+// routes, or one that knew the route, reports none.
+func TestMatchRoute(t *testing.T) {
+	ip := keyfunc.Must(keyfunc.IP())
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Minute}
+	routed := policy.Must(policy.New("login", spec, ip, policy.WithRoutes("POST /login")))
+	plain := policy.Must(policy.New("plain", spec, ip))
+	pattern := ""
+	patternOpt := policy.WithPatternFunc(func(*http.Request) string { return pattern })
+	r := httptest.NewRequest("POST", "/login", nil)
+	for _, withFunc := range []bool{false, true} {
+		opts := []policy.SetOption{patternOpt}
+		calls := 0
+		if withFunc {
+			opts = append(opts, policy.WithUnroutedFunc(func(*http.Request) { calls++ }))
+		}
+		s, err := policy.NewSet([]*policy.Policy{plain, routed}, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pattern = ""
+		if mask, unrouted := s.MatchRoute(r); mask != 1 || !unrouted || mask != s.Match(r) {
+			t.Errorf("func %v, unknown route: MatchRoute = %b, %v; want 1 (plain only), true, as Match", withFunc, mask, unrouted)
+		}
+		if withFunc && calls != 2 {
+			t.Errorf("unknown route: the function was called %d times for MatchRoute and Match; want 2", calls)
+		}
+		pattern = "POST /login"
+		if mask, unrouted := s.MatchRoute(r); mask != 3 || unrouted {
+			t.Errorf("func %v, known route: MatchRoute = %b, %v; want 11, false", withFunc, mask, unrouted)
+		}
+		plainOnly, err := policy.NewSet([]*policy.Policy{plain}, policy.WithPatternFunc(func(*http.Request) string { return "" }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mask, unrouted := plainOnly.MatchRoute(r); mask != 1 || unrouted {
+			t.Errorf("no policy with routes: MatchRoute = %b, %v; want 1, false", mask, unrouted)
+		}
+	}
+}
