@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -171,13 +172,35 @@ func (s *Store) evalDecisions(ctx context.Context, op string, r *request, idx []
 // reservation is the outcome of phase 1 for one slot.
 type reservation struct {
 	admitted bool
+	id       string // names the reservation in its keys' side keys
 	ts, tn   int64
 	undo     []any // the undo records, as the script returned them
 	err      error
 }
 
+// reservationID returns a new reservation id: 64 random bits in hex. The
+// side key of a sliding_log or sliding_buckets key lists its reservations
+// by id (see lua/cluster.lua).
+func reservationID() string {
+	return fmt.Sprintf("%016x", rand.Uint64())
+}
+
+// sideKeysOf returns r.keysOf(idx) followed by the side key (":u") of
+// each sliding_log and sliding_buckets key of the checks idx: a
+// reservation and its undo read and write them (see lua/cluster.lua).
+func (r *request) sideKeysOf(idx []int) []string {
+	ks := r.keysOf(idx)
+	for _, i := range idx {
+		if c := r.infos[i].code; c == codeLog || c == codeBuckets {
+			ks = append(ks, r.keys[r.first[i]]+":u")
+		}
+	}
+	return ks
+}
+
 func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algorithms.Decision) reservation {
-	v, err := s.eval(ctx, opTake, s.client, r.keysOf(idx), r.args(idx, modeReserve))
+	id := reservationID()
+	v, err := s.eval(ctx, opTake, s.client, r.sideKeysOf(idx), append(r.args(idx, modeReserve), id))
 	if err != nil {
 		return reservation{err: err}
 	}
@@ -189,7 +212,7 @@ func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algori
 		return reservation{err: fmt.Errorf("redisstore: unexpected reservation reply %T", v)}
 	}
 	rest := vals[replyWidth*len(idx):]
-	rv := reservation{admitted: true}
+	rv := reservation{admitted: true, id: id}
 	for _, i := range idx {
 		rv.admitted = rv.admitted && dst[i].Allowed
 	}
@@ -224,9 +247,9 @@ func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation,
 	if r.hasT {
 		clock = s.clock.Now().UnixNano() - (rv.ts*1e9 + rv.tn)
 	}
-	args = append(args, clock, len(rv.undo)/7)
+	args = append(args, clock, rv.id, len(rv.undo)/7)
 	args = append(args, rv.undo...)
-	v, err := s.evalOr(ctx, opTake, s.client, r.keysOf(idx), args, true, true)
+	v, err := s.evalOr(ctx, opTake, s.client, r.sideKeysOf(idx), args, true, true)
 	if err != nil {
 		return err
 	}

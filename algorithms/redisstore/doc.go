@@ -179,7 +179,10 @@
 // the prefix is always what precedes ":{": stores whose prefixes are "P"
 // and "P:a" never share a key. <spec> spells every field of the
 // Spec, so two specs never share state. sliding_log adds a list at the same
-// key plus ":l". Keys are never built from patterns, and nothing is ever
+// key plus ":l". On a Cluster, a cross-slot Take's reservation of a
+// sliding_log or sliding_buckets key also writes the key plus ":u", its
+// side key (see "Cluster"), with the expiry the reservation gives the key
+// (an undo keeps it). Keys are never built from patterns, and nothing is ever
 // looked up by pattern (no KEYS or SCAN: TestNoPatternLookups).
 //
 // Every write of an admitted Take or of a refund sets an expiry (PX) for
@@ -249,11 +252,21 @@
 //     the total), the ring's slots as they were. Otherwise (a request was
 //     counted in between, and forgot as much if it stands) the undo
 //     subtracts the units only (TestClusterUndoLeavesLogAndRingAsBefore,
-//     TestClusterGiveBackBetweenReservationAndUndo). Two cross-slot Takes
-//     of one key whose reservations overlap and are undone in the order
-//     they were made still lose what the first one's write forgot. A reservation
-//     that stands has forgotten them, as an admitted Take has
-//     (TestClusterStandingReservationForgets). The events a log trims go
+//     TestClusterGiveBackBetweenReservationAndUndo). Cross-slot Takes of
+//     one key whose reservations overlap are followed in the key's side
+//     key (the key plus ":u", in its slot), where each reservation of a
+//     sliding_log or sliding_buckets key registers: an undo that finds a
+//     newer reservation, not yet undone, counted since hands what its write
+//     forgot to it, and the newest reservation's undo, when no request was
+//     counted since, puts back its own and what was handed over, in
+//     whatever order the undos come (TestClusterOverlappingReservations,
+//     TestClusterOverlappingUndosLeaveLogAndRingAsBefore). A reservation
+//     that stands has forgotten them, as an admitted Take has, what was
+//     handed over to it included (TestClusterStandingReservationForgets).
+//     Left (lua/cluster.lua): past 32 reservations of one key not known to
+//     be over (those that stood stay listed until a request is counted or
+//     the key expires), the oldest is dropped from the side key, and what
+//     it forgot may stay forgotten. The events a log trims go
 //     back and forth in the reservation's reply and the undo's call: as
 //     many as the reservation had to read to prune them. The bucket kinds
 //     (token_bucket, leaky_bucket, leaky_queue) move an instant to

@@ -14,7 +14,10 @@ import (
 //	<prefix>:{<escaped key>}:<spec>                 a key without ':'
 //	<prefix>:{<escaped rest>}:<escaped ns>:<spec>   a key "ns:rest"
 //
-// (sliding_log adds a second key, the same with ":l" appended). A check's
+// (sliding_log adds a second key, the same with ":l" appended; on a
+// Cluster a cross-slot reservation of a sliding_log or sliding_buckets key
+// writes its side key, the same with ":u" appended: see lua/cluster.lua.
+// <spec> ends in a digit, so neither suffix makes another check's key). A check's
 // key up to its first ':' is a namespace: the policy layer writes every key
 // as "<policy name>:<client key>". The hash tag holds only the client key,
 // so the keys of every policy and spec of one client land in one Redis

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -163,8 +162,8 @@ func TestNoPruneTracesRedisCluster(t *testing.T) {
 	}
 }
 
-// TestClusterOverlappingUndosLeaveLogAsBefore: a sliding_log key L (4 a
-// minute) holds 2 units taken at +1 s and 2 at +31 s. At +61.001 s two
+// TestClusterOverlappingUndosLeaveLogAndRingAsBefore: a sliding_log or
+// sliding_buckets key L (4 a minute) holds 2 units taken at +1 s and 2 at +31 s. At +61.001 s two
 // cross-slot Takes, T1 of (L, y1) and T2 of (L, y2), each lose the race
 // for their y (another instance takes its one unit between the peek and
 // the reservation): both are denied Takes, which forget no event of L.
@@ -173,15 +172,15 @@ func TestNoPruneTracesRedisCluster(t *testing.T) {
 // +31 s (a clock behind) must then count the +1 s units, and be denied,
 // as the Model (which saw both Takes denied) decides.
 //
-// A known defect, left (see lua/cluster.lua): T1's undo finds L written
-// since by T2's reservation, a request counted, and only subtracts; T2's
-// undo then finds L changed by T1's and only subtracts too: the +1 s units
-// are gone, and the Take at +31 s is admitted (5 units in the minute). It
-// runs when RATEKEEPER_KNOWN_DEFECTS is set.
+// T1's undo finds L written since by T2's reservation, not yet undone,
+// and hands what T1's reservation forgot over to T2's (L's side key, see
+// lua/cluster.lua); T2's undo, the newest reservation's, finding no
+// request counted since, puts it back. (Before, T1's undo only
+// subtracted, and so did T2's, which found L changed by T1's: the +1 s
+// units were gone, and the Take at +31 s was admitted, 5 units in the
+// minute.) TestClusterOverlappingReservations runs every order of two and
+// three such reservations.
 func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
-	if os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
-		t.Skip("known defect (overlapping reservations undone in the order they were made); set RATEKEEPER_KNOWN_DEFECTS=1 to run")
-	}
 	for _, sp := range undoStateSpecs {
 		t.Run(string(sp.Algorithm), func(t *testing.T) {
 			m := newModelRun(t)

@@ -56,7 +56,8 @@ func keysUnder(t *testing.T, c redis.UniversalClient, prefix string) []string {
 // same runs with WithMinTTL, whose expiry is at least the minimum and at
 // most the larger of it and ResetAfter; with WithClock, whose keys live at
 // least DefaultClockTTL; and on a three-node cluster, where cross-slot Takes
-// reserve and undo.
+// reserve and undo, and write side keys, which expire no later than the
+// state of their keys can matter.
 func TestEveryKeyExpires(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -137,7 +138,7 @@ func TestEveryKeyExpires(t *testing.T) {
 				// walked the whole keyspace of the server the package's
 				// tests share.
 				for _, c := range checks {
-					for _, k := range redisKeys(prefix, c) {
+					for _, k := range append(redisKeys(prefix, c), sideKeys(prefix, c)...) {
 						pttl, err := client.PTTL(ctx, k).Result()
 						if err != nil {
 							t.Fatal(err)
@@ -176,6 +177,22 @@ func TestEveryKeyExpires(t *testing.T) {
 							t.Fatalf("take %d %+v: key %s expires in %v, want within [%v, %v] (ResetAfter %v, %v elapsed, slowest Take %v)", i, checks, k, pttl, lo, hi, reset, elapsed, slowest)
 						}
 					}
+					// A side key, when there is one, expires no later
+					// than the key's state can matter (a plain Take
+					// leaves it as an earlier reservation set it).
+					for _, sk := range sideKeys(prefix, c) {
+						pttl, err := client.PTTL(ctx, sk).Result()
+						if err != nil {
+							t.Fatal(err)
+						}
+						hi := d[j].ResetAfter + 3*time.Millisecond + slowest
+						if tc.minTTL > 0 {
+							hi = max(hi, tc.minTTL+time.Millisecond)
+						}
+						if pttl != -2 && pttl > hi {
+							t.Fatalf("take %d %+v: side key %s expires in %v, want at most %v (ResetAfter %v)", i, checks, sk, pttl, hi, d[j].ResetAfter)
+						}
+					}
 				}
 			}
 			for _, k := range keysUnder(t, client, prefix) {
@@ -200,6 +217,16 @@ func redisKeys(prefix string, c algorithms.Check) []string {
 		return []string{k, k + ":l"}
 	}
 	return []string{k}
+}
+
+// sideKeys returns the side key of check c under prefix, which a
+// cross-slot reservation of a sliding_log or sliding_buckets key writes
+// (doc.go, "Keys and expiry"), or none.
+func sideKeys(prefix string, c algorithms.Check) []string {
+	if k := c.Spec.Algorithm; k != algorithms.SlidingLog && k != algorithms.SlidingBuckets {
+		return nil
+	}
+	return []string{redisKeys(prefix, c)[0] + ":u"}
 }
 
 // TestServerTimeByDefault: without WithClock every Take reads the Redis

@@ -14,19 +14,27 @@
 -- Undone, though, a reservation is a denied Take, which forgets no event
 -- of a log and rolls no ring (algorithms' "Time that goes back"): a
 -- request decided at an earlier instant still counts what left the
--- reservation's window. So when no request was counted in the key since
--- (its newest log item, or its ring's sub-window and that sub-window's
--- count, are as the reservation left them: a give-back or another undo
--- may have written it, which forget nothing), the undo first puts back
--- what the write forgot: a log's trimmed events (then its units are
--- subtracted), the slots of the sub-windows the ring moved past as they
--- were. Otherwise (a request was counted since, and forgot as much if it
--- stands) it subtracts the units only. Left: a reservation counted since
--- that is undone after this one (overlapping cross-slot Takes of one key,
--- undone in the order they reserved) forgets what this one trimmed for
--- good. A reservation that stands has forgotten them,
--- as an admitted Take does: a log cannot keep them listed, since a later
--- give-back of its newest event would bring them back into the window.
+-- reservation's window. What the write forgot (a log's trimmed events,
+-- the ring slots it moved past) comes back when no request was counted
+-- in the key since (a give-back or an undo forgets nothing); a request
+-- counted since forgot as much, if it stands. So that overlapping
+-- cross-slot Takes of a key lose nothing, each reservation of a
+-- sliding_log or sliding_buckets key goes on top of the key's side key
+-- (below), with the key's fingerprint (newest log item; ring sub-window
+-- and its count), which undos keep and a counted request changes. The
+-- undo of the top one, the fingerprint as left, puts back what it forgot
+-- and what was handed to it; of one below, hands both to the one just
+-- above (if that one stands, they stay forgotten, as the Model forgets
+-- them at its admitted Take); with the fingerprint changed, drops all.
+-- A give-back changes it only taking units counted at the newest instant
+-- (sub-window): by a request counted since the newest reservation, or
+-- before it, when the reservations on the stack, at that instant too,
+-- forgot nothing. Left: past SIDECAP overlapping reservations the oldest
+-- is dropped (what it forgot may stay forgotten); a request counted since
+-- and given back before the undo reads as none (erring towards denying).
+-- A reservation that stands has forgotten them, as an admitted Take does:
+-- a log cannot keep them listed, since a later give-back of its newest
+-- event would bring them back into the window.
 -- The bucket kinds are not additive: an instant moves to max(F, t) +
 -- n*W/L. Their undo restores the old value when the key still holds what
 -- the reservation wrote. Otherwise it subtracts the reservation's n*W/L from
@@ -44,7 +52,9 @@
 --   "s" token_bucket, leaky_bucket, leaky_queue: a = old value ("" when
 --   absent), b = new value, c = "q r L" (n*W/L = q + r/L ns), d = "q"
 --   for leaky_queue
--- A record is 7 strings: tag, key, list key, a, b, c, d.
+-- A record is 7 strings: tag, key, list key, a, b, c, d. The undo also
+-- gets the reservation's id (main.lua), and both declare the side keys in
+-- KEYS (cluster.go, sideKeysOf).
 
 local undoKind_
 local function undoKind()
@@ -91,47 +101,188 @@ local function undoKind()
     return {w = tonumber(w), b = tonumber(b), counts = counts}
   end
 
-  local function undoBuckets(key, old, new, at, n)
+  -- K's side key K:u holds K's reservations not known to be over, oldest
+  -- first: fp "\n" id "/" data ("\n" id "/" data)*. fp: K's fingerprint
+  -- (sideFp) as the newest one's write and the undos since left it. data:
+  -- what undone ones below forgot, oldest first, joined by ',': trimmed
+  -- events "s ns n", or ring moves "w b:<the ring before the move>".
+  local SIDECAP = 32
+
+  local function sideName(key) return key .. ':u' end
+
+  -- sideFp: the log's newest item, or the ring's sub-window and count.
+  local function sideFp(key, lkey)
+    if lkey ~= '' then return call('LINDEX', lkey, -1) or '' end
+    local R = ring(call('GET', key) or '')
+    if not R then return '' end
+    return fmt(R.w) .. ' ' .. fmt(R.b) .. ' ' .. fmt(R.counts[R.b] or 0)
+  end
+
+  -- sideLoad returns the stack {fp, ids, data} at P, or nil; a value
+  -- sideSave did not write fails the call (before it writes anything).
+  local function sideLoad(P)
+    local v = redis.pcall('GET', P)
+    if type(v) == 'table' then foreign(P) end
+    if not v then return nil end
+    local fp, rest = match(v, '^([^\n]*)(.*)$')
+    local st = {fp = fp, ids = {}, data = {}}
+    for line in string.gmatch(rest, '\n([^\n]*)') do
+      local id, d = match(line, '^(%x+)/(.*)$')
+      if not id then foreign(P) end
+      st.ids[#st.ids + 1], st.data[#st.data + 1] = id, d
+    end
+    if #st.ids == 0 or #st.ids > SIDECAP then foreign(P) end
+    return st
+  end
+
+  -- sideSave writes st at P (DEL when empty), with expiry ttl or kept.
+  local function sideSave(P, st, ttl)
+    if #st.ids == 0 then
+      call('DEL', P)
+      return
+    end
+    local parts = {st.fp}
+    for i, id in ipairs(st.ids) do parts[#parts + 1] = id .. '/' .. st.data[i] end
+    if ttl then
+      call('SET', P, table.concat(parts, '\n'), 'PX', ttlArg(ttl))
+    else
+      call('SET', P, table.concat(parts, '\n'), 'KEEPTTL')
+    end
+  end
+
+  local function joined(a, b)
+    if a == '' then return b end
+    if b == '' then return a end
+    return a .. ',' .. b
+  end
+
+  -- sideOpen, before a reservation writes: K's stack, dropped when a
+  -- request was counted since its newest reservation (it forgot it all).
+  local function sideOpen(key, lkey)
+    local sd = {P = sideName(key), key = key, lkey = lkey or ''}
+    local st = sideLoad(sd.P)
+    if not st or st.fp ~= sideFp(key, sd.lkey) then
+      st = {ids = {}, data = {}}
+    end
+    sd.st = st
+    return sd
+  end
+
+  -- sidePush, once reservation id wrote K: on top; expires with K (ttl).
+  local function sidePush(sd, id, ttl)
+    local st = sd.st
+    st.ids[#st.ids + 1], st.data[#st.data + 1] = id, ''
+    if #st.ids > SIDECAP then
+      table.remove(st.ids, 1)
+      table.remove(st.data, 1)
+    end
+    st.fp = sideFp(sd.key, sd.lkey)
+    sideSave(sd.P, st, ttl)
+  end
+
+  -- sideUndo tells the undo of reservation id (sd: K's side state, or
+  -- nil), which forgot own, what to do: 'restore', data (it is the newest
+  -- and nothing was counted since: put back what was handed to it and
+  -- own); 'hand' (a newer one counted since: both go to the one just
+  -- above); 'drop' (a request counted since the newest: all is gone);
+  -- 'old' (not in the stack: as without side keys). Then it subtracts.
+  local function sideUndo(sd, id, own)
+    local st = sd and sd.st
+    if not st then return 'old' end
+    if st.fp ~= sideFp(sd.key, sd.lkey) then
+      sd.st = nil
+      call('DEL', sd.P)
+      return 'drop'
+    end
+    local pos
+    for i, x in ipairs(st.ids) do
+      if x == id then pos = i end
+    end
+    if not pos then return 'old' end
+    local data = joined(st.data[pos], own)
+    table.remove(st.ids, pos)
+    table.remove(st.data, pos)
+    if pos > #st.ids then return 'restore', data end
+    st.data[pos] = joined(data, st.data[pos])
+    return 'hand'
+  end
+
+  -- sideClose, once the undo wrote K: the fingerprint as it left it.
+  local function sideClose(sd)
+    if not (sd and sd.st) then return end
+    sd.st.fp = sideFp(sd.key, sd.lkey)
+    sideSave(sd.P, sd.st, nil)
+  end
+
+  -- ringBack undoes a ring move "w b:<ring before>": the slots it passed
+  -- up to (w, b) get their counts back, and the ring its sub-window.
+  local function ringBack(S, move, B)
+    local w, b, old = match(move, '^(%-?%d+) (%d+):(.+)$')
+    local O = old and ring(old)
+    if not O then return end
+    local moved = (tonumber(w) - O.w) * B + (tonumber(b) - O.b)
+    for i = 1, math.min(moved, B) do
+      local idx = (O.b + i) % B
+      S.counts[idx] = O.counts[idx]
+    end
+    S.w, S.b = O.w, O.b
+  end
+
+  local function undoBuckets(key, old, new, at, n, sd, id)
+    local w, b, B = match(at, '^(%-?%d+) (%d+) (%d+)$')
+    if not w then return end
+    w, b, B = tonumber(w), tonumber(b), tonumber(B)
+    local O = ring(old)
+    local own = ''
+    if O and (w - O.w) * B + (b - O.b) > 0 then
+      own = fmt(w) .. ' ' .. fmt(b) .. ':' .. old
+    end
+    local how, data = sideUndo(sd, id, own)
     local v = call('GET', key)
-    if not v then return end
-    if v == new then
+    if not v then
+      sideClose(sd)
+      return
+    end
+    if v == new and (how == 'old' or (how == 'restore' and data == own)) then
+      -- Nothing written since: the old ring, exactly.
       if old == '' then
         call('DEL', key)
       else
         call('SET', key, old, 'KEEPTTL')
       end
+      sideClose(sd)
       return
     end
-    local w, b, B = match(at, '^(%-?%d+) (%d+) (%d+)$')
-    if not w then return end
-    w, b, B = tonumber(w), tonumber(b), tonumber(B)
     local S = bucketsKind().load({jw = 0, jb = 0, B = B}, key)
-    local O, N = ring(old), ring(new)
-    local moved = O and (w - O.w) * B + (b - O.b)
-    if O and N and moved > 0 and S.w == w and S.b == b and S.counts[b] == N.counts[b] then
-      -- The reservation moved the ring on, and it is still there, with
-      -- its sub-window's count as it left it: no request was counted
-      -- since (a give-back, another reservation's undo may have written
-      -- it, which forget nothing). The slots of the sub-windows it moved
-      -- past, the reservation's units in the last, get the old ring's
-      -- counts back.
-      for i = 1, math.min(moved, B) do
-        local idx = (O.b + i) % B
-        S.counts[idx] = O.counts[idx]
+    local N = ring(new)
+    local back = how == 'restore' and data ~= ''
+    if how == 'old' then
+      -- The ring is where the reservation moved it, with its count: no
+      -- request was counted since.
+      back = own ~= '' and N and S.w == w and S.b == b and S.counts[b] == N.counts[b]
+      data = own
+    end
+    if not (back and own ~= '') then
+      -- The units back, while in the ring (else its own move does it).
+      local age = (S.w - w) * B + (S.b - b)
+      if S.w - w <= 2 and age >= 0 and age < B then
+        local c = S.counts[b] or 0
+        local take = math.min(c, n)
+        S.counts[b] = c - take
+        S.sum = S.sum - take
       end
+    end
+    if back then
+      -- The moves back, newest first.
+      local moves = {}
+      for m in string.gmatch(data, '[^,]+') do moves[#moves + 1] = m end
+      for i = #moves, 1, -1 do ringBack(S, moves[i], B) end
       local sum = 0
       for _, c in pairs(S.counts) do sum = sum + c end
-      S.w, S.b, S.sum = O.w, O.b, sum
-      call('SET', key, bucketsKind().encode(S), 'KEEPTTL')
-      return
+      S.sum = sum
     end
-    local age = (S.w - w) * B + (S.b - b)
-    if S.w - w > 2 or age < 0 or age >= B then return end
-    local c = S.counts[b] or 0
-    local take = math.min(c, n)
-    S.counts[b] = c - take
-    S.sum = S.sum - take
     call('SET', key, bucketsKind().encode(S), 'KEEPTTL')
+    sideClose(sd)
   end
 
   -- logTrimmed returns the items the reservation's write of the log S is
@@ -155,16 +306,19 @@ local function undoKind()
       (call('LINDEX', S.lkey, -1) or '') .. ';' .. trimmed
   end
 
-  -- restoreLog puts back the items a reservation trimmed, in front of the
-  -- list, and their units in the total, when the log is as it left it.
-  local function restoreLog(key, lkey, d)
-    local total, len, last, items = match(d, '^(%d+) (%d+);([^;]*);(.+)$')
-    -- The newest item as the write left it: no request was counted since
-    -- (a give-back, another reservation's undo may have changed the total
-    -- and the older items, which forget nothing).
-    if not total or not call('GET', key) or call('LINDEX', lkey, -1) ~= last then
-      return
-    end
+  -- ownItems returns the newest item a reservation's write left in the
+  -- log and the items it trimmed, from the 'l' record's d (see
+  -- logWritten), or nil.
+  local function ownItems(d)
+    local total, _, last, items = match(d, '^(%d+) (%d+);([^;]*);(.+)$')
+    if not total then return nil end
+    return last, items
+  end
+
+  -- pushItems puts items (events "s ns n" joined by ',', oldest first)
+  -- back in front of the list, and their units in the total.
+  local function pushItems(key, lkey, items)
+    if items == '' or not call('GET', key) then return end
     local list, units, at = {}, 0, 1
     while at <= #items do
       local item, n, nxt = match(items, '^(%-?%d+ %d+ (%d+)),?()', at)
@@ -183,16 +337,23 @@ local function undoKind()
     call('INCRBY', key, units)
   end
 
-  local function undoLog(key, lkey, s, ns, n, d)
-    if d ~= '' then restoreLog(key, lkey, d) end
+  local function undoLog(key, lkey, s, ns, n, d, sd, id)
+    local last, own = ownItems(d)
+    local how, data = sideUndo(sd, id, own or '')
+    if how == 'restore' then
+      pushItems(key, lkey, data)
+    elseif how == 'old' and own and call('GET', key) and call('LINDEX', lkey, -1) == last then
+      -- The newest item as the write left it: nothing counted since.
+      pushItems(key, lkey, own)
+    end
     local len = call('LLEN', lkey)
     local i = -1
     while -i <= len do
       local item = call('LINDEX', lkey, i)
       local es, ens, en = match(item or '', '^(%-?%d+) (%d+) (%d+)$')
-      if not es then return end
+      if not es then break end
       es, ens, en = tonumber(es), tonumber(ens), tonumber(en)
-      if es < s or (es == s and ens < ns) then return end
+      if es < s or (es == s and ens < ns) then break end
       if es == s and ens == ns then
         local take = math.min(en, n)
         if en - take > 0 then
@@ -205,10 +366,11 @@ local function undoKind()
         if sum then
           call('SET', key, fmt(max(sum - take, 0)), 'KEEPTTL')
         end
-        return
+        break
       end
       i = i - 1
     end
+    sideClose(sd)
   end
 
   -- instant parses a bucket state "s n x" into (F - t in ns, x), or nil.
@@ -248,9 +410,11 @@ local function undoKind()
     call('SET', key, format('%d %d %d', s, ns, fx), 'KEEPTTL')
   end
 
+  -- applyUndo applies the undo records ARGV[base + 3 ...] of reservation
+  -- ARGV[base + 1] (its id), at instant ARGV[base].
   local function applyUndo(base)
-    local clock, count = ARGV[base], tonumber(ARGV[base + 1])
-    if not count or #ARGV ~= base + 1 + count * 7 then
+    local clock, id, count = ARGV[base], ARGV[base + 1], tonumber(ARGV[base + 2])
+    if not count or not match(id or '', '^%x+$') or #ARGV ~= base + 2 + count * 7 then
       return redis.error_reply('redisstore: malformed undo records')
     end
     local u -- the undo's instant, in ns after the reservation's
@@ -263,7 +427,20 @@ local function undoKind()
         return redis.error_reply('redisstore: malformed undo instant')
       end
     end
-    base = base + 1
+    base = base + 2
+    -- Every side key first: one the store did not write fails the undo
+    -- before it writes anything.
+    local sides = {}
+    for r = 0, count - 1 do
+      local a = base + r * 7
+      local tag, key, lkey = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+      if tag == 'l' or tag == 'b' then
+        if tag == 'b' then lkey = '' end
+        local P = sideName(key)
+        local st = sideLoad(P)
+        if st then sides[key] = {P = P, key = key, lkey = lkey, st = st} end
+      end
+    end
     for r = 0, count - 1 do
       local a = base + r * 7
       local tag, key, lkey = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
@@ -273,13 +450,14 @@ local function undoKind()
       elseif tag == 'f' or tag == 'w' then
         undoWindow(key, tonumber(A), tonumber(B), tag == 'w')
       elseif tag == 'b' then
-        undoBuckets(key, A, B, C, tonumber(D))
+        undoBuckets(key, A, B, C, tonumber(D), sides[key], id)
       elseif tag == 'l' then
-        undoLog(key, lkey, tonumber(A), tonumber(B), tonumber(C), D)
+        undoLog(key, lkey, tonumber(A), tonumber(B), tonumber(C), D, sides[key], id)
       end
     end
     return nil
   end
-  undoKind_ = {record = undoRecord, trimmed = logTrimmed, written = logWritten, apply = applyUndo}
+  undoKind_ = {record = undoRecord, trimmed = logTrimmed, written = logWritten, apply = applyUndo,
+    open = sideOpen, push = sidePush}
   return undoKind_
 end

@@ -9,8 +9,12 @@
 --       4 refund: see refund.lua; 5 give back: see giveback.lua; 6 peek
 --       each check alone, writing nothing: Store.Peek),
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
---       Buckets, MaxDelay (ns), cost.
--- KEYS: one per check (two for sliding_log: the total, then the list).
+--       Buckets, MaxDelay (ns), cost; a reservation (mode 1) then its id,
+--       an undo (mode 2) its instant, the reservation's id and its undo
+--       records (see cluster.lua).
+-- KEYS: one per check (two for sliding_log: the total, then the list); a
+--       reservation and an undo then declare the side key (":u") of each
+--       sliding_log and sliding_buckets key they may write.
 -- Reply: 4 integers per check: 2*Remaining + allowed (0/1), then Delay
 --        when allowed or RetryAfter when denied (the other is 0), ResetAfter,
 --        NextAfter (ns); a give-back (mode 5) then one given flag (0/1) per
@@ -54,6 +58,15 @@ end
 if mode == 2 then
   local err = undoKind().apply(5 + nchecks * 7 + 1)
   if err then return err end
+end
+
+-- A reservation's id (mode 1): its undo names it (see cluster.lua).
+local rid
+if mode == 1 then
+  rid = ARGV[5 + nchecks * 7 + 1]
+  if not (rid and match(rid, '^%x+$')) then
+    return redis.error_reply('redisstore: malformed reservation id')
+  end
 end
 
 -- A peek of each check alone (mode 6) loads and decides every check on
@@ -140,6 +153,19 @@ else
     end
     last[op.key] = op
   end
+  -- A reservation reads the side key of each sliding_log and
+  -- sliding_buckets key it writes first (see cluster.lua): one the store
+  -- did not write fails the call before it writes anything.
+  local sides
+  if mode == 1 then
+    sides = {}
+    for i = 1, nchecks do
+      local op = ops[i]
+      if last[op.key] == op and (op.P.kind == LOG or op.P.kind == BUCKETS) then
+        sides[op.key] = undoKind().open(op.key, op.lkey)
+      end
+    end
+  end
   for i = 1, nchecks do
     local op = ops[i]
     if last[op.key] == op then
@@ -156,6 +182,7 @@ else
           local s, ns = absol(op.off)
           undoKind().record('l', op.key, op.lkey, fmt(s), fmt(ns), fmt(consumed[op.key]),
             undoKind().written(root.S, trimmed), undo)
+          undoKind().push(sides[op.key], rid, ttl)
         end
       else
         local v
@@ -184,6 +211,7 @@ else
           end
         end
         call('SET', op.key, v, 'PX', ttlArg(ttl))
+        if mode == 1 and kind == BUCKETS then undoKind().push(sides[op.key], rid, ttl) end
       end
     end
   end

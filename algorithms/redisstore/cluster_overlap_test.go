@@ -1,0 +1,364 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// afterModeHook runs do once, after the first script call in the given
+// mode ("1" reserve, "2" undo) whose keys include key has returned.
+type afterModeHook struct {
+	redistest.PassHooks
+	mode, key string
+	do        func()
+	once      sync.Once
+}
+
+func (h *afterModeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if n := cmd.Name(); len(args) > 3 && (n == "fcall" || n == "evalsha" || n == "eval") {
+			nk, _ := args[2].(int)
+			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == h.mode {
+				for _, k := range args[3 : 3+nk] {
+					if s, _ := k.(string); s == h.key {
+						h.once.Do(h.do)
+					}
+				}
+			}
+		}
+		return err
+	}
+}
+
+// overlapSpecs are undoStateSpecs with room for three reservations on top
+// of the +31 s units: 6 a minute.
+var overlapSpecs = []algorithms.Spec{
+	{Algorithm: algorithms.SlidingLog, Limit: 6, Window: time.Minute},
+	{Algorithm: algorithms.SlidingBuckets, Limit: 6, Window: time.Minute, Buckets: 6},
+}
+
+// overlapCase is a run of TestClusterOverlappingReservations: n
+// cross-slot Takes whose reservations of one key overlap, undone in
+// order (1-based; a Take in stands is admitted, and never undone).
+type overlapCase struct {
+	order  []int
+	stands []int
+	plain  int  // a plain Take of L follows T_plain's reservation, when > 0
+	later  bool // T2 and T3 at +91.5 s and +100 s, each forgetting more
+}
+
+func (c overlapCase) name() string {
+	var b strings.Builder
+	b.WriteString("undo")
+	for _, i := range c.order {
+		fmt.Fprintf(&b, "_T%d", i)
+	}
+	for _, i := range c.stands {
+		fmt.Fprintf(&b, "_T%d_stands", i)
+	}
+	if c.plain > 0 {
+		fmt.Fprintf(&b, "_taken_after_T%d", c.plain)
+	}
+	if c.later {
+		b.WriteString("_later")
+	}
+	return b.String()
+}
+
+// TestClusterOverlappingReservations: a sliding_log or sliding_buckets key
+// L (6 a minute) holds 2 units taken at +1 s and 2 at +31 s. At +61.001 s
+// two or three cross-slot Takes T1, T2, T3 of (L, y_i) reserve L one after
+// the other (T1's reservation forgets the +1 s units), each before any is
+// undone; each loses the race for its y_i (another instance takes its one
+// unit between the peek and the reservation) and undoes L, the undos in
+// every order: denied Takes, which forget no event of L. A Take of L of
+// cost 3 at +31 s (a clock behind) must then count the +1 s units, and be
+// denied, as the Model (which saw every Take denied) decides. In the
+// "stands" runs one of them wins its race: an admitted Take, which forgets
+// the +1 s units for good (what the others' undos handed over to it is
+// never put back), and once it is given back the Take at +31 s is
+// admitted. In the "taken_after" runs a plain Take of L (one script call)
+// follows one of the reservations: a request counted, which forgets the
+// +1 s units in any world; given back, it leaves the Take at +31 s
+// admitted too. In the "later" runs T2 and T3 come at +91.5 s and +100 s
+// (on clocks of their own): T2's reservation forgets the +31 s units too,
+// and moves the ring on again.
+//
+// After the overlapping Takes, one more cross-slot Take of L at +61.001 s
+// is undone alone, which must put back only what it forgot itself; and L
+// goes on as the Model's. Every call is compared with the Model.
+func TestClusterOverlappingReservations(t *testing.T) {
+	var cases []overlapCase
+	for _, o := range [][]int{{1, 2}, {2, 1}, {1, 2, 3}, {1, 3, 2}, {2, 1, 3}, {2, 3, 1}, {3, 1, 2}, {3, 2, 1}} {
+		cases = append(cases, overlapCase{order: o})
+	}
+	cases = append(cases,
+		overlapCase{order: []int{1}, stands: []int{2}},
+		overlapCase{order: []int{2}, stands: []int{1}},
+		overlapCase{order: []int{1, 3}, stands: []int{2}},
+		overlapCase{order: []int{3, 1}, stands: []int{2}},
+		overlapCase{order: []int{2, 3}, stands: []int{1}},
+		overlapCase{order: []int{1, 2}, stands: []int{3}},
+		overlapCase{order: []int{1, 2}, plain: 1},
+		overlapCase{order: []int{2, 1}, plain: 1},
+		overlapCase{order: []int{1, 2}, plain: 2},
+		overlapCase{order: []int{2, 1}, plain: 2},
+		overlapCase{order: []int{2, 1, 3}, plain: 2},
+	)
+	for _, o := range [][]int{{1, 2, 3}, {1, 3, 2}, {2, 1, 3}, {2, 3, 1}, {3, 1, 2}, {3, 2, 1}} {
+		cases = append(cases, overlapCase{order: o, later: true})
+	}
+	cases = append(cases,
+		overlapCase{order: []int{2, 3}, stands: []int{1}, later: true},
+		overlapCase{order: []int{3, 1}, stands: []int{2}, later: true},
+		overlapCase{order: []int{1, 3}, stands: []int{2}, later: true},
+		overlapCase{order: []int{2, 1}, stands: []int{3}, later: true},
+	)
+	for _, sp := range overlapSpecs {
+		for _, c := range cases {
+			t.Run(string(sp.Algorithm)+"/"+c.name(), func(t *testing.T) { overlapRun(t, sp, c) })
+		}
+	}
+}
+
+func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
+	m := newModelRun(t)
+	prefix := uniquePrefix(t)
+	ctx := context.Background()
+	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := algorithms.Check{Spec: sp, Key: "user-1"}
+	lkey := redisKeys(prefix, L)[0]
+	fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
+	n := len(c.order) + len(c.stands)
+	stands := make(map[int]bool)
+	for _, i := range c.stands {
+		stands[i] = true
+	}
+	// y_i: one unit an hour, each on a slot other than L's.
+	ys := make([]algorithms.Check, n+2)
+	for i, k := range []string{"route-/login", "user-2", "user-4", "ip-1"}[:n+1] {
+		ys[i+1] = algorithms.Check{Spec: fw, Key: k}
+	}
+	lose := func(y algorithms.Check) *raceHook {
+		return &raceHook{key: redisKeys(prefix, y)[0], race: func() {
+			d, err := other.Take(ctx, y)
+			if diff := m.compare("other", d, err, false, y); diff != "" {
+				t.Error(diff)
+			}
+		}}
+	}
+	// T_i's reservation of L, once made, starts T_{i+1} and waits until it
+	// has reserved L in turn (or returned); the last one's goes on at once.
+	// T_i's undo of L waits for its turn.
+	reserved := make([]chan struct{}, n+2)
+	turn := make([]chan struct{}, n+2)
+	returned := make([]chan struct{}, n+2)
+	ds := make([][]algorithms.Decision, n+2)
+	errs := make([]error, n+2)
+	stores := make([]*redisstore.Store, n+2)
+	var plainD []algorithms.Decision // the plain Take's
+	var plainErr error
+	for i := 1; i <= n; i++ {
+		reserved[i], turn[i], returned[i] = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	}
+	at := make([]time.Duration, n+2) // T_i's instant, on a clock of its own
+	for i := range at {
+		at[i] = 61*time.Second + time.Millisecond
+		if c.later && i > 1 {
+			at[i] = []time.Duration{91500 * time.Millisecond, 100 * time.Second}[min(i-2, 1)]
+		}
+	}
+	start := func(i int) {
+		go func() {
+			defer close(returned[i])
+			ds[i], errs[i] = stores[i].Take(ctx, L, ys[i])
+		}()
+	}
+	for i := 1; i <= n; i++ {
+		client := sharedCluster(t)
+		if !stands[i] {
+			client.AddHook(lose(ys[i]))
+		}
+		client.AddHook(&afterModeHook{mode: "1", key: lkey, do: func() {
+			if i == c.plain {
+				plainD, plainErr = other.Take(ctx, L)
+				if diff := m.compare("other", plainD, plainErr, true, L); diff != "" {
+					t.Error(diff)
+				}
+			}
+			if i < n {
+				start(i + 1)
+				select {
+				case <-reserved[i+1]:
+				case <-returned[i+1]:
+				case <-time.After(10 * time.Second):
+				}
+			}
+			close(reserved[i])
+		}})
+		client.AddHook(&beforeModeHook{mode: "2", key: lkey, do: func() {
+			select {
+			case <-turn[i]:
+			case <-time.After(10 * time.Second):
+			}
+		}})
+		stores[i], err = redisstore.New(client, redisstore.WithClock(&manualClock{t: m.base.Add(at[i])}), redisstore.WithPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lone, err := redisstore.New(func() *redis.ClusterClient {
+		client := sharedCluster(t)
+		client.AddHook(lose(ys[n+1]))
+		return client
+	}(), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	take := func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
+		t.Helper()
+		m.clk.t = m.base.Add(at)
+		d, err := other.Take(ctx, checks...)
+		if diff := m.compare("other", d, err, false, checks...); diff != "" {
+			t.Fatal(diff)
+		}
+		return d
+	}
+	two, three := L, L
+	two.Cost, three.Cost = 2, 3
+	take(time.Second, two)
+	take(31*time.Second, two)
+
+	m.clk.t = m.base.Add(61*time.Second + time.Millisecond)
+	start(1)
+	select {
+	case <-reserved[1]:
+	case <-returned[1]:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reservations did not happen")
+	}
+	for _, i := range c.order {
+		close(turn[i])
+		select {
+		case <-returned[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("T%d did not return after its turn to undo", i)
+		}
+	}
+	for i := 1; i <= n; i++ {
+		select {
+		case <-returned[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("T%d did not return", i)
+		}
+	}
+	// Each Take compared with the Model, only as to Allowed: each saw the
+	// others' reserved units.
+	for i := 1; i <= n; i++ {
+		m.clk.t = m.base.Add(at[i])
+		if diff := m.compare(fmt.Sprintf("T%d", i), ds[i], errs[i], true, L, ys[i]); diff != "" {
+			t.Fatal(diff)
+		}
+		if !ds[i][0].Allowed || ds[i][1].Allowed == !stands[i] {
+			t.Fatalf("T%d = %+v; want L passing and y%d admitted %v", i, ds[i], i, stands[i])
+		}
+	}
+	// One more cross-slot Take, alone, undone.
+	m.clk.t = m.base.Add(61*time.Second + time.Millisecond)
+	d, err := lone.Take(ctx, L, ys[n+1])
+	if diff := m.compare("lone", d, err, false, L, ys[n+1]); diff != "" {
+		t.Fatal(diff)
+	}
+	if d[1].Allowed {
+		t.Fatalf("the lone cross-slot Take = %+v; want y denied", d)
+	}
+	// The admitted Takes given back: the +1 s units stay forgotten (a log
+	// that had them back would count them once the newest event is gone).
+	giveBack := func(who string, checks []algorithms.Check, ds []algorithms.Decision) {
+		t.Helper()
+		got := make([]algorithms.Refunded, len(checks))
+		gerr := other.GiveBack(ctx, got, checks, ds, 0)
+		want, merr := m.model.GiveBackAt(m.clk.t, checks, ds, 0)
+		m.steps = append(m.steps, "+1m1.001s other: GiveBack of "+who)
+		if gerr != nil || merr != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s\nredis %+v, %v\nmodel %+v, %v", strings.Join(m.steps, "\n"), got, gerr, want, merr)
+		}
+	}
+	for _, i := range c.stands {
+		giveBack(fmt.Sprintf("T%d", i), []algorithms.Check{L, ys[i]}, ds[i])
+	}
+	if c.plain > 0 {
+		if plainErr != nil || !plainD[0].Allowed {
+			t.Fatalf("the plain Take of L = %+v, %v; want admitted", plainD, plainErr)
+		}
+		giveBack("the plain Take", []algorithms.Check{L}, plainD)
+	}
+	forgot := len(c.stands) > 0 || c.plain > 0
+	if d := take(31*time.Second, three); d[0].Allowed != forgot {
+		t.Fatalf("Take(L cost 3) at +31s = %+v; want Allowed %v", d, forgot)
+	}
+	// The key goes on as the Model's.
+	take(61*time.Second+time.Millisecond, L)
+	take(61*time.Second+time.Millisecond, two)
+	take(92*time.Second, two)
+	take(95*time.Second, L)
+}
+
+// TestClusterSideKeyNotTheStores: a side key the store did not write (a
+// hash, a string it cannot parse) under a sliding_log or sliding_buckets
+// key fails a cross-slot Take's reservation as a foreign value, before it
+// writes anything there: the Take is an error, the side key is left as it
+// is, and the other slot's reservation is undone (y keeps its one unit).
+func TestClusterSideKeyNotTheStores(t *testing.T) {
+	for _, sp := range undoStateSpecs {
+		for _, foreign := range []string{"hash", "string"} {
+			t.Run(string(sp.Algorithm)+"/"+foreign, func(t *testing.T) {
+				ctx := context.Background()
+				client := sharedCluster(t)
+				prefix := uniquePrefix(t)
+				clk := &manualClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+				s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+				if err != nil {
+					t.Fatal(err)
+				}
+				L := algorithms.Check{Spec: sp, Key: "user-1"}
+				y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+				side := sideKeys(prefix, L)[0]
+				if foreign == "hash" {
+					err = client.HSet(ctx, side, "app", "data").Err()
+				} else {
+					err = client.Set(ctx, side, "app data", 0).Err()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d, err := s.Take(ctx, L, y); err == nil || !strings.Contains(err.Error(), side) {
+					t.Fatalf("Take(L, y) with a foreign side key = %+v, %v; want an error naming %s", d, err, side)
+				}
+				if typ := client.Type(ctx, side).Val(); typ != foreign {
+					t.Fatalf("the side key is a %s after the Take, want the application's %s", typ, foreign)
+				}
+				if n := client.Exists(ctx, redisKeys(prefix, L)...).Val(); n != 0 {
+					t.Fatalf("the failed reservation wrote %d of L's keys", n)
+				}
+				if d, err := s.Take(ctx, y); err != nil || !d[0].Allowed {
+					t.Fatalf("Take(y) after the failed cross-slot Take = %+v, %v; want admitted (its reservation undone)", d, err)
+				}
+			})
+		}
+	}
+}
