@@ -10,7 +10,9 @@ var _ algorithms.Resetter = (*Store)(nil)
 
 // Reset implements [algorithms.Resetter]: it deletes the Redis keys that
 // hold each check's state under its Spec (its Cost is ignored): the key,
-// and sliding_log's second key (":l"). Every Spec is validated first: an
+// sliding_log's second key (":l"), and for sliding_log and
+// sliding_buckets the side key (":u") where a Cluster's cross-slot Takes
+// list their reservations (see lua/cluster.lua). Every Spec is validated first: an
 // invalid one is an error and nothing is deleted. A key Redis does not
 // hold is no error. The keys go in one DEL, or on a Cluster whose keys span
 // slots in one DEL per slot, sent together in one pipeline (a round trip
@@ -63,12 +65,25 @@ func (s *Store) del(ctx context.Context, r *request, split bool) error {
 // delKeys sends del's DELs.
 func (s *Store) delKeys(ctx context.Context, r *request, split bool) error {
 	if !split {
-		return s.client.Del(ctx, r.keys...).Err()
+		return s.client.Del(ctx, r.resetKeys(nil)...).Err()
 	}
 	pipe := s.client.Pipeline()
 	for _, idx := range slotGroups(r) {
-		pipe.Del(ctx, r.keysOf(idx)...)
+		pipe.Del(ctx, r.resetKeys(idx)...)
 	}
 	_, err := pipe.Exec(ctx)
 	return err
+}
+
+// resetKeys returns the keys of the checks idx (all when idx is nil) that
+// Reset deletes: keysOf's, and the side key of each sliding_log and
+// sliding_buckets key.
+func (r *request) resetKeys(idx []int) []string {
+	if idx == nil {
+		idx = make([]int, len(r.checks))
+		for i := range idx {
+			idx[i] = i
+		}
+	}
+	return r.sideKeysOf(idx)
 }

@@ -312,3 +312,54 @@ func TestResetDenialBeforeTheDel(t *testing.T) {
 func (t twoInstances) Reset(ctx context.Context, checks ...algorithms.Check) error {
 	return t.next().Reset(ctx, checks...)
 }
+
+// TestResetDeletesSideKeys: Reset deletes, with a sliding_log or
+// sliding_buckets key, its side key (":u"), where a Cluster's cross-slot
+// Takes list their reservations, on a Cluster (split per slot or not) and
+// on one server alike; a ":u" key beside a key of another kind is not the
+// store's, and is left alone.
+func TestResetDeletesSideKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		client redis.UniversalClient
+		users  []string
+	}{
+		{"server", newClient(t), []string{"alice"}},
+		{"cluster/one slot", sharedCluster(t), []string{"alice"}},
+		{"cluster/three slots", sharedCluster(t), keysOnThreeSlots()[:3]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix := uniquePrefix(t)
+			s := clockedStore(t, tc.client, &manualClock{t: time.Date(2026, 12, 4, 7, 0, 10, 0, time.UTC)}, redisstore.WithPrefix(prefix))
+			var checks []algorithms.Check
+			for _, u := range tc.users {
+				checks = append(checks, everyKind(u)...) // no namespace: redisKeys' layout
+			}
+			ctx := t.Context()
+			for _, c := range checks {
+				if err := tc.client.Set(ctx, redisKeys(prefix, c)[0]+":u", "x", time.Hour).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Reset(ctx, checks...); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range checks {
+				side := redisKeys(prefix, c)[0] + ":u"
+				n, err := tc.client.Exists(ctx, side).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ours := len(sideKeys(prefix, c)) == 1
+				if ours == (n == 0) {
+					continue
+				}
+				if ours {
+					t.Errorf("%s: side key %q left after Reset", c.Spec.Algorithm, side)
+				} else {
+					t.Errorf("%s: key %q, not the store's, deleted by Reset", c.Spec.Algorithm, side)
+				}
+			}
+		})
+	}
+}
