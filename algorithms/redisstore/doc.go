@@ -42,7 +42,7 @@
 // the same code as one script, run with EVALSHA and EVAL on NOSCRIPT. The
 // library's name (ratekeeper_<hash>) carries a hash of its code, so stores
 // of different versions share a server; a version no longer deployed
-// leaves its library behind (about 80 kB of code), which FUNCTION DELETE
+// leaves its library behind (about 100 kB of code), which FUNCTION DELETE
 // removes. Every check of a Take goes
 // in that one call: one network round trip however many checks there are.
 // As a library, a plain Take sends its arguments compact: a header and one

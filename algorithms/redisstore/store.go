@@ -641,7 +641,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				// call runs as the script, which carries its code, and
 				// so do the calls that find the function missing for
 				// unreachedFor: a migration's every call would load the
-				// library (about 80 kB) on every master again.
+				// library (about 100 kB) on every master again.
 				s.unreached.Store(int64(max(time.Since(procStart), 1)))
 				return s.script(ctx, c, keys, args, once)
 			}
