@@ -1,0 +1,507 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// atomicClock is an injected clock a goroutine sets before each of its
+// Takes (read by the store's own goroutines too, hence atomic).
+type atomicClock struct{ ns atomic.Int64 }
+
+func (c *atomicClock) Now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+// modeCountHook counts the script calls in each mode ("0" plain or peek,
+// "1" reserve, "2" undo: the argument after the two instant words).
+type modeCountHook struct {
+	redistest.PassHooks
+	reserves, undos atomic.Int64
+}
+
+func (h *modeCountHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if n := cmd.Name(); len(args) > 3 && (n == "fcall" || n == "evalsha" || n == "eval") {
+			nk, _ := args[2].(int)
+			if len(args) > 3+nk+3 {
+				switch fmt.Sprint(args[3+nk+3]) {
+				case "1":
+					h.reserves.Add(1)
+				case "2":
+					h.undos.Add(1)
+				}
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// concTake is an admitted Take's check of the hot key.
+type concTake struct {
+	round, g int
+	t        int64 // the instant the Take was made at (its clock's)
+	te       int64 // the instant L decided it at (a clock behind: later)
+	cost     int64
+	d        algorithms.Decision
+}
+
+// concSpecs are the hot key's specs of TestClusterConcurrentCrossSlotTakes:
+// every kind, 12 units a second (capacity 18 for the buckets).
+var concSpecs = []algorithms.Spec{
+	{Algorithm: algorithms.FixedWindow, Limit: 12, Window: time.Second},
+	{Algorithm: algorithms.SlidingLog, Limit: 12, Window: time.Second},
+	{Algorithm: algorithms.SlidingWindow, Limit: 12, Window: time.Second},
+	{Algorithm: algorithms.SlidingBuckets, Limit: 12, Window: time.Second, Buckets: 4},
+	{Algorithm: algorithms.TokenBucket, Limit: 12, Window: time.Second, Burst: 18},
+	{Algorithm: algorithms.LeakyBucket, Limit: 12, Window: time.Second, Burst: 18},
+	{Algorithm: algorithms.LeakyQueue, Limit: 12, Window: time.Second, MaxDelay: 500 * time.Millisecond},
+}
+
+// windowKind reports whether k decides an earlier instant at the latest
+// one its state knows of (algorithms, "Time that goes back").
+func windowKind(k algorithms.Kind) bool {
+	switch k {
+	case algorithms.FixedWindow, algorithms.SlidingLog, algorithms.SlidingWindow, algorithms.SlidingBuckets:
+		return true
+	}
+	return false
+}
+
+// TestClusterConcurrentCrossSlotTakes: 32 goroutines, each with a store of
+// its own (16 on each of two cluster clients) and a clock of its own, make
+// Takes of one hot key L (user-1, 12 a second) of each kind, most of them
+// cross-slot, in rounds of one Take each. Half the rounds are races: every
+// Take names L and two fresh keys on two other slots with one unit each,
+// so that most pass the peek, few win both, and up to 32 reservations of
+// L overlap and are undone in whatever order the scheduler gives. In the
+// others a Take names L alone (1 in 8) or with one or two fixed windows of
+// 2 units in 100 ms. The test sets the clocks between rounds, never during
+// one: the round's instant advances up to 400 ms, stays, or goes back up to
+// 900 ms. For the window kinds half the goroutines of a non-race round are
+// behind it by up to 900 ms (a clock behind, which counts what a
+// reservation at a later instant forgot and its undo must put back); for
+// the bucket kinds every clock reads the round's instant (with an injected
+// clock a bucket undo is exact only when no request at a later instant
+// comes between the reservation and the undo: doc.go, "Cluster").
+//
+// Whatever the interleaving, a correct store admits on L only what the
+// kind allows:
+//
+//   - the window kinds: each admitted Take of L was decided at an instant
+//     te >= its own (the key's latest, for a clock behind), read from its
+//     ResetAfter (te + W + 1 ns for a log; the end of its window, of the
+//     next for sliding_window, or of the ring for the buckets), never after
+//     the latest instant of any Take made so far; then the units in any
+//     fixed window, in any closed interval of length W (sliding_log), in
+//     any B consecutive sub-windows (sliding_buckets) are at most L, and a
+//     sliding_window's previous count P and the units of its window k
+//     decided at offsets up to x (S_x) satisfy P·(W−x) + S_x·W <= L·W;
+//   - token_bucket, leaky_bucket: the units admitted at instants in [a, b]
+//     are at most the capacity plus (b−a)·L/W, for the clock set back too
+//     (an earlier instant is a larger deficit);
+//   - leaky_queue: at most (b−a+MaxDelay)·L/W plus the largest cost;
+//
+// and algotest's Model, given the admitted Takes in a serial order (the
+// window kinds at their te, in order of te; the buckets round by round, at
+// the round's instant), admits every one of them. No Take errs, every key
+// left under the prefix (the side keys ":u" included) has an expiry, a
+// Peek of L at the latest instant answers as the Model after that replay
+// (the bucket kinds with no more Remaining: see below), and once the key
+// is idle a Take of L, and one of L with a fresh key on another slot,
+// answer as the Model's.
+//
+// With the side keys of da721fd taken out (its parent's cluster.go,
+// keys.go, lua/cluster.lua and lua/main.lua) the sliding_log run fails in
+// most runs ("L admitted more than sliding_log allows: 15 units decided in
+// [...]"); the sliding_buckets run did not, in the runs tried: the
+// sequential tests with hooks (cluster_overlap_test.go) guard that one.
+func TestClusterConcurrentCrossSlotTakes(t *testing.T) {
+	for _, sp := range concSpecs {
+		t.Run(string(sp.Algorithm), func(t *testing.T) { concRun(t, sp) })
+	}
+}
+
+func concRun(t *testing.T, sp algorithms.Spec) {
+	const (
+		clients = 2
+		perCli  = 16
+		rounds  = 200
+		step    = 400 * time.Millisecond // the most a round advances the time
+		back    = 900 * time.Millisecond // the most a round sets it back
+		behind  = 900 * time.Millisecond // the most a window kind's clock is behind
+	)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	ctx := context.Background()
+	prefix := uniquePrefix(t)
+	hook := &modeCountHook{}
+	window := windowKind(sp.Algorithm)
+
+	L := algorithms.Check{Spec: sp, Key: "user-1"}
+	ySpec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: 100 * time.Millisecond}
+	var ys []algorithms.Check
+	for _, k := range []string{"user-2", "user-4", "ip-1", "route-/login"} {
+		ys = append(ys, algorithms.Check{Spec: ySpec, Key: k})
+	}
+
+	n := clients * perCli
+	stores := make([]*redisstore.Store, n)
+	clocks := make([]*atomicClock, n)
+	var ccs []*redis.ClusterClient
+	for c := range clients {
+		cc := sharedCluster(t)
+		cc.AddHook(hook)
+		ccs = append(ccs, cc)
+		for i := range perCli {
+			g := c*perCli + i
+			clocks[g] = &atomicClock{}
+			s, err := redisstore.New(cc, redisstore.WithClock(clocks[g]), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stores[g] = s
+		}
+	}
+
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano()
+	base := t0
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var (
+		mu       sync.Mutex
+		admitted []concTake
+		errs     []string
+	)
+	maxIssued := make([]int64, rounds) // the latest instant of rounds <= r
+	roundAt := make([]int64, rounds)
+	latest := int64(0)
+	for r := range rounds {
+		switch x := rng.IntN(10); {
+		case x == 0 && r > 0:
+			base -= rng.Int64N(int64(back)) + 1 // set back
+		case x < 3:
+			// the same instant
+		default:
+			base += rng.Int64N(int64(step))
+		}
+		roundAt[r] = base
+		// A race round: every Take names L and two keys on other slots
+		// with one unit each, fresh: most pass the peek and few win both.
+		race := rng.IntN(2) == 0
+		var contested []algorithms.Check
+		if race {
+			for _, k := range []string{"user-2", "user-4"} {
+				contested = append(contested, algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour + time.Duration(r)}, Key: k})
+			}
+		}
+		// Each goroutine's instant and Take, chosen here.
+		type plan struct {
+			at     int64
+			checks []algorithms.Check
+		}
+		plans := make([]plan, n)
+		for g := range n {
+			at := base
+			if window && !race && rng.IntN(2) == 0 {
+				at -= rng.Int64N(int64(behind))
+			}
+			l := L
+			l.Cost = 1 + rng.Int64N(3)
+			checks := []algorithms.Check{l}
+			switch {
+			case race:
+				checks = append(checks, contested...)
+			case rng.IntN(8) != 0: // cross-slot: one or two other keys
+				for _, i := range rng.Perm(len(ys))[:1+rng.IntN(2)] {
+					checks = append(checks, ys[i])
+				}
+			}
+			plans[g] = plan{at, checks}
+			latest = max(latest, at)
+		}
+		maxIssued[r] = latest
+		var wg sync.WaitGroup
+		for g := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := plans[g]
+				clocks[g].ns.Store(p.at)
+				d, err := stores[g].Take(ctx, p.checks...)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, fmt.Sprintf("round %d goroutine %d: %v", r, g, err))
+					return
+				}
+				if allAllowed(d) {
+					admitted = append(admitted, concTake{round: r, g: g, t: p.at, cost: p.checks[0].Cost, d: d[0]})
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if len(errs) > 0 {
+		t.Fatalf("%d Takes failed, the first: %s", len(errs), errs[0])
+	}
+	t.Logf("%d rounds of %d Takes: %d admitted on L, %d reservations, %d undos", rounds, n, len(admitted), hook.reserves.Load(), hook.undos.Load())
+	if hook.undos.Load() == 0 {
+		t.Fatal("no reservation was undone: the test exercised nothing")
+	}
+
+	// Every Take decided at te, within what the Takes made so far know.
+	for i := range admitted {
+		a := &admitted[i]
+		te, err := effectiveInstant(sp, a.t, a.d)
+		if err == nil && (te < a.t || te > maxIssued[a.round]) {
+			err = fmt.Errorf("decided at %d, want between its instant %d and the latest so far %d", te, a.t, maxIssued[a.round])
+		}
+		if err != nil {
+			t.Fatalf("round %d goroutine %d: Take(L cost %d) = %+v: %v", a.round, a.g, a.cost, a.d, err)
+		}
+		a.te = te
+	}
+	if msg := concBound(sp, admitted); msg != "" {
+		t.Fatalf("seed %d: L admitted more than %s allows: %s", seed, sp.Algorithm, msg)
+	}
+
+	// The Model admits them all, serialised.
+	order := slices.Clone(admitted)
+	if window {
+		slices.SortStableFunc(order, func(a, b concTake) int {
+			if a.te != b.te {
+				return compareInt(a.te, b.te)
+			}
+			return compareInt(a.round, b.round)
+		})
+	} else {
+		// Round by round, at the round's instant; within one, the costliest
+		// last (a queue admits a request at any backlog up to MaxDelay's:
+		// in another order it may have taken the last place first).
+		slices.SortStableFunc(order, func(a, b concTake) int {
+			if a.round != b.round {
+				return compareInt(a.round, b.round)
+			}
+			return compareInt(a.cost, b.cost)
+		})
+	}
+	model := algotest.NewModel()
+	for _, a := range order {
+		at := a.te
+		if !window {
+			at = roundAt[a.round]
+		}
+		l := L
+		l.Cost = a.cost
+		d, err := model.TakeAt(time.Unix(0, at), l)
+		if err != nil || !d[0].Allowed {
+			t.Fatalf("seed %d: the Model, given the admitted Takes in order, denies round %d goroutine %d's Take(L cost %d) at %v: %+v, %v",
+				seed, a.round, a.g, a.cost, time.Duration(at-t0), d, err)
+		}
+	}
+
+	// Peek at the latest instant: as the Model after the replay.
+	end := latest
+	if !window {
+		end = roundAt[rounds-1]
+	}
+	peekL := func(at int64) algorithms.Decision {
+		t.Helper()
+		clocks[0].ns.Store(at)
+		got := make([]algorithms.Decision, 1)
+		if err := stores[0].Peek(ctx, got, []algorithms.Check{L}); err != nil {
+			t.Fatal(err)
+		}
+		return got[0]
+	}
+	got := peekL(end)
+	want, err := model.PeekAt(time.Unix(0, end), L)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !window {
+		// A bucket's undo that subtracts leaves its instant at
+		// max(F0, t), not F0 (two reservations at t of a key full at
+		// F0 < t, undone in the order they were made): the same at t and
+		// later, a deficit at an earlier instant. A queue's keeps a place.
+		if got.Remaining > want[0].Remaining {
+			t.Fatalf("Peek(L) at the end = %+v, the Model's %+v: more Remaining", got, want[0])
+		}
+	} else if got != want[0] {
+		t.Fatalf("Peek(L) at the end = %+v, want the Model's %+v", got, want[0])
+	}
+
+	// Every key has an expiry.
+	keys := keysUnder(t, ccs[0], prefix)
+	sides := 0
+	for _, k := range keys {
+		if strings.HasSuffix(k, ":u") {
+			sides++
+		}
+		if pttl := ccs[0].PTTL(ctx, k).Val(); pttl <= 0 {
+			t.Fatalf("key %s has PTTL %v, want an expiry", k, pttl)
+		}
+	}
+	t.Logf("%d keys left, %d side keys", len(keys), sides)
+
+	// Idle: the key as the Model's, fresh.
+	idle := latest + int64(5*sp.Window)
+	take := func(checks ...algorithms.Check) {
+		t.Helper()
+		clocks[0].ns.Store(idle)
+		got, err := stores[0].Take(ctx, checks...)
+		want, merr := model.TakeAt(time.Unix(0, idle), checks...)
+		if err != nil || merr != nil || !slices.Equal(got, want) {
+			t.Fatalf("idle: Take(%v) = %+v, %v; the Model's %+v, %v", checks, got, err, want, merr)
+		}
+	}
+	take(L)
+	take(L, algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "ip-1"})
+}
+
+// allAllowed reports whether a Take of decisions ds was admitted (each
+// check of a denied one reports whether it would pass alone).
+func allAllowed(ds []algorithms.Decision) bool {
+	for _, d := range ds {
+		if !d.Allowed {
+			return false
+		}
+	}
+	return true
+}
+
+func compareInt[T int | int64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// effectiveInstant returns the instant an admitted Take of spec made at t
+// was decided at, from its Decision: for the window kinds the key's latest
+// instant when later than t (algorithms, "Time that goes back"), else t.
+func effectiveInstant(sp algorithms.Spec, t int64, d algorithms.Decision) (int64, error) {
+	w := int64(sp.Window)
+	end := t + int64(d.ResetAfter)
+	// start returns the start of the period of length size that ends
+	// `ends` periods after it at end, or an error.
+	start := func(size, ends int64) (int64, error) {
+		if end%size != 0 {
+			return 0, fmt.Errorf("ResetAfter ends at %d, not at a boundary of %v", end, time.Duration(size))
+		}
+		return max(t, end-ends*size), nil
+	}
+	switch sp.Algorithm {
+	case algorithms.FixedWindow:
+		return start(w, 1)
+	case algorithms.SlidingWindow:
+		return start(w, 2)
+	case algorithms.SlidingBuckets:
+		return start(w/int64(sp.Buckets), int64(sp.Buckets))
+	case algorithms.SlidingLog:
+		return end - w - 1, nil
+	}
+	return t, nil
+}
+
+// concBound returns how the admitted Takes exceed what sp allows, or "".
+func concBound(sp algorithms.Spec, as []concTake) string {
+	w, lim := int64(sp.Window), sp.Limit
+	floorDiv := func(a, b int64) int64 {
+		q := a / b
+		if a%b != 0 && (a < 0) != (b < 0) {
+			q--
+		}
+		return q
+	}
+	sumWhere := func(in func(a concTake) bool) (s int64) {
+		for _, a := range as {
+			if in(a) {
+				s += a.cost
+			}
+		}
+		return s
+	}
+	switch sp.Algorithm {
+	case algorithms.FixedWindow:
+		for _, x := range as {
+			k := floorDiv(x.te, w)
+			if s := sumWhere(func(a concTake) bool { return floorDiv(a.te, w) == k }); s > lim {
+				return fmt.Sprintf("%d units in window %d", s, k)
+			}
+		}
+	case algorithms.SlidingLog:
+		for _, x := range as {
+			if s := sumWhere(func(a concTake) bool { return a.te >= x.te && a.te <= x.te+w }); s > lim {
+				return fmt.Sprintf("%d units decided in [%d, %d]", s, x.te, x.te+w)
+			}
+		}
+	case algorithms.SlidingBuckets:
+		size, b := w/int64(sp.Buckets), int64(sp.Buckets)
+		for _, x := range as {
+			j := floorDiv(x.te, size)
+			if s := sumWhere(func(a concTake) bool { j2 := floorDiv(a.te, size); return j2 >= j && j2 < j+b }); s > lim {
+				return fmt.Sprintf("%d units in sub-windows %d to %d", s, j, j+b-1)
+			}
+		}
+	case algorithms.SlidingWindow:
+		for _, x := range as {
+			k := floorDiv(x.te, w)
+			off := x.te - k*w
+			p := sumWhere(func(a concTake) bool { return floorDiv(a.te, w) == k-1 })
+			sx := sumWhere(func(a concTake) bool { return floorDiv(a.te, w) == k && a.te-k*w <= off })
+			// P·(W−x) + S_x·W <= L·W, exactly.
+			lhs := new(big.Int).Add(new(big.Int).Mul(big.NewInt(p), big.NewInt(w-off)), new(big.Int).Mul(big.NewInt(sx), big.NewInt(w)))
+			if lhs.Cmp(new(big.Int).Mul(big.NewInt(lim), big.NewInt(w))) > 0 {
+				return fmt.Sprintf("window %d: %d units before, %d decided by offset %v", k, p, sx, time.Duration(off))
+			}
+		}
+	default:
+		capa, extra, most := sp.Burst, int64(0), int64(0)
+		if sp.Algorithm == algorithms.LeakyQueue {
+			capa, extra = 0, int64(sp.MaxDelay)
+			for _, a := range as {
+				most = max(most, a.cost)
+			}
+		}
+		// The units at each instant, in order of instant, and their sums.
+		at := map[int64]int64{}
+		for _, a := range as {
+			at[a.t] += a.cost
+		}
+		ts := make([]int64, 0, len(at))
+		for x := range at {
+			ts = append(ts, x)
+		}
+		slices.Sort(ts)
+		for i, x := range ts {
+			var s int64
+			for _, y := range ts[i:] {
+				s += at[y]
+				// s·W <= (capa + most)·W + (y−x+extra)·L, exactly.
+				lhs := new(big.Int).Mul(big.NewInt(s), big.NewInt(w))
+				rhs := new(big.Int).Add(new(big.Int).Mul(big.NewInt(capa+most), big.NewInt(w)), new(big.Int).Mul(big.NewInt(y-x+extra), big.NewInt(lim)))
+				if lhs.Cmp(rhs) > 0 {
+					return fmt.Sprintf("%d units at instants in [%d, %d]", s, x, y)
+				}
+			}
+		}
+	}
+	return ""
+}
