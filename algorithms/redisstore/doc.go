@@ -272,10 +272,16 @@
 //     (token_bucket, leaky_bucket, leaky_queue) move an instant to
 //     max(F, t) + n·W/L, which is not additive: their undo restores the old
 //     state if the key still holds what the reservation wrote, and
-//     otherwise subtracts n·W/L when that is provably exact (the bucket was
-//     not full before the reservation at the undo's instant, so no request
-//     in between found it full); failing both, the reservation's units stay
-//     consumed. A leaky_queue only restores: a request that queued behind
+//     otherwise subtracts n·W/L when that is provably exact for requests
+//     at the undo's instant or later (the bucket was not full before the
+//     reservation at the undo's instant, so no request in between found it
+//     full); failing both, the reservation's units stay consumed. The
+//     subtraction leaves the bucket's instant at max(F, t), not F: two
+//     reservations at t of a bucket last written before t, undone in the
+//     order they were made, both subtract, and a request at an instant
+//     before t (a clock behind) then finds less room than the Model would
+//     (it errs towards denying; TestClusterConcurrentCrossSlotTakes checks
+//     no more Remaining than the Model for the bucket kinds). A leaky_queue only restores: a request that queued behind
 //     the place was told to wait for it, and moving the queue back would
 //     send the next request with it, two at once (as Refund, it keeps such
 //     a place). The undo runs on a context of its own (at most the
