@@ -77,8 +77,9 @@ Usage:
 
 Run "ratekeeper COMMAND --help" (or "ratekeeper help COMMAND") for the
 flags of a command.
-Exit status: 0 ok, 1 findings (invalid configuration, rejected requests),
-2 usage or input error.
+Exit status: 0 ok; 1 findings (check: an invalid configuration; replay:
+requests that would have been rejected); 2 usage or input error (for
+replay, an invalid configuration too).
 `
 
 // run executes the command line args and returns the exit status. Output

@@ -64,7 +64,7 @@ answer of the rate limiter in production, not of the handler, whose status
 is then unknown), counts under either.
 
 Exit status: 0 nothing rejected, 1 some requests would have been rejected,
-2 usage or input error.
+2 usage or input error (an invalid configuration among them).
 `
 
 // headerFlags collects --json-header NAME=FIELD, by canonical header
