@@ -125,7 +125,7 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 	if !held {
 		return false
 	}
-	cp := &tb.cells.slots[j].c
+	cp := &tb.cells.cs[j]
 	var ok bool
 	switch p.kind {
 	case FixedWindow, SlidingWindow:

@@ -2,9 +2,16 @@ package algorithms
 
 import "math/bits"
 
-// keyTable holds the cell state of a table's keys in one flat array of
-// slots, each the key's 64-bit hash beside its cell (24 bytes), with no
-// pointer for the garbage collector to scan and no separate index.
+// keyTable holds the cell state of a table's keys in two flat arrays of
+// slots, the keys' 64-bit hashes in one and their cells in the other (24
+// bytes a slot), with no pointer for the garbage collector to scan and no
+// separate index. Apart, a lookup reads only hashes, which change only when
+// a key comes or goes, and a decision on a held key writes one 16-byte cell,
+// which the heap's 16-byte alignment of the array keeps within one cache
+// line: under parallel load, a CPU's lookup does not wait for the lines of
+// the cells the other CPUs write, and its decision moves one line from the
+// CPU that wrote it last, where a 24-byte slot straddled two lines one time
+// in four.
 //
 // It is an open-addressing table with linear probing, kept sorted: the home
 // slot of hash h is floor(h·cap / 2^64), which grows with h, and the entries
@@ -14,8 +21,8 @@ import "math/bits"
 // first hash not below the one sought, an insertion shifts the rest of its
 // run up by one slot, a deletion shifts it back (no tombstones), and a
 // rebuild at another capacity is one pass in order. There is no wrap-around:
-// the array has a few slots beyond cap for the last runs, and a run that
-// would go past its end makes the table grow.
+// the arrays have a few slots beyond cap for the last runs, and a run that
+// would go past their end makes the table grow.
 //
 // Hash 0 marks an empty slot; the store maps a key hash of 0 to 1 (two keys
 // then share state with probability 2^-64, against n²/2^65 for any pair).
@@ -24,14 +31,10 @@ import "math/bits"
 // is 70% to 87.5% full: 27 to 34 bytes per key. A sweep that leaves it less
 // than a quarter full rebuilds it 70% full.
 type keyTable struct {
-	slots []slot
-	cap   uint64 // homes are in [0, cap)
-	n     int    // keys held
-}
-
-type slot struct {
-	h uint64 // 0: empty
-	c cell
+	hs  []uint64 // 0: empty
+	cs  []cell   // the cell of hs[i], zero where hs[i] is 0; len(cs) == len(hs)
+	cap uint64   // homes are in [0, cap)
+	n   int      // keys held
 }
 
 const minTableCap = 8
@@ -42,7 +45,7 @@ func newKeyTable() *keyTable {
 	return kt
 }
 
-// slack returns how many slots past cap the array has.
+// slack returns how many slots past cap the arrays have.
 func slack(capacity uint64) uint64 { return min(capacity/8, 32) + 2 }
 
 func (kt *keyTable) home(h uint64) int {
@@ -51,14 +54,14 @@ func (kt *keyTable) home(h uint64) int {
 }
 
 // find returns the slot of h and true, or where h would be inserted and
-// false (possibly len(kt.slots): no room).
+// false (possibly len(kt.hs): no room).
 func (kt *keyTable) find(h uint64) (int, bool) {
-	s := kt.slots
+	s := kt.hs
 	i := kt.home(h)
 	for ; i < len(s); i++ {
 		// Stop at an empty slot (e−1 wraps to the largest value) or at the
 		// first hash not below h.
-		if e := s[i].h; e-1 >= h-1 {
+		if e := s[i]; e-1 >= h-1 {
 			return i, e == h
 		}
 	}
@@ -69,7 +72,7 @@ func (kt *keyTable) find(h uint64) (int, bool) {
 // next changes its keys.
 func (kt *keyTable) get(h uint64) *cell {
 	if i, ok := kt.find(h); ok {
-		return &kt.slots[i].c
+		return &kt.cs[i]
 	}
 	return nil
 }
@@ -81,14 +84,15 @@ func (kt *keyTable) put(h uint64, c cell) {
 	}
 	for {
 		i, _ := kt.find(h)
-		s := kt.slots
+		s := kt.hs
 		j := i
-		for j < len(s) && s[j].h != 0 {
+		for j < len(s) && s[j] != 0 {
 			j++
 		}
 		if j < len(s) {
 			copy(s[i+1:j+1], s[i:j])
-			s[i] = slot{h, c}
+			copy(kt.cs[i+1:j+1], kt.cs[i:j])
+			s[i], kt.cs[i] = h, c
 			kt.n++
 			return
 		}
@@ -100,13 +104,14 @@ func (kt *keyTable) put(h uint64, c cell) {
 // removeAt deletes the key in slot i, shifting back the entries after it
 // that are not in their home slot.
 func (kt *keyTable) removeAt(i int) {
-	s := kt.slots
+	s := kt.hs
 	j := i + 1
-	for j < len(s) && s[j].h != 0 && kt.home(s[j].h) < j {
+	for j < len(s) && s[j] != 0 && kt.home(s[j]) < j {
 		j++
 	}
 	copy(s[i:j-1], s[i+1:j])
-	s[j-1] = slot{}
+	copy(kt.cs[i:j-1], kt.cs[i+1:j])
+	s[j-1], kt.cs[j-1] = 0, cell{}
 	kt.n--
 }
 
@@ -123,20 +128,20 @@ func (kt *keyTable) len() int { return kt.n }
 func (kt *keyTable) rebuild(c uint64) {
 	c = max(c, minTableCap)
 	for {
-		s := make([]slot, c+slack(c))
-		k := &keyTable{slots: s, cap: c, n: kt.n}
+		s := make([]uint64, c+slack(c))
+		k := &keyTable{hs: s, cs: make([]cell, len(s)), cap: c, n: kt.n}
 		next := 0
 		ok := true
-		for _, e := range kt.slots {
-			if e.h == 0 {
+		for j, e := range kt.hs {
+			if e == 0 {
 				continue
 			}
-			i := max(k.home(e.h), next)
+			i := max(k.home(e), next)
 			if i >= len(s) {
 				ok = false
 				break
 			}
-			s[i] = e
+			s[i], k.cs[i] = e, kt.cs[j]
 			next = i + 1
 		}
 		if ok {

@@ -3,6 +3,7 @@ package algorithms
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // checkKeyTable fails t unless kt holds exactly want, in order, each entry
@@ -14,25 +15,31 @@ func checkKeyTable(t *testing.T, kt *keyTable, want map[uint64]cell) {
 	}
 	var prev uint64
 	seen, lastEmpty := 0, -1
-	for i, e := range kt.slots {
-		if e.h == 0 {
+	if len(kt.cs) != len(kt.hs) {
+		t.Fatalf("%d cells for %d hashes", len(kt.cs), len(kt.hs))
+	}
+	for i, h := range kt.hs {
+		if h == 0 {
+			if kt.cs[i] != (cell{}) {
+				t.Fatalf("slot %d: empty, with cell %v", i, kt.cs[i])
+			}
 			lastEmpty = i
 			continue
 		}
 		seen++
-		if e.h <= prev {
-			t.Fatalf("slot %d: hash %#x after %#x: not sorted", i, e.h, prev)
+		if h <= prev {
+			t.Fatalf("slot %d: hash %#x after %#x: not sorted", i, h, prev)
 		}
-		prev = e.h
-		home := kt.home(e.h)
+		prev = h
+		home := kt.home(h)
 		if home > i {
-			t.Fatalf("slot %d: hash %#x before its home %d", i, e.h, home)
+			t.Fatalf("slot %d: hash %#x before its home %d", i, h, home)
 		}
 		if lastEmpty >= home {
-			t.Fatalf("slot %d: empty slot %d between hash %#x and its home %d", i, lastEmpty, e.h, home)
+			t.Fatalf("slot %d: empty slot %d between hash %#x and its home %d", i, lastEmpty, h, home)
 		}
-		if c, ok := want[e.h]; !ok || c != e.c {
-			t.Fatalf("slot %d: hash %#x cell %v, want %v (held %v)", i, e.h, e.c, c, ok)
+		if c, ok := want[h]; !ok || c != kt.cs[i] {
+			t.Fatalf("slot %d: hash %#x cell %v, want %v (held %v)", i, h, kt.cs[i], c, ok)
 		}
 	}
 	if seen != len(want) {
@@ -73,9 +80,9 @@ func TestKeyTableAgainstMap(t *testing.T) {
 			default:
 				// A sweep: drop a random share of the entries while scanning.
 				drop := r.IntN(4)
-				for i := 0; i < len(kt.slots); {
-					if e := kt.slots[i]; e.h != 0 && int(e.h>>60)%4 < drop {
-						delete(want, e.h)
+				for i := 0; i < len(kt.hs); {
+					if h := kt.hs[i]; h != 0 && int(h>>60)%4 < drop {
+						delete(want, h)
 						kt.removeAt(i)
 						continue
 					}
@@ -131,12 +138,43 @@ func TestKeyTableLoadAfterEveryPut(t *testing.T) {
 		if kt.n > int(kt.cap-kt.cap/8) {
 			t.Fatalf("after %d puts: %d keys in capacity %d, more than 7/8 full", i+1, kt.n, kt.cap)
 		}
-		if len(kt.slots) <= int(kt.cap) {
-			t.Fatalf("after %d puts: %d slots for capacity %d, none past it", i+1, len(kt.slots), kt.cap)
+		if len(kt.hs) <= int(kt.cap) {
+			t.Fatalf("after %d puts: %d slots for capacity %d, none past it", i+1, len(kt.hs), kt.cap)
 		}
 		if kt.cap != before && kt.cap > 64 {
 			if load := float64(kt.n) / float64(kt.cap); load < 0.55 || load > 0.75 {
 				t.Fatalf("after %d puts: grew from %d to %d, load %.3f, want about 0.7", i+1, before, kt.cap, load)
+			}
+		}
+	}
+}
+
+// TestKeyTableCellInOneCacheLine: a decision on a held key writes its cell,
+// and the cell lies within one 64-byte cache line, so that under parallel
+// load a decision moves one line from the CPU that last wrote it, not two
+// (BenchmarkKeysParallel in benchmarks/algorithms). Checked through get,
+// for tables of every size from the smallest through several growths.
+func TestKeyTableCellInOneCacheLine(t *testing.T) {
+	const line = 64
+	kt := newKeyTable()
+	r := rand.New(rand.NewPCG(7, 8))
+	var hs []uint64
+	for i := range 5_000 {
+		h := max(r.Uint64(), 1)
+		kt.put(h, cell{t: 1})
+		hs = append(hs, h)
+		if i%97 != 0 && i != 4_999 {
+			continue
+		}
+		for _, h := range hs {
+			p := kt.get(h)
+			if p == nil {
+				t.Fatalf("hash %#x not held", h)
+			}
+			at := uintptr(unsafe.Pointer(p))
+			if at/line != (at+unsafe.Sizeof(*p)-1)/line {
+				t.Fatalf("after %d puts (capacity %d): the cell of hash %#x spans bytes %d to %d of a cache line",
+					i+1, kt.cap, h, at%line, at%line+unsafe.Sizeof(*p)-1)
 			}
 		}
 	}

@@ -56,12 +56,11 @@ import (
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
 // token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
-// and its state) of an open-addressing table kept 70% to 87.5% full, so 27
-// to 35 bytes per key over the table's growth cycle, plus the heap's
-// rounding of each shard's array (to whole 8 KB pages above 32 KB): 30 to 41
-// bytes per key from 8,000 keys up (the most at 64,000 to 80,000 keys, where
-// the 64 arrays are just over 32 KB each; 31 with a million keys,
-// BenchmarkMemoryPerKey in benchmarks/algorithms), up to about 42 in a store
+// in one array, its state in another) of an open-addressing table kept 70%
+// to 87.5% full, so 27 to 35 bytes per key over the table's growth cycle,
+// plus the heap's rounding of each shard's two arrays (to whole 8 KB pages
+// above 32 KB): 30 to 41 bytes per key from 8,000 keys up (31 with a million
+// keys, BenchmarkMemoryPerKey in benchmarks/algorithms), up to about 42 in a store
 // kept at its WithMaxKeys bound under churn (a deleted key leaves no
 // tombstone), and up to about 62 bytes for the keys of a table while it
 // grows, until the old array is collected; a sweep that leaves a table less
@@ -349,7 +348,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		sh.mu.Unlock()
 		return d, nil
 	}
-	cp := &kt.slots[i].c
+	cp := &kt.cs[i]
 	cl := *cp
 	var (
 		ok    bool
@@ -438,7 +437,7 @@ func (s *MemoryStore) takeCell(sh *shard, tb *table, h uint64, n, t int64) (d De
 	p := &tb.p
 	kt := tb.cells
 	if i, held := kt.find(h); held {
-		cp := &kt.slots[i].c
+		cp := &kt.cs[i]
 		cl := *cp
 		p.decideCell(&cl, t, n, true, &d)
 		if d.Allowed {
@@ -581,7 +580,7 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 		if !held {
 			return false
 		}
-		cp := &tb.cells.slots[k].c
+		cp := &tb.cells.cs[k]
 		for j := range i {
 			if cps[j] == cp {
 				return false // one key of one Spec twice
@@ -949,8 +948,8 @@ func (sh *shard) sweep(t int64) int {
 	for _, tb := range sh.tables {
 		p := &tb.p
 		if kt := tb.cells; kt != nil {
-			for i := 0; i < len(kt.slots); {
-				if e := &kt.slots[i]; e.h != 0 && p.idleCell(e.c, t) {
+			for i := 0; i < len(kt.hs); {
+				if kt.hs[i] != 0 && p.idleCell(kt.cs[i], t) {
 					// The next entries may shift back into slot i.
 					kt.removeAt(i)
 					n++
@@ -1042,10 +1041,10 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 		p := &tb.p
 		if kt := tb.cells; kt != nil && kt.n > 0 {
 			// A run of slots from a start that h, secret to outsiders, makes random.
-			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.slots)))
-			for k := range kt.slots {
-				e := &kt.slots[(from+k)%len(kt.slots)]
-				if e.h != 0 && consider(tb, e.h, p.usedCell(e.c, t)) {
+			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.hs)))
+			for k := range kt.hs {
+				j := (from + k) % len(kt.hs)
+				if e := kt.hs[j]; e != 0 && consider(tb, e, p.usedCell(kt.cs[j], t)) {
 					break
 				}
 			}
@@ -1190,7 +1189,7 @@ func (s *MemoryStore) refundOne(c *Check, delay, waited time.Duration, t int64) 
 	}
 	if kt := tb.cells; kt != nil {
 		if j, held := kt.find(h); held {
-			cp := &kt.slots[j].c
+			cp := &kt.cs[j]
 			var ok bool
 			*cp, ok = tb.p.refundQueue(*cp, t, n, rem)
 			given = ok
@@ -1216,7 +1215,7 @@ func (s *MemoryStore) lookQueue(c *Check, t int64) Decision {
 		}
 		if kt := tb.cells; kt != nil {
 			if j, held := kt.find(h); held {
-				cl = kt.slots[j].c
+				cl = kt.cs[j]
 			}
 		}
 		sh.mu.Unlock()

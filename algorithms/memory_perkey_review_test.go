@@ -42,7 +42,7 @@ func storeHeap(t *testing.T, fill func(s *algorithms.MemoryStore), opts ...algor
 // TestMemoryStorePerKeyFigures measures the heap per key that MemoryStore's
 // documentation states: a key of the fixed-size kinds takes 30 to 41 bytes
 // from 8,000 keys up (a 24-byte slot of a table 70% to 87.5% full, and the
-// heap's rounding of the shards' arrays, the most at 64,000 to 80,000 keys),
+// heap's rounding of the shards' arrays),
 // up to about 42 at the WithMaxKeys bound under churn, and more in a small
 // store (about 50 bytes per key at 2,000 keys, 44 at 4,000), within 70
 // bytes per key and 40 KB; a sliding_log key about 96 bytes with one logged

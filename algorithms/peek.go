@@ -89,7 +89,7 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 		return
 	default:
 		if i, held := tb.cells.find(h); held {
-			cl := tb.cells.slots[i].c
+			cl := tb.cells.cs[i]
 			sh.mu.Unlock()
 			p.decideCell(&cl, t, n, false, d)
 			p.peekDelay(d)

@@ -126,14 +126,14 @@ func heldKeys(t *testing.T, s *MemoryStore) int {
 		for _, tb := range sh.tables {
 			if kt := tb.cells; kt != nil {
 				m, prev := 0, uint64(0)
-				for j, e := range kt.slots {
-					if e.h == 0 {
+				for j, e := range kt.hs {
+					if e == 0 {
 						continue
 					}
-					if e.h <= prev || kt.home(e.h) > j {
+					if e <= prev || kt.home(e) > j {
 						t.Fatalf("key table out of order at slot %d", j)
 					}
-					prev = e.h
+					prev = e
 					m++
 				}
 				if m != kt.n {
