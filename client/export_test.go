@@ -58,7 +58,7 @@ func (t *Transport) ProbesOut() []string {
 	defer t.cuts.mu.Unlock()
 	var keys []string
 	for k, c := range t.cuts.m {
-		if c.out || c.head != nil {
+		if c.out || c.waiters.head != nil {
 			keys = append(keys, k)
 		}
 	}

@@ -21,23 +21,20 @@ type gate struct {
 	out atomic.Int64
 }
 
-// tickets is the queue of a key's tickets, linked through their prev and
-// next, so that a ticket leaves it in constant time wherever it stands (a
-// request whose context ended, ahead of thousands): the gate keeps no
+// tickets is the queue of a key's tickets (see queue): the gate keeps no
 // key without tickets.
-type tickets struct{ head, tail *ticket }
+type tickets = queue[ticket, *ticket]
 
 // A ticket is a request's place at the gate. Its fields but sig are
 // guarded by g.mu.
 type ticket struct {
-	g     *gate
-	key   string
-	prev  *ticket       // the ticket ahead of it, nil for the first
-	next  *ticket       // the ticket behind it, nil for the last
-	ready bool          // every ticket ahead has left
-	news  bool          // a hold was set since its holder last looked
-	left  bool          // the ticket has left the gate
-	sig   chan struct{} // tells its holder of ready or news (buffered: none is lost)
+	g             *gate
+	key           string
+	links[ticket]               // its place among its key's tickets
+	ready         bool          // every ticket ahead has left
+	news          bool          // a hold was set since its holder last looked
+	left          bool          // the ticket has left the gate
+	sig           chan struct{} // tells its holder of ready or news (buffered: none is lost)
 }
 
 // busy reports whether requests of key hold tickets.
@@ -61,12 +58,7 @@ func (g *gate) enter(key string) *ticket {
 	}
 	q := g.m[key]
 	tk.ready = q.head == nil
-	if tk.prev = q.tail; q.tail != nil {
-		q.tail.next = tk
-	} else {
-		q.head = tk
-	}
-	q.tail = tk
+	q.pushBack(tk)
 	g.m[key] = q
 	g.out.Add(1)
 	return tk
@@ -124,6 +116,9 @@ func (g *gate) held(key string) {
 	}
 }
 
+// place returns tk's links among its key's tickets.
+func (tk *ticket) place() *links[ticket] { return &tk.links }
+
 // leave gives up tk's place, to the ticket behind it when tk was first, in
 // constant time wherever tk stands. It does nothing on a nil ticket or one
 // that has left.
@@ -140,25 +135,15 @@ func (tk *ticket) leave() {
 	tk.left = true
 	g.out.Add(-1)
 	q := g.m[tk.key]
-	first, next := tk.prev == nil, tk.next
-	if first {
-		q.head = next
-	} else {
-		tk.prev.next = next
-	}
-	if next != nil {
-		next.prev = tk.prev
-	} else {
-		q.tail = tk.prev
-	}
-	tk.prev, tk.next = nil, nil
+	first := tk.prev == nil
+	q.remove(tk)
 	if q.head == nil {
 		delete(g.m, tk.key)
 		return
 	}
 	g.m[tk.key] = q
 	if first {
-		next.ready = true
-		next.signal()
+		q.head.ready = true
+		q.head.signal()
 	}
 }

@@ -19,9 +19,9 @@ type line struct {
 	// stop waiting for it when its context ends (see [line.lock]). It
 	// guards the turns and is held across the store calls that take turns
 	// for the line, so that they are taken in its order.
-	sem        chan struct{}
-	head, tail *turn
-	refs       int // goroutines using the line; guarded by lines.mu
+	sem chan struct{}
+	queue[turn, *turn]
+	refs int // goroutines using the line; guarded by lines.mu
 	// gmu guards gone: the turns whose callers left while another held
 	// the line, for the holder to give on before it lets the line go (see
 	// [Transport.unlock]).
@@ -112,14 +112,12 @@ func (t *Transport) drop(key string, l *line, g goneTurn) {
 
 // A turn is a request waiting in a line.
 type turn struct {
-	prev, next *turn
-	at         time.Time          // its departure; zero while it has none
-	queued     time.Time          // when it joined the line: its wait is bounded from then
-	err        error              // why it must fail, once it has left the line
-	wake       context.CancelFunc // ends its current sleep; nil when it is not asleep
+	links[turn]
+	at     time.Time          // its departure; zero while it has none
+	queued time.Time          // when it joined the line: its wait is bounded from then
+	err    error              // why it must fail, once it has left the line
+	wake   context.CancelFunc // ends its current sleep; nil when it is not asleep
 }
-
-func (l *line) push(tn *turn) { l.link(tn, l.tail) }
 
 // insert puts tn, which has a turn, in its place: after the turns no later
 // than its own, before any request without a turn.
@@ -128,37 +126,11 @@ func (l *line) insert(tn *turn) {
 	for x != nil && (x.at.IsZero() || x.at.After(tn.at)) {
 		x = x.prev
 	}
-	l.link(tn, x)
+	l.insertAfter(tn, x)
 }
 
-// link puts tn in l after x, or first when x is nil.
-func (l *line) link(tn, x *turn) {
-	tn.prev = x
-	if x != nil {
-		tn.next, x.next = x.next, tn
-	} else {
-		tn.next, l.head = l.head, tn
-	}
-	if tn.next != nil {
-		tn.next.prev = tn
-	} else {
-		l.tail = tn
-	}
-}
-
-func (l *line) remove(tn *turn) {
-	if tn.prev != nil {
-		tn.prev.next = tn.next
-	} else {
-		l.head = tn.next
-	}
-	if tn.next != nil {
-		tn.next.prev = tn.prev
-	} else {
-		l.tail = tn.prev
-	}
-	tn.prev, tn.next = nil, nil
-}
+// place returns tn's links in its line.
+func (tn *turn) place() *links[turn] { return &tn.links }
 
 // fail takes tn out of l and wakes its request, which returns err.
 func (l *line) fail(tn *turn, err error) {
@@ -285,13 +257,13 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *tic
 			return err
 		}
 		tn = &turn{at: now.Add(delay), queued: now}
-		l.push(tn)
+		l.pushBack(tn)
 	} else {
 		// Requests that arrived earlier wait for a turn (a Retry-After
 		// took theirs): they take theirs first.
 		now := t.clock.Now()
 		tn = &turn{queued: now}
-		l.push(tn)
+		l.pushBack(tn)
 		t.settle(ctx, key, l, now)
 	}
 	tk.leave()

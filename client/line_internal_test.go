@@ -32,7 +32,7 @@ func TestLineInsert(t *testing.T) {
 			if s >= 0 {
 				tn.at = at(s)
 			}
-			l.push(tn)
+			l.pushBack(tn)
 		}
 		l.insert(&turn{at: at(tc.in)})
 		var got, back []int

@@ -22,8 +22,8 @@ func TestLineCheckRunsOnUnlock(t *testing.T) {
 	defer CheckLines(func(why string) { broke = append(broke, why) })()
 	at := time.Unix(1_700_000_000, 0)
 	l := &line{sem: make(chan struct{}, 1)}
-	l.push(&turn{at: at.Add(time.Second)})
-	l.push(&turn{at: at})
+	l.pushBack(&turn{at: at.Add(time.Second)})
+	l.pushBack(&turn{at: at})
 	l.sem <- struct{}{}
 	(&Transport{}).unlock("k", l)
 	if len(broke) != 1 || !strings.Contains(broke[0], "behind one at") {
@@ -98,8 +98,8 @@ func TestAbandonWithLineFree(t *testing.T) {
 	first := &turn{at: now.Add(time.Second), queued: now}
 	woken := false
 	second := &turn{at: now.Add(2 * time.Second), queued: now, wake: func() { woken = true }}
-	l.push(first)
-	l.push(second)
+	l.pushBack(first)
+	l.pushBack(second)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	noHang(t, "abandon", func() { tr.abandon("k", l, goneTurn{ctx: ctx, tn: first}) })
@@ -192,8 +192,8 @@ func TestSettleKeepsTurnsAhead(t *testing.T) {
 	store.takes = 0
 	b := &turn{at: now.Add(time.Second), queued: now}
 	c := &turn{queued: now}
-	l.push(b)
-	l.push(c)
+	l.pushBack(b)
+	l.pushBack(c)
 	tr.settle(ctx, "k", l, now)
 	if got := b.at.Sub(now); got != time.Second || b.err != nil {
 		t.Errorf("B's turn at %v (%v), want kept at 1s", got, b.err)
@@ -219,8 +219,8 @@ func TestSettleStoreFails(t *testing.T) {
 	boom := errors.New("boom")
 	store.err = boom
 	c, d := &turn{queued: now}, &turn{queued: now}
-	l.push(c)
-	l.push(d)
+	l.pushBack(c)
+	l.pushBack(d)
 	settleGuarded(t, tr, context.Background(), l, now)
 	for name, tn := range map[string]*turn{"C": c, "D": d} {
 		if !errors.Is(tn.err, boom) || !strings.HasPrefix(tn.err.Error(), "client: pacing store: ") || !tn.at.IsZero() {
@@ -254,8 +254,8 @@ func TestSettleCallerGone(t *testing.T) {
 		woken := map[string]bool{}
 		c := &turn{queued: now, wake: func() { woken["C"] = true }}
 		d := &turn{queued: now, wake: func() { woken["D"] = true }}
-		l.push(c)
-		l.push(d)
+		l.pushBack(c)
+		l.pushBack(d)
 		settleGuarded(t, tr, ctx, l, now)
 		for name, tn := range map[string]*turn{"C": c, "D": d} {
 			if tn.err != nil || !tn.at.IsZero() || !woken[name] {
@@ -273,8 +273,8 @@ func TestSettleCallerGone(t *testing.T) {
 		tr, store, now, l := settleSetup(t, time.Minute)
 		store.deaf = true
 		c, d := &turn{queued: now}, &turn{queued: now}
-		l.push(c)
-		l.push(d)
+		l.pushBack(c)
+		l.pushBack(d)
 		settleGuarded(t, tr, ctx, l, now)
 		for name, tc := range map[string]struct {
 			tn   *turn
@@ -302,7 +302,7 @@ func TestSettleStoreDenies(t *testing.T) {
 	}
 	store.takes = 0
 	c := &turn{queued: now}
-	l.push(c)
+	l.pushBack(c)
 	settleGuarded(t, tr, context.Background(), l, now)
 	var we *WaitError
 	if !errors.As(c.err, &we) || we.Wait != 2*time.Second || we.Held || we.Deadline {

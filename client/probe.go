@@ -26,44 +26,33 @@ type cuts struct {
 type cut struct {
 	until time.Time // the end of the wait the server announced
 	out   bool      // a probe is out
-	// The requests waiting for the probe's answer, in arrival order,
-	// linked through their prev and next, so that one whose context ends
-	// leaves in constant time wherever it stands.
-	head, tail *probeWaiter
+	// waiters are the requests waiting for the probe's answer, in
+	// arrival order (see queue).
+	waiters queue[probeWaiter, *probeWaiter]
 }
 
 // A probeWaiter is a request waiting for the probe's answer. Its fields
 // but wake are guarded by cuts.mu.
 type probeWaiter struct {
-	wake       context.CancelFunc // ends its sleep
-	probe      bool               // it was handed the probe's role
-	queued     bool               // it is among its cut's waiters
-	prev, next *probeWaiter
+	wake   context.CancelFunc // ends its sleep
+	probe  bool               // it was handed the probe's role
+	queued bool               // it is among its cut's waiters
+	links[probeWaiter]
 }
+
+// place returns w's links among its cut's waiters.
+func (w *probeWaiter) place() *links[probeWaiter] { return &w.links }
 
 // push puts w last among c's waiters. cuts.mu must be held.
 func (c *cut) push(w *probeWaiter) {
-	if w.prev = c.tail; c.tail != nil {
-		c.tail.next = w
-	} else {
-		c.head = w
-	}
-	c.tail, w.queued = w, true
+	c.waiters.pushBack(w)
+	w.queued = true
 }
 
 // unlink takes w, one of c's waiters, out of them. cuts.mu must be held.
 func (c *cut) unlink(w *probeWaiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		c.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		c.tail = w.prev
-	}
-	w.prev, w.next, w.queued = nil, nil, false
+	c.waiters.remove(w)
+	w.queued = false
 }
 
 // Roles a request has at a key's cut (see [cuts.enter]).
@@ -113,13 +102,10 @@ func (cs *cuts) deleteLocked(key string, c *cut) {
 // wakeAllLocked wakes every request waiting for c's probe. cs.mu must be
 // held.
 func (c *cut) wakeAllLocked() {
-	for w := c.head; w != nil; {
-		next := w.next
-		w.prev, w.next, w.queued = nil, nil, false
+	for w := c.waiters.head; w != nil; w = c.waiters.head {
+		c.unlink(w)
 		w.wake()
-		w = next
 	}
-	c.head, c.tail = nil, nil
 }
 
 // enter gives a request of key its role at now: roleFree when key is not
@@ -187,7 +173,7 @@ func (cs *cuts) abort(c *cut) {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	w := c.head
+	w := c.waiters.head
 	if w == nil {
 		c.out = false
 		return
