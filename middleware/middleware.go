@@ -209,26 +209,26 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 }
 
 // rematch matches r again under set, the rules it started with further
-// out (see decide), and returns set and its policies that apply. When none
-// does it passes r on to next and reports it served. A request counted as
+// out (see decide), and returns its policies that apply. When none does
+// it passes r on to next and reports it served. A request counted as
 // unrouted here goes on marked so (noteUnrouted): under rc's context, or
 // passed on marked.
-func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (*policy.Set, uint64, bool) {
+func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, bool) {
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
 		counted := m.noteUnrouted(r)
 		if mask == 0 {
 			next.ServeHTTP(w, counted)
-			return set, 0, true
+			return 0, true
 		}
 		if rc != nil {
 			rc.Context = counted.Context()
 		}
 	} else if mask == 0 {
 		next.ServeHTTP(w, r)
-		return set, 0, true
+		return 0, true
 	}
-	return set, mask, false
+	return mask, false
 }
 
 // decide serves r once the policies of mask in set apply to it: it
@@ -250,8 +250,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		// Nested in itself, and its rules replaced since a layer further
 		// out decided r: r is decided under the set it started with.
 		if s := m.startedSet(r, set); s != nil {
+			set = s
 			var served bool
-			if set, mask, served = m.rematch(w, r, next, s, rc); served {
+			if mask, served = m.rematch(w, r, next, set, rc); served {
 				return
 			}
 		}
