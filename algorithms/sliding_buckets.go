@@ -125,8 +125,20 @@ func (v bucketsView) wait(p *params, t, m, extra int64) int64 {
 	// ring's newest sub-window (j−B+i > last) count 0: none of them makes
 	// room.
 	counts, b := v.s.counts, p.buckets
-	idx := mod(v.j+1, b)
 	room := p.limit - m // available once sum <= room
+	// Once every bucket before the current one has left, the window holds
+	// the current one (counting 0 when the ring's newest is earlier) and
+	// extra: when that is still more than room, no bucket leaving before
+	// the window ends makes room, and the walk below (B−1 buckets, a
+	// hot key's usual case) would only confirm it.
+	cur := extra
+	if v.j == v.s.last {
+		cur += int64(counts[mod(v.j, b)])
+	}
+	if cur > room {
+		return (v.j+b)*p.sub - t
+	}
+	idx := mod(v.j+1, b)
 	for i, end := int64(1), min(b, v.s.last-v.j+b+1); i < end; i++ {
 		if c := int64(counts[idx]); c != 0 {
 			if sum -= c; sum <= room {

@@ -93,6 +93,11 @@ local function bucketsKind()
   local function bucketsWait(P, S, es, m, extra)
     local sum = S.sum + extra
     if sum + m <= P.L then return 0 end
+    -- Once every other bucket has left, the current one and extra remain:
+    -- when they leave no room, skip the walk (see bucketsView.wait).
+    if (S.counts[S.b] or 0) + extra + m > P.L then
+      return P.B * P.sub - es
+    end
     for i = 1, P.B - 1 do
       sum = sum - (S.counts[(S.b + i) % P.B] or 0)
       if sum + m <= P.L then
