@@ -326,9 +326,10 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 				// Decided on a view: a denied Take rolls no ring
 				// (see bucketsView).
 				off = bk.latest(p, t) - t
-				d = bk.view(p, t+off).decide(p, t+off, n, true)
+				v := bk.view(p, t+off)
+				d = v.decide(p, t+off, n, true)
 				if d.Allowed {
-					bk.roll(p, t+off)
+					bk.rollTo(p, v.j)
 					bk.commit(p, n)
 				}
 				sh.mu.Unlock()

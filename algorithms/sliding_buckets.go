@@ -3,21 +3,40 @@ package algorithms
 // slidingBuckets is the state of one sliding_buckets key: the counts of the
 // Buckets sub-windows up to sub-window index last (sub-window j covers
 // [j·S, (j+1)·S) with S = W/Buckets), as a ring indexed by j mod Buckets,
-// and their sum. Memory is 4 bytes per bucket.
+// and their sum. at is last mod Buckets, the ring index of the newest
+// sub-window (kept so that counting a request takes no division). Memory is
+// 4 bytes per bucket.
 type slidingBuckets struct {
 	last   int64
 	sum    int64
+	at     int64
 	counts []uint32
 }
 
 func newSlidingBuckets(p *params, t int64) *slidingBuckets {
-	return &slidingBuckets{last: floorDiv(t, p.sub), counts: make([]uint32, p.buckets)}
+	j := floorDiv(t, p.sub)
+	return &slidingBuckets{last: j, at: mod(j, p.buckets), counts: make([]uint32, p.buckets)}
+}
+
+// subOf returns the sub-window of t, floor(t/S): without a division when t
+// is in the newest one, as it is for a key's every request but the first
+// of each sub-window.
+func (s *slidingBuckets) subOf(p *params, t int64) int64 {
+	// t >= base, so the difference, below 2^64, is exact as a uint64.
+	if base := s.last * p.sub; t >= base && uint64(t-base) < uint64(p.sub) {
+		return s.last
+	}
+	return floorDiv(t, p.sub)
 }
 
 // roll moves the ring forward to the sub-window of t, zeroing the buckets
 // that leave the window. t must be no earlier than s.latest.
 func (s *slidingBuckets) roll(p *params, t int64) {
-	j := floorDiv(t, p.sub)
+	s.rollTo(p, s.subOf(p, t))
+}
+
+// rollTo moves the ring forward to sub-window j (see roll).
+func (s *slidingBuckets) rollTo(p *params, j int64) {
 	if j <= s.last {
 		return
 	}
@@ -34,7 +53,7 @@ func (s *slidingBuckets) roll(p *params, t int64) {
 			}
 		}
 	}
-	s.last = j
+	s.last, s.at = j, mod(j, p.buckets)
 }
 
 // latest returns the earliest instant of the newest sub-window seen, or t if later.
@@ -60,7 +79,7 @@ type bucketsView struct {
 // view returns s as roll(p, t) would leave it, without changing s; t must
 // be no earlier than s.latest.
 func (s *slidingBuckets) view(p *params, t int64) bucketsView {
-	j := floorDiv(t, p.sub)
+	j := s.subOf(p, t)
 	v := bucketsView{s, max(j, s.last), s.sum}
 	switch {
 	case j <= s.last:
@@ -133,7 +152,7 @@ func (v bucketsView) wait(p *params, t, m, extra int64) int64 {
 	// hot key's usual case) would only confirm it.
 	cur := extra
 	if v.j == v.s.last {
-		cur += int64(counts[mod(v.j, b)])
+		cur += int64(counts[v.s.at])
 	}
 	if cur > room {
 		return (v.j+b)*p.sub - t
@@ -154,7 +173,7 @@ func (v bucketsView) wait(p *params, t, m, extra int64) int64 {
 
 // commit records cost n accepted at t, after roll(p, t).
 func (s *slidingBuckets) commit(p *params, n int64) {
-	s.counts[mod(s.last, p.buckets)] += uint32(n)
+	s.counts[s.at] += uint32(n)
 	s.sum += n
 }
 
@@ -174,7 +193,7 @@ func (s *slidingBuckets) idle(p *params, t int64) bool {
 }
 
 func (s *slidingBuckets) clone() *slidingBuckets {
-	return &slidingBuckets{last: s.last, sum: s.sum, counts: append([]uint32(nil), s.counts...)}
+	return &slidingBuckets{last: s.last, sum: s.sum, at: s.at, counts: append([]uint32(nil), s.counts...)}
 }
 
 // mod returns a mod m in [0, m) for m > 0.
