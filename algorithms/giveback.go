@@ -113,13 +113,18 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 		te := lg.latest(t)
 		r := reckonedFrom(d.ResetAfter, waited, te-t)
 		return lg.giveBack(p, te, n, te+r-p.window-1)
-	case tb.bkts != nil:
-		bk := tb.bkts[h]
-		if bk == nil {
+	case tb.rings != nil:
+		i, held := tb.rings.kt.find(h)
+		if !held {
 			return false
 		}
+		bk := tb.rings.load(i)
 		te := bk.latest(p, t)
-		return bk.giveBack(p, te, n, te+reckonedFrom(d.ResetAfter, waited, te-t))
+		if !bk.giveBack(p, te, n, te+reckonedFrom(d.ResetAfter, waited, te-t)) {
+			return false
+		}
+		tb.rings.store(i, &bk)
+		return true
 	}
 	j, held := tb.cells.find(h)
 	if !held {

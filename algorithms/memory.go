@@ -67,15 +67,17 @@ import (
 // than a quarter full shrinks it back to 70%. A small store holds more per
 // key: the store takes about 10 KB, and each Spec 20 to 40 KB more (its
 // table in each shard that holds keys of it), so with the keys of one Spec
-// about 50 bytes per key at 2,000 keys and 44 at 4,000. A key of sliding_log or
-// sliding_buckets takes about 80 bytes (its map entry and state) and, for
-// sliding_log, 16 per distinct accepted instant in the window, with room
-// kept for up to twice the most its window has held at once and never more
-// than 16·Limit (about 96 bytes with one instant, 102 with a million keys
-// held); for sliding_buckets, 4 per bucket (about 320 with 60 buckets, 326
-// with a million keys held). Budget 70 bytes per key, times the bound, and
-// 40 KB per Spec, for the fixed-size kinds. TestMemoryStorePerKeyFigures
-// measures these.
+// about 50 bytes per key at 2,000 keys and 44 at 4,000. A key of sliding_log
+// takes about 80 bytes (its map entry and state) and 16 per distinct
+// accepted instant in the window, with room kept for up to twice the most
+// its window has held at once and never more than 16·Limit (about 96 bytes
+// with one instant, 102 with a million keys held). A key of sliding_buckets
+// takes a slot of a key table, as the fixed-size kinds do, and a ring of
+// 12 bytes plus 4 per bucket in one array per table that grows by about a
+// quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5 more per bucket
+// (308 with 60 buckets and a million keys held). Budget 70 bytes per key,
+// times the bound, and 40 KB per Spec, for the fixed-size kinds.
+// TestMemoryStorePerKeyFigures measures these.
 //
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
 // call [NewMemoryStore].
@@ -149,7 +151,7 @@ type table struct {
 	dead  bool
 	cells *keyTable
 	logs  map[uint64]*slidingLog
-	bkts  map[uint64]*slidingBuckets
+	rings *ringTable
 }
 
 // A MemoryOption configures a MemoryStore.
@@ -321,16 +323,18 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 				}
 				return d, nil
 			}
-		case tb.bkts != nil:
-			if bk, held := tb.bkts[h]; held {
+		case tb.rings != nil:
+			if i, held := tb.rings.kt.find(h); held {
 				// Decided on a view: a denied Take rolls no ring
 				// (see bucketsView).
+				bk := tb.rings.load(i)
 				off = bk.latest(p, t) - t
 				v := bk.view(p, t+off)
-				d = v.decide(p, t+off, n, true)
+				d = v.decide(&bk, p, t+off, n, true)
 				if d.Allowed {
 					bk.rollTo(p, v.j)
 					bk.commit(p, n)
+					tb.rings.store(i, &bk)
 				}
 				sh.mu.Unlock()
 				if off > 0 {
@@ -737,7 +741,7 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 	case SlidingLog:
 		tb.logs = make(map[uint64]*slidingLog)
 	case SlidingBuckets:
-		tb.bkts = make(map[uint64]*slidingBuckets)
+		tb.rings = newRingTable(tb.p.buckets)
 	default:
 		tb.cells = newKeyTable()
 	}
@@ -802,7 +806,7 @@ func (tb *table) len() int {
 	case tb.logs != nil:
 		return len(tb.logs)
 	}
-	return len(tb.bkts)
+	return tb.rings.len()
 }
 
 // empty reports whether tb holds no key.
@@ -910,16 +914,21 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 		lg.prune(&tb.p, t+op.off)
 		lg.commit(&tb.p, t+op.off, op.n)
 	case SlidingBuckets:
-		bk := tb.bkts[op.h]
-		if bk == nil {
+		rt := tb.rings
+		i, held := rt.kt.find(op.h)
+		if !held {
+			// A new key, or one a sweep made room for a new key of the
+			// same Take with, dropped as idle: either way its ring is as
+			// a fresh one at t+off once rolled there.
 			s.makeRoom(sh, t, op.h, ops)
-			bk = op.bk
-			tb.bkts[op.h] = bk
+			i = rt.insert(op.h, floorDiv(t+op.off, tb.p.sub))
 		}
 		// Counting a request in the sub-window of t+off, the ring moves
 		// there.
+		bk := rt.load(i)
 		bk.roll(&tb.p, t+op.off)
 		bk.commit(&tb.p, op.n)
+		rt.store(i, &bk)
 	default:
 		if ptr := tb.cells.get(op.h); ptr != nil {
 			*ptr = op.nc
@@ -966,11 +975,17 @@ func (sh *shard) sweep(t int64) int {
 				n++
 			}
 		}
-		for h, b := range tb.bkts {
-			if b.idle(p, t) {
-				delete(tb.bkts, h)
-				n++
+		if rt := tb.rings; rt != nil {
+			kt := rt.kt
+			for i := 0; i < len(kt.hs); {
+				if kt.hs[i] != 0 && ringIdle(p, kt.cs[i], t) {
+					rt.removeAt(i) // the next entries may shift back into slot i
+					n++
+					continue
+				}
+				i++
 			}
+			rt.shrink()
 		}
 	}
 	sh.keys -= n
@@ -1055,9 +1070,14 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 				break
 			}
 		}
-		for k, b := range tb.bkts {
-			if consider(tb, k, b.used(p, t)) {
-				break
+		if rt := tb.rings; rt != nil && rt.kt.n > 0 {
+			kt := rt.kt
+			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.hs)))
+			for k := range kt.hs {
+				j := (from + k) % len(kt.hs)
+				if e := kt.hs[j]; e != 0 && consider(tb, e, ringUsed(p, kt.cs[j], t)) {
+					break
+				}
 			}
 		}
 	}
@@ -1068,7 +1088,11 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 		best.cells.remove(bestH)
 	}
 	delete(best.logs, bestH)
-	delete(best.bkts, bestH)
+	if rt := best.rings; rt != nil {
+		if i, ok := rt.kt.find(bestH); ok {
+			rt.removeAt(i)
+		}
+	}
 	sh.keys--
 	sh.dropped = max(sh.dropped, t)
 	return true

@@ -75,13 +75,14 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 			*d = d.later(tl - t)
 		}
 		return
-	case tb.bkts != nil:
-		bk, held := tb.bkts[h]
+	case tb.rings != nil:
+		i, held := tb.rings.kt.find(h)
 		if !held {
 			break
 		}
+		bk := tb.rings.load(i)
 		tl := bk.latest(p, t)
-		*d = bk.view(p, tl).decide(p, tl, n, false)
+		*d = bk.view(p, tl).decide(&bk, p, tl, n, false)
 		sh.mu.Unlock()
 		if tl > t {
 			*d = d.later(tl - t)
@@ -111,7 +112,8 @@ func (p *params) peekFresh(d *Decision, t, dropped, n int64) {
 		var lg slidingLog
 		*d = lg.decide(p, tn, n, false)
 	case SlidingBuckets:
-		*d = newSlidingBuckets(p, tn).decide(p, tn, n, false)
+		r := freshRing(p, tn)
+		*d = r.decide(p, tn, n, false)
 	default:
 		cl := p.freshCell(tn)
 		p.decideCell(&cl, tn, n, false, d)

@@ -20,9 +20,9 @@ type pending struct {
 	// slidingLog.view); for a repeated key, a copy with the earlier
 	// checks' units.
 	lv slidingLog
-	bk *slidingBuckets // the key's ring (sliding_buckets), changed only by commit
+	bk slidingBuckets // the key's ring (sliding_buckets), changed only by commit
 	// bv is the ring decided on: bk as rolled to t+off, without rolling
-	// it (see bucketsView); for a repeated key, a view of a copy with the
+	// it (see bucketsView); for a repeated key, bk is a copy with the
 	// earlier checks' units.
 	bv bucketsView
 	d  Decision
@@ -50,9 +50,11 @@ func (op *pending) load(t, dropped int64) {
 		}
 		op.lv = op.log.view(p, t+op.off)
 	case SlidingBuckets:
-		op.bk, op.exists = op.tb.bkts[op.h]
-		if !op.exists {
-			op.bk = newSlidingBuckets(p, tn)
+		var i int
+		if i, op.exists = op.tb.rings.kt.find(op.h); op.exists {
+			op.bk = op.tb.rings.load(i)
+		} else {
+			op.bk = freshRing(p, tn)
 		}
 		op.off = op.bk.latest(p, t) - t
 		if !op.exists {
@@ -86,10 +88,10 @@ func (op *pending) follow(prev *pending, t int64) {
 		lv.commit(p, t+prev.off, prev.n)
 		op.log, op.lv = prev.log, *lv
 	case SlidingBuckets:
-		bk := prev.bv.s.clone()
+		bk := prev.bk.clone()
 		bk.roll(p, t+prev.off)
 		bk.commit(p, prev.n)
-		op.bk, op.bv = prev.bk, bk.view(p, t+prev.off)
+		op.bk, op.bv = *bk, bk.view(p, t+prev.off)
 	default:
 		op.c = prev.nc
 		if !prev.d.Allowed {
@@ -125,7 +127,7 @@ func (op *pending) decide(t int64, consume bool) {
 	case SlidingLog:
 		op.d = op.lv.decide(p, tl, op.n, consume)
 	case SlidingBuckets:
-		op.d = op.bv.decide(p, tl, op.n, consume)
+		op.d = op.bv.decide(&op.bk, p, tl, op.n, consume)
 	default:
 		op.nc = op.c
 		p.decideCell(&op.nc, tl, op.n, consume, &op.d)

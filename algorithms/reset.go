@@ -67,10 +67,12 @@ func (tb *table) forget(h uint64) bool {
 		delete(tb.logs, h)
 		return true
 	default:
-		if _, held := tb.bkts[h]; !held {
+		i, held := tb.rings.kt.find(h)
+		if !held {
 			return false
 		}
-		delete(tb.bkts, h)
+		tb.rings.removeAt(i)
+		tb.rings.shrink()
 		return true
 	}
 }

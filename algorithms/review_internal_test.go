@@ -125,23 +125,13 @@ func heldKeys(t *testing.T, s *MemoryStore) int {
 		sh.mu.Lock()
 		for _, tb := range sh.tables {
 			if kt := tb.cells; kt != nil {
-				m, prev := 0, uint64(0)
-				for j, e := range kt.hs {
-					if e == 0 {
-						continue
-					}
-					if e <= prev || kt.home(e) > j {
-						t.Fatalf("key table out of order at slot %d", j)
-					}
-					prev = e
-					m++
-				}
-				if m != kt.n {
-					t.Fatalf("key table holds %d keys, counts %d", m, kt.n)
-				}
-				n += m
+				n += heldInOrder(t, kt)
 			}
-			n += len(tb.logs) + len(tb.bkts)
+			if rt := tb.rings; rt != nil {
+				n += heldInOrder(t, rt.kt)
+				checkRings(t, rt)
+			}
+			n += len(tb.logs)
 		}
 		sh.mu.Unlock()
 	}
@@ -237,5 +227,55 @@ func TestReviewBoundRecoversAfterALargeTake(t *testing.T) {
 	}
 	if n := s.Len(); n != 2 {
 		t.Errorf("Len after the next new key = %d, want the bound 2", n)
+	}
+}
+
+// heldInOrder checks kt's order and count, and returns the count.
+func heldInOrder(t *testing.T, kt *keyTable) int {
+	t.Helper()
+	m, prev := 0, uint64(0)
+	for j, e := range kt.hs {
+		if e == 0 {
+			continue
+		}
+		if e <= prev || kt.home(e) > j {
+			t.Fatalf("key table out of order at slot %d", j)
+		}
+		prev = e
+		m++
+	}
+	if m != kt.n {
+		t.Fatalf("key table holds %d keys, counts %d", m, kt.n)
+	}
+	return m
+}
+
+// checkRings checks that rt's rings are dense, one per key, each owned by
+// its key and summing to its cell's sum.
+func checkRings(t *testing.T, rt *ringTable) {
+	t.Helper()
+	if len(rt.rows) != rt.kt.n*rt.b || len(rt.owners) != rt.kt.n {
+		t.Fatalf("%d words of rings and %d owners for %d keys of %d buckets", len(rt.rows), len(rt.owners), rt.kt.n, rt.b)
+	}
+	seen := make(map[uint32]bool)
+	for j, e := range rt.kt.hs {
+		if e == 0 {
+			continue
+		}
+		c := rt.kt.cs[j]
+		if seen[c.y] {
+			t.Fatalf("ring %d held by two keys", c.y)
+		}
+		seen[c.y] = true
+		if h := rt.owners[c.y]; h != e {
+			t.Fatalf("ring %d owned by hash %#x, its key's is %#x", c.y, h, e)
+		}
+		sum := int64(0)
+		for _, x := range rt.ring(c.y) {
+			sum += int64(x)
+		}
+		if sum != int64(c.x) {
+			t.Fatalf("ring %d: counts sum to %d, the cell says %d", c.y, sum, c.x)
+		}
 	}
 }

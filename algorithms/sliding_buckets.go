@@ -13,11 +13,6 @@ type slidingBuckets struct {
 	counts []uint32
 }
 
-func newSlidingBuckets(p *params, t int64) *slidingBuckets {
-	j := floorDiv(t, p.sub)
-	return &slidingBuckets{last: j, at: mod(j, p.buckets), counts: make([]uint32, p.buckets)}
-}
-
 // subOf returns the sub-window of t, floor(t/S): without a division when t
 // is in the newest one, as it is for a key's every request but the first
 // of each sub-window.
@@ -71,8 +66,11 @@ func (s *slidingBuckets) latest(p *params, t int64) int64 {
 // call's, or behind it) still counts, and move the instant at which such
 // a request is decided. The ring moves on only when a request is counted
 // in it.
+//
+// A view holds no pointer to its ring: its methods are passed the ring
+// (a pending check holds both by value, and a pointer into it would move
+// the checks of every Take to the heap).
 type bucketsView struct {
-	s      *slidingBuckets
 	j, sum int64
 }
 
@@ -80,7 +78,7 @@ type bucketsView struct {
 // be no earlier than s.latest.
 func (s *slidingBuckets) view(p *params, t int64) bucketsView {
 	j := s.subOf(p, t)
-	v := bucketsView{s, max(j, s.last), s.sum}
+	v := bucketsView{max(j, s.last), s.sum}
 	switch {
 	case j <= s.last:
 	case j-s.last >= p.buckets:
@@ -99,17 +97,18 @@ func (s *slidingBuckets) view(p *params, t int64) bucketsView {
 
 // decide decides cost n at t after roll(p, t); it changes nothing.
 func (s *slidingBuckets) decide(p *params, t, n int64, consume bool) Decision {
-	return bucketsView{s, s.last, s.sum}.decide(p, t, n, consume)
+	return bucketsView{s.last, s.sum}.decide(s, p, t, n, consume)
 }
 
-// decide decides cost n at t, in sub-window v.j; it changes nothing.
-func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
+// decide decides cost n at t, in sub-window v.j, a view of s; it changes
+// nothing.
+func (v bucketsView) decide(s *slidingBuckets, p *params, t, n int64, consume bool) Decision {
 	d := Decision{Limit: p.limit, Allowed: v.sum+n <= p.limit}
 	sum := v.sum
 	if d.Allowed && consume {
 		sum += n
 	} else if !d.Allowed {
-		d.RetryAfter = dur(v.wait(p, t, n, 0))
+		d.RetryAfter = dur(v.wait(s, p, t, n, 0))
 	}
 	d.Remaining = max(p.limit-sum, 0)
 	if sum > 0 {
@@ -117,8 +116,8 @@ func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
 		// it. The sub-windows after the ring's newest count 0.
 		newest := v.j
 		if !d.Allowed || !consume {
-			newest = v.s.last
-			for v.s.counts[mod(newest, p.buckets)] == 0 {
+			newest = s.last
+			for s.counts[mod(newest, p.buckets)] == 0 {
 				newest--
 			}
 		}
@@ -129,7 +128,7 @@ func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
 		if d.Allowed && consume {
 			extra = n
 		}
-		d.NextAfter = dur(v.wait(p, t, d.Remaining+1, extra))
+		d.NextAfter = dur(v.wait(s, p, t, d.Remaining+1, extra))
 	}
 	return d
 }
@@ -138,12 +137,12 @@ func (v bucketsView) decide(p *params, t, n int64, consume bool) Decision {
 // the current bucket also holds extra units and they are not available at
 // t (sum+extra+m > Limit: decide asks only then). The bucket j−B+i leaves
 // the window when sub-window j+i begins.
-func (v bucketsView) wait(p *params, t, m, extra int64) int64 {
+func (v bucketsView) wait(s *slidingBuckets, p *params, t, m, extra int64) int64 {
 	sum := v.sum + extra
 	// The ring index of bucket j−B+i is (j+i) mod B. The buckets after the
 	// ring's newest sub-window (j−B+i > last) count 0: none of them makes
 	// room.
-	counts, b := v.s.counts, p.buckets
+	counts, b := s.counts, p.buckets
 	room := p.limit - m // available once sum <= room
 	// Once every bucket before the current one has left, the window holds
 	// the current one (counting 0 when the ring's newest is earlier) and
@@ -151,14 +150,14 @@ func (v bucketsView) wait(p *params, t, m, extra int64) int64 {
 	// the window ends makes room, and the walk below (B−1 buckets, a
 	// hot key's usual case) would only confirm it.
 	cur := extra
-	if v.j == v.s.last {
-		cur += int64(counts[v.s.at])
+	if v.j == s.last {
+		cur += int64(counts[s.at])
 	}
 	if cur > room {
 		return (v.j+b)*p.sub - t
 	}
 	idx := mod(v.j+1, b)
-	for i, end := int64(1), min(b, v.s.last-v.j+b+1); i < end; i++ {
+	for i, end := int64(1), min(b, s.last-v.j+b+1); i < end; i++ {
 		if c := int64(counts[idx]); c != 0 {
 			if sum -= c; sum <= room {
 				return (v.j+i)*p.sub - t
