@@ -229,9 +229,9 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 			b = append(b, '"')
 			b = append(b, res.Policy(i).Name()...)
 			b = append(b, `";r=`...)
-			b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
+			b = appendInt(b, sfCount(d.Remaining))
 			b = append(b, ";t="...)
-			b = strconv.AppendInt(b, seconds(since(d.NextAfter, sinceDecision(res, i, held))), 10)
+			b = appendInt(b, seconds(since(d.NextAfter, sinceDecision(res, i, held))))
 			if pkSecret != nil {
 				b = appendPK(b, pkSecret, res.Key(i))
 			}
@@ -265,11 +265,11 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 	switch p {
 	case Draft7:
 		b := append(buf[:0], "limit="...)
-		b = strconv.AppendInt(b, sfCount(d.Limit), 10)
+		b = appendInt(b, sfCount(d.Limit))
 		b = append(b, ", remaining="...)
-		b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
+		b = appendInt(b, sfCount(d.Remaining))
 		b = append(b, ", reset="...)
-		b = strconv.AppendInt(b, seconds(after), 10)
+		b = appendInt(b, seconds(after))
 		vals[0], vals[1] = str(b), policies
 		h[keyRateLimit] = vals[0:1:1]
 		if policies != "" {
@@ -277,11 +277,11 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 		}
 	case Draft6:
 		// The three numbers share one buffer in the scratch.
-		b := strconv.AppendInt(buf[:0], sfCount(d.Limit), 10)
+		b := appendInt(buf[:0], sfCount(d.Limit))
 		n1 := len(b)
-		b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
+		b = appendInt(b, sfCount(d.Remaining))
 		n2 := len(b)
-		b = strconv.AppendInt(b, seconds(after), 10)
+		b = appendInt(b, seconds(after))
 		s := str(b)
 		vals[0] = s          // the values of res, for retimeOuter
 		vs := new([4]string) // more values than the caller's vals
@@ -299,11 +299,11 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 				r++
 			}
 		}
-		b := strconv.AppendInt(buf[:0], sfCount(d.Limit), 10)
+		b := appendInt(buf[:0], sfCount(d.Limit))
 		n1 := len(b)
-		b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
+		b = appendInt(b, sfCount(d.Remaining))
 		n2 := len(b)
-		b = strconv.AppendInt(b, r, 10)
+		b = appendInt(b, r)
 		s := str(b)
 		vals[0] = s          // the values of res, for retimeOuter
 		vs := new([3]string) // more values than the caller's vals
@@ -556,7 +556,7 @@ func retimeMembers(line string, res *policy.Result, held time.Duration) string {
 		for k < len(rest) && '0' <= rest[k] && rest[k] <= '9' {
 			k++
 		}
-		b = strconv.AppendInt(b, seconds(since(res.Decision(i).NextAfter, sinceDecision(res, i, held))), 10)
+		b = appendInt(b, seconds(since(res.Decision(i).NextAfter, sinceDecision(res, i, held))))
 		rest = rest[k:]
 	}
 	return str(append(b, rest...))
@@ -604,9 +604,9 @@ func reviseMembers(line string, res *policy.Result, given uint64) string {
 			case given&(1<<i) == 0:
 				b = append(b, rest[:k]...)
 			case param == ";r=":
-				b = strconv.AppendInt(b, sfCount(d.Remaining), 10)
+				b = appendInt(b, sfCount(d.Remaining))
 			default:
-				b = strconv.AppendInt(b, seconds(since(d.NextAfter, 0)), 10)
+				b = appendInt(b, seconds(since(d.NextAfter, 0)))
 			}
 			rest = rest[k:]
 		}
