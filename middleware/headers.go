@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"math/bits"
 	"net/http"
 	"slices"
 	"strconv"
@@ -221,13 +222,17 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 	switch p {
 	case IETF:
 		b := buf[:0]
-		for i := 0; i < res.Len(); i++ {
+		set := res.Set()
+		// The policies of res are those of its mask, in Set order: the
+		// walk finds each in one step, where res.Policy(i) walks the
+		// mask from its start.
+		for i, m := 0, res.Mask(); m != 0; i, m = i+1, m&(m-1) {
 			d := res.Decision(i)
 			if i > 0 {
 				b = append(b, ", "...)
 			}
 			b = append(b, '"')
-			b = append(b, res.Policy(i).Name()...)
+			b = append(b, set.Policy(bits.TrailingZeros64(m)).Name()...)
 			b = append(b, `";r=`...)
 			b = appendInt(b, sfCount(d.Remaining))
 			b = append(b, ";t="...)
