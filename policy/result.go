@@ -284,18 +284,15 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		b = make([]byte, 0, total)
 	}
 	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
+		off := len(b)
 		b = append(b, s.policies[bits.TrailingZeros64(m)].name...)
 		b = append(b, ':')
 		b = append(b, checks[i].Key...)
-	}
-	off := 0
-	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
-		l := len(s.policies[bits.TrailingZeros64(m)].name) + 1 + len(checks[i].Key)
-		// The bytes are never written again while the string lives: a
-		// reused Result writes them again only in the next Prepare, whose
-		// documented contract ends the life of these keys.
-		checks[i].Key = unsafe.String(&b[off], l)
-		off += l
+		// b has room for total bytes: the appends never move it. The
+		// bytes are never written again while the string lives: a
+		// reused Result writes them again only in the next Prepare,
+		// whose documented contract ends the life of these keys.
+		checks[i].Key = unsafe.String(&b[off], len(b)-off)
 	}
 	return nil
 }
