@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/lowest"
+	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -223,11 +224,12 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 	case IETF:
 		b := buf[:0]
 		set := res.Set()
+		ds := resultroom.Decisions(res) // read in place, not copied one by one
 		// The policies of res are those of its mask, in Set order: the
 		// walk finds each in one step, where res.Policy(i) walks the
 		// mask from its start.
 		for i, m := 0, res.Mask(); m != 0; i, m = i+1, m&(m-1) {
-			d := res.Decision(i)
+			d := &ds[i]
 			if i > 0 {
 				b = append(b, ", "...)
 			}

@@ -747,8 +747,9 @@ var errBadDelay = errors.New("middleware: store returned a Delay its policy cann
 // other than leaky_queue, or beyond the queue's MaxDelay. A broken or
 // hostile store could otherwise hold requests for as long as it says.
 func badDelay(res *Result) error {
-	for i := range res.Len() {
-		d := res.Decision(i)
+	ds := resultroom.Decisions(&res.Result) // read in place: most have no Delay
+	for i := range ds {
+		d := &ds[i]
 		if d.Delay == 0 || !d.Allowed {
 			continue
 		}

@@ -72,6 +72,16 @@ func (*noCopy) Unlock() {}
 
 func init() {
 	resultroom.Give = func(r any, room resultroom.Room) { r.(*Result).give(room.Parts()) }
+	resultroom.Decisions = func(r any) []algorithms.Decision { return r.(*Result).decisions() }
+}
+
+// decisions returns the decisions of res in place: none before Take.
+func (res *Result) decisions() []algorithms.Decision {
+	if !res.taken {
+		return nil
+	}
+	_, ds := res.parts()
+	return ds
 }
 
 // give makes res keep its checks and decisions in checks and decs, and

@@ -24,6 +24,15 @@ type Room interface {
 // when it is initialised.
 var Give func(res any, room Room)
 
+// Decisions returns the decisions of res, a *policy.Result, in place: none
+// before it is taken (as policy.Result.Decision returns the zero
+// Decision), then one per evaluated policy, in order. They are for
+// reading only, until the next Prepare of res. A loop that reads a field
+// or two of each decision pays no copy of each, as it would through
+// policy.Result.Decision. Package policy sets Decisions when it is
+// initialised.
+var Decisions func(res any) []algorithms.Decision
+
 // One is the room of one policy, with 64 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type One struct {
