@@ -177,10 +177,11 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	// policies sharing their key function reuse.
 	var ce *CostError
 	var keyed uint64
-	for i, p := range s.policies {
-		if mask&(1<<i) == 0 {
-			continue
-		}
+	// The policies of mask, in Set order: the walk visits only them (a
+	// bit past the Set's policies names none).
+	for m := mask & s.all; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		p := s.policies[i]
 		var key string
 		j := s.keySrc[i]
 		for j >= 0 && keyed&(1<<j) == 0 {
