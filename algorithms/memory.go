@@ -1075,7 +1075,7 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.hs)))
 			for k := range kt.hs {
 				j := (from + k) % len(kt.hs)
-				if e := kt.hs[j]; e != 0 && consider(tb, e, ringUsed(p, kt.cs[j], t)) {
+				if e := kt.hs[j]; e != 0 && consider(tb, e, rt.used(j, p, t)) {
 					break
 				}
 			}

@@ -103,8 +103,8 @@ func ringIdle(p *params, c cell, t int64) bool {
 	return s.idle(p, t)
 }
 
-// ringUsed is slidingBuckets.used for the key of cell c in a ringTable.
-func ringUsed(p *params, c cell, t int64) int64 {
-	s := slidingBuckets{last: c.t, sum: int64(c.x)}
-	return s.used(p, t)
+// used is slidingBuckets.used for the key in slot i of rt.kt.
+func (rt *ringTable) used(i int, p *params, t int64) int64 {
+	bk := rt.load(i)
+	return bk.used(p, t)
 }

@@ -176,12 +176,15 @@ func (s *slidingBuckets) commit(p *params, n int64) {
 	s.sum += n
 }
 
-// used returns an upper bound of the cost counted in the window at t.
+// used returns the cost counted in the window at t, or at the ring's
+// newest sub-window when t is earlier (where a request at t is decided):
+// the buckets that have left the window since the ring last moved do not
+// count.
 func (s *slidingBuckets) used(p *params, t int64) int64 {
 	if s.idle(p, t) {
 		return 0
 	}
-	return s.sum
+	return s.view(p, s.latest(p, t)).sum
 }
 
 // idle reports whether every bucket of the window at t is empty and t is
