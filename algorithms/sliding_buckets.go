@@ -116,8 +116,11 @@ func (v bucketsView) decide(s *slidingBuckets, p *params, t, n int64, consume bo
 		// it. The sub-windows after the ring's newest count 0.
 		newest := v.j
 		if !d.Allowed || !consume {
+			// sum > 0: a bucket of the ring counts. Bounded all the same,
+			// so that a ring whose counts and sum ever disagreed would
+			// give a wrong ResetAfter, not hold the shard's lock forever.
 			newest = s.last
-			for s.counts[mod(newest, p.buckets)] == 0 {
+			for i := int64(1); i < p.buckets && s.counts[mod(newest, p.buckets)] == 0; i++ {
 				newest--
 			}
 		}
