@@ -122,7 +122,9 @@ local function bucketsKind()
     if sum > 0 then
       local newest = 0
       if not d.a or not consume then
-        while (S.counts[(S.b + newest) % P.B] or 0) == 0 do
+        -- sum > 0 (loadBuckets checks that the counts sum to it): a slot
+        -- counts. Bounded all the same, as in slidingBuckets.decide.
+        while newest > 1 - P.B and (S.counts[(S.b + newest) % P.B] or 0) == 0 do
           newest = newest - 1
         end
       end
