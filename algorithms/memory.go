@@ -72,10 +72,10 @@ import (
 // accepted instant in the window, with room kept for up to twice the most
 // its window has held at once and never more than 16·Limit (about 96 bytes
 // with one instant, 102 with a million keys held). A key of sliding_buckets
-// takes a slot of a key table, as the fixed-size kinds do, and a ring of
-// 12 bytes plus 4 per bucket in one array per table that grows by about a
-// quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5 more per bucket
-// (308 with 60 buckets and a million keys held). Budget 70 bytes per key,
+// takes a slot of a key table, as the fixed-size kinds do, a ring of 4
+// bytes per bucket and its key's 8-byte hash, in arrays per table that
+// grow by about a quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5
+// more per bucket (316 with 60 buckets and a million keys held). Budget 70 bytes per key,
 // times the bound, and 40 KB per Spec, for the fixed-size kinds.
 // TestMemoryStorePerKeyFigures measures these.
 //
