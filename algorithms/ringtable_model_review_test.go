@@ -53,7 +53,7 @@ func TestRingTableFollowsModel(t *testing.T) {
 				seen[algorithms.Check{Spec: c.Spec, Key: c.Key}] = true
 				return c
 			}
-			for step := range 4000 {
+			for step := range 2000 {
 				clk.Advance(time.Duration(rng.IntN(120)) * time.Millisecond)
 				now := clk.Now()
 				var checks []algorithms.Check
