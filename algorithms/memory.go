@@ -75,9 +75,9 @@ import (
 // takes a slot of a key table, as the fixed-size kinds do, a ring of 4
 // bytes per bucket and its key's 8-byte hash, in arrays per table that
 // grow by about a quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5
-// more per bucket (316 with 60 buckets and a million keys held). Budget 70 bytes per key,
-// times the bound, and 40 KB per Spec, for the fixed-size kinds.
-// TestMemoryStorePerKeyFigures measures these.
+// more per bucket (316 with 60 buckets and a million keys held). Budget 70
+// bytes per key, times the bound, and 40 KB per Spec, for the fixed-size
+// kinds. TestMemoryStorePerKeyFigures measures these.
 //
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
 // call [NewMemoryStore].
@@ -809,6 +809,54 @@ func (tb *table) len() int {
 	return tb.rings.len()
 }
 
+// slots returns the key table of tb's keys: its cells, or the table of
+// its rings (sliding_buckets); nil for sliding_log, whose keys are in a map.
+func (tb *table) slots() *keyTable {
+	if tb.rings != nil {
+		return tb.rings.kt
+	}
+	return tb.cells
+}
+
+// idleAt reports whether the key in slot i of tb.slots() is idle at t:
+// forgetting it changes no decision.
+func (tb *table) idleAt(i int, t int64) bool {
+	if tb.rings != nil {
+		c := tb.rings.kt.cs[i]
+		s := slidingBuckets{last: c.t, sum: int64(c.x)} // all idle reads
+		return s.idle(&tb.p, t)
+	}
+	return tb.p.idleCell(tb.cells.cs[i], t)
+}
+
+// usedAt returns how much of its capacity the key in slot i of
+// tb.slots() has in use at t.
+func (tb *table) usedAt(i int, t int64) int64 {
+	if tb.rings != nil {
+		bk := tb.rings.load(i)
+		return bk.used(&tb.p, t)
+	}
+	return tb.p.usedCell(tb.cells.cs[i], t)
+}
+
+// removeAt deletes the key in slot i of tb.slots() (and its ring).
+func (tb *table) removeAt(i int) {
+	if tb.rings != nil {
+		tb.rings.removeAt(i)
+	} else {
+		tb.cells.removeAt(i)
+	}
+}
+
+// shrink gives memory back when tb.slots() is less than a quarter full.
+func (tb *table) shrink() {
+	if tb.rings != nil {
+		tb.rings.shrink()
+	} else {
+		tb.cells.shrink()
+	}
+}
+
 // empty reports whether tb holds no key.
 func (tb *table) empty() bool { return tb.len() == 0 }
 
@@ -957,35 +1005,23 @@ func (sh *shard) sweep(t int64) int {
 	n := 0
 	for _, tb := range sh.tables {
 		p := &tb.p
-		if kt := tb.cells; kt != nil {
+		if kt := tb.slots(); kt != nil {
 			for i := 0; i < len(kt.hs); {
-				if kt.hs[i] != 0 && p.idleCell(kt.cs[i], t) {
+				if kt.hs[i] != 0 && tb.idleAt(i, t) {
 					// The next entries may shift back into slot i.
-					kt.removeAt(i)
+					tb.removeAt(i)
 					n++
 					continue
 				}
 				i++
 			}
-			kt.shrink()
+			tb.shrink()
 		}
 		for h, l := range tb.logs {
 			if l.idle(p, t) {
 				delete(tb.logs, h)
 				n++
 			}
-		}
-		if rt := tb.rings; rt != nil {
-			kt := rt.kt
-			for i := 0; i < len(kt.hs); {
-				if kt.hs[i] != 0 && ringIdle(p, kt.cs[i], t) {
-					rt.removeAt(i) // the next entries may shift back into slot i
-					n++
-					continue
-				}
-				i++
-			}
-			rt.shrink()
 		}
 	}
 	sh.keys -= n
@@ -1055,12 +1091,12 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 		seen = 0
 		tb := sh.tables[(start+i)%len(sh.tables)]
 		p := &tb.p
-		if kt := tb.cells; kt != nil && kt.n > 0 {
+		if kt := tb.slots(); kt != nil && kt.n > 0 {
 			// A run of slots from a start that h, secret to outsiders, makes random.
 			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.hs)))
 			for k := range kt.hs {
 				j := (from + k) % len(kt.hs)
-				if e := kt.hs[j]; e != 0 && consider(tb, e, p.usedCell(kt.cs[j], t)) {
+				if e := kt.hs[j]; e != 0 && consider(tb, e, tb.usedAt(j, t)) {
 					break
 				}
 			}
@@ -1070,29 +1106,11 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 				break
 			}
 		}
-		if rt := tb.rings; rt != nil && rt.kt.n > 0 {
-			kt := rt.kt
-			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.hs)))
-			for k := range kt.hs {
-				j := (from + k) % len(kt.hs)
-				if e := kt.hs[j]; e != 0 && consider(tb, e, rt.used(j, p, t)) {
-					break
-				}
-			}
-		}
 	}
 	if best == nil {
 		return false
 	}
-	if best.cells != nil {
-		best.cells.remove(bestH)
-	}
-	delete(best.logs, bestH)
-	if rt := best.rings; rt != nil {
-		if i, ok := rt.kt.find(bestH); ok {
-			rt.removeAt(i)
-		}
-	}
+	best.forget(bestH)
 	sh.keys--
 	sh.dropped = max(sh.dropped, t)
 	return true

@@ -51,30 +51,17 @@ func (s *MemoryStore) Reset(ctx context.Context, checks ...Check) error {
 // forget deletes the key of hash h from tb and reports whether tb held
 // it. The shard's lock must be held.
 func (tb *table) forget(h uint64) bool {
-	switch {
-	case tb.cells != nil:
-		i, held := tb.cells.find(h)
-		if !held {
-			return false
+	if kt := tb.slots(); kt != nil {
+		i, held := kt.find(h)
+		if held {
+			tb.removeAt(i)
+			tb.shrink()
 		}
-		tb.cells.removeAt(i)
-		tb.cells.shrink()
-		return true
-	case tb.logs != nil:
-		if _, held := tb.logs[h]; !held {
-			return false
-		}
-		delete(tb.logs, h)
-		return true
-	default:
-		i, held := tb.rings.kt.find(h)
-		if !held {
-			return false
-		}
-		tb.rings.removeAt(i)
-		tb.rings.shrink()
-		return true
+		return held
 	}
+	_, held := tb.logs[h]
+	delete(tb.logs, h)
+	return held
 }
 
 // Reset forgets the state of key under l's Spec: its next AllowN finds it

@@ -95,16 +95,3 @@ func freshRing(p *params, t int64) slidingBuckets {
 	j := floorDiv(t, p.sub)
 	return slidingBuckets{last: j, at: mod(j, p.buckets), counts: zeroRing[:p.buckets:p.buckets]}
 }
-
-// ringIdle reports whether the key of cell c in a ringTable is idle at t
-// (see slidingBuckets.idle, which reads only the newest sub-window and the sum).
-func ringIdle(p *params, c cell, t int64) bool {
-	s := slidingBuckets{last: c.t, sum: int64(c.x)}
-	return s.idle(p, t)
-}
-
-// used is slidingBuckets.used for the key in slot i of rt.kt.
-func (rt *ringTable) used(i int, p *params, t int64) int64 {
-	bk := rt.load(i)
-	return bk.used(p, t)
-}
