@@ -4,8 +4,8 @@ package algorithms
 // Buckets sub-windows up to sub-window index last (sub-window j covers
 // [j·S, (j+1)·S) with S = W/Buckets), as a ring indexed by j mod Buckets,
 // and their sum. at is last mod Buckets, the ring index of the newest
-// sub-window (kept so that counting a request takes no division). Memory is
-// 4 bytes per bucket.
+// sub-window, worked out once (where the ring is loaded or rolled) for the
+// calls that count in it or read it. Memory is 4 bytes per bucket.
 type slidingBuckets struct {
 	last   int64
 	sum    int64
