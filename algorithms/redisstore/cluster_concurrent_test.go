@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/big"
@@ -283,9 +284,9 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 	if window {
 		slices.SortStableFunc(order, func(a, b concTake) int {
 			if a.te != b.te {
-				return compareInt(a.te, b.te)
+				return cmp.Compare(a.te, b.te)
 			}
-			return compareInt(a.round, b.round)
+			return cmp.Compare(a.round, b.round)
 		})
 	} else {
 		// Round by round, at the round's instant; within one, the costliest
@@ -293,9 +294,9 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 		// in another order it may have taken the last place first).
 		slices.SortStableFunc(order, func(a, b concTake) int {
 			if a.round != b.round {
-				return compareInt(a.round, b.round)
+				return cmp.Compare(a.round, b.round)
 			}
-			return compareInt(a.cost, b.cost)
+			return cmp.Compare(a.cost, b.cost)
 		})
 	}
 	model := algotest.NewModel()
@@ -381,16 +382,6 @@ func allAllowed(ds []algorithms.Decision) bool {
 		}
 	}
 	return true
-}
-
-func compareInt[T int | int64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // effectiveInstant returns the instant an admitted Take of spec made at t
