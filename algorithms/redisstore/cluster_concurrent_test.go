@@ -35,17 +35,11 @@ type modeCountHook struct {
 
 func (h *modeCountHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if n := cmd.Name(); len(args) > 3 && (n == "fcall" || n == "evalsha" || n == "eval") {
-			nk, _ := args[2].(int)
-			if len(args) > 3+nk+3 {
-				switch fmt.Sprint(args[3+nk+3]) {
-				case "1":
-					h.reserves.Add(1)
-				case "2":
-					h.undos.Add(1)
-				}
-			}
+		switch mode, _, _ := scriptCall(cmd); mode {
+		case "1":
+			h.reserves.Add(1)
+		case "2":
+			h.undos.Add(1)
 		}
 		return next(ctx, cmd)
 	}

@@ -4,42 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/redis/go-redis/v9"
 )
-
-// afterModeHook runs do once, after the first script call in the given
-// mode ("1" reserve, "2" undo) whose keys include key has returned.
-type afterModeHook struct {
-	redistest.PassHooks
-	mode, key string
-	do        func()
-	once      sync.Once
-}
-
-func (h *afterModeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		args := cmd.Args()
-		if n := cmd.Name(); len(args) > 3 && (n == "fcall" || n == "evalsha" || n == "eval") {
-			nk, _ := args[2].(int)
-			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == h.mode {
-				for _, k := range args[3 : 3+nk] {
-					if s, _ := k.(string); s == h.key {
-						h.once.Do(h.do)
-					}
-				}
-			}
-		}
-		return err
-	}
-}
 
 // overlapSpecs are undoStateSpecs with room for three reservations on top
 // of the +31 s units: 6 a minute.
@@ -193,7 +164,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 		if !stands[i] {
 			client.AddHook(lose(ys[i]))
 		}
-		client.AddHook(&afterModeHook{mode: "1", key: lkey, do: func() {
+		client.AddHook(&callModeHook{after: true, mode: "1", key: lkey, do: func() {
 			if i == c.plain {
 				plainD, plainErr = other.Take(ctx, L)
 				if diff := m.compare("other", plainD, plainErr, true, L); diff != "" {
@@ -210,7 +181,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 			}
 			close(reserved[i])
 		}})
-		client.AddHook(&beforeModeHook{mode: "2", key: lkey, do: func() {
+		client.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
 			select {
 			case <-turn[i]:
 			case <-time.After(10 * time.Second):

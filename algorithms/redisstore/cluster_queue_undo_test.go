@@ -34,7 +34,7 @@ func TestClusterUndoKeepsAQueuePlaceWithRequestsBehind(t *testing.T) {
 	client := sharedCluster(t)
 	client.AddHook(race.hook) // y's last unit goes to the other instance
 	var behind algorithms.Decision
-	client.AddHook(&beforeModeHook{mode: "2", key: qKey, do: func() {
+	client.AddHook(&callModeHook{mode: "2", key: qKey, do: func() {
 		behind = takeOther(q) // queued behind the reserved place
 	}})
 	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))

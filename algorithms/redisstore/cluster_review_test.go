@@ -14,30 +14,52 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// beforeModeHook runs do once, before the first script call in the given
-// mode ("1" reserve, "2" undo) whose keys include key.
-type beforeModeHook struct {
+// callModeHook runs do once, before (after, when after is set: once it has
+// returned) the first script call in the given mode ("1" reserve, "2"
+// undo) whose keys include key.
+type callModeHook struct {
 	redistest.PassHooks
 	mode, key string
+	after     bool
 	do        func()
 	once      sync.Once
 }
 
-func (h *beforeModeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h *callModeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if n := cmd.Name(); len(args) > 3 && (n == "fcall" || n == "evalsha" || n == "eval") {
-			nk, _ := args[2].(int)
-			if len(args) > 3+nk+3 && fmt.Sprint(args[3+nk+3]) == h.mode {
-				for _, k := range args[3 : 3+nk] {
-					if s, _ := k.(string); s == h.key {
-						h.once.Do(h.do)
-					}
-				}
-			}
+		if h.after {
+			err := next(ctx, cmd)
+			h.match(cmd)
+			return err
 		}
+		h.match(cmd)
 		return next(ctx, cmd)
 	}
+}
+
+func (h *callModeHook) match(cmd redis.Cmder) {
+	if mode, keys, ok := scriptCall(cmd); ok && mode == h.mode {
+		for _, k := range keys {
+			if s, _ := k.(string); s == h.key {
+				h.once.Do(h.do)
+			}
+		}
+	}
+}
+
+// scriptCall returns the script mode of cmd (the argument after the two
+// instant words: "0" plain or peek, "1" reserve, "2" undo) and its keys,
+// when cmd is a call of the store's function or script in the wide layout.
+func scriptCall(cmd redis.Cmder) (mode string, keys []any, ok bool) {
+	args := cmd.Args()
+	if n := cmd.Name(); len(args) <= 3 || (n != "fcall" && n != "evalsha" && n != "eval") {
+		return "", nil, false
+	}
+	nk, _ := args[2].(int)
+	if len(args) <= 3+nk+3 {
+		return "", nil, false
+	}
+	return fmt.Sprint(args[3+nk+3]), args[3 : 3+nk], true
 }
 
 // TestClusterUndoWithMovingInjectedClock: with WithClock, the instances
@@ -72,7 +94,7 @@ func TestClusterUndoWithMovingInjectedClock(t *testing.T) {
 		return d[0]
 	}
 	var between algorithms.Decision
-	client.AddHook(&beforeModeHook{mode: "1", key: yKey, do: func() {
+	client.AddHook(&callModeHook{mode: "1", key: yKey, do: func() {
 		if d := takeOther(y); !d.Allowed { // y's last unit goes to the other instance
 			t.Errorf("racing Take(y) = %+v", d)
 		}

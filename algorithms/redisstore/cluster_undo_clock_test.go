@@ -61,7 +61,7 @@ func TestClusterUndoChangedBucketInjectedClock(t *testing.T) {
 			client := sharedCluster(t)
 			client.AddHook(race.hook)
 			var between atomic.Bool
-			client.AddHook(&beforeModeHook{mode: "2", key: bucketUndoKey(prefix, kind, time.Second), do: func() {
+			client.AddHook(&callModeHook{mode: "2", key: bucketUndoKey(prefix, kind, time.Second), do: func() {
 				one()
 				between.Store(true)
 			}})
@@ -119,11 +119,11 @@ func TestClusterUndoChangedBucketServerClock(t *testing.T) {
 			}
 			client := sharedCluster(t)
 			var raced, between atomic.Bool
-			client.AddHook(&beforeModeHook{mode: "1", key: yKey, do: func() {
+			client.AddHook(&callModeHook{mode: "1", key: yKey, do: func() {
 				take(y) // y's one unit goes to the other instance
 				raced.Store(true)
 			}})
-			client.AddHook(&beforeModeHook{mode: "2", key: bucketUndoKey(prefix, kind, time.Hour), do: func() {
+			client.AddHook(&callModeHook{mode: "2", key: bucketUndoKey(prefix, kind, time.Hour), do: func() {
 				take(x)
 				between.Store(true)
 			}})
@@ -278,7 +278,7 @@ func TestClusterUndoReplyLostIsNotRepeated(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	client.AddHook(race.hook)
 	xKey := prefix + ":{user-1}:fw:5:3600000000000:0:0:0"
-	client.AddHook(&beforeModeHook{mode: "2", key: xKey, do: func() { proxy.armed.Store(true) }})
+	client.AddHook(&callModeHook{mode: "2", key: xKey, do: func() { proxy.armed.Store(true) }})
 	s, err := redisstore.New(client, redisstore.WithClock(race.clk), redisstore.WithPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)

@@ -116,7 +116,7 @@ func TestClusterUndoLeavesLogAndRingAsBefore(t *testing.T) {
 				client.AddHook(undos)
 				var taken bool
 				if between {
-					client.AddHook(&beforeModeHook{mode: "2", key: redisKeys(prefix, L)[0], do: func() {
+					client.AddHook(&callModeHook{mode: "2", key: redisKeys(prefix, L)[0], do: func() {
 						d, err := other.Take(ctx, L)
 						if diff := m.compare("other", d, err, true, L); diff != "" {
 							t.Error(diff)

@@ -210,7 +210,7 @@ func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
 			t2done := make(chan struct{})
 			c2 := sharedCluster(t)
 			c2.AddHook(lose(y2))
-			c2.AddHook(&beforeModeHook{mode: "2", key: lkey, do: func() {
+			c2.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
 				close(reached2)
 				<-done1
 			}})
@@ -222,7 +222,7 @@ func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
 			c1.AddHook(lose(y1))
 			undos := &undoRecorder{prefix: prefix}
 			c1.AddHook(undos)
-			c1.AddHook(&beforeModeHook{mode: "2", key: lkey, do: func() {
+			c1.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
 				go func() {
 					defer close(t2done)
 					d2, err2 = s2.Take(ctx, L, y2)
@@ -304,7 +304,7 @@ func TestClusterGiveBackBetweenReservationAndUndo(t *testing.T) {
 				}
 			}})
 			var given []algorithms.Refunded
-			client.AddHook(&beforeModeHook{mode: "2", key: redisKeys(prefix, L)[0], do: func() {
+			client.AddHook(&callModeHook{mode: "2", key: redisKeys(prefix, L)[0], do: func() {
 				waited := m.clk.t.Sub(m.base.Add(31 * time.Second))
 				given = make([]algorithms.Refunded, 1)
 				if err := other.GiveBack(ctx, given, []algorithms.Check{two}, ds31, waited); err != nil {
