@@ -200,15 +200,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	take := func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
-		t.Helper()
-		m.clk.t = m.base.Add(at)
-		d, err := other.Take(ctx, checks...)
-		if diff := m.compare("other", d, err, false, checks...); diff != "" {
-			t.Fatal(diff)
-		}
-		return d
-	}
+	take := m.taker(other, "other")
 	two, three := L, L
 	two.Cost, three.Cost = 2, 3
 	take(time.Second, two)
@@ -259,34 +251,20 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	}
 	// The admitted Takes given back: the +1 s units stay forgotten (a log
 	// that had them back would count them once the newest event is gone).
-	giveBack := func(who string, checks []algorithms.Check, ds []algorithms.Decision) {
-		t.Helper()
-		got := make([]algorithms.Refunded, len(checks))
-		gerr := other.GiveBack(ctx, got, checks, ds, 0)
-		want, merr := m.model.GiveBackAt(m.clk.t, checks, ds, 0)
-		m.steps = append(m.steps, "+1m1.001s other: GiveBack of "+who)
-		if gerr != nil || merr != nil || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s\nredis %+v, %v\nmodel %+v, %v", strings.Join(m.steps, "\n"), got, gerr, want, merr)
-		}
-	}
 	for _, i := range c.stands {
-		giveBack(fmt.Sprintf("T%d", i), []algorithms.Check{L, ys[i]}, ds[i])
+		m.giveBack(other, "other", fmt.Sprintf("T%d", i), []algorithms.Check{L, ys[i]}, ds[i])
 	}
 	if c.plain > 0 {
 		if plainErr != nil || !plainD[0].Allowed {
 			t.Fatalf("the plain Take of L = %+v, %v; want admitted", plainD, plainErr)
 		}
-		giveBack("the plain Take", []algorithms.Check{L}, plainD)
+		m.giveBack(other, "other", "the plain Take", []algorithms.Check{L}, plainD)
 	}
 	forgot := len(c.stands) > 0 || c.plain > 0
 	if d := take(31*time.Second, three); d[0].Allowed != forgot {
 		t.Fatalf("Take(L cost 3) at +31s = %+v; want Allowed %v", d, forgot)
 	}
-	// The key goes on as the Model's.
-	take(61*time.Second+time.Millisecond, L)
-	take(61*time.Second+time.Millisecond, two)
-	take(92*time.Second, two)
-	take(95*time.Second, L)
+	goesOnAsModel(take, L)
 }
 
 // TestClusterSideKeyNotTheStores: a side key the store did not write (a

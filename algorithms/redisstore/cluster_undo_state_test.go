@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +60,46 @@ func (m *modelRun) compare(who string, got []algorithms.Decision, err error, loo
 		}
 	}
 	return ""
+}
+
+// taker returns a Take of checks on s at base+at (setting the run's
+// clock), as who; it fails the test on any difference from the model.
+func (m *modelRun) taker(s *redisstore.Store, who string) func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
+	return func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
+		m.t.Helper()
+		m.clk.t = m.base.Add(at)
+		d, err := s.Take(context.Background(), checks...)
+		if diff := m.compare(who, d, err, false, checks...); diff != "" {
+			m.t.Fatal(diff)
+		}
+		return d
+	}
+}
+
+// giveBack gives back, on s at the run's clock, the Take of checks that
+// decided ds (what, in the steps), and fails the test unless the model's
+// give-back returns the same.
+func (m *modelRun) giveBack(s *redisstore.Store, who, what string, checks []algorithms.Check, ds []algorithms.Decision) {
+	m.t.Helper()
+	got := make([]algorithms.Refunded, len(checks))
+	gerr := s.GiveBack(context.Background(), got, checks, ds, 0)
+	want, merr := m.model.GiveBackAt(m.clk.t, checks, ds, 0)
+	m.steps = append(m.steps, fmt.Sprintf("+%v %s: GiveBack of %s", m.clk.t.Sub(m.base), who, what))
+	if gerr != nil || merr != nil || !slices.Equal(got, want) {
+		m.t.Fatalf("%s\nredis %+v, %v\nmodel %+v, %v", strings.Join(m.steps, "\n"), got, gerr, want, merr)
+	}
+}
+
+// goesOnAsModel: the Takes of L (4 or 6 a minute, holding what the
+// model's holds, at +61.001 s or earlier) after which the undo tests check
+// that L goes on as the model's, each compared by take.
+func goesOnAsModel(take func(time.Duration, ...algorithms.Check) []algorithms.Decision, L algorithms.Check) {
+	two := L
+	two.Cost = 2
+	take(61*time.Second+time.Millisecond, L)
+	take(61*time.Second+time.Millisecond, two)
+	take(92*time.Second, two)
+	take(95*time.Second, L)
 }
 
 // TestClusterUndoLeavesLogAndRingAsBefore: a sliding_log or sliding_buckets
@@ -128,15 +169,7 @@ func TestClusterUndoLeavesLogAndRingAsBefore(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				take := func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
-					t.Helper()
-					m.clk.t = m.base.Add(at)
-					d, err := s.Take(ctx, checks...)
-					if diff := m.compare("s", d, err, false, checks...); diff != "" {
-						t.Fatal(diff)
-					}
-					return d
-				}
+				take := m.taker(s, "s")
 				two := L
 				two.Cost = 2
 				probe := L
@@ -157,11 +190,7 @@ func TestClusterUndoLeavesLogAndRingAsBefore(t *testing.T) {
 				if d := take(31*time.Second, probe); d[0].Allowed == !between {
 					t.Fatalf("Take(L cost %d) at +31s after the undone cross-slot Take = %+v; want Allowed %v", probe.Cost, d, between)
 				}
-				// The key goes on as the model's.
-				take(61*time.Second+time.Millisecond, L)
-				take(61*time.Second+time.Millisecond, two)
-				take(92*time.Second, two)
-				take(95*time.Second, L)
+				goesOnAsModel(take, L)
 			})
 		}
 	}
@@ -180,22 +209,13 @@ func TestClusterStandingReservationForgets(t *testing.T) {
 		t.Run(string(sp.Algorithm), func(t *testing.T) {
 			m := newModelRun(t)
 			prefix := uniquePrefix(t)
-			ctx := context.Background()
 			s, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
 			if err != nil {
 				t.Fatal(err)
 			}
 			L := algorithms.Check{Spec: sp, Key: "user-1"}
 			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
-			take := func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
-				t.Helper()
-				m.clk.t = m.base.Add(at)
-				d, err := s.Take(ctx, checks...)
-				if diff := m.compare("s", d, err, false, checks...); diff != "" {
-					t.Fatal(diff)
-				}
-				return d
-			}
+			take := m.taker(s, "s")
 			two := L
 			two.Cost = 2
 			take(time.Second, two)
@@ -205,13 +225,7 @@ func TestClusterStandingReservationForgets(t *testing.T) {
 			if !ds[0].Allowed || !ds[1].Allowed {
 				t.Fatalf("Take(L, y) at +61.001s = %+v, want both admitted", ds)
 			}
-			got := make([]algorithms.Refunded, len(crossed))
-			gerr := s.GiveBack(ctx, got, crossed, ds, 0)
-			want, merr := m.model.GiveBackAt(m.clk.t, crossed, ds, 0)
-			m.steps = append(m.steps, "+1m1.001s s: GiveBack of that Take")
-			if gerr != nil || merr != nil || got[0] != want[0] || got[1] != want[1] {
-				t.Fatalf("%s\nredis %+v, %v\nmodel %+v, %v", strings.Join(m.steps, "\n"), got, gerr, want, merr)
-			}
+			m.giveBack(s, "s", "that Take", crossed, ds)
 			if d := take(31*time.Second, L); !d[0].Allowed {
 				t.Fatalf("Take(L) at +31s after the given-back cross-slot Take = %+v; want admitted", d)
 			}

@@ -237,15 +237,7 @@ func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			take := func(at time.Duration, checks ...algorithms.Check) []algorithms.Decision {
-				t.Helper()
-				m.clk.t = m.base.Add(at)
-				d, err := s1.Take(ctx, checks...)
-				if diff := m.compare("s1", d, err, false, checks...); diff != "" {
-					t.Fatal(diff)
-				}
-				return d
-			}
+			take := m.taker(s1, "s1")
 			two := L
 			two.Cost = 2
 			take(time.Second, two)
