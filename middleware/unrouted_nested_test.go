@@ -23,7 +23,16 @@ import (
 // again under the rules it started with, 3.
 func TestUnroutedCountsOncePerRequest(t *testing.T) {
 	login := func() *policy.Policy { return policy.Must(policy.Login(remote, policy.WithRoutes("POST /login"))) }
+	apiLogin := func() *policy.Policy { return policy.Must(policy.Login(remote, policy.WithRoutes("POST /api/login"))) }
 	global := func() *policy.Policy { return fixed("global", 100, 60e9, remote) }
+	// build makes a fresh policy of each of policies.
+	build := func(policies []func() *policy.Policy) []*policy.Policy {
+		ps := make([]*policy.Policy, len(policies))
+		for i, p := range policies {
+			ps[i] = p()
+		}
+		return ps
+	}
 	newMux := func() *http.ServeMux {
 		mux := http.NewServeMux()
 		mux.Handle("POST /login", ok)
@@ -37,19 +46,33 @@ func TestUnroutedCountsOncePerRequest(t *testing.T) {
 		// that a route takes and that the layers all match.
 		notFound, routed string
 	}
+	// nestedMux wraps a ServeMux in a middleware of policies twice.
+	nestedMux := func(policies ...func() *policy.Policy) func(t *testing.T) (http.Handler, *middleware.Middleware) {
+		return func(t *testing.T) (http.Handler, *middleware.Middleware) {
+			store, _ := newStore(t)
+			mux := newMux()
+			m := middleware.MustNew(store, build(policies), middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
+			return m.Handler(m.Handler(mux)), m
+		}
+	}
+	// nestedChi has a chi router and its /api sub-router each Use a
+	// middleware of policies that asks chi for the route.
+	nestedChi := func(policies ...func() *policy.Policy) func(t *testing.T) (http.Handler, *middleware.Middleware) {
+		return func(t *testing.T) (http.Handler, *middleware.Middleware) {
+			store, _ := newStore(t)
+			r := chi.NewRouter()
+			m := middleware.MustNew(store, build(policies), middleware.WithPatternFunc(policy.ChiPattern(r)))
+			r.Use(m.Handler)
+			r.Route("/api", func(sr chi.Router) {
+				sr.Use(m.Handler)
+				sr.Post("/login", ok)
+			})
+			return r, m
+		}
+	}
 	for _, tc := range []setup{
-		{"ServeMux, nested in itself, routes only", func(t *testing.T) (http.Handler, *middleware.Middleware) {
-			store, _ := newStore(t)
-			mux := newMux()
-			m := middleware.MustNew(store, []*policy.Policy{login()}, middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
-			return m.Handler(m.Handler(mux)), m
-		}, "/nowhere", "/login"},
-		{"ServeMux, nested in itself, with a policy without routes", func(t *testing.T) (http.Handler, *middleware.Middleware) {
-			store, _ := newStore(t)
-			mux := newMux()
-			m := middleware.MustNew(store, []*policy.Policy{global(), login()}, middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
-			return m.Handler(m.Handler(mux)), m
-		}, "/nowhere", "/login"},
+		{"ServeMux, nested in itself, routes only", nestedMux(login), "/nowhere", "/login"},
+		{"ServeMux, nested in itself, with a policy without routes", nestedMux(global, login), "/nowhere", "/login"},
 		{"ServeMux, nested in itself, rules replaced between the layers", func(t *testing.T) (http.Handler, *middleware.Middleware) {
 			store, _ := newStore(t)
 			mux := newMux()
@@ -65,30 +88,8 @@ func TestUnroutedCountsOncePerRequest(t *testing.T) {
 			})
 			return m.Handler(reload), m
 		}, "/nowhere", "/login"},
-		{"chi, r.Use and a sub-router's r.Use, ChiPattern", func(t *testing.T) (http.Handler, *middleware.Middleware) {
-			store, _ := newStore(t)
-			r := chi.NewRouter()
-			m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.Login(remote, policy.WithRoutes("POST /api/login")))},
-				middleware.WithPatternFunc(policy.ChiPattern(r)))
-			r.Use(m.Handler)
-			r.Route("/api", func(sr chi.Router) {
-				sr.Use(m.Handler)
-				sr.Post("/login", ok)
-			})
-			return r, m
-		}, "/api/nowhere", ""},
-		{"chi, r.Use and a sub-router's r.Use, ChiPattern, with a policy without routes", func(t *testing.T) (http.Handler, *middleware.Middleware) {
-			store, _ := newStore(t)
-			r := chi.NewRouter()
-			m := middleware.MustNew(store, []*policy.Policy{global(), policy.Must(policy.Login(remote, policy.WithRoutes("POST /api/login")))},
-				middleware.WithPatternFunc(policy.ChiPattern(r)))
-			r.Use(m.Handler)
-			r.Route("/api", func(sr chi.Router) {
-				sr.Use(m.Handler)
-				sr.Post("/login", ok)
-			})
-			return r, m
-		}, "/api/nowhere", ""},
+		{"chi, r.Use and a sub-router's r.Use, ChiPattern", nestedChi(apiLogin), "/api/nowhere", ""},
+		{"chi, r.Use and a sub-router's r.Use, ChiPattern, with a policy without routes", nestedChi(global, apiLogin), "/api/nowhere", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, m := tc.build(t)
