@@ -73,28 +73,36 @@ func TestRetryAfterMillis(t *testing.T) {
 		{[]string{"x-ms-retry-after-ms", "250.5", "Retry-After", "1"}, 250500 * time.Microsecond},
 		{[]string{"retry-after-ms", "soon", "Retry-After", "2"}, 2 * time.Second},
 	} {
-		clock := newAutoClock()
-		srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
-			if n == 1 {
-				for i := 0; i+1 < len(tc.kv); i += 2 {
-					w.Header().Set(tc.kv[i], tc.kv[i+1])
-				}
-				w.WriteHeader(http.StatusTooManyRequests)
-				return
+		retriedAfter(t, tc.kv, tc.want)
+	}
+}
+
+// retriedAfter has a server refuse the first request with 429 and the
+// header fields kv (name, value, ...), and checks that the Transport of
+// opts retried it once, after want, the wait the server asked for.
+func retriedAfter(t *testing.T, kv []string, want time.Duration, opts ...client.Option) {
+	t.Helper()
+	clock := newAutoClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			for i := 0; i+1 < len(kv); i += 2 {
+				w.Header().Set(kv[i], kv[i+1])
 			}
-			io.WriteString(w, "ok")
-		})
-		var got []client.Retry
-		hc, _ := newClient(t, clock, client.WithOnRetry(func(r client.Retry) { got = append(got, r) }))
-		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
-			t.Fatalf("%v: got %d %v", tc.kv, status, err)
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
 		}
-		if len(got) != 1 || !got[0].RetryAfter || got[0].Wait != tc.want {
-			t.Errorf("%v: retries %+v, want one of %v from the server", tc.kv, got, tc.want)
-		}
-		if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
-			t.Errorf("%v: arrivals %v, want %v", tc.kv, at, want)
-		}
+		io.WriteString(w, "ok")
+	})
+	var got []client.Retry
+	hc, _ := newClient(t, clock, append(opts, client.WithOnRetry(func(r client.Retry) { got = append(got, r) }))...)
+	if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+		t.Fatalf("%v: got %d %v", kv, status, err)
+	}
+	if len(got) != 1 || !got[0].RetryAfter || got[0].Wait != want {
+		t.Errorf("%v: retries %+v, want one of %v from the server", kv, got, want)
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, want}; !slices.Equal(at, want) {
+		t.Errorf("%v: arrivals %v, want %v", kv, at, want)
 	}
 }
 
@@ -382,22 +390,10 @@ func TestRetryAfterDecimal(t *testing.T) {
 		{"0.25", 250 * time.Millisecond},
 		{"2.0000000001", 2*time.Second + time.Nanosecond},
 	} {
-		clock := newAutoClock()
-		srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return tc.ra }))
-		var got []client.Retry
 		// A backoff of at most 1ns: a decimal read as malformed retries
 		// at once.
-		hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Nanosecond, time.Nanosecond),
-			client.WithOnRetry(func(r client.Retry) { got = append(got, r) }))
-		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
-			t.Fatalf("Retry-After %q: got %d %v", tc.ra, status, err)
-		}
-		if len(got) != 1 || !got[0].RetryAfter || got[0].Wait != tc.want {
-			t.Errorf("Retry-After %q: retries %+v, want one of %v from the server", tc.ra, got, tc.want)
-		}
-		if at, want := srv.arrivals(), []time.Duration{0, tc.want}; !slices.Equal(at, want) {
-			t.Errorf("Retry-After %q: arrivals %v, want %v", tc.ra, at, want)
-		}
+		retriedAfter(t, []string{"Retry-After", tc.ra}, tc.want,
+			client.WithRandom(maxSource{}), client.WithBackoff(time.Nanosecond, time.Nanosecond))
 	}
 	for _, tc := range []struct {
 		name   string
