@@ -455,3 +455,27 @@ func TestFirstMemberNoGrouping(t *testing.T) {
 		}
 	}
 }
+
+// neverFits, as serverHold, takes nothing from a cached response (an Age
+// above 0; see cached): its fields were the server's answer to another
+// request, at another time, and this one is retried. An Age of 0 or an
+// invalid one is no cached response.
+func TestNeverFitsCached(t *testing.T) {
+	for _, tc := range []struct {
+		age  string
+		want bool
+	}{
+		{"", true},
+		{"0", true},
+		{"30", false},
+		{"soon", true},
+	} {
+		h := header("X-RateLimit-Limit", "5", "X-RateLimit-Increment", "10")
+		if tc.age != "" {
+			h.Set("Age", tc.age)
+		}
+		if got := neverFits(h); got != tc.want {
+			t.Errorf("Age %q: neverFits = %v, want %v", tc.age, got, tc.want)
+		}
+	}
+}
