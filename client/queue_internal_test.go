@@ -211,3 +211,43 @@ func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 		}
 	}
 }
+
+// A request woken by a probe's answer that leaves after the next probe's
+// waiters have joined the cut (the answer renewed it) takes none of them
+// with it: it is no longer among the waiters, and the next one to wait is
+// still handed the role when that probe ends without an answer.
+func TestProbeWaiterLeavesAfterAnswer(t *testing.T) {
+	var cs cuts
+	hs := holds{m: map[string]time.Time{}}
+	cs.extend("k", now.Add(time.Hour), now)
+	woken := map[*probeWaiter]int{}
+	newWaiter := func() *probeWaiter {
+		w := &probeWaiter{}
+		w.wake = func() { woken[w]++ }
+		return w
+	}
+	c, role, _ := cs.enter("k", now, &hs)
+	if role != roleProbe {
+		t.Fatalf("role %d, want the probe", role)
+	}
+	first := newWaiter()
+	if !cs.await("k", c, first) {
+		t.Fatal("await refused with the probe out")
+	}
+	cs.answer("k", c, true) // renewed: the cut stands, first is woken
+	if c2, role, _ := cs.enter("k", now, &hs); c2 != c || role != roleProbe {
+		t.Fatalf("after the answer: cut %p role %d, want the same cut %p and the probe", c2, role, c)
+	}
+	second := newWaiter()
+	if !cs.await("k", c, second) {
+		t.Fatal("await refused with the next probe out")
+	}
+	if cs.leave(c, first) {
+		t.Fatal("the request woken by the answer reports the role")
+	}
+	cs.abort(c) // the next probe ends without an answer
+	if !second.probe || woken[second] != 1 || woken[first] != 1 {
+		t.Errorf("second: probe %v, woken %d times; first woken %d times; want the role handed to second, each woken once",
+			second.probe, woken[second], woken[first])
+	}
+}
