@@ -209,26 +209,23 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 }
 
 // rematch matches r again under set, the rules it started with further
-// out (see decide), and returns its policies that apply. When none does
-// it passes r on to next and reports it served. A request counted as
-// unrouted here goes on marked so (noteUnrouted): under rc's context, or
-// passed on marked.
-func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, bool) {
+// out (see decide), and returns its policies that apply and r as it goes
+// on: marked, under rc's context too, when counted as unrouted here (see
+// noteUnrouted). When no policy applies it passes r on to next and
+// reports it served.
+func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, *http.Request, bool) {
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
-		counted := m.noteUnrouted(r)
-		if mask == 0 {
-			next.ServeHTTP(w, counted)
-			return 0, true
-		}
+		r = m.noteUnrouted(r)
 		if rc != nil {
-			rc.Context = counted.Context()
+			rc.Context = r.Context()
 		}
-	} else if mask == 0 {
-		next.ServeHTTP(w, r)
-		return 0, true
 	}
-	return mask, false
+	if mask == 0 {
+		next.ServeHTTP(w, r)
+		return 0, r, true
+	}
+	return mask, r, false
 }
 
 // decide serves r once the policies of mask in set apply to it: it
@@ -252,7 +249,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if s := m.startedSet(r, set); s != nil {
 			set = s
 			var served bool
-			if mask, served = m.rematch(w, r, next, set, rc); served {
+			if mask, r, served = m.rematch(w, r, next, set, rc); served {
 				return
 			}
 		}

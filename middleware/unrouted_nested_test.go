@@ -121,3 +121,41 @@ func TestUnroutedCountsOncePerRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestUnroutedCountedOnRematchOnce: a request a layer counts as unrouted
+// only when it matches it again under the rules it started with (see
+// Middleware.Handler: the rules were replaced since a layer further out
+// decided it) goes on marked as counted, so that a layer of the same
+// middleware further in does not count it again. The pattern function
+// knows the route for the outer layer and for the middle one under the
+// new rules, and no longer from the middle one's match under the old
+// rules on (a pattern function need not answer alike in every layer).
+func TestUnroutedCountedOnRematchOnce(t *testing.T) {
+	login := func() *policy.Policy { return policy.Must(policy.Login(remote, policy.WithRoutes("POST /login"))) }
+	global := func() *policy.Policy { return fixed("global", 100, 60e9, remote) }
+	store, _ := newStore(t)
+	calls := 0
+	pattern := func(*http.Request) string {
+		if calls++; calls <= 2 {
+			return "POST /login"
+		}
+		return ""
+	}
+	m := middleware.MustNew(store, []*policy.Policy{global(), login()}, middleware.WithPatternFunc(pattern))
+	inner := m.Handler(ok)
+	reload := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := m.SetPolicies([]*policy.Policy{global(), login()}); err != nil {
+			t.Error(err)
+		}
+		m.Handler(inner).ServeHTTP(w, r)
+	})
+	if w := serve(m.Handler(reload), "POST", "/login"); w.Code != http.StatusOK {
+		t.Fatalf("POST /login: %d, want 200", w.Code)
+	}
+	if calls < 4 {
+		t.Fatalf("the pattern function was asked %d times, want at least 4 (outer; middle, new and old rules; inner)", calls)
+	}
+	if got := m.Stats().Unrouted; got != 1 {
+		t.Errorf("Stats().Unrouted = %d, want 1: counted by the middle layer's match under the old rules, and not again further in", got)
+	}
+}
