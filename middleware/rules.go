@@ -31,11 +31,12 @@ type rules struct {
 //
 // The stores key their state by Spec and namespaced key ("name:key"), so a
 // policy whose name and Spec are unchanged keeps its counters across the
-// swap; a policy whose Spec changes starts from a full allowance at the new
-// limit, unless it goes back to a Spec it had before: then it finds that
-// Spec's counters, if the store still holds them (idle keys expire),
-// holding the requests counted under it then and none of those counted
-// in between. An effective limit set by [Middleware.SetLimit] survives the
+// swap; a policy whose configured Spec changes starts from a full
+// allowance at the new limit, unless it goes back to a Spec it had before:
+// then it finds that Spec's counters, if the store still holds them (idle
+// keys expire), holding the requests counted under it then and none of
+// those counted in between. (A limit set by [Middleware.SetLimit] is
+// another matter: see there.) An effective limit set by SetLimit survives the
 // swap: unchanged if the policy's configured Spec is unchanged, and
 // otherwise in proportion, as the new configured limit times the old effective limit
 // over the old configured one (rounded down, at least 1). So a policy held
@@ -85,11 +86,23 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // configured limit. The change is atomic, like [Middleware.SetPolicies];
 // setting the limit in force does nothing.
 //
-// The stores key their state by Spec, so at a new limit a policy's counters
-// start again from a full allowance, and going back to a previous limit
-// finds that limit's counters if the store still holds them (idle keys
-// expire). Package middleware/adaptive sets limits from the service's
-// health and the number of instances.
+// The stores key their state by Spec, so a new limit is a Spec whose
+// counters start from a full allowance; lowering a limit must not hand
+// every client a fresh quota. So a limit below the configured one is
+// guarded by the configured Spec ([policy.Policy.WithLimit],
+// [policy.Policy.Guard]): each request of the policy is also checked and
+// counted under the configured Spec, in the same store call, all or
+// nothing, and its decision (the headers, the 429's Retry-After) reports
+// the stricter of the two. The configured Spec's counters go on through
+// every change of limit, so within one window a client never gets more
+// than the configured limit, however often the limit moves, nor more than
+// the new limit since the change: a client that used 100 of its 100 per
+// minute is refused for the rest of that minute when the limit drops to
+// 80, and gets 80 in the next. It costs a second check per request while
+// the limit is lowered. Going back to the configured limit finds its
+// counters, holding every request counted meanwhile. A limit above the
+// configured one is not guarded. Package middleware/adaptive sets limits
+// from the service's health and the number of instances.
 func (m *Middleware) SetLimit(name string, limit int64) error {
 	if limit < 0 {
 		return fmt.Errorf("middleware: SetLimit: policy %q: limit %d is negative", name, limit)

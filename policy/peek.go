@@ -26,7 +26,13 @@ func (res *Result) Peek(ctx context.Context, store algorithms.Store) error {
 		if !ok {
 			return fmt.Errorf("policy: store %T cannot peek: %w", store, errors.ErrUnsupported)
 		}
-		if err := pk.Peek(ctx, ds, checks); err != nil {
+		if res.guarded() {
+			gr := res.guardChecks(checks)
+			if err := pk.Peek(ctx, gr.decs, gr.checks); err != nil {
+				return fmt.Errorf("policy: store: peek: %w", err)
+			}
+			gr.merge(ds, gr.decs)
+		} else if err := pk.Peek(ctx, ds, checks); err != nil {
 			return fmt.Errorf("policy: store: peek: %w", err)
 		}
 	}
@@ -46,11 +52,17 @@ func (res *Result) Peeked() bool { return res.peeked }
 // error wrapping errors.ErrUnsupported; the store's own error is wrapped.
 func (res *Result) Reset(ctx context.Context, store algorithms.Store, mask uint64) error {
 	checks, _ := res.parts()
-	var buf [inline]algorithms.Check
+	var buf [2 * inline]algorithms.Check
 	sel := buf[:0]
 	for i := range checks {
 		if mask&(1<<i) != 0 {
 			sel = append(sel, checks[i])
+			if g, ok := res.Policy(i).Guard(); ok {
+				// Afresh under its guard too, which would hold it back.
+				c := checks[i]
+				c.Spec = g
+				sel = append(sel, c)
+			}
 		}
 	}
 	if len(sel) == 0 {

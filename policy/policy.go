@@ -54,6 +54,11 @@ type Policy struct {
 	// pattern it reports (see route.chiPath).
 	chiRoutes bool
 
+	// guard is the Spec a policy made by WithLimit at a lower limit also
+	// counts each request under: that of the policy it was made from (the
+	// zero Spec when there is none). See WithLimit.
+	guard algorithms.Spec
+
 	capacity int64
 	window   int64  // whole seconds, rounded up, at least 1
 	member   string // `"name";q=10;w=1`, the RateLimit-Policy list member
@@ -448,11 +453,23 @@ func (p *Policy) finish() error {
 // of Spec.Limit; everything else (name, key, cost, methods, routes) is
 // shared. A Burst set explicitly is scaled in proportion (rounded down, at
 // least 1). p itself is unchanged; limit equal to Spec.Limit returns p.
+// The adaptive and fleet controllers of package middleware/adaptive use it,
+// through the middleware's SetLimit.
 //
 // The stores key their state by Spec and key, so the copy's counters are
-// not p's: a request decided under the copy starts from a full allowance at
-// the new level (see the middleware's SetLimit). The adaptive and fleet
-// controllers of package middleware/adaptive use it.
+// not p's: under the copy alone, a client would start from a full
+// allowance at the new level, and every change of level would hand it a
+// fresh quota (a client that used its 100 per minute would get 80 more
+// when the limit dropped to 80). So a copy at a lower limit is guarded
+// ([Policy.Guard]): every request it decides is also checked and counted,
+// in the same store call and all or nothing, under p's Spec, whose
+// counters no change of level resets. A client is admitted then only
+// when both allow it, and a request's decision reports the stricter of
+// the two (see [Result.Decision]): within one window it never gets more
+// than p's limit, however many levels it goes through, nor more than the
+// new limit since the change. A copy made from a copy keeps the first
+// one's guard (the limit as configured), and a copy at a limit not lower
+// than the guard's has none.
 func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit == p.spec.Limit {
 		return p, nil
@@ -468,7 +485,23 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if err := q.finish(); err != nil {
 		return nil, err
 	}
+	g := p.spec
+	if p.guard.Algorithm != "" {
+		g = p.guard
+	}
+	q.guard = algorithms.Spec{}
+	if limit < g.Limit && q.capacity <= g.Capacity() {
+		q.guard = g
+	}
 	return &q, nil
+}
+
+// Guard returns the Spec the policy also counts every request under, and
+// true, for a policy made by [Policy.WithLimit] at a limit lower than the
+// one it was made from: that one's Spec (see WithLimit). It returns the
+// zero Spec and false for any other policy.
+func (p *Policy) Guard() (algorithms.Spec, bool) {
+	return p.guard, p.guard.Algorithm != ""
 }
 
 // mulDiv returns a*b/c rounded down, for positive a, b, c without overflow

@@ -61,6 +61,9 @@ type Result struct {
 	// keys (keyRoom bytes) backs the namespaced keys when they fit; only
 	// the next Prepare writes it again (see Prepare).
 	keys *byte
+	// gr holds the store calls of a Result with guarded policies (see
+	// guardRoom); nil until one is prepared.
+	gr *guardRoom
 }
 
 // noCopy makes go vet's copylocks check report a Result copied by value:
@@ -383,6 +386,15 @@ type oneStore interface {
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	res.taken, res.refunded, res.given, res.gaveBack, res.peeked = false, false, 0, false, false
 	checks, ds := res.parts()
+	if res.guarded() {
+		gr := res.guardChecks(checks)
+		if err := take(ctx, store, gr.decs, gr.checks); err != nil {
+			return err
+		}
+		gr.merge(ds, gr.decs)
+		res.taken = true
+		return nil
+	}
 	switch len(checks) {
 	case 0:
 		res.taken = true
@@ -446,19 +458,35 @@ func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited ti
 		return nil
 	}
 	checks, ds := res.parts()
-	var buf [inline]algorithms.Refunded
-	out := buf[:0]
-	if len(checks) > inline {
-		out = make([]algorithms.Refunded, 0, len(checks))
+	sc, sd := checks, ds
+	if res.guarded() {
+		sc, sd = res.gr.checks, res.gr.decs // the Take's checks and decisions
 	}
-	out = out[:len(checks)]
-	if err := rf.Refund(ctx, out, checks, ds, waited); err != nil {
+	var buf [2 * inline]algorithms.Refunded
+	out := buf[:0]
+	if len(sc) > len(buf) {
+		out = make([]algorithms.Refunded, 0, len(sc))
+	}
+	out = out[:len(sc)]
+	if err := rf.Refund(ctx, out, sc, sd, waited); err != nil {
 		return fmt.Errorf("policy: store: refund: %w", err)
 	}
-	for i := range out {
+	for i := range sd {
+		sd[i] = out[i].Decision
+	}
+	for i := range ds {
 		ds[i] = out[i].Decision
 		if out[i].Given {
 			res.given |= 1 << i
+		}
+	}
+	if res.guarded() {
+		gr := res.gr
+		gr.merge(ds, sd)
+		for j, i := range gr.idx {
+			if out[len(ds)+j].Given {
+				res.given |= 1 << i
+			}
 		}
 	}
 	res.refunded = true
@@ -492,21 +520,33 @@ func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited 
 		return nil
 	}
 	checks, ds := res.parts()
-	var cbuf [inline]algorithms.Check
-	var dbuf [inline]algorithms.Decision
-	var obuf [inline]algorithms.Refunded
-	var idx [MaxPolicies]int8
+	all, alld := checks, ds
+	var gr *guardRoom
+	if res.guarded() {
+		gr = res.gr
+		all, alld = gr.checks, gr.decs // the Take's checks and decisions
+	}
+	var cbuf [2 * inline]algorithms.Check
+	var dbuf [2 * inline]algorithms.Decision
+	var obuf [2 * inline]algorithms.Refunded
+	var idx [2 * MaxPolicies]int8 // the position in all of each check given back
 	sc, sd, out := cbuf[:0], dbuf[:0], obuf[:0]
 	for i := range checks {
 		if mask&(1<<i) != 0 {
 			idx[len(sc)] = int8(i)
-			sc, sd = append(sc, checks[i]), append(sd, ds[i])
+			sc, sd = append(sc, all[i]), append(sd, alld[i])
+			if gr != nil {
+				if k := gr.guardOf(len(checks), i); k >= 0 {
+					idx[len(sc)] = int8(k)
+					sc, sd = append(sc, all[k]), append(sd, alld[k])
+				}
+			}
 		}
 	}
 	if len(sc) == 0 {
 		return nil
 	}
-	if len(sc) > inline {
+	if len(sc) > len(obuf) {
 		out = make([]algorithms.Refunded, 0, len(sc))
 	}
 	out = out[:len(sc)]
@@ -514,10 +554,18 @@ func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited 
 		return fmt.Errorf("policy: store: give-back: %w", err)
 	}
 	for k := range out {
-		ds[idx[k]] = out[k].Decision
-		if out[k].Given {
-			res.given |= 1 << idx[k]
+		at := int(idx[k])
+		alld[at] = out[k].Decision // ds itself when no policy is guarded
+		i := at
+		if at >= len(checks) {
+			i = int(gr.idx[at-len(checks)]) // a guard: its policy's
 		}
+		if out[k].Given {
+			res.given |= 1 << i
+		}
+	}
+	if gr != nil {
+		gr.merge(ds, alld)
 	}
 	res.gaveBack = true
 	return nil

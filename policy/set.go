@@ -35,6 +35,7 @@ type Set struct {
 	keySrc      []int8 // keySrc[i]: the nearest earlier policy with the same key function, or -1
 	chiRoutes   bool   // some policy has a route whose chi form differs (Policy.chiRoutes)
 	countIf     uint64 // the policies with CountIf
+	guarded     uint64 // the policies with a guard (Policy.Guard)
 	always      bool   // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
 	ownPattern  bool                // pattern was set by WithPatternFunc
@@ -142,6 +143,9 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 	for i, p := range s.policies {
 		if p.countIf != nil {
 			s.countIf |= 1 << i
+		}
+		if _, ok := p.Guard(); ok {
+			s.guarded |= 1 << i
 		}
 		if slices.Contains(p.methods, http.MethodHead) {
 			s.headMethods |= 1 << i

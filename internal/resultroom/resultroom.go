@@ -41,28 +41,28 @@ type One struct {
 	Keys      [64]byte
 }
 
-// Two is the room of two policies, with 128 bytes for the namespaced keys
+// Two is the room of two policies, with 120 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type Two struct {
 	Checks    [2]algorithms.Check
 	Decisions [2]algorithms.Decision
-	Keys      [128]byte
+	Keys      [120]byte
 }
 
-// Three is the room of three policies, with 120 bytes for the namespaced keys
+// Three is the room of three policies, with 112 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type Three struct {
 	Checks    [3]algorithms.Check
 	Decisions [3]algorithms.Decision
-	Keys      [120]byte
+	Keys      [112]byte
 }
 
-// Four is the room of four policies, with 112 bytes for the namespaced keys
+// Four is the room of four policies, with 104 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type Four struct {
 	Checks    [4]algorithms.Check
 	Decisions [4]algorithms.Decision
-	Keys      [112]byte
+	Keys      [104]byte
 }
 
 // Parts returns r's checks, decisions and key bytes.

@@ -27,16 +27,26 @@
 // Both set the effective limit through the middleware's SetLimit, which
 // swaps in a rule set whose policy carries the new Spec.Limit (atomically:
 // a request is decided under one rule set). The stores key their state by
-// Spec, so at a new limit a policy's counters start from a full allowance:
-// a client that had used up its quota gets the new (lower) quota at once.
-// That is the price of exact counters per limit; the alternative of scaling
+// Spec, so a new limit's counters start from a full allowance; to keep a
+// change of level from handing clients a fresh quota, a lowered policy is
+// guarded by its configured Spec (see middleware.Middleware.SetLimit and
+// policy.Policy.Guard): each request is also counted under the configured
+// Spec, whose counters no change of level resets, and admitted only when
+// both allow it. A client that used its 100 per minute is refused for the
+// rest of the minute when the level drops to 80%, and gets 80 in the
+// next; within one window no client gets more than the configured limit,
+// however many levels it goes through. Between two lowered levels, the
+// counters of the new one start afresh and the guard's bound the client:
+// one that used 80 at 80% may use 20 more in that window when the level
+// climbs to 90% (up to the configured 100; exact carrying would give 10). A lowered policy costs a second
+// check per request (in the same store call). The alternative of scaling
 // costs under an unchanged Spec cannot express 80% with integer costs. A
 // level is a whole number of thousandths of the configured limit, from
 // Floor to 1: a drop multiplies it by Decrease, a step adds Step, so the
 // levels visited are not a fixed grid (1, 0.8, 0.64, then 0.74, 0.84,
-// 0.94, 1). Going back to a level visited before (the configured limit,
-// the Floor) finds its counters again while the store still holds them; a
-// level met for the first time starts from a full allowance.
+// 0.94, 1). Going back to a level visited before finds its counters again
+// while the store still holds them, and back at the configured limit, its
+// counters hold every request admitted meanwhile.
 //
 // # What clients can do to it
 //
@@ -49,8 +59,9 @@
 // lower the limit of every client of the controlled policies of a quiet
 // service. Keep the per-client policies tight, set IsError to count only
 // the failures that are the service's (not a 501 a client asks for), and
-// a MinSamples one client's share of a period cannot reach alone. Each
-// level change also starts the policies' counters afresh (see below).
+// a MinSamples one client's share of a period cannot reach alone. A
+// level change gives no client more than the configured limit in a window
+// (see above).
 //
 // Do not let a Controller and a Fleet (or a SetLimit of your own) drive
 // the same policy: each sets its limits at its own evaluations, undoing

@@ -3,12 +3,15 @@ package adaptive_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -16,29 +19,42 @@ import (
 
 // TestLevelChangeKeepsClientsUsage: a Controller lowers a policy's limit
 // because the service is in trouble; a client that had used its quota in
-// the current window must not get a fresh one at the new level. It does:
-// the stores key their state by Spec, and a new level is a new Spec, so
-// each level change starts every client's counters afresh (documented in
-// the package doc, "How the limit reaches the requests"). Here a client
-// of a 100-per-minute policy sends 100 requests, the limit drops to 80
-// ten seconds later, and the same client is admitted 80 more in the same
-// minute: 180, more than either level admits in a window, and more load
-// while the service is in trouble, the opposite of what lowering the
-// limit is for. Carrying the usage over is not this package's to do: it
-// needs packages policy and algorithms (a level's state keyed apart from
-// its Limit and Burst, policy.Policy.WithLimit, or a store operation that
-// carries a key's state from the old Spec to the new, in both stores). It
-// runs when RATEKEEPER_KNOWN_DEFECTS is set.
+// the current window must not get a fresh one at the new level. A new
+// level is a new Spec, whose counters start afresh, so the lowered policy
+// is guarded by its configured Spec (policy.Policy.Guard), whose counters
+// every request keeps counting in. Here a client of a 100-per-minute
+// policy sends 100 requests, the limit drops to 80 ten seconds later, and
+// the same client must not be admitted more in that minute (it was
+// admitted 80 more, 180 in all, before the guard); in the next minute it
+// gets the new level's 80.
+// It runs on the memory store and on Redis alike.
 func TestLevelChangeKeepsClientsUsage(t *testing.T) {
-	if os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
-		t.Skip("known defect (a level change starts clients' counters afresh); set RATEKEEPER_KNOWN_DEFECTS=1 to run")
+	for _, name := range []string{"memory", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			clock := algotest.NewClock(t0) // a minute boundary
+			var store algorithms.Store
+			if name == "memory" {
+				ms, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { ms.Close() })
+				store = ms
+			} else {
+				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
+				t.Cleanup(func() { rdb.Close() })
+				rs, err := redisstore.New(rdb, redisstore.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store = rs
+			}
+			levelChangeKeepsUsage(t, store, clock)
+		})
 	}
-	clock := algotest.NewClock(t0) // a minute boundary
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+}
+
+func levelChangeKeepsUsage(t *testing.T, store algorithms.Store, clock *algotest.Clock) {
 	p := policy.Must(policy.New("per-ip", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}, ip))
 	m := middleware.MustNew(store, []*policy.Policy{p}, middleware.WithClock(clock))
 	mux := http.NewServeMux()
@@ -79,5 +95,11 @@ func TestLevelChangeKeepsClientsUsage(t *testing.T) {
 	send(80) // still in the first minute
 	if admitted > 100 {
 		t.Errorf("the client was admitted %d requests in one minute, at limits of 100 and then 80: a level change gave it a fresh quota", admitted)
+	}
+	clock.Advance(50 * time.Second) // the next minute
+	admitted = 0
+	send(81)
+	if admitted != 80 {
+		t.Errorf("in the next minute at a limit of 80: %d of 81 admitted, want 80", admitted)
 	}
 }

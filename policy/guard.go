@@ -1,0 +1,93 @@
+package policy
+
+import (
+	"math/bits"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// A Result some of whose policies are guarded ([Policy.Guard]) makes each
+// store call (Take, Peek, Refund, GiveBack, Reset) on its checks followed
+// by one more per guarded policy: the same key and cost under the guard's
+// Spec. Its decisions are then the store's merged: each guarded policy's
+// with its guard's (mergeGuard). The store call's checks and its own
+// decisions wait in a guardRoom, which Refund and GiveBack, which pass the
+// store the Take's decisions, read.
+
+// guardRoom holds the store call of a Result with guarded policies: its
+// n checks, then one per guarded one (idx: the index among the n of each,
+// in order), and the store's decisions of them all.
+type guardRoom struct {
+	checks []algorithms.Check
+	decs   []algorithms.Decision
+	idx    []int8
+}
+
+// guarded reports whether some policy of res is guarded.
+func (res *Result) guarded() bool {
+	return res.set != nil && res.mask&res.set.guarded != 0
+}
+
+// guardChecks fills res's guardRoom with the store call of its checks
+// and returns it.
+func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
+	if res.gr == nil {
+		res.gr = new(guardRoom)
+	}
+	gr := res.gr
+	gr.checks, gr.idx = append(gr.checks[:0], checks...), gr.idx[:0]
+	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
+		p := res.set.policies[bits.TrailingZeros64(m)]
+		if g, ok := p.Guard(); ok {
+			c := checks[i]
+			c.Spec = g
+			gr.checks = append(gr.checks, c)
+			gr.idx = append(gr.idx, int8(i))
+		}
+	}
+	if cap(gr.decs) < len(gr.checks) {
+		gr.decs = make([]algorithms.Decision, len(gr.checks))
+	}
+	gr.decs = gr.decs[:len(gr.checks)]
+	return gr
+}
+
+// merge writes to ds the decisions of the n checks of res from the store
+// call's decisions all (gr.checks' order): each guarded policy's merged
+// with its guard's.
+func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
+	n := len(ds)
+	copy(ds, all[:n])
+	for j, i := range gr.idx {
+		ds[i] = mergeGuard(all[i], all[n+j])
+	}
+}
+
+// mergeGuard returns the decision of a guarded policy, d, merged with its
+// guard's, g: allowed when both are; the lower Remaining, and the wait for
+// it to grow (both waits when they are equal); the longer of each wait.
+// Limit stays the policy's.
+func mergeGuard(d, g algorithms.Decision) algorithms.Decision {
+	d.Allowed = d.Allowed && g.Allowed
+	switch {
+	case g.Remaining < d.Remaining:
+		d.Remaining, d.NextAfter = g.Remaining, g.NextAfter
+	case g.Remaining == d.Remaining:
+		d.NextAfter = max(d.NextAfter, g.NextAfter)
+	}
+	d.RetryAfter = max(d.RetryAfter, g.RetryAfter)
+	d.ResetAfter = max(d.ResetAfter, g.ResetAfter)
+	d.Delay = max(d.Delay, g.Delay)
+	return d
+}
+
+// guardOf returns the position in gr.checks of the guard of res's i-th
+// check, or -1.
+func (gr *guardRoom) guardOf(n, i int) int {
+	for j, k := range gr.idx {
+		if int(k) == i {
+			return n + j
+		}
+	}
+	return -1
+}

@@ -1,0 +1,221 @@
+package policy_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+var constKey = keyfunc.Func(func(*http.Request) (string, error) { return "k", nil })
+
+// TestWithLimitGuard: a copy at a lower limit is guarded by the Spec it
+// was made from; a copy of that copy by the same (the limit as
+// configured); a copy at a limit not lower than the configured one, and
+// the policy itself, by none.
+func TestWithLimitGuard(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Second, Burst: 25}
+	p := policy.Must(policy.New("tb", spec, constKey))
+	if g, ok := p.Guard(); ok {
+		t.Errorf("a configured policy's Guard() = %+v, true; want none", g)
+	}
+	q := policy.Must(p.WithLimit(4))
+	if g, ok := q.Guard(); !ok || g != spec {
+		t.Errorf("WithLimit(4).Guard() = %+v, %v; want %+v, true", g, ok, spec)
+	}
+	r := policy.Must(q.WithLimit(2))
+	if g, ok := r.Guard(); !ok || g != spec {
+		t.Errorf("WithLimit(4).WithLimit(2).Guard() = %+v, %v; want the configured %+v, true", g, ok, spec)
+	}
+	for _, l := range []int64{10, 12} {
+		if g, ok := policy.Must(q.WithLimit(l)).Guard(); ok {
+			t.Errorf("WithLimit(4).WithLimit(%d).Guard() = %+v, true; want none (not below the configured 10)", l, g)
+		}
+	}
+	if g, ok := policy.Must(p.WithLimit(20)).Guard(); ok {
+		t.Errorf("WithLimit(20).Guard() = %+v, true; want none (raised)", g)
+	}
+}
+
+// guardedSet returns a Set of the fixed_window policy "fw" of limit 10
+// per minute lowered to limit, and the configured one.
+func guardedSet(t *testing.T, kind algorithms.Kind, limit int64) (configured, lowered *policy.Set) {
+	t.Helper()
+	spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Minute}
+	if kind == algorithms.LeakyQueue {
+		spec.MaxDelay = time.Minute
+	}
+	p := policy.Must(policy.New("fw", spec, constKey))
+	c, err := policy.NewSet([]*policy.Policy{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := policy.NewSet([]*policy.Policy{policy.Must(p.WithLimit(limit))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, l
+}
+
+// takeN takes n requests under s and returns how many were admitted and
+// the last Result.
+func takeN(t *testing.T, s *policy.Set, st algorithms.Store, n int) (int, *policy.Result) {
+	t.Helper()
+	admitted := 0
+	var res *policy.Result
+	for range n {
+		res = takeResult(t, s, st, httptest.NewRequest("GET", "/", nil))
+		if res.Allowed() {
+			admitted++
+		}
+	}
+	return admitted, res
+}
+
+// TestGuardedTakeKeepsUsage: a client that used 7 of 10 in a fixed window
+// gets 3 more, not 8, when the limit drops to 8 in that window; its
+// decisions report the guard's lower Remaining and, when the guard denies,
+// its wait; the Limit stays the lowered one. In the next window it gets
+// the lowered 8, and the configured Spec's counters hold what the
+// lowered policy admitted.
+func TestGuardedTakeKeepsUsage(t *testing.T) {
+	now := time.Unix(1_700_000_080, 0) // 40 s into a minute
+	st := memoryStoreAt(t, &now)
+	configured, lowered := guardedSet(t, algorithms.FixedWindow, 8)
+	if n, _ := takeN(t, configured, st, 7); n != 7 {
+		t.Fatalf("under the configured limit: %d of 7 admitted", n)
+	}
+	res := takeResult(t, lowered, st, httptest.NewRequest("GET", "/", nil))
+	if d := res.Decision(0); !d.Allowed || d.Limit != 8 || d.Remaining != 2 || d.ResetAfter != 20*time.Second {
+		t.Errorf("first request at limit 8: %+v, want allowed, Limit 8, Remaining 2 (the guard's 10-8), ResetAfter 20s", d)
+	}
+	n, res := takeN(t, lowered, st, 5)
+	if n != 2 {
+		t.Errorf("at limit 8 after 8 of 10 used: %d of 5 more admitted, want 2", n)
+	}
+	if d := res.Decision(0); d.Allowed || d.Remaining != 0 || d.RetryAfter != 20*time.Second || d.Limit != 8 {
+		t.Errorf("denied by the guard: %+v, want denied, Remaining 0, RetryAfter 20s, Limit 8", d)
+	}
+	if res.RetryAfter() != 20*time.Second {
+		t.Errorf("Result.RetryAfter() = %v, want 20s", res.RetryAfter())
+	}
+	now = now.Add(20 * time.Second) // the next minute
+	if n, _ := takeN(t, lowered, st, 9); n != 8 {
+		t.Errorf("next minute at limit 8: %d of 9 admitted, want 8", n)
+	}
+	if d := takeResult(t, configured, st, httptest.NewRequest("GET", "/", nil)).Decision(0); !d.Allowed || d.Remaining != 1 {
+		t.Errorf("back at the configured limit: %+v, want allowed with Remaining 1 (8 counted by the guard, then this one)", d)
+	}
+}
+
+// countingStore counts the store calls and the checks each carried.
+type countingStore struct {
+	algorithms.Store
+	calls  int
+	checks []int
+}
+
+func (c *countingStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	c.calls++
+	c.checks = append(c.checks, len(checks))
+	return c.Store.Take(ctx, checks...)
+}
+
+// TestGuardedTakeOneCall: a guarded policy's request is one store call,
+// with its guard's check after the policies' own.
+func TestGuardedTakeOneCall(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	st := &countingStore{Store: memoryStoreAt(t, &now)}
+	p := policy.Must(policy.PerMinute("a", 10, constKey))
+	b := policy.Must(policy.PerMinute("b", 10, constKey))
+	s, err := policy.NewSet([]*policy.Policy{policy.Must(p.WithLimit(5)), b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := takeResult(t, s, st, httptest.NewRequest("GET", "/", nil))
+	if st.calls != 1 || len(st.checks) != 1 || st.checks[0] != 3 {
+		t.Errorf("store calls %d with %v checks, want 1 call of 3 (a, b, a's guard)", st.calls, st.checks)
+	}
+	if res.Len() != 2 || res.Decision(0).Limit != 5 || res.Decision(1).Limit != 10 {
+		t.Errorf("decisions %+v %+v, want two: a at 5, b at 10", res.Decision(0), res.Decision(1))
+	}
+}
+
+// TestGuardedGiveBack: a guarded policy's units come back under its guard
+// too (a CountIf response that does not count).
+func TestGuardedGiveBack(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	st := memoryStoreAt(t, &now)
+	configured, lowered := guardedSet(t, algorithms.SlidingWindow, 8)
+	takeN(t, configured, st, 6)
+	res := takeResult(t, lowered, st, httptest.NewRequest("GET", "/", nil))
+	if d := res.Decision(0); d.Remaining != 3 {
+		t.Fatalf("at limit 8 after 6 of 10: Remaining %d, want 3 (the guard's)", d.Remaining)
+	}
+	if err := res.GiveBack(context.Background(), st, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Decision(0); !res.Given(0) || d.Remaining != 4 {
+		t.Errorf("after the give-back: Given %v, %+v; want given, Remaining 4", res.Given(0), d)
+	}
+	if d := takeResult(t, configured, st, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 3 {
+		t.Errorf("under the configured Spec after the give-back: Remaining %d, want 3 (6 and this one counted)", d.Remaining)
+	}
+}
+
+// TestGuardedRefund: a held leaky_queue request that leaves gives its
+// place back in the lowered queue and in its guard's.
+func TestGuardedRefund(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	st := memoryStoreAt(t, &now)
+	configured, lowered := guardedSet(t, algorithms.LeakyQueue, 5)
+	takeN(t, configured, st, 3)
+	res := takeResult(t, lowered, st, httptest.NewRequest("GET", "/", nil))
+	// The configured queue (10/min: one per 6 s) holds 3, so its next
+	// place is 18 s away; the lowered one (5/min, one per 12 s) is empty.
+	if d := res.Decision(0); !d.Allowed || d.Delay != 18*time.Second {
+		t.Fatalf("at limit 5 behind 3 queued: %+v, want allowed with Delay 18s (the guard's)", d)
+	}
+	if err := res.Refund(context.Background(), st, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Refunded() || !res.Given(0) {
+		t.Errorf("Refunded %v, Given %v; want both", res.Refunded(), res.Given(0))
+	}
+	if d := takeResult(t, configured, st, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Delay != 18*time.Second {
+		t.Errorf("the configured queue after the refund: Delay %v, want 18s (its place came back)", d.Delay)
+	}
+}
+
+// TestGuardedPeekAndReset: a peek reports the merged decision and consumes
+// nothing; a reset forgets the key under the guard too.
+func TestGuardedPeekAndReset(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	st := memoryStoreAt(t, &now)
+	configured, lowered := guardedSet(t, algorithms.FixedWindow, 8)
+	takeN(t, configured, st, 9)
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	if err := lowered.Prepare(r, lowered.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := res.Peek(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+		if d := res.Decision(0); !d.Allowed || d.Remaining != 1 || d.Limit != 8 {
+			t.Errorf("peek at limit 8 after 9 of 10: %+v, want allowed with Remaining 1", d)
+		}
+	}
+	if err := res.Reset(context.Background(), st, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := takeN(t, lowered, st, 9); n != 8 {
+		t.Errorf("after a reset: %d of 9 admitted at limit 8, want 8", n)
+	}
+}
