@@ -35,6 +35,14 @@ const inline = 4
 // A Result is not to be copied once prepared: the copy would share its
 // room with the original (go vet reports copies).
 //
+// A policy guarded by the Spec it was lowered from ([Policy.Guard]) adds
+// a check to each store call of its Result (the same key and cost under
+// the guard's Spec), and its decision is its own merged with the guard's:
+// allowed when both are, the lower Remaining (with the wait for it to
+// grow), the longer RetryAfter, ResetAfter and Delay, the policy's Limit.
+// Its Result then keeps that store call in an allocation of its own,
+// which a reused Result keeps too.
+//
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine, until a [Result.Refund], which
 // writes the decisions as they stand after it.
