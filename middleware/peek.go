@@ -91,7 +91,9 @@ func (m *Middleware) Reset(r *http.Request, names ...string) error {
 // the log. (Without LogRawKeys a denial record names the client only by
 // its pk, a keyed hash, which ResetKey does not take.) A key
 // that names no policy of the middleware is an error, as a key without
-// the colon is. With a fallback store the key is forgotten there too. A
+// the colon is. A policy running at a limit lowered by [Middleware.SetLimit]
+// forgets the key under the configured Spec guarding it too. With a
+// fallback store the key is forgotten there too. A
 // store that is not an [algorithms.Resetter] is an error wrapping
 // errors.ErrUnsupported.
 func (m *Middleware) ResetKey(ctx context.Context, key string) error {
@@ -104,13 +106,18 @@ func (m *Middleware) ResetKey(ctx context.Context, key string) error {
 	if i < 0 {
 		return fmt.Errorf("middleware: ResetKey: no policy named %q", name)
 	}
-	c := algorithms.Check{Spec: set.Policy(i).Spec(), Key: key}
+	checks := []algorithms.Check{{Spec: set.Policy(i).Spec(), Key: key}}
+	if g, ok := set.Policy(i).Guard(); ok {
+		// A lowered limit: the configured Spec guarding it would refuse
+		// the client still (see policy.Result.Reset).
+		checks = append(checks, algorithms.Check{Spec: g, Key: key})
+	}
 	return m.reset(ctx, "ResetKey", func(store algorithms.Store) error {
 		rs, ok := store.(algorithms.Resetter)
 		if !ok {
 			return fmt.Errorf("store %T cannot reset keys: %w", store, errors.ErrUnsupported)
 		}
-		return rs.Reset(ctx, c)
+		return rs.Reset(ctx, checks...)
 	})
 }
 
