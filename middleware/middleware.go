@@ -270,13 +270,17 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
-		var again uint64
-		if again, own.mask, redecided = m.unrepeated(r, set, &res.Result); again != 0 {
+		var again, unguard uint64
+		if again, own.mask, redecided, unguard = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
 			}
 			err = set.Prepare(r, mask, &res.Result)
+		}
+		if err == nil && unguard != 0 {
+			// Counted under those guards further out already.
+			res.Result.DropGuards(unguard)
 		}
 	}
 	if err != nil {

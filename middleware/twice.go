@@ -60,7 +60,16 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // a middleware further out denied in shadow mode under the same key: this
 // one decides them, and its decision replaces theirs in the response (see
 // unlistOuter).
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64) {
+//
+// A policy lowered by SetLimit is a copy guarded by the configured Spec
+// ([policy.Policy.Guard]): met further out as the configured policy, or
+// met here so when the one further out runs the lowered copy, it counts
+// in the same state. So a policy here whose Spec is the guard of the
+// policy of its name further out is a repeat as the same policy is; and
+// a guarded policy here whose guard's Spec and key the policy of its name
+// further out counted (as its Spec, or as its own guard) keeps its own
+// Spec, but is decided without the guard: unguard holds those.
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted, unguard uint64) {
 	var enforced uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
@@ -77,8 +86,21 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 			// The i-th policy of res is the i-th of its mask.
 			for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
 				bit := b & -b
-				if res.Policy(i) != p {
+				q := res.Policy(i)
+				if q != p && q.Name() != p.Name() {
 					continue
+				}
+				if res.Key(i) == o.Key(j) && q != p {
+					pg, pok := p.Guard()
+					if !pok || q.Spec() != pg {
+						// Another policy of the name: only its guard
+						// may be counted further out already.
+						if qg, qok := q.Guard(); qok && counted && (qg == p.Spec() || pok && qg == pg) {
+							unguard |= bit
+						}
+						break
+					}
+					// q is the policy p was lowered from: the same.
 				}
 				if res.Key(i) == o.Key(j) {
 					switch {
@@ -110,7 +132,8 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again, shadowed, uncounted
+	unguard &^= again | uncounted
+	return again, shadowed, uncounted, unguard
 }
 
 // unlistOuter removes from h the members that the middlewares further out

@@ -21,11 +21,42 @@ type guardRoom struct {
 	checks []algorithms.Check
 	decs   []algorithms.Decision
 	idx    []int8
+	// off: the guarded policies (a mask over the Set) whose guard the
+	// store calls leave out until the next Prepare (see DropGuards).
+	off uint64
 }
 
-// guarded reports whether some policy of res is guarded.
+// guarded reports whether some policy of res is guarded (and its guard
+// not dropped).
 func (res *Result) guarded() bool {
-	return res.set != nil && res.mask&res.set.guarded != 0
+	if res.set == nil {
+		return false
+	}
+	g := res.mask & res.set.guarded
+	if g != 0 && res.gr != nil {
+		g &^= res.gr.off
+	}
+	return g != 0
+}
+
+// DropGuards makes the store calls of res (Take, Peek, Refund, GiveBack)
+// leave out the guards ([Policy.Guard]) of the policies of mask, a mask
+// over res's Set, until the next Prepare: those policies are decided
+// under their own Spec alone. It is for a caller that knows the request
+// was counted under such a guard's Spec and key already, by a middleware
+// further out deciding the policy the guard was made from: counting it
+// again would count it twice there. Call it after Prepare and before Take.
+func (res *Result) DropGuards(mask uint64) {
+	if res.set == nil {
+		return
+	}
+	if mask &= res.mask & res.set.guarded; mask == 0 {
+		return
+	}
+	if res.gr == nil {
+		res.gr = new(guardRoom)
+	}
+	res.gr.off |= mask
 }
 
 // guardChecks fills res's guardRoom with the store call of its checks
@@ -37,8 +68,11 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 	gr := res.gr
 	gr.checks, gr.idx = append(gr.checks[:0], checks...), gr.idx[:0]
 	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
-		p := res.set.policies[bits.TrailingZeros64(m)]
-		if g, ok := p.Guard(); ok {
+		b := bits.TrailingZeros64(m)
+		if gr.off&(1<<b) != 0 {
+			continue // dropped (DropGuards)
+		}
+		if g, ok := res.set.policies[b].Guard(); ok {
 			c := checks[i]
 			c.Spec = g
 			gr.checks = append(gr.checks, c)
