@@ -101,7 +101,15 @@ func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
 // guard's, g: allowed when both are; the lower Remaining, and the wait for
 // it to grow (both waits when they are equal); the longer of each wait.
 // Limit stays the policy's.
+//
+// A guard holding at least the policy's whole allowance (g.Remaining at
+// least d.Limit, no Delay) lowers nothing: its waits, for units beyond the
+// policy's Limit, are not the policy's, whose NextAfter and ResetAfter
+// are 0 at its Limit.
 func mergeGuard(d, g algorithms.Decision) algorithms.Decision {
+	if g.Remaining >= d.Limit && g.Delay == 0 {
+		g.NextAfter, g.ResetAfter = 0, 0
+	}
 	d.Allowed = d.Allowed && g.Allowed
 	switch {
 	case g.Remaining < d.Remaining:

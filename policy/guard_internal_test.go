@@ -29,6 +29,15 @@ func TestMergeGuard(t *testing.T) {
 			algorithms.Decision{Allowed: true, Limit: 8, Remaining: 3, ResetAfter: 3 * s, NextAfter: 1 * s},
 			algorithms.Decision{Allowed: false, Limit: 10, Remaining: 3, RetryAfter: 6 * s, ResetAfter: 2 * s, NextAfter: 5 * s},
 			algorithms.Decision{Allowed: false, Limit: 8, Remaining: 3, RetryAfter: 6 * s, ResetAfter: 3 * s, NextAfter: 5 * s}},
+		{"guard holding the whole allowance",
+			// A peek, or a give-back that made the policy whole: its
+			// Remaining is at its Limit, which the guard, holding as
+			// much, does not lower; the guard's waits for the units
+			// beyond are not the policy's (NextAfter and ResetAfter
+			// are 0 at the Limit).
+			algorithms.Decision{Allowed: true, Limit: 8, Remaining: 8},
+			algorithms.Decision{Allowed: true, Limit: 10, Remaining: 8, ResetAfter: 60 * s, NextAfter: 60 * s},
+			algorithms.Decision{Allowed: true, Limit: 8, Remaining: 8}},
 	} {
 		if got := mergeGuard(tc.own, tc.guard); got != tc.want {
 			t.Errorf("%s: mergeGuard = %+v, want %+v", tc.name, got, tc.want)
