@@ -59,11 +59,59 @@ func (res *Result) DropGuards(mask uint64) {
 	res.gr.off |= mask
 }
 
+// The guard rooms of up to 2, 4 and 8 checks (policies and guards), each
+// in one allocation.
+type (
+	guardRoom2 struct {
+		guardRoom
+		c [2]algorithms.Check
+		d [2]algorithms.Decision
+		i [2]int8
+	}
+	guardRoom4 struct {
+		guardRoom
+		c [4]algorithms.Check
+		d [4]algorithms.Decision
+		i [4]int8
+	}
+	guardRoom8 struct {
+		guardRoom
+		c [8]algorithms.Check
+		d [8]algorithms.Decision
+		i [8]int8
+	}
+)
+
+// newGuardRoom returns an empty guardRoom with room for k checks.
+func newGuardRoom(k int) *guardRoom {
+	switch {
+	case k <= 2:
+		r := new(guardRoom2)
+		r.checks, r.decs, r.idx = r.c[:0], r.d[:0], r.i[:0]
+		return &r.guardRoom
+	case k <= 4:
+		r := new(guardRoom4)
+		r.checks, r.decs, r.idx = r.c[:0], r.d[:0], r.i[:0]
+		return &r.guardRoom
+	case k <= 8:
+		r := new(guardRoom8)
+		r.checks, r.decs, r.idx = r.c[:0], r.d[:0], r.i[:0]
+		return &r.guardRoom
+	}
+	return &guardRoom{checks: make([]algorithms.Check, 0, k), decs: make([]algorithms.Decision, 0, k), idx: make([]int8, 0, k)}
+}
+
 // guardChecks fills res's guardRoom with the store call of its checks
-// and returns it.
+// and returns it. A room too small for them is replaced, keeping the
+// guards dropped (see DropGuards).
 func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
-	if res.gr == nil {
-		res.gr = new(guardRoom)
+	k := len(checks) + bits.OnesCount64(res.mask&res.set.guarded)
+	if res.gr == nil || cap(res.gr.checks) < k {
+		gr := newGuardRoom(k)
+		if res.gr != nil {
+			gr.off = res.gr.off
+		}
+		res.gr = gr
 	}
 	gr := res.gr
 	gr.checks, gr.idx = append(gr.checks[:0], checks...), gr.idx[:0]
@@ -78,9 +126,6 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 			gr.checks = append(gr.checks, c)
 			gr.idx = append(gr.idx, int8(i))
 		}
-	}
-	if cap(gr.decs) < len(gr.checks) {
-		gr.decs = make([]algorithms.Decision, len(gr.checks))
 	}
 	gr.decs = gr.decs[:len(gr.checks)]
 	return gr

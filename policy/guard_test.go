@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -217,5 +218,66 @@ func TestGuardedPeekAndReset(t *testing.T) {
 	}
 	if n, _ := takeN(t, lowered, st, 9); n != 8 {
 		t.Errorf("after a reset: %d of 9 admitted at limit 8, want 8", n)
+	}
+}
+
+// TestGuardedManyPolicies: 64 policies, all lowered, are one store call of
+// 128 checks; each decision is merged with its own guard's, and a
+// give-back of every policy (past the stack's room) reaches every guard.
+func TestGuardedManyPolicies(t *testing.T) {
+	now := time.Unix(1_700_000_080, 0)
+	st := &countingStore{Store: memoryStoreAt(t, &now)}
+	var cps, lps []*policy.Policy
+	for i := range policy.MaxPolicies {
+		p := policy.Must(policy.New("p"+strconv.Itoa(i), algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}, constKey))
+		cps, lps = append(cps, p), append(lps, policy.Must(p.WithLimit(5)))
+	}
+	configured, err := policy.NewSet(cps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowered, err := policy.NewSet(lps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	// Policy i has used i%8 of its configured 10 (the first Takes under
+	// the configured Set, with fewer policies as they go).
+	for k := range 7 {
+		var mask uint64
+		for i := range policy.MaxPolicies {
+			if i%8 > k {
+				mask |= 1 << i
+			}
+		}
+		var res policy.Result
+		if err := configured.Prepare(r, mask, &res); err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Take(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.calls, st.checks = 0, nil
+	res := takeResult(t, lowered, st, r)
+	if st.calls != 1 || st.checks[0] != 2*policy.MaxPolicies {
+		t.Fatalf("store calls %d of %v checks, want one of %d", st.calls, st.checks, 2*policy.MaxPolicies)
+	}
+	for i := range policy.MaxPolicies {
+		used := int64(i % 8)
+		want := min(int64(5-1), 10-used-1)
+		if d := res.Decision(i); !d.Allowed || d.Limit != 5 || d.Remaining != want {
+			t.Errorf("policy %d (%d used before): %+v, want allowed, Limit 5, Remaining %d", i, used, d, want)
+		}
+	}
+	// The memory store itself: countingStore forwards Take alone.
+	if err := res.GiveBack(context.Background(), st.Store, 0, 1<<policy.MaxPolicies-1); err != nil {
+		t.Fatal(err)
+	}
+	for i := range policy.MaxPolicies {
+		used := int64(i % 8)
+		if d := res.Decision(i); !res.Given(i) || d.Remaining != min(5, 10-used) {
+			t.Errorf("policy %d after the give-back: Given %v, %+v; want given, Remaining %d", i, res.Given(i), d, min(5, 10-used))
+		}
 	}
 }
