@@ -120,6 +120,25 @@ func reportCPU(b *testing.B, cpu0 time.Duration, ok bool) {
 
 func benchMiddleware(b *testing.B, n int, opts ...middleware.Option) http.Handler {
 	b.Helper()
+	return benchMiddlewareOf(b, n, opts...).Handler(benchHandler)
+}
+
+// benchLowered is benchMiddleware with every policy's limit halved by
+// SetLimit, as package middleware/adaptive lowers it: each request is
+// checked under the configured limit too (policy.Policy.Guard).
+func benchLowered(b *testing.B, n int, opts ...middleware.Option) http.Handler {
+	b.Helper()
+	m := benchMiddlewareOf(b, n, opts...)
+	for i := range n {
+		if err := m.SetLimit("p"+strconv.Itoa(i), algorithms.MaxLimit/2); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return m.Handler(benchHandler)
+}
+
+func benchMiddlewareOf(b *testing.B, n int, opts ...middleware.Option) *middleware.Middleware {
+	b.Helper()
 	store, err := algorithms.NewMemoryStore()
 	if err != nil {
 		b.Fatal(err)
@@ -135,7 +154,7 @@ func benchMiddleware(b *testing.B, n int, opts ...middleware.Option) http.Handle
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m.Handler(benchHandler)
+	return m
 }
 
 // BenchmarkMiddleware compares, in one run, the bare handler, httprate's
@@ -177,6 +196,8 @@ func benchVariants(b *testing.B, serve func(*testing.B, http.Handler)) {
 	b.Run("policies=4/context=off", func(b *testing.B) {
 		serve(b, benchMiddleware(b, 4, middleware.WithoutContext()))
 	})
+	b.Run("policies=1/lowered", func(b *testing.B) { serve(b, benchLowered(b, 1)) })
+	b.Run("policies=4/lowered", func(b *testing.B) { serve(b, benchLowered(b, 4)) })
 }
 
 // BenchmarkMiddlewareParallel is BenchmarkMiddleware's one-policy case with
