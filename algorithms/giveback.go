@@ -153,20 +153,14 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 // would report without consuming: takeMany's steps for a denied Take.
 func (s *MemoryStore) peek(dst []Refunded, checks []Check, t int64) {
 	ops := make([]pending, len(checks))
-	var order []uint8
+	var locked shardSet
 	for i := range checks {
 		h := s.hash(checks[i].Key)
 		ops[i].h = h
-		order = insertShard(order, uint8(h&s.mask))
+		locked.add(h & s.mask)
 	}
-	for _, i := range order {
-		s.shards[i].mu.Lock()
-	}
-	defer func() {
-		for _, i := range order {
-			s.shards[i].mu.Unlock()
-		}
-	}()
+	s.lockShards(locked)
+	defer s.unlockShards(locked)
 	for i := range checks {
 		op := &ops[i]
 		sh := &s.shards[op.h&s.mask]

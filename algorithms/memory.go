@@ -525,28 +525,24 @@ func (s *MemoryStore) hash(key string) uint64 {
 
 func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 	var hbuf [maxBatch]uint64
-	var locked [maxBatch]uint8
-	hs, order := hbuf[:0], locked[:0]
+	hs := hbuf[:0]
 	if len(checks) > maxBatch {
-		hs, order = make([]uint64, 0, len(checks)), make([]uint8, 0, len(checks))
+		hs = make([]uint64, 0, len(checks))
 	}
+	var locked shardSet
 	for i := range checks {
 		h := s.hash(checks[i].Key)
 		hs = append(hs, h)
-		order = insertShard(order, uint8(h&s.mask))
+		locked.add(h & s.mask)
 	}
-	for _, i := range order {
-		sh := &s.shards[i]
+	for m := uint64(locked); m != 0; m &= m - 1 {
+		sh := &s.shards[bits.TrailingZeros64(m)]
 		sh.mu.Lock()
 		if sh.compactDue {
 			sh.compact() // before any of the shard's tables is looked up
 		}
 	}
-	defer func() {
-		for _, i := range order {
-			s.shards[i].mu.Unlock()
-		}
-	}()
+	defer s.unlockShards(locked)
 	if s.takeHeld(dst, checks, hs, t) {
 		return nil
 	}
@@ -702,20 +698,30 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 	return nil
 }
 
-// insertShard inserts shard index i into the sorted set order.
-func insertShard(order []uint8, i uint8) []uint8 {
-	for k, v := range order {
-		if v == i {
-			return order
-		}
-		if v > i {
-			order = append(order, 0)
-			copy(order[k+1:], order[k:])
-			order[k] = i
-			return order
-		}
+// A shardSet is a set of shard indexes, one bit each (numShards is at
+// most 64). A call on several keys locks their shards in increasing index
+// order, whatever the order of its checks, so that two calls never wait
+// on each other's locks.
+type shardSet uint64
+
+// The shard indexes fit a shardSet.
+const _ = uint(64 - numShards)
+
+// add adds shard index i.
+func (ss *shardSet) add(i uint64) { *ss |= 1 << i }
+
+// lockShards locks the shards of ss, in increasing index order.
+func (s *MemoryStore) lockShards(ss shardSet) {
+	for m := uint64(ss); m != 0; m &= m - 1 {
+		s.shards[bits.TrailingZeros64(m)].mu.Lock()
 	}
-	return append(order, i)
+}
+
+// unlockShards unlocks the shards of ss.
+func (s *MemoryStore) unlockShards(ss shardSet) {
+	for m := uint64(ss); m != 0; m &= m - 1 {
+		s.shards[bits.TrailingZeros64(m)].mu.Unlock()
+	}
 }
 
 // table returns the shard's table for spec, creating it (after validating
