@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 // its guard too (policy.Policy.Guard), whose store call a request's Result
 // keeps in one allocation more (up to eight checks: four policies and
 // their guards); without context, the pooled Results keep theirs, so the
-// budget is the unlowered one's.
+// budget is the unlowered one's. A limit lowered by SetLimitUnguarded
+// costs what an unlowered one does.
 func TestAllocationsLowered(t *testing.T) {
 	store, _ := newStore(t)
 	ip := keyfunc.Must(keyfunc.IP())
@@ -23,26 +25,91 @@ func TestAllocationsLowered(t *testing.T) {
 	bare := allocsPerRequest(ok)
 	for _, n := range []int{1, 4} {
 		for _, ctx := range []bool{true, false} {
-			var ps []*policy.Policy
-			for i := range n {
-				ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), 1_000_000, time.Duration(i+1)*time.Minute, ip)))
-			}
-			var opts []middleware.Option
-			want := bare + 2
-			if !ctx {
-				opts, want = append(opts, middleware.WithoutContext()), bare+1
-			}
-			m := middleware.MustNew(store, ps, opts...)
-			for i := range n {
-				if err := m.SetLimit("p"+strconv.Itoa(i), 500_000); err != nil {
-					t.Fatal(err)
+			for _, unguarded := range []bool{false, true} {
+				var ps []*policy.Policy
+				for i := range n {
+					ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), 1_000_000, time.Duration(i+1)*time.Minute, ip)))
+				}
+				var opts []middleware.Option
+				want := bare + 2
+				if !ctx || unguarded {
+					want = bare + 1
+				}
+				if !ctx {
+					opts = append(opts, middleware.WithoutContext())
+				}
+				m := middleware.MustNew(store, ps, opts...)
+				set := m.SetLimit
+				if unguarded {
+					set = m.SetLimitUnguarded
+				}
+				for i := range n {
+					if err := set("p"+strconv.Itoa(i), 500_000); err != nil {
+						t.Fatal(err)
+					}
+				}
+				h := m.Handler(ok)
+				h.ServeHTTP(httptest.NewRecorder(), r) // the store's first sight of the keys allocates
+				if got := allocsPerRequest(h); got > want {
+					t.Errorf("%d lowered policies, context %v, unguarded %v: %v allocations per request, want at most %v", n, ctx, unguarded, got, want)
 				}
 			}
-			h := m.Handler(ok)
-			h.ServeHTTP(httptest.NewRecorder(), r) // the store's first sight of the keys allocates
-			if got := allocsPerRequest(h); got > want {
-				t.Errorf("%d lowered policies, context %v: %v allocations per request, want at most %v", n, ctx, got, want)
-			}
 		}
+	}
+}
+
+// TestSetLimitUnguarded: a limit set by SetLimitUnguarded is checked under
+// its own Spec alone (no guard, no second check: the allocations of an
+// unlowered policy), whose counters start afresh; SetLimit at the same
+// limit switches the guard on, SetLimitUnguarded off again; a reload
+// carries the limit over in proportion, unguarded still.
+func TestSetLimitUnguarded(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("a", 10, time.Minute, remote)})
+	h := m.Handler(ok)
+	for range 7 {
+		serve(h, "GET", "/")
+	}
+	guarded := func() bool {
+		_, g := m.Set().Policy(0).Guard()
+		return g
+	}
+	if err := m.SetLimitUnguarded("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if guarded() || m.Set().Policy(0).Spec().Limit != 8 {
+		t.Fatalf("after SetLimitUnguarded(a, 8): limit %d, guarded %v; want 8, unguarded", m.Set().Policy(0).Spec().Limit, guarded())
+	}
+	if got := remaining(t, serve(h, "GET", "/"), "a"); got != 7 {
+		t.Errorf("unguarded at 8 after 7 of 10: r = %d, want 7 (its own counters, afresh)", got)
+	}
+	if err := m.SetLimit("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if !guarded() {
+		t.Error("SetLimit at the limit in force, unguarded: still unguarded, want the guard on")
+	}
+	if err := m.SetLimitUnguarded("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if guarded() {
+		t.Error("SetLimitUnguarded at the limit in force, guarded: still guarded, want it off")
+	}
+	if err := m.SetPolicies([]*policy.Policy{fixed("a", 20, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if guarded() || m.Set().Policy(0).Spec().Limit != 16 {
+		t.Errorf("reloaded at 20: limit %d, guarded %v; want 16 (8 of 10 carried over), unguarded", m.Set().Policy(0).Spec().Limit, guarded())
+	}
+	for _, l := range []int64{20, 0} {
+		if err := m.SetLimitUnguarded("a", l); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Set().Policy(0).Spec().Limit; got != 20 || guarded() {
+			t.Errorf("SetLimitUnguarded(a, %d): limit %d, guarded %v; want the configured 20", l, got, guarded())
+		}
+	}
+	if err := m.SetLimitUnguarded("nope", 3); err == nil || !strings.Contains(err.Error(), "SetLimitUnguarded") {
+		t.Errorf("SetLimitUnguarded(nope) = %v, want an error naming the method", err)
 	}
 }

@@ -14,12 +14,19 @@ import (
 // rules is the writers' side of the active rule set: the policies as
 // configured and the effective limits that replace theirs.
 type rules struct {
-	mu     sync.Mutex       // serialises writers; requests never take it
-	base   []*policy.Policy // as configured
-	limits map[string]int64 // effective limit by policy name, when not the configured one
+	mu     sync.Mutex          // serialises writers; requests never take it
+	base   []*policy.Policy    // as configured
+	limits map[string]effLimit // effective limit by policy name, when not the configured one
 	// closed: Close was called; the observers are told of no change of
 	// limits, nor of a policy removed.
 	closed bool
+}
+
+// effLimit is a limit set by SetLimit (guarded when lower than the
+// configured one) or by SetLimitUnguarded.
+type effLimit struct {
+	n         int64
+	unguarded bool
 }
 
 // SetPolicies replaces the policies the middleware enforces, while requests
@@ -55,7 +62,7 @@ func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 
 // setPolicies is SetPolicies; it requires m.rules.mu.
 func (m *Middleware) setPolicies(policies []*policy.Policy) error {
-	limits := make(map[string]int64, len(m.rules.limits))
+	limits := make(map[string]effLimit, len(m.rules.limits))
 	for _, p := range policies {
 		if p == nil {
 			continue // NewSet reports it
@@ -63,15 +70,15 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 		if l, ok := m.rules.limits[p.Name()]; ok {
 			if old := m.configured(p.Name()); old != nil {
 				if old.Spec() != p.Spec() {
-					l = scaleLimit(l, old.Spec().Limit, p.Spec().Limit)
-					if _, err := p.WithLimit(l); err != nil {
+					l.n = scaleLimit(l.n, old.Spec().Limit, p.Spec().Limit)
+					if _, err := p.WithLimit(l.n); err != nil {
 						// Beyond what the new Spec allows (a limit
 						// raised above the configured one): the new
 						// configured limit is in force.
 						continue
 					}
 				}
-				if l != p.Spec().Limit {
+				if l.n != p.Spec().Limit {
 					limits[p.Name()] = l
 				}
 			}
@@ -101,30 +108,50 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // 80, and gets 80 in the next. It costs a second check per request while
 // the limit is lowered. Going back to the configured limit finds its
 // counters, holding every request counted meanwhile. A limit above the
-// configured one is not guarded. Package middleware/adaptive sets limits
-// from the service's health and the number of instances.
+// configured one is not guarded, nor is one set by
+// [Middleware.SetLimitUnguarded]. Package middleware/adaptive sets limits
+// from the service's health (SetLimit) and the number of instances
+// (SetLimitUnguarded).
 func (m *Middleware) SetLimit(name string, limit int64) error {
-	if limit < 0 {
-		return fmt.Errorf("middleware: SetLimit: policy %q: limit %d is negative", name, limit)
+	return m.setLimit("SetLimit", name, effLimit{n: limit})
+}
+
+// SetLimitUnguarded is [Middleware.SetLimit] without the guard: a limit
+// below the configured one is checked under its own Spec alone, whose
+// counters start from a full allowance, so that a client may use, in the
+// window of the change, what it used before it and the new limit as well.
+// It suits a limit that stays lowered for long and changes seldom, such
+// as one instance's share of a cluster-wide limit (package
+// middleware/adaptive's Fleet uses it): there the guard would cost a
+// second check on every request and could bind only in the window of a
+// change. Setting a limit in force with the other method switches its
+// guard on or off.
+func (m *Middleware) SetLimitUnguarded(name string, limit int64) error {
+	return m.setLimit("SetLimitUnguarded", name, effLimit{n: limit, unguarded: true})
+}
+
+func (m *Middleware) setLimit(op, name string, limit effLimit) error {
+	if limit.n < 0 {
+		return fmt.Errorf("middleware: %s: policy %q: limit %d is negative", op, name, limit.n)
 	}
 	m.rules.mu.Lock()
 	defer m.rules.mu.Unlock()
 	p := m.configured(name)
 	if p == nil {
-		return fmt.Errorf("middleware: SetLimit: no policy %q", name)
+		return fmt.Errorf("middleware: %s: no policy %q", op, name)
 	}
 	cur, ok := m.rules.limits[name]
 	if !ok {
-		cur = p.Spec().Limit
+		cur = effLimit{n: p.Spec().Limit}
 	}
-	if cur == limit || limit == 0 && !ok {
+	if cur == limit || limit.n == 0 && !ok || limit.n == cur.n && limit.n == p.Spec().Limit {
 		return nil // unchanged: the set is not rebuilt
 	}
-	limits := make(map[string]int64, len(m.rules.limits)+1)
+	limits := make(map[string]effLimit, len(m.rules.limits)+1)
 	for k, v := range m.rules.limits {
 		limits[k] = v
 	}
-	if limit == 0 || limit == p.Spec().Limit {
+	if limit.n == 0 || limit.n == p.Spec().Limit {
 		delete(limits, name)
 	} else {
 		limits[name] = limit
@@ -152,7 +179,7 @@ func (m *Middleware) configured(name string) *policy.Policy {
 
 // apply builds the set of base with limits and makes it the active one.
 // It requires m.rules.mu.
-func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error {
+func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) error {
 	if err := m.canGiveBack(base); err != nil {
 		return err
 	}
@@ -163,9 +190,12 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]int64) error
 			continue
 		}
 		if l, ok := limits[p.Name()]; ok {
-			q, err := p.WithLimit(l)
+			q, err := p.WithLimit(l.n)
 			if err != nil {
 				return fmt.Errorf("middleware: %w", err)
+			}
+			if l.unguarded {
+				q = q.Unguarded()
 			}
 			eff[i] = q
 		}

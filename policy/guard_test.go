@@ -41,6 +41,17 @@ func TestWithLimitGuard(t *testing.T) {
 	if g, ok := policy.Must(p.WithLimit(20)).Guard(); ok {
 		t.Errorf("WithLimit(20).Guard() = %+v, true; want none (raised)", g)
 	}
+	if u := q.Unguarded(); u == q || u.Spec() != q.Spec() || u.Name() != q.Name() {
+		t.Errorf("WithLimit(4).Unguarded() = %p %+v, want a copy of %p with its Spec", u, u.Spec(), q)
+	} else if g, ok := u.Guard(); ok {
+		t.Errorf("WithLimit(4).Unguarded().Guard() = %+v, true; want none", g)
+	}
+	if _, ok := q.Guard(); !ok {
+		t.Error("Unguarded changed the policy it was called on")
+	}
+	if p.Unguarded() != p {
+		t.Error("Unguarded() of a policy without a guard is not the policy itself")
+	}
 }
 
 // guardedSet returns a Set of the fixed_window policy "fw" of limit 10

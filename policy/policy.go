@@ -496,6 +496,19 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	return &q, nil
 }
 
+// Unguarded returns p without its guard (see [Policy.WithLimit]): a copy,
+// or p itself when it has none. Its requests are counted under its own
+// Spec alone, whose counters, at a limit new to them, start from a full
+// allowance.
+func (p *Policy) Unguarded() *Policy {
+	if p.guard.Algorithm == "" {
+		return p
+	}
+	q := *p
+	q.guard = algorithms.Spec{}
+	return &q
+}
+
 // Guard returns the Spec the policy also counts every request under, and
 // true, for a policy made by [Policy.WithLimit] at a limit lower than the
 // one it was made from: that one's Spec (see WithLimit). It returns the

@@ -28,7 +28,9 @@ type Target interface {
 	// Configured returns the policy named name as configured, or nil.
 	Configured(name string) *policy.Policy
 	// SetLimit sets the limit enforced for the policy named name (0: the
-	// configured one).
+	// configured one). A Fleet calls SetLimitUnguarded instead, when the
+	// target has it (a *middleware.Middleware does): a wrapper of a
+	// middleware that intercepts SetLimit intercepts that one too.
 	SetLimit(name string, limit int64) error
 }
 

@@ -234,10 +234,15 @@ func TestFleetConfigEdges(t *testing.T) {
 	}
 }
 
-// failingTarget refuses every SetLimit, naming the policy.
+// failingTarget refuses every SetLimit (and SetLimitUnguarded, which a
+// Fleet calls), naming the policy.
 type failingTarget struct{ *middleware.Middleware }
 
 func (failingTarget) SetLimit(name string, _ int64) error { return errors.New("refused " + name) }
+
+func (failingTarget) SetLimitUnguarded(name string, _ int64) error {
+	return errors.New("refused " + name)
+}
 
 // TestEvaluateReturnsFirstSetLimitError: an evaluation that sets limits
 // returns the first SetLimit error, in the policies' order.
@@ -460,14 +465,27 @@ type reloadEveryTime struct {
 }
 
 func (t *reloadEveryTime) SetLimit(name string, limit int64) error {
+	if err := t.reload(); err != nil {
+		return err
+	}
+	return t.Middleware.SetLimit(name, limit)
+}
+
+// SetLimitUnguarded is SetLimit's twin, which a Fleet calls.
+func (t *reloadEveryTime) SetLimitUnguarded(name string, limit int64) error {
+	if err := t.reload(); err != nil {
+		return err
+	}
+	return t.Middleware.SetLimitUnguarded(name, limit)
+}
+
+func (t *reloadEveryTime) reload() error {
 	t.calls++
 	if t.armed {
 		l := t.Configured("p0").Spec().Limit + 1
-		if err := t.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", l, ip))}); err != nil {
-			return err
-		}
+		return t.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", l, ip))})
 	}
-	return t.Middleware.SetLimit(name, limit)
+	return nil
 }
 
 // TestSettleAtMostThreeTimesMore: limits are set once when no reload

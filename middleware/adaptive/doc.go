@@ -24,7 +24,8 @@
 //
 // # How the limit reaches the requests
 //
-// Both set the effective limit through the middleware's SetLimit, which
+// A Controller sets the effective limit through the middleware's SetLimit
+// (a Fleet through SetLimitUnguarded, see below), which
 // swaps in a rule set whose policy carries the new Spec.Limit (atomically:
 // a request is decided under one rule set). The stores key their state by
 // Spec, so a new limit's counters start from a full allowance; to keep a
@@ -38,8 +39,9 @@
 // however many levels it goes through. Between two lowered levels, the
 // counters of the new one start afresh and the guard's bound the client:
 // one that used 80 at 80% may use 20 more in that window when the level
-// climbs to 90% (up to the configured 100; exact carrying would give 10). A lowered policy costs a second
-// check per request (in the same store call). The alternative of scaling
+// climbs to 90% (up to the configured 100; exact carrying would give 10).
+// A lowered policy costs a second check per request (in the same store
+// call). The alternative of scaling
 // costs under an unchanged Spec cannot express 80% with integer costs. A
 // level is a whole number of thousandths of the configured limit, from
 // Floor to 1: a drop multiplies it by Decrease, a step adds Step, so the
@@ -47,6 +49,16 @@
 // 0.94, 1). Going back to a level visited before finds its counters again
 // while the store still holds them, and back at the configured limit, its
 // counters hold every request admitted meanwhile.
+//
+// A Fleet's shares are not guarded (the middleware's SetLimitUnguarded):
+// a share stays in force as long as the number of instances does, and a
+// guard at the cluster-wide limit would cost every request a second check
+// for nothing, since an instance holding at most a share of it never
+// reaches it. When the number of instances grows, each instance's
+// counters start afresh at its smaller share: in the window of the
+// change a client may get its old share and its new one from one
+// instance, never more than the cluster-wide limit from an instance
+// (with two or more before).
 //
 // # What clients can do to it
 //

@@ -179,11 +179,29 @@ func (f *Fleet) setLimits() error {
 		if n == 1 {
 			limit = 0 // the configured limit
 		}
-		if err := f.t.SetLimit(name, limit); err != nil && first == nil {
+		if err := f.setLimit(name, limit); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
+}
+
+// unguardedTarget is a Target that sets a limit without the guard of the
+// configured Spec (a *middleware.Middleware: SetLimitUnguarded).
+type unguardedTarget interface {
+	SetLimitUnguarded(name string, limit int64) error
+}
+
+// setLimit sets a share of the cluster-wide limit, without the guard when
+// the target can: a share stays in force for long and moves seldom, and
+// the guard, the cluster-wide limit itself, would cost every request a
+// second check and bind only on one instance's first share (the
+// cluster-wide limit used up on one instance, then the instances 2).
+func (f *Fleet) setLimit(name string, limit int64) error {
+	if u, ok := f.t.(unguardedTarget); ok {
+		return u.SetLimitUnguarded(name, limit)
+	}
+	return f.t.SetLimit(name, limit)
 }
 
 // Handler returns next wrapped so that each request first calls

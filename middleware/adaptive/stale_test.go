@@ -22,11 +22,21 @@ type reloadingTarget struct {
 }
 
 func (t *reloadingTarget) SetLimit(name string, limit int64) error {
+	t.reload(name)
+	return t.Middleware.SetLimit(name, limit)
+}
+
+// SetLimitUnguarded is SetLimit's twin, which a Fleet calls.
+func (t *reloadingTarget) SetLimitUnguarded(name string, limit int64) error {
+	t.reload(name)
+	return t.Middleware.SetLimitUnguarded(name, limit)
+}
+
+func (t *reloadingTarget) reload(name string) {
 	if name == "p0" && t.armed {
 		t.armed = false
 		t.Middleware.SetPolicies([]*policy.Policy{policy.Must(policy.PerMinute("p0", t.limit, ip))})
 	}
-	return t.Middleware.SetLimit(name, limit)
 }
 
 // TestNoStaleLimitAfterReload: a reload between the reading of the

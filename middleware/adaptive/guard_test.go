@@ -1,0 +1,69 @@
+package adaptive_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// guards lists, per policy of m's rule set, whether it is guarded.
+func guards(m *middleware.Middleware) []bool {
+	var g []bool
+	for _, p := range m.Set().Policies() {
+		_, ok := p.Guard()
+		g = append(g, ok)
+	}
+	return g
+}
+
+// TestFleetSharesUnguarded: a Fleet's shares of the cluster-wide limits
+// are set without the guard (a second check on every request for as long
+// as the instances share the limit), a Controller's lowered levels with
+// it.
+func TestFleetSharesUnguarded(t *testing.T) {
+	m := newMiddleware(t, 100, 8)
+	n := 4
+	clock := algotest.NewClock(t0)
+	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: clock}); err != nil {
+		t.Fatal(err)
+	}
+	if got, g := limitsOf(m), guards(m); got != "25,2" || g[0] || g[1] {
+		t.Errorf("4 instances: limits %s, guarded %v; want 25,2, neither guarded", got, g)
+	}
+
+	m = newMiddleware(t, 100, 8)
+	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Minute, Baseline: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	period(t, c, clock, 100, 5, 30*time.Millisecond) // slow and failing
+	if got, g := limitsOf(m), guards(m); got != "80,6" || !g[0] || !g[1] {
+		t.Errorf("a Controller's drop: limits %s, guarded %v; want 80,6, both guarded", got, g)
+	}
+}
+
+// unguardless is a Target without SetLimitUnguarded: a Fleet sets its
+// shares through SetLimit then.
+type unguardless struct{ m *middleware.Middleware }
+
+func (u unguardless) Set() *policy.Set                      { return u.m.Set() }
+func (u unguardless) Configured(name string) *policy.Policy { return u.m.Configured(name) }
+func (u unguardless) SetLimit(name string, limit int64) error {
+	return u.m.SetLimit(name, limit)
+}
+
+// TestFleetSharesThroughSetLimit: a Target without SetLimitUnguarded gets
+// the Fleet's shares through SetLimit, guarded.
+func TestFleetSharesThroughSetLimit(t *testing.T) {
+	m := newMiddleware(t, 100)
+	if _, err := adaptive.NewFleet(unguardless{m}, adaptive.FleetConfig{Instances: func() int { return 2 }, Clock: algotest.NewClock(t0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, g := limitsOf(m), guards(m); got != "50" || !g[0] {
+		t.Errorf("2 instances through SetLimit: limits %s, guarded %v; want 50, guarded", got, g)
+	}
+}
