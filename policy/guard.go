@@ -144,8 +144,9 @@ func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
 
 // mergeGuard returns the decision of a guarded policy, d, merged with its
 // guard's, g: allowed when both are; the lower Remaining, and the wait for
-// it to grow (both waits when they are equal); the longer of each wait.
-// Limit stays the policy's.
+// it to grow (both waits when they are equal); the longer of each wait,
+// and of each Delay when both admit (a denied decision has none). Limit
+// stays the policy's.
 //
 // A guard holding at least the policy's whole allowance (g.Remaining at
 // least d.Limit, no Delay) lowers nothing: its waits, for units beyond the
@@ -164,7 +165,11 @@ func mergeGuard(d, g algorithms.Decision) algorithms.Decision {
 	}
 	d.RetryAfter = max(d.RetryAfter, g.RetryAfter)
 	d.ResetAfter = max(d.ResetAfter, g.ResetAfter)
-	d.Delay = max(d.Delay, g.Delay)
+	if d.Allowed {
+		d.Delay = max(d.Delay, g.Delay)
+	} else {
+		d.Delay = 0 // a Delay is an admitted request's (see algorithms.Decision)
+	}
 	return d
 }
 

@@ -38,6 +38,14 @@ func TestMergeGuard(t *testing.T) {
 			algorithms.Decision{Allowed: true, Limit: 8, Remaining: 8},
 			algorithms.Decision{Allowed: true, Limit: 10, Remaining: 8, ResetAfter: 60 * s, NextAfter: 60 * s},
 			algorithms.Decision{Allowed: true, Limit: 8, Remaining: 8}},
+		{"queue admitting, guard denying",
+			algorithms.Decision{Allowed: true, Limit: 8, Remaining: 2, ResetAfter: 4 * s, NextAfter: 1 * s, Delay: 3 * s},
+			algorithms.Decision{Allowed: false, Limit: 10, Remaining: 0, RetryAfter: 5 * s, ResetAfter: 9 * s, NextAfter: 5 * s},
+			algorithms.Decision{Allowed: false, Limit: 8, Remaining: 0, RetryAfter: 5 * s, ResetAfter: 9 * s, NextAfter: 5 * s}},
+		{"queue denying, guard admitting with a Delay",
+			algorithms.Decision{Allowed: false, Limit: 8, Remaining: 0, RetryAfter: 6 * s, ResetAfter: 8 * s, NextAfter: 6 * s},
+			algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, ResetAfter: 4 * s, NextAfter: 2 * s, Delay: 2 * s},
+			algorithms.Decision{Allowed: false, Limit: 8, Remaining: 0, RetryAfter: 6 * s, ResetAfter: 8 * s, NextAfter: 6 * s}},
 	} {
 		if got := mergeGuard(tc.own, tc.guard); got != tc.want {
 			t.Errorf("%s: mergeGuard = %+v, want %+v", tc.name, got, tc.want)
