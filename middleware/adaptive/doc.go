@@ -53,12 +53,15 @@
 // A Fleet's shares are not guarded (the middleware's SetLimitUnguarded):
 // a share stays in force as long as the number of instances does, and a
 // guard at the cluster-wide limit would cost every request a second check
-// for nothing, since an instance holding at most a share of it never
-// reaches it. When the number of instances grows, each instance's
-// counters start afresh at its smaller share: in the window of the
-// change a client may get its old share and its new one from one
-// instance, never more than the cluster-wide limit from an instance
-// (with two or more before).
+// to bind only in the window of a change of the count. In that window the
+// counters of the new share start afresh, so a client may get from one
+// instance every share it held there, added up: its old share and its
+// new one when the count grows once from two or more (never more than
+// the cluster-wide limit), but 6, 4 and then 3 of a cluster-wide 12 as
+// the count goes from 2 to 3 to 4 (13). When the count falls to one, the
+// configured limit comes back on the configured Spec's counters, which
+// counted none of the requests admitted under a share: a client may get
+// its share and the whole limit then (6 and then 12 from 2 to 1).
 //
 // # What clients can do to it
 //

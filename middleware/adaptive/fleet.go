@@ -195,8 +195,8 @@ type unguardedTarget interface {
 // setLimit sets a share of the cluster-wide limit, without the guard when
 // the target can: a share stays in force for long and moves seldom, and
 // the guard, the cluster-wide limit itself, would cost every request a
-// second check and bind only on one instance's first share (the
-// cluster-wide limit used up on one instance, then the instances 2).
+// second check and bind only in the window of a change of the count
+// (see the package doc: what a client may get from an instance then).
 func (f *Fleet) setLimit(name string, limit int64) error {
 	if u, ok := f.t.(unguardedTarget); ok {
 		return u.SetLimitUnguarded(name, limit)

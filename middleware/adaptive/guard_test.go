@@ -1,6 +1,8 @@
 package adaptive_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -65,5 +67,51 @@ func TestFleetSharesThroughSetLimit(t *testing.T) {
 	}
 	if got, g := limitsOf(m), guards(m); got != "50" || !g[0] {
 		t.Errorf("2 instances through SetLimit: limits %s, guarded %v; want 50, guarded", got, g)
+	}
+}
+
+// TestFleetUnguardedSharesInOneWindow: what one client gets from one
+// instance, within one window, while a Fleet moves its unguarded shares
+// of a cluster-wide limit of 12 (served through a ServeMux; the store's
+// clock stands still, so every request falls in one window): every share
+// held, added up, as the package doc says. (Guarded, as before
+// SetLimitUnguarded, each case gets at most 12; the doc claimed that
+// bound for any growth from two instances or more.)
+func TestFleetUnguardedSharesInOneWindow(t *testing.T) {
+	for _, tc := range []struct {
+		counts []int
+		want   int
+	}{
+		{[]int{2, 3}, 6 + 4},        // one step up from two: within the cluster-wide limit
+		{[]int{2, 3, 4}, 6 + 4 + 3}, // every share held in the window, added up
+		{[]int{2, 1}, 6 + 12},       // the configured Spec's counters counted none of the share's
+	} {
+		m := newMiddleware(t, 12)
+		n := tc.counts[0]
+		fl, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: algotest.NewClock(t0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /", fl.Handler(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
+		admitted := 0
+		for i, c := range tc.counts {
+			if i > 0 {
+				n = c
+				if err := fl.Update(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 20 {
+				rec := httptest.NewRecorder()
+				mux.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+				if rec.Code == http.StatusOK {
+					admitted++
+				}
+			}
+		}
+		if admitted != tc.want {
+			t.Errorf("instances %v: one client admitted %d times by one instance in one window, want %d (cluster-wide limit 12)", tc.counts, admitted, tc.want)
+		}
 	}
 }
