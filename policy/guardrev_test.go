@@ -42,3 +42,31 @@ func TestDropGuardsUntilNextPrepare(t *testing.T) {
 		t.Errorf("second Take at limit 8: Remaining %d, want 6 (two counted under the lowered Spec)", d.Remaining)
 	}
 }
+
+// TestDropGuardsKeptWhenTheRoomIsReplaced: a guard dropped by DropGuards
+// stays left out when Take replaces the guard room, too small for the
+// store call of the guards still in (1e4b8b0's newGuardRoom): DropGuards
+// on a Result without a room gives it an empty one. Two lowered policies,
+// a's guard dropped: one store call of a, b and b's guard.
+func TestDropGuardsKeptWhenTheRoomIsReplaced(t *testing.T) {
+	now := time.Unix(1_700_000_040, 0)
+	st := &countingStore{Store: memoryStoreAt(t, &now)}
+	a := policy.Must(policy.PerMinute("a", 10, constKey))
+	b := policy.Must(policy.PerMinute("b", 10, constKey))
+	s, err := policy.NewSet([]*policy.Policy{policy.Must(a.WithLimit(5)), policy.Must(b.WithLimit(5))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	if err := s.Prepare(r, s.Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	res.DropGuards(1)
+	if err := res.Take(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	if st.calls != 1 || st.checks[0] != 3 {
+		t.Errorf("store calls %d of %v checks, want one of 3 (a, b, b's guard: a's dropped)", st.calls, st.checks)
+	}
+}
