@@ -139,8 +139,8 @@
 // ApplyConfig whenever the file changes. Policies whose name and Spec did
 // not change keep their counters. [Middleware.SetLimit] changes the limit
 // of one policy the same way; package middleware/adaptive uses it to lower
-// limits while the service is unhealthy and to divide a cluster-wide limit
-// among instances. A middleware an application discards for another (one
+// limits while the service is unhealthy, and [Middleware.SetLimitUnguarded]
+// to divide a cluster-wide limit among instances. A middleware an application discards for another (one
 // built anew for a setting ApplyConfig cannot change in place, sharing its
 // observers) is to be closed ([Middleware.Close]): its failure State then
 // leaves its observers' failure_state gauges, which would otherwise keep a

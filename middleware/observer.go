@@ -20,7 +20,8 @@ import (
 // goroutine changing the limits), so they must be safe for concurrent use,
 // must not block, and should not allocate per call. ObserveLimit is called
 // while the middleware's rule set is being replaced: it must not call
-// [Middleware.SetPolicies], [Middleware.SetLimit] or [Middleware.Close].
+// [Middleware.SetPolicies], [Middleware.SetLimit],
+// [Middleware.SetLimitUnguarded] or [Middleware.Close].
 // ObserveState is called under the lock that orders the changes of State,
 // which Close takes too: it must not call Close.
 //
@@ -38,7 +39,9 @@ type Observer interface {
 	// ObserveLimit is called when a policy's effective limit is set: for
 	// every policy when the rule set is first built; when it is replaced,
 	// for every policy that is new or whose effective or configured limit
-	// changed; and whenever [Middleware.SetLimit] changes it; never once
+	// changed; and whenever [Middleware.SetLimit] or
+	// [Middleware.SetLimitUnguarded] changes it (switching the guard alone
+	// changes no limit); never once
 	// the middleware is closed ([Middleware.Close]). configured is the
 	// limit of the policy as given; limit is the one enforced.
 	ObserveLimit(policy string, limit, configured int64)

@@ -43,8 +43,9 @@ type effLimit struct {
 // then it finds that Spec's counters, if the store still holds them (idle
 // keys expire), holding the requests counted under it then and none of
 // those counted in between. (A limit set by [Middleware.SetLimit] is
-// another matter: see there.) An effective limit set by SetLimit survives the
-// swap: unchanged if the policy's configured Spec is unchanged, and
+// another matter: see there.) An effective limit set by SetLimit or
+// [Middleware.SetLimitUnguarded] survives the swap, guarded or not as it
+// was set: unchanged if the policy's configured Spec is unchanged, and
 // otherwise in proportion, as the new configured limit times the old effective limit
 // over the old configured one (rounded down, at least 1). So a policy held
 // at 80% by package middleware/adaptive enters at 80% of its new limit, in

@@ -454,7 +454,8 @@ func (p *Policy) finish() error {
 // shared. A Burst set explicitly is scaled in proportion (rounded down, at
 // least 1). p itself is unchanged; limit equal to Spec.Limit returns p.
 // The adaptive and fleet controllers of package middleware/adaptive use it,
-// through the middleware's SetLimit.
+// through the middleware's SetLimit and SetLimitUnguarded (a copy without
+// the guard, [Policy.Unguarded]).
 //
 // The stores key their state by Spec and key, so the copy's counters are
 // not p's: under the copy alone, a client would start from a full
