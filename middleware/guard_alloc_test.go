@@ -113,3 +113,25 @@ func TestSetLimitUnguarded(t *testing.T) {
 		t.Errorf("SetLimitUnguarded(nope) = %v, want an error naming the method", err)
 	}
 }
+
+// TestSetLimitAboveConfiguredFlagMoot: above the configured limit no
+// limit is guarded, so switching between SetLimit and SetLimitUnguarded
+// at the limit in force there changes nothing: the rule set is not
+// rebuilt (as for any limit in force).
+func TestSetLimitAboveConfiguredFlagMoot(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("a", 10, time.Minute, remote)})
+	if err := m.SetLimit("a", 15); err != nil {
+		t.Fatal(err)
+	}
+	before := m.Set()
+	if err := m.SetLimitUnguarded("a", 15); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetLimit("a", 15); err != nil {
+		t.Fatal(err)
+	}
+	if m.Set() != before {
+		t.Error("switching the guard flag of a limit above the configured one rebuilt the rule set")
+	}
+}

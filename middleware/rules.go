@@ -141,11 +141,14 @@ func (m *Middleware) setLimit(op, name string, limit effLimit) error {
 	if p == nil {
 		return fmt.Errorf("middleware: %s: no policy %q", op, name)
 	}
+	if limit.n >= p.Spec().Limit {
+		limit.unguarded = false // no limit is guarded there: the flag is moot
+	}
 	cur, ok := m.rules.limits[name]
 	if !ok {
 		cur = effLimit{n: p.Spec().Limit}
 	}
-	if cur == limit || limit.n == 0 && !ok || limit.n == cur.n && limit.n == p.Spec().Limit {
+	if cur == limit || limit.n == 0 && !ok {
 		return nil // unchanged: the set is not rebuilt
 	}
 	limits := make(map[string]effLimit, len(m.rules.limits)+1)
