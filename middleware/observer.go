@@ -19,9 +19,12 @@ import (
 // Methods are called synchronously on the request's goroutine (or the
 // goroutine changing the limits), so they must be safe for concurrent use,
 // must not block, and should not allocate per call. ObserveLimit is called
-// while the middleware's rule set is being replaced: it must not call
-// [Middleware.SetPolicies], [Middleware.SetLimit],
-// [Middleware.SetLimitUnguarded] or [Middleware.Close].
+// while the middleware's rule set is being replaced, under the lock of
+// its writers: it must not call [Middleware.SetPolicies],
+// [Middleware.ApplyConfig], [Middleware.SetLimit],
+// [Middleware.SetLimitUnguarded], [Middleware.Configured] or
+// [Middleware.Close], which take that lock (the policies it may read are
+// in [Middleware.Set], which takes none).
 // ObserveState is called under the lock that orders the changes of State,
 // which Close takes too: it must not call Close.
 //

@@ -46,8 +46,10 @@ type FleetConfig struct {
 // A Fleet divides cluster-wide limits among the instances of a service
 // that keep their counters in memory: each instance enforces
 // floor(configured limit / instances), at least 1, so the fleet as a whole
-// admits at most the configured limit (more only when there are more
-// instances than the limit allows units). Load balancing must spread each
+// admits at most the configured limit while the count holds (more only
+// when there are more instances than the limit allows units; in the
+// window of a change of the count, each instance's new share starts on
+// fresh counters, see the package doc). Load balancing must spread each
 // client's requests evenly for the division to be fair; a client pinned to
 // one instance gets only that instance's share.
 //
