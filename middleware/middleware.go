@@ -84,6 +84,10 @@ type Middleware struct {
 	stats  stats
 
 	rules rules // the writers' side of set (see SetPolicies)
+	// carryUntil is, while a policy of set is guarded by the Spec a
+	// reload replaced (see SetPolicies), the earliest instant (Unix ns,
+	// on m.clock) at which such a guard ends; 0 when none is.
+	carryUntil atomic.Int64
 	// sets are the rule sets m built that are still alive (see
 	// startedSet); allocated apart from m, which its cleanups must not
 	// reach.
@@ -168,6 +172,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	var start time.Time
 	if m.obs != nil {
 		start = m.clock.Now()
+	}
+	if cu := m.carryUntil.Load(); cu != 0 && m.clock.Now().UnixNano() >= cu {
+		m.endCarries()
 	}
 	set := m.set.Load() // one immutable snapshot for the whole request
 	mask, unrouted := set.MatchRoute(r)

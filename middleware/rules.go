@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -17,9 +18,83 @@ type rules struct {
 	mu     sync.Mutex          // serialises writers; requests never take it
 	base   []*policy.Policy    // as configured
 	limits map[string]effLimit // effective limit by policy name, when not the configured one
+	// carries: by policy name, the Spec a reload replaced by a tighter
+	// one, which guards it until its counters can hold no request
+	// counted before the reload (see SetPolicies).
+	carries map[string]carry
 	// closed: Close was called; the observers are told of no change of
 	// limits, nor of a policy removed.
 	closed bool
+}
+
+// A carry is the Spec a reload replaced by a tighter one of the same
+// policy, and until when (Unix ns, on the middleware's clock) the new one
+// is guarded by it.
+type carry struct {
+	spec  algorithms.Spec
+	until int64
+}
+
+// tighter reports whether a policy's configured Spec to, replacing from,
+// admits less with the same kind and shape: the same algorithm, window,
+// buckets and MaxDelay, a lower limit, and no more capacity. Their
+// counters then count alike, so the old one's, which hold the requests
+// admitted before the change, can guard the new one.
+func tighter(from, to algorithms.Spec) bool {
+	return from.Algorithm == to.Algorithm && from.Window == to.Window && from.Buckets == to.Buckets &&
+		from.MaxDelay == to.MaxDelay && to.Limit < from.Limit && to.Capacity() <= from.Capacity()
+}
+
+// carryFor returns how long a key's state under s can hold a request
+// admitted at its start: the longest ResetAfter s reports (a window, two
+// for sliding_window's weighted previous window, and for the buckets and
+// the queue the time a full one takes to drain), and a window more, to
+// err on the side of keeping the guard.
+func carryFor(s algorithms.Spec) time.Duration {
+	w := s.Window
+	switch s.Algorithm {
+	case algorithms.SlidingWindow:
+		return 3 * w
+	case algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.LeakyQueue:
+		// Capacity·W/L, rounded up, and a window: saturating, since a
+		// burst of 10^9 at one per day passes what an int64 holds.
+		c, l := s.Capacity(), s.Limit
+		hi, lo := bits.Mul64(uint64(c), uint64(w))
+		if hi >= uint64(l) {
+			return math.MaxInt64
+		}
+		q, r := bits.Div64(hi, lo, uint64(l))
+		if r > 0 {
+			q++
+		}
+		if q > math.MaxInt64-uint64(w) {
+			return math.MaxInt64
+		}
+		return time.Duration(q) + w
+	}
+	return 2 * w
+}
+
+// addSat returns t + d, or math.MaxInt64 past it.
+func addSat(t int64, d time.Duration) int64 {
+	if int64(d) > math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	return t + int64(d)
+}
+
+// endCarries rebuilds the rule set without the guards of reloads whose
+// time is over, if no writer holds the rules (a later request tries
+// again): a request never waits on a writer.
+func (m *Middleware) endCarries() {
+	if !m.rules.mu.TryLock() {
+		return
+	}
+	defer m.rules.mu.Unlock()
+	if cu := m.carryUntil.Load(); cu == 0 || m.clock.Now().UnixNano() < cu {
+		return // another request ended them
+	}
+	_ = m.apply(m.rules.base, m.rules.limits) // the same policies: no new error
 }
 
 // effLimit is a limit set by SetLimit (guarded when lower than the
@@ -38,12 +113,32 @@ type effLimit struct {
 //
 // The stores key their state by Spec and namespaced key ("name:key"), so a
 // policy whose name and Spec are unchanged keeps its counters across the
-// swap; a policy whose configured Spec changes starts from a full
-// allowance at the new limit, unless it goes back to a Spec it had before:
-// then it finds that Spec's counters, if the store still holds them (idle
-// keys expire), holding the requests counted under it then and none of
-// those counted in between. (A limit set by [Middleware.SetLimit] is
-// another matter: see there.) An effective limit set by SetLimit or
+// swap, and a policy whose configured Spec changes gets new ones. A
+// reload must not hand clients a fresh quota when it tightens a limit (an
+// operator lowering a login limit during an attack): when the new Spec is
+// the old one with a lower limit (the same algorithm, window, buckets and
+// MaxDelay, no more capacity), the policy is also checked and counted
+// under the Spec it replaced, in the same store call, as a lowered one is
+// under its guard ([policy.Policy.Guard]), for as long as that Spec's
+// counters can hold a request admitted before the reload: two windows
+// (three for sliding_window; for the buckets and the queue, the time a
+// full one takes to drain, and a window). A client that used its 10 per
+// minute stays refused for the rest of that minute when the limit is
+// reloaded at 5, and gets 5 in the next. That guard ends at the first
+// request after its time (or the next reload), which rebuilds the rule
+// set without it if no writer holds the rules (requests never wait on
+// them; one that finds them held leaves it to the next). A policy
+// reloaded again with its Spec unchanged keeps the guard until its end;
+// one whose Spec changes again is guarded, if tighter, by the Spec just
+// replaced only. Any other change (a higher limit, another algorithm or
+// window) starts the policy from a full allowance at its new Spec, unless
+// it goes back to a Spec it had before: then it finds that Spec's
+// counters, if the store still holds them (idle keys expire), holding the
+// requests counted under it then, and under it as a guard since. (A limit
+// set by [Middleware.SetLimit] is another matter: see there; a policy
+// both lowered by it and reloaded tighter is guarded, until the reload's
+// guard ends, by the Spec the reload replaced, then by its new configured
+// Spec.) An effective limit set by SetLimit or
 // [Middleware.SetLimitUnguarded] survives the swap, guarded or not as it
 // was set: unchanged if the policy's configured Spec is unchanged, and
 // otherwise in proportion, as the new configured limit times the old effective limit
@@ -64,9 +159,20 @@ func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 // setPolicies is SetPolicies; it requires m.rules.mu.
 func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 	limits := make(map[string]effLimit, len(m.rules.limits))
+	carries := make(map[string]carry)
+	now := m.clock.Now().UnixNano()
 	for _, p := range policies {
 		if p == nil {
 			continue // NewSet reports it
+		}
+		if old := m.configured(p.Name()); old != nil {
+			if old.Spec() == p.Spec() {
+				if c, ok := m.rules.carries[p.Name()]; ok && c.until > now {
+					carries[p.Name()] = c // a reload before's, still running
+				}
+			} else if tighter(old.Spec(), p.Spec()) {
+				carries[p.Name()] = carry{old.Spec(), addSat(now, carryFor(old.Spec()))}
+			}
 		}
 		if l, ok := m.rules.limits[p.Name()]; ok {
 			if old := m.configured(p.Name()); old != nil {
@@ -85,7 +191,13 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 			}
 		}
 	}
-	return m.apply(policies, limits)
+	prev := m.rules.carries
+	m.rules.carries = carries
+	if err := m.apply(policies, limits); err != nil {
+		m.rules.carries = prev
+		return err
+	}
+	return nil
 }
 
 // SetLimit sets the limit the middleware enforces for the policy named
@@ -188,10 +300,23 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 		return err
 	}
 	eff := make([]*policy.Policy, len(base))
+	now, until := m.clock.Now().UnixNano(), int64(0)
 	for i, p := range base {
 		eff[i] = p
 		if p == nil {
 			continue
+		}
+		if c, ok := m.rules.carries[p.Name()]; ok {
+			if c.until <= now {
+				delete(m.rules.carries, p.Name())
+			} else if g, err := p.WithGuard(c.spec); err == nil {
+				// Guarded by the Spec the reload replaced (a lowered
+				// copy below keeps that guard).
+				p, eff[i] = g, g
+				if until == 0 || c.until < until {
+					until = c.until
+				}
+			}
 		}
 		if l, ok := limits[p.Name()]; ok {
 			q, err := p.WithLimit(l.n)
@@ -214,6 +339,7 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 	}
 	m.sets.add(set)
 	old := m.set.Swap(set)
+	m.carryUntil.Store(until)
 	oldBase := m.rules.base
 	m.rules.base = append([]*policy.Policy(nil), base...)
 	m.rules.limits = limits

@@ -468,9 +468,9 @@ func (p *Policy) finish() error {
 // when both allow it, and a request's decision reports the stricter of
 // the two (see [Result.Decision]): within one window it never gets more
 // than p's limit, however many levels it goes through, nor more than the
-// new limit since the change. A copy made from a copy keeps the first
-// one's guard (the limit as configured), and a copy at a limit not lower
-// than the guard's has none.
+// new limit since the change. A copy made from a guarded policy (a copy,
+// or one given a guard by [Policy.WithGuard]) keeps its guard, and a copy
+// at a limit not lower than the guard's has none.
 func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit == p.spec.Limit {
 		return p, nil
@@ -494,6 +494,25 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit < g.Limit && q.capacity <= g.Capacity() {
 		q.guard = g
 	}
+	return &q, nil
+}
+
+// WithGuard returns a copy of p whose requests are also checked and
+// counted under spec, as those of a policy lowered by [Policy.WithLimit]
+// are under the Spec it was made from ([Policy.Guard]). Package middleware
+// guards a policy whose limit a reload lowered with the Spec it replaced,
+// for as long as that Spec's counters can hold requests counted before
+// the reload (see its SetPolicies). spec must be valid and hold at least
+// p's capacity (every cost p admits must fit it).
+func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, p.errorf("Guard", "%s", err)
+	}
+	if c := spec.Capacity(); c < p.capacity {
+		return nil, p.errorf("Guard", "holds %d, less than the policy's capacity %d", c, p.capacity)
+	}
+	q := *p
+	q.guard = spec
 	return &q, nil
 }
 

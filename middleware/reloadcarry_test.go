@@ -1,0 +1,151 @@
+package middleware_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// guardOf returns the guard of m's first policy, if any.
+func guardOf(m *middleware.Middleware) (algorithms.Spec, bool) {
+	return m.Set().Policy(0).Guard()
+}
+
+// TestReloadTighterKeepsUsage: a reload lowering a policy's limit (an
+// operator tightening a login limit under attack) does not hand clients a
+// fresh quota: one that used its 10 of the minute stays refused for the
+// rest of it at the new 5, and gets 5 in the next; the reload's guard ends
+// once the old Spec's counters can hold nothing from before it (two
+// windows for a fixed window), at the first request after that. On the
+// memory store and on Redis alike.
+func TestReloadTighterKeepsUsage(t *testing.T) {
+	for _, name := range []string{"memory", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			clock := algotest.NewClock(time.Unix(1_700_000_040, 0)) // a minute's start
+			var store algorithms.Store
+			if name == "memory" {
+				ms, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { ms.Close() })
+				store = ms
+			} else {
+				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
+				t.Cleanup(func() { rdb.Close() })
+				rs, err := redisstore.New(rdb, redisstore.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store = rs
+			}
+			m := middleware.MustNew(store, []*policy.Policy{fixed("login", 10, time.Minute, remote)}, middleware.WithClock(clock))
+			h := m.Handler(ok)
+			admitted := func(n int) int {
+				a := 0
+				for range n {
+					if serve(h, "GET", "/").Code == http.StatusOK {
+						a++
+					}
+				}
+				return a
+			}
+			clock.Advance(10 * time.Second)
+			if got := admitted(10); got != 10 {
+				t.Fatalf("at 10 per minute: %d of 10 admitted", got)
+			}
+			if err := m.SetPolicies([]*policy.Policy{fixed("login", 5, time.Minute, remote)}); err != nil {
+				t.Fatal(err)
+			}
+			if g, ok := guardOf(m); !ok || g.Limit != 10 {
+				t.Fatalf("after the reload to 5: guard %+v, %v; want the replaced Spec (10)", g, ok)
+			}
+			w := serve(h, "GET", "/")
+			if w.Code != http.StatusTooManyRequests || w.Header().Get("RateLimit-Policy") != `"login";q=5;w=60` {
+				t.Errorf("after the reload, same minute: %d %q, want 429 under q=5", w.Code, w.Header().Get("RateLimit-Policy"))
+			}
+			clock.Advance(50 * time.Second) // the next minute
+			if got := admitted(6); got != 5 {
+				t.Errorf("next minute at 5: %d of 6 admitted, want 5", got)
+			}
+			clock.Advance(70 * time.Second) // two windows after the reload
+			serve(h, "GET", "/")
+			if g, ok := guardOf(m); ok {
+				t.Errorf("two windows after the reload: still guarded by %+v", g)
+			}
+		})
+	}
+}
+
+// TestReloadCarryOnlyWhenTighter: a reload that raises a limit, or that
+// changes the algorithm or the window, starts the policy afresh (their
+// counters would not count alike); one that keeps a policy's Spec keeps
+// the guard a reload before gave it, until its end.
+func TestReloadCarryOnlyWhenTighter(t *testing.T) {
+	store, clock := newStore(t)
+	for _, to := range []*policy.Policy{
+		fixed("p", 20, time.Minute, remote),
+		fixed("p", 5, time.Hour, remote),
+		policy.Must(policy.PerMinute("p", 5, remote)), // sliding window
+	} {
+		m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))
+		if err := m.SetPolicies([]*policy.Policy{to}); err != nil {
+			t.Fatal(err)
+		}
+		if g, ok := guardOf(m); ok {
+			t.Errorf("10/min fixed window reloaded as %v: guarded by %+v, want no guard", to.Spec(), g)
+		}
+	}
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 5, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 5, time.Minute, remote), fixed("q", 1, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := guardOf(m); !ok || g.Limit != 10 {
+		t.Errorf("a reload keeping p's Spec within its guard's time: guard %+v, %v; want the 10 kept", g, ok)
+	}
+	clock.Advance(time.Minute)
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 5, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := guardOf(m); ok {
+		t.Errorf("a reload after the guard's time: guarded by %+v, want none", g)
+	}
+}
+
+// TestReloadCarryWithSetLimit: a policy lowered by SetLimit and then
+// reloaded tighter enters at its carried-over limit, guarded by the Spec
+// the reload replaced; once that guard ends, by its new configured Spec.
+func TestReloadCarryWithSetLimit(t *testing.T) {
+	store, clock := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))
+	if err := m.SetLimit("p", 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 5, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if l := m.Set().Policy(0).Spec().Limit; l != 4 {
+		t.Fatalf("80%% of 10, reloaded at 5: limit %d, want 4", l)
+	}
+	if g, ok := guardOf(m); !ok || g.Limit != 10 {
+		t.Errorf("during the reload's guard: guard %+v, %v; want the replaced 10", g, ok)
+	}
+	clock.Advance(2 * time.Minute)
+	serve(m.Handler(ok), "GET", "/")
+	if g, ok := guardOf(m); !ok || g.Limit != 5 {
+		t.Errorf("after the reload's guard: guard %+v, %v; want the configured 5", g, ok)
+	}
+}
