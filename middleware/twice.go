@@ -68,7 +68,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy of its name further out is a repeat as the same policy is; and
 // a guarded policy here whose guard's Spec and key the policy of its name
 // further out counted (as its Spec, or as its own guard) keeps its own
-// Spec, but is decided without the guard: unguard holds those.
+// Spec, but is decided without the guard: unguard holds those. A policy
+// here of the name, key and Spec of one further out counts in its state
+// too, whatever their guards: each middleware guards its own copy of a
+// policy that a reload tightened (see SetPolicies), so the same policy
+// given to both is no longer the same *policy.Policy in them.
 func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted, unguard uint64) {
 	var enforced uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
@@ -90,7 +94,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				if q != p && q.Name() != p.Name() {
 					continue
 				}
-				if res.Key(i) == o.Key(j) && q != p {
+				if res.Key(i) == o.Key(j) && q != p && q.Spec() != p.Spec() {
 					pg, pok := p.Guard()
 					if !pok || q.Spec() != pg {
 						// Another policy of the name: only its guard

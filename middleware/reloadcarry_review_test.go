@@ -1,0 +1,47 @@
+package middleware_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// admittedOf returns how many of n requests h admits.
+func admittedOf(h http.Handler, n int) int {
+	a := 0
+	for range n {
+		if serve(h, "GET", "/").Code == http.StatusOK {
+			a++
+		}
+	}
+	return a
+}
+
+// TestReloadCarryNestedCountsOnce: one policy set given to two nested
+// middlewares counts a request once (ErrCountedTwice); reloading both
+// tighter must not make the inner one count it again while the reload's
+// guard runs (each middleware guards its own copy of the policy).
+func TestReloadCarryNestedCountsOnce(t *testing.T) {
+	store, clock := newStore(t)
+	before := []*policy.Policy{fixed("p", 10, time.Minute, remote)}
+	outer := middleware.MustNew(store, before, middleware.WithClock(clock), middleware.WithErrorHandler(func(*http.Request, error) {}))
+	inner := middleware.MustNew(store, before, middleware.WithClock(clock), middleware.WithErrorHandler(func(*http.Request, error) {}))
+	mux := http.NewServeMux()
+	mux.Handle("/", outer.Handler(inner.Handler(ok)))
+	if got := admittedOf(mux, 11); got != 10 {
+		t.Fatalf("before the reload: %d of 11 admitted, want 10 (counted once)", got)
+	}
+	after := []*policy.Policy{fixed("p", 5, time.Minute, remote)}
+	for _, m := range []*middleware.Middleware{outer, inner} {
+		if err := m.SetPolicies(after); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(time.Minute) // the next minute, the guard still on
+	if got := admittedOf(mux, 6); got != 5 {
+		t.Errorf("reloaded at 5, next minute: %d of 6 admitted, want 5 (counted once)", got)
+	}
+}
