@@ -45,3 +45,31 @@ func TestReloadCarryNestedCountsOnce(t *testing.T) {
 		t.Errorf("reloaded at 5, next minute: %d of 6 admitted, want 5 (counted once)", got)
 	}
 }
+
+// TestReloadTighterTwice: a limit lowered by two reloads within one
+// window (10, then 5, then 3 a minute, an operator tightening again)
+// hands a client that used its 10 no fresh quota either: the Spec the
+// first reload replaced holds its requests, and those counted since
+// under its guard, which the Spec in between does not.
+func TestReloadTighterTwice(t *testing.T) {
+	store, clock := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))
+	mux := http.NewServeMux()
+	mux.Handle("/", m.Handler(ok))
+	clock.Advance(10 * time.Second)
+	if got := admittedOf(mux, 10); got != 10 {
+		t.Fatalf("at 10 a minute: %d of 10 admitted", got)
+	}
+	for _, lim := range []int64{5, 3} {
+		if err := m.SetPolicies([]*policy.Policy{fixed("p", lim, time.Minute, remote)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := admittedOf(mux, 1); got != 0 {
+			t.Errorf("reloaded at %d, same minute, 10 used: %d of 1 admitted, want 0", lim, got)
+		}
+	}
+	clock.Advance(50 * time.Second) // the next minute
+	if got := admittedOf(mux, 4); got != 3 {
+		t.Errorf("next minute at 3: %d of 4 admitted, want 3", got)
+	}
+}

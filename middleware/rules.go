@@ -129,8 +129,10 @@ type effLimit struct {
 // set without it if no writer holds the rules (requests never wait on
 // them; one that finds them held leaves it to the next). A policy
 // reloaded again with its Spec unchanged keeps the guard until its end;
-// one whose Spec changes again is guarded, if tighter, by the Spec just
-// replaced only. Any other change (a higher limit, another algorithm or
+// one whose Spec is tightened again during it stays guarded by the Spec
+// the guard holds (whose counters hold the requests of both Specs
+// replaced), from that reload on; one tightened after it ends, by the
+// Spec just replaced. Any other change (a higher limit, another algorithm or
 // window) starts the policy from a full allowance at its new Spec, unless
 // it goes back to a Spec it had before: then it finds that Spec's
 // counters, if the store still holds them (idle keys expire), holding the
@@ -171,7 +173,14 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 					carries[p.Name()] = c // a reload before's, still running
 				}
 			} else if tighter(old.Spec(), p.Spec()) {
-				carries[p.Name()] = carry{old.Spec(), addSat(now, carryFor(old.Spec()))}
+				from := old.Spec()
+				if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && tighter(c.spec, p.Spec()) {
+					// Tightened again: the Spec a reload before
+					// replaced holds the requests counted before it,
+					// and, as old's guard, those counted since.
+					from = c.spec
+				}
+				carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
 			}
 		}
 		if l, ok := m.rules.limits[p.Name()]; ok {
