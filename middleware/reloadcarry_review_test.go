@@ -20,6 +20,38 @@ func admittedOf(h http.Handler, n int) int {
 	return a
 }
 
+// TestReloadCarrySetLimitBack: SetLimit promises that, within one window,
+// a client never gets more than the configured limit however the limit
+// moves, and that going back to the configured limit finds its counters
+// holding every request counted meanwhile. A policy reloaded tighter
+// (10 to 5 a minute) and then lowered by SetLimit (to 2) during the
+// reload's guard must count those requests under its configured Spec
+// too: a client that used 2 gets 3 more when the limit is restored, not
+// a fresh 5.
+func TestReloadCarrySetLimitBack(t *testing.T) {
+	t.Skip("known defect, not fixed: a policy has one guard, so during a reload's guard a limit lowered by SetLimit is not counted under the new configured Spec (documented at SetPolicies); fixing it needs two guards per policy")
+	store, clock := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))
+	mux := http.NewServeMux()
+	mux.Handle("/", m.Handler(ok))
+	clock.Advance(10 * time.Second)
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 5, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetLimit("p", 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := admittedOf(mux, 3); got != 2 {
+		t.Fatalf("at 2: %d of 3 admitted", got)
+	}
+	if err := m.SetLimit("p", 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := admittedOf(mux, 6); got != 3 {
+		t.Errorf("back at the configured 5 in the same minute, 2 used: %d of 6 admitted, want 3", got)
+	}
+}
+
 // TestReloadCarryNestedCountsOnce: one policy set given to two nested
 // middlewares counts a request once (ErrCountedTwice); reloading both
 // tighter must not make the inner one count it again while the reload's

@@ -140,7 +140,12 @@ type effLimit struct {
 // set by [Middleware.SetLimit] is another matter: see there; a policy
 // both lowered by it and reloaded tighter is guarded, until the reload's
 // guard ends, by the Spec the reload replaced, then by its new configured
-// Spec.) An effective limit set by SetLimit or
+// Spec: a policy has one guard, so its requests at the lowered limit
+// meanwhile are not counted under the new configured Spec, and going back
+// to that limit (SetLimit 0, an adaptive controller recovering) in the
+// window they were made in finds its counters without them: a client
+// gets up to the new configured limit again there, less only what the
+// replaced Spec's guard still holds.) An effective limit set by SetLimit or
 // [Middleware.SetLimitUnguarded] survives the swap, guarded or not as it
 // was set: unchanged if the policy's configured Spec is unchanged, and
 // otherwise in proportion, as the new configured limit times the old effective limit
@@ -223,7 +228,8 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // counted under the configured Spec, in the same store call, all or
 // nothing, and its decision (the headers, the 429's Retry-After) reports
 // the stricter of the two. The configured Spec's counters go on through
-// every change of limit, so within one window a client never gets more
+// every change of limit (but not while a reload's guard stands in for
+// them: see [Middleware.SetPolicies]), so within one window a client never gets more
 // than the configured limit, however often the limit moves, nor more than
 // the new limit since the change: a client that used 100 of its 100 per
 // minute is refused for the rest of that minute when the limit drops to
