@@ -2,6 +2,9 @@ package middleware_test
 
 import (
 	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,6 +78,68 @@ func TestReloadCarryNestedCountsOnce(t *testing.T) {
 	clock.Advance(time.Minute) // the next minute, the guard still on
 	if got := admittedOf(mux, 6); got != 5 {
 		t.Errorf("reloaded at 5, next minute: %d of 6 admitted, want 5 (counted once)", got)
+	}
+}
+
+// TestReloadCarryRace: requests ending reloads' guards (endCarries, under
+// TryLock) while SetLimit and SetPolicies write the rules, for the race
+// detector; the guard is gone once its time is over.
+func TestReloadCarryRace(t *testing.T) {
+	store, clock := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))
+	mux := http.NewServeMux()
+	mux.Handle("/", m.Handler(ok))
+	var wg sync.WaitGroup
+	var served atomic.Int64
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					serve(mux, "GET", "/")
+					served.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // a writer other than the reloads
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				if err := m.SetLimit("p", int64(i%3)); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}()
+	for range 20 {
+		for _, lim := range []int64{10, 5} { // a guard for two minutes
+			if err := m.SetPolicies([]*policy.Policy{fixed("p", lim, time.Minute, remote)}); err != nil {
+				t.Error(err)
+			}
+		}
+		for range 6 { // past its end, under the requests
+			clock.Advance(25 * time.Second)
+			for n := served.Load() + 8; served.Load() < n; {
+				runtime.Gosched() // let requests run at this instant
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	clock.Advance(3 * time.Minute)
+	serve(mux, "GET", "/")
+	if g, ok := m.Set().Policy(0).Guard(); ok && g.Limit != m.Configured("p").Spec().Limit {
+		t.Errorf("after every guard's time: guarded by %+v", g)
 	}
 }
 
