@@ -107,7 +107,7 @@ func (m *Middleware) ResetKey(ctx context.Context, key string) error {
 		return fmt.Errorf("middleware: ResetKey: no policy named %q", name)
 	}
 	checks := []algorithms.Check{{Spec: set.Policy(i).Spec(), Key: key}}
-	if g, ok := set.Policy(i).Guard(); ok {
+	for _, g := range set.Policy(i).Guards() {
 		// A lowered limit: the configured Spec guarding it would refuse
 		// the client still (see policy.Result.Reset).
 		checks = append(checks, algorithms.Check{Spec: g, Key: key})

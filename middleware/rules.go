@@ -138,14 +138,9 @@ type effLimit struct {
 // counters, if the store still holds them (idle keys expire), holding the
 // requests counted under it then, and under it as a guard since. (A limit
 // set by [Middleware.SetLimit] is another matter: see there; a policy
-// both lowered by it and reloaded tighter is guarded, until the reload's
-// guard ends, by the Spec the reload replaced, then by its new configured
-// Spec: a policy has one guard, so its requests at the lowered limit
-// meanwhile are not counted under the new configured Spec, and going back
-// to that limit (SetLimit 0, an adaptive controller recovering) in the
-// window they were made in finds its counters without them: a client
-// gets up to the new configured limit again there, less only what the
-// replaced Spec's guard still holds.) An effective limit set by SetLimit or
+// both lowered by it and reloaded tighter is guarded by its new
+// configured Spec and, until the reload's guard ends, by the Spec the
+// reload replaced too: three checks per request.) An effective limit set by SetLimit or
 // [Middleware.SetLimitUnguarded] survives the swap, guarded or not as it
 // was set: unchanged if the policy's configured Spec is unchanged, and
 // otherwise in proportion, as the new configured limit times the old effective limit

@@ -105,7 +105,10 @@ func newGuardRoom(k int) *guardRoom {
 // and returns it. A room too small for them is replaced, keeping the
 // guards dropped (see DropGuards).
 func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
-	k := len(checks) + bits.OnesCount64(res.mask&res.set.guarded)
+	k := len(checks)
+	for m := res.mask & res.set.guarded; m != 0; m &= m - 1 {
+		k += res.set.policies[bits.TrailingZeros64(m)].nGuards()
+	}
 	if res.gr == nil || cap(res.gr.checks) < k {
 		gr := newGuardRoom(k)
 		if res.gr != nil {
@@ -120,12 +123,12 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 		if gr.off&(1<<b) != 0 {
 			continue // dropped (DropGuards)
 		}
-		if g, ok := res.set.policies[b].Guard(); ok {
+		res.set.policies[b].guards(func(g algorithms.Spec) {
 			c := checks[i]
 			c.Spec = g
 			gr.checks = append(gr.checks, c)
 			gr.idx = append(gr.idx, int8(i))
-		}
+		})
 	}
 	gr.decs = gr.decs[:len(gr.checks)]
 	return gr
@@ -133,12 +136,12 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 
 // merge writes to ds the decisions of the n checks of res from the store
 // call's decisions all (gr.checks' order): each guarded policy's merged
-// with its guard's.
+// with its guards'.
 func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
 	n := len(ds)
 	copy(ds, all[:n])
 	for j, i := range gr.idx {
-		ds[i] = mergeGuard(all[i], all[n+j])
+		ds[i] = mergeGuard(ds[i], all[n+j])
 	}
 }
 
@@ -171,15 +174,4 @@ func mergeGuard(d, g algorithms.Decision) algorithms.Decision {
 		d.Delay = 0 // a Delay is an admitted request's (see algorithms.Decision)
 	}
 	return d
-}
-
-// guardOf returns the position in gr.checks of the guard of res's i-th
-// check, or -1.
-func (gr *guardRoom) guardOf(n, i int) int {
-	for j, k := range gr.idx {
-		if int(k) == i {
-			return n + j
-		}
-	}
-	return -1
 }

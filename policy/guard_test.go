@@ -292,3 +292,53 @@ func TestGuardedManyPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoGuards: a policy given a guard by WithGuard (a reload's replaced
+// Spec) and then lowered by WithLimit is guarded by both, its configured
+// Spec first: one store call of three checks, the lowest Remaining of the
+// three, and a give-back reaching both guards. A copy at a limit not below
+// the WithGuard Spec's drops that guard.
+func TestTwoGuards(t *testing.T) {
+	now := time.Unix(1_700_000_080, 0)
+	mem := memoryStoreAt(t, &now)
+	st := &countingStore{Store: mem}
+	fw := func(l int64) algorithms.Spec {
+		return algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: l, Window: time.Minute}
+	}
+	old := policy.Must(policy.New("p", fw(10), constKey))
+	configured := policy.Must(policy.New("p", fw(6), constKey))
+	carried := policy.Must(configured.WithGuard(fw(10)))
+	lowered := policy.Must(carried.WithLimit(4))
+	if gs := lowered.Guards(); len(gs) != 2 || gs[0] != fw(6) || gs[1] != fw(10) {
+		t.Fatalf("Guards() = %v, want [6 10] (the configured, the one given)", gs)
+	}
+	if gs := policy.Must(carried.WithLimit(12)).Guards(); len(gs) != 0 {
+		t.Errorf("raised to 12: Guards() = %v, want none", gs)
+	}
+	set := func(p *policy.Policy) *policy.Set {
+		s, err := policy.NewSet([]*policy.Policy{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	takeN(t, set(old), mem, 5)        // 5 of the old 10
+	takeN(t, set(configured), mem, 3) // 3 of the configured 6
+	res := takeResult(t, set(lowered), st, httptest.NewRequest("GET", "/", nil))
+	if st.calls != 1 || st.checks[0] != 3 {
+		t.Errorf("store calls %d of %v checks, want one of 3", st.calls, st.checks)
+	}
+	// Own 4-1 = 3; configured 6-4 = 2; old 10-6 = 4: the first guard's.
+	if d := res.Decision(0); !d.Allowed || d.Limit != 4 || d.Remaining != 2 {
+		t.Errorf("decision %+v, want allowed, Limit 4, Remaining 2 (the configured Spec's)", d)
+	}
+	if err := res.GiveBack(context.Background(), mem, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if d := takeResult(t, set(old), mem, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 4 {
+		t.Errorf("old Spec after the give-back: Remaining %d, want 4 (5 and this one)", d.Remaining)
+	}
+	if d := takeResult(t, set(configured), mem, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 2 {
+		t.Errorf("configured Spec after the give-back: Remaining %d, want 2 (3 and this one)", d.Remaining)
+	}
+}

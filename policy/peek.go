@@ -57,8 +57,8 @@ func (res *Result) Reset(ctx context.Context, store algorithms.Store, mask uint6
 	for i := range checks {
 		if mask&(1<<i) != 0 {
 			sel = append(sel, checks[i])
-			if g, ok := res.Policy(i).Guard(); ok {
-				// Afresh under its guard too, which would hold it back.
+			for _, g := range res.Policy(i).Guards() {
+				// Afresh under its guards too, which would hold it back.
 				c := checks[i]
 				c.Spec = g
 				sel = append(sel, c)

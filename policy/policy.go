@@ -58,6 +58,10 @@ type Policy struct {
 	// counts each request under: that of the policy it was made from (the
 	// zero Spec when there is none). See WithLimit.
 	guard algorithms.Spec
+	// carry is the Spec given by WithGuard (a reload's replaced Spec),
+	// which copies made by WithLimit keep while it holds their capacity
+	// and their limit is below its own (the zero Spec when there is none).
+	carry algorithms.Spec
 
 	capacity int64
 	window   int64  // whole seconds, rounded up, at least 1
@@ -468,9 +472,10 @@ func (p *Policy) finish() error {
 // when both allow it, and a request's decision reports the stricter of
 // the two (see [Result.Decision]): within one window it never gets more
 // than p's limit, however many levels it goes through, nor more than the
-// new limit since the change. A copy made from a guarded policy (a copy,
-// or one given a guard by [Policy.WithGuard]) keeps its guard, and a copy
-// at a limit not lower than the guard's has none.
+// new limit since the change. A copy made from a copy keeps the first
+// one's guard (the limit as configured), and a copy at a limit not lower
+// than the guard's has none; a guard given by [Policy.WithGuard] is kept
+// beside it while the copy's limit is lower than its own.
 func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit == p.spec.Limit {
 		return p, nil
@@ -494,16 +499,21 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit < g.Limit && q.capacity <= g.Capacity() {
 		q.guard = g
 	}
+	if c := p.carry; c.Algorithm != "" && !(limit < c.Limit && q.capacity <= c.Capacity()) {
+		q.carry = algorithms.Spec{}
+	}
 	return &q, nil
 }
 
 // WithGuard returns a copy of p whose requests are also checked and
 // counted under spec, as those of a policy lowered by [Policy.WithLimit]
-// are under the Spec it was made from ([Policy.Guard]). Package middleware
-// guards a policy whose limit a reload lowered with the Spec it replaced,
-// for as long as that Spec's counters can hold requests counted before
-// the reload (see its SetPolicies). spec must be valid and hold at least
-// p's capacity (every cost p admits must fit it).
+// are under the Spec it was made from ([Policy.Guards]). Package
+// middleware guards a policy whose limit a reload lowered with the Spec
+// it replaced, for as long as that Spec's counters can hold requests
+// counted before the reload (see its SetPolicies). A copy of it made by
+// WithLimit keeps that guard (while its limit is below spec's and spec
+// holds its capacity) beside its own. spec must be valid and hold at
+// least p's capacity (every cost p admits must fit it).
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, p.errorf("Guard", "%s", err)
@@ -512,7 +522,7 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 		return nil, p.errorf("Guard", "holds %d, less than the policy's capacity %d", c, p.capacity)
 	}
 	q := *p
-	q.guard = spec
+	q.carry = spec
 	return &q, nil
 }
 
@@ -521,20 +531,59 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 // Spec alone, whose counters, at a limit new to them, start from a full
 // allowance.
 func (p *Policy) Unguarded() *Policy {
-	if p.guard.Algorithm == "" {
+	if p.guard.Algorithm == "" && p.carry.Algorithm == "" {
 		return p
 	}
 	q := *p
-	q.guard = algorithms.Spec{}
+	q.guard, q.carry = algorithms.Spec{}, algorithms.Spec{}
 	return &q
 }
 
-// Guard returns the Spec the policy also counts every request under, and
-// true, for a policy made by [Policy.WithLimit] at a limit lower than the
-// one it was made from: that one's Spec (see WithLimit). It returns the
-// zero Spec and false for any other policy.
+// Guard returns the first of the policy's guards ([Policy.Guards]), and
+// true; the zero Spec and false for a policy without one.
 func (p *Policy) Guard() (algorithms.Spec, bool) {
-	return p.guard, p.guard.Algorithm != ""
+	if p.guard.Algorithm != "" {
+		return p.guard, true
+	}
+	return p.carry, p.carry.Algorithm != ""
+}
+
+// Guards returns the Specs the policy also checks and counts every request
+// under: for a policy made by [Policy.WithLimit] at a limit lower than the
+// one it was made from, that one's Spec (see WithLimit); then the Spec
+// given by [Policy.WithGuard], to it or to the policy it was made from.
+// It returns none for any other policy.
+func (p *Policy) Guards() []algorithms.Spec {
+	var gs []algorithms.Spec
+	if p.guard.Algorithm != "" {
+		gs = append(gs, p.guard)
+	}
+	if p.carry.Algorithm != "" {
+		gs = append(gs, p.carry)
+	}
+	return gs
+}
+
+// nGuards returns the number of the policy's guards.
+func (p *Policy) nGuards() int {
+	n := 0
+	if p.guard.Algorithm != "" {
+		n++
+	}
+	if p.carry.Algorithm != "" {
+		n++
+	}
+	return n
+}
+
+// guards calls f with each of the policy's guards, in Guards' order.
+func (p *Policy) guards(f func(algorithms.Spec)) {
+	if p.guard.Algorithm != "" {
+		f(p.guard)
+	}
+	if p.carry.Algorithm != "" {
+		f(p.carry)
+	}
 }
 
 // mulDiv returns a*b/c rounded down, for positive a, b, c without overflow

@@ -540,16 +540,19 @@ func (res *Result) GiveBack(ctx context.Context, store algorithms.Store, waited 
 	var cbuf [2 * inline]algorithms.Check
 	var dbuf [2 * inline]algorithms.Decision
 	var obuf [2 * inline]algorithms.Refunded
-	var idx [2 * MaxPolicies]int8 // the position in all of each check given back
+	var idx [3 * MaxPolicies]uint8 // the position in all of each check given back (up to 3·64)
 	sc, sd, out := cbuf[:0], dbuf[:0], obuf[:0]
 	for i := range checks {
 		if mask&(1<<i) != 0 {
-			idx[len(sc)] = int8(i)
+			idx[len(sc)] = uint8(i)
 			sc, sd = append(sc, all[i]), append(sd, alld[i])
 			if gr != nil {
-				if k := gr.guardOf(len(checks), i); k >= 0 {
-					idx[len(sc)] = int8(k)
-					sc, sd = append(sc, all[k]), append(sd, alld[k])
+				for j, g := range gr.idx { // its guards
+					if int(g) == i {
+						k := len(checks) + j
+						idx[len(sc)] = uint8(k)
+						sc, sd = append(sc, all[k]), append(sd, alld[k])
+					}
 				}
 			}
 		}
