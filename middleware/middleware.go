@@ -277,7 +277,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
-		var again, unguard uint64
+		var again uint64
+		var unguard [2]uint64
 		if again, own.mask, redecided, unguard = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
@@ -285,9 +286,11 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			}
 			err = set.Prepare(r, mask, &res.Result)
 		}
-		if err == nil && unguard != 0 {
-			// Counted under those guards further out already.
-			res.Result.DropGuards(unguard)
+		if err == nil && unguard != [2]uint64{} {
+			// Counted under those guards further out already (the
+			// k-th of each policy's in unguard[k]).
+			res.Result.DropGuard(unguard[0], 0)
+			res.Result.DropGuard(unguard[1], 1)
 		}
 	}
 	if err != nil {

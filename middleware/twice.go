@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,16 +65,19 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // A policy lowered by SetLimit is a copy guarded by the configured Spec
 // ([policy.Policy.Guard]): met further out as the configured policy, or
 // met here so when the one further out runs the lowered copy, it counts
-// in the same state. So a policy here whose Spec is the guard of the
+// in the same state. So a policy here whose Spec is a guard of the
 // policy of its name further out is a repeat as the same policy is; and
-// a guarded policy here whose guard's Spec and key the policy of its name
-// further out counted (as its Spec, or as its own guard) keeps its own
-// Spec, but is decided without the guard: unguard holds those. A policy
+// a guarded policy here one of whose guards' Spec and key the policy of
+// its name further out counted (as its Spec, or as one of its own
+// guards) keeps its own Spec, but is decided without that guard: a
+// policy has up to two ([policy.Policy.Guards]: its configured Spec, a
+// reload's replaced one), each dropped apart, and unguard[k] holds the
+// policies whose k-th guard is so dropped. A policy
 // here of the name, key and Spec of one further out counts in its state
 // too, whatever their guards: each middleware guards its own copy of a
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted, unguard uint64) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64) {
 	var enforced uint64
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
@@ -95,16 +99,23 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					continue
 				}
 				if res.Key(i) == o.Key(j) && q != p && q.Spec() != p.Spec() {
-					pg, pok := p.Guard()
-					if !pok || q.Spec() != pg {
-						// Another policy of the name: only its guard
-						// may be counted further out already.
-						if qg, qok := q.Guard(); qok && counted && (qg == p.Spec() || pok && qg == pg) {
-							unguard |= bit
+					pgs := p.Guards()
+					if !slices.Contains(pgs, q.Spec()) {
+						// Another policy of the name: only its guards
+						// may be counted further out already, each
+						// apart (a lowered copy's configured Spec, a
+						// reload's replaced one).
+						if counted {
+							for k, qg := range q.Guards() {
+								if qg == p.Spec() || slices.Contains(pgs, qg) {
+									unguard[k] |= bit
+								}
+							}
 						}
 						break
 					}
-					// q is the policy p was lowered from: the same.
+					// q is the policy p was lowered from, or the one a
+					// reload replaced, guarding p: the same state.
 				}
 				if res.Key(i) == o.Key(j) {
 					switch {
@@ -136,7 +147,8 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	unguard &^= again | uncounted
+	unguard[0] &^= again | uncounted
+	unguard[1] &^= again | uncounted
 	return again, shadowed, uncounted, unguard
 }
 

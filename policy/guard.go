@@ -8,22 +8,23 @@ import (
 
 // A Result some of whose policies are guarded ([Policy.Guard]) makes each
 // store call (Take, Peek, Refund, GiveBack, Reset) on its checks followed
-// by one more per guarded policy: the same key and cost under the guard's
-// Spec. Its decisions are then the store's merged: each guarded policy's
+// by one more per guard of each guarded policy ([Policy.Guards]): the same
+// key and cost under the guard's Spec. Its decisions are then the store's merged: each guarded policy's
 // with its guard's (mergeGuard). The store call's checks and its own
 // decisions wait in a guardRoom, which Refund and GiveBack, which pass the
 // store the Take's decisions, read.
 
 // guardRoom holds the store call of a Result with guarded policies: its
-// n checks, then one per guarded one (idx: the index among the n of each,
-// in order), and the store's decisions of them all.
+// n checks, then one per guard of each guarded one (idx: the index among
+// the n of each, in order), and the store's decisions of them all.
 type guardRoom struct {
 	checks []algorithms.Check
 	decs   []algorithms.Decision
 	idx    []int8
-	// off: the guarded policies (a mask over the Set) whose guard the
-	// store calls leave out until the next Prepare (see DropGuards).
-	off uint64
+	// off[k]: the guarded policies (a mask over the Set) whose k-th guard
+	// ([Policy.Guards]) the store calls leave out until the next Prepare
+	// (see DropGuard); a policy of one guard dropped has both bits set.
+	off [2]uint64
 }
 
 // guarded reports whether some policy of res is guarded (and its guard
@@ -34,20 +35,29 @@ func (res *Result) guarded() bool {
 	}
 	g := res.mask & res.set.guarded
 	if g != 0 && res.gr != nil {
-		g &^= res.gr.off
+		g &^= res.gr.off[0] & res.gr.off[1]
 	}
 	return g != 0
 }
 
 // DropGuards makes the store calls of res (Take, Peek, Refund, GiveBack)
-// leave out the guards ([Policy.Guard]) of the policies of mask, a mask
+// leave out the guards ([Policy.Guards]) of the policies of mask, a mask
 // over res's Set, until the next Prepare: those policies are decided
 // under their own Spec alone. It is for a caller that knows the request
 // was counted under such a guard's Spec and key already, by a middleware
 // further out deciding the policy the guard was made from: counting it
 // again would count it twice there. Call it after Prepare and before Take.
 func (res *Result) DropGuards(mask uint64) {
-	if res.set == nil {
+	res.DropGuard(mask, 0)
+	res.DropGuard(mask, 1)
+}
+
+// DropGuard is [Result.DropGuards] for the k-th guard ([Policy.Guards])
+// alone of each policy of mask that has one: a policy guarded by its
+// configured Spec and by a reload's replaced Spec ([Policy.WithGuard]) of
+// which a middleware further out counted the request under one only.
+func (res *Result) DropGuard(mask uint64, k int) {
+	if res.set == nil || k < 0 || k > 1 {
 		return
 	}
 	if mask &= res.mask & res.set.guarded; mask == 0 {
@@ -56,7 +66,17 @@ func (res *Result) DropGuards(mask uint64) {
 	if res.gr == nil {
 		res.gr = new(guardRoom)
 	}
-	res.gr.off |= mask
+	for m := mask; m != 0; m &= m - 1 {
+		b := bits.TrailingZeros64(m)
+		switch n := res.set.policies[b].nGuards(); {
+		case k >= n:
+		case n == 1:
+			res.gr.off[0] |= 1 << b
+			res.gr.off[1] |= 1 << b // it has no other
+		default:
+			res.gr.off[k] |= 1 << b
+		}
+	}
 }
 
 // The guard rooms of up to 2, 4 and 8 checks (policies and guards), each
@@ -120,15 +140,19 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 	gr.checks, gr.idx = append(gr.checks[:0], checks...), gr.idx[:0]
 	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
 		b := bits.TrailingZeros64(m)
-		if gr.off&(1<<b) != 0 {
-			continue // dropped (DropGuards)
-		}
-		res.set.policies[b].guards(func(g algorithms.Spec) {
+		p := res.set.policies[b]
+		for k, g := range [2]algorithms.Spec{p.guard, p.carry} {
+			if g.Algorithm == "" {
+				continue
+			}
+			if gr.off[k]&(1<<b) != 0 {
+				continue // dropped (DropGuard; both bits for a lone guard)
+			}
 			c := checks[i]
 			c.Spec = g
 			gr.checks = append(gr.checks, c)
 			gr.idx = append(gr.idx, int8(i))
-		})
+		}
 	}
 	gr.decs = gr.decs[:len(gr.checks)]
 	return gr

@@ -576,16 +576,6 @@ func (p *Policy) nGuards() int {
 	return n
 }
 
-// guards calls f with each of the policy's guards, in Guards' order.
-func (p *Policy) guards(f func(algorithms.Spec)) {
-	if p.guard.Algorithm != "" {
-		f(p.guard)
-	}
-	if p.carry.Algorithm != "" {
-		f(p.carry)
-	}
-}
-
 // mulDiv returns a*b/c rounded down, for positive a, b, c without overflow
 // where the result fits.
 func mulDiv(a, b, c int64) int64 {

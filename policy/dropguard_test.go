@@ -1,0 +1,80 @@
+package policy_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// limitsStore records the limits of each store call's checks.
+type limitsStore struct {
+	algorithms.Store
+	calls [][]int64
+}
+
+func (s *limitsStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
+	var ls []int64
+	for _, c := range checks {
+		ls = append(ls, c.Spec.Limit)
+	}
+	s.calls = append(s.calls, ls)
+	return s.Store.Take(ctx, checks...)
+}
+
+// TestDropGuardEach: DropGuard leaves out one guard of a policy of two
+// (a lowered copy of a policy a reload tightened: its configured Spec,
+// 6, and the replaced one, 10), for a middleware nested in one that
+// counted the request under that Spec alone; the other guard still
+// counts. A policy of one guard (b, a reload's only: 10) loses it to
+// DropGuard(_, 0) and keeps it under DropGuard(_, 1), which names no
+// guard of it. With every guard dropped, the store call holds the
+// policies' own checks alone.
+func TestDropGuardEach(t *testing.T) {
+	fw := func(l int64) algorithms.Spec {
+		return algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: l, Window: time.Minute}
+	}
+	a := policy.Must(policy.Must(policy.Must(policy.New("a", fw(6), constKey)).WithGuard(fw(10))).WithLimit(4))
+	b := policy.Must(policy.Must(policy.New("b", fw(5), constKey)).WithGuard(fw(10)))
+	s, err := policy.NewSet([]*policy.Policy{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type drop struct {
+		mask uint64
+		k    int
+	}
+	for _, tc := range []struct {
+		drops []drop
+		want  string
+	}{
+		{nil, "[4 5 6 10 10]"},
+		{[]drop{{1, 0}}, "[4 5 10 10]"},
+		{[]drop{{1, 1}}, "[4 5 6 10]"},
+		{[]drop{{3, 1}}, "[4 5 6 10]"},
+		{[]drop{{2, 0}}, "[4 5 6 10]"},
+		{[]drop{{3, 0}}, "[4 5 10]"},
+		{[]drop{{1, 0}, {1, 1}, {2, 0}}, "[4 5]"},
+	} {
+		now := time.Unix(1_700_000_040, 0)
+		st := &limitsStore{Store: memoryStoreAt(t, &now)}
+		r := httptest.NewRequest("GET", "/", nil)
+		var res policy.Result
+		if err := s.Prepare(r, s.Match(r), &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range tc.drops {
+			res.DropGuard(d.mask, d.k)
+		}
+		if err := res.Take(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(st.calls); got != "["+tc.want+"]" {
+			t.Errorf("drops %v: store calls of limits %s, want one of %s", tc.drops, got, tc.want)
+		}
+	}
+}
