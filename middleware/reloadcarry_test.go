@@ -5,9 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/internal/storetest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -25,34 +28,62 @@ func guardOf(m *middleware.Middleware) (algorithms.Spec, bool) {
 // windows for a fixed window), at the first request after that. On the
 // memory store and on Redis alike.
 func TestReloadTighterKeepsUsage(t *testing.T) {
-	storetest.Each(t, time.Unix(1_700_000_040, 0), func(t *testing.T, store algorithms.Store, clock *algotest.Clock) { // a minute's start
-		m := middleware.MustNew(store, []*policy.Policy{fixed("login", 10, time.Minute, remote)}, middleware.WithClock(clock))
-		h := m.Handler(ok)
-		admitted := func(n int) int { return admittedOf(h, n) }
-		clock.Advance(10 * time.Second)
-		if got := admitted(10); got != 10 {
-			t.Fatalf("at 10 per minute: %d of 10 admitted", got)
-		}
-		if err := m.SetPolicies([]*policy.Policy{fixed("login", 5, time.Minute, remote)}); err != nil {
-			t.Fatal(err)
-		}
-		if g, ok := guardOf(m); !ok || g.Limit != 10 {
-			t.Fatalf("after the reload to 5: guard %+v, %v; want the replaced Spec (10)", g, ok)
-		}
-		w := serve(h, "GET", "/")
-		if w.Code != http.StatusTooManyRequests || w.Header().Get("RateLimit-Policy") != `"login";q=5;w=60` {
-			t.Errorf("after the reload, same minute: %d %q, want 429 under q=5", w.Code, w.Header().Get("RateLimit-Policy"))
-		}
-		clock.Advance(50 * time.Second) // the next minute
-		if got := admitted(6); got != 5 {
-			t.Errorf("next minute at 5: %d of 6 admitted, want 5", got)
-		}
-		clock.Advance(70 * time.Second) // two windows after the reload
-		serve(h, "GET", "/")
-		if g, ok := guardOf(m); ok {
-			t.Errorf("two windows after the reload: still guarded by %+v", g)
-		}
-	})
+	for _, name := range []string{"memory", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			clock := algotest.NewClock(time.Unix(1_700_000_040, 0)) // a minute's start
+			var store algorithms.Store
+			if name == "memory" {
+				ms, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { ms.Close() })
+				store = ms
+			} else {
+				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
+				t.Cleanup(func() { rdb.Close() })
+				rs, err := redisstore.New(rdb, redisstore.WithClock(clock))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store = rs
+			}
+			m := middleware.MustNew(store, []*policy.Policy{fixed("login", 10, time.Minute, remote)}, middleware.WithClock(clock))
+			h := m.Handler(ok)
+			admitted := func(n int) int {
+				a := 0
+				for range n {
+					if serve(h, "GET", "/").Code == http.StatusOK {
+						a++
+					}
+				}
+				return a
+			}
+			clock.Advance(10 * time.Second)
+			if got := admitted(10); got != 10 {
+				t.Fatalf("at 10 per minute: %d of 10 admitted", got)
+			}
+			if err := m.SetPolicies([]*policy.Policy{fixed("login", 5, time.Minute, remote)}); err != nil {
+				t.Fatal(err)
+			}
+			if g, ok := guardOf(m); !ok || g.Limit != 10 {
+				t.Fatalf("after the reload to 5: guard %+v, %v; want the replaced Spec (10)", g, ok)
+			}
+			w := serve(h, "GET", "/")
+			if w.Code != http.StatusTooManyRequests || w.Header().Get("RateLimit-Policy") != `"login";q=5;w=60` {
+				t.Errorf("after the reload, same minute: %d %q, want 429 under q=5", w.Code, w.Header().Get("RateLimit-Policy"))
+			}
+			clock.Advance(50 * time.Second) // the next minute
+			if got := admitted(6); got != 5 {
+				t.Errorf("next minute at 5: %d of 6 admitted, want 5", got)
+			}
+			clock.Advance(70 * time.Second) // two windows after the reload
+			serve(h, "GET", "/")
+			if g, ok := guardOf(m); ok {
+				t.Errorf("two windows after the reload: still guarded by %+v", g)
+			}
+		})
+	}
 }
 
 // TestReloadCarryOnlyWhenTighter: a reload that raises a limit, or that
