@@ -50,15 +50,7 @@ func TestReloadTighterKeepsUsage(t *testing.T) {
 			}
 			m := middleware.MustNew(store, []*policy.Policy{fixed("login", 10, time.Minute, remote)}, middleware.WithClock(clock))
 			h := m.Handler(ok)
-			admitted := func(n int) int {
-				a := 0
-				for range n {
-					if serve(h, "GET", "/").Code == http.StatusOK {
-						a++
-					}
-				}
-				return a
-			}
+			admitted := func(n int) int { return admittedOf(h, n) }
 			clock.Advance(10 * time.Second)
 			if got := admitted(10); got != 10 {
 				t.Fatalf("at 10 per minute: %d of 10 admitted", got)
