@@ -6,13 +6,13 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
 
-// A Result some of whose policies are guarded ([Policy.Guard]) makes each
-// store call (Take, Peek, Refund, GiveBack, Reset) on its checks followed
-// by one more per guard of each guarded policy ([Policy.Guards]): the same
-// key and cost under the guard's Spec. Its decisions are then the store's merged: each guarded policy's
-// with its guard's (mergeGuard). The store call's checks and its own
-// decisions wait in a guardRoom, which Refund and GiveBack, which pass the
-// store the Take's decisions, read.
+// A Result some of whose policies are guarded ([Policy.Guards]) makes
+// each store call (Take, Peek, Refund, GiveBack, Reset) on its checks
+// followed by one more per guard of each guarded policy: the same key and
+// cost under the guard's Spec. Its decisions are then the store's merged:
+// each guarded policy's with its guards' (mergeGuard). The store call's
+// checks and its own decisions wait in a guardRoom, which Refund and
+// GiveBack, which pass the store the Take's decisions, read.
 
 // guardRoom holds the store call of a Result with guarded policies: its
 // n checks, then one per guard of each guarded one (idx: the index among

@@ -35,11 +35,12 @@ const inline = 4
 // A Result is not to be copied once prepared: the copy would share its
 // room with the original (go vet reports copies).
 //
-// A policy guarded by the Spec it was lowered from ([Policy.Guard]) adds
-// a check to each store call of its Result (the same key and cost under
-// the guard's Spec), and its decision is its own merged with the guard's:
-// allowed when both are, the lower Remaining (with the wait for it to
-// grow), the longer RetryAfter, ResetAfter and Delay, the policy's Limit.
+// A guarded policy ([Policy.Guards]: the Spec it was lowered from, the
+// Spec a reload replaced) adds a check per guard to each store call of its
+// Result (the same key and cost under the guard's Spec), and its decision
+// is its own merged with its guards': allowed when all are, the lowest
+// Remaining (with the wait for it to grow), the longest RetryAfter,
+// ResetAfter and Delay, the policy's Limit.
 // Its Result then keeps that store call in an allocation of its own,
 // which a reused Result keeps too.
 //
@@ -482,11 +483,10 @@ func (res *Result) Refund(ctx context.Context, store algorithms.Store, waited ti
 	if err := rf.Refund(ctx, out, sc, sd, waited); err != nil {
 		return fmt.Errorf("policy: store: refund: %w", err)
 	}
-	for i := range sd {
+	for i := range sd { // ds itself when no policy is guarded
 		sd[i] = out[i].Decision
 	}
 	for i := range ds {
-		ds[i] = out[i].Decision
 		if out[i].Given {
 			res.given |= 1 << i
 		}
