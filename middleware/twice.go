@@ -58,9 +58,10 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // bucket, and is no repeat. shadowed is the part of again that only
 // middlewares in shadow mode counted: this one enforces it on the retry
 // (see outerWait). uncounted are the policies of res, not in again, that
-// a middleware further out denied in shadow mode under the same key: this
-// one decides them, and its decision replaces theirs in the response (see
-// unlistOuter).
+// a middleware further out denied in shadow mode under the same key, or
+// one of whose guards it denied so and no middleware further out counted:
+// this one decides them, and its decision replaces theirs in the response
+// (see unlistOuter).
 //
 // A policy lowered by SetLimit is a copy guarded by the configured Spec
 // ([policy.Policy.Guard]): met further out as the configured policy, or
@@ -76,9 +77,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // here of the name, key and Spec of one further out counts in its state
 // too, whatever their guards: each middleware guards its own copy of a
 // policy that a reload tightened (see SetPolicies), so the same policy
-// given to both is no longer the same *policy.Policy in them.
+// given to both is no longer the same *policy.Policy in them. meets tells
+// these apart; unlistOuter and adopted.has match policies as it does.
 func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64) {
 	var enforced uint64
+	var denied [2]uint64 // as unguard, of the middlewares that denied
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -98,34 +101,33 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				if q != p && q.Name() != p.Name() {
 					continue
 				}
-				if res.Key(i) == o.Key(j) && q != p && q.Spec() != p.Spec() {
-					pgs := p.Guards()
-					if !slices.Contains(pgs, q.Spec()) {
-						// Another policy of the name: only its guards
-						// may be counted further out already, each
-						// apart (a lowered copy's configured Spec, a
-						// reload's replaced one).
-						if counted {
-							for k, qg := range q.Guards() {
-								if qg == p.Spec() || slices.Contains(pgs, qg) {
-									unguard[k] |= bit
-								}
-							}
-						}
-						break
-					}
-					// q is the policy p was lowered from, or the one a
-					// reload replaced, guarding p: the same state.
+				if res.Key(i) != o.Key(j) {
+					break // another bucket
 				}
-				if res.Key(i) == o.Key(j) {
-					switch {
-					case !counted:
-						uncounted |= bit
-					case c.res.Shadow:
-						shadowed |= bit
-					default:
-						enforced |= bit
+				if same, gs := meets(q, p); !same {
+					// Another policy of the name: only its guards
+					// may be counted further out already, each
+					// apart (a lowered copy's configured Spec, a
+					// reload's replaced one).
+					for k := range denied {
+						if gs>>k&1 == 0 {
+							continue
+						}
+						if counted {
+							unguard[k] |= bit
+						} else {
+							denied[k] |= bit
+						}
 					}
+					break
+				}
+				switch {
+				case !counted:
+					uncounted |= bit
+				case c.res.Shadow:
+					shadowed |= bit
+				default:
+					enforced |= bit
 				}
 				break
 			}
@@ -135,6 +137,11 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	again = enforced | shadowed
 	shadowed &^= enforced
 	uncounted &^= again
+	unguard[0] &^= again | uncounted
+	unguard[1] &^= again | uncounted
+	// A guard whose state only middlewares that denied counted under is
+	// checked here: its policy is decided here again too.
+	uncounted |= (denied[0]&^unguard[0] | denied[1]&^unguard[1]) &^ again
 	if again|uncounted != 0 && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
 		var names []string
 		for b := again | uncounted; b != 0; b &= b - 1 {
@@ -147,20 +154,44 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	unguard[0] &^= again | uncounted
-	unguard[1] &^= again | uncounted
 	return again, shadowed, uncounted, unguard
+}
+
+// meets reports how q, a policy of this middleware, meets p, one of its
+// name that a middleware further out decided under the same key (see
+// unrepeated): same when q counts in p's state, as p itself, a copy of
+// its Spec, or the policy p was lowered from or the one a reload
+// replaced, guarding p; else the guards of q ([policy.Policy.Guards])
+// whose state p counts in, as its Spec or as one of its own guards: bit
+// k for the k-th.
+func meets(q, p *policy.Policy) (same bool, guards uint8) {
+	if q == p || q.Spec() == p.Spec() {
+		return true, 0
+	}
+	pgs := p.Guards()
+	if slices.Contains(pgs, q.Spec()) {
+		return true, 0
+	}
+	for k, qg := range q.Guards() {
+		if qg == p.Spec() || slices.Contains(pgs, qg) {
+			guards |= 1 << k
+		}
+	}
+	return false, guards
 }
 
 // unlistOuter removes from h the members that the middlewares further out
 // in ctx wrote, in their IETF RateLimit and RateLimit-Policy lines, of the
 // policies of redecided (a mask over the set of res) under the keys res
-// decided them under: those middlewares denied the request in shadow
-// mode, and counted nothing (see unrepeated), so res decided the policies
-// again, and its members, which report what was counted and is enforced,
-// replace theirs: the response reports each policy once. A line left empty
-// is removed. Nothing is removed unless res wrote its IETF line (its store
-// failed, say): theirs are then the only report of those policies.
+// decided them under, matched as unrepeated matched them (by name, and
+// Spec or guard: see meets), not by pointer: those middlewares denied the
+// request in shadow mode, and counted nothing (see unrepeated), so res
+// decided the policies again, and its members, which report what was
+// counted and is enforced, replace theirs: the response reports each
+// policy once. The members of a middleware that admitted the request
+// stand. A line left empty is removed. Nothing is removed unless res
+// wrote its IETF line (its store failed, say): theirs are then the only
+// report of those policies.
 func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided uint64) {
 	if res.wrote != uint8(IETF)+1 {
 		return
@@ -170,16 +201,27 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided uint
 			return false
 		}
 		o := &c.res.Result
+		if o.Allowed() {
+			return true // it counted the request: its members stand
+		}
 		for j := range o.Len() {
-			// The i-th policy of res is the i-th of its mask.
+			p := o.Policy(j)
+			// The i-th policy of res is the i-th of its mask, matched
+			// to p as unrepeated matched them.
 			for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
-				if b&-b&redecided == 0 || res.Policy(i) != o.Policy(j) || res.Key(i) != o.Key(j) {
+				q := res.Policy(i)
+				if q != p && q.Name() != p.Name() {
 					continue
 				}
-				name := o.Policy(j).Name()
-				drop := func(line string) string { return withoutMember(line, name) }
-				editLine(h, keyPolicy, &c.vals[0], drop)
-				editLine(h, keyRateLimit, &c.vals[1], drop)
+				if b&-b&redecided == 0 || res.Key(i) != o.Key(j) {
+					break
+				}
+				if same, gs := meets(q, p); same || gs != 0 {
+					name := p.Name()
+					drop := func(line string) string { return withoutMember(line, name) }
+					editLine(h, keyPolicy, &c.vals[0], drop)
+					editLine(h, keyRateLimit, &c.vals[1], drop)
+				}
 				break
 			}
 		}
