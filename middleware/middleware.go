@@ -1212,11 +1212,15 @@ type adopted struct {
 	mask uint64
 }
 
-// has reports whether p is one of a.
+// has reports whether p, a policy of a middleware further out, is one of
+// a: matched as unrepeated matches them (see meets), since the same
+// policy need not be the same *policy.Policy in both (a copy a reload
+// tightened, one lowered by SetLimit, one built twice).
 func (a adopted) has(p *policy.Policy) bool {
 	for b := a.mask; b != 0; b &= b - 1 {
-		if a.set.Policy(bits.TrailingZeros64(b)) == p {
-			return true
+		if q := a.set.Policy(bits.TrailingZeros64(b)); q == p || q.Name() == p.Name() {
+			same, _ := meets(q, p)
+			return same
 		}
 	}
 	return false

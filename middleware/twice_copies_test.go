@@ -165,3 +165,53 @@ func TestSharedPolicyShadowDenialListedOnceAcrossCopies(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPolicyShadowOuterRetryAfterAcrossCopies: as
+// TestSharedPolicyShadowOuterRetryAfter, a middleware further in that left
+// a shared policy out because one in shadow mode further out counted it
+// enforces that policy on the retry, so its 429 for another policy waits
+// for the shared one too (119 s, not the other's 59), when the shared
+// policy is not the same *policy.Policy in both: built twice, or reloaded
+// tighter in both (each guards its own copy). The retry's wait matched
+// the shadow one's policy to those left out by pointer, and so waited
+// for the other policy alone: 59 s, when the shared policy, full until
+// 120 s, refuses the retry again.
+// Through chi and a ServeMux, on an injected clock.
+func TestSharedPolicyShadowOuterRetryAfterAcrossCopies(t *testing.T) {
+	for _, reload := range []bool{false, true} {
+		for i, mux := range []string{"chi", "ServeMux"} {
+			name := "built twice/" + mux
+			if reload {
+				name = "reloaded tighter in both/" + mux
+			}
+			t.Run(name, func(t *testing.T) {
+				store, clock := newStore(t)
+				clock.Set(t0.Add(time.Duration(4+4*i) * time.Minute)) // a two-minute boundary
+				limit := int64(2)
+				if reload {
+					limit = 4
+				}
+				quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+				outer := middleware.MustNew(store, []*policy.Policy{fixed("two-min", limit, 2*time.Minute, constKey)},
+					middleware.WithClock(clock), middleware.WithShadow(nil), quiet)
+				inner := middleware.MustNew(store, []*policy.Policy{fixed("two-min", limit, 2*time.Minute, constKey), fixed("minute", 1, time.Minute, constKey)},
+					middleware.WithClock(clock), quiet)
+				if reload {
+					two := fixed("two-min", 2, 2*time.Minute, constKey)
+					if err := outer.SetPolicies([]*policy.Policy{two}); err != nil {
+						t.Fatal(err)
+					}
+					if err := inner.SetPolicies([]*policy.Policy{two, fixed("minute", 1, time.Minute, constKey)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				h := nestedRouter(mux, outer, inner)
+				w := admitThenDeny(t, mux, h, clock)
+				if got := w.Header().Get("Retry-After"); got != "119" {
+					t.Errorf("Retry-After %q, want 119 (the shared policy's wait; RateLimit %q)", got, w.Header().Values("RateLimit"))
+				}
+				retryAdmittedAt(t, mux, h, clock, 119*time.Second)
+			})
+		}
+	}
+}
