@@ -28,8 +28,9 @@ type rules struct {
 }
 
 // A carry is the Spec a reload replaced by a tighter one of the same
-// policy, and until when (Unix ns, on the middleware's clock) the new one
-// is guarded by it.
+// policy (its configured Spec, or the one of its limit set by
+// SetLimitUnguarded, whose counters alone hold its requests), and until
+// when (Unix ns, on the middleware's clock) the new one is guarded by it.
 type carry struct {
 	spec  algorithms.Spec
 	until int64
@@ -97,6 +98,16 @@ func (m *Middleware) endCarries() {
 	_ = m.apply(m.rules.base, m.rules.limits) // the same policies: no new error
 }
 
+// limitedSpec returns the Spec of p at limit (see policy.Policy.WithLimit),
+// p's own if none.
+func limitedSpec(p *policy.Policy, limit int64) algorithms.Spec {
+	q, err := p.WithLimit(limit)
+	if err != nil {
+		return p.Spec()
+	}
+	return q.Spec()
+}
+
 // effLimit is a limit set by SetLimit (guarded when lower than the
 // configured one) or by SetLimitUnguarded.
 type effLimit struct {
@@ -140,7 +151,14 @@ type effLimit struct {
 // set by [Middleware.SetLimit] is another matter: see there; a policy
 // both lowered by it and reloaded tighter is guarded by its new
 // configured Spec and, until the reload's guard ends, by the Spec the
-// reload replaced too: three checks per request.) An effective limit set by SetLimit or
+// reload replaced too: three checks per request. A limit set by
+// [Middleware.SetLimitUnguarded], such as a Fleet's share, counts the
+// requests under its own Spec alone: a reload that lowers it, carried
+// over in proportion, guards it with the Spec of the limit it replaced,
+// whose counters hold them, for that Spec's time, as it guards a
+// policy with its configured Spec; a client that used its share of 50
+// gets none of the new share of 30 before the next window.) An
+// effective limit set by SetLimit or
 // [Middleware.SetLimitUnguarded] survives the swap, guarded or not as it
 // was set: unchanged if the policy's configured Spec is unchanged, and
 // otherwise in proportion, as the new configured limit times the old effective limit
@@ -167,37 +185,48 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 		if p == nil {
 			continue // NewSet reports it
 		}
-		if old := m.configured(p.Name()); old != nil {
-			if old.Spec() == p.Spec() {
-				if c, ok := m.rules.carries[p.Name()]; ok && c.until > now {
-					carries[p.Name()] = c // a reload before's, still running
-				}
-			} else if tighter(old.Spec(), p.Spec()) {
-				from := old.Spec()
-				if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && tighter(c.spec, p.Spec()) {
-					// Tightened again: the Spec a reload before
-					// replaced holds the requests counted before it,
-					// and, as old's guard, those counted since.
-					from = c.spec
-				}
-				carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
+		old := m.configured(p.Name())
+		if old == nil {
+			continue
+		}
+		ol, limited := m.rules.limits[p.Name()]
+		l := ol
+		if limited && old.Spec() != p.Spec() {
+			l.n = scaleLimit(l.n, old.Spec().Limit, p.Spec().Limit)
+			if _, err := p.WithLimit(l.n); err != nil {
+				// Beyond what the new Spec allows (a limit raised
+				// above the configured one): the new configured
+				// limit is in force.
+				limited = false
 			}
 		}
-		if l, ok := m.rules.limits[p.Name()]; ok {
-			if old := m.configured(p.Name()); old != nil {
-				if old.Spec() != p.Spec() {
-					l.n = scaleLimit(l.n, old.Spec().Limit, p.Spec().Limit)
-					if _, err := p.WithLimit(l.n); err != nil {
-						// Beyond what the new Spec allows (a limit
-						// raised above the configured one): the new
-						// configured limit is in force.
-						continue
-					}
-				}
-				if l.n != p.Spec().Limit {
-					limits[p.Name()] = l
-				}
+		if limited = limited && l.n != p.Spec().Limit; limited {
+			limits[p.Name()] = l
+		}
+		// The Specs whose counters hold the policy's requests, before
+		// the reload and after: the configured ones (a limit set by
+		// SetLimit is guarded by it), but a limit set by
+		// SetLimitUnguarded (a Fleet's share) is counted under its own
+		// Spec alone.
+		from, to := old.Spec(), p.Spec()
+		if ol.unguarded {
+			from = limitedSpec(old, ol.n)
+		}
+		if limited && l.unguarded {
+			to = limitedSpec(p, l.n)
+		}
+		if from == to {
+			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now {
+				carries[p.Name()] = c // a reload before's, still running
 			}
+		} else if tighter(from, to) {
+			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && tighter(c.spec, to) {
+				// Tightened again: the Spec a reload before
+				// replaced holds the requests counted before it,
+				// and, as old's guard, those counted since.
+				from = c.spec
+			}
+			carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
 		}
 	}
 	prev := m.rules.carries
@@ -248,7 +277,8 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 // middleware/adaptive's Fleet uses it): there the guard would cost a
 // second check on every request and could bind only in the window of a
 // change. Setting a limit in force with the other method switches its
-// guard on or off.
+// guard on or off. A reload that lowers the limit guards it all the same
+// for a while: see [Middleware.SetPolicies].
 func (m *Middleware) SetLimitUnguarded(name string, limit int64) error {
 	return m.setLimit("SetLimitUnguarded", name, effLimit{n: limit, unguarded: true})
 }
@@ -316,16 +346,16 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 		if p == nil {
 			continue
 		}
-		if c, ok := m.rules.carries[p.Name()]; ok {
-			if c.until <= now {
-				delete(m.rules.carries, p.Name())
-			} else if g, err := p.WithGuard(c.spec); err == nil {
+		c, carried := m.rules.carries[p.Name()]
+		if carried && c.until <= now {
+			delete(m.rules.carries, p.Name())
+			carried = false
+		}
+		if carried {
+			if g, err := p.WithGuard(c.spec); err == nil {
 				// Guarded by the Spec the reload replaced (a lowered
 				// copy below keeps that guard).
 				p, eff[i] = g, g
-				if until == 0 || c.until < until {
-					until = c.until
-				}
 			}
 		}
 		if l, ok := limits[p.Name()]; ok {
@@ -337,6 +367,23 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 				q = q.Unguarded()
 			}
 			eff[i] = q
+		}
+		if !carried {
+			continue
+		}
+		if e := eff[i]; e.Spec().Limit < c.spec.Limit && !slices.Contains(e.Guards(), c.spec) {
+			// The copy at a limit set by SetLimitUnguarded has no
+			// guard, and the share a reload replaced (see
+			// setPolicies) cannot guard the configured policy, which
+			// it holds less than: the copy at the limit is guarded by
+			// it, as a lowered copy keeps the guard of the configured
+			// policy.
+			if g, err := e.WithGuard(c.spec); err == nil {
+				eff[i] = g
+			}
+		}
+		if slices.Contains(eff[i].Guards(), c.spec) && (until == 0 || c.until < until) {
+			until = c.until
 		}
 	}
 	var setOpts []policy.SetOption

@@ -61,7 +61,12 @@
 // the count goes from 2 to 3 to 4 (13). When the count falls to one, the
 // configured limit comes back on the configured Spec's counters, which
 // counted none of the requests admitted under a share: a client may get
-// its share and the whole limit then (6 and then 12 from 2 to 1).
+// its share and the whole limit then (6 and then 12 from 2 to 1). A
+// reload that lowers a cluster-wide limit hands out no such fresh share:
+// the share it carries over in proportion is guarded, for two windows
+// or so, by the share it replaced (see middleware.Middleware.SetPolicies),
+// so that in the window of the reload an instance admits a client no
+// more than its old share, nor more than its new one since.
 //
 // # What clients can do to it
 //
