@@ -15,7 +15,7 @@ type jsonReport struct {
 	Lines     int64        `json:"lines"`
 	Entries   int64        `json:"entries"`
 	Malformed int64        `json:"malformed"`
-	Samples   []string     `json:"malformed_samples,omitempty"`
+	Samples   []jsonSample `json:"malformed_samples,omitempty"`
 	Warnings  []string     `json:"warnings,omitempty"`
 	First     time.Time    `json:"first"`
 	Last      time.Time    `json:"last"`
@@ -28,6 +28,16 @@ type jsonReport struct {
 	BinStart  time.Time    `json:"bin_start"`
 	Bin       float64      `json:"bin_seconds"`
 	Policies  []jsonPolicy `json:"policies"`
+}
+
+// jsonSample is a sampled malformed line: its text as it is (JSON escapes
+// control characters; bytes that are not UTF-8 become U+FFFD), not quoted
+// and indented as the text report shows it.
+type jsonSample struct {
+	File   string `json:"file"`
+	Line   int64  `json:"line"`
+	Reason string `json:"reason"`
+	Text   string `json:"text"`
 }
 
 type jsonSpec struct {
@@ -103,7 +113,7 @@ func (r *Report) WriteJSON(w io.Writer, in Input) error {
 		BinStart: r.BinStart, Bin: r.Bin.Seconds(), Policies: []jsonPolicy{},
 	}
 	for _, m := range in.Samples {
-		out.Samples = append(out.Samples, m.String())
+		out.Samples = append(out.Samples, jsonSample{File: m.File, Line: m.Line, Reason: m.Reason, Text: m.Text})
 	}
 	for _, p := range r.Policies {
 		jp := jsonPolicy{
