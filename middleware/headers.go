@@ -95,6 +95,15 @@ const (
 	// tie of remaining goes to the policy whose allowance takes longer to
 	// come back (see [policy.Result.Lowest]; also across nested
 	// middlewares), and on a 429 reset is the response's Retry-After.
+	// Otherwise reset (Draft6's RateLimit-Reset, Legacy's
+	// X-RateLimit-Reset) is the whole seconds, rounded up, until the
+	// policy's allowance is back in full (its Decision's ResetAfter), the
+	// time until the quota resets as those drafts define it: not IETF's t,
+	// the wait until Remaining next grows, which can be shorter (a
+	// per-second sliding window counter given ten requests in one second
+	// and one 0.6 s into the next answers that one r=5;t=1 under IETF and
+	// remaining=5, reset=2 here: the last request weighs on the second
+	// after its own until that one ends).
 	// Those drafts name a policy by its quota value, which no two members
 	// of the list may share: of policies with the same limit, the list
 	// holds the one with the longest window (see
