@@ -14,15 +14,7 @@ func HoldsKey(s *MemoryStore, c Check) bool {
 	if tb == nil {
 		return false
 	}
-	switch {
-	case tb.cells != nil:
-		_, held := tb.cells.find(h)
-		return held
-	case tb.logs != nil:
-		_, held := tb.logs[h]
-		return held
-	}
-	_, held := tb.rings.kt.find(h)
+	_, held := tb.slots().find(h)
 	return held
 }
 
@@ -36,3 +28,26 @@ func CheckHeld(t *testing.T, s *MemoryStore) int {
 
 // KeysInShard returns n distinct keys that s puts in its shard i.
 func KeysInShard(s *MemoryStore, i uint64, n int) []string { return keysInShard(s, i, n) }
+
+// LogShape returns how many events s holds for the key of c under c's
+// Spec, a sliding_log one, and whether they are spilled (in a log of
+// their own) rather than in line in the key's cell; held is false when s
+// does not hold the key.
+func LogShape(s *MemoryStore, c Check) (events int, spilled, held bool) {
+	h := s.hash(c.Key)
+	sh := &s.shards[h&s.mask]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	tb := sh.lookupList(&c.Spec)
+	if tb == nil || tb.logs == nil {
+		return 0, false, false
+	}
+	i, held := tb.logs.kt.find(h)
+	if !held {
+		return 0, false, false
+	}
+	if cl := tb.logs.kt.cs[i]; cl.y != 0 {
+		return tb.logs.logs[cl.y-1].n, true, true
+	}
+	return int(min(tb.logs.kt.cs[i].x, 1)), false, true
+}

@@ -106,13 +106,19 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 	// bound of reckonedFrom, E − t need not be.
 	switch {
 	case tb.logs != nil:
-		lg := tb.logs[h]
-		if lg == nil {
+		i, held := tb.logs.kt.find(h)
+		if !held {
 			return false
 		}
+		var buf [1]logEvent
+		lg := tb.logs.load(i, &buf)
 		te := lg.latest(t)
 		r := reckonedFrom(d.ResetAfter, waited, te-t)
-		return lg.giveBack(p, te, n, te+r-p.window-1)
+		if !lg.giveBack(p, te, n, te+r-p.window-1) {
+			return false
+		}
+		tb.logs.store(i, &lg)
+		return true
 	case tb.rings != nil:
 		i, held := tb.rings.kt.find(h)
 		if !held {

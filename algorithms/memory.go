@@ -68,16 +68,24 @@ import (
 // key: the store takes about 10 KB, and each Spec 20 to 40 KB more (its
 // table in each shard that holds keys of it), so with the keys of one Spec
 // about 50 bytes per key at 2,000 keys and 44 at 4,000. A key of sliding_log
-// takes about 80 bytes (its map entry and state) and 16 per distinct
-// accepted instant in the window, with room kept for up to twice the most
-// its window has held at once and never more than 16·Limit (about 96 bytes
-// with one instant, 102 with a million keys held). A key of sliding_buckets
-// takes a slot of a key table, as the fixed-size kinds do, a ring of 4
-// bytes per bucket and its key's 8-byte hash, in arrays per table that
-// grow by about a quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5
-// more per bucket (316 with 60 buckets and a million keys held). Budget 70
-// bytes per key, times the bound, and 40 KB per Spec, for the fixed-size
-// kinds. TestMemoryStorePerKeyFigures measures these.
+// that holds one accepted instant in its window (most keys of a large key
+// set: a client that made one request) takes what a key of the fixed-size
+// kinds takes, its event held in its slot (31 bytes with a million keys
+// held). A key that holds two or more distinct instants has them in a log
+// of its own, about 56 bytes in an array per table (grown as append grows
+// it), and 16 bytes per instant the log has room for: 2 at first, doubled
+// as needed, so up to twice the most its window has held at once and
+// never more than 16·Limit (about 90 to 110 bytes more than a key of one
+// instant with two, 32 more with four). It keeps its log while in use,
+// and goes back to its slot alone when a sweep, an eviction's sample or a
+// give-back finds it down to one. A key of sliding_buckets takes a slot of
+// a key table, as the fixed-size kinds do, a ring of 4 bytes per bucket
+// and its key's 8-byte hash, in arrays per table that grow by about a
+// quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5 more per bucket
+// (316 with 60 buckets and a million keys held). Budget 70 bytes per key,
+// times the bound, and 40 KB per Spec, for the fixed-size kinds and
+// sliding_log keys of one instant. TestMemoryStorePerKeyFigures measures
+// these.
 //
 // A MemoryStore is safe for concurrent use. Its zero value is not usable;
 // call [NewMemoryStore].
@@ -150,7 +158,7 @@ type table struct {
 	// table without the lock looks its Spec up again (see live).
 	dead  bool
 	cells *keyTable
-	logs  map[uint64]*slidingLog
+	logs  *logTable
 	rings *ringTable
 }
 
@@ -303,19 +311,34 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	p := &tb.p
 	if kt == nil {
 		// sliding_log and sliding_buckets: a held key in place, with one
-		// map lookup; a new one through the batch's steps.
+		// lookup of its key table; a new one through the batch's steps.
 		var off int64
 		switch {
 		case tb.logs != nil:
-			if lg, held := tb.logs[h]; held {
+			if i, held := tb.logs.kt.find(h); held {
 				// Decided on a view: a denied Take forgets no event
-				// (see slidingLog.view).
-				off = lg.latest(t) - t
-				v := lg.view(p, t+off)
+				// (see slidingLog.view). A key in line is viewed
+				// straight from its cell (see logView.view).
+				var (
+					v   slidingLog
+					buf [1]logEvent
+				)
+				if c := tb.logs.kt.cs[i]; c.y == 0 {
+					v.ev = buf[:]
+					if c.x > 0 {
+						off = max(c.t-t, 0)
+						if c.t >= t+off-p.window {
+							buf[0], v.n, v.sum = c.inline(), 1, int64(c.x)
+						}
+					}
+				} else {
+					lg := &tb.logs.logs[c.y-1]
+					off = lg.latest(t) - t
+					v = lg.view(p, t+off)
+				}
 				d = v.decide(p, t+off, n, true)
 				if d.Allowed {
-					*lg = v
-					lg.commit(p, t+off, n)
+					tb.logs.commit(p, i, t+off, n)
 				}
 				sh.mu.Unlock()
 				if off > 0 {
@@ -478,8 +501,9 @@ func (s *MemoryStore) takeOneLog(sh *shard, tb *table, h uint64, n, t int64) Dec
 
 // TakeInto implements IntoStore: Take writing into dst, which must have
 // len(checks) elements. It does not allocate for up to 8 checks on keys
-// already held, but for a sliding_log or sliding_buckets key named twice
-// in one call, whose state is copied for the second check.
+// already held, but for a sliding_buckets key, or a sliding_log key holding
+// two or more logged instants, named twice in one call, whose state is
+// copied for the second check.
 func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Check) error {
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algorithms: TakeInto: %d decisions for %d checks", len(dst), len(checks))
@@ -745,7 +769,7 @@ func (sh *shard) table(spec *Spec) (*table, error) {
 	}
 	switch spec.Algorithm {
 	case SlidingLog:
-		tb.logs = make(map[uint64]*slidingLog)
+		tb.logs = newLogTable()
 	case SlidingBuckets:
 		tb.rings = newRingTable(tb.p.buckets)
 	default:
@@ -805,20 +829,15 @@ func (sh *shard) compact() {
 }
 
 // len returns how many keys tb holds.
-func (tb *table) len() int {
-	switch {
-	case tb.cells != nil:
-		return tb.cells.len()
-	case tb.logs != nil:
-		return len(tb.logs)
-	}
-	return tb.rings.len()
-}
+func (tb *table) len() int { return tb.slots().len() }
 
 // slots returns the key table of tb's keys: its cells, or the table of
-// its rings (sliding_buckets); nil for sliding_log, whose keys are in a map.
+// its logs (sliding_log) or of its rings (sliding_buckets).
 func (tb *table) slots() *keyTable {
-	if tb.rings != nil {
+	switch {
+	case tb.logs != nil:
+		return tb.logs.kt
+	case tb.rings != nil:
 		return tb.rings.kt
 	}
 	return tb.cells
@@ -827,6 +846,9 @@ func (tb *table) slots() *keyTable {
 // idleAt reports whether the key in slot i of tb.slots() is idle at t:
 // forgetting it changes no decision.
 func (tb *table) idleAt(i int, t int64) bool {
+	if tb.logs != nil {
+		return tb.logs.used(&tb.p, i, t) == 0
+	}
 	if tb.rings != nil {
 		c := tb.rings.kt.cs[i]
 		s := slidingBuckets{last: c.t, sum: int64(c.x)} // all idle reads
@@ -838,6 +860,9 @@ func (tb *table) idleAt(i int, t int64) bool {
 // usedAt returns how much of its capacity the key in slot i of
 // tb.slots() has in use at t.
 func (tb *table) usedAt(i int, t int64) int64 {
+	if tb.logs != nil {
+		return tb.logs.used(&tb.p, i, t)
+	}
 	if tb.rings != nil {
 		bk := tb.rings.load(i)
 		return bk.used(&tb.p, t)
@@ -845,20 +870,26 @@ func (tb *table) usedAt(i int, t int64) int64 {
 	return tb.p.usedCell(tb.cells.cs[i], t)
 }
 
-// removeAt deletes the key in slot i of tb.slots() (and its ring).
+// removeAt deletes the key in slot i of tb.slots() (and its log or ring).
 func (tb *table) removeAt(i int) {
-	if tb.rings != nil {
+	switch {
+	case tb.logs != nil:
+		tb.logs.removeAt(i)
+	case tb.rings != nil:
 		tb.rings.removeAt(i)
-	} else {
+	default:
 		tb.cells.removeAt(i)
 	}
 }
 
 // shrink gives memory back when tb.slots() is less than a quarter full.
 func (tb *table) shrink() {
-	if tb.rings != nil {
+	switch {
+	case tb.logs != nil:
+		tb.logs.shrink()
+	case tb.rings != nil:
 		tb.rings.shrink()
-	} else {
+	default:
 		tb.cells.shrink()
 	}
 }
@@ -957,16 +988,19 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 	tb := op.tb
 	switch tb.p.kind {
 	case SlidingLog:
-		lg := tb.logs[op.h]
-		if lg == nil {
+		lt := tb.logs
+		i, held := lt.kt.find(op.h)
+		if !held {
+			// A new key, or one a sweep made room for a new key of the
+			// same Take with, dropped as idle: either way nothing it
+			// logged is in the window at t+off.
 			s.makeRoom(sh, t, op.h, ops)
-			lg = op.log
-			tb.logs[op.h] = lg
+			lt.put(op.h, t+op.off, op.n)
+			return
 		}
 		// Logging at t+off, its newest instant from now on, it forgets
 		// what has left the window there.
-		lg.prune(&tb.p, t+op.off)
-		lg.commit(&tb.p, t+op.off, op.n)
+		lt.commit(&tb.p, i, t+op.off, op.n)
 	case SlidingBuckets:
 		rt := tb.rings
 		i, held := rt.kt.find(op.h)
@@ -1010,25 +1044,17 @@ func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
 func (sh *shard) sweep(t int64) int {
 	n := 0
 	for _, tb := range sh.tables {
-		p := &tb.p
-		if kt := tb.slots(); kt != nil {
-			for i := 0; i < len(kt.hs); {
-				if kt.hs[i] != 0 && tb.idleAt(i, t) {
-					// The next entries may shift back into slot i.
-					tb.removeAt(i)
-					n++
-					continue
-				}
-				i++
-			}
-			tb.shrink()
-		}
-		for h, l := range tb.logs {
-			if l.idle(p, t) {
-				delete(tb.logs, h)
+		kt := tb.slots()
+		for i := 0; i < len(kt.hs); {
+			if kt.hs[i] != 0 && tb.idleAt(i, t) {
+				// The next entries may shift back into slot i.
+				tb.removeAt(i)
 				n++
+				continue
 			}
+			i++
 		}
+		tb.shrink()
 	}
 	sh.keys -= n
 	if n > 0 {
@@ -1096,8 +1122,7 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 		}
 		seen = 0
 		tb := sh.tables[(start+i)%len(sh.tables)]
-		p := &tb.p
-		if kt := tb.slots(); kt != nil && kt.n > 0 {
+		if kt := tb.slots(); kt.n > 0 {
 			// A run of slots from a start that h, secret to outsiders, makes random.
 			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.hs)))
 			for k := range kt.hs {
@@ -1105,11 +1130,6 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 				if e := kt.hs[j]; e != 0 && consider(tb, e, tb.usedAt(j, t)) {
 					break
 				}
-			}
-		}
-		for k, l := range tb.logs {
-			if consider(tb, k, l.used(p, t)) {
-				break
 			}
 		}
 	}

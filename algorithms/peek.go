@@ -63,10 +63,12 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 	p := &tb.p
 	switch {
 	case tb.logs != nil:
-		lg, held := tb.logs[h]
+		i, held := tb.logs.kt.find(h)
 		if !held {
 			break
 		}
+		var buf [1]logEvent
+		lg := tb.logs.load(i, &buf)
 		tl := lg.latest(t)
 		v := lg.view(p, tl)
 		*d = v.decide(p, tl, n, false)

@@ -12,14 +12,13 @@ type pending struct {
 	off    int64 // how far the key's state is ahead of the Take's instant
 	// The state the check is decided on; for a repeated key, a copy that
 	// includes the earlier checks' consumption.
-	c   cell
-	nc  cell        // the state after the check (cell kinds)
-	log *slidingLog // the key's log (sliding_log), changed only by commit
-	// lv is the log decided on: log as pruned at t+off, without pruning
-	// it (a check that logs nothing forgets no event: see
-	// slidingLog.view); for a repeated key, a copy with the earlier
-	// checks' units.
-	lv slidingLog
+	c  cell
+	nc cell // the state after the check (cell kinds)
+	// lv is the log decided on (sliding_log): the key's log as pruned at
+	// t+off, without pruning it (a check that logs nothing forgets no
+	// event: see slidingLog.view); for a repeated key, a copy with the
+	// earlier checks' units. The key's log is changed only by commit.
+	lv logView
 	bk slidingBuckets // the key's ring (sliding_buckets), changed only by commit
 	// bv is the ring decided on: bk as rolled to t+off, without rolling
 	// it (see bucketsView); for a repeated key, bk is a copy with the
@@ -40,15 +39,15 @@ func (op *pending) load(t, dropped int64) {
 	tn := max(t, dropped)
 	switch p.kind {
 	case SlidingLog:
-		op.log, op.exists = op.tb.logs[op.h]
-		if !op.exists {
-			op.log = &slidingLog{}
-		}
-		op.off = op.log.latest(t) - t
-		if !op.exists {
+		var i int
+		if i, op.exists = op.tb.logs.kt.find(op.h); op.exists {
+			op.lv = op.tb.logs.loadView(i)
+			op.off = op.lv.latest(t) - t
+		} else {
+			op.lv = logView{}
 			op.off = tn - t
 		}
-		op.lv = op.log.view(p, t+op.off)
+		op.lv = op.lv.view(p, t+op.off)
 	case SlidingBuckets:
 		var i int
 		if i, op.exists = op.tb.rings.kt.find(op.h); op.exists {
@@ -84,9 +83,7 @@ func (op *pending) follow(prev *pending, t int64) {
 	op.exists, op.off, op.ahead = prev.exists, prev.off, prev.ahead+prev.n
 	switch p.kind {
 	case SlidingLog:
-		lv := prev.lv.clone()
-		lv.commit(p, t+prev.off, prev.n)
-		op.log, op.lv = prev.log, *lv
+		op.lv = prev.lv.with(p, t+prev.off, prev.n)
 	case SlidingBuckets:
 		bk := prev.bk.clone()
 		bk.roll(p, t+prev.off)
@@ -113,7 +110,7 @@ func alone(ops []pending, i int, t int64) {
 			root = ops[root].dup
 		}
 		r := &ops[root]
-		op.c, op.log, op.lv, op.bk, op.bv, op.off = r.c, r.log, r.lv, r.bk, r.bv, r.off
+		op.c, op.lv, op.bk, op.bv, op.off = r.c, r.lv, r.bk, r.bv, r.off
 	}
 	op.decide(t, false)
 }

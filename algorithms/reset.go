@@ -51,16 +51,11 @@ func (s *MemoryStore) Reset(ctx context.Context, checks ...Check) error {
 // forget deletes the key of hash h from tb and reports whether tb held
 // it. The shard's lock must be held.
 func (tb *table) forget(h uint64) bool {
-	if kt := tb.slots(); kt != nil {
-		i, held := kt.find(h)
-		if held {
-			tb.removeAt(i)
-			tb.shrink()
-		}
-		return held
+	i, held := tb.slots().find(h)
+	if held {
+		tb.removeAt(i)
+		tb.shrink()
 	}
-	_, held := tb.logs[h]
-	delete(tb.logs, h)
 	return held
 }
 

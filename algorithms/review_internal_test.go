@@ -131,7 +131,10 @@ func heldKeys(t *testing.T, s *MemoryStore) int {
 				n += heldInOrder(t, rt.kt)
 				checkRings(t, rt)
 			}
-			n += len(tb.logs)
+			if lt := tb.logs; lt != nil {
+				n += heldInOrder(t, lt.kt)
+				checkLogs(t, lt, &tb.p)
+			}
 		}
 		sh.mu.Unlock()
 	}
@@ -246,6 +249,63 @@ func heldInOrder(t *testing.T, kt *keyTable) int {
 
 // checkRings checks that rt's rings are dense, one per key, each owned by
 // its key and summing to its cell's sum.
+// checkLogs checks a table of sliding_log keys: a key in line holds at
+// most one event (an empty one's cell zero), a spilled one at least one,
+// in a log of its own that its cell names and that names its key; the logs
+// are dense (one per spilled key), each with its events at distinct
+// increasing instants, every one costing at least 1, summing to its sum,
+// within Limit and the room of its array.
+func checkLogs(t *testing.T, lt *logTable, p *params) {
+	t.Helper()
+	if len(lt.owners) != len(lt.logs) {
+		t.Fatalf("%d logs and %d owners", len(lt.logs), len(lt.owners))
+	}
+	spilled := 0
+	seen := make(map[uint32]bool)
+	for j, e := range lt.kt.hs {
+		if e == 0 {
+			continue
+		}
+		c := lt.kt.cs[j]
+		if c.y == 0 {
+			if c.x == 0 && c.t != 0 || int64(c.x) > p.limit {
+				t.Fatalf("key %#x in line: cell %+v (limit %d)", e, c, p.limit)
+			}
+			continue
+		}
+		spilled++
+		r := c.y - 1
+		if int(r) >= len(lt.logs) || seen[r] {
+			t.Fatalf("key %#x names log %d of %d, or one another key names", e, r, len(lt.logs))
+		}
+		seen[r] = true
+		if c.t != 0 || c.x != 0 {
+			t.Fatalf("spilled key %#x: cell %+v, want t and x 0", e, c)
+		}
+		if h := lt.owners[r]; h != e {
+			t.Fatalf("log %d owned by hash %#x, its key's is %#x", r, h, e)
+		}
+		s := &lt.logs[r]
+		if s.n < 1 || s.n > len(s.ev) || s.head >= len(s.ev) {
+			t.Fatalf("spilled key %#x: %d events, head %d, room %d", e, s.n, s.head, len(s.ev))
+		}
+		sum := int64(0)
+		for k := range s.n {
+			ev := s.at(k)
+			if ev.n < 1 || (k > 0 && ev.t <= s.at(k-1).t) {
+				t.Fatalf("spilled key %#x: event %d is %+v after %+v", e, k, *ev, *s.at(max(k-1, 0)))
+			}
+			sum += ev.n
+		}
+		if sum != s.sum || sum > p.limit {
+			t.Fatalf("spilled key %#x: events sum to %d, the log says %d (limit %d)", e, sum, s.sum, p.limit)
+		}
+	}
+	if spilled != len(lt.logs) {
+		t.Fatalf("%d spilled keys, %d logs", spilled, len(lt.logs))
+	}
+}
+
 func checkRings(t *testing.T, rt *ringTable) {
 	t.Helper()
 	if len(rt.rows) != rt.kt.n*rt.b || len(rt.owners) != rt.kt.n {

@@ -9,9 +9,11 @@ type logEvent struct {
 // oldest first, and their total cost. The events are a ring of n in ev,
 // from ev[head] on (wrapping at len(ev)). Memory is 16 bytes per event the
 // ring has room for: room doubled as needed, so up to twice the most
-// distinct accepted instants the window has held at once since the key was
-// made, and never more than Limit (every event holds a unit of the at most
-// Limit in the window): at most 16·L bytes.
+// distinct accepted instants the window has held at once since the key
+// last had two or more, and never more than Limit (every event holds a
+// unit of the at most Limit in the window): at most 16·L bytes. The store
+// keeps a key of one event without a slidingLog, in line in its slot (see
+// logTable), and makes one from it to decide on.
 type slidingLog struct {
 	ev      []logEvent
 	head, n int
@@ -136,9 +138,6 @@ func (s *slidingLog) used(p *params, t int64) int64 {
 	v := s.view(p, s.latest(t))
 	return v.sum
 }
-
-// idle reports whether no accepted event is within the window at t.
-func (s *slidingLog) idle(p *params, t int64) bool { return s.used(p, t) == 0 }
 
 func (s *slidingLog) clone() *slidingLog {
 	c := &slidingLog{n: s.n, sum: s.sum}

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// logEntriesHeld returns how many events the array of key's sliding_log
-// holds room for (its capacity, 16 bytes each), and how many it holds.
+// logEntriesHeld returns how many events key's sliding_log holds room for
+// (16 bytes each: 1 for a key in line, its cell; a spilled key's array's
+// capacity), and how many it holds.
 func logEntriesHeld(t *testing.T, s *MemoryStore, spec Spec, key string) (room, held int) {
 	t.Helper()
 	h := s.hash(key)
@@ -16,10 +17,18 @@ func logEntriesHeld(t *testing.T, s *MemoryStore, spec Spec, key string) (room, 
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	tb := sh.lookupList(&spec)
-	if tb == nil || tb.logs[h] == nil {
+	if tb == nil {
 		t.Fatalf("%v: key %q not held", spec, key)
 	}
-	return cap(tb.logs[h].ev), tb.logs[h].n
+	i, ok := tb.logs.kt.find(h)
+	if !ok {
+		t.Fatalf("%v: key %q not held", spec, key)
+	}
+	if c := tb.logs.kt.cs[i]; c.y == 0 {
+		return 1, int(min(c.x, 1))
+	}
+	lg := &tb.logs.logs[tb.logs.kt.cs[i].y-1]
+	return cap(lg.ev), lg.n
 }
 
 // TestSlidingLogMemoryAtMostLimitEntries pins the memory figure of the
