@@ -137,8 +137,11 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	again = enforced | shadowed
 	shadowed &^= enforced
 	uncounted &^= again
-	unguard[0] &^= again | uncounted
-	unguard[1] &^= again | uncounted
+	// A policy decided here because a shadow middleware further out
+	// denied it keeps its guards dropped: a middleware that counted
+	// the request under one (further out still, say) counted it there.
+	unguard[0] &^= again
+	unguard[1] &^= again
 	// A guard whose state only middlewares that denied counted under is
 	// checked here: its policy is decided here again too.
 	uncounted |= (denied[0]&^unguard[0] | denied[1]&^unguard[1]) &^ again
