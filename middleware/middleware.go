@@ -279,7 +279,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		// under the same keys, are left out (see ErrCountedTwice).
 		var again uint64
 		var unguard [2]uint64
-		if again, own.mask, redecided, unguard = m.unrepeated(r, set, &res.Result); again != 0 {
+		if again, own.mask, redecided, unguard, own.guards = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
@@ -477,7 +477,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		m.observe(r, res, Allowed, start)
 		r = rc.request(r)
 	}
-	if own.mask != 0 {
+	if own.mask|own.guards != 0 {
 		r = m.adopting(r, rc, own)
 	}
 	if !taking.IsZero() {
@@ -1206,21 +1206,29 @@ type outerKey struct{}
 // out of its decision because only middlewares in shadow mode further out
 // counted the request under them (see unrepeated): those do not refuse its
 // retry, but this one decides the policies then, and does (see outerWait,
-// and adoptedContext for the middlewares further in).
+// and adoptedContext for the middlewares further in). guards are those
+// it decided without a guard that only middlewares in shadow mode further
+// out counted the request under: it decides them with that guard on the
+// retry, once those deny it, and refuses it while the guard lacks units.
 type adopted struct {
-	set  *policy.Set
-	mask uint64
+	set    *policy.Set
+	mask   uint64
+	guards uint64
 }
 
 // has reports whether p, a policy of a middleware further out, is one of
-// a: matched as unrepeated matches them (see meets), since the same
-// policy need not be the same *policy.Policy in both (a copy a reload
+// a's mask, or counts in the state of a guard of one of a's guards:
+// matched as unrepeated matches them (see meets), since the same policy
+// need not be the same *policy.Policy in both (a copy a reload
 // tightened, one lowered by SetLimit, one built twice).
 func (a adopted) has(p *policy.Policy) bool {
-	for b := a.mask; b != 0; b &= b - 1 {
+	for b := a.mask | a.guards; b != 0; b &= b - 1 {
 		if q := a.set.Policy(bits.TrailingZeros64(b)); q == p || q.Name() == p.Name() {
-			same, _ := meets(q, p)
-			return same
+			same, gs := meets(q, p)
+			if b&-b&a.mask != 0 {
+				return same
+			}
+			return gs != 0
 		}
 	}
 	return false
@@ -1258,7 +1266,7 @@ func (c *adoptedContext) Value(key any) any {
 //
 //go:noinline
 func (m *Middleware) adopting(r *http.Request, rc *resultContext, own adopted) *http.Request {
-	if own.mask == 0 || m.shadow || rc == nil {
+	if own.mask|own.guards == 0 || m.shadow || rc == nil {
 		return r
 	}
 	ac := &adoptedContext{Context: r.Context(), own: own}

@@ -61,7 +61,10 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // a middleware further out denied in shadow mode under the same key, or
 // one of whose guards it denied so and no middleware further out counted:
 // this one decides them, and its decision replaces theirs in the response
-// (see unlistOuter).
+// (see unlistOuter). shadowedGuards are the policies of res, not in again,
+// one of whose guards (see below) only middlewares in shadow mode further
+// out counted: this one decides them with that guard on the retry, which
+// they deny once it is spent, and so waits for it too (see outerWait).
 //
 // A policy lowered by SetLimit is a copy guarded by the configured Spec
 // ([policy.Policy.Guard]): met further out as the configured policy, or
@@ -79,9 +82,10 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.has match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards uint64) {
 	var enforced uint64
-	var denied [2]uint64 // as unguard, of the middlewares that denied
+	var denied [2]uint64        // as unguard, of the middlewares that denied
+	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -115,6 +119,9 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 						}
 						if counted {
 							unguard[k] |= bit
+							if !c.res.Shadow {
+								guardEnforced[k] |= bit
+							}
 						} else {
 							denied[k] |= bit
 						}
@@ -142,6 +149,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	// the request under one (further out still, say) counted it there.
 	unguard[0] &^= again
 	unguard[1] &^= again
+	shadowedGuards = unguard[0]&^guardEnforced[0] | unguard[1]&^guardEnforced[1]
 	// A guard whose state only middlewares that denied counted under is
 	// checked here: its policy is decided here again too.
 	uncounted |= (denied[0]&^unguard[0] | denied[1]&^unguard[1]) &^ again
@@ -157,7 +165,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again, shadowed, uncounted, unguard
+	return again, shadowed, uncounted, unguard, shadowedGuards
 }
 
 // meets reports how q, a policy of this middleware, meets p, one of its

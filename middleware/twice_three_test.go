@@ -109,3 +109,79 @@ func setLimit(t *testing.T, m *middleware.Middleware, name string, limit int64) 
 		t.Fatal(err)
 	}
 }
+
+// TestSharedPolicyShadowOuterRetryAfterThroughGuard: as
+// TestSharedPolicyShadowOuterRetryAfter, a middleware further in enforces
+// on the retry what a shadow one further out counted for it, here a
+// guard: its copy of the policy (4 per 4 minutes) is at 3, lowered by
+// SetLimit or reloaded from 4 to 3, and guarded by the 4 the shadow one
+// runs, so that guard is left out (counted there) while the shadow one
+// admits. When the shadow one admitted the request with the 4's last
+// unit, a 429 further in for another policy (1 a minute) must wait for
+// the 4 too (119 s): the retry at 59 s is denied by the shadow one, the
+// copy at 3 is decided with its guard, and refuses it. The retry's wait
+// matched the shadow one's policy to the copy at 3 by Spec alone, not
+// through its guard: Retry-After was 59. With the refusing middleware
+// holding the copy, or one in between (which then has no policy of the
+// refusing one's), through chi and a ServeMux, on an injected clock.
+func TestSharedPolicyShadowOuterRetryAfterThroughGuard(t *testing.T) {
+	for _, how := range []string{"SetLimit", "reload"} {
+		for _, between := range []bool{false, true} {
+			for _, mux := range []string{"chi", "ServeMux"} {
+				name := how + "/refusing one guarded/" + mux
+				if between {
+					name = how + "/one in between guarded/" + mux
+				}
+				t.Run(name, func(t *testing.T) {
+					store, clock := newStore(t)
+					start := time.Unix((t0.Unix()/240+1)*240, 0) // a four-minute boundary
+					clock.Set(start)
+					long := func(limit int64) *policy.Policy { return fixed("long", limit, 4*time.Minute, constKey) }
+					minute := fixed("minute", 1, time.Minute, constKey)
+					quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+					shadow := middleware.MustNew(store, []*policy.Policy{long(4)}, middleware.WithClock(clock), middleware.WithShadow(nil), quiet)
+					var guarded *middleware.Middleware
+					var h http.Handler
+					if between {
+						guarded = middleware.MustNew(store, []*policy.Policy{long(4)}, middleware.WithClock(clock), quiet)
+						inner := middleware.MustNew(store, []*policy.Policy{minute}, middleware.WithClock(clock), quiet)
+						h = nested3Router(mux, shadow, guarded, inner)
+					} else {
+						guarded = middleware.MustNew(store, []*policy.Policy{long(4), minute}, middleware.WithClock(clock), quiet)
+						h = nestedRouter(mux, shadow, guarded)
+					}
+					// Two requests a minute apart: the shadow one counts
+					// the 4 for both.
+					for i := range 2 {
+						if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
+							t.Fatalf("request %d: %d", i+1, w.Code)
+						}
+						clock.Advance(time.Minute)
+					}
+					switch how {
+					case "SetLimit":
+						setLimit(t, guarded, "long", 3)
+					case "reload":
+						ps := []*policy.Policy{long(3)}
+						if !between {
+							ps = append(ps, minute)
+						}
+						if err := guarded.SetPolicies(ps); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if gs := guarded.Set().Policy(0).Guards(); len(gs) != 1 || gs[0].Limit != 4 {
+						t.Fatalf("guards %v, want the 4", gs)
+					}
+					// The third takes the 4's third unit, the fourth its
+					// last, refused for the minute.
+					w := admitThenDeny(t, mux, h, clock)
+					if got := w.Header().Get("Retry-After"); got != "119" {
+						t.Errorf("Retry-After %q, want 119 (the 4's wait; RateLimit %q)", got, w.Header().Values("RateLimit"))
+					}
+					retryAdmittedAt(t, mux, h, clock, 119*time.Second)
+				})
+			}
+		}
+	}
+}
