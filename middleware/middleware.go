@@ -1216,22 +1216,22 @@ type adopted struct {
 	guards uint64
 }
 
-// has reports whether p, a policy of a middleware further out, is one of
-// a's mask, or counts in the state of a guard of one of a's guards:
-// matched as unrepeated matches them (see meets), since the same policy
-// need not be the same *policy.Policy in both (a copy a reload
-// tightened, one lowered by SetLimit, one built twice).
-func (a adopted) has(p *policy.Policy) bool {
+// match returns the policy of a that p, a policy of a middleware further
+// out, counts for: one of a's mask that p is, or one of a's guards one of
+// whose guards p counts in the state of; nil if none. They are matched as
+// unrepeated matches them (see meets), since the same policy need not be
+// the same *policy.Policy in both (a copy a reload tightened, one lowered
+// by SetLimit, one built twice).
+func (a adopted) match(p *policy.Policy) *policy.Policy {
 	for b := a.mask | a.guards; b != 0; b &= b - 1 {
 		if q := a.set.Policy(bits.TrailingZeros64(b)); q == p || q.Name() == p.Name() {
-			same, gs := meets(q, p)
-			if b&-b&a.mask != 0 {
-				return same
+			if same, gs := meets(q, p); b&-b&a.mask != 0 && same || b&-b&a.guards != 0 && gs != 0 {
+				return q
 			}
-			return gs != 0
+			return nil
 		}
 	}
-	return false
+	return nil
 }
 
 // adoptedContext is the context of a request that a middleware not in
@@ -1274,21 +1274,22 @@ func (m *Middleware) adopting(r *http.Request, rc *resultContext, own adopted) *
 	return &ac.req
 }
 
-// adoptedFurtherOut reports whether a middleware further out in ctx, not
-// in shadow mode, left p out as one that only middlewares in shadow mode
-// further out than it counted (see adoptedContext).
-func adoptedFurtherOut(ctx context.Context, p *policy.Policy) bool {
+// adoptedFurtherOut returns the policy that a middleware further out in
+// ctx, not in shadow mode, left out, or decided without a guard, as one
+// that only middlewares in shadow mode further out than it counted, and
+// that p counts for (see adopted.match); nil if none (see adoptedContext).
+func adoptedFurtherOut(ctx context.Context, p *policy.Policy) *policy.Policy {
 	for v := ctx.Value(adoptedKey{}); v != nil; {
 		c, ok := v.(*adoptedContext)
 		if !ok {
-			return false
+			return nil
 		}
-		if c.own.has(p) {
-			return true
+		if q := c.own.match(p); q != nil {
+			return q
 		}
 		v = c.Context.Value(adoptedKey{})
 	}
-	return false
+	return nil
 }
 
 // outerWait returns how long a retry of r, which a middleware further in
@@ -1313,7 +1314,21 @@ func outerWait(r *http.Request, status int, own adopted) time.Duration {
 			return true
 		}
 		for i := range res.Len() {
-			if c.res.Shadow && !own.has(res.Policy(i)) && !adoptedFurtherOut(r.Context(), res.Policy(i)) {
+			if c.res.Shadow {
+				p := res.Policy(i)
+				q := own.match(p)
+				if q == nil {
+					q = adoptedFurtherOut(r.Context(), p)
+				}
+				if q == nil || !p.Counts(r, status) {
+					continue
+				}
+				// The retry is decided under q's Spec and guards: of
+				// the states p counted, those alone are waited for.
+				wait = max(wait, waitUnder(res, i, q.Spec(), held))
+				for _, g := range q.Guards() {
+					wait = max(wait, waitUnder(res, i, g, held))
+				}
 				continue
 			}
 			if d := res.Decision(i); d.Allowed && d.Remaining < res.Cost(i) && res.Policy(i).Counts(r, status) {
@@ -1323,6 +1338,17 @@ func outerWait(r *http.Request, status int, own adopted) time.Duration {
 		return true
 	})
 	return wait
+}
+
+// waitUnder returns how long, from now, after res admitted its i-th
+// policy held ago, that policy's state under spec (its own Spec or a
+// guard's, see policy.Result.DecisionUnder) holds less than its cost: 0
+// when it holds enough, or res did not count it under spec.
+func waitUnder(res *policy.Result, i int, spec algorithms.Spec, held time.Duration) time.Duration {
+	if d, ok := res.DecisionUnder(i, spec); ok && d.Allowed && d.Remaining < res.Cost(i) {
+		return since(unitsAfter(spec, d, res.Cost(i)-d.Remaining), held)
+	}
+	return 0
 }
 
 // unitsAfter returns how long after d, an admitted decision under spec,

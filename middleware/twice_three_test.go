@@ -185,3 +185,37 @@ func TestSharedPolicyShadowOuterRetryAfterThroughGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPolicyShadowLoweredOuterRetryAfter: the reverse of
+// TestSharedPolicyShadowOuterRetryAfterThroughGuard: the shadow middleware
+// runs the shared policy (4 per 2 minutes) lowered to 2 by SetLimit,
+// guarded by the 4 that the one further in runs, which leaves it out
+// while the shadow one admits (counted there, under the guard). When the
+// shadow one admitted the request with the 2's last unit, a 429 further in
+// for another policy (1 a minute) waits for the 4 alone, which the one
+// further in decides on the retry (the shadow one denies it at 2): the
+// 4 holds 2 more, so 59 s, the other policy's wait. Through chi and a
+// ServeMux, on an injected clock.
+func TestSharedPolicyShadowLoweredOuterRetryAfter(t *testing.T) {
+	for i, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			store, clock := newStore(t)
+			clock.Set(t0.Add(time.Duration(4+4*i) * time.Minute)) // a two-minute boundary
+			quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+			shadow := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 4, 2*time.Minute, constKey)},
+				middleware.WithClock(clock), middleware.WithShadow(nil), quiet)
+			setLimit(t, shadow, "two-min", 2)
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("two-min", 4, 2*time.Minute, constKey), fixed("minute", 1, time.Minute, constKey)},
+				middleware.WithClock(clock), quiet)
+			h := nestedRouter(mux, shadow, inner)
+			w := admitThenDeny(t, mux, h, clock)
+			if got := w.Header().Get("Retry-After"); got != "59" {
+				t.Errorf("Retry-After %q, want 59 (the minute's wait; RateLimit %q)", got, w.Header().Values("RateLimit"))
+			}
+			clock.Advance(59 * time.Second)
+			if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
+				t.Errorf("retry at 59 s: %d, want 200", w.Code)
+			}
+		})
+	}
+}

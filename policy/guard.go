@@ -79,6 +79,38 @@ func (res *Result) DropGuard(mask uint64, k int) {
 	}
 }
 
+// DecisionUnder returns the i-th policy's decision under spec alone, and
+// true, when spec is the policy's Spec or the Spec of one of its guards
+// ([Policy.Guards]) that the store call checked (not dropped by
+// [Result.DropGuard]): the decision of that one check, not merged with
+// the others as [Result.Decision] is. It returns false for another Spec,
+// and before Take. It is for a caller that knows which of those states a
+// later request is decided under (package middleware: a policy counted by
+// a middleware in shadow mode further out, which one further in decides
+// on the retry).
+func (res *Result) DecisionUnder(i int, spec algorithms.Spec) (algorithms.Decision, bool) {
+	if !res.taken || uint(i) >= uint(res.n) {
+		return algorithms.Decision{}, false
+	}
+	checks, ds := res.parts()
+	if !res.guarded() {
+		if checks[i].Spec == spec {
+			return ds[i], true
+		}
+		return algorithms.Decision{}, false
+	}
+	gr := res.gr // the store call's checks and decisions, unmerged
+	if checks[i].Spec == spec {
+		return gr.decs[i], true
+	}
+	for j, k := range gr.idx {
+		if int(k) == i && gr.checks[len(checks)+j].Spec == spec {
+			return gr.decs[len(checks)+j], true
+		}
+	}
+	return algorithms.Decision{}, false
+}
+
 // The guard rooms of up to 2, 4 and 8 checks (policies and guards), each
 // in one allocation.
 type (
