@@ -219,3 +219,56 @@ func TestSharedPolicyShadowLoweredOuterRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedPolicyShadowCopyKeepsInnerGuard: a shadow middleware further
+// out runs a policy at 4 per 10 minutes (built so, with a policy of its
+// own of 1 a minute); the one further in runs it at 10, and is then
+// lowered to 4 by SetLimit (or reloaded from 10 to 4), guarded by its 10.
+// The shadow one's 4 is the same state as the inner copy's own Spec, so
+// the inner one leaves the policy out when the shadow one admits; but its
+// guard, the 10, which the shadow one does not count, must still hold:
+// a client that used the 10 before the change gets no more in its
+// window, whatever the shadow one admits. Through chi and a ServeMux.
+func TestSharedPolicyShadowCopyKeepsInnerGuard(t *testing.T) {
+	t.Skip("known defect, not fixed: unrepeated leaves a policy out when a shadow middleware further out counted its Spec (meets: same), though that one counts none of its guards; the guard (the 10) is then neither checked nor counted, and 3 more are admitted in its window (13 of 10). Deciding the guard alone needs policy.Result to leave a policy's own check out and keep its guards' (the converse of DropGuard), beyond a small change")
+	for _, how := range []string{"SetLimit", "reload"} {
+		for _, mux := range []string{"chi", "ServeMux"} {
+			t.Run(how+"/"+mux, func(t *testing.T) {
+				store, clock := newStore(t)
+				start := time.Unix((t0.Unix()/600+1)*600, 0) // a ten-minute boundary
+				clock.Set(start)
+				long := func(limit int64) *policy.Policy { return fixed("long", limit, 10*time.Minute, constKey) }
+				quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+				shadow := middleware.MustNew(store, []*policy.Policy{long(4), fixed("own", 1, time.Minute, constKey)},
+					middleware.WithClock(clock), middleware.WithShadow(nil), quiet)
+				inner := middleware.MustNew(store, []*policy.Policy{long(10)}, middleware.WithClock(clock), quiet)
+				h := nestedRouter(mux, shadow, inner)
+				// The shadow one admits the first (its own 1 a minute),
+				// and denies the next nine: the inner one counts all
+				// ten under its 10.
+				for i := range 10 {
+					if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
+						t.Fatalf("request %d: %d", i+1, w.Code)
+					}
+					clock.Advance(time.Second)
+				}
+				switch how {
+				case "SetLimit":
+					setLimit(t, inner, "long", 4)
+				case "reload":
+					if err := inner.SetPolicies([]*policy.Policy{long(4)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// A minute on each time, the shadow one admits (its own
+				// 1 a minute, and its 4 of which 1 is used).
+				for i := range 3 {
+					clock.Advance(time.Minute)
+					if w := serve(h, "GET", "/"); w.Code != http.StatusTooManyRequests {
+						t.Errorf("minute %d after the 10 used: %d, want 429 (the inner one's guard, the 10, spent)", i+1, w.Code)
+					}
+				}
+			})
+		}
+	}
+}
