@@ -1302,10 +1302,13 @@ func adoptedFurtherOut(ctx context.Context, p *policy.Policy) *policy.Policy {
 // back once the response is written, and is not waited for. A middleware
 // in shadow mode refuses nothing, and is waited for only under the
 // policies that a middleware not in shadow mode left out because it
-// counted them: the refusing one (own, see adopted) or one in between
-// (see adoptedContext). That one decides them on the retry, and refuses
-// it while they lack units. A middleware built WithoutContext is not
-// seen, nor its hold, nor what it left out.
+// counted them, or decided without a guard it counted: the refusing one
+// (own, see adopted) or one in between (see adoptedContext). That one
+// decides them on the retry, and refuses it while they lack units: it is
+// waited for under that one's Spec and guards alone, of the states it
+// counted (see waitUnder), not under its merged decision (a copy lowered
+// there, and denied on the retry, is no one's to enforce). A middleware
+// built WithoutContext is not seen, nor its hold, nor what it left out.
 func outerWait(r *http.Request, status int, own adopted) time.Duration {
 	var wait time.Duration
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
