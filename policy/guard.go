@@ -25,6 +25,10 @@ type guardRoom struct {
 	// ([Policy.Guards]) the store calls leave out until the next Prepare
 	// (see DropGuard); a policy of one guard dropped has both bits set.
 	off [2]uint64
+	// own: the guarded policies (a mask over the Set) whose own check the
+	// store calls leave out until the next Prepare, keeping their guards
+	// (see DropOwn).
+	own uint64
 }
 
 // guarded reports whether some policy of res is guarded (and its guard
@@ -79,11 +83,38 @@ func (res *Result) DropGuard(mask uint64, k int) {
 	}
 }
 
+// DropOwn makes the store calls of res (Take, Peek, Refund, GiveBack)
+// leave out the check under their own Spec of the guarded policies
+// ([Policy.Guards]) of mask, a mask over res's Set, until the next
+// Prepare, and keep their guards' that [Result.DropGuard] does not leave
+// out: the converse of DropGuards. Such a policy is decided under its
+// guards alone: its decision is its first guard's merged with its other
+// (the Limit the first guard's). It is for a caller that knows the
+// request was counted under the policy's Spec and key already, by a
+// middleware further out deciding the same state, but not under each of
+// its guards: the guards it did not count still hold here. A policy
+// whose guards are all dropped, or that has none, keeps its own check (a
+// store call checks each policy under one Spec at least); so does each
+// policy under [Result.Reset], which forgets every state of a policy.
+// Call it after Prepare and before Take.
+func (res *Result) DropOwn(mask uint64) {
+	if res.set == nil {
+		return
+	}
+	if mask &= res.mask & res.set.guarded; mask == 0 {
+		return
+	}
+	if res.gr == nil {
+		res.gr = new(guardRoom)
+	}
+	res.gr.own |= mask
+}
+
 // DecisionUnder returns the i-th policy's decision under spec alone, and
 // true, when spec is the policy's Spec or the Spec of one of its guards
 // ([Policy.Guards]) that the store call checked (not dropped by
-// [Result.DropGuard]): the decision of that one check, not merged with
-// the others as [Result.Decision] is. It returns false for another Spec,
+// [Result.DropGuard] or [Result.DropOwn]): the decision of that one
+// check, not merged with the others as [Result.Decision] is. It returns false for another Spec,
 // and before Take. It is for a caller that knows which of those states a
 // later request is decided under (package middleware: a policy counted by
 // a middleware in shadow mode further out, which one further in decides
@@ -99,8 +130,10 @@ func (res *Result) DecisionUnder(i int, spec algorithms.Spec) (algorithms.Decisi
 		}
 		return algorithms.Decision{}, false
 	}
-	gr := res.gr // the store call's checks and decisions, unmerged
-	if checks[i].Spec == spec {
+	// The store call's checks and decisions, unmerged; the i-th check a
+	// guard's when the policy's own is dropped (DropOwn).
+	gr := res.gr
+	if gr.checks[i].Spec == spec {
 		return gr.decs[i], true
 	}
 	for j, k := range gr.idx {
@@ -155,7 +188,9 @@ func newGuardRoom(k int) *guardRoom {
 
 // guardChecks fills res's guardRoom with the store call of its checks
 // and returns it. A room too small for them is replaced, keeping the
-// guards dropped (see DropGuards).
+// checks dropped (see DropGuards and DropOwn). The i-th check of the call
+// is the i-th policy's own, or, when it is dropped (DropOwn), its first
+// guard's kept; the other guards' follow.
 func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 	k := len(checks)
 	for m := res.mask & res.set.guarded; m != 0; m &= m - 1 {
@@ -164,7 +199,7 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 	if res.gr == nil || cap(res.gr.checks) < k {
 		gr := newGuardRoom(k)
 		if res.gr != nil {
-			gr.off = res.gr.off
+			gr.off, gr.own = res.gr.off, res.gr.own
 		}
 		res.gr = gr
 	}
@@ -173,12 +208,17 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
 		b := bits.TrailingZeros64(m)
 		p := res.set.policies[b]
+		own := gr.own&(1<<b) != 0 // its first guard kept takes its place
 		for k, g := range [2]algorithms.Spec{p.guard, p.carry} {
 			if g.Algorithm == "" {
 				continue
 			}
 			if gr.off[k]&(1<<b) != 0 {
 				continue // dropped (DropGuard; both bits for a lone guard)
+			}
+			if own {
+				gr.checks[i].Spec, own = g, false
+				continue
 			}
 			c := checks[i]
 			c.Spec = g
@@ -192,7 +232,8 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 
 // merge writes to ds the decisions of the n checks of res from the store
 // call's decisions all (gr.checks' order): each guarded policy's merged
-// with its guards'.
+// with its guards' (its first guard's with its other when its own check
+// is dropped: see DropOwn).
 func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
 	n := len(ds)
 	copy(ds, all[:n])
