@@ -277,20 +277,23 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
-		var again uint64
+		var again, ownOnly uint64
 		var unguard [2]uint64
-		if again, own.mask, redecided, unguard, own.guards = m.unrepeated(r, set, &res.Result); again != 0 {
+		if again, own.mask, redecided, unguard, own.guards, ownOnly = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
 			}
 			err = set.Prepare(r, mask, &res.Result)
 		}
-		if err == nil && unguard != [2]uint64{} {
+		if err == nil && (unguard != [2]uint64{} || ownOnly != 0) {
 			// Counted under those guards further out already (the
-			// k-th of each policy's in unguard[k]).
+			// k-th of each policy's in unguard[k]), and under the
+			// Spec of those of ownOnly, decided here under their
+			// other guards alone.
 			res.Result.DropGuard(unguard[0], 0)
 			res.Result.DropGuard(unguard[1], 1)
+			res.Result.DropOwn(ownOnly)
 		}
 	}
 	if err != nil {

@@ -65,6 +65,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // one of whose guards (see below) only middlewares in shadow mode further
 // out counted: this one decides them with that guard on the retry, which
 // they deny once it is spent, and so waits for it too (see outerWait).
+// ownOnly are the guarded policies of res counted further out under their
+// Spec (as again would be) but not under each of their guards: they are
+// not in again, and are decided here under the guards not counted further
+// out alone (see policy.Result.DropOwn), which still hold; shadowed keeps
+// them as for again.
 //
 // A policy lowered by SetLimit is a copy guarded by the configured Spec
 // ([policy.Policy.Guard]): met further out as the configured policy, or
@@ -82,7 +87,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.has match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards uint64) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly uint64) {
 	var enforced uint64
 	var denied [2]uint64        // as unguard, of the middlewares that denied
 	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
@@ -108,24 +113,25 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				if res.Key(i) != o.Key(j) {
 					break // another bucket
 				}
-				if same, gs := meets(q, p); !same {
-					// Another policy of the name: only its guards
-					// may be counted further out already, each
-					// apart (a lowered copy's configured Spec, a
-					// reload's replaced one).
-					for k := range denied {
-						if gs>>k&1 == 0 {
-							continue
+				same, gs := meets(q, p)
+				// Its guards counted further out already, each apart
+				// (a lowered copy's configured Spec, a reload's
+				// replaced one).
+				for k := range denied {
+					switch {
+					case gs>>k&1 == 0:
+					case counted:
+						unguard[k] |= bit
+						if !c.res.Shadow {
+							guardEnforced[k] |= bit
 						}
-						if counted {
-							unguard[k] |= bit
-							if !c.res.Shadow {
-								guardEnforced[k] |= bit
-							}
-						} else {
-							denied[k] |= bit
-						}
+					case !same:
+						denied[k] |= bit
 					}
+				}
+				if !same {
+					// Another policy of the name: only its guards
+					// may be counted further out already.
 					break
 				}
 				switch {
@@ -144,9 +150,23 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	again = enforced | shadowed
 	shadowed &^= enforced
 	uncounted &^= again
+	// A policy counted further out under its Spec but not under each of
+	// its guards is decided here under those guards alone (its own check
+	// left out, see policy.Result.DropOwn): they still hold.
+	for b := again; b != 0; b &= b - 1 {
+		bit := b & -b
+		for k := range set.Policy(bits.TrailingZeros64(b)).Guards() {
+			if unguard[k]&bit == 0 {
+				ownOnly |= bit
+				break
+			}
+		}
+	}
+	again &^= ownOnly
 	// A policy decided here because a shadow middleware further out
 	// denied it keeps its guards dropped: a middleware that counted
 	// the request under one (further out still, say) counted it there.
+	// (A policy of ownOnly keeps those counted further out dropped.)
 	unguard[0] &^= again
 	unguard[1] &^= again
 	shadowedGuards = unguard[0]&^guardEnforced[0] | unguard[1]&^guardEnforced[1]
@@ -165,30 +185,26 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again, shadowed, uncounted, unguard, shadowedGuards
+	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly
 }
 
 // meets reports how q, a policy of this middleware, meets p, one of its
 // name that a middleware further out decided under the same key (see
 // unrepeated): same when q counts in p's state, as p itself, a copy of
 // its Spec, or the policy p was lowered from or the one a reload
-// replaced, guarding p; else the guards of q ([policy.Policy.Guards])
+// replaced, guarding p; and the guards of q ([policy.Policy.Guards])
 // whose state p counts in, as its Spec or as one of its own guards: bit
-// k for the k-th.
+// k for the k-th (of a q that is the same, those alone are counted
+// further out: its others are not).
 func meets(q, p *policy.Policy) (same bool, guards uint8) {
-	if q == p || q.Spec() == p.Spec() {
-		return true, 0
-	}
 	pgs := p.Guards()
-	if slices.Contains(pgs, q.Spec()) {
-		return true, 0
-	}
+	same = q == p || q.Spec() == p.Spec() || slices.Contains(pgs, q.Spec())
 	for k, qg := range q.Guards() {
 		if qg == p.Spec() || slices.Contains(pgs, qg) {
 			guards |= 1 << k
 		}
 	}
-	return false, guards
+	return same, guards
 }
 
 // unlistOuter removes from h the members that the middlewares further out
