@@ -501,9 +501,10 @@ func (s *MemoryStore) takeOneLog(sh *shard, tb *table, h uint64, n, t int64) Dec
 
 // TakeInto implements IntoStore: Take writing into dst, which must have
 // len(checks) elements. It does not allocate for up to 8 checks on keys
-// already held, but for a sliding_buckets key, or a sliding_log key holding
-// two or more logged instants, named twice in one call, whose state is
-// copied for the second check.
+// already held, but for a key named twice in one call whose state is
+// copied for the second check: a sliding_buckets key, or a sliding_log key
+// that has a log of its own (see MemoryStore) or holds in its slot an
+// event in the window logged before the call's instant.
 func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Check) error {
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algorithms: TakeInto: %d decisions for %d checks", len(dst), len(checks))
