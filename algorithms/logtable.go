@@ -17,11 +17,15 @@ import "slices"
 // the garbage collector, no struct or array of its own. A key spills when
 // it logs a second distinct instant. It folds back in line when it is
 // found down to one event where that costs nothing on a decision's path:
-// by a sweep's or an eviction's look at it, or a give-back. A commit that
-// forgets all but one event leaves the key spilled: a client whose
-// requests come about a window apart would otherwise spill and fold on
-// nearly every request, and a fold moves another key's log (so a key in
-// line holds at most one event, a spilled one at least one).
+// by a sweep's or an eviction's look at it. A commit that forgets all but
+// one event leaves the key spilled: a client whose requests come about a
+// window apart would otherwise spill and fold on nearly every request, and
+// a fold moves another key's log (so a key in line holds at most one
+// event, a spilled one at least one). So does a give-back that leaves one
+// (it folds the key only when it leaves none): a client whose requests are
+// each taken and given back (a limit on failed logins, a successful one)
+// with one other event in the window would otherwise spill, making a log,
+// on every Take.
 //
 // logs is dense, as ringTable's rings are: removing a key's log moves the
 // last one into its place (its key found through owners).
@@ -96,7 +100,8 @@ func (lt *logTable) commit(p *params, i int, t, n int64) {
 }
 
 // store writes back s, the log of the key in slot i as load returned it,
-// changed by a give-back (which only takes events away).
+// changed by a give-back (which only takes events away). A spilled key
+// left without events folds back in line.
 func (lt *logTable) store(i int, s *slidingLog) {
 	c := &lt.kt.cs[i]
 	if c.y == 0 {
@@ -108,7 +113,7 @@ func (lt *logTable) store(i int, s *slidingLog) {
 		return
 	}
 	lt.logs[c.y-1] = *s
-	if s.n <= 1 {
+	if s.n == 0 {
 		lt.fold(i)
 	}
 }

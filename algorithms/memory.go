@@ -77,8 +77,8 @@ import (
 // as needed, so up to twice the most its window has held at once and
 // never more than 16·Limit (about 90 to 110 bytes more than a key of one
 // instant with two, 32 more with four). It keeps its log while in use,
-// and goes back to its slot alone when a sweep, an eviction's sample or a
-// give-back finds it down to one. A key of sliding_buckets takes a slot of
+// and goes back to its slot alone when a sweep or an eviction's sample
+// finds it down to one (a give-back, when it leaves none). A key of sliding_buckets takes a slot of
 // a key table, as the fixed-size kinds do, a ring of 4 bytes per bucket
 // and its key's 8-byte hash, in arrays per table that grow by about a
 // quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5 more per bucket

@@ -146,8 +146,9 @@ var logSpec = algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window
 
 // TestSlidingLogInlineSpillFold takes a sliding_log key through every
 // change of how the store holds it — none, one event in line, two spilled
-// to a log of their own, one spilled (a commit forgot the other), back in
-// line (a give-back, a sweep), none — with costs above 1, the clock going
+// to a log of their own, one spilled (a commit forgot the other, a
+// give-back took it), back in line (a give-back leaving none, a sweep),
+// none — with costs above 1, the clock going
 // back, peeks that must change nothing (one far ahead, after which an
 // earlier Take still counts the event), and give-backs of an event in line
 // and of a spilled one, through TakeOne and through the steps of a Take of
@@ -201,20 +202,21 @@ func TestSlidingLogInlineSpillFold(t *testing.T) {
 			d10 := lp.takeAllowed(k(2))
 			lp.shape(k(1), 1, true)
 
-			// A give-back folds it back in line, down to cost 1; another
-			// leaves none.
+			// A give-back down to cost 1 leaves it spilled (its next Take
+			// makes no log); another, leaving none, folds it back in line.
 			lp.at(1400 * ms)
 			if r := lp.giveBack([]algorithms.Check{k(2)}, d10, 100*ms); !r[0].Given {
 				t.Fatal("the give-back of 2 units of a spilled event gave nothing back")
 			}
-			lp.shape(k(1), 1, false)
+			lp.shape(k(1), 1, true)
 			if r := lp.giveBack([]algorithms.Check{k(1)}, d9, 100*ms); !r[0].Given {
-				t.Fatal("the give-back of the last unit in line gave nothing back")
+				t.Fatal("the give-back of the last unit, spilled, gave nothing back")
 			}
 			lp.shape(k(1), 0, false)
 			lp.peek(k(5))
 
-			// 0 → 1 → 2, then a give-back of the newer event folds it.
+			// 0 → 1 → 2, then a give-back of the newer event leaves one,
+			// spilled, which a sweep folds.
 			lp.at(1500 * ms)
 			lp.takeAllowed(k(2))
 			lp.shape(k(1), 1, false)
@@ -225,6 +227,11 @@ func TestSlidingLogInlineSpillFold(t *testing.T) {
 			if r := lp.giveBack([]algorithms.Check{k(3)}, d, 0); !r[0].Given {
 				t.Fatal("the give-back of a spilled event gave nothing back")
 			}
+			lp.shape(k(1), 1, true)
+			if n := lp.s.Sweep(); n != 0 {
+				t.Fatalf("Sweep dropped %d keys, want 0", n)
+			}
+			algorithms.CheckHeld(t, lp.s)
 			lp.shape(k(1), 1, false)
 
 			// A key repeated in one Take, in line and spilled.
