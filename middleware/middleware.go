@@ -273,11 +273,14 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// The policies decided here that a shadow middleware further out
 	// denied, and so did not count: our members of them replace theirs.
 	var redecided uint64
+	// The policies decided here under their guards alone, their Spec
+	// counted further out (see unrepeated).
+	var ownOnly uint64
 	err := set.Prepare(r, mask, &res.Result)
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
-		var again, ownOnly uint64
+		var again uint64
 		var unguard [2]uint64
 		if again, own.mask, redecided, unguard, own.guards, ownOnly = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
@@ -384,6 +387,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		return
 	}
 
+	if ownOnly != 0 {
+		mergeOuter(r.Context(), &res.Result, ownOnly)
+	}
 	allowed := res.Allowed()
 	var d time.Duration // the leaky_queue Delay the request is held for
 	if allowed && !m.shadow {
@@ -399,8 +405,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if holdsValues(profile, &res.Result, outer) {
 			res.wrote = uint8(profile) + 1
 		}
-		if redecided != 0 {
-			unlistOuter(r.Context(), w.Header(), res, redecided)
+		if redecided|ownOnly != 0 {
+			unlistOuter(r.Context(), w.Header(), res, redecided, ownOnly)
 		}
 	}
 	if !allowed {
@@ -440,7 +446,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// refund (its place given back, unless a request queued
 			// behind it), if the refund succeeded.
 			m.refund(r, res, m.clock.Now().Sub(held))
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, ownOnly)
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
 			refusing(r)
@@ -460,7 +466,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			cut := fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err)
 			m.report(r, cut)
 			m.refund(r, res, waited)
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, ownOnly)
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
 				// A server-side deadline that ran out during the hold
@@ -472,7 +478,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.unavailable(w, rc.request(r), res, retry, cut)
 			return
 		}
-		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided)
+		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, ownOnly)
 		m.observeHeld(r, res, Allowed, start, held)
 		// The middlewares further in read the hold from its context.
 		r = rc.heldRequest(r, waited)
@@ -588,15 +594,15 @@ func refusing(r *http.Request) {
 // under profile p, and notes in res that they were written, as serve does
 // for one not held. The headers the middlewares further out wrote before
 // the hold are counted after it too (see retimeOuter), less their members
-// of the policies of redecided (see unlistOuter).
-func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided uint64) {
+// of the policies of redecided and ownOnly (see unlistOuter).
+func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided, ownOnly uint64) {
 	retimeOuter(r.Context(), h, held)
 	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
 	if holdsValues(p, &res.Result, outer) {
 		res.wrote = uint8(p) + 1
 	}
-	if redecided != 0 {
-		unlistOuter(r.Context(), h, res, redecided)
+	if redecided|ownOnly != 0 {
+		unlistOuter(r.Context(), h, res, redecided, ownOnly)
 	}
 }
 

@@ -216,10 +216,13 @@ func meets(q, p *policy.Policy) (same bool, guards uint8) {
 // decided the policies again, and its members, which report what was
 // counted and is enforced, replace theirs: the response reports each
 // policy once. The members of a middleware that admitted the request
-// stand. A line left empty is removed. Nothing is removed unless res
-// wrote its IETF line (its store failed, say): theirs are then the only
-// report of those policies.
-func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided uint64) {
+// stand, but for the policies of ownOnly, which res decided under their
+// guards with the decision under their Spec of the one that counted it
+// merged in (see mergeOuter): res's members replace theirs too. A line
+// left empty is removed. Nothing is removed unless res wrote its IETF
+// line (its store failed, say): theirs are then the only report of those
+// policies.
+func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, ownOnly uint64) {
 	if res.wrote != uint8(IETF)+1 {
 		return
 	}
@@ -228,8 +231,13 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided uint
 			return false
 		}
 		o := &c.res.Result
+		replaced := redecided | ownOnly
 		if o.Allowed() {
-			return true // it counted the request: its members stand
+			// It counted the request: its members stand, but of the
+			// policies whose decision here merges its own.
+			if replaced = ownOnly; replaced == 0 {
+				return true
+			}
 		}
 		for j := range o.Len() {
 			p := o.Policy(j)
@@ -240,7 +248,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided uint
 				if q != p && q.Name() != p.Name() {
 					continue
 				}
-				if b&-b&redecided == 0 || res.Key(i) != o.Key(j) {
+				if b&-b&replaced == 0 || res.Key(i) != o.Key(j) {
 					break
 				}
 				if same, gs := meets(q, p); same || gs != 0 {
@@ -254,4 +262,34 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided uint
 		}
 		return true
 	})
+}
+
+// mergeOuter merges into res, taken with the own checks of the policies of
+// ownOnly (a mask over its set) dropped (see unrepeated), the decision
+// under each one's Spec of the middleware further out in ctx that counted
+// the request under it (see policy.Result.MergeOwn): the policy's
+// decision here is then the one its states, counted here and there, give
+// together, which the response reports once (see unlistOuter).
+func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
+	for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
+		if b&-b&ownOnly == 0 {
+			continue
+		}
+		q := res.Policy(i)
+		eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+			o := &c.res.Result
+			if !o.Taken() || !o.Allowed() {
+				return true // it counted nothing
+			}
+			for j := range o.Len() {
+				if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
+					if d, ok := o.DecisionUnder(j, q.Spec()); ok {
+						res.MergeOwn(i, d)
+						return false
+					}
+				}
+			}
+			return true
+		})
+	}
 }

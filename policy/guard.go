@@ -110,6 +110,27 @@ func (res *Result) DropOwn(mask uint64) {
 	res.gr.own |= mask
 }
 
+// MergeOwn merges d, the decision under the i-th policy's own Spec of the
+// store call that counted the request there (a middleware's further out:
+// see [Result.DropOwn]), into the policy's decision, taken with its own
+// check dropped: the policy's decision is then as if that check had been
+// one of this Result's, with its own Limit, the lower Remaining, and the
+// longer waits (d's Delay is left out: the request was held for it
+// there). It does nothing for a policy whose own check was not dropped,
+// or before Take; a later Refund or GiveBack reports the guards' states
+// alone. Call it after Take.
+func (res *Result) MergeOwn(i int, d algorithms.Decision) {
+	if !res.taken || uint(i) >= uint(res.n) || res.gr == nil || !res.guarded() {
+		return
+	}
+	checks, ds := res.parts()
+	if gr := res.gr; gr.checks[i].Spec == checks[i].Spec {
+		return // its own check was not dropped
+	}
+	d.Delay = 0
+	ds[i] = mergeGuard(d, ds[i])
+}
+
 // DecisionUnder returns the i-th policy's decision under spec alone, and
 // true, when spec is the policy's Spec or the Spec of one of its guards
 // ([Policy.Guards]) that the store call checked (not dropped by
