@@ -86,7 +86,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // too, whatever their guards: each middleware guards its own copy of a
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
-// these apart; unlistOuter and adopted.has match policies as it does.
+// these apart; unlistOuter and adopted.match match policies as it does.
 func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly uint64) {
 	var enforced uint64
 	var denied [2]uint64        // as unguard, of the middlewares that denied

@@ -513,7 +513,10 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // counted before the reload (see its SetPolicies). A copy of it made by
 // WithLimit keeps that guard (while its limit is below spec's and spec
 // holds its capacity) beside its own. spec must be valid and hold at
-// least p's capacity (every cost p admits must fit it).
+// least p's capacity (every cost p admits must fit it). A spec the
+// policy's requests are already counted under (its own Spec, or the guard
+// WithLimit gave it) is no guard: checked twice, a request would count
+// twice in one state. The copy then has no guard of WithGuard's.
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, p.errorf("Guard", "%s", err)
@@ -523,6 +526,9 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	}
 	q := *p
 	q.carry = spec
+	if spec == p.spec || spec == p.guard {
+		q.carry = algorithms.Spec{}
+	}
 	return &q, nil
 }
 
