@@ -82,3 +82,16 @@ func TestDemoHeadersFlag(t *testing.T) {
 		t.Errorf("--headers draft-99: exit %d, %q; want 2 and an error naming the value", code, errOut)
 	}
 }
+
+// TestHelpHelp: "ratekeeper help help" (or help --help) prints the general
+// help on standard output and exits 0, as "ratekeeper help" does (and as
+// "go help help" prints help's own).
+func TestHelpHelp(t *testing.T) {
+	want, _, wantCode := runCmd("help")
+	for _, arg := range []string{"help", "--help", "-h"} {
+		got, errOut, code := runCmd("help", arg)
+		if code != exitOK || code != wantCode || got != want || errOut != "" {
+			t.Errorf("help %s: exit %d, %q (stderr %q); want exit 0 and the output of help", arg, code, firstLine(got), errOut)
+		}
+	}
+}

@@ -131,6 +131,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			switch args[1] {
 			case "demo", "check", "replay":
 				return runCommand([]string{args[1], "--help"}, stdout, stderr)
+			case "help", "-h", "-help", "--help":
+				// help help: help's own help is the general one.
+				fmt.Fprint(stdout, usage)
+				return exitOK
 			}
 			fmt.Fprintf(stderr, "ratekeeper help: unknown command %q\n\n%s", args[1], usage)
 			return exitUsage
