@@ -24,6 +24,10 @@ file:line:column: field: reason. FILE "-" reads standard input, named
 Exit status: 0 valid, 1 invalid, 2 usage error or unreadable file.
 `
 
+// stdinName names standard input ("-") in the reports and errors of
+// check and replay, as check's help says.
+const stdinName = "stdin"
+
 // checkStdin is what "check -" and "replay --config -" read: standard
 // input (tests replace it).
 var checkStdin io.Reader = os.Stdin
@@ -40,7 +44,7 @@ func loadConfig(name string) (*policy.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading standard input: %w", err)
 	}
-	return policy.ParseConfig(data, "stdin")
+	return policy.ParseConfig(data, stdinName)
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
@@ -55,7 +59,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	name := pos[0]
 	if name == "-" {
-		name = "stdin"
+		name = stdinName
 	}
 	cfg, err := loadConfig(pos[0])
 	if err != nil {

@@ -36,13 +36,13 @@ recognised by its #Fields directive; any of them as a container runtime
 keeps it (Docker's json-file, the CRI format of Kubernetes' /var/log/pods)
 is read through its envelope, split lines joined; gzip and bzip2 are
 recognised by their magic bytes (zstd and xz are refused: decompress them
-first); "-" is standard input. Several logs (rotated files, or the logs
-of several servers) are merged into one replay in time order. Lines a
-little out of time order (servers write a line when the request ends) are
-replayed in time order (--reorder); lines further out are replayed late
-and counted. Malformed lines are counted and sampled, not fatal; a
-compressed log that ends early (truncated) is replayed up to where it
-ends, with a warning.
+first); "-" is standard input, named "stdin" in the report (as by check).
+Several logs (rotated files, or the logs of several servers) are merged
+into one replay in time order. Lines a little out of time order (servers
+write a line when the request ends) are replayed in time order
+(--reorder); lines further out are replayed late and counted. Malformed
+lines are counted and sampled, not fatal; a compressed log that ends
+early (truncated) is replayed up to where it ends, with a warning.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed
@@ -111,7 +111,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("replay", replayHead, stderr)
 	var f replayFlags
 	f.json.Headers = map[string]string{}
-	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required; \"-\" is standard input)")
+	fs.StringVar(&f.config, "config", "", "configuration `FILE` (YAML or JSON; required; \"-\" is standard input, named \"stdin\")")
 	fs.StringVar(&f.format, "format", "auto", "log format: auto, clf (Common/Combined), json or w3c (W3C extended: IIS, CloudFront)")
 	fs.BoolVar(&f.compare, "compare", false, "also replay each policy's traffic alone under every algorithm but leaky_queue (a shaper: it delays, not rejects)")
 	fs.StringVar(&f.svg, "svg", "", "write a chart of admitted and rejected requests over time to `FILE`")
@@ -337,7 +337,13 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 		for _, m := range in.Samples {
 			fmt.Fprintf(&why, "\n  %s", strings.ReplaceAll(m.String(), "\n", "\n  "))
 		}
-		return nil, in, fmt.Errorf("no parseable line in %d line(s) of %s%s", in.Lines, strings.Join(logs, ", "), why.String())
+		names := slices.Clone(logs)
+		for i, name := range names {
+			if name == "-" {
+				names[i] = stdinName
+			}
+		}
+		return nil, in, fmt.Errorf("no parseable line in %d line(s) of %s%s", in.Lines, strings.Join(names, ", "), why.String())
 	}
 	rep, err := eng.Finish()
 	return rep, in, err

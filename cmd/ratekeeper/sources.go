@@ -40,6 +40,9 @@ func peekSource(name string, opts logparse.Options) (*source, error) {
 	s := &source{name: name}
 	var in io.Reader = os.Stdin
 	once := name == "-" // read once: keep the reader
+	if once {
+		s.name = stdinName // in the report and the errors, as check says
+	}
 	var f *os.File
 	if name != "-" {
 		var err error
@@ -59,7 +62,7 @@ func peekSource(name string, opts logparse.Options) (*source, error) {
 			f.Close()
 		}
 	}
-	r, err := logparse.NewReader(in, name, opts)
+	r, err := logparse.NewReader(in, s.name, opts)
 	if err != nil {
 		closeFile()
 		return nil, err

@@ -137,7 +137,7 @@ func TestPeekSourceMissing(t *testing.T) {
 }
 
 // TestReplayStdin: "-" replays standard input, with the same report as
-// the file it reads (the name aside).
+// the file it reads (the name aside: "stdin", see TestReplayStdinName).
 func TestReplayStdin(t *testing.T) {
 	data, err := os.ReadFile("testdata/access.log")
 	if err != nil {
@@ -157,7 +157,7 @@ func TestReplayStdin(t *testing.T) {
 	want, _, wantCode := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "testdata/access.log")
 	got, errOut, code := runCmd("replay", "--quiet", "--config", "testdata/rules.yaml", "-")
 	io.Copy(io.Discard, r) // a writer still blocked on a full pipe ends
-	if code != wantCode || got != strings.ReplaceAll(want, "testdata/access.log", "-") {
+	if code != wantCode || got != strings.ReplaceAll(want, "testdata/access.log", "stdin") {
 		t.Errorf("from standard input: exit %d (want %d), stderr %q; report:\n%s\n--- want (from the file):\n%s", code, wantCode, errOut, got, want)
 	}
 }
