@@ -59,7 +59,7 @@ func main() {
 	// SIGINT and SIGTERM stop the server gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := app.Listen(*addr, "-addr")
 	if err == nil {
 		err = run(ctx, ln, *path, logger)
 	}

@@ -66,6 +66,16 @@ func TestMainBadFile(t *testing.T) {
 	}
 }
 
+// TestMainBadAddr: a malformed -addr ("8080", a port alone) ends the
+// example before serving, with an error naming -addr and the value, and a
+// port in use names -addr too, as the other examples do; both were the
+// net package's error alone ("listen tcp: address 8080: missing port in
+// address").
+func TestMainBadAddr(t *testing.T) {
+	apptest.CheckBadAddr(t, "-addr", func(bad string) []string { return []string{"-addr", bad, "-config", "ratekeeper.yaml"} })
+	apptest.CheckBusyPort(t, "-addr", func(busy string) []string { return []string{"-addr", busy, "-config", "ratekeeper.yaml"} })
+}
+
 // TestMainDefaultConfigMissing: run outside the repository's root without
 // -config, the example's default file ("examples/config/ratekeeper.yaml",
 // relative) is not there: the error said only "no such file or

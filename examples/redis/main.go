@@ -64,6 +64,12 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 		ln         net.Listener
 	}
 	instances := []*instance{{name: "a", addr: addrA}, {name: "b", addr: addrB}}
+	// A malformed address is said at once, not after the Redis check.
+	for _, in := range instances {
+		if err := app.CheckAddr(in.addr, "-"+in.name); err != nil {
+			return err
+		}
+	}
 	for i, in := range instances {
 		// Each instance has its own client, as separate processes would.
 		client := newClient(redisAddr)

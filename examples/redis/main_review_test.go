@@ -29,6 +29,33 @@ func TestMainBusyPort(t *testing.T) {
 	})
 }
 
+// TestMainBadAddr: a malformed -a or -b ("8080", a port alone) ends the
+// example before serving, with a message naming the flag and the value;
+// it was the net package's error alone ("listen tcp: address 8080:
+// missing port in address").
+func TestMainBadAddr(t *testing.T) {
+	noRedis := closedAddr(t)
+	t.Run("a", func(t *testing.T) {
+		apptest.CheckBadAddr(t, "-a", func(bad string) []string { return []string{"-redis", noRedis, "-a", bad, "-b", "127.0.0.1:0"} })
+	})
+	t.Run("b", func(t *testing.T) {
+		apptest.CheckBadAddr(t, "-b", func(bad string) []string { return []string{"-redis", noRedis, "-a", "127.0.0.1:0", "-b", bad} })
+	})
+}
+
+// closedAddr returns an address where nothing listens: connections to it
+// are refused.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
 // TestMainStopsOnSignal: both instances log the address they got and
 // serve (failing open: the Redis address given refuses connections), and
 // the example stops on SIGTERM or Ctrl-C (SIGINT), saying so, with exit

@@ -18,6 +18,14 @@ func TestMainBusyPort(t *testing.T) {
 	apptest.CheckBusyPort(t, "-addr", func(busy string) []string { return []string{"-addr", busy} })
 }
 
+// TestMainBadAddr: a malformed -addr ("8080", a port alone) ends the
+// example before serving, with a message naming -addr and the value; it
+// was the net package's error alone ("listen tcp: address 8080: missing
+// port in address").
+func TestMainBadAddr(t *testing.T) {
+	apptest.CheckBadAddr(t, "-addr", func(bad string) []string { return []string{"-addr", bad} })
+}
+
 // TestMainStopsOnSignal: the example logs the address it got, serves, and
 // stops on SIGTERM or Ctrl-C (SIGINT), saying so, with exit status 0.
 func TestMainStopsOnSignal(t *testing.T) {

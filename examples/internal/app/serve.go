@@ -26,14 +26,35 @@ func NoArgs(example string) {
 	os.Exit(2)
 }
 
-// Listen listens on the TCP address addr. An address in use is an error
-// that says so and names addrFlag, the flag that chooses another.
-func Listen(addr, addrFlag string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("%w: another program serves on %s; stop it, or choose another address with %s", err, addr, addrFlag)
+// CheckAddr returns an error naming addrFlag and addr when addr, the
+// value of the flag, is not a TCP address to listen on (HOST:PORT, HOST
+// optional); nil otherwise. It looks no host name up.
+func CheckAddr(addr, addrFlag string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
 	}
-	return ln, err
+	if err != nil {
+		return fmt.Errorf("%s %q: want HOST:PORT, such as 127.0.0.1:8080 or :8080 (%w)", addrFlag, addr, err)
+	}
+	return nil
+}
+
+// Listen listens on the TCP address addr, the value of the flag addrFlag.
+// Its errors name the flag and the value (see CheckAddr); an address in
+// use says so and names addrFlag as the flag that chooses another.
+func Listen(addr, addrFlag string) (net.Listener, error) {
+	if err := CheckAddr(addr, addrFlag); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%w: another program serves on %s; stop it, or choose another address with %s", err, addr, addrFlag)
+	case err != nil:
+		return nil, fmt.Errorf("%s %q: %w", addrFlag, addr, err)
+	}
+	return ln, nil
 }
 
 // shutdownTimeout bounds the wait for the requests in flight when a server

@@ -89,6 +89,39 @@ func CheckBusyPort(t *testing.T, addrFlag string, args func(busy string) []strin
 	}
 }
 
+// badAddrs are malformed listen addresses a user may give: a port alone,
+// a host alone, a port that is not one, one colon too many.
+var badAddrs = []string{"8080", "127.0.0.1", "127.0.0.1:http-alt-nope", "127.0.0.1:80:80"}
+
+// CheckBadAddr runs the example with args(bad) for each malformed address
+// bad: the example must end with exit status 1, before serving (never
+// claiming to be listening), with a message naming addrFlag, the flag,
+// and the bad value, as addrFlag "bad" (JSON-escaped in a JSON log).
+func CheckBadAddr(t *testing.T, addrFlag string, args func(bad string) []string) {
+	t.Helper()
+	for _, bad := range badAddrs {
+		cmd := Command(t, args(bad)...)
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start(t, cmd)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		err := hangguard.Await(t, done, wait, addrFlag+" "+bad+": the example did not end")
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("%s %q: the example ended with %v, want exit status 1; output:\n%s", addrFlag, bad, err, out.String())
+		}
+		if strings.Contains(out.String(), "listening") {
+			t.Errorf("%s %q: the example claims to listen; output:\n%s", addrFlag, bad, out.String())
+		}
+		named := addrFlag + " " + strconv.Quote(bad)
+		escaped := strings.ReplaceAll(named, `"`, `\"`)
+		if !strings.Contains(out.String(), named) && !strings.Contains(out.String(), escaped) {
+			t.Errorf("%s %q: the output does not say %s:\n%s", addrFlag, bad, named, out.String())
+		}
+	}
+}
+
 // CheckArgumentRefused runs the example with args, whose last one is an
 // argument after the flags: the example must end at once with exit status
 // 2 (a usage error) naming it, rather than serve with the defaults of the
