@@ -21,11 +21,12 @@ func TestMain(m *testing.M) {
 // with a message saying so and naming the flag of that instance, without
 // first claiming that any instance listens.
 func TestMainBusyPort(t *testing.T) {
+	noRedis := closedAddr(t) // never the machine's Redis on 6379
 	t.Run("a", func(t *testing.T) {
-		apptest.CheckBusyPort(t, "-a", func(busy string) []string { return []string{"-a", busy, "-b", "127.0.0.1:0"} })
+		apptest.CheckBusyPort(t, "-a", func(busy string) []string { return []string{"-redis", noRedis, "-a", busy, "-b", "127.0.0.1:0"} })
 	})
 	t.Run("b", func(t *testing.T) {
-		apptest.CheckBusyPort(t, "-b", func(busy string) []string { return []string{"-a", "127.0.0.1:0", "-b", busy} })
+		apptest.CheckBusyPort(t, "-b", func(busy string) []string { return []string{"-redis", noRedis, "-a", "127.0.0.1:0", "-b", busy} })
 	})
 }
 
