@@ -5,12 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/storetest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -28,26 +25,10 @@ func guardOf(m *middleware.Middleware) (algorithms.Spec, bool) {
 // windows for a fixed window), at the first request after that. On the
 // memory store and on Redis alike.
 func TestReloadTighterKeepsUsage(t *testing.T) {
-	for _, name := range []string{"memory", "redis"} {
+	for _, name := range storetest.Names {
 		t.Run(name, func(t *testing.T) {
 			clock := algotest.NewClock(time.Unix(1_700_000_040, 0)) // a minute's start
-			var store algorithms.Store
-			if name == "memory" {
-				ms, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ms.Close() })
-				store = ms
-			} else {
-				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
-				t.Cleanup(func() { rdb.Close() })
-				rs, err := redisstore.New(rdb, redisstore.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				store = rs
-			}
+			store := storetest.New(t, name, clock)
 			m := middleware.MustNew(store, []*policy.Policy{fixed("login", 10, time.Minute, remote)}, middleware.WithClock(clock))
 			h := m.Handler(ok)
 			admitted := func(n int) int { return admittedOf(h, n) }

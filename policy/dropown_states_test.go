@@ -7,12 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/storetest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -33,26 +30,10 @@ func TestDropOwnStatesEachStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"memory", "redis"} {
+	for _, name := range storetest.Names {
 		t.Run(name, func(t *testing.T) {
 			clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-			var st algorithms.Store
-			if name == "memory" {
-				ms, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ms.Close() })
-				st = ms
-			} else {
-				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
-				t.Cleanup(func() { rdb.Close() })
-				rs, err := redisstore.New(rdb, redisstore.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				st = rs
-			}
+			st := storetest.New(t, name, clock)
 			ctx := context.Background()
 			r := httptest.NewRequest("GET", "/", nil)
 			// used returns the units counted under each of 4, 6, 10.

@@ -6,12 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/storetest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -29,26 +26,10 @@ import (
 // gets the new level's 80.
 // It runs on the memory store and on Redis alike.
 func TestLevelChangeKeepsClientsUsage(t *testing.T) {
-	for _, name := range []string{"memory", "redis"} {
+	for _, name := range storetest.Names {
 		t.Run(name, func(t *testing.T) {
 			clock := algotest.NewClock(t0) // a minute boundary
-			var store algorithms.Store
-			if name == "memory" {
-				ms, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ms.Close() })
-				store = ms
-			} else {
-				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
-				t.Cleanup(func() { rdb.Close() })
-				rs, err := redisstore.New(rdb, redisstore.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				store = rs
-			}
+			store := storetest.New(t, name, clock)
 			levelChangeKeepsUsage(t, store, clock)
 		})
 	}
