@@ -2,8 +2,6 @@ package middleware_test
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -146,21 +144,8 @@ func TestSharedPolicyShadowDenialListedOnceAcrossCopies(t *testing.T) {
 				if tt.change != nil {
 					tt.change(t, outer, inner)
 				}
-				h := nestedRouter(mux, outer, inner)
-				var w *httptest.ResponseRecorder
-				for range tt.requests {
-					w = serve(h, "GET", "/")
-					clock.Advance(time.Second)
-				}
-				if w.Code != tt.status {
-					t.Errorf("last request: %d, want %d", w.Code, tt.status)
-				}
-				if got := strings.Join(w.Header().Values("RateLimit"), " | "); got != tt.rateLimit {
-					t.Errorf("RateLimit %q, want %q", got, tt.rateLimit)
-				}
-				if got := strings.Join(w.Header().Values("RateLimit-Policy"), " | "); got != tt.policies {
-					t.Errorf("RateLimit-Policy %q, want %q", got, tt.policies)
-				}
+				w := serveEverySecond(nestedRouter(mux, outer, inner), clock, tt.requests)
+				checkIETFLines(t, w, tt.status, tt.rateLimit, tt.policies)
 			})
 		}
 	}

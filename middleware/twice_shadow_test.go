@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -90,21 +91,8 @@ func TestSharedPolicyShadowDenialListedOnce(t *testing.T) {
 						middleware.WithClock(clock), middleware.WithShadow(nil))
 					inner = outer
 				}
-				h := nestedRouter(mux, outer, inner)
-				var w *httptest.ResponseRecorder
-				for range tt.requests {
-					w = serve(h, "GET", "/")
-					clock.Advance(time.Second)
-				}
-				if w.Code != tt.status {
-					t.Errorf("last request: %d, want %d", w.Code, tt.status)
-				}
-				if got := strings.Join(w.Header().Values("RateLimit"), " | "); got != tt.rateLimit {
-					t.Errorf("RateLimit %q, want %q", got, tt.rateLimit)
-				}
-				if got := strings.Join(w.Header().Values("RateLimit-Policy"), " | "); got != tt.policies {
-					t.Errorf("RateLimit-Policy %q, want %q", got, tt.policies)
-				}
+				w := serveEverySecond(nestedRouter(mux, outer, inner), clock, tt.requests)
+				checkIETFLines(t, w, tt.status, tt.rateLimit, tt.policies)
 				if tt.violated != "" && (!strings.Contains(w.Body.String(), tt.violated) || strings.Count(w.Body.String(), "per-min") != 2) {
 					t.Errorf("body %s, want per-min named once in the detail and once in %s", w.Body, tt.violated)
 				}
@@ -199,5 +187,32 @@ func TestSharedPolicyShadowOuterRetryAfterThreeLevels(t *testing.T) {
 				retryAdmittedAt(t, mux, h, clock, tt.retryAfter)
 			})
 		}
+	}
+}
+
+// serveEverySecond sends n GET / requests to h, one a second on clock, and
+// returns the last one's response.
+func serveEverySecond(h http.Handler, clock *algotest.Clock, n int) *httptest.ResponseRecorder {
+	var w *httptest.ResponseRecorder
+	for range n {
+		w = serve(h, "GET", "/")
+		clock.Advance(time.Second)
+	}
+	return w
+}
+
+// checkIETFLines reports a response w whose status, RateLimit and
+// RateLimit-Policy lines (the field lines joined with " | ") are not the
+// ones wanted.
+func checkIETFLines(t *testing.T, w *httptest.ResponseRecorder, status int, rateLimit, policies string) {
+	t.Helper()
+	if w.Code != status {
+		t.Errorf("last request: %d, want %d", w.Code, status)
+	}
+	if got := strings.Join(w.Header().Values("RateLimit"), " | "); got != rateLimit {
+		t.Errorf("RateLimit %q, want %q", got, rateLimit)
+	}
+	if got := strings.Join(w.Header().Values("RateLimit-Policy"), " | "); got != policies {
+		t.Errorf("RateLimit-Policy %q, want %q", got, policies)
 	}
 }
