@@ -147,10 +147,7 @@ func TestDropOwnGiveBackAndRefund(t *testing.T) {
 		configured, lowered := guardedSet(t, algorithms.FixedWindow, 8)
 		takeN(t, configured, st, 6)
 		r := httptest.NewRequest("GET", "/", nil)
-		var res policy.Result
-		if err := lowered.Prepare(r, lowered.Match(r), &res); err != nil {
-			t.Fatal(err)
-		}
+		res := preparedResult(t, lowered, r)
 		res.DropOwn(1)
 		if err := res.Take(context.Background(), st); err != nil {
 			t.Fatal(err)
@@ -171,10 +168,7 @@ func TestDropOwnGiveBackAndRefund(t *testing.T) {
 		configured, lowered := guardedSet(t, algorithms.LeakyQueue, 5)
 		takeN(t, configured, st, 3)
 		r := httptest.NewRequest("GET", "/", nil)
-		var res policy.Result
-		if err := lowered.Prepare(r, lowered.Match(r), &res); err != nil {
-			t.Fatal(err)
-		}
+		res := preparedResult(t, lowered, r)
 		res.DropOwn(1)
 		if err := res.Take(context.Background(), st); err != nil {
 			t.Fatal(err)

@@ -21,14 +21,22 @@ func memoryStoreAt(t *testing.T, now *time.Time) *algorithms.MemoryStore {
 	return store
 }
 
-// takeResult prepares r under s (the policies s.Match finds) and takes the
-// Result from st.
-func takeResult(t *testing.T, s *policy.Set, st algorithms.Store, r *http.Request) *policy.Result {
+// preparedResult returns a new Result prepared for r under s (the
+// policies s.Match finds).
+func preparedResult(t *testing.T, s *policy.Set, r *http.Request) *policy.Result {
 	t.Helper()
 	res := new(policy.Result)
 	if err := s.Prepare(r, s.Match(r), res); err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// takeResult prepares r under s (the policies s.Match finds) and takes the
+// Result from st.
+func takeResult(t *testing.T, s *policy.Set, st algorithms.Store, r *http.Request) *policy.Result {
+	t.Helper()
+	res := preparedResult(t, s, r)
 	if err := res.Take(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
