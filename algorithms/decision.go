@@ -1,6 +1,9 @@
 package algorithms
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // A Decision is the outcome of one check at one instant. It is a comparable
 // value. The zero Decision denies.
@@ -57,10 +60,50 @@ type Check struct {
 	// (Spec, Key) pair, so the same key under two specs never shares state.
 	Key string
 	// Cost is the number of units the request takes; 0 means 1. A negative
-	// cost, or one above Spec.Capacity(), is an error, as are costs of the
-	// checks of one call on one key under one Spec that together pass what
-	// the key can ever admit at once (see [ValidateChecks]).
+	// cost, or one above the capacity it is judged at ([Check.Judged]), is
+	// an error, as are costs of the checks of one call on one key under one
+	// Spec that together pass what the key can ever admit at once (see
+	// [ValidateChecks]).
 	Cost int64
+	// Limit, when not 0, is the limit the check is judged at in place of
+	// Spec.Limit, on the state the store keeps for Spec and Key: the check
+	// is admitted when that state, holding everything counted under Spec,
+	// has room for Cost below Limit, and its Decision reports Limit, the
+	// Remaining below it and the waits until there is room below it. The
+	// window kinds count requests whatever their limit (fixed_window,
+	// sliding_window, sliding_log and sliding_buckets: their state is a
+	// count of the units admitted in a window, or the instants they were
+	// admitted at), so a limit lowered from L to l can be applied to the
+	// counts kept under L: a client that used 40 of 100 gets 10 more when
+	// the limit drops to 50, not a fresh 50. Package policy judges a
+	// guard so (see policy.Policy.WithLimit). It must be between 1 and
+	// Spec.Limit, and 0 for the other kinds, whose state (a bucket's level,
+	// a queue's tail) is a function of their rate; Limit equal to
+	// Spec.Limit is the same as 0.
+	Limit int64
+}
+
+// Judged returns the Spec c is judged at: Spec with Limit in place of its
+// own when c.Limit is set.
+func (c Check) Judged() Spec {
+	s := c.Spec
+	if c.Limit != 0 {
+		s.Limit = c.Limit
+	}
+	return s
+}
+
+// Windowed reports whether the state of k is a count of units admitted
+// in a window, or the instants they were admitted at, whatever the
+// limit: fixed_window, sliding_window, sliding_log and sliding_buckets.
+// A check of such a kind can be judged at a limit lower than its Spec's
+// ([Check.Limit]).
+func (k Kind) Windowed() bool {
+	switch k {
+	case FixedWindow, SlidingWindow, SlidingLog, SlidingBuckets:
+		return true
+	}
+	return false
 }
 
 // cost returns c's cost with the zero value defaulted.
@@ -71,17 +114,32 @@ func (c Check) cost() int64 {
 	return c.Cost
 }
 
-// Validate reports whether c can be decided: its Spec is valid and its cost
-// is between 1 and the Spec's capacity.
+// Validate reports whether c can be decided: its Spec is valid, its Limit
+// is 0 or, for a window kind, between 1 and Spec.Limit (a *[SpecError]
+// whose Field is "Check.Limit"), and its cost is between 1 and the
+// capacity it is judged at ([Check.Judged]).
 func (c Check) Validate() error {
 	if err := c.Spec.Validate(); err != nil {
 		return err
 	}
-	if c.Cost < 0 {
-		return &CostError{Spec: c.Spec, Cost: c.Cost}
+	if c.Limit != 0 {
+		bad := func(format string, args ...any) error {
+			return &SpecError{Spec: c.Spec, Field: "Check.Limit", Reason: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case !c.Spec.Algorithm.Windowed():
+			return bad("must be 0 for %s, whose state depends on its limit; got %d", c.Spec.Algorithm, c.Limit)
+		case c.Limit < 1:
+			return bad("must be positive (or 0 for Spec.Limit), got %d", c.Limit)
+		case c.Limit > c.Spec.Limit:
+			return bad("must be at most Spec.Limit %d, got %d", c.Spec.Limit, c.Limit)
+		}
 	}
-	if c.cost() > c.Spec.Capacity() {
-		return &CostError{Spec: c.Spec, Cost: c.Cost}
+	if c.Cost < 0 {
+		return &CostError{Spec: c.Judged(), Cost: c.Cost}
+	}
+	if c.cost() > c.Judged().Capacity() {
+		return &CostError{Spec: c.Judged(), Cost: c.Cost}
 	}
 	return nil
 }
@@ -130,8 +188,10 @@ func repeatError(checks []Check, i int) error {
 		return nil
 	}
 	// The callers stop at the first error, so the earlier checks on the
-	// key cost at most twice the capacity (2·MaxLimit): no overflow.
-	limit, total := c.Spec.Capacity(), ahead+c.cost()
+	// key cost at most twice the capacity (2·MaxLimit): no overflow. A
+	// check judged at a lower limit ([Check.Limit]) can never be admitted
+	// behind more than that limit holds.
+	limit, total := c.Judged().Capacity(), ahead+c.cost()
 	if c.Spec.Algorithm == LeakyQueue {
 		// A place in the queue is taken while the wait ahead is at most
 		// MaxDelay: ahead·W/L <= MaxDelay ⇔ ahead <= capacity − 1.
@@ -141,5 +201,5 @@ func repeatError(checks []Check, i int) error {
 	} else if total <= limit {
 		return nil
 	}
-	return &CostError{Spec: c.Spec, Cost: c.Cost, Combined: total}
+	return &CostError{Spec: c.Judged(), Cost: c.Cost, Combined: total}
 }
