@@ -16,7 +16,8 @@ import (
 // documentation, with every quantity an exact rational (math/big). It shares
 // no code with the stores it judges except Spec.Validate and Check.Validate,
 // which define which checks are errors (the bound on checks of one key in
-// one call, [algorithms.ValidateChecks], it reckons itself).
+// one call, [algorithms.ValidateChecks], it reckons itself), and
+// Check.Judged, which names the Spec a check is judged at.
 //
 // Every kind is described the same way: at instant t a key has a quantity
 // used(t) in use out of its capacity C, which only falls while nothing
@@ -48,6 +49,13 @@ import (
 // the RetryAfter of a denied one the wait for them all (see
 // [algorithms.Decision]); if one is denied, nothing is consumed (see
 // [Model.TakeAt] for what the Decisions of such a call report).
+//
+// A check judged at a limit below its Spec's ([algorithms.Check.Limit]) is
+// decided on the state of its (Spec, Key), which holds everything counted
+// under Spec whatever the limit of the checks that counted it, as a check
+// of the Spec [algorithms.Check.Judged] returns: its capacity C is the
+// check's Limit. So used(t) may be above C (Remaining 0), and the waits
+// are until used falls to what C needs.
 //
 // A Model is safe for concurrent use (it holds one lock).
 type Model struct {
@@ -119,10 +127,10 @@ func (m *Model) decideInOrder(t int64, checks []algorithms.Check) (map[modelKey]
 			work[k] = mc
 		}
 		n := cost(c)
-		out[i] = decideLate(c.Spec, mc, t, n, true)
+		out[i] = decideLate(c.Judged(), mc, t, n, true)
 		if !out[i].Allowed {
 			if a := ahead[k]; a > 0 {
-				out[i].RetryAfter = repeatWait(c.Spec, m.machineFor(k), t, a, n)
+				out[i].RetryAfter = repeatWait(c.Judged(), m.machineFor(k), t, a, n)
 			}
 			mc.consume(effective(mc, t), n) // as if admitted, for the checks after it
 		}
@@ -134,7 +142,8 @@ func (m *Model) decideInOrder(t int64, checks []algorithms.Check) (map[modelKey]
 
 // repeatWait returns the smallest wait after t after which checks of cost
 // ahead then n on one key, whose state before them is mc (left unchanged),
-// are all admitted: used <= C − ahead − n (leaky_queue: a backlog of at
+// are all admitted, the last judged at s (its Spec, or the one
+// Check.Judged returns): used <= C − ahead − n (leaky_queue: a backlog of at
 // most slots − ahead, when the last is queued), at or after the effective
 // instant of t. The checks are within ValidateChecks' bound, so that
 // threshold is not negative.
@@ -165,7 +174,7 @@ func (m *Model) denied(t int64, checks []algorithms.Check, work map[modelKey]mac
 		if !out[i].Allowed {
 			continue
 		}
-		d := decideLate(c.Spec, m.machineFor(modelKey{c.Spec, c.Key}).clone(), t, cost(c), false)
+		d := decideLate(c.Judged(), m.machineFor(modelKey{c.Spec, c.Key}).clone(), t, cost(c), false)
 		d.Delay = 0
 		out[i] = d
 	}
@@ -221,7 +230,8 @@ func (m *Model) machineFor(k modelKey) machine {
 // or the *algorithms.CostError of the first check that takes the checks of
 // its (Spec, Key) up to it past what a fresh key admits in one call: each
 // is decided as if the earlier ones had been admitted just before, so
-// together they may use the capacity C, and a leaky_queue request is
+// together they may use the capacity C the check is judged at (its
+// Limit, when it has one: see algorithms.Check.Limit), and a leaky_queue request is
 // queued while the units ahead of it wait at most MaxDelay (ahead·W/L <=
 // MaxDelay), whatever its own cost.
 func validate(checks []algorithms.Check) error {
@@ -236,12 +246,12 @@ func validate(checks []algorithms.Check) error {
 		if before == 0 {
 			continue
 		}
-		fits := ahead[k] <= capacity(c.Spec)
+		fits := ahead[k] <= capacity(c.Judged())
 		if c.Spec.Algorithm == algorithms.LeakyQueue {
 			fits = ratInt(before).Cmp(queueSlots(c.Spec)) <= 0
 		}
 		if !fits {
-			return &algorithms.CostError{Spec: c.Spec, Cost: c.Cost, Combined: ahead[k]}
+			return &algorithms.CostError{Spec: c.Judged(), Cost: c.Cost, Combined: ahead[k]}
 		}
 	}
 	return nil

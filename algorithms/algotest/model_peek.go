@@ -25,7 +25,7 @@ func (m *Model) PeekAt(now time.Time, checks ...algorithms.Check) ([]algorithms.
 	out := make([]algorithms.Decision, len(checks))
 	for i, c := range checks {
 		mc := m.machineFor(modelKey{c.Spec, c.Key}).clone()
-		out[i] = decideLate(c.Spec, mc, t, cost(c), false)
+		out[i] = decideLate(c.Judged(), mc, t, cost(c), false)
 	}
 	return out, nil
 }

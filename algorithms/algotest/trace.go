@@ -487,7 +487,8 @@ func (st Step) format() string {
 // FitRepeats returns checks, valid checks of one call, with each check
 // that follows others on its key and Spec brought within what that key can
 // ever admit at once (see [algorithms.ValidateChecks]): its cost lowered
-// to the room the earlier ones leave, or, where they leave none, the check
+// to the room the earlier ones leave below the capacity it is judged at
+// (its Limit, when it has one), or, where they leave none, the check
 // left out (a leaky_queue check, which may have any cost, is left out when
 // the earlier ones hold the capacity or more). The first check of each
 // key stays as it is, so the result is empty only when checks is. For
@@ -503,7 +504,7 @@ func FitRepeats(checks []algorithms.Check) []algorithms.Check {
 			}
 		}
 		if ahead > 0 {
-			room := c.Spec.Capacity() - ahead
+			room := c.Judged().Capacity() - ahead
 			if room < 1 {
 				continue
 			}
@@ -520,6 +521,9 @@ func formatCheck(c algorithms.Check) string {
 	s := fmt.Sprintf("{%s key=%q", c.Spec, c.Key)
 	if c.Cost != 0 {
 		s += fmt.Sprintf(" cost=%d", c.Cost)
+	}
+	if c.Limit != 0 {
+		s += fmt.Sprintf(" judged at %d", c.Limit)
 	}
 	return s + "}"
 }
