@@ -118,7 +118,18 @@ const (
 //     their state; an unknown key is no error; an invalid Spec fails the
 //     call and resets nothing; a done context or a closed store fails it;
 //     Reset/model_traces compares random Takes and Resets with the Model
-//     ([Model.Reset]), and a reset key's later Takes with a key never seen.
+//     ([Model.Reset]), and a reset key's later Takes with a key never seen;
+//   - Judged/<case>: checks of the window kinds judged at a limit below
+//     their Spec's ([algorithms.Check.Limit]) on the state kept for (Spec,
+//     Key): the case (40 of 100 used, judged at 50: exactly 10
+//     more) and a key above the judged limit, with waits worked out by
+//     hand; judged at Spec.Limit as unjudged; the units counted while
+//     judged lower seen at Spec.Limit again; one key named several times
+//     at several limits; all or nothing; Peek, GiveBack, Reset,
+//     concurrency and a bounded store with judged checks; RetryAfter of
+//     denied calls; invalid limits and costs (ValidateChecks' errors);
+//     random traces mixing judged and unjudged checks on the same keys
+//     compared with the Model (see runJudged).
 //
 // Every decision the suite makes is also compared with the Model, but for
 // those whose exact values are checked otherwise: the seed examples (against
@@ -151,6 +162,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, h) })
 	t.Run("Peek", func(t *testing.T) { runPeek(t, h) })
 	t.Run("Reset", func(t *testing.T) { runReset(t, h) })
+	t.Run("Judged", func(t *testing.T) { runJudged(t, h) })
 }
 
 // env pairs a store under test with the Model, at instants relative to Base.
