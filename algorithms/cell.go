@@ -90,3 +90,25 @@ func (p *params) usedCell(c cell, t int64) int64 {
 	p.decideCell(&c, t, 1, false, &d)
 	return p.capacity - d.Remaining
 }
+
+// deniedCell corrects *d, the Decision of a denied request of cost n
+// decided at t on a cell kind's state c, where c may count more than
+// p.limit: after earlier checks of its Take on its key, which cost ahead
+// (0 for none) and are counted in c as if admitted, or judged at a limit
+// below its Spec's ([Check.Limit]), whose state counts what was admitted
+// under the Spec's. The single-check reports (fixedReport, slidingReport)
+// assume a count within the limit, as every request alone and unjudged
+// leaves it:
+//
+//   - fixed_window: Remaining, the limit less the count, is not clamped
+//     at 0;
+//   - sliding_window: RetryAfter and NextAfter are reckoned in full (see
+//     slidingRepeat).
+func (p *params) deniedCell(d *Decision, c cell, t, ahead, n int64) {
+	switch p.kind {
+	case FixedWindow:
+		d.Remaining = max(d.Remaining, 0)
+	case SlidingWindow:
+		p.slidingRepeat(d, c, t, ahead, n)
+	}
+}

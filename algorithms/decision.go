@@ -13,7 +13,8 @@ type Decision struct {
 	// Take that is denied, no check consumes, and a check that passed reports
 	// the state as it is.
 	Allowed bool
-	// Limit is the capacity of the check's Spec: see [Spec.Capacity].
+	// Limit is the capacity of the check's Spec (see [Spec.Capacity]), or
+	// the limit it is judged at ([Check.Limit]).
 	Limit int64
 	// Remaining is the number of whole units still available after this
 	// decision, never negative. For leaky_queue it is the number of unit
@@ -122,6 +123,12 @@ func (c Check) Validate() error {
 	if err := c.Spec.Validate(); err != nil {
 		return err
 	}
+	return c.validateJudged()
+}
+
+// validateJudged returns the error of Validate of c, whose Spec is valid:
+// that of its Limit, or of its cost against the capacity it is judged at.
+func (c Check) validateJudged() error {
 	if c.Limit != 0 {
 		bad := func(format string, args ...any) error {
 			return &SpecError{Spec: c.Spec, Field: "Check.Limit", Reason: fmt.Sprintf(format, args...)}

@@ -269,6 +269,8 @@ func (s *MemoryStore) Take(ctx context.Context, checks ...Check) ([]Decision, er
 }
 
 // TakeOne decides a single check without allocating (for a key already held).
+// A check judged at a limit of its own ([Check.Limit]) takes the steps of
+// a Take of several checks: the quick path is for the others.
 func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err error) {
 	// ready and now, in line.
 	if err := ctx.Err(); err != nil {
@@ -298,7 +300,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
 		tb = sh.lookupList(&c.Spec)
 	}
-	if tb == nil || n < 1 || n > tb.p.capacity {
+	if tb == nil || n < 1 || n > tb.p.capacity || c.Limit != 0 {
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
 	sh.mu.Lock()
@@ -423,9 +425,12 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	return d, nil
 }
 
-// takeOne is TakeOne for a Spec the shard has no table for yet (tb nil)
-// or a cost out of range.
+// takeOne is TakeOne for a Spec the shard has no table for yet (tb nil),
+// a cost out of range, or a check judged at a limit of its own.
 func (s *MemoryStore) takeOne(sh *shard, c *Check, tb *table, h uint64, n, t int64) (Decision, error) {
+	if c.Limit != 0 {
+		return s.takeJudged(sh, c, h, t)
+	}
 	if tb == nil {
 		sh.mu.Lock()
 		if sh.compactDue {
@@ -442,6 +447,33 @@ func (s *MemoryStore) takeOne(sh *shard, c *Check, tb *table, h uint64, n, t int
 		return Decision{}, &CostError{Spec: c.Spec, Cost: c.Cost}
 	}
 	return s.takeLocked(sh, tb, h, n, t), nil
+}
+
+// takeJudged is TakeOne for a check judged at a limit of its own
+// ([Check.Limit]), through the steps of a Take of several checks: it
+// validates c as [Check.Validate] does (the same error), and decides it
+// at its limit on the state its Spec's table keeps for its key.
+func (s *MemoryStore) takeJudged(sh *shard, c *Check, h uint64, t int64) (Decision, error) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.compactDue {
+		sh.compact() // before the shard's table is looked up
+	}
+	tb, err := sh.table(&c.Spec)
+	if err != nil {
+		return Decision{}, err
+	}
+	if err := c.validateJudged(); err != nil {
+		return Decision{}, err
+	}
+	var op pending
+	op.init(tb, h, c.cost(), c.Limit)
+	op.load(t, sh.dropped)
+	op.decide(t, true)
+	if op.d.Allowed {
+		s.commit(sh, &op, t, nil)
+	}
+	return op.d, nil
 }
 
 // takeLocked decides a single check of cost n (in range) at t on tb for
@@ -490,7 +522,7 @@ func (s *MemoryStore) takeCell(sh *shard, tb *table, h uint64, n, t int64) (d De
 // sh.mu must be held.
 func (s *MemoryStore) takeOneLog(sh *shard, tb *table, h uint64, n, t int64) Decision {
 	var op pending
-	op.init(tb, h, n)
+	op.init(tb, h, n, 0)
 	op.load(t, sh.dropped)
 	op.decide(t, true)
 	if op.d.Allowed {
@@ -576,7 +608,8 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 
 // takeHeld decides the checks of a Take the quick way when it can: every
 // check on a key already held, of a kind with a single-check fast path (as
-// TakeOne's), no two on one key of one Spec, and every one admitted — the
+// TakeOne's), none judged at a limit of its own ([Check.Limit]), no two on
+// one key of one Spec, and every one admitted — the
 // usual Take of stacked policies. It then records them all and writes their
 // Decisions to dst, the same as decideMany's. Otherwise it changes nothing
 // and reports false, and decideMany decides them. The checks' shards must
@@ -593,6 +626,9 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 	)
 	for i := range checks {
 		c := &checks[i]
+		if c.Limit != 0 {
+			return false // judged at a limit of its own: decideMany decides it
+		}
 		tb := s.shards[hs[i]&s.mask].lookup(&c.Spec)
 		if tb == nil || tb.cells == nil {
 			return false
@@ -676,7 +712,7 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 		if err != nil {
 			return err
 		}
-		op.tb, op.n, op.dup = tb, n, -1
+		op.tb, op.n, op.lim, op.dup = tb, n, checks[i].Limit, -1
 		for j := i - 1; j >= 0; j-- {
 			if ops[j].tb == tb && ops[j].h == op.h {
 				op.dup = j
@@ -971,9 +1007,14 @@ func sameSpec(a, b *Spec) bool {
 	return len(ka) == 0 || (ka[0] == kb[0] && ka == kb)
 }
 
-// cost returns c's cost, or a *CostError when it is out of range for tb.
+// cost returns c's cost, or the error of c's Limit or cost (a *SpecError
+// or *CostError, as Check.Validate's) when they are out of range for tb,
+// its Spec's table.
 func (tb *table) cost(c *Check) (int64, error) {
 	n := c.cost()
+	if c.Limit != 0 {
+		return n, c.validateJudged()
+	}
 	if n < 1 || n > tb.p.capacity {
 		return 0, &CostError{Spec: c.Spec, Cost: c.Cost}
 	}

@@ -36,3 +36,16 @@ func newParams(s Spec) params {
 
 // dur converts a non-negative nanosecond count to a Duration.
 func dur(ns int64) time.Duration { return time.Duration(ns) }
+
+// judged returns p, the params of a window kind, judged at limit instead
+// of its Spec's ([Check.Limit]): the limit and the capacity a decision
+// compares with and reports. A window kind's state, and its moves (to a
+// new window or sub-window, counting units, forgetting what left the
+// window), do not depend on the limit: only which requests are admitted
+// does. So a judged check is decided on these params, on the state its
+// Spec's table keeps, and recorded there as any other.
+func (p *params) judged(limit int64) params {
+	j := *p
+	j.limit, j.capacity = limit, limit
+	return j
+}

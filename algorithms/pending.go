@@ -6,6 +6,7 @@ type pending struct {
 	tb     *table
 	h      uint64
 	n      int64
+	lim    int64 // the limit the check is judged at ([Check.Limit]), or 0
 	dup    int   // index of an earlier check on the same key and spec, or -1
 	ahead  int64 // the cost of the earlier checks on the same key and spec
 	exists bool  // the key is held by the store
@@ -27,8 +28,8 @@ type pending struct {
 	d  Decision
 }
 
-func (op *pending) init(tb *table, h uint64, n int64) {
-	*op = pending{tb: tb, h: h, n: n, dup: -1}
+func (op *pending) init(tb *table, h uint64, n, lim int64) {
+	*op = pending{tb: tb, h: h, n: n, lim: lim, dup: -1}
 }
 
 // load reads the key's state from the table, or a fresh state at
@@ -115,10 +116,16 @@ func alone(ops []pending, i int, t int64) {
 	op.decide(t, false)
 }
 
-// decide decides op at t; with consume false it only reports what the
-// decision would be, describing the state as it is.
+// decide decides op at t, judged at op.lim when it is set; with consume
+// false it only reports what the decision would be, describing the state
+// as it is.
 func (op *pending) decide(t int64, consume bool) {
 	p := &op.tb.p
+	var jp params
+	if op.lim != 0 {
+		jp = p.judged(op.lim)
+		p = &jp
+	}
 	tl := t + op.off
 	switch p.kind {
 	case SlidingLog:
@@ -128,16 +135,8 @@ func (op *pending) decide(t int64, consume bool) {
 	default:
 		op.nc = op.c
 		p.decideCell(&op.nc, tl, op.n, consume, &op.d)
-		if op.ahead > 0 && !op.d.Allowed {
-			switch p.kind {
-			case FixedWindow:
-				// A denied earlier check counted all the same may take
-				// the count past the limit (fixedReport, which TakeOne
-				// shares, does not clamp it).
-				op.d.Remaining = max(op.d.Remaining, 0)
-			case SlidingWindow:
-				p.slidingRepeat(&op.d, op.c, tl, op.ahead, op.n)
-			}
+		if (op.ahead > 0 || op.lim != 0) && !op.d.Allowed {
+			p.deniedCell(&op.d, op.c, tl, op.ahead, op.n)
 		}
 	}
 	if op.off > 0 {

@@ -105,8 +105,10 @@ func (p *params) slidingWait(prev, curr, e, m int64) int64 {
 
 // slidingRepeat corrects *d, the Decision of a denied check of cost n
 // decided at t on c, the state after the earlier checks of its Take on its
-// key, which cost ahead >= 1 and are counted in c's current window (the
-// window of t, or of c.t when the clock went back):
+// key, which cost ahead and are counted in c's current window (the window
+// of t, or of c.t when the clock went back); ahead is 0 for a check with
+// none ahead judged below its Spec's limit, on a count that may be above
+// it ([Check.Limit]):
 //
 //   - RetryAfter becomes the wait of one check of cost ahead+n on the
 //     state before them, so that the whole Take is admitted after it. On
@@ -115,9 +117,9 @@ func (p *params) slidingWait(prev, curr, e, m int64) int64 {
 //   - NextAfter is reckoned in full: slidingReport's shortcut for an empty
 //     previous window holds only while the current count is at most
 //     Limit, which the earlier checks, a denied one counted as admitted,
-//     may pass.
+//     may pass, as may the count of a judged check.
 //
-// ahead+n is at most Limit (ValidateChecks).
+// ahead+n is at most Limit (ValidateChecks, at the limit p is judged at).
 func (p *params) slidingRepeat(d *Decision, c cell, t, ahead, n int64) {
 	te := max(t, c.t)
 	p.slidingAdmit(&c, te, 0, false) // moved to the window of te
