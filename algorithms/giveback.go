@@ -171,7 +171,7 @@ func (s *MemoryStore) peek(dst []Refunded, checks []Check, t int64) {
 		op := &ops[i]
 		sh := &s.shards[op.h&s.mask]
 		tb, _ := sh.table(&checks[i].Spec) // valid: no error
-		op.tb, op.n, op.dup = tb, checks[i].cost(), -1
+		op.tb, op.n, op.lim, op.dup = tb, checks[i].cost(), checks[i].Limit, -1
 		for j := i - 1; j >= 0; j-- {
 			if ops[j].tb == tb && ops[j].h == op.h {
 				op.dup = j

@@ -56,11 +56,17 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 		// (the shard gets no table for it), made without the lock.
 		dropped := sh.dropped
 		sh.mu.Unlock()
-		p := newParams(c.Spec)
+		p := newParams(c.Judged())
 		p.peekFresh(d, t, dropped, n)
 		return
 	}
 	p := &tb.p
+	var jp params
+	if c.Limit != 0 {
+		// Judged at a limit of its own, on its Spec's state.
+		jp = p.judged(c.Limit)
+		p = &jp
+	}
 	switch {
 	case tb.logs != nil:
 		i, held := tb.logs.kt.find(h)
@@ -94,7 +100,11 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 		if i, held := tb.cells.find(h); held {
 			cl := tb.cells.cs[i]
 			sh.mu.Unlock()
+			c0 := cl
 			p.decideCell(&cl, t, n, false, d)
+			if c.Limit != 0 && !d.Allowed {
+				p.deniedCell(d, c0, t, 0, n) // a count above the judged limit
+			}
 			p.peekDelay(d)
 			return
 		}
