@@ -58,6 +58,16 @@
 // cache); [Limiter.Reset] on a store that does not returns an error
 // matching errors.ErrUnsupported.
 //
+// A check of a window kind (fixed_window, sliding_window, sliding_log,
+// sliding_buckets) can be judged at a limit below its Spec's
+// ([Check.Limit]): it is decided on the state kept for its Spec and key,
+// which counts every request admitted under the Spec whatever the limit
+// its check was judged at, and its Decision reports that limit, the
+// Remaining below it and the waits until there is room below it. A limit
+// lowered from 100 to 50 so leaves a client that used 40 with 10 more, not
+// a fresh 50, and denies one that used 80 until 31 of them have left the
+// window; at 100 again, the client finds everything counted meanwhile.
+//
 // For every kind a Decision reports Remaining (whole units left now; for
 // leaky_queue, unit requests it would still queue now), RetryAfter
 // (denied: the shortest wait after which the same request would be admitted

@@ -9,7 +9,7 @@ import (
 var _ Resetter = (*MemoryStore)(nil)
 
 // Reset implements [Resetter]: it forgets each check's key under the
-// check's Spec (its Cost is ignored), so that the key's next Take finds it
+// check's Spec (its Cost and Limit are ignored), so that the key's next Take finds it
 // as a key never seen. Every Spec is validated first: an invalid one is
 // an error (a *SpecError) and nothing is reset. A key the store does not
 // hold is no error. Each key is forgotten under its shard's lock, one

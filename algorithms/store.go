@@ -209,7 +209,9 @@ type Peeker interface {
 type Resetter interface {
 	Store
 	// Reset forgets the state of each check's key under the check's Spec
-	// (its Cost is ignored): the key's next Take finds it as a key never
+	// (its Cost and Limit are ignored: a check judged at a limit of its
+	// own, see [Check.Limit], has its Spec's state): the key's next Take
+	// finds it as a key never
 	// seen, with its whole allowance, and its state under other Specs is
 	// untouched. A key the store does not hold is no error. An invalid
 	// Spec is an error, and then nothing is reset. A reset leaky_queue key
