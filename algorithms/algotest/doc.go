@@ -20,7 +20,7 @@
 // it. [FitRepeats] keeps a generated call valid.
 //
 // Every time in the suite comes from a [Clock] the store is given: nothing
-// sleeps, and a run takes a few seconds, about 75,000 Take calls, also
+// sleeps, and a run takes a few seconds, about 90,000 Take calls, also
 // against a store that makes a network round trip per call. Set
 // [TracesEnv] for a longer soak.
 package algotest

@@ -219,7 +219,7 @@ func judgedAtSpecLimit(t *testing.T, h Harness, spec algorithms.Spec) {
 	e := newEnv(t, h)
 	r := rand.New(rand.NewPCG(7, uint64(len(spec.Algorithm))))
 	var at time.Duration
-	for step := range 80 {
+	for step := range 60 {
 		at += time.Duration(r.Int64N(int64(15 * time.Second)))
 		if r.IntN(6) == 0 {
 			at -= time.Duration(r.Int64N(int64(20 * time.Second))) // back
@@ -466,7 +466,7 @@ func judgedMaxKeys(t *testing.T, h Harness, spec algorithms.Spec) {
 	if h.NewBounded == nil {
 		t.Skip("Harness.NewBounded is nil: the store has no key bound to test")
 	}
-	const maxKeys, flood = 256, 2048
+	const maxKeys, flood = 256, 640
 	spec.Limit = 10
 	clock := NewClock(Base.Add(17 * time.Second)) // frozen: nothing turns idle
 	store := h.NewBounded(t, clock, maxKeys)
@@ -546,7 +546,7 @@ func judgedRetry(t *testing.T, h Harness, spec algorithms.Spec, seed uint64) {
 	}
 	var at time.Duration
 	denied := 0
-	for trial := range 60 {
+	for trial := range 40 {
 		k := fmt.Sprintf("k%d", trial)
 		var history []string
 		for range r.IntN(4) {
