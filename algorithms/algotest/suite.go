@@ -125,7 +125,7 @@ const (
 //     more) and a key above the judged limit, with waits worked out by
 //     hand; judged at Spec.Limit as unjudged; the units counted while
 //     judged lower seen at Spec.Limit again; one key named several times
-//     at several limits; all or nothing; Peek, GiveBack, Reset,
+//     at several limits; stacked with another Spec; all or nothing; Peek, GiveBack, Reset,
 //     concurrency and a bounded store with judged checks; RetryAfter of
 //     denied calls; invalid limits and costs (ValidateChecks' errors);
 //     random traces mixing judged and unjudged checks on the same keys

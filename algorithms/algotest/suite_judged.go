@@ -49,6 +49,8 @@ const judgedTraceSeeds = 60
 //     unit counted while lowered;
 //   - repeated/<kind>: one key named several times in one Take, each check
 //     judged at its own limit after the earlier ones, as if admitted;
+//   - stacked/<kind>: a judged check beside a check of another Spec on held
+//     keys (a guard stacked with other policies) reports its own limit;
 //   - all_or_nothing/<kind>: a judged check that fails denies the Take, and
 //     nothing is consumed (and the other way round);
 //   - peek/<kind>, give_back/<kind>, reset/<kind>: Peek judges at the
@@ -82,6 +84,7 @@ func runJudged(t *testing.T, h Harness) {
 		t.Run("at_spec_limit/"+kind, func(t *testing.T) { judgedAtSpecLimit(t, h, spec) })
 		t.Run("restored/"+kind, func(t *testing.T) { judgedRestored(t, h, spec) })
 		t.Run("repeated/"+kind, func(t *testing.T) { judgedRepeated(t, h, spec) })
+		t.Run("stacked/"+kind, func(t *testing.T) { judgedStacked(t, h, spec) })
 		t.Run("all_or_nothing/"+kind, func(t *testing.T) { judgedAllOrNothing(t, h, spec) })
 		t.Run("peek/"+kind, func(t *testing.T) { judgedPeek(t, h, spec) })
 		t.Run("give_back/"+kind, func(t *testing.T) { judgedGiveBack(t, h, spec) })
@@ -195,12 +198,18 @@ func judgedOver(t *testing.T, h Harness, spec algorithms.Spec) {
 		algorithms.SlidingWindow:  {90 * s, 53250 * time.Millisecond},
 		algorithms.SlidingBuckets: {50 * s, 40 * s},
 	}
+	pk, _ := e.store.(algorithms.Peeker)
 	for i, cost := range []int64{1, 20, 21, 50} {
 		c := judged(k, 50)
 		c.Cost = cost
-		got := e.take(30*s, c)[0]
 		w := algorithms.Decision{Limit: 50, RetryAfter: retries[spec.Algorithm][i], ResetAfter: resets[spec.Algorithm][0], NextAfter: resets[spec.Algorithm][1]}
-		if got != w {
+		if pk != nil {
+			// A Peek reports what the Take does: it is denied.
+			if p := peekBoth(t, e.clock, pk, e.model, Base.Add(30*s), []algorithms.Check{c})[0]; p != w {
+				t.Errorf("%s, 80 taken: Peek of cost %d judged at 50 at +30s = %+v, want %+v", spec, cost, p, w)
+			}
+		}
+		if got := e.take(30*s, c)[0]; got != w {
 			t.Errorf("%s, 80 taken: cost %d judged at 50 at +30s = %+v, want %+v", spec, cost, got, w)
 		}
 	}
@@ -313,6 +322,32 @@ func judgedRepeated(t *testing.T, h Harness, spec algorithms.Spec) {
 	e.take(25*s, o("a", 1), k(56, 1), o("b", 0), k(0, 2), o("a", 0), k(60, 1), o("c", 3), k(100, 1), k(59, 0))
 	e.take(25*s, o("a", 1), k(70, 1), o("b", 0), k(0, 2), o("a", 0), k(90, 1), o("c", 3), k(100, 1), k(61, 0))
 	e.take(25*s, k(0, 1))
+}
+
+// judgedStacked: a key that took 40 under spec and 1 under another Spec,
+// both held, Takes a check judged at 50 beside the other Spec's (the Take
+// of a lowered policy stacked with another): admitted, 9 of 50 and 998 of
+// 1000 left; then 10 more at 50 beside it are denied, the other check
+// passing as it is, nothing consumed; the reverse order, the same.
+func judgedStacked(t *testing.T, h Harness, spec algorithms.Spec) {
+	e := newEnv(t, h)
+	other := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1000, Window: time.Hour}, Key: "k"}
+	e.take(10*time.Second, algorithms.Check{Spec: spec, Key: "k", Cost: 40}, other)
+	ds := e.take(20*time.Second, judged(algorithms.Check{Spec: spec, Key: "k"}, 50), other)
+	if !allAllowed(ds) || ds[0].Limit != 50 || ds[0].Remaining != 9 || ds[1].Limit != 1000 || ds[1].Remaining != 998 {
+		t.Errorf("%s, 40 taken: Take(1 at 50, another Spec's) = %+v; want both admitted, 9 of 50 and 998 of 1000 left", spec, ds)
+	}
+	ten := judged(algorithms.Check{Spec: spec, Key: "k", Cost: 10}, 50)
+	for _, call := range [][]algorithms.Check{{ten, other}, {other, ten}} {
+		ds = e.take(20*time.Second, call...)
+		j, o := ds[0], ds[1]
+		if call[0] == other {
+			j, o = o, j
+		}
+		if j.Allowed || j.Limit != 50 || j.Remaining != 9 || !o.Allowed || o.Remaining != 998 {
+			t.Errorf("%s, 41 taken: Take(%s) = %+v; want the 10 at 50 denied (9 of 50 left), the other passing as it is (998 of 1000)", spec, formatChecks(call), ds)
+		}
+	}
 }
 
 // judgedAllOrNothing: a judged check that fails denies its Take, whose
