@@ -562,7 +562,7 @@ func randomLimit(r *rand.Rand, spec algorithms.Spec) int64 {
 		return 0
 	}
 	l := spec.Limit
-	return []int64{1, 2, l / 2, l - 1, l, 1 + r.Int64N(l)}[r.IntN(6)] // l/2 and l−1 may be 0
+	return []int64{1, min(2, l), l / 2, l - 1, l, 1 + r.Int64N(l)}[r.IntN(6)] // l/2 and l−1 may be 0
 }
 
 // judgedRetry: random histories of single checks judged and not, then
