@@ -13,7 +13,9 @@ import (
 
 // WithDenyCache keeps, in process memory, the decisions of up to size
 // checks of recently denied Takes (Envoy's over-limit cache). A later Take
-// whose every check is cached (same spec, key and cost), one of them with a
+// whose every check is cached (same spec, key and cost, judged at the same
+// limit: a denial at a check's [algorithms.Check.Limit] below its Spec's
+// says nothing of the key at another limit), one of them with a
 // denial whose RetryAfter has not yet elapsed, is denied locally with no
 // round trip: the cached decisions are reported with RetryAfter, ResetAfter
 // and NextAfter reduced by the time elapsed since Redis's reply arrived
@@ -73,12 +75,16 @@ type denyKey struct {
 	key  string
 }
 
+// A denyEntry is the decision of one (Spec, Key) state, whatever limit its
+// check was judged at: an admitted Take at any limit changes that state,
+// and forgets the entry.
 type denyEntry struct {
 	d       algorithms.Decision
 	at      time.Time // before the call: no later than when Redis decided
 	replied time.Time // when its reply arrived: no earlier than when Redis decided
 	until   time.Time // when the entry expires: at + the Take's largest RetryAfter
 	cost    int64
+	limit   int64 // the limit the check was judged at: Check.Judged().Limit
 }
 
 type denyCache struct {
@@ -134,7 +140,7 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	denied := false
 	for _, ch := range checks {
 		e, ok := c.m[denyKey{ch.Spec, ch.Key}]
-		if !ok || e.cost != cost(ch) || !now.Before(e.until) {
+		if !ok || e.cost != cost(ch) || e.limit != ch.Judged().Limit || !now.Before(e.until) {
 			return false
 		}
 		if e.d.NextAfter > 0 && !now.Before(e.at.Add(e.d.NextAfter)) {
@@ -259,7 +265,7 @@ func (c *denyCache) learn(dst []algorithms.Decision, checks []algorithms.Check, 
 		// into a map stores the key too, even over an existing entry: the
 		// map gets a copy.
 		k.key = strings.Clone(k.key)
-		c.m[k] = denyEntry{d: dst[i], at: now, replied: replied, until: until, cost: cost(ch)}
+		c.m[k] = denyEntry{d: dst[i], at: now, replied: replied, until: until, cost: cost(ch), limit: ch.Judged().Limit}
 		if len(c.m) == 1 || until.Before(c.next) {
 			c.next = until
 		}
