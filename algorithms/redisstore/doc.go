@@ -63,6 +63,28 @@
 // back"); on a Cluster, neither does one whose reservation was undone,
 // unless a request wrote the key between (see "Cluster").
 //
+// # Checks judged at a lower limit
+//
+// A check of a window kind (fixed_window, sliding_window, sliding_log,
+// sliding_buckets) whose [algorithms.Check.Limit] is set is judged at that
+// limit on the state kept under its Spec: its keys are the Spec's (no key
+// spells the limit judged at, so a check judged at 50 and one at the
+// Spec's 100 count in one state), while the script decides with the
+// judged limit (the L of its arguments; C stays the Spec's capacity, the
+// most a stored count can be) and the Decision reports it as Limit, the
+// Remaining below it (0 when the state holds more), and the waits until
+// there is room below it. Nothing in the script shapes a state by the
+// limit a check is judged at: a log is pruned by time only, and a count
+// past a check's judged limit, up to its Spec's, is read as any other
+// (TestJudgedFixedWindow and its siblings work the figures out by hand).
+// A repeated key judges each of its checks at its own limit, following
+// the earlier ones as if admitted. Peek, GiveBack and the cluster phases
+// judge so too, Reset deletes the Spec's state, and the deny cache answers
+// a check only with a denial at the limit it is judged at. A Limit the
+// check may not have (on a bucket kind, above Spec.Limit), and costs past
+// the judged limit, are the errors of [algorithms.ValidateChecks], with no
+// round trip.
+//
 // # Time
 //
 // By default the script reads the Redis server's clock (TIME, microsecond
@@ -133,9 +155,14 @@
 //   - sliding_window: ceil(prev·(W−e)/W) is taken on plain numbers exactly
 //     when the computed product prev·(W−e) is below 2^52 (then it is exact,
 //     as above); the waits (slidingWait) only when L·W < 2^52, where every
-//     product is a count at most L (stored counts never exceed L: a check
-//     is admitted only when curr + n <= L − ceil(prev·(W−e)/W)) times a
-//     duration at most W. Otherwise the same steps run on wide values
+//     product is a count at most L (stored counts never exceed the Spec's
+//     L: a check is admitted only when curr + n <= L − ceil(prev·(W−e)/W))
+//     times a duration at most W; but for a check judged at a limit l
+//     below its Spec's L ([algorithms.Check.Limit]), which runs these
+//     steps with l, prev may pass l, and (W−e)·prev is then only compared
+//     with a·W < 2^52: a product past 2^52 rounds to no less than 2^52
+//     (rounding is monotone), so the comparison is exact all the same
+//     (TestJudgedBigCounts). Otherwise the same steps run on wide values
 //     (TestSlidingWindowProductsPast2To52 decides where rounding to a
 //     double would move a ceiling).
 //   - token_bucket, leaky_bucket: plain only when C·W < 2^52 and D·L < 2^52
@@ -381,7 +408,7 @@
 // below 2^52); any other list there is the application's, and fails the Take
 // so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Nor is a
 // value of the store's shape with numbers it never writes: a negative count,
-// a window kind's count past the limit, a bucket instant's nanoseconds of
+// a window kind's count past its Spec's limit, a bucket instant's nanoseconds of
 // 10^9 or more or remainder of Limit or more, a sliding_log event of such
 // nanoseconds or of a cost below 1 or from 2^52, or one its total does not
 // cover when it leaves the window; a sliding_buckets ring whose newest

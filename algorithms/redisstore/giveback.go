@@ -75,7 +75,7 @@ func parseGiveBack(v any, r *request, idx []int, dst []algorithms.Refunded) erro
 		if idx != nil {
 			i = idx[k]
 		}
-		d, err := decodeDecision(got[k*replyWidth:], r.checks[i].Spec.Capacity())
+		d, err := decodeDecision(got[k*replyWidth:], r.infos[i].capacity)
 		if err != nil {
 			return err
 		}

@@ -56,11 +56,20 @@ func escapeKey(b *strings.Builder, key string) {
 	}
 }
 
-// specInfo is what the store derives from a valid Spec once.
+// specInfo is what the store derives once from a valid Spec and the limit
+// its checks are judged at (algorithms.Check.Limit): the state's keys are
+// the Spec's, the script's limit and the capacity reported the judged
+// ones. The script's arguments are the kind, L, the limit the check is
+// judged at (Check.Judged().Limit), W, C, the Spec's capacity, and the
+// Spec's Buckets and MaxDelay. A bucket kind is judged at its Spec's own
+// limit (Check.Validate), so C is its capacity judged at; a window kind's
+// C is its Spec's Limit, which the script never judges with: it is the
+// most its state's counts can hold, whatever limit a check was judged at
+// (a count above it is not the store's: lua/cell.lua's loadWindow).
 type specInfo struct {
 	code     int    // kind code for the script
 	suffix   string // ":" + the spec namespace
-	capacity int64
+	capacity int64  // the capacity judged at: the Decision's Limit
 	args     [6]any // kind, L, W, C, Buckets, MaxDelay
 	arg      string // the compact call's check argument without its cost: "kind L W C Buckets MaxDelay"
 	arg1     any    // arg with cost 1, boxed once (a string put in an interface allocates)
@@ -79,38 +88,65 @@ var kindCodes = map[algorithms.Kind]struct {
 	algorithms.LeakyQueue:     {codeQueue, "lq"},
 }
 
-func newSpecInfo(s algorithms.Spec) *specInfo {
+// newSpecInfo returns the specInfo of the checks of s judged at its own
+// limit.
+func newSpecInfo(s algorithms.Spec) *specInfo { return newJudgedInfo(s, 0) }
+
+// newJudgedInfo returns the specInfo of the checks of s judged at limit
+// (algorithms.Check.Limit: 0 for s's own; a valid check's, so a window
+// kind's, at most s.Limit).
+func newJudgedInfo(s algorithms.Spec, limit int64) *specInfo {
 	k := kindCodes[s.Algorithm]
 	ns := k.abbr + ":" + strconv.FormatInt(s.Limit, 10) + ":" + strconv.FormatInt(int64(s.Window), 10) +
 		":" + strconv.FormatInt(s.Burst, 10) + ":" + strconv.Itoa(s.Buckets) + ":" + strconv.FormatInt(int64(s.MaxDelay), 10)
 	c := s.Capacity()
+	judged := algorithms.Check{Spec: s, Limit: limit}.Judged()
 	buckets := int64(s.Buckets)
 	if buckets == 0 {
 		buckets = 1
 	}
-	arg := strconv.Itoa(k.code) + " " + strconv.FormatInt(s.Limit, 10) + " " + strconv.FormatInt(int64(s.Window), 10) +
+	arg := strconv.Itoa(k.code) + " " + strconv.FormatInt(judged.Limit, 10) + " " + strconv.FormatInt(int64(s.Window), 10) +
 		" " + strconv.FormatInt(c, 10) + " " + strconv.FormatInt(buckets, 10) + " " + strconv.FormatInt(int64(s.MaxDelay), 10)
 	return &specInfo{
 		arg:      arg,
 		arg1:     any(arg + " 1"),
 		code:     k.code,
 		suffix:   ":" + ns,
-		capacity: c,
-		args:     [6]any{k.code, s.Limit, int64(s.Window), c, buckets, int64(s.MaxDelay)},
+		capacity: judged.Capacity(),
+		args:     [6]any{k.code, judged.Limit, int64(s.Window), c, buckets, int64(s.MaxDelay)},
 	}
 }
 
 // specCache remembers the specInfo of up to maxSpecs specs (configured
-// policies are few; past the bound, infos are derived on each call). Reads
-// take no lock (sync.Map), which matters under parallel load.
+// policies are few; past the bound, infos are derived on each call), and
+// apart, of up to maxSpecs specs judged at a limit below their own
+// (algorithms.Check.Limit), which it forgets all at once when it has
+// more: a limit that keeps moving (an adaptive one) must neither fill the
+// cache for good nor push the specs out. Reads take no lock (sync.Map),
+// which matters under parallel load.
 type specCache struct {
-	m sync.Map // algorithms.Spec -> *specInfo
+	m sync.Map // algorithms.Spec -> *specInfo: checks judged at the Spec's limit
 	n atomic.Int64
+	// judged holds the infos of checks judged lower, nj counts them.
+	judged sync.Map // judgedSpec -> *specInfo
+	nj     atomic.Int64
+}
+
+// judgedSpec keys specCache.judged: a Spec and the limit, below its own,
+// its checks are judged at.
+type judgedSpec struct {
+	spec  algorithms.Spec
+	limit int64
 }
 
 const maxSpecs = 4096
 
-func (c *specCache) get(s algorithms.Spec) *specInfo {
+// get returns the specInfo of the checks of s judged at limit (their
+// Check.Limit: 0, or s.Limit, for s's own).
+func (c *specCache) get(s algorithms.Spec, limit int64) *specInfo {
+	if limit != 0 && limit != s.Limit {
+		return c.getJudged(judgedSpec{s, limit})
+	}
 	if v, ok := c.m.Load(s); ok {
 		return v.(*specInfo)
 	}
@@ -120,6 +156,24 @@ func (c *specCache) get(s algorithms.Spec) *specInfo {
 			return v.(*specInfo)
 		}
 		c.n.Add(1)
+	}
+	return si
+}
+
+// getJudged is get for a check judged below its Spec's limit.
+func (c *specCache) getJudged(k judgedSpec) *specInfo {
+	if v, ok := c.judged.Load(k); ok {
+		return v.(*specInfo)
+	}
+	si := newJudgedInfo(k.spec, k.limit)
+	if c.nj.Add(1) > maxSpecs {
+		// Start again (the count is approximate under concurrent
+		// misses, and so the bound: a few entries more at most).
+		c.judged.Clear()
+		c.nj.Store(1)
+	}
+	if v, loaded := c.judged.LoadOrStore(k, si); loaded {
+		return v.(*specInfo)
 	}
 	return si
 }

@@ -65,7 +65,7 @@ func TestSpecCacheBounded(t *testing.T) {
 	var c specCache
 	for i := range maxSpecs + 100 {
 		spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: int64(i + 1), Window: time.Second}
-		if si := c.get(spec); si.capacity != spec.Limit {
+		if si := c.get(spec, 0); si.capacity != spec.Limit {
 			t.Fatalf("get(Limit %d) has capacity %d", spec.Limit, si.capacity)
 		}
 	}
@@ -73,5 +73,40 @@ func TestSpecCacheBounded(t *testing.T) {
 	c.m.Range(func(any, any) bool { held++; return true })
 	if held != maxSpecs {
 		t.Fatalf("after %d distinct specs the cache holds %d, want %d", maxSpecs+100, held, maxSpecs)
+	}
+}
+
+// TestSpecCacheJudgedBounded: the infos of checks judged below their
+// Spec's limit (algorithms.Check.Limit) are cached apart, at most
+// maxSpecs of them, started again when more come (an adaptive limit that
+// keeps moving): the last one is cached, and the Specs' own infos stay.
+func TestSpecCacheJudgedBounded(t *testing.T) {
+	var c specCache
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1_000_000, Window: time.Second}
+	own := c.get(spec, 0)
+	if c.get(spec, spec.Limit) != own {
+		t.Fatal("a check judged at Spec.Limit got another info than one at 0")
+	}
+	for i := range 3*maxSpecs + 100 {
+		limit := int64(i + 1)
+		si := c.get(spec, limit)
+		if si.capacity != limit || si.args[1] != limit || si.args[3] != spec.Limit || si.suffix != own.suffix {
+			t.Fatalf("get(Limit %d) = capacity %d, args %v, suffix %q; want capacity and L %d, C %d, the Spec's suffix %q",
+				limit, si.capacity, si.args, si.suffix, limit, spec.Limit, own.suffix)
+		}
+		if c.get(spec, limit) != si {
+			t.Fatalf("get(Limit %d) again: not the info just cached", limit)
+		}
+		if i%257 != 0 && i+1 != maxSpecs && i != maxSpecs {
+			continue
+		}
+		held := 0
+		c.judged.Range(func(any, any) bool { held++; return true })
+		if held > maxSpecs {
+			t.Fatalf("after %d judged limits the cache holds %d, more than %d", i+1, held, maxSpecs)
+		}
+	}
+	if c.get(spec, 0) != own {
+		t.Fatal("the Spec's own info was dropped with the judged ones")
 	}
 }

@@ -381,7 +381,7 @@ func (s *Store) newRequest(checks []algorithms.Check, now time.Time) *request {
 		r.tags = grow(r.tags, len(checks))
 	}
 	for i, c := range checks {
-		si := s.specs.get(c.Spec)
+		si := s.specs.get(c.Spec, c.Limit)
 		r.infos[i] = si
 		k, tag := s.redisKey(c.Key, si)
 		r.first[i] = len(r.keys)

@@ -68,7 +68,12 @@ end
 -- slidingWait mirrors params.slidingWait: the shortest wait after which m
 -- units are available. Quotients that may exceed 2^53 are only compared.
 -- When L*W < 2^52 every product below is of a count (at most L) and a
--- duration (at most W), so plain numbers; otherwise wide values.
+-- duration (at most W), so plain numbers, but (W - e) * prev: prev, counted
+-- under the Spec's limit, passes L when the check is judged lower
+-- (algorithms.Check.Limit). That product is only compared with X < 2^52,
+-- and a product past 2^52 rounds to a double no less than 2^52 (rounding
+-- is monotone), so the comparison is exact all the same. Otherwise wide
+-- values.
 local function slidingWait(W, L, prev, curr, e, m)
   local small = L * W < T52
   if not small then numInit() end
@@ -229,7 +234,7 @@ local function decideFast(kind, L, W, C, n, k, e, t, x, y, off, consume)
       else
         ra = ending
       end
-      r = L - count
+      r = max(L - count, 0)
       if count > 0 then
         rs = ending
         nx = ending
@@ -333,7 +338,7 @@ local function loadFast(p, v, key)
       local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
       if not sk then foreign(key) end
       t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
-      if x > p[2] or y > p[2] then foreign(key) end -- as loadWindow
+      if x > p[4] or y > p[4] then foreign(key) end -- as loadWindow: C, the Spec's limit
     end
   end
   local off = 0

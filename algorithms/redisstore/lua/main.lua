@@ -9,7 +9,11 @@
 --       4 refund: see refund.lua; 5 give back: see giveback.lua; 6 peek
 --       each check alone, writing nothing: Store.Peek),
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
---       Buckets, MaxDelay (ns), cost; a reservation (mode 1) then its id,
+--       Buckets, MaxDelay (ns), cost; L is the limit the check is judged
+--       at (algorithms.Check.Limit, below the Spec's for a window kind
+--       judged lower; keys.go's specInfo) and C the Spec's capacity, which
+--       bounds a window kind's stored counts and is never judged with;
+--       a reservation (mode 1) then its id,
 --       an undo (mode 2) its instant, the reservation's id and its undo
 --       records (see cluster.lua).
 -- KEYS: one per check (two for sliding_log: the total, then the list); a
