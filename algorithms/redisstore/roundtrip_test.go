@@ -192,7 +192,11 @@ func TestOneRoundTripPerTake(t *testing.T) {
 		all := everyKind("k")
 		takes := 0
 		for n := 1; n <= len(all); n++ {
-			for _, checks := range [][]algorithms.Check{all[:n], everyKind("other")[len(all)-n:]} {
+			// The window kinds' checks judged at a lower limit
+			// (Check.Limit), alone and after the same checks at their
+			// Spec's (each key named twice: the general path).
+			judged := judgedOf(all[:n], 3)
+			for _, checks := range [][]algorithms.Check{all[:n], everyKind("other")[len(all)-n:], judged, append(judgedOf(all[:n], 2), all[:n]...)} {
 				if _, err := s.Take(ctx, checks...); err != nil {
 					t.Fatal(err)
 				}
@@ -201,6 +205,10 @@ func TestOneRoundTripPerTake(t *testing.T) {
 		}
 		dst := make([]algorithms.Decision, 4)
 		if err := s.TakeInto(ctx, dst, all[:4]); err != nil {
+			t.Fatal(err)
+		}
+		takes++
+		if err := s.TakeInto(ctx, dst, judgedOf(all[:4], 4)); err != nil {
 			t.Fatal(err)
 		}
 		takes++
