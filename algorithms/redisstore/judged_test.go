@@ -3,11 +3,14 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
 )
@@ -51,12 +54,13 @@ var judgedPad = algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.Sli
 // through the function library and as the script (EVALSHA), each on the
 // fast path (a Take of f's checks alone: fast.lua for fixed_window and
 // sliding_window) and on the general path (f's checks then judgedPad:
-// main.lua). take returns the decisions of f's checks.
-func eachJudgedPath(t *testing.T, f func(t *testing.T, s *redisstore.Store, clk *manualClock, take func(checks ...algorithms.Check) []algorithms.Decision)) {
+// main.lua); and on the memory store, which must agree. take returns the
+// decisions of f's checks.
+func eachJudgedPath(t *testing.T, f func(t *testing.T, clk *manualClock, take func(checks ...algorithms.Check) []algorithms.Decision)) {
 	for _, client := range []struct {
 		name string
 		c    func(testing.TB) *redis.Client
-	}{{"function", newClient}, {"script", noFunctionsClient}} {
+	}{{"function", newClient}, {"script", noFunctionsClient}, {"memory", nil}} {
 		for _, pad := range []bool{false, true} {
 			name := client.name + "/fast"
 			if pad {
@@ -64,7 +68,16 @@ func eachJudgedPath(t *testing.T, f func(t *testing.T, s *redisstore.Store, clk 
 			}
 			t.Run(name, func(t *testing.T) {
 				clk := &manualClock{t: judgedT0}
-				s := clockedStore(t, client.c(t), clk)
+				var s algorithms.Store
+				if client.c == nil {
+					mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+					if err != nil {
+						t.Fatal(err)
+					}
+					s = mem
+				} else {
+					s = clockedStore(t, client.c(t), clk)
+				}
 				take := func(checks ...algorithms.Check) []algorithms.Decision {
 					t.Helper()
 					all := checks
@@ -80,7 +93,7 @@ func eachJudgedPath(t *testing.T, f func(t *testing.T, s *redisstore.Store, clk 
 					}
 					return ds[:len(checks)]
 				}
-				f(t, s, clk, take)
+				f(t, clk, take)
 			})
 		}
 	}
@@ -90,7 +103,7 @@ func eachJudgedPath(t *testing.T, f func(t *testing.T, s *redisstore.Store, clk 
 // every path, and compares every decision with the step's.
 func runJudgedSteps(t *testing.T, spec algorithms.Spec, steps []judgedStep) {
 	t.Helper()
-	eachJudgedPath(t, func(t *testing.T, _ *redisstore.Store, clk *manualClock, take func(...algorithms.Check) []algorithms.Decision) {
+	eachJudgedPath(t, func(t *testing.T, clk *manualClock, take func(...algorithms.Check) []algorithms.Decision) {
 		for i, st := range steps {
 			clk.t = judgedT0.Add(st.at)
 			c := algorithms.Check{Spec: spec, Key: "k", Cost: st.cost, Limit: st.limit}
@@ -248,7 +261,7 @@ func TestJudgedRepeatedKeys(t *testing.T) {
 	s := time.Second
 	fixed := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: 10 * time.Second}
 	log := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 100, Window: 10 * time.Second}
-	eachJudgedPath(t, func(t *testing.T, _ *redisstore.Store, clk *manualClock, take func(...algorithms.Check) []algorithms.Decision) {
+	eachJudgedPath(t, func(t *testing.T, clk *manualClock, take func(...algorithms.Check) []algorithms.Decision) {
 		c := func(spec algorithms.Spec, limit, cost int64) algorithms.Check {
 			return algorithms.Check{Spec: spec, Key: "k", Cost: cost, Limit: limit}
 		}
@@ -629,7 +642,7 @@ func TestJudgedBigCounts(t *testing.T) {
 	big := int64(999_999_999)
 	sliding := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 1_000_000_000, Window: 10 * time.Second}
 	fixed := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1_000_000_000, Window: 10 * time.Second}
-	eachJudgedPath(t, func(t *testing.T, _ *redisstore.Store, clk *manualClock, take func(...algorithms.Check) []algorithms.Decision) {
+	eachJudgedPath(t, func(t *testing.T, clk *manualClock, take func(...algorithms.Check) []algorithms.Decision) {
 		clk.t = judgedT0.Add(-5 * s)
 		take(algorithms.Check{Spec: sliding, Key: "k", Cost: big}, algorithms.Check{Spec: fixed, Key: "k", Cost: big})
 		clk.t = judgedT0.Add(-4 * s)
@@ -659,4 +672,66 @@ func TestJudgedBigCounts(t *testing.T) {
 			t.Fatalf("Take(%+v) at the wait's end:\ngot  %+v\nwant %+v", c, got, want)
 		}
 	})
+}
+
+// TestJudgedMatchesMemoryStore replays random traces of Takes whose
+// window-kind checks are often judged at a limit below their Spec's (a
+// random one, a small one, or the Spec's own), beside checks at their
+// Spec's limit, on the memory store and on Redis with the same clock, and
+// requires every Decision field to match: through the function library
+// (fast and general paths), the script fallback, and the cluster's
+// phases. The specs reach the bounds (Limit 10^9, Window 24 h), so counts
+// taken at the Spec's limit pass a judged one by far.
+func TestJudgedMatchesMemoryStore(t *testing.T) {
+	clients := []func(*testing.T) redis.UniversalClient{
+		func(t *testing.T) redis.UniversalClient { return newClient(t) },
+		func(t *testing.T) redis.UniversalClient { return noFunctionsClient(t) },
+		func(t *testing.T) redis.UniversalClient { return sharedCluster(t) },
+	}
+	var windowed []algorithms.Kind
+	for _, k := range algorithms.Kinds {
+		if k.Windowed() {
+			windowed = append(windowed, k)
+		}
+	}
+	for seed := range seedCount(30, 6) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 2026))
+			clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC).Add(time.Duration(r.Int64N(int64(time.Hour))))}
+			mem, rs := pairedStores(t, clients[seed%len(clients)](t), clk)
+			var specs []algorithms.Spec
+			for range 3 {
+				k := windowed[r.IntN(len(windowed))]
+				if r.IntN(2) == 0 {
+					specs = append(specs, smallSpec(k))
+				} else {
+					specs = append(specs, randomSpec(r, k))
+				}
+			}
+			specs = append(specs, randomSpec(r, algorithms.Kinds[r.IntN(len(algorithms.Kinds))]))
+			keys := keysOnThreeSlots()[:3]
+			var history []string
+			for i := range 150 {
+				step(r, clk, specs[r.IntN(len(specs))].Window)
+				checks := make([]algorithms.Check, 1+r.IntN(3))
+				for j := range checks {
+					s := specs[r.IntN(len(specs))]
+					c := algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))]}
+					if s.Algorithm.Windowed() {
+						switch r.IntN(4) {
+						case 0:
+							c.Limit = 1 + r.Int64N(s.Limit)
+						case 1:
+							c.Limit = 1 + r.Int64N(min(s.Limit, 3))
+						case 2:
+							c.Limit = s.Limit
+						}
+					}
+					c.Cost = randomCost(r, c.Judged())
+					checks[j] = c
+				}
+				takeAlike(t, mem, rs, clk, &history, i, algotest.FitRepeats(checks))
+			}
+		})
+	}
 }
