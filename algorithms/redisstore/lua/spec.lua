@@ -1,9 +1,10 @@
 -- spec.lua: the checks of a compact call (see fast.lua), parsed once. Each
 -- check is one argument, "kind L W C Buckets MaxDelay cost" (L the limit
 -- the check is judged at, C its Spec's capacity: main.lua); SPECS maps it
--- to its numbers, so a Spec judged at two limits has two entries. Run as a function (FCALL) the table lives as long as the
--- library, so a configured policy is parsed once per server, not once per
--- call; run as a script (EVALSHA) it lives for one call.
+-- to its numbers, so a Spec judged at two limits has two entries. Run as
+-- a function (FCALL) the table lives as long as the library, so a
+-- configured policy is parsed once per server, not once per call; run as
+-- a script (EVALSHA) it lives for one call.
 
 local SPECS, nspecs = {}, 0
 
