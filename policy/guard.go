@@ -9,7 +9,9 @@ import (
 // A Result some of whose policies are guarded ([Policy.Guards]) makes
 // each store call (Take, Peek, Refund, GiveBack, Reset) on its checks
 // followed by one more per guard of each guarded policy: the same key and
-// cost under the guard's Spec. Its decisions are then the store's merged:
+// cost under the guard's Spec, judged at the limit Policy.GuardLimit
+// reports (Check.Limit: the policy's own for a guard of its window kind
+// and shape, see guardCheck). Its decisions are then the store's merged:
 // each guarded policy's with its guards' (mergeGuard). The store call's
 // checks and its own decisions wait in a guardRoom, which Refund and
 // GiveBack, which pass the store the Take's decisions, read.
@@ -88,8 +90,10 @@ func (res *Result) DropGuard(mask uint64, k int) {
 // ([Policy.Guards]) of mask, a mask over res's Set, until the next
 // Prepare, and keep their guards' that [Result.DropGuard] does not leave
 // out: the converse of DropGuards. Such a policy is decided under its
-// guards alone: its decision is its first guard's merged with its other
-// (the Limit the first guard's). It is for a caller that knows the
+// guards alone, each judged at the limit [Policy.GuardLimit] reports: its
+// decision is its first guard's merged with its other (the Limit the
+// first guard's as judged: the policy's own for a guard of its window
+// kind and shape). It is for a caller that knows the
 // request was counted under the policy's Spec and key already, by a
 // middleware further out deciding the same state, but not under each of
 // its guards: the guards it did not count still hold here. A policy
@@ -238,12 +242,10 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 				continue // dropped (DropGuard; both bits for a lone guard)
 			}
 			if own {
-				gr.checks[i].Spec, own = g, false
+				gr.checks[i], own = p.guardCheck(checks[i], g), false
 				continue
 			}
-			c := checks[i]
-			c.Spec = g
-			gr.checks = append(gr.checks, c)
+			gr.checks = append(gr.checks, p.guardCheck(checks[i], g))
 			gr.idx = append(gr.idx, int8(i))
 		}
 	}
@@ -270,9 +272,11 @@ func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
 // stays the policy's.
 //
 // A guard holding at least the policy's whole allowance (g.Remaining at
-// least d.Limit, no Delay) lowers nothing: its waits, for units beyond the
-// policy's Limit, are not the policy's, whose NextAfter and ResetAfter
-// are 0 at its Limit.
+// least d.Limit, no Delay: a guard checked at its own, higher limit)
+// lowers nothing: its waits, for units beyond the policy's Limit, are
+// not the policy's, whose NextAfter and ResetAfter are 0 at its Limit.
+// (A guard judged at the policy's Limit, see Policy.GuardLimit, holds no
+// more than it.)
 func mergeGuard(d, g algorithms.Decision) algorithms.Decision {
 	if g.Remaining >= d.Limit && g.Delay == 0 {
 		g.NextAfter, g.ResetAfter = 0, 0

@@ -57,11 +57,10 @@ func (res *Result) Reset(ctx context.Context, store algorithms.Store, mask uint6
 	for i := range checks {
 		if mask&(1<<i) != 0 {
 			sel = append(sel, checks[i])
-			for _, g := range res.Policy(i).Guards() {
+			p := res.Policy(i)
+			for _, g := range p.Guards() {
 				// Afresh under its guards too, which would hold it back.
-				c := checks[i]
-				c.Spec = g
-				sel = append(sel, c)
+				sel = append(sel, p.guardCheck(checks[i], g))
 			}
 		}
 	}

@@ -470,12 +470,28 @@ func (p *Policy) finish() error {
 // in the same store call and all or nothing, under p's Spec, whose
 // counters no change of level resets. A client is admitted then only
 // when both allow it, and a request's decision reports the stricter of
-// the two (see [Result.Decision]): within one window it never gets more
-// than p's limit, however many levels it goes through, nor more than the
-// new limit since the change. A copy made from a copy keeps the first
-// one's guard (the limit as configured), and a copy at a limit not lower
-// than the guard's has none; a guard given by [Policy.WithGuard] is kept
-// beside it while the copy's limit is lower than its own.
+// the two (see [Result.Decision]).
+//
+// How far the guard holds a client depends on the kind. The window kinds
+// (fixed_window, sliding_window, sliding_log, sliding_buckets) count the
+// requests whatever the limit, so the guard's state is judged at the
+// copy's limit ([Policy.GuardLimit], [algorithms.Check.Limit]): within a
+// window, a client never gets more than the limit in force, counting
+// everything it used in that window at every level it went through. One
+// that used 40 of 100 gets 10 more when the limit drops to 50, none when
+// it used 50 or more, and, the limit raised back to 100 in that window,
+// 50 more. The bucket kinds (token_bucket, leaky_bucket, leaky_queue)
+// keep a level that is a function of their rate (a bucket refilled at
+// 100 a minute is not one refilled at 50), which cannot be judged at
+// another: their guard is checked at p's limit, so that within one
+// window a client never gets more than p's limit, however many levels it
+// goes through, nor more than the new limit since the change (one that
+// used 40 of 100 gets 50 more when the limit drops to 50).
+//
+// A copy made from a copy keeps the first one's guard (the limit as
+// configured), and a copy at a limit not lower than the guard's has none;
+// a guard given by [Policy.WithGuard] is kept beside it while the copy's
+// limit is lower than its own.
 func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit == p.spec.Limit {
 		return p, nil
@@ -510,9 +526,14 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // are under the Spec it was made from ([Policy.Guards]). Package
 // middleware guards a policy whose limit a reload lowered with the Spec
 // it replaced, for as long as that Spec's counters can hold requests
-// counted before the reload (see its SetPolicies). A copy of it made by
-// WithLimit keeps that guard (while its limit is below spec's and spec
-// holds its capacity) beside its own. spec must be valid and hold at
+// counted before the reload (see its SetPolicies). A spec that is p's
+// Spec at a higher limit, of a window kind, is judged at p's limit, as a
+// guard of WithLimit's is (a client that used 40 under the replaced 100
+// gets 10 more at 50); any other (a bucket kind's, or one of another
+// window, algorithm or buckets) at its own ([Policy.GuardLimit]). A copy
+// of it made by WithLimit keeps that guard (while its limit is below
+// spec's and spec holds its capacity) beside its own, judged at the
+// copy's limit. spec must be valid and hold at
 // least p's capacity (every cost p admits must fit it). A spec the
 // policy's requests are already counted under (its own Spec, or the guard
 // WithLimit gave it) is no guard: checked twice, a request would count
@@ -558,7 +579,9 @@ func (p *Policy) Guard() (algorithms.Spec, bool) {
 // under: for a policy made by [Policy.WithLimit] at a limit lower than the
 // one it was made from, that one's Spec (see WithLimit); then the Spec
 // given by [Policy.WithGuard], to it or to the policy it was made from.
-// It returns none for any other policy.
+// It returns none for any other policy. A request is checked under each
+// at the limit [Policy.GuardLimit] reports: the policy's own for a guard
+// of its window kind and shape, the guard's own otherwise.
 func (p *Policy) Guards() []algorithms.Spec {
 	var gs []algorithms.Spec
 	if p.guard.Algorithm != "" {
@@ -568,6 +591,47 @@ func (p *Policy) Guards() []algorithms.Spec {
 		gs = append(gs, p.carry)
 	}
 	return gs
+}
+
+// GuardLimit returns the limit a request of the policy is judged at under
+// g, one of its guards ([Policy.Guards]): the policy's own Spec.Limit when
+// g is its Spec at a higher limit (the same algorithm, window and buckets)
+// of a window kind ([algorithms.Kind.Windowed]: fixed_window,
+// sliding_window, sliding_log, sliding_buckets), whose state counts the
+// requests whatever the limit; g.Limit for any other guard (a
+// token_bucket, leaky_bucket or leaky_queue one, whose state is a
+// function of its rate, or one of another shape given by
+// [Policy.WithGuard]). The check under g is then made with
+// [algorithms.Check.Limit] set to it, on g's state: see
+// [Policy.WithLimit].
+func (p *Policy) GuardLimit(g algorithms.Spec) int64 {
+	if l := p.judged(g); l != 0 {
+		return l
+	}
+	return g.Limit
+}
+
+// judged returns the [algorithms.Check.Limit] of the check of a request
+// of p under its guard g (see GuardLimit): p's Spec.Limit when g is p's
+// Spec at a higher limit of a window kind, and 0 (g's own limit)
+// otherwise.
+func (p *Policy) judged(g algorithms.Spec) int64 {
+	if !g.Algorithm.Windowed() || g.Limit <= p.spec.Limit {
+		return 0
+	}
+	s := p.spec
+	s.Limit = g.Limit
+	if s != g {
+		return 0 // another shape: its own limit
+	}
+	return p.spec.Limit
+}
+
+// guardCheck returns c, a check of p, made under its guard g: g's state,
+// judged at the limit GuardLimit reports.
+func (p *Policy) guardCheck(c algorithms.Check, g algorithms.Spec) algorithms.Check {
+	c.Spec, c.Limit = g, p.judged(g)
+	return c
 }
 
 // nGuards returns the number of the policy's guards.

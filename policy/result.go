@@ -37,10 +37,12 @@ const inline = 4
 //
 // A guarded policy ([Policy.Guards]: the Spec it was lowered from, the
 // Spec a reload replaced) adds a check per guard to each store call of its
-// Result (the same key and cost under the guard's Spec), and its decision
-// is its own merged with its guards': allowed when all are, the lowest
-// Remaining (with the wait for it to grow), the longest RetryAfter,
-// ResetAfter and Delay, the policy's Limit.
+// Result (the same key and cost under the guard's Spec, judged at the
+// limit [Policy.GuardLimit] reports: the policy's own for a guard of its
+// window kind and shape), and its decision is its own merged with its
+// guards': allowed when all are, the lowest Remaining (with the wait for
+// it to grow), the longest RetryAfter, ResetAfter and Delay, the policy's
+// Limit.
 // Its Result then keeps that store call in an allocation of its own,
 // which a reused Result keeps too.
 //
