@@ -33,36 +33,36 @@ var Give func(res any, room Room)
 // initialised.
 var Decisions func(res any) []algorithms.Decision
 
-// One is the room of one policy, with 64 bytes for the namespaced keys
+// One is the room of one policy, with 56 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type One struct {
 	Checks    [1]algorithms.Check
 	Decisions [1]algorithms.Decision
-	Keys      [64]byte
+	Keys      [56]byte
 }
 
-// Two is the room of two policies, with 120 bytes for the namespaced keys
+// Two is the room of two policies, with 104 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type Two struct {
 	Checks    [2]algorithms.Check
 	Decisions [2]algorithms.Decision
-	Keys      [120]byte
+	Keys      [104]byte
 }
 
-// Three is the room of three policies, with 112 bytes for the namespaced keys
+// Three is the room of three policies, with 88 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type Three struct {
 	Checks    [3]algorithms.Check
 	Decisions [3]algorithms.Decision
-	Keys      [112]byte
+	Keys      [88]byte
 }
 
-// Four is the room of four policies, with 104 bytes for the namespaced keys
+// Four is the room of four policies, with 72 bytes for the namespaced keys
 // ("name:key"); longer ones are allocated.
 type Four struct {
 	Checks    [4]algorithms.Check
 	Decisions [4]algorithms.Decision
-	Keys      [104]byte
+	Keys      [72]byte
 }
 
 // Parts returns r's checks, decisions and key bytes.
