@@ -135,6 +135,27 @@ func (res *Result) MergeOwn(i int, d algorithms.Decision) {
 	ds[i] = mergeGuard(d, ds[i])
 }
 
+// MergeGuard merges d, the decision of a check under one of the i-th
+// policy's guards ([Policy.Guards]) that was left out of res
+// ([Result.DropGuard]) because the store call of a middleware further out
+// counted the request under it, into the policy's decision, as if that
+// check had been one of this Result's: allowed when both are, the lower
+// Remaining (with the wait for it to grow), the longer waits, the
+// policy's Limit (d's Delay is left out: the request was held for it
+// there). Package middleware passes that decision judged at the limit
+// the policy judges the guard at ([Policy.GuardLimit]), lower than the
+// one the middleware further out judged it at. It does nothing before
+// Take; a later Refund or GiveBack reports the states res checked alone.
+// Call it after Take.
+func (res *Result) MergeGuard(i int, d algorithms.Decision) {
+	if !res.taken || uint(i) >= uint(res.n) {
+		return
+	}
+	_, ds := res.parts()
+	d.Delay = 0
+	ds[i] = mergeGuard(ds[i], d)
+}
+
 // DecisionUnder returns the i-th policy's decision under spec alone, and
 // true, when spec is the policy's Spec or the Spec of one of its guards
 // ([Policy.Guards]) that the store call checked (not dropped by

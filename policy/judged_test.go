@@ -272,3 +272,74 @@ func TestGuardChecksCarryLimit(t *testing.T) {
 		t.Errorf("Take, own checks dropped: a's decision %+v, want Limit 4 (the 10 judged at 4, reset), Remaining 3", d)
 	}
 }
+
+// TestGuardJudgedPastPolicyLimit: a client that used 60 of a window
+// kind's 100 a minute, 10 s into it, gets none when the limit drops to
+// 50 in that minute: refused with Limit 50, Remaining 0, and the wait
+// until one unit is free below 50 (RetryAfter and NextAfter): the
+// minute's end for fixed_window (50 s); for sliding_window the next
+// minute, where the 60 weigh 60·(60−e)/60 and one more fits when that is
+// at most 49: e = 11 s, 61 s; the 60 instants leaving the window for
+// sliding_log, 60 s and a nanosecond; the bucket of [10 s, 20 s) leaving
+// it for sliding_buckets, 60 s. On the memory store and on Redis.
+func TestGuardJudgedPastPolicyLimit(t *testing.T) {
+	waits := map[algorithms.Kind]time.Duration{
+		algorithms.FixedWindow:    50 * time.Second,
+		algorithms.SlidingWindow:  61 * time.Second,
+		algorithms.SlidingLog:     time.Minute + time.Nanosecond,
+		algorithms.SlidingBuckets: time.Minute,
+	}
+	for _, name := range storetest.Names {
+		for _, k := range judgedKinds {
+			t.Run(name+"/"+string(k.spec.Algorithm), func(t *testing.T) {
+				clock := algotest.NewClock(judgedStart)
+				st := storetest.New(t, name, clock)
+				configured := policy.Must(policy.New("p", k.spec, constKey))
+				at100, at50 := loneSet(t, configured), loneSet(t, policy.Must(configured.WithLimit(50)))
+				if n, _ := takeN(t, at100, st, 60); n != 60 {
+					t.Fatalf("at 100: %d of 60 admitted", n)
+				}
+				wait := waits[k.spec.Algorithm]
+				res := takeResult(t, at50, st, httptest.NewRequest("GET", "/", nil))
+				if d := res.Decision(0); d.Allowed || d.Limit != 50 || d.Remaining != 0 || d.RetryAfter != wait || d.NextAfter != wait {
+					t.Errorf("at 50 after 60 used: %+v, want denied, Limit 50, Remaining 0, RetryAfter and NextAfter %v", d, wait)
+				}
+				if d := takeResult(t, at100, st, httptest.NewRequest("GET", "/", nil)).Decision(0); !d.Allowed || d.Remaining != 39 {
+					t.Errorf("back at 100: %+v, want allowed with Remaining 39 (the refused one not counted)", d)
+				}
+			})
+		}
+	}
+}
+
+// TestMergeGuard: a decision merged as a guard's (a middleware further
+// out's, judged at the policy's limit) gives the policy the lower
+// Remaining with its wait, the longer waits, denial when it denies, and
+// keeps the policy's Limit and the Result's Delay out of it; before Take
+// and for an index out of range it does nothing.
+func TestMergeGuard(t *testing.T) {
+	now := judgedStart
+	st := memoryStoreAt(t, &now)
+	s := loneSet(t, policy.Must(policy.New("p", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}, constKey)))
+	r := httptest.NewRequest("GET", "/", nil)
+	res := preparedResult(t, s, r)
+	res.MergeGuard(0, algorithms.Decision{Limit: 10}) // not taken: nothing
+	if err := res.Take(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	own := res.Decision(0) // Remaining 9, NextAfter and ResetAfter 50 s
+	res.MergeGuard(1, algorithms.Decision{Limit: 10})
+	if d := res.Decision(0); d != own {
+		t.Errorf("MergeGuard(1) of a Result of one policy changed its decision: %+v, want %+v", d, own)
+	}
+	res.MergeGuard(0, algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, NextAfter: 55 * time.Second, ResetAfter: 55 * time.Second, Delay: time.Second})
+	want := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, NextAfter: 55 * time.Second, ResetAfter: 55 * time.Second}
+	if d := res.Decision(0); d != want {
+		t.Errorf("merged with Remaining 3: %+v, want %+v", d, want)
+	}
+	res.MergeGuard(0, algorithms.Decision{Limit: 10, RetryAfter: 50 * time.Second, NextAfter: 50 * time.Second, ResetAfter: 50 * time.Second})
+	want = algorithms.Decision{Limit: 10, RetryAfter: 50 * time.Second, NextAfter: 50 * time.Second, ResetAfter: 55 * time.Second}
+	if d := res.Decision(0); d != want || res.Allowed() {
+		t.Errorf("merged with a denial: %+v (Allowed() %v), want %+v", d, res.Allowed(), want)
+	}
+}
