@@ -276,13 +276,16 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// The policies decided here under their guards alone, their Spec
 	// counted further out (see unrepeated).
 	var ownOnly uint64
+	// The guards counted further out at a limit higher than they are
+	// judged at here, as judged here (see unrepeated).
+	var judged []outerGuard
 	err := set.Prepare(r, mask, &res.Result)
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
 		var again uint64
 		var unguard [2]uint64
-		if again, own.mask, redecided, unguard, own.guards, ownOnly = m.unrepeated(r, set, &res.Result); again != 0 {
+		if again, own.mask, redecided, unguard, own.guards, ownOnly, judged = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
@@ -389,6 +392,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 
 	if ownOnly != 0 {
 		mergeOuter(r.Context(), &res.Result, ownOnly)
+	}
+	if judged != nil {
+		mergeJudged(&res.Result, judged)
 	}
 	allowed := res.Allowed()
 	var d time.Duration // the leaky_queue Delay the request is held for
@@ -1336,10 +1342,11 @@ func outerWait(r *http.Request, status int, own adopted) time.Duration {
 					continue
 				}
 				// The retry is decided under q's Spec and guards: of
-				// the states p counted, those alone are waited for.
-				wait = max(wait, waitUnder(res, i, q.Spec(), held))
+				// the states p counted, those alone are waited for, at
+				// the limits q judges them at.
+				wait = max(wait, waitUnder(res, i, q.Spec(), q.Spec().Limit, held))
 				for _, g := range q.Guards() {
-					wait = max(wait, waitUnder(res, i, g, held))
+					wait = max(wait, waitUnder(res, i, g, q.GuardLimit(g), held))
 				}
 				continue
 			}
@@ -1354,13 +1361,35 @@ func outerWait(r *http.Request, status int, own adopted) time.Duration {
 
 // waitUnder returns how long, from now, after res admitted its i-th
 // policy held ago, that policy's state under spec (its own Spec or a
-// guard's, see policy.Result.DecisionUnder) holds less than its cost: 0
-// when it holds enough, or res did not count it under spec.
-func waitUnder(res *policy.Result, i int, spec algorithms.Spec, held time.Duration) time.Duration {
-	if d, ok := res.DecisionUnder(i, spec); ok && d.Allowed && d.Remaining < res.Cost(i) {
+// guard's, see policy.Result.DecisionUnder), judged at limit, holds less
+// than its cost: 0 when it holds enough, or res did not count it under
+// spec. res may have judged that state at another limit (a window
+// kind's guard is judged at its policy's limit, see
+// policy.Policy.GuardLimit); its decision is moved to limit (see
+// judgedAt).
+func waitUnder(res *policy.Result, i int, spec algorithms.Spec, limit int64, held time.Duration) time.Duration {
+	d, ok := res.DecisionUnder(i, spec)
+	if !ok || !d.Allowed {
+		return 0
+	}
+	if d = judgedAt(spec, d, limit); d.Remaining < res.Cost(i) {
 		return since(unitsAfter(spec, d, res.Cost(i)-d.Remaining), held)
 	}
 	return 0
+}
+
+// judgedAt returns d, an admitted decision under spec, as a check of
+// spec judged at limit (algorithms.Check.Limit) would have reported it:
+// for a window kind, whose state counts the units whatever the limit,
+// Remaining moved by the difference of the limits, negative when the
+// state holds more than limit, and the waits the same; d itself for the
+// other kinds, which are judged at their own limit alone.
+func judgedAt(spec algorithms.Spec, d algorithms.Decision, limit int64) algorithms.Decision {
+	if spec.Algorithm.Windowed() && d.Limit != limit {
+		d.Remaining += limit - d.Limit
+		d.Limit = limit
+	}
+	return d
 }
 
 // unitsAfter returns how long after d, an admitted decision under spec,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -32,6 +33,17 @@ import (
 // decided it: its list member replaces the shadow one's. (A leaky_queue
 // place it took is not held for by the one further in: the request goes
 // on at once, and the queue refuses it there only once it is full.)
+//
+// A copy of the policy lowered further in ([Middleware.SetLimit], a
+// reload) is guarded by the Spec it was lowered from, which a middleware
+// further out running the policy at that Spec counts the request under:
+// that state is not counted twice either, but for a window kind the copy
+// judges it at its lowered limit ([policy.Policy.GuardLimit]) from the
+// decision further out, so that a client gets no more than the lowered
+// limit, counting everything it used in the window. A request past it is
+// refused further in, where its guard is checked again (a refused Take
+// counts nothing); the middleware further out, which admitted it, has
+// counted it.
 //
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
@@ -71,6 +83,17 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // out alone (see policy.Result.DropOwn), which still hold; shadowed keeps
 // them as for again.
 //
+// A guard counted further out at a limit higher than the one this
+// middleware judges it at (a window kind's guard is judged at its
+// policy's limit, policy.Policy.GuardLimit: the copy further out runs the
+// policy at its configured limit, this one lowered) is the same state,
+// and is not counted again: judged is this middleware's judgement of it,
+// from the decision of the middleware further out that counted it (see
+// judgeOuter), merged into the policy's decision once it is taken. One
+// whose state holds more than that limit is not left out: checked here
+// too, it refuses the request (a denied Take counts nothing), reporting
+// the wait until its state has room below that limit.
+//
 // A policy lowered by SetLimit is a copy guarded by the configured Spec
 // ([policy.Policy.Guard]): met further out as the configured policy, or
 // met here so when the one further out runs the lowered copy, it counts
@@ -87,10 +110,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.match match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly uint64) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly uint64, judged []outerGuard) {
 	var enforced uint64
 	var denied [2]uint64        // as unguard, of the middlewares that denied
 	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
+	var refused [2]uint64       // as unguard, of the guards whose state is past their limit here
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -121,6 +145,11 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					switch {
 					case gs>>k&1 == 0:
 					case counted:
+						if d, past, ok := judgeOuter(q, k, o, j); past {
+							refused[k] |= bit
+						} else if ok {
+							judged = append(judged, outerGuard{bit, d})
+						}
 						unguard[k] |= bit
 						if !c.res.Shadow {
 							guardEnforced[k] |= bit
@@ -147,6 +176,12 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		}
 		return true
 	})
+	// A guard whose state holds more than its limit here is checked here
+	// again: it refuses the request, counting nothing.
+	unguard[0] &^= refused[0]
+	unguard[1] &^= refused[1]
+	guardEnforced[0] &^= refused[0]
+	guardEnforced[1] &^= refused[1]
 	again = enforced | shadowed
 	shadowed &^= enforced
 	uncounted &^= again
@@ -185,7 +220,56 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly
+	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, judged
+}
+
+// An outerGuard is the decision d, as judged here, of a guard of the
+// policy of bit (a bit of the set's) that a middleware further out
+// counted the request under at a higher limit (see judgeOuter).
+type outerGuard struct {
+	bit uint64
+	d   algorithms.Decision
+}
+
+// judgeOuter judges, at the limit q judges it at (policy.Policy.GuardLimit),
+// the state of the k-th guard of q that o, the Result of a middleware
+// further out that counted the request, counted under its j-th policy:
+// when o judged that state at a higher limit (a window kind's guard of a
+// copy lowered here, met further out as its configured Spec, say), ok
+// and d, o's decision moved to that limit (the state counts the units
+// whatever the limit: Remaining lower by the difference, the waits the
+// same), unless the state holds more than that limit: then past. It
+// reports nothing for a guard o judged at q's limit or lower, or did not
+// check (see policy.Result.DecisionUnder).
+func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.Decision, past, ok bool) {
+	gs := q.Guards()
+	if k >= len(gs) {
+		return d, false, false
+	}
+	g := gs[k]
+	limit := q.GuardLimit(g)
+	if limit == g.Limit {
+		return d, false, false // judged at its own limit: none is higher
+	}
+	d, ok = o.DecisionUnder(j, g)
+	if !ok || !d.Allowed || d.Limit <= limit {
+		return algorithms.Decision{}, false, false
+	}
+	if d = judgedAt(g, d, limit); d.Remaining < 0 {
+		return algorithms.Decision{}, true, false
+	}
+	return d, false, true
+}
+
+// mergeJudged merges into res, taken with the guards of judged dropped
+// (counted further out at a higher limit, see unrepeated), their
+// decisions as judged here (see policy.Result.MergeGuard).
+func mergeJudged(res *policy.Result, judged []outerGuard) {
+	for _, og := range judged {
+		if m := res.Mask(); m&og.bit != 0 {
+			res.MergeGuard(bits.OnesCount64(m&(og.bit-1)), og.d)
+		}
+	}
 }
 
 // meets reports how q, a policy of this middleware, meets p, one of its
@@ -284,7 +368,10 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			for j := range o.Len() {
 				if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
 					if d, ok := o.DecisionUnder(j, q.Spec()); ok {
-						res.MergeOwn(i, d)
+						// Judged there at its policy's limit, perhaps
+						// (a guard of a copy lowered there): here at
+						// its own.
+						res.MergeOwn(i, judgedAt(q.Spec(), d, q.Spec().Limit))
 						return false
 					}
 				}

@@ -1,0 +1,99 @@
+package middleware_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestNestedLoweredCopyJudgesOuterCount: one policy (100 a minute, of
+// each window kind) given to two nested middlewares: the one further out
+// (enforcing, or in shadow mode) at its configured 100, the one further
+// in lowered to 50 (SetLimit, or a reload at 50), guarded by the 100. The
+// one further out counts each request under the 100, so the one further
+// in leaves its guard out (counted once), but judges that state at its 50
+// all the same, from the decision further out: a client that used 40
+// before the change gets 10 more, not 50 (its own 50's fresh counters).
+// The 11th, counted under the 100 further out, is refused further in by
+// the guard checked there (the state past 50: a denied Take counts
+// nothing): its member r=0 and Retry-After are the wait until the 100's
+// state, holding 51, has room for one below 50 (fixed_window: the
+// minute's end, 50 s; sliding_window: the next minute, where the 51 weigh
+// 51·(60−e)/60, at most 49 from e = 60·2/51 s: 52.35 s; sliding_log: 60 s
+// and a nanosecond; sliding_buckets (six of 10 s): 60 s), and the member
+// of the one further out reports its 100 (49 left). Each admitted
+// response's member further in reports the 100's state at 50: 9, then 8,
+// down to 0. Through chi and a ServeMux.
+func TestNestedLoweredCopyJudgesOuterCount(t *testing.T) {
+	kinds := []struct {
+		spec      algorithms.Spec
+		t, outerT string
+	}{
+		{algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}, "50", "50"},
+		{algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute}, "53", "52"},
+		{algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 100, Window: time.Minute}, "61", "61"},
+		{algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 100, Window: time.Minute, Buckets: 6}, "60", "60"},
+	}
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	for _, k := range kinds {
+		for _, shadow := range []bool{false, true} {
+			for _, how := range []string{"SetLimit", "reload"} {
+				for _, mux := range []string{"chi", "ServeMux"} {
+					mode := "enforcing"
+					if shadow {
+						mode = "shadow"
+					}
+					t.Run(string(k.spec.Algorithm)+"/"+mode+"/"+how+"/"+mux, func(t *testing.T) {
+						store, clock := newStore(t)
+						clock.Advance(10 * time.Second)
+						pol := func(limit int64) *policy.Policy {
+							return policy.Must(policy.New("p", at(k.spec, limit), constKey))
+						}
+						opts := []middleware.Option{middleware.WithClock(clock), quiet}
+						if shadow {
+							opts = append(opts, middleware.WithShadow(nil))
+						}
+						outer := middleware.MustNew(store, []*policy.Policy{pol(100)}, opts...)
+						inner := middleware.MustNew(store, []*policy.Policy{pol(100)}, middleware.WithClock(clock), quiet)
+						h := nestedRouter(mux, outer, inner)
+						if got := admittedOf(h, 40); got != 40 {
+							t.Fatalf("at 100: %d of 40 admitted", got)
+						}
+						switch how {
+						case "SetLimit":
+							setLimit(t, inner, "p", 50)
+						case "reload":
+							if err := inner.SetPolicies([]*policy.Policy{pol(50)}); err != nil {
+								t.Fatal(err)
+							}
+						}
+						const pols = `"p";q=100;w=60, "p";q=50;w=60`
+						for i := range 10 {
+							w := serve(h, "GET", "/")
+							rl := strings.Join(w.Header().Values("RateLimit"), ", ")
+							inner := `, "p";r=` + strconv.Itoa(9-i) + ";t="
+							if w.Code != http.StatusOK || strings.Join(w.Header().Values("RateLimit-Policy"), ", ") != pols || !strings.Contains(rl, inner) {
+								t.Fatalf("request %d at 50: %d, RateLimit-Policy %q, RateLimit %q; want 200, %q, the inner member %s…",
+									i+1, w.Code, w.Header().Values("RateLimit-Policy"), rl, pols, inner[2:])
+							}
+						}
+						w := serve(h, "GET", "/")
+						rl := strings.Join(w.Header().Values("RateLimit"), ", ")
+						want := `"p";r=49;t=` + k.outerT + `, "p";r=0;t=` + k.t
+						if w.Code != http.StatusTooManyRequests || strings.Join(w.Header().Values("RateLimit-Policy"), ", ") != pols ||
+							rl != want || w.Header().Get("Retry-After") != k.t {
+							t.Errorf("request 11 at 50: %d, RateLimit-Policy %q, RateLimit %q, Retry-After %q; want 429, %q, %q, %q",
+								w.Code, w.Header().Values("RateLimit-Policy"), rl, w.Header().Get("Retry-After"), pols, want, k.t)
+						}
+					})
+				}
+			}
+		}
+	}
+}
