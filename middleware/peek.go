@@ -106,11 +106,18 @@ func (m *Middleware) ResetKey(ctx context.Context, key string) error {
 	if i < 0 {
 		return fmt.Errorf("middleware: ResetKey: no policy named %q", name)
 	}
-	checks := []algorithms.Check{{Spec: set.Policy(i).Spec(), Key: key}}
-	for _, g := range set.Policy(i).Guards() {
+	p := set.Policy(i)
+	checks := []algorithms.Check{{Spec: p.Spec(), Key: key}}
+	for _, g := range p.Guards() {
 		// A lowered limit: the configured Spec guarding it would refuse
-		// the client still (see policy.Result.Reset).
-		checks = append(checks, algorithms.Check{Spec: g, Key: key})
+		// the client still (see policy.Result.Reset). Its check is made
+		// as a request's is (at the limit it is judged at), although a
+		// reset forgets the state whatever the limit.
+		c := algorithms.Check{Spec: g, Key: key}
+		if l := p.GuardLimit(g); l != g.Limit {
+			c.Limit = l
+		}
+		checks = append(checks, c)
 	}
 	return m.reset(ctx, "ResetKey", func(store algorithms.Store) error {
 		rs, ok := store.(algorithms.Resetter)

@@ -133,9 +133,18 @@ type effLimit struct {
 // under its guard ([policy.Policy.Guard]), for as long as that Spec's
 // counters can hold a request admitted before the reload: two windows
 // (three for sliding_window; for the buckets and the queue, the time a
-// full one takes to drain, and a window). A client that used its 10 per
-// minute stays refused for the rest of that minute when the limit is
-// reloaded at 5, and gets 5 in the next. That guard ends at the first
+// full one takes to drain, and a window). For a window kind
+// (fixed_window, sliding_window, sliding_log, sliding_buckets) the
+// replaced Spec's counters, which count requests whatever the limit, are
+// judged at the new limit ([policy.Policy.GuardLimit]): in the window of
+// the reload a client gets no more than the new limit, counting what it
+// used before the reload. One that used 4 of its 10 per minute gets 1
+// more in that minute when the limit is reloaded at 5, one that used 5
+// or more none, and each gets 5 in the next. For token_bucket,
+// leaky_bucket and leaky_queue, whose state is a function of their rate,
+// they are checked at the replaced limit: in the window of the reload a
+// client gets no more than the replaced limit, nor more than the new one
+// since (4 used of 10: 5 more). That guard ends at the first
 // request after its time (or the next reload), which rebuilds the rule
 // set without it if no writer holds the rules (requests never wait on
 // them; one that finds them held leaves it to the next). A policy
@@ -156,8 +165,9 @@ type effLimit struct {
 // requests under its own Spec alone: a reload that lowers it, carried
 // over in proportion, guards it with the Spec of the limit it replaced,
 // whose counters hold them, for that Spec's time, as it guards a
-// policy with its configured Spec; a client that used its share of 50
-// gets none of the new share of 30 before the next window.) An
+// policy with its configured Spec, judged at the new share for a window
+// kind: a client that used its share of 50 gets none of the new share of
+// 30 before the next window, one that used 20 of it 10.) An
 // effective limit set by SetLimit or
 // [Middleware.SetLimitUnguarded] survives the swap, guarded or not as it
 // was set: unchanged if the policy's configured Spec is unchanged, and
@@ -253,13 +263,27 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // nothing, and its decision (the headers, the 429's Retry-After) reports
 // the stricter of the two. The configured Spec's counters go on through
 // every change of limit (but not while a reload's guard stands in for
-// them: see [Middleware.SetPolicies]), so within one window a client never gets more
-// than the configured limit, however often the limit moves, nor more than
-// the new limit since the change: a client that used 100 of its 100 per
-// minute is refused for the rest of that minute when the limit drops to
-// 80, and gets 80 in the next. It costs a second check per request while
-// the limit is lowered. Going back to the configured limit finds its
-// counters, holding every request counted meanwhile. A limit above the
+// them: see [Middleware.SetPolicies]).
+//
+// For a window kind (fixed_window, sliding_window, sliding_log,
+// sliding_buckets), whose counters count requests whatever the limit,
+// the configured Spec's are judged at the limit in force
+// ([policy.Policy.GuardLimit]): within a window a client never gets more
+// than the limit in force, counting everything it used in that window,
+// however often the limit moves. A client that used 40 of its 100 per
+// minute gets 10 more when the limit drops to 50 (as an operator
+// lowering a login limit during an attack expects), one that used 50 or
+// more none; each gets 50 in the next minute, and, the limit raised back
+// to 100 within the minute, 100 less all it used in it. For
+// token_bucket, leaky_bucket and leaky_queue, whose state is a function
+// of their rate (a bucket refilled at 100 a minute cannot be read at 50),
+// the configured Spec is checked at the configured limit: within one
+// window a client never gets more than the configured limit, however
+// often the limit moves, nor more than the new limit since the change
+// (the client that used 40 gets 50 more at 50; one that used all 100
+// gets what the configured bucket refills). It costs a second check per request
+// while the limit is lowered. Going back to the configured limit finds
+// its counters, holding every request counted meanwhile. A limit above the
 // configured one is not guarded, nor is one set by
 // [Middleware.SetLimitUnguarded]. Package middleware/adaptive sets limits
 // from the service's health (SetLimit) and the number of instances
@@ -271,7 +295,8 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 // SetLimitUnguarded is [Middleware.SetLimit] without the guard: a limit
 // below the configured one is checked under its own Spec alone, whose
 // counters start from a full allowance, so that a client may use, in the
-// window of the change, what it used before it and the new limit as well.
+// window of the change, what it used before it and the new limit as well
+// (whatever the kind: no counters are judged at the new limit).
 // It suits a limit that stays lowered for long and changes seldom, such
 // as one instance's share of a cluster-wide limit (package
 // middleware/adaptive's Fleet uses it): there the guard would cost a

@@ -33,15 +33,23 @@
 // guarded by its configured Spec (see middleware.Middleware.SetLimit and
 // policy.Policy.Guard): each request is also counted under the configured
 // Spec, whose counters no change of level resets, and admitted only when
-// both allow it. A client that used its 100 per minute is refused for the
-// rest of the minute when the level drops to 80%, and gets 80 in the
-// next; within one window no client gets more than the configured limit,
-// however many levels it goes through. Between two lowered levels, the
-// counters of the new one start afresh and the guard's bound the client:
-// one that used 80 at 80% may use 20 more in that window when the level
-// climbs to 90% (up to the configured 100; exact carrying would give 10).
-// A lowered policy costs a second check per request (in the same store
-// call). The alternative of scaling
+// both allow it. For a window kind (fixed_window, sliding_window,
+// sliding_log, sliding_buckets), whose counters count requests whatever
+// the limit, the configured Spec's are judged at the level in force
+// (policy.Policy.GuardLimit): within a window no client gets more than
+// the level in force, counting everything it used in that window, however
+// many levels it goes through. A client that used 60 of its 100 per
+// minute gets 20 more when the level drops to 80%, one that used 80 or
+// more none, and each 80 in the next minute; one that used 80 at 80% gets
+// 10 more in that window when the level climbs to 90%. For token_bucket,
+// leaky_bucket and leaky_queue, whose state is a function of their rate,
+// the configured Spec is checked at the configured limit: within one
+// window no client gets more than the configured limit, however many
+// levels it goes through, and between two lowered levels the counters of
+// the new one start afresh and the guard's bound the client: one that
+// used 80 at 80% may use 20 more when the level climbs to 90% (up to the
+// configured 100). A lowered policy costs a second check per request (in
+// the same store call). The alternative of scaling
 // costs under an unchanged Spec cannot express 80% with integer costs. A
 // level is a whole number of thousandths of the configured limit, from
 // Floor to 1: a drop multiplies it by Decrease, a step adds Step, so the
@@ -64,9 +72,14 @@
 // its share and the whole limit then (6 and then 12 from 2 to 1). A
 // reload that lowers a cluster-wide limit hands out no such fresh share:
 // the share it carries over in proportion is guarded, for two windows
-// or so, by the share it replaced (see middleware.Middleware.SetPolicies),
-// so that in the window of the reload an instance admits a client no
-// more than its old share, nor more than its new one since.
+// or so, by the share it replaced (see middleware.Middleware.SetPolicies).
+// For a window kind that guard is judged at the new share, so that in the
+// window of the reload an instance admits a client no more than its new
+// share, counting what it used of the old one: one that used 40 of a
+// share of 100 gets 10 more when a reload halves the cluster-wide limit
+// (the share carried over at 50). For the bucket kinds it is checked at
+// the old share: no more than its old share, nor more than its new one
+// since.
 //
 // # What clients can do to it
 //
