@@ -13,9 +13,10 @@ import (
 
 // TestDecisionUnder: a guarded policy's Decision is its own merged with
 // its guards'; DecisionUnder gives each apart, by Spec: a policy lowered
-// to 2 (guarded by its configured 4) with three units used under the 4
+// to 2 (guarded by its configured 4) with one unit used under the 4
 // before, and a reload's 10 besides, after one request: 1 left under the
-// 2, 0 under the 4, 9 under the 10, and the merged 0. A guard dropped
+// 2, 0 under the 4 and 1 under the 10, both judged at 2 (their Limit 2),
+// and the merged 0. A guard dropped
 // (DropGuard) was not checked, and has none; nor has a Spec the policy
 // does not count under, nor a Result not taken. An unguarded policy has
 // its own decision.
@@ -36,9 +37,9 @@ func TestDecisionUnder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Three units under the 4 before (the configured policy's).
+		// One unit under the 4 before (the configured policy's).
 		one, _ := policy.NewSet([]*policy.Policy{four})
-		for range 3 {
+		for range 1 {
 			var pre policy.Result
 			if err := one.Prepare(httptest.NewRequest("GET", "/", nil), 1, &pre); err != nil {
 				t.Fatal(err)
@@ -60,21 +61,22 @@ func TestDecisionUnder(t *testing.T) {
 		if err := res.Take(context.Background(), store); err != nil {
 			t.Fatal(err)
 		}
-		tenLeft := int64(9)
+		tenLeft := int64(1)
 		if drop {
 			tenLeft = -1 // not checked
 		}
 		for _, tc := range []struct {
-			i    int
-			spec algorithms.Spec
-			left int64 // -1: none
+			i     int
+			spec  algorithms.Spec
+			left  int64 // -1: none
+			limit int64 // the decision's: a guard's judged at the policy's
 		}{
-			{0, fw(2), 1},
-			{0, fw(4), 0},
-			{0, fw(10), tenLeft},
-			{0, fw(5), -1},
-			{1, fw(5), 4},
-			{1, fw(4), -1},
+			{0, fw(2), 1, 2},
+			{0, fw(4), 0, 2},
+			{0, fw(10), tenLeft, 2},
+			{0, fw(5), -1, 0},
+			{1, fw(5), 4, 5},
+			{1, fw(4), -1, 0},
 		} {
 			d, ok := res.DecisionUnder(tc.i, tc.spec)
 			if tc.left < 0 {
@@ -83,8 +85,8 @@ func TestDecisionUnder(t *testing.T) {
 				}
 				continue
 			}
-			if !ok || d.Remaining != tc.left || !d.Allowed || d.Limit != tc.spec.Limit {
-				t.Errorf("drop %v: DecisionUnder(%d, %d) = %+v, %v; want %d left, allowed", drop, tc.i, tc.spec.Limit, d, ok, tc.left)
+			if !ok || d.Remaining != tc.left || !d.Allowed || d.Limit != tc.limit {
+				t.Errorf("drop %v: DecisionUnder(%d, %d) = %+v, %v; want %d left of %d, allowed", drop, tc.i, tc.spec.Limit, d, ok, tc.left, tc.limit)
 			}
 		}
 		if got := res.Decision(0).Remaining; got != 0 {

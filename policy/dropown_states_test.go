@@ -16,7 +16,8 @@ import (
 // TestDropOwnStatesEachStore: a policy lowered to 4 from its configured 6
 // and guarded by a reload's 10 too, its own check dropped (DropOwn) alone
 // or with its first guard, its second, or both (DropGuard), on the memory
-// store and on Redis: its decision's Limit and Remaining, the units
+// store and on Redis: its decision's Limit and Remaining (each guard
+// judged at the policy's 4, of which one is used), the units
 // counted under each Spec (peeked under a policy of the Spec alone), the
 // Spec DecisionUnder has a decision under, and after a GiveBack of the
 // request every state as before it; a Result reused (Prepare) counts
@@ -63,9 +64,10 @@ func TestDropOwnStatesEachStore(t *testing.T) {
 				remaining int64
 				counted   string // under 4, 6, 10
 			}{
-				{"own", nil, 6, 5, "[0 1 1]"},
-				{"own and first guard", []int{0}, 10, 9, "[0 0 1]"},
-				{"own and second guard", []int{1}, 6, 5, "[0 1 0]"},
+				// Each guard judged at the policy's 4.
+				{"own", nil, 4, 3, "[0 1 1]"},
+				{"own and first guard", []int{0}, 4, 3, "[0 0 1]"},
+				{"own and second guard", []int{1}, 4, 3, "[0 1 0]"},
 				{"own and both guards: own kept", []int{0, 1}, 4, 3, "[1 0 0]"},
 			} {
 				var res policy.Result
@@ -87,7 +89,7 @@ func TestDropOwnStatesEachStore(t *testing.T) {
 				}
 				for k, l := range []int64{4, 6, 10} {
 					d, ok := res.DecisionUnder(0, fw(l))
-					if want := tc.counted[1+2*k] == '1'; ok != want || ok && d.Remaining != l-1 {
+					if want := tc.counted[1+2*k] == '1'; ok != want || ok && (d.Limit != 4 || d.Remaining != 3) {
 						t.Errorf("%s: DecisionUnder(%d) = %+v, %v; want a decision %v", tc.name, l, d, ok, want)
 					}
 				}

@@ -77,16 +77,17 @@ func TestDropOwnEach(t *testing.T) {
 }
 
 // TestDropOwnDecidesUnderTheGuard: a policy lowered from 10 to 8 whose
-// own check is dropped is decided by its guard alone: after 9 of 10 under
-// the configured Spec, one more is admitted (the guard's last, Limit 10)
-// and the next denied, though its own 8 holds all; Peek reports the same
-// and consumes nothing; DecisionUnder has the guard's decision and none
-// under the dropped Spec. The own state counted nothing.
+// own check is dropped is decided by its guard alone, judged at the
+// policy's 8: after 7 of 10 under the configured Spec, one more is
+// admitted (the last the guard holds below 8, Limit 8) and the next
+// denied, though its own 8 holds all; Peek reports the same and consumes
+// nothing; DecisionUnder has the guard's decision and none under the
+// dropped Spec. The own state counted nothing.
 func TestDropOwnDecidesUnderTheGuard(t *testing.T) {
 	now := time.Unix(1_700_000_040, 0)
 	st := memoryStoreAt(t, &now)
 	configured, lowered := guardedSet(t, algorithms.FixedWindow, 8)
-	takeN(t, configured, st, 9)
+	takeN(t, configured, st, 7)
 	r := httptest.NewRequest("GET", "/", nil)
 	var res policy.Result
 	prepare := func() {
@@ -100,15 +101,15 @@ func TestDropOwnDecidesUnderTheGuard(t *testing.T) {
 	if err := res.Peek(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	if d := res.Decision(0); !d.Allowed || d.Remaining != 1 || d.Limit != 10 {
-		t.Errorf("peek under the guard after 9 of 10: %+v, want allowed, Remaining 1, Limit 10", d)
+	if d := res.Decision(0); !d.Allowed || d.Remaining != 1 || d.Limit != 8 {
+		t.Errorf("peek under the guard after 7 of 10: %+v, want allowed, Remaining 1, Limit 8", d)
 	}
 	prepare()
 	if err := res.Take(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	if d := res.Decision(0); !d.Allowed || d.Remaining != 0 || d.Limit != 10 {
-		t.Errorf("take under the guard after 9 of 10: %+v, want allowed, Remaining 0, Limit 10", d)
+	if d := res.Decision(0); !d.Allowed || d.Remaining != 0 || d.Limit != 8 {
+		t.Errorf("take under the guard after 7 of 10: %+v, want allowed, Remaining 0, Limit 8", d)
 	}
 	guard := res.Policy(0).Guards()[0]
 	if d, ok := res.DecisionUnder(0, guard); !ok || d.Remaining != 0 {
@@ -155,8 +156,8 @@ func TestDropOwnGiveBackAndRefund(t *testing.T) {
 		if err := res.GiveBack(context.Background(), st, 0, 1); err != nil {
 			t.Fatal(err)
 		}
-		if d := res.Decision(0); !res.Given(0) || d.Remaining != 4 {
-			t.Errorf("after the give-back: Given %v, %+v; want given, Remaining 4 (the guard's)", res.Given(0), d)
+		if d := res.Decision(0); !res.Given(0) || d.Remaining != 2 || d.Limit != 8 {
+			t.Errorf("after the give-back: Given %v, %+v; want given, Remaining 2, Limit 8 (the guard's, 6 used, judged at 8)", res.Given(0), d)
 		}
 		if d := takeResult(t, configured, st, r).Decision(0); d.Remaining != 3 {
 			t.Errorf("under the guard's Spec after the give-back: Remaining %d, want 3 (6 and this one counted)", d.Remaining)

@@ -90,9 +90,10 @@ func takeN(t *testing.T, s *policy.Set, st algorithms.Store, n int) (int, *polic
 }
 
 // TestGuardedTakeKeepsUsage: a client that used 7 of 10 in a fixed window
-// gets 3 more, not 8, when the limit drops to 8 in that window; its
-// decisions report the guard's lower Remaining and, when the guard denies,
-// its wait; the Limit stays the lowered one. In the next window it gets
+// gets 1 more, not 8 (nor the 3 its guard held at its own 10), when the
+// limit drops to 8 in that window: the guard is judged at 8. Its
+// decisions report the guard's lower Remaining and, when the guard
+// denies, its wait; the Limit stays the lowered one. In the next window it gets
 // the lowered 8, and the configured Spec's counters hold what the
 // lowered policy admitted.
 func TestGuardedTakeKeepsUsage(t *testing.T) {
@@ -103,12 +104,12 @@ func TestGuardedTakeKeepsUsage(t *testing.T) {
 		t.Fatalf("under the configured limit: %d of 7 admitted", n)
 	}
 	res := takeResult(t, lowered, st, httptest.NewRequest("GET", "/", nil))
-	if d := res.Decision(0); !d.Allowed || d.Limit != 8 || d.Remaining != 2 || d.ResetAfter != 20*time.Second {
-		t.Errorf("first request at limit 8: %+v, want allowed, Limit 8, Remaining 2 (the guard's 10-8), ResetAfter 20s", d)
+	if d := res.Decision(0); !d.Allowed || d.Limit != 8 || d.Remaining != 0 || d.ResetAfter != 20*time.Second {
+		t.Errorf("first request at limit 8: %+v, want allowed, Limit 8, Remaining 0 (the guard's 8-8), ResetAfter 20s", d)
 	}
 	n, res := takeN(t, lowered, st, 5)
-	if n != 2 {
-		t.Errorf("at limit 8 after 8 of 10 used: %d of 5 more admitted, want 2", n)
+	if n != 0 {
+		t.Errorf("at limit 8 after 8 of 10 used: %d of 5 more admitted, want 0", n)
 	}
 	if d := res.Decision(0); d.Allowed || d.Remaining != 0 || d.RetryAfter != 20*time.Second || d.Limit != 8 {
 		t.Errorf("denied by the guard: %+v, want denied, Remaining 0, RetryAfter 20s, Limit 8", d)
@@ -166,14 +167,14 @@ func TestGuardedGiveBack(t *testing.T) {
 	configured, lowered := guardedSet(t, algorithms.SlidingWindow, 8)
 	takeN(t, configured, st, 6)
 	res := takeResult(t, lowered, st, httptest.NewRequest("GET", "/", nil))
-	if d := res.Decision(0); d.Remaining != 3 {
-		t.Fatalf("at limit 8 after 6 of 10: Remaining %d, want 3 (the guard's)", d.Remaining)
+	if d := res.Decision(0); d.Remaining != 1 {
+		t.Fatalf("at limit 8 after 6 of 10: Remaining %d, want 1 (the guard's, judged at 8)", d.Remaining)
 	}
 	if err := res.GiveBack(context.Background(), st, 0, 1); err != nil {
 		t.Fatal(err)
 	}
-	if d := res.Decision(0); !res.Given(0) || d.Remaining != 4 {
-		t.Errorf("after the give-back: Given %v, %+v; want given, Remaining 4", res.Given(0), d)
+	if d := res.Decision(0); !res.Given(0) || d.Remaining != 2 {
+		t.Errorf("after the give-back: Given %v, %+v; want given, Remaining 2", res.Given(0), d)
 	}
 	if d := takeResult(t, configured, st, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 3 {
 		t.Errorf("under the configured Spec after the give-back: Remaining %d, want 3 (6 and this one counted)", d.Remaining)
@@ -204,13 +205,14 @@ func TestGuardedRefund(t *testing.T) {
 	}
 }
 
-// TestGuardedPeekAndReset: a peek reports the merged decision and consumes
-// nothing; a reset forgets the key under the guard too.
+// TestGuardedPeekAndReset: a peek reports the merged decision (the guard
+// judged at the lowered 8, holding 7) and consumes nothing; a reset
+// forgets the key under the guard too.
 func TestGuardedPeekAndReset(t *testing.T) {
 	now := time.Unix(1_700_000_040, 0)
 	st := memoryStoreAt(t, &now)
 	configured, lowered := guardedSet(t, algorithms.FixedWindow, 8)
-	takeN(t, configured, st, 9)
+	takeN(t, configured, st, 7)
 	r := httptest.NewRequest("GET", "/", nil)
 	var res policy.Result
 	if err := lowered.Prepare(r, lowered.Match(r), &res); err != nil {
@@ -221,7 +223,7 @@ func TestGuardedPeekAndReset(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d := res.Decision(0); !d.Allowed || d.Remaining != 1 || d.Limit != 8 {
-			t.Errorf("peek at limit 8 after 9 of 10: %+v, want allowed with Remaining 1", d)
+			t.Errorf("peek at limit 8 after 7 of 10: %+v, want allowed with Remaining 1", d)
 		}
 	}
 	if err := res.Reset(context.Background(), st, 1); err != nil {
@@ -232,9 +234,10 @@ func TestGuardedPeekAndReset(t *testing.T) {
 	}
 }
 
-// TestGuardedManyPolicies: 64 policies, all lowered, are one store call of
-// 128 checks; each decision is merged with its own guard's, and a
-// give-back of every policy (past the stack's room) reaches every guard.
+// TestGuardedManyPolicies: 64 policies, all lowered (from 10 to 5), are
+// one store call of 128 checks; each decision is merged with its own
+// guard's (judged at 5), and a give-back of every policy (past the
+// stack's room) reaches every guard.
 func TestGuardedManyPolicies(t *testing.T) {
 	now := time.Unix(1_700_000_080, 0)
 	st := &countingStore{Store: memoryStoreAt(t, &now)}
@@ -252,12 +255,13 @@ func TestGuardedManyPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := httptest.NewRequest("GET", "/", nil)
-	// Policy i has used i%8 of its configured 10 (the first Takes under
-	// the configured Set, with fewer policies as they go).
-	for k := range 7 {
+	// Policy i has used i%5 of its configured 10 (the first Takes under
+	// the configured Set, with fewer policies as they go): each has room
+	// for one more at 5.
+	for k := range 4 {
 		var mask uint64
 		for i := range policy.MaxPolicies {
-			if i%8 > k {
+			if i%5 > k {
 				mask |= 1 << i
 			}
 		}
@@ -275,8 +279,8 @@ func TestGuardedManyPolicies(t *testing.T) {
 		t.Fatalf("store calls %d of %v checks, want one of %d", st.calls, st.checks, 2*policy.MaxPolicies)
 	}
 	for i := range policy.MaxPolicies {
-		used := int64(i % 8)
-		want := min(int64(5-1), 10-used-1)
+		used := int64(i % 5)
+		want := 5 - used - 1
 		if d := res.Decision(i); !d.Allowed || d.Limit != 5 || d.Remaining != want {
 			t.Errorf("policy %d (%d used before): %+v, want allowed, Limit 5, Remaining %d", i, used, d, want)
 		}
@@ -286,9 +290,9 @@ func TestGuardedManyPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range policy.MaxPolicies {
-		used := int64(i % 8)
-		if d := res.Decision(i); !res.Given(i) || d.Remaining != min(5, 10-used) {
-			t.Errorf("policy %d after the give-back: Given %v, %+v; want given, Remaining %d", i, res.Given(i), d, min(5, 10-used))
+		used := int64(i % 5)
+		if d := res.Decision(i); !res.Given(i) || d.Remaining != 5-used {
+			t.Errorf("policy %d after the give-back: Given %v, %+v; want given, Remaining %d", i, res.Given(i), d, 5-used)
 		}
 	}
 }
@@ -322,23 +326,24 @@ func TestTwoGuards(t *testing.T) {
 		}
 		return s
 	}
-	takeN(t, set(old), mem, 5)        // 5 of the old 10
-	takeN(t, set(configured), mem, 3) // 3 of the configured 6
+	takeN(t, set(old), mem, 1)        // 1 of the old 10
+	takeN(t, set(configured), mem, 2) // 2 of the configured 6
 	res := takeResult(t, set(lowered), st, httptest.NewRequest("GET", "/", nil))
 	if st.calls != 1 || st.checks[0] != 3 {
 		t.Errorf("store calls %d of %v checks, want one of 3", st.calls, st.checks)
 	}
-	// Own 4-1 = 3; configured 6-4 = 2; old 10-6 = 4: the first guard's.
-	if d := res.Decision(0); !d.Allowed || d.Limit != 4 || d.Remaining != 2 {
-		t.Errorf("decision %+v, want allowed, Limit 4, Remaining 2 (the configured Spec's)", d)
+	// Own 4-1 = 3; configured 4-3 = 1; old 4-2 = 2 (both guards judged
+	// at 4): the first guard's.
+	if d := res.Decision(0); !d.Allowed || d.Limit != 4 || d.Remaining != 1 {
+		t.Errorf("decision %+v, want allowed, Limit 4, Remaining 1 (the configured Spec's)", d)
 	}
 	if err := res.GiveBack(context.Background(), mem, 0, 1); err != nil {
 		t.Fatal(err)
 	}
-	if d := takeResult(t, set(old), mem, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 4 {
-		t.Errorf("old Spec after the give-back: Remaining %d, want 4 (5 and this one)", d.Remaining)
+	if d := takeResult(t, set(old), mem, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 8 {
+		t.Errorf("old Spec after the give-back: Remaining %d, want 8 (1 and this one)", d.Remaining)
 	}
-	if d := takeResult(t, set(configured), mem, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 2 {
-		t.Errorf("configured Spec after the give-back: Remaining %d, want 2 (3 and this one)", d.Remaining)
+	if d := takeResult(t, set(configured), mem, httptest.NewRequest("GET", "/", nil)).Decision(0); d.Remaining != 3 {
+		t.Errorf("configured Spec after the give-back: Remaining %d, want 3 (2 and this one)", d.Remaining)
 	}
 }
