@@ -13,11 +13,12 @@ import (
 // TestSharedPolicyCopyKeepsGuardListedOnce: a middleware further out
 // (enforcing or in shadow mode) runs a policy at 4 per 10 minutes; the
 // one further in runs it at 10 lowered to 4 by SetLimit, guarded by its
-// 10, of which 8 were used before. The one further in leaves the 4 out
-// (counted further out) and decides the request under the 10 alone (see
-// policy.Result.DropOwn). The response lists the policy once in its IETF
-// lines, with q=4 and the lower of the two states' remaining: 1, then 0,
-// then a 429 for the spent 10 (the 4 has 2 left), its t the Retry-After.
+// 10, of which 2 were used before. The one further in leaves the 4 out
+// (counted further out) and decides the request under the 10 alone,
+// judged at 4 (see policy.Result.DropOwn, policy.Policy.GuardLimit). The
+// response lists the policy once in its IETF lines, with q=4 and the
+// lower of the two states' remaining: 1, then 0, then a 429 for the 10
+// holding 4 (the 4 has 1 left), its t the Retry-After.
 // (The policy was listed twice, the inner member "long";r=9 above its
 // q=4 when the 10 was fresh.) Through chi and a ServeMux.
 func TestSharedPolicyCopyKeepsGuardListedOnce(t *testing.T) {
@@ -33,7 +34,7 @@ func TestSharedPolicyCopyKeepsGuardListedOnce(t *testing.T) {
 				long := func(limit int64) *policy.Policy { return fixed("long", limit, 10*time.Minute, constKey) }
 				quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
 				before := middleware.MustNew(store, []*policy.Policy{long(10)}, middleware.WithClock(clock))
-				for range 8 {
+				for range 2 {
 					serve(before.Handler(ok), "GET", "/")
 				}
 				opts := []middleware.Option{middleware.WithClock(clock), quiet}

@@ -122,8 +122,10 @@ func TestSetLimit(t *testing.T) {
 	if got, want := w.Header().Get("RateLimit-Policy"), `"a";q=8;w=60, "b";q=10;w=1`; got != want {
 		t.Errorf("RateLimit-Policy = %s, want %s (b's burst scaled 20 -> 10)", got, want)
 	}
-	// The documented cost of a new Spec: counters restart at the new level.
-	if got, want := remaining(t, w, "a"), int64(7); got != want {
+	// A new Spec's counters restart at the new level (7 left of 8), but
+	// the configured Spec's, which counted the request before, are
+	// judged at 8 (policy.Policy.GuardLimit): 8 less those two.
+	if got, want := remaining(t, w, "a"), int64(6); got != want {
 		t.Errorf("a at limit 8: r = %d, want %d", got, want)
 	}
 	if c := m.Configured("a"); c == nil || c.Spec().Limit != 10 {
