@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -94,6 +95,63 @@ func TestNestedLoweredCopyJudgesOuterCount(t *testing.T) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// TestNestedOuterJudgedOwnSpecMerged: a policy of 4 a minute runs lowered
+// to 2 by SetLimit further out (guarded by its 4, judged at 2), and
+// further in reloaded from 10 to 4 (guarded by the 10, judged at 4): the
+// one further out counts the request under the 4, the Spec of the copy
+// further in, which decides it under its guard, the 10, alone, with the
+// decision further out under the 4 merged in (see
+// policy.Result.DropOwn, MergeOwn), and lists the policy once. Further
+// out enforcing, that decision is the 4's state judged at 2, the limit
+// it holds the client to: r=1, r=0, then its 429 (q=2). In shadow mode
+// it holds the client to nothing, and the 4's state is read at 4, the
+// limit enforced further in: r=3, 2, 1, 0, then the 429 further in
+// (q=4). Through chi and a ServeMux.
+func TestNestedOuterJudgedOwnSpecMerged(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	for _, shadow := range []bool{false, true} {
+		for _, mux := range []string{"chi", "ServeMux"} {
+			mode := "enforcing"
+			want := []string{"200 q=4 r=1", "200 q=4 r=0", "429 q=2 r=0"}
+			if shadow {
+				mode = "shadow"
+				want = []string{"200 q=4 r=3", "200 q=4 r=2", "200 q=4 r=1", "200 q=4 r=0", "429 q=4 r=0"}
+			}
+			t.Run(mode+"/"+mux, func(t *testing.T) {
+				store, clock := newStore(t) // a minute's start
+				opts := []middleware.Option{middleware.WithClock(clock), quiet}
+				if shadow {
+					opts = append(opts, middleware.WithShadow(nil))
+				}
+				outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 4, time.Minute, constKey)}, opts...)
+				setLimit(t, outer, "p", 2)
+				inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, constKey)}, middleware.WithClock(clock), quiet)
+				if err := inner.SetPolicies([]*policy.Policy{fixed("p", 4, time.Minute, constKey)}); err != nil {
+					t.Fatal(err)
+				}
+				h := nestedRouter(mux, outer, inner)
+				for i, wt := range want {
+					var code int
+					var q, r string
+					if _, err := fmt.Sscanf(wt, "%d q=%s r=%s", &code, &q, &r); err != nil {
+						t.Fatal(err)
+					}
+					w := serve(h, "GET", "/")
+					pol, rl := strings.Join(w.Header().Values("RateLimit-Policy"), ", "), strings.Join(w.Header().Values("RateLimit"), ", ")
+					wantRA := ""
+					if code == http.StatusTooManyRequests {
+						wantRA = "60"
+					}
+					if w.Code != code || pol != `"p";q=`+q+`;w=60` || rl != `"p";r=`+r+`;t=60` || w.Header().Get("Retry-After") != wantRA {
+						t.Errorf("request %d: %d, RateLimit-Policy %q, RateLimit %q, Retry-After %q; want %d, q=%s, r=%s, %q",
+							i+1, w.Code, pol, rl, w.Header().Get("Retry-After"), code, q, r, wantRA)
+					}
+				}
+			})
 		}
 	}
 }

@@ -353,7 +353,11 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 // under each one's Spec of the middleware further out in ctx that counted
 // the request under it (see policy.Result.MergeOwn): the policy's
 // decision here is then the one its states, counted here and there, give
-// together, which the response reports once (see unlistOuter).
+// together, which the response reports once (see unlistOuter). That
+// middleware may have judged the state at a lower limit than the
+// policy's (a window kind's guard of a copy it runs lowered): its
+// decision then stands as the limit it enforces, or, in shadow mode,
+// where it enforces nothing, is read at the policy's limit (judgedAt).
 func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 	for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
 		if b&-b&ownOnly == 0 {
@@ -368,10 +372,16 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			for j := range o.Len() {
 				if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
 					if d, ok := o.DecisionUnder(j, q.Spec()); ok {
-						// Judged there at its policy's limit, perhaps
-						// (a guard of a copy lowered there): here at
-						// its own.
-						res.MergeOwn(i, judgedAt(q.Spec(), d, q.Spec().Limit))
+						// Judged there, perhaps, at a limit below q's
+						// (a guard of a copy lowered there, see
+						// policy.Policy.GuardLimit): a middleware that
+						// enforces it holds the client to that, but
+						// one in shadow mode does not, and q's own is
+						// the limit enforced.
+						if c.res.Shadow {
+							d = judgedAt(q.Spec(), d, q.Spec().Limit)
+						}
+						res.MergeOwn(i, d)
 						return false
 					}
 				}
