@@ -281,10 +281,10 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // window a client never gets more than the configured limit, however
 // often the limit moves, nor more than the new limit since the change
 // (the client that used 40 gets 50 more at 50; one that used all 100
-// gets what the configured bucket refills). It costs a second check per request
-// while the limit is lowered. Going back to the configured limit finds
-// its counters, holding every request counted meanwhile. A limit above the
-// configured one is not guarded, nor is one set by
+// gets what the configured bucket refills). It costs a second check per
+// request while the limit is lowered. Going back to the configured limit
+// finds its counters, holding every request counted meanwhile. A limit
+// above the configured one is not guarded, nor is one set by
 // [Middleware.SetLimitUnguarded]. Package middleware/adaptive sets limits
 // from the service's health (SetLimit) and the number of instances
 // (SetLimitUnguarded).

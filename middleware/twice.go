@@ -92,7 +92,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // judgeOuter), merged into the policy's decision once it is taken. One
 // whose state holds more than that limit is not left out: checked here
 // too, it refuses the request (a denied Take counts nothing), reporting
-// the wait until its state has room below that limit.
+// the wait until its state has room below that limit. (Between the two
+// store calls the state can only lose units, a window passing: should
+// it fall to that limit meanwhile, the check here admits the request and
+// counts it there a second time, which errs towards refusing, never past
+// the limit.)
 //
 // A policy lowered by SetLimit is a copy guarded by the configured Spec
 // ([policy.Policy.Guard]): met further out as the configured policy, or

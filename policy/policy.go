@@ -478,9 +478,9 @@ func (p *Policy) finish() error {
 // copy's limit ([Policy.GuardLimit], [algorithms.Check.Limit]): within a
 // window, a client never gets more than the limit in force, counting
 // everything it used in that window at every level it went through. One
-// that used 40 of 100 gets 10 more when the limit drops to 50, none when
-// it used 50 or more, and, the limit raised back to 100 in that window,
-// 50 more. The bucket kinds (token_bucket, leaky_bucket, leaky_queue)
+// that used 40 of 100 gets 10 more when the limit drops to 50 (none when
+// it used 50 or more), and, having so used 50, 50 more when the limit is
+// raised back to 100 in that window. The bucket kinds (token_bucket, leaky_bucket, leaky_queue)
 // keep a level that is a function of their rate (a bucket refilled at
 // 100 a minute is not one refilled at 50), which cannot be judged at
 // another: their guard is checked at p's limit, so that within one
@@ -601,8 +601,8 @@ func (p *Policy) Guards() []algorithms.Spec {
 // requests whatever the limit; g.Limit for any other guard (a
 // token_bucket, leaky_bucket or leaky_queue one, whose state is a
 // function of its rate, or one of another shape given by
-// [Policy.WithGuard]). The check under g is then made with
-// [algorithms.Check.Limit] set to it, on g's state: see
+// [Policy.WithGuard]). The check under g is judged at it, on g's state
+// ([algorithms.Check.Limit], 0 when it is g's own): see
 // [Policy.WithLimit].
 func (p *Policy) GuardLimit(g algorithms.Spec) int64 {
 	if l := p.judged(g); l != 0 {
