@@ -79,8 +79,9 @@ type Check struct {
 	// the limit drops to 50, not a fresh 50. Package policy judges a
 	// guard so (see policy.Policy.WithLimit). It must be between 1 and
 	// Spec.Limit, and 0 for the other kinds, whose state (a bucket's level,
-	// a queue's tail) is a function of their rate; Limit equal to
-	// Spec.Limit is the same as 0.
+	// a queue's tail) is a function of their rate. For a window kind, Limit
+	// equal to Spec.Limit decides as 0 does (on the general path of a Take
+	// of several checks: see [MemoryStore.TakeOne]).
 	Limit int64
 }
 
@@ -157,7 +158,8 @@ func (c Check) validateJudged() error {
 // Spec up to it past what that key can ever admit at once. The stores keep
 // one state per (Spec, Key), and decide a check that follows others on its
 // key as if they had been admitted just before it, so such checks could
-// never all be admitted: more than the capacity together, or for
+// never all be admitted: more than the capacity the last of them is
+// judged at ([Check.Judged]: its Spec's, or its Limit) together, or for
 // leaky_queue, whose queue takes a request while the requests ahead of it
 // hold at most the capacity less one places, more than the capacity less
 // one before the last of them. That is a *[CostError] whose Combined is

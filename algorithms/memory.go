@@ -49,7 +49,11 @@ import (
 // its own kind before a client that is actively being limited, which an
 // attacker can displace only with keys that each use at least as large a
 // share of their capacity as that client does; and the store never refuses
-// a new key. Len never exceeds the bound (rounded up to a multiple
+// a new key. A key's share is of its Spec's capacity, whatever limit its
+// checks are judged at ([Check.Limit]; the store keeps no limit per key):
+// a client denied at a limit lowered to a tenth of its Spec's has a tenth
+// of its capacity in use, and a flood of keys of another Spec each using
+// more of theirs can evict it. Len never exceeds the bound (rounded up to a multiple
 // of the number of shards, as WithMaxKeys says), except after a Take on more
 // new and held keys of one shard than the shard's share of the bound, all of
 // which it keeps; the shard's next new key brings it back within the bound.

@@ -306,7 +306,11 @@ func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
 // could never be admitted, so it is an error rather than a silent denial
 // (whose RetryAfter no wait would honour). See [ValidateChecks].
 type CostError struct {
-	Spec Spec  // the check's Spec
+	// Spec is the check's Spec, or for a check judged at a limit of its
+	// own ([Check.Limit]) the Spec [Check.Judged] returns: the check's
+	// Spec with that limit in place of its own, whose capacity the cost
+	// passes.
+	Spec Spec
 	Cost int64 // the check's cost, as given
 	// Combined is 0 when the check's own cost is out of range. Otherwise
 	// the check's cost is in range, but it follows others of its call on
