@@ -276,7 +276,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// The policies decided here under their guards alone, their Spec
 	// counted further out (see unrepeated).
 	var ownOnly uint64
-	// The guards counted further out at a limit higher than they are
+	// The guards counted further out at a limit other than they are
 	// judged at here, as judged here (see unrepeated).
 	var judged []outerGuard
 	err := set.Prepare(r, mask, &res.Result)

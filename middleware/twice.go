@@ -83,11 +83,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // out alone (see policy.Result.DropOwn), which still hold; shadowed keeps
 // them as for again.
 //
-// A guard counted further out at a limit higher than the one this
+// A guard counted further out at a limit other than the one this
 // middleware judges it at (a window kind's guard is judged at its
 // policy's limit, policy.Policy.GuardLimit: the copy further out runs the
-// policy at its configured limit, this one lowered) is the same state,
-// and is not counted again: judged is this middleware's judgement of it,
+// policy at its configured limit, or lowered further, this one lowered)
+// is the same state, and is not counted again: judged is this middleware's judgement of it,
 // from the decision of the middleware further out that counted it (see
 // judgeOuter), merged into the policy's decision once it is taken. One
 // whose state holds more than that limit is not left out: checked here
@@ -229,7 +229,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 
 // An outerGuard is the decision d, as judged here, of a guard of the
 // policy of bit (a bit of the set's) that a middleware further out
-// counted the request under at a higher limit (see judgeOuter).
+// counted the request under at another limit (see judgeOuter).
 type outerGuard struct {
 	bit uint64
 	d   algorithms.Decision
@@ -238,12 +238,16 @@ type outerGuard struct {
 // judgeOuter judges, at the limit q judges it at (policy.Policy.GuardLimit),
 // the state of the k-th guard of q that o, the Result of a middleware
 // further out that counted the request, counted under its j-th policy:
-// when o judged that state at a higher limit (a window kind's guard of a
-// copy lowered here, met further out as its configured Spec, say), ok
-// and d, o's decision moved to that limit (the state counts the units
-// whatever the limit: Remaining lower by the difference, the waits the
-// same), unless the state holds more than that limit: then past. It
-// reports nothing for a guard o judged at q's limit or lower, or did not
+// ok and d, o's decision moved to that limit (the state counts the units
+// whatever the limit: Remaining lower or higher by the difference, the
+// waits the same), unless the state holds more than that limit: then
+// past. o may have judged that state at a higher limit (a window kind's
+// guard of a copy lowered here, met further out as its configured Spec,
+// say), or at a lower one (a copy lowered further still there): either
+// way the guard holds the client here at q's limit, and its decision
+// merged here reports it so (a client that used 41 of the 100 has 9
+// left at a copy's 50, whatever the copy further out judged it at). It
+// reports nothing for a guard judged at its own limit, or that o did not
 // check (see policy.Result.DecisionUnder).
 func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.Decision, past, ok bool) {
 	gs := q.Guards()
@@ -256,7 +260,7 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 		return d, false, false // judged at its own limit: none is higher
 	}
 	d, ok = o.DecisionUnder(j, g)
-	if !ok || !d.Allowed || d.Limit <= limit {
+	if !ok || !d.Allowed {
 		return algorithms.Decision{}, false, false
 	}
 	if d = judgedAt(g, d, limit); d.Remaining < 0 {
@@ -266,7 +270,7 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 }
 
 // mergeJudged merges into res, taken with the guards of judged dropped
-// (counted further out at a higher limit, see unrepeated), their
+// (counted further out at another limit, see unrepeated), their
 // decisions as judged here (see policy.Result.MergeGuard).
 func mergeJudged(res *policy.Result, judged []outerGuard) {
 	for _, og := range judged {

@@ -143,8 +143,9 @@ func (res *Result) MergeOwn(i int, d algorithms.Decision) {
 // Remaining (with the wait for it to grow), the longer waits, the
 // policy's Limit (d's Delay is left out: the request was held for it
 // there). Package middleware passes that decision judged at the limit
-// the policy judges the guard at ([Policy.GuardLimit]), lower than the
-// one the middleware further out judged it at. It does nothing before
+// the policy judges the guard at ([Policy.GuardLimit]), which may be
+// lower or higher than the one the middleware further out judged it at.
+// It does nothing before
 // Take; a later Refund or GiveBack reports the states res checked alone.
 // Call it after Take.
 func (res *Result) MergeGuard(i int, d algorithms.Decision) {
