@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/storetest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -22,55 +24,58 @@ import (
 // fresh counters of the 50. The member further in reports r=9 (then 8,
 // and so on), and the 100's state, judged at 50, refuses the 11th when the
 // one further out is in shadow mode (which refuses from the 6th, at its
-// 45, counting nothing). Through chi and a ServeMux.
+// 45, counting nothing). Through chi and a ServeMux, on the memory store
+// and on Redis.
 func TestNestedOuterJudgedLowerReported(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
 	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
-	for _, shadow := range []bool{false, true} {
-		for _, mux := range []string{"chi", "ServeMux"} {
-			mode := "enforcing"
-			if shadow {
-				mode = "shadow"
-			}
-			t.Run(mode+"/"+mux, func(t *testing.T) {
-				store, clock := newStore(t)
-				clock.Advance(10 * time.Second)
-				opts := []middleware.Option{middleware.WithClock(clock), quiet}
+	for _, name := range storetest.Names {
+		for _, shadow := range []bool{false, true} {
+			for _, mux := range []string{"chi", "ServeMux"} {
+				mode := "enforcing"
 				if shadow {
-					opts = append(opts, middleware.WithShadow(nil))
+					mode = "shadow"
 				}
-				outer := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", spec, constKey))}, opts...)
-				inner := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", spec, constKey))}, middleware.WithClock(clock), quiet)
-				h := nestedRouter(mux, outer, inner)
-				if got := admittedOf(h, 40); got != 40 {
-					t.Fatalf("at 100: %d of 40 admitted", got)
-				}
-				setLimit(t, outer, "p", 45)
-				setLimit(t, inner, "p", 50)
-				n := 5 // the one further out refuses the 6th
-				if shadow {
-					n = 10
-				}
-				for i := range n {
+				t.Run(name+"/"+mode+"/"+mux, func(t *testing.T) {
+					clock := algotest.NewClock(t0.Add(10 * time.Second))
+					store := storetest.New(t, name, clock)
+					opts := []middleware.Option{middleware.WithClock(clock), quiet}
+					if shadow {
+						opts = append(opts, middleware.WithShadow(nil))
+					}
+					outer := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", spec, constKey))}, opts...)
+					inner := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", spec, constKey))}, middleware.WithClock(clock), quiet)
+					h := nestedRouter(mux, outer, inner)
+					if got := admittedOf(h, 40); got != 40 {
+						t.Fatalf("at 100: %d of 40 admitted", got)
+					}
+					setLimit(t, outer, "p", 45)
+					setLimit(t, inner, "p", 50)
+					n := 5 // the one further out refuses the 6th
+					if shadow {
+						n = 10
+					}
+					for i := range n {
+						w := serve(h, "GET", "/")
+						rl := w.Header().Values("RateLimit")
+						want := `"p";r=` + strconv.Itoa(9-i) + ";t=50"
+						// From the 6th, the one further out in shadow mode
+						// denies (counting nothing): the request is decided
+						// here alone, its member replacing that one's.
+						members := 2
+						if i >= 5 {
+							members = 1
+						}
+						if w.Code != http.StatusOK || len(rl) != members || rl[members-1] != want {
+							t.Fatalf("request %d at 50: %d, RateLimit %q; want 200 and the member further in %s", i+1, w.Code, strings.Join(rl, ", "), want)
+						}
+					}
 					w := serve(h, "GET", "/")
-					rl := w.Header().Values("RateLimit")
-					want := `"p";r=` + strconv.Itoa(9-i) + ";t=50"
-					// From the 6th, the one further out in shadow mode
-					// denies (counting nothing): the request is decided
-					// here alone, its member replacing that one's.
-					members := 2
-					if i >= 5 {
-						members = 1
+					if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "50" {
+						t.Errorf("request %d: %d, Retry-After %q; want 429, 50", n+1, w.Code, w.Header().Get("Retry-After"))
 					}
-					if w.Code != http.StatusOK || len(rl) != members || rl[members-1] != want {
-						t.Fatalf("request %d at 50: %d, RateLimit %q; want 200 and the member further in %s", i+1, w.Code, strings.Join(rl, ", "), want)
-					}
-				}
-				w := serve(h, "GET", "/")
-				if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "50" {
-					t.Errorf("request %d: %d, Retry-After %q; want 429, 50", n+1, w.Code, w.Header().Get("Retry-After"))
-				}
-			})
+				})
+			}
 		}
 	}
 }
