@@ -130,3 +130,55 @@ func TestReloadCarryWithSetLimit(t *testing.T) {
 		t.Errorf("after the reload's guard: guards of limits %v, want [5] (the configured)", gs)
 	}
 }
+
+// TestReloadRaisedWithinCarryKeepsUsage: a reload that raises a limit a
+// reload before lowered, while that one's guard runs and still below the
+// Spec it replaced, keeps the guard: the replaced Spec's counters hold
+// every request of the window, and, judged at the new limit, let a client
+// that used 50 of it get 30 more at 80, not a fresh 80. Raised back to
+// the replaced Spec itself, the policy counts in that Spec's counters
+// and needs no guard. Through a ServeMux, on the memory store and on
+// Redis.
+func TestReloadRaisedWithinCarryKeepsUsage(t *testing.T) {
+	for _, name := range storetest.Names {
+		t.Run(name, func(t *testing.T) {
+			clock := algotest.NewClock(time.Unix(1_700_000_040, 0)) // a minute's start
+			store := storetest.New(t, name, clock)
+			m := middleware.MustNew(store, []*policy.Policy{fixed("p", 100, time.Minute, remote)}, middleware.WithClock(clock))
+			mux := http.NewServeMux()
+			mux.Handle("/", m.Handler(ok))
+			clock.Advance(10 * time.Second)
+			if got := admittedOf(mux, 45); got != 45 {
+				t.Fatalf("at 100 a minute: %d of 45 admitted", got)
+			}
+			reload := func(limit int64) {
+				t.Helper()
+				if err := m.SetPolicies([]*policy.Policy{fixed("p", limit, time.Minute, remote)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reload(50)
+			if got := admittedOf(mux, 10); got != 5 {
+				t.Fatalf("reloaded at 50 after 45 used: %d of 10 admitted, want 5", got)
+			}
+			reload(80)
+			if g, ok := guardOf(m); !ok || g.Limit != 100 {
+				t.Errorf("raised to 80 within the carry of 100: guard %+v, %v; want the 100 kept", g, ok)
+			}
+			w := serve(mux, "GET", "/")
+			if got, want := w.Header().Get("RateLimit"), `"p";r=29;t=50`; w.Code != http.StatusOK || got != want {
+				t.Errorf("raised to 80, 50 used: %d %q, want 200 %q", w.Code, got, want)
+			}
+			if got := admittedOf(mux, 60); got != 29 {
+				t.Errorf("raised to 80, 51 used: %d of 60 admitted, want 29", got)
+			}
+			reload(100)
+			if g, ok := guardOf(m); ok {
+				t.Errorf("back at the replaced 100: guarded by %+v, want none", g)
+			}
+			if got := admittedOf(mux, 30); got != 20 {
+				t.Errorf("back at 100, 80 used: %d of 30 admitted, want 20", got)
+			}
+		})
+	}
+}

@@ -152,7 +152,12 @@ type effLimit struct {
 // one whose Spec is tightened again during it stays guarded by the Spec
 // the guard holds (whose counters hold the requests of both Specs
 // replaced), from that reload on; one tightened after it ends, by the
-// Spec just replaced. Any other change (a higher limit, another algorithm or
+// Spec just replaced; one raised during it, to a limit still below the
+// Spec the guard holds (the same algorithm, window, buckets and
+// MaxDelay), stays guarded by it until its end (a client that used 50 of
+// 100 before a reload to 50 gets 30 more when a reload raises it to 80 in
+// that window, for a window kind; for the bucket kinds, no more than the
+// replaced limit nor the new one since). Any other change (a higher limit, another algorithm or
 // window) starts the policy from a full allowance at its new Spec, unless
 // it goes back to a Spec it had before: then it finds that Spec's
 // counters, if the store still holds them (idle keys expire), holding the
@@ -237,6 +242,13 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 				from = c.spec
 			}
 			carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
+		} else if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && tighter(c.spec, to) {
+			// Raised, or changed otherwise, within a reload's guard
+			// and still tighter than the Spec it guards with: that
+			// Spec's counters hold every request of its time (before
+			// the reload, and as the guard since), so it goes on
+			// guarding the new Spec until its end.
+			carries[p.Name()] = c
 		}
 	}
 	prev := m.rules.carries
