@@ -408,7 +408,9 @@
 // below 2^52); any other list there is the application's, and fails the Take
 // so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Nor is a
 // value of the store's shape with numbers it never writes: a negative count,
-// a window kind's count past its Spec's limit, a bucket instant's nanoseconds of
+// a fixed_window or sliding_window count past its Spec's limit (a
+// sliding_log or sliding_buckets total past it is read as a state, which
+// only denies: TestCountPastSpecLimit), a bucket instant's nanoseconds of
 // 10^9 or more or remainder of Limit or more, a sliding_log event of such
 // nanoseconds or of a cost below 1 or from 2^52, or one its total does not
 // cover when it leaves the window; a sliding_buckets ring whose newest
