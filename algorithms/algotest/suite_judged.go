@@ -760,92 +760,17 @@ func judgedTraceSpecs(big bool) []algorithms.Spec {
 // every decision is sane (see saneDecision).
 func judgedTrace(t *testing.T, h Harness, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 0x1d9ed))
-	specs := judgedTraceSpecs(seed%4 == 3)
-	e := newEnv(t, h)
-	peeker, _ := e.store.(algorithms.Peeker)
-	giver, _ := e.store.(algorithms.GiveBacker)
-	refunder, _ := e.store.(algorithms.Refunder)
-	into, _ := e.store.(algorithms.IntoStore)
-	var hist []string
-	var at time.Duration
-	for step := range 40 {
-		at += time.Duration(r.Int64N(int64(6 * time.Second)))
-		now := at
-		if r.IntN(5) == 0 {
-			now -= time.Duration(r.Int64N(int64([]time.Duration{15 * time.Second, 90 * time.Second}[r.IntN(2)])))
-		}
-		sp := specs[r.IntN(len(specs))]
-		var checks []algorithms.Check
-		for range 1 + r.IntN(11) {
-			s := sp
-			if r.IntN(4) == 0 {
-				s = specs[r.IntN(len(specs))]
-			}
+	runModelTrace(t, h, r, judgedTraceSpecs(seed%4 == 3), modelTrace{
+		check: func(r *rand.Rand, s algorithms.Spec) algorithms.Check {
 			c := algorithms.Check{Spec: s, Key: fmt.Sprint("k", r.IntN(2)), Limit: randomLimit(r, s)}
 			c.Cost = r.Int64N(c.Judged().Capacity() + 1)
 			if r.IntN(15) == 0 {
 				c.Cost = c.Judged().Capacity() + 1 // refused
 			}
-			checks = append(checks, c)
-		}
-		if r.IntN(3) > 0 {
-			checks = FitRepeats(checks)
-		}
-		tnow := Base.Add(now)
-		e.clock.Set(tnow)
-		hist = append(hist, fmt.Sprintf("+%v Take(%s)", now, formatChecks(checks)))
-		fail := func(what string, got, want any) {
-			t.Helper()
-			t.Fatalf("step %d: %s:\n got %+v\nwant %+v\nhistory:\n%v", step, what, got, want, hist)
-		}
-		same := func(what string, got, want any, err, werr error) bool {
-			t.Helper()
-			if !reflect.DeepEqual(err, werr) {
-				fail(what+" error", err, werr)
-			}
-			if err == nil && !reflect.DeepEqual(got, want) {
-				fail(what, got, want)
-			}
-			return err == nil
-		}
-		if peeker != nil {
-			pd := make([]algorithms.Decision, len(checks))
-			perr := peeker.Peek(e.ctx, pd, checks)
-			pw, pwerr := e.model.PeekAt(tnow, checks...)
-			same("Peek", pd, pw, perr, pwerr)
-		}
-		var got []algorithms.Decision
-		var err error
-		if into != nil && step%2 == 1 {
-			got, err = intoOnly{into}.Take(e.ctx, checks...)
-		} else {
-			got, err = e.store.Take(e.ctx, checks...)
-		}
-		want, werr := e.model.TakeAt(tnow, checks...)
-		if !same("Take", got, want, err, werr) {
-			continue
-		}
-		for i, d := range got {
-			if s := saneDecision(d); s != "" {
-				fail(fmt.Sprintf("check %d: %s", i, s), got, checks)
-			}
-		}
-		op := r.IntN(3) // 0: give back, 1: refund, else nothing
-		if op > 1 {
-			continue
-		}
-		waited := time.Duration(r.Int64N(int64(3 * time.Second)))
-		dst := make([]algorithms.Refunded, len(checks))
-		e.clock.Set(tnow.Add(waited))
-		switch {
-		case op == 0 && giver != nil:
-			gw, gwerr := e.model.GiveBackAt(tnow.Add(waited), checks, want, waited)
-			same("GiveBack", dst, gw, giver.GiveBack(e.ctx, dst, checks, got, waited), gwerr)
-			hist = append(hist, fmt.Sprintf("  GiveBack waited %v", waited))
-		case op == 1 && refunder != nil:
-			rw, rwerr := e.model.RefundAt(tnow.Add(waited), checks, want, waited)
-			same("Refund", dst, rw, refunder.Refund(e.ctx, dst, checks, got, waited), rwerr)
-			hist = append(hist, fmt.Sprintf("  Refund waited %v", waited))
-		}
-	}
+			return c
+		},
+		exact: true,
+		into:  true,
+		ops:   3,
+	})
 }
