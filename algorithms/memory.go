@@ -44,19 +44,38 @@ import (
 // With [WithMaxKeys], a shard that is full makes room for a new key by
 // evicting one of a random sample of its keys, drawn from every Spec it
 // holds keys of: an idle one if the sample has one, otherwise the one with
-// the smallest share of its capacity in use (the first sampled of those
-// that tie). So a flood of new keys, each of which made one request, evicts
-// its own kind before a client that is actively being limited, which an
-// attacker can displace only with keys that each use at least as large a
-// share of their capacity as that client does; and the store never refuses
-// a new key. A key's share is of its Spec's capacity, whatever limit its
-// checks are judged at ([Check.Limit]; the store keeps no limit per key):
-// a client denied at a limit lowered to a tenth of its Spec's has a tenth
-// of its capacity in use, and a flood of keys of another Spec each using
-// more of theirs can evict it. Len never exceeds the bound (rounded up to a multiple
-// of the number of shards, as WithMaxKeys says), except after a Take on more
-// new and held keys of one shard than the shard's share of the bound, all of
-// which it keeps; the shard's next new key brings it back within the bound.
+// the smallest share in use of the capacity it is reckoned at (the first
+// sampled of those that tie). So a flood of new keys, each of which made
+// one request, evicts its own kind before a client that is actively being
+// limited, which an attacker can displace only with keys that each use at
+// least as large a share of the capacity they are reckoned at as that
+// client does; and the store never refuses a new key.
+//
+// A key is reckoned at its Spec's capacity, or lower when its checks are
+// judged at a limit lowered below its Spec's ([Check.Limit]). The store
+// keeps no limit per key but, for each Spec in each shard, the lowest limit
+// below the Spec's that a Take (TakeOne and TakeInto too, admitted or
+// denied; not a Peek) judged one of its checks at, in each period of two of
+// the Spec's windows (aligned to the Unix epoch), and reckons all the
+// Spec's keys there at the lowest of the current period and the one before,
+// or at the Spec's capacity when neither has one. A check judged at a
+// lowered limit counts so for more than two windows and at most four, and a
+// key's state is idle two windows after the check that last changed it at
+// the latest: so while its state counts, a key is never reckoned at more
+// than the limit its latest check was judged at (unless the clock goes back
+// two windows or more). A client denied at a limit lowered to a tenth of
+// its Spec's counts as using all of it, whatever checks at the Spec's own
+// limit, on new keys or held ones, come meanwhile. The other keys of its
+// Spec and shard, checked in those periods at the Spec's limit or at a
+// higher lowered one, are reckoned at the lowest too, as using more than
+// they do (a key using 1 of 1000 beside one held to 10 counts as 1 of 10):
+// with a limit raised back from 10 to 50, the keys are reckoned at 50 once
+// no check at 10 is in either period.
+//
+// Len never exceeds the bound (rounded up to a multiple of the number of
+// shards, as WithMaxKeys says), except after a Take on more new and held
+// keys of one shard than the shard's share of the bound, all of which it
+// keeps; the shard's next new key brings it back within the bound.
 //
 // Memory: a key of the fixed-size kinds (fixed_window, sliding_window,
 // token_bucket, leaky_bucket, leaky_queue) takes one 24-byte slot (its hash
@@ -164,6 +183,14 @@ type table struct {
 	cells *keyTable
 	logs  *logTable
 	rings *ringTable
+	// The lowest limits below the Spec's that checks decided on the
+	// table were judged at ([Check.Limit]), 0 for none: low in period
+	// lowAt of two of the Spec's windows (from the Unix epoch), lowPrev
+	// in the period before it (or earlier, for a clock that went back).
+	// Eviction reckons the table's keys' shares against them (see judge
+	// and reckoned). Read and written under the shard's lock; a check at
+	// the Spec's limit touches none of them.
+	low, lowPrev, lowAt int64
 }
 
 // A MemoryOption configures a MemoryStore.
@@ -474,6 +501,7 @@ func (s *MemoryStore) takeJudged(sh *shard, c *Check, h uint64, t int64) (Decisi
 	op.init(tb, h, c.cost(), c.Limit)
 	op.load(t, sh.dropped)
 	op.decide(t, true)
+	tb.judge(c.Limit, t+op.off) // admitted or not: the limit the key is held to
 	if op.d.Allowed {
 		s.commit(sh, &op, t, nil)
 	}
@@ -740,6 +768,9 @@ func (s *MemoryStore) decideMany(dst []Decision, checks []Check, hs []uint64, t 
 			op.load(t, s.shards[op.h&s.mask].dropped)
 		}
 		op.decide(t, true)
+		// Admitted or not, the limit the key is held to; the lowest of
+		// those of the Take's checks on one table holds.
+		op.tb.judge(op.lim, t+op.off)
 		allowed = allowed && op.d.Allowed
 	}
 	if !allowed {
@@ -909,6 +940,65 @@ func (tb *table) usedAt(i int, t int64) int64 {
 		return bk.used(&tb.p, t)
 	}
 	return tb.p.usedCell(tb.cells.cs[i], t)
+}
+
+// judge records that a check judged at limit l ([Check.Limit]; 0 for its
+// Spec's) was decided on tb at u, the instant its key's state was decided
+// at, admitted or not. Eviction reckons the shares of tb's keys against
+// the lowest limit below the Spec's that checks were judged at in the
+// current or the previous period of two of the Spec's windows (see
+// reckoned): a key's state last changed at u is idle two windows later
+// (one, but for sliding_window), and until then u is in one of those two
+// periods. A check at the Spec's own limit records nothing and ends
+// nothing: were it to set the reckoning back, a flood of new keys of the
+// Spec, checked at its own limit, would set it back for the client held
+// to a lowered limit that each of them makes room beside. sh.mu must be
+// held.
+func (tb *table) judge(l, u int64) {
+	if l == 0 || l >= tb.p.capacity {
+		return
+	}
+	k := floorDiv(u, 2*tb.p.window)
+	switch {
+	case (tb.low == 0 && tb.lowPrev == 0) || k > tb.lowAt+1:
+		tb.low, tb.lowPrev, tb.lowAt = l, 0, k
+	case k == tb.lowAt+1:
+		tb.low, tb.lowPrev, tb.lowAt = l, tb.low, k
+	case k == tb.lowAt:
+		tb.low = lowest(tb.low, l)
+	default:
+		// An earlier period (a clock that went back): kept with the
+		// previous one, at least as long as its own would be.
+		tb.lowPrev = lowest(tb.lowPrev, l)
+	}
+}
+
+// lowest returns the lower of a recorded limit a (0 for none) and l >= 1.
+func lowest(a, l int64) int64 {
+	if a == 0 {
+		return l
+	}
+	return min(a, l)
+}
+
+// reckoned returns the capacity eviction reckons the shares of tb's keys
+// against at t: the lowest limit below the Spec's that checks decided on
+// tb were judged at in the period of two of its windows holding t or the
+// one before (or later ones, for a clock that went back; see judge), or
+// else the Spec's capacity. sh.mu must be held.
+func (tb *table) reckoned(t int64) int64 {
+	c := tb.p.capacity
+	if tb.low == 0 && tb.lowPrev == 0 {
+		return c
+	}
+	k := floorDiv(t, 2*tb.p.window)
+	if tb.low != 0 && tb.lowAt >= k-1 {
+		c = min(c, tb.low)
+	}
+	if tb.lowPrev != 0 && tb.lowAt >= k {
+		c = min(c, tb.lowPrev)
+	}
+	return c
 }
 
 // removeAt deletes the key in slot i of tb.slots() (and its log or ring).
@@ -1116,14 +1206,15 @@ func (sh *shard) sweep(t int64) int {
 }
 
 // evict removes one key of sh, chosen among a few sampled ones: an idle one
-// if any, else the one using the smallest share of its capacity. Every table
-// of the shard that holds keys gets its part of the sample, so a flood of
-// new keys under one Spec is weighed against the clients limited under
-// another. It spares the keys of ops, the checks of the Take making room;
-// the key h about to enter, absent from the table it enters, only seeds
-// where the sample starts: its state under other Specs, unless the same
-// Take holds it, is a candidate like any other. It reports whether it found
-// a key to remove. sh.mu must be held.
+// if any, else the one using the smallest share of the capacity its table
+// reckons its keys at (see table.reckoned). Every table of the shard that
+// holds keys gets its part of the sample, so a flood of new keys under one
+// Spec is weighed against the clients limited under another. It spares
+// the keys of ops, the checks of the Take making room; the key h about to
+// enter, absent from the table it enters, only seeds where the sample
+// starts: its state under other Specs, unless the same Take holds it, is
+// a candidate like any other. It reports whether it found a key to
+// remove. sh.mu must be held.
 func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	var (
 		best     *table
@@ -1151,13 +1242,16 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	// consider reports whether the search of the current table can stop.
 	// The spared keys are not counted among those sampled: a Take on many
 	// keys of the shard must not keep the search from the others.
-	consider := func(tb *table, k uint64, used int64) bool {
+	// It compares used/capacity with bestUsed/bestCap cross-multiplied in
+	// 128 bits: counts and capacities are at most MaxLimit, so the
+	// products fit 63 bits, but the comparison does not rely on it.
+	consider := func(tb *table, k uint64, used, capacity int64) bool {
 		if spared(tb, k) {
 			return false
 		}
 		seen++
-		if bestUsed < 0 || used*bestCap < bestUsed*tb.p.capacity {
-			best, bestH, bestUsed, bestCap = tb, k, used, tb.p.capacity
+		if bestUsed < 0 || mul(used, bestCap).less(mul(bestUsed, capacity)) {
+			best, bestH, bestUsed, bestCap = tb, k, used, capacity
 		}
 		return bestUsed == 0 || seen >= quota
 	}
@@ -1169,11 +1263,12 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 		seen = 0
 		tb := sh.tables[(start+i)%len(sh.tables)]
 		if kt := tb.slots(); kt.n > 0 {
+			capacity := tb.reckoned(t)
 			// A run of slots from a start that h, secret to outsiders, makes random.
 			from := int(bits.RotateLeft64(h, 32) % uint64(len(kt.hs)))
 			for k := range kt.hs {
 				j := (from + k) % len(kt.hs)
-				if e := kt.hs[j]; e != 0 && consider(tb, e, tb.usedAt(j, t)) {
+				if e := kt.hs[j]; e != 0 && consider(tb, e, tb.usedAt(j, t), capacity) {
 					break
 				}
 			}
