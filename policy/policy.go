@@ -387,6 +387,27 @@ func WithBurst(burst int64) Option {
 	}
 }
 
+// WithBuckets sets the number of sub-windows of a sliding_buckets policy
+// (it must divide the window; see [algorithms.Spec]): the shorthands such as
+// [PerMinute] with [WithAlgorithm](algorithms.SlidingBuckets) need it.
+func WithBuckets(n int) Option {
+	return func(p *Policy) error {
+		p.spec.Buckets = n
+		return nil
+	}
+}
+
+// WithMaxDelay sets how long a leaky_queue policy may hold a request
+// before passing it on ([algorithms.Spec].MaxDelay). Without it a
+// leaky_queue holds none: it passes a request at once when its slot is
+// due, and refuses any that would have to wait.
+func WithMaxDelay(d time.Duration) Option {
+	return func(p *Policy) error {
+		p.spec.MaxDelay = d
+		return nil
+	}
+}
+
 // New returns a policy named name that limits requests by spec, keyed by
 // key. Options are applied in order. The name must be 1 to [MaxNameLen]
 // characters from A-Z, a-z, 0-9, '-', '_' and '.': it is sent in headers as

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
@@ -42,6 +43,10 @@ func lint(cfg *policy.Config) []string {
 		}
 		if s.Algorithm == algorithms.SlidingLog && s.Limit > maxLogLimit {
 			warn("sliding_log keeps one timestamp per admitted request: up to %d per key (about %d KB); sliding_window or sliding_buckets bound it", s.Limit, s.Limit*8/1024)
+		}
+		if s.Algorithm == algorithms.LeakyQueue && s.MaxDelay == 0 {
+			// delay <= MaxDelay (DESIGN): 0 admits only a request whose slot is due.
+			warn("leaky_queue with no max_delay holds no request: it passes one request every %s and refuses any that would have to wait for its slot, so it spaces requests instead of queueing them; max_delay sets how long a request may wait", time.Duration(int64(s.Window)/s.Limit))
 		}
 		if s.Algorithm == algorithms.LeakyQueue && !p.CountsAll() {
 			// algorithms.GiveBacker: a queue place comes back by Refund's

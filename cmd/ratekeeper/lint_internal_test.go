@@ -65,3 +65,30 @@ func TestLintRouteSpelledTwice(t *testing.T) {
 		t.Errorf("advice %q, want one, on b's /items/{name}", got)
 	}
 }
+
+// TestLintLeakyQueueWithoutMaxDelay: a leaky_queue with no max_delay was
+// valid with no advice, though it holds no request (delay <= MaxDelay = 0):
+// the second of two requests at once is refused, not queued. One with a
+// max_delay, and other algorithms, draw no such advice.
+func TestLintLeakyQueueWithoutMaxDelay(t *testing.T) {
+	for _, tc := range []struct{ def, want string }{
+		{"algorithm: leaky_queue", "q (line 2): leaky_queue with no max_delay holds no request: it passes one request every 6s and refuses any that would have to wait for its slot, so it spaces requests instead of queueing them; max_delay sets how long a request may wait"},
+		{"algorithm: leaky_queue, max_delay: 2s", ""},
+		{"algorithm: token_bucket", ""},
+	} {
+		doc := "policies:\n  - {name: q, limit: 10, window: 1m, key: [ip], " + tc.def + "}\n"
+		cfg, err := policy.ParseConfig([]byte(doc), "test.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, a := range lint(cfg) {
+			if strings.Contains(a, "max_delay") {
+				got = a
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: advice %q, want %q", tc.def, got, tc.want)
+		}
+	}
+}
