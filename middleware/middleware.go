@@ -156,8 +156,13 @@ func MustNew(store algorithms.Store, policies []*policy.Policy, opts ...Option) 
 // effective limits (see [Middleware.SetLimit]).
 func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 
-// Handler returns next wrapped by the middleware.
+// Handler returns next wrapped by the middleware. It panics if next is nil
+// (or a nil function or pointer), as [http.Handle] does, rather than at
+// the first request that passes.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
+	if nilness.Is(next) {
+		panic("middleware: Handler: next is nil")
+	}
 	fed := &fedHandler{m: m, next: next}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.serve(w, r, fed)

@@ -421,8 +421,11 @@ func ceilPermille(v, p int64) int64 {
 // limiter rejects say nothing about the service's health. With this
 // package's middleware, m.SetFeedback(ctrl) does the same without the
 // wrapping (the middleware times the requests it passes on, on its own
-// clock).
+// clock). It panics if next is nil, as [http.Handle] does.
 func (c *Controller) Handler(next http.Handler) http.Handler {
+	if nilness.Is(next) {
+		panic("adaptive: Controller.Handler: next is nil")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		timing.Serve(w, r, next, c.cfg.Clock, c)
 	})

@@ -208,8 +208,11 @@ func (f *Fleet) setLimit(name string, limit int64) error {
 
 // Handler returns next wrapped so that each request first calls
 // [Fleet.Check] (its error, a limit SetLimit refused, is dropped: Update
-// returns it).
+// returns it). It panics if next is nil, as [http.Handle] does.
 func (f *Fleet) Handler(next http.Handler) http.Handler {
+	if nilness.Is(next) {
+		panic("adaptive: Fleet.Handler: next is nil")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.Check()
 		next.ServeHTTP(w, r)
