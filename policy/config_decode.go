@@ -712,6 +712,11 @@ func (d *decoder) enum(n *cnode, field string, allowed []string) (string, bool) 
 }
 
 func (d *decoder) integer(n *cnode, field string) (int64, bool) {
+	if n.kind == scalarNode && n.tag == floatTag {
+		// "not a number" would read oddly of 1.5: say what is wrong with it.
+		d.fail(n, field, "must be an integer, not a number with a fraction or an exponent (%s)", n.text)
+		return 0, false
+	}
 	if n.kind != scalarNode || n.tag != intTag {
 		d.fail(n, field, "must be an integer, not %s", n.describe())
 		return 0, false
