@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -150,9 +151,10 @@ func newInstance(name string, client redis.UniversalClient) (http.Handler, error
 	}
 	m, err := middleware.New(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("per-minute", 5, ip)),
-	}, middleware.WithErrorHandler(func(r *http.Request, err error) {
-		log.Printf("instance %s: rate limiter: %v", name, err)
-	}))
+	}, middleware.WithLogger(slog.Default().With("instance", name)))
+	// WithLogger samples what it logs (store errors: at most 10 a second;
+	// a record when the store starts failing and one when it answers
+	// again), so an outage of Redis does not write a line per request.
 	if err != nil {
 		return nil, err
 	}
