@@ -82,7 +82,12 @@ const (
 	//
 	// q is the policy's capacity, w its window in whole seconds (rounded
 	// up), r the Remaining after this request and t the whole seconds
-	// (rounded up) until Remaining next grows. It is the default.
+	// (rounded up) until Remaining next grows: draft -10's meaning of t,
+	// kept with -11's syntax. Draft -11 reads t as an "effective window"
+	// within which the client can use no more than r, and says it implies
+	// nothing about when the quota grows; the seconds until it grows are
+	// what a client can act on, and what Retry-After, never earlier than
+	// t, agrees with. It is the default.
 	IETF Profile = iota
 	// Draft7 sends draft -07's dictionary for the policy with the lowest
 	// remaining, and the policies in draft -07 syntax (the per-second
