@@ -456,8 +456,10 @@ func TestClusterUndoWithinTimeout(t *testing.T) {
 }
 
 // fcallMode returns the first key of cmd and its script mode (ARGV[4] of
-// the wide layout; "c" for a compact plain Take), when cmd is an FCALL of
-// the store's library with at least one key.
+// the wide layout; "c" for a compact plain Take, whose first argument is
+// its header, "c ...", or a check's, longer than the wide layout's first,
+// TS or empty), when cmd is an FCALL of the store's library with at least
+// one key.
 func fcallMode(cmd redis.Cmder) (key, mode string, ok bool) {
 	args := cmd.Args()
 	if len(args) <= 3 || cmd.Name() != "fcall" {
@@ -467,7 +469,7 @@ func fcallMode(cmd redis.Cmder) (key, mode string, ok bool) {
 	if nk < 1 || len(args) <= 3+nk {
 		return "", "", false
 	}
-	if strings.HasPrefix(fmt.Sprint(args[3+nk]), "c") {
+	if a := fmt.Sprint(args[3+nk]); strings.HasPrefix(a, "c") || len(a) > 11 {
 		return fmt.Sprint(args[3]), "c", true
 	}
 	if len(args) <= 3+nk+3 {

@@ -45,9 +45,10 @@
 // leaves its library behind (about 100 kB of code), which FUNCTION DELETE
 // removes. Every check of a Take goes
 // in that one call: one network round trip however many checks there are.
-// As a library, a plain Take sends its arguments compact: a header and one
-// "kind L W C Buckets MaxDelay cost" string per check (the script, and a
-// cross-slot phase, send seven numbers per check). The script starts with a fast path for the
+// As a library, a plain Take sends its arguments compact: one
+// "kind L W C Buckets MaxDelay cost" string per check, after a header only
+// when the Take is not on the server's clock or has a minimum TTL (the
+// script, and a cross-slot phase, send seven numbers per check). The script starts with a fast path for the
 // common Take (see "Exactness"); the rest of it runs only when that path
 // does not apply. Redis runs a script atomically, so a Take
 // is all or nothing across application instances: the script first decides
@@ -154,17 +155,16 @@
 //   - fixed_window: counts below 2^31 and durations below W: no products.
 //   - sliding_window: ceil(prev·(W−e)/W) is taken on plain numbers exactly
 //     when the computed product prev·(W−e) is below 2^52 (then it is exact,
-//     as above); the waits (slidingWait) only when L·W < 2^52, where every
-//     product is a count at most L (stored counts never exceed the Spec's
-//     L: a check is admitted only when curr + n <= L − ceil(prev·(W−e)/W))
-//     times a duration at most W; but for a check judged at a limit l
-//     below its Spec's L ([algorithms.Check.Limit]), which runs these
-//     steps with l, prev may pass l, and (W−e)·prev is then only compared
-//     with a·W < 2^52: a product past 2^52 rounds to no less than 2^52
-//     (rounding is monotone), so the comparison is exact all the same
-//     (TestJudgedBigCounts). Otherwise the same steps run on wide values
-//     (TestSlidingWindowProductsPast2To52 decides where rounding to a
-//     double would move a ceiling).
+//     as above); so is each product of the waits (slidingWait): a·W and
+//     (L−m)·W, each a count times a duration, plain exactly when its
+//     computed value is below 2^52, and otherwise wide. (W−e)·prev is only
+//     compared with a·W: when a·W is plain and (W−e)·prev reaches 2^52,
+//     which it can for a check judged at a limit l below its Spec's L
+//     ([algorithms.Check.Limit]), whose prev may pass l, the rounded
+//     product is no less than 2^52 (rounding is monotone), so the
+//     comparison is exact all the same (TestJudgedBigCounts). Otherwise the
+//     same steps run on wide values (TestSlidingWindowProductsPast2To52
+//     decides where rounding to a double would move a ceiling).
 //   - token_bucket, leaky_bucket: plain only when C·W < 2^52 and D·L < 2^52
 //     (D·L computed as (F−t)·L + x: when the rounded (F−t)·L is below 2^52
 //     it is exact, and adding x < 2^30 stays exact). Then (C−n)·W, n·W and

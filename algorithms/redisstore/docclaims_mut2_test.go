@@ -520,7 +520,7 @@ func TestTakeReplyLostIsSentAgain(t *testing.T) {
 
 // TestSlidingWindowProductsPast2To52 checks doc.go's "ceil(prev·(W−e)/W)
 // is taken on plain numbers exactly when the computed product prev·(W−e)
-// is below 2^52" and "the waits (slidingWait) only when L·W < 2^52" at
+// is below 2^52" and "so is each product of the waits (slidingWait)" at
 // products that a double cannot hold: a sliding_window of 10^9 per
 // 33.554433 ms (L·W and prev·(W−e) up to 2^55) whose previous window
 // counted prev units, close to 10^9, taken at the offsets e where rounding

@@ -482,10 +482,11 @@ func (r *request) args(idx []int, mode int) []any {
 }
 
 // compactArgs returns the arguments of a plain Take (mode 0) in the
-// compact layout fast.lua reads: a header ("c" for the server's clock with
-// no minimum TTL, else "c TS TN minTTL", TS empty for the server's clock),
-// then one "kind L W C Buckets MaxDelay cost" per check. The slice is r's
-// own buffer, valid until r is released.
+// compact layout fast.lua reads: one "kind L W C Buckets MaxDelay cost"
+// per check, after a header "c TS TN minTTL" (TS empty for the server's
+// clock) unless the Take is on the server's clock with no minimum TTL
+// (each argument is one more string Redis makes, and one more the script
+// reads). The slice is r's own buffer, valid until r is released.
 func (r *request) compactArgs() []any {
 	a := r.argBuf[:0]
 	if cap(a) < 1+len(r.checks) {
@@ -494,9 +495,7 @@ func (r *request) compactArgs() []any {
 	switch {
 	case r.hasT:
 		a = append(a, "c "+strconv.FormatInt(r.ts, 10)+" "+strconv.FormatInt(r.tn, 10)+" "+strconv.FormatInt(r.minTTL, 10))
-	case r.minTTL == 0:
-		a = append(a, "c")
-	default:
+	case r.minTTL != 0:
 		a = append(a, "c  0 "+strconv.FormatInt(r.minTTL, 10))
 	}
 	for i, c := range r.checks {

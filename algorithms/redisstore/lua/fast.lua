@@ -14,31 +14,36 @@
 -- helpers (numInit). Any other Take goes on to main.lua, at the same
 -- instant, before anything is written. See doc.go, "Exactness".
 --
--- Each check is loaded (loadFast) and decided (decideFast) in one pass;
--- with several checks, the table f holds each admitted one's new state
--- from index (i-1)*FS (decideFast's s1, s2, s3, and whether it keeps its
--- window) until every check is decided.
+-- Each check is loaded and decided in one pass (windowFast, bucketFast);
+-- one check is then written at once, and with several, the table f holds
+-- each admitted one's new state from index (i-1)*FS (their s1, s2, s3,
+-- and whether it keeps its window) until every check is decided.
 
 local fastTime = false -- the fast path read TS, TN (main.lua reuses them)
 do
-  -- A compact call: ARGV[1] is "c" (the server's clock, no minimum TTL) or
-  -- "c TS TN minTTL" (TS empty for the server's clock), then one argument
-  -- per check (spec.lua). The script fallback and the cluster phases send
-  -- the wide layout main.lua reads (a mode 0 one may take the fast path
-  -- too); a compact call that leaves the fast path is rewritten into it.
+  -- A compact call: one argument per check (spec.lua), after a header
+  -- "c TS TN minTTL" (TS empty for the server's clock) unless it is on the
+  -- server's clock with no minimum TTL. The script fallback and the
+  -- cluster phases send the wide layout main.lua reads, whose ARGV[1] (TS,
+  -- or empty) has at most 11 characters, which a check's argument never
+  -- has (its window alone has at least 7 digits); a mode 0 one may take
+  -- the fast path too. A compact call that leaves the fast path is
+  -- rewritten into the wide layout.
   local h = ARGV[1]
-  local compact, srv, hts, htn, minTTL = false, true, nil, nil, 0
-  if h == 'c' then
-    compact = true
-  elseif sub(h, 1, 2) == 'c ' then
-    local a, b, m = match(h, '^c (%-?%d*) (%d+) (%d+)$')
-    if not m then return redis.error_reply('redisstore: malformed arguments') end
-    compact, minTTL = true, tonumber(m)
-    if a ~= '' then srv, hts, htn = false, tonumber(a), tonumber(b) end
+  local compact, srv, hts, htn, minTTL, first = true, true, nil, nil, 0, 1
+  if not SPECS[h] then
+    if sub(h, 1, 2) == 'c ' then
+      local a, b, m = match(h, '^c (%-?%d*) (%d+) (%d+)$')
+      if not m then return redis.error_reply('redisstore: malformed arguments') end
+      minTTL, first = tonumber(m), 2
+      if a ~= '' then srv, hts, htn = false, tonumber(a), tonumber(b) end
+    elseif #h <= 11 then
+      compact = false
+    end
   end
   local nchecks, ok
   if compact then
-    nchecks = #ARGV - 1
+    nchecks = #ARGV - first + 1
     if nchecks < 1 then return redis.error_reply('redisstore: malformed arguments') end
   else
     nchecks = tonumber(ARGV[5])
@@ -57,7 +62,7 @@ do
     for i = 1, nchecks do
       local p
       if compact then
-        local a = ARGV[i + 1]
+        local a = ARGV[i + first - 1]
         p = SPECS[a] or spec(a)
         if not p then return redis.error_reply('redisstore: malformed check ' .. i) end
       else
@@ -91,59 +96,12 @@ do
       local tm = call('TIME')
       local sec = tm[1]
       if sec ~= timeSecS then timeSecS, timeSec = sec, tonumber(sec) end
-      TS, TN = timeSec, tonumber(tm[2]) * 1000
+      -- Arithmetic reads the string as tonumber does, without its call.
+      TS, TN = timeSec, tm[2] * 1000
     else
       TS, TN = hts, htn
     end
     fastTime = true
-    -- fastlib.lua's tables, reused: out ends after this call's replies.
-    local f, out = fastF, fastOut
-    out[nchecks * 4 + 1] = nil
-    local vals, v1
-    if nchecks == 1 then
-      v1 = call('GET', KEYS[1])
-    else
-      vals = call('MGET', unpack(KEYS))
-    end
-    -- Each check is decided as it is loaded (no key is repeated, so the
-    -- checks are independent); an admitted check's new state waits in
-    -- w1, w2, w3 (one check) or f (several) until all are decided.
-    local all, w1, w2, w3, same1 = true, nil, nil, nil, false
-    for i = 1, nchecks do
-      local p, v = specs[i], v1
-      if vals then
-        v = vals[i]
-        -- MGET reads a key of another type as missing: GET fails on it.
-        if not v then call('GET', KEYS[i]) end
-      end
-      local kind = p[1]
-      local k, e, t, x, y, off = loadFast(p, v, KEYS[i])
-      local a, o1, o2, o3, o4, s1, s2, s3 = decideFast(kind, p[2], p[3], p[4], p[7], k, e, t, x, y, off, true)
-      local o = (i - 1) * 4
-      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = o1, o2, o3, o4
-      if not a then
-        all = false
-      elseif nchecks == 1 then
-        w1, w2, w3, same1 = s1, s2, s3, t == s1 and (kind == 1 or kind == 3 and y > 0)
-      else
-        f[o + 1], f[o + 2], f[o + 3], f[o + 4] = s1, s2, s3, t == s1 and (kind == 1 or kind == 3 and y > 0)
-      end
-    end
-    if not all then
-      -- Denied: the checks that would pass are decided again without
-      -- consuming, on their state as loaded; nothing is written.
-      for i = 1, nchecks do
-        local o = (i - 1) * 4
-        if out[o + 1] % 2 == 1 then
-          local p, v = specs[i], v1
-          if vals then v = vals[i] end
-          local k, e, t, x, y, off = loadFast(p, v, KEYS[i])
-          local _, o1, o2, o3, o4 = decideFast(p[1], p[2], p[3], p[4], p[7], k, e, t, x, y, off, false)
-          out[o + 1], out[o + 2], out[o + 3], out[o + 4] = o1, o2, o3, o4
-        end
-      end
-      return out
-    end
     -- A window key rewritten in the window it already holds (same) keeps
     -- its expiry (KEEPTTL, cheaper than PX): every admitted write in window
     -- k expires just after the same instant (the end of window k for
@@ -155,12 +113,69 @@ do
     -- MinTTL, where expiry and decisions share the clock.
     local keep = srv and minTTL == 0
     if nchecks == 1 then
-      writeFast(KEYS[1], specs[1][1], w1, w2, w3, same1, out[3], keep, minTTL)
-    else
+      -- One check: decided and written at once.
+      local key, p = KEYS[1], specs[1]
+      local kind = p[1]
+      local a, o1, o2, o3, o4, s1, s2, s3, same
+      if kind <= 3 then
+        a, o1, o2, o3, o4, s1, s2, s3, same = windowFast(kind, p, call('GET', key), key, true)
+      else
+        a, o1, o2, o3, o4, s1, s2 = bucketFast(kind, p, call('GET', key), key, true)
+      end
+      local out = fastOut1
+      out[1], out[2], out[3], out[4] = o1, o2, o3, o4
+      if a then writeFast(key, kind, s1, s2, s3, same, o3, keep, minTTL) end
+      return out
+    end
+    -- fastlib.lua's tables, reused: out ends after this call's replies.
+    local f, out = fastF, fastOut
+    out[nchecks * 4 + 1] = nil
+    local vals = call('MGET', unpack(KEYS))
+    -- Each check is decided as it is loaded (no key is repeated, so the
+    -- checks are independent); an admitted check's new state waits in f
+    -- until all are decided.
+    local all = true
+    for i = 1, nchecks do
+      local p, v, key = specs[i], vals[i], KEYS[i]
+      -- MGET reads a key of another type as missing: GET fails on it.
+      if not v then call('GET', key) end
+      local kind = p[1]
+      local a, o1, o2, o3, o4, s1, s2, s3, same
+      if kind <= 3 then
+        a, o1, o2, o3, o4, s1, s2, s3, same = windowFast(kind, p, v, key, true)
+      else
+        a, o1, o2, o3, o4, s1, s2 = bucketFast(kind, p, v, key, true)
+      end
+      local o = (i - 1) * 4
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = o1, o2, o3, o4
+      if a then
+        f[o + 1], f[o + 2], f[o + 3], f[o + 4] = s1, s2, s3, same
+      else
+        all = false
+      end
+    end
+    if not all then
+      -- Denied: the checks that would pass are decided again without
+      -- consuming, on their state as loaded; nothing is written.
       for i = 1, nchecks do
         local o = (i - 1) * 4
-        writeFast(KEYS[i], specs[i][1], f[o + 1], f[o + 2], f[o + 3], f[o + 4], out[o + 3], keep, minTTL)
+        if out[o + 1] % 2 == 1 then
+          local p = specs[i]
+          local kind = p[1]
+          local _, o1, o2, o3, o4
+          if kind <= 3 then
+            _, o1, o2, o3, o4 = windowFast(kind, p, vals[i], KEYS[i], false)
+          else
+            _, o1, o2, o3, o4 = bucketFast(kind, p, vals[i], KEYS[i], false)
+          end
+          out[o + 1], out[o + 2], out[o + 3], out[o + 4] = o1, o2, o3, o4
+        end
       end
+      return out
+    end
+    for i = 1, nchecks do
+      local o = (i - 1) * 4
+      writeFast(KEYS[i], specs[i][1], f[o + 1], f[o + 2], f[o + 3], f[o + 4], out[o + 3], keep, minTTL)
     end
     return out
   end

@@ -10,6 +10,7 @@ local FS = 4 -- the fields per check in fast.lua's table f
 -- most checks seen, and reused by every call: each call writes every field
 -- it reads (out is cut after its replies by fast.lua).
 local fastF, fastOut, fastSpecs, fastCap = nil, nil, nil, 0
+local fastOut1 = {0, 0, 0, 0} -- the reply of a Take of one check
 
 -- The seconds of the server's last TIME, as its reply's string and as a
 -- number: calls within one second parse them once (strings are interned,
@@ -67,26 +68,26 @@ end
 
 -- slidingWait mirrors params.slidingWait: the shortest wait after which m
 -- units are available. Quotients that may exceed 2^53 are only compared.
--- When L*W < 2^52 every product below is of a count (at most L) and a
--- duration (at most W), so plain numbers, but (W - e) * prev: prev, counted
--- under the Spec's limit, passes L when the check is judged lower
--- (algorithms.Check.Limit). That product is only compared with X < 2^52,
--- and a product past 2^52 rounds to a double no less than 2^52 (rounding
--- is monotone), so the comparison is exact all the same. Otherwise wide
--- values.
+-- Each product is taken on plain numbers exactly when its computed value
+-- is below 2^52: then it is exact (rounding is monotone and 2^52 is
+-- representable), and one whose exact value reaches 2^52 computes to no
+-- less than 2^52. Otherwise it is a wide value. (W - e) * prev is only
+-- compared with X = a * W: when X is plain and the product not, X is
+-- below it, which the rounded product tells exactly all the same: prev,
+-- counted under the Spec's limit, may pass L when the check is judged
+-- lower (algorithms.Check.Limit).
 local function slidingWait(W, L, prev, curr, e, m)
-  local small = L * W < T52
-  if not small then numInit() end
   local a = L - curr - m
   if a >= 0 then
     if prev == 0 then return 0 end
     local f
-    if small then
-      local X = a * W
+    local X = a * W
+    if X < T52 then
       if X >= (W - e) * prev then return 0 end
       f = divmod(X, prev)
     else
-      local X = bmul(a, W)
+      numInit()
+      X = bmul(a, W)
       if bcmp(X, bmul(W - e, prev)) >= 0 then return 0 end -- f >= W-e
       f = bdivmod(X, prev)
     end
@@ -94,9 +95,11 @@ local function slidingWait(W, L, prev, curr, e, m)
   end
   if curr == 0 or L - m >= curr then return W - e end -- f = floor((L-m)*W/curr) >= W
   local f
-  if small then
-    f = divmod((L - m) * W, curr)
+  local Y = (L - m) * W
+  if Y < T52 then
+    f = divmod(Y, curr)
   else
+    numInit()
     f = bdivmod(bmul(L - m, W), curr)
   end
   if f > 0 then return W - e + W - f end
@@ -151,58 +154,166 @@ local function queueWait(ml, W, L, dl, m)
   return bdivceil(bsub(need, ml), L)
 end
 
--- decideFast decides one check on its loaded state (loadFast): kind, L,
--- W, C, n; for a window kind its window k of t and e = t - kW, for
--- leaky_queue k = MaxDelay*L (a wide value); the state t, x, y and the
--- lateness off. It returns whether the check is admitted, the reply's four
--- integers (main.lua), and, when consuming an admitted check, its new
--- state: fixed_window k, count; sliding_window k, prev, curr; the bucket
--- kinds F relative to t and its remainder.
-local function decideFast(kind, L, W, C, n, k, e, t, x, y, off, consume)
-  local allowed, r, ra, rs, nx, delay = false, 0, 0, 0, 0, 0
-  local s1, s2, s3
-  local CW, dl = 0, 0
-  if kind == 5 or kind == 6 then
-    CW = C * W
-    if t > 0 or (t == 0 and x > 0) then dl = t * L + x end
-  end
-  if (kind == 5 or kind == 6) and not (CW < T52 and dl < T52) then
-    -- tokenBucket (cell.lua) on wide values.
+-- The fast path's checks: windowFast (fixed_window, sliding_window) and
+-- bucketFast (token_bucket, leaky_bucket, leaky_queue) each load one check's
+-- state from its key's value v (nil or false when the key is missing) and
+-- decide it. p is the check's numbers (spec.lua: kind, L, W, C, Buckets,
+-- MaxDelay, cost), key its key. They return whether the check is admitted,
+-- the reply's four integers (main.lua), and, when consuming an admitted
+-- check, its new state (fixed_window k, count; sliding_window k, prev,
+-- curr; the bucket kinds F relative to t and its remainder) and whether a
+-- window key is rewritten in the window it already holds (writeFast's
+-- same). They are cell.lua's loadWindow, lateWindow and loadBucket, then
+-- its kinds (fixedWindow, slidingWindow, tokenBucket and tokenFast,
+-- leakyQueue), on plain numbers exactly where the general path has them.
+-- The plain-number helpers a check runs on every call (divmod, ceilDiv,
+-- advanceBy, bucketWaitPlain, rel, far, window's first two cases) are
+-- written out in place: a Lua call costs more than the steps it runs.
+-- Each "r = a % b; if r < 0 ... elseif r >= b ..." is divmod's remainder.
+
+local function windowFast(kind, p, v, key, consume)
+  local L, W = p[2], p[3]
+  -- window(W): k and e for W a multiple of a second, or dividing one.
+  local k, e
+  if W % G == 0 then
+    local d = W / G
+    local r = TS % d
+    if r < 0 then r = r + d elseif r >= d then r = r - d end
+    k, e = (TS - r) / d, r * G + TN
+  elseif G % W == 0 then
+    local r = TN % W
+    if r < 0 then r = r + W elseif r >= W then r = r - W end
+    k, e = TS * (G / W) + (TN - r) / W, r
+  else
     numInit()
-    local dlw = deficitOf(t, x, L)
-    allowed = bcmp(bmul(C - n, W), dlw) >= 0
-    if allowed and consume then
-      local ct, rr = advanceBy(t, x, L, bdivmod(bmul(n, W), L))
-      s1, s2 = ct, rr
-      dlw = deficitOf(ct, rr, L)
-    elseif not allowed then
-      ra = bucketWait(C, W, L, dlw, n)
+    k, e = window(W)
+  end
+  -- loadWindow; a value the fast path wrote last is not parsed again.
+  local t, x, y = k - 2, 0, 0
+  if v then
+    local m = memo[key]
+    if m and m[1] == v then
+      t, x, y = m[2], m[3], m[4]
+    else
+      local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
+      if not sk then foreign(key) end
+      t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
+      if x > p[4] or y > p[4] then foreign(key) end -- as loadWindow: C, the Spec's limit
     end
-    local avail = 0
-    if bcmp(dlw, bmul(C, W)) < 0 then avail = C - bdivceil(dlw, W) end
-    r = avail
-    rs = bdivceil(dlw, L)
-    if avail < C then nx = bucketWait(C, W, L, dlw, avail + 1) end
-  elseif kind == 5 or kind == 6 then
-    -- tokenFast (cell.lua): C*W and D*L are below 2^52.
-    allowed = dl <= (C - n) * W
-    if allowed and consume then
-      local ct, rr = advanceBy(t, x, L, divmod(n * W, L))
-      s1, s2 = ct, rr
-      dl = ct * L + rr
-    elseif not allowed then
-      ra = bucketWaitPlain(C, W, L, dl, n)
+  end
+  -- lateWindow: a state ahead of t is decided at its window's start, off
+  -- later (off > 0 exactly when t > k, since e < W); one more than 2^51 ns
+  -- ahead is forgotten.
+  local off = 0
+  if t > k then
+    off = (t - k) * W - e
+    if off > 2251799813685248 then
+      t, x, y, off = k - 2, 0, 0, 0
+    else
+      k, e = t, 0
     end
-    local avail = 0
-    if dl < CW then avail = C - ceilDiv(dl, W) end
+  end
+  local n = p[7]
+  local allowed, r, ra, rs, nx = false, 0, 0, 0, 0
+  local s1, s2, s3
+  if kind == 1 then
+    -- fixedWindow
+    local count = x
+    if t ~= k then count = 0 end
+    local ending = W - e
+    if count + n <= L then
+      allowed = true
+      if consume then
+        count = count + n
+        s1, s2 = k, count
+      end
+    else
+      ra = ending
+    end
+    r = L - count
+    if r < 0 then r = 0 end
+    if count > 0 then
+      rs = ending
+      nx = ending
+    end
+  else
+    -- slidingWindow
+    local prev, curr = 0, 0
+    if t == k then
+      prev, curr = x, y
+    elseif t == k - 1 then
+      prev = y
+    end
+    local avail = L - curr
+    if prev > 0 then
+      -- mulDivCeil(prev, W - e, W), plain when the product is below 2^52
+      -- (then it is exact).
+      local q = prev * (W - e)
+      if q < T52 then
+        local rr = q % W
+        if rr < 0 then rr = rr + W elseif rr >= W then rr = rr - W end
+        avail = avail - (q - rr) / W
+        if rr > 0 then avail = avail - 1 end
+      else
+        numInit()
+        avail = avail - mulDivCeil(prev, W - e, W)
+      end
+    end
+    if avail >= n then
+      allowed = true
+      if consume then
+        curr = curr + n
+        avail = avail - n
+        s1, s2, s3 = k, prev, curr
+      end
+    else
+      ra = slidingWait(W, L, prev, curr, e, n)
+    end
     r = avail
-    rs = ceilDiv(dl, L)
-    if avail < C then nx = bucketWaitPlain(C, W, L, dl, avail + 1) end
-  elseif kind == 7 then
+    if r < 0 then r = 0 end
+    if curr > 0 then
+      rs = 2 * W - e
+    elseif prev > 0 then
+      rs = W - e
+    end
+    if r < L then nx = slidingWait(W, L, prev, curr, e, r + 1) end
+  end
+  if off > 0 then -- later
+    if not allowed then ra = ra + off end
+    if rs > 0 then rs = rs + off end
+    if nx > 0 then nx = nx + off end
+  end
+  if allowed then
+    return true, 2 * r + 1, 0, rs, nx, s1, s2, s3, t == s1 and (kind == 1 or y > 0)
+  end
+  return false, 2 * r, ra, rs, nx
+end
+
+local function bucketFast(kind, p, v, key, consume)
+  local L, W, C, n = p[2], p[3], p[4], p[7]
+  -- loadBucket: F relative to t (rel, unless far), or an empty bucket.
+  local t, x = 0, 0
+  if v then
+    local s, ns, rx
+    local m = memo[key]
+    if m and m[1] == v then
+      s, ns, rx = m[2], m[3], m[4]
+    else
+      s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
+      if not s then foreign(key) end
+      s, ns, rx = tonumber(s), tonumber(ns), tonumber(rx)
+      if ns >= G or rx >= L then foreign(key) end -- as loadBucket
+    end
+    local d = s - TS
+    if d <= 2000000 and d >= -2000000 then t, x = d * G + (ns - TN), rx end
+  end
+  local allowed, r, ra, rs, nx, delay = false, 0, 0, 0, 0, 0
+  local s1, s2
+  if kind == 7 then
     -- leakyQueue (cell.lua) on the wide-value helpers, which stay plain
     -- numbers while they can.
     numInit()
-    local ml = k
+    local ml = bmul(p[6], L) -- MaxDelay*L
     local dlw = deficitOf(t, x, L)
     if bcmp(dlw, ml) > 0 then
       ra = queueWait(ml, W, L, dlw, 1)
@@ -219,136 +330,72 @@ local function decideFast(kind, L, W, C, n, k, e, t, x, y, off, consume)
     rs = bdivceil(dlw, L)
     if r < C then nx = queueWait(ml, W, L, dlw, r + 1) end
   else
-    if off > 0 then k, e = t, 0 end
-    if kind == 1 then
-      -- fixedWindow
-      local count = x
-      if t ~= k then count = 0 end
-      local ending = W - e
-      if count + n <= L then
-        allowed = true
-        if consume then
-          count = count + n
-          s1, s2 = k, count
-        end
-      else
-        ra = ending
+    local CW, dl, owed = C * W, 0, t > 0 or (t == 0 and x > 0)
+    if owed then dl = t * L + x end
+    if CW < T52 and dl < T52 then
+      -- tokenFast (cell.lua): C*W and D*L are below 2^52.
+      allowed = dl <= (C - n) * W
+      if allowed and consume then
+        -- advanceBy(t, x, L, divmod(n * W, L))
+        local nw = n * W
+        local rr = nw % L
+        if rr < 0 then rr = rr + L elseif rr >= L then rr = rr - L end
+        local ct = (nw - rr) / L
+        if owed then ct, rr = ct + t, rr + x end
+        if rr >= L then ct, rr = ct + 1, rr - L end
+        s1, s2 = ct, rr
+        dl = ct * L + rr
+      elseif not allowed then
+        ra = bucketWaitPlain(C, W, L, dl, n)
       end
-      r = max(L - count, 0)
-      if count > 0 then
-        rs = ending
-        nx = ending
+      -- C - ceilDiv(dl, W) units are left when dl < C*W.
+      if dl < CW then
+        local rr = dl % W
+        if rr < 0 then rr = rr + W elseif rr >= W then rr = rr - W end
+        r = C - (dl - rr) / W
+        if rr > 0 then r = r - 1 end
+      end
+      -- ceilDiv(dl, L)
+      local rr = dl % L
+      if rr < 0 then rr = rr + L elseif rr >= L then rr = rr - L end
+      rs = (dl - rr) / L
+      if rr > 0 then rs = rs + 1 end
+      if r < C then
+        -- bucketWaitPlain(C, W, L, dl, r + 1)
+        local room = (C - r - 1) * W
+        if room < dl then
+          local d = dl - room
+          rr = d % L
+          if rr < 0 then rr = rr + L elseif rr >= L then rr = rr - L end
+          nx = (d - rr) / L
+          if rr > 0 then nx = nx + 1 end
+        end
       end
     else
-      -- slidingWindow
-      local prev, curr = 0, 0
-      if t == k then
-        prev, curr = x, y
-      elseif t == k - 1 then
-        prev = y
+      -- tokenBucket (cell.lua) on wide values.
+      numInit()
+      local dlw = deficitOf(t, x, L)
+      allowed = bcmp(bmul(C - n, W), dlw) >= 0
+      if allowed and consume then
+        local ct, rr = advanceBy(t, x, L, bdivmod(bmul(n, W), L))
+        s1, s2 = ct, rr
+        dlw = deficitOf(ct, rr, L)
+      elseif not allowed then
+        ra = bucketWait(C, W, L, dlw, n)
       end
-      local avail = L - curr
-      if prev > 0 then
-        -- mulDivCeil(prev, W - e, W): bmul keeps the product plain
-        -- exactly when it is below 2^52.
-        local p = prev * (W - e)
-        if p < T52 then
-          avail = avail - ceilDiv(p, W)
-        else
-          numInit()
-          avail = avail - mulDivCeil(prev, W - e, W)
-        end
-      end
-      if avail >= n then
-        allowed = true
-        if consume then
-          curr = curr + n
-          avail = avail - n
-          s1, s2, s3 = k, prev, curr
-        end
-      else
-        ra = slidingWait(W, L, prev, curr, e, n)
-      end
-      r = max(avail, 0)
-      if curr > 0 then
-        rs = 2 * W - e
-      elseif prev > 0 then
-        rs = W - e
-      end
-      if r < L then nx = slidingWait(W, L, prev, curr, e, r + 1) end
-    end
-    if off > 0 then -- later
-      if not allowed then ra = ra + off end
-      if rs > 0 then rs = rs + off end
-      if nx > 0 then nx = nx + off end
+      if bcmp(dlw, bmul(C, W)) < 0 then r = C - bdivceil(dlw, W) end
+      rs = bdivceil(dlw, L)
+      if r < C then nx = bucketWait(C, W, L, dlw, r + 1) end
     end
   end
   if allowed then
-    return true, 2 * r + 1, delay, rs, nx, s1, s2, s3
+    return true, 2 * r + 1, delay, rs, nx, s1, s2
   end
   return false, 2 * r, ra, rs, nx
 end
 
--- loadFast returns check p's loaded state for decideFast from its key's
--- value v (nil when missing): k, e, t, x, y, off.
-local function loadFast(p, v, key)
-  local kind, W = p[1], p[3]
-  if kind >= 5 then
-    -- loadBucket: F relative to t, or an empty bucket.
-    local t, x = 0, 0
-    if v then
-      local s, ns, rx
-      local m = memo[key]
-      if m and m[1] == v then
-        s, ns, rx = m[2], m[3], m[4]
-      else
-        s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
-        if not s then foreign(key) end
-        s, ns, rx = tonumber(s), tonumber(ns), tonumber(rx)
-        if ns >= G or rx >= p[2] then foreign(key) end -- as loadBucket
-      end
-      if not far(s) then t, x = rel(s, ns), rx end
-    end
-    local ml = 0
-    if kind == 7 then -- leaky_queue: MaxDelay*L, a wide value
-      numInit()
-      ml = bmul(p[6], p[2])
-    end
-    return ml, 0, t, x, 0, 0
-  end
-  -- window(W): its first two cases written out on plain numbers.
-  local k, e
-  if W % G == 0 then
-    local q, r = divmod(TS, W / G)
-    k, e = q, r * G + TN
-  elseif G % W == 0 then
-    local q, r = divmod(TN, W)
-    k, e = TS * (G / W) + q, r
-  else
-    numInit()
-    k, e = window(W)
-  end
-  -- loadWindow and lateWindow, and a state far ahead forgotten.
-  local t, x, y = k - 2, 0, 0
-  if v then
-    local m = memo[key]
-    if m and m[1] == v then
-      t, x, y = m[2], m[3], m[4]
-    else
-      local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-      if not sk then foreign(key) end
-      t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
-      if x > p[4] or y > p[4] then foreign(key) end -- as loadWindow: C, the Spec's limit
-    end
-  end
-  local off = 0
-  if t > k then off = (t - k) * W - e end
-  if off > 2251799813685248 then t, x, y, off = k - 2, 0, 0, 0 end
-  return k, e, t, x, y, off
-end
-
--- writeFast writes an admitted check's new state (decideFast's s1, s2,
--- s3) to key, with an expiry after rs (its ResetAfter) and at least
+-- writeFast writes an admitted check's new state (windowFast's or
+-- bucketFast's s1, s2, s3) to key, with an expiry after rs (its ResetAfter) and at least
 -- minTTL ms; with keep and same (a window kind rewritten in the window it
 -- held), it keeps the key's expiry instead (see fast.lua).
 local function writeFast(key, kind, s1, s2, s3, same, rs, keep, minTTL)
@@ -359,8 +406,12 @@ local function writeFast(key, kind, s1, s2, s3, same, rs, keep, minTTL)
   elseif kind == 3 then
     v = format('%d %d %d', s1, s2, s3)
   else
+    -- absol(s1): the instant t + s1 as a pair.
     s3 = s2
-    s1, s2 = absol(s1)
+    local a = TN + s1
+    local r = a % G
+    if r < 0 then r = r + G elseif r >= G then r = r - G end
+    s1, s2 = TS + (a - r) / G, r
     v = format('%d %d %d', s1, s2, s3)
   end
   if memoOn then -- remember v's numbers
