@@ -31,7 +31,8 @@ do
   -- rewritten into the wide layout.
   local h = ARGV[1]
   local compact, srv, hts, htn, minTTL, first = true, true, nil, nil, 0, 1
-  if not SPECS[h] then
+  local p0 = SPECS[h] -- the first check's numbers, already parsed
+  if not p0 then
     if sub(h, 1, 2) == 'c ' then
       local a, b, m = match(h, '^c (%-?%d*) (%d+) (%d+)$')
       if not m then return redis.error_reply('redisstore: malformed arguments') end
@@ -54,8 +55,16 @@ do
       ok = minTTL ~= nil and (srv or hts ~= nil and htn ~= nil)
     end
   end
-  local specs
-  if compact or ok then
+  -- One check (the common Take): its numbers without the loop below.
+  local specs, p1
+  if compact and nchecks == 1 and #KEYS == 1 then
+    local p = p0 or spec(ARGV[first])
+    if p then
+      local kind = p[1]
+      if kind == 1 or kind == 3 or kind >= 5 and kind <= 7 then p1, ok = p, true end
+    end
+  end
+  if not p1 and (compact or ok) then
     if nchecks > fastCap then fastTables(nchecks) end
     specs = fastSpecs
     ok = #KEYS == nchecks
@@ -114,14 +123,11 @@ do
     local keep = srv and minTTL == 0
     if nchecks == 1 then
       -- One check: decided and written at once.
-      local key, p = KEYS[1], specs[1]
+      local key, p = KEYS[1], p1 or specs[1]
       local kind = p[1]
-      local a, o1, o2, o3, o4, s1, s2, s3, same
-      if kind <= 3 then
-        a, o1, o2, o3, o4, s1, s2, s3, same = windowFast(kind, p, call('GET', key), key, true)
-      else
-        a, o1, o2, o3, o4, s1, s2 = bucketFast(kind, p, call('GET', key), key, true)
-      end
+      local check = bucketFast
+      if kind <= 3 then check = windowFast end
+      local a, o1, o2, o3, o4, s1, s2, s3, same = check(kind, p, call('GET', key), key, true)
       local out = fastOut1
       out[1], out[2], out[3], out[4] = o1, o2, o3, o4
       if a then writeFast(key, kind, s1, s2, s3, same, o3, keep, minTTL) end
@@ -140,12 +146,9 @@ do
       -- MGET reads a key of another type as missing: GET fails on it.
       if not v then call('GET', key) end
       local kind = p[1]
-      local a, o1, o2, o3, o4, s1, s2, s3, same
-      if kind <= 3 then
-        a, o1, o2, o3, o4, s1, s2, s3, same = windowFast(kind, p, v, key, true)
-      else
-        a, o1, o2, o3, o4, s1, s2 = bucketFast(kind, p, v, key, true)
-      end
+      local check = bucketFast
+      if kind <= 3 then check = windowFast end
+      local a, o1, o2, o3, o4, s1, s2, s3, same = check(kind, p, v, key, true)
       local o = (i - 1) * 4
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = o1, o2, o3, o4
       if a then
