@@ -290,6 +290,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		// under the same keys, are left out (see ErrCountedTwice).
 		var again uint64
 		var unguard [2]uint64
+		own.folds = foldMask(&res.Result)
 		if again, own.mask, redecided, unguard, own.guards, ownOnly, judged = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
@@ -1234,6 +1235,10 @@ type adopted struct {
 	set    *policy.Set
 	mask   uint64
 	guards uint64
+	// folds are the policies of set that its Result checked on their
+	// first guard's state alone (policy.Result.Folded), before any was
+	// left out: matched as unrepeated matched them.
+	folds uint64
 }
 
 // match returns the policy of a that p, a policy of a middleware further
@@ -1241,11 +1246,12 @@ type adopted struct {
 // whose guards p counts in the state of; nil if none. They are matched as
 // unrepeated matches them (see meets), since the same policy need not be
 // the same *policy.Policy in both (a copy a reload tightened, one lowered
-// by SetLimit, one built twice).
-func (a adopted) match(p *policy.Policy) *policy.Policy {
+// by SetLimit, one built twice). pFolded says that the Result further
+// out checked p on its first guard's state alone (policy.Result.Folded).
+func (a adopted) match(p *policy.Policy, pFolded bool) *policy.Policy {
 	for b := a.mask | a.guards; b != 0; b &= b - 1 {
 		if q := a.set.Policy(bits.TrailingZeros64(b)); q == p || q.Name() == p.Name() {
-			if same, gs := meets(q, p); b&-b&a.mask != 0 && same || b&-b&a.guards != 0 && gs != 0 {
+			if same, gs := meets(q, p, b&-b&a.folds != 0, pFolded); b&-b&a.mask != 0 && same || b&-b&a.guards != 0 && gs != 0 {
 				return q
 			}
 			return nil
@@ -1298,13 +1304,13 @@ func (m *Middleware) adopting(r *http.Request, rc *resultContext, own adopted) *
 // ctx, not in shadow mode, left out, or decided without a guard, as one
 // that only middlewares in shadow mode further out than it counted, and
 // that p counts for (see adopted.match); nil if none (see adoptedContext).
-func adoptedFurtherOut(ctx context.Context, p *policy.Policy) *policy.Policy {
+func adoptedFurtherOut(ctx context.Context, p *policy.Policy, pFolded bool) *policy.Policy {
 	for v := ctx.Value(adoptedKey{}); v != nil; {
 		c, ok := v.(*adoptedContext)
 		if !ok {
 			return nil
 		}
-		if q := c.own.match(p); q != nil {
+		if q := c.own.match(p, pFolded); q != nil {
 			return q
 		}
 		v = c.Context.Value(adoptedKey{})
@@ -1339,9 +1345,9 @@ func outerWait(r *http.Request, status int, own adopted) time.Duration {
 		for i := range res.Len() {
 			if c.res.Shadow {
 				p := res.Policy(i)
-				q := own.match(p)
+				q := own.match(p, res.Folded(i))
 				if q == nil {
-					q = adoptedFurtherOut(r.Context(), p)
+					q = adoptedFurtherOut(r.Context(), p, res.Folded(i))
 				}
 				if q == nil || !p.Counts(r, status) {
 					continue
@@ -1695,4 +1701,16 @@ func (h *fedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	timing.Serve(w, r, h.next, h.m.clock, fb.f)
+}
+
+// foldMask returns the policies of res (a mask over its Set) that it
+// checks on their first guard's state alone (policy.Result.Folded).
+func foldMask(res *policy.Result) uint64 {
+	var folds uint64
+	for i, m := 0, res.Mask(); m != 0; i, m = i+1, m&(m-1) {
+		if res.Folded(i) {
+			folds |= m & -m
+		}
+	}
+	return folds
 }

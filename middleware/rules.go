@@ -293,9 +293,14 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // window a client never gets more than the configured limit, however
 // often the limit moves, nor more than the new limit since the change
 // (the client that used 40 gets 50 more at 50; one that used all 100
-// gets what the configured bucket refills). It costs a second check per
-// request while the limit is lowered. Going back to the configured limit
-// finds its counters, holding every request counted meanwhile. A limit
+// gets what the configured bucket refills). For a window kind the
+// configured Spec's counters, judged at the limit in force, hold every
+// request the lowered Spec's would, and more: they alone decide, one check
+// per request as when unlowered, and nothing counts under the lowered
+// Spec's own counters ([policy.Result.Folded]). For the other kinds it
+// costs a second check per request (in the same store call) while the
+// limit is lowered. Going back to the configured limit finds its
+// counters, holding every request counted meanwhile. A limit
 // above the configured one is not guarded, nor is one set by
 // [Middleware.SetLimitUnguarded]. Package middleware/adaptive sets limits
 // from the service's health (SetLimit) and the number of instances
@@ -311,10 +316,15 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 // (whatever the kind: no counters are judged at the new limit).
 // It suits a limit that stays lowered for long and changes seldom, such
 // as one instance's share of a cluster-wide limit (package
-// middleware/adaptive's Fleet uses it): there the guard would cost a
-// second check on every request and could bind only in the window of a
-// change. Setting a limit in force with the other method switches its
-// guard on or off. A reload that lowers the limit guards it all the same
+// middleware/adaptive's Fleet uses it): there the guard could bind only
+// in the window of a change (and would cost the bucket kinds a second
+// check on every request). Setting a limit in force with the other method
+// switches its guard on or off. For a window kind, switched on, the
+// configured Spec's counters decide alone (see [Middleware.SetLimit]):
+// they do not hold the requests counted under the limit unguarded, so in
+// the window of the switch a client may use those and the limit as well;
+// switched off, the lowered Spec's counters, never counted while guarded,
+// start from a full allowance. A reload that lowers the limit guards it all the same
 // for a while: see [Middleware.SetPolicies].
 func (m *Middleware) SetLimitUnguarded(name string, limit int64) error {
 	return m.setLimit("SetLimitUnguarded", name, effLimit{n: limit, unguarded: true})

@@ -43,7 +43,12 @@ import (
 // limit, counting everything it used in the window. A request past it is
 // refused further in, where its guard is checked again (a refused Take
 // counts nothing); the middleware further out, which admitted it, has
-// counted it.
+// counted it. Conversely, a window kind's copy lowered by SetLimit
+// further out is checked on the configured Spec's state alone
+// ([policy.Result.Folded]) and counts nothing under its lowered Spec: a
+// policy further in that counts under that Spec itself (built at that
+// limit, lowered to it by SetLimitUnguarded or a reload) is decided
+// further in, under it, the configured Spec's state left out there.
 //
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
@@ -141,7 +146,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				if res.Key(i) != o.Key(j) {
 					break // another bucket
 				}
-				same, gs := meets(q, p)
+				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
 				// Its guards counted further out already, each apart
 				// (a lowered copy's configured Spec, a reload's
 				// replaced one).
@@ -288,11 +293,23 @@ func mergeJudged(res *policy.Result, judged []outerGuard) {
 // whose state p counts in, as its Spec or as one of its own guards: bit
 // k for the k-th (of a q that is the same, those alone are counted
 // further out: its others are not).
-func meets(q, p *policy.Policy) (same bool, guards uint8) {
+//
+// pFolded says that p was checked on its first guard's state alone,
+// judged at its limit (see policy.Result.Folded: a window kind's copy
+// lowered by SetLimit): nothing was counted under p's Spec there. A q of
+// that Spec counts in p's state only when it is checked so too (qFolds,
+// at the same limit: the same state judged alike); one that counts under
+// that Spec itself (a copy built at that limit, one lowered by
+// SetLimitUnguarded or by a reload) is decided here, under it, and with
+// the guards p counted left out.
+func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) {
 	pgs := p.Guards()
-	same = q == p || q.Spec() == p.Spec() || slices.Contains(pgs, q.Spec())
+	counted := func(s algorithms.Spec) bool {
+		return s == p.Spec() && !pFolded || slices.Contains(pgs, s)
+	}
+	same = q == p || counted(q.Spec()) || qFolds && pFolded && q.Spec() == p.Spec()
 	for k, qg := range q.Guards() {
-		if qg == p.Spec() || slices.Contains(pgs, qg) {
+		if counted(qg) {
 			guards |= 1 << k
 		}
 	}
@@ -343,7 +360,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 				if b&-b&replaced == 0 || res.Key(i) != o.Key(j) {
 					break
 				}
-				if same, gs := meets(q, p); same || gs != 0 {
+				if same, gs := meets(q, p, res.Folded(i), o.Folded(j)); same || gs != 0 {
 					name := p.Name()
 					drop := func(line string) string { return withoutMember(line, name) }
 					editLine(h, keyPolicy, &c.vals[0], drop)

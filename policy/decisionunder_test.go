@@ -14,9 +14,10 @@ import (
 // TestDecisionUnder: a guarded policy's Decision is its own merged with
 // its guards'; DecisionUnder gives each apart, by Spec: a policy lowered
 // to 2 (guarded by its configured 4) with one unit used under the 4
-// before, and a reload's 10 besides, after one request: 1 left under the
-// 2, 0 under the 4 and 1 under the 10, both judged at 2 (their Limit 2),
-// and the merged 0. A guard dropped
+// before, and a reload's 10 besides, after one request: 0 under the 4
+// and 1 under the 10, both judged at 2 (their Limit 2), and the merged 0;
+// the 4, of the policy's window kind and shape, is folded into its own
+// check, so that its decision under its own 2 is the 4's at 2. A guard dropped
 // (DropGuard) was not checked, and has none; nor has a Spec the policy
 // does not count under, nor a Result not taken. An unguarded policy has
 // its own decision.
@@ -71,7 +72,7 @@ func TestDecisionUnder(t *testing.T) {
 			left  int64 // -1: none
 			limit int64 // the decision's: a guard's judged at the policy's
 		}{
-			{0, fw(2), 1, 2},
+			{0, fw(2), 0, 2}, // folded: the 4's, judged at 2
 			{0, fw(4), 0, 2},
 			{0, fw(10), tenLeft, 2},
 			{0, fw(5), -1, 0},

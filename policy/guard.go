@@ -15,6 +15,15 @@ import (
 // each guarded policy's with its guards' (mergeGuard). The store call's
 // checks and its own decisions wait in a guardRoom, which Refund and
 // GiveBack, which pass the store the Take's decisions, read.
+//
+// But a copy lowered by WithLimit whose guard (its first) is its Spec at
+// the higher limit it was lowered from, of a window kind, is checked
+// once (Policy.folds): Prepare makes its check that guard's, judged at
+// its limit, which decides what its own and the guard's would. With no
+// other guard it needs no guardRoom (guarded leaves it out); DropGuard
+// of that guard makes its check its own again (a middleware further out
+// counted the guard's state), and Reset forgets its own Spec's state
+// too.
 
 // guardRoom holds the store call of a Result with guarded policies: its
 // n checks, then one per guard of each guarded one (idx: the index among
@@ -34,16 +43,57 @@ type guardRoom struct {
 }
 
 // guarded reports whether some policy of res is guarded (and its guard
-// not dropped).
+// not dropped) with a check of its guards beside its own: its store calls
+// are then the guardRoom's. A policy whose first guard is folded into its
+// own check and that has no other (Policy.folds) is checked once, in
+// res's own room, whether or not that guard is dropped (see DropGuard).
 func (res *Result) guarded() bool {
 	if res.set == nil {
 		return false
 	}
-	g := res.mask & res.set.guarded
+	g := res.mask & res.set.guarded &^ (res.set.folds &^ res.set.carried)
 	if g != 0 && res.gr != nil {
 		g &^= res.gr.off[0] & res.gr.off[1]
 	}
 	return g != 0
+}
+
+// index returns the index in res's Set of its i-th evaluated policy.
+func (res *Result) index(i int) int {
+	m := res.mask
+	for ; i > 0; i-- {
+		m &= m - 1
+	}
+	return bits.TrailingZeros64(m)
+}
+
+// Folded reports whether the store calls of res check its i-th policy
+// once, on the state of its first guard ([Policy.Guards]: the Spec it
+// was lowered from by [Policy.WithLimit]) judged at its limit, in place
+// of a check under its own Spec and one under that guard: it is such a
+// copy, of a window kind, whose guard has its shape
+// ([Policy.GuardLimit] is its own limit), and that guard is not dropped
+// ([Result.DropGuard]). Nothing is counted under the policy's own Spec
+// then: that guard's state, counting every request its own would and
+// more, judged at its limit, decides what both would. It is for a caller
+// that matches the states of two Results (package middleware: a policy
+// nested in a middleware further out that counted it). It reports false
+// for an index out of range, and before Prepare.
+func (res *Result) Folded(i int) bool {
+	if res.set == nil || uint(i) >= uint(res.n) {
+		return false
+	}
+	b := res.index(i)
+	checks, _ := res.parts()
+	return res.folded(b, res.set.policies[b], &checks[i])
+}
+
+// folded reports whether c, the i-th check of res, of the b-th policy of
+// its Set, p, is its folded one (see Policy.folds): its first guard's
+// state judged at its limit, standing for its own and that guard's
+// checks (not dropped by DropGuard, which unfolds it).
+func (res *Result) folded(b int, p *Policy, c *algorithms.Check) bool {
+	return res.set.folds&(1<<b) != 0 && c.Spec == p.guard
 }
 
 // DropGuards makes the store calls of res (Take, Peek, Refund, GiveBack)
@@ -68,6 +118,23 @@ func (res *Result) DropGuard(mask uint64, k int) {
 	}
 	if mask &= res.mask & res.set.guarded; mask == 0 {
 		return
+	}
+	if k == 0 {
+		// A folded first guard (see Policy.folds): the policy's own
+		// check takes its place again.
+		checks, _ := res.parts()
+		for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
+			if b := bits.TrailingZeros64(m); mask&(1<<b) != 0 {
+				if p := res.set.policies[b]; res.folded(b, p, &checks[i]) {
+					checks[i].Spec, checks[i].Limit = p.spec, 0
+				}
+			}
+		}
+		// One without another guard has one check still, its own: no
+		// room.
+		if mask &^= res.set.folds &^ res.set.carried; mask == 0 {
+			return
+		}
 	}
 	if res.gr == nil {
 		res.gr = new(guardRoom)
@@ -124,12 +191,20 @@ func (res *Result) DropOwn(mask uint64) {
 // or before Take; a later Refund or GiveBack reports the guards' states
 // alone. Call it after Take.
 func (res *Result) MergeOwn(i int, d algorithms.Decision) {
-	if !res.taken || uint(i) >= uint(res.n) || res.gr == nil || !res.guarded() {
+	if !res.taken || uint(i) >= uint(res.n) || res.gr == nil {
 		return
 	}
-	checks, ds := res.parts()
-	if gr := res.gr; gr.checks[i].Spec == checks[i].Spec {
+	b := res.index(i)
+	if res.gr.own&(1<<b) == 0 {
 		return // its own check was not dropped
+	}
+	checks, ds := res.parts()
+	sc := checks
+	if res.guarded() {
+		sc = res.gr.checks
+	}
+	if sc[i].Spec == res.set.policies[b].spec {
+		return // kept: its guards are all dropped
 	}
 	d.Delay = 0
 	ds[i] = mergeGuard(d, ds[i])
@@ -161,26 +236,35 @@ func (res *Result) MergeGuard(i int, d algorithms.Decision) {
 // true, when spec is the policy's Spec or the Spec of one of its guards
 // ([Policy.Guards]) that the store call checked (not dropped by
 // [Result.DropGuard] or [Result.DropOwn]): the decision of that one
-// check, not merged with the others as [Result.Decision] is. It returns false for another Spec,
-// and before Take. It is for a caller that knows which of those states a
-// later request is decided under (package middleware: a policy counted by
-// a middleware in shadow mode further out, which one further in decides
-// on the retry).
+// check, not merged with the others as [Result.Decision] is. A policy
+// made by [Policy.WithLimit] whose first guard is judged at its limit
+// ([Policy.GuardLimit]) is checked once on that guard's state, which
+// counts every request its own Spec's would and more: its decision under
+// either Spec is that check's (unless that guard is dropped). It returns
+// false for another Spec, and before Take. It is for a caller that knows
+// which of those states a later request is decided under (package
+// middleware: a policy counted by a middleware in shadow mode further
+// out, which one further in decides on the retry).
 func (res *Result) DecisionUnder(i int, spec algorithms.Spec) (algorithms.Decision, bool) {
 	if !res.taken || uint(i) >= uint(res.n) {
 		return algorithms.Decision{}, false
 	}
 	checks, ds := res.parts()
+	b := res.index(i)
+	p := res.set.policies[b]
+	// A folded check (see Policy.folds) stands for the policy's own,
+	// unless DropOwn left that out.
+	own := res.folded(b, p, &checks[i]) && spec == p.spec && (res.gr == nil || res.gr.own&(1<<b) == 0)
 	if !res.guarded() {
-		if checks[i].Spec == spec {
+		if checks[i].Spec == spec || own {
 			return ds[i], true
 		}
 		return algorithms.Decision{}, false
 	}
 	// The store call's checks and decisions, unmerged; the i-th check a
-	// guard's when the policy's own is dropped (DropOwn).
+	// guard's when the policy's own is dropped (DropOwn) or folded.
 	gr := res.gr
-	if gr.checks[i].Spec == spec {
+	if gr.checks[i].Spec == spec || own {
 		return gr.decs[i], true
 	}
 	for j, k := range gr.idx {
@@ -255,9 +339,13 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 	for i, m := 0, res.mask; m != 0; i, m = i+1, m&(m-1) {
 		b := bits.TrailingZeros64(m)
 		p := res.set.policies[b]
-		own := gr.own&(1<<b) != 0 // its first guard kept takes its place
+		// Its first guard folded (see Policy.folds) is in its place
+		// already, as a guard kept takes the place of its own check
+		// dropped.
+		folded := res.folded(b, p, &checks[i])
+		own := gr.own&(1<<b) != 0 && !folded // its first guard kept takes its place
 		for k, g := range [2]algorithms.Spec{p.guard, p.carry} {
-			if g.Algorithm == "" {
+			if g.Algorithm == "" || k == 0 && folded {
 				continue
 			}
 			if gr.off[k]&(1<<b) != 0 {

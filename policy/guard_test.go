@@ -139,23 +139,26 @@ func (c *countingStore) Take(ctx context.Context, checks ...algorithms.Check) ([
 	return c.Store.Take(ctx, checks...)
 }
 
-// TestGuardedTakeOneCall: a guarded policy's request is one store call,
-// with its guard's check after the policies' own.
+// TestGuardedTakeOneCall: a guarded policy's request is one store call;
+// a guard of its window kind and shape is folded into its own check
+// (judged at its limit), a token_bucket one's is checked after the
+// policies' own.
 func TestGuardedTakeOneCall(t *testing.T) {
 	now := time.Unix(1_700_000_040, 0)
 	st := &countingStore{Store: memoryStoreAt(t, &now)}
 	p := policy.Must(policy.PerMinute("a", 10, constKey))
 	b := policy.Must(policy.PerMinute("b", 10, constKey))
-	s, err := policy.NewSet([]*policy.Policy{policy.Must(p.WithLimit(5)), b})
+	tb := policy.Must(policy.New("c", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Minute}, constKey))
+	s, err := policy.NewSet([]*policy.Policy{policy.Must(p.WithLimit(5)), b, policy.Must(tb.WithLimit(5))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := takeResult(t, s, st, httptest.NewRequest("GET", "/", nil))
-	if st.calls != 1 || len(st.checks) != 1 || st.checks[0] != 3 {
-		t.Errorf("store calls %d with %v checks, want 1 call of 3 (a, b, a's guard)", st.calls, st.checks)
+	if st.calls != 1 || len(st.checks) != 1 || st.checks[0] != 4 {
+		t.Errorf("store calls %d with %v checks, want 1 call of 4 (a folded, b, c, c's guard)", st.calls, st.checks)
 	}
-	if res.Len() != 2 || res.Decision(0).Limit != 5 || res.Decision(1).Limit != 10 {
-		t.Errorf("decisions %+v %+v, want two: a at 5, b at 10", res.Decision(0), res.Decision(1))
+	if res.Len() != 3 || res.Decision(0).Limit != 5 || res.Decision(1).Limit != 10 || res.Decision(2).Limit != 5 {
+		t.Errorf("decisions %+v %+v %+v, want three: a at 5, b at 10, c at 5", res.Decision(0), res.Decision(1), res.Decision(2))
 	}
 }
 
@@ -235,9 +238,9 @@ func TestGuardedPeekAndReset(t *testing.T) {
 }
 
 // TestGuardedManyPolicies: 64 policies, all lowered (from 10 to 5), are
-// one store call of 128 checks; each decision is merged with its own
-// guard's (judged at 5), and a give-back of every policy (past the
-// stack's room) reaches every guard.
+// one store call of 64 checks, each guard folded into its policy's
+// (judged at 5: each decision the guard's), and a give-back of every
+// policy (past the stack's room) reaches every guard.
 func TestGuardedManyPolicies(t *testing.T) {
 	now := time.Unix(1_700_000_080, 0)
 	st := &countingStore{Store: memoryStoreAt(t, &now)}
@@ -275,8 +278,8 @@ func TestGuardedManyPolicies(t *testing.T) {
 	}
 	st.calls, st.checks = 0, nil
 	res := takeResult(t, lowered, st, r)
-	if st.calls != 1 || st.checks[0] != 2*policy.MaxPolicies {
-		t.Fatalf("store calls %d of %v checks, want one of %d", st.calls, st.checks, 2*policy.MaxPolicies)
+	if st.calls != 1 || st.checks[0] != policy.MaxPolicies {
+		t.Fatalf("store calls %d of %v checks, want one of %d", st.calls, st.checks, policy.MaxPolicies)
 	}
 	for i := range policy.MaxPolicies {
 		used := int64(i % 5)
@@ -299,8 +302,9 @@ func TestGuardedManyPolicies(t *testing.T) {
 
 // TestTwoGuards: a policy given a guard by WithGuard (a reload's replaced
 // Spec) and then lowered by WithLimit is guarded by both, its configured
-// Spec first: one store call of three checks, the lowest Remaining of the
-// three, and a give-back reaching both guards. A copy at a limit not below
+// Spec first: one store call of two checks (the configured Spec's,
+// folded into the policy's own, judged at its limit, and the other), the
+// lower Remaining, and a give-back reaching both guards. A copy at a limit not below
 // the WithGuard Spec's drops that guard.
 func TestTwoGuards(t *testing.T) {
 	now := time.Unix(1_700_000_080, 0)
@@ -329,11 +333,11 @@ func TestTwoGuards(t *testing.T) {
 	takeN(t, set(old), mem, 1)        // 1 of the old 10
 	takeN(t, set(configured), mem, 2) // 2 of the configured 6
 	res := takeResult(t, set(lowered), st, httptest.NewRequest("GET", "/", nil))
-	if st.calls != 1 || st.checks[0] != 3 {
-		t.Errorf("store calls %d of %v checks, want one of 3", st.calls, st.checks)
+	if st.calls != 1 || st.checks[0] != 2 {
+		t.Errorf("store calls %d of %v checks, want one of 2", st.calls, st.checks)
 	}
-	// Own 4-1 = 3; configured 4-3 = 1; old 4-2 = 2 (both guards judged
-	// at 4): the first guard's.
+	// Configured 4-3 = 1; old 4-2 = 2 (both guards judged at 4): the
+	// first guard's.
 	if d := res.Decision(0); !d.Allowed || d.Limit != 4 || d.Remaining != 1 {
 		t.Errorf("decision %+v, want allowed, Limit 4, Remaining 1 (the configured Spec's)", d)
 	}

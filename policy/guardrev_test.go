@@ -15,7 +15,8 @@ import (
 // under the guard's Spec already) takes its policy's check alone, and a
 // reused Result counts the guard again after its next Prepare (a pooled
 // Result of a middleware WithoutContext must not carry it to another
-// request).
+// request): the guard, of the policy's window kind and shape, is folded
+// into its check again, which counts under the 10 (judged at 8) alone.
 func TestDropGuardsUntilNextPrepare(t *testing.T) {
 	now := time.Unix(1_700_000_040, 0)
 	st := &countingStore{Store: memoryStoreAt(t, &now)}
@@ -35,11 +36,11 @@ func TestDropGuardsUntilNextPrepare(t *testing.T) {
 	if err := res.Take(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.checks) != 2 || st.checks[0] != 1 || st.checks[1] != 2 {
-		t.Errorf("checks per store call %v, want [1 2]: the guard dropped, then counted again after Prepare", st.checks)
+	if len(st.checks) != 2 || st.checks[0] != 1 || st.checks[1] != 1 {
+		t.Errorf("checks per store call %v, want [1 1]: the guard dropped, then folded again after Prepare", st.checks)
 	}
-	if d := res.Decision(0); d.Remaining != 6 {
-		t.Errorf("second Take at limit 8: Remaining %d, want 6 (two counted under the lowered Spec)", d.Remaining)
+	if d := res.Decision(0); d.Remaining != 7 || d.Limit != 8 {
+		t.Errorf("second Take at limit 8: %+v, want Limit 8, Remaining 7 (one counted under the 10, the first under the 8 alone)", d)
 	}
 }
 
@@ -47,12 +48,15 @@ func TestDropGuardsUntilNextPrepare(t *testing.T) {
 // stays left out when Take replaces the guard room, too small for the
 // store call of the guards still in (1e4b8b0's newGuardRoom): DropGuards
 // on a Result without a room gives it an empty one. Two lowered policies,
-// a's guard dropped: one store call of a, b and b's guard.
+// a's guard dropped: one store call of a, b and b's guard. (They are
+// token buckets: a window kind's guard is folded into its policy's check,
+// with no room.)
 func TestDropGuardsKeptWhenTheRoomIsReplaced(t *testing.T) {
 	now := time.Unix(1_700_000_040, 0)
 	st := &countingStore{Store: memoryStoreAt(t, &now)}
-	a := policy.Must(policy.PerMinute("a", 10, constKey))
-	b := policy.Must(policy.PerMinute("b", 10, constKey))
+	tb := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Minute}
+	a := policy.Must(policy.New("a", tb, constKey))
+	b := policy.Must(policy.New("b", tb, constKey))
 	s, err := policy.NewSet([]*policy.Policy{policy.Must(a.WithLimit(5)), policy.Must(b.WithLimit(5))})
 	if err != nil {
 		t.Fatal(err)

@@ -56,8 +56,13 @@ func (res *Result) Reset(ctx context.Context, store algorithms.Store, mask uint6
 	sel := buf[:0]
 	for i := range checks {
 		if mask&(1<<i) != 0 {
-			sel = append(sel, checks[i])
 			p := res.Policy(i)
+			// Its own Spec's state, even when its check is folded into
+			// its guard's (see Policy.folds): it may hold requests
+			// counted before.
+			c := checks[i]
+			c.Spec, c.Limit = p.spec, 0
+			sel = append(sel, c)
 			for _, g := range p.Guards() {
 				// Afresh under its guards too, which would hold it back.
 				sel = append(sel, p.guardCheck(checks[i], g))

@@ -491,7 +491,8 @@ func (p *Policy) finish() error {
 // in the same store call and all or nothing, under p's Spec, whose
 // counters no change of level resets. A client is admitted then only
 // when both allow it, and a request's decision reports the stricter of
-// the two (see [Result.Decision]).
+// the two (see [Result.Decision]). For a window kind the guard's check
+// alone decides (see below): the two are one check.
 //
 // How far the guard holds a client depends on the kind. The window kinds
 // (fixed_window, sliding_window, sliding_log, sliding_buckets) count the
@@ -501,13 +502,21 @@ func (p *Policy) finish() error {
 // everything it used in that window at every level it went through. One
 // that used 40 of 100 gets 10 more when the limit drops to 50 (none when
 // it used 50 or more), and, having so used 50, 50 more when the limit is
-// raised back to 100 in that window. The bucket kinds (token_bucket, leaky_bucket, leaky_queue)
+// raised back to 100 in that window. The guard's state then holds every
+// request the copy's own Spec's counters would (each request counted
+// under the copy's Spec is counted under p's, all or nothing) and more,
+// so that, judged at the copy's limit, it decides what both would: a
+// [Result] checks such a copy once, under p's Spec judged at the copy's
+// limit, as cheaply as an unlowered policy, and counts nothing under the
+// copy's own Spec ([Result.Folded]; [Result.Reset] forgets that state
+// still). The bucket kinds (token_bucket, leaky_bucket, leaky_queue)
 // keep a level that is a function of their rate (a bucket refilled at
 // 100 a minute is not one refilled at 50), which cannot be judged at
 // another: their guard is checked at p's limit, so that within one
 // window a client never gets more than p's limit, however many levels it
 // goes through, nor more than the new limit since the change (one that
-// used 40 of 100 gets 50 more when the limit drops to 50).
+// used 40 of 100 gets 50 more when the limit drops to 50): each request
+// is checked twice, under the copy's Spec and under p's.
 //
 // A copy made from a copy keeps the first one's guard (the limit as
 // configured), and a copy at a limit not lower than the guard's has none;
@@ -602,7 +611,9 @@ func (p *Policy) Guard() (algorithms.Spec, bool) {
 // given by [Policy.WithGuard], to it or to the policy it was made from.
 // It returns none for any other policy. A request is checked under each
 // at the limit [Policy.GuardLimit] reports: the policy's own for a guard
-// of its window kind and shape, the guard's own otherwise.
+// of its window kind and shape, the guard's own otherwise. The first
+// guard of a copy made by WithLimit so judged stands for the policy's own
+// check too: a [Result] checks the request once under it ([Result.Folded]).
 func (p *Policy) Guards() []algorithms.Spec {
 	var gs []algorithms.Spec
 	if p.guard.Algorithm != "" {
@@ -653,6 +664,21 @@ func (p *Policy) judged(g algorithms.Spec) int64 {
 func (p *Policy) guardCheck(c algorithms.Check, g algorithms.Spec) algorithms.Check {
 	c.Spec, c.Limit = g, p.judged(g)
 	return c
+}
+
+// folds reports whether p's requests are decided by one check on its
+// first guard's state, judged at p's limit, in place of the check under
+// its own Spec and that guard's: p is a copy made by WithLimit at a lower
+// limit whose guard is the Spec it was made from, of a window kind and
+// the same shape (judged is not 0). That state counts every request the
+// state under p's own Spec would count, and more (both are counted in
+// each store call, all or nothing, and each request counted under p's
+// Spec was counted under the guard's before the copy was made): judged
+// at p's limit it is the stricter, and the check under p's Spec decides
+// nothing. A reload's guard (carry) is never folded: the policy's own
+// state is the one it will keep once the carry ends.
+func (p *Policy) folds() bool {
+	return p.guard.Algorithm != "" && p.judged(p.guard) != 0
 }
 
 // nGuards returns the number of the policy's guards.

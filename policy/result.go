@@ -44,7 +44,13 @@ const inline = 4
 // it to grow), the longest RetryAfter, ResetAfter and Delay, the policy's
 // Limit.
 // Its Result then keeps that store call in an allocation of its own,
-// which a reused Result keeps too.
+// which a reused Result keeps too. A copy made by [Policy.WithLimit] of a
+// window kind, whose guard is its Spec at the higher limit it was made
+// from, is the exception: that guard's state counts every request its own
+// Spec's would, and more, so that judged at its limit it alone decides
+// what both would. Such a policy is checked once, under the guard's Spec
+// judged at its limit ([Result.Folded]; no allocation of its own when
+// it has no other guard), and nothing counts under its own Spec.
 //
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine, until a [Result.Refund], which
@@ -294,6 +300,11 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 		res.mask |= 1 << i
 		at[i] = int8(n)
 		checks[n] = algorithms.Check{Spec: p.spec, Key: key, Cost: cost}
+		if s.folds&(1<<i) != 0 {
+			// Its guard's state, judged at its limit, alone decides it
+			// (see Policy.folds): that one check is its own.
+			checks[n].Spec, checks[n].Limit = p.guard, p.spec.Limit
+		}
 		total += len(p.name) + 1 + len(key)
 		n++
 	}

@@ -36,6 +36,8 @@ type Set struct {
 	chiRoutes   bool   // some policy has a route whose chi form differs (Policy.chiRoutes)
 	countIf     uint64 // the policies with CountIf
 	guarded     uint64 // the policies with a guard (Policy.Guard)
+	folds       uint64 // the policies checked on their first guard's state alone (Policy.folds)
+	carried     uint64 // the policies with a reload's guard (Policy.WithGuard)
 	always      bool   // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
 	ownPattern  bool                // pattern was set by WithPatternFunc
@@ -146,6 +148,12 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		}
 		if _, ok := p.Guard(); ok {
 			s.guarded |= 1 << i
+		}
+		if p.folds() {
+			s.folds |= 1 << i
+		}
+		if p.carry.Algorithm != "" {
+			s.carried |= 1 << i
 		}
 		if slices.Contains(p.methods, http.MethodHead) {
 			s.headMethods |= 1 << i
