@@ -48,8 +48,11 @@
 // levels it goes through, and between two lowered levels the counters of
 // the new one start afresh and the guard's bound the client: one that
 // used 80 at 80% may use 20 more when the level climbs to 90% (up to the
-// configured 100). A lowered policy costs a second check per request (in
-// the same store call). The alternative of scaling
+// configured 100). A lowered policy of a window kind costs no more per
+// request than an unlowered one: the configured Spec's counters, judged at
+// the level, decide it alone (one check); one of the other kinds costs a
+// second check per request (in the same store call). The alternative of
+// scaling
 // costs under an unchanged Spec cannot express 80% with integer costs. A
 // level is a whole number of thousandths of the configured limit, from
 // Floor to 1: a drop multiplies it by Decrease, a step adds Step, so the
@@ -60,8 +63,9 @@
 //
 // A Fleet's shares are not guarded (the middleware's SetLimitUnguarded):
 // a share stays in force as long as the number of instances does, and a
-// guard at the cluster-wide limit would cost every request a second check
-// to bind only in the window of a change of the count. In that window the
+// guard at the cluster-wide limit would bind only in the window of a
+// change of the count (and cost every request of a bucket kind a second
+// check). In that window the
 // counters of the new share start afresh, so a client may get from one
 // instance every share it held there, added up: its old share and its
 // new one when the count grows once from two or more (never more than

@@ -196,9 +196,10 @@ type unguardedTarget interface {
 
 // setLimit sets a share of the cluster-wide limit, without the guard when
 // the target can: a share stays in force for long and moves seldom, and
-// the guard, the cluster-wide limit itself, would cost every request a
-// second check and bind only in the window of a change of the count
-// (see the package doc: what a client may get from an instance then).
+// the guard, the cluster-wide limit itself, would bind only in the
+// window of a change of the count (and cost the bucket kinds a second
+// check per request; see the package doc: what a client may get from an
+// instance then).
 func (f *Fleet) setLimit(name string, limit int64) error {
 	if u, ok := f.t.(unguardedTarget); ok {
 		return u.SetLimitUnguarded(name, limit)
