@@ -80,3 +80,56 @@ func TestDropGuardEach(t *testing.T) {
 		}
 	}
 }
+
+// TestDropGuardFoldedBesideRoom: a window kind's lowered copy (a, 10 to
+// 5) is checked once, on its configured 10 judged at 5; its guard dropped
+// (DropGuard), it is checked under its own 5 alone, also when another
+// policy of the Result (b, a token bucket lowered from 10 to 5, whose
+// guard is checked apart) makes its store call the guard room's. With
+// DropOwn too, a keeps its own check (its only guard is dropped).
+func TestDropGuardFoldedBesideRoom(t *testing.T) {
+	fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}
+	tb := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Minute}
+	a := policy.Must(policy.Must(policy.New("a", fw, constKey)).WithLimit(5))
+	b := policy.Must(policy.Must(policy.New("b", tb, constKey)).WithLimit(5))
+	s, err := policy.NewSet([]*policy.Policy{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		drop       func(res *policy.Result)
+		want       string
+		foldedA    bool
+		remainingA int64
+	}{
+		{"none", func(*policy.Result) {}, "[10 5 10]", true, 4},
+		{"a's guard", func(res *policy.Result) { res.DropGuard(1, 0) }, "[5 5 10]", false, 4},
+		{"a's guard and own", func(res *policy.Result) { res.DropGuard(1, 0); res.DropOwn(1) }, "[5 5 10]", false, 4},
+		{"a's own", func(res *policy.Result) { res.DropOwn(1) }, "[10 5 10]", true, 4},
+	} {
+		now := time.Unix(1_700_000_040, 0)
+		st := &limitsStore{Store: memoryStoreAt(t, &now)}
+		r := httptest.NewRequest("GET", "/", nil)
+		var res policy.Result
+		if err := s.Prepare(r, s.Match(r), &res); err != nil {
+			t.Fatal(err)
+		}
+		tc.drop(&res)
+		if err := res.Take(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(st.calls); got != "["+tc.want+"]" {
+			t.Errorf("%s: store calls of limits %s, want one of %s", tc.name, got, tc.want)
+		}
+		if got := res.Folded(0); got != tc.foldedA {
+			t.Errorf("%s: Folded(a) = %v, want %v", tc.name, got, tc.foldedA)
+		}
+		if res.Folded(1) {
+			t.Errorf("%s: Folded(b) = true, want false (a token bucket)", tc.name)
+		}
+		if d := res.Decision(0); !d.Allowed || d.Limit != 5 || d.Remaining != tc.remainingA {
+			t.Errorf("%s: a's decision %+v, want allowed, Limit 5, Remaining %d", tc.name, d, tc.remainingA)
+		}
+	}
+}

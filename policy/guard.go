@@ -341,11 +341,12 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 		p := res.set.policies[b]
 		// Its first guard folded (see Policy.folds) is in its place
 		// already, as a guard kept takes the place of its own check
-		// dropped.
-		folded := res.folded(b, p, &checks[i])
-		own := gr.own&(1<<b) != 0 && !folded // its first guard kept takes its place
+		// dropped; unfolded, that guard is dropped (DropGuard, which
+		// marks it in off only for a policy with another guard).
+		folds := res.set.folds&(1<<b) != 0
+		own := gr.own&(1<<b) != 0 && !res.folded(b, p, &checks[i]) // its first guard kept takes its place
 		for k, g := range [2]algorithms.Spec{p.guard, p.carry} {
-			if g.Algorithm == "" || k == 0 && folded {
+			if g.Algorithm == "" || k == 0 && folds {
 				continue
 			}
 			if gr.off[k]&(1<<b) != 0 {
