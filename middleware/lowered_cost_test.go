@@ -177,3 +177,48 @@ func TestFoldedOuterCountsNotTheLoweredSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldedOuterMemberReplaced: an enforcing middleware further out runs
+// a policy (10 a minute, fixed window) lowered to 6 by SetLimit, checked
+// on the 10's state alone; one further in runs the policy built at 6 (or
+// reloaded from 10 to 6, guarded by the 10), which counts under the 6
+// itself, with the 10 judged from the decision further out. The response
+// reports the policy once, as decided further in, with the 10's count:
+// r = 5, 4, ... as the one further out would, and Retry-After when the
+// 6 are used. Through chi and a ServeMux.
+func TestFoldedOuterMemberReplaced(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	for _, inner := range []string{"built at 6", "reloaded to 6"} {
+		for _, mux := range []string{"chi", "ServeMux"} {
+			t.Run(inner+"/"+mux, func(t *testing.T) {
+				store, clock := newStore(t)
+				clock.Advance(10 * time.Second)
+				o := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, constKey)}, middleware.WithClock(clock), quiet)
+				setLimit(t, o, "p", 6)
+				limit := int64(6)
+				if inner == "reloaded to 6" {
+					limit = 10
+				}
+				in := middleware.MustNew(store, []*policy.Policy{fixed("p", limit, time.Minute, constKey)}, middleware.WithClock(clock), quiet)
+				if inner == "reloaded to 6" {
+					if err := in.SetPolicies([]*policy.Policy{fixed("p", 6, time.Minute, constKey)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				h := nestedRouter(mux, o, in)
+				for i := range 6 {
+					w := serve(h, "GET", "/")
+					rl := w.Header().Values("RateLimit")
+					want := `"p";r=` + strconv.Itoa(5-i) + ";t=50"
+					if w.Code != http.StatusOK || len(rl) != 1 || rl[0] != want {
+						t.Fatalf("request %d: %d, RateLimit %q; want 200 and one member %s", i+1, w.Code, rl, want)
+					}
+				}
+				w := serve(h, "GET", "/")
+				if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "50" {
+					t.Errorf("request 7: %d, Retry-After %q; want 429, 50", w.Code, w.Header().Get("Retry-After"))
+				}
+			})
+		}
+	}
+}

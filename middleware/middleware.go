@@ -281,6 +281,10 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// The policies decided here under their guards alone, their Spec
 	// counted further out (see unrepeated).
 	var ownOnly uint64
+	// ownOnly and the policies decided here whose Spec a middleware
+	// further out folded (see unrepeated): our members of them replace
+	// its.
+	var listed uint64
 	// The guards counted further out at a limit other than they are
 	// judged at here, as judged here (see unrepeated).
 	var judged []outerGuard
@@ -291,13 +295,15 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		var again uint64
 		var unguard [2]uint64
 		own.folds = foldMask(&res.Result)
-		if again, own.mask, redecided, unguard, own.guards, ownOnly, judged = m.unrepeated(r, set, &res.Result); again != 0 {
+		var foldedOut uint64
+		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, judged = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
 			}
 			err = set.Prepare(r, mask, &res.Result)
 		}
+		listed = ownOnly | foldedOut
 		if err == nil && (unguard != [2]uint64{} || ownOnly != 0) {
 			// Counted under those guards further out already (the
 			// k-th of each policy's in unguard[k]), and under the
@@ -417,8 +423,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if holdsValues(profile, &res.Result, outer) {
 			res.wrote = uint8(profile) + 1
 		}
-		if redecided|ownOnly != 0 {
-			unlistOuter(r.Context(), w.Header(), res, redecided, ownOnly)
+		if redecided|listed != 0 {
+			unlistOuter(r.Context(), w.Header(), res, redecided, listed)
 		}
 	}
 	if !allowed {
@@ -458,7 +464,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// refund (its place given back, unless a request queued
 			// behind it), if the refund succeeded.
 			m.refund(r, res, m.clock.Now().Sub(held))
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, ownOnly)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed)
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
 			refusing(r)
@@ -478,7 +484,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			cut := fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err)
 			m.report(r, cut)
 			m.refund(r, res, waited)
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, ownOnly)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed)
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
 				// A server-side deadline that ran out during the hold
@@ -490,7 +496,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.unavailable(w, rc.request(r), res, retry, cut)
 			return
 		}
-		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, ownOnly)
+		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed)
 		m.observeHeld(r, res, Allowed, start, held)
 		// The middlewares further in read the hold from its context.
 		r = rc.heldRequest(r, waited)

@@ -86,7 +86,12 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // Spec (as again would be) but not under each of their guards: they are
 // not in again, and are decided here under the guards not counted further
 // out alone (see policy.Result.DropOwn), which still hold; shadowed keeps
-// them as for again.
+// them as for again. foldedOut are the policies of res, not in again,
+// whose Spec is that of a policy of their name that a middleware further
+// out counted on its guard's state alone (a copy lowered by SetLimit,
+// see meets), not under that Spec: they are decided here, and their
+// members replace that one's (see unlistOuter), as that middleware's
+// would have reported them had it counted under it.
 //
 // A guard counted further out at a limit other than the one this
 // middleware judges it at (a window kind's guard is judged at its
@@ -119,7 +124,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.match match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly uint64, judged []outerGuard) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly, foldedOut uint64, judged []outerGuard) {
 	var enforced uint64
 	var denied [2]uint64        // as unguard, of the middlewares that denied
 	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
@@ -169,7 +174,11 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				}
 				if !same {
 					// Another policy of the name: only its guards
-					// may be counted further out already.
+					// may be counted further out already. Of its
+					// Spec, it was folded there (see meets).
+					if counted && q.Spec() == p.Spec() {
+						foldedOut |= bit
+					}
 					break
 				}
 				switch {
@@ -207,6 +216,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		}
 	}
 	again &^= ownOnly
+	foldedOut &^= again | ownOnly
 	// A policy decided here because a shadow middleware further out
 	// denied it keeps its guards dropped: a middleware that counted
 	// the request under one (further out still, say) counted it there.
@@ -229,7 +239,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, judged
+	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, judged
 }
 
 // An outerGuard is the decision d, as judged here, of a guard of the
@@ -327,7 +337,9 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // policy once. The members of a middleware that admitted the request
 // stand, but for the policies of ownOnly, which res decided under their
 // guards with the decision under their Spec of the one that counted it
-// merged in (see mergeOuter): res's members replace theirs too. A line
+// merged in (see mergeOuter), and for those ownOnly holds that res
+// decided under a Spec the one that counted it folded into its guard's
+// (unrepeated's foldedOut): res's members replace theirs too. A line
 // left empty is removed. Nothing is removed unless res wrote its IETF
 // line (its store failed, say): theirs are then the only report of those
 // policies.
@@ -343,7 +355,9 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 		replaced := redecided | ownOnly
 		if o.Allowed() {
 			// It counted the request: its members stand, but of the
-			// policies whose decision here merges its own.
+			// policies whose decision here merges its own, or is
+			// taken under the Spec it folded (unrepeated's
+			// foldedOut, which ownOnly then holds too).
 			if replaced = ownOnly; replaced == 0 {
 				return true
 			}
@@ -360,7 +374,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 				if b&-b&replaced == 0 || res.Key(i) != o.Key(j) {
 					break
 				}
-				if same, gs := meets(q, p, res.Folded(i), o.Folded(j)); same || gs != 0 {
+				if same, gs := meets(q, p, res.Folded(i), o.Folded(j)); same || gs != 0 || q.Spec() == p.Spec() {
 					name := p.Name()
 					drop := func(line string) string { return withoutMember(line, name) }
 					editLine(h, keyPolicy, &c.vals[0], drop)
