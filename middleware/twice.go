@@ -88,10 +88,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // out alone (see policy.Result.DropOwn), which still hold; shadowed keeps
 // them as for again. foldedOut are the policies of res, not in again,
 // whose Spec is that of a policy of their name that a middleware further
-// out counted on its guard's state alone (a copy lowered by SetLimit,
-// see meets), not under that Spec: they are decided here, and their
-// members replace that one's (see unlistOuter), as that middleware's
-// would have reported them had it counted under it.
+// out checked on its guard's state alone (a copy lowered by SetLimit,
+// see meets), not under that Spec, whether it admitted the request or
+// denied it in shadow mode: they are decided here, and their members
+// replace that one's (see unlistOuter), as they would have had it
+// counted under that Spec (or, denying, been met as the same policy).
 //
 // A guard counted further out at a limit other than the one this
 // middleware judges it at (a window kind's guard is judged at its
@@ -175,8 +176,10 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				if !same {
 					// Another policy of the name: only its guards
 					// may be counted further out already. Of its
-					// Spec, it was folded there (see meets).
-					if counted && q.Spec() == p.Spec() {
+					// Spec, it was folded there (see meets): decided
+					// here, whether that middleware admitted the
+					// request or denied it in shadow mode.
+					if q.Spec() == p.Spec() {
 						foldedOut |= bit
 					}
 					break
