@@ -285,6 +285,10 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// further out folded (see unrepeated): our members of them replace
 	// its.
 	var listed uint64
+	// The policies decided here whose Spec a middleware further out
+	// folded into its guard's (see unrepeated): its decision, if it
+	// counted the request, is merged into ours (see mergeFolded).
+	var foldedOut uint64
 	// The guards counted further out at a limit other than they are
 	// judged at here, as judged here (see unrepeated).
 	var judged []outerGuard
@@ -295,7 +299,6 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		var again uint64
 		var unguard [2]uint64
 		own.folds = foldMask(&res.Result)
-		var foldedOut uint64
 		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, judged = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				next.ServeHTTP(w, m.adopting(r, rc, own))
@@ -407,6 +410,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	if judged != nil {
 		mergeJudged(&res.Result, judged)
+	}
+	if foldedOut != 0 {
+		mergeFolded(r.Context(), &res.Result, foldedOut)
 	}
 	allowed := res.Allowed()
 	var d time.Duration // the leaky_queue Delay the request is held for
