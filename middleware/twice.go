@@ -391,16 +391,17 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 }
 
 // mergeFolded merges into res, taken, the decisions of the middlewares
-// further out in ctx that counted the request under a policy of the name
-// and key of each policy of folded (a mask over res's set: unrepeated's
-// foldedOut) that they checked on its guard's state alone, at the limit
-// of the policy's Spec here (a copy lowered by SetLimit there, see
-// meets). The policy is decided here, under its own Spec, and its member
-// replaces theirs (see unlistOuter): merged (policy.Result.MergeGuard:
-// the lower Remaining, the longer waits; their admission, which only
-// lowers what is left), it reports no more left than they will admit, as
-// their member did before the fold, when their copy counted under that
-// Spec too.
+// further out in ctx, not in shadow mode, that counted the request under
+// a policy of the name and key of each policy of folded (a mask over
+// res's set: unrepeated's foldedOut) that they checked on its guard's
+// state alone, at the limit of the policy's Spec here (a copy lowered by
+// SetLimit there, see meets). The policy is decided here, under its own
+// Spec, and its member replaces theirs (see unlistOuter): merged
+// (policy.Result.MergeGuard: the lower Remaining, the longer waits; their
+// admission, which only lowers what is left), it reports no more left
+// than they will admit, as their member did before the fold, when their
+// copy counted under that Spec too. A middleware in shadow mode admits
+// whatever its state holds: the state decided here alone is enforced.
 func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 	for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
 		if b&-b&folded == 0 {
@@ -409,8 +410,8 @@ func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 		q := res.Policy(i)
 		eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 			o := &c.res.Result
-			if !o.Taken() || !o.Allowed() {
-				return true // it counted nothing
+			if !o.Taken() || !o.Allowed() || c.res.Shadow {
+				return true // it counted nothing, or enforces nothing
 			}
 			for j := range o.Len() {
 				if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
