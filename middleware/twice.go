@@ -341,8 +341,11 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // stand, but for the policies of ownOnly, which res decided under their
 // guards with the decision under their Spec of the one that counted it
 // merged in (see mergeOuter), and for those ownOnly holds that res
-// decided under a Spec the one that counted it folded into its guard's
-// (unrepeated's foldedOut): res's members replace theirs too. A line
+// decided under a Spec a middleware further out folded into its guard's
+// (unrepeated's foldedOut: the decision of such a middleware that
+// enforces the policy and counted the request is merged in, see
+// mergeFolded): res's members replace theirs too, whether that middleware
+// admitted the request or, in shadow mode, denied it. A line
 // left empty is removed. Nothing is removed unless res wrote its IETF
 // line (its store failed, say): theirs are then the only report of those
 // policies.
