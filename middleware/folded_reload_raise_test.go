@@ -1,6 +1,9 @@
 package middleware_test
 
 import (
+	"fmt"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"net/http"
 	"testing"
 	"time"
@@ -46,5 +49,35 @@ func TestLoweredReloadRaisedBackToOldSpec(t *testing.T) {
 				t.Errorf("at 10 after the reload, in the same minute: %d of 10 admitted, want 5 (the 10's counters hold the 5 used)", got)
 			}
 		})
+	}
+}
+
+// TestLoweredReloadRaisedBackUnfoldsWhileHeld: in the case above, the copy
+// at 10 is checked twice (its own Spec's counters, which hold the
+// requests of before the reload, and the 20's judged at 10) only while
+// those counters can hold them: once that has passed (a fixed window's
+// carry: two windows), it is folded again, one check per request.
+func TestLoweredReloadRaisedBackUnfoldsWhileHeld(t *testing.T) {
+	clock := algotest.NewClock(t0.Add(time.Second))
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	store := &checksStore{MemoryStore: mem}
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, constKey)}, middleware.WithClock(clock))
+	setLimit(t, m, "p", 5)
+	sm := http.NewServeMux()
+	sm.Handle("GET /", m.Handler(ok))
+	admittedOf(sm, 1)
+	if err := m.SetPolicies([]*policy.Policy{fixed("p", 20, time.Minute, constKey)}); err != nil {
+		t.Fatal(err)
+	}
+	store.checks = nil
+	admittedOf(sm, 1)
+	clock.Advance(2*time.Minute + time.Second)
+	admittedOf(sm, 1)
+	if fmt.Sprint(store.checks) != "[2 1]" {
+		t.Errorf("checks per store call after the reload, then 2 minutes later: %v, want [2 1]", store.checks)
 	}
 }

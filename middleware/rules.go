@@ -249,6 +249,15 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 			// the reload, and as the guard since), so it goes on
 			// guarding the new Spec until its end.
 			carries[p.Name()] = c
+		} else if limited && !l.unguarded && limitedSpec(p, l.n) == from {
+			// The limit in force is carried over onto the Spec whose
+			// counters hold the requests of before the reload (10
+			// lowered to 5, reloaded at 20 and so carried to 10): the
+			// copy at it keeps its own check on them, beside its
+			// guard's, rather than fold it into the new configured
+			// Spec's (policy.Policy.WithGuard), until they can hold
+			// none.
+			carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
 		}
 	}
 	prev := m.rules.carries
@@ -418,6 +427,14 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 		if !carried {
 			continue
 		}
+		if e := eff[i]; e.Spec() == c.spec {
+			// The copy at the limit in force is the Spec the reload
+			// replaced (see setPolicies): it keeps its own check on
+			// that Spec's counters (policy.Policy.WithGuard).
+			if g, err := e.WithGuard(c.spec); err == nil {
+				eff[i] = g
+			}
+		}
 		if e := eff[i]; e.Spec().Limit < c.spec.Limit && !slices.Contains(e.Guards(), c.spec) {
 			// The copy at a limit set by SetLimitUnguarded has no
 			// guard, and the share a reload replaced (see
@@ -429,7 +446,7 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 				eff[i] = g
 			}
 		}
-		if slices.Contains(eff[i].Guards(), c.spec) && (until == 0 || c.until < until) {
+		if (slices.Contains(eff[i].Guards(), c.spec) || eff[i].Spec() == c.spec) && (until == 0 || c.until < until) {
 			until = c.until
 		}
 	}

@@ -62,6 +62,11 @@ type Policy struct {
 	// which copies made by WithLimit keep while it holds their capacity
 	// and their limit is below its own (the zero Spec when there is none).
 	carry algorithms.Spec
+	// ownHeld: p's own Spec is a reload's replaced Spec (a carry dropped
+	// as p's own, see WithLimit and WithGuard), whose counters hold
+	// requests counted before the reload: p keeps its own check beside
+	// its guard's, unfolded (see folds).
+	ownHeld bool
 
 	capacity int64
 	window   int64  // whole seconds, rounded up, at least 1
@@ -545,8 +550,12 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit < g.Limit && q.capacity <= g.Capacity() {
 		q.guard = g
 	}
+	q.ownHeld = false
 	if c := p.carry; c.Algorithm != "" && !(limit < c.Limit && q.capacity <= c.Capacity()) {
 		q.carry = algorithms.Spec{}
+		// The copy's own Spec is the carry: its counters hold the
+		// requests of before the reload, which its own check counts.
+		q.ownHeld = c == q.spec
 	}
 	return &q, nil
 }
@@ -567,7 +576,10 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // least p's capacity (every cost p admits must fit it). A spec the
 // policy's requests are already counted under (its own Spec, or the guard
 // WithLimit gave it) is no guard: checked twice, a request would count
-// twice in one state. The copy then has no guard of WithGuard's.
+// twice in one state. The copy then has no guard of WithGuard's; given
+// its own Spec, a copy made by WithLimit keeps its own check beside its
+// guard's instead of folding it ([Result.Folded]): that Spec's counters
+// hold the requests of before the reload.
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, p.errorf("Guard", "%s", err)
@@ -579,6 +591,9 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	q.carry = spec
 	if spec == p.spec || spec == p.guard {
 		q.carry = algorithms.Spec{}
+		// Its own Spec's counters hold the requests of before the
+		// reload: its own check must count them.
+		q.ownHeld = q.ownHeld || spec == p.spec
 	}
 	return &q, nil
 }
@@ -676,9 +691,13 @@ func (p *Policy) guardCheck(c algorithms.Check, g algorithms.Spec) algorithms.Ch
 // Spec was counted under the guard's before the copy was made): judged
 // at p's limit it is the stricter, and the check under p's Spec decides
 // nothing. A reload's guard (carry) is never folded: the policy's own
-// state is the one it will keep once the carry ends.
+// state is the one it will keep once the carry ends. Nor is a copy whose
+// own Spec is the Spec a reload replaced (ownHeld: the carry it dropped as
+// its own): its counters hold the requests of before the reload, which
+// the guard's do not, so it keeps both checks while the reload's carry
+// stands (package middleware makes it anew without the carry after).
 func (p *Policy) folds() bool {
-	return p.guard.Algorithm != "" && p.judged(p.guard) != 0
+	return p.guard.Algorithm != "" && !p.ownHeld && p.judged(p.guard) != 0
 }
 
 // nGuards returns the number of the policy's guards.
