@@ -81,3 +81,58 @@ func TestLoweredReloadRaisedBackUnfoldsWhileHeld(t *testing.T) {
 		t.Errorf("checks per store call after the reload, then 2 minutes later: %v, want [2 1]", store.checks)
 	}
 }
+
+// TestGuardSwitchedOnKeepsUnguardedUsage: 10 a minute lowered to 8 by
+// SetLimitUnguarded, 5 used (counted under the 8's Spec alone), then the
+// guard switched on at 8 by SetLimit: the client gets 3 more in that
+// minute, not 8 (the folded check reads the 10's counters, which hold
+// none of the 5), through two checks while the 8's counters can hold
+// requests and one after. On the memory store and on Redis.
+func TestGuardSwitchedOnKeepsUnguardedUsage(t *testing.T) {
+	for _, name := range storetest.Names {
+		t.Run(name, func(t *testing.T) {
+			clock := algotest.NewClock(t0.Add(time.Second))
+			store := storetest.New(t, name, clock)
+			m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, constKey)}, middleware.WithClock(clock),
+				middleware.WithErrorHandler(func(*http.Request, error) {}))
+			if err := m.SetLimitUnguarded("p", 8); err != nil {
+				t.Fatal(err)
+			}
+			sm := http.NewServeMux()
+			sm.Handle("GET /", m.Handler(ok))
+			if got := admittedOf(sm, 5); got != 5 {
+				t.Fatalf("unguarded at 8: %d of 5 admitted", got)
+			}
+			setLimit(t, m, "p", 8)
+			if got := admittedOf(sm, 8); got != 3 {
+				t.Errorf("guarded at 8 in the same minute: %d of 8 admitted, want 3 (5 of 8 used)", got)
+			}
+			clock.Advance(time.Minute)
+			if got := admittedOf(sm, 9); got != 8 {
+				t.Errorf("the next minute: %d of 9 admitted, want 8", got)
+			}
+		})
+	}
+	// The checks per request: two while the 8's counters can hold
+	// requests, then one.
+	clock := algotest.NewClock(t0.Add(time.Second))
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	store := &checksStore{MemoryStore: mem}
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, constKey)}, middleware.WithClock(clock))
+	if err := m.SetLimitUnguarded("p", 8); err != nil {
+		t.Fatal(err)
+	}
+	setLimit(t, m, "p", 8)
+	sm := http.NewServeMux()
+	sm.Handle("GET /", m.Handler(ok))
+	admittedOf(sm, 1)
+	clock.Advance(2*time.Minute + time.Second)
+	admittedOf(sm, 1)
+	if fmt.Sprint(store.checks) != "[2 1]" {
+		t.Errorf("checks per store call after the switch, then 2 minutes later: %v, want [2 1]", store.checks)
+	}
+}
