@@ -7,51 +7,56 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// TestAllocationsLowered: a policy lowered by SetLimit is checked under
-// its guard too (policy.Policy.Guard), whose store call a request's Result
-// keeps in one allocation more (up to eight checks: four policies and
-// their guards); without context, the pooled Results keep theirs, so the
-// budget is the unlowered one's. A limit lowered by SetLimitUnguarded
-// costs what an unlowered one does.
+// TestAllocationsLowered: a token_bucket policy lowered by SetLimit is
+// checked under its guard too (policy.Policy.Guard), whose store call a
+// request's Result keeps in one allocation more (up to eight checks: four
+// policies and their guards); a sliding_window one is checked once, on
+// its guard's counters judged at its limit (policy.Result.Folded), with
+// the allocations of an unlowered one. Without context, the pooled
+// Results keep theirs, so the budget is the unlowered one's. A limit
+// lowered by SetLimitUnguarded costs what an unlowered one does.
 func TestAllocationsLowered(t *testing.T) {
 	store, _ := newStore(t)
 	ip := keyfunc.Must(keyfunc.IP())
 	r := httptest.NewRequest("GET", "/", nil)
 	bare := allocsPerRequest(ok)
-	for _, n := range []int{1, 4} {
-		for _, ctx := range []bool{true, false} {
-			for _, unguarded := range []bool{false, true} {
-				var ps []*policy.Policy
-				for i := range n {
-					ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), 1_000_000, time.Duration(i+1)*time.Minute, ip)))
-				}
-				var opts []middleware.Option
-				want := bare + 2
-				if !ctx || unguarded {
-					want = bare + 1
-				}
-				if !ctx {
-					opts = append(opts, middleware.WithoutContext())
-				}
-				m := middleware.MustNew(store, ps, opts...)
-				set := m.SetLimit
-				if unguarded {
-					set = m.SetLimitUnguarded
-				}
-				for i := range n {
-					if err := set("p"+strconv.Itoa(i), 500_000); err != nil {
-						t.Fatal(err)
+	for _, kind := range []algorithms.Kind{algorithms.SlidingWindow, algorithms.TokenBucket} {
+		for _, n := range []int{1, 4} {
+			for _, ctx := range []bool{true, false} {
+				for _, unguarded := range []bool{false, true} {
+					var ps []*policy.Policy
+					for i := range n {
+						ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), 1_000_000, time.Duration(i+1)*time.Minute, ip, policy.WithAlgorithm(kind))))
 					}
-				}
-				h := m.Handler(ok)
-				h.ServeHTTP(httptest.NewRecorder(), r) // the store's first sight of the keys allocates
-				if got := allocsPerRequest(h); got > want {
-					t.Errorf("%d lowered policies, context %v, unguarded %v: %v allocations per request, want at most %v", n, ctx, unguarded, got, want)
+					var opts []middleware.Option
+					want := bare + 2
+					if !ctx || unguarded || kind.Windowed() {
+						want = bare + 1
+					}
+					if !ctx {
+						opts = append(opts, middleware.WithoutContext())
+					}
+					m := middleware.MustNew(store, ps, opts...)
+					set := m.SetLimit
+					if unguarded {
+						set = m.SetLimitUnguarded
+					}
+					for i := range n {
+						if err := set("p"+strconv.Itoa(i), 500_000); err != nil {
+							t.Fatal(err)
+						}
+					}
+					h := m.Handler(ok)
+					h.ServeHTTP(httptest.NewRecorder(), r) // the store's first sight of the keys allocates
+					if got := allocsPerRequest(h); got > want {
+						t.Errorf("%d lowered %s policies, context %v, unguarded %v: %v allocations per request, want at most %v", n, kind, ctx, unguarded, got, want)
+					}
 				}
 			}
 		}
