@@ -328,13 +328,12 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 // middleware/adaptive's Fleet uses it): there the guard could bind only
 // in the window of a change (and would cost the bucket kinds a second
 // check on every request). Setting a limit in force with the other method
-// switches its guard on or off. Switched on, the lowered Spec's counters,
-// which hold the requests counted under the limit unguarded, are checked
-// beside the guard for as long as they can hold requests, so that the
-// limit in force holds through the switch; switched off, for a window kind, the lowered Spec's counters,
-// never counted while guarded (the configured Spec's, judged at the
-// lowered limit, decide: see [Middleware.SetLimit]), start from a full
-// allowance. A reload that lowers the limit guards it all the same
+// switches its guard on or off. For a window kind, switched on, the
+// configured Spec's counters decide alone (see [Middleware.SetLimit]):
+// they do not hold the requests counted under the limit unguarded, so in
+// the window of the switch a client may use those and the limit as well;
+// switched off, the lowered Spec's counters, never counted while guarded,
+// start from a full allowance. A reload that lowers the limit guards it all the same
 // for a while: see [Middleware.SetPolicies].
 func (m *Middleware) SetLimitUnguarded(name string, limit int64) error {
 	return m.setLimit("SetLimitUnguarded", name, effLimit{n: limit, unguarded: true})
@@ -368,27 +367,6 @@ func (m *Middleware) setLimit(op, name string, limit effLimit) error {
 		delete(limits, name)
 	} else {
 		limits[name] = limit
-	}
-	now := m.clock.Now().UnixNano()
-	if c, running := m.rules.carries[name]; ok && cur.unguarded && !limit.unguarded && cur.n == limit.n && !(running && c.until > now) {
-		// The guard switched on at the limit in force: the lowered
-		// Spec's counters hold the requests counted unguarded, which
-		// the configured Spec's do not; the copy keeps its own check on
-		// them, beside its guard's, for as long as they can hold
-		// requests (see apply), as for a reload's replaced Spec.
-		s := limitedSpec(p, limit.n)
-		carries := make(map[string]carry, len(m.rules.carries)+1)
-		for k, v := range m.rules.carries {
-			carries[k] = v
-		}
-		carries[name] = carry{s, addSat(now, carryFor(s))}
-		prev := m.rules.carries
-		m.rules.carries = carries
-		if err := m.apply(m.rules.base, limits); err != nil {
-			m.rules.carries = prev
-			return err
-		}
-		return nil
 	}
 	return m.apply(m.rules.base, limits)
 }
