@@ -100,8 +100,12 @@ func TestLatencyExcludesTheWaitForAConnection(t *testing.T) {
 		}
 	}
 	// Measured from the schedule, the requests due at 10 to 120 ms would
-	// each have waited at least 125ms (hold/2).
-	if o.Requests < 10 || slow != 1 {
+	// each have waited at least 125ms (hold/2). How many are sent after
+	// the held one depends on the machine's load (on a loaded one the
+	// attack may end before the held response comes back: a CI run saw
+	// 2), but the second was due at 10 ms and waited for the connection:
+	// one more request shows the wait, and no more than one may be slow.
+	if o.Requests < 2 || slow != 1 {
 		t.Fatalf("%d requests, %d of them %v or slower (%v); want only the held one", o.Requests, slow, hold/2, o.Latencies)
 	}
 	var b strings.Builder
