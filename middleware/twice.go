@@ -411,22 +411,34 @@ func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 			continue
 		}
 		q := res.Policy(i)
-		eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		eachCounted(ctx, res, i, func(c *resultContext, j int) bool {
 			o := &c.res.Result
-			if !o.Taken() || !o.Allowed() || c.res.Shadow {
-				return true // it counted nothing, or enforces nothing
+			if !c.res.Shadow && o.Folded(j) && o.Policy(j).Spec() == q.Spec() {
+				res.MergeGuard(i, o.Decision(j))
 			}
-			for j := range o.Len() {
-				if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
-					if o.Folded(j) && p.Spec() == q.Spec() {
-						res.MergeGuard(i, o.Decision(j))
-					}
-					break
-				}
-			}
-			return true
+			return true // a shadow one enforces nothing
 		})
 	}
+}
+
+// eachCounted calls f with each middleware further out in ctx that
+// counted the request (its Take admitted it) under a policy of the name
+// and key of res's i-th, and that policy's index there, from the nearest
+// out, while f returns true. A Set holds one policy of a name.
+func eachCounted(ctx context.Context, res *policy.Result, i int, f func(c *resultContext, j int) bool) {
+	q := res.Policy(i)
+	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		o := &c.res.Result
+		if !o.Taken() || !o.Allowed() {
+			return true // it counted nothing
+		}
+		for j := range o.Len() {
+			if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
+				return f(c, j)
+			}
+		}
+		return true
+	})
 }
 
 // mergeOuter merges into res, taken with the own checks of the policies of
@@ -445,29 +457,21 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			continue
 		}
 		q := res.Policy(i)
-		eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
-			o := &c.res.Result
-			if !o.Taken() || !o.Allowed() {
-				return true // it counted nothing
+		eachCounted(ctx, res, i, func(c *resultContext, j int) bool {
+			d, ok := c.res.Result.DecisionUnder(j, q.Spec())
+			if !ok {
+				return true
 			}
-			for j := range o.Len() {
-				if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
-					if d, ok := o.DecisionUnder(j, q.Spec()); ok {
-						// Judged there, perhaps, at a limit below q's
-						// (a guard of a copy lowered there, see
-						// policy.Policy.GuardLimit): a middleware that
-						// enforces it holds the client to that, but
-						// one in shadow mode does not, and q's own is
-						// the limit enforced.
-						if c.res.Shadow {
-							d = judgedAt(q.Spec(), d, q.Spec().Limit)
-						}
-						res.MergeOwn(i, d)
-						return false
-					}
-				}
+			// Judged there, perhaps, at a limit below q's (a guard of a
+			// copy lowered there, see policy.Policy.GuardLimit): a
+			// middleware that enforces it holds the client to that, but
+			// one in shadow mode does not, and q's own is the limit
+			// enforced.
+			if c.res.Shadow {
+				d = judgedAt(q.Spec(), d, q.Spec().Limit)
 			}
-			return true
+			res.MergeOwn(i, d)
+			return false
 		})
 	}
 }
