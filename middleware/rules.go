@@ -306,7 +306,9 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // configured Spec's counters, judged at the limit in force, hold every
 // request the lowered Spec's would, and more: they alone decide, one check
 // per request as when unlowered, and nothing counts under the lowered
-// Spec's own counters ([policy.Result.Folded]). For the other kinds it
+// Spec's own counters ([policy.Result.Folded]; but for a while after a
+// reload that carries the limit onto a Spec whose counters hold requests,
+// see [Middleware.SetPolicies]). For the other kinds it
 // costs a second check per request (in the same store call) while the
 // limit is lowered. Going back to the configured limit finds its
 // counters, holding every request counted meanwhile. A limit

@@ -62,10 +62,10 @@ type Policy struct {
 	// which copies made by WithLimit keep while it holds their capacity
 	// and their limit is below its own (the zero Spec when there is none).
 	carry algorithms.Spec
-	// ownHeld: p's own Spec is a reload's replaced Spec (a carry dropped
-	// as p's own, see WithLimit and WithGuard), whose counters hold
-	// requests counted before the reload: p keeps its own check beside
-	// its guard's, unfolded (see folds).
+	// ownHeld: p's own Spec is a reload's replaced Spec (given to
+	// WithGuard, which drops it as p's own), whose counters hold requests
+	// counted before the reload: p keeps its own check beside its
+	// guard's, unfolded (see folds).
 	ownHeld bool
 
 	capacity int64
@@ -550,12 +550,9 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit < g.Limit && q.capacity <= g.Capacity() {
 		q.guard = g
 	}
-	q.ownHeld = false
+	q.ownHeld = false // a new Spec: only WithGuard tells its counters hold some
 	if c := p.carry; c.Algorithm != "" && !(limit < c.Limit && q.capacity <= c.Capacity()) {
 		q.carry = algorithms.Spec{}
-		// The copy's own Spec is the carry: its counters hold the
-		// requests of before the reload, which its own check counts.
-		q.ownHeld = c == q.spec
 	}
 	return &q, nil
 }
