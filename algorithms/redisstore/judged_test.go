@@ -715,23 +715,31 @@ func TestJudgedMatchesMemoryStore(t *testing.T) {
 				step(r, clk, specs[r.IntN(len(specs))].Window)
 				checks := make([]algorithms.Check, 1+r.IntN(3))
 				for j := range checks {
-					s := specs[r.IntN(len(specs))]
-					c := algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))]}
-					if s.Algorithm.Windowed() {
-						switch r.IntN(4) {
-						case 0:
-							c.Limit = 1 + r.Int64N(s.Limit)
-						case 1:
-							c.Limit = 1 + r.Int64N(min(s.Limit, 3))
-						case 2:
-							c.Limit = s.Limit
-						}
-					}
-					c.Cost = randomCost(r, c.Judged())
-					checks[j] = c
+					checks[j] = randomJudgedCheck(r, specs, keys)
 				}
 				takeAlike(t, mem, rs, clk, &history, i, algotest.FitRepeats(checks))
 			}
 		})
 	}
+}
+
+// randomJudgedCheck returns a check of one of specs on one of keys, a
+// window kind's judged at a random limit a time in four (at most 3 in
+// another, at its Spec's own in a third, unjudged in the last), with a
+// cost that fits the limit it is judged at.
+func randomJudgedCheck(r *rand.Rand, specs []algorithms.Spec, keys []string) algorithms.Check {
+	s := specs[r.IntN(len(specs))]
+	c := algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))]}
+	if s.Algorithm.Windowed() {
+		switch r.IntN(4) {
+		case 0:
+			c.Limit = 1 + r.Int64N(s.Limit)
+		case 1:
+			c.Limit = 1 + r.Int64N(min(s.Limit, 3))
+		case 2:
+			c.Limit = s.Limit
+		}
+	}
+	c.Cost = randomCost(r, c.Judged())
+	return c
 }

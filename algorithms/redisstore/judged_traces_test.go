@@ -108,18 +108,7 @@ func TestJudgedTracesPeekGiveBackDenyCache(t *testing.T) {
 				}
 				checks := make([]algorithms.Check, 1+r.IntN(3))
 				for j := range checks {
-					s := specs[r.IntN(len(specs))]
-					c := algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))]}
-					switch r.IntN(4) {
-					case 0:
-						c.Limit = 1 + r.Int64N(s.Limit)
-					case 1:
-						c.Limit = 1 + r.Int64N(min(s.Limit, 3))
-					case 2:
-						c.Limit = s.Limit
-					}
-					c.Cost = randomCost(r, c.Judged())
-					checks[j] = c
+					checks[j] = randomJudgedCheck(r, specs, keys)
 				}
 				checks = algotest.FitRepeats(checks)
 				if prev != nil && r.IntN(3) == 0 {
