@@ -34,16 +34,7 @@ func TestFoldedShadowDeniedMemberReplaced(t *testing.T) {
 					outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, constKey), fixed("own", 1, time.Minute, constKey)},
 						middleware.WithClock(clock), middleware.WithShadow(nil), quiet)
 					setLimit(t, outer, "p", 6)
-					limit := int64(6)
-					if inner == "reloaded to 6" {
-						limit = 10
-					}
-					in := middleware.MustNew(store, []*policy.Policy{fixed("p", limit, time.Minute, constKey)}, middleware.WithClock(clock), quiet)
-					if inner == "reloaded to 6" {
-						if err := in.SetPolicies([]*policy.Policy{fixed("p", 6, time.Minute, constKey)}); err != nil {
-							t.Fatal(err)
-						}
-					}
+					in := innerAtSix(t, store, clock, inner, quiet)
 					h := nestedRouter(mux, outer, in)
 					for i := range 3 {
 						w := serve(h, "GET", "/")

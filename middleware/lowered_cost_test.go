@@ -195,16 +195,7 @@ func TestFoldedOuterMemberReplaced(t *testing.T) {
 				clock.Advance(10 * time.Second)
 				o := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, constKey)}, middleware.WithClock(clock), quiet)
 				setLimit(t, o, "p", 6)
-				limit := int64(6)
-				if inner == "reloaded to 6" {
-					limit = 10
-				}
-				in := middleware.MustNew(store, []*policy.Policy{fixed("p", limit, time.Minute, constKey)}, middleware.WithClock(clock), quiet)
-				if inner == "reloaded to 6" {
-					if err := in.SetPolicies([]*policy.Policy{fixed("p", 6, time.Minute, constKey)}); err != nil {
-						t.Fatal(err)
-					}
-				}
+				in := innerAtSix(t, store, clock, inner, quiet)
 				h := nestedRouter(mux, o, in)
 				for i := range 6 {
 					w := serve(h, "GET", "/")
@@ -221,4 +212,24 @@ func TestFoldedOuterMemberReplaced(t *testing.T) {
 			})
 		}
 	}
+}
+
+// innerAtSix returns a middleware running "p" at 6 a minute, keyed by
+// constKey: built at 6, or built at 10 and reloaded to 6 (how), for the
+// tests of a middleware further out running a copy of "p" lowered from
+// 10 to 6 (folded into the 10's state).
+func innerAtSix(t *testing.T, store algorithms.Store, clock algorithms.Clock, how string, opts ...middleware.Option) *middleware.Middleware {
+	t.Helper()
+	limit := int64(6)
+	if how == "reloaded to 6" {
+		limit = 10
+	}
+	opts = append([]middleware.Option{middleware.WithClock(clock)}, opts...)
+	in := middleware.MustNew(store, []*policy.Policy{fixed("p", limit, time.Minute, constKey)}, opts...)
+	if how == "reloaded to 6" {
+		if err := in.SetPolicies([]*policy.Policy{fixed("p", 6, time.Minute, constKey)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return in
 }
