@@ -58,11 +58,12 @@
 // its forms) or a reset is the longest wait of its lines, no quota is left
 // when any line of a remaining count says so, and a quota's size is the
 // smallest of its lines. A proxy may have joined the lines into one, with
-// commas, so each member of a line counts as a line of its own, but in
-// Retry-After itself, whose HTTP-date holds commas, and in an Anthropic
-// or legacy (X-RateLimit-Reset, X-Rate-Limit-Reset) reset line that is one
-// instant (an HTTP-date; Go's RFC 3339 parser takes a comma before a
-// fraction of a second); a line of a plain field that is one
+// commas, so each member of a line counts as a line of its own, but in a
+// Retry-After, Anthropic or legacy (X-RateLimit-Reset, X-Rate-Limit-Reset)
+// reset line that is one instant (an HTTP-date, whose day name a comma
+// follows, also among the members of a joined Retry-After line; Go's RFC
+// 3339 parser takes a comma before a fraction of a second); a line of a
+// plain field that is one
 // number with thousands separators ("1,000") is that number. draft-6's
 // RateLimit-Remaining and RateLimit-Reset, Integers that RFC 9651 would
 // have ignored whole in several lines, are read member by member too

@@ -4,7 +4,6 @@ import (
 	"iter"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,8 +208,9 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // saturated; a sign, an exponent, a unit or NaN is malformed. A missing or
 // malformed field is skipped; it reports false when none is valid. A field in several lines is the
 // longest wait of its valid lines (see longest), and a millisecond field
-// the longest of its valid members; Retry-After is not split at its
-// commas, which an HTTP-date holds.
+// the longest of its valid members; a Retry-After line is split at its
+// commas only when it is not one value, and never in an HTTP-date (see
+// retryAfterValues).
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	for _, key := range [...]string{canonRetryAfterMs, canonXMsRetryAfterMs} {
 		if d, ok := longest(numbers(h[key]), func(v string) (time.Duration, bool) {
@@ -221,8 +221,7 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	}
 	var server time.Time // serverNow, read once for all the lines
 	read := false
-	return longest(slices.Values(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
-		v = strings.TrimSpace(v)
+	return longest(retryAfterValues(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
 		if d, ok := decimal(v, time.Second); ok {
 			return d, true
 		}
@@ -237,6 +236,78 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	})
 }
 
+// retryAfterValues yields the values of Retry-After's lines, trimmed: a
+// line that is one number with thousands separators as that number (see
+// grouped); a line without a comma, or that is an HTTP-date, whole; and
+// any other line member by member (see retryAfterMembers), as a proxy
+// that joined lines with commas (RFC 9110 §5.3) left them.
+func retryAfterValues(lines []string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, line := range lines {
+			line = strings.TrimSpace(line)
+			if n, ok := grouped(line); ok {
+				line = n
+			} else if strings.Contains(line, ",") && !isHTTPDate(line) {
+				if !retryAfterMembers(line, yield) {
+					return
+				}
+				continue
+			}
+			if !yield(line) {
+				return
+			}
+		}
+	}
+}
+
+// minDateLen is the length of the shortest HTTP-date, in asctime form
+// ("Sun Nov  6 08:49:37 1994"); the IMF-fixdate and RFC 850 forms, which
+// hold a comma, are longer.
+const minDateLen = len("Sun Nov  6 08:49:37 1994")
+
+// retryAfterMembers yields the members of a Retry-After line that a proxy
+// joined from several, trimmed, and reports false when yield does: each
+// comma-separated member, but for an HTTP-date's own comma, after its day
+// name: a word followed by the next member that together make an
+// HTTP-date are read as one. Only the members that may be a value (a
+// number, or as long as an HTTP-date) are yielded, so that a line of many
+// short invalid members costs no date parsing.
+func retryAfterMembers(line string, yield func(string) bool) bool {
+	for rest, more := line, true; more; {
+		var m string
+		m, rest, more = strings.Cut(rest, ",")
+		if word := strings.TrimSpace(m); more && len(word) >= 3 && isAlphaWord(word) {
+			// A day name, perhaps: the date goes on after the comma.
+			next, after, nextMore := strings.Cut(rest, ",")
+			if next = strings.TrimSpace(next); len(word)+2+len(next) > minDateLen {
+				if pair := word + ", " + next; isHTTPDate(pair) {
+					m, rest, more = pair, after, nextMore
+				}
+			}
+		}
+		if m = strings.TrimSpace(m); (isNumber(m) || len(m) >= minDateLen) && !yield(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// isAlphaWord reports whether s is ASCII letters only.
+func isAlphaWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlpha(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isHTTPDate reports whether v is an HTTP-date, in any of its three forms.
+func isHTTPDate(v string) bool {
+	_, err := http.ParseTime(v)
+	return err == nil
+}
+
 // A field of one value (not a List) may still come in several lines: a
 // gateway and the application behind it may each write their own, or a
 // proxy may repeat one. RFC 9110 §5.3 gives such lines no meaning, and each
@@ -248,10 +319,10 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // A proxy may also have joined the lines into one, with commas (RFC 9110
 // §5.3), so each comma-separated member of each line is read as a line of
 // its own (see members; numbers keeps a count written "1,000" whole), in
-// every such field but those whose values may hold a comma: Retry-After
-// and Date (HTTP-dates), read line by line, and Anthropic's and the legacy
-// resets, split only where the line is no instant (see anthropicHold,
-// legacyPairHold). So are draft-6's
+// every such field but those whose values may hold a comma: Date (an
+// HTTP-date), read line by line, and Retry-After, Anthropic's and the
+// legacy resets, split only where the line is no instant (see
+// retryAfterValues, anthropicHold, legacyPairHold). So are draft-6's
 // Structured Field Integers (see eachSFInt: no thousands separators in
 // those); the Lists and Dictionaries (RateLimit, RateLimit-Policy)
 // follow RFC 9651 instead, their lines making one field (see sfField).

@@ -2,6 +2,7 @@ package client
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,5 +32,22 @@ func TestServerHoldCostLinearInLines(t *testing.T) {
 	small, large := cost(200), cost(400)
 	if small == 0 || large > 3*small {
 		t.Errorf("serverHold allocates %v times for 200 lines of each, %v for 400: want about twice as many, not four times", small, large)
+	}
+}
+
+// A Retry-After line joined from several by a proxy is read member by
+// member, and a server chooses how many members it sends: the members that
+// cannot be a value (short words, a day name without a date after it) cost
+// no date parsing and no allocation, and the valid one among them counts.
+func TestRetryAfterMembersCostNoAllocations(t *testing.T) {
+	for _, junk := range []string{"x,", "Sun,", "Sun, x,", "-1,"} {
+		h := http.Header{"Retry-After": {strings.Repeat(junk, 10_000) + "5"}}
+		now := time.Now()
+		if d, ok := parseRetryAfter(h, now); !ok || d != 5*time.Second {
+			t.Errorf("%q×10000 then 5: parseRetryAfter = %v, %v; want 5s, true", junk, d, ok)
+		}
+		if n := testing.AllocsPerRun(3, func() { parseRetryAfter(h, now) }); n > 10 {
+			t.Errorf("%q×10000 then 5: %v allocations, want a few, not one per member", junk, n)
+		}
 	}
 }

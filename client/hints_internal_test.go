@@ -181,9 +181,16 @@ func TestParseRetryAfter(t *testing.T) {
 		{"1.", 0, false},
 		{".5", 0, false},
 		{"1.5.5", 0, false},
-		{"1,5", 0, false},
 		{"0x1p3", 0, false},
 		{"1 .5", 0, false},
+		// A comma joins lines (a proxy's, RFC 9110 §5.3): each member is
+		// read, the longest wait wins ("1,5" is never shorter than a
+		// decimal comma's 1.5s), but for a number with thousands
+		// separators and an HTTP-date's own comma.
+		{"1,5", 5 * time.Second, true},
+		{"1,000", 1000 * time.Second, true},
+		{"soon, later", 0, false},
+		{now.Add(5*time.Second).Format(http.TimeFormat) + ", " + now.Add(30*time.Second).Format(http.TimeFormat), 30 * time.Second, true},
 	} {
 		got, ok := parseRetryAfter(header("Retry-After", tc.v), now)
 		if got != tc.want || ok != tc.ok {

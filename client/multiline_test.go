@@ -36,6 +36,17 @@ func TestRetryAfterSeveralLines(t *testing.T) {
 		{"retry-after-ms members", []string{"retry-after-ms", "100, 900", "Retry-After", "5"}, 900 * time.Millisecond},
 		{"retry-after-ms invalid member skipped", []string{"retry-after-ms", "-1, 250", "Retry-After", "5"}, 250 * time.Millisecond},
 		{"x-ms-retry-after-ms members", []string{"x-ms-retry-after-ms", "1500,300", "Retry-After", "5"}, 1500 * time.Millisecond},
+		// Retry-After lines joined into one by a proxy, with commas: each
+		// member counts as a line of its own, an HTTP-date's own comma
+		// (after its day name) kept in it.
+		{"joined seconds", []string{"Retry-After", "2, 7"}, 7 * time.Second},
+		{"joined seconds without space", []string{"Retry-After", "7,2"}, 7 * time.Second},
+		{"joined dates", []string{"Retry-After", date(9*time.Second) + ", " + date(3*time.Second)}, 9 * time.Second},
+		{"joined seconds and date", []string{"Retry-After", "3, " + date(9*time.Second)}, 9 * time.Second},
+		{"joined date and seconds", []string{"Retry-After", date(3*time.Second) + ", 9"}, 9 * time.Second},
+		{"joined RFC 850 date and seconds", []string{"Retry-After", t0.Add(8*time.Second).Format(time.RFC850) + ",2"}, 8 * time.Second},
+		{"joined invalid member skipped", []string{"Retry-After", "soon, 4"}, 4 * time.Second},
+		{"joined empty members skipped", []string{"Retry-After", ", 4,,"}, 4 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newAutoClock()

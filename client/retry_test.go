@@ -435,9 +435,10 @@ func TestRetryAfterDecimal(t *testing.T) {
 }
 
 // A malformed Retry-After falls back to the exponential backoff: a unit, a
-// sign, an exponent, NaN, a comma, no digit before or after the point.
+// sign, an exponent, NaN, members joined by a comma none of which is
+// valid, no digit before or after the point.
 func TestRetryAfterMalformed(t *testing.T) {
-	for _, ra := range []string{"soon", "-5", "1.5s", "-1.5", "1e9", "NaN", "1,5", ".5", "1.", "3 s", "Mon, 99 Foo 2026 00:00:00 GMT"} {
+	for _, ra := range []string{"soon", "-5", "1.5s", "-1.5", "1e9", "NaN", "-1, soon", ".5", "1.", "3 s", "Mon, 99 Foo 2026 00:00:00 GMT"} {
 		clock := newAutoClock()
 		srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return ra }))
 		var got []client.Retry
