@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -63,14 +64,15 @@ func TestAllocationsLowered(t *testing.T) {
 	}
 }
 
-// TestSetLimitUnguarded: a limit set by SetLimitUnguarded is checked under
-// its own Spec alone (no guard, no second check: the allocations of an
-// unlowered policy), whose counters start afresh; SetLimit at the same
-// limit switches the guard on, SetLimitUnguarded off again; a reload
-// carries the limit over in proportion, unguarded still.
+// TestSetLimitUnguarded: a limit of a bucket kind (token_bucket) set by
+// SetLimitUnguarded is checked under its own Spec alone (no guard, no
+// second check: the allocations of an unlowered policy), whose counters
+// start afresh; SetLimit at the same limit switches the guard on,
+// SetLimitUnguarded off again; a reload carries the limit over in
+// proportion, unguarded still. (A window kind's: TestSetLimitUnguardedWindowKind.)
 func TestSetLimitUnguarded(t *testing.T) {
 	store, _ := newStore(t)
-	m := middleware.MustNew(store, []*policy.Policy{fixed("a", 10, time.Minute, remote)})
+	m := middleware.MustNew(store, []*policy.Policy{bucket("a", 10)})
 	h := m.Handler(ok)
 	for range 7 {
 		serve(h, "GET", "/")
@@ -100,7 +102,7 @@ func TestSetLimitUnguarded(t *testing.T) {
 	if guarded() {
 		t.Error("SetLimitUnguarded at the limit in force, guarded: still guarded, want it off")
 	}
-	if err := m.SetPolicies([]*policy.Policy{fixed("a", 20, time.Minute, remote)}); err != nil {
+	if err := m.SetPolicies([]*policy.Policy{bucket("a", 20)}); err != nil {
 		t.Fatal(err)
 	}
 	if guarded() || m.Set().Policy(0).Spec().Limit != 16 {
@@ -116,6 +118,56 @@ func TestSetLimitUnguarded(t *testing.T) {
 	}
 	if err := m.SetLimitUnguarded("nope", 3); err == nil || !strings.Contains(err.Error(), "SetLimitUnguarded") {
 		t.Errorf("SetLimitUnguarded(nope) = %v, want an error naming the method", err)
+	}
+}
+
+// bucket returns a policy of a token bucket of limit a minute, per
+// remote address.
+func bucket(name string, limit int64) *policy.Policy {
+	return policy.Must(policy.New(name, algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: limit, Window: time.Minute}, remote))
+}
+
+// TestSetLimitUnguardedWindowKind: for a window kind SetLimitUnguarded is
+// SetLimit: the configured Spec's counters, which count requests whatever
+// the limit, judged at the new limit in one check (as cheap as the
+// unguarded copy's own, and exact), so a client that used 7 of 10 gets 1
+// more at 8, not a fresh 8. Switching between the two methods at the
+// limit in force does not rebuild the rule set, and a reload carries the
+// limit over in proportion, judged on the new configured counters.
+func TestSetLimitUnguardedWindowKind(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("a", 10, time.Minute, remote)})
+	h := m.Handler(ok)
+	for range 7 {
+		serve(h, "GET", "/")
+	}
+	if err := m.SetLimitUnguarded("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := m.Set().Policy(0).Guard(); !ok || g.Limit != 10 || m.Set().Policy(0).Spec().Limit != 8 {
+		t.Fatalf("after SetLimitUnguarded(a, 8): limit %d, guard %v %v; want 8 judged on the configured 10's counters", m.Set().Policy(0).Spec().Limit, g, ok)
+	}
+	if got := remaining(t, serve(h, "GET", "/"), "a"); got != 0 {
+		t.Errorf("at 8 after 7 of 10: r = %d, want 0 (the 7 counted)", got)
+	}
+	if w := serve(h, "GET", "/"); w.Code != http.StatusTooManyRequests {
+		t.Errorf("at 8 after 8 in the minute: %d, want 429", w.Code)
+	}
+	before := m.Set()
+	if err := m.SetLimit("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetLimitUnguarded("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if m.Set() != before {
+		t.Error("switching between SetLimit and SetLimitUnguarded at the limit in force rebuilt a window kind's rule set")
+	}
+	if err := m.SetPolicies([]*policy.Policy{fixed("a", 20, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := m.Set().Policy(0).Guard(); !ok || g.Limit != 20 || m.Set().Policy(0).Spec().Limit != 16 {
+		t.Errorf("reloaded at 20: limit %d, guard %v %v; want 16 (8 of 10 carried over) judged on the configured 20's counters", m.Set().Policy(0).Spec().Limit, g, ok)
 	}
 }
 
@@ -138,5 +190,36 @@ func TestSetLimitAboveConfiguredFlagMoot(t *testing.T) {
 	}
 	if m.Set() != before {
 		t.Error("switching the guard flag of a limit above the configured one rebuilt the rule set")
+	}
+}
+
+// TestSetLimitUnguardedReloadedToWindowKind: a bucket kind's limit set by
+// SetLimitUnguarded survives a reload that makes the policy a window kind,
+// and is then SetLimit's: judged on the configured counters (its guard
+// folded), as SetLimitUnguarded sets a window kind's.
+func TestSetLimitUnguardedReloadedToWindowKind(t *testing.T) {
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{bucket("a", 10)})
+	if err := m.SetLimitUnguarded("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Set().Policy(0).Guard(); ok {
+		t.Fatal("token_bucket at 8 by SetLimitUnguarded: guarded")
+	}
+	if err := m.SetPolicies([]*policy.Policy{fixed("a", 10, time.Minute, remote)}); err != nil {
+		t.Fatal(err)
+	}
+	h := m.Handler(ok)
+	for range 7 {
+		serve(h, "GET", "/")
+	}
+	if g, ok := m.Set().Policy(0).Guard(); !ok || g.Limit != 10 || m.Set().Policy(0).Spec().Limit != 8 {
+		t.Errorf("reloaded as fixed_window: limit %d, guard %v %v; want 8 judged on the configured 10's counters", m.Set().Policy(0).Spec().Limit, g, ok)
+	}
+	if err := m.SetLimit("a", 8); err != nil {
+		t.Fatal(err)
+	}
+	if got := remaining(t, serve(h, "GET", "/"), "a"); got != 0 {
+		t.Errorf("at 8 after 7: r = %d, want 0", got)
 	}
 }

@@ -166,13 +166,15 @@ type effLimit struct {
 // both lowered by it and reloaded tighter is guarded by its new
 // configured Spec and, until the reload's guard ends, by the Spec the
 // reload replaced too: three checks per request. A limit set by
-// [Middleware.SetLimitUnguarded], such as a Fleet's share, counts the
-// requests under its own Spec alone: a reload that lowers it, carried
-// over in proportion, guards it with the Spec of the limit it replaced,
-// whose counters hold them, for that Spec's time, as it guards a
-// policy with its configured Spec, judged at the new share for a window
-// kind: a client that used its share of 50 gets none of the new share of
-// 30 before the next window, one that used 20 of it 10.) An
+// [Middleware.SetLimitUnguarded], such as a Fleet's share, of a bucket
+// kind counts the requests under its own Spec alone: a reload that lowers
+// it, carried over in proportion, guards it with the Spec of the limit it
+// replaced, whose counters hold them, for that Spec's time, as it guards
+// a policy with its configured Spec; a window kind's share is SetLimit's,
+// judged on the configured counters, and a reload guards it with the
+// configured Spec it replaced, judged at the new share: a client that
+// used its share of 50 gets none of the new share of 30 before the next
+// window, one that used 20 of it 10.) An
 // effective limit set by SetLimit or
 // [Middleware.SetLimitUnguarded] survives the swap, guarded or not as it
 // was set: unchanged if the policy's configured Spec is unchanged, and
@@ -214,6 +216,9 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 				// limit is in force.
 				limited = false
 			}
+		}
+		if p.Spec().Algorithm.Windowed() {
+			l.unguarded = false // as SetLimitUnguarded makes it
 		}
 		if limited = limited && l.n != p.Spec().Limit; limited {
 			limits[p.Name()] = l
@@ -320,23 +325,27 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 	return m.setLimit("SetLimit", name, effLimit{n: limit})
 }
 
-// SetLimitUnguarded is [Middleware.SetLimit] without the guard: a limit
-// below the configured one is checked under its own Spec alone, whose
-// counters start from a full allowance, so that a client may use, in the
-// window of the change, what it used before it and the new limit as well
-// (whatever the kind: no counters are judged at the new limit).
-// It suits a limit that stays lowered for long and changes seldom, such
-// as one instance's share of a cluster-wide limit (package
-// middleware/adaptive's Fleet uses it): there the guard could bind only
-// in the window of a change (and would cost the bucket kinds a second
-// check on every request). Setting a limit in force with the other method
-// switches its guard on or off. For a window kind, switched on, the
-// configured Spec's counters decide alone (see [Middleware.SetLimit]):
-// they do not hold the requests counted under the limit unguarded, so in
-// the window of the switch a client may use those and the limit as well;
+// SetLimitUnguarded is [Middleware.SetLimit] without the guard, for the
+// bucket kinds (token_bucket, leaky_bucket, leaky_queue): a limit below
+// the configured one is checked under its own Spec alone, whose counters
+// start from a full allowance, so that a client may use, in the window of
+// the change, what it used before it and the new limit as well. It suits
+// a limit that stays lowered for long and changes seldom, such as one
+// instance's share of a cluster-wide limit (package middleware/adaptive's
+// Fleet uses it): there the guard could bind only in the window of a
+// change, and would cost a second check on every request. Setting a
+// limit in force with the other method switches its guard on or off;
 // switched off, the lowered Spec's counters, never counted while guarded,
-// start from a full allowance. A reload that lowers the limit guards it all the same
-// for a while: see [Middleware.SetPolicies].
+// start from a full allowance.
+//
+// For a window kind (fixed_window, sliding_window, sliding_log,
+// sliding_buckets) it is SetLimit: the configured Spec's counters, which
+// count requests whatever the limit, judged at the new limit, decide in
+// one check, as cheap as an unguarded limit's own and exact through every
+// change (a client that used 7 of 10 gets 1 more at 8, not 8), so there
+// is no guard to leave out, and switching between the two methods at the
+// limit in force changes nothing. A reload that lowers the limit guards
+// it all the same for a while: see [Middleware.SetPolicies].
 func (m *Middleware) SetLimitUnguarded(name string, limit int64) error {
 	return m.setLimit("SetLimitUnguarded", name, effLimit{n: limit, unguarded: true})
 }
@@ -351,8 +360,10 @@ func (m *Middleware) setLimit(op, name string, limit effLimit) error {
 	if p == nil {
 		return fmt.Errorf("middleware: %s: no policy %q", op, name)
 	}
-	if limit.n >= p.Spec().Limit {
-		limit.unguarded = false // no limit is guarded there: the flag is moot
+	if limit.n >= p.Spec().Limit || p.Spec().Algorithm.Windowed() {
+		// No limit is guarded there, or a window kind's is judged on
+		// the configured Spec's counters at no cost: the flag is moot.
+		limit.unguarded = false
 	}
 	cur, ok := m.rules.limits[name]
 	if !ok {

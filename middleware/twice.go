@@ -47,8 +47,8 @@ import (
 // further out is checked on the configured Spec's state alone
 // ([policy.Result.Folded]) and counts nothing under its lowered Spec: a
 // policy further in that counts under that Spec itself (built at that
-// limit, lowered to it by SetLimitUnguarded or a reload) is decided
-// further in, under it, the configured Spec's state left out there.
+// limit, by New or by a reload) is decided further in, under it, the
+// configured Spec's state left out there.
 //
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
@@ -312,8 +312,8 @@ func mergeJudged(res *policy.Result, judged []outerGuard) {
 // lowered by SetLimit): nothing was counted under p's Spec there. A q of
 // that Spec counts in p's state only when it is checked so too (qFolds,
 // at the same limit: the same state judged alike); one that counts under
-// that Spec itself (a copy built at that limit, one lowered by
-// SetLimitUnguarded or by a reload) is decided here, under it, and with
+// that Spec itself (a policy built at that limit, by New or by a
+// reload) is decided here, under it, and with
 // the guards p counted left out.
 func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) {
 	pgs := p.Guards()

@@ -61,29 +61,36 @@
 // while the store still holds them, and back at the configured limit, its
 // counters hold every request admitted meanwhile.
 //
-// A Fleet's shares are not guarded (the middleware's SetLimitUnguarded):
-// a share stays in force as long as the number of instances does, and a
-// guard at the cluster-wide limit would bind only in the window of a
-// change of the count (and cost every request of a bucket kind a second
-// check). In that window the
-// counters of the new share start afresh, so a client may get from one
-// instance every share it held there, added up: its old share and its
-// new one when the count grows once from two or more (never more than
-// the cluster-wide limit), but 6, 4 and then 3 of a cluster-wide 12 as
-// the count goes from 2 to 3 to 4 (13). When the count falls to one, the
-// configured limit comes back on the configured Spec's counters, which
-// counted none of the requests admitted under a share: a client may get
-// its share and the whole limit then (6 and then 12 from 2 to 1). A
-// reload that lowers a cluster-wide limit hands out no such fresh share:
-// the share it carries over in proportion is guarded, for two windows
-// or so, by the share it replaced (see middleware.Middleware.SetPolicies).
-// For a window kind that guard is judged at the new share, so that in the
-// window of the reload an instance admits a client no more than its new
-// share, counting what it used of the old one: one that used 40 of a
-// share of 100 gets 10 more when a reload halves the cluster-wide limit
-// (the share carried over at 50). For the bucket kinds it is checked at
-// the old share: no more than its old share, nor more than its new one
-// since.
+// A Fleet sets its shares through the middleware's SetLimitUnguarded. A
+// share of a window kind is judged on the configured Spec's counters, as
+// a Controller's level is (one check per request): whatever the count of
+// instances goes through, within a window one instance admits a client no
+// more than the share in force, counting everything it used in that
+// window (6 and then none of a cluster-wide 12 as the count goes from 2
+// to 3 to 4; 6 and then 6 more when it falls to 1). A share of a bucket
+// kind is not guarded: a share stays in force as long as the number of
+// instances does, and a guard at the cluster-wide limit would bind only
+// in the window of a change of the count, at the cost of a second check
+// on every request. In that window the counters of the new share start
+// afresh, so a client may get from one instance every share it held
+// there, added up: its old share and its new one when the count grows
+// once from two or more (never more than the cluster-wide limit), but 6,
+// 4 and then 3 of a cluster-wide 12 as the count goes from 2 to 3 to 4
+// (13). When the count falls to one, the configured limit comes back on
+// the configured Spec's counters, which counted none of the requests
+// admitted under a share: a client may get its share and the whole limit
+// then (6 and then 12 from 2 to 1). A reload that lowers a cluster-wide
+// limit hands out no such fresh share: the share it carries over in
+// proportion is guarded, for two windows or so, by the Spec whose
+// counters hold the requests of the old share (the share's own for a
+// bucket kind, the configured one replaced for a window kind; see
+// middleware.Middleware.SetPolicies). For a window kind that guard is
+// judged at the new share, so that in the window of the reload an
+// instance admits a client no more than its new share, counting what it
+// used of the old one: one that used 40 of a share of 100 gets 10 more
+// when a reload halves the cluster-wide limit (the share carried over at
+// 50). For the bucket kinds it is checked at the old share: no more than
+// its old share, nor more than its new one since.
 //
 // # What clients can do to it
 //

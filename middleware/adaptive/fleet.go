@@ -197,9 +197,10 @@ type unguardedTarget interface {
 // setLimit sets a share of the cluster-wide limit, without the guard when
 // the target can: a share stays in force for long and moves seldom, and
 // the guard, the cluster-wide limit itself, would bind only in the
-// window of a change of the count (and cost the bucket kinds a second
-// check per request; see the package doc: what a client may get from an
-// instance then).
+// window of a change of the count, at the cost of a second check per
+// request for a bucket kind (a window kind's share is judged on the
+// configured counters all the same: see the package doc, and what a
+// client may get from an instance then).
 func (f *Fleet) setLimit(name string, limit int64) error {
 	if u, ok := f.t.(unguardedTarget); ok {
 		return u.SetLimitUnguarded(name, limit)

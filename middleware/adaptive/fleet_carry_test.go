@@ -109,80 +109,83 @@ func (rig *fleetRig) expect(what string, n, want, share int64, guards ...int64) 
 	}
 }
 
-// TestFleetShareCarry: a reload that lowers a cluster-wide limit whose
-// share a Fleet sets (SetLimitUnguarded) guards the new share with the
-// one it replaced for two windows (TestFleetShareReloadedTighterKeepsUsage);
-// within them, nothing that moves the limit hands a client who used its
-// old share a fresh one in the same minute: a reload back up (whose share
-// finds the counters of the share it goes back to), a second reload down,
-// a change of the instance count, a switch to SetLimit's guarded limit
-// and back. The carry's end, at the first request after it, rebuilds the
-// rules without the guard and keeps the share's counters: a client that
-// used 20 of a share of 30 gets 10 more. Through chi and a ServeMux.
+// TestFleetShareCarry: a Fleet's share of a window kind (fixed_window
+// here) is judged on the configured Spec's counters, its guard folded into
+// one check (as SetLimit's; SetLimitUnguarded is the same for a window
+// kind). A reload that lowers the cluster-wide limit guards the new share
+// with the configured Spec it replaced for two windows
+// (TestFleetShareReloadedTighterKeepsUsage); within them, nothing that
+// moves the limit hands a client who used its old share a fresh one in the
+// same minute: a reload back up, a second reload down, a change of the
+// instance count, SetLimit and SetLimitUnguarded at the share. The carry's
+// end, at the first request after it, rebuilds the rules without it and
+// keeps the share's counters (the new configured Spec's, which counted
+// every request since the reload): a client that used 20 of a share of 30
+// gets 10 more. Through chi and a ServeMux.
 func TestFleetShareCarry(t *testing.T) {
 	for _, mux := range []string{"chi", "ServeMux"} {
 		t.Run("raised back/"+mux, func(t *testing.T) {
 			rig := newFleetRig(t, mux, 100, 2)
-			rig.expect("at 100", 51, 50, 50)
+			rig.expect("at 100", 51, 50, 50, 100)
 			rig.reload(60)
-			rig.expect("reloaded to 60", 31, 0, 30, 50)
+			rig.expect("reloaded to 60", 31, 0, 30, 60, 100)
 			rig.reload(100)
-			rig.expect("reloaded back to 100", 51, 0, 50)
+			rig.expect("reloaded back to 100", 51, 0, 50, 100)
 			rig.clock.Advance(time.Minute)
-			rig.expect("the next minute", 51, 50, 50)
+			rig.expect("the next minute", 51, 50, 50, 100)
 		})
 		t.Run("reloaded twice/"+mux, func(t *testing.T) {
 			rig := newFleetRig(t, mux, 100, 2)
-			rig.expect("at 100", 51, 50, 50)
+			rig.expect("at 100", 51, 50, 50, 100)
 			rig.reload(60)
-			rig.expect("reloaded to 60", 31, 0, 30, 50)
+			rig.expect("reloaded to 60", 31, 0, 30, 60, 100)
 			rig.clock.Advance(30 * time.Second) // 40 s into the minute
 			rig.reload(40)
-			rig.expect("reloaded to 40", 21, 0, 20, 50)
-			// The next minute: 20, the guard's 50 holds them too.
+			rig.expect("reloaded to 40", 21, 0, 20, 40, 100)
+			// The next minute: 20, the carry's 100 holds them too.
 			rig.clock.Advance(20 * time.Second)
-			rig.expect("the next minute", 21, 20, 20, 50)
-			// Two windows after the second reload (from the 50,
-			// which holds the requests of both): the guard ends.
+			rig.expect("the next minute", 21, 20, 20, 40, 100)
+			// Two windows after the second reload (from the 100,
+			// which holds the requests of both): the carry ends.
 			rig.clock.Advance(100 * time.Second)
-			rig.expect("two windows after the second reload", 21, 20, 20)
+			rig.expect("two windows after the second reload", 21, 20, 20, 40)
 		})
 		t.Run("instance count changes/"+mux, func(t *testing.T) {
 			rig := newFleetRig(t, mux, 120, 2)
-			rig.expect("at 120", 61, 60, 60)
+			rig.expect("at 120", 61, 60, 60, 120)
 			rig.reload(60)
-			rig.expect("reloaded to 60", 31, 0, 30, 60)
+			rig.expect("reloaded to 60", 31, 0, 30, 60, 120)
 			for _, n := range []int{3, 4} {
 				rig.n = n
 				if err := rig.f.Update(); err != nil {
 					t.Fatal(err)
 				}
-				rig.expect("at "+string(rune('0'+n))+" instances", 31, 0, int64(60/n), 60)
+				rig.expect("at "+string(rune('0'+n))+" instances", 31, 0, int64(60/n), 60, 120)
 			}
 			rig.clock.Advance(50 * time.Second)
-			rig.expect("the next minute at 4 instances", 16, 15, 15, 60)
+			rig.expect("the next minute at 4 instances", 16, 15, 15, 60, 120)
 		})
 		t.Run("SetLimit and back/"+mux, func(t *testing.T) {
 			rig := newFleetRig(t, mux, 100, 2)
-			rig.expect("at 100", 51, 50, 50)
+			rig.expect("at 100", 51, 50, 50, 100)
 			rig.reload(60)
 			if err := rig.m.SetLimit("per-ip", 30); err != nil {
 				t.Fatal(err)
 			}
-			rig.expect("guarded by SetLimit", 31, 0, 30, 60, 50)
+			rig.expect("guarded by SetLimit", 31, 0, 30, 60, 100)
 			if err := rig.m.SetLimitUnguarded("per-ip", 30); err != nil {
 				t.Fatal(err)
 			}
-			rig.expect("unguarded again", 31, 0, 30, 50)
+			rig.expect("SetLimitUnguarded, the same", 31, 0, 30, 60, 100)
 		})
 		t.Run("carry's end/"+mux, func(t *testing.T) {
 			rig := newFleetRig(t, mux, 100, 2)
-			rig.expect("at 100", 51, 50, 50)
+			rig.expect("at 100", 51, 50, 50, 100)
 			rig.reload(60)                       // at 10 s: the guard ends 120 s on
 			rig.clock.Advance(115 * time.Second) // 5 s into the third minute
-			rig.expect("before the guard's end", 20, 20, 30, 50)
+			rig.expect("before the guard's end", 20, 20, 30, 60, 100)
 			rig.clock.Advance(10 * time.Second)
-			rig.expect("after the guard's end", 11, 10, 30)
+			rig.expect("after the guard's end", 11, 10, 30, 60)
 		})
 	}
 }

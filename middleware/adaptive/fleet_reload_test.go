@@ -19,20 +19,19 @@ import (
 // attack) must not hand a client a fresh quota on an instance whose Fleet
 // holds a share of it (SetLimitUnguarded), as it hands none on any policy
 // it tightens (see middleware.Middleware.SetPolicies). The share in force
-// (50 of 2 instances, 33 of 3) is a Spec of its own, whose counters hold
-// the client's requests; the reload carries it over in proportion (30,
-// 19), the Fleet sets the new share (30, 20), and each is a new Spec on
-// fresh counters. Within the window of the reload, one instance may admit
-// a client no more than its old share (the old limit's part), and no more
-// than its new share since the reload. A client that used its old share
-// must so be refused for the rest of the minute, and get the new share in
-// the next one; the share is guarded by the one it replaced for two
-// windows, as any policy a reload tightens is by the Spec it replaced,
-// and checked once again after. It was admitted the new share again at once (80 of 2
-// instances' 50 and 30, 160 from the fleet, in a minute of limits of 100
-// and then 60): the reload's guard, the configured Spec replaced, was
-// dropped with the share's own guard, and held none of the requests a
-// share admitted anyway. By SetPolicies and ApplyConfig, through a
+// (50 of 2 instances, 33 of 3) of a window kind is judged on the
+// configured Spec's counters, which hold the client's requests; the
+// reload carries it over in proportion (30, 19), the Fleet sets the new
+// share (30, 20), judged on the new configured Spec's counters, and the
+// configured Spec replaced guards it, judged at the share, for two windows,
+// as any policy a reload tightens is guarded by the Spec it replaced. A
+// client that used its old share must so be refused for the rest of the
+// minute, and get the new share in the next one; after the two windows
+// the share is checked once again. It was once admitted the new share
+// again at once (80 of 2 instances' 50 and 30, 160 from the fleet, in a
+// minute of limits of 100 and then 60): the reload's guard, the configured
+// Spec replaced, was dropped with the share's own guard, and held none of
+// the requests a share admitted anyway. By SetPolicies and ApplyConfig, through a
 // ServeMux, on the memory store and an injected clock.
 func TestFleetShareReloadedTighterKeepsUsage(t *testing.T) {
 	for _, tc := range []struct {
@@ -91,8 +90,8 @@ func TestFleetShareReloadedTighterKeepsUsage(t *testing.T) {
 				if got := m.Set().Policy(0).Spec().Limit; got != tc.new {
 					t.Fatalf("after the reload to 60: a share of %d, want %d", got, tc.new)
 				}
-				if gs := m.Set().Policy(0).Guards(); len(gs) != 1 || gs[0].Limit != tc.oldShare {
-					t.Errorf("after the reload: guards %v, want the share replaced (%d)", gs, tc.oldShare)
+				if gs := m.Set().Policy(0).Guards(); len(gs) != 2 || gs[0].Limit != 60 || gs[1].Limit != 100 {
+					t.Errorf("after the reload: guards %v, want the configured 60 (the share's own check, folded) and the 100 replaced", gs)
 				}
 				if got := admitted(tc.new + 1); got != 0 {
 					t.Errorf("the old share of %d used, reloaded to a share of %d in the same minute: %d more admitted, want 0 (%d in a minute from one instance)",
@@ -104,8 +103,13 @@ func TestFleetShareReloadedTighterKeepsUsage(t *testing.T) {
 				}
 				clock.Advance(70 * time.Second) // two windows after the reload: its guard ends
 				admitted(1)
-				if gs := m.Set().Policy(0).Guards(); len(gs) != 0 {
-					t.Errorf("two windows after the reload: guards %v, want none (a share is checked once)", gs)
+				r := httptest.NewRequest("GET", "/", nil)
+				var res policy.Result
+				if err := m.Set().Prepare(r, m.Set().Match(r), &res); err != nil {
+					t.Fatal(err)
+				}
+				if gs := m.Set().Policy(0).Guards(); len(gs) != 1 || gs[0].Limit != 60 || !res.Folded(0) {
+					t.Errorf("two windows after the reload: guards %v, folded %v; want the configured 60 alone, folded (a share is checked once)", gs, res.Folded(0))
 				}
 			})
 		}

@@ -1,11 +1,13 @@
 package adaptive_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
@@ -22,22 +24,56 @@ func guards(m *middleware.Middleware) []bool {
 	return g
 }
 
+// newBucketMiddleware is newMiddleware with token_bucket policies of
+// limits per minute: a kind whose state is a function of its rate.
+func newBucketMiddleware(t *testing.T, limits ...int64) *middleware.Middleware {
+	t.Helper()
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []*policy.Policy
+	for i, l := range limits {
+		spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: l, Window: time.Minute}
+		ps = append(ps, policy.Must(policy.New(fmt.Sprintf("p%d", i), spec, ip)))
+	}
+	return middleware.MustNew(store, ps)
+}
+
 // TestFleetSharesUnguarded: a Fleet's shares of the cluster-wide limits
-// are set without the guard (a second check on every request for as long
-// as the instances share the limit), a Controller's lowered levels with
-// it.
+// of a bucket kind are set without the guard (a second check on every
+// request for as long as the instances share the limit), a Controller's
+// lowered levels with it. A window kind's share is judged on the
+// configured Spec's counters, one check per request: its guard folded
+// (policy.Result.Folded), as SetLimit's.
 func TestFleetSharesUnguarded(t *testing.T) {
-	m := newMiddleware(t, 100, 8)
-	n := 4
 	clock := algotest.NewClock(t0)
+	m := newBucketMiddleware(t, 100, 8)
+	n := 4
 	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
 	if got, g := limitsOf(m), guards(m); got != "25,2" || g[0] || g[1] {
-		t.Errorf("4 instances: limits %s, guarded %v; want 25,2, neither guarded", got, g)
+		t.Errorf("token_bucket, 4 instances: limits %s, guarded %v; want 25,2, neither guarded", got, g)
 	}
 
 	m = newMiddleware(t, 100, 8)
+	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: clock}); err != nil {
+		t.Fatal(err)
+	}
+	if got, g := limitsOf(m), guards(m); got != "25,2" || !g[0] || !g[1] {
+		t.Errorf("sliding_window, 4 instances: limits %s, guarded %v; want 25,2, both guarded by the configured Spec", got, g)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	var res policy.Result
+	if err := m.Set().Prepare(r, m.Set().Match(r), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Len() != 2 || !res.Folded(0) || !res.Folded(1) {
+		t.Errorf("sliding_window, 4 instances: %d policies, folded %v %v; want 2, both checked once on the configured counters", res.Len(), res.Folded(0), res.Folded(1))
+	}
+
+	m = newBucketMiddleware(t, 100, 8)
 	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Minute, Baseline: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -71,22 +107,31 @@ func TestFleetSharesThroughSetLimit(t *testing.T) {
 }
 
 // TestFleetUnguardedSharesInOneWindow: what one client gets from one
-// instance, within one window, while a Fleet moves its unguarded shares
-// of a cluster-wide limit of 12 (served through a ServeMux; the store's
-// clock stands still, so every request falls in one window): every share
-// held, added up, as the package doc says. (Guarded, as before
-// SetLimitUnguarded, each case gets at most 12; the doc claimed that
-// bound for any growth from two instances or more.)
+// instance, within one window, while a Fleet moves its shares of a
+// cluster-wide limit of 12 (served through a ServeMux; the store's clock
+// stands still, so every request falls in one window). For a window kind
+// (sliding_window) the share in force, counting every request of the
+// window: never more than the largest share held. For token_bucket, whose
+// shares are unguarded, every share held, added up, as the package doc
+// says.
 func TestFleetUnguardedSharesInOneWindow(t *testing.T) {
 	for _, tc := range []struct {
+		kind   algorithms.Kind
 		counts []int
 		want   int
 	}{
-		{[]int{2, 3}, 6 + 4},        // one step up from two: within the cluster-wide limit
-		{[]int{2, 3, 4}, 6 + 4 + 3}, // every share held in the window, added up
-		{[]int{2, 1}, 6 + 12},       // the configured Spec's counters counted none of the share's
+		{algorithms.SlidingWindow, []int{2, 3}, 6},    // 6 used, none of the 4
+		{algorithms.SlidingWindow, []int{2, 3, 4}, 6}, // nor of the 3
+		{algorithms.SlidingWindow, []int{2, 1}, 12},   // 6 more of the configured 12
+		{algorithms.SlidingWindow, []int{3, 2}, 6},    // 4, then 2 more of the 6
+		{algorithms.TokenBucket, []int{2, 3}, 6 + 4},  // one step up from two: within the cluster-wide limit
+		{algorithms.TokenBucket, []int{2, 3, 4}, 13},  // every share held in the window, added up
+		{algorithms.TokenBucket, []int{2, 1}, 6 + 12}, // the configured Spec's counters counted none of the share's
 	} {
 		m := newMiddleware(t, 12)
+		if tc.kind == algorithms.TokenBucket {
+			m = newBucketMiddleware(t, 12)
+		}
 		n := tc.counts[0]
 		fl, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: algotest.NewClock(t0)})
 		if err != nil {
@@ -111,7 +156,7 @@ func TestFleetUnguardedSharesInOneWindow(t *testing.T) {
 			}
 		}
 		if admitted != tc.want {
-			t.Errorf("instances %v: one client admitted %d times by one instance in one window, want %d (cluster-wide limit 12)", tc.counts, admitted, tc.want)
+			t.Errorf("%s, instances %v: one client admitted %d times by one instance in one window, want %d (cluster-wide limit 12)", tc.kind, tc.counts, admitted, tc.want)
 		}
 	}
 }
