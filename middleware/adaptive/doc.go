@@ -65,9 +65,13 @@
 // share of a window kind is judged on the configured Spec's counters, as
 // a Controller's level is (one check per request): whatever the count of
 // instances goes through, within a window one instance admits a client no
-// more than the share in force, counting everything it used in that
-// window (6 and then none of a cluster-wide 12 as the count goes from 2
-// to 3 to 4; 6 and then 6 more when it falls to 1). A share of a bucket
+// more than the share in force, counting everything counted under the
+// policy in that window (6 and then none of a cluster-wide 12 as the count
+// goes from 2 to 3 to 4; 6 and then 6 more when it falls to 1). Counted
+// includes requests a middleware further out on the same policy counted
+// and this one refused (see middleware.ErrCountedTwice), so a share that
+// rises within the window finds them there; a reload that raises the
+// limit starts afresh (see middleware.Middleware.SetPolicies). A share of a bucket
 // kind is not guarded: a share stays in force as long as the number of
 // instances does, and a guard at the cluster-wide limit would bind only
 // in the window of a change of the count, at the cost of a second check
