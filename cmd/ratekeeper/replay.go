@@ -177,8 +177,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	var svg *chartFile
 	if f.svg != "" {
-		// Made before the replay, so that a path that cannot be written
-		// fails at once; renamed over the path once written.
+		// Checked before the replay, so that a path that cannot be
+		// written fails at once; written (and renamed over the path) after.
 		if svg, err = createChart(f.svg); err != nil {
 			reportError(stderr, "replay", err)
 			return exitUsage
@@ -375,18 +375,22 @@ func replayChart(rep *replay.Report) *chart.Chart {
 	return c
 }
 
-// A chartFile is where a chart goes: a temporary file renamed over its
-// target once written, or, for a target that is not a regular file (a
-// device such as /dev/stdout or /dev/null, a named pipe), the target
-// itself, opened for writing.
+// A chartFile is where a chart goes: a temporary file beside its target,
+// made when the chart is written and renamed over the target, or, for a
+// target that is not a regular file (a device such as /dev/stdout or
+// /dev/null, a named pipe), the target itself, opened for writing.
 type chartFile struct {
-	f      *os.File
-	target string // the file renamed over; "" when f is the target
+	f      *os.File // the target, opened; nil for a regular file
+	path   string   // as given, for the errors
+	target string   // the file renamed over; "" when f is the target
 }
 
-// createChart makes the file a chart for path is written in, checking
-// that path can be written. A symlink at path stays: the file it names is
-// the target, as for a shell redirection.
+// createChart checks that a chart can be written for path, and returns
+// where it goes. A symlink at path stays: the file it names is the target,
+// as for a shell redirection. For a regular file (or one yet to be made)
+// the check makes a temporary file beside it and removes it at once:
+// nothing is left there while the replay runs, for an interrupted replay
+// to leave behind.
 func createChart(path string) (*chartFile, error) {
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
@@ -398,7 +402,7 @@ func createChart(path string) (*chartFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--svg %s: %w", path, err)
 		}
-		return &chartFile{f: f}, nil
+		return &chartFile{f: f, path: path}, nil
 	}
 	target := path
 	if real, err := filepath.EvalSymlinks(path); err == nil {
@@ -406,17 +410,14 @@ func createChart(path string) (*chartFile, error) {
 	} else {
 		target = linkTarget(path) // a link to a file yet to be made
 	}
-	f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
+	cf := &chartFile{path: path, target: target}
+	f, err := cf.temp()
 	if err != nil {
-		// The reason, not the name of a temporary file the user never
-		// named.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("--svg %s: %w", path, err)
+		return nil, err
 	}
-	return &chartFile{f: f, target: target}, nil
+	f.Close()
+	os.Remove(f.Name())
+	return cf, nil
 }
 
 // linkTarget follows the symlinks at path, the last element only, to the
@@ -435,30 +436,54 @@ func linkTarget(path string) string {
 	return path
 }
 
-// write writes c into the file and, for a temporary one, renames it to
-// its target.
-func (cf *chartFile) write(c *chart.Chart) error {
-	if err := c.WriteSVG(cf.f); err != nil {
-		return err
+// temp makes the temporary file beside the target.
+func (cf *chartFile) temp() (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(cf.target), "."+filepath.Base(cf.target)+".*")
+	if err != nil {
+		// The reason, not the name of a temporary file the user never
+		// named.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("--svg %s: %w", cf.path, err)
 	}
-	if cf.target == "" {
-		return cf.f.Close()
-	}
-	if err := cf.f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := cf.f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(cf.f.Name(), cf.target)
+	return f, nil
 }
 
-// discard closes the file and removes a temporary one not renamed (gone
-// already when it was); never the target.
+// write writes c into the target, for a regular file through a temporary
+// one renamed over it (removed if the chart cannot be written whole).
+func (cf *chartFile) write(c *chart.Chart) error {
+	if cf.f != nil {
+		if err := c.WriteSVG(cf.f); err != nil {
+			return err
+		}
+		return cf.f.Close()
+	}
+	f, err := cf.temp()
+	if err != nil {
+		return err
+	}
+	err = c.WriteSVG(f)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), cf.target)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// discard closes a target opened and not written (a device, a pipe).
 func (cf *chartFile) discard() {
-	cf.f.Close()
-	if cf.target != "" {
-		os.Remove(cf.f.Name())
+	if cf.f != nil {
+		cf.f.Close()
 	}
 }
 
