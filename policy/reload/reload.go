@@ -5,7 +5,9 @@
 // the links on the way to the file it resolves to and of that file are
 // watched too, so a link re-pointed or the real file saved is seen, and on
 // Linux and Windows their parents, so a directory removed and made again
-// is), waits until no event has come for the debounce ([WithDebounce]),
+// is; on Linux the file itself too, so that a write through another name
+// of it is seen, as the host's of a file bind-mounted into a container),
+// waits until no event has come for the debounce ([WithDebounce]),
 // loads it with [policy.Load]'s parser and hands each valid new version to
 // a function, typically the middleware's ApplyConfig, which swaps the
 // active rule set atomically while requests are in flight.
@@ -235,9 +237,10 @@ func WithGrace(d time.Duration) Option {
 // regular file (or a link to one) when it is read, such as a named pipe, is
 // reported as a file that does not load. On Linux a Watcher holds two
 // inotify instances, one for the file's events and one for its writers
-// (see "Writing the file" in the package doc); when the second cannot be
-// made, New logs a warning and the Watcher reads a file written in place
-// as on other systems. apply runs where the OnReload
+// (see "Writing the file" in the package doc) and its writes through
+// other names; when the second cannot be made, New logs a warning and the
+// Watcher reads a file written in place as on other systems, and sees no
+// write through another name. apply runs where the OnReload
 // hook does, under the lock that serialises reloads: like the hook, it
 // must not call Reload or Close (either would wait for it for ever).
 func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watcher, error) {
@@ -344,6 +347,10 @@ func (w *Watcher) loop() {
 				slog.String("file", w.path), slog.Any("error", err))
 			// Events may have been lost with it (a full event queue): read
 			// the file anyway; unchanged content costs a read.
+			timer.Reset(w.debounce)
+		case <-w.writes.written():
+			// The file written through another name of it (Linux),
+			// which raises no event in the directories watched.
 			timer.Reset(w.debounce)
 		case <-w.writes.closed():
 			// A writer closed the file it wrote: read it one debounce

@@ -9,7 +9,8 @@ type writeWatch struct{}
 
 func newWriteWatch() (*writeWatch, error) { return nil, nil }
 
-func (*writeWatch) follow(string)           {}
-func (*writeWatch) writing() bool           { return false }
-func (*writeWatch) closed() <-chan struct{} { return nil }
-func (*writeWatch) close()                  {}
+func (*writeWatch) follow(string)            {}
+func (*writeWatch) writing() bool            { return false }
+func (*writeWatch) closed() <-chan struct{}  { return nil }
+func (*writeWatch) written() <-chan struct{} { return nil }
+func (*writeWatch) close()                   {}
