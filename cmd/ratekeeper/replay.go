@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/textproto"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -436,19 +438,38 @@ func linkTarget(path string) string {
 	return path
 }
 
-// temp makes the temporary file beside the target.
+// temp makes the temporary file beside the target, with the permissions
+// of the target, or for a new one those os.Create gives (0666 less the
+// umask), as a shell's redirection and demo --svg give.
 func (cf *chartFile) temp() (*os.File, error) {
-	f, err := os.CreateTemp(filepath.Dir(cf.target), "."+filepath.Base(cf.target)+".*")
-	if err != nil {
-		// The reason, not the name of a temporary file the user never
-		// named.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("--svg %s: %w", cf.path, err)
+	perm, kept := os.FileMode(0o666), false
+	if fi, err := os.Stat(cf.target); err == nil {
+		perm, kept = fi.Mode().Perm(), true
 	}
-	return f, nil
+	prefix := filepath.Join(filepath.Dir(cf.target), "."+filepath.Base(cf.target)+".")
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(prefix+strconv.FormatUint(rand.Uint64(), 36), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		if err == nil && kept {
+			// The umask took bits of the target's permissions.
+			if err = f.Chmod(perm); err != nil {
+				f.Close()
+				os.Remove(f.Name())
+			}
+		}
+		if err != nil {
+			// The reason, not the name of a temporary file the user
+			// never named.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("--svg %s: %w", cf.path, err)
+		}
+		return f, nil
+	}
 }
 
 // write writes c into the target, for a regular file through a temporary
@@ -465,9 +486,6 @@ func (cf *chartFile) write(c *chart.Chart) error {
 		return err
 	}
 	err = c.WriteSVG(f)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -85,3 +85,51 @@ func TestReplaySVGNoTemporaryFileWhileReplaying(t *testing.T) {
 		t.Errorf("files in the chart's directory after the replay: %d, want 1 (the chart)", len(ents))
 	}
 }
+
+// TestReplaySVGMode: the chart has the permissions of the file it
+// replaces, and a new one those os.Create gives (0666 less the umask), as
+// a shell's redirection and demo --svg give. Replay set every chart to
+// 0644: a file kept private (0600) or shared with a group (0664) changed,
+// and a umask of 077 was ignored.
+func TestReplaySVGMode(t *testing.T) {
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref")
+	f, err := os.Create(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, err := os.Stat(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode // of the file replaced; 0: none
+		want os.FileMode
+	}{
+		{"new.svg", 0, fi.Mode().Perm()},
+		{"private.svg", 0o600, 0o600},
+		{"shared.svg", 0o664, 0o664},
+	} {
+		svg := filepath.Join(dir, tc.name)
+		if tc.mode != 0 {
+			if err := os.WriteFile(svg, []byte("<svg/>"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(svg, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, errOut, code := runCmd("replay", "--quiet", "--svg", svg, "--config", "testdata/rules.yaml", "testdata/access.log")
+		if code == exitUsage {
+			t.Fatalf("replay: exit %d; stderr: %s", code, errOut)
+		}
+		readSVG(t, svg)
+		if fi, err := os.Stat(svg); err != nil {
+			t.Fatal(err)
+		} else if got := fi.Mode().Perm(); got != tc.want {
+			t.Errorf("%s (was %v): mode %v, want %v", tc.name, tc.mode, got, tc.want)
+		}
+	}
+}
