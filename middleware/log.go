@@ -21,7 +21,12 @@ import (
 // marked "shadow") at a sampled rate, so that a flood of bad requests
 // cannot flood the log: at most N records per second for each policy (and
 // for store errors), the records dropped in one second counted in the
-// "suppressed" attribute of the next record logged for that policy.
+// "suppressed" attribute of the next record logged for that policy. The
+// failure-state changes of a flapping store (failing now and then, never
+// long enough to open the breaker) are sampled too, at most N records a
+// second, the changes left out counted in "suppressed"; when they ended in
+// a State other than the one last logged, the first request after that
+// second logs the change to it, so that the last record tells the State.
 //
 // A denial record names the policy (the first that denied the request)
 // and gives the client's key as "pk", a keyed hash (see
@@ -49,13 +54,14 @@ type LogObserver struct {
 	rawPaths bool     // LogRawPaths
 	samplers sync.Map // string -> *sampler
 	limits   sync.Map // string -> int64, the last limit seen per policy
+	states   stateLog // the records of failure-state changes
 }
 
 // A LogOption configures a LogObserver.
 type LogOption func(*LogObserver) error
 
 // LogRate sets the most records per second per policy (and for store
-// errors); the default is 10.
+// errors, and for failure-state changes); the default is 10.
 func LogRate(perSecond int) LogOption {
 	return func(l *LogObserver) error {
 		if perSecond < 1 {
@@ -212,6 +218,11 @@ func (l *LogObserver) admit(name string) (ok bool, suppressed int64) {
 
 // ObserveRequest logs store failures and rejected requests, sampled.
 func (l *LogObserver) ObserveRequest(e Event) {
+	if s := &l.states; s.pending.Load() && s.full.Load() != l.clock.Now().Unix() {
+		// A State to log, and a second with room for it: a request
+		// during a flood in the second whose budget ran out takes no lock.
+		l.flushState()
+	}
 	res := e.Result
 	if res.Err != nil && e.Outcome != KeyRejected && !prepareError(res.Err) && !clientGone(e) {
 		if ok, sup := l.admit(" store"); ok {
@@ -324,8 +335,77 @@ func (l *LogObserver) appendWhere(attrs []slog.Attr, e Event) []slog.Attr {
 	return attrs
 }
 
-// ObserveState logs a change of failure state.
-func (l *LogObserver) ObserveState(from, to State) { logStateChange(l.log, from, to) }
+// stateLog samples the records of failure-state changes: a store failing
+// now and then (not often enough in a row to open the breaker) changes the
+// State at every other request, each change a record.
+type stateLog struct {
+	mu         sync.Mutex
+	sec        int64        // Unix second counted
+	n          int64        // records in sec
+	suppressed int64        // changes not logged since the last record
+	logged     State        // the State the last record went to
+	told       State        // the State the last change told went to
+	pending    atomic.Bool  // a change was left out and told != logged
+	full       atomic.Int64 // the last second whose budget ran out
+}
+
+// take reports whether a record may be written in second sec, at most
+// perSec a second, and counts it. The caller holds s.mu.
+func (s *stateLog) take(sec, perSec int64) bool {
+	if sec != s.sec {
+		s.sec, s.n = sec, 0
+	}
+	if s.n >= perSec {
+		s.full.Store(sec)
+		return false
+	}
+	s.n++
+	return true
+}
+
+// write logs the change from → to with the changes left out before it.
+// The caller holds s.mu.
+func (s *stateLog) write(log *slog.Logger, from, to State) {
+	var extra []slog.Attr
+	if s.suppressed > 0 {
+		extra = append(extra, slog.Int64("suppressed", s.suppressed))
+	}
+	logStateChange(log, from, to, extra...)
+	s.logged, s.suppressed = to, 0
+	s.pending.Store(false)
+}
+
+// ObserveState logs a change of failure state, at most LogRate records a
+// second: the changes left out are counted in the "suppressed" attribute
+// of the next record, and when the State they ended in is not the one
+// last logged, the first request after the second's budget logs the
+// change from that one to it (see flushState).
+func (l *LogObserver) ObserveState(from, to State) {
+	s := &l.states
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.told = to
+	if !s.take(l.clock.Now().Unix(), l.perSec) {
+		s.suppressed++
+		s.pending.Store(s.told != s.logged)
+		return
+	}
+	s.write(l.log, from, to)
+}
+
+// flushState logs the State the failure-state changes left out ended in,
+// from the State last logged, when the budget of the second allows: so
+// the log's last record of the State is right once a flapping store has
+// settled.
+func (l *LogObserver) flushState() {
+	s := &l.states
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.pending.Load() || !s.take(l.clock.Now().Unix(), l.perSec) {
+		return
+	}
+	s.write(l.log, s.logged, s.told)
+}
 
 // logStateChange writes the record of a change of failure state: a
 // warning when the store starts failing, information when it answers
