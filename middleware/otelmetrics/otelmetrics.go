@@ -94,6 +94,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -173,7 +174,9 @@ type Option func(*options) error
 // Collector), an attribute becomes a label of its name, and "le" is the
 // bucket label of ratekeeper.decision.duration, which its series would
 // then carry twice, in an exposition a Prometheus scrape refuses
-// (prommetrics.WithConstLabels refuses it alike). The OpenTelemetry way
+// (prommetrics.WithConstLabels refuses it alike). For the same reason a
+// key that becomes an otel_scope_* label (the exporter's, on every series:
+// "otel.scope.name") or one with a "__" prefix (reserved) is refused. The OpenTelemetry way
 // to describe the service itself is the SDK's Resource, not these.
 func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return func(o *options) error {
@@ -186,6 +189,10 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q is an attribute of the instruments", kv.Key)
 			case kv.Key == "le":
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q is the bucket label of the decision duration histogram in Prometheus", kv.Key)
+			case strings.HasPrefix(promLabel(kv.Key), "otel_scope_"):
+				return fmt.Errorf("otelmetrics: WithAttributes: key %q is, in Prometheus, a label the OpenTelemetry exporter puts on every series (otel_scope_*)", kv.Key)
+			case strings.HasPrefix(promLabel(kv.Key), "__"):
+				return fmt.Errorf("otelmetrics: WithAttributes: key %q is, in Prometheus, a reserved label name (a \"__\" prefix)", kv.Key)
 			case seen[kv.Key]:
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q given twice", kv.Key)
 			}
@@ -194,6 +201,18 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 		o.attrs = slices.Clone(attrs)
 		return nil
 	}
+}
+
+// promLabel returns the Prometheus label name the exporters make of key
+// with the classic escaping: each character other than a letter, a digit
+// or '_' made '_'.
+func promLabel(key attribute.Key) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, string(key))
 }
 
 // WithBuckets sets the explicit bucket boundaries the decision duration
