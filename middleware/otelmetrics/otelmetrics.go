@@ -55,7 +55,14 @@
 // braces dropped, _total added to counters, "s" made _seconds), the
 // counters and gauges have prommetrics' names
 // (ratekeeper_requests_total{policy,outcome}, ratekeeper_effective_limit,
-// ...); the histogram is ratekeeper_decision_duration_seconds.
+// ...); the histogram is ratekeeper_decision_duration_seconds. The
+// exporter adds the instrumentation scope to every series:
+// otel_scope_name="github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
+// (its otel_scope_version and otel_scope_schema_url are empty, which
+// Prometheus takes as absent), so a selector or an aggregation written for
+// prommetrics (by policy, outcome, state) reads the same values; its
+// option WithoutScopeInfo leaves the label out. The SDK's Resource is
+// exported apart, as target_info.
 //
 // The series of a policy's requests and errors are reported from the
 // moment the middleware reports the policy, at zero, as prommetrics
