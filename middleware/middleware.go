@@ -74,10 +74,18 @@ type Middleware struct {
 	stateMu sync.Mutex
 	// Without an observer, the changes of state are logged on
 	// slog.Default, at most one record a second (see logState):
-	// the instant of the last record (Unix ns, 0 before any) and the
-	// changes left out since. Guarded by stateMu.
+	// the instant of the last record (Unix ns, 0 before any), the
+	// changes left out since, the State the last record went to and the
+	// one the last change went to. Guarded by stateMu.
 	stateLogged   int64
 	stateUnlogged int64
+	stateLoggedTo State
+	stateTold     State
+	// statePending: a change was left out, and the State the changes
+	// went to is not the one last logged (see flushStateLog);
+	// stateLoggedAt is stateLogged, read without stateMu.
+	statePending  atomic.Bool
+	stateLoggedAt atomic.Int64
 	// closed: Close was called; the observers are told no more changes
 	// of state. Guarded by stateMu.
 	closed bool
@@ -813,6 +821,11 @@ func (m *Middleware) answered() {
 	if m.failures.Load() != 0 {
 		m.recovered()
 	}
+	if m.statePending.Load() && !m.stateLogRecentAt(m.clock.Now().UnixNano(), m.stateLoggedAt.Load()) {
+		// A State left out to log, and a record is due: the requests
+		// of the second of the last record take no lock.
+		m.flushStateLog()
+	}
 }
 
 // reopenAt returns the instant, in Unix nanoseconds, at which the breaker
@@ -914,19 +927,62 @@ func (m *Middleware) Close() error {
 // record is written a second (on the middleware's clock), and the changes
 // left out in between are counted in the next one (changes_not_logged).
 // The caller holds stateMu.
+//
+// When the changes left out end in a State other than the one last logged
+// (a store that failed and answered again within the second), the first
+// request the store answers after the second logs the change to it (see
+// flushStateLog): the log's last record tells the State once the store
+// has settled.
 func (m *Middleware) logState(from, to State) {
 	now := m.clock.Now().UnixNano()
-	if m.stateLogged != 0 && now-m.stateLogged < int64(time.Second) && now >= m.stateLogged {
+	m.stateTold = to
+	if m.stateLogRecent(now) {
 		m.stateUnlogged++
+		m.statePending.Store(m.stateTold != m.stateLoggedTo)
 		return
 	}
-	m.stateLogged = now
+	m.writeStateLog(now, from, to)
+}
+
+// stateLogRecent reports whether the last record of a change of state was
+// written less than a second before now (a clock gone back counts as
+// not). The caller holds stateMu.
+func (m *Middleware) stateLogRecent(now int64) bool {
+	return m.stateLogRecentAt(now, m.stateLogged)
+}
+
+// stateLogRecentAt reports whether a record written at logged (0: none)
+// is less than a second before now.
+func (m *Middleware) stateLogRecentAt(now, logged int64) bool {
+	return logged != 0 && now-logged < int64(time.Second) && now >= logged
+}
+
+// writeStateLog logs the change from → to at now, with the changes left
+// out before it. The caller holds stateMu.
+func (m *Middleware) writeStateLog(now int64, from, to State) {
+	m.stateLogged, m.stateLoggedTo = now, to
+	m.stateLoggedAt.Store(now)
+	m.statePending.Store(false)
 	var extra []slog.Attr
 	if m.stateUnlogged > 0 {
 		extra = append(extra, slog.Int64("changes_not_logged", m.stateUnlogged))
 		m.stateUnlogged = 0
 	}
 	logStateChange(slog.Default(), from, to, extra...)
+}
+
+// flushStateLog logs the State the changes left out by logState ended in,
+// from the one last logged, once a second has passed since the last
+// record.
+func (m *Middleware) flushStateLog() {
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
+	if !m.statePending.Load() {
+		return
+	}
+	if now := m.clock.Now().UnixNano(); !m.stateLogRecent(now) {
+		m.writeStateLog(now, m.stateLoggedTo, m.stateTold)
+	}
 }
 
 // State returns the failure State the store's last answer put the
