@@ -224,7 +224,8 @@ func promLabel(key attribute.Key) string {
 
 // WithBuckets sets the explicit bucket boundaries the decision duration
 // histogram advises, in seconds, in increasing order; the default runs
-// from 10µs to 1s (a Redis round trip is typically under a millisecond).
+// from 1µs (a decision on the memory store) to 1s (a Redis round trip is
+// typically under a millisecond).
 // A View of the SDK may still replace them.
 func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error { return bucketRule.Given(&o.buckets, buckets) }
@@ -240,8 +241,8 @@ var bucketRule = metricset.BucketRule{Prefix: "otelmetrics", Invalid: func(b flo
 }}
 
 // DefaultBuckets are the decision duration bucket boundaries, in seconds,
-// those of prommetrics: 10µs, 25µs, 50µs, 100µs, 250µs, 500µs, 1ms,
-// 2.5ms, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms and 1s. [New] reads
+// those of prommetrics: 1µs, 2.5µs, 5µs, 10µs, 25µs, 50µs, 100µs, 250µs,
+// 500µs, 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms and 1s. [New] reads
 // them when no [WithBuckets] is given, and keeps a copy.
 var DefaultBuckets = metricset.DefaultBuckets()
 

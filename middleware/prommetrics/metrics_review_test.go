@@ -166,6 +166,9 @@ func TestEventWithoutResult(t *testing.T) {
 	want := `
 # HELP ratekeeper_decision_seconds Time to decide a request: key extraction and the store call.
 # TYPE ratekeeper_decision_seconds histogram
+ratekeeper_decision_seconds_bucket{le="1e-06"} 0
+ratekeeper_decision_seconds_bucket{le="2.5e-06"} 0
+ratekeeper_decision_seconds_bucket{le="5e-06"} 0
 ratekeeper_decision_seconds_bucket{le="1e-05"} 0
 ratekeeper_decision_seconds_bucket{le="2.5e-05"} 0
 ratekeeper_decision_seconds_bucket{le="5e-05"} 0

@@ -149,7 +149,8 @@ var ownLabels = []string{"policy", "outcome", "kind", "state"}
 
 // WithBuckets sets the upper bounds of the buckets of the decision
 // latency histogram, in seconds, in increasing order; the default runs
-// from 10µs to 1s (a Redis round trip is typically under a millisecond).
+// from 1µs (a decision on the memory store) to 1s (a Redis round trip is
+// typically under a millisecond).
 func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error { return bucketRule.Given(&o.buckets, buckets) }
 }
@@ -163,9 +164,9 @@ var bucketRule = metricset.BucketRule{Prefix: "prommetrics", Invalid: func(b flo
 	return ""
 }}
 
-// DefaultBuckets are the decision latency buckets, in seconds: 10µs,
-// 25µs, 50µs, 100µs, 250µs, 500µs, 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms,
-// 100ms, 250ms, 500ms and 1s. [New] reads them when no [WithBuckets] is
+// DefaultBuckets are the decision latency buckets, in seconds: 1µs,
+// 2.5µs, 5µs, 10µs, 25µs, 50µs, 100µs, 250µs, 500µs, 1ms, 2.5ms, 5ms,
+// 10ms, 25ms, 50ms, 100ms, 250ms, 500ms and 1s. [New] reads them when no [WithBuckets] is
 // given, and keeps a copy.
 var DefaultBuckets = metricset.DefaultBuckets()
 

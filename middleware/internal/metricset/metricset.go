@@ -21,10 +21,11 @@ import (
 )
 
 // DefaultBuckets returns a new slice of the default decision latency
-// bucket bounds, in seconds: from 10µs to 1s (a Redis round trip is
-// typically under a millisecond).
+// bucket bounds, in seconds: from 1µs (a decision on the memory store
+// takes one or two) to 1s (a Redis round trip is typically under a
+// millisecond).
 func DefaultBuckets() []float64 {
-	return []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+	return []float64{.000001, .0000025, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 }
 
 // A BucketRule checks the bucket bounds of a decision latency histogram
