@@ -160,7 +160,9 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 // sampled rejections to logger (nil: [slog.Default]) through a
 // [LogObserver] with default settings, whose pks are hashed under the
 // middleware's [WithPartitionKey] secret when it has one (given before or
-// after this option), so that they match the pks of its headers. A
+// after this option), so that they match the pks of its headers, and
+// whose seconds (LogRate) are counted on the middleware's clock
+// ([WithClock], before or after this option). A
 // middleware without any observer (neither this option nor
 // [WithObserver]) logs only the changes of its failure [State], on
 // [slog.Default] as it is at each change, at most one record a second:

@@ -144,6 +144,10 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 		// Its pks are the headers' (see WithLogger).
 		l.pkSecret, l.drawn = m.pkSecret, false
 	}
+	if l := m.logger; l != nil {
+		// Its seconds are the middleware's (see WithLogger).
+		l.clock = m.clock
+	}
 	if err := m.SetPolicies(policies); err != nil {
 		return nil, err
 	}
