@@ -300,8 +300,9 @@ func (s *MemoryStore) Take(ctx context.Context, checks ...Check) ([]Decision, er
 }
 
 // TakeOne decides a single check without allocating (for a key already held).
-// A check judged at a limit of its own ([Check.Limit]) takes the steps of
-// a Take of several checks: the quick path is for the others.
+// A check judged at a limit of its own ([Check.Limit]) on a held key is
+// decided in place too, on its Spec's state, as a Take of several checks
+// decides it; a new key's takes those steps.
 func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err error) {
 	// ready and now, in line.
 	if err := ctx.Err(); err != nil {
@@ -331,17 +332,30 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	if tb == nil || !sameSpec(&tb.spec, &c.Spec) {
 		tb = sh.lookupList(&c.Spec)
 	}
-	if tb == nil || n < 1 || n > tb.p.capacity || c.Limit != 0 {
+	lim := c.Limit
+	if tb == nil || n < 1 || n > tb.p.capacity || lim != 0 && (lim < 1 || n > lim || lim > tb.p.limit || !tb.p.kind.Windowed()) {
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
 	sh.mu.Lock()
 	if tb.dead {
 		// A compaction dropped it since the lookup.
 		sh.mu.Unlock()
+		if lim != 0 {
+			return s.takeJudged(sh, &c, h, t)
+		}
 		return s.takeLocked(sh, tb, h, n, t), nil
 	}
 	kt := tb.cells
 	p := &tb.p
+	if lim != 0 {
+		d, ok := s.takeJudgedHeld(tb, h, n, lim, t)
+		sh.mu.Unlock()
+		if !ok {
+			// A new key: the steps of a Take.
+			return s.takeJudged(sh, &c, h, t)
+		}
+		return d, nil
+	}
 	if kt == nil {
 		// sliding_log and sliding_buckets: a held key in place, with one
 		// lookup of its key table; a new one through the batch's steps.
@@ -506,6 +520,64 @@ func (s *MemoryStore) takeJudged(sh *shard, c *Check, h uint64, t int64) (Decisi
 		s.commit(sh, &op, t, nil)
 	}
 	return op.d, nil
+}
+
+// takeJudgedHeld decides a single check of cost n judged at lim (valid:
+// 1 <= n <= lim <= the Spec's limit, of a window kind) at t on tb for the
+// key of hash h, in place, when tb holds the key, as takeJudged would (the
+// state viewed, decided and committed as pending's steps do for one check;
+// the limit recorded for eviction, admitted or not); it reports false,
+// deciding nothing, when tb does not hold the key. sh.mu must be held.
+func (s *MemoryStore) takeJudgedHeld(tb *table, h uint64, n, lim, t int64) (d Decision, ok bool) {
+	p := &tb.p
+	jp := p.judged(lim)
+	var off int64
+	switch {
+	case tb.logs != nil:
+		i, held := tb.logs.kt.find(h)
+		if !held {
+			return Decision{}, false
+		}
+		lv := tb.logs.loadView(i)
+		off = lv.latest(t) - t
+		lv = lv.view(p, t+off)
+		d = lv.decide(&jp, t+off, n, true)
+		if d.Allowed {
+			tb.logs.commit(p, i, t+off, n)
+		}
+	case tb.rings != nil:
+		i, held := tb.rings.kt.find(h)
+		if !held {
+			return Decision{}, false
+		}
+		bk := tb.rings.load(i)
+		off = bk.latest(p, t) - t
+		v := bk.view(p, t+off)
+		d = v.decide(&bk, &jp, t+off, n, true)
+		if d.Allowed {
+			bk.rollTo(p, v.j)
+			bk.commit(p, n)
+			tb.rings.store(i, &bk)
+		}
+	default:
+		cp := tb.cells.get(h)
+		if cp == nil {
+			return Decision{}, false
+		}
+		cl := *cp
+		nc := cl
+		jp.decideCell(&nc, t, n, true, &d)
+		if d.Allowed {
+			*cp = nc
+		} else {
+			jp.deniedCell(&d, cl, t, 0, n)
+		}
+	}
+	tb.judge(lim, t+off)
+	if off > 0 {
+		d = d.later(off)
+	}
+	return d, true
 }
 
 // takeLocked decides a single check of cost n (in range) at t on tb for
