@@ -449,7 +449,9 @@
 // deadline, and go-redis with its default options takes seconds to give up
 // on a dead Redis (it redials and retries) and longer on a paused one. So
 // that such a Redis fails each request promptly, bound every Take with
-// [WithTimeout] (its error wraps context.DeadlineExceeded), and give the
+// [WithTimeout] (its error wraps context.DeadlineExceeded, and, when the
+// client's latest dial failed, that dial's error too: a refused connection
+// is Redis down, not slow; TestTimeoutNamesRefusedConnection), and give the
 // client short DialTimeout, ReadTimeout and WriteTimeout and
 // ContextTimeoutEnabled (then no goroutine outlives an abandoned call);
 // examples/redis does both.

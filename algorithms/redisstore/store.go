@@ -43,10 +43,13 @@ type Store struct {
 	// WithClock too, whichever option comes first.
 	minTTLSet bool
 	timeout   time.Duration // 0: only the caller's context bounds a Take
-	breaker   *breaker
-	deny      *denyCache
-	specs     specCache
-	closed    atomic.Bool
+	// dials is the client's dial outcome (a *redis.Client's only; nil
+	// otherwise), named in the store's own deadline errors.
+	dials   *dialWatch
+	breaker *breaker
+	deny    *denyCache
+	specs   specCache
+	closed  atomic.Bool
 	// noFunctions is set once the server has shown it cannot run the
 	// library (no FUNCTION/FCALL, or not allowed): then the script runs.
 	noFunctions atomic.Bool
@@ -123,7 +126,13 @@ func WithMinTTL(d time.Duration) Option {
 // go-redis alone, with its default options, takes seconds to give up on a
 // dead or paused Redis (it redials and retries); with a timeout, such a
 // Redis costs each request at most d, and the error (wrapping
-// context.DeadlineExceeded) lets the middleware apply its failure mode. As
+// context.DeadlineExceeded) lets the middleware apply its failure mode.
+// When the client could not reach Redis (on a *redis.Client, its latest
+// dial failed, less than 10 s before, and none succeeded since: go-redis
+// redials in the background while the deadline passes), the error names
+// and wraps that dial's error too, so that a refused connection (Redis
+// down: errors.Is syscall.ECONNREFUSED) reads apart from no reply (Redis
+// slow). As
 // with any deadline, a Take that timed out may still have been decided by
 // Redis. A cross-slot Take on a Cluster that must undo a reservation gives
 // the undo up to d more (see the package documentation, "Cluster"). d must
@@ -145,6 +154,12 @@ func WithTimeout(d time.Duration) Option {
 // contact Redis: the first call loads the
 // code as a function library (FUNCTION LOAD, then FCALL), which the server
 // keeps; without functions, as a script (EVALSHA, then EVAL on NOSCRIPT).
+//
+// On a *redis.Client, New adds one hook to the client (redis.Hook, with
+// AddHook; once per client, however many stores share it, and for the
+// client's lifetime): it only watches dials, keeping the latest one's
+// error, which a call ended by the store's own deadline names (see
+// [WithTimeout]); it passes commands and pipelines on untouched.
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if nilness.Is(client) {
 		return nil, errors.New("redisstore: New: client is nil")
@@ -156,6 +171,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		s.guard = !c.Options().ContextTimeoutEnabled
 	case *redis.Client:
 		s.guard = !c.Options().ContextTimeoutEnabled
+		s.dials = watchDials(c)
 	case *redis.Ring:
 		// A Ring sends a call to its first key's shard: a client key's
 		// state would live on whichever shard a Take's first check picked.
@@ -333,12 +349,24 @@ func (s *Store) callContext(ctx context.Context) (context.Context, context.Cance
 // returned only when the caller's context ended, which the breaker reads
 // (see WithCircuitBreaker). A wrapped one, such as a failed cross-slot
 // undo's, already says what timed out.
+//
+// When the client's latest dial failed (recently, and no dial succeeded
+// since: see dialWatch), the error names that failure too, and wraps it
+// as well as the context's error: "connection refused" is Redis down,
+// where a bare deadline would read as Redis slow.
 func (s *Store) ownDeadline(op string, err error, parent context.Context) error {
 	if err != context.DeadlineExceeded && err != context.Canceled || ctxDone(parent) != nil {
 		return err
 	}
+	within := ""
 	if err == context.DeadlineExceeded && s.timeout > 0 {
-		return fmt.Errorf("redisstore: %s: no reply from Redis within %s: %w", op, s.timeout, err)
+		within = " within " + s.timeout.String()
+	}
+	if cause := s.dials.cause(); cause != nil {
+		return fmt.Errorf("redisstore: %s: no reply from Redis%s (the client's latest dial failed: %w): %w", op, within, cause, err)
+	}
+	if within != "" {
+		return fmt.Errorf("redisstore: %s: no reply from Redis%s: %w", op, within, err)
 	}
 	return fmt.Errorf("redisstore: %s: %w", op, err)
 }

@@ -1,0 +1,104 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+// TestTimeoutNamesRefusedConnection: with Redis down (nothing listens on
+// its port: connection refused), a Take bounded by WithTimeout fails at the
+// timeout, as before, with an error that still wraps
+// context.DeadlineExceeded and now also names the refused dial (errors.Is
+// syscall.ECONNREFUSED): go-redis redials in the background and retries
+// while the store's deadline passes, so the deadline alone would not tell
+// "Redis is down" from "Redis is slow". Whether the client had a
+// connection before (warm) or never reached Redis (cold), and whether or
+// not it bounds I/O by the context. A paused Redis (slow, not down) names
+// no dial: see TestTimeoutPausedNamesNoDial.
+func TestTimeoutNamesRefusedConnection(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	for _, ctxTimeouts := range []bool{false, true} {
+		for _, warm := range []bool{false, true} {
+			name := "cold"
+			if warm {
+				name = "warm"
+			}
+			if ctxTimeouts {
+				name += "/client_ContextTimeoutEnabled"
+			} else {
+				name += "/client_default"
+			}
+			t.Run(name, func(t *testing.T) {
+				srv := redistest.New(t)
+				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
+				defer client.Close()
+				if warm {
+					warmUp(t, client, dayBucket)
+				}
+				s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				_ = srv.Stop() // a closed port: every dial is refused
+				for i := range 3 {
+					start := time.Now()
+					_, err := s.Take(context.Background(), dayBucket)
+					took := time.Since(start)
+					if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "redisstore: take: no reply from Redis within 200ms") {
+						t.Fatalf("Take %d on a stopped server = %v, want the store's timeout wrapping context.DeadlineExceeded", i, err)
+					}
+					if !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "connection refused") {
+						t.Fatalf("Take %d on a stopped server = %q, want it to name the refused connection (errors.Is syscall.ECONNREFUSED)", i, err)
+					}
+					if took > timeout+900*time.Millisecond {
+						t.Fatalf("Take %d returned after %s, want about the %s timeout", i, took, timeout)
+					}
+				}
+				_ = s.Close()
+				_ = client.Close()
+			})
+		}
+	}
+}
+
+// TestTimeoutPausedNamesNoDial: a paused Redis (up, answering nothing) is
+// slow, not down: the store's timeout names no dial, though the client
+// dialed (and was refused) before Redis came back.
+func TestTimeoutPausedNamesNoDial(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1})
+	defer client.Close()
+	s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_ = srv.Stop()
+	if _, err := s.Take(context.Background(), dayBucket); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("Take on a stopped server = %v, want the refused connection named", err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	warmUp(t, client, dayBucket) // a dial that succeeds
+	pauseWrites(t, srv, 2500)
+	_, err = s.Take(context.Background(), dayBucket)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Take on a paused server = %v, want context.DeadlineExceeded", err)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "dial") {
+		t.Fatalf("Take on a paused server = %q, names a dial: Redis is up", err)
+	}
+}
