@@ -102,3 +102,34 @@ func TestTimeoutPausedNamesNoDial(t *testing.T) {
 		t.Fatalf("Take on a paused server = %q, names a dial: Redis is up", err)
 	}
 }
+
+// TestTimeoutNamesRefusedConnectionCluster: as
+// TestTimeoutNamesRefusedConnection, on a Cluster whose nodes all stopped:
+// the dials are its node clients', which the store watches too.
+func TestTimeoutNamesRefusedConnectionCluster(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	cl := redistest.NewCluster(t)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	defer client.Close()
+	s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	warmUp(t, client, dayBucket)
+	cl.Stop()
+	for i := range 3 {
+		start := time.Now()
+		_, err := s.Take(context.Background(), dayBucket)
+		took := time.Since(start)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "redisstore: take: no reply from Redis within 200ms") {
+			t.Fatalf("Take %d on a stopped cluster = %v, want the store's timeout wrapping context.DeadlineExceeded", i, err)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("Take %d on a stopped cluster = %q, want it to name the refused connection (errors.Is syscall.ECONNREFUSED)", i, err)
+		}
+		if took > timeout+900*time.Millisecond {
+			t.Fatalf("Take %d returned after %s, want about the %s timeout", i, took, timeout)
+		}
+	}
+}

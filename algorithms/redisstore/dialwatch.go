@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// dialWatch is the one hook New adds to a *redis.Client (see New): it
+// dialWatch is the one hook New adds to a client (see New): it
 // keeps the outcome of the client's latest dial, so that a call the
 // store's own deadline ends can say why Redis did not answer when the
 // client could not reach it. go-redis dials in the background, retrying
@@ -78,15 +78,17 @@ func (w *dialWatch) cause() error {
 	return f.err
 }
 
-// dialWatches holds the dialWatch of every *redis.Client a store was made
-// on, by a weak pointer to the client, so that stores sharing a client
-// share its one hook, and a client no longer used is collected with its
-// entry.
-var dialWatches sync.Map // weak.Pointer[redis.Client] -> *dialWatch
+// dialWatches holds the dialWatch of every client a store was made on
+// (*redis.Client, *redis.ClusterClient), by a weak pointer to the client,
+// so that stores sharing a client share its one hook, and a client no
+// longer used is collected with its entry.
+var dialWatches sync.Map // weak.Pointer[redis.Client or redis.ClusterClient] -> *dialWatch
 
 // watchDials returns c's dialWatch, adding it to c as a hook the first
-// time (see New).
-func watchDials(c *redis.Client) *dialWatch {
+// time (see New): a *redis.Client's own, or, for a *redis.ClusterClient,
+// whose dials are its node clients', each node client the cluster client
+// makes from then on (OnNewNode).
+func watchDials[C redis.Client | redis.ClusterClient](c *C) *dialWatch {
 	key := weak.Make(c)
 	if w, ok := dialWatches.Load(key); ok {
 		return w.(*dialWatch)
@@ -95,7 +97,12 @@ func watchDials(c *redis.Client) *dialWatch {
 	if got, loaded := dialWatches.LoadOrStore(key, w); loaded {
 		return got.(*dialWatch)
 	}
-	c.AddHook(w)
-	runtime.AddCleanup(c, func(k weak.Pointer[redis.Client]) { dialWatches.Delete(k) }, key)
+	switch c := any(c).(type) {
+	case *redis.Client:
+		c.AddHook(w)
+	case *redis.ClusterClient:
+		c.OnNewNode(func(node *redis.Client) { node.AddHook(w) })
+	}
+	runtime.AddCleanup(c, func(k weak.Pointer[C]) { dialWatches.Delete(k) }, key)
 	return w
 }

@@ -43,8 +43,9 @@ type Store struct {
 	// WithClock too, whichever option comes first.
 	minTTLSet bool
 	timeout   time.Duration // 0: only the caller's context bounds a Take
-	// dials is the client's dial outcome (a *redis.Client's only; nil
-	// otherwise), named in the store's own deadline errors.
+	// dials is the client's dial outcome (nil for a client other than a
+	// *redis.Client or *redis.ClusterClient), named in the store's own
+	// deadline errors.
 	dials   *dialWatch
 	breaker *breaker
 	deny    *denyCache
@@ -127,13 +128,12 @@ func WithMinTTL(d time.Duration) Option {
 // dead or paused Redis (it redials and retries); with a timeout, such a
 // Redis costs each request at most d, and the error (wrapping
 // context.DeadlineExceeded) lets the middleware apply its failure mode.
-// When the client could not reach Redis (on a *redis.Client, its latest
-// dial failed, less than 10 s before, and none succeeded since: go-redis
-// redials in the background while the deadline passes), the error names
-// and wraps that dial's error too, so that a refused connection (Redis
-// down: errors.Is syscall.ECONNREFUSED) reads apart from no reply (Redis
-// slow). As
-// with any deadline, a Take that timed out may still have been decided by
+// When the client could not reach Redis (its latest dial failed, less than
+// 10 s before, and none succeeded since: go-redis redials in the
+// background while the deadline passes), the error names and wraps that
+// dial's error too, so that a refused connection (Redis down: errors.Is
+// syscall.ECONNREFUSED) reads apart from no reply (Redis slow). As with
+// any deadline, a Take that timed out may still have been decided by
 // Redis. A cross-slot Take on a Cluster that must undo a reservation gives
 // the undo up to d more (see the package documentation, "Cluster"). d must
 // be positive; by default there is no timeout.
@@ -155,11 +155,14 @@ func WithTimeout(d time.Duration) Option {
 // code as a function library (FUNCTION LOAD, then FCALL), which the server
 // keeps; without functions, as a script (EVALSHA, then EVAL on NOSCRIPT).
 //
-// On a *redis.Client, New adds one hook to the client (redis.Hook, with
-// AddHook; once per client, however many stores share it, and for the
-// client's lifetime): it only watches dials, keeping the latest one's
-// error, which a call ended by the store's own deadline names (see
-// [WithTimeout]); it passes commands and pipelines on untouched.
+// New adds one hook to the client (redis.Hook, with AddHook; once per
+// client, however many stores share it, and for the client's lifetime): it
+// only watches dials, keeping the latest one's error, which a call ended
+// by the store's own deadline names (see [WithTimeout]); it passes
+// commands and pipelines on untouched. On a *redis.ClusterClient, whose
+// node clients dial, the hook goes on each node client it makes from then
+// on (OnNewNode; the node clients of a cluster client already used before
+// New are not watched).
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if nilness.Is(client) {
 		return nil, errors.New("redisstore: New: client is nil")
@@ -169,6 +172,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	case *redis.ClusterClient:
 		s.cluster = c
 		s.guard = !c.Options().ContextTimeoutEnabled
+		s.dials = watchDials(c)
 	case *redis.Client:
 		s.guard = !c.Options().ContextTimeoutEnabled
 		s.dials = watchDials(c)
