@@ -37,7 +37,10 @@ import (
 //     long is failing, whoever's deadline ends the calls.
 //
 // Such calls count neither as failures nor as successes; a half-open probe
-// that ends so lets the next call probe. So callers leaving, or short
+// that ends so lets the next call probe. Nor does the failure of a call let
+// through before the circuit last opened count once a success closed it
+// again (a call whose outage outlasted the cooldown): it is old news of a
+// Redis that has answered since. So callers leaving, or short
 // deadlines in a burst, never open the circuit while Redis answers, and a
 // Redis that stops answering opens it whether the store's timeout or the
 // callers' deadlines end its calls. An error Redis replied about one key's
@@ -74,42 +77,58 @@ type breaker struct {
 	until     time.Time       // open: when the next probe may go
 	probing   bool            // half-open: a probe is in flight
 	probe     deadline.Ticket // the ticket of the last probe let through
+	// opens counts the times the circuit opened: a call's ticket holds
+	// its value when the call was let through, by which record knows the
+	// calls let through before the circuit last opened.
+	opens uint64
 	// calls gives each call let through its ticket, by which record knows
 	// the probe and tells whether its caller's deadline counts.
 	calls deadline.Calls
 }
 
+// A ticket is what the breaker gives each call it lets through, and takes
+// back with the call's outcome: the call's place among the calls
+// (deadline.Calls), and how many times the circuit had opened by then.
+type ticket struct {
+	call  deadline.Ticket
+	opens uint64
+}
+
 // allow is allowCtx for a call without a deadline.
-func (b *breaker) allow(now time.Time) (uint64, error) {
+func (b *breaker) allow(now time.Time) (ticket, error) {
 	return b.allowCtx(now, context.Background())
 }
 
 // allowCtx returns ErrCircuitOpen when the call on ctx must not go to
 // Redis, and otherwise the call's ticket, which record takes back.
-func (b *breaker) allowCtx(now time.Time, ctx context.Context) (uint64, error) {
+func (b *breaker) allowCtx(now time.Time, ctx context.Context) (ticket, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.open {
 		if now.Before(b.until) || b.probing {
-			return 0, ErrCircuitOpen
+			return ticket{}, ErrCircuitOpen
 		}
 		b.probing = true // this call is the probe
 		b.probe = b.calls.Begin(ctx)
-		return uint64(b.probe), nil
+		return ticket{b.probe, b.opens}, nil
 	}
-	return uint64(b.calls.Begin(ctx)), nil
+	return ticket{b.calls.Begin(ctx), b.opens}, nil
 }
 
-// record counts the outcome err of the call whose ticket is ticket (see
+// record counts the outcome err of the call whose ticket is tk (see
 // WithCircuitBreaker). A bare context error is the caller's context ending
 // (the store's own timeout is wrapped: see Store.ownDeadline). While the
 // circuit is open only the probe's failure counts: a call let through
 // before the circuit opened that fails now says nothing new, and must not
 // end the probe still in flight (which would let a second one through).
-func (b *breaker) record(err error, now time.Time, ticket uint64) {
+// Nor, once a success closed the circuit again, does such a call's
+// failure count (its outage can outlast the cooldown: a store timeout
+// longer than it, go-redis redialing): Redis answered since, and the
+// circuit must not open again for another cooldown on old news.
+func (b *breaker) record(err error, now time.Time, tk ticket) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t := deadline.Ticket(ticket)
+	t := tk.call
 	isProbe := b.probing && t == b.probe
 	if err == nil || keyError(err) {
 		b.calls.Replied()
@@ -129,25 +148,29 @@ func (b *breaker) record(err error, now time.Time, ticket uint64) {
 		}
 		return
 	}
+	if tk.opens != b.opens {
+		return // let through before the circuit last opened
+	}
 	b.failures++
 	if b.failures >= b.threshold {
 		b.open, b.until, b.probing = true, now.Add(b.cooldown), false
+		b.opens++
 	}
 }
 
 // unwound hands the probe on, as record does for a call that says nothing
-// of Redis, when the call of ticket ends without record having its outcome
+// of Redis, when the call of tk ends without record having its outcome
 // (recorded false: a panic, or runtime.Goexit, on the caller's
 // goroutine). Deferred by each call the breaker lets through, it keeps
 // such a probe from standing in flight for good, which kept the circuit
 // open for every later call.
-func (b *breaker) unwound(ticket uint64, recorded *bool) {
+func (b *breaker) unwound(tk ticket, recorded *bool) {
 	if *recorded {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.probing && deadline.Ticket(ticket) == b.probe {
+	if b.probing && tk.call == b.probe {
 		b.probing = false
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 var t0 = time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
 
-func mustAllow(t *testing.T, b *breaker, now time.Time) uint64 {
+func mustAllow(t *testing.T, b *breaker, now time.Time) ticket {
 	t.Helper()
 	tk, err := b.allow(now)
 	if err != nil {

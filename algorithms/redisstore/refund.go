@@ -121,7 +121,7 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 	if s.clock != nil {
 		now = s.clock.Now()
 	}
-	var probe uint64
+	var probe ticket
 	recorded := false // the breaker has the call's outcome (see breaker.unwound)
 	if s.breaker != nil {
 		var err error

@@ -288,14 +288,14 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 		}
 		marked = s.deny.mark(checks)
 	}
-	var ticket uint64
+	var tk ticket
 	recorded := false // the breaker has the call's outcome (see breaker.unwound)
 	if s.breaker != nil {
 		var err error
-		if ticket, err = s.breaker.allowCtx(local, ctx); err != nil {
+		if tk, err = s.breaker.allowCtx(local, ctx); err != nil {
 			return err
 		}
-		defer s.breaker.unwound(ticket, &recorded)
+		defer s.breaker.unwound(tk, &recorded)
 	}
 	parent := ctx
 	ctx, cancel := s.callContext(ctx)
@@ -319,7 +319,7 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	err = markKeyState(s.ownDeadline(op, err, parent))
 	replied := s.localNow(now)
 	if s.breaker != nil {
-		s.breaker.record(err, replied, ticket)
+		s.breaker.record(err, replied, tk)
 		recorded = true
 	}
 	if s.deny == nil || op == opPeek {
