@@ -159,9 +159,12 @@ func WithTimeout(d time.Duration) Option {
 // client, however many stores share it, and for the client's lifetime): it
 // only watches dials, keeping the latest one's error, which a call ended
 // by the store's own deadline names (see [WithTimeout]); it passes
-// commands and pipelines on untouched. On a *redis.ClusterClient, whose
-// node clients dial, the hook goes on each node client it makes from then
-// on (OnNewNode; the node clients of a cluster client already used before
+// commands and pipelines on untouched (go-redis builds its chain without
+// it; one effect: the client's AutoPipeliner, if the application uses
+// one, arms the guard it keeps for clients with hooks, reading a
+// goroutine id per batch). On a *redis.ClusterClient, whose node clients
+// dial, the hook goes on each node client it makes from then on
+// (OnNewNode; the node clients of a cluster client already used before
 // New are not watched).
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if nilness.Is(client) {
