@@ -3,6 +3,9 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +13,9 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
@@ -131,5 +137,46 @@ func TestTimeoutNamesRefusedConnectionCluster(t *testing.T) {
 		if took > timeout+900*time.Millisecond {
 			t.Fatalf("Take %d returned after %s, want about the %s timeout", i, took, timeout)
 		}
+	}
+}
+
+// TestMiddlewareErrorHandlerNamesRefusedConnection: what the middleware's
+// error handler receives for a request decided on a stopped Redis (a
+// store with WithTimeout, through a net/http ServeMux) names the refused
+// connection, and matches both syscall.ECONNREFUSED and
+// context.DeadlineExceeded; the request goes on (fail open).
+func TestMiddlewareErrorHandlerNamesRefusedConnection(t *testing.T) {
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer client.Close()
+	warmUp(t, client, dayBucket)
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithTimeout(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	errs := make(chan error, 1)
+	m, err := middleware.New(s, []*policy.Policy{policy.Must(policy.PerMinute("per-minute", 5, keyfunc.Must(keyfunc.IP())))},
+		middleware.WithErrorHandler(func(r *http.Request, err error) { errs <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /hello", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "hello")
+	})))
+	_ = srv.Stop()
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/hello", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d on a stopped Redis, want 200 (fail open)", rec.Code)
+	}
+	select {
+	case err := <-errs:
+		if !errors.Is(err, syscall.ECONNREFUSED) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("error handler got %q, want it to name the refused connection and wrap context.DeadlineExceeded", err)
+		}
+	default:
+		t.Fatal("the error handler was not called")
 	}
 }
