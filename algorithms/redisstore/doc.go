@@ -374,7 +374,10 @@
 // and so can a client of a server refusing writes, one at its maxmemory
 // (OOM) or a read-only replica: as a library, a Peek calls the same code
 // registered as a function flagged no-writes, which such a server runs
-// where it refuses the Take's function whole (TestPeekNeedsNoWrites).
+// where it refuses the Take's function whole (TestPeekNeedsNoWrites); one
+// that lost the library (a restart, FUNCTION FLUSH) refuses to load it
+// again, and the Peek runs as the script instead, each time until the
+// library is back (TestPeekNeedsNoWritesWithoutTheLibrary).
 // It goes through the circuit breaker and WithTimeout as a Take does. The
 // deny cache neither answers nor learns from a Peek: a status shown to a
 // client comes from Redis, which another process may have reset.

@@ -643,8 +643,10 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 // missing after the load (on a Cluster, redirected to a node that serves
 // no slot yet, such as one a slot is migrating to) runs as the script, and
 // so, for unreachedFor (10 s), does every call that finds it missing,
-// without loading it again. Only the first call of a store, or one after a
-// flush or on such a node, costs more than one round trip.
+// without loading it again. A Peek whose load the server refuses (OOM,
+// READONLY: a server refusing writes) runs as the script, which writes
+// nothing. Only the first call of a store, or one after a flush or on
+// such a node, costs more than one round trip.
 //
 // With once, the client is told not to retry the command (go-redis
 // otherwise sends it again when the connection fails, io.EOF or a read
@@ -677,6 +679,14 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				// unreachedFor: a migration's every call would load the
 				// library (about 100 kB) on every master again.
 				s.unreached.Store(int64(max(time.Since(procStart), 1)))
+				return s.script(ctx, c, keys, args, once)
+			}
+			var refused redis.Error
+			if op == opPeek && errors.As(lerr, &refused) && !functionsUnusable(lerr) {
+				// The server refused the load (at its maxmemory: OOM; a
+				// read-only replica: READONLY), as it refuses any write,
+				// while a Peek writes nothing: the script, which needs no
+				// load, answers it there (TestPeekNeedsNoWritesWithoutTheLibrary).
 				return s.script(ctx, c, keys, args, once)
 			}
 			if !functionsUnusable(lerr) {
