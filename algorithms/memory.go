@@ -348,6 +348,12 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	kt := tb.cells
 	p := &tb.p
 	if lim != 0 {
+		if sh.compactDue {
+			// A sweep emptied a table: the steps of a Take drop it
+			// first (it would shift where eviction's sample starts).
+			sh.mu.Unlock()
+			return s.takeJudged(sh, &c, h, t)
+		}
 		d, ok := s.takeJudgedHeld(tb, h, n, lim, t)
 		sh.mu.Unlock()
 		if !ok {
