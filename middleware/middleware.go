@@ -933,10 +933,11 @@ func (m *Middleware) Close() error {
 // The caller holds stateMu.
 //
 // When the changes left out end in a State other than the one last logged
-// (a store that failed and answered again within the second), the first
-// request the store answers after the second logs the change to it (see
-// flushStateLog): the log's last record tells the State once the store
-// has settled.
+// (a store that failed and answered again within the second, or answered
+// and failed again), the first request after the second that the store
+// answers, or that fails, logs the change to it (see flushStateLog): the
+// log's last record tells the State once the store has settled, up or
+// down.
 func (m *Middleware) logState(from, to State) {
 	now := m.clock.Now().UnixNano()
 	m.stateTold = to
@@ -981,6 +982,11 @@ func (m *Middleware) writeStateLog(now int64, from, to State) {
 func (m *Middleware) flushStateLog() {
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
+	m.flushStateLogLocked()
+}
+
+// flushStateLogLocked is flushStateLog for a caller that holds stateMu.
+func (m *Middleware) flushStateLogLocked() {
 	if !m.statePending.Load() {
 		return
 	}
@@ -1005,6 +1011,11 @@ func (m *Middleware) failed(r *http.Request, err error, count bool) int64 {
 		n = m.failures.Add(1)
 	}
 	m.setState(m.failure.state())
+	if m.statePending.Load() {
+		// A failure left out within the second of a recovery's record,
+		// the store down since: logged once the second has passed.
+		m.flushStateLogLocked()
+	}
 	m.stateMu.Unlock()
 	m.report(r, err)
 	return n
