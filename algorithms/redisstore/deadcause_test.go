@@ -38,12 +38,7 @@ func TestTimeoutNamesRefusedConnection(t *testing.T) {
 			if warm {
 				name = "warm"
 			}
-			if ctxTimeouts {
-				name += "/client_ContextTimeoutEnabled"
-			} else {
-				name += "/client_default"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(clientCaseName(name, ctxTimeouts), func(t *testing.T) {
 				srv := redistest.New(t)
 				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})

@@ -244,6 +244,15 @@ func TestRedisRestartMidway(t *testing.T) {
 	_ = client.Close()
 }
 
+// clientCaseName names a subtest of a case (name) on a client that
+// bounds its I/O by the context or not (go-redis's ContextTimeoutEnabled).
+func clientCaseName(name string, ctxTimeouts bool) string {
+	if ctxTimeouts {
+		return name + "/client_ContextTimeoutEnabled"
+	}
+	return name + "/client_default"
+}
+
 // TestTimeoutWithoutDeadline: the middleware passes the request's context,
 // which has no deadline; with WithTimeout a Take on a paused or dead Redis
 // still fails promptly (go-redis alone, with its default options, retries
@@ -258,12 +267,7 @@ func TestTimeoutWithoutDeadline(t *testing.T) {
 			if dead {
 				name = "dead"
 			}
-			if ctxTimeouts {
-				name += "/client_ContextTimeoutEnabled"
-			} else {
-				name += "/client_default"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(clientCaseName(name, ctxTimeouts), func(t *testing.T) {
 				srv := redistest.New(t)
 				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})

@@ -25,13 +25,21 @@ var ip = keyfunc.Must(keyfunc.IP())
 
 func newMiddleware(t *testing.T, limits ...int64) *middleware.Middleware {
 	t.Helper()
+	return newKindMiddleware(t, algorithms.SlidingWindow, limits...)
+}
+
+// newKindMiddleware is newMiddleware with policies of kind, limits per
+// minute, per ip, on a memory store.
+func newKindMiddleware(t *testing.T, kind algorithms.Kind, limits ...int64) *middleware.Middleware {
+	t.Helper()
 	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ps []*policy.Policy
 	for i, l := range limits {
-		ps = append(ps, policy.Must(policy.PerMinute(fmt.Sprintf("p%d", i), l, ip)))
+		spec := algorithms.Spec{Algorithm: kind, Limit: l, Window: time.Minute}
+		ps = append(ps, policy.Must(policy.New(fmt.Sprintf("p%d", i), spec, ip)))
 	}
 	return middleware.MustNew(store, ps)
 }

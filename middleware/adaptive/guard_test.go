@@ -1,7 +1,6 @@
 package adaptive_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -24,22 +23,6 @@ func guards(m *middleware.Middleware) []bool {
 	return g
 }
 
-// newBucketMiddleware is newMiddleware with token_bucket policies of
-// limits per minute: a kind whose state is a function of its rate.
-func newBucketMiddleware(t *testing.T, limits ...int64) *middleware.Middleware {
-	t.Helper()
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ps []*policy.Policy
-	for i, l := range limits {
-		spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: l, Window: time.Minute}
-		ps = append(ps, policy.Must(policy.New(fmt.Sprintf("p%d", i), spec, ip)))
-	}
-	return middleware.MustNew(store, ps)
-}
-
 // TestFleetSharesUnguarded: a Fleet's shares of the cluster-wide limits
 // of a bucket kind are set without the guard (a second check on every
 // request for as long as the instances share the limit), a Controller's
@@ -48,7 +31,7 @@ func newBucketMiddleware(t *testing.T, limits ...int64) *middleware.Middleware {
 // (policy.Result.Folded), as SetLimit's.
 func TestFleetSharesUnguarded(t *testing.T) {
 	clock := algotest.NewClock(t0)
-	m := newBucketMiddleware(t, 100, 8)
+	m := newKindMiddleware(t, algorithms.TokenBucket, 100, 8)
 	n := 4
 	if _, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: clock}); err != nil {
 		t.Fatal(err)
@@ -73,7 +56,7 @@ func TestFleetSharesUnguarded(t *testing.T) {
 		t.Errorf("sliding_window, 4 instances: %d policies, folded %v %v; want 2, both checked once on the configured counters", res.Len(), res.Folded(0), res.Folded(1))
 	}
 
-	m = newBucketMiddleware(t, 100, 8)
+	m = newKindMiddleware(t, algorithms.TokenBucket, 100, 8)
 	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Minute, Baseline: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +113,7 @@ func TestFleetUnguardedSharesInOneWindow(t *testing.T) {
 	} {
 		m := newMiddleware(t, 12)
 		if tc.kind == algorithms.TokenBucket {
-			m = newBucketMiddleware(t, 12)
+			m = newKindMiddleware(t, algorithms.TokenBucket, 12)
 		}
 		n := tc.counts[0]
 		fl, err := adaptive.NewFleet(m, adaptive.FleetConfig{Instances: func() int { return n }, Clock: algotest.NewClock(t0)})
