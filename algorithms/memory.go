@@ -337,31 +337,28 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
 	sh.mu.Lock()
-	if tb.dead {
-		// A compaction dropped it since the lookup.
-		sh.mu.Unlock()
-		if lim != 0 {
-			return s.takeJudged(sh, &c, h, t)
-		}
-		return s.takeLocked(sh, tb, h, n, t), nil
-	}
-	kt := tb.cells
-	p := &tb.p
 	if lim != 0 {
-		if sh.compactDue {
-			// A sweep emptied a table: the steps of a Take drop it
-			// first (it would shift where eviction's sample starts).
-			sh.mu.Unlock()
-			return s.takeJudged(sh, &c, h, t)
+		// A held key in place; the steps of a Take for a new key, a
+		// table a compaction dropped since the lookup, or a shard whose
+		// sweep emptied a table (they drop it first: it would shift
+		// where eviction's sample starts).
+		held := false
+		if !tb.dead && !sh.compactDue {
+			d, held = takeJudgedHeld(tb, h, n, lim, t)
 		}
-		d, ok := s.takeJudgedHeld(tb, h, n, lim, t)
 		sh.mu.Unlock()
-		if !ok {
-			// A new key: the steps of a Take.
+		if !held {
 			return s.takeJudged(sh, &c, h, t)
 		}
 		return d, nil
 	}
+	if tb.dead {
+		// A compaction dropped it since the lookup.
+		sh.mu.Unlock()
+		return s.takeLocked(sh, tb, h, n, t), nil
+	}
+	kt := tb.cells
+	p := &tb.p
 	if kt == nil {
 		// sliding_log and sliding_buckets: a held key in place, with one
 		// lookup of its key table; a new one through the batch's steps.
@@ -534,7 +531,7 @@ func (s *MemoryStore) takeJudged(sh *shard, c *Check, h uint64, t int64) (Decisi
 // state viewed, decided and committed as pending's steps do for one check;
 // the limit recorded for eviction, admitted or not); it reports false,
 // deciding nothing, when tb does not hold the key. sh.mu must be held.
-func (s *MemoryStore) takeJudgedHeld(tb *table, h uint64, n, lim, t int64) (d Decision, ok bool) {
+func takeJudgedHeld(tb *table, h uint64, n, lim, t int64) (d Decision, ok bool) {
 	p := &tb.p
 	jp := p.judged(lim)
 	var off int64
