@@ -27,11 +27,7 @@ func TestStoreFailureAfterRecoveryLoggedByDefault(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/breaker %d", mux, breakAfter), func(t *testing.T) {
 				buf := defaultLogTo(t)
 				clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
-				mem, _ := newStore(t)
-				store := &flapping{Store: mem}
-				m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1000, time.Minute, remote)},
-					middleware.WithClock(clock), middleware.WithBreaker(breakAfter, time.Hour))
-				h := routedBy(mux, m)
+				m, store, h := flappingServer(t, mux, clock, breakAfter)
 
 				store.down.Store(true)
 				serve(h, "GET", "/") // logged: to open

@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -19,11 +20,7 @@ import (
 func TestStoreRecoveryLoggedByDefault(t *testing.T) {
 	buf := defaultLogTo(t)
 	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
-	mem, _ := newStore(t)
-	store := &flapping{Store: mem}
-	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1000, time.Minute, remote)},
-		middleware.WithClock(clock), middleware.WithBreaker(0, 0))
-	h := routedBy("ServeMux", m)
+	m, store, h := flappingServer(t, "ServeMux", clock, 0)
 	const msg = "ratekeeper: failure state changed"
 
 	store.down.Store(true)
@@ -72,4 +69,21 @@ func TestStoreRecoveryLoggedByDefault(t *testing.T) {
 	if recs := logRecords(t, buf, msg); len(recs) != 3 {
 		t.Fatalf("records %v; want none more: the State is the one last logged", recs)
 	}
+}
+
+// flappingServer returns a middleware of one fixed_window policy of 1000
+// a minute on a flapping memory store, on clock, with its breaker opening
+// after breakAfter failures for an hour (0: none), and the handler of a
+// router (chi or ServeMux) serving it.
+func flappingServer(t *testing.T, mux string, clock *algotest.Clock, breakAfter int) (*middleware.Middleware, *flapping, http.Handler) {
+	t.Helper()
+	mem, _ := newStore(t)
+	store := &flapping{Store: mem}
+	cooldown := time.Hour
+	if breakAfter == 0 {
+		cooldown = 0
+	}
+	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1000, time.Minute, remote)},
+		middleware.WithClock(clock), middleware.WithBreaker(breakAfter, cooldown))
+	return m, store, routedBy(mux, m)
 }

@@ -825,7 +825,7 @@ func (m *Middleware) answered() {
 	if m.failures.Load() != 0 {
 		m.recovered()
 	}
-	if m.statePending.Load() && !m.stateLogRecentAt(m.clock.Now().UnixNano(), m.stateLoggedAt.Load()) {
+	if m.statePending.Load() && !stateLogRecent(m.clock.Now().UnixNano(), m.stateLoggedAt.Load()) {
 		// A State left out to log, and a record is due: the requests
 		// of the second of the last record take no lock.
 		m.flushStateLog()
@@ -941,7 +941,7 @@ func (m *Middleware) Close() error {
 func (m *Middleware) logState(from, to State) {
 	now := m.clock.Now().UnixNano()
 	m.stateTold = to
-	if m.stateLogRecent(now) {
+	if stateLogRecent(now, m.stateLogged) {
 		m.stateUnlogged++
 		m.statePending.Store(m.stateTold != m.stateLoggedTo)
 		return
@@ -949,16 +949,10 @@ func (m *Middleware) logState(from, to State) {
 	m.writeStateLog(now, from, to)
 }
 
-// stateLogRecent reports whether the last record of a change of state was
-// written less than a second before now (a clock gone back counts as
-// not). The caller holds stateMu.
-func (m *Middleware) stateLogRecent(now int64) bool {
-	return m.stateLogRecentAt(now, m.stateLogged)
-}
-
-// stateLogRecentAt reports whether a record written at logged (0: none)
-// is less than a second before now.
-func (m *Middleware) stateLogRecentAt(now, logged int64) bool {
+// stateLogRecent reports whether a record of a change of state written at
+// logged (0: none) is less than a second before now (a clock gone back
+// counts as not).
+func stateLogRecent(now, logged int64) bool {
 	return logged != 0 && now-logged < int64(time.Second) && now >= logged
 }
 
@@ -990,7 +984,7 @@ func (m *Middleware) flushStateLogLocked() {
 	if !m.statePending.Load() {
 		return
 	}
-	if now := m.clock.Now().UnixNano(); !m.stateLogRecent(now) {
+	if now := m.clock.Now().UnixNano(); !stateLogRecent(now, m.stateLogged) {
 		m.writeStateLog(now, m.stateLoggedTo, m.stateTold)
 	}
 }
