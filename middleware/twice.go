@@ -28,7 +28,10 @@ import (
 // that it denied consumed nothing there (a Take is all or nothing), so the
 // middleware further in decides the policy, and refuses the request
 // unless it is in shadow mode too: a shadow middleware further out
-// neither lifts nor doubles the limit of one further in. The IETF
+// neither lifts nor doubles the limit of one further in. (The requests it
+// counted and the one further in refused, judged at a limit lowered there,
+// stay counted: a limit raised again within the window, a Fleet's share
+// or a Controller's level, finds them there.) The IETF
 // headers then report the policy once, as the middleware further in
 // decided it: its list member replaces the shadow one's. (A leaky_queue
 // place it took is not held for by the one further in: the request goes
