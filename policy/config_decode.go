@@ -861,6 +861,13 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 				continue
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
+		} else if m := p.Masked(); m != p {
+			// "10.0.0.5/16", an interface's address as `ip addr` shows
+			// it: the proxy, or its network? Masked, it would trust the
+			// whole network to name clients, silently.
+			d.fail(item.node, item.field, "%q has bits set past its /%d, trusting the whole network %s; write %s for the proxy alone, or %s for its network",
+				s, p.Bits(), m, p.Addr(), m)
+			continue
 		}
 		if keyfunc.NormalizePrefix(p).Bits() == 0 {
 			// keyfunc.IP refuses it too; said here of the entry.
