@@ -66,13 +66,13 @@ import (
 // is the client. Entries holding every address of a family, one alone
 // (0.0.0.0/0, ::/0) or together (0.0.0.0/1 and 128.0.0.0/1, every IPv4
 // /8, ::/1 and 8000::/1), are an error: every peer of that family would be
-// a proxy. So is an entry with bits set past its length (10.0.0.5/16, an
-// interface's address and network): write the proxy's address alone
-// (10.0.0.5) or its network (10.0.0.0/16). trusted_hops: n is for
-// proxies whose addresses are not known in advance, a cloud load
-// balancer or a proxy on a Unix socket (no peer address, so that no
-// trusted_proxies entry matches): every peer is taken for the nearest
-// proxy and the client is the n-th entry from the right
+// a proxy. An empty list is an error too, and so is an entry with bits set
+// past its length (10.0.0.5/16, an interface's address and network): write
+// the proxy's address alone (10.0.0.5) or its network (10.0.0.0/16).
+// trusted_hops: n is for proxies whose addresses are not known in advance,
+// a cloud load balancer or a proxy on a Unix socket (no peer address, so
+// that no trusted_proxies entry matches): every peer is taken for the
+// nearest proxy and the client is the n-th entry from the right
 // (keyfunc.TrustedHops), so only the proxies must be able to reach the
 // server. trusted_hops is an integer from 0 (the default: none) to
 // keyfunc.DefaultMaxHops (32); it excludes trusted_proxies, and an

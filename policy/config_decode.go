@@ -140,6 +140,13 @@ func (d *decoder) config(root *cnode) *Config {
 			}
 		case "trusted_proxies":
 			before := len(d.errs)
+			if v.kind == seqNode && len(v.vals) == 0 {
+				// No proxy, as keyfunc.TrustedProxies() with no prefix,
+				// which keyfunc.IP refuses: most likely a list a
+				// template left empty, not a server clients reach
+				// directly.
+				d.fail(v, name, "is empty; list the proxies' addresses or prefixes, or leave trusted_proxies out when clients connect directly")
+			}
 			cfg.TrustedProxies = d.prefixes(v, name)
 			d.coverage(v, name, cfg.TrustedProxies)
 			proxiesBad = len(d.errs) > before
