@@ -180,6 +180,10 @@ func (c *ipConfig) validate() error {
 			return fmt.Errorf("keyfunc: IP: FromHeader(%q): X-Forwarded-For is a list of hops, not one address; use FromXForwardedFor", c.header)
 		case "Forwarded":
 			return fmt.Errorf("keyfunc: IP: FromHeader(%q): Forwarded is a list of hops, not one address; use FromForwarded", c.header)
+		case "Host":
+			// Never in the header map of an incoming request: every
+			// request from a proxy would have no client IP.
+			return fmt.Errorf("keyfunc: IP: FromHeader(%q): Host names the server the request is for, not the client, and net/http moves it out of the header map (to r.Host)", c.header)
 		}
 	case srcContext:
 		if c.fromCtx == nil {

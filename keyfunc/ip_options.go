@@ -114,6 +114,8 @@ func FromForwarded() IPOption {
 // missing or unparseable value yields [ErrNoClientIP], never an earlier
 // value. The list headers X-Forwarded-For and Forwarded are refused (IP
 // returns an error): read them with [FromXForwardedFor] and [FromForwarded].
+// So is Host, which names the server, and which net/http moves out of the
+// header map of an incoming request (to r.Host).
 func FromHeader(name string) IPOption {
 	return func(c *ipConfig) {
 		c.source, c.sources, c.header = srcHeader, c.sources+1, name

@@ -79,7 +79,8 @@ import (
 // ip_source of header:NAME, which needs trusted_proxies. With neither, the
 // client is the peer and no header is read. header:NAME is for a header of
 // one address (X-Real-IP); header:X-Forwarded-For and header:Forwarded are
-// errors, since those are lists: write x-forwarded-for or forwarded.
+// errors, since those are lists: write x-forwarded-for or forwarded; so is
+// header:Host, which names the server, not the client.
 //
 // Key parts are ip (the client address, see above), user (set by
 // keyfunc.WithUser), route (the route pattern: the router's, see

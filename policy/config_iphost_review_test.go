@@ -1,0 +1,13 @@
+package policy_test
+
+import "testing"
+
+// TestConfigIPSourceHostRefused: ip_source: header:Host loaded, and its
+// ip key found no client for any request from a trusted proxy (net/http
+// moves Host out of the header map), so every such request was refused
+// 400. It is refused at ip_source, in keyfunc.IP's words.
+func TestConfigIPSourceHostRefused(t *testing.T) {
+	wantRefused(t, "trusted_proxies: [10.0.0.0/8]\nip_source: header:host\npolicies:\n  - {name: a, limit: 1, window: 1s}\n", "t.yaml", []string{
+		`2:12 ip_source: IP: FromHeader("Host"): Host names the server the request is for, not the client, and net/http moves it out of the header map (to r.Host)`,
+	})
+}
