@@ -29,7 +29,10 @@ func (d *decoder) fail(n *cnode, field, format string, args ...any) {
 	if len(d.errs) > maxConfigErrors {
 		return
 	}
-	ce := &ConfigError{File: d.file, Field: field, Reason: fmt.Sprintf(format, args...)}
+	// A field path holds the file's keys as spelt, and a reason may
+	// quote its values: neither may carry a control character to a
+	// terminal or a log (the YAML parser's messages are escaped too).
+	ce := &ConfigError{File: d.file, Field: escapeControls(field), Reason: escapeControls(fmt.Sprintf(format, args...))}
 	if n != nil {
 		ce.Line, ce.Column = n.pos.line, n.pos.col
 	}

@@ -9,7 +9,9 @@ import (
 // (File, Line and Column, 1-based, the column counting characters in YAML
 // and JSON alike; 0 when the position is unknown), which field (a path
 // such as "policies[1].window"; empty for the document as a whole) and
-// why. errors.Is(err, ErrConfig) holds for every ConfigError.
+// why. Field and Reason hold no control character: one the file spells in
+// a key or value is written as a Go escape (\x1b, \n). errors.Is(err,
+// ErrConfig) holds for every ConfigError.
 type ConfigError struct {
 	File   string
 	Line   int

@@ -319,7 +319,7 @@ type yamlConv struct {
 
 func (c *yamlConv) errorf(n ast.Node, format string, args ...any) error {
 	p := tokenPos(n.GetToken())
-	return &ConfigError{File: c.file, Line: p.line, Column: p.col, Reason: fmt.Sprintf(format, args...)}
+	return &ConfigError{File: c.file, Line: p.line, Column: p.col, Reason: escapeControls(fmt.Sprintf(format, args...))}
 }
 
 func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
@@ -502,7 +502,7 @@ func (p *jsonConv) next() int {
 
 func (p *jsonConv) errorAt(off int, format string, args ...any) error {
 	pos := p.pos(off)
-	return &ConfigError{File: p.file, Line: pos.line, Column: pos.col, Reason: fmt.Sprintf(format, args...)}
+	return &ConfigError{File: p.file, Line: pos.line, Column: pos.col, Reason: escapeControls(fmt.Sprintf(format, args...))}
 }
 
 // pos converts a byte offset into a 1-based line and column, counting on
