@@ -70,18 +70,31 @@ type Check struct {
 	// Spec.Limit, on the state the store keeps for Spec and Key: the check
 	// is admitted when that state, holding everything counted under Spec,
 	// has room for Cost below Limit, and its Decision reports Limit, the
-	// Remaining below it and the waits until there is room below it. The
-	// window kinds count requests whatever their limit (fixed_window,
-	// sliding_window, sliding_log and sliding_buckets: their state is a
-	// count of the units admitted in a window, or the instants they were
-	// admitted at), so a limit lowered from L to l can be applied to the
-	// counts kept under L: a client that used 40 of 100 gets 10 more when
-	// the limit drops to 50, not a fresh 50. Package policy judges a
-	// guard so (see policy.Policy.WithLimit). It must be between 1 and
-	// Spec.Limit, and 0 for the other kinds, whose state (a bucket's level,
-	// a queue's tail) is a function of their rate. For a window kind, Limit
-	// equal to Spec.Limit decides as 0 does (on the general path of a Take
-	// of several checks: see [MemoryStore.TakeOne]).
+	// Remaining below it and the waits until there is room below it: it
+	// decides exactly as a check of the Spec with Limit in place of its
+	// own would decide on that same state. The window kinds count requests
+	// whatever their limit (fixed_window, sliding_window, sliding_log and
+	// sliding_buckets: their state is a count of the units admitted in a
+	// window, or the instants they were admitted at), so a limit lowered
+	// from L to l can be applied to the counts kept under L: a client that
+	// used 40 of 100 gets 10 more when the limit drops to 50, not a fresh
+	// 50. Package policy judges a guard so (see policy.Policy.WithLimit).
+	// A limit raised from L to l can be applied to them too: a client that
+	// used 100 of 100 gets 10 more when the limit rises to 110 within the
+	// window, not a fresh 110 (see [Kind.Raisable]); the state then counts
+	// more than Spec.Limit, and a check at Spec.Limit on it is denied until
+	// the window has freed room below Spec.Limit.
+	//
+	// Limit must be 0 for the bucket kinds (token_bucket, leaky_bucket,
+	// leaky_queue), whose state (a bucket's level, a queue's tail) is a
+	// function of their rate. For fixed_window, sliding_window and
+	// sliding_buckets, whose state is a pure count, it may be anything from
+	// 1 to [MaxLimit]. For sliding_log it must be between 1 and Spec.Limit:
+	// its state keeps the instant of each admission in the window (grouped
+	// by instant), at most Spec.Limit of them, which bounds its memory per
+	// key; a higher limit would let one key hold up to that many. For a
+	// window kind, Limit equal to Spec.Limit decides as 0 does (on the
+	// general path of a Take of several checks: see [MemoryStore.TakeOne]).
 	Limit int64
 }
 
@@ -98,11 +111,27 @@ func (c Check) Judged() Spec {
 // Windowed reports whether the state of k is a count of units admitted
 // in a window, or the instants they were admitted at, whatever the
 // limit: fixed_window, sliding_window, sliding_log and sliding_buckets.
-// A check of such a kind can be judged at a limit lower than its Spec's
-// ([Check.Limit]).
+// A check of such a kind can be judged at a limit of its own, lower than
+// its Spec's ([Check.Limit]), and for the kinds [Kind.Raisable] reports,
+// higher.
 func (k Kind) Windowed() bool {
 	switch k {
 	case FixedWindow, SlidingWindow, SlidingLog, SlidingBuckets:
+		return true
+	}
+	return false
+}
+
+// Raisable reports whether a check of k can be judged at a limit above
+// its Spec's ([Check.Limit]), up to [MaxLimit]: fixed_window,
+// sliding_window and sliding_buckets, whose state is a count of the units
+// admitted in a window (or in each of its sub-windows), of any size up to
+// MaxLimit. Not sliding_log: its state keeps an instant for each
+// admission in its window (grouped by instant), at most Spec.Limit of
+// them, which bounds the memory of its keys.
+func (k Kind) Raisable() bool {
+	switch k {
+	case FixedWindow, SlidingWindow, SlidingBuckets:
 		return true
 	}
 	return false
@@ -117,9 +146,10 @@ func (c Check) cost() int64 {
 }
 
 // Validate reports whether c can be decided: its Spec is valid, its Limit
-// is 0 or, for a window kind, between 1 and Spec.Limit (a *[SpecError]
-// whose Field is "Check.Limit"), and its cost is between 1 and the
-// capacity it is judged at ([Check.Judged]).
+// is 0 or, for a window kind, between 1 and Spec.Limit, or [MaxLimit] for
+// the kinds [Kind.Raisable] reports (a *[SpecError] whose Field is
+// "Check.Limit"), and its cost is between 1 and the capacity it is judged
+// at ([Check.Judged]).
 func (c Check) Validate() error {
 	if err := c.Spec.Validate(); err != nil {
 		return err
@@ -139,8 +169,10 @@ func (c Check) validateJudged() error {
 			return bad("must be 0 for %s, whose state depends on its limit; got %d", c.Spec.Algorithm, c.Limit)
 		case c.Limit < 1:
 			return bad("must be positive (or 0 for Spec.Limit), got %d", c.Limit)
-		case c.Limit > c.Spec.Limit:
-			return bad("must be at most Spec.Limit %d, got %d", c.Spec.Limit, c.Limit)
+		case c.Limit > MaxLimit:
+			return bad("must be at most %d, got %d", MaxLimit, c.Limit)
+		case c.Limit > c.Spec.Limit && !c.Spec.Algorithm.Raisable():
+			return bad("must be at most Spec.Limit %d for %s, whose state keeps an instant for each admission in its window, at most Spec.Limit of them; got %d", c.Spec.Limit, c.Spec.Algorithm, c.Limit)
 		}
 	}
 	if c.Cost < 0 {
@@ -197,9 +229,11 @@ func repeatError(checks []Check, i int) error {
 		return nil
 	}
 	// The callers stop at the first error, so the earlier checks on the
-	// key cost at most twice the capacity (2·MaxLimit): no overflow. A
-	// check judged at a lower limit ([Check.Limit]) can never be admitted
-	// behind more than that limit holds.
+	// key cost at most the highest limit one of them is judged at, and
+	// this one at most its own: at most 2·MaxLimit, no overflow. A check
+	// judged at a limit of its own ([Check.Limit]), lower or higher than
+	// its Spec's, can never be admitted behind more than that limit holds,
+	// and on a key with nothing counted, is behind up to that much.
 	limit, total := c.Judged().Capacity(), ahead+c.cost()
 	if c.Spec.Algorithm == LeakyQueue {
 		// A place in the queue is taken while the wait ahead is at most

@@ -59,14 +59,21 @@
 // matching errors.ErrUnsupported.
 //
 // A check of a window kind (fixed_window, sliding_window, sliding_log,
-// sliding_buckets) can be judged at a limit below its Spec's
-// ([Check.Limit]): it is decided on the state kept for its Spec and key,
-// which counts every request admitted under the Spec whatever the limit
-// its check was judged at, and its Decision reports that limit, the
-// Remaining below it and the waits until there is room below it. A limit
-// lowered from 100 to 50 so leaves a client that used 40 with 10 more, not
-// a fresh 50, and denies one that used 80 until 31 of them have left the
-// window; at 100 again, the client finds everything counted meanwhile.
+// sliding_buckets) can be judged at a limit of its own ([Check.Limit]):
+// it is decided on the state kept for its Spec and key, which counts every
+// request admitted under the Spec whatever the limit its check was judged
+// at, exactly as a check of the Spec with that limit in place of its own
+// would be decided on that state, and its Decision reports that limit,
+// the Remaining below it and the waits until there is room below it. A
+// limit lowered from 100 to 50 so leaves a client that used 40 with 10
+// more, not a fresh 50, and denies one that used 80 until 31 of them have
+// left the window; at 100 again, the client finds everything counted
+// meanwhile. A limit raised from 100 to 110 within the window, on the state
+// kept under 100, leaves a client that used 100 with 10 more, not a fresh
+// 110 (fixed_window, sliding_window and sliding_buckets, up to [MaxLimit]:
+// see [Kind.Raisable]; sliding_log's limit can only be lowered); at 100
+// again, the client finds the 110 counted, and is denied until the window
+// has freed room below 100.
 //
 // For every kind a Decision reports Remaining (whole units left now; for
 // leaky_queue, unit requests it would still queue now), RetryAfter

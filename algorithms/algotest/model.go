@@ -50,12 +50,16 @@ import (
 // [algorithms.Decision]); if one is denied, nothing is consumed (see
 // [Model.TakeAt] for what the Decisions of such a call report).
 //
-// A check judged at a limit below its Spec's ([algorithms.Check.Limit]) is
-// decided on the state of its (Spec, Key), which holds everything counted
-// under Spec whatever the limit of the checks that counted it, as a check
-// of the Spec [algorithms.Check.Judged] returns: its capacity C is the
-// check's Limit. So used(t) may be above C (Remaining 0), and the waits
-// are until used falls to what C needs.
+// A check judged at a limit of its own ([algorithms.Check.Limit]), below
+// its Spec's or, for fixed_window, sliding_window and sliding_buckets,
+// above it (up to algorithms.MaxLimit), is decided on the state of its
+// (Spec, Key), which holds everything counted under Spec whatever the
+// limit of the checks that counted it, as a check of the Spec
+// [algorithms.Check.Judged] returns: its capacity C is the check's Limit.
+// A window kind's used(t) does not depend on the limit (sliding_window's
+// is prev·(W−e)/W + curr, whatever L), so it may be above C (Remaining 0),
+// for a check at its Spec's own limit too once a raised one has counted
+// past it, and the waits are until used falls to what C needs.
 //
 // A Model is safe for concurrent use (it holds one lock).
 type Model struct {

@@ -36,7 +36,9 @@ func judged(c algorithms.Check, limit int64) algorithms.Check {
 const judgedTraceSeeds = 60
 
 // runJudged checks [algorithms.Check.Limit]: a check of a window kind
-// judged at a limit below its Spec's, on the state kept for (Spec, Key).
+// judged at a limit below its Spec's, or above it (fixed_window,
+// sliding_window, sliding_buckets: see runRaised for those cases), on the
+// state kept for (Spec, Key).
 //
 //   - lowered/<kind>: the case: 40 of 100 used, judged at 50,
 //     exactly 10 unit requests are admitted, then one is denied, with the
@@ -64,15 +66,19 @@ const judgedTraceSeeds = 60
 //   - retry/<kind>/<n>: a denied Take of judged and unjudged checks naming
 //     one key several times is admitted, unchanged, once its longest
 //     RetryAfter has passed, and not a nanosecond before;
+//   - raised*/<kind>: see runRaised;
 //   - invalid/<case>: Limit on token_bucket, leaky_bucket and leaky_queue,
-//     negative, or above Spec.Limit is a *algorithms.SpecError naming
-//     "Check.Limit"; a cost above the judged limit, or costs of one key
+//     negative, above algorithms.MaxLimit, or on sliding_log above
+//     Spec.Limit is a *algorithms.SpecError naming "Check.Limit"; a cost
+//     above the judged limit (lowered or raised), or costs of one key
 //     above it together, a *algorithms.CostError: ValidateChecks' error,
 //     from Take, Peek, GiveBack and Refund alike, consuming nothing;
 //   - traces/seed=<n>: random calls mixing checks with and without Limit
-//     (several limits) on the same keys, naming keys several times, with
-//     instants going back: Peek, Take (and TakeInto), GiveBack and Refund
-//     are the Model's, errors included, and every decision is sane.
+//     (several limits, below and above the Spec's, some near
+//     algorithms.MaxLimit) on the same keys, naming keys several times,
+//     with instants going back: Peek, Take (and TakeInto), GiveBack and
+//     Refund are the Model's, errors included, and every decision is
+//     sane.
 //
 // Every decision is also compared with the Model but in concurrency and
 // max_keys' flood.
@@ -91,6 +97,9 @@ func runJudged(t *testing.T, h Harness) {
 		t.Run("reset/"+kind, func(t *testing.T) { judgedReset(t, h, spec) })
 		t.Run("concurrency/"+kind, func(t *testing.T) { judgedConcurrency(t, h, spec) })
 		t.Run("max_keys/"+kind, func(t *testing.T) { judgedMaxKeys(t, h, spec) })
+		if spec.Algorithm.Raisable() {
+			runRaised(t, h, spec)
+		}
 	}
 	for si, spec := range judgedRetrySpecs() {
 		t.Run(fmt.Sprintf("retry/%s/%d", spec.Algorithm, si), func(t *testing.T) { judgedRetry(t, h, spec, uint64(si)) })
@@ -103,21 +112,30 @@ func runJudged(t *testing.T, h Harness) {
 
 // loweredWant returns the decision of the i-th (1 to 11) unit request
 // judged at 50 at +20 s on a key of spec, one of judgedSpecs, that took 40
-// at +10 s, worked out by hand.
-//
-//   - fixed_window: the window ends at +60 s; 40+i counted.
-//   - sliding_log: the 40 leave the window at +70 s + 1 ns, the requests
-//     of +20 s at +80 s + 1 ns: room below 50 grows once the 40 leave.
-//   - sliding_window: the window of +20 s (e = 20 s) counts 40+i; room
-//     grows in the next window once 40+i weighs less than 40+i−1:
-//     (40+i)·(60 s − e')/60 s <= 40+i−1, e' = ceil(60 s/(40+i)); the
-//     11th, with 50 counted, needs 50·(60 s − e')/60 s <= 49, e' = 1.2 s.
-//     The key is clear two windows after +0 s.
-//   - sliding_buckets: the 40 are in the sub-window of +10 s, which leaves
-//     at +70 s; the requests of +20 s at +80 s.
+// at +10 s, worked out by hand (see judgedWant).
 func loweredWant(kind algorithms.Kind, i int64) algorithms.Decision {
+	return judgedWant(kind, 40, 50, i)
+}
+
+// judgedWant returns the decision of the i-th (1 to 11) unit request
+// judged at limit at +20 s on a key of a Spec of judgedSpecs (a window of
+// a minute, sub-windows of 10 s) that took used = limit − 10 at +10 s,
+// worked out by hand:
+//
+//   - fixed_window: the window ends at +60 s; used+i counted.
+//   - sliding_log: the used leave the window at +70 s + 1 ns, the requests
+//     of +20 s at +80 s + 1 ns: room below limit grows once the used leave.
+//   - sliding_window: the window of +20 s (e = 20 s) counts used+i; room
+//     grows in the next window once used+i weighs less than used+i−1:
+//     (used+i)·(60 s − e')/60 s <= used+i−1, e' = ceil(60 s/(used+i)); the
+//     11th, with limit counted, needs limit·(60 s − e')/60 s <= limit−1,
+//     e' = ceil(60 s/limit). The key is clear two windows after +0 s.
+//   - sliding_buckets: the used are in the sub-window of +10 s, which
+//     leaves at +70 s; the requests of +20 s at +80 s.
+func judgedWant(kind algorithms.Kind, used, limit, i int64) algorithms.Decision {
 	const s = time.Second
-	d := algorithms.Decision{Allowed: i <= 10, Limit: 50, Remaining: max(10-i, 0)}
+	ceilMinute := func(k int64) time.Duration { return time.Duration((int64(time.Minute) + k - 1) / k) }
+	d := algorithms.Decision{Allowed: i <= 10, Limit: limit, Remaining: max(10-i, 0)}
 	switch kind {
 	case algorithms.FixedWindow:
 		d.ResetAfter, d.NextAfter = 40*s, 40*s
@@ -132,9 +150,9 @@ func loweredWant(kind algorithms.Kind, i int64) algorithms.Decision {
 	case algorithms.SlidingWindow:
 		d.ResetAfter = 100 * s
 		if d.Allowed {
-			d.NextAfter = 40*s + time.Duration((int64(time.Minute)+40+i-1)/(40+i))
+			d.NextAfter = 40*s + ceilMinute(used+i)
 		} else {
-			d.RetryAfter, d.NextAfter = 41200*time.Millisecond, 41200*time.Millisecond
+			d.RetryAfter, d.NextAfter = 40*s+ceilMinute(limit), 40*s+ceilMinute(limit)
 		}
 	case algorithms.SlidingBuckets:
 		d.ResetAfter, d.NextAfter = 60*s, 50*s
@@ -556,12 +574,19 @@ func judgedRetrySpecs() []algorithms.Spec {
 }
 
 // randomLimit returns a limit to judge a check of spec at: 0 (its own)
-// half the time, otherwise between 1 and Spec.Limit, its ends often.
+// half the time, otherwise between 1 and Spec.Limit, its ends often, or
+// for a kind whose limit can be raised (algorithms.Kind.Raisable), a
+// third of those times above it: just above, up to four times it, or
+// near algorithms.MaxLimit.
 func randomLimit(r *rand.Rand, spec algorithms.Spec) int64 {
 	if !spec.Algorithm.Windowed() || r.IntN(2) == 0 {
 		return 0
 	}
 	l := spec.Limit
+	if spec.Algorithm.Raisable() && l < algorithms.MaxLimit && r.IntN(3) == 0 {
+		up := algorithms.MaxLimit - l
+		return l + []int64{1, min(2, up), min(1+r.Int64N(3*l), up), up, up - r.Int64N(min(up, 1000))}[r.IntN(5)]
+	}
 	return []int64{1, min(2, l), l / 2, l - 1, l, 1 + r.Int64N(l)}[r.IntN(6)] // l/2 and l−1 may be 0
 }
 
@@ -621,6 +646,7 @@ func judgedRetry(t *testing.T, h Harness, spec algorithms.Spec, seed uint64) {
 func judgedInvalid(t *testing.T, h Harness) {
 	fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second}
 	bad := algorithms.Spec{Algorithm: algorithms.SlidingLog, Window: time.Second} // Limit 0
+	log := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Second}
 	buckets := []algorithms.Spec{
 		{Algorithm: algorithms.TokenBucket, Limit: 5, Window: time.Second},
 		{Algorithm: algorithms.LeakyBucket, Limit: 5, Window: time.Second, Burst: 8},
@@ -639,7 +665,13 @@ func judgedInvalid(t *testing.T, h Harness) {
 	}
 	cases := []errCase{
 		{name: "limit_negative", checks: []algorithms.Check{c(fw, -1, 1)}, field: "Check.Limit"},
-		{name: "limit_above_spec", checks: []algorithms.Check{c(fw, 6, 1)}, field: "Check.Limit"},
+		{name: "limit_above_max", checks: []algorithms.Check{c(fw, algorithms.MaxLimit+1, 1)}, field: "Check.Limit"},
+		{name: "log_limit_above_spec", checks: []algorithms.Check{c(log, 6, 1)}, field: "Check.Limit"},
+		{name: "log_limit_above_max", checks: []algorithms.Check{c(log, algorithms.MaxLimit+1, 1)}, field: "Check.Limit"},
+		{name: "cost_above_raised", checks: []algorithms.Check{c(fw, 8, 9)}, cost: 9, judged: 8},
+		{name: "repeated_above_raised", checks: []algorithms.Check{c(fw, 8, 5), c(fw, 8, 4)}, cost: 4, comb: 9, judged: 8},
+		{name: "unjudged_then_raised_above", checks: []algorithms.Check{c(fw, 0, 5), c(fw, 9, 5)}, cost: 5, comb: 10, judged: 9},
+		{name: "raised_then_unjudged_above", checks: []algorithms.Check{c(fw, 9, 4), c(fw, 0, 2)}, cost: 2, comb: 6, judged: 5},
 		{name: "spec_before_limit", checks: []algorithms.Check{c(bad, 3, 1)}, field: "Limit"},
 		{name: "cost_above_judged", checks: []algorithms.Check{c(fw, 3, 4)}, cost: 4, judged: 3},
 		{name: "cost_negative_judged", checks: []algorithms.Check{c(fw, 3, -1)}, cost: -1, judged: 3},
@@ -714,6 +746,10 @@ func judgedInvalid(t *testing.T, h Harness) {
 			{c(fw, 3, 1), c(fw, 0, 4)},                    // 5 together, the last judged at 5
 			{c(fw, 2, 1), c(fw, 2, 1)},                    // 2 together at 2
 			{c(fw, 1, 0), {Spec: fw, Key: "j", Limit: 1}}, // another key
+			{c(fw, 8, 8)},                                 // cost at a raised limit
+			{c(fw, 0, 5), c(fw, 10, 5)},                   // 10 together, the last raised to 10
+			{c(fw, algorithms.MaxLimit, algorithms.MaxLimit)},
+			{c(log, 5, 5)}, // sliding_log at Spec.Limit
 		} {
 			if ds := e.take(time.Duration(i)*time.Hour, call...); !allAllowed(ds) {
 				t.Errorf("Take(%s) on a fresh window = %+v, want admitted", formatChecks(call), ds)
