@@ -2,7 +2,10 @@ package algorithms
 
 // A cell is the fixed-size state of one key under the kinds that need no
 // more than an instant and two counts (every kind but sliding_log and
-// sliding_buckets). Counts fit in 32 bits because Limit <= MaxLimit < 2^32.
+// sliding_buckets). Counts fit in 32 bits because every limit a request is
+// counted at, its Spec's or one its check is judged at ([Check.Limit]:
+// above the Spec's too, for the window kinds), is at most MaxLimit < 2^32;
+// a window's count may be above its Spec's limit.
 //
 //	fixed_window:   t = start of the window, x = count
 //	sliding_window: t = start of the current window, x = count of the previous window, y = of the current one
@@ -49,8 +52,11 @@ func (p *params) decideCell(c *cell, t, n int64, consume bool, d *Decision) {
 // chargeCell moves *c to the state after a request of cost n at instant
 // t is counted, whether or not it fits: a check that follows a denied one
 // on its key in one Take is decided as if that one had been admitted
-// (see [Decision.RetryAfter]). The counts stay below 2^32: the checks of
-// one key in one Take cost at most the capacity together (ValidateChecks).
+// (see [Decision.RetryAfter]). The counts stay below 2^32: a key's count
+// is at most MaxLimit (a request is counted only when it fits below the
+// limit it is judged at, at most MaxLimit), and the checks of one key in
+// one Take cost at most MaxLimit together (ValidateChecks: at most the
+// limit the last is judged at), so at most 2·MaxLimit < 2^32 here.
 func (p *params) chargeCell(c *cell, t, n int64) {
 	switch p.kind {
 	case FixedWindow:
@@ -81,10 +87,21 @@ func (p *params) idleCell(c cell, t int64) bool {
 	return c.t < t || (c.t == t && c.x == 0)
 }
 
-// usedCell returns how much of the capacity c has in use at t.
+// usedCell returns how much of the capacity c has in use at t. For the
+// window kinds that is all their count weighs, which may be more than the
+// capacity: checks judged at a limit above the Spec's ([Check.Limit]) may
+// have counted past it (see MemoryStore's eviction).
 func (p *params) usedCell(c cell, t int64) int64 {
 	if p.idleCell(c, t) {
 		return 0
+	}
+	switch p.kind {
+	case FixedWindow:
+		p.fixedAdmit(&c, max(t, c.t), 0, false) // moved to the window of t
+		return int64(c.x)
+	case SlidingWindow:
+		_, avail := p.slidingAdmit(&c, max(t, c.t), 0, false)
+		return p.limit - avail // curr + ceil(prev·(W−e)/W)
 	}
 	var d Decision
 	p.decideCell(&c, t, 1, false, &d)
@@ -92,23 +109,18 @@ func (p *params) usedCell(c cell, t int64) int64 {
 }
 
 // deniedCell corrects *d, the Decision of a denied request of cost n
-// decided at t on a cell kind's state c, where c may count more than
-// p.limit: after earlier checks of its Take on its key, which cost ahead
-// (0 for none) and are counted in c as if admitted, or judged at a limit
-// below its Spec's ([Check.Limit]), whose state counts what was admitted
-// under the Spec's. The single-check reports (fixedReport, slidingReport)
-// assume a count within the limit, as every request alone and unjudged
-// leaves it:
-//
-//   - fixed_window: Remaining, the limit less the count, is not clamped
-//     at 0;
-//   - sliding_window: RetryAfter and NextAfter are reckoned in full (see
-//     slidingRepeat).
+// decided at t on a cell kind's state c, after earlier checks of its Take
+// on its key, which cost ahead > 0 and are counted in c as if admitted:
+// its RetryAfter must be the wait of one check of their combined cost on
+// the state before them (see [Decision.RetryAfter]). For sliding_window,
+// the wait on c is not that (see slidingRepeat); for fixed_window, it is
+// (the next window, or none at all); the buckets and the queue reckon it
+// themselves, on c. c may count more than p.limit (the earlier checks, or
+// a limit of its own below the one its count was kept at, or a Spec's
+// limit below the raised one a count was kept at: [Check.Limit]), which
+// the single-check reports (fixedReport, slidingReport) allow for.
 func (p *params) deniedCell(d *Decision, c cell, t, ahead, n int64) {
-	switch p.kind {
-	case FixedWindow:
-		d.Remaining = max(d.Remaining, 0)
-	case SlidingWindow:
+	if p.kind == SlidingWindow {
 		p.slidingRepeat(d, c, t, ahead, n)
 	}
 }

@@ -31,11 +31,14 @@ func (p *params) fixedAdmit(c *cell, t, n int64, consume bool) bool {
 }
 
 // fixedReport writes to *d the Decision of a request decided at t with
-// outcome ok, given the state c after fixedAdmit.
+// outcome ok, given the state c after fixedAdmit. The count may be above
+// the limit: a check judged at a limit of its own decides on the count
+// kept under its Spec's, or a check at the Spec's limit on a count that
+// checks judged at a higher one took past it ([Check.Limit]).
 func (p *params) fixedReport(d *Decision, c cell, t int64, ok bool) {
 	end := dur(c.t + p.window - t) // until the next window
 	count := int64(c.x)
-	*d = Decision{Allowed: ok, Limit: p.limit, Remaining: p.limit - count}
+	*d = Decision{Allowed: ok, Limit: p.limit, Remaining: max(p.limit-count, 0)}
 	if !ok {
 		d.RetryAfter = end
 	}

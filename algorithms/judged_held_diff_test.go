@@ -74,9 +74,12 @@ func judgedDiffSpecs(r *rand.Rand, k algorithms.Kind) []algorithms.Spec {
 // TakeOne on both. Every Decision and error must be the same, so must
 // every Sweep's count and, at the end, the store's size and a Peek of
 // every key under every Spec (at its own limit and a judged one) now and
-// later. The runs take in every window kind, alone or mixed in a shard,
-// stores bounded by WithMaxKeys or not, limits judged below the key's
-// count, costs above 1 and invalid ones, denied checks, long idle gaps,
+// later. The unjudged checks go through TakeOne on the first store and
+// Take on the second. The runs take in every window kind, alone or mixed
+// in a shard, stores bounded by WithMaxKeys or not, limits judged below
+// the key's count and above the Spec's (up to MaxLimit, for the kinds
+// whose limit can be raised; the unjudged checks then decide on counts
+// above their limit), costs above 1 and invalid ones, denied checks, long idle gaps,
 // a clock that goes back, sweeps (between a check's reading the clock and
 // its taking the lock too) and Resets.
 func TestTakeOneJudgedHeldMatchesTakeSteps(t *testing.T) {
@@ -131,6 +134,9 @@ func runJudgedDiff(seed uint64, kind algorithms.Kind, steps int) string {
 		if fd != sd {
 			return fail("%s: TakeOne decided %+v, the steps of a Take %+v", what, fd, sd)
 		}
+		if ferr == nil && (fd.Remaining < 0 || fd.Remaining > fd.Limit || fd.Allowed == (fd.RetryAfter > 0) || fd.Remaining < fd.Limit && fd.NextAfter <= 0) {
+			return fail("%s: both decided %+v, which is not sane (Remaining in [0, Limit], RetryAfter only when denied, NextAfter below Limit)", what, fd)
+		}
 		return ""
 	}
 	peekAll := func(when string) string {
@@ -138,6 +144,9 @@ func runJudgedDiff(seed uint64, kind algorithms.Kind, steps int) string {
 		for _, sp := range specs {
 			for _, k := range keys {
 				checks = append(checks, algorithms.Check{Spec: sp, Key: k}, algorithms.Check{Spec: sp, Key: k, Limit: max(1, sp.Limit/2)})
+				if sp.Algorithm.Raisable() {
+					checks = append(checks, algorithms.Check{Spec: sp, Key: k, Limit: 2 * sp.Limit})
+				}
 			}
 		}
 		fd := make([]algorithms.Decision, len(checks))
@@ -158,16 +167,21 @@ func runJudgedDiff(seed uint64, kind algorithms.Kind, steps int) string {
 		c := algorithms.Check{Spec: sp, Key: keys[r.IntN(len(keys))]}
 		switch op := r.IntN(24); {
 		case op < 13:
-			// A judged check: mostly valid, a few invalid ones.
+			// A judged check: mostly valid, a few invalid ones; for the
+			// kinds whose limit can be raised, above the Spec's a
+			// third of the time (just above, a few times it, MaxLimit).
 			switch r.IntN(10) {
 			case 0:
 				c.Limit = 1
 			case 1:
 				c.Limit = sp.Limit
 			case 2:
-				c.Limit = []int64{sp.Limit + 1, -1}[r.IntN(2)]
+				c.Limit = []int64{sp.Limit + 1, -1, algorithms.MaxLimit + 1}[r.IntN(3)]
 			default:
 				c.Limit = 1 + r.Int64N(sp.Limit)
+				if sp.Algorithm.Raisable() && r.IntN(3) == 0 {
+					c.Limit = []int64{sp.Limit + 1, sp.Limit + 1 + r.Int64N(3*sp.Limit), algorithms.MaxLimit}[r.IntN(3)]
+				}
 			}
 			lim := max(c.Limit, 1)
 			switch r.IntN(8) {
@@ -197,9 +211,16 @@ func runJudgedDiff(seed uint64, kind algorithms.Kind, steps int) string {
 				return msg
 			}
 		case op < 16:
+			// At the Spec's limit, through TakeOne on one and a Take on
+			// the other (on a count a raised limit may have taken past
+			// the Spec's).
 			c.Cost = 1 + r.Int64N(min(sp.Limit, 3))
 			fd, ferr := fast.TakeOne(ctx, c)
-			sd, serr := slow.TakeOne(ctx, c)
+			var sd algorithms.Decision
+			sds, serr := slow.Take(ctx, c)
+			if serr == nil {
+				sd = sds[0]
+			}
 			log = append(log, fmt.Sprintf("%d: %s %s cost %d at %v: %+v %v", step, c.Spec, c.Key, c.Cost, base.Now().Sub(start), sd, serr))
 			if msg := same("a check at the Spec's limit", fd, sd, ferr, serr); msg != "" {
 				return msg

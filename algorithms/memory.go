@@ -72,6 +72,19 @@ import (
 // with a limit raised back from 10 to 50, the keys are reckoned at 50 once
 // no check at 10 is in either period.
 //
+// A check judged at a limit above its Spec's (fixed_window, sliding_window
+// and sliding_buckets: see [Check.Limit]) records nothing: its key is
+// reckoned at its Spec's capacity (or the lowest lowered limit, as above),
+// and its share is everything its state counts, which such checks may
+// take past that capacity: a share above 1, more than any key checked at
+// its Spec's own limit can hold. So a client let past its Spec's limit by
+// a raised one is the last of its Spec's keys to go, and an attacker
+// displaces it only with keys that each count at least as large a share
+// (judged at a raised limit themselves, and using more of it). A raised
+// limit neither shortens a key's life (a key is idle when its counts have
+// left the window, whatever the limit) nor lowers the capacity its Spec's
+// other keys are reckoned at.
+//
 // Len never exceeds the bound (rounded up to a multiple of the number of
 // shards, as WithMaxKeys says), except after a Take on more new and held
 // keys of one shard than the shard's share of the bound, all of which it
@@ -333,7 +346,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		tb = sh.lookupList(&c.Spec)
 	}
 	lim := c.Limit
-	if tb == nil || n < 1 || n > tb.p.capacity || lim != 0 && (lim < 1 || n > lim || lim > tb.p.limit || !tb.p.kind.Windowed()) {
+	if tb == nil || n < 1 || (lim == 0 && n > tb.p.capacity) || lim != 0 && (n > lim || !tb.p.judgeable(lim)) {
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
 	sh.mu.Lock()
@@ -526,7 +539,8 @@ func (s *MemoryStore) takeJudged(sh *shard, c *Check, h uint64, t int64) (Decisi
 }
 
 // takeJudgedHeld decides a single check of cost n judged at lim (valid:
-// 1 <= n <= lim <= the Spec's limit, of a window kind) at t on tb for the
+// 1 <= n <= lim, of a window kind, and lim at most the Spec's limit for
+// sliding_log, MaxLimit for the others) at t on tb for the
 // key of hash h, in place, when tb holds the key, as takeJudged would (the
 // state viewed, decided and committed as pending's steps do for one check;
 // the limit recorded for eviction, admitted or not); it reports false,
@@ -567,13 +581,10 @@ func takeJudgedHeld(tb *table, h uint64, n, lim, t int64) (d Decision, ok bool) 
 		if cp == nil {
 			return Decision{}, false
 		}
-		cl := *cp
-		nc := cl
+		nc := *cp
 		jp.decideCell(&nc, t, n, true, &d)
 		if d.Allowed {
 			*cp = nc
-		} else {
-			jp.deniedCell(&d, cl, t, 0, n)
 		}
 	}
 	tb.judge(lim, t+off)
@@ -1024,11 +1035,12 @@ func (tb *table) usedAt(i int, t int64) int64 {
 // current or the previous period of two of the Spec's windows (see
 // reckoned): a key's state last changed at u is idle two windows later
 // (one, but for sliding_window), and until then u is in one of those two
-// periods. A check at the Spec's own limit records nothing and ends
-// nothing: were it to set the reckoning back, a flood of new keys of the
-// Spec, checked at its own limit, would set it back for the client held
-// to a lowered limit that each of them makes room beside. sh.mu must be
-// held.
+// periods. A check at the Spec's own limit, or above it, records nothing
+// and ends nothing: were it to set the reckoning back, a flood of new
+// keys of the Spec, checked at its own limit, would set it back for the
+// client held to a lowered limit that each of them makes room beside (a
+// key that a raised limit let count past the capacity has a share above
+// 1 instead: see MemoryStore). sh.mu must be held.
 func (tb *table) judge(l, u int64) {
 	if l == 0 || l >= tb.p.capacity {
 		return
@@ -1318,8 +1330,10 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	// The spared keys are not counted among those sampled: a Take on many
 	// keys of the shard must not keep the search from the others.
 	// It compares used/capacity with bestUsed/bestCap cross-multiplied in
-	// 128 bits: counts and capacities are at most MaxLimit, so the
-	// products fit 63 bits, but the comparison does not rely on it.
+	// 128 bits: counts and capacities are at most MaxLimit (a count may
+	// be above its capacity, a share above 1, after checks judged at a
+	// raised limit), so the products fit 63 bits, but the comparison does
+	// not rely on it.
 	consider := func(tb *table, k uint64, used, capacity int64) bool {
 		if spared(tb, k) {
 			return false

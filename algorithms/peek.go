@@ -100,11 +100,7 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 		if i, held := tb.cells.find(h); held {
 			cl := tb.cells.cs[i]
 			sh.mu.Unlock()
-			c0 := cl
 			p.decideCell(&cl, t, n, false, d)
-			if c.Limit != 0 && !d.Allowed {
-				p.deniedCell(d, c0, t, 0, n) // a count above the judged limit
-			}
 			p.peekDelay(d)
 			return
 		}

@@ -135,7 +135,7 @@ func (op *pending) decide(t int64, consume bool) {
 	default:
 		op.nc = op.c
 		p.decideCell(&op.nc, tl, op.n, consume, &op.d)
-		if (op.ahead > 0 || op.lim != 0) && !op.d.Allowed {
+		if op.ahead > 0 && !op.d.Allowed {
 			p.deniedCell(&op.d, op.c, tl, op.ahead, op.n)
 		}
 	}

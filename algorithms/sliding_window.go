@@ -60,10 +60,14 @@ func (p *params) slidingReport(d *Decision, c cell, t, n int64, ok bool, avail i
 		d.ResetAfter = dur(W - e)
 	}
 	switch {
-	case prev == 0 && curr > 0:
+	case prev == 0 && curr > 0 && curr <= p.limit:
 		// slidingWait(0, curr, e, L−curr+1): the next window, where the
 		// wait W−e+W−floor((curr−1)·W/curr) is W−e+ceil(W/curr), with no
-		// 128-bit product.
+		// 128-bit product. Not for a count above the limit (a check judged
+		// below the limit its Spec's count was kept at, or at its Spec's
+		// below a count checks judged higher took: see [Check.Limit]),
+		// where Remaining is 0, not L−curr, and the wait for one unit is
+		// longer.
 		d.NextAfter = dur(W - e + (W+curr-1)/curr)
 	case d.Remaining < p.limit:
 		d.NextAfter = dur(p.slidingWait(prev, curr, e, d.Remaining+1))
@@ -105,19 +109,14 @@ func (p *params) slidingWait(prev, curr, e, m int64) int64 {
 
 // slidingRepeat corrects *d, the Decision of a denied check of cost n
 // decided at t on c, the state after the earlier checks of its Take on its
-// key, which cost ahead and are counted in c's current window (the window
-// of t, or of c.t when the clock went back); ahead is 0 for a check with
-// none ahead judged below its Spec's limit, on a count that may be above
-// it ([Check.Limit]):
-//
-//   - RetryAfter becomes the wait of one check of cost ahead+n on the
-//     state before them, so that the whole Take is admitted after it. On
-//     c the wait would count those units as the previous window's after a
-//     window boundary, where a retry counts them again in its own;
-//   - NextAfter is reckoned in full: slidingReport's shortcut for an empty
-//     previous window holds only while the current count is at most
-//     Limit, which the earlier checks, a denied one counted as admitted,
-//     may pass, as may the count of a judged check.
+// key, which cost ahead > 0 and are counted in c's current window (the
+// window of t, or of c.t when the clock went back): RetryAfter becomes the
+// wait of one check of cost ahead+n on the state before them, so that the
+// whole Take is admitted after it. On c the wait would count those units
+// as the previous window's after a window boundary, where a retry counts
+// them again in its own. (NextAfter needs nothing: slidingReport reckons
+// it in full for a count above the limit, which the earlier checks, a
+// denied one counted as admitted, may pass.)
 //
 // ahead+n is at most Limit (ValidateChecks, at the limit p is judged at).
 func (p *params) slidingRepeat(d *Decision, c cell, t, ahead, n int64) {
@@ -125,9 +124,6 @@ func (p *params) slidingRepeat(d *Decision, c cell, t, ahead, n int64) {
 	p.slidingAdmit(&c, te, 0, false) // moved to the window of te
 	e, prev, curr := te-c.t, int64(c.x), int64(c.y)
 	d.RetryAfter = dur(te - t + p.slidingWait(prev, curr-ahead, e, ahead+n))
-	if d.Remaining < p.limit {
-		d.NextAfter = dur(te - t + p.slidingWait(prev, curr, e, d.Remaining+1))
-	}
 }
 
 // slidingGiveBack gives back at t cost n counted by a Take whose key was
