@@ -43,7 +43,9 @@ func (rt *ringTable) load(i int) slidingBuckets {
 }
 
 // store writes back s, loaded from slot i (its counts are the ring's own).
-// The sum fits in 32 bits: it is at most Limit <= MaxLimit.
+// The sum fits in 32 bits: a request is counted only when the sum stays
+// within the limit it is judged at, its Spec's or a check's own, lower or
+// higher ([Check.Limit]), at most MaxLimit < 2^32; so is each bucket.
 func (rt *ringTable) store(i int, s *slidingBuckets) {
 	c := &rt.kt.cs[i]
 	c.t, c.x = s.last, uint32(s.sum)
