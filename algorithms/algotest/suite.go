@@ -128,8 +128,13 @@ const (
 //     at several limits; stacked with another Spec; all or nothing; Peek, GiveBack, Reset,
 //     concurrency and a bounded store with judged checks; RetryAfter of
 //     denied calls; invalid limits and costs (ValidateChecks' errors);
-//     random traces mixing judged and unjudged checks on the same keys
-//     compared with the Model (see runJudged).
+//     for fixed_window, sliding_window and sliding_buckets, limits raised
+//     above the Spec's (100 of 100 used, judged at 110: exactly 10 more;
+//     at Spec.Limit again, denied until the window frees room; all or
+//     nothing; concurrency; a bounded store: see runRaised); random
+//     traces mixing judged (below and above the Spec's limit, up to
+//     algorithms.MaxLimit) and unjudged checks on the same keys compared
+//     with the Model (see runJudged).
 //
 // Every decision the suite makes is also compared with the Model, but for
 // those whose exact values are checked otherwise: the seed examples (against
