@@ -33,7 +33,7 @@ func TestTableReckonsJudgedLimits(t *testing.T) {
 			case 2:
 				u += 2*w - 1 - floorMod(u, 2*w) // the last instant of a period
 			}
-			l := []int64{0, 1000, 10, 50, 200, 999, 1 + r.Int64N(999)}[r.IntN(7)]
+			l := []int64{0, 1000, 10, 50, 200, 999, 1 + r.Int64N(999), 1001, MaxLimit}[r.IntN(9)] // above 1000: raised, recording nothing
 			tb.judge(l, u)
 			if l != 0 && l < 1000 {
 				hist = append(hist, check{l, u})
@@ -66,3 +66,34 @@ func TestTableReckonsJudgedLimits(t *testing.T) {
 }
 
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+
+// TestUsedCellCountsPastTheLimit: eviction reckons a window kind's key at
+// everything its state counts, which checks judged at a limit above the
+// Spec's may take past the Spec's capacity: a share above 1, so that such
+// a key goes after every key checked at its Spec's own limit. 15 units
+// judged at 20 on a Spec of 10 a minute count 15 in their window; for
+// sliding_window, a fifth into the next window they weigh
+// ceil(15·4/5) = 12, and a fifth into the one after nothing (idle).
+func TestUsedCellCountsPastTheLimit(t *testing.T) {
+	const w = int64(time.Minute)
+	for _, k := range []Kind{FixedWindow, SlidingWindow} {
+		p := newParams(Spec{Algorithm: k, Limit: 10, Window: time.Minute})
+		jp := p.judged(20)
+		t0 := 7 * w
+		c := p.freshCell(t0)
+		var d Decision
+		jp.decideCell(&c, t0+w/10, 15, true, &d)
+		if !d.Allowed || d.Remaining != 5 {
+			t.Fatalf("%s: 15 judged at 20 = %+v, want admitted with 5 left", k, d)
+		}
+		want := map[int64]int64{t0 + w/2: 15, t0 + w + w/5: 0, t0 + 2*w + w/5: 0}
+		if k == SlidingWindow {
+			want[t0+w+w/5] = 12
+		}
+		for at, u := range want {
+			if got := p.usedCell(c, at); got != u {
+				t.Errorf("%s: 15 counted at +%v: used at +%v = %d, want %d", k, time.Duration(w/10), time.Duration(at-t0), got, u)
+			}
+		}
+	}
+}
