@@ -445,9 +445,10 @@ func TestJudgedKeysAndReset(t *testing.T) {
 	}
 }
 
-// TestJudgedInvalid: Check.Limit on a bucket kind, above Spec.Limit or
+// TestJudgedInvalid: Check.Limit on a bucket kind, above Spec.Limit for
+// sliding_log, above algorithms.MaxLimit for the other window kinds, or
 // negative, and a cost above the judged limit (alone, or with the earlier
-// checks of its key), are refused with the errors algorithms.ValidateChecks
+// checks of its key, one judged above the Spec's limit too), are refused with the errors algorithms.ValidateChecks
 // returns, by Take, TakeInto, Peek and GiveBack, before any command is
 // sent.
 func TestJudgedInvalid(t *testing.T) {
@@ -467,7 +468,10 @@ func TestJudgedInvalid(t *testing.T) {
 		checks = append(checks, []algorithms.Check{{Spec: s, Key: "k", Limit: 50}})
 	}
 	checks = append(checks,
-		[]algorithms.Check{{Spec: fixed, Key: "k", Limit: 101}},
+		[]algorithms.Check{{Spec: algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 100, Window: 10 * time.Second}, Key: "k", Limit: 101}},
+		[]algorithms.Check{{Spec: fixed, Key: "k", Limit: algorithms.MaxLimit + 1}},
+		[]algorithms.Check{{Spec: fixed, Key: "k", Limit: 110, Cost: 111}},
+		[]algorithms.Check{{Spec: fixed, Key: "k", Limit: 110, Cost: 60}, {Spec: fixed, Key: "k", Limit: 110, Cost: 51}},
 		[]algorithms.Check{{Spec: fixed, Key: "k", Limit: -1}},
 		[]algorithms.Check{{Spec: fixed, Key: "k", Limit: 50, Cost: 51}},
 		[]algorithms.Check{{Spec: fixed, Key: "k", Limit: 50, Cost: 30}, {Spec: fixed, Key: "k", Limit: 50, Cost: 21}},

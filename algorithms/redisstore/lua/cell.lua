@@ -28,10 +28,10 @@ local function windowKinds()
       local k, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
       if not k then foreign(key) end
       x, y = tonumber(x), tonumber(y) or 0
-      -- The store never counts past the Spec's limit, C for a window
-      -- kind (a check judged lower, at L, admits less), and a count past
-      -- 2^53 is not even exact.
-      if x > P.C or y > P.C then foreign(key) end
+      -- The store never counts past the highest limit a check can be
+      -- judged at (MAXCOUNT: a check judged above its Spec's limit counts
+      -- past C), and a count past 2^53 is not even exact.
+      if x > MAXCOUNT or y > MAXCOUNT then foreign(key) end
       return {t = tonumber(k), x = x, y = y}, true
     end
     return {t = P.k - 2, x = 0, y = 0}, false

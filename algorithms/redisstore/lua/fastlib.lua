@@ -198,7 +198,7 @@ local function windowFast(kind, p, v, key, consume)
       local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
       if not sk then foreign(key) end
       t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
-      if x > p[4] or y > p[4] then foreign(key) end -- as loadWindow: C, the Spec's limit
+      if x > MAXCOUNT or y > MAXCOUNT then foreign(key) end -- as loadWindow
     end
   end
   -- lateWindow: a state ahead of t is decided at its window's start, off

@@ -8,6 +8,12 @@
 local G = 1000000000        -- ns per second
 local T24 = 16777216        -- 2^24
 local T52 = 4503599627370496 -- 2^52
+-- MAXCOUNT is algorithms.MaxLimit, the highest limit a check can be
+-- judged at (its Spec's, or its Check.Limit, which may be above the
+-- Spec's for fixed_window, sliding_window and sliding_buckets): a window
+-- kind admits only while its count stays within the limit judged at, so
+-- no count the store writes passes it, whatever its Spec's limit.
+local MAXCOUNT = 1000000000
 
 -- divmod returns floor(a/b) and a - b*floor(a/b) for integers |a| < 2^52,
 -- 0 < b < 2^52. Lua's a % b is a - floor(fl(a/b))*b; floor(fl(a/b)) is

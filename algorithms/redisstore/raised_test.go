@@ -1,0 +1,146 @@
+package redisstore_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// Checks judged at a limit above their Spec's (algorithms.Check.Limit >
+// Spec.Limit: a limit raised by a reload within the window, judged on
+// the state the replaced Spec kept). The figures are worked out by hand
+// from the kinds' rules in DESIGN.md, on judgedT0's clock (judged_test.go).
+
+// raisedAt returns the ten cost-1 steps at instant at, judged at 110 on
+// a key that has counted 100: Remaining 9 down to 0, their ResetAfter
+// reset and NextAfter next(i), i = 1..10.
+func raisedAt(at, reset time.Duration, next func(i int64) time.Duration) []judgedStep {
+	var steps []judgedStep
+	for i := int64(1); i <= 10; i++ {
+		steps = append(steps, judgedStep{at, 110, 1, admit(110, 10-i, reset, next(i))})
+	}
+	return steps
+}
+
+// TestRaisedFixedWindow: fixed_window, 100 per 10 s. 100 counted at 2 s;
+// judged at 110, exactly 10 more pass at 3 s (the window ends in 7 s),
+// then the 11th is denied until the window's end; the state now counts
+// 110, past its Spec's 100: at the Spec's limit, and at 105, Remaining 0
+// and a wait for the window's end; in the next window a check judged at
+// 110 may take all 110 at once, and the Spec's limit then has none.
+func TestRaisedFixedWindow(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: 10 * time.Second}
+	s := time.Second
+	steps := []judgedStep{{2 * s, 0, 100, admit(100, 0, 8*s, 8*s)}}
+	steps = append(steps, raisedAt(3*s, 7*s, constant(7*s))...)
+	steps = append(steps,
+		judgedStep{3 * s, 110, 1, deny(110, 0, 7*s, 7*s, 7*s)},
+		judgedStep{3 * s, 0, 1, deny(100, 0, 7*s, 7*s, 7*s)},
+		judgedStep{4 * s, 105, 1, deny(105, 0, 6*s, 6*s, 6*s)},
+		judgedStep{4 * s, 111, 1, admit(111, 0, 6*s, 6*s)}, // 111 counted
+		judgedStep{4 * s, 1_000_000_000, 999_999_889, admit(1_000_000_000, 0, 6*s, 6*s)},
+		judgedStep{5 * s, 1_000_000_000, 1, deny(1_000_000_000, 0, 5*s, 5*s, 5*s)},
+		judgedStep{10 * s, 110, 110, admit(110, 0, 10*s, 10*s)},
+		judgedStep{11 * s, 0, 1, deny(100, 0, 9*s, 9*s, 9*s)},
+	)
+	runJudgedSteps(t, spec, steps)
+}
+
+// TestRaisedSlidingWindow: sliding_window, 100 per 10 s. 100 counted at
+// 2 s in the current window; judged at 110, exactly 10 more pass at 3 s,
+// the i-th leaving 100+i counted, whose Remaining grows when the next
+// window weighs them at 99+i: after 7 s + (10 s − ⌊(99+i)·10 s/(100+i)⌋).
+// The 11th waits for as long as the 10th's NextAfter (110 weighed at 109:
+// 10/110 s into the next window, 7.090909091 s); at the Spec's 100 the
+// 110 must weigh 99: 1 s into it, 8 s.
+func TestRaisedSlidingWindow(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 100, Window: 10 * time.Second}
+	s, ns := time.Second, time.Nanosecond
+	next := func(i int64) time.Duration {
+		return 17*s - time.Duration((99+i)*int64(10*s)/(100+i))
+	}
+	if next(10) != 7090909091*ns {
+		t.Fatalf("next(10) = %s, want 7.090909091s (17 s − ⌊1090/110 s⌋)", next(10))
+	}
+	// 100 counted at 2 s: one more once the next window weighs them at
+	// 99, 0.1 s into it.
+	steps := []judgedStep{{2 * s, 0, 100, admit(100, 0, 18*s, 8100*time.Millisecond)}}
+	steps = append(steps, raisedAt(3*s, 17*s, next)...)
+	steps = append(steps,
+		judgedStep{3 * s, 110, 1, deny(110, 0, 7090909091*ns, 17*s, 7090909091*ns)},
+		judgedStep{3 * s, 0, 1, deny(100, 0, 8*s, 17*s, 8*s)},
+		// 1 s into the next window the 110 weigh 99: 11 pass at 110,
+		// and one more when they weigh 98, 1/110 s later (⌈10 s/110⌉).
+		// At the Spec's 100, 11 + 99 is past it: wait until the 110
+		// weigh 88, 2 s into the window.
+		judgedStep{11 * s, 110, 11, admit(110, 0, 19*s, 90909091*ns)},
+		judgedStep{11 * s, 0, 1, deny(100, 0, s, 19*s, s)},
+	)
+	runJudgedSteps(t, spec, steps)
+}
+
+// TestRaisedSlidingBuckets: sliding_buckets, 100 per 10 s in 1 s buckets.
+// 100 counted in the bucket of 2 s; judged at 110, exactly 10 more pass
+// at 3 s, each NextAfter 9 s (the bucket of 2 s leaves at 12 s); the
+// 11th waits as long, and so does one at the Spec's limit (110 counted:
+// Remaining 0). At 12 s, the 10 of 3 s count: one judged at 110 takes
+// 100, and Remaining grows again when the bucket of 3 s leaves, 1 s on;
+// at the Spec's limit one waits until the bucket of 12 s leaves.
+func TestRaisedSlidingBuckets(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 100, Window: 10 * time.Second, Buckets: 10}
+	s := time.Second
+	steps := []judgedStep{{2 * s, 0, 100, admit(100, 0, 10*s, 10*s)}}
+	steps = append(steps, raisedAt(3*s, 10*s, constant(9*s))...)
+	steps = append(steps,
+		judgedStep{3 * s, 110, 1, deny(110, 0, 9*s, 10*s, 9*s)},
+		judgedStep{3 * s, 0, 1, deny(100, 0, 9*s, 10*s, 9*s)},
+		judgedStep{12 * s, 110, 100, admit(110, 0, 10*s, s)},
+		judgedStep{12 * s, 0, 1, deny(100, 0, 10*s, 10*s, 10*s)}, // the 100 of 12 s alone are past 100 with one more
+	)
+	runJudgedSteps(t, spec, steps)
+}
+
+// TestRaisedRepeatedKeys: checks of one key under one Spec in one Take,
+// some judged above the Spec's limit, each judged at its own limit and
+// following the earlier ones as if admitted. fixed_window, 100 per 10 s,
+// 100 counted: 5 at 110 then 1 at the Spec's 100 (106 counted past 100:
+// denied, the first reported on the state as loaded); 5 at 110 then 5 at
+// 110 pass; then nothing more at 110.
+func TestRaisedRepeatedKeys(t *testing.T) {
+	s := time.Second
+	for _, spec := range []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: 100, Window: 10 * time.Second},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 100, Window: 10 * time.Second, Buckets: 1},
+	} {
+		t.Run(string(spec.Algorithm), func(t *testing.T) {
+			// Each kind waits, and is back to full, at the window's
+			// end, 7 s after 3 s.
+			eachJudgedPath(t, func(t *testing.T, clk *manualClock, take func(...algorithms.Check) []algorithms.Decision) {
+				c := func(limit, cost int64) algorithms.Check {
+					return algorithms.Check{Spec: spec, Key: "k", Cost: cost, Limit: limit}
+				}
+				clk.t = judgedT0
+				take(c(0, 100))
+				clk.t = judgedT0.Add(3 * s)
+				reset := 7 * s
+				for _, tc := range []struct {
+					checks []algorithms.Check
+					want   []algorithms.Decision
+				}{
+					{[]algorithms.Check{c(110, 5), c(0, 1)},
+						[]algorithms.Decision{admit(110, 10, reset, reset), deny(100, 0, reset, reset, reset)}},
+					{[]algorithms.Check{c(110, 5), c(110, 5)},
+						[]algorithms.Decision{admit(110, 5, reset, reset), admit(110, 0, reset, reset)}},
+					{[]algorithms.Check{c(110, 1)},
+						[]algorithms.Decision{deny(110, 0, reset, reset, reset)}},
+				} {
+					if got := take(tc.checks...); !slices.Equal(got, tc.want) {
+						t.Fatalf("Take(%+v):\ngot  %+v\nwant %+v", tc.checks, got, tc.want)
+					}
+				}
+			})
+		})
+	}
+}
