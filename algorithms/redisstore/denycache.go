@@ -14,8 +14,10 @@ import (
 // WithDenyCache keeps, in process memory, the decisions of up to size
 // checks of recently denied Takes (Envoy's over-limit cache). A later Take
 // whose every check is cached (same spec, key and cost, judged at the same
-// limit: a denial at a check's [algorithms.Check.Limit] below its Spec's
-// says nothing of the key at another limit), one of them with a
+// limit: a denial at one [algorithms.Check.Limit], or at the Spec's own,
+// says nothing of the key at another, such as a limit raised above the
+// Spec's, which may admit on the state the Spec's limit denies), one of
+// them with a
 // denial whose RetryAfter has not yet elapsed, is denied locally with no
 // round trip: the cached decisions are reported with RetryAfter, ResetAfter
 // and NextAfter reduced by the time elapsed since Redis's reply arrived

@@ -11,7 +11,9 @@ import (
 // denial of the limit it is judged at (algorithms.Check.Judged): a key
 // denied at 50 (60 of 100 counted) is not denied from the cache at the
 // Spec's 100 (Limit 0 or 100), nor at 70 or 40; a denial at the Spec's
-// limit answers Limit 0 and Limit 100 alike.
+// limit answers Limit 0 and Limit 100 alike, and never a check judged
+// above it (110), which Redis may admit on the same state; a denial at a
+// raised limit (110) answers that limit only.
 func TestDenyCacheKeyedByJudgedLimit(t *testing.T) {
 	c := newDenyCache(4)
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Hour}
@@ -40,6 +42,22 @@ func TestDenyCacheKeyedByJudgedLimit(t *testing.T) {
 		}
 		if c.answer(dst[:], at(50), now) {
 			t.Errorf("a check at 50 was answered from a denial at the Spec's limit: %+v", dst[0])
+		}
+		// A limit raised above the Spec's may admit where the Spec's
+		// denies: never answered from its denial.
+		if c.answer(dst[:], at(110), now) {
+			t.Errorf("a check at 110 was answered from a denial at the Spec's limit: %+v", dst[0])
+		}
+	}
+	// Nor a denial at a raised limit another limit's check, higher or lower.
+	c.forget(at(0))
+	c.learn(denied(110), at(110), now, now, c.mark(at(110)))
+	if !c.answer(dst[:], at(110), now) || dst[0].Limit != 110 {
+		t.Errorf("a check at 110 after a denial at 110: not answered")
+	}
+	for _, other := range []int64{0, 100, 105, 120} {
+		if c.answer(dst[:], at(other), now) {
+			t.Errorf("a check judged at %d was answered from a denial at 110: %+v", other, dst[0])
 		}
 	}
 }

@@ -64,27 +64,33 @@
 // back"); on a Cluster, neither does one whose reservation was undone,
 // unless a request wrote the key between (see "Cluster").
 //
-// # Checks judged at a lower limit
+// # Checks judged at a limit of their own
 //
 // A check of a window kind (fixed_window, sliding_window, sliding_log,
 // sliding_buckets) whose [algorithms.Check.Limit] is set is judged at that
-// limit on the state kept under its Spec: its keys are the Spec's (no key
-// spells the limit judged at, so a check judged at 50 and one at the
-// Spec's 100 count in one state), while the script decides with the
-// judged limit (the L of its arguments; C stays the Spec's capacity, the
-// most a stored count can be) and the Decision reports it as Limit, the
-// Remaining below it (0 when the state holds more), and the waits until
-// there is room below it. Nothing in the script shapes a state by the
-// limit a check is judged at: a log is pruned by time only, and a count
-// past a check's judged limit, up to its Spec's, is read as any other
-// (TestJudgedFixedWindow and its siblings work the figures out by hand).
-// A repeated key judges each of its checks at its own limit, following
-// the earlier ones as if admitted. Peek, GiveBack and the cluster phases
-// judge so too, Reset deletes the Spec's state, and the deny cache answers
-// a check only with a denial at the limit it is judged at. A Limit the
-// check may not have (on a bucket kind, above Spec.Limit), and costs past
-// the judged limit, are the errors of [algorithms.ValidateChecks], with no
-// round trip.
+// limit on the state kept under its Spec: below the Spec's limit, or, for
+// fixed_window, sliding_window and sliding_buckets, above it up to
+// [algorithms.MaxLimit] (a limit raised within the window). Its keys are
+// the Spec's (no key spells the limit judged at, so checks judged at 50,
+// at the Spec's 100 and at 110 count in one state), while the script
+// decides with the judged limit (the L of its arguments; C stays the
+// Spec's capacity, which a window kind never judges with) and the
+// Decision reports it as Limit, the Remaining below it (0 when the state
+// holds more), and the waits until there is room below it. Nothing in the
+// script shapes a state by the limit a check is judged at: a log is
+// pruned by time only, and a count past a check's judged limit is read as
+// any other, past the Spec's limit too (a check judged above it writes
+// such counts, up to the limit it is judged at: 100 of 100 counted, a
+// check judged at 110 gets exactly 10 more, then one at the Spec's 100
+// finds 110 counted and waits until the window frees room below 100).
+// TestJudgedFixedWindow, TestRaisedFixedWindow and their siblings work the
+// figures out by hand. A repeated key judges each of its checks at its own
+// limit, following the earlier ones as if admitted. Peek, GiveBack and the
+// cluster phases judge so too, Reset deletes the Spec's state, and the
+// deny cache answers a check only with a denial at the limit it is judged
+// at. A Limit the check may not have (on a bucket kind; above Spec.Limit
+// on sliding_log; above MaxLimit), and costs past the judged limit, are
+// the errors of [algorithms.ValidateChecks], with no round trip.
 //
 // # Time
 //
@@ -111,7 +117,17 @@
 //   - A window index floor(t/W) is below 2^63/10^6 < 2^44 (W >= 1 ms) and is
 //     stored as is. A sub-window index can reach 2^55 (a sub-window can be
 //     278 ns), so it is stored as the pair (window index, bucket < 3600).
-//   - Counts are below 2^31, and every duration a Decision reports is below
+//   - A window kind's stored count (a fixed_window or sliding_window
+//     window's, a sliding_buckets sub-window's or ring's) is at most
+//     MaxLimit = 10^9 < 2^30, whatever its Spec's limit: a check admits
+//     only while the count stays within the limit it is judged at, which
+//     is at most MaxLimit, its Spec's or one above it; a count past
+//     MaxLimit is not the store's (see "Failures"). Within one Take a
+//     repeated key's count may add the costs of the earlier checks on it,
+//     which together are at most the last one's judged limit
+//     ([algorithms.ValidateChecks]): below 2·10^9 < 2^31. So counts are
+//     below 2^31, their products with a duration (up to 8.64·10^13 <
+//     2^47) below 2^78, and every duration a Decision reports is below
 //     2^52: at most a few windows, or the deficit of a bucket (below 2^51),
 //     plus, for a window kind deciding at a state's later instant (see
 //     "Clocks that go back"), that instant's lead of at most 2^51.
@@ -159,8 +175,8 @@
 //     (L−m)·W, each a count times a duration, plain exactly when its
 //     computed value is below 2^52, and otherwise wide. (W−e)·prev is only
 //     compared with a·W: when a·W is plain and (W−e)·prev reaches 2^52,
-//     which it can for a check judged at a limit l below its Spec's L
-//     ([algorithms.Check.Limit]), whose prev may pass l, the rounded
+//     which it can for a check judged at a limit l ([algorithms.Check.Limit])
+//     whose prev, counted at a higher limit, passes l, the rounded
 //     product is no less than 2^52 (rounding is monotone), so the
 //     comparison is exact all the same (TestJudgedBigCounts). Otherwise the
 //     same steps run on wide values (TestSlidingWindowProductsPast2To52
@@ -411,9 +427,10 @@
 // below 2^52); any other list there is the application's, and fails the Take
 // so (TestForeignLogListIsAnError, TestSlidingLogListNotTheStores). Nor is a
 // value of the store's shape with numbers it never writes: a negative count,
-// a fixed_window or sliding_window count past its Spec's limit (a
-// sliding_log or sliding_buckets total past it is read as a state, which
-// only denies: TestCountPastSpecLimit), a bucket instant's nanoseconds of
+// a fixed_window or sliding_window count past [algorithms.MaxLimit] (one
+// past its Spec's limit, up to MaxLimit, is the store's, counted by checks
+// judged above that limit, and a sliding_log or sliding_buckets total past
+// the Spec's limit is read as a state: TestCountPastSpecLimit), a bucket instant's nanoseconds of
 // 10^9 or more or remainder of Limit or more, a sliding_log event of such
 // nanoseconds or of a cost below 1 or from 2^52, or one its total does not
 // cover when it leaves the window; a sliding_buckets ring whose newest

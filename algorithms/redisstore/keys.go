@@ -63,9 +63,12 @@ func escapeKey(b *strings.Builder, key string) {
 // judged at (Check.Judged().Limit), W, C, the Spec's capacity, and the
 // Spec's Buckets and MaxDelay. A bucket kind is judged at its Spec's own
 // limit (Check.Validate), so C is its capacity judged at; a window kind's
-// C is its Spec's Limit, which the script never judges with: it is the
-// most its state's counts can hold, whatever limit a check was judged at
-// (a count above it is not the store's: lua/cell.lua's loadWindow).
+// C is its Spec's Limit, which the script never judges with nor bounds a
+// count by: a check of fixed_window, sliding_window or sliding_buckets
+// judged above it counts past it, up to the limit judged at, and so the
+// most a window's stored count can hold is algorithms.MaxLimit, whatever
+// its Spec (a count above that is not the store's: lua/cell.lua's
+// loadWindow, lua/num.lua's MAXCOUNT).
 type specInfo struct {
 	code     int    // kind code for the script
 	suffix   string // ":" + the spec namespace
@@ -94,7 +97,8 @@ func newSpecInfo(s algorithms.Spec) *specInfo { return newJudgedInfo(s, 0) }
 
 // newJudgedInfo returns the specInfo of the checks of s judged at limit
 // (algorithms.Check.Limit: 0 for s's own; a valid check's, so a window
-// kind's, at most s.Limit).
+// kind's, below or, but for sliding_log, above s.Limit, up to
+// algorithms.MaxLimit).
 func newJudgedInfo(s algorithms.Spec, limit int64) *specInfo {
 	k := kindCodes[s.Algorithm]
 	ns := k.abbr + ":" + strconv.FormatInt(s.Limit, 10) + ":" + strconv.FormatInt(int64(s.Window), 10) +
@@ -119,21 +123,22 @@ func newJudgedInfo(s algorithms.Spec, limit int64) *specInfo {
 
 // specCache remembers the specInfo of up to maxSpecs specs (configured
 // policies are few; past the bound, infos are derived on each call), and
-// apart, of up to maxSpecs specs judged at a limit below their own
-// (algorithms.Check.Limit), which it forgets all at once when it has
+// apart, of up to maxSpecs specs judged at a limit of their own, below or
+// above the Spec's (algorithms.Check.Limit), which it forgets all at once when it has
 // more: a limit that keeps moving (an adaptive one) must neither fill the
 // cache for good nor push the specs out. Reads take no lock (sync.Map),
 // which matters under parallel load.
 type specCache struct {
 	m sync.Map // algorithms.Spec -> *specInfo: checks judged at the Spec's limit
 	n atomic.Int64
-	// judged holds the infos of checks judged lower, nj counts them.
+	// judged holds the infos of checks judged at a limit other than
+	// their Spec's, nj counts them.
 	judged sync.Map // judgedSpec -> *specInfo
 	nj     atomic.Int64
 }
 
-// judgedSpec keys specCache.judged: a Spec and the limit, below its own,
-// its checks are judged at.
+// judgedSpec keys specCache.judged: a Spec and the limit, other than its
+// own, its checks are judged at.
 type judgedSpec struct {
 	spec  algorithms.Spec
 	limit int64
@@ -160,7 +165,7 @@ func (c *specCache) get(s algorithms.Spec, limit int64) *specInfo {
 	return si
 }
 
-// getJudged is get for a check judged below its Spec's limit.
+// getJudged is get for a check judged at a limit other than its Spec's.
 func (c *specCache) getJudged(k judgedSpec) *specInfo {
 	if v, ok := c.judged.Load(k); ok {
 		return v.(*specInfo)

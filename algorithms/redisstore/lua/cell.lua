@@ -63,7 +63,7 @@ local function windowKinds()
     else
       d.ra = ending
     end
-    d.r = max(L - count, 0) -- a check judged at L below the Spec's may find more
+    d.r = max(L - count, 0) -- a check judged at L may find more (counted at a higher limit)
     if count > 0 then
       d.rs = ending
       d.nx = ending

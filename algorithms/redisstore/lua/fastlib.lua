@@ -74,8 +74,8 @@ end
 -- less than 2^52. Otherwise it is a wide value. (W - e) * prev is only
 -- compared with X = a * W: when X is plain and the product not, X is
 -- below it, which the rounded product tells exactly all the same: prev,
--- counted under the Spec's limit, may pass L when the check is judged
--- lower (algorithms.Check.Limit).
+-- counted at whatever limit the checks of its window were judged at (up
+-- to algorithms.MaxLimit), may pass L (algorithms.Check.Limit).
 local function slidingWait(W, L, prev, curr, e, m)
   local a = L - curr - m
   if a >= 0 then

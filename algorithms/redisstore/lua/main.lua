@@ -10,9 +10,11 @@
 --       each check alone, writing nothing: Store.Peek),
 --       5 number of checks, then 7 per check: kind, L, W (ns), C (capacity),
 --       Buckets, MaxDelay (ns), cost; L is the limit the check is judged
---       at (algorithms.Check.Limit, below the Spec's for a window kind
---       judged lower; keys.go's specInfo) and C the Spec's capacity, which
---       bounds a window kind's stored counts and is never judged with;
+--       at (algorithms.Check.Limit: below the Spec's, or for fixed_window,
+--       sliding_window and sliding_buckets above it, up to MaxLimit;
+--       keys.go's specInfo) and C the Spec's capacity, which a window
+--       kind never judges with nor bounds its counts by (they hold up to
+--       MAXCOUNT, num.lua: what a check judged at MaxLimit admits);
 --       a reservation (mode 1) then its id,
 --       an undo (mode 2) its instant, the reservation's id and its undo
 --       records (see cluster.lua).
