@@ -40,6 +40,26 @@ func (h *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // store decides at the limit asked; over all seeds the cache must have
 // answered some Takes with no round trip.
 func TestJudgedTracesPeekGiveBackDenyCache(t *testing.T) {
+	var windowed []algorithms.Kind
+	for _, k := range algorithms.Kinds {
+		if k.Windowed() {
+			windowed = append(windowed, k)
+		}
+	}
+	judgedTraces(t, seedCount(40, 6), 31337, windowed, func() tracePicker { return randomJudgedCheck })
+}
+
+// A tracePicker returns a random check of one of specs on one of keys.
+type tracePicker func(r *rand.Rand, specs []algorithms.Spec, keys []string) algorithms.Check
+
+// judgedTraces replays n random traces (seeds 0 to n-1, on stream) of
+// Takes, Peeks and GiveBacks of checks of three Specs of kinds, each
+// picked by a picker newPicker makes for the trace, the same Take often
+// repeated, on the memory store and on Redis with the same clock, and
+// requires every Decision and every Refunded to match (see
+// TestJudgedTracesPeekGiveBackDenyCache).
+func judgedTraces(t *testing.T, n int, stream uint64, kinds []algorithms.Kind, newPicker func() tracePicker) {
+	t.Helper()
 	var answered atomic.Int64
 	clients := []func(*testing.T) redis.UniversalClient{
 		func(t *testing.T) redis.UniversalClient { return newClient(t) },
@@ -52,15 +72,10 @@ func TestJudgedTracesPeekGiveBackDenyCache(t *testing.T) {
 		time.Unix(-86400*365*12, 999_999_999),
 		time.Unix(1<<33, 5),
 	}
-	var windowed []algorithms.Kind
-	for _, k := range algorithms.Kinds {
-		if k.Windowed() {
-			windowed = append(windowed, k)
-		}
-	}
-	for seed := range seedCount(40, 6) {
+	for seed := range n {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(seed), 31337))
+			r := rand.New(rand.NewPCG(uint64(seed), stream))
+			pick := newPicker()
 			clk := &manualClock{t: starts[seed%len(starts)].Add(time.Duration(r.Int64N(int64(time.Hour))))}
 			client := clients[seed%len(clients)](t)
 			calls := &callCounter{}
@@ -81,7 +96,7 @@ func TestJudgedTracesPeekGiveBackDenyCache(t *testing.T) {
 			}
 			var specs []algorithms.Spec
 			for range 3 {
-				k := windowed[r.IntN(len(windowed))]
+				k := kinds[r.IntN(len(kinds))]
 				if r.IntN(2) == 0 {
 					s := smallSpec(k)
 					s.Limit = 5 + r.Int64N(5)
@@ -108,7 +123,7 @@ func TestJudgedTracesPeekGiveBackDenyCache(t *testing.T) {
 				}
 				checks := make([]algorithms.Check, 1+r.IntN(3))
 				for j := range checks {
-					checks[j] = randomJudgedCheck(r, specs, keys)
+					checks[j] = pick(r, specs, keys)
 				}
 				checks = algotest.FitRepeats(checks)
 				if prev != nil && r.IntN(3) == 0 {
@@ -174,7 +189,7 @@ func TestJudgedTracesPeekGiveBackDenyCache(t *testing.T) {
 		})
 	}
 	if answered.Load() == 0 {
-		t.Errorf("the deny cache answered no Take of %d seeds: the traces test nothing of it", seedCount(40, 6))
+		t.Errorf("the deny cache answered no Take of %d seeds: the traces test nothing of it", n)
 	}
 }
 

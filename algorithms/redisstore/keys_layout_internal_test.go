@@ -76,19 +76,24 @@ func TestSpecCacheBounded(t *testing.T) {
 	}
 }
 
-// TestSpecCacheJudgedBounded: the infos of checks judged below their
-// Spec's limit (algorithms.Check.Limit) are cached apart, at most
-// maxSpecs of them, started again when more come (an adaptive limit that
-// keeps moving): the last one is cached, and the Specs' own infos stay.
+// TestSpecCacheJudgedBounded: the infos of checks judged at a limit of
+// their own (algorithms.Check.Limit), below their Spec's or above it,
+// are cached apart, each with the judged limit as L and capacity and the
+// Spec's limit as C and in its keys, at most maxSpecs of them, started
+// again when more come (an adaptive limit that keeps moving): the last
+// one is cached, and the Specs' own infos stay.
 func TestSpecCacheJudgedBounded(t *testing.T) {
 	var c specCache
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1_000_000, Window: time.Second}
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5000, Window: time.Second}
 	own := c.get(spec, 0)
 	if c.get(spec, spec.Limit) != own {
 		t.Fatal("a check judged at Spec.Limit got another info than one at 0")
 	}
 	for i := range 3*maxSpecs + 100 {
-		limit := int64(i + 1)
+		limit := int64(i + 1) // below spec.Limit, then above it
+		if limit == spec.Limit {
+			continue
+		}
 		si := c.get(spec, limit)
 		if si.capacity != limit || si.args[1] != limit || si.args[3] != spec.Limit || si.suffix != own.suffix {
 			t.Fatalf("get(Limit %d) = capacity %d, args %v, suffix %q; want capacity and L %d, C %d, the Spec's suffix %q",

@@ -1,11 +1,14 @@
 package redisstore_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/redis/go-redis/v9"
 )
 
 // Checks judged at a limit above their Spec's (algorithms.Check.Limit >
@@ -142,5 +145,136 @@ func TestRaisedRepeatedKeys(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestRaisedTracesMatchMemoryStore replays random traces of Takes, Peeks
+// and GiveBacks (judgedTraces) whose fixed_window, sliding_window and
+// sliding_buckets checks are judged mostly above their Spec's limit: at
+// the limit the trace last "reloaded" the Spec to (raisedPicker), at
+// another raised one, lowered, or at the Spec's own, and sliding_log
+// checks below or at theirs; so counts pass the Spec's limit and are then
+// judged at every limit. Every Decision and Refunded must match the
+// memory store's: through the function library (fast and general
+// paths), the script fallback and the cluster's phases, and with the deny
+// cache on even seeds.
+func TestRaisedTracesMatchMemoryStore(t *testing.T) {
+	kinds := []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.SlidingBuckets,
+		algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.SlidingBuckets, algorithms.SlidingLog}
+	judgedTraces(t, seedCount(40, 6), 110, kinds, raisedPicker)
+}
+
+// raisedPicker returns a trace's picker of checks judged above their
+// Spec's limit: each raisable Spec has a limit it was last raised to
+// (drawn again one time in twenty, a reload), which half of its checks
+// are judged at; the others are judged at another raised limit, a lower
+// one, or the Spec's. A sliding_log check is judged at a limit at most
+// its Spec's half the time.
+func raisedPicker() tracePicker {
+	raised := map[algorithms.Spec]int64{}
+	return func(r *rand.Rand, specs []algorithms.Spec, keys []string) algorithms.Check {
+		s := specs[r.IntN(len(specs))]
+		c := algorithms.Check{Spec: s, Key: keys[r.IntN(len(keys))]}
+		switch {
+		case s.Algorithm.Raisable():
+			if _, ok := raised[s]; !ok || r.IntN(20) == 0 {
+				raised[s] = raiseOf(r, s)
+			}
+			switch r.IntN(6) {
+			case 0, 1, 2:
+				c.Limit = raised[s]
+			case 3:
+				c.Limit = raiseOf(r, s)
+			case 4:
+				c.Limit = 1 + r.Int64N(s.Limit)
+			}
+		case s.Algorithm.Windowed():
+			if r.IntN(2) == 0 {
+				c.Limit = 1 + r.Int64N(s.Limit)
+			}
+		}
+		c.Cost = randomCost(r, c.Judged())
+		if r.IntN(2) == 0 {
+			c.Cost = 1 + r.Int64N(min(c.Judged().Capacity(), 3)) // small costs, so that counts climb past the Spec's limit
+		}
+		return c
+	}
+}
+
+// raiseOf returns a limit above s's (at most algorithms.MaxLimit, which
+// s's may be already): just above, up to twice it, near MaxLimit, or any.
+func raiseOf(r *rand.Rand, s algorithms.Spec) int64 {
+	var l int64
+	switch r.IntN(4) {
+	case 0:
+		l = s.Limit + 1 + r.Int64N(3)
+	case 1:
+		l = s.Limit + 1 + r.Int64N(s.Limit)
+	case 2:
+		l = algorithms.MaxLimit - r.Int64N(3)
+	default:
+		l = s.Limit + 1 + r.Int64N(algorithms.MaxLimit-s.Limit+1)
+	}
+	return min(l, algorithms.MaxLimit)
+}
+
+// TestRaisedBigCountsMatchMemoryStore: on one key of each raisable kind
+// with a small Spec limit (1, or 1000) and the longest windows, checks
+// judged near algorithms.MaxLimit take counts of up to 6·10^8 at once, so
+// that the state counts up to 10^9, a million times its Spec's limit, and
+// checks at the Spec's limit, just above it, and at random limits are
+// judged on it, alone (fast.lua for fixed_window and sliding_window) and
+// beside judgedPad (main.lua), through the function library and the
+// script fallback: every Decision field must match the memory store's
+// (doc.go, "Exactness": counts up to MaxLimit whatever the Spec's limit).
+func TestRaisedBigCountsMatchMemoryStore(t *testing.T) {
+	r := rand.New(rand.NewPCG(110, 7))
+	for ci, mk := range []func(testing.TB) *redis.Client{newClient, noFunctionsClient} {
+		for _, w := range []time.Duration{24 * time.Hour, 86399999999, 1000003, 10 * time.Second} {
+			for _, kind := range []algorithms.Kind{algorithms.SlidingWindow, algorithms.FixedWindow, algorithms.SlidingBuckets} {
+				for _, limit := range []int64{1, 1000} {
+					spec := algorithms.Spec{Algorithm: kind, Limit: limit, Window: w}
+					if kind == algorithms.SlidingBuckets {
+						spec.Buckets = 1
+						if int64(w)%3 == 0 {
+							spec.Buckets = 3
+						}
+					}
+					t.Run(fmt.Sprint(ci, kind, w, limit), func(t *testing.T) {
+						clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
+						mem, rs := pairedStores(t, mk(t), clk)
+						var history []string
+						for i := range 120 {
+							switch r.IntN(4) {
+							case 0:
+								clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w))))
+							case 1:
+								clk.t = clk.t.Add(time.Duration(r.Int64N(3)))
+							default:
+								clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w)/50 + 1)))
+							}
+							c := algorithms.Check{Spec: spec, Key: "k"}
+							switch r.IntN(5) {
+							case 0:
+								c.Limit = algorithms.MaxLimit - r.Int64N(3)
+								c.Cost = 1 + r.Int64N(600_000_000)
+							case 1:
+								c.Cost = 1 + r.Int64N(limit)
+							case 2:
+								c.Limit = limit + 1 + r.Int64N(3)
+							default:
+								c.Limit = 1 + r.Int64N(algorithms.MaxLimit)
+								c.Cost = 1 + r.Int64N(min(c.Limit, 5))
+							}
+							checks := []algorithms.Check{c}
+							if r.IntN(2) == 0 {
+								checks = append(checks, judgedPad)
+							}
+							takeAlike(t, mem, rs, clk, &history, i, checks)
+						}
+					})
+				}
+			}
+		}
 	}
 }
