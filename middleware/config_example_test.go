@@ -41,7 +41,8 @@ policies:
 	get()
 	get()
 
-	// The same file with a higher limit: a new Spec, so new counters.
+	// The same file with a higher limit: the client keeps what it used in
+	// the window (2 of the new 5), so it gets 3 more, not 5.
 	cfg2, _ := policy.ParseConfig([]byte("headers: draft-6\npolicies:\n  - {name: per-ip, limit: 5, window: 1m}\n"), "ratekeeper.yaml")
 	if err := m.ApplyConfig(cfg2); err != nil {
 		fmt.Println(err)
@@ -51,5 +52,5 @@ policies:
 	// 200 2 1
 	// 200 2 0
 	// 429 2 0
-	// 200 5 4
+	// 200 5 2
 }

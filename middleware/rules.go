@@ -46,6 +46,16 @@ func tighter(from, to algorithms.Spec) bool {
 		from.MaxDelay == to.MaxDelay && to.Limit < from.Limit && to.Capacity() <= from.Capacity()
 }
 
+// holds reports whether the counters of from, a Spec whose requests a
+// reload hands over to p, configured, in force at to (p's Spec, or a
+// share's: see setPolicies), hold them as to's would, so that from can
+// guard to: to is tighter, or to is p's Spec, of a kind whose counters
+// count requests whatever the limit, at a limit above from's (judged at
+// it: [policy.Policy.GuardLimit]).
+func holds(p *policy.Policy, from, to algorithms.Spec) bool {
+	return tighter(from, to) || to == p.Spec() && from.Limit < to.Limit && p.GuardLimit(from) == to.Limit
+}
+
 // carryFor returns how long a key's state under s can hold a request
 // admitted at its start: the longest ResetAfter s reports (a window, two
 // for sliding_window's weighted previous window, and for the buckets and
@@ -239,15 +249,19 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now {
 				carries[p.Name()] = c // a reload before's, still running
 			}
-		} else if tighter(from, to) {
-			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && tighter(c.spec, to) {
+		} else if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && c.spec == to {
+			// Back to the Spec a reload's guard holds: its counters,
+			// counted under it before that reload and as the guard
+			// since, hold every request of its time.
+		} else if holds(p, from, to) {
+			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && holds(p, c.spec, to) {
 				// Tightened again: the Spec a reload before
 				// replaced holds the requests counted before it,
 				// and, as old's guard, those counted since.
 				from = c.spec
 			}
 			carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
-		} else if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && tighter(c.spec, to) {
+		} else if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && holds(p, c.spec, to) {
 			// Raised, or changed otherwise, within a reload's guard
 			// and still tighter than the Spec it guards with: that
 			// Spec's counters hold every request of its time (before

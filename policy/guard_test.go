@@ -304,8 +304,9 @@ func TestGuardedManyPolicies(t *testing.T) {
 // Spec) and then lowered by WithLimit is guarded by both, its configured
 // Spec first: one store call of two checks (the configured Spec's,
 // folded into the policy's own, judged at its limit, and the other), the
-// lower Remaining, and a give-back reaching both guards. A copy at a limit not below
-// the WithGuard Spec's drops that guard.
+// lower Remaining, and a give-back reaching both guards. A copy at a
+// limit above both keeps them, judged at its limit, for a kind whose
+// counters count whatever the limit (not a sliding_log).
 func TestTwoGuards(t *testing.T) {
 	now := time.Unix(1_700_000_080, 0)
 	mem := memoryStoreAt(t, &now)
@@ -320,8 +321,12 @@ func TestTwoGuards(t *testing.T) {
 	if gs := lowered.Guards(); len(gs) != 2 || gs[0] != fw(6) || gs[1] != fw(10) {
 		t.Fatalf("Guards() = %v, want [6 10] (the configured, the one given)", gs)
 	}
-	if gs := policy.Must(carried.WithLimit(12)).Guards(); len(gs) != 0 {
-		t.Errorf("raised to 12: Guards() = %v, want none", gs)
+	raised := policy.Must(carried.WithLimit(12))
+	if gs := raised.Guards(); len(gs) != 2 || gs[0] != fw(6) || gs[1] != fw(10) || raised.GuardLimit(gs[0]) != 12 || raised.GuardLimit(gs[1]) != 12 {
+		t.Errorf("raised to 12: Guards() = %v, want [6 10], each judged at 12 (their counters count whatever the limit)", gs)
+	}
+	if gs := policy.Must(policy.Must(policy.New("p", algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 6, Window: time.Minute}, constKey)).WithLimit(12)).Guards(); len(gs) != 0 {
+		t.Errorf("sliding_log raised to 12: Guards() = %v, want none (its log holds no more than its limit's instants)", gs)
 	}
 	set := func(p *policy.Policy) *policy.Set {
 		s, err := policy.NewSet([]*policy.Policy{p})

@@ -547,11 +547,11 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 		g = p.guard
 	}
 	q.guard = algorithms.Spec{}
-	if limit < g.Limit && q.capacity <= g.Capacity() {
+	if limit < g.Limit && q.capacity <= g.Capacity() || q.judged(g) != 0 {
 		q.guard = g
 	}
 	q.ownHeld = false // a new Spec: only WithGuard tells its counters hold some
-	if c := p.carry; c.Algorithm != "" && !(limit < c.Limit && q.capacity <= c.Capacity()) {
+	if c := p.carry; c.Algorithm != "" && !(limit < c.Limit && q.capacity <= c.Capacity()) && q.judged(c) == 0 {
 		q.carry = algorithms.Spec{}
 	}
 	return &q, nil
@@ -581,7 +581,7 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, p.errorf("Guard", "%s", err)
 	}
-	if c := spec.Capacity(); c < p.capacity {
+	if c := spec.Capacity(); c < p.capacity && p.judged(spec) == 0 {
 		return nil, p.errorf("Guard", "holds %d, less than the policy's capacity %d", c, p.capacity)
 	}
 	q := *p
@@ -660,7 +660,7 @@ func (p *Policy) GuardLimit(g algorithms.Spec) int64 {
 // Spec at a higher limit of a window kind, and 0 (g's own limit)
 // otherwise.
 func (p *Policy) judged(g algorithms.Spec) int64 {
-	if !g.Algorithm.Windowed() || g.Limit <= p.spec.Limit {
+	if !g.Algorithm.Windowed() || g.Limit == p.spec.Limit || g.Limit < p.spec.Limit && !countsAbove(g.Algorithm) {
 		return 0
 	}
 	s := p.spec
@@ -669,6 +669,16 @@ func (p *Policy) judged(g algorithms.Spec) int64 {
 		return 0 // another shape: its own limit
 	}
 	return p.spec.Limit
+}
+
+// countsAbove reports whether the state of a Spec of kind k can be judged
+// at a limit above its Spec's ([algorithms.Check.Limit]): fixed_window,
+// sliding_window and sliding_buckets, whose state is a count of the units
+// admitted in a window, whatever the limit. A sliding_log keeps the
+// instants of at most its limit's requests, too few to judge a higher one
+// at.
+func countsAbove(k algorithms.Kind) bool {
+	return k == algorithms.FixedWindow || k == algorithms.SlidingWindow || k == algorithms.SlidingBuckets
 }
 
 // guardCheck returns c, a check of p, made under its guard g: g's state,
