@@ -154,7 +154,14 @@ type effLimit struct {
 // leaky_bucket and leaky_queue, whose state is a function of their rate,
 // they are checked at the replaced limit: in the window of the reload a
 // client gets no more than the replaced limit, nor more than the new one
-// since (4 used of 10: 5 more). That guard ends at the first
+// since (4 used of 10: 5 more). Nor must a reload that raises a limit
+// hand them the new limit on top of what they used: when the new Spec is
+// the old one at a higher limit, of a kind whose counters count requests
+// whatever the limit (fixed_window, sliding_window, sliding_buckets), the
+// Spec it replaced guards it the same way, judged at the new limit: one
+// that used 100 of its 100 an hour gets 10 more in that hour when the
+// limit is reloaded at 110, as under a limiter keeping one counter per
+// client whatever the limit. That guard ends at the first
 // request after its time (or the next reload), which rebuilds the rule
 // set without it if no writer holds the rules (requests never wait on
 // them; one that finds them held leaves it to the next). A policy
@@ -167,11 +174,18 @@ type effLimit struct {
 // MaxDelay), stays guarded by it until its end (a client that used 50 of
 // 100 before a reload to 50 gets 30 more when a reload raises it to 80 in
 // that window, for a window kind; for the bucket kinds, no more than the
-// replaced limit nor the new one since). Any other change (a higher limit, another algorithm or
-// window) starts the policy from a full allowance at its new Spec, unless
+// replaced limit nor the new one since); one raised or lowered during it,
+// of a kind judged at a higher limit, stays guarded by it too (its
+// counters hold the requests of every Spec since). Any other change (a
+// higher limit of a sliding_log, whose log holds the instants of no more
+// than its limit's requests, or of a bucket kind, whose state is a
+// function of its rate; another algorithm or window) starts the policy
+// from a full allowance at its new Spec, unless
 // it goes back to a Spec it had before: then it finds that Spec's
 // counters, if the store still holds them (idle keys expire), holding the
-// requests counted under it then, and under it as a guard since. (A limit
+// requests counted under it then, and under it as a guard since (going
+// back to the Spec a running guard holds ends that guard: its counters
+// hold every request of its time). (A limit
 // set by [Middleware.SetLimit] is another matter: see there; a policy
 // both lowered by it and reloaded tighter is guarded by its new
 // configured Spec and, until the reload's guard ends, by the Spec the
@@ -330,9 +344,14 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // see [Middleware.SetPolicies]). For the other kinds it
 // costs a second check per request (in the same store call) while the
 // limit is lowered. Going back to the configured limit finds its
-// counters, holding every request counted meanwhile. A limit
-// above the configured one is not guarded, nor is one set by
-// [Middleware.SetLimitUnguarded]. Package middleware/adaptive sets limits
+// counters, holding every request counted meanwhile. A limit above the
+// configured one is judged on the configured Spec's counters too, in one
+// check, for fixed_window, sliding_window and sliding_buckets (a client
+// that used 100 of 100 gets 50 more at 150, not 150); for a sliding_log
+// (whose log holds the instants of no more than its limit's requests)
+// and the bucket kinds it is not guarded: its counters start from a full
+// allowance. Nor is a limit set by [Middleware.SetLimitUnguarded] of a
+// bucket kind guarded. Package middleware/adaptive sets limits
 // from the service's health (SetLimit) and the number of instances
 // (SetLimitUnguarded).
 func (m *Middleware) SetLimit(name string, limit int64) error {

@@ -523,10 +523,20 @@ func (p *Policy) finish() error {
 // used 40 of 100 gets 50 more when the limit drops to 50): each request
 // is checked twice, under the copy's Spec and under p's.
 //
+// A copy at a higher limit is guarded alike, and folded, when p's kind
+// counts requests whatever the limit and its state can hold more than
+// its limit's: fixed_window, sliding_window and sliding_buckets ([algorithms.Check.Limit]).
+// One that used 100 of 100 gets 50 more when the limit is raised to 150,
+// not 150. A sliding_log's log keeps the instants of no more than its
+// limit's requests, and a bucket's level is a function of its rate: their
+// copies at a higher limit have no guard, and start from a full
+// allowance.
+//
 // A copy made from a copy keeps the first one's guard (the limit as
-// configured), and a copy at a limit not lower than the guard's has none;
-// a guard given by [Policy.WithGuard] is kept beside it while the copy's
-// limit is lower than its own.
+// configured), and a copy at the guard's limit has none (nor one at a
+// higher limit, but for the kinds above); a guard given by
+// [Policy.WithGuard] is kept beside it while the copy's limit is lower
+// than its own, or while it is judged at the copy's limit.
 func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit == p.spec.Limit {
 		return p, nil
@@ -565,12 +575,16 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // counted before the reload (see its SetPolicies). A spec that is p's
 // Spec at a higher limit, of a window kind, is judged at p's limit, as a
 // guard of WithLimit's is (a client that used 40 under the replaced 100
-// gets 10 more at 50); any other (a bucket kind's, or one of another
-// window, algorithm or buckets) at its own ([Policy.GuardLimit]). A copy
+// gets 10 more at 50), as is one at a lower limit of fixed_window,
+// sliding_window or sliding_buckets (a client that used 100 under the
+// replaced 100 gets 10 more at 110); any other (a bucket kind's, or one
+// of another window, algorithm or buckets) at its own
+// ([Policy.GuardLimit]). A copy
 // of it made by WithLimit keeps that guard (while its limit is below
-// spec's and spec holds its capacity) beside its own, judged at the
-// copy's limit. spec must be valid and hold at
-// least p's capacity (every cost p admits must fit it). A spec the
+// spec's and spec holds its capacity, or spec is judged at its limit)
+// beside its own, judged at the copy's limit. spec must be valid and hold
+// at least p's capacity (every cost p admits must fit it), unless it is
+// judged at p's limit. A spec the
 // policy's requests are already counted under (its own Spec, or the guard
 // WithLimit gave it) is no guard: checked twice, a request would count
 // twice in one state. The copy then has no guard of WithGuard's; given
@@ -642,7 +656,10 @@ func (p *Policy) Guards() []algorithms.Spec {
 // g is its Spec at a higher limit (the same algorithm, window and buckets)
 // of a window kind ([algorithms.Kind.Windowed]: fixed_window,
 // sliding_window, sliding_log, sliding_buckets), whose state counts the
-// requests whatever the limit; g.Limit for any other guard (a
+// requests whatever the limit, or at a lower limit of fixed_window,
+// sliding_window or sliding_buckets, whose state can count more than
+// its limit's (a sliding_log's holds the instants of no more than its
+// limit's requests); g.Limit for any other guard (a
 // token_bucket, leaky_bucket or leaky_queue one, whose state is a
 // function of its rate, or one of another shape given by
 // [Policy.WithGuard]). The check under g is judged at it, on g's state
@@ -657,8 +674,8 @@ func (p *Policy) GuardLimit(g algorithms.Spec) int64 {
 
 // judged returns the [algorithms.Check.Limit] of the check of a request
 // of p under its guard g (see GuardLimit): p's Spec.Limit when g is p's
-// Spec at a higher limit of a window kind, and 0 (g's own limit)
-// otherwise.
+// Spec at a higher limit of a window kind, or at a lower one of a kind
+// that counts above it (countsAbove), and 0 (g's own limit) otherwise.
 func (p *Policy) judged(g algorithms.Spec) int64 {
 	if !g.Algorithm.Windowed() || g.Limit == p.spec.Limit || g.Limit < p.spec.Limit && !countsAbove(g.Algorithm) {
 		return 0
@@ -692,7 +709,8 @@ func (p *Policy) guardCheck(c algorithms.Check, g algorithms.Spec) algorithms.Ch
 // first guard's state, judged at p's limit, in place of the check under
 // its own Spec and that guard's: p is a copy made by WithLimit at a lower
 // limit whose guard is the Spec it was made from, of a window kind and
-// the same shape (judged is not 0). That state counts every request the
+// the same shape (judged is not 0), or at a higher one of a kind that
+// counts above its Spec's limit (countsAbove). That state counts every request the
 // state under p's own Spec would count, and more (both are counted in
 // each store call, all or nothing, and each request counted under p's
 // Spec was counted under the guard's before the copy was made): judged

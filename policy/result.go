@@ -46,7 +46,8 @@ const inline = 4
 // Its Result then keeps that store call in an allocation of its own,
 // which a reused Result keeps too. A copy made by [Policy.WithLimit] of a
 // window kind, whose guard is its Spec at the higher limit it was made
-// from, is the exception: that guard's state counts every request its own
+// from (or at a lower one, for fixed_window, sliding_window and
+// sliding_buckets), is the exception: that guard's state counts every request its own
 // Spec's would, and more, so that judged at its limit it alone decides
 // what both would. Such a policy is checked once, under the guard's Spec
 // judged at its limit ([Result.Folded]; no allocation of its own when

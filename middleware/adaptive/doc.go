@@ -71,7 +71,10 @@
 // includes requests a middleware further out on the same policy counted
 // and this one refused (see middleware.ErrCountedTwice), so a share that
 // rises within the window finds them there; a reload that raises the
-// limit starts afresh (see middleware.Middleware.SetPolicies). A share of a bucket
+// limit is judged on the replaced limit's counters too (a client that
+// used its share of 6 gets 6 more of a share raised to 12), but for a
+// sliding_log, which starts afresh (see
+// middleware.Middleware.SetPolicies). A share of a bucket
 // kind is not guarded: a share stays in force as long as the number of
 // instances does, and a guard at the cluster-wide limit would bind only
 // in the window of a change of the count, at the cost of a second check
