@@ -18,7 +18,7 @@ import (
 //
 // But a copy lowered by WithLimit whose guard (its first) is its Spec at
 // the higher limit it was lowered from, of a window kind (or raised, from
-// a lower limit, of a kind that counts above it: countsAbove), is checked
+// a lower limit, of a kind that [algorithms.Kind.Raisable] reports), is checked
 // once (Policy.folds): Prepare makes its check that guard's, judged at
 // its limit, which decides what its own and the guard's would. With no
 // other guard it needs no guardRoom (guarded leaves it out); DropGuard

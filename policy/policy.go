@@ -675,9 +675,9 @@ func (p *Policy) GuardLimit(g algorithms.Spec) int64 {
 // judged returns the [algorithms.Check.Limit] of the check of a request
 // of p under its guard g (see GuardLimit): p's Spec.Limit when g is p's
 // Spec at a higher limit of a window kind, or at a lower one of a kind
-// that counts above it (countsAbove), and 0 (g's own limit) otherwise.
+// that counts above it ([algorithms.Kind.Raisable]), and 0 (g's own limit) otherwise.
 func (p *Policy) judged(g algorithms.Spec) int64 {
-	if !g.Algorithm.Windowed() || g.Limit == p.spec.Limit || g.Limit < p.spec.Limit && !countsAbove(g.Algorithm) {
+	if !g.Algorithm.Windowed() || g.Limit == p.spec.Limit || g.Limit < p.spec.Limit && !g.Algorithm.Raisable() {
 		return 0
 	}
 	s := p.spec
@@ -686,16 +686,6 @@ func (p *Policy) judged(g algorithms.Spec) int64 {
 		return 0 // another shape: its own limit
 	}
 	return p.spec.Limit
-}
-
-// countsAbove reports whether the state of a Spec of kind k can be judged
-// at a limit above its Spec's ([algorithms.Check.Limit]): fixed_window,
-// sliding_window and sliding_buckets, whose state is a count of the units
-// admitted in a window, whatever the limit. A sliding_log keeps the
-// instants of at most its limit's requests, too few to judge a higher one
-// at.
-func countsAbove(k algorithms.Kind) bool {
-	return k == algorithms.FixedWindow || k == algorithms.SlidingWindow || k == algorithms.SlidingBuckets
 }
 
 // guardCheck returns c, a check of p, made under its guard g: g's state,
@@ -710,7 +700,7 @@ func (p *Policy) guardCheck(c algorithms.Check, g algorithms.Spec) algorithms.Ch
 // its own Spec and that guard's: p is a copy made by WithLimit at a lower
 // limit whose guard is the Spec it was made from, of a window kind and
 // the same shape (judged is not 0), or at a higher one of a kind that
-// counts above its Spec's limit (countsAbove). That state counts every request the
+// counts above its Spec's limit ([algorithms.Kind.Raisable]). That state counts every request the
 // state under p's own Spec would count, and more (both are counted in
 // each store call, all or nothing, and each request counted under p's
 // Spec was counted under the guard's before the copy was made): judged
