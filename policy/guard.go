@@ -70,7 +70,7 @@ func (res *Result) index(i int) int {
 
 // Folded reports whether the store calls of res check its i-th policy
 // once, on the state of its first guard ([Policy.Guards]: the Spec it
-// was lowered from by [Policy.WithLimit]) judged at its limit, in place
+// was lowered, or raised, from by [Policy.WithLimit]) judged at its limit, in place
 // of a check under its own Spec and one under that guard: it is such a
 // copy, of a window kind, whose guard has its shape
 // ([Policy.GuardLimit] is its own limit), and that guard is not dropped

@@ -633,7 +633,8 @@ func (p *Policy) Guard() (algorithms.Spec, bool) {
 
 // Guards returns the Specs the policy also checks and counts every request
 // under: for a policy made by [Policy.WithLimit] at a limit lower than the
-// one it was made from, that one's Spec (see WithLimit); then the Spec
+// one it was made from (or higher, for fixed_window, sliding_window and
+// sliding_buckets), that one's Spec (see WithLimit); then the Spec
 // given by [Policy.WithGuard], to it or to the policy it was made from.
 // It returns none for any other policy. A request is checked under each
 // at the limit [Policy.GuardLimit] reports: the policy's own for a guard
