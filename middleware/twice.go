@@ -156,6 +156,12 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					break // another bucket
 				}
 				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
+				if same && counted && q != p && q.Spec() != p.Spec() && ownPast(q, o, j) {
+					// q's Spec is a guard of p judged there at a
+					// higher limit (p raised): past q's limit, q
+					// refuses the request here.
+					same = false
+				}
 				// Its guards counted further out already, each apart
 				// (a lowered copy's configured Spec, a reload's
 				// replaced one).
@@ -288,6 +294,18 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 		return algorithms.Decision{}, true, false
 	}
 	return d, false, true
+}
+
+// ownPast reports whether the state of q's Spec, which o counted the
+// request under as a guard of its j-th policy judged at a limit above
+// q's, holds more than q's limit.
+func ownPast(q *policy.Policy, o *policy.Result, j int) bool {
+	s := o.Policy(j)
+	if s.GuardLimit(q.Spec()) <= q.Spec().Limit {
+		return false
+	}
+	d, ok := o.DecisionUnder(j, q.Spec())
+	return ok && d.Allowed && judgedAt(q.Spec(), d, q.Spec().Limit).Remaining < 0
 }
 
 // mergeJudged merges into res, taken with the guards of judged dropped
