@@ -91,8 +91,10 @@ func (m *Middleware) Reset(r *http.Request, names ...string) error {
 // the log. (Without LogRawKeys a denial record names the client only by
 // its pk, a keyed hash, which ResetKey does not take.) A key
 // that names no policy of the middleware is an error, as a key without
-// the colon is. A policy running at a limit lowered by [Middleware.SetLimit]
-// forgets the key under the configured Spec guarding it too. With a
+// the colon is. A policy running at a limit set by [Middleware.SetLimit]
+// (lowered, or raised for a kind judged above its limit) forgets the key
+// under the configured Spec guarding it too, and one a reload guards
+// under the Spec the reload replaced. With a
 // fallback store the key is forgotten there too. A
 // store that is not an [algorithms.Resetter] is an error wrapping
 // errors.ErrUnsupported.

@@ -116,7 +116,10 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // ([policy.Policy.Guard]): met further out as the configured policy, or
 // met here so when the one further out runs the lowered copy, it counts
 // in the same state. So a policy here whose Spec is a guard of the
-// policy of its name further out is a repeat as the same policy is; and
+// policy of its name further out is a repeat as the same policy is (but
+// for one that policy judges at a limit above its own, raised further out
+// by SetLimit or a reload, once that state holds more than its limit:
+// decided here, it refuses the request; see ownPast); and
 // a guarded policy here one of whose guards' Spec and key the policy of
 // its name further out counted (as its Spec, or as one of its own
 // guards) keeps its own Spec, but is decided without that guard: a
