@@ -131,7 +131,8 @@ const (
 //     for fixed_window, sliding_window and sliding_buckets, limits raised
 //     above the Spec's (100 of 100 used, judged at 110: exactly 10 more;
 //     at Spec.Limit again, denied until the window frees room; all or
-//     nothing; concurrency; a bounded store: see runRaised); random
+//     nothing; concurrency; a bounded store; a give-back, after a Reset
+//     too, never below 0: see runRaised); random
 //     traces mixing judged (below and above the Spec's limit, up to
 //     algorithms.MaxLimit) and unjudged checks on the same keys compared
 //     with the Model (see runJudged).

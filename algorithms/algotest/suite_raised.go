@@ -29,7 +29,12 @@ import (
 //     used 100 of 100 admit exactly 50;
 //   - raised_max_keys/<kind>: a key held past its Spec's limit at a
 //     raised one is not evicted by a flood of keys that each use all of
-//     their Spec's limit (see judgedRaisedMaxKeys for the rule).
+//     their Spec's limit (see judgedRaisedMaxKeys for the rule);
+//   - raised_giveback/<kind>: units taken at a raised limit, given back,
+//     leave the key's count where it was before them; after a Reset and
+//     a smaller Take, giving back a raised Take from before the Reset
+//     empties the count, never below 0 (a store that let it wrap would
+//     deny every request of the window).
 func runRaised(t *testing.T, h Harness, spec algorithms.Spec) {
 	kind := string(spec.Algorithm)
 	t.Run("raised/"+kind, func(t *testing.T) { judgedRaised(t, h, spec) })
@@ -37,6 +42,7 @@ func runRaised(t *testing.T, h Harness, spec algorithms.Spec) {
 	t.Run("raised_all_or_nothing/"+kind, func(t *testing.T) { judgedRaisedAllOrNothing(t, h, spec) })
 	t.Run("raised_concurrency/"+kind, func(t *testing.T) { judgedRaisedConcurrency(t, h, spec) })
 	t.Run("raised_max_keys/"+kind, func(t *testing.T) { judgedRaisedMaxKeys(t, h, spec) })
+	t.Run("raised_giveback/"+kind, func(t *testing.T) { judgedRaisedGiveBack(t, h, spec) })
 }
 
 // judgedRaised: the reverse of the case. A key that took 100 of
@@ -253,5 +259,54 @@ func judgedRaisedMaxKeys(t *testing.T, h Harness, spec algorithms.Spec) {
 			t.Fatalf("%s: after a flood of %d keys each using all of the limit (bound %d) the victim decides %+v (%s), want %+v: its state was evicted",
 				spec, flood, maxKeys, got, formatCheck(c), want[0])
 		}
+	}
+}
+
+// judgedRaisedGiveBack: a key that took 100 of 100 at +10 s takes 10
+// judged at 110 at +20 s and gives them back at +21 s: given, reported at
+// 110 with 10 left, and at its Spec's limit the key still holds its 100
+// (denied). It takes 5 at 110 at +22 s (105 counted); a Reset at +23 s
+// forgets it, and it takes 3 at +24 s. Giving back the 5 at +25 s (their
+// window, or sub-window, is still the key's) drops the count by what it
+// holds, 3, to 0, never below: reported at 110 with all 110 left, and 100
+// then admitted at the Spec's limit, the next unit denied. Every decision
+// is also the Model's.
+func judgedRaisedGiveBack(t *testing.T, h Harness, spec algorithms.Spec) {
+	const s = time.Second
+	re := newResetEnv(t, h)
+	gb, ok := re.store.(algorithms.GiveBacker)
+	if !ok {
+		t.Skipf("the store (%T) does not implement algorithms.GiveBacker", re.store)
+	}
+	k := func(limit, cost int64) algorithms.Check {
+		return algorithms.Check{Spec: spec, Key: "k", Cost: cost, Limit: limit}
+	}
+	re.take(10*s, k(0, 100))
+	ten := []algorithms.Check{k(110, 10)}
+	got := giveBackBoth(t, re.clock, gb, re.model, 21*s, s, ten, re.take(20*s, ten...))
+	if !got[0].Given || !got[0].Allowed || got[0].Limit != 110 || got[0].Remaining != 10 {
+		t.Errorf("%s, 100 taken: 10 judged at 110 given back = %+v, want given, reported at 110 with 10 left", spec, got[0])
+	}
+	if d := re.take(21*s, k(0, 1))[0]; d.Allowed || d.Remaining != 0 {
+		t.Errorf("%s, 100 taken, 10 at 110 given back: a unit at the Spec's limit = %+v, want denied with 0 left", spec, d)
+	}
+	five := []algorithms.Check{k(110, 5)}
+	ds := re.take(22*s, five...)
+	if !ds[0].Allowed || ds[0].Remaining != 5 {
+		t.Fatalf("%s, 100 taken: 5 judged at 110 = %+v, want admitted with 5 left", spec, ds[0])
+	}
+	re.mustReset(23*s, k(0, 1))
+	if d := re.take(24*s, k(0, 3))[0]; !d.Allowed || d.Remaining != 97 {
+		t.Fatalf("%s, reset: 3 taken = %+v, want admitted with 97 left", spec, d)
+	}
+	got = giveBackBoth(t, re.clock, gb, re.model, 25*s, 3*s, five, ds)
+	if !got[0].Given || !got[0].Allowed || got[0].Limit != 110 || got[0].Remaining != 110 {
+		t.Errorf("%s, 5 taken at 110, reset, 3 taken: the 5 given back = %+v, want given (the 3), reported at 110 with 110 left", spec, got[0])
+	}
+	if d := re.take(25*s, k(0, 100))[0]; !d.Allowed || d.Remaining != 0 {
+		t.Errorf("%s, the count given back to 0: 100 at the Spec's limit = %+v, want admitted with 0 left (a count given back below 0?)", spec, d)
+	}
+	if d := re.take(25*s, k(0, 1))[0]; d.Allowed {
+		t.Errorf("%s, 100 taken after the give-back: a unit = %+v, want denied", spec, d)
 	}
 }
