@@ -72,7 +72,9 @@ const judgedTraceSeeds = 60
 //     Spec.Limit is a *algorithms.SpecError naming "Check.Limit"; a cost
 //     above the judged limit (lowered or raised), or costs of one key
 //     above it together, a *algorithms.CostError: ValidateChecks' error,
-//     from Take, Peek, GiveBack and Refund alike, consuming nothing;
+//     from Take, Peek, GiveBack and Refund alike, consuming nothing; on a
+//     key already held too (invalid/held_key/<kind>: a store may decide
+//     a held key's check in place), the same error from Take;
 //   - traces/seed=<n>: random calls mixing checks with and without Limit
 //     (several limits, below and above the Spec's, some near
 //     algorithms.MaxLimit) on the same keys, naming keys several times,
@@ -735,6 +737,40 @@ func judgedInvalid(t *testing.T, h Harness) {
 				if d := e.take(0, c(fw, 0, 5))[0]; !d.Allowed {
 					t.Errorf("after the invalid calls, 5 of %s = %+v, want admitted: an invalid call consumed", formatCheck(tc.checks[0]), d)
 				}
+			}
+		})
+	}
+	// The same on a key already held, which a store may decide in place
+	// (MemoryStore.TakeOne's path for a held key): an invalid Limit or
+	// cost is the same error, and consumes nothing.
+	held := []algorithms.Spec{fw, log,
+		{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: time.Second},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 5, Window: time.Second, Buckets: 5},
+	}
+	for _, spec := range held {
+		t.Run("invalid/held_key/"+string(spec.Algorithm), func(t *testing.T) {
+			e := newEnv(t, h)
+			e.take(0, c(spec, 0, 1))
+			calls := [][]algorithms.Check{
+				{c(spec, -1, 1)},
+				{c(spec, algorithms.MaxLimit+1, 1)},
+				{c(spec, 8, 9)}, // cost above the judged limit
+				{c(spec, 3, 4)},
+			}
+			if !spec.Algorithm.Raisable() {
+				calls = append(calls, []algorithms.Check{c(spec, spec.Limit+1, 1)})
+			}
+			for _, call := range calls {
+				want := algorithms.ValidateChecks(call)
+				if want == nil {
+					t.Fatalf("ValidateChecks(%s) = nil: the case is valid", formatChecks(call))
+				}
+				if ds, err := e.store.Take(e.ctx, call...); !reflect.DeepEqual(err, want) {
+					t.Errorf("Take(%s) on a held key = %+v, %v; want ValidateChecks' error, %v", formatChecks(call), ds, err, want)
+				}
+			}
+			if d := e.take(0, c(spec, 0, 4))[0]; !d.Allowed || d.Remaining != 0 {
+				t.Errorf("after the invalid calls on the held key, 4 of %s = %+v, want admitted with 0 left: an invalid call consumed", spec, d)
 			}
 		})
 	}
