@@ -346,7 +346,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 		tb = sh.lookupList(&c.Spec)
 	}
 	lim := c.Limit
-	if tb == nil || n < 1 || (lim == 0 && n > tb.p.capacity) || lim != 0 && (n > lim || !tb.p.judgeable(lim)) {
+	if tb == nil || n < 1 || (n > tb.p.capacity && lim == 0) || lim != 0 && (n > lim || !tb.p.judgeable(lim)) {
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
 	sh.mu.Lock()

@@ -60,14 +60,15 @@ func (p *params) slidingReport(d *Decision, c cell, t, n int64, ok bool, avail i
 		d.ResetAfter = dur(W - e)
 	}
 	switch {
-	case prev == 0 && curr > 0 && curr <= p.limit:
-		// slidingWait(0, curr, e, L−curr+1): the next window, where the
-		// wait W−e+W−floor((curr−1)·W/curr) is W−e+ceil(W/curr), with no
-		// 128-bit product. Not for a count above the limit (a check judged
-		// below the limit its Spec's count was kept at, or at its Spec's
-		// below a count checks judged higher took: see [Check.Limit]),
-		// where Remaining is 0, not L−curr, and the wait for one unit is
-		// longer.
+	case prev == 0 && uint64(curr-1) < uint64(p.limit):
+		// 1 <= curr <= L, in one comparison (curr >= 0: curr−1 wraps to
+		// 2^64−1 for 0). slidingWait(0, curr, e, L−curr+1): the next
+		// window, where the wait W−e+W−floor((curr−1)·W/curr) is
+		// W−e+ceil(W/curr), with no 128-bit product. Not for a count above
+		// the limit (a check judged below the limit its Spec's count was
+		// kept at, or at its Spec's below a count checks judged higher
+		// took: see [Check.Limit]), where Remaining is 0, not L−curr, and
+		// the wait for one unit is longer.
 		d.NextAfter = dur(W - e + (W+curr-1)/curr)
 	case d.Remaining < p.limit:
 		d.NextAfter = dur(p.slidingWait(prev, curr, e, d.Remaining+1))
