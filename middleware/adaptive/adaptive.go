@@ -81,6 +81,9 @@ type Config struct {
 	// default counts 5xx.
 	IsError func(status int) bool
 	// Clock delimits the periods; the default is algorithms.SystemClock.
+	// A clock set back before the start of the period in course (one
+	// without monotonic readings, corrected) restarts that period at the
+	// time it reads, its requests kept.
 	Clock algorithms.Clock
 	// Logger receives one record per change of level (Warn when lowered,
 	// Info when raised), "ratekeeper: adaptive limit level", with the new
@@ -108,15 +111,17 @@ type Controller struct {
 	// "more than ErrorRate" is judged exactly, as written.
 	errRate *big.Rat
 
-	win    atomic.Pointer[window]
-	origin time.Time    // the clock at New
-	endsAt atomic.Int64 // ends as a Duration since origin, read without the lock
-	seen   seen         // the target's rules at the last apply
-	mu     sync.Mutex   // serialises evaluations; guards the fields below
-	ends   time.Time    // end of the current period
-	level  int64        // permille of the configured limit
-	stable int          // healthy periods in a row
-	base   time.Duration
+	win     atomic.Pointer[window]
+	origin  time.Time    // the clock at New
+	startAt atomic.Int64 // starts as a Duration since origin, read without the lock
+	endsAt  atomic.Int64 // ends as a Duration since origin, read without the lock
+	seen    seen         // the target's rules at the last apply
+	mu      sync.Mutex   // serialises evaluations; guards the fields below
+	starts  time.Time    // start of the current period
+	ends    time.Time    // end of the current period
+	level   int64        // permille of the configured limit
+	stable  int          // healthy periods in a row
+	base    time.Duration
 }
 
 // New returns a Controller of t's limits with the thresholds of cfg; every
@@ -198,8 +203,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 	}
 	c.errRate, _ = new(big.Rat).SetString(strconv.FormatFloat(cfg.ErrorRate, 'g', -1, 64)) // a number in (0, 1)
 	c.origin = cfg.Clock.Now()
-	c.ends = c.origin.Add(cfg.Period)
-	c.endsAt.Store(int64(cfg.Period))
+	c.setPeriod(c.origin, c.origin.Add(cfg.Period))
 	c.win.Store(c.newWindow())
 	return c, nil
 }
@@ -236,11 +240,13 @@ func (c *Controller) maybeEvaluate() {
 	// Measured from origin as now.Before(c.ends) measures: on the
 	// monotonic clock when the times have one, not on the wall clock
 	// (which may be set back or forward).
-	if now.Sub(c.origin) < time.Duration(c.endsAt.Load()) && !c.seen.moved(c.t) || !c.mu.TryLock() {
+	since := now.Sub(c.origin)
+	if since < time.Duration(c.endsAt.Load()) && since >= time.Duration(c.startAt.Load()) && !c.seen.moved(c.t) ||
+		!c.mu.TryLock() {
 		return // nothing to do, or another goroutine is at it
 	}
 	defer c.mu.Unlock()
-	if now.Before(c.ends) {
+	if c.restart(now) || now.Before(c.ends) {
 		if c.seen.reloaded(c.t) {
 			c.apply()
 		}
@@ -257,10 +263,31 @@ func (c *Controller) Evaluate() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.cfg.Clock.Now()
-	if now.Before(c.ends) {
+	if c.restart(now) || now.Before(c.ends) {
 		return nil
 	}
 	return c.evaluate(now)
+}
+
+// restart restarts the current period at now, its requests kept, if now
+// is before its start: a clock without monotonic readings was set back
+// (a host's clock corrected). The period would otherwise end only when
+// the clock came back to its end, as long after as the clock went back,
+// holding the level where it is all that time. It reports whether it
+// did. It requires c.mu.
+func (c *Controller) restart(now time.Time) bool {
+	if !now.Before(c.starts) {
+		return false
+	}
+	c.setPeriod(now, now.Add(c.cfg.Period))
+	return true
+}
+
+// setPeriod makes [starts, ends) the current period. It requires c.mu.
+func (c *Controller) setPeriod(starts, ends time.Time) {
+	c.starts, c.ends = starts, ends
+	c.startAt.Store(int64(starts.Sub(c.origin)))
+	c.endsAt.Store(int64(ends.Sub(c.origin)))
 }
 
 // evaluate judges the period that ended and the ones that passed without
@@ -274,13 +301,14 @@ func (c *Controller) evaluate(now time.Time) error {
 	// (the count of all the periods, times Period, may: a Period of over
 	// 146 years).
 	idle := int64(now.Sub(c.ends) / c.cfg.Period)
-	c.ends = c.ends.Add(time.Duration(idle) * c.cfg.Period).Add(c.cfg.Period)
-	if !now.Before(c.ends) {
+	starts := c.ends.Add(time.Duration(idle) * c.cfg.Period)
+	if ends := starts.Add(c.cfg.Period); now.Before(ends) {
+		c.setPeriod(starts, ends)
+	} else {
 		// More than 2^63 ns since the end (now.Sub saturated): the next
 		// period starts now.
-		c.ends = now.Add(c.cfg.Period)
+		c.setPeriod(now, now.Add(c.cfg.Period))
 	}
-	c.endsAt.Store(int64(c.ends.Sub(c.origin)))
 
 	errs, over := w.errs.Load(), w.over.Load()
 	n := w.n.Load() // after errs and over: see window.add
