@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 )
 
@@ -44,5 +45,45 @@ func TestClockSetBackRestartsThePeriod(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFleetClockSetBackReadsAgain: a Fleet's Check read the count again
+// only once its injected clock reached Every past the last reading; a
+// clock set back (a day ahead, corrected) so held the share of the count
+// read before for a day, however the fleet changed meanwhile (here from 2
+// instances to 4: each enforced 50 of a cluster-wide 100, the fleet 200).
+// A clock read before the last reading must count as Every passed.
+func TestFleetClockSetBackReadsAgain(t *testing.T) {
+	m := newMiddleware(t, 100)
+	clock := algotest.NewClock(t0)
+	n := 2
+	f, err := adaptive.NewFleet(m, adaptive.FleetConfig{Clock: clock, Every: time.Minute, Instances: func() int { return n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(24 * time.Hour) // the clock a day ahead
+	if err := f.Check(); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(t0.Add(time.Hour)) // corrected
+	n = 4
+	if err := f.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limitsOf(m); got != "25" || f.Instances() != 4 {
+		t.Fatalf("after the clock was set back a day and the fleet grew to 4: limit %s for %d instances, want 25 for 4", got, f.Instances())
+	}
+	// Read again Every after that reading, not before.
+	n = 5
+	clock.Advance(time.Minute - 1)
+	f.Check()
+	if got := limitsOf(m); got != "25" {
+		t.Errorf("within Every of the reading: limit %s, want 25 (not read again)", got)
+	}
+	clock.Advance(1)
+	f.Check()
+	if got := limitsOf(m); got != "20" {
+		t.Errorf("Every after the reading: limit %s, want 20", got)
 	}
 }

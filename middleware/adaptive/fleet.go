@@ -34,7 +34,8 @@ type FleetConfig struct {
 	Instances func() int
 	// Every is the shortest time between two readings of Instances by
 	// [Fleet.Check]: a Check reads again only once Every has passed since
-	// the last reading (default 10 seconds). [Fleet.Update] reads at once.
+	// the last reading (default 10 seconds), or when the clock reads a
+	// time before it (set back). [Fleet.Update] reads at once.
 	Every time.Duration
 	// Clock measures Every; the default is algorithms.SystemClock.
 	Clock algorithms.Clock
@@ -62,6 +63,7 @@ type Fleet struct {
 	cfg FleetConfig
 
 	origin time.Time    // the clock at NewFleet
+	lastAt atomic.Int64 // when the count was last read, as a Duration since origin
 	nextAt atomic.Int64 // when Check reads the count again, as a Duration since origin
 	seen   seen         // the target's rules at the last update
 
@@ -124,12 +126,15 @@ func (f *Fleet) Update() error {
 func (f *Fleet) Check() error {
 	now := f.cfg.Clock.Now()
 	// On the monotonic clock when the times have one: a wall clock set
-	// back does not delay the next reading.
-	if now.Sub(f.origin) < time.Duration(f.nextAt.Load()) && !f.seen.moved(f.t) || !f.mu.TryLock() {
+	// back does not delay the next reading. An injected clock without
+	// monotonic readings that is set back before the last reading reads
+	// again at once: it would otherwise hold the count for as long as the
+	// clock went back.
+	if !f.due(now) && !f.seen.moved(f.t) || !f.mu.TryLock() {
 		return nil // nothing to do, or an update is under way
 	}
 	defer f.mu.Unlock()
-	if now.Sub(f.origin) < time.Duration(f.nextAt.Load()) {
+	if !f.due(now) {
 		if f.seen.reloaded(f.t) {
 			return f.apply()
 		}
@@ -138,9 +143,17 @@ func (f *Fleet) Check() error {
 	return f.update(now)
 }
 
+// due reports whether Check is to read the count at now: Every has passed
+// since the last reading, or the clock reads a time before it.
+func (f *Fleet) due(now time.Time) bool {
+	since := now.Sub(f.origin)
+	return since >= time.Duration(f.nextAt.Load()) || since < time.Duration(f.lastAt.Load())
+}
+
 // update requires f.mu.
 func (f *Fleet) update(now time.Time) error {
 	next := now.Sub(f.origin)
+	f.lastAt.Store(int64(next))
 	if next > math.MaxInt64-f.cfg.Every {
 		next = math.MaxInt64 // Every of centuries: never again by Check
 	} else {
