@@ -70,12 +70,17 @@ type Config struct {
 	// the baseline.
 	MinSamples int
 	// Baseline is the normal p99 latency. Zero means learned: the p99 of
-	// the first judged period, then an average (weight 1/8) over healthy
-	// periods; a learned p99 is read from a histogram (the top of its
-	// bucket), so it may be up to 25% above the true one (less a
-	// nanosecond: a p99 of 2^20 ns is read as 2^20 + 2^18 − 1). Whether a period's p99 exceeds LatencyFactor
-	// times the baseline in force when the period began is decided
-	// exactly.
+	// the first judged period, then an average (weight 1/8) over the
+	// judged periods that are not failing, a slow one's p99 taken as the
+	// threshold it exceeded. So a p99 that settles higher (a release, a
+	// heavier mix of requests) becomes the normal within a few periods
+	// and a level held by it climbs back; a configured Baseline holds the
+	// level for as long as the service stays slower. A learned p99 is
+	// read from a histogram (the top of its bucket), so it may be up to
+	// 25% above the true one (less a nanosecond: a p99 of 2^20 ns is
+	// read as 2^20 + 2^18 − 1). Whether a period's p99 exceeds
+	// LatencyFactor times the baseline in force when the period began is
+	// decided exactly.
 	Baseline time.Duration
 	// IsError reports whether a response status counts as an error; the
 	// default counts 5xx.
@@ -326,8 +331,16 @@ func (c *Controller) evaluate(now time.Time) error {
 		// which sets the baseline, is not slow.
 		slow = w.slowOver > 0 && over > n-(n*99+99)/100
 		failing = new(big.Rat).SetFrac64(errs, n).Cmp(c.errRate) > 0
-		if !slow && !failing && c.cfg.Baseline == 0 {
-			c.base += (p99 - c.base) / 8
+		if !failing && c.cfg.Baseline == 0 {
+			// A slow period moves it too, toward the threshold it
+			// exceeded (no faster than a healthy period can): else
+			// a p99 settled above the threshold would be slow for
+			// ever, holding a lowered level there.
+			to := p99
+			if slow {
+				to = w.slowOver
+			}
+			c.base += (to - c.base) / 8
 		}
 	}
 	c.win.Store(c.newWindow())

@@ -14,7 +14,9 @@
 // of the configured limit. It climbs back by Step (at most 10%) of the
 // configured limit for every StablePeriods healthy periods in a row (one
 // step per period by default), up to the configured limit. A period with
-// only one of the two signs holds the limit where it is.
+// only one of the two signs holds the limit where it is; a learned
+// baseline follows a p99 that settles higher, without errors, within a
+// few periods (see Config.Baseline), so that it stops holding it.
 //
 // A [Fleet] shares a cluster-wide limit among the instances of a service
 // without a shared store: each instance enforces the configured limit
