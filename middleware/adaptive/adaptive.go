@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"math/bits"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -183,6 +184,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 	case cfg.Baseline < 0:
 		return nil, errors.New("adaptive: Config.Baseline is negative")
 	}
+	cfg.Policies = slices.Clone(cfg.Policies) // the caller's slice is the caller's
 	for _, name := range cfg.Policies {
 		if t.Configured(name) == nil {
 			return nil, fmt.Errorf("adaptive: Config.Policies: no policy %q", name)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,7 @@ func NewFleet(t Target, cfg FleetConfig) (*Fleet, error) {
 		// A pointer clock never assigned: NewFleet would panic reading it.
 		return nil, errors.New("adaptive: FleetConfig.Clock is nil")
 	}
+	cfg.Policies = slices.Clone(cfg.Policies) // the caller's slice is the caller's
 	for _, name := range cfg.Policies {
 		if t.Configured(name) == nil {
 			return nil, fmt.Errorf("adaptive: FleetConfig.Policies: no policy %q", name)
