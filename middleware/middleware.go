@@ -1643,7 +1643,9 @@ type stats struct {
 // middleware runs before the router has routed (around a whole ServeMux,
 // or in chi's top-level r.Use) without [WithPatternFunc] and
 // policy.ServeMuxPattern or policy.ChiPattern, and then such a policy never
-// applies. [Stats] counts every such request (Unrouted). Like
+// applies. With a pattern function, the report says that the function
+// found no route (a 404, or a function asking another router) instead of
+// asking for one. [Stats] counts every such request (Unrouted). Like
 // [ErrForwardingIgnored], it is also logged when the middleware logs, and
 // on [log/slog.Default] when it has neither a log nor an error handler. The
 // request is served; this is not a failure of the request.
@@ -1675,9 +1677,15 @@ func (m *Middleware) noteUnrouted(r *http.Request) *http.Request {
 		}
 	}
 	// The message names the method, not the path, which may carry a
-	// secret (/reset/<token>): the handler has the request.
-	m.warn(r, fmt.Errorf("%w (policies %s; first met on a %s request): a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)",
-		ErrUnrouted, strings.Join(names, ", "), r.Method))
+	// secret (/reset/<token>): the handler has the request. With a
+	// pattern function, asking for one would send the reader after a
+	// setup that is already there: the function found no route.
+	why := "a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)"
+	if m.pattern != nil {
+		why = "its pattern function found no route for the request: a 404 (a path the router does not serve, such as a browser's /favicon.ico), or a pattern function asking a router other than the one that serves the request"
+	}
+	m.warn(r, fmt.Errorf("%w (policies %s; first met on a %s request): %s",
+		ErrUnrouted, strings.Join(names, ", "), r.Method, why))
 	return r
 }
 
