@@ -8,7 +8,9 @@
 //	for i in 1 2 3 4 5 6; do curl -si -d username=ann http://127.0.0.1:8080/login | head -1; done
 //
 // Ctrl-C (SIGINT) or SIGTERM stops it, once the requests in flight are
-// answered.
+// answered. The handler, the form's user name, the Basic-auth stand-in for
+// sign-in, listening and serving are helpers of examples/internal/app,
+// which another module cannot import: copy them with the example.
 package main
 
 import (
