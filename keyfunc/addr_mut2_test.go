@@ -12,9 +12,14 @@ import (
 // the mapped range, so it stays an IPv6 prefix: it trusts the IPv6 peers
 // within it (::fffe:0:1 here) and no IPv4 peer, not even one whose mapped
 // form it contains (failing safe: nothing is trusted that it does not name
-// as IPv6).
+// as IPv6). Written in mapped notation, a /95 has a bit set past its
+// length (the last of ffff): IP refuses it (TestTrustedProxiesHostBitsRefused);
+// masked, it is ::fffe:0:0/95.
 func TestIP_MappedPrefixShorterThan96StaysIPv6(t *testing.T) {
-	f := mustIP(t, keyfunc.TrustedProxies(prefixes("::ffff:10.0.0.0/95")...))
+	if _, err := keyfunc.IP(keyfunc.TrustedProxies(prefixes("::ffff:10.0.0.0/95")...)); err == nil {
+		t.Error("::ffff:10.0.0.0/95: no error, want its bits past /95 refused")
+	}
+	f := mustIP(t, keyfunc.TrustedProxies(prefixes("::fffe:0:0/95")...))
 	wantKey(t, f, newReq("[::fffe:0:1]:80", xff, "203.0.113.5"), "203.0.113.5", nil)
 	wantKey(t, f, newReq("10.0.0.1:80", xff, "203.0.113.5"), "10.0.0.1", nil)
 }

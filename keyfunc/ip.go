@@ -139,6 +139,13 @@ func (c *ipConfig) validate() error {
 				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d is invalid", i)
 			}
 			norm[i] = NormalizePrefix(p)
+			if a := p.Addr().WithZone(""); netip.PrefixFrom(a, p.Bits()) != p.Masked() {
+				// 10.0.0.5/16, an interface's address as `ip addr`
+				// shows it: masked, every host of the network would be
+				// trusted to name any client.
+				host := NormalizePrefix(netip.PrefixFrom(a, a.BitLen()))
+				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d, %s, has bits set past its length: give %s for that proxy alone, or %s for its whole network", i, p, host, norm[i])
+			}
 			if norm[i].Bits() == 0 {
 				// Every hop of its family would be skipped: the client
 				// would be the first entry of the other family, or the

@@ -38,6 +38,11 @@ type ipConfig struct {
 // [NormalizePrefix]). A prefix shorter than /96 (::/80) stays IPv6 and
 // trusts no IPv4 peer, mapped or not.
 //
+// A prefix with bits set past its length (10.0.0.5/16, an interface's
+// address as `ip addr` shows it) is an error of [IP], which names both
+// what it may mean: the proxy alone (10.0.0.5/32) or its network
+// (10.0.0.0/16), every host of which would be trusted to name any client.
+//
 // A server listening on a Unix socket has no peer address (net/http sets
 // RemoteAddr to "@"), so no peer is within the prefixes and every request
 // yields [ErrNoClientIP]: behind a proxy on a Unix socket, use

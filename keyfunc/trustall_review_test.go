@@ -64,6 +64,13 @@ func TestNormalizePrefixAgreesWithTrustedProxies(t *testing.T) {
 			t.Errorf("NormalizePrefix(%s) = %s, not masked", s, np)
 		}
 		f, err := keyfunc.IP(keyfunc.TrustedProxies(p))
+		if p != p.Masked() {
+			// Bits past its length: refused (TestTrustedProxiesHostBitsRefused).
+			if err == nil {
+				t.Errorf("IP(TrustedProxies(%s)): no error, want its host bits refused", s)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("IP(TrustedProxies(%s)): %v", s, err)
 		}
