@@ -80,6 +80,14 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 			// and only the error log tells why.
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
 			if err := client.Ping(pctx).Err(); err != nil {
+				// The client retries its dials until the deadline,
+				// which is then all its error says: one dial of our
+				// own tells why ("connection refused").
+				if c, derr := net.DialTimeout("tcp", redisAddr, 200*time.Millisecond); derr != nil {
+					err = derr
+				} else {
+					c.Close()
+				}
 				log.Printf("Redis at %s does not answer within 1s (%v): the instances let every request through (fail open) until it does", redisAddr, err)
 			}
 			cancel()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,10 @@ func TestMainSaysRedisIsDown(t *testing.T) {
 		if !strings.Contains(strings.Join(log, "\n"), want) {
 			t.Errorf("the log before serving does not say %q:\n%s", want, strings.Join(log, "\n"))
 		}
+	}
+	// Its own line says why, not only that the wait ran out.
+	if i := slices.IndexFunc(log, func(l string) bool { return strings.Contains(l, "does not answer") }); i < 0 || !strings.Contains(log[i], "connection refused") {
+		t.Errorf("the line that Redis does not answer does not say the connection was refused:\n%s", strings.Join(log, "\n"))
 	}
 }
 
