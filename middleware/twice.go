@@ -96,6 +96,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // denied it in shadow mode: they are decided here, and their members
 // replace that one's (see unlistOuter), as they would have had it
 // counted under that Spec (or, denying, been met as the same policy).
+// foldedOut holds too the policies decided here because their state,
+// counted further out at a higher limit, holds more than theirs (see
+// ownPast), when this middleware enforces them or the one further out
+// is in shadow mode: their member (refusing) replaces the one further
+// out, which reports room left at a limit not in force for the request.
 //
 // A guard counted further out at a limit other than the one this
 // middleware judges it at (a window kind's guard is judged at its
@@ -159,7 +164,8 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					break // another bucket
 				}
 				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
-				if same && counted && q != p && q.Spec() != p.Spec() && ownPast(q, o, j) {
+				past := same && counted && q != p && q.Spec() != p.Spec() && ownPast(q, o, j)
+				if past {
 					// q's Spec is a guard of p judged there at a
 					// higher limit (p raised): past q's limit, q
 					// refuses the request here.
@@ -192,6 +198,13 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					// here, whether that middleware admitted the
 					// request or denied it in shadow mode.
 					if q.Spec() == p.Spec() {
+						foldedOut |= bit
+					}
+					if past && (!m.shadow || c.res.Shadow) {
+						// Past its limit here, which is in force
+						// (p's higher one is not, or is only a
+						// shadow's): its member, refusing, replaces
+						// p's, which reports room left at p's limit.
 						foldedOut |= bit
 					}
 					break
