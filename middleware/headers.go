@@ -283,6 +283,14 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 			return
 		}
 	}
+	setValues(h, p, d, after, now, vals, buf, policies)
+}
+
+// setValues writes into h the values of d under the single-valued profile
+// p, its reset after from now, and policies, when not empty, as the
+// draft -06/-07 RateLimit-Policy, built in vals and buf as setHeadersAt
+// builds them.
+func setValues(h http.Header, p Profile, d algorithms.Decision, after time.Duration, now func() time.Time, vals *[2]string, buf []byte, policies string) {
 	switch p {
 	case Draft7:
 		b := append(buf[:0], "limit="...)

@@ -304,6 +304,10 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// The guards counted further out at a limit other than they are
 	// judged at here, as judged here (see unrepeated).
 	var judged []outerGuard
+	// The policies left out here that a middleware further out counted
+	// at a higher limit than the one in force here: its members or
+	// values of them are restated at ours (see restateOuter).
+	var restate []restated
 	err := set.Prepare(r, mask, &res.Result)
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
@@ -311,8 +315,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		var again uint64
 		var unguard [2]uint64
 		own.folds = foldMask(&res.Result)
-		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, judged = m.unrepeated(r, set, &res.Result); again != 0 {
+		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, judged, restate = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
+				restateOuter(w.Header(), profile, nil, outer, m.clock.Now, restate)
 				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
 			}
@@ -444,6 +449,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if redecided|listed != 0 {
 			unlistOuter(r.Context(), w.Header(), res, redecided, listed)
 		}
+		restateOuter(w.Header(), profile, res, outer, m.clock.Now, restate)
 	}
 	if !allowed {
 		if m.shadowed(r, rc, res) {
@@ -482,7 +488,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// refund (its place given back, unless a request queued
 			// behind it), if the refund succeeded.
 			m.refund(r, res, m.clock.Now().Sub(held))
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed, restate)
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
 			refusing(r)
@@ -502,7 +508,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			cut := fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err)
 			m.report(r, cut)
 			m.refund(r, res, waited)
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, restate)
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
 				// A server-side deadline that ran out during the hold
@@ -514,7 +520,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.unavailable(w, rc.request(r), res, retry, cut)
 			return
 		}
-		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed)
+		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, restate)
 		m.observeHeld(r, res, Allowed, start, held)
 		// The middlewares further in read the hold from its context.
 		r = rc.heldRequest(r, waited)
@@ -630,8 +636,9 @@ func refusing(r *http.Request) {
 // under profile p, and notes in res that they were written, as serve does
 // for one not held. The headers the middlewares further out wrote before
 // the hold are counted after it too (see retimeOuter), less their members
-// of the policies of redecided and ownOnly (see unlistOuter).
-func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided, ownOnly uint64) {
+// of the policies of redecided and ownOnly (see unlistOuter), and with
+// those of restate restated here (see restateOuter).
+func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided, ownOnly uint64, restate []restated) {
 	retimeOuter(r.Context(), h, held)
 	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
 	if holdsValues(p, &res.Result, outer) {
@@ -640,6 +647,7 @@ func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, r
 	if redecided|ownOnly != 0 {
 		unlistOuter(r.Context(), h, res, redecided, ownOnly)
 	}
+	restateOuter(h, p, res, outer, m.clock.Now, restate)
 }
 
 // refundTimeout bounds a refund, which runs after the request's context

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/lowest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -52,6 +53,25 @@ import (
 // policy further in that counts under that Spec itself (built at that
 // limit, by New or by a reload) is decided further in, under it, the
 // configured Spec's state left out there.
+//
+// A window kind's copy raised further out (SetLimit above the configured
+// limit, a reload raising it) judges the state of the Spec it was raised
+// from at its higher limit. A middleware further in running the policy
+// at that Spec leaves it out while that state holds no more than its own
+// limit, and decides it, refusing, past it. Either way its lower limit
+// holds the client, and the response reports the policy once, at it:
+// the IETF member further out is restated with the q and r of this
+// middleware (q=5, r = 5 - used, not q=8 and r = 8 - used: the same
+// state, the same w and t), and replaced by its refusing one past it;
+// a single-valued profile reports it so when it has the lowest
+// remaining. Where the middleware further in is in shadow mode and the
+// one further out is not, the higher limit is the one in force: the
+// member further out is left as it is. (The converse, a copy raised
+// further in over the configured Spec further out, is no repeat: the
+// one further in decides it, its guard judged from the decision further
+// out at its own higher limit, see judgeOuter, and each middleware
+// writes its member, as for a copy lowered further out: the lower limit
+// is then the lower member's.)
 //
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
@@ -98,7 +118,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // counted under that Spec (or, denying, been met as the same policy).
 // foldedOut holds too the policies decided here because their state,
 // counted further out at a higher limit, holds more than theirs (see
-// ownPast), when this middleware enforces them or the one further out
+// ownBelow), when this middleware enforces them or the one further out
 // is in shadow mode: their member (refusing) replaces the one further
 // out, which reports room left at a limit not in force for the request.
 //
@@ -124,7 +144,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy of its name further out is a repeat as the same policy is (but
 // for one that policy judges at a limit above its own, raised further out
 // by SetLimit or a reload, once that state holds more than its limit:
-// decided here, it refuses the request; see ownPast); and
+// decided here, it refuses the request; see ownBelow); and
 // a guarded policy here one of whose guards' Spec and key the policy of
 // its name further out counted (as its Spec, or as one of its own
 // guards) keeps its own Spec, but is decided without that guard: a
@@ -136,7 +156,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.match match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly, foldedOut uint64, judged []outerGuard) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly, foldedOut uint64, judged []outerGuard, restate []restated) {
 	var enforced uint64
 	var denied [2]uint64        // as unguard, of the middlewares that denied
 	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
@@ -164,12 +184,19 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					break // another bucket
 				}
 				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
-				past := same && counted && q != p && q.Spec() != p.Spec() && ownPast(q, o, j)
-				if past {
-					// q's Spec is a guard of p judged there at a
+				var past bool
+				if same && counted && q != p && q.Spec() != p.Spec() {
+					// q's Spec may be a guard of p judged there at a
 					// higher limit (p raised): past q's limit, q
-					// refuses the request here.
-					same = false
+					// refuses the request here; below it, q is a
+					// repeat, but holds the client at its limit,
+					// which p's member reports (see restateOuter)
+					// where q's is the limit in force.
+					if d, ok := ownBelow(q, o, j); ok && d.Remaining < 0 {
+						past, same = true, false
+					} else if ok && (!m.shadow || c.res.Shadow) {
+						restate = append(restate, restated{bit: bit, c: c, name: p.Name(), d: d})
+					}
 				}
 				// Its guards counted further out already, each apart
 				// (a lowered copy's configured Spec, a reload's
@@ -267,7 +294,15 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, judged
+	// Only a policy left out here has its member further out restated.
+	n := 0
+	for _, rs := range restate {
+		if again&rs.bit != 0 {
+			restate[n] = rs
+			n++
+		}
+	}
+	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, judged, restate[:n]
 }
 
 // An outerGuard is the decision d, as judged here, of a guard of the
@@ -312,16 +347,115 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 	return d, false, true
 }
 
-// ownPast reports whether the state of q's Spec, which o counted the
-// request under as a guard of its j-th policy judged at a limit above
-// q's, holds more than q's limit.
-func ownPast(q *policy.Policy, o *policy.Result, j int) bool {
-	s := o.Policy(j)
-	if s.GuardLimit(q.Spec()) <= q.Spec().Limit {
-		return false
+// ownBelow returns, and ok, o's decision under q's Spec, which o, the
+// Result of a middleware further out that counted the request, counted
+// it under as a guard of its j-th policy judged at a limit above q's
+// (that policy raised by SetLimit or a reload), judged at q's limit
+// (judgedAt): its Remaining is below 0 when that state holds more than
+// q's limit. It reports nothing for a guard judged at q's limit or
+// below, or that o did not check.
+func ownBelow(q *policy.Policy, o *policy.Result, j int) (algorithms.Decision, bool) {
+	if o.Policy(j).GuardLimit(q.Spec()) <= q.Spec().Limit {
+		return algorithms.Decision{}, false
 	}
 	d, ok := o.DecisionUnder(j, q.Spec())
-	return ok && d.Allowed && judgedAt(q.Spec(), d, q.Spec().Limit).Remaining < 0
+	if !ok || !d.Allowed {
+		return algorithms.Decision{}, false
+	}
+	return judgedAt(q.Spec(), d, q.Spec().Limit), true
+}
+
+// A restated is the decision d, judged at the limit of the policy of bit
+// (a bit of the set's) here, of the policy named name that the
+// middleware of c, further out, counted the request under at a higher
+// limit (see ownBelow), which this middleware left out as a repeat and
+// enforces at its own, lower, limit (or which c's middleware, in shadow
+// mode, does not enforce): see restateOuter.
+type restated struct {
+	bit  uint64
+	c    *resultContext
+	name string
+	d    algorithms.Decision
+}
+
+// restateOuter reports in h, under profile p, the policies of rs (see
+// unrepeated) as they are in force for the request: at the limit of this
+// middleware, which left each out as a repeat of one a middleware
+// further out counted the request under at a higher limit (a copy raised
+// there), but holds the client at its own. A policy is reported once,
+// at the lower of the two limits (of the middlewares that enforce it,
+// and of both when neither does): the IETF member that middleware wrote
+// of it keeps its place, its w and t (the same state, whose waits are
+// the same at either limit) and its pk, with q and r those judged here.
+// A single-valued profile reports the policy so when it is, so judged,
+// the one with the lowest remaining: res (not nil when this middleware
+// decided policies of its own) holds the values written if it wrote
+// them, else outer (those further out), and a restated decision before
+// them (see lowest.Before) replaces them. A middleware further in
+// compares its values with those of res or outer, as judged there.
+func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, now func() time.Time, rs []restated) {
+	if len(rs) == 0 || p == NoHeaders {
+		return
+	}
+	if p == IETF {
+		for _, r := range rs {
+			if r.c.res.wrote != uint8(IETF)+1 {
+				continue // its line is not there
+			}
+			q, rem := r.d.Limit, r.d.Remaining
+			editLine(h, keyPolicy, &r.c.vals[0], func(line string) string { return withParam(line, r.name, "q", sfCount(q)) })
+			editLine(h, keyRateLimit, &r.c.vals[1], func(line string) string { return withParam(line, r.name, "r", sfCount(rem)) })
+		}
+		return
+	}
+	var shown algorithms.Decision
+	switch {
+	case res != nil && res.wrote == uint8(p)+1:
+		shown = res.Decision(res.Lowest())
+	case decided(outer):
+		shown = outer.Decision(outer.Lowest())
+	default:
+		return // no values written
+	}
+	best, restate := shown, false
+	for _, r := range rs {
+		if lowest.Before(r.d, best) {
+			best, restate = r.d, true
+		}
+	}
+	if restate {
+		setValues(h, p, best, resetAfter(best), now, new([2]string), nil, "")
+	}
+}
+
+// withParam returns line, an IETF list line, with the value of the
+// parameter param of the member of the policy named name set to v. A
+// line without that member, or a member without that parameter, is
+// returned as it is.
+func withParam(line, name, param string, v int64) string {
+	for off := 0; off < len(line); {
+		m := line[off:]
+		end := strings.Index(m, ", ")
+		if end < 0 {
+			end = len(m)
+		}
+		if !isMember(m, name) {
+			off += end + 2
+			continue
+		}
+		key := ";" + param + "="
+		at := strings.Index(m[:end], key)
+		if at < 0 {
+			return line
+		}
+		at += len(key)
+		stop := strings.IndexByte(m[at:end], ';')
+		if stop < 0 {
+			stop = end - at
+		}
+		return line[:off+at] + strconv.FormatInt(v, 10) + line[off+at+stop:]
+	}
+	return line
 }
 
 // mergeJudged merges into res, taken with the guards of judged dropped
