@@ -254,15 +254,6 @@ func replayDiff(t *testing.T, store algorithms.Store, clock *algotest.Clock, spe
 	return ""
 }
 
-// diffKinds are the kinds held to the reference.
-func diffKinds(limit int64) []algorithms.Spec {
-	return []algorithms.Spec{
-		{Algorithm: algorithms.FixedWindow, Limit: limit, Window: time.Minute},
-		{Algorithm: algorithms.SlidingWindow, Limit: limit, Window: time.Minute},
-		{Algorithm: algorithms.SlidingBuckets, Limit: limit, Window: time.Minute, Buckets: 6},
-	}
-}
-
 // TestRaiseDifferential replays random traces of requests, clock moves,
 // reloads of the limit (raising and lowering it), SetLimit and
 // SetLimitUnguarded (above and below the configured limit, and back) on
@@ -276,7 +267,7 @@ func diffKinds(limit int64) []algorithms.Spec {
 // memory store, and fewer traces on Redis.
 func TestRaiseDifferential(t *testing.T) {
 	for _, name := range storetest.Names {
-		for _, spec := range diffKinds(8) {
+		for _, spec := range raisedKinds(8) {
 			for _, mode := range []string{"plain", "nested", "shadow", "cost", "countif"} {
 				runs := 100
 				if name != "memory" {
