@@ -393,7 +393,11 @@
 // where it refuses the Take's function whole (TestPeekNeedsNoWrites); one
 // that lost the library (a restart, FUNCTION FLUSH) refuses to load it
 // again, and the Peek runs as the script instead, each time until the
-// library is back (TestPeekNeedsNoWritesWithoutTheLibrary).
+// library is back (TestPeekNeedsNoWritesWithoutTheLibrary), as does a
+// Take, whose writes it refuses as they come (it fails unless denied).
+// The library is not sent again on every call there: after a refused
+// load, the next 64 calls that find it missing run as the script at once,
+// and the one after tries to load it again (TestLoadRefusedNotResent).
 // It goes through the circuit breaker and WithTimeout as a Take does. The
 // deny cache neither answers nor learns from a Peek: a status shown to a
 // client comes from Redis, which another process may have reset.

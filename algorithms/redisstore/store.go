@@ -60,6 +60,10 @@ type Store struct {
 	// that finds the function missing runs as the script at once, without
 	// loading the library on every master again. Zero: never.
 	unreached atomic.Int64
+	// refusals counts down the calls left to run as the script, without
+	// loading the library, after a server refused to load it as it
+	// refuses any write (OOM, READONLY: see call). Zero or less: none.
+	refusals atomic.Int64
 	// guard is set when the client does not bound its I/O by the context
 	// (go-redis ContextTimeoutEnabled off): then a call that may be
 	// cancelled runs in a goroutine the caller stops waiting for at the
@@ -645,8 +649,15 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 // so, for unreachedFor (10 s), does every call that finds it missing,
 // without loading it again. A Peek whose load the server refuses (OOM,
 // READONLY: a server refusing writes) runs as the script, which writes
-// nothing. Only the first call of a store, or one after a flush or on
-// such a node, costs more than one round trip.
+// nothing; so does a Take, whose writes such a server refuses as they
+// come, atomically (it fails, as it would have, unless it writes
+// nothing: denied). The library (about 100 kB) is not sent again on each
+// call there: for the refusedCalls calls after a refused load, a call
+// that finds the function missing runs as the script without loading it,
+// and the one after tries again (a server that accepts writes again gets
+// it back within refusedCalls+1 calls; a call that finds the function
+// there ends the count at once). Only the first call of a store, or one
+// after a flush or on such a node, costs more than one round trip.
 //
 // With once, the client is told not to retry the command (go-redis
 // otherwise sends it again when the connection fails, io.EOF or a read
@@ -658,9 +669,16 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 	if !s.noFunctions.Load() {
 		v, err := fcall(ctx, op, c, keys, args, once)
 		if err == nil || !functionsUnusable(err) && !functionMissing(err) {
+			if s.refusals.Load() > 0 {
+				s.refusals.Store(0) // the function ran: the library is back
+			}
 			return v, err
 		}
 		if functionMissing(err) {
+			if s.refusals.Load() > 0 && s.refusals.Add(-1) >= 0 {
+				// A load was refused lately (below): not again yet.
+				return s.script(ctx, c, keys, args, once)
+			}
 			if at := s.unreached.Load(); at != 0 && time.Since(procStart)-time.Duration(at) < unreachedFor {
 				return s.script(ctx, c, keys, args, once)
 			}
@@ -679,6 +697,20 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				// unreachedFor: a migration's every call would load the
 				// library (about 100 kB) on every master again.
 				s.unreached.Store(int64(max(time.Since(procStart), 1)))
+				return s.script(ctx, c, keys, args, once)
+			}
+			if refusesWrites(lerr) {
+				// The server refuses writes (at its maxmemory: OOM; a
+				// read-only replica: READONLY), the load included. The
+				// script needs no load: it answers a Peek, which writes
+				// nothing, and a Take, whose writes the server refuses
+				// as they come, before the first (the Take fails, as the
+				// function would, unless it writes nothing). Sending the
+				// library again on every call would cost about 100 kB
+				// each, refused: the next refusedCalls calls that find
+				// the function missing run as the script at once
+				// (TestLoadRefusedNotResent).
+				s.refusals.Store(refusedCalls)
 				return s.script(ctx, c, keys, args, once)
 			}
 			var refused redis.Error
@@ -710,6 +742,24 @@ func (s *Store) script(ctx context.Context, c redis.UniversalClient, keys []stri
 		return scriptCall(ctx, c, "eval", takeScriptSource, keys, args)
 	}
 	return v, err
+}
+
+// refusedCalls is how many calls after a load the server refused as a
+// write (OOM, READONLY) run as the script without loading the library
+// (see Store.refusals): one load in refusedCalls+1 calls at most while
+// the server refuses writes, and the library back within as many calls
+// once it accepts them.
+const refusedCalls = 64
+
+// refusesWrites reports whether err is a server's refusal of a write as
+// such: at its maxmemory (OOM) or a read-only replica (READONLY).
+func refusesWrites(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	return strings.HasPrefix(msg, "OOM ") || strings.HasPrefix(msg, "READONLY ")
 }
 
 // unreachedFor is how long after a call found the function missing just
