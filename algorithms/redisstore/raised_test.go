@@ -278,3 +278,42 @@ func TestRaisedBigCountsMatchMemoryStore(t *testing.T) {
 		}
 	}
 }
+
+// TestRaisedRoundedProduct: the weighted count of sliding_window's fast
+// path, ceil(prev·(W−e)/W), on a product past 2^53, where a double is no
+// longer an integer's exact value. A Spec of 5 per 10 s judged at
+// MaxLimit counts prev = 1000001 in one window; 999999 ns into the next,
+// prev·(W−e) = 9999010000000001 = 999901·W + 1, which a double rounds to
+// 999901·W: counted plain, the previous window weighs 999901 where it
+// weighs 999902, one unit too few. The random traces never meet such a
+// product (its remainder by W must be within 2 of 0), and widening the
+// plain range of fast.lua's product to 2^54 broke none of them.
+func TestRaisedRoundedProduct(t *testing.T) {
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 5, Window: 10 * time.Second}
+	for ci, mk := range []func(testing.TB) *redis.Client{newClient, noFunctionsClient} {
+		for _, pad := range []bool{false, true} {
+			t.Run(fmt.Sprint(ci, pad), func(t *testing.T) {
+				clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
+				mem, rs := pairedStores(t, mk(t), clk)
+				var history []string
+				steps := []struct {
+					after time.Duration
+					c     algorithms.Check
+				}{
+					{0, algorithms.Check{Spec: spec, Key: "k", Limit: algorithms.MaxLimit, Cost: 1000001}},
+					{10*time.Second + 999999, algorithms.Check{Spec: spec, Key: "k", Limit: algorithms.MaxLimit}},
+					{0, algorithms.Check{Spec: spec, Key: "k", Limit: 999902}},
+					{0, algorithms.Check{Spec: spec, Key: "k", Limit: 999903}},
+				}
+				for i, st := range steps {
+					clk.t = clk.t.Add(st.after)
+					checks := []algorithms.Check{st.c}
+					if pad {
+						checks = append(checks, judgedPad)
+					}
+					takeAlike(t, mem, rs, clk, &history, i, checks)
+				}
+			})
+		}
+	}
+}
