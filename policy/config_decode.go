@@ -768,7 +768,12 @@ func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
 			d.fail(n, field, "%q is out of range: a duration is at most %s", s, time.Duration(math.MaxInt64))
 			return 0, false
 		}
-		d.fail(n, field, "%q is not a duration such as 1s, 500ms, 1m or 24h", s)
+		hint := ""
+		if strings.Contains(s, "d") {
+			// Days, which Go's durations lack, are read whole and alone.
+			hint = " (days only whole and alone, as 1d: write 36h for a day and a half)"
+		}
+		d.fail(n, field, "%q is not a duration such as 1s, 500ms, 1m or 24h%s", s, hint)
 		return 0, false
 	}
 	// ParseDuration drops a fraction of a nanosecond and may miss by one

@@ -26,8 +26,10 @@ func TestConfigDurationOutOfRange(t *testing.T) {
 		{".h", `".h" is not a duration such as 1s, 500ms, 1m or 24h`},
 		{"1.2.3s", `"1.2.3s" is not a duration such as 1s, 500ms, 1m or 24h`},
 		{"1e3s", `"1e3s" is not a duration such as 1s, 500ms, 1m or 24h`}, // as before
-		{"1h1d", `"1h1d" is not a duration such as 1s, 500ms, 1m or 24h`}, // as before
-		{"d", `"d" is not a duration such as 1s, 500ms, 1m or 24h`},       // as before
+		{"1h1d", `"1h1d" is not a duration such as 1s, 500ms, 1m or 24h (days only whole and alone, as 1d: write 36h for a day and a half)`},
+		{"d", `"d" is not a duration such as 1s, 500ms, 1m or 24h (days only whole and alone, as 1d: write 36h for a day and a half)`},
+		{"1d12h", `"1d12h" is not a duration such as 1s, 500ms, 1m or 24h (days only whole and alone, as 1d: write 36h for a day and a half)`},
+		{"1.5d", `"1.5d" is not a duration such as 1s, 500ms, 1m or 24h (days only whole and alone, as 1d: write 36h for a day and a half)`},
 	} {
 		doc := "policies:\n  - name: a\n    limit: 1\n    window: " + tc.window + "\n"
 		_, err := policy.ParseConfig([]byte(doc), "d.yaml")
