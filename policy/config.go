@@ -93,8 +93,9 @@ import (
 // a list each part is bounded by keyfunc.Join. A header or cookie whose
 // name marks a credential (Authorization, Proxy-Authorization, Cookie, or
 // a name holding auth, token, secret, passw, sess (session, sessid),
-// credential, key, jwt or bearer in any case, such as X-Api-Key; a cookie
-// named sid or connect.sid) is never kept as sent: its value is replaced
+// credential, key, jwt or bearer in any case, such as X-Api-Key; a name
+// ending in sid, such as sid, connect.sid or APISID; one starting with
+// __Secure- or __Host-) is never kept as sent: its value is replaced
 // by its SHA-256 digest (keyfunc.Secret), so that the store and its dumps
 // hold no credential. A part written twice in one key (header names in
 // any case) is an error.

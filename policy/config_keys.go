@@ -274,10 +274,14 @@ func clientChosen(part string) bool {
 // credentialWords are the words whose presence in a header's or cookie's
 // name (in any case) marks it as carrying a credential ("sess" covers
 // session, sessid and the short _gh_sess); credentialNames the names
-// marked whole.
+// marked whole; credentialSuffixes and credentialPrefixes the ends that
+// mark one (a session id: sid, connect.sid, express.sid, APISID,
+// __Secure-1PSID; the cookie prefixes browsers keep for secure cookies).
 var (
-	credentialWords = []string{"auth", "token", "secret", "passw", "sess", "credential", "key", "jwt", "bearer"}
-	credentialNames = []string{"cookie", "sid", "connect.sid"}
+	credentialWords    = []string{"auth", "token", "secret", "passw", "sess", "credential", "key", "jwt", "bearer"}
+	credentialNames    = []string{"cookie"}
+	credentialSuffixes = []string{"sid"}
+	credentialPrefixes = []string{"__secure-", "__host-"}
 )
 
 // credential reports whether a header or cookie of this name carries a
@@ -294,6 +298,16 @@ func credential(name string) bool {
 	}
 	for _, w := range credentialNames {
 		if n == w {
+			return true
+		}
+	}
+	for _, w := range credentialSuffixes {
+		if strings.HasSuffix(n, w) {
+			return true
+		}
+	}
+	for _, w := range credentialPrefixes {
+		if strings.HasPrefix(n, w) {
 			return true
 		}
 	}

@@ -63,7 +63,9 @@ func TestConfigCredentialKeysAreDigests(t *testing.T) {
 // TestConfigCredentialNamesCommonlyMissed: a cookie named jwt (a bearer
 // token, the common name), a header X-JWT-Assertion, and session cookies
 // named after "sess" alone (GitHub's _gh_sess, a cookie "sess") are
-// credentials too; their values were kept as sent.
+// credentials too; their values were kept as sent. So are cookies whose
+// name ends in sid (express.sid, APISID, __Secure-1PSID) and those under
+// the __Secure- and __Host- prefixes.
 func TestConfigCredentialNamesCommonlyMissed(t *testing.T) {
 	const value = "c2VjcmV0LXRva2Vu"
 	for _, tc := range []struct{ key, header, prefix string }{
@@ -72,6 +74,14 @@ func TestConfigCredentialNamesCommonlyMissed(t *testing.T) {
 		{"cookie:_gh_sess", "Cookie", "_gh_sess="},
 		{"cookie:sess", "Cookie", "sess="},
 		{"header:X-Bearer", "X-Bearer", ""},
+		// Session ids named after "sid" within a name (express-session's
+		// default, Google's SID family) and cookies under the prefixes
+		// browsers keep for secure, host-bound cookies.
+		{"cookie:express.sid", "Cookie", "express.sid="},
+		{"cookie:APISID", "Cookie", "APISID="},
+		{"cookie:__Secure-1PSID", "Cookie", "__Secure-1PSID="},
+		{"cookie:__Host-id", "Cookie", "__Host-id="},
+		{"cookie:user_sid", "Cookie", "user_sid="},
 	} {
 		text := "policies:\n  - name: p\n    limit: 10\n    window: 1m\n    key: " + tc.key + "\n"
 		if k := configKey(t, text, tc.header, tc.prefix+value); strings.Contains(k, value) {
