@@ -114,13 +114,14 @@ func runJudgedSteps(t *testing.T, spec algorithms.Spec, steps []judgedStep) {
 	})
 }
 
-// tenAt returns the ten cost-1 steps at instant at, judged at 50 on a key
-// that has counted 40: Remaining 9 down to 0, their ResetAfter reset and
-// NextAfter next(i), i = 1..10.
-func tenAt(at, reset time.Duration, next func(i int64) time.Duration) []judgedStep {
+// tenAt returns the ten cost-1 steps at instant at, judged at limit on a
+// key that has counted limit − 10 (40 judged at 50, 100 at a raised
+// 110): Remaining 9 down to 0, their ResetAfter reset and NextAfter
+// next(i), i = 1..10.
+func tenAt(limit int64, at, reset time.Duration, next func(i int64) time.Duration) []judgedStep {
 	var steps []judgedStep
 	for i := int64(1); i <= 10; i++ {
-		steps = append(steps, judgedStep{at, 50, 1, admit(50, 10-i, reset, next(i))})
+		steps = append(steps, judgedStep{at, limit, 1, admit(limit, 10-i, reset, next(i))})
 	}
 	return steps
 }
@@ -139,7 +140,7 @@ func TestJudgedFixedWindow(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: 10 * time.Second}
 	s := time.Second
 	steps := []judgedStep{{2 * s, 0, 40, admit(100, 60, 8*s, 8*s)}}
-	steps = append(steps, tenAt(3*s, 7*s, constant(7*s))...)
+	steps = append(steps, tenAt(50, 3*s, 7*s, constant(7*s))...)
 	steps = append(steps,
 		judgedStep{3 * s, 50, 1, deny(50, 0, 7*s, 7*s, 7*s)},
 		judgedStep{3 * s, 0, 1, admit(100, 49, 7*s, 7*s)},   // the Spec's limit: 51 counted
@@ -169,7 +170,7 @@ func TestJudgedSlidingLog(t *testing.T) {
 		{0, 0, 20, admit(100, 80, 10*s+ns, 10*s+ns)},
 		{1 * s, 0, 20, admit(100, 60, 10*s+ns, 9*s+ns)},
 	}
-	steps = append(steps, tenAt(2*s, 10*s+ns, constant(8*s+ns))...)
+	steps = append(steps, tenAt(50, 2*s, 10*s+ns, constant(8*s+ns))...)
 	steps = append(steps,
 		judgedStep{2 * s, 50, 1, deny(50, 0, 8*s+ns, 10*s+ns, 8*s+ns)},
 		judgedStep{2 * s, 50, 25, deny(50, 0, 9*s+ns, 10*s+ns, 8*s+ns)},
@@ -200,7 +201,7 @@ func TestJudgedSlidingWindow(t *testing.T) {
 		t.Fatalf("next(1) = %s, next(10) = %s; want 7.24390244s (17 s − ⌊400/41 s⌋) and 7.2s", next(1), next(10))
 	}
 	steps := []judgedStep{{2 * s, 0, 40, admit(100, 60, 18*s, 8250*ms)}}
-	steps = append(steps, tenAt(3*s, 17*s, next)...)
+	steps = append(steps, tenAt(50, 3*s, 17*s, next)...)
 	steps = append(steps,
 		judgedStep{3 * s, 50, 1, deny(50, 0, 7200*ms, 17*s, 7200*ms)},
 		// The Spec's limit: 51 counted, 49 left, 50 once the next window
@@ -222,7 +223,7 @@ func TestJudgedSlidingBuckets(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 100, Window: 10 * time.Second, Buckets: 10}
 	s := time.Second
 	steps := []judgedStep{{2 * s, 0, 40, admit(100, 60, 10*s, 10*s)}}
-	steps = append(steps, tenAt(3*s, 10*s, constant(9*s))...)
+	steps = append(steps, tenAt(50, 3*s, 10*s, constant(9*s))...)
 	steps = append(steps,
 		judgedStep{3 * s, 50, 1, deny(50, 0, 9*s, 10*s, 9*s)},
 		judgedStep{3 * s, 0, 1, admit(100, 49, 10*s, 9*s)},  // 51 counted

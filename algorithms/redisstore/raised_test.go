@@ -16,17 +16,6 @@ import (
 // the state the replaced Spec kept). The figures are worked out by hand
 // from the kinds' rules in DESIGN.md, on judgedT0's clock (judged_test.go).
 
-// raisedAt returns the ten cost-1 steps at instant at, judged at 110 on
-// a key that has counted 100: Remaining 9 down to 0, their ResetAfter
-// reset and NextAfter next(i), i = 1..10.
-func raisedAt(at, reset time.Duration, next func(i int64) time.Duration) []judgedStep {
-	var steps []judgedStep
-	for i := int64(1); i <= 10; i++ {
-		steps = append(steps, judgedStep{at, 110, 1, admit(110, 10-i, reset, next(i))})
-	}
-	return steps
-}
-
 // TestRaisedFixedWindow: fixed_window, 100 per 10 s. 100 counted at 2 s;
 // judged at 110, exactly 10 more pass at 3 s (the window ends in 7 s),
 // then the 11th is denied until the window's end; the state now counts
@@ -37,7 +26,7 @@ func TestRaisedFixedWindow(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: 10 * time.Second}
 	s := time.Second
 	steps := []judgedStep{{2 * s, 0, 100, admit(100, 0, 8*s, 8*s)}}
-	steps = append(steps, raisedAt(3*s, 7*s, constant(7*s))...)
+	steps = append(steps, tenAt(110, 3*s, 7*s, constant(7*s))...)
 	steps = append(steps,
 		judgedStep{3 * s, 110, 1, deny(110, 0, 7*s, 7*s, 7*s)},
 		judgedStep{3 * s, 0, 1, deny(100, 0, 7*s, 7*s, 7*s)},
@@ -70,7 +59,7 @@ func TestRaisedSlidingWindow(t *testing.T) {
 	// 100 counted at 2 s: one more once the next window weighs them at
 	// 99, 0.1 s into it.
 	steps := []judgedStep{{2 * s, 0, 100, admit(100, 0, 18*s, 8100*time.Millisecond)}}
-	steps = append(steps, raisedAt(3*s, 17*s, next)...)
+	steps = append(steps, tenAt(110, 3*s, 17*s, next)...)
 	steps = append(steps,
 		judgedStep{3 * s, 110, 1, deny(110, 0, 7090909091*ns, 17*s, 7090909091*ns)},
 		judgedStep{3 * s, 0, 1, deny(100, 0, 8*s, 17*s, 8*s)},
@@ -95,7 +84,7 @@ func TestRaisedSlidingBuckets(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 100, Window: 10 * time.Second, Buckets: 10}
 	s := time.Second
 	steps := []judgedStep{{2 * s, 0, 100, admit(100, 0, 10*s, 10*s)}}
-	steps = append(steps, raisedAt(3*s, 10*s, constant(9*s))...)
+	steps = append(steps, tenAt(110, 3*s, 10*s, constant(9*s))...)
 	steps = append(steps,
 		judgedStep{3 * s, 110, 1, deny(110, 0, 9*s, 10*s, 9*s)},
 		judgedStep{3 * s, 0, 1, deny(100, 0, 9*s, 10*s, 9*s)},
