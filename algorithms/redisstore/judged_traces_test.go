@@ -193,6 +193,46 @@ func judgedTraces(t *testing.T, n int, stream uint64, kinds []algorithms.Kind, n
 	}
 }
 
+// bigCountSpec returns the Spec of kind at limit per w (sliding_buckets
+// in 3 buckets when they divide w, else 1).
+func bigCountSpec(kind algorithms.Kind, limit int64, w time.Duration) algorithms.Spec {
+	spec := algorithms.Spec{Algorithm: kind, Limit: limit, Window: w}
+	if kind == algorithms.SlidingBuckets {
+		spec.Buckets = 1
+		if int64(w)%3 == 0 {
+			spec.Buckets = 3
+		}
+	}
+	return spec
+}
+
+// bigCountSteps takes 120 checks of spec on one key, the memory store's
+// decisions against Redis's (a client of mk): before each, the clock
+// moves by up to a window, by a few ns, or by up to a 50th of a window;
+// gen makes the check from a cost-1 one at the Spec's limit, and it goes
+// alone or beside judgedPad (main.lua).
+func bigCountSteps(t *testing.T, mk func(testing.TB) *redis.Client, spec algorithms.Spec, r *rand.Rand, gen func(algorithms.Check) algorithms.Check) {
+	clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
+	mem, rs := pairedStores(t, mk(t), clk)
+	var history []string
+	w := spec.Window
+	for i := range 120 {
+		switch r.IntN(4) {
+		case 0:
+			clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w))))
+		case 1:
+			clk.t = clk.t.Add(time.Duration(r.Int64N(3)))
+		default:
+			clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w)/50 + 1)))
+		}
+		checks := []algorithms.Check{gen(algorithms.Check{Spec: spec, Key: "k"})}
+		if r.IntN(2) == 0 {
+			checks = append(checks, judgedPad)
+		}
+		takeAlike(t, mem, rs, clk, &history, i, checks)
+	}
+}
+
 // TestJudgedBigCountsMatchMemoryStore takes, on one key of each window
 // kind at the bounds (Limit 10^9, Windows up to 24 h, and ones of no
 // whole number of ns per second), counts of up to 6·10^8 at the Spec's
@@ -207,27 +247,9 @@ func TestJudgedBigCountsMatchMemoryStore(t *testing.T) {
 	for ci, mk := range []func(testing.TB) *redis.Client{newClient, noFunctionsClient} {
 		for _, w := range []time.Duration{24 * time.Hour, 86399999999, 1000003, 10 * time.Second, time.Millisecond} {
 			for _, kind := range []algorithms.Kind{algorithms.SlidingWindow, algorithms.FixedWindow, algorithms.SlidingLog, algorithms.SlidingBuckets} {
-				spec := algorithms.Spec{Algorithm: kind, Limit: 1_000_000_000, Window: w}
-				if kind == algorithms.SlidingBuckets {
-					spec.Buckets = 1
-					if int64(w)%3 == 0 {
-						spec.Buckets = 3
-					}
-				}
+				spec := bigCountSpec(kind, 1_000_000_000, w)
 				t.Run(fmt.Sprint(ci, kind, w), func(t *testing.T) {
-					clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
-					mem, rs := pairedStores(t, mk(t), clk)
-					var history []string
-					for i := range 120 {
-						switch r.IntN(4) {
-						case 0:
-							clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w))))
-						case 1:
-							clk.t = clk.t.Add(time.Duration(r.Int64N(3)))
-						default:
-							clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w)/50 + 1)))
-						}
-						c := algorithms.Check{Spec: spec, Key: "k"}
+					bigCountSteps(t, mk, spec, r, func(c algorithms.Check) algorithms.Check {
 						switch r.IntN(5) {
 						case 0:
 							c.Cost = 1 + r.Int64N(600_000_000)
@@ -240,12 +262,8 @@ func TestJudgedBigCountsMatchMemoryStore(t *testing.T) {
 							c.Limit = 1 + r.Int64N(1_000_000_000)
 							c.Cost = 1 + r.Int64N(min(c.Limit, 5))
 						}
-						checks := []algorithms.Check{c}
-						if r.IntN(2) == 0 {
-							checks = append(checks, judgedPad)
-						}
-						takeAlike(t, mem, rs, clk, &history, i, checks)
-					}
+						return c
+					})
 				})
 			}
 		}

@@ -222,27 +222,9 @@ func TestRaisedBigCountsMatchMemoryStore(t *testing.T) {
 		for _, w := range []time.Duration{24 * time.Hour, 86399999999, 1000003, 10 * time.Second} {
 			for _, kind := range []algorithms.Kind{algorithms.SlidingWindow, algorithms.FixedWindow, algorithms.SlidingBuckets} {
 				for _, limit := range []int64{1, 1000} {
-					spec := algorithms.Spec{Algorithm: kind, Limit: limit, Window: w}
-					if kind == algorithms.SlidingBuckets {
-						spec.Buckets = 1
-						if int64(w)%3 == 0 {
-							spec.Buckets = 3
-						}
-					}
+					spec := bigCountSpec(kind, limit, w)
 					t.Run(fmt.Sprint(ci, kind, w, limit), func(t *testing.T) {
-						clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
-						mem, rs := pairedStores(t, mk(t), clk)
-						var history []string
-						for i := range 120 {
-							switch r.IntN(4) {
-							case 0:
-								clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w))))
-							case 1:
-								clk.t = clk.t.Add(time.Duration(r.Int64N(3)))
-							default:
-								clk.t = clk.t.Add(time.Duration(r.Int64N(int64(w)/50 + 1)))
-							}
-							c := algorithms.Check{Spec: spec, Key: "k"}
+						bigCountSteps(t, mk, spec, r, func(c algorithms.Check) algorithms.Check {
 							switch r.IntN(5) {
 							case 0:
 								c.Limit = algorithms.MaxLimit - r.Int64N(3)
@@ -255,12 +237,8 @@ func TestRaisedBigCountsMatchMemoryStore(t *testing.T) {
 								c.Limit = 1 + r.Int64N(algorithms.MaxLimit)
 								c.Cost = 1 + r.Int64N(min(c.Limit, 5))
 							}
-							checks := []algorithms.Check{c}
-							if r.IntN(2) == 0 {
-								checks = append(checks, judgedPad)
-							}
-							takeAlike(t, mem, rs, clk, &history, i, checks)
-						}
+							return c
+						})
 					})
 				}
 			}
