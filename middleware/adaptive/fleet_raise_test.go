@@ -2,7 +2,6 @@ package adaptive_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -44,17 +43,7 @@ func TestFleetShareReloadedHigherKeepsUsage(t *testing.T) {
 			}
 			mux := http.NewServeMux()
 			mux.Handle("GET /", m.Handler(f.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
-			admitted := func(n int) int {
-				a := 0
-				for range n {
-					w := httptest.NewRecorder()
-					mux.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-					if w.Code == http.StatusOK {
-						a++
-					}
-				}
-				return a
-			}
+			admitted := func(n int) int { a, _ := serveN(mux, n); return a }
 			clock.Advance(10 * time.Second)
 			if got := admitted(5); got != 4 {
 				t.Fatalf("at a share of 4: %d of 5 admitted", got)
