@@ -449,7 +449,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		if redecided|listed != 0 {
 			unlistOuter(r.Context(), w.Header(), res, redecided, listed)
 		}
-		restateOuter(w.Header(), profile, res, outer, m.clock.Now, restate)
+		if len(restate) != 0 {
+			restateOuter(w.Header(), profile, res, outer, m.clock.Now, restate)
+		}
 	}
 	if !allowed {
 		if m.shadowed(r, rc, res) {
