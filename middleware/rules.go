@@ -269,9 +269,10 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 			// since, hold every request of its time.
 		} else if holds(p, from, to) {
 			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && holds(p, c.spec, to) {
-				// Tightened again: the Spec a reload before
-				// replaced holds the requests counted before it,
-				// and, as old's guard, those counted since.
+				// Tightened (or raised) again: the Spec a reload
+				// before replaced holds the requests counted
+				// before it, and, as old's guard, those counted
+				// since.
 				from = c.spec
 			}
 			carries[p.Name()] = carry{from, addSat(now, carryFor(from))}

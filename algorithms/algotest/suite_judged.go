@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -518,11 +519,27 @@ func judgedConcurrency(t *testing.T, h Harness, spec algorithms.Spec) {
 // use) is not evicted by a flood of keys that made one request each,
 // judged or not: it decides as the Model after it.
 func judgedMaxKeys(t *testing.T, h Harness, spec algorithms.Spec) {
+	spec.Limit = 10
+	victim := judged(algorithms.Check{Spec: spec, Key: "victim"}, 5)
+	floodSpares(t, h, spec, slices.Repeat([]algorithms.Check{victim}, 6), false,
+		func(i int) algorithms.Check {
+			return algorithms.Check{Spec: spec, Key: fmt.Sprint("flood-", i), Limit: int64(i % 3 * 4)}
+		},
+		[]algorithms.Check{victim, {Spec: spec, Key: "victim"}}, "one-request keys")
+}
+
+// floodSpares runs a bounded store's case on spec (Harness.NewBounded,
+// 256 keys, a frozen clock): the victim's checks, each decided as the
+// Model decides it (and admitted, with admit), then a flood of 640 keys,
+// the i-th of one request flood(i), each admitted, then the victim's
+// after checks, each decided as the Model decides it: the flood did not
+// evict the victim's state. what names the flood's keys in a failure.
+func floodSpares(t *testing.T, h Harness, spec algorithms.Spec, victim []algorithms.Check, admit bool, flood func(i int) algorithms.Check, after []algorithms.Check, what string) {
+	t.Helper()
 	if h.NewBounded == nil {
 		t.Skip("Harness.NewBounded is nil: the store has no key bound to test")
 	}
-	const maxKeys, flood = 256, 640
-	spec.Limit = 10
+	const maxKeys, floodKeys = 256, 640
 	clock := NewClock(Base.Add(17 * time.Second)) // frozen: nothing turns idle
 	store := h.NewBounded(t, clock, maxKeys)
 	model := NewModel()
@@ -534,26 +551,24 @@ func judgedMaxKeys(t *testing.T, h Harness, spec algorithms.Spec) {
 		}
 		return ds[0]
 	}
-	victim := judged(algorithms.Check{Spec: spec, Key: "victim"}, 5)
-	for i := range 6 {
-		got := take(victim)
-		want, _ := model.TakeAt(clock.Now(), victim)
-		if got != want[0] {
-			t.Fatalf("%s: victim request %d judged at 5 = %+v, want %+v", spec, i+1, got, want[0])
+	for i, c := range victim {
+		got := take(c)
+		want, _ := model.TakeAt(clock.Now(), c)
+		if got != want[0] || admit && !got.Allowed {
+			t.Fatalf("%s: victim request %d (%s) = %+v, want %+v (admitted: %v)", spec, i+1, formatCheck(c), got, want[0], admit)
 		}
 	}
-	for i := range flood {
-		c := algorithms.Check{Spec: spec, Key: fmt.Sprint("flood-", i), Limit: int64(i % 3 * 4)}
-		if d := take(c); !d.Allowed {
+	for i := range floodKeys {
+		if d := take(flood(i)); !d.Allowed {
 			t.Fatalf("%s: flood key %d (one request) denied: %+v", spec, i, d)
 		}
 	}
-	for _, c := range []algorithms.Check{victim, {Spec: spec, Key: "victim"}} {
+	for _, c := range after {
 		got := take(c)
 		want, _ := model.TakeAt(clock.Now(), c)
 		if got != want[0] {
-			t.Fatalf("%s: after a flood of %d one-request keys (bound %d) the victim decides %+v (%s), want %+v: its state was evicted",
-				spec, flood, maxKeys, got, formatCheck(c), want[0])
+			t.Fatalf("%s: after a flood of %d %s (bound %d) the victim decides %+v (%s), want %+v: its state was evicted",
+				spec, floodKeys, what, maxKeys, got, formatCheck(c), want[0])
 		}
 	}
 }

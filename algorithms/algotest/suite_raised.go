@@ -219,47 +219,18 @@ func judgedRaisedConcurrency(t *testing.T, h Harness, spec algorithms.Spec) {
 // sample), nor by keys that made one request at 20: it decides as the
 // Model after them.
 func judgedRaisedMaxKeys(t *testing.T, h Harness, spec algorithms.Spec) {
-	if h.NewBounded == nil {
-		t.Skip("Harness.NewBounded is nil: the store has no key bound to test")
-	}
-	const maxKeys, flood = 256, 640
 	spec.Limit = 10
-	clock := NewClock(Base.Add(17 * time.Second)) // frozen: nothing turns idle
-	store := h.NewBounded(t, clock, maxKeys)
-	model := NewModel()
-	take := func(c algorithms.Check) algorithms.Decision {
-		t.Helper()
-		ds, err := store.Take(t.Context(), c)
-		if err != nil {
-			t.Fatalf("Take(%s): %v", formatCheck(c), err)
-		}
-		return ds[0]
-	}
 	victim := algorithms.Check{Spec: spec, Key: "victim", Cost: 5}
-	for i, c := range []algorithms.Check{victim, judged(victim, 20), judged(victim, 20)} {
-		got := take(c)
-		want, _ := model.TakeAt(clock.Now(), c)
-		if got != want[0] || !got.Allowed {
-			t.Fatalf("%s: victim request %d (%s) = %+v, want admitted, %+v", spec, i+1, formatCheck(c), got, want[0])
-		}
-	}
-	for i := range flood {
-		c := algorithms.Check{Spec: spec, Key: fmt.Sprint("flood-", i), Cost: 10}
-		if i%4 == 3 {
-			c.Cost, c.Limit = 1, 20
-		}
-		if d := take(c); !d.Allowed {
-			t.Fatalf("%s: flood key %d (one request) denied: %+v", spec, i, d)
-		}
-	}
-	for _, c := range []algorithms.Check{judged(algorithms.Check{Spec: spec, Key: "victim"}, 20), {Spec: spec, Key: "victim"}} {
-		got := take(c)
-		want, _ := model.TakeAt(clock.Now(), c)
-		if got != want[0] {
-			t.Fatalf("%s: after a flood of %d keys each using all of the limit (bound %d) the victim decides %+v (%s), want %+v: its state was evicted",
-				spec, flood, maxKeys, got, formatCheck(c), want[0])
-		}
-	}
+	floodSpares(t, h, spec, []algorithms.Check{victim, judged(victim, 20), judged(victim, 20)}, true,
+		func(i int) algorithms.Check {
+			c := algorithms.Check{Spec: spec, Key: fmt.Sprint("flood-", i), Cost: 10}
+			if i%4 == 3 {
+				c.Cost, c.Limit = 1, 20
+			}
+			return c
+		},
+		[]algorithms.Check{judged(algorithms.Check{Spec: spec, Key: "victim"}, 20), {Spec: spec, Key: "victim"}},
+		"keys each using all of the limit")
 }
 
 // judgedRaisedGiveBack: a key that took 100 of 100 at +10 s takes 10
