@@ -1744,6 +1744,13 @@ func (m *Middleware) Stats() Stats {
 // panicked). An adaptive.Controller is one (package middleware/adaptive):
 // the middleware feeds it the latency and status it judges the service's
 // health by. See [Middleware.SetFeedback].
+//
+// A Feedback that also has a method Begin() interface{ End() } (an
+// adaptive.Controller has) is told when each such request begins too, so
+// that it sees the requests in flight (a handler that hangs sends no
+// Observe): the middleware calls Begin just before the handler and End on
+// what it returned once the request is over, whether Observe is called or
+// not, or as the handler hijacks its connection.
 type Feedback interface {
 	Observe(latency time.Duration, status int)
 }

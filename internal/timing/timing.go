@@ -23,6 +23,15 @@ type Observer interface {
 	Observe(latency time.Duration, status int)
 }
 
+// A Tracker is an Observer also told when each request begins, so that it
+// can see the requests in flight: a handler that does not return sends no
+// Observe. Serve calls Begin before the handler and End on what it
+// returned once the request is over, observed or not.
+type Tracker interface {
+	Observer
+	Begin() interface{ End() }
+}
+
 // Serve serves r with next and tells o how long next took (read on clock;
 // 0 when the clock was set back meanwhile, never a negative latency) and
 // the status it answered: 200 when it wrote nothing (net/http answers
@@ -32,12 +41,23 @@ type Observer interface {
 // connection's; nor is one whose handler panicked after its client went
 // away (the request's context canceled), as a reverse proxy does. A panic
 // after the request's deadline (a server-side timeout) is reported: the
-// request ran out of the time the server gives it.
+// request ran out of the time the server gives it. When o is a [Tracker],
+// its Begin is called first and the End of what it returned last, in
+// every case; or as the handler hijacks the connection, which may serve
+// it (a WebSocket's) long after: the request is over.
 func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
+	var span interface{ End() }
+	if t, ok := o.(Tracker); ok {
+		span = t.Begin()
+	}
 	start := clock.Now()
 	sw, hw := wrapStatus(w, r)
+	sw.span = span
 	returned := false
 	defer func() {
+		if sw.span != nil {
+			defer sw.span.End()
+		}
 		status := sw.status
 		switch {
 		case sw.hijacked:
@@ -149,6 +169,18 @@ type statusWriter struct {
 	// before, when not nil, is told the status as it is recorded, before
 	// it goes on (see ServeStatus).
 	before func(status int)
+	// span, when not nil, is the request's in flight for a Tracker,
+	// ended (and set to nil) when the connection is hijacked.
+	span interface{ End() }
+}
+
+// hijack records that the handler took the connection over.
+func (w *statusWriter) hijack() {
+	w.hijacked = true
+	if w.span != nil {
+		w.span.End()
+		w.span = nil
+	}
 }
 
 // record records status, the first final one, telling before.
@@ -198,7 +230,7 @@ type hijackHook struct {
 func (h *hijackHook) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
 	if err == nil {
-		h.sw.hijacked = true
+		h.sw.hijack()
 	}
 	return conn, rw, err
 }
@@ -243,7 +275,7 @@ type hijackWriter struct{ statusWriter }
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, rw, err := w.ResponseWriter.(http.Hijacker).Hijack()
 	if err == nil {
-		w.hijacked = true
+		w.hijack()
 	}
 	return conn, rw, err
 }

@@ -95,8 +95,11 @@ type Config struct {
 	// Info when raised), "ratekeeper: adaptive limit level", with the new
 	// and the previous level as fractions of the configured limits
 	// (limit_level, previous_level; not "level", which is the record's
-	// own), the period's p99, the baseline, and its requests and errors;
-	// nil logs nothing (the middleware's LogObserver logs the limits too).
+	// own), the period's p99, the baseline, and its requests and errors
+	// (those that ended in the period) and hung (those in flight at its
+	// end known over the threshold, see "Requests that do not return" in
+	// the package documentation); nil logs nothing (the middleware's
+	// LogObserver logs the limits too).
 	Logger *slog.Logger
 }
 
@@ -128,7 +131,27 @@ type Controller struct {
 	level   int64        // permille of the configured limit
 	stable  int          // healthy periods in a row
 	base    time.Duration
+
+	// The requests in flight (see Begin), counted per slot of a
+	// sixteenth of Period by when they began: cur is the slot in course;
+	// flights, guarded by fmu, every slot that may have requests in
+	// flight, oldest first, cur last.
+	cur     atomic.Pointer[flight]
+	fmu     sync.Mutex
+	flights []*flight
 }
+
+// flight counts the requests in flight that began in one slot of time
+// [from, until) (Durations since origin), and when the last of them began
+// (Duration since origin): each has been in flight at least since then.
+type flight struct {
+	n           atomic.Int64
+	last        atomic.Int64
+	from, until int64
+}
+
+// End counts a request that began in f's slot as over.
+func (f *flight) End() { f.n.Add(-1) }
 
 // New returns a Controller of t's limits with the thresholds of cfg; every
 // invalid threshold is an error naming the field.
@@ -212,6 +235,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 	c.origin = cfg.Clock.Now()
 	c.setPeriod(c.origin, c.origin.Add(cfg.Period))
 	c.win.Store(c.newWindow())
+	c.slot(0)
 	return c, nil
 }
 
@@ -242,7 +266,95 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 	c.win.Load().add(latency, c.cfg.IsError(status))
 }
 
-func (c *Controller) maybeEvaluate() {
+// Begin records the start of a request that Observe will be told the end
+// of, and returns what to call End on when it is over (observed or not):
+// a request in flight for longer than the threshold (LatencyFactor times
+// the baseline) is a slow sample of each period at whose end it is still
+// in flight (see the package documentation, "Requests that do not
+// return"). As Observe does, the first call after the period ended
+// evaluates it. Controller.Handler and the middleware's SetFeedback call
+// it; a caller of Observe of its own may too.
+func (c *Controller) Begin() interface{ End() } {
+	now := c.maybeEvaluate()
+	at := int64(now.Sub(c.origin))
+	f := c.cur.Load()
+	if at < f.from || at >= f.until {
+		f = c.slot(at)
+	}
+	f.n.Add(1)
+	for {
+		// The latest start (a lower bound of how long each of its
+		// requests has been in flight). A request that began
+		// before origin on a clock set back counts from origin's slot.
+		last := f.last.Load()
+		if at <= last || f.last.CompareAndSwap(last, at) {
+			break
+		}
+	}
+	return f
+}
+
+// slot returns the slot in course at at (a Duration since origin), made
+// the current one if it is not.
+func (c *Controller) slot(at int64) *flight {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if f := c.cur.Load(); f != nil && at >= f.from && at < f.until {
+		return f // another goroutine made it
+	}
+	size := max(int64(c.cfg.Period)/16, 1)
+	from := at / size * size
+	if at < 0 && at%size != 0 {
+		from -= size
+	}
+	f := &flight{from: from, until: from + min(size, math.MaxInt64-from)}
+	f.last.Store(math.MinInt64)
+	c.flights = append(c.flights, f)
+	c.cur.Store(f)
+	return f
+}
+
+// inFlightOver returns how many requests in flight began more than over
+// before at (a Duration since origin) and at now, after dropping the slots
+// with none in flight but the current one. A request whose Begin loaded a
+// slot just dropped is not counted: the slot was current an instant before
+// and another had been made since. It requires c.mu.
+func (c *Controller) inFlightOver(over time.Duration, at, now int64) (atEnd, atNow int64) {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	cur := c.cur.Load()
+	kept := c.flights[:0]
+	for _, f := range c.flights {
+		n := f.n.Load()
+		if n <= 0 && f != cur {
+			continue
+		}
+		kept = append(kept, f)
+		if over <= 0 {
+			continue // no threshold yet
+		}
+		last := f.last.Load()
+		if longer(at, last, over) {
+			atEnd += n
+		}
+		if longer(now, last, over) {
+			atNow += n
+		}
+	}
+	clear(c.flights[len(kept):])
+	c.flights = kept
+	return atEnd, atNow
+}
+
+// longer reports whether more than d passed from from to to (Durations
+// since origin, from math.MinInt64 for never), without overflow.
+func longer(to, from int64, d time.Duration) bool {
+	return from != math.MinInt64 && to > from && uint64(to)-uint64(from) > uint64(d)
+}
+
+// maybeEvaluate evaluates the period if it ended, taking c.mu unless it
+// is busy, and returns the clock's time.
+func (c *Controller) maybeEvaluate() time.Time {
 	now := c.cfg.Clock.Now()
 	// Measured from origin as now.Before(c.ends) measures: on the
 	// monotonic clock when the times have one, not on the wall clock
@@ -250,16 +362,17 @@ func (c *Controller) maybeEvaluate() {
 	since := now.Sub(c.origin)
 	if since < time.Duration(c.endsAt.Load()) && since >= time.Duration(c.startAt.Load()) && !c.seen.moved(c.t) ||
 		!c.mu.TryLock() {
-		return // nothing to do, or another goroutine is at it
+		return now // nothing to do, or another goroutine is at it
 	}
 	defer c.mu.Unlock()
 	if c.restart(now) || now.Before(c.ends) {
 		if c.seen.reloaded(c.t) {
 			c.apply()
 		}
-		return
+		return now
 	}
 	c.evaluate(now)
+	return now
 }
 
 // Evaluate ends the current period now if it is over, judging it and
@@ -303,6 +416,9 @@ func (c *Controller) evaluate(now time.Time) error {
 	// The period's window stays in place while it is judged, so that the
 	// next one starts with the threshold of the baseline it leaves.
 	w := c.win.Load()
+	// The requests in flight known over the threshold at the judged
+	// period's end, and now.
+	hung, hungNow := c.inFlightOver(w.slowOver, int64(c.ends.Sub(c.origin)), int64(now.Sub(c.origin)))
 	// The whole periods that passed, idle, after the one judged: their
 	// length is at most the time since its end, so it does not overflow
 	// (the count of all the periods, times Period, may: a Period of over
@@ -322,7 +438,9 @@ func (c *Controller) evaluate(now time.Time) error {
 	old := c.level
 	var p99 time.Duration
 	slow, failing := false, false
-	if n >= int64(max(1, c.cfg.MinSamples)) {
+	// The hung requests are samples over the threshold, of no status
+	// yet (they exist only once the baseline is known).
+	if samples := n + hung; samples >= int64(max(1, c.cfg.MinSamples)) {
 		p99 = w.quantile(0.99)
 		if c.base == 0 {
 			c.base = p99
@@ -331,8 +449,9 @@ func (c *Controller) evaluate(now time.Time) error {
 		// p99 (the sample of rank ceil(0.99n)) exceeds the threshold when
 		// more than n−ceil(0.99n) samples do. The first judged period,
 		// which sets the baseline, is not slow.
-		slow = w.slowOver > 0 && over > n-(n*99+99)/100
-		failing = new(big.Rat).SetFrac64(errs, n).Cmp(c.errRate) > 0
+		slow = w.slowOver > 0 && over+hung > samples-(samples*99+99)/100
+		// Failing is judged on the requests that ended.
+		failing = n > 0 && new(big.Rat).SetFrac64(errs, n).Cmp(c.errRate) > 0
 		if !failing && c.cfg.Baseline == 0 {
 			// A slow period moves it too, toward the threshold it
 			// exceeded (no faster than a healthy period can): else
@@ -346,9 +465,11 @@ func (c *Controller) evaluate(now time.Time) error {
 		}
 	}
 	c.win.Store(c.newWindow())
-	// The periods after the judged one passed without a request: healthy,
-	// as they are when a ticker's Evaluate judges them one by one.
-	healthy := idle
+	// The periods after the judged one passed without a request to end
+	// or begin: healthy, as they are when a ticker's Evaluate judges them
+	// one by one; but for holding the level (slow), when at least
+	// MinSamples requests known over the threshold are in flight now.
+	healthy := int64(0)
 	switch {
 	case slow && failing:
 		c.level = max(c.floor, mulPermille(c.level, c.decrease))
@@ -356,9 +477,14 @@ func (c *Controller) evaluate(now time.Time) error {
 	case slow || failing:
 		c.stable = 0
 	default:
-		healthy++
+		healthy = 1
 	}
-	c.recover(healthy)
+	if idle > 0 && hungNow >= int64(max(1, c.cfg.MinSamples)) {
+		c.recover(healthy)
+		c.stable = 0
+	} else {
+		c.recover(healthy + min(idle, math.MaxInt64-1))
+	}
 	if c.cfg.Logger != nil && c.level != old {
 		lvl := slog.LevelInfo
 		if c.level < old {
@@ -367,7 +493,7 @@ func (c *Controller) evaluate(now time.Time) error {
 		c.cfg.Logger.LogAttrs(context.Background(), lvl, "ratekeeper: adaptive limit level",
 			slog.Float64("limit_level", float64(c.level)/permille), slog.Float64("previous_level", float64(old)/permille),
 			slog.String("p99", p99.String()), slog.String("baseline", c.base.String()),
-			slog.Int64("requests", n), slog.Int64("errors", errs))
+			slog.Int64("requests", n), slog.Int64("errors", errs), slog.Int64("hung", hung))
 	}
 	return c.apply()
 }
@@ -457,7 +583,8 @@ func ceilPermille(v, p int64) int64 {
 // Handler returns next wrapped so that every request it handles is
 // observed: its latency (the Controller's clock, from the call to the
 // return of next) and status (200 unless next writes another; 500 when it
-// panics); a request whose connection next hijacks is not, nor one whose
+// panics), and counted in flight while next runs (see [Controller.Begin]);
+// a request whose connection next hijacks is not observed, nor one whose
 // handler panics after its client went away (its context canceled: a
 // reverse proxy's copy to a client that hung up). Put it
 // inside the rate limiter, around the application: the requests the

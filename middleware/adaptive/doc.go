@@ -101,6 +101,37 @@
 // 50). For the bucket kinds it is checked at the old share: no more than
 // its old share, nor more than its new one since.
 //
+// # Requests that do not return
+//
+// A backend that hangs answers nothing: judged on the requests that end
+// alone, the periods of a hang would have no samples, count as quiet and
+// so healthy, and the level would climb back to the configured limit
+// while the service is stuck, letting more requests in. So a Controller
+// also counts the requests in flight (Controller.Begin, which
+// Controller.Handler and the middleware's SetFeedback call as each
+// request begins; a caller of Observe of its own may too). A request in
+// flight at a period's end that began more than LatencyFactor times the
+// baseline before it is a sample of that period over the threshold, of
+// no status yet, in every period it is still in flight at the end of;
+// the error rate is judged on the requests that ended. A period with
+// MinSamples such requests and samples is slow: it holds the level, and
+// lowers it when the requests that ended are failing (a proxy's
+// timeouts). The periods that pass with no request beginning or ending
+// hold it too while at least MinSamples requests known over the
+// threshold are in flight. A request begun after a period's end judges
+// it, as one that ends does: a hang is seen as new requests arrive, or at
+// a ticker's [Controller.Evaluate].
+//
+// Long-lived requests are requests in flight too: a stream (server-sent
+// events, long polling, a large download to a slow client) that lasts
+// longer than the threshold is a slow sample of each period it spans,
+// and MinSamples of them at once hold the level for as long as they
+// last. Keep such routes out of the Controller's view: wrap only the
+// other routes with Controller.Handler rather than setting the
+// Controller as the Feedback of a middleware in front of them all.
+// (A request whose handler hijacks its connection, a WebSocket's, is over
+// as it does.)
+//
 // # What clients can do to it
 //
 // The signals are the responses to the clients' own requests, so a
@@ -114,7 +145,9 @@
 // the failures that are the service's (not a 501 a client asks for), and
 // a MinSamples one client's share of a period cannot reach alone. A
 // level change gives no client more than the configured limit in a window
-// (see above).
+// (see above). A client that keeps MinSamples requests in flight past the
+// threshold (a slow upload, a long poll) holds the level where it is
+// (see above), but cannot lower it alone.
 //
 // Do not let a Controller and a Fleet (or a SetLimit of your own) drive
 // the same policy: each sets its limits at its own evaluations, undoing
