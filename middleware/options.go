@@ -373,22 +373,50 @@ func WithProblemType(uri string) Option {
 	}
 }
 
-// SkipPaths returns a skip function (see [WithSkip]) for requests whose
-// URL path is exactly one of paths, such as "/healthz", as the client
-// wrote it: a path the client percent-encoded in a way of its own
-// ("/%68ealthz", whose r.URL.RawPath is set) is not skipped, since a router
-// that routes on the raw path (chi does) may serve it from another route
-// ("/{page}"), which the skip would leave unlimited.
+// SkipPaths returns a skip function (see [WithSkip]) for the GET and HEAD
+// requests whose URL path is exactly one of paths, such as "/healthz", as
+// the client wrote it. An entry may name the method instead, as a ServeMux
+// pattern does ("POST /hooks/deploy"; a GET entry covers HEAD too); a bare
+// path is a GET entry. A request to the path with another method is not
+// skipped: it is not the health check, and a router serves it from
+// another route when one matches ("POST /{page}" beside "GET /healthz":
+// both chi and ServeMux send POST /healthz there), which the skip would
+// leave unlimited. For the same reason a path the client percent-encoded
+// in a way of its own ("/%68ealthz", whose r.URL.RawPath is set) is not
+// skipped, since a router that routes on the raw path (chi does) may
+// serve it from another route ("/{page}"). Methods are case-sensitive, as
+// clients send them.
+//
+// The path alone does not tell the route under a ServeMux whose patterns
+// name a host: "api.example.com/" serves GET /healthz on that host, which
+// any client can name. There, skip by the pattern the mux will take:
+//
+//	middleware.WithSkip(func(r *http.Request) bool {
+//		_, pattern := mux.Handler(r)
+//		return pattern == "GET /healthz"
+//	})
 func SkipPaths(paths ...string) func(*http.Request) bool {
-	set := make(map[string]struct{}, len(paths))
+	type entry struct{ method, path string }
+	set := make(map[entry]struct{}, len(paths))
 	for _, p := range paths {
-		set[p] = struct{}{}
+		e := entry{http.MethodGet, p}
+		if i := strings.IndexAny(p, " \t"); i > 0 && !strings.HasPrefix(p, "/") {
+			e.method, e.path = p[:i], strings.TrimLeft(p[i+1:], " \t")
+		}
+		set[e] = struct{}{}
 	}
 	return func(r *http.Request) bool {
 		if r.URL.RawPath != "" {
 			return false
 		}
-		_, ok := set[r.URL.Path]
+		method := r.Method
+		if method == http.MethodHead {
+			if _, ok := set[entry{http.MethodHead, r.URL.Path}]; ok {
+				return true
+			}
+			method = http.MethodGet
+		}
+		_, ok := set[entry{method, r.URL.Path}]
 		return ok
 	}
 }
