@@ -75,8 +75,15 @@
 // # Queues
 //
 // A leaky_queue policy admits a request with a Delay; the middleware holds
-// the request that long ([WithWait]) and then passes it on. Its rate-limit
-// headers are set when the hold ends, so that their delta-seconds (t,
+// the request that long ([WithWait]) and then passes it on. A key holds
+// no more of a queue's requests at once than its capacity less one (the q
+// of its RateLimit-Policy member, floor(MaxDelay·Limit/Window) + 1 places
+// for requests of cost 1, the first passing at once); those past it are
+// answered 429. Each key has its own queue, so a client rotating keys (the
+// /64s of its IPv6 prefix, values of a header) holds that many per key: to
+// bound the requests held in all, stack a leaky_queue policy with a
+// coarser key (a network, or keyfunc.Global) beside it. A held request's
+// rate-limit headers are set when the hold ends, so that their delta-seconds (t,
 // reset) count from the response they leave with: the decision's, less the
 // time held, never below 0. A client that
 // goes away while held frees the goroutine at once, and its place in the
