@@ -322,7 +322,11 @@ func WithSkip(skip func(*http.Request) bool) Option {
 //
 // The Result of a request let through undecided has no decisions
 // (Result.Taken is false), and the middleware sets no rate-limit headers
-// for it. Use it to try new limits on live traffic.
+// for it. Use it to try new limits on live traffic, under names of their
+// own: a shadow policy of the same name and Spec as an enforcing one on
+// the same store (a copy of the rules under trial, or the same key
+// function spelt differently) shares its counters (the name namespaces
+// them), so the requests it counts take the enforcing one's allowance.
 func WithShadow(report func(r *http.Request, res *Result)) Option {
 	return func(m *Middleware) error {
 		m.shadow = true
