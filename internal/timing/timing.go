@@ -46,18 +46,16 @@ type Tracker interface {
 // every case; or as the handler hijacks the connection, which may serve
 // it (a WebSocket's) long after: the request is over.
 func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
-	var span interface{ End() }
+	sw, hw := wrapStatus(w, r)
 	if t, ok := o.(Tracker); ok {
-		span = t.Begin()
+		sw.span = t.Begin()
+		// Deferred at once, so that it runs whatever panics after it
+		// (the clock), and last.
+		defer sw.end()
 	}
 	start := clock.Now()
-	sw, hw := wrapStatus(w, r)
-	sw.span = span
 	returned := false
 	defer func() {
-		if sw.span != nil {
-			defer sw.span.End()
-		}
 		status := sw.status
 		switch {
 		case sw.hijacked:
@@ -174,9 +172,15 @@ type statusWriter struct {
 	span interface{ End() }
 }
 
-// hijack records that the handler took the connection over.
+// hijack records that the handler took the connection over, which ends
+// its span.
 func (w *statusWriter) hijack() {
 	w.hijacked = true
+	w.end()
+}
+
+// end ends w's span, if it has one not ended yet.
+func (w *statusWriter) end() {
 	if w.span != nil {
 		w.span.End()
 		w.span = nil

@@ -98,3 +98,26 @@ func TestServeTracker(t *testing.T) {
 		})
 	}
 }
+
+// panicClock panics when read.
+type panicClock struct{}
+
+func (panicClock) Now() time.Time { panic("clock") }
+
+// TestServeTrackerEndsWhenTheClockPanics: Serve read its clock between
+// the Tracker's Begin and the deferred End: a clock that panics (an
+// injected one) left the request in flight for ever.
+func TestServeTrackerEndsWhenTheClockPanics(t *testing.T) {
+	tr := &tracker{}
+	func() {
+		defer func() {
+			if p := recover(); p != "clock" {
+				t.Fatalf("recovered %v, want the clock's panic", p)
+			}
+		}()
+		Serve(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil), http.NotFoundHandler(), panicClock{}, tr)
+	}()
+	if got := strings.Join(tr.calls, " "); got != "begin end" {
+		t.Errorf("calls %q, want %q", got, "begin end")
+	}
+}
