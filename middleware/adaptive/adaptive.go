@@ -1,6 +1,7 @@
 package adaptive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,10 +71,12 @@ type Config struct {
 	// (default 20); a quieter period counts as healthy but does not move
 	// the baseline.
 	MinSamples int
-	// Baseline is the normal p99 latency. Zero means learned: the p99 of
-	// the first judged period, then an average (weight 1/8) over the
-	// judged periods that are not failing, a slow one's p99 taken as the
-	// threshold it exceeded. So a p99 that settles higher (a release, a
+	// Baseline is the normal p99 latency. Zero means learned, from the
+	// requests that ended (not those in flight, whose latency is not
+	// known yet): the p99 of the first judged period, then an average
+	// (weight 1/8) over the periods that are not failing and have
+	// MinSamples requests that ended, a slow one's p99 taken as the
+	// threshold they exceeded. So a p99 that settles higher (a release, a
 	// heavier mix of requests) becomes the normal within a few periods
 	// and a level held by it climbs back; a configured Baseline holds the
 	// level for as long as the service stays slower. A learned p99 is
@@ -89,15 +92,17 @@ type Config struct {
 	// Clock delimits the periods; the default is algorithms.SystemClock.
 	// A clock set back before the start of the period in course (one
 	// without monotonic readings, corrected) restarts that period at the
-	// time it reads, its requests kept.
+	// time it reads, its requests kept, and the requests in flight count
+	// as begun at that time at the latest.
 	Clock algorithms.Clock
 	// Logger receives one record per change of level (Warn when lowered,
 	// Info when raised), "ratekeeper: adaptive limit level", with the new
 	// and the previous level as fractions of the configured limits
 	// (limit_level, previous_level; not "level", which is the record's
-	// own), the period's p99, the baseline, and its requests and errors
-	// (those that ended in the period) and hung (those in flight at its
-	// end known over the threshold, see "Requests that do not return" in
+	// own), the p99 of the requests that ended in the period, the
+	// baseline, and its requests and errors (those that ended in the
+	// period) and hung (those in flight at its end known over the
+	// threshold, see "Requests that do not return" in
 	// the package documentation); nil logs nothing (the middleware's
 	// LogObserver logs the limits too).
 	Logger *slog.Logger
@@ -139,6 +144,7 @@ type Controller struct {
 	cur     atomic.Pointer[flight]
 	fmu     sync.Mutex
 	flights []*flight
+	firsts  [][2]int64 // heldFrom's, kept between calls
 }
 
 // flight counts the requests in flight that began in one slot of time
@@ -302,48 +308,106 @@ func (c *Controller) slot(at int64) *flight {
 	if f := c.cur.Load(); f != nil && at >= f.from && at < f.until {
 		return f // another goroutine made it
 	}
-	size := max(int64(c.cfg.Period)/16, 1)
-	from := at / size * size
-	if at < 0 && at%size != 0 {
-		from -= size
-	}
-	f := &flight{from: from, until: from + min(size, math.MaxInt64-from)}
+	f := &flight{}
+	f.from, f.until = slotOf(at, max(int64(c.cfg.Period)/16, 1))
 	f.last.Store(math.MinInt64)
 	c.flights = append(c.flights, f)
 	c.cur.Store(f)
 	return f
 }
 
+// slotOf returns the slot of size that holds at (Durations since origin),
+// [from, until), cut short at either end of the int64s rather than
+// overflowing: a clock set back before origin reads negative Durations.
+func slotOf(at, size int64) (from, until int64) {
+	mod := at % size
+	if mod < 0 {
+		mod += size // at's slot begins before at, toward the past
+	}
+	if at < math.MinInt64+mod {
+		from = math.MinInt64
+	} else {
+		from = at - mod
+	}
+	if from > math.MaxInt64-size {
+		return from, math.MaxInt64
+	}
+	return from, from + size
+}
+
 // inFlightOver returns how many requests in flight began more than over
-// before at (a Duration since origin) and at now, after dropping the slots
-// with none in flight but the current one. A request whose Begin loaded a
-// slot just dropped is not counted: the slot was current an instant before
-// and another had been made since. It requires c.mu.
-func (c *Controller) inFlightOver(over time.Duration, at, now int64) (atEnd, atNow int64) {
+// before at (a Duration since origin), after dropping the slots with none
+// in flight but the current one. A request whose Begin loaded a slot just
+// dropped is not counted: the slot was current an instant before and
+// another had been made since. It requires c.mu.
+func (c *Controller) inFlightOver(over time.Duration, at int64) (n int64) {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	cur := c.cur.Load()
 	kept := c.flights[:0]
 	for _, f := range c.flights {
-		n := f.n.Load()
-		if n <= 0 && f != cur {
+		k := f.n.Load()
+		if k <= 0 && f != cur {
 			continue
 		}
 		kept = append(kept, f)
-		if over <= 0 {
-			continue // no threshold yet
-		}
-		last := f.last.Load()
-		if longer(at, last, over) {
-			atEnd += n
-		}
-		if longer(now, last, over) {
-			atNow += n
+		if over > 0 && longer(at, f.last.Load(), over) {
+			n += k
 		}
 	}
 	clear(c.flights[len(kept):])
 	c.flights = kept
-	return atEnd, atNow
+	return n
+}
+
+// heldFrom returns the first k >= 1 such that at least min requests in
+// flight began more than over before at + k·period (at a Duration since
+// origin): the first of the periods after the one ending at at whose end
+// finds min of them known over the threshold over. It returns
+// math.MaxInt64 when none does (within the int64s), or over is 0. It
+// requires c.mu.
+func (c *Controller) heldFrom(over time.Duration, at int64, period time.Duration, min int64) int64 {
+	if over <= 0 {
+		return math.MaxInt64
+	}
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	c.firsts = c.firsts[:0]
+	for _, f := range c.flights {
+		if n, last := f.n.Load(), f.last.Load(); n > 0 && last != math.MinInt64 {
+			c.firsts = append(c.firsts, [2]int64{firstOver(at, last, over, period), n})
+		}
+	}
+	slices.SortFunc(c.firsts, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	var n int64
+	for _, kn := range c.firsts {
+		if n += kn[1]; n >= min {
+			return kn[0]
+		}
+	}
+	return math.MaxInt64
+}
+
+// firstOver returns the smallest k >= 1 such that more than over passed
+// from last to at + k·period (Durations since origin), math.MaxInt64 when
+// it is beyond the int64s.
+func firstOver(at, last int64, over, period time.Duration) int64 {
+	if longer(at, last, over) {
+		return 1
+	}
+	// k·period must exceed gap = over − (at − last), at most over when
+	// at > last (it is not longer), else over + (last − at).
+	var gap uint64
+	if at > last {
+		gap = uint64(over) - (uint64(at) - uint64(last))
+	} else {
+		var carry uint64
+		gap, carry = bits.Add64(uint64(over), uint64(last)-uint64(at), 0)
+		if carry != 0 {
+			return math.MaxInt64
+		}
+	}
+	return int64(min(gap/uint64(period)+1, math.MaxInt64))
 }
 
 // longer reports whether more than d passed from from to to (Durations
@@ -389,9 +453,10 @@ func (c *Controller) Evaluate() error {
 	return c.evaluate(now)
 }
 
-// restart restarts the current period at now, its requests kept, if now
-// is before its start: a clock without monotonic readings was set back
-// (a host's clock corrected). The period would otherwise end only when
+// restart restarts the current period at now, its requests kept and
+// those in flight begun at now at the latest, if now is before its start:
+// a clock without monotonic readings was set back (a host's clock
+// corrected). The period would otherwise end only when
 // the clock came back to its end, as long after as the clock went back,
 // holding the level where it is all that time. It reports whether it
 // did. It requires c.mu.
@@ -400,6 +465,20 @@ func (c *Controller) restart(now time.Time) bool {
 		return false
 	}
 	c.setPeriod(now, now.Add(c.cfg.Period))
+	// The requests in flight began, on the clock as it reads now, at the
+	// latest now: else none would be known over the threshold before
+	// the clock came back to where it was.
+	at := int64(now.Sub(c.origin))
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	for _, f := range c.flights {
+		for {
+			last := f.last.Load()
+			if last <= at || f.last.CompareAndSwap(last, at) {
+				break
+			}
+		}
+	}
 	return true
 }
 
@@ -417,8 +496,9 @@ func (c *Controller) evaluate(now time.Time) error {
 	// next one starts with the threshold of the baseline it leaves.
 	w := c.win.Load()
 	// The requests in flight known over the threshold at the judged
-	// period's end, and now.
-	hung, hungNow := c.inFlightOver(w.slowOver, int64(c.ends.Sub(c.origin)), int64(now.Sub(c.origin)))
+	// period's end.
+	endAt := int64(c.ends.Sub(c.origin))
+	hung := c.inFlightOver(w.slowOver, endAt)
 	// The whole periods that passed, idle, after the one judged: their
 	// length is at most the time since its end, so it does not overflow
 	// (the count of all the periods, times Period, may: a Period of over
@@ -452,23 +532,30 @@ func (c *Controller) evaluate(now time.Time) error {
 		slow = w.slowOver > 0 && over+hung > samples-(samples*99+99)/100
 		// Failing is judged on the requests that ended.
 		failing = n > 0 && new(big.Rat).SetFrac64(errs, n).Cmp(c.errRate) > 0
-		if !failing && c.cfg.Baseline == 0 {
+		// The baseline is learned from the requests that ended, when
+		// they are enough to judge a period alone: the hung ones have
+		// no latency yet (taken as the threshold, a hang would raise
+		// it by an eighth of it every period it lasts, and only when a
+		// ticker judges them one by one).
+		if !failing && c.cfg.Baseline == 0 && n >= int64(max(1, c.cfg.MinSamples)) {
 			// A slow period moves it too, toward the threshold it
 			// exceeded (no faster than a healthy period can): else
 			// a p99 settled above the threshold would be slow for
 			// ever, holding a lowered level there.
 			to := p99
-			if slow {
+			if w.slowOver > 0 && over > n-(n*99+99)/100 {
 				to = w.slowOver
 			}
 			c.base += (to - c.base) / 8
 		}
 	}
-	c.win.Store(c.newWindow())
+	next := c.newWindow()
+	c.win.Store(next)
 	// The periods after the judged one passed without a request to end
 	// or begin: healthy, as they are when a ticker's Evaluate judges them
-	// one by one; but for holding the level (slow), when at least
-	// MinSamples requests known over the threshold are in flight now.
+	// one by one; but slow (holding the level) from the first whose end
+	// finds at least MinSamples requests in flight known over the
+	// threshold of the baseline it would have begun with.
 	healthy := int64(0)
 	switch {
 	case slow && failing:
@@ -479,8 +566,8 @@ func (c *Controller) evaluate(now time.Time) error {
 	default:
 		healthy = 1
 	}
-	if idle > 0 && hungNow >= int64(max(1, c.cfg.MinSamples)) {
-		c.recover(healthy)
+	if held := c.heldFrom(next.slowOver, endAt, c.cfg.Period, int64(max(1, c.cfg.MinSamples))); held <= idle {
+		c.recover(healthy + held - 1)
 		c.stable = 0
 	} else {
 		c.recover(healthy + min(idle, math.MaxInt64-1))
@@ -591,7 +678,8 @@ func ceilPermille(v, p int64) int64 {
 // limiter rejects say nothing about the service's health. With this
 // package's middleware, m.SetFeedback(ctrl) does the same without the
 // wrapping (the middleware times the requests it passes on, on its own
-// clock). It panics if next is nil, as [http.Handle] does.
+// clock); not both, which would count every request twice, as it ends
+// and in flight. It panics if next is nil, as [http.Handle] does.
 func (c *Controller) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("adaptive: Controller.Handler: next is nil")

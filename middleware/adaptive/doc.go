@@ -113,14 +113,16 @@
 // flight at a period's end that began more than LatencyFactor times the
 // baseline before it is a sample of that period over the threshold, of
 // no status yet, in every period it is still in flight at the end of;
-// the error rate is judged on the requests that ended. A period with
-// MinSamples such requests and samples is slow: it holds the level, and
-// lowers it when the requests that ended are failing (a proxy's
-// timeouts). The periods that pass with no request beginning or ending
-// hold it too while at least MinSamples requests known over the
-// threshold are in flight. A request begun after a period's end judges
-// it, as one that ends does: a hang is seen as new requests arrive, or at
-// a ticker's [Controller.Evaluate].
+// the error rate is judged on the requests that ended, and a learned
+// baseline learns from them alone (see Config.Baseline): a hang does not
+// become the normal. A period with MinSamples such requests and samples
+// is slow: it holds the level, and lowers it when the requests that
+// ended are failing (a proxy's timeouts). The periods that pass with no
+// request beginning or ending hold it too from the first whose end finds
+// at least MinSamples requests known over the threshold in flight, as a
+// ticker's [Controller.Evaluate] at each period's end would. A request
+// begun after a period's end judges it, as one that ends does: a hang is
+// seen as new requests arrive, or at a ticker's Evaluate.
 //
 // Long-lived requests are requests in flight too: a stream (server-sent
 // events, long polling, a large download to a slow client) that lasts
