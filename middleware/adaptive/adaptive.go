@@ -282,12 +282,28 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 // it; a caller of Observe of its own may too.
 func (c *Controller) Begin() interface{ End() } {
 	now := c.maybeEvaluate()
-	at := int64(now.Sub(c.origin))
-	f := c.cur.Load()
-	if at < f.from || at >= f.until {
-		f = c.slot(at)
+	return c.enter(c.cur.Load(), int64(now.Sub(c.origin)))
+}
+
+// dead is the count of a slot dropped from flights (see inFlightOver),
+// and far below any count a slot in flights can reach: a Begin that loaded
+// the slot before it was dropped finds its count below 0 after adding to
+// it, and counts its request in the slot in course instead.
+const dead = math.MinInt64 / 2
+
+// enter counts a request begun at at (a Duration since origin) in flight,
+// in f, the slot in course when Begin loaded it, or the slot of at, and
+// returns the slot it counted it in.
+func (c *Controller) enter(f *flight, at int64) *flight {
+	for {
+		if at < f.from || at >= f.until {
+			f = c.slot(at)
+		}
+		if f.n.Add(1) > 0 {
+			break
+		}
+		f = c.cur.Load() // dropped meanwhile: never the one in course
 	}
-	f.n.Add(1)
 	for {
 		// The latest start (a lower bound of how long each of its
 		// requests has been in flight). A request that began
@@ -337,9 +353,8 @@ func slotOf(at, size int64) (from, until int64) {
 
 // inFlightOver returns how many requests in flight began more than over
 // before at (a Duration since origin), after dropping the slots with none
-// in flight but the current one. A request whose Begin loaded a slot just
-// dropped is not counted: the slot was current an instant before and
-// another had been made since. It requires c.mu.
+// in flight but the current one, marked dead (see dead). It requires
+// c.mu.
 func (c *Controller) inFlightOver(over time.Duration, at int64) (n int64) {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
@@ -347,8 +362,8 @@ func (c *Controller) inFlightOver(over time.Duration, at int64) (n int64) {
 	kept := c.flights[:0]
 	for _, f := range c.flights {
 		k := f.n.Load()
-		if k <= 0 && f != cur {
-			continue
+		if f != cur && k == 0 && f.n.CompareAndSwap(0, dead) {
+			continue // a Begin adding to it now counts in cur (see dead)
 		}
 		kept = append(kept, f)
 		if over > 0 && longer(at, f.last.Load(), over) {

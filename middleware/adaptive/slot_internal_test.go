@@ -4,6 +4,9 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // TestSlotOf: the slot of a Duration since origin holds it and is size
@@ -51,5 +54,38 @@ func TestFirstOver(t *testing.T) {
 		if got := firstOver(tc.at, tc.last, tc.over, tc.period); got != tc.want {
 			t.Errorf("firstOver(%d, %d, %v, %v) = %d, want %d", tc.at, tc.last, tc.over, tc.period, got, tc.want)
 		}
+	}
+}
+
+// nopTarget is a Target with no policies.
+type nopTarget struct{}
+
+func (nopTarget) Set() *policy.Set                        { return nil }
+func (nopTarget) Configured(string) *policy.Policy        { return nil }
+func (nopTarget) SetLimit(name string, limit int64) error { return nil }
+
+// TestBeginOnADroppedSlot: a Begin that loaded the slot in course just
+// before another made the next one and an evaluation dropped it (none in
+// flight there yet) must count its request in a slot still counted: it
+// added to the dropped one, and the request was never seen in flight.
+func TestBeginOnADroppedSlot(t *testing.T) {
+	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
+	c, err := New(nopTarget{}, Config{Clock: clock, Period: 16 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := c.cur.Load()
+	c.slot(old.until) // the next slot, made by another Begin
+	c.mu.Lock()
+	c.inFlightOver(time.Nanosecond, 0) // an evaluation drops old, empty
+	c.mu.Unlock()
+	// The first Begin, which loaded old before all that, goes on.
+	c.enter(old, old.from)
+	var n int64
+	for _, f := range c.flights {
+		n += f.n.Load()
+	}
+	if n != 1 {
+		t.Errorf("%d requests in flight in the slots counted, want 1", n)
 	}
 }
