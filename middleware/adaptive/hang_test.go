@@ -42,6 +42,21 @@ func hung(t *testing.T, h func(http.Handler) http.Handler, n int) (release func(
 	}
 }
 
+// levels moves the clock on by a minute (a Period) k times, evaluating
+// each, and returns the level after each.
+func levels(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, k int) []float64 {
+	t.Helper()
+	var got []float64
+	for range k {
+		clock.Advance(time.Minute)
+		if err := c.Evaluate(); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c.Level())
+	}
+	return got
+}
+
 // lowered returns a Controller on a middleware of one policy of 100 per
 // minute, with a configured baseline of 10ms, lowered once to 80%.
 func lowered(t *testing.T) (*adaptive.Controller, *algotest.Clock) {
@@ -156,14 +171,7 @@ func TestInFlightBelowThresholdOrQuiet(t *testing.T) {
 			}
 			release := hung(t, c.Handler, tc.hung)
 			defer release()
-			var got []float64
-			for range 5 {
-				clock.Advance(time.Minute)
-				if err := c.Evaluate(); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, c.Level())
-			}
+			got := levels(t, c, clock, 5)
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("levels %v, want %v", got, tc.want)
 			}
@@ -232,14 +240,7 @@ func TestInFlightEndsWhenNotObserved(t *testing.T) {
 			app.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil).WithContext(ctx))
 		}()
 	}
-	var got []float64
-	for range 2 {
-		clock.Advance(time.Minute)
-		if err := c.Evaluate(); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, c.Level())
-	}
+	got := levels(t, c, clock, 2)
 	if fmt.Sprint(got) != "[0.9 1]" {
 		t.Errorf("levels %v after 25 requests dropped unobserved, want [0.9 1]", got)
 	}
@@ -283,14 +284,7 @@ func TestInFlightConcurrent(t *testing.T) {
 	clock.Advance(time.Minute)
 	c.Evaluate() // the period the requests ended in
 	low := c.Level()
-	var got []float64
-	for range 2 {
-		clock.Advance(time.Minute)
-		if err := c.Evaluate(); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, c.Level())
-	}
+	got := levels(t, c, clock, 2)
 	step := func(k float64) float64 { return min(1, math.Round(low*1000+k*100)/1000) }
 	if want := fmt.Sprint([]float64{step(1), step(2)}); fmt.Sprint(got) != want {
 		t.Errorf("levels %v once every request is over, from %v; want %v", got, low, want)

@@ -106,14 +106,7 @@ func TestInFlightEndsNested(t *testing.T) {
 	res.Body.Close()
 	clock.Advance(time.Minute)
 	c.Evaluate() // the period they ended in (a 503 of the timeout: failing)
-	var got []float64
-	for range 2 {
-		clock.Advance(time.Minute)
-		if err := c.Evaluate(); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, c.Level())
-	}
+	got := levels(t, c, clock, 2)
 	if fmt.Sprint(got) != "[0.9 1]" {
 		t.Errorf("levels %v in the periods after every request is over, want [0.9 1]", got)
 	}
