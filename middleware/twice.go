@@ -63,10 +63,19 @@ import (
 // the IETF member further out is restated with the q and r of this
 // middleware (q=5, r = 5 - used, not q=8 and r = 8 - used: the same
 // state, the same w and t), and replaced by its refusing one past it;
-// a single-valued profile reports it so when it has the lowest
-// remaining. Where the middleware further in is in shadow mode and the
-// one further out is not, the higher limit is the one in force: the
-// member further out is left as it is. (The converse, a copy raised
+// the draft -06/-07 RateLimit-Policy member likewise ("5;w=60", not
+// "8;w=60", unless a policy of another name has that member too: then
+// both stand); a single-valued profile reports it so when it has the
+// lowest remaining. Through three middlewares or more, each raised but
+// the innermost (8 and 6, say), the state is counted once, by the
+// outermost, the policy is held at the lowest limit the request reaches
+// (the innermost refuses past its 5 what the one at 6 admits), and the
+// response reports the policy once, at that limit: the member of each
+// copy raised further out is restated or removed, and that of a copy
+// that refuses replaces the higher ones further out. Where the
+// middleware further in is in shadow mode and the one further out is
+// not, the higher limit is the one in force: the member further out is
+// left as it is. (The converse, a copy raised
 // further in over the configured Spec further out, is no repeat: the
 // one further in decides it, its guard judged from the decision further
 // out at its own higher limit, see judgeOuter, and each middleware
@@ -118,9 +127,11 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // counted under that Spec (or, denying, been met as the same policy).
 // foldedOut holds too the policies decided here because their state,
 // counted further out at a higher limit, holds more than theirs (see
-// ownBelow), when this middleware enforces them or the one further out
-// is in shadow mode: their member (refusing) replaces the one further
-// out, which reports room left at a limit not in force for the request.
+// ownBelow), or one of whose guards so counted by a copy raised from it
+// holds more than their limit here (see raisedOver), when this
+// middleware enforces them or the one further out is in shadow mode:
+// their member (refusing) replaces the one further out, which reports
+// room left at a limit not in force for the request.
 //
 // A guard counted further out at a limit other than the one this
 // middleware judges it at (a window kind's guard is judged at its
@@ -161,6 +172,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	var denied [2]uint64        // as unguard, of the middlewares that denied
 	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
 	var refused [2]uint64       // as unguard, of the guards whose state is past their limit here
+	var pastOut uint64          // the policies whose state a middleware further out judged past their limit
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -191,11 +203,15 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					// refuses the request here; below it, q is a
 					// repeat, but holds the client at its limit,
 					// which p's member reports (see restateOuter)
-					// where q's is the limit in force.
-					if d, ok := ownBelow(q, o, j); ok && d.Remaining < 0 {
+					// where q's is the limit in force. A p that
+					// left that guard to a middleware further out
+					// still (raised there too, which judged it) has
+					// no decision of it: its member goes.
+					if d, higher, ok := ownBelow(q, o, j); ok && d.Remaining < 0 {
 						past, same = true, false
-					} else if ok && (!m.shadow || c.res.Shadow) {
-						restate = append(restate, restated{bit: bit, c: c, name: p.Name(), d: d})
+						pastOut |= bit
+					} else if higher && (!m.shadow || c.res.Shadow) {
+						restate = append(restate, restated{bit: bit, c: c, p: p, q: q, d: d, judged: ok, ctx: r.Context()})
 					}
 				}
 				// Its guards counted further out already, each apart
@@ -207,6 +223,13 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					case counted:
 						if d, past, ok := judgeOuter(q, k, o, j); past {
 							refused[k] |= bit
+							if raisedOver(p, q, k) && (!m.shadow || c.res.Shadow) {
+								// Refusing at q's limit, the one in
+								// force: its member replaces p's,
+								// which reports room left at p's
+								// higher one.
+								foldedOut |= bit
+							}
 						} else if ok {
 							judged = append(judged, outerGuard{bit, d})
 						}
@@ -255,6 +278,12 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	unguard[1] &^= refused[1]
 	guardEnforced[0] &^= refused[0]
 	guardEnforced[1] &^= refused[1]
+	// A policy whose state a middleware further out judged past its limit
+	// here is decided here, refusing the request, though another one
+	// counted it too, within its own limit (one raised further out,
+	// that left that state to the first).
+	enforced &^= pastOut
+	shadowed &^= pastOut
 	again = enforced | shadowed
 	shadowed &^= enforced
 	uncounted &^= again
@@ -294,15 +323,34 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): a middleware nested in itself, or a policy given to two nested middlewares; %s",
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
-	// Only a policy left out here has its member further out restated.
+	// Only a policy left out here has its member further out restated,
+	// once: the first judged is restated, every other member goes.
 	n := 0
+	var shown uint64
 	for _, rs := range restate {
 		if again&rs.bit != 0 {
+			if rs.judged && shown&rs.bit == 0 {
+				shown |= rs.bit
+			} else {
+				rs.judged = false
+			}
 			restate[n] = rs
 			n++
 		}
 	}
-	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, judged, restate[:n]
+	// None of a policy judged (none here): its members stay.
+	restate = slices.DeleteFunc(restate[:n], func(rs restated) bool { return shown&rs.bit == 0 })
+	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, judged, restate
+}
+
+// raisedOver reports whether p, a policy of a middleware further out
+// whose state p counts q's k-th guard in (see meets), is a copy raised
+// from that guard's Spec (SetLimit or a reload above it) that judges
+// that state at a limit above the one q judges it at: the limit in
+// force is q's, not p's.
+func raisedOver(p, q *policy.Policy, k int) bool {
+	g := q.Guards()[k]
+	return p.Spec() != g && slices.Contains(p.Guards(), g) && p.GuardLimit(g) > q.GuardLimit(g)
 }
 
 // An outerGuard is the decision d, as judged here, of a guard of the
@@ -350,19 +398,20 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 // ownBelow returns, and ok, o's decision under q's Spec, which o, the
 // Result of a middleware further out that counted the request, counted
 // it under as a guard of its j-th policy judged at a limit above q's
-// (that policy raised by SetLimit or a reload), judged at q's limit
-// (judgedAt): its Remaining is below 0 when that state holds more than
-// q's limit. It reports nothing for a guard judged at q's limit or
-// below, or that o did not check.
-func ownBelow(q *policy.Policy, o *policy.Result, j int) (algorithms.Decision, bool) {
+// (that policy raised by SetLimit or a reload: higher), judged at q's
+// limit (judgedAt): its Remaining is below 0 when that state holds more
+// than q's limit. It reports nothing for a guard judged at q's limit or
+// below, and no decision for one o did not check (a middleware further
+// out still counted it, see unrepeated).
+func ownBelow(q *policy.Policy, o *policy.Result, j int) (d algorithms.Decision, higher, ok bool) {
 	if o.Policy(j).GuardLimit(q.Spec()) <= q.Spec().Limit {
-		return algorithms.Decision{}, false
+		return algorithms.Decision{}, false, false
 	}
-	d, ok := o.DecisionUnder(j, q.Spec())
+	d, ok = o.DecisionUnder(j, q.Spec())
 	if !ok || !d.Allowed {
-		return algorithms.Decision{}, false
+		return algorithms.Decision{}, true, false
 	}
-	return judgedAt(q.Spec(), d, q.Spec().Limit), true
+	return judgedAt(q.Spec(), d, q.Spec().Limit), true, true
 }
 
 // A restated is the decision d, judged at the limit of the policy of bit
@@ -371,23 +420,34 @@ func ownBelow(q *policy.Policy, o *policy.Result, j int) (algorithms.Decision, b
 // limit (see ownBelow), which this middleware left out as a repeat and
 // enforces at its own, lower, limit (or which c's middleware, in shadow
 // mode, does not enforce): see restateOuter.
+//
+// Where c's middleware left that state to one further out still (its
+// copy raised too: see unrepeated), it has no decision of it (judged is
+// false): its member of the policy goes, and the one of the middleware
+// that judged it is restated.
 type restated struct {
-	bit  uint64
-	c    *resultContext
-	name string
-	d    algorithms.Decision
+	bit    uint64
+	c      *resultContext
+	p, q   *policy.Policy // c's policy and ours
+	d      algorithms.Decision
+	judged bool
+	ctx    context.Context // the request's, here (see replaceDraftMember)
 }
 
 // restateOuter reports in h, under profile p, the policies of rs (see
-// unrepeated) as they are in force for the request: at the limit of this
-// middleware, which left each out as a repeat of one a middleware
-// further out counted the request under at a higher limit (a copy raised
-// there), but holds the client at its own. A policy is reported once,
-// at the lower of the two limits (of the middlewares that enforce it,
-// and of both when neither does): the IETF member that middleware wrote
-// of it keeps its place, its w and t (the same state, whose waits are
-// the same at either limit) and its pk, with q and r those judged here.
-// A single-valued profile reports the policy so when it is, so judged,
+// unrepeated) as they are in force for the request: at the limit
+// of this middleware, which left each out as a repeat of one a
+// middleware further out counted the request under at a higher limit (a
+// copy raised there), but holds the client at its own. A policy is
+// reported once, at the lower of the two limits (of the middlewares that
+// enforce it, and of both when neither does): the IETF member that
+// middleware wrote of it keeps its place, its w and t (the same state,
+// whose waits are the same at either limit) and its pk, with q and r
+// those judged here; the draft -06/-07 RateLimit-Policy member of its
+// quota value names this middleware's ("8;w=60" becomes "5;w=60"). The
+// members of a middleware further out that left the state to one
+// further out still (rs's entries not judged) are removed. A
+// single-valued profile reports the policy so when it is, so judged,
 // the one with the lowest remaining: res (not nil when this middleware
 // decided policies of its own) holds the values written if it wrote
 // them, else outer (those further out), and a restated decision before
@@ -397,16 +457,32 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 	if len(rs) == 0 || p == NoHeaders {
 		return
 	}
-	if p == IETF {
+	switch p {
+	case IETF:
 		for _, r := range rs {
 			if r.c.res.wrote != uint8(IETF)+1 {
 				continue // its line is not there
 			}
+			name := r.p.Name()
+			if !r.judged {
+				drop := func(line string) string { return withoutMember(line, name) }
+				editLine(h, keyPolicy, &r.c.vals[0], drop)
+				editLine(h, keyRateLimit, &r.c.vals[1], drop)
+				continue
+			}
 			q, rem := r.d.Limit, r.d.Remaining
-			editLine(h, keyPolicy, &r.c.vals[0], func(line string) string { return withParam(line, r.name, "q", sfCount(q)) })
-			editLine(h, keyRateLimit, &r.c.vals[1], func(line string) string { return withParam(line, r.name, "r", sfCount(rem)) })
+			editLine(h, keyPolicy, &r.c.vals[0], func(line string) string { return withParam(line, name, "q", sfCount(q)) })
+			editLine(h, keyRateLimit, &r.c.vals[1], func(line string) string { return withParam(line, name, "r", sfCount(rem)) })
 		}
 		return
+	case Draft7, Draft6:
+		for _, r := range rs {
+			to := ""
+			if r.judged {
+				to = draftMember(r.q)
+			}
+			replaceDraftMember(r.ctx, h, res, r.p, to)
+		}
 	}
 	var shown algorithms.Decision
 	switch {
@@ -419,13 +495,98 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 	}
 	best, restate := shown, false
 	for _, r := range rs {
-		if lowest.Before(r.d, best) {
+		if r.judged && lowest.Before(r.d, best) {
 			best, restate = r.d, true
 		}
 	}
 	if restate {
 		setValues(h, p, best, resetAfter(best), now, new([2]string), nil, "")
 	}
+}
+
+// draftMember returns p's member of a draft -06/-07 RateLimit-Policy
+// list ("5;w=60"): its IETF member (see policy.Policy.String) without
+// the name.
+func draftMember(p *policy.Policy) string {
+	s, n := p.String(), len(p.Name())+len(`"";q=`)
+	if len(s) < n {
+		return s
+	}
+	return s[n:]
+}
+
+// replaceDraftMember replaces in h, among the members of the draft
+// -06/-07 RateLimit-Policy lines (one list), the member of p, a policy
+// of a middleware further out, by to, or removes it when to is "": the
+// policy is reported by another member of this middleware's (to, or one
+// of its line). The member is left as it is when it is to, and when a
+// policy of another name, of res (this middleware's, nil when it
+// decided none) or of a middleware further out in ctx, has that member
+// too (those drafts name a policy by its quota value: one member stands
+// for both): to is then added. A line left empty is removed; a member to
+// repeats (of another line) is left out as addPolicies leaves it out.
+func replaceDraftMember(ctx context.Context, h http.Header, res *Result, p *policy.Policy, to string) {
+	from := draftMember(p)
+	if from == to {
+		return
+	}
+	lines := h[keyPolicy]
+	if sharedMember(ctx, res, p.Name(), from) {
+		if to != "" {
+			h[keyPolicy] = addPolicies(lines[:len(lines):len(lines)], to)
+		}
+		return
+	}
+	out := make([]string, 0, len(lines))
+	found := false
+	for _, l := range lines {
+		var b strings.Builder
+		for m := range strings.SplitSeq(l, ", ") {
+			if m == from && !found {
+				found = true
+				if m = to; m == "" {
+					continue
+				}
+			}
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(m)
+		}
+		if b.Len() > 0 {
+			out = append(out, b.String())
+		}
+	}
+	switch {
+	case !found:
+	case len(out) == 0:
+		delete(h, keyPolicy)
+	default:
+		h[keyPolicy] = addPolicies(out[:len(out)-1:len(out)-1], out[len(out)-1])
+	}
+}
+
+// sharedMember reports whether a policy not named name, of res (when
+// not nil) or of a middleware further out in ctx that decided the
+// request, has the draft -06/-07 RateLimit-Policy member member.
+func sharedMember(ctx context.Context, res *Result, name, member string) bool {
+	shares := func(o *policy.Result) bool {
+		for i := range o.Len() {
+			if q := o.Policy(i); q.Name() != name && draftMember(q) == member {
+				return true
+			}
+		}
+		return false
+	}
+	if res != nil && decided(&res.Result) && shares(&res.Result) {
+		return true
+	}
+	found := false
+	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		found = decided(&c.res.Result) && shares(&c.res.Result)
+		return !found
+	})
+	return found
 }
 
 // withParam returns line, an IETF list line, with the value of the
@@ -521,7 +682,16 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // line (its store failed, say): theirs are then the only report of those
 // policies.
 func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, ownOnly uint64) {
-	if res.wrote != uint8(IETF)+1 {
+	switch p := profileOf(ctx, res); {
+	case p == Draft7 || p == Draft6:
+		// The RateLimit-Policy list is one of every middleware's
+		// members, ours among them once res decided a policy.
+		if !decided(&res.Result) {
+			return
+		}
+		unlistDrafts(ctx, h, res, ownOnly)
+		return
+	case res.wrote != uint8(IETF)+1:
 		return
 	}
 	eachOuter(ctx, chainKey{}, 0, func(c *resultContext, _ time.Duration) bool {
@@ -556,6 +726,57 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 					drop := func(line string) string { return withoutMember(line, name) }
 					editLine(h, keyPolicy, &c.vals[0], drop)
 					editLine(h, keyRateLimit, &c.vals[1], drop)
+				}
+				break
+			}
+		}
+		return true
+	})
+}
+
+// profileOf returns the profile of the headers of res, decided by a
+// middleware nested in those of ctx: that of the innermost of them that
+// wrote headers, whose profile the headers of res follow (see
+// WithHeaders), when res holds none of its own values (a single-valued
+// profile that kept that middleware's, see keepsOuter); NoHeaders when
+// none did.
+func profileOf(ctx context.Context, res *Result) Profile {
+	if res.wrote != 0 {
+		return Profile(res.wrote - 1)
+	}
+	if o, ok := ctx.Value(wroteKey{}).(*Result); ok && o.wrote != 0 {
+		return Profile(o.wrote - 1)
+	}
+	return NoHeaders
+}
+
+// unlistDrafts is unlistOuter under a draft -06/-07 profile, for the
+// policies of ownOnly (those of unrepeated's foldedOut among them): the
+// RateLimit-Policy members of those policies that the middlewares
+// further out in ctx listed are removed, unless they are the member of
+// res's policy (the same quota value: one member stands for both) or of
+// a policy of another name (see replaceDraftMember). (The members of
+// the policies a shadow middleware further out denied, and res decided
+// again, stay.)
+func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly uint64) {
+	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		o := &c.res.Result
+		if !decided(o) {
+			return true // it listed nothing
+		}
+		for j := range o.Len() {
+			p := o.Policy(j)
+			for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
+				q := res.Policy(i)
+				if q != p && q.Name() != p.Name() {
+					continue
+				}
+				if b&-b&ownOnly == 0 || res.Key(i) != o.Key(j) {
+					break
+				}
+				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
+				if (same || gs != 0 || q.Spec() == p.Spec()) && draftMember(p) != draftMember(q) {
+					replaceDraftMember(ctx, h, res, p, "")
 				}
 				break
 			}
