@@ -91,7 +91,8 @@ func freePort() (int, error) {
 }
 
 // Start starts a redis-server on a free loopback port with its working
-// directory dir, persistence off, and the extra configuration args (as
+// directory dir, persistence off, a replica's sync started without delay,
+// and the extra configuration args (as
 // "--name value" pairs). It returns once the server answers PING, having
 // checked that the server answering is the process it started (INFO's
 // process_id), not another holding the port.
@@ -140,6 +141,9 @@ func (s *Server) start() error {
 		"--appendonly", "no",
 		"--daemonize", "no",
 		"--protected-mode", "no",
+		// A replica's full sync starts at once, not after the default
+		// 5 s wait for more replicas to share it.
+		"--repl-diskless-sync-delay", "0",
 		"--logfile", filepath.Join(s.dir, fmt.Sprintf("redis-%d.log", s.Port)),
 	}
 	argv = append(argv, s.args...)
@@ -393,28 +397,7 @@ func NewCluster(tb testing.TB) *Cluster {
 // configuration file in dir, monitoring master under the name masterName
 // (quorum 1). It returns once the Sentinel answers PING and knows the master.
 func StartSentinel(dir, masterName string, master *Server) (*Server, error) {
-	bin, err := Binary()
-	if err != nil {
-		return nil, err
-	}
-	conf := filepath.Join(dir, "sentinel.conf")
-	text := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\nsentinel down-after-milliseconds %s 5000\n", masterName, master.Port, masterName)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Port: port, bin: bin, dir: dir, sentinelConf: conf}
-	if err := s.start(); err != nil {
-		return nil, err
-	}
-	if err := knowsMaster(s, masterName, master); err != nil {
-		_ = s.Stop()
-		return nil, err
-	}
-	return s, nil
+	return StartSentinelWith(dir, masterName, master, SentinelOptions{})
 }
 
 // knowsMaster returns an error unless the Sentinel s gives master's address
