@@ -394,7 +394,10 @@
 // that lost the library (a restart, FUNCTION FLUSH) refuses to load it
 // again, and the Peek runs as the script instead, each time until the
 // library is back (TestPeekNeedsNoWritesWithoutTheLibrary), as does a
-// Take, whose writes it refuses as they come (it fails unless denied).
+// Take, whose writes it refuses as they come: it fails, and on a
+// replica fails denied too (the script asks INFO then; a replica's state
+// lags its master's: TestSentinelDemotedMaster), while a master at its
+// maxmemory answers a denial.
 // The library is not sent again on every call there: after a refused
 // load, the next 64 calls that find it missing run as the script at once,
 // and the one after tries to load it again (TestLoadRefusedNotResent).
@@ -479,6 +482,15 @@
 // client short DialTimeout, ReadTimeout and WriteTimeout and
 // ContextTimeoutEnabled (then no goroutine outlives an abandoned call);
 // examples/redis does both.
+//
+// Failovers: a store on a Sentinel failover client fails each Take
+// (within [WithTimeout]) while the master is lost, and decides on the
+// promoted replica as soon as the client reaches it, with what
+// replication carried there, the library included (TestSentinelFailover).
+// On a Cluster, a call that gets no reply has the client reload its slot
+// map, so that a replica that took over a lost master's slots is reached
+// at once (TestClusterFailover). A client still pointing at a demoted
+// master gets errors (READONLY, MOVED), never its decisions.
 //
 // [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
 // returning [ErrCircuitOpen] at once, then lets one probe through. It

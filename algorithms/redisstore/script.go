@@ -51,8 +51,42 @@ var (
 // closure is made anew on each call.
 var takeScript = redis.NewScript(takeScriptSource)
 
-// takeScriptSource is takeScript's code.
-var takeScriptSource = strings.Join([]string{luaPrelude, luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, luaMain}, "\n")
+// takeScriptSource is takeScript's code: the files in a function, which
+// luaReplicaCheck follows.
+var takeScriptSource = luaPrelude + "\nlocal function take()\n" +
+	strings.Join([]string{luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, luaMain}, "\n") +
+	"\nend\n" + luaReplicaCheck
+
+// luaReplicaCheck ends the script: a Take (mode 0, compact or wide, or a
+// reservation, mode 1) that it denied wrote nothing, so a read-only
+// replica, which refuses a write as it comes, ran it to the end; there its
+// decision is one of a copy that lags the master (a demoted master that a
+// client still points at, after a failover), and the script fails instead,
+// READONLY, as the function does at once on a replica and as an admitted
+// Take does at its first write (TestSentinelDemotedMaster). It asks INFO
+// only then: a Take denied on a master (one at its maxmemory included)
+// stands, as does one of a user not allowed INFO. A Peek (modes 3 and 6)
+// is answered on a replica (see Store.Peek).
+const luaReplicaCheck = `local argv = ARGV
+local r = take()
+if type(r) ~= 'table' or r.err then return r end
+local h, mode = argv[1], 0
+if sub(h, 1, 2) ~= 'c ' and #h <= 11 then mode = tonumber(argv[4]) end
+if mode ~= 0 and mode ~= 1 then return r end
+local n = #r
+if mode == 1 then n = 4 * tonumber(argv[5]) end
+for i = 1, n, 4 do
+  local v = r[i]
+  if type(v) ~= 'number' then return r end
+  if v % 2 == 0 then
+    local info = redis.pcall('INFO', 'replication')
+    if type(info) == 'string' and string.find(info, 'role:slave', 1, true) then
+      return redis.error_reply('READONLY redisstore: a replica does not decide a Take (its state lags the master)')
+    end
+    return r
+  end
+end
+return r`
 
 // luaPrelude makes KEYS and ARGV locals, which fast.lua may replace (a
 // compact call rewritten into the wide layout), and binds std.lua's locals

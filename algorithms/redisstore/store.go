@@ -323,6 +323,9 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	if s.synchronous(ctx) {
 		req.release() // no goroutine can still hold its keys or arguments
 	}
+	if err != nil && s.cluster != nil {
+		s.reloadSlots(err)
+	}
 	err = markKeyState(s.ownDeadline(op, err, parent))
 	replied := s.localNow(now)
 	if s.breaker != nil {
@@ -342,6 +345,23 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	}
 	s.deny.learn(dst, checks, local, replied, marked)
 	return nil
+}
+
+// reloadSlots has the cluster client reload its slot map after a call
+// failed without a reply of Redis (a refused dial, a timeout, a closed
+// connection): the node it sent to may be a master that is gone, whose
+// replica took over. go-redis reloads the map on a MOVED, ASK or READONLY
+// reply, which a dead node never sends, and otherwise only every
+// ClusterStateReloadInterval (60 s by default): until then every call of
+// its slots went to the dead address (TestClusterFailover: about 60 s of
+// "connection refused" after the failover). The reload runs in the
+// background, at most one at a time (go-redis coalesces them).
+func (s *Store) reloadSlots(err error) {
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		return // Redis answered
+	}
+	s.cluster.ReloadState(context.Background())
 }
 
 // callContext returns the context of one call of the store: ctx bounded by
