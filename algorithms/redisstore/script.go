@@ -66,16 +66,21 @@ var takeScriptSource = luaPrelude + "\nlocal function take()\n" +
 // Take does at its first write (TestSentinelDemotedMaster). It asks INFO
 // only then: a Take denied on a master (one at its maxmemory included)
 // stands, as does one of a user not allowed INFO. A Peek (modes 3 and 6)
-// is answered on a replica (see Store.Peek).
+// is answered on a replica (see Store.Peek). It reads the first 4 entries
+// per check of the reply, no more: the fast path's reply is a table it
+// reuses from call to call, ended by a nil, past which an earlier call's
+// entries remain (the length operator may count them).
 const luaReplicaCheck = `local argv = ARGV
 local r = take()
 if type(r) ~= 'table' or r.err then return r end
-local h, mode = argv[1], 0
-if sub(h, 1, 2) ~= 'c ' and #h <= 11 then mode = tonumber(argv[4]) end
+local h, mode, n = argv[1], 0, #argv
+if sub(h, 1, 2) == 'c ' then
+  n = #argv - 1
+elseif #h <= 11 then
+  mode, n = tonumber(argv[4]), tonumber(argv[5])
+end
 if mode ~= 0 and mode ~= 1 then return r end
-local n = #r
-if mode == 1 then n = 4 * tonumber(argv[5]) end
-for i = 1, n, 4 do
+for i = 1, 4 * n, 4 do
   local v = r[i]
   if type(v) ~= 'number' then return r end
   if v % 2 == 0 then
