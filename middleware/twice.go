@@ -324,13 +324,21 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 			ErrCountedTwice, strings.Join(names, ", "), r.Method, what))
 	}
 	// Only a policy left out here has its member further out restated,
-	// once: the first judged is restated, every other member goes.
+	// once: the first judged is restated, every other member goes. It
+	// is restated at the lowest of its decisions judged here: its
+	// Spec's, and those of its guards counted further out (a reload's
+	// replaced Spec, which holds the requests of before the reload).
 	n := 0
 	var shown uint64
 	for _, rs := range restate {
 		if again&rs.bit != 0 {
 			if rs.judged && shown&rs.bit == 0 {
 				shown |= rs.bit
+				for _, g := range judged {
+					if g.bit == rs.bit && lowest.Before(g.d, rs.d) {
+						rs.d = g.d
+					}
+				}
 			} else {
 				rs.judged = false
 			}
@@ -444,7 +452,10 @@ type restated struct {
 // middleware wrote of it keeps its place, its w and t (the same state,
 // whose waits are the same at either limit) and its pk, with q and r
 // those judged here; the draft -06/-07 RateLimit-Policy member of its
-// quota value names this middleware's ("8;w=60" becomes "5;w=60"). The
+// quota value names this middleware's ("8;w=60" becomes "5;w=60", or
+// the member a middleware in between restated it at: see
+// standingMember), unless a middleware in between restated the IETF
+// member at a lower remaining already (its lower limit is in force). The
 // members of a middleware further out that left the state to one
 // further out still (rs's entries not judged) are removed. A
 // single-valued profile reports the policy so when it is, so judged,
@@ -471,6 +482,12 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 				continue
 			}
 			q, rem := r.d.Limit, r.d.Remaining
+			// A middleware in between (raised there too, below the one
+			// further out) may have restated it at its own lower limit
+			// already: that one is in force.
+			if cur, ok := paramOf(r.c.vals[1], name, "r"); ok && cur < rem {
+				continue
+			}
 			editLine(h, keyPolicy, &r.c.vals[0], func(line string) string { return withParam(line, name, "q", sfCount(q)) })
 			editLine(h, keyRateLimit, &r.c.vals[1], func(line string) string { return withParam(line, name, "r", sfCount(rem)) })
 		}
@@ -481,7 +498,11 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 			if r.judged {
 				to = draftMember(r.q)
 			}
-			replaceDraftMember(r.ctx, h, res, r.p, to)
+			from := draftMember(r.p)
+			if r.judged {
+				from = standingMember(h, r.p, r.q)
+			}
+			replaceDraftMember(r.ctx, h, res, r.p, from, to)
 		}
 	}
 	var shown algorithms.Decision
@@ -516,8 +537,9 @@ func draftMember(p *policy.Policy) string {
 }
 
 // replaceDraftMember replaces in h, among the members of the draft
-// -06/-07 RateLimit-Policy lines (one list), the member of p, a policy
-// of a middleware further out, by to, or removes it when to is "": the
+// -06/-07 RateLimit-Policy lines (one list), the member from of p (its
+// own, or the one a middleware in between restated it at, see
+// standingMember), a policy of a middleware further out, by to, or removes it when to is "": the
 // policy is reported by another member of this middleware's (to, or one
 // of its line). The member is left as it is when it is to, and when a
 // policy of another name, of res (this middleware's, nil when it
@@ -525,8 +547,7 @@ func draftMember(p *policy.Policy) string {
 // too (those drafts name a policy by its quota value: one member stands
 // for both): to is then added. A line left empty is removed; a member to
 // repeats (of another line) is left out as addPolicies leaves it out.
-func replaceDraftMember(ctx context.Context, h http.Header, res *Result, p *policy.Policy, to string) {
-	from := draftMember(p)
+func replaceDraftMember(ctx context.Context, h http.Header, res *Result, p *policy.Policy, from, to string) {
 	if from == to {
 		return
 	}
@@ -566,6 +587,46 @@ func replaceDraftMember(ctx context.Context, h http.Header, res *Result, p *poli
 	}
 }
 
+// standingMember returns the draft -06/-07 RateLimit-Policy member
+// that stands in h for p, a policy of a middleware further out whose
+// member q's replaces or restates: p's own, or, where a middleware in
+// between restated it already at a limit above q's (its copy's Spec a
+// guard of p, see ownBelow: a reload's replaced Spec, say), that
+// guard's member ("8;w=60" for a p at 12 restated at 8 there, and at 5
+// by q).
+func standingMember(h http.Header, p, q *policy.Policy) string {
+	from := draftMember(p)
+	if hasDraftMember(h, from) {
+		return from
+	}
+	w, ok := strings.CutPrefix(from, strconv.FormatInt(p.Spec().Limit, 10))
+	if !ok {
+		return from
+	}
+	for _, g := range p.Guards() {
+		if !g.Algorithm.Windowed() || g.Window != p.Spec().Window || g.Limit <= q.Spec().Limit {
+			continue
+		}
+		if m := strconv.FormatInt(g.Limit, 10) + w; hasDraftMember(h, m) {
+			return m
+		}
+	}
+	return from
+}
+
+// hasDraftMember reports whether the draft -06/-07 RateLimit-Policy
+// lines of h hold the member m.
+func hasDraftMember(h http.Header, m string) bool {
+	for _, l := range h[keyPolicy] {
+		for x := range strings.SplitSeq(l, ", ") {
+			if x == m {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // sharedMember reports whether a policy not named name, of res (when
 // not nil) or of a middleware further out in ctx that decided the
 // request, has the draft -06/-07 RateLimit-Policy member member.
@@ -594,6 +655,28 @@ func sharedMember(ctx context.Context, res *Result, name, member string) bool {
 // line without that member, or a member without that parameter, is
 // returned as it is.
 func withParam(line, name, param string, v int64) string {
+	at, stop, ok := paramAt(line, name, param)
+	if !ok {
+		return line
+	}
+	return line[:at] + strconv.FormatInt(v, 10) + line[stop:]
+}
+
+// paramOf returns the value of the parameter param of the member of the
+// policy named name in line, an IETF list line, and whether it has one.
+func paramOf(line, name, param string) (int64, bool) {
+	at, stop, ok := paramAt(line, name, param)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(line[at:stop], 10, 64)
+	return v, err == nil
+}
+
+// paramAt returns where in line, an IETF list line, the value of the
+// parameter param of the member of the policy named name starts and
+// stops, and whether it has one.
+func paramAt(line, name, param string) (at, stop int, ok bool) {
 	for off := 0; off < len(line); {
 		m := line[off:]
 		end := strings.Index(m, ", ")
@@ -607,16 +690,16 @@ func withParam(line, name, param string, v int64) string {
 		key := ";" + param + "="
 		at := strings.Index(m[:end], key)
 		if at < 0 {
-			return line
+			return 0, 0, false
 		}
 		at += len(key)
 		stop := strings.IndexByte(m[at:end], ';')
 		if stop < 0 {
 			stop = end - at
 		}
-		return line[:off+at] + strconv.FormatInt(v, 10) + line[off+at+stop:]
+		return off + at, off + at + stop, true
 	}
-	return line
+	return 0, 0, false
 }
 
 // mergeJudged merges into res, taken with the guards of judged dropped
@@ -776,7 +859,7 @@ func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly uint6
 				}
 				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
 				if (same || gs != 0 || q.Spec() == p.Spec()) && draftMember(p) != draftMember(q) {
-					replaceDraftMember(ctx, h, res, p, "")
+					replaceDraftMember(ctx, h, res, p, standingMember(h, p, q), "")
 				}
 				break
 			}
@@ -842,7 +925,8 @@ func eachCounted(ctx context.Context, res *policy.Result, i int, f func(c *resul
 // middleware may have judged the state at a lower limit than the
 // policy's (a window kind's guard of a copy it runs lowered): its
 // decision then stands as the limit it enforces, or, in shadow mode,
-// where it enforces nothing, is read at the policy's limit (judgedAt).
+// where it enforces nothing, is read at the policy's limit (judgedAt),
+// as it is where it was judged at a higher limit (a copy raised there).
 func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 	for i, b := 0, res.Mask(); b != 0; i, b = i+1, b&(b-1) {
 		if b&-b&ownOnly == 0 {
@@ -858,8 +942,9 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			// copy lowered there, see policy.Policy.GuardLimit): a
 			// middleware that enforces it holds the client to that, but
 			// one in shadow mode does not, and q's own is the limit
-			// enforced.
-			if c.res.Shadow {
+			// enforced. Judged there at a limit above q's (a copy
+			// raised there), it is read at q's, the one in force.
+			if c.res.Shadow || d.Limit > q.Spec().Limit {
 				d = judgedAt(q.Spec(), d, q.Spec().Limit)
 			}
 			res.MergeOwn(i, d)
