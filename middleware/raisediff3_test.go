@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -141,7 +142,7 @@ func shown3(w http.Header, prof middleware.Profile) (q, r int64, n int, err erro
 // the first middleware further in whose limit the state before it does
 // not admit; the headers report the policy once, at the lowest limit of
 // the middlewares the request reached, with what is left there.
-func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, rng *rand.Rand, cost bool) string {
+func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, rng *rand.Rand, cost bool, shadow int) string {
 	t.Helper()
 	ref := &oneCounter{spec: spec}
 	conf := spec.Limit
@@ -156,8 +157,11 @@ func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec a
 	newP := func(s algorithms.Spec) *policy.Policy { return policy.Must(policy.New("p", s, constKey, popts...)) }
 	var ms [3]*middleware.Middleware
 	for i := range ms {
-		ms[i] = middleware.MustNew(store, []*policy.Policy{newP(spec)}, middleware.WithClock(clock),
-			middleware.WithErrorHandler(func(*http.Request, error) {}), middleware.WithHeaders(prof))
+		opts := []middleware.Option{middleware.WithClock(clock), middleware.WithErrorHandler(func(*http.Request, error) {}), middleware.WithHeaders(prof)}
+		if i == shadow {
+			opts = append(opts, middleware.WithShadow(nil))
+		}
+		ms[i] = middleware.MustNew(store, []*policy.Policy{newP(spec)}, opts...)
 	}
 	h := nested3Router(mux, ms[0], ms[1], ms[2])
 	var trace []string
@@ -224,16 +228,23 @@ func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec a
 					c = 1 + rng.Int64N(3)
 				}
 				// The middlewares the request reaches, up to the one
-				// that refuses it.
-				shown, refusedBy := limits[0], -1
+				// that refuses it: the first that admits it counts it
+				// (a shadow one that would deny it counts nothing), the
+				// others judge the state before it at their limits.
+				shown, refusedBy, counted := int64(math.MaxInt64), -1, false
 				for k, lim := range limits {
-					shown = min(shown, lim)
+					if k != shadow {
+						shown = min(shown, lim)
+					}
 					if ref.avail(now, lim) < c {
+						if k == shadow {
+							continue // it never refuses
+						}
 						refusedBy = k
 						break
 					}
+					counted = true
 				}
-				counted := refusedBy != 0
 				left := ref.avail(now, shown)
 				if counted {
 					left -= c
@@ -250,6 +261,9 @@ func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec a
 					for range c {
 						ref.admitted = append(ref.admitted, now)
 					}
+				}
+				if shadow >= 0 {
+					continue // the admissions alone are checked
 				}
 				if refusedBy >= 0 {
 					ra, err := strconv.ParseInt(w.Header().Get("Retry-After"), 10, 64)
@@ -328,7 +342,10 @@ func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec a
 // in is lowered below the configured limit or raised over it with no
 // configured copy further in (each writes its member then, see
 // middleware.ErrCountedTwice); a 429's Retry-After is no earlier than
-// the reference's wait, and no later for one unit. Through chi and a
+// the reference's wait, and no later for one unit. In a third of the
+// traces one of the three is in shadow mode: it never refuses, counts
+// what it would admit, and leaves what it would deny to the next (the
+// admissions alone are checked then). Through chi and a
 // ServeMux, with costs of 1 to 3 or not, on the memory store and (fewer
 // traces) on Redis. RK_SHRINK=1 shrinks a failing trace.
 func TestRaiseDifferentialThree(t *testing.T) {
@@ -349,14 +366,18 @@ func TestRaiseDifferentialThree(t *testing.T) {
 						rng := rand.New(rand.NewPCG(seed, uint64(run)))
 						ops, layers := random3Ops(rng, 120, spec.Window)
 						mux := []string{"chi", "ServeMux"}[rng.IntN(2)]
+						shadow := -1 // the middleware in shadow mode, if any
+						if rng.IntN(3) == 0 {
+							shadow = rng.IntN(3)
+						}
 						prof := profs[rng.IntN(len(profs))]
 						clock := algotest.NewClock(t0)
 						store := storetest.New(t, name, clock)
-						if d := replay3(t, store, clock, spec, ops, layers, mux, prof, rng, cost); d != "" {
+						if d := replay3(t, store, clock, spec, ops, layers, mux, prof, rng, cost, shadow); d != "" {
 							if os.Getenv("RK_SHRINK") != "" {
-								d = shrink3(t, name, spec, ops, layers, mux, prof, seed, run, cost)
+								d = shrink3(t, name, spec, ops, layers, mux, prof, seed, run, cost, shadow)
 							}
-							t.Fatalf("seed %d run %d (%s, %v): %s", seed, run, mux, prof, d)
+							t.Fatalf("seed %d run %d (%s, %v, shadow %d): %s", seed, run, mux, prof, shadow, d)
 						}
 					}
 				})
@@ -367,11 +388,11 @@ func TestRaiseDifferentialThree(t *testing.T) {
 
 // shrink3 drops steps of a failing trace while it still fails (a debugging
 // aid, on RK_SHRINK), and returns the failure of the shortest.
-func shrink3(t *testing.T, name string, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, seed uint64, run int, cost bool) string {
+func shrink3(t *testing.T, name string, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, seed uint64, run int, cost bool, shadow int) string {
 	try := func(ops []diffOp, layers []int) string {
 		rng := rand.New(rand.NewPCG(seed, uint64(run)+1000))
 		clock := algotest.NewClock(t0)
-		return replay3(t, storetest.New(t, name, clock), clock, spec, ops, layers, mux, prof, rng, cost)
+		return replay3(t, storetest.New(t, name, clock), clock, spec, ops, layers, mux, prof, rng, cost, shadow)
 	}
 	last := try(ops, layers)
 	for changed := true; changed; {
