@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/storetest"
@@ -142,13 +144,17 @@ func shown3(w http.Header, prof middleware.Profile) (q, r int64, n int, err erro
 // the first middleware further in whose limit the state before it does
 // not admit; the headers report the policy once, at the lowest limit of
 // the middlewares the request reached, with what is left there.
-func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, rng *rand.Rand, cost bool, shadow int) string {
+func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, rng *rand.Rand, mode string, shadow int) string {
 	t.Helper()
 	ref := &oneCounter{spec: spec}
 	conf := spec.Limit
 	var eff [3]int64
 	var popts []policy.Option
-	if cost {
+	cost := mode == "cost"
+	switch mode {
+	case "countif":
+		popts = append(popts, policy.CountIf(func(r *http.Request, status int) bool { return status < 500 }))
+	case "cost":
 		popts = append(popts, policy.WithCost(func(r *http.Request) int64 {
 			n, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
 			return n
@@ -163,7 +169,24 @@ func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec a
 		}
 		ms[i] = middleware.MustNew(store, []*policy.Policy{newP(spec)}, opts...)
 	}
-	h := nested3Router(mux, ms[0], ms[1], ms[2])
+	final := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Status") == "500" {
+			w.WriteHeader(500)
+			return
+		}
+		w.Write([]byte("ok"))
+	})
+	var h http.Handler
+	if mux == "chi" {
+		r := chi.NewRouter()
+		r.Use(ms[0].Handler, ms[1].Handler)
+		r.With(ms[2].Handler).Get("/", final)
+		h = r
+	} else {
+		sm := http.NewServeMux()
+		sm.Handle("GET /", ms[2].Handler(final))
+		h = ms[0].Handler(ms[1].Handler(sm))
+	}
 	var trace []string
 	fail := func(format string, args ...any) string {
 		return fmt.Sprintf("after %s: %s", strings.Join(trace, " "), fmt.Sprintf(format, args...))
@@ -252,12 +275,19 @@ func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec a
 				if cost {
 					trace[len(trace)-1] += fmt.Sprintf("c%d", c)
 				}
-				w := serve(h, "GET", "/", "X-Cost", strconv.FormatInt(c, 10))
+				status := "200"
+				if mode == "countif" && rng.IntN(3) == 0 {
+					status = "500"
+					trace[len(trace)-1] += "!"
+				}
+				w := serve(h, "GET", "/", "X-Cost", strconv.FormatInt(c, 10), "X-Status", status)
 				if got, want := w.Code != http.StatusTooManyRequests, refusedBy < 0; got != want {
 					return fail("request %d of %d (cost %d) at %v: admitted %v, reference %v (limits %v, reference has %d left at %d)",
 						i+1, op.n, c, time.Unix(0, now).UTC().Format("15:04:05.000"), got, want, limits, ref.avail(now, shown), shown)
 				}
-				if counted {
+				// A 500 is given back (CountIf) by the middleware that
+				// counted it; a refusal stays counted there (a 429).
+				if counted && (refusedBy >= 0 || status != "500") {
 					for range c {
 						ref.admitted = append(ref.admitted, now)
 					}
@@ -345,22 +375,24 @@ func replay3(t *testing.T, store algorithms.Store, clock *algotest.Clock, spec a
 // the reference's wait, and no later for one unit. In a third of the
 // traces one of the three is in shadow mode: it never refuses, counts
 // what it would admit, and leaves what it would deny to the next (the
-// admissions alone are checked then). Through chi and a
-// ServeMux, with costs of 1 to 3 or not, on the memory store and (fewer
-// traces) on Redis. RK_SHRINK=1 shrinks a failing trace.
+// admissions alone are checked then). Through chi and a ServeMux, with
+// costs of 1 to 3, counting only the responses below 500 (CountIf: a
+// 500 is given back by the middleware that counted it, a 429 further in
+// is not), or neither; on the memory store and (fewer traces) on Redis.
+// RK_SHRINK=1 shrinks a failing trace.
 func TestRaiseDifferentialThree(t *testing.T) {
 	profs := []middleware.Profile{middleware.IETF, middleware.Draft7, middleware.Draft6, middleware.Legacy, middleware.LegacyUnix}
 	for _, name := range storetest.Names {
 		for _, spec := range raisedKinds(8) {
-			for _, cost := range []bool{false, true} {
-				runs := 40
+			for _, mode := range []string{"plain", "cost", "countif"} {
+				runs := 30
 				if name != "memory" {
-					if cost {
+					if mode != "plain" {
 						continue
 					}
 					runs = 3
 				}
-				t.Run(fmt.Sprintf("%s/%s/cost=%v", name, spec.Algorithm, cost), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/%s", name, spec.Algorithm, mode), func(t *testing.T) {
 					seed := uint64(time.Now().UnixNano())
 					for run := range runs {
 						rng := rand.New(rand.NewPCG(seed, uint64(run)))
@@ -373,9 +405,9 @@ func TestRaiseDifferentialThree(t *testing.T) {
 						prof := profs[rng.IntN(len(profs))]
 						clock := algotest.NewClock(t0)
 						store := storetest.New(t, name, clock)
-						if d := replay3(t, store, clock, spec, ops, layers, mux, prof, rng, cost, shadow); d != "" {
+						if d := replay3(t, store, clock, spec, ops, layers, mux, prof, rng, mode, shadow); d != "" {
 							if os.Getenv("RK_SHRINK") != "" {
-								d = shrink3(t, name, spec, ops, layers, mux, prof, seed, run, cost, shadow)
+								d = shrink3(t, name, spec, ops, layers, mux, prof, seed, run, mode, shadow)
 							}
 							t.Fatalf("seed %d run %d (%s, %v, shadow %d): %s", seed, run, mux, prof, shadow, d)
 						}
@@ -388,11 +420,11 @@ func TestRaiseDifferentialThree(t *testing.T) {
 
 // shrink3 drops steps of a failing trace while it still fails (a debugging
 // aid, on RK_SHRINK), and returns the failure of the shortest.
-func shrink3(t *testing.T, name string, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, seed uint64, run int, cost bool, shadow int) string {
+func shrink3(t *testing.T, name string, spec algorithms.Spec, ops []diffOp, layers []int, mux string, prof middleware.Profile, seed uint64, run int, mode string, shadow int) string {
 	try := func(ops []diffOp, layers []int) string {
 		rng := rand.New(rand.NewPCG(seed, uint64(run)+1000))
 		clock := algotest.NewClock(t0)
-		return replay3(t, storetest.New(t, name, clock), clock, spec, ops, layers, mux, prof, rng, cost, shadow)
+		return replay3(t, storetest.New(t, name, clock), clock, spec, ops, layers, mux, prof, rng, mode, shadow)
 	}
 	last := try(ops, layers)
 	for changed := true; changed; {
