@@ -317,7 +317,10 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		own.folds = foldMask(&res.Result)
 		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, judged, restate = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
-				restateOuter(w.Header(), profile, nil, outer, m.clock.Now, restate)
+				if d, ok := restateOuter(w.Header(), profile, nil, outer, m.clock.Now, restate); ok {
+					// Those further in compare their values with d.
+					r = r.WithContext(&restatedContext{Context: r.Context(), over: outer, d: d})
+				}
 				next.ServeHTTP(w, m.adopting(r, rc, own))
 				return
 			}
@@ -445,6 +448,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		setHeadersWait(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, 0, wait)
 		if holdsValues(profile, &res.Result, outer) {
 			res.wrote = uint8(profile) + 1
+			if nested {
+				keepRestated(r.Context(), w.Header(), profile, res, outer, m.clock.Now)
+			}
 		}
 		if redecided|listed != 0 {
 			unlistOuter(r.Context(), w.Header(), res, redecided, listed)
@@ -645,6 +651,7 @@ func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, r
 	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
 	if holdsValues(p, &res.Result, outer) {
 		res.wrote = uint8(p) + 1
+		keepRestated(r.Context(), h, p, res, outer, m.clock.Now)
 	}
 	if redecided|ownOnly != 0 {
 		unlistOuter(r.Context(), h, res, redecided, ownOnly)

@@ -464,7 +464,7 @@ type restated struct {
 // them, else outer (those further out), and a restated decision before
 // them (see lowest.Before) replaces them. A middleware further in
 // compares its values with those of res or outer, as judged there.
-func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, now func() time.Time, rs []restated) {
+func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, now func() time.Time, rs []restated) (shownAt algorithms.Decision, restated bool) {
 	if len(rs) == 0 || p == NoHeaders {
 		return
 	}
@@ -511,6 +511,9 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 		shown = res.Decision(res.Lowest())
 	case decided(outer):
 		shown = outer.Decision(outer.Lowest())
+		if d, ok := restatedOver(rs[0].ctx, outer); ok {
+			shown = d
+		}
 	default:
 		return // no values written
 	}
@@ -522,6 +525,56 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 	}
 	if restate {
 		setValues(h, p, best, resetAfter(best), now, new([2]string), nil, "")
+	}
+	return best, restate
+}
+
+// A restatedContext tells the middlewares further in that the
+// single-valued values that over (the Result of the innermost middleware
+// further out that wrote rate-limit headers) wrote were restated as d by
+// a middleware that decided nothing of its own (see restateOuter): they
+// compare their values with d, not with over's.
+type restatedContext struct {
+	context.Context
+	over *policy.Result
+	d    algorithms.Decision
+}
+
+type restatedKey struct{}
+
+func (c *restatedContext) Value(key any) any {
+	if _, ok := key.(restatedKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// restatedOver returns the decision whose values a middleware further
+// out in ctx restated those of outer as (see restatedContext), if one
+// did.
+func restatedOver(ctx context.Context, outer *policy.Result) (algorithms.Decision, bool) {
+	if c, ok := ctx.Value(restatedKey{}).(*restatedContext); ok && c.over == outer {
+		return c.d, true
+	}
+	return algorithms.Decision{}, false
+}
+
+// keepRestated writes back under the single-valued profile p, into h,
+// the values a middleware further out in ctx restated those of outer as
+// (see restatedContext), when res, which wrote its own over them, is
+// allowed and reports no lower remaining: they are the values in force,
+// and res's are then not the ones written (as keepsOuter keeps outer's).
+func keepRestated(ctx context.Context, h http.Header, p Profile, res *Result, outer *policy.Result, now func() time.Time) {
+	if p == IETF || p == NoHeaders || res.wrote != uint8(p)+1 || !decided(outer) {
+		return
+	}
+	d, ok := restatedOver(ctx, outer)
+	if !ok {
+		return
+	}
+	if own := res.Decision(res.Lowest()); own.Allowed && !lowest.Before(own, d) {
+		setValues(h, p, d, resetAfter(d), now, new([2]string), nil, "")
+		res.wrote = 0
 	}
 }
 
