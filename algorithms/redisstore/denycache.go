@@ -19,7 +19,8 @@ import (
 // Spec's, which may admit on the state the Spec's limit denies), one of
 // them with a
 // denial whose RetryAfter has not yet elapsed, is denied locally with no
-// round trip: the cached decisions are reported with RetryAfter, ResetAfter
+// round trip (not at an instant before one of them was decided, as on an
+// injected clock stepped back: Redis decides that Take): the cached decisions are reported with RetryAfter, ResetAfter
 // and NextAfter reduced by the time elapsed since Redis's reply arrived
 // (never shorter than Redis would report: it decided before). Only
 // denials are answered locally, and only while Redis itself would deny —
@@ -143,6 +144,12 @@ func (c *denyCache) answer(dst []algorithms.Decision, checks []algorithms.Check,
 	for _, ch := range checks {
 		e, ok := c.m[denyKey{ch.Spec, ch.Key}]
 		if !ok || e.cost != cost(ch) || e.limit != ch.Judged().Limit || !now.Before(e.until) {
+			return false
+		}
+		if now.Before(e.at) {
+			// A clock stepped back: the entry tells nothing of an instant
+			// before Redis decided (a bucket is further from full then,
+			// every wait longer). Redis decides.
 			return false
 		}
 		if e.d.NextAfter > 0 && !now.Before(e.at.Add(e.d.NextAfter)) {

@@ -1,0 +1,63 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// TestDenyCacheClockSetBack: a denial cached at an instant says nothing of
+// an earlier one. With an injected clock stepped back (algorithms, "Time
+// that goes back"), a bucket is further from full at the earlier instant
+// (a larger deficit), so a check the cached Take passed may now be denied
+// too, and every wait is longer. x (token_bucket, 2 a second) passes and y
+// (fixed_window, 1 an hour) denies at T; a second before T, x is denied
+// as well. The store must decide the Take as Redis (and the memory store)
+// does, not from the entry learnt at T. Found by TestStoreDifferentialHTTP
+// (a leaky_queue reported with its full capacity, and not named violated,
+// after the clock went back 5 s).
+func TestDenyCacheClockSetBack(t *testing.T) {
+	client, hook := countedClient(t)
+	s, clk := denyCacheStore(t, client)
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	ctx := context.Background()
+	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 2, Window: time.Second}, Key: "x"}
+	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "y"}
+	both := func(what string) []algorithms.Decision {
+		t.Helper()
+		got, err := s.Take(ctx, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := mem.Take(ctx, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: check %d: redis %+v, memory %+v", what, i, got[i], want[i])
+			}
+		}
+		return got
+	}
+	if d := both("the first Take"); !d[0].Allowed || !d[1].Allowed {
+		t.Fatalf("the first Take = %+v, want admitted", d)
+	}
+	if d := both("the second Take, cached"); d[0].Allowed != true || d[1].Allowed {
+		t.Fatalf("the second Take = %+v, want x passed and y denied", d)
+	}
+	clk.t = clk.t.Add(-time.Second)
+	hook.reset()
+	if d := both("a second before"); d[0].Allowed || d[1].Allowed {
+		t.Fatalf("a second before = %+v, want both denied", d)
+	}
+	if cmds, _ := hook.snapshot(); len(cmds) != 1 {
+		t.Fatalf("the Take a second before sent %v, want one call (the cache knows nothing of an earlier instant)", cmds)
+	}
+}
