@@ -284,7 +284,10 @@
 //     between the phases), the slots that admitted are undone, and decide
 //     their checks again without consuming. The counting kinds undo exactly
 //     (their counts are additive: the reserved units are subtracted, in
-//     whichever window or bucket still holds them). Undone, a reservation
+//     whichever window or bucket still holds them; a fixed_window or
+//     sliding_window key that still holds what the reservation wrote gets
+//     its old value back, in the window it was in, as a denied Take leaves
+//     it: TestClusterUndoLeavesWindowAsBefore). Undone, a reservation
 //     is a denied Take, which forgets no sliding_log event and rolls no
 //     sliding_buckets ring: a request decided at an earlier instant (a
 //     clock behind) still counts what left the reservation's window. So

@@ -5,8 +5,13 @@
 --
 -- The counting kinds are additive, so their undo subtracts exactly the
 -- units the reservation added, whatever other requests did since:
---   "f" fixed_window:   a = window index, b = units
---   "w" sliding_window: a = window index, b = units
+--   "f" fixed_window:   a = window index, b = units, c = old value ("" when
+--       absent), d = new value
+--   "w" sliding_window: the same
+-- A window key that still holds what the reservation wrote gets its old
+-- value back instead: the reservation may have moved it to a later
+-- window, which a denied Take does not (see below); one written since
+-- keeps that window (as a log or ring a request counted in since).
 --   "l" sliding_log:    a, b = the instant (s, ns), c = units, d = the
 --       events trimmed, with the state written (logWritten), or ""
 --   "b" sliding_buckets: a = old value ("" when absent), b = new value,
@@ -69,9 +74,17 @@ local function undoKind()
     out[#out + 1] = d or ''
   end
 
-  local function undoWindow(key, k, n, sliding)
+  local function undoWindow(key, k, n, sliding, old, new)
     local v = call('GET', key)
     if not v then return end
+    if new ~= '' and v == new then
+      -- Nothing written since: the key as before, in the window it was
+      -- in (a denied Take moves no key to a later window, where a
+      -- request at an earlier instant would be decided, its units
+      -- forgotten: TestClusterUndoLeavesWindowAsBefore).
+      if old == '' then call('DEL', key) else call('SET', key, old, 'KEEPTTL') end
+      return
+    end
     local sk, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
     if not sk then return end
     sk, x, y = tonumber(sk), tonumber(x), tonumber(y) or 0
@@ -448,7 +461,7 @@ local function undoKind()
       if tag == 's' then
         undoBucket(key, A, B, C, u, D == 'q')
       elseif tag == 'f' or tag == 'w' then
-        undoWindow(key, tonumber(A), tonumber(B), tag == 'w')
+        undoWindow(key, tonumber(A), tonumber(B), tag == 'w', C, D)
       elseif tag == 'b' then
         undoBuckets(key, A, B, C, tonumber(D), sides[key], id)
       elseif tag == 'l' then

@@ -202,9 +202,9 @@ else
         if mode == 1 then
           local n = fmt(consumed[op.key])
           if kind == FIXED then
-            undoKind().record('f', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
+            undoKind().record('f', op.key, nil, fmt(op.nc.t), n, call('GET', op.key) or '', v, undo)
           elseif kind == SLIDING then
-            undoKind().record('w', op.key, nil, fmt(op.nc.t), n, nil, nil, undo)
+            undoKind().record('w', op.key, nil, fmt(op.nc.t), n, call('GET', op.key) or '', v, undo)
           elseif kind == BUCKETS then
             undoKind().record('b', op.key, nil, call('GET', op.key) or '', v,
               fmt(root.S.w) .. ' ' .. fmt(root.S.b) .. ' ' .. fmt(op.P.B), n, undo)
