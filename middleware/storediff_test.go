@@ -284,8 +284,8 @@ var sdHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 })
 
 // sdUser sets the user X-User names, as an authentication middleware in
-// front of the limiter would, and the end of a leaky_queue hold X-Cut
-// asks for (see sdWait).
+// front of the limiter would, the end of a leaky_queue hold X-Cut asks
+// for (see sdWait), and marks an interloper (X-Interloper: see sdHook).
 func sdUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u := r.Header.Get("X-User"); u != "" {
@@ -294,12 +294,18 @@ func sdUser(next http.Handler) http.Handler {
 		if c := r.Header.Get("X-Cut"); c != "" {
 			r = r.WithContext(context.WithValue(r.Context(), sdCutKey{}, c))
 		}
+		if r.Header.Get("X-Interloper") != "" {
+			r = r.WithContext(context.WithValue(r.Context(), sdInterloperKey{}, true))
+		}
 		next.ServeHTTP(w, r)
 	})
 }
 
 // sdCutKey keys the X-Cut header's value in a request's context.
 type sdCutKey struct{}
+
+// sdInterloperKey marks the context of an interloper (see sdHook).
+type sdInterloperKey struct{}
 
 // sdWait returns the leaky_queue hold of a side: on its clock, or taking
 // no time at all. A request whose X-Cut is "gone" or "deadline" has its
@@ -312,7 +318,9 @@ func sdWait(clock *algotest.Clock, onClock bool) func(context.Context, time.Dura
 		if cut != "" {
 			d /= 3
 		}
-		if onClock {
+		// An interloper's hold takes no time: on the cluster it is served
+		// inside another request's Take, whose instant is read already.
+		if onClock && ctx.Value(sdInterloperKey{}) == nil {
 			clock.Advance(d)
 		}
 		switch cut {
@@ -402,27 +410,38 @@ type sdResp struct {
 
 func (s *sdSide) do(t *testing.T, q sdReq) sdResp {
 	t.Helper()
+	a, err := s.serve(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// serve serves q on s and returns the response (an error only when a
+// server's client fails), on any goroutine (an interloper is served from
+// within a Take: see sdHook).
+func (s *sdSide) serve(q sdReq) (sdResp, error) {
 	if s.srv != nil {
 		r, err := http.NewRequest(q.method, s.srv.URL+q.path, nil)
 		if err != nil {
-			t.Fatal(err)
+			return sdResp{}, err
 		}
 		for _, kv := range q.header {
 			r.Header.Set(kv[0], kv[1])
 		}
 		res, err := s.srv.Client().Do(r)
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			return sdResp{}, fmt.Errorf("%s: %v", s.name, err)
 		}
 		body, err := io.ReadAll(res.Body)
 		res.Body.Close()
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			return sdResp{}, fmt.Errorf("%s: %v", s.name, err)
 		}
 		// Date is net/http's reading of the wall clock, which no store
 		// decides: the one header left out.
 		res.Header.Del("Date")
-		return sdResp{res.StatusCode, res.Header, string(body)}
+		return sdResp{res.StatusCode, res.Header, string(body)}, nil
 	}
 	r := httptest.NewRequest(q.method, q.path, nil)
 	r.RemoteAddr = q.remote
@@ -433,7 +452,7 @@ func (s *sdSide) do(t *testing.T, q sdReq) sdResp {
 	s.h.ServeHTTP(w, r)
 	res := w.Result() // the header as it was when written
 	body, _ := io.ReadAll(res.Body)
-	return sdResp{res.StatusCode, res.Header, string(body)}
+	return sdResp{res.StatusCode, res.Header, string(body)}, nil
 }
 
 // peekReq is q as Peek and Reset read it: the user set, as sdUser does.
@@ -498,6 +517,7 @@ type sdCover struct {
 	// kinds counts requests served per kind in force (leaky_queue with a
 	// MaxDelay as "leaky_queue+delay").
 	kinds, profiles, routers map[string]int
+	cluster                  sdClusterCover
 }
 
 // sdTrace is one trace's settings, drawn from its index and seed.
@@ -509,17 +529,44 @@ type sdTrace struct {
 	shadow  bool
 	hold    bool // the queue's hold advances the side's clock (else it returns at once)
 	big     bool // limits and costs up to 10^9, windows up to a day
-	deny    bool // the Redis store keeps a deny cache (WithDenyCache)
+	deny    bool // the standalone Redis store keeps a deny cache (WithDenyCache)
+	cdeny   bool // the cluster's store does
 }
 
 func (tr sdTrace) String() string {
-	return fmt.Sprintf("router=%s server=%v profile=%v pk=%v shadow=%v clockedHold=%v big=%v denyCache=%v",
-		tr.router, tr.server, tr.profile, tr.pk, tr.shadow, tr.hold, tr.big, tr.deny)
+	return fmt.Sprintf("router=%s server=%v profile=%v pk=%v shadow=%v clockedHold=%v big=%v denyCache=%v clusterDenyCache=%v",
+		tr.router, tr.server, tr.profile, tr.pk, tr.shadow, tr.hold, tr.big, tr.deny, tr.cdeny)
 }
 
-// runStoreDiff replays one random trace of steps on a memory and a Redis
-// side and returns the first divergence, or "".
-func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) string {
+// sdInterloper returns a request that arrives while q's Take is between
+// its phases (see sdHook): q again, or q from another client on one of its
+// keys (another X-Client, user or address), or at another cost, so that
+// it takes from some of q's slots and not others.
+func sdInterloper(rng *rand.Rand, q sdReq, big bool) sdReq {
+	iq := q
+	iq.header = slices.Clone(q.header)
+	switch rng.IntN(5) {
+	case 0, 1: // q again
+	case 2:
+		iq.header = append(iq.header, [2]string{"X-Client", []string{"a", "b", "c", "d"}[rng.IntN(4)]})
+	case 3:
+		iq.header = append(iq.header, [2]string{"X-User", []string{"alice", "bob", "carol"}[rng.IntN(3)]})
+	default:
+		iq.header = append(iq.header, [2]string{"X-Cost", strconv.FormatInt(sdN(rng, 4, big), 10)})
+	}
+	if rng.IntN(3) == 0 {
+		iq.remote = []string{"192.0.2.1:1234", "192.0.2.2:1234", "[2001:db8::1]:80"}[rng.IntN(3)]
+	}
+	// Set replaces: a header appended twice has its last value.
+	iq.header = append(iq.header, [2]string{"X-Interloper", "1"})
+	return iq
+}
+
+// runStoreDiff replays one random trace of steps on a memory side, a side
+// on the redis-server srv and, when cl is not nil, a side on the Redis
+// Cluster cl (the Redis sides under a store prefix of the trace's own),
+// and returns the first divergence from the memory side, or "".
+func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover, srv *redistest.Server, cl *redistest.Cluster) string {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, uint64(idx)))
 	tr := sdTrace{
@@ -530,6 +577,7 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 		hold:    rng.IntN(2) == 0,
 		big:     idx%8 == 2 || idx%8 == 7,
 		deny:    idx%3 == 1,
+		cdeny:   idx%3 == 2,
 	}
 	tr.pk = tr.profile == middleware.IETF && rng.IntN(2) == 0
 
@@ -546,12 +594,24 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 	// side that held, as a real hold would; the clocks are compared after
 	// every step.
 	t0 := time.Unix(1_700_000_040, 0).Add(time.Duration(rng.Int64N(int64(time.Minute))))
-	var sides [2]*sdSide
-	for i, name := range []string{"memory", "redis"} {
+	names := []string{"memory", "redis"}
+	if cl != nil {
+		names = append(names, "cluster")
+	}
+	hook := &sdHook{}
+	sides := make([]*sdSide, len(names))
+	for i, name := range names {
 		s := &sdSide{name: name, clock: algotest.NewClock(t0)}
-		if name == "redis" && tr.deny {
-			s.store = sdDenyCacheStore(t, s.clock)
-		} else {
+		switch {
+		case name == "cluster":
+			var done func()
+			s.store, done = sdClusterStore(t, cl, s.clock, "sd"+strconv.Itoa(idx), tr.cdeny, hook)
+			defer done()
+		case name == "redis":
+			var done func()
+			s.store, done = sdRedisStore(t, srv, s.clock, "sd"+strconv.Itoa(idx), tr.deny)
+			defer done()
+		default:
 			s.store = storetest.New(t, name, s.clock)
 		}
 		ps, err := sdBuildAll(pols)
@@ -585,39 +645,124 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 		}
 		sides[i] = s
 	}
-	mem, rds := sides[0], sides[1]
+	mem, others := sides[0], sides[1:]
 	cov.traces++
 	cov.profiles[tr.profile.String()]++
 	cov.routers[tr.router]++
 
 	var log []string
 	fail := func(format string, args ...any) string {
-		if len(log) > 25 {
-			log = append([]string{fmt.Sprintf("(%d steps before)", len(log)-25)}, log[len(log)-25:]...)
+		if len(log) > 40 {
+			log = append([]string{fmt.Sprintf("(%d steps before)", len(log)-40)}, log[len(log)-40:]...)
 		}
 		return fmt.Sprintf("seed %d trace %d (%s)\npolicies now:\n%s\nlast steps:\n\t%s\n%s", seed, idx, tr,
 			sdYAML(pols), strings.Join(log, "\n\t"), fmt.Sprintf(format, args...))
 	}
-	// request serves q on both sides and compares.
-	request := func(q sdReq) string {
-		a, b := mem.do(t, q), rds.do(t, q)
-		ea, eb := mem.takeErrs(), rds.takeErrs()
+	// undone is whether a request's Take on the cluster was undone since
+	// the last clock step.
+	undone := false
+	// request serves q on every side and compares. With an interloper iq,
+	// the cluster side is armed to serve iq between the phases of q's
+	// Take; when it did, the other sides serve iq just before q.
+	request := func(q sdReq, iq *sdReq) string {
+		type served struct {
+			a, ia sdResp
+			errs  []string
+		}
+		got := make([]served, len(sides))
+		interloped := false
+		if iq == nil {
+			// The sides are apart: served at once, as they would be.
+			var wg sync.WaitGroup
+			errs := make([]error, len(sides))
+			for i, s := range sides {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got[i].a, errs[i] = s.serve(q)
+				}()
+			}
+			wg.Wait()
+			for i, s := range sides {
+				if errs[i] != nil {
+					t.Fatal(errs[i])
+				}
+				got[i].errs = s.takeErrs()
+			}
+			if cl != nil {
+				undone = cov.cluster.count(hook.takeCalls()) || undone
+			}
+		} else if cl != nil {
+			cs := sides[len(sides)-1]
+			var ia *sdInterlope
+			var ierr error
+			if iq != nil {
+				ia = &sdInterlope{}
+				ia.serve = func() { got[len(sides)-1].ia, ierr = cs.serve(*iq) }
+				hook.arming(ia)
+			}
+			got[len(sides)-1].a = cs.do(t, q)
+			undone = cov.cluster.count(hook.takeCalls()) || undone
+			if ia != nil && ia.fired.Load() {
+				if ierr != nil {
+					t.Fatal(ierr)
+				}
+				interloped = true
+				cov.cluster.interlopers++
+				log = append(log, "\t(the interloper came between the phases)")
+			}
+		}
+		for i, s := range sides {
+			if iq == nil {
+				break
+			}
+			if s.name == "cluster" {
+				got[i].errs = s.takeErrs()
+				continue
+			}
+			if interloped {
+				got[i].ia = s.do(t, *iq)
+			}
+			got[i].a = s.do(t, q)
+			got[i].errs = s.takeErrs()
+		}
 		cov.requests++
-		if d := sdDiffResp(a, b); d != "" {
-			return fail("request %s: memory and redis differ: %s\nmemory: %d %v %q\nredis:  %d %v %q\nerrors: %q / %q",
-				q, d, a.status, a.header, a.body, b.status, b.header, b.body, ea, eb)
+		if interloped {
+			cov.requests++
+			// The interloper's errors and the request's are reported in
+			// one order on the cluster (the interloper's inside the
+			// request's Take) and another elsewhere.
+			for i := range got {
+				slices.Sort(got[i].errs)
+			}
 		}
-		if !slices.Equal(ea, eb) {
-			return fail("request %s: errors reported differ: memory %q, redis %q", q, ea, eb)
+		a := got[0]
+		for i, s := range others {
+			b := got[i+1]
+			if interloped {
+				if d := sdDiffResp(a.ia, b.ia); d != "" {
+					return fail("interloper %s: memory and %s differ: %s\nmemory: %d %v %q\n%s:  %d %v %q",
+						iq, s.name, d, a.ia.status, a.ia.header, a.ia.body, s.name, b.ia.status, b.ia.header, b.ia.body)
+				}
+			}
+			if d := sdDiffResp(a.a, b.a); d != "" {
+				return fail("request %s: memory and %s differ: %s\nmemory: %d %v %q\n%s:  %d %v %q\nerrors: %q / %q",
+					q, s.name, d, a.a.status, a.a.header, a.a.body, s.name, b.a.status, b.a.header, b.a.body, a.errs, b.errs)
+			}
+			if !slices.Equal(a.errs, b.errs) {
+				return fail("request %s: errors reported differ: memory %q, %s %q", q, a.errs, s.name, b.errs)
+			}
+			if !mem.clock.Now().Equal(s.clock.Now()) {
+				return fail("request %s: the clocks parted: memory %v, %s %v (held differently)", q, mem.clock.Now(), s.name, s.clock.Now())
+			}
 		}
-		if !mem.clock.Now().Equal(rds.clock.Now()) {
-			return fail("request %s: the clocks parted: memory %v, redis %v (held differently)", q, mem.clock.Now(), rds.clock.Now())
-		}
-		switch a.status {
-		case http.StatusTooManyRequests:
-			cov.denied++
-		case http.StatusBadRequest, http.StatusForbidden:
-			cov.keyRejected++
+		for _, r := range []sdResp{a.a, a.ia} {
+			switch r.status {
+			case http.StatusTooManyRequests:
+				cov.denied++
+			case http.StatusBadRequest, http.StatusForbidden:
+				cov.keyRejected++
+			}
 		}
 		return ""
 	}
@@ -627,10 +772,20 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 		switch r := rng.IntN(100); {
 		case r < 20: // a clock step
 			d := sdStep(rng, mem.clock.Now(), pols)
-			mem.clock.Advance(d)
-			rds.clock.Advance(d)
+			if undone && rng.IntN(2) == 0 {
+				// Back within a window after an undo: a reservation's
+				// write forgot what had left the window at its instant
+				// (a log's events, a ring's sub-windows), which a
+				// request at an earlier instant counts again, so the
+				// undo must have put it back.
+				d = -time.Duration(rng.Int64N(int64(pols[rng.IntN(len(pols))].spec.Window)))
+			}
+			undone = false
+			for _, s := range sides {
+				s.clock.Advance(d)
+			}
 			log = append(log, fmt.Sprintf("%d: advance %v", step, d))
-		case r < 72: // a request, the same one again, or a burst of it
+		case r < 72: // a request, the same one again, or a burst of it; perhaps an interloper
 			if q.method == "" || rng.IntN(3) != 0 {
 				q = sdRandReq(rng, tr.big)
 			}
@@ -638,10 +793,17 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 			if rng.IntN(4) == 0 {
 				k = 2 + rng.IntN(5)
 			}
-			log = append(log, fmt.Sprintf("%d: %d× %s", step, k, q))
+			var iq *sdReq
+			if cl != nil && rng.IntN(3) == 0 {
+				i := sdInterloper(rng, q, tr.big)
+				iq = &i
+				log = append(log, fmt.Sprintf("%d: %d× %s, each with interloper %s", step, k, q, i))
+			} else {
+				log = append(log, fmt.Sprintf("%d: %d× %s", step, k, q))
+			}
 			before := mem.m.Stats().Delayed
 			for range k {
-				if d := request(q); d != "" {
+				if d := request(q, iq); d != "" {
 					return d
 				}
 			}
@@ -653,7 +815,7 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 			viaConfig := rng.IntN(2) == 0
 			next := sdMutate(rng, pols, !viaConfig, tr.big)
 			log = append(log, fmt.Sprintf("%d: reload (config %v) to %v", step, viaConfig, sdNames(next)))
-			var errs [2]error
+			errs := make([]error, len(sides))
 			for i, s := range sides {
 				if viaConfig {
 					cfg, err := policy.ParseConfig([]byte(sdYAML(next)), "storediff.yaml")
@@ -669,8 +831,10 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 					errs[i] = s.m.SetPolicies(ps)
 				}
 			}
-			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
-				return fail("reload: memory %v, redis %v", errs[0], errs[1])
+			for i, s := range others {
+				if fmt.Sprint(errs[0]) != fmt.Sprint(errs[i+1]) {
+					return fail("reload: memory %v, %s %v", errs[0], s.name, errs[i+1])
+				}
 			}
 			if errs[0] == nil {
 				pols = next
@@ -686,7 +850,7 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 			l := sdN(rng, 13, tr.big) - 1
 			unguarded := rng.IntN(3) == 0
 			log = append(log, fmt.Sprintf("%d: setlimit %s %d (unguarded %v)", step, p.name, l, unguarded))
-			var errs [2]error
+			errs := make([]error, len(sides))
 			for i, s := range sides {
 				if unguarded {
 					errs[i] = s.m.SetLimitUnguarded(p.name, l)
@@ -694,8 +858,10 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 					errs[i] = s.m.SetLimit(p.name, l)
 				}
 			}
-			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
-				return fail("setlimit: memory %v, redis %v", errs[0], errs[1])
+			for i, s := range others {
+				if fmt.Sprint(errs[0]) != fmt.Sprint(errs[i+1]) {
+					return fail("setlimit: memory %v, %s %v", errs[0], s.name, errs[i+1])
+				}
 			}
 			cov.setLimits++
 		case r < 97: // a Peek, compared decision by decision
@@ -705,27 +871,33 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 			}
 			log = append(log, fmt.Sprintf("%d: peek %s", step, pq))
 			ra, erra := mem.m.Peek(pq.peekReq())
-			rb, errb := rds.m.Peek(pq.peekReq())
-			if d := sdDiffPeek(ra, erra, rb, errb); d != "" {
-				return fail("peek %s: %s", pq, d)
+			for _, s := range others {
+				rb, errb := s.m.Peek(pq.peekReq())
+				if d := sdDiffPeek(ra, erra, rb, errb); d != "" {
+					return fail("peek %s: memory and %s: %s", pq, s.name, d)
+				}
 			}
+			hook.takeCalls()
 			cov.peeks++
 		default: // a Reset of a client
 			pq := sdRandReq(rng, tr.big)
 			log = append(log, fmt.Sprintf("%d: reset %s", step, pq))
 			erra := mem.m.Reset(pq.peekReq())
-			errb := rds.m.Reset(pq.peekReq())
-			if fmt.Sprint(erra) != fmt.Sprint(errb) {
-				return fail("reset %s: memory %v, redis %v", pq, erra, errb)
+			for _, s := range others {
+				if errb := s.m.Reset(pq.peekReq()); fmt.Sprint(erra) != fmt.Sprint(errb) {
+					return fail("reset %s: memory %v, %s %v", pq, erra, s.name, errb)
+				}
 			}
 			cov.resets++
 		}
 	}
-	if sa, sb := mem.m.Stats(), rds.m.Stats(); sa != sb {
-		return fail("stats at the end: memory %+v, redis %+v", sa, sb)
-	}
-	if st := rds.m.Stats(); st.StoreErrors != 0 || st.FailedOpen != 0 {
-		return fail("the redis store failed: %+v", st)
+	for _, s := range others {
+		if sa, sb := mem.m.Stats(), s.m.Stats(); sa != sb {
+			return fail("stats at the end: memory %+v, %s %+v", sa, s.name, sb)
+		}
+		if st := s.m.Stats(); st.StoreErrors != 0 || st.FailedOpen != 0 {
+			return fail("the %s store failed: %+v", s.name, st)
+		}
 	}
 	cov.shadowed += int(mem.m.Stats().ShadowDenied)
 	cov.givenBack += int(mem.m.Stats().GivenBack)
@@ -733,17 +905,25 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover) strin
 	return ""
 }
 
-// sdDenyCacheStore returns a Redis store with a deny cache, on a
-// redis-server of t's own, reading clock.
-func sdDenyCacheStore(t *testing.T, clock algorithms.Clock) algorithms.Store {
+// sdRedisStore returns a Redis store on the redis-server srv reading
+// clock, under prefix (the trace's own), with a deny cache when deny. The
+// client is closed when the trace ends (done).
+func sdRedisStore(t *testing.T, srv *redistest.Server, clock algorithms.Clock, prefix string, deny bool) (algorithms.Store, func()) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
-	t.Cleanup(func() { rdb.Close() })
-	rs, err := redisstore.New(rdb, redisstore.WithClock(clock), redisstore.WithDenyCache(1000))
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	opts := []redisstore.Option{redisstore.WithClock(clock), redisstore.WithPrefix(prefix)}
+	if deny {
+		opts = append(opts, redisstore.WithDenyCache(1000))
+	}
+	rs, err := redisstore.New(rdb, opts...)
 	if err != nil {
+		rdb.Close()
 		t.Fatal(err)
 	}
-	return rs
+	return rs, func() {
+		rs.Close()
+		rdb.Close()
+	}
 }
 
 func sdDelayTag(s algorithms.Spec) string {
@@ -770,7 +950,7 @@ func sdStep(rng *rand.Rand, now time.Time, pols []sdPol) time.Duration {
 		W = b.Window / time.Duration(b.Buckets)
 	}
 	toBoundary := W - time.Duration(now.UnixNano()%int64(W))
-	switch rng.IntN(11) {
+	switch rng.IntN(12) {
 	case 0:
 		return 0
 	case 1:
@@ -789,6 +969,11 @@ func sdStep(rng *rand.Rand, now time.Time, pols []sdPol) time.Duration {
 		return time.Duration(1+rng.IntN(3)) * W
 	case 9:
 		return time.Duration(rng.Int64N(int64(4 * W)))
+	case 10:
+		// Back, as a clock stepped back (or the instance of another
+		// host, whose clock is behind): by part of a window, to just
+		// before its boundary, or a few nanoseconds.
+		return -[]time.Duration{time.Duration(rng.Int64N(int64(W))), W - toBoundary + 1, time.Duration(1 + rng.IntN(999))}[rng.IntN(3)]
 	default:
 		return []time.Duration{500 * time.Millisecond, time.Second, 100 * time.Millisecond}[rng.IntN(3)]
 	}
@@ -864,10 +1049,11 @@ func sdDiffPeek(a *middleware.Result, erra error, b *middleware.Result, errb err
 	return ""
 }
 
-// TestStoreDifferentialHTTP replays random scripts on two middlewares
-// built alike, one over the memory store and one over Redis (a
-// redis-server of the test's own), and holds every response of the Redis
-// one to the memory one's byte for byte: status, every header (the
+// TestStoreDifferentialHTTP replays random scripts on three middlewares
+// built alike, one over the memory store, one over Redis (a redis-server
+// of the test's own) and one over a three-node Redis Cluster of its own
+// (each trace under a store prefix of its own), and holds every response
+// of the Redis ones to the memory one's byte for byte: status, every header (the
 // rate-limit fields of the profile, Retry-After, Cache-Control,
 // Content-Type) and body (the 429's problem+json included), with the
 // errors reported, the Peeks between requests decision by decision, and
@@ -880,14 +1066,21 @@ func sdDiffPeek(a *middleware.Result, erra error, b *middleware.Result, errb err
 // SetLimitUnguarded), Peek and Reset, and clock steps from none to
 // several windows, window boundaries exactly and a nanosecond either
 // side; limits up to 10^9 and windows up to a day in a quarter of the
-// traces, and the Redis store's deny cache in a third. Through chi in
+// traces, and the Redis store's deny cache in a third (the cluster's in
+// another third). On the cluster, policies keyed differently put a
+// request's checks on several slots, so that its Take peeks, reserves and
+// may undo per slot: a third of the requests come with an interloper
+// served between the Take's peek and its reservations (the memory and
+// standalone sides serve it just before), so that a slot denies while
+// another admitted and is undone; some clock steps go back (more often
+// right after an undo). Through chi in
 // half the traces and ServeMux in the other, recorded or, in a few, over
 // an httptest.Server. A failure prints its seed and trace;
 // STOREDIFF_SEED and STOREDIFF_TRACE replay one, and STOREDIFF_TRACES
 // sets how many traces to run (a longer search).
 func TestStoreDifferentialHTTP(t *testing.T) {
-	storetest.New(t, "redis", algotest.NewClock(t0)) // skips with the reason when there is no redis-server
-	traces, steps := 32, 300
+	srv := redistest.New(t) // skips with the reason when there is no redis-server
+	traces, steps := 32, 250
 	if testing.Short() {
 		traces, steps = 6, 150
 	}
@@ -910,23 +1103,29 @@ func TestStoreDifferentialHTTP(t *testing.T) {
 	}
 	cov := &sdCover{kinds: map[string]int{}, profiles: map[string]int{}, routers: map[string]int{}}
 	start := time.Now()
+	cl := redistest.NewCluster(t) // one for every trace, as srv, each under a prefix of its own
+	t.Logf("cluster started in %v", time.Since(start).Round(time.Millisecond))
+	start = time.Now()
 	for idx := range traces {
 		if only >= 0 && idx != only {
 			continue
 		}
-		if d := runStoreDiff(t, seed, idx, steps, cov); d != "" {
+		if d := runStoreDiff(t, seed, idx, steps, cov, srv, cl); d != "" {
 			t.Fatalf("%s\nreplay: STOREDIFF_SEED=%d STOREDIFF_TRACE=%d go test -race ./middleware/ -run TestStoreDifferentialHTTP", d, seed, idx)
 		}
 	}
-	t.Logf("seed %d: %d traces, %d steps, %d requests (%d denied, %d held, %d shadow-denied, %d key-rejected, %d given back, %d holds cut), %d reloads (%d from config), %d SetLimits, %d peeks, %d resets in %v; profiles %v, routers %v, kinds in force per request %v",
+	t.Logf("seed %d: %d traces, %d steps, %d requests (%d denied, %d held, %d shadow-denied, %d key-rejected, %d given back, %d holds cut), %d reloads (%d from config), %d SetLimits, %d peeks, %d resets in %v; profiles %v, routers %v, kinds in force per request %v; cluster Takes: %v",
 		seed, cov.traces, cov.steps, cov.requests, cov.denied, cov.held, cov.shadowed, cov.keyRejected, cov.givenBack, cov.abandoned, cov.reloads, cov.configs,
-		cov.setLimits, cov.peeks, cov.resets, time.Since(start).Round(time.Millisecond), cov.profiles, cov.routers, cov.kinds)
+		cov.setLimits, cov.peeks, cov.resets, time.Since(start).Round(time.Millisecond), cov.profiles, cov.routers, cov.kinds, cov.cluster)
 	if only < 0 && !testing.Short() {
 		// The scripts must reach what they are said to cover.
 		for _, k := range sdKinds {
 			if cov.kinds[k] == 0 {
 				t.Errorf("no request served with a %s policy in force", k)
 			}
+		}
+		if c := cov.cluster; c.split == 0 || c.reserved == 0 || c.undone == 0 || c.interlopers == 0 || c.splitGiveBacks == 0 {
+			t.Errorf("cluster coverage short: %v", c)
 		}
 		if len(cov.profiles) != len(sdProfiles) || cov.denied == 0 || cov.held == 0 || cov.givenBack == 0 || cov.abandoned == 0 || cov.shadowed == 0 || cov.reloads == 0 || cov.configs == 0 || cov.keyRejected == 0 {
 			t.Errorf("coverage short: %+v", *cov)
