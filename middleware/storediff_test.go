@@ -1106,7 +1106,11 @@ func TestStoreDifferentialHTTP(t *testing.T) {
 	cl := redistest.NewCluster(t) // one for every trace, as srv, each under a prefix of its own
 	t.Logf("cluster started in %v", time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	for idx := range traces {
+	// The scripts must reach what they are said to cover: a seed whose
+	// traces miss a rare event (a give-back split over slots) runs more
+	// traces, up to twice as many, rather than fail.
+	checked := only < 0 && !testing.Short()
+	for idx := 0; idx < traces || checked && idx < 2*traces && sdShort(cov) != ""; idx++ {
 		if only >= 0 && idx != only {
 			continue
 		}
@@ -1117,18 +1121,24 @@ func TestStoreDifferentialHTTP(t *testing.T) {
 	t.Logf("seed %d: %d traces, %d steps, %d requests (%d denied, %d held, %d shadow-denied, %d key-rejected, %d given back, %d holds cut), %d reloads (%d from config), %d SetLimits, %d peeks, %d resets in %v; profiles %v, routers %v, kinds in force per request %v; cluster Takes: %v",
 		seed, cov.traces, cov.steps, cov.requests, cov.denied, cov.held, cov.shadowed, cov.keyRejected, cov.givenBack, cov.abandoned, cov.reloads, cov.configs,
 		cov.setLimits, cov.peeks, cov.resets, time.Since(start).Round(time.Millisecond), cov.profiles, cov.routers, cov.kinds, cov.cluster)
-	if only < 0 && !testing.Short() {
-		// The scripts must reach what they are said to cover.
-		for _, k := range sdKinds {
-			if cov.kinds[k] == 0 {
-				t.Errorf("no request served with a %s policy in force", k)
-			}
-		}
-		if c := cov.cluster; c.split == 0 || c.reserved == 0 || c.undone == 0 || c.interlopers == 0 || c.splitGiveBacks == 0 {
-			t.Errorf("cluster coverage short: %v", c)
-		}
-		if len(cov.profiles) != len(sdProfiles) || cov.denied == 0 || cov.held == 0 || cov.givenBack == 0 || cov.abandoned == 0 || cov.shadowed == 0 || cov.reloads == 0 || cov.configs == 0 || cov.keyRejected == 0 {
-			t.Errorf("coverage short: %+v", *cov)
+	if short := sdShort(cov); checked && short != "" {
+		t.Error(short)
+	}
+}
+
+// sdShort reports what the traces run so far did not reach of what they
+// are said to cover, or "".
+func sdShort(cov *sdCover) string {
+	for _, k := range sdKinds {
+		if cov.kinds[k] == 0 {
+			return fmt.Sprintf("no request served with a %s policy in force", k)
 		}
 	}
+	if c := cov.cluster; c.split == 0 || c.reserved == 0 || c.undone == 0 || c.interlopers == 0 || c.splitGiveBacks == 0 {
+		return fmt.Sprintf("cluster coverage short: %v", c)
+	}
+	if len(cov.profiles) != len(sdProfiles) || cov.denied == 0 || cov.held == 0 || cov.givenBack == 0 || cov.abandoned == 0 || cov.shadowed == 0 || cov.reloads == 0 || cov.configs == 0 || cov.keyRejected == 0 {
+		return fmt.Sprintf("coverage short: %+v", *cov)
+	}
+	return ""
 }
