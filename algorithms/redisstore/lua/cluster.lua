@@ -5,13 +5,17 @@
 --
 -- The counting kinds are additive, so their undo subtracts exactly the
 -- units the reservation added, whatever other requests did since:
---   "f" fixed_window:   a = window index, b = units, c = old value ("" when
---       absent), d = new value
+--   "f" fixed_window:   a = window index, b = "units life", c = old value
+--       ("" when absent), d = new value; life: how many ms longer than the
+--       old value the new one was set to live ("p": the old had no
+--       expiry; "" when absent)
 --   "w" sliding_window: the same
 -- A window key that still holds what the reservation wrote gets its old
--- value back instead: the reservation may have moved it to a later
--- window, which a denied Take does not (see below); one written since
--- keeps that window (as a log or ring a request counted in since).
+-- value back instead, with the old value's expiry (gone if that has
+-- passed): the reservation may have moved it to a later window, which a
+-- denied Take does not (see below), and set it to live as long as that
+-- window matters; one written since keeps that window (as a log or ring a
+-- request counted in since).
 --   "l" sliding_log:    a, b = the instant (s, ns), c = units, d = the
 --       events trimmed, with the state written (logWritten), or ""
 --   "b" sliding_buckets: a = old value ("" when absent), b = new value,
@@ -74,15 +78,33 @@ local function undoKind()
     out[#out + 1] = d or ''
   end
 
-  local function undoWindow(key, k, n, sliding, old, new)
+  local function undoWindow(key, k, units, sliding, old, new)
     local v = call('GET', key)
     if not v then return end
+    local n, life = match(units or '', '^(%d+) ?(%-?[%dp]*)$')
+    if not n then return end
+    n = tonumber(n)
     if new ~= '' and v == new then
       -- Nothing written since: the key as before, in the window it was
       -- in (a denied Take moves no key to a later window, where a
       -- request at an earlier instant would be decided, its units
-      -- forgotten: TestClusterUndoLeavesWindowAsBefore).
-      if old == '' then call('DEL', key) else call('SET', key, old, 'KEEPTTL') end
+      -- forgotten: TestClusterUndoLeavesWindowAsBefore), expiring when
+      -- it would have (TestClusterUndoRestoresTheOldExpiry).
+      if old == '' then
+        call('DEL', key)
+      elseif life == 'p' then
+        call('SET', key, old)
+      else
+        local left = call('PTTL', key)
+        local d = tonumber(life)
+        if not d or left < 0 then
+          call('SET', key, old, 'KEEPTTL')
+        elseif left - d <= 0 then
+          call('DEL', key) -- the old value would have expired by now
+        else
+          call('SET', key, old, 'PX', format('%d', left - d))
+        end
+      end
       return
     end
     local sk, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
@@ -461,7 +483,7 @@ local function undoKind()
       if tag == 's' then
         undoBucket(key, A, B, C, u, D == 'q')
       elseif tag == 'f' or tag == 'w' then
-        undoWindow(key, tonumber(A), tonumber(B), tag == 'w', C, D)
+        undoWindow(key, tonumber(A), B, tag == 'w', C, D)
       elseif tag == 'b' then
         undoBuckets(key, A, B, C, tonumber(D), sides[key], id)
       elseif tag == 'l' then

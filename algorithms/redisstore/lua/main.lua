@@ -201,10 +201,18 @@ else
         end
         if mode == 1 then
           local n = fmt(consumed[op.key])
-          if kind == FIXED then
-            undoKind().record('f', op.key, nil, fmt(op.nc.t), n, call('GET', op.key) or '', v, undo)
-          elseif kind == SLIDING then
-            undoKind().record('w', op.key, nil, fmt(op.nc.t), n, call('GET', op.key) or '', v, undo)
+          if kind == FIXED or kind == SLIDING then
+            -- The old value, and how much longer than it the write lives
+            -- (ms; "p" when it had no expiry): an undo that gives it back
+            -- gives it its own expiry (cluster.lua, undoWindow).
+            local old, life = call('GET', op.key), ''
+            if old then
+              local p = call('PTTL', op.key)
+              if p >= 0 then life = format('%d', ttl - p) else life = 'p' end
+            end
+            local tag = 'f'
+            if kind == SLIDING then tag = 'w' end
+            undoKind().record(tag, op.key, nil, fmt(op.nc.t), n .. ' ' .. life, old or '', v, undo)
           elseif kind == BUCKETS then
             undoKind().record('b', op.key, nil, call('GET', op.key) or '', v,
               fmt(root.S.w) .. ' ' .. fmt(root.S.b) .. ' ' .. fmt(op.P.B), n, undo)

@@ -1,0 +1,74 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+)
+
+// TestClusterUndoRestoresTheOldExpiry: an undo that gives a fixed_window
+// or sliding_window key its old value back gives it its old expiry too,
+// not the later one of the reservation's window (the old state stops
+// mattering when its window is over). L counts a unit at +50 s, expiring
+// with its window; a cross-slot Take of L and y at +61.001 s, in the next
+// window, writes L to expire a window later, loses the race for y and is
+// undone. L's time to live after the undo must be no longer than before
+// the cross-slot Take.
+func TestClusterUndoRestoresTheOldExpiry(t *testing.T) {
+	for _, sp := range []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: 2, Window: time.Minute},
+		{Algorithm: algorithms.SlidingWindow, Limit: 2, Window: time.Minute},
+	} {
+		t.Run(string(sp.Algorithm), func(t *testing.T) {
+			m := newModelRun(t)
+			prefix := uniquePrefix(t)
+			ctx := context.Background()
+			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			L := algorithms.Check{Spec: sp, Key: "user-1"}
+			lkey := redisKeys(prefix, L)[0]
+			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+			race := &raceHook{key: redisKeys(prefix, y)[0], race: func() {
+				d, err := other.Take(ctx, y)
+				if diff := m.compare("other", d, err, false, y); diff != "" {
+					t.Error(diff)
+				}
+			}}
+			client := sharedCluster(t)
+			client.AddHook(race)
+			undos := &undoRecorder{prefix: prefix}
+			client.AddHook(undos)
+			// No minimum TTL (an hour by default on an injected clock): the
+			// keys expire with their state.
+			s, err := redisstore.New(client, redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix), redisstore.WithMinTTL(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			take := m.taker(s, "s")
+			take(50*time.Second, L)
+			before, err := client.PTTL(ctx, lkey).Result()
+			if err != nil || before <= 0 {
+				t.Fatalf("PTTL of L after its Take = %v, %v", before, err)
+			}
+			d := take(61*time.Second+time.Millisecond, L, y)
+			if !race.hit.Load() || len(undos.keys()) != 1 || !d[0].Allowed || d[1].Allowed {
+				t.Fatalf("Take(L, y) = %+v (race run %v, undo calls %v); want L passing, y denied after the race, L's reservation undone",
+					d, race.hit.Load(), undos.keys())
+			}
+			after, err := client.PTTL(ctx, lkey).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after > before {
+				t.Fatalf("L's time to live: %v before the cross-slot Take, %v after its undo; want no longer than before (the old state's)", before, after)
+			}
+			take(30*time.Second, L)
+			goesOnAsModel(take, L)
+		})
+	}
+}
