@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,5 +60,54 @@ func TestDenyCacheClockSetBack(t *testing.T) {
 	}
 	if cmds, _ := hook.snapshot(); len(cmds) != 1 {
 		t.Fatalf("the Take a second before sent %v, want one call (the cache knows nothing of an earlier instant)", cmds)
+	}
+}
+
+// TestDenyCacheClockBackAndForth: the clock steps back, then forward again
+// past the instant the first denial was learnt, in steps, to beyond the
+// waits: every Take is decided as the memory store decides it, the cache
+// answering or not. x (token_bucket, 2 a second) and y (fixed_window, 1 a
+// minute) with costs that make x deny at some instants and pass at others.
+func TestDenyCacheClockBackAndForth(t *testing.T) {
+	client, hook := countedClient(t)
+	s, clk := denyCacheStore(t, client)
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	ctx := context.Background()
+	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 2, Window: time.Second}, Key: "x"}
+	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}, Key: "y"}
+	var cached []string // the Takes the cache answered
+	t0 := clk.t
+	steps := []time.Duration{0, 0, 0, -time.Second, -time.Second, 0, 500 * time.Millisecond, -2 * time.Second,
+		250 * time.Millisecond, time.Second, -500 * time.Millisecond, 2 * time.Second, 30 * time.Second, 10 * time.Second,
+		-50 * time.Second, 59 * time.Second, 61 * time.Second, 61 * time.Second, 50 * time.Second, 62 * time.Second}
+	for i, at := range steps {
+		clk.t = t0.Add(at)
+		for _, checks := range [][]algorithms.Check{{x, y}, {y}, {x}} {
+			hook.reset()
+			got, err := s.Take(ctx, checks...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cmds, _ := hook.snapshot(); len(cmds) == 0 {
+				cached = append(cached, fmt.Sprintf("step %d %d checks", i, len(checks)))
+			}
+			want, err := mem.Take(ctx, checks...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range want {
+				if got[j] != want[j] {
+					t.Fatalf("step %d (%+v), Take of %d checks: check %d: redis %+v, memory %+v", i, at, len(checks), j, got[j], want[j])
+				}
+			}
+		}
+	}
+	t.Logf("answered by the cache: %v", cached)
+	if len(cached) < 5 {
+		t.Fatalf("the cache answered %v; want at least 5 of the Takes (else the test tests nothing of it)", cached)
 	}
 }
