@@ -1,0 +1,90 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+)
+
+// TestClusterUndoWindowTakenAndGivenBackBetween: between a cross-slot
+// Take's reservation of a fixed_window or sliding_window key L and its
+// undo, another instance takes a unit of L in the reservation's window
+// and gives it back: L then holds, as a string, what the reservation
+// wrote, though a request was counted in that window since (an admitted
+// Take moves L to its window in any world). The undo must take the
+// reserved unit back in that window, not give L its value of before the
+// reservation (an earlier window, with its units): a Take at +31 s (a
+// clock behind) is then decided as the Model decides it. L: 10 a minute,
+// 5 units taken at +30 s.
+//
+// Left: the undo tells "nothing written since" by the value alone, and
+// the Take given back left the very string the reservation wrote; it gives
+// L its old value back (fixed_window at +31 s: redis Remaining 4, model 9;
+// sliding_window: ResetAfter 1m29s, NextAfter 39s, model 2m29s, 41s).
+// Skipped, with the reason printed, until a write since is told apart.
+func TestClusterUndoWindowTakenAndGivenBackBetween(t *testing.T) {
+	t.Skip("left: a Take and its give-back between a reservation and its undo leave the value the reservation wrote, and the undo restores the old one (see the test's comment)")
+	for _, sp := range []algorithms.Spec{
+		{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute},
+		{Algorithm: algorithms.SlidingWindow, Limit: 10, Window: time.Minute},
+	} {
+		t.Run(string(sp.Algorithm), func(t *testing.T) {
+			m := newModelRun(t)
+			prefix := uniquePrefix(t)
+			ctx := context.Background()
+			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			L := algorithms.Check{Spec: sp, Key: "user-1"}
+			lkey := redisKeys(prefix, L)[0]
+			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+			client := sharedCluster(t)
+			client.AddHook(&raceHook{key: redisKeys(prefix, y)[0], race: func() {
+				d, err := other.Take(ctx, y)
+				if diff := m.compare("other", d, err, false, y); diff != "" {
+					t.Error(diff)
+				}
+			}})
+			between := false
+			client.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
+				d, err := other.Take(ctx, L)
+				if diff := m.compare("other", d, err, true, L); diff != "" {
+					t.Error(diff)
+					return
+				}
+				// Given back on both, compared only as to Given: the
+				// reservation's unit is in what Redis reports.
+				got := make([]algorithms.Refunded, 1)
+				gerr := other.GiveBack(ctx, got, []algorithms.Check{L}, d, 0)
+				m.mu.Lock()
+				want, merr := m.model.GiveBackAt(m.clk.t, []algorithms.Check{L}, d, 0)
+				m.steps = append(m.steps, fmt.Sprintf("+%v other: GiveBack of that Take", m.clk.t.Sub(m.base)))
+				m.mu.Unlock()
+				if gerr != nil || merr != nil || !got[0].Given || !want[0].Given {
+					t.Errorf("GiveBack of L between: redis %+v, %v; model %+v, %v; want both given", got, gerr, want, merr)
+					return
+				}
+				between = true
+			}})
+			s, err := redisstore.New(client, redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			take := m.taker(s, "s")
+			five := L
+			five.Cost = 5
+			take(30*time.Second, five)
+			d := take(61*time.Second+time.Millisecond, L, y)
+			if !between || !d[0].Allowed || d[1].Allowed {
+				t.Fatalf("Take(L, y) = %+v (L taken and given back between: %v); want L passing, y denied, L's reservation undone", d, between)
+			}
+			take(31*time.Second, L)
+			goesOnAsModel(take, L)
+		})
+	}
+}
