@@ -389,7 +389,12 @@ func WithProblemType(uri string) Option {
 // in a way of its own ("/%68ealthz", whose r.URL.RawPath is set) is not
 // skipped, since a router that routes on the raw path (chi does) may
 // serve it from another route ("/{page}"). Methods are case-sensitive, as
-// clients send them.
+// clients send them. A GET entry covers HEAD because a ServeMux serves
+// HEAD from a GET pattern; chi does not, and serves HEAD /healthz from a
+// route for every method that matches it (r.HandleFunc("/{page}", h)),
+// when there is one: there, skip with a function of your own that
+// checks the method too (r.Method == http.MethodGet && r.URL.Path ==
+// "/healthz" && r.URL.RawPath == "").
 //
 // The path alone does not tell the route under a ServeMux whose patterns
 // name a host: "api.example.com/" serves GET /healthz on that host, which
