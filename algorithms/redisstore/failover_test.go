@@ -161,9 +161,10 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatalf("no Take decided within %v of the master's loss (%d failed, the last with %v)", switchWithin, failed, lastErr)
 	}
 	t.Logf("decided again %v after the master's loss; %d Takes failed meanwhile (the last: %v), the slowest took %v", time.Since(start), failed, lastErr, slowest)
-	if failed == 0 {
-		t.Error("no Take failed during the switch: the test did not see it")
-	}
+	// No Take may fail at all: go-redis's retries (a dial refused, the
+	// Sentinel asked again) can carry the first over the switch (a CI run
+	// decided 210ms after the loss with none failed). Each one that did
+	// fail failed promptly (below).
 	// WithTimeout bounds each; the slack is for a loaded machine (-race).
 	if slowest > timeout+time.Second {
 		t.Errorf("a Take during the switch took %v, want about the %v timeout", slowest, timeout)
