@@ -280,10 +280,13 @@ func (c *ipConfig) isTrusted(a netip.Addr) bool {
 }
 
 // format renders a as a key, grouped by the configured prefix lengths.
-// It allocates once, for the returned string, unless remoteAddr (a short
-// string net/http built) begins with the very same text followed by its
-// port: then the key is that substring and nothing is allocated. Header
-// substrings are never reused, so a key never pins a large header.
+// It allocates once, for the returned string, unless remoteAddr begins
+// with the very same text followed by a port of at most five characters
+// (":65535", as net/http writes it): then the key is that substring and
+// nothing is allocated. A longer RemoteAddr, which only a middleware
+// further out can have written (from a header: a zero-padded or
+// obfuscated port), is not reused, nor is any header substring, so a key
+// never pins a large header.
 func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 	a = embeddedIPv4(a)
 	var buf [64]byte
@@ -299,7 +302,7 @@ func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 	} else {
 		b = a.AppendTo(buf[:0])
 	}
-	if n := len(b); len(remoteAddr) > n && remoteAddr[n] == ':' && remoteAddr[:n] == string(b) {
+	if n := len(b); len(remoteAddr) > n && len(remoteAddr) <= n+len(":65535") && remoteAddr[n] == ':' && remoteAddr[:n] == string(b) {
 		return remoteAddr[:n]
 	}
 	return string(b)
