@@ -63,6 +63,10 @@ func (w *walker) next() (e string, blank, ok bool) {
 	return trimOWS(e), false, true
 }
 
+// exhausted reports whether next has nothing more to return, without
+// reading the header.
+func (w *walker) exhausted() bool { return !w.more && len(w.lines) == 0 }
+
 // lastComma returns the index of the last comma of s that separates
 // entries, or -1.
 func (w *walker) lastComma(s string) int {
@@ -95,6 +99,11 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 	w := walker{lines: lines, quoted: forwarded}
 	hops := 0 // entries examined
 	for steps := 0; ; steps++ {
+		if steps >= c.maxHops && !w.exhausted() {
+			// Asked before next, which would look for the start of
+			// one entry more: no byte past the MaxHops-th is read.
+			return netip.Addr{}, errTooManyHops
+		}
 		e, blank, ok := w.next()
 		if !ok {
 			switch {
@@ -105,9 +114,6 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 			default:
 				return netip.Addr{}, errAllTrusted
 			}
-		}
-		if steps >= c.maxHops {
-			return netip.Addr{}, errTooManyHops
 		}
 		if blank {
 			continue
