@@ -267,6 +267,27 @@ func TestAttackHTTP2(t *testing.T) {
 	}
 }
 
+// attackServer serves h at method and path behind m alone, on a server
+// closed when t ends: through chi ("chi": m in r.Use) or a ServeMux (m
+// around the mux).
+func attackServer(t *testing.T, router string, m *middleware.Middleware, method, path string, h http.Handler) *httptest.Server {
+	t.Helper()
+	var root http.Handler
+	if router == "chi" {
+		r := chi.NewRouter()
+		r.Use(m.Handler)
+		r.Method(method, path, h)
+		root = r
+	} else {
+		mux := http.NewServeMux()
+		mux.Handle(method+" "+path, h)
+		root = m.Handler(mux)
+	}
+	srv := httptest.NewServer(root)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestAttackQueueHoldsBounded: a leaky_queue policy holds at most its
 // capacity less one of a key's requests at once (floor(MaxDelay·Limit/
 // Window) + 1 places, the first passing at once): a client firing more
@@ -298,19 +319,7 @@ func TestAttackQueueHoldsBounded(t *testing.T) {
 				}
 			}
 			m := middleware.MustNew(store, []*policy.Policy{shaped, coarse}, middleware.WithWait(wait))
-			var h http.Handler
-			if router == "chi" {
-				r := chi.NewRouter()
-				r.Use(m.Handler)
-				r.Get("/", ok)
-				h = r
-			} else {
-				mux := http.NewServeMux()
-				mux.Handle("GET /", ok)
-				h = m.Handler(mux)
-			}
-			srv := httptest.NewServer(h)
-			defer srv.Close()
+			srv := attackServer(t, router, m, "GET", "/", ok)
 			codes := make(chan int, 64)
 			// send sends one request and returns "held" or its status.
 			send := func(c string) string {
@@ -370,19 +379,7 @@ func TestAttackExpectContinue(t *testing.T) {
 			store, _ := newStore(t)
 			m := middleware.MustNew(store, []*policy.Policy{fixed("upload", 1, time.Minute, keyfunc.Global())})
 			read := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
-			var h http.Handler
-			if router == "chi" {
-				r := chi.NewRouter()
-				r.Use(m.Handler)
-				r.Post("/upload", read)
-				h = r
-			} else {
-				mux := http.NewServeMux()
-				mux.Handle("POST /upload", read)
-				h = m.Handler(mux)
-			}
-			srv := httptest.NewServer(h)
-			defer srv.Close()
+			srv := attackServer(t, router, m, "POST", "/upload", read)
 			for i, want := range []int{http.StatusContinue, http.StatusTooManyRequests} {
 				conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 				if err != nil {
