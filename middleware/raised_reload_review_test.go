@@ -27,6 +27,25 @@ import (
 // further out above it. Through chi and a ServeMux.
 func TestSharedPolicyRaisedReloadedHeaders(t *testing.T) {
 	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	// Steps run by two cases each, under two profiles. raisedReloaded: 8
+	// a minute, raised to 14 further out; one request; a reload to 6 (10
+	// further out): 2 of the 6 used.
+	raisedReloaded := func(t *testing.T, ms []*middleware.Middleware, h http.Handler, clock *algotest.Clock) {
+		setLimit(t, ms[0], "p", 14)
+		serve(h, "GET", "/")
+		reloadAll(t, ms, 6)
+	}
+	// raisedReloadedRefused: four requests of 2 a minute, raised to 8
+	// further out; a reload to 4 (16 further out): the request further in
+	// is refused at 4.
+	raisedReloadedRefused := func(t *testing.T, ms []*middleware.Middleware, h http.Handler, clock *algotest.Clock) {
+		reloadAll(t, ms, 2)
+		setLimit(t, ms[0], "p", 8)
+		for range 4 {
+			serve(h, "GET", "/")
+		}
+		reloadAll(t, ms, 4)
+	}
 	for _, tt := range []struct {
 		name    string
 		prof    middleware.Profile
@@ -36,53 +55,22 @@ func TestSharedPolicyRaisedReloadedHeaders(t *testing.T) {
 		headers map[string][]string
 	}{
 		{
-			// 8 a minute, raised to 14 further out; one request; a reload
-			// to 6 (10 further out): 2 of the 6 used.
-			name: "raised out, reloaded, IETF", prof: middleware.IETF, layers: 2,
-			steps: func(t *testing.T, ms []*middleware.Middleware, h http.Handler, clock *algotest.Clock) {
-				setLimit(t, ms[0], "p", 14)
-				serve(h, "GET", "/")
-				reloadAll(t, ms, 6)
-			},
+			name: "raised out, reloaded, IETF", prof: middleware.IETF, layers: 2, steps: raisedReloaded,
 			status:  http.StatusOK,
 			headers: map[string][]string{"RateLimit-Policy": {`"p";q=6;w=60`}, "RateLimit": {`"p";r=4;t=60`}},
 		},
 		{
-			name: "raised out, reloaded, Legacy", prof: middleware.Legacy, layers: 2,
-			steps: func(t *testing.T, ms []*middleware.Middleware, h http.Handler, clock *algotest.Clock) {
-				setLimit(t, ms[0], "p", 14)
-				serve(h, "GET", "/")
-				reloadAll(t, ms, 6)
-			},
+			name: "raised out, reloaded, Legacy", prof: middleware.Legacy, layers: 2, steps: raisedReloaded,
 			status:  http.StatusOK,
 			headers: map[string][]string{"X-RateLimit-Limit": {"6"}, "X-RateLimit-Remaining": {"4"}},
 		},
 		{
-			// Four requests of 2 a minute, raised to 8 further out; a
-			// reload to 4 (16 further out): the request further in is
-			// refused at 4.
-			name: "raised out, reloaded, refused, Draft7", prof: middleware.Draft7, layers: 3,
-			steps: func(t *testing.T, ms []*middleware.Middleware, h http.Handler, clock *algotest.Clock) {
-				reloadAll(t, ms, 2)
-				setLimit(t, ms[0], "p", 8)
-				for range 4 {
-					serve(h, "GET", "/")
-				}
-				reloadAll(t, ms, 4)
-			},
+			name: "raised out, reloaded, refused, Draft7", prof: middleware.Draft7, layers: 3, steps: raisedReloadedRefused,
 			status:  http.StatusTooManyRequests,
 			headers: map[string][]string{"RateLimit-Policy": {"4;w=60"}, "RateLimit": {"limit=4, remaining=0, reset=60"}},
 		},
 		{
-			name: "raised out, reloaded, refused, IETF", prof: middleware.IETF, layers: 3,
-			steps: func(t *testing.T, ms []*middleware.Middleware, h http.Handler, clock *algotest.Clock) {
-				reloadAll(t, ms, 2)
-				setLimit(t, ms[0], "p", 8)
-				for range 4 {
-					serve(h, "GET", "/")
-				}
-				reloadAll(t, ms, 4)
-			},
+			name: "raised out, reloaded, refused, IETF", prof: middleware.IETF, layers: 3, steps: raisedReloadedRefused,
 			status:  http.StatusTooManyRequests,
 			headers: map[string][]string{"RateLimit-Policy": {`"p";q=4;w=60`}, "RateLimit": {`"p";r=0;t=60`}, "Retry-After": {"60"}},
 		},
