@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 )
 
@@ -165,19 +164,7 @@ func sdClusterStore(t *testing.T, cl *redistest.Cluster, clock algorithms.Clock,
 	t.Helper()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	cc.AddHook(h)
-	opts := []redisstore.Option{redisstore.WithClock(clock), redisstore.WithPrefix(prefix)}
-	if deny {
-		opts = append(opts, redisstore.WithDenyCache(1000))
-	}
-	rs, err := redisstore.New(cc, opts...)
-	if err != nil {
-		cc.Close()
-		t.Fatal(err)
-	}
-	return rs, func() {
-		rs.Close()
-		cc.Close()
-	}
+	return sdStoreOn(t, cc, clock, prefix, deny)
 }
 
 // sdClusterCover counts what the cluster side went through: the Takes

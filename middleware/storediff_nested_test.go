@@ -4,18 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/redis/go-redis/v9"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
@@ -50,31 +46,13 @@ func (tr ndTrace) String() string {
 		tr.router, tr.layers, tr.selfNest, tr.profiles, tr.shadow, tr.sharePtr, tr.pk, tr.hold, tr.big, tr.deny)
 }
 
-// ndSide is one of the two nested stacks compared.
+// ndSide is one of the two nested stacks compared: an sdSide (its name,
+// clock, store, router and the errors reported, served recorded; its m
+// unused) with the middlewares of its layers.
 type ndSide struct {
-	name  string
-	clock *algotest.Clock
-	store algorithms.Store
-	ms    []*middleware.Middleware
-	h     http.Handler
-
-	mu      sync.Mutex
-	errs    []string
+	sdSide
+	ms      []*middleware.Middleware
 	entered []int // how many times the request entered each layer
-}
-
-func (s *ndSide) takeErrs() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.errs
-	s.errs = nil
-	return e
-}
-
-// do serves q through the side's router (recorded), as sdSide.do does.
-func (s *ndSide) do(t *testing.T, q sdReq) sdResp {
-	t.Helper()
-	return (&sdSide{name: s.name, h: s.h}).do(t, q)
 }
 
 // ndRouter wires the middlewares of a side as users nest them. chi: the
@@ -179,20 +157,6 @@ func ndBuild(layers [][]sdPol, share bool) ([][]*policy.Policy, error) {
 	return out, nil
 }
 
-// ndDenyCacheStore returns a Redis store with a deny cache, on a
-// redis-server of t's own, reading clock.
-func ndDenyCacheStore(t *testing.T, clock algorithms.Clock) algorithms.Store {
-	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
-	t.Cleanup(func() { rdb.Close() })
-	rs, err := redisstore.New(rdb, redisstore.WithClock(clock), redisstore.WithDenyCache(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rs.Close() })
-	return rs
-}
-
 // ndCover counts what the nested traces went through.
 type ndCover struct {
 	traces, steps, requests, reloads, reloadsAll, configs, setLimits, peeks, resets int
@@ -232,9 +196,12 @@ func runNestedDiff(t *testing.T, seed uint64, idx, steps int, cov *ndCover) stri
 	t0 := time.Unix(1_700_000_040, 0).Add(time.Duration(rng.Int64N(int64(time.Minute))))
 	var sides [2]*ndSide
 	for i, name := range []string{"memory", "redis"} {
-		s := &ndSide{name: name, clock: algotest.NewClock(t0)}
-		if name == "redis" && tr.deny {
-			s.store = ndDenyCacheStore(t, s.clock)
+		s := &ndSide{sdSide: sdSide{name: name, clock: algotest.NewClock(t0)}}
+		if name == "redis" {
+			// On a redis-server of the trace's own, under the default prefix.
+			var done func()
+			s.store, done = sdRedisStore(t, redistest.New(t), s.clock, redisstore.DefaultPrefix, tr.deny)
+			defer done()
 		} else {
 			s.store = storetest.New(t, name, s.clock)
 		}
@@ -243,22 +210,7 @@ func runNestedDiff(t *testing.T, seed uint64, idx, steps int, cov *ndCover) stri
 			t.Fatal(err)
 		}
 		for l := range tr.layers {
-			opts := []middleware.Option{
-				middleware.WithClock(s.clock),
-				middleware.WithHeaders(tr.profiles[l]),
-				middleware.WithErrorHandler(func(_ *http.Request, err error) {
-					s.mu.Lock()
-					s.errs = append(s.errs, fmt.Sprintf("layer %d: %v", l, err))
-					s.mu.Unlock()
-				}),
-				middleware.WithWait(sdWait(s.clock, tr.hold)),
-			}
-			if tr.pk {
-				opts = append(opts, middleware.WithPartitionKey([]byte("storediff-secret-0123456789")))
-			}
-			if tr.shadow[l] {
-				opts = append(opts, middleware.WithShadow(nil))
-			}
+			opts := s.options(tr.profiles[l], fmt.Sprintf("layer %d: ", l), tr.hold, tr.pk, tr.shadow[l])
 			m, err := middleware.New(s.store, built[l], opts...)
 			if err != nil {
 				t.Fatal(err)
@@ -536,26 +488,7 @@ func TestStoreDifferentialNested(t *testing.T) {
 	if testing.Short() {
 		traces, steps = 6, 120
 	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("NESTDIFF_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if s := os.Getenv("NESTDIFF_TRACES"); s != "" {
-		var err error
-		if traces, err = strconv.Atoi(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	only := -1
-	if s := os.Getenv("NESTDIFF_TRACE"); s != "" {
-		var err error
-		if only, err = strconv.Atoi(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seed, traces, only := sdReplayEnv(t, "NESTDIFF", traces)
 	cov := &ndCover{profiles: map[string]int{}, routers: map[string]int{}}
 	start := time.Now()
 	// A seed whose traces miss a rare event runs more traces, up to twice

@@ -269,6 +269,30 @@ func (s *sdSide) takeErrs() []string {
 	return e
 }
 
+// options returns the options of a middleware of s: its clock, the
+// profile, an error handler keeping each error reported (after tag) for
+// takeErrs, the leaky_queue hold (sdWait: on its clock when hold), a
+// partition key when pk, shadow mode when shadow.
+func (s *sdSide) options(prof middleware.Profile, tag string, hold, pk, shadow bool) []middleware.Option {
+	opts := []middleware.Option{
+		middleware.WithClock(s.clock),
+		middleware.WithHeaders(prof),
+		middleware.WithErrorHandler(func(_ *http.Request, err error) {
+			s.mu.Lock()
+			s.errs = append(s.errs, tag+err.Error())
+			s.mu.Unlock()
+		}),
+		middleware.WithWait(sdWait(s.clock, hold)),
+	}
+	if pk {
+		opts = append(opts, middleware.WithPartitionKey([]byte("storediff-secret-0123456789")))
+	}
+	if shadow {
+		opts = append(opts, middleware.WithShadow(nil))
+	}
+	return opts
+}
+
 // sdHandler answers with the status X-Status asks for: "" is 200 with a
 // body, "none" writes nothing (net/http sends 200 once it returns).
 var sdHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -618,23 +642,7 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover, srv *
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := []middleware.Option{
-			middleware.WithClock(s.clock),
-			middleware.WithHeaders(tr.profile),
-			middleware.WithErrorHandler(func(_ *http.Request, err error) {
-				s.mu.Lock()
-				s.errs = append(s.errs, err.Error())
-				s.mu.Unlock()
-			}),
-		}
-		opts = append(opts, middleware.WithWait(sdWait(s.clock, tr.hold)))
-		if tr.pk {
-			opts = append(opts, middleware.WithPartitionKey([]byte("storediff-secret-0123456789")))
-		}
-		if tr.shadow {
-			opts = append(opts, middleware.WithShadow(nil))
-		}
-		s.m, err = middleware.New(s.store, ps, opts...)
+		s.m, err = middleware.New(s.store, ps, s.options(tr.profile, "", tr.hold, tr.pk, tr.shadow)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -906,23 +914,30 @@ func runStoreDiff(t *testing.T, seed uint64, idx, steps int, cov *sdCover, srv *
 }
 
 // sdRedisStore returns a Redis store on the redis-server srv reading
-// clock, under prefix (the trace's own), with a deny cache when deny. The
-// client is closed when the trace ends (done).
+// clock, under prefix (the trace's own on a server traces share), with a
+// deny cache when deny. The client is closed when the trace ends (done).
 func sdRedisStore(t *testing.T, srv *redistest.Server, clock algorithms.Clock, prefix string, deny bool) (algorithms.Store, func()) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	return sdStoreOn(t, redis.NewClient(&redis.Options{Addr: srv.Addr}), clock, prefix, deny)
+}
+
+// sdStoreOn returns a Redis store on client reading clock, under prefix,
+// with a deny cache when deny, and done, which closes the store and the
+// client (closed at once when the store cannot be made).
+func sdStoreOn(t *testing.T, client redis.UniversalClient, clock algorithms.Clock, prefix string, deny bool) (algorithms.Store, func()) {
+	t.Helper()
 	opts := []redisstore.Option{redisstore.WithClock(clock), redisstore.WithPrefix(prefix)}
 	if deny {
 		opts = append(opts, redisstore.WithDenyCache(1000))
 	}
-	rs, err := redisstore.New(rdb, opts...)
+	rs, err := redisstore.New(client, opts...)
 	if err != nil {
-		rdb.Close()
+		client.Close()
 		t.Fatal(err)
 	}
 	return rs, func() {
 		rs.Close()
-		rdb.Close()
+		client.Close()
 	}
 }
 
@@ -1084,23 +1099,7 @@ func TestStoreDifferentialHTTP(t *testing.T) {
 	if testing.Short() {
 		traces, steps = 6, 150
 	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("STOREDIFF_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if s := os.Getenv("STOREDIFF_TRACES"); s != "" { // a longer search
-		var err error
-		if traces, err = strconv.Atoi(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	only := -1
-	if s := os.Getenv("STOREDIFF_TRACE"); s != "" {
-		only, _ = strconv.Atoi(s)
-	}
+	seed, traces, only := sdReplayEnv(t, "STOREDIFF", traces)
 	cov := &sdCover{kinds: map[string]int{}, profiles: map[string]int{}, routers: map[string]int{}}
 	start := time.Now()
 	cl := redistest.NewCluster(t) // one for every trace, as srv, each under a prefix of its own
@@ -1124,6 +1123,33 @@ func TestStoreDifferentialHTTP(t *testing.T) {
 	if short := sdShort(cov); checked && short != "" {
 		t.Error(short)
 	}
+}
+
+// sdReplayEnv reads a differential's replay settings from the
+// environment: the seed (<name>_SEED, else the time), how many traces to
+// run (<name>_TRACES, a longer search; else traces) and the one trace to
+// replay (<name>_TRACE, else -1 for all). A value that is no number fails
+// t.
+func sdReplayEnv(t *testing.T, name string, traces int) (seed uint64, n, only int) {
+	t.Helper()
+	seed, n, only = uint64(time.Now().UnixNano()), traces, -1
+	var err error
+	if s := os.Getenv(name + "_SEED"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s_SEED: %v", name, err)
+		}
+	}
+	if s := os.Getenv(name + "_TRACES"); s != "" {
+		if n, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("%s_TRACES: %v", name, err)
+		}
+	}
+	if s := os.Getenv(name + "_TRACE"); s != "" {
+		if only, err = strconv.Atoi(s); err != nil {
+			t.Fatalf("%s_TRACE: %v", name, err)
+		}
+	}
+	return seed, n, only
 }
 
 // sdShort reports what the traces run so far did not reach of what they
