@@ -36,15 +36,17 @@ func checkAdvice(t *testing.T, doc string) []string {
 
 // TestCheckAdviceSlidingLogSize: check advises on a sliding_log's memory
 // past maxLogLimit (10000 per window), not at it, giving a full key's log
-// at 8 bytes a timestamp, in KB of 1024 bytes.
+// as the in-memory store keeps it, in KB of 1024 bytes: 16 bytes an
+// accepted instant (its time and its count, algorithms.slidingLog), up to
+// limit of them. It gave 8 bytes a timestamp, half the store's figure.
 func TestCheckAdviceSlidingLogSize(t *testing.T) {
 	for _, tc := range []struct {
 		limit int
 		want  string
 	}{
 		{10000, ""},
-		{10001, "up to 10001 per key (about 78 KB)"},
-		{12800, "up to 12800 per key (about 100 KB)"},
+		{10001, "up to 10001 per key (about 156 KB)"},
+		{12800, "up to 12800 per key (about 200 KB)"},
 	} {
 		doc := fmt.Sprintf("policies:\n  - {name: log, limit: %d, window: 1h, algorithm: sliding_log, key: ip}\n", tc.limit)
 		advice := checkAdvice(t, doc)

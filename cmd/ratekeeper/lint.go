@@ -42,7 +42,9 @@ func lint(cfg *policy.Config) []string {
 			warn("sliding_buckets with buckets: 1 is a fixed window: it admits up to %d requests in a moment across a window boundary (2 x limit); more buckets spread it over window/buckets, and sliding_window has none", 2*s.Limit)
 		}
 		if s.Algorithm == algorithms.SlidingLog && s.Limit > maxLogLimit {
-			warn("sliding_log keeps one timestamp per admitted request: up to %d per key (about %d KB); sliding_window or sliding_buckets bound it", s.Limit, s.Limit*8/1024)
+			// The in-memory store keeps 16 bytes per accepted instant
+			// (its time and its count), up to Limit of them.
+			warn("sliding_log keeps one timestamp per admitted request: up to %d per key (about %d KB); sliding_window or sliding_buckets bound it", s.Limit, s.Limit*16/1024)
 		}
 		if s.Algorithm == algorithms.LeakyQueue && s.MaxDelay == 0 {
 			// delay <= MaxDelay (DESIGN): 0 admits only a request whose slot is due.
