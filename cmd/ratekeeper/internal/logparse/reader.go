@@ -132,6 +132,7 @@ type Reader struct {
 	damage  error
 	w3c     w3cState
 	parts   [2]part // lines a container runtime split, by stream
+	long    []byte  // a line longer than what the buffer holds after a hole (see readLine)
 }
 
 // NewReader returns a Reader of the log r, named name in reports. A gzip
@@ -288,15 +289,7 @@ func (r *Reader) Next() (Entry, error) {
 		return e, io.EOF
 	}
 	for {
-		raw, err := r.br.ReadSlice('\n')
-		tooLong := false
-		if errors.Is(err, bufio.ErrBufferFull) {
-			tooLong = true
-			raw = bytes.Clone(raw[:120]) // the start, for the sample
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.br.ReadSlice('\n')
-			}
-		}
+		raw, tooLong, err := r.readLine()
 		if err != nil && err != io.EOF && r.gz && gzipDamage(err) {
 			if len(raw) > 0 {
 				r.line++
@@ -386,6 +379,41 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		return e, nil
 	}
+}
+
+// readLine reads the next line with its end (LF or CRLF; none at the end
+// of the log). NUL bytes before a line are no part of it: a hole, the
+// start of a log that logrotate's copytruncate emptied under a writer that
+// does not append (it writes on at its offset: the file has as many NUL
+// bytes as it had before, then the writer's next line), or left by a
+// crash. A line longer than the buffer is read to its end and returned as
+// its first 120 bytes, with tooLong.
+func (r *Reader) readLine() (raw []byte, tooLong bool, err error) {
+	raw, err = r.br.ReadSlice('\n')
+	if len(raw) == 0 || raw[0] != 0 && !errors.Is(err, bufio.ErrBufferFull) {
+		return raw, false, err
+	}
+	// A hole, a buffer of NUL bytes at a time, then the line after it.
+	raw = bytes.TrimLeft(raw, "\x00")
+	for len(raw) == 0 && errors.Is(err, bufio.ErrBufferFull) {
+		raw, err = r.br.ReadSlice('\n')
+		raw = bytes.TrimLeft(raw, "\x00")
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return raw, false, err
+	}
+	// The line goes on past the buffer: kept while it may fit.
+	r.long = append(r.long[:0], raw...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		raw, err = r.br.ReadSlice('\n')
+		if len(r.long) <= bufSize {
+			r.long = append(r.long, raw...)
+		}
+	}
+	if len(r.long) > bufSize {
+		return bytes.Clone(r.long[:120]), true, err // the start, for the sample
+	}
+	return r.long, false, err
 }
 
 // damaged records that the compressed log ends early (err) after the
