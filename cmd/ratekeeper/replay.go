@@ -351,7 +351,13 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 		return nil, in, fmt.Errorf("no parseable line in %d line(s) of %s%s", in.Lines, strings.Join(names, ", "), why.String())
 	}
 	rep, err := eng.Finish()
-	return rep, in, err
+	if err != nil {
+		return nil, in, err
+	}
+	for _, w := range eng.LogGaps() {
+		m.warn(w)
+	}
+	return rep, in, nil
 }
 
 // logsSize returns the bytes of srcs to read, for progress: -1 (unknown)

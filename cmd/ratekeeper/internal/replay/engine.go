@@ -71,6 +71,8 @@ type Engine struct {
 	released time.Time
 	late     int64
 	lateMax  time.Duration // the most a late line was behind the newest line before it
+
+	gaps logGaps // the key parts the log gives (see LogGaps)
 }
 
 // clock is the simulated clock: the time of the entry being replayed.
@@ -111,6 +113,7 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.req.init(route)
+	e.gaps = newLogGaps(cfg.Definitions)
 	set, err := policy.NewSet(cfg.Policies)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
@@ -133,6 +136,7 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 // Options.Reorder out of time order are held back and replayed in time
 // order; older ones are replayed at once, late.
 func (e *Engine) Add(en *logparse.Entry) error {
+	e.gaps.see(en)
 	if e.first.IsZero() || en.Time.Before(e.first) {
 		e.first = en.Time
 	}
@@ -242,6 +246,9 @@ func (e *Engine) decide(en *logparse.Entry) error {
 		return nil
 	}
 	e.requests++
+	for m := mask; m != 0; m &= m - 1 {
+		e.pols[bits.TrailingZeros64(m)].matched++
+	}
 	t := en.Time.UnixNano()
 	if err := e.set.Prepare(r, mask, &e.res); err != nil {
 		var ke *policy.KeyError
@@ -541,6 +548,7 @@ type polStats struct {
 	def    policy.Definition
 
 	requests, rejected, noKey, skipped, delayed int64
+	matched                                     int64  // the requests it applied to, a key found or not, decided or not (another policy refused first)
 	noKeyWhy                                    string // the first request's key error
 
 	routes   map[string]string // route patterns by their digest, for displayKey
