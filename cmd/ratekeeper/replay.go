@@ -45,9 +45,12 @@ decompress them first); "-" is standard input, named "stdin" in the report
 Several logs (rotated files, or the logs of several servers) are merged
 into one replay in time order. Lines a little out of time order (servers
 write a line when the request ends) are replayed in time order
-(--reorder); lines further out are replayed late and counted. Malformed
-lines are counted and sampled, not fatal; a compressed log that ends
-early (truncated) is replayed up to where it ends, with a warning.
+(--reorder); lines further out are replayed late and counted, a run of
+them further behind (logs joined end to end: cat a.log b.log) apart, as a
+log of its own: name each log on the command line instead, to have them
+merged. Malformed lines are counted and sampled, not fatal; a compressed
+log that ends early (truncated) is replayed up to where it ends, with a
+warning.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed

@@ -40,7 +40,8 @@ type Options struct {
 	// read so far for the line still to be replayed in time order
 	// (servers write a request's line when it ends, stamped with its
 	// start). 0 means one minute; a negative value replays lines as
-	// logged. Older lines are replayed late and counted (Report.Late).
+	// logged. Older lines are replayed late and counted (Report.Late); a
+	// run of them further behind is decided apart, as a log of its own.
 	Reorder time.Duration
 }
 
@@ -73,7 +74,24 @@ type Engine struct {
 	lateMax  time.Duration // the most a late line was behind the newest line before it
 
 	gaps logGaps // the key parts the log gives (see LogGaps)
+
+	// The runs of late lines, each decided in a store of its own (see
+	// lateRun).
+	runs []*run
 }
+
+// A run is a run of late lines, in time order, decided in a store of its
+// own: the logs joined end to end that it comes from (cat of two servers'
+// logs, zcat of rotated logs in a glob's order) had it after later lines.
+type run struct {
+	store *algorithms.MemoryStore
+	clock *clock
+	last  time.Time // its newest line
+}
+
+// maxRuns bounds the runs of late lines; a late line that fits none when
+// there are that many is decided with the lines in time order.
+const maxRuns = 64
 
 // clock is the simulated clock: the time of the entry being replayed.
 type clock struct{ t time.Time }
@@ -134,7 +152,7 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 
 // Add replays one request at its logged time. Lines up to
 // Options.Reorder out of time order are held back and replayed in time
-// order; older ones are replayed at once, late.
+// order; older ones are replayed at once, late (see lateRun).
 func (e *Engine) Add(en *logparse.Entry) error {
 	e.gaps.see(en)
 	if e.first.IsZero() || en.Time.Before(e.first) {
@@ -147,6 +165,12 @@ func (e *Engine) Add(en *logparse.Entry) error {
 		if en.Time.Before(e.released) {
 			e.late++
 			e.lateMax = max(e.lateMax, e.last.Sub(en.Time))
+			if r, err := e.lateRun(en.Time); err != nil || r != nil {
+				if err != nil {
+					return err
+				}
+				return e.decideIn(en, r.store, r.clock)
+			}
 		} else {
 			e.released = en.Time
 		}
@@ -231,6 +255,50 @@ func (e *Engine) release(until time.Time) error {
 	return nil
 }
 
+// lateRun returns the run of late lines a line at t, older than the last
+// line replayed, is decided in, or nil for the lines in time order. A
+// store decides a request older than the newest it has seen of its key at
+// that newest instant (time never goes back for a key): a line a little
+// late is decided so with the lines in time order, and a run of lines far
+// behind them, one at a time, would pile up at its keys' newest instants,
+// every request of a key past its limit denied however spread out the run.
+// So a line more than the reorder window behind (one minute with
+// reordering off) every line replayed is decided in the run, of those it
+// is no further behind, whose newest line is newest; a new one if there is
+// none.
+func (e *Engine) lateRun(t time.Time) (*run, error) {
+	tol := e.opts.Reorder
+	if tol < 0 {
+		tol = time.Minute
+	}
+	reach := t.Add(tol)
+	if !e.released.After(reach) {
+		return nil, nil
+	}
+	var best *run
+	for _, r := range e.runs {
+		if !r.last.After(reach) && (best == nil || r.last.After(best.last)) {
+			best = r
+		}
+	}
+	if best == nil {
+		if len(e.runs) == maxRuns {
+			return nil, nil
+		}
+		clk := &clock{}
+		store, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		best = &run{store: store, clock: clk}
+		e.runs = append(e.runs, best)
+	}
+	if t.After(best.last) {
+		best.last = t
+	}
+	return best, nil
+}
+
 // flush replays every held line.
 func (e *Engine) flush() error {
 	return e.release(e.last)
@@ -238,7 +306,13 @@ func (e *Engine) flush() error {
 
 // decide replays one request at its logged time.
 func (e *Engine) decide(en *logparse.Entry) error {
-	e.clock.t = en.Time
+	return e.decideIn(en, e.store, e.clock)
+}
+
+// decideIn replays one request at its logged time in store, whose clock
+// is clk.
+func (e *Engine) decideIn(en *logparse.Entry, store *algorithms.MemoryStore, clk *clock) error {
+	clk.t = en.Time
 	r := e.req.build(en)
 	mask := e.set.Match(r)
 	if mask == 0 {
@@ -266,7 +340,7 @@ func (e *Engine) decide(en *logparse.Entry) error {
 	for skipped := e.res.SkippedMask(); skipped != 0; skipped &= skipped - 1 {
 		e.pols[bits.TrailingZeros64(skipped)].skipped++
 	}
-	if err := e.res.Take(context.Background(), e.store); err != nil {
+	if err := e.res.Take(context.Background(), store); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	if !e.res.Allowed() {
@@ -295,7 +369,7 @@ func (e *Engine) decide(en *logparse.Entry) error {
 		d := e.res.Decision(i)
 		ps.add(t, e.res.Key(i), d, uncounted&(1<<i) != 0)
 	}
-	if err := e.res.GiveBack(context.Background(), e.store, 0, uncounted); err != nil {
+	if err := e.res.GiveBack(context.Background(), store, 0, uncounted); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	return nil

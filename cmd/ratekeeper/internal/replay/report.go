@@ -19,7 +19,8 @@ type Report struct {
 	// no policy applied to.
 	Requests, Rejected, NoKey, Unmatched int64
 	// Late counts the requests logged further out of time order than
-	// Reorder (Options.Reorder): replayed after requests later than them.
+	// Reorder (Options.Reorder): replayed after requests later than them
+	// (a run of them further behind decided apart, as a log of its own).
 	Late int64
 	// LateMax is the most a late request was logged behind the newest one
 	// before it: a Reorder above it would have replayed every one in order.
@@ -84,6 +85,9 @@ func (e *Engine) Finish() (*Report, error) {
 	}
 	rep := &Report{First: e.first, Last: e.last, Requests: e.requests, Rejected: e.rejected, NoKey: e.noKey, Unmatched: e.unmatched, Late: e.late, LateMax: e.lateMax, Reorder: max(e.opts.Reorder, 0)}
 	e.store.Close()
+	for _, r := range e.runs {
+		r.store.Close()
+	}
 	tl := newTimeline(e.first, e.last, e.opts.Bins)
 	rep.BinStart, rep.Bin = tl.Start(), time.Duration(tl.bin)
 	var trials []*trialRun

@@ -48,8 +48,10 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 	}
 	if r.Late > 0 {
 		fmt.Fprintf(&b, "  %d requests logged out of time order by more than the reorder window (%s), by up to %s:\n"+
-			"  replayed late, after later ones (a --reorder above %s replays them in order; hours or days\n"+
-			"  behind point rather to a line logged far ahead of the rest, by a wrong clock)\n", r.Late, r.Reorder, r.LateMax, r.LateMax)
+			"  replayed late, after later ones, and each run of them further behind apart from the rest, as a\n"+
+			"  log of its own (logs joined end to end, by cat or by zcat access.log.*.gz, whose glob puts .10\n"+
+			"  before .2, are merged in time order when named each on the command line; a --reorder above %s\n"+
+			"  replays them in order; hours or days behind may also be a line logged far ahead, by a wrong clock)\n", r.Late, r.Reorder, r.LateMax, r.LateMax)
 	}
 	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected by a limit (%s), %d more refused for want of a key (400/403), %d matched no policy\n",
 		r.Requests, r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)

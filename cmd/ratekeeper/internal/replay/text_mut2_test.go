@@ -38,8 +38,10 @@ func TestWriteTextHeader(t *testing.T) {
 	out = text(two, Input{Files: []string{"a"}, Lines: 1, Entries: 1})
 	for _, want := range []string{
 		"  1 requests logged out of time order by more than the reorder window (1m0s), by up to 2m0s:\n" +
-			"  replayed late, after later ones (a --reorder above 2m0s replays them in order; hours or days\n" +
-			"  behind point rather to a line logged far ahead of the rest, by a wrong clock)\n",
+			"  replayed late, after later ones, and each run of them further behind apart from the rest, as a\n" +
+			"  log of its own (logs joined end to end, by cat or by zcat access.log.*.gz, whose glob puts .10\n" +
+			"  before .2, are merged in time order when named each on the command line; a --reorder above 2m0s\n" +
+			"  replays them in order; hours or days behind may also be a line logged far ahead, by a wrong clock)\n",
 		"all or nothing",
 		"\n  from 2024-01-01T00:00:00Z to 2024-01-01T00:00:00Z (0s)\n",
 	} {
