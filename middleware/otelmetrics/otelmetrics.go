@@ -28,8 +28,10 @@
 //	                                     failed (failing open or closed), counts only
 //	                                     in ratekeeper.errors
 //	ratekeeper.errors{policy,kind}       counter ({error}): kind "store" (a request whose
-//	                                     store call failed, or that the circuit breaker
-//	                                     kept from the store: each evaluated policy; not a
+//	                                     store call failed, answered with decisions the
+//	                                     middleware refused, such as a Delay their policy
+//	                                     cannot give, or that the circuit breaker kept
+//	                                     from the store: each evaluated policy; not a
 //	                                     failed refund or give-back, which only
 //	                                     Stats.StoreErrors counts, nor a request whose
 //	                                     context ended first, shadowed or not), "key" (no

@@ -17,8 +17,10 @@
 //	                                           (failing open or closed), counts only in
 //	                                           errors_total
 //	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a request whose store
-//	                                           call failed, or that the circuit breaker kept
-//	                                           from the store: each evaluated policy; not a
+//	                                           call failed, answered with decisions the
+//	                                           middleware refused, such as a Delay their
+//	                                           policy cannot give, or that the circuit breaker
+//	                                           kept from the store: each evaluated policy; not a
 //	                                           failed refund or give-back, which only
 //	                                           Stats.StoreErrors counts, nor a request whose
 //	                                           context ended first, shadowed or not), "key"

@@ -229,10 +229,12 @@ func (ps *Policies[P]) Remove(name string) {
 //     the CostError names (its Policy and Others), and nothing more, but for
 //     a shadowed store failure (ShadowDenied with another error), counted
 //     as below;
-//   - a failed store call (the fallback store decided, or no decision was
-//     taken and Result.Err is set, the request not abandoned) counts
-//     ErrStore under each evaluated policy. Abandoned here is reported
-//     Abandoned, or ShadowDenied with its context ended: shadow mode
+//   - a failed store call (the fallback store decided, or Result.Err is
+//     set without it: no decision was taken, or the middleware refused
+//     the decisions taken, such as a Delay their policy cannot give; the
+//     request not abandoned) counts ErrStore under each evaluated policy;
+//     decisions the middleware refused count no outcome. Abandoned here
+//     is reported Abandoned, or ShadowDenied with its context ended: shadow mode
 //     serves the request the middleware would otherwise report Abandoned
 //     (it tells them apart by the context, as the middleware does); the
 //     call ended with the request's context, not by a fault of the
@@ -271,13 +273,19 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 			return
 		}
 	}
-	storeErr := res.Fallback || !res.Taken() && res.Err != nil && e.Outcome != middleware.Abandoned
+	// The store call failed: with no decision, or with decisions the
+	// middleware refused (a Delay their policy cannot give), which
+	// decided nothing. Err is also set when the fallback store decided:
+	// its decisions count.
+	failed := res.Err != nil && !res.Fallback
+	storeErr := res.Fallback || failed && e.Outcome != middleware.Abandoned
+	decided := res.Taken() && !failed
 	for i := 0; i < res.Len(); i++ {
 		c := ps.Get(res.Policy(i).Name())
 		if storeErr {
 			add(c, ErrStore)
 		}
-		if !res.Taken() {
+		if !decided {
 			continue
 		}
 		switch e.Outcome {
