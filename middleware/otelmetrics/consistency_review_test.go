@@ -227,6 +227,8 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	// The scenario reached what it is meant to compare.
 	for _, s := range []string{
 		"ratekeeper_requests_total{outcome=shadow_denied,policy=shadowed} 1",
+		"ratekeeper_requests_total{outcome=abandoned,policy=per-ip} 1",
+		"ratekeeper_requests_total{outcome=abandoned,policy=shadowed} 0",
 		"ratekeeper_errors_total{kind=cost,policy=costly} 1",
 		"ratekeeper_errors_total{kind=key,policy=per-user} 1",
 		"ratekeeper_errors_total{kind=store,policy=open} 1",

@@ -77,6 +77,7 @@ func Example() {
 	// ratekeeper.configured_limit policy=per-ip: 2
 	// ratekeeper.decision.duration: 3 decisions
 	// ratekeeper.effective_limit policy=per-ip: 2
+	// ratekeeper.requests policy=per-ip outcome=abandoned: 0
 	// ratekeeper.requests policy=per-ip outcome=allowed: 2
 	// ratekeeper.requests policy=per-ip outcome=denied: 1
 	// ratekeeper.requests policy=per-ip outcome=shadow_denied: 0

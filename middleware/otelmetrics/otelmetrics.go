@@ -22,9 +22,16 @@
 //
 //	ratekeeper.requests{policy,outcome}  counter ({request}): outcome "allowed" (each
 //	                                     evaluated policy of a request its decisions
-//	                                     admitted), "denied" and "shadow_denied" (each
-//	                                     policy that denied it); a request let through
-//	                                     or refused without a decision, as the store
+//	                                     admitted and that was passed on, a held one
+//	                                     when its leaky_queue hold ended), "denied" and
+//	                                     "shadow_denied" (each policy that denied it),
+//	                                     "abandoned" (each evaluated policy of a request
+//	                                     not served, its context over: its client gone
+//	                                     before the decision or during the hold, or its
+//	                                     deadline sooner than the end of its Delay, a
+//	                                     503; shadow mode serves such a request and
+//	                                     counts it nowhere); a request let through or
+//	                                     refused without a decision, as the store
 //	                                     failed (failing open or closed), counts only
 //	                                     in ratekeeper.errors
 //	ratekeeper.errors{policy,kind}       counter ({error}): kind "store" (a request whose
@@ -274,7 +281,7 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	ob.policies = metricset.NewPolicies(ob.newPerPolicy)
 	var err error
 	if ob.requests, err = meter.Int64Counter("ratekeeper.requests", metric.WithUnit("{request}"),
-		metric.WithDescription("Requests decided, per policy and outcome (allowed, denied, shadow_denied).")); err != nil {
+		metric.WithDescription("Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).")); err != nil {
 		return nil, fmt.Errorf("otelmetrics: ratekeeper.requests: %w", err)
 	}
 	if ob.errs, err = meter.Int64Counter("ratekeeper.errors", metric.WithUnit("{error}"),

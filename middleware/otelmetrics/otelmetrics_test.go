@@ -267,6 +267,8 @@ func TestMetrics(t *testing.T) {
 		"ratekeeper.failure_state{state=fallback} 0",
 		"ratekeeper.failure_state{state=healthy} 1",
 		"ratekeeper.failure_state{state=open} 0",
+		"ratekeeper.requests{outcome=abandoned,policy=per-ip} 0",
+		"ratekeeper.requests{outcome=abandoned,policy=per-user} 0",
 		"ratekeeper.requests{outcome=allowed,policy=per-ip} 4",
 		"ratekeeper.requests{outcome=allowed,policy=per-user} 4",
 		"ratekeeper.requests{outcome=denied,policy=per-ip} 2",
@@ -295,7 +297,7 @@ func TestMetrics(t *testing.T) {
 // histogram one decision): allowed and the denials in requests, a missing
 // key, a cost out of range and a store failure (open, closed, or shadowed)
 // in errors, and an abandoned request (its client gone before the
-// decision) in neither.
+// decision) in requests as outcome abandoned, not in errors.
 func TestOutcomesCounted(t *testing.T) {
 	costly := func(name string) *policy.Policy {
 		return policy.Must(policy.New(name, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}, user,
@@ -338,7 +340,8 @@ func TestOutcomesCounted(t *testing.T) {
 			want: "ratekeeper.errors{kind=store,policy=p} 1"},
 		{name: "shadowed store failure", down: true, opts: []middleware.Option{middleware.WithShadow(nil), middleware.OnStoreError(middleware.FailClosed(time.Second))}, outcome: middleware.ShadowDenied, status: 200,
 			want: "ratekeeper.errors{kind=store,policy=p} 1"},
-		{name: "abandoned", ctx: gone, outcome: middleware.Abandoned, status: 503, want: ""},
+		{name: "abandoned", ctx: gone, outcome: middleware.Abandoned, status: 503,
+			want: "ratekeeper.requests{outcome=abandoned,policy=p} 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obs, reader := newObserver(t)

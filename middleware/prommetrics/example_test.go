@@ -43,6 +43,7 @@ func Example() {
 	}
 	// Output:
 	// ratekeeper_effective_limit{policy="per-ip"} 2
+	// ratekeeper_requests_total{outcome="abandoned",policy="per-ip"} 0
 	// ratekeeper_requests_total{outcome="allowed",policy="per-ip"} 2
 	// ratekeeper_requests_total{outcome="denied",policy="per-ip"} 1
 	// ratekeeper_requests_total{outcome="shadow_denied",policy="per-ip"} 0

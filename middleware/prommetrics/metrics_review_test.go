@@ -25,8 +25,9 @@ func TestSeriesAtZeroOnceReported(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	middleware.MustNew(mem, []*policy.Policy{fixed("per-ip", 3, remote)}, middleware.WithObserver(metrics))
 	want := `
-# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).
 # TYPE ratekeeper_requests_total counter
+ratekeeper_requests_total{outcome="abandoned",policy="per-ip"} 0
 ratekeeper_requests_total{outcome="allowed",policy="per-ip"} 0
 ratekeeper_requests_total{outcome="denied",policy="per-ip"} 0
 ratekeeper_requests_total{outcome="shadow_denied",policy="per-ip"} 0
@@ -67,9 +68,9 @@ func TestNoClientKeyInLabels(t *testing.T) {
 			}
 		}
 	}
-	// requests 3, errors 3, histogram 1, failure_state 4, limits 2.
-	if series != 13 {
-		t.Errorf("%d series after 50 clients, want 13", series)
+	// requests 4, errors 3, histogram 1, failure_state 4, limits 2.
+	if series != 14 {
+		t.Errorf("%d series after 50 clients, want 14", series)
 	}
 	if got := testutil.ToFloat64(metrics.ErrorCounter("per-user", "key")); got != 0 {
 		t.Errorf("errors{key} = %v, want 0", got)
@@ -122,8 +123,10 @@ func TestConcurrentRequestsReloadsAndScrapes(t *testing.T) {
 	})
 	hangguard.Run(t, time.Minute, "requests, reloads, transitions and scrapes", wg.Wait)
 	want := `
-# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).
 # TYPE ratekeeper_requests_total counter
+ratekeeper_requests_total{outcome="abandoned",policy="flapping"} 0
+ratekeeper_requests_total{outcome="abandoned",policy="kept"} 0
 ratekeeper_requests_total{outcome="allowed",policy="flapping"} 0
 ratekeeper_requests_total{outcome="allowed",policy="kept"} 800
 ratekeeper_requests_total{outcome="denied",policy="flapping"} 0
@@ -214,8 +217,9 @@ func TestBreakerOpenIsAStoreError(t *testing.T) {
 		t.Errorf("errors{p,store} = %v, want 2", got)
 	}
 	want := `
-# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).
 # TYPE ratekeeper_requests_total counter
+ratekeeper_requests_total{outcome="abandoned",policy="p"} 0
 ratekeeper_requests_total{outcome="allowed",policy="p"} 0
 ratekeeper_requests_total{outcome="denied",policy="p"} 0
 ratekeeper_requests_total{outcome="shadow_denied",policy="p"} 0

@@ -29,7 +29,8 @@ func (s ctxStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algor
 // counted as the package doc says: a cost out of range is errors{cost}
 // and nothing else; a store failure failing closed is errors{store} for
 // each policy; a request whose client went away before the decision
-// (Abandoned) is neither a store error nor a decision.
+// (Abandoned) is neither a store error nor a decision: it counts as
+// outcome "abandoned".
 func TestOutcomesCounted(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	store := ctxStore{&switchable{Store: mem}}
@@ -65,8 +66,9 @@ func TestOutcomesCounted(t *testing.T) {
 		t.Errorf("failed closed: %d, want 503", code)
 	}
 	want := `
-# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).
 # TYPE ratekeeper_requests_total counter
+ratekeeper_requests_total{outcome="abandoned",policy="costly"} 1
 ratekeeper_requests_total{outcome="allowed",policy="costly"} 1
 ratekeeper_requests_total{outcome="denied",policy="costly"} 0
 ratekeeper_requests_total{outcome="shadow_denied",policy="costly"} 0

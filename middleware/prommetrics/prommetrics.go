@@ -10,12 +10,19 @@
 // The metrics, with the default namespace "ratekeeper":
 //
 //	ratekeeper_requests_total{policy,outcome}  counter: outcome "allowed" (each evaluated
-//	                                           policy of a request its decisions admitted),
-//	                                           "denied" and "shadow_denied" (each policy that
-//	                                           denied it); a request let through or refused
-//	                                           without a decision, as the store failed
-//	                                           (failing open or closed), counts only in
-//	                                           errors_total
+//	                                           policy of a request its decisions admitted
+//	                                           and that was passed on, a held one when its
+//	                                           leaky_queue hold ended), "denied" and
+//	                                           "shadow_denied" (each policy that denied it),
+//	                                           "abandoned" (each evaluated policy of a request
+//	                                           not served, its context over: its client gone
+//	                                           before the decision or during the hold, or its
+//	                                           deadline sooner than the end of its Delay, a
+//	                                           503; shadow mode serves such a request and
+//	                                           counts it nowhere); a request let through or
+//	                                           refused without a decision, as the store
+//	                                           failed (failing open or closed), counts only
+//	                                           in errors_total
 //	ratekeeper_errors_total{policy,kind}       counter: kind "store" (a request whose store
 //	                                           call failed, answered with decisions the
 //	                                           middleware refused, such as a Delay their
@@ -194,7 +201,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	}
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "requests_total",
-			Help: "Requests decided, per policy and outcome (allowed, denied, shadow_denied).", ConstLabels: o.labels},
+			Help: "Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).", ConstLabels: o.labels},
 			[]string{"policy", "outcome"}),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "errors_total",
 			Help: "Failures per policy and kind (store, key, cost).", ConstLabels: o.labels},

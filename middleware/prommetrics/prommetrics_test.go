@@ -111,8 +111,10 @@ func TestMetrics(t *testing.T) {
 	m.SetLimit("per-ip", 2)
 
 	want := `
-# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# HELP ratekeeper_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).
 # TYPE ratekeeper_requests_total counter
+ratekeeper_requests_total{outcome="abandoned",policy="per-ip"} 0
+ratekeeper_requests_total{outcome="abandoned",policy="per-user"} 0
 ratekeeper_requests_total{outcome="allowed",policy="per-ip"} 4
 ratekeeper_requests_total{outcome="allowed",policy="per-user"} 4
 ratekeeper_requests_total{outcome="denied",policy="per-ip"} 2
@@ -181,8 +183,9 @@ func TestMetricsShadowAndOpen(t *testing.T) {
 	store.down.Store(true)
 	serve(h)
 	want := `
-# HELP rk_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied).
+# HELP rk_requests_total Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).
 # TYPE rk_requests_total counter
+rk_requests_total{limiter="api",outcome="abandoned",policy="p"} 0
 rk_requests_total{limiter="api",outcome="allowed",policy="p"} 1
 rk_requests_total{limiter="api",outcome="denied",policy="p"} 0
 rk_requests_total{limiter="api",outcome="shadow_denied",policy="p"} 1

@@ -90,6 +90,7 @@ const (
 	Allowed      Series = iota // outcome "allowed": each evaluated policy of an admitted request
 	Denied                     // outcome "denied": each policy that denied a request
 	ShadowDenied               // outcome "shadow_denied": each policy that denied a request let through in shadow mode
+	Abandoned                  // outcome "abandoned": each evaluated policy of a request not served, its context over
 	ErrStore                   // kind "store": a failed store call, for each evaluated policy
 	ErrKey                     // kind "key": the policy found no key
 	ErrCost                    // kind "cost": the request's cost for the policy is out of range
@@ -98,7 +99,7 @@ const (
 // NumSeries is the number of Series, for arrays indexed by them.
 const NumSeries = int(ErrCost) + 1
 
-var labels = [NumSeries]string{"allowed", "denied", "shadow_denied", "store", "key", "cost"}
+var labels = [NumSeries]string{"allowed", "denied", "shadow_denied", "abandoned", "store", "key", "cost"}
 
 // Label returns the value of s's label: its outcome, or its error kind.
 func (s Series) Label() string { return labels[s] }
@@ -234,14 +235,20 @@ func (ps *Policies[P]) Remove(name string) {
 //     the decisions taken, such as a Delay their policy cannot give; the
 //     request not abandoned) counts ErrStore under each evaluated policy;
 //     decisions the middleware refused count no outcome. Abandoned here
-//     is reported Abandoned, or ShadowDenied with its context ended: shadow mode
-//     serves the request the middleware would otherwise report Abandoned
-//     (it tells them apart by the context, as the middleware does); the
-//     call ended with the request's context, not by a fault of the
-//     store's backend;
+//     is reported Abandoned, or ShadowDenied with its context ended:
+//     shadow mode serves the request the middleware would otherwise
+//     report Abandoned (it tells them apart by the context, as the
+//     middleware does); the call ended with the request's context, not
+//     by a fault of the store's backend;
 //   - a request with decisions counts Allowed under each evaluated policy
 //     when admitted, and Denied or ShadowDenied under each policy that
-//     denied it.
+//     denied it;
+//   - an Abandoned request (not served: its context ended before the
+//     decision or during a leaky_queue hold, or its deadline comes before
+//     the end of its Delay) counts Abandoned under each evaluated policy,
+//     whether or not it was decided, and no other outcome. Shadow mode
+//     serves the request it would report Abandoned, as ShadowDenied: that
+//     one counts nothing.
 //
 // e.Result must not be nil. Count allocates nothing when add does not
 // and every policy is cached.
@@ -284,6 +291,10 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 		c := ps.Get(res.Policy(i).Name())
 		if storeErr {
 			add(c, ErrStore)
+		}
+		if e.Outcome == middleware.Abandoned {
+			add(c, Abandoned)
+			continue
 		}
 		if !decided {
 			continue

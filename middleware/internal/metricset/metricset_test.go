@@ -110,7 +110,7 @@ func TestSeries(t *testing.T) {
 	for s := range metricset.Series(metricset.NumSeries) {
 		got = append(got, fmt.Sprintf("%s:%v", s.Label(), s.IsError()))
 	}
-	want := "allowed:false denied:false shadow_denied:false store:true key:true cost:true"
+	want := "allowed:false denied:false shadow_denied:false abandoned:false store:true key:true cost:true"
 	if strings.Join(got, " ") != want {
 		t.Errorf("series %v, want %s", got, want)
 	}
@@ -215,7 +215,8 @@ func TestCount(t *testing.T) {
 		{"store failed closed", middleware.Event{Result: result(storeDown), Outcome: middleware.FailedClosed}, "loose/store 1, tight/store 1"},
 		{"store failed, shadowed", middleware.Event{Result: result(storeDown), Outcome: middleware.ShadowDenied}, "loose/store 1, tight/store 1"},
 		{"fallback store", middleware.Event{Result: fallback, Outcome: middleware.Allowed}, "loose/allowed 1, loose/store 1, tight/allowed 1, tight/store 1"},
-		{"abandoned", middleware.Event{Result: result(context.Canceled), Outcome: middleware.Abandoned}, ""},
+		{"abandoned", middleware.Event{Result: result(context.Canceled), Outcome: middleware.Abandoned}, "loose/abandoned 1, tight/abandoned 1"},
+		{"abandoned once admitted", middleware.Event{Result: allowed, Outcome: middleware.Abandoned}, "loose/abandoned 1, tight/abandoned 1"},
 	} {
 		ps := newTallies()
 		ps.Count(tc.e, func(c *tally, s metricset.Series) { c.n[s]++ })
