@@ -207,7 +207,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	if m.noContext {
 		res := resultPool.Get().(*Result)
-		res.Shadow, res.Fallback, res.Err, res.wrote, res.refused, res.outerWait = false, false, nil, 0, false, 0
+		res.Shadow, res.Fallback, res.Err, res.wrote, res.marks, res.outerWait = false, false, nil, 0, 0, 0
 		var (
 			vals *[2]string
 			buf  []byte
@@ -574,7 +574,7 @@ type counted struct {
 // written gives back as the status of a refusal further in is written,
 // before the headers go out.
 func (c *counted) written(status int) {
-	if c.res.refused && !c.gave {
+	if c.res.marks&markRefused != 0 && !c.gave {
 		c.gave = true
 		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking))
 	}
@@ -634,7 +634,7 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 // is written (see serveCounted).
 func refusing(r *http.Request) {
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
-		c.res.refused = true
+		c.res.marks |= markRefused
 		return true
 	})
 }
@@ -764,6 +764,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 			probe = m.reopenAt(now)
 			if now < until || !m.openUntil.CompareAndSwap(until, probe) {
 				m.stats.breakerOpen.Add(1)
+				res.marks |= markStoreFailed
 				m.failed(r, ErrBreakerOpen, false)
 				return m.fallback(ctx, r, res, ErrBreakerOpen)
 			}
@@ -797,6 +798,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		m.report(r, err)
 		return err
 	default:
+		res.marks |= markStoreFailed
 		if n := m.failed(r, err, true); m.breakAfter > 0 && (n == m.breakAfter || probe != 0) {
 			// The failure that opens the circuit, or a failed probe:
 			// open for a cooldown from now (a probe's own reopening
@@ -806,6 +808,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		}
 		return m.fallback(ctx, r, res, err)
 	}
+	res.marks |= markStoreFailed
 	m.stats.storeErrors.Add(1)
 	m.report(r, err)
 	return m.fallback(ctx, r, res, err)
@@ -1047,6 +1050,7 @@ func (m *Middleware) fallback(ctx context.Context, r *http.Request, res *Result,
 	}
 	if ferr := res.Take(ctx, m.failure.store); ferr != nil {
 		ferr = fmt.Errorf("middleware: fallback: %w", ferr)
+		res.marks |= markStoreFailed
 		m.stats.storeErrors.Add(1)
 		m.report(r, ferr)
 		return errors.Join(err, ferr)
@@ -1132,9 +1136,8 @@ type Result struct {
 	// profile's values left as an outer middleware wrote them). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
-	// refused is set by a middleware further in that answers the request
-	// itself (see refusing). A byte beside wrote.
-	refused bool
+	// marks holds markRefused and markStoreFailed. A byte beside wrote.
+	marks uint8
 	// outerWait is the wait of the middlewares further out (see
 	// outerWait) for a denied request, in whole seconds, rounded up (at
 	// most 136 years): its 429 waits at least that long. It fits the
@@ -1148,6 +1151,28 @@ type Result struct {
 	// it) or, in shadow mode, let through.
 	Err error
 }
+
+// The bits of Result.marks.
+const (
+	// markRefused is set by a middleware further in that answers the
+	// request itself (see refusing).
+	markRefused uint8 = 1 << iota
+	// markStoreFailed is set when the middleware counts a failure of its
+	// store call for the request (see StoreFailed).
+	markStoreFailed
+)
+
+// StoreFailed reports whether the middleware counted the store call that
+// was to decide the request as failed, as one of Stats.StoreErrors: the
+// store returned an error (its backend failed, the breaker refused the
+// call, the store was closed or refused the check) or a decision the
+// policy cannot give, whether or not a fallback store then decided it
+// ([Result.Fallback]). It is false for a call that the request's own end
+// cut short (its client gone, or a deadline that gave the backend no fair
+// chance; see [WithBreaker]). A request reported as [Abandoned] can have
+// it: its deadline, far enough off, ran out while the backend hung, a
+// failure of the backend as well as a request not served.
+func (r *Result) StoreFailed() bool { return r.marks&markStoreFailed != 0 }
 
 // RetryAfter returns, for a denied request, how long the client should
 // wait: the Retry-After of the default 429 before it is rounded up to

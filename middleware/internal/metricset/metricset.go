@@ -239,7 +239,9 @@ func (ps *Policies[P]) Remove(name string) {
 //     shadow mode serves the request the middleware would otherwise
 //     report Abandoned (it tells them apart by the context, as the
 //     middleware does); the call ended with the request's context, not
-//     by a fault of the store's backend;
+//     by a fault of the store's backend, unless the middleware counted it
+//     as one (Result.StoreFailed: a deadline that gave the backend every
+//     chance ran out), which an Abandoned request counts as ErrStore too;
 //   - a request with decisions counts Allowed under each evaluated policy
 //     when admitted, and Denied or ShadowDenied under each policy that
 //     denied it;
@@ -269,10 +271,11 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 				}
 			}
 			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
-				if e.Request != nil && e.Request.Context().Err() != nil {
+				if e.Request != nil && e.Request.Context().Err() != nil && !res.StoreFailed() {
 					// Its client went away (or its deadline ran out)
 					// during the store call: Abandoned but for shadow
-					// mode, not a store failure.
+					// mode, not a store failure (unless the middleware
+					// counted it as one, as for Abandoned below).
 					return
 				}
 				break // shadowed store failure: counted below
@@ -285,7 +288,7 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 	// decided nothing. Err is also set when the fallback store decided:
 	// its decisions count.
 	failed := res.Err != nil && !res.Fallback
-	storeErr := res.Fallback || failed && e.Outcome != middleware.Abandoned
+	storeErr := res.Fallback || failed && (e.Outcome != middleware.Abandoned || res.StoreFailed())
 	decided := res.Taken() && !failed
 	for i := 0; i < res.Len(); i++ {
 		c := ps.Get(res.Policy(i).Name())
