@@ -34,7 +34,9 @@ const (
 	// more, no wait a server means, is read as a Unix time in seconds or
 	// milliseconds, as [HeaderXRateLimitReset] is.
 	HeaderRateLimitReset = "RateLimit-Reset"
-	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining.
+	// HeaderXRateLimitRemaining is the legacy X-RateLimit-Remaining: a
+	// count of whole requests, or a decimal (Reddit's "599.0"), below one
+	// whole request ("0.0") meaning none left.
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
 	// HeaderXRateLimitReset is the legacy X-RateLimit-Reset: delay-seconds,
 	// a Unix time in seconds or milliseconds (GitHub: Unix seconds), or an
@@ -407,6 +409,21 @@ func anyZero(lines []string) bool {
 	return false
 }
 
+// anyBelowOne reports whether any member of the lines of a legacy
+// remaining count says none: zero, or a decimal below one whole request.
+// Servers write the legacy count as a decimal too (Reddit: "599.0", and
+// "0.0" once the quota is spent), which the vendors' dialects (see isZero)
+// do not.
+func anyBelowOne(lines []string) bool {
+	for v := range numbers(lines) {
+		v = strings.TrimSpace(v)
+		if whole, _, _ := strings.Cut(v, "."); isNumber(v) && strings.TrimLeft(whole, "0") == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // quota returns the smallest positive integer among the members of the
 // lines of a quota's size, or 0 when none is one.
 func quota(lines []string) int64 {
@@ -731,10 +748,10 @@ func legacyHold(h http.Header, now time.Time) time.Duration {
 // taken relative to now in the server's clock (see serverNow). Each field
 // may come in several lines, or members of a line (see numbers; a line
 // that is one instant is not split at its commas): the hold is the latest
-// reset when any remaining member says none.
+// reset when any remaining member says none (see anyBelowOne).
 func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.Duration {
-	if !anyZero(h[remKey]) {
-		return 0 // absent, malformed, or not zero
+	if !anyBelowOne(h[remKey]) {
+		return 0 // absent, malformed, or a whole request left
 	}
 	resets := h[resetKey]
 	if len(resets) == 0 {
