@@ -1,11 +1,15 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,4 +99,62 @@ func TestCloseIdleConnectionsReachesTheNextRoundTripper(t *testing.T) {
 		t.Fatalf("next.CloseIdleConnections called %d times, want 1", closes)
 	}
 	hangguard.Await(t, closed, 10*time.Second, "the idle connection was not closed")
+}
+
+// bodyRecorder is a RoundTripper that reads each request's body whole,
+// records it, and sends a copy of the request with that body and no
+// GetBody through next: net/http's Transport, which rewinds a body through
+// GetBody on its own when a write fails, cannot hide a retry sent with a
+// body already read (a RoundTripper that is not net/http's would send it
+// empty).
+type bodyRecorder struct {
+	next   http.RoundTripper
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (b *bodyRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	b.mu.Lock()
+	b.bodies = append(b.bodies, string(body))
+	b.mu.Unlock()
+	out := r.Clone(r.Context())
+	out.Body, out.GetBody, out.ContentLength = io.NopCloser(bytes.NewReader(body)), nil, int64(len(body))
+	return b.next.RoundTrip(out)
+}
+
+// RoundTrip's doc: only requests whose body can be had again are retried,
+// and a retry replays it through GetBody. Each attempt of a PUT refused
+// twice reaches the next RoundTripper with the whole body.
+func TestRetryReplaysTheBodyThroughGetBody(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, refuse(2, http.StatusTooManyRequests, func() string { return "1" }))
+	rec := &bodyRecorder{next: http.DefaultTransport}
+	tr, err := client.New(rec, client.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	req, _ := http.NewRequest(http.MethodPut, srv.URL, strings.NewReader("v=1"))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d, want 200", resp.StatusCode)
+	}
+	want := []string{"v=1", "v=1", "v=1"}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.Equal(rec.bodies, want) {
+		t.Errorf("the next RoundTripper was given the bodies %q, want %q", rec.bodies, want)
+	}
+	if got := srv.received(); !slices.Equal(got, want) {
+		t.Errorf("the server received %q, want %q", got, want)
+	}
 }
