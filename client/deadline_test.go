@@ -171,8 +171,10 @@ func TestHoldPastDeadlineFailsAtOnce(t *testing.T) {
 func TestRetryTurnPastDeadlineGivesUp(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, refuse(1, http.StatusServiceUnavailable, func() string { return "0" }))
+	// The backoff that Retry-After: 0 gets is 0 (the lowest draw): the
+	// retry would go at once but for its turn.
 	hc, _ := newClient(t, clock, client.WithRate(1, time.Hour), client.WithRetries(2),
-		client.WithMaxWait(10*time.Hour), client.WithGiveUpError())
+		client.WithMaxWait(10*time.Hour), client.WithGiveUpError(), client.WithRandom(zeroSource{}))
 	var err error
 	clock.drive(1, func(int) { _, err = doWithin(hc, srv.URL, 30*time.Minute) })
 	var re *client.RetryError

@@ -19,7 +19,8 @@
 //     x-ms-retry-after-ms, read first; a Retry-After in decimal seconds,
 //     "1.5", which RFC 9110 does not allow but some servers send, is read
 //     as that wait, rounded up to the nanosecond, never shorter than
-//     asked), or an exponential backoff with full
+//     asked; one asking for no wait, 0 or a date past, gets the backoff),
+//     or an exponential backoff with full
 //     jitter, no shorter than the reset its rate-limit headers announce, a
 //     bounded number of times, and only when the request can be replayed
 //     and the refusal leaves it a chance: one whose rate-limit fields say

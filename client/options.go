@@ -275,7 +275,9 @@ func WithRetries(n int) Option {
 }
 
 // WithBackoff sets the exponential backoff used when a 429 or 503 response
-// (or a rate-limited 403) has no usable Retry-After: before retry k (k = 1,
+// (or a rate-limited 403) has no usable Retry-After (none, a malformed one,
+// or one that asks for no wait: 0, or a date not after now, which a retry
+// sent at once would most likely meet again): before retry k (k = 1,
 // 2, ...) the Transport waits a uniformly random time between 0 and
 // min(ceiling, base·2^(k−1)) ("full jitter", so that clients turned away
 // together do not return together), or, with proactive pacing, until the

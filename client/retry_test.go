@@ -141,7 +141,7 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 		{"IMF-fixdate", 7 * time.Second, http.TimeFormat, 7 * time.Second},
 		{"RFC 850", 4 * time.Second, time.RFC850, 4 * time.Second},
 		{"asctime", 2 * time.Second, time.ANSIC, 2 * time.Second},
-		{"past", -time.Hour, http.TimeFormat, 0},
+		// A date past: TestRetryAfterZeroBacksOff.
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newAutoClock()
@@ -900,5 +900,49 @@ func TestRetryTurnBeyondMaxWait(t *testing.T) {
 		if opened, closed := tracker.counts(); opened != 1 || closed != 1 {
 			t.Errorf("giveUpError %v: %d bodies opened, %d closed", giveUpError, opened, closed)
 		}
+	}
+}
+
+// A Retry-After that asks for no wait — "0", a date not after now (the
+// server's clock behind ours), retry-after-ms: 0 — is no reason to come
+// back at once: a retry sent in the same instant would most likely be
+// turned away again, spending the retries in a burst. The backoff applies,
+// as for a refusal without Retry-After (urllib3 does the same), and the
+// hook's Retry.RetryAfter says the wait is the backoff's.
+func TestRetryAfterZeroBacksOff(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header string
+		value  func(now time.Time) string
+	}{
+		{"zero seconds", "Retry-After", func(time.Time) string { return "0" }},
+		{"zero decimal", "Retry-After", func(time.Time) string { return "0.0" }},
+		{"date now", "Retry-After", func(now time.Time) string { return now.UTC().Format(http.TimeFormat) }},
+		{"date past", "Retry-After", func(now time.Time) string { return now.Add(-time.Hour).UTC().Format(http.TimeFormat) }},
+		{"zero millis", "Retry-After-Ms", func(time.Time) string { return "0" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newAutoClock()
+			srv := newStub(t, clock, func(i int, w http.ResponseWriter, r *http.Request) {
+				if i <= 2 {
+					w.Header().Set(tc.header, tc.value(clock.Now()))
+					w.WriteHeader(http.StatusTooManyRequests)
+					return
+				}
+				io.WriteString(w, "ok")
+			})
+			var got []client.Retry
+			hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Second, 10*time.Second),
+				client.WithOnRetry(func(r client.Retry) { got = append(got, r) }))
+			if status, body, err := get(hc, srv.URL); err != nil || status != 200 || body != "ok" {
+				t.Fatalf("got %d %q %v, want 200 ok", status, body, err)
+			}
+			if at, want := srv.arrivals(), []time.Duration{0, time.Second, 3 * time.Second}; !slices.Equal(at, want) {
+				t.Errorf("arrivals %v, want %v (the backoff's 1s, then 2s)", at, want)
+			}
+			if len(got) != 2 || got[0].RetryAfter || got[0].Wait != time.Second || got[1].Wait != 2*time.Second {
+				t.Errorf("retries %+v, want two backoffs of 1s and 2s", got)
+			}
+		})
 	}
 }

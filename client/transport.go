@@ -302,7 +302,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return t.giveUp(resp, attempt, ra, reason, nil)
 		}
 		wait, held := ra, ra // held: the part of the wait the server asked for
-		if !hasRA {
+		// A Retry-After that asks for no wait ("0", a date not after now)
+		// is no reason to come back at once: a retry in the same instant
+		// would most likely be turned away again, the retries spent in a
+		// burst. The backoff applies, as without one.
+		fromRA := hasRA && ra > 0
+		if !fromRA {
 			wait, held = t.backoff(attempt), 0
 			if t.proactive && key != "" {
 				// The response's RateLimit field may say when quota
@@ -328,7 +333,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// so that a panicking hook leaves no connection open.
 		last, lastStatus, lastRA = keep(resp), resp.StatusCode, ra
 		if t.onRetry != nil {
-			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: hasRA})
+			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: fromRA})
 		}
 		if wait > 0 && wait == held && t.proactive && t.limiter != nil && key != "" {
 			// The wait is the server's hold on key, which t.wait sleeps

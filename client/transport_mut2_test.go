@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,23 +16,24 @@ import (
 // A retry's wait of 1ns is waited for, and one of 0 is no sleep at all
 // (the Clock's contract: the Transport never calls Sleep with d <= 0).
 // Without pacing, a 503 with a backoff of 1ns (the ceiling, with the
-// highest draw) is retried 1ns later, after one Sleep of 1ns; one with
-// Retry-After: 0 at once, without a Sleep. Kills transport.go:281's
-// wait > 1 (the retry sent with the first, at 0) and wait >= 0 (a Sleep of
-// 0).
+// highest draw) is retried 1ns later, after one Sleep of 1ns; one with a
+// backoff of 0 (the lowest draw; Retry-After: 0 gets the backoff too) at
+// once, without a Sleep. Kills transport.go:281's wait > 1 (the retry sent
+// with the first, at 0) and wait >= 0 (a Sleep of 0).
 func TestRetryWaitsOfZeroAndOneNanosecond(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		ra     func() string
+		src    rand.Source
 		at     []time.Duration
 		sleeps []time.Duration
 	}{
-		{"backoff 1ns", nil, []time.Duration{0, time.Nanosecond}, []time.Duration{time.Nanosecond}},
-		{"Retry-After 0", func() string { return "0" }, []time.Duration{0, 0}, nil},
+		{"backoff 1ns", nil, maxSource{}, []time.Duration{0, time.Nanosecond}, []time.Duration{time.Nanosecond}},
+		{"Retry-After 0, backoff 0", func() string { return "0" }, zeroSource{}, []time.Duration{0, 0}, nil},
 	} {
 		clock := newAutoClock()
 		srv := newStub(t, clock, refuse(1, http.StatusServiceUnavailable, tc.ra))
-		hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Nanosecond, time.Nanosecond))
+		hc, _ := newClient(t, clock, client.WithRandom(tc.src), client.WithBackoff(time.Nanosecond, time.Nanosecond))
 		if status, _, err := get(hc, srv.URL); err != nil || status != http.StatusOK {
 			t.Fatalf("%s: got %d %v, want 200 after the retry", tc.name, status, err)
 		}
