@@ -103,17 +103,49 @@ func TestClusterOverlappingReservations(t *testing.T) {
 	}
 }
 
-func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
+// oneAnHour is the spec of the checks y a cross-slot Take is made to lose
+// its race for: one unit an hour.
+var oneAnHour = algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
+
+// undoRun is the setup the cluster undo tests share: a modelRun; a key
+// prefix of its own; other, another instance on the run's clock; and L,
+// a check of the spec under test on user-1, whose Redis key is lkey.
+type undoRun struct {
+	m      *modelRun
+	prefix string
+	other  *redisstore.Store
+	L      algorithms.Check
+	lkey   string
+}
+
+func newUndoRun(t *testing.T, sp algorithms.Spec) *undoRun {
+	t.Helper()
 	m := newModelRun(t)
 	prefix := uniquePrefix(t)
-	ctx := context.Background()
 	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
 	L := algorithms.Check{Spec: sp, Key: "user-1"}
-	lkey := redisKeys(prefix, L)[0]
-	fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
+	return &undoRun{m: m, prefix: prefix, other: other, L: L, lkey: redisKeys(prefix, L)[0]}
+}
+
+// lose returns a hook that makes the first reservation of y (one unit an
+// hour) lose its race: just before it, other takes y's unit, compared with
+// the Model.
+func (u *undoRun) lose(t *testing.T, y algorithms.Check) *raceHook {
+	return &raceHook{key: redisKeys(u.prefix, y)[0], race: func() {
+		d, err := u.other.Take(context.Background(), y)
+		if diff := u.m.compare("other", d, err, false, y); diff != "" {
+			t.Error(diff)
+		}
+	}}
+}
+
+func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
+	u := newUndoRun(t, sp)
+	m, prefix, other, L, lkey := u.m, u.prefix, u.other, u.L, u.lkey
+	ctx := context.Background()
 	n := len(c.order) + len(c.stands)
 	stands := make(map[int]bool)
 	for _, i := range c.stands {
@@ -122,15 +154,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	// y_i: one unit an hour, each on a slot other than L's.
 	ys := make([]algorithms.Check, n+2)
 	for i, k := range []string{"route-/login", "user-2", "user-4", "ip-1"}[:n+1] {
-		ys[i+1] = algorithms.Check{Spec: fw, Key: k}
-	}
-	lose := func(y algorithms.Check) *raceHook {
-		return &raceHook{key: redisKeys(prefix, y)[0], race: func() {
-			d, err := other.Take(ctx, y)
-			if diff := m.compare("other", d, err, false, y); diff != "" {
-				t.Error(diff)
-			}
-		}}
+		ys[i+1] = algorithms.Check{Spec: oneAnHour, Key: k}
 	}
 	// T_i's reservation of L, once made, starts T_{i+1} and waits until it
 	// has reserved L in turn (or returned); the last one's goes on at once.
@@ -162,7 +186,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	for i := 1; i <= n; i++ {
 		client := sharedCluster(t)
 		if !stands[i] {
-			client.AddHook(lose(ys[i]))
+			client.AddHook(u.lose(t, ys[i]))
 		}
 		client.AddHook(&callModeHook{after: true, mode: "1", key: lkey, do: func() {
 			if i == c.plain {
@@ -187,6 +211,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 			case <-time.After(10 * time.Second):
 			}
 		}})
+		var err error
 		stores[i], err = redisstore.New(client, redisstore.WithClock(&manualClock{t: m.base.Add(at[i])}), redisstore.WithPrefix(prefix))
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +219,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	}
 	lone, err := redisstore.New(func() *redis.ClusterClient {
 		client := sharedCluster(t)
-		client.AddHook(lose(ys[n+1]))
+		client.AddHook(u.lose(t, ys[n+1]))
 		return client
 	}(), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
 	if err != nil {

@@ -32,25 +32,14 @@ func TestClusterUndoWindowTakenAndGivenBackBetween(t *testing.T) {
 		{Algorithm: algorithms.SlidingWindow, Limit: 10, Window: time.Minute},
 	} {
 		t.Run(string(sp.Algorithm), func(t *testing.T) {
-			m := newModelRun(t)
-			prefix := uniquePrefix(t)
+			u := newUndoRun(t, sp)
+			m, other, L := u.m, u.other, u.L
 			ctx := context.Background()
-			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			L := algorithms.Check{Spec: sp, Key: "user-1"}
-			lkey := redisKeys(prefix, L)[0]
-			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+			y := algorithms.Check{Spec: oneAnHour, Key: "route-/login"}
 			client := sharedCluster(t)
-			client.AddHook(&raceHook{key: redisKeys(prefix, y)[0], race: func() {
-				d, err := other.Take(ctx, y)
-				if diff := m.compare("other", d, err, false, y); diff != "" {
-					t.Error(diff)
-				}
-			}})
+			client.AddHook(u.lose(t, y))
 			between := false
-			client.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
+			client.AddHook(&callModeHook{mode: "2", key: u.lkey, do: func() {
 				d, err := other.Take(ctx, L)
 				if diff := m.compare("other", d, err, true, L); diff != "" {
 					t.Error(diff)
@@ -70,7 +59,7 @@ func TestClusterUndoWindowTakenAndGivenBackBetween(t *testing.T) {
 				}
 				between = true
 			}})
-			s, err := redisstore.New(client, redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
+			s, err := redisstore.New(client, redisstore.WithClock(m.clk), redisstore.WithPrefix(u.prefix))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,17 +42,10 @@ func TestClusterUndoWindowOverlapping(t *testing.T) {
 }
 
 func windowOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int) {
-	m := newModelRun(t)
-	prefix := uniquePrefix(t)
+	u := newUndoRun(t, sp)
+	m, prefix, other, L, lkey := u.m, u.prefix, u.other, u.L, u.lkey
 	ctx := context.Background()
-	other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	L := algorithms.Check{Spec: sp, Key: "user-1"}
-	lkey := redisKeys(prefix, L)[0]
-	fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
-	ys := []algorithms.Check{{}, {Spec: fw, Key: "route-/login"}, {Spec: fw, Key: "user-2"}}
+	ys := []algorithms.Check{{}, {Spec: oneAnHour, Key: "route-/login"}, {Spec: oneAnHour, Key: "user-2"}}
 	at := []time.Duration{0, 30 * time.Second, 61*time.Second + time.Millisecond}
 	var reserved, turn, returned [3]chan struct{}
 	var ds [3][]algorithms.Decision
@@ -68,14 +61,8 @@ func windowOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int) {
 		}()
 	}
 	for i := 1; i <= 2; i++ {
-		y := ys[i]
 		client := sharedCluster(t)
-		client.AddHook(&raceHook{key: redisKeys(prefix, y)[0], race: func() {
-			d, err := other.Take(ctx, y)
-			if diff := m.compare("other", d, err, false, y); diff != "" {
-				t.Error(diff)
-			}
-		}})
+		client.AddHook(u.lose(t, ys[i]))
 		client.AddHook(&callModeHook{after: true, mode: "1", key: lkey, do: func() {
 			if i == 1 {
 				start(2)
@@ -93,6 +80,7 @@ func windowOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int) {
 			case <-time.After(10 * time.Second):
 			}
 		}})
+		var err error
 		stores[i], err = redisstore.New(client, redisstore.WithClock(&manualClock{t: m.base.Add(at[i])}), redisstore.WithPrefix(prefix))
 		if err != nil {
 			t.Fatal(err)

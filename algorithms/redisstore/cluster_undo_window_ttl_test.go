@@ -23,22 +23,11 @@ func TestClusterUndoRestoresTheOldExpiry(t *testing.T) {
 		{Algorithm: algorithms.SlidingWindow, Limit: 2, Window: time.Minute},
 	} {
 		t.Run(string(sp.Algorithm), func(t *testing.T) {
-			m := newModelRun(t)
-			prefix := uniquePrefix(t)
+			u := newUndoRun(t, sp)
+			m, prefix, L, lkey := u.m, u.prefix, u.L, u.lkey
 			ctx := context.Background()
-			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			L := algorithms.Check{Spec: sp, Key: "user-1"}
-			lkey := redisKeys(prefix, L)[0]
-			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
-			race := &raceHook{key: redisKeys(prefix, y)[0], race: func() {
-				d, err := other.Take(ctx, y)
-				if diff := m.compare("other", d, err, false, y); diff != "" {
-					t.Error(diff)
-				}
-			}}
+			y := algorithms.Check{Spec: oneAnHour, Key: "route-/login"}
+			race := u.lose(t, y)
 			client := sharedCluster(t)
 			client.AddHook(race)
 			undos := &undoRecorder{prefix: prefix}
