@@ -35,13 +35,18 @@ func TestClusterUndoWindowOverlapping(t *testing.T) {
 	} {
 		for _, order := range [][2]int{{1, 2}, {2, 1}} {
 			t.Run(fmt.Sprintf("%s/undo_T%d_T%d", sp.Algorithm, order[0], order[1]), func(t *testing.T) {
-				windowOverlapRun(t, sp, order)
+				undoOverlapRun(t, sp, order)
 			})
 		}
 	}
 }
 
-func windowOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int) {
+// undoOverlapRun: L of spec sp counts 2 units taken at +1 s; cross-slot
+// Takes T1 at +30 s and T2 at +61.001 s (each on a clock of its own)
+// reserve L, T2's before T1's undo, and both lose their race for y_i;
+// their undos come in order. A Take of L at +31 s and the ones after are
+// then decided as the Model (which saw both denied) decides them.
+func undoOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int) {
 	u := newUndoRun(t, sp)
 	m, prefix, other, L, lkey := u.m, u.prefix, u.other, u.L, u.lkey
 	ctx := context.Background()
