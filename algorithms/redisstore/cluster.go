@@ -48,11 +48,12 @@ func slot(tag string) uint16 {
 // all or nothing within the slot, returning how to undo its writes. When
 // every slot admits, that is the answer. When a slot denies (another
 // request consumed between the phases), the slots that admitted are undone
-// and decide their checks again without consuming. An undo leaves a
-// sliding_log or sliding_buckets key as it was before the reservation (no
-// event forgotten, no ring rolled, as after a denied Take) unless a
-// request wrote it since; a bucket key changed since may keep the
-// consumption, erring towards denying (see lua/cluster.lua).
+// and decide their checks again without consuming. An undo leaves a key
+// as it was before the reservation (in its window, no event forgotten, no
+// ring rolled, as after a denied Take), the reservations made since and
+// not undone counted again, unless a request was counted in it since: then
+// it subtracts the units where that is exact, and a bucket key may keep
+// the consumption, erring towards denying (see lua/cluster.lua).
 func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decision) error {
 	groups := slotGroups(r)
 	if err := s.evalSlots(ctx, opTake, r, groups, modePeek, dst); err != nil {

@@ -19,41 +19,63 @@ import (
 // The undo must keep the place; the next request departs a second after
 // the one that queued behind it.
 func TestClusterUndoKeepsAQueuePlaceWithRequestsBehind(t *testing.T) {
+	queueBehindRun(t, func(race *lostRace, q algorithms.Check) ([]algorithms.Decision, error) {
+		return race.other.Take(context.Background(), q)
+	})
+}
+
+// TestClusterUndoKeepsAQueuePlaceWithAReservationBehind is
+// TestClusterUndoKeepsAQueuePlaceWithRequestsBehind with a cross-slot
+// Take behind the place: between the reservation and its undo, another
+// cross-slot Take of the queue and y2 reserves the next place and is
+// admitted, told to wait a second. Its record is then the newest in the
+// queue's key, over the undone one's, which must keep the place rather
+// than count the admitted one again on the queue as it was before (which
+// would send the next request with it).
+func TestClusterUndoKeepsAQueuePlaceWithAReservationBehind(t *testing.T) {
+	queueBehindRun(t, func(race *lostRace, q algorithms.Check) ([]algorithms.Decision, error) {
+		crossed, err := redisstore.New(sharedCluster(t), redisstore.WithClock(race.clk), redisstore.WithPrefix(race.prefix))
+		if err != nil {
+			return nil, err
+		}
+		return crossed.Take(context.Background(), q, algorithms.Check{Spec: oneAnHour, Key: "user-2"})
+	})
+}
+
+// queueBehindRun: a cross-slot Take of a leaky_queue q (1 per second) and
+// y reserves q's first place, loses the race for y, and is undone; between
+// the reservation and the undo, behind takes q (with checks of its own)
+// and must be admitted, told to wait a second. A Take of q after the undo
+// must wait at least a second more.
+func queueBehindRun(t *testing.T, behind func(*lostRace, algorithms.Check) ([]algorithms.Decision, error)) {
 	race := newLostRace(t)
-	prefix, clk, other, y := race.prefix, race.clk, race.other, race.y
 	ctx := context.Background()
 	q := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Second, MaxDelay: 10 * time.Second}, Key: "user-1"}
-	qKey := prefix + ":{user-1}:lq:1:1000000000:0:0:10000000000"
-	takeOther := func(c algorithms.Check) algorithms.Decision {
-		d, err := other.Take(ctx, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d[0]
-	}
+	qKey := race.prefix + ":{user-1}:lq:1:1000000000:0:0:10000000000"
 	client := sharedCluster(t)
 	client.AddHook(race.hook) // y's last unit goes to the other instance
-	var behind algorithms.Decision
+	var bd []algorithms.Decision
+	var berr error
 	client.AddHook(&callModeHook{mode: "2", key: qKey, do: func() {
-		behind = takeOther(q) // queued behind the reserved place
+		bd, berr = behind(race, q) // queued behind the reserved place
 	}})
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	s, err := redisstore.New(client, redisstore.WithClock(race.clk), redisstore.WithPrefix(race.prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := s.Take(ctx, q, y)
+	d, err := s.Take(ctx, q, race.y)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !race.hook.hit.Load() || d[1].Allowed {
 		t.Fatalf("Take(q, y) = %+v, want y denied (the race lost)", d)
 	}
-	if !behind.Allowed || behind.Delay != time.Second {
-		t.Fatalf("Take(q) between the reservation and the undo = %+v, want admitted with Delay 1s", behind)
+	if berr != nil || !allAllowed(bd) || bd[0].Delay != time.Second {
+		t.Fatalf("the Take of q between the reservation and the undo = %+v, %v; want admitted with Delay 1s", bd, berr)
 	}
-	next := takeOther(q)
-	if !next.Allowed || next.Delay < behind.Delay+time.Second {
-		t.Fatalf("Take(q) after the undo = %+v, want admitted with Delay at least %v (a second after the request queued at %v)",
-			next, behind.Delay+time.Second, behind.Delay)
+	next, err := race.other.Take(ctx, q)
+	if err != nil || !next[0].Allowed || next[0].Delay < bd[0].Delay+time.Second {
+		t.Fatalf("Take(q) after the undo = %+v, %v; want admitted with Delay at least %v (a second after the request queued at %v)",
+			next, err, bd[0].Delay+time.Second, bd[0].Delay)
 	}
 }

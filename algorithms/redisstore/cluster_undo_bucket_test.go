@@ -46,8 +46,25 @@ func TestClusterUndoBucketOverlapping(t *testing.T) {
 	for _, sp := range bucketUndoSpecs {
 		for _, order := range [][2]int{{1, 2}, {2, 1}} {
 			t.Run(fmt.Sprintf("%s/undo_T%d_T%d", sp.Algorithm, order[0], order[1]), func(t *testing.T) {
-				undoOverlapRun(t, sp, order)
+				undoOverlapRun(t, sp, order, 61*time.Second+time.Millisecond)
 			})
 		}
+	}
+}
+
+// TestClusterUndoQueuePlaceBehindAReservation: a leaky_queue L (6 a
+// minute) counts 2 units taken at +1 s (free at +21 s); T1 at +30 s takes
+// the place up to +40 s, and T2 at +35 s queues behind it (told to wait
+// 5 s), both reservations made before either undo. Undone T1 first, its
+// place stays (T2 was told to wait for it: see
+// TestClusterUndoKeepsAQueuePlaceWithRequestsBehind); undone T2 then, no
+// one waits for T1's place any longer, and both go: L is free at +21 s
+// again, as the Model's (which saw both denied), in either order.
+func TestClusterUndoQueuePlaceBehindAReservation(t *testing.T) {
+	sp := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 6, Window: time.Minute, MaxDelay: time.Minute}
+	for _, order := range [][2]int{{1, 2}, {2, 1}} {
+		t.Run(fmt.Sprintf("undo_T%d_T%d", order[0], order[1]), func(t *testing.T) {
+			undoOverlapRun(t, sp, order, 35*time.Second)
+		})
 	}
 }

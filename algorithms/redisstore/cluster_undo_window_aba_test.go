@@ -21,11 +21,12 @@ import (
 // clock behind) is then decided as the Model decides it. L: 10 a minute,
 // 5 units taken at +30 s.
 //
-// Left: the undo tells "nothing written since" by the value alone, and
-// the Take given back left the very string the reservation wrote; it gives
-// L its old value back (fixed_window at +31 s: redis Remaining 4, model 9;
-// sliding_window: ResetAfter 1m29s, NextAfter 39s, model 2m29s, 41s).
-// Skipped, with the reason printed, until a write since is told apart.
+// The undo told "nothing written since" by the value alone, and the Take
+// given back left the very string the reservation wrote: it gave L its
+// old value back (fixed_window at +31 s: redis Remaining 4, model 9;
+// sliding_window: ResetAfter 1m29s, NextAfter 39s, model 2m29s, 41s). The
+// reservation's record in L's value now says it: the Take wrote L's state
+// alone (lua/cluster.lua).
 func TestClusterUndoWindowTakenAndGivenBackBetween(t *testing.T) {
 	for _, sp := range []algorithms.Spec{
 		{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute},

@@ -21,13 +21,12 @@ import (
 // give L the value it had before T2 (with T1's unit, undone meanwhile).
 // A Take of L at +31 s is then decided as the Model decides it.
 //
-// Left: undone T1 first, then T2, L is not as before (the undo of T1 has
-// no way to tell the one of T2 that the value T2 found was T1's): a
-// fixed_window gets T1's unit back in the earlier window (Remaining 2 at
-// +31 s where the Model has 3: erring towards denying, and only at an
-// instant before the key's window), a sliding_window stays in the later
-// window (ResetAfter 2m29s, Model 1m29s). Those runs are skipped, with the
-// reason printed, until the undos of a key share what they undid.
+// Undone T1 first, then T2, L was not as before when the undo of T2 gave
+// L the value T2 had found, by its undo record: a fixed_window got T1's
+// unit back in the earlier window (Remaining 2 at +31 s where the Model
+// has 3), a sliding_window stayed in the later window (ResetAfter 2m29s,
+// Model 1m29s). L's value now holds the reservations' records, and the
+// undo of T1 gives T2's the value T1 found (lua/cluster.lua).
 func TestClusterUndoWindowOverlapping(t *testing.T) {
 	for _, sp := range []algorithms.Spec{
 		{Algorithm: algorithms.FixedWindow, Limit: 6, Window: time.Minute},
@@ -35,23 +34,23 @@ func TestClusterUndoWindowOverlapping(t *testing.T) {
 	} {
 		for _, order := range [][2]int{{1, 2}, {2, 1}} {
 			t.Run(fmt.Sprintf("%s/undo_T%d_T%d", sp.Algorithm, order[0], order[1]), func(t *testing.T) {
-				undoOverlapRun(t, sp, order)
+				undoOverlapRun(t, sp, order, 61*time.Second+time.Millisecond)
 			})
 		}
 	}
 }
 
 // undoOverlapRun: L of spec sp counts 2 units taken at +1 s; cross-slot
-// Takes T1 at +30 s and T2 at +61.001 s (each on a clock of its own)
-// reserve L, T2's before T1's undo, and both lose their race for y_i;
-// their undos come in order. A Take of L at +31 s and the ones after are
-// then decided as the Model (which saw both denied) decides them.
-func undoOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int) {
+// Takes T1 at +30 s and T2 at +t2 (each on a clock of its own) reserve L,
+// T2's before T1's undo, and both lose their race for y_i; their undos
+// come in order. A Take of L at +31 s and the ones after are then decided
+// as the Model (which saw both denied) decides them.
+func undoOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int, t2 time.Duration) {
 	u := newUndoRun(t, sp)
 	m, prefix, other, L, lkey := u.m, u.prefix, u.other, u.L, u.lkey
 	ctx := context.Background()
 	ys := []algorithms.Check{{}, {Spec: oneAnHour, Key: "route-/login"}, {Spec: oneAnHour, Key: "user-2"}}
-	at := []time.Duration{0, 30 * time.Second, 61*time.Second + time.Millisecond}
+	at := []time.Duration{0, 30 * time.Second, t2}
 	var reserved, turn, returned [3]chan struct{}
 	var ds [3][]algorithms.Decision
 	var errs [3]error

@@ -251,7 +251,10 @@
 // Per key the state is a short string: "k count" (fixed_window), "k prev
 // curr" (sliding_window), "s n rem" — the instant the bucket is full or the
 // queue free, with its remainder in 1/Limit ns — (token_bucket,
-// leaky_bucket, leaky_queue), "w b sum slot count ..." (sliding_buckets,
+// leaky_bucket, leaky_queue; on a Cluster, a cross-slot Take's reservation
+// of such a key follows the state with "|" and records of the
+// reservations not known to be over, at most 16, which its undo reads and
+// any other write drops: see "Cluster"), "w b sum slot count ..." (sliding_buckets,
 // non-empty buckets only), and for sliding_log the total plus a list of
 // "s n cost" events, read lazily (a decision reads the newest event, the
 // ones leaving the window, and for a wait only as many as it needs:
@@ -278,17 +281,63 @@
 //
 //  1. Peek: each slot decides its checks without consuming. If any check is
 //     denied, that is the answer, and nothing was consumed anywhere.
+//
 //  2. Reserve: each slot decides again and consumes, all or nothing within
 //     the slot. If every slot admits, that is the answer.
+//
 //  3. Undo: if a slot now denies (another request took the last units
 //     between the phases), the slots that admitted are undone, and decide
-//     their checks again without consuming. The counting kinds undo exactly
-//     (their counts are additive: the reserved units are subtracted, in
-//     whichever window or bucket still holds them; a fixed_window or
-//     sliding_window key that still holds what the reservation wrote gets
-//     its old value back, in the window it was in, as a denied Take leaves
-//     it: TestClusterUndoLeavesWindowAsBefore). Undone, a reservation
-//     is a denied Take, which forgets no sliding_log event and rolls no
+//     their checks again without consuming. Undone, a reservation is a
+//     denied Take: the key as if it had not been made, the requests
+//     counted in it since as they were counted.
+//
+//     A reservation of a fixed_window, sliding_window, token_bucket,
+//     leaky_bucket or leaky_queue key writes, after the key's state, a
+//     record of itself and the value the key held (see "Keys and
+//     expiry"), which every other write (a Take, a give-back, a refund)
+//     drops: a record says that no request was counted in the key since,
+//     however the state reads (a Take and its give-back may leave the very
+//     string the reservation wrote:
+//     TestClusterUndoWindowTakenAndGivenBackBetween,
+//     TestClusterUndoBucketTakenAndGivenBackBetween). The undo of the
+//     newest record gives the key its old value back, in the window it
+//     was in, as a denied Take leaves it, with its old expiry
+//     (TestClusterUndoLeavesWindowAsBefore,
+//     TestClusterUndoRestoresTheOldExpiry); the undo of one below newer
+//     ones counts theirs again, each at its own instant, on the value it
+//     found, so that overlapping reservations undone in any order leave
+//     the key as before (TestClusterUndoWindowOverlapping,
+//     TestClusterUndoBucketOverlapping). A leaky_queue keeps the place
+//     when a request queued behind it, a plain one or a reservation: it
+//     was told to wait for it, and moving the queue back would send the
+//     next request with it, two at once (as Refund, it keeps such a place:
+//     TestClusterUndoKeepsAQueuePlaceWithRequestsBehind,
+//     TestClusterUndoKeepsAQueuePlaceWithAReservationBehind); a place kept
+//     for a reservation goes once that one is undone too
+//     (TestClusterUndoQueuePlaceBehindAReservation). A reservation whose
+//     record is gone (a request was counted since, or past 16 records the
+//     oldest was dropped) is subtracted where that is exact: a window
+//     kind's counts are additive, and its units come off the window that
+//     still counts them, if any; a bucket kind moves its instant to
+//     max(F, t) + n·W/L, which is not additive, and n·W/L comes off when
+//     that is provably exact for requests at the undo's instant or later
+//     (the key holds the state the reservation wrote, every request since
+//     given back; or, but for a leaky_queue, the bucket was not full
+//     before the reservation at the undo's instant, so no request in
+//     between found it full); failing that, the reservation's units stay
+//     consumed. The subtraction leaves the bucket's instant at max(F, t),
+//     not F: a request at an instant before t (a clock behind) then finds
+//     less room than the Model would (it errs towards denying;
+//     TestClusterConcurrentCrossSlotTakes checks no more Remaining than
+//     the Model for the bucket kinds). Left (lua/cluster.lua): a request
+//     counted since at an earlier window than the reservation's (a clock
+//     behind) is counted in the window the reservation moved the key to,
+//     where its undo leaves the key; so is a sliding_window key the
+//     reservation moved on a window when a give-back since took units of
+//     a request counted before it.
+//
+//     Undone, a sliding_log or sliding_buckets reservation is a denied
+//     Take too, which forgets no sliding_log event and rolls no
 //     sliding_buckets ring: a request decided at an earlier instant (a
 //     clock behind) still counts what left the reservation's window. So
 //     the reservation returns what its write forgot, and when no request
@@ -312,25 +361,11 @@
 //     Left (lua/cluster.lua): past 32 reservations of one key not known to
 //     be over (those that stood stay listed until a request is counted or
 //     the key expires), the oldest is dropped from the side key, and what
-//     it forgot may stay forgotten. The events a log trims go
-//     back and forth in the reservation's reply and the undo's call: as
-//     many as the reservation had to read to prune them. The bucket kinds
-//     (token_bucket, leaky_bucket, leaky_queue) move an instant to
-//     max(F, t) + n·W/L, which is not additive: their undo restores the old
-//     state if the key still holds what the reservation wrote, and
-//     otherwise subtracts n·W/L when that is provably exact for requests
-//     at the undo's instant or later (the bucket was not full before the
-//     reservation at the undo's instant, so no request in between found it
-//     full); failing both, the reservation's units stay consumed. The
-//     subtraction leaves the bucket's instant at max(F, t), not F: two
-//     reservations at t of a bucket last written before t, undone in the
-//     order they were made, both subtract, and a request at an instant
-//     before t (a clock behind) then finds less room than the Model would
-//     (it errs towards denying; TestClusterConcurrentCrossSlotTakes checks
-//     no more Remaining than the Model for the bucket kinds). A leaky_queue only restores: a request that queued behind
-//     the place was told to wait for it, and moving the queue back would
-//     send the next request with it, two at once (as Refund, it keeps such
-//     a place). The undo runs on a context of its own (at most the
+//     it forgot may stay forgotten. The events a log trims go back and
+//     forth in the reservation's reply and the undo's call: as many as the
+//     reservation had to read to prune them.
+//
+//     The undo runs on a context of its own (at most the
 //     [WithTimeout], else a second), so a caller's context that ends
 //     between the phases does not leave a reservation in place; an undo
 //     that gets no reply in that time is an error of the Take, and its
@@ -425,8 +460,9 @@
 //
 // Errors are returned, never panics; a reply of the wrong shape is an error.
 // So is a key under the prefix that the store did not write (one of another
-// type, or a string it cannot read as its state: the application's own key
-// under a colliding prefix): the Take fails before it writes anything but a
+// type, or a string it cannot read as its state, which a cross-slot
+// reservation's records may follow, "|" and a letter or digit first: the
+// application's own key under a colliding prefix): the Take fails before it writes anything but a
 // lost sliding_log total of an earlier check, which it rebuilds from the
 // list as any call would, changing no decision
 // (TestForeignKeyAfterALostTotal), and the key is left as it is

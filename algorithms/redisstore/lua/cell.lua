@@ -7,6 +7,8 @@
 --   sliding_window: "k x y"    window index, count of k-1, count of k
 --   token_bucket, leaky_bucket, leaky_queue: "s n x", the instant F = s*10^9+n
 --                   plus x/L ns (the bucket full, the queue free)
+-- A cross-slot reservation's write follows the state with "|" and records
+-- its undo reads (cluster.lua); the kinds read the state (reservedState).
 -- In the script, the instant of the bucket kinds is held relative to t.
 -- The steps the fast path takes too (slidingWait, deficitOf, advanceBy,
 -- bucketWait, queueWait, ...) are fastlib.lua's, defined once for both.
@@ -26,7 +28,11 @@ local function windowKinds()
     local v = call('GET', key)
     if v then
       local k, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-      if not k then foreign(key) end
+      if not k then
+        local h = reservedState(v)
+        if h then k, x, y = match(h, '^(%-?%d+) (%d+) ?(%d*)$') end
+        if not k then foreign(key) end
+      end
       x, y = tonumber(x), tonumber(y) or 0
       -- The store never counts past the highest limit a check can be
       -- judged at (MAXCOUNT: a check judged above its Spec's limit counts
@@ -144,6 +150,10 @@ local function bucketKinds()
     local v = call('GET', key)
     if v then
       local s, ns, x = match(v, '^(%-?%d+) (%d+) (%d+)$')
+      if not s then
+        local h = reservedState(v)
+        if h then s, ns, x = match(h, '^(%-?%d+) (%d+) (%d+)$') end
+      end
       if s then
         s, ns, x = tonumber(s), tonumber(ns), tonumber(x)
         -- The store writes whole ns below 10^9 and a remainder below L.

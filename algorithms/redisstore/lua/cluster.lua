@@ -3,25 +3,80 @@
 -- normal decision that also returns, for every key it wrote, what undoing
 -- the write needs; undo (mode 2) then takes the reservation's units back.
 --
--- The counting kinds are additive, so their undo subtracts exactly the
--- units the reservation added, whatever other requests did since:
---   "f" fixed_window:   a = window index, b = "units life", c = old value
---       ("" when absent), d = new value; life: how many ms longer than the
---       old value the new one was set to live ("p": the old had no
---       expiry; "" when absent)
+-- Undone, a reservation is a denied Take: the key as if it had not been
+-- made, the requests counted in it since as they were counted.
+--
+-- fixed_window, sliding_window, token_bucket, leaky_bucket, leaky_queue:
+-- a reservation writes the key's state followed by a record of itself and
+-- the value the key held, so a value holds the state and then the records
+-- of the reservations not known to be over, newest first:
+--   state "|" id "," life "," at "," inc "," old ("|" id "," ...)*
+-- id: the reservation's; life: how many ms longer than old the write lives
+-- ("p": old had no expiry; "" when the key was absent); at: the instant
+-- it decided at ("k e", its window and the offset in it, for the window
+-- kinds; "s ns" for the bucket kinds); inc: the units it counted (n; for
+-- the bucket kinds "q r", n*W/L = q + r/L ns); old: the key's state before
+-- it ("" when absent). Every other write (a Take, a give-back, a refund)
+-- writes a state alone, and the kinds read only the state (fastlib.lua's
+-- reservedState): a record says that no request was counted in the key
+-- since the reservation, nor since those after it, whatever the state (a
+-- Take and its give-back may leave the very string a reservation wrote:
+-- TestClusterUndoWindowTakenAndGivenBackBetween), and the state is the
+-- records' reservations counted, in order, on the oldest one's old. The
+-- undo of the newest record gives the key its old back, with the old's
+-- expiry (gone if that has passed): the reservation may have moved a
+-- window key to a later window, which a denied Take does not, and set it
+-- to live as long as that window matters (TestClusterUndoLeavesWindowAsBefore,
+-- TestClusterUndoRestoresTheOldExpiry). The undo of one below newer ones
+-- counts theirs again, each at its own instant as the kind counts it
+-- (applyWindow, applyBucket), on its old: overlapping reservations undone
+-- in any order leave the key as before (TestClusterUndoWindowOverlapping,
+-- TestClusterUndoBucketOverlapping). A leaky_queue keeps the place instead
+-- when the reservation just above queued behind it: that one was told to
+-- wait for it, and moving the queue back would send the next request with
+-- it, two at once (Refund keeps such a place for the same reason); the
+-- record stays, its id "z" (undone), and goes when the newer ones' do. A
+-- reservation not among the records (a request was counted since, or its
+-- record was dropped: past CHAINCAP a reservation drops the oldest) takes
+-- its units back from the state, and from the records' olds, which count
+-- them too, where that is exact:
+--   "f" fixed_window:   a = the window its units are in, b = the units,
+--       c = the Window (ns). Counts are additive: the units come off the
+--       window that counts them, if one still does, whatever happened since.
 --   "w" sliding_window: the same
--- A window key that still holds what the reservation wrote gets its old
--- value back instead, with the old value's expiry (gone if that has
--- passed): the reservation may have moved it to a later window, which a
--- denied Take does not (see below), and set it to live as long as that
--- window matters; one written since keeps that window (as a log or ring a
--- request counted in since).
+--   "s" token_bucket, leaky_bucket, leaky_queue: a = the state before it
+--       ("" when absent), b = the state it wrote, c = "q r L", d = "q" for
+--       leaky_queue. The bucket kinds are not additive: an instant moves to
+--       max(F, t) + n*W/L. n*W/L comes off the instant when the key holds
+--       the state the reservation wrote (every request counted since was
+--       given back: none is queued behind its place, and the key is left at
+--       max(F0, t), F0 its instant before the reservation and t the
+--       reservation's, which every instant after those requests' finds as
+--       they left it in the world without the reservation), or, but for a
+--       leaky_queue, when max(F0, t) >= u, u the undo's instant (every
+--       request between them came at an instant s <= u, and the reservation
+--       left the instant at max(F0, t) + n*W/L, so no request between found
+--       the bucket full in the world without the reservation, and each
+--       moved the instant by its own n*W/L in both worlds). Else the key
+--       keeps the reservation's units, erring towards denying, never
+--       towards admitting.
+-- Left: a request counted since at an earlier window (a clock behind) is
+-- counted in the window the reservation moved a key to, which its undo
+-- then keeps; a give-back since of a request counted before the
+-- reservation writes the state alone, and a sliding_window the reservation
+-- moved on a window stays there (the give-back took the units from the
+-- previous window, which the old counted as its current one): a request at
+-- an instant before that window (a clock behind) finds the key there.
+--
+-- sliding_log and sliding_buckets: the counts are additive, and the undo
+-- subtracts exactly the units the reservation added, whatever other
+-- requests did since:
 --   "l" sliding_log:    a, b = the instant (s, ns), c = units, d = the
 --       events trimmed, with the state written (logWritten), or ""
 --   "b" sliding_buckets: a = old value ("" when absent), b = new value,
 --       c = the sub-window and Buckets "w b B", d = units
--- Undone, though, a reservation is a denied Take, which forgets no event
--- of a log and rolls no ring (algorithms' "Time that goes back"): a
+-- A denied Take, though, forgets no event of a log and rolls no ring
+-- (algorithms' "Time that goes back"): a
 -- request decided at an earlier instant still counts what left the
 -- reservation's window. What the write forgot (a log's trimmed events,
 -- the ring slots it moved past) comes back when no request was counted
@@ -44,23 +99,6 @@
 -- A reservation that stands has forgotten them, as an admitted Take does:
 -- a log cannot keep them listed, since a later give-back of its newest
 -- event would bring them back into the window.
--- The bucket kinds are not additive: an instant moves to max(F, t) +
--- n*W/L. Their undo restores the old value when the key still holds what
--- the reservation wrote. Otherwise it subtracts the reservation's n*W/L from
--- the current instant when that is exact: when max(F0, t) >= u, F0 being the
--- instant before the reservation, t the reservation's and u the undo's
--- (every request between them came at an instant s <= u, and the
--- reservation left the instant at max(F0, t) + n*W/L, so no request between
--- found the bucket full in the world without the reservation, and each
--- moved the instant by its own n*W/L in both worlds). Else the key keeps
--- the reservation's units, erring towards denying, never towards admitting.
--- A leaky_queue never subtracts: a request that queued behind the place
--- was told to wait for it, and moving the queue back would send the next
--- request at that request's instant, two at once (Refund keeps such a
--- place for the same reason); it keeps the place unless nothing changed:
---   "s" token_bucket, leaky_bucket, leaky_queue: a = old value ("" when
---   absent), b = new value, c = "q r L" (n*W/L = q + r/L ns), d = "q"
---   for leaky_queue
 -- A record is 7 strings: tag, key, list key, a, b, c, d. The undo also
 -- gets the reservation's id (main.lua), and both declare the side keys in
 -- KEYS (cluster.go, sideKeysOf).
@@ -68,6 +106,19 @@
 local undoKind_
 local function undoKind()
   if undoKind_ then return undoKind_ end
+  local CHAINCAP = 16 -- records in a window or bucket key (see above)
+  local KEPT = 'z' -- the id of an undone leaky_queue place kept (undoState)
+  local FARNS = 2251799813685248 -- 2^51 ns: mainlib.lua's FAR
+
+  -- addLife returns the life of a record whose old was a write of life
+  -- upper over a value of life lower: how much longer than that value it
+  -- lives.
+  local function addLife(upper, lower)
+    local x, y = tonumber(upper), tonumber(lower)
+    if x and y then return format('%d', x + y) end
+    return lower
+  end
+
   local function undoRecord(tag, key, lkey, a, b, c, d, out)
     out[#out + 1] = tag
     out[#out + 1] = key
@@ -76,50 +127,6 @@ local function undoKind()
     out[#out + 1] = b or ''
     out[#out + 1] = c or ''
     out[#out + 1] = d or ''
-  end
-
-  local function undoWindow(key, k, units, sliding, old, new)
-    local v = call('GET', key)
-    if not v then return end
-    local n, life = match(units or '', '^(%d+) ?(%-?[%dp]*)$')
-    if not n then return end
-    n = tonumber(n)
-    if new ~= '' and v == new then
-      -- Nothing written since: the key as before, in the window it was
-      -- in (a denied Take moves no key to a later window, where a
-      -- request at an earlier instant would be decided, its units
-      -- forgotten: TestClusterUndoLeavesWindowAsBefore), expiring when
-      -- it would have (TestClusterUndoRestoresTheOldExpiry).
-      if old == '' then
-        call('DEL', key)
-      elseif life == 'p' then
-        call('SET', key, old)
-      else
-        local left = call('PTTL', key)
-        local d = tonumber(life)
-        if not d or left < 0 then
-          call('SET', key, old, 'KEEPTTL')
-        elseif left - d <= 0 then
-          call('DEL', key) -- the old value would have expired by now
-        else
-          call('SET', key, old, 'PX', format('%d', left - d))
-        end
-      end
-      return
-    end
-    local sk, x, y = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-    if not sk then return end
-    sk, x, y = tonumber(sk), tonumber(x), tonumber(y) or 0
-    if sk == k then
-      if sliding then y = max(y - n, 0) else x = max(x - n, 0) end
-    elseif sliding and sk == k + 1 then
-      x = max(x - n, 0)
-    else
-      return -- the units have left the window
-    end
-    local out = fmt(sk) .. ' ' .. fmt(x)
-    if sliding then out = out .. ' ' .. fmt(y) end
-    call('SET', key, out, 'KEEPTTL')
   end
 
   -- ring parses a ring the store wrote ("w b sum" and "slot count"
@@ -408,6 +415,154 @@ local function undoKind()
     sideClose(sd)
   end
 
+  -- The window and bucket kinds' records in their key ----------------------
+
+  -- mark returns v, the state a reservation (id) of op's key K writes,
+  -- followed by its record and the value K held, and appends the undo
+  -- record to undo; n is the units it counted in K, ttl the expiry (ms)
+  -- of the write.
+  local function mark(op, v, n, id, ttl, undo)
+    local P, key = op.P, op.key
+    local old = call('GET', key)
+    local life, oh, orest = '', '', ''
+    if old then
+      local p = call('PTTL', key)
+      if p >= 0 then life = format('%d', ttl - p) else life = 'p' end
+      oh, orest = match(old, '^([^|]*)(.*)$')
+    end
+    local at, inc
+    if P.kind == 1 or P.kind == 3 then -- fixed_window, sliding_window
+      local tag = 'f'
+      if P.kind == 3 then tag = 'w' end
+      undoRecord(tag, key, nil, fmt(op.nc.t), fmt(n), fmt(P.W), '', undo)
+      at, inc = fmt(P.k) .. ' ' .. fmt(P.e), fmt(n)
+    else
+      local q, r = bdivmod(bmul(n, P.W), P.L)
+      local queue
+      if P.kind == 7 then queue = 'q' end -- leaky_queue
+      undoRecord('s', key, nil, oh, v, format('%d %d %d', q, r, P.L), queue, undo)
+      at, inc = fmt(TS) .. ' ' .. fmt(TN), format('%d %d', q, r)
+    end
+    -- At most CHAINCAP records: the oldest go.
+    local from, count = 0, 0
+    while true do
+      local i = string.find(orest, '|', from + 1, true)
+      if not i then break end
+      count = count + 1
+      if count == CHAINCAP then
+        orest = sub(orest, 1, i - 1)
+        break
+      end
+      from = i
+    end
+    return v .. '|' .. id .. ',' .. life .. ',' .. at .. ',' .. inc .. ',' .. oh .. orest
+  end
+
+  -- chainOf splits a window or bucket key's value v into its state and its
+  -- records, newest first ({id, life, at, inc, old}; none when v is a
+  -- state alone), or the state and nil when a record is malformed.
+  local function chainOf(v)
+    local head, rest = match(v, '^([^|]*)(|.*)$')
+    if not head then return v, {} end
+    local es = {}
+    for e in string.gmatch(rest, '|([^|]*)') do
+      local id, life, at, inc, old = match(e, '^(%w+),([p%-%d]*),(%-?%d+ %d+),(%d+ ?%d*),([%-%d ]*)$')
+      if not id then return head, nil end
+      es[#es + 1] = {id = id, life = life, at = at, inc = inc, old = old}
+    end
+    return head, es
+  end
+
+  -- chainText returns records es[from ...] as a value holds them.
+  local function chainText(es, from)
+    local parts = {}
+    for i = from, #es do
+      local e = es[i]
+      parts[#parts + 1] = '|' .. e.id .. ',' .. e.life .. ',' .. e.at .. ',' .. e.inc .. ',' .. e.old
+    end
+    return table.concat(parts)
+  end
+
+  -- applyWindow returns the state of a fixed_window (sliding_window when
+  -- sliding) key of window W after a reservation decided at at ("k e")
+  -- counted n in state S ("" for none), as the kind counts it (cell.lua,
+  -- and mainlib.lua's load: a state ahead of the reservation's window is
+  -- counted in at its own, one more than 2^51 ns ahead is none), or nil.
+  local function applyWindow(sliding, W, S, at, n)
+    local k, e = match(at, '^(%-?%d+) (%d+)$')
+    k, e = tonumber(k), tonumber(e)
+    local t, x, y = k - 2, 0, 0
+    if S ~= '' then
+      local sk, sx, sy = match(S, '^(%-?%d+) (%d+) ?(%d*)$')
+      if not sk then return nil end
+      t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
+    end
+    if t > k then
+      if t - k > floor(FARNS / W) + 1 or (t - k) * W - e > FARNS then
+        t, x, y = k - 2, 0, 0
+      else
+        k = t
+      end
+    end
+    if not sliding then
+      if t ~= k then x = 0 end
+      return format('%d %d', k, x + n)
+    end
+    if t == k then return format('%d %d %d', k, x, y + n) end
+    if t == k - 1 then return format('%d %d %d', k, y, n) end
+    return format('%d %d %d', k, 0, n)
+  end
+
+  -- bucketStart returns the instant a request at at ("s ns") on a bucket
+  -- kind's state S ("" for none) moves on from, max(F, t) as loadBucket
+  -- reads F (one far from t is t), as (s, ns, x), and whether it is F
+  -- (the bucket not full, the queue not free, at at), or nil.
+  local function bucketStart(S, at)
+    local ts, tn = match(at, '^(%-?%d+) (%d+)$')
+    ts, tn = tonumber(ts), tonumber(tn)
+    if S == '' then return ts, tn, 0, false end
+    local fs, fns, fx = match(S, '^(%-?%d+) (%d+) (%d+)$')
+    if not fs then return nil end
+    fs, fns, fx = tonumber(fs), tonumber(fns), tonumber(fx)
+    if fs - ts <= 2000000 and (fs > ts or (fs == ts and (fns > tn or (fns == tn and fx > 0)))) then
+      return fs, fns, fx, true
+    end
+    return ts, tn, 0, false
+  end
+
+  -- applyBucket returns the state of a bucket kind's key after a
+  -- reservation at at counted inc ("q r": n*W/L = q + r/L ns) in state S:
+  -- F = max(F, t) + n*W/L (cell.lua's advance), or nil.
+  local function applyBucket(S, at, inc, L)
+    local s, ns, x = bucketStart(S, at)
+    local q, r = match(inc, '^(%d+) (%d+)$')
+    if not (s and q) then return nil end
+    x = x + tonumber(r)
+    if x >= L then x, ns = x - L, ns + 1 end
+    local qs, qn = divmod(tonumber(q), G)
+    ns = ns + qn
+    if ns >= G then ns, s = ns - G, s + 1 end
+    return format('%d %d %d', s + qs, ns, x)
+  end
+
+  -- takeWindow returns state S with n units taken from window k, where
+  -- it still counts it (the current one, or the previous of a
+  -- sliding_window), else S.
+  local function takeWindow(S, k, n, sliding)
+    local sk, x, y = match(S, '^(%-?%d+) (%d+) ?(%d*)$')
+    if not sk then return S end
+    sk, x, y = tonumber(sk), tonumber(x), tonumber(y) or 0
+    if sk == k then
+      if sliding then y = max(y - n, 0) else x = max(x - n, 0) end
+    elseif sliding and sk == k + 1 then
+      x = max(x - n, 0)
+    else
+      return S -- the units have left the window
+    end
+    if sliding then return format('%d %d %d', sk, x, y) end
+    return format('%d %d', sk, x)
+  end
+
   -- instant parses a bucket state "s n x" into (F - t in ns, x), or nil.
   local function instant(v)
     local s, ns, x = match(v or '', '^(%-?%d+) (%d+) (%d+)$')
@@ -417,32 +572,136 @@ local function undoKind()
     return rel(s, tonumber(ns)), tonumber(x)
   end
 
-  -- undoBucket undoes a reservation of a bucket kind; u is the undo's
-  -- instant relative to the reservation's (t = 0 in the script).
-  local function undoBucket(key, old, new, inc, u, queue)
-    local cur = call('GET', key)
-    if not cur then return end
-    if cur == new then
-      if old == '' then
+  -- undoState undoes reservation id's write of the fixed_window ('f'),
+  -- sliding_window ('w') or bucket kind's ('s') key K, from its undo
+  -- record (a, b, c, d) and K's records; u is the undo's instant relative
+  -- to the reservation's (t = 0 in the script).
+  local function undoState(tag, key, a, b, c, d, u, id)
+    local v = call('GET', key)
+    if not v then return end
+    local head, es = chainOf(v)
+    local pos
+    for i, e in ipairs(es or {}) do
+      if e.id == id then
+        pos = i
+        break
+      end
+    end
+    -- c: the window W (ns) of a window kind's record, "q r L" of a
+    -- bucket kind's.
+    local W, L = tonumber(c), tonumber(match(c, ' (%d+)$'))
+    if pos == 1 then
+      -- The newest record: nothing was counted in K since. K as before,
+      -- expiring when it would have (TestClusterUndoRestoresTheOldExpiry),
+      -- and as before the leaky_queue places kept, undone, for it (below),
+      -- whose records it leaves the newest.
+      local i, span = 1, es[1].life
+      while es[i + 1] and es[i + 1].id == KEPT do
+        i = i + 1
+        span = addLife(span, es[i].life)
+      end
+      local e = es[i]
+      if e.old == '' then
         call('DEL', key)
-      else
+        return
+      end
+      local old = e.old .. chainText(es, i + 1)
+      if span == 'p' then
+        call('SET', key, old)
+        return
+      end
+      local left, life = call('PTTL', key), tonumber(span)
+      if not life or left < 0 then
         call('SET', key, old, 'KEEPTTL')
+      elseif left - life <= 0 then
+        call('DEL', key) -- the old value would have expired by now
+      else
+        call('SET', key, old, 'PX', format('%d', left - life))
       end
       return
     end
-    if queue then return end -- a request may be queued behind the place
-    local f0 = instant(old)
-    if not ((f0 and f0 >= u) or 0 >= u) then return end
-    local ft, fx = instant(cur)
-    local q, r, L = match(inc, '^(%d+) (%d+) (%d+)$')
-    if not (ft and q) then return end
-    ft, fx = ft - tonumber(q), fx - tonumber(r)
-    if fx < 0 then
-      fx = fx + tonumber(L)
-      ft = ft - 1
+    if pos and (W or L) then
+      -- Newer reservations, not yet undone, counted on top of this one,
+      -- and no request since: theirs are counted again, on K as before
+      -- this one. A leaky_queue keeps the place if the one just above
+      -- queued behind it (it was told to wait for it; see Refund): the
+      -- record stays, as undone, until the newer ones' are undone.
+      local up, behind = es[pos - 1], false
+      if d == 'q' then
+        local s0, _, _, after = bucketStart(up.old, up.at)
+        behind = not s0 or after
+      end
+      if not behind then
+        local S = es[pos].old
+        up.life = addLife(up.life, es[pos].life)
+        for q = pos - 1, 1, -1 do
+          es[q].old = S
+          if tag == 's' then
+            S = applyBucket(S, es[q].at, es[q].inc, L)
+          else
+            S = applyWindow(tag == 'w', W, S, es[q].at, tonumber(es[q].inc))
+          end
+          if not S then return end -- not a record the store wrote
+        end
+        head = S
+        table.remove(es, pos)
+      else
+        es[pos].id = KEPT
+      end
+      call('SET', key, head .. chainText(es, 1), 'KEEPTTL')
+      return
     end
-    local s, ns = absol(ft)
-    call('SET', key, format('%d %d %d', s, ns, fx), 'KEEPTTL')
+    -- Not among K's records: a request was counted in K since (or the
+    -- record was dropped, past CHAINCAP), the reservations in K's records
+    -- after it. The counting kinds take its units back from K's state and
+    -- the reservations' olds, in the window that counts them.
+    local rest = sub(v, #head + 1)
+    if tag == 'f' or tag == 'w' then
+      local k, n, sliding = tonumber(a), tonumber(b), tag == 'w'
+      if not (k and n) then return end
+      head = takeWindow(head, k, n, sliding)
+      if es then
+        for _, e in ipairs(es) do
+          if e.old ~= '' then e.old = takeWindow(e.old, k, n, sliding) end
+        end
+        rest = chainText(es, 1)
+      end
+      call('SET', key, head .. rest, 'KEEPTTL')
+      return
+    end
+    -- A bucket kind's: n*W/L off the instant when that is exact: when K
+    -- holds the state the reservation wrote (b), every request counted
+    -- since was given back (none is queued behind its place), and K is
+    -- left at max(F0, t), F0 its instant before the reservation and t the
+    -- reservation's, which every instant after the requests' finds as
+    -- they left it in the world without the reservation; or, but for a
+    -- leaky_queue (a request may be queued behind the place), when
+    -- max(F0, t) is at the undo's instant or later (see above).
+    local f0 = instant(a)
+    if head ~= b and (d == 'q' or not ((f0 and f0 >= u) or 0 >= u)) then return end
+    local q, r = match(c, '^(%d+) (%d+) %d+$')
+    if not (q and L) then return end
+    q, r = tonumber(q), tonumber(r)
+    -- The olds of K's records too: each counts the units (see above).
+    local function back(S)
+      local ft, fx = instant(S)
+      if not ft then return S end
+      ft, fx = ft - q, fx - r
+      if fx < 0 then
+        fx = fx + L
+        ft = ft - 1
+      end
+      local s, ns = absol(ft)
+      return format('%d %d %d', s, ns, fx)
+    end
+    head = back(head)
+    if es then
+      for _, e in ipairs(es) do
+        if e.old ~= '' then e.old = back(e.old) end
+      end
+      rest = chainText(es, 1)
+    end
+    call('SET', key, head .. rest, 'KEEPTTL')
   end
 
   -- applyUndo applies the undo records ARGV[base + 3 ...] of reservation
@@ -480,10 +739,8 @@ local function undoKind()
       local a = base + r * 7
       local tag, key, lkey = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
       local A, B, C, D = ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
-      if tag == 's' then
-        undoBucket(key, A, B, C, u, D == 'q')
-      elseif tag == 'f' or tag == 'w' then
-        undoWindow(key, tonumber(A), B, tag == 'w', C, D)
+      if tag == 's' or tag == 'f' or tag == 'w' then
+        undoState(tag, key, A, B, C, D, u, id)
       elseif tag == 'b' then
         undoBuckets(key, A, B, C, tonumber(D), sides[key], id)
       elseif tag == 'l' then
@@ -493,6 +750,6 @@ local function undoKind()
     return nil
   end
   undoKind_ = {record = undoRecord, trimmed = logTrimmed, written = logWritten, apply = applyUndo,
-    open = sideOpen, push = sidePush}
+    open = sideOpen, push = sidePush, mark = mark}
   return undoKind_
 end

@@ -55,6 +55,15 @@ local function foreign(key)
   error('redisstore: key ' .. key .. ' holds a value the store did not write', 0)
 end
 
+-- reservedState returns the state of v, the value of a window or bucket
+-- key, when a cross-slot reservation wrote it: the state, then "|" and
+-- the reservations not known to be over, which only an undo reads
+-- (cluster.lua); nil for any other value (every other write of the key
+-- writes a state alone).
+local function reservedState(v)
+  return match(v, '^([^|]*)|%w')
+end
+
 -- The steps the fast path shares with cell.lua's kinds. They are here, at
 -- the top level, because a script runs fast.lua before cell.lua: cell.lua's
 -- closures call them too, so each step has one definition.
@@ -196,7 +205,11 @@ local function windowFast(kind, p, v, key, consume)
       t, x, y = m[2], m[3], m[4]
     else
       local sk, sx, sy = match(v, '^(%-?%d+) (%d+) ?(%d*)$')
-      if not sk then foreign(key) end
+      if not sk then
+        local h = reservedState(v)
+        if h then sk, sx, sy = match(h, '^(%-?%d+) (%d+) ?(%d*)$') end
+        if not sk then foreign(key) end
+      end
       t, x, y = tonumber(sk), tonumber(sx), tonumber(sy) or 0
       if x > MAXCOUNT or y > MAXCOUNT then foreign(key) end -- as loadWindow
     end
@@ -300,7 +313,11 @@ local function bucketFast(kind, p, v, key, consume)
       s, ns, rx = m[2], m[3], m[4]
     else
       s, ns, rx = match(v, '^(%-?%d+) (%d+) (%d+)$')
-      if not s then foreign(key) end
+      if not s then
+        local h = reservedState(v)
+        if h then s, ns, rx = match(h, '^(%-?%d+) (%d+) (%d+)$') end
+        if not s then foreign(key) end
+      end
       s, ns, rx = tonumber(s), tonumber(ns), tonumber(rx)
       if ns >= G or rx >= L then foreign(key) end -- as loadBucket
     end

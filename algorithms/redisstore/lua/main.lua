@@ -200,28 +200,13 @@ else
           v = bucketKinds().encode(op.P, op.nc)
         end
         if mode == 1 then
-          local n = fmt(consumed[op.key])
-          if kind == FIXED or kind == SLIDING then
-            -- The old value, and how much longer than it the write lives
-            -- (ms; "p" when it had no expiry): an undo that gives it back
-            -- gives it its own expiry (cluster.lua, undoWindow).
-            local old, life = call('GET', op.key), ''
-            if old then
-              local p = call('PTTL', op.key)
-              if p >= 0 then life = format('%d', ttl - p) else life = 'p' end
-            end
-            local tag = 'f'
-            if kind == SLIDING then tag = 'w' end
-            undoKind().record(tag, op.key, nil, fmt(op.nc.t), n .. ' ' .. life, old or '', v, undo)
-          elseif kind == BUCKETS then
+          if kind == BUCKETS then
             undoKind().record('b', op.key, nil, call('GET', op.key) or '', v,
-              fmt(root.S.w) .. ' ' .. fmt(root.S.b) .. ' ' .. fmt(op.P.B), n, undo)
+              fmt(root.S.w) .. ' ' .. fmt(root.S.b) .. ' ' .. fmt(op.P.B), fmt(consumed[op.key]), undo)
           else
-            local q, r = bdivmod(bmul(consumed[op.key], op.P.W), op.P.L)
-            local queue = nil
-            if kind == QUEUE then queue = 'q' end
-            undoKind().record('s', op.key, nil, call('GET', op.key) or '', v,
-              format('%d %d %d', q, r, op.P.L), queue, undo)
+            -- After the state, a record of this reservation and the value
+            -- the key held, which its undo reads (cluster.lua, mark).
+            v = undoKind().mark(op, v, consumed[op.key], rid, ttl, undo)
           end
         end
         call('SET', op.key, v, 'PX', ttlArg(ttl))

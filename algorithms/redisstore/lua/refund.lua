@@ -19,7 +19,7 @@
 local function loadQueue(key)
   local v = call('GET', key)
   if not v then return {t = 0, x = 0}, false end
-  local s, ns, x = match(v, '^(%-?%d+) (%d+) (%d+)$')
+  local s, ns, x = match(reservedState(v) or v, '^(%-?%d+) (%d+) (%d+)$')
   s = tonumber(s)
   if far(s) then return {t = 0, x = 0}, false end
   return {t = rel(s, tonumber(ns)), x = tonumber(x)}, true
@@ -83,7 +83,7 @@ local function refundQueues(nchecks, minTTL)
     -- as a Take's does.
     local v = call('GET', KEYS[i])
     if v then
-      local _, vns, vx = match(v, '^(%-?%d+) (%d+) (%d+)$')
+      local _, vns, vx = match(reservedState(v) or v, '^(%-?%d+) (%d+) (%d+)$')
       -- Numbers the store never writes too, as loadBucket fails on.
       if not vns or tonumber(vns) >= G or tonumber(vx) >= p.L then foreign(KEYS[i]) end
     end
