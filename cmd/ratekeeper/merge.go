@@ -24,6 +24,8 @@ type merger struct {
 	stderr   io.Writer
 	progress *progress
 
+	failed *failure // the first read error of a log
+
 	next int       // the next source to open
 	open cursors   // the open sources, a heap by the time of their entry
 	done int64     // bytes read from the sources closed
@@ -42,6 +44,7 @@ type cursor struct {
 	closer  io.Closer
 	batches <-chan batch
 	quit    chan struct{} // closed to end the parsing goroutine early (see stop)
+	failed  *failure      // any open log's read error: the replay fails
 	batch   batch
 	i       int // the entry in batch
 	read    int64
@@ -57,7 +60,11 @@ func (c *cursor) entry() *logparse.Entry {
 	return &c.batch.entries[c.i]
 }
 
-// advance moves to the next entry, reporting whether there is one.
+// advance moves to the next entry, reporting whether there is one. A read
+// error of another log met while waiting for c's next entries is c's
+// error too: the replay fails, and need not wait for c (a log that
+// neither ends nor gives more, tail -f into a pipe) to see it. Its own
+// comes after the entries read before it.
 func (c *cursor) advance() (bool, error) {
 	if c.pending != nil {
 		c.pending = nil
@@ -68,7 +75,23 @@ func (c *cursor) advance() (bool, error) {
 		if c.batch.err != nil {
 			return false, c.batch.err
 		}
-		b, ok := <-c.batches
+		failed := c.failed.c
+		if stopped(failed) {
+			if c.failed.from != c.batches {
+				return false, c.failed.err
+			}
+			failed = nil // c's own: its batches bring it
+		}
+		var b batch
+		var ok bool
+		select {
+		case b, ok = <-c.batches:
+		case <-failed:
+			if c.failed.from != c.batches {
+				return false, c.failed.err
+			}
+			b, ok = <-c.batches
+		}
 		if !ok {
 			return false, nil
 		}
@@ -101,6 +124,7 @@ func (h *cursors) Pop() any {
 
 // run replays every source.
 func (m *merger) run() error {
+	m.failed = newFailure()
 	defer func() { // on an error, end the parsing goroutines
 		for _, c := range m.open {
 			c.stop()
@@ -187,7 +211,7 @@ func (m *merger) openCursor(s *source, index int) (*cursor, error) {
 	// when many logs may be open at once (servers' logs overlap).
 	size := max(512, 4096/len(m.srcs))
 	quit := make(chan struct{})
-	c := &cursor{index: index, r: r, closer: closer, batches: readBatches(r, size, quit), quit: quit, pending: pending}
+	c := &cursor{index: index, r: r, closer: closer, batches: readBatches(r, size, quit, m.failed), quit: quit, failed: m.failed, pending: pending}
 	m.all = append(m.all, c)
 	if pending == nil {
 		c.i = -1

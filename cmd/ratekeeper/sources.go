@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
@@ -118,17 +119,18 @@ type batch struct {
 }
 
 // readBatches parses r on a goroutine of its own, sending batches of size
-// entries until the end of the log (or a read error, sent last), or until
-// stop is closed: a replay that failed does not read the rest of its logs
-// (standard input may never end).
-func readBatches(r *logparse.Reader, size int, stop <-chan struct{}) <-chan batch {
+// entries until the end of the log (or a read error, sent last and told
+// to fail at once, so that a replay waiting on another log stops), or
+// until stop is closed: a replay that failed does not read the rest of its
+// logs (standard input may never end).
+func readBatches(r *logparse.Reader, size int, stop <-chan struct{}, fail *failure) <-chan batch {
 	ch := make(chan batch, 4)
 	go func() {
 		defer close(ch)
 		b := batch{entries: make([]logparse.Entry, 0, size)}
 		for {
-			if len(b.entries) == 0 && stopped(stop) {
-				// Checked before each batch: the select below picks at
+			if stopped(stop) {
+				// Checked before each entry: the select below picks at
 				// random when its cursor, stopping, drains ch, so it
 				// may send rather than stop.
 				return
@@ -138,7 +140,11 @@ func readBatches(r *logparse.Reader, size int, stop <-chan struct{}) <-chan batc
 				break
 			}
 			if err != nil {
+				if stopped(stop) {
+					return // a read of a log closed by stop
+				}
 				b.err = err
+				fail.set(err, ch)
 				break
 			}
 			b.entries = append(b.entries, e)
@@ -161,6 +167,25 @@ func readBatches(r *logparse.Reader, size int, stop <-chan struct{}) <-chan batc
 	return ch
 }
 
+// A failure is the first read error of the logs of a replay: c is closed
+// when there is one, err, met by the parser sending from.
+type failure struct {
+	once sync.Once
+	c    chan struct{}
+	err  error
+	from <-chan batch
+}
+
+func newFailure() *failure { return &failure{c: make(chan struct{})} }
+
+// set records err, met by the parser sending from, if it is the first.
+func (f *failure) set(err error, from <-chan batch) {
+	f.once.Do(func() {
+		f.err, f.from = err, from
+		close(f.c)
+	})
+}
+
 // stopped reports whether stop is closed.
 func stopped(stop <-chan struct{}) bool {
 	select {
@@ -171,11 +196,13 @@ func stopped(stop <-chan struct{}) bool {
 	}
 }
 
-// stop ends the parsing goroutine of c, which is not read to its end,
-// and closes its log.
+// stop tells the parsing goroutine of c, which is not read to its end, to
+// end, and closes its log. It does not wait for the goroutine: blocked
+// reading a log that neither ends nor gives more (a pipe from tail -f, a
+// terminal), it ends only once that read returns, which closing the log
+// brings about for a pipe or a file but not for every input (standard
+// input); it then reads no more.
 func (c *cursor) stop() {
 	close(c.quit)
-	for range c.batches { // the batches it had sent; it ends at once
-	}
 	c.closer.Close()
 }
