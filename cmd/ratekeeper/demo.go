@@ -40,6 +40,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ratekeeper demo: --headers: unknown profile %q; want %s\n", *headers, profileNames())
 		return exitUsage
 	}
+	made := false
 	if *svg == "" {
 		// A file of our own, never a fixed name in a shared directory:
 		// another user's chart there is not ours to overwrite, and a
@@ -49,10 +50,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ratekeeper demo: %v\n", err)
 			return exitUsage
 		}
-		*svg = f.Name()
+		*svg, made = f.Name(), true
 		f.Close()
 	}
 	if err := demo.Run(stdout, *svg, profile); err != nil {
+		if made {
+			os.Remove(*svg) // empty: no chart of a failed demo
+		}
 		fmt.Fprintf(stderr, "ratekeeper %v\n", err)
 		return exitUsage
 	}

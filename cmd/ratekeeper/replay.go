@@ -1,18 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
 	"net/textproto"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/chart"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -175,23 +174,24 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		reportError(stderr, "replay", err)
 		return exitUsage
 	}
+	var prof *cpuProfile
 	if f.cpuprofile != "" {
-		stop, err := startProfile(f.cpuprofile)
-		if err != nil {
+		// Kept in memory and written once the replay has succeeded.
+		if prof, err = startProfile(f.cpuprofile); err != nil {
 			reportError(stderr, "replay", err)
 			return exitUsage
 		}
-		defer stop()
+		defer prof.stop()
 	}
-	var svg *chartFile
+	var svg *outfile.File
 	if f.svg != "" {
 		// Checked before the replay, so that a path that cannot be
 		// written fails at once; written (and renamed over the path) after.
-		if svg, err = createChart(f.svg); err != nil {
+		if svg, err = outfile.New("--svg", f.svg); err != nil {
 			reportError(stderr, "replay", err)
 			return exitUsage
 		}
-		defer svg.discard()
+		defer svg.Discard()
 	}
 	rep, in, err := replayLogs(cfg, logs, &f, stderr)
 	if err != nil {
@@ -207,12 +207,18 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.svg != "" {
-		if err := svg.write(replayChart(rep)); err != nil {
+		if err := svg.Write(replayChart(rep).WriteSVG); err != nil {
 			reportError(stderr, "replay", err)
 			return exitUsage
 		}
 		if !f.asJSON {
 			fmt.Fprintf(stdout, "\nchart: %s\n", f.svg)
+		}
+	}
+	if prof != nil {
+		if err := prof.save(); err != nil {
+			reportError(stderr, "replay", err)
+			return exitUsage
 		}
 	}
 	if rep.Rejected > 0 || rep.NoKey > 0 {
@@ -389,156 +395,51 @@ func replayChart(rep *replay.Report) *chart.Chart {
 	return c
 }
 
-// A chartFile is where a chart goes: a temporary file beside its target,
-// made when the chart is written and renamed over the target, or, for a
-// target that is not a regular file (a device such as /dev/stdout or
-// /dev/null, a named pipe), the target itself, opened for writing.
-type chartFile struct {
-	f      *os.File // the target, opened; nil for a regular file
-	path   string   // as given, for the errors
-	target string   // the file renamed over; "" when f is the target
-}
-
-// createChart checks that a chart can be written for path, and returns
-// where it goes. A symlink at path stays: the file it names is the target,
-// as for a shell redirection. For a regular file (or one yet to be made)
-// the check makes a temporary file beside it and removes it at once:
-// nothing is left there while the replay runs, for an interrupted replay
-// to leave behind.
-func createChart(path string) (*chartFile, error) {
-	fi, err := os.Stat(path)
-	if err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("--svg %s: is a directory", path)
-	}
-	if err == nil && !fi.Mode().IsRegular() {
-		// Renaming over a device or a pipe would replace it.
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, fmt.Errorf("--svg %s: %w", path, err)
-		}
-		return &chartFile{f: f, path: path}, nil
-	}
-	target := path
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		target = real
-	} else {
-		target = linkTarget(path) // a link to a file yet to be made
-	}
-	cf := &chartFile{path: path, target: target}
-	f, err := cf.temp()
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return cf, nil
-}
-
-// linkTarget follows the symlinks at path, the last element only, to the
-// path they end at, which need not exist: path itself when it is no link.
-func linkTarget(path string) string {
-	for range 40 { // the links Linux follows before it gives up (ELOOP)
-		dest, err := os.Readlink(path)
-		if err != nil {
-			break // no link (or not one that can be read)
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(path), dest)
-		}
-		path = dest
-	}
-	return path
-}
-
-// temp makes the temporary file beside the target, with the permissions
-// of the target, or for a new one those os.Create gives (0666 less the
-// umask), as a shell's redirection and demo --svg give.
-func (cf *chartFile) temp() (*os.File, error) {
-	perm, kept := os.FileMode(0o666), false
-	if fi, err := os.Stat(cf.target); err == nil {
-		perm, kept = fi.Mode().Perm(), true
-	}
-	prefix := filepath.Join(filepath.Dir(cf.target), "."+filepath.Base(cf.target)+".")
-	for try := 0; ; try++ {
-		f, err := os.OpenFile(prefix+strconv.FormatUint(rand.Uint64(), 36), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if errors.Is(err, fs.ErrExist) && try < 100 {
-			continue
-		}
-		if err == nil && kept {
-			// The umask took bits of the target's permissions.
-			if err = f.Chmod(perm); err != nil {
-				f.Close()
-				os.Remove(f.Name())
-			}
-		}
-		if err != nil {
-			// The reason, not the name of a temporary file the user
-			// never named.
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("--svg %s: %w", cf.path, err)
-		}
-		return f, nil
-	}
-}
-
-// write writes c into the target, for a regular file through a temporary
-// one renamed over it (removed if the chart cannot be written whole).
-func (cf *chartFile) write(c *chart.Chart) error {
-	if cf.f != nil {
-		if err := c.WriteSVG(cf.f); err != nil {
-			return err
-		}
-		return cf.f.Close()
-	}
-	f, err := cf.temp()
-	if err != nil {
-		return err
-	}
-	err = c.WriteSVG(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), cf.target)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
-
-// discard closes a target opened and not written (a device, a pipe).
-func (cf *chartFile) discard() {
-	if cf.f != nil {
-		cf.f.Close()
-	}
-}
-
 var _ flag.Value = headerFlags(nil)
 
 // defaults lists the default names of a JSON field, for the help.
 func defaults(names []string) string { return strings.Join(names, ", ") }
 
-// startProfile starts a CPU profile written to path, and returns the
-// function that stops it; an error names the flag and the path.
-func startProfile(path string) (func(), error) {
-	f, err := os.Create(path)
+// A cpuProfile is a CPU profile being taken, kept in memory until save
+// writes it to its file: a replay that fails leaves the file as it was.
+type cpuProfile struct {
+	out     *outfile.File
+	buf     bytes.Buffer
+	stopped bool
+}
+
+// startProfile starts a CPU profile to be written to path; an error names
+// the flag and the path.
+func startProfile(path string) (*cpuProfile, error) {
+	out, err := outfile.New("--cpuprofile", path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the path is named below
-		}
+		return nil, err
+	}
+	p := &cpuProfile{out: out}
+	if err := pprof.StartCPUProfile(&p.buf); err != nil {
+		out.Discard()
 		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
-	}
-	return func() {
+	return p, nil
+}
+
+// stop stops the profile, if it runs, and writes nothing.
+func (p *cpuProfile) stop() {
+	if !p.stopped {
 		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
+		p.stopped = true
+	}
+	p.out.Discard()
+}
+
+// save stops the profile and writes it to its file.
+func (p *cpuProfile) save() error {
+	if !p.stopped {
+		pprof.StopCPUProfile()
+		p.stopped = true
+	}
+	return p.out.Write(func(w io.Writer) error {
+		_, err := w.Write(p.buf.Bytes())
+		return err
+	})
 }

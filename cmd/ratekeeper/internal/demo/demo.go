@@ -3,21 +3,25 @@ package demo
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
 	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
-// Run plays the whole demo, writing to w, and writes the chart to svgPath;
-// the middleware sends the headers of profile. A path that cannot be
-// written fails at once, before the demo.
+// Run plays the whole demo, writing to w, and writes the chart to svgPath
+// (named by the flag --svg); the middleware sends the headers of profile.
+// A path that cannot be written fails at once, before the demo. The chart
+// is written once the demo has played, and written to w, whole: a demo
+// that fails, or is interrupted, leaves a file at svgPath as it was.
 func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
-	f, err := os.Create(svgPath)
+	svg, err := outfile.New("--svg", svgPath)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	defer f.Close() // on an error; closed and checked below otherwise
+	defer svg.Discard() // on an error
+	ew := &errWriter{w: w}
+	w = ew
 	headers := profile.String() + " headers"
 	if profile == middleware.NoHeaders {
 		headers = "no rate-limit headers"
@@ -36,13 +40,31 @@ func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if err := c.WriteSVG(f); err != nil {
-		return fmt.Errorf("demo: %w", err)
+	if ew.err != nil {
+		return fmt.Errorf("demo: writing the output: %w", ew.err)
 	}
-	if err := f.Close(); err != nil {
+	if err := svg.Write(c.WriteSVG); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "4. Chart of admitted and rejected requests per algorithm (%s): %s\n", ChartScenario.Name, svgPath)
 	return nil
+}
+
+// An errWriter remembers the first error of writing w, and writes
+// nothing more after it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
 }
