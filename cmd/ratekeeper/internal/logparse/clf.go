@@ -114,11 +114,15 @@ func zoneInRange(s string) bool {
 // which never read the peer, by the header: its address under one hop, no
 // key under more. A host name (%h with HostnameLookups) is no header.
 //
-// A Combined line that ends with a third quoted field holding a list of IP
-// addresses, nginx's stock "main" format
+// A Combined line that ends with a third quoted field holding an
+// X-Forwarded-For list, nginx's stock "main" format
 // ("... "$http_user_agent" "$http_x_forwarded_for""), has that list as its
-// X-Forwarded-For header, and its single address (the peer,
-// $remote_addr) as the address, as a JSON line with those variables has;
+// X-Forwarded-For header, as sent, and its single address (the peer,
+// $remote_addr) as the address, as a JSON line with those variables has:
+// the middleware would choose the client from that header, a client's
+// "unknown" in it too ("unknown, 203.0.113.7"), where it reads no entry
+// left of the client. The field is taken for the header when its last
+// entry, the nearest proxy's, is what a proxy writes (see isForwardedFor);
 // a "-" there (no header) leaves the rule above.
 //
 // The strings of e are substrings of line.
@@ -236,7 +240,7 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 			e.UserAgent = ua
 		}
 		// nginx's "main" format: "$http_x_forwarded_for" last.
-		if xff, end, err := quoted(strings.TrimLeft(r3, " ")); err == nil && !listed && strings.TrimSpace(end) == "" && isAddrList(xff) {
+		if xff, end, err := quoted(strings.TrimLeft(r3, " ")); err == nil && !listed && strings.TrimSpace(end) == "" && isForwardedFor(xff) {
 			e.Headers = hs.one(Header{Name: "X-Forwarded-For", Value: xff})
 		}
 	}
@@ -271,25 +275,28 @@ func isAddr(s string) bool {
 	return err == nil
 }
 
-// isAddrList reports whether s is a comma-separated list of IP addresses
-// (spaces around them allowed), each possibly with a port or, for IPv6,
-// in brackets ("192.0.2.1:58312", "[2001:db8::1]:443", as some proxies
-// write them; the middleware's keyfunc.IP reads them too).
-func isAddrList(s string) bool {
-	for entry := range strings.SplitSeq(s, ",") {
-		entry = strings.Trim(entry, " \t")
-		if isAddr(entry) {
-			continue
-		}
-		if _, err := netip.ParseAddrPort(entry); err == nil {
-			continue
-		}
-		if len(entry) > 2 && entry[0] == '[' && entry[len(entry)-1] == ']' && isAddr(entry[1:len(entry)-1]) {
-			continue
-		}
-		return false
+// isForwardedFor reports whether s, a quoted field, is an X-Forwarded-For
+// header as the nearest proxy leaves it: a comma-separated list whose last
+// entry (spaces around it allowed) is an IP address, possibly with a port
+// or, for IPv6, in brackets ("192.0.2.1:58312", "[2001:db8::1]:443", as
+// some proxies write them; the middleware's keyfunc.IP reads them too), or
+// "unknown", as proxies write an address they do not know. The entries
+// left of it are not looked at: a client writes them as it pleases
+// ("unknown, 203.0.113.7"), and the middleware, walking the header from
+// the right, reads none left of the client.
+func isForwardedFor(s string) bool {
+	last := s
+	if i := strings.LastIndexByte(s, ','); i >= 0 {
+		last = s[i+1:]
 	}
-	return true
+	last = strings.Trim(last, " \t")
+	if strings.EqualFold(last, "unknown") || isAddr(last) {
+		return true
+	}
+	if _, err := netip.ParseAddrPort(last); err == nil {
+		return true
+	}
+	return len(last) > 2 && last[0] == '[' && last[len(last)-1] == ']' && isAddr(last[1:len(last)-1])
 }
 
 // A headerSlab hands out one-header slices cut from a shared array, so

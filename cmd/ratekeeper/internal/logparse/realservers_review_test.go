@@ -65,8 +65,11 @@ func TestCaddyWallTimes(t *testing.T) {
 // for a JSON line with the same variables, so that trusted proxies find
 // the client behind a load balancer. It was dropped: the entry had the
 // balancer's address as its only forwarded entry, and every request keyed
-// by the balancer. A "-" there, a field that is no list of addresses, or
-// one followed by more fields leaves the line read as Combined.
+// by the balancer. The header is as sent, whatever a client wrote left of
+// the nearest proxy's entry ("unknown, 203.0.113.7": the middleware reads
+// no entry left of the client); that entry is an address or "unknown". A
+// "-" there, a field whose last entry is neither, or one followed by more
+// fields leaves the line read as Combined.
 func TestNginxMainFormat(t *testing.T) {
 	const head = `10.0.0.2 - - [10/Mar/2024:12:00:01 +0000] "GET /items/7 HTTP/1.1" 200 612 "-" "curl/8.5" `
 	for _, tc := range []struct {
@@ -80,9 +83,17 @@ func TestNginxMainFormat(t *testing.T) {
 		// bracketed IPv6, as keyfunc.IP reads them.
 		{`"203.0.113.7:58312"`, "203.0.113.7:58312"},
 		{`"[2001:db8::7]:443, [2001:db8::8]"`, "[2001:db8::7]:443, [2001:db8::8]"},
+		// Entries a client wrote, and "unknown" for an address a proxy
+		// did not know: the header as sent.
+		{`"unknown, 203.0.113.7"`, "unknown, 203.0.113.7"},
+		{`"not an address,, 203.0.113.7"`, "not an address,, 203.0.113.7"},
+		{`"203.0.113.7, unknown"`, "203.0.113.7, unknown"},
+		{`"Unknown"`, "Unknown"},
 		// No header: the address alone, as for any Combined line.
 		{`"-"`, "10.0.0.2"},
 		{`"example.com"`, "10.0.0.2"},
+		{`"2.75"`, "10.0.0.2"}, // $gzip_ratio, as in nginx's documentation
+		{`"203.0.113.7, example.com"`, "10.0.0.2"},
 		{`"203.0.113.7" 0.002`, "10.0.0.2"},
 		{`12 "web@docker" "http://172.17.0.3:80" 3ms`, "10.0.0.2"}, // Traefik's
 	} {
