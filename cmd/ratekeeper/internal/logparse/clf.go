@@ -93,8 +93,8 @@ func zoneInRange(s string) bool {
 // list) followed by one that is, is that virtual host, skipped.
 //
 // A host field that is a comma-separated list ("203.0.113.7, 10.0.0.2",
-// with or without spaces) is the X-Forwarded-For header that a server
-// behind a proxy logs in place of the address (Apache's
+// with or without spaces, before a comma too) is the X-Forwarded-For
+// header that a server behind a proxy logs in place of the address (Apache's
 // "%{X-Forwarded-For}i %l %u %t ...", nginx's "$http_x_forwarded_for - ..."):
 // the entry carries it as its X-Forwarded-For header, for the
 // configuration's trusted proxies or hops to choose the client from, as
@@ -133,7 +133,9 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		return errors.New("no client address")
 	}
 	forwarded := ""
-	listed := strings.IndexByte(host, ',') >= 0
+	// A list has a comma in its first word, or the next word begins with
+	// one (a space before the comma: "203.0.113.7 , 10.0.0.2").
+	listed := strings.IndexByte(host, ',') >= 0 || strings.HasPrefix(rest, ",")
 	if !listed && !isAddr(host) {
 		// Apache's vhost_common and vhost_combined ("%v %h ...",
 		// "%v:%p %h ..."): the virtual host, then the client's address.
@@ -142,9 +144,10 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 		}
 	}
 	if listed {
-		// The list runs on while a word ends with a comma.
+		// The list runs on while a word ends with a comma, or the next
+		// begins with one.
 		n := len(host)
-		for line[n-1] == ',' {
+		for line[n-1] == ',' || strings.HasPrefix(rest, ",") {
 			word, r2, ok := strings.Cut(rest, " ")
 			if !ok {
 				return errors.New("no ident field")

@@ -30,6 +30,13 @@ func TestApacheLeadingXForwardedFor(t *testing.T) {
 			Entry{Time: at, Addr: "10.0.0.2", User: "ann", Method: "POST", Path: "/login", Proto: "HTTP/1.1", Status: 401, Headers: xff("198.51.100.9, 203.0.113.7, 10.0.0.2")}},
 		{"no spaces", `203.0.113.7,10.0.0.2 - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
 			Entry{Time: at, Addr: "10.0.0.2", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200, Headers: xff("203.0.113.7,10.0.0.2")}},
+		// Spaces before a comma, as a list may have them (RFC 9110's
+		// OWS): the list ran to the word before the comma, the rest
+		// taken for the ident and the user.
+		{"a space before a comma", `unknown, 203.0.113.9 , 10.0.0.4 - ann [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
+			Entry{Time: at, Addr: "10.0.0.4", User: "ann", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200, Headers: xff("unknown, 203.0.113.9 , 10.0.0.4")}},
+		{"one address, a space before the comma", `203.0.113.9 ,10.0.0.4 - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
+			Entry{Time: at, Addr: "10.0.0.4", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200, Headers: xff("203.0.113.9 ,10.0.0.4")}},
 		{"IPv6 and a port", `2001:db8::7, [2001:db8::2]:443 - - [10/Mar/2024:12:00:00 +0000] "GET / HTTP/1.1" 200 5`,
 			Entry{Time: at, Addr: "[2001:db8::2]:443", Method: "GET", Path: "/", Proto: "HTTP/1.1", Status: 200, Headers: xff("2001:db8::7, [2001:db8::2]:443")}},
 		// One address is the address and also the header of one entry

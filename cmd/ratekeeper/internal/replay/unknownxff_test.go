@@ -171,6 +171,8 @@ func TestReplayKeysUnknownLeadingForwardedForAsMiddleware(t *testing.T) {
 		"unknown, unknown, 203.0.113.8",
 		"unknown, [2001:db8::7]:443",
 		"203.0.113.7, unknown",
+		"unknown, 203.0.113.9 , 10.0.0.4",
+		"unknown , 203.0.113.10",
 	} {
 		reqs = append(reqs, forwardedRequest{"10.0.0.2", xff})
 		fmt.Fprintf(&log, "%s - - [10/Mar/2024:12:00:%02d +0000] \"GET / HTTP/1.1\" 200 5\n", xff, i)
