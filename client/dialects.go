@@ -7,7 +7,36 @@ import (
 )
 
 // The vendors' rate-limit dialects beyond the IETF and X-RateLimit fields:
-// OpenAI's and Anthropic's request quotas. Their token quotas
+// Discord's X-RateLimit-Reset-After, and OpenAI's and Anthropic's request
+// quotas.
+//
+// Discord (discord.com/developers/docs/topics/rate-limits, "Header
+// Format") sends X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset
+// (Unix seconds, with a fraction: "1470173023.123", read as the legacy
+// field) and X-RateLimit-Reset-After, "total time (in seconds) of when the
+// current rate limit bucket will reset", with decimals ("64.57"). The two
+// resets name one instant, the second relative to the response: no clock
+// skew bends it, where the first, counted from a local clock that runs
+// ahead of Discord's within the skew taken as in step (see serverNow), is
+// short. Both are read, and the later counts: no form read wrongly lets a
+// request go early, and the Unix one's error, with a clock in step or from
+// a Date in whole seconds, is at most a second long.
+//
+// Discord's X-RateLimit-Bucket, "a unique string denoting the rate limit
+// being encountered", shared by several routes, is not read: a hold is on
+// the request's key (see [WithKey]; the host by default), which the
+// Transport knows before it sends the request, where a bucket is known only
+// from the responses of each route (Discord asks clients to "group shared
+// limits as you encounter them"). A bucket spent on one route holds the
+// other routes of its key too: cautious, never a 429 for it. A key finer than the host (a route) holds that route alone,
+// and then a refusal for the global limit (X-RateLimit-Global: true,
+// X-RateLimit-Scope: global) holds only its own key; the others meet their
+// own refusals. X-RateLimit-Scope and X-RateLimit-Global are not read
+// either: Discord's 429s carry a Retry-After ("your application should
+// rely on the Retry-After header"), which the Transport honours whatever
+// the scope, and which wins over the rate-limit fields.
+//
+// OpenAI's and Anthropic's token quotas
 // (x-ratelimit-*-tokens, anthropic-ratelimit-*tokens-*) are not read: the
 // Transport counts requests and cannot know how many tokens the next one
 // needs, so it cannot tell when enough are back; a request that finds too
@@ -19,6 +48,22 @@ import (
 // request's share of that time lets the next request go. When the quota's
 // size is given, the hold is the reset divided by it (rounded up);
 // otherwise the whole reset, which is never too early.
+
+// discordHold reads Discord's X-RateLimit-Reset-After with the legacy
+// X-RateLimit-Remaining (see anyBelowOne): a wait in seconds, digits with
+// an optional fraction (see decimal), the longest of its lines and members
+// (see numbers). It is never a Unix time: a value too large for a wait is
+// one beyond every cap.
+func discordHold(h http.Header) time.Duration {
+	resets := h[canonXResetAfter]
+	if len(resets) == 0 || !anyBelowOne(h[canonXRemaining]) {
+		return 0
+	}
+	d, _ := longest(numbers(resets), func(v string) (time.Duration, bool) {
+		return decimal(strings.TrimSpace(v), time.Second)
+	})
+	return d
+}
 
 // openAIHold reads x-ratelimit-remaining-requests and
 // x-ratelimit-reset-requests (with x-ratelimit-limit-requests), each

@@ -30,8 +30,9 @@
 //   - it listens before it is turned away: when a response's rate-limit
 //     headers say no quota is left, further requests wait for the announced
 //     reset. It reads the IETF RateLimit fields (draft -11 back to draft-6),
-//     X-RateLimit-* (GitHub and many more) and X-Rate-Limit-* (the X API),
-//     and OpenAI's x-ratelimit-*-requests and Anthropic's
+//     X-RateLimit-* (GitHub and many more, with Discord's relative
+//     X-RateLimit-Reset-After) and X-Rate-Limit-* (the X API), and
+//     OpenAI's x-ratelimit-*-requests and Anthropic's
 //     anthropic-ratelimit-requests-* request quotas; not their token quotas,
 //     since it cannot know what the next request costs in tokens.
 //

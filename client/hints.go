@@ -42,6 +42,13 @@ const (
 	// a Unix time in seconds or milliseconds (GitHub: Unix seconds), or an
 	// instant as an HTTP-date (sethvargo/go-limiter) or in RFC 3339.
 	HeaderXRateLimitReset = "X-RateLimit-Reset"
+	// HeaderXRateLimitResetAfter is Discord's X-RateLimit-Reset-After: the
+	// seconds, with an optional fraction ("64.57"), until the limit of
+	// X-RateLimit-Remaining resets. It is relative, so no clock skew bends
+	// it; beside an X-RateLimit-Reset the later of the two counts. It is
+	// only ever a wait: a value of 10^9 or more is no Unix time, but a
+	// wait beyond every cap.
+	HeaderXRateLimitResetAfter = "X-RateLimit-Reset-After"
 	// HeaderXRateLimitLimit is the legacy X-RateLimit-Limit, the quota of
 	// a window. It is read only with [HeaderXRateLimitIncrement].
 	HeaderXRateLimitLimit = "X-RateLimit-Limit"
@@ -98,6 +105,7 @@ var (
 	canonRateLimitReset     = http.CanonicalHeaderKey(HeaderRateLimitReset)
 	canonXRemaining         = http.CanonicalHeaderKey(HeaderXRateLimitRemaining)
 	canonXReset             = http.CanonicalHeaderKey(HeaderXRateLimitReset)
+	canonXResetAfter        = http.CanonicalHeaderKey(HeaderXRateLimitResetAfter)
 	canonXLimit             = http.CanonicalHeaderKey(HeaderXRateLimitLimit)
 	canonXIncrement         = http.CanonicalHeaderKey(HeaderXRateLimitIncrement)
 	canonXDashRemaining     = http.CanonicalHeaderKey(HeaderXRateLimitRemainingDashed)
@@ -540,14 +548,14 @@ func serverNow(h http.Header, now time.Time) time.Time {
 // the headers are malformed or too long (maxSFField), or when the response
 // came from a cache (Age > 0: its numbers are stale, and the draft asks
 // clients to ignore them). Every dialect present is read (IETF, draft-6,
-// X-RateLimit, X-Rate-Limit, OpenAI's and Anthropic's request quotas): each
-// may describe a different limit, and a request needs quota under all of
-// them.
+// X-RateLimit, X-Rate-Limit, Discord's X-RateLimit-Reset-After, OpenAI's and
+// Anthropic's request quotas): each may describe a different limit, and a
+// request needs quota under all of them.
 func serverHold(h http.Header, now time.Time) time.Duration {
 	if cached(h) {
 		return 0
 	}
-	return max(ietfHold(h), draft6Hold(h, now), legacyHold(h, now), openAIHold(h), anthropicHold(h, now))
+	return max(ietfHold(h), draft6Hold(h, now), legacyHold(h, now), discordHold(h), openAIHold(h), anthropicHold(h, now))
 }
 
 // cached reports whether the response's Age field says it came from a

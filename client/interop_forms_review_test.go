@@ -96,7 +96,7 @@ func TestInteropOtherServersForms(t *testing.T) {
 // once, and a request meeting its hold waits at most that long.
 func TestInteropMalformedForms(t *testing.T) {
 	fields := []string{"Retry-After", "retry-after-ms", "x-ms-retry-after-ms", "RateLimit", "RateLimit-Policy",
-		"RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Remaining", "X-RateLimit-Reset",
+		"RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After",
 		"X-Rate-Limit-Remaining", "X-Rate-Limit-Reset", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests",
 		"anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset", "Date", "Age"}
 	malformed := []string{"", " ", "abc", "-5", "1e3", "NaN", "Inf", "+Inf", "12abc", "0x10", "１２", "1.5.5", ",", ",,0,,",

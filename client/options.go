@@ -398,8 +398,10 @@ func WithGiveUpError() Option {
 // WithProactive turns proactive pacing on or off (it is on by default). When
 // on, the Transport reads the rate-limit headers of every response — the
 // IETF RateLimit and RateLimit-Policy fields (draft -08 to -11, draft-7,
-// draft-6), the legacy X-RateLimit-Remaining and X-RateLimit-Reset, the X
-// API's X-Rate-Limit-Remaining and X-Rate-Limit-Reset, OpenAI's
+// draft-6), the legacy X-RateLimit-Remaining and X-RateLimit-Reset (and
+// Discord's X-RateLimit-Reset-After, seconds from the response: the later
+// of the two resets counts), the X API's X-Rate-Limit-Remaining and
+// X-Rate-Limit-Reset, OpenAI's
 // x-ratelimit-remaining-requests and x-ratelimit-reset-requests, and
 // Anthropic's anthropic-ratelimit-requests-remaining and
 // anthropic-ratelimit-requests-reset — and Retry-After on 429, 503 and a

@@ -1,0 +1,131 @@
+package client_test
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/client"
+)
+
+// Vendors' rate-limit signals beyond the IETF fields, end to end, each as
+// its vendor documents it (see dialects.go for the sources).
+
+// answerOnce answers the first request with status and the header lines kv
+// (name, value, ...), the Date of the stub's clock unless kv sets one, and
+// every later request with 200 "ok".
+func answerOnce(status int, kv ...string) func(int, http.ResponseWriter, *http.Request) {
+	return func(n int, w http.ResponseWriter, r *http.Request) {
+		if n > 1 {
+			io.WriteString(w, "ok")
+			return
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			w.Header().Set(kv[i], kv[i+1])
+		}
+		w.WriteHeader(status)
+	}
+}
+
+// secondArrival sends two GETs through a Transport built with opts (and a
+// backoff of 0, so that only what the server said makes anyone wait) to a
+// server answering the first with status and the lines kv, and returns the
+// instant the second request reached it: the retry's, when the first
+// answer was retried, else the next call's.
+func secondArrival(t *testing.T, status int, kv []string, opts ...client.Option) time.Duration {
+	t.Helper()
+	clock := newAutoClock()
+	srv := newStub(t, clock, answerOnce(status, kv...))
+	hc, _ := newClient(t, clock, append([]client.Option{client.WithRandom(zeroSource{}), client.WithMaxWait(time.Hour)}, opts...)...)
+	got, _, err := get(hc, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == status {
+		// Not retried: the next call.
+		if _, _, err := get(hc, srv.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := srv.arrivals()
+	if len(at) != 2 {
+		t.Fatalf("the server saw %d requests (%v), want 2", len(at), at)
+	}
+	return at[1]
+}
+
+// Discord sends, beside X-RateLimit-Remaining and an X-RateLimit-Reset in
+// Unix seconds with a fraction, X-RateLimit-Reset-After: the seconds until
+// the bucket resets, with a fraction ("64.57"), relative, so that no clock
+// skew bends it. With no quota left the next request waits for it (the
+// longer of the two forms when both are there); a Retry-After still wins
+// on a 429; a malformed one holds nothing; none holds beyond
+// WithMaxRetryAfter.
+func TestDiscordResetAfter(t *testing.T) {
+	epoch := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(t0.Add(d).UnixMilli())/1000, 'f', 3, 64)
+	}
+	for _, tc := range []struct {
+		name   string
+		status int
+		kv     []string
+		want   time.Duration
+	}{
+		// Reset-After alone (no X-RateLimit-Reset, which a proxy may drop,
+		// or a server not send): before, nothing held.
+		{"200 reset-after", http.StatusOK, []string{"X-RateLimit-Limit", "5", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "1.25", "X-RateLimit-Bucket", "abcd1234"}, 1250 * time.Millisecond},
+		{"200 reset-after whole", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "2"}, 2 * time.Second},
+		// Discord's documented response: both forms, agreeing.
+		{"200 both forms", http.StatusOK, []string{"X-RateLimit-Limit", "5", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", epoch(2500 * time.Millisecond), "X-RateLimit-Reset-After", "2.5", "X-RateLimit-Bucket", "abcd1234"}, 2500 * time.Millisecond},
+		// Two resets that disagree: the later counts.
+		{"200 Unix reset later", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", epoch(4 * time.Second), "X-RateLimit-Reset-After", "1"}, 4 * time.Second},
+		// The local clock two seconds ahead of the server's (its Date),
+		// within the skew taken as in step: the Unix reset, counted from
+		// the local clock, has passed; the relative one has not.
+		{"200 local clock ahead", http.StatusOK, []string{"Date", t0.Add(-2 * time.Second).Format(http.TimeFormat), "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", epoch(-500 * time.Millisecond), "X-RateLimit-Reset-After", "1.5"}, 1500 * time.Millisecond},
+		// A 429 without Retry-After: the retry waits for the reset, not
+		// for the backoff alone.
+		{"429 reset-after", http.StatusTooManyRequests, []string{"X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "3", "X-RateLimit-Scope", "user"}, 3 * time.Second},
+		// Discord's documented 429s carry Retry-After, which wins.
+		{"429 Retry-After wins", http.StatusTooManyRequests, []string{"Retry-After", "2", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "1.57", "X-RateLimit-Scope", "user"}, 2 * time.Second},
+		{"429 global", http.StatusTooManyRequests, []string{"Retry-After", "4", "X-RateLimit-Global", "true", "X-RateLimit-Scope", "global"}, 4 * time.Second},
+		// Quota left, or no remaining count: nothing to wait for.
+		{"quota left", http.StatusOK, []string{"X-RateLimit-Remaining", "1", "X-RateLimit-Reset-After", "5"}, 0},
+		{"no remaining", http.StatusOK, []string{"X-RateLimit-Reset-After", "5"}, 0},
+		// Malformed: ignored.
+		{"malformed word", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "soon"}, 0},
+		{"malformed negative", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "-1"}, 0},
+		{"malformed exponent", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "1e3"}, 0},
+		// A relative form only: a billion seconds is no Unix time here,
+		// but a wait beyond every cap, cut to WithMaxRetryAfter.
+		{"capped", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "86400"}, time.Minute},
+		{"capped huge", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "1700000000"}, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := secondArrival(t, tc.status, tc.kv); got != tc.want {
+				t.Errorf("second request at %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// X-RateLimit-Bucket names a Discord limit shared by several routes; the
+// Transport does not read it: a hold is on the request's key (the host by
+// default, see WithKey), so a bucket spent on one route holds the other
+// routes of its key too, cautious and never a 429 for it.
+func TestDiscordBucketHoldsTheKey(t *testing.T) {
+	clock := newAutoClock()
+	srv := newStub(t, clock, answerOnce(http.StatusOK, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset-After", "2", "X-RateLimit-Bucket", "abcd1234"))
+	hc, _ := newClient(t, clock)
+	for _, path := range []string{"/channels/1/messages", "/guilds/2/members"} {
+		if _, _, err := get(hc, srv.URL+path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Second}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+}
