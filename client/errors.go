@@ -89,7 +89,8 @@ type RetryError struct {
 	// rate-limited 403).
 	LastStatus int
 	// RetryAfter is the wait the last response asked for in its
-	// Retry-After header (or retry-after-ms, x-ms-retry-after-ms); 0 when
+	// Retry-After header (or retry-after-ms, x-ms-retry-after-ms,
+	// X-Rate-Limit-Retry-After-Seconds); 0 when
 	// it had none (or an invalid one).
 	RetryAfter time.Duration
 	// Reason says why the Transport stopped: "retries exhausted",

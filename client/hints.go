@@ -71,6 +71,17 @@ const (
 	// HeaderXMsRetryAfterMs is x-ms-retry-after-ms (Azure), as
 	// retry-after-ms; it is read after it and before Retry-After.
 	HeaderXMsRetryAfterMs = "x-ms-retry-after-ms"
+	// HeaderXRateLimitRetryAfterSeconds is
+	// X-Rate-Limit-Retry-After-Seconds, which bucket4j-spring-boot-starter
+	// (and the APIs built on it, such as OpenSky's) sends on a refusal:
+	// the wait in seconds, written as TimeUnit.NANOSECONDS.toSeconds of it,
+	// whole seconds cut down ("4" for a wait of 4 to 5 seconds, "0" for
+	// one under a second). It is read, when no other form of Retry-After is
+	// valid, as a Retry-After to the end of the second it names (4 as 5
+	// seconds; a fraction, which bucket4j does not write, to the end of its
+	// whole second too), so that the retry never comes early, and stands
+	// for Retry-After wherever that is named.
+	HeaderXRateLimitRetryAfterSeconds = "X-Rate-Limit-Retry-After-Seconds"
 	// HeaderOpenAIRemainingRequests is OpenAI's
 	// x-ratelimit-remaining-requests.
 	HeaderOpenAIRemainingRequests = "x-ratelimit-remaining-requests"
@@ -112,6 +123,7 @@ var (
 	canonXDashReset         = http.CanonicalHeaderKey(HeaderXRateLimitResetDashed)
 	canonRetryAfterMs       = http.CanonicalHeaderKey(HeaderRetryAfterMs)
 	canonXMsRetryAfterMs    = http.CanonicalHeaderKey(HeaderXMsRetryAfterMs)
+	canonXRetryAfterSeconds = http.CanonicalHeaderKey(HeaderXRateLimitRetryAfterSeconds)
 	canonOpenAIRemaining    = http.CanonicalHeaderKey(HeaderOpenAIRemainingRequests)
 	canonOpenAIReset        = http.CanonicalHeaderKey(HeaderOpenAIResetRequests)
 	canonOpenAILimit        = http.CanonicalHeaderKey(HeaderOpenAILimitRequests)
@@ -220,7 +232,10 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 // longest wait of its valid lines (see longest), and a millisecond field
 // the longest of its valid members; a Retry-After line is split at its
 // commas only when it is not one value, and never in an HTTP-date (see
-// retryAfterValues).
+// retryAfterValues). When none of these is valid, bucket4j's
+// X-Rate-Limit-Retry-After-Seconds stands in, the longest of its valid
+// members, each to the end of the whole second it names (see
+// HeaderXRateLimitRetryAfterSeconds).
 func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	for _, key := range [...]string{canonRetryAfterMs, canonXMsRetryAfterMs} {
 		if d, ok := longest(numbers(h[key]), func(v string) (time.Duration, bool) {
@@ -231,7 +246,7 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	}
 	var server time.Time // serverNow, read once for all the lines
 	read := false
-	return longest(retryAfterValues(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
+	if d, ok := longest(retryAfterValues(h[canonRetryAfter]), func(v string) (time.Duration, bool) {
 		if d, ok := decimal(v, time.Second); ok {
 			return d, true
 		}
@@ -243,6 +258,16 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 			server, read = serverNow(h, now), true
 		}
 		return clampHint(at.Sub(server)), true
+	}); ok {
+		return d, true
+	}
+	return longest(numbers(h[canonXRetryAfterSeconds]), func(v string) (time.Duration, bool) {
+		d, ok := decimal(strings.TrimSpace(v), time.Second)
+		if !ok {
+			return 0, false
+		}
+		// The end of the whole second: d <= maxHint, so no overflow.
+		return min((d/time.Second+1)*time.Second, maxHint), true
 	})
 }
 

@@ -95,7 +95,7 @@ func TestInteropOtherServersForms(t *testing.T) {
 // wait beyond WithMaxRetryAfter: a refusal asking for it is given up at
 // once, and a request meeting its hold waits at most that long.
 func TestInteropMalformedForms(t *testing.T) {
-	fields := []string{"Retry-After", "retry-after-ms", "x-ms-retry-after-ms", "RateLimit", "RateLimit-Policy",
+	fields := []string{"Retry-After", "retry-after-ms", "x-ms-retry-after-ms", "X-Rate-Limit-Retry-After-Seconds", "RateLimit", "RateLimit-Policy",
 		"RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After",
 		"X-Rate-Limit-Remaining", "X-Rate-Limit-Reset", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests",
 		"anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset", "Date", "Age"}

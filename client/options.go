@@ -406,8 +406,8 @@ func WithGiveUpError() Option {
 // Anthropic's anthropic-ratelimit-requests-remaining and
 // anthropic-ratelimit-requests-reset — and Retry-After on 429, 503 and a
 // rate-limited 403 (see [Transport.RoundTrip])
-// (retry-after-ms, then x-ms-retry-after-ms, then Retry-After: the first
-// valid one), each field over all its lines (see the package doc). When the server says no quota is left, further
+// (retry-after-ms, then x-ms-retry-after-ms, then Retry-After, then
+// bucket4j's X-Rate-Limit-Retry-After-Seconds: the first valid one), each field over all its lines (see the package doc). When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
 // passed, instead of being sent to earn a 429. Retry-After takes precedence
 // over the rate-limit fields, as the RateLimit draft asks; among those
@@ -514,7 +514,8 @@ type Retry struct {
 	// Wait is how long the Transport waits before the next attempt.
 	Wait time.Duration
 	// RetryAfter reports whether Wait came from the server's Retry-After,
-	// or its retry-after-ms or x-ms-retry-after-ms (otherwise it is a
+	// or its retry-after-ms, x-ms-retry-after-ms or
+	// X-Rate-Limit-Retry-After-Seconds (otherwise it is a
 	// backoff wait, or the reset the response's rate-limit fields announce
 	// when that comes later: see [WithBackoff]).
 	RetryAfter bool

@@ -1,6 +1,8 @@
 package client_test
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -128,4 +130,87 @@ func TestDiscordBucketHoldsTheKey(t *testing.T) {
 	if at, want := srv.arrivals(), []time.Duration{0, 2 * time.Second}; !slices.Equal(at, want) {
 		t.Errorf("arrivals %v, want %v", at, want)
 	}
+}
+
+// bucket4j-spring-boot-starter answers a refusal (429 by default) with
+// X-Rate-Limit-Retry-After-Seconds, written as
+// TimeUnit.NANOSECONDS.toSeconds of the wait: whole seconds, cut down, so
+// "4" is a wait of 4 to 5 seconds and "0" one under a second (OpenSky's API
+// documents the field: "how many seconds until credits/request become
+// available again"). It is the server's word on the refusal, read as a
+// Retry-After after every other form, to the end of the second it names:
+// the retry never comes early, and the other requests of the key wait as
+// for a Retry-After.
+func TestBucket4jRetryAfterSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		kv     []string
+		want   time.Duration
+	}{
+		{"429", http.StatusTooManyRequests, []string{"X-Rate-Limit-Retry-After-Seconds", "4"}, 5 * time.Second},
+		{"429 under a second", http.StatusTooManyRequests, []string{"X-Rate-Limit-Retry-After-Seconds", "0"}, time.Second},
+		{"429 with remaining", http.StatusTooManyRequests, []string{"X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Retry-After-Seconds", "2"}, 3 * time.Second},
+		{"lower case", http.StatusTooManyRequests, []string{"x-rate-limit-retry-after-seconds", "1"}, 2 * time.Second},
+		{"503", http.StatusServiceUnavailable, []string{"X-Rate-Limit-Retry-After-Seconds", "6"}, 7 * time.Second},
+		// A 403 with it refuses for the rate (the starter's status is
+		// configurable): retried as a 429.
+		{"403", http.StatusForbidden, []string{"X-Rate-Limit-Retry-After-Seconds", "3"}, 4 * time.Second},
+		// Retry-After, a standard field, wins; so do its millisecond forms.
+		{"Retry-After wins", http.StatusTooManyRequests, []string{"Retry-After", "2", "X-Rate-Limit-Retry-After-Seconds", "9"}, 2 * time.Second},
+		{"retry-after-ms wins", http.StatusTooManyRequests, []string{"retry-after-ms", "1500", "X-Rate-Limit-Retry-After-Seconds", "9"}, 1500 * time.Millisecond},
+		// A malformed Retry-After is skipped: this field stands in.
+		{"malformed Retry-After", http.StatusTooManyRequests, []string{"Retry-After", "soon", "X-Rate-Limit-Retry-After-Seconds", "2"}, 3 * time.Second},
+		// Malformed: the backoff (0 here).
+		{"malformed", http.StatusTooManyRequests, []string{"X-Rate-Limit-Retry-After-Seconds", "two"}, 0},
+		{"negative", http.StatusTooManyRequests, []string{"X-Rate-Limit-Retry-After-Seconds", "-2"}, 0},
+		// On a success it says nothing: no refusal, no wait.
+		{"200", http.StatusOK, []string{"X-Rate-Limit-Retry-After-Seconds", "5"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := secondArrival(t, tc.status, tc.kv); got != tc.want {
+				t.Errorf("second request at %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A refusal whose X-Rate-Limit-Retry-After-Seconds asks for more than
+// WithMaxRetryAfter is given up on at once, as one with a Retry-After that
+// long (OpenSky's anonymous quota answered 16841); the RetryError says so,
+// with the wait read. A shorter one holds the key: a request arriving
+// meanwhile waits for the same instant.
+func TestBucket4jRetryAfterSecondsBounds(t *testing.T) {
+	t.Run("too long", func(t *testing.T) {
+		clock := newAutoClock()
+		srv := newStub(t, clock, answerOnce(http.StatusTooManyRequests, "X-Rate-Limit-Retry-After-Seconds", "16841"))
+		hc, _ := newClient(t, clock, client.WithGiveUpError())
+		_, _, err := get(hc, srv.URL)
+		var re *client.RetryError
+		if !errors.As(err, &re) || re.Attempts != 1 || re.LastStatus != http.StatusTooManyRequests ||
+			re.RetryAfter != 16842*time.Second || re.Reason != "Retry-After exceeds the maximum" {
+			t.Fatalf("got %v (%+v), want a RetryError after 1 attempt, 429, Retry-After 4h40m42s, exceeding the maximum", err, re)
+		}
+		if n := len(srv.arrivals()); n != 1 {
+			t.Errorf("the server saw %d requests, want 1", n)
+		}
+	})
+	t.Run("holds the key", func(t *testing.T) {
+		clock := newFakeClock()
+		srv := newStub(t, clock, answerOnce(http.StatusTooManyRequests, "X-Rate-Limit-Retry-After-Seconds", "3"))
+		hc, _ := newClient(t, clock)
+		clock.drive(2, func(i int) {
+			if i == 1 {
+				clock.Sleep(context.Background(), time.Second)
+			}
+			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+				t.Errorf("caller %d: got %d %v", i, status, err)
+			}
+		})
+		// Caller 0 is refused at 0s and retries at 4s; caller 1 comes at
+		// 1s and waits for the same instant.
+		if at, want := srv.arrivals(), []time.Duration{0, 4 * time.Second, 4 * time.Second}; !slices.Equal(at, want) {
+			t.Errorf("arrivals %v, want %v", at, want)
+		}
+	})
 }
