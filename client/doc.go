@@ -11,7 +11,8 @@
 //     queue ([HostKey]: case, default port, a port's leading zeros,
 //     trailing dot, IPv6 form, and an internationalised name in Unicode or
 //     punycode);
-//   - it backs off when turned away: a 429 or 503 (or a 403 that refuses
+//   - it backs off when turned away: a 429, 503 or 529 (Anthropic's
+//     "overloaded", retried as a 503 is; or a 403 that refuses
 //     the request for its rate, as GitHub's do: one with Retry-After, or
 //     rate-limit headers saying no quota is left until a reset still to
 //     come) is retried after the
@@ -91,7 +92,7 @@
 // # Choices
 //
 // When it gives up on a request the server keeps refusing, the Transport
-// returns the last refusal (429, 503, rate-limited 403) with a nil error, as the
+// returns the last refusal (429, 503, 529, rate-limited 403) with a nil error, as the
 // http.RoundTripper contract asks; [WithGiveUpError] returns a [*RetryError]
 // (attempts, last status) instead. A request whose wait would exceed the
 // maximum, or outlast its context's deadline, fails at once with a

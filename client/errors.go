@@ -15,7 +15,7 @@ var (
 	// context's deadline.
 	ErrWaitTooLong = errors.New("client: wait exceeds the maximum")
 	// ErrGaveUp is matched by every *RetryError: the server kept answering
-	// 429 or 503 (or a rate-limited 403) and the Transport stopped
+	// 429, 503 or 529 (or a rate-limited 403) and the Transport stopped
 	// retrying.
 	ErrGaveUp = errors.New("client: gave up retrying")
 )
@@ -79,13 +79,14 @@ func (e *WaitError) Is(target error) bool {
 func (e *WaitError) Timeout() bool { return e.Deadline }
 
 // A RetryError reports that the Transport gave up on a request the server
-// kept answering with 429 Too Many Requests or 503 Service Unavailable. It is
+// kept answering with 429 Too Many Requests, 503 Service Unavailable or 529
+// (overloaded). It is
 // returned only with [WithGiveUpError]; by default the Transport returns the
 // last response itself, as an http.Client user expects.
 type RetryError struct {
 	// Attempts is the number of times the request was sent.
 	Attempts int
-	// LastStatus is the status code of the last response (429, 503, or a
+	// LastStatus is the status code of the last response (429, 503, 529, or a
 	// rate-limited 403).
 	LastStatus int
 	// RetryAfter is the wait the last response asked for in its

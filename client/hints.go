@@ -190,7 +190,7 @@ func (h *holds) extend(key string, until, now time.Time) {
 }
 
 // observe records what a response says about key's quota: the Retry-After
-// of a 429 or 503 (ra, when hasRA), which takes precedence as the RateLimit
+// of a 429, 503 or 529 (ra, when hasRA), which takes precedence as the RateLimit
 // draft asks, or else a RateLimit header announcing that no quota is left.
 // The hold is cut to maxRetryAfter; when it is cut short, the end the
 // server announced is recorded (see [cuts]), and observe reports true. A

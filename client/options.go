@@ -258,7 +258,7 @@ func WithClock(clock Clock) Option {
 	}
 }
 
-// WithRetries sets how many times a request answered with 429 or 503 (or a
+// WithRetries sets how many times a request answered with 429, 503 or 529 (or a
 // rate-limited 403: see [Transport.RoundTrip]) is sent again, from 0 to
 // 100; the default is [DefaultRetries], and 0 turns retrying off. A
 // refusal whose rate-limit fields say the request costs more than the
@@ -274,7 +274,7 @@ func WithRetries(n int) Option {
 	}
 }
 
-// WithBackoff sets the exponential backoff used when a 429 or 503 response
+// WithBackoff sets the exponential backoff used when a 429, 503 or 529 response
 // (or a rate-limited 403) has no usable Retry-After (none, a malformed one,
 // or one that asks for no wait: 0, or a date not after now, which a retry
 // sent at once would most likely meet again): before retry k (k = 1,
@@ -298,7 +298,7 @@ func WithBackoff(base, ceiling time.Duration) Option {
 }
 
 // WithMaxRetryAfter sets the longest wait a server may ask for that the
-// Transport honours; the default is [DefaultMaxRetryAfter]. A 429 or 503 (or
+// Transport honours; the default is [DefaultMaxRetryAfter]. A 429, 503 or 529 (or
 // a 403 refusing the request for its rate, see [Transport.RoundTrip])
 // whose Retry-After asks for more is not retried: the Transport gives up at
 // once (waiting less would only earn another refusal); so does one without
@@ -383,7 +383,7 @@ func standardMethod(m string) bool {
 
 // WithGiveUpError makes the Transport return a [*RetryError] (with a nil
 // response, its body drained and closed) when it gives up on a request the
-// server answered with 429 or 503 (or a rate-limited 403: see
+// server answered with 429, 503 or 529 (or a rate-limited 403: see
 // [Transport.RoundTrip]), instead of returning that last response
 // with a nil error. The default, returning the response, is what the
 // http.RoundTripper contract asks for and what http.Client users expect; the
@@ -404,7 +404,7 @@ func WithGiveUpError() Option {
 // X-Rate-Limit-Reset, OpenAI's
 // x-ratelimit-remaining-requests and x-ratelimit-reset-requests, and
 // Anthropic's anthropic-ratelimit-requests-remaining and
-// anthropic-ratelimit-requests-reset — and Retry-After on 429, 503 and a
+// anthropic-ratelimit-requests-reset — and Retry-After on 429, 503, 529 and a
 // rate-limited 403 (see [Transport.RoundTrip])
 // (retry-after-ms, then x-ms-retry-after-ms, then Retry-After, then
 // bucket4j's X-Rate-Limit-Retry-After-Seconds: the first valid one), each field over all its lines (see the package doc). When the server says no quota is left, further
@@ -477,7 +477,7 @@ func WithGiveUpError() Option {
 // answer set, if any; with pacing ([WithRate]), those whose turns passed
 // while they waited take new turns, so that they do not all leave at the
 // instant the answer comes. A refusal that says nothing of how long (a
-// 429 or 503 with neither Retry-After nor rate-limit fields that hold the
+// 429, 503 or 529 with neither Retry-After nor rate-limit fields that hold the
 // key) lifts nothing of the server's wait: the probe keeps its role, its
 // retry goes as the probe, and the others wait on. A probe that ends
 // without an answer (its context ends, its RoundTripper fails or panics),

@@ -19,7 +19,8 @@ import (
 //     waiting its turn in a leaky_queue; a request whose turn is further
 //     away than the maximum wait, or than its context's deadline, fails at
 //     once with a [*WaitError];
-//   - backs off: a 429 Too Many Requests or 503 Service Unavailable is
+//   - backs off: a 429 Too Many Requests, 503 Service Unavailable or 529
+//     (Anthropic's "overloaded", treated as a 503) is
 //     retried, a bounded number of times, after the server's Retry-After
 //     (delay-seconds or HTTP-date, or decimal seconds such as "1.5", rounded
 //     up to the nanosecond) or else after an exponential backoff with
@@ -80,7 +81,7 @@ type Transport struct {
 }
 
 // New returns a Transport sending requests through next (http.DefaultTransport
-// when nil). Without options it does not pace, retries 429 and 503 up to
+// when nil). Without options it does not pace, retries 429, 503 and 529 up to
 // [DefaultRetries] times, and honours the server's rate-limit headers. A bad
 // option is an error that names it.
 func New(next http.RoundTripper, opts ...Option) (*Transport, error) {
@@ -153,7 +154,7 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 }
 
 // RoundTrip sends req, after waiting its turn, and retries it while the
-// server answers 429 or 503 and the retry policy allows. A 403 counts as a
+// server answers 429, 503 or 529 and the retry policy allows. A 403 counts as a
 // 429 when it refuses the request for its rate (some APIs answer 403: GitHub,
 // for its primary and secondary limits), as its fields say: a Retry-After
 // in any of its forms, or rate-limit fields announcing no quota left until a
@@ -261,7 +262,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Request = req
 		}
 		now := t.clock.Now()
-		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable && !rateLimited403(resp, now) {
+		if !backOff(resp.StatusCode) && !rateLimited403(resp, now) {
 			if t.proactive && key != "" {
 				t.cuts.answer(key, probe, t.observe(key, resp.Header, now, 0, false))
 			}
@@ -367,6 +368,19 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
+// statusOverloaded is 529, which Anthropic's API answers when it is
+// "temporarily overloaded" across all its users (overloaded_error); no RFC
+// registers it.
+const statusOverloaded = 529
+
+// backOff reports whether status is a refusal that asks the client to come
+// back later: 429 Too Many Requests, 503 Service Unavailable, or 529
+// overloaded, which Anthropic's SDKs retry with a backoff, "honoring the
+// retry-after header when present", as a 503 is.
+func backOff(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable || status == statusOverloaded
+}
+
 // rateLimited403 reports whether resp is a 403 that refuses the request
 // for its rate (some APIs answer 403 rather than 429: GitHub, for its
 // primary and secondary limits), as its fields say: a Retry-After (in any
@@ -383,7 +397,7 @@ func rateLimited403(resp *http.Response, now time.Time) bool {
 	return serverHold(resp.Header, now) > 0
 }
 
-// giveUp ends a request whose last response, resp, was a 429 or 503 (or a
+// giveUp ends a request whose last response, resp, was a 429, 503 or 529 (or a
 // rate-limited 403, see rateLimited403); err,
 // when not nil, is the error that ended the retries.
 func (t *Transport) giveUp(resp *http.Response, attempts int, ra time.Duration, reason string, err error) (*http.Response, error) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,6 +212,66 @@ func TestBucket4jRetryAfterSecondsBounds(t *testing.T) {
 		// 1s and waits for the same instant.
 		if at, want := srv.arrivals(), []time.Duration{0, 4 * time.Second, 4 * time.Second}; !slices.Equal(at, want) {
 			t.Errorf("arrivals %v, want %v", at, want)
+		}
+	})
+}
+
+// Anthropic answers 529 overloaded_error when "the API is temporarily
+// overloaded" across all its users; its SDKs retry it, as every status
+// from 500 on, with a backoff, "honoring the retry-after header when
+// present". A 529 is a refusal to back off from, as a 503 is: retried when
+// the request can be replayed, after its Retry-After (which holds the other
+// requests of its key) or the backoff; given up on as a 503 is.
+func TestOverloaded529(t *testing.T) {
+	t.Run("Retry-After", func(t *testing.T) {
+		if got := secondArrival(t, 529, []string{"Retry-After", "2", "anthropic-ratelimit-requests-remaining", "49"}); got != 2*time.Second {
+			t.Errorf("retry at %v, want 2s", got)
+		}
+	})
+	t.Run("backoff", func(t *testing.T) {
+		got := secondArrival(t, 529, []string{"Content-Type", "application/json"},
+			client.WithRandom(maxSource{}), client.WithBackoff(time.Second, time.Second))
+		if got != time.Second {
+			t.Errorf("retry at %v, want 1s (the backoff)", got)
+		}
+	})
+	t.Run("holds the key", func(t *testing.T) {
+		clock := newFakeClock()
+		srv := newStub(t, clock, answerOnce(529, "Retry-After", "3"))
+		hc, _ := newClient(t, clock)
+		clock.drive(2, func(i int) {
+			if i == 1 {
+				clock.Sleep(context.Background(), time.Second)
+			}
+			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+				t.Errorf("caller %d: got %d %v", i, status, err)
+			}
+		})
+		if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 3 * time.Second}; !slices.Equal(at, want) {
+			t.Errorf("arrivals %v, want %v", at, want)
+		}
+	})
+	t.Run("gives up", func(t *testing.T) {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(100, 529, func() string { return "1" }))
+		hc, _ := newClient(t, clock, client.WithGiveUpError())
+		_, _, err := get(hc, srv.URL)
+		var re *client.RetryError
+		if !errors.As(err, &re) || re.Attempts != 1+client.DefaultRetries || re.LastStatus != 529 || re.Reason != "retries exhausted" {
+			t.Fatalf("got %v, want a RetryError of %d attempts, last status 529, retries exhausted", err, 1+client.DefaultRetries)
+		}
+	})
+	t.Run("POST not replayed", func(t *testing.T) {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuse(100, 529, nil))
+		hc, _ := newClient(t, clock)
+		resp, err := hc.Post(srv.URL, "text/plain", io.NopCloser(strings.NewReader("x")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 529 || len(srv.arrivals()) != 1 {
+			t.Errorf("got %d after %d attempts, want the 529 after 1", resp.StatusCode, len(srv.arrivals()))
 		}
 	})
 }
