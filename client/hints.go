@@ -40,7 +40,9 @@ const (
 	HeaderXRateLimitRemaining = "X-RateLimit-Remaining"
 	// HeaderXRateLimitReset is the legacy X-RateLimit-Reset: delay-seconds,
 	// a Unix time in seconds or milliseconds (GitHub: Unix seconds), or an
-	// instant as an HTTP-date (sethvargo/go-limiter) or in RFC 3339.
+	// instant as an HTTP-date (sethvargo/go-limiter), in RFC 3339, or in
+	// ISO 8601 to the minute (Jira Cloud: "2021-05-27T05:11Z"), read as the
+	// end of that minute, since the reset falls within it.
 	HeaderXRateLimitReset = "X-RateLimit-Reset"
 	// HeaderXRateLimitResetAfter is Discord's X-RateLimit-Reset-After: the
 	// seconds, with an optional fraction ("64.57"), until the limit of
@@ -777,8 +779,9 @@ func legacyHold(h http.Header, now time.Time) time.Duration {
 // legacyPairHold reads a legacy remaining and reset pair. Reset is
 // delta-seconds (possibly with a fraction), or a Unix time in seconds or
 // milliseconds (httprate, express-rate-limit, GitHub, the X API), or an
-// instant written as an HTTP-date (sethvargo/go-limiter) or in RFC 3339,
-// taken relative to now in the server's clock (see serverNow). Each field
+// instant written as an HTTP-date (sethvargo/go-limiter), in RFC 3339 or in
+// ISO 8601 to the minute (Jira Cloud; see resetInstant), taken relative to
+// now in the server's clock (see serverNow). Each field
 // may come in several lines, or members of a line (see numbers; a line
 // that is one instant is not split at its commas): the hold is the latest
 // reset when any remaining member says none (see anyBelowOne).
@@ -805,9 +808,12 @@ func legacyPairHold(h http.Header, now time.Time, remKey, resetKey string) time.
 }
 
 // resetInstant reads line, trimmed, as an HTTP-date (RFC 9110 §5.6.7, in any
-// of its three forms) or an RFC 3339 time, and reports false when it is
-// neither. A line of numbers (digits, points, commas, spaces: the common
-// forms) is none, found so without the parsers' allocations.
+// of its three forms), an RFC 3339 time, or an ISO 8601 time to the minute,
+// "2021-05-27T05:11Z" (Jira Cloud's yyyy-MM-ddTHH:mmZ, whose reset falls
+// within the minute it names: read as that minute's end, never early), and
+// reports false when it is none. A line of numbers (digits, points, commas,
+// spaces: the common forms) is none, found so without the parsers'
+// allocations; no number holds the "T" and ":" of the times.
 func resetInstant(line string) (time.Time, bool) {
 	line = strings.TrimSpace(line)
 	if strings.Trim(line, "0123456789., \t") == "" {
@@ -819,8 +825,15 @@ func resetInstant(line string) (time.Time, bool) {
 	if at, err := time.Parse(time.RFC3339, line); err == nil {
 		return at, true
 	}
+	if at, err := time.Parse(isoMinute, line); err == nil {
+		return at.Add(time.Minute), true
+	}
 	return time.Time{}, false
 }
+
+// isoMinute is the layout of an ISO 8601 time to the minute, with a zone
+// ("Z" or an offset), as Jira Cloud writes its X-RateLimit-Reset.
+const isoMinute = "2006-01-02T15:04Z07:00"
 
 // legacyReset reads one member of a legacy reset as a wait from now (in the
 // server's clock); 0 when it is malformed.

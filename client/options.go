@@ -417,7 +417,9 @@ func WithGiveUpError() Option {
 // X-Rate-Limit-Reset) from 10^9 on is read as a Unix time (in milliseconds
 // from 10^12 on; from 10^15 on, past the year 33658, as no time at all:
 // ignored), below as seconds, and one that is an HTTP-date or an RFC 3339
-// time as that instant. OpenAI and Anthropic announce when the
+// time as that instant, and one in ISO 8601 to the minute, Jira Cloud's
+// "2021-05-27T05:11Z", as the end of that minute (the reset falls within
+// it). OpenAI and Anthropic announce when the
 // request quota is back in full, and refill it continuously: with their
 // limit field (x-ratelimit-limit-requests,
 // anthropic-ratelimit-requests-limit), the hold is one request's share of
@@ -425,7 +427,7 @@ func WithGiveUpError() Option {
 // are not read: the Transport cannot know how many tokens the next request
 // needs, and the 429 it may earn carries a Retry-After. A malformed header
 // is ignored. Absolute times (an HTTP-date Retry-After, a Unix-time,
-// HTTP-date or RFC 3339 reset) are in the server's clock: when the
+// HTTP-date, RFC 3339 or ISO 8601 reset) are in the server's clock: when the
 // response's Date shows the local clock more than a second behind it, or
 // three seconds or more ahead, the wait is counted from that Date instead
 // of the local clock;

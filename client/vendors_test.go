@@ -275,3 +275,44 @@ func TestOverloaded529(t *testing.T) {
 		}
 	})
 }
+
+// Jira Cloud's 429s may carry X-RateLimit-Reset as "the timestamp (in ISO
+// 8601 format) when the rate limit will reset ... in the format:
+// yyyy-MM-ddTHH:mmZ", to the minute, without seconds: the reset falls
+// within the minute it names, so the wait runs to that minute's end, never
+// early. It reads unambiguously beside the numeric forms (delta-seconds,
+// Unix seconds or milliseconds), which hold no "T" or ":", and beside RFC
+// 3339, whose seconds are kept exact. Retry-After still wins.
+func TestJiraMinuteReset(t *testing.T) {
+	long := client.WithMaxRetryAfter(10 * time.Minute)
+	for _, tc := range []struct {
+		name   string
+		status int
+		kv     []string
+		want   time.Duration
+	}{
+		// t0 is 12:00:00 UTC.
+		{"next minute", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12:01Z"}, 2 * time.Minute},
+		{"this minute", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12:00Z"}, time.Minute},
+		{"offset", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T13:01+01:00"}, 2 * time.Minute},
+		{"X-Rate-Limit", http.StatusOK, []string{"X-Rate-Limit-Remaining", "0", "X-Rate-Limit-Reset", "2026-03-01T12:01Z"}, 2 * time.Minute},
+		{"passed", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T11:59Z"}, 0},
+		// With seconds it is RFC 3339, exact as before.
+		{"RFC 3339 exact", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12:01:00Z"}, time.Minute},
+		{"quota left", http.StatusOK, []string{"X-RateLimit-Remaining", "3", "X-RateLimit-Reset", "2026-03-01T12:01Z"}, 0},
+		{"429 no Retry-After", http.StatusTooManyRequests, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12:00Z"}, time.Minute},
+		// Jira's documented 429: Retry-After, and the reset computed from
+		// it, cut to the minute.
+		{"429 Retry-After wins", http.StatusTooManyRequests, []string{"Retry-After", "30", "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12:00Z"}, 30 * time.Second},
+		// Malformed: ignored.
+		{"bad minute", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12:61Z"}, 0},
+		{"hour only", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12Z"}, 0},
+		{"no zone", http.StatusOK, []string{"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2026-03-01T12:01"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := secondArrival(t, tc.status, tc.kv, long); got != tc.want {
+				t.Errorf("second request at %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
