@@ -104,7 +104,11 @@
 // given back, or kept with the later requests queued behind it counted,
 // the times counted from the refund; the other policies as their decision
 // left them. When the refund failed, or the store is not a Refunder, the
-// headers report the decisions as they were, the place counted.
+// headers report the decisions as they were, the place counted. An
+// [Observer] is told, with the outcome of a held request, how long it was
+// held ([Event.Held]; Event.Latency leaves the hold out), and the metrics
+// packages (middleware/prommetrics, middleware/otelmetrics) export it as a
+// histogram per policy.
 //
 // # Counting only some responses
 //

@@ -512,7 +512,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// its headers (for what wraps the middleware, the client
 			// being gone) say so, as for a deadline refusal.
 			m.stats.abandoned.Add(1)
-			m.observeHeld(r, res, Abandoned, start, held)
+			// Observed before the refund, which replaces the decisions
+			// (and their Delays) with the store's after it.
+			m.observeHeld(r, res, Abandoned, start, held, waited)
 			cut := fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err)
 			m.report(r, cut)
 			m.refund(r, res, waited)
@@ -529,7 +531,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			return
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, restate)
-		m.observeHeld(r, res, Allowed, start, held)
+		m.observeHeld(r, res, Allowed, start, held, waited)
 		// The middlewares further in read the hold from its context.
 		r = rc.heldRequest(r, waited)
 	} else {
@@ -713,10 +715,12 @@ func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Ti
 // observeHeld passes the outcome of a request held for a leaky_queue Delay
 // to the observer, if any, when the hold has ended: what came of the
 // request is known only then. The decision latency runs from start to
-// held, when the hold began.
-func (m *Middleware) observeHeld(r *http.Request, res *Result, o Outcome, start, held time.Time) {
+// held, when the hold began; the request was held for waited (see
+// Event.Held).
+func (m *Middleware) observeHeld(r *http.Request, res *Result, o Outcome, start, held time.Time, waited time.Duration) {
 	if m.obs != nil {
-		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: held.Sub(start), pattern: m.pattern})
+		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: held.Sub(start), pattern: m.pattern,
+			held: max(waited, 0), wasHeld: true})
 	}
 }
 

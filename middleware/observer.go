@@ -110,11 +110,36 @@ type Event struct {
 	Outcome Outcome
 	// Latency is the time the decision took: key extraction and the store
 	// call, from the middleware's clock. It excludes the handler and any
-	// leaky_queue hold.
+	// leaky_queue hold (see [Event.Held]).
 	Latency time.Duration
 	// pattern is the middleware's pattern function (WithPatternFunc);
 	// nil for the default.
 	pattern func(*http.Request) string
+	// held is the time the middleware held the request for a leaky_queue
+	// Delay, never negative; wasHeld says it held it (see Held).
+	held    time.Duration
+	wasHeld bool
+}
+
+// Held returns how long the middleware held the request for its turn in a
+// leaky_queue ([policy.Result.Delay]) before the Event, on the
+// middleware's clock ([WithClock]), and whether it held it at all.
+//
+// For a request held (ok true) the Outcome is Allowed, the hold having
+// run its course, or Abandoned, the hold cut short: its client went
+// away, or its context's deadline ran out during the hold; d is then the
+// time held until that moment, shorter than the Delay. d is never
+// negative: a clock set back during the hold, or one that did not move
+// (a [WithWait] that returns at once), reports 0 with ok true.
+//
+// A request not held reports (0, false): every request no leaky_queue
+// delayed; one admitted with a Delay in shadow mode ([WithShadow]), which
+// holds nothing; one refused at once because its context's deadline comes
+// before its turn (Abandoned, not held). Of nested middlewares each
+// reports its own hold alone: one further in that holds a request again
+// reports that second hold, not the sum.
+func (e Event) Held() (d time.Duration, ok bool) {
+	return e.held, e.wasHeld
 }
 
 // Route returns the route pattern of the request as the middleware finds
