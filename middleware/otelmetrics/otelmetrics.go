@@ -237,7 +237,7 @@ func promLabel(key attribute.Key) string {
 // typically under a millisecond).
 // A View of the SDK may still replace them.
 func WithBuckets(buckets ...float64) Option {
-	return func(o *options) error { return bucketRule.Given(&o.buckets, buckets) }
+	return func(o *options) error { return bucketRule.Given("WithBuckets", &o.buckets, buckets) }
 }
 
 // bucketRule rejects boundaries no histogram can have: none, a NaN or an
@@ -273,7 +273,7 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 			return nil, err
 		}
 	}
-	if err := bucketRule.Resolve(&o.buckets, DefaultBuckets); err != nil {
+	if err := bucketRule.Resolve("DefaultBuckets", &o.buckets, DefaultBuckets); err != nil {
 		return nil, err
 	}
 	meter := mp.Meter(ScopeName)

@@ -161,7 +161,7 @@ var ownLabels = []string{"policy", "outcome", "kind", "state"}
 // from 1µs (a decision on the memory store) to 1s (a Redis round trip is
 // typically under a millisecond).
 func WithBuckets(buckets ...float64) Option {
-	return func(o *options) error { return bucketRule.Given(&o.buckets, buckets) }
+	return func(o *options) error { return bucketRule.Given("WithBuckets", &o.buckets, buckets) }
 }
 
 // bucketRule rejects buckets no histogram can have: none, a NaN, or
@@ -196,7 +196,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	// The histogram keeps the slice it is given: a copy of
 	// DefaultBuckets, so that DefaultBuckets edited later changes nothing
 	// here.
-	if err := bucketRule.Resolve(&o.buckets, DefaultBuckets); err != nil {
+	if err := bucketRule.Resolve("DefaultBuckets", &o.buckets, DefaultBuckets); err != nil {
 		return nil, err
 	}
 	m := &Metrics{

@@ -1,10 +1,11 @@
 // Package metricset holds what the metrics adapters of package middleware
 // (middleware/prommetrics, middleware/otelmetrics) count alike, whatever
-// their metrics API: the decision latency buckets and their validation,
-// how an [middleware.Event] maps to per-policy outcomes and error kinds,
-// the per-policy cache of an adapter's metrics (and of its limits, for an
-// adapter whose gauges are read at collection), and the counting of
-// failure state transitions. Each adapter keeps its metrics API, its
+// their metrics API: the decision latency and hold buckets and their
+// validation, how an [middleware.Event] maps to per-policy outcomes and
+// error kinds and to the holds of leaky_queue policies, the per-policy
+// cache of an adapter's metrics (and of its limits, for an adapter whose
+// gauges are read at collection), and the counting of failure state
+// transitions. Each adapter keeps its metrics API, its
 // names and its error messages' prefix.
 package metricset
 
@@ -28,8 +29,18 @@ func DefaultBuckets() []float64 {
 	return []float64{.000001, .0000025, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 }
 
-// A BucketRule checks the bucket bounds of a decision latency histogram
-// for one adapter.
+// DefaultHoldBuckets returns a new slice of the default bucket bounds of
+// the hold histogram, in seconds: 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms,
+// 100ms, 250ms, 500ms, 1s, 2.5s, 5s, 10s, 30s and 60s. A leaky_queue
+// holds a request for whole queue spacings (Window/Limit per unit of
+// cost: 1ms for a thousand a second) up to its MaxDelay, commonly
+// seconds and seldom past a minute; a longer hold counts in +Inf. A hold
+// measured as 0 (cut short at once) counts in the first bucket.
+func DefaultHoldBuckets() []float64 {
+	return []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+}
+
+// A BucketRule checks the bucket bounds of a histogram for one adapter.
 type BucketRule struct {
 	// Prefix starts every error, such as "prommetrics".
 	Prefix string
@@ -56,10 +67,10 @@ func (r BucketRule) Check(where string, buckets []float64) error {
 	return nil
 }
 
-// Given sets *dst to a copy of the buckets of the adapter's WithBuckets
-// option, or returns Check's error for them.
-func (r BucketRule) Given(dst *[]float64, buckets []float64) error {
-	if err := r.Check("WithBuckets", buckets); err != nil {
+// Given sets *dst to a copy of the buckets of the adapter's option named
+// option (such as "WithBuckets"), or returns Check's error for them.
+func (r BucketRule) Given(option string, dst *[]float64, buckets []float64) error {
+	if err := r.Check(option, buckets); err != nil {
 		return err
 	}
 	*dst = slices.Clone(buckets)
@@ -68,13 +79,14 @@ func (r BucketRule) Given(dst *[]float64, buckets []float64) error {
 
 // Resolve makes *dst the buckets the histogram is built with: those an
 // option set (*dst not nil), else a copy of defaults (the adapter's
-// DefaultBuckets, read once here), checked as "DefaultBuckets". The copy
-// keeps the histogram from changing when defaults is edited later.
-func (r BucketRule) Resolve(dst *[]float64, defaults []float64) error {
+// variable named name, such as "DefaultBuckets", read once here), checked
+// as name. The copy keeps the histogram from changing when defaults is
+// edited later.
+func (r BucketRule) Resolve(name string, dst *[]float64, defaults []float64) error {
 	if *dst != nil {
 		return nil
 	}
-	if err := r.Check("DefaultBuckets", defaults); err != nil {
+	if err := r.Check(name, defaults); err != nil {
 		return err
 	}
 	*dst = slices.Clone(defaults)
@@ -313,6 +325,65 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 			if e.DeniedBy(i) {
 				add(c, ShadowDenied)
 			}
+		}
+	}
+}
+
+// A Hold is how the hold of a request a leaky_queue held ended: the
+// outcome label of the hold histogram, valued as the requests counter
+// labels the same outcomes, so that the two join on it.
+type Hold uint8
+
+// The ends of a hold, in the order the adapters create their series.
+const (
+	HoldAllowed   Hold = iota // outcome "allowed": the hold ran its course and the request was served
+	HoldAbandoned             // outcome "abandoned": the hold was cut short (its client gone, its deadline run out); not served
+)
+
+// NumHolds is the number of Holds, for arrays indexed by them.
+const NumHolds = int(HoldAbandoned) + 1
+
+// Label returns the value of h's outcome label.
+func (h Hold) Label() string {
+	if h == HoldAbandoned {
+		return Abandoned.Label()
+	}
+	return Allowed.Label()
+}
+
+// Holds calls observe with the hold of e, a request the middleware held
+// for its turn in a leaky_queue ([middleware.Event.Held]), once under
+// each policy of e.Result whose decision had a Delay (a leaky_queue that
+// queued it; the middleware refuses a Delay of any other kind), with the
+// policy's name, how the hold ended, and the seconds that policy's queue
+// held it: the smaller of its Delay and the time held. The request was
+// held for the longest Delay of its policies; one queued by two queues
+// counts under the shorter one only that queue's Delay, the longer one
+// having held it the rest. A hold cut short (Abandoned) counts the time
+// held until then under each queue whose Delay it had not reached.
+//
+// A request not held (Event.Held's ok false: no Delay, shadow mode, or
+// refused at once because its deadline comes before its turn) observes
+// nothing, nor does an Event without a taken Result. Holds allocates
+// nothing when observe does not.
+func Holds(e middleware.Event, observe func(policy string, h Hold, seconds float64)) {
+	held, ok := e.Held()
+	res := e.Result
+	if !ok || res == nil || !res.Taken() {
+		return
+	}
+	var h Hold
+	switch e.Outcome {
+	case middleware.Allowed:
+		h = HoldAllowed
+	case middleware.Abandoned:
+		h = HoldAbandoned
+	default: // no other outcome follows a hold
+		return
+	}
+	for i := 0; i < res.Len(); i++ {
+		if d := res.Decision(i).Delay; d > 0 {
+			observe(res.Policy(i).Name(), h, max(min(d, held), 0).Seconds())
 		}
 	}
 }

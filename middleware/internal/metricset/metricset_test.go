@@ -50,16 +50,17 @@ func TestBucketRuleCheck(t *testing.T) {
 	}
 }
 
-// TestBucketRuleGivenAndResolve: Given checks as "WithBuckets" and sets
-// a copy; Resolve keeps buckets set, else checks defaults as
-// "DefaultBuckets" and sets a copy of them.
+// TestBucketRuleGivenAndResolve: Given checks as the option it is given
+// ("WithBuckets") and sets a copy; Resolve keeps buckets set, else checks
+// defaults as the name it is given ("DefaultBuckets") and sets a copy of
+// them.
 func TestBucketRuleGivenAndResolve(t *testing.T) {
 	var got []float64
-	if err := rule.Given(&got, nil); fmt.Sprint(err) != "pkg: WithBuckets: no buckets" || got != nil {
+	if err := rule.Given("WithBuckets", &got, nil); fmt.Sprint(err) != "pkg: WithBuckets: no buckets" || got != nil {
 		t.Errorf("Given(nil): %v, set %v", err, got)
 	}
 	in := []float64{1, 2}
-	if err := rule.Given(&got, in); err != nil || !slices.Equal(got, []float64{1, 2}) {
+	if err := rule.Given("WithBuckets", &got, in); err != nil || !slices.Equal(got, []float64{1, 2}) {
 		t.Fatalf("Given(%v): %v, set %v", in, err, got)
 	}
 	in[0] = 0
@@ -69,11 +70,11 @@ func TestBucketRuleGivenAndResolve(t *testing.T) {
 
 	defaults := []float64{3, 4}
 	set := got
-	if err := rule.Resolve(&set, defaults); err != nil || &set[0] != &got[0] {
+	if err := rule.Resolve("DefaultBuckets", &set, defaults); err != nil || &set[0] != &got[0] {
 		t.Errorf("Resolve(given, defaults): %v, set %v: want given itself", err, set)
 	}
 	set = nil
-	if err := rule.Resolve(&set, defaults); err != nil || !slices.Equal(set, []float64{3, 4}) {
+	if err := rule.Resolve("DefaultBuckets", &set, defaults); err != nil || !slices.Equal(set, []float64{3, 4}) {
 		t.Fatalf("Resolve(nil, defaults): %v, set %v", err, set)
 	}
 	defaults[0] = 0
@@ -81,7 +82,7 @@ func TestBucketRuleGivenAndResolve(t *testing.T) {
 		t.Errorf("Resolve kept defaults itself: %v", set)
 	}
 	set = nil
-	if err := rule.Resolve(&set, []float64{2, 1}); fmt.Sprint(err) != "pkg: DefaultBuckets: buckets must increase: 1 after 2" || set != nil {
+	if err := rule.Resolve("DefaultBuckets", &set, []float64{2, 1}); fmt.Sprint(err) != "pkg: DefaultBuckets: buckets must increase: 1 after 2" || set != nil {
 		t.Errorf("Resolve(nil, [2 1]): %v, set %v", err, set)
 	}
 }
