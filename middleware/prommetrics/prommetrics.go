@@ -34,6 +34,16 @@
 //	                                           (no key), "cost" (under each policy whose
 //	                                           range the request's cost is out of)
 //	ratekeeper_decision_seconds                histogram: time to decide (keys and store call)
+//	ratekeeper_hold_seconds{policy,outcome}    histogram: time a leaky_queue held a request for
+//	                                           its turn, once per held request under each
+//	                                           policy whose decision had a Delay: that Delay,
+//	                                           or the time held when the hold was cut short;
+//	                                           outcome "allowed" (served after the hold) or
+//	                                           "abandoned" (its client gone or its deadline
+//	                                           run out during the hold); a request not held
+//	                                           (no Delay, shadow mode, refused at once as its
+//	                                           deadline comes before its turn) observes
+//	                                           nothing
 //	ratekeeper_failure_state{state}            gauge: 1 for each failure state (open, closed,
 //	                                           fallback) an observed middleware is in, and
 //	                                           for healthy when none is failing; else 0
@@ -47,10 +57,33 @@
 // from the moment the middleware reports the policy (its limit, when the
 // rule set is built), at zero: a dashboard or an alert on denials reads 0,
 // not an absent series. given_back_total has a series once a request was
-// given back.
+// given back, and hold_seconds a series of a policy and outcome once a
+// hold of that outcome was observed under the policy: only leaky_queue
+// policies have them (the middleware does not tell which policies are
+// queues before their first hold, and every other policy would add a
+// histogram for ever empty).
+//
+// # Holds
+//
+// hold_seconds is the latency a leaky_queue adds to the requests it shapes
+// (decision_seconds leaves it out). A request queued by two queues is
+// held for the longer Delay, and each counts its own Delay: a policy's
+// holds never exceed its MaxDelay. The outcome label keeps the two
+// populations apart, as an operator needs them: "allowed" is the delay
+// served requests saw (the quantiles to hold against an SLO, and to size
+// MaxDelay), "abandoned" how long clients waited before they gave up (a
+// MaxDelay longer than the clients' timeouts shows as abandoned holds
+// bunched at those timeouts); mixed, a wave of clients giving up at 2 s
+// would pull the served requests' quantiles down. Its values are those of
+// requests_total's outcome, so that the two divide:
+// sum by (policy) (rate(ratekeeper_hold_seconds_count{outcome="allowed"}[5m]))
+// / sum by (policy) (rate(ratekeeper_requests_total{outcome="allowed"}[5m]))
+// is the share of a policy's admitted requests that were held. The labels
+// stay bounded: policy names, two outcomes. The buckets
+// ([DefaultHoldBuckets], [WithHoldBuckets]) run from 1ms to 60s.
 //
 // Recording a request does not allocate: the counters of each policy are
-// looked up once and cached.
+// looked up once and cached, and so are its hold series once created.
 //
 // The failure_state gauges count the transitions reported to
 // [Metrics.ObserveState], so that they hold for one Metrics observing
@@ -84,7 +117,7 @@ import (
 // one per registry with [New] and pass it to every middleware to observe
 // (with [WithConstLabels] to tell several apart, build one per middleware
 // on the same registry). Middlewares sharing one Metrics add up in its
-// counters and histogram; their policy names must differ, as the limit
+// counters and histograms; their policy names must differ, as the limit
 // gauges are per name (one middleware's reload removing a policy deletes
 // the gauges of that name); failure_state is 1 for every state one of
 // them is in. It is safe for concurrent use.
@@ -92,22 +125,27 @@ type Metrics struct {
 	requests   *prometheus.CounterVec
 	errs       *prometheus.CounterVec
 	latency    prometheus.Histogram
+	hold       *prometheus.HistogramVec
 	state      *prometheus.GaugeVec
 	limit      *prometheus.GaugeVec
 	configured *prometheus.GaugeVec
 	givenBack  *prometheus.CounterVec
 
 	policies *metricset.Policies[*counters]
-	states   metricset.States
+	// holds caches the hold series of each policy, per outcome, created
+	// at the policy's first hold of that outcome.
+	holds  [metricset.NumHolds]*metricset.Policies[prometheus.Observer]
+	states metricset.States
 }
 
 // counters are the metrics of one policy, per series.
 type counters [metricset.NumSeries]prometheus.Counter
 
 type options struct {
-	namespace string
-	labels    prometheus.Labels
-	buckets   []float64
+	namespace   string
+	labels      prometheus.Labels
+	buckets     []float64
+	holdBuckets []float64
 }
 
 // An Option configures a Metrics.
@@ -126,7 +164,7 @@ func WithNamespace(ns string) Option {
 
 // WithConstLabels adds labels to every metric, such as
 // {"limiter": "public-api"} for one of several middlewares. The label
-// "le" is the decision_seconds histogram's bucket label and an error. So
+// "le" is the histograms' bucket label and an error. So
 // are the labels of the metrics themselves (policy, outcome, kind,
 // state) and a name the Prometheus client refuses (model.LabelName's
 // rules, and no "__" prefix): the error names the first such name in
@@ -138,7 +176,7 @@ func WithConstLabels(labels prometheus.Labels) Option {
 		for _, name := range slices.Sorted(maps.Keys(labels)) {
 			if name == "le" {
 				// The Prometheus client panics on it when the histogram is built.
-				return errors.New(`prommetrics: WithConstLabels: "le" is the bucket label of the decision_seconds histogram`)
+				return errors.New(`prommetrics: WithConstLabels: "le" is the bucket label of the histograms (decision_seconds, hold_seconds)`)
 			}
 			if !model.LabelName(name).IsValid() || strings.HasPrefix(name, "__") {
 				return fmt.Errorf("prommetrics: WithConstLabels: %q is not a valid label name", name)
@@ -164,6 +202,15 @@ func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error { return bucketRule.Given("WithBuckets", &o.buckets, buckets) }
 }
 
+// WithHoldBuckets sets the upper bounds of the buckets of the hold
+// histogram (hold_seconds), in seconds, in increasing order; the default
+// ([DefaultHoldBuckets]) runs from 1ms to 60s. Bounds past the longest
+// MaxDelay of the leaky_queue policies observed count nothing but in
+// +Inf: a queue holding at most 2 s is read best with bounds up to 2.
+func WithHoldBuckets(buckets ...float64) Option {
+	return func(o *options) error { return bucketRule.Given("WithHoldBuckets", &o.holdBuckets, buckets) }
+}
+
 // bucketRule rejects buckets no histogram can have: none, a NaN, or
 // bounds that do not increase.
 var bucketRule = metricset.BucketRule{Prefix: "prommetrics", Invalid: func(b float64) string {
@@ -178,6 +225,14 @@ var bucketRule = metricset.BucketRule{Prefix: "prommetrics", Invalid: func(b flo
 // 10ms, 25ms, 50ms, 100ms, 250ms, 500ms and 1s. [New] reads them when no [WithBuckets] is
 // given, and keeps a copy.
 var DefaultBuckets = metricset.DefaultBuckets()
+
+// DefaultHoldBuckets are the hold buckets, in seconds: 1ms, 2.5ms, 5ms,
+// 10ms, 25ms, 50ms, 100ms, 250ms, 500ms, 1s, 2.5s, 5s, 10s, 30s and 60s.
+// A leaky_queue holds a request for whole queue spacings (Window/Limit:
+// 1ms for a thousand a second) up to its MaxDelay, commonly seconds and
+// seldom past a minute; a longer hold counts in +Inf. [New] reads them
+// when no [WithHoldBuckets] is given, and keeps a copy.
+var DefaultHoldBuckets = metricset.DefaultHoldBuckets()
 
 // New returns a Metrics registered with reg (nil: not registered, for
 // callers that register it themselves as a prometheus.Collector; its
@@ -199,6 +254,9 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	if err := bucketRule.Resolve("DefaultBuckets", &o.buckets, DefaultBuckets); err != nil {
 		return nil, err
 	}
+	if err := bucketRule.Resolve("DefaultHoldBuckets", &o.holdBuckets, DefaultHoldBuckets); err != nil {
+		return nil, err
+	}
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "requests_total",
 			Help: "Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).", ConstLabels: o.labels},
@@ -208,6 +266,10 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			[]string{"policy", "kind"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: o.namespace, Name: "decision_seconds",
 			Help: "Time to decide a request: key extraction and the store call.", Buckets: o.buckets, ConstLabels: o.labels}),
+		hold: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: o.namespace, Name: "hold_seconds",
+			Help:    "Time a request was held for its turn by a leaky_queue policy, per policy and outcome (allowed: served after the hold; abandoned: the hold cut short).",
+			Buckets: o.holdBuckets, ConstLabels: o.labels},
+			[]string{"policy", "outcome"}),
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "failure_state",
 			Help: "1 for each failure state (open, closed, fallback) an observed middleware is in; healthy is 1 when none is failing.", ConstLabels: o.labels},
 			[]string{"state"}),
@@ -222,6 +284,11 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			[]string{"policy"}),
 	}
 	m.policies = metricset.NewPolicies(m.newCounters)
+	for h := range metricset.Hold(metricset.NumHolds) {
+		m.holds[h] = metricset.NewPolicies(func(name string) prometheus.Observer {
+			return m.hold.WithLabelValues(name, h.Label())
+		})
+	}
 	for _, s := range middleware.States {
 		m.state.WithLabelValues(s.String()).Set(0)
 	}
@@ -262,7 +329,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.errs, m.latency, m.state, m.limit, m.configured, m.givenBack}
+	return []prometheus.Collector{m.requests, m.errs, m.latency, m.hold, m.state, m.limit, m.configured, m.givenBack}
 }
 
 // newCounters returns the counters of the policy named name, creating
@@ -281,7 +348,8 @@ func (m *Metrics) newCounters(name string) *counters {
 
 // ObserveRequest implements [middleware.Observer]. An Event without a
 // Result (the middleware always sets one) records its latency and counts
-// nothing else, as otelmetrics does.
+// nothing else, as otelmetrics does. A held request's hold
+// ([middleware.Event.Held]) is observed in hold_seconds.
 func (m *Metrics) ObserveRequest(e middleware.Event) {
 	// A latency below zero (the middleware's clock set back during the
 	// decision) counts as zero: _sum is read as a counter.
@@ -290,6 +358,7 @@ func (m *Metrics) ObserveRequest(e middleware.Event) {
 		return
 	}
 	m.policies.Count(e, func(c *counters, s metricset.Series) { c[s].Inc() })
+	metricset.Holds(e, func(name string, h metricset.Hold, seconds float64) { m.holds[h].Get(name).Observe(seconds) })
 }
 
 // ObserveState implements [middleware.Observer]. One middleware reports
@@ -332,7 +401,7 @@ func (m *Metrics) ObserveLimit(name string, limit, configured int64) {
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
 // effective and configured limit gauges of a policy that left the rule set
 // are deleted (a gauge kept would report a limit no longer enforced). Its
-// counters and histogram stay, as counters of a past policy do.
+// counters and hold histogram stay, as counters of a past policy do.
 func (m *Metrics) ObservePolicyRemoved(name string) {
 	m.limit.DeleteLabelValues(name)
 	m.configured.DeleteLabelValues(name)

@@ -35,7 +35,8 @@ func readmeSection(t *testing.T, from, to string) string {
 }
 
 // TestReadmeMetrics: the README's Metrics bullet names every metric the
-// package exports, with its labels, and no other.
+// package exports, with its labels, and no other (given_back_total and
+// hold_seconds once a request was given back and one was held).
 func TestReadmeMetrics(t *testing.T) {
 	section := readmeSection(t, "- **Metrics**", "- **OpenTelemetry**")
 	var readme []string
@@ -48,6 +49,7 @@ func TestReadmeMetrics(t *testing.T) {
 	login := policy.Must(policy.New("login", fixed("x", 5, remote).Spec(), remote, policy.CountIf(policy.CountFailed)))
 	m := middleware.MustNew(mem, []*policy.Policy{login}, middleware.WithObserver(metrics))
 	serve(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))) // given back
+	holdOnce(t, metrics)                                                            // a hold
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
