@@ -22,8 +22,8 @@ import (
 )
 
 // promSeries returns every series of reg as "name{k=v,...} value", sorted,
-// with the histogram as its _count, _sum (in µs, rounded) and _bucket
-// series.
+// with a histogram as its _count, _sum (in µs, rounded) and _bucket
+// series (each "name_bucket{k=v,...}{le=bound}").
 func promSeries(t *testing.T, reg *prometheus.Registry) []string {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -44,7 +44,7 @@ func promSeries(t *testing.T, reg *prometheus.Registry) []string {
 				out = append(out, fmt.Sprintf("%s_count%s %d", mf.GetName(), labels, h.GetSampleCount()),
 					fmt.Sprintf("%s_sum%s %.0fµs", mf.GetName(), labels, h.GetSampleSum()*1e6))
 				for _, b := range h.GetBucket() {
-					out = append(out, fmt.Sprintf("%s_bucket{le=%v} %d", mf.GetName(), b.GetUpperBound(), b.GetCumulativeCount()))
+					out = append(out, fmt.Sprintf("%s_bucket%s{le=%v} %d", mf.GetName(), labels, b.GetUpperBound(), b.GetCumulativeCount()))
 				}
 			default:
 				t.Errorf("%s: unexpected type %v", mf.GetName(), mf.GetType())
@@ -95,7 +95,7 @@ func otelAsProm(t *testing.T, rm metricdata.ResourceMetrics) []string {
 					var cum uint64
 					for i, b := range dp.Bounds {
 						cum += dp.BucketCounts[i]
-						out = append(out, fmt.Sprintf("%s_bucket{le=%v} %d", name, b, cum))
+						out = append(out, fmt.Sprintf("%s_bucket%s{le=%v} %d", name, labels, b, cum))
 					}
 				}
 			default:
@@ -112,10 +112,13 @@ func otelAsProm(t *testing.T, rm metricdata.ResourceMetrics) []string {
 // denied, a missing key, a cost out of range, a store failure failing
 // open, closed, to the fallback store and shadowed, the circuit breaker
 // open, an abandoned request, shadowed or not), give-backs, SetLimit, a
-// policy's removal and a policy that served no request (its series at
-// zero), report the same series with the same values, their names
-// translated as otelmetrics' package doc says, but for the histogram,
-// which prommetrics names ratekeeper_decision_seconds.
+// policy's removal, a policy that served no request (its series at
+// zero), and leaky_queue holds (one served, one cut short by its client,
+// one refused at once for its deadline, none in shadow mode), report the
+// same series with the same values, their names translated as
+// otelmetrics' package doc says, but for the histograms, which
+// prommetrics names ratekeeper_decision_seconds and
+// ratekeeper_hold_seconds.
 func TestSameSignalsAsPrometheus(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	pm, err := prommetrics.New(reg)
@@ -209,6 +212,39 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	if code := do(closed, "/", bg); code != http.StatusServiceUnavailable {
 		t.Fatalf("failed closed: %d", code)
 	}
+	// Holds: the second request held 1 s, the third cut short 250 ms in by
+	// its client, the fourth refused at once (its deadline before its
+	// turn), and a shadow middleware's queue holding nothing.
+	queued := newHoldRun(t, pm, []*policy.Policy{queueEvery("queue", time.Second), fixed("beside", 100, remote)}, middleware.WithObserver(obs))
+	for i := range 2 {
+		if code := queued.do(bg); code != http.StatusOK {
+			t.Fatalf("queued request %d: %d", i+1, code)
+		}
+	}
+	left, leave := context.WithCancel(bg)
+	queued.wait = func(ctx context.Context, d time.Duration) error {
+		queued.clock.Advance(250 * time.Millisecond)
+		leave()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if code := queued.do(left); code != http.StatusServiceUnavailable {
+		t.Fatalf("client gone while held: %d", code)
+	}
+	queued.wait = func(context.Context, time.Duration) error {
+		t.Error("held when no hold was wanted")
+		return nil
+	}
+	soon, cancelSoon := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancelSoon()
+	if code := queued.do(soon); code != http.StatusServiceUnavailable {
+		t.Fatalf("deadline before its turn: %d", code)
+	}
+	shadowQueue := newHoldRun(t, pm, []*policy.Policy{queueEvery("shadow-queue", time.Second)}, middleware.WithObserver(obs), middleware.WithShadow(nil))
+	shadowQueue.wait = queued.wait
+	for range 2 {
+		shadowQueue.do(bg)
+	}
 	if err := enforcing.m.SetLimit("per-ip", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -218,8 +254,9 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 
 	got := otelAsProm(t, collectRaw(t, reader))
 	want := promSeries(t, reg)
-	for i, s := range want { // prommetrics' name of the histogram
-		want[i] = strings.Replace(s, "ratekeeper_decision_seconds", "ratekeeper_decision_duration_seconds", 1)
+	for i, s := range want { // prommetrics' names of the histograms
+		s = strings.Replace(s, "ratekeeper_decision_seconds", "ratekeeper_decision_duration_seconds", 1)
+		want[i] = strings.Replace(s, "ratekeeper_hold_seconds", "ratekeeper_hold_duration_seconds", 1)
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("otelmetrics, translated:\n%s\nprommetrics:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -239,6 +276,13 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 		"ratekeeper_effective_limit{policy=per-ip} 1",
 		"ratekeeper_failure_state{state=healthy} 0",
 		"ratekeeper_requests_total{outcome=denied,policy=idle} 0",
+		"ratekeeper_hold_duration_seconds_count{outcome=allowed,policy=queue} 1",
+		"ratekeeper_hold_duration_seconds_sum{outcome=allowed,policy=queue} 1000000µs",
+		"ratekeeper_hold_duration_seconds_bucket{outcome=allowed,policy=queue}{le=1} 1",
+		"ratekeeper_hold_duration_seconds_count{outcome=abandoned,policy=queue} 1",
+		"ratekeeper_hold_duration_seconds_sum{outcome=abandoned,policy=queue} 250000µs",
+		"ratekeeper_hold_duration_seconds_bucket{outcome=abandoned,policy=queue}{le=0.1} 0",
+		"ratekeeper_hold_duration_seconds_bucket{outcome=abandoned,policy=queue}{le=0.25} 1",
 	} {
 		if !slices.Contains(want, s) {
 			t.Errorf("prommetrics lacks %q", s)
@@ -246,5 +290,10 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	}
 	if slices.ContainsFunc(want, func(s string) bool { return strings.Contains(s, "_limit{policy=removed}") }) {
 		t.Error("the removed policy's limit gauges are still reported")
+	}
+	if slices.ContainsFunc(want, func(s string) bool {
+		return strings.HasPrefix(s, "ratekeeper_hold_") && !strings.Contains(s, "policy=queue}")
+	}) {
+		t.Error("a policy that held no request has hold series")
 	}
 }

@@ -47,6 +47,18 @@
 //	ratekeeper.decision.duration         histogram (s): time to decide (keys and store
 //	                                     call); bucket boundaries given as advice
 //	                                     ([DefaultBuckets], [WithBuckets])
+//	ratekeeper.hold.duration{policy,outcome}
+//	                                     histogram (s): time a leaky_queue held a request
+//	                                     for its turn, once per held request under each
+//	                                     policy whose decision had a Delay: that Delay,
+//	                                     or the time held when the hold was cut short;
+//	                                     outcome "allowed" (served after the hold) or
+//	                                     "abandoned" (its client gone or its deadline run
+//	                                     out during the hold); a request not held (no
+//	                                     Delay, shadow mode, refused at once as its
+//	                                     deadline comes before its turn) records nothing;
+//	                                     boundaries given as advice
+//	                                     ([DefaultHoldBuckets], [WithHoldBuckets])
 //	ratekeeper.failure_state{state}      observable gauge ({state}): 1 for each failure
 //	                                     state (open, closed, fallback) an observed
 //	                                     middleware is in, and for healthy when none is
@@ -64,7 +76,9 @@
 // braces dropped, _total added to counters, "s" made _seconds), the
 // counters and gauges have prommetrics' names
 // (ratekeeper_requests_total{policy,outcome}, ratekeeper_effective_limit,
-// ...); the histogram is ratekeeper_decision_duration_seconds. The
+// ...); the histograms are ratekeeper_decision_duration_seconds and
+// ratekeeper_hold_duration_seconds (prommetrics' decision_seconds and
+// hold_seconds). The
 // exporter adds the instrumentation scope to every series:
 // otel_scope_name="github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 // (its otel_scope_version and otel_scope_schema_url are empty, which
@@ -75,7 +89,12 @@
 //
 // The series of a policy's requests and errors are reported from the
 // moment the middleware reports the policy, at zero, as prommetrics
-// reports them; given_back has a series once a request was given back.
+// reports them; given_back has a series once a request was given back,
+// and hold.duration a series of a policy and outcome once a hold of that
+// outcome was recorded under the policy (only leaky_queue policies have
+// them). Why the holds are counted per outcome, and what the buckets
+// are, is told in prommetrics' package doc (Holds): the same holds are
+// recorded here.
 //
 // # Cardinality
 //
@@ -96,7 +115,8 @@
 // policy's limit (or at the policy's first request), and passed with
 // metric.WithAttributeSet; a policy removed from the rule set drops them.
 // A request's measurements (ratekeeper.requests, ratekeeper.errors,
-// ratekeeper.decision.duration) are made with its context, so an SDK
+// ratekeeper.decision.duration, ratekeeper.hold.duration) are made with
+// its context, so an SDK
 // sampling exemplars can link them to the request's trace; a give-back,
 // told without the request ([Observer.ObserveGiveBack]), is not linked.
 //
@@ -138,7 +158,7 @@ const (
 // Build one per MeterProvider with [New] and pass it to every middleware
 // to observe (with [WithAttributes] to tell several apart, build one per
 // middleware). Middlewares sharing one Observer add up in its counters and
-// histogram; their policy names must differ, as the limit gauges are per
+// histograms; their policy names must differ, as the limit gauges are per
 // name (one middleware's reload removing a policy stops the gauges of that
 // name); failure_state is 1 for every state one of them is in. Two
 // Observers on one MeterProvider without distinct WithAttributes record
@@ -149,6 +169,7 @@ type Observer struct {
 	requests  metric.Int64Counter
 	errs      metric.Int64Counter
 	latency   metric.Float64Histogram
+	hold      metric.Float64Histogram
 	givenBack metric.Int64Counter
 
 	// base holds the attributes of WithAttributes; latencyOpts records
@@ -171,12 +192,14 @@ type Observer struct {
 type perPolicy struct {
 	series    [metricset.NumSeries][]metric.AddOption
 	givenBack []metric.AddOption
+	hold      [metricset.NumHolds][]metric.RecordOption
 	set       attribute.Set // {policy} and the base attributes
 }
 
 type options struct {
-	attrs   []attribute.KeyValue
-	buckets []float64
+	attrs       []attribute.KeyValue
+	buckets     []float64
+	holdBuckets []float64
 }
 
 // An Option configures an Observer.
@@ -188,8 +211,8 @@ type Option func(*options) error
 // the instruments ([AttrPolicy], [AttrOutcome], [AttrKind], [AttrState]),
 // nor "le": exported to Prometheus (the OpenTelemetry exporter, or a
 // Collector), an attribute becomes a label of its name, and "le" is the
-// bucket label of ratekeeper.decision.duration, which its series would
-// then carry twice, in an exposition a Prometheus scrape refuses
+// bucket label of the histograms (ratekeeper.decision.duration,
+// ratekeeper.hold.duration), whose series would then carry it twice, in an exposition a Prometheus scrape refuses
 // (prommetrics.WithConstLabels refuses it alike). For the same reason a
 // key that becomes an otel_scope_* label (the exporter's, on every series:
 // "otel.scope.name") or one with a "__" prefix (reserved) is refused. The OpenTelemetry way
@@ -204,7 +227,7 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 			case kv.Key == AttrPolicy, kv.Key == AttrOutcome, kv.Key == AttrKind, kv.Key == AttrState:
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q is an attribute of the instruments", kv.Key)
 			case kv.Key == "le":
-				return fmt.Errorf("otelmetrics: WithAttributes: key %q is the bucket label of the decision duration histogram in Prometheus", kv.Key)
+				return fmt.Errorf("otelmetrics: WithAttributes: key %q is the bucket label of the histograms in Prometheus", kv.Key)
 			case strings.HasPrefix(promLabel(kv.Key), "otel_scope_"):
 				return fmt.Errorf("otelmetrics: WithAttributes: key %q is, in Prometheus, a label the OpenTelemetry exporter puts on every series (otel_scope_*)", kv.Key)
 			case strings.HasPrefix(promLabel(kv.Key), "__"):
@@ -240,6 +263,16 @@ func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error { return bucketRule.Given("WithBuckets", &o.buckets, buckets) }
 }
 
+// WithHoldBuckets sets the explicit bucket boundaries the hold histogram
+// (ratekeeper.hold.duration) advises, in seconds, in increasing order; the
+// default ([DefaultHoldBuckets]) runs from 1ms to 60s. Boundaries past
+// the longest MaxDelay of the leaky_queue policies observed count
+// nothing: a queue holding at most 2 s is read best with boundaries up to
+// 2. A View of the SDK may still replace them.
+func WithHoldBuckets(buckets ...float64) Option {
+	return func(o *options) error { return bucketRule.Given("WithHoldBuckets", &o.holdBuckets, buckets) }
+}
+
 // bucketRule rejects boundaries no histogram can have: none, a NaN or an
 // infinity, or bounds that do not increase.
 var bucketRule = metricset.BucketRule{Prefix: "otelmetrics", Invalid: func(b float64) string {
@@ -254,6 +287,13 @@ var bucketRule = metricset.BucketRule{Prefix: "otelmetrics", Invalid: func(b flo
 // 500µs, 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms and 1s. [New] reads
 // them when no [WithBuckets] is given, and keeps a copy.
 var DefaultBuckets = metricset.DefaultBuckets()
+
+// DefaultHoldBuckets are the hold duration bucket boundaries, in seconds,
+// those of prommetrics: 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms,
+// 500ms, 1s, 2.5s, 5s, 10s, 30s and 60s, from a queue spacing
+// (Window/Limit: 1ms for a thousand a second) to a MaxDelay of a minute.
+// [New] reads them when no [WithHoldBuckets] is given, and keeps a copy.
+var DefaultHoldBuckets = metricset.DefaultHoldBuckets()
 
 // New returns an Observer recording with a meter of mp, of scope
 // [ScopeName]. mp must not be nil (nor a nil pointer): pass
@@ -276,6 +316,9 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	if err := bucketRule.Resolve("DefaultBuckets", &o.buckets, DefaultBuckets); err != nil {
 		return nil, err
 	}
+	if err := bucketRule.Resolve("DefaultHoldBuckets", &o.holdBuckets, DefaultHoldBuckets); err != nil {
+		return nil, err
+	}
 	meter := mp.Meter(ScopeName)
 	ob := &Observer{base: o.attrs}
 	ob.policies = metricset.NewPolicies(ob.newPerPolicy)
@@ -292,6 +335,11 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 		metric.WithDescription("Time to decide a request: key extraction and the store call."),
 		metric.WithExplicitBucketBoundaries(o.buckets...)); err != nil {
 		return nil, fmt.Errorf("otelmetrics: ratekeeper.decision.duration: %w", err)
+	}
+	if ob.hold, err = meter.Float64Histogram("ratekeeper.hold.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time a request was held for its turn by a leaky_queue policy, per policy and outcome (allowed: served after the hold; abandoned: the hold cut short)."),
+		metric.WithExplicitBucketBoundaries(o.holdBuckets...)); err != nil {
+		return nil, fmt.Errorf("otelmetrics: ratekeeper.hold.duration: %w", err)
 	}
 	if ob.givenBack, err = meter.Int64Counter("ratekeeper.given_back", metric.WithUnit("{request}"),
 		metric.WithDescription("Admitted requests whose units went back to the store, per policy, their responses not counting under it (policy.CountIf).")); err != nil {
@@ -364,6 +412,10 @@ func (ob *Observer) newPerPolicy(name string) *perPolicy {
 		}
 		c.series[s] = []metric.AddOption{metric.WithAttributeSet(ob.set(p, key.String(s.Label())))}
 	}
+	// The hold's sets; its series exist once a hold is recorded.
+	for h := range metricset.Hold(metricset.NumHolds) {
+		c.hold[h] = []metric.RecordOption{metric.WithAttributeSet(ob.set(p, AttrOutcome.String(h.Label())))}
+	}
 	// The policy's series of requests and errors exist from now on, at
 	// zero, as prommetrics creates them: a dashboard or an alert on
 	// denials sees 0, not an absent series.
@@ -384,8 +436,10 @@ func (ob *Observer) counter(s metricset.Series) metric.Int64Counter {
 }
 
 // ObserveRequest implements [middleware.Observer]. It counts as
-// prommetrics counts. An Event without a Result (the middleware always
-// sets one) records its duration and counts nothing else.
+// prommetrics counts, and records a held request's hold
+// ([middleware.Event.Held]) in ratekeeper.hold.duration. An Event without
+// a Result (the middleware always sets one) records its duration and
+// counts nothing else.
 func (ob *Observer) ObserveRequest(e middleware.Event) {
 	ctx := context.Background()
 	if e.Request != nil {
@@ -399,6 +453,9 @@ func (ob *Observer) ObserveRequest(e middleware.Event) {
 	}
 	ob.policies.Count(e, func(c *perPolicy, s metricset.Series) {
 		ob.counter(s).Add(ctx, 1, c.series[s]...)
+	})
+	metricset.Holds(e, func(name string, h metricset.Hold, seconds float64) {
+		ob.hold.Record(ctx, seconds, ob.policies.Get(name).hold[h]...)
 	})
 }
 
@@ -429,7 +486,7 @@ func (ob *Observer) ObserveLimit(name string, limit, configured int64) {
 // effective and configured limit gauges of a policy that left the rule
 // set are no longer reported (a gauge kept would report a limit no longer
 // enforced), and its cached attribute sets are dropped. Its counters and
-// histogram stay, as counters of a past policy do.
+// hold histogram stay, as counters of a past policy do.
 func (ob *Observer) ObservePolicyRemoved(name string) {
 	ob.policies.Remove(name)
 }
