@@ -16,7 +16,8 @@ import (
 )
 
 // holdRecorder is an Observer that keeps, of each Event, its policies,
-// outcome, latency and hold, as "policies outcome latency held/not-held".
+// outcome, latency and hold, as "policies outcome latency held/not-held",
+// and "(fallback)" when the fallback store decided.
 type holdRecorder struct {
 	mu   sync.Mutex
 	seen []string
@@ -32,6 +33,9 @@ func (o *holdRecorder) ObserveRequest(e middleware.Event) {
 		held = "held=" + d.String()
 	} else if d != 0 {
 		held = "not-held=" + d.String() // never: 0 when not held
+	}
+	if e.Result.Fallback {
+		held += " (fallback)"
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -200,5 +204,50 @@ func TestAllocationsObservedHeld(t *testing.T) {
 	}
 	if p, o := pm.Stats().Delayed, om.Stats().Delayed; p < 200 || o < 200 {
 		t.Errorf("requests held: %d without the observer, %d with it; want every one but the first", p, o)
+	}
+}
+
+// TestEventHeldOtherPaths: the other ways a request reaches the hold
+// report it as well: decided by the fallback store while the store is down
+// (its leaky_queue holds the second request 10 s), and by a middleware
+// built WithoutContext (which passes the request on as it came).
+func TestEventHeldOtherPaths(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts func(t *testing.T) ([]middleware.Option, func(*switchable))
+		want string
+	}{
+		{"fallback", func(t *testing.T) ([]middleware.Option, func(*switchable)) {
+			fb, _ := newStore(t)
+			return []middleware.Option{middleware.OnStoreError(middleware.FallBack(fb)), middleware.WithBreaker(0, 0)},
+				func(s *switchable) { s.down.Store(true) }
+		}, "queue allowed latency=0s held=10s (fallback)"},
+		{"without context", func(*testing.T) ([]middleware.Option, func(*switchable)) {
+			return []middleware.Option{middleware.WithoutContext()}, func(*switchable) {}
+		}, "queue allowed latency=0s held=10s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mem, clock := newStore(t)
+			store := &switchable{Store: mem}
+			rec := &holdRecorder{}
+			opts, prepare := tt.opts(t)
+			opts = append(opts, middleware.WithObserver(rec), middleware.WithClock(clock), advancing(clock))
+			m := middleware.MustNew(store, []*policy.Policy{queue10s()}, opts...)
+			prepare(store)
+			mux := http.NewServeMux()
+			mux.Handle("GET /", ok)
+			h := m.Handler(mux)
+			for i := range 2 {
+				if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
+					t.Fatalf("request %d: %d", i+1, w.Code)
+				}
+			}
+			if got := rec.events(); len(got) != 2 || got[1] != tt.want {
+				t.Errorf("events %q; want the second %q", got, tt.want)
+			}
+			if got := m.Stats().Delayed; got != 1 {
+				t.Errorf("Stats().Delayed = %d, want 1", got)
+			}
+		})
 	}
 }

@@ -63,25 +63,6 @@
 // queues before their first hold, and every other policy would add a
 // histogram for ever empty).
 //
-// # Holds
-//
-// hold_seconds is the latency a leaky_queue adds to the requests it shapes
-// (decision_seconds leaves it out). A request queued by two queues is
-// held for the longer Delay, and each counts its own Delay: a policy's
-// holds never exceed its MaxDelay. The outcome label keeps the two
-// populations apart, as an operator needs them: "allowed" is the delay
-// served requests saw (the quantiles to hold against an SLO, and to size
-// MaxDelay), "abandoned" how long clients waited before they gave up (a
-// MaxDelay longer than the clients' timeouts shows as abandoned holds
-// bunched at those timeouts); mixed, a wave of clients giving up at 2 s
-// would pull the served requests' quantiles down. Its values are those of
-// requests_total's outcome, so that the two divide:
-// sum by (policy) (rate(ratekeeper_hold_seconds_count{outcome="allowed"}[5m]))
-// / sum by (policy) (rate(ratekeeper_requests_total{outcome="allowed"}[5m]))
-// is the share of a policy's admitted requests that were held. The labels
-// stay bounded: policy names, two outcomes. The buckets
-// ([DefaultHoldBuckets], [WithHoldBuckets]) run from 1ms to 60s.
-//
 // Recording a request does not allocate: the counters of each policy are
 // looked up once and cached, and so are its hold series once created.
 //
@@ -95,6 +76,27 @@
 // Metrics, leaves behind no State its store failed into, and reports no
 // limit after Close: the limit gauges of its policies' names are the
 // middleware's that replaces it.
+//
+// # Holds
+//
+// hold_seconds is the latency a leaky_queue adds to the requests it shapes
+// (decision_seconds leaves it out). A request queued by two queues is
+// held for the longer Delay, and each counts its own Delay: a policy's
+// holds never exceed its MaxDelay. The outcome label keeps the two
+// populations apart, as an operator needs them: "allowed" is the delay
+// served requests saw (the quantiles to hold against an SLO, and to size
+// MaxDelay by), "abandoned" how long clients waited before they gave up (a
+// MaxDelay longer than the clients' timeouts shows as abandoned holds
+// bunched at those timeouts); mixed, a wave of clients giving up at 2 s
+// would pull the served requests' quantiles down. Its values are those of
+// requests_total's outcome, so that the two divide: the share of a
+// policy's served requests that it held is
+//
+//	sum by (policy) (rate(ratekeeper_hold_seconds_count{outcome="allowed"}[5m]))
+//	  / sum by (policy) (rate(ratekeeper_requests_total{outcome="allowed"}[5m]))
+//
+// The labels stay bounded: policy names, two outcomes. The buckets
+// ([DefaultHoldBuckets], [WithHoldBuckets]) run from 1ms to 60s.
 package prommetrics
 
 import (
