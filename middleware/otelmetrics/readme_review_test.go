@@ -1,6 +1,7 @@
 package otelmetrics_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"regexp"
@@ -8,14 +9,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // TestReadmeInstruments: the README's OpenTelemetry bullet names every
-// instrument the package records, and no other, and says the duration
-// is in seconds.
+// instrument the package records, and no other, and says the durations
+// are in seconds.
 func TestReadmeInstruments(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -35,8 +37,10 @@ func TestReadmeInstruments(t *testing.T) {
 		readme = append(readme, m[1])
 	}
 	sort.Strings(readme)
-	if !strings.Contains(section, "`ratekeeper.decision.duration`\n  (seconds)") && !strings.Contains(section, "`ratekeeper.decision.duration` (seconds)") {
-		t.Errorf("README.md's OpenTelemetry bullet does not give ratekeeper.decision.duration in seconds:\n%s", section)
+	for _, hist := range []string{"ratekeeper.decision.duration", "ratekeeper.hold.duration"} {
+		if !strings.Contains(section, "`"+hist+"`\n  (seconds)") && !strings.Contains(section, "`"+hist+"` (seconds)") {
+			t.Errorf("README.md's OpenTelemetry bullet does not give %s in seconds:\n%s", hist, section)
+		}
 	}
 
 	obs, reader := newObserver(t)
@@ -45,12 +49,20 @@ func TestReadmeInstruments(t *testing.T) {
 	if code := get(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), "/"); code != 200 { // given back
 		t.Fatalf("status %d", code)
 	}
+	// A request held by a leaky_queue (the second of two), for the hold's
+	// instrument, made at its first hold.
+	run := newHoldRun(t, obs, []*policy.Policy{queueEvery("queue", time.Second)})
+	for i := range 2 {
+		if code := run.do(context.Background()); code != http.StatusOK {
+			t.Fatalf("queued request %d: status %d", i+1, code)
+		}
+	}
 	var recorded []string
 	for _, sm := range collectRaw(t, reader).ScopeMetrics {
 		for _, mt := range sm.Metrics {
 			recorded = append(recorded, mt.Name)
-			if mt.Name == "ratekeeper.decision.duration" && mt.Unit != "s" {
-				t.Errorf("ratekeeper.decision.duration: unit %q, want s", mt.Unit)
+			if strings.HasSuffix(mt.Name, ".duration") && mt.Unit != "s" {
+				t.Errorf("%s: unit %q, want s", mt.Name, mt.Unit)
 			}
 		}
 	}
