@@ -197,22 +197,9 @@ func TestBucket4jRetryAfterSecondsBounds(t *testing.T) {
 		}
 	})
 	t.Run("holds the key", func(t *testing.T) {
-		clock := newFakeClock()
-		srv := newStub(t, clock, answerOnce(http.StatusTooManyRequests, "X-Rate-Limit-Retry-After-Seconds", "3"))
-		hc, _ := newClient(t, clock)
-		clock.drive(2, func(i int) {
-			if i == 1 {
-				clock.Sleep(context.Background(), time.Second)
-			}
-			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
-				t.Errorf("caller %d: got %d %v", i, status, err)
-			}
-		})
 		// Caller 0 is refused at 0s and retries at 4s; caller 1 comes at
 		// 1s and waits for the same instant.
-		if at, want := srv.arrivals(), []time.Duration{0, 4 * time.Second, 4 * time.Second}; !slices.Equal(at, want) {
-			t.Errorf("arrivals %v, want %v", at, want)
-		}
+		holdsTheKey(t, answerOnce(http.StatusTooManyRequests, "X-Rate-Limit-Retry-After-Seconds", "3"), 4*time.Second)
 	})
 }
 
@@ -236,20 +223,7 @@ func TestOverloaded529(t *testing.T) {
 		}
 	})
 	t.Run("holds the key", func(t *testing.T) {
-		clock := newFakeClock()
-		srv := newStub(t, clock, answerOnce(529, "Retry-After", "3"))
-		hc, _ := newClient(t, clock)
-		clock.drive(2, func(i int) {
-			if i == 1 {
-				clock.Sleep(context.Background(), time.Second)
-			}
-			if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
-				t.Errorf("caller %d: got %d %v", i, status, err)
-			}
-		})
-		if at, want := srv.arrivals(), []time.Duration{0, 3 * time.Second, 3 * time.Second}; !slices.Equal(at, want) {
-			t.Errorf("arrivals %v, want %v", at, want)
-		}
+		holdsTheKey(t, answerOnce(529, "Retry-After", "3"), 3*time.Second)
 	})
 	t.Run("gives up", func(t *testing.T) {
 		clock := newAutoClock()
@@ -314,5 +288,27 @@ func TestJiraMinuteReset(t *testing.T) {
 				t.Errorf("second request at %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// holdsTheKey serves two callers of one key from respond, whose first
+// answer refuses the first caller with a wait; the second caller comes 1s
+// later. Both must reach the server at retry: the first's retry and the
+// second, held for the same instant.
+func holdsTheKey(t *testing.T, respond func(int, http.ResponseWriter, *http.Request), retry time.Duration) {
+	t.Helper()
+	clock := newFakeClock()
+	srv := newStub(t, clock, respond)
+	hc, _ := newClient(t, clock)
+	clock.drive(2, func(i int) {
+		if i == 1 {
+			clock.Sleep(context.Background(), time.Second)
+		}
+		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
+			t.Errorf("caller %d: got %d %v", i, status, err)
+		}
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, retry, retry}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
 	}
 }
