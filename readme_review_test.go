@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -309,6 +310,40 @@ func TestReadmeExampleCommands(t *testing.T) {
 		if !slices.Equal(readme, documented) {
 			t.Errorf("the README's commands for %s:\n%s\nits package documentation's:\n%s",
 				c.file, strings.Join(readme, "\n"), strings.Join(documented, "\n"))
+		}
+	}
+}
+
+// TestReadmeNoGoRunInBackground: no shell command of the README or of an
+// example's package documentation starts a server with `go run ... &`.
+// There $! is the go command, not the server: `kill $!` ends go and leaves
+// the server listening (it still holds its ports when the command is run
+// again), and the commands pasted after it run while go is still compiling
+// (curl then prints 000). Build a binary and run that in the background, as
+// the configuration section does.
+func TestReadmeNoGoRunInBackground(t *testing.T) {
+	files := []string{"README.md"}
+	docs, err := filepath.Glob("examples/*/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, docs...)
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(src)
+		if file != "README.md" {
+			text, _, _ = strings.Cut(text, "\npackage ")
+		}
+		for i, l := range strings.Split(text, "\n") {
+			l = strings.TrimPrefix(l, "//\t")
+			cmd, _, _ := strings.Cut(l, " # ")
+			cmd = strings.TrimSpace(cmd)
+			if strings.HasPrefix(cmd, "go run ") && strings.HasSuffix(cmd, "&") && !strings.HasSuffix(cmd, "&&") {
+				t.Errorf("%s:%d: %q runs go in the background: $! is the go command, which kill $! ends without stopping the server, and what follows runs while it compiles; build a binary and run that", file, i+1, cmd)
+			}
 		}
 	}
 }

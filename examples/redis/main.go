@@ -5,7 +5,9 @@
 // each.
 //
 //	redis-server --port 6390 --save '' --appendonly no &
-//	go run ./examples/redis -redis 127.0.0.1:6390 &
+//	go build -o /tmp/rk-redis ./examples/redis
+//	/tmp/rk-redis -redis 127.0.0.1:6390 &
+//	sleep 1
 //	for i in 1 2 3 4 5 6 7; do curl -s -o /dev/null -w '%{http_code}\n' http://127.0.0.1:808$((i % 2 + 1))/; done
 //
 // Each instance decides every request in one Redis round trip, on the Redis
@@ -13,10 +15,13 @@
 // is unreachable (the middleware's default), and after 5 failed calls in a
 // row stops calling Redis for 5 seconds (the middleware's default circuit
 // breaker, whose "circuit breaker open" errors the log shows; the store's
-// own, WithCircuitBreaker, is set too). Ctrl-C (SIGINT) or SIGTERM stops
-// both instances, once the requests in flight are answered; listening and
-// serving until then are helpers of examples/internal/app, which another
-// module cannot import: copy them with the example.
+// own, WithCircuitBreaker, is set too). Ctrl-C (SIGINT) or SIGTERM (kill $!)
+// stops both instances, once the requests in flight are answered. Run the
+// built binary: under go run, $! is the go command, which kill $! ends
+// without stopping the instances, and what follows it runs while go still
+// compiles. Listening and serving until then are helpers of
+// examples/internal/app, which another module cannot import: copy them with
+// the example.
 package main
 
 import (
