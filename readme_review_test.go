@@ -3,12 +3,16 @@ package ratekeeper_test
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -346,4 +350,69 @@ func TestReadmeNoGoRunInBackground(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReadmeSnippetImportsNamed: the README names the import of every
+// package its Go snippets use (the X of each X.Name that the snippet does
+// not declare), in the text between the snippet's heading or paragraph and
+// the block, as an import path in backquotes whose last element (a /vN
+// suffix dropped) is the name, or as "package `name`" where the two differ
+// (go-redis): a new user copying a snippet into a file of their own is not
+// left to guess that prometheus is client_golang's or redis is go-redis/v9.
+func TestReadmeSnippetImportsNamed(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, intro := range []string{
+		"## Quick start (chi)",
+		"In code (what `examples/config` does)",
+		"## Many instances, one limit (Redis)",
+	} {
+		_, after, ok := strings.Cut(readme, "\n"+intro)
+		if !ok {
+			t.Fatalf("README.md has no paragraph starting %q", intro)
+		}
+		text, rest, ok := strings.Cut(after, "\n```go\n")
+		if !ok {
+			t.Fatalf("README.md has no Go block after %q", intro)
+		}
+		block, _, _ := strings.Cut(rest, "```")
+		named := map[string]bool{}
+		for _, m := range regexp.MustCompile("`([a-z0-9./_-]+)`").FindAllStringSubmatch(text, -1) {
+			p := regexp.MustCompile(`/v[0-9]+$`).ReplaceAllString(m[1], "")
+			named[p[strings.LastIndex(p, "/")+1:]] = true
+		}
+		for _, m := range regexp.MustCompile("package `([a-z0-9]+)`").FindAllStringSubmatch(text, -1) {
+			named[m[1]] = true
+		}
+		for _, pkg := range snippetPackages(t, block) {
+			if !named[pkg] {
+				t.Errorf("the Go block after %q uses package %s, whose import the README does not name before it", intro, pkg)
+			}
+		}
+	}
+}
+
+// snippetPackages returns the names that code, a function body, uses as
+// the X of an X.Name without declaring them: the packages it needs.
+func snippetPackages(t *testing.T, code string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "snippet.go", "package p\nfunc _() error {\n"+code+"\n}\n", 0)
+	if err != nil {
+		t.Fatalf("README snippet does not parse: %v\n%s", err, code)
+	}
+	var pkgs []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			// Obj is nil for a name the snippet does not declare.
+			if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil && !slices.Contains(pkgs, id.Name) {
+				pkgs = append(pkgs, id.Name)
+			}
+		}
+		return true
+	})
+	return pkgs
 }
