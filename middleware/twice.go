@@ -173,7 +173,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
 	var refused [2]uint64       // as unguard, of the guards whose state is past their limit here
 	var pastOut uint64          // the policies whose state a middleware further out judged past their limit
-	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
 			// Its store failed and it let the request through (or it
@@ -211,7 +211,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 						past, same = true, false
 						pastOut |= bit
 					} else if higher && (!m.shadow || c.res.Shadow) {
-						restate = append(restate, restated{bit: bit, c: c, p: p, q: q, d: d, judged: ok, ctx: r.Context()})
+						restate = append(restate, restated{bit: bit, c: c, p: p, q: q, d: afterHold(d, held), judged: ok, ctx: r.Context()})
 					}
 				}
 				// Its guards counted further out already, each apart
@@ -231,7 +231,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 								foldedOut |= bit
 							}
 						} else if ok {
-							judged = append(judged, outerGuard{bit, d})
+							judged = append(judged, outerGuard{bit, afterHold(d, held)})
 						}
 						unguard[k] |= bit
 						if !c.res.Shadow {
@@ -401,6 +401,22 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 		return algorithms.Decision{}, true, false
 	}
 	return d, false, true
+}
+
+// afterHold returns d, a decision of a middleware further out made
+// before the request was held for held (a leaky_queue Delay, there or in
+// between: see eachOuter), as a decision taken now would report the
+// same state: its waits counted from now, less held and never below 0,
+// as retimeOuter counts the headers written with it. (Its Remaining
+// stays as decided, as theirs do.)
+func afterHold(d algorithms.Decision, held time.Duration) algorithms.Decision {
+	if held > 0 {
+		d.RetryAfter = max(since(d.RetryAfter, held), 0)
+		d.ResetAfter = max(since(d.ResetAfter, held), 0)
+		d.NextAfter = max(since(d.NextAfter, held), 0)
+		d.Delay = max(since(d.Delay, held), 0)
+	}
+	return d
 }
 
 // ownBelow returns, and ok, o's decision under q's Spec, which o, the
@@ -939,10 +955,10 @@ func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 			continue
 		}
 		q := res.Policy(i)
-		eachCounted(ctx, res, i, func(c *resultContext, j int) bool {
+		eachCounted(ctx, res, i, func(c *resultContext, j int, held time.Duration) bool {
 			o := &c.res.Result
 			if !c.res.Shadow && o.Folded(j) && o.Policy(j).Spec() == q.Spec() {
-				res.MergeGuard(i, o.Decision(j))
+				res.MergeGuard(i, afterHold(o.Decision(j), held))
 			}
 			return true // a shadow one enforces nothing
 		})
@@ -951,18 +967,19 @@ func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 
 // eachCounted calls f with each middleware further out in ctx that
 // counted the request (its Take admitted it) under a policy of the name
-// and key of res's i-th, and that policy's index there, from the nearest
-// out, while f returns true. A Set holds one policy of a name.
-func eachCounted(ctx context.Context, res *policy.Result, i int, f func(c *resultContext, j int) bool) {
+// and key of res's i-th, that policy's index there, and how long the
+// request was held since (see eachOuter), from the nearest out, while f
+// returns true. A Set holds one policy of a name.
+func eachCounted(ctx context.Context, res *policy.Result, i int, f func(c *resultContext, j int, held time.Duration) bool) {
 	q := res.Policy(i)
-	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() || !o.Allowed() {
 			return true // it counted nothing
 		}
 		for j := range o.Len() {
 			if p := o.Policy(j); (p == q || p.Name() == q.Name()) && o.Key(j) == res.Key(i) {
-				return f(c, j)
+				return f(c, j, held)
 			}
 		}
 		return true
@@ -986,7 +1003,7 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			continue
 		}
 		q := res.Policy(i)
-		eachCounted(ctx, res, i, func(c *resultContext, j int) bool {
+		eachCounted(ctx, res, i, func(c *resultContext, j int, held time.Duration) bool {
 			d, ok := c.res.Result.DecisionUnder(j, q.Spec())
 			if !ok {
 				return true
@@ -1000,7 +1017,7 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			if c.res.Shadow || d.Limit > q.Spec().Limit {
 				d = judgedAt(q.Spec(), d, q.Spec().Limit)
 			}
-			res.MergeOwn(i, d)
+			res.MergeOwn(i, afterHold(d, held))
 			return false
 		})
 	}
