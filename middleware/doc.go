@@ -104,7 +104,16 @@
 // given back, or kept with the later requests queued behind it counted,
 // the times counted from the refund; the other policies as their decision
 // left them. When the refund failed, or the store is not a Refunder, the
-// headers report the decisions as they were, the place counted. An
+// headers report the decisions as they were, the place counted. Nested
+// middlewares hold a request in turn, each for the Delay of its own
+// leaky_queue policies, decided as the request reaches it, so that their
+// holds add up (a policy they share is held for once, further out: see
+// [ErrCountedTwice]); each checks its own Delay against the request's
+// deadline, and gives its own place back when its hold is cut short. A
+// place taken further out stays taken when a middleware further in
+// refuses the request, or its hold there is cut short (the request has
+// left that queue), as a window kind's units stay counted, unless the
+// policy's count gives it back ([policy.CountIf]). An
 // [Observer] is told, with the outcome of a held request, how long it was
 // held ([Event.Held]; Event.Latency leaves the hold out), and the metrics
 // packages (middleware/prommetrics, middleware/otelmetrics) export it as a

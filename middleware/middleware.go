@@ -1621,6 +1621,9 @@ func (rc *resultContext) heldRequest(r *http.Request, held time.Duration) *http.
 // FromContext returns the Result of the innermost middleware that evaluated
 // the request of ctx; ok is false when none did (no policy applied, the
 // request was skipped, or there is no middleware). The Result is read-only.
+// A middleware nested in others leaves out of its Result the policies
+// they decided already (see [ErrCountedTwice]); one that leaves out all
+// of its policies passes on the Result of the innermost of them.
 func FromContext(ctx context.Context) (res *Result, ok bool) {
 	res, ok = ctx.Value(contextKey{}).(*Result)
 	return res, ok

@@ -82,6 +82,17 @@ import (
 // writes its member, as for a copy lowered further out: the lower limit
 // is then the lower member's.)
 //
+// A bucket kind's copy (token_bucket, leaky_bucket, leaky_queue), whose
+// level is a function of its rate, counts every request under its own
+// Spec (besides its guard, if any): one lowered further in is decided
+// there under its lowered Spec alone (its guard, counted further out,
+// left out), and one raised further out has no guard, so that a
+// middleware further in running the policy at its configured Spec
+// decides it there. Each middleware then writes its member (q=7 further
+// out and q=4 further in, for a leaky_queue of six a minute lowered to
+// three), and a leaky_queue holds the request in each of the two queues
+// in turn.
+//
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
 // decided further in, under the failure mode of the middleware further
@@ -89,7 +100,8 @@ import (
 // in (keyfunc.FirstOf(keyfunc.User(), ip) before and behind the
 // authentication) counts the request in another bucket, and is decided
 // there too. A middleware built [WithoutContext] is not seen by
-// those further in: nested in itself, it counts twice. Like
+// those further in: nested in itself, it counts twice (and holds a
+// request of a leaky_queue policy twice, taking two places). Like
 // [ErrForwardingIgnored], the report is also logged when the middleware
 // logs, and on [log/slog.Default] when it has neither a log nor an error
 // handler.
