@@ -19,7 +19,7 @@ func TestReadmeCheckCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	const command = "`go run ./cmd/ratekeeper check ratekeeper.yaml` prints (and exits 1):"
+	const command = "`go run ./cmd/ratekeeper check ratekeeper.yaml` prints (and exits 1;"
 	file := readmetest.BlockAfter(t, readme, "Every problem is reported", "yaml")
 	want := readmetest.BlockAfter(t, readme, command, "")
 	dir := t.TempDir()
