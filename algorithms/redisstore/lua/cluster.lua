@@ -41,8 +41,9 @@
 -- its units back from the state, and from the records' olds, which count
 -- them too, where that is exact:
 --   "f" fixed_window:   a = the window its units are in, b = the units,
---       c = the Window (ns). Counts are additive: the units come off the
---       window that counts them, if one still does, whatever happened since.
+--       c = the Window (ns), d = "m" if decided at an earlier window than
+--       a, with records below (see undoState). Counts are additive: the
+--       units come off the window that counts them, if one still does.
 --   "w" sliding_window: the same
 --   "s" token_bucket, leaky_bucket, leaky_queue: a = the state before it
 --       ("" when absent), b = the state it wrote, c = "q r L", d = "q" for
@@ -434,7 +435,9 @@ local function undoKind()
     if P.kind == 1 or P.kind == 3 then -- fixed_window, sliding_window
       local tag = 'f'
       if P.kind == 3 then tag = 'w' end
-      undoRecord(tag, key, nil, fmt(op.nc.t), fmt(n), fmt(P.W), '', undo)
+      local moves = ''
+      if op.nc.t > P.k and orest ~= '' then moves = 'm' end
+      undoRecord(tag, key, nil, fmt(op.nc.t), fmt(n), fmt(P.W), moves, undo)
       at, inc = fmt(P.k) .. ' ' .. fmt(P.e), fmt(n)
     else
       local q, r = bdivmod(bmul(n, P.W), P.L)
@@ -657,6 +660,9 @@ local function undoKind()
     -- the reservations' olds, in the window that counts them.
     local rest = sub(v, #head + 1)
     if tag == 'f' or tag == 'w' then
+      -- An undo below an "m" one may have counted it elsewhere: its units
+      -- stay (TestClusterUndoWindowCountedAgainElsewhere).
+      if d == 'm' then return end
       local k, n, sliding = tonumber(a), tonumber(b), tag == 'w'
       if not (k and n) then return end
       head = takeWindow(head, k, n, sliding)
