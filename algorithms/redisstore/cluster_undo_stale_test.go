@@ -15,7 +15,8 @@ import (
 // The tests here make a cross-slot Take's undo find its record gone from
 // its key after an overlapping reservation below it was undone: the
 // undo's own record (the reply of its reservation) then tells what the
-// reservation did as it was before that undo counted it again.
+// reservation did as it was before that undo counted the others again,
+// or took units back from under it.
 
 // steppedClock is a clock a test moves while a store may read it.
 type steppedClock struct {
@@ -202,6 +203,32 @@ func TestClusterUndoWindowCountedAgainElsewhere(t *testing.T) {
 			six := u.L
 			six.Cost = 6
 			noMoreThanModel(t, u, c.probe, six)
+		})
+	}
+}
+
+// TestClusterUndoBucketRecountedBelow: a token_bucket or leaky_bucket key
+// L (6 a minute: a unit every 10 s; burst 20), full. T1 at +0 reserves 5
+// units (L owes 50 s), T2 at +1 s 5 more (L owes up to +100 s); T1's undo
+// (made at +10 s) counts T2's again on L as before T1: owing up to +51 s.
+// Another instance takes 3 units at +30 s (up to +81 s; T2's record
+// dropped). T2's undo (made at +35 s), its record gone, told by its own
+// record that L owed up to +50 s before it, past the undo's instant: no
+// request since found L full without T2, and the 50 s came off, L owing
+// up to +31 s. But without T1 and T2 L owed nothing at +30 s: the Model's
+// Take there owes up to +60 s, and at +35 s 2.5 units are still owed. A
+// Take of 20 at +35 s was admitted: 23 units in 35 s from a burst of 20.
+func TestClusterUndoBucketRecountedBelow(t *testing.T) {
+	for _, kind := range []algorithms.Kind{algorithms.TokenBucket, algorithms.LeakyBucket} {
+		t.Run(string(kind), func(t *testing.T) {
+			sp := algorithms.Spec{Algorithm: kind, Limit: 6, Window: time.Minute, Burst: 20}
+			u := staleRun(t, sp,
+				stalePlan{at: 0, undoAt: 10 * time.Second, cost: 5},
+				stalePlan{at: time.Second, undoAt: 35 * time.Second, cost: 5},
+				30*time.Second, 3)
+			all := u.L
+			all.Cost = 20
+			noMoreThanModel(t, u, 35*time.Second, all)
 		})
 	}
 }

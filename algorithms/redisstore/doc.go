@@ -328,8 +328,14 @@
 //     (the key holds the state the reservation wrote, every request since
 //     given back; or, but for a leaky_queue, the bucket was not full
 //     before the reservation at the undo's instant, so no request in
-//     between found it full); failing that, the reservation's units stay
-//     consumed. The subtraction leaves the bucket's instant at max(F, t),
+//     between found it full), less, for token_bucket and leaky_bucket, the
+//     time from the reservation to the undo: the record tells the key as
+//     the reservation saw it, and the undo of an overlapping reservation
+//     below it since may have taken units from under it, after which a
+//     request in between may have found the bucket full without either,
+//     at an instant no later than the undo's
+//     (TestClusterUndoBucketRecountedBelow); failing that, the
+//     reservation's units stay consumed. The subtraction leaves the bucket's instant at max(F, t),
 //     not F: a request at an instant before t (a clock behind) then finds
 //     less room than the Model would (it errs towards denying;
 //     TestClusterConcurrentCrossSlotTakes checks no more Remaining than

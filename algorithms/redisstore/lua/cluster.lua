@@ -58,9 +58,10 @@
 --       request between them came at an instant s <= u, and the reservation
 --       left the instant at max(F0, t) + n*W/L, so no request between found
 --       the bucket full in the world without the reservation, and each
---       moved the instant by its own n*W/L in both worlds). Else the key
---       keeps the reservation's units, erring towards denying, never
---       towards admitting.
+--       moved the instant by its own n*W/L in both worlds), less u for
+--       token_bucket and leaky_bucket (see undoState). Else the key keeps
+--       the reservation's units, erring towards denying, never towards
+--       admitting.
 -- Left: a request counted since at an earlier window (a clock behind) is
 -- counted in the window the reservation moved a key to, which its undo
 -- then keeps; a give-back since of a request counted before the
@@ -683,11 +684,17 @@ local function undoKind()
     -- they left it in the world without the reservation; or, but for a
     -- leaky_queue (a request may be queued behind the place), when
     -- max(F0, t) is at the undo's instant or later (see above).
+    -- Less u for token_bucket and leaky_bucket: an undo below it may have
+    -- moved K below a (TestClusterUndoBucketRecountedBelow; doc.go).
     local f0 = instant(a)
     if head ~= b and (d == 'q' or not ((f0 and f0 >= u) or 0 >= u)) then return end
     local q, r = match(c, '^(%d+) (%d+) %d+$')
     if not (q and L) then return end
     q, r = tonumber(q), tonumber(r)
+    if d ~= 'q' and u > 0 then
+      if u > q or (u == q and r == 0) then return end
+      q = q - u
+    end
     -- The olds of K's records too: each counts the units (see above).
     local function back(S)
       local ft, fx = instant(S)
