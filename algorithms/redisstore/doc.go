@@ -43,7 +43,22 @@
 // library's name (ratekeeper_<hash>) carries a hash of its code, so stores
 // of different versions share a server; a version no longer deployed
 // leaves its library behind (about 100 kB of code), which FUNCTION DELETE
-// removes. Every check of a Take goes
+// removes. They share keys too, as far as an older version reads what a
+// newer one writes: on a Cluster, a cross-slot Take's reservation of a
+// fixed_window, sliding_window, token_bucket, leaky_bucket or leaky_queue
+// key writes records after the key's state (see "Keys and expiry"), which
+// a version from before those records reads as a value it did not write.
+// During a rolling upgrade, such an instance fails every call on such a
+// key (Take, Peek, Refund, GiveBack) with an error matching
+// [algorithms.ErrKeyState] (an answer of Redis: neither circuit breaker
+// counts it; the middleware answers by its failure mode), until the newer
+// version writes the key otherwise than by a reservation (an admitted
+// Take, a give-back, a refund), or it expires; its own
+// cross-slot undos of such a key keep their reservations' units. A key
+// that only cross-slot Takes reach keeps its records while they stand:
+// finish the upgrade quickly, or give the new version a prefix of its own
+// ([WithPrefix]; the two versions then count apart until it is done).
+// Every check of a Take goes
 // in that one call: one network round trip however many checks there are.
 // As a library, a plain Take sends its arguments compact: one
 // "kind L W C Buckets MaxDelay cost" string per check, after a header only
