@@ -396,6 +396,14 @@
 //     that gets no reply in that time is an error of the Take, and its
 //     reservation may stay consumed.
 //
+//     Left: an undo that finds its key rewritten since the reservation
+//     (its record, or the state it wrote, gone) cannot tell a request
+//     counted since from the key deleted and counted anew: after a Reset
+//     of the key between the phases, or a failover that lost the
+//     reservation's write, it takes the reservation's units from what was
+//     counted since, which admits up to that many more (a fixed_window of
+//     10 admitted 12 in a window, reserved 4, Reset, then took 6 and 6).
+//
 // So an admitted cross-slot Take costs two parallel round trips and a
 // denied one one (TestClusterCrossSlotRoundTrips). Between phases 2 and 3 a reservation is visible: another
 // request may be denied by units that are then given back, and a bucket key
@@ -479,7 +487,9 @@
 // that very value). A reset, failed or not, drops this process's deny
 // cache entries for its checks once the DEL is done, so this process
 // admits the key at once; other processes' caches keep their denials
-// until their RetryAfter (see [WithDenyCache]).
+// until their RetryAfter (see [WithDenyCache]). A cross-slot Take whose
+// reservation a Reset deletes before its undo takes its units back from
+// the requests counted after the Reset (see "Cluster").
 //
 // # Failures
 //
