@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 )
 
 // TestDenyCacheClockSetBack: a denial cached at an instant says nothing of
@@ -20,13 +21,7 @@ import (
 // (a leaky_queue reported with its full capacity, and not named violated,
 // after the clock went back 5 s).
 func TestDenyCacheClockSetBack(t *testing.T) {
-	client, hook := countedClient(t)
-	s, clk := denyCacheStore(t, client)
-	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
+	s, clk, mem, hook := denyCacheBesideMemory(t)
 	ctx := context.Background()
 	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 2, Window: time.Second}, Key: "x"}
 	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "y"}
@@ -69,13 +64,7 @@ func TestDenyCacheClockSetBack(t *testing.T) {
 // answering or not. x (token_bucket, 2 a second) and y (fixed_window, 1 a
 // minute) with costs that make x deny at some instants and pass at others.
 func TestDenyCacheClockBackAndForth(t *testing.T) {
-	client, hook := countedClient(t)
-	s, clk := denyCacheStore(t, client)
-	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
+	s, clk, mem, hook := denyCacheBesideMemory(t)
 	ctx := context.Background()
 	x := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 2, Window: time.Second}, Key: "x"}
 	y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}, Key: "y"}
@@ -110,4 +99,19 @@ func TestDenyCacheClockBackAndForth(t *testing.T) {
 	if len(cached) < 5 {
 		t.Fatalf("the cache answered %v; want at least 5 of the Takes (else the test tests nothing of it)", cached)
 	}
+}
+
+// denyCacheBesideMemory returns a store with a deny cache on a counted
+// client, its manual clock, a memory store on that clock (closed at the
+// end of the test) and the client's hook.
+func denyCacheBesideMemory(t *testing.T) (*redisstore.Store, *manualClock, *algorithms.MemoryStore, *countHook) {
+	t.Helper()
+	client, hook := countedClient(t)
+	s, clk := denyCacheStore(t, client)
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	return s, clk, mem, hook
 }
