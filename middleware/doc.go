@@ -172,7 +172,9 @@
 // of every request, changes of the failure [State] and of effective
 // limits: package middleware/prommetrics exports them to Prometheus,
 // package middleware/otelmetrics through OpenTelemetry, and
-// [WithLogger] logs them with log/slog, rejections sampled so that an
+// [WithLogger] logs them with log/slog, rejections (and the holds of
+// leaky_queue policies: the time each request was held, at Debug, or at
+// Info when the hold was cut short) sampled so that an
 // attack cannot flood the log, each client named by a keyed hash of its
 // key (the pk of the headers, see [LogPartitionKey]), never by the key,
 // which may hold a credential or personal data, and each request by its

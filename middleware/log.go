@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -27,6 +28,20 @@ import (
 // second, the changes left out counted in "suppressed"; when they ended in
 // a State other than the one last logged, the first request after that
 // second logs the change to it, so that the last record tells the State.
+//
+// A request a leaky_queue held for its turn ([Event.Held]) is logged as
+// "ratekeeper: request held", at Debug when it was served after the hold
+// (outcome "allowed"), one level below denials as nginx's limit_req logs
+// its delays, and at Info when the hold was cut short and the request not
+// served (outcome "abandoned": its client went away, or its deadline ran
+// out): "held" is the time it was held (on the middleware's clock, up to
+// the end or the cut), "delay" the Delay the queue gave it, "policy" the
+// policy whose queue held it (of several, the one with the longest
+// Delay), with its pk, key, route and path as in a denial record. These
+// records are sampled per policy as denials are, at LogRate, on a budget
+// of their own. No other record has "held" or "delay", and a request not
+// held (none delayed it, shadow mode, refused at once as its deadline
+// comes before its turn) writes none.
 //
 // A denial record names the policy (the first that denied the request)
 // and gives the client's key as "pk", a keyed hash (see
@@ -53,6 +68,7 @@ type LogObserver struct {
 	rawKeys  bool     // LogRawKeys
 	rawPaths bool     // LogRawPaths
 	samplers sync.Map // string -> *sampler
+	holds    sync.Map // string -> *sampler, of the hold records per policy
 	limits   sync.Map // string -> int64, the last limit seen per policy
 	states   stateLog // the records of failure-state changes
 }
@@ -61,7 +77,8 @@ type LogObserver struct {
 type LogOption func(*LogObserver) error
 
 // LogRate sets the most records per second per policy (and for store
-// errors, and for failure-state changes); the default is 10.
+// errors, and for failure-state changes); the default is 10. A policy's
+// hold records (leaky_queue) have a budget of their own, as many.
 func LogRate(perSecond int) LogOption {
 	return func(l *LogObserver) error {
 		if perSecond < 1 {
@@ -106,8 +123,8 @@ func LogPartitionKey(secret []byte) LogOption {
 }
 
 // LogRawKeys adds the key itself, as the store sees it ("policy:key"), to
-// denial records as the "key" attribute, beside the pk, and logs in full
-// the text of a store error about one key's value
+// denial and hold records as the "key" attribute, beside the pk, and logs
+// in full the text of a store error about one key's value
 // ([algorithms.ErrKeyState]), which names the key (otherwise the record
 // gives only the kind of error; the error handler gets it all). Off by
 // default; turn it on only where keys carry no credential nor personal
@@ -119,12 +136,12 @@ func LogRawKeys() LogOption {
 	}
 }
 
-// LogRawPaths adds the request's URL path to denial and no-key records as
-// the "path" attribute. Off by default: a path may carry a credential or
-// personal data (/reset/<token>, /users/<email>); the records give the
-// route pattern instead when the middleware knows it (see [Event.Route]).
-// Turn it on only where paths carry neither, or where the log may keep
-// them.
+// LogRawPaths adds the request's URL path to denial, hold and no-key
+// records as the "path" attribute. Off by default: a path may carry a
+// credential or personal data (/reset/<token>, /users/<email>); the
+// records give the route pattern instead when the middleware knows it
+// (see [Event.Route]). Turn it on only where paths carry neither, or where
+// the log may keep them.
 func LogRawPaths() LogOption {
 	return func(l *LogObserver) error {
 		l.rawPaths = true
@@ -156,13 +173,13 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 	return l, nil
 }
 
-// WithLogger logs the middleware's failures, state and limit changes and
-// sampled rejections to logger (nil: [slog.Default]) through a
-// [LogObserver] with default settings, whose pks are hashed under the
-// middleware's [WithPartitionKey] secret when it has one (given before or
-// after this option), so that they match the pks of its headers, and
-// whose seconds (LogRate) are counted on the middleware's clock
-// ([WithClock], before or after this option). A
+// WithLogger logs the middleware's failures, state and limit changes,
+// and sampled rejections and leaky_queue holds, to logger (nil:
+// [slog.Default]) through a [LogObserver] with default settings, whose
+// pks are hashed under the middleware's [WithPartitionKey] secret when it
+// has one (given before or after this option), so that they match the
+// pks of its headers, and whose seconds (LogRate) are counted on the
+// middleware's clock ([WithClock], before or after this option). A
 // middleware without any observer (neither this option nor
 // [WithObserver]) logs only the changes of its failure [State], on
 // [slog.Default] as it is at each change, at most one record a second:
@@ -196,9 +213,14 @@ type sampler struct {
 // admit reports whether a record for name may be logged now, and how many
 // were suppressed before it.
 func (l *LogObserver) admit(name string) (ok bool, suppressed int64) {
-	v, found := l.samplers.Load(name)
+	return l.admitIn(&l.samplers, name)
+}
+
+// admitIn is admit with the samplers of samplers (l.samplers or l.holds).
+func (l *LogObserver) admitIn(samplers *sync.Map, name string) (ok bool, suppressed int64) {
+	v, found := samplers.Load(name)
 	if !found {
-		v, _ = l.samplers.LoadOrStore(name, new(sampler))
+		v, _ = samplers.LoadOrStore(name, new(sampler))
 	}
 	s := v.(*sampler)
 	sec := l.clock.Now().Unix()
@@ -218,7 +240,8 @@ func (l *LogObserver) admit(name string) (ok bool, suppressed int64) {
 	return true, s.suppressed.Swap(0)
 }
 
-// ObserveRequest logs store failures and rejected requests, sampled.
+// ObserveRequest logs store failures, rejected requests and held ones,
+// sampled.
 func (l *LogObserver) ObserveRequest(e Event) {
 	if s := &l.states; s.pending.Load() && s.full.Load() != l.clock.Now().Unix() {
 		// A State to log, and a second with room for it: a request
@@ -237,6 +260,9 @@ func (l *LogObserver) ObserveRequest(e Event) {
 				slog.String("outcome", e.Outcome.String()), slog.Bool("fallback", res.Fallback),
 				errAttr, slog.Int64("suppressed", sup))
 		}
+	}
+	if held, ok := e.Held(); ok {
+		l.logHold(e, held)
 	}
 	switch e.Outcome {
 	case Denied, ShadowDenied:
@@ -298,6 +324,51 @@ func (l *LogObserver) ObserveRequest(e Event) {
 	case KeyRejected:
 		l.noKey(e, res, false)
 	}
+}
+
+// logHold logs the hold of e, a request held for its turn in a
+// leaky_queue for held (see LogObserver).
+func (l *LogObserver) logHold(e Event, held time.Duration) {
+	res := e.Result
+	if res == nil || !res.Taken() {
+		return
+	}
+	level := slog.LevelDebug
+	if e.Outcome != Allowed {
+		level = slog.LevelInfo
+	}
+	if !l.log.Enabled(context.Background(), level) {
+		// Neither written nor counted against the budget of the
+		// records that are.
+		return
+	}
+	at, delay := -1, time.Duration(0) // the policy that held it: the longest Delay
+	for i := 0; i < res.Len(); i++ {
+		if d := res.Decision(i).Delay; d > delay {
+			at, delay = i, d
+		}
+	}
+	if at < 0 {
+		return // never: the middleware holds a request for a Delay
+	}
+	name, key := res.Policy(at).Name(), res.Key(at)
+	ok, sup := l.admitIn(&l.holds, name)
+	if !ok {
+		return
+	}
+	var buf [10]slog.Attr
+	attrs := append(buf[:0], slog.String("policy", name))
+	if key != "" {
+		attrs = append(attrs, slog.String("pk", string(appendPK(nil, l.pkSecret, key)[len(";pk="):])))
+		if l.rawKeys {
+			attrs = append(attrs, slog.String("key", strings.Clone(key))) // see ObserveRequest
+		}
+	}
+	attrs = append(attrs, slog.String("method", e.Request.Method))
+	attrs = l.appendWhere(attrs, e)
+	attrs = append(attrs, slog.String("outcome", e.Outcome.String()), slog.String("held", held.String()),
+		slog.String("delay", delay.String()), slog.Int64("suppressed", sup))
+	l.log.LogAttrs(context.Background(), level, "ratekeeper: request held", attrs...)
 }
 
 // setupWarning logs one of the middleware's once-only warnings about its
@@ -437,6 +508,7 @@ func (l *LogObserver) ObserveLimit(name string, limit, configured int64) {
 func (l *LogObserver) ObservePolicyRemoved(name string) {
 	l.limits.Delete(name)
 	l.samplers.Delete(name)
+	l.holds.Delete(name)
 }
 
 var _ RemovalObserver = (*LogObserver)(nil)
