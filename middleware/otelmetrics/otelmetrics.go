@@ -101,12 +101,24 @@
 // The attributes are bounded as prommetrics bounds its labels: policy is
 // the name of a configured policy, outcome, kind and state take the fixed
 // values above, and no attribute ever holds a client's key, address or
-// path. The limit gauges of a policy removed from the rule set stop being
-// reported ([Observer.ObservePolicyRemoved]); its counters stay, as
-// counters of a past policy do. The callback observes the policies' limits
-// in the order of their names, so that under an SDK cardinality limit
-// smaller than the number of policies the gauges of the same policies,
-// the first by name, keep their series at every collection.
+// path. The callback observes the policies' limits in the order of their
+// names, so that under an SDK cardinality limit smaller than the number
+// of policies the gauges of the same policies, the first by name, keep
+// their series at every collection.
+//
+// The limit gauges of a policy a reload removed from the rule set
+// (SetPolicies, or ApplyConfig, which package policy/reload calls) stop
+// being reported ([Observer.ObservePolicyRemoved]): they would state a
+// limit no longer enforced. Its counters and its hold.duration histogram
+// stay, as prommetrics keeps them (see its package doc, Removed
+// policies): under cumulative temporality (the default, and Prometheus's)
+// the SDK goes on exporting them at their last values, and they resume
+// from them if a reload brings the policy back; under delta temporality
+// the SDK exports only what was recorded in each interval, so they are no
+// longer exported once nothing is recorded under them. As in prommetrics,
+// a middleware discarded for one built anew and closed reports no
+// removal: the gauges of a policy name the new one does not have stay at
+// the closed one's limits.
 //
 // # Cost per request
 //

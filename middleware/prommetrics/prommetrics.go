@@ -77,6 +77,27 @@
 // limit after Close: the limit gauges of its policies' names are the
 // middleware's that replaces it.
 //
+// # Removed policies
+//
+// When a reload drops a policy ([middleware.Middleware.SetPolicies], or
+// [middleware.Middleware.ApplyConfig], which package policy/reload calls),
+// its effective_limit and configured_limit series are deleted: they would
+// state a limit no longer enforced. Its counters (requests_total,
+// errors_total, given_back_total) and its hold_seconds histogram stay, at
+// their last values, for the life of the Metrics: a counter must not go
+// back, and one deleted would lose its increments since the last scrape
+// (and read as a reset if the policy came back). A series that no longer
+// moves adds 0 to every rate() and increase(); a reload that brings the
+// policy back resumes its counters where they were, and reports its
+// limits again.
+//
+// A middleware discarded for one built anew and closed reports no
+// removal: it leaves its policies' limit gauges to the middleware that
+// replaces it, which may have reported the same names first. The gauges
+// of a name the new middleware does not have then stay at the closed
+// one's limits; reload in place (ApplyConfig, SetPolicies) for a dropped
+// policy's gauges to go.
+//
 // # Holds
 //
 // hold_seconds is the latency a leaky_queue adds to the requests it shapes
