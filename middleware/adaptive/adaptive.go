@@ -137,6 +137,12 @@ type Controller struct {
 	stable  int          // healthy periods in a row
 	base    time.Duration
 
+	// level and base as last set, for Level and Baseline, which take no
+	// lock: they may be called from what an evaluation calls while it
+	// holds mu (the middleware's observers, as it sets the limits; the
+	// Logger's handler).
+	levelNow, baseNow atomic.Int64
+
 	// The requests in flight (see Begin), counted per slot of a
 	// sixteenth of Period by when they began: cur is the slot in course;
 	// flights, guarded by fmu, every slot that may have requests in
@@ -238,6 +244,7 @@ func New(t Target, cfg Config) (*Controller, error) {
 		return nil, errors.New("adaptive: Config.Floor must round to at least 0.001 (thresholds are in thousandths)")
 	}
 	c.errRate, _ = new(big.Rat).SetString(strconv.FormatFloat(cfg.ErrorRate, 'g', -1, 64)) // a number in (0, 1)
+	c.publish()
 	c.origin = cfg.Clock.Now()
 	c.setPeriod(c.origin, c.origin.Add(cfg.Period))
 	c.win.Store(c.newWindow())
@@ -246,18 +253,24 @@ func New(t Target, cfg Config) (*Controller, error) {
 }
 
 // Level returns the effective limit as a fraction of the configured limit
-// (1 when unrestricted).
+// (1 when unrestricted). It takes no lock: an observer of the middleware
+// may call it from its ObserveLimit, which runs as the Controller sets
+// the limits of a new level (and returns that level there).
 func (c *Controller) Level() float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return float64(c.level) / permille
+	return float64(c.levelNow.Load()) / permille
 }
 
-// Baseline returns the baseline p99 latency (0 before it is learned).
+// Baseline returns the baseline p99 latency (0 before it is learned). Like
+// Level, it takes no lock.
 func (c *Controller) Baseline() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.base
+	return time.Duration(c.baseNow.Load())
+}
+
+// publish makes the level and the baseline what Level and Baseline
+// return. It requires c.mu.
+func (c *Controller) publish() {
+	c.levelNow.Store(c.level)
+	c.baseNow.Store(int64(c.base))
 }
 
 // Observe records one handled request: how long it took and its status.
@@ -587,6 +600,7 @@ func (c *Controller) evaluate(now time.Time) error {
 	} else {
 		c.recover(healthy + min(idle, math.MaxInt64-1))
 	}
+	c.publish()
 	if c.cfg.Logger != nil && c.level != old {
 		lvl := slog.LevelInfo
 		if c.level < old {

@@ -29,9 +29,10 @@ type FleetConfig struct {
 	// Check calls it on the goroutine of the request that finds Every
 	// passed, holding the Fleet's lock: that request waits for it (the
 	// other Checks meanwhile return at once, with the limits as they
-	// were; Update and the Instances method wait), and a panic in it
-	// reaches that request. Have it return a count kept up to date
-	// elsewhere (a watch of the registry), not call the registry.
+	// were, and the Instances method the count they are set for; Update
+	// waits), and a panic in it reaches that request. Have it return a
+	// count kept up to date elsewhere (a watch of the registry), not call
+	// the registry.
 	Instances func() int
 	// Every is the shortest time between two readings of Instances by
 	// [Fleet.Check]: a Check reads again only once Every has passed since
@@ -70,6 +71,12 @@ type Fleet struct {
 
 	mu sync.Mutex
 	n  int // instances the limits were set for; 0 before the first Update
+
+	// n as last set, for the Instances method, which takes no lock: it
+	// may be called from what an update calls while it holds mu (the
+	// middleware's observers, as it sets the limits; the Logger's
+	// handler).
+	count atomic.Int64
 }
 
 // NewFleet returns a Fleet driving t's limits and sets them for the
@@ -106,11 +113,12 @@ func NewFleet(t Target, cfg FleetConfig) (*Fleet, error) {
 	return f, nil
 }
 
-// Instances returns the instance count the limits are set for.
+// Instances returns the instance count the limits are set for. It takes
+// no lock: an observer of the middleware may call it from its
+// ObserveLimit, which runs as the Fleet sets the limits of a new count
+// (and returns that count there).
 func (f *Fleet) Instances() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
+	return int(f.count.Load())
 }
 
 // Update reads the instance count now and sets every driven policy's limit
@@ -175,6 +183,7 @@ func (f *Fleet) update(now time.Time) error {
 			slog.Int("instances", n), slog.Int("previous", f.n))
 	}
 	f.n = n
+	f.count.Store(int64(n))
 	return f.apply()
 }
 
