@@ -606,6 +606,11 @@ func (c *Controller) evaluate(now time.Time) error {
 		if c.level < old {
 			lvl = slog.LevelWarn
 		}
+		if p99 == 0 && n > 0 {
+			// Too few to judge the period, but they ended: the record
+			// gives their p99, not 0s.
+			p99 = w.quantile(0.99)
+		}
 		c.cfg.Logger.LogAttrs(context.Background(), lvl, "ratekeeper: adaptive limit level",
 			slog.Float64("limit_level", float64(c.level)/permille), slog.Float64("previous_level", float64(old)/permille),
 			slog.String("p99", p99.String()), slog.String("baseline", c.base.String()),
