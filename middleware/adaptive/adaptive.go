@@ -457,6 +457,11 @@ func (c *Controller) maybeEvaluate() time.Time {
 		return now // nothing to do, or another goroutine is at it
 	}
 	defer c.mu.Unlock()
+	// Read again under the lock: a reading made before another goroutine
+	// ended the period (a request descheduled between the two) is before
+	// the new period's start and would pass for a clock set back,
+	// restarting the period as early as it read.
+	now = c.cfg.Clock.Now()
 	if c.restart(now) || now.Before(c.ends) {
 		if c.seen.reloaded(c.t) {
 			c.apply()

@@ -144,6 +144,11 @@ func (f *Fleet) Check() error {
 		return nil // nothing to do, or an update is under way
 	}
 	defer f.mu.Unlock()
+	// Read again under the lock: a reading made before another Check
+	// read the count (a request descheduled between the two) is before
+	// that Check's and would pass for a clock set back, reading the
+	// count again at once.
+	now = f.cfg.Clock.Now()
 	if !f.due(now) {
 		if f.seen.reloaded(f.t) {
 			return f.apply()
