@@ -252,8 +252,10 @@ func New(t Target, cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-// Level returns the effective limit as a fraction of the configured limit
-// (1 when unrestricted). It takes no lock: an observer of the middleware
+// Level returns the level, the fraction of its configured limit that each
+// controlled policy enforces (1 when unrestricted): rounded down to a
+// whole limit, but not below Floor of it rounded up, nor below 1 (a
+// configured 3 at level 0.8 enforces 2). It takes no lock: an observer of the middleware
 // may call it from its ObserveLimit, which runs as the Controller sets
 // the limits of a new level (and returns that level there).
 func (c *Controller) Level() float64 {

@@ -151,6 +151,21 @@
 // threshold (a slow upload, a long poll) holds the level where it is
 // (see above), but cannot lower it alone.
 //
+// # Request costs
+//
+// A limit in force below the configured one (a level's, a Fleet's share)
+// is the policy's capacity while it is in force: a request that costs
+// more (policy.WithCost) is out of the policy's range then, and refused
+// as such, with a *policy.CostError (a 429 that names the limit in force,
+// without Retry-After), though the configured limit admits it. An upload
+// of 90 units of a policy of 100 a minute is refused while the level is
+// 80%, and by every instance of a Fleet of two. Keep the costs a policy
+// charges within its lowest limit in force (Floor of it; the share of the
+// most instances), or leave such a policy out of Config.Policies and
+// FleetConfig.Policies.
+//
+// # Driving a policy
+//
 // Do not let a Controller and a Fleet (or a SetLimit of your own) drive
 // the same policy: each sets its limits at its own evaluations, undoing
 // the other's.
