@@ -28,7 +28,8 @@ import (
 //	failure_retry_after: 5s    # with failure_mode closed only: its 503's Retry-After (default 1s)
 //	trusted_proxies: [10.0.0.0/8, 192.0.2.7]  # CIDRs or addresses of reverse proxies
 //	trusted_hops: 0            # or, instead, how many proxies append to the header (default 0: none)
-//	ip_source: x-forwarded-for # or forwarded, or header:X-Real-IP (this one with trusted_proxies only)
+//	ip_source: x-forwarded-for # or forwarded, or header:X-Real-IP; needs trusted_proxies
+//	                           # or trusted_hops (header: trusted_proxies only)
 //	ipv6_prefix: 64            # the ip key groups IPv6 clients by this prefix (default 64)
 //	ipv4_prefix: 32            # and IPv4 clients by this one (default 32: each address)
 //	policies:
@@ -77,10 +78,11 @@ import (
 // server. trusted_hops is an integer from 0 (the default: none) to
 // keyfunc.DefaultMaxHops (32); it excludes trusted_proxies, and an
 // ip_source of header:NAME, which needs trusted_proxies. With neither, the
-// client is the peer and no header is read. header:NAME is for a header of
-// one address (X-Real-IP); header:X-Forwarded-For and header:Forwarded are
-// errors, since those are lists: write x-forwarded-for or forwarded; so is
-// header:Host, which names the server, not the client.
+// client is the peer and no header is read, and a file that names an
+// ip_source is an error, since nothing would read it. header:NAME is for a
+// header of one address (X-Real-IP); header:X-Forwarded-For and
+// header:Forwarded are errors, since those are lists: write x-forwarded-for
+// or forwarded; so is header:Host, which names the server, not the client.
 //
 // Key parts are ip (the client address, see above), user (set by
 // keyfunc.WithUser), route (the route pattern: the router's, see

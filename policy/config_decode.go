@@ -288,7 +288,16 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 			return nil
 		}
 	} else if source != nil {
-		d.fail(source, "ip_source", "needs trusted_proxies or trusted_hops: headers from untrusted peers are never read")
+		// Name the fix that loads: a header: source takes trusted_proxies
+		// alone, and an unknown source is no source at all.
+		switch s := cfg.IPSource; {
+		case s == "x-forwarded-for", s == "forwarded":
+			d.fail(source, "ip_source", "needs trusted_proxies or trusted_hops: headers from untrusted peers are never read")
+		case strings.HasPrefix(s, "header:"):
+			d.fail(source, "ip_source", "%s needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address", s)
+		default:
+			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
+		}
 		return nil
 	}
 	f, err := keyfunc.IP(opts...)

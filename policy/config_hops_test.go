@@ -152,3 +152,49 @@ func TestConfigTrustedHopsErrors(t *testing.T) {
 		t.Errorf("bad trusted proxy beside trusted_hops: errors at %q; want trusted_proxies[0], trusted_hops", fields)
 	}
 }
+
+// TestConfigIPSourceWithoutTrustNamesTheFix: an ip_source in a file that
+// declares neither trusted_proxies nor trusted_hops is refused with the fix
+// that will load. For header:NAME that is trusted_proxies alone: the message
+// once offered trusted_hops as well, which the loader then refuses for a
+// header: source ("needs trusted_proxies"), so that a user following it met
+// a second error. An unknown source is named unknown at once, rather than
+// after the proxies are declared.
+func TestConfigIPSourceWithoutTrustNamesTheFix(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	for _, tc := range []struct {
+		name, source, want string
+	}{
+		{"x-forwarded-for", "x-forwarded-for", "needs trusted_proxies or trusted_hops: headers from untrusted peers are never read"},
+		{"forwarded", "forwarded", "needs trusted_proxies or trusted_hops: headers from untrusted peers are never read"},
+		{"header", "header:X-Real-IP", "header:X-Real-IP needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address"},
+		{"unknown", "carrier-pigeon", `unknown source "carrier-pigeon"; want x-forwarded-for, forwarded or header:NAME`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "ip_source: " + tc.source + "\n" + pol
+			_, err := policy.ParseConfig([]byte(doc), "s.yaml")
+			errs := policy.ConfigErrors(err)
+			if len(errs) != 1 {
+				t.Fatalf("ParseConfig(%q) = %v; want one error", doc, err)
+			}
+			if ce := errs[0]; ce.Field != "ip_source" || ce.Line != 1 || ce.Column != 12 || ce.Reason != tc.want {
+				t.Errorf("ParseConfig(%q) = %v\nwant s.yaml:1:12: ip_source: %s", doc, ce, tc.want)
+			}
+			// The fix the message names loads.
+			fix := "trusted_proxies: [10.0.0.0/8]\n"
+			if tc.name == "unknown" {
+				return
+			}
+			if _, err := policy.ParseConfig([]byte(fix+doc), "s.yaml"); err != nil {
+				t.Errorf("with %q: %v; want the file to load", fix, err)
+			}
+			if tc.name == "header" {
+				return
+			}
+			fix = "trusted_hops: 1\n"
+			if _, err := policy.ParseConfig([]byte(fix+doc), "s.yaml"); err != nil {
+				t.Errorf("with %q: %v; want the file to load", fix, err)
+			}
+		})
+	}
+}
