@@ -220,3 +220,50 @@ func TestReadmeConfigFiles(t *testing.T) {
 		t.Errorf("the README's broken file gives\n%s\nand %d problem(s); the README shows\n%s", strings.Join(got, "\n"), len(got), printed)
 	}
 }
+
+// TestReadmeSchemaIPSource: the README's schema says what its ip_source
+// needs, as the loader has it. Copied without the schema's trusted_proxies
+// and trusted_hops (a server reached directly), the file is refused at
+// ip_source, which needs one of them: the README's comment on ip_source
+// once named a need for its header: form only, so that a user who kept
+// ip_source: x-forwarded-for, the default, met an error the README did not
+// announce.
+func TestReadmeSchemaIPSource(t *testing.T) {
+	schema := readmeBlockAfter(t, "The schema (YAML, or JSON", "yaml")
+	var kept []string
+	var comment []string // the ip_source line's comment, continuation lines included
+	inSource := false
+	for _, l := range strings.Split(schema, "\n") {
+		field, _, _ := strings.Cut(l, ":")
+		switch {
+		case field == "ip_source":
+			inSource = true
+			_, c, _ := strings.Cut(l, "#")
+			comment = append(comment, strings.TrimSpace(c))
+		case inSource && strings.HasPrefix(strings.TrimSpace(l), "#"):
+			comment = append(comment, strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "#")))
+		default:
+			inSource = false
+		}
+		if field == "trusted_proxies" || field == "trusted_hops" {
+			continue // their comments' continuation lines stay: comments alone
+		}
+		kept = append(kept, l)
+	}
+	if len(comment) == 0 {
+		t.Fatalf("the README's schema has no ip_source line:\n%s", schema)
+	}
+	doc := strings.Join(kept, "\n")
+	_, err := policy.ParseConfig([]byte(doc), "ratekeeper.yaml")
+	errs := policy.ConfigErrors(err)
+	if len(errs) != 1 || errs[0].Field != "ip_source" || !strings.HasPrefix(errs[0].Reason, "needs trusted_proxies or trusted_hops") {
+		t.Fatalf("the README's schema without trusted_proxies and trusted_hops gives %v; want one error at ip_source: needs trusted_proxies or trusted_hops\n%s", err, doc)
+	}
+	said := strings.Join(comment, " ")
+	if !strings.Contains(said, "needs trusted_proxies or trusted_hops") {
+		t.Errorf("the README's schema says of ip_source %q; the loader refuses it without trusted_proxies or trusted_hops (%s): say so", said, errs[0].Reason)
+	}
+	if !strings.Contains(said, "header: trusted_proxies only") {
+		t.Errorf("the README's schema says of ip_source %q; want it to say that header:NAME takes trusted_proxies only, as the loader has it", said)
+	}
+}
