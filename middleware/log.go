@@ -452,7 +452,7 @@ func (s *stateLog) write(log *slog.Logger, from, to State) {
 // second: the changes left out are counted in the "suppressed" attribute
 // of the next record, and when the State they ended in is not the one
 // last logged, the first request after the second's budget logs the
-// change from that one to it (see flushState).
+// change from that one to it, so that the last record tells the State.
 func (l *LogObserver) ObserveState(from, to State) {
 	s := &l.states
 	s.mu.Lock()

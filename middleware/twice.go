@@ -78,9 +78,9 @@ import (
 // left as it is. (The converse, a copy raised
 // further in over the configured Spec further out, is no repeat: the
 // one further in decides it, its guard judged from the decision further
-// out at its own higher limit, see judgeOuter, and each middleware
-// writes its member, as for a copy lowered further out: the lower limit
-// is then the lower member's.)
+// out at its own higher limit, and each middleware writes its member,
+// as for a copy lowered further out: the lower limit is then the lower
+// member's.)
 //
 // A bucket kind's copy (token_bucket, leaky_bucket, leaky_queue), whose
 // level is a function of its rate, counts every request under its own

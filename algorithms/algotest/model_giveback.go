@@ -26,7 +26,7 @@ import (
 //     window lose up to the cost;
 //   - token_bucket, leaky_bucket: used (C − tokens, or the level) drops by
 //     min(cost, used, u − waited·L/W), u being what the Take left in use
-//     (see takeUse);
+//     at its instant, as its decision (ResetAfter, Remaining) tells it;
 //   - leaky_queue: [Model.RefundAt]'s place.
 //
 // (now being the key's effective instant for the window kinds). Then every

@@ -132,10 +132,10 @@ const (
 //     above the Spec's (100 of 100 used, judged at 110: exactly 10 more;
 //     at Spec.Limit again, denied until the window frees room; all or
 //     nothing; concurrency; a bounded store; a give-back, after a Reset
-//     too, never below 0: see runRaised); random
+//     too, never below 0); random
 //     traces mixing judged (below and above the Spec's limit, up to
 //     algorithms.MaxLimit) and unjudged checks on the same keys compared
-//     with the Model (see runJudged).
+//     with the Model.
 //
 // Every decision the suite makes is also compared with the Model, but for
 // those whose exact values are checked otherwise: the seed examples (against

@@ -1,0 +1,224 @@
+package ratekeeper_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// TestGodocNamesNoUnexported reads the documentation of every library
+// package as go doc shows it to a user (the package comment and the
+// comments of exported declarations, their exported fields and methods)
+// and fails where it sends the reader to an unexported function, method,
+// type, variable or constant of the package ("see judgeOuter"): a name
+// that go doc does not show and pkg.go.dev does not link, which a user
+// cannot look up. Only camelCase names are checked (judgeOuter, not
+// limit), so that an English word is never taken for an identifier.
+func TestGodocNamesNoUnexported(t *testing.T) {
+	dirs := map[string][]*ast.File{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch name := d.Name(); {
+			case path == ".":
+			case strings.HasPrefix(name, "."), name == "testdata", name == "examples",
+				name == "cmd", name == "internal", name == "benchmarks":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Dir(path)
+		dirs[dir] = append(dirs[dir], f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("found the sources of %d packages; want the library's (algorithms, middleware, policy, ...)", len(dirs))
+	}
+	var names []string
+	for dir := range dirs {
+		names = append(names, dir)
+	}
+	sort.Strings(names)
+	checked := 0
+	for _, dir := range names {
+		files := dirs[dir]
+		unexported := unexportedCamel(files)
+		if len(unexported) == 0 {
+			continue
+		}
+		for _, c := range exportedDocs(files) {
+			checked++
+			for _, m := range identWord.FindAllString(c.text, -1) {
+				if unexported[m] {
+					t.Errorf("%s: the doc of %s names %s, unexported in package %s: go doc does not show it",
+						fset.Position(c.pos), c.of, m, dir)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("checked no doc comment")
+	}
+}
+
+var identWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// unexportedCamel returns the package-level unexported names of files
+// (functions, methods, types, variables, constants) that hold an upper-case
+// letter, as judgeOuter does and no English word.
+func unexportedCamel(files []*ast.File) map[string]bool {
+	out := map[string]bool{}
+	add := func(id *ast.Ident) {
+		if id == nil || id.IsExported() || id.Name == "_" {
+			return
+		}
+		if strings.IndexFunc(id.Name, unicode.IsUpper) > 0 {
+			out[id.Name] = true
+		}
+	}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				add(d.Name)
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						add(s.Name)
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							add(n)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+type docComment struct {
+	of   string
+	pos  token.Pos
+	text string
+}
+
+// exportedDocs returns the comments go doc shows: the package comment and
+// those of exported declarations, of their exported fields and interface
+// methods, and of exported methods of exported types.
+func exportedDocs(files []*ast.File) []docComment {
+	var out []docComment
+	add := func(of string, cgs ...*ast.CommentGroup) {
+		for _, cg := range cgs {
+			if cg != nil {
+				out = append(out, docComment{of, cg.Pos(), cg.Text()})
+			}
+		}
+	}
+	for _, f := range files {
+		add("the package", f.Doc)
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() {
+					continue
+				}
+				if d.Recv != nil && !exportedRecv(d.Recv) {
+					continue
+				}
+				add(d.Name.Name, d.Doc)
+			case *ast.GenDecl:
+				shown := "" // the first exported name the group declares
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if !s.Name.IsExported() {
+							continue
+						}
+						if shown == "" {
+							shown = s.Name.Name
+						}
+						add(s.Name.Name, s.Doc, s.Comment)
+						var fields *ast.FieldList
+						switch tt := s.Type.(type) {
+						case *ast.StructType:
+							fields = tt.Fields
+						case *ast.InterfaceType:
+							fields = tt.Methods
+						}
+						if fields == nil {
+							continue
+						}
+						for _, fd := range fields.List {
+							exported := len(fd.Names) == 0 // embedded
+							for _, n := range fd.Names {
+								exported = exported || n.IsExported()
+							}
+							if exported {
+								add(s.Name.Name, fd.Doc, fd.Comment)
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								if shown == "" {
+									shown = n.Name
+								}
+								add(n.Name, s.Doc, s.Comment)
+								break
+							}
+						}
+					}
+				}
+				if shown != "" {
+					add(shown, d.Doc)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func exportedRecv(recv *ast.FieldList) bool {
+	if len(recv.List) == 0 {
+		return false
+	}
+	t := recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	switch x := t.(type) {
+	case *ast.IndexExpr:
+		t = x.X
+	case *ast.IndexListExpr:
+		t = x.X
+	}
+	id, ok := t.(*ast.Ident)
+	return ok && id.IsExported()
+}
