@@ -1,17 +1,27 @@
 package ratekeeper_test
 
 import (
+	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // TestGodocNamesNoUnexported reads the documentation of every library
@@ -221,4 +231,64 @@ func exportedRecv(recv *ast.FieldList) bool {
 	}
 	id, ok := t.(*ast.Ident)
 	return ok && id.IsExported()
+}
+
+// TestGodocNestedPoliciesOfOneName holds package middleware's doc to what
+// nested middlewares do with two policies of one name and Spec (distinct
+// *policy.Policy values, on one store, under one key): the request counts
+// once, decided further out, and the one further in tells ErrCountedTwice.
+// The package doc said they "count every request twice in one state", and
+// ErrCountedTwice's doc named a single *policy.Policy only.
+func TestGodocNestedPoliciesOfOneName(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ip := keyfunc.Must(keyfunc.IP())
+	var told atomic.Int64
+	outer := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("api", 10, ip))})
+	inner := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("api", 10, ip))},
+		middleware.WithErrorHandler(func(_ *http.Request, err error) {
+			if errors.Is(err, middleware.ErrCountedTwice) {
+				told.Add(1)
+			}
+		}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /", outer.Handler(inner.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))))
+	for i := range 3 {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		got := w.Header().Values("RateLimit")
+		if want := fmt.Sprintf(`"api";r=%d;`, 9-i); w.Code != http.StatusOK || len(got) != 1 || !strings.HasPrefix(got[0], want) {
+			t.Fatalf("request %d: %d %q; want 200 and one member %s... (counted once)", i+1, w.Code, got, want)
+		}
+	}
+	if told.Load() != 1 {
+		t.Errorf("ErrCountedTwice told %d times; want once", told.Load())
+	}
+
+	fset := token.NewFileSet()
+	pkgDoc, errDoc := "", ""
+	for _, name := range []string{"middleware/doc.go", "middleware/twice.go"} {
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc != nil {
+			pkgDoc += f.Doc.Text()
+		}
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR && g.Doc != nil && strings.Contains(g.Doc.Text(), "ErrCountedTwice is") {
+				errDoc = g.Doc.Text()
+			}
+		}
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if strings.Contains(flat(pkgDoc), "count every request twice") {
+		t.Errorf("package middleware's doc says that two policies of one name and spec count every request twice; they count it once (ErrCountedTwice)")
+	}
+	if !strings.Contains(flat(errDoc), "of one name and Spec") {
+		t.Errorf("ErrCountedTwice's doc does not name two policies of one name and Spec, which it is told of:\n%s", errDoc)
+	}
 }

@@ -45,10 +45,12 @@
 // outer one would admit the retry (a request that took its last units
 // waits for them to grow). When that matters (failed logins should not use up
 // the global allowance, say), put all the policies in one middleware as a
-// rule table. Give the policies of nested middlewares distinct names: the
-// name is the policy's namespace in the store and in the headers, so two
-// policies of one name and spec on one store count every request twice in
-// one state, and a client cannot tell their list members apart.
+// rule table. A policy that the two share (one *policy.Policy given to
+// both, or two of one name and Spec on one store), under one key, is
+// decided once, by the outer one, and the inner one tells
+// [ErrCountedTwice]: give policies that are to count apart distinct names,
+// since the name is the policy's namespace in the store and in the
+// headers.
 //
 // The route pattern is known only after routing. [http.ServeMux] sets it
 // before calling the handler it routed to, so a middleware wrapping that

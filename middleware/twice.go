@@ -19,8 +19,9 @@ import (
 // ErrCountedTwice is told to the error handler (once per Middleware) the
 // first time a policy applies to a request that a middleware further out
 // has already decided under the same policy and key: a middleware nested in
-// itself (chi's r.Use and then r.With of the same one on a route), or one
-// *policy.Policy given to two nested middlewares. Each would count the
+// itself (chi's r.Use and then r.With of the same one on a route), one
+// *policy.Policy given to two nested middlewares, or two policies of one
+// name and Spec (one state in the store). Each would count the
 // request again, halving the policy's limit for the requests that pass
 // both. The middleware further in leaves such a policy out of its own
 // decision (its headers, its Take), so that the request counts once,
