@@ -18,6 +18,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -290,5 +292,48 @@ func TestGodocNestedPoliciesOfOneName(t *testing.T) {
 	}
 	if !strings.Contains(flat(errDoc), "of one name and Spec") {
 		t.Errorf("ErrCountedTwice's doc does not name two policies of one name and Spec, which it is told of:\n%s", errDoc)
+	}
+}
+
+// TestGodocChiRoutesBeforeRouting holds package middleware's doc on chi
+// to what a user gets: a rule-table middleware in the r.Use of a sub-router
+// (r.Route) applies its route-restricted policies when given
+// WithPatternFunc(policy.ChiPattern(sub)), as the README and policy's
+// ChiPattern say. The package doc said that there "they never apply", and
+// named "chi's Find" rather than policy.ChiPattern for the top-level
+// router.
+func TestGodocChiRoutesBeforeRouting(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ip := keyfunc.Must(keyfunc.IP())
+	r := chi.NewRouter()
+	r.Route("/api", func(sub chi.Router) {
+		sub.Use(middleware.MustNew(store, []*policy.Policy{policy.Must(policy.Login(ip, policy.WithRoutes("POST /api/login")))},
+			middleware.WithPatternFunc(policy.ChiPattern(sub))).Handler)
+		sub.Post("/login", func(http.ResponseWriter, *http.Request) {})
+	})
+	var codes []int
+	for range policy.LoginLimit + 1 {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/api/login", nil))
+		codes = append(codes, w.Code)
+	}
+	if codes[policy.LoginLimit-1] != http.StatusOK || codes[policy.LoginLimit] != http.StatusTooManyRequests {
+		t.Fatalf("POST /api/login under a sub-router's r.Use with policy.ChiPattern(sub): %v; want the login policy to apply (%d allowed, then 429)", codes, policy.LoginLimit)
+	}
+
+	f, err := parser.ParseFile(token.NewFileSet(), "middleware/doc.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(f.Doc.Text()), " ")
+	if strings.Contains(doc, "they never apply, so put") {
+		t.Errorf("package middleware's doc says a sub-router's route-restricted policies never apply; with policy.ChiPattern(sub) they do")
+	}
+	if !strings.Contains(doc, "policy.ChiPattern(sub)") || !strings.Contains(doc, "policy.ChiPattern(r)") {
+		t.Errorf("package middleware's doc on chi's r.Use does not name policy.ChiPattern(r) and policy.ChiPattern(sub), the pattern functions that make route policies apply there")
 	}
 }

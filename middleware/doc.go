@@ -58,11 +58,12 @@
 // [policy.ServeMuxPattern]. chi completes the pattern inside the routed
 // handler: install a rule-table middleware with r.With or in the r.Use of
 // an r.Group, where chi has routed. The r.Use of a router runs before that
-// router routes: on the top-level router, the route-restricted policies
-// apply only if the pattern function asks the router ([WithPatternFunc]
-// with chi's Find); on a sub-router (r.Route, r.Mount) the pattern is the
-// mount's "/api/*" and they never apply, so put the middleware in an
-// r.Group inside the sub-router.
+// router routes: there the route-restricted policies apply only if the
+// pattern function asks that router which route it will take:
+// [WithPatternFunc] with policy.ChiPattern(r) on the top-level router, and
+// with policy.ChiPattern(sub) on a sub-router (r.Route, r.Mount), where
+// without it the pattern is the mount's "/api/*" and they never apply (or
+// put the middleware in an r.Group inside the sub-router).
 //
 // # Failures
 //
