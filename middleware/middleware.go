@@ -1780,9 +1780,10 @@ func (m *Middleware) Stats() Stats {
 
 // A Feedback is told how each request the middleware passed to its handler
 // went: how long the handler took and the status it answered (500 when it
-// panicked). An adaptive.Controller is one (package middleware/adaptive):
-// the middleware feeds it the latency and status it judges the service's
-// health by. See [Middleware.SetFeedback].
+// panicked); not of one whose client went away before the handler ended
+// (see [Middleware.SetFeedback]). An adaptive.Controller is one (package
+// middleware/adaptive): the middleware feeds it the latency and status it
+// judges the service's health by.
 //
 // A Feedback that also has a method Begin() interface{ End() } (an
 // adaptive.Controller has) is told when each such request begins too, so
@@ -1800,14 +1801,15 @@ type feedback struct{ f Feedback }
 // SetFeedback makes the middleware time every request it passes to its
 // handler (allowed, skipped, matched by no policy, shadow-denied or let
 // through by a failing store; not those it answers itself, nor one whose
-// connection the handler hijacks, nor one whose handler panicked after
-// its client went away, which says nothing of the service's health) and
-// tell f its latency, read on the middleware's clock, and status (500
-// when the handler panicked). The handler's writer keeps the optional
-// interfaces of the server's (Flusher, Hijacker and io.ReaderFrom over
-// HTTP/1, Pusher over HTTP/2). nil stops it. It is
-// safe to call while requests are served. A controller built on the
-// middleware is set once both exist:
+// connection the handler hijacks, nor one whose client went away before
+// the handler ended, whatever the handler answered then: its context
+// cancelled by net/http says nothing of the service's health, while a
+// server-side deadline that ran out does) and tell f its latency, read on
+// the middleware's clock, and status (500 when the handler panicked).
+// The handler's writer keeps the optional interfaces of the server's
+// (Flusher, Hijacker and io.ReaderFrom over HTTP/1, Pusher over HTTP/2).
+// nil stops it. It is safe to call while requests are served. A
+// controller built on the middleware is set once both exist:
 //
 //	ctrl, err := adaptive.New(m, adaptive.Config{})
 //	...

@@ -4,6 +4,10 @@
 // middleware's SetFeedback and adaptive.Controller.Handler share it
 // ([Serve]), and the middleware reads the status of a response a policy
 // may not count (policy.CountIf) through the same writer ([ServeStatus]).
+//
+// Serve judges the service, not its clients: a request whose client went
+// away before its handler ended ([ClientGone]) is not reported, whatever
+// the handler answered, while one whose server-side deadline ran out is.
 package timing
 
 import (
@@ -38,13 +42,22 @@ type Tracker interface {
 // 200), 500 when it panicked (the response was cut short, even after a
 // status; the panic goes on). A request whose connection the handler
 // hijacked is not reported: it has no status, and its latency is the
-// connection's; nor is one whose handler panicked after its client went
-// away (the request's context canceled), as a reverse proxy does. A panic
-// after the request's deadline (a server-side timeout) is reported: the
-// request ran out of the time the server gives it. When o is a [Tracker],
-// its Begin is called first and the End of what it returned last, in
-// every case; or as the handler hijacks the connection, which may serve
-// it (a WebSocket's) long after: the request is over.
+// connection's. Nor is one whose client went away before next ended (r's
+// context cancelled as net/http cancels it: see [ClientGone]), whatever
+// next did then: the 500 of a handler whose query returned
+// context.Canceled, a reverse proxy's 502 (or its panic when its copy to
+// the client fails), a 200 no one read. Its status reached no one, and
+// its latency is mostly how long the client waited, shorter than the
+// service would have taken: neither says how the service is doing
+// (Netflix's concurrency-limits ignores a call its client cancelled, and
+// Envoy's adaptive concurrency takes no sample of a request reset before
+// its response ended). A request whose deadline ran out (a server-side
+// timeout) is reported, panic or not: it ran out of the time the server
+// gives it; so is one whose context the server cancelled with a cause of
+// its own. When o is a [Tracker], its Begin is called first and the End
+// of what it returned last, in every case (a request its client left
+// too); or as the handler hijacks the connection, which may serve it (a
+// WebSocket's) long after: the request is over.
 func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
 	sw, hw := wrapStatus(w, r)
 	if t, ok := o.(Tracker); ok {
@@ -60,11 +73,12 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		switch {
 		case sw.hijacked:
 			return
-		case !returned && errors.Is(r.Context().Err(), context.Canceled):
-			// The handler stopped because its client went away (a
-			// reverse proxy panics with http.ErrAbortHandler when its
-			// copy to the client fails): no status reached anyone, and
-			// a client hanging up says nothing of the server's health.
+		case ClientGone(r.Context()):
+			// The client went away before the handler ended: whatever
+			// the handler did on its way out (a 500 for its cancelled
+			// query, a reverse proxy's 502, or its panic with
+			// http.ErrAbortHandler when its copy to the client fails)
+			// reached no one, and its latency is the client's patience.
 			// A deadline exceeded is the server's own timeout: reported.
 			return
 		case !returned:
@@ -76,6 +90,18 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 	}()
 	next.ServeHTTP(hw, r)
 	returned = true
+}
+
+// ClientGone reports whether ctx, a request's context, was cancelled as
+// net/http cancels it when the request's client goes away (its connection
+// closed, or its HTTP/2 stream reset): its error is [context.Canceled], and
+// so is its cause ([context.Cause]), net/http giving none other. A
+// deadline that ran out ([context.DeadlineExceeded]: a timeout of the
+// server's, such as [http.TimeoutHandler]'s) is not a client gone, nor a
+// cancellation the server made with a cause of its own
+// ([context.WithCancelCause]).
+func ClientGone(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled) && errors.Is(context.Cause(ctx), context.Canceled)
 }
 
 // wrapStatus returns w wrapped to record its status, as a writer with the

@@ -73,39 +73,43 @@ func TestServeStatus(t *testing.T) {
 	}
 }
 
-// TestServeClientGone: a handler that stops because its client went away
-// (a reverse proxy panics with http.ErrAbortHandler when the copy to the
-// client fails) is not reported: no status reached anyone, and a
-// disconnecting client is no sign of the server's health. A panic while the
-// client is still there is a 500, as in TestServeStatus, and a handler
-// that returns after its client left still reports what it wrote.
+// TestServeClientGone: a handler that ends after its client went away
+// (its context cancelled as net/http cancels it) is not reported, whether
+// it panicked (a reverse proxy panics with http.ErrAbortHandler when the
+// copy to the client fails) or returned (having written a 502, say): no
+// status reached anyone, and a disconnecting client is no sign of the
+// server's health (see TestServeClientCancelled for real servers). A panic
+// while the client is still there is a 500, as in TestServeStatus, and so
+// is one after a cancellation the server made with a cause of its own.
 func TestServeClientGone(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		gone bool
+		gone func(cancel context.CancelCauseFunc)
 		h    http.HandlerFunc
 		want string
 	}{
-		{"abort, client gone", true, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, "[]"},
-		{"abort after header, client gone", true, func(w http.ResponseWriter, r *http.Request) {
+		{"abort, client gone", clientLeaves, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, "[]"},
+		{"abort after header, client gone", clientLeaves, func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			panic(http.ErrAbortHandler)
 		}, "[]"},
-		{"abort, client there", false, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, "[500/7ms]"},
-		{"returns, client gone", true, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) }, "[502/7ms]"},
+		{"abort, client there", nil, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, "[500/7ms]"},
+		{"abort, the server's own cancellation", serverCancels, func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, "[500/7ms]"},
+		{"returns, client gone", clientLeaves, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) }, "[]"},
+		{"returns, the server's own cancellation", serverCancels, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) }, "[502/7ms]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
 			rec := &recorder{}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
 			r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
 			func() {
 				defer func() { recover() }()
 				Serve(httptest.NewRecorder(), r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					clock.Advance(7 * time.Millisecond)
-					if tc.gone {
-						cancel() // the client hangs up
+					if tc.gone != nil {
+						tc.gone(cancel)
 					}
 					tc.h(w, r)
 				}), clock, rec)
@@ -116,6 +120,14 @@ func TestServeClientGone(t *testing.T) {
 		})
 	}
 }
+
+// clientLeaves cancels a request's context as net/http does when its
+// client hangs up: with no cause of its own.
+func clientLeaves(cancel context.CancelCauseFunc) { cancel(nil) }
+
+// serverCancels cancels a request's context as a server stopping might,
+// with a cause of its own.
+func serverCancels(cancel context.CancelCauseFunc) { cancel(errServerStopping) }
 
 // bareWriter is a ResponseWriter with none of the optional interfaces.
 type bareWriter struct {

@@ -87,7 +87,10 @@ type Config struct {
 	// decided exactly.
 	Baseline time.Duration
 	// IsError reports whether a response status counts as an error; the
-	// default counts 5xx.
+	// default counts 5xx. It is never asked about a request whose client
+	// went away before its handler ended: Controller.Handler and the
+	// middleware's SetFeedback do not observe it (see "Requests whose
+	// client leaves" in the package documentation).
 	IsError func(status int) bool
 	// Clock delimits the periods; the default is algorithms.SystemClock.
 	// A clock set back before the start of the period in course (one
@@ -276,7 +279,11 @@ func (c *Controller) publish() {
 }
 
 // Observe records one handled request: how long it took and its status.
-// When the period has ended, the first call after it evaluates the period;
+// A caller of its own should leave out, as Controller.Handler does, the
+// requests whose client went away before their handler ended (see
+// "Requests whose client leaves" in the package documentation), and
+// still end their Begin. When the period has ended, the first call after
+// it evaluates the period;
 // when the target's configured policies were replaced (a reload), the
 // first call after it applies the current level to them (see
 // [Controller.Apply]). Otherwise Observe takes no lock.
@@ -713,8 +720,9 @@ func ceilPermille(v, p int64) int64 {
 // return of next) and status (200 unless next writes another; 500 when it
 // panics), and counted in flight while next runs (see [Controller.Begin]);
 // a request whose connection next hijacks is not observed, nor one whose
-// handler panics after its client went away (its context canceled: a
-// reverse proxy's copy to a client that hung up). Put it
+// client went away before next ended, whatever next answered (its context
+// cancelled by net/http: see "Requests whose client leaves" in the package
+// documentation), while one whose server-side deadline ran out is. Put it
 // inside the rate limiter, around the application: the requests the
 // limiter rejects say nothing about the service's health. With this
 // package's middleware, m.SetFeedback(ctrl) does the same without the

@@ -134,6 +134,35 @@
 // (A request whose handler hijacks its connection, a WebSocket's, is over
 // as it does.)
 //
+// # Requests whose client leaves
+//
+// A request whose client went away before its handler ended (a mobile
+// network dropping, a load balancer giving up to retry elsewhere, a page
+// closed) is not observed, whatever its handler answered: net/http
+// cancels its context (context.Canceled, with no other cause) as the
+// connection closes or the HTTP/2 stream is reset, and what the handler
+// does then (a 500 for a query that returned context.Canceled, a reverse
+// proxy's 502) reaches no one, while its latency is mostly how long the
+// client waited. So a burst of clients hanging up neither counts as
+// errors nor pulls the p99 down with samples cut short, and cannot lower
+// every client's limit. (Netflix's concurrency-limits ignores a call its
+// client cancelled in the same way, and Envoy's adaptive concurrency
+// takes no latency sample of a request reset before its response ended.)
+// It is in flight while its handler runs, as any request is: a handler
+// that goes on past the threshold after its client left is a slow sample
+// of each period end it spans (see above).
+//
+// A request whose server-side deadline ran out (http.TimeoutHandler, a
+// timeout middleware: context.DeadlineExceeded) is observed, with what its
+// handler answered: it ran out of the time the server gives it. So is one
+// whose context the application cancelled with a cause of its own
+// (context.WithCancelCause), and one its handler answered before the
+// client left. Clients that give up on a slow service hold the level
+// (their requests in flight past the threshold are slow samples) but do
+// not lower it; for a slow service's timeouts to lower it, give its
+// requests a server-side deadline shorter than the clients' patience:
+// those that run out are judged by the errors they end in.
+//
 // # What clients can do to it
 //
 // The signals are the responses to the clients' own requests, so a
@@ -149,7 +178,8 @@
 // level change gives no client more than the configured limit in a window
 // (see above). A client that keeps MinSamples requests in flight past the
 // threshold (a slow upload, a long poll) holds the level where it is
-// (see above), but cannot lower it alone.
+// (see above), but cannot lower it alone. Requests it gives up on are not
+// observed (see above): hanging up cannot lower it either.
 //
 // # Request costs
 //

@@ -1,0 +1,231 @@
+package timing
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+)
+
+// lockedRecorder is a recorder safe to fill from a server's goroutines.
+type lockedRecorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *lockedRecorder) Observe(latency time.Duration, status int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, fmt.Sprintf("%d/%v", status, latency))
+}
+
+func (r *lockedRecorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return fmt.Sprint(r.got)
+}
+
+// cancelCase is a handler served through Serve on a real server, with
+// what Serve must report for it.
+type cancelCase struct {
+	name string
+	// leaves: the client cancels its request once the handler has
+	// begun (started), and the handler ends after the server saw it go.
+	leaves bool
+	// wrap, when not nil, wraps the handler that calls Serve (a
+	// middleware further out: a server-side deadline, a cancellation of
+	// the server's own).
+	wrap func(http.Handler) http.Handler
+	// app is the handler Serve times; it sends on started once it is
+	// running (or its backend is), and moves clock on by 7ms.
+	app  func(t *testing.T, clock *algotest.Clock, started chan<- struct{}) http.Handler
+	want string
+}
+
+// serveOnce serves one GET of tc through Serve on a real server (HTTP/2
+// over TLS when h2 is set, HTTP/1.1 otherwise) and returns what Serve
+// reported once the handler has ended. No sleep: the client cancels once
+// the handler said it started, and the report is read once Serve returned.
+func serveOnce(t *testing.T, h2 bool, tc cancelCase) string {
+	t.Helper()
+	clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
+	rec := &lockedRecorder{}
+	started := make(chan struct{}, 1)
+	ended := make(chan struct{})
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(ended) // also when the handler panics (net/http recovers it)
+		Serve(w, r, tc.app(t, clock, started), clock, rec)
+	})
+	if tc.wrap != nil {
+		h = tc.wrap(h)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if h2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	defer srv.Close()
+	client := srv.Client()
+	if !h2 {
+		client.Transport.(*http.Transport).TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replied := make(chan error, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		replied <- err
+	}()
+	<-started
+	if tc.leaves {
+		cancel() // the client hangs up
+	}
+	<-ended
+	if err := <-replied; tc.leaves != errors.Is(err, context.Canceled) {
+		t.Fatalf("client: %v (left: %v)", err, tc.leaves)
+	}
+	return rec.String()
+}
+
+// untilDone is an app that starts, moves the clock on by 7ms, waits for
+// its request's context to end (its client gone, a deadline passed) and
+// answers as w does, with the context's error.
+func untilDone(answer func(w http.ResponseWriter, err error)) func(*testing.T, *algotest.Clock, chan<- struct{}) http.Handler {
+	return func(_ *testing.T, clock *algotest.Clock, started chan<- struct{}) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			started <- struct{}{}
+			clock.Advance(7 * time.Millisecond)
+			<-r.Context().Done()
+			answer(w, r.Context().Err())
+		})
+	}
+}
+
+// internalOnCanceled answers as handlers commonly do when their database
+// call returns the context's error: 500.
+func internalOnCanceled(w http.ResponseWriter, err error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		http.Error(w, "query: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Write([]byte("ok"))
+}
+
+// errServerStopping is the cause a server of the tests cancels its
+// requests with.
+var errServerStopping = errors.New("server stopping")
+
+// TestServeClientCancelled: a request whose client went away (net/http
+// cancels its context, with no other cause, as the connection closes or
+// the HTTP/2 stream is reset) before its handler ended is not reported,
+// whatever the handler answered on its way out: the 500 of a handler whose
+// database call returned context.Canceled, the 502 of a reverse proxy whose
+// backend call was cancelled, a 200. Its status reached no one, and its
+// latency is the client's patience, not the service's time (Netflix's
+// concurrency-limits ignores a cancelled call, Envoy's adaptive
+// concurrency takes no sample of a request reset before its response
+// ended). Serve reported them all (only a panic after the client left was
+// skipped), so a burst of clients hanging up looked like a failing service
+// to the adaptive controller. A server-side deadline that ran out, or a
+// cancellation the server made with a cause of its own, is the server's
+// doing: reported; so is a 500 while the client is there.
+func TestServeClientCancelled(t *testing.T) {
+	for _, tc := range []cancelCase{
+		{name: "500 on context.Canceled, client gone", leaves: true, app: untilDone(internalOnCanceled), want: "[]"},
+		{name: "200 after the client left", leaves: true, app: untilDone(func(w http.ResponseWriter, _ error) {
+			w.Write([]byte("done anyway"))
+		}), want: "[]"},
+		{name: "reverse proxy 502, client gone", leaves: true, app: func(t *testing.T, clock *algotest.Clock, started chan<- struct{}) http.Handler {
+			backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				started <- struct{}{}
+				clock.Advance(7 * time.Millisecond)
+				<-r.Context().Done() // the proxy cancelled its call
+			}))
+			t.Cleanup(backend.Close)
+			u, err := url.Parse(backend.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxy := httputil.NewSingleHostReverseProxy(u)
+			proxy.ErrorLog = log.New(io.Discard, "", 0)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				sw := &statusSeen{ResponseWriter: w}
+				proxy.ServeHTTP(sw, r)
+				if sw.status != http.StatusBadGateway {
+					t.Errorf("proxy answered %d, want 502", sw.status)
+				}
+			})
+		}, want: "[]"},
+		{name: "500, client there", app: func(_ *testing.T, clock *algotest.Clock, started chan<- struct{}) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				started <- struct{}{}
+				clock.Advance(7 * time.Millisecond)
+				http.Error(w, "down", http.StatusInternalServerError)
+			})
+		}, want: "[500/7ms]"},
+		{name: "server-side deadline passed", wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ctx, cancel := context.WithDeadline(r.Context(), time.Unix(0, 0)) // already passed
+				defer cancel()
+				h.ServeHTTP(w, r.WithContext(ctx))
+			})
+		}, app: untilDone(internalOnCanceled), want: "[500/7ms]"},
+		{name: "server's own cancellation, with a cause", wrap: func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ctx, cancel := context.WithCancelCause(r.Context())
+				cancel(errServerStopping)
+				h.ServeHTTP(w, r.WithContext(ctx))
+			})
+		}, app: untilDone(internalOnCanceled), want: "[500/7ms]"},
+	} {
+		for _, h2 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/h2=%v", tc.name, h2), func(t *testing.T) {
+				if got := serveOnce(t, h2, tc); got != tc.want {
+					t.Errorf("reported %s, want %s", got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// statusSeen records the status written through it.
+type statusSeen struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusSeen) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusSeen) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
