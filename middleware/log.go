@@ -37,11 +37,20 @@ import (
 // out): "held" is the time it was held (on the middleware's clock, up to
 // the end or the cut), "delay" the Delay the queue gave it, "policy" the
 // policy whose queue held it (of several, the one with the longest
-// Delay), with its pk, key, route and path as in a denial record. These
-// records are sampled per policy as denials are, at LogRate, on a budget
-// of their own. No other record has "held" or "delay", and a request not
-// held (none delayed it, shadow mode, refused at once as its deadline
-// comes before its turn) writes none.
+// Delay), with its pk, key, route and path as in a denial record. A
+// request a leaky_queue refused at once, not held, because its context's
+// deadline comes before its turn (answered 503; outcome Abandoned) is
+// logged as "ratekeeper: deadline before turn", at Info as a hold cut
+// short: "delay" is the Delay the queue would have held it for and
+// "deadline_in" the time left until its deadline when the middleware
+// judged it (read on the system clock, as context deadlines run; 0 for
+// one already passed), with the policy, pk, key, route and path as in a
+// hold record. The records of
+// holds and of refusals for a deadline are a policy's queue records,
+// sampled per policy as denials are, at LogRate, on a budget of their
+// own. No other record has "held", "delay" or "deadline_in", and a
+// request neither held nor refused for its deadline (none delayed it,
+// shadow mode) writes none of them.
 //
 // A denial record names the policy (the first that denied the request)
 // and gives the client's key as "pk", a keyed hash (see
@@ -78,7 +87,9 @@ type LogOption func(*LogObserver) error
 
 // LogRate sets the most records per second per policy (and for store
 // errors, and for failure-state changes); the default is 10. A policy's
-// hold records (leaky_queue) have a budget of their own, as many.
+// queue records (leaky_queue: its holds, and its refusals of requests
+// whose deadline comes before their turn) have a budget of their own, as
+// many.
 func LogRate(perSecond int) LogOption {
 	return func(l *LogObserver) error {
 		if perSecond < 1 {
@@ -123,7 +134,8 @@ func LogPartitionKey(secret []byte) LogOption {
 }
 
 // LogRawKeys adds the key itself, as the store sees it ("policy:key"), to
-// denial and hold records as the "key" attribute, beside the pk, and logs
+// denial and queue records (holds, refusals for a deadline) as the "key"
+// attribute, beside the pk, and logs
 // in full the text of a store error about one key's value
 // ([algorithms.ErrKeyState]), which names the key (otherwise the record
 // gives only the kind of error; the error handler gets it all). Off by
@@ -136,8 +148,8 @@ func LogRawKeys() LogOption {
 	}
 }
 
-// LogRawPaths adds the request's URL path to denial, hold and no-key
-// records as the "path" attribute. Off by default: a path may carry a
+// LogRawPaths adds the request's URL path to denial, queue (holds,
+// refusals for a deadline) and no-key records as the "path" attribute. Off by default: a path may carry a
 // credential or personal data (/reset/<token>, /users/<email>); the
 // records give the route pattern instead when the middleware knows it
 // (see [Event.Route]). Turn it on only where paths carry neither, or where
@@ -174,7 +186,8 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 }
 
 // WithLogger logs the middleware's failures, state and limit changes,
-// and sampled rejections and leaky_queue holds, to logger (nil:
+// and sampled rejections, leaky_queue holds and refusals of requests
+// whose deadline comes before their turn, to logger (nil:
 // [slog.Default]) through a [LogObserver] with default settings, whose
 // pks are hashed under the middleware's [WithPartitionKey] secret when it
 // has one (given before or after this option), so that they match the
@@ -240,8 +253,8 @@ func (l *LogObserver) admitIn(samplers *sync.Map, name string) (ok bool, suppres
 	return true, s.suppressed.Swap(0)
 }
 
-// ObserveRequest logs store failures, rejected requests and held ones,
-// sampled.
+// ObserveRequest logs store failures, rejected requests, held ones and
+// those refused for a deadline before their turn, sampled.
 func (l *LogObserver) ObserveRequest(e Event) {
 	if s := &l.states; s.pending.Load() && s.full.Load() != l.clock.Now().Unix() {
 		// A State to log, and a second with room for it: a request
@@ -263,6 +276,8 @@ func (l *LogObserver) ObserveRequest(e Event) {
 	}
 	if held, ok := e.Held(); ok {
 		l.logHold(e, held)
+	} else if e.early {
+		l.logEarly(e)
 	}
 	switch e.Outcome {
 	case Denied, ShadowDenied:
@@ -329,35 +344,65 @@ func (l *LogObserver) ObserveRequest(e Event) {
 // logHold logs the hold of e, a request held for its turn in a
 // leaky_queue for held (see LogObserver).
 func (l *LogObserver) logHold(e Event, held time.Duration) {
-	res := e.Result
-	if res == nil || !res.Taken() {
+	level := slog.LevelInfo
+	if e.Outcome == Allowed {
+		level = slog.LevelDebug
+	}
+	var buf [10]slog.Attr
+	attrs, delay, sup, ok := l.queueRecord(buf[:0], e, level)
+	if !ok {
 		return
 	}
-	level := slog.LevelDebug
-	if e.Outcome != Allowed {
-		level = slog.LevelInfo
+	attrs = append(attrs, slog.String("outcome", e.Outcome.String()), slog.String("held", held.String()),
+		slog.String("delay", delay.String()), slog.Int64("suppressed", sup))
+	l.log.LogAttrs(context.Background(), level, "ratekeeper: request held", attrs...)
+}
+
+// logEarly logs e, a request a leaky_queue refused at once because its
+// deadline comes before its turn (see LogObserver).
+func (l *LogObserver) logEarly(e Event) {
+	var buf [10]slog.Attr
+	attrs, delay, sup, ok := l.queueRecord(buf[:0], e, slog.LevelInfo)
+	if !ok {
+		return
+	}
+	attrs = append(attrs, slog.String("delay", delay.String()), slog.String("deadline_in", e.left.String()),
+		slog.Int64("suppressed", sup))
+	l.log.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: deadline before turn", attrs...)
+}
+
+// queueRecord starts the record at level of e, a request a leaky_queue
+// gave a Delay (held, or refused for its deadline): it appends to attrs
+// the policy whose queue gave the longest Delay, its pk (and key), the
+// method and where the request went, and returns them with that Delay and
+// the records suppressed before this one on the policy's budget of queue
+// records. ok is false when no record is to be written: the level is not
+// enabled (the record is then not counted against the budget either), the
+// budget is spent, or no policy gave a Delay.
+func (l *LogObserver) queueRecord(attrs []slog.Attr, e Event, level slog.Level) (_ []slog.Attr, delay time.Duration, sup int64, ok bool) {
+	res := e.Result
+	if res == nil || !res.Taken() {
+		return attrs, 0, 0, false
 	}
 	if !l.log.Enabled(context.Background(), level) {
 		// Neither written nor counted against the budget of the
 		// records that are.
-		return
+		return attrs, 0, 0, false
 	}
-	at, delay := -1, time.Duration(0) // the policy that held it: the longest Delay
+	at := -1 // the policy whose queue gave the longest Delay
 	for i := 0; i < res.Len(); i++ {
 		if d := res.Decision(i).Delay; d > delay {
 			at, delay = i, d
 		}
 	}
 	if at < 0 {
-		return // never: the middleware holds a request for a Delay
+		return attrs, 0, 0, false // never: the middleware holds (or refuses) a request for a Delay
 	}
 	name, key := res.Policy(at).Name(), res.Key(at)
-	ok, sup := l.admitIn(&l.holds, name)
-	if !ok {
-		return
+	if ok, sup = l.admitIn(&l.holds, name); !ok {
+		return attrs, 0, 0, false
 	}
-	var buf [10]slog.Attr
-	attrs := append(buf[:0], slog.String("policy", name))
+	attrs = append(attrs, slog.String("policy", name))
 	if key != "" {
 		attrs = append(attrs, slog.String("pk", string(appendPK(nil, l.pkSecret, key)[len(";pk="):])))
 		if l.rawKeys {
@@ -365,10 +410,7 @@ func (l *LogObserver) logHold(e Event, held time.Duration) {
 		}
 	}
 	attrs = append(attrs, slog.String("method", e.Request.Method))
-	attrs = l.appendWhere(attrs, e)
-	attrs = append(attrs, slog.String("outcome", e.Outcome.String()), slog.String("held", held.String()),
-		slog.String("delay", delay.String()), slog.Int64("suppressed", sup))
-	l.log.LogAttrs(context.Background(), level, "ratekeeper: request held", attrs...)
+	return l.appendWhere(attrs, e), delay, sup, true
 }
 
 // setupWarning logs one of the middleware's once-only warnings about its

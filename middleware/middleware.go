@@ -480,7 +480,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		// hold: they are set when it ends, their delta-seconds counted
 		// from then (see setHeadersAt).
 		held := m.clock.Now() // when the hold began
-		if dl, ok := r.Context().Deadline(); ok && time.Until(dl) < d {
+		if left, ok := untilDeadline(r.Context()); ok && left < d {
 			// The request's context ends before its turn (a server-side
 			// timeout shorter than the queue): holding it would only
 			// end in a refusal when the deadline comes, its place kept
@@ -489,7 +489,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// is neither held nor served: the observer is told it was
 			// abandoned, and only that.
 			m.stats.abandoned.Add(1)
-			m.observe(r, res, Abandoned, start)
+			m.observeEarly(r, res, start, left)
 			early := fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded)
 			m.report(r, early)
 			// Its headers report the queue as the store has it after the
@@ -722,6 +722,26 @@ func (m *Middleware) observeHeld(r *http.Request, res *Result, o Outcome, start,
 		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: held.Sub(start), pattern: m.pattern,
 			held: max(waited, 0), wasHeld: true})
 	}
+}
+
+// observeEarly passes to the observer, if any, the outcome (Abandoned) of
+// a request refused at once because its context's deadline, left away,
+// comes before the end of its leaky_queue Delay.
+func (m *Middleware) observeEarly(r *http.Request, res *Result, start time.Time, left time.Duration) {
+	if m.obs != nil {
+		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: Abandoned, Latency: m.clock.Now().Sub(start), pattern: m.pattern,
+			early: true, left: max(left, 0)})
+	}
+}
+
+// untilDeadline returns the time left until the deadline of ctx, read on
+// the system clock as context deadlines are, and whether it has one.
+func untilDeadline(ctx context.Context) (time.Duration, bool) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0, false
+	}
+	return time.Until(dl), true
 }
 
 // shadowed reports whether the middleware is in shadow mode, in which case

@@ -119,6 +119,11 @@ type Event struct {
 	// Delay, never negative; wasHeld says it held it (see Held).
 	held    time.Duration
 	wasHeld bool
+	// early says the request was refused at once (Abandoned), not held,
+	// because its context's deadline comes before the end of its Delay;
+	// left is the time its deadline left it then, never negative.
+	early bool
+	left  time.Duration
 }
 
 // Held returns how long the middleware held the request for its turn in a
