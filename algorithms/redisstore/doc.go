@@ -394,7 +394,11 @@
 //     [WithTimeout], else a second), so a caller's context that ends
 //     between the phases does not leave a reservation in place; an undo
 //     that gets no reply in that time is an error of the Take, and its
-//     reservation may stay consumed.
+//     reservation may stay consumed, as does one that fails otherwise
+//     (its slot moved to another node meanwhile, on a client that follows
+//     no MOVED, MaxRedirects -1: TestClusterSplitTakeMovedNoRedirects; a
+//     client that follows them, as by default, sends the undo to the
+//     slot's new node: TestClusterSplitTakeFollowsMovedSlot).
 //
 //     Left: an undo that finds its key rewritten since the reservation
 //     (its record, or the state it wrote, gone) cannot tell a request
