@@ -76,10 +76,12 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	wg.Wait()
 	var firstErr error
 	all := true
+	failed := make([]error, 0, 2*len(groups)) // every reservation's and undo's error, for reloadSlots
 	for _, rv := range res {
 		if rv.err != nil && firstErr == nil {
 			firstErr = rv.err
 		}
+		failed = append(failed, rv.err)
 		all = all && rv.admitted
 	}
 	if firstErr == nil && all {
@@ -108,6 +110,7 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		}()
 	}
 	wg.Wait()
+	s.reloadSlots(append(failed, errs...)...)
 	if firstErr != nil {
 		return firstErr
 	}
@@ -139,8 +142,9 @@ func slotGroups(r *request) [][]int {
 
 // evalSlots runs the script in a deciding mode that writes no consumption
 // (modePeek, modePeekAlone) for the checks of each of groups, one call per
-// group, in parallel, decoding into dst, and returns the first error. op
-// names the call in errors.
+// group, in parallel, decoding into dst, and returns the first error,
+// having the client reload its slot map when any call got no reply
+// (reloadSlots). op names the call in errors.
 func (s *Store) evalSlots(ctx context.Context, op string, r *request, groups [][]int, mode int, dst []algorithms.Decision) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(groups))
@@ -152,6 +156,7 @@ func (s *Store) evalSlots(ctx context.Context, op string, r *request, groups [][
 		}()
 	}
 	wg.Wait()
+	s.reloadSlots(errs...)
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -567,8 +567,15 @@
 // replication carried there, the library included (TestSentinelFailover).
 // On a Cluster, a call that gets no reply has the client reload its slot
 // map, so that a replica that took over a lost master's slots is reached
-// at once (TestClusterFailover). A client still pointing at a demoted
-// master gets errors (READONLY, MOVED), never its decisions.
+// at once (TestClusterFailover); so does a call split by slot or by key
+// (a cross-slot Take, Peek or Reset, a give-back or refund) any of whose
+// parts gets none, whichever part's error it returns: another part's may
+// be a reply, such as a key's value the store did not write
+// (TestClusterSplitFailureWithoutReplyReloadsSlots). A slot moved to
+// another node (a reshard) is answered MOVED by its old node, which
+// go-redis follows, in every phase of a cross-slot Take, and reloads its
+// map on (TestClusterSplitTakeFollowsMovedSlot). A client still pointing
+// at a demoted master gets errors (READONLY, MOVED), never its decisions.
 //
 // [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
 // returning [ErrCircuitOpen] at once, then lets one probe through. It

@@ -109,12 +109,13 @@ func (s *Store) giveReady(ctx context.Context, op string, dst []algorithms.Refun
 // whose per-check script values are vals, as Take runs its own: on the
 // store's clock, through the breaker and within the store's timeout, in
 // one call, or one per key on a Cluster whose keys span slots (then every
-// key is tried and the first error returned). parse reads the reply for
-// the checks idx of r (all when nil) into out, indexed as checks. op names
-// the call in errors. Even after an error the deny cache forgets checks:
-// the script may have run (a reply lost, a deadline met after the call was
-// sent, some keys of a Cluster given back), and a denial cached from
-// before must not outlive a state Redis admits from.
+// key is tried and the first error returned), having a cluster client
+// reload its slot map when a call got no reply (reloadSlots). parse reads
+// the reply for the checks idx of r (all when nil) into out, indexed as
+// checks. op names the call in errors. Even after an error the deny cache
+// forgets checks: the script may have run (a reply lost, a deadline met
+// after the call was sent, some keys of a Cluster given back), and a
+// denial cached from before must not outlive a state Redis admits from.
 func (s *Store) give(ctx context.Context, op string, mode int, checks []algorithms.Check, vals []any, out []algorithms.Refunded,
 	parse func(v any, r *request, idx []int, out []algorithms.Refunded) error) error {
 	var now time.Time
@@ -150,13 +151,17 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 	}
 	var err error
 	if s.cluster != nil && !r.oneSlot() {
-		for _, idx := range byKey(r) {
-			if e := run(idx); e != nil && err == nil {
-				err = e
+		groups := byKey(r)
+		errs := make([]error, len(groups))
+		for g, idx := range groups {
+			if errs[g] = run(idx); errs[g] != nil && err == nil {
+				err = errs[g]
 			}
 		}
+		s.reloadSlots(errs...)
 	} else {
 		err = run(nil)
+		s.reloadSlots(err)
 	}
 	if s.synchronous(ctx) {
 		r.release() // no goroutine can still hold its keys or arguments

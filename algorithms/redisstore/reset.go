@@ -58,11 +58,15 @@ func (s *Store) del(ctx context.Context, r *request, split bool) error {
 	case err := <-ch:
 		return opErr(ctx, opReset, err)
 	case <-ctx.Done():
+		if split {
+			s.reloadSlots(ctx.Err()) // no reply in time, as a Take's part (evalOr)
+		}
 		return ctx.Err()
 	}
 }
 
-// delKeys sends del's DELs.
+// delKeys sends del's DELs; split, it has the client reload its slot map
+// when any DEL got no reply.
 func (s *Store) delKeys(ctx context.Context, r *request, split bool) error {
 	if !split {
 		return s.client.Del(ctx, r.resetKeys(nil)...).Err()
@@ -71,7 +75,15 @@ func (s *Store) delKeys(ctx context.Context, r *request, split bool) error {
 	for _, idx := range slotGroups(r) {
 		pipe.Del(ctx, r.resetKeys(idx)...)
 	}
-	_, err := pipe.Exec(ctx)
+	cmds, err := pipe.Exec(ctx)
+	if err != nil {
+		// Exec returns the first DEL's error: reload on any (reloadSlots).
+		errs := make([]error, 0, len(cmds)+1)
+		for _, c := range cmds {
+			errs = append(errs, c.Err())
+		}
+		s.reloadSlots(append(errs, err)...)
+	}
 	return err
 }
 

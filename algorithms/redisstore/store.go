@@ -323,8 +323,8 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	if s.synchronous(ctx) {
 		req.release() // no goroutine can still hold its keys or arguments
 	}
-	if err != nil && s.cluster != nil {
-		s.reloadSlots(err)
+	if err != nil && !split {
+		s.reloadSlots(err) // a split call reloads on each part's error (cluster.go)
 	}
 	err = markKeyState(s.ownDeadline(op, err, parent))
 	replied := s.localNow(now)
@@ -347,21 +347,31 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 	return nil
 }
 
-// reloadSlots has the cluster client reload its slot map after a call
-// failed without a reply of Redis (a refused dial, a timeout, a closed
-// connection): the node it sent to may be a master that is gone, whose
-// replica took over. go-redis reloads the map on a MOVED, ASK or READONLY
-// reply, which a dead node never sends, and otherwise only every
-// ClusterStateReloadInterval (60 s by default): until then every call of
-// its slots went to the dead address (TestClusterFailover: about 60 s of
-// "connection refused" after the failover). The reload runs in the
-// background, at most one at a time (go-redis coalesces them).
-func (s *Store) reloadSlots(err error) {
-	var reply redis.Error
-	if errors.As(err, &reply) {
-		return // Redis answered
+// reloadSlots has a cluster client reload its slot map once when any of
+// errs is a failure without a reply of Redis (a refused dial, a timeout, a
+// closed connection): the node the call went to may be a master that is
+// gone, whose replica took over. go-redis reloads the map on a MOVED, ASK
+// or READONLY reply, which a dead node never sends, and otherwise only
+// every ClusterStateReloadInterval (60 s by default): until then every
+// call of its slots went to the dead address (TestClusterFailover: about
+// 60 s of "connection refused" after the failover). A call split by slot
+// or by key passes every part's error: it returns one, which may be a
+// reply (a key's value the store did not write, a refused write) while
+// another part got none (TestClusterSplitFailureWithoutReplyReloadsSlots).
+// The reload runs in the background, at most one at a time (go-redis
+// coalesces them). Nil errors, and a store on any other client, are
+// ignored.
+func (s *Store) reloadSlots(errs ...error) {
+	if s.cluster == nil {
+		return
 	}
-	s.cluster.ReloadState(context.Background())
+	for _, err := range errs {
+		var reply redis.Error
+		if err != nil && !errors.As(err, &reply) {
+			s.cluster.ReloadState(context.Background())
+			return
+		}
+	}
 }
 
 // callContext returns the context of one call of the store: ctx bounded by
