@@ -548,7 +548,12 @@
 // once, since each run would give them back again and admit more than the
 // limit; a Take may be sent again so, and then consumes twice, erring
 // towards denying (TestGiveBackReplyLostIsNotRepeated,
-// TestTakeReplyLostIsSentAgain).
+// TestTakeReplyLostIsSentAgain). So may a cross-slot Take's reservation
+// on a Cluster: admitted, the Take consumed twice on that slot; denied
+// (another slot lost a race), the undo gives back the second run's units
+// only, and the Take returns a denial having consumed the first run's,
+// though a denied Take consumes nothing otherwise
+// (TestClusterReservationReplyLostIsSentAgain).
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up
