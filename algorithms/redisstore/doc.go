@@ -588,6 +588,11 @@
 // cancelled call, or one whose caller's deadline passed before Redis had a
 // fair chance, does not count (see its documentation). Whether to fail
 // open or closed is the caller's choice (the middleware offers both).
+// After an outage, go-redis itself may refuse to dial for up to a second
+// once Redis is back: after as many failed dials as its pool size, it
+// fails every dial at once with the last dial's error until its own
+// background dial, once a second, succeeds. A probe in that second fails,
+// and the circuit stays open for another cooldown.
 //
 // [WithDenyCache] keeps recent denials in process memory and answers a
 // repeat of a denied Take locally until its RetryAfter, with no round trip;
