@@ -194,12 +194,15 @@ func (h *holds) extend(key string, until, now time.Time) {
 // observe records what a response says about key's quota: the Retry-After
 // of a 429, 503 or 529 (ra, when hasRA), which takes precedence as the RateLimit
 // draft asks, or else a RateLimit header announcing that no quota is left.
+// A Retry-After that asks for no wait (0, a date not after now) is no
+// usable one (see [WithBackoff]): the rate-limit fields say how long then.
 // The hold is cut to maxRetryAfter; when it is cut short, the end the
 // server announced is recorded (see [cuts]), and observe reports true. A
 // maxRetryAfter of 0 honours no wait: nothing is held, nor cut.
 func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Duration, hasRA bool) (short bool) {
+	fromRA := hasRA && ra > 0
 	d := ra
-	if !hasRA {
+	if !fromRA {
 		d = serverHold(h, now)
 	}
 	if d > t.maxRetryAfter {
@@ -213,7 +216,7 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 		return short
 	}
 	t.holds.extend(key, now.Add(d), now)
-	if hasRA {
+	if fromRA {
 		t.firm.extend(key, now.Add(d), now)
 	}
 	t.gate.held(key)

@@ -302,7 +302,7 @@ func WithBackoff(base, ceiling time.Duration) Option {
 // a 403 refusing the request for its rate, see [Transport.RoundTrip])
 // whose Retry-After asks for more is not retried: the Transport gives up at
 // once (waiting less would only earn another refusal); so does one without
-// Retry-After whose rate-limit fields (see [WithProactive]) announce a
+// a Retry-After asking for a wait whose rate-limit fields (see [WithProactive]) announce a
 // reset further away, and one that asks for more than the maximum wait
 // ([WithMaxWait]). The maximum guards against a bogus or hostile value: it
 // is the longest the Transport trusts a server's wait, and the holds other
@@ -410,7 +410,10 @@ func WithGiveUpError() Option {
 // bucket4j's X-Rate-Limit-Retry-After-Seconds: the first valid one), each field over all its lines (see the package doc). When the server says no quota is left, further
 // requests with the same key are held until the reset it announced has
 // passed, instead of being sent to earn a 429. Retry-After takes precedence
-// over the rate-limit fields, as the RateLimit draft asks; among those
+// over the rate-limit fields, as the RateLimit draft asks, but for one
+// that asks for no wait (0, a date not after now): that is no usable one
+// (see [WithBackoff]), and the fields hold the key and bound the retry's
+// backoff as without it; among those
 // fields every dialect present counts, and the longest hold wins (each may
 // describe a different limit). The rate-limit fields of a
 // cached response (Age > 0) are ignored; a legacy X-RateLimit-Reset (or

@@ -269,6 +269,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		ra, hasRA := parseRetryAfter(resp.Header, now)
+		// A Retry-After that asks for no wait ("0", a date not after now)
+		// is no reason to come back at once: a retry in the same instant
+		// would most likely be turned away again, the retries spent in a
+		// burst. The backoff applies, as without one, and so do the
+		// rate-limit fields (see observe).
+		fromRA := hasRA && ra > 0
 		if t.proactive && key != "" {
 			renewed := t.observe(key, resp.Header, now, ra, hasRA)
 			if probe != nil && !renewed && !hasRA && serverHold(resp.Header, now) <= 0 {
@@ -293,7 +299,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			reason = reasonExhausted
 		case hasRA && ra > t.maxRetryAfter:
 			reason = reasonTooLong
-		case !hasRA && t.proactive && key != "" && serverHold(resp.Header, now) > t.maxRetryAfter:
+		case !fromRA && t.proactive && key != "" && serverHold(resp.Header, now) > t.maxRetryAfter:
 			// The RateLimit fields announce a reset beyond the cap: a
 			// retry at the cap (the hold is cut to it) would only earn
 			// another refusal, as with a Retry-After beyond it.
@@ -303,11 +309,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return t.giveUp(resp, attempt, ra, reason, nil)
 		}
 		wait, held := ra, ra // held: the part of the wait the server asked for
-		// A Retry-After that asks for no wait ("0", a date not after now)
-		// is no reason to come back at once: a retry in the same instant
-		// would most likely be turned away again, the retries spent in a
-		// burst. The backoff applies, as without one.
-		fromRA := hasRA && ra > 0
 		if !fromRA {
 			wait, held = t.backoff(attempt), 0
 			if t.proactive && key != "" {
