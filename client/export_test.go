@@ -105,3 +105,6 @@ func GateChurn(n int) {
 		tks[i].leave()
 	}
 }
+
+// MaxIdleCuts is maxIdleCuts, for tests.
+const MaxIdleCuts = maxIdleCuts

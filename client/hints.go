@@ -207,7 +207,7 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 	}
 	if d > t.maxRetryAfter {
 		if t.maxRetryAfter > 0 {
-			t.cuts.extend(key, now.Add(d), now)
+			t.cuts.extend(key, now.Add(d), now, &t.holds)
 			short = true
 		}
 		d = t.maxRetryAfter

@@ -490,6 +490,11 @@ func WithGiveUpError() Option {
 // waiting for it (or to the next to come), which goes as the probe at once,
 // or, when a hold set meanwhile is in force, once that hold has passed (it
 // waits for it as for any hold, and one that cannot hands the role on).
+// The Transport remembers at most 16384 keys so cut that nothing waits
+// on (no hold in force, no probe out): a server chooses how long its key
+// stays cut, and a Transport may call hosts it does not choose. Beyond,
+// such keys are forgotten, and a key forgotten goes on as one never cut
+// until its next refusal cuts it again.
 // Until the server's own end has passed, a queued request whose turn comes
 // during a hold from rate-limit fields does not keep it, as it otherwise
 // would: the server said no for longer, and the request waits for the hold

@@ -63,11 +63,22 @@ const (
 	roleHeld         // wait for the hold in force
 )
 
+// maxIdleCuts is the most keys the record of cuts keeps that nothing waits
+// on (see [cuts.extend]): some 230 bytes each.
+const maxIdleCuts = 1 << 14
+
 // extend records that the server asked key not to be sent to until until,
 // further away than the Transport honours, unless that is recorded already
 // for later. Ended cuts are swept each time the map doubles, so it stays
-// as small as the set of keys cut.
-func (cs *cuts) extend(key string, until, now time.Time) {
+// as small as the set of keys cut. A server chooses that end, up to a year
+// away, and a Transport may call hosts it does not choose: so a sweep that
+// finds maxIdleCuts keys or more also forgets those nothing waits on (no
+// hold in force in hs, no probe out, and so no request waiting for one's
+// answer: a key cut long ago that nobody has called since), until fewer
+// than half that many are left or none such is. A key forgotten is as one
+// never cut: its next refusal cuts it again. cs.mu is taken before hs.mu,
+// as in [cuts.enter].
+func (cs *cuts) extend(key string, until, now time.Time, hs *holds) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if c := cs.m[key]; c != nil {
@@ -85,7 +96,22 @@ func (cs *cuts) extend(key string, until, now time.Time) {
 				cs.deleteLocked(k, c)
 			}
 		}
+		if len(cs.m) >= maxIdleCuts {
+			for k, c := range cs.m {
+				if len(cs.m) < maxIdleCuts/2 {
+					break
+				}
+				if !c.out && hs.remaining(k, now) <= 0 {
+					cs.deleteLocked(k, c)
+				}
+			}
+		}
+		// Twice the keys kept, so that sweeps cost constant time per key
+		// cut; no more than the bound while the keys kept are fewer.
 		cs.sweepAt = max(64, 2*len(cs.m))
+		if len(cs.m) < maxIdleCuts {
+			cs.sweepAt = min(cs.sweepAt, maxIdleCuts)
+		}
 	}
 	cs.m[key] = &cut{until: until}
 	cs.n.Add(1)
