@@ -337,17 +337,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.onRetry != nil {
 			t.onRetry(Retry{Request: req, Attempt: attempt, Status: resp.StatusCode, Wait: wait, RetryAfter: fromRA})
 		}
-		if wait > 0 && wait == held && t.proactive && t.limiter != nil && key != "" {
-			// The wait is the server's hold on key, which t.wait sleeps
-			// through for the retry as for the requests that arrive
-			// during it, keeping them in order at the gate: the retry
-			// takes its place there now, ahead of them, not once the
-			// hold has passed, behind them all. (After onRetry: a
-			// panicking hook must not leave the place taken.)
+		// The wait is the server's hold on key (observe recorded it):
+		// t.wait sleeps through it for the retry, as for a new request,
+		// counting it with any hold set meanwhile (a response to another
+		// request of key) against the maximum wait, all of them together.
+		viaHold := wait > 0 && wait == held && t.proactive && key != ""
+		if viaHold && t.limiter != nil {
+			// With pacing, t.wait keeps the requests that arrive during
+			// the hold in order at the gate: the retry takes its place
+			// there now, ahead of them, not once the hold has passed,
+			// behind them all. (After onRetry: a panicking hook must not
+			// leave the place taken.)
 			tk = t.gate.enter(key)
 		}
 		switch {
-		case tk != nil:
+		case viaHold:
 			// t.wait sleeps through the hold.
 		case wait > 0:
 			if err := t.clock.Sleep(ctx, wait); err != nil {
