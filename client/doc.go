@@ -41,8 +41,8 @@
 //
 // When several signals are present: a Retry-After (the server's word on
 // this refusal) wins over every rate-limit field, unless it asks for no
-// wait (0, a date past: the fields then say how long), and among its forms the
-// most precise (retry-after-ms, then x-ms-retry-after-ms, then
+// wait (0, a date past: the fields then say how long), and among its
+// forms the most precise (retry-after-ms, then x-ms-retry-after-ms, then
 // Retry-After, then X-Rate-Limit-Retry-After-Seconds); the rate-limit fields of every dialect are all read, since
 // each may describe a different limit, and the longest hold wins. No
 // header, however malformed or large, holds a request for longer than

@@ -96,8 +96,8 @@ type RetryError struct {
 	RetryAfter time.Duration
 	// Reason says why the Transport stopped: "retries exhausted",
 	// "Retry-After exceeds the maximum", "rate-limit reset exceeds the
-	// maximum" (no Retry-After asking for a wait, and the rate-limit fields announce a
-	// reset beyond it), "request costs more than the server's quota"
+	// maximum" (no Retry-After asking for a wait, and the rate-limit
+	// fields announce a reset beyond it), "request costs more than the server's quota"
 	// (its rate-limit fields say so: see [Transport.RoundTrip]),
 	// "request cannot be replayed",
 	// "retry would come after the context deadline", or "retry would wait
@@ -129,8 +129,8 @@ func (e *RetryError) Unwrap() error { return e.Err }
 const (
 	reasonExhausted = "retries exhausted"
 	reasonTooLong   = "Retry-After exceeds the maximum"
-	// reasonResetTooLong: no Retry-After asking for a wait, and the rate-limit fields
-	// announce a reset beyond WithMaxRetryAfter.
+	// reasonResetTooLong: no Retry-After asking for a wait, and the
+	// rate-limit fields announce a reset beyond WithMaxRetryAfter.
 	reasonResetTooLong = "rate-limit reset exceeds the maximum"
 	reasonNoReplay     = "request cannot be replayed"
 	// reasonNeverFits: the refusal's fields say the request costs more

@@ -301,10 +301,10 @@ func WithBackoff(base, ceiling time.Duration) Option {
 // Transport honours; the default is [DefaultMaxRetryAfter]. A 429, 503 or 529 (or
 // a 403 refusing the request for its rate, see [Transport.RoundTrip])
 // whose Retry-After asks for more is not retried: the Transport gives up at
-// once (waiting less would only earn another refusal); so does one without
-// a Retry-After asking for a wait whose rate-limit fields (see [WithProactive]) announce a
-// reset further away, and one that asks for more than the maximum wait
-// ([WithMaxWait]). The maximum guards against a bogus or hostile value: it
+// once (waiting less would only earn another refusal); so does one whose
+// rate-limit fields (see [WithProactive]) announce a reset further away,
+// when no Retry-After of it asks for a wait, and one that asks for more
+// than the maximum wait ([WithMaxWait]). The maximum guards against a bogus or hostile value: it
 // is the longest the Transport trusts a server's wait, and the holds other
 // requests wait for (see [WithProactive]) are cut to it. A cut hold does
 // not end in a burst of requests the server said it would refuse: once it
