@@ -216,8 +216,12 @@ func TestReadmeConfigFiles(t *testing.T) {
 		got = append(got, strings.TrimPrefix(ce.Error(), "policy: ")) // as check prints it
 	}
 	want := strings.Split(strings.TrimSuffix(printed, "\n"), "\n")
-	if n := len(want) - 1; n < 0 || want[n] != "ratekeeper.yaml: "+strconv.Itoa(len(got))+" problem(s)" || !slices.Equal(got, want[:n]) {
-		t.Errorf("the README's broken file gives\n%s\nand %d problem(s); the README shows\n%s", strings.Join(got, "\n"), len(got), printed)
+	problems := strconv.Itoa(len(got)) + " problems"
+	if len(got) == 1 {
+		problems = "1 problem"
+	}
+	if n := len(want) - 1; n < 0 || want[n] != "ratekeeper.yaml: "+problems || !slices.Equal(got, want[:n]) {
+		t.Errorf("the README's broken file gives\n%s\nand %s; the README shows\n%s", strings.Join(got, "\n"), problems, printed)
 	}
 }
 

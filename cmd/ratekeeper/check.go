@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -71,7 +72,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		for _, ce := range ces {
 			fmt.Fprintln(stdout, strings.TrimPrefix(ce.Error(), "policy: "))
 		}
-		fmt.Fprintf(stdout, "%s: %d problem(s)\n", name, len(ces))
+		fmt.Fprintf(stdout, "%s: %s\n", name, plural.Count(len(ces), "problem"))
 		return exitFindings
 	}
 	writeConfig(stdout, cfg)
@@ -139,10 +140,8 @@ func limitText(s algorithms.Spec) string {
 	switch {
 	case s.Burst != 0:
 		t += fmt.Sprintf(", burst %d", s.Burst)
-	case s.Buckets == 1:
-		t += ", 1 bucket"
 	case s.Buckets != 0:
-		t += fmt.Sprintf(", %d buckets", s.Buckets)
+		t += ", " + plural.Count(s.Buckets, "bucket")
 	case s.Algorithm == algorithms.LeakyQueue:
 		t += fmt.Sprintf(", max delay %s", s.MaxDelay)
 	}

@@ -84,7 +84,7 @@ func TestCheckOneOfEach(t *testing.T) {
 	}
 	path := writeConfigFile(t, "policies:\n  - {name: a, limit: 0, window: 1m}\n")
 	out, errOut, code := runCmd("check", path)
-	if want := path + ":2:22: policies[0].limit: must be positive, got 0\n" + path + ": 1 problem(s)\n"; code != exitFindings || out != want {
+	if want := path + ":2:22: policies[0].limit: must be positive, got 0\n" + path + ": 1 problem\n"; code != exitFindings || out != want {
 		t.Errorf("one problem: exit %d, output %q (stderr %q); want exit 1 and %q", code, out, errOut, want)
 	}
 }

@@ -478,7 +478,7 @@ func TestReplayOutOfOrder(t *testing.T) {
 		t.Errorf("out-of-order line not replayed in time order:\n%s", out)
 	}
 	out, _, _ = runCmd("replay", "--reorder", "0", "--config", cfg, log)
-	if !strings.Contains(out, "1 requests logged out of time order by more than the reorder window (0s), by up to 30s") {
+	if !strings.Contains(out, "1 request logged out of time order by more than the reorder window (0s), by up to 30s") {
 		t.Errorf("--reorder 0: late line not reported:\n%s", out)
 	}
 	if _, _, code := runCmd("replay", "--reorder", "-1s", "--config", cfg, log); code != exitUsage {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
 )
 
 // progress reports on standard error, at most once a second, for inputs
@@ -34,14 +36,14 @@ func (p *progress) update(done, entries int64) {
 	p.last = now
 	p.shown = true
 	if p.total < 0 {
-		fmt.Fprintf(p.w, "replay: %d requests, %d MiB read\n", entries, done>>20)
+		fmt.Fprintf(p.w, "replay: %s, %d MiB read\n", plural.Count(entries, "request"), done>>20)
 		return
 	}
-	fmt.Fprintf(p.w, "replay: %d requests, %.0f%% of %d MiB read\n", entries, 100*float64(done)/float64(p.total), p.total>>20)
+	fmt.Fprintf(p.w, "replay: %s, %.0f%% of %d MiB read\n", plural.Count(entries, "request"), 100*float64(done)/float64(p.total), p.total>>20)
 }
 
 func (p *progress) finish(entries int64) {
 	if p.on && (p.shown || p.total > 0) {
-		fmt.Fprintf(p.w, "replay: %d requests read in %s\n", entries, p.now().Sub(p.start).Round(time.Millisecond))
+		fmt.Fprintf(p.w, "replay: %s read in %s\n", plural.Count(entries, "request"), p.now().Sub(p.start).Round(time.Millisecond))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/chart"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -357,7 +358,7 @@ func replayLogs(cfg *policy.Config, logs []string, f *replayFlags, stderr io.Wri
 				names[i] = stdinName
 			}
 		}
-		return nil, in, fmt.Errorf("no parseable line in %d line(s) of %s%s", in.Lines, strings.Join(names, ", "), why.String())
+		return nil, in, fmt.Errorf("no parseable line in %s of %s%s", plural.Count(in.Lines, "line"), strings.Join(names, ", "), why.String())
 	}
 	rep, err := eng.Finish()
 	if err != nil {

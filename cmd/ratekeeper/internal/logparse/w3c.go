@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
 )
 
 // The W3C Extended Log File Format (W3C Working Draft WD-logfile-960323),
@@ -211,7 +213,7 @@ func (s *w3cState) parse(line string, tc *timeCache, e *Entry) error {
 		return err
 	}
 	if len(f) != l.n {
-		return fmt.Errorf("%d fields; the #Fields directive of line %d lists %d", len(f), l.line, l.n)
+		return fmt.Errorf("%s; the #Fields directive of line %d lists %d", plural.Count(len(f), "field"), l.line, l.n)
 	}
 	get := func(i int) string {
 		if i < 0 || f[i] == "-" || f[i] == "" {

@@ -91,6 +91,7 @@ func TestW3CMalformed(t *testing.T) {
 		f                 Format
 	}{
 		{"field count", fields + "2024-03-10 12:00:00 192.0.2.1 GET\n", "4 fields; the #Fields directive of line 1 lists 6", Auto},
+		{"one field", fields + "2024-03-10\n", "1 field; the #Fields directive of line 1 lists 6", Auto},
 		{"bad date", fields + "2024-13-10 12:00:00 192.0.2.1 GET / 200\n", `bad date or time "2024-13-10 12:00:00"`, Auto},
 		{"bad time", fields + "2024-03-10 noon 192.0.2.1 GET / 200\n", `bad date or time "2024-03-10 noon"`, Auto},
 		{"no address", fields + "2024-03-10 12:00:00 - GET / 200\n", "no client address (c-ip is -)", Auto},

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
 )
 
 // Input describes what was read, for the report's header.
@@ -32,7 +33,7 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 	if n := len(in.Files); n > 4 {
 		files = fmt.Sprintf("%d files (%s, %s, ..., %s)", n, in.Files[0], in.Files[1], in.Files[n-1])
 	}
-	fmt.Fprintf(&b, "replayed %d requests from %d lines of %s", in.Entries, in.Lines, files)
+	fmt.Fprintf(&b, "replayed %s from %s of %s", plural.Count(in.Entries, "request"), plural.Count(in.Lines, "line"), files)
 	if in.Entries > 0 {
 		fmt.Fprintf(&b, "\n  from %s to %s (%s)", r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), r.Last.Sub(r.First))
 	}
@@ -41,20 +42,20 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 		fmt.Fprintf(&b, "  warning: %s\n", w)
 	}
 	if in.Malformed > 0 {
-		fmt.Fprintf(&b, "  %d malformed lines (%s), skipped; for example:\n", in.Malformed, pct(in.Malformed, in.Lines))
+		fmt.Fprintf(&b, "  %s (%s), skipped; for example:\n", plural.Count(in.Malformed, "malformed line"), pct(in.Malformed, in.Lines))
 		for _, m := range in.Samples {
 			fmt.Fprintf(&b, "    %s\n", m)
 		}
 	}
 	if r.Late > 0 {
-		fmt.Fprintf(&b, "  %d requests logged out of time order by more than the reorder window (%s), by up to %s:\n"+
+		fmt.Fprintf(&b, "  %s logged out of time order by more than the reorder window (%s), by up to %s:\n"+
 			"  replayed late, after later ones, and each run of them further behind apart from the rest, as a\n"+
 			"  log of its own (logs joined end to end, by cat or by zcat access.log.*.gz, whose glob puts .10\n"+
 			"  before .2, are merged in time order when named each on the command line; a --reorder above %s\n"+
-			"  replays them in order; hours or days behind may also be a line logged far ahead, by a wrong clock)\n", r.Late, r.Reorder, r.LateMax, r.LateMax)
+			"  replays them in order; hours or days behind may also be a line logged far ahead, by a wrong clock)\n", plural.Count(r.Late, "request"), r.Reorder, r.LateMax, r.LateMax)
 	}
-	fmt.Fprintf(&b, "all policies together: %d requests, %d rejected by a limit (%s), %d more refused for want of a key (400/403), %d matched no policy\n",
-		r.Requests, r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)
+	fmt.Fprintf(&b, "all policies together: %s, %d rejected by a limit (%s), %d more refused for want of a key (400/403), %d matched no policy\n",
+		plural.Count(r.Requests, "request"), r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)
 	if len(r.Policies) > 1 {
 		b.WriteString("  (the policies decide each request together, all or nothing: a request one policy rejects\n" +
 			"  uses nothing of the others; \"this policy alone\" replays one policy by itself)\n")
@@ -84,7 +85,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 	if p.Delayed > 0 {
 		fmt.Fprintf(tw, "  delayed\t%d\n", p.Delayed)
 	}
-	fmt.Fprintf(tw, "  keys\t%d\t(%d key-windows of %s with requests)\n", p.Rates.Keys, p.Rates.Windows, p.Spec.Window)
+	fmt.Fprintf(tw, "  keys\t%d\t(%s of %s with requests)\n", p.Rates.Keys, plural.Count(p.Rates.Windows, "key-window"), p.Spec.Window)
 	fmt.Fprintf(tw, "  requests per key per %s\tP50 %d\tP95 %d\tP99 %d\tmax %d\n", p.Spec.Window, p.Rates.P50, p.Rates.P95, p.Rates.P99, p.Rates.Max)
 	fmt.Fprintf(tw, "  busiest %s of each key\tP50 %d\tP95 %d\tP99 %d\n", p.Spec.Window, p.Rates.Peak.P50, p.Rates.Peak.P95, p.Rates.Peak.P99)
 	tw.Flush()
@@ -111,11 +112,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 		for _, t := range p.Compare {
 			label := t.Label
 			if t.Spec.Buckets > 0 { // the policy's, or 10 (see compareSpecs)
-				if t.Spec.Buckets == 1 {
-					label += " (1 bucket)"
-				} else {
-					label += fmt.Sprintf(" (%d buckets)", t.Spec.Buckets)
-				}
+				label += " (" + plural.Count(t.Spec.Buckets, "bucket") + ")"
 			}
 			fmt.Fprintf(tw, "    %s\t%d\t%s\t\n", label, t.Rejected, pct(t.Rejected, p.Requests))
 		}

@@ -24,7 +24,7 @@ func TestWriteTextHeader(t *testing.T) {
 	}
 	one := &Report{Policies: []PolicyReport{{Name: "a"}}}
 	out := text(one, Input{Files: []string{"a", "b", "c", "d"}, Lines: 1, Malformed: 1})
-	for _, want := range []string{"replayed 0 requests from 1 lines of a, b, c, d\n", "  1 malformed lines (100.00%), skipped"} {
+	for _, want := range []string{"replayed 0 requests from 1 line of a, b, c, d\n", "  1 malformed line (100.00%), skipped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -37,7 +37,7 @@ func TestWriteTextHeader(t *testing.T) {
 	two := &Report{First: t0, Last: t0, Late: 1, Reorder: time.Minute, LateMax: 2 * time.Minute, Policies: []PolicyReport{{Name: "a"}, {Name: "b"}}}
 	out = text(two, Input{Files: []string{"a"}, Lines: 1, Entries: 1})
 	for _, want := range []string{
-		"  1 requests logged out of time order by more than the reorder window (1m0s), by up to 2m0s:\n" +
+		"  1 request logged out of time order by more than the reorder window (1m0s), by up to 2m0s:\n" +
 			"  replayed late, after later ones, and each run of them further behind apart from the rest, as a\n" +
 			"  log of its own (logs joined end to end, by cat or by zcat access.log.*.gz, whose glob puts .10\n" +
 			"  before .2, are merged in time order when named each on the command line; a --reorder above 2m0s\n" +
