@@ -1,7 +1,10 @@
 // Package chart draws admitted and rejected requests over time as an SVG
 // image: one panel per series, stacked bars per time bin (admitted below,
-// rejected above), on a shared time axis. It writes the SVG by hand with
-// encoding/xml and needs nothing else.
+// rejected above), on a shared time axis. Each panel's scale runs from 0
+// at its baseline to its tallest bar at a gridline, both labelled. The
+// margins make room for the labels, whose width it estimates from their
+// length. It writes the SVG by hand with encoding/xml and needs nothing
+// else.
 package chart
 
 import (
@@ -11,6 +14,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // A Series is one panel: counts of admitted and rejected requests per bin.
@@ -36,7 +40,8 @@ type Chart struct {
 	Series  []Series
 }
 
-// Layout, in SVG user units.
+// Layout, in SVG user units. The margins left and right are at least
+// these, and wider when a label needs it.
 const (
 	width       = 900
 	panelHeight = 110
@@ -45,7 +50,18 @@ const (
 	marginRight = 20
 	marginTop   = 50
 	axisHeight  = 40
+	fontSize    = 12 // of all text but the title
 )
+
+// charWidth is the width of a character, in em, that the layout allows
+// for: DejaVu Sans, a common sans-serif, has digits 0.64 em wide and an m
+// of 0.97, so an estimate of 0.6 (Helvetica's digits) cut labels short.
+const charWidth = 0.7
+
+// textWidth estimates the width of s in a font of size.
+func textWidth(s string, size float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * size * charWidth
+}
 
 // Colours of the bars.
 const (
@@ -75,23 +91,38 @@ func (c *Chart) WriteSVG(w io.Writer) error {
 		return fmt.Errorf("chart: bin %s, want a positive duration", c.Bin)
 	}
 	height := marginTop + len(c.Series)*(panelHeight+panelGap) + axisHeight
+	// The margins hold the labels: the widest value label left of the
+	// panels, half the first time label left of the axis and half the
+	// last right of it.
+	labels := c.axisLabels(bins)
+	left, right := float64(marginLeft), float64(marginRight)
+	for _, s := range c.Series {
+		left = max(left, textWidth(strconv.FormatInt(s.top(), 10), fontSize)+labelGap+2)
+	}
+	if len(labels) > 0 {
+		left = max(left, textWidth(labels[0].text, fontSize)/2+2)
+		last := labels[len(labels)-1]
+		if last.bin == bins {
+			right = max(right, textWidth(last.text, fontSize)/2+2)
+		}
+	}
 	doc := svg{
 		XMLNS: "http://www.w3.org/2000/svg", Width: width, Height: height,
 		ViewBox: fmt.Sprintf("0 0 %d %d", width, height),
-		Style:   "font-family: sans-serif; font-size: 12px",
+		Style:   "font-family: sans-serif; font-size: " + strconv.Itoa(fontSize) + "px",
 	}
 	doc.Children = append(doc.Children,
 		rect{X: "0", Y: "0", Width: num(width), Height: num(float64(height)), Fill: "white"},
-		text{X: marginLeft, Y: 22, Weight: "bold", Size: "15px", Text: c.Title},
+		text{X: left, Y: 22, Weight: "bold", Size: "15px", Text: c.Title},
 		legend(width-marginRight-230, 22),
 	)
-	plotW := float64(width - marginLeft - marginRight)
+	plotW := width - left - right
 	barW := plotW / float64(bins)
 	for i, s := range c.Series {
 		top := float64(marginTop + i*(panelHeight+panelGap))
-		doc.Children = append(doc.Children, panel(s, top, barW, plotW))
+		doc.Children = append(doc.Children, panel(s, left, top, barW, plotW))
 	}
-	doc.Children = append(doc.Children, c.axis(float64(height-axisHeight), barW, bins))
+	doc.Children = append(doc.Children, c.axis(labels, left, float64(height-axisHeight), barW))
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -104,27 +135,47 @@ func (c *Chart) WriteSVG(w io.Writer) error {
 	return err
 }
 
-func panel(s Series, top, barW, plotW float64) group {
-	var peak, admitted, rejected int64
+// top returns the value at the top of s's panel: its tallest bar (1 when
+// it has none), so that the axis covers every bar.
+func (s Series) top() int64 {
+	var peak int64 = 1
 	for i := range s.Admitted {
 		peak = max(peak, s.Admitted[i]+s.Rejected[i])
+	}
+	return peak
+}
+
+// labelGap is the gap between a value label and the panel; digitMid is
+// how far the middle of a digit is above its baseline, in em, so that a
+// label at y+digitMid·size reads as level with y.
+const (
+	labelGap = 6
+	digitMid = 0.35
+)
+
+// panel draws s from x left, top down: its title above; a gridline at the
+// top, for the tallest bar, and the baseline, each labelled with its value
+// level with it; the bars.
+func panel(s Series, left, top, barW, plotW float64) group {
+	var admitted, rejected int64
+	for i := range s.Admitted {
 		admitted += s.Admitted[i]
 		rejected += s.Rejected[i]
 	}
+	peak := s.top()
+	base := top + panelHeight
 	g := group{Class: "series", Name: s.Name}
 	g.Children = append(g.Children,
-		text{X: marginLeft, Y: top - 6, Weight: "bold", Text: fmt.Sprintf("%s — admitted %d, rejected %d", s.Name, admitted, rejected)},
-		line{X1: num(marginLeft), Y1: num(top + panelHeight), X2: num(marginLeft + plotW), Y2: num(top + panelHeight), Stroke: "#999"},
-		text{X: marginLeft - 6, Y: top + 10, Anchor: "end", Text: strconv.FormatInt(peak, 10)},
-		text{X: marginLeft - 6, Y: top + panelHeight, Anchor: "end", Text: "0"},
+		text{X: left, Y: top - 6, Weight: "bold", Text: fmt.Sprintf("%s — admitted %d, rejected %d", s.Name, admitted, rejected)},
+		line{Class: "grid", X1: num(left), Y1: num(top), X2: num(left + plotW), Y2: num(top), Stroke: "#ddd"},
+		line{Class: "baseline", X1: num(left), Y1: num(base), X2: num(left + plotW), Y2: num(base), Stroke: "#999"},
+		text{X: left - labelGap, Y: top + digitMid*fontSize, Anchor: "end", Text: strconv.FormatInt(peak, 10)},
+		text{X: left - labelGap, Y: base + digitMid*fontSize, Anchor: "end", Text: "0"},
 	)
-	if peak == 0 {
-		return g
-	}
 	scale := panelHeight / float64(peak)
 	for i := range s.Admitted {
-		x := marginLeft + float64(i)*barW
-		base := top + panelHeight
+		x := left + float64(i)*barW
+		y := base // the top of the stack so far
 		for _, part := range []struct {
 			class, fill string
 			n           int64
@@ -133,46 +184,67 @@ func panel(s Series, top, barW, plotW float64) group {
 				continue
 			}
 			h := float64(part.n) * scale
-			base -= h
+			y -= h
 			g.Children = append(g.Children, rect{
 				Class: part.class, Bin: strconv.Itoa(i), Count: strconv.FormatInt(part.n, 10),
-				X: num(x), Y: num(base), Width: num(max(barW-1, 0.5)), Height: num(h), Fill: part.fill,
+				X: num(x), Y: num(y), Width: num(max(barW-1, 0.5)), Height: num(h), Fill: part.fill,
 			})
 		}
 	}
 	return g
 }
 
-// axis labels the bins' edges whose offset from Origin (Start when zero) is
-// a multiple of labelStep's interval, with that offset.
-func (c *Chart) axis(y, barW float64, bins int) group {
-	g := group{Class: "axis"}
-	origin := c.Origin
-	if origin.IsZero() {
-		origin = c.Start
+// An axisLabel is the label of the edge before bin (bins, for the last
+// edge).
+type axisLabel struct {
+	bin  int
+	text string
+}
+
+// origin returns the time the axis labels count from.
+func (c *Chart) origin() time.Time {
+	if c.Origin.IsZero() {
+		return c.Start
 	}
-	offset := c.Start.Sub(origin)
+	return c.Origin
+}
+
+// axisLabels returns the labels of the bins' edges whose offset from the
+// origin is a multiple of labelStep's interval: that offset.
+func (c *Chart) axisLabels(bins int) []axisLabel {
+	var out []axisLabel
+	offset := c.Start.Sub(c.origin())
 	every := labelStep(c.Bin, time.Duration(bins)*c.Bin)
 	for i := 0; i <= bins; i++ {
 		at := offset + time.Duration(i)*c.Bin
 		if at%every != 0 {
 			continue
 		}
-		x := marginLeft + float64(i)*barW
 		label := at.String() // "-10s" before the origin
 		if at >= 0 {
 			label = "+" + label
 		}
+		out = append(out, axisLabel{i, label})
+	}
+	return out
+}
+
+// axis draws the time axis at y, from x left: a tick and its label at
+// each of labels, and the caption under them.
+func (c *Chart) axis(labels []axisLabel, left, y, barW float64) group {
+	g := group{Class: "axis"}
+	for _, l := range labels {
+		x := left + float64(l.bin)*barW
 		g.Children = append(g.Children,
 			line{X1: num(x), Y1: num(y - 4), X2: num(x), Y2: num(y + 2), Stroke: "#999"},
-			text{X: x, Y: y + 16, Anchor: "middle", Text: label},
+			text{X: x, Y: y + 16, Anchor: "middle", Text: l.text},
 		)
 	}
 	caption := c.Caption
 	if caption == "" {
-		caption = fmt.Sprintf("time from %s, bins of %s", origin.UTC().Format(time.RFC3339), c.Bin)
+		caption = fmt.Sprintf("time from %s, bins of %s", c.origin().UTC().Format(time.RFC3339), c.Bin)
 	}
-	g.Children = append(g.Children, text{X: marginLeft, Y: y + 32, Text: caption})
+	g.Children = append(g.Children, text{X: left, Y: y + 32, Text: caption})
 	return g
 }
 
@@ -236,6 +308,7 @@ type rect struct {
 
 type line struct {
 	XMLName xml.Name `xml:"line"`
+	Class   string   `xml:"class,attr,omitempty"`
 	X1      string   `xml:"x1,attr"`
 	Y1      string   `xml:"y1,attr"`
 	X2      string   `xml:"x2,attr"`

@@ -112,9 +112,10 @@ func near(a, b float64) bool { return math.Abs(a-b) < eps }
 // spanning the plot, its bars stand on it side by side (bin i at the i-th
 // of equal slots, with a gap), rejected stacked on admitted, heights
 // proportional to the counts and the peak's stack as high as every
-// panel's; its title (with the series' totals) is above it and below the
-// panel before; its peak is labelled at its left within it, and 0 at the
-// baseline; the time axis is below the last panel, its ticks at the bins'
+// panel's, up to a gridline at the panel's top; its title (with the
+// series' totals) is above it and below the panel before; its peak (1 in
+// an empty panel) is labelled at its left level with the top gridline,
+// and 0 level with the baseline; the time axis is below the last panel, its ticks at the bins'
 // edges with their labels under them and the caption under those; the
 // legend's swatches have the bars' colours, each name right of its own.
 func TestWriteSVGGeometry(t *testing.T) {
@@ -166,12 +167,17 @@ func TestWriteSVGGeometry(t *testing.T) {
 	var panelH, lastBase float64
 	for k, s := range series {
 		lines := d.of("series", s.Name, "line")
-		if len(lines) != 1 {
-			t.Fatalf("series %s: %d lines, want its baseline", s.Name, len(lines))
+		if len(lines) != 2 {
+			t.Fatalf("series %s: %d lines, want its top gridline and its baseline", s.Name, len(lines))
 		}
-		L, R, base := lines[0].f(t, "x1"), lines[0].f(t, "x2"), lines[0].f(t, "y1")
-		if lines[0].f(t, "y2") != base || R <= L {
-			t.Errorf("series %s: baseline from (%g, %g) to (%g, %g), want a horizontal one left to right", s.Name, L, base, R, lines[0].f(t, "y2"))
+		grid, baseline := lines[0], lines[1]
+		L, R, base := baseline.f(t, "x1"), baseline.f(t, "x2"), baseline.f(t, "y1")
+		if baseline.f(t, "y2") != base || R <= L {
+			t.Errorf("series %s: baseline from (%g, %g) to (%g, %g), want a horizontal one left to right", s.Name, L, base, R, baseline.f(t, "y2"))
+		}
+		gridY := grid.f(t, "y1")
+		if grid.f(t, "x1") != L || grid.f(t, "x2") != R || grid.f(t, "y2") != gridY || gridY >= base {
+			t.Errorf("series %s: top gridline from (%g, %g) to (%g, %g), want one above the baseline from %g to %g", s.Name, grid.f(t, "x1"), gridY, grid.f(t, "x2"), grid.f(t, "y2"), L, R)
 		}
 		if base <= lastBase {
 			t.Errorf("series %s: baseline at y %g, not below the previous panel's (%g)", s.Name, base, lastBase)
@@ -193,6 +199,9 @@ func TestWriteSVGGeometry(t *testing.T) {
 				panelH = base - top
 			} else if !near(base-top, panelH) {
 				t.Errorf("series %s: the peak's stack is %g high, want the panel height %g", s.Name, base-top, panelH)
+			}
+			if !near(top, gridY) {
+				t.Errorf("series %s: the peak's stack rises to y %g, want it at the top gridline %g", s.Name, top, gridY)
 			}
 		}
 		var nonzero int
@@ -238,18 +247,21 @@ func TestWriteSVGGeometry(t *testing.T) {
 		if y := title.f(t, "y"); y >= base-panelH || y <= lastBase || k == 0 && y <= d.of("", "", "text")[0].f(t, "y") {
 			t.Errorf("series %s: title at y %g, want it between the panel's top %g and what is above (%g)", s.Name, y, base-panelH, lastBase)
 		}
-		if peakLabel.text != strconv.FormatInt(peak, 10) || peakLabel.f(t, "x") >= L || peakLabel.f(t, "y") <= base-panelH || peakLabel.f(t, "y") > base {
-			t.Errorf("series %s: peak label %q at (%g, %g); want %d left of %g, within the panel from %g to %g", s.Name, peakLabel.text, peakLabel.f(t, "x"), peakLabel.f(t, "y"), peak, L, base-panelH, base)
+		// A label is level with its line when the middle of its digits,
+		// 0.35 em above the baseline of its text, is on the line.
+		const mid = 0.35 * 12
+		if want := max(peak, 1); peakLabel.text != strconv.FormatInt(want, 10) || peakLabel.f(t, "x") >= L || !near(peakLabel.f(t, "y")-mid, gridY) {
+			t.Errorf("series %s: peak label %q at (%g, %g); want %d left of %g, level with the top gridline %g", s.Name, peakLabel.text, peakLabel.f(t, "x"), peakLabel.f(t, "y"), want, L, gridY)
 		}
-		if zero.text != "0" || zero.f(t, "x") >= L || zero.f(t, "y") != base {
-			t.Errorf("series %s: zero label %q at (%g, %g); want 0 left of %g on the baseline %g", s.Name, zero.text, zero.f(t, "x"), zero.f(t, "y"), L, base)
+		if zero.text != "0" || zero.f(t, "x") >= L || !near(zero.f(t, "y")-mid, base) {
+			t.Errorf("series %s: zero label %q at (%g, %g); want 0 left of %g, level with the baseline %g", s.Name, zero.text, zero.f(t, "x"), zero.f(t, "y"), L, base)
 		}
 		lastBase = base
 	}
 
 	// The time axis: bins of 1s over 6s, a label every second, at the
 	// edges of the first panel's slots.
-	first := d.of("series", "a", "line")[0]
+	first := d.of("series", "a", "line")[1] // the baseline
 	L, R := first.f(t, "x1"), first.f(t, "x2")
 	ticks, labels := d.of("axis", "", "line"), d.of("axis", "", "text")
 	if len(ticks) != 7 || len(labels) != 8 {
