@@ -115,6 +115,7 @@ func (d *decoder) config(root *cnode) *Config {
 	var source, hops, retryAfter *cnode
 	proxiesBad := false // a trusted_proxies entry was reported
 	hopsBad := false    // trusted_hops was reported
+	sourceBad := false  // ip_source was reported
 	modeBad := false    // failure_mode was reported
 	d.fields(root, "", topFields, func(name string, k, v *cnode) {
 		cfg.stated = append(cfg.stated, name)
@@ -172,6 +173,8 @@ func (d *decoder) config(root *cnode) *Config {
 			source = v
 			if s, ok := d.str(v, name); ok {
 				cfg.IPSource = s
+			} else {
+				sourceBad = true
 			}
 		case "ipv6_prefix":
 			if n, ok := d.integer(v, name); ok {
@@ -216,7 +219,7 @@ func (d *decoder) config(root *cnode) *Config {
 		return cfg
 	}
 	var ip keyfunc.Func
-	if !proxiesBad && !hopsBad { // else the ip part cannot be built as the file means, and that is reported
+	if !proxiesBad && !hopsBad && !sourceBad { // else the ip part cannot be built as the file means, and that is reported
 		ip = d.ipFunc(cfg, source)
 	}
 	raws := d.policies(policies)
