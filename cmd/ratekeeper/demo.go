@@ -10,18 +10,30 @@ import (
 	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
-const demoHead = `Usage: ratekeeper demo [--svg FILE] [--headers PROFILE]
+// demoHead is the help of demo; it lists the seed scenarios as the demo
+// prints them, from the list it runs.
+var demoHead = `Usage: ratekeeper demo [--svg FILE] [--headers PROFILE]
 
 Demo runs offline, in under a second, in simulated time: a chi server with
 the ratekeeper middleware (in-memory store), driven by a real HTTP client.
 It prints a few responses with their rate-limit headers, a login throttled
-per IP and user, and the algorithms side by side on the seed scenarios
-(the boundary burst: 100 per minute, 100 requests at 59 s and 100 at 61 s;
-traffic bunched at the start or the end of the previous window), and writes
-an SVG chart of admitted and rejected requests per algorithm.
+per IP and user, and the requests each algorithm admits in the worked
+examples of the articles ratekeeper grew from, the seed scenarios:
+` + scenarioList("  ") + `
+It writes an SVG chart of admitted and rejected requests per algorithm.
 
 Exit status: 0 done, 2 usage error or failure.
 `
+
+// scenarioList returns the demo's seed scenarios, one a line, each after
+// indent, as the demo prints them under its table.
+func scenarioList(indent string) string {
+	var b strings.Builder
+	for _, sc := range demo.Scenarios {
+		fmt.Fprintf(&b, "%s%s: %s\n", indent, sc.Short, sc.Name)
+	}
+	return b.String()
+}
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("demo", demoHead, stderr)

@@ -9,11 +9,16 @@
 // demo runs a scripted scenario offline in under a second: a chi server with
 // the middleware, driven by a real HTTP client in simulated time, showing
 // responses and their rate-limit headers, a login throttled per IP and
-// user, and the algorithms side by side on the seed scenarios (the
-// boundary burst: 100 per minute, 100 requests at 59 s and 100 at 61 s;
-// traffic bunched at the start or the end of the previous window); it
-// writes an SVG chart of admitted and rejected requests per algorithm and
-// prints its path.
+// user, and the requests each algorithm admits in the worked examples of
+// the articles ratekeeper grew from, the seed scenarios:
+//
+//	boundary burst: 100/min, 100 at 59s + 100 at 61s (admitted of 200)
+//	bunched at start: 5/30s, 5 at 0.5s, then 5 at 33s (admitted at 33s)
+//	bunched at end: 5/30s, 5 at 29.5s, then 5 at 50s (admitted at 50s)
+//	seed 004 buckets: 5/5s, 5 at 4s + 5 at 6s (admitted of 10)
+//
+// It writes an SVG chart of admitted and rejected requests per algorithm
+// and prints its path.
 //
 // check validates a configuration file (YAML or JSON; see
 // policy.Config) and prints the effective policies, and advice on valid
