@@ -30,7 +30,8 @@
 //     decisions and state.
 //   - middleware/otelmetrics: the same metrics through OpenTelemetry.
 //   - client: an http.RoundTripper that paces outbound calls through a
-//     leaky queue and retries 429 and 503 politely.
+//     leaky queue and retries politely a 429, 503 or 529, or a 403 that
+//     refuses the request for its rate.
 //   - cmd/ratekeeper: the demo, config checks, and replay of access logs to
 //     choose thresholds.
 //   - examples: runnable programs behind net/http's ServeMux (stdlib), chi,
