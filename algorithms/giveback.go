@@ -59,6 +59,28 @@ func bucketSeen(d *Decision, waited time.Duration, capacity int64) (w, q int64) 
 // then reports what a Take of the same checks at the give-back's instant
 // would without consuming. The give-back of each key and the look at the
 // keys take their shards' locks apart: a Take between them is counted.
+//
+// A key evicted at the [WithMaxKeys] bound while in use (not idle) and
+// made again by later Takes is a new key, whose state counts only the
+// requests since: a GiveBack of a Take from before the eviction gives it
+// nothing, for the eviction forgot the Take's units once already, and
+// taking them again from the requests since would admit that many more.
+// The store keeps no trace of an evicted key but, in each shard, the
+// latest instant at which it evicted a key in use of each of a number of
+// classes of key hashes (about one class for each 8 keys of the shard's
+// share of the bound, at least 64), and gives nothing back to a key whose
+// class had a key evicted after the Take's instant as the GiveBack
+// reckons it, now − waited. So it also gives nothing back to a key that
+// was not evicted when another of its class was since the Take, erring
+// towards denying. It tells the evicted key exactly when waited is at
+// least the time since the Take read the clock (the middleware measures
+// it from before its Take): a key evicted at the very instant the Take is
+// reckoned at counts as evicted before it. A key dropped while idle (by a
+// sweep, or evicted idle) needs no note: its Takes' units no longer count,
+// and each kind's rule finds so on the key made again, which is decided
+// no earlier than the drop. A key reset ([Resetter]) is not noted: a
+// GiveBack of a Take from before the reset takes the units from the key's
+// requests since, as the conformance suite (algotest) has every store do.
 func (s *MemoryStore) GiveBack(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
 	if err := giveArgs("GiveBack", dst, checks, ds, waited); err != nil {
 		return err
@@ -99,6 +121,9 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 	defer sh.mu.Unlock()
 	if tb = sh.liveOrNil(tb); tb == nil {
 		return false // dropped by a compaction: no key of this spec is held
+	}
+	if sh.forgotSince(h, before(t, waited)) {
+		return false // the key may be one made again since the Take
 	}
 	p := &tb.p
 	// The window kinds reckon from their key's latest instant te, at which

@@ -49,7 +49,10 @@ import (
 // one request, evicts its own kind before a client that is actively being
 // limited, which an attacker can displace only with keys that each use at
 // least as large a share of the capacity they are reckoned at as that
-// client does; and the store never refuses a new key.
+// client does; and the store never refuses a new key. A key evicted while
+// in use and made again is a new key to a GiveBack or Refund too: one of a
+// Take from before the eviction gives it nothing (see
+// [MemoryStore.GiveBack]).
 //
 // A key is reckoned at its Spec's capacity, or lower when its checks are
 // judged at a limit lowered below its Spec's ([Check.Limit]). The store
@@ -177,7 +180,14 @@ type shard struct {
 	// its life (reloads, adaptive limits, SetLimit) gathers tables, and a
 	// scan of a thousand costs microseconds.
 	idx atomic.Pointer[map[Spec]*table]
-	_   [64 - 24]byte
+	// forgot is, for each class of key hashes (forgotClass), the latest
+	// instant at which the shard evicted a key of the class whose state
+	// still counted, or MinInt64; nil until the shard first evicts one. A
+	// GiveBack or Refund of a Take from before that instant gives nothing
+	// to the key (see forgotSince). Used under the lock only: its header,
+	// written once, shares the lock-free pointers' line.
+	forgot []int64
+	_      [64 - 48]byte
 }
 
 // scanTables is how many tables a shard looks through one by one; beyond,
@@ -1258,7 +1268,7 @@ func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
 		sh.sweep(t)
 		sh.sweepAt = max(minSweep, 2*sh.keys)
 	}
-	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, ops) {
+	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, ops, s.forgotClasses()) {
 	}
 	sh.keys++
 }
@@ -1301,8 +1311,9 @@ func (sh *shard) sweep(t int64) int {
 // enter, absent from the table it enters, only seeds where the sample
 // starts: its state under other Specs, unless the same Take holds it, is
 // a candidate like any other. It reports whether it found a key to
-// remove. sh.mu must be held.
-func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
+// remove. A key it removes in use (not idle at t) is noted in the
+// shard's forgot, of the given number of classes. sh.mu must be held.
+func (sh *shard) evict(t int64, h uint64, ops []pending, classes int) bool {
 	var (
 		best     *table
 		bestH    uint64
@@ -1366,6 +1377,12 @@ func (sh *shard) evict(t int64, h uint64, ops []pending) bool {
 	if best == nil {
 		return false
 	}
+	// An idle key's Takes no longer count: a give-back of one would give
+	// nothing back to it, and gives nothing to a key made again after it,
+	// decided no earlier than t (sh.dropped). A key in use is noted.
+	if i, _ := best.slots().find(bestH); !best.idleAt(i, t) {
+		sh.noteForgotten(bestH, t, classes)
+	}
 	best.forget(bestH)
 	sh.keys--
 	sh.dropped = max(sh.dropped, t)
@@ -1416,7 +1433,15 @@ var (
 // last first, so that a Take holding several places in one queue gives
 // them all back, and then looks at each queue at the refund's instant (see
 // [Refunded]). The refund and the look at one key take its shard's lock
-// apart: a Take between them is counted.
+// apart: a Take between them is counted. A queue evicted at the
+// [WithMaxKeys] bound while in use since the Take is a new queue, and
+// gets no place back, as [MemoryStore.GiveBack] says of a key evicted.
+// Since a caller may state its remaining wait instead of the Take's Delay
+// ([Limiter.RefundN] does), the store reckons the Take at the earliest it
+// can have been: MaxDelay before its place's departure, now + Delay −
+// waited, or before now when that departure is later. So an eviction of a
+// key of the queue's class up to MaxDelay before the Take also leaves the
+// place taken.
 func (s *MemoryStore) Refund(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
 	if err := giveArgs("Refund", dst, checks, ds, waited); err != nil {
 		return err
@@ -1480,9 +1505,14 @@ func (s *MemoryStore) refundOne(c *Check, delay, waited time.Duration, t int64) 
 	if d := int64(delay); d >= math.MinInt64+1+int64(waited) {
 		rem = d - int64(waited)
 	}
+	// The Take was decided no earlier than MaxDelay before its place's
+	// departure, t + rem (later than t + min(rem, 0)).
+	since := before(before(t, time.Duration(-min(rem, 0))), c.Spec.MaxDelay)
 	given := false
 	sh.mu.Lock()
-	if tb = sh.liveOrNil(tb); tb == nil {
+	if tb = sh.liveOrNil(tb); tb == nil || sh.forgotSince(h, since) {
+		// No key of c's Spec held, or the key may be one made again
+		// since the Take.
 		sh.mu.Unlock()
 		return false
 	}
