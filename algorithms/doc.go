@@ -114,4 +114,15 @@
 // which a dropped key was back to its full allowance. A key evicted at the
 // [WithMaxKeys] bound while in use is forgotten, as is a key reset
 // ([Resetter]).
+//
+// # Instants
+//
+// Instants are Unix nanoseconds ([time.Time.UnixNano], defined from
+// 1677-09-21 to 2262-04-11 UTC). The MemoryStore decides a clock reading
+// within eight times [MaxWindow] of either end of int64 at that bound,
+// where time stands still until the clock comes back: every limit holds
+// there, and every duration is within what its Spec allows. Two instants
+// more than about 292 years apart (2^63 ns) are further apart than an
+// int64 holds: a key decided at both, on a clock gone that far back or
+// forward, is not decided exactly.
 package algorithms

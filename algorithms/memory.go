@@ -34,7 +34,10 @@ import (
 // the package documentation). With the default [SystemClock] it reads only
 // the monotonic clock, anchored to the wall clock when the store
 // was made, which halves the cost of reading the time; windows stay aligned
-// to the Unix epoch as the host clock was at that moment.
+// to the Unix epoch as the host clock was at that moment. (A host clock
+// within a century of the end of Unix nanoseconds, in 2262, is read as an
+// injected one is, and clamped: see "Instants" in the package
+// documentation.)
 //
 // Idle keys — those back to their full allowance, whose state no longer
 // changes any decision — are dropped lazily, with no goroutine: a shard
@@ -270,6 +273,12 @@ func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
 	if s.clock == SystemClock {
 		s.mono, s.base = true, time.Now()
 		s.baseNs = s.base.UnixNano()
+		// The monotonic clock's instants are not clamped: a host clock
+		// that leaves them less than a century within the bounds reads
+		// the wall clock, clamped, instead.
+		if s.baseNs < minInstant || s.baseNs > maxInstant-monoSpan {
+			s.mono = false
+		}
 	}
 	return s, nil
 }
@@ -338,7 +347,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	if s.mono {
 		t = s.baseNs + int64(time.Since(s.base))
 	} else {
-		t = s.clock.Now().UnixNano()
+		t = clampInstant(s.clock.Now().UnixNano())
 	}
 	h := s.hash(c.Key)
 	sh := &s.shards[h&s.mask]
@@ -1394,7 +1403,27 @@ func (s *MemoryStore) now() int64 {
 	if s.mono {
 		return s.baseNs + int64(time.Since(s.base))
 	}
-	return s.clock.Now().UnixNano()
+	return clampInstant(s.clock.Now().UnixNano())
+}
+
+// The instants the store decides at are within [minInstant, maxInstant]:
+// eight of the longest windows from either end of int64, so that every
+// instant the kinds work out from one (a window's start two windows
+// before, a bucket's or a queue's full or free instant up to a window
+// after, a give-back's reckoning four windows either side, and half a
+// window more) is an int64. A clock read outside is decided at the bound
+// (see "Instants" in the package documentation).
+const (
+	minInstant = math.MinInt64 + 8*int64(MaxWindow)
+	maxInstant = math.MaxInt64 - 8*int64(MaxWindow)
+	// monoSpan is how long a store reading the monotonic clock may run:
+	// its instants are not clamped.
+	monoSpan = 100 * 365 * 24 * int64(time.Hour)
+)
+
+// clampInstant returns t within [minInstant, maxInstant].
+func clampInstant(t int64) int64 {
+	return min(max(t, minInstant), maxInstant)
 }
 
 // giveArgs returns the error of a Refund or GiveBack (op) whose arguments
