@@ -142,9 +142,126 @@ func (u *undoRun) lose(t *testing.T, y algorithms.Check) *raceHook {
 	}}
 }
 
+// reservationChain is n cross-slot Takes T_1..T_n of (L, ys[i]), each on
+// a store of its own on a clock of its own (at at[i] past the Model's
+// base), whose reservations of u's L overlap: T_i's reservation of L, once
+// made, starts T_{i+1} and waits until it has reserved L in turn (or
+// returned); the last one's goes on at once. T_i's undo of L waits for
+// its turn. Each T_i loses its race for ys[i] (undoRun.lose) unless it
+// stands. ds[i] and errs[i] are T_i's answer once run has returned.
+type reservationChain struct {
+	u      *undoRun
+	n      int
+	ys     []algorithms.Check
+	at     []time.Duration
+	stands map[int]bool
+	ds     [][]algorithms.Decision
+	errs   []error
+	stores []*redisstore.Store
+
+	reserved, turn, returned []chan struct{}
+}
+
+// newReservationChain makes the stores of T_1..T_n (ys and at are indexed
+// from 1, and may run past n). reserved, when not nil, is called in T_i's
+// hook once its reservation of L is made, before T_{i+1} starts.
+func newReservationChain(t *testing.T, u *undoRun, n int, ys []algorithms.Check, at []time.Duration, stands map[int]bool, reserved func(i int)) *reservationChain {
+	t.Helper()
+	c := &reservationChain{u: u, n: n, ys: ys, at: at, stands: stands,
+		ds: make([][]algorithms.Decision, n+1), errs: make([]error, n+1), stores: make([]*redisstore.Store, n+1),
+		reserved: make([]chan struct{}, n+1), turn: make([]chan struct{}, n+1), returned: make([]chan struct{}, n+1)}
+	for i := 1; i <= n; i++ {
+		c.reserved[i], c.turn[i], c.returned[i] = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	}
+	for i := 1; i <= n; i++ {
+		client := sharedCluster(t)
+		if !stands[i] {
+			client.AddHook(u.lose(t, ys[i]))
+		}
+		client.AddHook(&callModeHook{after: true, mode: "1", key: u.lkey, do: func() {
+			if reserved != nil {
+				reserved(i)
+			}
+			if i < n {
+				c.start(i + 1)
+				select {
+				case <-c.reserved[i+1]:
+				case <-c.returned[i+1]:
+				case <-time.After(10 * time.Second):
+				}
+			}
+			close(c.reserved[i])
+		}})
+		client.AddHook(&callModeHook{mode: "2", key: u.lkey, do: func() {
+			select {
+			case <-c.turn[i]:
+			case <-time.After(10 * time.Second):
+			}
+		}})
+		var err error
+		c.stores[i], err = redisstore.New(client, redisstore.WithClock(&manualClock{t: u.m.base.Add(at[i])}), redisstore.WithPrefix(u.prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func (c *reservationChain) start(i int) {
+	go func() {
+		defer close(c.returned[i])
+		c.ds[i], c.errs[i] = c.stores[i].Take(context.Background(), c.u.L, c.ys[i])
+	}()
+}
+
+// run starts T_1 and waits for the reservations, gives the undos their
+// turns in order, and waits until every T_i has returned.
+func (c *reservationChain) run(t *testing.T, order []int) {
+	t.Helper()
+	c.start(1)
+	select {
+	case <-c.reserved[1]:
+	case <-c.returned[1]:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reservations did not happen")
+	}
+	for _, i := range order {
+		close(c.turn[i])
+		select {
+		case <-c.returned[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("T%d did not return after its turn to undo", i)
+		}
+	}
+	for i := 1; i <= c.n; i++ {
+		select {
+		case <-c.returned[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("T%d did not return", i)
+		}
+	}
+}
+
+// compare compares each T_i with the Model at its instant, only as to
+// Allowed (each saw the others' reserved units), and wants L passing and
+// y_i admitted just when T_i stands.
+func (c *reservationChain) compare(t *testing.T) {
+	t.Helper()
+	m := c.u.m
+	for i := 1; i <= c.n; i++ {
+		m.clk.t = m.base.Add(c.at[i])
+		if diff := m.compare(fmt.Sprintf("T%d", i), c.ds[i], c.errs[i], true, c.u.L, c.ys[i]); diff != "" {
+			t.Fatal(diff)
+		}
+		if !c.ds[i][0].Allowed || c.ds[i][1].Allowed == !c.stands[i] {
+			t.Fatalf("T%d = %+v; want L passing and y%d admitted %v", i, c.ds[i], i, c.stands[i])
+		}
+	}
+}
+
 func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	u := newUndoRun(t, sp)
-	m, prefix, other, L, lkey := u.m, u.prefix, u.other, u.L, u.lkey
+	m, prefix, other, L := u.m, u.prefix, u.other, u.L
 	ctx := context.Background()
 	n := len(c.order) + len(c.stands)
 	stands := make(map[int]bool)
@@ -156,20 +273,6 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	for i, k := range []string{"route-/login", "user-2", "user-4", "ip-1"}[:n+1] {
 		ys[i+1] = algorithms.Check{Spec: oneAnHour, Key: k}
 	}
-	// T_i's reservation of L, once made, starts T_{i+1} and waits until it
-	// has reserved L in turn (or returned); the last one's goes on at once.
-	// T_i's undo of L waits for its turn.
-	reserved := make([]chan struct{}, n+2)
-	turn := make([]chan struct{}, n+2)
-	returned := make([]chan struct{}, n+2)
-	ds := make([][]algorithms.Decision, n+2)
-	errs := make([]error, n+2)
-	stores := make([]*redisstore.Store, n+2)
-	var plainD []algorithms.Decision // the plain Take's
-	var plainErr error
-	for i := 1; i <= n; i++ {
-		reserved[i], turn[i], returned[i] = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	}
 	at := make([]time.Duration, n+2) // T_i's instant, on a clock of its own
 	for i := range at {
 		at[i] = 61*time.Second + time.Millisecond
@@ -177,46 +280,16 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 			at[i] = []time.Duration{91500 * time.Millisecond, 100 * time.Second}[min(i-2, 1)]
 		}
 	}
-	start := func(i int) {
-		go func() {
-			defer close(returned[i])
-			ds[i], errs[i] = stores[i].Take(ctx, L, ys[i])
-		}()
-	}
-	for i := 1; i <= n; i++ {
-		client := sharedCluster(t)
-		if !stands[i] {
-			client.AddHook(u.lose(t, ys[i]))
+	var plainD []algorithms.Decision // the plain Take's
+	var plainErr error
+	chain := newReservationChain(t, u, n, ys, at, stands, func(i int) {
+		if i == c.plain {
+			plainD, plainErr = other.Take(ctx, L)
+			if diff := m.compare("other", plainD, plainErr, true, L); diff != "" {
+				t.Error(diff)
+			}
 		}
-		client.AddHook(&callModeHook{after: true, mode: "1", key: lkey, do: func() {
-			if i == c.plain {
-				plainD, plainErr = other.Take(ctx, L)
-				if diff := m.compare("other", plainD, plainErr, true, L); diff != "" {
-					t.Error(diff)
-				}
-			}
-			if i < n {
-				start(i + 1)
-				select {
-				case <-reserved[i+1]:
-				case <-returned[i+1]:
-				case <-time.After(10 * time.Second):
-				}
-			}
-			close(reserved[i])
-		}})
-		client.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
-			select {
-			case <-turn[i]:
-			case <-time.After(10 * time.Second):
-			}
-		}})
-		var err error
-		stores[i], err = redisstore.New(client, redisstore.WithClock(&manualClock{t: m.base.Add(at[i])}), redisstore.WithPrefix(prefix))
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	lone, err := redisstore.New(func() *redis.ClusterClient {
 		client := sharedCluster(t)
 		client.AddHook(u.lose(t, ys[n+1]))
@@ -232,39 +305,8 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	take(31*time.Second, two)
 
 	m.clk.t = m.base.Add(61*time.Second + time.Millisecond)
-	start(1)
-	select {
-	case <-reserved[1]:
-	case <-returned[1]:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the reservations did not happen")
-	}
-	for _, i := range c.order {
-		close(turn[i])
-		select {
-		case <-returned[i]:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("T%d did not return after its turn to undo", i)
-		}
-	}
-	for i := 1; i <= n; i++ {
-		select {
-		case <-returned[i]:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("T%d did not return", i)
-		}
-	}
-	// Each Take compared with the Model, only as to Allowed: each saw the
-	// others' reserved units.
-	for i := 1; i <= n; i++ {
-		m.clk.t = m.base.Add(at[i])
-		if diff := m.compare(fmt.Sprintf("T%d", i), ds[i], errs[i], true, L, ys[i]); diff != "" {
-			t.Fatal(diff)
-		}
-		if !ds[i][0].Allowed || ds[i][1].Allowed == !stands[i] {
-			t.Fatalf("T%d = %+v; want L passing and y%d admitted %v", i, ds[i], i, stands[i])
-		}
-	}
+	chain.run(t, c.order)
+	chain.compare(t)
 	// One more cross-slot Take, alone, undone.
 	m.clk.t = m.base.Add(61*time.Second + time.Millisecond)
 	d, err := lone.Take(ctx, L, ys[n+1])
@@ -277,7 +319,7 @@ func overlapRun(t *testing.T, sp algorithms.Spec, c overlapCase) {
 	// The admitted Takes given back: the +1 s units stay forgotten (a log
 	// that had them back would count them once the newest event is gone).
 	for _, i := range c.stands {
-		m.giveBack(other, "other", fmt.Sprintf("T%d", i), []algorithms.Check{L, ys[i]}, ds[i])
+		m.giveBack(other, "other", fmt.Sprintf("T%d", i), []algorithms.Check{L, ys[i]}, chain.ds[i])
 	}
 	if c.plain > 0 {
 		if plainErr != nil || !plainD[0].Allowed {

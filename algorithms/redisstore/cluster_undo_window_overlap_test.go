@@ -1,13 +1,11 @@
 package redisstore_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 )
 
 // TestClusterUndoWindowOverlapping: two cross-slot Takes reserve one
@@ -47,77 +45,14 @@ func TestClusterUndoWindowOverlapping(t *testing.T) {
 // as the Model (which saw both denied) decides them.
 func undoOverlapRun(t *testing.T, sp algorithms.Spec, order [2]int, t2 time.Duration) {
 	u := newUndoRun(t, sp)
-	m, prefix, other, L, lkey := u.m, u.prefix, u.other, u.L, u.lkey
-	ctx := context.Background()
 	ys := []algorithms.Check{{}, {Spec: oneAnHour, Key: "route-/login"}, {Spec: oneAnHour, Key: "user-2"}}
-	at := []time.Duration{0, 30 * time.Second, t2}
-	var reserved, turn, returned [3]chan struct{}
-	var ds [3][]algorithms.Decision
-	var errs [3]error
-	var stores [3]*redisstore.Store
-	for i := 1; i <= 2; i++ {
-		reserved[i], turn[i], returned[i] = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	}
-	start := func(i int) {
-		go func() {
-			defer close(returned[i])
-			ds[i], errs[i] = stores[i].Take(ctx, L, ys[i])
-		}()
-	}
-	for i := 1; i <= 2; i++ {
-		client := sharedCluster(t)
-		client.AddHook(u.lose(t, ys[i]))
-		client.AddHook(&callModeHook{after: true, mode: "1", key: lkey, do: func() {
-			if i == 1 {
-				start(2)
-				select {
-				case <-reserved[2]:
-				case <-returned[2]:
-				case <-time.After(10 * time.Second):
-				}
-			}
-			close(reserved[i])
-		}})
-		client.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
-			select {
-			case <-turn[i]:
-			case <-time.After(10 * time.Second):
-			}
-		}})
-		var err error
-		stores[i], err = redisstore.New(client, redisstore.WithClock(&manualClock{t: m.base.Add(at[i])}), redisstore.WithPrefix(prefix))
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	take := m.taker(other, "other")
-	two := L
+	chain := newReservationChain(t, u, 2, ys, []time.Duration{0, 30 * time.Second, t2}, nil, nil)
+	take := u.m.taker(u.other, "other")
+	two := u.L
 	two.Cost = 2
 	take(time.Second, two)
-	start(1)
-	select {
-	case <-reserved[1]:
-	case <-returned[1]:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the reservations did not happen")
-	}
-	for _, i := range order {
-		close(turn[i])
-		select {
-		case <-returned[i]:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("T%d did not return after its turn to undo", i)
-		}
-	}
-	for i := 1; i <= 2; i++ {
-		m.clk.t = m.base.Add(at[i])
-		if diff := m.compare(fmt.Sprintf("T%d", i), ds[i], errs[i], true, L, ys[i]); diff != "" {
-			t.Fatal(diff)
-		}
-		if !ds[i][0].Allowed || ds[i][1].Allowed {
-			t.Fatalf("T%d = %+v; want L passing and y%d denied", i, ds[i], i)
-		}
-	}
-	take(31*time.Second, L)
-	goesOnAsModel(take, L)
+	chain.run(t, order[:])
+	chain.compare(t)
+	take(31*time.Second, u.L)
+	goesOnAsModel(take, u.L)
 }
