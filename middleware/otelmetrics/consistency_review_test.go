@@ -17,6 +17,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -215,36 +216,7 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	// Holds: the second request held 1 s, the third cut short 250 ms in by
 	// its client, the fourth refused at once (its deadline before its
 	// turn), and a shadow middleware's queue holding nothing.
-	queued := newHoldRun(t, pm, []*policy.Policy{queueEvery("queue", time.Second), fixed("beside", 100, remote)}, middleware.WithObserver(obs))
-	for i := range 2 {
-		if code := queued.do(bg); code != http.StatusOK {
-			t.Fatalf("queued request %d: %d", i+1, code)
-		}
-	}
-	left, leave := context.WithCancel(bg)
-	queued.wait = func(ctx context.Context, d time.Duration) error {
-		queued.clock.Advance(250 * time.Millisecond)
-		leave()
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	if code := queued.do(left); code != http.StatusServiceUnavailable {
-		t.Fatalf("client gone while held: %d", code)
-	}
-	queued.wait = func(context.Context, time.Duration) error {
-		t.Error("held when no hold was wanted")
-		return nil
-	}
-	soon, cancelSoon := context.WithTimeout(bg, 100*time.Millisecond)
-	defer cancelSoon()
-	if code := queued.do(soon); code != http.StatusServiceUnavailable {
-		t.Fatalf("deadline before its turn: %d", code)
-	}
-	shadowQueue := newHoldRun(t, pm, []*policy.Policy{queueEvery("shadow-queue", time.Second)}, middleware.WithObserver(obs), middleware.WithShadow(nil))
-	shadowQueue.wait = queued.wait
-	for range 2 {
-		shadowQueue.do(bg)
-	}
+	metrictest.Holds{Queue: "queue", Beside: "beside", Shadowed: "shadow-queue"}.Run(t, pm, middleware.WithObserver(obs))
 	if err := enforcing.m.SetLimit("per-ip", 1); err != nil {
 		t.Fatal(err)
 	}

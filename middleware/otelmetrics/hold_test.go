@@ -5,69 +5,21 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
-
-// queueEvery is a leaky_queue named name of one request per every that
-// holds up to a minute, keyed by the client's address.
-func queueEvery(name string, every time.Duration) *policy.Policy {
-	spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: every, MaxDelay: time.Minute}
-	return policy.Must(policy.New(name, spec, remote))
-}
-
-// holdRun serves a chi router behind a middleware of policies on a memory
-// store and m's clock, whose held requests wait through wait (by default
-// advancing the clock by the Delay).
-type holdRun struct {
-	clock *algotest.Clock
-	wait  func(ctx context.Context, d time.Duration) error
-	h     http.Handler
-	m     *middleware.Middleware
-}
-
-func newHoldRun(t *testing.T, obs middleware.Observer, policies []*policy.Policy, opts ...middleware.Option) *holdRun {
-	t.Helper()
-	run := &holdRun{clock: algotest.NewClock(t0)}
-	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(run.clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	run.wait = func(ctx context.Context, d time.Duration) error { return run.clock.Sleep(ctx, d) }
-	opts = append([]middleware.Option{middleware.WithObserver(obs), middleware.WithClock(run.clock),
-		middleware.WithWait(func(ctx context.Context, d time.Duration) error { return run.wait(ctx, d) }),
-		middleware.WithErrorHandler(func(*http.Request, error) {})}, opts...)
-	run.m = middleware.MustNew(mem, policies, opts...)
-	r := chi.NewRouter()
-	r.Use(run.m.Handler)
-	r.Get("/", func(http.ResponseWriter, *http.Request) {})
-	run.h = r
-	return run
-}
-
-// do serves GET / with ctx and returns the status.
-func (run *holdRun) do(ctx context.Context) int {
-	w := httptest.NewRecorder()
-	run.h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
-	return w.Code
-}
 
 // holdPoints returns the data points of ratekeeper.hold.duration as
 // "{attrs} count=n sum=s buckets=[...]" lines, sorted, and fails the
@@ -94,8 +46,9 @@ func holdPoints(t *testing.T, rm metricdata.ResourceMetrics) []string {
 
 // TestHoldDuration: ratekeeper.hold.duration{policy,outcome}, in seconds,
 // records each held request once under each leaky_queue policy that
-// delayed it, as prommetrics' hold_seconds observes it, through chi with
-// the memory store and a wait that advances the clock: the second request
+// delayed it, as prommetrics' hold_seconds observes it, in the scenario of
+// metrictest.Holds (chi, the memory store, a wait that advances the
+// clock): the second request
 // held 1 s and served (allowed), the third's client leaving 250 ms into
 // its hold (abandoned, 0.25 s), the fourth refused at once as its
 // deadline comes before its turn (nothing), and neither the fixed window
@@ -103,37 +56,7 @@ func holdPoints(t *testing.T, rm metricdata.ResourceMetrics) []string {
 // The boundaries are DefaultHoldBuckets.
 func TestHoldDuration(t *testing.T) {
 	obs, reader := newObserver(t)
-	run := newHoldRun(t, obs, []*policy.Policy{queueEvery("queue", time.Second), fixed("per-ip", 100, remote)})
-	bg := context.Background()
-	for i := range 2 {
-		if code := run.do(bg); code != http.StatusOK {
-			t.Fatalf("request %d: %d", i+1, code)
-		}
-	}
-	left, leave := context.WithCancel(bg)
-	run.wait = func(ctx context.Context, d time.Duration) error {
-		run.clock.Advance(250 * time.Millisecond)
-		leave()
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	if code := run.do(left); code != http.StatusServiceUnavailable {
-		t.Fatalf("client gone while held: %d, want 503", code)
-	}
-	soon, cancel := context.WithTimeout(bg, 100*time.Millisecond)
-	defer cancel()
-	run.wait = func(context.Context, time.Duration) error {
-		t.Error("a request whose deadline comes before its turn was held")
-		return nil
-	}
-	if code := run.do(soon); code != http.StatusServiceUnavailable {
-		t.Fatalf("deadline before its turn: %d, want 503", code)
-	}
-	shadow := newHoldRun(t, obs, []*policy.Policy{queueEvery("shadowed", time.Second)}, middleware.WithShadow(nil))
-	shadow.wait = run.wait
-	for range 2 {
-		shadow.do(bg)
-	}
+	metrictest.Holds{Queue: "queue", Beside: "per-ip", Shadowed: "shadowed"}.Run(t, obs)
 	bounds := "[0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 30 60]"
 	want := []string{
 		"{outcome=abandoned,policy=queue} count=1 sum=0.25 bounds=" + bounds + " counts=[0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0]",
@@ -155,12 +78,6 @@ func TestHoldBuckets(t *testing.T) {
 	if !slices.Equal(saved, []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}) {
 		t.Errorf("DefaultHoldBuckets = %v", saved)
 	}
-	holdOnce := func(obs *otelmetrics.Observer) {
-		run := newHoldRun(t, obs, []*policy.Policy{queueEvery("queue", time.Second)})
-		for range 2 {
-			run.do(context.Background())
-		}
-	}
 	boundsOf := func(reader *sdkmetric.ManualReader) []float64 {
 		for _, sm := range collectRaw(t, reader).ScopeMetrics {
 			for _, m := range sm.Metrics {
@@ -174,12 +91,12 @@ func TestHoldBuckets(t *testing.T) {
 	}
 	obs, reader := newObserver(t, otelmetrics.WithBuckets(0.001, 0.01))
 	otelmetrics.DefaultHoldBuckets[0] = 42 // after New: not its business
-	holdOnce(obs)
+	metrictest.HoldOnce(t, obs)
 	if got := boundsOf(reader); !slices.Equal(got, saved) {
 		t.Errorf("hold boundaries %v, want %v", got, saved)
 	}
 	obs, reader = newObserver(t, otelmetrics.WithHoldBuckets(0.5, 2, 8))
-	holdOnce(obs)
+	metrictest.HoldOnce(t, obs)
 	if got := boundsOf(reader); !slices.Equal(got, []float64{0.5, 2, 8}) {
 		t.Errorf("WithHoldBuckets(0.5, 2, 8): boundaries %v", got)
 	}
@@ -204,8 +121,8 @@ func TestHoldAllocationsAndExemplar(t *testing.T) {
 		t.Skip("-short: AllocsPerRun runs hundreds of requests")
 	}
 	obs, reader := newObserver(t)
-	plain := newHoldRun(t, &nopObserver{}, []*policy.Policy{queueEvery("plain", time.Second)})
-	observed := newHoldRun(t, obs, []*policy.Policy{queueEvery("observed", time.Second)})
+	plain := metrictest.NewHoldRun(t, &nopObserver{}, []*policy.Policy{metrictest.QueueEvery("plain", time.Second)})
+	observed := metrictest.NewHoldRun(t, obs, []*policy.Policy{metrictest.QueueEvery("observed", time.Second)})
 	sc := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
 		SpanID:     trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8},
@@ -213,15 +130,15 @@ func TestHoldAllocationsAndExemplar(t *testing.T) {
 	})
 	ctx := trace.ContextWithSpanContext(context.Background(), sc)
 	for range 2 { // the second is held
-		plain.do(ctx)
-		observed.do(ctx)
+		plain.Do(ctx)
+		observed.Do(ctx)
 	}
-	a := testing.AllocsPerRun(200, func() { plain.do(ctx) })
-	b := testing.AllocsPerRun(200, func() { observed.do(ctx) })
+	a := testing.AllocsPerRun(200, func() { plain.Do(ctx) })
+	b := testing.AllocsPerRun(200, func() { observed.Do(ctx) })
 	if b > a {
 		t.Errorf("a held request: %v allocations with the Observer, %v without", b, a)
 	}
-	if p, o := plain.m.Stats().Delayed, observed.m.Stats().Delayed; p < 200 || o < 200 {
+	if p, o := plain.M.Stats().Delayed, observed.M.Stats().Delayed; p < 200 || o < 200 {
 		t.Errorf("requests held: %d without the Observer, %d with it; want every one but the first", p, o)
 	}
 	var exemplars int

@@ -1,7 +1,6 @@
 package otelmetrics_test
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"regexp"
@@ -9,9 +8,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -51,12 +50,7 @@ func TestReadmeInstruments(t *testing.T) {
 	}
 	// A request held by a leaky_queue (the second of two), for the hold's
 	// instrument, made at its first hold.
-	run := newHoldRun(t, obs, []*policy.Policy{queueEvery("queue", time.Second)})
-	for i := range 2 {
-		if code := run.do(context.Background()); code != http.StatusOK {
-			t.Fatalf("queued request %d: status %d", i+1, code)
-		}
-	}
+	metrictest.HoldOnce(t, obs)
 	var recorded []string
 	for _, sm := range collectRaw(t, reader).ScopeMetrics {
 		for _, mt := range sm.Metrics {

@@ -1,7 +1,6 @@
 package prommetrics_test
 
 import (
-	"context"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -18,100 +16,25 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// queueEvery is a leaky_queue named name of one request per every that
-// holds up to a minute, keyed by the client's address.
-func queueEvery(name string, every time.Duration) *policy.Policy {
-	spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: every, MaxDelay: time.Minute}
-	return policy.Must(policy.New(name, spec, remote))
-}
-
-// holdRun serves a chi router behind a middleware of policies on a memory
-// store and m's clock, whose held requests wait through wait.
-type holdRun struct {
-	clock *algotest.Clock
-	wait  func(ctx context.Context, d time.Duration) error
-	h     http.Handler
-	m     *middleware.Middleware
-}
-
-func newHoldRun(t *testing.T, metrics *prommetrics.Metrics, policies []*policy.Policy, opts ...middleware.Option) *holdRun {
-	t.Helper()
-	run := &holdRun{clock: algotest.NewClock(t0)}
-	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(run.clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	run.wait = func(ctx context.Context, d time.Duration) error { return run.clock.Sleep(ctx, d) }
-	opts = append([]middleware.Option{middleware.WithObserver(metrics), middleware.WithClock(run.clock),
-		middleware.WithWait(func(ctx context.Context, d time.Duration) error { return run.wait(ctx, d) }),
-		middleware.WithErrorHandler(func(*http.Request, error) {})}, opts...)
-	run.m = middleware.MustNew(mem, policies, opts...)
-	r := chi.NewRouter()
-	r.Use(run.m.Handler)
-	r.Get("/", func(http.ResponseWriter, *http.Request) {})
-	run.h = r
-	return run
-}
-
-// do serves GET / with ctx and returns the status.
-func (run *holdRun) do(ctx context.Context) int {
-	w := httptest.NewRecorder()
-	run.h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
-	return w.Code
-}
-
 // TestHoldSeconds: ratekeeper_hold_seconds{policy,outcome} observes each
 // held request once under each leaky_queue policy that delayed it, with
-// the time it was held, through chi with the memory store and a wait that
-// advances the clock. Queue "queue" lets one request go a second: the
-// first request goes at once (nothing observed), the second is held 1 s
-// and served (outcome allowed, le="1"), the third's client leaves 250 ms
-// into its hold of 1 s (outcome abandoned, 0.25 s: the time held, not the
-// Delay), the fourth's deadline comes before its turn (refused at once,
-// not held: nothing). The fixed window beside the queue, which delays
+// the time it was held, in the scenario of metrictest.Holds (chi, the
+// memory store, a wait that advances the clock). Queue "queue" lets one
+// request go a second: the first request goes at once (nothing observed),
+// the second is held 1 s and served (outcome allowed, le="1"), the third's
+// client leaves 250 ms into its hold of 1 s (outcome abandoned, 0.25 s:
+// the time held, not the Delay), the fourth's deadline comes before its
+// turn (refused at once, not held: nothing). The fixed window beside the queue, which delays
 // nothing, and a queue of a middleware in shadow mode (it holds nothing)
 // have no series.
 func TestHoldSeconds(t *testing.T) {
 	reg, metrics, _ := metricsAndStore(t)
-	run := newHoldRun(t, metrics, []*policy.Policy{queueEvery("queue", time.Second), fixed("per-ip", 100, remote)})
-	bg := context.Background()
-	for i := range 2 {
-		if code := run.do(bg); code != http.StatusOK {
-			t.Fatalf("request %d: %d", i+1, code)
-		}
-	}
-	left, leave := context.WithCancel(bg)
-	run.wait = func(ctx context.Context, d time.Duration) error {
-		run.clock.Advance(250 * time.Millisecond)
-		leave()
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	if code := run.do(left); code != http.StatusServiceUnavailable {
-		t.Fatalf("client gone while held: %d, want 503", code)
-	}
-	soon, cancel := context.WithTimeout(bg, 100*time.Millisecond)
-	defer cancel()
-	run.wait = func(context.Context, time.Duration) error {
-		t.Error("a request whose deadline comes before its turn was held")
-		return nil
-	}
-	if code := run.do(soon); code != http.StatusServiceUnavailable {
-		t.Fatalf("deadline before its turn: %d, want 503", code)
-	}
-	shadow := newHoldRun(t, metrics, []*policy.Policy{queueEvery("shadowed", time.Second)}, middleware.WithShadow(nil))
-	shadow.wait = run.wait
-	for range 2 {
-		shadow.do(bg)
-	}
-	if got := run.m.Stats(); got.Delayed != 2 || got.Abandoned != 2 {
-		t.Fatalf("Stats: %d delayed, %d abandoned; want 2 and 2", got.Delayed, got.Abandoned)
-	}
+	metrictest.Holds{Queue: "queue", Beside: "per-ip", Shadowed: "shadowed"}.Run(t, metrics)
 	want := `
 # HELP ratekeeper_hold_seconds Time a request was held for its turn by a leaky_queue policy, per policy and outcome (allowed: served after the hold; abandoned: the hold cut short).
 # TYPE ratekeeper_hold_seconds histogram
@@ -178,18 +101,6 @@ func holdBounds(t *testing.T, reg prometheus.Gatherer) []float64 {
 	return nil
 }
 
-// holdOnce holds one request under a queue of a middleware observed by
-// metrics.
-func holdOnce(t *testing.T, metrics *prommetrics.Metrics) {
-	t.Helper()
-	run := newHoldRun(t, metrics, []*policy.Policy{queueEvery("queue", time.Second)})
-	for range 2 {
-		if code := run.do(context.Background()); code != http.StatusOK {
-			t.Fatalf("status %d", code)
-		}
-	}
-}
-
 // TestHoldBuckets: the hold histogram has DefaultHoldBuckets, read once
 // by New (edited later, they change nothing; edited into buckets no
 // histogram can have, they are New's error naming them), or those of
@@ -208,7 +119,7 @@ func TestHoldBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 	prommetrics.DefaultHoldBuckets[0] = 42 // after New: not its business
-	holdOnce(t, metrics)
+	metrictest.HoldOnce(t, metrics)
 	if got := holdBounds(t, reg); !slices.Equal(got, saved) {
 		t.Errorf("hold buckets %v, want %v", got, saved)
 	}
@@ -217,7 +128,7 @@ func TestHoldBuckets(t *testing.T) {
 	if metrics, err = prommetrics.New(reg, prommetrics.WithHoldBuckets(0.5, 2, 8)); err != nil {
 		t.Fatal(err)
 	}
-	holdOnce(t, metrics)
+	metrictest.HoldOnce(t, metrics)
 	if got := holdBounds(t, reg); !slices.Equal(got, []float64{0.5, 2, 8}) {
 		t.Errorf("WithHoldBuckets(0.5, 2, 8): buckets %v", got)
 	}
@@ -256,7 +167,7 @@ func TestHoldAllocations(t *testing.T) {
 		}
 		t.Cleanup(func() { mem.Close() })
 		opts = append(opts, middleware.WithClock(clock), middleware.WithWait(clock.Sleep))
-		m := middleware.MustNew(mem, []*policy.Policy{queueEvery("queue", time.Second)}, opts...)
+		m := middleware.MustNew(mem, []*policy.Policy{metrictest.QueueEvery("queue", time.Second)}, opts...)
 		return m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), m
 	}
 	plain, pm := build()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -49,7 +50,7 @@ func TestReadmeMetrics(t *testing.T) {
 	login := policy.Must(policy.New("login", fixed("x", 5, remote).Spec(), remote, policy.CountIf(policy.CountFailed)))
 	m := middleware.MustNew(mem, []*policy.Policy{login}, middleware.WithObserver(metrics))
 	serve(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))) // given back
-	holdOnce(t, metrics)                                                            // a hold
+	metrictest.HoldOnce(t, metrics)                                                 // a hold
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
