@@ -1,34 +1,16 @@
 package prommetrics_test
 
 import (
-	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
-	"github.com/ratekeeper/ratekeeper/policy"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 )
-
-// delayingStore answers every check with a Delay of an hour: a decision a
-// fixed_window policy cannot give (a broken or hostile store), which the
-// middleware refuses as a failure of the store. It forwards Take alone, so
-// that the memory store's single-check path does not bypass it.
-type delayingStore struct{ mem *algorithms.MemoryStore }
-
-func (s delayingStore) Take(ctx context.Context, checks ...algorithms.Check) ([]algorithms.Decision, error) {
-	ds, err := s.mem.Take(ctx, checks...)
-	for i := range ds {
-		ds[i].Delay = time.Hour
-	}
-	return ds, err
-}
 
 // TestInvalidDecisionIsAStoreError: a store whose answer its policy cannot
 // give (a Delay on a fixed_window) is a failed store call for the
@@ -48,20 +30,8 @@ func TestInvalidDecisionIsAStoreError(t *testing.T) {
 		{"fail closed, shadowed", []middleware.Option{middleware.OnStoreError(middleware.FailClosed(time.Second)), middleware.WithShadow(nil)}, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reg, metrics, mem := metricsAndStore(t)
-			opts := append([]middleware.Option{middleware.WithObserver(metrics), middleware.WithErrorHandler(func(*http.Request, error) {})}, tc.opts...)
-			m := middleware.MustNew(delayingStore{mem}, []*policy.Policy{fixed("per-ip", 10, remote)}, opts...)
-			r := chi.NewRouter()
-			r.Use(m.Handler)
-			r.Get("/", func(http.ResponseWriter, *http.Request) {})
-			w := httptest.NewRecorder()
-			r.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-			if w.Code != tc.status {
-				t.Fatalf("status %d, want %d", w.Code, tc.status)
-			}
-			if got := m.Stats().StoreErrors; got != 1 {
-				t.Fatalf("Stats().StoreErrors = %d, want 1", got)
-			}
+			reg, metrics, _ := metricsAndStore(t)
+			metrictest.InvalidDecision(t, metrics, tc.status, tc.opts...)
 			if got := testutil.ToFloat64(metrics.ErrorCounter("per-ip", "store")); got != 1 {
 				t.Errorf(`errors_total{policy="per-ip",kind="store"} = %v, want 1`, got)
 			}
