@@ -17,7 +17,10 @@
 // boundaries, [Replay] runs a trace against a store driven by a
 // manual [Clock], [ReplayModel] runs it on the Model, and [Diff] reports the
 // first decision on which two replays differ, with the steps that reproduce
-// it. [FitRepeats] keeps a generated call valid.
+// it. [FitRepeats] keeps a generated call valid. [NoPruneTrace] compares a
+// [TraceStore] with the Model on a random trace of Takes, Peeks and
+// GiveBacks of sliding_log and sliding_buckets keys named several times in
+// a call.
 //
 // Every time in the suite comes from a [Clock] the store is given: nothing
 // sleeps, and a run takes a few seconds, about 90,000 Take calls, also
