@@ -487,25 +487,7 @@ func judgedReset(t *testing.T, h Harness, spec algorithms.Spec) {
 // unit requests judged at 50 on a key that took 30, admit exactly 20,
 // each seeing the one before it; the key then holds 50 of 100.
 func judgedConcurrency(t *testing.T, h Harness, spec algorithms.Spec) {
-	clock := NewClock(Base.Add(17 * time.Second)) // frozen
-	store := h.New(t, clock)
-	if _, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "hot", Cost: 30}); err != nil {
-		t.Fatal(err)
-	}
-	admitted := hammer(t, store, judged(algorithms.Check{Spec: spec, Key: "hot"}, 50))
-	rem := make([]int64, len(admitted))
-	for i, d := range admitted {
-		rem[i] = d.Remaining
-	}
-	sort.Slice(rem, func(i, j int) bool { return rem[i] > rem[j] })
-	if len(rem) != 20 {
-		t.Fatalf("%s, 30 taken: %d goroutines × %d unit requests judged at 50 admitted %d, want exactly 20", spec, goroutines, perRoutine, len(rem))
-	}
-	for i, r := range rem {
-		if r != int64(19-i) {
-			t.Fatalf("%s: the admitted requests report Remaining %v, want each of 19..0 once", spec, rem)
-		}
-	}
+	store := judgedHammer(t, h, spec, 30, 50)
 	ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "hot"})
 	if err != nil {
 		t.Fatal(err)
@@ -513,6 +495,35 @@ func judgedConcurrency(t *testing.T, h Harness, spec algorithms.Spec) {
 	if ds[0].Remaining != 49 {
 		t.Errorf("%s: unjudged after the judged requests: %+v, want 49 of 100 left", spec, ds[0])
 	}
+}
+
+// judgedHammer makes a store of h on a frozen clock, takes taken units of
+// key "hot" of spec, and has 64 goroutines make unit requests of it judged
+// at limit: exactly limit-taken must be admitted, each seeing the one
+// before it (Remaining limit-taken-1 down to 0, each once). It returns the
+// store, its clock still frozen.
+func judgedHammer(t *testing.T, h Harness, spec algorithms.Spec, taken, limit int64) algorithms.Store {
+	t.Helper()
+	clock := NewClock(Base.Add(17 * time.Second)) // frozen
+	store := h.New(t, clock)
+	if _, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "hot", Cost: taken}); err != nil {
+		t.Fatal(err)
+	}
+	admitted := hammer(t, store, judged(algorithms.Check{Spec: spec, Key: "hot"}, limit))
+	rem := make([]int64, len(admitted))
+	for i, d := range admitted {
+		rem[i] = d.Remaining
+	}
+	sort.Slice(rem, func(i, j int) bool { return rem[i] > rem[j] })
+	if want := limit - taken; int64(len(rem)) != want {
+		t.Fatalf("%s, %d taken: %d goroutines × %d unit requests judged at %d admitted %d, want exactly %d", spec, taken, goroutines, perRoutine, limit, len(rem), want)
+	}
+	for i, r := range rem {
+		if r != limit-taken-1-int64(i) {
+			t.Fatalf("%s: the admitted requests report Remaining %v, want each of %d..0 once", spec, rem, limit-taken-1)
+		}
+	}
+	return store
 }
 
 // judgedMaxKeys: a key limited at 5 of its Spec's 10 (its state half in

@@ -2,7 +2,6 @@ package algotest
 
 import (
 	"fmt"
-	"sort"
 	"testing"
 	"time"
 
@@ -178,25 +177,7 @@ func judgedRaisedAllOrNothing(t *testing.T, h Harness, spec algorithms.Spec) {
 // exactly 50, each seeing the one before it; the key then holds 150, and
 // a request at its Spec's limit is denied.
 func judgedRaisedConcurrency(t *testing.T, h Harness, spec algorithms.Spec) {
-	clock := NewClock(Base.Add(17 * time.Second)) // frozen
-	store := h.New(t, clock)
-	if _, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "hot", Cost: 100}); err != nil {
-		t.Fatal(err)
-	}
-	admitted := hammer(t, store, judged(algorithms.Check{Spec: spec, Key: "hot"}, 150))
-	rem := make([]int64, len(admitted))
-	for i, d := range admitted {
-		rem[i] = d.Remaining
-	}
-	sort.Slice(rem, func(i, j int) bool { return rem[i] > rem[j] })
-	if len(rem) != 50 {
-		t.Fatalf("%s, 100 taken: %d goroutines × %d unit requests judged at 150 admitted %d, want exactly 50", spec, goroutines, perRoutine, len(rem))
-	}
-	for i, r := range rem {
-		if r != int64(49-i) {
-			t.Fatalf("%s: the admitted requests report Remaining %v, want each of 49..0 once", spec, rem)
-		}
-	}
+	store := judgedHammer(t, h, spec, 100, 150)
 	ds, err := store.Take(t.Context(), algorithms.Check{Spec: spec, Key: "hot"})
 	if err != nil {
 		t.Fatal(err)
