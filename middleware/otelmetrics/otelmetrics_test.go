@@ -22,20 +22,21 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-var t0 = time.Unix(1_700_000_040, 0)
+// The fixtures the adapters' tests share (middleware/internal/metrictest).
+var (
+	t0                  = metrictest.T0
+	remote keyfunc.Func = metrictest.Remote
+	user   keyfunc.Func = metrictest.User
+	fixed               = metrictest.Fixed
+)
 
-var remote keyfunc.Func = func(r *http.Request) (string, error) { return r.RemoteAddr, nil }
-
-var user keyfunc.Func = func(r *http.Request) (string, error) {
-	if u := r.Header.Get("X-User"); u != "" {
-		return u, nil
-	}
-	return "", keyfunc.ErrNoUser
-}
+// stepClock advances 2ms at every reading: each decision takes 2ms.
+type stepClock = metrictest.StepClock
 
 // switchable fails while down is set, and fails a Take whose context is
 // done, as a network store does.
@@ -52,17 +53,6 @@ func (s *switchable) Take(ctx context.Context, checks ...algorithms.Check) ([]al
 		return nil, errors.New("redis: down")
 	}
 	return s.Store.Take(ctx, checks...)
-}
-
-// stepClock advances 2ms at every reading: each decision takes 2ms.
-type stepClock struct{ ns atomic.Int64 }
-
-func (c *stepClock) Now() time.Time {
-	return t0.Add(time.Duration(c.ns.Add(int64(2 * time.Millisecond))))
-}
-
-func fixed(name string, limit int64, key keyfunc.Func) *policy.Policy {
-	return policy.Must(policy.New(name, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: limit, Window: time.Minute}, key))
 }
 
 // memStore returns a memory store at t0, closed when the test ends.

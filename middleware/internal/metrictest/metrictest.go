@@ -7,6 +7,7 @@ package metrictest
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -19,6 +20,24 @@ var T0 = time.Unix(1_700_000_040, 0)
 
 // Remote keys a request by its RemoteAddr.
 func Remote(r *http.Request) (string, error) { return r.RemoteAddr, nil }
+
+// User keys a request by its X-User header; without one, the key is
+// missing (keyfunc.ErrNoUser).
+func User(r *http.Request) (string, error) {
+	if u := r.Header.Get("X-User"); u != "" {
+		return u, nil
+	}
+	return "", keyfunc.ErrNoUser
+}
+
+// A StepClock reads T0 plus 2ms at its first reading, and 2ms more at each
+// after: each decision takes 2ms. Its zero value is ready to use.
+type StepClock struct{ ns atomic.Int64 }
+
+// Now advances the clock by 2ms and returns its new time.
+func (c *StepClock) Now() time.Time {
+	return T0.Add(time.Duration(c.ns.Add(int64(2 * time.Millisecond))))
+}
 
 // Fixed is a fixed_window policy named name of limit a minute, keyed by
 // key.
