@@ -134,23 +134,13 @@ func TestClusterUndoLeavesLogAndRingAsBefore(t *testing.T) {
 				name += "/" + run
 			}
 			t.Run(name, func(t *testing.T) {
-				m := newModelRun(t)
-				prefix := uniquePrefix(t)
+				u := newUndoRun(t, sp)
+				m, prefix, other, L := u.m, u.prefix, u.other, u.L
 				ctx := context.Background()
-				other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
-				if err != nil {
-					t.Fatal(err)
-				}
-				L := algorithms.Check{Spec: sp, Key: "user-1"}
-				y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+				y := algorithms.Check{Spec: oneAnHour, Key: "route-/login"}
 				// Between the peek and the reservation, another instance takes
 				// y's one unit: y's slot denies, and L's reservation is undone.
-				race := &raceHook{key: redisKeys(prefix, y)[0], race: func() {
-					d, err := other.Take(ctx, y)
-					if diff := m.compare("other", d, err, false, y); diff != "" {
-						t.Error(diff)
-					}
-				}}
+				race := u.lose(t, y)
 				client := sharedCluster(t)
 				client.AddHook(race)
 				undos := &undoRecorder{prefix: prefix}

@@ -1,7 +1,6 @@
 package redisstore_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -30,21 +29,10 @@ func TestClusterUndoLeavesWindowAsBefore(t *testing.T) {
 		{"sliding_window/two_windows_on", algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 2, Window: time.Minute}, 121*time.Second + time.Millisecond, 61 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := newModelRun(t)
-			prefix := uniquePrefix(t)
-			ctx := context.Background()
-			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			L := algorithms.Check{Spec: c.spec, Key: "user-1"}
-			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
-			race := &raceHook{key: redisKeys(prefix, y)[0], race: func() {
-				d, err := other.Take(ctx, y)
-				if diff := m.compare("other", d, err, false, y); diff != "" {
-					t.Error(diff)
-				}
-			}}
+			u := newUndoRun(t, c.spec)
+			m, prefix, L := u.m, u.prefix, u.L
+			y := algorithms.Check{Spec: oneAnHour, Key: "route-/login"}
+			race := u.lose(t, y)
 			client := sharedCluster(t)
 			client.AddHook(race)
 			undos := &undoRecorder{prefix: prefix}

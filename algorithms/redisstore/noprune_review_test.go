@@ -65,33 +65,18 @@ func TestNoPruneTracesRedisCluster(t *testing.T) {
 func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
 	for _, sp := range undoStateSpecs {
 		t.Run(string(sp.Algorithm), func(t *testing.T) {
-			m := newModelRun(t)
-			prefix := uniquePrefix(t)
+			u := newUndoRun(t, sp)
+			m, prefix, L, lkey := u.m, u.prefix, u.L, u.lkey
 			ctx := context.Background()
-			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			L := algorithms.Check{Spec: sp, Key: "user-1"}
-			fw := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}
-			y1 := algorithms.Check{Spec: fw, Key: "route-/login"}
-			y2 := algorithms.Check{Spec: fw, Key: "route-/signup"}
-			lkey := redisKeys(prefix, L)[0]
-			lose := func(y algorithms.Check) *raceHook {
-				return &raceHook{key: redisKeys(prefix, y)[0], race: func() {
-					d, err := other.Take(ctx, y)
-					if diff := m.compare("other", d, err, false, y); diff != "" {
-						t.Error(diff)
-					}
-				}}
-			}
+			y1 := algorithms.Check{Spec: oneAnHour, Key: "route-/login"}
+			y2 := algorithms.Check{Spec: oneAnHour, Key: "route-/signup"}
 			reached2 := make(chan struct{}) // T2 is about to undo L
 			done1 := make(chan struct{})    // T1 has returned
 			var d2 []algorithms.Decision
 			var err2 error
 			t2done := make(chan struct{})
 			c2 := sharedCluster(t)
-			c2.AddHook(lose(y2))
+			c2.AddHook(u.lose(t, y2))
 			c2.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
 				close(reached2)
 				<-done1
@@ -101,7 +86,7 @@ func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
 				t.Fatal(err)
 			}
 			c1 := sharedCluster(t)
-			c1.AddHook(lose(y1))
+			c1.AddHook(u.lose(t, y1))
 			undos := &undoRecorder{prefix: prefix}
 			c1.AddHook(undos)
 			c1.AddHook(&callModeHook{mode: "2", key: lkey, do: func() {
@@ -158,25 +143,15 @@ func TestClusterOverlappingUndosLeaveLogAndRingAsBefore(t *testing.T) {
 func TestClusterGiveBackBetweenReservationAndUndo(t *testing.T) {
 	for _, sp := range undoStateSpecs {
 		t.Run(string(sp.Algorithm), func(t *testing.T) {
-			m := newModelRun(t)
-			prefix := uniquePrefix(t)
+			u := newUndoRun(t, sp)
+			m, prefix, other, L := u.m, u.prefix, u.other, u.L
 			ctx := context.Background()
-			other, err := redisstore.New(sharedCluster(t), redisstore.WithClock(m.clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			L := algorithms.Check{Spec: sp, Key: "user-1"}
-			y := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Hour}, Key: "route-/login"}
+			y := algorithms.Check{Spec: oneAnHour, Key: "route-/login"}
 			two := L
 			two.Cost = 2
 			var ds31 []algorithms.Decision
 			client := sharedCluster(t)
-			client.AddHook(&raceHook{key: redisKeys(prefix, y)[0], race: func() {
-				d, err := other.Take(ctx, y)
-				if diff := m.compare("other", d, err, false, y); diff != "" {
-					t.Error(diff)
-				}
-			}})
+			client.AddHook(u.lose(t, y))
 			var given []algorithms.Refunded
 			client.AddHook(&callModeHook{mode: "2", key: redisKeys(prefix, L)[0], do: func() {
 				waited := m.clk.t.Sub(m.base.Add(31 * time.Second))
