@@ -1,6 +1,7 @@
 package algorithms_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -27,15 +28,7 @@ func TestEdgeTracesAgainstModel(t *testing.T) {
 		starts := algotest.EdgeStarts(spec.Window)
 		start := starts[i%len(starts)]
 		tr := algotest.EdgeTrace(uint64(i), spec, other, start, steps)
-		clock := algotest.NewClock(tr.Start)
-		store := newMemoryStore(t, algorithms.WithClock(clock))
-		diff, err := algotest.CompareModel(t.Context(), store, clock, tr)
-		if err != nil {
-			t.Fatalf("spec %d %v: %v", i, spec, err)
-		}
-		if diff != "" {
-			t.Fatalf("spec %d %v (EdgeTrace(%d, ..., %d)):\n%s", i, spec, i, steps, diff)
-		}
+		wantModelDecisions(t, fmt.Sprintf("spec %d %v (EdgeTrace(%d, ..., %d))", i, spec, i, steps), tr)
 	}
 }
 
@@ -52,16 +45,7 @@ func FuzzMemoryStoreEdges(f *testing.F) {
 	f.Add([]byte("exactly at RetryAfter, one nanosecond before ResetAfter, then back a window"))
 	f.Add([]byte{3, 250, 2, 17, 6, 5, 3, 1, 0, 9, 2, 7, 3, 6, 5, 4, 0, 5, 2, 8, 1, 1, 0, 3, 6, 9, 4, 10, 2})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr := algotest.EdgeTraceFromBytes(data)
-		clock := algotest.NewClock(tr.Start)
-		store := newMemoryStore(t, algorithms.WithClock(clock))
-		diff, err := algotest.CompareModel(t.Context(), store, clock, tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff != "" {
-			t.Fatalf("MemoryStore disagrees with the model:\n%s", diff)
-		}
+		wantModelDecisions(t, "EdgeTraceFromBytes", algotest.EdgeTraceFromBytes(data))
 	})
 }
 

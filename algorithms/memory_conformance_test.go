@@ -95,17 +95,24 @@ func FuzzMemoryStoreModel(f *testing.F) {
 	f.Add([]byte{3, 1, 4, 3, 2, 2, 5, 4, 0, 6, 9, 9, 7, 6, 5, 0, 0, 0, 1, 133, 1, 2, 255, 7, 0, 5, 5, 5, 128, 2, 3})
 	f.Add([]byte("sliding windows and buckets, tokens and queues: at one instant, at the boundary, then back"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr := algotest.TraceFromBytes(data)
-		clock := algotest.NewClock(tr.Start)
-		store := newMemoryStore(t, algorithms.WithClock(clock))
-		diff, err := algotest.CompareModel(t.Context(), store, clock, tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff != "" {
-			t.Fatalf("MemoryStore disagrees with the model:\n%s", diff)
-		}
+		wantModelDecisions(t, "TraceFromBytes", algotest.TraceFromBytes(data))
 	})
+}
+
+// wantModelDecisions replays tr on a new MemoryStore reading a clock at
+// tr.Start and fails t, naming what was replayed, on an error of the
+// replay or at the first decision that is not the Model's.
+func wantModelDecisions(t *testing.T, what string, tr algotest.Trace) {
+	t.Helper()
+	clock := algotest.NewClock(tr.Start)
+	store := newMemoryStore(t, algorithms.WithClock(clock))
+	diff, err := algotest.CompareModel(t.Context(), store, clock, tr)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if diff != "" {
+		t.Fatalf("%s: MemoryStore disagrees with the model:\n%s", what, diff)
+	}
 }
 
 // TestMemoryStoreConformanceManySpecs runs the suite against stores whose
