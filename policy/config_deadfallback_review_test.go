@@ -37,6 +37,19 @@ func wantRefused(t *testing.T, doc, file string, want []string) {
 	wantProblems(t, err, want)
 }
 
+// wantAccepted fails t for each of policies, the fields after a policy's
+// name, limit and window (indented as its other fields), that ParseConfig
+// refuses.
+func wantAccepted(t *testing.T, policies ...string) {
+	t.Helper()
+	const head = "policies:\n  - name: a\n    limit: 1\n    window: 1s\n"
+	for _, keys := range policies {
+		if _, err := policy.ParseConfig([]byte(head+"    "+keys), "c.yaml"); err != nil {
+			t.Errorf("%s: %v", keys, err)
+		}
+	}
+}
+
 // TestConfigDeadFallbackIsRefused: a fallback that can never be tried is
 // refused at load, at the field, with the file's other problems. A key of
 // parts that always find a key (global, method: keyfunc.Global and
@@ -97,8 +110,7 @@ func TestConfigDeadFallbackIsRefused(t *testing.T) {
 // no address; user, header, cookie), also when joined with a part that
 // never is (global+ip), and a last fallback that never fails (global).
 func TestConfigLiveFallbackIsAccepted(t *testing.T) {
-	const head = "policies:\n  - name: a\n    limit: 1\n    window: 1s\n"
-	for _, keys := range []string{
+	wantAccepted(t,
 		"key: ip\n    fallback: global\n",
 		"key: [global, ip]\n    fallback: user\n",
 		"key: [method, user]\n    fallback: ip\n",
@@ -108,9 +120,5 @@ func TestConfigLiveFallbackIsAccepted(t *testing.T) {
 		"key: header:X-A\n    fallback: [cookie:s, [ip, user], global]\n",
 		"key: [route, user]\n    fallback: ip\n",
 		"key: user\n    fallback: [[route, ip], ip]\n",
-	} {
-		if _, err := policy.ParseConfig([]byte(head+"    "+keys), "c.yaml"); err != nil {
-			t.Errorf("%s: %v", keys, err)
-		}
-	}
+	)
 }
