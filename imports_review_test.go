@@ -67,6 +67,7 @@ func moduleFiles(t *testing.T) []goFile {
 	if err != nil {
 		t.Fatalf("reading the module's files: %v", err)
 	}
+	markTestSupport(files)
 	// A walk that found too little would pass everything below.
 	for _, want := range []string{"keyfunc", "algorithms", "algorithms/redisstore", "policy", "middleware", "middleware/prommetrics", "examples/redis", "cmd/ratekeeper"} {
 		if !slices.ContainsFunc(files, func(f goFile) bool { return f.dir == want && !f.test }) {
@@ -74,6 +75,27 @@ func moduleFiles(t *testing.T) []goFile {
 		}
 	}
 	return files
+}
+
+// markTestSupport marks as test files those of the test-support packages:
+// an internal/ package that only test files import (such as
+// middleware/internal/metrictest, the scenarios both metrics adapters'
+// tests run) is test code, free to import what tests may.
+func markTestSupport(files []goFile) {
+	importers := map[string][]bool{} // package dir -> whether each importer is a test file
+	for _, f := range files {
+		for _, ip := range f.imports {
+			if rel, ok := strings.CutPrefix(ip, module+"/"); ok {
+				importers[rel] = append(importers[rel], f.test)
+			}
+		}
+	}
+	for i, f := range files {
+		by := importers[f.dir]
+		if !f.test && strings.Contains("/"+f.dir+"/", "/internal/") && len(by) > 0 && !slices.Contains(by, false) {
+			files[i].test = true
+		}
+	}
 }
 
 // under reports whether dir is pkg or inside it.
