@@ -273,19 +273,16 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 		case s == "forwarded":
 			opts = append(opts, keyfunc.FromForwarded())
 		case strings.HasPrefix(s, "header:"):
+			if why := headerSourceProblem(s, ""); why != "" {
+				d.fail(source, "ip_source", "%s", why)
+				return nil
+			}
 			if cfg.TrustedHops > 0 {
 				// keyfunc.FromHeader requires TrustedProxies.
 				d.fail(source, "ip_source", "%s needs trusted_proxies: a header of one value is believed only from a proxy known by its address; with trusted_hops, use x-forwarded-for or forwarded", s)
 				return nil
 			}
-			name := strings.TrimPrefix(s, "header:")
-			switch http.CanonicalHeaderKey(name) {
-			case "X-Forwarded-For", "Forwarded":
-				// keyfunc.IP refuses them too, in its own words.
-				d.fail(source, "ip_source", "%s is a list of hops, not one address; write ip_source: %s", s, strings.ToLower(http.CanonicalHeaderKey(name)))
-				return nil
-			}
-			opts = append(opts, keyfunc.FromHeader(name))
+			opts = append(opts, keyfunc.FromHeader(strings.TrimPrefix(s, "header:")))
 		default:
 			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
 			return nil
@@ -297,6 +294,10 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 		case s == "x-forwarded-for", s == "forwarded":
 			d.fail(source, "ip_source", "needs trusted_proxies or trusted_hops: headers from untrusted peers are never read")
 		case strings.HasPrefix(s, "header:"):
+			if why := headerSourceProblem(s, ", with trusted_proxies or trusted_hops"); why != "" {
+				d.fail(source, "ip_source", "%s", why)
+				break
+			}
 			d.fail(source, "ip_source", "%s needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address", s)
 		default:
 			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
@@ -310,6 +311,32 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 	}
 	return f
 }
+
+// headerSourceProblem returns why s, an ip_source of the form header:NAME,
+// cannot load whatever the file declares of its proxies, or "" when
+// trusted_proxies make it load: NAME is a list of hops (X-Forwarded-For,
+// Forwarded: the message names the source that walks it, followed by
+// trust, what that source needs and the file lacks, if any), Host, or no
+// header name. keyfunc.IP, which refuses such a name only once trusted
+// proxies are declared, is asked with one, so that a file that declares
+// none (or counts trusted_hops) is told of its name first rather than
+// sent to trusted_proxies, with which it would still not load.
+func headerSourceProblem(s, trust string) string {
+	name := strings.TrimPrefix(s, "header:")
+	switch h := http.CanonicalHeaderKey(name); h {
+	case "X-Forwarded-For", "Forwarded":
+		// keyfunc.IP refuses them too, in its own words.
+		return fmt.Sprintf("%s is a list of hops, not one address; write ip_source: %s%s", s, strings.ToLower(h), trust)
+	}
+	if _, err := keyfunc.IP(keyfunc.TrustedProxies(anyProxy), keyfunc.FromHeader(name)); err != nil {
+		return strings.TrimPrefix(err.Error(), "keyfunc: ")
+	}
+	return ""
+}
+
+// anyProxy is a trusted proxy for headerSourceProblem to check a header
+// name with: keyfunc.IP judges the name alone once any is declared.
+var anyProxy = netip.MustParsePrefix("192.0.2.1/32")
 
 func (d *decoder) policies(n *cnode) []*rawPolicy {
 	if n.kind != seqNode {

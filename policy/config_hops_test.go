@@ -198,3 +198,69 @@ func TestConfigIPSourceWithoutTrustNamesTheFix(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigIPSourceHeaderRefusedForItsName: a header: source that no
+// trust setting makes load (a list of hops, Host, a name that is no
+// header name) is refused for what is wrong with its name, whatever the
+// file declares of its proxies: without trusted_proxies, and with
+// trusted_hops, it was refused as needing trusted_proxies, so that a user
+// who declared them as told met a second error. The fix the message names
+// instead loads.
+func TestConfigIPSourceHeaderRefusedForItsName(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	const (
+		none    = ""
+		proxies = "trusted_proxies: [10.0.0.0/8]\n"
+		hops    = "trusted_hops: 1\n"
+	)
+	host := `IP: FromHeader("Host"): Host names the server the request is for, not the client, and net/http moves it out of the header map (to r.Host)`
+	for _, tc := range []struct {
+		source string
+		want   map[string]string // by trust declared
+		fix    string            // the ip_source the message names, if any
+	}{
+		{"header:X-Forwarded-For", map[string]string{
+			none:    "header:X-Forwarded-For is a list of hops, not one address; write ip_source: x-forwarded-for, with trusted_proxies or trusted_hops",
+			proxies: "header:X-Forwarded-For is a list of hops, not one address; write ip_source: x-forwarded-for",
+			hops:    "header:X-Forwarded-For is a list of hops, not one address; write ip_source: x-forwarded-for",
+		}, "x-forwarded-for"},
+		{"header:forwarded", map[string]string{
+			none:    "header:forwarded is a list of hops, not one address; write ip_source: forwarded, with trusted_proxies or trusted_hops",
+			proxies: "header:forwarded is a list of hops, not one address; write ip_source: forwarded",
+			hops:    "header:forwarded is a list of hops, not one address; write ip_source: forwarded",
+		}, "forwarded"},
+		{"header:Host", map[string]string{none: host, proxies: host, hops: host}, ""},
+		{`"header:X Real IP"`, map[string]string{
+			none:    `IP: FromHeader: "X Real IP" is not a valid header name`,
+			proxies: `IP: FromHeader: "X Real IP" is not a valid header name`,
+			hops:    `IP: FromHeader: "X Real IP" is not a valid header name`,
+		}, ""},
+		{"'header:'", map[string]string{
+			none:    `IP: FromHeader: "" is not a valid header name`,
+			proxies: `IP: FromHeader: "" is not a valid header name`,
+			hops:    `IP: FromHeader: "" is not a valid header name`,
+		}, ""},
+	} {
+		t.Run(tc.source, func(t *testing.T) {
+			for _, trust := range []string{none, proxies, hops} {
+				doc := trust + "ip_source: " + tc.source + "\n" + pol
+				_, err := policy.ParseConfig([]byte(doc), "s.yaml")
+				if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "ip_source" || errs[0].Reason != tc.want[trust] {
+					t.Errorf("ParseConfig(%q) = %v\nwant the one error ip_source: %s", doc, err, tc.want[trust])
+				}
+				if tc.fix == "" {
+					continue
+				}
+				for _, with := range []string{proxies, hops} {
+					if trust != none && with != trust {
+						continue // the message names only the source
+					}
+					fixed := with + "ip_source: " + tc.fix + "\n" + pol
+					if _, err := policy.ParseConfig([]byte(fixed), "s.yaml"); err != nil {
+						t.Errorf("ParseConfig(%q) = %v; want the fix named to load", fixed, err)
+					}
+				}
+			}
+		})
+	}
+}
