@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,8 @@ type cancelCase struct {
 	// running (or its backend is), and moves clock on by 7ms.
 	app  func(t *testing.T, clock *algotest.Clock, started chan<- struct{}) http.Handler
 	want string
+	// server, when not nil, configures the server before it starts.
+	server func(*http.Server)
 }
 
 // serveOnce serves one GET of tc through Serve on a real server (HTTP/2
@@ -72,6 +75,9 @@ func serveOnce(t *testing.T, h2 bool, tc cancelCase) string {
 	}
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if tc.server != nil {
+		tc.server(srv.Config)
+	}
 	if h2 {
 		srv.EnableHTTP2 = true
 		srv.StartTLS()
@@ -228,4 +234,34 @@ func (w *statusSeen) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// TestServeHTTP2WriteTimeout: over HTTP/2, net/http enforces the server's
+// WriteTimeout by resetting the stream and cancelling the request's
+// context, with no cause, just as it does when the client resets it. A
+// handler that ran past the time the server gives it (here one that
+// answers 500 when its query returns the context's error) is the
+// service's doing, reported as a server-side deadline is: it is no client
+// gone. (The app moves the test's clock on by the real time it waited, as
+// the system clock would have moved.)
+func TestServeHTTP2WriteTimeout(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	tc := cancelCase{
+		server: func(s *http.Server) { s.WriteTimeout = timeout },
+		app: func(_ *testing.T, clock *algotest.Clock, started chan<- struct{}) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				began := time.Now()
+				started <- struct{}{}
+				<-r.Context().Done() // the server's WriteTimeout: nothing else ends it
+				clock.Advance(time.Since(began))
+				internalOnCanceled(w, r.Context().Err())
+			})
+		},
+	}
+	got := serveOnce(t, true, tc)
+	status, latency, ok := strings.Cut(strings.Trim(got, "[]"), "/")
+	d, err := time.ParseDuration(latency)
+	if !ok || status != "500" || err != nil || d < timeout {
+		t.Errorf("reported %s, want one 500 of at least the WriteTimeout, %v", got, timeout)
+	}
 }

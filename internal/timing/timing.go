@@ -54,7 +54,10 @@ type Tracker interface {
 // its response ended). A request whose deadline ran out (a server-side
 // timeout) is reported, panic or not: it ran out of the time the server
 // gives it; so is one whose context the server cancelled with a cause of
-// its own. When o is a [Tracker], its Begin is called first and the End
+// its own, and one whose handler ran for at least its server's
+// WriteTimeout (which net/http enforces over HTTP/2 by cancelling the
+// context as a client's stream reset does: on clock, which is taken to
+// run as real time then). When o is a [Tracker], its Begin is called first and the End
 // of what it returned last, in every case (a request its client left
 // too); or as the handler hijacks the connection, which may serve it (a
 // WebSocket's) long after: the request is over.
@@ -73,13 +76,14 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		switch {
 		case sw.hijacked:
 			return
-		case ClientGone(r.Context()):
+		case ClientGone(r.Context()) && !outlasted(r, start, clock):
 			// The client went away before the handler ended: whatever
 			// the handler did on its way out (a 500 for its cancelled
 			// query, a reverse proxy's 502, or its panic with
 			// http.ErrAbortHandler when its copy to the client fails)
 			// reached no one, and its latency is the client's patience.
-			// A deadline exceeded is the server's own timeout: reported.
+			// A deadline exceeded is the server's own timeout: reported,
+			// as is a handler that ran for the server's WriteTimeout.
 			return
 		case !returned:
 			status = http.StatusInternalServerError
@@ -102,6 +106,19 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 // ([context.WithCancelCause]).
 func ClientGone(ctx context.Context) bool {
 	return errors.Is(ctx.Err(), context.Canceled) && errors.Is(context.Cause(ctx), context.Canceled)
+}
+
+// outlasted reports whether the handler of r, begun at start on clock,
+// ran for at least the WriteTimeout of r's server, if it has one. Over
+// HTTP/2, net/http enforces that timeout by resetting the stream and
+// cancelling r's context with no cause, as when the client resets it, so
+// that ClientGone cannot tell them apart; over HTTP/1, a response not
+// written by then is never sent. Either way the request ran out of the
+// time the server gives it. It is asked only of a request ClientGone
+// reports, off the common path.
+func outlasted(r *http.Request, start time.Time, clock algorithms.Clock) bool {
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	return srv != nil && srv.WriteTimeout > 0 && clock.Now().Sub(start) >= srv.WriteTimeout
 }
 
 // wrapStatus returns w wrapped to record its status, as a writer with the

@@ -156,8 +156,10 @@
 // timeout middleware: context.DeadlineExceeded) is observed, with what its
 // handler answered: it ran out of the time the server gives it. So is one
 // whose context the application cancelled with a cause of its own
-// (context.WithCancelCause), and one its handler answered before the
-// client left. Clients that give up on a slow service hold the level
+// (context.WithCancelCause), one whose handler ran for at least the
+// server's http.Server.WriteTimeout (over HTTP/2, net/http enforces it by
+// resetting the stream and cancelling the context as a client's reset
+// does), and one its handler answered before the client left. Clients that give up on a slow service hold the level
 // (their requests in flight past the threshold are slow samples) but do
 // not lower it; for a slow service's timeouts to lower it, give its
 // requests a server-side deadline shorter than the clients' patience:
