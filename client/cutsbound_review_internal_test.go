@@ -18,21 +18,21 @@ func TestIdleCutsForgottenOnly(t *testing.T) {
 	hs := holds{m: map[string]time.Time{}}
 	year := now.Add(365 * 24 * time.Hour)
 	for k := range 2 * maxIdleCuts {
-		cs.extend(fmt.Sprintf("idle-%d", k), year, now, &hs)
+		cs.extend(fmt.Sprintf("idle-%d", k), year, now, now, &hs)
 	}
 	later := now.Add(2 * time.Minute)
-	cs.extend("probe", year, later, &hs)
+	cs.extend("probe", year, now, later, &hs)
 	if _, role, _ := cs.enter("probe", later, &hs); role != roleProbe {
 		t.Fatalf("probe: role %d, want the probe's", role)
 	}
-	cs.extend("waiting", year, later, &hs)
+	cs.extend("waiting", year, now, later, &hs)
 	c, _, _ := cs.enter("waiting", later, &hs)
 	w := &probeWaiter{wake: func() {}}
 	if !cs.await("waiting", c, w) {
 		t.Fatal("waiting: no probe out to wait for")
 	}
 	cs.abort(c) // the probe ends without an answer: w has the role
-	cs.extend("held", year, later, &hs)
+	cs.extend("held", year, now, later, &hs)
 	hs.m["held"] = later.Add(time.Minute)
 	// Keys enough to sweep, each held: the idle ones are forgotten, not
 	// the others.
@@ -41,7 +41,7 @@ func TestIdleCutsForgottenOnly(t *testing.T) {
 		added++
 		n := len(cs.m)
 		hs.m[fmt.Sprintf("new-%d", k)] = later.Add(time.Minute) // held: not forgotten
-		cs.extend(fmt.Sprintf("new-%d", k), year, later, &hs)
+		cs.extend(fmt.Sprintf("new-%d", k), year, later.Add(time.Minute), later, &hs)
 		if len(cs.m) <= n {
 			break // a sweep
 		}

@@ -1,8 +1,14 @@
 package client_test
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,5 +56,54 @@ func TestCutRecordBounded(t *testing.T) {
 				round, keys, bound, client.MaxIdleCuts, perRound)
 		}
 		now = now.Add(2 * time.Minute) // every hold so far has passed
+	}
+}
+
+// A bounded record must not forget a key while requests are on their
+// way to it: those asleep on its cut hold wake as it ends, and only then
+// take their roles (one the probe, the others waiting for its answer). A
+// sweep in between (responses for other hosts filling the record) found
+// the key idle, its hold no longer in force and no probe out yet, and
+// forgot it: every request woken went at once, into the refusal the
+// server announced for the hour. Here two requests wait on the cut
+// minute; as the first is about to take its role, 16384 other hosts are
+// cut. The probe must be alone at the server, the other asleep until its
+// answer.
+func TestCutKeptForTheRequestsItsHoldWakes(t *testing.T) {
+	clock := newFakeClock()
+	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		switch n {
+		case 1:
+			refuseForTheHour(w, clock.Now(), "Retry-After")
+		case 2:
+			awaitSleepers(t, clock, 1, "the probe at the server")
+			io.WriteString(w, "ok")
+		default:
+			io.WriteString(w, "ok")
+		}
+	})
+	_, tr := newClient(t, clock, client.WithMaxWait(5*time.Minute))
+	if got := call(context.Background(), tr, srv.URL, "first"); got.err != nil || got.status != http.StatusTooManyRequests {
+		t.Fatalf("first request: got %d %v, want the 429", got.status, got.err)
+	}
+	var once sync.Once
+	defer client.BeforeProbeEnter(func() {
+		once.Do(func() {
+			year := http.Header{"Retry-After": {"31536000"}}
+			now := clock.Now()
+			for k := range client.MaxIdleCuts {
+				tr.Observe(fmt.Sprintf("h%d.example", k), year, now)
+			}
+		})
+	})()
+	results := make([]result, 2)
+	clock.drive(2, func(i int) {
+		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
+	})
+	if at, want := srv.arrivals(), []time.Duration{0, time.Minute, time.Minute}; !slices.Equal(at, want) {
+		t.Errorf("arrivals %v, want %v", at, want)
+	}
+	if got, want := tally(results), map[string]int{"200": 2}; !maps.Equal(got, want) {
+		t.Errorf("results %v, want %v", got, want)
 	}
 }

@@ -171,14 +171,14 @@ func (h *holds) remaining(key string, now time.Time) time.Duration {
 	return d
 }
 
-// extend holds key until until, unless it is already held longer. Expired
-// holds are swept each time the map doubles, so it stays as small as the
-// set of keys currently held.
-func (h *holds) extend(key string, until, now time.Time) {
+// extend holds key until until, unless it is already held longer, and
+// returns the end of its hold. Expired holds are swept each time the map
+// doubles, so it stays as small as the set of keys currently held.
+func (h *holds) extend(key string, until, now time.Time) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if cur, ok := h.m[key]; ok && !until.After(cur) {
-		return
+		return cur
 	}
 	h.m[key] = until
 	if len(h.m) >= h.sweepAt {
@@ -189,6 +189,7 @@ func (h *holds) extend(key string, until, now time.Time) {
 		}
 		h.sweepAt = max(64, 2*len(h.m))
 	}
+	return until
 }
 
 // observe records what a response says about key's quota: the Retry-After
@@ -205,17 +206,22 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 	if !fromRA {
 		d = serverHold(h, now)
 	}
+	server := d
 	if d > t.maxRetryAfter {
-		if t.maxRetryAfter > 0 {
-			t.cuts.extend(key, now.Add(d), now, &t.holds)
-			short = true
-		}
+		short = t.maxRetryAfter > 0
 		d = t.maxRetryAfter
 	}
 	if d <= 0 {
-		return short
+		return false
 	}
-	t.holds.extend(key, now.Add(d), now)
+	// The hold first: the cut's record keeps its end (see cuts.extend).
+	end := t.holds.extend(key, now.Add(d), now)
+	switch {
+	case short:
+		t.cuts.extend(key, now.Add(server), end, now, &t.holds)
+	case t.cuts.n.Load() != 0:
+		t.cuts.heldUntil(key, end)
+	}
 	if fromRA {
 		t.firm.extend(key, now.Add(d), now)
 	}

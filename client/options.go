@@ -491,8 +491,11 @@ func WithGiveUpError() Option {
 // or, when a hold set meanwhile is in force, once that hold has passed (it
 // waits for it as for any hold, and one that cannot hands the role on).
 // The Transport remembers at most 16384 keys so cut that nothing waits
-// on (no hold in force, no probe out): a server chooses how long its key
-// stays cut, and a Transport may call hosts it does not choose. Beyond,
+// on (no probe out, no hold in force, nor one that ended within twice the
+// maximum wait, [WithMaxWait]: the requests asleep on a hold take their
+// roles once it has ended, after their turns when paced): a server
+// chooses how long its key stays cut, and a Transport may call hosts it
+// does not choose. Beyond,
 // such keys are forgotten, and a key forgotten goes on as one never cut
 // until its next refusal cuts it again.
 // Until the server's own end has passed, a queued request whose turn comes

@@ -20,12 +20,19 @@ type cuts struct {
 	sweepAt int
 	// n counts the keys in m: while it is 0 a request need not look.
 	n atomic.Int64
+	// grace is how long after the end of a key's last hold the requests
+	// that waited on it may still be on their way to their roles: twice
+	// the maximum wait (see [cuts.extend]). Set once, by New.
+	grace time.Duration
 }
 
 // A cut is a key's half-open state. Its fields are guarded by cuts.mu.
 type cut struct {
 	until time.Time // the end of the wait the server announced
-	out   bool      // a probe is out
+	// held is the end of the last hold set on the key while it is cut:
+	// the requests asleep on it wake then, and take their roles after.
+	held time.Time
+	out  bool // a probe is out
 	// waiters are the requests waiting for the probe's answer, in
 	// arrival order (see queue).
 	waiters queue[probeWaiter, *probeWaiter]
@@ -69,21 +76,27 @@ const maxIdleCuts = 1 << 14
 
 // extend records that the server asked key not to be sent to until until,
 // further away than the Transport honours, unless that is recorded already
-// for later. Ended cuts are swept each time the map doubles, so it stays
-// as small as the set of keys cut. A server chooses that end, up to a year
-// away, and a Transport may call hosts it does not choose: so a sweep that
-// finds maxIdleCuts keys or more also forgets those nothing waits on (no
-// hold in force in hs, no probe out, and so no request waiting for one's
-// answer: a key cut long ago that nobody has called since), until fewer
-// than half that many are left or none such is. A key forgotten is as one
-// never cut: its next refusal cuts it again. cs.mu is taken before hs.mu,
-// as in [cuts.enter].
-func (cs *cuts) extend(key string, until, now time.Time, hs *holds) {
+// for later, and that key is held until held (the hold cut short). Ended
+// cuts are swept each time the map doubles, so it stays as small as the
+// set of keys cut. A server chooses that end, up to a year away, and a
+// Transport may call hosts it does not choose: so a sweep that finds
+// maxIdleCuts keys or more also forgets those nothing waits on, until
+// fewer than half that many are left or none such is: no probe out (and
+// so no request waiting for one's answer), no hold in force in hs, and
+// none that ended within cs.grace, since the requests asleep on a hold
+// take their roles only once it has ended, after their turns when paced
+// (each of those waits within the maximum wait): a key cut long ago that
+// nobody has called since. A key forgotten is as one never cut: its next
+// refusal cuts it again. cs.mu is taken before hs.mu, as in [cuts.enter].
+func (cs *cuts) extend(key string, until, held, now time.Time, hs *holds) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if c := cs.m[key]; c != nil {
 		if until.After(c.until) {
 			c.until = until
+		}
+		if held.After(c.held) {
+			c.held = held
 		}
 		return
 	}
@@ -101,7 +114,7 @@ func (cs *cuts) extend(key string, until, now time.Time, hs *holds) {
 				if len(cs.m) < maxIdleCuts/2 {
 					break
 				}
-				if !c.out && hs.remaining(k, now) <= 0 {
+				if !c.out && now.Sub(c.held) > cs.grace && hs.remaining(k, now) <= 0 {
 					cs.deleteLocked(k, c)
 				}
 			}
@@ -113,8 +126,19 @@ func (cs *cuts) extend(key string, until, now time.Time, hs *holds) {
 			cs.sweepAt = min(cs.sweepAt, maxIdleCuts)
 		}
 	}
-	cs.m[key] = &cut{until: until}
+	cs.m[key] = &cut{until: until, held: held}
 	cs.n.Add(1)
+}
+
+// heldUntil records that key, if it is cut, is held until held (a hold
+// set by the answer to a request sent before the cut), unless its record
+// says later already: see [cuts.extend].
+func (cs *cuts) heldUntil(key string, held time.Time) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c := cs.m[key]; c != nil && held.After(c.held) {
+		c.held = held
+	}
 }
 
 // deleteLocked takes key's cut c out of the map and wakes the requests

@@ -144,7 +144,7 @@ func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 		rnd := rand.New(rand.NewPCG(seed, 2))
 		var cs cuts
 		hs := holds{m: map[string]time.Time{}}
-		cs.extend("k", now.Add(time.Hour), now, &hs)
+		cs.extend("k", now.Add(time.Hour), now, now, &hs)
 		c, role, _ := cs.enter("k", now, &hs)
 		if role != roleProbe {
 			t.Fatalf("role %d, want the probe", role)
@@ -218,7 +218,7 @@ func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 func TestProbeWaiterLeavesAfterAnswer(t *testing.T) {
 	var cs cuts
 	hs := holds{m: map[string]time.Time{}}
-	cs.extend("k", now.Add(time.Hour), now, &hs)
+	cs.extend("k", now.Add(time.Hour), now, now, &hs)
 	woken := map[*probeWaiter]int{}
 	newWaiter := func() *probeWaiter {
 		w := &probeWaiter{}

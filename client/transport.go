@@ -114,6 +114,7 @@ func New(next http.RoundTripper, opts ...Option) (*Transport, error) {
 	}
 	t.holds.m = map[string]time.Time{}
 	t.firm.m = map[string]time.Time{}
+	t.cuts.grace = 2 * c.maxWait
 	if c.limit > 0 {
 		spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: c.limit, Window: c.per, MaxDelay: c.maxWait}
 		if err := spec.Validate(); err != nil {
