@@ -183,12 +183,13 @@ func (f *Fleet) update(now time.Time) error {
 			n = f.n
 		}
 	}
-	if n != f.n && f.cfg.Logger != nil {
-		f.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: fleet size",
-			slog.Int("instances", n), slog.Int("previous", f.n))
-	}
+	prev := f.n
 	f.n = n
-	f.count.Store(int64(n))
+	f.count.Store(int64(n)) // before the record: a handler reading Instances sees n
+	if n != prev && f.cfg.Logger != nil {
+		f.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "ratekeeper: fleet size",
+			slog.Int("instances", n), slog.Int("previous", prev))
+	}
 	return f.apply()
 }
 
