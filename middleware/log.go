@@ -46,9 +46,9 @@ import (
 // judged it (read on the system clock, as context deadlines run; 0 for
 // one already passed), with the policy, pk, key, route and path as in a
 // hold record. The records of
-// holds and of refusals for a deadline are a policy's queue records,
-// sampled per policy as denials are, at LogRate, on a budget of their
-// own. No other record has "held", "delay" or "deadline_in", and a
+// holds cut short and of refusals for a deadline are a policy's queue
+// records, sampled per policy as denials are, at LogRate, on a budget of
+// their own; the Debug records of holds served, on another. No other record has "held", "delay" or "deadline_in", and a
 // request neither held nor refused for its deadline (none delayed it,
 // shadow mode) writes none of them.
 //
@@ -77,7 +77,8 @@ type LogObserver struct {
 	rawKeys  bool     // LogRawKeys
 	rawPaths bool     // LogRawPaths
 	samplers sync.Map // string -> *sampler
-	holds    sync.Map // string -> *sampler, of the hold records per policy
+	holds    sync.Map // string -> *sampler, of the Info queue records per policy
+	served   sync.Map // string -> *sampler, of the Debug records of holds served
 	limits   sync.Map // string -> int64, the last limit seen per policy
 	states   stateLog // the records of failure-state changes
 }
@@ -87,9 +88,10 @@ type LogOption func(*LogObserver) error
 
 // LogRate sets the most records per second per policy (and for store
 // errors, and for failure-state changes); the default is 10. A policy's
-// queue records (leaky_queue: its holds, and its refusals of requests
-// whose deadline comes before their turn) have a budget of their own, as
-// many.
+// queue records (leaky_queue: its holds cut short, and its refusals of
+// requests whose deadline comes before their turn) have a budget of their
+// own, as many, and the Debug records of its holds served another, so
+// that routine holds never crowd out those cut short.
 func LogRate(perSecond int) LogOption {
 	return func(l *LogObserver) error {
 		if perSecond < 1 {
@@ -376,7 +378,8 @@ func (l *LogObserver) logEarly(e Event) {
 // the policy whose queue gave the longest Delay, its pk (and key), the
 // method and where the request went, and returns them with that Delay and
 // the records suppressed before this one on the policy's budget of queue
-// records. ok is false when no record is to be written: the level is not
+// records (the Debug records of holds served have their own). ok is
+// false when no record is to be written: the level is not
 // enabled (the record is then not counted against the budget either), the
 // budget is spent, or no policy gave a Delay.
 func (l *LogObserver) queueRecord(attrs []slog.Attr, e Event, level slog.Level) (_ []slog.Attr, delay time.Duration, sup int64, ok bool) {
@@ -399,7 +402,11 @@ func (l *LogObserver) queueRecord(attrs []slog.Attr, e Event, level slog.Level) 
 		return attrs, 0, 0, false // never: the middleware holds (or refuses) a request for a Delay
 	}
 	name, key := res.Policy(at).Name(), res.Key(at)
-	if ok, sup = l.admitIn(&l.holds, name); !ok {
+	budget := &l.holds
+	if level < slog.LevelInfo {
+		budget = &l.served // routine: never crowds out a hold cut short
+	}
+	if ok, sup = l.admitIn(budget, name); !ok {
 		return attrs, 0, 0, false
 	}
 	attrs = append(attrs, slog.String("policy", name))
@@ -551,6 +558,7 @@ func (l *LogObserver) ObservePolicyRemoved(name string) {
 	l.limits.Delete(name)
 	l.samplers.Delete(name)
 	l.holds.Delete(name)
+	l.served.Delete(name)
 }
 
 var _ RemovalObserver = (*LogObserver)(nil)

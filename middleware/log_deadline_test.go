@@ -144,13 +144,14 @@ func TestLogDeadlineBeforeTurnText(t *testing.T) {
 
 // TestLogDeadlineBeforeTurnSampled: the records of requests refused for
 // their deadline are sampled per policy at LogRate on the budget of the
-// policy's hold records (the queue's records): a hold and a refusal in one
-// second at LogRate(1) write one record, the next second's counts the
-// other in "suppressed"; a second's queue records do not crowd out its
-// denials.
+// policy's Info queue records: at LogRate(1) a served hold's Debug record
+// (a budget of its own) does not crowd out a refusal of the same second,
+// two refusals in one second write one record, the next second's counts
+// the other in "suppressed"; a second's queue records do not crowd out
+// its denials.
 func TestLogDeadlineBeforeTurnSampled(t *testing.T) {
 	var buf bytes.Buffer
-	hl := newHeldLog(t, slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), heldRouters[1].router, 4, middleware.LogRate(1))
+	hl := newHeldLog(t, slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), heldRouters[1].router, 5, middleware.LogRate(1))
 	hl.serve(context.Background())                                      // not held: the queue's first place
 	hl.wait = func(context.Context, time.Duration) error { return nil } // held 0 s on the clock
 	if w := hl.serve(context.Background()); w.Code != http.StatusOK {   // held 5 s: logged
@@ -164,15 +165,16 @@ func TestLogDeadlineBeforeTurnSampled(t *testing.T) {
 			t.Fatalf("request with a deadline before its turn: %d, want 503", w.Code)
 		}
 	}
-	refuse() // turn 10 s away: suppressed
+	refuse() // turn 10 s away: logged
+	refuse() // again: suppressed
 	hl.clock.Advance(time.Second)
 	refuse() // turn 9 s away: logged, suppressed=1
 	hl.wait = func(_ context.Context, d time.Duration) error {
 		t.Errorf("denied request held for %s", d)
 		return nil
 	}
-	if w := hl.serve(context.Background()); w.Code != http.StatusTooManyRequests { // per-ip's fifth
-		t.Fatalf("fifth request: %d, want 429", w.Code)
+	if w := hl.serve(context.Background()); w.Code != http.StatusTooManyRequests { // per-ip's sixth
+		t.Fatalf("sixth request: %d, want 429", w.Code)
 	}
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -187,7 +189,7 @@ func TestLogDeadlineBeforeTurnSampled(t *testing.T) {
 			got = append(got, "denied by "+rec["policy"].(string))
 		}
 	}
-	want := []string{"held 5s suppressed=0", "refused 9s suppressed=1", "denied by per-ip"}
+	want := []string{"held 5s suppressed=0", "refused 10s suppressed=0", "refused 9s suppressed=1", "denied by per-ip"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("records %q, want %q\n(log: %s)", got, want, buf.String())
 	}
