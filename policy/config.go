@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
@@ -261,7 +262,9 @@ const (
 // content starts with '{', else YAML) and returns it with every policy
 // built and validated. See [Config] for the format. A YAML file
 // holds one document: a second one (after a "---" line) is an error, not
-// ignored.
+// ignored. The file is UTF-8 text, with or without a byte order mark: a
+// UTF-16 file, or a byte that is not UTF-8 anywhere in it (a comment
+// included), is an error at that byte.
 //
 // Every problem found is reported as a *ConfigError giving the file, the
 // line and column, and the field, up to 20 (a 21st then says there are too
@@ -308,6 +311,9 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 	}
 	raw := bytes.Clone(data)
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark, as some editors write
+	if err := checkUTF8(data, name); err != nil {
+		return nil, err
+	}
 	var root *cnode
 	var err error
 	if isJSON(data, name) {
@@ -347,6 +353,31 @@ func wideText(data []byte) bool {
 		return false
 	}
 	return data[0] == 0xff && data[1] == 0xfe || data[0] == 0xfe && data[1] == 0xff || data[0] == 0 || data[1] == 0
+}
+
+// checkUTF8 reports the first byte of data that is not UTF-8, by line
+// and column (counting characters). Both parsers would replace it with
+// U+FFFD and go on, so that a route of a file saved in Latin-1 ("/café")
+// would load as a pattern no router reports, its policy never applying.
+func checkUTF8(data []byte, file string) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return &ConfigError{File: file, Line: line, Column: col,
+				Reason: fmt.Sprintf("is not UTF-8: byte %#02x (Latin-1 or Windows-1252 text, perhaps); save the file as UTF-8", data[i])}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return nil
 }
 
 func isJSON(data []byte, name string) bool {
