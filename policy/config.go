@@ -262,7 +262,9 @@ const (
 // content starts with '{', else YAML) and returns it with every policy
 // built and validated. See [Config] for the format. A YAML file
 // holds one document: a second one (after a "---" line) is an error, not
-// ignored. The file is UTF-8 text, with or without a byte order mark: a
+// ignored; its anchors, aliases and merge keys are read (<<: *a, or
+// <<: [*a, *b], a's keys winning over b's, and the mapping's own over
+// both), its tags (!!str) are not. The file is UTF-8 text, with or without a byte order mark: a
 // UTF-16 file, or a byte that is not UTF-8 anywhere in it (a comment
 // included), is an error at that byte.
 //

@@ -335,9 +335,20 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 		}
 		out := &cnode{kind: mapNode, pos: pos}
 		// Explicit entries first, so that they win over merged ones.
+		var merged *ast.MappingValueNode
 		for _, merge := range []bool{false, true} {
 			for _, mv := range n.Values {
 				if _, ok := mv.Key.(*ast.MergeKeyNode); ok == merge {
+					if merge && merged != nil {
+						// A key written twice, as any other: merged in
+						// turn, the second's keys that the first sets
+						// would be dropped unseen.
+						p := tokenPos(merged.Key.GetToken())
+						return nil, c.errorf(mv.Key, "the merge key << appears twice; the first is at line %d, column %d: merge several mappings with one, as <<: [*a, *b]", p.line, p.col)
+					}
+					if merge {
+						merged = mv
+					}
 					if err := c.entry(out, mv); err != nil {
 						return nil, err
 					}
@@ -413,25 +424,38 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 }
 
 // entry appends one key: value pair to out; a merge key (<<) adds the
-// entries of a mapping that out does not set itself.
+// entries of a mapping that out does not set itself, or of each mapping of
+// a list in turn (<<: [*a, *b]: a's keys win over b's, as YAML's merge
+// key has it).
 func (c *yamlConv) entry(out *cnode, mv *ast.MappingValueNode) error {
 	if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
 		src, err := c.conv(mv.Value)
 		if err != nil {
 			return err
 		}
-		if src.kind != mapNode {
-			return c.errorf(mv.Value, "the merge key << needs a mapping, not %s", src.describe())
+		srcs, list := []*cnode{src}, src.kind == seqNode
+		if list {
+			srcs = src.vals
 		}
-		for i, k := range src.keys {
-			if first := src.lookup(k.text); first != k {
-				// Merged, a key written twice would be dropped unseen.
-				return &ConfigError{File: c.file, Line: k.pos.line, Column: k.pos.col,
-					Reason: fmt.Sprintf("key %q appears twice in the mapping merged by <<; the first is at line %d, column %d", k.text, first.pos.line, first.pos.col)}
+		for _, src := range srcs {
+			if src.kind != mapNode {
+				what := src.describe()
+				if list {
+					what = "a list holding " + what
+				}
+				return &ConfigError{File: c.file, Line: src.pos.line, Column: src.pos.col,
+					Reason: "the merge key << needs a mapping or a list of mappings, not " + what}
 			}
-			if out.lookup(k.text) == nil {
-				out.keys = append(out.keys, k)
-				out.vals = append(out.vals, src.vals[i])
+			for i, k := range src.keys {
+				if first := src.lookup(k.text); first != k {
+					// Merged, a key written twice would be dropped unseen.
+					return &ConfigError{File: c.file, Line: k.pos.line, Column: k.pos.col,
+						Reason: fmt.Sprintf("key %q appears twice in the mapping merged by <<; the first is at line %d, column %d", k.text, first.pos.line, first.pos.col)}
+				}
+				if out.lookup(k.text) == nil {
+					out.keys = append(out.keys, k)
+					out.vals = append(out.vals, src.vals[i])
+				}
 			}
 		}
 		return nil
