@@ -221,7 +221,9 @@ func (p *Policy) CountsAll() bool { return p.countIf == nil }
 
 // WithMethods restricts the policy to requests with one of these methods
 // (case-sensitive, as HTTP methods are; "POST", not "post", which is an
-// error since such a policy would never apply). "GET" also
+// error since such a policy would never apply; so are a wildcard, "*",
+// "ANY" or "ALL", for which leave the methods out, and methods joined in
+// one, "GET|POST", for which list each). "GET" also
 // covers HEAD, which asks the same of the handler (as ServeMux routes HEAD
 // to GET patterns), unless another policy of the [Set] whose methods name
 // HEAD applies to the request. With
@@ -242,6 +244,12 @@ func WithMethods(methods ...string) Option {
 		for _, m := range methods {
 			if !isToken(m) {
 				return p.errorf("Methods", "%q is not a method token", m)
+			}
+			if wildcardMethod(m) {
+				return p.errorf("Methods", "%q is no method a client sends: leave methods out for every method", m)
+			}
+			if ms := joinedMethods(m); ms != nil {
+				return p.errorf("Methods", "%q joins several methods: list each (%s)", m, quoteList(ms, ""))
 			}
 			if up := miscased(m); up != "" {
 				return p.errorf("Methods", "%q: methods are case-sensitive and clients send %q", m, up)
@@ -288,7 +296,8 @@ func WithMethods(methods ...string) Option {
 // character outside a chi regexp's braces: "POST /login " and "/login
 // POST" are errors (both routers end the method at the first blank; a
 // space in a path is written %20). A host ("example.com/login") is not
-// accepted either.
+// accepted either, nor a method [WithMethods] refuses ("post /login",
+// "ANY /login", "GET|POST /login").
 //
 // The route pattern is only known after routing. With [http.ServeMux] it is
 // set before the mux calls the handler, so wrap the handler (or resolve the
@@ -323,6 +332,12 @@ func WithRoutes(patterns ...string) Option {
 				rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], blanks)
 				if !isToken(rt.method) {
 					return p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
+				}
+				if wildcardMethod(rt.method) {
+					return p.errorf("Routes", "%q: %q is no method a client sends: write the route without a method (%q) for every method", pat, rt.method, rt.path)
+				}
+				if ms := joinedMethods(rt.method); ms != nil {
+					return p.errorf("Routes", "%q: %q joins several methods: write a route for each (%s)", pat, rt.method, quoteList(ms, " "+rt.path))
 				}
 				if up := miscased(rt.method); up != "" {
 					return p.errorf("Routes", "%q: methods are case-sensitive and clients send %q", pat, up)
@@ -1007,14 +1022,61 @@ func nameChar(c byte) bool {
 // would never apply: methods are case-sensitive, and clients, ServeMux and
 // chi all use the upper-case names.
 func miscased(m string) string {
-	switch up := strings.ToUpper(m); up {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		if up != m {
-			return up
-		}
+	if up := strings.ToUpper(m); up != m && standardMethod(up) {
+		return up
 	}
 	return ""
+}
+
+// standardMethod reports whether m is a method of RFC 9110 or PATCH.
+func standardMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// wildcardMethod reports whether m, in any case, is a wildcard of other
+// tools ("*" in CORS's Access-Control-Allow-Methods, ANY in API gateways
+// and routers, ALL): no client sends it, so a policy on it would never
+// apply.
+func wildcardMethod(m string) bool {
+	switch strings.ToUpper(m) {
+	case "*", "ANY", "ALL":
+		return true
+	}
+	return false
+}
+
+// joinedMethods returns the standard methods (RFC 9110 and PATCH) that m
+// joins with a character other than a letter, a digit, '-' or '_'
+// ("GET|POST", "get+post"), in upper case; nil when m is not two or more
+// of them so joined. No client sends such a method: a policy on it would
+// never apply.
+func joinedMethods(m string) []string {
+	parts := strings.FieldsFunc(m, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_')
+	})
+	if len(parts) < 2 {
+		return nil
+	}
+	for i, part := range parts {
+		if parts[i] = strings.ToUpper(part); !standardMethod(parts[i]) {
+			return nil
+		}
+	}
+	return parts
+}
+
+// quoteList writes each of words with suffix, quoted, separated by ", ".
+func quoteList(words []string, suffix string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = strconv.Quote(w + suffix)
+	}
+	return strings.Join(q, ", ")
 }
 
 // isToken reports whether s is an RFC 9110 token.
