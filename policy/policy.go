@@ -295,7 +295,9 @@ func WithMethods(methods ...string) Option {
 // compiles, keys distinct, '*' last), and it may hold no blank nor control
 // character outside a chi regexp's braces: "POST /login " and "/login
 // POST" are errors (both routers end the method at the first blank; a
-// space in a path is written %20). A host ("example.com/login") is not
+// space in a path is written %20); nor a query or a fragment there
+// ("/search?q=1", "/docs#top": the routers match the path alone, which
+// holds '?' and '#' only escaped). A host ("example.com/login") is not
 // accepted either, nor a method [WithMethods] refuses ("post /login",
 // "ANY /login", "GET|POST /login").
 //

@@ -12,7 +12,10 @@ import (
 // any), is not one a router can register as written, or "": it must be a
 // Go 1.22 ServeMux path (see [muxPathError]) or a chi one (see
 // [chiPathError]), and it must hold no blank nor control character
-// outside a chi regexp's braces. Both routers take the first blank of
+// outside a chi regexp's braces, nor a '?' or '#' there (a query or a
+// fragment: the routers match a pattern against the path, which holds
+// them only escaped, so that a policy on "/search?q=1" would never apply
+// to a request for /search?q=1). Both routers take the first blank of
 // "METHOD /path" for the end of the method: a path such as "/login POST"
 // is refused by both as the method "/login", and one with a blank further
 // on ("POST /login ", whose trailing space ServeMux keeps) names a route
@@ -29,6 +32,17 @@ func routePathError(method, path string) string {
 		case depth == 0 && (c <= ' ' || c == 0x7f):
 			return `holds a blank or a control character in its path (outside a chi regexp): ` +
 				`the method goes first ("POST /login"), and a space in a path is written %20`
+		case depth == 0 && (c == '?' || c == '#'):
+			// Both routers register it, as a literal matched against
+			// the path, which holds '?' and '#' only escaped.
+			want := path[:i]
+			if method != "" {
+				want = method + " " + want
+			}
+			if c == '?' {
+				return "holds a query: a route pattern matches the path alone, which holds a '?' only escaped (%3F); write " + strconv.Quote(want)
+			}
+			return "holds a fragment: a client never sends one, and the path holds a '#' only escaped (%23); write " + strconv.Quote(want)
 		}
 	}
 	muxErr := muxPathError(method, path)
