@@ -346,7 +346,7 @@ func WithRoutes(patterns ...string) Option {
 				}
 			}
 			if !strings.HasPrefix(rt.path, "/") {
-				return p.errorf("Routes", "%q: the path must start with '/'", pat)
+				return p.errorf("Routes", "%q%s", pat, notAPath(rt.method, rt.path))
 			}
 			if reason := routePathError(rt.method, rt.path); reason != "" {
 				return p.errorf("Routes", "%q %s", pat, reason)
@@ -357,6 +357,30 @@ func WithRoutes(patterns ...string) Option {
 		}
 		return nil
 	}
+}
+
+// notAPath returns why path, the path of a route on method ("" for any),
+// which does not start with '/', is refused: it names a host (a ServeMux
+// pattern "example.com/login"), it is a URL, or it is no path.
+func notAPath(method, path string) string {
+	what, host := "", ""
+	if scheme, rest, ok := strings.Cut(path, "://"); ok && scheme != "" && !strings.Contains(scheme, "/") {
+		what, path = " is a URL", rest
+		if i := strings.IndexByte(path, '/'); i >= 0 {
+			path = path[i:]
+		} else {
+			path = "/"
+		}
+	} else if i := strings.IndexByte(path, '/'); i > 0 {
+		host, path = path[:i], path[i:]
+		what = " names a host (" + host + ")"
+	} else {
+		return ": the path must start with '/'"
+	}
+	if method != "" {
+		path = method + " " + path
+	}
+	return what + ": a route is a path alone, compared under any host; write " + strconv.Quote(path)
 }
 
 // WithMatch restricts the policy to requests for which match returns true,
