@@ -390,6 +390,14 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 			return nil, c.errorf(n, "%v (its aliases stand for more than %d nodes)", errTooLarge, maxConfigNodes)
 		}
 		return v, nil
+	case *ast.MappingKeyNode:
+		// An explicit key ("? limit" then ": 5") is the key itself; it
+		// counted as one node, as the key it stands for will.
+		c.nodes--
+		if n.Value == nil {
+			return nil, c.errorf(n, "an explicit key (?) needs a key after it")
+		}
+		return c.conv(n.Value)
 	case *ast.TagNode:
 		return nil, c.errorf(n, "YAML tags such as %s are not supported", n.Start.Value)
 	case *ast.NullNode:
