@@ -239,6 +239,10 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		var ye interface{ GetToken() *token.Token }
 		if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
 			ce.Line, ce.Column = ye.GetToken().Position.Line, ye.GetToken().Position.Column
+			if tk := ye.GetToken(); (tk.Type == token.MappingStartType || tk.Type == token.SequenceStartType) && gluedToValue(data, ce.Line, ce.Column) {
+				// A route's wildcard unquoted in a flow list: "[/users/{id}]".
+				ce.Reason += ` (a '{' or '[' within a value inside [ ] or { } opens a collection: quote the value, as ["/users/{id}"])`
+			}
 		}
 		return nil, ce
 	}
@@ -263,6 +267,28 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 	}
 	c := &yamlConv{file: file, anchors: map[string]*cnode{}}
 	return c.conv(docs[0].Body)
+}
+
+// gluedToValue reports whether the character at line and column (1-based,
+// counting characters) of data follows another of a plain value, no
+// blank nor flow indicator between them: a bracket the parser read as
+// opening a collection within what the file meant as one string.
+func gluedToValue(data []byte, line, col int) bool {
+	for ; line > 1; line-- {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return false
+		}
+		data = data[i+1:]
+	}
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	text := []rune(string(data))
+	if col < 2 || col > len(text) {
+		return false
+	}
+	return !strings.ContainsRune(" \t,[]{}:", text[col-2])
 }
 
 // yamlMessage returns the parser's message without its source excerpt.
