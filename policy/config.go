@@ -49,7 +49,10 @@ import (
 //	    methods: [POST]        # apply only to these methods
 //	    routes: ["POST /login"]  # apply only to these route patterns
 //
-// A duration (window, max_delay, failure_retry_after) is read exactly: a
+// An integer (limit, burst, buckets...) is written in decimal, without a
+// leading zero: YAML readers disagree on 010 (octal 8, or 10), and the
+// loader refuses it rather than pick one. A duration (window, max_delay,
+// failure_retry_after) is read exactly: a
 // number with a fraction of a nanosecond (1.0000000001s, 0.5ns) is an
 // error, where time.ParseDuration would drop the fraction.
 //

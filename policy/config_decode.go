@@ -770,9 +770,23 @@ func (d *decoder) integer(n *cnode, field string) (int64, bool) {
 		d.fail(n, field, "must be an integer, not %s", n.describe())
 		return 0, false
 	}
-	v, err := strconv.ParseInt(strings.ReplaceAll(n.text, "_", ""), 10, 64)
+	text := strings.ReplaceAll(n.text, "_", "")
+	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
 		d.fail(n, field, "must be a decimal integer that fits in 64 bits, got %s", n.text)
+		return 0, false
+	}
+	if digits := strings.TrimLeft(text, "+-"); len(digits) > 1 && digits[0] == '0' {
+		// YAML 1.1 reads it as octal (the parser too: 017 is 15), YAML
+		// 1.2 as decimal, and 08 is a string to some: refused rather
+		// than read one way silently.
+		dec := strconv.FormatInt(v, 10)
+		if o, err := strconv.ParseInt(text, 8, 64); err == nil {
+			oct := strconv.FormatInt(o, 10)
+			d.fail(n, field, "%s has a leading zero, which YAML readers take for octal (%s) or decimal (%s); write %s, or %s", n.text, oct, dec, dec, oct)
+		} else {
+			d.fail(n, field, "%s has a leading zero, which YAML readers take for a string or decimal (%s); write %s", n.text, dec, dec)
+		}
 		return 0, false
 	}
 	return v, true
