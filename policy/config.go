@@ -73,7 +73,9 @@ import (
 // /8, ::/1 and 8000::/1), are an error: every peer of that family would be
 // a proxy. An empty list is an error too, and so is an entry with bits set
 // past its length (10.0.0.5/16, an interface's address and network): write
-// the proxy's address alone (10.0.0.5) or its network (10.0.0.0/16).
+// the proxy's address alone (10.0.0.5) or its network (10.0.0.0/16); and
+// the unspecified address (0.0.0.0, ::, "any" where a server listens),
+// which no peer connects from, so that it would trust no proxy.
 // trusted_hops: n is for proxies whose addresses are not known in advance,
 // a cloud load balancer or a proxy on a Unix socket (no peer address, so
 // that no trusted_proxies entry matches): every peer is taken for the

@@ -937,6 +937,12 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 				s, p.Bits(), m, p.Addr(), m)
 			continue
 		}
+		if why := noPeer(keyfunc.NormalizePrefix(p)); why != "" {
+			// Trusting no proxy, silently: every client behind the one
+			// meant would share its address's allowance.
+			d.fail(item.node, item.field, "%q is %s, which no peer connects from: it would trust no proxy; list the proxies' own addresses or prefixes", s, why)
+			continue
+		}
 		if keyfunc.NormalizePrefix(p).Bits() == 0 {
 			// keyfunc.IP refuses it too; said here of the entry.
 			d.fail(item.node, item.field, "%q trusts every address as a proxy, so a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops", s)
@@ -945,6 +951,17 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 		out = append(out, p.Masked())
 	}
 	return out
+}
+
+// noPeer returns what p, a normalized trusted_proxies entry, is when no
+// peer connects from it: the unspecified address alone (0.0.0.0, ::), a
+// likely spelling of "any"; or "". (A list of prefixes may hold others no
+// peer connects from, multicast ones, as part of a wider range.)
+func noPeer(p netip.Prefix) string {
+	if p.Addr().IsUnspecified() && p.Bits() == p.Addr().BitLen() {
+		return `the unspecified address ("any" where a server listens)`
+	}
+	return ""
 }
 
 // coverage reports each address family every address of which the
