@@ -204,9 +204,16 @@ func (r *request) sideKeysOf(idx []int) []string {
 	return ks
 }
 
+// reserve runs the reservation of the checks idx. go-redis sends it again
+// when its reply is lost after it ran (io.EOF, a read timeout): so that it
+// consumes once, a reservation that consumes also writes its reply at its
+// marker, its first key plus ":r" and its id, for a minute (main.lua); a
+// call that finds its marker answers that reply and runs nothing. The undo
+// then gives back the one run (see doc.go, "Failures").
 func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algorithms.Decision) reservation {
 	id := reservationID()
-	v, err := s.eval(ctx, opTake, s.client, r.sideKeysOf(idx), append(r.args(idx, modeReserve), id))
+	keys := append(r.sideKeysOf(idx), r.keys[r.first[idx[0]]]+":r"+id)
+	v, err := s.eval(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id))
 	if err != nil {
 		return reservation{err: err}
 	}

@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -389,101 +388,5 @@ func TestClusterSplitTakeMovedNoRedirects(t *testing.T) {
 				t.Fatalf("MOVED per node %v, want one, from the old node", moved)
 			}
 		})
-	}
-}
-
-// loseReply loses the reply of the first script call of mode whose first
-// key is key after it ran, once armed: the node client reports io.EOF, as
-// when the connection fails after the call was sent, and the cluster
-// client sends the call again (the same arguments: the same reservation
-// id).
-type loseReply struct {
-	redistest.PassHooks
-	key, mode string
-	armed     atomic.Bool
-	lost      atomic.Int64
-}
-
-func (h *loseReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if key, mode, ok := fcallMode(cmd); ok && key == h.key && mode == h.mode && err == nil && h.armed.CompareAndSwap(true, false) {
-			h.lost.Add(1)
-			cmd.SetErr(io.EOF)
-			return io.EOF
-		}
-		return err
-	}
-}
-
-// TestClusterReservationReplyLostIsSentAgain pins what doc.go
-// ("Failures") says of a cross-slot Take whose reservation's reply is
-// lost after the script ran: go-redis sends the reservation again (a Take
-// is not sent at most once), and the key is reserved twice. Admitted, the
-// Take consumed twice (and reports the second run's Remaining); denied
-// (its other slot lost a race), the undo gives back the second run only:
-// the Take returns a denial and has consumed the first run's units. Both
-// err towards denying: never more admitted than the limit.
-func TestClusterReservationReplyLostIsSentAgain(t *testing.T) {
-	shared := sharedCluster(t)
-	m, _ := tagOnNode(t, shared, "moved", 0)
-	z, _ := tagOnNode(t, shared, "stays", 2)
-	for _, kind := range []algorithms.Kind{algorithms.FixedWindow, algorithms.TokenBucket} {
-		for _, denied := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/denied_%v", kind, denied), func(t *testing.T) {
-				prefix := uniquePrefix(t)
-				clk := algotest.NewClock(algotest.Base)
-				spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
-				mc, zc := algorithms.Check{Spec: spec, Key: m, Cost: 2}, algorithms.Check{Spec: spec, Key: z}
-				abbr := map[algorithms.Kind]string{algorithms.FixedWindow: "fw", algorithms.TokenBucket: "tb"}[kind]
-				keyOf := func(k string) string { return fmt.Sprintf("%s:{%s}:%s:10:3600000000000:0:0:0", prefix, k, abbr) }
-				other, err := redisstore.New(shared, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-				if err != nil {
-					t.Fatal(err)
-				}
-				client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-				defer client.Close()
-				lose := &loseReply{key: keyOf(m), mode: "1"}
-				client.OnNewNode(func(nc *redis.Client) { nc.AddHook(lose) })
-				s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ctx := context.Background()
-				if d, err := s.Take(ctx, mc, zc); err != nil || !d[0].Allowed || !d[1].Allowed {
-					t.Fatalf("first Take = %+v, %v", d, err)
-				}
-				wantM := int64(10 - 2 - 2 - 2) // the first Take, then two runs
-				if denied {
-					if d, err := other.Take(ctx, algorithms.Check{Spec: spec, Key: z, Cost: 8}); err != nil || !d[0].Allowed {
-						t.Fatalf("other's Take of z = %+v, %v", d, err)
-					}
-					client.AddHook(&beforeCall{key: keyOf(z), mode: "1", do: func() {
-						if d, err := other.Take(ctx, zc); err != nil || !d[0].Allowed {
-							t.Errorf("racing Take of z = %+v, %v", d, err)
-						}
-					}})
-					wantM = 10 - 2 - 2 // the first run stays
-				}
-				lose.armed.Store(true)
-				d, err := s.Take(ctx, mc, zc)
-				if lose.lost.Load() != 1 {
-					t.Fatalf("%d replies lost, want 1 (Take = %+v, %v)", lose.lost.Load(), d, err)
-				}
-				if err != nil || d[0].Allowed != true || d[1].Allowed == denied {
-					t.Fatalf("Take whose reservation of m lost its reply = %+v, %v; want m admitted, z admitted %v", d, err, !denied)
-				}
-				if !denied && d[0].Remaining != wantM {
-					t.Errorf("the admitted Take reports m's Remaining %d, want %d (the second run's)", d[0].Remaining, wantM)
-				}
-				pk := make([]algorithms.Decision, 1)
-				if err := s.Peek(ctx, pk, []algorithms.Check{{Spec: spec, Key: m}}); err != nil {
-					t.Fatal(err)
-				}
-				if pk[0].Remaining != wantM {
-					t.Errorf("m has %d remaining, want %d", pk[0].Remaining, wantM)
-				}
-			})
-		}
 	}
 }

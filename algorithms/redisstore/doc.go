@@ -240,7 +240,10 @@
 // key plus ":l". On a Cluster, a cross-slot Take's reservation of a
 // sliding_log or sliding_buckets key also writes the key plus ":u", its
 // side key (see "Cluster"), with the expiry the reservation gives the key
-// (an undo keeps it). Keys are never built from patterns, and nothing is ever
+// (an undo keeps it); and a reservation that consumes, of any kind,
+// writes its reply at its marker, the first key of its slot plus ":r" and
+// its id (16 hex digits), which expires a minute later, however long the
+// keys' state matters. Keys are never built from patterns, and nothing is ever
 // looked up by pattern (no KEYS or SCAN: TestNoPatternLookups).
 //
 // Every write of an admitted Take or of a refund sets an expiry (PX) for
@@ -298,7 +301,11 @@
 //     denied, that is the answer, and nothing was consumed anywhere.
 //
 //  2. Reserve: each slot decides again and consumes, all or nothing within
-//     the slot. If every slot admits, that is the answer.
+//     the slot. If every slot admits, that is the answer. A reservation
+//     that consumes also writes its reply at its marker (see "Keys and
+//     expiry"), and a call of it that finds the marker answers that reply
+//     and runs nothing: go-redis sends a call again when its reply is lost
+//     after it ran, and the reservation consumes once (see "Failures").
 //
 //  3. Undo: if a slot now denies (another request took the last units
 //     between the phases), the slots that admitted are undone, and decide
@@ -548,12 +555,22 @@
 // once, since each run would give them back again and admit more than the
 // limit; a Take may be sent again so, and then consumes twice, erring
 // towards denying (TestGiveBackReplyLostIsNotRepeated,
-// TestTakeReplyLostIsSentAgain). So may a cross-slot Take's reservation
-// on a Cluster: admitted, the Take consumed twice on that slot; denied
-// (another slot lost a race), the undo gives back the second run's units
-// only, and the Take returns a denial having consumed the first run's,
-// though a denied Take consumes nothing otherwise
-// (TestClusterReservationReplyLostIsSentAgain).
+// TestTakeReplyLostIsSentAgain). A cross-slot Take's reservation on a
+// Cluster is sent again so too, but runs once: the call sent again finds
+// the reply the run wrote at its marker (see "Cluster") and answers it, so
+// an admitted Take consumes once and decides as the run did, and the undo
+// of a denied one gives back the one run, the Take consuming nothing; for
+// every kind, sliding_log and sliding_buckets included, and with a
+// request counted in the key between the run and the call sent again
+// (which drops the records the undo reads, not the marker:
+// TestClusterReservationReplyLostIsSentAgain,
+// TestClusterReservationReplyLostServerClock). The marker lives a minute:
+// a call sent again later runs again and consumes twice (go-redis sends
+// one call at most MaxRedirects+1 times, each attempt within its pool,
+// dial and I/O timeouts, which with its defaults take a minute only when
+// dials hang one after another). The markers cost memory: a key per slot
+// of each reservation that consumed, for a minute, holding its reply (a
+// few hundred bytes; for a sliding_log, the events it trimmed too).
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up

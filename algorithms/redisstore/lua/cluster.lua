@@ -2,6 +2,8 @@
 -- Redis Cluster slots (see doc.go, "Cluster"). A reservation (mode 1) is a
 -- normal decision that also returns, for every key it wrote, what undoing
 -- the write needs; undo (mode 2) then takes the reservation's units back.
+-- One that consumed keeps its reply at its marker (its last key), which a
+-- call of it sent again answers (main.lua; its reply was lost).
 --
 -- Undone, a reservation is a denied Take: the key as if it had not been
 -- made, the requests counted in it since as they were counted.
@@ -676,16 +678,12 @@ local function undoKind()
       call('SET', key, head .. rest, 'KEEPTTL')
       return
     end
-    -- A bucket kind's: n*W/L off the instant when that is exact: when K
-    -- holds the state the reservation wrote (b), every request counted
-    -- since was given back (none is queued behind its place), and K is
-    -- left at max(F0, t), F0 its instant before the reservation and t the
-    -- reservation's, which every instant after the requests' finds as
-    -- they left it in the world without the reservation; or, but for a
-    -- leaky_queue (a request may be queued behind the place), when
-    -- max(F0, t) is at the undo's instant or later (see above).
-    -- Less u for token_bucket and leaky_bucket: an undo below it may have
-    -- moved K below a (TestClusterUndoBucketRecountedBelow; doc.go).
+    -- A bucket kind's: n*W/L off the instant when that is exact (why:
+    -- "s" above): K holds the state the reservation wrote (b), or, but
+    -- for a leaky_queue (a request may queue behind the place),
+    -- max(F0, t) >= u. Less u for token_bucket and leaky_bucket: an undo
+    -- below it may have moved K below a
+    -- (TestClusterUndoBucketRecountedBelow; doc.go).
     local f0 = instant(a)
     if head ~= b and (d == 'q' or not ((f0 and f0 >= u) or 0 >= u)) then return end
     local q, r = match(c, '^(%d+) (%d+) %d+$')

@@ -20,7 +20,8 @@
 --       records (see cluster.lua).
 -- KEYS: one per check (two for sliding_log: the total, then the list); a
 --       reservation and an undo then declare the side key (":u") of each
---       sliding_log and sliding_buckets key they may write.
+--       sliding_log and sliding_buckets key they may write, a reservation
+--       then its marker.
 -- Reply: 4 integers per check: 2*Remaining + allowed (0/1), then Delay
 --        when allowed or RetryAfter when denied (the other is 0), ResetAfter,
 --        NextAfter (ns); a give-back (mode 5) then one given flag (0/1) per
@@ -73,6 +74,9 @@ if mode == 1 then
   if not (rid and match(rid, '^%x+$')) then
     return redis.error_reply('redisstore: malformed reservation id')
   end
+  -- Sent again, its reply lost after it ran: that reply (cluster.go).
+  local was = call('GET', KEYS[#KEYS])
+  if was then return cmsgpack.unpack(was) end
 end
 
 -- A peek of each check alone (mode 6) loads and decides every check on
@@ -236,5 +240,6 @@ if mode == 1 then
   out[#out + 1] = TN
   out[#out + 1] = #undo / 7
   for _, v in ipairs(undo) do out[#out + 1] = v end
+  if all then call('SET', KEYS[#KEYS], cmsgpack.pack(out), 'PX', 60000) end
 end
 return out

@@ -1,0 +1,308 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// afterRun acts once armed, after the first script call of mode whose
+// first key is key has run: it calls then (if set), and with lose it
+// loses the call's reply: the node client reports io.EOF, as when the
+// connection fails after the call was sent, and the cluster client sends
+// the call again (the same arguments: the same reservation id).
+type afterRun struct {
+	redistest.PassHooks
+	key, mode string
+	lose      bool
+	then      func()
+	armed     atomic.Bool
+	hits      atomic.Int64
+}
+
+func (h *afterRun) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if key, mode, ok := fcallMode(cmd); ok && key == h.key && mode == h.mode && err == nil && h.armed.CompareAndSwap(true, false) {
+			h.hits.Add(1)
+			if h.then != nil {
+				h.then()
+			}
+			if h.lose {
+				cmd.SetErr(io.EOF)
+				return io.EOF
+			}
+		}
+		return err
+	}
+}
+
+// resendCase is one run of TestClusterReservationReplyLostIsSentAgain.
+type resendCase struct {
+	spec    algorithms.Spec
+	denied  bool // z lost a race between the phases
+	between bool // another instance takes a unit of m after m's reservation ran
+	race    int64
+}
+
+// resendOutcome is what a run leaves: the Take's decisions, what a Peek
+// of m and of z alone decides, and the PTTL of each reservation marker.
+type resendOutcome struct {
+	take   []algorithms.Decision
+	mz     []algorithms.Decision
+	marker []time.Duration
+}
+
+// markerKey matches a reservation's marker: a key of its slot plus ":r"
+// and its id (cluster.go, reserve).
+var markerKey = regexp.MustCompile(`:r[0-9a-f]{16}$`)
+
+// raceCost returns the cost of another instance's Take of z after the
+// first Take (m 2, z 1) such that one more Take of z alone is admitted
+// and then the Take (m 2, z 1) is denied, on the Model.
+func raceCost(t *testing.T, spec algorithms.Spec, m, z string) int64 {
+	t.Helper()
+	mc, zc := algorithms.Check{Spec: spec, Key: m, Cost: 2}, algorithms.Check{Spec: spec, Key: z}
+	for c := int64(1); c <= 20; c++ {
+		model := algotest.NewModel()
+		at := algotest.Base
+		take := func(cs ...algorithms.Check) bool {
+			d, err := model.TakeAt(at, cs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d[len(d)-1].Allowed
+		}
+		if take(mc, zc) && take(algorithms.Check{Spec: spec, Key: z, Cost: c}) && take(zc) && !take(mc, zc) {
+			return c
+		}
+	}
+	t.Fatalf("%v: no race cost", spec)
+	return 0
+}
+
+// model returns what the Model decides in the run of tc.
+func (tc resendCase) model(t *testing.T, m, z string) resendOutcome {
+	t.Helper()
+	mc, zc := algorithms.Check{Spec: tc.spec, Key: m, Cost: 2}, algorithms.Check{Spec: tc.spec, Key: z}
+	model := algotest.NewModel()
+	at := algotest.Base
+	take := func(cs ...algorithms.Check) []algorithms.Decision {
+		d, err := model.TakeAt(at, cs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	take(mc, zc)
+	if tc.denied {
+		take(algorithms.Check{Spec: tc.spec, Key: z, Cost: tc.race})
+		take(zc)
+	}
+	out := resendOutcome{take: take(mc, zc)}
+	if tc.between {
+		take(algorithms.Check{Spec: tc.spec, Key: m})
+	}
+	var err error
+	if out.mz, err = model.PeekAt(at, algorithms.Check{Spec: tc.spec, Key: m}, zc); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// run makes the run of tc on the shared cluster, losing the reply of m's
+// reservation when lose, and returns what it leaves.
+func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string, lose bool) resendOutcome {
+	t.Helper()
+	prefix := uniquePrefix(t)
+	clk := algotest.NewClock(algotest.Base)
+	mc, zc := algorithms.Check{Spec: tc.spec, Key: m, Cost: 2}, algorithms.Check{Spec: tc.spec, Key: z}
+	other, err := redisstore.New(shared, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	defer client.Close()
+	ctx := context.Background()
+	hook := &afterRun{key: redisKeys(prefix, mc)[0], mode: "1", lose: lose}
+	if tc.between {
+		hook.then = func() {
+			if d, err := other.Take(ctx, algorithms.Check{Spec: tc.spec, Key: m}); err != nil || !d[0].Allowed {
+				t.Errorf("other's Take of m between = %+v, %v", d, err)
+			}
+		}
+	}
+	client.OnNewNode(func(nc *redis.Client) { nc.AddHook(hook) })
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Take(ctx, mc, zc); err != nil || !d[0].Allowed || !d[1].Allowed {
+		t.Fatalf("first Take = %+v, %v", d, err)
+	}
+	if tc.denied {
+		if d, err := other.Take(ctx, algorithms.Check{Spec: tc.spec, Key: z, Cost: tc.race}); err != nil || !d[0].Allowed {
+			t.Fatalf("other's Take of z = %+v, %v", d, err)
+		}
+		client.AddHook(&beforeCall{key: redisKeys(prefix, zc)[0], mode: "1", do: func() {
+			if d, err := other.Take(ctx, zc); err != nil || !d[0].Allowed {
+				t.Errorf("racing Take of z = %+v, %v", d, err)
+			}
+		}})
+	}
+	hook.armed.Store(true)
+	var out resendOutcome
+	out.take, err = s.Take(ctx, mc, zc)
+	if hook.hits.Load() != 1 {
+		t.Fatalf("m's reservation ran %d times under the hook, want 1 (Take = %+v, %v)", hook.hits.Load(), out.take, err)
+	}
+	if err != nil {
+		t.Fatalf("Take = %v", err)
+	}
+	out.mz = make([]algorithms.Decision, 2)
+	if err := s.Peek(ctx, out.mz, []algorithms.Check{{Spec: tc.spec, Key: m}, zc}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keysUnder(t, shared, prefix) {
+		if markerKey.MatchString(k) {
+			out.marker = append(out.marker, shared.PTTL(ctx, k).Val())
+		}
+	}
+	return out
+}
+
+// TestClusterReservationReplyLostIsSentAgain: a cross-slot Take whose
+// reservation of m loses its reply after the script ran (io.EOF, as when
+// the connection fails after the call was sent) is sent again by go-redis,
+// the same call with the same reservation id, and that call must answer
+// as the first run did without consuming again (cluster.go, reserve).
+// For every kind, the Take decides, and leaves m and z, as the same Take
+// whose reply arrived: admitted, m consumed once; denied (z lost a race
+// to another instance between the phases), the undo gives back the one
+// run, and the Take consumed nothing. Both are the Model's, the Take
+// made once; with between, another instance's plain Take of m lands after
+// the run and before the call sent again (it rewrites m's state, so the
+// reservation's records in the key are gone), and the final state is
+// still the Model's, but for a leaky_queue whose reservation is undone:
+// its undo keeps the units when a request was counted since (doc.go,
+// "Cluster"), with its reply lost or not.
+// Before the fix, m was reserved twice: admitted, consumed twice; denied,
+// the denial kept the first run's units.
+func TestClusterReservationReplyLostIsSentAgain(t *testing.T) {
+	shared := sharedCluster(t)
+	m, _ := tagOnNode(t, shared, "moved", 0)
+	z, _ := tagOnNode(t, shared, "stays", 2)
+	for _, kind := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
+		switch kind {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 4
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Hour
+		}
+		race := raceCost(t, spec, m, z)
+		for _, denied := range []bool{false, true} {
+			for _, between := range []bool{false, true} {
+				tc := resendCase{spec: spec, denied: denied, between: between, race: race}
+				t.Run(fmt.Sprintf("%s/denied_%v/between_%v", kind, denied, between), func(t *testing.T) {
+					got := tc.run(t, shared, m, z, true)
+					if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
+						t.Fatalf("Take whose reservation of m lost its reply = %+v; want m admitted, z admitted %v", got.take, !denied)
+					}
+					sent := tc.run(t, shared, m, z, false)
+					for i, name := range []string{"m", "z"} {
+						if got.take[i] != sent.take[i] {
+							t.Errorf("the Take decides %s %+v, want %+v as when its reply arrives", name, got.take[i], sent.take[i])
+						}
+						if got.mz[i] != sent.mz[i] {
+							t.Errorf("Peek of %s afterwards = %+v, want %+v as when the reply arrives", name, got.mz[i], sent.mz[i])
+						}
+					}
+					want := tc.model(t, m, z)
+					if !between {
+						for i, name := range []string{"m", "z"} {
+							if got.take[i] != want.take[i] {
+								t.Errorf("the Take decides %s %+v, want the Model's %+v", name, got.take[i], want.take[i])
+							}
+						}
+					}
+					kept := denied && between && kind == algorithms.LeakyQueue
+					for i, name := range []string{"m", "z"} {
+						if got.mz[i] != want.mz[i] && !(kept && i == 0) {
+							t.Errorf("Peek of %s afterwards = %+v, want the Model's %+v", name, got.mz[i], want.mz[i])
+						}
+					}
+					if kept && got.mz[0].Remaining != want.mz[0].Remaining-2 {
+						t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the place kept (2 units)", got.mz[0], want.mz[0])
+					}
+					// A marker per reservation that consumed (both of
+					// the first Take's, then m's and, admitted, z's), each
+					// expiring within a minute.
+					if n := 3 + map[bool]int{false: 1}[denied]; len(got.marker) != n || len(sent.marker) != n {
+						t.Errorf("%d reservation markers (%d when the reply arrives), want %d", len(got.marker), len(sent.marker), n)
+					}
+					for _, pttl := range append(got.marker, sent.marker...) {
+						if pttl <= 0 || pttl > time.Minute {
+							t.Errorf("a reservation marker expires in %v, want within a minute", pttl)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestClusterReservationReplyLostServerClock: on the server's clock, where
+// the call sent again would decide at a later instant, it answers the
+// first run's reply all the same: m consumed once (10-2-2 left of a limit
+// of 10 an hour, which the milliseconds of the test do not refill by a
+// unit), as the Take reports.
+func TestClusterReservationReplyLostServerClock(t *testing.T) {
+	shared := sharedCluster(t)
+	m, _ := tagOnNode(t, shared, "moved", 0)
+	z, _ := tagOnNode(t, shared, "stays", 2)
+	for _, kind := range []algorithms.Kind{algorithms.SlidingLog, algorithms.TokenBucket} {
+		t.Run(string(kind), func(t *testing.T) {
+			prefix := uniquePrefix(t)
+			spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
+			mc, zc := algorithms.Check{Spec: spec, Key: m, Cost: 2}, algorithms.Check{Spec: spec, Key: z}
+			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+			defer client.Close()
+			hook := &afterRun{key: redisKeys(prefix, mc)[0], mode: "1", lose: true}
+			client.OnNewNode(func(nc *redis.Client) { nc.AddHook(hook) })
+			s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if d, err := s.Take(ctx, mc, zc); err != nil || !d[0].Allowed || !d[1].Allowed {
+				t.Fatalf("first Take = %+v, %v", d, err)
+			}
+			hook.armed.Store(true)
+			d, err := s.Take(ctx, mc, zc)
+			if hook.hits.Load() != 1 {
+				t.Fatalf("%d replies lost, want 1 (Take = %+v, %v)", hook.hits.Load(), d, err)
+			}
+			if err != nil || !d[0].Allowed || !d[1].Allowed || d[0].Remaining != 6 {
+				t.Fatalf("Take whose reservation of m lost its reply = %+v, %v; want both admitted, m's Remaining 6", d, err)
+			}
+			pk := make([]algorithms.Decision, 1)
+			if err := s.Peek(ctx, pk, []algorithms.Check{{Spec: spec, Key: m}}); err != nil {
+				t.Fatal(err)
+			}
+			if pk[0].Remaining != 6 {
+				t.Errorf("m has %d remaining, want 6 (consumed once)", pk[0].Remaining)
+			}
+		})
+	}
+}
