@@ -3,11 +3,14 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // oneSlot reports whether every key of r hashes to the same cluster slot.
@@ -207,13 +210,15 @@ func (r *request) sideKeysOf(idx []int) []string {
 // reserve runs the reservation of the checks idx. go-redis sends it again
 // when its reply is lost after it ran (io.EOF, a read timeout): so that it
 // consumes once, a reservation that consumes also writes its reply at its
-// marker, its first key plus ":r" and its id, for a minute (main.lua); a
-// call that finds its marker answers that reply and runs nothing. The undo
-// then gives back the one run (see doc.go, "Failures").
+// marker, its first key plus ":r" and its id, for as long as go-redis may
+// still send the call again (markerLifetime; main.lua); a call that finds
+// its marker answers that reply and runs nothing. The undo then gives back
+// the one run (see doc.go, "Failures").
 func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algorithms.Decision) reservation {
 	id := reservationID()
 	keys := append(r.sideKeysOf(idx), r.keys[r.first[idx[0]]]+":r"+id)
-	v, err := s.eval(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id))
+	px := ceilMillis(s.resend.markerLifetime(ctx, time.Now()))
+	v, err := s.eval(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id, px))
 	if err != nil {
 		return reservation{err: err}
 	}
@@ -267,4 +272,148 @@ func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation,
 		return err
 	}
 	return parseDecisions(v, r, idx, dst)
+}
+
+// Bounds of a reservation marker's lifetime (see markerLifetime).
+const (
+	// markerMax is the longest a marker lives: the minute it lived
+	// before its lifetime followed its call, so that it never costs more
+	// memory than that. A call sent again later (possible only when its
+	// context allows and the client's options do: see resendBound) runs
+	// again and consumes twice, erring towards denying.
+	markerMax = time.Minute
+	// markerMargin is added to the bound of a call's last resend: for the
+	// bytes of a write that ended by then still on their way (a lost
+	// segment sent again after 200 and 400 ms), a context's timer firing
+	// late, and a resend waiting at the server behind other commands.
+	markerMargin = time.Second
+	// unbounded stands for a phase the client's options do not bound.
+	unbounded = time.Duration(math.MaxInt64)
+)
+
+// resendBound is what a cluster client's options say of how long go-redis
+// may still send a call again after it first sent it (go-redis v9's
+// ClusterClient.process and baseClient.processWithRetry: it sends a call
+// again only from its retry loops, which stop at the call's context's
+// deadline before each attempt: the backoff, the pool's turn, the wait
+// for a dial). Its zero value knows nothing: the marker lives markerMax.
+type resendBound struct {
+	known bool
+	// call bounds the time from a call's first send to its last resend's
+	// arrival: each of its attempts, (MaxRedirects+1) × (the node
+	// clients' MaxRetries+1), within its backoff, pool wait, dials,
+	// handshake, write and read.
+	call time.Duration
+	// late bounds what the client may still send after the context's
+	// deadline: nothing when ContextTimeoutEnabled bounds every write by
+	// it (a write after it fails unsent); else a connection's handshake
+	// under way at the deadline and the call's write after it, each within
+	// the client's own timeouts.
+	late time.Duration
+}
+
+// resendBoundOf returns the resendBound of a cluster client's options, as
+// go-redis leaves them (ClusterOptions.init) and derives its node clients'
+// (clientOptions, newClusterNode, Options.init). A read or write lasts at
+// most its timeout, or the relaxed timeout of maintenance notifications
+// (RESP3, unless MaintNotificationsConfig disables them: 10 s by default)
+// when longer. No timeout (0 or less), user code in the handshake
+// (OnConnect, a credentials provider), a DialerRetryBackoff function, or
+// a dial queue (MaxConcurrentDials below PoolSize) leave a phase
+// unbounded. Other user code in a call (hooks, a Dialer, which gets the
+// dial's context) is taken to end in time; a NewClient that changes the
+// node clients' options is not seen.
+func resendBoundOf(o *redis.ClusterOptions) resendBound {
+	var relaxed time.Duration
+	if mc := o.MaintNotificationsConfig; o.Protocol != 2 && (mc == nil || mc.Mode != maintnotifications.ModeDisabled) {
+		relaxed = maintnotifications.DefaultConfig().RelaxedTimeout
+		if mc != nil && mc.RelaxedTimeout > 0 {
+			relaxed = mc.RelaxedTimeout
+		}
+	}
+	io := func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return unbounded
+		}
+		return max(d, relaxed)
+	}
+	read, write := io(o.ReadTimeout), io(o.WriteTimeout)
+	backoff := max(o.MaxRetryBackoff, 0)
+	// Each node client tries a command 1+retries times, backing off
+	// between tries, and the cluster client tries it on a node
+	// 1+redirects times (ClusterOptions.init left -1 for none).
+	retries, redirects := int64(max(o.MaxRetries, 0)), int64(max(o.MaxRedirects, 0))
+	tries := func(once, pause time.Duration, n int64) time.Duration {
+		return satAdd(once, satMul(satAdd(pause, once), n))
+	}
+	roundTrip := satAdd(read, write)
+	// A new connection's handshake: HELLO (or AUTH), the options'
+	// commands, CLIENT MAINT_NOTIFICATIONS, CLIENT SETINFO, each a command
+	// of the node client.
+	handshake := satMul(tries(roundTrip, backoff, retries), 4)
+	if o.OnConnect != nil || o.CredentialsProvider != nil || o.CredentialsProviderContext != nil || o.StreamingCredentialsProvider != nil {
+		handshake = unbounded
+	}
+	pool := o.PoolTimeout
+	if pool == 0 {
+		pool = 30 * time.Second
+		if o.ReadTimeout > 0 {
+			pool = o.ReadTimeout + time.Second
+		}
+	}
+	pool = max(pool, 0)
+	dial := unbounded
+	if o.DialTimeout > 0 && o.DialerRetryBackoff == nil && (o.MaxConcurrentDials <= 0 || o.MaxConcurrentDials >= o.PoolSize) {
+		n := int64(o.DialerRetries)
+		if n <= 0 {
+			n = 5
+		}
+		pause := o.DialerRetryTimeout
+		if pause <= 0 {
+			pause = 100 * time.Millisecond
+		}
+		dial = tries(o.DialTimeout, pause, n-1)
+	}
+	// An attempt: its pool turn, a new connection, the call's write and
+	// read; after each, a backoff before the next.
+	attempt := satAdd(satAdd(pool, dial), satAdd(handshake, roundTrip))
+	b := resendBound{known: true, call: tries(tries(attempt, backoff, retries), backoff, redirects)}
+	if o.ContextTimeoutEnabled && o.WriteTimeout >= 0 {
+		b.late = 0
+	} else {
+		b.late = satAdd(handshake, write)
+	}
+	return b
+}
+
+// markerLifetime returns how long the marker of a reservation sent at now
+// under ctx lives: the bound of its last resend's arrival, the shorter of
+// the time left to ctx's deadline (if any) plus b.late and b.call, plus
+// markerMargin, and at most markerMax (markerMax too when b is not known).
+// Redis counts it from the run, which comes after the first send.
+func (b resendBound) markerLifetime(ctx context.Context, now time.Time) time.Duration {
+	if !b.known {
+		return markerMax
+	}
+	d := b.call
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, satAdd(max(dl.Sub(now), 0), b.late))
+	}
+	return min(satAdd(d, markerMargin), markerMax)
+}
+
+// satAdd returns a+b for a, b >= 0, or unbounded past it.
+func satAdd(a, b time.Duration) time.Duration {
+	if a > unbounded-b {
+		return unbounded
+	}
+	return a + b
+}
+
+// satMul returns d*n for d >= 0 and n >= 0, or unbounded past it.
+func satMul(d time.Duration, n int64) time.Duration {
+	if n != 0 && d > unbounded/time.Duration(n) {
+		return unbounded
+	}
+	return d * time.Duration(n)
 }

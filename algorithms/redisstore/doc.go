@@ -242,8 +242,9 @@
 // side key (see "Cluster"), with the expiry the reservation gives the key
 // (an undo keeps it); and a reservation that consumes, of any kind,
 // writes its reply at its marker, the first key of its slot plus ":r" and
-// its id (16 hex digits), which expires a minute later, however long the
-// keys' state matters. Keys are never built from patterns, and nothing is ever
+// its id (16 hex digits), which expires once go-redis can no longer send
+// the reservation again, at most a minute later (see "Failures"), however
+// long the keys' state matters. Keys are never built from patterns, and nothing is ever
 // looked up by pattern (no KEYS or SCAN: TestNoPatternLookups).
 //
 // Every write of an admitted Take or of a refund sets an expiry (PX) for
@@ -564,13 +565,39 @@
 // request counted in the key between the run and the call sent again
 // (which drops the records the undo reads, not the marker:
 // TestClusterReservationReplyLostIsSentAgain,
-// TestClusterReservationReplyLostServerClock). The marker lives a minute:
-// a call sent again later runs again and consumes twice (go-redis sends
-// one call at most MaxRedirects+1 times, each attempt within its pool,
-// dial and I/O timeouts, which with its defaults take a minute only when
-// dials hang one after another). The markers cost memory: a key per slot
-// of each reservation that consumed, for a minute, holding its reply (a
-// few hundred bytes; for a sliding_log, the events it trimmed too).
+// TestClusterReservationReplyLostServerClock). The marker lives as long
+// as go-redis may still send the call again, and no longer. go-redis sends
+// a call again only from its retry loops, which stop at the call's
+// context's deadline before each attempt; so the marker lives the shorter
+// of two bounds, plus a margin of a second (for the bytes of a write still
+// on their way, a context's timer firing late, a call queued at the
+// server), and at most a minute (TestClusterMarkerLivesAsLongAsItsCall):
+//
+//   - with a deadline (the request's, or [WithTimeout]'s), the time left to
+//     it, plus what the client may still send after it: nothing with
+//     ContextTimeoutEnabled (a write after the deadline fails unsent),
+//     else a new connection's handshake under way (four round trips) and
+//     the call's write, within the client's timeouts;
+//   - the client's options: (MaxRedirects+1) × (MaxRetries+1) attempts,
+//     each within its pool wait (PoolTimeout), dials (DialerRetries ×
+//     DialTimeout, DialerRetryTimeout between), handshake, write and read
+//     (WriteTimeout, ReadTimeout; or the relaxed timeout of maintenance
+//     notifications, 10 s by default, when longer and not disabled by
+//     MaintNotificationsConfig), and a backoff (MaxRetryBackoff) after
+//     each.
+//
+// Options that leave a phase unbounded (no ReadTimeout or WriteTimeout, an
+// OnConnect or a credentials provider in the handshake, a
+// DialerRetryBackoff function, MaxConcurrentDials below PoolSize) leave
+// the minute when no deadline bounds the call; go-redis's default options
+// allow a call minutes (dials and handshakes hanging one after another),
+// and leave it too. A call sent again after its marker expired runs again
+// and consumes twice, erring towards denying. The markers cost memory: a
+// key per slot of each reservation that consumed, holding its reply (a
+// few hundred bytes; for a sliding_log, the events it trimmed too), for
+// that lifetime: at 5,000 cross-slot Takes a second on two slots, about
+// 600,000 keys (some 150 MB) for the minute, and about 12,500 (some 3 MB)
+// under a [WithTimeout] of 250 ms with ContextTimeoutEnabled (1.25 s).
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up
@@ -580,8 +607,9 @@
 // client's latest dial failed, that dial's error too: a refused connection
 // is Redis down, not slow; TestTimeoutNamesRefusedConnection), and give the
 // client short DialTimeout, ReadTimeout and WriteTimeout and
-// ContextTimeoutEnabled (then no goroutine outlives an abandoned call);
-// examples/redis does both.
+// ContextTimeoutEnabled (then no goroutine outlives an abandoned call,
+// and a cross-slot reservation's marker lives little longer than the
+// call: see above); examples/redis does both.
 //
 // Failovers: a store on a Sentinel failover client fails each Take
 // (within [WithTimeout]) while the master is lost, and decides on the

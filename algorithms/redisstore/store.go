@@ -46,7 +46,11 @@ type Store struct {
 	// dials is the client's dial outcome (nil for a client other than a
 	// *redis.Client or *redis.ClusterClient), named in the store's own
 	// deadline errors.
-	dials   *dialWatch
+	dials *dialWatch
+	// resend bounds how long the client may send a call again (a
+	// cluster client's: see resendBoundOf), which a cross-slot
+	// reservation's marker outlives.
+	resend  resendBound
 	breaker *breaker
 	deny    *denyCache
 	specs   specCache
@@ -180,6 +184,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		s.cluster = c
 		s.guard = !c.Options().ContextTimeoutEnabled
 		s.dials = watchDials(c)
+		s.resend = resendBoundOf(c.Options())
 	case *redis.Client:
 		s.guard = !c.Options().ContextTimeoutEnabled
 		s.dials = watchDials(c)

@@ -15,7 +15,7 @@
 --       keys.go's specInfo) and C the Spec's capacity, which a window
 --       kind never judges with nor bounds its counts by (they hold up to
 --       MAXCOUNT, num.lua: what a check judged at MaxLimit admits);
---       a reservation (mode 1) then its id,
+--       a reservation (mode 1) then its id and its marker's lifetime (ms),
 --       an undo (mode 2) its instant, the reservation's id and its undo
 --       records (see cluster.lua).
 -- KEYS: one per check (two for sliding_log: the total, then the list); a
@@ -68,11 +68,12 @@ if mode == 2 then
 end
 
 -- A reservation's id (mode 1): its undo names it (see cluster.lua).
-local rid
+local rid, rpx
 if mode == 1 then
   rid = ARGV[5 + nchecks * 7 + 1]
-  if not (rid and match(rid, '^%x+$')) then
-    return redis.error_reply('redisstore: malformed reservation id')
+  rpx = ARGV[5 + nchecks * 7 + 2]
+  if not (rid and match(rid, '^%x+$') and rpx and match(rpx, '^[1-9]%d?%d?%d?%d?$')) then
+    return redis.error_reply('redisstore: malformed reservation id or marker lifetime')
   end
   -- Sent again, its reply lost after it ran: that reply (cluster.go).
   local was = call('GET', KEYS[#KEYS])
@@ -240,6 +241,6 @@ if mode == 1 then
   out[#out + 1] = TN
   out[#out + 1] = #undo / 7
   for _, v in ipairs(undo) do out[#out + 1] = v end
-  if all then call('SET', KEYS[#KEYS], cmsgpack.pack(out), 'PX', 60000) end
+  if all then call('SET', KEYS[#KEYS], cmsgpack.pack(out), 'PX', rpx) end
 end
 return out
