@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,64 +28,39 @@ const deadlineRecord = "ratekeeper: deadline before turn"
 // denial's. Before, the log had no record of it, while denials and holds
 // had theirs.
 func TestLogDeadlineBeforeTurn(t *testing.T) {
-	for _, rt := range heldRouters {
-		for _, raw := range []bool{false, true} {
-			name := rt.name
-			if raw {
-				name += "/LogRawKeys+LogRawPaths"
-			}
-			t.Run(name, func(t *testing.T) {
-				var buf bytes.Buffer
-				var opts []middleware.LogOption
-				if raw {
-					opts = append(opts, middleware.LogRawKeys(), middleware.LogRawPaths())
-				}
-				hl := newHeldLog(t, slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), rt.router, 3, opts...)
+	runHeldLogs(t, func(t *testing.T, c heldLogCase, hl *heldLog, buf *bytes.Buffer) {
+		// The queue's first place: admitted at once.
+		pk := hl.servedPK(t, "first request")
 
-				// The queue's first place: admitted at once.
-				first := hl.serve(context.Background())
-				if first.Code != http.StatusOK {
-					t.Fatalf("first request: %d", first.Code)
-				}
-				pk := queuePK(first)
-				if pk == "" {
-					t.Fatalf("no pk in RateLimit %q", first.Header().Get("RateLimit"))
-				}
-
-				// Its turn is 5 s away, its deadline 4 s: refused at once
-				// (hl.wait fails the test if called).
-				ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
-				defer cancel()
-				if w := hl.serve(ctx); w.Code != http.StatusServiceUnavailable {
-					t.Fatalf("request with a deadline before its turn: %d, want 503", w.Code)
-				}
-				recs := logRecords(t, bytes.NewBuffer(buf.Bytes()), deadlineRecord)
-				if len(recs) != 1 {
-					t.Fatalf("%d %q records, want 1:\n%s", len(recs), deadlineRecord, buf.String())
-				}
-				rec := recs[0]
-				left, err := time.ParseDuration(stringAttr(rec, "deadline_in"))
-				if err != nil || left <= 2*time.Second || left > 4*time.Second {
-					t.Errorf("deadline_in %v (%v), want the time left of the 4s deadline", rec["deadline_in"], err)
-				}
-				delete(rec, "time")
-				delete(rec, "deadline_in")
-				want := map[string]any{"level": "INFO", "msg": deadlineRecord, "policy": "queue", "pk": pk,
-					"method": "GET", "route": rt.route, "delay": "5s", "suppressed": float64(0)}
-				if raw {
-					want["key"], want["path"] = "queue:192.0.2.1:1234", "/items/42"
-				}
-				if !equalRecords(rec, want) {
-					t.Errorf("record\n%v\nwant\n%v", rec, want)
-				}
-				for _, msg := range []string{"ratekeeper: request held", "ratekeeper: request denied"} {
-					if n := len(logRecords(t, bytes.NewBuffer(buf.Bytes()), msg)); n != 0 {
-						t.Errorf("%d %q records for the refused request:\n%s", n, msg, buf.String())
-					}
-				}
-			})
+		// Its turn is 5 s away, its deadline 4 s: refused at once
+		// (hl.wait fails the test if called).
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+		defer cancel()
+		if w := hl.serve(ctx); w.Code != http.StatusServiceUnavailable {
+			t.Fatalf("request with a deadline before its turn: %d, want 503", w.Code)
 		}
-	}
+		recs := logRecords(t, bytes.NewBuffer(buf.Bytes()), deadlineRecord)
+		if len(recs) != 1 {
+			t.Fatalf("%d %q records, want 1:\n%s", len(recs), deadlineRecord, buf.String())
+		}
+		rec := recs[0]
+		left, err := time.ParseDuration(stringAttr(rec, "deadline_in"))
+		if err != nil || left <= 2*time.Second || left > 4*time.Second {
+			t.Errorf("deadline_in %v (%v), want the time left of the 4s deadline", rec["deadline_in"], err)
+		}
+		delete(rec, "time")
+		delete(rec, "deadline_in")
+		want := c.record(map[string]any{"level": "INFO", "msg": deadlineRecord, "policy": "queue", "pk": pk,
+			"method": "GET", "route": c.route, "delay": "5s", "suppressed": float64(0)})
+		if !maps.Equal(rec, want) {
+			t.Errorf("record\n%v\nwant\n%v", rec, want)
+		}
+		for _, msg := range []string{"ratekeeper: request held", "ratekeeper: request denied"} {
+			if n := len(logRecords(t, bytes.NewBuffer(buf.Bytes()), msg)); n != 0 {
+				t.Errorf("%d %q records for the refused request:\n%s", n, msg, buf.String())
+			}
+		}
+	})
 }
 
 // stringAttr returns the string attribute k of rec, "" if it has none.
@@ -94,37 +69,21 @@ func stringAttr(rec map[string]any, k string) string {
 	return s
 }
 
-// equalRecords reports whether the decoded records a and b are equal.
-func equalRecords(a, b map[string]any) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // TestLogDeadlineBeforeTurnText: in a text log at the default level the
 // record reads as the others do; below Info (a log at Warn) it is neither
 // written nor counted.
 func TestLogDeadlineBeforeTurnText(t *testing.T) {
 	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
 		var buf bytes.Buffer
-		noTime := func(_ []string, a slog.Attr) slog.Attr {
-			switch a.Key {
-			case slog.TimeKey:
-				return slog.Attr{}
-			case "deadline_in":
+		replace := func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == "deadline_in" {
 				if d, err := time.ParseDuration(a.Value.String()); err == nil && d > 0 && d <= 3*time.Second {
 					return slog.String(a.Key, "(0,3s]")
 				}
 			}
-			return a
+			return withoutTime(groups, a)
 		}
-		hl := newHeldLog(t, slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level, ReplaceAttr: noTime}), heldRouters[0].router, 3)
+		hl := newHeldLog(t, slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level, ReplaceAttr: replace}), heldRouters[0].router, 3)
 		w := hl.serve(context.Background())
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		if r := hl.serve(ctx); r.Code != http.StatusServiceUnavailable {
@@ -151,7 +110,7 @@ func TestLogDeadlineBeforeTurnText(t *testing.T) {
 // its denials.
 func TestLogDeadlineBeforeTurnSampled(t *testing.T) {
 	var buf bytes.Buffer
-	hl := newHeldLog(t, slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), heldRouters[1].router, 5, middleware.LogRate(1))
+	hl := newHeldLog(t, debugJSON(&buf), heldRouters[1].router, 5, middleware.LogRate(1))
 	hl.serve(context.Background())                                      // not held: the queue's first place
 	hl.wait = func(context.Context, time.Duration) error { return nil } // held 0 s on the clock
 	if w := hl.serve(context.Background()); w.Code != http.StatusOK {   // held 5 s: logged
@@ -168,29 +127,7 @@ func TestLogDeadlineBeforeTurnSampled(t *testing.T) {
 	refuse() // turn 10 s away: logged
 	refuse() // again: suppressed
 	hl.clock.Advance(time.Second)
-	refuse() // turn 9 s away: logged, suppressed=1
-	hl.wait = func(_ context.Context, d time.Duration) error {
-		t.Errorf("denied request held for %s", d)
-		return nil
-	}
-	if w := hl.serve(context.Background()); w.Code != http.StatusTooManyRequests { // per-ip's sixth
-		t.Fatalf("sixth request: %d, want 429", w.Code)
-	}
-	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		one := func(msg string) []map[string]any { return logRecords(t, bytes.NewBufferString(line), msg) }
-		for _, rec := range one("ratekeeper: request held") {
-			got = append(got, "held "+rec["delay"].(string)+" suppressed="+jsonNumber(rec["suppressed"]))
-		}
-		for _, rec := range one(deadlineRecord) {
-			got = append(got, "refused "+rec["delay"].(string)+" suppressed="+jsonNumber(rec["suppressed"]))
-		}
-		for _, rec := range one("ratekeeper: request denied") {
-			got = append(got, "denied by "+rec["policy"].(string))
-		}
-	}
-	want := []string{"held 5s suppressed=0", "refused 10s suppressed=0", "refused 9s suppressed=1", "denied by per-ip"}
-	if strings.Join(got, "; ") != strings.Join(want, "; ") {
-		t.Errorf("records %q, want %q\n(log: %s)", got, want, buf.String())
-	}
+	refuse()                    // turn 9 s away: logged, suppressed=1
+	hl.deny(t, "sixth request") // per-ip's sixth
+	wantQueueLog(t, &buf, "held 5s suppressed=0", "refused 10s suppressed=0", "refused 9s suppressed=1", "denied by per-ip")
 }
