@@ -186,26 +186,41 @@ func TestShorterHintKeepsHold(t *testing.T) {
 // A 429 without Retry-After whose RateLimit field says when quota returns
 // is retried then, not after a shorter backoff.
 func TestRetryWaitsForRateLimitReset(t *testing.T) {
-	clock := newAutoClock()
-	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+	retriedAtReset(t, func(h http.Header, _ time.Time) { h.Set("RateLimit", `"default";r=0;t=6`) })
+}
+
+// refuseOnce answers the first request 429 with the headers set sets
+// (given the clock's time), and every later one "ok".
+func refuseOnce(clock *fakeClock, set func(h http.Header, now time.Time)) func(int, http.ResponseWriter, *http.Request) {
+	return func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 1 {
-			w.Header().Set("RateLimit", `"default";r=0;t=6`)
+			set(w.Header(), clock.Now())
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
 		}
 		io.WriteString(w, "ok")
-	})
+	}
+}
+
+// retriedAtReset sends a GET through a client of a 1s backoff to a
+// server that refuses it once (refuseOnce with set) with rate-limit
+// fields announcing a reset in 6s, and fails t unless it is retried once,
+// after those 6s, not after the backoff nor for a Retry-After.
+func retriedAtReset(t *testing.T, set func(h http.Header, now time.Time)) {
+	t.Helper()
+	clock := newAutoClock()
+	srv := newStub(t, clock, refuseOnce(clock, set))
 	var retries []client.Retry
 	hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Second, time.Second),
 		client.WithOnRetry(func(r client.Retry) { retries = append(retries, r) }))
 	if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
-		t.Fatalf("got %d %v", status, err)
+		t.Fatalf("got %d %v, want 200", status, err)
 	}
 	if at, want := srv.arrivals(), []time.Duration{0, 6 * time.Second}; !slices.Equal(at, want) {
-		t.Errorf("arrivals %v, want %v", at, want)
+		t.Errorf("arrivals %v, want %v (the retry after the fields' 6s reset, not the 1s backoff)", at, want)
 	}
 	if len(retries) != 1 || retries[0].Wait != 6*time.Second || retries[0].RetryAfter {
-		t.Errorf("retries %+v, want one wait of 6s", retries)
+		t.Errorf("retries %+v, want one wait of 6s, not from Retry-After", retries)
 	}
 }
 

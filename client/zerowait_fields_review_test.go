@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"slices"
 	"testing"
@@ -21,40 +20,9 @@ import (
 // Either way the fields' reset counts: the retry waits for it, and the
 // other requests of the key are held until it, as without a Retry-After.
 func TestRetryAfterOfNoWaitKeepsTheFieldsReset(t *testing.T) {
-	for _, tc := range noWaits {
-		for _, fields := range zeroFields {
-			t.Run(tc.name+"/"+fields.name, func(t *testing.T) {
-				clock := newAutoClock()
-				srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
-					if n == 1 {
-						w.Header().Set(tc.header, tc.value(clock.Now()))
-						fields.set(w.Header())
-						w.WriteHeader(http.StatusTooManyRequests)
-						return
-					}
-					io.WriteString(w, "ok")
-				})
-				var retries []client.Retry
-				hc, _ := newClient(t, clock, client.WithRandom(maxSource{}), client.WithBackoff(time.Second, time.Second),
-					client.WithOnRetry(func(r client.Retry) { retries = append(retries, r) }))
-				if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
-					t.Fatalf("got %d %v, want 200", status, err)
-				}
-				if at, want := srv.arrivals(), []time.Duration{0, 6 * time.Second}; !slices.Equal(at, want) {
-					t.Errorf("arrivals %v, want %v (the retry after the fields' 6s reset, not the 1s backoff)", at, want)
-				}
-				if len(retries) != 1 || retries[0].Wait != 6*time.Second || retries[0].RetryAfter {
-					t.Errorf("retries %+v, want one wait of 6s, not from Retry-After", retries)
-				}
-			})
-		}
-	}
+	eachNoWaitRefusal(t, retriedAtReset)
 }
 
-// The same refusal whose fields announce a reset beyond WithMaxRetryAfter
-// is given up on at once, as without a Retry-After ("rate-limit reset
-// exceeds the maximum"), rather than retried after backoffs into refusals
-// the server announced.
 // noWaits are the Retry-Afters that ask for no wait.
 var noWaits = []struct {
 	name   string
@@ -76,36 +44,43 @@ var zeroFields = []struct {
 	{"legacy", func(h http.Header) { h.Set("X-RateLimit-Remaining", "0"); h.Set("X-RateLimit-Reset", "6") }},
 }
 
-// The key is held too: a request sent after the refusal was returned
-// (no retries) waits for the fields' reset.
-func TestRetryAfterOfNoWaitHoldsTheKey(t *testing.T) {
+// eachNoWaitRefusal runs f in a subtest for each of noWaits beside each
+// of zeroFields, with set setting them on a refusal.
+func eachNoWaitRefusal(t *testing.T, f func(t *testing.T, set func(h http.Header, now time.Time))) {
 	for _, tc := range noWaits {
 		for _, fields := range zeroFields {
 			t.Run(tc.name+"/"+fields.name, func(t *testing.T) {
-				clock := newAutoClock()
-				srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
-					if n == 1 {
-						w.Header().Set(tc.header, tc.value(clock.Now()))
-						fields.set(w.Header())
-						w.WriteHeader(http.StatusTooManyRequests)
-						return
-					}
-					io.WriteString(w, "ok")
+				f(t, func(h http.Header, now time.Time) {
+					h.Set(tc.header, tc.value(now))
+					fields.set(h)
 				})
-				hc, _ := newClient(t, clock, client.WithRetries(0))
-				for i, want := range []int{429, 200} {
-					if status, _, err := get(hc, srv.URL); err != nil || status != want {
-						t.Fatalf("request %d: got %d %v, want %d", i+1, status, err, want)
-					}
-				}
-				if at, want := srv.arrivals(), []time.Duration{0, 6 * time.Second}; !slices.Equal(at, want) {
-					t.Errorf("arrivals %v, want %v (the second request held until the fields' reset)", at, want)
-				}
 			})
 		}
 	}
 }
 
+// The key is held too: a request sent after the refusal was returned
+// (no retries) waits for the fields' reset.
+func TestRetryAfterOfNoWaitHoldsTheKey(t *testing.T) {
+	eachNoWaitRefusal(t, func(t *testing.T, set func(h http.Header, now time.Time)) {
+		clock := newAutoClock()
+		srv := newStub(t, clock, refuseOnce(clock, set))
+		hc, _ := newClient(t, clock, client.WithRetries(0))
+		for i, want := range []int{429, 200} {
+			if status, _, err := get(hc, srv.URL); err != nil || status != want {
+				t.Fatalf("request %d: got %d %v, want %d", i+1, status, err, want)
+			}
+		}
+		if at, want := srv.arrivals(), []time.Duration{0, 6 * time.Second}; !slices.Equal(at, want) {
+			t.Errorf("arrivals %v, want %v (the second request held until the fields' reset)", at, want)
+		}
+	})
+}
+
+// The same refusal whose fields announce a reset beyond WithMaxRetryAfter
+// is given up on at once, as without a Retry-After ("rate-limit reset
+// exceeds the maximum"), rather than retried after backoffs into refusals
+// the server announced.
 func TestRetryAfterOfNoWaitResetBeyondCap(t *testing.T) {
 	clock := newAutoClock()
 	srv := newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
