@@ -32,9 +32,9 @@ func (e element) f(t *testing.T, a string) float64 {
 
 // drawing is an SVG written by WriteSVG, read back.
 type drawing struct {
-	width, height float64
-	viewBox       string
-	elems         []element
+	width, height  float64
+	viewBox, style string
+	elems          []element
 }
 
 func readDrawing(t *testing.T, data []byte) drawing {
@@ -60,7 +60,7 @@ func readDrawing(t *testing.T, data []byte) drawing {
 			}
 			switch tok.Name.Local {
 			case "svg":
-				d.viewBox = attr["viewBox"]
+				d.viewBox, d.style = attr["viewBox"], attr["style"]
 				w, err1 := strconv.ParseFloat(attr["width"], 64)
 				h, err2 := strconv.ParseFloat(attr["height"], 64)
 				if err1 != nil || err2 != nil {
