@@ -2,7 +2,6 @@ package timing
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -73,22 +72,8 @@ func serveOnce(t *testing.T, h2 bool, tc cancelCase) string {
 	if tc.wrap != nil {
 		h = tc.wrap(h)
 	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	if tc.server != nil {
-		tc.server(srv.Config)
-	}
-	if h2 {
-		srv.EnableHTTP2 = true
-		srv.StartTLS()
-	} else {
-		srv.Start()
-	}
+	srv, client := startServer(h2, h, tc.server)
 	defer srv.Close()
-	client := srv.Client()
-	if !h2 {
-		client.Transport.(*http.Transport).TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)

@@ -18,6 +18,30 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 )
 
+// startServer starts a real server of h, over HTTP/2 (TLS) when h2 is set
+// and HTTP/1.1 otherwise, with its error log discarded (net/http logs
+// superfluous WriteHeader calls and the panics it recovers) and configured
+// by config unless it is nil, and returns it and a client of it that
+// speaks that protocol only. The caller closes the server.
+func startServer(h2 bool, h http.Handler, config func(*http.Server)) (*httptest.Server, *http.Client) {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if config != nil {
+		config(srv.Config)
+	}
+	if h2 {
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	client := srv.Client()
+	if !h2 {
+		client.Transport.(*http.Transport).TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	return srv, client
+}
+
 // serveStatusOver serves h through ServeStatus (on the writer wrap makes
 // of the server's; nil keeps it) on a real server, over HTTP/2 (TLS) when
 // h2 is set and HTTP/1.1 otherwise, sends it one GET, and returns the
@@ -25,24 +49,13 @@ import (
 func serveStatusOver(t *testing.T, h2 bool, wrap func(http.ResponseWriter) http.ResponseWriter, h http.HandlerFunc) (received, reported int) {
 	t.Helper()
 	statuses := make(chan int, 1)
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, client := startServer(h2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if wrap != nil {
 			w = wrap(w)
 		}
 		ServeStatus(w, r, h, nil, func(status int, _ bool) { statuses <- status })
-	}))
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // superfluous WriteHeader calls are logged
-	if h2 {
-		srv.EnableHTTP2 = true
-		srv.StartTLS()
-	} else {
-		srv.Start()
-	}
+	}), nil)
 	defer srv.Close()
-	client := srv.Client()
-	if !h2 {
-		client.Transport.(*http.Transport).TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
-	}
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
