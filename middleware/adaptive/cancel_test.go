@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -125,15 +123,10 @@ func TestClientCancellationsDoNotLower(t *testing.T) {
 					h = m.Handler(withDeadline(c.Handler(app)))
 				case "SetFeedback/ServeMux":
 					m.SetFeedback(c)
-					mux := http.NewServeMux()
-					mux.Handle("GET /", m.Handler(app))
-					h = withDeadline(mux)
+					h = withDeadline(routed("ServeMux", app, m.Handler))
 				case "SetFeedback/chi":
 					m.SetFeedback(c)
-					r := chi.NewRouter()
-					r.Use(m.Handler)
-					r.Get("/", app.ServeHTTP)
-					h = withDeadline(r)
+					h = withDeadline(routed("chi", app, m.Handler))
 				}
 				ended := make(chan struct{}, 1)
 				srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

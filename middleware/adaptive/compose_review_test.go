@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -76,17 +74,7 @@ func loweredThroughContract(t *testing.T, spec algorithms.Spec, mux string, shad
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 	})
-	var h http.Handler
-	if mux == "chi" {
-		r := chi.NewRouter()
-		r.Use(m.Handler)
-		r.Get("/", app)
-		h = r
-	} else {
-		sm := http.NewServeMux()
-		sm.Handle("GET /", m.Handler(app))
-		h = sm
-	}
+	h := routed(mux, app, m.Handler)
 	send := func() *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))

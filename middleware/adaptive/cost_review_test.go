@@ -34,7 +34,7 @@ func TestCostAboveTheLimitInForce(t *testing.T) {
 				spec := algorithms.Spec{Algorithm: kind, Limit: 100, Window: time.Minute}
 				upload := policy.Must(policy.New("upload", spec, ip, policy.WithCost(func(*http.Request) int64 { return 90 })))
 				m := middleware.MustNew(store, []*policy.Policy{upload}, middleware.WithClock(clock))
-				h := routed(mux, m, func(h http.Handler) http.Handler { return h })
+				h := routed(mux, emptyApp, m.Handler)
 				send := func() *httptest.ResponseRecorder {
 					w := httptest.NewRecorder()
 					h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))

@@ -27,20 +27,25 @@ func windowKinds(limit int64) []algorithms.Spec {
 	}
 }
 
-// routed serves GET / with an empty handler through m's handler and
-// f's: chi's r.Use, or around a ServeMux's route.
-func routed(mux string, m *middleware.Middleware, f func(http.Handler) http.Handler) http.Handler {
-	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+// routed serves GET / with app through mws, the first outermost: chi's
+// r.Use, or around a ServeMux's route (mux "chi" or "ServeMux").
+func routed(mux string, app http.Handler, mws ...func(http.Handler) http.Handler) http.Handler {
 	if mux == "chi" {
 		r := chi.NewRouter()
-		r.Use(m.Handler, f)
-		r.Get("/", ok)
+		r.Use(mws...)
+		r.Get("/", app.ServeHTTP)
 		return r
 	}
+	for i := len(mws) - 1; i >= 0; i-- {
+		app = mws[i](app)
+	}
 	sm := http.NewServeMux()
-	sm.Handle("GET /", m.Handler(f(ok)))
+	sm.Handle("GET /", app)
 	return sm
 }
+
+// emptyApp is a handler that answers 200 and writes nothing.
+var emptyApp = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 
 // serveN serves n requests through h and returns how many were admitted
 // and the last response.
@@ -97,7 +102,7 @@ func TestFleetReloadJudgesShareUsage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h := routed(mux, m, f.Handler)
+				h := routed(mux, emptyApp, m.Handler, f.Handler)
 				if got, _ := serveN(h, 40); got != 40 {
 					t.Fatalf("at a share of 100: %d of 40 admitted", got)
 				}
@@ -156,7 +161,7 @@ func TestControllerLevelsJudgeWindowUsage(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h := routed(mux, m, func(h http.Handler) http.Handler { return h })
+				h := routed(mux, emptyApp, m.Handler)
 				evaluate := func(latency time.Duration, errs int) {
 					t.Helper()
 					for i := range 100 {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
@@ -51,20 +49,6 @@ func (c *lateClock) late() (read <-chan struct{}, release func()) {
 	return r, func() { close(rel) }
 }
 
-// lateRouter serves GET / with app behind f (the Fleet's or nothing) and
-// m, through chi or a ServeMux.
-func lateRouter(router string, f, m func(http.Handler) http.Handler, app http.HandlerFunc) http.Handler {
-	if router == "chi" {
-		r := chi.NewRouter()
-		r.Use(f, m)
-		r.Get("/", app)
-		return r
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /", f(m(app)))
-	return mux
-}
-
 // get serves one request through h on its own goroutine and returns a
 // channel of its status.
 func get(h http.Handler) <-chan int {
@@ -94,7 +78,7 @@ func TestFleetLateReadingReadsOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := lateRouter(router, f.Handler, m.Handler, func(http.ResponseWriter, *http.Request) {})
+			h := routed(router, emptyApp, f.Handler, m.Handler)
 			clock.Advance(10 * time.Second) // Every passed
 			read, release := clock.late()
 			first := get(h) // reads the clock; held before Check goes on
@@ -151,8 +135,7 @@ func TestControllerLateReadingKeepsThePeriod(t *testing.T) {
 				}
 				c.Observe(30*time.Millisecond, status)
 			}
-			h := lateRouter(router, func(h http.Handler) http.Handler { return h }, m.Handler,
-				func(http.ResponseWriter, *http.Request) {})
+			h := routed(router, emptyApp, m.Handler)
 			clock.Advance(59 * time.Second)
 			read, release := clock.late()
 			first := get(h) // reads 59 s, held

@@ -3,14 +3,11 @@ package adaptive_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -99,25 +96,9 @@ func TestGettersFromObserveLimit(t *testing.T) {
 					w.WriteHeader(http.StatusServiceUnavailable)
 				}
 			})
-			var h http.Handler
-			if router == "chi" {
-				r := chi.NewRouter()
-				r.Use(f.Handler, m.Handler)
-				r.Get("/", app)
-				h = r
-			} else {
-				mux := http.NewServeMux()
-				mux.Handle("GET /", f.Handler(m.Handler(app)))
-				h = mux
-			}
+			h := routed(router, app, f.Handler, m.Handler)
 			serve := func() int {
-				done := make(chan int)
-				go func() {
-					w := httptest.NewRecorder()
-					h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-					done <- w.Code
-				}()
-				return hangguard.Await(t, done, 10*time.Second, "a request whose evaluation sets the limits answered")
+				return hangguard.Await(t, get(h), 10*time.Second, "a request whose evaluation sets the limits answered")
 			}
 			for range 100 {
 				serve()
