@@ -44,6 +44,19 @@ func newKindMiddleware(t *testing.T, kind algorithms.Kind, limits ...int64) *mid
 	return middleware.MustNew(store, ps)
 }
 
+// clockedMiddleware returns a middleware of policies on a memory store,
+// both on clock, with opts after WithClock; the store is closed when the
+// test ends.
+func clockedMiddleware(t *testing.T, clock *algotest.Clock, policies []*policy.Policy, opts ...middleware.Option) *middleware.Middleware {
+	t.Helper()
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return middleware.MustNew(store, policies, append([]middleware.Option{middleware.WithClock(clock)}, opts...)...)
+}
+
 func limitsOf(m *middleware.Middleware) string {
 	var s []string
 	for _, p := range m.Set().Policies() {

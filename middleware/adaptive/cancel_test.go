@@ -14,7 +14,6 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -79,13 +78,8 @@ func TestClientCancellationsDoNotLower(t *testing.T) {
 		for _, failing := range []string{"client gone", "proxy, client gone", "server deadline", "client there"} {
 			t.Run(wiring+"/"+failing, func(t *testing.T) {
 				clock := algotest.NewClock(t0)
-				store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { store.Close() })
 				p := policy.Must(policy.New("p0", algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 1000, Window: time.Minute}, ip))
-				m := middleware.MustNew(store, []*policy.Policy{p}, middleware.WithClock(clock))
+				m := clockedMiddleware(t, clock, []*policy.Policy{p})
 				c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)

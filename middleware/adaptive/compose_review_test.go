@@ -44,17 +44,12 @@ func TestLoweredLevelThroughTheContract(t *testing.T) {
 
 func loweredThroughContract(t *testing.T, spec algorithms.Spec, mux string, shadow bool) {
 	clock := algotest.NewClock(t0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	var reported atomic.Int64
-	opts := []middleware.Option{middleware.WithClock(clock)}
+	var opts []middleware.Option
 	if shadow {
 		opts = append(opts, middleware.WithShadow(func(*http.Request, *middleware.Result) { reported.Add(1) }))
 	}
-	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("per-ip", spec, ip))}, opts...)
+	m := clockedMiddleware(t, clock, []*policy.Policy{policy.Must(policy.New("per-ip", spec, ip))}, opts...)
 	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

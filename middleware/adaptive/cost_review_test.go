@@ -9,7 +9,6 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -26,14 +25,9 @@ func TestCostAboveTheLimitInForce(t *testing.T) {
 		for _, mux := range []string{"chi", "ServeMux"} {
 			t.Run(string(kind)+"/"+mux, func(t *testing.T) {
 				clock := algotest.NewClock(t0)
-				store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { store.Close() })
 				spec := algorithms.Spec{Algorithm: kind, Limit: 100, Window: time.Minute}
 				upload := policy.Must(policy.New("upload", spec, ip, policy.WithCost(func(*http.Request) int64 { return 90 })))
-				m := middleware.MustNew(store, []*policy.Policy{upload}, middleware.WithClock(clock))
+				m := clockedMiddleware(t, clock, []*policy.Policy{upload})
 				h := routed(mux, emptyApp, m.Handler)
 				send := func() *httptest.ResponseRecorder {
 					w := httptest.NewRecorder()

@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
-	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -116,12 +114,7 @@ func TestControllerLateReadingKeepsThePeriod(t *testing.T) {
 	for _, router := range []string{"ServeMux", "chi"} {
 		t.Run(router, func(t *testing.T) {
 			clock := &lateClock{Clock: algotest.NewClock(t0)}
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock.Clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
-			m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("p0", 100, ip))}, middleware.WithClock(clock.Clock))
+			m := clockedMiddleware(t, clock.Clock, []*policy.Policy{policy.Must(policy.PerMinute("p0", 100, ip))})
 			c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -62,16 +61,11 @@ func TestGettersFromObserveLimit(t *testing.T) {
 	for _, router := range []string{"ServeMux", "chi"} {
 		t.Run(router, func(t *testing.T) {
 			clock := algotest.NewClock(t0)
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
 			obs := &gaugeObserver{}
-			m := middleware.MustNew(store, []*policy.Policy{
+			m := clockedMiddleware(t, clock, []*policy.Policy{
 				policy.Must(policy.PerMinute("health", 1000, ip)),
 				policy.Must(policy.PerMinute("cluster", 1000, ip)),
-			}, middleware.WithClock(clock), middleware.WithObserver(obs))
+			}, middleware.WithObserver(obs))
 			c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond, Policies: []string{"health"}})
 			if err != nil {
 				t.Fatal(err)

@@ -37,11 +37,6 @@ import (
 // climbs a step. Run under -race.
 func TestServingWhileEverythingMoves(t *testing.T) {
 	clock := algotest.NewClock(t0)
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	policies := func(i int64) []*policy.Policy {
 		return []*policy.Policy{
 			policy.Must(policy.New("health", algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 1_000_000 + i, Window: time.Minute}, ip)),
@@ -49,7 +44,7 @@ func TestServingWhileEverythingMoves(t *testing.T) {
 		}
 	}
 	obs := &gaugeObserver{}
-	m := middleware.MustNew(store, policies(0), middleware.WithClock(clock), middleware.WithObserver(obs))
+	m := clockedMiddleware(t, clock, policies(0), middleware.WithObserver(obs))
 	c, err := adaptive.New(m, adaptive.Config{Clock: clock, Period: time.Second, Baseline: time.Millisecond,
 		MinSamples: 1, Policies: []string{"health"}})
 	if err != nil {
