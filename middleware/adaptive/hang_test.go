@@ -46,9 +46,15 @@ func hung(t *testing.T, h func(http.Handler) http.Handler, n int) (release func(
 // each, and returns the level after each.
 func levels(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, k int) []float64 {
 	t.Helper()
+	return levelsEvery(t, c, clock, time.Minute, k)
+}
+
+// levelsEvery is levels with periods of every.
+func levelsEvery(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, every time.Duration, k int) []float64 {
+	t.Helper()
 	var got []float64
 	for range k {
-		clock.Advance(time.Minute)
+		clock.Advance(every)
 		if err := c.Evaluate(); err != nil {
 			t.Fatal(err)
 		}

@@ -190,25 +190,11 @@ func TestServingWhileEverythingMoves(t *testing.T) {
 	clock.Advance(time.Second)
 	c.Evaluate() // the period in course
 	from := c.Level()
-	for i, got := range levels2(t, c, clock, 11) {
+	for i, got := range levelsEvery(t, c, clock, time.Second, 11) {
 		if want := min(1, (from*1000+float64(i+1)*100)/1000); fmt.Sprintf("%.3f", got) != fmt.Sprintf("%.3f", want) {
 			t.Fatalf("empty period %d from level %v: level %v, want %v (a request left in flight holds it)", i+1, from, got, want)
 		}
 	}
-}
-
-// levels2 is levels with periods of a second.
-func levels2(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, k int) []float64 {
-	t.Helper()
-	var got []float64
-	for range k {
-		clock.Advance(time.Second)
-		if err := c.Evaluate(); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, c.Level())
-	}
-	return got
 }
 
 func errorsOf(errs ...error) error {
