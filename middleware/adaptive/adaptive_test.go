@@ -65,10 +65,8 @@ func limitsOf(m *middleware.Middleware) string {
 	return strings.Join(s, ",")
 }
 
-// period feeds one period of n requests taking latency, errs of them 5xx,
-// then moves the clock past the period's end and evaluates it.
-func period(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, n, errs int, latency time.Duration) {
-	t.Helper()
+// observe feeds c n requests taking latency, the first errs of them 503.
+func observe(c *adaptive.Controller, n, errs int, latency time.Duration) {
 	for i := range n {
 		status := 200
 		if i < errs {
@@ -76,6 +74,13 @@ func period(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, n, errs
 		}
 		c.Observe(latency, status)
 	}
+}
+
+// period feeds one period of n requests taking latency, errs of them 5xx,
+// then moves the clock past the period's end and evaluates it.
+func period(t *testing.T, c *adaptive.Controller, clock *algotest.Clock, n, errs int, latency time.Duration) {
+	t.Helper()
+	observe(c, n, errs, latency)
 	clock.Advance(time.Minute)
 	if err := c.Evaluate(); err != nil {
 		t.Fatal(err)

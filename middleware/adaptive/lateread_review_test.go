@@ -121,13 +121,7 @@ func TestControllerLateReadingKeepsThePeriod(t *testing.T) {
 			}
 			m.SetFeedback(c)
 			// A first minute slow and failing: 0.8 once judged.
-			for i := range 20 {
-				status := 200
-				if i < 5 {
-					status = 503
-				}
-				c.Observe(30*time.Millisecond, status)
-			}
+			observe(c, 20, 5, 30*time.Millisecond)
 			h := routed(router, emptyApp, m.Handler)
 			clock.Advance(59 * time.Second)
 			read, release := clock.late()
