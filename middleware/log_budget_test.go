@@ -3,7 +3,6 @@ package middleware_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,20 +17,13 @@ import (
 // never suppress the Info records of holds cut short in the same second.
 func TestLogServedHoldsDoNotCrowdOutCutOnes(t *testing.T) {
 	var buf bytes.Buffer
-	hl := newHeldLog(t, slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}), heldRouters[1].router, 10, middleware.LogRate(1))
+	hl := newHeldLog(t, debugJSON(&buf), heldRouters[1].router, 10, middleware.LogRate(1))
 	hl.serve(context.Background()) // not held: the queue's first place
 	hl.wait = func(context.Context, time.Duration) error { return nil }
 	if w := hl.serve(context.Background()); w.Code != http.StatusOK { // held, served: Debug
 		t.Fatalf("served hold: %d", w.Code)
 	}
-	ctx, leave := context.WithCancel(context.Background())
-	defer leave()
-	hl.wait = func(ctx context.Context, _ time.Duration) error { // held, its client gone: Info
-		leave()
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	if w := hl.serve(ctx); w.Code != http.StatusServiceUnavailable {
+	if w := hl.serve(hl.leaveAfter(t, 0)); w.Code != http.StatusServiceUnavailable { // held, its client gone: Info
 		t.Fatalf("abandoned hold: %d", w.Code)
 	}
 	var got []string
