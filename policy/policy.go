@@ -337,10 +337,18 @@ func WithRoutes(patterns ...string) Option {
 				if !isToken(rt.method) {
 					return p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
 				}
+				// The route each advises to write is one that loads: its
+				// path's own fault, if any, is told too (see mend).
 				if wildcardMethod(rt.method) {
+					if pathProblem("", rt.path) != "" {
+						return p.errorf("Routes", "%q: %q is no method a client sends: for every method, a route has none; %s", pat, rt.method, mend("", rt.path))
+					}
 					return p.errorf("Routes", "%q: %q is no method a client sends: write the route without a method (%q) for every method", pat, rt.method, rt.path)
 				}
 				if ms := joinedMethods(rt.method); ms != nil {
+					if pathProblem(ms[0], rt.path) != "" {
+						return p.errorf("Routes", "%q: %q joins several methods: one route for each (%s); %s", pat, rt.method, strings.Join(ms, ", "), mend(ms[0], rt.path))
+					}
 					return p.errorf("Routes", "%q: %q joins several methods: write a route for each (%s)", pat, rt.method, quoteList(ms, " "+rt.path))
 				}
 				if up := miscased(rt.method); up != "" {
@@ -379,10 +387,7 @@ func notAPath(method, path string) string {
 	} else {
 		return ": the path must start with '/'"
 	}
-	if method != "" {
-		path = method + " " + path
-	}
-	return what + ": a route is a path alone, compared under any host; write " + strconv.Quote(path)
+	return what + ": a route is a path alone, compared under any host; " + mend(method, path)
 }
 
 // WithMatch restricts the policy to requests for which match returns true,

@@ -35,14 +35,10 @@ func routePathError(method, path string) string {
 		case depth == 0 && (c == '?' || c == '#'):
 			// Both routers register it, as a literal matched against
 			// the path, which holds '?' and '#' only escaped.
-			want := path[:i]
-			if method != "" {
-				want = method + " " + want
-			}
 			if c == '?' {
-				return "holds a query: a route pattern matches the path alone, which holds a '?' only escaped (%3F); write " + strconv.Quote(want)
+				return "holds a query: a route pattern matches the path alone, which holds a '?' only escaped (%3F); " + mend(method, path[:i])
 			}
-			return "holds a fragment: a client never sends one, and the path holds a '#' only escaped (%23); write " + strconv.Quote(want)
+			return "holds a fragment: a client never sends one, and the path holds a '#' only escaped (%23); " + mend(method, path[:i])
 		}
 	}
 	if reason := colonParamError(method, path); reason != "" {
@@ -115,9 +111,6 @@ func colonParamError(method, path string) string {
 	}
 	write := func(restForm func(name string) string) string {
 		var b strings.Builder
-		if method != "" {
-			b.WriteString(method + " ")
-		}
 		for _, seg := range segs {
 			m := colonParam.FindStringSubmatch(strings.TrimPrefix(seg, "/"))
 			switch {
@@ -129,13 +122,52 @@ func colonParamError(method, path string) string {
 				b.WriteString("/{" + m[1] + "}")
 			}
 		}
-		return strconv.Quote(b.String())
+		return b.String()
 	}
 	if rest {
-		return reason + "write " + write(func(name string) string { return "{" + name + "...}" }) + " (ServeMux) or " +
-			write(func(string) string { return "*" }) + " (chi)"
+		mux, chi := write(func(name string) string { return "{" + name + "...}" }), write(func(string) string { return "*" })
+		if pathProblem(method, mux) != "" || pathProblem(method, chi) != "" {
+			// A form would still be refused (a name used twice, to
+			// rename by hand): the reason says how each router writes
+			// them, and names no route that does not load.
+			return reason + "write each parameter as {name}, and the rest of the path as {name...} (ServeMux) or * (chi)"
+		}
+		return reason + "write " + strconv.Quote(joinRoute(method, mux)) + " (ServeMux) or " + strconv.Quote(joinRoute(method, chi)) + " (chi)"
 	}
-	return reason + "write " + write(nil)
+	return reason + mend(method, write(nil))
+}
+
+// joinRoute returns the route on method ("" for any) with path.
+func joinRoute(method, path string) string {
+	if method == "" {
+		return path
+	}
+	return method + " " + path
+}
+
+// pathProblem returns why path, the path of a route on method ("" for
+// any), is refused, to follow the route quoted (": the path must start
+// with '/'", " names a host ...", " holds a query ..."), or "".
+func pathProblem(method, path string) string {
+	if !strings.HasPrefix(path, "/") {
+		return notAPath(method, path)
+	}
+	if reason := routePathError(method, path); reason != "" {
+		return " " + reason
+	}
+	return ""
+}
+
+// mend ends the reason a route is refused for one fault with the route
+// that fault mended, on method with path: "write" it when it loads, or
+// else say why it would still be refused (which mends the next fault in
+// turn), so that the route an error tells to write always loads. Each
+// fault mended is one fewer in path, so that the reasons end.
+func mend(method, path string) string {
+	if why := pathProblem(method, path); why != "" {
+		return "and " + strconv.Quote(joinRoute(method, path)) + why
+	}
+	return "write " + strconv.Quote(joinRoute(method, path))
 }
 
 // muxPathError returns why path, on method, is not the path of a pattern
