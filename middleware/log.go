@@ -20,9 +20,10 @@ import (
 // effective-limit changes (Info), and rejected requests (Info for denials,
 // Warn for missing keys; in shadow mode the requests that would have been,
 // marked "shadow") at a sampled rate, so that a flood of bad requests
-// cannot flood the log: at most N records per second for each policy (and
-// for store errors), the records dropped in one second counted in the
-// "suppressed" attribute of the next record logged for that policy. The
+// cannot flood the log: at most N denial records per second for each
+// policy (N being [LogRate]'s; and N for store errors, N for requests
+// without a key), the records dropped in one second counted in the
+// "suppressed" attribute of the next record logged on that budget. The
 // failure-state changes of a flapping store (failing now and then, never
 // long enough to open the breaker) are sampled too, at most N records a
 // second, the changes left out counted in "suppressed"; when they ended in
@@ -45,12 +46,15 @@ import (
 // "deadline_in" the time left until its deadline when the middleware
 // judged it (read on the system clock, as context deadlines run; 0 for
 // one already passed), with the policy, pk, key, route and path as in a
-// hold record. The records of
-// holds cut short and of refusals for a deadline are a policy's queue
-// records, sampled per policy as denials are, at LogRate, on a budget of
-// their own; the Debug records of holds served, on another. No other record has "held", "delay" or "deadline_in", and a
-// request neither held nor refused for its deadline (none delayed it,
-// shadow mode) writes none of them.
+// hold record. The records of holds cut short and of refusals for a
+// deadline are a policy's queue records, sampled per policy as denials
+// are, N a second, on a budget of their own; the Debug records of holds
+// served, on another, so that neither kind crowds out another: a
+// leaky_queue policy writes at most 2N records a second at Info (N
+// denials, N queue records) and 3N at Debug, any other policy N. No other
+// record has "held", "delay" or "deadline_in", and a request neither held
+// nor refused for its deadline (none delayed it, shadow mode) writes none
+// of them.
 //
 // A denial record names the policy (the first that denied the request)
 // and gives the client's key as "pk", a keyed hash (see
@@ -86,12 +90,15 @@ type LogObserver struct {
 // A LogOption configures a LogObserver.
 type LogOption func(*LogObserver) error
 
-// LogRate sets the most records per second per policy (and for store
-// errors, and for failure-state changes); the default is 10. A policy's
-// queue records (leaky_queue: its holds cut short, and its refusals of
-// requests whose deadline comes before their turn) have a budget of their
-// own, as many, and the Debug records of its holds served another, so
-// that routine holds never crowd out those cut short.
+// LogRate sets N, the most records per second of each kind for each
+// policy; the default is 10. The kinds are a policy's denials; its queue
+// records (leaky_queue: its holds cut short, and its refusals of requests
+// whose deadline comes before their turn); and the Debug records of its
+// holds served. Each has a budget of its own, so that routine holds never
+// crowd out those cut short, nor queue records denials: a leaky_queue
+// policy writes at most 2N records a second at Info and 3N at Debug, any
+// other policy N. N is also the most records per second of store errors,
+// of requests without a key, and of failure-state changes.
 func LogRate(perSecond int) LogOption {
 	return func(l *LogObserver) error {
 		if perSecond < 1 {
