@@ -297,9 +297,11 @@ func WithMethods(methods ...string) Option {
 // POST" are errors (both routers end the method at the first blank; a
 // space in a path is written %20); nor a query or a fragment there
 // ("/search?q=1", "/docs#top": the routers match the path alone, which
-// holds '?' and '#' only escaped); nor a segment written as express,
-// httprouter and gin write a parameter (":id", which both routers read as
-// literal text: write "{id}"). A host ("example.com/login") is not
+// holds '?' and '#' only escaped). A segment written as express,
+// httprouter and gin write a parameter (":id") is accepted: ServeMux and
+// chi read it as literal text (write "{id}" for them), but a
+// middleware.WithPatternFunc reading httprouter's, gin's or echo's
+// pattern reports it so. A host ("example.com/login") is not
 // accepted either, nor a method [WithMethods] refuses ("post /login",
 // "ANY /login", "GET|POST /login").
 //

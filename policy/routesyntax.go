@@ -41,9 +41,6 @@ func routePathError(method, path string) string {
 			return "holds a fragment: a client never sends one, and the path holds a '#' only escaped (%23); " + mend(method, path[:i])
 		}
 	}
-	if reason := colonParamError(method, path); reason != "" {
-		return reason
-	}
 	muxErr := muxPathError(method, path)
 	if muxErr == "" {
 		return ""
@@ -53,88 +50,6 @@ func routePathError(method, path string) string {
 		return ""
 	}
 	return "is neither a ServeMux pattern (" + muxErr + ") nor a chi one (" + chiErr + ")"
-}
-
-// colonParam matches a segment that is a parameter of express, httprouter
-// or gin (":id"), with express's modifiers ("?" optional, "*" and "+" for
-// the rest of the path).
-var colonParam = regexp.MustCompile(`^:([A-Za-z_][A-Za-z0-9_]*)([?*+]?)$`)
-
-// colonParamError returns why path, the path of a route on method ("" for
-// any), is refused when a segment of it outside a chi regexp's braces
-// starts with ':' and a name, or "". ServeMux and chi register such a
-// segment as literal text, so that the policy would never apply to the
-// requests routed to the parameter meant. The reason names the route to
-// write, with {name} for each such segment (and the forms of each router
-// for a rest of the path, ":path*").
-func colonParamError(method, path string) string {
-	var segs []string // path split at the '/' outside braces
-	depth, start := 0, 0
-	for i := 0; i < len(path); i++ {
-		switch path[i] {
-		case '{':
-			depth++
-		case '}':
-			depth = max(0, depth-1)
-		case '/':
-			if depth == 0 {
-				segs = append(segs, path[start:i])
-				start = i
-			}
-		}
-	}
-	segs = append(segs, path[start:])
-	first, whole, rest := "", true, false
-	for i, seg := range segs {
-		seg = strings.TrimPrefix(seg, "/")
-		if len(seg) < 2 || seg[0] != ':' || !(seg[1] == '_' || 'a' <= seg[1]|0x20 && seg[1]|0x20 <= 'z') {
-			continue
-		}
-		if first == "" {
-			first = seg
-		}
-		m := colonParam.FindStringSubmatch(seg)
-		switch {
-		case m == nil:
-			whole = false
-		case m[2] == "*" || m[2] == "+":
-			rest = rest || i == len(segs)-1
-			whole = whole && i == len(segs)-1
-		}
-	}
-	if first == "" {
-		return ""
-	}
-	reason := "has the segment " + strconv.Quote(first) + ", a parameter in express, httprouter and gin but literal text to ServeMux and chi; "
-	if !whole {
-		return reason + "write each parameter as {name}"
-	}
-	write := func(restForm func(name string) string) string {
-		var b strings.Builder
-		for _, seg := range segs {
-			m := colonParam.FindStringSubmatch(strings.TrimPrefix(seg, "/"))
-			switch {
-			case m == nil:
-				b.WriteString(seg)
-			case m[2] == "*" || m[2] == "+":
-				b.WriteString("/" + restForm(m[1]))
-			default:
-				b.WriteString("/{" + m[1] + "}")
-			}
-		}
-		return b.String()
-	}
-	if rest {
-		mux, chi := write(func(name string) string { return "{" + name + "...}" }), write(func(string) string { return "*" })
-		if pathProblem(method, mux) != "" || pathProblem(method, chi) != "" {
-			// A form would still be refused (a name used twice, to
-			// rename by hand): the reason says how each router writes
-			// them, and names no route that does not load.
-			return reason + "write each parameter as {name}, and the rest of the path as {name...} (ServeMux) or * (chi)"
-		}
-		return reason + "write " + strconv.Quote(joinRoute(method, mux)) + " (ServeMux) or " + strconv.Quote(joinRoute(method, chi)) + " (chi)"
-	}
-	return reason + mend(method, write(nil))
 }
 
 // joinRoute returns the route on method ("" for any) with path.
