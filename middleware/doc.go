@@ -29,7 +29,12 @@
 // of its policies is never admitted, so its 429 has neither Retry-After
 // nor rate-limit fields (no policy decided it): its violated-policies are
 // every such policy, in order, and its detail gives the cost and each
-// one's capacity. [WithDenyHandler] replaces both responses.
+// one's capacity. A cost above a limit lowered at run time
+// ([Middleware.SetLimit], package middleware/adaptive) that the
+// configured limit holds can be admitted once the limit is back: that
+// request is denied as any other, with Retry-After and rate-limit fields,
+// and its detail says the limit is lowered (see [Middleware.SetLimit]).
+// [WithDenyHandler] replaces both responses.
 //
 // # Stacking and routes
 //

@@ -338,35 +338,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 	}
 	if err != nil {
-		res.Err = err
-		m.report(r, err)
-		if m.shadowed(r, rc, res) {
-			m.observe(r, res, ShadowDenied, start)
-			next.ServeHTTP(w, rc.request(r))
-			return
-		}
-		var ke *policy.KeyError
-		if errors.As(err, &ke) {
-			m.stats.keyRejected.Add(1)
-			m.observe(r, res, KeyRejected, start)
-			refusing(r)
-			m.rejectKey(w, rc.request(r), res, ke)
-			return
-		}
-		var ce *policy.CostError
-		if errors.As(err, &ce) {
-			m.stats.denied.Add(1)
-			m.observe(r, res, Denied, start)
-			refusing(r)
-			if m.onDeny != nil {
-				m.onDeny(w, rc.request(r), res)
-				return
-			}
-			m.rejectCost(w, ce)
-			return
-		}
-		// Not reached: Prepare returns no other error.
-		next.ServeHTTP(w, rc.request(r))
+		m.refusePrepared(w, r, next, rc, res, err, start)
 		return
 	}
 
@@ -378,6 +350,13 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		taking = m.clock.Now()
 	}
 	if err := m.take(r, res); err != nil {
+		if errors.Is(err, policy.ErrCost) {
+			// A cost above the lowered limit of some policies, which a
+			// store that cannot peek does not decide (see
+			// policy.Result.Take): refused as out of range.
+			m.refusePrepared(w, r, next, rc, res, err, start)
+			return
+		}
 		res.Err = err
 		if cerr := r.Context().Err(); cerr != nil {
 			if m.shadowed(r, rc, res) {
@@ -546,6 +525,43 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		return
 	}
 	next.ServeHTTP(w, r)
+}
+
+// refusePrepared answers r, whose Result res could not be prepared: err
+// is the *policy.KeyError (400, 403) or *policy.CostError (429) of
+// Prepare, or the CostError of a Take whose store could not decide a
+// cost above a lowered limit (see policy.Result.Take). Shadow mode lets
+// it through.
+func (m *Middleware) refusePrepared(w http.ResponseWriter, r *http.Request, next http.Handler, rc *resultContext, res *Result, err error, start time.Time) {
+	res.Err = err
+	m.report(r, err)
+	if m.shadowed(r, rc, res) {
+		m.observe(r, res, ShadowDenied, start)
+		next.ServeHTTP(w, rc.request(r))
+		return
+	}
+	var ke *policy.KeyError
+	if errors.As(err, &ke) {
+		m.stats.keyRejected.Add(1)
+		m.observe(r, res, KeyRejected, start)
+		refusing(r)
+		m.rejectKey(w, rc.request(r), res, ke)
+		return
+	}
+	var ce *policy.CostError
+	if errors.As(err, &ce) {
+		m.stats.denied.Add(1)
+		m.observe(r, res, Denied, start)
+		refusing(r)
+		if m.onDeny != nil {
+			m.onDeny(w, rc.request(r), res)
+			return
+		}
+		m.rejectCost(w, ce)
+		return
+	}
+	// Not reached: Prepare returns no other error.
+	next.ServeHTTP(w, rc.request(r))
 }
 
 // serveCounted serves r, admitted as res, with next, and gives back the
@@ -810,6 +826,12 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	case errors.Is(err, algorithms.ErrKeyState):
 		// The backend answered, about this request's key.
 		m.answered()
+	case errors.Is(err, policy.ErrCost):
+		// A cost above a lowered limit that the store, which cannot
+		// peek, was not asked to decide (see policy.Result.Take): the
+		// request's, refused as out of range, not the store's failure.
+		m.handOn(probe)
+		return err
 	case errors.Is(err, algorithms.ErrInvalidSpec), errors.Is(err, algorithms.ErrInvalidCost),
 		errors.Is(err, algorithms.ErrClosed):
 		// A check the store refused before its backend saw it, or a store

@@ -232,7 +232,10 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // *policy.CostError (naming every such policy: see its Others and All),
 // res holds no decisions (res.Taken() is false), no
 // rate-limit header is set, and waiting does not help (the default answer
-// is a 429 without Retry-After). Its request carries res in its context,
+// is a 429 without Retry-After). A cost above a lowered limit that the
+// configured one holds is a denial ([policy.Result.AboveLimit] reports
+// the policies it is above), with decisions, headers and a RetryAfter
+// like any other (see [Middleware.SetLimit]). Its request carries res in its context,
 // as a handler's does ([FromContext]; not with [WithoutContext]). It must
 // be safe for concurrent use.
 func WithDenyHandler(deny func(w http.ResponseWriter, r *http.Request, res *Result)) Option {

@@ -25,7 +25,11 @@ const (
 // longest wait among the violated policies, never before their t, nor
 // before wait, that of the middlewares further out: see outerWait),
 // Cache-Control: no-store, and a problem+json body naming the violated
-// policies in "violated-policies".
+// policies in "violated-policies". A policy that denied the request for a
+// cost above its lowered limit (policy.Result.AboveLimit) is named so in
+// the detail: "Quota exceeded for upload; retry in 45 seconds. The
+// request costs 90 units; policy upload admits 1 to 80 while its limit
+// is lowered (1 to 100 as configured)."
 func (m *Middleware) deny(w http.ResponseWriter, res *Result, wait time.Duration) {
 	retry := max(retrySeconds(&res.Result), seconds(wait))
 	var buf [512]byte
@@ -46,10 +50,25 @@ func (m *Middleware) deny(w http.ResponseWriter, res *Result, wait time.Duration
 	b = append(b, "; retry in "...)
 	b = strconv.AppendInt(b, retry, 10)
 	if retry == 1 {
-		b = append(b, ` second.","violated-policies":[`...)
+		b = append(b, ` second.`...)
 	} else {
-		b = append(b, ` seconds.","violated-policies":[`...)
+		b = append(b, ` seconds.`...)
 	}
+	for i := 0; i < res.Len(); i++ {
+		if res.AboveLimit(i) {
+			p := res.Policy(i)
+			b = append(b, " The request costs "...)
+			b = strconv.AppendInt(b, res.Cost(i), 10)
+			b = append(b, " units; policy "...)
+			b = append(b, p.Name()...)
+			b = append(b, " admits 1 to "...)
+			b = strconv.AppendInt(b, p.Capacity(), 10)
+			b = append(b, " while its limit is lowered (1 to "...)
+			b = strconv.AppendInt(b, p.Configured().Capacity(), 10)
+			b = append(b, " as configured)."...)
+		}
+	}
+	b = append(b, `","violated-policies":[`...)
 	first = true
 	for i := 0; i < res.Len(); i++ {
 		if res.Decision(i).Allowed {
@@ -85,7 +104,9 @@ func (m *Middleware) rejectKey(w http.ResponseWriter, r *http.Request, res *Resu
 
 // rejectCost answers a request whose cost some policies can never admit:
 // 429 without Retry-After, since waiting does not help, and without
-// rate-limit fields, since no policy decided it. "violated-policies"
+// rate-limit fields, since no policy decided it. (A cost above a lowered
+// limit that the configured one holds is a denial, answered by deny, but
+// with a store that cannot peek: see policy.Result.Take.) "violated-policies"
 // names every such policy, in Set order, and the detail gives each one's
 // capacity: "The request costs 20 units; policy a admits 1 to 10, policy
 // b admits 1 to 5.", or, when the policies charge it differently, each

@@ -355,11 +355,32 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // bucket kind guarded. Package middleware/adaptive sets limits
 // from the service's health (SetLimit) and the number of instances
 // (SetLimitUnguarded).
+//
+// A request whose cost ([policy.WithCost]) is above a lowered limit's
+// capacity but within the configured one cannot be admitted now, but can
+// be once the limit is back: the policy denies it, as it denies a request
+// it has no room for now ([policy.Result.AboveLimit]), consuming nothing
+// under any policy. It is answered 429 with the policy's rate-limit
+// fields at the limit in force (as a peek at the store reads the key),
+// counted in Stats.Denied and observed as Denied (ShadowDenied in shadow
+// mode, which lets it through), not reported to the error handler; the
+// problem's detail says the policy's limit is lowered ("The request costs
+// 90 units; policy upload admits 1 to 80 while its limit is lowered (1 to
+// 100 as configured)."). Its Retry-After is the wait after which the same
+// request would be admitted were the configured limit back (a second peek,
+// of its cost under the configured Spec), never below the policy's t nor
+// 1 s: no decision knows when a limit comes back, and a retry before it
+// is denied again with the wait as it stands then. Such a request costs
+// two store calls, which read and write nothing (both stores of this
+// module can peek; with a store that is not an [algorithms.Peeker] it is
+// refused as a cost out of range, without Retry-After). A cost above the
+// configured capacity is out of range whatever the limit in force.
 func (m *Middleware) SetLimit(name string, limit int64) error {
 	return m.setLimit("SetLimit", name, effLimit{n: limit})
 }
 
-// SetLimitUnguarded is [Middleware.SetLimit] without the guard, for the
+// SetLimitUnguarded is [Middleware.SetLimit] without the guard (a cost
+// above the limit is denied alike: see SetLimit), for the
 // bucket kinds (token_bucket, leaky_bucket, leaky_queue): a limit below
 // the configured one is checked under its own Spec alone, whose counters
 // start from a full allowance, so that a client may use, in the window of

@@ -78,7 +78,11 @@ func (e *KeyError) Unwrap() error { return e.Err }
 func (e *KeyError) Is(target error) bool { return target == ErrKey }
 
 // A CostError reports a request whose cost is below 1 or above the capacity
-// of Policy: such a request can never be admitted. When the cost is out of
+// of Policy: such a request can never be admitted. A cost above the
+// capacity of a policy at a lowered limit ([Policy.WithLimit]) that its
+// configured capacity holds is not such a cost: the policy denies the
+// request ([Result.AboveLimit]), but for a store that cannot peek, whose
+// Take returns a CostError naming those policies. When the cost is out of
 // range for several of the request's policies, Policy and Cost are the
 // first of them in Set order (the one errors.As callers have always read)
 // and Others lists the rest, in Set order, each with the cost it charged

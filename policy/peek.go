@@ -17,26 +17,41 @@ import (
 // peeked decisions; Refund and GiveBack do nothing on a peeked Result. A
 // Result with no checks calls no store. A store that is not a Peeker is an
 // error wrapping errors.ErrUnsupported; the store's own error is wrapped.
-// On an error res holds no decisions.
+// On an error res holds no decisions. A policy whose cost is above its
+// limit in force but within its configured one ([Result.AboveLimit]) is
+// denied, as Take denies it.
 func (res *Result) Peek(ctx context.Context, store algorithms.Store) error {
 	res.taken, res.peeked, res.refunded, res.given, res.gaveBack = false, false, false, 0, false
-	checks, ds := res.parts()
+	checks, _ := res.parts()
 	if len(checks) > 0 {
 		pk, ok := store.(algorithms.Peeker)
 		if !ok {
 			return fmt.Errorf("policy: store %T cannot peek: %w", store, errors.ErrUnsupported)
 		}
-		if res.guarded() {
-			gr := res.guardChecks(checks)
-			if err := pk.Peek(ctx, gr.decs, gr.checks); err != nil {
-				return fmt.Errorf("policy: store: peek: %w", err)
-			}
-			gr.merge(ds, gr.decs)
-		} else if err := pk.Peek(ctx, ds, checks); err != nil {
-			return fmt.Errorf("policy: store: peek: %w", err)
+		if res.above() != 0 {
+			return res.denyAbove(ctx, pk, false)
+		}
+		if err := res.peek(ctx, pk); err != nil {
+			return err
 		}
 	}
 	res.taken, res.peeked = true, true
+	return nil
+}
+
+// peek writes into res's decisions what pk's Peek says of its checks (and
+// its guards', merged), leaving res's flags alone.
+func (res *Result) peek(ctx context.Context, pk algorithms.Peeker) error {
+	checks, ds := res.parts()
+	if res.guarded() {
+		gr := res.guardChecks(checks)
+		if err := pk.Peek(ctx, gr.decs, gr.checks); err != nil {
+			return fmt.Errorf("policy: store: peek: %w", err)
+		}
+		gr.merge(ds, gr.decs)
+	} else if err := pk.Peek(ctx, ds, checks); err != nil {
+		return fmt.Errorf("policy: store: peek: %w", err)
+	}
 	return nil
 }
 

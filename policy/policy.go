@@ -67,6 +67,11 @@ type Policy struct {
 	// counted before the reload: p keeps its own check beside its
 	// guard's, unfolded (see folds).
 	ownHeld bool
+	// configured is the Spec of the policy WithLimit first made p from,
+	// kept by the copies made from p (the zero Spec for a policy WithLimit
+	// did not make): a cost above p's capacity but within that Spec's is
+	// admissible once the limit is back (see Configured).
+	configured algorithms.Spec
 
 	capacity int64
 	window   int64  // whole seconds, rounded up, at least 1
@@ -152,7 +157,11 @@ type Option func(*Policy) error
 // number of units it takes from the allowance); without it every request
 // costs 1. A cost below 1 or above the policy's capacity makes the request
 // fail with a *CostError (the middleware rejects it with 429 and no
-// Retry-After, since it can never be admitted).
+// Retry-After, since it can never be admitted); but a cost above the
+// capacity of a copy at a lowered limit ([Policy.WithLimit]) that the
+// configured capacity holds ([Policy.Configured]) can be admitted once
+// the limit is back: the policy denies the request ([Result.AboveLimit]),
+// as it denies one it has no room for now.
 func WithCost(cost func(*http.Request) int64) Option {
 	return func(p *Policy) error {
 		if cost == nil {
@@ -611,6 +620,9 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 		q.guard = g
 	}
 	q.ownHeld = false // a new Spec: only WithGuard tells its counters hold some
+	if p.configured.Algorithm == "" {
+		q.configured = p.spec
+	}
 	if c := p.carry; c.Algorithm != "" && !(limit < c.Limit && q.capacity <= c.Capacity()) && q.judged(c) == 0 {
 		q.carry = algorithms.Spec{}
 	}
@@ -790,6 +802,23 @@ func mulDiv(a, b, c int64) int64 {
 		return math.MaxInt64
 	}
 	return int64(q)
+}
+
+// Configured returns the Spec p was made from by [Policy.WithLimit] (by
+// the first of the copies, for a copy made from a copy): the policy as
+// configured, whose limit the middleware's SetLimit and
+// SetLimitUnguarded, and package middleware/adaptive through them, set
+// back. It returns p's own Spec for a policy WithLimit did not make.
+//
+// A request whose cost is above p's capacity but within that Spec's
+// capacity (a limit lowered below the cost) is not out of range: it
+// could be admitted once the limit is back, and [Set.Prepare] lets it
+// through to [Result.Take], which denies it ([Result.AboveLimit]).
+func (p *Policy) Configured() algorithms.Spec {
+	if p.configured.Algorithm != "" {
+		return p.configured
+	}
+	return p.spec
 }
 
 // Must returns p, and panics if err is not nil. It is meant for

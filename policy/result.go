@@ -176,6 +176,10 @@ func (res *Result) parts() ([]algorithms.Check, []algorithms.Decision) {
 // to name its policy, does not undo the refusal: the policy is passed over
 // too (before the refusal, panics of those functions go through to the
 // caller). Whichever error Prepare returns, the Result holds no checks.
+// A cost above the capacity of a policy at a lowered limit that its
+// configured capacity holds ([Policy.Configured]) is not out of range:
+// the policy's check is prepared with that cost, and Take denies it
+// ([Result.AboveLimit]).
 //
 // The keys of a Result are only valid until the next Prepare on it: a
 // caller that reuses a Result must not keep its keys (the stores of this
@@ -286,7 +290,12 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 			} else if cost, ok = costOnceRefused(p.cost, r); !ok {
 				continue // it panicked: not named (see costOnceRefused)
 			}
-			if cost < 1 || cost > p.capacity {
+			// A cost above a lowered limit that the configured one
+			// holds is admissible once the limit is back: not out of
+			// range (nor named in a CostError). Its check's cost,
+			// above the policy's capacity, tells Take to deny it (see
+			// AboveLimit).
+			if cost < 1 || cost > p.capacity && cost > p.Configured().Capacity() {
 				if ce == nil {
 					ce = &CostError{Policy: p, Cost: cost}
 				} else {
@@ -409,8 +418,23 @@ type oneStore interface {
 // with an [algorithms.IntoStore] it writes into res's buffers without
 // allocating. The error is the store's, wrapped; res is then not taken.
 // Taking a Result with no checks does not call the store.
+//
+// A Result whose cost is above the limit in force of some of its policies
+// but within their configured one ([Result.AboveLimit]) is denied by
+// them without consuming anything: Take peeks at the store instead (see
+// [Result.AboveLimit] for the decisions), and [Result.Peeked] reports
+// true. The store must then be an [algorithms.Peeker] (both of this
+// module's are); with one that is not, Take returns a *CostError naming
+// those policies, and res is not taken.
 func (res *Result) Take(ctx context.Context, store algorithms.Store) error {
 	res.taken, res.refunded, res.given, res.gaveBack, res.peeked = false, false, 0, false, false
+	if res.above() != 0 {
+		pk, ok := store.(algorithms.Peeker)
+		if !ok {
+			return res.aboveError()
+		}
+		return res.denyAbove(ctx, pk, true)
+	}
 	checks, ds := res.parts()
 	if res.guarded() {
 		gr := res.guardChecks(checks)

@@ -38,6 +38,7 @@ type Set struct {
 	guarded     uint64 // the policies with a guard (Policy.Guard)
 	folds       uint64 // the policies checked on their first guard's state alone (Policy.folds)
 	carried     uint64 // the policies with a reload's guard (Policy.WithGuard)
+	lowered     uint64 // the policies with a cost function and a capacity below their configured one (see Result.AboveLimit)
 	always      bool   // no policy has methods, routes or a predicate
 	pattern     func(*http.Request) string
 	ownPattern  bool                // pattern was set by WithPatternFunc
@@ -154,6 +155,11 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		}
 		if p.carry.Algorithm != "" {
 			s.carried |= 1 << i
+		}
+		if p.cost != nil && p.capacity < p.Configured().Capacity() {
+			// A cost may be above its capacity but within its
+			// configured one: Take denies it.
+			s.lowered |= 1 << i
 		}
 		if slices.Contains(p.methods, http.MethodHead) {
 			s.headMethods |= 1 << i

@@ -3,6 +3,7 @@ package adaptive_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +16,12 @@ import (
 
 // TestCostAboveTheLimitInForce holds the package doc's "Request costs": a
 // request that costs more than the limit in force (a level's, a Fleet's
-// share) is out of the policy's range while it is in force, and refused
-// as such (a 429 naming the limit in force, without Retry-After), though
-// the configured limit admits it; it is admitted again once the limit is
-// back. An upload of 90 units under 100 a minute, for a window kind and a
-// bucket kind, through chi and a ServeMux.
+// share) but no more than the configured limit is denied by the policy
+// while that limit is in force, as a request it has no room for now: a
+// 429 with a Retry-After and the policy's RateLimit member at the limit
+// in force, whose problem says the limit is lowered; it is admitted again
+// once the limit is back. An upload of 90 units under 100 a minute, for a
+// window kind and a bucket kind, through chi and a ServeMux.
 func TestCostAboveTheLimitInForce(t *testing.T) {
 	for _, kind := range []algorithms.Kind{algorithms.SlidingWindow, algorithms.TokenBucket} {
 		for _, mux := range []string{"chi", "ServeMux"} {
@@ -34,13 +36,14 @@ func TestCostAboveTheLimitInForce(t *testing.T) {
 					h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 					return w
 				}
-				refused := func(when string) {
+				refused := func(when string, limit int) {
 					t.Helper()
 					w := send()
-					if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "" ||
-						!strings.Contains(w.Body.String(), "admits 1 to ") {
-						t.Errorf("%s: %d, Retry-After %q, body %s; want 429 out of range, no Retry-After",
-							when, w.Code, w.Header().Get("Retry-After"), w.Body.String())
+					lowered := "policy upload admits 1 to " + strconv.Itoa(limit) + " while its limit is lowered (1 to 100 as configured)"
+					if ra, err := strconv.Atoi(w.Header().Get("Retry-After")); w.Code != http.StatusTooManyRequests || err != nil || ra < 1 ||
+						!strings.HasPrefix(w.Header().Get("RateLimit"), `"upload";r=`) || !strings.Contains(w.Body.String(), lowered) {
+						t.Errorf("%s: %d, Retry-After %q, RateLimit %q, body %s; want 429 denied, a Retry-After, the policy's member, %q",
+							when, w.Code, w.Header().Get("Retry-After"), w.Header().Get("RateLimit"), w.Body.String(), lowered)
 					}
 				}
 
@@ -49,7 +52,7 @@ func TestCostAboveTheLimitInForce(t *testing.T) {
 					t.Fatal(err)
 				}
 				period(t, c, clock, 100, 5, 30*time.Millisecond) // 0.8: 80
-				refused("at 80")
+				refused("at 80", 80)
 				period(t, c, clock, 100, 0, 10*time.Millisecond) // 0.9: 90
 				if w := send(); w.Code != http.StatusOK {
 					t.Errorf("at 90: %d, want 200", w.Code)
@@ -62,7 +65,7 @@ func TestCostAboveTheLimitInForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				refused("a share of 50")
+				refused("a share of 50", 50)
 				n = 1
 				if err := f.Update(); err != nil {
 					t.Fatal(err)

@@ -187,14 +187,26 @@
 //
 // A limit in force below the configured one (a level's, a Fleet's share)
 // is the policy's capacity while it is in force: a request that costs
-// more (policy.WithCost) is out of the policy's range then, and refused
-// as such, with a *policy.CostError (a 429 that names the limit in force,
-// without Retry-After), though the configured limit admits it. An upload
-// of 90 units of a policy of 100 a minute is refused while the level is
-// 80%, and by every instance of a Fleet of two. Keep the costs a policy
-// charges within its lowest limit in force (Floor of it; the share of the
-// most instances), or leave such a policy out of Config.Policies and
-// FleetConfig.Policies.
+// more (policy.WithCost), but no more than the configured limit, cannot
+// be admitted then, though it can once the limit is back. The policy
+// denies it as a request it has no room for now (see
+// middleware.Middleware.SetLimit): a 429 with the policy's RateLimit
+// fields at the limit in force and a Retry-After, whose problem says the
+// limit is lowered ("policy upload admits 1 to 80 while its limit is
+// lowered (1 to 100 as configured)"), counted and observed as a denial
+// (shadow mode lets it through), consuming nothing. Its Retry-After is
+// the wait after which the same request would be admitted were the
+// configured limit back (at least 1 s, never before the policy's t): a
+// Controller cannot say when its level climbs back, nor a Fleet when its
+// count of instances falls, and a client retrying before then is denied
+// again, with the wait as it stands then. An upload of 90 units of a
+// policy of 100 a minute is denied so while the level is 80%, and by
+// every instance of a Fleet of two. A cost above the configured limit is
+// out of range whatever the limit in force (a *policy.CostError: a 429
+// without Retry-After). Keep the costs a policy charges within its lowest
+// limit in force (Floor of it; the share of the most instances), so that
+// a change of level or of the count does not hold them back, or leave
+// such a policy out of Config.Policies and FleetConfig.Policies.
 //
 // # Driving a policy
 //
