@@ -16,7 +16,11 @@ import (
 // evicted a key in use of each of a number of classes of key hashes
 // (shard.forgot), and gives nothing back to a key whose class had a key
 // evicted after the Take's instant (now − waited, as the caller reckons
-// it; see MemoryStore.GiveBack). A key dropped while idle needs no note:
+// it; see MemoryStore.GiveBack). An eviction's instant is its call's, or,
+// when later, that of the latest Take decided on the shard (shard.seen):
+// the evicting call read the clock before it waited for the lock, and a
+// Take on the key it evicts may have read a later instant and got the
+// lock first. A key dropped while idle needs no note:
 // its Takes no longer count (every kind's give-back finds so, for the key
 // made again, which is decided no earlier than the instant it was dropped
 // at: shard.dropped). A key reset is not noted (see MemoryStore.GiveBack).

@@ -158,10 +158,14 @@ const (
 
 type shard struct {
 	// What the lock guards is beside the lock.
-	mu      sync.Mutex
-	tables  []*table
-	keys    int
-	sweepAt int
+	mu     sync.Mutex
+	tables []*table
+	keys   int
+	// seen is the latest instant a Take on the shard was decided at (its
+	// clock reading), or MinInt64: an eviction notes a key it forgets in
+	// use at that instant when its own is earlier (see shard.evict). It is
+	// written under the lock, on the lock's line, by every Take.
+	seen int64
 	// dropped is the latest instant at which the shard dropped keys (a
 	// sweep, an eviction): a key it does not hold is decided no earlier,
 	// for it may be one dropped then, idle at that instant and perhaps not
@@ -185,12 +189,17 @@ type shard struct {
 	idx atomic.Pointer[map[Spec]*table]
 	// forgot is, for each class of key hashes (forgotClass), the latest
 	// instant at which the shard evicted a key of the class whose state
-	// still counted, or MinInt64; nil until the shard first evicts one. A
+	// still counted (at least that of every Take decided before: see
+	// evict), or MinInt64; nil until the shard first evicts one. A
 	// GiveBack or Refund of a Take from before that instant gives nothing
 	// to the key (see forgotSince). Used under the lock only: its header,
 	// written once, shares the lock-free pointers' line.
 	forgot []int64
-	_      [64 - 48]byte
+	// sweepAt is the key count at which the shard next sweeps itself,
+	// read and written under the lock when a key enters: written by a
+	// sweep only, so it may share the lock-free pointers' line.
+	sweepAt int
+	_       [64 - 56]byte
 }
 
 // scanTables is how many tables a shard looks through one by one; beyond,
@@ -269,6 +278,7 @@ func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
 	for i := range s.shards {
 		s.shards[i].sweepAt = minSweep
 		s.shards[i].dropped = math.MinInt64
+		s.shards[i].seen = math.MinInt64
 	}
 	if s.clock == SystemClock {
 		s.mono, s.base = true, time.Now()
@@ -368,7 +378,7 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 	if tb == nil || n < 1 || (n > tb.p.capacity && lim == 0) || lim != 0 && (n > lim || !tb.p.judgeable(lim)) {
 		return s.takeOne(sh, &c, tb, h, n, t)
 	}
-	sh.mu.Lock()
+	sh.lockAt(t)
 	if lim != 0 {
 		// A held key in place; the steps of a Take for a new key, a
 		// table a compaction dropped since the lookup, or a shard whose
@@ -534,7 +544,7 @@ func (s *MemoryStore) takeOne(sh *shard, c *Check, tb *table, h uint64, n, t int
 // validates c as [Check.Validate] does (the same error), and decides it
 // at its limit on the state its Spec's table keeps for its key.
 func (s *MemoryStore) takeJudged(sh *shard, c *Check, h uint64, t int64) (Decision, error) {
-	sh.mu.Lock()
+	sh.lockAt(t)
 	defer sh.mu.Unlock()
 	if sh.compactDue {
 		sh.compact() // before the shard's table is looked up
@@ -616,7 +626,7 @@ func takeJudgedHeld(tb *table, h uint64, n, lim, t int64) (d Decision, ok bool) 
 // takeLocked decides a single check of cost n (in range) at t on tb for
 // the key of hash h, held or not, taking the shard's lock.
 func (s *MemoryStore) takeLocked(sh *shard, tb *table, h uint64, n, t int64) (d Decision) {
-	sh.mu.Lock()
+	sh.lockAt(t)
 	tb = sh.live(tb)
 	if tb.cells != nil {
 		d = s.takeCell(sh, tb, h, n, t)
@@ -731,7 +741,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 	}
 	for m := uint64(locked); m != 0; m &= m - 1 {
 		sh := &s.shards[bits.TrailingZeros64(m)]
-		sh.mu.Lock()
+		sh.lockAt(t)
 		if sh.compactDue {
 			sh.compact() // before any of the shard's tables is looked up
 		}
@@ -1269,6 +1279,15 @@ func (s *MemoryStore) commit(sh *shard, op *pending, t int64, ops []pending) {
 	}
 }
 
+// lockAt takes sh's lock for a Take decided at t, and records t in
+// sh.seen.
+func (sh *shard) lockAt(t int64) {
+	sh.mu.Lock()
+	if t > sh.seen {
+		sh.seen = t
+	}
+}
+
 // makeRoom is called before a new key enters sh, and counts it: it sweeps
 // the shard when its size has doubled since the last sweep, and evicts a key
 // when the shard is at its bound. sh.mu must be held.
@@ -1388,9 +1407,13 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, classes int) bool {
 	}
 	// An idle key's Takes no longer count: a give-back of one would give
 	// nothing back to it, and gives nothing to a key made again after it,
-	// decided no earlier than t (sh.dropped). A key in use is noted.
+	// decided no earlier than t (sh.dropped). A key in use is noted, at
+	// the latest instant a Take on the shard was decided at if that is
+	// later than t: this call read the clock before it waited for the
+	// lock, and a Take on the key that read it after may have got the
+	// lock first; the eviction comes after that Take, and must count so.
 	if i, _ := best.slots().find(bestH); !best.idleAt(i, t) {
-		sh.noteForgotten(bestH, t, classes)
+		sh.noteForgotten(bestH, max(t, sh.seen), classes)
 	}
 	best.forget(bestH)
 	sh.keys--
