@@ -14,12 +14,14 @@ import (
 // keeps the latest instant and tells a Take reckoned before it from one at
 // or after it.
 func TestForgottenHelpers(t *testing.T) {
-	for _, c := range []struct{ perShard, want int }{
-		{0, 64}, {1, 64}, {256, 64}, {1000, 64}, {1032, 128}, {15625, 1024}, {1 << 20, 1 << 17},
+	for _, c := range []struct{ perShard, classes, recent int }{
+		{0, 64, 64}, {1, 64, 64}, {256, 64, 64}, {1000, 64, 125}, {1032, 128, 129}, {2048, 256, 256}, {15625, 1024, 256}, {1 << 20, 1 << 17, 256},
 	} {
-		s := &MemoryStore{perShrd: c.perShard}
-		if got := s.forgotClasses(); got != c.want {
-			t.Errorf("forgotClasses() with %d keys a shard = %d, want %d", c.perShard, got, c.want)
+		if got := forgotClasses(c.perShard); got != c.classes {
+			t.Errorf("forgotClasses(%d) = %d, want %d", c.perShard, got, c.classes)
+		}
+		if got := forgotRecent(c.perShard); got != c.recent {
+			t.Errorf("forgotRecent(%d) = %d, want %d", c.perShard, got, c.recent)
 		}
 	}
 	for _, c := range []struct {
@@ -45,36 +47,62 @@ func TestForgottenHelpers(t *testing.T) {
 	if sh.forgotSince(42, math.MinInt64) {
 		t.Error("forgotSince on a shard that forgot nothing = true")
 	}
-	sh.noteForgotten(42, 100, 64)
-	sh.noteForgotten(42, 50, 64) // an earlier instant (a clock gone back) keeps the later
+	sameClass := uint64(42) ^ 1<<40 // other bits than the class's
+	if forgotClass(sameClass, minForgotClasses) != forgotClass(42, minForgotClasses) {
+		t.Fatal("the hash meant to share 42's class does not")
+	}
+	sh.noteForgotten(42, 100, 0)
 	for _, c := range []struct {
+		h     uint64
 		since int64
 		want  bool
-	}{{math.MinInt64, true}, {99, true}, {100, false}, {101, false}} {
-		if got := sh.forgotSince(42, c.since); got != c.want {
-			t.Errorf("forgotten at 100: forgotSince(since %d) = %v, want %v", c.since, got, c.want)
+	}{
+		{42, math.MinInt64, true}, {42, 99, true}, {42, 100, false}, {42, 101, false},
+		// Held among the recent evictions: the key's own hash, not its class.
+		{sameClass, 99, false}, {42 ^ 1<<24, 99, false},
+	} {
+		if got := sh.forgotSince(c.h, c.since); got != c.want {
+			t.Errorf("42 forgotten at 100: forgotSince(%#x, since %d) = %v, want %v", c.h, c.since, got, c.want)
 		}
 	}
-	if other := uint64(42) ^ 1<<24; sh.forgotSince(other, 0) {
-		t.Error("forgotSince of a hash of another class = true")
+	// minForgotRecent more evictions, at 200 on: 42 leaves the recent ones
+	// for its class, which the other key of the class then answers for.
+	for i := range minForgotRecent {
+		sh.noteForgotten(uint64(1000+i)<<30, int64(200+i), 0)
+	}
+	for _, c := range []struct {
+		h     uint64
+		since int64
+		want  bool
+	}{
+		{42, 99, true}, {42, 100, false}, {sameClass, 99, true}, {sameClass, 100, false},
+		{1000 << 30, 199, true}, {1000 << 30, 200, false}, // the oldest of the recent ones
+		{1001 << 30, 200, true}, {1001 << 30, 201, false},
+		{uint64(1000+minForgotRecent-1) << 30, 262, true}, {uint64(1000+minForgotRecent-1) << 30, 263, false},
+	} {
+		if got := sh.forgotSince(c.h, c.since); got != c.want {
+			t.Errorf("after %d more evictions: forgotSince(%#x, since %d) = %v, want %v", minForgotRecent, c.h, c.since, got, c.want)
+		}
 	}
 }
 
-// TestGiveBackAfterEvictionByClass: the store notes the class of a key
-// evicted in use, not the key, so a GiveBack of a Take gives back when
-// only keys of other classes were evicted since (the usual case at the
-// bound: a new key evicts another client's), and gives nothing when a key
-// of the same class was, although the key itself was not (erring towards
-// denying, as MemoryStore.GiveBack says). A key evicted at the Take's
-// own instant counts as evicted before it.
+// TestGiveBackAfterEvictionByClass: the store notes the hash of each of
+// the latest keys it evicted in use, and only the class of older ones. A
+// GiveBack of a Take gives back when other keys were evicted since, of
+// its class or not, while they are among the latest (the usual case at the
+// bound: a new key evicts another client's); it gives nothing when a key
+// of its class was evicted since and more evictions have pushed that one
+// out of the latest, although the key itself was not (erring towards
+// denying, as MemoryStore.GiveBack says). A key evicted at the Take's own
+// instant counts as evicted before it.
 func TestGiveBackAfterEvictionByClass(t *testing.T) {
 	ctx := context.Background()
 	spec := Spec{Algorithm: FixedWindow, Limit: 10, Window: time.Minute}
 	s, clk := newReviewStore(t, WithMaxKeys(2)) // one shard of two keys
-	classes := s.forgotClasses()
+	classes, recent := forgotClasses(s.perShrd), forgotRecent(s.perShrd)
 	class := func(k string) int { return forgotClass(s.hash(k), classes) }
 	var same, other []string
-	for i := 0; len(same) < 3 || len(other) < 3; i++ {
+	for i := 0; len(same) < 3 || len(other) < recent+3; i++ {
 		k := "k" + strconv.Itoa(i)
 		if class(k) == class("victim") {
 			same = append(same, k)
@@ -101,8 +129,7 @@ func TestGiveBackAfterEvictionByClass(t *testing.T) {
 	const ms = time.Millisecond
 	takeOf("victim", 5) // 5 of 10: never the least used, never evicted
 	ds := takeOf("victim", 1)
-	// Keys of another class enter, one evicting the other (1 of 10 each):
-	// noted, but not in the victim's class.
+	// Keys of another class enter, one evicting the other (1 of 10 each).
 	takeOf(other[0], 1)
 	clk.Advance(ms)
 	takeOf(other[1], 1)
@@ -111,13 +138,26 @@ func TestGiveBackAfterEvictionByClass(t *testing.T) {
 	if !giveBack(ds, 2*ms) {
 		t.Error("GiveBack after evictions of keys of other classes: nothing given, want the unit back")
 	}
+	clk.Advance(ms)
 	ds = takeOf("victim", 1)
-	// A key of the victim's class evicted in use after the Take.
+	// A key of the victim's class evicted in use after the Take: among
+	// the latest evictions, told from the victim by its hash.
 	takeOf(same[0], 1) // evicts other[2]
 	clk.Advance(ms)
 	takeOf(same[1], 1) // evicts same[0], of the victim's class
+	if !giveBack(ds, ms) {
+		t.Error("GiveBack after an eviction of another key of the victim's class, among the latest: nothing given, want the unit back")
+	}
+	clk.Advance(ms)
+	ds = takeOf("victim", 1)
+	clk.Advance(ms)
+	takeOf(same[2], 1) // evicts same[1], of the victim's class, after the Take
+	// recent more evictions push it out of the latest, to its class.
+	for _, k := range other[3 : 3+recent] {
+		takeOf(k, 1)
+	}
 	if giveBack(ds, ms) {
-		t.Error("GiveBack after an eviction of another key of the victim's class: given, want nothing (the class is all the store knows)")
+		t.Error("GiveBack after an eviction of another key of the victim's class, no longer among the latest: given, want nothing (its class is all the store knows of it)")
 	}
 	// An eviction at the instant the Take is reckoned at counts as before
 	// it: a later Take is given back, with the clock standing still.

@@ -65,22 +65,38 @@ func bucketSeen(d *Decision, waited time.Duration, capacity int64) (w, q int64) 
 // requests since: a GiveBack of a Take from before the eviction gives it
 // nothing, for the eviction forgot the Take's units once already, and
 // taking them again from the requests since would admit that many more.
-// The store keeps no trace of an evicted key but, in each shard, the
-// latest instant at which it evicted a key in use of each of a number of
-// classes of key hashes (about one class for each 8 keys of the shard's
-// share of the bound, at least 64), and gives nothing back to a key whose
-// class had a key evicted after the Take's instant as the GiveBack
-// reckons it, now − waited. So it also gives nothing back to a key that
-// was not evicted when another of its class was since the Take, erring
-// towards denying. It tells the evicted key exactly when waited is at
-// least the time since the Take read the clock (the middleware measures
-// it from before its Take): a key evicted at the very instant the Take is
-// reckoned at counts as evicted before it. A key dropped while idle (by a
-// sweep, or evicted idle) needs no note: its Takes' units no longer count,
-// and each kind's rule finds so on the key made again, which is decided
-// no earlier than the drop. A key reset ([Resetter]) is not noted: a
-// GiveBack of a Take from before the reset takes the units from the key's
-// requests since, as the conformance suite (algotest) has every store do.
+// The store keeps no trace of an evicted key but, in each shard, the hash
+// and instant of the latest keys it evicted in use (an eighth of the
+// shard's share of the bound, at least 64 and at most 256: 16 bytes each),
+// and, for older ones, the latest instant of an eviction of each of a
+// number of classes of key hashes (about one class for each 8 keys of the
+// shard's share, at least 64: 8 bytes each). It gives nothing back to a
+// key evicted after the Take's instant as the GiveBack reckons it, now −
+// waited, while that eviction is among the latest; and, for a Take from
+// before them (when more keys in use of its shard were evicted since than
+// it holds), to a key whose class had an older eviction after that
+// instant, whether the key itself was evicted or not, erring towards
+// denying. So a key never evicted gets its units back as long as no more
+// keys in use of its shard were evicted since its Take than the shard
+// holds the latest of: at a bound of 64,000 keys (125 a shard) and a flood
+// of 10,000 new keys a second, a give-back within 0.8 s of its Take (0.2 s
+// at 40,000 a second); beyond, it gets nothing when one of the older
+// evictions of its class fell after its Take (with C classes and N such
+// evictions, about 1 − e^(−N/C)). The hash is the key's, which the key
+// shares under every Spec: an eviction of the key under one Spec holds
+// back a GiveBack under another. An eviction's instant is the evicting
+// call's, or that of the latest Take decided on the shard before it when
+// later (a Take on the key may read the clock after the evicting call did,
+// and get the lock first). It tells the evicted key exactly when waited is
+// more than the time since the Take read the clock (the middleware
+// measures it from before its Take): a key evicted at the very instant the
+// Take is reckoned at counts as evicted before it. A key dropped while
+// idle (by a sweep, or evicted idle) needs no note: its Takes' units no
+// longer count, and each kind's rule finds so on the key made again, which
+// is decided no earlier than the drop. A key reset ([Resetter]) is not
+// noted: a GiveBack of a Take from before the reset takes the units from
+// the key's requests since, as the conformance suite (algotest) has every
+// store do.
 func (s *MemoryStore) GiveBack(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
 	if err := giveArgs("GiveBack", dst, checks, ds, waited); err != nil {
 		return err

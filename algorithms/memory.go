@@ -187,19 +187,18 @@ type shard struct {
 	// its life (reloads, adaptive limits, SetLimit) gathers tables, and a
 	// scan of a thousand costs microseconds.
 	idx atomic.Pointer[map[Spec]*table]
-	// forgot is, for each class of key hashes (forgotClass), the latest
-	// instant at which the shard evicted a key of the class whose state
-	// still counted (at least that of every Take decided before: see
-	// evict), or MinInt64; nil until the shard first evicts one. A
-	// GiveBack or Refund of a Take from before that instant gives nothing
-	// to the key (see forgotSince). Used under the lock only: its header,
+	// forgot records the keys the shard evicted whose state still
+	// counted, at instants no earlier than every Take decided before (see
+	// evict); nil until the shard first evicts one. A GiveBack or Refund
+	// of a Take from before such an eviction of its key gives nothing to
+	// the key (see forgotSince). Used under the lock only: the pointer,
 	// written once, shares the lock-free pointers' line.
-	forgot []int64
+	forgot *forgotten
 	// sweepAt is the key count at which the shard next sweeps itself,
 	// read and written under the lock when a key enters: written by a
 	// sweep only, so it may share the lock-free pointers' line.
 	sweepAt int
-	_       [64 - 56]byte
+	_       [64 - 40]byte
 }
 
 // scanTables is how many tables a shard looks through one by one; beyond,
@@ -1296,7 +1295,7 @@ func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
 		sh.sweep(t)
 		sh.sweepAt = max(minSweep, 2*sh.keys)
 	}
-	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, ops, s.forgotClasses()) {
+	for s.perShrd > 0 && sh.keys >= s.perShrd && sh.evict(t, h, ops, s.perShrd) {
 	}
 	sh.keys++
 }
@@ -1340,8 +1339,9 @@ func (sh *shard) sweep(t int64) int {
 // starts: its state under other Specs, unless the same Take holds it, is
 // a candidate like any other. It reports whether it found a key to
 // remove. A key it removes in use (not idle at t) is noted in the
-// shard's forgot, of the given number of classes. sh.mu must be held.
-func (sh *shard) evict(t int64, h uint64, ops []pending, classes int) bool {
+// shard's forgot (perShard, the shard's share of the bound, sizes it).
+// sh.mu must be held.
+func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
 	var (
 		best     *table
 		bestH    uint64
@@ -1412,8 +1412,10 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, classes int) bool {
 	// later than t: this call read the clock before it waited for the
 	// lock, and a Take on the key that read it after may have got the
 	// lock first; the eviction comes after that Take, and must count so.
+	// (So the instants noted never decrease.)
 	if i, _ := best.slots().find(bestH); !best.idleAt(i, t) {
-		sh.noteForgotten(bestH, max(t, sh.seen), classes)
+		sh.seen = max(t, sh.seen)
+		sh.noteForgotten(bestH, sh.seen, perShard)
 	}
 	best.forget(bestH)
 	sh.keys--
@@ -1491,9 +1493,10 @@ var (
 // Since a caller may state its remaining wait instead of the Take's Delay
 // ([Limiter.RefundN] does), the store reckons the Take at the earliest it
 // can have been: MaxDelay before its place's departure, now + Delay −
-// waited, or before now when that departure is later. So an eviction of a
-// key of the queue's class up to MaxDelay before the Take also leaves the
-// place taken.
+// waited, or before now when that departure is later. So an eviction of
+// the queue's key up to MaxDelay before the Take (or, older than the
+// latest evictions its shard holds, of a key of its class) also leaves
+// the place taken.
 func (s *MemoryStore) Refund(ctx context.Context, dst []Refunded, checks []Check, ds []Decision, waited time.Duration) error {
 	if err := giveArgs("Refund", dst, checks, ds, waited); err != nil {
 		return err
