@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,6 +54,9 @@ type resendCase struct {
 	denied  bool // z lost a race between the phases
 	between bool // another instance takes a unit of m after m's reservation ran
 	race    int64
+	// evict deletes m's reservation marker after the run, before the call
+	// is sent again, as Redis under maxmemory evicts a key.
+	evict bool
 }
 
 // resendOutcome is what a run leaves: the Take's decisions, what a Peek
@@ -135,8 +139,20 @@ func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string,
 	defer client.Close()
 	ctx := context.Background()
 	hook := &afterRun{key: redisKeys(prefix, mc)[0], mode: "1", lose: lose}
-	if tc.between {
-		hook.then = func() {
+	hook.then = func() {
+		if tc.evict {
+			mkey := redisKeys(prefix, mc)[0]
+			n := 0
+			for _, k := range keysUnder(t, shared, prefix) {
+				if markerKey.MatchString(k) && strings.HasPrefix(k, mkey+":r") {
+					n += int(shared.Del(ctx, k).Val())
+				}
+			}
+			if n == 0 {
+				t.Errorf("no marker of m's reservation to evict")
+			}
+		}
+		if tc.between {
 			if d, err := other.Take(ctx, algorithms.Check{Spec: tc.spec, Key: m}); err != nil || !d[0].Allowed {
 				t.Errorf("other's Take of m between = %+v, %v", d, err)
 			}
@@ -304,5 +320,44 @@ func TestClusterReservationReplyLostServerClock(t *testing.T) {
 				t.Errorf("m has %d remaining, want 6 (consumed once)", pk[0].Remaining)
 			}
 		})
+	}
+}
+
+// TestClusterReservationMarkerEvicted: a reservation's marker that Redis
+// evicts (maxmemory with a volatile-* policy, which takes the keys
+// nearest their expiry, markers among the first, or an allkeys-* one)
+// before go-redis sends the call again leaves the call to run again, as a
+// marker expired does (doc.go, "Failures"): m consumed twice, admitted or
+// denied (the undo gives back the run it heard of), so never more left
+// than the Model's, with the Take made once: erring towards denying.
+func TestClusterReservationMarkerEvicted(t *testing.T) {
+	shared := sharedCluster(t)
+	m, _ := tagOnNode(t, shared, "moved", 0)
+	z, _ := tagOnNode(t, shared, "stays", 2)
+	for _, kind := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
+		switch kind {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 4
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Hour
+		}
+		race := raceCost(t, spec, m, z)
+		for _, denied := range []bool{false, true} {
+			tc := resendCase{spec: spec, denied: denied, race: race, evict: true}
+			t.Run(fmt.Sprintf("%s/denied_%v", kind, denied), func(t *testing.T) {
+				got := tc.run(t, shared, m, z, true)
+				if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
+					t.Fatalf("Take whose reservation of m lost its reply and marker = %+v; want m admitted, z admitted %v", got.take, !denied)
+				}
+				want := tc.model(t, m, z)
+				if got.mz[0].Remaining != want.mz[0].Remaining-2 {
+					t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the run sent again (2 units)", got.mz[0], want.mz[0])
+				}
+				if got.mz[1] != want.mz[1] {
+					t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
+				}
+			})
+		}
 	}
 }

@@ -592,12 +592,17 @@
 // the minute when no deadline bounds the call; go-redis's default options
 // allow a call minutes (dials and handshakes hanging one after another),
 // and leave it too. A call sent again after its marker expired runs again
-// and consumes twice, erring towards denying. The markers cost memory: a
-// key per slot of each reservation that consumed, holding its reply (a
-// few hundred bytes; for a sliding_log, the events it trimmed too), for
-// that lifetime: at 5,000 cross-slot Takes a second on two slots, about
-// 600,000 keys (some 150 MB) for the minute, and about 12,500 (some 3 MB)
-// under a [WithTimeout] of 250 ms with ContextTimeoutEnabled (1.25 s).
+// and consumes twice, erring towards denying; so does one whose marker
+// Redis evicted (under maxmemory, a volatile-* policy takes the keys
+// nearest their expiry, markers among the first, and an allkeys-* policy
+// may take one too): admitted or denied, the Take leaves the run sent
+// again consumed (TestClusterReservationMarkerEvicted). The markers cost
+// memory: a key per slot of each reservation that consumed, holding its
+// reply (a few hundred bytes; for a sliding_log, the events it trimmed
+// too), for that lifetime: at 5,000 cross-slot Takes a second on two
+// slots, about 600,000 keys (some 150 MB) for the minute, and about 12,500
+// (some 3 MB) under a [WithTimeout] of 250 ms with ContextTimeoutEnabled
+// (1.25 s).
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up
