@@ -57,6 +57,9 @@ type resendCase struct {
 	// evict deletes m's reservation marker after the run, before the call
 	// is sent again, as Redis under maxmemory evicts a key.
 	evict bool
+	// reset has another instance Reset m after the run, before the call
+	// is sent again.
+	reset bool
 }
 
 // resendOutcome is what a run leaves: the Take's decisions, what a Peek
@@ -150,6 +153,11 @@ func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string,
 			}
 			if n == 0 {
 				t.Errorf("no marker of m's reservation to evict")
+			}
+		}
+		if tc.reset {
+			if err := other.Reset(ctx, algorithms.Check{Spec: tc.spec, Key: m}); err != nil {
+				t.Errorf("other's Reset of m between = %v", err)
 			}
 		}
 		if tc.between {
@@ -355,6 +363,44 @@ func TestClusterReservationMarkerEvicted(t *testing.T) {
 					t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the run sent again (2 units)", got.mz[0], want.mz[0])
 				}
 				if got.mz[1] != want.mz[1] {
+					t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
+				}
+			})
+		}
+	}
+}
+
+// TestClusterReservationResetBeforeSentAgain: another instance's Reset of
+// m between the run of m's reservation and the call go-redis sends again
+// (its reply lost) forgets the run, as any Reset forgets what came before
+// it; the call sent again finds the marker, which the Reset leaves, and
+// consumes nothing on the key made anew: m is left full, admitted or
+// denied (the undo then finds nothing of its run in m and gives nothing
+// back). Without the marker the call would run again on the new key.
+func TestClusterReservationResetBeforeSentAgain(t *testing.T) {
+	shared := sharedCluster(t)
+	m, _ := tagOnNode(t, shared, "moved", 0)
+	z, _ := tagOnNode(t, shared, "stays", 2)
+	for _, kind := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
+		switch kind {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 4
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Hour
+		}
+		race := raceCost(t, spec, m, z)
+		for _, denied := range []bool{false, true} {
+			tc := resendCase{spec: spec, denied: denied, race: race, reset: true}
+			t.Run(fmt.Sprintf("%s/denied_%v", kind, denied), func(t *testing.T) {
+				got := tc.run(t, shared, m, z, true)
+				if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
+					t.Fatalf("Take whose reservation of m lost its reply = %+v; want m admitted, z admitted %v", got.take, !denied)
+				}
+				if full := spec.Capacity(); got.mz[0].Remaining != full {
+					t.Errorf("Peek of m afterwards = %+v, want %d remaining (reset, nothing consumed since)", got.mz[0], full)
+				}
+				if want := tc.model(t, m, z); got.mz[1] != want.mz[1] {
 					t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
 				}
 			})
