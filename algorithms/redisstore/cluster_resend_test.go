@@ -29,6 +29,7 @@ type afterRun struct {
 	then      func()
 	armed     atomic.Bool
 	hits      atomic.Int64
+	args      []any // the call's arguments, when it hit
 }
 
 func (h *afterRun) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -36,6 +37,7 @@ func (h *afterRun) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		err := next(ctx, cmd)
 		if key, mode, ok := fcallMode(cmd); ok && key == h.key && mode == h.mode && err == nil && h.armed.CompareAndSwap(true, false) {
 			h.hits.Add(1)
+			h.args = append([]any(nil), cmd.Args()...)
 			if h.then != nil {
 				h.then()
 			}
@@ -60,6 +62,9 @@ type resendCase struct {
 	// reset has another instance Reset m after the run, before the call
 	// is sent again.
 	reset bool
+	// replay sends m's reservation, the same call, once more after the
+	// Take returned (after its undo, denied): a copy delayed on its way.
+	replay bool
 }
 
 // resendOutcome is what a run leaves: the Take's decisions, what a Peek
@@ -192,6 +197,11 @@ func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string,
 	}
 	if err != nil {
 		t.Fatalf("Take = %v", err)
+	}
+	if tc.replay {
+		if err := shared.Do(ctx, hook.args...).Err(); err != nil {
+			t.Fatalf("m's reservation sent once more = %v", err)
+		}
 	}
 	out.mz = make([]algorithms.Decision, 2)
 	if err := s.Peek(ctx, out.mz, []algorithms.Check{{Spec: tc.spec, Key: m}, zc}); err != nil {
@@ -402,6 +412,44 @@ func TestClusterReservationResetBeforeSentAgain(t *testing.T) {
 				}
 				if want := tc.model(t, m, z); got.mz[1] != want.mz[1] {
 					t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
+				}
+			})
+		}
+	}
+}
+
+// TestClusterReservationSentAgainAfterItsUndo: a copy of m's reservation
+// call that reaches Redis only after the Take returned (one sent before
+// go-redis gave up on its connection and held up on its way, while the
+// call sent again answered) finds the marker, which the undo leaves, and
+// consumes nothing: admitted, m consumed once; denied, after the undo
+// gave back the one run, m as the Model's with the Take consuming
+// nothing. The undo stays exact.
+func TestClusterReservationSentAgainAfterItsUndo(t *testing.T) {
+	shared := sharedCluster(t)
+	m, _ := tagOnNode(t, shared, "moved", 0)
+	z, _ := tagOnNode(t, shared, "stays", 2)
+	for _, kind := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
+		switch kind {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 4
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Hour
+		}
+		race := raceCost(t, spec, m, z)
+		for _, denied := range []bool{false, true} {
+			tc := resendCase{spec: spec, denied: denied, race: race, replay: true}
+			t.Run(fmt.Sprintf("%s/denied_%v", kind, denied), func(t *testing.T) {
+				got := tc.run(t, shared, m, z, true)
+				if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
+					t.Fatalf("Take whose reservation of m lost its reply = %+v; want m admitted, z admitted %v", got.take, !denied)
+				}
+				want := tc.model(t, m, z)
+				for i, name := range []string{"m", "z"} {
+					if got.mz[i] != want.mz[i] {
+						t.Errorf("Peek of %s afterwards = %+v, want the Model's %+v", name, got.mz[i], want.mz[i])
+					}
 				}
 			})
 		}
