@@ -104,9 +104,12 @@ import (
 // above 32 KB): 30 to 41 bytes per key from 8,000 keys up (31 with a million
 // keys, BenchmarkMemoryPerKey in benchmarks/algorithms), up to about 42 in a store
 // kept at its WithMaxKeys bound under churn (a deleted key leaves no
-// tombstone), and up to about 62 bytes for the keys of a table while it
-// grows, until the old array is collected; a sweep that leaves a table less
-// than a quarter full shrinks it back to 70%. A small store holds more per
+// tombstone; each shard's record of the keys it evicted in use, for
+// GiveBack, adds up to 3 bytes per key of the bound, 6 for a bound below
+// 32,768 keys: 40 in all with 64,000), and up to about 62 bytes for the
+// keys of a table while it grows, until the old array is collected; a
+// sweep that leaves a table less than a quarter full shrinks it back to
+// 70%. A small store holds more per
 // key: the store takes about 10 KB, and each Spec 20 to 40 KB more (its
 // table in each shard that holds keys of it), so with the keys of one Spec
 // about 50 bytes per key at 2,000 keys and 44 at 4,000. A key of sliding_log
