@@ -92,12 +92,69 @@ func lint(cfg *policy.Config) []string {
 			}
 		}
 		for _, r := range d.Routes {
+			if first, write := colonParams(r); first != "" {
+				warn("route %q has the segment %q, a parameter in express, httprouter and gin but literal text to ServeMux and chi, under which the policy never applies; write %q for them (keep it only under a pattern function that reports such patterns)", r, first, write)
+			}
 			if q, other := spelledBefore(cfg, i, r); q != "" {
 				warn("route %q is %s's %q spelled another way: a router registers one of the two, and a policy routed by the other never applies; spell them alike", r, other, q)
 			}
 		}
 	}
 	return out
+}
+
+// colonParams returns the first segment of route r (an optional method,
+// then a path) written as express, httprouter and gin write a parameter
+// (":id": a ':' then a name, the whole segment, outside a chi regexp's
+// braces), and r with each such segment written as ServeMux and chi write
+// one ("{id}"); "" and "" when r has none.
+func colonParams(r string) (first, write string) {
+	method, path := "", r
+	if i := strings.IndexByte(r, ' '); i >= 0 {
+		method, path = r[:i+1], r[i+1:]
+	}
+	var b strings.Builder
+	depth, start := 0, 0
+	flush := func(seg string) {
+		name, ok := strings.CutPrefix(seg, ":")
+		if ok && isName(name) {
+			if first == "" {
+				first = seg
+			}
+			seg = "{" + name + "}"
+		}
+		b.WriteString(seg)
+	}
+	for i := 0; i < len(path); i++ {
+		switch path[i] {
+		case '{':
+			depth++
+		case '}':
+			depth = max(0, depth-1)
+		case '/':
+			if depth == 0 {
+				flush(path[start:i])
+				b.WriteByte('/')
+				start = i + 1
+			}
+		}
+	}
+	flush(path[start:])
+	if first == "" {
+		return "", ""
+	}
+	return first, method + b.String()
+}
+
+// isName reports whether s is a parameter's name: a letter or '_', then
+// letters, digits and '_'.
+func isName(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || 'a' <= c|0x20 && c|0x20 <= 'z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // spelledBefore returns the first route in the file of r's shape (r with
