@@ -215,6 +215,64 @@ func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string,
 	return out
 }
 
+// resendEnv is the cluster of the lost-reply tests and their two keys:
+// m, whose reservation loses its reply, on one node, and z on another.
+type resendEnv struct {
+	shared *redis.ClusterClient
+	m, z   string
+}
+
+// eachLostReply runs check on a Take of m and z whose reservation of m
+// lost its reply after it ran, for every kind, with z admitted and with z
+// losing its race (denied), and with each of betweens (none: the case's
+// default) as resendCase.between; set, if not nil, sets the case's other
+// fields. The Take must admit m, and z unless denied.
+func eachLostReply(t *testing.T, betweens []bool, set func(*resendCase), check func(t *testing.T, e resendEnv, tc resendCase, got resendOutcome)) {
+	e := resendEnv{shared: sharedCluster(t)}
+	e.m, _ = tagOnNode(t, e.shared, "moved", 0)
+	e.z, _ = tagOnNode(t, e.shared, "stays", 2)
+	for _, kind := range algorithms.Kinds {
+		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
+		switch kind {
+		case algorithms.SlidingBuckets:
+			spec.Buckets = 4
+		case algorithms.LeakyQueue:
+			spec.MaxDelay = time.Hour
+		}
+		race := raceCost(t, spec, e.m, e.z)
+		for _, denied := range []bool{false, true} {
+			name := fmt.Sprintf("%s/denied_%v", kind, denied)
+			cases := []resendCase{{spec: spec, denied: denied, race: race}}
+			if betweens != nil {
+				cases = cases[:0]
+				for _, between := range betweens {
+					cases = append(cases, resendCase{spec: spec, denied: denied, race: race, between: between})
+				}
+			}
+			for _, tc := range cases {
+				if set != nil {
+					set(&tc)
+				}
+				sub := name
+				if betweens != nil {
+					sub = fmt.Sprintf("%s/between_%v", name, tc.between)
+				}
+				t.Run(sub, func(t *testing.T) {
+					got := tc.run(t, e.shared, e.m, e.z, true)
+					lost := "its reply"
+					if tc.evict {
+						lost = "its reply and marker"
+					}
+					if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == tc.denied {
+						t.Fatalf("Take whose reservation of m lost %s = %+v; want m admitted, z admitted %v", lost, got.take, !tc.denied)
+					}
+					check(t, e, tc, got)
+				})
+			}
+		}
+	}
+}
+
 // TestClusterReservationReplyLostIsSentAgain: a cross-slot Take whose
 // reservation of m loses its reply after the script ran (io.EOF, as when
 // the connection fails after the call was sent) is sent again by go-redis,
@@ -233,67 +291,45 @@ func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string,
 // Before the fix, m was reserved twice: admitted, consumed twice; denied,
 // the denial kept the first run's units.
 func TestClusterReservationReplyLostIsSentAgain(t *testing.T) {
-	shared := sharedCluster(t)
-	m, _ := tagOnNode(t, shared, "moved", 0)
-	z, _ := tagOnNode(t, shared, "stays", 2)
-	for _, kind := range algorithms.Kinds {
-		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
-		switch kind {
-		case algorithms.SlidingBuckets:
-			spec.Buckets = 4
-		case algorithms.LeakyQueue:
-			spec.MaxDelay = time.Hour
-		}
-		race := raceCost(t, spec, m, z)
-		for _, denied := range []bool{false, true} {
-			for _, between := range []bool{false, true} {
-				tc := resendCase{spec: spec, denied: denied, between: between, race: race}
-				t.Run(fmt.Sprintf("%s/denied_%v/between_%v", kind, denied, between), func(t *testing.T) {
-					got := tc.run(t, shared, m, z, true)
-					if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
-						t.Fatalf("Take whose reservation of m lost its reply = %+v; want m admitted, z admitted %v", got.take, !denied)
-					}
-					sent := tc.run(t, shared, m, z, false)
-					for i, name := range []string{"m", "z"} {
-						if got.take[i] != sent.take[i] {
-							t.Errorf("the Take decides %s %+v, want %+v as when its reply arrives", name, got.take[i], sent.take[i])
-						}
-						if got.mz[i] != sent.mz[i] {
-							t.Errorf("Peek of %s afterwards = %+v, want %+v as when the reply arrives", name, got.mz[i], sent.mz[i])
-						}
-					}
-					want := tc.model(t, m, z)
-					if !between {
-						for i, name := range []string{"m", "z"} {
-							if got.take[i] != want.take[i] {
-								t.Errorf("the Take decides %s %+v, want the Model's %+v", name, got.take[i], want.take[i])
-							}
-						}
-					}
-					kept := denied && between && kind == algorithms.LeakyQueue
-					for i, name := range []string{"m", "z"} {
-						if got.mz[i] != want.mz[i] && !(kept && i == 0) {
-							t.Errorf("Peek of %s afterwards = %+v, want the Model's %+v", name, got.mz[i], want.mz[i])
-						}
-					}
-					if kept && got.mz[0].Remaining != want.mz[0].Remaining-2 {
-						t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the place kept (2 units)", got.mz[0], want.mz[0])
-					}
-					// A marker per reservation that consumed (both of
-					// the first Take's, then m's and, admitted, z's), each
-					// expiring within a minute.
-					if n := 3 + map[bool]int{false: 1}[denied]; len(got.marker) != n || len(sent.marker) != n {
-						t.Errorf("%d reservation markers (%d when the reply arrives), want %d", len(got.marker), len(sent.marker), n)
-					}
-					for _, pttl := range append(got.marker, sent.marker...) {
-						if pttl <= 0 || pttl > time.Minute {
-							t.Errorf("a reservation marker expires in %v, want within a minute", pttl)
-						}
-					}
-				})
+	eachLostReply(t, []bool{false, true}, nil, func(t *testing.T, e resendEnv, tc resendCase, got resendOutcome) {
+		sent := tc.run(t, e.shared, e.m, e.z, false)
+		for i, name := range []string{"m", "z"} {
+			if got.take[i] != sent.take[i] {
+				t.Errorf("the Take decides %s %+v, want %+v as when its reply arrives", name, got.take[i], sent.take[i])
+			}
+			if got.mz[i] != sent.mz[i] {
+				t.Errorf("Peek of %s afterwards = %+v, want %+v as when the reply arrives", name, got.mz[i], sent.mz[i])
 			}
 		}
-	}
+		want := tc.model(t, e.m, e.z)
+		if !tc.between {
+			for i, name := range []string{"m", "z"} {
+				if got.take[i] != want.take[i] {
+					t.Errorf("the Take decides %s %+v, want the Model's %+v", name, got.take[i], want.take[i])
+				}
+			}
+		}
+		kept := tc.denied && tc.between && tc.spec.Algorithm == algorithms.LeakyQueue
+		for i, name := range []string{"m", "z"} {
+			if got.mz[i] != want.mz[i] && !(kept && i == 0) {
+				t.Errorf("Peek of %s afterwards = %+v, want the Model's %+v", name, got.mz[i], want.mz[i])
+			}
+		}
+		if kept && got.mz[0].Remaining != want.mz[0].Remaining-2 {
+			t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the place kept (2 units)", got.mz[0], want.mz[0])
+		}
+		// A marker per reservation that consumed (both of
+		// the first Take's, then m's and, admitted, z's), each
+		// expiring within a minute.
+		if n := 3 + map[bool]int{false: 1}[tc.denied]; len(got.marker) != n || len(sent.marker) != n {
+			t.Errorf("%d reservation markers (%d when the reply arrives), want %d", len(got.marker), len(sent.marker), n)
+		}
+		for _, pttl := range append(got.marker, sent.marker...) {
+			if pttl <= 0 || pttl > time.Minute {
+				t.Errorf("a reservation marker expires in %v, want within a minute", pttl)
+			}
+		}
+	})
 }
 
 // TestClusterReservationReplyLostServerClock: on the server's clock, where
@@ -349,35 +385,15 @@ func TestClusterReservationReplyLostServerClock(t *testing.T) {
 // denied (the undo gives back the run it heard of), so never more left
 // than the Model's, with the Take made once: erring towards denying.
 func TestClusterReservationMarkerEvicted(t *testing.T) {
-	shared := sharedCluster(t)
-	m, _ := tagOnNode(t, shared, "moved", 0)
-	z, _ := tagOnNode(t, shared, "stays", 2)
-	for _, kind := range algorithms.Kinds {
-		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
-		switch kind {
-		case algorithms.SlidingBuckets:
-			spec.Buckets = 4
-		case algorithms.LeakyQueue:
-			spec.MaxDelay = time.Hour
+	eachLostReply(t, nil, func(tc *resendCase) { tc.evict = true }, func(t *testing.T, e resendEnv, tc resendCase, got resendOutcome) {
+		want := tc.model(t, e.m, e.z)
+		if got.mz[0].Remaining != want.mz[0].Remaining-2 {
+			t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the run sent again (2 units)", got.mz[0], want.mz[0])
 		}
-		race := raceCost(t, spec, m, z)
-		for _, denied := range []bool{false, true} {
-			tc := resendCase{spec: spec, denied: denied, race: race, evict: true}
-			t.Run(fmt.Sprintf("%s/denied_%v", kind, denied), func(t *testing.T) {
-				got := tc.run(t, shared, m, z, true)
-				if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
-					t.Fatalf("Take whose reservation of m lost its reply and marker = %+v; want m admitted, z admitted %v", got.take, !denied)
-				}
-				want := tc.model(t, m, z)
-				if got.mz[0].Remaining != want.mz[0].Remaining-2 {
-					t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the run sent again (2 units)", got.mz[0], want.mz[0])
-				}
-				if got.mz[1] != want.mz[1] {
-					t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
-				}
-			})
+		if got.mz[1] != want.mz[1] {
+			t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
 		}
-	}
+	})
 }
 
 // TestClusterReservationResetBeforeSentAgain: another instance's Reset of
@@ -388,34 +404,14 @@ func TestClusterReservationMarkerEvicted(t *testing.T) {
 // denied (the undo then finds nothing of its run in m and gives nothing
 // back). Without the marker the call would run again on the new key.
 func TestClusterReservationResetBeforeSentAgain(t *testing.T) {
-	shared := sharedCluster(t)
-	m, _ := tagOnNode(t, shared, "moved", 0)
-	z, _ := tagOnNode(t, shared, "stays", 2)
-	for _, kind := range algorithms.Kinds {
-		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
-		switch kind {
-		case algorithms.SlidingBuckets:
-			spec.Buckets = 4
-		case algorithms.LeakyQueue:
-			spec.MaxDelay = time.Hour
+	eachLostReply(t, nil, func(tc *resendCase) { tc.reset = true }, func(t *testing.T, e resendEnv, tc resendCase, got resendOutcome) {
+		if full := tc.spec.Capacity(); got.mz[0].Remaining != full {
+			t.Errorf("Peek of m afterwards = %+v, want %d remaining (reset, nothing consumed since)", got.mz[0], full)
 		}
-		race := raceCost(t, spec, m, z)
-		for _, denied := range []bool{false, true} {
-			tc := resendCase{spec: spec, denied: denied, race: race, reset: true}
-			t.Run(fmt.Sprintf("%s/denied_%v", kind, denied), func(t *testing.T) {
-				got := tc.run(t, shared, m, z, true)
-				if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
-					t.Fatalf("Take whose reservation of m lost its reply = %+v; want m admitted, z admitted %v", got.take, !denied)
-				}
-				if full := spec.Capacity(); got.mz[0].Remaining != full {
-					t.Errorf("Peek of m afterwards = %+v, want %d remaining (reset, nothing consumed since)", got.mz[0], full)
-				}
-				if want := tc.model(t, m, z); got.mz[1] != want.mz[1] {
-					t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
-				}
-			})
+		if want := tc.model(t, e.m, e.z); got.mz[1] != want.mz[1] {
+			t.Errorf("Peek of z afterwards = %+v, want the Model's %+v", got.mz[1], want.mz[1])
 		}
-	}
+	})
 }
 
 // TestClusterReservationSentAgainAfterItsUndo: a copy of m's reservation
@@ -426,32 +422,12 @@ func TestClusterReservationResetBeforeSentAgain(t *testing.T) {
 // gave back the one run, m as the Model's with the Take consuming
 // nothing. The undo stays exact.
 func TestClusterReservationSentAgainAfterItsUndo(t *testing.T) {
-	shared := sharedCluster(t)
-	m, _ := tagOnNode(t, shared, "moved", 0)
-	z, _ := tagOnNode(t, shared, "stays", 2)
-	for _, kind := range algorithms.Kinds {
-		spec := algorithms.Spec{Algorithm: kind, Limit: 10, Window: time.Hour}
-		switch kind {
-		case algorithms.SlidingBuckets:
-			spec.Buckets = 4
-		case algorithms.LeakyQueue:
-			spec.MaxDelay = time.Hour
+	eachLostReply(t, nil, func(tc *resendCase) { tc.replay = true }, func(t *testing.T, e resendEnv, tc resendCase, got resendOutcome) {
+		want := tc.model(t, e.m, e.z)
+		for i, name := range []string{"m", "z"} {
+			if got.mz[i] != want.mz[i] {
+				t.Errorf("Peek of %s afterwards = %+v, want the Model's %+v", name, got.mz[i], want.mz[i])
+			}
 		}
-		race := raceCost(t, spec, m, z)
-		for _, denied := range []bool{false, true} {
-			tc := resendCase{spec: spec, denied: denied, race: race, replay: true}
-			t.Run(fmt.Sprintf("%s/denied_%v", kind, denied), func(t *testing.T) {
-				got := tc.run(t, shared, m, z, true)
-				if len(got.take) != 2 || !got.take[0].Allowed || got.take[1].Allowed == denied {
-					t.Fatalf("Take whose reservation of m lost its reply = %+v; want m admitted, z admitted %v", got.take, !denied)
-				}
-				want := tc.model(t, m, z)
-				for i, name := range []string{"m", "z"} {
-					if got.mz[i] != want.mz[i] {
-						t.Errorf("Peek of %s afterwards = %+v, want the Model's %+v", name, got.mz[i], want.mz[i])
-					}
-				}
-			})
-		}
-	}
+	})
 }
