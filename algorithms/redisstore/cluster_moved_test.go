@@ -182,6 +182,75 @@ func (h *beforeCall) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// movedRun is a client and store of splitTakeMoved, with the checks it
+// took and m's key.
+type movedRun struct {
+	ctx    context.Context
+	spec   algorithms.Spec
+	mc, zc algorithms.Check
+	mKey   string
+	client *redis.ClusterClient
+	log    *movedLog
+	s      *redisstore.Store
+}
+
+// splitTakeMoved makes a store on a client of the shared cluster with
+// maxRedirects, has it Take m (2 units) and z (1) once, so that the client
+// has its slot map, then moves m's slot (mSlot) from node 0 to node 1 just
+// before the phase's call of m (peek, reserve, or undo: then another
+// instance takes z's last units, 8 before the Take and 1 racing its
+// reservation, so that the Take is denied and m's reservation undone),
+// and returns the Take's outcome. The slot moves back when the test ends.
+func splitTakeMoved(t *testing.T, shared *redis.ClusterClient, m, z string, mSlot int, phase string, maxRedirects int) (movedRun, []algorithms.Decision, error) {
+	t.Helper()
+	prefix := uniquePrefix(t)
+	clk := algotest.NewClock(algotest.Base)
+	r := movedRun{ctx: context.Background(), spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}}
+	r.mc, r.zc = algorithms.Check{Spec: r.spec, Key: m, Cost: 2}, algorithms.Check{Spec: r.spec, Key: z}
+	r.mKey = fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, m)
+	zKey := fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, z)
+	other, err := redisstore.New(shared, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ClusterStateReloadInterval: time.Hour, MaxRedirects: maxRedirects})
+	t.Cleanup(func() { r.client.Close() })
+	r.log = newMovedLog(r.client)
+	if r.s, err = redisstore.New(r.client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix)); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := r.s.Take(r.ctx, r.mc, r.zc); err != nil || !d[0].Allowed || !d[1].Allowed {
+		t.Fatalf("first Take = %+v, %v", d, err)
+	}
+	hook := &beforeCall{key: r.mKey, do: func() {
+		moveSlot(t, mSlot, 0, 1)
+		t.Cleanup(func() { moveSlot(t, mSlot, 1, 0) })
+	}}
+	switch phase {
+	case "peek":
+		hook.mode = "3"
+	case "reserve":
+		hook.mode = "1"
+	case "undo":
+		hook.mode = "2"
+		if d, err := other.Take(r.ctx, algorithms.Check{Spec: r.spec, Key: z, Cost: 8}); err != nil || !d[0].Allowed {
+			t.Fatalf("other's Take of z = %+v, %v", d, err)
+		}
+		r.client.AddHook(&beforeCall{key: zKey, mode: "1", do: func() {
+			if d, err := other.Take(r.ctx, r.zc); err != nil || !d[0].Allowed {
+				t.Errorf("racing Take of z = %+v, %v", d, err)
+			}
+		}})
+	}
+	r.client.AddHook(hook)
+	r.log.take()
+	d, err := r.s.Take(r.ctx, r.mc, r.zc)
+	if !hook.hit.Load() {
+		t.Fatalf("the %s call of m never ran (Take = %+v, %v)", phase, d, err)
+	}
+	return r, d, err
+}
+
 // TestClusterSplitTakeFollowsMovedSlot: a cross-slot Take on a client
 // whose slot map is stale (one of its slots moved to another node behind
 // the client's back) in the middle of each of its phases: before its peek,
@@ -199,60 +268,9 @@ func TestClusterSplitTakeFollowsMovedSlot(t *testing.T) {
 	z, _ := tagOnNode(t, shared, "stays", 2)
 	for _, phase := range []string{"peek", "reserve", "undo"} {
 		t.Run(phase, func(t *testing.T) {
-			prefix := uniquePrefix(t)
-			clk := algotest.NewClock(algotest.Base)
-			spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-			mc, zc := algorithms.Check{Spec: spec, Key: m, Cost: 2}, algorithms.Check{Spec: spec, Key: z}
-			mKey := fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, m)
-			zKey := fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, z)
-			other, err := redisstore.New(shared, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ClusterStateReloadInterval: time.Hour})
-			defer client.Close()
-			log := newMovedLog(client)
-			s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			// One admitted Take: m counts 2, z 1; the client has its map.
-			if d, err := s.Take(ctx, mc, zc); err != nil || !d[0].Allowed || !d[1].Allowed {
-				t.Fatalf("first Take = %+v, %v", d, err)
-			}
-			move := func() {
-				moveSlot(t, mSlot, 0, 1)
-				t.Cleanup(func() { moveSlot(t, mSlot, 1, 0) })
-			}
-			hook := &beforeCall{key: mKey, do: move}
-			wantAdmitted := true
-			switch phase {
-			case "peek":
-				hook.mode = "3"
-			case "reserve":
-				hook.mode = "1"
-			case "undo":
-				hook.mode = "2"
-				// z's last units go to another instance between the peek
-				// and z's reservation: the Take is denied, m's reservation
-				// undone.
-				if d, err := other.Take(ctx, algorithms.Check{Spec: spec, Key: z, Cost: 8}); err != nil || !d[0].Allowed {
-					t.Fatalf("other's Take of z = %+v, %v", d, err)
-				}
-				client.AddHook(&beforeCall{key: zKey, mode: "1", do: func() {
-					if d, err := other.Take(ctx, zc); err != nil || !d[0].Allowed {
-						t.Errorf("racing Take of z = %+v, %v", d, err)
-					}
-				}})
-				wantAdmitted = false
-			}
-			client.AddHook(hook)
-			log.take()
-			d, err := s.Take(ctx, mc, zc)
-			if !hook.hit.Load() {
-				t.Fatalf("the %s call of m never ran (Take = %+v, %v)", phase, d, err)
-			}
+			wantAdmitted := phase != "undo" // z's last units raced away: m's reservation undone
+			r, d, err := splitTakeMoved(t, shared, m, z, mSlot, phase, 0)
+			ctx, s, client, log, mKey, spec, mc, zc := r.ctx, r.s, r.client, r.log, r.mKey, r.spec, r.mc, r.zc
 			if err != nil {
 				t.Fatalf("Take with m's slot moved before its %s = %v", phase, err)
 			}
@@ -315,56 +333,12 @@ func TestClusterSplitTakeMovedNoRedirects(t *testing.T) {
 	z, _ := tagOnNode(t, shared, "stays", 2)
 	for _, phase := range []string{"peek", "reserve", "undo"} {
 		t.Run(phase, func(t *testing.T) {
-			prefix := uniquePrefix(t)
-			clk := algotest.NewClock(algotest.Base)
-			spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-			mc, zc := algorithms.Check{Spec: spec, Key: m, Cost: 2}, algorithms.Check{Spec: spec, Key: z}
-			mKey := fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, m)
-			zKey := fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, z)
-			other, err := redisstore.New(shared, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ClusterStateReloadInterval: time.Hour, MaxRedirects: -1})
-			defer client.Close()
-			log := newMovedLog(client)
-			s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			if d, err := s.Take(ctx, mc, zc); err != nil || !d[0].Allowed || !d[1].Allowed {
-				t.Fatalf("first Take = %+v, %v", d, err)
-			}
-			move := func() {
-				moveSlot(t, mSlot, 0, 1)
-				t.Cleanup(func() { moveSlot(t, mSlot, 1, 0) })
-			}
-			hook := &beforeCall{key: mKey, do: move}
 			wantM, wantZ := int64(10-2), int64(10-1) // nothing consumed by the failed Take
-			switch phase {
-			case "peek":
-				hook.mode = "3"
-			case "reserve":
-				hook.mode = "1"
-			case "undo":
-				hook.mode = "2"
-				if d, err := other.Take(ctx, algorithms.Check{Spec: spec, Key: z, Cost: 8}); err != nil || !d[0].Allowed {
-					t.Fatalf("other's Take of z = %+v, %v", d, err)
-				}
-				client.AddHook(&beforeCall{key: zKey, mode: "1", do: func() {
-					if d, err := other.Take(ctx, zc); err != nil || !d[0].Allowed {
-						t.Errorf("racing Take of z = %+v, %v", d, err)
-					}
-				}})
+			if phase == "undo" {
 				wantM, wantZ = 10-2-2, 0 // m's reservation stays
 			}
-			client.AddHook(hook)
-			log.take()
-			d, err := s.Take(ctx, mc, zc)
-			if !hook.hit.Load() {
-				t.Fatalf("the %s call of m never ran (Take = %+v, %v)", phase, d, err)
-			}
+			r, d, err := splitTakeMoved(t, shared, m, z, mSlot, phase, -1)
+			ctx, s, client, log, mKey, spec, zc := r.ctx, r.s, r.client, r.log, r.mKey, r.spec, r.zc
 			if err == nil || !strings.Contains(err.Error(), "MOVED") {
 				t.Fatalf("Take with m's slot moved before its %s = %+v, %v; want the MOVED error", phase, d, err)
 			}
