@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,6 +126,9 @@ func windowKind(k algorithms.Kind) bool {
 // most runs ("L admitted more than sliding_log allows: 15 units decided in
 // [...]"); the sliding_buckets run did not, in the runs tried: the
 // sequential tests with hooks (cluster_overlap_test.go) guard that one.
+//
+// Each run logs its seed; RATEKEEPER_CONC_SEED=<seed> runs that one again
+// (the same plans: the interleaving is the scheduler's).
 func TestClusterConcurrentCrossSlotTakes(t *testing.T) {
 	for _, sp := range concSpecs {
 		t.Run(string(sp.Algorithm), func(t *testing.T) { concRun(t, sp) })
@@ -140,6 +145,13 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 		behind  = 900 * time.Millisecond // the most a window kind's clock is behind
 	)
 	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("RATEKEEPER_CONC_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("RATEKEEPER_CONC_SEED=%q: %v", v, err)
+		}
+		seed = n
+	}
 	t.Logf("seed %d", seed)
 	ctx := context.Background()
 	prefix := uniquePrefix(t)

@@ -179,14 +179,17 @@ func noMoreThanModel(t *testing.T, u *undoRun, at time.Duration, checks ...algor
 // a unit of L, moving it to window 1; T2 at +59 s (a clock a little
 // behind: it read the shared clock first, and reached Redis after T1)
 // reserves 2 units, counted in window 1 too, where L is. T1's undo counts
-// T2's reservation again on L as before T1: in window 0, T2's instant's.
-// Another instance takes a unit of L at +62 s (window 1: L's state alone,
-// T2's record dropped), then T2's undo, its record gone, takes its 2
-// units from the window its reservation counted them in, window 1: from
-// the unit of the Take at +62 s, which the Model (both cross-slot Takes
-// denied) counts there. A Take of 6 at +62 s (fixed_window), at +121 s
-// (sliding_window, where window 1 is the previous one) was then admitted,
-// 7 units in the window.
+// T2's reservation again on L as before T1, in window 1, where it was
+// decided (TestClusterUndoRecountsInTheDecidedWindow). Another instance
+// takes a unit of L at +62 s (window 1: L's state alone, T2's record
+// dropped), then T2's undo, its record gone, takes its 2 units from the
+// window its reservation counted them in, window 1, which holds them. A
+// Take of 6 at +62 s (fixed_window), at +121 s (sliding_window, where
+// window 1 is the previous one) is then decided as the Model (both
+// cross-slot Takes denied) decides it. When T1's undo counted T2's units
+// again in window 0, T2's instant's, T2's undo took them from the unit of
+// the Take at +62 s, and the Take of 6 was admitted: 7 units in the
+// window.
 func TestClusterUndoWindowCountedAgainElsewhere(t *testing.T) {
 	for _, c := range []struct {
 		spec  algorithms.Spec

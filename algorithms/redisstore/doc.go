@@ -327,7 +327,9 @@
 //     was in, as a denied Take leaves it, with its old expiry
 //     (TestClusterUndoLeavesWindowAsBefore,
 //     TestClusterUndoRestoresTheOldExpiry); the undo of one below newer
-//     ones counts theirs again, each at its own instant, on the value it
+//     ones counts theirs again, each at its own instant (a window kind's
+//     in the window it was decided in, whose count admitted it:
+//     TestClusterUndoRecountsInTheDecidedWindow), on the value it
 //     found, so that overlapping reservations undone in any order leave
 //     the key as before (TestClusterUndoWindowOverlapping,
 //     TestClusterUndoBucketOverlapping). A leaky_queue keeps the place
@@ -341,11 +343,9 @@
 //     record is gone (a request was counted since, or past 16 records the
 //     oldest was dropped) is subtracted where that is exact: a window
 //     kind's counts are additive, and its units come off the window that
-//     still counts them, if any (but for a reservation decided at an
-//     earlier window than the one a reservation below it had moved the key
-//     to, which the undo of that one may have counted again in its own
-//     window: its units stay where they are,
-//     TestClusterUndoWindowCountedAgainElsewhere); a bucket kind moves its instant to
+//     still counts them, if any, the one it was decided in, where an undo
+//     below it counts it again too
+//     (TestClusterUndoWindowCountedAgainElsewhere); a bucket kind moves its instant to
 //     max(F, t) + n·W/L, which is not additive, and n·W/L comes off when
 //     that is provably exact for requests at the undo's instant or later
 //     (the key holds the state the reservation wrote, every request since

@@ -15,8 +15,9 @@
 --   state "|" id "," life "," at "," inc "," old ("|" id "," ...)*
 -- id: the reservation's; life: how many ms longer than old the write lives
 -- ("p": old had no expiry; "" when the key was absent); at: the instant
--- it decided at ("k e", its window and the offset in it, for the window
--- kinds; "s ns" for the bucket kinds); inc: the units it counted (n; for
+-- it decided at ("k e" for the window kinds: the window it counted in
+-- and the offset in it, 0 when a key ahead had it counted in a later
+-- window than its instant's; "s ns" for the bucket kinds); inc: the units it counted (n; for
 -- the bucket kinds "q r", n*W/L = q + r/L ns); old: the key's state before
 -- it ("" when absent). Every other write (a Take, a give-back, a refund)
 -- writes a state alone, and the kinds read only the state (fastlib.lua's
@@ -31,7 +32,9 @@
 -- to live as long as that window matters (TestClusterUndoLeavesWindowAsBefore,
 -- TestClusterUndoRestoresTheOldExpiry). The undo of one below newer ones
 -- counts theirs again, each at its own instant as the kind counts it
--- (applyWindow, applyBucket), on its old: overlapping reservations undone
+-- (applyWindow, applyBucket), a window kind's in the window it was
+-- decided in (admitted against that window's count, it stays counted
+-- there: TestClusterUndoRecountsInTheDecidedWindow), on its old: overlapping reservations undone
 -- in any order leave the key as before (TestClusterUndoWindowOverlapping,
 -- TestClusterUndoBucketOverlapping). A leaky_queue keeps the place instead
 -- when the reservation just above queued behind it: that one was told to
@@ -43,9 +46,10 @@
 -- its units back from the state, and from the records' olds, which count
 -- them too, where that is exact:
 --   "f" fixed_window:   a = the window its units are in, b = the units,
---       c = the Window (ns), d = "m" if decided at an earlier window than
---       a, with records below (see undoState). Counts are additive: the
---       units come off the window that counts them, if one still does.
+--       c = the Window (ns), d = "". Counts are additive, and an undo
+--       counting it again counts it in a (above): the units come off the
+--       window that counts them, if one still does
+--       (TestClusterUndoWindowCountedAgainElsewhere).
 --   "w" sliding_window: the same
 --   "s" token_bucket, leaky_bucket, leaky_queue: a = the state before it
 --       ("" when absent), b = the state it wrote, c = "q r L", d = "q" for
@@ -438,10 +442,12 @@ local function undoKind()
     if P.kind == 1 or P.kind == 3 then -- fixed_window, sliding_window
       local tag = 'f'
       if P.kind == 3 then tag = 'w' end
-      local moves = ''
-      if op.nc.t > P.k and orest ~= '' then moves = 'm' end
-      undoRecord(tag, key, nil, fmt(op.nc.t), fmt(n), fmt(P.W), moves, undo)
-      at, inc = fmt(P.k) .. ' ' .. fmt(P.e), fmt(n)
+      undoRecord(tag, key, nil, fmt(op.nc.t), fmt(n), fmt(P.W), '', undo)
+      -- Counted again (undoState), it counts in the window it was decided
+      -- in, at its start when that is a later one than its instant's.
+      local e = P.e
+      if op.nc.t ~= P.k then e = 0 end
+      at, inc = fmt(op.nc.t) .. ' ' .. fmt(e), fmt(n)
     else
       local q, r = bdivmod(bmul(n, P.W), P.L)
       local queue
@@ -663,9 +669,6 @@ local function undoKind()
     -- the reservations' olds, in the window that counts them.
     local rest = sub(v, #head + 1)
     if tag == 'f' or tag == 'w' then
-      -- An undo below an "m" one may have counted it elsewhere: its units
-      -- stay (TestClusterUndoWindowCountedAgainElsewhere).
-      if d == 'm' then return end
       local k, n, sliding = tonumber(a), tonumber(b), tag == 'w'
       if not (k and n) then return end
       head = takeWindow(head, k, n, sliding)
