@@ -611,11 +611,18 @@ func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
 // reviseMembers returns line, the IETF RateLimit value setHeadersAt wrote
 // for res, with the r and t of the members of the policies of given as
 // res now has their decisions, t counted from now. The rest of each
-// member is kept.
+// member is kept. A member a middleware further in removed since (see
+// unlistOuter) is passed over, and the members after it are still
+// revised.
 func reviseMembers(line string, res *policy.Result, given uint64) string {
 	b := make([]byte, 0, len(line)+8)
 	rest := line
 	for i := 0; i < res.Len(); i++ {
+		// Names hold no '"', pks ("pk=:base64:") neither: the next '"'
+		// opens the next member still in the line.
+		if k := strings.IndexByte(rest, '"'); k < 0 || !isMember(rest[k:], res.Policy(i).Name()) {
+			continue
+		}
 		d := res.Decision(i)
 		for _, param := range [2]string{";r=", ";t="} {
 			// Names hold no ';', pks ("pk=:base64:") neither ";r=" nor ";t=".
