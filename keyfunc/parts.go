@@ -60,15 +60,18 @@ func Cookie(name string) (Func, error) {
 }
 
 // Method returns a Func whose key is the request method. The methods of
-// RFC 9110 and PATCH are returned as they are; any other method, which a
-// client may invent at will, becomes "OTHER", so that the method cannot
-// multiply the number of keys.
+// RFC 9110 and PATCH are returned as they are, but for HEAD, which is
+// "GET": routers serve a HEAD with the GET handler (ServeMux does, chi
+// with its GetHead middleware), and a client alternating the two must not
+// get two limits for one handler. Any other method, which a client may
+// invent at will, becomes "OTHER", so that the method cannot multiply the
+// number of keys.
 func Method() Func {
 	return func(r *http.Request) (string, error) {
 		switch r.Method {
-		case "", http.MethodGet:
+		case "", http.MethodGet, http.MethodHead:
 			return http.MethodGet, nil
-		case http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		case http.MethodPost, http.MethodPut, http.MethodPatch,
 			http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
 			return r.Method, nil
 		}

@@ -65,6 +65,7 @@ func TestMethod_UnknownMethodsShareOneKey(t *testing.T) {
 	f := keyfunc.Method()
 	tests := []struct{ method, want string }{
 		{http.MethodGet, "GET"},
+		{http.MethodHead, "GET"},
 		{http.MethodPost, "POST"},
 		{http.MethodPatch, "PATCH"},
 		{http.MethodDelete, "DELETE"},
