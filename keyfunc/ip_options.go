@@ -146,6 +146,12 @@ func FromContext(get func(context.Context) netip.Addr) IPOption {
 // IPv6Prefix sets the prefix length IPv6 clients are grouped by (default
 // [DefaultIPv6Prefix]); 128 keys every address apart. It must be within
 // 1..128.
+//
+// Many providers delegate a /56 or a /48 to one subscriber, who can then
+// rotate through 256 or 65,536 /64s, a key each. Where that matters (a
+// login policy, say), stack a second, looser policy keyed by a shorter
+// prefix, such as IPv6Prefix(48), over the /64 one: it bounds what one
+// delegation gets while the /64 policy keeps neighbours apart.
 func IPv6Prefix(bits int) IPOption { return func(c *ipConfig) { c.v6bits = bits } }
 
 // IPv4Prefix sets the prefix length IPv4 clients are grouped by (default
