@@ -399,6 +399,11 @@ func WithProblemType(uri string) Option {
 // checks the method too (r.Method == http.MethodGet && r.URL.Path ==
 // "/healthz" && r.URL.RawPath == "").
 //
+// An entry that can never match a request (a path not beginning with "/",
+// such as "healthz", but for the "*" of "OPTIONS *") is a mistake whose
+// exemption would silently never happen: SkipPaths panics on it, naming
+// it, as ServeMux.Handle does on a bad pattern.
+//
 // The path alone does not tell the route under a ServeMux whose patterns
 // name a host: "api.example.com/" serves GET /healthz on that host, which
 // any client can name. There, skip by the pattern the mux will take:
@@ -414,6 +419,9 @@ func SkipPaths(paths ...string) func(*http.Request) bool {
 		e := entry{http.MethodGet, p}
 		if i := strings.IndexAny(p, " \t"); i > 0 && !strings.HasPrefix(p, "/") {
 			e.method, e.path = p[:i], strings.TrimLeft(p[i+1:], " \t")
+		}
+		if !strings.HasPrefix(e.path, "/") && e.path != "*" {
+			panic(fmt.Sprintf("middleware: SkipPaths: entry %q: want a path beginning with \"/\", or a method, a space and such a path: it would never match", p))
 		}
 		set[e] = struct{}{}
 	}
