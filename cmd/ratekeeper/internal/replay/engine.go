@@ -87,6 +87,7 @@ type run struct {
 	store *algorithms.MemoryStore
 	clock *clock
 	last  time.Time // its newest line
+	id    uint8     // its place in Engine.runs, plus one (0 is the main store)
 }
 
 // maxRuns bounds the runs of late lines; a late line that fits none when
@@ -169,7 +170,7 @@ func (e *Engine) Add(en *logparse.Entry) error {
 				if err != nil {
 					return err
 				}
-				return e.decideIn(en, r.store, r.clock)
+				return e.decideIn(en, r.store, r.clock, r.id)
 			}
 		} else {
 			e.released = en.Time
@@ -290,7 +291,7 @@ func (e *Engine) lateRun(t time.Time) (*run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
-		best = &run{store: store, clock: clk}
+		best = &run{store: store, clock: clk, id: uint8(len(e.runs) + 1)}
 		e.runs = append(e.runs, best)
 	}
 	if t.After(best.last) {
@@ -306,12 +307,13 @@ func (e *Engine) flush() error {
 
 // decide replays one request at its logged time.
 func (e *Engine) decide(en *logparse.Entry) error {
-	return e.decideIn(en, e.store, e.clock)
+	return e.decideIn(en, e.store, e.clock, 0)
 }
 
 // decideIn replays one request at its logged time in store, whose clock
-// is clk.
-func (e *Engine) decideIn(en *logparse.Entry, store *algorithms.MemoryStore, clk *clock) error {
+// is clk: the main store (run 0) or the store of a run of late lines (its
+// id), which the policies' trials decide it in too.
+func (e *Engine) decideIn(en *logparse.Entry, store *algorithms.MemoryStore, clk *clock, run uint8) error {
 	clk.t = en.Time
 	r := e.req.build(en)
 	mask := e.set.Match(r)
@@ -367,7 +369,7 @@ func (e *Engine) decideIn(en *logparse.Entry, store *algorithms.MemoryStore, clk
 	for i := 0; i < e.res.Len(); i++ {
 		ps := e.pols[e.index[e.res.Policy(i)]]
 		d := e.res.Decision(i)
-		ps.add(t, e.res.Key(i), d, uncounted&(1<<i) != 0)
+		ps.add(t, run, e.res.Key(i), d, uncounted&(1<<i) != 0)
 	}
 	if err := e.res.GiveBack(context.Background(), store, 0, uncounted); err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -632,18 +634,19 @@ type polStats struct {
 	events   []event
 }
 
-// An event is one decision of a policy: when, for which key, and whether it
-// denied.
+// An event is one decision of a policy: when, for which key, in which
+// store (run), and whether it denied.
 type event struct {
 	t      int64
 	key    uint32
+	run    uint8 // 0: the main store; else the id of the run of late lines decided apart
 	denied bool
 	// uncounted: the policy counts only some responses and not this
 	// one's (its logged status): its units are given back once taken.
 	uncounted bool
 }
 
-func (ps *polStats) add(t int64, key string, d algorithms.Decision, uncounted bool) {
+func (ps *polStats) add(t int64, run uint8, key string, d algorithms.Decision, uncounted bool) {
 	id, ok := ps.keys[key]
 	if !ok {
 		id = uint32(len(ps.names))
@@ -659,7 +662,7 @@ func (ps *polStats) add(t int64, key string, d algorithms.Decision, uncounted bo
 	} else if d.Delay > 0 {
 		ps.delayed++
 	}
-	ps.events = append(ps.events, event{t: t, key: id, denied: !d.Allowed, uncounted: uncounted})
+	ps.events = append(ps.events, event{t: t, key: id, run: run, denied: !d.Allowed, uncounted: uncounted})
 }
 
 // sortEvents orders the events by time, keeping log order among equals.

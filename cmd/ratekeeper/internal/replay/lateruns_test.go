@@ -59,3 +59,47 @@ func TestLateRunsDecidedApart(t *testing.T) {
 		}
 	}
 }
+
+// TestLateRunTrialsMatchTheReplay: a lone policy's rejections equal its
+// "configured" trial's (and its own algorithm's under --compare), as
+// TestOutOfOrderLines has it for lines a little out of order, also when a
+// run of late lines is decided apart: the trials replayed every request in
+// one store, in time order, so that a run overlapping the requests before
+// it in time was decided apart in the replay and together in the trials.
+// Here 192.0.2.1's requests at 13:50:00 and, logged late after 13:57,
+// 13:50:10 and 13:50:20 (three in a minute, the limit two) were admitted
+// by the replay, the run apart, and one of them rejected by the trials:
+// the report said "rejected 0" of the policy and "configured 2, rejected
+// 1" of the same policy alone.
+func TestLateRunTrialsMatchTheReplay(t *testing.T) {
+	at := func(hms string) time.Time {
+		tm, err := time.Parse("15:04:05", hms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return t0.Add(tm.Sub(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)))
+	}
+	var entries []logparse.Entry
+	for _, hms := range []string{"13:50:00", "13:55:00", "13:57:00", "13:50:10", "13:50:20", "13:57:01"} {
+		entries = append(entries, logparse.Entry{Time: at(hms), Addr: "192.0.2.1", Method: "GET", Path: "/"})
+	}
+	for _, alg := range []string{"sliding_log", "sliding_window", "fixed_window", "token_bucket", "leaky_bucket", "sliding_buckets"} {
+		doc := fmt.Sprintf("policies:\n  - {name: p, limit: 2, window: 1m, algorithm: %s}\n", alg)
+		if alg == "sliding_buckets" {
+			doc = "policies:\n  - {name: p, limit: 2, window: 1m, algorithm: sliding_buckets, buckets: 6}\n"
+		}
+		rep := replayEntries(t, doc, Options{Compare: true}, entries)
+		p := rep.Policies[0]
+		if rep.Late != 2 {
+			t.Fatalf("%s: %d lines late, want 2", alg, rep.Late)
+		}
+		if p.Limits[0].Label != "configured" || p.Limits[0].Rejected != p.Rejected {
+			t.Errorf("%s: the policy rejected %d, its %q trial %d; want them equal", alg, p.Rejected, p.Limits[0].Label, p.Limits[0].Rejected)
+		}
+		for _, c := range p.Compare {
+			if c.Spec == p.Spec && c.Rejected != p.Rejected {
+				t.Errorf("%s: the policy rejected %d, --compare's %s %d; want them equal", alg, p.Rejected, c.Label, c.Rejected)
+			}
+		}
+	}
+}

@@ -11,7 +11,11 @@ import (
 
 // A trialRun replays one policy's decisions alone under another Spec: a
 // candidate limit, or another algorithm. It sees only the requests the
-// policy decided in the replay (applicable, with a key), each at its time.
+// policy decided in the replay (applicable, with a key), each at its time,
+// and decides each in a store of the run it was decided in: a run of late
+// lines decided apart in the replay (see Engine.lateRun) is decided apart
+// in the trial too, so that a lone policy's trial at its configured Spec
+// rejects what the replay did.
 type trialRun struct {
 	ps   *polStats
 	spec algorithms.Spec
@@ -23,19 +27,30 @@ type trialRun struct {
 }
 
 func (tr *trialRun) run() {
-	clk := &clock{}
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-	if err != nil {
-		tr.err = err
-		return
-	}
-	defer store.Close()
+	clk := &clock{} // every store's: one event at a time
+	var stores [maxRuns + 1]*algorithms.MemoryStore
+	defer func() {
+		for _, s := range stores {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
 	if tr.tl != nil {
 		tr.series = tr.tl.newSeries("")
 	}
 	ctx := context.Background()
 	check := algorithms.Check{Spec: tr.spec, Cost: 1}
 	for _, ev := range tr.ps.events {
+		store := stores[ev.run]
+		if store == nil {
+			var err error
+			if store, err = algorithms.NewMemoryStore(algorithms.WithClock(clk)); err != nil {
+				tr.err = err
+				return
+			}
+			stores[ev.run] = store
+		}
 		clk.t = unixNano(ev.t)
 		check.Key = tr.ps.names[ev.key]
 		d, err := store.TakeOne(ctx, check)
