@@ -611,10 +611,18 @@ func hasRoute(parts []string) bool { return slices.Contains(parts, "route") }
 
 // checkRouteItems reports each entry of rp's methods and routes that
 // [WithMethods] or [WithRoutes] refuses, and each route on a method the
-// methods exclude, at the entry itself (New would name the first only, at
-// the list); it reports whether there were none.
+// methods exclude, at the entry itself, and each of the two lists that is
+// empty (New would name the first problem only, at the list, and only
+// once the policy has no other); it reports whether there were none.
 func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 	ok := true
+	empty := func(name string) {
+		if n := rp.nodes[name]; n != nil && n.kind == seqNode && len(n.vals) == 0 {
+			d.fail(n, rp.path+"."+name, "is empty")
+			ok = false
+		}
+	}
+	empty("methods")
 	check := func(name string, i int, err error) {
 		if err == nil {
 			return
@@ -631,6 +639,7 @@ func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 		check("methods", i, WithMethods(m)(&Policy{name: rp.def.Name}))
 	}
 	methodsOK := ok
+	empty("routes")
 	for i, rt := range rp.def.Routes {
 		p := &Policy{name: rp.def.Name}
 		err := WithRoutes(rt)(p)

@@ -62,6 +62,15 @@ func TestConfigEveryProblemOfAPolicy(t *testing.T) {
 		{"misspelt algorithm field", "policies:\n  - {name: x, algo: token_bucket, limit: 0, window: 1m, burst: 20}\n", []string{
 			"policy: f.yaml:2:15: policies[0].algo: unknown field; want one of name, algorithm, limit, window, burst, buckets, max_delay, key, fallback, on_missing_key, count, methods, routes",
 			"policy: f.yaml:2:42: policies[0].limit: must be positive, got 0"}},
+		// An empty methods or routes list was reported only by New, once
+		// the policy had no other problem, and then the first of the two.
+		{"name and empty methods", "policies:\n  - {name: a b, limit: 1, window: 1s, methods: []}\n", []string{
+			name,
+			"policy: f.yaml:2:48: policies[0].methods: is empty"}},
+		{"limit, empty methods and routes", "policies:\n  - {name: e, limit: 0, window: 1s, methods: [], routes: []}\n", []string{
+			"policy: f.yaml:2:22: policies[0].limit: must be positive, got 0",
+			"policy: f.yaml:2:46: policies[0].methods: is empty",
+			"policy: f.yaml:2:58: policies[0].routes: is empty"}},
 	} {
 		wantErrors(t, tc.name, tc.doc, tc.want)
 	}
