@@ -128,7 +128,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	fs.DurationVar(&f.reorder, "reorder", time.Minute, "replay lines up to `DURATION` out of time order in time order (servers log a request when it ends); the lines of that span are held in memory; 0 replays them as logged")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
-	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys")
+	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys; with routes known (these and the configuration's), a request none matches is keyed \"(none)\", as by the middleware's pattern function")
 	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339, also with a space for the T or no zone for UTC, the Common Log Format's, or Unix s/ms/µs/ns; default: "+defaults(logparse.DefaultJSONFields.Time)+")")
 	fs.StringVar(&f.json.Addr, "json-ip", "", "JSON field of the client address (default: "+defaults(logparse.DefaultJSONFields.Addr)+")")
 	fs.StringVar(&f.json.Method, "json-method", "", "JSON field of the method (default: "+defaults(logparse.DefaultJSONFields.Method)+")")

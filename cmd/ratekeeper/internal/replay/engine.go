@@ -20,6 +20,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -133,7 +134,11 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 	}
 	e.req.init(route)
 	e.gaps = newLogGaps(cfg.Definitions)
-	set, err := policy.NewSet(cfg.Policies)
+	var setOpts []policy.SetOption
+	if route != nil {
+		setOpts = append(setOpts, policy.WithPatternFunc(e.req.patternFunc()))
+	}
+	set, err := policy.NewSet(cfg.Policies, setOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
@@ -335,6 +340,7 @@ func (e *Engine) decideIn(en *logparse.Entry, store *algorithms.MemoryStore, clk
 			if ps.noKeyWhy == "" && ke.Err != nil {
 				ps.noKeyWhy = ke.Err.Error()
 			}
+			ps.noRoute = ps.noRoute || errors.Is(ke.Err, keyfunc.ErrNoRoute)
 			return nil
 		}
 		return fmt.Errorf("replay: %w", err)
@@ -626,6 +632,7 @@ type polStats struct {
 	requests, rejected, noKey, skipped, delayed int64
 	matched                                     int64  // the requests it applied to, a key found or not, decided or not (another policy refused first)
 	noKeyWhy                                    string // the first request's key error
+	noRoute                                     bool   // a request had no key for want of a route: the replay knows none
 
 	routes   map[string]string // route patterns by their digest, for displayKey
 	keys     map[string]uint32 // namespaced key -> id

@@ -108,7 +108,7 @@ func TestRoutesUsersAndKeys(t *testing.T) {
 	add(5, "GET", "/login", "ann", "")    // login does not apply
 	add(6, "GET", "/items/7", "", "curl") // route /items/{id}
 	add(7, "GET", "/items/8", "", "curl") // ua rejects the second curl
-	add(8, "GET", "/nowhere", "", "")     // no route: per-route has no key
+	add(8, "GET", "/nowhere", "", "")     // no route: per-route keys it (none), as the middleware with a pattern function
 	add(9, "POST", "/login", "", "")      // no user: login has no key
 	rep, err := e.Finish()
 	if err != nil {
@@ -123,12 +123,13 @@ func TestRoutesUsersAndKeys(t *testing.T) {
 	}
 	// Route keys are the patterns as registered, methods kept (as
 	// ServeMux sets r.Pattern): POST /login's, the path /login's for the
-	// GET (no route of its method), and /items/{id}'s.
-	if p := byName["per-route"]; p.Rates.Keys != 3 || p.NoKey != 1 {
-		t.Errorf("per-route keys = %d (want POST /login, /login and /items/{id}), no key %d (want 1)", p.Rates.Keys, p.NoKey)
+	// GET (no route of its method), and /items/{id}'s; a request no route
+	// matches is keyed policy.NoRoute.
+	if p := byName["per-route"]; p.Rates.Keys != 4 || p.NoKey != 0 {
+		t.Errorf("per-route keys = %d (want POST /login, /login, /items/{id} and (none)), no key %d (want 0)", p.Rates.Keys, p.NoKey)
 	}
-	if p := byName["ua"]; p.Requests != 2 || p.Rejected != 1 || p.Skipped != 7 { // 11 requests: 2 with a UA, 2 rejected for want of another key first
-		t.Errorf("ua = %d requests, %d rejected, %d skipped; want 2, 1, 7", p.Requests, p.Rejected, p.Skipped)
+	if p := byName["ua"]; p.Requests != 2 || p.Rejected != 1 || p.Skipped != 8 { // 11 requests: 2 with a UA, 1 rejected for want of another key first
+		t.Errorf("ua = %d requests, %d rejected, %d skipped; want 2, 1, 8", p.Requests, p.Rejected, p.Skipped)
 	}
 	if len(byName["login"].Top) != 2 || byName["login"].Top[0].Count != 1 {
 		t.Errorf("login top keys = %v", byName["login"].Top)

@@ -46,8 +46,11 @@ type PolicyReport struct {
 	// NoKeyReason is why the first request rejected for want of a key
 	// had none (the key function's error).
 	NoKeyReason string
-	Top         []KeyCount
-	Rates       Rates
+	// noRoute tells that a request had no key for want of its route: the
+	// replay knows no route (none in the configuration, no --route).
+	noRoute bool
+	Top     []KeyCount
+	Rates   Rates
 	// Limits holds the policy alone at its configured limit and at the
 	// suggested ones; Compare the policy alone under every algorithm.
 	Limits   []Trial
@@ -100,7 +103,7 @@ func (e *Engine) Finish() (*Report, error) {
 		spec := ps.policy.Spec()
 		pr := PolicyReport{
 			Name: ps.policy.Name(), Spec: spec, Key: ps.def.KeyString(),
-			Requests: ps.requests, Rejected: ps.rejected, NoKey: ps.noKey, Skipped: ps.skipped, Delayed: ps.delayed, NoKeyReason: ps.noKeyWhy,
+			Requests: ps.requests, Rejected: ps.rejected, NoKey: ps.noKey, Skipped: ps.skipped, Delayed: ps.delayed, NoKeyReason: ps.noKeyWhy, noRoute: ps.noRoute,
 			Top: topKeys(ps, e.opts.Top),
 		}
 		windows, peaks := windowCounts(ps.events, len(ps.names), int64(spec.Window))

@@ -17,10 +17,14 @@ type requestBuilder struct {
 	// route returns the path of the route pattern of a request, "" for
 	// none; nil when no policy names routes.
 	route func(*http.Request) string
-	req   *http.Request
-	url   url.URL
-	hdr   http.Header
-	base  context.Context
+	// pattern is route's answer for the request built last, which the
+	// Set's pattern function returns (see pattern); r.Pattern is left
+	// empty, as before routing.
+	pattern string
+	req     *http.Request
+	url     url.URL
+	hdr     http.Header
+	base    context.Context
 	// patterns caches route's answer per method and path (the routers
 	// have no host patterns); cached counts its entries, at most
 	// maxCached.
@@ -55,8 +59,9 @@ func (b *requestBuilder) init(route func(*http.Request) string) {
 }
 
 // build returns the request of en: method, URL, RemoteAddr, the headers
-// the log has, the user in the context (keyfunc.WithUser), and the route
-// pattern resolved by the router (see newRouter).
+// the log has and the user in the context (keyfunc.WithUser), and
+// resolves its route pattern with the router (see newRouter), which the
+// Set reads through patternFunc.
 func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	r := b.req
 	if en.User != "" {
@@ -88,6 +93,7 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 	}
 	r.Header = b.hdr
 	r.Pattern = ""
+	b.pattern = ""
 	if b.route != nil {
 		byPath := b.patterns[en.Method]
 		pat, ok := byPath[en.Path]
@@ -102,7 +108,18 @@ func (b *requestBuilder) build(en *logparse.Entry) *http.Request {
 				b.cached++
 			}
 		}
-		r.Pattern = pat
+		b.pattern = pat
 	}
 	return r
+}
+
+// patternFunc returns the pattern function of the replay's Set: the
+// route pattern build resolved for the request, as the middleware's
+// pattern function around the application's router resolves it
+// (policy.ServeMuxPattern, policy.ChiPattern), so that a request no route
+// matches (a 404) is keyed by policy.NoRoute under a route key part, as
+// there, rather than refused for want of a key. Only a replay that knows
+// routes (b.route) has one: without, no request's route is known.
+func (b *requestBuilder) patternFunc() func(*http.Request) string {
+	return func(*http.Request) string { return b.pattern }
 }

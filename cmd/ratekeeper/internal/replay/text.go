@@ -78,8 +78,10 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 		if p.NoKeyReason != "" {
 			fmt.Fprintf(tw, "  \t\t(first: %s)\n", printable(p.NoKeyReason))
 		}
-		if strings.Contains(p.Key, "route") {
-			fmt.Fprintf(tw, "  \t\t(requests to paths matching no known route have no route key: give the application's routes with --route)\n")
+		if p.noRoute {
+			// With routes known, a request no route matches is keyed
+			// policy.NoRoute, as by the middleware's pattern function.
+			fmt.Fprintf(tw, "  \t\t(the replay knows no route, so no request has a route key: give the application's routes with --route)\n")
 		}
 	}
 	if p.Delayed > 0 {
