@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -100,7 +102,84 @@ func lint(cfg *policy.Config) []string {
 			}
 		}
 	}
+	return append(out, muxConflicts(cfg)...)
+}
+
+// muxConflicts returns advice on each route of cfg that a ServeMux cannot
+// register beside a route before it in the file: each matches paths the
+// other does not, and neither is more specific ("GET /a/{x}" and "GET
+// /{y}/b" both match /a/b), so that ServeMux panics registering the
+// second. An application's ServeMux holds one of them at most, and the
+// other's policy never applies there; ratekeeper replay, which resolves a
+// file whose routes are all ServeMux patterns as a ServeMux does, refuses
+// the file. A file with a route that only chi reads is a chi
+// application's, whose router registers both: no advice then. A route
+// spelled as another with other wildcard names is advised on apart (see
+// spelledBefore).
+func muxConflicts(cfg *policy.Config) []string {
+	type route struct {
+		def     int // in cfg.Definitions
+		pattern string
+	}
+	var all []route
+	for i, d := range cfg.Definitions {
+		for _, r := range d.Routes {
+			all = append(all, route{i, r})
+		}
+	}
+	for _, r := range all {
+		if muxRegister(http.NewServeMux(), r.pattern) != "" {
+			return nil // a route only chi reads
+		}
+	}
+	mux := http.NewServeMux()
+	owner := map[string]int{} // the routes registered, by pattern: the policy of the first
+	var out []string
+	for _, r := range all {
+		if _, seen := owner[r.pattern]; seen {
+			continue
+		}
+		msg := muxRegister(mux, r.pattern)
+		if msg == "" {
+			owner[r.pattern] = r.def
+			continue
+		}
+		m := muxConflict.FindStringSubmatch(msg)
+		if m == nil || replay.WildcardShape(m[1]) == replay.WildcardShape(r.pattern) {
+			continue // spelled another way, or no conflict ServeMux names
+		}
+		other, ok := owner[m[1]]
+		if !ok {
+			continue // not as the file spells it: no policy to name
+		}
+		like := ""
+		if l := muxLike.FindStringSubmatch(msg); l != nil {
+			like = fmt.Sprintf(", like %q", l[1])
+		}
+		d := cfg.Definitions[r.def]
+		out = append(out, fmt.Sprintf("%s (line %d): route %q conflicts with %s's %q in a ServeMux: both match some paths%s, neither more specific, and a ServeMux cannot register both (it panics): under ServeMux one of them is no route and its policy never applies there (chi registers both); ratekeeper replay, which routes such a file as a ServeMux does, refuses it",
+			d.Name, d.Line, r.pattern, cfg.Definitions[other].Name, m[1], like))
+	}
 	return out
+}
+
+// muxConflict and muxLike read ServeMux's panic for a pattern that
+// conflicts with one registered: the other pattern, and a path both match.
+var (
+	muxConflict = regexp.MustCompile(`conflicts with pattern "([^"]*)"`)
+	muxLike     = regexp.MustCompile(`both match some paths, like "([^"]*)"`)
+)
+
+// muxRegister registers pattern in mux, and returns ServeMux's panic
+// message if it refuses it, or "".
+func muxRegister(mux *http.ServeMux, pattern string) (msg string) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg = fmt.Sprint(v)
+		}
+	}()
+	mux.Handle(pattern, http.NotFoundHandler())
+	return ""
 }
 
 // colonParams returns the first segment of route r (an optional method,
