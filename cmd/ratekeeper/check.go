@@ -114,19 +114,30 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 	fmt.Fprintln(tw, "POLICY\tALGORITHM\tLIMIT\tHEADER\tKEY\tNO KEY\tAPPLIES TO\tLINE")
 	for i, p := range cfg.Policies {
 		d := cfg.Definitions[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name(), p.Spec().Algorithm, limitText(p.Spec()), policyMember(cfg.Headers, p), d.KeyString(), p.KeyAction(), appliesTo(d), d.Line)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name(), p.Spec().Algorithm, limitText(p.Spec()), policyMember(cfg.Headers, cfg.Policies, i), d.KeyString(), p.KeyAction(), appliesTo(d), d.Line)
 	}
 	tw.Flush()
 }
 
-// policyMember returns p's member of the RateLimit-Policy field as the
-// header profile h sends it: `"name";q=..;w=..` (ietf, the default),
-// `q;w=w` (draft-7, draft-6), or "-" for the profiles that send no such
-// field.
-func policyMember(h policy.HeaderProfile, p *policy.Policy) string {
+// policyMember returns the member of the i-th of ps in the
+// RateLimit-Policy field as the header profile h sends it:
+// `"name";q=..;w=..` (ietf, the default), `q;w=w` (draft-7, draft-6), or
+// "-" for the profiles that send no such field. Drafts -06 and -07 name a
+// policy by its quota: of the policies of a request that share one, the
+// middleware sends the longest window's member alone, the first in order
+// among equal windows (policy.Set.LegacyPolicyHeader); the member of a
+// policy that another so shadows says with which it is not sent.
+func policyMember(h policy.HeaderProfile, ps []*policy.Policy, i int) string {
+	p := ps[i]
 	switch h {
 	case policy.HeadersDraft7, policy.HeadersDraft6:
-		return strings.TrimPrefix(p.String(), `"`+p.Name()+`";q=`)
+		m := strings.TrimPrefix(p.String(), `"`+p.Name()+`";q=`)
+		for j, o := range ps {
+			if j != i && o.Capacity() == p.Capacity() && (o.WindowSeconds() > p.WindowSeconds() || o.WindowSeconds() == p.WindowSeconds() && j < i) {
+				return m + " (not sent with " + o.Name() + ")"
+			}
+		}
+		return m
 	case policy.HeadersLegacy, policy.HeadersLegacyUnix, policy.HeadersNone:
 		return "-"
 	}
