@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
@@ -93,8 +94,13 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 	}
 	fmt.Fprintf(w, "%s: valid, %d %s\n", cfg.File, len(cfg.Policies), noun)
 	fmt.Fprintf(w, "headers %s; on store failure: %s", cfg.Headers, cfg.FailureMode)
-	if cfg.FailureMode == policy.FailureClosed {
-		fmt.Fprintf(w, " (503, Retry-After %s)", cfg.FailureRetryAfter)
+	if ra := cfg.FailureRetryAfter; cfg.FailureMode == policy.FailureClosed {
+		// Retry-After holds whole seconds: the middleware rounds up.
+		if ra%time.Second != 0 {
+			fmt.Fprintf(w, " (503, Retry-After %s, sent as %d seconds)", ra, ra/time.Second+1)
+		} else {
+			fmt.Fprintf(w, " (503, Retry-After %s)", ra)
+		}
 	}
 	fmt.Fprintln(w)
 	grouping := fmt.Sprintf("IPv4 by /%d, IPv6 by /%d", cfg.IPv4Prefix, cfg.IPv6Prefix)

@@ -105,3 +105,23 @@ func TestCheckColumnsAligned(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRetryAfterAsSent: a failure_retry_after that is not whole
+// seconds is sent rounded up (Retry-After holds whole seconds: 1500ms
+// sends "Retry-After: 2"); check printed "Retry-After 1.5s", a value no
+// response carries. It now says what is sent too.
+func TestCheckRetryAfterAsSent(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"1500ms", `closed (503, Retry-After 1.5s, sent as 2 seconds)`},
+		{"7s", `closed (503, Retry-After 7s)`},
+		{"1m0.001s", `closed (503, Retry-After 1m0.001s, sent as 61 seconds)`},
+	} {
+		out, errOut, code := runCmd("check", writeConfigFile(t, "failure_mode: closed\nfailure_retry_after: "+tc.value+"\npolicies:\n  - {name: a, limit: 5, window: 1m}\n"))
+		if code != exitOK {
+			t.Fatalf("%s: exit %d, stderr %s", tc.value, code, errOut)
+		}
+		if !strings.Contains(out, "on store failure: "+tc.want+"\n") {
+			t.Errorf("failure_retry_after %s: output\n%s\nwant %q", tc.value, out, tc.want)
+		}
+	}
+}
