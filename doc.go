@@ -38,8 +38,11 @@
 //     Redis (two instances, one limit), a configuration file (config), and
 //     the outbound client.
 //
-// A Store decides directly (the package's Example runs this, and
-// Example_middleware a ServeMux behind the middleware):
+// A store decides directly (the package's Example runs this, and
+// Example_middleware a ServeMux behind the middleware). TakeOne, the
+// single-check call below, is the in-memory store's; every Store, the Redis
+// one too, has Take (store.Take(ctx, check) returns one Decision per check),
+// and an algorithms.Limiter decides one Spec on any of them:
 //
 //	store, _ := algorithms.NewMemoryStore()
 //	spec := algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute}

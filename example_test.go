@@ -14,7 +14,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// A Store decides directly, as the package doc shows: a sliding window of
+// The in-memory store decides directly, as the package doc shows: a sliding window of
 // 100 a minute admits 100 requests at once, and tells the 101st when the
 // same request would be admitted. The clock is frozen 20 s into a minute:
 // the 100 weigh on the next minute in proportion to what is left of it, so
