@@ -70,10 +70,21 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			reportError(stderr, "check", err)
 			return exitUsage
 		}
+		// The loader stops at its bound and says so in a last entry of
+		// its own, "too many errors", which is none of the file's
+		// problems: the file has more than those listed.
+		more := false
+		if last := ces[len(ces)-1]; len(ces) > 1 && last.Field == "" && last.Line == 0 && last.Reason == "too many errors" {
+			ces, more = ces[:len(ces)-1], true
+		}
 		for _, ce := range ces {
 			fmt.Fprintln(stdout, strings.TrimPrefix(ce.Error(), "policy: "))
 		}
-		fmt.Fprintf(stdout, "%s: %s\n", name, plural.Count(len(ces), "problem"))
+		if more {
+			fmt.Fprintf(stdout, "%s: more than %d problems; the first %d are listed above\n", name, len(ces), len(ces))
+		} else {
+			fmt.Fprintf(stdout, "%s: %s\n", name, plural.Count(len(ces), "problem"))
+		}
 		return exitFindings
 	}
 	writeConfig(stdout, cfg)
