@@ -134,7 +134,11 @@ type effLimit struct {
 //
 // The stores key their state by Spec and namespaced key ("name:key"), so a
 // policy whose name and Spec are unchanged keeps its counters across the
-// swap, and a policy whose configured Spec changes gets new ones. A
+// swap, and a policy whose configured Spec changes gets new ones. A Spec
+// is the one spelling [policy.Policy.Spec] gives it: a token_bucket or
+// leaky_bucket whose burst is written out at its limit is the one whose
+// burst is left to default, and a reload from one to the other changes
+// nothing. A
 // reload must not hand clients a fresh quota when it tightens a limit (an
 // operator lowering a login limit during an attack): when the new Spec is
 // the old one with a lower limit (the same algorithm, window, buckets and

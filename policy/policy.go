@@ -444,6 +444,9 @@ func WithAlgorithm(k algorithms.Kind) Option {
 }
 
 // WithBurst sets the capacity of a token_bucket or leaky_bucket policy.
+// A burst equal to the limit is the default, and the policy's Spec reads
+// 0 for it ([Policy.Spec]): a bucket is one Spec however it is written,
+// so that a reload from one spelling to the other keeps its counters.
 func WithBurst(burst int64) Option {
 	return func(p *Policy) error {
 		p.spec.Burst = burst
@@ -475,7 +478,9 @@ func WithMaxDelay(d time.Duration) Option {
 // New returns a policy named name that limits requests by spec, keyed by
 // key. Options are applied in order. The name must be 1 to [MaxNameLen]
 // characters from A-Z, a-z, 0-9, '-', '_' and '.': it is sent in headers as
-// a Structured Field string and used as the key namespace.
+// a Structured Field string and used as the key namespace. The policy
+// keeps spec in the one spelling that every Spec deciding as it does has
+// ([Policy.Spec]).
 //
 // Every problem is reported as an *Error naming the policy and the field.
 func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*Policy, error) {
@@ -528,6 +533,7 @@ func (p *Policy) finish() error {
 		}
 		return p.errorf("Spec", "%s", err)
 	}
+	p.spec = canonical(p.spec)
 	p.capacity = p.spec.Capacity()
 	p.window = ceilSeconds(p.spec.Window)
 	if p.window < 1 {
@@ -536,6 +542,21 @@ func (p *Policy) finish() error {
 	p.member = `"` + p.name + `";q=` + strconv.FormatInt(p.capacity, 10) + ";w=" + strconv.FormatInt(p.window, 10)
 	p.legacy = strconv.FormatInt(p.capacity, 10) + ";w=" + strconv.FormatInt(p.window, 10)
 	return nil
+}
+
+// canonical returns s, a valid Spec, spelled as every Spec that decides
+// as it does is: a token_bucket or leaky_bucket Burst equal to its Limit
+// is 0, the default it equals. The stores key their state by Spec, so
+// the two spellings of one bucket ("burst: 10" beside "limit: 10", or
+// none) would keep two states of it, and a reload from one to the other
+// would hand every client a fresh bucket. (Only a field's default has two
+// spellings: two Specs that differ otherwise decide differently, or
+// differ in what the headers report, or are of two kinds.)
+func canonical(s algorithms.Spec) algorithms.Spec {
+	if (s.Algorithm == algorithms.TokenBucket || s.Algorithm == algorithms.LeakyBucket) && s.Burst == s.Limit {
+		s.Burst = 0
+	}
+	return s
 }
 
 // WithLimit returns a copy of p whose Spec allows limit per window instead
@@ -657,6 +678,7 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, p.errorf("Guard", "%s", err)
 	}
+	spec = canonical(spec)
 	if c := spec.Capacity(); c < p.capacity && p.judged(spec) == 0 {
 		return nil, p.errorf("Guard", "holds %d, less than the policy's capacity %d", c, p.capacity)
 	}
@@ -861,7 +883,9 @@ func PerDay(name string, limit int64, key keyfunc.Func, opts ...Option) (*Policy
 // Name returns the policy's name.
 func (p *Policy) Name() string { return p.name }
 
-// Spec returns the policy's Spec.
+// Spec returns the policy's Spec, in the one spelling of it that the
+// policy counts under: a token_bucket or leaky_bucket Burst equal to its
+// Limit reads 0, the default it equals (see [WithBurst]).
 func (p *Policy) Spec() algorithms.Spec { return p.spec }
 
 // Capacity returns the largest Remaining the policy reports (the q of

@@ -38,7 +38,9 @@
 //	}()
 //
 // Policies whose name and Spec are unchanged keep their counters across a
-// reload (the stores key state by Spec and namespaced key); see
+// reload (the stores key state by Spec and namespaced key), however the
+// Spec is written: a bucket's burst written out at its limit ("burst: 10"
+// beside "limit: 10") is the default burst (see policy.Policy.Spec). See
 // middleware.SetPolicies.
 //
 // # Writing the file
