@@ -59,15 +59,17 @@ func TestReloadTighterKeepsUsage(t *testing.T) {
 	}
 }
 
-// TestReloadCarryOnlyWhenTighter: a reload that changes the algorithm or
-// the window starts the policy afresh (their counters would not count
-// alike; a raised limit is another matter: TestReloadRaisedKeepsUsage);
+// TestReloadCarryOnlyWhenTighter: a reload that changes the algorithm to
+// another machine, or that shortens the window, starts the policy afresh
+// (the one's counters would not count as the other's; a shorter window
+// admits more in some respect; a raised limit is another matter:
+// TestReloadRaisedKeepsUsage; a longer window, TestReloadTightenedShapeKeepsUsage);
 // one that keeps a policy's Spec keeps
 // the guard a reload before gave it, until its end.
 func TestReloadCarryOnlyWhenTighter(t *testing.T) {
 	store, clock := newStore(t)
 	for _, to := range []*policy.Policy{
-		fixed("p", 5, time.Hour, remote),
+		fixed("p", 5, time.Second, remote),
 		policy.Must(policy.PerMinute("p", 5, remote)), // sliding window
 	} {
 		m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, time.Minute, remote)}, middleware.WithClock(clock))

@@ -37,13 +37,53 @@ type carry struct {
 }
 
 // tighter reports whether a policy's configured Spec to, replacing from,
-// admits less with the same kind and shape: the same algorithm, window,
-// buckets and MaxDelay, a lower limit, and no more capacity. Their
-// counters then count alike, so the old one's, which hold the requests
-// admitted before the change, can guard the new one.
+// admits no more than from in any respect, and is not from: the same
+// kind, or one machine told as another (a fixed_window is sliding_buckets
+// of one bucket; a leaky_bucket is a token_bucket seen from the other
+// side), no more capacity, and
+//
+//   - for a window kind, no higher limit and no shorter window (any
+//     buckets: their number sets how finely the window slides, not how
+//     much it holds);
+//   - for token_bucket and leaky_bucket, no faster rate (Limit per
+//     Window);
+//   - for leaky_queue, no faster rate and the same MaxDelay: the replaced
+//     queue's Delay, up to its MaxDelay, is the one a request it admits
+//     is held for, which must stay within the new MaxDelay.
+//
+// The replaced Spec's counters, which hold the requests admitted before
+// the change, can then guard the new one: a request both admit is one
+// the new Spec admits.
 func tighter(from, to algorithms.Spec) bool {
-	return from.Algorithm == to.Algorithm && from.Window == to.Window && from.Buckets == to.Buckets &&
-		from.MaxDelay == to.MaxDelay && to.Limit < from.Limit && to.Capacity() <= from.Capacity()
+	if from == to || machine(from.Algorithm) != machine(to.Algorithm) || to.Capacity() > from.Capacity() {
+		return false
+	}
+	switch to.Algorithm {
+	case algorithms.TokenBucket, algorithms.LeakyBucket:
+		return !faster(to, from)
+	case algorithms.LeakyQueue:
+		return to.MaxDelay == from.MaxDelay && !faster(to, from)
+	}
+	return to.Limit <= from.Limit && to.Window >= from.Window
+}
+
+// machine returns the kind that decides as k does: sliding_buckets for
+// fixed_window (one bucket), token_bucket for leaky_bucket, k otherwise.
+func machine(k algorithms.Kind) algorithms.Kind {
+	switch k {
+	case algorithms.FixedWindow:
+		return algorithms.SlidingBuckets
+	case algorithms.LeakyBucket:
+		return algorithms.TokenBucket
+	}
+	return k
+}
+
+// faster reports whether a's rate, Limit per Window, is above b's.
+func faster(a, b algorithms.Spec) bool {
+	ahi, alo := bits.Mul64(uint64(a.Limit), uint64(b.Window))
+	bhi, blo := bits.Mul64(uint64(b.Limit), uint64(a.Window))
+	return ahi > bhi || ahi == bhi && alo > blo
 }
 
 // holds reports whether the counters of from, a Spec whose requests a
@@ -138,28 +178,64 @@ type effLimit struct {
 // is the one spelling [policy.Policy.Spec] gives it: a token_bucket or
 // leaky_bucket whose burst is written out at its limit is the one whose
 // burst is left to default, and a reload from one to the other changes
-// nothing. A
-// reload must not hand clients a fresh quota when it tightens a limit (an
-// operator lowering a login limit during an attack): when the new Spec is
-// the old one with a lower limit (the same algorithm, window, buckets and
-// MaxDelay, no more capacity), the policy is also checked and counted
-// under the Spec it replaced, in the same store call, as a lowered one is
-// under its guard ([policy.Policy.Guard]), for as long as that Spec's
-// counters can hold a request admitted before the reload: two windows
-// (three for sliding_window; for the buckets and the queue, the time a
-// full one takes to drain, and a window). For a window kind
-// (fixed_window, sliding_window, sliding_log, sliding_buckets) the
-// replaced Spec's counters, which count requests whatever the limit, are
-// judged at the new limit ([policy.Policy.GuardLimit]): in the window of
-// the reload a client gets no more than the new limit, counting what it
-// used before the reload. One that used 4 of its 10 per minute gets 1
-// more in that minute when the limit is reloaded at 5, one that used 5
-// or more none, and each gets 5 in the next. For token_bucket,
-// leaky_bucket and leaky_queue, whose state is a function of their rate,
-// they are checked at the replaced limit: in the window of the reload a
-// client gets no more than the replaced limit, nor more than the new one
-// since (4 used of 10: 5 more). Nor must a reload that raises a limit
-// hand them the new limit on top of what they used: when the new Spec is
+// nothing.
+//
+// A reload must not hand clients a fresh quota when it tightens a
+// policy (an operator lowering a login limit during an attack). The new
+// Spec tightens the old when it admits no more in any respect: the same
+// algorithm, or one machine told as another (a fixed_window is
+// sliding_buckets of one bucket; a leaky_bucket is a token_bucket seen
+// from the other side), no more capacity, and for a window kind
+// (fixed_window, sliding_window, sliding_log, sliding_buckets) no higher
+// limit and no shorter window, whatever its buckets; for token_bucket and
+// leaky_bucket no faster rate (Limit per Window: a lower limit or burst,
+// a longer window); for leaky_queue no faster rate and the same MaxDelay.
+// Then the policy is also checked and counted under the Spec it replaced,
+// in the same store call, as a lowered one is under its guard
+// ([policy.Policy.Guard]), for as long as that Spec's counters can hold a
+// request admitted before the reload: two of its windows (three for
+// sliding_window; for the buckets and the queue, the time a full one
+// takes to drain, and a window). While that guard stands, a request is
+// admitted only when both Specs admit it, each on its own counters: the
+// replaced Spec's, which hold what the client used before the reload, and
+// the new Spec's, which count from the reload. So a client gets no more
+// than the replaced Spec would have given it had there been no reload,
+// nor more than the new Spec gives it counting from the reload alone; its
+// decision (the headers, the 429's Retry-After) is the stricter of the
+// two. At all times after the reload, then, a client gets no more than
+// the new Spec gives counting from the reload, and, in the window of the
+// reload, no more than what the replaced Spec gave it before the reload
+// and the new Spec since. A client that emptied a token bucket of 20 a
+// minute gets none at once when the burst is reloaded at 10 (not a fresh
+// 10), and 10 half a minute on (what the replaced bucket refilled); one
+// that used the 10 of a fixed window of a minute gets none more in that
+// minute when the window is reloaded at an hour, and 10 more in that hour
+// from the next minute on, when the replaced counters start afresh: what
+// it used before the reload is not counted in the new hour, since the
+// replaced counters do not know the hour. When the new
+// Spec is the old one at a lower limit, of a window kind, the replaced
+// counters, which count requests whatever the limit, are judged at the
+// new limit ([policy.Policy.GuardLimit]): in the window of the reload a
+// client gets no more than the new limit, counting what it used before
+// the reload, exactly as if it had been counted under the new Spec from
+// the start. One that used 4 of its 10 per minute gets 1 more in that
+// minute when the limit is reloaded at 5, one that used 5 or more none,
+// and each gets 5 in the next. Any other tightening is checked at the
+// replaced Spec's own limit and shape: a token_bucket, leaky_bucket or
+// leaky_queue, whose state is a function of its rate, at a lower limit
+// (in the window of the reload a client gets no more than the replaced
+// limit, nor more than the new one since: 4 used of 10, 5 more), and
+// every Spec of another burst, window or buckets. That is short of
+// exact: the bucket of 20 above, emptied and then judged at a burst of 10
+// as if under the new Spec from the start, would hold none half a minute
+// on, not 10, but no store check reads one Spec's state at another's
+// burst, window or buckets. Nor is a leaky_queue whose MaxDelay a reload
+// lowers guarded: the replaced queue would hold a request it admits up to
+// its own, longer MaxDelay, past the new one; its new queue starts
+// afresh.
+//
+// Nor must a reload that raises a limit hand clients the new limit on
+// top of what they used: when the new Spec is
 // the old one at a higher limit, of a kind whose counters count requests
 // whatever the limit (fixed_window, sliding_window, sliding_buckets), the
 // Spec it replaced guards it the same way, judged at the new limit: one
@@ -173,18 +249,20 @@ type effLimit struct {
 // one whose Spec is tightened again during it stays guarded by the Spec
 // the guard holds (whose counters hold the requests of both Specs
 // replaced), from that reload on; one tightened after it ends, by the
-// Spec just replaced; one raised during it, to a limit still below the
-// Spec the guard holds (the same algorithm, window, buckets and
-// MaxDelay), stays guarded by it until its end (a client that used 50 of
+// Spec just replaced; one changed during it to a Spec that still
+// tightens the one the guard holds (raised to a limit still below it,
+// say), stays guarded by it until its end (a client that used 50 of
 // 100 before a reload to 50 gets 30 more when a reload raises it to 80 in
 // that window, for a window kind; for the bucket kinds, no more than the
 // replaced limit nor the new one since); one raised or lowered during it,
 // of a kind judged at a higher limit, stays guarded by it too (its
-// counters hold the requests of every Spec since). Any other change (a
-// higher limit of a sliding_log, whose log holds the instants of no more
-// than its limit's requests, or of a bucket kind, whose state is a
-// function of its rate; another algorithm or window) starts the policy
-// from a full allowance at its new Spec, unless
+// counters hold the requests of every Spec since). Any other change
+// starts the policy from a full allowance at its new Spec: one that
+// admits more in some respect (a higher limit of a sliding_log, whose log
+// holds the instants of no more than its limit's requests, or of a bucket
+// kind, whose state is a function of its rate; a faster rate, a larger
+// burst, a shorter window, a longer MaxDelay), a leaky_queue's MaxDelay
+// lowered, or another algorithm but as above, unless
 // it goes back to a Spec it had before: then it finds that Spec's
 // counters, if the store still holds them (idle keys expire), holding the
 // requests counted under it then, and under it as a guard since (going
@@ -193,10 +271,18 @@ type effLimit struct {
 // set by [Middleware.SetLimit] is another matter: see there; a policy
 // both lowered by it and reloaded tighter is guarded by its new
 // configured Spec and, until the reload's guard ends, by the Spec the
-// reload replaced too: three checks per request. A limit set by
+// reload replaced too: three checks per request (two for a window kind,
+// whose new configured Spec's check stands for its lowered one's). The
+// Spec replaced is judged at the limit in force when the reload changes
+// the limit alone, of a window kind; otherwise at its own: a client that
+// used 8 of 10 a minute held at 8 gets 2 more in that minute when the
+// window is reloaded at an hour (the limit carried over at 8), not a
+// fresh 8; for a bucket kind, no more than the replaced limit nor the
+// new one since. A limit set by
 // [Middleware.SetLimitUnguarded], such as a Fleet's share, of a bucket
 // kind counts the requests under its own Spec alone: a reload that lowers
-// it, carried over in proportion, guards it with the Spec of the limit it
+// it, carried over in proportion (or tightens it otherwise at the same
+// limit, as a lower burst does), guards it with the Spec of the limit it
 // replaced, whose counters hold them, for that Spec's time, as it guards
 // a policy with its configured Spec; a window kind's share is SetLimit's,
 // judged on the configured counters, and a reload guards it with the
@@ -507,13 +593,14 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 				eff[i] = g
 			}
 		}
-		if e := eff[i]; e.Spec().Limit < c.spec.Limit && !slices.Contains(e.Guards(), c.spec) {
+		if e := eff[i]; (e.Spec().Limit < c.spec.Limit || tighter(c.spec, e.Spec())) && !slices.Contains(e.Guards(), c.spec) {
 			// The copy at a limit set by SetLimitUnguarded has no
 			// guard, and the share a reload replaced (see
 			// setPolicies) cannot guard the configured policy, which
-			// it holds less than: the copy at the limit is guarded by
-			// it, as a lowered copy keeps the guard of the configured
-			// policy.
+			// it holds less than: the copy at the limit (lower, or
+			// tightened otherwise, as by a lower burst) is guarded
+			// by it, as a lowered copy keeps the guard of the
+			// configured policy.
 			if g, err := e.WithGuard(c.spec); err == nil {
 				eff[i] = g
 			}

@@ -653,9 +653,10 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // WithGuard returns a copy of p whose requests are also checked and
 // counted under spec, as those of a policy lowered by [Policy.WithLimit]
 // are under the Spec it was made from ([Policy.Guards]). Package
-// middleware guards a policy whose limit a reload lowered with the Spec
-// it replaced, for as long as that Spec's counters can hold requests
-// counted before the reload (see its SetPolicies). A spec that is p's
+// middleware guards a policy a reload tightened (a lower limit, burst or
+// rate, a longer window, other buckets) with the Spec it replaced, for
+// as long as that Spec's counters can hold requests counted before the
+// reload (see its SetPolicies). A spec that is p's
 // Spec at a higher limit, of a window kind, is judged at p's limit, as a
 // guard of WithLimit's is (a client that used 40 under the replaced 100
 // gets 10 more at 50), as is one at a lower limit of fixed_window,

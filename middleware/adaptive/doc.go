@@ -89,17 +89,22 @@
 // the configured Spec's counters, which counted none of the requests
 // admitted under a share: a client may get its share and the whole limit
 // then (6 and then 12 from 2 to 1). A reload that lowers a cluster-wide
-// limit hands out no such fresh share: the share it carries over in
-// proportion is guarded, for two windows or so, by the Spec whose
+// limit, or tightens it otherwise (a lower burst, a longer window: see
+// middleware.Middleware.SetPolicies), hands out no such fresh share: the
+// share it carries over in proportion is guarded, for two windows or so,
+// by the Spec whose
 // counters hold the requests of the old share (the share's own for a
 // bucket kind, the configured one replaced for a window kind; see
-// middleware.Middleware.SetPolicies). For a window kind that guard is
-// judged at the new share, so that in the window of the reload an
-// instance admits a client no more than its new share, counting what it
-// used of the old one: one that used 40 of a share of 100 gets 10 more
-// when a reload halves the cluster-wide limit (the share carried over at
-// 50). For the bucket kinds it is checked at the old share: no more than
-// its old share, nor more than its new one since.
+// middleware.Middleware.SetPolicies). For a window kind whose limit
+// alone the reload changes, that guard is judged at the new share, so
+// that in the window of the reload an instance admits a client no more
+// than its new share, counting what it used of the old one: one that used
+// 40 of a share of 100 gets 10 more when a reload halves the cluster-wide
+// limit (the share carried over at 50). For the bucket kinds it is
+// checked at the old share: no more than its old share, nor more than its
+// new one since; for a window kind whose window or buckets the reload
+// changes too, at the replaced cluster-wide limit: no more than that, nor
+// more than the new share since.
 //
 // # Requests that do not return
 //
