@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math/big"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -47,12 +46,11 @@ func (h *modeCountHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// concTake is an admitted Take's check of the hot key.
+// concTake is an admitted Take's check of the hot key, made in round by
+// goroutine g.
 type concTake struct {
+	redisstore.AdmittedTake
 	round, g int
-	t        int64 // the instant the Take was made at (its clock's)
-	te       int64 // the instant L decided it at (a clock behind: later)
-	cost     int64
 	d        algorithms.Decision
 }
 
@@ -66,16 +64,6 @@ var concSpecs = []algorithms.Spec{
 	{Algorithm: algorithms.TokenBucket, Limit: 12, Window: time.Second, Burst: 18},
 	{Algorithm: algorithms.LeakyBucket, Limit: 12, Window: time.Second, Burst: 18},
 	{Algorithm: algorithms.LeakyQueue, Limit: 12, Window: time.Second, MaxDelay: 500 * time.Millisecond},
-}
-
-// windowKind reports whether k decides an earlier instant at the latest
-// one its state knows of (algorithms, "Time that goes back").
-func windowKind(k algorithms.Kind) bool {
-	switch k {
-	case algorithms.FixedWindow, algorithms.SlidingLog, algorithms.SlidingWindow, algorithms.SlidingBuckets:
-		return true
-	}
-	return false
 }
 
 // TestClusterConcurrentCrossSlotTakes: 32 goroutines, each with a store of
@@ -156,7 +144,7 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 	ctx := context.Background()
 	prefix := uniquePrefix(t)
 	hook := &modeCountHook{}
-	window := windowKind(sp.Algorithm)
+	window := redisstore.WindowKind(sp.Algorithm)
 
 	L := algorithms.Check{Spec: sp, Key: "user-1"}
 	ySpec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 2, Window: 100 * time.Millisecond}
@@ -255,7 +243,7 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 					return
 				}
 				if allAllowed(d) {
-					admitted = append(admitted, concTake{round: r, g: g, t: p.at, cost: p.checks[0].Cost, d: d[0]})
+					admitted = append(admitted, concTake{AdmittedTake: redisstore.AdmittedTake{T: p.at, Cost: p.checks[0].Cost}, round: r, g: g, d: d[0]})
 				}
 			}()
 		}
@@ -272,16 +260,20 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 	// Every Take decided at te, within what the Takes made so far know.
 	for i := range admitted {
 		a := &admitted[i]
-		te, err := effectiveInstant(sp, a.t, a.d)
-		if err == nil && (te < a.t || te > maxIssued[a.round]) {
-			err = fmt.Errorf("decided at %d, want between its instant %d and the latest so far %d", te, a.t, maxIssued[a.round])
+		te, err := redisstore.EffectiveInstant(sp, a.T, a.d)
+		if err == nil && (te < a.T || te > maxIssued[a.round]) {
+			err = fmt.Errorf("decided at %d, want between its instant %d and the latest so far %d", te, a.T, maxIssued[a.round])
 		}
 		if err != nil {
-			t.Fatalf("round %d goroutine %d: Take(L cost %d) = %+v: %v", a.round, a.g, a.cost, a.d, err)
+			t.Fatalf("round %d goroutine %d: Take(L cost %d) = %+v: %v", a.round, a.g, a.Cost, a.d, err)
 		}
-		a.te = te
+		a.TE = te
 	}
-	if msg := concBound(sp, admitted); msg != "" {
+	bounded := make([]redisstore.AdmittedTake, len(admitted))
+	for i, a := range admitted {
+		bounded[i] = a.AdmittedTake
+	}
+	if msg := redisstore.AdmittedBound(sp, bounded); msg != "" {
 		t.Fatalf("seed %d: L admitted more than %s allows: %s", seed, sp.Algorithm, msg)
 	}
 
@@ -289,8 +281,8 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 	order := slices.Clone(admitted)
 	if window {
 		slices.SortStableFunc(order, func(a, b concTake) int {
-			if a.te != b.te {
-				return cmp.Compare(a.te, b.te)
+			if a.TE != b.TE {
+				return cmp.Compare(a.TE, b.TE)
 			}
 			return cmp.Compare(a.round, b.round)
 		})
@@ -302,21 +294,21 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 			if a.round != b.round {
 				return cmp.Compare(a.round, b.round)
 			}
-			return cmp.Compare(a.cost, b.cost)
+			return cmp.Compare(a.Cost, b.Cost)
 		})
 	}
 	model := algotest.NewModel()
 	for _, a := range order {
-		at := a.te
+		at := a.TE
 		if !window {
 			at = roundAt[a.round]
 		}
 		l := L
-		l.Cost = a.cost
+		l.Cost = a.Cost
 		d, err := model.TakeAt(time.Unix(0, at), l)
 		if err != nil || !d[0].Allowed {
 			t.Fatalf("seed %d: the Model, given the admitted Takes in order, denies round %d goroutine %d's Take(L cost %d) at %v: %+v, %v",
-				seed, a.round, a.g, a.cost, time.Duration(at-t0), d, err)
+				seed, a.round, a.g, a.Cost, time.Duration(at-t0), d, err)
 		}
 	}
 
@@ -388,117 +380,4 @@ func allAllowed(ds []algorithms.Decision) bool {
 		}
 	}
 	return true
-}
-
-// effectiveInstant returns the instant an admitted Take of spec made at t
-// was decided at, from its Decision: for the window kinds the key's latest
-// instant when later than t (algorithms, "Time that goes back"), else t.
-func effectiveInstant(sp algorithms.Spec, t int64, d algorithms.Decision) (int64, error) {
-	w := int64(sp.Window)
-	end := t + int64(d.ResetAfter)
-	// start returns the start of the period of length size that ends
-	// `ends` periods after it at end, or an error.
-	start := func(size, ends int64) (int64, error) {
-		if end%size != 0 {
-			return 0, fmt.Errorf("ResetAfter ends at %d, not at a boundary of %v", end, time.Duration(size))
-		}
-		return max(t, end-ends*size), nil
-	}
-	switch sp.Algorithm {
-	case algorithms.FixedWindow:
-		return start(w, 1)
-	case algorithms.SlidingWindow:
-		return start(w, 2)
-	case algorithms.SlidingBuckets:
-		return start(w/int64(sp.Buckets), int64(sp.Buckets))
-	case algorithms.SlidingLog:
-		return end - w - 1, nil
-	}
-	return t, nil
-}
-
-// concBound returns how the admitted Takes exceed what sp allows, or "".
-func concBound(sp algorithms.Spec, as []concTake) string {
-	w, lim := int64(sp.Window), sp.Limit
-	floorDiv := func(a, b int64) int64 {
-		q := a / b
-		if a%b != 0 && (a < 0) != (b < 0) {
-			q--
-		}
-		return q
-	}
-	sumWhere := func(in func(a concTake) bool) (s int64) {
-		for _, a := range as {
-			if in(a) {
-				s += a.cost
-			}
-		}
-		return s
-	}
-	switch sp.Algorithm {
-	case algorithms.FixedWindow:
-		for _, x := range as {
-			k := floorDiv(x.te, w)
-			if s := sumWhere(func(a concTake) bool { return floorDiv(a.te, w) == k }); s > lim {
-				return fmt.Sprintf("%d units in window %d", s, k)
-			}
-		}
-	case algorithms.SlidingLog:
-		for _, x := range as {
-			if s := sumWhere(func(a concTake) bool { return a.te >= x.te && a.te <= x.te+w }); s > lim {
-				return fmt.Sprintf("%d units decided in [%d, %d]", s, x.te, x.te+w)
-			}
-		}
-	case algorithms.SlidingBuckets:
-		size, b := w/int64(sp.Buckets), int64(sp.Buckets)
-		for _, x := range as {
-			j := floorDiv(x.te, size)
-			if s := sumWhere(func(a concTake) bool { j2 := floorDiv(a.te, size); return j2 >= j && j2 < j+b }); s > lim {
-				return fmt.Sprintf("%d units in sub-windows %d to %d", s, j, j+b-1)
-			}
-		}
-	case algorithms.SlidingWindow:
-		for _, x := range as {
-			k := floorDiv(x.te, w)
-			off := x.te - k*w
-			p := sumWhere(func(a concTake) bool { return floorDiv(a.te, w) == k-1 })
-			sx := sumWhere(func(a concTake) bool { return floorDiv(a.te, w) == k && a.te-k*w <= off })
-			// P·(W−x) + S_x·W <= L·W, exactly.
-			lhs := new(big.Int).Add(new(big.Int).Mul(big.NewInt(p), big.NewInt(w-off)), new(big.Int).Mul(big.NewInt(sx), big.NewInt(w)))
-			if lhs.Cmp(new(big.Int).Mul(big.NewInt(lim), big.NewInt(w))) > 0 {
-				return fmt.Sprintf("window %d: %d units before, %d decided by offset %v", k, p, sx, time.Duration(off))
-			}
-		}
-	default:
-		capa, extra, most := sp.Burst, int64(0), int64(0)
-		if sp.Algorithm == algorithms.LeakyQueue {
-			capa, extra = 0, int64(sp.MaxDelay)
-			for _, a := range as {
-				most = max(most, a.cost)
-			}
-		}
-		// The units at each instant, in order of instant, and their sums.
-		at := map[int64]int64{}
-		for _, a := range as {
-			at[a.t] += a.cost
-		}
-		ts := make([]int64, 0, len(at))
-		for x := range at {
-			ts = append(ts, x)
-		}
-		slices.Sort(ts)
-		for i, x := range ts {
-			var s int64
-			for _, y := range ts[i:] {
-				s += at[y]
-				// s·W <= (capa + most)·W + (y−x+extra)·L, exactly.
-				lhs := new(big.Int).Mul(big.NewInt(s), big.NewInt(w))
-				rhs := new(big.Int).Add(new(big.Int).Mul(big.NewInt(capa+most), big.NewInt(w)), new(big.Int).Mul(big.NewInt(y-x+extra), big.NewInt(lim)))
-				if lhs.Cmp(rhs) > 0 {
-					return fmt.Sprintf("%d units at instants in [%d, %d]", s, x, y)
-				}
-			}
-		}
-	}
-	return ""
 }
