@@ -9,11 +9,10 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
 
-// The bound on what a key admitted, which
-// TestClusterConcurrentCrossSlotTakes (redisstore_test) checks, for the
-// internal tests to check too: pure test helpers, exported to the external
-// test package from this test file (they are compiled into the package
-// only under go test).
+// The bound on what a key admitted, which TestUndoBound (this package) and
+// TestClusterConcurrentCrossSlotTakes (redisstore_test) check: pure test
+// helpers, exported to the external test package from this test file (they
+// are compiled into the package only under go test).
 
 // AdmittedTake is an admitted Take's check of one key.
 type AdmittedTake struct {
