@@ -87,15 +87,6 @@ var tightenings = []tightening{
 		use:  10, steps: []time.Duration{0, 30 * time.Second}, after: []int{0, 0},
 	},
 	{
-		// Coarser: the replaced buckets' counts hold the 10 used 10 s
-		// into the minute until their sub-window leaves the window, a
-		// minute on; the new ones hold none of them.
-		name: "sliding_buckets coarser",
-		from: algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 6},
-		to:   algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 2},
-		use:  10, steps: []time.Duration{0, 45 * time.Second, 15 * time.Second}, after: []int{0, 0, 10},
-	},
-	{
 		// A fixed window is sliding_buckets of one bucket.
 		name: "fixed_window to sliding_buckets",
 		from: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute},
@@ -196,7 +187,9 @@ func sinceReload(steps []time.Duration) string {
 
 // TestReloadLoosenedShapeStartsAfresh: a reload that loosens a policy in
 // some respect (a larger burst, a shorter window, more buckets at a
-// higher limit, a longer MaxDelay) is not held back by the Spec it
+// higher limit, a longer MaxDelay; coarser buckets, a fixed window in
+// place of sliding buckets or of a window it does not divide, which
+// admit more across a boundary) is not held back by the Spec it
 // replaced: the policy has no guard, and its new Spec's counters start
 // afresh, as SetPolicies documents.
 func TestReloadLoosenedShapeStartsAfresh(t *testing.T) {
@@ -209,6 +202,14 @@ func TestReloadLoosenedShapeStartsAfresh(t *testing.T) {
 		{algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}, algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 20, Window: time.Hour, Buckets: 6}},
 		{algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: time.Second}, algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: 2 * time.Second}},
 		{algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 10, Window: time.Minute}, algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Minute}},
+		// 10 at 0:25 and 10 at 1:05: two buckets of 30 s admit both, six of 10 s not the second.
+		{algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 6}, algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 2}},
+		{algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 2}, algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 3}},
+		// The boundary burst: 10 at 0:59 and 10 at 1:01.
+		{algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 6}, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}},
+		// 10 at 1:29 and 10 at 1:31, in one minute.
+		{algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: 90 * time.Second}},
+		{algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 10, Window: time.Minute}, algorithms.Spec{Algorithm: algorithms.SlidingWindow, Limit: 10, Window: 90 * time.Second}},
 	} {
 		m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", tc.from, remote))}, middleware.WithClock(clock))
 		if err := m.SetPolicies([]*policy.Policy{policy.Must(policy.New("p", tc.to, remote))}); err != nil {

@@ -42,9 +42,15 @@ type carry struct {
 // of one bucket; a leaky_bucket is a token_bucket seen from the other
 // side), no more capacity, and
 //
-//   - for a window kind, no higher limit and no shorter window (any
-//     buckets: their number sets how finely the window slides, not how
-//     much it holds);
+//   - for a window kind, no higher limit and windows that cover the
+//     replaced ones ([covers]): for sliding_log a window no shorter; for
+//     sliding_window a whole number of the replaced windows; for
+//     fixed_window and sliding_buckets (sub-windows of Window/Buckets,
+//     one for fixed_window) a window that holds every window of the
+//     replaced Spec within one of its own, as the same window cut into
+//     finer buckets, or one of an hour in place of one of a minute, does.
+//     Coarser buckets, or a fixed_window in place of sliding_buckets of
+//     the same window, admit more across a boundary, and are not tighter;
 //   - for token_bucket and leaky_bucket, no faster rate (Limit per
 //     Window);
 //   - for leaky_queue, no faster rate and the same MaxDelay: the replaced
@@ -64,7 +70,42 @@ func tighter(from, to algorithms.Spec) bool {
 	case algorithms.LeakyQueue:
 		return to.MaxDelay == from.MaxDelay && !faster(to, from)
 	}
-	return to.Limit <= from.Limit && to.Window >= from.Window
+	return to.Limit <= from.Limit && covers(from, to)
+}
+
+// covers reports whether every window of from, of a window kind, lies
+// within a window of to, of the same machine, so that to's counts bound
+// from's. A sliding_log window is the Window up to the instant; a
+// sliding_window's estimate is a weighted previous window and the
+// current one, and one whose windows are cut into whole windows of from
+// weights each of from's no less; fixed_window and sliding_buckets count
+// Window in sub-windows of S = Window/Buckets (Buckets 1 for
+// fixed_window) aligned to the Unix epoch, and one of from's windows,
+// starting at a multiple of from's S, starts at most to's S less the
+// greatest common divisor of the two S into one of to's sub-windows.
+func covers(from, to algorithms.Spec) bool {
+	switch to.Algorithm {
+	case algorithms.SlidingLog:
+		return to.Window >= from.Window
+	case algorithms.SlidingWindow:
+		return to.Window%from.Window == 0
+	}
+	s1, s2 := sub(from), sub(to)
+	a, b := s1, s2
+	for b != 0 {
+		a, b = b, a%b
+	}
+	// from.Window + s2 - gcd <= to.Window, without overflow: s2 <= to.Window.
+	return from.Window <= to.Window-s2+a
+}
+
+// sub returns the sub-window of s, of fixed_window or sliding_buckets:
+// Window/Buckets, Window for fixed_window.
+func sub(s algorithms.Spec) time.Duration {
+	if s.Algorithm == algorithms.FixedWindow || s.Buckets <= 1 {
+		return s.Window
+	}
+	return s.Window / time.Duration(s.Buckets)
 }
 
 // machine returns the kind that decides as k does: sliding_buckets for
@@ -187,9 +228,18 @@ type effLimit struct {
 // sliding_buckets of one bucket; a leaky_bucket is a token_bucket seen
 // from the other side), no more capacity, and for a window kind
 // (fixed_window, sliding_window, sliding_log, sliding_buckets) no higher
-// limit and no shorter window, whatever its buckets; for token_bucket and
-// leaky_bucket no faster rate (Limit per Window: a lower limit or burst,
-// a longer window); for leaky_queue no faster rate and the same MaxDelay.
+// limit and a window that holds every one of the old Spec's within one of
+// its own: for sliding_log no shorter; for sliding_window a whole number
+// of the old windows; for fixed_window and sliding_buckets, whose windows
+// start at multiples of their sub-window (Window/Buckets; Window for
+// fixed_window), the old window cut into finer buckets, or a longer
+// window that holds it wherever it starts (a fixed window of an hour in
+// place of one of a minute). Coarser buckets, a fixed_window in place of
+// sliding_buckets, or a window the old one does not divide admit more
+// across a boundary than the Spec they replace: they are not tighter. For
+// token_bucket and leaky_bucket, no faster rate (Limit per Window: a
+// lower limit or burst, a longer window); for leaky_queue no faster rate
+// and the same MaxDelay.
 // Then the policy is also checked and counted under the Spec it replaced,
 // in the same store call, as a lowered one is under its guard
 // ([policy.Policy.Guard]), for as long as that Spec's counters can hold a

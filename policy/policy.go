@@ -654,7 +654,8 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // counted under spec, as those of a policy lowered by [Policy.WithLimit]
 // are under the Spec it was made from ([Policy.Guards]). Package
 // middleware guards a policy a reload tightened (a lower limit, burst or
-// rate, a longer window, other buckets) with the Spec it replaced, for
+// rate, a longer window that holds the old one, finer buckets) with the
+// Spec it replaced, for
 // as long as that Spec's counters can hold requests counted before the
 // reload (see its SetPolicies). A spec that is p's
 // Spec at a higher limit, of a window kind, is judged at p's limit, as a

@@ -42,9 +42,10 @@
 // Spec is written: a bucket's burst written out at its limit ("burst: 10"
 // beside "limit: 10") is the default burst (see policy.Policy.Spec). A
 // policy whose Spec a reload tightens, looser in nothing (a lower limit,
-// burst or rate, a longer window, other buckets; but not a leaky_queue's
-// lower max_delay alone), gets new counters but
-// is also checked and counted under the Spec it replaced while that
+// burst or rate, a longer window that holds the old one, finer buckets;
+// not coarser buckets, a window the old one does not divide, nor a
+// leaky_queue's lower max_delay alone), gets new counters but is also
+// checked and counted under the Spec it replaced while that
 // Spec's counters hold requests of before the reload: a client gets no
 // fresh quota, no more than the replaced Spec would have given it nor
 // more than the new one since the reload. Any other change (but a
