@@ -153,6 +153,26 @@ type GiveBacker interface {
 	// above capacity, is why giving back the whole cost could
 	// over-admit.)
 	//
+	// Left, known to admit more than that world: the reckoning of a
+	// bucket Take is its decision as it returned, whose deficit D counts
+	// the units of the Takes admitted before it. When one of those is
+	// given back (or, on Redis, a cross-slot reservation made before it
+	// is undone) after this Take and before its give-back, the units of
+	// this one sit that much lower than D tells, and its give-back takes
+	// back up to that many units' worth of refill more than they still
+	// hold: with token_bucket 5 a minute, burst 7, Takes A and B of 2 at
+	// 0 s, A given back at once, a Take of 3 at 20 s and B given back at
+	// 30 s leave 6 tokens, where the world without A and B holds 4.83.
+	// Giving back newest Take first never meets it. And a
+	// sliding_log give-back of the key's newest event moves its latest
+	// instant back, while the events the Take forgot (those that had left
+	// its window) stay forgotten: a request at an instant behind the
+	// Take's (another instance's clock behind) is then decided in a window
+	// that held them, and may be admitted past the limit by their units.
+	// The excess is at most the units of the earlier give-backs (the
+	// buckets) or of the forgotten events (sliding_log); exact give-backs
+	// there need state per key that the stores do not keep.
+	//
 	// Where the store's clock and the caller's disagree (a remote store,
 	// or the time between the Take's reading of the clock and the caller's),
 	// the window kinds tell the Take's window or bucket by the nearest
