@@ -447,6 +447,10 @@ func WithAlgorithm(k algorithms.Kind) Option {
 // A burst equal to the limit is the default, and the policy's Spec reads
 // 0 for it ([Policy.Spec]): a bucket is one Spec however it is written,
 // so that a reload from one spelling to the other keeps its counters.
+// (Versions before 2026-12-05 kept such a burst in the Spec, and keyed
+// the counters by it: on a shared store, Redis, a policy written that
+// way starts its clients afresh once on upgrade, and the two versions
+// count apart while both run.)
 func WithBurst(burst int64) Option {
 	return func(p *Policy) error {
 		p.spec.Burst = burst
