@@ -1821,18 +1821,21 @@ func (m *Middleware) Stats() Stats {
 }
 
 // A Feedback is told how each request the middleware passed to its handler
-// went: how long the handler took and the status it answered (500 when it
-// panicked); not of one whose client went away before the handler ended
-// (see [Middleware.SetFeedback]). An adaptive.Controller is one (package
-// middleware/adaptive): the middleware feeds it the latency and status it
-// judges the service's health by.
+// went: how long the handler took of its own (not waiting on its client,
+// see [Middleware.SetFeedback]) and the status it answered (500 when it
+// panicked); not of one whose client went away before the handler ended.
+// An adaptive.Controller is one (package middleware/adaptive): the
+// middleware feeds it the latency and status it judges the service's
+// health by.
 //
 // A Feedback that also has a method Begin() interface{ End() } (an
 // adaptive.Controller has) is told when each such request begins too, so
 // that it sees the requests in flight (a handler that hangs sends no
 // Observe): the middleware calls Begin just before the handler and End on
 // what it returned once the request is over, whether Observe is called or
-// not, or as the handler hijacks its connection.
+// not, or as the handler hijacks its connection; and End as the handler
+// begins to wait on its client, Begin again as the wait ends (a request
+// blocked on its client is not in flight for the service).
 type Feedback interface {
 	Observe(latency time.Duration, status int)
 }
@@ -1847,11 +1850,17 @@ type feedback struct{ f Feedback }
 // the handler ended, whatever the handler answered then: its context
 // cancelled by net/http says nothing of the service's health, while a
 // server-side deadline that ran out does) and tell f its latency, read on
-// the middleware's clock, and status (500 when the handler panicked).
-// The handler's writer keeps the optional interfaces of the server's
-// (Flusher, Hijacker and io.ReaderFrom over HTTP/1, Pusher over HTTP/2).
-// nil stops it. It is safe to call while requests are served. A
-// controller built on the middleware is set once both exist:
+// the middleware's clock, and status (500 when the handler panicked). The
+// latency is the handler's own time: the time it waits on its client,
+// reading the request body (the middleware wraps the request's Body while
+// the handler runs) and writing the response, is taken off, so that a
+// client trickling its uploads or reading its responses slowly does not
+// pass for a slow service (see "What is measured" in package
+// middleware/adaptive). The handler's writer keeps the optional
+// interfaces of the server's (Flusher, Hijacker and io.ReaderFrom over
+// HTTP/1, Pusher over HTTP/2). nil stops it. It is safe to call while
+// requests are served. A controller built on the middleware is set once
+// both exist:
 //
 //	ctrl, err := adaptive.New(m, adaptive.Config{})
 //	...

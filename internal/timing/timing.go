@@ -1,6 +1,7 @@
 // Package timing times a handler for a health observer: the latency of
-// each request it serves and the status it answers, through a response
-// writer that keeps the optional interfaces handlers look for. The
+// each request it serves (its own time, not the time it waits on its
+// client) and the status it answers, through a response writer that
+// keeps the optional interfaces handlers look for. The
 // middleware's SetFeedback and adaptive.Controller.Handler share it
 // ([Serve]), and the middleware reads the status of a response a policy
 // may not count (policy.CountIf) through the same writer ([ServeStatus]).
@@ -15,8 +16,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -30,67 +34,107 @@ type Observer interface {
 // A Tracker is an Observer also told when each request begins, so that it
 // can see the requests in flight: a handler that does not return sends no
 // Observe. Serve calls Begin before the handler and End on what it
-// returned once the request is over, observed or not.
+// returned once the request is over, observed or not; and, while the
+// handler waits on its client, End as the wait begins and Begin again as
+// it ends (see [Serve]): a request may so begin several times, on
+// whichever goroutine waited, each Begin ended once.
 type Tracker interface {
 	Observer
 	Begin() interface{ End() }
 }
 
-// Serve serves r with next and tells o how long next took (read on clock;
-// 0 when the clock was set back meanwhile, never a negative latency) and
-// the status it answered: 200 when it wrote nothing (net/http answers
-// 200), 500 when it panicked (the response was cut short, even after a
-// status; the panic goes on). A request whose connection the handler
-// hijacked is not reported: it has no status, and its latency is the
-// connection's. Nor is one whose client went away before next ended (r's
-// context cancelled as net/http cancels it: see [ClientGone]), whatever
-// next did then: the 500 of a handler whose query returned
-// context.Canceled, a reverse proxy's 502 (or its panic when its copy to
-// the client fails), a 200 no one read. Its status reached no one, and
-// its latency is mostly how long the client waited, shorter than the
-// service would have taken: neither says how the service is doing
-// (Netflix's concurrency-limits ignores a call its client cancelled, and
-// Envoy's adaptive concurrency takes no sample of a request reset before
-// its response ended). A request whose deadline ran out (a server-side
-// timeout) is reported, panic or not: it ran out of the time the server
-// gives it; so is one whose context the server cancelled with a cause of
-// its own, and one whose handler ran for at least its server's
-// WriteTimeout (which net/http enforces over HTTP/2 by cancelling the
-// context as a client's stream reset does: on clock, which is taken to
-// run as real time then). When o is a [Tracker], its Begin is called first and the End
-// of what it returned last, in every case (a request its client left
-// too); or as the handler hijacks the connection, which may serve it (a
-// WebSocket's) long after: the request is over.
+// Serve serves r with next and tells o how long next took of its own (read
+// on clock; never a negative latency, 0 when the clock was set back
+// meanwhile) and the status it answered: 200 when it wrote nothing
+// (net/http answers 200), 500 when it panicked (the response was cut
+// short, even after a status; the panic goes on).
+//
+// The latency is the service's, not its client's: the time next spends
+// waiting on its client is taken off, so that a client cannot make a
+// request as slow as it likes by trickling its upload or reading its
+// response slowly. Next waits on its client while it reads r.Body or
+// closes it (which may drain what is left of it), and while it writes,
+// flushes or copies (ReadFrom) to w: from the call to the return, on
+// clock, with the waits of other goroutines of next (a reverse proxy's
+// transport reading the body while next writes) counted once while they
+// overlap, and a wait still in progress when next returns counted to
+// then. A source next copies to w (io.Copy) is read in next's own time
+// (a backend's body), but for a file or a connection, which net/http
+// may send through the kernel (sendfile, splice): its whole ReadFrom is
+// a wait. So is a write that blocks because the server's own network is
+// saturated rather than the client slow: Serve cannot tell them apart.
+// Serve wraps r.Body for the time next runs, unless it is nil or
+// [http.NoBody], and puts it back after.
+//
+// A request whose connection the handler hijacked is not reported: it has
+// no status, and its latency is the connection's. Nor is one whose client
+// went away before next ended (r's context cancelled as net/http cancels
+// it, as the connection fails to read or write or the HTTP/2 stream is
+// reset: see [ClientGone]), whatever next did then: the 500 of a handler
+// whose query returned context.Canceled, a reverse proxy's 502 (or its
+// panic when its copy to the client fails), a 200 no one read. Its status
+// reached no one, and its latency is mostly how long the client waited,
+// shorter than the service would have taken: neither says how the
+// service is doing (Netflix's concurrency-limits ignores a call its
+// client cancelled, and Envoy's adaptive concurrency takes no sample of a
+// request reset before its response ended). A request whose deadline ran
+// out (a server-side timeout) is reported, panic or not: it ran out of
+// the time the server gives it; so is one whose context the server
+// cancelled with a cause of its own, and one whose handler spent at least
+// its server's WriteTimeout of its own time (net/http enforces that
+// timeout over HTTP/2 by cancelling the context as a client's stream reset
+// does, and over HTTP/1 a write past it fails, which cancels the context
+// too; on clock, which is taken to run as real time then). One whose
+// WriteTimeout passed while next waited on a slow client is not: the
+// client ran it out.
+//
+// When o is a [Tracker], its Begin is called first and the End of what it
+// returned last, in every case (a request its client left too); or as the
+// handler hijacks the connection, which may serve it (a WebSocket's) long
+// after: the request is over. While next waits on its client, the request
+// is not in flight for the service: End is called as the first wait
+// begins, and Begin again as the last ends (a request of a client that
+// trickles its upload is in flight from the end of its last wait).
 func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algorithms.Clock, o Observer) {
 	sw, hw := wrapStatus(w, r)
+	sw.clock = clock
 	if t, ok := o.(Tracker); ok {
+		sw.tracker = t
 		sw.span = t.Begin()
 		// Deferred at once, so that it runs whatever panics after it
 		// (the clock), and last.
 		defer sw.end()
 	}
+	if body := r.Body; body != nil && body != http.NoBody {
+		sw.body = clientBody{ReadCloser: body, w: sw}
+		r.Body = &sw.body
+		defer func() { r.Body = body }()
+	}
 	start := clock.Now()
 	returned := false
 	defer func() {
+		if sw.hijacked {
+			return
+		}
+		own := sw.own(start, clock.Now())
 		status := sw.status
 		switch {
-		case sw.hijacked:
-			return
-		case ClientGone(r.Context()) && !outlasted(r, start, clock):
+		case ClientGone(r.Context()) && !outlasted(r, own):
 			// The client went away before the handler ended: whatever
 			// the handler did on its way out (a 500 for its cancelled
 			// query, a reverse proxy's 502, or its panic with
 			// http.ErrAbortHandler when its copy to the client fails)
 			// reached no one, and its latency is the client's patience.
 			// A deadline exceeded is the server's own timeout: reported,
-			// as is a handler that ran for the server's WriteTimeout.
+			// as is a handler that spent the server's WriteTimeout on
+			// its own.
 			return
 		case !returned:
 			status = http.StatusInternalServerError
 		case status == 0:
 			status = http.StatusOK
 		}
-		o.Observe(max(clock.Now().Sub(start), 0), status)
+		o.Observe(own, status)
 	}()
 	next.ServeHTTP(hw, r)
 	returned = true
@@ -108,17 +152,19 @@ func ClientGone(ctx context.Context) bool {
 	return errors.Is(ctx.Err(), context.Canceled) && errors.Is(context.Cause(ctx), context.Canceled)
 }
 
-// outlasted reports whether the handler of r, begun at start on clock,
-// ran for at least the WriteTimeout of r's server, if it has one. Over
-// HTTP/2, net/http enforces that timeout by resetting the stream and
-// cancelling r's context with no cause, as when the client resets it, so
-// that ClientGone cannot tell them apart; over HTTP/1, a response not
-// written by then is never sent. Either way the request ran out of the
-// time the server gives it. It is asked only of a request ClientGone
-// reports, off the common path.
-func outlasted(r *http.Request, start time.Time, clock algorithms.Clock) bool {
+// outlasted reports whether the handler of r, having spent own of its own
+// time (not waiting on its client), ran for at least the WriteTimeout of
+// r's server, if it has one. Over HTTP/2, net/http enforces that timeout
+// by resetting the stream and cancelling r's context with no cause, as
+// when the client resets it, so that ClientGone cannot tell them apart;
+// over HTTP/1, a write past it fails, and a failed write cancels r's
+// context too. A handler whose own time reached it ran out of the time
+// the server gives it; one that reached it waiting on a slow client did
+// not. It is asked only of a request ClientGone reports, off the common
+// path.
+func outlasted(r *http.Request, own time.Duration) bool {
 	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
-	return srv != nil && srv.WriteTimeout > 0 && clock.Now().Sub(start) >= srv.WriteTimeout
+	return srv != nil && srv.WriteTimeout > 0 && own >= srv.WriteTimeout
 }
 
 // wrapStatus returns w wrapped to record its status, as a writer with the
@@ -135,35 +181,36 @@ func outlasted(r *http.Request, start time.Time, clock algorithms.Clock) bool {
 // wrapper's Unwrap returns w under a [hijackHook], so that a hijack made
 // through it (by http.ResponseController) is seen too.
 func wrapStatus(w http.ResponseWriter, r *http.Request) (*statusWriter, http.ResponseWriter) {
-	base := statusWriter{ResponseWriter: w, final101: r.ProtoMajor < 2}
-	//lint:ignore SA1019 kept for the handlers that still assert it
-	_, notifies := w.(http.CloseNotifier)
-	if _, ok := w.(http.Hijacker); ok {
-		if notifies {
-			hw := &hijackNotifyWriter{hijackWriter{base}}
-			return &hw.statusWriter, hw
-		}
-		hw := &hijackWriter{base}
-		return &hw.statusWriter, hw
-	}
+	// Each writer is made whole, then filled in through its statusWriter:
+	// a statusWriter holds a lock, which is not to be copied.
 	var sw *statusWriter
 	var rw http.ResponseWriter
+	//lint:ignore SA1019 kept for the handlers that still assert it
+	_, notifies := w.(http.CloseNotifier)
+	_, hijacks := w.(http.Hijacker)
 	_, pushes := w.(http.Pusher)
 	switch {
+	case hijacks && notifies:
+		hw := &hijackNotifyWriter{}
+		sw, rw = &hw.statusWriter, hw
+	case hijacks:
+		hw := &hijackWriter{}
+		sw, rw = &hw.statusWriter, hw
 	case pushes && notifies:
-		pw := &pushNotifyWriter{pushWriter{base}}
+		pw := &pushNotifyWriter{}
 		sw, rw = &pw.statusWriter, pw
 	case pushes:
-		pw := &pushWriter{base}
+		pw := &pushWriter{}
 		sw, rw = &pw.statusWriter, pw
 	case notifies:
-		nw := &notifyWriter{base}
+		nw := &notifyWriter{}
 		sw, rw = &nw.statusWriter, nw
 	default:
-		plain := base
-		sw, rw = &plain, &plain
+		sw = &statusWriter{}
+		rw = sw
 	}
-	if unwrapsToHijacker(w) {
+	sw.ResponseWriter, sw.final101 = w, r.ProtoMajor < 2
+	if !hijacks && unwrapsToHijacker(w) {
 		sw.hook = hijackHook{ResponseWriter: w, sw: sw}
 		sw.hooked = true
 	}
@@ -195,7 +242,8 @@ func down(w http.ResponseWriter, is func(http.ResponseWriter) (yes, known bool))
 	}
 }
 
-// statusWriter records the first final status a handler writes.
+// statusWriter records the first final status a handler writes and, for
+// Serve, how long the handler waits on its client.
 type statusWriter struct {
 	http.ResponseWriter
 	status   int
@@ -210,9 +258,28 @@ type statusWriter struct {
 	// before, when not nil, is told the status as it is recorded, before
 	// it goes on (see ServeStatus).
 	before func(status int)
+
+	// clock, when not nil (Serve), times the waits on the client; a
+	// Tracker, when not nil, is told the request begins again as they
+	// end.
+	clock   algorithms.Clock
+	tracker Tracker
+	// body is the request's body as Serve's handler reads it.
+	body clientBody
+
+	mu sync.Mutex // guards the fields below
 	// span, when not nil, is the request's in flight for a Tracker,
-	// ended (and set to nil) when the connection is hijacked.
+	// ended (and set to nil) as a wait on the client begins or the
+	// request is over (hijacked, or Serve returning).
 	span interface{ End() }
+	over bool // no span again
+	// waits is how many waits on the client are in progress (reads of
+	// the body on one goroutine while next writes on another), since
+	// when one has been, and waitedFor the time with one in progress
+	// before since.
+	waits     int
+	since     time.Time
+	waitedFor time.Duration
 }
 
 // hijack records that the handler took the connection over, which ends
@@ -222,12 +289,111 @@ func (w *statusWriter) hijack() {
 	w.end()
 }
 
-// end ends w's span, if it has one not ended yet.
+// end ends w's span, if it has one not ended yet, and begins none again.
 func (w *statusWriter) end() {
-	if w.span != nil {
-		w.span.End()
-		w.span = nil
+	w.mu.Lock()
+	w.over = true
+	span := w.span
+	w.span = nil
+	w.mu.Unlock()
+	if span != nil {
+		span.End()
 	}
+}
+
+// wait records that the handler begins to wait on its client, which
+// ends its span unless another wait is in progress. Call waited when it
+// ends. It requires w.clock; neither it nor waited calls the clock or
+// the Tracker with w.mu held (a clock that panics leaves it free).
+func (w *statusWriter) wait() {
+	now := w.clock.Now()
+	w.mu.Lock()
+	var span interface{ End() }
+	if w.waits == 0 {
+		w.since = now
+		span, w.span = w.span, nil
+	}
+	w.waits++
+	w.mu.Unlock()
+	if span != nil {
+		span.End()
+	}
+}
+
+// waited records that a wait on the client ended: when it was the last in
+// progress, its time counts, and the request is in flight again.
+func (w *statusWriter) waited() {
+	now := w.clock.Now()
+	w.mu.Lock()
+	if w.waits--; w.waits > 0 {
+		w.mu.Unlock()
+		return
+	}
+	w.waitedFor = addUpTo(w.waitedFor, now.Sub(w.since))
+	begin := w.tracker != nil && !w.over
+	w.mu.Unlock()
+	if !begin {
+		return
+	}
+	span := w.tracker.Begin()
+	w.mu.Lock()
+	if w.over || w.waits > 0 || w.span != nil {
+		// Over, or waiting again, meanwhile (or another goroutine's
+		// wait began it again first).
+		w.mu.Unlock()
+		span.End()
+		return
+	}
+	w.span = span
+	w.mu.Unlock()
+}
+
+// own returns how much of the time from start to end the handler spent
+// on its own: not waiting on its client (a wait still in progress counts
+// up to end). It is never negative.
+func (w *statusWriter) own(start, end time.Time) time.Duration {
+	w.mu.Lock()
+	waited := w.waitedFor
+	if w.waits > 0 {
+		waited = addUpTo(waited, end.Sub(w.since))
+	}
+	w.mu.Unlock()
+	if d := end.Sub(start); d > waited {
+		return d - waited
+	}
+	return 0
+}
+
+// addUpTo returns total + d, d taken as 0 when negative (a clock set
+// back), saturating at the largest Duration.
+func addUpTo(total, d time.Duration) time.Duration {
+	if d <= 0 {
+		return total
+	}
+	if total > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return total + d
+}
+
+// clientBody is a request's body as Serve's handler reads it: reading it
+// and closing it (which may drain what the client has yet to send) are
+// waits on the client.
+type clientBody struct {
+	io.ReadCloser
+	w *statusWriter
+}
+
+func (b *clientBody) Read(p []byte) (int, error) {
+	b.w.wait()
+	defer b.w.waited()
+	return b.ReadCloser.Read(p)
+}
+
+func (b *clientBody) Close() error {
+	b.w.wait()
+	defer b.w.waited()
+	return b.ReadCloser.Close()
 }
 
 // record records status, the first final one, telling before.
@@ -249,8 +415,19 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.record(http.StatusOK)
 	}
+	if w.clock == nil {
+		return w.ResponseWriter.Write(b)
+	}
+	w.wait()
+	defer w.waited()
 	return w.ResponseWriter.Write(b)
 }
+
+// writeOnly is a statusWriter as an io.Writer alone, for io.CopyBuffer
+// (which would call its ReadFrom).
+type writeOnly struct{ w *statusWriter }
+
+func (o writeOnly) Write(b []byte) (int, error) { return o.w.Write(b) }
 
 // Unwrap lets http.ResponseController reach the underlying writer (under
 // a hijackHook when the writer reaches a Hijacker only by unwrapping).
@@ -296,6 +473,10 @@ func (w *statusWriter) FlushError() error {
 	if w.status == 0 && w.flushes() {
 		w.record(http.StatusOK)
 	}
+	if w.clock != nil {
+		w.wait()
+		defer w.waited()
+	}
 	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
@@ -328,14 +509,43 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // ReadFrom lets io.Copy use the underlying writer's ReadFrom (sendfile).
+// Under Serve, only for a source net/http may send through the kernel (a
+// file, a connection), a wait on the client as a whole; any other is
+// copied through Write, so that reading it is the handler's own time and
+// writing it a wait.
 func (w *hijackWriter) ReadFrom(r io.Reader) (int64, error) {
 	if w.status == 0 {
 		w.record(http.StatusOK)
 	}
-	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+	rf, ok := w.ResponseWriter.(io.ReaderFrom)
+	switch {
+	case w.clock == nil && ok:
+		return rf.ReadFrom(r)
+	case w.clock == nil:
+		return io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
+	case ok && sentByKernel(r):
+		w.wait()
+		defer w.waited()
 		return rf.ReadFrom(r)
 	}
-	return io.Copy(struct{ io.Writer }{w.ResponseWriter}, r)
+	buf := copyBufs.Get().(*[32 << 10]byte)
+	defer copyBufs.Put(buf)
+	return io.CopyBuffer(writeOnly{&w.statusWriter}, r, buf[:])
+}
+
+// copyBufs are the buffers of hijackWriter.ReadFrom's copies (io.Copy's
+// size), reused so that a copy allocates none.
+var copyBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+// sentByKernel reports whether r is a source net/http's ReadFrom may send
+// through the kernel (sendfile, splice): a syscall.Conn (an *os.File, a
+// *net.TCPConn), or an io.LimitedReader of one.
+func sentByKernel(r io.Reader) bool {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		r = lr.R
+	}
+	_, ok := r.(syscall.Conn)
+	return ok
 }
 
 // pushWriter is a statusWriter over net/http's HTTP/2 writer.

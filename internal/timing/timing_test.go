@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -175,11 +177,16 @@ func (w *http1Writer) ReadFrom(r io.Reader) (int64, error) {
 // TestServeKeepsWriterInterfaces: the handler still sees the optional interfaces of the writer it would have been
 // given (Hijacker and io.ReaderFrom over HTTP/1, Pusher over HTTP/2), and
 // none the writer lacks; http.ResponseController still reports a writer
-// that cannot flush.
+// that cannot flush. A file copied to the HTTP/1 writer reaches its
+// ReadFrom (sendfile).
 func TestServeKeepsWriterInterfaces(t *testing.T) {
 	type caps struct{ hijacker, pusher, readerFrom bool }
 	var got caps
 	var flushErr error
+	file := filepath.Join(t.TempDir(), "body")
+	if err := os.WriteFile(file, []byte("body"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, got.hijacker = w.(http.Hijacker)
 		_, got.pusher = w.(http.Pusher)
@@ -188,7 +195,13 @@ func TestServeKeepsWriterInterfaces(t *testing.T) {
 			p.Push("/style.css", nil)
 		}
 		flushErr = http.NewResponseController(w).Flush()
-		io.Copy(w, struct{ io.Reader }{strings.NewReader("body")})
+		f, err := os.Open(file)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		io.Copy(w, f)
 	})
 
 	w1 := &http1Writer{}

@@ -76,15 +76,17 @@ type Config struct {
 	// known yet): the p99 of the first judged period, then an average
 	// (weight 1/8) over the periods that are not failing and have
 	// MinSamples requests that ended, a slow one's p99 taken as the
-	// threshold they exceeded. So a p99 that settles higher (a release, a
-	// heavier mix of requests) becomes the normal within a few periods
-	// and a level held by it climbs back; a configured Baseline holds the
-	// level for as long as the service stays slower. A learned p99 is
-	// read from a histogram (the top of its bucket), so it may be up to
-	// 25% above the true one (less a nanosecond: a p99 of 2^20 ns is
-	// read as 2^20 + 2^18 − 1). Whether a period's p99 exceeds
-	// LatencyFactor times the baseline in force when the period began is
-	// decided exactly.
+	// threshold they exceeded. So a p99 that settles higher (a release,
+	// a heavier mix of requests) becomes the normal within a few
+	// periods and a level held by it climbs back (so does one a client
+	// keeps high with requests the service is slow to answer: see "What
+	// clients can do to it" in the package documentation); a configured
+	// Baseline holds the level for as long as the service stays slower.
+	// A learned p99 is read from a histogram (the top of its bucket),
+	// so it may be up to 25% above the true one (less a nanosecond: a
+	// p99 of 2^20 ns is read as 2^20 + 2^18 − 1). Whether a period's
+	// p99 exceeds LatencyFactor times the baseline in force when the
+	// period began is decided exactly.
 	Baseline time.Duration
 	// IsError reports whether a response status counts as an error; the
 	// default counts 5xx. It is never asked about a request whose client
@@ -301,7 +303,9 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 // in flight (see the package documentation, "Requests that do not
 // return"). As Observe does, the first call after the period ended
 // evaluates it. Controller.Handler and the middleware's SetFeedback call
-// it; a caller of Observe of its own may too.
+// it as each request begins, and again, after an End, as each wait of its
+// handler on its client ends (see "What is measured" in the package
+// documentation); a caller of Observe of its own may too.
 func (c *Controller) Begin() interface{ End() } {
 	now := c.maybeEvaluate()
 	return c.enter(c.cur.Load(), int64(now.Sub(c.origin)))
@@ -717,12 +721,16 @@ func ceilPermille(v, p int64) int64 {
 
 // Handler returns next wrapped so that every request it handles is
 // observed: its latency (the Controller's clock, from the call to the
-// return of next) and status (200 unless next writes another; 500 when it
-// panics), and counted in flight while next runs (see [Controller.Begin]);
-// a request whose connection next hijacks is not observed, nor one whose
-// client went away before next ended, whatever next answered (its context
-// cancelled by net/http: see "Requests whose client leaves" in the package
-// documentation), while one whose server-side deadline ran out is. Put it
+// return of next, less the time next waits on its client: reading the
+// request body, writing the response; see "What is measured" in the
+// package documentation) and status (200 unless next writes another; 500
+// when it panics), and counted in flight while next runs but for those
+// waits (see [Controller.Begin]); a request whose connection next hijacks
+// is not observed, nor one whose client went away before next ended,
+// whatever next answered (its context cancelled by net/http: see
+// "Requests whose client leaves" in the package documentation), while one
+// whose server-side deadline ran out is. Next's request has its Body
+// wrapped to time its reads (but for nil and http.NoBody). Put it
 // inside the rate limiter, around the application: the requests the
 // limiter rejects say nothing about the service's health. With this
 // package's middleware, m.SetFeedback(ctrl) does the same without the

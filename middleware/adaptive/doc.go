@@ -2,8 +2,9 @@
 // the service and of the fleet, without a restart.
 //
 // A [Controller] lowers limits when the service is in trouble and restores
-// them when it recovers. It watches the latency and status of the requests
-// the service handles over observation periods: the middleware feeds it
+// them when it recovers. It watches the latency (the service's own time,
+// see "What is measured") and status of the requests the service handles
+// over observation periods: the middleware feeds it
 // the requests it passes on (m.SetFeedback(ctrl), see
 // middleware.Middleware.SetFeedback); or wrap the application with
 // [Controller.Handler], inside the rate limiter; or call
@@ -106,38 +107,63 @@
 // changes too, at the replaced cluster-wide limit: no more than that, nor
 // more than the new share since.
 //
+// # What is measured
+//
+// The latency of a request fed by Controller.Handler or the middleware's
+// SetFeedback is the time its handler spends on its own: from the call to
+// the return, less the time it waits on its client, reading the request
+// body (or closing it, which drains what is left of it) and writing,
+// flushing or copying (ReadFrom) the response. Those waits are the
+// client's: a client that trickles its uploads or reads its responses
+// slowly holds its requests open as long as it likes, and its requests
+// would otherwise be as slow as it pleased. A handler that copies a
+// source to the response (io.Copy) reads it in its own time (a backend's
+// body), but for a file or a connection, which net/http may send through
+// the kernel (sendfile, splice): that whole copy is a wait, so a slow
+// disk under it is not seen. Nor is a network the server saturates
+// itself: a write blocked there is taken for a slow client's. The waits
+// of a request's other goroutines (a reverse proxy's transport reading
+// the body while the handler writes) count once where they overlap. A
+// request is not in flight (see below) while it waits on its client: it
+// is in flight from its beginning until its first wait, then from the end
+// of each wait to the next. (A caller of Observe of its own measures as it
+// likes.)
+//
 // # Requests that do not return
 //
 // A backend that hangs answers nothing: judged on the requests that end
-// alone, the periods of a hang would have no samples, count as quiet and
-// so healthy, and the level would climb back to the configured limit
-// while the service is stuck, letting more requests in. So a Controller
-// also counts the requests in flight (Controller.Begin, which
-// Controller.Handler and the middleware's SetFeedback call as each
-// request begins; a caller of Observe of its own may too). A request in
-// flight at a period's end that began more than LatencyFactor times the
-// baseline before it is a sample of that period over the threshold, of
-// no status yet, in every period it is still in flight at the end of;
-// the error rate is judged on the requests that ended, and a learned
-// baseline learns from them alone (see Config.Baseline): a hang does not
-// become the normal. A period with MinSamples such requests and samples
-// is slow: it holds the level, and lowers it when the requests that
-// ended are failing (a proxy's timeouts). The periods that pass with no
-// request beginning or ending hold it too from the first whose end finds
-// at least MinSamples requests known over the threshold in flight, as a
-// ticker's [Controller.Evaluate] at each period's end would. A request
-// begun after a period's end judges it, as one that ends does: a hang is
-// seen as new requests arrive, or at a ticker's Evaluate.
+// alone, the periods of a hang would have no samples, count as quiet and so
+// healthy, and the level would climb back to the configured limit while the
+// service is stuck, letting more requests in. So a Controller also counts
+// the requests in flight (Controller.Begin, which Controller.Handler and
+// the middleware's SetFeedback call as each request begins, and again as
+// each wait on its client ends; a caller of Observe of its own may too). A
+// request in flight at a period's end that began (or ended its last wait on
+// its client) more than LatencyFactor times the baseline before it is a
+// sample of that period over the threshold, of no status yet, in every
+// period it is still in flight at the end of; the error rate is judged on
+// the requests that ended, and a learned baseline learns from them alone
+// (see Config.Baseline): a hang does not become the normal. A period with
+// MinSamples such requests and samples is slow: it holds the level, and
+// lowers it when the requests that ended are failing (a proxy's timeouts).
+// The periods that pass with no request beginning or ending hold it too
+// from the first whose end finds at least MinSamples requests known over
+// the threshold in flight, as a ticker's [Controller.Evaluate] at each
+// period's end would. A request begun after a period's end judges it, as
+// one that ends does: a hang is seen as new requests arrive, or at a
+// ticker's Evaluate.
 //
 // Long-lived requests are requests in flight too: a stream (server-sent
-// events, long polling, a large download to a slow client) that lasts
-// longer than the threshold is a slow sample of each period it spans,
-// and MinSamples of them at once hold the level for as long as they
-// last. Keep such routes out of the Controller's view: wrap only the
+// events, long polling) waits for its events in its handler's own time,
+// so one that goes longer than the threshold without writing is a slow
+// sample of each period end it spans that way, MinSamples of them at once
+// hold the level for as long as they last, and each is a slow sample as
+// it ends. Keep such routes out of the Controller's view: wrap only the
 // other routes with Controller.Handler rather than setting the
-// Controller as the Feedback of a middleware in front of them all.
-// (A request whose handler hijacks its connection, a WebSocket's, is over
-// as it does.)
+// Controller as the Feedback of a middleware in front of them all. (A
+// large download to a slow client is no such request: its time is spent
+// writing, waiting on the client. A request whose handler hijacks its
+// connection, a WebSocket's, is over as it does.)
 //
 // # Requests whose client leaves
 //
@@ -145,7 +171,9 @@
 // network dropping, a load balancer giving up to retry elsewhere, a page
 // closed) is not observed, whatever its handler answered: net/http
 // cancels its context (context.Canceled, with no other cause) as the
-// connection closes or the HTTP/2 stream is reset, and what the handler
+// connection closes or the HTTP/2 stream is reset, or as a read from the
+// connection or a write to it fails (a client gone mid-upload, the
+// server's ReadTimeout passing on a trickled one), and what the handler
 // does then (a 500 for a query that returned context.Canceled, a reverse
 // proxy's 502) reaches no one, while its latency is mostly how long the
 // client waited. So a burst of clients hanging up neither counts as
@@ -161,14 +189,19 @@
 // timeout middleware: context.DeadlineExceeded) is observed, with what its
 // handler answered: it ran out of the time the server gives it. So is one
 // whose context the application cancelled with a cause of its own
-// (context.WithCancelCause), one whose handler ran for at least the
-// server's http.Server.WriteTimeout (over HTTP/2, net/http enforces it by
-// resetting the stream and cancelling the context as a client's reset
-// does), and one its handler answered before the client left. Clients that give up on a slow service hold the level
-// (their requests in flight past the threshold are slow samples) but do
-// not lower it; for a slow service's timeouts to lower it, give its
-// requests a server-side deadline shorter than the clients' patience:
-// those that run out are judged by the errors they end in.
+// (context.WithCancelCause), one whose handler spent at least the server's
+// http.Server.WriteTimeout on its own, not waiting on its client (over
+// HTTP/2, net/http enforces it by resetting the stream and cancelling the
+// context as a client's reset does; over HTTP/1 a write past it fails,
+// which cancels the context too), and one its handler answered before the
+// client left. One whose WriteTimeout passed while its handler waited on a
+// slow client is not observed: the client ran it out (a reverse proxy
+// panics when its copy to such a client fails, which would have been a slow
+// 500). Clients that give up on a slow service hold the level (their
+// requests in flight past the threshold are slow samples) but do not lower
+// it; for a slow service's timeouts to lower it, give its requests a
+// server-side deadline shorter than the clients' patience: those that run
+// out are judged by the errors they end in.
 //
 // # What clients can do to it
 //
@@ -184,9 +217,36 @@
 // a MinSamples one client's share of a period cannot reach alone. A
 // level change gives no client more than the configured limit in a window
 // (see above). A client that keeps MinSamples requests in flight past the
-// threshold (a slow upload, a long poll) holds the level where it is
-// (see above), but cannot lower it alone. Requests it gives up on are not
-// observed (see above): hanging up cannot lower it either.
+// threshold in the service's own time (long polls, requests the service
+// is slow to answer) holds the level where it is (see above), but cannot
+// lower it alone. Requests it gives up on are not observed (see above):
+// hanging up cannot lower it either.
+//
+// How slowly a client sends its requests or reads its responses does not
+// count (see "What is measured"): uploads it trickles and downloads it
+// reads slowly are measured at the service's own time, and are not in
+// flight while they wait on it, so they neither make a period slow, nor
+// hold the level, nor teach a learned baseline. But a timeout of the
+// application's that counts that time turns it into failures:
+// http.TimeoutHandler's covers the handler's reads of the request body, so
+// a client that trickles an upload past it gets its 503, a failure of the
+// service's (with the Controller's view inside the TimeoutHandler, the
+// deadline that ran out has whatever the handler answers then observed: a
+// 500 for a body it then fails to read is one too). Such failures hold the
+// level (and lower it in a period slow besides). Bound the client's time
+// with the server's ReadTimeout, shorter than such a timeout: a read past
+// it cancels the request, which is then not observed.
+//
+// A client that can keep more than 1% of a period's requests (and
+// MinSamples in all) over the threshold in the service's own time, without
+// errors (expensive queries within its limits), makes each period slow, and
+// a learned baseline follows: an eighth of the way to the threshold a
+// period, 12.5% a period at the default LatencyFactor of 2 (doubling in
+// six), until the threshold passes its requests' latency. The service must
+// then be that much slower for a period to be slow, and once the client
+// stops the baseline comes back an eighth of the way to the p99 a period.
+// That is how a baseline follows a p99 that settles higher (see
+// Config.Baseline); a configured Baseline does not move.
 //
 // # Request costs
 //
