@@ -295,3 +295,75 @@ func TestServeClientWaitsAllocateNothing(t *testing.T) {
 type nopObserver struct{}
 
 func (nopObserver) Observe(time.Duration, int) {}
+
+// TestServeUploadDroppedNotReported: a client that goes away in the
+// middle of its upload makes its handler's read fail, and a handler that
+// answers that with a 500 (as many do for a body they could not read; a
+// reverse proxy answers 502) is no failure of the service's: net/http
+// cancels the request's context as a read from the connection fails
+// (HTTP/1) or the stream is reset (HTTP/2), and Serve reports nothing,
+// as for any client gone. The whole upload is reported.
+func TestServeUploadDroppedNotReported(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		for _, drop := range []bool{true, false} {
+			t.Run(fmt.Sprintf("h2=%v/dropped=%v", h2, drop), func(t *testing.T) {
+				clock := algotest.NewClock(time.Unix(1_700_000_000, 0))
+				rec := &lockedRecorder{}
+				started := make(chan struct{}, 1)
+				ended := make(chan struct{})
+				srv, client := startServer(h2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					defer close(ended)
+					Serve(w, r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						clock.Advance(7 * time.Millisecond)
+						var first [5]byte
+						if _, err := io.ReadFull(r.Body, first[:]); err != nil {
+							t.Errorf("first part: %v", err)
+						}
+						started <- struct{}{}
+						if _, err := io.Copy(io.Discard, r.Body); err != nil {
+							http.Error(w, "upload failed", http.StatusInternalServerError)
+						}
+					}), clock, rec)
+				}), nil)
+				defer srv.Close()
+				pr, pw := io.Pipe()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				req, err := http.NewRequestWithContext(ctx, "POST", srv.URL, pr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.ContentLength = 10
+				replied := make(chan error, 1)
+				go func() {
+					resp, err := client.Do(req)
+					if err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+					replied <- err
+				}()
+				pw.Write([]byte("first"))
+				<-started
+				if drop {
+					cancel() // the client goes away mid-upload
+					pw.CloseWithError(io.ErrClosedPipe)
+				} else {
+					pw.Write([]byte("-rest"))
+					pw.Close()
+				}
+				<-ended
+				if err := <-replied; drop != (err != nil) {
+					t.Fatalf("client: %v (dropped: %v)", err, drop)
+				}
+				want := "[200/7ms]"
+				if drop {
+					want = "[]"
+				}
+				if got := rec.String(); got != want {
+					t.Errorf("reported %s, want %s", got, want)
+				}
+			})
+		}
+	}
+}
