@@ -32,7 +32,12 @@ type FleetConfig struct {
 	// were, and the Instances method the count they are set for; Update
 	// waits), and a panic in it reaches that request. Have it return a
 	// count kept up to date elsewhere (a watch of the registry), not call
-	// the registry.
+	// the registry. The count is trusted as it is: one above the true
+	// count (instances that left the registry late, entries anyone may
+	// add) divides every limit by it, down to 1 per instance for an
+	// absurd one, and one that flaps moves every client's share with it
+	// (for a bucket kind, a client may get from an instance every share
+	// it held there, added up: see the package documentation).
 	Instances func() int
 	// Every is the shortest time between two readings of Instances by
 	// [Fleet.Check]: a Check reads again only once Every has passed since
