@@ -24,28 +24,36 @@ var guardRemR = regexp.MustCompile(`;r=(\d+)`)
 // r of a response is how many more requests are admitted at once, and a
 // retry exactly Retry-After after a 429 is admitted, if nothing else
 // arrived. A token_bucket whose burst a reload lowers, and a fixed_window
-// whose window it lengthens, each emptied before the reload; through chi
+// whose window it lengthens, each emptied before the reload, also while
+// held below its limit by SetLimit (three checks a request); through chi
 // and a ServeMux, on the memory store and on Redis.
 func TestReloadGuardHeadersTruthful(t *testing.T) {
 	cases := []struct {
 		name     string
 		from, to algorithms.Spec
+		lower    int64 // set by SetLimit before the client's requests, if not 0
 	}{
 		{"token_bucket burst lowered",
 			algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute},
-			algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute, Burst: 10}},
+			algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute, Burst: 10}, 0},
 		{"fixed_window window lengthened",
 			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute},
-			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}},
+			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}, 0},
 		{"fixed_window limit lowered",
 			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute},
-			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Minute}},
+			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Minute}, 0},
 		{"sliding_buckets finer",
 			algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 2},
-			algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 6}},
+			algorithms.Spec{Algorithm: algorithms.SlidingBuckets, Limit: 10, Window: time.Minute, Buckets: 6}, 0},
 		{"leaky_bucket window lengthened",
 			algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 10, Window: time.Minute},
-			algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 10, Window: 2 * time.Minute}},
+			algorithms.Spec{Algorithm: algorithms.LeakyBucket, Limit: 10, Window: 2 * time.Minute}, 0},
+		{"token_bucket burst lowered, held at 10 by SetLimit",
+			algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute},
+			algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute, Burst: 10}, 10},
+		{"fixed_window window lengthened, held at 8 by SetLimit",
+			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute},
+			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}, 8},
 	}
 	for _, name := range storetest.Names {
 		for _, tc := range cases {
@@ -55,8 +63,15 @@ func TestReloadGuardHeadersTruthful(t *testing.T) {
 					store := storetest.New(t, name, clock)
 					m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", tc.from, remote))}, middleware.WithClock(clock))
 					h := routed(router, m)
+					use := tc.from.Capacity()
+					if tc.lower != 0 {
+						if err := m.SetLimit("p", tc.lower); err != nil {
+							t.Fatal(err)
+						}
+						use = tc.lower
+					}
 					clock.Advance(25 * time.Second)
-					for range tc.from.Capacity() {
+					for range use {
 						if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
 							t.Fatalf("under %v: %d", tc.from, w.Code)
 						}
@@ -68,8 +83,9 @@ func TestReloadGuardHeadersTruthful(t *testing.T) {
 						t.Fatalf("reloaded as %v: no guard", tc.to)
 					}
 					// Emptied before the reload: refused at once, as the
-					// replaced Spec refuses it.
-					if w := serve(h, "GET", "/"); w.Code != http.StatusTooManyRequests {
+					// replaced Spec refuses it. (Not when lowered by
+					// SetLimit: TestReloadTightenedWhileLowered.)
+					if w := serve(h, "GET", "/"); tc.lower == 0 && w.Code != http.StatusTooManyRequests {
 						t.Fatalf("at the reload to %v: %d (RateLimit %q), want 429: the replaced %v is empty",
 							tc.to, w.Code, w.Header().Get("RateLimit"), tc.from)
 					}
