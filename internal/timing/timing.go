@@ -63,8 +63,10 @@ type Tracker interface {
 // may send through the kernel (sendfile, splice): its whole ReadFrom is
 // a wait. So is a write that blocks because the server's own network is
 // saturated rather than the client slow: Serve cannot tell them apart.
-// Serve wraps r.Body for the time next runs, unless it is nil or
-// [http.NoBody], and puts it back after.
+// Unless r.Body is nil or [http.NoBody], next serves a copy of r (as
+// r.WithContext makes) whose Body is wrapped, r being left as it is for
+// net/http, which looks at its Body; the forms next parses are given to r
+// after (a MultipartForm's files are so removed).
 //
 // A request whose connection the handler hijacked is not reported: it has
 // no status, and its latency is the connection's. Nor is one whose client
@@ -105,10 +107,18 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		// (the clock), and last.
 		defer sw.end()
 	}
+	req := r
 	if body := r.Body; body != nil && body != http.NoBody {
+		// next reads the body through a copy of r: net/http looks at
+		// its own request's Body, by type, as the response's header
+		// goes out (a body left unread, or its client waiting for "100
+		// Continue", closes the connection; any other body is drained
+		// first), which the wrapper must not stand for.
 		sw.body = clientBody{ReadCloser: body, w: sw}
-		r.Body = &sw.body
-		defer func() { r.Body = body }()
+		sw.req = *r
+		sw.req.Body = &sw.body
+		req = &sw.req
+		defer sw.parsed(r)
 	}
 	start := clock.Now()
 	returned := false
@@ -136,8 +146,23 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		}
 		o.Observe(own, status)
 	}()
-	next.ServeHTTP(hw, r)
+	next.ServeHTTP(hw, req)
 	returned = true
+}
+
+// parsed gives r the forms next parsed from w's copy of it, where r has
+// none: net/http removes the files of r's MultipartForm after its handler,
+// and a handler outside Serve may read them, as it would next's own r.
+func (w *statusWriter) parsed(r *http.Request) {
+	if r.Form == nil {
+		r.Form = w.req.Form
+	}
+	if r.PostForm == nil {
+		r.PostForm = w.req.PostForm
+	}
+	if r.MultipartForm == nil {
+		r.MultipartForm = w.req.MultipartForm
+	}
 }
 
 // ClientGone reports whether ctx, a request's context, was cancelled as
@@ -264,8 +289,10 @@ type statusWriter struct {
 	// end.
 	clock   algorithms.Clock
 	tracker Tracker
-	// body is the request's body as Serve's handler reads it.
+	// body is the request's body as Serve's handler reads it, in req,
+	// the copy of the request it serves.
 	body clientBody
+	req  http.Request
 
 	mu sync.Mutex // guards the fields below
 	// span, when not nil, is the request's in flight for a Tracker,

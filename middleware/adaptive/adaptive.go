@@ -729,8 +729,8 @@ func ceilPermille(v, p int64) int64 {
 // is not observed, nor one whose client went away before next ended,
 // whatever next answered (its context cancelled by net/http: see
 // "Requests whose client leaves" in the package documentation), while one
-// whose server-side deadline ran out is. Next's request has its Body
-// wrapped to time its reads (but for nil and http.NoBody). Put it
+// whose server-side deadline ran out is. Next's request is a copy whose
+// Body is wrapped to time its reads (but for nil and http.NoBody). Put it
 // inside the rate limiter, around the application: the requests the
 // limiter rejects say nothing about the service's health. With this
 // package's middleware, m.SetFeedback(ctrl) does the same without the
