@@ -22,12 +22,11 @@ import (
 // Spec (judged at its own limit for a change of shape), not the limit in
 // force: a token_bucket lowered to 10 of 20 and emptied gets 5 at once
 // when its burst is reloaded at 10 (the new lowered bucket, burst 5, is
-// fresh); a fixed_window of 10 a minute held at 8, its 8 used, gets 2 at
-// once when its window is reloaded at an hour (SetPolicies documents that
-// 2, and TestReloadTightenedShapeUnderSetLimit pins it). Fixing it means
-// guarding with the replaced lowered Spec too (bucket kinds) or judging
-// the replaced configured counters at the replaced limit in force (window
-// kinds); a decision for the maintainers, so the test is skipped.
+// fresh). (A fixed_window of 10 a minute held at 8, its 8 used, gets 2 at
+// once when its window is reloaded at an hour: that SetPolicies documents
+// and TestReloadTightenedShapeUnderSetLimit pins, so it is not a case
+// here.) Fixing it means guarding with the replaced lowered Spec too; a
+// decision for the maintainers, so the test is skipped.
 func TestReloadTightenedWhileLowered(t *testing.T) {
 	if os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
 		t.Skip("known defect (see the doc comment): a tightening reload during a SetLimit lowering hands fresh quota; set RATEKEEPER_KNOWN_DEFECTS=1 to run")
@@ -41,33 +40,31 @@ func TestReloadTightenedWhileLowered(t *testing.T) {
 		{"token_bucket burst lowered",
 			algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute},
 			algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute, Burst: 10}, 10, 10},
-		{"fixed_window window lengthened",
-			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute},
-			algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}, 8, 8},
 	}
 	for _, name := range storetest.Names {
-		for i, tc := range cases {
-			router := []string{"chi", "mux"}[i%2]
-			t.Run(fmt.Sprintf("%s/%s/%s", name, tc.name, router), func(t *testing.T) {
-				clock := algotest.NewClock(t0)
-				store := storetest.New(t, name, clock)
-				m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", tc.from, remote))}, middleware.WithClock(clock))
-				h := routed(router, m)
-				if err := m.SetLimit("p", tc.lowered); err != nil {
-					t.Fatal(err)
-				}
-				clock.Advance(10 * time.Second)
-				if got := admittedOf(h, 30); got != tc.use {
-					t.Fatalf("lowered to %d: %d of 30 admitted, want %d", tc.lowered, got, tc.use)
-				}
-				if err := m.SetPolicies([]*policy.Policy{policy.Must(policy.New("p", tc.to, remote))}); err != nil {
-					t.Fatal(err)
-				}
-				if got := admittedOf(h, 30); got != 0 {
-					t.Errorf("reloaded as %v while lowered (in force: %v, guards %v): %d of 30 admitted at once, want 0",
-						tc.to, m.Set().Policy(0).Spec(), m.Set().Policy(0).Guards(), got)
-				}
-			})
+		for _, tc := range cases {
+			for _, router := range []string{"chi", "mux"} {
+				t.Run(fmt.Sprintf("%s/%s/%s", name, tc.name, router), func(t *testing.T) {
+					clock := algotest.NewClock(t0)
+					store := storetest.New(t, name, clock)
+					m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.New("p", tc.from, remote))}, middleware.WithClock(clock))
+					h := routed(router, m)
+					if err := m.SetLimit("p", tc.lowered); err != nil {
+						t.Fatal(err)
+					}
+					clock.Advance(10 * time.Second)
+					if got := admittedOf(h, 30); got != tc.use {
+						t.Fatalf("lowered to %d: %d of 30 admitted, want %d", tc.lowered, got, tc.use)
+					}
+					if err := m.SetPolicies([]*policy.Policy{policy.Must(policy.New("p", tc.to, remote))}); err != nil {
+						t.Fatal(err)
+					}
+					if got := admittedOf(h, 30); got != 0 {
+						t.Errorf("reloaded as %v while lowered (in force: %v, guards %v): %d of 30 admitted at once, want 0",
+							tc.to, m.Set().Policy(0).Spec(), m.Set().Policy(0).Guards(), got)
+					}
+				})
+			}
 		}
 	}
 }
