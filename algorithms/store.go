@@ -163,7 +163,8 @@ type GiveBacker interface {
 	// hold: with token_bucket 5 a minute, burst 7, Takes A and B of 2 at
 	// 0 s, A given back at once, a Take of 3 at 20 s and B given back at
 	// 30 s leave 6 tokens, where the world without A and B holds 4.83.
-	// Giving back newest Take first never meets it. And a
+	// Giving back the newest Take first, with no cross-slot undo of an
+	// older reservation between, never meets it. And a
 	// sliding_log give-back of the key's newest event moves its latest
 	// instant back, while the events the Take forgot (those that had left
 	// its window) stay forgotten: a request at an instant behind the
