@@ -95,7 +95,7 @@ func ExampleFromContext() {
 	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("api", 60, ip))})
 	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, ok := middleware.FromContext(r.Context())
-		if !ok {
+		if !ok || !res.Taken() { // no policy applied, or the store failed (FailOpen)
 			return
 		}
 		for i := 0; i < res.Len(); i++ {

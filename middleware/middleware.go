@@ -1663,6 +1663,11 @@ func (rc *resultContext) heldRequest(r *http.Request, held time.Duration) *http.
 // FromContext returns the Result of the innermost middleware that evaluated
 // the request of ctx; ok is false when none did (no policy applied, the
 // request was skipped, or there is no middleware). The Result is read-only.
+// A Result found can hold no decisions: that of a request let through
+// while the store failed (FailOpen, the default) has Taken false and
+// StoreFailed true, so that Allowed is false and each Decision is the zero
+// one, and that of a request whose every policy was left out for want of a
+// key (policy.SkipPolicy) has Len 0. Check them before reading decisions.
 // A middleware nested in others leaves out of its Result the policies
 // they decided already (see [ErrCountedTwice]); one that leaves out all
 // of its policies passes on the Result of the innermost of them.

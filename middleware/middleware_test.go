@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -14,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -637,6 +642,79 @@ func TestNestedMiddlewares(t *testing.T) {
 	w = serve(h, "GET", "/")
 	if w.Code != 429 || w.Header().Get("Retry-After") != "60" {
 		t.Errorf("inner denial: %d", w.Code)
+	}
+}
+
+// TestFromContextWithoutDecisions holds FromContext's doc to what a
+// handler gets, through chi and ServeMux: a request the middleware let
+// through while its store failed (FailOpen, the default) is found with
+// ok true and a Result that holds no decisions (Taken false, Allowed
+// false, every Decision the zero one, StoreFailed true), and one whose
+// every policy was left out for want of a key (policy.SkipPolicy) with ok
+// true and no policies (Len 0); ok is false only when no policy matched.
+// The doc said only "ok is false when none did (no policy applied, ...)",
+// and its example printed each Decision's Remaining unchecked: "0 of 0
+// left" for every request while the store was down.
+func TestFromContextWithoutDecisions(t *testing.T) {
+	store, _ := newStore(t)
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	down := middleware.MustNew(&failing{}, []*policy.Policy{fixed("p", 5, time.Minute, remote)}, quiet)
+	keyless := middleware.MustNew(store, []*policy.Policy{fixed("u", 5, time.Minute, user, policy.OnKeyError(policy.SkipPolicy))})
+	unmatched := middleware.MustNew(store, []*policy.Policy{fixed("w", 5, time.Minute, remote, policy.WithMethods(http.MethodPost))})
+	type seen struct {
+		ok, taken, allowed, storeFailed bool
+		n                               int
+		d                               algorithms.Decision
+	}
+	var got seen
+	read := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, ok := middleware.FromContext(r.Context())
+		got = seen{ok: ok}
+		if ok {
+			got = seen{ok, res.Taken(), res.Allowed(), res.StoreFailed(), res.Len(), algorithms.Decision{}}
+			if res.Len() > 0 {
+				got.d = res.Decision(0)
+			}
+		}
+	})
+	for _, c := range []struct {
+		name string
+		m    *middleware.Middleware
+		want seen
+	}{
+		{"store down, failing open", down, seen{ok: true, storeFailed: true, n: 1}},
+		{"every policy without a key", keyless, seen{ok: true, taken: true, allowed: true}},
+		{"no policy matched", unmatched, seen{}},
+	} {
+		cr := chi.NewRouter()
+		cr.With(c.m.Handler).Get("/", read)
+		mux := http.NewServeMux()
+		mux.Handle("GET /", c.m.Handler(read))
+		for router, h := range map[string]http.Handler{"chi": cr, "ServeMux": mux} {
+			got = seen{}
+			if w := serve(h, "GET", "/"); w.Code != 200 {
+				t.Fatalf("%s, %s: %d", c.name, router, w.Code)
+			}
+			if got != c.want {
+				t.Errorf("%s, %s: FromContext gave %+v; want %+v", c.name, router, got, c.want)
+			}
+		}
+	}
+
+	f, err := parser.ParseFile(token.NewFileSet(), "middleware.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := ""
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "FromContext" {
+			doc = strings.Join(strings.Fields(fd.Doc.Text()), " ")
+		}
+	}
+	for _, want := range []string{"Taken", "StoreFailed", "SkipPolicy", "Len"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("FromContext's doc does not mention %s; a handler reading the Result of a request let through while the store failed, or of one whose every policy was left out for want of a key, is not told that it holds no decisions:\n%s", want, doc)
+		}
 	}
 }
 
