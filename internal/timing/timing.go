@@ -37,7 +37,9 @@ type Observer interface {
 // returned once the request is over, observed or not; and, while the
 // handler waits on its client, End as the wait begins and Begin again as
 // it ends (see [Serve]): a request may so begin several times, on
-// whichever goroutine waited, each Begin ended once.
+// whichever goroutine waited, each Begin ended once. Those calls are made
+// under a lock of the request's, which orders them with its end: none
+// comes after Serve returns. They must not wait on the request's handler.
 type Tracker interface {
 	Observer
 	Begin() interface{ End() }
@@ -126,7 +128,7 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		if sw.hijacked {
 			return
 		}
-		own := sw.own(start, clock.Now())
+		own := sw.own(start)
 		status := sw.status
 		switch {
 		case ClientGone(r.Context()) && !outlasted(r, own):
@@ -330,61 +332,61 @@ func (w *statusWriter) end() {
 
 // wait records that the handler begins to wait on its client, which
 // ends its span unless another wait is in progress. Call waited when it
-// ends. It requires w.clock; neither it nor waited calls the clock or
-// the Tracker with w.mu held (a clock that panics leaves it free).
+// ends. It requires w.clock.
+//
+// wait, waited and own read the clock, and call the Tracker, with w.mu
+// held: the lock orders the readings as it orders the counts, so that
+// the waits it counts one after the other never overlap on the clock (a
+// reading taken before the lock, as a wait began, could be older than
+// the end of a wait counted before it, and the time both spanned was
+// taken off twice), and no goroutine of the handler's tells the Tracker
+// anything once end has run (a Begin made after the lock, as a wait
+// ended, could follow the request's final End). Each reads the clock
+// before it changes anything, so that a clock that panics leaves the
+// counts as they were; w.mu is released by defer, whatever panics.
 func (w *statusWriter) wait() {
-	now := w.clock.Now()
 	w.mu.Lock()
-	var span interface{ End() }
-	if w.waits == 0 {
-		w.since = now
-		span, w.span = w.span, nil
+	defer w.mu.Unlock()
+	if w.waits > 0 {
+		w.waits++
+		return
 	}
-	w.waits++
-	w.mu.Unlock()
-	if span != nil {
+	now := w.clock.Now()
+	if span := w.span; span != nil {
+		w.span = nil
 		span.End()
 	}
+	w.since, w.waits = now, 1
 }
 
 // waited records that a wait on the client ended: when it was the last in
 // progress, its time counts, and the request is in flight again.
 func (w *statusWriter) waited() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.waits > 1 {
+		w.waits--
+		return
+	}
 	now := w.clock.Now()
-	w.mu.Lock()
-	if w.waits--; w.waits > 0 {
-		w.mu.Unlock()
-		return
-	}
+	w.waits = 0
 	w.waitedFor = addUpTo(w.waitedFor, now.Sub(w.since))
-	begin := w.tracker != nil && !w.over
-	w.mu.Unlock()
-	if !begin {
-		return
+	if w.tracker != nil && !w.over {
+		w.span = w.tracker.Begin()
 	}
-	span := w.tracker.Begin()
-	w.mu.Lock()
-	if w.over || w.waits > 0 || w.span != nil {
-		// Over, or waiting again, meanwhile (or another goroutine's
-		// wait began it again first).
-		w.mu.Unlock()
-		span.End()
-		return
-	}
-	w.span = span
-	w.mu.Unlock()
 }
 
-// own returns how much of the time from start to end the handler spent
-// on its own: not waiting on its client (a wait still in progress counts
-// up to end). It is never negative.
-func (w *statusWriter) own(start, end time.Time) time.Duration {
+// own returns how much of the time from start to now, on w.clock, the
+// handler spent on its own: not waiting on its client (a wait still in
+// progress counts up to now). It is never negative.
+func (w *statusWriter) own(start time.Time) time.Duration {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	end := w.clock.Now()
 	waited := w.waitedFor
 	if w.waits > 0 {
 		waited = addUpTo(waited, end.Sub(w.since))
 	}
-	w.mu.Unlock()
 	if d := end.Sub(start); d > waited {
 		return d - waited
 	}
