@@ -19,6 +19,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -68,7 +69,9 @@ type Tracker interface {
 // Unless r.Body is nil or [http.NoBody], next serves a copy of r (as
 // r.WithContext makes) whose Body is wrapped, r being left as it is for
 // net/http, which looks at its Body; the forms next parses are given to r
-// after (a MultipartForm's files are so removed).
+// after (a MultipartForm's files are so removed), and so are the pattern
+// and path values a router in next matched (r.Pattern, r.PathValue), which
+// a middleware outside Serve may read once it returns.
 //
 // A request whose connection the handler hijacked is not reported: it has
 // no status, and its latency is the connection's. Nor is one whose client
@@ -152,9 +155,13 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 	returned = true
 }
 
-// parsed gives r the forms next parsed from w's copy of it, where r has
-// none: net/http removes the files of r's MultipartForm after its handler,
-// and a handler outside Serve may read them, as it would next's own r.
+// parsed gives r what next set on w's copy of it for its callers to read
+// after it: the forms it parsed, where r has none (net/http removes the
+// files of r's MultipartForm after its handler, and a handler outside
+// Serve may read them, as it would next's own r), and the pattern and
+// path values a router (http.ServeMux, chi) matched, when it changed the
+// pattern (a metrics middleware names the route by r.Pattern after its
+// handler returned).
 func (w *statusWriter) parsed(r *http.Request) {
 	if r.Form == nil {
 		r.Form = w.req.Form
@@ -164,6 +171,42 @@ func (w *statusWriter) parsed(r *http.Request) {
 	}
 	if r.MultipartForm == nil {
 		r.MultipartForm = w.req.MultipartForm
+	}
+	if p := w.req.Pattern; p != r.Pattern {
+		r.Pattern = p
+		wildcards(p, func(name string) {
+			if v := w.req.PathValue(name); v != r.PathValue(name) {
+				r.SetPathValue(name, v)
+			}
+		})
+	}
+}
+
+// wildcards calls f with the name of each wildcard of pattern, as
+// http.ServeMux writes them ({name}, {name...}) and chi does ({name},
+// {name:regexp}, and a final * whose path value is named "*").
+func wildcards(pattern string, f func(name string)) {
+	for rest := pattern; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		j := strings.IndexByte(rest, '}')
+		if j < 0 {
+			break
+		}
+		name := strings.TrimSuffix(rest[:j], "...")
+		if k := strings.IndexByte(name, ':'); k >= 0 {
+			name = name[:k]
+		}
+		if name != "" && name != "$" {
+			f(name)
+		}
+		rest = rest[j+1:]
+	}
+	if strings.HasSuffix(pattern, "*") {
+		f("*")
 	}
 }
 
