@@ -66,6 +66,12 @@ type Tracker interface {
 // may send through the kernel (sendfile, splice): its whole ReadFrom is
 // a wait. So is a write that blocks because the server's own network is
 // saturated rather than the client slow: Serve cannot tell them apart.
+// A handler that buffers its response (an [http.TimeoutHandler] in next)
+// writes into the buffer in its own time, waiting on no client; the
+// buffer's copy to w is the wait. A timeout of such a handler that its
+// client ran out (an upload trickled past it) is its 503 all the same,
+// reported: Serve sees the status, not why the deadline inside next ran
+// out.
 // Unless r.Body is nil or [http.NoBody], next serves a copy of r (as
 // r.WithContext makes) whose Body is wrapped, r being left as it is for
 // net/http, which looks at its Body; the forms next parses are given to r

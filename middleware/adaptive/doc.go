@@ -124,10 +124,13 @@
 // itself: a write blocked there is taken for a slow client's. The waits
 // of a request's other goroutines (a reverse proxy's transport reading
 // the body while the handler writes) count once where they overlap. A
-// request is not in flight (see below) while it waits on its client: it
-// is in flight from its beginning until its first wait, then from the end
-// of each wait to the next. (A caller of Observe of its own measures as it
-// likes.)
+// handler that buffers its response (http.TimeoutHandler inside the
+// Controller's view) writes into the buffer in its own time; the copy of
+// the buffer to the client is the wait (but see "What clients can do to
+// it" for a timeout a client runs out). A request is not in flight (see
+// below) while it waits on its client: it is in flight from its beginning
+// until its first wait, then from the end of each wait to the next. (A
+// caller of Observe of its own measures as it likes.)
 //
 // # Requests that do not return
 //
