@@ -77,7 +77,8 @@ type Tracker interface {
 // net/http, which looks at its Body; the forms next parses are given to r
 // after (a MultipartForm's files are so removed), and so are the pattern
 // and path values a router in next matched (r.Pattern, r.PathValue), which
-// a middleware outside Serve may read once it returns.
+// a middleware outside Serve may read once it returns; and the copy is
+// given the trailer net/http sets on r as the body ends.
 //
 // A request whose connection the handler hijacked is not reported: it has
 // no status, and its latency is the connection's. Nor is one whose client
@@ -125,7 +126,7 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		// goes out (a body left unread, or its client waiting for "100
 		// Continue", closes the connection; any other body is drained
 		// first), which the wrapper must not stand for.
-		sw.body = clientBody{ReadCloser: body, w: sw}
+		sw.body = clientBody{ReadCloser: body, w: sw, r: r}
 		sw.req = *r
 		sw.req.Body = &sw.body
 		req = &sw.req
@@ -454,24 +455,43 @@ func addUpTo(total, d time.Duration) time.Duration {
 	return total + d
 }
 
-// clientBody is a request's body as Serve's handler reads it: reading it
-// and closing it (which may drain what the client has yet to send) are
-// waits on the client.
+// clientBody is a request's body as Serve's handler reads it, in w.req,
+// the copy of r it serves: reading it and closing it (which may drain what
+// the client has yet to send) are waits on the client.
 type clientBody struct {
 	io.ReadCloser
 	w *statusWriter
+	r *http.Request
 }
 
 func (b *clientBody) Read(p []byte) (int, error) {
 	b.w.wait()
 	defer b.w.waited()
-	return b.ReadCloser.Read(p)
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.trailer()
+	}
+	return n, err
 }
 
 func (b *clientBody) Close() error {
 	b.w.wait()
 	defer b.w.waited()
-	return b.ReadCloser.Close()
+	err := b.ReadCloser.Close()
+	b.trailer()
+	return err
+}
+
+// trailer gives the copy the trailer net/http set on r as the body ended,
+// when the copy has none: the map of the trailers a client announced is
+// r's and the copy's, but net/http makes that of trailers it did not
+// announce (HTTP/1) as the body ends, on r alone. It is called where the
+// handler may read the trailer after: once the body's Read returned EOF,
+// or it was closed.
+func (b *clientBody) trailer() {
+	if b.w.req.Trailer == nil {
+		b.w.req.Trailer = b.r.Trailer
+	}
 }
 
 // record records status, the first final one, telling before.
