@@ -115,10 +115,22 @@
 // the SDK goes on exporting them at their last values, and they resume
 // from them if a reload brings the policy back; under delta temporality
 // the SDK exports only what was recorded in each interval, so they are no
-// longer exported once nothing is recorded under them. As in prommetrics,
-// a middleware discarded for one built anew and closed reports no
-// removal: the gauges of a policy name the new one does not have stay at
-// the closed one's limits.
+// longer exported once nothing is recorded under them.
+//
+// # Several middlewares
+//
+// The limit gauges are per policy name, so they must tell the middlewares
+// sharing an Observer apart: give each its own [Observer.ForMiddleware]
+// (counters, histograms and failure_state are the Observer's, shared).
+// Each limit point then reflects the middlewares still live, as in
+// prommetrics (see its package doc, Several middlewares): a name reports
+// the limits reported last among the middlewares that have the policy;
+// one middleware closed, or reloaded without the policy, leaves the name
+// to the others, and the points stop when none has it. An Observer passed
+// itself to several middlewares cannot tell them apart: a reload of one
+// dropping a policy stops the points of that name, which another may
+// have, and a middleware closed leaves its limits (a name only it had
+// keeps reporting its last limits).
 //
 // # Cost per request
 //
@@ -167,12 +179,14 @@ const (
 )
 
 // An Observer is a [middleware.Observer] recording OpenTelemetry metrics.
-// Build one per MeterProvider with [New] and pass it to every middleware
-// to observe (with [WithAttributes] to tell several apart, build one per
-// middleware). Middlewares sharing one Observer add up in its counters and
-// histograms; their policy names must differ, as the limit gauges are per
-// name (one middleware's reload removing a policy stops the gauges of that
-// name); failure_state is 1 for every state one of them is in. Two
+// Build one per MeterProvider with [New]; to observe several middlewares
+// with it (or one rebuilt from a new configuration), give each its own
+// [Observer.ForMiddleware] (with [WithAttributes] to tell them apart in
+// every instrument, build one Observer per middleware). Middlewares
+// sharing one Observer add up in its counters and histograms;
+// failure_state is 1 for every state one of them is in; a policy name
+// that several have reports the limits set last (see Several middlewares
+// in the package doc). Two
 // Observers on one MeterProvider without distinct WithAttributes record
 // into the same series: their counters add up, but their gauges, each
 // observed by its own callback, overwrite each other. It is safe for
@@ -193,6 +207,7 @@ type Observer struct {
 	// policies holds the measurement options of each policy and the
 	// limit gauges' values, read by the callback.
 	policies *metricset.Policies[*perPolicy]
+	own      metricset.Owner // the limits reported to the Observer itself
 	states   metricset.States
 
 	reg       metric.Registration
@@ -491,16 +506,18 @@ func (ob *Observer) ObserveClose(last middleware.State) {
 // policy report limit and configured from now on, and the policy's
 // attribute sets are built if they are not.
 func (ob *Observer) ObserveLimit(name string, limit, configured int64) {
-	ob.policies.SetLimits(name, limit, configured)
+	ob.policies.SetLimits(&ob.own, name, limit, configured, nil)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
 // effective and configured limit gauges of a policy that left the rule
 // set are no longer reported (a gauge kept would report a limit no longer
-// enforced), and its cached attribute sets are dropped. Its counters and
-// hold histogram stay, as counters of a past policy do.
+// enforced), unless a middleware observed through an
+// [Observer.ForMiddleware] has the policy: they report its limits then.
+// Otherwise its cached attribute sets are dropped. Its counters and hold
+// histogram stay, as counters of a past policy do.
 func (ob *Observer) ObservePolicyRemoved(name string) {
-	ob.policies.Remove(name)
+	ob.policies.RemoveLimits(&ob.own, name, nil)
 }
 
 // ObserveGiveBack implements [middleware.GiveBackObserver]: it counts the
@@ -513,4 +530,60 @@ var (
 	_ middleware.RemovalObserver  = (*Observer)(nil)
 	_ middleware.GiveBackObserver = (*Observer)(nil)
 	_ middleware.CloseObserver    = (*Observer)(nil)
+	_ middleware.RemovalObserver  = (*Binding)(nil)
+	_ middleware.GiveBackObserver = (*Binding)(nil)
+	_ middleware.CloseObserver    = (*Binding)(nil)
 )
+
+// A Binding is the observer of one middleware among those an Observer
+// observes: it records with the Observer, and keeps the limits its
+// middleware reports apart from the other middlewares', so that its
+// middleware's Close, or a reload of it dropping a policy, removes from
+// the limit gauges what it reported and nothing another middleware
+// reports (see Several middlewares in the package doc). Give each
+// middleware its own. It is safe for concurrent use.
+type Binding struct {
+	ob    *Observer
+	owner metricset.Owner
+}
+
+// ForMiddleware returns a new observer of one middleware, recording with
+// ob: pass it to that middleware alone
+// (middleware.WithObserver(obs.ForMiddleware())).
+func (ob *Observer) ForMiddleware() *Binding { return &Binding{ob: ob} }
+
+// ObserveRequest implements [middleware.Observer], as
+// [Observer.ObserveRequest].
+func (b *Binding) ObserveRequest(e middleware.Event) { b.ob.ObserveRequest(e) }
+
+// ObserveState implements [middleware.Observer], as
+// [Observer.ObserveState].
+func (b *Binding) ObserveState(from, to middleware.State) { b.ob.ObserveState(from, to) }
+
+// ObserveGiveBack implements [middleware.GiveBackObserver], as
+// [Observer.ObserveGiveBack].
+func (b *Binding) ObserveGiveBack(name string) { b.ob.ObserveGiveBack(name) }
+
+// ObserveLimit implements [middleware.Observer]: the limits of the policy
+// as b's middleware has it, which its gauges report from now on (until
+// another middleware reports the name's).
+func (b *Binding) ObserveLimit(name string, limit, configured int64) {
+	b.ob.policies.SetLimits(&b.owner, name, limit, configured, nil)
+}
+
+// ObservePolicyRemoved implements [middleware.RemovalObserver]: b's
+// middleware no longer has the policy. Its limit gauges report the limits
+// of another middleware that has it, or stop if none has.
+func (b *Binding) ObservePolicyRemoved(name string) {
+	b.ob.policies.RemoveLimits(&b.owner, name, nil)
+}
+
+// ObserveClose implements [middleware.CloseObserver]: b's middleware is
+// counted out of ratekeeper.failure_state, as by [Observer.ObserveClose],
+// and out of the limit gauges, as if it had dropped every policy: a name
+// it alone has stops being reported, one another middleware has reports
+// that one's limits.
+func (b *Binding) ObserveClose(last middleware.State) {
+	b.ob.ObserveClose(last)
+	b.ob.policies.CloseOwner(&b.owner, nil)
+}

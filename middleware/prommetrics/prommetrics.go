@@ -73,30 +73,46 @@
 // transitions they made. A middleware closed ([middleware.Middleware.Close],
 // [Metrics.ObserveClose]) is counted out of them: one an application
 // discards for a middleware rebuilt from a new configuration, sharing this
-// Metrics, leaves behind no State its store failed into, and reports no
-// limit after Close: the limit gauges of its policies' names are the
-// middleware's that replaces it.
+// Metrics, leaves behind no State its store failed into.
+//
+// # Several middlewares
+//
+// The limit gauges are per policy name, so they must tell the middlewares
+// sharing a Metrics apart: give each its own [Metrics.ForMiddleware]
+// (counters, histograms and failure_state are the Metrics', shared). Each
+// limit series then reflects the middlewares still live: a name reports
+// the limits reported last among the middlewares that have the policy;
+// one middleware closed, or reloaded without the policy, leaves the name
+// to the others, at their limits, and the series go when none has it.
+// An application that rebuilds its middleware (a change
+// [middleware.Middleware.ApplyConfig] cannot make in place) and closes
+// the old one thus reports the new one's limits alone:
+//
+//	old, err := middleware.New(store, policies, middleware.WithObserver(metrics.ForMiddleware()))
+//	...
+//	m, err := middleware.New(store, rebuilt, middleware.WithObserver(metrics.ForMiddleware()))
+//	... // serve m
+//	old.Close() // the gauges of a policy only old had go; m's stay
+//
+// A Metrics passed itself to several middlewares cannot tell them apart:
+// a reload of one dropping a policy deletes the gauges of that name, which
+// another may have, and a middleware closed leaves its limits (a name
+// only it had keeps its gauges, at its last limits).
 //
 // # Removed policies
 //
 // When a reload drops a policy ([middleware.Middleware.SetPolicies], or
 // [middleware.Middleware.ApplyConfig], which package policy/reload calls),
-// its effective_limit and configured_limit series are deleted: they would
-// state a limit no longer enforced. Its counters (requests_total,
-// errors_total, given_back_total) and its hold_seconds histogram stay, at
-// their last values, for the life of the Metrics: a counter must not go
+// its effective_limit and configured_limit series are deleted (unless
+// another middleware observed through a [Metrics.ForMiddleware] of this
+// Metrics has the policy): they would state a limit no longer enforced.
+// Its counters (requests_total, errors_total, given_back_total) and its
+// hold_seconds histogram stay, at their last values, for the life of the Metrics: a counter must not go
 // back, and one deleted would lose its increments since the last scrape
 // (and read as a reset if the policy came back). A series that no longer
 // moves adds 0 to every rate() and increase(); a reload that brings the
 // policy back resumes its counters where they were, and reports its
 // limits again.
-//
-// A middleware discarded for one built anew and closed reports no
-// removal: it leaves its policies' limit gauges to the middleware that
-// replaces it, which may have reported the same names first. The gauges
-// of a name the new middleware does not have then stay at the closed
-// one's limits; reload in place (ApplyConfig, SetPolicies) for a dropped
-// policy's gauges to go.
 //
 // # Holds
 //
@@ -137,13 +153,14 @@ import (
 )
 
 // A Metrics is a [middleware.Observer] recording Prometheus metrics. Build
-// one per registry with [New] and pass it to every middleware to observe
-// (with [WithConstLabels] to tell several apart, build one per middleware
-// on the same registry). Middlewares sharing one Metrics add up in its
-// counters and histograms; their policy names must differ, as the limit
-// gauges are per name (one middleware's reload removing a policy deletes
-// the gauges of that name); failure_state is 1 for every state one of
-// them is in. It is safe for concurrent use.
+// one per registry with [New]; to observe several middlewares with it (or
+// one rebuilt from a new configuration), give each its own
+// [Metrics.ForMiddleware] (with [WithConstLabels] to tell them apart in
+// every metric, build one Metrics per middleware on the same registry).
+// Middlewares sharing one Metrics add up in its counters and histograms;
+// failure_state is 1 for every state one of them is in; a policy name
+// that several have reports the limits set last (see Several middlewares
+// in the package doc). It is safe for concurrent use.
 type Metrics struct {
 	requests   *prometheus.CounterVec
 	errs       *prometheus.CounterVec
@@ -154,7 +171,11 @@ type Metrics struct {
 	configured *prometheus.GaugeVec
 	givenBack  *prometheus.CounterVec
 
+	// policies caches the counters of each policy, and keeps the limits
+	// each middleware reported (own: those reported to the Metrics itself;
+	// a Binding's: those reported to it).
 	policies *metricset.Policies[*counters]
+	own      metricset.Owner
 	// holds caches the hold series of each policy, per outcome, created
 	// at the policy's first hold of that outcome.
 	holds  [metricset.NumHolds]*metricset.Policies[prometheus.Observer]
@@ -416,18 +437,30 @@ func (m *Metrics) setStates(v metricset.StateValues) {
 // errors_total (at zero) if they are not, so that they are reported from
 // the moment the middleware reports the policy, before its first request.
 func (m *Metrics) ObserveLimit(name string, limit, configured int64) {
-	m.limit.WithLabelValues(name).Set(float64(limit))
-	m.configured.WithLabelValues(name).Set(float64(configured))
-	m.policies.Get(name)
+	m.policies.SetLimits(&m.own, name, limit, configured, m.setLimits)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
 // effective and configured limit gauges of a policy that left the rule set
-// are deleted (a gauge kept would report a limit no longer enforced). Its
-// counters and hold histogram stay, as counters of a past policy do.
+// are deleted (a gauge kept would report a limit no longer enforced),
+// unless a middleware observed through a [Metrics.ForMiddleware] has the
+// policy: they report its limits then. Its counters and hold histogram
+// stay, as counters of a past policy do.
 func (m *Metrics) ObservePolicyRemoved(name string) {
-	m.limit.DeleteLabelValues(name)
-	m.configured.DeleteLabelValues(name)
+	m.policies.RemoveLimits(&m.own, name, m.setLimits)
+}
+
+// setLimits sets the limit gauges of l's policy to l, or deletes them when
+// ok is false. It is a [metricset.Report], called in the order of the
+// changes.
+func (m *Metrics) setLimits(l metricset.Limits[*counters], ok bool) {
+	if !ok {
+		m.limit.DeleteLabelValues(l.Name)
+		m.configured.DeleteLabelValues(l.Name)
+		return
+	}
+	m.limit.WithLabelValues(l.Name).Set(float64(l.Limit))
+	m.configured.WithLabelValues(l.Name).Set(float64(l.Configured))
 }
 
 // ObserveGiveBack implements [middleware.GiveBackObserver]: it counts the
@@ -440,7 +473,61 @@ var (
 	_ middleware.RemovalObserver  = (*Metrics)(nil)
 	_ middleware.GiveBackObserver = (*Metrics)(nil)
 	_ middleware.CloseObserver    = (*Metrics)(nil)
+	_ middleware.RemovalObserver  = (*Binding)(nil)
+	_ middleware.GiveBackObserver = (*Binding)(nil)
+	_ middleware.CloseObserver    = (*Binding)(nil)
 )
+
+// A Binding is the observer of one middleware among those a Metrics
+// observes: it records into the Metrics, and keeps the limits its
+// middleware reports apart from the other middlewares', so that its
+// middleware's Close, or a reload of it dropping a policy, removes from
+// the limit gauges what it reported and nothing another middleware
+// reports (see Several middlewares in the package doc). Give each
+// middleware its own. It is safe for concurrent use.
+type Binding struct {
+	m     *Metrics
+	owner metricset.Owner
+}
+
+// ForMiddleware returns a new observer of one middleware, recording into
+// m: pass it to that middleware alone
+// (middleware.WithObserver(metrics.ForMiddleware())).
+func (m *Metrics) ForMiddleware() *Binding { return &Binding{m: m} }
+
+// ObserveRequest implements [middleware.Observer], as
+// [Metrics.ObserveRequest].
+func (b *Binding) ObserveRequest(e middleware.Event) { b.m.ObserveRequest(e) }
+
+// ObserveState implements [middleware.Observer], as [Metrics.ObserveState].
+func (b *Binding) ObserveState(from, to middleware.State) { b.m.ObserveState(from, to) }
+
+// ObserveGiveBack implements [middleware.GiveBackObserver], as
+// [Metrics.ObserveGiveBack].
+func (b *Binding) ObserveGiveBack(name string) { b.m.ObserveGiveBack(name) }
+
+// ObserveLimit implements [middleware.Observer]: the limits of the policy
+// as b's middleware has it, which its gauges report from now on (until
+// another middleware reports the name's).
+func (b *Binding) ObserveLimit(name string, limit, configured int64) {
+	b.m.policies.SetLimits(&b.owner, name, limit, configured, b.m.setLimits)
+}
+
+// ObservePolicyRemoved implements [middleware.RemovalObserver]: b's
+// middleware no longer has the policy. Its limit gauges report the limits
+// of another middleware that has it, or are deleted if none has.
+func (b *Binding) ObservePolicyRemoved(name string) {
+	b.m.policies.RemoveLimits(&b.owner, name, b.m.setLimits)
+}
+
+// ObserveClose implements [middleware.CloseObserver]: b's middleware is
+// counted out of failure_state, as by [Metrics.ObserveClose], and out of
+// the limit gauges, as if it had dropped every policy: a name it alone has
+// loses its gauges, one another middleware has reports that one's limits.
+func (b *Binding) ObserveClose(last middleware.State) {
+	b.m.ObserveClose(last)
+	b.m.policies.CloseOwner(&b.owner, b.m.setLimits)
+}
 
 // StateGauge returns the failure_state gauge of state s ("healthy",
 // "open", "closed", "fallback"), for tests and custom dashboards. For

@@ -15,7 +15,7 @@ func Example() {
 		fmt.Println("build", name)
 		return "metrics of " + name
 	})
-	policies.SetLimits("per-ip", 100, 100)
+	policies.SetLimits(new(metricset.Owner), "per-ip", 100, 100, nil)
 	fmt.Println(policies.Get("per-ip"))
 
 	var states metricset.States

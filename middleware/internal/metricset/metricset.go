@@ -10,6 +10,7 @@
 package metricset
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -123,27 +124,52 @@ func (s Series) IsError() bool { return s >= ErrStore }
 // Policies caches a value P per policy name, an adapter's metrics of the
 // policy, built once by the New function given to [NewPolicies]: looking
 // a cached policy up takes no lock and allocates nothing. It also keeps
-// each policy's limits as last observed, for an adapter whose gauges are
-// read at collection. It is safe for concurrent use.
+// the limits of each policy as each [Owner] (each middleware observed)
+// last reported them, and tells which limits each name reports: those
+// reported last among the owners that have the name. It is safe for
+// concurrent use.
 type Policies[P any] struct {
 	build func(name string) P
 
-	mu     sync.Mutex // serialises writers of cache and limits
+	mu     sync.Mutex // serialises writers of cache, and guards limits, seq and the Owners' names
 	cache  atomic.Pointer[map[string]P]
-	limits map[string]Limits[P]
+	limits map[string]*named[P]
+	seq    uint64 // of the last report
 }
 
-// Limits are the limits last observed for a policy.
+// An Owner is one middleware an adapter observes, as the limit gauges
+// tell them apart: the limits it reported per policy name, kept until it
+// removes the name or is closed. The zero value is ready to use; an
+// Owner belongs to one Policies.
+type Owner struct {
+	names map[string]bool // guarded by the Policies' mu
+}
+
+// named holds what the owners of a policy name reported.
+type named[P any] struct {
+	policy  P
+	reports []reported
+}
+
+// A reported is the limits an owner reported last for a name.
+type reported struct {
+	owner             *Owner
+	limit, configured int64
+	seq               uint64
+}
+
+// Limits are the limits a policy name reports.
 type Limits[P any] struct {
-	Policy            P // the policy's value, as Get returns it
+	Name              string
+	Policy            P // the policy's value, as Get returned it when its first owner reported it
 	Limit, Configured int64
 }
 
 // NewPolicies returns an empty Policies whose values build makes. build
-// is called at most once per name until the name is removed, with the
+// is called at most once per name until the name is forgotten, with the
 // cache's lock held: it must not call the Policies.
 func NewPolicies[P any](build func(name string) P) *Policies[P] {
-	return &Policies[P]{build: build, limits: make(map[string]Limits[P])}
+	return &Policies[P]{build: build, limits: make(map[string]*named[P])}
 }
 
 // Get returns the value of the policy named name, built at its first
@@ -186,38 +212,89 @@ func lenOf[P any](m *map[string]P) int {
 	return len(*m)
 }
 
-// SetLimits records the limits of the policy named name, and builds its
-// value if it is not.
-func (ps *Policies[P]) SetLimits(name string, limit, configured int64) {
+// A Report is told what a policy name reports after a change of its
+// limits: ok true with its limits, or ok false when no owner has the name
+// any more (its gauges are to go). It is called with the Policies' lock
+// held, in the order of the changes: it must not call the Policies.
+type Report[P any] func(l Limits[P], ok bool)
+
+// SetLimits records the limits o reports for the policy named name, and
+// builds its value if it is not. They are the name's limits from now on
+// (the last report wins among its owners); report, unless nil, is told
+// them if they changed.
+func (ps *Policies[P]) SetLimits(o *Owner, name string, limit, configured int64, report Report[P]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	ps.limits[name] = Limits[P]{Policy: ps.getLocked(name), Limit: limit, Configured: configured}
+	n := ps.limits[name]
+	if n == nil {
+		n = &named[P]{policy: ps.getLocked(name)}
+		ps.limits[name] = n
+	}
+	before, had := n.current()
+	ps.seq++
+	if i := n.index(o); i >= 0 {
+		n.reports[i] = reported{owner: o, limit: limit, configured: configured, seq: ps.seq}
+	} else {
+		n.reports = append(n.reports, reported{owner: o, limit: limit, configured: configured, seq: ps.seq})
+	}
+	if o.names == nil {
+		o.names = make(map[string]bool)
+	}
+	o.names[name] = true
+	if report != nil && (!had || before.limit != limit || before.configured != configured) {
+		report(Limits[P]{Name: name, Policy: n.policy, Limit: limit, Configured: configured}, true)
+	}
 }
 
-// AppendLimits appends the limits of every policy that has them to dst,
-// in the order of the policies' names, and returns it. A nil dst is given
-// room for them all. The order is stable so that an SDK keeping a bounded
-// number of series per instrument (an OpenTelemetry cardinality limit:
-// the first sets observed keep theirs, later ones share an overflow
-// series) keeps the same policies' series at every collection.
-func (ps *Policies[P]) AppendLimits(dst []Limits[P]) []Limits[P] {
+// RemoveLimits forgets the limits o reported for the policy named name
+// (o no longer has the policy). The name reports those its other owners
+// reported, the last report winning; report, unless nil, is told them if
+// they changed, or ok false if no owner has the name any more: the name
+// is then forgotten, its cached value too (a later Get builds a new one).
+func (ps *Policies[P]) RemoveLimits(o *Owner, name string, report Report[P]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if dst == nil {
-		dst = make([]Limits[P], 0, len(ps.limits))
-	}
-	for _, name := range slices.Sorted(maps.Keys(ps.limits)) {
-		dst = append(dst, ps.limits[name])
-	}
-	return dst
+	ps.removeLocked(o, name, report)
 }
 
-// Remove forgets the policy named name: its limits, and its cached value
-// (a later Get builds a new one).
-func (ps *Policies[P]) Remove(name string) {
+// CloseOwner forgets every limit o reported, as RemoveLimits does for
+// each of its names, in the order of the names: o is a middleware that
+// was closed. An Owner reporting limits again after CloseOwner has them
+// again.
+func (ps *Policies[P]) CloseOwner(o *Owner, report Report[P]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	delete(ps.limits, name)
+	for _, name := range slices.Sorted(maps.Keys(o.names)) {
+		ps.removeLocked(o, name, report)
+	}
+}
+
+// removeLocked is RemoveLimits; it requires that ps.mu is held.
+func (ps *Policies[P]) removeLocked(o *Owner, name string, report Report[P]) {
+	delete(o.names, name)
+	n := ps.limits[name]
+	if n == nil {
+		return
+	}
+	i := n.index(o)
+	if i < 0 {
+		return
+	}
+	before, _ := n.current()
+	n.reports = slices.Delete(n.reports, i, i+1)
+	after, ok := n.current()
+	if !ok {
+		delete(ps.limits, name)
+		ps.forgetLocked(name)
+	}
+	if report != nil && (!ok || after.limit != before.limit || after.configured != before.configured) {
+		report(Limits[P]{Name: name, Policy: n.policy, Limit: after.limit, Configured: after.configured}, ok)
+	}
+}
+
+// forgetLocked drops the cached value of name; it requires that ps.mu is
+// held.
+func (ps *Policies[P]) forgetLocked(name string) {
 	old := ps.cache.Load()
 	if old == nil {
 		return
@@ -232,6 +309,39 @@ func (ps *Policies[P]) Remove(name string) {
 		}
 	}
 	ps.cache.Store(&mp)
+}
+
+// index returns the index of o's report, or -1.
+func (n *named[P]) index(o *Owner) int {
+	return slices.IndexFunc(n.reports, func(r reported) bool { return r.owner == o })
+}
+
+// current returns the report made last, and false if there is none.
+func (n *named[P]) current() (reported, bool) {
+	if len(n.reports) == 0 {
+		return reported{}, false
+	}
+	return slices.MaxFunc(n.reports, func(a, b reported) int { return cmp.Compare(a.seq, b.seq) }), true
+}
+
+// AppendLimits appends the limits every policy name that has them reports
+// to dst, in the order of the names, and returns it. A nil dst is given
+// room for them all. The order is stable so that an SDK keeping a bounded
+// number of series per instrument (an OpenTelemetry cardinality limit:
+// the first sets observed keep theirs, later ones share an overflow
+// series) keeps the same policies' series at every collection.
+func (ps *Policies[P]) AppendLimits(dst []Limits[P]) []Limits[P] {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if dst == nil {
+		dst = make([]Limits[P], 0, len(ps.limits))
+	}
+	for _, name := range slices.Sorted(maps.Keys(ps.limits)) {
+		n := ps.limits[name]
+		r, _ := n.current()
+		dst = append(dst, Limits[P]{Name: name, Policy: n.policy, Limit: r.limit, Configured: r.configured})
+	}
+	return dst
 }
 
 // Count calls add with the value (Get) of each policy a request counts

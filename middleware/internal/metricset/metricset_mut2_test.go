@@ -34,12 +34,14 @@ func TestCountFallbackDenied(t *testing.T) {
 	}
 }
 
-// TestRemoveUnused: Remove on Policies that never built a value (an
-// adapter forgetting a policy it has not counted yet) forgets nothing
-// and leaves them usable.
+// TestRemoveUnused: RemoveLimits and CloseOwner on Policies that never
+// built a value (an adapter forgetting a policy it has not counted yet)
+// forget nothing, report nothing, and leave them usable.
 func TestRemoveUnused(t *testing.T) {
 	ps := newTallies()
-	ps.Remove("p0")
+	var o metricset.Owner
+	ps.RemoveLimits(&o, "p0", func(l metricset.Limits[*tally], ok bool) { t.Errorf("RemoveLimits reported %+v, %v", l, ok) })
+	ps.CloseOwner(&o, func(l metricset.Limits[*tally], ok bool) { t.Errorf("CloseOwner reported %+v, %v", l, ok) })
 	if c := ps.Get("p0"); c == nil || c.name != "p0" {
 		t.Errorf("Get after Remove of an unused Policies = %+v", c)
 	}
@@ -52,8 +54,9 @@ func TestRemoveUnused(t *testing.T) {
 // limits, and no more.
 func TestAppendLimitsNilRoom(t *testing.T) {
 	ps := newTallies()
+	var o metricset.Owner
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
-		ps.SetLimits(name, 1, 1)
+		ps.SetLimits(&o, name, 1, 1, nil)
 	}
 	if got := ps.AppendLimits(nil); len(got) != 10 || cap(got) != 10 {
 		t.Errorf("AppendLimits(nil): %d limits, room for %d; want room for the 10", len(got), cap(got))

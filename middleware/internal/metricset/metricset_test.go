@@ -255,7 +255,8 @@ func TestCountAllocatesNothing(t *testing.T) {
 
 // TestPolicies: Get builds a policy's value once, also under concurrent
 // first calls; SetLimits builds it too and AppendLimits lists the limits;
-// Remove forgets both, and a later Get builds a new value.
+// RemoveLimits of the name's only owner forgets both, and a later Get
+// builds a new value.
 func TestPolicies(t *testing.T) {
 	var mu sync.Mutex
 	built := map[string]int{}
@@ -294,9 +295,10 @@ func TestPolicies(t *testing.T) {
 	if got := limits(); got != "" {
 		t.Errorf("limits before SetLimits: %q", got)
 	}
-	ps.SetLimits("p0", 3, 5)
-	ps.SetLimits("p2", 7, 7)
-	ps.SetLimits("p0", 4, 5)
+	var o metricset.Owner
+	ps.SetLimits(&o, "p0", 3, 5, nil)
+	ps.SetLimits(&o, "p2", 7, 7, nil)
+	ps.SetLimits(&o, "p0", 4, 5, nil)
 	if got, want := limits(), "p0 4/5, p2 7/7"; got != want {
 		t.Errorf("limits %q, want %q", got, want)
 	}
@@ -305,16 +307,16 @@ func TestPolicies(t *testing.T) {
 	}
 
 	p0 := ps.Get("p0")
-	ps.Remove("p0")
-	ps.Remove("never")
+	ps.RemoveLimits(&o, "p0", nil)
+	ps.RemoveLimits(&o, "never", nil)
 	if got, want := limits(), "p2 7/7"; got != want {
-		t.Errorf("limits after Remove(p0) %q, want %q", got, want)
+		t.Errorf("limits after RemoveLimits(p0) %q, want %q", got, want)
 	}
 	if ps.Get("p0") == p0 || built["p0"] != 2 {
-		t.Errorf("Get after Remove: the old value, or built %d times, want 2", built["p0"])
+		t.Errorf("Get after RemoveLimits: the old value, or built %d times, want 2", built["p0"])
 	}
 	if ps.Get("p1") != got[1] {
-		t.Errorf("Remove(p0) dropped p1")
+		t.Errorf("RemoveLimits(p0) dropped p1")
 	}
 }
 
@@ -327,8 +329,9 @@ func TestPolicies(t *testing.T) {
 func TestAppendLimitsByName(t *testing.T) {
 	ps := newTallies()
 	names := []string{"p5", "p2", "p7", "p0", "p3", "p6", "p1", "p4", "p9", "p8"}
+	var o metricset.Owner
 	for i, name := range names {
-		ps.SetLimits(name, int64(i+1), 10)
+		ps.SetLimits(&o, name, int64(i+1), 10, nil)
 	}
 	want := slices.Sorted(slices.Values(names))
 	for i := range 20 {
