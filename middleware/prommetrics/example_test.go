@@ -25,6 +25,7 @@ func Example() {
 		return
 	}
 	store, _ := algorithms.NewMemoryStore()
+	defer store.Close()
 	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 2, keyfunc.Must(keyfunc.IP())))},
 		middleware.WithObserver(metrics))
 
@@ -47,4 +48,38 @@ func Example() {
 	// ratekeeper_requests_total{outcome="allowed",policy="per-ip"} 2
 	// ratekeeper_requests_total{outcome="denied",policy="per-ip"} 1
 	// ratekeeper_requests_total{outcome="shadow_denied",policy="per-ip"} 0
+}
+
+// A middleware rebuilt from a new configuration (rather than reloaded in
+// place) and the old one closed: each has its own ForMiddleware of the
+// one Metrics, so the limit gauges report the new middleware's policies
+// alone once the old one is closed.
+func ExampleMetrics_ForMiddleware() {
+	reg := prometheus.NewRegistry()
+	metrics, err := prommetrics.New(reg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store, _ := algorithms.NewMemoryStore()
+	defer store.Close()
+	ip := keyfunc.Must(keyfunc.IP())
+	old := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("per-ip", 100, ip)), policy.Must(policy.PerSecond("burst", 10, ip)),
+	}, middleware.WithObserver(metrics.ForMiddleware()))
+	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 200, ip))},
+		middleware.WithObserver(metrics.ForMiddleware()))
+	handler := m.Handler(http.NotFoundHandler()) // serving from now on
+	old.Close()
+	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+
+	w := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(w.Body.String(), "\n") {
+		if strings.HasPrefix(line, "ratekeeper_effective_limit") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// ratekeeper_effective_limit{policy="per-ip"} 200
 }
