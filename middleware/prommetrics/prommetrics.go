@@ -342,18 +342,24 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		// the nil that means "not registered": Register would panic on it.
 		return nil, fmt.Errorf("prommetrics: New: the Registerer is a nil %T (pass nil, not a nil pointer, not to register)", reg)
 	}
+	// Checked first on a registry of its own, as a registry checks it: an
+	// invalid namespace or constant label is New's error, not one of
+	// every later registration or scrape; and an error of reg then comes
+	// of what reg already holds.
+	if err := prometheus.NewRegistry().Register(m); err != nil {
+		return nil, fmt.Errorf("prommetrics: registering the metrics of namespace %q: %w", o.namespace, err)
+	}
 	if reg == nil {
-		// Not registered here, but checked as a registry would check it:
-		// an invalid namespace or constant label is New's error, not one
-		// of every later registration or scrape.
-		reg = prometheus.NewRegistry()
+		return m, nil
 	}
 	if err := reg.Register(m); err != nil {
 		var are prometheus.AlreadyRegisteredError
 		if errors.As(err, &are) {
 			return nil, fmt.Errorf("prommetrics: metrics of namespace %q with these constant labels are already registered with this registry: share one Metrics between the middlewares, or give each its own WithConstLabels (the same label names, other values): %w", o.namespace, err)
 		}
-		return nil, fmt.Errorf("prommetrics: registering the metrics of namespace %q: %w", o.namespace, err)
+		// Not typed: a clash with what reg holds, or a label a wrapping
+		// Registerer adds (prometheus.WrapRegistererWith).
+		return nil, fmt.Errorf("prommetrics: registering the metrics of namespace %q: %w (if this registry holds a metric of one of these names, from another Metrics with other WithConstLabels label names or from another library, give every Metrics on one registry the same constant label names, or this one another WithNamespace)", o.namespace, err)
 	}
 	return m, nil
 }
