@@ -960,7 +960,7 @@ func (m *Middleware) setState(s State) {
 // adaptive Controller still fed by m's last requests makes, or new
 // policies): the limit gauges, one per policy name, are left to the
 // middleware that replaces m, whose policies bear the same names (a
-// policy m had and it has not keeps its gauges: nothing removes them). A
+// policy m had and it has not keeps its gauges, unless m's observer was a prommetrics or otelmetrics ForMiddleware, which removes them). A
 // middleware without
 // observers, whose changes are logged (see [WithLogger]), goes on logging
 // them.

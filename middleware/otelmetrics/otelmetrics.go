@@ -137,7 +137,8 @@
 // Recording a request does not allocate: the attribute sets of each
 // policy and outcome are built once, when the middleware reports the
 // policy's limit (or at the policy's first request), and passed with
-// metric.WithAttributeSet; a policy removed from the rule set drops them.
+// metric.WithAttributeSet; a policy no observed middleware has any more
+// (removed from the rule set, or its middleware closed) drops them.
 // A request's measurements (ratekeeper.requests, ratekeeper.errors,
 // ratekeeper.decision.duration, ratekeeper.hold.duration) are made with
 // its context, so an SDK
