@@ -2,6 +2,7 @@ package otelmetrics_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -67,4 +68,28 @@ func TestRebuiltMiddlewareClose(t *testing.T) {
 		"ratekeeper.configured_limit{policy=c} 7",
 		"ratekeeper.effective_limit{policy=a} 20",
 		"ratekeeper.effective_limit{policy=c} 7")
+}
+
+// TestForMiddlewareAllocations: a request observed through a
+// ForMiddleware allocates no more than one observed by the Observer
+// itself.
+func TestForMiddlewareAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: AllocsPerRun runs hundreds of requests")
+	}
+	obs, _ := newObserver(t)
+	mem := memStore(t)
+	handler := func(name string, o middleware.Observer) http.Handler {
+		return middleware.MustNew(mem, []*policy.Policy{fixed(name, 1_000_000, remote)}, middleware.WithObserver(o)).
+			Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	}
+	direct, bound := handler("direct", obs), handler("bound", obs.ForMiddleware())
+	r := httptest.NewRequest("GET", "/", nil)
+	direct.ServeHTTP(httptest.NewRecorder(), r)
+	bound.ServeHTTP(httptest.NewRecorder(), r)
+	a := testing.AllocsPerRun(200, func() { direct.ServeHTTP(httptest.NewRecorder(), r) })
+	b := testing.AllocsPerRun(200, func() { bound.ServeHTTP(httptest.NewRecorder(), r) })
+	if b > a {
+		t.Errorf("through ForMiddleware %v allocations per request, through the Observer %v", b, a)
+	}
 }

@@ -2,6 +2,7 @@ package prommetrics_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -100,4 +101,27 @@ func TestRebuiltMiddlewareOldReloaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLimits(t, reg, "old dropped a", "a=20", "b=5")
+}
+
+// TestForMiddlewareAllocations: a request observed through a
+// ForMiddleware allocates no more than one observed by the Metrics
+// itself.
+func TestForMiddlewareAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: AllocsPerRun runs hundreds of requests")
+	}
+	_, metrics, mem := metricsAndStore(t)
+	handler := func(name string, obs middleware.Observer) http.Handler {
+		return middleware.MustNew(mem, []*policy.Policy{fixed(name, 1_000_000, remote)}, middleware.WithObserver(obs)).
+			Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	}
+	direct, bound := handler("direct", metrics), handler("bound", metrics.ForMiddleware())
+	r := httptest.NewRequest("GET", "/", nil)
+	direct.ServeHTTP(httptest.NewRecorder(), r)
+	bound.ServeHTTP(httptest.NewRecorder(), r)
+	a := testing.AllocsPerRun(200, func() { direct.ServeHTTP(httptest.NewRecorder(), r) })
+	b := testing.AllocsPerRun(200, func() { bound.ServeHTTP(httptest.NewRecorder(), r) })
+	if b > a {
+		t.Errorf("through ForMiddleware %v allocations per request, through the Metrics %v", b, a)
+	}
 }
