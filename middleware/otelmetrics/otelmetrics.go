@@ -498,7 +498,10 @@ func (ob *Observer) ObserveState(from, to middleware.State) {
 
 // ObserveClose implements [middleware.CloseObserver]: a middleware closed
 // in State last ([middleware.Middleware.Close]) is counted out of
-// ratekeeper.failure_state, as if it had returned to healthy.
+// ratekeeper.failure_state, as if it had returned to healthy. The limit
+// gauges stay: ob, observing the middlewares it was passed to alike,
+// cannot tell which of the limits it was told are the closed one's (an
+// [Observer.ForMiddleware] can).
 func (ob *Observer) ObserveClose(last middleware.State) {
 	ob.states.Transition(last, middleware.StateHealthy, nil)
 }

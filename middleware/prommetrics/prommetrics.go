@@ -423,7 +423,10 @@ func (m *Metrics) ObserveState(from, to middleware.State) {
 
 // ObserveClose implements [middleware.CloseObserver]: a middleware closed
 // in State last ([middleware.Middleware.Close]) is counted out of the
-// failure_state gauges, as if it had returned to healthy.
+// failure_state gauges, as if it had returned to healthy. The limit
+// gauges stay: m, observing the middlewares it was passed to alike,
+// cannot tell which of the limits it was told are the closed one's (a
+// [Metrics.ForMiddleware] can).
 func (m *Metrics) ObserveClose(last middleware.State) {
 	m.states.Transition(last, middleware.StateHealthy, m.setStates)
 }
