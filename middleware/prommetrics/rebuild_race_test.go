@@ -106,7 +106,8 @@ func TestRebuildsUnderTraffic(t *testing.T) {
 }
 
 // gatherValue returns the value of the counter or gauge series of family
-// name with the label pairs given, gathered from g.
+// name with the label pairs given (a histogram's: its count), gathered
+// from g.
 func gatherValue(g prometheus.Gatherer, name string, labels ...string) (float64, error) {
 	mfs, err := g.Gather()
 	if err != nil {
@@ -129,6 +130,9 @@ func gatherValue(g prometheus.Gatherer, name string, labels ...string) (float64,
 			}
 			if c := m.GetCounter(); c != nil {
 				return c.GetValue(), nil
+			}
+			if h := m.GetHistogram(); h != nil {
+				return float64(h.GetSampleCount()), nil
 			}
 			return m.GetGauge().GetValue(), nil
 		}
