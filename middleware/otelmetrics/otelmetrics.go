@@ -126,7 +126,9 @@
 // prommetrics (see its package doc, Several middlewares): a name reports
 // the limits reported last among the middlewares that have the policy;
 // one middleware closed, or reloaded without the policy, leaves the name
-// to the others, and the points stop when none has it. An Observer passed
+// to the others, and the points stop when none has it; one dropped
+// without Close is counted out alike (of failure_state too) once the
+// garbage collector finds it unreachable. An Observer passed
 // itself to several middlewares cannot tell them apart: a reload of one
 // dropping a policy stops the points of that name, which another may
 // have, and a middleware closed leaves its limits (a name only it had
@@ -154,6 +156,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -546,15 +549,33 @@ var (
 // the limit gauges what it reported and nothing another middleware
 // reports (see Several middlewares in the package doc). Give each
 // middleware its own. It is safe for concurrent use.
+//
+// A middleware dropped without Close is counted out of the gauges
+// (failure_state and the limits) as by Close once the garbage collector
+// finds its Binding unreachable: the middleware is then gone (nothing can
+// serve through it), and the gauges do not report it for ever, though
+// they do until a collection.
 type Binding struct {
-	ob    *Observer
-	owner metricset.Owner
+	ob *Observer
+	mb *metricset.Member // apart from the Binding: the argument of its cleanup
 }
 
 // ForMiddleware returns a new observer of one middleware, recording with
 // ob: pass it to that middleware alone
 // (middleware.WithObserver(obs.ForMiddleware())).
-func (ob *Observer) ForMiddleware() *Binding { return &Binding{ob: ob} }
+func (ob *Observer) ForMiddleware() *Binding {
+	b := &Binding{ob: ob, mb: new(metricset.Member)}
+	runtime.AddCleanup(b, ob.forget, b.mb)
+	return b
+}
+
+// forget counts mb, the middleware of a Binding, out of the gauges: out of
+// failure_state as if it had returned to healthy, and out of the limit
+// gauges as if it had dropped every policy.
+func (ob *Observer) forget(mb *metricset.Member) {
+	ob.states.Subtract(&mb.States, nil)
+	ob.policies.CloseOwner(&mb.Owner, nil)
+}
 
 // ObserveRequest implements [middleware.Observer], as
 // [Observer.ObserveRequest].
@@ -562,7 +583,10 @@ func (b *Binding) ObserveRequest(e middleware.Event) { b.ob.ObserveRequest(e) }
 
 // ObserveState implements [middleware.Observer], as
 // [Observer.ObserveState].
-func (b *Binding) ObserveState(from, to middleware.State) { b.ob.ObserveState(from, to) }
+func (b *Binding) ObserveState(from, to middleware.State) {
+	b.mb.States.Transition(from, to, nil)
+	b.ob.ObserveState(from, to)
+}
 
 // ObserveGiveBack implements [middleware.GiveBackObserver], as
 // [Observer.ObserveGiveBack].
@@ -572,14 +596,14 @@ func (b *Binding) ObserveGiveBack(name string) { b.ob.ObserveGiveBack(name) }
 // as b's middleware has it, which its gauges report from now on (until
 // another middleware reports the name's).
 func (b *Binding) ObserveLimit(name string, limit, configured int64) {
-	b.ob.policies.SetLimits(&b.owner, name, limit, configured, nil)
+	b.ob.policies.SetLimits(&b.mb.Owner, name, limit, configured, nil)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: b's
 // middleware no longer has the policy. Its limit gauges report the limits
 // of another middleware that has it, or stop if none has.
 func (b *Binding) ObservePolicyRemoved(name string) {
-	b.ob.policies.RemoveLimits(&b.owner, name, nil)
+	b.ob.policies.RemoveLimits(&b.mb.Owner, name, nil)
 }
 
 // ObserveClose implements [middleware.CloseObserver]: b's middleware is
@@ -588,6 +612,7 @@ func (b *Binding) ObservePolicyRemoved(name string) {
 // it alone has stops being reported, one another middleware has reports
 // that one's limits.
 func (b *Binding) ObserveClose(last middleware.State) {
+	b.mb.States.Transition(last, middleware.StateHealthy, nil)
 	b.ob.ObserveClose(last)
-	b.ob.policies.CloseOwner(&b.owner, nil)
+	b.ob.policies.CloseOwner(&b.mb.Owner, nil)
 }

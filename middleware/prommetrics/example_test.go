@@ -69,6 +69,7 @@ func ExampleMetrics_ForMiddleware() {
 	}, middleware.WithObserver(metrics.ForMiddleware()))
 	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 200, ip))},
 		middleware.WithObserver(metrics.ForMiddleware()))
+	defer m.Close()
 	handler := m.Handler(http.NotFoundHandler()) // serving from now on
 	old.Close()
 	handler.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))

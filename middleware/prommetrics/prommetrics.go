@@ -83,8 +83,9 @@
 // limit series then reflects the middlewares still live: a name reports
 // the limits reported last among the middlewares that have the policy;
 // one middleware closed, or reloaded without the policy, leaves the name
-// to the others, at their limits, and the series go when none has it.
-// An application that rebuilds its middleware (a change
+// to the others, at their limits, and the series go when none has it. A
+// middleware dropped without Close is counted out alike (of failure_state
+// too) once the garbage collector finds it unreachable. An application that rebuilds its middleware (a change
 // [middleware.Middleware.ApplyConfig] cannot make in place) and closes
 // the old one thus reports the new one's limits alone:
 //
@@ -141,6 +142,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -494,22 +496,43 @@ var (
 // the limit gauges what it reported and nothing another middleware
 // reports (see Several middlewares in the package doc). Give each
 // middleware its own. It is safe for concurrent use.
+//
+// A middleware dropped without Close is counted out of the gauges
+// (failure_state and the limits) as by Close once the garbage collector
+// finds its Binding unreachable: the middleware is then gone (nothing can
+// serve through it), and the gauges do not report it for ever, though
+// they do until a collection.
 type Binding struct {
-	m     *Metrics
-	owner metricset.Owner
+	m  *Metrics
+	mb *metricset.Member // apart from the Binding: the argument of its cleanup
 }
 
 // ForMiddleware returns a new observer of one middleware, recording into
 // m: pass it to that middleware alone
 // (middleware.WithObserver(metrics.ForMiddleware())).
-func (m *Metrics) ForMiddleware() *Binding { return &Binding{m: m} }
+func (m *Metrics) ForMiddleware() *Binding {
+	b := &Binding{m: m, mb: new(metricset.Member)}
+	runtime.AddCleanup(b, m.forget, b.mb)
+	return b
+}
+
+// forget counts mb, the middleware of a Binding, out of the gauges: out of
+// failure_state as if it had returned to healthy, and out of the limit
+// gauges as if it had dropped every policy.
+func (m *Metrics) forget(mb *metricset.Member) {
+	m.states.Subtract(&mb.States, m.setStates)
+	m.policies.CloseOwner(&mb.Owner, m.setLimits)
+}
 
 // ObserveRequest implements [middleware.Observer], as
 // [Metrics.ObserveRequest].
 func (b *Binding) ObserveRequest(e middleware.Event) { b.m.ObserveRequest(e) }
 
 // ObserveState implements [middleware.Observer], as [Metrics.ObserveState].
-func (b *Binding) ObserveState(from, to middleware.State) { b.m.ObserveState(from, to) }
+func (b *Binding) ObserveState(from, to middleware.State) {
+	b.mb.States.Transition(from, to, nil)
+	b.m.ObserveState(from, to)
+}
 
 // ObserveGiveBack implements [middleware.GiveBackObserver], as
 // [Metrics.ObserveGiveBack].
@@ -519,14 +542,14 @@ func (b *Binding) ObserveGiveBack(name string) { b.m.ObserveGiveBack(name) }
 // as b's middleware has it, which its gauges report from now on (until
 // another middleware reports the name's).
 func (b *Binding) ObserveLimit(name string, limit, configured int64) {
-	b.m.policies.SetLimits(&b.owner, name, limit, configured, b.m.setLimits)
+	b.m.policies.SetLimits(&b.mb.Owner, name, limit, configured, b.m.setLimits)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: b's
 // middleware no longer has the policy. Its limit gauges report the limits
 // of another middleware that has it, or are deleted if none has.
 func (b *Binding) ObservePolicyRemoved(name string) {
-	b.m.policies.RemoveLimits(&b.owner, name, b.m.setLimits)
+	b.m.policies.RemoveLimits(&b.mb.Owner, name, b.m.setLimits)
 }
 
 // ObserveClose implements [middleware.CloseObserver]: b's middleware is
@@ -534,8 +557,9 @@ func (b *Binding) ObservePolicyRemoved(name string) {
 // the limit gauges, as if it had dropped every policy: a name it alone has
 // loses its gauges, one another middleware has reports that one's limits.
 func (b *Binding) ObserveClose(last middleware.State) {
+	b.mb.States.Transition(last, middleware.StateHealthy, nil)
 	b.m.ObserveClose(last)
-	b.m.policies.CloseOwner(&b.owner, b.m.setLimits)
+	b.m.policies.CloseOwner(&b.mb.Owner, b.m.setLimits)
 }
 
 // StateGauge returns the failure_state gauge of state s ("healthy",

@@ -3,6 +3,7 @@ package prommetrics_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -81,13 +82,14 @@ func TestRebuiltMiddlewareClose(t *testing.T) {
 func TestRebuiltMiddlewareOldReportsLast(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	old := middleware.MustNew(mem, []*policy.Policy{fixed("a", 100, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
-	middleware.MustNew(mem, []*policy.Policy{fixed("a", 100, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("a", 100, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
 	if err := old.SetLimit("a", 80); err != nil {
 		t.Fatal(err)
 	}
 	wantLimits(t, reg, "old lowered a", "a=80/100")
 	old.Close()
 	wantLimits(t, reg, "old closed", "a=100")
+	runtime.KeepAlive(m) // live to the end: a middleware collected is counted out
 }
 
 // TestRebuiltMiddlewareOldReloaded: old, still live, is reloaded in place
@@ -96,11 +98,12 @@ func TestRebuiltMiddlewareOldReportsLast(t *testing.T) {
 func TestRebuiltMiddlewareOldReloaded(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	old := middleware.MustNew(mem, []*policy.Policy{fixed("a", 10, remote), fixed("b", 5, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
-	middleware.MustNew(mem, []*policy.Policy{fixed("a", 20, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("a", 20, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
 	if err := old.SetPolicies([]*policy.Policy{fixed("b", 5, remote)}); err != nil {
 		t.Fatal(err)
 	}
 	wantLimits(t, reg, "old dropped a", "a=20", "b=5")
+	runtime.KeepAlive(m)
 }
 
 // TestForMiddlewareAllocations: a request observed through a

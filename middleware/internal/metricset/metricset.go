@@ -151,6 +151,17 @@ type named[P any] struct {
 	reports []reported
 }
 
+// A Member is what an adapter keeps of one middleware it observes
+// through an observer of its own: the limits it reported (Owner, of the
+// adapter's Policies) and the failure State transitions it made (States,
+// counted in the adapter's States too), so that both can be taken out of
+// the adapter's gauges when the middleware is closed, or gone without
+// Close. The zero value is ready to use.
+type Member struct {
+	Owner  Owner
+	States States
+}
+
 // A reported is the limits an owner reported last for a name.
 type reported struct {
 	owner             *Owner
@@ -529,6 +540,25 @@ func (st *States) Transition(from, to middleware.State, report func(StateValues)
 	}
 	if to != middleware.StateHealthy && int(to) < len(st.failing) {
 		st.failing[to]++
+	}
+	if report != nil {
+		report(st.valuesLocked())
+	}
+}
+
+// Subtract takes out of st the transitions counted in other (those of
+// some of the middlewares st counts, counted in other too), as if those
+// middlewares had all returned to healthy, and then, unless report is
+// nil, calls it with the gauges' values, the lock still held. other must
+// not be st.
+func (st *States) Subtract(other *States, report func(StateValues)) {
+	other.mu.Lock()
+	counted := other.failing
+	other.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for s, n := range counted {
+		st.failing[s] -= n
 	}
 	if report != nil {
 		report(st.valuesLocked())

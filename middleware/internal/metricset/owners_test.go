@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
 )
 
@@ -105,5 +106,31 @@ func TestOwnersConcurrent(t *testing.T) {
 	}
 	if fmt.Sprint(last) != "map[p0:1/1]" {
 		t.Errorf("last told %v, want map[p0:1/1]", last)
+	}
+}
+
+// TestStatesSubtract: the transitions of one middleware, counted in its
+// own States as well, taken out of the adapter's: the other middleware's
+// state remains, whatever state the first was left in, and a middleware
+// already counted out (closed) takes nothing out again.
+func TestStatesSubtract(t *testing.T) {
+	var all, a, b metricset.States
+	both := func(own *metricset.States, from, to middleware.State) {
+		own.Transition(from, to, nil)
+		all.Transition(from, to, nil)
+	}
+	both(&a, middleware.StateHealthy, middleware.StateFailingOpen)
+	both(&a, middleware.StateFailingOpen, middleware.StateFallback)
+	both(&b, middleware.StateHealthy, middleware.StateFailingClosed)
+	var told metricset.StateValues
+	all.Subtract(&a, func(v metricset.StateValues) { told = v })
+	want := metricset.StateValues{middleware.StateFailingClosed: 1}
+	if got := all.Values(); got != want || told != want {
+		t.Errorf("a taken out: %v (told %v), want %v", got, told, want)
+	}
+	both(&b, middleware.StateFailingClosed, middleware.StateHealthy) // b closed
+	all.Subtract(&b, nil)
+	if got, want := all.Values(), (metricset.StateValues{middleware.StateHealthy: 1}); got != want {
+		t.Errorf("b closed, then taken out: %v, want %v", got, want)
 	}
 }
