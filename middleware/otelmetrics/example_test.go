@@ -82,3 +82,46 @@ func Example() {
 	// ratekeeper.requests policy=per-ip outcome=denied: 1
 	// ratekeeper.requests policy=per-ip outcome=shadow_denied: 0
 }
+
+// A middleware rebuilt from a new configuration (rather than reloaded in
+// place) and the old one closed: each has its own ForMiddleware of the
+// one Observer, so the limit gauges report the new middleware's policies
+// alone once the old one is closed.
+func ExampleObserver_ForMiddleware() {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	obs, err := otelmetrics.New(mp)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store, _ := algorithms.NewMemoryStore()
+	defer store.Close()
+	ip := keyfunc.Must(keyfunc.IP())
+	old := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("per-ip", 100, ip)), policy.Must(policy.PerSecond("burst", 10, ip)),
+	}, middleware.WithObserver(obs.ForMiddleware()))
+	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 200, ip))},
+		middleware.WithObserver(obs.ForMiddleware()))
+	defer m.Close()
+	old.Close()
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, metric := range sm.Metrics {
+			if g, ok := metric.Data.(metricdata.Gauge[int64]); ok && metric.Name == "ratekeeper.effective_limit" {
+				for _, dp := range g.DataPoints {
+					p, _ := dp.Attributes.Value(otelmetrics.AttrPolicy)
+					fmt.Printf("%s policy=%s: %d\n", metric.Name, p.String(), dp.Value)
+				}
+			}
+		}
+	}
+	// Output:
+	// ratekeeper.effective_limit policy=per-ip: 200
+}
