@@ -3,8 +3,9 @@
 // their metrics API: the decision latency and hold buckets and their
 // validation, how an [middleware.Event] maps to per-policy outcomes and
 // error kinds and to the holds of leaky_queue policies, the per-policy
-// cache of an adapter's metrics (and of its limits, for an adapter whose
-// gauges are read at collection), and the counting of failure state
+// cache of an adapter's metrics, the limits each observed middleware
+// reported per policy (so that one middleware closed or reloaded never
+// removes what another still reports), and the counting of failure state
 // transitions. Each adapter keeps its metrics API, its
 // names and its error messages' prefix.
 package metricset
