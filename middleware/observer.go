@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -96,6 +97,33 @@ type GiveBackObserver interface {
 type CloseObserver interface {
 	Observer
 	ObserveClose(last State)
+}
+
+// A SharedObserver is an [Observer] made to be shared by any number of
+// middlewares (those of an application, or a middleware and the one
+// rebuilt to replace it) that keeps what each reports apart: the metrics
+// of [prommetrics] and otelmetrics, whose limit gauges are per policy
+// name. Passed to [WithObserver], it is not what the middleware calls:
+// each time the option is applied (once per middleware built, even when
+// one Option value is given to several [New] calls) WithObserver asks it
+// for the observer of that middleware alone, with ForMiddleware, and the
+// middleware reports to that one. So the Close of one middleware, or a
+// reload of it dropping a policy, takes out of the shared observer what
+// that middleware reported and nothing another one does.
+//
+// WithObserver asks only the observers it is given: a SharedObserver
+// inside an Observer of the application's (one that calls several, say)
+// is called as is, and cannot tell the middlewares apart; give the
+// wrapper a ForMiddleware that wraps the shared one's.
+//
+// [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics
+type SharedObserver interface {
+	Observer
+	// ForMiddleware returns a new observer of one middleware, not nil.
+	// WithObserver installs it as is (it does not ask it for a
+	// ForMiddleware in turn), so it need not, and should not, implement
+	// SharedObserver itself.
+	ForMiddleware() Observer
 }
 
 // An Event is the outcome of one evaluated request. It is passed by value;
@@ -263,7 +291,10 @@ func (f Failure) state() State {
 }
 
 // WithObserver sets the observers of the middleware, called in order (see
-// [Observer]). Several WithObserver options add up.
+// [Observer]). Several WithObserver options add up. An observer that is a
+// [SharedObserver] is replaced by its ForMiddleware each time the option
+// is applied: pass one metrics Observer to every middleware (or one
+// Option to every New) and each middleware is kept apart.
 func WithObserver(obs ...Observer) Option {
 	return func(m *Middleware) error {
 		for _, o := range obs {
@@ -272,6 +303,13 @@ func WithObserver(obs ...Observer) Option {
 			}
 		}
 		all := append([]Observer(nil), obs...)
+		for i, o := range all {
+			if so, ok := o.(SharedObserver); ok {
+				if all[i] = so.ForMiddleware(); nilness.Is(all[i]) {
+					return fmt.Errorf("middleware: WithObserver: ForMiddleware of the %T returned nil", o)
+				}
+			}
+		}
 		if m.obs != nil {
 			all = append([]Observer{m.obs}, all...)
 		}

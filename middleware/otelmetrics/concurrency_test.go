@@ -3,6 +3,7 @@ package otelmetrics_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,4 +85,5 @@ func TestConcurrentRequestsReloadsAndCollections(t *testing.T) {
 	if got, want := only(points, "ratekeeper.effective"), "ratekeeper.effective_limit{policy=kept} 1000000"; got != want {
 		t.Errorf("limits after the last reload (flapping removed):\n%s\nwant %s", got, want)
 	}
+	runtime.KeepAlive(m) // live to the end: a middleware collected is counted out
 }

@@ -138,7 +138,9 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	build := func(policies []*policy.Policy, opts ...middleware.Option) mw {
 		store := &switchable{Store: memStore(t)}
 		opts = append([]middleware.Option{both, middleware.WithClock(clock), middleware.WithBreaker(0, 0)}, opts...)
-		return mw{middleware.MustNew(store, policies, opts...), store}
+		m := middleware.MustNew(store, policies, opts...)
+		metrictest.KeepAlive(t, m) // its limits and failure state read at the end
+		return mw{m, store}
 	}
 	do := func(x mw, path string, ctx context.Context, header ...string) int {
 		h := x.m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -172,6 +174,7 @@ func TestSameSignalsAsPrometheus(t *testing.T) {
 	broken := build([]*policy.Policy{fixed("broken", 10, remote)}, middleware.WithBreaker(1, time.Minute))
 	build([]*policy.Policy{fixed("idle", 10, remote)}) // serves no request
 	giving := mw{m: middleware.MustNew(memStore(t), []*policy.Policy{login}, both, middleware.WithClock(clock))}
+	metrictest.KeepAlive(t, giving.m)
 	closed := build([]*policy.Policy{fixed("closed", 10, remote), fixed("removed", 10, remote)},
 		middleware.OnStoreError(middleware.FailClosed(time.Second)))
 

@@ -62,8 +62,8 @@
 //	ratekeeper.failure_state{state}      observable gauge ({state}): 1 for each failure
 //	                                     state (open, closed, fallback) an observed
 //	                                     middleware is in, and for healthy when none is
-//	                                     failing; else 0 (a middleware closed,
-//	                                     [Observer.ObserveClose], is counted out)
+//	                                     failing; else 0 (a middleware closed is
+//	                                     counted out)
 //	ratekeeper.effective_limit{policy}   observable gauge ({request}): the limit enforced
 //	                                     (adaptive, fleet)
 //	ratekeeper.configured_limit{policy}  observable gauge ({request}): the limit configured
@@ -108,8 +108,8 @@
 //
 // The limit gauges of a policy a reload removed from the rule set
 // (SetPolicies, or ApplyConfig, which package policy/reload calls) stop
-// being reported ([Observer.ObservePolicyRemoved]): they would state a
-// limit no longer enforced. Its counters and its hold.duration histogram
+// being reported, unless another middleware the Observer observes has the
+// policy: they would state a limit no longer enforced. Its counters and its hold.duration histogram
 // stay, as prommetrics keeps them (see its package doc, Removed
 // policies): under cumulative temporality (the default, and Prometheus's)
 // the SDK goes on exporting them at their last values, and they resume
@@ -119,20 +119,22 @@
 //
 // # Several middlewares
 //
-// The limit gauges are per policy name, so they must tell the middlewares
-// sharing an Observer apart: give each its own [Observer.ForMiddleware]
-// (counters, histograms and failure_state are the Observer's, shared).
-// Each limit point then reflects the middlewares still live, as in
-// prommetrics (see its package doc, Several middlewares): a name reports
-// the limits reported last among the middlewares that have the policy;
-// one middleware closed, or reloaded without the policy, leaves the name
+// Share one Observer among any number of middlewares: each is kept
+// apart, as in prommetrics (see its package doc, Several middlewares). An
+// Observer is a [middleware.SharedObserver]: [middleware.WithObserver]
+// gives each middleware built its own observer of it
+// ([Observer.ForMiddleware]). The counters, histograms and failure_state
+// add the middlewares up; the limit gauges, per policy name, report the
+// limits reported last among the live middlewares that have the policy.
+// One middleware closed, or reloaded without the policy, leaves the name
 // to the others, and the points stop when none has it; one dropped
 // without Close is counted out alike (of failure_state too) once the
-// garbage collector finds it unreachable. An Observer passed
-// itself to several middlewares cannot tell them apart: a reload of one
-// dropping a policy stops the points of that name, which another may
-// have, and a middleware closed leaves its limits (a name only it had
-// keeps reporting its last limits).
+// garbage collector finds it unreachable. A middleware rebuilt from a new
+// configuration, given the same Observer, and the old one closed thus
+// report the new one's limits alone. (An Observer inside an observer of
+// the application's, which WithObserver does not ask for a ForMiddleware,
+// cannot tell the middlewares apart: give the wrapper a ForMiddleware
+// that wraps the Observer's.)
 //
 // # Cost per request
 //
@@ -183,14 +185,14 @@ const (
 )
 
 // An Observer is a [middleware.Observer] recording OpenTelemetry metrics.
-// Build one per MeterProvider with [New]; to observe several middlewares
-// with it (or one rebuilt from a new configuration), give each its own
-// [Observer.ForMiddleware] (with [WithAttributes] to tell them apart in
-// every instrument, build one Observer per middleware). Middlewares
-// sharing one Observer add up in its counters and histograms;
+// Build one per MeterProvider with [New] and pass it to any number of
+// middlewares (one rebuilt from a new configuration too): each is kept
+// apart, as a [middleware.SharedObserver] (see Several middlewares in the
+// package doc). They add up in its counters and histograms;
 // failure_state is 1 for every state one of them is in; a policy name
-// that several have reports the limits set last (see Several middlewares
-// in the package doc). Two
+// that several have reports the limits set last. To tell them apart in
+// every instrument, build one Observer per middleware, with
+// [WithAttributes]. Two
 // Observers on one MeterProvider without distinct WithAttributes record
 // into the same series: their counters add up, but their gauges, each
 // observed by its own callback, overwrite each other. It is safe for
@@ -211,7 +213,7 @@ type Observer struct {
 	// policies holds the measurement options of each policy and the
 	// limit gauges' values, read by the callback.
 	policies *metricset.Policies[*perPolicy]
-	own      metricset.Owner // the limits reported to the Observer itself
+	own      metricset.Owner // the limits reported to the Observer itself (a middleware reports to a Binding)
 	states   metricset.States
 
 	reg       metric.Registration
@@ -500,11 +502,11 @@ func (ob *Observer) ObserveState(from, to middleware.State) {
 }
 
 // ObserveClose implements [middleware.CloseObserver]: a middleware closed
-// in State last ([middleware.Middleware.Close]) is counted out of
-// ratekeeper.failure_state, as if it had returned to healthy. The limit
-// gauges stay: ob, observing the middlewares it was passed to alike,
-// cannot tell which of the limits it was told are the closed one's (an
-// [Observer.ForMiddleware] can).
+// in State last is counted out of ratekeeper.failure_state, as if it had
+// returned to healthy. A middleware given ob tells its own
+// [Observer.ForMiddleware] instead, which also takes its limits out of
+// the limit gauges; called on ob itself, which cannot tell whose limits
+// it was told, ObserveClose leaves them.
 func (ob *Observer) ObserveClose(last middleware.State) {
 	ob.states.Transition(last, middleware.StateHealthy, nil)
 }
@@ -519,8 +521,8 @@ func (ob *Observer) ObserveLimit(name string, limit, configured int64) {
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
 // effective and configured limit gauges of a policy that left the rule
 // set are no longer reported (a gauge kept would report a limit no longer
-// enforced), unless a middleware observed through an
-// [Observer.ForMiddleware] has the policy: they report its limits then.
+// enforced), unless another middleware ob observes has the policy: they
+// report its limits then.
 // Otherwise its cached attribute sets are dropped. Its counters and hold
 // histogram stay, as counters of a past policy do.
 func (ob *Observer) ObservePolicyRemoved(name string) {
@@ -534,6 +536,7 @@ func (ob *Observer) ObserveGiveBack(name string) {
 }
 
 var (
+	_ middleware.SharedObserver   = (*Observer)(nil)
 	_ middleware.RemovalObserver  = (*Observer)(nil)
 	_ middleware.GiveBackObserver = (*Observer)(nil)
 	_ middleware.CloseObserver    = (*Observer)(nil)
@@ -547,8 +550,10 @@ var (
 // middleware reports apart from the other middlewares', so that its
 // middleware's Close, or a reload of it dropping a policy, removes from
 // the limit gauges what it reported and nothing another middleware
-// reports (see Several middlewares in the package doc). Give each
-// middleware its own. It is safe for concurrent use.
+// reports (see Several middlewares in the package doc).
+// [middleware.WithObserver] gives each middleware its own; a Binding is
+// not a [middleware.SharedObserver], so that it is not bound again. It is
+// safe for concurrent use.
 //
 // A middleware dropped without Close is counted out of the gauges
 // (failure_state and the limits) as by Close once the garbage collector
@@ -560,10 +565,12 @@ type Binding struct {
 	mb *metricset.Member // apart from the Binding: the argument of its cleanup
 }
 
-// ForMiddleware returns a new observer of one middleware, recording with
-// ob: pass it to that middleware alone
-// (middleware.WithObserver(obs.ForMiddleware())).
-func (ob *Observer) ForMiddleware() *Binding {
+// ForMiddleware returns a new observer of one middleware, a *[Binding],
+// recording with ob. It implements [middleware.SharedObserver]:
+// [middleware.WithObserver] calls it for each middleware given ob, so an
+// application need not; one that does passes the result to that
+// middleware alone.
+func (ob *Observer) ForMiddleware() middleware.Observer {
 	b := &Binding{ob: ob, mb: new(metricset.Member)}
 	runtime.AddCleanup(b, ob.forget, b.mb)
 	return b

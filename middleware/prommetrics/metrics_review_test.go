@@ -3,6 +3,7 @@ package prommetrics_test
 import (
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -147,6 +148,7 @@ ratekeeper_failure_state{state="open"} 0
 		"ratekeeper_requests_total", "ratekeeper_effective_limit", "ratekeeper_failure_state"); err != nil {
 		t.Error(err)
 	}
+	runtime.KeepAlive(m) // live to the end: a middleware collected is counted out
 }
 
 // TestEventWithoutResult: an Event without a Result (not one the

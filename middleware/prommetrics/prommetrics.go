@@ -66,47 +66,47 @@
 // Recording a request does not allocate: the counters of each policy are
 // looked up once and cached, and so are its hold series once created.
 //
-// The failure_state gauges count the transitions reported to
-// [Metrics.ObserveState], so that they hold for one Metrics observing
-// several middlewares (one failing closed while another recovers is not
-// healthy) and whatever the order in which concurrent requests report the
-// transitions they made. A middleware closed ([middleware.Middleware.Close],
-// [Metrics.ObserveClose]) is counted out of them: one an application
-// discards for a middleware rebuilt from a new configuration, sharing this
-// Metrics, leaves behind no State its store failed into.
+// The failure_state gauges count the transitions the middlewares report,
+// so that they hold for one Metrics observing several middlewares (one
+// failing closed while another recovers is not healthy) and whatever the
+// order in which concurrent requests report the transitions they made. A
+// middleware closed ([middleware.Middleware.Close]) is counted out of
+// them: one an application discards for a middleware rebuilt from a new
+// configuration leaves behind no State its store failed into.
 //
 // # Several middlewares
 //
-// The limit gauges are per policy name, so they must tell the middlewares
-// sharing a Metrics apart: give each its own [Metrics.ForMiddleware]
-// (counters, histograms and failure_state are the Metrics', shared). Each
-// limit series then reflects the middlewares still live: a name reports
-// the limits reported last among the middlewares that have the policy;
-// one middleware closed, or reloaded without the policy, leaves the name
-// to the others, at their limits, and the series go when none has it. A
-// middleware dropped without Close is counted out alike (of failure_state
-// too) once the garbage collector finds it unreachable. An application that rebuilds its middleware (a change
-// [middleware.Middleware.ApplyConfig] cannot make in place) and closes
-// the old one thus reports the new one's limits alone:
+// Share one Metrics among any number of middlewares: each is kept apart.
+// A Metrics is a [middleware.SharedObserver]: [middleware.WithObserver]
+// gives each middleware built its own observer of it
+// ([Metrics.ForMiddleware]). The counters, histograms and failure_state
+// add the middlewares up; the limit gauges, per policy name, report the
+// limits reported last among the live middlewares that have the policy.
+// One middleware closed, or reloaded without the policy, leaves the name
+// to the others, at their limits, and the series go when none has it; one
+// dropped without Close is counted out alike (of failure_state too) once
+// the garbage collector finds it unreachable. An application that
+// rebuilds its middleware (a change [middleware.Middleware.ApplyConfig]
+// cannot make in place) and closes the old one thus reports the new one's
+// limits alone:
 //
-//	old, err := middleware.New(store, policies, middleware.WithObserver(metrics.ForMiddleware()))
+//	old, err := middleware.New(store, policies, middleware.WithObserver(metrics))
 //	...
-//	m, err := middleware.New(store, rebuilt, middleware.WithObserver(metrics.ForMiddleware()))
+//	m, err := middleware.New(store, rebuilt, middleware.WithObserver(metrics))
 //	... // serve m
 //	old.Close() // the gauges of a policy only old had go; m's stay
 //
-// A Metrics passed itself to several middlewares cannot tell them apart:
-// a reload of one dropping a policy deletes the gauges of that name, which
-// another may have, and a middleware closed leaves its limits (a name
-// only it had keeps its gauges, at its last limits).
+// (A Metrics inside an observer of the application's, which WithObserver
+// does not ask for a ForMiddleware, cannot tell the middlewares apart:
+// give the wrapper a ForMiddleware that wraps the Metrics'.)
 //
 // # Removed policies
 //
 // When a reload drops a policy ([middleware.Middleware.SetPolicies], or
 // [middleware.Middleware.ApplyConfig], which package policy/reload calls),
 // its effective_limit and configured_limit series are deleted (unless
-// another middleware observed through a [Metrics.ForMiddleware] of this
-// Metrics has the policy): they would state a limit no longer enforced.
+// another middleware this Metrics observes has the policy): they would
+// state a limit no longer enforced.
 // Its counters (requests_total, errors_total, given_back_total) and its
 // hold_seconds histogram stay, at their last values, for the life of the Metrics: a counter must not go
 // back, and one deleted would lose its increments since the last scrape
@@ -155,14 +155,14 @@ import (
 )
 
 // A Metrics is a [middleware.Observer] recording Prometheus metrics. Build
-// one per registry with [New]; to observe several middlewares with it (or
-// one rebuilt from a new configuration), give each its own
-// [Metrics.ForMiddleware] (with [WithConstLabels] to tell them apart in
-// every metric, build one Metrics per middleware on the same registry).
-// Middlewares sharing one Metrics add up in its counters and histograms;
-// failure_state is 1 for every state one of them is in; a policy name
-// that several have reports the limits set last (see Several middlewares
-// in the package doc). It is safe for concurrent use.
+// one per registry with [New] and pass it to any number of middlewares
+// (one rebuilt from a new configuration too): each is kept apart, as a
+// [middleware.SharedObserver] (see Several middlewares in the package
+// doc). They add up in its counters and histograms; failure_state is 1
+// for every state one of them is in; a policy name that several have
+// reports the limits set last. To tell them apart in every metric, build
+// one Metrics per middleware on the same registry, with
+// [WithConstLabels]. It is safe for concurrent use.
 type Metrics struct {
 	requests   *prometheus.CounterVec
 	errs       *prometheus.CounterVec
@@ -174,8 +174,9 @@ type Metrics struct {
 	givenBack  *prometheus.CounterVec
 
 	// policies caches the counters of each policy, and keeps the limits
-	// each middleware reported (own: those reported to the Metrics itself;
-	// a Binding's: those reported to it).
+	// each middleware reported (a Binding's: those reported to it; own:
+	// those reported to the Metrics itself, which a middleware does not,
+	// WithObserver giving it a Binding).
 	policies *metricset.Policies[*counters]
 	own      metricset.Owner
 	// holds caches the hold series of each policy, per outcome, created
@@ -414,21 +415,22 @@ func (m *Metrics) ObserveRequest(e middleware.Event) {
 }
 
 // ObserveState implements [middleware.Observer]. One middleware reports
-// its transitions in the order it makes them (under its state lock).
-// Counting the transitions, rather than taking the last report
-// for the state, keeps the several middlewares one Metrics may observe
-// apart (one failing while another is healthy), and ends in the state
-// made last even for an observer told out of order.
+// its transitions in the order it makes them (under its state lock), to
+// its [Metrics.ForMiddleware], which passes them on here. Counting the
+// transitions, rather than taking the last report for the state, keeps
+// the several middlewares one Metrics may observe apart (one failing
+// while another is healthy), and ends in the state made last even for an
+// observer told out of order.
 func (m *Metrics) ObserveState(from, to middleware.State) {
 	m.states.Transition(from, to, m.setStates)
 }
 
 // ObserveClose implements [middleware.CloseObserver]: a middleware closed
-// in State last ([middleware.Middleware.Close]) is counted out of the
-// failure_state gauges, as if it had returned to healthy. The limit
-// gauges stay: m, observing the middlewares it was passed to alike,
-// cannot tell which of the limits it was told are the closed one's (a
-// [Metrics.ForMiddleware] can).
+// in State last is counted out of the failure_state gauges, as if it had
+// returned to healthy. A middleware given m tells its own
+// [Metrics.ForMiddleware] instead, which also takes its limits out of the
+// limit gauges; called on m itself, which cannot tell whose limits it was
+// told, ObserveClose leaves them.
 func (m *Metrics) ObserveClose(last middleware.State) {
 	m.states.Transition(last, middleware.StateHealthy, m.setStates)
 }
@@ -454,8 +456,8 @@ func (m *Metrics) ObserveLimit(name string, limit, configured int64) {
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
 // effective and configured limit gauges of a policy that left the rule set
 // are deleted (a gauge kept would report a limit no longer enforced),
-// unless a middleware observed through a [Metrics.ForMiddleware] has the
-// policy: they report its limits then. Its counters and hold histogram
+// unless another middleware m observes has the policy: they report its
+// limits then. Its counters and hold histogram
 // stay, as counters of a past policy do.
 func (m *Metrics) ObservePolicyRemoved(name string) {
 	m.policies.RemoveLimits(&m.own, name, m.setLimits)
@@ -481,6 +483,7 @@ func (m *Metrics) ObserveGiveBack(name string) {
 }
 
 var (
+	_ middleware.SharedObserver   = (*Metrics)(nil)
 	_ middleware.RemovalObserver  = (*Metrics)(nil)
 	_ middleware.GiveBackObserver = (*Metrics)(nil)
 	_ middleware.CloseObserver    = (*Metrics)(nil)
@@ -494,8 +497,10 @@ var (
 // middleware reports apart from the other middlewares', so that its
 // middleware's Close, or a reload of it dropping a policy, removes from
 // the limit gauges what it reported and nothing another middleware
-// reports (see Several middlewares in the package doc). Give each
-// middleware its own. It is safe for concurrent use.
+// reports (see Several middlewares in the package doc).
+// [middleware.WithObserver] gives each middleware its own; a Binding is
+// not a [middleware.SharedObserver], so that it is not bound again. It is
+// safe for concurrent use.
 //
 // A middleware dropped without Close is counted out of the gauges
 // (failure_state and the limits) as by Close once the garbage collector
@@ -507,10 +512,12 @@ type Binding struct {
 	mb *metricset.Member // apart from the Binding: the argument of its cleanup
 }
 
-// ForMiddleware returns a new observer of one middleware, recording into
-// m: pass it to that middleware alone
-// (middleware.WithObserver(metrics.ForMiddleware())).
-func (m *Metrics) ForMiddleware() *Binding {
+// ForMiddleware returns a new observer of one middleware, a *[Binding],
+// recording into m. It implements [middleware.SharedObserver]:
+// [middleware.WithObserver] calls it for each middleware given m, so an
+// application need not; one that does passes the result to that
+// middleware alone.
+func (m *Metrics) ForMiddleware() middleware.Observer {
 	b := &Binding{m: m, mb: new(metricset.Member)}
 	runtime.AddCleanup(b, m.forget, b.mb)
 	return b

@@ -44,6 +44,7 @@ func InvalidDecision(t *testing.T, obs middleware.Observer, status int, opts ...
 	t.Cleanup(func() { mem.Close() })
 	opts = append([]middleware.Option{middleware.WithObserver(obs), middleware.WithErrorHandler(func(*http.Request, error) {})}, opts...)
 	m := middleware.MustNew(delayingStore{mem}, []*policy.Policy{Fixed("per-ip", 10, Remote)}, opts...)
+	KeepAlive(t, m)
 	r := chi.NewRouter()
 	r.Use(m.Handler)
 	r.Get("/", func(http.ResponseWriter, *http.Request) {})

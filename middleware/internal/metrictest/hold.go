@@ -49,6 +49,7 @@ func NewHoldRun(t *testing.T, obs middleware.Observer, policies []*policy.Policy
 		middleware.WithWait(func(ctx context.Context, d time.Duration) error { return run.Wait(ctx, d) }),
 		middleware.WithErrorHandler(func(*http.Request, error) {})}, opts...)
 	run.M = middleware.MustNew(mem, policies, opts...)
+	KeepAlive(t, run.M)
 	r := chi.NewRouter()
 	r.Use(run.M.Handler)
 	r.Get("/", func(http.ResponseWriter, *http.Request) {})

@@ -7,11 +7,14 @@ package metrictest
 
 import (
 	"net/http"
+	"runtime"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -43,4 +46,13 @@ func (c *StepClock) Now() time.Time {
 // key.
 func Fixed(name string, limit int64, key keyfunc.Func) *policy.Policy {
 	return policy.Must(policy.New(name, algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: limit, Window: time.Minute}, key))
+}
+
+// KeepAlive keeps m reachable until the test ends. A middleware given a
+// SharedObserver (the Metrics, the Observer) is counted out of its gauges
+// once the garbage collector finds it unreachable, as one dropped without
+// Close; a test that reads the gauges after its last use of m would
+// otherwise read them with or without m, as a collection happened or not.
+func KeepAlive(t testing.TB, m *middleware.Middleware) {
+	t.Cleanup(func() { runtime.KeepAlive(m) })
 }
