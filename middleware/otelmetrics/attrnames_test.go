@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -32,6 +33,7 @@ func TestAttributeNamesArePrometheusLabels(t *testing.T) {
 	obs, reader := newObserver(t, otelmetrics.WithAttributes(attribute.String("limiter", "public")))
 	store := memStore(t)
 	m := middleware.MustNew(store, []*policy.Policy{fixed("per-ip", 1, remote), fixed("per-user", 10, user)}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	for _, hdr := range []string{"ann", "ann", ""} { // allowed, denied, no key
 		r := httptest.NewRequest("GET", "/", nil)

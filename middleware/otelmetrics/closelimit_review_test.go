@@ -7,8 +7,8 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// TestClosedMiddlewareLeavesLimitGauges: one Observer shared by a
-// discarded middleware and the one replacing it, with the same policy p.
+// TestClosedMiddlewareLeavesLimitGauges: one Observer given itself to a
+// discarded middleware and to the one replacing it, with the same policy p.
 // Once the old one is closed, a limit it is still set (an adaptive
 // Controller fed by its last requests), or its policies replaced, does
 // not reach ratekeeper.effective_limit and configured_limit, which report

@@ -84,10 +84,10 @@ func Example() {
 }
 
 // A middleware rebuilt from a new configuration (rather than reloaded in
-// place) and the old one closed: each has its own ForMiddleware of the
-// one Observer, so the limit gauges report the new middleware's policies
-// alone once the old one is closed.
-func ExampleObserver_ForMiddleware() {
+// place) and the old one closed, both given the one Observer: the limit
+// gauges report the new middleware's policies alone once the old one is
+// closed (its burst gauge goes; per-ip is the new one's).
+func ExampleObserver_rebuilt() {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -101,9 +101,9 @@ func ExampleObserver_ForMiddleware() {
 	ip := keyfunc.Must(keyfunc.IP())
 	old := middleware.MustNew(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("per-ip", 100, ip)), policy.Must(policy.PerSecond("burst", 10, ip)),
-	}, middleware.WithObserver(obs.ForMiddleware()))
+	}, middleware.WithObserver(obs))
 	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 200, ip))},
-		middleware.WithObserver(obs.ForMiddleware()))
+		middleware.WithObserver(obs))
 	defer m.Close()
 	old.Close()
 

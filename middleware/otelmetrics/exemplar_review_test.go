@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -28,6 +29,7 @@ func TestExemplarsLinkTheRequestsTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("p", 10, remote)}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	sc := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID:    trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
 		SpanID:     trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8},

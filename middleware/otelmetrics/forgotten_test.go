@@ -11,20 +11,20 @@ import (
 )
 
 // TestForgottenMiddlewareLeavesNothing: a middleware the application
-// drops without Close, its store failing (it fails open), observed
-// through a ForMiddleware of an Observer another middleware shares. Once
-// it is garbage (nothing can call it: it enforces nothing), its policies'
+// drops without Close, its store failing (it fails open), given an
+// Observer another middleware shares (WithObserver gives each its own
+// ForMiddleware). Once it is garbage (nothing can call it: it enforces nothing), its policies'
 // limit gauges stop and ratekeeper.failure_state no longer counts it. The
 // live middleware's gauges stay.
 func TestForgottenMiddlewareLeavesNothing(t *testing.T) {
 	obs, reader := newObserver(t)
 	mem := memStore(t)
-	live := middleware.MustNew(mem, []*policy.Policy{fixed("live", 10, remote)}, middleware.WithObserver(obs.ForMiddleware()))
+	live := middleware.MustNew(mem, []*policy.Policy{fixed("live", 10, remote)}, middleware.WithObserver(obs))
 	func() {
 		down := &switchable{Store: mem}
 		down.down.Store(true)
 		m := middleware.MustNew(down, []*policy.Policy{fixed("forgotten", 5, remote)},
-			middleware.WithObserver(obs.ForMiddleware()), middleware.WithLogger(slog.New(slog.DiscardHandler)))
+			middleware.WithObserver(obs), middleware.WithLogger(slog.New(slog.DiscardHandler)))
 		get(m.Handler(http.NotFoundHandler()), "/")
 	}()
 	points, _ := collect(t, reader)

@@ -10,6 +10,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -23,6 +24,7 @@ func TestLimitsAfterSetLimitAndRemoval(t *testing.T) {
 	obs, reader := newObserver(t)
 	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("old", 3, user), fixed("kept", 5, user)},
 		middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	h := router(m)
 	get(h, "/", "X-User", "ann")
 	points, _ := collect(t, reader)
@@ -75,6 +77,7 @@ func TestLimitsAfterSetLimitAndRemoval(t *testing.T) {
 func TestClose(t *testing.T) {
 	obs, reader := newObserver(t)
 	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("p", 3, user)}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	if err := obs.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +102,7 @@ func TestGivenBackCounted(t *testing.T) {
 	obs, reader := newObserver(t)
 	login := policy.Must(policy.New("login", fixed("x", 5, user).Spec(), user, policy.CountIf(policy.CountFailed)))
 	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("per-user", 100, user), login}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	status := http.StatusOK
 	mux := http.NewServeMux()
 	mux.Handle("POST /login", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })))

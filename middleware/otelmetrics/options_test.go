@@ -10,6 +10,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -87,6 +88,7 @@ func TestWithAttributesAndBuckets(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("p", 1, user)}, middleware.WithObserver(obs))
+		metrictest.KeepAlive(t, m)
 		h := router(m)
 		get(h, "/", "X-User", "ann")
 		if limiter == "b" {

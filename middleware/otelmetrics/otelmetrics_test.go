@@ -212,6 +212,7 @@ func TestMetrics(t *testing.T) {
 	m := middleware.MustNew(store, []*policy.Policy{fixed("per-ip", 3, remote), fixed("per-user", 100, user)},
 		middleware.WithObserver(obs), middleware.WithClock(&stepClock{}),
 		middleware.OnStoreError(middleware.FallBack(memStore(t))), middleware.WithBreaker(0, 0))
+	metrictest.KeepAlive(t, m)
 	h := router(m)
 
 	for i := range 4 { // 3 allowed, 1 denied by per-ip
@@ -342,6 +343,7 @@ func TestOutcomesCounted(t *testing.T) {
 			store := &switchable{Store: memStore(t)}
 			opts := append([]middleware.Option{middleware.WithObserver(obs, outcomes(&seen)), middleware.WithBreaker(0, 0)}, tc.opts...)
 			m := middleware.MustNew(store, []*policy.Policy{costly("p")}, opts...)
+			metrictest.KeepAlive(t, m)
 			for range tc.pre {
 				if code := get(router(m), "/", "X-User", "ann"); code != 200 {
 					t.Fatalf("request before: %d", code)
@@ -382,6 +384,7 @@ func TestOutcomesCounted(t *testing.T) {
 	// Denied by one of two policies: only that one counts a denial.
 	obs, reader := newObserver(t)
 	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("tight", 1, user), fixed("loose", 10, user)}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	h := router(m)
 	get(h, "/", "X-User", "ann")
 	if code := get(h, "/", "X-User", "ann"); code != 429 {
@@ -409,6 +412,7 @@ func (outcomeRecorder) ObserveLimit(string, int64, int64)      {}
 func TestNoClientKeyInAttributes(t *testing.T) {
 	obs, reader := newObserver(t)
 	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("per-user", 1, user)}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	h := router(m)
 	for i := range 50 {
 		u := fmt.Sprintf("user-%d", i)

@@ -45,6 +45,7 @@ func TestReadmeInstruments(t *testing.T) {
 	obs, reader := newObserver(t)
 	login := policy.Must(policy.New("login", fixed("x", 5, remote).Spec(), remote, policy.CountIf(policy.CountFailed)))
 	m := middleware.MustNew(memStore(t), []*policy.Policy{login}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
 	if code := get(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), "/"); code != 200 { // given back
 		t.Fatalf("status %d", code)
 	}

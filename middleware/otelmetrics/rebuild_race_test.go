@@ -18,8 +18,8 @@ import (
 )
 
 // TestRebuildsUnderTraffic: requests through the current middleware, a
-// rebuilder replacing it with one built anew (each generation its own
-// ForMiddleware, the old one closed once replaced), reloads in place of
+// rebuilder replacing it with one built anew (every generation given the
+// one Observer, the old one closed once replaced), reloads in place of
 // the current one, and collections, all at once (for -race). Afterwards
 // the requests add up, and the limit gauges are the last middleware's
 // alone.
@@ -28,7 +28,7 @@ func TestRebuildsUnderTraffic(t *testing.T) {
 	mem := memStore(t)
 	build := func(gen int) *middleware.Middleware {
 		return middleware.MustNew(mem, []*policy.Policy{fixed("kept", 1_000_000, user), fixed(fmt.Sprint("gen", gen), 1_000_000, user)},
-			middleware.WithObserver(obs.ForMiddleware()))
+			middleware.WithObserver(obs))
 	}
 	var cur atomic.Pointer[middleware.Middleware]
 	cur.Store(build(0))

@@ -99,3 +99,20 @@ func TestObserverPassedItselfKeptApart(t *testing.T) {
 		}
 	}
 }
+
+// TestBindingNotShared: the Observer is a SharedObserver, and its
+// ForMiddleware a *Binding that is none, so that WithObserver given a
+// Binding installs it as is rather than bind it again.
+func TestBindingNotShared(t *testing.T) {
+	obs, _ := newObserver(t)
+	if _, ok := middleware.Observer(obs).(middleware.SharedObserver); !ok {
+		t.Fatal("*Observer is not a middleware.SharedObserver: WithObserver(obs) would share its limit gauges")
+	}
+	b := obs.ForMiddleware()
+	if _, ok := b.(*otelmetrics.Binding); !ok {
+		t.Errorf("ForMiddleware returned a %T, want an *otelmetrics.Binding", b)
+	}
+	if _, ok := b.(middleware.SharedObserver); ok {
+		t.Error("a Binding is a SharedObserver: WithObserver would bind it again")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -44,6 +45,7 @@ func TestFailureStateTransitions(t *testing.T) {
 			store := &switchable{Store: memStore(t)}
 			m := middleware.MustNew(store, []*policy.Policy{fixed("p", 100, user)},
 				middleware.WithObserver(obs), middleware.OnStoreError(f), middleware.WithBreaker(0, 0))
+			metrictest.KeepAlive(t, m)
 			h := router(m)
 			points, _ := collect(t, reader)
 			if got, want := stateLine(t, points), "healthy=1 open=0 closed=0 fallback=0"; got != want {
@@ -76,6 +78,7 @@ func TestFailureStateSharedObserver(t *testing.T) {
 		store := &switchable{Store: memStore(t)}
 		m := middleware.MustNew(store, []*policy.Policy{fixed("p", 100, user)},
 			middleware.WithObserver(obs), middleware.OnStoreError(f), middleware.WithBreaker(0, 0))
+		metrictest.KeepAlive(t, m)
 		return store, router(m)
 	}
 	openStore, open := newFailing(middleware.FailOpen())

@@ -13,6 +13,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -47,6 +48,7 @@ func TestAbandonedCounted(t *testing.T) {
 	m := middleware.MustNew(ctxStore{&switchable{Store: mem}}, []*policy.Policy{queue, fixed("per-ip", 100, remote)},
 		middleware.WithObserver(metrics), middleware.WithClock(clock), middleware.WithWait(wait),
 		middleware.WithErrorHandler(func(*http.Request, error) {}))
+	metrictest.KeepAlive(t, m)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /", func(http.ResponseWriter, *http.Request) {})
 	h := m.Handler(mux)

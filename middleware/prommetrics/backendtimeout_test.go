@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -82,6 +83,7 @@ func TestBackendTimeoutIsAStoreError(t *testing.T) {
 				want, abandoned, outcome = http.StatusNoContent, 0, ""
 			}
 			m := middleware.MustNew(hangingStore{ctx}, []*policy.Policy{fixed("per-ip", 10, remote), fixed("per-ip-2", 20, remote)}, opts...)
+			metrictest.KeepAlive(t, m)
 			r := chi.NewRouter()
 			r.Use(m.Handler)
 			r.Get("/", func(w http.ResponseWriter, _ *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -32,7 +34,7 @@ ratekeeper_effective_limit{policy="per-ip"} ` + effective + "\n"
 
 // TestClosedMiddlewareLeavesLimitGauges: a middleware driven by an
 // adaptive Controller (fed by its requests) is discarded for one built
-// anew, sharing the Metrics, and closed. A request still in flight on the
+// anew, both given the Metrics itself, and closed. A request still in flight on the
 // old one ends a slow, failing period: its Controller lowers the old
 // middleware's limit. The new middleware enforces its configured 100,
 // and its own Controller, with nothing to change, sets no limit: the
@@ -44,6 +46,7 @@ func TestClosedMiddlewareLeavesLimitGauges(t *testing.T) {
 	clock := algotest.NewClock(t0)
 	build := func() (*middleware.Middleware, *adaptive.Controller) {
 		m := middleware.MustNew(mem, []*policy.Policy{fixed("per-ip", 100, remote)}, middleware.WithObserver(metrics))
+		metrictest.KeepAlive(t, m)
 		ctrl, err := adaptive.New(m, adaptive.Config{Baseline: time.Millisecond, MinSamples: 1, Clock: clock})
 		if err != nil {
 			t.Fatal(err)
@@ -138,4 +141,5 @@ ratekeeper_failure_state{state="open"} 0
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(fallback(1)), "ratekeeper_failure_state"); err != nil {
 		t.Errorf("new middleware falling back: %v", err)
 	}
+	runtime.KeepAlive(m)
 }

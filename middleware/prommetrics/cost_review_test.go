@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -31,6 +32,7 @@ func TestCostBeyondSeveralPoliciesCounted(t *testing.T) {
 		policy.Must(policy.New("large", spec(100), remote, cost)),
 		policy.Must(policy.New("small", spec(5), remote, cost)),
 	}, middleware.WithObserver(metrics))
+	metrictest.KeepAlive(t, m)
 	mux := http.NewServeMux()
 	mux.Handle("GET /", m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 	if code := serve(mux, "X-Cost", "20"); code != http.StatusTooManyRequests {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -101,6 +102,7 @@ func TestDiscardedFailingMiddlewareLeavesFailureState(t *testing.T) {
 
 	// Another middleware failing after the old one closed: reported.
 	other := build(down)
+	metrictest.KeepAlive(t, other)
 	other.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(stateWant(0, 1)), "ratekeeper_failure_state"); err != nil {
 		t.Errorf("another middleware failing: %v", err)

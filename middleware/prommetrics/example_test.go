@@ -51,10 +51,10 @@ func Example() {
 }
 
 // A middleware rebuilt from a new configuration (rather than reloaded in
-// place) and the old one closed: each has its own ForMiddleware of the
-// one Metrics, so the limit gauges report the new middleware's policies
-// alone once the old one is closed.
-func ExampleMetrics_ForMiddleware() {
+// place) and the old one closed, both given the one Metrics: the limit
+// gauges report the new middleware's policies alone once the old one is
+// closed (its burst gauge goes; per-ip is the new one's).
+func ExampleMetrics_rebuilt() {
 	reg := prometheus.NewRegistry()
 	metrics, err := prommetrics.New(reg)
 	if err != nil {
@@ -66,9 +66,9 @@ func ExampleMetrics_ForMiddleware() {
 	ip := keyfunc.Must(keyfunc.IP())
 	old := middleware.MustNew(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("per-ip", 100, ip)), policy.Must(policy.PerSecond("burst", 10, ip)),
-	}, middleware.WithObserver(metrics.ForMiddleware()))
+	}, middleware.WithObserver(metrics))
 	m := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.PerMinute("per-ip", 200, ip))},
-		middleware.WithObserver(metrics.ForMiddleware()))
+		middleware.WithObserver(metrics))
 	defer m.Close()
 	handler := m.Handler(http.NotFoundHandler()) // serving from now on
 	old.Close()

@@ -13,20 +13,21 @@ import (
 )
 
 // TestForgottenMiddlewareLeavesNothing: a middleware the application
-// drops without Close, its store failing (it fails open), observed
-// through a ForMiddleware of a Metrics another middleware shares. Once it
+// drops without Close, its store failing (it fails open), given a Metrics
+// another middleware shares (WithObserver gives each its own
+// ForMiddleware). Once it
 // is garbage (nothing can call it: it enforces nothing), its policies'
 // limit gauges go and failure_state no longer counts it: a gauge must not
 // report a middleware that is gone for ever because a Close was missed.
 // The live middleware's gauges stay.
 func TestForgottenMiddlewareLeavesNothing(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
-	live := middleware.MustNew(mem, []*policy.Policy{fixed("live", 10, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
+	live := middleware.MustNew(mem, []*policy.Policy{fixed("live", 10, remote)}, middleware.WithObserver(metrics))
 	func() {
 		down := &switchable{Store: mem}
 		down.down.Store(true)
 		m := middleware.MustNew(down, []*policy.Policy{fixed("forgotten", 5, remote)},
-			middleware.WithObserver(metrics.ForMiddleware()), middleware.WithLogger(slog.New(slog.DiscardHandler)))
+			middleware.WithObserver(metrics), middleware.WithLogger(slog.New(slog.DiscardHandler)))
 		serve(m.Handler(http.NotFoundHandler()))
 	}()
 	if got := testutil.ToFloat64(metrics.StateGauge("open")); got != 1 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -25,6 +26,7 @@ func TestGivenBackCounted(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	login := policy.Must(policy.New("login", fixed("x", 5, remote).Spec(), remote, policy.CountIf(policy.CountFailed)))
 	m := middleware.MustNew(mem, []*policy.Policy{fixed("per-ip", 100, remote), login}, middleware.WithObserver(metrics))
+	metrictest.KeepAlive(t, m)
 	status := http.StatusOK
 	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
 	for range 3 {
@@ -63,6 +65,7 @@ func TestFailedGiveBackNotAnError(t *testing.T) {
 	_, metrics, mem := metricsAndStore(t)
 	login := policy.Must(policy.New("login", fixed("x", 5, remote).Spec(), remote, policy.CountIf(policy.CountFailed)))
 	m := middleware.MustNew(brokenGiveBack{mem}, []*policy.Policy{login}, middleware.WithObserver(metrics))
+	metrictest.KeepAlive(t, m)
 	r := chi.NewRouter()
 	r.With(m.Handler).Get("/", func(http.ResponseWriter, *http.Request) {})
 	if got := serve(r); got != http.StatusOK {

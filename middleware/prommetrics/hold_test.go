@@ -168,6 +168,7 @@ func TestHoldAllocations(t *testing.T) {
 		t.Cleanup(func() { mem.Close() })
 		opts = append(opts, middleware.WithClock(clock), middleware.WithWait(clock.Sleep))
 		m := middleware.MustNew(mem, []*policy.Policy{metrictest.QueueEvery("queue", time.Second)}, opts...)
+		metrictest.KeepAlive(t, m)
 		return m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})), m
 	}
 	plain, pm := build()

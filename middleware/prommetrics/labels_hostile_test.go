@@ -15,6 +15,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -58,6 +59,7 @@ func TestLabelValuesFromConfigOnly(t *testing.T) {
 				r := chi.NewRouter()
 				m := middleware.MustNew(mem, policies(), middleware.WithObserver(metrics.ForMiddleware()),
 					middleware.WithPatternFunc(policy.ChiPattern(r)), wait)
+				metrictest.KeepAlive(t, m)
 				r.Use(m.Handler)
 				r.Get("/*", ok)
 				r.Post("/login/{name}", ok)
@@ -68,6 +70,7 @@ func TestLabelValuesFromConfigOnly(t *testing.T) {
 				mux.HandleFunc("POST /login/{name}", ok)
 				m := middleware.MustNew(mem, policies(), middleware.WithObserver(metrics.ForMiddleware()),
 					middleware.WithPatternFunc(policy.ServeMuxPattern(mux)), wait)
+				metrictest.KeepAlive(t, m)
 				h = m.Handler(mux)
 			}
 			count := func() int {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -34,6 +35,7 @@ func TestDecisionSecondsNeverBackwards(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	m := middleware.MustNew(mem, []*policy.Policy{fixed("p", 100, remote)},
 		middleware.WithObserver(metrics), middleware.WithClock(&backClock{}))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	prev := 0.0
 	for i := range 3 {

@@ -3,7 +3,6 @@ package prommetrics_test
 import (
 	"fmt"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -48,6 +48,7 @@ ratekeeper_errors_total{kind="store",policy="per-ip"} 0
 func TestNoClientKeyInLabels(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	m := middleware.MustNew(mem, []*policy.Policy{fixed("per-user", 1, user)}, middleware.WithObserver(metrics))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	for i := range 50 {
 		u := fmt.Sprintf("user-%d", i)
@@ -85,6 +86,7 @@ func TestNoClientKeyInLabels(t *testing.T) {
 func TestConcurrentRequestsReloadsAndScrapes(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	m := middleware.MustNew(mem, []*policy.Policy{fixed("kept", 1_000_000, user)}, middleware.WithObserver(metrics))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	flapping := policy.Must(policy.New("flapping", fixed("x", 10, user).Spec(), user, policy.WithMethods("POST")))
 	var wg sync.WaitGroup
@@ -148,7 +150,6 @@ ratekeeper_failure_state{state="open"} 0
 		"ratekeeper_requests_total", "ratekeeper_effective_limit", "ratekeeper_failure_state"); err != nil {
 		t.Error(err)
 	}
-	runtime.KeepAlive(m) // live to the end: a middleware collected is counted out
 }
 
 // TestEventWithoutResult: an Event without a Result (not one the
@@ -207,6 +208,7 @@ func TestBreakerOpenIsAStoreError(t *testing.T) {
 	store := &switchable{Store: mem}
 	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, remote)}, middleware.WithObserver(metrics),
 		middleware.WithClock(algotest.NewClock(t0)), middleware.WithBreaker(1, time.Minute))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	store.down.Store(true)
 	serve(h) // fails: opens the breaker

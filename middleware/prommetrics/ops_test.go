@@ -19,6 +19,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
@@ -52,6 +53,7 @@ func TestOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	metrictest.KeepAlive(t, m)
 	reloaded := make(chan error, 10)
 	w, err := reload.New(path, m.ApplyConfig, reload.WithLogger(slog.New(slog.DiscardHandler)),
 		reload.WithDebounce(10*time.Millisecond), reload.OnReload(func(_ *policy.Config, err error) { reloaded <- err }))

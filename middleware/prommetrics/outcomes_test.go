@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -43,6 +44,7 @@ func TestOutcomesCounted(t *testing.T) {
 		})))
 	m := middleware.MustNew(store, []*policy.Policy{costly}, middleware.WithObserver(metrics),
 		middleware.OnStoreError(middleware.FailClosed(time.Second)), middleware.WithBreaker(0, 0))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	do := func(path string, ctx context.Context) int {
 		w := httptest.NewRecorder()

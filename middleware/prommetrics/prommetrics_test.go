@@ -81,6 +81,7 @@ func TestMetrics(t *testing.T) {
 	m := middleware.MustNew(store, []*policy.Policy{fixed("per-ip", 3, remote), fixed("per-user", 100, user)},
 		middleware.WithObserver(metrics), middleware.WithClock(&stepClock{}),
 		middleware.OnStoreError(middleware.FallBack(fb)), middleware.WithBreaker(0, 0))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 
 	for range 4 { // 3 allowed, 1 denied by per-ip
@@ -166,6 +167,7 @@ func TestMetricsShadowAndOpen(t *testing.T) {
 	mem, _ := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(t0)))
 	store := &switchable{Store: mem}
 	m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1, remote)}, middleware.WithObserver(metrics), middleware.WithShadow(nil))
+	metrictest.KeepAlive(t, m)
 	h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	serve(h)
 	serve(h)
@@ -206,6 +208,7 @@ func TestMetricsAllocations(t *testing.T) {
 	metrics, _ := prommetrics.New(nil)
 	mem, _ := algorithms.NewMemoryStore()
 	m := middleware.MustNew(mem, []*policy.Policy{fixed("p", 1_000_000, remote)})
+	metrictest.KeepAlive(t, m)
 	plain := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	obs := middleware.MustNew(mem, []*policy.Policy{fixed("q", 1_000_000, remote)}, middleware.WithObserver(metrics)).
 		Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
@@ -250,6 +253,7 @@ func TestRemovedPolicyGauges(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	m := middleware.MustNew(mem, []*policy.Policy{fixed("old", 3, remote), fixed("kept", 5, remote)},
 		middleware.WithObserver(metrics))
+	metrictest.KeepAlive(t, m)
 	if n := testutil.CollectAndCount(reg, "ratekeeper_effective_limit", "ratekeeper_configured_limit"); n != 4 {
 		t.Fatalf("%d limit series before the reload, want 4", n)
 	}

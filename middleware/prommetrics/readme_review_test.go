@@ -49,6 +49,7 @@ func TestReadmeMetrics(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	login := policy.Must(policy.New("login", fixed("x", 5, remote).Spec(), remote, policy.CountIf(policy.CountFailed)))
 	m := middleware.MustNew(mem, []*policy.Policy{login}, middleware.WithObserver(metrics))
+	metrictest.KeepAlive(t, m)
 	serve(m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))) // given back
 	metrictest.HoldOnce(t, metrics)                                                 // a hold
 	mfs, err := reg.Gather()

@@ -19,8 +19,8 @@ import (
 )
 
 // TestRebuildsUnderTraffic: requests through the current middleware, a
-// rebuilder replacing it with one built anew (each generation its own
-// ForMiddleware, the old one closed once replaced), reloads in place of
+// rebuilder replacing it with one built anew (every generation given the
+// one Metrics, the old one closed once replaced), reloads in place of
 // the current one dropping and adding a policy, and scrapes, all at once
 // (for -race). Afterwards requests_total adds up to the requests served,
 // and the limit gauges are the last middleware's alone: no policy of a
@@ -29,7 +29,7 @@ func TestRebuildsUnderTraffic(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	build := func(gen int) *middleware.Middleware {
 		return middleware.MustNew(mem, []*policy.Policy{fixed("kept", 1_000_000, remote), fixed(fmt.Sprint("gen", gen), 1_000_000, remote)},
-			middleware.WithObserver(metrics.ForMiddleware()))
+			middleware.WithObserver(metrics))
 	}
 	var cur atomic.Pointer[middleware.Middleware]
 	cur.Store(build(0))

@@ -50,16 +50,16 @@ func wantLimits(t *testing.T, reg prometheus.Gatherer, when string, limits ...st
 // TestRebuiltMiddlewareClose: an application rebuilds its middleware
 // (a change ApplyConfig cannot make in place) rather than reloading it:
 // old has policies a and b, its replacement m has a (another limit) and
-// c, both observed by one Metrics. While both are live, the gauges report
-// the last limit each name was given; once old is closed, each series
-// reflects m alone: a at m's 20 (not deleted, not old's value), c at 7,
-// and no b, a limit nobody enforces any more.
+// c, both given one Metrics (WithObserver gives each its own
+// ForMiddleware). While both are live, the gauges report the last limit
+// each name was given; once old is closed, each series reflects m alone:
+// a at m's 20 (not deleted, not old's value), c at 7, and no b, a limit
+// nobody enforces any more.
 func TestRebuiltMiddlewareClose(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
-	obs := func() middleware.Observer { return metrics.ForMiddleware() }
-	old := middleware.MustNew(mem, []*policy.Policy{fixed("a", 10, remote), fixed("b", 5, remote)}, middleware.WithObserver(obs()))
+	old := middleware.MustNew(mem, []*policy.Policy{fixed("a", 10, remote), fixed("b", 5, remote)}, middleware.WithObserver(metrics))
 	wantLimits(t, reg, "old built", "a=10", "b=5")
-	m := middleware.MustNew(mem, []*policy.Policy{fixed("a", 20, remote), fixed("c", 7, remote)}, middleware.WithObserver(obs()))
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("a", 20, remote), fixed("c", 7, remote)}, middleware.WithObserver(metrics))
 	wantLimits(t, reg, "m built, old live", "a=20", "b=5", "c=7")
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
@@ -73,6 +73,7 @@ func TestRebuiltMiddlewareClose(t *testing.T) {
 		t.Fatalf("m: %d", code)
 	}
 	wantLimits(t, reg, "m serving", "a=20", "c=7")
+	runtime.KeepAlive(m)
 }
 
 // TestRebuiltMiddlewareOldReportsLast: old, still live after m was built,
@@ -81,8 +82,8 @@ func TestRebuiltMiddlewareClose(t *testing.T) {
 // one of a middleware that is gone.
 func TestRebuiltMiddlewareOldReportsLast(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
-	old := middleware.MustNew(mem, []*policy.Policy{fixed("a", 100, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
-	m := middleware.MustNew(mem, []*policy.Policy{fixed("a", 100, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
+	old := middleware.MustNew(mem, []*policy.Policy{fixed("a", 100, remote)}, middleware.WithObserver(metrics))
+	m := middleware.MustNew(mem, []*policy.Policy{fixed("a", 100, remote)}, middleware.WithObserver(metrics))
 	if err := old.SetLimit("a", 80); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,8 @@ func TestRebuiltMiddlewareOldReportsLast(t *testing.T) {
 
 // TestRebuiltMiddlewareOldReloaded: old, still live, is reloaded in place
 // (its reloader not yet stopped) and drops a, which m enforces: a's
-// gauges stay, at m's limit.
+// gauges stay, at m's limit. Each is given its own ForMiddleware, as an
+// application that wraps the Metrics in an observer of its own does.
 func TestRebuiltMiddlewareOldReloaded(t *testing.T) {
 	reg, metrics, mem := metricsAndStore(t)
 	old := middleware.MustNew(mem, []*policy.Policy{fixed("a", 10, remote), fixed("b", 5, remote)}, middleware.WithObserver(metrics.ForMiddleware()))
@@ -106,10 +108,10 @@ func TestRebuiltMiddlewareOldReloaded(t *testing.T) {
 	runtime.KeepAlive(m)
 }
 
-// TestForMiddlewareAllocations: a request observed through a
-// ForMiddleware allocates no more than one observed by the Metrics
-// itself.
-func TestForMiddlewareAllocations(t *testing.T) {
+// TestBindingAllocations: a request observed through the Binding
+// WithObserver gives a middleware allocates no more than one observed by
+// the Metrics itself (wrapped, so that WithObserver installs it as is).
+func TestBindingAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: AllocsPerRun runs hundreds of requests")
 	}
@@ -118,13 +120,14 @@ func TestForMiddlewareAllocations(t *testing.T) {
 		return middleware.MustNew(mem, []*policy.Policy{fixed(name, 1_000_000, remote)}, middleware.WithObserver(obs)).
 			Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	}
-	direct, bound := handler("direct", metrics), handler("bound", metrics.ForMiddleware())
+	direct := handler("direct", struct{ middleware.Observer }{metrics}) // no ForMiddleware: not bound
+	bound := handler("bound", metrics)
 	r := httptest.NewRequest("GET", "/", nil)
 	direct.ServeHTTP(httptest.NewRecorder(), r)
 	bound.ServeHTTP(httptest.NewRecorder(), r)
 	a := testing.AllocsPerRun(200, func() { direct.ServeHTTP(httptest.NewRecorder(), r) })
 	b := testing.AllocsPerRun(200, func() { bound.ServeHTTP(httptest.NewRecorder(), r) })
 	if b > a {
-		t.Errorf("through ForMiddleware %v allocations per request, through the Metrics %v", b, a)
+		t.Errorf("through the Binding %v allocations per request, through the Metrics itself %v", b, a)
 	}
 }

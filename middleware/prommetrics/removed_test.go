@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
@@ -41,6 +42,7 @@ func TestReloadRemovedPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	metrictest.KeepAlive(t, m)
 	// Reloaded on demand (Reload) only: the debounce outlasts the test.
 	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg), reload.WithDebounce(time.Hour),
 		reload.WithLogger(slog.New(slog.DiscardHandler)))

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -31,6 +32,7 @@ func TestShadowedAbandonedNotAStoreError(t *testing.T) {
 				opts = append(opts, middleware.WithShadow(nil))
 			}
 			m := middleware.MustNew(store, []*policy.Policy{fixed("p", 10, remote)}, opts...)
+			metrictest.KeepAlive(t, m)
 			h := m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			gone, cancel := context.WithCancel(context.Background())
 			cancel()

@@ -87,3 +87,20 @@ func TestMetricsPassedItselfKeptApart(t *testing.T) {
 		}
 	}
 }
+
+// TestBindingNotShared: the Metrics is a SharedObserver, and its
+// ForMiddleware a *Binding that is none, so that WithObserver given a
+// Binding installs it as is rather than bind it again.
+func TestBindingNotShared(t *testing.T) {
+	_, metrics, _ := metricsAndStore(t)
+	if _, ok := middleware.Observer(metrics).(middleware.SharedObserver); !ok {
+		t.Fatal("*Metrics is not a middleware.SharedObserver: WithObserver(metrics) would share its limit gauges")
+	}
+	b := metrics.ForMiddleware()
+	if _, ok := b.(*prommetrics.Binding); !ok {
+		t.Errorf("ForMiddleware returned a %T, want a *prommetrics.Binding", b)
+	}
+	if _, ok := b.(middleware.SharedObserver); ok {
+		t.Error("a Binding is a SharedObserver: WithObserver would bind it again")
+	}
+}

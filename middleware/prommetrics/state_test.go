@@ -11,6 +11,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -41,6 +42,7 @@ func TestFailureStateSharedMetrics(t *testing.T) {
 		store := &switchable{Store: mem}
 		m := middleware.MustNew(store, []*policy.Policy{fixed("p", 100, remote)},
 			middleware.WithObserver(metrics), middleware.OnStoreError(f), middleware.WithBreaker(0, 0))
+		metrictest.KeepAlive(t, m)
 		return store, m.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	}
 	openStore, open := newFailing(middleware.FailOpen())
