@@ -15,7 +15,8 @@ import (
 // request it evaluates, changes of its failure [State], and changes of the
 // effective limit of a policy. It is the hook for metrics and logs (see
 // [NewLogObserver], and package middleware/prommetrics for Prometheus);
-// the middleware itself imports no metrics library.
+// the middleware itself imports no metrics library. One made to be shared
+// by several middlewares, as the metrics are, is a [SharedObserver].
 //
 // Methods are called synchronously on the request's goroutine (or the
 // goroutine changing the limits), so they must be safe for concurrent use,
