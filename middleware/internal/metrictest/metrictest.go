@@ -56,3 +56,25 @@ func Fixed(name string, limit int64, key keyfunc.Func) *policy.Policy {
 func KeepAlive(t testing.TB, m *middleware.Middleware) {
 	t.Cleanup(func() { runtime.KeepAlive(m) })
 }
+
+// AllocsNoMore reports whether f allocates no more per call than base,
+// each measured with testing.AllocsPerRun(runs, ...), and returns the
+// measures. It measures up to three times, and reports true at the first
+// time f's measure is no more than base's: AllocsPerRun counts every
+// goroutine's allocations, and while it runs the runtime may run the
+// cleanups of the observers of middlewares an earlier test dropped (a
+// Binding's, which allocate); under -race, sync.Pool drops what it is
+// given at random, so a measure is not a whole number of allocations per
+// call before AllocsPerRun rounds it down, and a few allocations of
+// another goroutine can add one. An allocation f makes at every call adds
+// one to every measure.
+func AllocsNoMore(runs int, base, f func()) (baseAllocs, fAllocs float64, ok bool) {
+	for range 3 {
+		baseAllocs = testing.AllocsPerRun(runs, base)
+		fAllocs = testing.AllocsPerRun(runs, f)
+		if fAllocs <= baseAllocs {
+			return baseAllocs, fAllocs, true
+		}
+	}
+	return baseAllocs, fAllocs, false
+}
