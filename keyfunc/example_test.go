@@ -156,15 +156,32 @@ func ExampleRoute() {
 	// /users/2 -> /users/{id} <nil>
 }
 
-// API keys are hashed before they reach the store.
-func ExampleSecret() {
-	key := keyfunc.Must(keyfunc.Namespace("per-api-key", keyfunc.Secret(keyfunc.Must(keyfunc.Header("X-Api-Key")))))
+// A header that carries a credential by its name (Authorization,
+// X-Api-Key, a session cookie) is keyed by its digest with no wrapper;
+// others, such as X-Tenant, are keyed as sent.
+func ExampleHeader() {
+	apiKey := keyfunc.Must(keyfunc.Header("X-Api-Key"))
+	tenant := keyfunc.Must(keyfunc.Header("X-Tenant"))
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.Header.Set("X-Api-Key", "sk_live_do_not_log_me")
-	k, _ := key(r)
-	fmt.Println(len(k), k[:len("per-api-key:")], strings.Contains(k, "sk_live"))
+	r.Header.Set("X-Tenant", "acme")
+	k, _ := apiKey(r)
+	t, _ := tenant(r)
+	fmt.Println(len(k), strings.Contains(k, "sk_live"), t)
 	// Output:
-	// 34 per-api-key: false
+	// 22 false acme
+}
+
+// Values whose part does not hash them (an account number in a header not
+// named after a credential) are hashed before they reach the store.
+func ExampleSecret() {
+	key := keyfunc.Must(keyfunc.Namespace("per-account", keyfunc.Secret(keyfunc.Must(keyfunc.Header("X-Account-Number")))))
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("X-Account-Number", "DE89370400440532013000")
+	k, _ := key(r)
+	fmt.Println(len(k), k[:len("per-account:")], strings.Contains(k, "DE89"))
+	// Output:
+	// 34 per-account: false
 }
 
 // sessionKey is the context key an authentication middleware of another

@@ -22,8 +22,12 @@ const MinHMACKeyLen = 16
 
 // Secret returns a Func whose key is a digest of f's key: SHA-256, the first
 // 16 bytes, unpadded base64url ([HashLen] characters). Use it for parts
-// that must not be readable in the store (an API key, an Authorization
-// header): a dump of Redis or a log of keys then shows digests only.
+// that must not be readable in the store (an API key read from the body or
+// the context, a user's e-mail address): a dump of Redis or a log of keys
+// then shows digests only. [Header] and [Cookie] already key a credential
+// (Authorization, X-Api-Key, a session cookie) by this digest; wrapping
+// them in Secret is harmless (a digest of the digest) but needless, and
+// changes the keys a store holds: drop it.
 // Unkeyed SHA-256 suits high-entropy secrets; for guessable values (e-mail
 // addresses, phone numbers) use [SecretHMAC]. Errors of f pass through,
 // and "" from f is treated as missing. Secret(nil) is nil.
@@ -39,8 +43,7 @@ func Secret(f Func) Func {
 		if v == "" {
 			return "", errEmptyKey
 		}
-		var buf [HashLen]byte
-		return string(appendSHA256(buf[:0], v)), nil
+		return digest(v), nil
 	}
 }
 

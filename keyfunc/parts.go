@@ -7,11 +7,27 @@ import (
 
 // Header returns a Func whose key is the first value of the request header
 // name. The value is the client's to choose: use it for identities the
-// server checks elsewhere (an API key, which [Secret] should hash), not for
-// anything a client could rotate to escape a limit unless another part of
-// the key (the IP) bounds it. A missing or empty header yields an error
-// matching [ErrNoKey] and naming the header; the value is returned as is,
-// so compose it with [Join] or [Namespace] to bound its length.
+// server checks elsewhere (an API key), not for anything a client could
+// rotate to escape a limit unless another part of the key (the IP) bounds
+// it. A missing or empty header yields an error matching [ErrNoKey] and
+// naming the header.
+//
+// A header whose name marks a credential is keyed by its digest, as
+// [Secret] writes it ([HashLen] characters), never as sent, so that the
+// store, its dumps and logs of keys hold no credential: Authorization,
+// Proxy-Authorization, Cookie, and any name holding auth, token, secret,
+// passw, sess, credential, key, jwt or bearer in any case (X-Api-Key,
+// X-Auth-Token, X-Session-Id), ending in sid or starting with __Secure- or
+// __Host-. This is the rule of a policy file's header: and cookie: parts,
+// which therefore give the same keys. Wrapping such a Func in Secret
+// again is harmless but needless: the key is then the digest of the
+// digest, as unreadable, one per credential, but not the key Header gives
+// alone (nor the one Secret(Header(name)) gave before Header hashed), so
+// drop the Secret to keep the keys a store already holds. A name marked
+// wrongly only makes its keys unreadable; to key by such a header as sent,
+// write the Func ([Func] is a plain function). Other headers (X-User,
+// X-Tenant) are returned as they are: compose them with [Join] or
+// [Namespace] to bound their length.
 //
 // Header("Host") reads r.Host, where net/http moves the Host header of an
 // incoming request (the header map no longer holds it).
@@ -23,6 +39,15 @@ func Header(name string) (Func, error) {
 	}
 	key := http.CanonicalHeaderKey(name)
 	missing := noKey("keyfunc: no " + key + " header")
+	if credential(name) {
+		return func(r *http.Request) (string, error) {
+			vs := r.Header[key]
+			if len(vs) == 0 || vs[0] == "" {
+				return "", missing
+			}
+			return digest(vs[0]), nil
+		}, nil
+	}
 	if key == "Host" {
 		return func(r *http.Request) (string, error) {
 			if r.Host == "" {
@@ -44,16 +69,26 @@ func Header(name string) (Func, error) {
 // [Header], the value is the client's to choose. A missing or empty cookie
 // yields an error matching [ErrNoKey] and naming the cookie.
 //
+// A cookie whose name marks a credential by Header's rule (session,
+// session_id, sid, connect.sid, jwt, auth_token, __Host-id...) is keyed by
+// its digest, as [Secret] writes it, never as sent; wrapping it in Secret
+// again is harmless but needless, as for Header. Other cookies (theme,
+// lang) are returned as they are.
+//
 // An invalid cookie name is an error.
 func Cookie(name string) (Func, error) {
 	if !validHeaderName(name) {
 		return nil, fmt.Errorf("keyfunc: Cookie: %q is not a valid cookie name", name)
 	}
 	missing := noKey("keyfunc: no " + name + " cookie")
+	hash := credential(name)
 	return func(r *http.Request) (string, error) {
 		c, err := r.Cookie(name)
 		if err != nil || c.Value == "" {
 			return "", missing
+		}
+		if hash {
+			return digest(c.Value), nil
 		}
 		return c.Value, nil
 	}, nil

@@ -9,24 +9,24 @@ import (
 )
 
 func TestHeader(t *testing.T) {
-	f := keyfunc.Must(keyfunc.Header("x-api-key"))
+	f := keyfunc.Must(keyfunc.Header("x-client")) // no credential: kept as sent
 	tests := []struct {
 		name    string
 		headers []string
 		want    string
 		wantErr bool
 	}{
-		{name: "present", headers: []string{"X-Api-Key", "k1"}, want: "k1"},
-		{name: "first of several", headers: []string{"X-Api-Key", "k1", "X-Api-Key", "k2"}, want: "k1"},
+		{name: "present", headers: []string{"X-Client", "k1"}, want: "k1"},
+		{name: "first of several", headers: []string{"X-Client", "k1", "X-Client", "k2"}, want: "k1"},
 		{name: "missing", wantErr: true},
-		{name: "empty", headers: []string{"X-Api-Key", ""}, wantErr: true},
+		{name: "empty", headers: []string{"X-Client", ""}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := f(newReq("192.0.2.1:1", tt.headers...))
 			if tt.wantErr {
 				wantKey(t, f, newReq("192.0.2.1:1", tt.headers...), "", keyfunc.ErrNoKey)
-				if !strings.Contains(err.Error(), "X-Api-Key") {
+				if !strings.Contains(err.Error(), "X-Client") {
 					t.Fatalf("error %q does not name the header", err)
 				}
 				return
@@ -44,16 +44,16 @@ func TestHeader(t *testing.T) {
 }
 
 func TestCookie(t *testing.T) {
-	f := keyfunc.Must(keyfunc.Cookie("session"))
+	f := keyfunc.Must(keyfunc.Cookie("cart")) // no credential: kept as sent
 	r := newReq("192.0.2.1:1")
-	r.AddCookie(&http.Cookie{Name: "session", Value: "s3"})
+	r.AddCookie(&http.Cookie{Name: "cart", Value: "s3"})
 	wantKey(t, f, r, "s3", nil)
 
 	wantKey(t, f, newReq("192.0.2.1:1"), "", keyfunc.ErrNoKey)
 	other := newReq("192.0.2.1:1")
 	other.AddCookie(&http.Cookie{Name: "theme", Value: "dark"})
 	wantKey(t, f, other, "", keyfunc.ErrNoKey)
-	empty := newReq("192.0.2.1:1", "Cookie", "session=")
+	empty := newReq("192.0.2.1:1", "Cookie", "cart=")
 	wantKey(t, f, empty, "", keyfunc.ErrNoKey)
 
 	if _, err := keyfunc.Cookie("a=b"); err == nil || !strings.HasPrefix(err.Error(), "keyfunc: Cookie") {

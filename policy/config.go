@@ -103,9 +103,10 @@ import (
 // a name holding auth, token, secret, passw, sess (session, sessid),
 // credential, key, jwt or bearer in any case, such as X-Api-Key; a name
 // ending in sid, such as sid, connect.sid or APISID; one starting with
-// __Secure- or __Host-) is never kept as sent: its value is replaced
-// by its SHA-256 digest (keyfunc.Secret), so that the store and its dumps
-// hold no credential. A part written twice in one key (header names in
+// __Secure- or __Host-) is never kept as sent: keyfunc.Header and
+// keyfunc.Cookie replace its value by its SHA-256 digest (as keyfunc.Secret
+// writes it, once), so that the store and its dumps hold no credential, and
+// a policy built in code with the same part has the same key. A part written twice in one key (header names in
 // any case) is an error.
 //
 // Each fallback is tried when the key before it is missing (a part of it

@@ -218,9 +218,6 @@ func keyPart(part string, ip keyfunc.Func) (keyfunc.Func, error) {
 		case "cookie":
 			f, err = keyfunc.Cookie(name)
 		}
-		if f != nil && credential(name) {
-			f = keyfunc.Secret(f)
-		}
 		if f != nil || err != nil {
 			return f, err
 		}
@@ -248,7 +245,9 @@ func keyFunc(keys [][]string, ip keyfunc.Func) (keyfunc.Func, string, error) {
 			fs = append(fs, f)
 		}
 		f := fs[0]
-		if len(fs) == 1 && clientChosen(parts[0]) && !credentialPart(parts[0]) {
+		if len(fs) == 1 && clientChosen(parts[0]) {
+			// A credential's part is a digest already (keyfunc.Header
+			// and keyfunc.Cookie hash it): bounded keeps it as it is.
 			f = bounded(f)
 		} else if len(fs) > 1 {
 			var err error
@@ -269,56 +268,6 @@ func keyFunc(keys [][]string, ip keyfunc.Func) (keyfunc.Func, string, error) {
 // will and of any length (a header or a cookie).
 func clientChosen(part string) bool {
 	return strings.HasPrefix(part, "header:") || strings.HasPrefix(part, "cookie:")
-}
-
-// credentialWords are the words whose presence in a header's or cookie's
-// name (in any case) marks it as carrying a credential ("sess" covers
-// session, sessid and the short _gh_sess); credentialNames the names
-// marked whole; credentialSuffixes and credentialPrefixes the ends that
-// mark one (a session id: sid, connect.sid, express.sid, APISID,
-// __Secure-1PSID; the cookie prefixes browsers keep for secure cookies).
-var (
-	credentialWords    = []string{"auth", "token", "secret", "passw", "sess", "credential", "key", "jwt", "bearer"}
-	credentialNames    = []string{"cookie"}
-	credentialSuffixes = []string{"sid"}
-	credentialPrefixes = []string{"__secure-", "__host-"}
-)
-
-// credential reports whether a header or cookie of this name carries a
-// credential (Authorization, Proxy-Authorization, Cookie, X-Api-Key,
-// X-Auth-Token, a session cookie...), whose value a key holds as a digest
-// (keyfunc.Secret) so that the store, its dumps and the logs of keys never
-// show it. A name marked so wrongly only makes its keys unreadable.
-func credential(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range credentialWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	for _, w := range credentialNames {
-		if n == w {
-			return true
-		}
-	}
-	for _, w := range credentialSuffixes {
-		if strings.HasSuffix(n, w) {
-			return true
-		}
-	}
-	for _, w := range credentialPrefixes {
-		if strings.HasPrefix(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// credentialPart reports whether a key part is a header or cookie that
-// carries a credential (see credential).
-func credentialPart(part string) bool {
-	_, name, _ := strings.Cut(part, ":")
-	return clientChosen(part) && credential(name)
 }
 
 // bounded returns a Func whose key is f's, bounded in length, for a key of

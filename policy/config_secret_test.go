@@ -1,9 +1,13 @@
 package policy_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // configKey returns the key under which the only policy of the
@@ -86,6 +90,38 @@ func TestConfigCredentialNamesCommonlyMissed(t *testing.T) {
 		text := "policies:\n  - name: p\n    limit: 10\n    window: 1m\n    key: " + tc.key + "\n"
 		if k := configKey(t, text, tc.header, tc.prefix+value); strings.Contains(k, value) {
 			t.Errorf("key: %s: key %q holds the credential", tc.key, k)
+		}
+	}
+}
+
+// TestCodeCredentialKeysMatchConfig: a policy built in code with
+// keyfunc.Header("Authorization") or keyfunc.Cookie("session") kept the
+// credential in its key, where the same policy read from a file
+// (header:Authorization, cookie:session) held its digest. The two paths
+// now share keyfunc's rule and give the same key, hashed once: "p:" and
+// the 22-character digest of the value, as keyfunc.Secret writes it.
+func TestCodeCredentialKeysMatchConfig(t *testing.T) {
+	const value = "c2VjcmV0LXRva2Vu"
+	digest, err := keyfunc.Secret(func(*http.Request) (string, error) { return value, nil })(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		part, header, prefix string
+		f                    keyfunc.Func
+	}{
+		{"header:Authorization", "Authorization", "", keyfunc.Must(keyfunc.Header("Authorization"))},
+		{"header:X-Api-Key", "X-Api-Key", "", keyfunc.Must(keyfunc.Header("X-Api-Key"))},
+		{"cookie:session", "Cookie", "session=", keyfunc.Must(keyfunc.Cookie("session"))},
+	} {
+		text := "policies:\n  - name: p\n    limit: 10\n    window: 1m\n    key: " + tc.part + "\n"
+		fromFile := configKey(t, text, tc.header, tc.prefix+value)
+		p := policy.Must(policy.PerMinute("p", 10, tc.f))
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set(tc.header, tc.prefix+value)
+		fromCode := preparedKey(t, &policy.Config{Policies: []*policy.Policy{p}}, r)
+		if fromFile != "p:"+digest || fromCode != fromFile {
+			t.Errorf("%s: key %q from the file, %q from code; want both %q", tc.part, fromFile, fromCode, "p:"+digest)
 		}
 	}
 }

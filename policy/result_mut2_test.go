@@ -97,7 +97,7 @@ func TestAgainClearsRefundAndGiveBack(t *testing.T) {
 // so Prepare writes it as a digest too ("#" and keyfunc.HashLen
 // characters).
 func TestPrepareDigestsLoneHash(t *testing.T) {
-	p := policy.Must(policy.PerMinute("per-key", 5, keyfunc.Must(keyfunc.Header("X-Api-Key"))))
+	p := policy.Must(policy.PerMinute("per-key", 5, keyfunc.Must(keyfunc.Header("X-Client"))))
 	s, err := policy.NewSet([]*policy.Policy{p})
 	if err != nil {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ func TestRouteKeyUsesThePatternFunc(t *testing.T) {
 // 100 KB header does not become a 100 KB store key per request; distinct
 // values keep distinct keys, and a short one stays readable.
 func TestPrepareBoundsLongKeys(t *testing.T) {
-	hdr := keyfunc.Must(keyfunc.Header("X-Api-Key"))
+	hdr := keyfunc.Must(keyfunc.Header("X-Client"))
 	p := policy.Must(policy.PerMinute("per-key", 5, hdr))
 	s, err := policy.NewSet([]*policy.Policy{p})
 	if err != nil {
@@ -92,7 +92,7 @@ func TestPrepareBoundsLongKeys(t *testing.T) {
 	}
 	keyOf := func(v string) string {
 		r := httptest.NewRequest("GET", "/", nil)
-		r.Header.Set("X-Api-Key", v)
+		r.Header.Set("X-Client", v)
 		var res policy.Result
 		if err := s.Prepare(r, s.Match(r), &res); err != nil || res.Len() != 1 {
 			t.Fatalf("Prepare: %v (%d checks)", err, res.Len())
@@ -115,7 +115,7 @@ func TestPrepareBoundsLongKeys(t *testing.T) {
 
 func headerRequest(v string) *http.Request {
 	r := httptest.NewRequest("GET", "/", nil)
-	r.Header.Set("X-Api-Key", v)
+	r.Header.Set("X-Client", v)
 	return r
 }
 
@@ -127,7 +127,7 @@ func clip(s string) string { return s[:min(len(s), 40)] }
 // who sends "#" + the digest of another client's long key gets a bucket of
 // its own.
 func TestPrepareDigestUnambiguous(t *testing.T) {
-	hdr := keyfunc.Must(keyfunc.Header("X-Api-Key"))
+	hdr := keyfunc.Must(keyfunc.Header("X-Client"))
 	p := policy.Must(policy.PerMinute("per-key", 5, hdr))
 	s, err := policy.NewSet([]*policy.Policy{p})
 	if err != nil {
