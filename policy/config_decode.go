@@ -317,12 +317,15 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 // trusted_proxies make it load: NAME is a list of hops (X-Forwarded-For,
 // Forwarded: the message names the source that walks it, followed by
 // trust, what that source needs and the file lacks, if any), Host, or no
-// header name. keyfunc.IP, which refuses such a name only once trusted
+// header name (header: alone, which is told it needs one). keyfunc.IP, which refuses such a name only once trusted
 // proxies are declared, is asked with one, so that a file that declares
 // none (or counts trusted_hops) is told of its name first rather than
 // sent to trusted_proxies, with which it would still not load.
 func headerSourceProblem(s, trust string) string {
 	name := strings.TrimPrefix(s, "header:")
+	if name == "" {
+		return fmt.Sprintf("%q needs a header name: header:NAME", s)
+	}
 	switch h := http.CanonicalHeaderKey(name); h {
 	case "X-Forwarded-For", "Forwarded":
 		// keyfunc.IP refuses them too, in its own words.

@@ -236,9 +236,9 @@ func TestConfigIPSourceHeaderRefusedForItsName(t *testing.T) {
 			hops:    `IP: FromHeader: "X Real IP" is not a valid header name`,
 		}, ""},
 		{"'header:'", map[string]string{
-			none:    `IP: FromHeader: "" is not a valid header name`,
-			proxies: `IP: FromHeader: "" is not a valid header name`,
-			hops:    `IP: FromHeader: "" is not a valid header name`,
+			none:    `"header:" needs a header name: header:NAME`,
+			proxies: `"header:" needs a header name: header:NAME`,
+			hops:    `"header:" needs a header name: header:NAME`,
 		}, ""},
 	} {
 		t.Run(tc.source, func(t *testing.T) {

@@ -209,6 +209,9 @@ func keyPart(part string, ip keyfunc.Func) (keyfunc.Func, error) {
 		return keyfunc.Global(), nil
 	}
 	kind, name, found := strings.Cut(part, ":")
+	if found && name == "" && (kind == "header" || kind == "cookie") {
+		return nil, fmt.Errorf("key part %q needs a %s name: %s:NAME", part, kind, kind)
+	}
 	if found && name != "" {
 		var f keyfunc.Func
 		var err error

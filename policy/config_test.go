@@ -271,7 +271,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad key part", "c.yaml", pol + "    key: [ip, usr]\n", 5, 15, "policies[0].key", `unknown key part "usr"`},
 		{"bad header name", "c.yaml", pol + "    key: \"header:X Y\"\n", 5, 10, "policies[0].key", "header"},
 		{"key part of unknown kind", "c.yaml", pol + "    key: \"bogus:x\"\n", 5, 10, "policies[0].key", `unknown key part "bogus:x"`},
-		{"header part without name", "c.yaml", pol + "    key: \"header:\"\n", 5, 10, "policies[0].key", `unknown key part "header:"`},
+		{"header part without name", "c.yaml", pol + "    key: \"header:\"\n", 5, 10, "policies[0].key", `key part "header:" needs a header name: header:NAME`},
 		{"bad fallback", "c.yaml", pol + "    fallback: [[]]\n", 5, 16, "policies[0].fallback[0]", "is empty"},
 		{"bad on_missing_key", "c.yaml", pol + "    on_missing_key: ignore\n", 5, 21, "policies[0].on_missing_key", "want one of reject_400"},
 		{"bad method", "c.yaml", pol + "    methods: [\"GE T\"]\n", 5, 15, "policies[0].methods", "not a method token"},
