@@ -40,7 +40,8 @@ func (d *decoder) fail(n *cnode, field, format string, args ...any) {
 }
 
 // fields calls set for every entry of the mapping n, and reports entries
-// not in known, and keys written twice (at the second: set sees the
+// not in known (naming the field one most likely misspells, if any: see
+// nearestField), and keys written twice (at the second: set sees the
 // first only).
 func (d *decoder) fields(n *cnode, path string, known []string, set func(name string, k, v *cnode)) bool {
 	if n.kind != mapNode {
@@ -53,7 +54,11 @@ func (d *decoder) fields(n *cnode, path string, known []string, set func(name st
 			continue
 		}
 		if !containsStr(known, k.text) {
-			d.fail(k, join(path, k.text), "unknown field; want one of %s", strings.Join(known, ", "))
+			if near := nearestField(k.text, known); near != "" {
+				d.fail(k, join(path, k.text), "unknown field; did you mean %q? (want one of %s)", near, strings.Join(known, ", "))
+			} else {
+				d.fail(k, join(path, k.text), "unknown field; want one of %s", strings.Join(known, ", "))
+			}
 			continue
 		}
 		set(k.text, k, n.vals[i])

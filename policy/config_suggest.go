@@ -1,0 +1,65 @@
+package policy
+
+import "strings"
+
+// nearestField returns the one field of known that name most likely
+// misspells, or "" when none is clearly it. Names are compared with case
+// ignored and '-' read as '_' (Window, max-delay); the nearest must be
+// within maxSuggestDistance(name) edits (a letter inserted, deleted,
+// replaced, or two neighbours swapped), and no other field as near.
+func nearestField(name string, known []string) string {
+	n := foldField(name)
+	best, bestD, tie := "", maxSuggestDistance(n)+1, false
+	for _, k := range known {
+		switch d := editDistance(n, foldField(k)); {
+		case d < bestD:
+			best, bestD, tie = k, d, false
+		case d == bestD:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
+}
+
+// maxSuggestDistance is the most edits nearestField allows for a name of
+// this length: one up to 7 bytes (limt, polices), then one per 4 bytes, at
+// most 3 (trusted_proxy), so that a short name of its own (cost, algo) is
+// not taken for a field it merely resembles.
+func maxSuggestDistance(name string) int {
+	return min(3, max(1, len(name)/4))
+}
+
+func foldField(s string) string {
+	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
+}
+
+// editDistance returns the optimal string alignment distance of a and b,
+// bytewise: insertions, deletions, substitutions and swaps of adjacent
+// bytes, each one edit.
+func editDistance(a, b string) int {
+	// Three rows: the one before the previous, the previous, the current.
+	pp := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return prev[len(b)]
+}
