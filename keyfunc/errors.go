@@ -20,7 +20,8 @@ import (
 var ErrNoKey = errors.New("keyfunc: no key")
 
 // ErrNoClientIP reports that no client IP could be determined: RemoteAddr is
-// not an IP address, a trusted forwarding header is missing or malformed,
+// not an IP address, a trusted forwarding header is missing or malformed or
+// names the client "unknown" or by an obfuscated identifier (Forwarded),
 // the chain of trusted hops is longer than the configured maximum
 // ([MaxHops]), every hop of it is a trusted proxy, it has fewer entries
 // than [TrustedHops], or the middleware [FromContext] reads found no client.
@@ -54,6 +55,7 @@ func (e *noKeyError) Is(target error) bool { return target == ErrNoKey }
 var (
 	errBadRemoteAddr = ipError("keyfunc: no client IP: RemoteAddr is not an IP address")
 	errBadEntry      = ipError("keyfunc: no client IP: malformed entry in a trusted forwarding header")
+	errHiddenClient  = ipError("keyfunc: no client IP: the trusted Forwarded header names the client unknown or obfuscated")
 	errNoHeader      = ipError("keyfunc: no client IP: trusted peer sent no forwarding header")
 	errTooManyHops   = ipError("keyfunc: no client IP: more trusted hops than MaxHops")
 	errShortChain    = ipError("keyfunc: no client IP: fewer forwarding entries than TrustedHops")

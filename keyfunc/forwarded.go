@@ -95,6 +95,14 @@ func (w *walker) lastComma(s string) int {
 // so does taking more than MaxHops steps, a step being an entry or a
 // blank header line (skipped, but counted so that a flood of them is not
 // scanned to the end).
+//
+// A Forwarded element naming its node "unknown" or by an obfuscated
+// identifier (RFC 7239 sections 6.2, 6.3) is valid but names no address.
+// Where the client would be taken from it (the n-th entry; under
+// TrustedProxies any such entry reached, since no prefix can hold it) the
+// walk ends with errHiddenClient, as a peer without an address does; a
+// proxy's hop right of the client's under TrustedHops is not checked, as
+// RemoteAddr is not, and is passed over.
 func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 	w := walker{lines: lines, quoted: forwarded}
 	hops := 0 // entries examined
@@ -120,8 +128,9 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 		}
 		hops++
 		var a netip.Addr
+		hidden := false
 		if forwarded {
-			a, ok = parseForwardedFor(e)
+			a, hidden, ok = parseForwardedFor(e)
 		} else {
 			a, ok = parseHostAddr(e)
 		}
@@ -129,14 +138,16 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 			return netip.Addr{}, errBadEntry
 		}
 		if c.hopsSet {
-			if hops == c.hops {
-				return a, nil
+			if hops < c.hops {
+				continue
 			}
+		} else if !hidden && c.isTrusted(a) {
 			continue
 		}
-		if !c.isTrusted(a) {
-			return a, nil
+		if hidden {
+			return netip.Addr{}, errHiddenClient
 		}
+		return a, nil
 	}
 }
 
@@ -150,13 +161,15 @@ func (c *ipConfig) walk(lines []string, forwarded bool) (netip.Addr, error) {
 // Parameter names are tokens, compared case-insensitively; empty pairs (";;") are skipped,
 // and a ';' between double quotes does not end a pair. The element must
 // hold exactly one for= whose node is an IP address, optionally with a
-// port or an obfuscated port (section 6.3); "unknown", obfuscated
-// identifiers ("_hidden") and malformed quoting are rejected. No part of
-// the element may contain a backslash: quoted values may not use escapes,
-// which no address needs.
-func parseForwardedFor(elem string) (netip.Addr, bool) {
+// port or an obfuscated port (section 6.3), or else names no address:
+// "unknown" (section 6.2, in any case) or an obfuscated identifier
+// ("_hidden", section 6.3), optionally with a port or an obfuscated port,
+// for which hidden is set and the address is the zero one. Malformed
+// quoting is rejected (ok unset). No part of the element may contain a
+// backslash: quoted values may not use escapes, which no node needs.
+func parseForwardedFor(elem string) (a netip.Addr, hidden, ok bool) {
 	if strings.IndexByte(elem, '\\') >= 0 {
-		return netip.Addr{}, false
+		return netip.Addr{}, false, false
 	}
 	var node string
 	found := false
@@ -182,28 +195,72 @@ func parseForwardedFor(elem string) (netip.Addr, bool) {
 		}
 		name, value, ok := strings.Cut(pair, "=")
 		if !ok || !validHeaderName(name) {
-			return netip.Addr{}, false
+			return netip.Addr{}, false, false
 		}
 		if len(value) > 0 && value[0] == '"' {
 			if len(value) < 2 || value[len(value)-1] != '"' {
-				return netip.Addr{}, false
+				return netip.Addr{}, false, false
 			}
 			value = value[1 : len(value)-1]
 		}
 		if strings.IndexByte(value, '"') >= 0 {
-			return netip.Addr{}, false
+			return netip.Addr{}, false, false
 		}
 		if strings.EqualFold(name, "for") {
 			if found {
-				return netip.Addr{}, false
+				return netip.Addr{}, false, false
 			}
 			node, found = value, true
 		}
 	}
 	if !found {
-		return netip.Addr{}, false
+		return netip.Addr{}, false, false
 	}
-	return parseHostAddr(stripObfPort(node))
+	if hiddenNode(node) {
+		return netip.Addr{}, true, true
+	}
+	a, ok = parseHostAddr(stripObfPort(node))
+	return a, false, ok
+}
+
+// hiddenNode reports whether node, a for= value without its quotes, names
+// no address (RFC 7239 section 6): "unknown" in any case, or an obfuscated
+// identifier ("_" and one or more letters, digits, '.', '_' or '-'),
+// either optionally followed by ':' and a port (1 to 5 digits) or an
+// obfuscated port.
+func hiddenNode(node string) bool {
+	name, port, hasPort := strings.Cut(node, ":")
+	if hasPort {
+		digits := len(port) >= 1 && len(port) <= 5
+		for _, c := range []byte(port) {
+			digits = digits && '0' <= c && c <= '9'
+		}
+		if !digits && !obfIdent(port) {
+			return false
+		}
+	}
+	return strings.EqualFold(name, "unknown") || obfIdent(name)
+}
+
+// obfIdent reports whether s is an obfuscated identifier of RFC 7239
+// section 6.3: "_" followed by one or more letters, digits, '.', '_' or
+// '-'.
+func obfIdent(s string) bool {
+	if len(s) < 2 || s[0] != '_' {
+		return false
+	}
+	for _, c := range []byte(s[1:]) {
+		if !obfChar(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// obfChar reports whether c may follow the '_' of an obfuscated
+// identifier or port.
+func obfChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
 // stripObfPort removes an obfuscated port (RFC 7239 section 6.3:
@@ -215,10 +272,8 @@ func stripObfPort(node string) string {
 	if i < 0 || i+2 == len(node) {
 		return node
 	}
-	for _, c := range []byte(node[i+2:]) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return node
-		}
+	if !obfIdent(node[i+1:]) {
+		return node
 	}
 	host := node[:i]
 	if strings.HasSuffix(host, "]") || !strings.Contains(host, ":") {

@@ -82,7 +82,8 @@ const (
 // # Bad input
 //
 // A RemoteAddr that is not an IP address, a trusted header that is missing
-// or malformed, a chain whose every hop is trusted, or one longer than
+// or malformed or names the client "unknown" or obfuscated (see
+// [FromForwarded]), a chain whose every hop is trusted, or one longer than
 // [MaxHops] yields an error matching [ErrNoClientIP] and [ErrNoKey]; the
 // key is then "", which callers must not use. No request yields an empty
 // key with a nil error, and no input makes IP panic. At most MaxHops

@@ -97,10 +97,17 @@ func FromXForwardedFor() IPOption {
 // instead of X-Forwarded-For: the for= parameter of each element, walked
 // right to left. Commas and semicolons inside quoted values do not split
 // elements or pairs, and an obfuscated port ("192.0.2.43:_p") is dropped
-// like any port. A trusted element without for=, with "unknown" or an
-// obfuscated identifier ("_hidden"), with malformed quoting or with a
-// backslash anywhere (no address needs an escape) yields [ErrNoClientIP].
-// Requires [TrustedProxies] or [TrustedHops].
+// like any port. A trusted element without for=, with malformed quoting or
+// with a backslash anywhere (no address needs an escape) is malformed and
+// yields [ErrNoClientIP]. One whose node is "unknown" or an obfuscated
+// identifier ("_hidden", RFC 7239 section 6) is valid but names no
+// address: at the hop the client would be taken from (under
+// [TrustedProxies] any such hop reached, as no prefix holds it; under
+// [TrustedHops] the n-th) the client cannot be identified, and the key is
+// [ErrNoClientIP], as for a peer without an address, so that a fallback
+// declared with [FirstOf] or the policy's key action decides; a proxy's
+// hop right of the client's under TrustedHops is passed over, its address
+// unchecked as RemoteAddr's is. Requires [TrustedProxies] or [TrustedHops].
 //
 // Every trusted proxy must append to Forwarded (or the edge must drop the
 // client's): many proxies write X-Forwarded-For only (nginx's
