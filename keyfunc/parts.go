@@ -98,9 +98,12 @@ func Cookie(name string) (Func, error) {
 // RFC 9110 and PATCH are returned as they are, but for HEAD, which is
 // "GET": routers serve a HEAD with the GET handler (ServeMux does, chi
 // with its GetHead middleware), and a client alternating the two must not
-// get two limits for one handler. Any other method, which a client may
-// invent at will, becomes "OTHER", so that the method cannot multiply the
-// number of keys.
+// get two limits for one handler. Without GetHead, chi answers a HEAD to a
+// GET-only route 405 Method Not Allowed, and a limiter installed with
+// r.Use (it runs before chi routes) still counts that request, keyed
+// "GET" by Method; one installed with r.With on the route is not reached.
+// Any other method, which a client may invent at will, becomes "OTHER", so
+// that the method cannot multiply the number of keys.
 func Method() Func {
 	return func(r *http.Request) (string, error) {
 		switch r.Method {
