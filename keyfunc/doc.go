@@ -30,7 +30,9 @@
 //   - [Join], [FirstOf] and [Namespace] encode injectively, so distinct
 //     inputs never meet in one key; [Join] and [Namespace] bound the length
 //     and hash long or non-printable values; [Secret] hashes values that
-//     must not be readable in the store.
+//     must not be readable in the store, and [Header] and [Cookie] hash
+//     those whose name marks a credential (Authorization, X-Api-Key, a
+//     session cookie) by themselves.
 //   - Client-chosen parts ([Header], [Cookie]) let a client pick its key;
 //     combine them with something it cannot choose.
 //
