@@ -9,8 +9,12 @@ import "strings"
 // replaced, or two neighbours swapped), and no other field as near.
 func nearestField(name string, known []string) string {
 	n := foldField(name)
-	best, bestD, tie := "", maxSuggestDistance(n)+1, false
+	maxD := maxSuggestDistance(n)
+	best, bestD, tie := "", maxD+1, false
 	for _, k := range known {
+		if len(n) > len(k)+maxD || len(k) > len(n)+maxD {
+			continue // more edits apart than allowed: not worth the table
+		}
 		switch d := editDistance(n, foldField(k)); {
 		case d < bestD:
 			best, bestD, tie = k, d, false
