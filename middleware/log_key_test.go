@@ -19,9 +19,15 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// apiKey keys by the X-API-Key header, as a policy on API keys without
-// keyfunc.Secret does: the key holds the credential.
-var apiKey = keyfunc.Must(keyfunc.Header("X-API-Key"))
+// apiKey keys by the X-API-Key header as sent, as a key function of the
+// application's own may (keyfunc.Header keys a credential by its digest):
+// the key holds the credential.
+var apiKey keyfunc.Func = func(r *http.Request) (string, error) {
+	if k := r.Header.Get("X-API-Key"); k != "" {
+		return k, nil
+	}
+	return "", keyfunc.ErrNoKey
+}
 
 // denials sends each key of keys twice to h (the second is denied) and
 // returns the denial records h's observer logged as JSON to buf.
