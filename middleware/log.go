@@ -62,8 +62,10 @@ import (
 // out of some policies' capacity, which no policy decided, has no pk but
 // the *policy.CostError's text as "error", naming each of them with the
 // cost and its capacity (its "policy" is the first). A key may carry a
-// credential (a policy keyed by an API-key or Authorization header
-// without keyfunc.Secret) or personal data (a client address, a user ID),
+// credential (a policy keyed by a key function of the application's own
+// that reads an API key or an Authorization header as sent: keyfunc.Header
+// and keyfunc.Cookie key a credential by its digest) or personal data (a
+// client address, a user ID),
 // which a log must not keep unless its operator chooses so ([LogRawKeys]).
 // For the same reason a denial or no-key record says where the request
 // went by its route pattern ("route", as the middleware finds it: see
