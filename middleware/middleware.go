@@ -313,7 +313,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
 		var again uint64
-		var unguard [2]uint64
+		var unguard [policy.MaxGuards]uint64
 		own.folds = foldMask(&res.Result)
 		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, judged, restate = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
@@ -327,13 +327,14 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			err = set.Prepare(r, mask, &res.Result)
 		}
 		listed = ownOnly | foldedOut
-		if err == nil && (unguard != [2]uint64{} || ownOnly != 0) {
+		if err == nil && (unguard != [policy.MaxGuards]uint64{} || ownOnly != 0) {
 			// Counted under those guards further out already (the
 			// k-th of each policy's in unguard[k]), and under the
 			// Spec of those of ownOnly, decided here under their
 			// other guards alone.
-			res.Result.DropGuard(unguard[0], 0)
-			res.Result.DropGuard(unguard[1], 1)
+			for k, u := range unguard {
+				res.Result.DropGuard(u, k)
+			}
 			res.Result.DropOwn(ownOnly)
 		}
 	}

@@ -172,20 +172,20 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // a guarded policy here one of whose guards' Spec and key the policy of
 // its name further out counted (as its Spec, or as one of its own
 // guards) keeps its own Spec, but is decided without that guard: a
-// policy has up to two ([policy.Policy.Guards]: its configured Spec, a
-// reload's replaced one), each dropped apart, and unguard[k] holds the
+// policy has up to policy.MaxGuards ([policy.Policy.Guards]: its
+// configured Spec, reloads' replaced ones), each dropped apart, and unguard[k] holds the
 // policies whose k-th guard is so dropped. A policy
 // here of the name, key and Spec of one further out counts in its state
 // too, whatever their guards: each middleware guards its own copy of a
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.match match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [2]uint64, shadowedGuards, ownOnly, foldedOut uint64, judged []outerGuard, restate []restated) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [policy.MaxGuards]uint64, shadowedGuards, ownOnly, foldedOut uint64, judged []outerGuard, restate []restated) {
 	var enforced uint64
-	var denied [2]uint64        // as unguard, of the middlewares that denied
-	var guardEnforced [2]uint64 // as unguard, of those not in shadow mode
-	var refused [2]uint64       // as unguard, of the guards whose state is past their limit here
-	var pastOut uint64          // the policies whose state a middleware further out judged past their limit
+	var denied [policy.MaxGuards]uint64        // as unguard, of the middlewares that denied
+	var guardEnforced [policy.MaxGuards]uint64 // as unguard, of those not in shadow mode
+	var refused [policy.MaxGuards]uint64       // as unguard, of the guards whose state is past their limit here
+	var pastOut uint64                         // the policies whose state a middleware further out judged past their limit
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -287,10 +287,10 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	})
 	// A guard whose state holds more than its limit here is checked here
 	// again: it refuses the request, counting nothing.
-	unguard[0] &^= refused[0]
-	unguard[1] &^= refused[1]
-	guardEnforced[0] &^= refused[0]
-	guardEnforced[1] &^= refused[1]
+	for k := range unguard {
+		unguard[k] &^= refused[k]
+		guardEnforced[k] &^= refused[k]
+	}
 	// A policy whose state a middleware further out judged past its limit
 	// here is decided here, refusing the request, though another one
 	// counted it too, within its own limit (one raised further out,
@@ -318,12 +318,15 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	// denied it keeps its guards dropped: a middleware that counted
 	// the request under one (further out still, say) counted it there.
 	// (A policy of ownOnly keeps those counted further out dropped.)
-	unguard[0] &^= again
-	unguard[1] &^= again
-	shadowedGuards = unguard[0]&^guardEnforced[0] | unguard[1]&^guardEnforced[1]
+	var deniedOnly uint64
+	for k := range unguard {
+		unguard[k] &^= again
+		shadowedGuards |= unguard[k] &^ guardEnforced[k]
+		deniedOnly |= denied[k] &^ unguard[k]
+	}
 	// A guard whose state only middlewares that denied counted under is
 	// checked here: its policy is decided here again too.
-	uncounted |= (denied[0]&^unguard[0] | denied[1]&^unguard[1]) &^ again
+	uncounted |= deniedOnly &^ again
 	if again|uncounted != 0 && !m.stats.twiceTold.Load() && m.stats.twiceTold.CompareAndSwap(false, true) {
 		var names []string
 		for b := again | uncounted; b != 0; b &= b - 1 {

@@ -35,8 +35,10 @@ type guardRoom struct {
 	idx    []int8
 	// off[k]: the guarded policies (a mask over the Set) whose k-th guard
 	// ([Policy.Guards]) the store calls leave out until the next Prepare
-	// (see DropGuard); a policy of one guard dropped has both bits set.
-	off [2]uint64
+	// (see DropGuard); a policy of n guards one of which is dropped has
+	// the bits of the slots past its n set too, so that one whose guards
+	// are all dropped has every bit set (see allOff).
+	off [MaxGuards]uint64
 	// own: the guarded policies (a mask over the Set) whose own check the
 	// store calls leave out until the next Prepare, keeping their guards
 	// (see DropOwn).
@@ -54,9 +56,19 @@ func (res *Result) guarded() bool {
 	}
 	g := res.mask & res.set.guarded &^ (res.set.folds &^ res.set.carried)
 	if g != 0 && res.gr != nil {
-		g &^= res.gr.off[0] & res.gr.off[1]
+		g &^= res.gr.allOff()
 	}
 	return g != 0
+}
+
+// allOff returns the guarded policies whose guards are all dropped (see
+// DropGuard).
+func (gr *guardRoom) allOff() uint64 {
+	m := gr.off[0]
+	for _, o := range gr.off[1:] {
+		m &= o
+	}
+	return m
 }
 
 // index returns the index in res's Set of its i-th evaluated policy.
@@ -105,16 +117,17 @@ func (res *Result) folded(b int, p *Policy, c *algorithms.Check) bool {
 // further out deciding the policy the guard was made from: counting it
 // again would count it twice there. Call it after Prepare and before Take.
 func (res *Result) DropGuards(mask uint64) {
-	res.DropGuard(mask, 0)
-	res.DropGuard(mask, 1)
+	for k := range MaxGuards {
+		res.DropGuard(mask, k)
+	}
 }
 
 // DropGuard is [Result.DropGuards] for the k-th guard ([Policy.Guards])
 // alone of each policy of mask that has one: a policy guarded by its
-// configured Spec and by a reload's replaced Spec ([Policy.WithGuard]) of
-// which a middleware further out counted the request under one only.
+// configured Spec and by reloads' replaced Specs ([Policy.WithGuard]) of
+// which a middleware further out counted the request under some only.
 func (res *Result) DropGuard(mask uint64, k int) {
-	if res.set == nil || k < 0 || k > 1 {
+	if res.set == nil || k < 0 || k >= MaxGuards {
 		return
 	}
 	if mask &= res.mask & res.set.guarded; mask == 0 {
@@ -142,13 +155,11 @@ func (res *Result) DropGuard(mask uint64, k int) {
 	}
 	for m := mask; m != 0; m &= m - 1 {
 		b := bits.TrailingZeros64(m)
-		switch n := res.set.policies[b].nGuards(); {
-		case k >= n:
-		case n == 1:
-			res.gr.off[0] |= 1 << b
-			res.gr.off[1] |= 1 << b // it has no other
-		default:
+		if n := res.set.policies[b].nGuards(); k < n {
 			res.gr.off[k] |= 1 << b
+			for j := n; j < MaxGuards; j++ {
+				res.gr.off[j] |= 1 << b // it has no j-th (see allOff)
+			}
 		}
 	}
 }
@@ -346,8 +357,9 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 		// marks it in off only for a policy with another guard).
 		folds := res.set.folds&(1<<b) != 0
 		own := gr.own&(1<<b) != 0 && !res.folded(b, p, &checks[i]) // its first guard kept takes its place
-		for k, g := range [2]algorithms.Spec{p.guard, p.carry} {
-			if g.Algorithm == "" || k == 0 && folds {
+		gs, n := p.guardList()
+		for k, g := range gs[:n] {
+			if k == 0 && folds {
 				continue
 			}
 			if gr.off[k]&(1<<b) != 0 {

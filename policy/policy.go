@@ -58,10 +58,11 @@ type Policy struct {
 	// counts each request under: that of the policy it was made from (the
 	// zero Spec when there is none). See WithLimit.
 	guard algorithms.Spec
-	// carry is the Spec given by WithGuard (a reload's replaced Spec),
-	// which copies made by WithLimit keep while it holds their capacity
-	// and their limit is below its own (the zero Spec when there is none).
-	carry algorithms.Spec
+	// carry holds the Specs given by WithGuard (the Specs reloads
+	// replaced), first given first, the zero Spec past the last; copies
+	// made by WithLimit keep each while it holds their capacity and their
+	// limit is below its own, or while it is judged at their limit.
+	carry [MaxCarries]algorithms.Spec
 	// ownHeld: p's own Spec is a reload's replaced Spec (given to
 	// WithGuard, which drops it as p's own), whose counters hold requests
 	// counted before the reload: p keeps its own check beside its
@@ -648,8 +649,13 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if p.configured.Algorithm == "" {
 		q.configured = p.spec
 	}
-	if c := p.carry; c.Algorithm != "" && !(limit < c.Limit && q.capacity <= c.Capacity()) && q.judged(c) == 0 {
-		q.carry = algorithms.Spec{}
+	q.carry = [MaxCarries]algorithms.Spec{}
+	n := 0
+	for _, c := range p.carry {
+		if c.Algorithm != "" && (limit < c.Limit && q.capacity <= c.Capacity() || q.judged(c) != 0) {
+			q.carry[n] = c
+			n++
+		}
 	}
 	return &q, nil
 }
@@ -689,14 +695,30 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 		return nil, p.errorf("Guard", "holds %d, less than the policy's capacity %d", c, p.capacity)
 	}
 	q := *p
-	q.carry = spec
 	if spec == p.spec || spec == p.guard {
-		q.carry = algorithms.Spec{}
+		q.carry = [MaxCarries]algorithms.Spec{}
+		n := 0
+		for _, c := range p.carry {
+			if c.Algorithm != "" && c != spec {
+				q.carry[n] = c
+				n++
+			}
+		}
 		// Its own Spec's counters hold the requests of before the
 		// reload: its own check must count them.
 		q.ownHeld = q.ownHeld || spec == p.spec
+		return &q, nil
 	}
-	return &q, nil
+	for k, c := range p.carry {
+		switch {
+		case c == spec:
+			return p, nil // given already
+		case c.Algorithm == "":
+			q.carry[k] = spec
+			return &q, nil
+		}
+	}
+	return nil, p.errorf("Guard", "has %d guards given by WithGuard already, the most a policy has", MaxCarries)
 }
 
 // Unguarded returns p without its guard (see [Policy.WithLimit]): a copy,
@@ -704,13 +726,24 @@ func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 // Spec alone, whose counters, at a limit new to them, start from a full
 // allowance.
 func (p *Policy) Unguarded() *Policy {
-	if p.guard.Algorithm == "" && p.carry.Algorithm == "" {
+	if p.guard.Algorithm == "" && p.carry[0].Algorithm == "" {
 		return p
 	}
 	q := *p
-	q.guard, q.carry = algorithms.Spec{}, algorithms.Spec{}
+	q.guard, q.carry = algorithms.Spec{}, [MaxCarries]algorithms.Spec{}
 	return &q
 }
+
+// MaxCarries is the most guards [Policy.WithGuard] gives a policy: the
+// Specs of as many reloads, or of as many states of the policy a reload
+// replaced (its configured Spec, the one of a lowered limit in force),
+// whose counters hold its requests of before.
+const MaxCarries = 3
+
+// MaxGuards is the most guards a policy has ([Policy.Guards]): the Spec
+// a copy made by [Policy.WithLimit] was made from, and the MaxCarries
+// given by [Policy.WithGuard].
+const MaxGuards = 1 + MaxCarries
 
 // Guard returns the first of the policy's guards ([Policy.Guards]), and
 // true; the zero Spec and false for a policy without one.
@@ -718,7 +751,7 @@ func (p *Policy) Guard() (algorithms.Spec, bool) {
 	if p.guard.Algorithm != "" {
 		return p.guard, true
 	}
-	return p.carry, p.carry.Algorithm != ""
+	return p.carry[0], p.carry[0].Algorithm != ""
 }
 
 // Guards returns the Specs the policy also checks and counts every request
@@ -732,14 +765,28 @@ func (p *Policy) Guard() (algorithms.Spec, bool) {
 // guard of a copy made by WithLimit so judged stands for the policy's own
 // check too: a [Result] checks the request once under it ([Result.Folded]).
 func (p *Policy) Guards() []algorithms.Spec {
-	var gs []algorithms.Spec
+	gs, n := p.guardList()
+	if n == 0 {
+		return nil
+	}
+	return append([]algorithms.Spec(nil), gs[:n]...)
+}
+
+// guardList returns the policy's guards, as Guards does, in an array
+// (no allocation), and their number.
+func (p *Policy) guardList() (gs [MaxGuards]algorithms.Spec, n int) {
 	if p.guard.Algorithm != "" {
-		gs = append(gs, p.guard)
+		gs[n] = p.guard
+		n++
 	}
-	if p.carry.Algorithm != "" {
-		gs = append(gs, p.carry)
+	for _, c := range p.carry {
+		if c.Algorithm == "" {
+			break
+		}
+		gs[n] = c
+		n++
 	}
-	return gs
+	return gs, n
 }
 
 // GuardLimit returns the limit a request of the policy is judged at under
@@ -812,7 +859,10 @@ func (p *Policy) nGuards() int {
 	if p.guard.Algorithm != "" {
 		n++
 	}
-	if p.carry.Algorithm != "" {
+	for _, c := range p.carry {
+		if c.Algorithm == "" {
+			break
+		}
 		n++
 	}
 	return n

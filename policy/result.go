@@ -189,7 +189,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.mask, res.skipped, res.n, res.taken = 0, 0, 0, false
 	res.refunded, res.given, res.gaveBack, res.peeked = false, 0, false, false
 	if res.gr != nil {
-		res.gr.off, res.gr.own = [2]uint64{}, 0 // every check counts again (see DropGuards, DropOwn)
+		res.gr.off, res.gr.own = [MaxGuards]uint64{}, 0 // every check counts again (see DropGuards, DropOwn)
 	}
 	if k := bits.OnesCount64(mask); k > int(res.room) {
 		res.grow(k)

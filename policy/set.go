@@ -153,7 +153,7 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		if p.folds() {
 			s.folds |= 1 << i
 		}
-		if p.carry.Algorithm != "" {
+		if p.carry[0].Algorithm != "" {
 			s.carried |= 1 << i
 		}
 		if p.cost != nil && p.capacity < p.Configured().Capacity() {
