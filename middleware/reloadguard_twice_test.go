@@ -2,7 +2,6 @@ package middleware_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -19,19 +18,12 @@ import (
 // Spec of the first reload counts, as what it used before it does: it
 // gets no more at once than it would have without the second reload.
 //
-// Known defect, not fixed: for a change of shape (a burst lowered twice)
-// the second reload keeps, as the guard, only the Spec the first one
-// replaced, whose counters hold every request but are judged at that
-// Spec's own burst; the counters of the Spec the second reload replaces,
-// which alone know the client emptied its smaller bucket, are checked no
-// more. A policy has one slot for a reload's guard (policy.Policy.WithGuard),
-// so the fix (two carried Specs, or one chosen by what holds the other) is
-// left to the maintainers; the test skips, saying why, unless
-// RATEKEEPER_KNOWN_DEFECTS is set.
+// For a change of shape (a burst lowered twice) the Spec the first
+// reload replaced holds every request but is judged at its own burst:
+// only the counters of the Spec the second reload replaces know the
+// client emptied its smaller bucket. So the second reload guards the
+// policy with both ([policy.Policy.Guards]), each until its own end.
 func TestReloadTightenedTwiceKeepsUsage(t *testing.T) {
-	if os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
-		t.Skip("known defect (see the doc comment): a second tightening reload during a guard hands fresh quota for a change of shape; set RATEKEEPER_KNOWN_DEFECTS=1 to run")
-	}
 	tb := func(burst int64) algorithms.Spec {
 		return algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 20, Window: time.Minute, Burst: burst}
 	}

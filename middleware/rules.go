@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -18,10 +19,11 @@ type rules struct {
 	mu     sync.Mutex          // serialises writers; requests never take it
 	base   []*policy.Policy    // as configured
 	limits map[string]effLimit // effective limit by policy name, when not the configured one
-	// carries: by policy name, the Spec a reload replaced by a tighter
-	// one, which guards it until its counters can hold no request
-	// counted before the reload (see SetPolicies).
-	carries map[string]carry
+	// carries: by policy name, the Specs reloads replaced by tighter
+	// ones (at most policy.MaxCarries, first replaced first), each of
+	// which guards it until its counters can hold no request counted
+	// before its reload (see SetPolicies).
+	carries map[string][]carry
 	// closed: Close was called; the observers are told of no change of
 	// limits, nor of a policy removed.
 	closed bool
@@ -360,7 +362,7 @@ func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 // setPolicies is SetPolicies; it requires m.rules.mu.
 func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 	limits := make(map[string]effLimit, len(m.rules.limits))
-	carries := make(map[string]carry)
+	carries := make(map[string][]carry)
 	now := m.clock.Now().UnixNano()
 	for _, p := range policies {
 		if p == nil {
@@ -370,8 +372,8 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 		if old == nil {
 			continue
 		}
-		ol, limited := m.rules.limits[p.Name()]
-		l := ol
+		ol, wasLimited := m.rules.limits[p.Name()]
+		l, limited := ol, wasLimited
 		if limited && old.Spec() != p.Spec() {
 			l.n = scaleLimit(l.n, old.Spec().Limit, p.Spec().Limit)
 			if _, err := p.WithLimit(l.n); err != nil {
@@ -399,39 +401,8 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 		if limited && l.unguarded {
 			to = limitedSpec(p, l.n)
 		}
-		if from == to {
-			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now {
-				carries[p.Name()] = c // a reload before's, still running
-			}
-		} else if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && c.spec == to {
-			// Back to the Spec a reload's guard holds: its counters,
-			// counted under it before that reload and as the guard
-			// since, hold every request of its time.
-		} else if holds(p, from, to) {
-			if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && holds(p, c.spec, to) {
-				// Tightened (or raised) again: the Spec a reload
-				// before replaced holds the requests counted
-				// before it, and, as old's guard, those counted
-				// since.
-				from = c.spec
-			}
-			carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
-		} else if c, ok := m.rules.carries[p.Name()]; ok && c.until > now && holds(p, c.spec, to) {
-			// Raised, or changed otherwise, within a reload's guard
-			// and still tighter than the Spec it guards with: that
-			// Spec's counters hold every request of its time (before
-			// the reload, and as the guard since), so it goes on
-			// guarding the new Spec until its end.
-			carries[p.Name()] = c
-		} else if limited && !l.unguarded && limitedSpec(p, l.n) == from {
-			// The limit in force is carried over onto the Spec whose
-			// counters hold the requests of before the reload (10
-			// lowered to 5, reloaded at 20 and so carried to 10): the
-			// copy at it keeps its own check on them, beside its
-			// guard's, rather than fold it into the new configured
-			// Spec's (policy.Policy.WithGuard), until they can hold
-			// none.
-			carries[p.Name()] = carry{from, addSat(now, carryFor(from))}
+		if cs := m.heldCarries(p, old, ol, wasLimited, l, limited, from, to, now); len(cs) > 0 {
+			carries[p.Name()] = cs
 		}
 	}
 	prev := m.rules.carries
@@ -441,6 +412,126 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 		return err
 	}
 	return nil
+}
+
+// heldCarries returns the guards a reload gives p, replacing old (see
+// SetPolicies): every Spec whose counters hold requests of the policy
+// counted before the reload, the reload's guards still running among
+// them, that guards what p enforces. Those Specs are the guards of old
+// in force (the Specs earlier reloads replaced, each until its own end),
+// from, old's configured Spec (or the Spec of its limit set by
+// SetLimitUnguarded), and the Spec of old's limit in force (ol, set by
+// SetLimit, of a kind not folded into its guard's: the bucket kinds, a
+// sliding_log raised), whose counters alone know what the client used
+// under that limit. Each that tightens p's configured Spec (to: or p's
+// limit set by SetLimitUnguarded) or p's Spec at its limit in force (l),
+// or holds them as a window kind's judged at their limit (holds), guards
+// p, but to's own Spec (its counters count p's requests from now on, and
+// hold those before) and the Spec p enforces at a limit when it was old's
+// in force too (its counters go on). One that is p's Spec at its limit
+// in force, a guard of old's or from, is kept to keep its own check (see
+// apply). Past policy.MaxCarries, the guards that end first are let go.
+// It requires m.rules.mu.
+func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited bool, l effLimit, limited bool, from, to algorithms.Spec, now int64) []carry {
+	var hs []carry
+	// guarded: hs[i] guards old; mayOwn: it may be p's Spec in force
+	// (a guard of old's, or from).
+	var guarded, mayOwn []bool
+	add := func(c carry, g, own bool) {
+		for i := range hs {
+			if hs[i].spec == c.spec {
+				hs[i].until = max(hs[i].until, c.until)
+				guarded[i], mayOwn[i] = guarded[i] || g, mayOwn[i] || own
+				return
+			}
+		}
+		hs, guarded, mayOwn = append(hs, c), append(guarded, g), append(mayOwn, own)
+	}
+	for _, c := range m.rules.carries[p.Name()] {
+		if c.until > now {
+			add(c, true, true)
+		}
+	}
+	add(carry{from, addSat(now, carryFor(from))}, false, true)
+	if wasLimited {
+		if q, err := old.WithLimit(ol.n); err == nil {
+			if ol.unguarded {
+				q = q.Unguarded()
+			}
+			// Its own counters count its requests unless its guard's,
+			// judged at its limit, stand for them (policy.Result.Folded).
+			if g, ok := q.Guard(); !(ok && q.GuardLimit(g) != g.Limit) {
+				add(carry{q.Spec(), addSat(now, carryFor(q.Spec()))}, false, false)
+			}
+		}
+	}
+	in := p
+	if limited {
+		if q, err := p.WithLimit(l.n); err == nil {
+			if in = q; l.unguarded {
+				in = q.Unguarded()
+			}
+		}
+	}
+	toHeld := false // to's counters were a guard's: they hold every request of its time
+	kept := hs[:0]
+	for i, c := range hs {
+		switch {
+		case c.spec == to:
+			// Its counters are the policy's own from now on.
+			toHeld = guarded[i]
+		case c.spec == in.Spec():
+			if mayOwn[i] {
+				kept = append(kept, c)
+			}
+		case holds(p, c.spec, to) || holds(in, c.spec, in.Spec()):
+			kept = append(kept, c)
+		}
+	}
+	// Of a window kind, the Specs of to's shape at other limits are
+	// judged at the limit in force (policy.Policy.GuardLimit) on counters
+	// that count the requests whatever the limit: the one counted longest,
+	// each of the others' requests counted there too (as a guard, all or
+	// nothing), decides for them all, till the last of their ends. to's
+	// own, a guard's before, is that one.
+	n := 0
+	for _, c := range kept {
+		if c.spec.Algorithm.Windowed() && sameShape(c.spec, to) {
+			if toHeld {
+				continue
+			}
+			if j := slices.IndexFunc(kept[:n], func(k carry) bool { return sameShape(k.spec, to) }); j >= 0 {
+				kept[j].until = max(kept[j].until, c.until)
+				continue
+			}
+		}
+		kept[n] = c
+		n++
+	}
+	kept = kept[:n]
+	if len(kept) > policy.MaxCarries {
+		// The guards that end last hold the most: keep those, in the
+		// order given.
+		idx := make([]int, len(kept))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(kept[b].until, kept[a].until) })
+		idx = idx[:policy.MaxCarries]
+		slices.Sort(idx)
+		cs := make([]carry, 0, policy.MaxCarries)
+		for _, i := range idx {
+			cs = append(cs, kept[i])
+		}
+		kept = cs
+	}
+	return kept
+}
+
+// sameShape reports whether a and b are one Spec but for their limits.
+func sameShape(a, b algorithms.Spec) bool {
+	a.Limit = b.Limit
+	return a == b
 }
 
 // SetLimit sets the limit the middleware enforces for the policy named
@@ -610,16 +701,21 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 		if p == nil {
 			continue
 		}
-		c, carried := m.rules.carries[p.Name()]
-		if carried && c.until <= now {
+		cs := m.rules.carries[p.Name()]
+		if live := slices.DeleteFunc(slices.Clone(cs), func(c carry) bool { return c.until <= now }); len(live) == 0 {
 			delete(m.rules.carries, p.Name())
-			carried = false
+			cs = nil
+		} else if len(live) < len(cs) {
+			m.rules.carries[p.Name()] = live
+			cs = live
 		}
-		if carried {
-			if g, err := p.WithGuard(c.spec); err == nil {
-				// Guarded by the Spec the reload replaced (a lowered
-				// copy below keeps that guard).
-				p, eff[i] = g, g
+		for _, c := range cs {
+			if c.spec != p.Spec() && holds(p, c.spec, p.Spec()) {
+				if g, err := p.WithGuard(c.spec); err == nil {
+					// Guarded by a Spec a reload replaced (a lowered
+					// copy below keeps that guard).
+					p, eff[i] = g, g
+				}
 			}
 		}
 		if l, ok := limits[p.Name()]; ok {
@@ -632,31 +728,34 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 			}
 			eff[i] = q
 		}
-		if !carried {
-			continue
-		}
-		if e := eff[i]; e.Spec() == c.spec {
-			// The copy at the limit in force is the Spec the reload
-			// replaced (see setPolicies): it keeps its own check on
-			// that Spec's counters (policy.Policy.WithGuard).
-			if g, err := e.WithGuard(c.spec); err == nil {
-				eff[i] = g
+		for _, c := range cs {
+			e := eff[i]
+			switch {
+			case e.Spec() == c.spec:
+				// The copy at the limit in force is the Spec a reload
+				// replaced (see setPolicies): it keeps its own check
+				// on that Spec's counters (policy.Policy.WithGuard).
+				if g, err := e.WithGuard(c.spec); err == nil {
+					eff[i] = g
+				}
+			case slices.Contains(e.Guards(), c.spec):
+			case c.spec != p.Spec() && holds(p, c.spec, p.Spec()) && e.Spec().Limit < c.spec.Limit || holds(e, c.spec, e.Spec()):
+				// The copy at a limit set by SetLimitUnguarded has no
+				// guard, and a share a reload replaced (see
+				// setPolicies) cannot guard the configured policy,
+				// which it holds less than, nor can the Spec of a
+				// lowered limit a reload replaced, of a slower rate:
+				// the copy at the limit (lower, or tightened
+				// otherwise, as by a lower burst) is guarded by it,
+				// as a lowered copy keeps the guard of the configured
+				// policy.
+				if g, err := e.WithGuard(c.spec); err == nil {
+					eff[i] = g
+				}
 			}
-		}
-		if e := eff[i]; (e.Spec().Limit < c.spec.Limit || tighter(c.spec, e.Spec())) && !slices.Contains(e.Guards(), c.spec) {
-			// The copy at a limit set by SetLimitUnguarded has no
-			// guard, and the share a reload replaced (see
-			// setPolicies) cannot guard the configured policy, which
-			// it holds less than: the copy at the limit (lower, or
-			// tightened otherwise, as by a lower burst) is guarded
-			// by it, as a lowered copy keeps the guard of the
-			// configured policy.
-			if g, err := e.WithGuard(c.spec); err == nil {
-				eff[i] = g
+			if (slices.Contains(eff[i].Guards(), c.spec) || eff[i].Spec() == c.spec) && (until == 0 || c.until < until) {
+				until = c.until
 			}
-		}
-		if (slices.Contains(eff[i].Guards(), c.spec) || eff[i].Spec() == c.spec) && (until == 0 || c.until < until) {
-			until = c.until
 		}
 	}
 	var setOpts []policy.SetOption
