@@ -433,26 +433,29 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // apply). Past policy.MaxCarries, the guards that end first are let go.
 // It requires m.rules.mu.
 func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited bool, l effLimit, limited bool, from, to algorithms.Spec, now int64) []carry {
-	var hs []carry
-	// guarded: hs[i] guards old; mayOwn: it may be p's Spec in force
-	// (a guard of old's, or from).
-	var guarded, mayOwn []bool
-	add := func(c carry, g, own bool) {
+	// A held Spec: guarded, it guards old; mayOwn, it may be p's Spec in
+	// force (a guard of old's, or from).
+	type held struct {
+		carry
+		guarded, mayOwn bool
+	}
+	var hs []held
+	add := func(h held) {
 		for i := range hs {
-			if hs[i].spec == c.spec {
-				hs[i].until = max(hs[i].until, c.until)
-				guarded[i], mayOwn[i] = guarded[i] || g, mayOwn[i] || own
+			if hs[i].spec == h.spec {
+				hs[i].until = max(hs[i].until, h.until)
+				hs[i].guarded, hs[i].mayOwn = hs[i].guarded || h.guarded, hs[i].mayOwn || h.mayOwn
 				return
 			}
 		}
-		hs, guarded, mayOwn = append(hs, c), append(guarded, g), append(mayOwn, own)
+		hs = append(hs, h)
 	}
 	for _, c := range m.rules.carries[p.Name()] {
 		if c.until > now {
-			add(c, true, true)
+			add(held{c, true, true})
 		}
 	}
-	add(carry{from, addSat(now, carryFor(from))}, false, true)
+	add(held{carry{from, addSat(now, carryFor(from))}, false, true})
 	if wasLimited {
 		if q, err := old.WithLimit(ol.n); err == nil {
 			if ol.unguarded {
@@ -461,7 +464,7 @@ func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited 
 			// Its own counters count its requests unless its guard's,
 			// judged at its limit, stand for them (policy.Result.Folded).
 			if g, ok := q.Guard(); !(ok && q.GuardLimit(g) != g.Limit) {
-				add(carry{q.Spec(), addSat(now, carryFor(q.Spec()))}, false, false)
+				add(held{carry{q.Spec(), addSat(now, carryFor(q.Spec()))}, false, false})
 			}
 		}
 	}
@@ -475,17 +478,17 @@ func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited 
 	}
 	toHeld := false // to's counters were a guard's: they hold every request of its time
 	kept := hs[:0]
-	for i, c := range hs {
+	for _, h := range hs {
 		switch {
-		case c.spec == to:
+		case h.spec == to:
 			// Its counters are the policy's own from now on.
-			toHeld = guarded[i]
-		case c.spec == in.Spec():
-			if mayOwn[i] {
-				kept = append(kept, c)
+			toHeld = h.guarded
+		case h.spec == in.Spec():
+			if h.mayOwn {
+				kept = append(kept, h)
 			}
-		case holds(p, c.spec, to) || holds(in, c.spec, in.Spec()):
-			kept = append(kept, c)
+		case holds(p, h.spec, to) || holds(in, h.spec, in.Spec()):
+			kept = append(kept, h)
 		}
 	}
 	// Of a window kind, the Specs of to's shape at other limits are
@@ -495,37 +498,50 @@ func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited 
 	// nothing), decides for them all, till the last of their ends. to's
 	// own, a guard's before, is that one.
 	n := 0
-	for _, c := range kept {
-		if c.spec.Algorithm.Windowed() && sameShape(c.spec, to) {
+	for _, h := range kept {
+		if h.spec.Algorithm.Windowed() && sameShape(h.spec, to) {
 			if toHeld {
 				continue
 			}
-			if j := slices.IndexFunc(kept[:n], func(k carry) bool { return sameShape(k.spec, to) }); j >= 0 {
-				kept[j].until = max(kept[j].until, c.until)
+			if j := slices.IndexFunc(kept[:n], func(k held) bool { return sameShape(k.spec, to) }); j >= 0 {
+				kept[j].until = max(kept[j].until, h.until)
 				continue
 			}
 		}
-		kept[n] = c
+		kept[n] = h
 		n++
 	}
 	kept = kept[:n]
 	if len(kept) > policy.MaxCarries {
-		// The guards that end last hold the most: keep those, in the
-		// order given.
+		// The Specs this reload replaces know the client's latest use
+		// at the tightest shape: they stay, and of the guards of
+		// earlier reloads, those that end last (in the order given).
 		idx := make([]int, len(kept))
 		for i := range idx {
 			idx[i] = i
 		}
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(kept[b].until, kept[a].until) })
+		slices.SortStableFunc(idx, func(a, b int) int {
+			if ga, gb := kept[a].guarded, kept[b].guarded; ga != gb {
+				if gb {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(kept[b].until, kept[a].until)
+		})
 		idx = idx[:policy.MaxCarries]
 		slices.Sort(idx)
-		cs := make([]carry, 0, policy.MaxCarries)
+		sel := make([]held, 0, policy.MaxCarries)
 		for _, i := range idx {
-			cs = append(cs, kept[i])
+			sel = append(sel, kept[i])
 		}
-		kept = cs
+		kept = sel
 	}
-	return kept
+	cs := make([]carry, len(kept))
+	for i, h := range kept {
+		cs[i] = h.carry
+	}
+	return cs
 }
 
 // sameShape reports whether a and b are one Spec but for their limits.
