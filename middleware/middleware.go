@@ -92,7 +92,7 @@ type Middleware struct {
 	stats  stats
 
 	rules rules // the writers' side of set (see SetPolicies)
-	// carryUntil is, while a policy of set is guarded by the Spec a
+	// carryUntil is, while a policy of set is guarded by a Spec a
 	// reload replaced (see SetPolicies), the earliest instant (Unix ns,
 	// on m.clock) at which such a guard ends; 0 when none is.
 	carryUntil atomic.Int64

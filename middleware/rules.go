@@ -29,10 +29,12 @@ type rules struct {
 	closed bool
 }
 
-// A carry is the Spec a reload replaced by a tighter one of the same
-// policy (its configured Spec, or the one of its limit set by
-// SetLimitUnguarded, whose counters alone hold its requests), and until
-// when (Unix ns, on the middleware's clock) the new one is guarded by it.
+// A carry is a Spec a reload replaced by a tighter one of the same
+// policy (its configured Spec, the one of its limit set by
+// SetLimitUnguarded, whose counters alone hold its requests, or the one
+// of a bucket kind's limit set by SetLimit, whose counters alone know
+// what was used at it), and until when (Unix ns, on the middleware's
+// clock) the policy is guarded by it.
 type carry struct {
 	spec  algorithms.Spec
 	until int64
@@ -297,18 +299,39 @@ type effLimit struct {
 // request after its time (or the next reload), which rebuilds the rule
 // set without it if no writer holds the rules (requests never wait on
 // them; one that finds them held leaves it to the next). A policy
-// reloaded again with its Spec unchanged keeps the guard until its end;
-// one whose Spec is tightened again during it stays guarded by the Spec
-// the guard holds (whose counters hold the requests of both Specs
-// replaced), from that reload on; one tightened after it ends, by the
-// Spec just replaced; one changed during it to a Spec that still
-// tightens the one the guard holds (raised to a limit still below it,
-// say), stays guarded by it until its end (a client that used 50 of
-// 100 before a reload to 50 gets 30 more when a reload raises it to 80 in
-// that window, for a window kind; for the bucket kinds, no more than the
-// replaced limit nor the new one since); one raised or lowered during it,
-// of a kind judged at a higher limit, stays guarded by it too (its
-// counters hold the requests of every Spec since). Any other change
+// reloaded again with its Spec unchanged keeps its guards until their
+// ends. One reloaded again during a guard is guarded, from that reload
+// on, by every Spec whose counters hold requests of before it and that
+// still guards its new Spec as above: the Specs the running guards
+// hold, each until its own end, and the Spec this reload replaces, for
+// its own time. Each knows what no other does: a token_bucket of burst
+// 20 whose burst is lowered to 10, and to 5 while the 20 guards it, is
+// guarded by the 20 and by the 10, whose counters alone know that a
+// client emptied the 10 (judged at the 20's burst, it has 10 left), so
+// that the client gets none at once at the 5, not a fresh 5 (and, three
+// times tightened, by the 20, the 10 and the 5). Of a window kind, the
+// Specs of the new Spec's shape at other limits are one guard: the
+// counters of the first of them, counted under through every later one
+// (as its guard), judged at the new limit, hold the requests of the
+// others, till the last of their ends (a fixed window of 10 lowered to
+// 8, then to 5, is guarded by the 10 until two windows after the second
+// reload), and going back to the Spec a running guard holds ends the
+// guards of its shape (its counters hold every request of their time).
+// So one changed during a guard to a Spec that still tightens the one
+// the guard holds (raised to a limit still below it, say), stays guarded
+// by it until its end (a client that used 50 of 100 before a reload to
+// 50 gets 30 more when a reload raises it to 80 in that window, for a
+// window kind; for the bucket kinds, no more than the replaced limit nor
+// the new one since); one raised or lowered during it, of a kind judged
+// at a higher limit, stays guarded by it too (its counters hold the
+// requests of every Spec since); a guard that no longer holds the new
+// Spec ends (the burst of 20 lowered to 10, then reloaded at 15: the 20
+// guards it still, the 10 no more); and one tightened after a guard
+// ends is guarded by the Spec just replaced. A policy has at most
+// [policy.MaxCarries] such guards (each a check more per request, in the
+// same store call): past them, the Specs the reload replaces stay, whose
+// counters know the client's latest use, and of the others those that
+// end last. Any other change
 // starts the policy from a full allowance at its new Spec: one that
 // admits more in some respect (a higher limit of a sliding_log, whose log
 // holds the instants of no more than its limit's requests, or of a bucket
@@ -330,7 +353,17 @@ type effLimit struct {
 // used 8 of 10 a minute held at 8 gets 2 more in that minute when the
 // window is reloaded at an hour (the limit carried over at 8), not a
 // fresh 8; for a bucket kind, no more than the replaced limit nor the
-// new one since. A limit set by
+// new one since. A bucket kind's lowered Spec counts its requests on
+// counters of its own, which alone know what the client used at the
+// lowered limit: the reload guards the policy with that Spec too (four
+// checks per request), for its time, while it holds the Spec in force.
+// A token_bucket of 20 a minute held at 10, whose client emptied the 10
+// (10 left in the 20), gets none at once when its burst is reloaded at 10
+// (in force: 10 a minute, burst 5), not a fresh 5, and one unit every
+// 6 s (the lowered bucket's refill); restored to its configured limit
+// during that guard, it is guarded by the 20 alone (the lowered Spec, of
+// a slower rate, would hold it below its limit), and lowered again, by
+// the lowered Spec again. A limit set by
 // [Middleware.SetLimitUnguarded], such as a Fleet's share, of a bucket
 // kind counts the requests under its own Spec alone: a reload that lowers
 // it, carried over in proportion (or tightens it otherwise at the same

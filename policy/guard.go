@@ -170,7 +170,7 @@ func (res *Result) DropGuard(mask uint64, k int) {
 // Prepare, and keep their guards' that [Result.DropGuard] does not leave
 // out: the converse of DropGuards. Such a policy is decided under its
 // guards alone, each judged at the limit [Policy.GuardLimit] reports: its
-// decision is its first guard's merged with its other (the Limit the
+// decision is its first guard's merged with its others' (the Limit the
 // first guard's as judged: the policy's own for a guard of its window
 // kind and shape). It is for a caller that knows the
 // request was counted under the policy's Spec and key already, by a
@@ -354,7 +354,9 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 		// Its first guard folded (see Policy.folds) is in its place
 		// already, as a guard kept takes the place of its own check
 		// dropped; unfolded, that guard is dropped (DropGuard, which
-		// marks it in off only for a policy with another guard).
+		// marks it in off only for a policy with another guard). Its
+		// guards are in the order of Policy.Guards, the index of each
+		// its k in off.
 		folds := res.set.folds&(1<<b) != 0
 		own := gr.own&(1<<b) != 0 && !res.folded(b, p, &checks[i]) // its first guard kept takes its place
 		gs, n := p.guardList()
@@ -363,7 +365,7 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 				continue
 			}
 			if gr.off[k]&(1<<b) != 0 {
-				continue // dropped (DropGuard; both bits for a lone guard)
+				continue // dropped (DropGuard)
 			}
 			if own {
 				gr.checks[i], own = p.guardCheck(checks[i], g), false
@@ -379,7 +381,7 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 
 // merge writes to ds the decisions of the n checks of res from the store
 // call's decisions all (gr.checks' order): each guarded policy's merged
-// with its guards' (its first guard's with its other when its own check
+// with its guards' (its first guard's with its others' when its own check
 // is dropped: see DropOwn).
 func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
 	n := len(ds)

@@ -619,9 +619,10 @@ func canonical(s algorithms.Spec) algorithms.Spec {
 //
 // A copy made from a copy keeps the first one's guard (the limit as
 // configured), and a copy at the guard's limit has none (nor one at a
-// higher limit, but for the kinds above); a guard given by
+// higher limit, but for the kinds above); each guard given by
 // [Policy.WithGuard] is kept beside it while the copy's limit is lower
-// than its own, or while it is judged at the copy's limit.
+// than its own and it holds the copy's capacity, or while it is judged
+// at the copy's limit.
 func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 	if limit == p.spec.Limit {
 		return p, nil
@@ -662,12 +663,15 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 
 // WithGuard returns a copy of p whose requests are also checked and
 // counted under spec, as those of a policy lowered by [Policy.WithLimit]
-// are under the Spec it was made from ([Policy.Guards]). Package
-// middleware guards a policy a reload tightened (a lower limit, burst or
-// rate, a longer window that holds the old one, finer buckets) with the
-// Spec it replaced, for
-// as long as that Spec's counters can hold requests counted before the
-// reload (see its SetPolicies). A spec that is p's
+// are under the Spec it was made from ([Policy.Guards]), beside the
+// Specs given to p by WithGuard before: up to [MaxCarries] of them, in
+// the order given (spec given already returns p; one more than
+// MaxCarries is an error). Package middleware guards a policy a reload
+// tightened (a lower limit, burst or rate, a longer window that holds
+// the old one, finer buckets) with the Spec it replaced, for as long as
+// that Spec's counters can hold requests counted before the reload, and
+// a policy tightened again meanwhile with that Spec and the one the
+// later reload replaced, each for its own time (see its SetPolicies). A spec that is p's
 // Spec at a higher limit, of a window kind, is judged at p's limit, as a
 // guard of WithLimit's is (a client that used 40 under the replaced 100
 // gets 10 more at 50), as is one at a lower limit of fixed_window,
@@ -682,10 +686,11 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // judged at p's limit. A spec the
 // policy's requests are already counted under (its own Spec, or the guard
 // WithLimit gave it) is no guard: checked twice, a request would count
-// twice in one state. The copy then has no guard of WithGuard's; given
-// its own Spec, a copy made by WithLimit keeps its own check beside its
-// guard's instead of folding it ([Result.Folded]): that Spec's counters
-// hold the requests of before the reload.
+// twice in one state. The copy then has no more guards of WithGuard's
+// (and loses spec from those it has); given its own Spec, a copy made by
+// WithLimit keeps its own check beside its guard's instead of folding it
+// ([Result.Folded]): that Spec's counters hold the requests of before the
+// reload.
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, p.errorf("Guard", "%s", err)
@@ -757,8 +762,9 @@ func (p *Policy) Guard() (algorithms.Spec, bool) {
 // Guards returns the Specs the policy also checks and counts every request
 // under: for a policy made by [Policy.WithLimit] at a limit lower than the
 // one it was made from (or higher, for fixed_window, sliding_window and
-// sliding_buckets), that one's Spec (see WithLimit); then the Spec
-// given by [Policy.WithGuard], to it or to the policy it was made from.
+// sliding_buckets), that one's Spec (see WithLimit); then the Specs
+// given by [Policy.WithGuard], to it or to the policy it was made from,
+// in the order given: [MaxGuards] at most.
 // It returns none for any other policy. A request is checked under each
 // at the limit [Policy.GuardLimit] reports: the policy's own for a guard
 // of its window kind and shape, the guard's own otherwise. The first
@@ -843,7 +849,7 @@ func (p *Policy) guardCheck(c algorithms.Check, g algorithms.Spec) algorithms.Ch
 // each store call, all or nothing, and each request counted under p's
 // Spec was counted under the guard's before the copy was made): judged
 // at p's limit it is the stricter, and the check under p's Spec decides
-// nothing. A reload's guard (carry) is never folded: the policy's own
+// nothing. A reload's guard (a carry) is never folded: the policy's own
 // state is the one it will keep once the carry ends. Nor is a copy whose
 // own Spec is the Spec a reload replaced (ownHeld: the carry it dropped as
 // its own): its counters hold the requests of before the reload, which

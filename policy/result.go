@@ -36,7 +36,7 @@ const inline = 4
 // room with the original (go vet reports copies).
 //
 // A guarded policy ([Policy.Guards]: the Spec it was lowered from, the
-// Spec a reload replaced) adds a check per guard to each store call of its
+// Specs reloads replaced) adds a check per guard to each store call of its
 // Result (the same key and cost under the guard's Spec, judged at the
 // limit [Policy.GuardLimit] reports: the policy's own for a guard of its
 // window kind and shape), and its decision is its own merged with its
