@@ -319,37 +319,44 @@ func TestNestedThreeGuardsCountOnce(t *testing.T) {
 // its guards' time than it has room for guards (policy.MaxCarries) is
 // reloaded without error; it keeps the Spec the last reload replaced,
 // whose counters know what the client used last, and of the others those
-// that end last: a client that emptied a token_bucket of burst 8 gets
-// none at once when its burst is lowered to 4.
+// that end last: a token_bucket of 20 a minute whose burst is lowered by
+// 2 every second, emptied at its last burst, gets none at once when that
+// burst is halved, and keeps the 20 (it ends last) among its guards.
 func TestReloadGuardsPastMaxCarries(t *testing.T) {
 	for _, name := range storetest.Names {
 		t.Run(name, func(t *testing.T) {
 			clock := algotest.NewClock(t0)
 			m := middleware.MustNew(storetest.New(t, name, clock), []*policy.Policy{policy.Must(policy.New("p", tbBurst(0), remote))}, middleware.WithClock(clock))
 			h := routed("mux", m)
-			for _, b := range []int64{16, 12, 8} {
+			last := int64(20)
+			for range policy.MaxCarries {
+				last -= 2
 				clock.Advance(time.Second)
-				reloadTo(t, m, tbBurst(b))
+				reloadTo(t, m, tbBurst(last))
 			}
-			if got := admittedOf(h, 8); got != 8 {
-				t.Fatalf("at burst 8: %d of 8 admitted", got)
+			if gs := guardsOf(m); len(gs) != policy.MaxCarries {
+				t.Fatalf("reloaded %d times: guards %v", policy.MaxCarries, gs)
+			}
+			if got := admittedOf(h, int(last)); got != int(last) {
+				t.Fatalf("at burst %d: %d of %d admitted", last, got, last)
 			}
 			clock.Advance(time.Second)
-			reloadTo(t, m, tbBurst(4))
+			reloadTo(t, m, tbBurst(last/2))
 			gs := guardsOf(m)
-			if len(gs) != policy.MaxCarries || !slices.Contains(gs, tbBurst(8)) || !slices.Contains(gs, tbBurst(0)) {
-				t.Errorf("guards %v, want %d, the 8 and the 20 among them", gs, policy.MaxCarries)
+			if len(gs) != policy.MaxCarries || !slices.Contains(gs, tbBurst(last)) || !slices.Contains(gs, tbBurst(0)) {
+				t.Errorf("guards %v, want %d, the %d and the 20 among them", gs, policy.MaxCarries, last)
 			}
-			if got := admittedOf(h, 8); got != 0 {
-				t.Errorf("at burst 4, the 8 emptied: %d of 8 admitted, want 0", got)
+			if got := admittedOf(h, int(last)); got != 0 {
+				t.Errorf("at burst %d, the %d emptied: %d admitted, want 0", last/2, last, got)
 			}
 		})
 	}
 }
 
 // TestAllocationsThreeReloadGuards: a request of a policy guarded by
-// three reloads' Specs costs what one guarded by one does: the store call
-// of its four checks is kept in one allocation of its Result's.
+// three reloads' Specs, or by policy.MaxCarries of them and lowered by
+// SetLimit, costs what one guarded by one does: the store call of its
+// checks (up to eight) is kept in one allocation of its Result's.
 func TestAllocationsThreeReloadGuards(t *testing.T) {
 	store, clock := newStore(t)
 	spec := func(burst int64) algorithms.Spec {
@@ -370,5 +377,18 @@ func TestAllocationsThreeReloadGuards(t *testing.T) {
 	}
 	if got := allocsPerRequest(h); got > one {
 		t.Errorf("three reloads' guards: %v allocations per request, want at most %v (one guard's)", got, one)
+	}
+	for b := int64(300_000); len(guardsOf(m)) < policy.MaxCarries; b -= 50_000 {
+		reloadTo(t, m, spec(b))
+	}
+	if err := m.SetLimit("p", 500_000); err != nil {
+		t.Fatal(err)
+	}
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if gs := guardsOf(m); len(gs) != policy.MaxGuards {
+		t.Fatalf("guards %v, want %d", gs, policy.MaxGuards)
+	}
+	if got := allocsPerRequest(h); got > one {
+		t.Errorf("%d guards: %v allocations per request, want at most %v (one guard's)", policy.MaxGuards, got, one)
 	}
 }

@@ -32,7 +32,11 @@ func TestWithGuardMany(t *testing.T) {
 	if first, ok := g.Guard(); !ok || first != tb(20, 0) {
 		t.Errorf("Guard() = %v, %v, want the first given", first, ok)
 	}
-	if _, err := g.WithGuard(tb(20, 5)); err == nil {
+	full := g
+	for b := int64(11); len(full.Guards()) < policy.MaxCarries; b++ {
+		full = policy.Must(full.WithGuard(tb(20, b)))
+	}
+	if _, err := full.WithGuard(tb(20, 5)); err == nil {
 		t.Errorf("a guard past MaxCarries (%d): no error", policy.MaxCarries)
 	}
 	// Lowered to 10 (burst 2): guarded by the configured 20 burst 4, and

@@ -742,8 +742,11 @@ func (p *Policy) Unguarded() *Policy {
 // MaxCarries is the most guards [Policy.WithGuard] gives a policy: the
 // Specs of as many reloads, or of as many states of the policy a reload
 // replaced (its configured Spec, the one of a lowered limit in force),
-// whose counters hold its requests of before.
-const MaxCarries = 3
+// whose counters hold its requests of before: three reloads of a policy
+// held lower by SetLimit within a guard's time (package middleware), and
+// with the Spec WithLimit guards with, [MaxGuards] checks beside the
+// policy's own, eight in one store call.
+const MaxCarries = 6
 
 // MaxGuards is the most guards a policy has ([Policy.Guards]): the Spec
 // a copy made by [Policy.WithLimit] was made from, and the MaxCarries
