@@ -463,8 +463,9 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // hold those before) and the Spec p enforces at a limit when it was old's
 // in force too (its counters go on). One that is p's Spec at its limit
 // in force, a guard of old's or from, is kept to keep its own check (see
-// apply). Past policy.MaxCarries, the guards that end first are let go.
-// It requires m.rules.mu.
+// apply). Of a window kind, those of to's shape are one (the first). Past
+// policy.MaxCarries, the Specs this reload replaces stay, and of the
+// earlier guards those that end last. It requires m.rules.mu.
 func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited bool, l effLimit, limited bool, from, to algorithms.Spec, now int64) []carry {
 	// A held Spec: guarded, it guards old; mayOwn, it may be p's Spec in
 	// force (a guard of old's, or from).
