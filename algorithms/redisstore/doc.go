@@ -157,8 +157,8 @@
 //     below 2^52: ceil(D·L/W) is taken only after comparing D·L with C·W
 //     (so it is at most C), ceil(D·L/L) is at most D, a sliding window's
 //     floor(a·W/prev) only after comparing a·W with (W−e)·prev (so it is
-//     below W), n·W/L at most 48 h (Validate bounds Burst·W/L and the queue),
-//     and a bucket give-back's whole units ceil(X/W) only when X <= C·W.
+//     below W), and n·W/L at most 48 h (Validate bounds Burst·W/L and the
+//     queue).
 //     The division takes q0 = floor(fl(X)/d), within a few units of the
 //     quotient, and corrects it with the exact remainder X − q0·d, summed
 //     limb by limb from the top, where every partial sum is exact.
