@@ -73,7 +73,7 @@ func gbSeeds(n int) int {
 }
 
 // TestGiveBacksInAnyOrderNeverAdmitMore replays random short traces of Takes and
-// GiveBacks (each waited exact, on one clock that may step back) of one
+// GiveBacks (each waited exact or early, on one clock that may step back) of one
 // key of a small Spec of each counting and bucket kind on the
 // MemoryStore, and requires every Take after a give-back that the store
 // admits to be admitted in one of two worlds, each replayed on a fresh
@@ -82,13 +82,16 @@ func gbSeeds(n int) int {
 // were never given back. (For the buckets and the window counters the
 // world without them admits at least what the other does, so this is
 // GiveBack's promise: never admit what the world without the given-back
-// Takes denies. A sliding_log, though, decides a request at an instant
+// Takes denies. With a clock behind, though, a sliding_log decides a request at an instant
 // behind its newest one at that newest instant, in a window from which
 // the newest Take forgot the requests that had left it: a Take that
 // stands may make the key admit such a request that the world without it
 // denies, and no give-back can make the key admit less than that.) The
 // traces that break it are printed. The monotone traces never step the
-// clock back; the clock_behind ones do, and break it in every kind (a
+// clock back (monotone_early has half the give-backs reckoned early, their
+// waited long by up to three twelfths of the window, as a caller that
+// reads its clock before its Take: giving back less, or older units); the
+// clock_behind ones do, and break it in every kind (a
 // known defect, run only with RATEKEEPER_KNOWN_DEFECTS=1: see
 // GiveBacker.GiveBack). RATEKEEPER_GIVEBACK_SEEDS sets the number of
 // traces a kind (default 3000). (Before the buckets gave back only what
@@ -111,11 +114,9 @@ func TestGiveBacksInAnyOrderNeverAdmitMore(t *testing.T) {
 	t0 := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC).UnixNano()
 	for _, sp := range specs {
 		t.Run(sp.String(), func(t *testing.T) {
-			for _, behind := range []bool{false, true} {
-				name := "monotone"
-				if behind {
-					name = "clock_behind"
-				}
+			for _, mode := range []string{"monotone", "monotone_early", "clock_behind"} {
+				behind, early := mode == "clock_behind", mode == "monotone_early"
+				name := mode
 				t.Run(name, func(t *testing.T) {
 					if behind && os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
 						t.Skip("known defect (see GiveBacker.GiveBack, \"Left\"): with a clock that goes back a give-back leaves the key where the Take moved it, having forgotten what left its window (the window kinds), or reckons the Take's refill up to now rather than the key's latest instant (the buckets); set RATEKEEPER_KNOWN_DEFECTS=1 to run")
@@ -123,7 +124,7 @@ func TestGiveBacksInAnyOrderNeverAdmitMore(t *testing.T) {
 					failures := 0
 					for seed := range seeds {
 						r := rand.New(rand.NewPCG(uint64(seed), 0x61be))
-						if msg := gbTrace(t, r, sp, t0, behind); msg != "" {
+						if msg := gbTrace(t, r, sp, t0, behind, early); msg != "" {
 							failures++
 							if failures <= 3 {
 								t.Errorf("seed %d: %s", seed, msg)
@@ -141,7 +142,7 @@ func TestGiveBacksInAnyOrderNeverAdmitMore(t *testing.T) {
 
 // gbTrace replays one random trace on sp and returns a description of the
 // first Take it admits that neither world admits, or "".
-func gbTrace(t *testing.T, r *rand.Rand, sp algorithms.Spec, t0 int64, behind bool) string {
+func gbTrace(t *testing.T, r *rand.Rand, sp algorithms.Spec, t0 int64, behind, early bool) string {
 	now := t0
 	s, err := algorithms.NewMemoryStore(algorithms.WithClock(algorithms.ClockFunc(func() time.Time { return time.Unix(0, now) })))
 	if err != nil {
@@ -178,7 +179,11 @@ func gbTrace(t *testing.T, r *rand.Rand, sp algorithms.Spec, t0 int64, behind bo
 				ds = append(ds, algorithms.Decision{})
 				dst := make([]algorithms.Refunded, 1)
 				c := algorithms.Check{Spec: sp, Key: "k", Cost: steps[j].cost}
-				if err := s.GiveBack(ctx, dst, []algorithms.Check{c}, []algorithms.Decision{ds[j]}, time.Duration(now-steps[j].at)); err != nil {
+				waited := now - steps[j].at
+				if early && r.IntN(2) == 0 {
+					waited += r.Int64N(3 * quantum) // the caller's clock read before its Take
+				}
+				if err := s.GiveBack(ctx, dst, []algorithms.Check{c}, []algorithms.Decision{ds[j]}, time.Duration(waited)); err != nil {
 					t.Fatal(err)
 				}
 				continue
