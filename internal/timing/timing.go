@@ -19,12 +19,12 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/reqcopy"
 )
 
 // An Observer is told each request's latency and status.
@@ -130,7 +130,9 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 		sw.req = *r
 		sw.req.Body = &sw.body
 		req = &sw.req
-		defer sw.parsed(r)
+		// What next sets on the copy (forms, a router's pattern)
+		// is given to r after it.
+		defer reqcopy.Back(r, &sw.req)
 	}
 	start := clock.Now()
 	returned := false
@@ -160,61 +162,6 @@ func Serve(w http.ResponseWriter, r *http.Request, next http.Handler, clock algo
 	}()
 	next.ServeHTTP(hw, req)
 	returned = true
-}
-
-// parsed gives r what next set on w's copy of it for its callers to read
-// after it: the forms it parsed, where r has none (net/http removes the
-// files of r's MultipartForm after its handler, and a handler outside
-// Serve may read them, as it would next's own r), and the pattern and
-// path values a router (http.ServeMux, chi) matched, when it changed the
-// pattern (a metrics middleware names the route by r.Pattern after its
-// handler returned).
-func (w *statusWriter) parsed(r *http.Request) {
-	if r.Form == nil {
-		r.Form = w.req.Form
-	}
-	if r.PostForm == nil {
-		r.PostForm = w.req.PostForm
-	}
-	if r.MultipartForm == nil {
-		r.MultipartForm = w.req.MultipartForm
-	}
-	if p := w.req.Pattern; p != r.Pattern {
-		r.Pattern = p
-		wildcards(p, func(name string) {
-			if v := w.req.PathValue(name); v != r.PathValue(name) {
-				r.SetPathValue(name, v)
-			}
-		})
-	}
-}
-
-// wildcards calls f with the name of each wildcard of pattern, as
-// http.ServeMux writes them ({name}, {name...}) and chi does ({name},
-// {name:regexp}, and a final * whose path value is named "*").
-func wildcards(pattern string, f func(name string)) {
-	for rest := pattern; ; {
-		i := strings.IndexByte(rest, '{')
-		if i < 0 {
-			break
-		}
-		rest = rest[i+1:]
-		j := strings.IndexByte(rest, '}')
-		if j < 0 {
-			break
-		}
-		name := strings.TrimSuffix(rest[:j], "...")
-		if k := strings.IndexByte(name, ':'); k >= 0 {
-			name = name[:k]
-		}
-		if name != "" && name != "$" {
-			f(name)
-		}
-		rest = rest[j+1:]
-	}
-	if strings.HasSuffix(pattern, "*") {
-		f("*")
-	}
 }
 
 // ClientGone reports whether ctx, a request's context, was cancelled as

@@ -1,4 +1,4 @@
-package timing
+package reqcopy
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 )
 
 // TestWildcards: the path value names of a pattern, as http.ServeMux
-// and chi write them, that Serve gives the caller's request back.
+// and chi write them, that Back gives the caller's request.
 func TestWildcards(t *testing.T) {
 	for _, tc := range []struct{ pattern, want string }{
 		{"", ""},

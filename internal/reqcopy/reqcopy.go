@@ -1,0 +1,73 @@
+// Package reqcopy gives a request back what a handler set on the copy of
+// it that it served. A middleware that passes its handler a copy of the
+// request (r.WithContext, to put a value in its context; or a copy with
+// its Body wrapped) loses to its caller what the handler, or a router in
+// it, sets on that copy: the forms it parses, and the pattern and path
+// values it matched. Its caller, a middleware further out, reads them
+// after its handler returned (a metrics middleware names the route by
+// r.Pattern), and net/http removes the files of a multipart form only for
+// its own request's MultipartForm, once its handler returned: those of a
+// form parsed on a copy are left on disk. The middleware and the timing
+// of its Feedback share [Back].
+package reqcopy
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Back gives r what a handler set on c, a copy of r it served, for r's
+// callers to read after it: the forms it parsed (Form, PostForm,
+// MultipartForm) where r has none (net/http then removes the files of
+// r's MultipartForm after its handler, and a caller reads them as it
+// would on the handler's own request), and the pattern and path values a
+// router (http.ServeMux, chi) matched on c, when it changed the pattern.
+// It compares a few fields, and allocates nothing unless a path value is
+// given. c may be r: then nothing changes.
+func Back(r, c *http.Request) {
+	if r.Form == nil {
+		r.Form = c.Form
+	}
+	if r.PostForm == nil {
+		r.PostForm = c.PostForm
+	}
+	if r.MultipartForm == nil {
+		r.MultipartForm = c.MultipartForm
+	}
+	if p := c.Pattern; p != r.Pattern {
+		r.Pattern = p
+		wildcards(p, func(name string) {
+			if v := c.PathValue(name); v != r.PathValue(name) {
+				r.SetPathValue(name, v)
+			}
+		})
+	}
+}
+
+// wildcards calls f with the name of each wildcard of pattern, as
+// http.ServeMux writes them ({name}, {name...}) and chi does ({name},
+// {name:regexp}, and a final * whose path value is named "*").
+func wildcards(pattern string, f func(name string)) {
+	for rest := pattern; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		j := strings.IndexByte(rest, '}')
+		if j < 0 {
+			break
+		}
+		name := strings.TrimSuffix(rest[:j], "...")
+		if k := strings.IndexByte(name, ':'); k >= 0 {
+			name = name[:k]
+		}
+		if name != "" && name != "$" {
+			f(name)
+		}
+		rest = rest[j+1:]
+	}
+	if strings.HasSuffix(pattern, "*") {
+		f("*")
+	}
+}
