@@ -208,5 +208,9 @@
 // more. A service that
 // does not read the decision downstream can drop it with [WithoutContext]:
 // the request then goes on as it came and the middleware allocates only
-// its header values.
+// its header values. What the handler sets on the copy (its forms, a
+// router's pattern and path values) is given back to the request the
+// middleware was handed once the handler returns, for some comparisons;
+// the path values of a route with wildcards go into a map of that request,
+// which net/http allocates (see [Middleware.Handler]).
 package middleware

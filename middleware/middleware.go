@@ -17,6 +17,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/deadline"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
+	"github.com/ratekeeper/ratekeeper/internal/reqcopy"
 	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -171,6 +172,16 @@ func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 // Handler returns next wrapped by the middleware. It panics if next is nil
 // (or a nil function or pointer), as [http.Handle] does, rather than at
 // the first request that passes.
+//
+// Next is handed a copy of the request, carrying the decision in its
+// context (see [FromContext]; [WithoutContext] passes the request itself).
+// Once next returns, even by a panic, what it set on that copy is given to
+// the request the middleware was handed, as if next had served it: the
+// forms it parsed (r.Form, r.PostForm, r.MultipartForm), where that
+// request has none, so that net/http removes a multipart form's temporary
+// files after the handler as it does for its own request, and the pattern
+// and path values a router in next matched (r.Pattern, r.PathValue), which
+// a metrics or logging middleware further out reads after its handler.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("middleware: Handler: next is nil")
@@ -194,12 +205,13 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.endCarries()
 	}
 	set := m.set.Load() // one immutable snapshot for the whole request
+	caller := r         // what next sets on the request passed on is given to it (see pass)
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
 		r = m.noteUnrouted(r)
 	}
 	if mask == 0 {
-		next.ServeHTTP(w, r)
+		pass(w, caller, r, next)
 		return
 	}
 	if m.fwd.Load() == fwdChecking {
@@ -229,6 +241,11 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 	rc, buf := m.newResultContext(r, mask)
+	if r != caller {
+		// Marked as unrouted: decide gives r what next set on the
+		// request it passed on, and r gives it to the caller's.
+		defer reqcopy.Back(caller, r)
+	}
 	m.decide(w, r, next, set, mask, start, rc, &rc.res, &rc.vals, buf)
 }
 
@@ -238,6 +255,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 // noteUnrouted). When no policy applies it passes r on to next and
 // reports it served.
 func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, *http.Request, bool) {
+	caller := r
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
 		r = m.noteUnrouted(r)
@@ -246,7 +264,7 @@ func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.H
 		}
 	}
 	if mask == 0 {
-		next.ServeHTTP(w, r)
+		pass(w, caller, r, next)
 		return 0, r, true
 	}
 	return mask, r, false
@@ -257,6 +275,7 @@ func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.H
 // passes r on to next. rc is the request's context (nil without context,
 // see WithoutContext); vals and buf hold the header values.
 func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, mask uint64, start time.Time, rc *resultContext, res *Result, vals *[2]string, buf []byte) {
+	caller := r // what next sets on the request passed on is given to it (see pass)
 	res.Shadow = m.shadow
 	// The innermost middleware further out that wrote headers (past those
 	// between that wrote none: no policy had a key, the store failed):
@@ -321,7 +340,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 					// Those further in compare their values with d.
 					r = r.WithContext(&restatedContext{Context: r.Context(), over: outer, d: d})
 				}
-				next.ServeHTTP(w, m.adopting(r, rc, own))
+				pass(w, caller, m.adopting(r, rc, own), next)
 				return
 			}
 			err = set.Prepare(r, mask, &res.Result)
@@ -339,7 +358,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 	}
 	if err != nil {
-		m.refusePrepared(w, r, next, rc, res, err, start)
+		m.refusePrepared(w, caller, r, next, rc, res, err, start)
 		return
 	}
 
@@ -355,7 +374,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// A cost above the lowered limit of some policies, which a
 			// store that cannot peek does not decide (see
 			// policy.Result.Take): refused as out of range.
-			m.refusePrepared(w, r, next, rc, res, err, start)
+			m.refusePrepared(w, caller, r, next, rc, res, err, start)
 			return
 		}
 		res.Err = err
@@ -366,7 +385,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// sees its context ended, as it would without the
 				// middleware.
 				m.observe(r, res, ShadowDenied, start)
-				next.ServeHTTP(w, rc.request(r))
+				pass(w, caller, rc.request(r), next)
 				return
 			}
 			// The client went away (or the server is shutting down): it
@@ -401,7 +420,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		} else {
 			m.observe(r, res, FailedOpen, start)
 		}
-		next.ServeHTTP(w, rc.request(r))
+		pass(w, caller, rc.request(r), next)
 		return
 	}
 
@@ -442,7 +461,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if !allowed {
 		if m.shadowed(r, rc, res) {
 			m.observe(r, res, ShadowDenied, start)
-			next.ServeHTTP(w, rc.request(r))
+			pass(w, caller, rc.request(r), next)
 			return
 		}
 		m.stats.denied.Add(1)
@@ -522,23 +541,24 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		r = m.adopting(r, rc, own)
 	}
 	if !taking.IsZero() {
-		m.serveCounted(w, r, next, res, taking, vals)
+		m.serveCounted(w, caller, r, next, res, taking, vals)
 		return
 	}
-	next.ServeHTTP(w, r)
+	pass(w, caller, r, next)
 }
 
 // refusePrepared answers r, whose Result res could not be prepared: err
 // is the *policy.KeyError (400, 403) or *policy.CostError (429) of
 // Prepare, or the CostError of a Take whose store could not decide a
 // cost above a lowered limit (see policy.Result.Take). Shadow mode lets
-// it through.
-func (m *Middleware) refusePrepared(w http.ResponseWriter, r *http.Request, next http.Handler, rc *resultContext, res *Result, err error, start time.Time) {
+// it through, giving caller (r, or the request r is a copy of) what next
+// set on the request passed on (see pass).
+func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Request, next http.Handler, rc *resultContext, res *Result, err error, start time.Time) {
 	res.Err = err
 	m.report(r, err)
 	if m.shadowed(r, rc, res) {
 		m.observe(r, res, ShadowDenied, start)
-		next.ServeHTTP(w, rc.request(r))
+		pass(w, caller, rc.request(r), next)
 		return
 	}
 	var ke *policy.KeyError
@@ -562,10 +582,11 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, r *http.Request, next
 		return
 	}
 	// Not reached: Prepare returns no other error.
-	next.ServeHTTP(w, rc.request(r))
+	pass(w, caller, rc.request(r), next)
 }
 
-// serveCounted serves r, admitted as res, with next, and gives back the
+// serveCounted serves r, admitted as res, with next, gives caller what
+// next set on r when r is a copy of it (see pass), and gives back the
 // units of the policies of res whose count ([policy.CountIf]) says its
 // response does not count, to the store that decided it; taking is when
 // its Take began, vals the header values of res (see setHeadersAt). The
@@ -574,7 +595,10 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, r *http.Request, next
 // status is final and the headers not yet sent, so the IETF line of res
 // reports the give-back (see reviseLine), as it does after a handler that
 // wrote nothing.
-func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, next http.Handler, res *Result, taking time.Time, vals *[2]string) {
+func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request, next http.Handler, res *Result, taking time.Time, vals *[2]string) {
+	if r != caller {
+		defer reqcopy.Back(caller, r)
+	}
 	c := &counted{m: m, r: r, res: res, taking: taking, vals: vals, h: w.Header()}
 	timing.ServeStatus(w, r, next, c.written, c.done)
 }
@@ -1353,6 +1377,22 @@ func (rc *resultContext) request(r *http.Request) *http.Request {
 	return &rc.req
 }
 
+// pass serves c, the request the middleware passes on for r (r itself,
+// or a copy of it under the middleware's context: see request,
+// heldRequest, adopting), with next, and then gives r what next set on
+// the copy (reqcopy.Back), as next would have set it on r: the forms it
+// parsed, which the caller reads after it and net/http cleans up for its
+// own request only (the files of a multipart form), and the pattern and
+// path values a router in next matched, which a metrics middleware
+// further out reads. It does so even when next panics, for a caller that
+// recovers. For r itself, it costs a comparison.
+func pass(w http.ResponseWriter, r, c *http.Request, next http.Handler) {
+	if c != r {
+		defer reqcopy.Back(r, c)
+	}
+	next.ServeHTTP(w, c)
+}
+
 type contextKey struct{}
 
 // wroteKey asks a request's context for the Result of the innermost
@@ -1672,6 +1712,11 @@ func (rc *resultContext) heldRequest(r *http.Request, held time.Duration) *http.
 // A middleware nested in others leaves out of its Result the policies
 // they decided already (see [ErrCountedTwice]); one that leaves out all
 // of its policies passes on the Result of the innermost of them.
+//
+// The request carrying the Result is a copy of the one the middleware was
+// handed: a handler further out, which does not find the Result in its
+// own request's context, sees after its handler returns the forms, pattern
+// and path values set on the copy (see [Middleware.Handler]).
 func FromContext(ctx context.Context) (res *Result, ok bool) {
 	res, ok = ctx.Value(contextKey{}).(*Result)
 	return res, ok
