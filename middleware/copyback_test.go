@@ -1,23 +1,19 @@
 package middleware_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/formtest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -29,9 +25,8 @@ import (
 // itself does (it removes the files of its own request's MultipartForm).
 type copyRig struct {
 	t      *testing.T
-	srv    *httptest.Server
-	tmp    string        // TMPDIR, where a multipart form's files go
-	idle   chan struct{} // a connection's request is over, its files removed
+	srv    *formtest.Server
+	tmp    string // TMPDIR, where a multipart form's files go
 	parse  func(r *http.Request) string
 	panics bool          // the handler panics after parsing, recovered by the caller
 	seen   []string      // what the handler and the caller saw, in order
@@ -55,7 +50,7 @@ var wirings = []string{"none", "default", "WithoutContext", "shadow denied", "sh
 
 func newCopyRig(t *testing.T, wiring, router string) *copyRig {
 	t.Helper()
-	rig := &copyRig{t: t, tmp: t.TempDir(), idle: make(chan struct{}, 16)}
+	rig := &copyRig{t: t, tmp: t.TempDir()}
 	// multipart puts the files of a form that does not fit in memory
 	// under os.TempDir.
 	t.Setenv("TMPDIR", rig.tmp)
@@ -137,7 +132,7 @@ func newCopyRig(t *testing.T, wiring, router string) *copyRig {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rig.outer = r
 			defer func() {
-				rig.seen = append(rig.seen, "caller: "+requestOf(r))
+				rig.seen = append(rig.seen, "caller: "+formtest.Describe(r))
 				if v := recover(); v != nil {
 					rig.seen = append(rig.seen, fmt.Sprint("recovered: ", v))
 					w.WriteHeader(http.StatusInternalServerError)
@@ -146,31 +141,7 @@ func newCopyRig(t *testing.T, wiring, router string) *copyRig {
 			next.ServeHTTP(w, r)
 		})
 	}
-	var h http.Handler
-	switch router {
-	case "chi":
-		// chi serves its middlewares a copy of the request (under its
-		// route context), and routes the one they pass on, setting its
-		// pattern and path values as http.ServeMux does.
-		cr := chi.NewRouter()
-		cr.Use(caller, wrap)
-		cr.Post("/items/{id}", handler)
-		cr.Get("/items/{id}", handler)
-		h = cr
-	case "ServeMux":
-		mux := http.NewServeMux()
-		mux.HandleFunc("POST /items/{id}", handler)
-		mux.HandleFunc("GET /items/{id}", handler)
-		h = caller(wrap(mux))
-	}
-	rig.srv = httptest.NewUnstartedServer(h)
-	rig.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateIdle || s == http.StateClosed {
-			rig.idle <- struct{}{}
-		}
-	}
-	rig.srv.Start()
-	t.Cleanup(rig.srv.Close)
+	rig.srv = formtest.NewServer(t, formtest.Routes(t, router, caller, wrap, handler))
 	return rig
 }
 
@@ -178,61 +149,13 @@ type feedbackFunc func(time.Duration, int)
 
 func (f feedbackFunc) Observe(latency time.Duration, status int) { f(latency, status) }
 
-// do sends a request and waits until net/http is done with it (its
-// connection idle again, or closed after a panic), and returns what the
-// handler and the caller saw.
+// do sends a request and waits until net/http is done with it (see
+// formtest.Server), and returns what the handler and the caller saw.
 func (rig *copyRig) do(method, target, contentType string, body io.Reader) string {
 	rig.t.Helper()
 	rig.seen, rig.passed, rig.outer = nil, nil, nil
-	req, err := http.NewRequest(method, rig.srv.URL+target, body)
-	if err != nil {
-		rig.t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	res, err := rig.srv.Client().Do(req)
-	if err != nil {
-		rig.t.Fatal(err)
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	<-rig.idle
+	rig.srv.Do(method, target, contentType, body)
 	return strings.Join(rig.seen, "; ")
-}
-
-// requestOf tells the forms, the pattern and the path value id of r.
-func requestOf(r *http.Request) string {
-	mf := "nil"
-	if f := r.MultipartForm; f != nil {
-		var files []string
-		for name, fhs := range f.File {
-			for _, fh := range fhs {
-				files = append(files, fmt.Sprintf("%s=%s(%d)", name, fh.Filename, fh.Size))
-			}
-		}
-		mf = fmt.Sprint(f.Value, files)
-	}
-	return fmt.Sprintf("form %v post %v multipart %s pattern %q id %q", r.Form, r.PostForm, mf, r.Pattern, r.PathValue("id"))
-}
-
-// multipartForm is a form of a field a=1 and a file f of 4 KiB.
-func multipartForm(t *testing.T) (contentType string, body *bytes.Buffer) {
-	t.Helper()
-	body = &bytes.Buffer{}
-	mw := multipart.NewWriter(body)
-	if err := mw.WriteField("a", "1"); err != nil {
-		t.Fatal(err)
-	}
-	fw, err := mw.CreateFormFile("f", "f.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw.Write(bytes.Repeat([]byte("x"), 4096))
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return mw.FormDataContentType(), body
 }
 
 // leftOnDisk tells the files left in the rig's TMPDIR, and removes them.
@@ -245,7 +168,7 @@ func (rig *copyRig) leftOnDisk() string {
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())
-		os.RemoveAll(rig.tmp + string(os.PathSeparator) + e.Name())
+		os.RemoveAll(filepath.Join(rig.tmp, e.Name()))
 	}
 	return fmt.Sprintf("files left on disk: %d", len(names))
 }
@@ -274,13 +197,13 @@ func (rig *copyRig) script() []string {
 	got = append(got, rig.do("POST", "/items/7?q=3", "application/x-www-form-urlencoded", strings.NewReader("a=1&b=2")))
 	// A multipart form whose file goes to disk.
 	rig.parse = multipartValue
-	ct, body := multipartForm(t)
+	ct, body := formtest.Multipart(t)
 	got = append(got, rig.do("POST", "/items/7", ct, body), rig.leftOnDisk())
 	// The same, the handler panicking after it parsed the form, the
 	// panic recovered by the caller (net/http then ends the request as
 	// usual, removing the files of its request's form).
 	rig.panics = true
-	ct, body = multipartForm(t)
+	ct, body = formtest.Multipart(t)
 	got = append(got, rig.do("POST", "/items/8", ct, body), rig.leftOnDisk())
 	rig.panics = false
 	// No body.
@@ -342,39 +265,31 @@ func TestTheCallerSeesWhatNextSetOnTheRequest(t *testing.T) {
 func (rig *copyRig) check(wiring string) {
 	t := rig.t
 	t.Helper()
-	st := rig.ms[0].Stats()
-	switch wiring {
-	case "WithoutContext":
+	if wiring == "WithoutContext" {
 		// The handler was handed the caller's request itself: nothing to
 		// give back.
 		if rig.passed != rig.outer {
 			t.Errorf("WithoutContext: the handler was handed a copy of the caller's request")
 		}
 		return
-	case "shadow denied":
-		if st.ShadowDenied != 4 {
-			t.Errorf("Stats().ShadowDenied = %d, want 4 (every request of the script)", st.ShadowDenied)
-		}
-	case "shadow no key":
-		if st.ShadowDenied != 5 {
-			t.Errorf("Stats().ShadowDenied = %d, want 5", st.ShadowDenied)
-		}
-	case "held":
-		if st.Delayed != 4 {
-			t.Errorf("Stats().Delayed = %d, want 4 (every request of the script)", st.Delayed)
-		}
-	case "failed open":
-		if st.FailedOpen != 5 {
-			t.Errorf("Stats().FailedOpen = %d, want 5", st.FailedOpen)
-		}
-	case "CountIf":
-		if st.GivenBack != 5 {
-			t.Errorf("Stats().GivenBack = %d, want 5", st.GivenBack)
-		}
-	case "unrouted", "unrouted and global":
-		if st.Unrouted != 5 {
-			t.Errorf("Stats().Unrouted = %d, want 5", st.Unrouted)
-		}
+	}
+	// The counter of the (outer) middleware that says the requests went
+	// that way: the script's 4 after the warm-up, or all 5.
+	st := rig.ms[0].Stats()
+	counters := map[string]struct {
+		name      string
+		got, want int64
+	}{
+		"shadow denied":       {"ShadowDenied", st.ShadowDenied, 4},
+		"shadow no key":       {"ShadowDenied", st.ShadowDenied, 5},
+		"held":                {"Delayed", st.Delayed, 4},
+		"failed open":         {"FailedOpen", st.FailedOpen, 5},
+		"CountIf":             {"GivenBack", st.GivenBack, 5},
+		"unrouted":            {"Unrouted", st.Unrouted, 5},
+		"unrouted and global": {"Unrouted", st.Unrouted, 5},
+	}
+	if c, ok := counters[wiring]; ok && c.got != c.want {
+		t.Errorf("Stats().%s = %d, want %d", c.name, c.got, c.want)
 	}
 	if rig.passed == rig.outer {
 		t.Errorf("%s: the handler was handed the caller's request, not a copy: this test tests nothing", wiring)

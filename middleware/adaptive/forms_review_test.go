@@ -1,23 +1,19 @@
 package adaptive_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"mime/multipart"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/internal/formtest"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -29,8 +25,7 @@ import (
 // itself does (it removes the files of its request's MultipartForm).
 type formsRig struct {
 	t      *testing.T
-	srv    *httptest.Server
-	idle   chan struct{} // a connection's request is over, its files removed
+	srv    *formtest.Server
 	parse  func(w http.ResponseWriter, r *http.Request) string
 	caller func(r *http.Request)
 	seen   []string // what the handler and the caller saw, in order
@@ -57,7 +52,7 @@ func newFormsRig(t *testing.T, wiring, router string) *formsRig {
 	case "no Feedback": // SetFeedback's baseline
 		wrap = m.Handler
 	}
-	rig := &formsRig{t: t, idle: make(chan struct{}, 16)}
+	rig := &formsRig{t: t}
 	handler := func(w http.ResponseWriter, r *http.Request) {
 		rig.seen = append(rig.seen, "handler: "+rig.parse(w, r))
 	}
@@ -67,31 +62,10 @@ func newFormsRig(t *testing.T, wiring, router string) *formsRig {
 				rig.caller(r)
 			}
 			next.ServeHTTP(w, r)
-			rig.seen = append(rig.seen, "caller: "+formsOf(r))
+			rig.seen = append(rig.seen, "caller: "+formtest.Describe(r))
 		})
 	}
-	var h http.Handler
-	switch router {
-	case "chi":
-		cr := chi.NewRouter()
-		cr.Use(caller, wrap)
-		cr.Post("/items/{id}", handler)
-		cr.Get("/items/{id}", handler)
-		h = cr
-	case "ServeMux":
-		mux := http.NewServeMux()
-		mux.HandleFunc("POST /items/{id}", handler)
-		mux.HandleFunc("GET /items/{id}", handler)
-		h = caller(wrap(mux))
-	}
-	rig.srv = httptest.NewUnstartedServer(h)
-	rig.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateIdle {
-			rig.idle <- struct{}{}
-		}
-	}
-	rig.srv.Start()
-	t.Cleanup(rig.srv.Close)
+	rig.srv = formtest.NewServer(t, formtest.Routes(t, router, caller, wrap, handler))
 	return rig
 }
 
@@ -101,57 +75,8 @@ func newFormsRig(t *testing.T, wiring, router string) *formsRig {
 func (rig *formsRig) do(method, target, contentType string, body io.Reader) string {
 	rig.t.Helper()
 	rig.seen = nil
-	req, err := http.NewRequest(method, rig.srv.URL+target, body)
-	if err != nil {
-		rig.t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	res, err := rig.srv.Client().Do(req)
-	if err != nil {
-		rig.t.Fatal(err)
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	<-rig.idle
+	rig.srv.Do(method, target, contentType, body)
 	return strings.Join(rig.seen, "; ")
-}
-
-// formsOf tells the forms, the pattern and the path value id of r.
-func formsOf(r *http.Request) string {
-	var files []string
-	if r.MultipartForm != nil {
-		for name, fhs := range r.MultipartForm.File {
-			for _, fh := range fhs {
-				files = append(files, fmt.Sprintf("%s=%s(%d)", name, fh.Filename, fh.Size))
-			}
-		}
-	}
-	mf := "nil"
-	if r.MultipartForm != nil {
-		mf = fmt.Sprint(r.MultipartForm.Value, files)
-	}
-	return fmt.Sprintf("form %v post %v multipart %s pattern %q id %q", r.Form, r.PostForm, mf, r.Pattern, r.PathValue("id"))
-}
-
-// multipartBody is a form of a field a=1 and a file f of 4 KiB.
-func multipartBody(t *testing.T) (contentType string, body *bytes.Buffer) {
-	t.Helper()
-	body = &bytes.Buffer{}
-	mw := multipart.NewWriter(body)
-	if err := mw.WriteField("a", "1"); err != nil {
-		t.Fatal(err)
-	}
-	fw, err := mw.CreateFormFile("f", "f.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fw.Write(bytes.Repeat([]byte("x"), 4096))
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return mw.FormDataContentType(), body
 }
 
 // script sends the requests of TestFormsParsedByTheHandlerReachTheCaller
@@ -185,7 +110,7 @@ func (rig *formsRig) script() []string {
 		}
 		return "a=" + r.FormValue("a")
 	}
-	ct, body := multipartBody(t)
+	ct, body := formtest.Multipart(t)
 	got = append(got, rig.do("POST", "/items/7", ct, body))
 	if tmp == "" {
 		t.Fatal("the multipart form's file is not on disk: nothing to see removed")
