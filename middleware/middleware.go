@@ -174,8 +174,8 @@ func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 // the first request that passes.
 //
 // Next is handed a copy of the request, carrying the decision in its
-// context (see [FromContext]; [WithoutContext] passes the request itself).
-// Once next returns, even by a panic, what it set on that copy is given to
+// context when a policy applies (see [FromContext]; [WithoutContext]
+// passes the request itself). Once next returns, even by a panic, what it set on that copy is given to
 // the request the middleware was handed, as if next had served it: the
 // forms it parsed (r.Form, r.PostForm, r.MultipartForm), where that
 // request has none, so that net/http removes a multipart form's temporary
@@ -255,7 +255,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 // noteUnrouted). When no policy applies it passes r on to next and
 // reports it served.
 func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, *http.Request, bool) {
-	caller := r
+	caller := r // see pass
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
 		r = m.noteUnrouted(r)
