@@ -175,13 +175,16 @@ func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 //
 // Next is handed a copy of the request, carrying the decision in its
 // context when a policy applies (see [FromContext]; [WithoutContext]
-// passes the request itself). Once next returns, even by a panic, what it set on that copy is given to
-// the request the middleware was handed, as if next had served it: the
-// forms it parsed (r.Form, r.PostForm, r.MultipartForm), where that
-// request has none, so that net/http removes a multipart form's temporary
-// files after the handler as it does for its own request, and the pattern
-// and path values a router in next matched (r.Pattern, r.PathValue), which
-// a metrics or logging middleware further out reads after its handler.
+// passes the request itself). Once next returns, even by a panic, what it
+// set on that copy is given to the request the middleware was handed, as
+// if next had served it: the forms it parsed (r.Form, r.PostForm,
+// r.MultipartForm), where that request has none, so that net/http removes
+// a multipart form's temporary files after the handler as it does for its
+// own request, and the pattern and path values a router in next matched
+// (r.Pattern, r.PathValue), which a metrics or logging middleware further
+// out reads after its handler. The forms a deny or reject handler
+// ([WithDenyHandler], [WithRejectHandler]) parsed on the copy it is handed
+// are given back likewise once it returns.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("middleware: Handler: next is nil")
@@ -405,6 +408,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			}
 			refusing(r)
 			m.unavailable(w, rc.request(r), res, retry, err)
+			answered(caller, r, rc)
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
@@ -412,6 +416,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.observe(r, res, FailedClosed, start)
 			refusing(r)
 			m.unavailable(w, rc.request(r), res, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable, own))), err)
+			answered(caller, r, rc)
 			return
 		}
 		m.stats.failedOpen.Add(1)
@@ -469,6 +474,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		refusing(r)
 		if m.onDeny != nil {
 			m.onDeny(w, rc.request(r), res)
+			answered(caller, r, rc)
 			return
 		}
 		m.deny(w, res, wait)
@@ -500,6 +506,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// further out that admitted it with their last units.
 			refusing(r)
 			m.unavailable(w, rc.request(r), res, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable, own))), early)
+			answered(caller, r, rc)
 			return
 		}
 		m.stats.delayed.Add(1)
@@ -527,6 +534,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			}
 			refusing(r)
 			m.unavailable(w, rc.request(r), res, retry, cut)
+			answered(caller, r, rc)
 			return
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, restate)
@@ -567,6 +575,7 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 		m.observe(r, res, KeyRejected, start)
 		refusing(r)
 		m.rejectKey(w, rc.request(r), res, ke)
+		answered(caller, r, rc)
 		return
 	}
 	var ce *policy.CostError
@@ -576,6 +585,7 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 		refusing(r)
 		if m.onDeny != nil {
 			m.onDeny(w, rc.request(r), res)
+			answered(caller, r, rc)
 			return
 		}
 		m.rejectCost(w, ce)
@@ -1391,6 +1401,14 @@ func pass(w http.ResponseWriter, r, c *http.Request, next http.Handler) {
 		defer reqcopy.Back(r, c)
 	}
 	next.ServeHTTP(w, c)
+}
+
+// answered gives caller what the deny or reject handler that answered r
+// in place of next set on the request it was handed (rc.request(r), the
+// copy next would have been handed), as pass does for next: a handler
+// may parse the form of a request refused (though not after a panic).
+func answered(caller, r *http.Request, rc *resultContext) {
+	reqcopy.Back(caller, rc.request(r))
 }
 
 type contextKey struct{}
