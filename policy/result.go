@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/lowest"
+	"github.com/ratekeeper/ratekeeper/internal/reqcopy"
 	"github.com/ratekeeper/ratekeeper/internal/resultroom"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
@@ -382,15 +383,7 @@ func costOnceRefused(f func(*http.Request) int64, r *http.Request) (cost int64, 
 // handler, no user name).
 func keepBody(r, kr *http.Request) {
 	r.Body = kr.Body
-	if r.Form == nil {
-		r.Form = kr.Form
-	}
-	if r.PostForm == nil {
-		r.PostForm = kr.PostForm
-	}
-	if r.MultipartForm == nil {
-		r.MultipartForm = kr.MultipartForm
-	}
+	reqcopy.Forms(r, kr)
 }
 
 // keyRoute returns the route a route key part reads for r, from the Set's

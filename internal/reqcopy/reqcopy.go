@@ -25,6 +25,21 @@ import (
 // It compares a few fields, and allocates nothing unless a path value is
 // given. c may be r: then nothing changes.
 func Back(r, c *http.Request) {
+	Forms(r, c)
+	if p := c.Pattern; p != r.Pattern {
+		r.Pattern = p
+		wildcards(p, func(name string) {
+			if v := c.PathValue(name); v != r.PathValue(name) {
+				r.SetPathValue(name, v)
+			}
+		})
+	}
+}
+
+// Forms gives r the forms parsed on c, a copy of r (Form, PostForm,
+// MultipartForm), where r has none: Back's first step, and all of it for
+// a copy that no router served.
+func Forms(r, c *http.Request) {
 	if r.Form == nil {
 		r.Form = c.Form
 	}
@@ -33,14 +48,6 @@ func Back(r, c *http.Request) {
 	}
 	if r.MultipartForm == nil {
 		r.MultipartForm = c.MultipartForm
-	}
-	if p := c.Pattern; p != r.Pattern {
-		r.Pattern = p
-		wildcards(p, func(name string) {
-			if v := c.PathValue(name); v != r.PathValue(name) {
-				r.SetPathValue(name, v)
-			}
-		})
 	}
 }
 
