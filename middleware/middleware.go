@@ -993,12 +993,11 @@ func (m *Middleware) setState(s State) {
 // State m told it; from then on m tells its observers of no change of
 // State, and of no change of its limits ([Middleware.SetLimit], as an
 // adaptive Controller still fed by m's last requests makes, or new
-// policies): the limit gauges, one per policy name, are left to the
-// middleware that replaces m, whose policies bear the same names (a
-// policy m had and it has not keeps its gauges, unless m's observer was a prommetrics or otelmetrics ForMiddleware, which removes them). A
-// middleware without
-// observers, whose changes are logged (see [WithLogger]), goes on logging
-// them.
+// policies). A [SharedObserver], as prommetrics' and otelmetrics' are,
+// gives m an observer of its own, which takes m's limits out of the
+// gauges: a policy only m had loses them, and one that the middleware
+// replacing m has keeps that one's. A middleware without observers, whose
+// changes are logged (see [WithLogger]), goes on logging them.
 //
 // Close does not stop m: a request still in flight, or any m serves
 // after Close, is decided as before (the failure mode and the breaker
