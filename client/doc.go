@@ -29,7 +29,8 @@
 //     and the refusal leaves it a chance: one whose rate-limit fields say
 //     the request costs more than the quota (go-chi/httprate's
 //     X-RateLimit-Increment above its X-RateLimit-Limit) is given up on at
-//     once;
+//     once; a redirect's Retry-After (RFC 9110: the wait before the
+//     redirected request) is waited out too, within the same bounds;
 //   - it listens before it is turned away: when a response's rate-limit
 //     headers say no quota is left, further requests wait for the announced
 //     reset. It reads the IETF RateLimit fields (draft -11 back to draft-6),

@@ -36,7 +36,9 @@ type WaitError struct {
 	Key string
 	// Wait is how long the request would have had to wait.
 	Wait time.Duration
-	// MaxWait is the maximum wait the Transport was configured with.
+	// MaxWait is the maximum wait the Transport was configured with (for
+	// the Retry-After of a redirect, the smaller of it and
+	// [WithMaxRetryAfter]: see [Transport.RoundTrip]).
 	MaxWait time.Duration
 	// Held reports whether the wait was a hold the server asked for
 	// (Retry-After, or a RateLimit header with no quota left), or the

@@ -182,6 +182,12 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // second of real time, not waited for. A response to a retry names req as
 // its Request where the next RoundTripper named the copy of req it was
 // sent (as net/http's Transport does after its own retries).
+// A request an http.Client makes to follow a redirect (its Response a
+// 3xx) waits first for that 3xx's Retry-After, in any of its forms: RFC
+// 9110 asks the client to wait that long before it sends the redirected
+// request; one longer than the maximum wait or [WithMaxRetryAfter], or
+// past the context's deadline, fails at once with a held [*WaitError],
+// nothing sent.
 // While a hold cut to [WithMaxRetryAfter] has passed and the longer wait
 // the server announced has not, an attempt is sent only as its key's one
 // probe, or once the probe's answer lets it go (see [WithProactive]); an
@@ -218,6 +224,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.cuts.abort(own)
 		}
 	}()
+	if err := t.redirectWait(ctx, req, key); err != nil {
+		closeBody(req)
+		return nil, err
+	}
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
 			var err error
