@@ -18,8 +18,10 @@ import (
 // an answer, and wait returns it; on an error the caller keeps it. A role
 // handed to the caller here while a hold is in force (see
 // [Transport.probe]) is kept through that hold, and handed on when wait
-// fails.
-func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut) (probe *cut, err error) {
+// fails. held is the time the caller has waited already for the server
+// (a redirect's Retry-After, see [Transport.redirectWait]): it counts
+// against the maximum wait with the holds.
+func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, held time.Duration) (probe *cut, err error) {
 	var handed *cut // the probe's role, handed to the caller in wait
 	defer func() {
 		tk.leave()
@@ -40,7 +42,7 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut) 
 		// request has its place in the queue, or leaves.
 		// A hold can be extended while we wait (a response in flight
 		// brings news), so look again after each wait.
-		var held time.Duration // waited so far for holds to pass
+		// held: waited so far for holds to pass.
 		for {
 			// The holds, and the gate that keeps the requests waiting
 			// for them in order.

@@ -108,3 +108,35 @@ func TestRedirectRetryAfterBounded(t *testing.T) {
 		})
 	}
 }
+
+// WithMaxWait bounds the waits for a server's holds "all of them
+// together": a redirected request that waited out its 307's Retry-After
+// (6s) counts that wait with the hold its host set meanwhile (the 307's
+// RateLimit, no quota for 12s): 12s in all, beyond a maximum wait of 10s,
+// is a held *WaitError, the request unsent, not a send at 12s.
+func TestRedirectRetryAfterCountsWithHolds(t *testing.T) {
+	clock := newAutoClock()
+	var a *stub
+	a = newStub(t, clock, func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			io.WriteString(w, "ok")
+			return
+		}
+		w.Header().Set("Retry-After", "6")
+		w.Header().Set("RateLimit", `"default";r=0;t=12`)
+		http.Redirect(w, r, a.URL+"/moved", http.StatusTemporaryRedirect)
+	})
+	hc, _ := newClient(t, clock, client.WithMaxWait(10*time.Second))
+	resp, err := hc.Get(a.URL + "/start")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("got %d, want a held *WaitError", resp.StatusCode)
+	}
+	var we *client.WaitError
+	if !errors.As(err, &we) || !we.Held || we.Wait != 12*time.Second {
+		t.Fatalf("got %v, want a held *WaitError of 12s", err)
+	}
+	if got := a.arrivals(); len(got) != 1 {
+		t.Errorf("the host received requests at %v, want the first alone", got)
+	}
+}

@@ -187,7 +187,8 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // 9110 asks the client to wait that long before it sends the redirected
 // request; one longer than the maximum wait or [WithMaxRetryAfter], or
 // past the context's deadline, fails at once with a held [*WaitError],
-// nothing sent.
+// nothing sent, and the wait counts against the maximum wait with the
+// holds the request meets next (see [WithMaxWait]).
 // While a hold cut to [WithMaxRetryAfter] has passed and the longer wait
 // the server announced has not, an attempt is sent only as its key's one
 // probe, or once the probe's answer lets it go (see [WithProactive]); an
@@ -224,7 +225,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.cuts.abort(own)
 		}
 	}()
-	if err := t.redirectWait(ctx, req, key); err != nil {
+	// waited: the wait for the server that counts against the maximum
+	// wait with the holds of the first attempt.
+	waited, err := t.redirectWait(ctx, req, key)
+	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
@@ -236,8 +240,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		probe, err := t.wait(ctx, key, tk, own)
-		tk = nil
+		probe, err := t.wait(ctx, key, tk, own, waited)
+		tk, waited = nil, 0
 		if err == nil {
 			own = nil // the attempt goes; as the probe, when it had the role
 		}
