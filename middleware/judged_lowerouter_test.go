@@ -24,8 +24,11 @@ import (
 // fresh counters of the 50. The member further in reports r=9 (then 8,
 // and so on), and the 100's state, judged at 50, refuses the 11th when the
 // one further out is in shadow mode (which refuses from the 6th, at its
-// 45, counting nothing). Through chi and a ServeMux, on the memory store
-// and on Redis.
+// 45, counting nothing). The member further out stands beside it where
+// it enforces its 45, the lower limit; in shadow mode it enforces
+// nothing, and the member further in, which holds the 100's state as
+// it is in force, replaces it: the response reports p once. Through chi
+// and a ServeMux, on the memory store and on Redis.
 func TestNestedOuterJudgedLowerReported(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
 	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
@@ -59,11 +62,13 @@ func TestNestedOuterJudgedLowerReported(t *testing.T) {
 						w := serve(h, "GET", "/")
 						rl := w.Header().Values("RateLimit")
 						want := `"p";r=` + strconv.Itoa(9-i) + ";t=50"
-						// From the 6th, the one further out in shadow mode
-						// denies (counting nothing): the request is decided
-						// here alone, its member replacing that one's.
+						// In shadow mode, the member further in replaces
+						// the one further out: from the 6th, which it
+						// denies (counting nothing), the request is
+						// decided here alone; before, the decision here
+						// holds its state as it is in force.
 						members := 2
-						if i >= 5 {
+						if shadow {
 							members = 1
 						}
 						if w.Code != http.StatusOK || len(rl) != members || rl[members-1] != want {

@@ -326,6 +326,10 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// The guards counted further out at a limit other than they are
 	// judged at here, as judged here (see unrepeated).
 	var judged []outerGuard
+	// The policies decided here with such a guard judged or checked
+	// again: their members replace those further out they supersede
+	// (see unrepeated and unlistOuter).
+	var merged uint64
 	// The policies left out here that a middleware further out counted
 	// at a higher limit than the one in force here: its members or
 	// values of them are restated at ours (see restateOuter).
@@ -337,7 +341,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		var again uint64
 		var unguard [policy.MaxGuards]uint64
 		own.folds = foldMask(&res.Result)
-		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, judged, restate = m.unrepeated(r, set, &res.Result); again != 0 {
+		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, merged, judged, restate = m.unrepeated(r, set, &res.Result); again != 0 {
 			if mask &^= again; mask == 0 {
 				if d, ok := restateOuter(w.Header(), profile, nil, outer, m.clock.Now, restate); ok {
 					// Those further in compare their values with d.
@@ -456,8 +460,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				keepRestated(r.Context(), w.Header(), profile, res, outer, m.clock.Now)
 			}
 		}
-		if redecided|listed != 0 {
-			unlistOuter(r.Context(), w.Header(), res, redecided, listed)
+		if redecided|listed|merged != 0 {
+			unlistOuter(r.Context(), w.Header(), res, redecided, listed, merged)
 		}
 		if len(restate) != 0 {
 			restateOuter(w.Header(), profile, res, outer, m.clock.Now, restate)
@@ -501,7 +505,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// refund (its place given back, unless a request queued
 			// behind it), if the refund succeeded.
 			m.refund(r, res, m.clock.Now().Sub(held))
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed, restate)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed, merged, restate)
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
 			refusing(r)
@@ -524,7 +528,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			cut := fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err)
 			m.report(r, cut)
 			m.refund(r, res, waited)
-			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, restate)
+			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
 				// A server-side deadline that ran out during the hold
@@ -537,7 +541,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			answered(caller, r, rc)
 			return
 		}
-		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, restate)
+		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
 		m.observeHeld(r, res, Allowed, start, held, waited)
 		// The middlewares further in read the hold from its context.
 		r = rc.heldRequest(r, waited)
@@ -697,17 +701,18 @@ func refusing(r *http.Request) {
 // under profile p, and notes in res that they were written, as serve does
 // for one not held. The headers the middlewares further out wrote before
 // the hold are counted after it too (see retimeOuter), less their members
-// of the policies of redecided and ownOnly (see unlistOuter), and with
+// of the policies of redecided and ownOnly, and of those of merged whose
+// members here supersede theirs (see unlistOuter), and with
 // those of restate restated here (see restateOuter).
-func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided, ownOnly uint64, restate []restated) {
+func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided, ownOnly, merged uint64, restate []restated) {
 	retimeOuter(r.Context(), h, held)
 	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
 	if holdsValues(p, &res.Result, outer) {
 		res.wrote = uint8(p) + 1
 		keepRestated(r.Context(), h, p, res, outer, m.clock.Now)
 	}
-	if redecided|ownOnly != 0 {
-		unlistOuter(r.Context(), h, res, redecided, ownOnly)
+	if redecided|ownOnly|merged != 0 {
+		unlistOuter(r.Context(), h, res, redecided, ownOnly, merged)
 	}
 	restateOuter(h, p, res, outer, m.clock.Now, restate)
 }

@@ -33,10 +33,13 @@ func TestNestedMergedDecisionCountedAfterHold(t *testing.T) {
 		draft7           string
 	}{
 		{
+			// The member further in, which judges the 6's state at
+			// its 3, replaces the one further out (the same policy
+			// at a limit not in force): w is reported once.
 			name:    "guard of a copy lowered further in",
 			inner:   func(m *middleware.Middleware) { mustSetLimit(m, 3) },
-			between: `"w";r=4;t=50 | "q";r=5;t=0 | "w";r=1;t=50`,
-			besides: `"w";r=4;t=50, "q";r=5;t=0 | "w";r=1;t=50`,
+			between: `"q";r=5;t=0 | "w";r=1;t=50`,
+			besides: `"q";r=5;t=0 | "w";r=1;t=50`,
 			draft7:  "limit=3, remaining=1, reset=50",
 		},
 		{

@@ -146,6 +146,14 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // their member (refusing) replaces the one further out, which reports
 // room left at a limit not in force for the request.
 //
+// merged are the policies of res, in neither again nor ownOnly, one of
+// whose guards a middleware further out counted the request under at
+// another limit, which this one judges from that decision (judged) or
+// checks again past its limit here: their decision here holds that
+// state as it is in force here, so that their member replaces the one
+// further out where it holds every state that one reports (see
+// supersedes and unlistOuter).
+//
 // A guard counted further out at a limit other than the one this
 // middleware judges it at (a window kind's guard is judged at its
 // policy's limit, policy.Policy.GuardLimit: the copy further out runs the
@@ -180,7 +188,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.match match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [policy.MaxGuards]uint64, shadowedGuards, ownOnly, foldedOut uint64, judged []outerGuard, restate []restated) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [policy.MaxGuards]uint64, shadowedGuards, ownOnly, foldedOut, merged uint64, judged []outerGuard, restate []restated) {
 	var enforced uint64
 	var denied [policy.MaxGuards]uint64        // as unguard, of the middlewares that denied
 	var guardEnforced [policy.MaxGuards]uint64 // as unguard, of those not in shadow mode
@@ -236,6 +244,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					case counted:
 						if d, past, ok := judgeOuter(q, k, o, j); past {
 							refused[k] |= bit
+							merged |= bit
 							if raisedOver(p, q, k) && (!m.shadow || c.res.Shadow) {
 								// Refusing at q's limit, the one in
 								// force: its member replaces p's,
@@ -245,6 +254,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 							}
 						} else if ok {
 							judged = append(judged, outerGuard{bit, afterHold(d, held)})
+							merged |= bit
 						}
 						unguard[k] |= bit
 						if !c.res.Shadow {
@@ -314,6 +324,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	}
 	again &^= ownOnly
 	foldedOut &^= again | ownOnly
+	merged &^= again | ownOnly
 	// A policy decided here because a shadow middleware further out
 	// denied it keeps its guards dropped: a middleware that counted
 	// the request under one (further out still, say) counted it there.
@@ -364,7 +375,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	}
 	// None of a policy judged (none here): its members stay.
 	restate = slices.DeleteFunc(restate[:n], func(rs restated) bool { return shown&rs.bit == 0 })
-	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, judged, restate
+	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, merged, judged, restate
 }
 
 // raisedOver reports whether p, a policy of a middleware further out
@@ -845,11 +856,13 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // (unrepeated's foldedOut: the decision of such a middleware that
 // enforces the policy and counted the request is merged in, see
 // mergeFolded): res's members replace theirs too, whether that middleware
-// admitted the request or, in shadow mode, denied it. A line
-// left empty is removed. Nothing is removed unless res wrote its IETF
+// admitted the request or, in shadow mode, denied it. So do res's members
+// of the policies of merged (see unrepeated) over those of a middleware
+// that counted the request whose every state res's decision holds at a
+// limit in force (see supersedes). A line left empty is removed. Nothing is removed unless res wrote its IETF
 // line (its store failed, say): theirs are then the only report of those
 // policies.
-func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, ownOnly uint64) {
+func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, ownOnly, merged uint64) {
 	switch p := profileOf(ctx, res); {
 	case p == Draft7 || p == Draft6:
 		// The RateLimit-Policy list is one of every middleware's
@@ -857,7 +870,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 		if !decided(&res.Result) {
 			return
 		}
-		unlistDrafts(ctx, h, res, ownOnly)
+		unlistDrafts(ctx, h, res, ownOnly, merged)
 		return
 	case res.wrote != uint8(IETF)+1:
 		return
@@ -867,13 +880,14 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 			return false
 		}
 		o := &c.res.Result
-		replaced := redecided | ownOnly
+		replaced, over := redecided|ownOnly, uint64(0)
 		if o.Allowed() {
 			// It counted the request: its members stand, but of the
 			// policies whose decision here merges its own, or is
 			// taken under the Spec it folded (unrepeated's
-			// foldedOut, which ownOnly then holds too).
-			if replaced = ownOnly; replaced == 0 {
+			// foldedOut, which ownOnly then holds too), or holds
+			// every state its member reports (see supersedes).
+			if replaced, over = ownOnly, merged; replaced|over == 0 {
 				return true
 			}
 		}
@@ -886,7 +900,10 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 				if q != p && q.Name() != p.Name() {
 					continue
 				}
-				if b&-b&replaced == 0 || res.Key(i) != o.Key(j) {
+				if b&-b&(replaced|over) == 0 || res.Key(i) != o.Key(j) {
+					break
+				}
+				if b&-b&replaced == 0 && !supersedes(res, i, c, j) {
 					break
 				}
 				if same, gs := meets(q, p, res.Folded(i), o.Folded(j)); same || gs != 0 || q.Spec() == p.Spec() {
@@ -923,10 +940,11 @@ func profileOf(ctx context.Context, res *Result) Profile {
 // RateLimit-Policy members of those policies that the middlewares
 // further out in ctx listed are removed, unless they are the member of
 // res's policy (the same quota value: one member stands for both) or of
-// a policy of another name (see replaceDraftMember). (The members of
-// the policies a shadow middleware further out denied, and res decided
-// again, stay.)
-func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly uint64) {
+// a policy of another name (see replaceDraftMember); and so are those
+// of the policies of merged that res's member supersedes (see
+// supersedes). (The members of the policies a shadow middleware further
+// out denied, and res decided again, stay.)
+func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly, merged uint64) {
 	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !decided(o) {
@@ -939,18 +957,71 @@ func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly uint6
 				if q != p && q.Name() != p.Name() {
 					continue
 				}
-				if b&-b&ownOnly == 0 || res.Key(i) != o.Key(j) {
+				if b&-b&(ownOnly|merged) == 0 || res.Key(i) != o.Key(j) {
+					break
+				}
+				if b&-b&ownOnly == 0 && !supersedes(res, i, c, j) {
 					break
 				}
 				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
 				if (same || gs != 0 || q.Spec() == p.Spec()) && draftMember(p) != draftMember(q) {
-					replaceDraftMember(ctx, h, res, p, standingMember(h, p, q), "")
+					// The member standing for p may be q's own, where a
+					// middleware in between restated it so.
+					if from := standingMember(h, p, q); from != draftMember(q) {
+						replaceDraftMember(ctx, h, res, p, from, "")
+					}
 				}
 				break
 			}
 		}
 		return true
 	})
+}
+
+// supersedes reports whether the decision of res's i-th policy q, which
+// this middleware took with its guards counted further out judged or
+// checked again here (unrepeated's merged), is the one in force for the
+// policy that p, the j-th policy of the middleware of c further out, is
+// a copy of (one name, one key), so that q's member replaces p's in the
+// response: c's middleware counted the request (its Take admitted it),
+// and every state p's decision holds (its Spec's, unless it checked it
+// on its first guard's state alone, and its guards') is a guard of q
+// whose decision there q judged here or checked again, at a limit no
+// higher than p judges it at, nor than the guard's own (q a copy
+// tightened from it, by a reload or SetLimit). That decision, merged
+// into q's, is then as low as p's: p reports the same state at a limit
+// not in force (the 20 a minute further out of a policy a reload
+// tightened to 4 here: its r=15 on the 429 of the 4). Where p holds a
+// state q does not (a copy reloaded there too), or judges one at a
+// lower limit (lowered there by SetLimit), p's member stands beside
+// q's. A copy raised here over the guard is left to the restating of
+// raised copies (see restateOuter), which a middleware further in that
+// repeats it may do. Nor does a member of a middleware that enforces
+// the policy give way to one in shadow mode here.
+func supersedes(res *Result, i int, c *resultContext, j int) bool {
+	o := &c.res.Result
+	if !o.Taken() || !o.Allowed() || res.Shadow && !c.res.Shadow {
+		return false
+	}
+	q, p := res.Policy(i), o.Policy(j)
+	qgs := q.Guards()
+	holds := func(s algorithms.Spec, limit int64) bool {
+		k := slices.Index(qgs, s)
+		if k < 0 || q.GuardLimit(s) > s.Limit || !c.res.Shadow && q.GuardLimit(s) > limit {
+			return false
+		}
+		_, past, ok := judgeOuter(q, k, o, j)
+		return past || ok
+	}
+	if !o.Folded(j) && !holds(p.Spec(), p.Spec().Limit) {
+		return false
+	}
+	for _, g := range p.Guards() {
+		if !holds(g, p.GuardLimit(g)) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeFolded merges into res, taken, the decisions of the middlewares
