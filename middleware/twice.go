@@ -48,7 +48,11 @@ import (
 // limit, counting everything it used in the window. A request past it is
 // refused further in, where its guard is checked again (a refused Take
 // counts nothing); the middleware further out, which admitted it, has
-// counted it. Conversely, a window kind's copy lowered by SetLimit
+// counted it. The response reports the policy once, as the middleware
+// further in decided it: the member further out reports the same state
+// at a limit not in force (r=15 of its 20 on the 429 of a copy reloaded
+// to 4 further in), and goes, where the decision further in holds every
+// state it reports (see unlistOuter). Conversely, a window kind's copy lowered by SetLimit
 // further out is checked on the configured Spec's state alone
 // ([policy.Result.Folded]) and counts nothing under its lowered Spec: a
 // policy further in that counts under that Spec itself (built at that
@@ -86,13 +90,16 @@ import (
 // A bucket kind's copy (token_bucket, leaky_bucket, leaky_queue), whose
 // level is a function of its rate, counts every request under its own
 // Spec (besides its guard, if any): one lowered further in is decided
-// there under its lowered Spec alone (its guard, counted further out,
-// left out), and one raised further out has no guard, so that a
-// middleware further in running the policy at its configured Spec
-// decides it there. Each middleware then writes its member (q=7 further
-// out and q=4 further in, for a leaky_queue of six a minute lowered to
-// three), and a leaky_queue holds the request in each of the two queues
-// in turn.
+// there under its lowered Spec (its guard, counted further out, left
+// out, and the decision there of its state merged in, but for a
+// leaky_queue's: see ownOuter), and one raised further out has no
+// guard, so that a middleware further in running the policy at its
+// configured Spec decides it there. The member further in of a
+// token_bucket or leaky_bucket lowered there then replaces the one
+// further out (see unlistOuter); of a leaky_queue each middleware
+// writes its member (q=7 further out and q=4 further in, for one of six
+// a minute lowered to three), and holds the request in each of the two
+// queues in turn.
 //
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
@@ -149,8 +156,9 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // merged are the policies of res, in neither again nor ownOnly, one of
 // whose guards a middleware further out counted the request under at
 // another limit, which this one judges from that decision (judged) or
-// checks again past its limit here: their decision here holds that
-// state as it is in force here, so that their member replaces the one
+// checks again past its limit here, or at its own limit, which this one
+// takes as it is (judged too, see ownOuter): their decision here holds
+// that state as it is in force here, so that their member replaces the one
 // further out where it holds every state that one reports (see
 // supersedes and unlistOuter).
 //
@@ -253,6 +261,11 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 								foldedOut |= bit
 							}
 						} else if ok {
+							judged = append(judged, outerGuard{bit, afterHold(d, held)})
+							merged |= bit
+						} else if d, ok := ownOuter(q, k, o, j); ok && !same {
+							// Judged at its own limit there and
+							// here: its decision there is q's.
 							judged = append(judged, outerGuard{bit, afterHold(d, held)})
 							merged |= bit
 						}
@@ -428,6 +441,32 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 		return algorithms.Decision{}, true, false
 	}
 	return d, false, true
+}
+
+// ownOuter returns, and ok, the decision of the k-th guard of q that o,
+// the Result of a middleware further out that counted the request,
+// counted under its j-th policy, where q judges that guard at its own
+// limit (policy.Policy.GuardLimit: a token_bucket's or leaky_bucket's
+// replaced Spec, or a window kind's of another shape), as o did: that
+// decision is the one a check of the guard here would have given, had
+// it not been counted there already. A leaky_queue guard reports
+// nothing: its queue holds the request where it was counted, and its
+// Delay is that queue's. So does a guard o did not check (see
+// policy.Result.DecisionUnder).
+func ownOuter(q *policy.Policy, k int, o *policy.Result, j int) (algorithms.Decision, bool) {
+	gs := q.Guards()
+	if k >= len(gs) {
+		return algorithms.Decision{}, false
+	}
+	g := gs[k]
+	if q.GuardLimit(g) != g.Limit || g.Algorithm == algorithms.LeakyQueue {
+		return algorithms.Decision{}, false
+	}
+	d, ok := o.DecisionUnder(j, g)
+	if !ok || !d.Allowed {
+		return algorithms.Decision{}, false
+	}
+	return d, true
 }
 
 // afterHold returns d, a decision of a middleware further out made
@@ -1010,8 +1049,11 @@ func supersedes(res *Result, i int, c *resultContext, j int) bool {
 		if k < 0 || q.GuardLimit(s) > s.Limit || !c.res.Shadow && q.GuardLimit(s) > limit {
 			return false
 		}
-		_, past, ok := judgeOuter(q, k, o, j)
-		return past || ok
+		if _, past, ok := judgeOuter(q, k, o, j); past || ok {
+			return true
+		}
+		_, ok := ownOuter(q, k, o, j)
+		return ok
 	}
 	if !o.Folded(j) && !holds(p.Spec(), p.Spec().Limit) {
 		return false
