@@ -52,7 +52,7 @@ import (
 // further in decided it: the member further out reports the same state
 // at a limit not in force (r=15 of its 20 on the 429 of a copy reloaded
 // to 4 further in), and goes, where the decision further in holds every
-// state it reports (see unlistOuter). Conversely, a window kind's copy lowered by SetLimit
+// state it reports. Conversely, a window kind's copy lowered by SetLimit
 // further out is checked on the configured Spec's state alone
 // ([policy.Result.Folded]) and counts nothing under its lowered Spec: a
 // policy further in that counts under that Spec itself (built at that
@@ -92,11 +92,11 @@ import (
 // Spec (besides its guard, if any): one lowered further in is decided
 // there under its lowered Spec (its guard, counted further out, left
 // out, and the decision there of its state merged in, but for a
-// leaky_queue's: see ownOuter), and one raised further out has no
+// leaky_queue's), and one raised further out has no
 // guard, so that a middleware further in running the policy at its
 // configured Spec decides it there. The member further in of a
 // token_bucket or leaky_bucket lowered there then replaces the one
-// further out (see unlistOuter); of a leaky_queue each middleware
+// further out; of a leaky_queue each middleware
 // writes its member (q=7 further out and q=4 further in, for one of six
 // a minute lowered to three), and holds the request in each of the two
 // queues in turn.
