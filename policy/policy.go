@@ -198,6 +198,15 @@ func WithCost(cost func(*http.Request) int64) Option {
 // request the policies admitted is given back, never one shadow mode let
 // through denied, and only the units of the policies whose count says no:
 // the others, stacked with it, keep theirs.
+//
+// Under token_bucket and leaky_bucket a request gets back only what its
+// own units have not refilled when it is given back: its cost's refill
+// time (n·W/L) less the time since its Take. The deficit ahead of it does
+// not refill while it runs, so requests that do not count, one after
+// the other, keep the units of those that do from refilling (5 a minute
+// counting failures, handlers of 2 s: four failures, then a minute of
+// successes, leave 1 unit, not 5), and one that runs n·W/L or longer gets
+// nothing back: it counts in full. The window kinds lose nothing so.
 func CountIf(count func(r *http.Request, status int) bool) Option {
 	return func(p *Policy) error {
 		if count == nil {
