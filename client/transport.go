@@ -188,7 +188,9 @@ func (t *Transport) Spec() (algorithms.Spec, bool) {
 // request; one longer than the maximum wait or [WithMaxRetryAfter], or
 // past the context's deadline, fails at once with a held [*WaitError],
 // nothing sent, and the wait counts against the maximum wait with the
-// holds the request meets next (see [WithMaxWait]).
+// Retry-Afters of the redirects before it in its chain (one Client.Do
+// waits no more than the maximum for all of them) and the holds the
+// request meets next (see [WithMaxWait]).
 // While a hold cut to [WithMaxRetryAfter] has passed and the longer wait
 // the server announced has not, an attempt is sent only as its key's one
 // probe, or once the probe's answer lets it go (see [WithProactive]); an
