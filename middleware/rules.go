@@ -329,9 +329,10 @@ type effLimit struct {
 // guards it still, the 10 no more); and one tightened after a guard
 // ends is guarded by the Spec just replaced. A policy has at most
 // [policy.MaxCarries] such guards (each a check more per request, in the
-// same store call): past them, the Specs the reload replaces stay, whose
-// counters know the client's latest use, and of the others those that
-// end last. Any other change
+// same store call): past them, those that guard the Spec in force (at a
+// limit set by SetLimit) stay first, then the Specs the reload replaces,
+// whose counters know the client's latest use, and of the others those
+// that end last. Any other change
 // starts the policy from a full allowance at its new Spec: one that
 // admits more in some respect (a higher limit of a sliding_log, whose log
 // holds the instants of no more than its limit's requests, or of a bucket
@@ -464,8 +465,10 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 // in force too (its counters go on). One that is p's Spec at its limit
 // in force, a guard of old's or from, is kept to keep its own check (see
 // apply). Of a window kind, those of to's shape are one (the first). Past
-// policy.MaxCarries, the Specs this reload replaces stay, and of the
-// earlier guards those that end last. It requires m.rules.mu.
+// policy.MaxCarries, those that guard the Spec in force stay first (one
+// that guards to alone guards nothing enforced while p is held at l),
+// then the Specs this reload replaces, and of the earlier guards those
+// that end last. It requires m.rules.mu.
 func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited bool, l effLimit, limited bool, from, to algorithms.Spec, now int64) []carry {
 	// A held Spec: guarded, it guards old; mayOwn, it may be p's Spec in
 	// force (a guard of old's, or from).
@@ -554,7 +557,20 @@ func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited 
 		for i := range idx {
 			idx[i] = i
 		}
+		// First those that guard the Spec in force (see apply): one
+		// that guards only p's configured Spec, held lower or higher
+		// by SetLimit, guards nothing the policy enforces now.
+		enforced := func(h held) bool {
+			s := in.Spec()
+			return h.spec == s || holds(in, h.spec, s) || holds(p, h.spec, to) && s.Limit < h.spec.Limit
+		}
 		slices.SortStableFunc(idx, func(a, b int) int {
+			if ea, eb := enforced(kept[a]), enforced(kept[b]); ea != eb {
+				if ea {
+					return -1
+				}
+				return 1
+			}
 			if ga, gb := kept[a].guarded, kept[b].guarded; ga != gb {
 				if gb {
 					return -1
