@@ -332,7 +332,11 @@ type effLimit struct {
 // same store call): past them, those that guard the Spec in force (at a
 // limit set by SetLimit) stay first, then the Specs the reload replaces,
 // whose counters know the client's latest use, and of the others those
-// that end last. Any other change
+// that end last; a guard so dropped may have known what the others do
+// not, and the client may then get more than the replaced Specs would
+// give (10 of 40,000 random traces of reloads and SetLimit ending in a
+// tightening, TestReloadTightenedTwinDifferential's past its seeds). Any
+// other change
 // starts the policy from a full allowance at its new Spec: one that
 // admits more in some respect (a higher limit of a sliding_log, whose log
 // holds the instants of no more than its limit's requests, or of a bucket
