@@ -23,17 +23,36 @@ import (
 // would on the handler's own request), and the pattern and path values a
 // router (http.ServeMux, chi) matched on c, when it changed the pattern.
 // It compares a few fields, and allocates nothing unless a path value is
-// given. c may be r: then nothing changes.
+// given (then one request, whose fields r takes, so that it writes into
+// nothing that c shares). c may be r: then nothing changes.
 func Back(r, c *http.Request) {
 	Forms(r, c)
-	if p := c.Pattern; p != r.Pattern {
-		r.Pattern = p
-		wildcards(p, func(name string) {
-			if v := c.PathValue(name); v != r.PathValue(name) {
-				r.SetPathValue(name, v)
-			}
-		})
+	p := c.Pattern
+	if p == r.Pattern {
+		return
 	}
+	differs := false
+	wildcards(p, func(name string) {
+		differs = differs || c.PathValue(name) != r.PathValue(name)
+	})
+	if !differs {
+		r.Pattern = p
+		return
+	}
+	// r takes c's path values as a router serving r would have set
+	// them, in c's own fields (its pattern's values, and the map of the
+	// others), and keeps all else of its own. r.SetPathValue would write
+	// into the map of the others, which net/http's copies of a request
+	// share (c's, r's, and those of any copy of c a goroutine of the
+	// handler still reads).
+	keep := *r
+	*r = *c.WithContext(keep.Context())
+	r.Method, r.URL, r.Proto, r.ProtoMajor, r.ProtoMinor = keep.Method, keep.URL, keep.Proto, keep.ProtoMajor, keep.ProtoMinor
+	r.Header, r.Body, r.GetBody, r.ContentLength, r.TransferEncoding = keep.Header, keep.Body, keep.GetBody, keep.ContentLength, keep.TransferEncoding
+	r.Close, r.Host, r.Form, r.PostForm, r.MultipartForm = keep.Close, keep.Host, keep.Form, keep.PostForm, keep.MultipartForm
+	r.Trailer, r.RemoteAddr, r.RequestURI, r.TLS, r.Response = keep.Trailer, keep.RemoteAddr, keep.RequestURI, keep.TLS, keep.Response
+	//lint:ignore SA1019 r's own, kept as every other field
+	r.Cancel = keep.Cancel
 }
 
 // Forms gives r the forms parsed on c, a copy of r (Form, PostForm,

@@ -3,8 +3,11 @@ package reqcopy
 import (
 	"context"
 	"mime/multipart"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -22,12 +25,12 @@ func TestBack(t *testing.T) {
 	c.Pattern = "POST /items/{id}/files/{rest...}"
 	c.SetPathValue("id", "7")
 	c.SetPathValue("rest", "a/b")
-	c.SetPathValue("other", "x") // not the pattern's
+	c.SetPathValue("other", "x") // not the pattern's: given too, as a router serving r leaves it
 	Back(r, c)
 	if r.Form.Get("a") != "1" || r.PostForm.Get("b") != "2" || r.MultipartForm != c.MultipartForm {
 		t.Errorf("Back: forms %v %v %v, want the copy's", r.Form, r.PostForm, r.MultipartForm)
 	}
-	if r.Pattern != c.Pattern || r.PathValue("id") != "7" || r.PathValue("rest") != "a/b" || r.PathValue("other") != "" {
+	if r.Pattern != c.Pattern || r.PathValue("id") != "7" || r.PathValue("rest") != "a/b" || r.PathValue("other") != "x" {
 		t.Errorf("Back: pattern %q id %q rest %q other %q, want the copy's pattern and its path values", r.Pattern, r.PathValue("id"), r.PathValue("rest"), r.PathValue("other"))
 	}
 
@@ -62,5 +65,38 @@ func TestBackAllocatesNothing(t *testing.T) {
 		Back(r, c)
 	}); n != 0 {
 		t.Errorf("Back: %v allocations, want 0", n)
+	}
+}
+
+// TestBackKeepsRequestFields: Back gives r c's path values by taking a
+// copy of c under r's context, then every other field of r's own. A
+// field net/http adds to Request must be added there: this lists them.
+func TestBackKeepsRequestFields(t *testing.T) {
+	var exported []string
+	for f := range reflect.TypeFor[http.Request]().Fields() {
+		if f.IsExported() {
+			exported = append(exported, f.Name)
+		}
+	}
+	known := []string{"Method", "URL", "Proto", "ProtoMajor", "ProtoMinor", "Header", "Body", "GetBody", "ContentLength",
+		"TransferEncoding", "Close", "Host", "Form", "PostForm", "MultipartForm", "Trailer", "RemoteAddr", "RequestURI",
+		"TLS", "Cancel", "Response", "Pattern"}
+	if !slices.Equal(exported, known) {
+		t.Errorf("http.Request's exported fields are %v, Back knows %v: keep the new ones of r", exported, known)
+	}
+
+	r := httptest.NewRequest("POST", "/items/7", nil)
+	r.Header.Set("X-Own", "1")
+	body := r.Body
+	c := r.WithContext(context.WithValue(r.Context(), key{}, 1))
+	c.Body, c.Header, c.Host, c.RemoteAddr = http.NoBody, http.Header{}, "copy.example", "192.0.2.99:1"
+	c.Pattern = "POST /items/{id}"
+	c.SetPathValue("id", "7")
+	Back(r, c)
+	if r.Body != body || r.Header.Get("X-Own") != "1" || r.Host != "example.com" || r.RemoteAddr != "192.0.2.1:1234" || r.Context().Value(key{}) != nil {
+		t.Errorf("Back took c's fields: body %v header %v host %q remote %q context %v", r.Body, r.Header, r.Host, r.RemoteAddr, r.Context())
+	}
+	if r.Pattern != c.Pattern || r.PathValue("id") != "7" {
+		t.Errorf("Back: pattern %q id %q, want the copy's", r.Pattern, r.PathValue("id"))
 	}
 }
