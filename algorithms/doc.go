@@ -42,8 +42,9 @@
 // limit on failed ones) can give back its units under any kind
 // ([GiveBacker]): what still counts of them, and never so much that the key
 // admits more than it would had the request never come, on a clock that
-// does not go back (see [GiveBacker.GiveBack] for what a clock behind
-// leaves).
+// does not go back, and for the buckets when give-backs come newest first
+// (see [GiveBacker.GiveBack] for what a clock behind, or a bucket
+// give-back out of order, leaves).
 //
 // A store can also tell what a Take would decide without consuming
 // ([Peeker], [Limiter.Peek]): for a status endpoint, or a response that is

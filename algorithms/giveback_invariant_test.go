@@ -87,14 +87,10 @@ func TestGiveBackNeverAdmitsMore(t *testing.T) {
 			if early {
 				waited += time.Duration(rng.Int64N(int64(span) / 5)) // reckoned early
 			}
-			// The buckets return exactly to the state without X when X is
-			// given back at its own instant (its units had not begun to
-			// refill) and every request after X came at that instant, if
-			// any did. (Later, they give back what X's own units would
-			// not have refilled, had they been the whole deficit: less
-			// than the state without X has, when X found the bucket
-			// short.)
-			exact := !early && waited == 0 && (sp.Algorithm == algorithms.TokenBucket || sp.Algorithm == algorithms.LeakyBucket)
+			// The buckets return exactly to the state without X when the
+			// reckoning is exact and every request after X came at the
+			// give-back's instant, if any did.
+			exact := !early && (sp.Algorithm == algorithms.TokenBucket || sp.Algorithm == algorithms.LeakyBucket)
 			for _, r := range log[x+1:] {
 				exact = exact && r.at == g
 			}

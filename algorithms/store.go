@@ -122,78 +122,106 @@ type GiveBacker interface {
 	//     Take's units no longer count: nothing comes back (the instants
 	//     left are other requests').
 	//   - token_bucket, leaky_bucket: the bucket gets back (the meter's
-	//     level drops by) what the Take's own units have not refilled
-	//     (leaked) by now, had they been the whole deficit: the cost less
-	//     waited·L/W, but no more than the Take's decision allows (C −
-	//     Remaining units, ResetAfter·L/W: both at least the cost for the
-	//     Take's own decision), nor than the bucket lacks to be full
-	//     (empty). So a Take given back at once gets its whole cost back,
-	//     and one given back n·W/L or more after it gets nothing, even
-	//     where the Takes before it kept its units from refilling that
-	//     long: its decision tells the deficit ahead of it at its instant,
-	//     but a give-back since of a Take before it (or, on Redis, the undo
-	//     of a cross-slot reservation made before it) moves its units up,
-	//     and the stores keep no note of which Takes were given back. (A
-	//     rule that trusted the decision's deficit gave more back than the
-	//     units held: token_bucket 5 a minute, burst 7, Takes A and B of 2
-	//     at 0 s, A given back at once, a Take of 3 at 20 s and B given
-	//     back at 30 s left 6 tokens, where the world without A and B holds
-	//     4.83.)
+	//     level drops by) the cost, but no more than what the Take's own
+	//     deficit has not refilled (leaked) by now, nor than the bucket
+	//     lacks to be full (empty). The Take's deficit D, at its instant
+	//     E - ResetAfter, is known to the ns by its ResetAfter (rounded
+	//     up) and to the unit by its Remaining: (ResetAfter - 1 ns)·L/W
+	//     and C - Remaining - 1 < D·L/W <= ResetAfter·L/W and C -
+	//     Remaining. The bucket's deficit at that instant, as the state
+	//     now has it, is D plus the whole costs of the requests that came
+	//     after the Take; D is taken to be the one value of it less whole
+	//     units in that range, or where there is none (a reckoning that
+	//     is off) the least deficit a state can hold in it. What has not
+	//     refilled by now is D less waited·L/W. So a Take whose units were
+	//     the last of the deficit comes back whole for as long as the
+	//     deficit ahead of it has not refilled: the units of a request
+	//     that does not count (CountIf) do not hold up the refill of
+	//     those that do.
 	//
 	// With that reckoning exact (the caller's clock and the store's agree)
 	// and the Take's decision as it returned, on a clock that does not go
 	// back (every call on the key at an instant no earlier than those
 	// before it), the key is afterwards in the state it would be in had the
 	// Take never consumed, the other requests having been admitted as they
-	// were, or in one that admits less: never one that admits more,
-	// whatever other Takes of the key were given back before or since, in
-	// any order. The counting kinds return exactly to that state (they only
-	// add). The buckets do when the Take is given back at its own instant
-	// and no request came after it but at that instant. Otherwise the state
-	// without the Take is max(F − nW/L, the largest s + (the cost after
-	// s)·W/L over the later arrivals s), F being the instant the bucket is
-	// full, which, every s being at most now, is at most F − min(nW/L, E' −
-	// now), E' being the instant the Take's units refill: no earlier than
-	// its instant + nW/L, whatever came before it or was given back since.
-	// GiveBack leaves F − min(nW/L − waited, F − now), no less. (A later
-	// request that found the bucket fuller in the world without the Take,
-	// and lost the tokens above capacity, is why giving back the whole cost
-	// could over-admit.)
+	// were, or in one that admits less: never one that admits more. For the
+	// counting kinds that holds whatever other Takes of the key were given
+	// back before or since, in any order; they return exactly to that
+	// state (they only add). For the buckets it holds when the give-backs
+	// come newest first (LIFO), with no cross-slot undo (Redis) of a
+	// reservation older than the Take between its Take and its give-back.
+	// They return exactly to that state when no request came after the
+	// Take but at the give-back's instant; after others, the state without
+	// the Take is max(F - nW/L, the largest s + (the cost after s)·W/L over
+	// the later arrivals s), F being the instant the bucket is full, and
+	// that is at most F - min(nW/L, E' - now), what GiveBack leaves, E'
+	// being the instant the Take's deficit would have refilled, exactly:
+	// the one D above finds (ResetAfter alone, E, is up to 1 ns later when
+	// a unit is no whole number of ns, and giving back to it could admit a
+	// unit more). (A later request that found the bucket fuller in the
+	// world without the Take, and lost the tokens above capacity, is why
+	// giving back the whole cost could over-admit.)
 	//
-	// Left, known to admit more than that world: a clock that goes back. A
-	// request at an instant before the key's latest (a clock stepped back,
-	// app hosts whose clocks disagree), or a give-back whose instant is,
-	// can find the key admitting what both the world without the Take and
-	// the world in which it was never given back deny, in every kind but
-	// leaky_queue (TestGiveBacksInAnyOrderNeverAdmitMore finds such traces
-	// of each when run with RATEKEEPER_KNOWN_DEFECTS=1). The window kinds:
-	// the Take moved the key on, to a later window or sub-window or log
-	// instant, and forgot what had left it; given back, its units go but
-	// the move stays, so a request behind it is decided where the forgotten
-	// units no longer count (sliding_log, 4 a minute: 1 at 0 s, 10 s and
-	// 62 s, which forgets the one at 0 s; the one at 62 s given back at
-	// 70 s; then 3 at 40 s is admitted, on 10 s alone, where the log with
-	// 62 s standing decides it at 62 s, on 10 s and 62 s, and the log
-	// without it at 40 s, on 0 s and 10 s: both deny). The buckets: the
-	// Take's own units refill up to the latest instant the key was decided
-	// at, not only up to now, and the state does not keep that instant.
-	// Exact give-backs there need state per key that the stores do not
-	// keep: a sliding_log would need the events the Take forgot (a rule
-	// that gave nothing back whenever the Take forgot one would give
-	// nothing back to a client whose requests come more than a window
-	// apart). And no give-back can always meet the world without the Take
-	// there: with a clock behind, a sliding_log Take that stands may itself
-	// admit more than that world (4 a minute: 1 at 0 s, 1 s, 10 s and 62 s,
-	// then 2 at 40 s is admitted at 62 s, on 10 s and 62 s, and denied at
-	// 40 s, on 0 s, 1 s and 10 s, without the Take at 62 s).
+	// Left, known to admit more than that world:
+	//
+	// A bucket give-back out of order. The reckoning of a bucket Take is
+	// its decision as it returned, whose deficit D counts the units of the
+	// Takes admitted before it. When one of those is given back (or, on
+	// Redis, a cross-slot reservation made before it is undone) after this
+	// Take and before its give-back, the units of this one sit that much
+	// lower than D tells, and its give-back gives back up to those earlier
+	// given-back units too much: token_bucket 5 a minute, burst 7, Takes A
+	// and B of 2 at 0 s, A given back at once, a Take of 3 at 20 s and B
+	// given back at 30 s leave 6 tokens, where the world without A and B
+	// holds 4.83. The over-admission is bounded by the units given back
+	// out of order, and needs Takes of the key that do not count (a
+	// client whose every attempt counts never meets it). A rule that gave
+	// back only what the Take's own units had not refilled, had they been
+	// the whole deficit (n·W/L - waited), never over-admits so, but lets
+	// requests that do not count hold up the refill of those that do: a
+	// client whose successful logins run back to back, or longer than a
+	// unit's refill, has its failed ones counted as if they never refilled.
+	// The fix planned is state per key: the instant of the key's latest
+	// give-back or undo, trusting D for a Take newer than it and the
+	// cautious n·W/L - waited rule for one older.
+	// (TestGiveBacksInAnyOrderNeverAdmitMore's monotone traces and
+	// TestGiveBackOutOfOrderNeverOverAdmits find it in both bucket kinds
+	// when run with RATEKEEPER_KNOWN_DEFECTS=1.)
+	//
+	// A clock that goes back. A request at an instant before the key's
+	// latest (a clock stepped back, app hosts whose clocks disagree), or a
+	// give-back whose instant is, can find the key admitting what both the
+	// world without the Take and the world in which it was never given
+	// back deny, in every kind but leaky_queue
+	// (TestGiveBacksInAnyOrderNeverAdmitMore finds such traces of each when
+	// run with RATEKEEPER_KNOWN_DEFECTS=1). The window kinds: the Take
+	// moved the key on, to a later window or sub-window or log instant,
+	// and forgot what had left it; given back, its units go but the move
+	// stays, so a request behind it is decided where the forgotten units
+	// no longer count (sliding_log, 4 a minute: 1 at 0 s, 10 s and 62 s,
+	// which forgets the one at 0 s; the one at 62 s given back at 70 s;
+	// then 3 at 40 s is admitted, on 10 s alone, where the log with 62 s
+	// standing decides it at 62 s, on 10 s and 62 s, and the log without
+	// it at 40 s, on 0 s and 10 s: both deny). The buckets: the Take's
+	// deficit refills up to the latest instant the key was decided at, not
+	// only up to now, and the state does not keep that instant. Exact
+	// give-backs there need state per key that the stores do not keep: a
+	// sliding_log would need the events the Take forgot (a rule that gave
+	// nothing back whenever the Take forgot one would give nothing back to
+	// a client whose requests come more than a window apart). And no
+	// give-back can always meet the world without the Take there: with a
+	// clock behind, a sliding_log Take that stands may itself admit more
+	// than that world (4 a minute: 1 at 0 s, 1 s, 10 s and 62 s, then 2 at
+	// 40 s is admitted at 62 s, on 10 s and 62 s, and denied at 40 s, on
+	// 0 s, 1 s and 10 s, without the Take at 62 s).
 	//
 	// Where the store's clock and the caller's disagree (a remote store,
 	// or the time between the Take's reading of the clock and the caller's),
 	// the window kinds tell the Take's window or bucket by the nearest
 	// boundary, so they are exact while the disagreement is under half a
 	// window (half a sub-window for sliding_buckets). A caller's reckoning δ
-	// late lets a bucket give back up to δ·L/W more (δ early, up to that
-	// much less), and lets sliding_log take the units of a request
+	// late lets a bucket give back up to (δ + 1 ns)·L/W more (δ early, up to
+	// that much less), and lets sliding_log take the units of a request
 	// logged less than 2δ after the Take's, which then leave the window that
 	// much early (or, for a Take less than δ from leaving the window, those
 	// of the request logged next after it); a reckoning δ early gives back

@@ -169,13 +169,17 @@ func (p *params) bucketWait(dl u128, m int64) int64 {
 // ResetAfter) with q units in use (C less its Remaining): see bucketSeen
 // and [GiveBacker.GiveBack].
 //
-// F moves back by what the Take's own units have not refilled by t, had
-// they been the whole deficit: n·W/L − w (in D·L units, n·W − w·L), never
-// more than the Take's decision allows (q·W, a·L: both at least n·W for
-// the Take's own decision), nor before t (a full bucket, an empty meter).
-// Whatever came before the Take (and whatever was given back of it
-// since), its units were taken from t − w on, so no more of them than
-// that can still be unrefilled.
+// The Take's own deficit τ (in D·L units, at its instant t − w) is known
+// to the ns by its ResetAfter, (a−1)·L < τ <= a·L, and to the unit by its
+// Remaining, (q−1)·W < τ <= q·W: τ lies in (lo, hi], shorter than a ns and
+// than a unit. The state's deficit at t − w, x = dl + w·L, is τ plus the
+// costs of the requests after the Take (m·W, m whole), when the Take was
+// reckoned exactly and the bucket was not full between them: then τ is
+// the one value x − m·W in (lo, hi]. Where there is none (the reckoning is
+// off, or the key changed otherwise), τ is taken to be lo + 1, the least
+// deficit a state can hold in (lo, hi]: no step rounds towards giving
+// back more. F then moves back by min(n·W/L, τ − w·L, F − t), so never
+// before t (a full bucket, an empty meter).
 func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64) (cell, bool) {
 	if r <= 0 || q <= 0 {
 		return c, false // the Take's deficit has refilled
@@ -184,15 +188,42 @@ func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64) (cell, bool) {
 	if dl == (u128{}) {
 		return c, false // full
 	}
-	own := mul(min(n, q), p.window)
-	if aL := mul(r+w, p.limit); aL.less(own) {
-		own = aL
+	a := r + w
+	hi, lo := mul(a, p.limit), mul(a-1, p.limit)
+	if qw := mul(q, p.window); qw.less(hi) {
+		hi = qw
+	}
+	if qw := mul(q-1, p.window); lo.less(qw) {
+		lo = qw
 	}
 	wl := mul(w, p.limit)
-	if !wl.less(own) {
-		return c, false // its own units have refilled
+	tau := lo.add64(1)
+	// When τ is some x − m·W, m < C: each request after the Take was
+	// admitted with the deficit at most C·W, and τ has not refilled at t.
+	// So a larger x − hi has none, and the quotient stays small.
+	if x := dl.add(wl); !hi.less(x) {
+		if tau.less(x) {
+			tau = x // m = 0
+		}
+	} else if d := x.sub(hi); !mul(p.capacity, p.window).less(d) {
+		// x − k·W > hi − W, at least 0 unless the decision is not the
+		// Take's (an admitted Take's deficit is at least a unit's).
+		if kw := mul(d.divCeil(p.window), p.window); !x.less(kw) {
+			if y := x.sub(kw); lo.less(y) {
+				tau = y
+			}
+		}
 	}
-	g := own.sub(wl)
+	if hi.less(tau) {
+		tau = hi // lo >= hi: a decision that is not the Take's
+	}
+	if !wl.less(tau) {
+		return c, false
+	}
+	g := tau.sub(wl)
+	if ng := mul(n, p.window); ng.less(g) {
+		g = ng
+	}
 	if dl.less(g) {
 		g = dl
 	}

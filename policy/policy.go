@@ -199,14 +199,20 @@ func WithCost(cost func(*http.Request) int64) Option {
 // through denied, and only the units of the policies whose count says no:
 // the others, stacked with it, keep theirs.
 //
-// Under token_bucket and leaky_bucket a request gets back only what its
-// own units have not refilled when it is given back: its cost's refill
-// time (n·W/L) less the time since its Take. The deficit ahead of it does
-// not refill while it runs, so requests that do not count, one after
-// the other, keep the units of those that do from refilling (5 a minute
-// counting failures, handlers of 2 s: four failures, then a minute of
-// successes, leave 1 unit, not 5), and one that runs n·W/L or longer gets
-// nothing back: it counts in full. The window kinds lose nothing so.
+// Under token_bucket and leaky_bucket a request gets back its cost, but
+// no more than its Take's decision reckons the bucket's deficit then, less
+// the refill since: the units of a request that does not count were the
+// last of the deficit, so the units ahead of it, those of the requests that
+// do, go on refilling while it runs (5 a minute counting failures,
+// handlers of 2 s: four failures, then a minute of successes, leave 5
+// units, as if the successes never came). That is exact when the
+// key's give-backs come newest first (each handler's before the next
+// request's Take, as one client's requests one after the other are);
+// a request given back after an older one of its key (overlapping
+// requests finishing out of order) can get back up to the older one's
+// units too much, so the key may admit that many more than the world
+// without the requests that do not count. See [algorithms.GiveBacker]:
+// the fix planned is state per key. The window kinds lose nothing so.
 func CountIf(count func(r *http.Request, status int) bool) Option {
 	return func(p *Policy) error {
 		if count == nil {

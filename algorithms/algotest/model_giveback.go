@@ -25,9 +25,8 @@ import (
 //     logged at the instant nearest it (a tie to the older) still in the
 //     window lose up to the cost;
 //   - token_bucket, leaky_bucket: used (C − tokens, or the level) drops by
-//     min(used, min(cost, q, ResetAfter·L/W) − waited·L/W), q being the
-//     units the Take's decision left in use (C − Remaining): what its own
-//     units have not refilled by now, had they been the whole use;
+//     min(cost, used, u − waited·L/W), u being what the Take left in use
+//     at its instant, as its decision (ResetAfter, Remaining) tells it;
 //   - leaky_queue: [Model.RefundAt]'s place.
 //
 // (now being the key's effective instant for the window kinds). Then every
@@ -179,10 +178,8 @@ func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algo
 
 // bucketGive returns what a bucket of spec sp whose use at the give-back
 // is used gives back of a Take of n units whose key was to be full r ns
-// after the give-back, d its decision, waited before it: what the Take's
-// own units have not refilled by now, had they been the whole use,
-// min(n, q, a·L/W) − waited·L/W (q = C − Remaining, the units its decision
-// left in use, a its ResetAfter), no more than used, at least 0.
+// after the give-back, d its decision, waited before it: min(n, used,
+// u − waited·L/W), at least 0, u being takeUse's.
 func bucketGive(used *big.Rat, n int64, r *big.Int, sp algorithms.Spec, d algorithms.Decision, waited time.Duration) *big.Rat {
 	capacity := sp.Capacity()
 	q := capacity - min(max(d.Remaining, 0), capacity) // units in use after the Take
@@ -190,18 +187,56 @@ func bucketGive(used *big.Rat, n int64, r *big.Int, sp algorithms.Spec, d algori
 		return new(big.Rat)
 	}
 	rate := frac(sp.Limit, int64(sp.Window))
-	own := ratInt(min(n, q))
-	if a := new(big.Rat).Mul(ratInt(int64(d.ResetAfter)), rate); a.Cmp(own) < 0 {
-		own = a
-	}
-	g := sub(own, new(big.Rat).Mul(ratInt(int64(waited)), rate))
+	wr := new(big.Rat).Mul(ratInt(int64(waited)), rate)
+	u := takeUse(new(big.Rat).Add(used, wr), int64(d.ResetAfter), q, sp)
+	g := sub(u, wr)
 	if g.Sign() <= 0 {
 		return new(big.Rat)
 	}
 	if used.Cmp(g) < 0 {
 		g = used
 	}
+	if ratInt(n).Cmp(g) < 0 {
+		g = ratInt(n)
+	}
 	return g
+}
+
+// takeUse returns the units a Take on a bucket of spec sp left in use at
+// its instant, told from its decision (ResetAfter a ns, Remaining C − q)
+// and from x, the bucket's use at that instant as it stands now. The
+// Take's use u is above (a−1)·L/W and q − 1, and at most a·L/W and q, a
+// range shorter than a ns and than a unit; x is u plus the costs of the
+// requests after the Take (fewer than C units), had the bucket not been
+// full between them and the Take's instant been reckoned exactly. So u is
+// the one x − m, m whole, in that range. When there is none, u is the
+// least use a state can hold in the range (a state's use is a whole number
+// of 1/W units, W in ns), and never more than its top.
+func takeUse(x *big.Rat, a, q int64, sp algorithms.Spec) *big.Rat {
+	rate := frac(sp.Limit, int64(sp.Window))
+	hi := new(big.Rat).Mul(ratInt(a), rate)
+	if ratInt(q).Cmp(hi) < 0 {
+		hi = ratInt(q)
+	}
+	lo := new(big.Rat).Mul(ratInt(a-1), rate)
+	if lo.Cmp(ratInt(q-1)) < 0 {
+		lo = ratInt(q - 1)
+	}
+	u := new(big.Rat).Add(lo, frac(1, int64(sp.Window)))
+	if x.Cmp(hi) <= 0 {
+		if u.Cmp(x) < 0 {
+			u = x
+		}
+	} else if d := sub(x, hi); d.Cmp(ratInt(sp.Capacity())) <= 0 {
+		y := sub(x, ratInt(ceilRat(d)))
+		if y.Cmp(lo) > 0 {
+			u = y
+		}
+	}
+	if hi.Cmp(u) < 0 {
+		u = hi
+	}
+	return u
 }
 
 // peekAt returns what a Take of checks, valid ones, at t would report

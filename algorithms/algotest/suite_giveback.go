@@ -99,13 +99,10 @@ func runGiveBack(t *testing.T, h Harness) {
 			// Five units at +9 s, the last given back at +15 s: fixed_window's
 			// window has rolled (nothing back); sliding_window's previous
 			// counter drops to 4 (weight 0.5: 2 in use, 3 left, where 5 would
-			// leave 2); the log still holds it (4 in use). The buckets have
-			// refilled 3 of the 5 (3 tokens), and give back only what the
-			// Take's own unit would not have refilled in the 6 s since, had
-			// it been the whole deficit: nothing (a unit refills in 2 s).
-			// (Its unit was the last of the deficit and had not begun to
-			// refill; but a give-back of the four before it since would
-			// have moved it first in line: see GiveBack.)
+			// leave 2); the log and the buckets still hold it (4 in use); the
+			// buckets have refilled 3 of the 5, and the Take's unit, the last
+			// of the deficit, had not begun to refill: it comes back whole,
+			// 4 tokens, as if only four had come.
 			name: "window_rolled",
 			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
 				var ds []algorithms.Decision
@@ -116,7 +113,7 @@ func runGiveBack(t *testing.T, h Harness) {
 			},
 			want: map[algorithms.Kind]kindCase{
 				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {true, 3}, algorithms.SlidingLog: {true, 1},
-				algorithms.SlidingBuckets: {true, 1}, algorithms.TokenBucket: {false, 3}, algorithms.LeakyBucket: {false, 3},
+				algorithms.SlidingBuckets: {true, 1}, algorithms.TokenBucket: {true, 4}, algorithms.LeakyBucket: {true, 4},
 			},
 		},
 		{
@@ -125,8 +122,8 @@ func runGiveBack(t *testing.T, h Harness) {
 			// ended there (nothing back, 5 left in the new one); so has
 			// the buckets' first bucket. sliding_window's previous counter
 			// weighs whole at the start of the window (1 left), and the
-			// log still holds +1 s: they come back; the buckets give back
-			// nothing 9 s after the Take, whose own unit refills in 2 s.
+			// log still holds +1 s; the buckets had not refilled the
+			// Take's unit, the last of the deficit: all come back.
 			name: "window_end",
 			run: func(e *g, c func(int64) algorithms.Check) algorithms.Refunded {
 				var ds []algorithms.Decision
@@ -141,7 +138,7 @@ func runGiveBack(t *testing.T, h Harness) {
 			},
 			want: map[algorithms.Kind]kindCase{
 				algorithms.FixedWindow: {false, 5}, algorithms.SlidingWindow: {true, 1}, algorithms.SlidingLog: {true, 1},
-				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {false, 4}, algorithms.LeakyBucket: {false, 4},
+				algorithms.SlidingBuckets: {false, 5}, algorithms.TokenBucket: {true, 5}, algorithms.LeakyBucket: {true, 5},
 			},
 		},
 		{

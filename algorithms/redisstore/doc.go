@@ -157,8 +157,8 @@
 //     below 2^52: ceil(D·L/W) is taken only after comparing D·L with C·W
 //     (so it is at most C), ceil(D·L/L) is at most D, a sliding window's
 //     floor(a·W/prev) only after comparing a·W with (W−e)·prev (so it is
-//     below W), and n·W/L at most 48 h (Validate bounds Burst·W/L and the
-//     queue).
+//     below W), n·W/L at most 48 h (Validate bounds Burst·W/L and the queue),
+//     and a bucket give-back's whole units ceil(X/W) only when X <= C·W.
 //     The division takes q0 = floor(fl(X)/d), within a few units of the
 //     quotient, and corrects it with the exact remainder X − q0·d, summed
 //     limb by limb from the top, where every partial sum is exact.
@@ -459,7 +459,16 @@
 // or log instant is told from the caller's reckoning by the nearest
 // boundary or instant, so a round trip of uncertainty matters only to the
 // buckets (a round trip's refill) and to a log with requests less than two
-// round trips apart (see algorithms.GiveBacker).
+// round trips apart (see algorithms.GiveBacker). A bucket Take gives back
+// what its decision reckons its deficit, less its refill since: exact when
+// the key's give-backs come newest first (LIFO) with no cross-slot undo of
+// a reservation older than the Take between; given back after an older
+// Take of its key (or after the undo of an older reservation), it can give
+// back up to those earlier units too much, a known defect
+// (TestGiveBackOutOfOrderNeverOverAdmits,
+// TestClusterUndoOfAnOlderReservationThenGiveBack, run with
+// RATEKEEPER_KNOWN_DEFECTS=1) whose planned fix is state per key: the
+// instant of the key's latest give-back or undo.
 //
 // # Peeks
 //

@@ -106,22 +106,43 @@ local function giveBackOne(op, minTTL)
     end
     return true
   end
-  -- token_bucket, leaky_bucket (algorithms' bucketGiveBack): F moves
-  -- back by what the Take's own units have not refilled by t, had they
-  -- been the whole deficit, n*W - w*L (in D*L units), never more than its
-  -- decision allows (q*W, a*L, a = r + w its ResetAfter), nor before t.
+  -- token_bucket, leaky_bucket (algorithms' bucketGiveBack): the Take's
+  -- deficit tau (D*L at its instant t - w) lies in (lo, hi], by its
+  -- ResetAfter a and its Remaining's q; it is the one value of the
+  -- deficit now at t - w, less whole units (m*W, m < C), in that range,
+  -- else lo + 1. F moves back by min(n*W/L, tau - w*L, F - t).
   local c, held = bucketKinds().load(P, op.key)
   local r, w, q = op.v, op.w, op.q
   if not held or r <= 0 or q <= 0 then return false end
   local L, W = P.L, P.W
   local dl = deficitOf(c.t, c.x, L)
   if bcmp(dl, 0) <= 0 then return false end
-  local own = bmul(math.min(n, q), W)
-  local aL = bmul(r + w, L)
-  if bcmp(aL, own) < 0 then own = aL end
+  local a = r + w
+  local hi, lo = bmul(a, L), bmul(a - 1, L)
+  local qw = bmul(q, W)
+  if bcmp(qw, hi) < 0 then hi = qw end
+  qw = bmul(q - 1, W)
+  if bcmp(lo, qw) < 0 then lo = qw end
   local wl = bmul(w, L)
-  if bcmp(wl, own) >= 0 then return false end
-  local g = bsub(own, wl)
+  local tau = badd(lo, 1)
+  local x = badd(dl, wl)
+  if bcmp(x, hi) <= 0 then
+    if bcmp(tau, x) < 0 then tau = x end
+  else
+    local d = bsub(x, hi)
+    if bcmp(d, bmul(P.C, W)) <= 0 then
+      local kw = bmul(bdivceil(d, W), W)
+      if bcmp(x, kw) >= 0 then
+        local y = bsub(x, kw)
+        if bcmp(lo, y) < 0 then tau = y end
+      end
+    end
+  end
+  if bcmp(hi, tau) < 0 then tau = hi end
+  if bcmp(wl, tau) >= 0 then return false end
+  local g = bsub(tau, wl)
+  local ng = bmul(n, W)
+  if bcmp(ng, g) < 0 then g = ng end
   if bcmp(dl, g) < 0 then g = dl end
   local ft, fx = 0, 0 -- g = dl: full at t
   if bcmp(g, dl) < 0 then
