@@ -181,8 +181,12 @@ const foreignMark = " holds a value the store did not write"
 
 // keyError reports whether err is an error Redis replied about the value
 // of one key: WRONGTYPE, or a value the store did not write. Redis
-// answered; the key is at fault, not the server.
+// answered; the key is at fault, not the server. For a cross-slot Take
+// whose undo failed too (leftError), the Take's own error decides.
 func keyError(err error) bool {
+	if le, ok := err.(*leftError); ok {
+		err = le.err
+	}
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return false

@@ -2,9 +2,11 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,7 +81,7 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	wg.Wait()
 	var firstErr error
 	all := true
-	failed := make([]error, 0, 2*len(groups)) // every reservation's and undo's error, for reloadSlots
+	failed := make([]error, 0, len(groups)) // every reservation's error, for reloadSlots
 	for _, rv := range res {
 		if rv.err != nil && firstErr == nil {
 			firstErr = rv.err
@@ -99,7 +101,7 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	if s.timeout > 0 {
 		undoTimeout = s.timeout
 	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	uctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), undoTimeout, errOwnDeadline)
 	defer cancel()
 	errs := make([]error, len(groups))
 	for g, idx := range groups {
@@ -113,17 +115,51 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		}()
 	}
 	wg.Wait()
-	s.reloadSlots(append(failed, errs...)...)
-	if firstErr != nil {
-		return firstErr
+	// The undos ran on uctx, whose end is the store's own.
+	if s.cluster != nil && (noReply(ctx, failed) || noReply(uctx, errs)) {
+		s.reload()
 	}
-	for _, err := range errs {
+	var left []error // the failed undos, each naming its slot
+	for g, err := range errs {
 		if err != nil {
-			return fmt.Errorf("redisstore: undoing a cross-slot reservation: %w", err)
+			left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d was left in place, its units consumed for a Take not admitted until its keys' state expires: undoing it failed: %w", slot(r.tags[groups[g][0]]), err))
 		}
 	}
-	return nil
+	switch {
+	case len(left) == 0:
+		return firstErr
+	case firstErr != nil:
+		return &leftError{err: firstErr, undos: left}
+	case len(left) == 1:
+		return left[0]
+	}
+	return errors.Join(left...)
 }
+
+// leftError is the error of a cross-slot Take whose reservation failed on
+// a slot (err) and whose undo of another slot's admitted reservation
+// failed too (undos, each naming the slot whose reservation stays
+// consumed). errors.Is and errors.As see them all; what the error is
+// classified as (algorithms.ErrKeyState, a failure of Redis for the
+// breaker, the store's own deadline: keyError, ownDeadline) is err's, the
+// Take's own error, as when no undo failed: an undo's reply about a key
+// does not make a reservation that got no reply an answer about a key.
+type leftError struct {
+	err   error
+	undos []error
+}
+
+func (e *leftError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.err.Error())
+	for _, u := range e.undos {
+		b.WriteString("; and ")
+		b.WriteString(u.Error())
+	}
+	return b.String()
+}
+
+func (e *leftError) Unwrap() []error { return append([]error{e.err}, e.undos...) }
 
 // slotGroups returns the indices of r's checks grouped by cluster slot, the
 // groups in the order of their first check.
@@ -159,7 +195,7 @@ func (s *Store) evalSlots(ctx context.Context, op string, r *request, groups [][
 		}()
 	}
 	wg.Wait()
-	s.reloadSlots(errs...)
+	s.reloadSlots(ctx, errs...)
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -401,7 +401,11 @@
 //     The undo runs on a context of its own (at most the
 //     [WithTimeout], else a second), so a caller's context that ends
 //     between the phases does not leave a reservation in place; an undo
-//     that gets no reply in that time is an error of the Take, and its
+//     that gets no reply in that time is an error of the Take, which
+//     names the slot whose reservation was left in place (with the failed
+//     reservation's error, if one failed: errors.Is matches both, and
+//     the error is classified as the reservation's, ErrKeyState
+//     included: TestClusterUndoFailedTooNamesTheReservationLeft), and its
 //     reservation may stay consumed, as does one that fails otherwise
 //     (its slot moved to another node meanwhile, on a client that follows
 //     no MOVED, MaxRedirects -1: TestClusterSplitTakeMovedNoRedirects; a
@@ -635,7 +639,10 @@
 // (a cross-slot Take, Peek or Reset, a give-back or refund) any of whose
 // parts gets none, whichever part's error it returns: another part's may
 // be a reply, such as a key's value the store did not write
-// (TestClusterSplitFailureWithoutReplyReloadsSlots). A slot moved to
+// (TestClusterSplitFailureWithoutReplyReloadsSlots). A call its caller
+// ended (cancelled, or past the caller's deadline; not the store's own
+// [WithTimeout] deadline, nor a cross-slot undo's) reloads nothing
+// (TestClusterCallerEndReloadsNoSlots). A slot moved to
 // another node (a reshard) is answered MOVED by its old node, which
 // go-redis follows, in every phase of a cross-slot Take, and reloads its
 // map on (TestClusterSplitTakeFollowsMovedSlot). A client still pointing

@@ -158,10 +158,10 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 				err = errs[g]
 			}
 		}
-		s.reloadSlots(errs...)
+		s.reloadSlots(ctx, errs...)
 	} else {
 		err = run(nil)
-		s.reloadSlots(err)
+		s.reloadSlots(ctx, err)
 	}
 	if s.synchronous(ctx) {
 		r.release() // no goroutine can still hold its keys or arguments

@@ -59,7 +59,7 @@ func (s *Store) del(ctx context.Context, r *request, split bool) error {
 		return opErr(ctx, opReset, err)
 	case <-ctx.Done():
 		if split {
-			s.reloadSlots(ctx.Err()) // no reply in time, as a Take's part (evalOr)
+			s.reloadSlots(ctx, ctx.Err()) // no reply in time, as a Take's part (evalOr)
 		}
 		return ctx.Err()
 	}
@@ -82,7 +82,7 @@ func (s *Store) delKeys(ctx context.Context, r *request, split bool) error {
 		for _, c := range cmds {
 			errs = append(errs, c.Err())
 		}
-		s.reloadSlots(append(errs, err)...)
+		s.reloadSlots(ctx, append(errs, err)...)
 	}
 	return err
 }

@@ -50,11 +50,14 @@ type Store struct {
 	// resend bounds how long the client may send a call again (a
 	// cluster client's: see resendBoundOf), which a cross-slot
 	// reservation's marker outlives.
-	resend  resendBound
-	breaker *breaker
-	deny    *denyCache
-	specs   specCache
-	closed  atomic.Bool
+	resend resendBound
+	// onReload, when set (by tests), is called each time reloadSlots
+	// has the cluster client reload its slot map.
+	onReload func()
+	breaker  *breaker
+	deny     *denyCache
+	specs    specCache
+	closed   atomic.Bool
 	// noFunctions is set once the server has shown it cannot run the
 	// library (no FUNCTION/FCALL, or not allowed): then the script runs.
 	noFunctions atomic.Bool
@@ -329,7 +332,7 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 		req.release() // no goroutine can still hold its keys or arguments
 	}
 	if err != nil && !split {
-		s.reloadSlots(err) // a split call reloads on each part's error (cluster.go)
+		s.reloadSlots(ctx, err) // a split call reloads on each part's error (cluster.go)
 	}
 	err = markKeyState(s.ownDeadline(op, err, parent))
 	replied := s.localNow(now)
@@ -363,27 +366,61 @@ func (s *Store) do(ctx context.Context, op string, dst []algorithms.Decision, ch
 // or by key passes every part's error: it returns one, which may be a
 // reply (a key's value the store did not write, a refused write) while
 // another part got none (TestClusterSplitFailureWithoutReplyReloadsSlots).
-// The reload runs in the background, at most one at a time (go-redis
+// ctx is the context the calls of errs ran under: a context error while
+// ctx's caller ended it (cancelled it, or its deadline passed: not the
+// store's own deadline, errOwnDeadline) says nothing of Redis, and reloads
+// nothing (TestClusterCallerEndReloadsNoSlots): else every cancelled
+// request of a busy process would have the client send CLUSTER SLOTS. The
+// reload runs in the background, at most one at a time (go-redis
 // coalesces them). Nil errors, and a store on any other client, are
 // ignored.
-func (s *Store) reloadSlots(errs ...error) {
-	if s.cluster == nil {
-		return
+func (s *Store) reloadSlots(ctx context.Context, errs ...error) {
+	if s.cluster != nil && noReply(ctx, errs) {
+		s.reload()
 	}
+}
+
+// reload has the cluster client reload its slot map (see reloadSlots).
+func (s *Store) reload() {
+	if s.onReload != nil {
+		s.onReload()
+	}
+	s.cluster.ReloadState(context.Background())
+}
+
+// noReply reports whether any of errs, of calls under ctx, is a failure
+// without a reply of Redis that its caller did not cause (see reloadSlots).
+func noReply(ctx context.Context, errs []error) bool {
 	for _, err := range errs {
 		var reply redis.Error
-		if err != nil && !errors.As(err, &reply) {
-			s.cluster.ReloadState(context.Background())
-			return
+		if err == nil || errors.As(err, &reply) {
+			continue
 		}
+		if (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && callerEnded(ctx) {
+			continue
+		}
+		return true
 	}
+	return false
+}
+
+// errOwnDeadline is the cause of the end of a context the store bounds by
+// a deadline of its own (WithTimeout's, a cross-slot undo's), which tells
+// it from its caller's (context.Cause).
+var errOwnDeadline = errors.New("redisstore: the store's own deadline passed")
+
+// callerEnded reports whether ctx, a call's context, ended for its
+// caller's reason (cancelled, or its caller's deadline passed), not the
+// store's own deadline (errOwnDeadline).
+func callerEnded(ctx context.Context) bool {
+	return ctx.Err() != nil && context.Cause(ctx) != errOwnDeadline
 }
 
 // callContext returns the context of one call of the store: ctx bounded by
 // WithTimeout's duration, if one is set, and the function that releases it.
 func (s *Store) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.timeout > 0 {
-		return context.WithTimeout(ctx, s.timeout)
+		return context.WithTimeoutCause(ctx, s.timeout, errOwnDeadline)
 	}
 	return ctx, func() {}
 }
@@ -401,6 +438,10 @@ func (s *Store) callContext(ctx context.Context) (context.Context, context.Cance
 // as well as the context's error: "connection refused" is Redis down,
 // where a bare deadline would read as Redis slow.
 func (s *Store) ownDeadline(op string, err error, parent context.Context) error {
+	if le, ok := err.(*leftError); ok {
+		// The Take's own error, as when no undo failed.
+		return &leftError{err: s.ownDeadline(op, le.err, parent), undos: le.undos}
+	}
 	if err != context.DeadlineExceeded && err != context.Canceled || ctxDone(parent) != nil {
 		return err
 	}
