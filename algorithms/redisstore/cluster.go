@@ -121,9 +121,18 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	}
 	var left []error // the failed undos, each naming its slot
 	for g, err := range errs {
-		if err != nil {
-			left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d was left in place, its units consumed for a Take not admitted until its keys' state expires: undoing it failed: %w", slot(r.tags[groups[g][0]]), err))
+		if err == nil {
+			continue
 		}
+		// Refused (an error Redis replied: the script fails before it
+		// writes), the undo did not run; without a reply, or with one
+		// the store cannot read (redis.Nil included), it may have.
+		was := "may have been"
+		var reply redis.Error
+		if errors.As(err, &reply) && !errors.Is(err, redis.Nil) {
+			was = "was"
+		}
+		left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d %s left in place, its units consumed for a Take not admitted until its keys' state expires: undoing it failed: %w", slot(r.tags[groups[g][0]]), was, err))
 	}
 	switch {
 	case len(left) == 0:
