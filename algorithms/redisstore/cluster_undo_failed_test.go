@@ -161,3 +161,46 @@ func TestClusterUndoFailedAfterDenialNamesTheReservationLeft(t *testing.T) {
 		t.Fatalf("Take(x, y) with x's undo failed = %+v, %v; want the undo's error (io.EOF), saying the reservation of slot %d was left in place", d, err, sl)
 	}
 }
+
+// TestClusterUndoFailedTooOwnDeadline: the failed reservation's error is
+// the store's own WithTimeout deadline (y's reservation unanswered), and
+// x's undo fails too: the Take's error still says, as without the undo's
+// failure, that Redis gave no reply within the timeout (a store error
+// wrapping context.DeadlineExceeded, not the bare context error a caller's
+// deadline gives), and names the reservation left.
+func TestClusterUndoFailedTooOwnDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	shared := sharedCluster(t)
+	x, xSlot := tagOnNode(t, shared, "kept", 1)
+	y, _ := tagOnNode(t, shared, "unanswered", 0)
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
+	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
+	warmUp(t, shared, xc)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	t.Cleanup(func() { _ = client.Close() })
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)), redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(context.Background(), xc, yc); err != nil { // connections made
+		t.Fatal(err)
+	}
+	stall := &funcHook{key: keyOf(prefix, y), mode: "1", do: func(ctx context.Context, cmd redis.Cmder, _ redis.ProcessHook) error {
+		<-ctx.Done()
+		cmd.SetErr(ctx.Err())
+		return ctx.Err()
+	}}
+	undo := &interceptHook{key: keyOf(prefix, x), mode: "2", err: io.EOF}
+	client.AddHook(stall)
+	client.AddHook(undo)
+	_, err = s.Take(context.Background(), xc, yc)
+	if !stall.hit.Load() || !undo.hit.Load() {
+		t.Fatalf("y's reservation ran: %v, x's undo ran: %v (err %v)", stall.hit.Load(), undo.hit.Load(), err)
+	}
+	if err == nil || err == context.DeadlineExceeded || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, io.EOF) ||
+		!strings.Contains(err.Error(), "no reply from Redis within "+timeout.String()) || !strings.Contains(err.Error(), fmt.Sprintf("slot %d may have been left in place", xSlot)) {
+		t.Fatalf("Take(x, y) = %v; want the store's own deadline (no reply from Redis within %s) and x's slot %d left in place", err, timeout, xSlot)
+	}
+}

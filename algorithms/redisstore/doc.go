@@ -402,10 +402,12 @@
 //     [WithTimeout], else a second), so a caller's context that ends
 //     between the phases does not leave a reservation in place; an undo
 //     that gets no reply in that time is an error of the Take, which
-//     names the slot whose reservation was left in place (with the failed
-//     reservation's error, if one failed: errors.Is matches both, and
-//     the error is classified as the reservation's, ErrKeyState
-//     included: TestClusterUndoFailedTooNamesTheReservationLeft), and its
+//     names the slot whose reservation may have been left in place (was,
+//     when Redis refused the undo), with the failed reservation's error
+//     if one failed: errors.Is matches both, and the error is classified
+//     as the reservation's (ErrKeyState, the circuit breaker, the store's
+//     own deadline: TestClusterUndoFailedTooNamesTheReservationLeft,
+//     TestClusterUndoFailedTooOwnDeadline); its
 //     reservation may stay consumed, as does one that fails otherwise
 //     (its slot moved to another node meanwhile, on a client that follows
 //     no MOVED, MaxRedirects -1: TestClusterSplitTakeMovedNoRedirects; a
