@@ -58,7 +58,10 @@ func slot(tag string) uint16 {
 // ring rolled, as after a denied Take), the reservations made since and
 // not undone counted again, unless a request was counted in it since: then
 // it subtracts the units where that is exact, and a bucket key may keep
-// the consumption, erring towards denying (see lua/cluster.lua).
+// the consumption, erring towards denying (see lua/cluster.lua). A
+// reservation that got no reply is sent again under its id first (its
+// marker answers the run's reply), to be undone too. A failed Take whose
+// undo failed too says which slot's reservation it left (leftError).
 func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decision) error {
 	groups := slotGroups(r)
 	if err := s.evalSlots(ctx, opTake, r, groups, modePeek, dst); err != nil {
@@ -103,23 +106,43 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	}
 	uctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), undoTimeout, errOwnDeadline)
 	defer cancel()
+	// A reservation that got no reply may have run all the same (a
+	// caller's context that ended while it was at Redis, a reply lost):
+	// it is sent again, on uctx, under its id, and its marker answers the
+	// reply of the run, undo records included, without running it again;
+	// one that had not run runs then, once (a call of it still on its way
+	// finds the marker). Either way it is undone like the others, in the
+	// same goroutine: a resend that gets no reply delays no other undo.
+	again := make([]error, len(groups))
 	errs := make([]error, len(groups))
 	for g, idx := range groups {
-		if res[g].err != nil || !res[g].admitted {
+		rv := res[g]
+		if !rv.unanswered && (rv.err != nil || !rv.admitted) {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[g] = s.undo(uctx, r, idx, res[g], dst)
+			if rv.unanswered {
+				rv = s.reserveAs(uctx, r, idx, dst, rv.id, rv.px, true)
+				if again[g] = rv.err; rv.err != nil || !rv.admitted {
+					return
+				}
+			}
+			errs[g] = s.undo(uctx, r, idx, rv, dst)
 		}()
 	}
 	wg.Wait()
-	// The undos ran on uctx, whose end is the store's own.
-	if s.cluster != nil && (noReply(ctx, failed) || noReply(uctx, errs)) {
+	// The resends and undos ran on uctx, whose end is the store's own.
+	if s.cluster != nil && (noReply(ctx, failed) || noReply(uctx, again) || noReply(uctx, errs)) {
 		s.reload()
 	}
-	var left []error // the failed undos, each naming its slot
+	var left []error // the failed undos and resends, each naming its slot
+	for g, err := range again {
+		if err != nil {
+			left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d may have been left in place, its units consumed for a Take not admitted until its keys' state expires: it got no reply, and sending it again failed: %w", slot(r.tags[groups[g][0]]), err))
+		}
+	}
 	for g, err := range errs {
 		if err == nil {
 			continue
@@ -230,6 +253,10 @@ type reservation struct {
 	ts, tn   int64
 	undo     []any // the undo records, as the script returned them
 	err      error
+	// px is the lifetime of its marker (ms); unanswered, that its call
+	// failed without a reply of Redis: it may have run (see runSplit).
+	px         int64
+	unanswered bool
 }
 
 // reservationID returns a new reservation id: 64 random bits in hex. The
@@ -260,12 +287,20 @@ func (r *request) sideKeysOf(idx []int) []string {
 // its marker answers that reply and runs nothing. The undo then gives back
 // the one run (see doc.go, "Failures").
 func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algorithms.Decision) reservation {
-	id := reservationID()
+	return s.reserveAs(ctx, r, idx, dst, reservationID(), ceilMillis(s.resend.markerLifetime(ctx, time.Now())), false)
+}
+
+// reserveAs runs the reservation of the checks idx under id, its marker
+// living px ms; with mustRun, even after Close (see evalOr). A call that
+// fails without a reply of Redis (one it may have run) is marked
+// unanswered, for runSplit to send again.
+func (s *Store) reserveAs(ctx context.Context, r *request, idx []int, dst []algorithms.Decision, id string, px int64, mustRun bool) reservation {
 	keys := append(r.sideKeysOf(idx), r.keys[r.first[idx[0]]]+":r"+id)
-	px := ceilMillis(s.resend.markerLifetime(ctx, time.Now()))
-	v, err := s.eval(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id, px))
+	v, err := s.evalOr(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id, px), mustRun, false)
 	if err != nil {
-		return reservation{err: err}
+		var reply redis.Error
+		sent := !errors.As(err, &reply) && !errors.Is(err, algorithms.ErrClosed)
+		return reservation{err: err, id: id, px: px, unanswered: sent}
 	}
 	if err := parseDecisions(v, r, idx, dst); err != nil {
 		return reservation{err: err}

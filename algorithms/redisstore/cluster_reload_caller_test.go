@@ -55,9 +55,15 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
 	warmUp(t, shared, xc)
 
+	// The hooks below act on the first call they match; a call sent
+	// again (a reservation that got no reply is: see runSplit) goes on.
 	// cancelling fails the call, unsent, as the caller cancels it.
 	cancelling := func(cancel context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error {
-		return func(ctx context.Context, cmd redis.Cmder, _ redis.ProcessHook) error {
+		var done atomic.Bool
+		return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+			if done.Swap(true) {
+				return next(ctx, cmd)
+			}
 			cancel()
 			<-ctx.Done()
 			cmd.SetErr(ctx.Err())
@@ -74,7 +80,11 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 		return err
 	}
 	cancellingAfterX := func(cancel context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error {
-		return func(ctx context.Context, cmd redis.Cmder, _ redis.ProcessHook) error {
+		var done atomic.Bool
+		return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+			if done.Swap(true) {
+				return next(ctx, cmd)
+			}
 			<-reserved
 			cancel()
 			<-ctx.Done()
@@ -83,6 +93,18 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 		}
 	}
 	// stalling holds the call until its context ends (no reply).
+	stallingOnce := func() func(context.Context, redis.Cmder, redis.ProcessHook) error {
+		var done atomic.Bool
+		return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+			if done.Swap(true) {
+				return next(ctx, cmd)
+			}
+			<-ctx.Done()
+			cmd.SetErr(ctx.Err())
+			return ctx.Err()
+		}
+	}
+	// stalling holds every call until its context ends (no reply).
 	stalling := func(ctx context.Context, cmd redis.Cmder, _ redis.ProcessHook) error {
 		<-ctx.Done()
 		cmd.SetErr(ctx.Err())
@@ -118,7 +140,9 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 		{name: "give-back_cancelled", giveY: true, hooks: map[hookAt]func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error{
 			{x, "5"}: cancelling}},
 		{name: "caller_deadline", deadline: 300 * time.Millisecond, timeout: time.Hour, hooks: map[hookAt]func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error{
-			{y, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error { return stalling }}},
+			{y, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error {
+				return stallingOnce()
+			}}},
 		// Reloads still.
 		{name: "no_reply", reloads: 1, hooks: map[hookAt]func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error{
 			{y, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error {

@@ -400,7 +400,13 @@
 //
 //     The undo runs on a context of its own (at most the
 //     [WithTimeout], else a second), so a caller's context that ends
-//     between the phases does not leave a reservation in place; an undo
+//     between the phases does not leave a reservation in place. A
+//     reservation that got no reply (the caller's context ended while it
+//     was at Redis, which runs it all the same; a reply lost) is sent
+//     again on that context under its id: its marker answers the run's
+//     reply without running it again (or, not run yet, it runs then, once),
+//     and it is undone like the others
+//     (TestClusterAbandonedReservationUndone). An undo
 //     that gets no reply in that time is an error of the Take, which
 //     names the slot whose reservation may have been left in place (was,
 //     when Redis refused the undo), with the failed reservation's error

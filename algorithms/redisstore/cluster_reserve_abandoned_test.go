@@ -1,0 +1,73 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestClusterAbandonedReservationUndone: the caller cancels a cross-slot
+// Take while its reservation of x is at Redis: the Take returns at once
+// (context.Canceled, a client that does not bound its I/O by the context),
+// but the reservation runs and consumes all the same. A Take that fails
+// consumes nothing it can give back: the store must undo that reservation
+// as it undoes one whose reply it has (the reservation's marker answers
+// the reply again, its undo records included), and y's. Before the fix x
+// kept its two units: a Take not admitted, reported as the caller's
+// cancellation, consumed them until the window ended.
+func TestClusterAbandonedReservationUndone(t *testing.T) {
+	shared := sharedCluster(t)
+	x, _ := tagOnNode(t, shared, "abandoned", 1)
+	y, _ := tagOnNode(t, shared, "answered", 0)
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
+	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
+	warmUp(t, shared, xc)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	t.Cleanup(func() { _ = client.Close() })
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Take(context.Background(), algorithms.Check{Spec: spec, Key: x}, yc); err != nil { // connections made
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	var first atomic.Bool
+	h := &funcHook{key: keyOf(prefix, x), mode: "1", do: func(hctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if !first.CompareAndSwap(false, true) {
+			return next(hctx, cmd) // not the first: as sent
+		}
+		cancel()
+		// The caller stopped waiting; the call goes on to Redis and runs.
+		err := next(context.WithoutCancel(hctx), cmd)
+		ran <- err
+		return err
+	}}
+	client.AddHook(h)
+	_, err = s.Take(ctx, xc, yc)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Take(x, y) cancelled during x's reservation = %v, want context.Canceled", err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatalf("x's reservation, abandoned by the caller: %v", err)
+	}
+	pk := make([]algorithms.Decision, 2)
+	if err := s.Peek(context.Background(), pk, []algorithms.Check{xc, yc}); err != nil {
+		t.Fatal(err)
+	}
+	if pk[0].Remaining != 10-1 || pk[1].Remaining != 10-1 {
+		t.Fatalf("after the cancelled Take x has %d remaining, y %d; want 9 and 9 (nothing of the Take consumed)", pk[0].Remaining, pk[1].Remaining)
+	}
+}
