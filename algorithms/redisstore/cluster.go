@@ -281,8 +281,8 @@ func (r *request) sideKeysOf(idx []int) []string {
 
 // reserve runs the reservation of the checks idx. go-redis sends it again
 // when its reply is lost after it ran (io.EOF, a read timeout): so that it
-// consumes once, a reservation that consumes also writes its reply at its
-// marker, its first key plus ":r" and its id, for as long as go-redis may
+// consumes once, a reservation also writes its reply at its marker (a
+// denied one too: see runSplit's resend), its first key plus ":r" and its id, for as long as go-redis may
 // still send the call again (markerLifetime; main.lua); a call that finds
 // its marker answers that reply and runs nothing. The undo then gives back
 // the one run (see doc.go, "Failures").

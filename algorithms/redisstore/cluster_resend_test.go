@@ -318,10 +318,11 @@ func TestClusterReservationReplyLostIsSentAgain(t *testing.T) {
 		if kept && got.mz[0].Remaining != want.mz[0].Remaining-2 {
 			t.Errorf("Peek of m afterwards = %+v, want the Model's %+v less the place kept (2 units)", got.mz[0], want.mz[0])
 		}
-		// A marker per reservation that consumed (both of
-		// the first Take's, then m's and, admitted, z's), each
+		// A marker per reservation (both of the first Take's,
+		// then m's and z's, a denied one's too: see
+		// TestClusterDeniedResendStopsTheAbandonedReservation), each
 		// expiring within a minute.
-		if n := 3 + map[bool]int{false: 1}[tc.denied]; len(got.marker) != n || len(sent.marker) != n {
+		if n := 4; len(got.marker) != n || len(sent.marker) != n {
 			t.Errorf("%d reservation markers (%d when the reply arrives), want %d", len(got.marker), len(sent.marker), n)
 		}
 		for _, pttl := range append(got.marker, sent.marker...) {

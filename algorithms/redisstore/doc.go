@@ -240,8 +240,8 @@
 // key plus ":l". On a Cluster, a cross-slot Take's reservation of a
 // sliding_log or sliding_buckets key also writes the key plus ":u", its
 // side key (see "Cluster"), with the expiry the reservation gives the key
-// (an undo keeps it); and a reservation that consumes, of any kind,
-// writes its reply at its marker, the first key of its slot plus ":r" and
+// (an undo keeps it); and a reservation, of any kind (a denied one too,
+// where the server accepts the write), writes its reply at its marker, the first key of its slot plus ":r" and
 // its id (16 hex digits), which expires once go-redis can no longer send
 // the reservation again, at most a minute later (see "Failures"), however
 // long the keys' state matters. Keys are never built from patterns, and nothing is ever
@@ -406,7 +406,10 @@
 //     again on that context under its id: its marker answers the run's
 //     reply without running it again (or, not run yet, it runs then, once),
 //     and it is undone like the others
-//     (TestClusterAbandonedReservationUndone). An undo
+//     (TestClusterAbandonedReservationUndone). A denied reservation
+//     writes its marker too, so that the call still on its way behind a
+//     resend that was denied finds it and runs nothing, even once the key
+//     has room again (TestClusterDeniedResendStopsTheAbandonedReservation). An undo
 //     that gets no reply in that time is an error of the Take, which
 //     names the slot whose reservation may have been left in place (was,
 //     when Redis refused the undo), with the failed reservation's error

@@ -241,6 +241,8 @@ if mode == 1 then
   out[#out + 1] = TN
   out[#out + 1] = #undo / 7
   for _, v in ipairs(undo) do out[#out + 1] = v end
-  if all then call('SET', KEYS[#KEYS], cmsgpack.pack(out), 'PX', rpx) end
+  -- A denied one's too (cluster.go's runSplit), unless refused.
+  local set = all and call or redis.pcall
+  set('SET', KEYS[#KEYS], cmsgpack.pack(out), 'PX', rpx)
 end
 return out
