@@ -124,7 +124,11 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		go func() {
 			defer wg.Done()
 			if rv.unanswered {
-				rv = s.reserveAs(uctx, r, idx, dst, rv.id, rv.px, true)
+				// The marker outlives both the original call's last
+				// resend (rv.px, bound by the caller's context) and this
+				// one's, whose go-redis retries run under uctx.
+				px := max(rv.px, ceilMillis(s.resend.markerLifetime(uctx, time.Now())))
+				rv = s.reserveAs(uctx, r, idx, dst, rv.id, px, true)
 				if again[g] = rv.err; rv.err != nil || !rv.admitted {
 					return
 				}
