@@ -24,7 +24,7 @@ type decoder struct {
 
 func (d *decoder) fail(n *cnode, field, format string, args ...any) {
 	if len(d.errs) == maxConfigErrors {
-		d.errs = append(d.errs, &ConfigError{File: d.file, Reason: "too many errors"})
+		d.errs = append(d.errs, &ConfigError{File: d.file, Reason: "too many errors", stop: true})
 	}
 	if len(d.errs) > maxConfigErrors {
 		return

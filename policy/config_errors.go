@@ -18,7 +18,17 @@ type ConfigError struct {
 	Column int
 	Field  string
 	Reason string
+
+	// stop marks the entry a loader appends after its bound (see
+	// Truncated).
+	stop bool
 }
+
+// Truncated reports whether e is the entry [Load] appends, after the most
+// problems it reports, to say that it stopped there ("too many errors"):
+// no problem of the file's own, but word that the file has more than
+// those listed before it.
+func (e *ConfigError) Truncated() bool { return e.stop }
 
 // Error formats e as "policy: file:line:col: field: reason".
 func (e *ConfigError) Error() string {

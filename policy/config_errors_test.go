@@ -175,6 +175,17 @@ func TestConfigTooManyErrors(t *testing.T) {
 	if errs[19].Field != "x19" || errs[20].Error() != "policy: f.yaml: too many errors" {
 		t.Errorf("errors 20 and 21: %v, %v; want x19's, then too many errors", errs[19], errs[20])
 	}
+	// Only the loader's closing entry is Truncated, whatever a problem of
+	// the file's says (a field's reason, or a hand-built ConfigError, may
+	// read "too many errors" too).
+	for i, e := range errs {
+		if e.Truncated() != (i == 20) {
+			t.Errorf("errors[%d] (%v).Truncated() = %v, want %v", i, e, e.Truncated(), i == 20)
+		}
+	}
+	if (&policy.ConfigError{File: "f.yaml", Reason: "too many errors"}).Truncated() {
+		t.Error("a ConfigError built with the loader's words is Truncated; want only the loader's own entry")
+	}
 }
 
 // TestConfigStated: a parsed Config states the top-level fields its file

@@ -71,10 +71,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		// The loader stops at its bound and says so in a last entry of
-		// its own, "too many errors", which is none of the file's
-		// problems: the file has more than those listed.
+		// its own (Truncated), which is none of the file's problems: the
+		// file has more than those listed.
 		more := false
-		if last := ces[len(ces)-1]; len(ces) > 1 && last.Field == "" && last.Line == 0 && last.Reason == "too many errors" {
+		if last := ces[len(ces)-1]; len(ces) > 1 && last.Truncated() {
 			ces, more = ces[:len(ces)-1], true
 		}
 		for _, ce := range ces {
