@@ -3,7 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -47,13 +46,8 @@ func (h *funcHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // reservation, the cancelled peek, the cancelled single-slot Take, the
 // cancelled give-back and the caller's deadline each reloaded once.
 func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
-	shared := sharedCluster(t)
-	x, _ := tagOnNode(t, shared, "kept", 1)
-	y, _ := tagOnNode(t, shared, "ended", 0)
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc)
+	cs := newSlotPair(t, "kept", "ended")
+	x, y, xc, yc, keyOf := cs.x, cs.y, cs.xc, cs.yc, cs.keyOf
 
 	// The hooks below act on the first call they match; a call sent
 	// again (a reservation that got no reply is: see runSplit) goes on.

@@ -115,13 +115,8 @@ const oom = replyErr("OOM command not allowed when used memory > 'maxmemory'.")
 // call of the lost node's slots went on to its dead address until one
 // failed there alone (or go-redis's periodic reload, a minute by default).
 func TestClusterSplitFailureWithoutReplyReloadsSlots(t *testing.T) {
-	shared := sharedCluster(t)
-	x, _ := tagOnNode(t, shared, "answers", 1) // node 1: answers
-	y, _ := tagOnNode(t, shared, "lost", 0)    // node 0: lost, in a stale map
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc) // the library on every master: the clients below cannot load it on the dead address
+	cs := newSlotPair(t, "answers", "lost")
+	shared, x, y, xc, yc, keyOf := cs.shared, cs.x, cs.y, cs.xc, cs.yc, cs.keyOf
 
 	t.Run("peek/foreign_value_first", func(t *testing.T) {
 		// The first slot's peek answers that x holds a value the store

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -41,13 +40,8 @@ func answering(key, mode string, val any, err error) *funcHook {
 // undo's surprise names the slot whose reservation may have been left in
 // place.
 func TestReplySurprisesAreErrors(t *testing.T) {
-	shared := sharedCluster(t)
-	x, _ := tagOnNode(t, shared, "answers", 1)
-	y, _ := tagOnNode(t, shared, "surprises", 0)
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc)
+	cs := newSlotPair(t, "answers", "surprises")
+	x, y, xc, yc, keyOf := cs.x, cs.y, cs.xc, cs.yc, cs.keyOf
 	replies := []struct {
 		name string
 		val  any

@@ -3,10 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,13 +22,9 @@ import (
 // undoes it and the Take's error names no slot left. The resend must
 // leave the original nothing to run.
 func TestClusterDeniedResendStopsTheAbandonedReservation(t *testing.T) {
-	shared := sharedCluster(t)
-	x, _ := tagOnNode(t, shared, "resentdenied", 1)
-	y, _ := tagOnNode(t, shared, "resentanswered", 0)
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc)
+	cs := newSlotPair(t, "resentdenied", "resentanswered")
+	shared, x, xc, yc, keyOf := cs.shared, cs.x, cs.xc, cs.yc, cs.keyOf
+	spec := cs.xc.Spec
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	prefix := uniquePrefix(t)

@@ -3,10 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -24,13 +22,9 @@ import (
 // kept its two units: a Take not admitted, reported as the caller's
 // cancellation, consumed them until the window ended.
 func TestClusterAbandonedReservationUndone(t *testing.T) {
-	shared := sharedCluster(t)
-	x, _ := tagOnNode(t, shared, "abandoned", 1)
-	y, _ := tagOnNode(t, shared, "answered", 0)
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc)
+	cs := newSlotPair(t, "abandoned", "answered")
+	x, xc, yc, keyOf := cs.x, cs.xc, cs.yc, cs.keyOf
+	spec := cs.xc.Spec
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	prefix := uniquePrefix(t)

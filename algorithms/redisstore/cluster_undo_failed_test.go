@@ -32,13 +32,8 @@ const foreignReply = replyErr("ERR user_script:1: redisstore: key rk:{k} holds a
 // reservation's error alone: "redisstore: take: OOM command not allowed
 // ...", nothing said of the two units x kept.
 func TestClusterUndoFailedTooNamesTheReservationLeft(t *testing.T) {
-	shared := sharedCluster(t)
-	x, xSlot := tagOnNode(t, shared, "kept", 1)
-	y, _ := tagOnNode(t, shared, "refused", 0)
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc)
+	cs := newSlotPair(t, "kept", "refused")
+	x, y, xSlot, xc, yc, keyOf := cs.x, cs.y, cs.xSlot, cs.xc, cs.yc, cs.keyOf
 	for _, tc := range []struct {
 		name            string
 		reserveY, undoX error // y's reservation's error, x's undo's (neither sent)
@@ -110,13 +105,8 @@ func TestClusterUndoFailedTooNamesTheReservationLeft(t *testing.T) {
 // its undo's error is a reply about a key (which alone would count as
 // Redis answering), and opens a breaker of threshold 1.
 func TestClusterUndoFailedTooCountsInTheBreaker(t *testing.T) {
-	shared := sharedCluster(t)
-	x, _ := tagOnNode(t, shared, "kept", 1)
-	y, _ := tagOnNode(t, shared, "refused", 0)
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc)
+	cs := newSlotPair(t, "kept", "refused")
+	x, y, xc, yc, keyOf := cs.x, cs.y, cs.xc, cs.yc, cs.keyOf
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	prefix := uniquePrefix(t)
@@ -170,13 +160,8 @@ func TestClusterUndoFailedAfterDenialNamesTheReservationLeft(t *testing.T) {
 // deadline gives), and names the reservation left.
 func TestClusterUndoFailedTooOwnDeadline(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	shared := sharedCluster(t)
-	x, xSlot := tagOnNode(t, shared, "kept", 1)
-	y, _ := tagOnNode(t, shared, "unanswered", 0)
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	keyOf := func(prefix, k string) string { return fmt.Sprintf("%s:{%s}:fw:10:3600000000000:0:0:0", prefix, k) }
-	xc, yc := algorithms.Check{Spec: spec, Key: x, Cost: 2}, algorithms.Check{Spec: spec, Key: y}
-	warmUp(t, shared, xc)
+	cs := newSlotPair(t, "kept", "unanswered")
+	x, y, xSlot, xc, yc, keyOf := cs.x, cs.y, cs.xSlot, cs.xc, cs.yc, cs.keyOf
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	prefix := uniquePrefix(t)
