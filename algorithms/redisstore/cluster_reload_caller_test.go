@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,10 +68,15 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 	// reserved is closed once x's reservation has its reply;
 	// cancellingAfterX cancels as cancelling does, after that: x's
 	// reservation admitted, to be undone.
-	var reserved chan struct{}
+	// (Once: a call of x's reservation sent again, as go-redis retries one
+	// under load, passes here too.)
+	var (
+		reserved      chan struct{}
+		closeReserved func()
+	)
 	afterX := func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
 		err := next(ctx, cmd)
-		close(reserved)
+		closeReserved()
 		return err
 	}
 	cancellingAfterX := func(cancel context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error {
@@ -168,6 +174,7 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 				t.Fatal(err)
 			}
 			reserved = make(chan struct{})
+			closeReserved = sync.OnceFunc(func() { close(reserved) })
 			var reloads atomic.Int64
 			redisstore.OnReload(s, func() { reloads.Add(1) })
 			if _, err := s.Take(context.Background(), xc, yc); err != nil { // x's and y's connections made
