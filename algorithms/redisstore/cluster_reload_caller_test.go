@@ -68,19 +68,26 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 	// reserved is closed once x's reservation has its reply;
 	// cancellingAfterX cancels as cancelling does, after that: x's
 	// reservation admitted, to be undone.
-	// (Once: a call of x's reservation sent again, as go-redis retries one
-	// under load, passes here too.)
+	// Each takes its subtest's channel when built. A call of an earlier
+	// subtest's store still in flight (an abandoned call goes on in the
+	// background) passes that subtest's hooks: reading the variables, it
+	// closed the next subtest's channel early, and that subtest's own
+	// call closed it again (a panic in CI).
 	var (
 		reserved      chan struct{}
 		closeReserved func()
 	)
-	afterX := func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
-		err := next(ctx, cmd)
-		closeReserved()
-		return err
+	afterX := func() func(context.Context, redis.Cmder, redis.ProcessHook) error {
+		closeReserved := closeReserved
+		return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+			err := next(ctx, cmd)
+			closeReserved()
+			return err
+		}
 	}
 	cancellingAfterX := func(cancel context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error {
 		var done atomic.Bool
+		reserved := reserved
 		return func(ctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
 			if done.Swap(true) {
 				return next(ctx, cmd)
@@ -151,13 +158,13 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 		{name: "own_timeout", timeout: 300 * time.Millisecond, reloads: 1, hooks: map[hookAt]func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error{
 			{y, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error { return stalling }}},
 		{name: "undo_no_reply_after_cancel", reloads: 1, hooks: map[hookAt]func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error{
-			{x, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error { return afterX },
+			{x, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error { return afterX() },
 			{y, "1"}: cancellingAfterX,
 			{x, "2"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error {
 				return failing(io.EOF)
 			}}},
 		{name: "undo_timeout_after_cancel", timeout: 300 * time.Millisecond, reloads: 1, hooks: map[hookAt]func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error{
-			{x, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error { return afterX },
+			{x, "1"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error { return afterX() },
 			{y, "1"}: cancellingAfterX,
 			{x, "2"}: func(context.CancelFunc) func(context.Context, redis.Cmder, redis.ProcessHook) error { return stalling }}},
 	} {
