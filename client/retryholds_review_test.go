@@ -91,6 +91,9 @@ func TestRetryHoldsBoundedTogether(t *testing.T) {
 					if d := hangguard.Await(t, clock.sleeping, 5*time.Second, "the refused request waiting for its retry"); d != 50*time.Second {
 						t.Fatalf("the retry waits %v, want the 50s asked for", d)
 					}
+					// The teller tells before the sleep is set on the
+					// clock: time must not move before it is.
+					fc.waitSleepers(1)
 					fc.Advance(45 * time.Second)
 					tr.Observe(srv.Listener.Addr().String(), http.Header{"Retry-After": {"60"}}, fc.Now())
 					fc.Advance(5 * time.Second)
