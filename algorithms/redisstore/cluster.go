@@ -59,9 +59,10 @@ func slot(tag string) uint16 {
 // not undone counted again, unless a request was counted in it since: then
 // it subtracts the units where that is exact, and a bucket key may keep
 // the consumption, erring towards denying (see lua/cluster.lua). A
-// reservation that got no reply is sent again under its id first (its
-// marker answers the run's reply), to be undone too. A failed Take whose
-// undo failed too says which slot's reservation it left (leftError).
+// reservation that got no reply, or one the store cannot read, is sent
+// again under its id first (its marker answers the run's reply), to be
+// undone too. A failed Take whose undo failed too says which slot's
+// reservation it left (leftError).
 func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decision) error {
 	groups := slotGroups(r)
 	if err := s.evalSlots(ctx, opTake, r, groups, modePeek, dst); err != nil {
@@ -107,8 +108,9 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	uctx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), undoTimeout, errOwnDeadline)
 	defer cancel()
 	// A reservation that got no reply may have run all the same (a
-	// caller's context that ended while it was at Redis, a reply lost):
-	// it is sent again, on uctx, under its id, and its marker answers the
+	// caller's context that ended while it was at Redis, a reply lost),
+	// and one whose reply the store cannot read did (mayHaveRun): it is
+	// sent again, on uctx, under its id, and its marker answers the
 	// reply of the run, undo records included, without running it again;
 	// one that had not run runs then, once (a call of it still on its way
 	// finds the marker). Either way it is undone like the others, in the
@@ -144,7 +146,7 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	var left []error // the failed undos and resends, each naming its slot
 	for g, err := range again {
 		if err != nil {
-			left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d may have been left in place, its units consumed for a Take not admitted until its keys' state expires: it got no reply, and sending it again failed: %w", slot(r.tags[groups[g][0]]), err))
+			left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d may have been left in place, its units consumed for a Take not admitted until its keys' state expires: it got no reply the store could read, and sending it again failed: %w", slot(r.tags[groups[g][0]]), err))
 		}
 	}
 	for g, err := range errs {
@@ -155,8 +157,7 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		// writes), the undo did not run; without a reply, or with one
 		// the store cannot read (redis.Nil included), it may have.
 		was := "may have been"
-		var reply redis.Error
-		if errors.As(err, &reply) && !errors.Is(err, redis.Nil) {
+		if !mayHaveRun(err) {
 			was = "was"
 		}
 		left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d %s left in place, its units consumed for a Take not admitted until its keys' state expires: undoing it failed: %w", slot(r.tags[groups[g][0]]), was, err))
@@ -296,30 +297,40 @@ func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algori
 
 // reserveAs runs the reservation of the checks idx under id, its marker
 // living px ms; with mustRun, even after Close (see evalOr). A call that
-// fails without a reply of Redis (one it may have run) is marked
-// unanswered, for runSplit to send again.
+// may have run without the store reading its outcome (no reply, or one
+// it cannot read: mayHaveRun) is marked unanswered, for runSplit to send
+// again under id and undo; one the store never sent is not.
 func (s *Store) reserveAs(ctx context.Context, r *request, idx []int, dst []algorithms.Decision, id string, px int64, mustRun bool) reservation {
 	keys := append(r.sideKeysOf(idx), r.keys[r.first[idx[0]]]+":r"+id)
 	v, err := s.evalOr(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id, px), mustRun, false)
-	if err != nil {
-		var reply redis.Error
-		sent := !errors.As(err, &reply) && !errors.Is(err, algorithms.ErrClosed)
-		return reservation{err: err, id: id, px: px, unanswered: sent}
+	rv := reservation{id: id, px: px}
+	if err == nil {
+		err = rv.read(v, r, idx, dst)
 	}
+	if err != nil {
+		return reservation{err: err, id: id, px: px, unanswered: mayHaveRun(err)}
+	}
+	return rv
+}
+
+// read reads a reservation's reply v for the checks idx: their decisions
+// into dst, and into rv whether all admitted, the instant decided at and
+// the undo records. Every assertion is checked: a surprise is an error.
+func (rv *reservation) read(v any, r *request, idx []int, dst []algorithms.Decision) error {
 	if err := parseDecisions(v, r, idx, dst); err != nil {
-		return reservation{err: err}
+		return err
 	}
 	vals, ok := v.([]any)
 	if !ok {
-		return reservation{err: fmt.Errorf("redisstore: unexpected reservation reply %T", v)}
+		return fmt.Errorf("redisstore: unexpected reservation reply %T", v)
 	}
 	rest := vals[replyWidth*len(idx):]
-	rv := reservation{admitted: true, id: id}
+	rv.admitted = true
 	for _, i := range idx {
 		rv.admitted = rv.admitted && dst[i].Allowed
 	}
 	if len(rest) < 3 {
-		return reservation{err: fmt.Errorf("redisstore: reservation reply has %d trailing values, want at least 3", len(rest))}
+		return fmt.Errorf("redisstore: reservation reply has %d trailing values, want at least 3", len(rest))
 	}
 	var ok1, ok2, ok3 bool
 	var n int64
@@ -327,15 +338,39 @@ func (s *Store) reserveAs(ctx context.Context, r *request, idx []int, dst []algo
 	rv.tn, ok2 = rest[1].(int64)
 	n, ok3 = rest[2].(int64)
 	if !ok1 || !ok2 || !ok3 || n < 0 || int64(len(rest)-3) != 7*n {
-		return reservation{err: fmt.Errorf("redisstore: malformed reservation reply %v", rest)}
+		return fmt.Errorf("redisstore: malformed reservation reply %v", rest)
 	}
 	rv.undo = rest[3:]
 	for _, x := range rv.undo {
 		if _, ok := x.(string); !ok {
-			return reservation{err: fmt.Errorf("redisstore: malformed undo record value %v (%T)", x, x)}
+			return fmt.Errorf("redisstore: malformed undo record value %v (%T)", x, x)
 		}
 	}
-	return rv
+	return nil
+}
+
+// mayHaveRun reports whether a script call that failed with err may have
+// run at Redis all the same, what it wrote unknown to the store: it got no
+// reply (a connection lost, a deadline met, a context ended after it was
+// sent), or one the store cannot read (redis.Nil, a reply of the wrong
+// shape: Redis answered, so the call reached it). An error Redis replied
+// did not run it (the script fails before it writes), and a call the
+// store never sent did not reach Redis: one met by a closed store
+// (algorithms.ErrClosed) or an open circuit (ErrCircuitOpen). A
+// cross-slot reservation that may have run is sent again under its id
+// and undone, and a failed undo that may have run is named so (runSplit).
+func mayHaveRun(err error) bool {
+	if err == nil || unsent(err) {
+		return false
+	}
+	var reply redis.Error
+	return !errors.As(err, &reply) || errors.Is(err, redis.Nil)
+}
+
+// unsent reports whether err is that of a call the store never sent:
+// refused by a closed store or an open circuit.
+func unsent(err error) bool {
+	return errors.Is(err, algorithms.ErrClosed) || errors.Is(err, ErrCircuitOpen)
 }
 
 func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation, dst []algorithms.Decision) error {

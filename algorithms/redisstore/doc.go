@@ -402,11 +402,14 @@
 //     [WithTimeout], else a second), so a caller's context that ends
 //     between the phases does not leave a reservation in place. A
 //     reservation that got no reply (the caller's context ended while it
-//     was at Redis, which runs it all the same; a reply lost) is sent
-//     again on that context under its id: its marker answers the run's
-//     reply without running it again (or, not run yet, it runs then, once),
-//     and it is undone like the others
-//     (TestClusterAbandonedReservationUndone). A denied reservation
+//     was at Redis, which runs it all the same; a reply lost), or a reply
+//     the store cannot read (Redis's nil, one of the wrong shape: Redis
+//     ran it), is sent again on that context under its id: its marker
+//     answers the run's reply without running it again (or, not run yet,
+//     it runs then, once), and it is undone like the others
+//     (TestClusterAbandonedReservationUndone,
+//     TestClusterUnreadReservationUndone); one the store never sent (its
+//     circuit open, the store closed) is not. A denied reservation
 //     writes its marker too, so that the call still on its way behind a
 //     resend that was denied finds it and runs nothing, even once the key
 //     has room again (TestClusterDeniedResendStopsTheAbandonedReservation). An undo

@@ -389,11 +389,12 @@ func (s *Store) reload() {
 }
 
 // noReply reports whether any of errs, of calls under ctx, is a failure
-// without a reply of Redis that its caller did not cause (see reloadSlots).
+// without a reply of Redis that its caller did not cause (see reloadSlots);
+// a call the store never sent (unsent) is none.
 func noReply(ctx context.Context, errs []error) bool {
 	for _, err := range errs {
 		var reply redis.Error
-		if err == nil || errors.As(err, &reply) {
+		if err == nil || errors.As(err, &reply) || unsent(err) {
 			continue
 		}
 		if (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && callerEnded(ctx) {
