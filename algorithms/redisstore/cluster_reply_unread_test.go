@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
@@ -108,5 +109,51 @@ func TestClusterUnreadReservationUndone(t *testing.T) {
 				t.Errorf("y's reservation was sent %d times, want 2 (sent again under its id)", got)
 			}
 		})
+	}
+}
+
+// TestUnreadSingleSlotTakeStandsWhole pins what a Take on one slot does
+// when Redis ran its script and the store cannot read the reply: it fails
+// with an error that is no answer about a key (so the store's circuit
+// breaker counts it, and the middleware answers by its failure mode), and
+// the key holds the whole Take, x's two units consumed. One script call
+// consumes all its checks or none: the all-or-nothing holds, as after a
+// lost reply (TestReviewFailedTakeMayHaveConsumed). It is not sent again
+// nor undone as a cross-slot reservation is: that takes a marker of its
+// reply, a key per Take while go-redis may send it again (see the package
+// documentation, "Failures").
+func TestUnreadSingleSlotTakeStandsWhole(t *testing.T) {
+	cs := newSlotPair(t, "unread", "alone")
+	x, xc, keyOf := cs.x, cs.xc, cs.keyOf
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	t.Cleanup(func() { _ = client.Close() })
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)),
+		redisstore.WithCircuitBreaker(1, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	client.AddHook(unreadAfterRun(keyOf(prefix, x), "c", []any{int64(3), int64(0)}, nil, false, &calls))
+	d, err := s.Take(context.Background(), xc)
+	if calls.Load() != 1 {
+		t.Fatalf("x's Take was sent %d times, want 1 (Take = %+v, %v)", calls.Load(), d, err)
+	}
+	if err == nil || errors.Is(err, algorithms.ErrKeyState) {
+		t.Fatalf("Take(x) whose reply was unread = %+v, %v; want an error that is not about the key", d, err)
+	}
+	if _, err := s.Take(context.Background(), xc); !errors.Is(err, redisstore.ErrCircuitOpen) {
+		t.Errorf("after a Take whose reply was unread, Take = %v; want ErrCircuitOpen (a failure counted)", err)
+	}
+	direct, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := make([]algorithms.Decision, 1)
+	if err := direct.Peek(context.Background(), pk, []algorithms.Check{xc}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pk[0].Remaining, int64(10-2); got != want {
+		t.Errorf("after the Take whose reply was unread x has %d remaining, want %d (the Take stands whole)", got, want)
 	}
 }

@@ -576,15 +576,29 @@
 // [Store.Close] waits for it). The caller's context error is returned as
 // is, and only then: a context error of the store's own (the [WithTimeout]
 // deadline) is wrapped. An error does not prove that nothing was consumed:
-// the script may have run before the reply was lost. go-redis sends a
-// command again when its connection fails after sending it (io.EOF, a read
-// timeout), up to its MaxRetries: the calls that give units back
-// ([Store.Refund], [Store.GiveBack], a cross-slot undo) are sent at most
-// once, since each run would give them back again and admit more than the
-// limit; a Take may be sent again so, and then consumes twice, erring
-// towards denying (TestGiveBackReplyLostIsNotRepeated,
-// TestTakeReplyLostIsSentAgain). A cross-slot Take's reservation on a
-// Cluster is sent again so too, but runs once: the call sent again finds
+// the script may have run before the reply was lost, or run and answered
+// a reply the store cannot read (Redis's nil, one of the wrong shape, as
+// a proxy or a client's hook may hand it on). A Take whose keys share a
+// slot is one script call, which consumed all of its checks or none: it
+// stands so, and its error, not one about a key, counts in the circuit
+// breaker and is answered by the caller's failure mode
+// (TestReviewFailedTakeMayHaveConsumed,
+// TestUnreadSingleSlotTakeStandsWhole). It is not sent again and undone as
+// a cross-slot reservation is (see "Cluster"): that needs a marker of its
+// reply, a key per Take for as long as go-redis may send it again (see
+// below), on every Take, for a failure whose cost errs towards denying (a
+// request the middleware fails open on went ahead, and is counted). A
+// cross-slot Take that fails has each reservation that may have run
+// undone (see "Cluster"), all but one whose resend or undo failed, which
+// its error names. go-redis sends a command again when its connection
+// fails after sending it (io.EOF, a read timeout), up to its MaxRetries:
+// the calls that give units back ([Store.Refund], [Store.GiveBack], a
+// cross-slot undo) are sent at most once, since each run would give them
+// back again and admit more than the limit; a Take may be sent again so,
+// and then consumes twice, erring towards denying
+// (TestGiveBackReplyLostIsNotRepeated, TestTakeReplyLostIsSentAgain). A
+// cross-slot Take's reservation on a Cluster is sent again so too, but
+// runs once: the call sent again finds
 // the reply the run wrote at its marker (see "Cluster") and answers it, so
 // an admitted Take consumes once and decides as the run did, and the undo
 // of a denied one gives back the one run, the Take consuming nothing; for
