@@ -259,7 +259,8 @@ type reservation struct {
 	undo     []any // the undo records, as the script returned them
 	err      error
 	// px is the lifetime of its marker (ms); unanswered, that its call
-	// failed without a reply of Redis: it may have run (see runSplit).
+	// failed without a reply of Redis the store could read: it may have
+	// run (mayHaveRun; see runSplit).
 	px         int64
 	unanswered bool
 }
