@@ -80,3 +80,29 @@ func TestReserveUnsentIsNotUnanswered(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsentCallsSayNothingOfNodes: a call the store never sent (its
+// circuit open, the store closed) says nothing of the cluster's nodes:
+// noReply must not read it as a call without a reply, which has the
+// client reload its slot map (reloadSlots), while a lost connection's
+// error (io.EOF) and a reply the store cannot read still do. Before the
+// fix ErrClosed and ErrCircuitOpen each reloaded it.
+func TestUnsentCallsSayNothingOfNodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{ErrCircuitOpen, false},
+		{fmt.Errorf("redisstore: take: %w", ErrCircuitOpen), false},
+		{algorithms.ErrClosed, false},
+		{io.EOF, true},
+		{fmt.Errorf("redisstore: unexpected script reply %T", 3), true},
+	} {
+		if got := noReply(context.Background(), []error{nil, tc.err}); got != tc.want {
+			t.Errorf("noReply(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+		if got := mayHaveRun(tc.err); got != tc.want {
+			t.Errorf("mayHaveRun(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
