@@ -97,7 +97,7 @@ func TestCutKeptForTheRequestsItsHoldWakes(t *testing.T) {
 		})
 	})()
 	results := make([]result, 2)
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
 	})
 	if at, want := srv.arrivals(), []time.Duration{0, time.Minute, time.Minute}; !slices.Equal(at, want) {

@@ -70,7 +70,7 @@ func TestTurnPastDeadlineFailsAtOnce(t *testing.T) {
 			srv := newStub(t, clock, nil)
 			hc, _ := newClient(t, clock, client.WithRate(1, 2*time.Hour), client.WithMaxWait(10*time.Hour), client.WithProactive(proactive))
 			var err error
-			clock.drive(1, func(int) {
+			clock.drive(t, 1, func(int) {
 				if _, err := doWithin(hc, srv.URL, 0); err != nil {
 					t.Error(err)
 				}
@@ -82,7 +82,7 @@ func TestTurnPastDeadlineFailsAtOnce(t *testing.T) {
 				t.Errorf("refused at %v, want at once (0)", now.Sub(t0))
 			}
 			// The turn at 2h was given back: the next request takes it.
-			clock.drive(1, func(int) {
+			clock.drive(t, 1, func(int) {
 				if _, err := doWithin(hc, srv.URL, 0); err != nil {
 					t.Error(err)
 				}
@@ -99,7 +99,7 @@ func TestTurnBeforeDeadlineWaits(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, nil)
 	hc, _ := newClient(t, clock, client.WithRate(1, 2*time.Hour), client.WithMaxWait(10*time.Hour))
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		if _, err := doWithin(hc, srv.URL, 3*time.Hour); err != nil {
 			t.Errorf("request %d: %v", i, err)
 		}
@@ -120,7 +120,7 @@ func TestHoldPastDeadlineFailsAtOnce(t *testing.T) {
 		hc, _ := newClient(t, clock, client.WithRate(10, time.Second), client.WithRetries(0),
 			client.WithMaxRetryAfter(2*time.Hour), client.WithMaxWait(2*time.Hour))
 		var err error
-		clock.drive(1, func(int) {
+		clock.drive(t, 1, func(int) {
 			if status, err := doWithin(hc, srv.URL, 0); err != nil || status != http.StatusTooManyRequests {
 				t.Errorf("first request: %d %v, want the 429", status, err)
 			}
@@ -146,7 +146,7 @@ func TestHoldPastDeadlineFailsAtOnce(t *testing.T) {
 			client.WithMaxRetryAfter(10*time.Hour), client.WithMaxWait(10*time.Hour))
 		var err error
 		var ended time.Duration
-		clock.drive(3, func(i int) {
+		clock.drive(t, 3, func(i int) {
 			if i < 2 {
 				if _, err := doWithin(hc, srv.URL, 0); err != nil {
 					t.Errorf("request %d: %v", i, err)
@@ -176,7 +176,7 @@ func TestRetryTurnPastDeadlineGivesUp(t *testing.T) {
 	hc, _ := newClient(t, clock, client.WithRate(1, time.Hour), client.WithRetries(2),
 		client.WithMaxWait(10*time.Hour), client.WithGiveUpError(), client.WithRandom(zeroSource{}))
 	var err error
-	clock.drive(1, func(int) { _, err = doWithin(hc, srv.URL, 30*time.Minute) })
+	clock.drive(t, 1, func(int) { _, err = doWithin(hc, srv.URL, 30*time.Minute) })
 	var re *client.RetryError
 	if !errors.As(err, &re) || re.Attempts != 1 || re.Reason != "retry would come after the context deadline" {
 		t.Fatalf("error %v, want a RetryError after 1 attempt for the deadline", err)
@@ -204,7 +204,7 @@ func TestDeadlineAfterHoldGivesTurnOn(t *testing.T) {
 	key := strings.TrimPrefix(srv.URL, "http://")
 	var err error
 	var ended time.Duration
-	clock.drive(7, func(i int) {
+	clock.drive(t, 7, func(i int) {
 		switch i {
 		case 5:
 			// At 30min a Retry-After holds the key until 3h: the turns at
@@ -275,7 +275,7 @@ func TestTurnWithinKnownHoldFailsAtOnce(t *testing.T) {
 			})()
 			var err error
 			var ended time.Duration
-			clock.drive(1, func(int) {
+			clock.drive(t, 1, func(int) {
 				if _, err := doWithin(hc, srv.URL, 0); err != nil {
 					t.Error(err)
 				}

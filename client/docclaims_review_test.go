@@ -48,7 +48,7 @@ func TestRandomSourceSerialised(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	hangguard.Run(t, time.Minute, "the 32 callers did not all return", wg.Wait)
 	if got, want := len(srv.arrivals()), 32*5; got != want {
 		t.Errorf("%d attempts, want %d", got, want)
 	}

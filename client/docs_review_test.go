@@ -189,20 +189,23 @@ func TestLeaverMovesUpOnlyWithProactive(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		clock.drive(3, func(i int) {
+		clock.drive(t, 3, func(i int) {
 			switch i {
 			case 0: // A: turn at 10s; leaves
 				if err := send(ctx); !errors.Is(err, context.Canceled) {
 					t.Errorf("proactive %v: A got %v, want context.Canceled", tc.proactive, err)
 				}
 			case 1: // B: turn at 20s
-				clock.waitSleepers(1)
+				if !awaitSleepers(t, clock, 1, "A waiting for its turn") {
+					return
+				}
 				if err := send(context.Background()); err != nil {
 					t.Errorf("proactive %v: B: %v", tc.proactive, err)
 				}
 			case 2:
-				clock.waitSleepers(2)
-				cancel()
+				if awaitSleepers(t, clock, 2, "A and B waiting for their turns") {
+					cancel()
+				}
 			}
 		})
 		if at := srv.arrivals(); len(at) != 2 || at[1] != tc.b {

@@ -78,7 +78,10 @@ func TestTicketNewsToldOnce(t *testing.T) {
 	b := g.enter("k")
 	defer b.leave()
 	g.held("k")
-	if ready, err := b.wait(context.Background()); ready || err != nil {
+	var ready bool
+	var err error
+	noHang(t, "B's wait after the news", func() { ready, err = b.wait(context.Background()) })
+	if ready || err != nil {
 		t.Fatalf("B's wait after the news = %v, %v; want false, nil", ready, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -414,7 +414,7 @@ func TestInteropLeakyQueueFull(t *testing.T) {
 			spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 2, Window: 2 * time.Second, MaxDelay: 2 * time.Second}
 			srv := newInteropServer(t, clock, nil, []algorithms.Spec{spec}, middleware.WithHeaders(p))
 			hc, _ := newClient(t, clock)
-			clock.drive(3, func(i int) {
+			clock.drive(t, 3, func(i int) {
 				if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 					t.Errorf("caller %d: %d %v", i, status, err)
 				}
@@ -425,7 +425,7 @@ func TestInteropLeakyQueueFull(t *testing.T) {
 				t.Fatalf("third caller answered at +%s, want +2s", got)
 			}
 			hold := advertisedHold(t, p, last.header, last.at)
-			clock.drive(1, func(int) {
+			clock.drive(t, 1, func(int) {
 				if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 					t.Errorf("fourth request: %d %v", status, err)
 				}
@@ -511,7 +511,7 @@ func TestInteropConcurrentEveryProfile(t *testing.T) {
 				clock := newFakeClock()
 				srv := newInteropServer(t, clock, nil, []algorithms.Spec{spec}, middleware.WithHeaders(p))
 				hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithRetries(0))
-				clock.drive(30, func(i int) {
+				clock.drive(t, 30, func(i int) {
 					if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 						t.Errorf("caller %d: %d %v", i, status, err)
 					}

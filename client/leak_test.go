@@ -185,7 +185,7 @@ func TestCancelledWaitsLeaveNoGoroutine(t *testing.T) {
 		hangguard.Await(t, clock.sleeping, 10*time.Second, "callers did not all start waiting")
 	}
 	cancel()
-	wg.Wait()
+	hangguard.Run(t, 10*time.Second, "the callers did not all return once cancelled", wg.Wait)
 	if got := cancelled.Load(); got != n-1 {
 		t.Errorf("%d callers saw context.Canceled, want %d", got, n-1)
 	}

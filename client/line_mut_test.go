@@ -43,7 +43,7 @@ func TestTurnOneNanosecondAway(t *testing.T) {
 		srv := newStub(t, clock, nil)
 		_, tr := newClient(t, clock, opts...)
 		tr.Observe(client.HostKey(mustRequest(t, srv.URL)), http.Header{"Retry-After-Ms": {"100"}}, clock.Now())
-		clock.drive(2, func(i int) {
+		clock.drive(t, 2, func(i int) {
 			if i == 1 {
 				clock.Sleep(context.Background(), 50*time.Millisecond)
 			}
@@ -85,7 +85,7 @@ func TestHeldTurnlessFailsAtOnceOnExtendedHold(t *testing.T) {
 	}
 	var err error
 	var ended time.Duration
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		switch i {
 		case 0:
 			err = roundTrip(context.Background(), tr, srv.URL, "B")
@@ -132,7 +132,7 @@ func oneASecondAfterA(t *testing.T) (*fakeClock, *stub, *client.Transport, strin
 // hold).
 func TestTurnWithinLastNanosecondOfHold(t *testing.T) {
 	clock, srv, tr, key := oneASecondAfterA(t)
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		switch i {
 		case 0:
 			if err := roundTrip(context.Background(), tr, srv.URL, "B"); err != nil {
@@ -157,7 +157,7 @@ func TestTurnWithinLastNanosecondOfHold(t *testing.T) {
 // after the hold, and C went at 4s).
 func TestSentRequestLeavesLine(t *testing.T) {
 	clock, srv, tr, key := oneASecondAfterA(t)
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		switch i {
 		case 0:
 			for _, name := range []string{"B", "C"} {
@@ -213,19 +213,23 @@ func TestLeaveWithinHoldAsksNoRefund(t *testing.T) {
 	}
 	bCtx, leave := context.WithCancel(context.Background())
 	defer leave()
-	clock.drive(3, func(i int) {
+	clock.drive(t, 3, func(i int) {
 		switch i {
 		case 0:
 			if err := roundTrip(bCtx, tr, srv.URL, "B"); !errors.Is(err, context.Canceled) {
 				t.Errorf("B: %v, want context.Canceled", err)
 			}
 		case 1:
-			clock.waitSleepers(1) // B waits for its turn
+			if !awaitSleepers(t, clock, 1, "B waiting for its turn") {
+				return
+			}
 			if err := roundTrip(context.Background(), tr, srv.URL, "C"); err != nil {
 				t.Errorf("C: %v", err)
 			}
 		case 2:
-			clock.waitSleepers(2) // B, then C, wait for their turns
+			if !awaitSleepers(t, clock, 2, "B, then C, waiting for their turns") {
+				return
+			}
 			clock.Sleep(context.Background(), 500*time.Millisecond)
 			tr.Observe(key, http.Header{"Retry-After-Ms": {"1000"}}, clock.Now())
 			clock.Sleep(context.Background(), 200*time.Millisecond)
@@ -256,7 +260,7 @@ func TestLateForLiveTurnNotHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	var errB error
-	clock.drive(3, func(i int) {
+	clock.drive(t, 3, func(i int) {
 		switch i {
 		case 0:
 			errB = roundTrip(context.Background(), tr, srv.URL, "B")

@@ -93,14 +93,16 @@ func TestContextCancelledWhileWaitingNotProactive(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		switch i {
 		case 0: // turn at 10s; leaves at once
 			if err := send(ctx); !errors.Is(err, context.Canceled) {
 				t.Errorf("the caller that left got %v", err)
 			}
 		case 1:
-			clock.waitSleepers(1)
+			if !awaitSleepers(t, clock, 1, "the caller that leaves waiting for its turn") {
+				return
+			}
 			cancel()
 			clock.Sleep(context.Background(), time.Second)
 			if err := send(context.Background()); err != nil {
@@ -167,10 +169,10 @@ func TestLeaveWhileStoreIsSlow(t *testing.T) {
 	defer cancel()
 	bDone, cDone := make(chan error, 1), make(chan error, 1)
 	go func() { bDone <- send(ctx) }()
-	clock.waitSleepers(1) // B waits for its turn at 10s
+	clock.waitAsleep(t, 1, "B waiting for its turn at 10s")
 	store.closed.Store(true)
 	go func() { cDone <- send(context.Background()) }()
-	<-store.entered // C holds the line in a store call
+	hangguard.Await(t, store.entered, waitBound, "C holding the line in a store call")
 	cancel()
 	returned := false
 	if err, ok := hangguard.Within(bDone, 5*time.Second); !ok {
@@ -183,13 +185,14 @@ func TestLeaveWhileStoreIsSlow(t *testing.T) {
 	}
 	store.closed.Store(false)
 	close(store.gate)
-	clock.waitSleepers(1) // C waits for its turn
+	// Not B's sleep, whose context ended, if B is still there: C's.
+	clock.waitAsleep(t, 1, "C waiting for its turn")
 	clock.Advance(10 * time.Second)
-	if err := <-cDone; err != nil {
+	if err := hangguard.Await(t, cDone, waitBound, "C returned after its turn at 10s"); err != nil {
 		t.Fatal(err)
 	}
 	if !returned {
-		<-bDone
+		hangguard.Await(t, bDone, waitBound, "B returned")
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -234,22 +237,6 @@ func (s *stepStore) Refund(ctx context.Context, dst []algorithms.Refunded, check
 	return s.mem.Refund(ctx, dst, checks, ds, waited)
 }
 
-// asleep returns the callers asleep in c (not about to return).
-func (c *fakeClock) asleep() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.asleepLocked()
-}
-
-// waitAsleep blocks until n callers are asleep in c.
-func (c *fakeClock) waitAsleep(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.asleepLocked() < n {
-		c.cond.Wait()
-	}
-}
-
 // A request that took its turn without the line (none of the Transport's
 // requests waited when it asked the store) and leaves before it gets the
 // line, busy in a slow store call, returns at once, and its turn is given
@@ -291,11 +278,11 @@ func TestFastTurnGivenOnWhileLineIsBusy(t *testing.T) {
 	defer cancelF()
 	fDone, bDone, cDone := make(chan error, 1), make(chan error, 1), make(chan error, 1)
 	go func() { fDone <- send(fCtx, "F") }()
-	<-store.entered // F's turn is taken, its answer held back
+	hangguard.Await(t, store.entered, waitBound, "F's turn taken, its answer held back")
 	go func() { bDone <- send(context.Background(), "B") }()
-	clock.waitAsleep(1) // B waits in the line
+	clock.waitAsleep(t, 1, "B waiting in the line")
 	go func() { cDone <- send(context.Background(), "C") }()
-	<-store.entered // C holds the line in a store call
+	hangguard.Await(t, store.entered, waitBound, "C holding the line in a store call")
 	store.mu.Lock()
 	store.refunds = make(chan struct{})
 	store.mu.Unlock()
@@ -308,18 +295,20 @@ func TestFastTurnGivenOnWhileLineIsBusy(t *testing.T) {
 	}
 	close(store.refunds)
 	close(cGate)
-	clock.waitAsleep(2) // B and C wait for their turns
-	for _, step := range []struct {
+	for i, step := range []struct {
 		name string
 		done chan error
 	}{{"B", bDone}, {"C", cDone}} {
+		// B and C, then C, wait for their turns: time moves only once
+		// their sleeps are set.
+		clock.waitAsleep(t, 2-i, "B and C, then C, waiting for their turns")
 		before := clock.asleep()
 		clock.Advance(10 * time.Second)
 		if clock.asleep() != before-1 {
 			t.Errorf("%s still waits at %v", step.name, clock.Now().Sub(t0))
 			clock.Advance(10 * time.Second)
 		}
-		if err := <-step.done; err != nil {
+		if err := hangguard.Await(t, step.done, waitBound, step.name+" returned after its turn"); err != nil {
 			t.Errorf("%s: %v", step.name, err)
 		}
 	}

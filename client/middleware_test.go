@@ -90,7 +90,7 @@ func TestAgainstMiddleware(t *testing.T) {
 				hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(time.Minute),
 					client.WithProactive(proactive),
 					client.WithOnRetry(func(client.Retry) { retries.Add(1) }))
-				clock.drive(50, func(i int) {
+				clock.drive(t, 50, func(i int) {
 					if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 						t.Errorf("caller %d: %d %v", i, status, err)
 					}
@@ -130,7 +130,7 @@ func TestAgainstMiddlewareStrictKinds(t *testing.T) {
 				clock := newFakeClock()
 				srv := newLimitedServer(t, clock, spec)
 				hc, _ := newClient(t, clock, client.WithRate(rate, time.Second), client.WithMaxWait(time.Minute))
-				clock.drive(30, func(i int) {
+				clock.drive(t, 30, func(i int) {
 					if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 						t.Errorf("rate %d, caller %d: %d %v", rate, i, status, err)
 					}

@@ -108,9 +108,9 @@ func (g *slowGate) send(caller string) (done chan error) {
 func (g *slowGate) first(t *testing.T) (done chan error) {
 	t.Helper()
 	done = g.send("A")
-	guard(t, "A waits for the hold", func() { g.fc.waitSleepers(1) })
+	g.fc.waitSleepers(t, 1, "A waits for the hold")
 	g.fc.Advance(time.Second)
-	guard(t, "A waits for the store", func() { g.fc.waitSleepers(1) })
+	g.fc.waitSleepers(t, 1, "A waits for the store")
 	return done
 }
 
@@ -161,9 +161,10 @@ func TestGateArrivalsWithoutHoldKeepOrder(t *testing.T) {
 	}
 	g.fc.Advance(1500 * time.Millisecond)
 	guard(t, "A is sent at 3s", func() { <-g.sent })
-	guard(t, "B and C wait for their turns", func() { g.fc.waitSleepers(2) })
+	g.fc.waitSleepers(t, 2, "B and C wait for their turns")
 	g.fc.Advance(200 * time.Millisecond)
 	guard(t, "the second is sent", func() { <-g.sent })
+	g.fc.waitSleepers(t, 1, "the third waits for its turn")
 	g.fc.Advance(200 * time.Millisecond)
 	guard(t, "the third is sent", func() { <-g.sent })
 	for i, done := range []chan error{doneA, doneB, doneC} {

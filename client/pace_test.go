@@ -15,6 +15,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/client"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // Seed 002: a third-party API allows 5 requests per second; queueing the
@@ -28,7 +29,7 @@ func TestPacingFiftyCallers(t *testing.T) {
 
 	const n = 50
 	var failed atomic.Int64
-	clock.drive(n, func(i int) {
+	clock.drive(t, n, func(i int) {
 		status, body, err := get(hc, srv.URL+"/v1/thing")
 		if err != nil || status != http.StatusOK || body != "ok" {
 			failed.Add(1)
@@ -123,7 +124,7 @@ func TestPacingFiftyCallersSomeCancelled(t *testing.T) {
 		defer cancels[i]()
 	}
 	var served, cancelled atomic.Int64
-	clock.drive(n+1, func(i int) {
+	clock.drive(t, n+1, func(i int) {
 		if i == n { // the canceller
 			clock.Sleep(context.Background(), 3100*time.Millisecond)
 			for j := 0; j < n; j += 3 {
@@ -174,7 +175,7 @@ func TestPacingPerKey(t *testing.T) {
 	a := newStub(t, clock, nil)
 	b := newStub(t, clock, nil)
 	hc, _ := newClient(t, clock, client.WithRate(1, time.Second))
-	clock.drive(6, func(i int) {
+	clock.drive(t, 6, func(i int) {
 		url := a.URL
 		if i%2 == 1 {
 			url = b.URL
@@ -211,7 +212,7 @@ func TestPacingCustomKey(t *testing.T) {
 			}
 			return "shared"
 		}))
-	clock.drive(4, func(i int) {
+	clock.drive(t, 4, func(i int) {
 		url := a.URL
 		if i%2 == 1 {
 			url = b.URL
@@ -256,7 +257,7 @@ func TestMaxWait(t *testing.T) {
 	var mu sync.Mutex
 	var waitErrs []*client.WaitError
 	ok := 0
-	clock.drive(8, func(int) {
+	clock.drive(t, 8, func(int) {
 		_, _, err := get(hc, srv.URL)
 		mu.Lock()
 		defer mu.Unlock()
@@ -290,7 +291,7 @@ func TestMaxWait(t *testing.T) {
 	}
 	// The refusals took nothing: the next departure is at 1.2s, right after
 	// the sixth (at 1.6s had the two refusals taken turns).
-	clock.drive(1, func(int) {
+	clock.drive(t, 1, func(int) {
 		if _, _, err := get(hc, srv.URL); err != nil {
 			t.Error(err)
 		}
@@ -334,9 +335,9 @@ func TestContextCancelledWhileWaiting(t *testing.T) {
 		}
 		done <- err
 	}()
-	clock.waitSleepers(1) // the second request waits its turn, 10s away
+	clock.waitSleepers(t, 1, "the second request waiting for its turn, 10s away")
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := hangguard.Await(t, done, waitBound, "the cancelled request returned"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("RoundTrip = %v, want context.Canceled", err)
 	}
 	if !body.closed.Load() {
@@ -349,7 +350,7 @@ func TestContextCancelledWhileWaiting(t *testing.T) {
 		t.Errorf("stub received %d, want 1", got)
 	}
 	// Given back: the third request takes the abandoned one's turn, at 10s.
-	clock.drive(1, func(int) {
+	clock.drive(t, 1, func(int) {
 		third, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 		resp, err := tr.RoundTrip(third)
 		if err != nil {
@@ -376,19 +377,26 @@ func TestContextCancelledMidQueue(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	left := make(chan error, 1)
-	clock.drive(3, func(i int) {
+	clock.drive(t, 3, func(i int) {
 		switch i {
 		case 0: // queued second, turn at 10s; leaves
 			left <- send(ctx)
 		case 1: // queued third, turn at 20s
-			clock.waitSleepers(1)
+			if !awaitSleepers(t, clock, 1, "the second waiting for its turn") {
+				return
+			}
 			if err := send(context.Background()); err != nil {
 				t.Error(err)
 			}
 		case 2: // arrives once the second has left
-			clock.waitSleepers(2)
+			if !awaitSleepers(t, clock, 2, "the second and third waiting for their turns") {
+				return
+			}
 			cancel()
-			if err := <-left; !errors.Is(err, context.Canceled) {
+			if err, ok := hangguard.Within(left, waitBound); !ok {
+				t.Errorf("the caller that left did not return within %v", waitBound)
+				return
+			} else if !errors.Is(err, context.Canceled) {
 				t.Errorf("the caller that left got %v", err)
 			}
 			if err := send(context.Background()); err != nil {
@@ -452,7 +460,7 @@ func TestSharedStorePacesTogether(t *testing.T) {
 	}
 	a, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store))
 	b, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store))
-	clock.drive(8, func(i int) {
+	clock.drive(t, 8, func(i int) {
 		hc := a
 		if i%2 == 1 {
 			hc = b
@@ -485,7 +493,7 @@ func TestSharedStoreSpecsMustMatch(t *testing.T) {
 	}
 	a, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store), client.WithMaxWait(time.Minute))
 	b, _ := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store), client.WithMaxWait(30*time.Second))
-	clock.drive(4, func(i int) {
+	clock.drive(t, 4, func(i int) {
 		hc := a
 		if i%2 == 1 {
 			hc = b
@@ -524,7 +532,7 @@ func TestPacingUnderRefusals(t *testing.T) {
 	}
 	hc, _ := newClient(t, clock, client.WithRate(10, time.Second), client.WithRetries(10),
 		client.WithBackoff(100*time.Millisecond, time.Second))
-	clock.drive(40, func(i int) {
+	clock.drive(t, 40, func(i int) {
 		if status, _, err := get(hc, stubs[i%len(stubs)].URL); err != nil || status != 200 {
 			t.Errorf("caller %d: %d %v", i, status, err)
 		}

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -112,7 +113,7 @@ func TestRetryAfterHoldsOthers(t *testing.T) {
 	hc, _ := newClient(t, clock)
 	// Caller 0 is refused at 0s and retries after 4s; caller 1 comes at 1s
 	// and waits for the same instant (not for the RateLimit t of 9s).
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		if i == 1 {
 			clock.Sleep(context.Background(), time.Second)
 		}
@@ -130,9 +131,9 @@ func TestCallerWaitsForHold(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, hint("RateLimit", `"default";r=0;t=3`))
 	hc, _ := newClient(t, clock)
-	clock.drive(1, func(int) { get(hc, srv.URL) })
+	clock.drive(t, 1, func(int) { get(hc, srv.URL) })
 	clock.Advance(time.Second)
-	clock.drive(3, func(int) {
+	clock.drive(t, 3, func(int) {
 		if _, _, err := get(hc, srv.URL); err != nil {
 			t.Error(err)
 		}
@@ -241,7 +242,7 @@ func TestContextCancelledDuringHoldAndRetry(t *testing.T) {
 			_, tr := newClient(t, clock)
 			if tc.name == "hold" {
 				// The first request brings the hold.
-				clock.drive(1, func(int) {
+				clock.drive(t, 1, func(int) {
 					req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 					resp, err := tr.RoundTrip(req)
 					if err != nil {
@@ -261,10 +262,10 @@ func TestContextCancelledDuringHoldAndRetry(t *testing.T) {
 				}
 				done <- err
 			}()
-			clock.waitSleepers(1)
+			clock.waitSleepers(t, 1, "the request waiting")
 			at := clock.Now()
 			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
+			if err := hangguard.Await(t, done, waitBound, "the cancelled request returned"); !errors.Is(err, context.Canceled) {
 				t.Fatalf("RoundTrip = %v, want context.Canceled", err)
 			}
 			if !clock.Now().Equal(at) {
@@ -292,7 +293,7 @@ func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
 		if n == 1 {
 			// Answer once the five other callers have taken their turns
 			// (and sleep in the clock), so that the hold meets them queued.
-			clock.waitSleepers(5)
+			awaitSleepers(t, clock, 5, "the five other callers waiting for their turns")
 		}
 		if d := 2*time.Second - clock.Now().Sub(t0); d > 0 {
 			mu.Lock()
@@ -305,7 +306,7 @@ func TestRetryAfterHoldsQueuedCallers(t *testing.T) {
 		io.WriteString(w, "ok")
 	})
 	hc, _ := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
-	clock.drive(6, func(i int) {
+	clock.drive(t, 6, func(i int) {
 		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 			t.Errorf("caller %d: got %d %v", i, status, err)
 		}
@@ -333,7 +334,7 @@ func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 		if n == 1 {
 			// Answer once the two other callers have taken their turns
 			// (and sleep in the clock), so that the hold meets them queued.
-			clock.waitSleepers(2)
+			awaitSleepers(t, clock, 2, "the two other callers waiting for their turns")
 			w.Header().Set("Retry-After", "5")
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
@@ -344,7 +345,7 @@ func TestRetryAfterHoldBeyondMaxWaitForQueuedCallers(t *testing.T) {
 	var mu sync.Mutex
 	var held, failedAt []time.Duration
 	refused := 0
-	clock.drive(3, func(i int) {
+	clock.drive(t, 3, func(i int) {
 		status, _, err := get(hc, srv.URL)
 		var we *client.WaitError
 		switch {
@@ -412,7 +413,7 @@ func (q queueRun) run(t *testing.T) (order []string, at []time.Duration, errs []
 		mu.Unlock()
 		if k == 1 {
 			close(first)
-			clock.waitSleepers(q.n)
+			awaitSleepers(t, clock, q.n, "the queued callers waiting for their turns")
 			close(refused)
 			w.Header().Set("Retry-After", q.ra)
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -438,9 +439,12 @@ func (q queueRun) run(t *testing.T) (order []string, at []time.Duration, errs []
 	if q.leaveAt > 0 {
 		workers++
 	}
-	clock.drive(workers, func(i int) {
+	clock.drive(t, workers, func(i int) {
 		if i == callers {
-			<-refused
+			if _, ok := hangguard.Within(refused, waitBound); !ok {
+				t.Errorf("the leaver: the refusal not answered within %v", waitBound)
+				return
+			}
 			clock.Sleep(context.Background(), q.leaveAt)
 			cancel()
 			return
@@ -448,12 +452,20 @@ func (q queueRun) run(t *testing.T) (order []string, at []time.Duration, errs []
 		name := strconv.Itoa(i)
 		switch {
 		case i == q.n+1:
-			<-refused
+			if _, ok := hangguard.Within(refused, waitBound); !ok {
+				t.Errorf("the late caller: the refusal not answered within %v", waitBound)
+				return
+			}
 			clock.Sleep(context.Background(), q.late)
 			name = "late"
 		case i > 0:
-			<-first
-			clock.waitSleepers(i - 1)
+			if _, ok := hangguard.Within(first, waitBound); !ok {
+				t.Errorf("caller %d: the first request not at the server within %v", i, waitBound)
+				return
+			}
+			if !awaitSleepers(t, clock, i-1, fmt.Sprintf("caller %d: the %d before it waiting for their turns", i, i-1)) {
+				return
+			}
 		}
 		ctx := context.Background()
 		if q.leaveAt > 0 && i == q.leaver {
@@ -648,7 +660,7 @@ func TestArrivalsDuringHoldKeepOrder(t *testing.T) {
 			clock := newFakeClock()
 			srv, order := orderStub(t, clock, tc.first)
 			_, tr := newClient(t, clock, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
-			clock.drive(7, func(i int) {
+			clock.drive(t, 7, func(i int) {
 				if i > 0 {
 					clock.Sleep(context.Background(), time.Duration(i)*500*time.Millisecond)
 				}
@@ -684,7 +696,7 @@ func TestRetryKeepsItsPlaceDuringHold(t *testing.T) {
 	_, tr := newClient(t, clock, client.WithRate(1, time.Second), client.WithMaxWait(3*time.Second))
 	errs := make([]error, 5)
 	statuses := make([]int, 5)
-	clock.drive(5, func(i int) {
+	clock.drive(t, 5, func(i int) {
 		if i > 0 {
 			clock.Sleep(context.Background(), time.Duration(i)*500*time.Millisecond)
 		}
@@ -726,7 +738,7 @@ func TestArrivalsDuringHoldOneLeaves(t *testing.T) {
 	defer cancel()
 	var leftAt time.Duration
 	var leftErr error
-	clock.drive(6, func(i int) {
+	clock.drive(t, 6, func(i int) {
 		if i == 5 {
 			clock.Sleep(context.Background(), 2*time.Second)
 			cancel()
@@ -816,7 +828,7 @@ func TestGateEntryAsHoldBegins(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	wg.Go(func() { errs[0] = roundTrip(context.Background(), tr, url, "A") })
-	guard(t, "A waits for the first hold", func() { fc.waitSleepers(1) })
+	fc.waitSleepers(t, 1, "A waits for the first hold")
 	clock.armed.Store(true)
 	fc.Advance(time.Second)
 	guard(t, "A wakes", func() { <-clock.parked })
@@ -827,14 +839,14 @@ func TestGateEntryAsHoldBegins(t *testing.T) {
 		hold() // until 2s
 	})()
 	wg.Go(func() { errs[1] = roundTrip(context.Background(), tr, url, "B") })
-	guard(t, "B waits for the second hold on the clock", func() { fc.waitSleepers(1) })
+	fc.waitSleepers(t, 1, "B waits for the second hold on the clock")
 	close(clock.release)
-	guard(t, "A waits for the second hold", func() { fc.waitSleepers(2) })
+	fc.waitSleepers(t, 2, "A waits for the second hold")
 	fc.Advance(time.Second)
 	// One request is sent at 2s, without sleeping, and the other sleeps
 	// until its turn at 2.2s: the clock moves on only once the first has
 	// reached the server (its goroutine may run after the other sleeps).
-	guard(t, "B waits for its turn", func() { fc.waitSleepers(1) })
+	fc.waitSleepers(t, 1, "B waits for its turn")
 	guard(t, "the first request is sent at its turn", func() { <-arrived })
 	fc.Advance(200 * time.Millisecond)
 	guard(t, "both requests return", wg.Wait)
@@ -904,11 +916,11 @@ func TestGateOrderAsTheOneAheadLeaves(t *testing.T) {
 	doneA := make(chan struct{})
 	errs := make([]error, 3)
 	wg.Go(func() { defer close(doneA); errs[0] = roundTrip(ctxA, tr, url, "A") })
-	guard(t, "A waits for the hold", func() { fc.waitSleepers(1) })
+	fc.waitSleepers(t, 1, "A waits for the hold")
 	wg.Go(func() { errs[1] = roundTrip(context.Background(), tr, url, "B") })
-	guard(t, "B waits for the hold", func() { fc.waitSleepers(2) })
+	fc.waitSleepers(t, 2, "B waits for the hold")
 	wg.Go(func() { errs[2] = roundTrip(context.Background(), tr, url, "C") })
-	guard(t, "C waits for the hold", func() { fc.waitSleepers(3) })
+	fc.waitSleepers(t, 3, "C waits for the hold")
 
 	// Where a request takes its turn without its line, A waits until B has
 	// taken its turn too; then, while B is on its way to the line, C joins
@@ -925,22 +937,21 @@ func TestGateOrderAsTheOneAheadLeaves(t *testing.T) {
 		case 1: // A
 			wait("A released", releaseA)
 		case 2: // B
-			slept := make(chan struct{})
-			go func() { defer close(slept); fc.waitSleepers(1) }()
-			wait("C waits in the line", slept)
+			awaitSleepers(t, fc, 1, "C waits in the line")
 			cancelA()
 			close(releaseA)
 			wait("A leaves", doneA)
 		}
 	})()
 	fc.Advance(time.Second)
-	guard(t, "B and C wait for their turns", func() { fc.waitSleepers(2) })
+	fc.waitSleepers(t, 2, "B and C wait for their turns")
 	cancelA()
 	guard(t, "A leaves", func() { <-doneA })
-	guard(t, "B and C wait for their turns", func() { fc.waitSleepers(2) })
+	fc.waitSleepers(t, 2, "B and C wait for their turns")
 	fc.Advance(time.Second)
 	var order []string
 	guard(t, "the first is sent at 2s", func() { order = append(order, <-sent) })
+	fc.waitSleepers(t, 1, "the second waits for its turn")
 	fc.Advance(2 * time.Second)
 	guard(t, "the second is sent", func() { order = append(order, <-sent) })
 	guard(t, "B and C return", wg.Wait)

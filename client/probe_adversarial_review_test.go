@@ -39,8 +39,12 @@ func TestSlowProbeAnswerDoesNotBurstPacedWaiters(t *testing.T) {
 			// The probe, at 61s: the four others are asleep for their
 			// turns (61.1s to 61.4s); the server takes a second, during
 			// which they wait for its answer.
+			// Time moves only once their sleeps are set: one woken by
+			// a step sets its next before the step after.
 			for range 10 {
-				awaitSleepers(t, clock, 4, "the others asleep for their turns or the probe's answer")
+				if !awaitSleepers(t, clock, 4, "the others asleep for their turns or the probe's answer") {
+					return
+				}
 				clock.Advance(100 * time.Millisecond)
 			}
 			awaitSleepers(t, clock, 4, "the others waiting for the probe's answer")
@@ -52,7 +56,7 @@ func TestSlowProbeAnswerDoesNotBurstPacedWaiters(t *testing.T) {
 	_, tr := newClient(t, clock, client.WithRate(10, time.Second))
 	refusedThenCut(t, clock, tr, srv.URL)
 	results := make([]result, 5)
-	clock.drive(5, func(i int) {
+	clock.drive(t, 5, func(i int) {
 		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
 	})
 	want := []time.Duration{0, 61 * time.Second, 62 * time.Second, 62100 * time.Millisecond, 62200 * time.Millisecond, 62300 * time.Millisecond}
@@ -95,7 +99,7 @@ func TestProbePanicHandsOn(t *testing.T) {
 	refusedThenCut(t, clock, tr, srv.URL)
 	results := make([]result, 2)
 	var panics atomic.Int64
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		defer func() {
 			if recover() != nil {
 				panics.Add(1)
@@ -143,7 +147,9 @@ func TestRequestBetweenHoldCheckAndRoleSeesRenewedHold(t *testing.T) {
 	defer client.BeforeProbeEnter(func() {
 		if entered.Add(1) == 2 { // the second request
 			close(paused)
-			<-release
+			if _, ok := hangguard.Within(release, waitBound); !ok {
+				t.Error("the other request was not released")
+			}
 		}
 	})()
 	probeDone := make(chan result, 1)
@@ -191,7 +197,9 @@ func probeStress(t *testing.T, seed uint64, opts ...client.Option) {
 		case p < 0.05:
 			if c, ok := cancels.Load(r.Header.Get("X-Caller")); ok {
 				c.(context.CancelFunc)()
-				<-r.Context().Done()
+				if _, ok := hangguard.Within(r.Context().Done(), waitBound); !ok {
+					t.Errorf("seed %d: the server did not see the request of caller %s end", seed, r.Header.Get("X-Caller"))
+				}
 				return
 			}
 			io.WriteString(w, "ok")
@@ -227,10 +235,9 @@ func probeStress(t *testing.T, seed uint64, opts ...client.Option) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
-		defer close(done)
-		clock.drive(callers, func(i int) {
+		done <- clock.run(callers, func(i int) {
 			caller := strconv.Itoa(i)
 			for range rounds {
 				ctx, cancel := context.WithCancel(context.Background())
@@ -253,8 +260,10 @@ func probeStress(t *testing.T, seed uint64, opts ...client.Option) {
 			}
 		})
 	}()
-	if _, ok := hangguard.Within(done, 60*time.Second); !ok {
+	if err, ok := hangguard.Within(done, 60*time.Second); !ok {
 		t.Fatalf("seed %d: the callers did not all return (stranded)", seed)
+	} else if err != nil {
+		t.Fatalf("seed %d: the callers did not all return (stranded): %v", seed, err)
 	}
 	if keys := tr.ProbesOut(); len(keys) != 0 {
 		t.Errorf("seed %d: keys %v have a probe out, or requests waiting for one, with every caller returned", seed, keys)
@@ -305,7 +314,7 @@ func TestProbeRefusedWithoutAWaitKeepsItsRole(t *testing.T) {
 			_, tr := newClient(t, clock, client.WithBackoff(time.Second, time.Second), client.WithRandom(rand.NewPCG(1, 2)))
 			refusedThenCut(t, clock, tr, srv.URL)
 			results := make([]result, 5)
-			clock.drive(5, func(i int) {
+			clock.drive(t, 5, func(i int) {
 				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
 			})
 			mu.Lock()
@@ -342,7 +351,7 @@ func TestCutRenewedUntilTheServersEnd(t *testing.T) {
 	refusedThenCut(t, clock, tr, srv.URL)
 	const callers = 60
 	results := make([]result, callers)
-	clock.drive(callers, func(i int) {
+	clock.drive(t, callers, func(i int) {
 		results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
 	})
 	want := []time.Duration{0}
@@ -426,7 +435,7 @@ func TestProbeRefusedWithoutAWaitGivingUpHandsOn(t *testing.T) {
 			_, tr := newClient(t, clock, opts...)
 			refusedThenCut(t, clock, tr, srv.URL)
 			var probe, other result
-			clock.drive(2, func(i int) {
+			clock.drive(t, 2, func(i int) {
 				if i == 0 {
 					defer func() { _ = recover() }()
 					method := http.MethodGet
@@ -593,7 +602,7 @@ func TestHandedProbeWaitsForAHoldSetMeanwhile(t *testing.T) {
 			hangguard.Await(t, qIn, 5*time.Second, "Q at the server")
 			refusedThenCut(t, clock, tr, srv.URL)
 			results := make([]result, 2)
-			clock.drive(2, func(i int) {
+			clock.drive(t, 2, func(i int) {
 				results[i] = call(context.Background(), tr, srv.URL, strconv.Itoa(i))
 			})
 			if at := srv.arrivals(); !slices.Equal(at, tc.arrivals) {
@@ -701,7 +710,7 @@ func TestProbeAnswerNeedsNoCaller(t *testing.T) {
 			refusedThenCut(t, clock, tr, srv.URL)
 			var other result
 			var probeResp *http.Response
-			clock.drive(2, func(i int) {
+			clock.drive(t, 2, func(i int) {
 				if i == 0 {
 					r, _ := http.NewRequestWithContext(probeCtx, http.MethodGet, srv.URL, nil)
 					probeResp, _ = tr.RoundTrip(r) // its body left unread, open

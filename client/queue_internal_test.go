@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // The gate serves its tickets in arrival order whatever leaves meanwhile:
@@ -106,13 +108,8 @@ func TestGateConcurrentLeaves(t *testing.T) {
 		gone[i] = true
 		cancels[i]()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute): // real time: only a lost wakeup gets here
-		t.Fatal("requests still waiting at the gate: a wakeup was lost")
-	}
+	// Only a lost wakeup makes this wait end unfinished.
+	hangguard.Run(t, time.Minute, "a wakeup was lost: the requests at the gate did not all return", wg.Wait)
 	for i := 1; i < len(served); i++ {
 		if served[i] <= served[i-1] {
 			t.Fatalf("served %d after %d: out of arrival order", served[i], served[i-1])

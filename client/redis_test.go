@@ -52,7 +52,7 @@ func TestFleetFiftyCallersThroughRedis(t *testing.T) {
 	srv := newStub(t, clock, nil)
 	fleet := newFleet(t, addr, "fleet50", clock, 5, client.WithRate(5, time.Second), client.WithMaxWait(10*time.Second))
 	const n = 50
-	clock.drive(n, func(i int) {
+	clock.drive(t, n, func(i int) {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 		resp, err := fleet[i%len(fleet)].RoundTrip(req)
 		if err != nil {
@@ -85,7 +85,7 @@ func TestFleetMaxWaitThroughRedis(t *testing.T) {
 	fleet := newFleet(t, addr, "fleetmax", clock, 2, client.WithRate(5, time.Second), client.WithMaxWait(time.Second))
 	var mu sync.Mutex
 	var waits []time.Duration
-	clock.drive(8, func(i int) {
+	clock.drive(t, 8, func(i int) {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 		resp, err := fleet[i%2].RoundTrip(req)
 		var we *client.WaitError
@@ -104,7 +104,7 @@ func TestFleetMaxWaitThroughRedis(t *testing.T) {
 		t.Errorf("refused with waits %v, want %v", waits, want)
 	}
 	// Six sent, 0 to 1s; the refusals took nothing: the next turn is 1.2s.
-	clock.drive(1, func(int) {
+	clock.drive(t, 1, func(int) {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
 		resp, err := fleet[1].RoundTrip(req)
 		if err != nil {
@@ -139,7 +139,7 @@ func TestFleetPacesThroughRedis(t *testing.T) {
 		_, tr := newClient(t, clock, client.WithRate(4, time.Second), client.WithStore(store))
 		fleet = append(fleet, tr)
 	}
-	clock.drive(12, func(i int) {
+	clock.drive(t, 12, func(i int) {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL, nil)
 		resp, err := fleet[i%instances].RoundTrip(req)
 		if err != nil {

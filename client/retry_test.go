@@ -625,7 +625,7 @@ func TestRetriesArePaced(t *testing.T) {
 	clock := newFakeClock()
 	srv := newStub(t, clock, refuse(1, http.StatusTooManyRequests, func() string { return "0" }))
 	hc, _ := newClient(t, clock, client.WithRate(2, time.Second))
-	clock.drive(1, func(int) {
+	clock.drive(t, 1, func(int) {
 		if status, _, err := get(hc, srv.URL); err != nil || status != 200 {
 			t.Errorf("got %d %v", status, err)
 		}

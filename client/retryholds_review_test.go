@@ -93,18 +93,29 @@ func TestRetryHoldsBoundedTogether(t *testing.T) {
 					}
 					// The teller tells before the sleep is set on the
 					// clock: time must not move before it is.
-					fc.waitSleepers(1)
+					fc.waitSleepers(t, 1, "the refused request waiting for its retry")
 					fc.Advance(45 * time.Second)
 					tr.Observe(srv.Listener.Addr().String(), http.Header{"Retry-After": {"60"}}, fc.Now())
 					fc.Advance(5 * time.Second)
 					var got outcome
-					select {
-					case got = <-done:
-					case d := <-clock.sleeping:
-						fc.Advance(time.Hour) // let it go
-						got = hangguard.Await(t, done, 5*time.Second, "the retry")
-						t.Fatalf("at 50s the retry waits %v more for the server's hold (sent at %v: %+v), want a give-up: 1m45s of holds, more than its minute",
-							d, srv.arrivals(), got)
+					g := hangguard.New(waitBound)
+					defer g.Stop()
+				wait:
+					for {
+						select {
+						case got = <-done:
+							break wait
+						case d := <-clock.sleeping:
+							fc.waitSleepers(t, 1, "the retry waiting on")
+							fc.Advance(time.Hour) // let it go
+							got = hangguard.Await(t, done, waitBound, "the retry")
+							t.Fatalf("at 50s the retry waits %v more for the server's hold (sent at %v: %+v), want a give-up: 1m45s of holds, more than its minute",
+								d, srv.arrivals(), got)
+						case <-g.C:
+							if g.Expired() {
+								t.Fatalf("at 50s the retry neither returned nor waited on within %v", waitBound)
+							}
+						}
 					}
 					if at := srv.arrivals(); !slices.Equal(at, []time.Duration{0}) {
 						t.Errorf("arrivals %v, want the first attempt only", at)

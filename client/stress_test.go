@@ -233,7 +233,7 @@ func (s stressRun) run(t *testing.T) {
 			cancel()
 		}
 	}()
-	clock.drive(n+len(cancellers), func(k int) {
+	clock.drive(t, n+len(cancellers), func(k int) {
 		if k >= n {
 			i := cancellers[k-n]
 			clock.Sleep(context.Background(), max(callers[i].cancelAt, callers[i].deadline))

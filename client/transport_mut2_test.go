@@ -101,11 +101,14 @@ func TestRetryHeldOneNanosecondAheadAtGate(t *testing.T) {
 		mu.Unlock()
 	})
 	_, tr := newClient(t, clock, client.WithRate(1, time.Second))
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		caller := "R"
 		if i == 1 {
 			caller = "B"
-			clock.waitAsleep(1) // R asleep, waiting for its hold: time stands still meanwhile
+			// R asleep, waiting for its hold: time stands still meanwhile.
+			if !awaitAsleep(t, clock, 1, "R waiting for its hold") {
+				return
+			}
 		}
 		if err := roundTrip(context.Background(), tr, srv.URL, caller); err != nil {
 			t.Errorf("%s: %v", caller, err)

@@ -300,7 +300,7 @@ func holdsTheKey(t *testing.T, respond func(int, http.ResponseWriter, *http.Requ
 	clock := newFakeClock()
 	srv := newStub(t, clock, respond)
 	hc, _ := newClient(t, clock)
-	clock.drive(2, func(i int) {
+	clock.drive(t, 2, func(i int) {
 		if i == 1 {
 			clock.Sleep(context.Background(), time.Second)
 		}
