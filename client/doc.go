@@ -60,7 +60,10 @@
 // it may each write their own. RateLimit and RateLimit-Policy are Lists,
 // whose lines make one List (RFC 9110 §5.3), and draft-7's RateLimit one
 // Dictionary, in which an empty line or member is no member at all (RFC
-// 9110 §5.6.1), not a malformed field. Every other field is read line by
+// 9110 §5.6.1), not a malformed field; a RateLimit whose lines (or the
+// members of a line) mix the two, each layer writing its own draft, is
+// read member by member, each in the syntax it parses in, and the longer
+// hold of the two counts. Every other field is read line by
 // line, skipping invalid lines, and cautiously: a Retry-After (in each of
 // its forms) or a reset is the longest wait of its lines, no quota is left
 // when any line of a remaining count says so, and a quota's size is the

@@ -19,7 +19,10 @@ const (
 	HeaderRetryAfter = "Retry-After"
 	// HeaderRateLimit is the IETF RateLimit field: a List of named policies
 	// with r and t (draft -08 to -11) or draft-7's limit/remaining/reset
-	// Dictionary. A field longer than 64 KiB, its lines joined, is ignored.
+	// Dictionary. A field that mixes the two (a line of each, written by two
+	// layers) is read member by member, each in the syntax it parses in,
+	// the longer hold of the two counting; one with a member that is
+	// neither, or longer than 64 KiB, its lines joined, is ignored.
 	HeaderRateLimit = "RateLimit"
 	// HeaderRateLimitPolicy is the IETF RateLimit-Policy field; its w
 	// stands in for a missing t. A field longer than 64 KiB is ignored.
@@ -615,7 +618,11 @@ func firstMember(lines []string) string {
 
 // ietfHold reads the RateLimit field: a List of named policies with r and t
 // parameters (draft -08 to -11) or the draft-7 Dictionary (limit, remaining,
-// reset).
+// reset). A field that is neither, but whose every member is a List member
+// or a Dictionary member (two layers, one writing each draft, each a line
+// of the field), is read member by member, each in the syntax it parses in
+// (see eachSFMixed), and its hold is the longer of the two drafts': each
+// may describe a different limit, and a request needs quota under both.
 func ietfHold(h http.Header) time.Duration {
 	field, ok := sfField(h[canonRateLimit])
 	if !ok {
@@ -630,7 +637,7 @@ func ietfHold(h http.Header) time.Duration {
 	// never parse as a List).
 	var hold time.Duration
 	var windows map[string]int64 // RateLimit-Policy's w by name, read on demand
-	ok = eachSFList(field, func(m sfMember) {
+	member := func(m sfMember) {
 		it := m.item
 		if it.kind != sfString {
 			return
@@ -653,11 +660,19 @@ func ietfHold(h http.Header) time.Duration {
 		if w, ok := windows[it.str]; ok {
 			hold = max(hold, seconds(w))
 		}
-	})
-	if !ok {
-		return draft7Hold(field)
 	}
-	return hold
+	if eachSFList(field, member) {
+		return hold
+	}
+	var d7 draft7
+	if eachSFDict(field, d7.member) {
+		return d7.hold()
+	}
+	hold, d7 = 0, draft7{} // what the readers saw of the malformed List and Dictionary
+	if !eachSFMixed(field, member, d7.member) {
+		return 0
+	}
+	return max(hold, d7.hold())
 }
 
 // sfField joins the lines of a Structured Field, and reports false when
@@ -698,27 +713,33 @@ func policyWindows(h http.Header) map[string]int64 {
 	return out
 }
 
-// draft7Hold reads a draft-7 RateLimit Dictionary: limit=, remaining=, reset=.
-func draft7Hold(field string) time.Duration {
-	remaining, reset := int64(-1), int64(-1)
-	ok := eachSFDict(field, func(m sfMember) {
-		// The last member of a key is its value (RFC 9651 §4.2.2), even
-		// when it is not an Integer: then the key has no usable value.
-		v := int64(-1)
-		if m.item.kind == sfInteger {
-			v = m.item.num
-		}
-		switch m.key {
-		case "remaining":
-			remaining = v
-		case "reset":
-			reset = v
-		}
-	})
-	if !ok || remaining != 0 || reset < 0 {
+// draft7 reads the members of a draft-7 RateLimit Dictionary: limit=,
+// remaining=, reset=. Its zero value has seen none.
+type draft7 struct {
+	remaining, reset       int64
+	hasRemaining, hasReset bool // the key's last value is a non-negative Integer
+}
+
+// member reads m, a member of the Dictionary.
+func (d *draft7) member(m sfMember) {
+	// The last member of a key is its value (RFC 9651 §4.2.2), even
+	// when it is not an Integer: then the key has no usable value.
+	v, ok := m.item.num, m.item.kind == sfInteger && m.item.num >= 0
+	switch m.key {
+	case "remaining":
+		d.remaining, d.hasRemaining = v, ok
+	case "reset":
+		d.reset, d.hasReset = v, ok
+	}
+}
+
+// hold returns the wait the members read say: reset when none remains,
+// else 0.
+func (d draft7) hold() time.Duration {
+	if !d.hasRemaining || d.remaining != 0 || !d.hasReset {
 		return 0
 	}
-	return seconds(reset)
+	return seconds(d.reset)
 }
 
 // draft6Hold reads RateLimit-Remaining and RateLimit-Reset (draft-6), each

@@ -328,6 +328,7 @@ func FuzzServerHold(f *testing.F) {
 		`"default";r=0;t=5`, `"a";r=0, "b";r=1;t=2`, `limit=10, remaining=0, reset=4`,
 		`("a" "b");r=0`, `"a";r=0;t=999999999999999`, `"\"`, `%"x"`, `@-1`, `:=:`,
 		`, "a";r=0;t=5,,`, `,remaining=0,, reset=3,`,
+		`"a";r=0;t=5, remaining=0, reset=4`, `remaining=0, "a";r=1, reset=`,
 	} {
 		f.Add(s, `"a";q=1;w=60`, "0", "5")
 	}
@@ -390,6 +391,50 @@ func TestServerHoldInvalidLeadingMember(t *testing.T) {
 		{"only invalid members", header("RateLimit", `b;r=0;t=50, c;r=0;t=9`), 0},
 		{"draft7 still", header("RateLimit", `limit=10, remaining=0, reset=6`), 6 * time.Second},
 		{"draft7 boolean first", header("RateLimit", `x, remaining=0, reset=7`), 7 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := serverHold(tc.h, now); got != tc.want {
+				t.Errorf("serverHold(%q) = %v, want %v", tc.h, got, tc.want)
+			}
+		})
+	}
+}
+
+// A RateLimit field that mixes the drafts' syntaxes, draft -08's List
+// members ("name";r=;t=) and draft-7's Dictionary members (key=value), is
+// neither a List nor a Dictionary, and RFC 9651 would have it ignored
+// whole; but each member is plainly one or the other: two layers, a
+// gateway and the application, each wrote its own draft, in a line of its
+// own or joined into one. Each member is read in the syntax it parses in,
+// and the longer hold of the two drafts counts, as for the other dialects
+// (each may describe a different limit). A member that is neither still
+// makes the field malformed, and ignored. (The mixed field was ignored
+// whole: no hold from either layer.)
+func TestServerHoldMixedDrafts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		want time.Duration
+	}{
+		{"-08 line held, draft-7 line not", header("RateLimit", `"default";r=0;t=2`, "RateLimit", `limit=5, remaining=3, reset=1`), 2 * time.Second},
+		{"draft-7 line held, -08 line not", header("RateLimit", `"default";r=3;t=1`, "RateLimit", `limit=5, remaining=0, reset=2`), 2 * time.Second},
+		{"both held, the longer", header("RateLimit", `limit=5, remaining=0, reset=4`, "RateLimit", `"a";r=0;t=9`), 9 * time.Second},
+		{"neither held", header("RateLimit", `"a";r=1;t=9`, "RateLimit", `limit=5, remaining=1, reset=4`), 0},
+		{"one line", header("RateLimit", `limit=5, remaining=0, reset=2, "default";r=1;t=1`), 2 * time.Second},
+		{"one line, -08 held", header("RateLimit", `"default";r=0;t=3, limit=5, remaining=2, reset=9`), 3 * time.Second},
+		{"-08 without t, RateLimit-Policy's w", header("RateLimit", `"min";r=0, remaining=1, reset=2`, "RateLimit-Policy", `"min";q=5;w=60`), time.Minute},
+		{"draft-7 members across lines", header("RateLimit", `remaining=0`, "RateLimit", `"a";r=1;t=1`, "RateLimit", `reset=4`), 4 * time.Second},
+		{"draft-7 last member wins", header("RateLimit", `remaining=0, reset=4, "a";r=1;t=1, remaining=2`), 0},
+		{"draft-7 member with parameters", header("RateLimit", `"a";r=1, remaining=0;x=1, reset=6;y`), 6 * time.Second},
+		{"empty lines and members", header("RateLimit", "", "RateLimit", `, "a";r=0;t=3,, remaining=1,`), 3 * time.Second},
+		// A Token alone parses as both a List member and a Dictionary
+		// key: it is read as a List member, which names no policy.
+		{"a lone key is a List member", header("RateLimit", `"a";r=0;t=3, remaining=0, reset=5, remaining`), 5 * time.Second},
+		// Neither a List member nor a Dictionary member: malformed.
+		{"a member neither", header("RateLimit", `"a";r=0;t=3, remaining=0, reset=5, Remaining=1`), 0},
+		{"an unterminated String", header("RateLimit", `remaining=0, reset=5, "a;r=0;t=3`), 0},
+		{"a key with a bad value", header("RateLimit", `"a";r=0;t=3, reset=?2`), 0},
+		{"two members without a comma", header("RateLimit", `"a";r=0;t=3 remaining=0, reset=5`), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := serverHold(tc.h, now); got != tc.want {

@@ -118,6 +118,8 @@ func TestServerHoldMemoryBounded(t *testing.T) {
 		{"1024 members", strings.Repeat(`"a",`, 1023) + `"a";r=0;t=5`, 5 * time.Second},
 		{"1025 members", strings.Repeat(`"a",`, 1024) + `"a";r=0;t=5`, 0},
 		{"draft-7 1024 members", strings.Repeat(`a,`, 1022) + `remaining=0, reset=1`, time.Second},
+		{"mixed members", strings.Repeat(`x=1,`, n/4) + `"a";r=0;t=5`, 0},
+		{"mixed 1024 members", strings.Repeat(`x=1,`, 1022) + `"a";r=0;t=5, reset=1`, 5 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := header("RateLimit", tc.v)
@@ -143,10 +145,16 @@ func FuzzParseSF(f *testing.F) {
 		`"a";r=0;t=5;t=9`, `a=1;x, b=?0, c=(1 "x";y);z`, `"a";  r=0`, `("a" "b");r=0`,
 		`%"f%c3%bc"`, `:aGVsbG8=:;pk`, `@-12;a=1.5`, `"\\\""`, `*t/x:y;k=*`,
 		`,, "a" ,`, `, a=1,,b ,`, `,`,
+		`"a";r=0;t=5, remaining=0, reset=4`, `limit=1, "b";r=1, x;y=2, (1 2)=3`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		var mixed int
+		count := func(sfMember) { mixed++ }
+		if ok := eachSFMixed(s, count, count); ok && mixed > maxSFMembers {
+			t.Fatalf("%d mixed members", mixed)
+		}
 		for _, parse := range []func(string) ([]sfMember, bool){parseSFList, parseSFDict} {
 			members, ok := parse(s)
 			if ok && len(members) > maxSFMembers {

@@ -8,11 +8,13 @@ import "unicode/utf8"
 // Strings, Tokens, Byte Sequences, Booleans, Dates, Display Strings and
 // Inner Lists, each with parameters — and reports anything else as
 // malformed (a List or Dictionary of more than maxSFMembers elements too),
-// in which case the caller ignores the whole field, as RFC 9651 asks. One
-// thing RFC 9651 rejects it reads: empty elements of a List or Dictionary
+// in which case the caller ignores the whole field, as RFC 9651 asks. Two
+// things RFC 9651 rejects it reads: empty elements of a List or Dictionary
 // (a leading, doubled or trailing comma, as an empty field line leaves
 // once the lines are joined), which it skips, as RFC 9110 §5.6.1 asks of
-// a list's recipient. It never panics, its work is linear in the input,
+// a list's recipient; and a field whose members are each a List member or
+// a Dictionary member, the lines of two layers joined (see eachSFMixed).
+// It never panics, its work is linear in the input,
 // and it keeps no memory for each parameter or member (callers see the
 // members one at a time).
 
@@ -136,25 +138,80 @@ func eachSFDict(s string, fn func(sfMember)) bool {
 		if p.elem(); p.bad {
 			return false
 		}
-		k := p.key()
-		var it sfItem
-		if p.peek() == '=' {
-			p.i++
-			it = p.itemOrInner()
-		} else {
-			it = sfItem{kind: sfBoolean, num: 1}
-			it.params = p.params()
-		}
+		m := p.dictMember()
 		if p.bad {
 			return false
 		}
-		fn(sfMember{key: k, item: it})
+		fn(m)
 		if !p.next() {
 			break
 		}
 	}
 	p.sp()
 	return !p.bad && p.i == len(p.s)
+}
+
+// eachSFMixed parses s as a field whose members are each a List member or
+// a Dictionary member: the lines of two layers, one writing a List and the
+// other a Dictionary (draft -08 and draft-7 RateLimit), joined. RFC 9651
+// has such a field ignored whole; here each member is read in the syntax
+// it parses in, as a List member when it is one (list is called with it),
+// else as a Dictionary member (dict is called with it). A member that
+// parses as both (a Token that is also a key, alone or with parameters:
+// "x;a=1") is read as a List member. It reports whether every member is
+// one or the other, as eachSFList does: when it reports false, the
+// callers have seen members of a malformed field, and must ignore them.
+// Its work is linear in the input: no member is parsed more than twice.
+func eachSFMixed(s string, list, dict func(sfMember)) bool {
+	p := sfParser{s: s}
+	p.sp()
+	p.skipEmpty()
+	for !p.bad && p.i < len(p.s) {
+		if p.elem(); p.bad {
+			return false
+		}
+		start := p.i
+		if it := p.itemOrInner(); !p.bad && p.atSeparator() {
+			list(sfMember{item: it})
+		} else {
+			p.i, p.bad = start, false
+			m := p.dictMember()
+			if p.bad {
+				return false
+			}
+			dict(m)
+		}
+		if !p.next() {
+			break
+		}
+	}
+	p.sp()
+	return !p.bad && p.i == len(p.s)
+}
+
+// dictMember parses a Dictionary member: a key, and "=" and a value, or
+// parameters alone (the value is then true).
+func (p *sfParser) dictMember() sfMember {
+	k := p.key()
+	var it sfItem
+	if p.peek() == '=' {
+		p.i++
+		it = p.itemOrInner()
+	} else {
+		it = sfItem{kind: sfBoolean, num: 1}
+		it.params = p.params()
+	}
+	return sfMember{key: k, item: it}
+}
+
+// atSeparator reports whether a member ends at p: OWS, then a comma or the
+// end of the input. It moves nothing.
+func (p *sfParser) atSeparator() bool {
+	j := p.i
+	for j < len(p.s) && (p.s[j] == ' ' || p.s[j] == '\t') {
+		j++
+	}
+	return j == len(p.s) || p.s[j] == ','
 }
 
 // next moves past the separator between members, OWS "," OWS, and the
