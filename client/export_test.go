@@ -82,10 +82,11 @@ func AfterTurnTaken(f func()) (stop func()) {
 }
 
 // Observe has t read h, a response's header for key at now, as RoundTrip
-// does: a Retry-After or a RateLimit field with no quota left holds key.
+// does that of a success: a Retry-After or a RateLimit field with no quota
+// left holds key (only a Retry-After, the requests already queued too).
 func (t *Transport) Observe(key string, h http.Header, now time.Time) {
 	ra, hasRA := parseRetryAfter(h, now)
-	t.observe(key, h, now, ra, hasRA)
+	t.observe(key, h, now, ra, hasRA, false)
 }
 
 // AtGate returns the number of requests holding a place at a gate (waiting

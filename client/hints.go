@@ -202,8 +202,12 @@ func (h *holds) extend(key string, until, now time.Time) time.Time {
 // usable one (see [WithBackoff]): the rate-limit fields say how long then.
 // The hold is cut to maxRetryAfter; when it is cut short, the end the
 // server announced is recorded (see [cuts]), and observe reports true. A
-// maxRetryAfter of 0 honours no wait: nothing is held, nor cut.
-func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Duration, hasRA bool) (short bool) {
+// maxRetryAfter of 0 honours no wait: nothing is held, nor cut. The hold
+// of a refusal (refusal: a status RoundTrip backs off from), from its
+// Retry-After or else from its rate-limit fields, holds the requests
+// already queued too (t.firm); that of a success's fields, a hint, only
+// those not yet queued.
+func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Duration, hasRA, refusal bool) (short bool) {
 	fromRA := hasRA && ra > 0
 	d := ra
 	if !fromRA {
@@ -225,7 +229,7 @@ func (t *Transport) observe(key string, h http.Header, now time.Time, ra time.Du
 	case t.cuts.n.Load() != 0:
 		t.cuts.heldUntil(key, end)
 	}
-	if fromRA {
+	if fromRA || refusal {
 		t.firm.extend(key, now.Add(d), now)
 	}
 	t.gate.held(key)

@@ -194,7 +194,8 @@ func WithRate(limit int64, per time.Duration) Option {
 // for the server's Retry-After under the same bound: one longer than d is
 // a give-up, at once (see [Transport.RoundTrip]). The bound on the
 // queue runs from when the request took its turn, and it holds when a
-// server's Retry-After pushes the turn back: a queued request whose turn
+// server's refusal (its Retry-After, or else its rate-limit fields) pushes
+// the turn back: a queued request whose turn
 // would then come more than d after it queued fails as soon as that is
 // known, and the requests behind it move up. The default is
 // [DefaultMaxWait]; 0 sends only requests that can go at once, and d may
@@ -443,9 +444,13 @@ func WithGiveUpError() Option {
 //
 // A hold delays the requests that have not yet taken their turn in the
 // queue ([WithRate]). Those already waiting for theirs keep it when the hold
-// comes from a rate-limit field (a hint, most often in whole seconds, often
-// longer than the server needs); when it comes from a Retry-After (the server refused a
-// request and asked for nothing before then), the turns that come during
+// comes from the rate-limit fields of a response that was no refusal (a
+// hint, most often in whole seconds, often longer than the server needs: a
+// client paced at the server's rate meets "no quota left" on most
+// responses); when it comes from a refusal (the server refused a request
+// and asked for nothing before then: its Retry-After, or else the reset
+// its rate-limit fields announce, which its retry waits for too), the
+// turns that come during
 // the hold are lost, but the requests keep their order: those that had them
 // take the first turns after the hold, the requests behind them each move
 // back, and the last take new turns at the end of the queue, so the server
@@ -453,7 +458,7 @@ func WithGiveUpError() Option {
 // arrives during the hold goes after all of them. The requests that arrive
 // during a hold, of either kind, take their turns once it has passed in the
 // order they arrived. Only the Transport that
-// received the Retry-After holds: the other Transports sharing its store
+// received the refusal holds its queue: the other Transports sharing its store
 // ([WithStore]) go on sending, and the requests of each keep their order
 // among the turns the store gave it. A request that meets a 429 anyway is
 // retried as usual, with a new turn; when its retry waits for the hold

@@ -29,8 +29,9 @@ import (
 //     the refusal says the request costs more than the server's quota;
 //   - listens: it reads the server's RateLimit headers and, when no quota is
 //     left, holds further requests with the same key until the announced
-//     reset instead of sending them to earn a 429; a Retry-After holds even
-//     the requests already queued; a hold cut to [WithMaxRetryAfter] is
+//     reset instead of sending them to earn a 429; a refusal's hold (its
+//     Retry-After, or else its rate-limit fields) holds even the requests
+//     already queued; a hold cut to [WithMaxRetryAfter] is
 //     followed, while the server's longer wait lasts, by one request at a
 //     time, a probe whose answer the others wait for (see [WithProactive]).
 //
@@ -45,8 +46,9 @@ import (
 // back is a store call, which RoundTrip makes before it returns (it starts
 // no goroutine), for at most a second: a store slow to answer delays the
 // return of a request that gave up its turn (its context done, or its turn
-// past its deadline) by up to that second. The turns that fall within a server's Retry-After are lost, but the requests that
-// had them keep their places (see [WithProactive]); one given up moves
+// past its deadline) by up to that second. The turns that fall within a
+// refusal's hold (its Retry-After, or else the reset its rate-limit fields
+// announce) are lost, but the requests that had them keep their places (see [WithProactive]); one given up moves
 // nobody up. Retries take a new turn, as the server counts them too; a
 // retry that waits for a server's hold takes it before the requests that
 // arrived during that hold.
@@ -73,7 +75,7 @@ type Transport struct {
 
 	proactive bool
 	holds     holds         // every hold: Retry-After and RateLimit fields
-	firm      holds         // the Retry-After holds alone, which hold queued requests too
+	firm      holds         // the holds of refusals alone (Retry-After, or else rate-limit fields), which hold queued requests too
 	cuts      cuts          // the keys whose holds were cut short, which one probe at a time tests
 	lines     lines         // the requests waiting for their turns, per key (proactive pacing)
 	gate      gate          // the requests waiting for holds to pass, in arrival order (proactive pacing)
@@ -281,7 +283,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		now := t.clock.Now()
 		if !backOff(resp.StatusCode) && !rateLimited403(resp, now) {
 			if t.proactive && key != "" {
-				t.cuts.answer(key, probe, t.observe(key, resp.Header, now, 0, false))
+				t.cuts.answer(key, probe, t.observe(key, resp.Header, now, 0, false, false))
 			}
 			return resp, nil
 		}
@@ -293,7 +295,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// rate-limit fields (see observe).
 		fromRA := hasRA && ra > 0
 		if t.proactive && key != "" {
-			renewed := t.observe(key, resp.Header, now, ra, hasRA)
+			renewed := t.observe(key, resp.Header, now, ra, hasRA, true)
 			if probe != nil && !renewed && !hasRA && serverHold(resp.Header, now) <= 0 {
 				// A refusal without a word on how long lifts nothing of
 				// the wait the server announced: the probe keeps its role,
