@@ -72,6 +72,15 @@ import (
 // [Event.Route]), not by its URL path, which may carry a token or personal
 // data too (/reset/<token>), unless [LogRawPaths].
 //
+// A store-failure record ("ratekeeper: store failed") names the policies
+// its request was to be decided under, as "policies" (a list of names), so
+// that the records of nested middlewares sharing a store and a log tell
+// which one failed. A failure-state record names none: the State is the
+// middleware's, not a policy's. Where several middlewares log to one
+// place, give each a logger of its own that says which it is, and every
+// record of that middleware carries it:
+// WithLogger(slog.Default().With("limiter", "login")).
+//
 // Build one with [NewLogObserver] or use [WithLogger]. It is safe for
 // concurrent use.
 type LogObserver struct {
@@ -264,6 +273,17 @@ func (l *LogObserver) admitIn(samplers *sync.Map, name string) (ok bool, suppres
 	return true, s.suppressed.Swap(0)
 }
 
+// policyNames returns the names of the policies res evaluated, in Set
+// order: a store failure's record names them, so that the records of
+// nested middlewares sharing a store (and a log) tell which one failed.
+func policyNames(res *Result) []string {
+	names := make([]string, res.Len())
+	for i := range names {
+		names[i] = res.Policy(i).Name()
+	}
+	return names
+}
+
 // ObserveRequest logs store failures, rejected requests, held ones and
 // those refused for a deadline before their turn, sampled.
 func (l *LogObserver) ObserveRequest(e Event) {
@@ -282,7 +302,7 @@ func (l *LogObserver) ObserveRequest(e Event) {
 			}
 			l.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: store failed",
 				slog.String("outcome", e.Outcome.String()), slog.Bool("fallback", res.Fallback),
-				errAttr, slog.Int64("suppressed", sup))
+				errAttr, slog.Int64("suppressed", sup), slog.Any("policies", policyNames(res)))
 		}
 	}
 	if held, ok := e.Held(); ok {
