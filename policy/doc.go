@@ -24,5 +24,6 @@
 // for write endpoints.
 //
 // The net/http middleware that sends headers and 429 responses is package
-// middleware; this package has no HTTP output of its own.
+// middleware; this package writes no response of its own (it computes the
+// value of the RateLimit-Policy field for it: [Set.PolicyHeader]).
 package policy

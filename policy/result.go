@@ -26,6 +26,19 @@ const inline = 4
 // then [Result.Take]. The zero Result is empty and ready for Prepare; a
 // Result is reused by calling Prepare again.
 //
+// Most of its methods only read it: [Result.Len], [Result.Policy],
+// [Result.Key], [Result.Decision], [Result.Allowed], [Result.RetryAfter],
+// [Result.Delay], [Result.Lowest], [Result.Cost], [Result.Taken] and the
+// other reports are all that a handler reading the middleware's decision
+// (middleware.FromContext, a deny handler) needs. The methods that change
+// it, [Result.Take], [Result.Peek], [Result.Refund], [Result.GiveBack] and
+// [Result.Reset], and those that package middleware calls to decide a
+// policy nested in another middleware ([Result.DropGuards],
+// [Result.DropGuard], [Result.DropOwn], [Result.MergeGuard],
+// [Result.MergeOwn]), are for the code that prepared the Result: called
+// on the Result of a request a middleware decided, they would count the
+// request again or change what the middleware reports and gives back.
+//
 // A Result keeps its checks and decisions in a room of its own, which
 // Prepare allocates for as many policies as apply and later Prepares
 // reuse while it is large enough, so that a reused Result costs no
