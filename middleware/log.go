@@ -75,11 +75,12 @@ import (
 // A store-failure record ("ratekeeper: store failed") names the policies
 // its request was to be decided under, as "policies" (a list of names), so
 // that the records of nested middlewares sharing a store and a log tell
-// which one failed. A failure-state record names none: the State is the
-// middleware's, not a policy's. Where several middlewares log to one
-// place, give each a logger of its own that says which it is, and every
-// record of that middleware carries it:
-// WithLogger(slog.Default().With("limiter", "login")).
+// which one failed. A LogObserver's failure-state record names none (the
+// State is the middleware's, and one LogObserver may serve several; a
+// middleware without an observer names its policies in its own: see
+// [WithLogger]). Where several middlewares log to one place, give each a
+// logger of its own that says which it is, and every record of that
+// middleware carries it: WithLogger(slog.Default().With("limiter", "login")).
 //
 // Build one with [NewLogObserver] or use [WithLogger]. It is safe for
 // concurrent use.
@@ -217,9 +218,10 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 // [WithObserver]) logs only the changes of its failure [State], on
 // [slog.Default] as it is at each change, at most one record a second:
 // "ratekeeper: failure state changed" with from and to, a warning when the
-// store starts failing and information when it answers again, and
-// changes_not_logged, the changes left out since the record before, when
-// there were any. A middleware that logs nowhere and has no error handler
+// store starts failing and information when it answers again, policies,
+// the names of the middleware's policies (telling nested middlewares
+// apart), and changes_not_logged, the changes left out since the record
+// before, when there were any. A middleware that logs nowhere and has no error handler
 // (WithErrorHandler) logs its once-only setup warnings on [slog.Default]
 // all the same, at Warn: "ratekeeper: setup warning" ([ErrUnrouted],
 // [ErrForwardingIgnored], [ErrCountedTwice]).
@@ -280,6 +282,18 @@ func policyNames(res *Result) []string {
 	names := make([]string, res.Len())
 	for i := range names {
 		names[i] = res.Policy(i).Name()
+	}
+	return names
+}
+
+// setNames returns the names of the policies of s (nil: none), in order.
+func setNames(s *policy.Set) []string {
+	if s == nil {
+		return nil
+	}
+	names := make([]string, s.Len())
+	for i := range names {
+		names[i] = s.Policy(i).Name()
 	}
 	return names
 }

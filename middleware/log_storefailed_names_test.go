@@ -61,3 +61,47 @@ func TestStoreFailedNamesPolicies(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultStateLogNamesPolicies: nested middlewares built with no
+// observer, as the README's quick start builds its global and login ones,
+// log each change of their failure State on slog.Default: each record
+// names the policies of its middleware, so that the two are told apart
+// (before, both wrote the same "from=healthy to=open"), under chi and
+// ServeMux.
+func TestDefaultStateLogNamesPolicies(t *testing.T) {
+	for _, router := range []string{"chi", "ServeMux"} {
+		t.Run(router, func(t *testing.T) {
+			buf := defaultLogTo(t)
+			mem, _ := newStore(t)
+			st := &switchable{Store: mem}
+			st.down.Store(true)
+			global := middleware.MustNew(st, []*policy.Policy{
+				fixed("per-second", 10, time.Second, remote),
+				fixed("per-minute", 100, time.Minute, remote),
+			})
+			login := middleware.MustNew(st, []*policy.Policy{fixed("login", 5, time.Minute, remote)})
+			var h http.Handler
+			if router == "chi" {
+				r := chi.NewRouter()
+				r.Use(global.Handler)
+				r.With(login.Handler).Post("/login", ok)
+				h = r
+			} else {
+				mux := http.NewServeMux()
+				mux.Handle("POST /login", login.Handler(ok))
+				h = global.Handler(mux)
+			}
+			if w := serve(h, "POST", "/login"); w.Code != http.StatusOK {
+				t.Fatalf("status %d, want 200 (fail open)", w.Code)
+			}
+			var got []string
+			for _, rec := range logRecords(t, buf, "ratekeeper: failure state changed") {
+				got = append(got, fmt.Sprint(rec["to"], " ", rec["policies"]))
+			}
+			want := []string{"open [per-second per-minute]", "open [login]"}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("failure-state records %q, want %q\nlog:\n%s", got, want, buf.String())
+			}
+		})
+	}
+}

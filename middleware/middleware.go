@@ -1067,7 +1067,9 @@ func (m *Middleware) writeStateLog(now int64, from, to State) {
 	m.stateLogged, m.stateLoggedTo = now, to
 	m.stateLoggedAt.Store(now)
 	m.statePending.Store(false)
-	var extra []slog.Attr
+	// The policies tell the records of nested middlewares apart (a global
+	// one and a login one on one store), which log here alike.
+	extra := []slog.Attr{slog.Any("policies", setNames(m.Set()))}
 	if m.stateUnlogged > 0 {
 		extra = append(extra, slog.Int64("changes_not_logged", m.stateUnlogged))
 		m.stateUnlogged = 0
