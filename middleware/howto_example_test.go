@@ -1,10 +1,13 @@
 package middleware_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
@@ -121,4 +124,57 @@ func ExampleWithPatternFunc() {
 	// Output:
 	// GET /       200 "per-minute";r=99;t=120
 	// POST /login 200 "per-minute";r=98;t=90, "login";r=4;t=61
+}
+
+// A login limit keyed by IP and the user name of a JSON body (the README's
+// quick start reads a form's): the key function reads the body, bounded,
+// and puts it back, so that the handler reads it whole.
+func Example_jsonLogin() {
+	store := exampleStore()
+	defer store.Close()
+	ip := keyfunc.Must(keyfunc.IP())
+	userName := func(r *http.Request) (string, error) {
+		body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 64<<10))
+		r.Body = io.NopCloser(bytes.NewReader(body)) // for the handler
+		if err != nil {
+			return "", err // answered 400
+		}
+		var in struct {
+			Username string `json:"username"`
+		}
+		if json.Unmarshal(body, &in) != nil || in.Username == "" {
+			return "", keyfunc.ErrNoUser // answered 400, never a bucket shared by all
+		}
+		return in.Username, nil
+	}
+	login := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.Login(keyfunc.Must(keyfunc.Join(ip, userName)))),
+	})
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", login.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Username, Password string
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		fmt.Fprintf(w, "checking %s's password", in.Username)
+	})))
+
+	for _, body := range []string{`{"username":"ann","password":"x"}`, `{}`} {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest("POST", "/login", strings.NewReader(body)))
+		fmt.Println(w.Code, strings.TrimSpace(w.Body.String()))
+	}
+	for range 5 { // four more of ann's, then a sixth within the minute
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest("POST", "/login", strings.NewReader(`{"username":"ann","password":"y"}`)))
+		fmt.Println(w.Code, w.Header().Get("RateLimit"))
+	}
+	// Output:
+	// 200 checking ann's password
+	// 400 {"type":"about:blank","title":"Bad Request","status":400,"detail":"The request does not identify the client for rate-limit policy login."}
+	// 200 "login";r=3;t=61
+	// 200 "login";r=2;t=61
+	// 200 "login";r=1;t=61
+	// 200 "login";r=0;t=61
+	// 429 "login";r=0;t=61
 }
