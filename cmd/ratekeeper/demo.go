@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
 	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
@@ -50,6 +51,10 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	profile, ok := demo.Profiles[strings.ToLower(*headers)]
 	if !ok {
 		fmt.Fprintf(stderr, "ratekeeper demo: --headers: unknown profile %q; want %s\n", *headers, profileNames())
+		return exitUsage
+	}
+	if err := outfile.CheckPath("--svg", *svg); err != nil {
+		fmt.Fprintf(stderr, "ratekeeper demo: %v\n", err)
 		return exitUsage
 	}
 	made := false

@@ -33,6 +33,9 @@ type File struct {
 // is left there while the command runs, for an interrupted run to leave
 // behind. Call Discard when no output is written after all.
 func New(flag, path string) (*File, error) {
+	if err := CheckPath(flag, path); err != nil {
+		return nil, err
+	}
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s %s: is a directory", flag, path)
@@ -59,6 +62,17 @@ func New(flag, path string) (*File, error) {
 	f.Close()
 	os.Remove(f.Name())
 	return o, nil
+}
+
+// CheckPath refuses "-" as an output path, named by flag: where check's
+// "-" reads standard input, an output flag would write a file named "-"
+// in the working directory, which a user who meant standard output would
+// not find. /dev/stdout names standard output, as for any program.
+func CheckPath(flag, path string) error {
+	if path == "-" {
+		return fmt.Errorf("%s -: would write a file named \"-\"; give a file name, or /dev/stdout for standard output", flag)
+	}
+	return nil
 }
 
 // linkTarget follows the symlinks at path, the last element only, to the
