@@ -38,7 +38,11 @@ import (
 //   - [Comments] "comments": a token bucket of 3 refilled at 6 per minute.
 //     A person can post a quick follow-up or two at once, and then one
 //     comment every 10 seconds; a bot tops out at 360 an hour once its
-//     first 3 are spent.
+//     first 3 are spent. Its RateLimit-Policy member, as package
+//     middleware sends it, is "comments";q=3;w=60: a bucket's capacity
+//     over the window its rate is given in, which read alone says 3 a
+//     minute, not the 6 the bucket refills; the RateLimit field's t (10
+//     once the 3 are spent) tells a client when its next comment goes.
 const (
 	// LoginLimit is the number of login attempts per minute.
 	LoginLimit = 5
