@@ -37,7 +37,8 @@ type Middleware struct {
 	set     atomic.Pointer[policy.Set] // the active rule set; each request loads it once
 	fb      atomic.Pointer[feedback]   // nil: no Feedback (see SetFeedback)
 	pattern func(*http.Request) string
-	obs     Observer // nil: nothing observed
+	obs     Observer         // nil: nothing observed
+	shared  []SharedObserver // those WithObserver bound (see sameObserver)
 
 	profile     Profile
 	pkSecret    []byte

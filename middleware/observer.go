@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -295,7 +296,9 @@ func (f Failure) state() State {
 // [Observer]). Several WithObserver options add up. An observer that is a
 // [SharedObserver] is replaced by its ForMiddleware each time the option
 // is applied: pass one metrics Observer to every middleware (or one
-// Option to every New) and each middleware is kept apart.
+// Option to every New) and each middleware is kept apart. Given twice to
+// one middleware (in one option or two), a SharedObserver is an error: it
+// would record each of that middleware's requests twice.
 func WithObserver(obs ...Observer) Option {
 	return func(m *Middleware) error {
 		for _, o := range obs {
@@ -306,6 +309,12 @@ func WithObserver(obs ...Observer) Option {
 		all := append([]Observer(nil), obs...)
 		for i, o := range all {
 			if so, ok := o.(SharedObserver); ok {
+				for _, b := range m.shared {
+					if sameObserver(b, so) {
+						return fmt.Errorf("middleware: WithObserver: the %T is given twice: it would count each request twice", o)
+					}
+				}
+				m.shared = append(m.shared, so)
 				if all[i] = so.ForMiddleware(); nilness.Is(all[i]) {
 					return fmt.Errorf("middleware: WithObserver: ForMiddleware of the %T returned nil", o)
 				}
@@ -323,6 +332,14 @@ func WithObserver(obs ...Observer) Option {
 		}
 		return nil
 	}
+}
+
+// sameObserver reports whether a and b are the same observer: equal
+// values of one comparable type (an observer that is not, such as a
+// func or a slice of observers, is never the same as another).
+func sameObserver(a, b Observer) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Type() == vb.Type() && va.Comparable() && vb.Comparable() && va.Equal(vb)
 }
 
 // observers calls several observers in order.
