@@ -4,19 +4,21 @@ import "strings"
 
 // credentialWords are the words whose presence in a header's or cookie's
 // name (in any case) marks it as carrying a credential ("sess" covers
-// session, sessid and the short _gh_sess; "logged_in" and "remember" the
+// session, sessid and the short _gh_sess; "pass" a password, passphrase
+// or passcode, "pwd" its short form; "logged_in" and "remember" the
 // login cookies of WordPress, wordpress_logged_in_<hash>, and of Laravel,
 // remember_web_<hash>); credentialNames the names marked whole;
 // credentialSuffixes and credentialPrefixes the ends that mark one (a
 // session id: sid, connect.sid, express.sid, APISID, __Secure-1PSID; the
 // cookie prefixes browsers keep for secure cookies; ASP.NET Core's
 // cookies, whose authentication ticket is .AspNetCore.Cookies or
-// .AspNetCore.Identity.Application).
+// .AspNetCore.Identity.Application; WordPress's, whose authentication
+// cookies are wordpress_<hash> and wordpress_sec_<hash>).
 var (
-	credentialWords    = []string{"auth", "token", "secret", "passw", "sess", "credential", "key", "jwt", "bearer", "logged_in", "remember"}
+	credentialWords    = []string{"auth", "token", "secret", "pass", "pwd", "sess", "credential", "key", "jwt", "bearer", "logged_in", "remember"}
 	credentialNames    = []string{"cookie"}
 	credentialSuffixes = []string{"sid"}
-	credentialPrefixes = []string{"__secure-", "__host-", ".aspnetcore."}
+	credentialPrefixes = []string{"__secure-", "__host-", ".aspnetcore.", "wordpress_"}
 )
 
 // credential reports whether a header or cookie of this name carries a

@@ -25,3 +25,24 @@ func TestLoginCookiesOfCommonFrameworksAreDigests(t *testing.T) {
 		wantKey(t, keyfunc.Must(keyfunc.Cookie(name)), r, secretOf(t, "c2VjcmV0LXRva2Vu"), nil)
 	}
 }
+
+// TestWordPressAuthCookiesAndPassVariantsAreDigests: WordPress's
+// authentication cookie itself, "wordpress_<hash>" over HTTP and
+// "wordpress_sec_<hash>" over HTTPS (its AUTH_COOKIE and
+// SECURE_AUTH_COOKIE: user name, expiry, session token and HMAC), was keyed
+// as sent (only wordpress_logged_in_ was marked); so were headers and
+// cookies of a passphrase, a passcode or a pwd, which "passw" missed.
+func TestWordPressAuthCookiesAndPassVariantsAreDigests(t *testing.T) {
+	const v = "admin|1765000000|c2VjcmV0LXRva2Vu|0123abcd"
+	for _, name := range []string{
+		"wordpress_5c1b8d3e0f2a4b6c8d0e1f2a3b4c5d6e", "wordpress_sec_5c1b8d3e0f2a4b6c8d0e1f2a3b4c5d6e",
+		"passphrase", "pwd",
+	} {
+		r := newReq("192.0.2.1:1")
+		r.AddCookie(&http.Cookie{Name: name, Value: v})
+		wantKey(t, keyfunc.Must(keyfunc.Cookie(name)), r, secretOf(t, v), nil)
+	}
+	for _, name := range []string{"X-Passphrase", "X-Passcode", "X-Pwd", "X-Pass"} {
+		wantKey(t, keyfunc.Must(keyfunc.Header(name)), newReq("192.0.2.1:1", name, v), secretOf(t, v), nil)
+	}
+}

@@ -16,10 +16,11 @@ import (
 // [Secret] writes it ([HashLen] characters), never as sent, so that the
 // store, its dumps and logs of keys hold no credential: Authorization,
 // Proxy-Authorization, Cookie, and any name holding auth, token, secret,
-// passw, sess, credential, key, jwt, bearer, logged_in or remember in
-// any case (X-Api-Key, X-Auth-Token, X-Session-Id, wordpress_logged_in_…,
-// remember_web_…), ending in sid or starting with __Secure-, __Host- or
-// .AspNetCore. (ASP.NET Core's authentication cookies). This is the rule of a policy file's header: and cookie: parts,
+// pass, pwd, sess, credential, key, jwt, bearer, logged_in or remember in
+// any case (X-Api-Key, X-Auth-Token, X-Session-Id, X-Passphrase,
+// wordpress_logged_in_…, remember_web_…), ending in sid or starting with
+// __Secure-, __Host-, .AspNetCore. (ASP.NET Core's authentication
+// cookies) or wordpress_ (WordPress's). This is the rule of a policy file's header: and cookie: parts,
 // which therefore give the same keys. Wrapping such a Func in Secret
 // again is harmless but needless: the key is then the digest of the
 // digest, as unreadable, one per credential, but not the key Header gives
@@ -72,7 +73,7 @@ func Header(name string) (Func, error) {
 //
 // A cookie whose name marks a credential by Header's rule (session,
 // session_id, sid, connect.sid, jwt, auth_token, __Host-id,
-// .AspNetCore.Cookies, wordpress_logged_in_…, remember_web_…) is keyed by
+// .AspNetCore.Cookies, wordpress_sec_…, remember_web_…) is keyed by
 // its digest, as [Secret] writes it, never as sent; wrapping it in Secret
 // again is harmless but needless, as for Header. Other cookies (theme,
 // lang) are returned as they are.

@@ -100,10 +100,10 @@ import (
 // starting with '#' is replaced by a digest ("#" and 22 characters), and in
 // a list each part is bounded by keyfunc.Join. A header or cookie whose
 // name marks a credential (Authorization, Proxy-Authorization, Cookie, or
-// a name holding auth, token, secret, passw, sess (session, sessid),
+// a name holding auth, token, secret, pass, pwd, sess (session, sessid),
 // credential, key, jwt, bearer, logged_in or remember in any case, such
 // as X-Api-Key; a name ending in sid, such as sid, connect.sid or APISID;
-// one starting with __Secure-, __Host- or .AspNetCore.) is never kept as sent: keyfunc.Header and
+// one starting with __Secure-, __Host-, .AspNetCore. or wordpress_) is never kept as sent: keyfunc.Header and
 // keyfunc.Cookie replace its value by its SHA-256 digest (as keyfunc.Secret
 // writes it, once), so that the store and its dumps hold no credential, and
 // a policy built in code with the same part has the same key. A part written twice in one key (header names in
