@@ -23,19 +23,42 @@ import (
 // would on the handler's own request), and the pattern and path values a
 // router (http.ServeMux, chi) matched on c, when it changed the pattern.
 // It compares a few fields, and allocates nothing unless a path value is
-// given (then one request, whose fields r takes, so that it writes into
-// nothing that c shares). c may be r: then nothing changes.
+// given: to an r no router served, by SetPathValue (a map of r's own, the
+// only field of r written with the pattern); to one a router served,
+// which may share its path values with c, in one request whose fields r
+// takes, so that it writes into nothing that c shares. c may be r: then
+// nothing changes.
 func Back(r, c *http.Request) {
 	Forms(r, c)
 	p := c.Pattern
 	if p == r.Pattern {
 		return
 	}
-	differs := false
+	differs, own := false, false
 	wildcards(p, func(name string) {
 		differs = differs || c.PathValue(name) != r.PathValue(name)
+		own = own || r.PathValue(name) != ""
 	})
 	if !differs {
+		r.Pattern = p
+		return
+	}
+	if r.Pattern == "" && !own {
+		// No router served r (one sets its pattern with its path
+		// values): r has none, and SetPathValue puts c's in a map of
+		// r's own, shared with no copy. It writes no other field of
+		// r, which a goroutine of its caller may be reading (a
+		// watcher of its context, a logger of its URL), as a router
+		// serving r itself would not. The values c holds beyond its
+		// pattern's are chi's "*" of a Mount, given too.
+		wildcards(p, func(name string) {
+			if v := c.PathValue(name); v != "" {
+				r.SetPathValue(name, v)
+			}
+		})
+		if v := c.PathValue("*"); v != "" && r.PathValue("*") == "" {
+			r.SetPathValue("*", v)
+		}
 		r.Pattern = p
 		return
 	}

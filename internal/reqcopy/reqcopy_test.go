@@ -18,6 +18,7 @@ type key struct{}
 // values when the pattern changed (a router routed the copy).
 func TestBack(t *testing.T) {
 	r := httptest.NewRequest("POST", "/items/7/files/a/b", nil)
+	r.Pattern = "/" // routed further out (see TestBackUnrouted)
 	c := r.WithContext(context.WithValue(r.Context(), key{}, 1))
 	c.Form = url.Values{"a": {"1"}}
 	c.PostForm = url.Values{"b": {"2"}}
@@ -98,5 +99,32 @@ func TestBackKeepsRequestFields(t *testing.T) {
 	}
 	if r.Pattern != c.Pattern || r.PathValue("id") != "7" {
 		t.Errorf("Back: pattern %q id %q, want the copy's", r.Pattern, r.PathValue("id"))
+	}
+}
+
+// TestBackUnrouted: to an r no router served, Back gives the pattern and
+// its path values by SetPathValue, writing no other field of r (see
+// TestCopyBackWritesOnlyThePathValues in package middleware): the values
+// of the pattern's wildcards, and chi's "*" of a Mount, which its route
+// pattern leaves out; a value neither names (set on the copy by no
+// router) is not given.
+func TestBackUnrouted(t *testing.T) {
+	r := httptest.NewRequest("GET", "/api/items/7", nil)
+	c := r.WithContext(context.WithValue(r.Context(), key{}, 1))
+	c.Pattern = "/api/items/{id}"
+	c.SetPathValue("*", "items/7")
+	c.SetPathValue("id", "7")
+	c.SetPathValue("other", "x")
+	Back(r, c)
+	if r.Pattern != c.Pattern || r.PathValue("id") != "7" || r.PathValue("*") != "items/7" || r.PathValue("other") != "" {
+		t.Errorf("Back: pattern %q id %q * %q other %q, want the copy's pattern, id and *, no other", r.Pattern, r.PathValue("id"), r.PathValue("*"), r.PathValue("other"))
+	}
+	if r.Context().Value(key{}) != nil {
+		t.Errorf("Back took c's context")
+	}
+	// r's values are its own: setting c's again leaves r's as they are.
+	c.SetPathValue("id", "8")
+	if r.PathValue("id") != "7" {
+		t.Errorf("r shares its path values with c: id %q after c's changed", r.PathValue("id"))
 	}
 }
