@@ -185,7 +185,7 @@ func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 // (r.Pattern, r.PathValue), which a metrics or logging middleware further
 // out reads after its handler. The forms a deny or reject handler
 // ([WithDenyHandler], [WithRejectHandler]) parsed on the copy it is handed
-// are given back likewise once it returns.
+// are given back likewise once it returns, even by a panic.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("middleware: Handler: next is nil")
@@ -412,16 +412,15 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				retry = max(1, seconds(failWait), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
 			}
 			refusing(r)
-			m.unavailable(w, rc.request(r), res, retry, err)
-			answered(caller, r, rc)
+			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
 			return
 		}
 		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
 			refusing(r)
-			m.unavailable(w, rc.request(r), res, max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable, own))), err)
-			answered(caller, r, rc)
+			retry := max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
+			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
 			return
 		}
 		m.stats.failedOpen.Add(1)
@@ -478,8 +477,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		m.observe(r, res, Denied, start)
 		refusing(r)
 		if m.onDeny != nil {
-			m.onDeny(w, rc.request(r), res)
-			answered(caller, r, rc)
+			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
 			return
 		}
 		m.deny(w, res, wait)
@@ -510,8 +508,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
 			refusing(r)
-			m.unavailable(w, rc.request(r), res, max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable, own))), early)
-			answered(caller, r, rc)
+			retry := max(1, seconds(d), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
+			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, early) })
 			return
 		}
 		m.stats.delayed.Add(1)
@@ -538,8 +536,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				retry = max(1, seconds(d-waited), seconds(outerWait(r, http.StatusServiceUnavailable, own)-waited))
 			}
 			refusing(r)
-			m.unavailable(w, rc.request(r), res, retry, cut)
-			answered(caller, r, rc)
+			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, cut) })
 			return
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
@@ -579,8 +576,7 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 		m.stats.keyRejected.Add(1)
 		m.observe(r, res, KeyRejected, start)
 		refusing(r)
-		m.rejectKey(w, rc.request(r), res, ke)
-		answered(caller, r, rc)
+		refuse(caller, r, rc, func(c *http.Request) { m.rejectKey(w, c, res, ke) })
 		return
 	}
 	var ce *policy.CostError
@@ -589,8 +585,7 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 		m.observe(r, res, Denied, start)
 		refusing(r)
 		if m.onDeny != nil {
-			m.onDeny(w, rc.request(r), res)
-			answered(caller, r, rc)
+			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
 			return
 		}
 		m.rejectCost(w, ce)
@@ -1410,10 +1405,20 @@ func pass(w http.ResponseWriter, r, c *http.Request, next http.Handler) {
 	next.ServeHTTP(w, c)
 }
 
+// refuse answers r in place of next with answer, which calls a deny or
+// reject handler (or the default one) with c, the request next would have
+// been handed (rc.request(r)), and then gives caller what the handler set
+// on c, as pass does for next: a handler may parse the form of a request
+// refused (whose files net/http removes for its own request only). It
+// does so even when the handler panics, for a caller that recovers (a
+// client over its limit would otherwise leave its upload on disk).
+func refuse(caller, r *http.Request, rc *resultContext, answer func(c *http.Request)) {
+	defer answered(caller, r, rc)
+	answer(rc.request(r))
+}
+
 // answered gives caller what the deny or reject handler that answered r
-// in place of next set on the request it was handed (rc.request(r), the
-// copy next would have been handed), as pass does for next: a handler
-// may parse the form of a request refused (though not after a panic).
+// in place of next set on the request it was handed (see refuse).
 func answered(caller, r *http.Request, rc *resultContext) {
 	reqcopy.Back(caller, rc.request(r))
 }
