@@ -183,7 +183,9 @@ func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 // a multipart form's temporary files after the handler as it does for its
 // own request, and the pattern and path values a router in next matched
 // (r.Pattern, r.PathValue), which a metrics or logging middleware further
-// out reads after its handler. The forms a deny or reject handler
+// out reads after its handler. The trailer of a chunked body is in the
+// copy's r.Trailer once next has read the body, as in the request's.
+// The forms a deny or reject handler
 // ([WithDenyHandler], [WithRejectHandler]) parsed on the copy it is handed
 // are given back likewise once it returns, even by a panic.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
@@ -210,6 +212,11 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	set := m.set.Load() // one immutable snapshot for the whole request
 	caller := r         // what next sets on the request passed on is given to it (see pass)
+	if !m.noContext {
+		// next is handed a copy: it sees the trailers of a chunked
+		// body as next would see them on r.
+		reqcopy.Trailer(r)
+	}
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
 		r = m.noteUnrouted(r)

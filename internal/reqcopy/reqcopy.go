@@ -93,6 +93,20 @@ func Forms(r, c *http.Request) {
 	}
 }
 
+// Trailer readies r, a request about to be copied for a handler, for the
+// copy to see the trailer of its body once read: net/http sets the
+// Trailer of its own request, as a chunked body (HTTP/1) ends, to a map
+// of the trailers its client did not announce (those announced are in
+// the map r and its copies share), which a copy made before does not
+// see. Given an empty map now, shared by the copies made after, net/http
+// adds them to it instead. r is left as it is when it has a Trailer map
+// or no transfer coding (no trailer section can come).
+func Trailer(r *http.Request) {
+	if r.Trailer == nil && len(r.TransferEncoding) != 0 {
+		r.Trailer = make(http.Header)
+	}
+}
+
 // wildcards calls f with the name of each wildcard of pattern, as
 // http.ServeMux writes them ({name}, {name...}) and chi does ({name},
 // {name:regexp}, and a final * whose path value is named "*").

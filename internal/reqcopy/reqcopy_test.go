@@ -128,3 +128,29 @@ func TestBackUnrouted(t *testing.T) {
 		t.Errorf("r shares its path values with c: id %q after c's changed", r.PathValue("id"))
 	}
 }
+
+// TestTrailer: a chunked request without a Trailer map is given an empty
+// one, which its copies share; any other request is left as it is.
+func TestTrailer(t *testing.T) {
+	r := httptest.NewRequest("POST", "/", nil)
+	r.TransferEncoding = []string{"chunked"}
+	Trailer(r)
+	c := r.WithContext(context.Background())
+	if r.Trailer == nil {
+		t.Fatal("Trailer left a chunked request without a Trailer map")
+	}
+	r.Trailer.Set("X-Sum", "7") // as net/http adds an unannounced trailer
+	if c.Trailer.Get("X-Sum") != "7" {
+		t.Errorf("the copy's trailer %v, want X-Sum 7", c.Trailer)
+	}
+	own := http.Header{"X-Own": nil}
+	r.Trailer = own
+	Trailer(r)
+	if r.Trailer.Get("X-Sum") != "" || len(r.Trailer) != 1 {
+		t.Errorf("Trailer replaced the request's map: %v", r.Trailer)
+	}
+	r = httptest.NewRequest("POST", "/", nil)
+	if Trailer(r); r.Trailer != nil {
+		t.Errorf("Trailer gave a request with no transfer coding a map: %v", r.Trailer)
+	}
+}
