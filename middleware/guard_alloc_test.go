@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -25,43 +26,55 @@ import (
 func TestAllocationsLowered(t *testing.T) {
 	store, _ := newStore(t)
 	ip := keyfunc.Must(keyfunc.IP())
-	r := httptest.NewRequest("GET", "/", nil)
 	bare := allocsPerRequest(ok)
 	for _, kind := range []algorithms.Kind{algorithms.SlidingWindow, algorithms.TokenBucket} {
 		for _, n := range []int{1, 4} {
 			for _, ctx := range []bool{true, false} {
 				for _, unguarded := range []bool{false, true} {
-					var ps []*policy.Policy
-					for i := range n {
-						ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), 1_000_000, time.Duration(i+1)*time.Minute, ip, policy.WithAlgorithm(kind))))
-					}
-					var opts []middleware.Option
-					want := bare + 2
-					if !ctx || unguarded || kind.Windowed() {
-						want = bare + 1
-					}
-					if !ctx {
-						opts = append(opts, middleware.WithoutContext())
-					}
-					m := middleware.MustNew(store, ps, opts...)
-					set := m.SetLimit
-					if unguarded {
-						set = m.SetLimitUnguarded
-					}
-					for i := range n {
-						if err := set("p"+strconv.Itoa(i), 500_000); err != nil {
-							t.Fatal(err)
+					t.Run(fmt.Sprintf("%s/%d/context=%v/unguarded=%v", kind, n, ctx, unguarded), func(t *testing.T) {
+						if raceEnabled && !ctx {
+							t.Skip("without context the Results are pooled, and the race detector makes sync.Pool drop items: allocation counts differ")
 						}
-					}
-					h := m.Handler(ok)
-					h.ServeHTTP(httptest.NewRecorder(), r) // the store's first sight of the keys allocates
-					if got := allocsPerRequest(h); got > want {
-						t.Errorf("%d lowered %s policies, context %v, unguarded %v: %v allocations per request, want at most %v", n, kind, ctx, unguarded, got, want)
-					}
+						want := bare + 2
+						if !ctx || unguarded || kind.Windowed() {
+							want = bare + 1
+						}
+						if got := allocsLowered(t, store, ip, kind, n, ctx, unguarded); got > want {
+							t.Errorf("%v allocations per request, want at most %v", got, want)
+						}
+					})
 				}
 			}
 		}
 	}
+}
+
+// allocsLowered returns the allocations per request of a middleware of n
+// policies of kind, each lowered by SetLimit (or SetLimitUnguarded) to
+// half its limit.
+func allocsLowered(t *testing.T, store algorithms.Store, ip keyfunc.Func, kind algorithms.Kind, n int, ctx, unguarded bool) float64 {
+	t.Helper()
+	var ps []*policy.Policy
+	for i := range n {
+		ps = append(ps, policy.Must(policy.Per("p"+strconv.Itoa(i), 1_000_000, time.Duration(i+1)*time.Minute, ip, policy.WithAlgorithm(kind))))
+	}
+	var opts []middleware.Option
+	if !ctx {
+		opts = append(opts, middleware.WithoutContext())
+	}
+	m := middleware.MustNew(store, ps, opts...)
+	set := m.SetLimit
+	if unguarded {
+		set = m.SetLimitUnguarded
+	}
+	for i := range n {
+		if err := set("p"+strconv.Itoa(i), 500_000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := m.Handler(ok)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil)) // the store's first sight of the keys allocates
+	return allocsPerRequest(h)
 }
 
 // TestSetLimitUnguarded: a limit of a bucket kind (token_bucket) set by
