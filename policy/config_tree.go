@@ -211,6 +211,47 @@ func checkDocuments(tokens token.Tokens, file string) error {
 	return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: "holds more than one YAML document"}
 }
 
+// checkTabs reports a tab inside a value that is unquoted or in double
+// quotes, at the value. The lexer drops a tab from an unquoted value
+// ("limit: 1<TAB>0" reads as 10, "header:X-Api<TAB>Key" as X-ApiKey),
+// where YAML 1.2 keeps it, and loses track of the line after a
+// double-quoted value holding one, so that the parser reports an
+// unrelated error elsewhere. A tab where YAML allows blanks (around a
+// value, before a comment) is no problem, nor one in a comment, a
+// single-quoted value or a block scalar (| or >), which the lexer keeps
+// as written.
+func checkTabs(tokens token.Tokens, file string) error {
+	var prev token.Type
+	for _, tk := range tokens {
+		t := prev
+		prev = tk.Type
+		switch tk.Type {
+		case token.CommentType, token.SingleQuoteType, token.DirectiveType:
+			continue
+		}
+		if t == token.LiteralType || t == token.FoldedType {
+			continue // a block scalar's text
+		}
+		inside := false
+		for _, line := range strings.Split(tk.Origin, "\n") {
+			if strings.ContainsRune(strings.Trim(line, " \t\r"), '\t') {
+				inside = true
+			}
+		}
+		if !inside {
+			continue
+		}
+		p := tokenPos(tk)
+		value := escapeControls(strings.Trim(tk.Origin, " \t\r\n"))
+		reason := fmt.Sprintf("a tab inside the value %s, which YAML readers disagree on (this one drops it): write a space, or, for a tab, quote the value and write \\t", value)
+		if tk.Type == token.DoubleQuoteType {
+			reason = fmt.Sprintf("a tab inside the quoted value %s, which this YAML reader misreads (it loses track of the line): write it as \\t", value)
+		}
+		return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: reason}
+	}
+	return nil
+}
+
 // parseYAML parses data into a tree. A syntax error comes back as a
 // *ConfigError with the position the parser reported.
 func parseYAML(data []byte, file string) (root *cnode, err error) {
@@ -229,6 +270,9 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		return nil, err
 	}
 	if err := checkDocuments(tokens, file); err != nil {
+		return nil, err
+	}
+	if err := checkTabs(tokens, file); err != nil {
 		return nil, err
 	}
 	// Keys written twice are kept, for the decoder to report at their
