@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func lint(cfg *policy.Config) []string {
 		}
 		if s.Algorithm == algorithms.LeakyQueue && s.MaxDelay == 0 {
 			// delay <= MaxDelay (DESIGN): 0 admits only a request whose slot is due.
-			warn("leaky_queue with no max_delay holds no request: it passes one request every %s and refuses any that would have to wait for its slot, so it spaces requests instead of queueing them; max_delay sets how long a request may wait", time.Duration(int64(s.Window)/s.Limit))
+			warn("leaky_queue with no max_delay holds no request: it passes one request every %s and refuses any that would have to wait for its slot, so it spaces requests instead of queueing them; max_delay sets how long a request may wait", emissionInterval(s))
 		}
 		if s.Algorithm == algorithms.LeakyQueue && !p.CountsAll() {
 			// algorithms.GiveBacker: a queue place comes back by Refund's
@@ -252,6 +253,18 @@ func spelledBefore(cfg *policy.Config, i int, r string) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// emissionInterval formats the time between two requests a leaky_queue of
+// s passes, window/limit: as a time.Duration (truncated to the
+// nanosecond), or in fractions of a nanosecond when it is shorter (more
+// than one request per nanosecond of window), which the Duration would
+// round down to 0s.
+func emissionInterval(s algorithms.Spec) string {
+	if d := time.Duration(int64(s.Window) / s.Limit); d > 0 {
+		return d.String()
+	}
+	return strconv.FormatFloat(float64(s.Window)/float64(s.Limit), 'g', 3, 64) + "ns"
 }
 
 // readsIP reports whether a policy of cfg keys by the client's address.
