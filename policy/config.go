@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -302,6 +303,11 @@ func Load(path string) (*Config, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
 	if err != nil {
+		// "read PATH: is a directory" names the path again.
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == path {
+			err = pe.Err
+		}
 		return nil, fmt.Errorf("policy: %s: %w", path, err)
 	}
 	return ParseConfig(data, path)

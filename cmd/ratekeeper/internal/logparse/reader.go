@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -307,6 +308,11 @@ func (r *Reader) Next() (Entry, error) {
 			if err == io.EOF {
 				r.unfinished()
 				return e, io.EOF
+			}
+			// "read NAME: is a directory" names the log again.
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == r.name {
+				err = pe.Err
 			}
 			return e, fmt.Errorf("logparse: %s: %w", r.name, err)
 		}
