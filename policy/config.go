@@ -271,7 +271,9 @@ const (
 // holds one document: a second one (after a "---" line) is an error, not
 // ignored; its anchors, aliases and merge keys are read (<<: *a, or
 // <<: [*a, *b], a's keys winning over b's, and the mapping's own over
-// both), its tags (!!str) are not. The file is UTF-8 text, with or without a byte order mark: a
+// both), its tags (!!str) are not, and a tab inside a value that is
+// unquoted or double-quoted is an error (the parser would drop it or
+// misread the line: write a space, or \t in double quotes). The file is UTF-8 text, with or without a byte order mark: a
 // UTF-16 file, or a byte that is not UTF-8 anywhere in it (a comment
 // included), is an error at that byte.
 //
