@@ -191,7 +191,21 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 		}
 	default:
 		w, q := bucketSeen(d, waited, p.capacity)
-		*cp, ok = p.bucketGiveBack(*cp, t, n, reckoned(d.ResetAfter, waited), w, q)
+		nt, live := tb.notes[h]
+		live = live && p.noteLive(nt.g, t)
+		var ntp *bucketNote
+		if live {
+			ntp = &nt
+		}
+		var g u128
+		*cp, g = p.bucketGiveBack(*cp, t, n, reckoned(d.ResetAfter, waited), w, q, ntp)
+		if ok = g != (u128{}); ok {
+			nt.noteGiven(live, t, g, *cp)
+			if tb.notes == nil {
+				tb.notes = make(map[uint64]bucketNote)
+			}
+			tb.notes[h] = nt
+		}
 	}
 	return ok
 }

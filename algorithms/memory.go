@@ -220,6 +220,12 @@ type table struct {
 	cells *keyTable
 	logs  *logTable
 	rings *ringTable
+	// notes holds the bucketNote of each token_bucket or leaky_bucket key
+	// of cells whose latest give-back gave units back, by key hash, nil
+	// until one does. A key whose note is live is not idle (see idleAt);
+	// a note goes with its key (removeAt), and a sweep drops the notes
+	// that no longer count. Read and written under the shard's lock.
+	notes map[uint64]bucketNote
 	// The lowest limits below the Spec's that checks decided on the
 	// table were judged at ([Check.Limit]), 0 for none: low in period
 	// lowAt of two of the Spec's windows (from the Unix epoch), lowPrev
@@ -1043,7 +1049,12 @@ func (tb *table) idleAt(i int, t int64) bool {
 		s := slidingBuckets{last: c.t, sum: int64(c.x)} // all idle reads
 		return s.idle(&tb.p, t)
 	}
-	return tb.p.idleCell(tb.cells.cs[i], t)
+	if !tb.p.idleCell(tb.cells.cs[i], t) {
+		return false
+	}
+	// A bucket key's live note still counts (see bucketNote): kept.
+	nt, ok := tb.notes[tb.cells.hs[i]]
+	return !ok || !tb.p.noteLive(nt.g, t)
 }
 
 // usedAt returns how much of its capacity the key in slot i of
@@ -1127,6 +1138,9 @@ func (tb *table) removeAt(i int) {
 	case tb.rings != nil:
 		tb.rings.removeAt(i)
 	default:
+		if tb.notes != nil {
+			delete(tb.notes, tb.cells.hs[i])
+		}
 		tb.cells.removeAt(i)
 	}
 }
@@ -1318,6 +1332,7 @@ func (sh *shard) sweep(t int64) int {
 			i++
 		}
 		tb.shrink()
+		tb.dropNotes(t)
 	}
 	sh.keys -= n
 	if n > 0 {

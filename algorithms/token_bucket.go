@@ -166,8 +166,10 @@ func (p *params) bucketWait(dl u128, m int64) int64 {
 
 // bucketGiveBack gives back at t cost n taken by a Take w ns before t,
 // whose decision said the bucket would be full a = r + w ns after it (its
-// ResetAfter) with q units in use (C less its Remaining): see bucketSeen
-// and [GiveBacker.GiveBack].
+// ResetAfter) with q units in use (C less its Remaining), nt being the
+// key's live note of its latest give-back (nil for none): see bucketSeen,
+// bucketNote and [GiveBacker.GiveBack]. It returns the state after and the
+// units given back (D·L), zero for none.
 //
 // The Take's own deficit τ (in D·L units, at its instant t − w) is known
 // to the ns by its ResetAfter, (a−1)·L < τ <= a·L, and to the unit by its
@@ -178,15 +180,16 @@ func (p *params) bucketWait(dl u128, m int64) int64 {
 // the one value x − m·W in (lo, hi]. Where there is none (the reckoning is
 // off, or the key changed otherwise), τ is taken to be lo + 1, the least
 // deficit a state can hold in (lo, hi]: no step rounds towards giving
-// back more. F then moves back by min(n·W/L, τ − w·L, F − t), so never
-// before t (a full bucket, an empty meter).
-func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64) (cell, bool) {
+// back more. The note then lowers τ to what still stands of it
+// (bucketLowerDeficit), and F moves back by min(n·W/L, τ − w·L, F − t),
+// so never before t (a full bucket, an empty meter).
+func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64, nt *bucketNote) (cell, u128) {
 	if r <= 0 || q <= 0 {
-		return c, false // the Take's deficit has refilled
+		return c, u128{} // the Take's deficit has refilled
 	}
 	dl := p.deficit(c, t)
 	if dl == (u128{}) {
-		return c, false // full
+		return c, u128{} // full
 	}
 	a := r + w
 	hi, lo := mul(a, p.limit), mul(a-1, p.limit)
@@ -217,8 +220,9 @@ func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64) (cell, bool) {
 	if hi.less(tau) {
 		tau = hi // lo >= hi: a decision that is not the Take's
 	}
+	tau = p.bucketLowerDeficit(tau, t, n, w, nt)
 	if !wl.less(tau) {
-		return c, false
+		return c, u128{}
 	}
 	g := tau.sub(wl)
 	if ng := mul(n, p.window); ng.less(g) {
@@ -228,7 +232,7 @@ func (p *params) bucketGiveBack(c cell, t, n, r, w, q int64) (cell, bool) {
 		g = dl
 	}
 	if g == dl {
-		return cell{t: t}, true
+		return cell{t: t}, g
 	}
-	return p.retreat(c, g), true
+	return p.retreat(c, g), g
 }

@@ -668,6 +668,7 @@ type tokenBucket struct {
 	burst  int64
 	tokens *big.Rat // at last; nil: never used (full)
 	last   int64
+	note   *giveNote // the latest give-back that gave units back; nil: none
 }
 
 func (m *tokenBucket) tokensAt(t int64) *big.Rat {
@@ -705,6 +706,7 @@ type leakyBucket struct {
 	rate  *big.Rat
 	level *big.Rat // at last; nil: empty
 	last  int64
+	note  *giveNote // the latest give-back that gave units back; nil: none
 }
 
 func (m *leakyBucket) used(t int64) *big.Rat {

@@ -26,7 +26,8 @@ import (
 //     window lose up to the cost;
 //   - token_bucket, leaky_bucket: used (C − tokens, or the level) drops by
 //     min(cost, used, u − waited·L/W), u being what the Take left in use
-//     at its instant, as its decision (ResetAfter, Remaining) tells it;
+//     at its instant, as its decision (ResetAfter, Remaining) tells it,
+//     lowered by the key's note of its latest give-back ([giveNote]);
 //   - leaky_queue: [Model.RefundAt]'s place.
 //
 // (now being the key's effective instant for the window kinds). Then every
@@ -157,20 +158,24 @@ func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algo
 		}
 		return true
 	case *tokenBucket:
-		g := bucketGive(m.used(t), n, r, sp, d, waited)
+		used := m.used(t)
+		g := bucketGive(used, n, r, sp, d, waited, m.note.live(sp, t), t)
 		if g.Sign() == 0 {
 			return false
 		}
 		m.tokens = new(big.Rat).Add(m.tokensAt(t), g)
 		m.last = t
+		m.note = m.note.given(sp, t, g, sub(used, g))
 		return true
 	case *leakyBucket:
-		g := bucketGive(m.used(t), n, r, sp, d, waited)
+		used := m.used(t)
+		g := bucketGive(used, n, r, sp, d, waited, m.note.live(sp, t), t)
 		if g.Sign() == 0 {
 			return false
 		}
-		m.level = sub(m.used(t), g)
+		m.level = sub(used, g)
 		m.last = t
+		m.note = m.note.given(sp, t, g, sub(used, g))
 		return true
 	}
 	return false
@@ -178,9 +183,10 @@ func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algo
 
 // bucketGive returns what a bucket of spec sp whose use at the give-back
 // is used gives back of a Take of n units whose key was to be full r ns
-// after the give-back, d its decision, waited before it: min(n, used,
-// u − waited·L/W), at least 0, u being takeUse's.
-func bucketGive(used *big.Rat, n int64, r *big.Int, sp algorithms.Spec, d algorithms.Decision, waited time.Duration) *big.Rat {
+// after the give-back, d its decision, waited before it, note the key's
+// live note (nil for none), t the give-back's instant: min(n, used,
+// u − waited·L/W), at least 0, u being takeUse's lowered by note.lower.
+func bucketGive(used *big.Rat, n int64, r *big.Int, sp algorithms.Spec, d algorithms.Decision, waited time.Duration, note *giveNote, t int64) *big.Rat {
 	capacity := sp.Capacity()
 	q := capacity - min(max(d.Remaining, 0), capacity) // units in use after the Take
 	if r.Sign() <= 0 || used.Sign() <= 0 || q <= 0 {
@@ -189,6 +195,7 @@ func bucketGive(used *big.Rat, n int64, r *big.Int, sp algorithms.Spec, d algori
 	rate := frac(sp.Limit, int64(sp.Window))
 	wr := new(big.Rat).Mul(ratInt(int64(waited)), rate)
 	u := takeUse(new(big.Rat).Add(used, wr), int64(d.ResetAfter), q, sp)
+	u = note.lower(u, n, t, int64(waited), sp)
 	g := sub(u, wr)
 	if g.Sign() <= 0 {
 		return new(big.Rat)
