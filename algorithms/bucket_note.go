@@ -83,12 +83,15 @@ func (p *params) bucketLowerDeficit(tau u128, t, n, w int64, nt *bucketNote) u12
 
 // noteGiven records in *nt (live: whether it held a live note) that a
 // give-back at t gave back g units (D·L), leaving the bucket in state c.
-func (nt *bucketNote) noteGiven(live bool, t int64, g u128, c cell) {
+// Γ is kept at most C·W: a Take's τ is at most that (q·W, q <= C), so a
+// larger Γ changes no outcome (the Redis store keeps it so, in 64 bits).
+func (p *params) noteGiven(nt *bucketNote, live bool, t int64, g u128, c cell) {
 	if live && t <= nt.g {
 		nt.gam = nt.gam.add(g) // at G, or before it (a clock behind)
 	} else {
 		nt.g, nt.gam = t, g
 	}
+	nt.gam = minU(nt.gam, mul(p.capacity, p.window))
 	nt.h = c
 }
 

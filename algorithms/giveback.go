@@ -200,7 +200,7 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 		var g u128
 		*cp, g = p.bucketGiveBack(*cp, t, n, reckoned(d.ResetAfter, waited), w, q, ntp)
 		if ok = g != (u128{}); ok {
-			nt.noteGiven(live, t, g, *cp)
+			p.noteGiven(&nt, live, t, g, *cp)
 			if tb.notes == nil {
 				tb.notes = make(map[uint64]bucketNote)
 			}

@@ -273,14 +273,28 @@ func reservationID() string {
 }
 
 // sideKeysOf returns r.keysOf(idx) followed by the side key (":u") of
-// each sliding_log and sliding_buckets key of the checks idx: a
-// reservation and its undo read and write them (see lua/cluster.lua).
+// each sliding_log and sliding_buckets key of the checks idx, and the
+// note key (":g") of each token_bucket and leaky_bucket key: a
+// reservation and its undo read and write them (see lua/cluster.lua and
+// lua/notes.lua), a give-back the note keys. idx nil means every check.
 func (r *request) sideKeysOf(idx []int) []string {
 	ks := r.keysOf(idx)
-	for _, i := range idx {
-		if c := r.infos[i].code; c == codeLog || c == codeBuckets {
+	side := func(i int) {
+		switch r.infos[i].code {
+		case codeLog, codeBuckets:
 			ks = append(ks, r.keys[r.first[i]]+":u")
+		case codeToken, codeLeaky:
+			ks = append(ks, r.keys[r.first[i]]+":g")
 		}
+	}
+	if idx == nil {
+		for i := range r.checks {
+			side(i)
+		}
+		return ks
+	}
+	for _, i := range idx {
+		side(i)
 	}
 	return ks
 }

@@ -143,7 +143,11 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 				vs[k] = vals[i]
 			}
 		}
-		v, err := s.evalOnce(ctx, op, s.client, r.keysOf(idx), append(r.args(idx, mode), vs...))
+		keys := r.keysOf(idx)
+		if mode == modeGiveBack {
+			keys = r.sideKeysOf(idx) // a bucket's note key too (lua/notes.lua)
+		}
+		v, err := s.evalOnce(ctx, op, s.client, keys, append(r.args(idx, mode), vs...))
 		if err != nil {
 			return err
 		}

@@ -10,9 +10,11 @@ var _ algorithms.Resetter = (*Store)(nil)
 
 // Reset implements [algorithms.Resetter]: it deletes the Redis keys that
 // hold each check's state under its Spec (its Cost is ignored): the key,
-// sliding_log's second key (":l"), and for sliding_log and
-// sliding_buckets the side key (":u") where a Cluster's cross-slot Takes
-// list their reservations (see lua/cluster.lua). Every Spec is validated first: an
+// sliding_log's second key (":l"), for sliding_log and sliding_buckets
+// the side key (":u") where a Cluster's cross-slot Takes list their
+// reservations (see lua/cluster.lua), and for token_bucket and
+// leaky_bucket the note of the key's latest give-back (":g", see
+// lua/notes.lua). Every Spec is validated first: an
 // invalid one is an error and nothing is deleted. A key Redis does not
 // hold is no error. The keys go in one DEL, or on a Cluster whose keys span
 // slots in one DEL per slot, sent together in one pipeline (a round trip
@@ -88,8 +90,9 @@ func (s *Store) delKeys(ctx context.Context, r *request, split bool) error {
 }
 
 // resetKeys returns the keys of the checks idx (all when idx is nil) that
-// Reset deletes: keysOf's, and the side key of each sliding_log and
-// sliding_buckets key.
+// Reset deletes: keysOf's, the side key of each sliding_log and
+// sliding_buckets key, and the note key of each token_bucket and
+// leaky_bucket key (sideKeysOf).
 func (r *request) resetKeys(idx []int) []string {
 	if idx == nil {
 		idx = make([]int, len(r.checks))

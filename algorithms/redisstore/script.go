@@ -33,6 +33,8 @@ var (
 	luaLog string
 	//go:embed lua/buckets.lua
 	luaBuckets string
+	//go:embed lua/notes.lua
+	luaNotes string
 	//go:embed lua/cluster.lua
 	luaCluster string
 	//go:embed lua/refund.lua
@@ -54,7 +56,7 @@ var takeScript = redis.NewScript(takeScriptSource)
 // takeScriptSource is takeScript's code: the files in a function, which
 // luaReplicaCheck follows.
 var takeScriptSource = luaPrelude + "\nlocal function take()\n" +
-	strings.Join([]string{luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, luaMain}, "\n") +
+	strings.Join([]string{luaNum, luaSpec, luaFastLib, luaFast, luaCell, luaLog, luaBuckets, luaNotes, luaCluster, luaRefund, luaMainLib, luaGiveBack, luaMain}, "\n") +
 	"\nend\n" + luaReplicaCheck
 
 // luaReplicaCheck ends the script: a Take (mode 0, compact or wide, or a
@@ -115,7 +117,7 @@ const luaPrelude = "local KEYS, ARGV = KEYS, ARGV\n" +
 var takeLibrary, takeFunction, peekFunction = library()
 
 func library() (code, take, peek string) {
-	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaCluster, luaRefund, luaMainLib, luaGiveBack, "memoOn = true -- fastlib.lua"}, "\n")
+	helpers := strings.Join([]string{"local KEYS, ARGV", luaStd, luaNum, luaSpec, luaFastLib, luaCell, luaLog, luaBuckets, luaNotes, luaCluster, luaRefund, luaMainLib, luaGiveBack, "memoOn = true -- fastlib.lua"}, "\n")
 	body := strings.Join([]string{luaFast, luaMain}, "\n")
 	const registered = "take; peek no-writes" // the functions, in the hash too
 	sum := sha1.Sum([]byte(helpers + "\x00" + body + "\x00" + registered))

@@ -588,7 +588,21 @@ local function undoKind()
   -- sliding_window ('w') or bucket kind's ('s') key K, from its undo
   -- record (a, b, c, d) and K's records; u is the undo's instant relative
   -- to the reservation's (t = 0 in the script).
-  local function undoState(tag, key, a, b, c, d, u, id)
+  -- noteUndo records at the undo's instant t + u, on a token_bucket or
+  -- leaky_bucket key (P its Spec, nil for another kind), that the undo
+  -- moved F back by q ns and r/L to head: a give-back (notes.lua), for a
+  -- Take decided before the undo whose decision counted the reservation's
+  -- units ahead of its own.
+  local function noteUndo(P, key, q, r, head, u, minTTL)
+    if not P then return end
+    local ft, fx = instant(head)
+    if not ft then return end
+    local gkey = key .. ':g'
+    local nt = notes().load(P, gkey, u)
+    notes().given(P, gkey, nt, badd(bmul(q, P.L), r), ft, fx, minTTL, u)
+  end
+
+  local function undoState(tag, key, a, b, c, d, u, id, P, minTTL)
     local v = call('GET', key)
     if not v then return end
     local head, es = chainOf(v)
@@ -657,6 +671,12 @@ local function undoKind()
         end
         head = S
         table.remove(es, pos)
+        if tag == 's' and d ~= 'q' then
+          -- The newer reservations' decisions counted this one's units
+          -- ahead of theirs.
+          local q, r = match(c, '^(%d+) (%d+) %d+$')
+          if q then noteUndo(P, key, tonumber(q), tonumber(r), head, u, minTTL) end
+        end
       else
         es[pos].id = KEPT
       end
@@ -716,11 +736,12 @@ local function undoKind()
       rest = chainText(es, 1)
     end
     call('SET', key, head .. rest, 'KEEPTTL')
+    if d ~= 'q' then noteUndo(P, key, q, r, head, u, minTTL) end
   end
 
   -- applyUndo applies the undo records ARGV[base + 3 ...] of reservation
   -- ARGV[base + 1] (its id), at instant ARGV[base].
-  local function applyUndo(base)
+  local function applyUndo(base, minTTL)
     local clock, id, count = ARGV[base], ARGV[base + 1], tonumber(ARGV[base + 2])
     if not count or not match(id or '', '^%x+$') or #ARGV ~= base + 2 + count * 7 then
       return redis.error_reply('redisstore: malformed undo records')
@@ -736,6 +757,18 @@ local function undoKind()
       end
     end
     base = base + 2
+    -- The Spec of each token_bucket and leaky_bucket key of the call's
+    -- checks, by key: its undo notes a give-back (noteUndo).
+    local specs, ki = {}, 1
+    for i = 1, tonumber(ARGV[5]) or 0 do
+      local x = 5 + (i - 1) * 7
+      local kind = tonumber(ARGV[x + 1]) -- mainlib.lua's codes: 2 LOG, 5 TOKEN, 6 LEAKY
+      if (kind == 5 or kind == 6) and KEYS[ki] then
+        specs[KEYS[ki]] = {L = tonumber(ARGV[x + 2]), W = tonumber(ARGV[x + 3]), C = tonumber(ARGV[x + 4])}
+      end
+      ki = ki + 1
+      if kind == 2 then ki = ki + 1 end
+    end
     -- Every side key first: one the store did not write fails the undo
     -- before it writes anything.
     local sides = {}
@@ -754,7 +787,7 @@ local function undoKind()
       local tag, key, lkey = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
       local A, B, C, D = ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
       if tag == 's' or tag == 'f' or tag == 'w' then
-        undoState(tag, key, A, B, C, D, u, id)
+        undoState(tag, key, A, B, C, D, u, id, specs[key], minTTL)
       elseif tag == 'b' then
         undoBuckets(key, A, B, C, tonumber(D), sides[key], id)
       elseif tag == 'l' then

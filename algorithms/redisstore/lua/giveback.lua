@@ -110,7 +110,8 @@ local function giveBackOne(op, minTTL)
   -- deficit tau (D*L at its instant t - w) lies in (lo, hi], by its
   -- ResetAfter a and its Remaining's q; it is the one value of the
   -- deficit now at t - w, less whole units (m*W, m < C), in that range,
-  -- else lo + 1. F moves back by min(n*W/L, tau - w*L, F - t).
+  -- else lo + 1, lowered by the key's note (notes.lua). F moves back by
+  -- min(n*W/L, tau - w*L, F - t), and the note records the give-back.
   local c, held = bucketKinds().load(P, op.key)
   local r, w, q = op.v, op.w, op.q
   if not held or r <= 0 or q <= 0 then return false end
@@ -139,6 +140,11 @@ local function giveBackOne(op, minTTL)
     end
   end
   if bcmp(hi, tau) < 0 then tau = hi end
+  -- The key's note of its latest give-back lowers tau to what still
+  -- stands of it (notes.lua).
+  local gkey = op.key .. ':g'
+  local nt = notes().load(P, gkey, 0)
+  tau = notes().lower(P, nt, tau, n, w)
   if bcmp(wl, tau) >= 0 then return false end
   local g = bsub(tau, wl)
   local ng = bmul(n, W)
@@ -155,6 +161,7 @@ local function giveBackOne(op, minTTL)
   end
   local s, ns = absol(ft)
   call('SET', op.key, format('%d %d %d', s, ns, fx), 'KEEPTTL')
+  notes().given(P, gkey, nt, g, ft, fx, minTTL, 0)
   return true
 end
 

@@ -63,7 +63,7 @@ if mode == 5 then
 end
 
 if mode == 2 then
-  local err = undoKind().apply(5 + nchecks * 7 + 1)
+  local err = undoKind().apply(5 + nchecks * 7 + 1, minTTL)
   if err then return err end
 end
 
