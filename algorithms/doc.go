@@ -42,9 +42,10 @@
 // limit on failed ones) can give back its units under any kind
 // ([GiveBacker]): what still counts of them, and never so much that the key
 // admits more than it would had the request never come, on a clock that
-// does not go back, and for the buckets when give-backs come newest first
-// (see [GiveBacker.GiveBack] for what a clock behind, or a bucket
-// give-back out of order, leaves).
+// does not go back, whatever the order of the give-backs (see
+// [GiveBacker.GiveBack] for what a clock behind leaves, and for the note of
+// a bucket key's latest give-back that keeps a give-back out of order from
+// taking units that came back already).
 //
 // A store can also tell what a Take would decide without consuming
 // ([Peeker], [Limiter.Peek]): for a status endpoint, or a response that is

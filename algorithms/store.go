@@ -125,68 +125,89 @@ type GiveBacker interface {
 	//     level drops by) the cost, but no more than what the Take's own
 	//     deficit has not refilled (leaked) by now, nor than the bucket
 	//     lacks to be full (empty). The Take's deficit D, at its instant
-	//     E - ResetAfter, is known to the ns by its ResetAfter (rounded
-	//     up) and to the unit by its Remaining: (ResetAfter - 1 ns)·L/W
-	//     and C - Remaining - 1 < D·L/W <= ResetAfter·L/W and C -
-	//     Remaining. The bucket's deficit at that instant, as the state
-	//     now has it, is D plus the whole costs of the requests that came
-	//     after the Take; D is taken to be the one value of it less whole
-	//     units in that range, or where there is none (a reckoning that
-	//     is off) the least deficit a state can hold in it. What has not
-	//     refilled by now is D less waited·L/W. So a Take whose units were
-	//     the last of the deficit comes back whole for as long as the
-	//     deficit ahead of it has not refilled: the units of a request
-	//     that does not count (CountIf) do not hold up the refill of
-	//     those that do.
+	//     T = E - ResetAfter = now - waited, is known to the ns by its
+	//     ResetAfter (rounded up) and to the unit by its Remaining:
+	//     (ResetAfter - 1 ns)·L/W and C - Remaining - 1 < D·L/W <=
+	//     ResetAfter·L/W and C - Remaining. The bucket's deficit at that
+	//     instant, as the state now has it, is D plus the whole costs of
+	//     the requests that came after the Take; D is taken to be the one
+	//     value of it less whole units in that range, or where there is
+	//     none (a reckoning that is off) the least deficit a state can
+	//     hold in it. That D counts the units of the Takes admitted before
+	//     this one as they stood then; a give-back of one of them since
+	//     (or, on Redis, an undo of a cross-slot reservation made before
+	//     it) has moved this Take's units up by what came back, and D no
+	//     longer stands. So the store keeps, per key, a note of the key's
+	//     latest give-back that gave units back (or undo): its instant G,
+	//     the instant H the bucket was full right after it, and Γ, the
+	//     units the give-backs at G gave back together; and takes D
+	//     lowered to what still stands of it:
+	//       - a Take decided after G: D. Every give-back came before it,
+	//         and its decision counts them.
+	//       - a Take decided before G: no more than n·W/L, its own units
+	//         (n its cost) alone, had they been the whole deficit: a
+	//         give-back since may have moved them up by any amount, but
+	//         not before its own instant.
+	//       - a Take decided at G itself, which the store cannot order
+	//         against the give-backs at G (a fake clock, a clock's
+	//         resolution: the request after a handler's give-back is
+	//         decided at the give-back's instant): D when the bucket was
+	//         short of less than n·W/L right after them (H - G < n·W/L),
+	//         for a Take decided before them would still have its n units,
+	//         unrefilled, there: it came after them. Else max(n·W/L, D -
+	//         Γ), no more than D: at most what came back at G can have been
+	//         ahead of it.
+	//     What has not refilled by now is that less waited·L/W. So a Take
+	//     whose units were the last of the deficit comes back whole for as
+	//     long as the deficit ahead of it has not refilled: the units of a
+	//     request that does not count (CountIf) do not hold up the refill
+	//     of those that do (one client's requests one after the other:
+	//     each given back before the next Take, or at its very instant,
+	//     with what was given back there less than the deficit ahead of
+	//     the next one or more than the bucket lacked after it). A Take
+	//     given back after an older Take of its key was (overlapping
+	//     requests finishing out of order) gets back only what its own
+	//     units have not refilled, had they been the whole deficit: the
+	//     refill of the deficit ahead of it is lost to the key while that
+	//     request ran. The note counts for ceil(C·W/L) after G (the time
+	//     an empty bucket takes to refill: a Take at or before G has
+	//     nothing left to give back after that), and is forgotten then,
+	//     and by Reset; the MemoryStore keeps it in a map beside its
+	//     key's slot (about 40 bytes, a key with a live note is not idle),
+	//     the Redis store in a key of its own (see the redisstore package).
 	//
 	// With that reckoning exact (the caller's clock and the store's agree)
 	// and the Take's decision as it returned, on a clock that does not go
 	// back (every call on the key at an instant no earlier than those
 	// before it), the key is afterwards in the state it would be in had the
 	// Take never consumed, the other requests having been admitted as they
-	// were, or in one that admits less: never one that admits more. For the
-	// counting kinds that holds whatever other Takes of the key were given
-	// back before or since, in any order; they return exactly to that
-	// state (they only add). For the buckets it holds when the give-backs
-	// come newest first (LIFO), with no cross-slot undo (Redis) of a
-	// reservation older than the Take between its Take and its give-back.
-	// They return exactly to that state when no request came after the
-	// Take but at the give-back's instant; after others, the state without
-	// the Take is max(F - nW/L, the largest s + (the cost after s)·W/L over
-	// the later arrivals s), F being the instant the bucket is full, and
-	// that is at most F - min(nW/L, E' - now), what GiveBack leaves, E'
-	// being the instant the Take's deficit would have refilled, exactly:
-	// the one D above finds (ResetAfter alone, E, is up to 1 ns later when
-	// a unit is no whole number of ns, and giving back to it could admit a
-	// unit more). (A later request that found the bucket fuller in the
-	// world without the Take, and lost the tokens above capacity, is why
-	// giving back the whole cost could over-admit.)
+	// were, or in one that admits less: never one that admits more,
+	// whatever other Takes of the key were given back before or since, in
+	// any order (or, on Redis, cross-slot reservations undone). The
+	// counting kinds return exactly to that state (they only add). The
+	// buckets return exactly to it when no request came after the Take
+	// but at the give-back's instant and no give-back since makes the
+	// store lower D (above); after others, the state without the Take is
+	// max(F - nW/L, the largest s + (the cost after s)·W/L over the later
+	// arrivals s), F being the instant the bucket is full, and that is at
+	// most F - min(nW/L, E' - now), what GiveBack leaves, E' being the
+	// instant the Take's deficit would have refilled, exactly: the one D
+	// above finds (ResetAfter alone, E, is up to 1 ns later when a unit is
+	// no whole number of ns, and giving back to it could admit a unit
+	// more). (A later request that found the bucket fuller in the world
+	// without the Take, and lost the tokens above capacity, is why giving
+	// back the whole cost could over-admit.) Worked example, out of order
+	// (the conformance suite's GiveBack/out_of_order_world): token_bucket
+	// 5 a minute, burst 7, Takes A and B of 2 at 0 s, A given back at
+	// once, a Take of 3 at 20 s and B given back at 30 s. Without A and B
+	// the bucket holds 4.83 tokens at 30 s. B's D (48 s) counts A's units
+	// ahead of its own; given back by it, 18 s of B's would come back (6
+	// tokens). B was decided at the instant of A's give-back, and the
+	// bucket lacked B's 2 units (24 s) right after it: B's units may have
+	// moved up by the 24 s that came back there, to 0-24 s, refilled by
+	// 30 s. Nothing comes back: 4.5 tokens.
 	//
 	// Left, known to admit more than that world:
-	//
-	// A bucket give-back out of order. The reckoning of a bucket Take is
-	// its decision as it returned, whose deficit D counts the units of the
-	// Takes admitted before it. When one of those is given back (or, on
-	// Redis, a cross-slot reservation made before it is undone) after this
-	// Take and before its give-back, the units of this one sit that much
-	// lower than D tells, and its give-back gives back up to those earlier
-	// given-back units too much: token_bucket 5 a minute, burst 7, Takes A
-	// and B of 2 at 0 s, A given back at once, a Take of 3 at 20 s and B
-	// given back at 30 s leave 6 tokens, where the world without A and B
-	// holds 4.83. The over-admission is bounded by the units given back
-	// out of order, and needs Takes of the key that do not count (a
-	// client whose every attempt counts never meets it). A rule that gave
-	// back only what the Take's own units had not refilled, had they been
-	// the whole deficit (n·W/L - waited), never over-admits so, but lets
-	// requests that do not count hold up the refill of those that do: a
-	// client whose successful logins run back to back, or longer than a
-	// unit's refill, has its failed ones counted as if they never refilled.
-	// The fix planned is state per key: the instant of the key's latest
-	// give-back or undo, trusting D for a Take newer than it and the
-	// cautious n·W/L - waited rule for one older.
-	// (TestGiveBacksInAnyOrderNeverAdmitMore's monotone traces and
-	// TestGiveBackOutOfOrderNeverOverAdmits find it in both bucket kinds
-	// when run with RATEKEEPER_KNOWN_DEFECTS=1.)
 	//
 	// A clock that goes back. A request at an instant before the key's
 	// latest (a clock stepped back, app hosts whose clocks disagree), or a

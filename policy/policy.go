@@ -207,12 +207,15 @@ func WithCost(cost func(*http.Request) int64) Option {
 // handlers of 2 s: four failures, then a minute of successes, leave 5
 // units, as if the successes never came). That is exact when the
 // key's give-backs come newest first (each handler's before the next
-// request's Take, as one client's requests one after the other are);
-// a request given back after an older one of its key (overlapping
-// requests finishing out of order) can get back up to the older one's
-// units too much, so the key may admit that many more than the world
-// without the requests that do not count. See [algorithms.GiveBacker]:
-// the fix planned is state per key. The window kinds lose nothing so.
+// request's Take, or at its very instant, as one client's requests one
+// after the other are). A request given back after an older one of its
+// key was (overlapping requests finishing out of order) gets back only
+// what its own units have not refilled: the store keeps a note of the
+// key's latest give-back, so that a give-back never takes units that came
+// back already, and the key never admits more than the world without the
+// requests that do not count; the refill of the deficit ahead of that
+// request is lost while it ran. See [algorithms.GiveBacker]. The window
+// kinds lose nothing so.
 func CountIf(count func(r *http.Request, status int) bool) Option {
 	return func(p *Policy) error {
 		if count == nil {

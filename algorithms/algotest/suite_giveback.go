@@ -338,6 +338,58 @@ func runGiveBack(t *testing.T, h Harness) {
 				t.Errorf("X given back: %+v, want given, 5 left (without X)", got)
 			}
 		})
+		// Give-backs out of order (GiveBacker.GiveBack's worked example):
+		// 5 a minute (a unit 12 s), burst 7. A and B of 2 at 0 s, A given
+		// back at once (its 2 units come back: B's units move up to
+		// 0-24 s), 3 at 20 s, B given back at 30 s. Without A and B the
+		// bucket is full at 0 and 20 s, holds 4 after the 3 and 4.83 at
+		// 30 s. B's decision reckons its units 24-48 s, behind A's; given
+		// back by that, 18 s of them, the bucket would hold 6. B was
+		// decided at the instant of A's give-back, which the store cannot
+		// order against it, and the bucket held B's 2 units right after
+		// it (24 s): B may have come before it, its units then moved up
+		// by at most what came back there (24 s), to 0-24 s, refilled by
+		// 30 s. Nothing comes back: 4.5 tokens, 4 whole.
+		t.Run("out_of_order_world/"+string(kind), func(t *testing.T) {
+			e := newG(t)
+			c := func(n int64) algorithms.Check {
+				return algorithms.Check{Spec: algorithms.Spec{Algorithm: kind, Limit: 5, Window: time.Minute, Burst: 7}, Key: "k", Cost: n}
+			}
+			a := e.take(0, c(2))
+			b := e.take(0, c(2))
+			if got := give(e, 0, 0, []algorithms.Check{c(2)}, a)[0]; !got.Given || got.Remaining != 5 {
+				t.Errorf("A given back at once: %+v, want given, 5 left", got)
+			}
+			if d := e.take(20*s, c(3))[0]; !d.Allowed {
+				t.Fatalf("3 at +20 s: %+v, want admitted", d)
+			}
+			if got := give(e, 0, 30*s, []algorithms.Check{c(2)}, b)[0]; got.Given || got.Remaining != 4 {
+				t.Errorf("B given back at +30 s: %+v, want nothing back, 4 left (4.5 tokens; 4.83 without A and B)", got)
+			}
+			if d := e.take(30*s, c(5))[0]; d.Allowed {
+				t.Errorf("5 at +30 s: %+v, want denied (4.83 tokens without A and B)", d)
+			}
+		})
+		// A Take at the instant of a give-back that came before it (one
+		// client's requests one after the other, a fake clock): X of 1 at
+		// 0 s, S of 1 at 0 s given back at 2 s, T of 1 at 2 s given back
+		// at 4 s. Right after S's give-back the bucket held 10 s, less
+		// than T's own unit: T came after it, and its decision stands. It
+		// comes back whole: X's unit alone is in use, full at 12 s
+		// (ResetAfter 8 s), as without S and T.
+		t.Run("tie_after_give_back/"+string(kind), func(t *testing.T) {
+			e := newG(t)
+			c := algorithms.Check{Spec: algorithms.Spec{Algorithm: kind, Limit: 5, Window: time.Minute, Burst: 7}, Key: "k"}
+			e.take(0, c)
+			sd := e.take(0, c)
+			if got := give(e, 0, 2*s, []algorithms.Check{c}, sd)[0]; !got.Given || got.ResetAfter != 10*s {
+				t.Errorf("S given back: %+v, want given, full in 10 s", got)
+			}
+			td := e.take(2*s, c)
+			if got := give(e, 2*s, 4*s, []algorithms.Check{c}, td)[0]; !got.Given || got.ResetAfter != 8*s || got.Remaining != 6 {
+				t.Errorf("T given back: %+v, want given, 6 left, full in 8 s (as without S and T)", got)
+			}
+		})
 	}
 
 	t.Run("denied_take", func(t *testing.T) {

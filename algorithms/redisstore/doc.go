@@ -244,7 +244,15 @@
 // where the server accepts the write), writes its reply at its marker, the first key of its slot plus ":r" and
 // its id (16 hex digits), which expires once go-redis can no longer send
 // the reservation again, at most a minute later (see "Failures"), however
-// long the keys' state matters. Keys are never built from patterns, and nothing is ever
+// long the keys' state matters. A give-back of a token_bucket or
+// leaky_bucket key that gives units back, and a cross-slot undo of such a
+// key's reservation that others were counted on top of, write the key plus
+// ":g", the note of the key's latest give-back ("gs gns hs hns hx gq gr",
+// see lua/notes.lua), expiring ceil(C·W/L) after the give-back's instant
+// (rounded up to the millisecond plus 1 ms, at least [WithMinTTL]'s), when
+// it no longer changes an outcome; a note Redis evicts under maxmemory
+// before then lets a later give-back of an older Take take units that came
+// back already, as before notes were kept. Keys are never built from patterns, and nothing is ever
 // looked up by pattern (no KEYS or SCAN: TestNoPatternLookups).
 //
 // Every write of an admitted Take or of a refund sets an expiry (PX) for
@@ -478,15 +486,18 @@
 // boundary or instant, so a round trip of uncertainty matters only to the
 // buckets (a round trip's refill) and to a log with requests less than two
 // round trips apart (see algorithms.GiveBacker). A bucket Take gives back
-// what its decision reckons its deficit, less its refill since: exact when
-// the key's give-backs come newest first (LIFO) with no cross-slot undo of
-// a reservation older than the Take between; given back after an older
-// Take of its key (or after the undo of an older reservation), it can give
-// back up to those earlier units too much, a known defect
+// what its decision reckons its deficit, less its refill since, lowered by
+// the key's note of its latest give-back that gave units back, or undo of
+// a cross-slot reservation that others were counted on top of
+// (lua/notes.lua, algorithms' bucketNote): the key plus ":g", holding the
+// note's instant G, the instant the bucket was full right after it and
+// the units given back at G, written by the give-back and undo scripts
+// and living ceil(C·W/L) past G (at least the minimum expiry); Reset
+// deletes it. A Take decided before G gives back only what its own units
+// have not refilled, so a give-back out of order, or after the undo of an
+// older reservation, never takes units that came back already
 // (TestGiveBackOutOfOrderNeverOverAdmits,
-// TestClusterUndoOfAnOlderReservationThenGiveBack, run with
-// RATEKEEPER_KNOWN_DEFECTS=1) whose planned fix is state per key: the
-// instant of the key's latest give-back or undo.
+// TestClusterUndoOfAnOlderReservationThenGiveBack).
 //
 // # Peeks
 //

@@ -60,12 +60,13 @@ func replayWorld(t *testing.T, s algorithms.Store, clk *algotest.Clock, t0 time.
 // once, 3 at 20 s, B given back at 30 s. Without A and B the bucket is
 // full at 0 and 20 s, holds 4 after the 3 and 4.83 at 30 s: a Take of 5
 // there is denied. leaky_bucket is the same machine as a meter. B's
-// give-back reckons B's units 2 units behind A's, as its decision has
-// them, though A's give-back moved them up: it gives back more than B's
-// units still hold (by up to A's 2), and the bucket admits the 5 (6
-// tokens, where the world without A and B holds 4.83): a known
-// defect (see GiveBacker.GiveBack), run only with
-// RATEKEEPER_KNOWN_DEFECTS=1.
+// decision reckons B's units 2 units behind A's, though A's give-back
+// moved them up; given back by it, 18 s of B's units would come back and
+// the bucket admit the 5 (6 tokens; so it did before the key kept a note
+// of its latest give-back). B was decided at the instant of A's give-back
+// and may have come before it: its give-back takes its units to have
+// moved up by what came back there, and gives back nothing (4.5 tokens;
+// see GiveBacker.GiveBack).
 //
 // sliding_log, 4 a minute: 1 at 0 s, 1 at 10 s, 1 at 62 s (which forgets
 // the one at 0 s), the one at 62 s given back at 70 s; then 3 at 40 s (a
@@ -108,9 +109,6 @@ func TestGiveBackOutOfOrderNeverOverAdmits(t *testing.T) {
 	for _, name := range storetest.Names {
 		for _, tc := range cases {
 			t.Run(name+"/"+tc.name, func(t *testing.T) {
-				if tc.spec.Algorithm != algorithms.SlidingLog && os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
-					t.Skip("known defect (see GiveBacker.GiveBack, \"Left\"): a bucket give-back trusts its decision's reckoning of the deficit ahead of the Take, which a give-back of an older Take since (or an undo of an older cross-slot reservation) makes stale, and gives back up to those units too much; set RATEKEEPER_KNOWN_DEFECTS=1 to run")
-				}
 				if tc.spec.Algorithm == algorithms.SlidingLog && os.Getenv("RATEKEEPER_KNOWN_DEFECTS") == "" {
 					t.Skip("known defect (see GiveBacker.GiveBack, \"Left\"): a sliding_log give-back of its newest Take leaves out the requests that Take forgot, and a request at an instant behind it (a clock behind) is decided without them; set RATEKEEPER_KNOWN_DEFECTS=1 to run")
 				}

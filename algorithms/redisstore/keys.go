@@ -16,8 +16,10 @@ import (
 //
 // (sliding_log adds a second key, the same with ":l" appended; on a
 // Cluster a cross-slot reservation of a sliding_log or sliding_buckets key
-// writes its side key, the same with ":u" appended: see lua/cluster.lua.
-// <spec> ends in a digit, so neither suffix makes another check's key). A check's
+// writes its side key, the same with ":u" appended: see lua/cluster.lua; a
+// give-back or cross-slot undo of a token_bucket or leaky_bucket key
+// writes its note, the same with ":g" appended: see lua/notes.lua.
+// <spec> ends in a digit, so no suffix makes another check's key). A check's
 // key up to its first ':' is a namespace: the policy layer writes every key
 // as "<policy name>:<client key>". The hash tag holds only the client key,
 // so the keys of every policy and spec of one client land in one Redis
