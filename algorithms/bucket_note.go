@@ -18,8 +18,9 @@ package algorithms
 // at or before G has no unit left to give back after that (its decision's
 // deficit has refilled), so the note changes no outcome, and the stores
 // forget it. The MemoryStore keeps a key whose note is live even when it is
-// idle (its table's notes), 40 bytes a note beside the key's slot; the
-// Redis store keeps it in a key of its own that expires then.
+// idle, the note in its table's map of notes (40 bytes under the key's
+// hash, beside the key's slot: a cell has no room for it); the Redis store
+// keeps it in a key of its own (the key plus ":g") that expires then.
 type bucketNote struct {
 	g   int64
 	h   cell

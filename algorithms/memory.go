@@ -127,7 +127,12 @@ import (
 // a key table, as the fixed-size kinds do, a ring of 4 bytes per bucket
 // and its key's 8-byte hash, in arrays per table that grow by about a
 // quarter at a time: 60 to 75 bytes with 4 buckets, 4 to 5 more per bucket
-// (316 with 60 buckets and a million keys held). Budget 70 bytes per key,
+// (316 with 60 buckets and a million keys held). A token_bucket or
+// leaky_bucket key whose latest GiveBack gave units back has, besides its
+// slot, a note of it (see [GiveBacker.GiveBack]) in a map per table, a
+// 40-byte value under its 8-byte hash (about 80 bytes with the map's
+// overhead), for ceil(Burst·Window/Limit) after that give-back, and is not
+// idle meanwhile; a key never given back holds none. Budget 70 bytes per key,
 // times the bound, and 40 KB per Spec, for the fixed-size kinds and
 // sliding_log keys of one instant. TestMemoryStorePerKeyFigures measures
 // these.

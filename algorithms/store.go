@@ -173,8 +173,9 @@ type GiveBacker interface {
 	//     an empty bucket takes to refill: a Take at or before G has
 	//     nothing left to give back after that), and is forgotten then,
 	//     and by Reset; the MemoryStore keeps it in a map beside its
-	//     key's slot (about 40 bytes, a key with a live note is not idle),
-	//     the Redis store in a key of its own (see the redisstore package).
+	//     key's slot (a key with a live note is not idle: see
+	//     [MemoryStore], "Memory"), the Redis store in a key of its own
+	//     (see the redisstore package).
 	//
 	// With that reckoning exact (the caller's clock and the store's agree)
 	// and the Take's decision as it returned, on a clock that does not go

@@ -109,7 +109,7 @@ func TestClusterSlotMigratingToANewNode(t *testing.T) {
 	}
 
 	// Peeks too; and the calls that find the function missing there do not
-	// each load the library (about 100 kB) on every master again: one load
+	// each load the library (about 120 kB) on every master again: one load
 	// at most, then the script.
 	for range 5 {
 		pk := make([]algorithms.Decision, 1)

@@ -282,8 +282,10 @@ func infoInt(t *testing.T, c *redis.Client, section, name string) int64 {
 }
 
 // TestLibraryMemory checks doc.go's numbers for the function library on a
-// server of its own: its code takes about 100 kB (INFO's
-// used_memory_functions), and the fast path's memo of keys' last writes
+// server of its own: its code takes about 130 kB of function memory
+// (INFO's used_memory_functions: about 120 kB of source, in the
+// allocator's 128 KiB size class; 112 KiB until the bucket give-back's
+// note, lua/notes.lua, took it past), and the fast path's memo of keys' last writes
 // holds at most 4096 keys, about 1 MB for keys of about 50 bytes: after
 // Takes of 24576 distinct keys (which would take some 7 MB unbounded),
 // the library's Lua memory (used_memory_vm_functions, garbage included)
@@ -302,8 +304,8 @@ func TestLibraryMemory(t *testing.T) {
 	if _, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "per-minute:first"}); err != nil {
 		t.Fatal(err)
 	}
-	if code := infoInt(t, client, "memory", "used_memory_functions") - code0; code < 75_000 || code > 125_000 {
-		t.Errorf("the library takes %d bytes of function memory, want about 100 kB as doc.go says", code)
+	if code := infoInt(t, client, "memory", "used_memory_functions") - code0; code < 100_000 || code > 150_000 {
+		t.Errorf("the library takes %d bytes of function memory, want about 130 kB as doc.go says", code)
 	}
 	vm0 := infoInt(t, client, "memory", "used_memory_vm_functions")
 	const keys, workers, sample = 6 * 4096, 4, 1024

@@ -39,7 +39,7 @@ func (h *loadCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // to load it again as it refuses any write (at its maxmemory: OOM; a
 // read-only replica: READONLY), a Peek runs as the script, which it
 // answers, but every Peek sent FUNCTION LOAD with the whole library
-// (about 100 kB) first, refused again. The store remembers the refusal:
+// (about 120 kB) first, refused again. The store remembers the refusal:
 // for the refusedCalls calls after one, a call runs as the script without
 // loading, so at most one load in refusedCalls+1 calls; no decision
 // changes (the script is the same code), a Take that would write still

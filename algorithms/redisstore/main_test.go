@@ -65,7 +65,7 @@ func noFunctionsClient(t testing.TB) *redis.Client {
 // it loads the store's library on the server and opens a connection of
 // client, so that a store made next on client calls Redis in one round
 // trip. A store's first call loads the library (FCALL, FUNCTION LOAD,
-// FCALL again, about 100 kB of Lua to compile), which on a loaded machine
+// FCALL again, about 120 kB of Lua to compile), which on a loaded machine
 // outlasts a short WithTimeout (100ms) meant for the calls a test times.
 func warmUp(t testing.TB, client redis.UniversalClient, c algorithms.Check) {
 	t.Helper()

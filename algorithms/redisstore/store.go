@@ -728,7 +728,7 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 // READONLY: a server refusing writes) runs as the script, which writes
 // nothing; so does a Take, whose writes such a server refuses as they
 // come, atomically (it fails, as it would have, unless it writes
-// nothing: denied). The library (about 100 kB) is not sent again on each
+// nothing: denied). The library (about 120 kB) is not sent again on each
 // call there: for the refusedCalls calls after a refused load, a call
 // that finds the function missing runs as the script without loading it,
 // and the one after tries again (a server that accepts writes again gets
@@ -772,7 +772,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				// call runs as the script, which carries its code, and
 				// so do the calls that find the function missing for
 				// unreachedFor: a migration's every call would load the
-				// library (about 100 kB) on every master again.
+				// library (about 120 kB) on every master again.
 				s.unreached.Store(int64(max(time.Since(procStart), 1)))
 				return s.script(ctx, c, keys, args, once)
 			}
@@ -783,7 +783,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				// nothing, and a Take, whose writes the server refuses
 				// as they come, before the first (the Take fails, as the
 				// function would, unless it writes nothing). Sending the
-				// library again on every call would cost about 100 kB
+				// library again on every call would cost about 120 kB
 				// each, refused: the next refusedCalls calls that find
 				// the function missing run as the script at once
 				// (TestLoadRefusedNotResent).

@@ -588,11 +588,8 @@ local function undoKind()
   -- sliding_window ('w') or bucket kind's ('s') key K, from its undo
   -- record (a, b, c, d) and K's records; u is the undo's instant relative
   -- to the reservation's (t = 0 in the script).
-  -- noteUndo records at the undo's instant t + u, on a token_bucket or
-  -- leaky_bucket key (P its Spec, nil for another kind), that the undo
-  -- moved F back by q ns and r/L to head: a give-back (notes.lua), for a
-  -- Take decided before the undo whose decision counted the reservation's
-  -- units ahead of its own.
+  -- noteUndo notes (notes.lua) an undo at t + u that moved a bucket's F
+  -- (P its Spec) back by q + r/L ns to head.
   local function noteUndo(P, key, q, r, head, u, minTTL)
     if not P then return end
     local ft, fx = instant(head)
@@ -672,8 +669,6 @@ local function undoKind()
         head = S
         table.remove(es, pos)
         if tag == 's' and d ~= 'q' then
-          -- The newer reservations' decisions counted this one's units
-          -- ahead of theirs.
           local q, r = match(c, '^(%d+) (%d+) %d+$')
           if q then noteUndo(P, key, tonumber(q), tonumber(r), head, u, minTTL) end
         end
@@ -757,12 +752,11 @@ local function undoKind()
       end
     end
     base = base + 2
-    -- The Spec of each token_bucket and leaky_bucket key of the call's
-    -- checks, by key: its undo notes a give-back (noteUndo).
+    -- The buckets' Specs, by key (noteUndo).
     local specs, ki = {}, 1
     for i = 1, tonumber(ARGV[5]) or 0 do
       local x = 5 + (i - 1) * 7
-      local kind = tonumber(ARGV[x + 1]) -- mainlib.lua's codes: 2 LOG, 5 TOKEN, 6 LEAKY
+      local kind = tonumber(ARGV[x + 1]) -- 2 LOG, 5 TOKEN, 6 LEAKY
       if (kind == 5 or kind == 6) and KEYS[ki] then
         specs[KEYS[ki]] = {L = tonumber(ARGV[x + 2]), W = tonumber(ARGV[x + 3]), C = tonumber(ARGV[x + 4])}
       end

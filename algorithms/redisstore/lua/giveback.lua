@@ -140,8 +140,6 @@ local function giveBackOne(op, minTTL)
     end
   end
   if bcmp(hi, tau) < 0 then tau = hi end
-  -- The key's note of its latest give-back lowers tau to what still
-  -- stands of it (notes.lua).
   local gkey = op.key .. ':g'
   local nt = notes().load(P, gkey, 0)
   tau = notes().lower(P, nt, tau, n, w)
