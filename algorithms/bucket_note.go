@@ -6,9 +6,8 @@ package algorithms
 // still reckons the deficit ahead of the Take's units as it stands (see
 // [GiveBacker.GiveBack]):
 //
-//   - g, the instant G of that give-back (the latest of the key's
-//     give-backs, the instants of those before it when the clock went
-//     back);
+//   - g, the instant G of that give-back (a give-back at an earlier
+//     instant, the clock behind, keeps G and adds to Γ);
 //   - h, the bucket's state right after it: the instant H it is full;
 //   - gam, Γ, the units (in D·L, 1/L ns of deficit) the give-backs at G
 //     gave back together.
