@@ -394,7 +394,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 		res.Err = err
 		if cerr := r.Context().Err(); cerr != nil {
-			if m.shadowed(r, rc, res) {
+			if m.shadowed(caller, r, rc, res) {
 				// Shadow mode refuses nothing: the request it would have
 				// answered 503 goes on, undecided, to a handler that
 				// sees its context ended, as it would without the
@@ -422,7 +422,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
 			return
 		}
-		if m.failure.mode == failClosed && !m.shadowed(r, rc, res) {
+		if m.failure.mode == failClosed && !m.shadowed(caller, r, rc, res) {
 			m.stats.failedClosed.Add(1)
 			m.observe(r, res, FailedClosed, start)
 			refusing(r)
@@ -475,7 +475,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 	}
 	if !allowed {
-		if m.shadowed(r, rc, res) {
+		if m.shadowed(caller, r, rc, res) {
 			m.observe(r, res, ShadowDenied, start)
 			pass(w, caller, rc.request(r), next)
 			return
@@ -573,7 +573,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Request, next http.Handler, rc *resultContext, res *Result, err error, start time.Time) {
 	res.Err = err
 	m.report(r, err)
-	if m.shadowed(r, rc, res) {
+	if m.shadowed(caller, r, rc, res) {
 		m.observe(r, res, ShadowDenied, start)
 		pass(w, caller, rc.request(r), next)
 		return
@@ -806,13 +806,17 @@ func untilDeadline(ctx context.Context) (time.Duration, bool) {
 // shadowed reports whether the middleware is in shadow mode, in which case
 // it counts and reports the request it would have rejected, and the caller
 // lets it through. The report gets the request with its context (rc), as
-// the handler and the deny handler do: FromContext there finds res.
-func (m *Middleware) shadowed(r *http.Request, rc *resultContext, res *Result) bool {
+// the handler and the deny handler do: FromContext there finds res. What
+// it set on that request (a form it parsed) is given to caller even when
+// it panics, as a deny handler's is (see refuse); when it returns, pass
+// gives it again after next, which is handed the same request.
+func (m *Middleware) shadowed(caller, r *http.Request, rc *resultContext, res *Result) bool {
 	if !m.shadow {
 		return false
 	}
 	m.stats.shadowDenied.Add(1)
 	if m.onShadow != nil {
+		defer answered(caller, r, rc)
 		m.onShadow(rc.request(r), res)
 	}
 	return true
@@ -1425,7 +1429,8 @@ func refuse(caller, r *http.Request, rc *resultContext, answer func(c *http.Requ
 }
 
 // answered gives caller what the deny or reject handler that answered r
-// in place of next set on the request it was handed (see refuse).
+// in place of next set on the request it was handed (see refuse), or the
+// shadow report (see shadowed).
 func answered(caller, r *http.Request, rc *resultContext) {
 	reqcopy.Back(caller, rc.request(r))
 }
