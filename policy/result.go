@@ -246,26 +246,13 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 				kr = r.WithContext(keyfunc.WithRoute(r.Context(), s.keyRoute(r)))
 			}
 			var err error
-			if ce == nil {
-				key, err = p.key(kr)
-			} else {
-				key, err = keyOnceRefused(p.key, kr)
-			}
-			if kr != r {
-				keepBody(r, kr)
-			}
+			key, err = keyOf(p.key, r, kr, ce != nil)
 			if errors.Is(err, keyfunc.ErrNoRoute) && kr == r {
 				// No route known to the key function (the router has
 				// not run): the one the Set's pattern function found,
 				// if any, as Match found it.
 				if pat := s.keyRoute(r); pat != "" {
-					rr := r.WithContext(keyfunc.WithRoute(r.Context(), pat))
-					if ce == nil {
-						key, err = p.key(rr)
-					} else {
-						key, err = keyOnceRefused(p.key, rr)
-					}
-					keepBody(r, rr)
+					key, err = keyOf(p.key, r, r.WithContext(keyfunc.WithRoute(r.Context(), pat)), ce != nil)
 				}
 			}
 			if len(key) > keyfunc.MaxKeyLen || len(key) > 0 && key[0] == '#' {
@@ -387,6 +374,21 @@ func costOnceRefused(f func(*http.Request) int64, r *http.Request) (cost int64, 
 		}
 	}()
 	return f(r), true
+}
+
+// keyOf returns f's key for kr, r or a copy of r that hands f the route,
+// and gives r what f left on that copy (keepBody), even when f panics, for
+// a caller that recovers: a key function that parsed a multipart form and
+// then panicked would otherwise leave the form's files on disk. Once the
+// request is refused (see keyOnceRefused), f's panic is its key error.
+func keyOf(f keyfunc.Func, r, kr *http.Request, refused bool) (string, error) {
+	if kr != r {
+		defer keepBody(r, kr)
+	}
+	if refused {
+		return keyOnceRefused(f, kr)
+	}
+	return f(kr)
 }
 
 // keepBody gives r what a key function left on kr, a copy of r that hands
