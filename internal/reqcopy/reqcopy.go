@@ -13,6 +13,7 @@ package reqcopy
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 )
 
@@ -24,10 +25,10 @@ import (
 // router (http.ServeMux, chi) matched on c, when it changed the pattern.
 // It compares a few fields, and allocates nothing unless a path value is
 // given: to an r no router served, by SetPathValue (a map of r's own, the
-// only field of r written with the pattern); to one a router served,
-// which may share its path values with c, in one request whose fields r
-// takes, so that it writes into nothing that c shares. c may be r: then
-// nothing changes.
+// only field of r written with the pattern); to one a router served, or
+// whose caller set path values by hand (r.SetPathValue), which may share
+// its path values with c, in one request whose fields r takes, so that it
+// writes into nothing that c shares. c may be r: then nothing changes.
 func Back(r, c *http.Request) {
 	Forms(r, c)
 	p := c.Pattern
@@ -43,10 +44,11 @@ func Back(r, c *http.Request) {
 		r.Pattern = p
 		return
 	}
-	if r.Pattern == "" && !own {
+	if r.Pattern == "" && !own && !handSet(r) {
 		// No router served r (one sets its pattern with its path
-		// values): r has none, and SetPathValue puts c's in a map of
-		// r's own, shared with no copy. It writes no other field of
+		// values), nor did its caller set any by hand: r has none, and
+		// SetPathValue puts c's in a map of r's own, shared with no
+		// copy. It writes no other field of
 		// r, which a goroutine of its caller may be reading (a
 		// watcher of its context, a logger of its URL), as a router
 		// serving r itself would not. The values c holds beyond its
@@ -66,8 +68,9 @@ func Back(r, c *http.Request) {
 	// them, in c's own fields (its pattern's values, and the map of the
 	// others), and keeps all else of its own. r.SetPathValue would write
 	// into the map of the others, which net/http's copies of a request
-	// share (c's, r's, and those of any copy of c a goroutine of the
-	// handler still reads).
+	// share (c's, r's, those of any copy of c a goroutine of the handler
+	// still reads, and those its caller made of r): a router's, or one
+	// its caller made setting path values by hand.
 	keep := *r
 	*r = *c.WithContext(keep.Context())
 	r.Method, r.URL, r.Proto, r.ProtoMajor, r.ProtoMinor = keep.Method, keep.URL, keep.Proto, keep.ProtoMajor, keep.ProtoMinor
@@ -105,6 +108,25 @@ func Trailer(r *http.Request) {
 	if r.Trailer == nil && len(r.TransferEncoding) != 0 {
 		r.Trailer = make(http.Header)
 	}
+}
+
+// otherValues is the index in http.Request of the map that holds the
+// path values SetPathValue sets without a pattern (net/http's unexported
+// otherValues, which no method reveals), or -1 when net/http has no such
+// map: then handSet says every request may hold some.
+var otherValues = func() int {
+	f, ok := reflect.TypeFor[http.Request]().FieldByName("otherValues")
+	if !ok || len(f.Index) != 1 || f.Type != reflect.TypeFor[map[string]string]() {
+		return -1
+	}
+	return f.Index[0]
+}()
+
+// handSet reports whether r may hold path values its caller set by hand
+// (SetPathValue on a request no router served), in a map r shares with
+// the copies made of it. It reads the map, and allocates nothing.
+func handSet(r *http.Request) bool {
+	return otherValues < 0 || !reflect.ValueOf(r).Elem().Field(otherValues).IsNil()
 }
 
 // wildcards calls f with the name of each wildcard of pattern, as

@@ -129,6 +129,40 @@ func TestBackUnrouted(t *testing.T) {
 	}
 }
 
+// TestBackHandSet: to an r no router served whose caller set path values
+// by hand (SetPathValue), in a map r shares with its copies (c, and a
+// sibling its caller made), Back gives c's pattern and path values
+// without writing into that map: the sibling, which no router served,
+// shows none of them, and r keeps its own.
+func TestBackHandSet(t *testing.T) {
+	if otherValues < 0 {
+		t.Fatalf("net/http's Request has no otherValues map: every request no router served is taken to hold path values set by hand")
+	}
+	r := httptest.NewRequest("GET", "/items/7", nil)
+	if handSet(r) {
+		t.Errorf("handSet(a new request) = true, want false")
+	}
+	r.SetPathValue("tenant", "acme")
+	if !handSet(r) {
+		t.Errorf("handSet(a request with a value set by hand) = false, want true")
+	}
+	sibling := r.WithContext(context.Background())
+	c := r.WithContext(context.WithValue(r.Context(), key{}, 1))
+	mux := http.NewServeMux() // sets c's pattern and its values, not the map
+	mux.HandleFunc("GET /items/{id}", func(http.ResponseWriter, *http.Request) {})
+	mux.ServeHTTP(httptest.NewRecorder(), c)
+	Back(r, c)
+	if r.Pattern != "GET /items/{id}" || r.PathValue("id") != "7" || r.PathValue("tenant") != "acme" {
+		t.Errorf("Back: pattern %q id %q tenant %q, want the copy's pattern and id, r's tenant", r.Pattern, r.PathValue("id"), r.PathValue("tenant"))
+	}
+	if v := sibling.PathValue("id"); v != "" {
+		t.Errorf("a sibling of r: PathValue(id) = %q, want none (written into the map it shares)", v)
+	}
+	if r.Context().Value(key{}) != nil {
+		t.Errorf("Back took c's context")
+	}
+}
+
 // TestTrailer: a chunked request without a Trailer map is given an empty
 // one, which its copies share; any other request is left as it is.
 func TestTrailer(t *testing.T) {
