@@ -186,8 +186,9 @@ func (m *Middleware) Set() *policy.Set { return m.set.Load() }
 // out reads after its handler. The trailer of a chunked body is in the
 // copy's r.Trailer once next has read the body, as in the request's.
 // The forms a deny or reject handler
-// ([WithDenyHandler], [WithRejectHandler]) parsed on the copy it is handed
-// are given back likewise once it returns, even by a panic.
+// ([WithDenyHandler], [WithRejectHandler]) or the shadow report
+// ([WithShadow]) parsed on the copy it is handed are given back likewise
+// once it returns, even by a panic; so are those a key function parsed.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	if nilness.Is(next) {
 		panic("middleware: Handler: next is nil")
