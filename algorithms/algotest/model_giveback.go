@@ -27,7 +27,8 @@ import (
 //   - token_bucket, leaky_bucket: used (C − tokens, or the level) drops by
 //     min(cost, used, u − waited·L/W), u being what the Take left in use
 //     at its instant, as its decision (ResetAfter, Remaining) tells it,
-//     lowered by the key's note of its latest give-back ([giveNote]);
+//     lowered by the key's note of its latest give-back (as
+//     [algorithms.GiveBacker.GiveBack] describes);
 //   - leaky_queue: [Model.RefundAt]'s place.
 //
 // (now being the key's effective instant for the window kinds). Then every
