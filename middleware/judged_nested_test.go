@@ -109,7 +109,9 @@ func TestNestedLoweredCopyJudgesOuterCount(t *testing.T) {
 // decision further out under the 4 merged in (see
 // policy.Result.DropOwn, MergeOwn), and lists the policy once. Further
 // out enforcing, that decision is the 4's state judged at 2, the limit
-// it holds the client to: r=1, r=0, then its 429 (q=2). In shadow mode
+// it holds the client to: the member reports it, q=2 with r=1, r=0,
+// then its 429 (q=2), not the q=4 further in, which binds nothing there
+// (it reported q=4 and the 2's r before the 429). In shadow mode
 // it holds the client to nothing, and the 4's state is read at 4, the
 // limit enforced further in: r=3, 2, 1, 0, then the 429 further in
 // (q=4). Through chi and a ServeMux.
@@ -118,7 +120,7 @@ func TestNestedOuterJudgedOwnSpecMerged(t *testing.T) {
 	for _, shadow := range []bool{false, true} {
 		for _, mux := range []string{"chi", "ServeMux"} {
 			mode := "enforcing"
-			want := []string{"200 q=4 r=1", "200 q=4 r=0", "429 q=2 r=0"}
+			want := []string{"200 q=2 r=1", "200 q=2 r=0", "429 q=2 r=0"}
 			if shadow {
 				mode = "shadow"
 				want = []string{"200 q=4 r=3", "200 q=4 r=2", "200 q=4 r=1", "200 q=4 r=0", "429 q=4 r=0"}

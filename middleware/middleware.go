@@ -469,7 +469,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			}
 		}
 		if redecided|listed|merged != 0 {
-			unlistOuter(r.Context(), w.Header(), res, redecided, listed, merged)
+			unlistOuter(r.Context(), w.Header(), res, vals, redecided, listed, merged)
 		}
 		if len(restate) != 0 {
 			restateOuter(w.Header(), profile, res, outer, m.clock.Now, restate)
@@ -716,7 +716,7 @@ func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, r
 		keepRestated(r.Context(), h, p, res, outer, m.clock.Now)
 	}
 	if redecided|ownOnly|merged != 0 {
-		unlistOuter(r.Context(), h, res, redecided, ownOnly, merged)
+		unlistOuter(r.Context(), h, res, vals, redecided, ownOnly, merged)
 	}
 	restateOuter(h, p, res, outer, m.clock.Now, restate)
 }

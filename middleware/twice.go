@@ -101,6 +101,19 @@ import (
 // a minute lowered to three), and holds the request in each of the two
 // queues in turn.
 //
+// Wherever a member further in replaces the member further out of a
+// policy of its name (any of the cases above), and the one further out
+// counted the request and enforces it, the member that stands reports
+// the binding copy: the lower q of the two, and the lower r with its t.
+// A copy further in more generous than the one further out (raised
+// there, or lowered further out below it by SetLimit or a reload: 3
+// further out, 5 or 8 further in) is reported at the 3, its r the room
+// the 3 leaves, not with the q of the copy further in; a member restated
+// by a middleware in between is kept at the limit it was restated at;
+// under draft -06/-07 the RateLimit-Policy member of the lower quota
+// stands, not the one further in. So the response never reports more
+// room, nor a higher quota, than the request finds in force.
+//
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
 // decided further in, under the failure mode of the middleware further
@@ -564,14 +577,26 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 				continue
 			}
 			q, rem := r.d.Limit, r.d.Remaining
+			vals := &r.c.vals
+			if _, ok := paramOf(vals[1], name, "r"); !ok {
+				// A middleware in between replaced that member by its
+				// own (see unlistOuter): that one reports the policy,
+				// and is restated.
+				if vals = memberLines(r.ctx, name); vals == nil {
+					continue
+				}
+			}
 			// A middleware in between (raised there too, below the one
 			// further out) may have restated it at its own lower limit
 			// already: that one is in force.
-			if cur, ok := paramOf(r.c.vals[1], name, "r"); ok && cur < rem {
+			if cur, ok := paramOf(vals[1], name, "r"); ok && cur < rem {
 				continue
 			}
-			editLine(h, keyPolicy, &r.c.vals[0], func(line string) string { return withParam(line, name, "q", sfCount(q)) })
-			editLine(h, keyRateLimit, &r.c.vals[1], func(line string) string { return withParam(line, name, "r", sfCount(rem)) })
+			if cur, ok := paramOf(vals[0], name, "q"); ok && cur < q {
+				q = cur
+			}
+			editLine(h, keyPolicy, &vals[0], func(line string) string { return withParam(line, name, "q", sfCount(q)) })
+			editLine(h, keyRateLimit, &vals[1], func(line string) string { return withParam(line, name, "r", sfCount(rem)) })
 		}
 		return
 	case Draft7, Draft6:
@@ -609,6 +634,24 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 		setValues(h, p, best, resetAfter(best), now, new([2]string), nil, "")
 	}
 	return best, restate
+}
+
+// memberLines returns the IETF lines of the innermost middleware further
+// out in ctx whose RateLimit line holds a member of the policy named
+// name, or nil.
+func memberLines(ctx context.Context, name string) *[2]string {
+	var vals *[2]string
+	eachOuter(ctx, chainKey{}, 0, func(c *resultContext, _ time.Duration) bool {
+		if c.res.wrote != uint8(IETF)+1 {
+			return false
+		}
+		if _, ok := paramOf(c.vals[1], name, "r"); ok {
+			vals = &c.vals
+			return false
+		}
+		return true
+	})
+	return vals
 }
 
 // A restatedContext tells the middlewares further in that the
@@ -898,10 +941,16 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // admitted the request or, in shadow mode, denied it. So do res's members
 // of the policies of merged (see unrepeated) over those of a middleware
 // that counted the request whose every state res's decision holds at a
-// limit in force (see supersedes). A line left empty is removed. Nothing is removed unless res wrote its IETF
+// limit in force (see supersedes). A line left empty is removed. A
+// member removed of a middleware that counted the request and enforces
+// the policy (or of any, when this one is in shadow mode) may hold the
+// client lower than res's (a copy lowered there below the one here, or
+// restated there at the limit of one in between): res's member then
+// reports its lower q, and its lower r with its t (see bindMember), in
+// vals, res's lines. Nothing is removed unless res wrote its IETF
 // line (its store failed, say): theirs are then the only report of those
 // policies.
-func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, ownOnly, merged uint64) {
+func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]string, redecided, ownOnly, merged uint64) {
 	switch p := profileOf(ctx, res); {
 	case p == Draft7 || p == Draft6:
 		// The RateLimit-Policy list is one of every middleware's
@@ -947,6 +996,11 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 				}
 				if same, gs := meets(q, p, res.Folded(i), o.Folded(j)); same || gs != 0 || q.Spec() == p.Spec() {
 					name := p.Name()
+					if o.Allowed() && (!c.res.Shadow || res.Shadow) {
+						// Its member is in force: where it holds the
+						// client lower than ours, ours reports it.
+						bindMember(h, vals, &c.vals, name)
+					}
 					drop := func(line string) string { return withoutMember(line, name) }
 					editLine(h, keyPolicy, &c.vals[0], drop)
 					editLine(h, keyRateLimit, &c.vals[1], drop)
@@ -956,6 +1010,43 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, redecided, own
 		}
 		return true
 	})
+}
+
+// bindMember carries into the IETF member of the policy named name in
+// the lines of vals (ours, in h) what the member of that policy in the
+// lines of outer (a middleware's further out, which ours replaces: see
+// unlistOuter) reports lower, where both count in windows of one length:
+// the lower q, and the lower r with its t (of equal r, the longer t).
+// That member reports the copy of the policy further out, which holds
+// the client too: a copy lowered there (SetLimit, a reload) below ours
+// (raised here, or configured higher), or restated there at the lower
+// limit of a middleware in between. Our member, which merged only some
+// of its states into ours (see mergeOuter, mergeFolded), must not report
+// more than it admits: the policy is reported once, at the limit in
+// force, with the room left there.
+func bindMember(h http.Header, vals, outer *[2]string, name string) {
+	oq, ok1 := paramOf(outer[0], name, "q")
+	ow, ok2 := paramOf(outer[0], name, "w")
+	or, ok3 := paramOf(outer[1], name, "r")
+	q, ok4 := paramOf(vals[0], name, "q")
+	w, ok5 := paramOf(vals[0], name, "w")
+	r, ok6 := paramOf(vals[1], name, "r")
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || ow != w {
+		return
+	}
+	ot, _ := paramOf(outer[1], name, "t")
+	t, _ := paramOf(vals[1], name, "t")
+	if oq < q {
+		editLine(h, keyPolicy, &vals[0], func(line string) string { return withParam(line, name, "q", oq) })
+	}
+	switch {
+	case or < r:
+		editLine(h, keyRateLimit, &vals[1], func(line string) string {
+			return withParam(withParam(line, name, "r", or), name, "t", ot)
+		})
+	case or == r && ot > t:
+		editLine(h, keyRateLimit, &vals[1], func(line string) string { return withParam(line, name, "t", ot) })
+	}
 }
 
 // profileOf returns the profile of the headers of res, decided by a
@@ -1006,7 +1097,15 @@ func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly, merg
 				if (same || gs != 0 || q.Spec() == p.Spec()) && draftMember(p) != draftMember(q) {
 					// The member standing for p may be q's own, where a
 					// middleware in between restated it so.
-					if from := standingMember(h, p, q); from != draftMember(q) {
+					from := standingMember(h, p, q)
+					switch {
+					case from == draftMember(q):
+					case o.Allowed() && (!c.res.Shadow || res.Shadow) && holdsLower(from, draftMember(q)):
+						// p's member is in force and holds the client
+						// lower than q's (see bindMember): it stands
+						// for the policy, in place of q's.
+						replaceDraftMember(ctx, h, res, q, draftMember(q), "")
+					default:
 						replaceDraftMember(ctx, h, res, p, from, "")
 					}
 				}
@@ -1015,6 +1114,20 @@ func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly, merg
 		}
 		return true
 	})
+}
+
+// holdsLower reports whether the draft -06/-07 RateLimit-Policy member
+// m ("3;w=60") has a lower quota value than own ("8;w=60") and the same
+// window.
+func holdsLower(m, own string) bool {
+	mq, mw, ok1 := strings.Cut(m, ";w=")
+	q, w, ok2 := strings.Cut(own, ";w=")
+	if !ok1 || !ok2 || mw != w {
+		return false
+	}
+	a, err1 := strconv.ParseInt(mq, 10, 64)
+	b, err2 := strconv.ParseInt(q, 10, 64)
+	return err1 == nil && err2 == nil && a < b
 }
 
 // supersedes reports whether the decision of res's i-th policy q, which
