@@ -57,6 +57,22 @@
 // since the name is the policy's namespace in the store and in the
 // headers.
 //
+// A response lists the members of the policies decided by each middleware
+// the request reached, outermost first (a field line each): one that
+// refuses the request ends it there, so the policies of the middlewares
+// further in, which never saw it (nor know whether they apply to it),
+// have no member in its 429. Of three nested middlewares, the innermost's
+// 429 lists all three's, the middle one's the outer two's, the outer
+// one's its own. A policy decided once for two middlewares has one
+// member; so has a copy of a policy whose limit one of them changed
+// (SetLimit, a reload), reported at the copy that binds, its lower q and
+// the room left there (see [ErrCountedTwice]). Policies of one name that
+// count apart (built at other Specs in each middleware) have a member
+// each, under that one name, which a client cannot tell apart: name them
+// apart. The draft -06/-07 RateLimit-Policy list names a policy by its
+// quota value, so it lists members of one quota value once (see
+// [Draft7]).
+//
 // The route pattern is known only after routing. [http.ServeMux] sets it
 // before calling the handler it routed to, so a middleware wrapping that
 // handler sees it; one wrapping the whole mux needs
