@@ -38,6 +38,9 @@ import (
 //     inner one configured at 5 and reloaded to 8 (guarded by the 5),
 //     which counts under the 8 the outer one counts as its guard: it
 //     wrote "p";q=8 with the 3's r over the outer "p";q=3.
+//   - The same, the outer one reloaded to 3 after two requests (both
+//     at 8 before, one member): the third request reported "p";q=8
+//     with the 3's r=0.
 //   - Three middlewares: the outer one configured at 3 and raised by
 //     SetLimit to 8 (on the 3's counters), the middle one configured at
 //     3, which leaves p out and restates the outer member at its 3
@@ -61,6 +64,7 @@ func TestNestedBindingMemberReported(t *testing.T) {
 	cases := []struct {
 		name   string
 		limits []int64 // as configured, outermost first
+		before int     // requests served before the change
 		change func(t *testing.T, ms []*middleware.Middleware)
 	}{
 		{
@@ -78,6 +82,14 @@ func TestNestedBindingMemberReported(t *testing.T) {
 				reload(t, ms[1], 8)
 				reload(t, ms[0], 3)
 			},
+		},
+		{
+			// Both at 8 after the inner reload (one member, 6 left
+			// after two requests); the outer reload to 3 then binds.
+			name:   "outer reloaded below the inner after two requests",
+			limits: []int64{8, 5},
+			before: 2,
+			change: func(t *testing.T, ms []*middleware.Middleware) { reload(t, ms[0], 3) },
 		},
 		{
 			name:   "outer raised, middle holds it, inner at the raised Spec",
@@ -106,15 +118,21 @@ func TestNestedBindingMemberReported(t *testing.T) {
 							ms = append(ms, middleware.MustNew(store, []*policy.Policy{fixed("p", l, time.Minute, constKey)},
 								middleware.WithClock(clock), quiet, middleware.WithHeaders(prof)))
 						}
-						tc.change(t, ms)
 						var h http.Handler
 						if len(ms) == 2 {
 							h = nestedRouter(mux, ms[0], ms[1])
 						} else {
 							h = nested3Router(mux, ms[0], ms[1], ms[2])
 						}
+						if tc.before > 0 {
+							reload(t, ms[1], 8)
+							if got := admittedOf(h, tc.before); got != tc.before {
+								t.Fatalf("before the change: %d of %d admitted", got, tc.before)
+							}
+						}
+						tc.change(t, ms)
 						const limit = 3
-						for used := 1; used <= limit+1; used++ {
+						for used := tc.before + 1; used <= limit+1; used++ {
 							w := serve(h, "GET", "/")
 							code, left := http.StatusOK, limit-used
 							if left < 0 {
