@@ -47,6 +47,14 @@ import (
 //     (r=2), the inner one configured at 8, the Spec of the raised
 //     copy, which it decides: its member "p";q=8;r=7 replaced the
 //     restated one, reporting 5 more than the middle one admits.
+//   - Three middlewares: the outer one configured at 8 and lowered by
+//     SetLimit to 5, the middle one configured at 3 and raised to 8 (the
+//     outer one's Spec, which it counts under its 3 alone), the inner
+//     one configured at 3, which restates the middle member at its 3:
+//     under draft -07 the middle one's member gives way to the outer
+//     5's (the lower), and the restating must then add its 3 (it found
+//     no member to replace: list "5;w=60" beside limit=3, at the first
+//     version of the fix above; main passes this case).
 //   - Three middlewares: the outer one configured at 3 and raised by
 //     SetLimit to 5, the middle one configured at 5, which decides it
 //     (the Spec the outer one folded) and replaces the outer member,
@@ -95,6 +103,14 @@ func TestNestedBindingMemberReported(t *testing.T) {
 			name:   "outer raised, middle holds it, inner at the raised Spec",
 			limits: []int64{3, 3, 8},
 			change: func(t *testing.T, ms []*middleware.Middleware) { setLimit(t, ms[0], "p", 8) },
+		},
+		{
+			name:   "outer lowered, middle raised over it, inner at the middle's configured",
+			limits: []int64{8, 3, 3},
+			change: func(t *testing.T, ms []*middleware.Middleware) {
+				setLimit(t, ms[0], "p", 5)
+				setLimit(t, ms[1], "p", 8)
+			},
 		},
 		{
 			name:   "outer raised, middle at the raised Spec, inner lowered to the outer's",

@@ -723,8 +723,10 @@ func draftMember(p *policy.Policy) string {
 // policy of another name, of res (this middleware's, nil when it
 // decided none) or of a middleware further out in ctx, has that member
 // too (those drafts name a policy by its quota value: one member stands
-// for both): to is then added. A line left empty is removed; a member to
-// repeats (of another line) is left out as addPolicies leaves it out.
+// for both): to is then added, as it is when from is not there (a
+// middleware in between replaced it). A line left empty is removed; a
+// member to repeats (of another line) is left out as addPolicies leaves
+// it out.
 func replaceDraftMember(ctx context.Context, h http.Header, res *Result, p *policy.Policy, from, to string) {
 	if from == to {
 		return
@@ -758,6 +760,12 @@ func replaceDraftMember(ctx context.Context, h http.Header, res *Result, p *poli
 	}
 	switch {
 	case !found:
+		// A middleware in between replaced it already (by a member
+		// that holds the client lower, see unlistDrafts): to reports
+		// the policy beside it.
+		if to != "" {
+			h[keyPolicy] = addPolicies(lines[:len(lines):len(lines)], to)
+		}
 	case len(out) == 0:
 		delete(h, keyPolicy)
 	default:
