@@ -37,8 +37,8 @@ type Middleware struct {
 	set     atomic.Pointer[policy.Set] // the active rule set; each request loads it once
 	fb      atomic.Pointer[feedback]   // nil: no Feedback (see SetFeedback)
 	pattern func(*http.Request) string
-	obs     Observer         // nil: nothing observed
-	shared  []SharedObserver // those WithObserver bound (see sameObserver)
+	obs     Observer        // nil: nothing observed
+	given   []givenObserver // those given to WithObserver (see conflict)
 
 	profile     Profile
 	pkSecret    []byte

@@ -124,8 +124,24 @@ type SharedObserver interface {
 	// ForMiddleware returns a new observer of one middleware, not nil.
 	// WithObserver installs it as is (it does not ask it for a
 	// ForMiddleware in turn), so it need not, and should not, implement
-	// SharedObserver itself.
+	// SharedObserver itself; it should implement [BoundObserver].
 	ForMiddleware() Observer
+}
+
+// A BoundObserver is an [Observer] of one middleware that the
+// ForMiddleware of a [SharedObserver] returned, and that tells which: the
+// Bindings of [prommetrics] and otelmetrics are. An application that
+// calls ForMiddleware itself and gives the result to a middleware beside
+// the SharedObserver, or beside another observer bound to it, has two
+// observers recording each request of that middleware into one:
+// [WithObserver] refuses it. The middleware checks for it with a type
+// assertion; an observer without it cannot be told from any other.
+//
+// [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics
+type BoundObserver interface {
+	Observer
+	// BoundTo returns the SharedObserver whose ForMiddleware returned it.
+	BoundTo() SharedObserver
 }
 
 // An Event is the outcome of one evaluated request. It is passed by value;
@@ -296,9 +312,19 @@ func (f Failure) state() State {
 // [Observer]). Several WithObserver options add up. An observer that is a
 // [SharedObserver] is replaced by its ForMiddleware each time the option
 // is applied: pass one metrics Observer to every middleware (or one
-// Option to every New) and each middleware is kept apart. Given twice to
-// one middleware (in one option or two), a SharedObserver is an error: it
-// would record each of that middleware's requests twice.
+// Option to every New) and each middleware is kept apart.
+//
+// One observer given twice to one middleware (in one option or two, as a
+// base option list and an application's own may both add it) is an
+// error, whatever its type: it would record each of that middleware's
+// requests twice (a LogObserver would log each record twice, a metrics
+// Observer count each request twice). So is a [BoundObserver] (a
+// ForMiddleware the application called itself) given beside the
+// SharedObserver it is bound to, or beside another bound to that one.
+// Observers are one when they are equal values of one comparable type
+// (the same pointer, most often): two LogObservers are two, even on one
+// logger; observers of a type that is not comparable (a func, a slice)
+// are never taken for one.
 func WithObserver(obs ...Observer) Option {
 	return func(m *Middleware) error {
 		for _, o := range obs {
@@ -308,13 +334,22 @@ func WithObserver(obs ...Observer) Option {
 		}
 		all := append([]Observer(nil), obs...)
 		for i, o := range all {
-			if so, ok := o.(SharedObserver); ok {
-				for _, b := range m.shared {
-					if sameObserver(b, so) {
-						return fmt.Errorf("middleware: WithObserver: the %T is given twice: it would count each request twice", o)
-					}
+			g := givenObserver{o: o}
+			switch x := o.(type) {
+			case SharedObserver:
+				g.shared = x
+			case BoundObserver:
+				if s := x.BoundTo(); !nilness.Is(s) {
+					g.shared = s
 				}
-				m.shared = append(m.shared, so)
+			}
+			for _, p := range m.given {
+				if err := g.conflict(p); err != nil {
+					return err
+				}
+			}
+			m.given = append(m.given, g)
+			if so, ok := o.(SharedObserver); ok {
 				if all[i] = so.ForMiddleware(); nilness.Is(all[i]) {
 					return fmt.Errorf("middleware: WithObserver: ForMiddleware of the %T returned nil", o)
 				}
@@ -332,6 +367,34 @@ func WithObserver(obs ...Observer) Option {
 		}
 		return nil
 	}
+}
+
+// A givenObserver is an observer as given to WithObserver, with the
+// SharedObserver it records into: itself, if it is one; the one it is
+// bound to, if it is a BoundObserver; else nil.
+type givenObserver struct {
+	o      Observer
+	shared SharedObserver
+}
+
+// conflict returns the error of g given to a middleware p was given to
+// before, nil if the two record apart.
+func (g givenObserver) conflict(p givenObserver) error {
+	if sameObserver(g.o, p.o) {
+		return fmt.Errorf("middleware: WithObserver: the %T is given twice: it would record each request twice; give it once", g.o)
+	}
+	if g.shared == nil || p.shared == nil || !sameObserver(g.shared, p.shared) {
+		return nil
+	}
+	_, gShared := g.o.(SharedObserver)
+	_, pShared := p.o.(SharedObserver)
+	switch {
+	case pShared:
+		return fmt.Errorf("middleware: WithObserver: the %T is an observer of the %T given too (its ForMiddleware): both would record each request; give the %[2]T alone, which WithObserver binds to each middleware", g.o, p.o)
+	case gShared:
+		return fmt.Errorf("middleware: WithObserver: the %T is an observer of the %T given too (its ForMiddleware): both would record each request; give the %[2]T alone, which WithObserver binds to each middleware", p.o, g.o)
+	}
+	return fmt.Errorf("middleware: WithObserver: two %T of one %T are given (its ForMiddleware): both would record each request; give one, or the %[2]T alone", g.o, g.shared)
 }
 
 // sameObserver reports whether a and b are the same observer: equal
