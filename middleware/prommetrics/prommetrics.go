@@ -490,6 +490,7 @@ var (
 	_ middleware.RemovalObserver  = (*Binding)(nil)
 	_ middleware.GiveBackObserver = (*Binding)(nil)
 	_ middleware.CloseObserver    = (*Binding)(nil)
+	_ middleware.BoundObserver    = (*Binding)(nil)
 )
 
 // A Binding is the observer of one middleware among those a Metrics
@@ -499,8 +500,10 @@ var (
 // the limit gauges what it reported and nothing another middleware
 // reports (see Several middlewares in the package doc).
 // [middleware.WithObserver] gives each middleware its own; a Binding is
-// not a [middleware.SharedObserver], so that it is not bound again. It is
-// safe for concurrent use.
+// not a [middleware.SharedObserver], so that it is not bound again. An
+// application calling ForMiddleware itself gives the Binding to one
+// middleware, in place of the Metrics: WithObserver refuses the two given
+// to one middleware. It is safe for concurrent use.
 //
 // A middleware dropped without Close is counted out of the gauges
 // (failure_state and the limits) as by Close once the garbage collector
@@ -522,6 +525,12 @@ func (m *Metrics) ForMiddleware() middleware.Observer {
 	runtime.AddCleanup(b, m.forget, b.mb)
 	return b
 }
+
+// BoundTo implements [middleware.BoundObserver]: it returns the Metrics b
+// records into, so that [middleware.WithObserver] refuses b given to a
+// middleware beside it (or beside another of its Bindings), where both
+// would count each request.
+func (b *Binding) BoundTo() middleware.SharedObserver { return b.m }
 
 // forget counts mb, the middleware of a Binding, out of the gauges: out of
 // failure_state as if it had returned to healthy, and out of the limit
