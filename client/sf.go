@@ -100,17 +100,26 @@ func parseSFList(s string) ([]sfMember, bool) {
 // malformed one, which the caller must then ignore.
 func eachSFList(s string, fn func(sfMember)) bool {
 	p := sfParser{s: s}
+	return p.members(func() {
+		if it := p.itemOrInner(); !p.bad {
+			fn(sfMember{item: it})
+		}
+	})
+}
+
+// members parses p's input as a List or Dictionary: member, called at the
+// start of each member, parses one (setting p.bad when it cannot). It
+// reports whether the input is well-formed.
+func (p *sfParser) members(member func()) bool {
 	p.sp()
 	p.skipEmpty()
 	for !p.bad && p.i < len(p.s) {
 		if p.elem(); p.bad {
 			return false
 		}
-		it := p.itemOrInner()
-		if p.bad {
+		if member(); p.bad {
 			return false
 		}
-		fn(sfMember{item: it})
 		if !p.next() {
 			break
 		}
@@ -132,23 +141,11 @@ func parseSFDict(s string) ([]sfMember, bool) {
 // eachSFList does.
 func eachSFDict(s string, fn func(sfMember)) bool {
 	p := sfParser{s: s}
-	p.sp()
-	p.skipEmpty()
-	for !p.bad && p.i < len(p.s) {
-		if p.elem(); p.bad {
-			return false
+	return p.members(func() {
+		if m := p.dictMember(); !p.bad {
+			fn(m)
 		}
-		m := p.dictMember()
-		if p.bad {
-			return false
-		}
-		fn(m)
-		if !p.next() {
-			break
-		}
-	}
-	p.sp()
-	return !p.bad && p.i == len(p.s)
+	})
 }
 
 // eachSFMixed parses s as a field whose members are each a List member or
@@ -164,29 +161,17 @@ func eachSFDict(s string, fn func(sfMember)) bool {
 // Its work is linear in the input: no member is parsed more than twice.
 func eachSFMixed(s string, list, dict func(sfMember)) bool {
 	p := sfParser{s: s}
-	p.sp()
-	p.skipEmpty()
-	for !p.bad && p.i < len(p.s) {
-		if p.elem(); p.bad {
-			return false
-		}
+	return p.members(func() {
 		start := p.i
 		if it := p.itemOrInner(); !p.bad && p.atSeparator() {
 			list(sfMember{item: it})
-		} else {
-			p.i, p.bad = start, false
-			m := p.dictMember()
-			if p.bad {
-				return false
-			}
+			return
+		}
+		p.i, p.bad = start, false
+		if m := p.dictMember(); !p.bad {
 			dict(m)
 		}
-		if !p.next() {
-			break
-		}
-	}
-	p.sp()
-	return !p.bad && p.i == len(p.s)
+	})
 }
 
 // dictMember parses a Dictionary member: a key, and "=" and a value, or
