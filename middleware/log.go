@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,15 +227,36 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 // (WithErrorHandler) logs its once-only setup warnings on [slog.Default]
 // all the same, at Warn: "ratekeeper: setup warning" ([ErrUnrouted],
 // [ErrForwardingIgnored], [ErrCountedTwice]).
+//
+// Each WithLogger adds a LogObserver: one logger given twice to one
+// middleware (the same *slog.Logger; nil and [slog.Default] are one), or
+// given to WithLogger and to a LogObserver given to [WithObserver], in
+// either order, is an error, since every record would be written twice.
+// Two loggers are two, even on one handler (l and l.With(...)), and each
+// of their LogObservers takes the middleware's partition key and clock.
 func WithLogger(logger *slog.Logger) Option {
 	return func(m *Middleware) error {
 		l, err := NewLogObserver(logger)
 		if err != nil {
 			return err
 		}
-		m.logger = l
+		for _, p := range m.given {
+			if lo, ok := p.o.(*LogObserver); ok && lo.log == l.log {
+				if slices.Contains(m.loggers, lo) {
+					return errors.New("middleware: WithLogger: the logger is given twice: it would write each record twice; give WithLogger once")
+				}
+				return errLoggerBeside(lo)
+			}
+		}
+		m.loggers = append(m.loggers, l)
 		return WithObserver(l)(m)
 	}
+}
+
+// errLoggerBeside is the error of a LogObserver given to WithObserver
+// that writes to a logger given to WithLogger.
+func errLoggerBeside(lo *LogObserver) error {
+	return fmt.Errorf("middleware: WithLogger and WithObserver: the logger given to WithLogger is the one a %T given to WithObserver writes to: it would write each record twice; give WithLogger alone, or the LogObserver alone (with its LogOptions)", lo)
 }
 
 // sampler counts one policy's records in the current second. The records

@@ -55,11 +55,11 @@ type Middleware struct {
 	onShadow    func(*http.Request, *Result)
 	problemType string
 	noContext   bool
-	built       *fileSettings // the configuration's settings, when built by FromConfig
-	logger      *LogObserver  // the one WithLogger built, if any
-	fwdExplicit bool          // CheckForwarding or CheckForwardingFrom decided fwdWanted (a configuration does not)
-	fwdWanted   bool          // the options ask for the forwarding check
-	warnLog     *LogObserver  // where the setup warnings are logged besides the error handler (see warn)
+	built       *fileSettings  // the configuration's settings, when built by FromConfig
+	loggers     []*LogObserver // those WithLogger built, in order
+	fwdExplicit bool           // CheckForwarding or CheckForwardingFrom decided fwdWanted (a configuration does not)
+	fwdWanted   bool           // the options ask for the forwarding check
+	warnLog     *LogObserver   // where the setup warnings are logged besides the error handler (see warn)
 	// fwdFromExplicit: CheckForwardingFrom named the proxies in
 	// fwdProxies (a configuration does not replace them).
 	fwdFromExplicit bool
@@ -135,18 +135,19 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 			return nil, err
 		}
 	}
-	m.warnLog = m.logger
-	if m.warnLog == nil {
+	if n := len(m.loggers); n > 0 {
+		m.warnLog = m.loggers[n-1]
+	} else {
 		m.warnLog = findLogObserver(m.obs)
 	}
 	if m.fwdWanted {
 		m.fwd.Store(fwdChecking)
 	}
-	if l := m.logger; l != nil && l.drawn && m.pkSecret != nil {
-		// Its pks are the headers' (see WithLogger).
-		l.pkSecret, l.drawn = m.pkSecret, false
-	}
-	if l := m.logger; l != nil {
+	for _, l := range m.loggers {
+		if l.drawn && m.pkSecret != nil {
+			// Its pks are the headers' (see WithLogger).
+			l.pkSecret, l.drawn = m.pkSecret, false
+		}
 		// Its seconds are the middleware's (see WithLogger).
 		l.clock = m.clock
 	}

@@ -324,7 +324,8 @@ func (f Failure) state() State {
 // Observers are one when they are equal values of one comparable type
 // (the same pointer, most often): two LogObservers are two, even on one
 // logger; observers of a type that is not comparable (a func, a slice)
-// are never taken for one.
+// are never taken for one. A LogObserver writing to the logger given to
+// [WithLogger] is an error too: see WithLogger.
 func WithObserver(obs ...Observer) Option {
 	return func(m *Middleware) error {
 		for _, o := range obs {
@@ -341,6 +342,13 @@ func WithObserver(obs ...Observer) Option {
 			case BoundObserver:
 				if s := x.BoundTo(); !nilness.Is(s) {
 					g.shared = s
+				}
+			}
+			if lo, ok := o.(*LogObserver); ok {
+				for _, wl := range m.loggers {
+					if wl != lo && wl.log == lo.log {
+						return errLoggerBeside(lo)
+					}
 				}
 			}
 			for _, p := range m.given {
