@@ -127,11 +127,14 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 	const (
 		clients = 2
 		perCli  = 16
-		rounds  = 200
 		step    = 400 * time.Millisecond // the most a round advances the time
 		back    = 900 * time.Millisecond // the most a round sets it back
 		behind  = 900 * time.Millisecond // the most a window kind's clock is behind
 	)
+	rounds := 200
+	if testing.Short() {
+		rounds = 40 // a smaller sample: -short runs a fifth of the rounds
+	}
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("RATEKEEPER_CONC_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)

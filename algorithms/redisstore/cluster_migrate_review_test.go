@@ -25,6 +25,9 @@ import (
 // masters it knew, which did not include the new node, and the Take
 // failed: every Take of a moved key failed until the migration ended.)
 func TestClusterSlotMigratingToANewNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a 3-node cluster and a fourth node; run without -short")
+	}
 	cl := redistest.NewCluster(t)
 	fresh, err := redistest.Start(t.TempDir(), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
 	if err != nil {

@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -23,9 +24,18 @@ func harness(client redis.UniversalClient) algotest.Harness {
 	}
 }
 
+// shortTraces makes the conformance suite replay 3 of its random traces
+// (algotest.TracesEnv) under -short, unless that variable is set.
+func shortTraces(t *testing.T) {
+	if testing.Short() && os.Getenv(algotest.TracesEnv) == "" {
+		t.Setenv(algotest.TracesEnv, "3")
+	}
+}
+
 // TestConformance runs the algorithms conformance suite, unchanged, against
 // a real redis-server, each store under its own key prefix.
 func TestConformance(t *testing.T) {
+	shortTraces(t)
 	client := newClient(t)
 	algotest.Run(t, harness(client))
 }
@@ -33,6 +43,9 @@ func TestConformance(t *testing.T) {
 // TestConformanceScript runs the suite on the script fallback (EVALSHA),
 // for a user that may not use functions.
 func TestConformanceScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: the whole conformance suite again, on the script fallback (TestConformance runs it on functions); run without -short")
+	}
 	client := noFunctionsClient(t)
 	algotest.Run(t, harness(client))
 }
@@ -41,6 +54,7 @@ func TestConformanceScript(t *testing.T) {
 // Cluster: its multi-check calls span slots, so they take the peek,
 // reserve and undo path.
 func TestConformanceCluster(t *testing.T) {
+	shortTraces(t)
 	client := sharedCluster(t)
 	algotest.Run(t, harness(client))
 }

@@ -108,6 +108,9 @@ func TestTimeoutPausedNamesNoDial(t *testing.T) {
 // TestTimeoutNamesRefusedConnection, on a Cluster whose nodes all stopped:
 // the dials are its node clients', which the store watches too.
 func TestTimeoutNamesRefusedConnectionCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a 3-node cluster; run without -short")
+	}
 	const timeout = 200 * time.Millisecond
 	cl := redistest.NewCluster(t)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})

@@ -113,6 +113,9 @@ const switchWithin = 45 * time.Second
 // no load, no script), and loads the library on the new master when it is
 // gone there (FUNCTION FLUSH). No goroutine outlives the store and client.
 func TestSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a master, a replica and a Sentinel, and waits for a failover; run without -short")
+	}
 	master := redistest.New(t)
 	replica := redistest.NewReplica(t, master)
 	sentinel := redistest.NewSentinel(t, "rkfailover", master, redistest.SentinelOptions{
@@ -208,6 +211,9 @@ func TestSentinelFailover(t *testing.T) {
 // functions (the script). The failover client meanwhile decides on the new
 // master, where the quota used before is still used.
 func TestSentinelDemotedMaster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a master, a replica and a Sentinel, and waits for a failover; run without -short")
+	}
 	master := redistest.New(t)
 	replica := redistest.NewReplica(t, master)
 	sentinel := redistest.NewSentinel(t, "rkdemoted", master, redistest.SentinelOptions{
@@ -335,6 +341,9 @@ func triple(spec algorithms.Spec) []algorithms.Check {
 // rejoins as a replica of the new one, and a client still pointing at it
 // gets an error (MOVED), never a decision of it.
 func TestClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a replicated cluster and waits for a failover; run without -short")
+	}
 	c := redistest.NewReplicatedCluster(t, 2*time.Second)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewClusterClient(&redis.ClusterOptions{

@@ -37,6 +37,9 @@ func (t twoInstances) Refund(ctx context.Context, dst []algorithms.Refunded, che
 // 64 goroutines over both instances, instant after instant) and the
 // refunds all decide as one store does.
 func TestConformanceTwoInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: the whole conformance suite again, over two instances (TestConformance runs it on one); run without -short")
+	}
 	c1, c2 := newClient(t), newClient(t)
 	algotest.Run(t, algotest.Harness{
 		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
