@@ -51,6 +51,25 @@ func routeEach(m *middleware.Middleware) map[string]http.Handler {
 	return map[string]http.Handler{"chi": r, "ServeMux": mux}
 }
 
+// denialRecords counts the denial records a LogObserver wrote to buf.
+func denialRecords(buf *bytes.Buffer) int {
+	return strings.Count(buf.String(), `"msg":"ratekeeper: request denied"`)
+}
+
+// denialsOfOne serves two requests through m under router, whose policy
+// admits one a minute, and returns how many denial records the denied
+// second one wrote to buf.
+func denialsOfOne(t *testing.T, m *middleware.Middleware, router string, buf *bytes.Buffer) int {
+	t.Helper()
+	h := routeEach(m)[router]
+	serve(h, "GET", "/") // the one allowed
+	buf.Reset()
+	if code := serve(h, "GET", "/").Code; code != http.StatusTooManyRequests {
+		t.Fatalf("second request: status %d, want 429", code)
+	}
+	return denialRecords(buf)
+}
+
 // TestObserverGivenTwice: one Observer that is not a SharedObserver (a
 // LogObserver, or one of the application's) given twice to one
 // middleware, in one WithObserver or two (a base option list and the
@@ -69,9 +88,6 @@ func TestObserverGivenTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 		return lo
-	}
-	denials := func(buf *bytes.Buffer) int {
-		return strings.Count(buf.String(), `"msg":"ratekeeper: request denied"`)
 	}
 
 	for _, router := range []string{"chi", "ServeMux"} {
@@ -97,13 +113,7 @@ func TestObserverGivenTwice(t *testing.T) {
 					}
 					return
 				}
-				h := routeEach(m)[router]
-				serve(h, "GET", "/") // the one allowed
-				buf.Reset()
-				if code := serve(h, "GET", "/").Code; code != http.StatusTooManyRequests {
-					t.Fatalf("second request: status %d, want 429", code)
-				}
-				t.Errorf("New accepted one LogObserver given twice: one denied request wrote %d denial records, want New to refuse it", denials(&buf))
+				t.Errorf("New accepted one LogObserver given twice: one denied request wrote %d denial records, want New to refuse it", denialsOfOne(t, m, router, &buf))
 			})
 		}
 
@@ -136,7 +146,7 @@ func TestObserverGivenTwice(t *testing.T) {
 			serve(h, "GET", "/")
 			buf1.Reset()
 			serve(h, "GET", "/")
-			if n1, n2 := denials(&buf1), denials(&buf2); n1 != 1 || n2 != 1 {
+			if n1, n2 := denialRecords(&buf1), denialRecords(&buf2); n1 != 1 || n2 != 1 {
 				t.Errorf("one denied request: %d and %d denial records in the two logs, want 1 each", n1, n2)
 			}
 			if n1, n2 := c1.n.Load(), c2.n.Load(); n1 != 2 || n2 != 2 {
