@@ -8,6 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 )
 
 // slotPair is the pair of checks the cross-slot failure tests split: a
@@ -33,6 +35,22 @@ func newSlotPair(t *testing.T, xName, yName string) slotPair {
 		xc: algorithms.Check{Spec: spec, Key: x, Cost: 2}, yc: algorithms.Check{Spec: spec, Key: y}}
 	warmUp(t, shared, cs.xc)
 	return cs
+}
+
+// clusterStoreOn returns a new client of the cluster at addrs (closed
+// when the test ends) and a store on it under a prefix of its own, its
+// clock fixed at algotest.Base, and the prefix: a store whose client the
+// test may give hooks to without touching the shared cluster's.
+func clusterStoreOn(t *testing.T, addrs []string) (*redis.ClusterClient, *redisstore.Store, string) {
+	t.Helper()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	t.Cleanup(func() { _ = client.Close() })
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, s, prefix
 }
 
 // keyOf returns the Redis key of tag k's check under prefix.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
 )
@@ -73,16 +72,10 @@ func TestReplySurprisesAreErrors(t *testing.T) {
 	} {
 		for _, rp := range replies {
 			t.Run(tc.name+"/"+rp.name, func(t *testing.T) {
-				client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-				t.Cleanup(func() { _ = client.Close() })
-				prefix := uniquePrefix(t)
-				s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
-				if err != nil {
-					t.Fatal(err)
-				}
+				client, s, prefix := clusterStoreOn(t, clusterSrv.Addrs())
 				h := answering(keyOf(prefix, tc.key), tc.mode, rp.val, rp.err)
 				client.AddHook(h)
-				err = tc.run(s)
+				err := tc.run(s)
 				if !h.hit.Load() {
 					t.Fatalf("the call of mode %s never ran (err %v)", tc.mode, err)
 				}
@@ -104,18 +97,12 @@ func TestReplySurprisesAreErrors(t *testing.T) {
 	// have been left in place.
 	for _, rp := range replies {
 		t.Run("take/undo/"+rp.name, func(t *testing.T) {
-			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-			t.Cleanup(func() { _ = client.Close() })
-			prefix := uniquePrefix(t)
-			s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			client, s, prefix := clusterStoreOn(t, clusterSrv.Addrs())
 			reserve := &interceptHook{key: keyOf(prefix, y), mode: "1", err: oom}
 			undo := answering(keyOf(prefix, x), "2", rp.val, rp.err)
 			client.AddHook(reserve)
 			client.AddHook(undo)
-			_, err = s.Take(context.Background(), xc, yc)
+			_, err := s.Take(context.Background(), xc, yc)
 			if !reserve.hit.Load() || !undo.hit.Load() {
 				t.Fatalf("reservation of y: %v, undo of x: %v (err %v)", reserve.hit.Load(), undo.hit.Load(), err)
 			}

@@ -65,13 +65,7 @@ func TestClusterUnreadReservationUndone(t *testing.T) {
 		{"every_reply/redis_nil", nil, redis.Nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-			t.Cleanup(func() { _ = client.Close() })
-			prefix := uniquePrefix(t)
-			s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			client, s, prefix := clusterStoreOn(t, clusterSrv.Addrs())
 			var calls atomic.Int64
 			client.AddHook(unreadAfterRun(keyOf(prefix, y), "1", tc.val, tc.err, tc.every, &calls))
 			d, err := s.Take(context.Background(), xc, yc)

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
-	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,13 +23,7 @@ func TestClusterAbandonedReservationUndone(t *testing.T) {
 	cs := newSlotPair(t, "abandoned", "answered")
 	x, xc, yc, keyOf := cs.x, cs.xc, cs.yc, cs.keyOf
 	spec := cs.xc.Spec
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-	t.Cleanup(func() { _ = client.Close() })
-	prefix := uniquePrefix(t)
-	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, s, prefix := clusterStoreOn(t, clusterSrv.Addrs())
 	if _, err := s.Take(context.Background(), algorithms.Check{Spec: spec, Key: x}, yc); err != nil { // connections made
 		t.Fatal(err)
 	}
@@ -50,7 +42,7 @@ func TestClusterAbandonedReservationUndone(t *testing.T) {
 		return err
 	}}
 	client.AddHook(h)
-	_, err = s.Take(ctx, xc, yc)
+	_, err := s.Take(ctx, xc, yc)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Take(x, y) cancelled during x's reservation = %v, want context.Canceled", err)
 	}

@@ -44,13 +44,7 @@ func TestClusterUndoFailedTooNamesTheReservationLeft(t *testing.T) {
 		{"about_the_key/no_reply", foreignReply, io.EOF, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
-			t.Cleanup(func() { _ = client.Close() })
-			prefix := uniquePrefix(t)
-			s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			client, s, prefix := clusterStoreOn(t, clusterSrv.Addrs())
 			reserve := &interceptHook{key: keyOf(prefix, y), mode: "1", err: tc.reserveY}
 			undo := &interceptHook{key: keyOf(prefix, x), mode: "2", err: tc.undoX}
 			client.AddHook(reserve)
