@@ -19,7 +19,7 @@ import (
 // checked under its guard too (policy.Policy.Guard), whose store call a
 // request's Result keeps in one allocation more (up to eight checks: four
 // policies and their guards); a sliding_window one is checked once, on
-// its guard's counters judged at its limit (policy.Result.Folded), with
+// its guard's counters judged at its limit (nested.Ops.Folded), with
 // the allocations of an unlowered one. Without context, the pooled
 // Results keep theirs, so the budget is the unlowered one's. A limit
 // lowered by SetLimitUnguarded costs what an unlowered one does.

@@ -107,7 +107,7 @@ func TestNestedLoweredCopyJudgesOuterCount(t *testing.T) {
 // one further out counts the request under the 4, the Spec of the copy
 // further in, which decides it under its guard, the 10, alone, with the
 // decision further out under the 4 merged in (see
-// policy.Result.DropOwn, MergeOwn), and lists the policy once. Further
+// nested.Ops.DropOwn, MergeOwn), and lists the policy once. Further
 // out enforcing, that decision is the 4's state judged at 2, the limit
 // it holds the client to: the member reports it, q=2 with r=1, r=0,
 // then its 429 (q=2), not the q=4 further in, which binds nothing there

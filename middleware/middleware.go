@@ -369,9 +369,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// Spec of those of ownOnly, decided here under their
 			// other guards alone.
 			for k, u := range unguard {
-				res.Result.DropGuard(u, k)
+				nest.DropGuard(&res.Result, u, k)
 			}
-			res.Result.DropOwn(ownOnly)
+			nest.DropOwn(&res.Result, ownOnly)
 		}
 	}
 	if err != nil {
@@ -1486,7 +1486,7 @@ type adopted struct {
 	mask   uint64
 	guards uint64
 	// folds are the policies of set that its Result checked on their
-	// first guard's state alone (policy.Result.Folded), before any was
+	// first guard's state alone (nested.Ops.Folded), before any was
 	// left out: matched as unrepeated matched them.
 	folds uint64
 }
@@ -1497,7 +1497,7 @@ type adopted struct {
 // unrepeated matches them (see meets), since the same policy need not be
 // the same *policy.Policy in both (a copy a reload tightened, one lowered
 // by SetLimit, one built twice). pFolded says that the Result further
-// out checked p on its first guard's state alone (policy.Result.Folded).
+// out checked p on its first guard's state alone (nested.Ops.Folded).
 func (a adopted) match(p *policy.Policy, pFolded bool) *policy.Policy {
 	for b := a.mask | a.guards; b != 0; b &= b - 1 {
 		if q := a.set.Policy(bits.TrailingZeros64(b)); q == p || q.Name() == p.Name() {
@@ -1595,9 +1595,9 @@ func outerWait(r *http.Request, status int, own adopted) time.Duration {
 		for i := range res.Len() {
 			if c.res.Shadow {
 				p := res.Policy(i)
-				q := own.match(p, res.Folded(i))
+				q := own.match(p, nest.Folded(res, i))
 				if q == nil {
-					q = adoptedFurtherOut(r.Context(), p, res.Folded(i))
+					q = adoptedFurtherOut(r.Context(), p, nest.Folded(res, i))
 				}
 				if q == nil || !p.Counts(r, status) {
 					continue
@@ -1622,14 +1622,14 @@ func outerWait(r *http.Request, status int, own adopted) time.Duration {
 
 // waitUnder returns how long, from now, after res admitted its i-th
 // policy held ago, that policy's state under spec (its own Spec or a
-// guard's, see policy.Result.DecisionUnder), judged at limit, holds less
+// guard's, see nested.Ops.DecisionUnder), judged at limit, holds less
 // than its cost: 0 when it holds enough, or res did not count it under
 // spec. res may have judged that state at another limit (a window
 // kind's guard is judged at its policy's limit, see
 // policy.Policy.GuardLimit); its decision is moved to limit (see
 // judgedAt).
 func waitUnder(res *policy.Result, i int, spec algorithms.Spec, limit int64, held time.Duration) time.Duration {
-	d, ok := res.DecisionUnder(i, spec)
+	d, ok := nest.DecisionUnder(res, i, spec)
 	if !ok || !d.Allowed {
 		return 0
 	}
@@ -1993,11 +1993,11 @@ func (h *fedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // foldMask returns the policies of res (a mask over its Set) that it
-// checks on their first guard's state alone (policy.Result.Folded).
+// checks on their first guard's state alone (nested.Ops.Folded).
 func foldMask(res *policy.Result) uint64 {
 	var folds uint64
 	for i, m := 0, res.Mask(); m != 0; i, m = i+1, m&(m-1) {
-		if res.Folded(i) {
+		if nest.Folded(res, i) {
 			folds |= m & -m
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // one further in runs it at 10 lowered to 4 by SetLimit, guarded by its
 // 10, of which 2 were used before. The one further in leaves the 4 out
 // (counted further out) and decides the request under the 10 alone,
-// judged at 4 (see policy.Result.DropOwn, policy.Policy.GuardLimit). The
+// judged at 4 (see nested.Ops.DropOwn, policy.Policy.GuardLimit). The
 // response lists the policy once in its IETF lines, with q=4 and the
 // lower of the two states' remaining: 1, then 0, then a 429 for the 10
 // holding 4 (the 4 has 1 left), its t the Retry-After.

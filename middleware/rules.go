@@ -503,7 +503,7 @@ func (m *Middleware) heldCarries(p, old *policy.Policy, ol effLimit, wasLimited 
 				q = q.Unguarded()
 			}
 			// Its own counters count its requests unless its guard's,
-			// judged at its limit, stand for them (policy.Result.Folded).
+			// judged at its limit, stand for them (nested.Ops.Folded).
 			if g, ok := q.Guard(); !(ok && q.GuardLimit(g) != g.Limit) {
 				add(held{carry{q.Spec(), addSat(now, carryFor(q.Spec()))}, false, false})
 			}
@@ -641,7 +641,7 @@ func sameShape(a, b algorithms.Spec) bool {
 // configured Spec's counters, judged at the limit in force, hold every
 // request the lowered Spec's would, and more: they alone decide, one check
 // per request as when unlowered, and nothing counts under the lowered
-// Spec's own counters ([policy.Result.Folded]; but for a while after a
+// Spec's own counters ([policy.Policy.Guards]; but for a while after a
 // reload that carries the limit onto a Spec whose counters hold requests,
 // see [Middleware.SetPolicies]). For the other kinds it
 // costs a second check per request (in the same store call) while the

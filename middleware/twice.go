@@ -13,8 +13,16 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/lowest"
+	"github.com/ratekeeper/ratekeeper/internal/nested"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
+
+// nest holds the operations of a policy.Result that decide a policy
+// nested in another middleware (leave out the checks a middleware further
+// out counted, merge in its decisions, match their states), which package
+// policy keeps off its API: a handler holding the request's Result must
+// not call them.
+var nest = nested.Of[*policy.Result]()
 
 // ErrCountedTwice is told to the error handler (once per Middleware) the
 // first time a policy applies to a request that a middleware further out
@@ -54,7 +62,8 @@ import (
 // to 4 further in), and goes, where the decision further in holds every
 // state it reports. Conversely, a window kind's copy lowered by SetLimit
 // further out is checked on the configured Spec's state alone
-// ([policy.Result.Folded]) and counts nothing under its lowered Spec: a
+// (one check per request: see [policy.Policy.Guards]) and counts nothing
+// under its lowered Spec: a
 // policy further in that counts under that Spec itself (built at that
 // limit, by New or by a reload) is decided further in, under it, the
 // configured Spec's state left out there.
@@ -150,7 +159,7 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // ownOnly are the guarded policies of res counted further out under their
 // Spec (as again would be) but not under each of their guards: they are
 // not in again, and are decided here under the guards not counted further
-// out alone (see policy.Result.DropOwn), which still hold; shadowed keeps
+// out alone (see nested.Ops.DropOwn), which still hold; shadowed keeps
 // them as for again. foldedOut are the policies of res, not in again,
 // whose Spec is that of a policy of their name that a middleware further
 // out checked on its guard's state alone (a copy lowered by SetLimit,
@@ -237,7 +246,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				if res.Key(i) != o.Key(j) {
 					break // another bucket
 				}
-				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
+				same, gs := meets(q, p, nest.Folded(res, i), nest.Folded(o, j))
 				var past bool
 				if same && counted && q != p && q.Spec() != p.Spec() {
 					// q's Spec may be a guard of p judged there at a
@@ -338,7 +347,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	uncounted &^= again
 	// A policy counted further out under its Spec but not under each of
 	// its guards is decided here under those guards alone (its own check
-	// left out, see policy.Result.DropOwn): they still hold.
+	// left out, see nested.Ops.DropOwn): they still hold.
 	for b := again; b != 0; b &= b - 1 {
 		bit := b & -b
 		for k := range set.Policy(bits.TrailingZeros64(b)).Guards() {
@@ -435,7 +444,7 @@ type outerGuard struct {
 // merged here reports it so (a client that used 41 of the 100 has 9
 // left at a copy's 50, whatever the copy further out judged it at). It
 // reports nothing for a guard judged at its own limit, or that o did not
-// check (see policy.Result.DecisionUnder).
+// check (see nested.Ops.DecisionUnder).
 func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.Decision, past, ok bool) {
 	gs := q.Guards()
 	if k >= len(gs) {
@@ -446,7 +455,7 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 	if limit == g.Limit {
 		return d, false, false // judged at its own limit: none is higher
 	}
-	d, ok = o.DecisionUnder(j, g)
+	d, ok = nest.DecisionUnder(o, j, g)
 	if !ok || !d.Allowed {
 		return algorithms.Decision{}, false, false
 	}
@@ -465,7 +474,7 @@ func judgeOuter(q *policy.Policy, k int, o *policy.Result, j int) (d algorithms.
 // it not been counted there already. A leaky_queue guard reports
 // nothing: its queue holds the request where it was counted, and its
 // Delay is that queue's. So does a guard o did not check (see
-// policy.Result.DecisionUnder).
+// nested.Ops.DecisionUnder).
 func ownOuter(q *policy.Policy, k int, o *policy.Result, j int) (algorithms.Decision, bool) {
 	gs := q.Guards()
 	if k >= len(gs) {
@@ -475,7 +484,7 @@ func ownOuter(q *policy.Policy, k int, o *policy.Result, j int) (algorithms.Deci
 	if q.GuardLimit(g) != g.Limit || g.Algorithm == algorithms.LeakyQueue {
 		return algorithms.Decision{}, false
 	}
-	d, ok := o.DecisionUnder(j, g)
+	d, ok := nest.DecisionUnder(o, j, g)
 	if !ok || !d.Allowed {
 		return algorithms.Decision{}, false
 	}
@@ -510,7 +519,7 @@ func ownBelow(q *policy.Policy, o *policy.Result, j int) (d algorithms.Decision,
 	if o.Policy(j).GuardLimit(q.Spec()) <= q.Spec().Limit {
 		return algorithms.Decision{}, false, false
 	}
-	d, ok = o.DecisionUnder(j, q.Spec())
+	d, ok = nest.DecisionUnder(o, j, q.Spec())
 	if !ok || !d.Allowed {
 		return algorithms.Decision{}, true, false
 	}
@@ -890,11 +899,11 @@ func paramAt(line, name, param string) (at, stop int, ok bool) {
 
 // mergeJudged merges into res, taken with the guards of judged dropped
 // (counted further out at another limit, see unrepeated), their
-// decisions as judged here (see policy.Result.MergeGuard).
+// decisions as judged here (see nested.Ops.MergeGuard).
 func mergeJudged(res *policy.Result, judged []outerGuard) {
 	for _, og := range judged {
 		if m := res.Mask(); m&og.bit != 0 {
-			res.MergeGuard(bits.OnesCount64(m&(og.bit-1)), og.d)
+			nest.MergeGuard(res, bits.OnesCount64(m&(og.bit-1)), og.d)
 		}
 	}
 }
@@ -909,7 +918,7 @@ func mergeJudged(res *policy.Result, judged []outerGuard) {
 // further out: its others are not).
 //
 // pFolded says that p was checked on its first guard's state alone,
-// judged at its limit (see policy.Result.Folded: a window kind's copy
+// judged at its limit (see nested.Ops.Folded: a window kind's copy
 // lowered by SetLimit): nothing was counted under p's Spec there. A q of
 // that Spec counts in p's state only when it is checked so too (qFolds,
 // at the same limit: the same state judged alike); one that counts under
@@ -1002,7 +1011,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 				if b&-b&replaced == 0 && !supersedes(res, i, c, j) {
 					break
 				}
-				if same, gs := meets(q, p, res.Folded(i), o.Folded(j)); same || gs != 0 || q.Spec() == p.Spec() {
+				if same, gs := meets(q, p, nest.Folded(&res.Result, i), nest.Folded(o, j)); same || gs != 0 || q.Spec() == p.Spec() {
 					name := p.Name()
 					if o.Allowed() && (!c.res.Shadow || res.Shadow) {
 						// Its member is in force: where it holds the
@@ -1101,7 +1110,7 @@ func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly, merg
 				if b&-b&ownOnly == 0 && !supersedes(res, i, c, j) {
 					break
 				}
-				same, gs := meets(q, p, res.Folded(i), o.Folded(j))
+				same, gs := meets(q, p, nest.Folded(&res.Result, i), nest.Folded(o, j))
 				if (same || gs != 0 || q.Spec() == p.Spec()) && draftMember(p) != draftMember(q) {
 					// The member standing for p may be q's own, where a
 					// middleware in between restated it so.
@@ -1176,7 +1185,7 @@ func supersedes(res *Result, i int, c *resultContext, j int) bool {
 		_, ok := ownOuter(q, k, o, j)
 		return ok
 	}
-	if !o.Folded(j) && !holds(p.Spec(), p.Spec().Limit) {
+	if !nest.Folded(o, j) && !holds(p.Spec(), p.Spec().Limit) {
 		return false
 	}
 	for _, g := range p.Guards() {
@@ -1194,7 +1203,7 @@ func supersedes(res *Result, i int, c *resultContext, j int) bool {
 // state alone, at the limit of the policy's Spec here (a copy lowered by
 // SetLimit there, see meets). The policy is decided here, under its own
 // Spec, and its member replaces theirs (see unlistOuter): merged
-// (policy.Result.MergeGuard: the lower Remaining, the longer waits; their
+// (nested.Ops.MergeGuard: the lower Remaining, the longer waits; their
 // admission, which only lowers what is left), it reports no more left
 // than they will admit, as their member did before the fold, when their
 // copy counted under that Spec too. A middleware in shadow mode admits
@@ -1207,8 +1216,8 @@ func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 		q := res.Policy(i)
 		eachCounted(ctx, res, i, func(c *resultContext, j int, held time.Duration) bool {
 			o := &c.res.Result
-			if !c.res.Shadow && o.Folded(j) && o.Policy(j).Spec() == q.Spec() {
-				res.MergeGuard(i, afterHold(o.Decision(j), held))
+			if !c.res.Shadow && nest.Folded(o, j) && o.Policy(j).Spec() == q.Spec() {
+				nest.MergeGuard(res, i, afterHold(o.Decision(j), held))
 			}
 			return true // a shadow one enforces nothing
 		})
@@ -1239,7 +1248,7 @@ func eachCounted(ctx context.Context, res *policy.Result, i int, f func(c *resul
 // mergeOuter merges into res, taken with the own checks of the policies of
 // ownOnly (a mask over its set) dropped (see unrepeated), the decision
 // under each one's Spec of the middleware further out in ctx that counted
-// the request under it (see policy.Result.MergeOwn): the policy's
+// the request under it (see nested.Ops.MergeOwn): the policy's
 // decision here is then the one its states, counted here and there, give
 // together, which the response reports once (see unlistOuter). That
 // middleware may have judged the state at a lower limit than the
@@ -1254,7 +1263,7 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 		}
 		q := res.Policy(i)
 		eachCounted(ctx, res, i, func(c *resultContext, j int, held time.Duration) bool {
-			d, ok := c.res.Result.DecisionUnder(j, q.Spec())
+			d, ok := nest.DecisionUnder(&c.res.Result, j, q.Spec())
 			if !ok {
 				return true
 			}
@@ -1267,7 +1276,7 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			if c.res.Shadow || d.Limit > q.Spec().Limit {
 				d = judgedAt(q.Spec(), d, q.Spec().Limit)
 			}
-			res.MergeOwn(i, afterHold(d, held))
+			nest.MergeOwn(res, i, afterHold(d, held))
 			return false
 		})
 	}

@@ -311,7 +311,7 @@ func (s *countingStore) Take(ctx context.Context, checks ...algorithms.Check) ([
 // request however the middlewares are nested), and every request
 // admitted must be counted under the Spec of each enforcing middleware's
 // copy, or, for a copy lowered by SetLimit, under the 10 its check is
-// folded into (policy.Result.Folded: the 10's state judged at 6 decides
+// folded into (nested.Ops.Folded: the 10's state judged at 6 decides
 // it, and nothing counts under its own 6 then, unless a middleware
 // further out counted the 10). (That a guard of it is counted too is not
 // checked here: see TestSharedPolicyShadowCopyKeepsInnerGuard.) The 10 was counted

@@ -53,11 +53,11 @@ func TestDecisionUnder(t *testing.T) {
 		if err := s.Prepare(httptest.NewRequest("GET", "/", nil), 3, &res); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := res.DecisionUnder(0, fw(2)); ok {
+		if _, ok := nest.DecisionUnder(&res, 0, fw(2)); ok {
 			t.Errorf("drop %v: a decision before Take", drop)
 		}
 		if drop {
-			res.DropGuard(1, 1) // the 10
+			nest.DropGuard(&res, 1, 1) // the 10
 		}
 		if err := res.Take(context.Background(), store); err != nil {
 			t.Fatal(err)
@@ -79,7 +79,7 @@ func TestDecisionUnder(t *testing.T) {
 			{1, fw(5), 4, 5},
 			{1, fw(4), -1, 0},
 		} {
-			d, ok := res.DecisionUnder(tc.i, tc.spec)
+			d, ok := nest.DecisionUnder(&res, tc.i, tc.spec)
 			if tc.left < 0 {
 				if ok {
 					t.Errorf("drop %v: DecisionUnder(%d, %d) = %+v, want none", drop, tc.i, tc.spec.Limit, d)

@@ -70,7 +70,7 @@ func TestDropGuardEach(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range tc.drops {
-			res.DropGuard(d.mask, d.k)
+			nest.DropGuard(&res, d.mask, d.k)
 		}
 		if err := res.Take(context.Background(), st); err != nil {
 			t.Fatal(err)
@@ -104,9 +104,9 @@ func TestDropGuardFoldedBesideRoom(t *testing.T) {
 		remainingA int64
 	}{
 		{"none", func(*policy.Result) {}, "[10 5 10]", true, 4},
-		{"a's guard", func(res *policy.Result) { res.DropGuard(1, 0) }, "[5 5 10]", false, 4},
-		{"a's guard and own", func(res *policy.Result) { res.DropGuard(1, 0); res.DropOwn(1) }, "[5 5 10]", false, 4},
-		{"a's own", func(res *policy.Result) { res.DropOwn(1) }, "[10 5 10]", true, 4},
+		{"a's guard", func(res *policy.Result) { nest.DropGuard(res, 1, 0) }, "[5 5 10]", false, 4},
+		{"a's guard and own", func(res *policy.Result) { nest.DropGuard(res, 1, 0); nest.DropOwn(res, 1) }, "[5 5 10]", false, 4},
+		{"a's own", func(res *policy.Result) { nest.DropOwn(res, 1) }, "[10 5 10]", true, 4},
 	} {
 		now := time.Unix(1_700_000_040, 0)
 		st := &limitsStore{Store: memoryStoreAt(t, &now)}
@@ -122,10 +122,10 @@ func TestDropGuardFoldedBesideRoom(t *testing.T) {
 		if got := fmt.Sprint(st.calls); got != "["+tc.want+"]" {
 			t.Errorf("%s: store calls of limits %s, want one of %s", tc.name, got, tc.want)
 		}
-		if got := res.Folded(0); got != tc.foldedA {
+		if got := nest.Folded(&res, 0); got != tc.foldedA {
 			t.Errorf("%s: Folded(a) = %v, want %v", tc.name, got, tc.foldedA)
 		}
-		if res.Folded(1) {
+		if nest.Folded(&res, 1) {
 			t.Errorf("%s: Folded(b) = true, want false (a token bucket)", tc.name)
 		}
 		if d := res.Decision(0); !d.Allowed || d.Limit != 5 || d.Remaining != tc.remainingA {

@@ -76,9 +76,9 @@ func TestDropOwnStatesEachStore(t *testing.T) {
 				if err := set.Prepare(r, 1, &res); err != nil {
 					t.Fatal(err)
 				}
-				res.DropOwn(1)
+				nest.DropOwn(&res, 1)
 				for _, k := range tc.drop {
-					res.DropGuard(1, k)
+					nest.DropGuard(&res, 1, k)
 				}
 				if err := res.Take(ctx, st); err != nil {
 					t.Fatal(err)
@@ -90,7 +90,7 @@ func TestDropOwnStatesEachStore(t *testing.T) {
 					t.Errorf("%s: counted under 4, 6, 10: %s, want %s", tc.name, got, tc.counted)
 				}
 				for k, l := range []int64{4, 6, 10} {
-					d, ok := res.DecisionUnder(0, fw(l))
+					d, ok := nest.DecisionUnder(&res, 0, fw(l))
 					if want := tc.counted[1+2*k] == '1'; ok != want || ok && (d.Limit != 4 || d.Remaining != 3) {
 						t.Errorf("%s: DecisionUnder(%d) = %+v, %v; want a decision %v", tc.name, l, d, ok, want)
 					}

@@ -58,9 +58,9 @@ func TestDropOwnEach(t *testing.T) {
 		}
 		for _, d := range tc.drops {
 			if d.k < 0 {
-				res.DropOwn(d.mask)
+				nest.DropOwn(&res, d.mask)
 			} else {
-				res.DropGuard(d.mask, d.k)
+				nest.DropGuard(&res, d.mask, d.k)
 			}
 		}
 		if err := res.Take(context.Background(), st); err != nil {
@@ -97,7 +97,7 @@ func TestDropOwnDecidesUnderTheGuard(t *testing.T) {
 		if err := lowered.Prepare(r, lowered.Match(r), &res); err != nil {
 			t.Fatal(err)
 		}
-		res.DropOwn(1)
+		nest.DropOwn(&res, 1)
 	}
 	prepare()
 	if err := res.Peek(context.Background(), st); err != nil {
@@ -114,10 +114,10 @@ func TestDropOwnDecidesUnderTheGuard(t *testing.T) {
 		t.Errorf("take under the guard after 7 of 10: %+v, want allowed, Remaining 0, Limit 8", d)
 	}
 	guard := res.Policy(0).Guards()[0]
-	if d, ok := res.DecisionUnder(0, guard); !ok || d.Remaining != 0 {
+	if d, ok := nest.DecisionUnder(&res, 0, guard); !ok || d.Remaining != 0 {
 		t.Errorf("DecisionUnder(guard) = %+v, %v; want Remaining 0, true", d, ok)
 	}
-	if d, ok := res.DecisionUnder(0, res.Policy(0).Spec()); ok {
+	if d, ok := nest.DecisionUnder(&res, 0, res.Policy(0).Spec()); ok {
 		t.Errorf("DecisionUnder(own Spec) = %+v, true; want false (dropped)", d)
 	}
 	prepare()
@@ -151,7 +151,7 @@ func TestDropOwnGiveBackAndRefund(t *testing.T) {
 		takeN(t, configured, st, 6)
 		r := httptest.NewRequest("GET", "/", nil)
 		res := preparedResult(t, lowered, r)
-		res.DropOwn(1)
+		nest.DropOwn(res, 1)
 		if err := res.Take(context.Background(), st); err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +172,7 @@ func TestDropOwnGiveBackAndRefund(t *testing.T) {
 		takeN(t, configured, st, 3)
 		r := httptest.NewRequest("GET", "/", nil)
 		res := preparedResult(t, lowered, r)
-		res.DropOwn(1)
+		nest.DropOwn(res, 1)
 		if err := res.Take(context.Background(), st); err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/nested"
 )
 
 // A Result some of whose policies are guarded ([Policy.Guards]) makes
@@ -21,10 +22,25 @@ import (
 // a lower limit, of a kind that [algorithms.Kind.Raisable] reports), is checked
 // once (Policy.folds): Prepare makes its check that guard's, judged at
 // its limit, which decides what its own and the guard's would. With no
-// other guard it needs no guardRoom (guarded leaves it out); DropGuard
+// other guard it needs no guardRoom (guarded leaves it out); dropGuard
 // of that guard makes its check its own again (a middleware further out
 // counted the guard's state), and Reset forgets its own Spec's state
 // too.
+
+// The operations that decide a policy nested in another middleware are
+// package middleware's, through internal/nested, and no user's: called on
+// the Result of a request a middleware decided (middleware.FromContext),
+// they would change what it counted, reports and gives back.
+func init() {
+	nested.Set(nested.Ops[*Result]{
+		DropGuard:     (*Result).dropGuard,
+		DropOwn:       (*Result).dropOwn,
+		MergeGuard:    (*Result).mergeOuterGuard,
+		MergeOwn:      (*Result).mergeOuterOwn,
+		Folded:        (*Result).isFolded,
+		DecisionUnder: (*Result).decisionUnder,
+	})
+}
 
 // guardRoom holds the store call of a Result with guarded policies: its
 // n checks, then one per guard of each guarded one (idx: the index among
@@ -35,13 +51,13 @@ type guardRoom struct {
 	idx    []int8
 	// off[k]: the guarded policies (a mask over the Set) whose k-th guard
 	// ([Policy.Guards]) the store calls leave out until the next Prepare
-	// (see DropGuard); a policy of n guards one of which is dropped has
+	// (see dropGuard); a policy of n guards one of which is dropped has
 	// the bits of the slots past its n set too, so that one whose guards
 	// are all dropped has every bit set (see allOff).
 	off [MaxGuards]uint64
 	// own: the guarded policies (a mask over the Set) whose own check the
 	// store calls leave out until the next Prepare, keeping their guards
-	// (see DropOwn).
+	// (see dropOwn).
 	own uint64
 }
 
@@ -49,7 +65,7 @@ type guardRoom struct {
 // not dropped) with a check of its guards beside its own: its store calls
 // are then the guardRoom's. A policy whose first guard is folded into its
 // own check and that has no other (Policy.folds) is checked once, in
-// res's own room, whether or not that guard is dropped (see DropGuard).
+// res's own room, whether or not that guard is dropped (see dropGuard).
 func (res *Result) guarded() bool {
 	if res.set == nil {
 		return false
@@ -62,7 +78,7 @@ func (res *Result) guarded() bool {
 }
 
 // allOff returns the guarded policies whose guards are all dropped (see
-// DropGuard).
+// dropGuard).
 func (gr *guardRoom) allOff() uint64 {
 	m := gr.off[0]
 	for _, o := range gr.off[1:] {
@@ -80,19 +96,20 @@ func (res *Result) index(i int) int {
 	return bits.TrailingZeros64(m)
 }
 
-// Folded reports whether the store calls of res check its i-th policy
+// isFolded reports whether the store calls of res check its i-th policy
 // once, on the state of its first guard ([Policy.Guards]: the Spec it
 // was lowered, or raised, from by [Policy.WithLimit]) judged at its limit, in place
 // of a check under its own Spec and one under that guard: it is such a
 // copy, of a window kind, whose guard has its shape
 // ([Policy.GuardLimit] is its own limit), and that guard is not dropped
-// ([Result.DropGuard]). Nothing is counted under the policy's own Spec
+// (dropGuard). Nothing is counted under the policy's own Spec
 // then: that guard's state, counting every request its own would and
 // more, judged at its limit, decides what both would. It is for a caller
-// that matches the states of two Results (package middleware: a policy
-// nested in a middleware further out that counted it). It reports false
-// for an index out of range, and before Prepare.
-func (res *Result) Folded(i int) bool {
+// that matches the states of two Results (package middleware, through
+// internal/nested.Folded: a policy nested in a middleware further out
+// that counted it). It reports false for an index out of range, and
+// before Prepare.
+func (res *Result) isFolded(i int) bool {
 	if res.set == nil || uint(i) >= uint(res.n) {
 		return false
 	}
@@ -104,29 +121,23 @@ func (res *Result) Folded(i int) bool {
 // folded reports whether c, the i-th check of res, of the b-th policy of
 // its Set, p, is its folded one (see Policy.folds): its first guard's
 // state judged at its limit, standing for its own and that guard's
-// checks (not dropped by DropGuard, which unfolds it).
+// checks (not dropped by dropGuard, which unfolds it).
 func (res *Result) folded(b int, p *Policy, c *algorithms.Check) bool {
 	return res.set.folds&(1<<b) != 0 && c.Spec == p.guard
 }
 
-// DropGuards makes the store calls of res (Take, Peek, Refund, GiveBack)
-// leave out the guards ([Policy.Guards]) of the policies of mask, a mask
-// over res's Set, until the next Prepare: those policies are decided
-// under their own Spec alone. It is for a caller that knows the request
-// was counted under such a guard's Spec and key already, by a middleware
-// further out deciding the policy the guard was made from: counting it
-// again would count it twice there. Call it after Prepare and before Take.
-func (res *Result) DropGuards(mask uint64) {
-	for k := range MaxGuards {
-		res.DropGuard(mask, k)
-	}
-}
-
-// DropGuard is [Result.DropGuards] for the k-th guard ([Policy.Guards])
-// alone of each policy of mask that has one: a policy guarded by its
-// configured Spec and by reloads' replaced Specs ([Policy.WithGuard]) of
-// which a middleware further out counted the request under some only.
-func (res *Result) DropGuard(mask uint64, k int) {
+// dropGuard makes the store calls of res (Take, Peek, Refund, GiveBack)
+// leave out the k-th guard ([Policy.Guards]) of each policy of mask (a
+// mask over res's Set) that has one, until the next Prepare; called for
+// every k, those policies are decided under their own Spec alone. It is
+// for a caller that knows the request was counted under such a guard's
+// Spec and key already, by a middleware further out deciding the policy
+// the guard was made from: counting it again would count it twice there.
+// A policy guarded by its configured Spec and by reloads' replaced Specs
+// ([Policy.WithGuard]) may have been counted further out under some of
+// them only. Call it after Prepare and before Take. Package middleware
+// calls it through internal/nested.DropGuard.
+func (res *Result) dropGuard(mask uint64, k int) {
 	if res.set == nil || k < 0 || k >= MaxGuards {
 		return
 	}
@@ -164,11 +175,11 @@ func (res *Result) DropGuard(mask uint64, k int) {
 	}
 }
 
-// DropOwn makes the store calls of res (Take, Peek, Refund, GiveBack)
+// dropOwn makes the store calls of res (Take, Peek, Refund, GiveBack)
 // leave out the check under their own Spec of the guarded policies
 // ([Policy.Guards]) of mask, a mask over res's Set, until the next
-// Prepare, and keep their guards' that [Result.DropGuard] does not leave
-// out: the converse of DropGuards. Such a policy is decided under its
+// Prepare, and keep their guards' that dropGuard does not leave
+// out: the converse of dropGuard. Such a policy is decided under its
 // guards alone, each judged at the limit [Policy.GuardLimit] reports: its
 // decision is its first guard's merged with its others' (the Limit the
 // first guard's as judged: the policy's own for a guard of its window
@@ -179,8 +190,9 @@ func (res *Result) DropGuard(mask uint64, k int) {
 // whose guards are all dropped, or that has none, keeps its own check (a
 // store call checks each policy under one Spec at least); so does each
 // policy under [Result.Reset], which forgets every state of a policy.
-// Call it after Prepare and before Take.
-func (res *Result) DropOwn(mask uint64) {
+// Call it after Prepare and before Take. Package middleware calls it
+// through internal/nested.DropOwn.
+func (res *Result) dropOwn(mask uint64) {
 	if res.set == nil {
 		return
 	}
@@ -193,16 +205,17 @@ func (res *Result) DropOwn(mask uint64) {
 	res.gr.own |= mask
 }
 
-// MergeOwn merges d, the decision under the i-th policy's own Spec of the
+// mergeOuterOwn merges d, the decision under the i-th policy's own Spec of the
 // store call that counted the request there (a middleware's further out:
-// see [Result.DropOwn]), into the policy's decision, taken with its own
+// see dropOwn), into the policy's decision, taken with its own
 // check dropped: the policy's decision is then as if that check had been
 // one of this Result's, with its own Limit, the lower Remaining, and the
 // longer waits (d's Delay is left out: the request was held for it
 // there). It does nothing for a policy whose own check was not dropped,
 // or before Take; a later Refund or GiveBack reports the guards' states
-// alone. Call it after Take.
-func (res *Result) MergeOwn(i int, d algorithms.Decision) {
+// alone. Call it after Take. Package middleware calls it through
+// internal/nested.MergeOwn.
+func (res *Result) mergeOuterOwn(i int, d algorithms.Decision) {
 	if !res.taken || uint(i) >= uint(res.n) || res.gr == nil {
 		return
 	}
@@ -222,9 +235,9 @@ func (res *Result) MergeOwn(i int, d algorithms.Decision) {
 	ds[i] = mergeGuard(d, ds[i])
 }
 
-// MergeGuard merges d, the decision of a check under one of the i-th
+// mergeOuterGuard merges d, the decision of a check under one of the i-th
 // policy's guards ([Policy.Guards]) that was left out of res
-// ([Result.DropGuard]) because the store call of a middleware further out
+// (dropGuard) because the store call of a middleware further out
 // counted the request under it, into the policy's decision, as if that
 // check had been one of this Result's: allowed when both are, the lower
 // Remaining (with the wait for it to grow), the longer waits, the
@@ -234,8 +247,9 @@ func (res *Result) MergeOwn(i int, d algorithms.Decision) {
 // lower or higher than the one the middleware further out judged it at.
 // It does nothing before
 // Take; a later Refund or GiveBack reports the states res checked alone.
-// Call it after Take.
-func (res *Result) MergeGuard(i int, d algorithms.Decision) {
+// Call it after Take. Package middleware calls it through
+// internal/nested.MergeGuard.
+func (res *Result) mergeOuterGuard(i int, d algorithms.Decision) {
 	if !res.taken || uint(i) >= uint(res.n) {
 		return
 	}
@@ -244,10 +258,10 @@ func (res *Result) MergeGuard(i int, d algorithms.Decision) {
 	ds[i] = mergeGuard(ds[i], d)
 }
 
-// DecisionUnder returns the i-th policy's decision under spec alone, and
+// decisionUnder returns the i-th policy's decision under spec alone, and
 // true, when spec is the policy's Spec or the Spec of one of its guards
 // ([Policy.Guards]) that the store call checked (not dropped by
-// [Result.DropGuard] or [Result.DropOwn]): the decision of that one
+// dropGuard or dropOwn): the decision of that one
 // check, not merged with the others as [Result.Decision] is. A policy
 // made by [Policy.WithLimit] whose first guard is judged at its limit
 // ([Policy.GuardLimit]) is checked once on that guard's state, which
@@ -256,8 +270,9 @@ func (res *Result) MergeGuard(i int, d algorithms.Decision) {
 // false for another Spec, and before Take. It is for a caller that knows
 // which of those states a later request is decided under (package
 // middleware: a policy counted by a middleware in shadow mode further
-// out, which one further in decides on the retry).
-func (res *Result) DecisionUnder(i int, spec algorithms.Spec) (algorithms.Decision, bool) {
+// out, which one further in decides on the retry; it calls it through
+// internal/nested.DecisionUnder).
+func (res *Result) decisionUnder(i int, spec algorithms.Spec) (algorithms.Decision, bool) {
 	if !res.taken || uint(i) >= uint(res.n) {
 		return algorithms.Decision{}, false
 	}
@@ -265,7 +280,7 @@ func (res *Result) DecisionUnder(i int, spec algorithms.Spec) (algorithms.Decisi
 	b := res.index(i)
 	p := res.set.policies[b]
 	// A folded check (see Policy.folds) stands for the policy's own,
-	// unless DropOwn left that out.
+	// unless dropOwn left that out.
 	own := res.folded(b, p, &checks[i]) && spec == p.spec && (res.gr == nil || res.gr.own&(1<<b) == 0)
 	if !res.guarded() {
 		if checks[i].Spec == spec || own {
@@ -274,7 +289,7 @@ func (res *Result) DecisionUnder(i int, spec algorithms.Spec) (algorithms.Decisi
 		return algorithms.Decision{}, false
 	}
 	// The store call's checks and decisions, unmerged; the i-th check a
-	// guard's when the policy's own is dropped (DropOwn) or folded.
+	// guard's when the policy's own is dropped (dropOwn) or folded.
 	gr := res.gr
 	if gr.checks[i].Spec == spec || own {
 		return gr.decs[i], true
@@ -331,8 +346,8 @@ func newGuardRoom(k int) *guardRoom {
 
 // guardChecks fills res's guardRoom with the store call of its checks
 // and returns it. A room too small for them is replaced, keeping the
-// checks dropped (see DropGuards and DropOwn). The i-th check of the call
-// is the i-th policy's own, or, when it is dropped (DropOwn), its first
+// checks dropped (see dropGuard and dropOwn). The i-th check of the call
+// is the i-th policy's own, or, when it is dropped (dropOwn), its first
 // guard's kept; the other guards' follow.
 func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 	k := len(checks)
@@ -353,7 +368,7 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 		p := res.set.policies[b]
 		// Its first guard folded (see Policy.folds) is in its place
 		// already, as a guard kept takes the place of its own check
-		// dropped; unfolded, that guard is dropped (DropGuard, which
+		// dropped; unfolded, that guard is dropped (dropGuard, which
 		// marks it in off only for a policy with another guard). Its
 		// guards are in the order of Policy.Guards, the index of each
 		// its k in off.
@@ -365,7 +380,7 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 				continue
 			}
 			if gr.off[k]&(1<<b) != 0 {
-				continue // dropped (DropGuard)
+				continue // dropped (dropGuard)
 			}
 			if own {
 				gr.checks[i], own = p.guardCheck(checks[i], g), false
@@ -382,7 +397,7 @@ func (res *Result) guardChecks(checks []algorithms.Check) *guardRoom {
 // merge writes to ds the decisions of the n checks of res from the store
 // call's decisions all (gr.checks' order): each guarded policy's merged
 // with its guards' (its first guard's with its others' when its own check
-// is dropped: see DropOwn).
+// is dropped: see dropOwn).
 func (gr *guardRoom) merge(ds, all []algorithms.Decision) {
 	n := len(ds)
 	copy(ds, all[:n])

@@ -26,7 +26,7 @@ func TestDropGuardsUntilNextPrepare(t *testing.T) {
 	if err := lowered.Prepare(r, lowered.Match(r), &res); err != nil {
 		t.Fatal(err)
 	}
-	res.DropGuards(1)
+	dropGuards(&res, 1)
 	if err := res.Take(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestDropGuardsKeptWhenTheRoomIsReplaced(t *testing.T) {
 	if err := s.Prepare(r, s.Match(r), &res); err != nil {
 		t.Fatal(err)
 	}
-	res.DropGuards(1)
+	dropGuards(&res, 1)
 	if err := res.Take(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestDropGuardThird(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, k := range tc.drop {
-			res.DropGuard(1, k)
+			nest.DropGuard(&res, 1, k)
 		}
 		if err := res.Take(context.Background(), st); err != nil {
 			t.Fatal(err)

@@ -256,7 +256,7 @@ func TestGuardChecksCarryLimit(t *testing.T) {
 	if d := res.Decision(0); d.Limit != 4 || d.Remaining != 3 {
 		t.Errorf("Take: a's decision %+v, want Limit 4, Remaining 3", d)
 	}
-	if d, ok := res.DecisionUnder(0, fw(10)); !ok || d.Limit != 4 || d.Remaining != 3 {
+	if d, ok := nest.DecisionUnder(res, 0, fw(10)); !ok || d.Limit != 4 || d.Remaining != 3 {
 		t.Errorf("DecisionUnder(a, the 10) = %+v, %v; want Limit 4, Remaining 3, true", d, ok)
 	}
 	if err := res.Peek(ctx, st); err != nil {
@@ -268,7 +268,7 @@ func TestGuardChecksCarryLimit(t *testing.T) {
 	}
 	check("Reset", []algorithms.Check{all[0], all[2], all[3], all[1], all[4]})
 	res = preparedResult(t, set, r)
-	res.DropOwn(3)
+	nest.DropOwn(res, 3)
 	if err := res.Take(ctx, st); err != nil {
 		t.Fatal(err)
 	}
@@ -328,21 +328,21 @@ func TestMergeGuard(t *testing.T) {
 	s := loneSet(t, policy.Must(policy.New("p", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Minute}, constKey)))
 	r := httptest.NewRequest("GET", "/", nil)
 	res := preparedResult(t, s, r)
-	res.MergeGuard(0, algorithms.Decision{Limit: 10}) // not taken: nothing
+	nest.MergeGuard(res, 0, algorithms.Decision{Limit: 10}) // not taken: nothing
 	if err := res.Take(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
 	own := res.Decision(0) // Remaining 9, NextAfter and ResetAfter 50 s
-	res.MergeGuard(1, algorithms.Decision{Limit: 10})
+	nest.MergeGuard(res, 1, algorithms.Decision{Limit: 10})
 	if d := res.Decision(0); d != own {
 		t.Errorf("MergeGuard(1) of a Result of one policy changed its decision: %+v, want %+v", d, own)
 	}
-	res.MergeGuard(0, algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, NextAfter: 55 * time.Second, ResetAfter: 55 * time.Second, Delay: time.Second})
+	nest.MergeGuard(res, 0, algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, NextAfter: 55 * time.Second, ResetAfter: 55 * time.Second, Delay: time.Second})
 	want := algorithms.Decision{Allowed: true, Limit: 10, Remaining: 3, NextAfter: 55 * time.Second, ResetAfter: 55 * time.Second}
 	if d := res.Decision(0); d != want {
 		t.Errorf("merged with Remaining 3: %+v, want %+v", d, want)
 	}
-	res.MergeGuard(0, algorithms.Decision{Limit: 10, RetryAfter: 50 * time.Second, NextAfter: 50 * time.Second, ResetAfter: 50 * time.Second})
+	nest.MergeGuard(res, 0, algorithms.Decision{Limit: 10, RetryAfter: 50 * time.Second, NextAfter: 50 * time.Second, ResetAfter: 50 * time.Second})
 	want = algorithms.Decision{Limit: 10, RetryAfter: 50 * time.Second, NextAfter: 50 * time.Second, ResetAfter: 55 * time.Second}
 	if d := res.Decision(0); d != want || res.Allowed() {
 		t.Errorf("merged with a denial: %+v (Allowed() %v), want %+v", d, res.Allowed(), want)

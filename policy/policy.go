@@ -616,8 +616,7 @@ func canonical(s algorithms.Spec) algorithms.Spec {
 // so that, judged at the copy's limit, it decides what both would: a
 // [Result] checks such a copy once, under p's Spec judged at the copy's
 // limit, as cheaply as an unlowered policy, and counts nothing under the
-// copy's own Spec ([Result.Folded]; [Result.Reset] forgets that state
-// still). The bucket kinds (token_bucket, leaky_bucket, leaky_queue)
+// copy's own Spec ([Result.Reset] forgets that state still). The bucket kinds (token_bucket, leaky_bucket, leaky_queue)
 // keep a level that is a function of their rate (a bucket refilled at
 // 100 a minute is not one refilled at 50), which cannot be judged at
 // another: their guard is checked at p's limit, so that within one
@@ -707,7 +706,7 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // twice in one state. The copy then has no more guards of WithGuard's
 // (and loses spec from those it has); given its own Spec, a copy made by
 // WithLimit keeps its own check beside its guard's instead of folding it
-// ([Result.Folded]): that Spec's counters hold the requests of before the
+// into the guard's: that Spec's counters hold the requests of before the
 // reload.
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if err := spec.Validate(); err != nil {
@@ -790,7 +789,7 @@ func (p *Policy) Guard() (algorithms.Spec, bool) {
 // at the limit [Policy.GuardLimit] reports: the policy's own for a guard
 // of its window kind and shape, the guard's own otherwise. The first
 // guard of a copy made by WithLimit so judged stands for the policy's own
-// check too: a [Result] checks the request once under it ([Result.Folded]).
+// check too: a [Result] checks the request once, under it.
 func (p *Policy) Guards() []algorithms.Spec {
 	gs, n := p.guardList()
 	if n == 0 {

@@ -32,12 +32,13 @@ const inline = 4
 // other reports are all that a handler reading the middleware's decision
 // (middleware.FromContext, a deny handler) needs. The methods that change
 // it, [Result.Take], [Result.Peek], [Result.Refund], [Result.GiveBack] and
-// [Result.Reset], and those that package middleware calls to decide a
-// policy nested in another middleware ([Result.DropGuards],
-// [Result.DropGuard], [Result.DropOwn], [Result.MergeGuard],
-// [Result.MergeOwn]), are for the code that prepared the Result: called
-// on the Result of a request a middleware decided, they would count the
+// [Result.Reset], are for the code that prepared the Result: called on
+// the Result of a request a middleware decided, they would count the
 // request again or change what the middleware reports and gives back.
+// (What package middleware does to decide a policy nested in another
+// middleware, leaving out the checks a middleware further out counted and
+// merging in its decisions, is not in this API: no handler can do it to
+// the request's Result.)
 //
 // A Result keeps its checks and decisions in a room of its own, which
 // Prepare allocates for as many policies as apply and later Prepares
@@ -64,8 +65,8 @@ const inline = 4
 // sliding_buckets), is the exception: that guard's state counts every request its own
 // Spec's would, and more, so that judged at its limit it alone decides
 // what both would. Such a policy is checked once, under the guard's Spec
-// judged at its limit ([Result.Folded]; no allocation of its own when
-// it has no other guard), and nothing counts under its own Spec.
+// judged at its limit (no allocation of its own when it has no other
+// guard), and nothing counts under its own Spec.
 //
 // A Result is not safe for concurrent mutation; once taken it is read-only
 // and may be read from any goroutine, until a [Result.Refund], which
@@ -203,7 +204,7 @@ func (s *Set) Prepare(r *http.Request, mask uint64, res *Result) error {
 	res.mask, res.skipped, res.n, res.taken = 0, 0, 0, false
 	res.refunded, res.given, res.gaveBack, res.peeked = false, 0, false, false
 	if res.gr != nil {
-		res.gr.off, res.gr.own = [MaxGuards]uint64{}, 0 // every check counts again (see DropGuards, DropOwn)
+		res.gr.off, res.gr.own = [MaxGuards]uint64{}, 0 // every check counts again (see dropGuard, dropOwn)
 	}
 	if k := bits.OnesCount64(mask); k > int(res.room) {
 		res.grow(k)

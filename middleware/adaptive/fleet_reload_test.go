@@ -108,8 +108,8 @@ func TestFleetShareReloadedTighterKeepsUsage(t *testing.T) {
 				if err := m.Set().Prepare(r, m.Set().Match(r), &res); err != nil {
 					t.Fatal(err)
 				}
-				if gs := m.Set().Policy(0).Guards(); len(gs) != 1 || gs[0].Limit != 60 || !res.Folded(0) {
-					t.Errorf("two windows after the reload: guards %v, folded %v; want the configured 60 alone, folded (a share is checked once)", gs, res.Folded(0))
+				if gs := m.Set().Policy(0).Guards(); len(gs) != 1 || gs[0].Limit != 60 || !folded(&res, 0) {
+					t.Errorf("two windows after the reload: guards %v, folded %v; want the configured 60 alone, folded (a share is checked once)", gs, folded(&res, 0))
 				}
 			})
 		}

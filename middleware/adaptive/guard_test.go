@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/internal/nested"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -23,12 +24,17 @@ func guards(m *middleware.Middleware) []bool {
 	return g
 }
 
+// folded reports whether res checks its i-th policy once, on its guard's
+// state judged at its limit (nested.Ops.Folded, which package policy
+// keeps off its API).
+var folded = nested.Of[*policy.Result]().Folded
+
 // TestFleetSharesUnguarded: a Fleet's shares of the cluster-wide limits
 // of a bucket kind are set without the guard (a second check on every
 // request for as long as the instances share the limit), a Controller's
 // lowered levels with it. A window kind's share is judged on the
 // configured Spec's counters, one check per request: its guard folded
-// (policy.Result.Folded), as SetLimit's.
+// (nested.Ops.Folded), as SetLimit's.
 func TestFleetSharesUnguarded(t *testing.T) {
 	clock := algotest.NewClock(t0)
 	m := newKindMiddleware(t, algorithms.TokenBucket, 100, 8)
@@ -52,8 +58,8 @@ func TestFleetSharesUnguarded(t *testing.T) {
 	if err := m.Set().Prepare(r, m.Set().Match(r), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Len() != 2 || !res.Folded(0) || !res.Folded(1) {
-		t.Errorf("sliding_window, 4 instances: %d policies, folded %v %v; want 2, both checked once on the configured counters", res.Len(), res.Folded(0), res.Folded(1))
+	if res.Len() != 2 || !folded(&res, 0) || !folded(&res, 1) {
+		t.Errorf("sliding_window, 4 instances: %d policies, folded %v %v; want 2, both checked once on the configured counters", res.Len(), folded(&res, 0), folded(&res, 1))
 	}
 
 	m = newKindMiddleware(t, algorithms.TokenBucket, 100, 8)
