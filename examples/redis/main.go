@@ -70,7 +70,12 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 		ln         net.Listener
 	}
 	instances := []*instance{{name: "a", addr: addrA}, {name: "b", addr: addrB}}
-	// A malformed address is said at once, not after the Redis check.
+	// A malformed address is said at once, not after the Redis check: a
+	// -redis of a port alone ("6390", as redis-server --port takes it)
+	// would otherwise leave the instances failing open for good.
+	if err := app.CheckAddr(redisAddr, "-redis"); err != nil {
+		return err
+	}
 	for _, in := range instances {
 		if err := app.CheckAddr(in.addr, "-"+in.name); err != nil {
 			return err

@@ -136,3 +136,12 @@ func onceFrom(lines <-chan string) <-chan func() (string, bool) {
 	go func() { s, ok := <-lines; c <- func() (string, bool) { return s, ok } }()
 	return c
 }
+
+// TestMainBadRedisAddr: a malformed -redis ("6390", the port alone, as
+// redis-server --port takes it) ends the example before serving, with a
+// message naming -redis and the value. It was accepted: the instances
+// served, failing open on every request, and the log said Redis "does not
+// answer ... until it does", which it never would.
+func TestMainBadRedisAddr(t *testing.T) {
+	apptest.CheckBadAddr(t, "-redis", func(bad string) []string { return []string{"-redis", bad, "-a", "127.0.0.1:0", "-b", "127.0.0.1:0"} })
+}
