@@ -94,7 +94,17 @@ func lint(cfg *policy.Config) []string {
 				warn("same limit, key and scope as %s: one of them is redundant", e.Name)
 			}
 		}
+		for _, m := range d.Methods {
+			if msg := unknownMethod(m); msg != "" {
+				warn("method %q is %s", m, msg)
+			}
+		}
 		for _, r := range d.Routes {
+			if i := strings.IndexAny(r, " \t"); i > 0 {
+				if msg := unknownMethod(r[:i]); msg != "" {
+					warn("method %q (route %q) is %s", r[:i], r, msg)
+				}
+			}
 			if first, write := colonParams(r); first != "" {
 				warn("route %q has the segment %q, a parameter in express, httprouter and gin but literal text to ServeMux and chi, under which the policy never applies; write %q for them (keep it only under a pattern function that reports such patterns)", r, first, write)
 			}
@@ -181,6 +191,68 @@ func muxRegister(mux *http.ServeMux, pattern string) (msg string) {
 	}()
 	mux.Handle(pattern, http.NotFoundHandler())
 	return ""
+}
+
+// standardMethods are the methods of HTTP (RFC 9110 and RFC 5789's PATCH),
+// in the order check names them.
+var standardMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace,
+}
+
+// unknownMethod returns advice on method m, as the rest of a sentence
+// naming it, when it is none of standardMethods: a typo ("PSOT") loads,
+// since a router registers any token as a method, and then the policy
+// never applies. The advice guesses the standard method m most likely
+// misspells, one edit away (two for a longer one, a swap of neighbours
+// counting as one); "" for a standard method.
+func unknownMethod(m string) string {
+	if slices.Contains(standardMethods, m) {
+		return ""
+	}
+	msg := "none of HTTP's " + strings.Join(standardMethods[:len(standardMethods)-1], ", ") + " or " + standardMethods[len(standardMethods)-1] +
+		": it loads, as a router registers any method, but unless the application defines it no client sends it, and the policy never applies"
+	best, bestDist := "", 3
+	for _, s := range standardMethods {
+		limit := 1
+		if len(s) > 4 {
+			limit = 2
+		}
+		if d := editDistance(m, s); d <= limit && d < bestDist {
+			best, bestDist = s, d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf("; did you mean %q?", best)
+	}
+	return msg
+}
+
+// editDistance returns the optimal string alignment distance of a and b:
+// the insertions, deletions, substitutions and swaps of neighbouring bytes
+// that turn one into the other.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // colonParams returns the first segment of route r (an optional method,
