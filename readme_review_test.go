@@ -110,7 +110,7 @@ func TestReadmeQuickStartWhole(t *testing.T) {
 func readmeRedis(addr string, use func(algorithms.Store)) error {
 	// README:begin redis
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true}) // or a Cluster / Sentinel client
-	store, err := redisstore.New(rdb, redisstore.WithPrefix("rk"),
+	store, err := redisstore.New(rdb, redisstore.WithPrefix("myapp"),
 		redisstore.WithTimeout(250*time.Millisecond)) // a dead Redis fails each request within 250ms
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func readmeRedis(addr string, use func(algorithms.Store)) error {
 }
 
 // TestReadmeRedisStore runs the README's Redis store on a redis-server the
-// test starts: a Take decides under the prefix "rk", and once the server
+// test starts: a Take decides under the prefix "myapp", and once the server
 // is stopped a Take fails, wrapping context.DeadlineExceeded, within about
 // 250ms (go-redis alone redials and retries for longer).
 func TestReadmeRedisStore(t *testing.T) {
@@ -144,8 +144,24 @@ func TestReadmeRedisStore(t *testing.T) {
 		t.Fatalf("keys in Redis: %q, %v; want the store's", keys, err)
 	}
 	for _, k := range keys {
-		if !strings.HasPrefix(k, "rk") {
-			t.Errorf("key %q is not under the prefix rk", k)
+		if !strings.HasPrefix(k, "myapp") {
+			t.Errorf("key %q is not under the prefix myapp", k)
+		}
+	}
+	// The README's reason to give each service a prefix of its own:
+	// another service's store under the same prefix counts the same policy
+	// name and spec together with this one; under its own, apart.
+	for _, c := range []struct {
+		prefix string
+		left   int64
+	}{{"myapp", 3}, {"otherapp", 4}} {
+		other, err := redisstore.New(rdb, redisstore.WithPrefix(c.prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := other.Take(t.Context(), check)
+		if err != nil || !ds[0].Allowed || ds[0].Remaining != c.left {
+			t.Errorf("Take by another store under the prefix %q: %+v, %v; want allowed, %d left", c.prefix, ds, err, c.left)
 		}
 	}
 
