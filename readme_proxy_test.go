@@ -1,0 +1,56 @@
+package ratekeeper_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestReadmeQuickStartWarnsBehindProxy: the README's quick start, deployed
+// as written behind a reverse proxy (keyfunc.IP() with no trusted proxy),
+// keys every client by the proxy's address, so that all of them share one
+// limit. It must say so, once, on slog.Default (it has neither a logger nor
+// an error handler), naming the header it ignores, as a middleware built
+// from a configuration file does; it said nothing.
+func TestReadmeQuickStartWarnsBehindProxy(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	_, store := clockedStore(t)
+	h := readmeQuickStart(store, hello, hello)
+	for i, client := range []string{"203.0.113.7", "198.51.100.9"} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.RemoteAddr = "10.0.0.5:41000" // the proxy
+		req.Header.Set("X-Forwarded-For", client)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			t.Fatalf("request %d: %d, want 200", i, w.Code)
+		}
+	}
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if n := strings.Count(out, "ratekeeper: setup warning"); n != 1 || !strings.Contains(out, "X-Forwarded-For") || !strings.Contains(out, "level=WARN") {
+		t.Errorf("log behind a proxy: %d setup warnings naming X-Forwarded-For, want 1 at WARN; log:\n%s", n, out)
+	}
+}
+
+// lockedWriter serializes writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
