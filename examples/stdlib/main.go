@@ -65,7 +65,8 @@ func run(ctx context.Context, addr string) error {
 // newHandler builds the mux, its limits kept in store.
 func newHandler(store algorithms.Store) (http.Handler, error) {
 	// Clients connect directly: the key is the peer address (IPv6 by /64).
-	// Behind a proxy, add keyfunc.TrustedProxies(<its prefixes>).
+	// Behind a proxy, add keyfunc.TrustedProxies(<its prefixes>) (see the
+	// forwarding check below).
 	ip, err := keyfunc.IP()
 	if err != nil {
 		return nil, err
@@ -81,10 +82,14 @@ func newHandler(store algorithms.Store) (http.Handler, error) {
 	}
 	onError := middleware.WithErrorHandler(app.LogError)
 
+	// Deployed behind a proxy the key does not trust, every client has the
+	// proxy's address and all share one limit: CheckForwarding says so once,
+	// to onError. Behind a proxy, give it the proxies too
+	// (CheckForwardingFrom), or it reports every request through them.
 	global, err := middleware.New(store, []*policy.Policy{
 		policy.Must(policy.PerSecond("per-second", 10, ip)),
 		policy.Must(policy.PerMinute("per-minute", 100, ip)),
-	}, onError)
+	}, onError, middleware.CheckForwarding(true))
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,8 @@ import (
 // handler, a clock, a header profile...
 func NewHandler(store algorithms.Store, opts ...middleware.Option) (http.Handler, error) {
 	// Clients connect directly: the key is the peer address (IPv6 by /64).
-	// Behind a proxy, add keyfunc.TrustedProxies(<its prefixes>).
+	// Behind a proxy, add keyfunc.TrustedProxies(<its prefixes>) (see the
+	// forwarding check below).
 	ip, err := keyfunc.IP()
 	if err != nil {
 		return nil, err
@@ -45,7 +46,12 @@ func NewHandler(store algorithms.Store, opts ...middleware.Option) (http.Handler
 	if err != nil {
 		return nil, err
 	}
-	global, err := middleware.New(store, []*policy.Policy{perSecond, perMinute}, opts...)
+	// Deployed behind a proxy the key does not trust, every client has the
+	// proxy's address and all share one limit: the check says so once, in
+	// the log. Behind a proxy, give it the proxies too (CheckForwardingFrom),
+	// or it reports every request through them. opts come after it: theirs wins.
+	checked := append([]middleware.Option{middleware.CheckForwarding(true)}, opts...)
+	global, err := middleware.New(store, []*policy.Policy{perSecond, perMinute}, checked...)
 	if err != nil {
 		return nil, err
 	}

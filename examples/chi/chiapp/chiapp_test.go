@@ -12,3 +12,10 @@ import (
 func TestHandler(t *testing.T) {
 	apptest.Run(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s) })
 }
+
+// TestBehindProxy: deployed behind a proxy without keyfunc.TrustedProxies,
+// the router says once in its log that every client shares the proxy's
+// limit; it said nothing.
+func TestBehindProxy(t *testing.T) {
+	apptest.CheckBehindProxy(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s) })
+}
