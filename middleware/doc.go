@@ -3,6 +3,26 @@
 // http.Handler), evaluates the policies that apply to each request as one
 // decision, and answers the requests they deny.
 //
+// The least it takes, 10 requests per second per client IP, counted in
+// memory, around a ServeMux named mux:
+//
+//	store, err := algorithms.NewMemoryStore(algorithms.WithMaxKeys(1_000_000))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	ip := keyfunc.Must(keyfunc.IP()) // behind a proxy: keyfunc.TrustedProxies
+//	m, err := middleware.New(store, []*policy.Policy{
+//		policy.Must(policy.PerSecond("per-second", 10, ip)),
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	log.Fatal(http.ListenAndServe("127.0.0.1:8080", m.Handler(mux))) // chi: r.Use(m.Handler)
+//
+// Example runs such a middleware, Example_chi under chi; per-route limits
+// are below, and package redisstore holds the store that several instances
+// share.
+//
 // # Responses
 //
 // Every response to a request the policies decided carries rate-limit
