@@ -173,6 +173,10 @@ func newInstance(name string, client redis.UniversalClient) (http.Handler, error
 	// WithLogger samples what it logs (store errors: at most 10 a second;
 	// a record when the store starts failing and one when it answers
 	// again), so an outage of Redis does not write a line per request.
+	// It names a denied client by a hash (pk) under a secret each instance
+	// draws at random, so one client has another pk on each: to follow a
+	// client across instances, give them all one secret of at least 16
+	// bytes, kept as any other (middleware.WithPartitionKey).
 	if err != nil {
 		return nil, err
 	}
