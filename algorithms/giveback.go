@@ -112,17 +112,74 @@ func (s *MemoryStore) GiveBack(ctx context.Context, dst []Refunded, checks []Che
 	for i := range dst {
 		dst[i].Given = false
 	}
+	var own *ownNotes // a check alone notes nothing of its call
+	if len(checks) > 1 {
+		own = new(ownNotes)
+	}
 	for i := len(checks) - 1; i >= 0 && admitted; i-- {
-		dst[i].Given = s.giveOne(&checks[i], &ds[i], waited, t)
+		dst[i].Given = s.giveOne(&checks[i], &ds[i], waited, t, own)
 	}
 	s.peek(dst, checks, t)
 	return nil
 }
 
+// ownNotes holds what one GiveBack call wrote to its bucket keys' notes:
+// for each key, the note before the call's first give-back to it, and the
+// one its latest give-back to it left. The checks of one Take on one key
+// are given back last first, and the units of a later check were counted
+// after those of an earlier one: giving them back moved none of the
+// earlier check's units up, so its decision's deficit still stands as the
+// note before the call has it. The store's lock is not held across the
+// call: a note that is no longer the one the call left (another
+// give-back came between) is taken as it stands.
+type ownNotes []ownNote
+
+type ownNote struct {
+	tb            *table
+	h             uint64
+	before, after bucketNote
+	live          bool // before was live
+}
+
+// lowering returns the note a give-back of the call to the key of hash h
+// in tb lowers its Take's deficit by (nt, live when it is live at the
+// call's instant, as the key holds it): the one before the call when the
+// key's note is still the one the call left, else nt itself.
+func (o *ownNotes) lowering(tb *table, h uint64, nt bucketNote, live bool) (bucketNote, bool) {
+	if o != nil {
+		for _, x := range *o {
+			if x.tb == tb && x.h == h && live && nt == x.after {
+				return x.before, x.live
+			}
+		}
+	}
+	return nt, live
+}
+
+// wrote records that a give-back of the call left nt as the note of the
+// key of hash h in tb, whose note before was before (live or not).
+func (o *ownNotes) wrote(tb *table, h uint64, before bucketNote, live bool, nt bucketNote) {
+	if o == nil {
+		return
+	}
+	for i := range *o {
+		if x := &(*o)[i]; x.tb == tb && x.h == h {
+			if x.after == before {
+				x.after = nt // the call's own note, written over
+			} else {
+				*x = ownNote{tb, h, before, nt, live}
+			}
+			return
+		}
+	}
+	*o = append(*o, ownNote{tb, h, before, nt, live})
+}
+
 // giveOne gives back at t the units of c, a valid check of an admitted
 // Take whose decision was d, waited after it, and reports whether any
-// came back.
-func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int64) bool {
+// came back; own records the notes the call wrote (nil for a call of one
+// check).
+func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int64, own *ownNotes) bool {
 	if c.Spec.Algorithm == LeakyQueue {
 		return s.refundOne(c, d.Delay, waited, t)
 	}
@@ -193,18 +250,21 @@ func (s *MemoryStore) giveOne(c *Check, d *Decision, waited time.Duration, t int
 		w, q := bucketSeen(d, waited, p.capacity)
 		nt, live := tb.notes[h]
 		live = live && p.noteLive(nt.g, t)
+		low, lowLive := own.lowering(tb, h, nt, live)
 		var ntp *bucketNote
-		if live {
-			ntp = &nt
+		if lowLive {
+			ntp = &low
 		}
 		var g u128
 		*cp, g = p.bucketGiveBack(*cp, t, n, reckoned(d.ResetAfter, waited), w, q, ntp)
 		if ok = g != (u128{}); ok {
+			before := nt
 			p.noteGiven(&nt, live, t, g, *cp)
 			if tb.notes == nil {
 				tb.notes = make(map[uint64]bucketNote)
 			}
 			tb.notes[h] = nt
+			own.wrote(tb, h, before, live, nt)
 		}
 	}
 	return ok

@@ -157,6 +157,12 @@ type GiveBacker interface {
 	//         unrefilled, there: it came after them. Else max(n·W/L, D -
 	//         Γ), no more than D: at most what came back at G can have been
 	//         ahead of it.
+	//     The give-backs of one call to the later checks of its Take on
+	//     the same key (given back first) do not count there: their units
+	//     were counted after the check's, and moved none of its units up
+	//     (conformance: GiveBack/stacked_bucket). The MemoryStore, whose
+	//     call does not hold its lock throughout, counts them when another
+	//     give-back to the key came between.
 	//     What has not refilled by now is that less waited·L/W. So a Take
 	//     whose units were the last of the deficit comes back whole for as
 	//     long as the deficit ahead of it has not refilled: the units of a

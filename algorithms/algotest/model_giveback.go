@@ -56,6 +56,10 @@ func (m *Model) GiveBackAt(now time.Time, checks []algorithms.Check, ds []algori
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]algorithms.Refunded, len(checks))
+	// The notes of the bucket keys as they stood before this give-back:
+	// a check's give-back moves none of the units of the checks before it
+	// in its Take up, so those are lowered by the note before the call.
+	before := map[modelKey]*giveNote{}
 	for i := len(checks) - 1; i >= 0 && admitted; i-- {
 		c := checks[i]
 		if c.Spec.Algorithm == algorithms.LeakyQueue {
@@ -68,7 +72,11 @@ func (m *Model) GiveBackAt(now time.Time, checks []algorithms.Check, ds []algori
 		}
 		// E − now, exactly.
 		r := new(big.Int).Sub(big.NewInt(int64(ds[i].ResetAfter)), big.NewInt(int64(waited)))
-		out[i].Given = giveBack(mc, c.Spec, effective(mc, t), cost(c), t, r, ds[i], waited)
+		mk := modelKey{c.Spec, c.Key}
+		if _, ok := before[mk]; !ok {
+			before[mk] = noteOf(mc)
+		}
+		out[i].Given = giveBack(mc, c.Spec, effective(mc, t), cost(c), t, r, ds[i], waited, before[mk])
 	}
 	ds2 := m.peekAt(t, checks)
 	for i := range out {
@@ -88,10 +96,23 @@ func nearest(x *big.Int, w int64) int64 {
 	return k.Int64()
 }
 
+// noteOf returns the note of mc, a bucket's (nil for none, or another
+// kind).
+func noteOf(mc machine) *giveNote {
+	switch m := mc.(type) {
+	case *tokenBucket:
+		return m.note
+	case *leakyBucket:
+		return m.note
+	}
+	return nil
+}
+
 // giveBack gives back n units of mc at te, its effective instant (t the
 // give-back's), of a Take whose key was to be back to full at t + r, its
-// decision d, waited before t.
-func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algorithms.Decision, waited time.Duration) bool {
+// decision d, waited before t; a bucket's Take is lowered by note, the
+// key's note before the give-back's call.
+func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algorithms.Decision, waited time.Duration, note *giveNote) bool {
 	e := new(big.Int).Add(big.NewInt(t), r) // E
 	switch m := mc.(type) {
 	case *fixedWindow:
@@ -160,7 +181,7 @@ func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algo
 		return true
 	case *tokenBucket:
 		used := m.used(t)
-		g := bucketGive(used, n, r, sp, d, waited, m.note.live(sp, t), t)
+		g := bucketGive(used, n, r, sp, d, waited, note.live(sp, t), t)
 		if g.Sign() == 0 {
 			return false
 		}
@@ -170,7 +191,7 @@ func giveBack(mc machine, sp algorithms.Spec, te, n, t int64, r *big.Int, d algo
 		return true
 	case *leakyBucket:
 		used := m.used(t)
-		g := bucketGive(used, n, r, sp, d, waited, m.note.live(sp, t), t)
+		g := bucketGive(used, n, r, sp, d, waited, note.live(sp, t), t)
 		if g.Sign() == 0 {
 			return false
 		}

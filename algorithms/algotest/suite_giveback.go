@@ -421,6 +421,31 @@ func runGiveBack(t *testing.T, h Harness) {
 			}
 		}
 	})
+	for _, kind := range []algorithms.Kind{algorithms.TokenBucket, algorithms.LeakyBucket} {
+		// One Take of the same bucket key twice, given back a unit's time
+		// later: 5 a minute, burst 7, 3 at 0 s, then one Take of 2 and 2
+		// at 0 s, given back at 12 s. The second check comes back first
+		// and notes its give-back; the first one's units were ahead of the
+		// second's, so that give-back moved none of them up, and its
+		// decision still stands: both come back whole, and the bucket is
+		// as without the Take (3 used at 0 s, a unit refilled by 12 s:
+		// 5 left).
+		t.Run("stacked_bucket/"+string(kind), func(t *testing.T) {
+			e := newG(t)
+			c := func(n int64) algorithms.Check {
+				return algorithms.Check{Spec: algorithms.Spec{Algorithm: kind, Limit: 5, Window: time.Minute, Burst: 7}, Key: "k", Cost: n}
+			}
+			e.take(0, c(3))
+			cs := []algorithms.Check{c(2), c(2)}
+			ds := e.take(0, cs...)
+			got := give(e, 0, 12*s, cs, ds)
+			for i := range got {
+				if !got[i].Given || got[i].Remaining != 5 {
+					t.Errorf("check %d given back at 12 s: %+v, want given, 5 left (as without the Take)", i, got[i])
+				}
+			}
+		})
+	}
 	t.Run("log_neighbour", func(t *testing.T) {
 		// sliding_log: A at +1 s and B 1 ns later; A's give-back takes A's
 		// unit, so B, the newest, still sets ResetAfter (W + 1 ns after it).

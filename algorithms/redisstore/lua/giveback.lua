@@ -17,7 +17,11 @@
 -- t, when t is earlier).
 
 -- giveBackOne gives back op's units; it reports whether any came back.
-local function giveBackOne(op, minTTL)
+-- before maps a bucket key's note key to its note before the call (false
+-- for none): the checks of one Take on one key are given back last first,
+-- and a later check's units were counted after an earlier one's, so its
+-- give-back moved none of them up (algorithms' ownNotes).
+local function giveBackOne(op, minTTL, before)
   local P, n, r = op.P, op.n, op.v
   local kind = P.kind
   if kind == QUEUE then
@@ -142,7 +146,8 @@ local function giveBackOne(op, minTTL)
   if bcmp(hi, tau) < 0 then tau = hi end
   local gkey = op.key .. ':g'
   local nt = notes().load(P, gkey, 0)
-  tau = notes().lower(P, nt, tau, n, w)
+  if before[gkey] == nil then before[gkey] = nt or false end
+  tau = notes().lower(P, before[gkey] or nil, tau, n, w)
   if bcmp(wl, tau) >= 0 then return false end
   local g = bsub(tau, wl)
   local ng = bmul(n, W)
@@ -209,10 +214,10 @@ local function giveBack(nchecks, minTTL)
     end
     ops[i] = op
   end
-  local given = {}
+  local given, before = {}, {}
   for i = nchecks, 1, -1 do
     local op = ops[i]
-    given[i] = op.v ~= 'n' and giveBackOne(op, minTTL)
+    given[i] = op.v ~= 'n' and giveBackOne(op, minTTL, before)
   end
   return given
 end
