@@ -653,15 +653,7 @@ func reviseMembers(line string, res *policy.Result, given uint64) string {
 // retimeValues writes in h the values of the single-valued profile p of
 // c, if they are still those in h, counted after held since c's decision.
 func retimeValues(h http.Header, p Profile, c *resultContext, held time.Duration) {
-	key := keyXLimit
-	switch p {
-	case Draft7:
-		key = keyRateLimit
-	case Draft6:
-		key = keyLimit
-	}
-	old := c.vals[0]
-	if vs := h[key]; len(vs) != 1 || old == "" || unsafe.StringData(vs[0]) != unsafe.StringData(old) {
+	if !holdsValuesOf(h, p, &c.vals) {
 		return
 	}
 	policies, had := h[keyPolicy]

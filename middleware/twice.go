@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/lowest"
@@ -120,8 +121,12 @@ var nest = nested.Of[*policy.Result]()
 // the 3 leaves, not with the q of the copy further in; a member restated
 // by a middleware in between is kept at the limit it was restated at;
 // under draft -06/-07 the RateLimit-Policy member of the lower quota
-// stands, not the one further in. So the response never reports more
-// room, nor a higher quota, than the request finds in force.
+// stands, not the one further in, and the single values (limit,
+// remaining, reset) name a member that stands: where those of the
+// middleware further out named the member that goes (a token_bucket
+// of 5 lowered to 3 further in, both with 2 left), the ones further in
+// replace them. So the response never reports more room, nor a higher
+// quota, than the request finds in force.
 //
 // A middleware further out that decided nothing (its store failed and it
 // let the request through, [FailOpen]) has counted nothing: the policy is
@@ -966,8 +971,10 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // reports its lower q, and its lower r with its t (see bindMember), in
 // vals, res's lines. Nothing is removed unless res wrote its IETF
 // line (its store failed, say): theirs are then the only report of those
-// policies.
-func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]string, redecided, ownOnly, merged uint64) {
+// policies. Under draft -06/-07, the single values of a policy whose
+// member goes are replaced by res's (see unlistDrafts), counted after
+// held since res's decision (see setHeadersAt).
+func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]string, redecided, ownOnly, merged uint64, held time.Duration) {
 	switch p := profileOf(ctx, res); {
 	case p == Draft7 || p == Draft6:
 		// The RateLimit-Policy list is one of every middleware's
@@ -975,7 +982,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 		if !decided(&res.Result) {
 			return
 		}
-		unlistDrafts(ctx, h, res, ownOnly, merged)
+		unlistDrafts(ctx, h, p, res, vals, ownOnly, merged, held)
 		return
 	case res.wrote != uint8(IETF)+1:
 		return
@@ -1091,7 +1098,17 @@ func profileOf(ctx context.Context, res *Result) Profile {
 // of the policies of merged that res's member supersedes (see
 // supersedes). (The members of the policies a shadow middleware further
 // out denied, and res decided again, stay.)
-func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly, merged uint64) {
+//
+// Where the single values in h (the dictionary of -07, the fields of
+// -06, profile prof) are still those a middleware further out wrote for
+// a policy whose member so goes (res kept them: they reported no more
+// than res's, see keepsOuter), they would name a limit the list no
+// longer holds ("limit=5" beside "3;w=60", of a token bucket of 5 lowered
+// to 3 further in): res's own values replace them, written with vals
+// and counted after held as setHeadersAt counts them. res's decision of
+// the policy holds that member's state (see supersedes and mergeOuter),
+// so they report no more room.
+func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result, vals *[2]string, ownOnly, merged uint64, held time.Duration) {
 	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !decided(o) {
@@ -1124,6 +1141,15 @@ func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly, merg
 						replaceDraftMember(ctx, h, res, q, draftMember(q), "")
 					default:
 						replaceDraftMember(ctx, h, res, p, from, "")
+						if res.wrote == 0 && o.Lowest() == j && holdsValuesOf(h, prof, &c.vals) {
+							if vals == nil {
+								vals = new([2]string)
+							}
+							lo := res.Lowest()
+							d := res.Decision(lo)
+							setValues(h, prof, d, since(resetAfter(d), sinceDecision(&res.Result, lo, held)), time.Now, vals, nil, "")
+							res.wrote = uint8(prof) + 1
+						}
 					}
 				}
 				break
@@ -1131,6 +1157,21 @@ func unlistDrafts(ctx context.Context, h http.Header, res *Result, ownOnly, merg
 		}
 		return true
 	})
+}
+
+// holdsValuesOf reports whether the single values of profile p in h are
+// those written with vals (the same string, not only the same text), as
+// retimeValues finds them.
+func holdsValuesOf(h http.Header, p Profile, vals *[2]string) bool {
+	key := keyXLimit
+	switch p {
+	case Draft7:
+		key = keyRateLimit
+	case Draft6:
+		key = keyLimit
+	}
+	vs := h[key]
+	return len(vs) == 1 && vals[0] != "" && unsafe.StringData(vs[0]) == unsafe.StringData(vals[0])
 }
 
 // holdsLower reports whether the draft -06/-07 RateLimit-Policy member
