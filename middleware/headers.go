@@ -605,7 +605,7 @@ func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
 	if given == 0 || res.wrote != uint8(IETF)+1 {
 		return
 	}
-	replaceLine(h, vals, func(line string) string { return reviseMembers(line, &res.Result, given) })
+	replaceLine(h, vals, func(line string) string { return reviseMembersAt(line, vals[0], &res.Result, given) })
 }
 
 // reviseMembers returns line, the IETF RateLimit value setHeadersAt wrote
@@ -615,6 +615,17 @@ func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
 // unlistOuter) is passed over, and the members after it are still
 // revised.
 func reviseMembers(line string, res *policy.Result, given uint64) string {
+	return reviseMembersAt(line, "", res, given)
+}
+
+// reviseMembersAt is reviseMembers where quota is res's IETF
+// RateLimit-Policy line as it stands: a member restated there at a q
+// below its policy's limit (a window kind's copy raised further out, which
+// a middleware further in holds at its own limit, see restateOuter) has
+// its r judged at that q (judgedAt: the same state, at the limit in
+// force), so that the give-back raises it by what came back, not by the
+// difference of the two limits too.
+func reviseMembersAt(line, quota string, res *policy.Result, given uint64) string {
 	b := make([]byte, 0, len(line)+8)
 	rest := line
 	for i := 0; i < res.Len(); i++ {
@@ -624,6 +635,9 @@ func reviseMembers(line string, res *policy.Result, given uint64) string {
 			continue
 		}
 		d := res.Decision(i)
+		if q, ok := paramOf(quota, res.Policy(i).Name(), "q"); ok && q < d.Limit {
+			d = judgedAt(res.Policy(i).Spec(), d, q)
+		}
 		for _, param := range [2]string{";r=", ";t="} {
 			// Names hold no ';', pks ("pk=:base64:") neither ";r=" nor ";t=".
 			j := strings.Index(rest, param)
