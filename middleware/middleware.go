@@ -1821,6 +1821,7 @@ type stats struct {
 	fallback, breakerOpen, delayed, abandoned, unrouted, givenBack atomic.Int64
 	unroutedTold atomic.Bool // ErrUnrouted went to the error handler
 	twiceTold    atomic.Bool // ErrCountedTwice went to the error handler
+	nameTold     atomic.Bool // ErrSameNameNested went to the error handler
 }
 
 // ErrUnrouted is told to the error handler (once per Middleware) the first

@@ -142,6 +142,23 @@ var nest = nested.Of[*policy.Result]()
 // handler.
 var ErrCountedTwice = errors.New("middleware: a policy applies to a request already decided under it further out")
 
+// ErrSameNameNested is told to the error handler (once per Middleware)
+// the first time a policy applies to a request that a middleware further
+// out decided under another policy of the same name: two policies that
+// count apart (neither is the other, a copy of it by SetLimit or a
+// reload, nor counts in its state), such as a global "api" of 100 a
+// minute and a route's "api" of 5. Both are enforced, each in its own
+// state, and each middleware writes its member: the IETF headers then
+// carry two members of one name, which a client cannot tell apart (nor
+// an observer's or a log's records, which name the policy). Neither
+// middleware knows the other when it is built, so none can refuse the
+// pair; name the policies apart ("api", "api-login"). Like
+// [ErrCountedTwice], the report is also logged when the middleware logs,
+// and on [log/slog.Default] when it has neither a log nor an error
+// handler. It is a warning: the request is decided as it would be
+// without it.
+var ErrSameNameNested = errors.New("middleware: a policy has the name of another policy a middleware further out decided the request under")
+
 // unrepeated returns the policies of res, prepared for r (see
 // policy.Set.Prepare), that a middleware further out (in r's context) has
 // already counted for r under the same key, as a mask over set, telling
@@ -229,6 +246,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	var guardEnforced [policy.MaxGuards]uint64 // as unguard, of those not in shadow mode
 	var refused [policy.MaxGuards]uint64       // as unguard, of the guards whose state is past their limit here
 	var pastOut uint64                         // the policies whose state a middleware further out judged past their limit
+	var apart []string                         // the names of policies that count apart from one of their name further out
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
 		o := &c.res.Result
 		if !o.Taken() {
@@ -247,6 +265,9 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				q := res.Policy(i)
 				if q != p && q.Name() != p.Name() {
 					continue
+				}
+				if sameNameApart(q, p) {
+					apart = append(apart, q.Name())
 				}
 				if res.Key(i) != o.Key(j) {
 					break // another bucket
@@ -335,6 +356,13 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		}
 		return true
 	})
+	if apart != nil && !m.stats.nameTold.Load() && m.stats.nameTold.CompareAndSwap(false, true) {
+		for i, n := range apart {
+			apart[i] = strconv.Quote(n)
+		}
+		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): both are enforced, each counting apart, and the headers carry a member of each under one name; name them apart",
+			ErrSameNameNested, strings.Join(slices.Compact(apart), ", "), r.Method))
+	}
 	// A guard whose state holds more than its limit here is checked here
 	// again: it refuses the request, counting nothing.
 	for k := range unguard {
@@ -416,6 +444,23 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	// None of a policy judged (none here): its members stay.
 	restate = slices.DeleteFunc(restate[:n], func(rs restated) bool { return shown&rs.bit == 0 })
 	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, merged, judged, restate
+}
+
+// sameNameApart reports whether q, a policy of this middleware, and p,
+// one of its name a middleware further out decided, are two policies
+// that count apart (see ErrSameNameNested): neither is the other, nor
+// runs the other's Spec, nor guards one of the other's states (a copy by
+// SetLimit or a reload, which the middlewares report once).
+func sameNameApart(q, p *policy.Policy) bool {
+	if q == p || q.Spec() == p.Spec() || slices.Contains(q.Guards(), p.Spec()) || slices.Contains(p.Guards(), q.Spec()) {
+		return false
+	}
+	for _, g := range q.Guards() {
+		if slices.Contains(p.Guards(), g) {
+			return false
+		}
+	}
+	return true
 }
 
 // raisedOver reports whether p, a policy of a middleware further out
