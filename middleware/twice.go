@@ -1010,7 +1010,9 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // that counted the request whose every state res's decision holds at a
 // limit in force (see supersedes). A line left empty is removed. A
 // member removed of a middleware that counted the request and enforces
-// the policy (or of any, when this one is in shadow mode) may hold the
+// the policy (or of any, when this one is in shadow mode, or of one in
+// shadow mode whose member a middleware in between that enforces the
+// policy restated or holds: see inForce) may hold the
 // client lower than res's (a copy lowered there below the one here, or
 // restated there at the limit of one in between): res's member then
 // reports its lower q, and its lower r with its t (see bindMember), in
@@ -1065,7 +1067,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 				}
 				if same, gs := meets(q, p, nest.Folded(&res.Result, i), nest.Folded(o, j)); same || gs != 0 || q.Spec() == p.Spec() {
 					name := p.Name()
-					if o.Allowed() && (!c.res.Shadow || res.Shadow) {
+					if oq, ok := paramOf(c.vals[0], name, "q"); o.Allowed() && ok && inForce(ctx, res, c, j, oq) {
 						// Its member is in force: where it holds the
 						// client lower than ours, ours reports it.
 						bindMember(h, vals, &c.vals, name)
@@ -1079,6 +1081,33 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 		}
 		return true
 	})
+}
+
+// inForce reports whether the member that c's middleware, further out in
+// ctx, wrote of its j-th policy, of quota q as it stands, reports a limit
+// in force for res, decided here: c's middleware enforces it, or res's
+// is in shadow mode too, or a middleware in between that enforces it
+// left the policy out as one that only middlewares in shadow mode
+// counted (see adoptedFurtherOut) and holds it at a limit no higher than
+// q: it restated that member at its own limit where the shadow one's was
+// higher (see restateOuter), and one at the shadow one's Spec holds it
+// there. A shadow member of a lower quota than that limit reports none
+// in force.
+func inForce(ctx context.Context, res *Result, c *resultContext, j int, q int64) bool {
+	if !c.res.Shadow || res.Shadow {
+		return true
+	}
+	o := &c.res.Result
+	a := adoptedFurtherOut(ctx, o.Policy(j), nest.Folded(o, j))
+	return a != nil && a.Spec().Limit <= q
+}
+
+// quotaOf returns the quota value of the draft -06/-07 RateLimit-Policy
+// member m ("3;w=60"), or 0.
+func quotaOf(m string) int64 {
+	qs, _, _ := strings.Cut(m, ";w=")
+	q, _ := strconv.ParseInt(qs, 10, 64)
+	return q
 }
 
 // bindMember carries into the IETF member of the policy named name in
@@ -1179,7 +1208,7 @@ func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result,
 					from := standingMember(h, p, q)
 					switch {
 					case from == draftMember(q):
-					case o.Allowed() && (!c.res.Shadow || res.Shadow) && holdsLower(from, draftMember(q)):
+					case o.Allowed() && inForce(ctx, res, c, j, quotaOf(from)) && holdsLower(from, draftMember(q)):
 						// p's member is in force and holds the client
 						// lower than q's (see bindMember): it stands
 						// for the policy, in place of q's.
