@@ -89,7 +89,7 @@
 // the room left there (see [ErrCountedTwice]). Policies of one name that
 // count apart (built at other Specs in each middleware) have a member
 // each, under that one name, which a client cannot tell apart: name them
-// apart. The draft -06/-07 RateLimit-Policy list names a policy by its
+// apart (the inner one tells [ErrSameNameNested] once). The draft -06/-07 RateLimit-Policy list names a policy by its
 // quota value, so it lists members of one quota value once (see
 // [Draft7]).
 //
