@@ -383,8 +383,9 @@ func NewReplicatedCluster(tb testing.TB, nodeTimeout time.Duration) *ReplicatedC
 }
 
 // WaitConverged returns once each of nodes reports cluster_state:ok and
-// agrees with the others on which node serves every slot (CLUSTER SHARDS
-// would do too; CLUSTER SLOTS is older), or an error after about 20 s.
+// agrees with the others on which node serves every slot, at which config
+// epoch, each master at its own (see clusterView; CLUSTER SLOTS has no
+// epochs), or an error after about 20 s.
 func (c *ReplicatedCluster) WaitConverged(nodes ...*Server) error {
 	var last string
 	if hangguard.Poll(syncWithin, 20*time.Millisecond, func() bool {
@@ -414,22 +415,42 @@ func (c *ReplicatedCluster) WaitConverged(nodes ...*Server) error {
 	return errors.New("redistest: cluster did not converge within " + syncWithin.String() + ": " + last)
 }
 
-// slotOwners returns, from CLUSTER NODES on n, the masters that serve
-// slots with their slot ranges, one "addr ranges" line each, sorted by
-// address (the nodes' own lines differ in the "myself" flag only).
+// slotOwners returns [clusterView] of CLUSTER NODES on n.
 func slotOwners(n *Server) (string, error) {
 	text, err := n.Do("CLUSTER", "NODES")
 	if err != nil {
 		return "", err
 	}
+	return clusterView(text)
+}
+
+// clusterView returns, from text (a CLUSTER NODES reply), the masters that
+// serve slots with their config epochs and slot ranges, one "addr epoch
+// ranges" line each, sorted by address (the nodes' own lines differ in the
+// "myself" flag only), or an error when two of them share a config epoch.
+//
+// The epochs count: a cluster whose nodes agree on the slots' masters may
+// still be resolving its masters' epoch collisions (every master of a new
+// cluster starts at epoch 0, and each collision moves one to a new epoch,
+// a ping at a time). A replica that has not heard its master's new epoch
+// when the master is lost asks for the master's slots at the old one, and
+// every master denies it the votes ("Failover auth denied ...: slot 0
+// epoch (3) > reqEpoch (1)"), until its data is too old for it to fail
+// over at all: the cluster stays down (TestClusterViewHasConfigEpochs).
+func clusterView(text string) (string, error) {
 	var lines []string
+	epochs := map[string]string{} // epoch -> the master at it
 	for l := range strings.Lines(text) {
 		f := strings.Fields(l)
 		if len(f) < 9 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
 			continue
 		}
 		addr, _, _ := strings.Cut(f[1], "@")
-		lines = append(lines, addr+" "+strings.Join(f[8:], " "))
+		if other, ok := epochs[f[6]]; ok {
+			return "", fmt.Errorf("redistest: masters %s and %s are both at config epoch %s", other, addr, f[6])
+		}
+		epochs[f[6]] = addr
+		lines = append(lines, addr+" "+f[6]+" "+strings.Join(f[8:], " "))
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n"), nil
