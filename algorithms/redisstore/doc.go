@@ -687,6 +687,29 @@
 // map on (TestClusterSplitTakeFollowsMovedSlot). A client still pointing
 // at a demoted master gets errors (READONLY, MOVED), never its decisions.
 //
+// What a Take waits for during a Cluster failover: the store itself waits
+// for no slot to be reassigned (it does not loop on MOVED, CLUSTERDOWN or
+// TRYAGAIN: go-redis follows a redirection, and retries those, at most
+// MaxRedirects times a call), so each Take fails or decides within its
+// deadline: the caller's, or [WithTimeout]'s, for its calls, and for a
+// cross-slot Take not every reservation of which admitted, as long again
+// for the resends and undos of its reservations (on a context of their own:
+// [WithTimeout]'s duration, else a second). Until a replica has taken over
+// and the client's slot map follows it (a call without a reply reloads it),
+// every Take of the lost master's slots fails; a cluster that cannot fail
+// over (a replica whose master's config epoch it never heard, which no
+// master votes for; one disconnected for longer than
+// cluster-replica-validity-factor allows) leaves them failing, not waiting.
+// A caller without a deadline, of a store without [WithTimeout], waits
+// instead for as long as the client's options let each call run: its dials,
+// reads and writes within their timeouts, its retries and redirections;
+// with go-redis's defaults that bound is about nine minutes a call
+// (resendBoundOf's, which the store computes for a reservation's marker),
+// each phase of a cross-slot Take a call, and a refused dial (a dead node
+// on a live host) fails quickly (TestClusterFailover bounds every Take it
+// makes, and its wait for the failover, and fails with the nodes' view when
+// the switch does not come).
+//
 // [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
 // returning [ErrCircuitOpen] at once, then lets one probe through. It
 // counts the calls Redis did not answer, not those their caller ended: a

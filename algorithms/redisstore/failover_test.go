@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -328,6 +329,96 @@ func triple(spec algorithms.Spec) []algorithms.Check {
 	return cs
 }
 
+// guardedTakes runs a store's Takes each on a goroutine of its own, the
+// test's goroutine waiting for it under two hangguard Guards: one per
+// Take, for a Take that does not return (a hang of the store), and one
+// for the whole wait (the switch: a cluster that does not fail over).
+// hangguard.Poll bounds its calls, not their time: polling every 20 ms
+// for switchWithin (45 s) is 2,250 calls, and with each failing at the
+// store's timeout (500 ms) its bound became some 20 minutes: a run whose
+// cluster never failed over hit go test's timeout 4 minutes into it
+// instead of failing at 45 s (its stack showed each Take returning in
+// time, its Poll still calling them).
+type guardedTakes struct {
+	t       *testing.T
+	s       *redisstore.Store
+	perTake time.Duration
+	all     *hangguard.Guard // nil: no whole-wait bound
+}
+
+// takeResult is what a Take returned.
+type takeResult struct {
+	d   []algorithms.Decision
+	err error
+}
+
+// take returns what s.Take(ctx, checks...) returns, and true; it fails g.t
+// when the Take has not returned within g.perTake, and returns false when
+// g.all expires first (the caller says what did not happen in time).
+func (g *guardedTakes) take(ctx context.Context, checks ...algorithms.Check) (takeResult, bool) {
+	g.t.Helper()
+	done := make(chan takeResult, 1)
+	go func() {
+		d, err := g.s.Take(ctx, checks...)
+		done <- takeResult{d, err}
+	}()
+	one := hangguard.New(g.perTake)
+	defer one.Stop()
+	var all <-chan time.Time
+	if g.all != nil {
+		all = g.all.C
+	}
+	for {
+		select {
+		case r := <-done:
+			return r, true
+		case <-one.C:
+			if one.Expired() {
+				g.t.Fatalf("a Take of %d checks did not return within %v: the store waits without bound", len(checks), g.perTake)
+			}
+		case <-all:
+			if g.all.Expired() {
+				return takeResult{}, false
+			}
+		}
+	}
+}
+
+// pause waits every, counting g.all's ticks meanwhile, and reports
+// whether g.all is still running (a poll's interval, not passing test
+// time).
+func (g *guardedTakes) pause(every time.Duration) bool {
+	tm := time.NewTimer(every)
+	defer tm.Stop()
+	for {
+		select {
+		case <-tm.C:
+			return true
+		case <-g.all.C:
+			if g.all.Expired() {
+				return false
+			}
+		}
+	}
+}
+
+// takeWithin bounds a Take of a store of WithTimeout(timeout) that must
+// return: a guard against a hang. A cross-slot Take's calls run within
+// its timeout, and the resends and undos of its failed reservations
+// within a timeout of their own after them (runSplit): two timeouts; the
+// rest is slack for a loaded machine (hangguard counts the process's
+// running time).
+func takeWithin(timeout time.Duration) time.Duration { return 2*timeout + 5*time.Second }
+
+// nodeState describes a cluster node for a failure message: its ROLE and
+// its CLUSTER NODES (which master it sees serve which slots, at which
+// config epoch, and which it sees failed).
+func nodeState(n *redistest.Server) string {
+	role, err := n.Do("ROLE")
+	nodes, nerr := n.Do("CLUSTER", "NODES")
+	return fmt.Sprintf("%s: ROLE %q (%v), CLUSTER NODES:\n%s (%v)", n.Addr, role, err, nodes, nerr)
+}
+
 // TestClusterFailover: a store on a cluster client survives the loss of a
 // master of a cluster of three masters with a replica each. The master of
 // slots 0-5460 is killed, its replica takes over (CLUSTER FAILOVER FORCE,
@@ -361,8 +452,10 @@ func TestClusterFailover(t *testing.T) {
 	ctx := context.Background()
 
 	used := triple(algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 3, Window: 24 * time.Hour})
+	before := &guardedTakes{t: t, s: s, perTake: takeWithin(timeout)}
 	for i, want := range []bool{true, true, true, false} {
-		d, err := s.Take(ctx, used...)
+		r, _ := before.take(ctx, used...)
+		d, err := r.d, r.err
 		if err != nil {
 			t.Fatalf("cross-slot Take %d: %v", i, err)
 		}
@@ -383,30 +476,47 @@ func TestClusterFailover(t *testing.T) {
 	}
 
 	// Cross-slot Takes through the switch, until one decides; then more.
+	// Each Take must return within takeWithin, and one must decide within
+	// switchWithin: both guards count the time of the Takes themselves.
 	fresh := triple(algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: 24 * time.Hour})
 	var admitted, failed int
 	var lastErr error
+	g := &guardedTakes{t: t, s: s, perTake: takeWithin(timeout)}
+	noSwitch := func() {
+		t.Helper()
+		t.Fatalf("no cross-slot Take decided within %v of the master's loss (%d failed, the last with %v); the replica that was to take over: %s",
+			switchWithin, failed, lastErr, nodeState(c.Replicas[0]))
+	}
 	start := time.Now()
 	take := func() bool {
-		d, err := s.Take(ctx, fresh...)
-		if err != nil {
+		t.Helper()
+		r, ok := g.take(ctx, fresh...)
+		if !ok {
+			noSwitch()
+		}
+		if r.err != nil {
 			failed++
-			lastErr = err
+			lastErr = r.err
 			return false
 		}
-		for j := range d {
-			if d[j].Allowed != d[0].Allowed {
-				t.Fatalf("a cross-slot Take decided %+v: not all or nothing", d)
+		for j := range r.d {
+			if r.d[j].Allowed != r.d[0].Allowed {
+				t.Fatalf("a cross-slot Take decided %+v: not all or nothing", r.d)
 			}
 		}
-		if d[0].Allowed {
+		if r.d[0].Allowed {
 			admitted++
 		}
 		return true
 	}
-	if !hangguard.Poll(switchWithin, 20*time.Millisecond, take) {
-		t.Fatalf("no cross-slot Take decided within %v of the master's loss (%d failed, the last with %v)", switchWithin, failed, lastErr)
+	g.all = hangguard.New(switchWithin)
+	for !take() {
+		if !g.pause(20 * time.Millisecond) { // polling the cluster, not passing test time
+			noSwitch()
+		}
 	}
+	g.all.Stop()
+	g.all = nil
 	took := time.Since(start)
 	t.Logf("decided again %v after the master's loss; %d Takes failed meanwhile (the last: %v)", took, failed, lastErr)
 	// The promotion takes a second or two; the client's slot map must
@@ -432,7 +542,8 @@ func TestClusterFailover(t *testing.T) {
 			t.Errorf("after the failover, %q has %d remaining, want %d (%d cross-slot Takes admitted, %d failed)", fresh[j].Key, got, want, admitted, failed)
 		}
 	}
-	d, err := s.Take(ctx, used...)
+	r, _ := g.take(ctx, used...)
+	d, err := r.d, r.err
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,11 +567,12 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Close()
+	og := &guardedTakes{t: t, s: os, perTake: takeWithin(timeout)}
 	for _, ch := range []algorithms.Check{used[0], fresh[0]} {
-		if d, err := os.Take(ctx, ch); err == nil {
-			t.Errorf("Take of %q through a client of the demoted master = %+v, nil; want an error", ch.Key, d)
+		if r, _ := og.take(ctx, ch); r.err == nil {
+			t.Errorf("Take of %q through a client of the demoted master = %+v, nil; want an error", ch.Key, r.d)
 		} else {
-			t.Logf("Take of %q through a client of the demoted master: %v", ch.Key, err)
+			t.Logf("Take of %q through a client of the demoted master: %v", ch.Key, r.err)
 		}
 	}
 	if !take() {
