@@ -694,6 +694,20 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 // switched off, the lowered Spec's counters, never counted while guarded,
 // start from a full allowance.
 //
+// Such a copy counts apart from its policy as configured: a policy given
+// to two nested middlewares, one of which holds it at a share of its own
+// (or both, at different shares), is decided in each under its own Spec
+// and state, neither holding the other's, so that each middleware reports
+// its member, and the IETF headers carry two members of the policy's name
+// (q=5 further out, q=3 further in) that a client cannot tell apart. The
+// middleware further in tells [ErrSameNameNested] then, as for two
+// policies of one name. A copy lowered by SetLimit is guarded by the
+// configured Spec, which the middleware further out counted: its member
+// holds that decision and replaces the other, and nothing is reported;
+// so is the same share in both (one Spec, counted once: see
+// [ErrCountedTwice]). Give a share to the middleware that alone runs the
+// policy, or lower it with SetLimit.
+//
 // For a window kind (fixed_window, sliding_window, sliding_log,
 // sliding_buckets) it is SetLimit: the configured Spec's counters, which
 // count requests whatever the limit, judged at the new limit, decide in

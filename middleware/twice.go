@@ -147,7 +147,9 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // out decided under another policy of the same name: two policies that
 // count apart (neither is the other, a copy of it by SetLimit or a
 // reload, nor counts in its state), such as a global "api" of 100 a
-// minute and a route's "api" of 5. Both are enforced, each in its own
+// minute and a route's "api" of 5, or a bucket kind's copy lowered by
+// [Middleware.SetLimitUnguarded], which counts in no state of the policy
+// it was made from (see there). Both are enforced, each in its own
 // state, and each middleware writes its member: the IETF headers then
 // carry two members of one name, which a client cannot tell apart (nor
 // an observer's or a log's records, which name the policy). Neither
