@@ -470,7 +470,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			}
 		}
 		if redecided|listed|merged != 0 {
-			unlistOuter(r.Context(), w.Header(), res, vals, redecided, listed, merged, 0)
+			unlistOuter(r.Context(), w.Header(), res, vals, redecided, listed, merged, 0, m.clock.Now)
 		}
 		if len(restate) != 0 {
 			restateOuter(w.Header(), profile, res, outer, m.clock.Now, restate)
@@ -717,7 +717,7 @@ func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, r
 		keepRestated(r.Context(), h, p, res, outer, m.clock.Now)
 	}
 	if redecided|ownOnly|merged != 0 {
-		unlistOuter(r.Context(), h, res, vals, redecided, ownOnly, merged, held)
+		unlistOuter(r.Context(), h, res, vals, redecided, ownOnly, merged, held, m.clock.Now)
 	}
 	restateOuter(h, p, res, outer, m.clock.Now, restate)
 }

@@ -1020,18 +1020,20 @@ func meets(q, p *policy.Policy, qFolds, pFolded bool) (same bool, guards uint8) 
 // reports its lower q, and its lower r with its t (see bindMember), in
 // vals, res's lines. Nothing is removed unless res wrote its IETF
 // line (its store failed, say): theirs are then the only report of those
-// policies. Under draft -06/-07, the single values of a policy whose
-// member goes are replaced by res's (see unlistDrafts), counted after
-// held since res's decision (see setHeadersAt).
-func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]string, redecided, ownOnly, merged uint64, held time.Duration) {
+// policies. Under draft -06/-07 and the legacy profiles, the single
+// values of a policy whose member goes are replaced by res's (see
+// unlistDrafts), counted after held since res's decision (see
+// setHeadersAt), a LegacyUnix reset from now.
+func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]string, redecided, ownOnly, merged uint64, held time.Duration, now func() time.Time) {
 	switch p := profileOf(ctx, res); {
-	case p == Draft7 || p == Draft6:
-		// The RateLimit-Policy list is one of every middleware's
-		// members, ours among them once res decided a policy.
+	case p == Draft7 || p == Draft6 || p == Legacy || p == LegacyUnix:
+		// The RateLimit-Policy list (none under the legacy profiles)
+		// is one of every middleware's members, ours among them once
+		// res decided a policy.
 		if !decided(&res.Result) {
 			return
 		}
-		unlistDrafts(ctx, h, p, res, vals, ownOnly, merged, held)
+		unlistDrafts(ctx, h, p, res, vals, ownOnly, merged, held, now)
 		return
 	case res.wrote != uint8(IETF)+1:
 		return
@@ -1165,7 +1167,8 @@ func profileOf(ctx context.Context, res *Result) Profile {
 	return NoHeaders
 }
 
-// unlistDrafts is unlistOuter under a draft -06/-07 profile, for the
+// unlistDrafts is unlistOuter under a draft -06/-07 or legacy profile
+// (which lists no member: only its values are replaced), for the
 // policies of ownOnly (those of unrepeated's foldedOut among them): the
 // RateLimit-Policy members of those policies that the middlewares
 // further out in ctx listed are removed, unless they are the member of
@@ -1183,8 +1186,10 @@ func profileOf(ctx context.Context, res *Result) Profile {
 // to 3 further in): res's own values replace them, written with vals
 // and counted after held as setHeadersAt counts them. res's decision of
 // the policy holds that member's state (see supersedes and mergeOuter),
-// so they report no more room.
-func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result, vals *[2]string, ownOnly, merged uint64, held time.Duration) {
+// so they report no more room. Under the legacy profiles, alike, the
+// values further out would report a limit not in force
+// (X-RateLimit-Limit 5 where the IETF profile says q=3).
+func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result, vals *[2]string, ownOnly, merged uint64, held time.Duration, now func() time.Time) {
 	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
 		o := &c.res.Result
 		if !decided(o) {
@@ -1223,7 +1228,7 @@ func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result,
 							}
 							lo := res.Lowest()
 							d := res.Decision(lo)
-							setValues(h, prof, d, since(resetAfter(d), sinceDecision(&res.Result, lo, held)), time.Now, vals, nil, "")
+							setValues(h, prof, d, since(resetAfter(d), sinceDecision(&res.Result, lo, held)), now, vals, nil, "")
 							res.wrote = uint8(prof) + 1
 						}
 					}
