@@ -228,8 +228,9 @@
 // its failure State, on [log/slog.Default] (see [WithLogger]), so that a
 // store failing open does not lift the limits unseen; an observer is told
 // of them instead. So are its once-only setup warnings (a policy with
-// routes that never applies, [ErrUnrouted]; [ErrForwardingIgnored];
-// [ErrCountedTwice]), when it has no error handler either.
+// routes that never applies, [ErrUnrouted], not told for a 404 a pattern
+// function found no route for; [ErrForwardingIgnored]; [ErrCountedTwice]),
+// when it has no error handler either.
 //
 // # Cost
 //

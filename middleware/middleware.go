@@ -221,7 +221,12 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	mask, unrouted := set.MatchRoute(r)
 	if unrouted {
-		r = m.noteUnrouted(r)
+		var routedLater bool
+		if r, routedLater = m.noteUnrouted(r); routedLater {
+			// Once next has served r: did the router route it after
+			// all? (See unroutedServed.)
+			defer m.unroutedServed(r, caller.Pattern)
+		}
 	}
 	if mask == 0 {
 		pass(w, caller, r, next)
@@ -270,14 +275,19 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, rc *resultContext) (uint64, *http.Request, bool) {
 	caller := r // see pass
 	mask, unrouted := set.MatchRoute(r)
+	routedLater := false
 	if unrouted {
-		r = m.noteUnrouted(r)
+		r, routedLater = m.noteUnrouted(r)
 		if rc != nil {
 			rc.Context = r.Context()
 		}
 	}
 	if mask == 0 {
+		before := caller.Pattern
 		pass(w, caller, r, next)
+		if routedLater {
+			m.unroutedServed(r, before)
+		}
 		return 0, r, true
 	}
 	return mask, r, false
@@ -1824,36 +1834,82 @@ type stats struct {
 	nameTold     atomic.Bool // ErrSameNameNested went to the error handler
 }
 
-// ErrUnrouted is told to the error handler (once per Middleware) the first
-// time a policy with routes (policy.WithRoutes) meets a request whose route
-// is unknown, so that it does not apply: no route matched (a 404), or the
-// middleware runs before the router has routed (around a whole ServeMux,
-// or in chi's top-level r.Use) without [WithPatternFunc] and
-// policy.ServeMuxPattern or policy.ChiPattern, and then such a policy never
-// applies. With a pattern function, the report says that the function
-// found no route (a 404, or a function asking another router) instead of
-// asking for one. [Stats] counts every such request (Unrouted). Like
-// [ErrForwardingIgnored], it is also logged when the middleware logs, and
-// on [log/slog.Default] when it has neither a log nor an error handler. The
-// request is served; this is not a failure of the request.
+// ErrUnrouted is told to the error handler (once per Middleware) when a
+// policy with routes (policy.WithRoutes) does not apply to a request
+// because its route is unknown, in a setup where that means the policy
+// never applies as written:
+//
+//   - Without [WithPatternFunc], the first time the route of a request is
+//     unknown: the middleware runs before the router has routed (around a
+//     whole ServeMux, or in chi's top-level r.Use), where no request's
+//     route is known, the router's 404s included, and such a policy never
+//     applies. The fix is policy.ServeMuxPattern or policy.ChiPattern.
+//   - With a pattern function, the first time the router routes a request
+//     for which the function found no route (the message names the route
+//     the router took): the function asks a router other than the one
+//     that serves the requests.
+//
+// A request no route matches, which the router answers itself (404, 405;
+// a scanner's /wp-admin, a browser's /favicon.ico), is no mistake when a
+// pattern function tells so, and is not reported: [Stats] counts it
+// (Unrouted), as it does every request whose route is unknown. Like
+// [ErrForwardingIgnored], the report is also logged when the middleware
+// logs, and on [log/slog.Default] when it has neither a log nor an error
+// handler. The request is served; this is not a failure of the request.
 var ErrUnrouted = errors.New("middleware: a policy with routes met a request whose route is unknown and did not apply")
 
 // noteUnrouted counts r, a request whose route the rule set needed and did
-// not know, unless a layer of m further out counted it, and tells the
-// error handler the first time. It returns r as it goes on: marked as
-// counted by m (unroutedContext), so that the layers of m further in (a
-// middleware nested in itself) do not count it again; as it came without
-// context (WithoutContext), or when counted further out.
-func (m *Middleware) noteUnrouted(r *http.Request) *http.Request {
+// not know, unless a layer of m further out counted it, and, without a
+// pattern function, tells the error handler the first time (see
+// ErrUnrouted). It returns r as it goes on: marked as counted by m
+// (unroutedContext), so that the layers of m further in (a middleware
+// nested in itself) do not count it again; as it came without context
+// (WithoutContext), or when counted further out. It reports too whether
+// the caller is to ask, once next has served r, whether the router routed
+// it (see unroutedServed): with a pattern function, before ErrUnrouted is
+// told.
+func (m *Middleware) noteUnrouted(r *http.Request) (*http.Request, bool) {
 	if r.Context().Value(unroutedKey{m}) != nil {
-		return r // counted further out
+		return r, false // counted further out
 	}
 	m.stats.unrouted.Add(1)
 	if !m.noContext {
 		r = markUnrouted(m, r)
 	}
-	if m.stats.unroutedTold.Load() || !m.stats.unroutedTold.CompareAndSwap(false, true) {
-		return r
+	if m.stats.unroutedTold.Load() {
+		return r, false
+	}
+	if m.pattern != nil {
+		// The pattern function says no route matches: a 404 the router
+		// answers itself, unless it asks another router (unroutedServed).
+		return r, true
+	}
+	// The message names the method, not the path, which may carry a
+	// secret (/reset/<token>): the handler has the request.
+	m.warnUnrouted(r, "the middleware runs before routing (around a whole ServeMux, or in chi's top-level r.Use) or around a handler that sets no route pattern, where no request's route is known, so these policies never apply; give it WithPatternFunc (policy.ServeMuxPattern(mux), policy.ChiPattern(r)), or install it after routing (on the routes: mux.Handle(pattern, m.Handler(h)), chi's r.With or a r.Group's r.Use)")
+	return r, false
+}
+
+// unroutedServed tells the error handler, the first time, that r, a
+// request for which the pattern function found no route, was routed all
+// the same once next served it: the router set r.Pattern (a ServeMux, or
+// chi for a middleware in its r.Use) to something other than before, the
+// pattern r came with. A pattern ending in "/*" is not taken for a route:
+// chi sets a mount's ("/api/*") before the sub-router answers 404 for a
+// path it does not serve.
+func (m *Middleware) unroutedServed(r *http.Request, before string) {
+	p := r.Pattern
+	if p == "" || p == before || strings.HasSuffix(p, "/*") || m.stats.unroutedTold.Load() {
+		return
+	}
+	m.warnUnrouted(r, fmt.Sprintf("its pattern function found no route for the request, and the router then routed it to %q: the function asks another router than the one that serves the requests, so these policies never apply; give it that router (policy.ServeMuxPattern(mux) for the ServeMux the middleware wraps, policy.ChiPattern(r) for the chi router in whose r.Use it is)", p))
+}
+
+// warnUnrouted tells ErrUnrouted, why it is a mistake, to the error
+// handler (see warn), unless it was told already.
+func (m *Middleware) warnUnrouted(r *http.Request, why string) {
+	if !m.stats.unroutedTold.CompareAndSwap(false, true) {
+		return
 	}
 	var names []string
 	if set := m.set.Load(); set != nil {
@@ -1863,17 +1919,8 @@ func (m *Middleware) noteUnrouted(r *http.Request) *http.Request {
 			}
 		}
 	}
-	// The message names the method, not the path, which may carry a
-	// secret (/reset/<token>): the handler has the request. With a
-	// pattern function, asking for one would send the reader after a
-	// setup that is already there: the function found no route.
-	why := "a 404, or a middleware that runs before routing; there, give it WithPatternFunc (policy.ServeMuxPattern, policy.ChiPattern)"
-	if m.pattern != nil {
-		why = "its pattern function found no route for the request: a 404 (a path the router does not serve, such as a browser's /favicon.ico), or a pattern function asking a router other than the one that serves the request"
-	}
 	m.warn(r, fmt.Errorf("%w (policies %s; first met on a %s request): %s",
 		ErrUnrouted, strings.Join(names, ", "), r.Method, why))
-	return r
 }
 
 // unroutedContext is the context of a request a layer of m counted as

@@ -350,6 +350,11 @@ func WithShadow(report func(r *http.Request, res *Result)) Option {
 //
 //	r.Use(middleware.MustNew(store, policies,
 //		middleware.WithPatternFunc(policy.ChiPattern(r))).Handler)
+//
+// A request the function finds no route for is taken for one the router
+// answers itself (a 404 or 405): [Stats] counts it (Unrouted), and it is
+// not reported. [ErrUnrouted] is reported, once, if the router routes
+// such a request all the same: the function asks another router.
 func WithPatternFunc(pattern func(*http.Request) string) Option {
 	return func(m *Middleware) error {
 		if pattern == nil {
