@@ -19,6 +19,14 @@
 //	}
 //	log.Fatal(http.ListenAndServe("127.0.0.1:8080", m.Handler(mux))) // chi: r.Use(m.Handler)
 //
+// Behind a reverse proxy, such a key is the proxy's address for every
+// client, all sharing one limit: the forwarding check, on by default, logs
+// that once, at Warn, the first time a request carries a forwarding
+// header the key ignores (see [ErrForwardingIgnored]; the key stays the
+// peer's). Declare the proxies to the key and to the check
+// ([CheckForwardingFrom]), or turn it off ([CheckForwarding](false)) where
+// no policy keys by client IP.
+//
 // Example runs such a middleware, Example_chi under chi; per-route limits
 // are below, and package redisstore holds the store that several instances
 // share.
@@ -229,8 +237,9 @@
 // store failing open does not lift the limits unseen; an observer is told
 // of them instead. So are its once-only setup warnings (a policy with
 // routes that never applies, [ErrUnrouted], not told for a 404 a pattern
-// function found no route for; [ErrForwardingIgnored]; [ErrCountedTwice]),
-// when it has no error handler either.
+// function found no route for; [ErrForwardingIgnored], the forwarding
+// check being on by default; [ErrCountedTwice]), when it has no error
+// handler either.
 //
 // # Cost
 //

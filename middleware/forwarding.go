@@ -15,8 +15,8 @@ import (
 
 // ErrForwardingIgnored is told to the error handler (once per Middleware,
 // and again after [Middleware.ApplyConfig] applies a configuration whose
-// trusted proxies differ) the first time the forwarding check ([CheckForwarding],
-// [CheckForwardingFrom]) sees a request whose forwarding header
+// trusted proxies differ) the first time the forwarding check (on by
+// default; [CheckForwarding], [CheckForwardingFrom]) sees a request whose forwarding header
 // (X-Forwarded-For, Forwarded, X-Real-IP, or the header the ip keys read)
 // the client-IP keys ignore, as they do a header from a peer they do not
 // trust as a proxy. Behind a reverse proxy or load balancer that is a
@@ -26,10 +26,13 @@ import (
 //
 //   - No proxy is declared (keyfunc.IP with neither keyfunc.TrustedProxies
 //     nor keyfunc.TrustedHops, a configuration without trusted_proxies or
-//     trusted_hops): any forwarding header is reported. The fix is to
-//     declare the proxies and the header they write. On a server that
+//     trusted_hops), or, for a middleware built in code, none was named to
+//     the check ([CheckForwardingFrom]): any forwarding header is
+//     reported. The fix is to declare the proxies and the header they
+//     write, and, in code, to name them to the check too. On a server that
 //     clients reach directly such a header is their own invention, rightly
-//     ignored, and the report can be ignored too (or the check left off).
+//     ignored, and the report can be ignored too (or the check turned off,
+//     [CheckForwarding](false)).
 //   - Trusted proxies are declared, and the request comes from a peer
 //     outside them whose address is private (RFC 1918), loopback,
 //     link-local, unique local (fc00::/7) or of the shared address space
@@ -73,8 +76,9 @@ const (
 var forwardingHeaders = [...]string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"}
 
 // proxies is what the forwarding check knows of the proxies the ip keys
-// trust (Middleware.fwdProxies); nil when CheckForwarding(true) alone
-// turned the check on in code: the keys are taken to trust none.
+// trust (Middleware.fwdProxies); nil when the check is on in code by
+// default, or by CheckForwarding(true) alone: the keys are taken to trust
+// none.
 type proxies struct {
 	trusted []netip.Prefix // the trusted proxies, as keyfunc.NormalizePrefix leaves them; none: no proxy declared
 	hops    bool           // TrustedHops: every peer's header is read
@@ -84,24 +88,39 @@ type proxies struct {
 
 // CheckForwarding turns on (or off) the check for forwarding headers that
 // the middleware's client-IP keys ignore (see [ErrForwardingIgnored]).
-// Turned on alone in code, it takes the policies' keys to be keyfunc.IP
-// with neither keyfunc.TrustedProxies nor keyfunc.TrustedHops, the
-// default, and reports the first forwarding header of any peer. For keys
-// that trust proxies, use [CheckForwardingFrom], which tells the check
-// which: with CheckForwarding(true) alone, a request through a proxy the
-// keys trust would be reported too.
+//
+// The check is on by default. In code, where the middleware cannot see
+// what its policies' keys read, it takes them to be keyfunc.IP with
+// neither keyfunc.TrustedProxies nor keyfunc.TrustedHops, the default,
+// and reports the first forwarding header of any peer, once: behind a
+// reverse proxy such keys give every client the proxy's limit. On a
+// server clients reach directly, a client's own X-Forwarded-For is
+// reported likewise, once, and ignored: the key stays the peer's. For
+// keys that trust proxies, give the check the same prefixes with
+// [CheckForwardingFrom]: otherwise the first request through a proxy the
+// keys trust is reported too. CheckForwarding(false) turns the check off,
+// for a middleware whose policies key by no client IP, or a server whose
+// report was read; CheckForwarding(true) restates the default. A check on
+// by default leaves the requests that a middleware further out decided
+// (one nested in another, as a login limit inside a global one) to that
+// middleware's check, which the application may have given the proxies
+// ([CheckForwardingFrom]) or turned off; given explicitly, it checks
+// them too.
 //
 // The check looks at each request for the forwarding headers (three map
 // lookups, four when the keys read another header), and, when one is
 // there and proxies are declared, parses the peer's address and compares
 // it with their prefixes; it allocates nothing. After the first report it
-// looks no more (until a configuration applied declares other proxies); with a correct setup that report never comes, and the
-// check costs that much on every request for as long as the middleware
-// serves. Off, it costs one atomic load per request.
+// looks no more (until a configuration applied declares other proxies);
+// with a setup that needs no report (no proxy sends forwarding headers,
+// or the check was given the proxies the keys trust) it never comes, and
+// the check costs that much on every request for as long as the
+// middleware serves. Off, it costs one atomic load per request.
 //
-// [FromConfig] turns it on by itself when a policy of the configuration
-// keys by ip and the configuration declares no trusted_hops (with
-// trusted_hops every peer's header is read: nothing is ever ignored), and
+// [FromConfig], which sees the keys, turns it on only when a policy of
+// the configuration keys by ip and the configuration declares no
+// trusted_hops (with trusted_hops every peer's header is read: nothing is
+// ever ignored), and
 // compares the peer with the configuration's trusted_proxies, if any, and
 // names its ip_source; [Middleware.ApplyConfig] turns it on or off, and
 // takes the proxies, for each configuration applied, unless this option
@@ -144,7 +163,7 @@ func CheckForwardingFrom(header string, prefixes ...netip.Prefix) Option {
 	ps := slices.Clone(prefixes)
 	return func(m *Middleware) error {
 		if len(ps) == 0 {
-			return errors.New("middleware: CheckForwardingFrom: no prefix given (for keys that trust no proxy, use CheckForwarding(true))")
+			return errors.New("middleware: CheckForwardingFrom: no prefix given (for keys that trust no proxy, the check is on by default)")
 		}
 		if !validFieldName(header) {
 			return fmt.Errorf("middleware: CheckForwardingFrom: header %q is not a valid header name", header)
@@ -306,11 +325,19 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 		if rewrittenRemoteAddr(r) || rewrittenUpstream(r) {
 			return
 		}
+		if px == nil && !m.fwdExplicit && r.Context().Value(outerKey{}) != nil {
+			// On by default, knowing of no proxy, and nested in a
+			// middleware that decided r further out: that one speaks for
+			// the deployment (checking by default too, given the proxies
+			// the keys trust, or turned off), and a second report of the
+			// request would be noise, or false.
+			return
+		}
 		if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 			return
 		}
 		if px == nil {
-			m.warn(r, fmt.Errorf("%w: a request from %s carries %s, and the check was told of no trusted proxy (CheckForwarding(true) takes the ip keys to trust none, and such a key reads the peer's address); behind a reverse proxy every client then shares the proxy's limit: declare the proxies (keyfunc.TrustedProxies or TrustedHops) and the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader), and name them to the check with CheckForwardingFrom, as is needed too if the keys trust them already; when clients reach this server directly, ignore this",
+			m.warn(r, fmt.Errorf("%w: a request from %s carries %s, and the check knows of no trusted proxy: built in code, it takes the ip keys to be keyfunc.IP() trusting none, which key each request by the peer's address, so that behind a reverse proxy every client shares the proxy's limit; there, declare the proxies to the ip keys (keyfunc.TrustedProxies or TrustedHops) with the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader), and give the check the same prefixes with CheckForwardingFrom (all there is to do when the keys trust this proxy already); when clients reach this server directly (the header is theirs, and ignored: the key stays the peer's) or no policy keys by client IP, ignore this, or turn the check off with CheckForwarding(false)",
 				ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
 			return
 		}

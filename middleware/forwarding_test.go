@@ -125,9 +125,10 @@ func TestForwardingIgnoredReportedOnce(t *testing.T) {
 }
 
 // TestForwardingCheckOnlyWhereItMeansSomething: configurations that
-// declare their proxies, or key by no ip, are not checked; neither is a
-// middleware without an error handler (nobody to tell), nor one built
-// with New unless asked (CheckForwarding).
+// declare their proxies, or key by no ip, are not checked; a middleware
+// without an error handler serves as before; one built with New is
+// checked by default (see TestForwardingCheckOnByDefaultInCode), unless
+// CheckForwarding(false).
 func TestForwardingCheckOnlyWhereItMeansSomething(t *testing.T) {
 	configs := map[string]string{
 		"trusted_proxies": "trusted_proxies: [10.0.0.0/8]\n" + ipConfig,
@@ -186,17 +187,22 @@ policies:
 	t.Run("New", func(t *testing.T) {
 		store, _ := newStore(t)
 		p := fixed("plain", 100, 1e9, remote)
-		var off, on reports
-		h := middleware.MustNew(store, []*policy.Policy{p}, off.handler()).Handler(ok)
+		var off, on, byDefault reports
+		h := middleware.MustNew(store, []*policy.Policy{p}, middleware.CheckForwarding(false), off.handler()).Handler(ok)
 		forwarded(h, "X-Forwarded-For", "198.51.100.7")
 		if reps := off.forwarding(); len(reps) != 0 {
-			t.Errorf("New without CheckForwarding reported %v", reps)
+			t.Errorf("New with CheckForwarding(false) reported %v", reps)
 		}
-		h = middleware.MustNew(store, []*policy.Policy{p}, middleware.CheckForwarding(true), on.handler()).Handler(ok)
-		forwarded(h, "X-Forwarded-For", "198.51.100.7")
-		forwarded(h, "Forwarded", "for=198.51.100.7")
-		if reps := on.forwarding(); len(reps) != 1 {
-			t.Errorf("New with CheckForwarding(true): %d reports, want 1: %v", len(reps), reps)
+		for rep, opts := range map[*reports][]middleware.Option{
+			&on:        {middleware.CheckForwarding(true), on.handler()},
+			&byDefault: {byDefault.handler()},
+		} {
+			h = middleware.MustNew(store, []*policy.Policy{p}, opts...).Handler(ok)
+			forwarded(h, "X-Forwarded-For", "198.51.100.7")
+			forwarded(h, "Forwarded", "for=198.51.100.7")
+			if reps := rep.forwarding(); len(reps) != 1 {
+				t.Errorf("New (%d options): %d reports, want 1: %v", len(opts), len(reps), reps)
+			}
 		}
 	})
 	t.Run("CheckForwarding(false) over a configuration", func(t *testing.T) {

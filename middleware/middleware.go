@@ -126,6 +126,7 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 		cooldown:    5 * time.Second,
 		problemType: ProblemTypeQuotaExceeded,
 		sets:        new(builtSets),
+		fwdWanted:   true, // see CheckForwarding; a configuration decides for itself (wantConfig)
 	}
 	for _, opt := range opts {
 		if opt == nil {

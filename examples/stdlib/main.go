@@ -83,13 +83,14 @@ func newHandler(store algorithms.Store) (http.Handler, error) {
 	onError := middleware.WithErrorHandler(app.LogError)
 
 	// Deployed behind a proxy the key does not trust, every client has the
-	// proxy's address and all share one limit: CheckForwarding says so once,
-	// to onError. Behind a proxy, give it the proxies too
-	// (CheckForwardingFrom), or it reports every request through them.
+	// proxy's address and all share one limit: the forwarding check, on by
+	// default, says so once, to onError. Behind a proxy, give it the proxies
+	// too (middleware.CheckForwardingFrom), or it reports the first request
+	// through them.
 	global, err := middleware.New(store, []*policy.Policy{
 		policy.Must(policy.PerSecond("per-second", 10, ip)),
 		policy.Must(policy.PerMinute("per-minute", 100, ip)),
-	}, onError, middleware.CheckForwarding(true))
+	}, onError)
 	if err != nil {
 		return nil, err
 	}

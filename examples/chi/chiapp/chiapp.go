@@ -47,11 +47,11 @@ func NewHandler(store algorithms.Store, opts ...middleware.Option) (http.Handler
 		return nil, err
 	}
 	// Deployed behind a proxy the key does not trust, every client has the
-	// proxy's address and all share one limit: the check says so once, in
-	// the log. Behind a proxy, give it the proxies too (CheckForwardingFrom),
-	// or it reports every request through them. opts come after it: theirs wins.
-	checked := append([]middleware.Option{middleware.CheckForwarding(true)}, opts...)
-	global, err := middleware.New(store, []*policy.Policy{perSecond, perMinute}, checked...)
+	// proxy's address and all share one limit: the forwarding check, on by
+	// default, says so once, in the log. Behind a proxy, give it the proxies
+	// too (middleware.CheckForwardingFrom), or it reports the first request
+	// through them.
+	global, err := middleware.New(store, []*policy.Policy{perSecond, perMinute}, opts...)
 	if err != nil {
 		return nil, err
 	}
