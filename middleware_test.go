@@ -517,7 +517,11 @@ func TestEndToEndStoreFailure(t *testing.T) {
 		for _, router := range []string{"chi", "stdlib"} {
 			t.Run(tt.name+"/"+router, func(t *testing.T) {
 				errs = nil
-				opts := []middleware.Option{onError, middleware.OnStoreError(tt.failure), middleware.WithBreaker(0, 0)}
+				// The forwarding check is told of the proxies the keys
+				// trust (see keys), as the documentation says to: else
+				// the first request through them would be reported too.
+				opts := []middleware.Option{onError, middleware.OnStoreError(tt.failure), middleware.WithBreaker(0, 0),
+					middleware.CheckForwardingFrom("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))}
 				var h http.Handler
 				if router == "chi" {
 					h = newApp(t, failingStore{}, opts...).chiRouter()
