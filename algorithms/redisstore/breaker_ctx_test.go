@@ -181,7 +181,7 @@ func TestBreakerIgnoresShortDeadlines(t *testing.T) {
 func TestBreakerOpensOnTimingOutRedis(t *testing.T) {
 	cases := []struct {
 		name     string
-		timeout  time.Duration // WithTimeout; 0: none
+		timeout  time.Duration // WithTimeout; 0: none (not the default)
 		deadline time.Duration // the callers'; 0: none
 	}{
 		{"store_timeout", 100 * time.Millisecond, 0},
@@ -202,10 +202,7 @@ func TestBreakerOpensOnTimingOutRedis(t *testing.T) {
 				hook := &countHook{}
 				client.AddHook(hook)
 				warmUp(t, client, breakerCheck) // not under the 100ms tested
-				opts := []redisstore.Option{redisstore.WithCircuitBreaker(3, time.Hour)}
-				if tc.timeout > 0 {
-					opts = append(opts, redisstore.WithTimeout(tc.timeout))
-				}
+				opts := []redisstore.Option{redisstore.WithCircuitBreaker(3, time.Hour), redisstore.WithTimeout(tc.timeout)}
 				s, err := redisstore.New(client, opts...)
 				if err != nil {
 					t.Fatal(err)

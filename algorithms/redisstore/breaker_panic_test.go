@@ -52,8 +52,10 @@ func panicBreakerStore(t *testing.T) (*redisstore.Store, *manualClock) {
 }
 
 // TestBreakerProbePanics: a half-open probe whose call panics (here in a
-// client hook, on the caller's goroutine: a context without a Done
-// channel) says nothing of Redis; the next call probes, and its success
+// client hook: on a client that does not bound its I/O by the context,
+// in the goroutine the call runs in under the store's default timeout,
+// and handed to the caller's) says nothing of Redis; the next call
+// probes, and its success
 // closes the circuit. The panic left the probe marked in flight for good:
 // every later call got ErrCircuitOpen, whatever the clock, and the store
 // never called Redis again.

@@ -66,7 +66,9 @@ func TestClusterMarkerLivesAsLongAsItsCall(t *testing.T) {
 			defer client.Close()
 			hook := &afterRun{key: redisKeys(prefix, mc)[0], mode: "1", lose: true}
 			client.OnNewNode(func(nc *redis.Client) { nc.AddHook(hook) })
-			s, err := redisstore.New(client, redisstore.WithClock(algotest.NewClock(algotest.Base)), redisstore.WithPrefix(prefix))
+			// No timeout of the store's (WithTimeout(0)): the deadline is
+			// the caller's, or none.
+			s, err := redisstore.New(client, redisstore.WithClock(algotest.NewClock(algotest.Base)), redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -129,7 +129,7 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		timeout time.Duration // WithTimeout, if any
+		timeout time.Duration // WithTimeout; 0: none (not the default)
 		// deadline is the caller's, if any
 		deadline time.Duration
 		// hooks: the calls failed, by key and mode; do gets the caller's cancel
@@ -172,10 +172,7 @@ func TestClusterCallerEndReloadsNoSlots(t *testing.T) {
 			client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
 			t.Cleanup(func() { _ = client.Close() })
 			prefix := uniquePrefix(t)
-			opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base))}
-			if tc.timeout > 0 {
-				opts = append(opts, redisstore.WithTimeout(tc.timeout))
-			}
+			opts := []redisstore.Option{redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)), redisstore.WithTimeout(tc.timeout)}
 			s, err := redisstore.New(client, opts...)
 			if err != nil {
 				t.Fatal(err)

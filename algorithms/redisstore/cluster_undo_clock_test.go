@@ -193,7 +193,11 @@ func TestClusterUndoRunsAfterClose(t *testing.T) {
 	client.AddHook(&afterReservationsHook{n: 2, do: func() { closed <- s.Close() }})
 	undos := &undoRecorder{prefix: prefix}
 	client.AddHook(undos)
-	s, err := redisstore.New(client, redisstore.WithClock(race.clk), redisstore.WithPrefix(prefix))
+	// WithTimeout(0): the reservations run on the Take's goroutine, where
+	// the hook may Close the store between the phases; under a timeout
+	// (the default) a call runs in a goroutine of the store, which Close
+	// waits for: the hook's own.
+	s, err := redisstore.New(client, redisstore.WithClock(race.clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
 	if err != nil {
 		t.Fatal(err)
 	}

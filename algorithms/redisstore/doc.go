@@ -7,12 +7,13 @@
 // conformance suite check this against a real redis-server).
 //
 //	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-//	store, err := redisstore.New(client, redisstore.WithPrefix("myapp"),
-//		redisstore.WithTimeout(250*time.Millisecond)) // a dead or paused Redis fails each Take within 250ms
+//	store, err := redisstore.New(client, redisstore.WithPrefix("myapp")) // a dead or paused Redis fails each Take within 2s
 //
-// Give it a timeout: the middleware's request contexts have no deadline,
-// and with go-redis's default options a Take on a paused Redis takes seconds
-// to fail (about 10 with go-redis v9.23; see Failures below).
+// Every call of a store has a timeout of its own, [DefaultTimeout] (2 s)
+// unless [WithTimeout] sets another (or, with 0, none): the middleware's
+// request contexts have no deadline, and with go-redis's default options
+// a Take on a paused Redis takes seconds to fail (about 10 with go-redis
+// v9.23; see Failures below).
 //
 // New takes any go-redis v9 client: a *redis.Client (standalone, or the
 // Sentinel failover client from redis.NewFailoverClient) or a
@@ -406,8 +407,9 @@
 //     forth in the reservation's reply and the undo's call: as many as the
 //     reservation had to read to prune them.
 //
-//     The undo runs on a context of its own (at most the
-//     [WithTimeout], else a second), so a caller's context that ends
+//     The undo runs on a context of its own (for the store's timeout,
+//     [DefaultTimeout] unless [WithTimeout] sets another; a second under
+//     WithTimeout(0)), so a caller's context that ends
 //     between the phases does not leave a reservation in place. A
 //     reservation that got no reply (the caller's context ended while it
 //     was at Redis, which runs it all the same; a reply lost), or a reply
@@ -584,9 +586,13 @@
 // TestCancelledCallEndsAtItsReply); otherwise the call runs
 // in a goroutine that the Take stops waiting for when the context ends (the
 // goroutine ends when the client's own timeouts end the command;
-// [Store.Close] waits for it). The caller's context error is returned as
-// is, and only then: a context error of the store's own (the [WithTimeout]
-// deadline) is wrapped. An error does not prove that nothing was consumed:
+// [Store.Close] waits for it). On such a client every call runs so unless
+// WithTimeout(0) leaves it without a deadline: a goroutine per call, which
+// ContextTimeoutEnabled saves; a panic in it (a client's hook) is raised
+// on the caller's goroutine while the caller waits (TestBreakerProbePanics),
+// and in the goroutine once it has stopped waiting. The caller's context
+// error is returned as is, and only then: a context error of the store's
+// own (its timeout: [DefaultTimeout], or [WithTimeout]'s) is wrapped. An error does not prove that nothing was consumed:
 // the script may have run before the reply was lost, or run and answered
 // a reply the store cannot read (Redis's nil, one of the wrong shape, as
 // a proxy or a client's hook may hand it on). A Take whose keys share a
@@ -625,7 +631,8 @@
 // on their way, a context's timer firing late, a call queued at the
 // server), and at most a minute (TestClusterMarkerLivesAsLongAsItsCall):
 //
-//   - with a deadline (the request's, or [WithTimeout]'s), the time left to
+//   - with a deadline (the request's, or the store's timeout: see
+//     [WithTimeout]), the time left to
 //     it, plus what the client may still send after it: nothing with
 //     ContextTimeoutEnabled (a write after the deadline fails unsent),
 //     else a new connection's handshake under way (four round trips) and
@@ -652,24 +659,28 @@
 // memory: a key per slot of each reservation that consumed, holding its
 // reply (a few hundred bytes; for a sliding_log, the events it trimmed
 // too), for that lifetime: at 5,000 cross-slot Takes a second on two
-// slots, about 600,000 keys (some 150 MB) for the minute, and about 12,500
-// (some 3 MB) under a [WithTimeout] of 250 ms with ContextTimeoutEnabled
-// (1.25 s).
+// slots, about 600,000 keys (some 150 MB) for the minute (WithTimeout(0)
+// and requests without deadline), about 30,000 (some 7.5 MB) under the
+// [DefaultTimeout] of 2 s with ContextTimeoutEnabled (3 s), and about
+// 12,500 (some 3 MB) under a [WithTimeout] of 250 ms (1.25 s).
 //
 // The middleware passes each request's context, which usually has no
 // deadline, and go-redis with its default options takes seconds to give up
-// on a dead Redis (it redials and retries) and longer on a paused one. So
-// that such a Redis fails each request promptly, bound every Take with
-// [WithTimeout] (its error wraps context.DeadlineExceeded, and, when the
-// client's latest dial failed, that dial's error too: a refused connection
-// is Redis down, not slow; TestTimeoutNamesRefusedConnection), and give the
+// on a dead Redis (it redials and retries: 1.7 s with connections refused)
+// and longer on a paused one (about 10 s). So that such a Redis fails each
+// request promptly, every call of the store is bounded by its timeout,
+// [DefaultTimeout] (2 s) unless [WithTimeout] sets another (its error
+// wraps context.DeadlineExceeded, and, when the client's latest dial
+// failed, that dial's error too: a refused connection is Redis down, not
+// slow; TestTimeoutNamesRefusedConnection, TestDefaultTimeoutPausedRedis).
+// For a shorter bound, set a shorter WithTimeout and give the
 // client short DialTimeout, ReadTimeout and WriteTimeout and
 // ContextTimeoutEnabled (then no goroutine outlives an abandoned call,
 // and a cross-slot reservation's marker lives little longer than the
 // call: see above); examples/redis does both.
 //
 // Failovers: a store on a Sentinel failover client fails each Take
-// (within [WithTimeout]) while the master is lost, and decides on the
+// (within its timeout) while the master is lost, and decides on the
 // promoted replica as soon as the client reaches it, with what
 // replication carried there, the library included (TestSentinelFailover).
 // On a Cluster, a call that gets no reply has the client reload its slot
@@ -680,7 +691,7 @@
 // be a reply, such as a key's value the store did not write
 // (TestClusterSplitFailureWithoutReplyReloadsSlots). A call its caller
 // ended (cancelled, or past the caller's deadline; not the store's own
-// [WithTimeout] deadline, nor a cross-slot undo's) reloads nothing
+// timeout, nor a cross-slot undo's) reloads nothing
 // (TestClusterCallerEndReloadsNoSlots). A slot moved to
 // another node (a reshard) is answered MOVED by its old node, which
 // go-redis follows, in every phase of a cross-slot Take, and reloads its
@@ -711,7 +722,13 @@
 // the switch does not come).
 //
 // [WithCircuitBreaker] stops sending to a failing Redis for a cool-down,
-// returning [ErrCircuitOpen] at once, then lets one probe through. It
+// returning [ErrCircuitOpen] at once, then lets one probe through. It is
+// off by default: the middleware has a breaker of its own, on by default
+// (middleware.WithBreaker: 5 failures in a row open it for 5 s), which
+// keeps a failing store from adding its timeout to every request, and a
+// second one in the store would only open on the same failures. Turn it
+// on for a store called outside a middleware, or behind one whose
+// breaker is off. It
 // counts the calls Redis did not answer, not those their caller ended: a
 // cancelled call, or one whose caller's deadline passed before Redis had a
 // fair chance, does not count (see its documentation). Whether to fail

@@ -61,15 +61,15 @@ func noFunctionsClient(t testing.TB) *redis.Client {
 	return c
 }
 
-// warmUp makes one Take of c through client with a store of no timeout:
-// it loads the store's library on the server and opens a connection of
-// client, so that a store made next on client calls Redis in one round
+// warmUp makes one Take of c through client with a store of no timeout
+// (WithTimeout(0), not the default): it loads the store's library on the
+// server and opens a connection of client, so that a store made next on client calls Redis in one round
 // trip. A store's first call loads the library (FCALL, FUNCTION LOAD,
 // FCALL again, about 120 kB of Lua to compile), which on a loaded machine
 // outlasts a short WithTimeout (100ms) meant for the calls a test times.
 func warmUp(t testing.TB, client redis.UniversalClient, c algorithms.Check) {
 	t.Helper()
-	warm, err := redisstore.New(client)
+	warm, err := redisstore.New(client, redisstore.WithTimeout(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,7 +287,7 @@ func TestOptionsValidated(t *testing.T) {
 		"zero failures":  {redisstore.WithCircuitBreaker(0, time.Second), "Failures"},
 		"zero cooldown":  {redisstore.WithCircuitBreaker(1, 0), "Cooldown"},
 		"zero deny size": {redisstore.WithDenyCache(0), "Size"},
-		"zero timeout":   {redisstore.WithTimeout(0), "Timeout"},
+		"neg. timeout":   {redisstore.WithTimeout(-time.Nanosecond), "Timeout must not be negative"},
 		"nil option":     {nil, "Option"},
 	} {
 		_, err := redisstore.New(client, tc.opt)
@@ -302,8 +302,9 @@ func TestOptionsValidated(t *testing.T) {
 
 // TestOptionsLeastValid: the bounds the options' errors state are
 // inclusive of the least valid value: a deny cache of Size 1 and a breaker
-// opening after 1 failure ("at least 1"), a Cooldown and a Timeout of 1ns
-// ("positive"), a MinTTL of 0 ("must not be negative").
+// opening after 1 failure ("at least 1"), a Cooldown of 1ns ("positive"),
+// a MinTTL and a Timeout of 0 ("must not be negative"; a Timeout of 0 is
+// none: TestWithTimeoutZeroMeansNone).
 func TestOptionsLeastValid(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 	defer client.Close()
@@ -311,7 +312,7 @@ func TestOptionsLeastValid(t *testing.T) {
 		"deny size 1":     redisstore.WithDenyCache(1),
 		"failures 1":      redisstore.WithCircuitBreaker(1, time.Second),
 		"cooldown 1ns":    redisstore.WithCircuitBreaker(3, time.Nanosecond),
-		"timeout 1ns":     redisstore.WithTimeout(time.Nanosecond),
+		"timeout 0":       redisstore.WithTimeout(0),
 		"min ttl 0":       redisstore.WithMinTTL(0),
 		"one-byte prefix": redisstore.WithPrefix("p"),
 	} {

@@ -23,6 +23,11 @@ const DefaultPrefix = "rk"
 // on an injected clock: see [WithClock].
 const DefaultClockTTL = time.Hour
 
+// DefaultTimeout bounds every call of a store (a Take, Peek, Reset, Refund
+// or GiveBack, redials and retries included) when [WithTimeout] does not
+// set another bound: see WithTimeout.
+const DefaultTimeout = 2 * time.Second
+
 // ErrCircuitOpen is returned, at once and without contacting Redis, while the
 // circuit breaker of [WithCircuitBreaker] is open.
 var ErrCircuitOpen = errors.New("redisstore: circuit open: Redis is failing")
@@ -42,7 +47,7 @@ type Store struct {
 	// minTTLSet is set by WithMinTTL, whose value then stands with
 	// WithClock too, whichever option comes first.
 	minTTLSet bool
-	timeout   time.Duration // 0: only the caller's context bounds a Take
+	timeout   time.Duration // DefaultTimeout unless WithTimeout; 0: only the caller's context bounds a call
 	// dials is the client's dial outcome (nil for a client other than a
 	// *redis.Client or *redis.ClusterClient), named in the store's own
 	// deadline errors.
@@ -133,25 +138,46 @@ func WithMinTTL(d time.Duration) Option {
 	}
 }
 
-// WithTimeout bounds every Take by d, on top of its context's deadline. The
-// middleware passes each request's context, which usually has none, and
-// go-redis alone, with its default options, takes seconds to give up on a
-// dead or paused Redis (it redials and retries); with a timeout, such a
-// Redis costs each request at most d, and the error (wrapping
-// context.DeadlineExceeded) lets the middleware apply its failure mode.
+// WithTimeout bounds every call of the store (a Take, Peek, Reset, Refund
+// or GiveBack) by d, on top of its context's deadline, in place of
+// [DefaultTimeout] (2 s); d 0 sets no bound of the store's own, leaving
+// only the caller's context (and the client's options) to end a call.
+// The middleware passes each request's context, which usually has no
+// deadline, and go-redis alone, with its default options, takes seconds
+// to give up on a paused Redis (about 10 s with go-redis v9.23: it
+// waits out its read timeout and retries) and on a dead one (about 1.7 s
+// with connections refused, less than the default: it fails with the
+// refused dial's error then); with a timeout, such a Redis costs each
+// request at most d, and the error (wrapping context.DeadlineExceeded)
+// lets the middleware apply its failure mode.
+//
+// A timeout must never cut a healthy Redis short: a busy Redis that
+// times out fails requests open (or closed), and opens the middleware's
+// breaker, when it is busiest. The default leaves room above the slowest
+// replies measured: under -race on 2 CPUs at a load of 12, this package's
+// tests saw Takes of up to 1.1 s (TestClusterConcurrentCrossSlotTakes: 32
+// concurrent cross-slot Takes on one key of a Cluster, the first ones
+// each loading the library) and 0.9 s in another run;
+// TestDefaultTimeoutSparesABusyRedis (32 goroutines, stores with no
+// option, a fresh server and a Cluster) saw 0.5 s and 0.6 s. Set a
+// shorter d, with the client's short DialTimeout, ReadTimeout and
+// WriteTimeout, when Redis is near and not starved of CPU
+// (examples/redis: 250 ms), a longer one when its replies can take
+// longer (a slow link, long sliding_log keys).
+//
 // When the client could not reach Redis (its latest dial failed, less than
 // 10 s before, and none succeeded since: go-redis redials in the
 // background while the deadline passes), the error names and wraps that
 // dial's error too, so that a refused connection (Redis down: errors.Is
 // syscall.ECONNREFUSED) reads apart from no reply (Redis slow). As with
-// any deadline, a Take that timed out may still have been decided by
-// Redis. A cross-slot Take on a Cluster that must undo a reservation gives
-// the undo up to d more (see the package documentation, "Cluster"). d must
-// be positive; by default there is no timeout.
+// any deadline, a call that timed out may still have been run by Redis.
+// A cross-slot Take on a Cluster that must undo a reservation gives the
+// undo up to d more (a second under WithTimeout(0); see the package
+// documentation, "Cluster"). d must not be negative.
 func WithTimeout(d time.Duration) Option {
 	return func(s *Store) error {
-		if d <= 0 {
-			return fmt.Errorf("redisstore: WithTimeout: Timeout must be positive, got %s", d)
+		if d < 0 {
+			return fmt.Errorf("redisstore: WithTimeout: Timeout must not be negative, got %s", d)
 		}
 		s.timeout = d
 		return nil
@@ -181,7 +207,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if nilness.Is(client) {
 		return nil, errors.New("redisstore: New: client is nil")
 	}
-	s := &Store{client: client, prefix: DefaultPrefix}
+	s := &Store{client: client, prefix: DefaultPrefix, timeout: DefaultTimeout}
 	switch c := client.(type) {
 	case *redis.ClusterClient:
 		s.cluster = c
@@ -418,7 +444,8 @@ func callerEnded(ctx context.Context) bool {
 }
 
 // callContext returns the context of one call of the store: ctx bounded by
-// WithTimeout's duration, if one is set, and the function that releases it.
+// the store's timeout (DefaultTimeout, or WithTimeout's), unless
+// WithTimeout(0) set none, and the function that releases it.
 func (s *Store) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.timeout > 0 {
 		return context.WithTimeoutCause(ctx, s.timeout, errOwnDeadline)
@@ -428,7 +455,7 @@ func (s *Store) callContext(ctx context.Context) (context.Context, context.Cance
 
 // ownDeadline returns err, or, when err is a bare context error while
 // parent, the caller's context, has not ended, an error of the store
-// saying that op got no reply from Redis: WithTimeout's deadline, or a
+// saying that op got no reply from Redis: the store's timeout, or a
 // context error the client made of its own. So a bare context error is
 // returned only when the caller's context ended, which the breaker reads
 // (see WithCircuitBreaker). A wrapped one, such as a failed cross-slot
@@ -698,19 +725,53 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 	s.inflight.Add(1)
 	s.closing.RUnlock()
 	type result struct {
-		v   any
-		err error
+		v        any
+		err      error
+		panicked any // the call's panic, handed to the caller
 	}
 	ch := make(chan result, 1)
+	// A panic of the call (a client's hook) is the caller's, as on its
+	// own goroutine (where net/http, say, recovers it), while the caller
+	// waits: handed over, it panics there; once the caller has left at
+	// its deadline, it panics here, as any goroutine's would. left, under
+	// handoff, tells the two apart.
+	var handoff sync.Mutex
+	left := false
 	go func() {
 		defer s.inflight.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				handoff.Lock()
+				gone := left
+				if !gone {
+					ch <- result{panicked: p}
+				}
+				handoff.Unlock()
+				if gone {
+					panic(p)
+				}
+			}
+		}()
 		v, err := s.call(ctx, op, c, keys, args, once)
-		ch <- result{v, err}
+		ch <- result{v: v, err: err}
 	}()
 	select {
 	case r := <-ch:
+		if r.panicked != nil {
+			panic(r.panicked)
+		}
 		return wrap(ctx, op, r.v, r.err)
 	case <-ctx.Done():
+		handoff.Lock()
+		left = true
+		handoff.Unlock()
+		select {
+		case r := <-ch:
+			if r.panicked != nil { // handed over before the caller left
+				panic(r.panicked)
+			}
+		default:
+		}
 		return nil, ctx.Err()
 	}
 }

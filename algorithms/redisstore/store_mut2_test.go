@@ -62,7 +62,7 @@ func (h endedContextHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 // TestClientsOwnContextErrorIsNoStoreTimeout: a bare context error the
 // client made of its own, while the caller's context has not ended, is
 // returned as the store's error wrapping it (so the breaker counts it)
-// without claiming that WithTimeout's deadline passed: with no WithTimeout,
+// without claiming that WithTimeout's deadline passed: with WithTimeout(0),
 // a client deadline is no "no reply from Redis within 0s"; with one, a
 // client's cancellation is no "no reply from Redis within 1m0s".
 func TestClientsOwnContextErrorIsNoStoreTimeout(t *testing.T) {
@@ -72,7 +72,7 @@ func TestClientsOwnContextErrorIsNoStoreTimeout(t *testing.T) {
 		opts []redisstore.Option
 		want error
 	}{
-		{"deadline_no_timeout", endedContextHook{}, nil, context.DeadlineExceeded},
+		{"deadline_no_timeout", endedContextHook{}, []redisstore.Option{redisstore.WithTimeout(0)}, context.DeadlineExceeded},
 		{"cancelled_with_timeout", endedContextHook{cancel: true}, []redisstore.Option{redisstore.WithTimeout(time.Minute)}, context.Canceled},
 	} {
 		t.Run(c.name, func(t *testing.T) {
