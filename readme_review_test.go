@@ -168,8 +168,9 @@ func TestReadmeRedisStore(t *testing.T) {
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	// The README's timeout ends each call: without it, go-redis gives up
-	// on a refused dial after about 1.7s, with an error that does not wrap
+	// The README's timeout ends each call: without it (left out, the
+	// store's default is 2s), go-redis gives up on a refused dial after
+	// about 1.7s, with an error that does not wrap
 	// context.DeadlineExceeded. (How long the call took is not checked: a
 	// loaded machine may stretch it.)
 	for i := range 3 {

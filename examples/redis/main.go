@@ -156,7 +156,8 @@ func newClient(addr string) *redis.Client {
 // newInstance returns one instance's handler: 5 requests per minute per
 // client IP, the limit kept in Redis under the prefix "example". A Take
 // that Redis does not answer within 250ms fails (and the middleware lets
-// the request through).
+// the request through): shorter than the store's default timeout, 2s
+// (redisstore.DefaultTimeout), which this client's short timeouts allow.
 func newInstance(name string, client redis.UniversalClient) (http.Handler, error) {
 	store, err := redisstore.New(client, redisstore.WithPrefix("example"),
 		redisstore.WithTimeout(250*time.Millisecond), redisstore.WithCircuitBreaker(5, 5*time.Second))
