@@ -28,9 +28,9 @@ import (
 // options, gives up on a paused Redis after about 10 s.
 const defaultSlack = time.Second
 
-// takeWithin runs s.Take(ctx, c) and returns its duration and error, or
+// takeBounded runs s.Take(ctx, c) and returns its duration and error, or
 // fails t if it has not returned within bound (it is then left to end).
-func takeWithin(t *testing.T, s *redisstore.Store, ctx context.Context, c algorithms.Check, bound time.Duration) (time.Duration, error) {
+func takeBounded(t *testing.T, s *redisstore.Store, ctx context.Context, c algorithms.Check, bound time.Duration) (time.Duration, error) {
 	t.Helper()
 	type result struct {
 		err  error
@@ -76,7 +76,7 @@ func TestDefaultTimeoutPausedRedis(t *testing.T) {
 			}
 			pauseWrites(t, srv, 30000)
 			for i := range 2 {
-				took, err := takeWithin(t, s, context.Background(), dayBucket, redisstore.DefaultTimeout+defaultSlack)
+				took, err := takeBounded(t, s, context.Background(), dayBucket, redisstore.DefaultTimeout+defaultSlack)
 				want := "redisstore: take: no reply from Redis within " + redisstore.DefaultTimeout.String()
 				if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), want) {
 					t.Fatalf("Take %d on a paused server = %v, want %q... wrapping context.DeadlineExceeded", i, err, want)
@@ -180,7 +180,7 @@ func TestWithTimeoutZeroMeansNone(t *testing.T) {
 	callerTimeout := redisstore.DefaultTimeout + 500*time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), callerTimeout)
 	defer cancel()
-	took, err := takeWithin(t, s, ctx, dayBucket, callerTimeout+defaultSlack)
+	took, err := takeBounded(t, s, ctx, dayBucket, callerTimeout+defaultSlack)
 	if err != context.DeadlineExceeded {
 		t.Fatalf("Take with WithTimeout(0) on a paused server = %v, want the caller's context.DeadlineExceeded as is", err)
 	}
