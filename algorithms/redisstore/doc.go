@@ -711,12 +711,12 @@
 // over (a replica whose master's config epoch it never heard, which no
 // master votes for; one disconnected for longer than
 // cluster-replica-validity-factor allows) leaves them failing, not waiting.
-// A caller without a deadline, of a store without [WithTimeout], waits
-// instead for as long as the client's options let each call run: its dials,
-// reads and writes within their timeouts, its retries and redirections;
-// with go-redis's defaults that bound is about nine minutes a call
-// (resendBoundOf's, which the store computes for a reservation's marker),
-// each phase of a cross-slot Take a call, and a refused dial (a dead node
+// A caller without a deadline, of a store built with WithTimeout(0) (no
+// timeout; [DefaultTimeout] applies otherwise), waits instead for as long
+// as the client's options let each call run: its dials, reads and writes
+// within their timeouts, its retries and redirections; with go-redis's
+// defaults that bound is about nine minutes a call (the bound the store
+// computes for a reservation's marker), each phase of a cross-slot Take a call, and a refused dial (a dead node
 // on a live host) fails quickly (TestClusterFailover bounds every Take it
 // makes, and its wait for the failover, and fails with the nodes' view when
 // the switch does not come).

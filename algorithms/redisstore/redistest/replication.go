@@ -384,8 +384,8 @@ func NewReplicatedCluster(tb testing.TB, nodeTimeout time.Duration) *ReplicatedC
 
 // WaitConverged returns once each of nodes reports cluster_state:ok and
 // agrees with the others on which node serves every slot, at which config
-// epoch, each master at its own (see clusterView; CLUSTER SLOTS has no
-// epochs), or an error after about 20 s.
+// epoch, each master at its own (read from CLUSTER NODES: CLUSTER SLOTS
+// has no epochs), or an error after about 20 s.
 func (c *ReplicatedCluster) WaitConverged(nodes ...*Server) error {
 	var last string
 	if hangguard.Poll(syncWithin, 20*time.Millisecond, func() bool {
