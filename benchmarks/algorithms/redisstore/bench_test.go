@@ -65,10 +65,18 @@ func reportServerTime(b *testing.B, c *redis.Client, f func()) {
 	}
 }
 
+// benchClient is a client as the redisstore package doc recommends it:
+// with ContextTimeoutEnabled, go-redis bounds its reads and writes by the
+// context's deadline, so the store's timeout (DefaultTimeout) is a
+// context deadline and nothing more. Without it the store runs each call
+// whose context can end on a goroutine of its own, to return at the
+// deadline (measured at c467b3a: one check 82.6 → 122.5 µs on this VM).
+// The option changes nothing for the floor and the peers, whose calls carry
+// no deadline.
 func benchClient(b *testing.B) *redis.Client {
 	b.Helper()
 	srv := sharedServer(b)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 16})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 16, ContextTimeoutEnabled: true})
 	b.Cleanup(func() { _ = c.Close() })
 	return c
 }
