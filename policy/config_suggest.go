@@ -1,6 +1,10 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ratekeeper/ratekeeper/internal/editdist"
+)
 
 // nearestField returns the one field of known that name most likely
 // misspells, or "" when none is clearly it. Names are compared with case
@@ -15,7 +19,7 @@ func nearestField(name string, known []string) string {
 		if len(n) > len(k)+maxD || len(k) > len(n)+maxD {
 			continue // more edits apart than allowed: not worth the table
 		}
-		switch d := editDistance(n, foldField(k)); {
+		switch d := editdist.Distance(n, foldField(k)); {
 		case d < bestD:
 			best, bestD, tie = k, d, false
 		case d == bestD:
@@ -38,32 +42,4 @@ func maxSuggestDistance(name string) int {
 
 func foldField(s string) string {
 	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
-}
-
-// editDistance returns the optimal string alignment distance of a and b,
-// bytewise: insertions, deletions, substitutions and swaps of adjacent
-// bytes, each one edit.
-func editDistance(a, b string) int {
-	// Three rows: the one before the previous, the previous, the current.
-	pp := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], pp[j-2]+1)
-			}
-		}
-		pp, prev, cur = prev, cur, pp
-	}
-	return prev[len(b)]
 }

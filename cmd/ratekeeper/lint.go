@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
+	"github.com/ratekeeper/ratekeeper/internal/editdist"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -218,7 +219,7 @@ func unknownMethod(m string) string {
 		if len(s) > 4 {
 			limit = 2
 		}
-		if d := editDistance(m, s); d <= limit && d < bestDist {
+		if d := editdist.Distance(m, s); d <= limit && d < bestDist {
 			best, bestDist = s, d
 		}
 	}
@@ -226,33 +227,6 @@ func unknownMethod(m string) string {
 		msg += fmt.Sprintf("; did you mean %q?", best)
 	}
 	return msg
-}
-
-// editDistance returns the optimal string alignment distance of a and b:
-// the insertions, deletions, substitutions and swaps of neighbouring bytes
-// that turn one into the other.
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
 
 // colonParams returns the first segment of route r (an optional method,
