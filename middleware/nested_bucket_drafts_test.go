@@ -2,11 +2,13 @@ package middleware_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -26,26 +28,7 @@ func TestNestedBucketLoweredDraftLimitListed(t *testing.T) {
 		for _, how := range []string{"SetLimit", "reload"} {
 			for _, prof := range []middleware.Profile{middleware.Draft7, middleware.Draft6} {
 				t.Run(mux+"/"+how+"/"+prof.String(), func(t *testing.T) {
-					store, clock := newStore(t)
-					bucket := func(limit int64) *policy.Policy {
-						return policy.Must(policy.New("p", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: limit, Window: time.Minute}, constKey))
-					}
-					var ms [2]*middleware.Middleware
-					for i := range ms {
-						ms[i] = middleware.MustNew(store, []*policy.Policy{bucket(5)}, middleware.WithClock(clock), middleware.WithHeaders(prof))
-					}
-					h := nestedRouter(mux, ms[0], ms[1])
-					for range 2 {
-						if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
-							t.Fatalf("status %d", w.Code)
-						}
-					}
-					if how == "SetLimit" {
-						setLimit(t, ms[1], "p", 3)
-					} else if err := ms[1].SetPolicies([]*policy.Policy{bucket(3)}); err != nil {
-						t.Fatal(err)
-					}
-					w := serve(h, "GET", "/")
+					h, _, w := loweredBucketThird(t, mux, how, prof)
 					list := strings.Join(w.Header().Values("RateLimit-Policy"), ", ")
 					limit, remaining := w.Header().Get("RateLimit-Limit"), w.Header().Get("RateLimit-Remaining")
 					if prof == middleware.Draft7 {
@@ -63,4 +46,34 @@ func TestNestedBucketLoweredDraftLimitListed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// loweredBucketThird builds the shape of TestNestedBucketLoweredDraftLimitListed
+// under profile prof through router mux (chi or ServeMux): two nested
+// middlewares, each with a token_bucket "p" of 5 a minute, two requests,
+// then the copy further in lowered to 3 (how: SetLimit, or a reload by
+// SetPolicies). It returns the handler, the middlewares' clock and the
+// third request's response.
+func loweredBucketThird(t *testing.T, mux, how string, prof middleware.Profile) (http.Handler, *algotest.Clock, *httptest.ResponseRecorder) {
+	t.Helper()
+	store, clock := newStore(t)
+	bucket := func(limit int64) *policy.Policy {
+		return policy.Must(policy.New("p", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: limit, Window: time.Minute}, constKey))
+	}
+	var ms [2]*middleware.Middleware
+	for i := range ms {
+		ms[i] = middleware.MustNew(store, []*policy.Policy{bucket(5)}, middleware.WithClock(clock), middleware.WithHeaders(prof))
+	}
+	h := nestedRouter(mux, ms[0], ms[1])
+	for range 2 {
+		if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
+			t.Fatalf("status %d", w.Code)
+		}
+	}
+	if how == "SetLimit" {
+		setLimit(t, ms[1], "p", 3)
+	} else if err := ms[1].SetPolicies([]*policy.Policy{bucket(3)}); err != nil {
+		t.Fatal(err)
+	}
+	return h, clock, serve(h, "GET", "/")
 }

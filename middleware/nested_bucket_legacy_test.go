@@ -4,11 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
-	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // TestNestedBucketLoweredLegacyLimitInForce: the shape of
@@ -24,26 +21,7 @@ func TestNestedBucketLoweredLegacyLimitInForce(t *testing.T) {
 		for _, how := range []string{"SetLimit", "reload"} {
 			for _, prof := range []middleware.Profile{middleware.Legacy, middleware.LegacyUnix} {
 				t.Run(mux+"/"+how+"/"+prof.String(), func(t *testing.T) {
-					store, clock := newStore(t)
-					bucket := func(limit int64) *policy.Policy {
-						return policy.Must(policy.New("p", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: limit, Window: time.Minute}, constKey))
-					}
-					var ms [2]*middleware.Middleware
-					for i := range ms {
-						ms[i] = middleware.MustNew(store, []*policy.Policy{bucket(5)}, middleware.WithClock(clock), middleware.WithHeaders(prof))
-					}
-					h := nestedRouter(mux, ms[0], ms[1])
-					for range 2 {
-						if w := serve(h, "GET", "/"); w.Code != http.StatusOK {
-							t.Fatalf("status %d", w.Code)
-						}
-					}
-					if how == "SetLimit" {
-						setLimit(t, ms[1], "p", 3)
-					} else if err := ms[1].SetPolicies([]*policy.Policy{bucket(3)}); err != nil {
-						t.Fatal(err)
-					}
-					w := serve(h, "GET", "/")
+					h, clock, w := loweredBucketThird(t, mux, how, prof)
 					limit, remaining := w.Header().Get("X-RateLimit-Limit"), w.Header().Get("X-RateLimit-Remaining")
 					if w.Code != http.StatusOK || limit != "3" || remaining != "2" {
 						t.Errorf("third request: %d, X-RateLimit-Limit %q, X-RateLimit-Remaining %q; want 200, limit 3 (in force), 2 left (%v)",
