@@ -226,14 +226,16 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 // before, when there were any. A middleware that logs nowhere and has no error handler
 // (WithErrorHandler) logs its once-only setup warnings on [slog.Default]
 // all the same, at Warn: "ratekeeper: setup warning" ([ErrUnrouted],
-// [ErrForwardingIgnored], [ErrCountedTwice]).
+// [ErrForwardingIgnored], [ErrCountedTwice], [ErrSameNameNested]).
 //
 // Each WithLogger adds a LogObserver: one logger given twice to one
 // middleware (the same *slog.Logger; nil and [slog.Default] are one), or
 // given to WithLogger and to a LogObserver given to [WithObserver], in
 // either order, is an error, since every record would be written twice.
 // Two loggers are two, even on one handler (l and l.With(...)), and each
-// of their LogObservers takes the middleware's partition key and clock.
+// of their LogObservers takes the middleware's partition key and clock;
+// the setup warnings (once each, without an error handler) are logged on
+// the logger given last only.
 func WithLogger(logger *slog.Logger) Option {
 	return func(m *Middleware) error {
 		l, err := NewLogObserver(logger)

@@ -77,3 +77,26 @@ func TestSetupWarningsAreLogged(t *testing.T) {
 		})
 	}
 }
+
+// TestSetupWarningsOnTheLastLogger: with two loggers (WithLogger twice)
+// and no error handler, a setup warning is logged once, on the logger
+// given last, as WithLogger says, not on both and not on the first.
+func TestSetupWarningsOnTheLastLogger(t *testing.T) {
+	var first, last lockedBuffer
+	store, _ := newStore(t)
+	m := middleware.MustNew(store, []*policy.Policy{fixed("per-ip", 100, time.Minute, peerIP)},
+		middleware.WithLogger(slog.New(slog.NewJSONHandler(&first, nil))),
+		middleware.WithLogger(slog.New(slog.NewJSONHandler(&last, nil))))
+	r := chi.NewRouter()
+	r.Use(m.Handler)
+	r.Get("/", ok.ServeHTTP)
+	for range 2 {
+		forwarded(r, "X-Forwarded-For", "198.51.100.7")
+	}
+	count := func(b *lockedBuffer) int {
+		return strings.Count(b.String(), `"msg":"ratekeeper: setup warning"`)
+	}
+	if f, l := count(&first), count(&last); f != 0 || l != 1 {
+		t.Errorf("setup warnings: %d on the first logger, %d on the last; want 0 and 1\nfirst:\n%s\nlast:\n%s", f, l, first.String(), last.String())
+	}
+}
