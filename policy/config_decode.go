@@ -254,6 +254,14 @@ func profileNames() []string {
 	return out
 }
 
+func kindNames() []string {
+	out := make([]string, len(algorithms.Kinds))
+	for i, k := range algorithms.Kinds {
+		out[i] = string(k)
+	}
+	return out
+}
+
 func modeNames() []string {
 	out := make([]string, len(FailureModes))
 	for i, m := range FailureModes {
@@ -289,7 +297,7 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 			}
 			opts = append(opts, keyfunc.FromHeader(strings.TrimPrefix(s, "header:")))
 		default:
-			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
+			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME%s", s, suggestSource(s))
 			return nil
 		}
 	} else if source != nil {
@@ -305,7 +313,7 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 			}
 			d.fail(source, "ip_source", "%s needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address", s)
 		default:
-			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME", s)
+			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME%s", s, suggestSource(s))
 		}
 		return nil
 	}
@@ -532,7 +540,11 @@ func (d *decoder) specProblems(rp *rawPolicy) bool {
 			return ""
 		}
 		name := specField("Spec." + se.Field)
-		d.fail(rp.nodeOr(name), rp.path+"."+name, "%s", se.Reason)
+		reason := se.Reason
+		if se.Field == "Algorithm" && se.Spec.Algorithm != "" {
+			reason += didYouMean(string(se.Spec.Algorithm), kindNames())
+		}
+		d.fail(rp.nodeOr(name), rp.path+"."+name, "%s", reason)
 		return se.Field
 	}
 	sb := func(spec algorithms.Spec) algorithms.Spec {
@@ -771,7 +783,7 @@ func (d *decoder) enum(n *cnode, field string, allowed []string) (string, bool) 
 		return "", false
 	}
 	if !containsStr(allowed, s) {
-		d.fail(n, field, "unknown value %q; want one of %s", s, strings.Join(allowed, ", "))
+		d.fail(n, field, "unknown value %q; want one of %s%s", s, strings.Join(allowed, ", "), didYouMean(s, allowed))
 		return "", false
 	}
 	return s, true

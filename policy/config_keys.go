@@ -227,7 +227,21 @@ func keyPart(part string, ip keyfunc.Func) (keyfunc.Func, error) {
 	}
 	known := append([]string(nil), keyPartNames...)
 	sort.Strings(known)
-	return nil, fmt.Errorf("unknown key part %q; want one of %s", part, strings.Join(known, ", "))
+	return nil, fmt.Errorf("unknown key part %q; want one of %s%s", part, strings.Join(known, ", "), suggestPart(part))
+}
+
+// suggestPart returns "; did you mean %q?" naming the key part that part,
+// unknown, most likely misspells (see nearestField), or "": a part of its
+// own (usr for user), or a header or cookie part whose kind is misspelt
+// (headers:X-Api-Key), the name kept as written.
+func suggestPart(part string) string {
+	if kind, name, found := strings.Cut(part, ":"); found && name != "" {
+		if near := nearestField(kind, []string{"header", "cookie"}); near != "" {
+			return fmt.Sprintf("; did you mean %q?", near+":"+name)
+		}
+		return ""
+	}
+	return didYouMean(part, []string{"ip", "user", "route", "method", "global"})
 }
 
 // keyFunc composes the keys of a Definition; on error it names the field

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/ratekeeper/ratekeeper/internal/editdist"
@@ -8,11 +9,21 @@ import (
 
 // nearestField returns the one field of known that name most likely
 // misspells, or "" when none is clearly it. Names are compared with case
-// ignored and '-' read as '_' (Window, max-delay); the nearest must be
-// within maxSuggestDistance(name) edits (a letter inserted, deleted,
-// replaced, or two neighbours swapped), and no other field as near.
+// ignored and '-' read as '_' (Window, max-delay). A name whose plural is
+// a field (policy for policies) is taken for it, as the edits between the
+// two forms may be more than the rule below allows. Otherwise the nearest
+// must be within maxSuggestDistance(name) edits (a letter inserted,
+// deleted, replaced, or two neighbours swapped), and no other field as
+// near. Values of a fixed set are judged the same way (see didYouMean).
 func nearestField(name string, known []string) string {
 	n := foldField(name)
+	if n != "" {
+		for _, k := range known {
+			if fk := foldField(k); fk == n+"s" || strings.HasSuffix(n, "y") && fk == n[:len(n)-1]+"ies" {
+				return k
+			}
+		}
+	}
 	maxD := maxSuggestDistance(n)
 	best, bestD, tie := "", maxD+1, false
 	for _, k := range known {
@@ -42,4 +53,28 @@ func maxSuggestDistance(name string) int {
 
 func foldField(s string) string {
 	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
+}
+
+// didYouMean returns "; did you mean %q?" naming the value of allowed that
+// s most likely misspells (as nearestField finds a field), to end the
+// message that refuses s, or "" when none is clearly it.
+func didYouMean(s string, allowed []string) string {
+	if near := nearestField(s, allowed); near != "" {
+		return fmt.Sprintf("; did you mean %q?", near)
+	}
+	return ""
+}
+
+// suggestSource returns "; did you mean %q?" naming the ip_source that s,
+// unknown, most likely misspells (see nearestField), or "": a source of
+// its own (x_forwarded_for), or header:NAME with its prefix misspelt
+// (Header:X-Real-IP), the name kept as written.
+func suggestSource(s string) string {
+	if kind, name, found := strings.Cut(s, ":"); found && name != "" {
+		if nearestField(kind, []string{"header"}) != "" {
+			return fmt.Sprintf("; did you mean %q?", "header:"+name)
+		}
+		return ""
+	}
+	return didYouMean(s, []string{"x-forwarded-for", "forwarded"})
 }
