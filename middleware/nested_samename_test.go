@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,15 +28,7 @@ func TestNestedSameNameWarnedOnce(t *testing.T) {
 		for _, shape := range []string{"apart", "shared", "copy lowered in", "copy raised out", "names apart"} {
 			t.Run(mux+"/"+shape, func(t *testing.T) {
 				store, clock := newStore(t)
-				var mu sync.Mutex
-				var got []error
-				onErr := middleware.WithErrorHandler(func(_ *http.Request, err error) {
-					mu.Lock()
-					defer mu.Unlock()
-					if errors.Is(err, middleware.ErrSameNameNested) {
-						got = append(got, err)
-					}
-				})
+				onErr, reports := sameNameReports()
 				outerP := fixed("api", 100, time.Minute, constKey)
 				innerP := fixed("api", 5, time.Minute, constKey)
 				switch shape {
@@ -64,6 +57,7 @@ func TestNestedSameNameWarnedOnce(t *testing.T) {
 				if shape == "apart" {
 					want = 1
 				}
+				got := reports()
 				if len(got) != want {
 					t.Fatalf("%d ErrSameNameNested reports %v, want %d", len(got), got, want)
 				}
@@ -72,5 +66,25 @@ func TestNestedSameNameWarnedOnce(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// sameNameReports returns an error handler option that records the
+// ErrSameNameNested errors a middleware reports, and a function returning
+// those recorded so far.
+func sameNameReports() (middleware.Option, func() []error) {
+	var mu sync.Mutex
+	var got []error
+	onErr := middleware.WithErrorHandler(func(_ *http.Request, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if errors.Is(err, middleware.ErrSameNameNested) {
+			got = append(got, err)
+		}
+	})
+	return onErr, func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
 	}
 }

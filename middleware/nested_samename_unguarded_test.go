@@ -1,10 +1,8 @@
 package middleware_test
 
 import (
-	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,15 +48,7 @@ func TestNestedSameNameUnguardedCopyApart(t *testing.T) {
 		for _, sh := range shapes {
 			t.Run(mux+"/"+sh.name, func(t *testing.T) {
 				store, clock := newStore(t)
-				var mu sync.Mutex
-				var got []error
-				onErr := middleware.WithErrorHandler(func(_ *http.Request, err error) {
-					mu.Lock()
-					defer mu.Unlock()
-					if errors.Is(err, middleware.ErrSameNameNested) {
-						got = append(got, err)
-					}
-				})
+				onErr, reports := sameNameReports()
 				p := policy.Must(policy.New("p", algorithms.Spec{Algorithm: sh.kind, Limit: 5, Window: time.Minute}, constKey))
 				outer := middleware.MustNew(store, []*policy.Policy{p}, middleware.WithClock(clock), onErr)
 				inner := middleware.MustNew(store, []*policy.Policy{p}, middleware.WithClock(clock), onErr)
@@ -95,6 +85,7 @@ func TestNestedSameNameUnguardedCopyApart(t *testing.T) {
 				if sh.apart {
 					want = 1
 				}
+				got := reports()
 				if len(got) != want {
 					t.Fatalf("%d ErrSameNameNested reports %v, want %d", len(got), got, want)
 				}
