@@ -10,7 +10,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -37,11 +36,7 @@ func (s delayingStore) Take(ctx context.Context, checks ...algorithms.Check) ([]
 // Stats().StoreErrors and answer status.
 func InvalidDecision(t *testing.T, obs middleware.Observer, status int, opts ...middleware.Option) {
 	t.Helper()
-	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(T0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
+	mem := memStore(t)
 	opts = append([]middleware.Option{middleware.WithObserver(obs), middleware.WithErrorHandler(func(*http.Request, error) {})}, opts...)
 	m := middleware.MustNew(delayingStore{mem}, []*policy.Policy{Fixed("per-ip", 10, Remote)}, opts...)
 	KeepAlive(t, m)
