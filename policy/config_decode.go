@@ -517,27 +517,23 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 }
 
 // specProblems reports the problems of rp's Spec, every one that can be
-// judged, and reports whether there were none. The algorithm, limit and
-// window are judged each alone. Then burst, buckets and max_delay are
-// judged against the file's limit and window when both are valid, each
-// after the problems of the others were reported (a default standing in
-// for them); otherwise each alone, against a limit and window that only
-// its own bounds, or its algorithm, can refuse (whether buckets divide
-// the window is judged once the window is valid). A field whose value was
-// reported already (rp.bad) is left out, a default standing in. The
-// three are judged only when the algorithm is known: not when it is
-// refused, nor when the entry has an unknown field and no algorithm,
-// which may be a misspelt one.
+// judged (see specErrors), and reports whether there were none. A field
+// whose value was reported already (rp.bad) is left out, a default
+// standing in. Burst, buckets and max_delay are judged only when the
+// algorithm is known: not when it is refused, nor when the entry has an
+// unknown field and no algorithm, which may be a misspelt one.
 func (d *decoder) specProblems(rp *rawPolicy) bool {
-	s := rp.def.Spec
-	ok := true
-	// report reports err, a *algorithms.SpecError, and returns its field.
-	report := func(err error) string {
-		ok = false
+	errs := specErrors(rp.def.Spec, specRefused{
+		limit:     rp.bad["limit"],
+		window:    rp.bad["window"],
+		buckets:   rp.bad["buckets"],
+		algorithm: rp.bad["algorithm"] || rp.unknown && rp.nodes["algorithm"] == nil,
+	})
+	for _, err := range errs {
 		var se *algorithms.SpecError
 		if !errors.As(err, &se) {
 			d.fail(rp.node, rp.path, "%v", err)
-			return ""
+			continue
 		}
 		name := specField("Spec." + se.Field)
 		reason := se.Reason
@@ -545,85 +541,8 @@ func (d *decoder) specProblems(rp *rawPolicy) bool {
 			reason += didYouMean(string(se.Spec.Algorithm), kindNames())
 		}
 		d.fail(rp.nodeOr(name), rp.path+"."+name, "%s", reason)
-		return se.Field
 	}
-	sb := func(spec algorithms.Spec) algorithms.Spec {
-		if spec.Algorithm == algorithms.SlidingBuckets && spec.Buckets == 0 {
-			spec.Buckets = 1 // a stand-in that divides every window
-		}
-		return spec
-	}
-	core := sb(algorithms.Spec{Algorithm: s.Algorithm, Limit: s.Limit, Window: s.Window})
-	coreOK := true
-	algoKnown := !rp.bad["algorithm"] && (!rp.unknown || rp.nodes["algorithm"] != nil)
-	if rp.bad["limit"] {
-		core.Limit, coreOK = 1, false
-	}
-	if rp.bad["window"] {
-		core.Window, coreOK = time.Second, false
-	}
-	for range 3 {
-		err := core.Validate()
-		if err == nil {
-			break
-		}
-		coreOK = false
-		switch report(err) {
-		case "Limit":
-			core.Limit = 1
-		case "Window":
-			core.Window = time.Second
-		case "Algorithm": // limit and window are judged under the default
-			core.Algorithm, core.Buckets, algoKnown = DefaultAlgorithm, 0, false
-		default:
-			return false
-		}
-	}
-	if !algoKnown {
-		return ok
-	}
-	// A burst or max_delay that did not parse was read as 0; buckets out
-	// of range was kept, and is replaced.
-	standIn := 0 // buckets that no algorithm refuses
-	if s.Algorithm == algorithms.SlidingBuckets {
-		standIn = 1
-	}
-	if rp.bad["buckets"] {
-		s.Buckets = standIn
-	}
-	if coreOK {
-		for range 3 {
-			err := s.Validate()
-			if err == nil {
-				break
-			}
-			switch report(err) {
-			case "Burst":
-				s.Burst = 0
-			case "Buckets":
-				s.Buckets = standIn
-			case "MaxDelay":
-				s.MaxDelay = 0
-			default:
-				return false
-			}
-		}
-		return ok
-	}
-	// A limit of MaxLimit refills any valid burst within a second; a
-	// window of b milliseconds is one that b buckets divide; a limit of 1
-	// per MaxWindow queues one request for any valid max_delay.
-	alone := []algorithms.Spec{
-		sb(algorithms.Spec{Algorithm: s.Algorithm, Limit: algorithms.MaxLimit, Window: time.Second, Burst: s.Burst}),
-		{Algorithm: s.Algorithm, Limit: 1, Window: time.Duration(max(s.Buckets, 1)) * time.Millisecond, Buckets: s.Buckets},
-		sb(algorithms.Spec{Algorithm: s.Algorithm, Limit: 1, Window: algorithms.MaxWindow, MaxDelay: s.MaxDelay}),
-	}
-	for _, spec := range alone {
-		if err := spec.Validate(); err != nil {
-			report(err)
-		}
-	}
-	return ok
+	return len(errs) == 0
 }
 
 // hasRoute reports whether the parts of a key hold the route part.

@@ -20,15 +20,14 @@ func ExamplePerMinute() {
 	fmt.Println(p)
 	fmt.Println(p.Spec())
 
+	// Every problem of a policy is reported, one per line.
 	_, err = policy.PerMinute("per minute", 0, ip)
-	fmt.Println(err)
-	_, err = policy.PerMinute("api", 0, ip)
 	fmt.Println(err)
 	// Output:
 	// "per-minute";q=100;w=60
 	// sliding_window 100/1m0s
 	// policy: "per minute": Name "per minute" contains ' '; use A-Z, a-z, 0-9, '-', '_' and '.'
-	// policy: "api": Spec.Limit must be positive, got 0
+	// policy: "per minute": Spec.Limit must be positive, got 0
 }
 
 // A rule table: policies restricted to methods and routes, one Set.

@@ -269,23 +269,34 @@ func WithMethods(methods ...string) Option {
 		if len(methods) == 0 {
 			return p.errorf("Methods", "is empty")
 		}
+		var errs []error
 		for _, m := range methods {
-			if !isToken(m) {
-				return p.errorf("Methods", "%q is not a method token", m)
-			}
-			if wildcardMethod(m) {
-				return p.errorf("Methods", "%q is no method a client sends: leave methods out for every method", m)
-			}
-			if ms := joinedMethods(m); ms != nil {
-				return p.errorf("Methods", "%q joins several methods: list each (%s)", m, quoteList(ms, ""))
-			}
-			if up := miscased(m); up != "" {
-				return p.errorf("Methods", "%q: methods are case-sensitive and clients send %q", m, up)
+			if err := p.methodError(m); err != nil {
+				errs = append(errs, err)
+				continue
 			}
 			p.methods = append(p.methods, m)
 		}
-		return nil
+		return joinErrors(errs)
 	}
+}
+
+// methodError returns the *Error of m, a method given to WithMethods
+// that no client sends, or nil.
+func (p *Policy) methodError(m string) error {
+	if !isToken(m) {
+		return p.errorf("Methods", "%q is not a method token", m)
+	}
+	if wildcardMethod(m) {
+		return p.errorf("Methods", "%q is no method a client sends: leave methods out for every method", m)
+	}
+	if ms := joinedMethods(m); ms != nil {
+		return p.errorf("Methods", "%q joins several methods: list each (%s)", m, quoteList(ms, ""))
+	}
+	if up := miscased(m); up != "" {
+		return p.errorf("Methods", "%q: methods are case-sensitive and clients send %q", m, up)
+	}
+	return nil
 }
 
 // WithRoutes restricts the policy to requests whose route pattern is one of
@@ -358,45 +369,57 @@ func WithRoutes(patterns ...string) Option {
 		if len(patterns) == 0 {
 			return p.errorf("Routes", "is empty")
 		}
+		var errs []error
 		for _, pat := range patterns {
-			rt := route{path: pat}
-			// A pattern starting with '/' is a path, even when a chi
-			// regexp in it holds a space (as patternPath reads it).
-			if i := strings.IndexAny(pat, blanks); i >= 0 && !strings.HasPrefix(pat, "/") {
-				rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], blanks)
-				if !isToken(rt.method) {
-					return p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
-				}
-				// The route each advises to write is one that loads: its
-				// path's own fault, if any, is told too (see mend).
-				if wildcardMethod(rt.method) {
-					if pathProblem("", rt.path) != "" {
-						return p.errorf("Routes", "%q: %q is no method a client sends: for every method, a route has none; %s", pat, rt.method, mend("", rt.path))
-					}
-					return p.errorf("Routes", "%q: %q is no method a client sends: write the route without a method (%q) for every method", pat, rt.method, rt.path)
-				}
-				if ms := joinedMethods(rt.method); ms != nil {
-					if pathProblem(ms[0], rt.path) != "" {
-						return p.errorf("Routes", "%q: %q joins several methods: one route for each (%s); %s", pat, rt.method, strings.Join(ms, ", "), mend(ms[0], rt.path))
-					}
-					return p.errorf("Routes", "%q: %q joins several methods: write a route for each (%s)", pat, rt.method, quoteList(ms, " "+rt.path))
-				}
-				if up := miscased(rt.method); up != "" {
-					return p.errorf("Routes", "%q: methods are case-sensitive and clients send %q", pat, up)
-				}
+			rt, err := p.parseRoute(pat)
+			if err != nil {
+				errs = append(errs, err)
+				continue
 			}
-			if !strings.HasPrefix(rt.path, "/") {
-				return p.errorf("Routes", "%q%s", pat, notAPath(rt.method, rt.path))
-			}
-			if reason := routePathError(rt.method, rt.path); reason != "" {
-				return p.errorf("Routes", "%q %s", pat, reason)
-			}
-			rt.chiPath = chiReported(rt.path)
 			p.chiRoutes = p.chiRoutes || rt.chiPath != rt.path
 			p.routes = append(p.routes, rt)
 		}
-		return nil
+		return joinErrors(errs)
 	}
+}
+
+// parseRoute returns the route pat, a pattern given to WithRoutes, or
+// the *Error saying why neither router can register it.
+func (p *Policy) parseRoute(pat string) (route, error) {
+	rt := route{path: pat}
+	// A pattern starting with '/' is a path, even when a chi regexp in
+	// it holds a space (as patternPath reads it).
+	if i := strings.IndexAny(pat, blanks); i >= 0 && !strings.HasPrefix(pat, "/") {
+		rt.method, rt.path = pat[:i], strings.TrimLeft(pat[i+1:], blanks)
+		if !isToken(rt.method) {
+			return rt, p.errorf("Routes", "%q: %q is not a method token", pat, rt.method)
+		}
+		// The route each advises to write is one that loads: its path's
+		// own fault, if any, is told too (see mend).
+		if wildcardMethod(rt.method) {
+			if pathProblem("", rt.path) != "" {
+				return rt, p.errorf("Routes", "%q: %q is no method a client sends: for every method, a route has none; %s", pat, rt.method, mend("", rt.path))
+			}
+			return rt, p.errorf("Routes", "%q: %q is no method a client sends: write the route without a method (%q) for every method", pat, rt.method, rt.path)
+		}
+		if ms := joinedMethods(rt.method); ms != nil {
+			if pathProblem(ms[0], rt.path) != "" {
+				return rt, p.errorf("Routes", "%q: %q joins several methods: one route for each (%s); %s", pat, rt.method, strings.Join(ms, ", "), mend(ms[0], rt.path))
+			}
+			return rt, p.errorf("Routes", "%q: %q joins several methods: write a route for each (%s)", pat, rt.method, quoteList(ms, " "+rt.path))
+		}
+		if up := miscased(rt.method); up != "" {
+			return rt, p.errorf("Routes", "%q: methods are case-sensitive and clients send %q", pat, up)
+		}
+	}
+	if !strings.HasPrefix(rt.path, "/") {
+		return rt, p.errorf("Routes", "%q%s", pat, notAPath(rt.method, rt.path))
+	}
+	if reason := routePathError(rt.method, rt.path); reason != "" {
+		return rt, p.errorf("Routes", "%q %s", pat, reason)
+	}
+	rt.chiPath = chiReported(rt.path)
+	return rt, nil
 }
 
 // notAPath returns why path, the path of a route on method ("" for any),
@@ -505,25 +528,47 @@ func WithMaxDelay(d time.Duration) Option {
 // keeps spec in the one spelling that every Spec deciding as it does has
 // ([Policy.Spec]).
 //
-// Every problem is reported as an *Error naming the policy and the field.
+// Every problem is reported as an *Error naming the policy and the field:
+// every one that does not depend on another one reported, in the order
+// New judges them (the name, the key, each option in order, the routes
+// against the methods, the Spec's fields), several joined with
+// [errors.Join], one per line, so that errors.As gives the first. A value
+// judged against another (a route against the methods, a burst against
+// the limit and window, buckets against the window, any of the three
+// against the algorithm) is not judged when that one is refused.
 func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*Policy, error) {
 	p := &Policy{name: name, spec: spec, key: key}
+	var errs []error
 	if err := validName(name); err != nil {
-		return nil, p.errorf("Name", "%s", err)
+		errs = append(errs, p.errorf("Name", "%s", err))
 	}
 	if key == nil {
-		return nil, p.errorf("Key", "is nil")
+		errs = append(errs, p.errorf("Key", "is nil"))
 	}
-	for _, opt := range opts {
+	methodsOK := true
+	for i, opt := range opts {
 		if opt == nil {
-			return nil, p.errorf("Options", "contain a nil Option")
+			errs = append(errs, p.errorf("Options", "hold a nil Option at index %d", i))
+			continue
 		}
-		if err := opt(p); err != nil {
-			return nil, err
+		err := opt(p)
+		if err == nil {
+			continue
+		}
+		errs = appendErrors(errs, err)
+		var pe *Error
+		if errors.As(err, &pe) && pe.Field == "Methods" {
+			methodsOK = false // the methods meant are not known
 		}
 	}
-	if err := p.checkRouteMethods(); err != nil {
-		return nil, err
+	if methodsOK {
+		errs = appendErrors(errs, p.checkRouteMethods())
+	}
+	for _, err := range specErrors(p.spec, specRefused{}) {
+		errs = append(errs, p.specError(err))
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	if err := p.finish(); err != nil {
 		return nil, err
@@ -531,30 +576,37 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 	return p, nil
 }
 
-// checkRouteMethods reports a route of p on a method that p's methods
+// checkRouteMethods reports each route of p on a method that p's methods
 // exclude: a request has one method, so the policy would never apply
 // there. (A HEAD request reaches both a GET route and a GET method.)
 func (p *Policy) checkRouteMethods() error {
 	if len(p.methods) == 0 {
 		return nil
 	}
+	var errs []error
 	for _, rt := range p.routes {
 		if rt.method != "" && !containsMethod(p.methods, rt.method, true) &&
 			!(rt.method == http.MethodGet && containsMethod(p.methods, http.MethodHead, true)) {
-			return p.errorf("Routes", "%q is on %s, which Methods %q exclude: the policy would never apply there", rt.method+" "+rt.path, rt.method, p.methods)
+			errs = append(errs, p.errorf("Routes", "%q is on %s, which Methods %q exclude: the policy would never apply there", rt.method+" "+rt.path, rt.method, p.methods))
 		}
 	}
-	return nil
+	return joinErrors(errs)
+}
+
+// specError returns err, an error of p's Spec, as an *Error naming the
+// Spec's field.
+func (p *Policy) specError(err error) error {
+	var se *algorithms.SpecError
+	if errors.As(err, &se) {
+		return p.errorf("Spec."+se.Field, "%s", se.Reason)
+	}
+	return p.errorf("Spec", "%s", err)
 }
 
 // finish validates p's Spec and derives the values headers report.
 func (p *Policy) finish() error {
 	if err := p.spec.Validate(); err != nil {
-		var se *algorithms.SpecError
-		if errors.As(err, &se) {
-			return p.errorf("Spec."+se.Field, "%s", se.Reason)
-		}
-		return p.errorf("Spec", "%s", err)
+		return p.specError(err)
 	}
 	p.spec = canonical(p.spec)
 	p.capacity = p.spec.Capacity()

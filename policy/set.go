@@ -102,24 +102,39 @@ func WithUnroutedFunc(f func(*http.Request)) SetOption {
 
 // NewSet returns the Set of policies, in order. Names must be unique (they
 // identify the policies in headers); there must be 1 to [MaxPolicies]
-// policies.
+// policies. Every problem is reported, each an *Error, several joined
+// with [errors.Join] (errors.As gives the first): each nil policy, each
+// name several policies share (once, where it is given the second time,
+// naming them all), and each bad option.
 func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 	if len(policies) == 0 {
 		return nil, &Error{Field: "Policies", Reason: "is empty"}
 	}
+	var errs []error
 	if len(policies) > MaxPolicies {
-		return nil, &Error{Field: "Policies", Reason: "holds more than 64 policies"}
+		errs = append(errs, &Error{Field: "Policies", Reason: "holds " + strconv.Itoa(len(policies)) + " policies; at most " + strconv.Itoa(MaxPolicies)})
 	}
 	s := &Set{policies: make([]*Policy, len(policies)), pattern: RoutePattern}
-	seen := make(map[string]bool, len(policies))
+	named := make(map[string][]int, len(policies))
+	for i, p := range policies {
+		if p != nil && p.key != nil {
+			named[p.name] = append(named[p.name], i)
+		}
+	}
 	for i, p := range policies {
 		if p == nil || p.key == nil {
-			return nil, &Error{Field: "Policies", Reason: "hold a nil or zero Policy at index " + strconv.Itoa(i)}
+			errs = append(errs, &Error{Field: "Policies", Reason: "hold a nil or zero Policy at index " + strconv.Itoa(i)})
+			continue
 		}
-		if seen[p.name] {
-			return nil, &Error{Policy: p.name, Field: "Name", Reason: "is used by two policies of the set"}
+		if at := named[p.name]; len(at) > 1 {
+			if i == at[1] {
+				errs = append(errs, &Error{Policy: p.name, Field: "Name", Reason: "is the name of policies " + indexList(at) + " of the set"})
+			}
+			continue
 		}
-		seen[p.name] = true
+		if len(errs) > 0 {
+			continue // only the problems are wanted now
+		}
 		s.policies[i] = p
 		s.keySrc = append(s.keySrc, -1)
 		for j := i - 1; j >= 0; j-- {
@@ -131,13 +146,15 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		s.chiRoutes = s.chiRoutes || p.chiRoutes
 		s.head = p.addHeadRules(s.head)
 	}
-	for _, opt := range opts {
+	for i, opt := range opts {
 		if opt == nil {
-			return nil, &Error{Field: "Options", Reason: "contain a nil SetOption"}
+			errs = append(errs, &Error{Field: "Options", Reason: "hold a nil SetOption at index " + strconv.Itoa(i)})
+			continue
 		}
-		if err := opt(s); err != nil {
-			return nil, err
-		}
+		errs = appendErrors(errs, opt(s))
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	s.always = true
 	for _, p := range s.policies {
@@ -175,6 +192,21 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 	h := s.build(s.all)
 	s.allIETF, s.allOld = h.ietf, h.old
 	return s, nil
+}
+
+// indexList writes the indexes at, in order, as "0, 3 and 6".
+func indexList(at []int) string {
+	b := []byte(nil)
+	for k, i := range at {
+		switch {
+		case k == len(at)-1 && k > 0:
+			b = append(b, " and "...)
+		case k > 0:
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, int64(i), 10)
+	}
+	return string(b)
 }
 
 // Policies returns the policies of s, in order (a copy).
