@@ -29,8 +29,11 @@ var ErrNoKey = errors.New("keyfunc: no key")
 var ErrNoClientIP error = noKey("keyfunc: no client IP")
 
 // ErrNoUser reports that the request context holds no user ID (see
-// [WithUser]). It matches [ErrNoKey].
-var ErrNoUser error = noKey("keyfunc: no user ID in the request context")
+// [WithUser]): the request is anonymous, or the rate limiter runs before
+// the authentication middleware that stores the user (mounted before it,
+// every request has none), which its text asks about. It matches
+// [ErrNoKey].
+var ErrNoUser error = noKey("keyfunc: no user ID in the request context (anonymous, or is the limiter mounted before the authentication middleware that calls keyfunc.WithUser?)")
 
 // ErrNoRoute reports that the request has no route pattern: the rate limiter
 // runs before the router has matched the request (see [Route]). It matches

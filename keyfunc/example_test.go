@@ -133,7 +133,7 @@ func ExampleJoin_ipAndUser() {
 	// Output:
 	// login:12:198.51.100.75:alice <nil>
 	// login:12:198.51.100.75:alice <nil>
-	// true keyfunc: no user ID in the request context
+	// true keyfunc: no user ID in the request context (anonymous, or is the limiter mounted before the authentication middleware that calls keyfunc.WithUser?)
 }
 
 // With chi, Route must run after routing: inline with r.With.

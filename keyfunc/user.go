@@ -46,8 +46,10 @@ func User() Func {
 }
 
 // ErrNoContextValue reports that the request context holds no usable value
-// under the key given to [ContextValue]. It matches [ErrNoKey].
-var ErrNoContextValue error = noKey("keyfunc: no value under the context key")
+// under the key given to [ContextValue]: the request is anonymous, or the
+// rate limiter runs before the middleware that stores the value, which
+// its text asks about. It matches [ErrNoKey].
+var ErrNoContextValue error = noKey("keyfunc: no value under the context key (anonymous, or is the limiter mounted before the middleware that stores it?)")
 
 // ContextValue returns a Func whose key is the value an authentication
 // middleware of another library stored in the request context under key
