@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Bounds of composed keys.
@@ -46,10 +47,8 @@ func Join(parts ...Func) (Func, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("keyfunc: Join: no parts")
 	}
-	for i, p := range parts {
-		if p == nil {
-			return nil, fmt.Errorf("keyfunc: Join: part %d is nil", i)
-		}
+	if err := nilParts("Join", parts); err != nil {
+		return nil, err
 	}
 	ps := append([]Func(nil), parts...)
 	return func(r *http.Request) (string, error) {
@@ -105,10 +104,8 @@ func FirstOf(parts ...Func) (Func, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("keyfunc: FirstOf: no parts")
 	}
-	for i, p := range parts {
-		if p == nil {
-			return nil, fmt.Errorf("keyfunc: FirstOf: part %d is nil", i)
-		}
+	if err := nilParts("FirstOf", parts); err != nil {
+		return nil, err
 	}
 	ps := append([]Func(nil), parts...)
 	return func(r *http.Request) (string, error) {
@@ -144,16 +141,21 @@ func FirstOf(parts ...Func) (Func, error) {
 // ns must be 1 to [MaxNamespaceLen] bytes of visible ASCII other than ':'
 // and '#'; f must not be nil.
 func Namespace(ns string, f Func) (Func, error) {
+	var errs []error
 	if ns == "" || len(ns) > MaxNamespaceLen {
-		return nil, fmt.Errorf("keyfunc: Namespace: ns must be 1 to %d bytes, got %d", MaxNamespaceLen, len(ns))
+		errs = append(errs, fmt.Errorf("keyfunc: Namespace: ns must be 1 to %d bytes, got %d", MaxNamespaceLen, len(ns)))
 	}
 	for i := 0; i < len(ns); i++ {
 		if c := ns[i]; c < 0x21 || c > 0x7e || c == ':' || c == '#' {
-			return nil, fmt.Errorf("keyfunc: Namespace: ns %q has byte %#x at %d (want visible ASCII, no ':' or '#')", ns, c, i)
+			errs = append(errs, fmt.Errorf("keyfunc: Namespace: ns %q has byte %#x at %d (want visible ASCII, no ':' or '#')", ns, c, i))
+			break
 		}
 	}
 	if f == nil {
-		return nil, errors.New("keyfunc: Namespace: nil Func")
+		errs = append(errs, errors.New("keyfunc: Namespace: f is nil"))
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	return func(r *http.Request) (string, error) {
 		v, err := f(r)
@@ -185,4 +187,22 @@ func Must(f Func, err error) Func {
 		panic(err)
 	}
 	return f
+}
+
+// nilParts returns the error of fn (Join, FirstOf) naming every nil one
+// of parts, or nil when there is none.
+func nilParts(fn string, parts []Func) error {
+	var at []string
+	for i, p := range parts {
+		if p == nil {
+			at = append(at, strconv.Itoa(i))
+		}
+	}
+	switch len(at) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("keyfunc: %s: part %s is nil", fn, at[0])
+	}
+	return fmt.Errorf("keyfunc: %s: parts %s and %s are nil", fn, strings.Join(at[:len(at)-1], ", "), at[len(at)-1])
 }

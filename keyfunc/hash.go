@@ -53,11 +53,15 @@ func Secret(f Func) Func {
 // instances that share a store (changing it starts every client afresh). It
 // is copied.
 func SecretHMAC(key []byte, f Func) (Func, error) {
+	var errs []error
 	if len(key) < MinHMACKeyLen {
-		return nil, errors.New("keyfunc: SecretHMAC: key is shorter than 16 bytes")
+		errs = append(errs, errors.New("keyfunc: SecretHMAC: key is shorter than 16 bytes"))
 	}
 	if f == nil {
-		return nil, errors.New("keyfunc: SecretHMAC: nil Func")
+		errs = append(errs, errors.New("keyfunc: SecretHMAC: f is nil"))
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	k := append([]byte(nil), key...)
 	return func(r *http.Request) (string, error) {

@@ -1,7 +1,6 @@
 package keyfunc
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -92,52 +91,68 @@ const (
 //
 // Invalid options (a prefix length out of range, two sources, a trust
 // option given twice, a header source without trusted proxies, ...) make
-// IP return an error naming the option. The returned Func is safe for
+// IP return an error naming the option: every one that does not depend
+// on another refused (TrustedHops is judged against MaxHops once that is
+// valid, a source once there is one), several joined with [errors.Join],
+// one per line, a *[TrustAllError] among them for errors.As. The returned Func is safe for
 // concurrent use.
 func IP(opts ...IPOption) (Func, error) {
 	c := &ipConfig{v6bits: DefaultIPv6Prefix, v4bits: DefaultIPv4Prefix, maxHops: DefaultMaxHops}
-	for _, o := range opts {
+	var errs []error
+	for i, o := range opts {
 		if o == nil {
-			return nil, errors.New("keyfunc: IP: nil option")
+			errs = append(errs, fmt.Errorf("keyfunc: IP: nil option at index %d", i))
+			continue
 		}
 		o(c)
 	}
-	if err := c.validate(); err != nil {
-		return nil, err
+	if errs = c.validate(errs); len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	return c.key, nil
 }
 
-func (c *ipConfig) validate() error {
+// validate appends to errs every problem of c that does not depend on
+// another one found (TrustedHops is judged against MaxHops only when
+// that is valid, and the source only when there is one), and, when
+// there is none, completes c.
+func (c *ipConfig) validate(errs []error) []error {
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("keyfunc: IP: "+format, args...))
+	}
 	if c.v6bits < 1 || c.v6bits > 128 {
-		return fmt.Errorf("keyfunc: IP: IPv6Prefix %d is outside 1..128", c.v6bits)
+		bad("IPv6Prefix %d is outside 1..128", c.v6bits)
 	}
 	if c.v4bits < 1 || c.v4bits > 32 {
-		return fmt.Errorf("keyfunc: IP: IPv4Prefix %d is outside 1..32", c.v4bits)
+		bad("IPv4Prefix %d is outside 1..32", c.v4bits)
 	}
-	if c.maxHops < 1 || c.maxHops > 1024 {
-		return fmt.Errorf("keyfunc: IP: MaxHops %d is outside 1..1024", c.maxHops)
+	maxHopsOK := c.maxHops >= 1 && c.maxHops <= maxMaxHops
+	if !maxHopsOK {
+		bad("MaxHops %d is outside 1..%d", c.maxHops, maxMaxHops)
 	}
 	if c.sources > 1 {
-		return errors.New("keyfunc: IP: more than one of FromXForwardedFor, FromForwarded, FromHeader, FromContext")
+		bad("more than one of FromXForwardedFor, FromForwarded, FromHeader, FromContext")
 	}
 	if c.trustedN > 1 {
-		return errors.New("keyfunc: IP: TrustedProxies given more than once (list every proxy prefix in one TrustedProxies)")
+		bad("TrustedProxies given more than once (list every proxy prefix in one TrustedProxies)")
 	}
 	if c.hopsN > 1 {
-		return errors.New("keyfunc: IP: TrustedHops given more than once")
+		bad("TrustedHops given more than once")
 	}
 	if c.trustedSet && c.hopsSet {
-		return errors.New("keyfunc: IP: TrustedProxies and TrustedHops are exclusive")
+		bad("TrustedProxies and TrustedHops are exclusive")
 	}
 	if c.trustedSet {
 		if len(c.trusted) == 0 {
-			return errors.New("keyfunc: IP: TrustedProxies: no prefix given")
+			bad("TrustedProxies: no prefix given")
 		}
 		norm := make([]netip.Prefix, len(c.trusted)) // the option's slice may be shared: never write to it
+		prefixesOK := true
 		for i, p := range c.trusted {
 			if !p.IsValid() {
-				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d is invalid", i)
+				bad("TrustedProxies: prefix %d is invalid", i)
+				prefixesOK = false
+				continue
 			}
 			norm[i] = NormalizePrefix(p)
 			if a := p.Addr().WithZone(""); netip.PrefixFrom(a, p.Bits()) != p.Masked() {
@@ -145,23 +160,33 @@ func (c *ipConfig) validate() error {
 				// shows it: masked, every host of the network would be
 				// trusted to name any client.
 				host := NormalizePrefix(netip.PrefixFrom(a, a.BitLen()))
-				return fmt.Errorf("keyfunc: IP: TrustedProxies: prefix %d, %s, has bits set past its length: give %s for that proxy alone, or %s for its whole network", i, p, host, norm[i])
+				bad("TrustedProxies: prefix %d, %s, has bits set past its length: give %s for that proxy alone, or %s for its whole network", i, p, host, norm[i])
+				prefixesOK = false
+				continue
 			}
 			if norm[i].Bits() == 0 {
 				// Every hop of its family would be skipped: the client
 				// would be the first entry of the other family, or the
 				// end of the chain, whatever it wrote there.
-				return &TrustAllError{Families: []string{family(norm[i].Addr())}, Index: i, Prefix: p}
+				errs = append(errs, &TrustAllError{Families: []string{family(norm[i].Addr())}, Index: i, Prefix: p})
+				prefixesOK = false
 			}
 		}
-		if fams := coveredFamilies(norm); len(fams) > 0 {
+		if fams := coveredFamilies(norm); prefixesOK && len(fams) > 0 {
 			// The same as a prefix of length 0, by pieces.
-			return &TrustAllError{Families: fams, Index: -1}
+			errs = append(errs, &TrustAllError{Families: fams, Index: -1})
 		}
 		c.trusted = norm
 	}
-	if c.hopsSet && (c.hops < 1 || c.hops > c.maxHops) {
-		return fmt.Errorf("keyfunc: IP: TrustedHops %d is outside 1..MaxHops (%d)", c.hops, c.maxHops)
+	if c.hopsSet {
+		if maxHopsOK && (c.hops < 1 || c.hops > c.maxHops) {
+			bad("TrustedHops %d is outside 1..MaxHops (%d)", c.hops, c.maxHops)
+		} else if !maxHopsOK && (c.hops < 1 || c.hops > maxMaxHops) {
+			bad("TrustedHops %d is outside 1..%d, whatever MaxHops", c.hops, maxMaxHops)
+		}
+	}
+	if c.sources > 1 {
+		return errs // which one is meant is not known
 	}
 	trust := c.trustedSet || c.hopsSet
 	switch c.source {
@@ -171,37 +196,38 @@ func (c *ipConfig) validate() error {
 		}
 	case srcXFF, srcForwarded:
 		if !trust {
-			return errors.New("keyfunc: IP: FromXForwardedFor/FromForwarded need TrustedProxies or TrustedHops")
+			bad("FromXForwardedFor/FromForwarded need TrustedProxies or TrustedHops")
 		}
 	case srcHeader:
 		if !c.trustedSet {
-			return fmt.Errorf("keyfunc: IP: FromHeader(%q) needs TrustedProxies", c.header)
+			bad("FromHeader(%q) needs TrustedProxies", c.header)
 		}
 		if !validHeaderName(c.header) {
-			return fmt.Errorf("keyfunc: IP: FromHeader: %q is not a valid header name", c.header)
+			bad("FromHeader: %q is not a valid header name", c.header)
+			break
 		}
 		c.header = http.CanonicalHeaderKey(c.header)
 		// A list of hops read as one address would fail for every chain
 		// of two entries: name the option that walks it.
 		switch c.header {
 		case "X-Forwarded-For":
-			return fmt.Errorf("keyfunc: IP: FromHeader(%q): X-Forwarded-For is a list of hops, not one address; use FromXForwardedFor", c.header)
+			bad("FromHeader(%q): X-Forwarded-For is a list of hops, not one address; use FromXForwardedFor", c.header)
 		case "Forwarded":
-			return fmt.Errorf("keyfunc: IP: FromHeader(%q): Forwarded is a list of hops, not one address; use FromForwarded", c.header)
+			bad("FromHeader(%q): Forwarded is a list of hops, not one address; use FromForwarded", c.header)
 		case "Host":
 			// Never in the header map of an incoming request: every
 			// request from a proxy would have no client IP.
-			return fmt.Errorf("keyfunc: IP: FromHeader(%q): Host names the server the request is for, not the client, and net/http moves it out of the header map (to r.Host)", c.header)
+			bad("FromHeader(%q): Host names the server the request is for, not the client, and net/http moves it out of the header map (to r.Host)", c.header)
 		}
 	case srcContext:
 		if c.fromCtx == nil {
-			return errors.New("keyfunc: IP: FromContext: nil function")
+			bad("FromContext: nil function")
 		}
 		if trust {
-			return errors.New("keyfunc: IP: FromContext excludes TrustedProxies and TrustedHops (the context's middleware decides trust)")
+			bad("FromContext excludes TrustedProxies and TrustedHops (the context's middleware decides trust)")
 		}
 	}
-	return nil
+	return errs
 }
 
 // key is the Func returned by IP.

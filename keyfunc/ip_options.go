@@ -171,3 +171,6 @@ func IPv4Prefix(bits int) IPOption { return func(c *ipConfig) { c.v4bits = bits 
 // after that many entries, the result is [ErrNoClientIP]. It must be
 // within 1..1024.
 func MaxHops(n int) IPOption { return func(c *ipConfig) { c.maxHops = n } }
+
+// maxMaxHops is the largest MaxHops.
+const maxMaxHops = 1024

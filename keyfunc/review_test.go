@@ -64,8 +64,8 @@ func TestReviewIPKeyUnchanged(t *testing.T) {
 		for _, o := range opts {
 			o(c)
 		}
-		if err := c.validate(); err != nil {
-			t.Fatal(err)
+		if errs := c.validate(nil); len(errs) > 0 {
+			t.Fatal(errs)
 		}
 		for _, s := range inputs {
 			req := httptest.NewRequest("GET", "/", nil)
