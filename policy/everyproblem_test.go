@@ -86,7 +86,7 @@ func TestNewReportsEveryProblem(t *testing.T) {
 			`policy: "p": Cost is nil`,
 			`policy: "p": Options hold a nil Option at index 1`,
 			`policy: "p": Match is nil`,
-			`policy: "p": OnKeyError unknown action 9`}},
+			`policy: "p": OnKeyError unknown action 9; want RejectBadRequest, RejectForbidden or SkipPolicy`}},
 		{"every bad method and route", "p", perSecond, false, []policy.Option{
 			policy.WithMethods("post", "GET", "GET|PUT"),
 			policy.WithRoutes("/ok", "login", "POST /a b"),
@@ -174,4 +174,21 @@ func TestNewSetReportsEveryProblem(t *testing.T) {
 	wantEvery(t, "NewSet(66 policies)", err, []string{
 		`policy: Policies holds 66 policies; at most 64`,
 		`policy: Policies hold a nil or zero Policy at index 65`})
+}
+
+// TestErrorsNameTheFieldAndTheRule: WithGuard refused an invalid Spec
+// under the field "Guard" with the algorithms package's whole message
+// (`Guard algorithms: invalid spec: Limit must be positive, got 0`), and
+// OnKeyError an unknown action without the known ones. Each problem of
+// the guard's Spec is now named by its field (Guard.Limit), as New names
+// the policy's own (Spec.Limit), and OnKeyError lists the actions.
+func TestErrorsNameTheFieldAndTheRule(t *testing.T) {
+	p := policy.Must(policy.New("p", perSecond, remoteKey))
+	_, err := p.WithGuard(algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 0, Window: 0})
+	wantEvery(t, "WithGuard(limit 0, window 0)", err, []string{
+		`policy: "p": Guard.Limit must be positive, got 0`,
+		`policy: "p": Guard.Window must be positive, got 0s`})
+	_, err = policy.New("p", perSecond, remoteKey, policy.OnKeyError(policy.KeyAction(9)))
+	wantEvery(t, "OnKeyError(9)", err, []string{
+		`policy: "p": OnKeyError unknown action 9; want RejectBadRequest, RejectForbidden or SkipPolicy`})
 }

@@ -460,7 +460,7 @@ func WithMatch(match func(*http.Request) bool) Option {
 func OnKeyError(a KeyAction) Option {
 	return func(p *Policy) error {
 		if a < RejectBadRequest || a > SkipPolicy {
-			return p.errorf("OnKeyError", "unknown action %d", int(a))
+			return p.errorf("OnKeyError", "unknown action %d; want RejectBadRequest, RejectForbidden or SkipPolicy", int(a))
 		}
 		p.onKey = a
 		return nil
@@ -565,7 +565,7 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 		errs = appendErrors(errs, p.checkRouteMethods())
 	}
 	for _, err := range specErrors(p.spec, specRefused{}) {
-		errs = append(errs, p.specError(err))
+		errs = append(errs, p.specError("Spec", err))
 	}
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
@@ -593,20 +593,20 @@ func (p *Policy) checkRouteMethods() error {
 	return joinErrors(errs)
 }
 
-// specError returns err, an error of p's Spec, as an *Error naming the
-// Spec's field.
-func (p *Policy) specError(err error) error {
+// specError returns err, an error of a Spec given to p as field ("Spec",
+// "Guard"), as an *Error naming the Spec's field ("Spec.Limit").
+func (p *Policy) specError(field string, err error) error {
 	var se *algorithms.SpecError
 	if errors.As(err, &se) {
-		return p.errorf("Spec."+se.Field, "%s", se.Reason)
+		return p.errorf(field+"."+se.Field, "%s", se.Reason)
 	}
-	return p.errorf("Spec", "%s", err)
+	return p.errorf(field, "%s", err)
 }
 
 // finish validates p's Spec and derives the values headers report.
 func (p *Policy) finish() error {
 	if err := p.spec.Validate(); err != nil {
-		return p.specError(err)
+		return p.specError("Spec", err)
 	}
 	p.spec = canonical(p.spec)
 	p.capacity = p.spec.Capacity()
@@ -761,8 +761,11 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // into the guard's: that Spec's counters hold the requests of before the
 // reload.
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
-	if err := spec.Validate(); err != nil {
-		return nil, p.errorf("Guard", "%s", err)
+	if errs := specErrors(spec, specRefused{}); len(errs) > 0 {
+		for i, err := range errs {
+			errs[i] = p.specError("Guard", err)
+		}
+		return nil, joinErrors(errs)
 	}
 	spec = canonical(spec)
 	if c := spec.Capacity(); c < p.capacity && p.judged(spec) == 0 {
