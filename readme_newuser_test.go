@@ -1,0 +1,186 @@
+package ratekeeper_test
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/readmetest"
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// readmeText returns README.md.
+func readmeText(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// curlResponse renders resp as `curl -si` prints it over HTTP/1.1, with
+// the header lines named (in this order) and the body as sent: what the
+// README shows a new user of a response.
+func curlResponse(t *testing.T, resp *http.Response, names ...string) string {
+	t.Helper()
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("HTTP/1.1 " + resp.Status + "\n")
+	for _, name := range names {
+		for _, v := range resp.Header.Values(name) {
+			b.WriteString(http.CanonicalHeaderKey(name) + ": " + v + "\n")
+		}
+	}
+	b.WriteString("\n")
+	b.Write(body)
+	return b.String()
+}
+
+// TestReadmeQuickStart429: the README shows the 429 that the eleventh
+// request of its first curl command gets from the quick start, header
+// lines as curl prints them (Date and Content-Length left out) and the
+// problem+json body, byte for byte; eleven requests at 0.6 s into a
+// minute give it. A user could only read that the body is "an RFC 9457
+// application/problem+json body naming the violated policies" and had to
+// run the server to see one.
+func TestReadmeQuickStart429(t *testing.T) {
+	want := readmetest.BlockAfter(t, readmeText(t), "The eleventh request of the first `curl` above", "")
+
+	clock, store := clockedStore(t)
+	clock.Advance(600 * time.Millisecond)
+	srv := httptest.NewServer(readmeQuickStart(store, hello, hello))
+	defer srv.Close()
+	var resp *http.Response
+	for i := 1; i <= 11; i++ {
+		r, err := srv.Client().Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 11 {
+			r.Body.Close()
+			continue
+		}
+		resp = r
+	}
+	got := curlResponse(t, resp, "Cache-Control", "Content-Type", "RateLimit", "RateLimit-Policy", "Retry-After")
+	if got != want {
+		t.Errorf("the quick start's eleventh GET:\n%s\nREADME shows:\n%s", got, want)
+	}
+}
+
+// readmeBehindProxy is the README's code for a service behind load
+// balancers with a sign-in middleware of its own, verbatim (between the
+// markers): auth, home and healthz are the user's.
+func readmeBehindProxy(store algorithms.Store, auth func(http.Handler) http.Handler, home, healthz http.HandlerFunc) http.Handler {
+	// README:begin behindproxy
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}     // your load balancers
+	ip := keyfunc.Must(keyfunc.IP(keyfunc.TrustedProxies(proxies...))) // the client, from their X-Forwarded-For
+	who := keyfunc.Must(keyfunc.FirstOf(keyfunc.User(), ip))           // the signed-in user, else the client IP
+	perClient := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("per-client", 100, who)),
+	}, middleware.CheckForwardingFrom("X-Forwarded-For", proxies...), // the forwarding check, told of them too
+		middleware.WithSkip(middleware.SkipPaths("/healthz"))) // the balancers' health check names no client
+
+	r := chi.NewRouter()
+	r.Use(auth) // yours, before the limiter: for a valid session, r.WithContext(keyfunc.WithUser(ctx, id))
+	r.Use(perClient.Handler)
+	r.Get("/healthz", healthz)
+	r.Get("/", home)
+	// README:end
+	return r
+}
+
+// TestReadmeBehindProxy runs the README's code for a service behind
+// load balancers with users signed in: clients behind the balancer are
+// limited apart, by their X-Forwarded-For; a signed-in user is one client
+// from any address; a client reaching the server directly cannot choose
+// its key by sending the header; the balancers' health check passes
+// unlimited, and a request from them naming no client is answered 400;
+// nothing is reported as a forwarding header ignored, until a request
+// comes from a private peer the prefixes leave out (a balancer forgotten).
+func TestReadmeBehindProxy(t *testing.T) {
+	readme := strings.Split(strings.TrimSuffix(readmetest.BlockAfter(t, readmeText(t), "Behind load balancers, with users signed in", "go"), "\n"), "\n")
+	if tested := markedCodeNamed(t, "readme_newuser_test.go", "behindproxy"); !slices.Equal(trimLines(readme), tested) {
+		t.Fatalf("the README's block is not the code tested here:\nREADME:\n%s\ntested:\n%s",
+			strings.Join(readme, "\n"), strings.Join(tested, "\n"))
+	}
+
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	log := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+
+	_, store := clockedStore(t)
+	auth := func(next http.Handler) http.Handler { // a stand-in: X-Test-User taken on trust
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u := r.Header.Get("X-Test-User"); u != "" {
+				r = r.WithContext(keyfunc.WithUser(r.Context(), u))
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	h := readmeBehindProxy(store, auth, hello, hello)
+	for _, c := range []struct {
+		name, path, peer, xff, user string
+		status                      int
+		rateLimit                   string
+	}{
+		{"client 1 through the balancer", "/", "10.0.0.5:41000", "203.0.113.7", "", 200, `"per-client";r=99;t=120`},
+		{"client 1 again, through another balancer", "/", "10.2.0.9:41000", "203.0.113.7", "", 200, `"per-client";r=98;t=90`},
+		{"client 2 through the balancer: its own limit", "/", "10.0.0.5:41000", "198.51.100.9", "", 200, `"per-client";r=99;t=120`},
+		{"ann signed in, from client 1", "/", "10.0.0.5:41000", "203.0.113.7", "ann", 200, `"per-client";r=99;t=120`},
+		{"ann signed in, from another address: the same limit", "/", "10.0.0.5:41000", "192.0.2.44", "ann", 200, `"per-client";r=98;t=90`},
+		{"a direct client naming client 2: keyed by its own address", "/", "203.0.113.9:50000", "198.51.100.9", "", 200, `"per-client";r=99;t=120`},
+		{"the balancers' health check", "/healthz", "10.0.0.5:41000", "", "", 200, ""},
+		{"a request from a balancer naming no client", "/", "10.0.0.5:41000", "", "", 400, ""},
+	} {
+		req := httptest.NewRequest("GET", c.path, nil)
+		req.RemoteAddr = c.peer
+		if c.xff != "" {
+			req.Header.Set("X-Forwarded-For", c.xff)
+		}
+		if c.user != "" {
+			req.Header.Set("X-Test-User", c.user)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if got := w.Result().Header.Get("RateLimit"); w.Code != c.status || got != c.rateLimit {
+			t.Errorf("%s: %d, RateLimit %q; want %d, %q", c.name, w.Code, got, c.status, c.rateLimit)
+		}
+	}
+	if out := log(); out != "" {
+		t.Errorf("behind the declared balancers, the log says:\n%s\nwant nothing", out)
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.RemoteAddr = "192.168.7.7:41000" // a balancer the prefixes leave out
+	req.Header.Set("X-Forwarded-For", "203.0.113.7")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if out := log(); strings.Count(out, "ratekeeper: setup warning") != 1 || !strings.Contains(out, "192.168.7.7") {
+		t.Errorf("a forwarding header from a private peer outside the prefixes: the log says:\n%s\nwant one setup warning naming the peer", out)
+	}
+}
