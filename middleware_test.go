@@ -728,7 +728,7 @@ func readmeQuickStart(store algorithms.Store, home, loginHandler http.HandlerFun
 	global := middleware.MustNew(store, []*policy.Policy{
 		policy.Must(policy.PerSecond("per-second", 10, ip)),
 		policy.Must(policy.PerMinute("per-minute", 100, ip)),
-	}) // on by default: says once if a proxy's X-Forwarded-For is ignored
+	}) // its forwarding check, on by default, logs once a proxy's X-Forwarded-For it ignores
 	// 5 login attempts per minute per IP and user name (sliding log).
 	login := middleware.MustNew(store, []*policy.Policy{policy.Must(policy.Login(ipUser))})
 
