@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,4 +44,74 @@ func TestReadmeReplay(t *testing.T) {
 	if got[1] != string(claim[1]) {
 		t.Errorf("replay: policy login rejects %s requests; README.md says %s", got[1], claim[1])
 	}
+}
+
+// TestReadmeReplaySuggestionsOneKey checks what the README says of the
+// sample logs' login suggestions: they are one client's, since the
+// percentiles count key-windows, so that a new user does not raise a
+// login limit to make room for a password guesser. The README gives the
+// suggested range, the client holding every rejection, and the P95 of
+// each key's busiest window; replay's JSON report must give the same.
+func TestReadmeReplaySuggestionsOneKey(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The README's words, any space in them a line break as well.
+	words := "the `login` policy's suggestions, (\\d+) to (\\d+) a minute, are one client's: (\\S+) has all (\\d+) of its rejections, and 95% of the keys never made more than (\\d+)"
+	claim := regexp.MustCompile(strings.ReplaceAll(words, " ", "\\s+")).FindStringSubmatch(string(readme))
+	if claim == nil {
+		t.Fatal("README.md does not say whose the login policy's suggestions on the sample logs are")
+	}
+	logs, err := filepath.Glob("testdata/access.log*")
+	if err != nil || len(logs) != 2 {
+		t.Fatalf("testdata/access.log* = %v, %v; want the two sample logs", logs, err)
+	}
+	out, errOut, code := runCmd(append([]string{"replay", "--quiet", "--json", "--config", "../../examples/config/ratekeeper.yaml"}, logs...)...)
+	if code != exitFindings {
+		t.Fatalf("replay: exit %d, want %d; stderr:\n%s", code, exitFindings, errOut)
+	}
+	var rep struct {
+		Policies []struct {
+			Name        string
+			Rejected    int64
+			TopRejected []struct {
+				Key      string
+				Rejected int64
+			} `json:"top_rejected"`
+			Rates struct {
+				PeakP95 int64 `json:"peak_p95"`
+			} `json:"requests_per_key_per_window"`
+			Limits []struct {
+				Label string
+				Spec  struct{ Limit int64 }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Policies {
+		if p.Name != "login" {
+			continue
+		}
+		var suggested []string
+		for _, l := range p.Limits {
+			if l.Label != "configured" {
+				suggested = append(suggested, strconv.FormatInt(l.Spec.Limit, 10))
+			}
+		}
+		if len(p.TopRejected) == 0 || len(suggested) == 0 {
+			t.Fatalf("replay's login report has no rejected key or no suggestion: %+v", p)
+		}
+		top := p.TopRejected[0]
+		got := []string{suggested[0], suggested[len(suggested)-1], strings.TrimPrefix(top.Key, "(fallback 1) "),
+			strconv.FormatInt(top.Rejected, 10), strconv.FormatInt(p.Rates.PeakP95, 10)}
+		if !slices.Equal(got, claim[1:]) || top.Rejected != p.Rejected {
+			t.Errorf("replay: login suggests %s to %s, %s rejected %d times of %d, busiest-window P95 %s; README.md says %q",
+				got[0], got[1], top.Key, top.Rejected, p.Rejected, got[4], claim[0])
+		}
+		return
+	}
+	t.Fatal("replay's report has no policy login")
 }

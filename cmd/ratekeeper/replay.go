@@ -66,6 +66,13 @@ user, and cs(Header) fields and an X-Forwarded-For field as headers (IIS's
 '+' for a space undone in the user, User-Agent, Cookie, Forwarded and
 X-Forwarded-For).
 
+The percentiles count key-windows (each window in which a key made
+requests, once): a client busy in many windows, such as one guessing
+passwords for an hour, weighs as much as many clients, and the suggested
+limits make room for it. Before raising a limit to one, read the keys
+rejected most (a key of a fallback: list shown as "(fallback 1) KEY") and
+the busiest window of each key, the percentiles over keys.
+
 A policy with count: failed or succeeded counts a request or not by its
 logged status. A line without a status, or with 429 (most likely the
 answer of the rate limiter in production, not of the handler, whose status
