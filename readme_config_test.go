@@ -34,7 +34,8 @@ func readmeConfig(store algorithms.Store, mux *http.ServeMux, serve func(http.Ha
 	if err != nil {
 		return err
 	}
-	m, err := middleware.FromConfig(store, cfg, middleware.WithObserver(metrics), middleware.WithLogger(nil),
+	m, err := middleware.FromConfig(store, cfg, middleware.WithObserver(metrics),
+		middleware.WithLogger(nil),                              // nil: slog.Default
 		middleware.WithPatternFunc(policy.ServeMuxPattern(mux))) // without it, a policy with routes never applies
 	if err != nil {
 		return err
