@@ -386,6 +386,7 @@ func TestReadmeSnippetImportsNamed(t *testing.T) {
 		"## Quick start (chi)",
 		"In code (what `examples/config` does)",
 		"## Many instances, one limit (Redis)",
+		"Behind load balancers, with users signed in",
 	} {
 		_, after, ok := strings.Cut(readme, "\n"+intro)
 		if !ok {

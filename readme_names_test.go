@@ -1,0 +1,136 @@
+package ratekeeper_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmePackages are ratekeeper's packages by the name the README writes
+// before a dot (middleware.WithBreaker), with their directories.
+var readmePackages = map[string]string{
+	"algorithms":  "algorithms",
+	"algotest":    "algorithms/algotest",
+	"redisstore":  "algorithms/redisstore",
+	"keyfunc":     "keyfunc",
+	"policy":      "policy",
+	"reload":      "policy/reload",
+	"middleware":  "middleware",
+	"adaptive":    "middleware/adaptive",
+	"prommetrics": "middleware/prommetrics",
+	"otelmetrics": "middleware/otelmetrics",
+	"client":      "client",
+}
+
+// exportedAPI returns the exported package-level names of the package in
+// dir, and for each exported type the names of its exported methods and
+// fields.
+func exportedAPI(t *testing.T, dir string) (names map[string]bool, members map[string]map[string]bool) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, members = map[string]bool{}, map[string]map[string]bool{}
+	member := func(typ, name string) {
+		if members[typ] == nil {
+			members[typ] = map[string]bool{}
+		}
+		members[typ][name] = true
+	}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names[d.Name.Name] = true
+					continue
+				}
+				typ := d.Recv.List[0].Type
+				if s, ok := typ.(*ast.StarExpr); ok {
+					typ = s.X
+				}
+				if g, ok := typ.(*ast.IndexExpr); ok {
+					typ = g.X
+				}
+				if id, ok := typ.(*ast.Ident); ok {
+					member(id.Name, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						names[s.Name.Name] = true
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, fld := range st.Fields.List {
+								for _, n := range fld.Names {
+									member(s.Name.Name, n.Name)
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							names[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return names, members
+}
+
+// TestReadmeNamesExist: every exported name of ratekeeper the README
+// writes as pkg.Name, or pkg.Type.Member, is declared in that package, so
+// that a new user looking one up (go doc, pkg.go.dev) finds it: a renamed
+// or removed option must take the README's mention with it.
+func TestReadmeNamesExist(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := regexp.MustCompile(`\b([a-z]+)\.([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?`)
+	type api struct {
+		names   map[string]bool
+		members map[string]map[string]bool
+	}
+	apis := map[string]api{}
+	checked := 0
+	for i, line := range strings.Split(string(b), "\n") {
+		for _, m := range ref.FindAllStringSubmatch(line, -1) {
+			dir, ok := readmePackages[m[1]]
+			if !ok {
+				continue
+			}
+			a, ok := apis[dir]
+			if !ok {
+				a.names, a.members = exportedAPI(t, dir)
+				apis[dir] = a
+			}
+			checked++
+			if !a.names[m[2]] {
+				t.Errorf("README.md:%d: %s.%s: package %s declares no %s", i+1, m[1], m[2], dir, m[2])
+				continue
+			}
+			if m[3] != "" && a.members[m[2]] != nil && !a.members[m[2]][m[3]] {
+				t.Errorf("README.md:%d: %s.%s.%s: type %s of package %s has no method or field %s", i+1, m[1], m[2], m[3], m[2], dir, m[3])
+			}
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("checked %d names of the README; want the many it gives (middleware.WithDenyHandler, ...)", checked)
+	}
+}
