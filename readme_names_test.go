@@ -93,14 +93,19 @@ func exportedAPI(t *testing.T, dir string) (names map[string]bool, members map[s
 	return names, members
 }
 
-// TestReadmeNamesExist: every exported name of ratekeeper the README
+// TestReadmeNamesExist: every exported name of ratekeeper that the README,
+// a package overview (doc.go), an example's or the command's documentation
 // writes as pkg.Name, or pkg.Type.Member, is declared in that package, so
 // that a new user looking one up (go doc, pkg.go.dev) finds it: a renamed
-// or removed option must take the README's mention with it.
+// or removed option must take its mentions with it.
 func TestReadmeNamesExist(t *testing.T) {
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+	files := []string{"README.md", "cmd/ratekeeper/main.go"}
+	for _, pattern := range []string{"doc.go", "*/doc.go", "*/*/doc.go", "examples/*/main.go", "examples/*/*/*.go"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
 	}
 	ref := regexp.MustCompile(`\b([a-z]+)\.([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?`)
 	type api struct {
@@ -109,28 +114,45 @@ func TestReadmeNamesExist(t *testing.T) {
 	}
 	apis := map[string]api{}
 	checked := 0
-	for i, line := range strings.Split(string(b), "\n") {
-		for _, m := range ref.FindAllStringSubmatch(line, -1) {
-			dir, ok := readmePackages[m[1]]
-			if !ok {
-				continue
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if file != "README.md" {
+				// Documentation only: the comments, not the code.
+				_, c, ok := strings.Cut(line, "//")
+				if !ok {
+					continue
+				}
+				line = c
 			}
-			a, ok := apis[dir]
-			if !ok {
-				a.names, a.members = exportedAPI(t, dir)
-				apis[dir] = a
-			}
-			checked++
-			if !a.names[m[2]] {
-				t.Errorf("README.md:%d: %s.%s: package %s declares no %s", i+1, m[1], m[2], dir, m[2])
-				continue
-			}
-			if m[3] != "" && a.members[m[2]] != nil && !a.members[m[2]][m[3]] {
-				t.Errorf("README.md:%d: %s.%s.%s: type %s of package %s has no method or field %s", i+1, m[1], m[2], m[3], m[2], dir, m[3])
+			for _, m := range ref.FindAllStringSubmatch(line, -1) {
+				dir, ok := readmePackages[m[1]]
+				if !ok {
+					continue
+				}
+				a, ok := apis[dir]
+				if !ok {
+					a.names, a.members = exportedAPI(t, dir)
+					apis[dir] = a
+				}
+				checked++
+				if !a.names[m[2]] {
+					t.Errorf("%s:%d: %s.%s: package %s declares no %s", file, i+1, m[1], m[2], dir, m[2])
+					continue
+				}
+				if m[3] != "" && a.members[m[2]] != nil && !a.members[m[2]][m[3]] {
+					t.Errorf("%s:%d: %s.%s.%s: type %s of package %s has no method or field %s", file, i+1, m[1], m[2], m[3], m[2], dir, m[3])
+				}
 			}
 		}
 	}
-	if checked < 50 {
-		t.Fatalf("checked %d names of the README; want the many it gives (middleware.WithDenyHandler, ...)", checked)
+	if checked < 100 {
+		t.Fatalf("checked %d names; want the many the README and the docs give (middleware.WithDenyHandler, ...)", checked)
 	}
 }
