@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ratekeeper/ratekeeper/internal/readmetest"
 )
 
 // TestReadmeReplay runs the README's replay command (the sample
@@ -114,4 +116,26 @@ func TestReadmeReplaySuggestionsOneKey(t *testing.T) {
 		return
 	}
 	t.Fatal("replay's report has no policy login")
+}
+
+// TestReadmeDemoTable: the README shows the table of requests each
+// algorithm admits in the seed scenarios as the demo prints it, lines and
+// spacing as they are, so that a new user sees the counts the scenarios
+// are there for (the README listed the scenarios alone).
+func TestReadmeDemoTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readmetest.BlockAfter(t, string(readme), "The demo prints the requests each algorithm admits in them", "")
+	if strings.Count(want, "\n") < 5 {
+		t.Fatalf("the README's demo table has %d lines, want its header and a row per scenario:\n%s", strings.Count(want, "\n"), want)
+	}
+	out, errOut, code := runCmd("demo", "--svg", filepath.Join(t.TempDir(), "d.svg"))
+	if code != exitOK {
+		t.Fatalf("demo: exit %d, stderr %s", code, errOut)
+	}
+	if !strings.Contains(out, "\n"+want) {
+		t.Errorf("demo does not print the README's table:\n%s\ndemo:\n%s", want, out)
+	}
 }
