@@ -8,6 +8,8 @@ package chiapp
 
 import (
 	"net/http"
+	"net/netip"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -18,14 +20,22 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// NewHandler builds the router, its limits kept in store. opts apply to both
-// of its middlewares (the global one and the write-endpoint one): an error
-// handler, a clock, a header profile...
-func NewHandler(store algorithms.Store, opts ...middleware.Option) (http.Handler, error) {
+// NewHandler builds the router, its limits kept in store, for clients
+// behind the reverse proxies within proxies (none: clients connect
+// directly). opts apply to both of its middlewares (the global one and the
+// write-endpoint one): an error handler, a clock, a header profile...
+func NewHandler(store algorithms.Store, proxies []netip.Prefix, opts ...middleware.Option) (http.Handler, error) {
 	// Clients connect directly: the key is the peer address (IPv6 by /64).
-	// Behind a proxy, add keyfunc.TrustedProxies(<its prefixes>) (see the
-	// forwarding check below).
-	ip, err := keyfunc.IP()
+	// Behind reverse proxies, the key trusts them: the client is the
+	// address their X-Forwarded-For names (one that reaches the server
+	// directly is still keyed by its own address, whatever it sends), and
+	// the forwarding check below is told of them too.
+	var trust []keyfunc.IPOption
+	if len(proxies) > 0 {
+		trust = append(trust, keyfunc.TrustedProxies(proxies...))
+		opts = append(slices.Clip(opts), middleware.CheckForwardingFrom("X-Forwarded-For", proxies...))
+	}
+	ip, err := keyfunc.IP(trust...)
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +58,7 @@ func NewHandler(store algorithms.Store, opts ...middleware.Option) (http.Handler
 	}
 	// Deployed behind a proxy the key does not trust, every client has the
 	// proxy's address and all share one limit: the forwarding check, on by
-	// default, says so once, in the log. Behind a proxy, give it the proxies
-	// too (middleware.CheckForwardingFrom), or it reports the first request
-	// through them.
+	// default, says so once, in the log.
 	global, err := middleware.New(store, []*policy.Policy{perSecond, perMinute}, opts...)
 	if err != nil {
 		return nil, err

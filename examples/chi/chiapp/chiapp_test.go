@@ -10,12 +10,20 @@ import (
 )
 
 func TestHandler(t *testing.T) {
-	apptest.Run(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s) })
+	apptest.Run(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s, nil) })
 }
 
 // TestBehindProxy: deployed behind a proxy without keyfunc.TrustedProxies,
 // the router says once in its log that every client shares the proxy's
 // limit; it said nothing.
 func TestBehindProxy(t *testing.T) {
-	apptest.CheckBehindProxy(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s) })
+	apptest.CheckBehindProxy(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s, nil) })
+}
+
+// TestTrustedProxies: with the proxies given (examples/chi's
+// -trusted-proxies), clients behind them are limited apart by their
+// X-Forwarded-For, a direct client cannot choose its key, and nothing is
+// reported as ignored.
+func TestTrustedProxies(t *testing.T) {
+	apptest.CheckTrustedProxies(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s, apptest.Proxies) })
 }

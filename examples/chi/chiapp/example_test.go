@@ -17,7 +17,7 @@ func ExampleNewHandler() {
 	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
 	store, _ := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 	defer store.Close()
-	h, err := chiapp.NewHandler(store)
+	h, err := chiapp.NewHandler(store, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -8,7 +8,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -83,4 +85,28 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	err := srv.Shutdown(sctx)
 	<-served // http.ErrServerClosed, once Shutdown has begun
 	return err
+}
+
+// ProxiesFlag defines the flag name of the reverse proxies in front of the
+// server, which the example's client-IP key is to trust: a comma-separated
+// list of addresses (192.0.2.7) and networks (10.0.0.0/8), as the
+// trusted_proxies of a configuration file.
+func ProxiesFlag(name string) *[]netip.Prefix {
+	var proxies []netip.Prefix
+	flag.Func(name, "trusted reverse `PROXIES` (comma-separated addresses and networks, 10.0.0.0/8): the client is the address their X-Forwarded-For names", func(s string) error {
+		for _, f := range strings.Split(s, ",") {
+			f = strings.TrimSpace(f)
+			if p, err := netip.ParsePrefix(f); err == nil {
+				proxies = append(proxies, p)
+				continue
+			}
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return fmt.Errorf("%q is neither an address nor a network", f)
+			}
+			proxies = append(proxies, netip.PrefixFrom(a, a.BitLen()))
+		}
+		return nil
+	})
+	return &proxies
 }

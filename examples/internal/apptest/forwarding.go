@@ -5,11 +5,14 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 )
 
 // CheckBehindProxy runs the handler newHandler builds as if deployed
@@ -63,4 +66,53 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// Proxies are the trusted proxies CheckTrustedProxies gives the example.
+var Proxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+
+// CheckTrustedProxies runs the handler newHandler builds with Proxies as
+// its trusted proxies (the example's -trusted-proxies): two clients behind
+// a proxy at 10.0.0.5 get a limit each, read from its X-Forwarded-For; a
+// client reaching the server directly is keyed by its own address whatever
+// X-Forwarded-For it sends; and the log says nothing of a forwarding header
+// ignored (the forwarding check is given the proxies too).
+func CheckTrustedProxies(t *testing.T, newHandler func(algorithms.Store) (http.Handler, error)) {
+	t.Helper()
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	out, flags := log.Writer(), log.Flags()
+	log.SetOutput(lockedWriter{&mu, &buf})
+	t.Cleanup(func() { log.SetOutput(out); log.SetFlags(flags) })
+
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(algotest.NewClock(time.Unix(1_700_000_040, 0))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h, err := newHandler(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, peer, xff, want string }{
+		{"client 1 behind the proxy", "10.0.0.5:41000", "203.0.113.7", `"per-second";r=9;t=2, "per-minute";r=99;t=120`},
+		{"client 1 again", "10.0.0.5:41000", "203.0.113.7", `"per-second";r=8;t=2, "per-minute";r=98;t=90`},
+		{"client 2 behind the proxy: a limit of its own", "10.0.0.5:41000", "198.51.100.9", `"per-second";r=9;t=2, "per-minute";r=99;t=120`},
+		{"a direct client naming client 1: its own address", "192.0.2.44:50000", "203.0.113.7", `"per-second";r=9;t=2, "per-minute";r=99;t=120`},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.peer
+		r.Header.Set("X-Forwarded-For", c.xff)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := w.Header().Get("RateLimit"); w.Code != http.StatusOK || got != c.want {
+			t.Errorf("%s: %d, RateLimit %q; want 200, %q", c.name, w.Code, got, c.want)
+		}
+	}
+	mu.Lock()
+	got := buf.String()
+	mu.Unlock()
+	if got != "" {
+		t.Errorf("behind the trusted proxies, the log says:\n%s\nwant nothing", got)
+	}
 }

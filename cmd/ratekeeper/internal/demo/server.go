@@ -51,5 +51,5 @@ func (c *Clock) Set(t time.Time) {
 // plus user on POST /login, /register and /comments. Its limits live in
 // store; clock serves the middleware, which sends the headers of profile.
 func NewHandler(store algorithms.Store, clock algorithms.Clock, profile middleware.Profile) (http.Handler, error) {
-	return chiapp.NewHandler(store, middleware.WithClock(clock), middleware.WithHeaders(profile))
+	return chiapp.NewHandler(store, nil, middleware.WithClock(clock), middleware.WithHeaders(profile))
 }
