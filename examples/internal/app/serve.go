@@ -90,23 +90,34 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 // ProxiesFlag defines the flag name of the reverse proxies in front of the
 // server, which the example's client-IP key is to trust: a comma-separated
 // list of addresses (192.0.2.7) and networks (10.0.0.0/8), as the
-// trusted_proxies of a configuration file.
+// trusted_proxies of a configuration file (see ParseProxies).
 func ProxiesFlag(name string) *[]netip.Prefix {
 	var proxies []netip.Prefix
 	flag.Func(name, "trusted reverse `PROXIES` (comma-separated addresses and networks, 10.0.0.0/8): the client is the address their X-Forwarded-For names", func(s string) error {
-		for _, f := range strings.Split(s, ",") {
-			f = strings.TrimSpace(f)
-			if p, err := netip.ParsePrefix(f); err == nil {
-				proxies = append(proxies, p)
-				continue
-			}
-			a, err := netip.ParseAddr(f)
-			if err != nil {
-				return fmt.Errorf("%q is neither an address nor a network", f)
-			}
-			proxies = append(proxies, netip.PrefixFrom(a, a.BitLen()))
-		}
-		return nil
+		p, err := ParseProxies(s)
+		proxies = append(proxies, p...)
+		return err
 	})
 	return &proxies
+}
+
+// ParseProxies parses a comma-separated list of addresses and networks: an
+// address is the network of that address alone (192.0.2.7/32). A network
+// with host bits set (10.0.0.5/16) is kept as written, for keyfunc.IP to
+// refuse with the two things it may mean.
+func ParseProxies(s string) ([]netip.Prefix, error) {
+	var proxies []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if p, err := netip.ParsePrefix(f); err == nil {
+			proxies = append(proxies, p)
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an address nor a network", f)
+		}
+		proxies = append(proxies, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return proxies, nil
 }
