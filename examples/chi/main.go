@@ -21,9 +21,9 @@
 //
 // Ctrl-C (SIGINT) or SIGTERM stops it, once the requests in flight are
 // answered. The handler, the form's user name, the Basic-auth stand-in for
-// sign-in (used by chiapp), listening and serving are helpers of
-// examples/internal/app, which another module cannot import: copy them
-// with the example and chiapp.
+// sign-in (used by chiapp), the -trusted-proxies flag, listening and
+// serving are helpers of examples/internal/app, which another module
+// cannot import: copy them with the example and chiapp.
 package main
 
 import (

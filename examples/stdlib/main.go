@@ -21,8 +21,9 @@
 //
 // Ctrl-C (SIGINT) or SIGTERM stops it, once the requests in flight are
 // answered. The handler, the form's user name, the Basic-auth stand-in for
-// sign-in, listening and serving are helpers of examples/internal/app,
-// which another module cannot import: copy them with the example.
+// sign-in, the -trusted-proxies flag, listening and serving are helpers of
+// examples/internal/app, which another module cannot import: copy them
+// with the example.
 package main
 
 import (
