@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -183,4 +185,73 @@ func TestReadmeBehindProxy(t *testing.T) {
 	if out := log(); strings.Count(out, "ratekeeper: setup warning") != 1 || !strings.Contains(out, "192.168.7.7") {
 		t.Errorf("a forwarding header from a private peer outside the prefixes: the log says:\n%s\nwant one setup warning naming the peer", out)
 	}
+}
+
+// readmeRuleTable is the README's rule table, the quick start's limits as
+// one middleware, verbatim between the markers; ip and ipUser are the
+// quick start's keys.
+func readmeRuleTable(store algorithms.Store, ip, ipUser keyfunc.Func, home, loginHandler http.HandlerFunc) http.Handler {
+	// README:begin ruletable
+	r := chi.NewRouter()
+	limits := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, ip)),
+		policy.Must(policy.PerMinute("per-minute", 100, ip)),
+		policy.Must(policy.Login(ipUser, policy.WithRoutes("POST /login"))),
+	}, middleware.WithPatternFunc(policy.ChiPattern(r))) // r.Use runs before chi routes: ask r
+	r.Use(limits.Handler)
+	r.Get("/", home)
+	r.Post("/login", loginHandler)
+	// README:end
+	return r
+}
+
+// TestReadmeRuleTable runs the README's rule table with the quick start's
+// keys: one decision per request, so that a login the login policy denies
+// uses nothing of the global policies (under the quick start's nested
+// middlewares it does), while GET / is limited by the global ones alone.
+func TestReadmeRuleTable(t *testing.T) {
+	readme := strings.Split(strings.TrimSuffix(readmetest.BlockAfter(t, readmeText(t), "The quick start's limits as one rule table", "go"), "\n"), "\n")
+	if tested := markedCodeNamed(t, "readme_newuser_test.go", "ruletable"); !slices.Equal(trimLines(readme), tested) {
+		t.Fatalf("the README's block is not the code tested here:\nREADME:\n%s\ntested:\n%s",
+			strings.Join(readme, "\n"), strings.Join(tested, "\n"))
+	}
+	_, store := clockedStore(t)
+	ip := keyfunc.Must(keyfunc.IP())
+	loginName := func(r *http.Request) (string, error) {
+		if name := r.PostFormValue("username"); name != "" {
+			return name, nil
+		}
+		return "", keyfunc.ErrNoUser
+	}
+	srv := httptest.NewServer(readmeRuleTable(store, ip, keyfunc.Must(keyfunc.Join(ip, loginName)), hello, hello))
+	defer srv.Close()
+	check := func(name string, resp *http.Response, err error, status int, rateLimit string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := strings.Join(resp.Header.Values("RateLimit"), ", "); resp.StatusCode != status || got != rateLimit {
+			t.Errorf("%s: %d, RateLimit %q; want %d, %q", name, resp.StatusCode, got, status, rateLimit)
+		}
+	}
+	login := func() (*http.Response, error) {
+		return srv.Client().PostForm(srv.URL+"/login", url.Values{"username": {"ann"}})
+	}
+	// n requests at the start of a minute: the per-minute quota grows
+	// once n·(1−e/60) <= n−1 in the next one, 60 + 60/n s on.
+	minuteT := []string{"", "120", "90", "80", "75", "72", "70", "69"}
+	global := func(n int) string {
+		return `"per-second";r=` + strconv.Itoa(10-n) + `;t=2, "per-minute";r=` + strconv.Itoa(100-n) + ";t=" + minuteT[n]
+	}
+	resp, err := srv.Client().Get(srv.URL + "/")
+	check("GET /", resp, err, 200, global(1))
+	for i := 1; i <= 5; i++ {
+		resp, err := login()
+		check("login "+strconv.Itoa(i), resp, err, 200, global(1+i)+`, "login";r=`+strconv.Itoa(5-i)+";t=61")
+	}
+	resp, err = login()
+	check("login 6, denied by login alone", resp, err, 429, global(6)+`, "login";r=0;t=61`)
+	resp, err = srv.Client().Get(srv.URL + "/")
+	check("GET / after it: the denied login used nothing", resp, err, 200, global(7))
 }
