@@ -91,7 +91,7 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missi
 	*e = Entry{}
 	tv, tname := lookup(obj, f.Time, DefaultJSONFields.Time)
 	if tv == nil {
-		return errors.New("no time field (" + names(f.Time, DefaultJSONFields.Time) + ")")
+		return errors.New("no time field (" + names(f.Time, DefaultJSONFields.Time, "--json-time") + ")")
 	}
 	t, err := jsonTime(tv, tc)
 	if err != nil {
@@ -102,7 +102,7 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missi
 		e.Addr = scalar(v)
 	}
 	if e.Addr == "" {
-		return errors.New("no client address field (" + names(f.Addr, DefaultJSONFields.Addr) + ")")
+		return errors.New("no client address field (" + names(f.Addr, DefaultJSONFields.Addr, "--json-ip") + ")")
 	}
 	method := ""
 	if v, _ := lookup(obj, f.Method, DefaultJSONFields.Method); v != nil {
@@ -212,11 +212,13 @@ func statusCode(v any) int {
 	return 0
 }
 
-func names(set string, defaults []string) string {
+// names returns the field name set, or when none was set the defaults
+// looked for and the replay flag that names another field.
+func names(set string, defaults []string, flag string) string {
 	if set != "" {
 		return set
 	}
-	return strings.Join(defaults, ", ")
+	return strings.Join(defaults, ", ") + "; " + flag + " FIELD names another"
 }
 
 // lookup returns the value of the field named name (dotted for nested

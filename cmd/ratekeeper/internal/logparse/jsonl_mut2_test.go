@@ -120,9 +120,14 @@ func TestJSONLineFields(t *testing.T) {
 	}{
 		{`{` + ts + `, "ip": "192.0.2.3"`, JSONFields{}, "invalid JSON: unexpected EOF"},
 		{`{` + ts + `, "ip": "192.0.2.3"} x`, JSONFields{}, "invalid JSON: data after the object"},
-		{`{` + ts + `}`, JSONFields{}, "no client address field (" + strings.Join(DefaultJSONFields.Addr, ", ") + ")"},
-		{`{` + ts + `, "": "192.0.2.3"}`, JSONFields{}, "no client address field (" + strings.Join(DefaultJSONFields.Addr, ", ") + ")"},
+		// A field none of the defaults names: the reason says which flag
+		// names it (it said only the defaults, and a new user had to find
+		// the flag in --help); a name the flag gave is not hinted at.
+		{`{` + ts + `}`, JSONFields{}, "no client address field (" + strings.Join(DefaultJSONFields.Addr, ", ") + "; --json-ip FIELD names another)"},
+		{`{` + ts + `, "": "192.0.2.3"}`, JSONFields{}, "no client address field (" + strings.Join(DefaultJSONFields.Addr, ", ") + "; --json-ip FIELD names another)"},
 		{`{` + ts + `, "ip": "192.0.2.3"}`, JSONFields{Addr: "peer.ip"}, "no client address field (peer.ip)"},
+		{`{"when": "2024-03-10T12:00:00Z", "ip": "192.0.2.3"}`, JSONFields{}, "no time field (" + strings.Join(DefaultJSONFields.Time, ", ") + "; --json-time FIELD names another)"},
+		{`{"when": "2024-03-10T12:00:00Z", "ip": "192.0.2.3"}`, JSONFields{Time: "at"}, "no time field (at)"},
 		{`{` + ts + `, "ip": "192.0.2.3", "path": "login"}`, JSONFields{}, `bad request target "login"`},
 		{`{` + ts + `, "ip": "192.0.2.3", "request": "GET x HTTP/1.1"}`, JSONFields{}, `bad request target "x"`},
 		{`{` + ts + `, "ip": "192.0.2.3", "path": "/a", "method": "G@T"}`, JSONFields{}, `bad method "G@T"`},
