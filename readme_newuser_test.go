@@ -2,6 +2,7 @@ package ratekeeper_test
 
 import (
 	"bytes"
+	"go/format"
 	"io"
 	"log/slog"
 	"net/http"
@@ -254,4 +255,34 @@ func TestReadmeRuleTable(t *testing.T) {
 	check("login 6, denied by login alone", resp, err, 429, global(6)+`, "login";r=0;t=61`)
 	resp, err = srv.Client().Get(srv.URL + "/")
 	check("GET / after it: the denied login used nothing", resp, err, 200, global(7))
+}
+
+// TestReadmeGoBlocksFormatted: every Go block of the README is as gofmt
+// writes it (read as a function body), so that code a user pastes stays
+// put under their editor's gofmt: a comment column out of line moves.
+func TestReadmeGoBlocksFormatted(t *testing.T) {
+	blocks := strings.Split(readmeText(t), "```go\n")[1:]
+	if len(blocks) < 5 {
+		t.Fatalf("README.md has %d Go blocks, want the quick start's and the others", len(blocks))
+	}
+	for _, b := range blocks {
+		code, _, _ := strings.Cut(b, "```")
+		var src strings.Builder
+		src.WriteString("package p\n\nfunc _() {\n")
+		for _, l := range strings.Split(strings.TrimSuffix(code, "\n"), "\n") {
+			if l != "" {
+				src.WriteString("\t" + l)
+			}
+			src.WriteString("\n")
+		}
+		src.WriteString("}\n")
+		formatted, err := format.Source([]byte(src.String()))
+		if err != nil {
+			t.Errorf("a Go block of README.md does not parse: %v\n%s", err, code)
+			continue
+		}
+		if string(formatted) != src.String() {
+			t.Errorf("a Go block of README.md is not as gofmt writes it:\n%s\ngofmt:\n%s", src.String(), formatted)
+		}
+	}
 }
