@@ -69,9 +69,10 @@ X-Forwarded-For).
 The percentiles count key-windows (each window in which a key made
 requests, once): a client busy in many windows, such as one guessing
 passwords for an hour, weighs as much as many clients, and the suggested
-limits make room for it. Before raising a limit to one, read the keys
-rejected most (a key of a fallback: list shown as "(fallback 1) KEY") and
-the busiest window of each key, the percentiles over keys.
+limits make room for it (a note says so when one key of several holds
+most of a policy's rejections). Before raising a limit to one, read the
+keys rejected most (a key of a fallback: list shown as "(fallback 1) KEY")
+and the busiest window of each key, the percentiles over keys.
 
 A policy with count: failed or succeeded counts a request or not by its
 logged status. A line without a status, or with 429 (most likely the

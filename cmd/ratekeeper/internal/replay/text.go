@@ -107,6 +107,7 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 		}
 		tw.Flush()
 	}
+	b.WriteString(oneKeyNote(p))
 	if len(p.Compare) > 0 {
 		fmt.Fprintf(b, "  algorithms at %d per %s, this policy alone:\n", p.Spec.Limit, p.Spec.Window)
 		tw = tabwriter.NewWriter(b, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -120,6 +121,24 @@ func (p *PolicyReport) writeText(b *strings.Builder) {
 		}
 		tw.Flush()
 	}
+}
+
+// oneKeyNote returns a note when one key of several holds more than half
+// of the policy's rejections and a suggested limit above the configured
+// one (Limits[0]) rejects fewer: the percentiles count key-windows, so a
+// client busy in many windows, such as one guessing passwords for an hour,
+// pulls the suggestions up to make room for it. "" otherwise.
+func oneKeyNote(p *PolicyReport) string {
+	if len(p.Top) == 0 || p.Rates.Keys < 2 || len(p.Limits) < 2 || 2*p.Top[0].Count <= p.Rejected {
+		return ""
+	}
+	for _, t := range p.Limits[1:] {
+		if t.Spec.Limit > p.Limits[0].Spec.Limit && t.Rejected < p.Rejected {
+			return fmt.Sprintf("  note: %s has %d of this policy's %s: the suggested limits make room for it (the percentiles count each window of it); if it is abuse, keep the limit\n",
+				printable(p.Top[0].Key), p.Top[0].Count, plural.Count(p.Rejected, "rejection"))
+		}
+	}
+	return ""
 }
 
 // printable returns s as it is when every character is printable (a
