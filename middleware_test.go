@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -719,7 +720,8 @@ func readmeQuickStart(store algorithms.Store, home, loginHandler http.HandlerFun
 		if name := r.PostFormValue("username"); name != "" {
 			return name, nil
 		}
-		return "", keyfunc.ErrNoUser // answered 400, never a bucket shared by all
+		// Answered 400, never a bucket shared by all: the error is in keyfunc.ErrNoKey's family.
+		return "", fmt.Errorf("no username in the form: %w", keyfunc.ErrNoKey)
 	}
 	ipUser := keyfunc.Must(keyfunc.Join(ip, loginName))
 

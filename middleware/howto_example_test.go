@@ -143,7 +143,8 @@ func Example_jsonLogin() {
 			Username string `json:"username"`
 		}
 		if json.Unmarshal(body, &in) != nil || in.Username == "" {
-			return "", keyfunc.ErrNoUser // answered 400, never a bucket shared by all
+			// Answered 400, never a bucket shared by all: the error is in keyfunc.ErrNoKey's family.
+			return "", fmt.Errorf("no username in the JSON body: %w", keyfunc.ErrNoKey)
 		}
 		return in.Username, nil
 	}

@@ -21,17 +21,19 @@ import (
 )
 
 // FormValue returns a key function reading the form field name of the
-// request; a request without it has no user (keyfunc.ErrNoUser). It reads
+// request; a request without it has no key (an error matching
+// keyfunc.ErrNoKey that names the field). It reads
 // before the limit is decided, so from at most 64 KiB of the body (the
 // handler finds the body so bounded): a denied request costs no more, and
 // a form past it has no user.
 func FormValue(name string) keyfunc.Func {
+	missing := fmt.Errorf("no form field %q: %w", name, keyfunc.ErrNoKey)
 	return func(r *http.Request) (string, error) {
 		r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
 		if v := r.PostFormValue(name); v != "" {
 			return v, nil
 		}
-		return "", keyfunc.ErrNoUser
+		return "", missing
 	}
 }
 
