@@ -748,7 +748,7 @@ func TestNewErrors(t *testing.T) {
 		want     string
 	}{
 		{"nil store", nil, []*policy.Policy{p}, nil, "store is nil"},
-		{"no policies", store, nil, nil, "Policies is empty"},
+		{"no policies", store, nil, nil, "Policies is empty; give at least one policy"},
 		{"duplicate", store, []*policy.Policy{p, p}, nil, `"p": Name`},
 		{"nil option", store, []*policy.Policy{p}, []middleware.Option{nil}, "nil Option"},
 		{"fallback nil", store, []*policy.Policy{p}, []middleware.Option{middleware.OnStoreError(middleware.FallBack(nil))}, "FallBack"},

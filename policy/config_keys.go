@@ -227,7 +227,24 @@ func keyPart(part string, ip keyfunc.Func) (keyfunc.Func, error) {
 	}
 	known := append([]string(nil), keyPartNames...)
 	sort.Strings(known)
-	return nil, fmt.Errorf("unknown key part %q; want one of %s%s", part, strings.Join(known, ", "), suggestPart(part))
+	return nil, fmt.Errorf("unknown key part %q; want one of %s%s%s", part, strings.Join(known, ", "), suggestPart(part), listHint(part, ip))
+}
+
+// listHint returns "; write several parts as a list: [a, b]" when part,
+// unknown, is several known parts joined into one string by commas, plus
+// signs or spaces (key: ip,user is the string "ip,user", where [ip, user]
+// was meant), or "".
+func listHint(part string, ip keyfunc.Func) string {
+	pieces := strings.FieldsFunc(part, func(r rune) bool { return r == ',' || r == '+' || r == ' ' || r == '\t' })
+	if len(pieces) < 2 {
+		return ""
+	}
+	for _, p := range pieces {
+		if _, err := keyPart(p, ip); err != nil {
+			return ""
+		}
+	}
+	return "; write several parts as a list: [" + strings.Join(pieces, ", ") + "]"
 }
 
 // suggestPart returns "; did you mean %q?" naming the key part that part,

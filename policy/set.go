@@ -108,7 +108,7 @@ func WithUnroutedFunc(f func(*http.Request)) SetOption {
 // naming them all), and each bad option.
 func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 	if len(policies) == 0 {
-		return nil, &Error{Field: "Policies", Reason: "is empty"}
+		return nil, &Error{Field: "Policies", Reason: "is empty; give at least one policy"}
 	}
 	var errs []error
 	if len(policies) > MaxPolicies {
