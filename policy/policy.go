@@ -1178,6 +1178,28 @@ func (p *Policy) needsPattern() bool { return len(p.routes) > 0 }
 // Routed reports whether p applies only on some routes ([WithRoutes]).
 func (p *Policy) Routed() bool { return p.needsPattern() }
 
+// Routes returns the routes p is restricted to ([WithRoutes]), in order,
+// each as "METHOD /path" or "/path" (one blank after a method); nil for
+// none.
+func (p *Policy) Routes() []string {
+	var out []string
+	for _, rt := range p.routes {
+		if rt.method != "" {
+			out = append(out, rt.method+" "+rt.path)
+		} else {
+			out = append(out, rt.path)
+		}
+	}
+	return out
+}
+
+// Methods returns the methods p is restricted to ([WithMethods]), in
+// order; nil for any.
+func (p *Policy) Methods() []string { return slices.Clone(p.methods) }
+
+// Key returns the key function p was built with.
+func (p *Policy) Key() keyfunc.Func { return p.key }
+
 // patternPath returns the path of a route pattern: a Go 1.22 ServeMux
 // pattern "[METHOD ][HOST]/path" loses its method and host.
 func patternPath(pattern string) string {
