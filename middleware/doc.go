@@ -22,10 +22,13 @@
 // Behind a reverse proxy, such a key is the proxy's address for every
 // client, all sharing one limit: the forwarding check, on by default, logs
 // that once, at Warn, the first time a request carries a forwarding
-// header the key ignores (see [ErrForwardingIgnored]; the key stays the
-// peer's). Declare the proxies to the key and to the check
-// ([CheckForwardingFrom]), or turn it off ([CheckForwarding](false)) where
-// no policy keys by client IP.
+// header that the key of a policy applying to it ignores, keying it by
+// the peer's address (see [ErrForwardingIgnored]; the key stays the
+// peer's). It asks the keys, so a key that trusts the proxy, or keys by
+// no client IP (a user, an API key), is never reported. Declare the
+// proxies to the key (keyfunc.TrustedProxies); naming them to the check
+// too ([CheckForwardingFrom]) keeps it from reporting a client's own
+// header, and [CheckForwarding](false) turns it off.
 //
 // Example runs such a middleware, Example_chi under chi; per-route limits
 // are below, and package redisstore holds the store that several instances

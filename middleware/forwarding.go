@@ -3,6 +3,7 @@ package middleware
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -16,36 +17,57 @@ import (
 // ErrForwardingIgnored is told to the error handler (once per Middleware,
 // and again after [Middleware.ApplyConfig] applies a configuration whose
 // trusted proxies differ) the first time the forwarding check (on by
-// default; [CheckForwarding], [CheckForwardingFrom]) sees a request whose forwarding header
-// (X-Forwarded-For, Forwarded, X-Real-IP, or the header the ip keys read)
-// the client-IP keys ignore, as they do a header from a peer they do not
-// trust as a proxy. Behind a reverse proxy or load balancer that is a
-// misconfiguration with a large effect: every request is keyed by the
-// proxy's address, so every client shares one limit, and one busy client
-// locks all the others out. It is reported in two cases:
+// default; [CheckForwarding], [CheckForwardingFrom]) sees a request
+// carrying a forwarding header (X-Forwarded-For, Forwarded, X-Real-IP, or
+// the header the ip keys read) that the key of a policy applying to it
+// ignores, keying the request by the peer's address, as keyfunc.IP does
+// for a peer it does not trust as a proxy. Behind a reverse proxy or load
+// balancer that is a misconfiguration with a large effect: every request
+// is keyed by the proxy's address, so every client shares one limit, and
+// one busy client locks all the others out.
 //
-//   - No proxy is declared (keyfunc.IP with neither keyfunc.TrustedProxies
-//     nor keyfunc.TrustedHops, a configuration without trusted_proxies or
-//     trusted_hops), or, for a middleware built in code, none was named to
-//     the check ([CheckForwardingFrom]): any forwarding header is
+// The check asks the keys themselves. For such a request it calls the
+// key function of each policy that applies to it three times: on the
+// request as it is, on a copy from another peer address (the first bit of
+// the peer's flipped, the port kept), and on a copy without the headers
+// that name an address (X-Forwarded-For, Forwarded, X-Real-IP, the
+// header named to CheckForwardingFrom, and any other whose first entry,
+// up to a comma, is an address). A key buckets the request by its peer
+// when the second key differs from the first and the third does not.
+// So a key that trusts the peer as a proxy (keyfunc.TrustedProxies,
+// TrustedHops: it reads the client from the header) is never reported,
+// whatever the check was told, nor is a key of no client IP (a user, an
+// API key, keyfunc.Global), nor a keyfunc.FirstOf(user, ip) for a
+// request with a user; that key is reported for an anonymous request. A
+// key that fails, or panics, on the request or a copy is not reported
+// either. Only the policies that apply to the request are asked: a
+// per-IP limit restricted to POST /login is reported at the first
+// forwarded POST /login. Beyond that, it is reported in two cases:
+//
+//   - No proxy is declared to the check (a configuration without
+//     trusted_proxies or trusted_hops, or, for a middleware built in
+//     code, no [CheckForwardingFrom]): the first request from any peer is
 //     reported. The fix is to declare the proxies and the header they
-//     write, and, in code, to name them to the check too. On a server that
-//     clients reach directly such a header is their own invention, rightly
-//     ignored, and the report can be ignored too (or the check turned off,
-//     [CheckForwarding](false)).
-//   - Trusted proxies are declared, and the request comes from a peer
-//     outside them whose address is private (RFC 1918), loopback,
-//     link-local, unique local (fc00::/7) or of the shared address space
-//     (100.64.0.0/10, RFC 6598): no internet client has such an address,
-//     so the peer is most likely a proxy the prefixes leave out (the load
-//     balancer at 10.0.0.5 when 10.1.0.0/16 is trusted). The fix is to add
-//     its prefix. A header from a public peer outside them is not
-//     reported: that is more likely a client writing its own, which the
-//     keys rightly ignore. Under keyfunc.TrustedHops (trusted_hops) every
-//     peer's header is read, and nothing is reported.
+//     write to the keys (keyfunc.TrustedProxies, trusted_proxies). On a
+//     server that clients reach directly such a header is their own
+//     invention, rightly ignored, and the report can be ignored too (or
+//     the check turned off, [CheckForwarding](false), or told of no
+//     public peer by naming the proxies, [CheckForwardingFrom]).
+//   - Trusted proxies are declared to the check, and the request comes
+//     from a peer outside them whose address is private (RFC 1918),
+//     loopback, link-local, unique local (fc00::/7) or of the shared
+//     address space (100.64.0.0/10, RFC 6598): no internet client has
+//     such an address, so the peer is most likely a proxy the prefixes
+//     leave out (the load balancer at 10.0.0.5 when 10.1.0.0/16 is
+//     trusted). The fix is to add its prefix. A header from a public peer
+//     outside them is not reported: that is more likely a client writing
+//     its own, which the keys rightly ignore. Under keyfunc.TrustedHops
+//     (trusted_hops) every peer's header is read, and nothing is
+//     reported.
 //
-// The message names the header, the peer's address and, in the second
-// case, the trusted proxies it is not among; never the header's value.
+// The message names the header, the peer's address, the policy whose key
+// is the peer's and, in the second case, the trusted proxies it is not
+// among; never the header's value.
 //
 // When the middleware logs ([WithLogger], or a [LogObserver] among its
 // observers), the warning is logged too, at Warn ("ratekeeper: setup
@@ -89,31 +111,40 @@ type proxies struct {
 // CheckForwarding turns on (or off) the check for forwarding headers that
 // the middleware's client-IP keys ignore (see [ErrForwardingIgnored]).
 //
-// The check is on by default. In code, where the middleware cannot see
-// what its policies' keys read, it takes them to be keyfunc.IP with
-// neither keyfunc.TrustedProxies nor keyfunc.TrustedHops, the default,
-// and reports the first forwarding header of any peer, once: behind a
-// reverse proxy such keys give every client the proxy's limit. On a
-// server clients reach directly, a client's own X-Forwarded-For is
-// reported likewise, once, and ignored: the key stays the peer's. For
-// keys that trust proxies, give the check the same prefixes with
-// [CheckForwardingFrom]: otherwise the first request through a proxy the
-// keys trust is reported too. CheckForwarding(false) turns the check off,
-// for a middleware whose policies key by no client IP, or a server whose
-// report was read; CheckForwarding(true) restates the default. A check on
+// The check is on by default. It asks the keys of the policies that apply
+// to a request carrying a forwarding header whether they key it by its
+// peer's address (see [ErrForwardingIgnored]), and reports the first
+// such request, from any peer, once: behind a reverse proxy such keys
+// give every client the proxy's limit. Keys that trust the proxy
+// (keyfunc.TrustedProxies, keyfunc.TrustedHops) and keys of no client IP
+// are not reported: there is nothing to tell the check for them. On a
+// server clients reach directly, a client's own X-Forwarded-For to a
+// per-IP policy is reported likewise, once, and ignored: the key stays
+// the peer's. [CheckForwardingFrom] names the proxies to the check, which
+// then reports only peers with a proxy's address outside them, not a
+// public client's own header. CheckForwarding(false) turns the check
+// off, for a server whose report was read; CheckForwarding(true)
+// restates the default. A check on
 // by default leaves the requests that a middleware further out decided
 // (one nested in another, as a login limit inside a global one) to that
 // middleware's check, which the application may have given the proxies
 // ([CheckForwardingFrom]) or turned off; given explicitly, it checks
 // them too.
 //
-// The check looks at each request for the forwarding headers (three map
-// lookups, four when the keys read another header), and, when one is
-// there and proxies are declared, parses the peer's address and compares
-// it with their prefixes; it allocates nothing. After the first report it
-// looks no more (until a configuration applied declares other proxies);
-// with a setup that needs no report (no proxy sends forwarding headers,
-// or the check was given the proxies the keys trust) it never comes, and
+// The check looks at each request that policies apply to for the
+// forwarding headers (three map lookups, four when the keys read another
+// header), and, when one is there, parses the peer's address (and, when
+// proxies are declared to it, compares it with their prefixes), then
+// asks the keys: three calls of each key function that applies, on two
+// copies of the request (one allocation each, and the header map of the
+// second). Having seen a policy's key read the headers of a peer (a
+// proxy it trusts), it asks that key no more for that peer's requests
+// (it remembers 8 peers per rule set): a correct setup behind a proxy
+// then costs, after its first request, the look-ups and no allocation.
+// A key of no client IP (a user, an API key) is asked once more, on a
+// copy, for each request carrying a forwarding header. After the first
+// report the check looks no more (until a configuration applied declares
+// other proxies); with a setup that needs no report it never comes, and
 // the check costs that much on every request for as long as the
 // middleware serves. Off, it costs one atomic load per request.
 //
@@ -148,10 +179,14 @@ func CheckForwarding(on bool) Option {
 //	m, err := middleware.New(store, policies, middleware.CheckForwardingFrom("X-Forwarded-For", proxies...))
 //
 // A request from a peer outside the prefixes whose address only a proxy
-// has (private, loopback, link-local, unique local, shared) and that
-// carries header, or another forwarding header, is then reported, once:
-// most likely a proxy the prefixes leave out, behind which every client
-// shares one limit. The cost is that of [CheckForwarding]. The prefixes
+// has (private, loopback, link-local, unique local, shared), that
+// carries header, or another forwarding header, and that a policy's key
+// buckets by that peer (see [ErrForwardingIgnored]) is then reported,
+// once: most likely a proxy the prefixes leave out, behind which every
+// client shares one limit. A header from a public peer (a client's own)
+// is not. The check asks the keys all the same: prefixes other than
+// theirs cause no report of a proxy they trust. The cost is that of
+// [CheckForwarding]. The prefixes
 // are compared as keyfunc.TrustedProxies compares them
 // (keyfunc.NormalizePrefix).
 //
@@ -312,7 +347,7 @@ func (px *proxies) same(q *proxies) bool {
 // The cheap tests come first: a request through a trusted proxy, every
 // request of a correct setup, costs the header lookups, the parse of
 // RemoteAddr and the prefix comparisons, and allocates nothing.
-func (m *Middleware) checkForwarding(r *http.Request) {
+func (m *Middleware) checkForwarding(r *http.Request, set *policy.Set, mask uint64) {
 	px := m.fwdProxies.Load()
 	if px != nil && px.hops {
 		return
@@ -333,16 +368,17 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 			// request would be noise, or false.
 			return
 		}
-		if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
+		name := m.peerKeyed(r, set, mask)
+		if name == "" || !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 			return
 		}
 		if px == nil {
-			m.warn(r, fmt.Errorf("%w: a request from %s carries %s, and the check knows of no trusted proxy: built in code, it takes the ip keys to be keyfunc.IP() trusting none, which key each request by the peer's address, so that behind a reverse proxy every client shares the proxy's limit; there, declare the proxies to the ip keys (keyfunc.TrustedProxies or TrustedHops) with the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader), and give the check the same prefixes with CheckForwardingFrom (all there is to do when the keys trust this proxy already); when clients reach this server directly (the header is theirs, and ignored: the key stays the peer's) or no policy keys by client IP, ignore this, or turn the check off with CheckForwarding(false)",
-				ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
+			m.warn(r, fmt.Errorf("%w: a request from %s carries %s, which the key of policy %q ignores: it keys the request by the peer's address, as keyfunc.IP() does from a peer it does not trust as a proxy, so that behind a reverse proxy every client shares the proxy's limit; there, declare the proxies to the ip keys (keyfunc.TrustedProxies or TrustedHops) with the header they set (keyfunc.FromXForwardedFor, FromForwarded, FromHeader), and, for the check to leave alone a header from a peer whose address is public (a client's own), name the proxies to it too (CheckForwardingFrom); when clients reach this server directly (the header is theirs, and ignored: the key stays the peer's), ignore this, or turn the check off with CheckForwarding(false)",
+				ErrForwardingIgnored, peerAddr(r.RemoteAddr), h, name))
 			return
 		}
-		m.warn(r, fmt.Errorf("%w: a request from %s carries %s, and the configuration declares no trusted proxies, so its ip key reads the peer's address; behind a reverse proxy every client then shares the proxy's limit: declare the proxies (trusted_proxies or trusted_hops; keyfunc.TrustedProxies or TrustedHops in code) and the header they set (ip_source; keyfunc.FromXForwardedFor, FromForwarded, FromHeader), or, when clients reach this server directly, ignore this",
-			ErrForwardingIgnored, peerAddr(r.RemoteAddr), h))
+		m.warn(r, fmt.Errorf("%w: a request from %s carries %s, and the configuration declares no trusted proxies, so the ip key of policy %q reads the peer's address; behind a reverse proxy every client then shares the proxy's limit: declare the proxies (trusted_proxies or trusted_hops; keyfunc.TrustedProxies or TrustedHops in code) and the header they set (ip_source; keyfunc.FromXForwardedFor, FromForwarded, FromHeader), or, when clients reach this server directly, ignore this",
+			ErrForwardingIgnored, peerAddr(r.RemoteAddr), h, name))
 		return
 	}
 	// A RemoteAddr that is no "host:port" is either rewritten further
@@ -360,15 +396,16 @@ func (m *Middleware) checkForwarding(r *http.Request) {
 	if kind == "" || rewrittenUpstream(r) {
 		return
 	}
-	if !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
+	name := m.peerKeyed(r, set, mask)
+	if name == "" || !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 		return
 	}
 	fix := "keyfunc.TrustedProxies, and CheckForwardingFrom"
 	if px.config {
 		fix = "trusted_proxies"
 	}
-	m.warn(r, fmt.Errorf("%w: a request from %s carries %s, but %s is not among the trusted proxies (%s), the only peers whose forwarding header the ip key reads, so the request is keyed by the peer's address; a %s address is a proxy's rather than a client's, and behind a proxy left out every client shares its limit: add the proxy's prefix to the trusted proxies (%s), or, if this peer is no proxy of yours, ignore this",
-		ErrForwardingIgnored, peer, h, peer, prefixList(px.trusted), kind, fix))
+	m.warn(r, fmt.Errorf("%w: a request from %s carries %s, but %s is not among the trusted proxies (%s), the only peers whose forwarding header the ip key reads, so the key of policy %q is the peer's address; a %s address is a proxy's rather than a client's, and behind a proxy left out every client shares its limit: add the proxy's prefix to the trusted proxies (%s), or, if this peer is no proxy of yours, ignore this",
+		ErrForwardingIgnored, peer, h, peer, prefixList(px.trusted), name, kind, fix))
 }
 
 // carriedHeader returns the first forwarding header r carries: the one
@@ -489,11 +526,14 @@ func namedClient(h string, vs []string) (netip.Addr, bool) {
 		v = forwardedFor(v)
 	}
 	v = strings.Trim(v, " \t")
+	// The usual entry, an address alone, first: read so, it costs no
+	// error of ParseAddrPort (an allocation), which the check would pay
+	// on every request of a correct setup.
 	var a netip.Addr
-	if ap, err := netip.ParseAddrPort(v); err == nil {
-		a = ap.Addr()
-	} else if b, ok := parseBareAddr(v); ok {
+	if b, ok := parseBareAddr(v); ok {
 		a = b
+	} else if ap, err := netip.ParseAddrPort(v); err == nil {
+		a = ap.Addr()
 	} else {
 		return netip.Addr{}, false
 	}
@@ -565,4 +605,177 @@ func peerAddr(remoteAddr string) string {
 		remoteAddr = remoteAddr[:64]
 	}
 	return strconv.Quote(remoteAddr)
+}
+
+// maxReadPeers is how many peers the forwarding check remembers as ones
+// whose forwarding headers the keys read (see readPeers): enough for the
+// proxies in front of a server.
+const maxReadPeers = 8
+
+// readPeers are the peers (proxies) whose forwarding headers the keys of
+// the policies of set were seen to read (see peerKeyed): reads[i] has a
+// bit for each such policy of set (in Set order) for peers[i]. It is
+// immutable; the check replaces it.
+type readPeers struct {
+	set   *policy.Set
+	n     int
+	peers [maxReadPeers]netip.Addr
+	reads [maxReadPeers]uint64
+}
+
+// read returns the policies of set whose keys read the forwarding headers
+// of peer, as far as rp knows (none for another set).
+func (rp *readPeers) read(set *policy.Set, peer netip.Addr) uint64 {
+	if rp == nil || rp.set != set {
+		return 0
+	}
+	for i := range rp.n {
+		if rp.peers[i] == peer {
+			return rp.reads[i]
+		}
+	}
+	return 0
+}
+
+// peerKeyed returns the name of a policy of mask in set (the policies
+// that apply to r) whose key buckets r by its peer's address, ignoring
+// the forwarding headers r carries, or "" when none does: the only setup
+// the forwarding check reports. The key function is asked three times,
+// as the request is, with another peer, and without the headers that
+// name an address (X-Forwarded-For, Forwarded, X-Real-Ip, the one the
+// check was told of, and any other whose first entry is an address):
+// it keys r by the peer when its key changes with the peer and not
+// without those headers. A key that reads no address (a user, an API
+// key, a constant), or that reads the client from the headers (it trusts
+// the peer as a proxy), does not; nor does one that fails (or panics) on
+// r or on a copy, which is not reported: the check is a warning, given
+// only when sure. A policy whose key was seen to read the headers of a
+// peer is not asked again for that peer's requests (readPeers), so that
+// a correct setup behind a proxy costs, after the first request, a
+// look-up on each request; a key that reads no address is asked once
+// more on each request carrying a forwarding header, while the check
+// runs.
+func (m *Middleware) peerKeyed(r *http.Request, set *policy.Set, mask uint64) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	var peer netip.Addr // invalid when RemoteAddr is no address: nothing is remembered
+	known := m.fwdRead.Load()
+	if err == nil {
+		peer = ap.Addr().Unmap().WithZone("")
+		if mask &^= known.read(set, peer); mask == 0 {
+			return ""
+		}
+	}
+	return m.askKeys(r, set, mask, ap, peer, known)
+}
+
+// askKeys is peerKeyed for the policies of mask, not known to read the
+// headers of peer (r's, with port as ap; invalid when RemoteAddr is no
+// address).
+func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap netip.AddrPort, peer netip.Addr, known *readPeers) string {
+	moved := *r
+	if peer.IsValid() {
+		moved.RemoteAddr = netip.AddrPortFrom(otherAddr(ap.Addr()), ap.Port()).String()
+	} else {
+		// A custom listener's text, which a key may read as it is.
+		moved.RemoteAddr = "[" + r.RemoteAddr + "]"
+	}
+	var bare *http.Request // r without the headers naming an address, made when needed
+	var read uint64
+	name := ""
+	for rest := mask; rest != 0; rest &= rest - 1 {
+		i := bits.TrailingZeros64(rest)
+		key := set.Policy(i).Key()
+		k, ok := probeKey(key, r)
+		if !ok {
+			continue
+		}
+		if km, ok := probeKey(key, &moved); !ok || km == k {
+			continue // not the peer's: the key reads no address here
+		}
+		if bare == nil {
+			c := *r
+			c.Header = withoutAddresses(r.Header, m.fwdProxies.Load())
+			bare = &c
+		}
+		if kb, ok := probeKey(key, bare); !ok || kb != k {
+			read |= 1 << i // the key reads the client from the headers
+			continue
+		}
+		name = set.Policy(i).Name()
+		break
+	}
+	if read != 0 && peer.IsValid() {
+		m.rememberRead(known, set, peer, read)
+	}
+	return name
+}
+
+// rememberRead records that the keys of the policies read of set read
+// the forwarding headers of peer, over known (what m.fwdRead held). A
+// concurrent record may be lost: the policies are asked again then.
+func (m *Middleware) rememberRead(known *readPeers, set *policy.Set, peer netip.Addr, read uint64) {
+	rp := &readPeers{set: set}
+	if known != nil && known.set == set {
+		*rp = *known
+	}
+	for i := range rp.n {
+		if rp.peers[i] == peer {
+			rp.reads[i] |= read
+			m.fwdRead.CompareAndSwap(known, rp)
+			return
+		}
+	}
+	if rp.n == maxReadPeers {
+		// Full: the oldest goes.
+		copy(rp.peers[:], rp.peers[1:])
+		copy(rp.reads[:], rp.reads[1:])
+		rp.n--
+	}
+	rp.peers[rp.n], rp.reads[rp.n] = peer, read
+	rp.n++
+	m.fwdRead.CompareAndSwap(known, rp)
+}
+
+// probeKey returns the key key gives r, and whether it gave one: no
+// error, not empty, no panic.
+func probeKey(key func(*http.Request) (string, error), r *http.Request) (k string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			k, ok = "", false
+		}
+	}()
+	k, err := key(r)
+	return k, err == nil && k != ""
+}
+
+// otherAddr returns an address of a's family in another network than a
+// for any prefix length a key groups addresses by (its first bit
+// flipped), so that a key of the peer's address changes with it.
+func otherAddr(a netip.Addr) netip.Addr {
+	if a.Is4() || a.Is4In6() {
+		b := a.Unmap().As4()
+		b[0] ^= 0x80
+		return netip.AddrFrom4(b)
+	}
+	b := a.As16()
+	b[0] ^= 0x80
+	return netip.AddrFrom16(b)
+}
+
+// withoutAddresses returns a copy of h without the headers that name an
+// address: the forwarding headers, the one px names, and any whose first
+// entry (up to a comma) is an address, with or without a port (a proxy's
+// own header, as keyfunc.FromHeader reads it).
+func withoutAddresses(h http.Header, px *proxies) http.Header {
+	out := make(http.Header, len(h))
+	for name, vs := range h {
+		if slices.Contains(forwardingHeaders[:], name) || px != nil && name == px.header {
+			continue
+		}
+		if _, ok := namedClient("X-Forwarded-For", vs); ok {
+			continue
+		}
+		out[name] = vs
+	}
+	return out
 }

@@ -156,8 +156,21 @@ func TestCheckForwardingFromOptions(t *testing.T) {
 				if reps := got.forwarding(); len(reps) != 0 {
 					t.Fatalf("a request through a proxy named to the check was reported: %v", reps)
 				}
+				// Through a proxy the file trusts and the check was not
+				// told of: the keys read its X-Real-IP, so no client
+				// shares its limit, and nothing is reported (it was,
+				// needlessly, before the check asked the keys).
 				req := httptest.NewRequest("GET", "/", nil)
 				req.RemoteAddr = "10.1.0.9:41000"
+				req.Header.Set("X-Real-IP", "198.51.100.7")
+				h.ServeHTTP(httptest.NewRecorder(), req)
+				if reps := got.forwarding(); len(reps) != 0 {
+					t.Fatalf("a request through a proxy the keys trust was reported: %v", reps)
+				}
+				// Through one neither trusts: the report compares it
+				// with the prefixes named to the check.
+				req = httptest.NewRequest("GET", "/", nil)
+				req.RemoteAddr = "10.2.0.9:41000"
 				req.Header.Set("X-Real-IP", "198.51.100.7")
 				h.ServeHTTP(httptest.NewRecorder(), req)
 				reps := got.forwarding()

@@ -39,7 +39,7 @@ func TestCheckForwardingTrustedCostsNoAllocation(t *testing.T) {
 		if tc.header != "" {
 			r.Header.Set(tc.header, "198.51.100.7")
 		}
-		if got := testing.AllocsPerRun(100, func() { m.checkForwarding(r) }); got != 0 {
+		if got := testing.AllocsPerRun(100, func() { m.checkForwarding(r, m.set.Load(), 1) }); got != 0 {
 			t.Errorf("%s: %v allocations per request, want 0", tc.name, got)
 		}
 		if got := m.fwd.Load(); got != fwdChecking {

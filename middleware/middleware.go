@@ -64,8 +64,9 @@ type Middleware struct {
 	// fwdProxies (a configuration does not replace them).
 	fwdFromExplicit bool
 
-	fwd        atomic.Uint32           // the forwarding check's state (see CheckForwarding)
-	fwdProxies atomic.Pointer[proxies] // the proxies the forwarding check compares peers with; nil: none known
+	fwd        atomic.Uint32             // the forwarding check's state (see CheckForwarding)
+	fwdProxies atomic.Pointer[proxies]   // the proxies the forwarding check compares peers with; nil: none known
+	fwdRead    atomic.Pointer[readPeers] // the peers whose forwarding headers the keys were seen to read (see peerKeyed)
 
 	failures  atomic.Int64   // consecutive store failures
 	deadlines deadline.Calls // the store calls that may reach a deadline that counts, and the backend's answers
@@ -234,7 +235,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		return
 	}
 	if m.fwd.Load() == fwdChecking {
-		m.checkForwarding(r)
+		m.checkForwarding(r, set, mask)
 	}
 	if m.noContext {
 		res := resultPool.Get().(*Result)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,10 +115,19 @@ func TestLogObserverForgetsRemovedPolicy(t *testing.T) {
 
 // TestForwardingReportQuotesOddPeer: a RemoteAddr that is no address (a
 // custom listener's text) is named in the forwarding report quoted and cut
-// to 64 bytes, never raw.
+// to 64 bytes, never raw. The key reads that text as it is (an ip key
+// finds no address there: no client is keyed by it, and nothing is
+// reported).
 func TestForwardingReportQuotesOddPeer(t *testing.T) {
 	peer := "pipe:" + strings.Repeat("x", 59) + "\n" // 65 bytes, the last one over
-	errs := forwardingReports(t, peer, "X-Forwarded-For", "198.51.100.7")
+	store, _ := newStore(t)
+	var got reports
+	m := middleware.MustNew(store, []*policy.Policy{fixed("per-peer", 100, time.Minute, remote)}, got.handler())
+	req := httptest.NewRequest("GET", "/", nil)
+	req.RemoteAddr = peer
+	req.Header.Set("X-Forwarded-For", "198.51.100.7")
+	routedBy("chi", m).ServeHTTP(httptest.NewRecorder(), req)
+	errs := got.forwarding()
 	if len(errs) != 1 {
 		t.Fatalf("forwarding reports %v, want one", errs)
 	}
