@@ -117,6 +117,19 @@
 // without it the pattern is the mount's "/api/*" and they never apply (or
 // put the middleware in an r.Group inside the sub-router).
 //
+// A route that the router does not have ("POST /logn" for "POST /login",
+// "/api/{id}" for chi's "/api/{ID}") is valid, and its policy never
+// applies, silently: every request has a known route, none of them that
+// one. [Middleware.CheckRoutes], called once the routes are registered,
+// asks the router (policy.ServeMuxPattern(mux), policy.ChiPattern(r))
+// where a request built from each route of the policies goes, and
+// returns an error ([ErrUnknownRoute]) naming every route no such request
+// reaches, and where the router sends it:
+//
+//	if err := m.CheckRoutes(policy.ChiPattern(r)); err != nil {
+//		log.Fatal(err)
+//	}
+//
 // # Failures
 //
 // A key a policy cannot extract rejects the request with 400 or 403, or

@@ -1,0 +1,327 @@
+package middleware
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// ErrUnknownRoute is wrapped by the error [Middleware.CheckRoutes] returns
+// for each route of a policy ([policy.WithRoutes]) that the router has no
+// route for: the policy would never apply there, silently (a typo, "POST
+// /logn" for "POST /login"; a wildcard named otherwise, "/api/{id}" for
+// chi's "/api/{ID}"; a method the route is not registered with).
+var ErrUnknownRoute = errors.New("middleware: a policy's route matches no route of the router")
+
+// probeMethods are the methods a route without one is looked up with
+// (with those the policies name): RFC 9110's and PATCH.
+var probeMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace,
+}
+
+// CheckRoutes checks the routes of the middleware's policies
+// ([policy.WithRoutes]) against the router's, and returns an error
+// wrapping [ErrUnknownRoute] for each one under which the policy would
+// never apply, since the router routes no request there (joined with
+// [errors.Join]); nil when every route is one the router has. Call it
+// once the routes are registered, before serving: it catches at start-up
+// the typo that would otherwise leave, say, a stricter login limit
+// silently absent. The routes of the policies in force are checked (call
+// it again after [Middleware.SetPolicies] or a reload).
+//
+// pattern is the router's pattern function: [policy.ServeMuxPattern](mux)
+// for a ServeMux, [policy.ChiPattern](r) for a chi router (the top-level
+// one, or the sub-router whose patterns the policies name, as for
+// [WithPatternFunc]); nil means the middleware's own ([WithPatternFunc]),
+// and is an error without one. It is asked, as the middleware asks it
+// for a request, which route requests built from each policy route take:
+//
+//   - the method: the route's; for a route without one, the policy's
+//     methods ([policy.WithMethods]), or else each of GET, HEAD, POST,
+//     PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE and the methods any
+//     policy of the middleware names;
+//   - the path: the route's, each wildcard replaced by its own text
+//     ("/api/{id}" is asked as the path /api/{id}, which only a
+//     wildcard segment of either router matches, never a literal one), a
+//     chi wildcard with a regexp by a short value it matches ("{n:[0-9]+}"
+//     by "0"), "{$}" by nothing; a path ending in "{name...}", chi's '*'
+//     or '/' is asked with none, one and two segments after it, and
+//     another path with a trailing slash too (chi reports its route
+//     "/login/" as "/login", which a route "/login" matches).
+//
+// A route is reported when none of those requests is one the policy
+// applies to, judged as the middleware judges requests ([policy.Set]:
+// the route pattern the function answers compared with the policy's
+// route, a trailing slash as chi reports it): the error names the policy,
+// the route, and where the router sends the request built from it (to no
+// route, its 404 or 405, or to the route it found: "GET /api/{ID}" for
+// a route written "GET /api/{id}", the wildcard's name differing). The
+// policy's other restrictions ([policy.WithMatch]) are not asked: they
+// choose among the requests of a route that exists.
+//
+// No route of the router is reported as missing a policy, and a route
+// the router has is never reported. A route is not checked (nor
+// reported) when a request cannot be built for it: a chi regexp whose
+// values this cannot write (one with lookarounds, say). The requests
+// carry no Host: a ServeMux route registered only under a host
+// ("api.example.com/login") is not found; give a pattern function that
+// sets r.Host before asking the mux. The lookups serve no request: no
+// handler runs, and nothing is counted.
+func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
+	if pattern == nil {
+		pattern = m.pattern
+	}
+	if pattern == nil {
+		return errors.New("middleware: CheckRoutes: no pattern function (give policy.ServeMuxPattern(mux) or policy.ChiPattern(r), or build the middleware WithPatternFunc)")
+	}
+	ps := m.set.Load().Policies()
+	methods := slices.Clone(probeMethods)
+	for _, p := range ps {
+		named := p.Methods()
+		for _, rt := range p.Routes() {
+			if m, _, ok := strings.Cut(rt, " "); ok {
+				named = append(named, m)
+			}
+		}
+		for _, m := range named {
+			if !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
+		}
+	}
+	var errs []error
+	for _, p := range ps {
+		for _, rt := range p.Routes() {
+			if err := checkRoute(p, rt, pattern, methods); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkRoute returns the error of CheckRoutes for rt, a route of p, or
+// nil when a request built from it is one p, restricted to rt alone,
+// applies to under pattern. methods are those a route without one is
+// asked with, when p names none.
+func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string, methods []string) error {
+	method, path := "", rt
+	if !strings.HasPrefix(rt, "/") {
+		method, path, _ = strings.Cut(rt, " ")
+	}
+	var opts []policy.Option
+	if ms := p.Methods(); len(ms) > 0 {
+		opts = append(opts, policy.WithMethods(ms...))
+		if method == "" {
+			methods = ms
+		}
+	}
+	if method != "" {
+		methods = []string{method}
+	}
+	one, err := policy.New(p.Name(), p.Spec(), p.Key(), append(opts, policy.WithRoutes(rt))...)
+	if err != nil {
+		return fmt.Errorf("middleware: CheckRoutes: policy %q, route %q: %w", p.Name(), rt, err)
+	}
+	set, err := policy.NewSet([]*policy.Policy{one}, policy.WithPatternFunc(pattern))
+	if err != nil {
+		return fmt.Errorf("middleware: CheckRoutes: policy %q, route %q: %w", p.Name(), rt, err)
+	}
+	paths, ok := probePaths(path)
+	if !ok {
+		return nil // no request can be built: not checked
+	}
+	var sent string // where the first request the router routed went
+	for _, m := range methods {
+		for _, pa := range paths {
+			r := probeRequest(m, pa)
+			if set.Match(r) != 0 {
+				return nil
+			}
+			if sent == "" {
+				if to := pattern(probeRequest(m, pa)); to != "" {
+					sent = fmt.Sprintf("routes %s %s to %q", m, pa, to)
+				}
+			}
+		}
+	}
+	if sent == "" {
+		sent = fmt.Sprintf("routes %s to no route", paths[0])
+		if len(methods) == 1 {
+			sent = fmt.Sprintf("routes %s %s to no route", methods[0], paths[0])
+		} else {
+			sent += " for any of " + strings.Join(methods, ", ")
+		}
+	}
+	return fmt.Errorf("%w: policy %q, route %q: the router %s, so the policy never applies there", ErrUnknownRoute, p.Name(), rt, sent)
+}
+
+// probeRequest returns a request with method for path, as a server
+// would hand it over (no Host, no body).
+func probeRequest(method, path string) *http.Request {
+	u := &url.URL{Path: path}
+	return &http.Request{
+		Method: method, URL: u, RequestURI: u.RequestURI(),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody,
+	}
+}
+
+// probePaths returns the paths of the requests CheckRoutes builds for a
+// route path (see CheckRoutes), or false when a wildcard's value cannot
+// be written.
+func probePaths(path string) ([]string, bool) {
+	var b strings.Builder
+	tail := "" // the filler of a path ending in a wildcard of any depth
+	for i := 0; i < len(path); {
+		c := path[i]
+		if c == '*' && i == len(path)-1 {
+			tail = "{rest}" // chi's catch-all
+			break
+		}
+		if c != '{' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		end := closingBrace(path, i)
+		if end < 0 {
+			return nil, false
+		}
+		inner := path[i+1 : end]
+		switch _, re, hasRE := strings.Cut(inner, ":"); {
+		case inner == "$":
+			// ServeMux's end of path: the path ends with the slash.
+		case strings.HasSuffix(inner, "..."):
+			tail = path[i : end+1]
+		case hasRE:
+			v, ok := regexpValue(re)
+			if !ok {
+				return nil, false
+			}
+			b.WriteString(v)
+		default:
+			b.WriteString(path[i : end+1])
+		}
+		i = end + 1
+	}
+	base := b.String()
+	if tail == "" && !strings.HasSuffix(base, "/") {
+		// chi reports the route "/login/" as "/login", which a route
+		// "/login" matches: asked at "/login/" too.
+		return []string{base, base + "/"}, true
+	}
+	if tail == "" {
+		tail = "{rest}"
+	}
+	return []string{base, base + tail, base + tail + "/" + tail}, true
+}
+
+// closingBrace returns the index of the '}' closing the '{' at i in s
+// (braces nest in a chi regexp: "{id:[0-9]{3}}"), or -1.
+func closingBrace(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// regexpValue returns a short value that the regexp re of a chi wildcard
+// matches as chi matches it (anchored), holding no '/', or false.
+func regexpValue(re string) (string, bool) {
+	rx, err := syntax.Parse(re, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	if !shortest(&b, rx.Simplify()) {
+		return "", false
+	}
+	v := b.String()
+	if v == "" || strings.ContainsAny(v, "/?#") {
+		return "", false
+	}
+	if !strings.HasPrefix(re, "^") {
+		re = "^" + re
+	}
+	if !strings.HasSuffix(re, "$") {
+		re += "$"
+	}
+	if ok, err := regexp.MatchString(re, v); err != nil || !ok {
+		return "", false
+	}
+	return v, true
+}
+
+// shortest writes to b a short string re matches (the fewest repetitions,
+// the first alternative that can be written), or reports false.
+func shortest(b *strings.Builder, re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpStar, syntax.OpQuest:
+		return true
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+		return true
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			for _, c := range "a0A-_" {
+				if lo <= c && c <= hi {
+					b.WriteRune(c)
+					return true
+				}
+			}
+			if lo > ' ' && lo != 0x7f && !strings.ContainsRune("/?#%", lo) {
+				b.WriteRune(lo)
+				return true
+			}
+		}
+		return false
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		b.WriteByte('a')
+		return true
+	case syntax.OpCapture, syntax.OpPlus:
+		return shortest(b, re.Sub[0])
+	case syntax.OpRepeat:
+		for range re.Min {
+			if !shortest(b, re.Sub[0]) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			if !shortest(b, s) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			var t strings.Builder
+			if shortest(&t, s) {
+				b.WriteString(t.String())
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
