@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"weak"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -615,9 +616,10 @@ const maxReadPeers = 8
 // readPeers are the peers (proxies) whose forwarding headers the keys of
 // the policies of set were seen to read (see peerKeyed): reads[i] has a
 // bit for each such policy of set (in Set order) for peers[i]. It is
-// immutable; the check replaces it.
+// immutable; the check replaces it. It holds set weakly: a rule set
+// replaced is not kept alive for it.
 type readPeers struct {
-	set   *policy.Set
+	set   weak.Pointer[policy.Set]
 	n     int
 	peers [maxReadPeers]netip.Addr
 	reads [maxReadPeers]uint64
@@ -626,7 +628,7 @@ type readPeers struct {
 // read returns the policies of set whose keys read the forwarding headers
 // of peer, as far as rp knows (none for another set).
 func (rp *readPeers) read(set *policy.Set, peer netip.Addr) uint64 {
-	if rp == nil || rp.set != set {
+	if rp == nil || rp.set != weak.Make(set) {
 		return 0
 	}
 	for i := range rp.n {
@@ -714,8 +716,8 @@ func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap n
 // the forwarding headers of peer, over known (what m.fwdRead held). A
 // concurrent record may be lost: the policies are asked again then.
 func (m *Middleware) rememberRead(known *readPeers, set *policy.Set, peer netip.Addr, read uint64) {
-	rp := &readPeers{set: set}
-	if known != nil && known.set == set {
+	rp := &readPeers{set: weak.Make(set)}
+	if known != nil && known.set == rp.set {
 		*rp = *known
 	}
 	for i := range rp.n {
