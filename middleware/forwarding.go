@@ -33,8 +33,11 @@ import (
 // the peer's flipped, the port kept), and on a copy without the headers
 // that name an address (X-Forwarded-For, Forwarded, X-Real-IP, the
 // header named to CheckForwardingFrom, and any other whose first entry,
-// up to a comma, is an address). A key buckets the request by its peer
-// when the second key differs from the first and the third does not.
+// up to a comma, is an address); a key with a route part that finds no
+// route there (before routing) is handed the one the middleware's
+// pattern function finds, as the middleware hands it. A key buckets the
+// request by its peer when the second key differs from the first and the
+// third does not.
 // So a key that trusts the peer as a proxy (keyfunc.TrustedProxies,
 // TrustedHops: it reads the client from the header) is never reported,
 // whatever the check was told, nor is a key of no client IP (a user, an
@@ -682,16 +685,32 @@ func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap n
 		moved.RemoteAddr = "[" + r.RemoteAddr + "]"
 	}
 	var bare *http.Request // r without the headers naming an address, made when needed
+	// The route handed to a key that finds none on the request (before
+	// routing, with a pattern function), as the middleware hands it
+	// (policy.Set.Prepare); asked for once.
+	route, asked := "", false
+	ask := func(key keyfunc.Func, req *http.Request) (string, bool) {
+		k, err := probeKey(key, req)
+		if errors.Is(err, keyfunc.ErrNoRoute) && m.pattern != nil {
+			if !asked {
+				route, asked = m.pattern(r), true
+			}
+			if route != "" {
+				k, err = probeKey(key, req.WithContext(keyfunc.WithRoute(req.Context(), route)))
+			}
+		}
+		return k, err == nil
+	}
 	var read uint64
 	name := ""
 	for rest := mask; rest != 0; rest &= rest - 1 {
 		i := bits.TrailingZeros64(rest)
 		key := set.Policy(i).Key()
-		k, ok := probeKey(key, r)
+		k, ok := ask(key, r)
 		if !ok {
 			continue
 		}
-		if km, ok := probeKey(key, &moved); !ok || km == k {
+		if km, ok := ask(key, &moved); !ok || km == k {
 			continue // not the peer's: the key reads no address here
 		}
 		if bare == nil {
@@ -699,7 +718,7 @@ func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap n
 			c.Header = withoutAddresses(r.Header, m.fwdProxies.Load())
 			bare = &c
 		}
-		if kb, ok := probeKey(key, bare); !ok || kb != k {
+		if kb, ok := ask(key, bare); !ok || kb != k {
 			read |= 1 << i // the key reads the client from the headers
 			continue
 		}
@@ -738,17 +757,26 @@ func (m *Middleware) rememberRead(known *readPeers, set *policy.Set, peer netip.
 	m.fwdRead.CompareAndSwap(known, rp)
 }
 
-// probeKey returns the key key gives r, and whether it gave one: no
-// error, not empty, no panic.
-func probeKey(key func(*http.Request) (string, error), r *http.Request) (k string, ok bool) {
+// probeKey returns the key key gives r, or an error: the key function's,
+// or one for an empty key or a panic.
+func probeKey(key keyfunc.Func, r *http.Request) (k string, err error) {
 	defer func() {
 		if recover() != nil {
-			k, ok = "", false
+			k, err = "", errKeyPanicked
 		}
 	}()
-	k, err := key(r)
-	return k, err == nil && k != ""
+	k, err = key(r)
+	if err == nil && k == "" {
+		err = errEmptyProbeKey
+	}
+	return k, err
 }
+
+// The failures of probeKey that are not the key function's errors.
+var (
+	errKeyPanicked   = errors.New("middleware: the key function panicked")
+	errEmptyProbeKey = errors.New("middleware: the key function returned an empty key")
+)
 
 // otherAddr returns an address of a's family in another network than a
 // for any prefix length a key groups addresses by (its first bit

@@ -106,3 +106,65 @@ func TestForwardingCheckAsksTheKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardingCheckAsksRouteKeysBeforeRouting: a key with a route part,
+// in a middleware that runs before the router with a pattern function
+// (around a whole ServeMux, in chi's top-level r.Use), finds no route on
+// the request itself; the middleware hands it the route its pattern
+// function finds, and so does the check, which asks the key the same
+// way: an ip-and-route key trusting no proxy is reported, one trusting
+// it is not.
+func TestForwardingCheckAsksRouteKeysBeforeRouting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		yaml  string
+		warns int
+	}{
+		{"trusting no proxy", "policies:\n  - {name: per-ip-route, limit: 100, window: 1m, key: [ip, route]}\n", 1},
+		{"trusting the proxy", "trusted_proxies: [127.0.0.0/8]\npolicies:\n  - {name: per-ip-route, limit: 100, window: 1m, key: [ip, route]}\n", 0},
+	} {
+		for _, mux := range []string{"chi", "ServeMux"} {
+			t.Run(mux+"/"+tc.name, func(t *testing.T) {
+				store, _ := newStore(t)
+				var got reports
+				var h http.Handler
+				if mux == "chi" {
+					r := chi.NewRouter()
+					m, err := middleware.FromConfig(store, mustConfig(t, tc.yaml), got.handler(), middleware.WithPatternFunc(policy.ChiPattern(r)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.Use(m.Handler)
+					r.Get("/items/{id}", ok)
+					h = r
+				} else {
+					sm := http.NewServeMux()
+					sm.Handle("GET /items/{id}", ok)
+					m, err := middleware.FromConfig(store, mustConfig(t, tc.yaml), got.handler(), middleware.WithPatternFunc(policy.ServeMuxPattern(sm)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					h = m.Handler(sm)
+				}
+				srv := httptest.NewServer(h)
+				defer srv.Close()
+				req, err := http.NewRequest("GET", srv.URL+"/items/7", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("X-Forwarded-For", "198.51.100.7")
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("status %d", resp.StatusCode)
+				}
+				if reps := got.forwarding(); len(reps) != tc.warns {
+					t.Errorf("%d forwarding reports, want %d: %v", len(reps), tc.warns, reps)
+				}
+			})
+		}
+	}
+}
