@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -109,75 +110,197 @@ func (s Spec) String() string {
 	return str
 }
 
-// Validate reports the first problem with s as a *SpecError that names the
-// field and the rule, or nil when s is valid.
+// Validate reports the problems of s, or nil when s is valid. Each is a
+// *SpecError that names the field and the rule, and each is matched by
+// errors.Is(err, [ErrInvalidSpec]). A single problem is returned as the
+// *SpecError itself; several are joined ([errors.Join]), one per line, in
+// the order of the fields (Algorithm, Limit, Window, Burst, Buckets,
+// MaxDelay), and errors.As finds the first.
+//
+// Every problem that does not depend on another one is reported. A value
+// judged against another one is not judged when that one is refused:
+// nothing that depends on the kind (Burst, Buckets and MaxDelay, whether
+// they apply at all) when Algorithm is not a known kind, neither the time
+// a Burst takes to refill nor the length of a leaky_queue's queue when
+// Limit or Window is refused, and not whether Buckets divide Window when
+// Window is refused.
 func (s Spec) Validate() error {
-	bad := func(field, format string, args ...any) error {
-		return &SpecError{Spec: s, Field: field, Reason: fmt.Sprintf(format, args...)}
-	}
-	if s.Algorithm == "" {
-		return bad("Algorithm", "is empty; want one of %v", Kinds)
-	}
-	if !s.Algorithm.Valid() {
-		return bad("Algorithm", "unknown kind %q; want one of %v", string(s.Algorithm), Kinds)
-	}
-	if s.Limit < 1 {
-		return bad("Limit", "must be positive, got %d", s.Limit)
-	}
-	if s.Limit > MaxLimit {
-		return bad("Limit", "must be at most %d, got %d", MaxLimit, s.Limit)
-	}
-	if s.Window < MinWindow {
-		if s.Window <= 0 {
-			return bad("Window", "must be positive, got %s", s.Window)
-		}
-		return bad("Window", "must be at least %s, got %s", MinWindow, s.Window)
-	}
-	if s.Window > MaxWindow {
-		return bad("Window", "must be at most %s, got %s", MaxWindow, s.Window)
-	}
+	// The rules s breaks, with no error built: judging a valid Spec costs
+	// the comparisons only, and its kind is compared once.
+	var p specProblem
+	var bucket, buckets, queue bool // the kinds with Burst, Buckets, MaxDelay
 	switch s.Algorithm {
+	case FixedWindow, SlidingLog, SlidingWindow:
+	case SlidingBuckets:
+		buckets = true
 	case TokenBucket, LeakyBucket:
-		if s.Burst < 0 {
-			return bad("Burst", "must be at least 1 (or 0 for Limit), got %d", s.Burst)
-		}
-		if s.Burst > MaxLimit {
-			return bad("Burst", "must be at most %d, got %d", MaxLimit, s.Burst)
-		}
-		// Refilling a whole bucket takes Burst·Window/Limit.
-		if mulDivCeil(s.burst(), int64(s.Window), s.Limit) > int64(MaxWindow) {
-			return bad("Burst", "%d takes longer than %s to refill at %d per %s", s.burst(), MaxWindow, s.Limit, s.Window)
-		}
+		bucket = true
+	case LeakyQueue:
+		queue = true
+	case "":
+		p |= algorithmEmpty
 	default:
-		if s.Burst != 0 {
-			return bad("Burst", "applies only to %s and %s, not %s", TokenBucket, LeakyBucket, s.Algorithm)
+		p |= algorithmUnknown
+	}
+	// Each range is judged with one comparison on a valid Spec: a value
+	// below the range wraps round to above it.
+	if uint64(s.Limit-1) >= MaxLimit {
+		if s.Limit < 1 {
+			p |= limitNotPositive
+		} else {
+			p |= limitTooLarge
 		}
 	}
-	if s.Algorithm == SlidingBuckets {
-		if s.Buckets < 1 {
-			return bad("Buckets", "must be at least 1 for %s, got %d", SlidingBuckets, s.Buckets)
+	if uint64(s.Window-MinWindow) > uint64(MaxWindow-MinWindow) {
+		switch {
+		case s.Window <= 0:
+			p |= windowNotPositive
+		case s.Window < MinWindow:
+			p |= windowTooShort
+		default:
+			p |= windowTooLong
 		}
-		if s.Buckets > MaxBuckets {
-			return bad("Buckets", "must be at most %d, got %d", MaxBuckets, s.Buckets)
+	}
+	// Burst, Buckets and MaxDelay depend on the kind (whether they apply
+	// at all): none is judged against an unknown one.
+	if p&(algorithmEmpty|algorithmUnknown) != 0 {
+		return s.problemsError(p)
+	}
+	rateOK := p == 0 // Limit and Window are valid
+	windowOK := p&(windowNotPositive|windowTooShort|windowTooLong) == 0
+	if bucket {
+		switch {
+		case uint64(s.Burst) > MaxLimit:
+			if s.Burst < 0 {
+				p |= burstNegative
+			} else {
+				p |= burstTooLarge
+			}
+		// Refilling a whole bucket takes Burst·Window/Limit.
+		case rateOK && mulDivCeil(s.burst(), int64(s.Window), s.Limit) > int64(MaxWindow):
+			p |= burstRefill
 		}
-		if int64(s.Window)%int64(s.Buckets) != 0 {
-			return bad("Buckets", "%d does not divide Window %s (%d ns) exactly", s.Buckets, s.Window, int64(s.Window))
+	} else if s.Burst != 0 {
+		p |= burstNotApplicable
+	}
+	if buckets {
+		switch {
+		case uint(s.Buckets-1) >= MaxBuckets:
+			if s.Buckets < 1 {
+				p |= bucketsTooFew
+			} else {
+				p |= bucketsTooMany
+			}
+		case windowOK && int64(s.Window)%int64(s.Buckets) != 0:
+			p |= bucketsNotDividing
 		}
 	} else if s.Buckets != 0 {
-		return bad("Buckets", "applies only to %s, not %s", SlidingBuckets, s.Algorithm)
+		p |= bucketsNotApplicable
 	}
-	if s.Algorithm == LeakyQueue {
-		if s.MaxDelay < 0 {
-			return bad("MaxDelay", "must not be negative, got %s", s.MaxDelay)
-		}
-		if s.MaxDelay > MaxWindow {
-			return bad("MaxDelay", "must be at most %s, got %s", MaxWindow, s.MaxDelay)
-		}
-		if mulDivFloor(int64(s.MaxDelay), s.Limit, int64(s.Window)) >= MaxLimit {
-			return bad("MaxDelay", "%s queues more than %d requests at %d per %s", s.MaxDelay, MaxLimit, s.Limit, s.Window)
+	if queue {
+		switch {
+		case uint64(s.MaxDelay) > uint64(MaxWindow):
+			if s.MaxDelay < 0 {
+				p |= maxDelayNegative
+			} else {
+				p |= maxDelayTooLong
+			}
+		case rateOK && mulDivFloor(int64(s.MaxDelay), s.Limit, int64(s.Window)) >= MaxLimit:
+			p |= maxDelayQueue
 		}
 	} else if s.MaxDelay != 0 {
-		return bad("MaxDelay", "applies only to %s, not %s", LeakyQueue, s.Algorithm)
+		p |= maxDelayNotApplicable
+	}
+	if p != 0 {
+		return s.problemsError(p)
 	}
 	return nil
+}
+
+// A specProblem is a rule a Spec breaks, one bit each, in the order
+// Validate reports them.
+type specProblem uint32
+
+const (
+	algorithmEmpty specProblem = 1 << iota
+	algorithmUnknown
+	limitNotPositive
+	limitTooLarge
+	windowNotPositive
+	windowTooShort
+	windowTooLong
+	burstNegative
+	burstTooLarge
+	burstRefill // takes longer than MaxWindow to refill
+	burstNotApplicable
+	bucketsTooFew
+	bucketsTooMany
+	bucketsNotDividing // do not divide Window
+	bucketsNotApplicable
+	maxDelayNegative
+	maxDelayTooLong
+	maxDelayQueue // queues MaxLimit requests or more
+	maxDelayNotApplicable
+)
+
+// problemsError returns the error of Validate of s, which breaks the
+// rules p (not 0): the *SpecError of the one rule, or those of each rule
+// in order, joined.
+func (s Spec) problemsError(p specProblem) error {
+	var errs []error
+	for q := specProblem(1); q != 0 && q <= p; q <<= 1 {
+		if p&q != 0 {
+			errs = append(errs, s.problemError(q))
+		}
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// problemError returns the *SpecError of the rule q that s breaks.
+func (s Spec) problemError(q specProblem) *SpecError {
+	bad := func(field, format string, args ...any) *SpecError {
+		return &SpecError{Spec: s, Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch q {
+	case algorithmEmpty:
+		return bad("Algorithm", "is empty; want one of %v", Kinds)
+	case algorithmUnknown:
+		return bad("Algorithm", "unknown kind %q; want one of %v", string(s.Algorithm), Kinds)
+	case limitNotPositive:
+		return bad("Limit", "must be positive, got %d", s.Limit)
+	case limitTooLarge:
+		return bad("Limit", "must be at most %d, got %d", MaxLimit, s.Limit)
+	case windowNotPositive:
+		return bad("Window", "must be positive, got %s", s.Window)
+	case windowTooShort:
+		return bad("Window", "must be at least %s, got %s", MinWindow, s.Window)
+	case windowTooLong:
+		return bad("Window", "must be at most %s, got %s", MaxWindow, s.Window)
+	case burstNegative:
+		return bad("Burst", "must be at least 1 (or 0 for Limit), got %d", s.Burst)
+	case burstTooLarge:
+		return bad("Burst", "must be at most %d, got %d", MaxLimit, s.Burst)
+	case burstRefill:
+		return bad("Burst", "%d takes longer than %s to refill at %d per %s", s.burst(), MaxWindow, s.Limit, s.Window)
+	case burstNotApplicable:
+		return bad("Burst", "applies only to %s and %s, not %s", TokenBucket, LeakyBucket, s.Algorithm)
+	case bucketsTooFew:
+		return bad("Buckets", "must be at least 1 for %s, got %d", SlidingBuckets, s.Buckets)
+	case bucketsTooMany:
+		return bad("Buckets", "must be at most %d, got %d", MaxBuckets, s.Buckets)
+	case bucketsNotDividing:
+		return bad("Buckets", "%d does not divide Window %s (%d ns) exactly", s.Buckets, s.Window, int64(s.Window))
+	case bucketsNotApplicable:
+		return bad("Buckets", "applies only to %s, not %s", SlidingBuckets, s.Algorithm)
+	case maxDelayNegative:
+		return bad("MaxDelay", "must not be negative, got %s", s.MaxDelay)
+	case maxDelayTooLong:
+		return bad("MaxDelay", "must be at most %s, got %s", MaxWindow, s.MaxDelay)
+	case maxDelayQueue:
+		return bad("MaxDelay", "%s queues more than %d requests at %d per %s", s.MaxDelay, MaxLimit, s.Limit, s.Window)
+	}
+	return bad("MaxDelay", "applies only to %s, not %s", LeakyQueue, s.Algorithm) // maxDelayNotApplicable
 }
