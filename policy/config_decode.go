@@ -518,10 +518,11 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 
 // specProblems reports the problems of rp's Spec, every one that can be
 // judged (see specErrors), and reports whether there were none. A field
-// whose value was reported already (rp.bad) is left out, a default
-// standing in. Burst, buckets and max_delay are judged only when the
-// algorithm is known: not when it is refused, nor when the entry has an
-// unknown field and no algorithm, which may be a misspelt one.
+// whose value was reported already (rp.bad) is not reported again, and
+// nothing is judged against it. Burst, buckets and max_delay are judged
+// only when the algorithm is known: not when it is refused, nor when the
+// entry has an unknown field and no algorithm, which may be a misspelt
+// one.
 func (d *decoder) specProblems(rp *rawPolicy) bool {
 	errs := specErrors(rp.def.Spec, specRefused{
 		limit:     rp.bad["limit"],
