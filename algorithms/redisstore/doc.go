@@ -27,7 +27,10 @@
 // a Redis function library (Redis 7): the store runs FCALL, and when the
 // server does not have the library yet (the first call, after FUNCTION
 // FLUSH, a new cluster node) loads it with FUNCTION LOAD (on every master
-// of a cluster that serves slots) and calls again; a call redirected to a
+// of a cluster that serves slots) and calls again (calls that find it
+// missing together load it once: one loads it while the others wait for
+// that load, and load it in turn if its caller gave up:
+// TestRSReview2ConcurrentFirstCallsLoadOnce); a call redirected to a
 // node the load did not reach (one a slot is migrating to, which serves no
 // slot yet: TestClusterSlotMigratingToANewNode) runs as the script
 // instead, and so, for the next 10 s, does every call that finds the

@@ -72,6 +72,13 @@ type Store struct {
 	// that finds the function missing runs as the script at once, without
 	// loading the library on every master again. Zero: never.
 	unreached atomic.Int64
+	// loading is the load of the library under way, if any, which the
+	// calls that find the function missing meanwhile wait for; loadMu
+	// guards it. loads counts the loads that succeeded: a call reads it
+	// before its FCALL (see loadShared).
+	loadMu  sync.Mutex
+	loading *loadFlight
+	loads   atomic.Uint64
 	// refusals counts down the calls left to run as the script, without
 	// loading the library, after a server refused to load it as it
 	// refuses any write (OOM, READONLY: see call). Zero or less: none.
@@ -778,7 +785,8 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 
 // call runs the take function (FCALL; a Peek's, op opPeek, the peek
 // function: see takeLibrary), loading the library when the server
-// does not have it (the first call, after FUNCTION FLUSH, on a new node),
+// does not have it (the first call, after FUNCTION FLUSH, on a new node:
+// once for the calls that find it missing together, see loadShared),
 // and runs it again. When the server has no functions (before Redis 7) or
 // the user may not load or call them, the store falls back, for good, to
 // the script (EVALSHA, EVAL on NOSCRIPT). A call whose function is still
@@ -805,6 +813,7 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 // call fails instead; as with any error, it may have run once.
 func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
 	if !s.noFunctions.Load() {
+		seen := s.loads.Load()
 		v, err := fcall(ctx, op, c, keys, args, once)
 		if err == nil || !functionsUnusable(err) && !functionMissing(err) {
 			if s.refusals.Load() > 0 {
@@ -820,7 +829,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 			if at := s.unreached.Load(); at != 0 && time.Since(procStart)-time.Duration(at) < unreachedFor {
 				return s.script(ctx, c, keys, args, once)
 			}
-			lerr := s.loadLibrary(ctx, c)
+			lerr := s.loadShared(ctx, c, seen)
 			if lerr == nil {
 				v, err = fcall(ctx, op, c, keys, args, once)
 				if err == nil || !functionMissing(err) {
@@ -942,6 +951,77 @@ type noRetryCmd struct{ *redis.Cmd }
 
 // NoRetry tells go-redis not to retry the command.
 func (noRetryCmd) NoRetry() bool { return true }
+
+// loadFlight is one load of the library (see Store.loadShared).
+type loadFlight struct {
+	done chan struct{} // closed when the load has ended
+	// err is the load's error, set before done is closed, when shared:
+	// a refusal Redis replied, which each waiter would get too.
+	err    error
+	shared bool
+}
+
+// loadShared loads the library as loadLibrary does, once for the calls
+// that find the function missing at the same time (a store's first
+// calls, the calls after a flush): the first of them loads it while the
+// others wait for that load, each within its own context, and share its
+// outcome: nil when it loaded, or the refusal Redis replied (OOM,
+// READONLY, NOPERM, an unknown command), which it would reply to each.
+// A load that ended otherwise (its caller's context ended: the caller
+// gave up; a connection failed; a client hook panicked) says nothing to
+// the waiters: one of them loads the library in turn, while the others
+// wait for it. seen is the count of loads (Store.loads) read before the
+// caller's FCALL: a load that succeeded since, which the FCALL may have
+// reached the server before, is taken as the caller's own (nil at once),
+// so that a call that found the function missing just as a load ended
+// does not load it again.
+func (s *Store) loadShared(ctx context.Context, c redis.UniversalClient, seen uint64) error {
+	for {
+		s.loadMu.Lock()
+		if s.loads.Load() != seen {
+			s.loadMu.Unlock()
+			return nil
+		}
+		f := s.loading
+		if f == nil {
+			f = &loadFlight{done: make(chan struct{})}
+			s.loading = f
+			s.loadMu.Unlock()
+			return s.leadLoad(ctx, c, f)
+		}
+		s.loadMu.Unlock()
+		select {
+		case <-f.done:
+			if f.shared {
+				return f.err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// leadLoad runs the load f of loadShared, and ends it (even when the load
+// panics) with its outcome for the waiters.
+func (s *Store) leadLoad(ctx context.Context, c redis.UniversalClient, f *loadFlight) (err error) {
+	ended := false // false after a panic: the waiters load in turn
+	defer func() {
+		s.loadMu.Lock()
+		var refused redis.Error
+		switch {
+		case ended && err == nil:
+			s.loads.Add(1)
+		case ended && errors.As(err, &refused):
+			f.err, f.shared = err, true
+		}
+		s.loading = nil
+		s.loadMu.Unlock()
+		close(f.done)
+	}()
+	err = s.loadLibrary(ctx, c)
+	ended = true
+	return err
+}
 
 // loadLibrary loads the library on the server, or on every master of a
 // cluster (a replica gets it by replication). A library already there (a
