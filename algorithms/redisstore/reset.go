@@ -38,8 +38,10 @@ func (s *Store) Reset(ctx context.Context, checks ...algorithms.Check) error {
 // client sends each node its DELs, the nodes in parallel). It honours ctx
 // even when the client does not bound its I/O by it (see Store.guard):
 // then the DELs go from a goroutine the caller stops waiting for at ctx's
-// end, which Close waits for; once the store is closed it starts none and
-// returns ErrClosed. Its error is as opErr returns it.
+// end, which Close waits for, and whose panic (a client hook's) is raised
+// on the caller's goroutine while it waits (handoff); once the store is
+// closed it starts none and returns ErrClosed. Its error is as opErr
+// returns it.
 func (s *Store) del(ctx context.Context, r *request, split bool) error {
 	if s.synchronous(ctx) {
 		return opErr(ctx, opReset, s.delKeys(ctx, r, split))
@@ -51,15 +53,19 @@ func (s *Store) del(ctx context.Context, r *request, split bool) error {
 	}
 	s.inflight.Add(1)
 	s.closing.RUnlock()
-	ch := make(chan error, 1)
+	ch := make(chan asyncResult, 1)
+	h := new(handoff)
 	go func() {
 		defer s.inflight.Done()
-		ch <- s.delKeys(ctx, r, split)
+		defer h.passOn(ch) // a client hook's panic is the caller's, as in evalOr
+		ch <- asyncResult{err: s.delKeys(ctx, r, split)}
 	}()
 	select {
-	case err := <-ch:
-		return opErr(ctx, opReset, err)
+	case res := <-ch:
+		res.raise()
+		return opErr(ctx, opReset, res.err)
 	case <-ctx.Done():
+		h.leave(ch)
 		if split {
 			s.reloadSlots(ctx, ctx.Err()) // no reply in time, as a Take's part (evalOr)
 		}

@@ -731,55 +731,76 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 	}
 	s.inflight.Add(1)
 	s.closing.RUnlock()
-	type result struct {
-		v        any
-		err      error
-		panicked any // the call's panic, handed to the caller
-	}
-	ch := make(chan result, 1)
-	// A panic of the call (a client's hook) is the caller's, as on its
-	// own goroutine (where net/http, say, recovers it), while the caller
-	// waits: handed over, it panics there; once the caller has left at
-	// its deadline, it panics here, as any goroutine's would. left, under
-	// handoff, tells the two apart.
-	var handoff sync.Mutex
-	left := false
+	ch := make(chan asyncResult, 1)
+	h := new(handoff)
 	go func() {
 		defer s.inflight.Done()
-		defer func() {
-			if p := recover(); p != nil {
-				handoff.Lock()
-				gone := left
-				if !gone {
-					ch <- result{panicked: p}
-				}
-				handoff.Unlock()
-				if gone {
-					panic(p)
-				}
-			}
-		}()
+		defer h.passOn(ch)
 		v, err := s.call(ctx, op, c, keys, args, once)
-		ch <- result{v: v, err: err}
+		ch <- asyncResult{v: v, err: err}
 	}()
 	select {
 	case r := <-ch:
-		if r.panicked != nil {
-			panic(r.panicked)
-		}
+		r.raise()
 		return wrap(ctx, op, r.v, r.err)
 	case <-ctx.Done():
-		handoff.Lock()
-		left = true
-		handoff.Unlock()
-		select {
-		case r := <-ch:
-			if r.panicked != nil { // handed over before the caller left
-				panic(r.panicked)
-			}
-		default:
-		}
+		h.leave(ch)
 		return nil, ctx.Err()
+	}
+}
+
+// asyncResult is the outcome of a call run on a goroutine of the store's
+// own (evalOr, del): its reply and error, or its panic.
+type asyncResult struct {
+	v        any
+	err      error
+	panicked any // the call's panic, handed to the caller
+}
+
+// raise panics with r's panic, if any, on the caller's goroutine.
+func (r asyncResult) raise() {
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
+}
+
+// handoff hands a panic of a call run on a goroutine of the store's own
+// (a client hook's, say) to its caller, as on the caller's own goroutine
+// (where net/http, say, recovers it), while the caller waits: the caller
+// raises it (asyncResult.raise); once the caller has left at its
+// context's end (leave), the goroutine panics, as any goroutine's would.
+type handoff struct {
+	mu   sync.Mutex
+	left bool
+}
+
+// passOn, deferred by the goroutine, recovers its panic and hands it to
+// the caller through ch, or panics again when the caller has left.
+func (h *handoff) passOn(ch chan<- asyncResult) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	h.mu.Lock()
+	gone := h.left
+	if !gone {
+		ch <- asyncResult{panicked: p}
+	}
+	h.mu.Unlock()
+	if gone {
+		panic(p)
+	}
+}
+
+// leave marks the caller gone, and raises a panic handed over before.
+func (h *handoff) leave(ch <-chan asyncResult) {
+	h.mu.Lock()
+	h.left = true
+	h.mu.Unlock()
+	select {
+	case r := <-ch:
+		r.raise()
+	default:
 	}
 }
 
