@@ -75,14 +75,24 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		}
 	}
 	res := make([]reservation, len(groups))
+	// A call's panic (a client hook's) is raised on the caller's goroutine
+	// once the other slots' reservations are undone: its slot's
+	// reservation counts as failed, not sent again.
+	panics := make([]any, len(groups))
 	for g, idx := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					panics[g], res[g] = p, reservation{err: errCallPanicked}
+				}
+			}()
 			res[g] = s.reserve(ctx, r, idx, dst)
 		}()
 	}
 	wg.Wait()
+	defer raiseFirst(panics)
 	var firstErr error
 	all := true
 	failed := make([]error, 0, len(groups)) // every reservation's error, for reloadSlots
@@ -125,6 +135,11 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					panics[g] = p
+				}
+			}()
 			if rv.unanswered {
 				// The marker outlives both the original call's last
 				// resend (rv.px, bound by the caller's context) and this
@@ -171,6 +186,20 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		return left[0]
 	}
 	return errors.Join(left...)
+}
+
+// errCallPanicked stands for the outcome of a cross-slot reservation whose
+// call panicked (a client hook's panic), until runSplit raises the panic.
+var errCallPanicked = errors.New("redisstore: the call panicked")
+
+// raiseFirst panics with the first non-nil of panics, recovered on the
+// store's own goroutines of one call, on the caller's goroutine.
+func raiseFirst(panics []any) {
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 }
 
 // leftError is the error of a cross-slot Take whose reservation failed on
@@ -224,14 +253,17 @@ func slotGroups(r *request) [][]int {
 func (s *Store) evalSlots(ctx context.Context, op string, r *request, groups [][]int, mode int, dst []algorithms.Decision) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(groups))
+	panics := make([]any, len(groups))
 	for g, idx := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() { panics[g] = recover() }()
 			errs[g] = s.evalDecisions(ctx, op, r, idx, mode, dst)
 		}()
 	}
 	wg.Wait()
+	raiseFirst(panics) // a client hook's, say: the caller's, as on its goroutine
 	s.reloadSlots(ctx, errs...)
 	for _, err := range errs {
 		if err != nil {

@@ -592,8 +592,12 @@
 // [Store.Close] waits for it). On such a client every call runs so unless
 // WithTimeout(0) leaves it without a deadline: a goroutine per call, which
 // ContextTimeoutEnabled saves; a panic in it (a client's hook) is raised
-// on the caller's goroutine while the caller waits (TestBreakerProbePanics),
-// and in the goroutine once it has stopped waiting. The caller's context
+// on the caller's goroutine while the caller waits (TestBreakerProbePanics,
+// TestRSReview2ResetHookPanicReachesCaller), and in the goroutine once it
+// has stopped waiting. So is one in the per-slot calls of a cross-slot
+// Take or Peek on a Cluster, which run on goroutines of the store's own
+// with any client, once the Take has undone the other slots'
+// reservations (TestRSReview2SplitTakeHookPanicReachesCaller). The caller's context
 // error is returned as is, and only then: a context error of the store's
 // own (its timeout: [DefaultTimeout], or [WithTimeout]'s) is wrapped. An error does not prove that nothing was consumed:
 // the script may have run before the reply was lost, or run and answered
