@@ -177,7 +177,12 @@ func WithMinTTL(d time.Duration) Option {
 // background while the deadline passes), the error names and wraps that
 // dial's error too, so that a refused connection (Redis down: errors.Is
 // syscall.ECONNREFUSED) reads apart from no reply (Redis slow). As with
-// any deadline, a call that timed out may still have been run by Redis.
+// any deadline, a call that timed out may still have been run by Redis,
+// or run later: on a client without ContextTimeoutEnabled, a call
+// abandoned at the deadline stays on its connection, within the client's
+// ReadTimeout, and a Redis that resumes in time runs it (a GiveBack or
+// Refund that failed so gives back all the same;
+// TestRSReview2EveryCallHonoursTheTimeout).
 // A cross-slot Take on a Cluster that must undo a reservation gives the
 // undo up to d more (a second under WithTimeout(0); see the package
 // documentation, "Cluster"). d must not be negative.

@@ -1,0 +1,109 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+// TestRSReview2EveryCallHonoursTheTimeout: on a Redis that answers no
+// script call nor DEL (writes paused; every command for the Peek), each call of the store, Peek,
+// Reset, GiveBack and Refund as well as Take, on a context without
+// deadline, fails at the store's timeout with the store's error naming
+// the call, wrapping context.DeadlineExceeded, whether or not the client
+// bounds its I/O by the context; and Close, once Redis answers again,
+// leaves no goroutine behind. On a client that does not bound its I/O by
+// the context, the calls abandoned at the deadline stay on their
+// connections and run when Redis resumes (WithTimeout's doc says so).
+func TestRSReview2EveryCallHonoursTheTimeout(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	fw := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: 24 * time.Hour}, Key: "fw"}
+	lq := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Hour, MaxDelay: 24 * time.Hour}, Key: "q"}
+	for _, ctxTimeouts := range []bool{false, true} {
+		t.Run(clientCaseName("paused", ctxTimeouts), func(t *testing.T) {
+			srv := redistest.New(t)
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
+			defer client.Close()
+			warmUp(t, client, fw)
+			prefix := uniquePrefix(t)
+			s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithTimeout(timeout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			ds, err := s.Take(ctx, fw, lq)
+			if err != nil || !ds[0].Allowed || !ds[1].Allowed {
+				t.Fatalf("Take on a live server = %+v, %v", ds, err)
+			}
+			pauseWrites(t, srv, 30000)
+			calls := []struct {
+				op   string
+				call func() error
+			}{
+				{"reset", func() error { return s.Reset(ctx, algorithms.Check{Spec: fw.Spec, Key: "other"}) }},
+				{"give-back", func() error {
+					return s.GiveBack(ctx, make([]algorithms.Refunded, 1), []algorithms.Check{fw}, ds[:1], 0)
+				}},
+				{"refund", func() error { return s.Refund(ctx, make([]algorithms.Refunded, 1), []algorithms.Check{lq}, ds[1:], 0) }},
+				{"take", func() error { _, err := s.Take(ctx, fw); return err }},
+				// Last: a Peek, a call of a no-writes function, goes
+				// through a pause of writes; all commands are paused for
+				// it, for a second, which CLIENT UNPAUSE cannot lift.
+				{"peek", func() error { return s.Peek(ctx, make([]algorithms.Decision, 1), []algorithms.Check{fw}) }},
+			}
+			for _, c := range calls {
+				if c.op == "peek" {
+					if _, err := srv.Do("CLIENT", "UNPAUSE"); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := srv.Do("CLIENT", "PAUSE", "1000", "ALL"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				done := make(chan error, 1)
+				start := time.Now()
+				go func() { done <- c.call() }()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(timeout + defaultSlack):
+					t.Fatalf("%s on a paused Redis had not returned after %s", c.op, timeout+defaultSlack)
+				}
+				took := time.Since(start)
+				want := "redisstore: " + c.op + ": no reply from Redis within " + timeout.String()
+				if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("%s on a paused Redis = %v, want %q... wrapping context.DeadlineExceeded", c.op, err, want)
+				}
+				if took < timeout {
+					t.Errorf("%s failed after %s, before the %s timeout", c.op, took, timeout)
+				}
+			}
+			_ = s.Close() // waits for the abandoned calls, to the pause's end
+			if !ctxTimeouts {
+				// The calls abandoned at the deadline stayed on their
+				// connections and ran once Redis resumed: the GiveBack
+				// and the Refund reported failed gave back, the Take
+				// consumed (see WithTimeout).
+				look, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithTimeout(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				pk := make([]algorithms.Decision, 2)
+				if err := look.Peek(ctx, pk, []algorithms.Check{fw, lq}); err != nil || pk[0].Remaining != 4 || pk[1].Remaining != lq.Spec.Capacity() {
+					t.Errorf("after Redis resumed: fw %+v, lq %+v, %v; want fw 4 remaining (given back, then taken), lq empty", pk[0], pk[1], err)
+				}
+			}
+			_ = client.Close()
+		})
+	}
+}
