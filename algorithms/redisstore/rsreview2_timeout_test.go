@@ -107,3 +107,64 @@ func TestRSReview2EveryCallHonoursTheTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestRSReview2AbandonedCallEndsAtReadTimeout: on a client that does not
+// bound its I/O by the context, a call the caller abandoned at the
+// store's timeout, on a Redis that never answers it (writes paused for
+// longer than the test), ends at the client's ReadTimeout, sent once (the
+// client does not retry a call whose context has ended): Close returns
+// then, with Redis still paused, and no goroutine is left.
+func TestRSReview2AbandonedCallEndsAtReadTimeout(t *testing.T) {
+	const timeout, readTimeout = 100 * time.Millisecond, 500 * time.Millisecond
+	srv := redistest.New(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: readTimeout})
+	defer client.Close()
+	warmUp(t, client, dayBucket)
+	s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pauseWrites(t, srv, 60000)
+	if _, err := takeBounded(t, s, context.Background(), dayBucket, timeout+defaultSlack); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Take on a paused Redis = %v, want the store's timeout", err)
+	}
+	closed := make(chan struct{})
+	go func() { _ = s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(readTimeout + defaultSlack):
+		t.Fatalf("Close had not returned %s after the Take, on a Redis still paused: the abandoned call outlived the client's ReadTimeout (%s)", readTimeout+defaultSlack, readTimeout)
+	}
+	_ = client.Close()
+}
+
+// TestRSReview2AbandonedCallWithoutReadTimeout: with no ReadTimeout (-1)
+// on a client that does not bound its I/O by the context, nothing but
+// Redis's reply or the connection's end ends a call its caller abandoned
+// at the store's timeout; closing the client ends it, and Close then
+// returns, Redis still paused, with no goroutine left (Close's doc).
+func TestRSReview2AbandonedCallWithoutReadTimeout(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	srv := redistest.New(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1})
+	defer client.Close()
+	warmUp(t, client, dayBucket)
+	s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pauseWrites(t, srv, 60000)
+	if _, err := takeBounded(t, s, context.Background(), dayBucket, timeout+defaultSlack); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Take on a paused Redis = %v, want the store's timeout", err)
+	}
+	_ = client.Close()
+	closed := make(chan struct{})
+	go func() { _ = s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(defaultSlack):
+		t.Fatalf("Close had not returned %s after the client was closed", defaultSlack)
+	}
+}

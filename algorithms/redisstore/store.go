@@ -253,7 +253,10 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 // Close marks the store closed: later calls return [algorithms.ErrClosed].
 // It waits for the calls abandoned at their context's deadline (see the
 // package documentation, "Failures") to end, which the client's read
-// timeout bounds; a call under way (Take, Peek, Reset, Refund, GiveBack)
+// timeout bounds (TestRSReview2AbandonedCallEndsAtReadTimeout; with no
+// ReadTimeout, -1, only Redis's reply or the end of the connection ends
+// one: close the client first, TestRSReview2AbandonedCallWithoutReadTimeout);
+// a call under way (Take, Peek, Reset, Refund, GiveBack)
 // that would start such a call once Close has begun returns ErrClosed
 // instead (TestCloseRacingEveryCall; a cross-slot undo runs still, on the
 // Take's goroutine). It does not close the client, which the
