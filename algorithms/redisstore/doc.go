@@ -584,9 +584,11 @@
 // middleware's counts it as a failure of Redis.
 // A Take honours its context: with a client whose ContextTimeoutEnabled is
 // set, go-redis bounds the I/O by its deadline (not by a cancellation: a
-// call cancelled without a deadline ends at its reply, and returns it,
-// or at the client's ReadTimeout, and returns context.Canceled:
-// TestCancelledCallEndsAtItsReply); otherwise the call runs
+// cancelled call ends at its reply, and returns it, or at its deadline,
+// the store's timeout, and returns context.Canceled; without a deadline,
+// under WithTimeout(0), at the client's ReadTimeout:
+// TestCancelledCallEndsAtItsReply,
+// TestRSReview2CancelledCallEndsAtTheStoresDeadline); otherwise the call runs
 // in a goroutine that the Take stops waiting for when the context ends (the
 // goroutine ends when the client's own timeouts end the command;
 // [Store.Close] waits for it). On such a client every call runs so unless

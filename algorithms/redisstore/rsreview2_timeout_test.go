@@ -168,3 +168,44 @@ func TestRSReview2AbandonedCallWithoutReadTimeout(t *testing.T) {
 		t.Fatalf("Close had not returned %s after the client was closed", defaultSlack)
 	}
 }
+
+// TestRSReview2CancelledCallEndsAtTheStoresDeadline: on a client with
+// ContextTimeoutEnabled, which bounds I/O by a deadline and not by a
+// cancellation, a Take its caller cancels while Redis holds it (writes
+// paused for longer) returns context.Canceled, the caller's error, at the
+// store's timeout, not at once and not at the client's ReadTimeout (the
+// package doc, "Failures").
+func TestRSReview2CancelledCallEndsAtTheStoresDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer client.Close()
+	warmUp(t, client, dayBucket)
+	s, err := redisstore.New(client, redisstore.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pauseWrites(t, srv, 60000)
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		err  error
+		took time.Duration
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		_, err := s.Take(ctx, dayBucket)
+		done <- result{err, time.Since(start)}
+	}()
+	waitBlocked(t, srv, 1)
+	cancel()
+	select {
+	case r := <-done:
+		if r.err != context.Canceled || r.took < timeout {
+			t.Errorf("Take cancelled while Redis held it = %v after %s; want context.Canceled at the %s timeout", r.err, r.took, timeout)
+		}
+	case <-time.After(timeout + defaultSlack):
+		t.Fatalf("cancelled Take had not returned after %s", timeout+defaultSlack)
+	}
+}
