@@ -21,7 +21,8 @@ import (
 //
 // A failed call is one Redis did not answer in the time the store gives
 // it: an error of the client (a refused connection, its read timeout, a
-// full pool) or of the server, or no reply within [WithTimeout]. Calls
+// full pool) or of the server, or no reply within the store's timeout
+// ([DefaultTimeout], or [WithTimeout]'s). Calls
 // whose caller ended them are told apart, since in the middleware every
 // call runs on a request's context, which its client ends:
 //
