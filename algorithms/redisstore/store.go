@@ -164,7 +164,8 @@ func WithMinTTL(d time.Duration) Option {
 // replies measured: under -race on 2 CPUs at a load of 12, this package's
 // tests saw Takes of up to 1.1 s (TestClusterConcurrentCrossSlotTakes: 32
 // concurrent cross-slot Takes on one key of a Cluster, the first ones
-// each loading the library) and 0.9 s in another run;
+// each loading the library, as they did before calls that find it
+// missing together shared one load) and 0.9 s in another run;
 // TestDefaultTimeoutSparesABusyRedis (32 goroutines, stores with no
 // option, a fresh server and a Cluster) saw 0.5 s and 0.6 s. Set a
 // shorter d, with the client's short DialTimeout, ReadTimeout and
