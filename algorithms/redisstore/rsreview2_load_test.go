@@ -259,3 +259,81 @@ func TestRSReview2LoaderPanics(t *testing.T) {
 		})
 	}
 }
+
+// holdMissingHook holds the reply of the first script call on a context
+// marked with leaderKey that finds the function missing until release is
+// closed (held is closed when it is held).
+type holdMissingHook struct {
+	redistest.PassHooks
+	held, release chan struct{}
+	once          sync.Once
+}
+
+func (h *holdMissingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "fcall" && err != nil && strings.Contains(err.Error(), "Function not found") && ctx.Value(leaderKey{}) != nil {
+			h.once.Do(func() {
+				close(h.held)
+				select {
+				case <-h.release:
+				case <-time.After(loadBound):
+				}
+			})
+		}
+		return err
+	}
+}
+
+// TestRSReview2LoadedThenFlushedMeanwhile: a call X finds the function
+// missing; before X goes on, another call loads the library, and FUNCTION
+// FLUSH removes it again. X, which takes the other call's load for its
+// own (its FCALL may have reached the server before that load), finds the
+// function missing once more: it loads the library then, rather than
+// taking the server for one a redirection reached (which would run every
+// call as the script, loading nothing, for 10 s).
+func TestRSReview2LoadedThenFlushedMeanwhile(t *testing.T) {
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer client.Close()
+	h := &holdMissingHook{held: make(chan struct{}), release: make(chan struct{})}
+	client.AddHook(h)
+	s, err := redisstore.New(client, redisstore.WithTimeout(2*loadBound))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	xDone := make(chan error, 1)
+	go func() {
+		_, err := s.Take(context.WithValue(context.Background(), leaderKey{}, true), algorithms.Check{Spec: spec, Key: "x"})
+		xDone <- err
+	}()
+	select {
+	case <-h.held:
+	case <-time.After(loadBound):
+		t.Fatal("X's call had not found the function missing")
+	}
+	if _, err := s.Take(context.Background(), algorithms.Check{Spec: spec, Key: "y"}); err != nil { // loads the library
+		t.Fatal(err)
+	}
+	if _, err := srv.Do("FUNCTION", "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	close(h.release)
+	select {
+	case err := <-xDone:
+		if err != nil {
+			t.Fatalf("X = %v", err)
+		}
+	case <-time.After(loadBound):
+		t.Fatal("X had not returned")
+	}
+	list, err := srv.Do("FUNCTION", "LIST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(list, "ratekeeper_") {
+		t.Errorf("after X found the function missing again, the server holds no library (FUNCTION LIST: %q): X did not load it", list)
+	}
+}

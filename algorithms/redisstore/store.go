@@ -859,7 +859,19 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 			if at := s.unreached.Load(); at != 0 && time.Since(procStart)-time.Duration(at) < unreachedFor {
 				return s.script(ctx, c, keys, args, once)
 			}
-			lerr := s.loadShared(ctx, c, seen)
+			fresh, lerr := s.loadShared(ctx, c, seen)
+			if lerr == nil && !fresh {
+				// Another call's load ended since this call read the
+				// count, maybe before its FCALL ran: call again, and,
+				// still missing (a flush or restart since that load),
+				// load the library as any call that finds it missing.
+				seen = s.loads.Load()
+				v, err = fcall(ctx, op, c, keys, args, once)
+				if err == nil || !functionMissing(err) {
+					return v, err
+				}
+				_, lerr = s.loadShared(ctx, c, seen)
+			}
 			if lerr == nil {
 				v, err = fcall(ctx, op, c, keys, args, once)
 				if err == nil || !functionMissing(err) {
@@ -1004,29 +1016,32 @@ type loadFlight struct {
 // caller's FCALL: a load that succeeded since, which the FCALL may have
 // reached the server before, is taken as the caller's own (nil at once),
 // so that a call that found the function missing just as a load ended
-// does not load it again.
-func (s *Store) loadShared(ctx context.Context, c redis.UniversalClient, seen uint64) error {
-	for {
+// does not load it again; fresh then reports false (the load may have
+// preceded the caller's FCALL), and true when the load ended after this
+// call began to wait for it or led it (a function still missing after it
+// was loaded on every master the client knows of: see call).
+func (s *Store) loadShared(ctx context.Context, c redis.UniversalClient, seen uint64) (fresh bool, err error) {
+	for waited := false; ; waited = true {
 		s.loadMu.Lock()
 		if s.loads.Load() != seen {
 			s.loadMu.Unlock()
-			return nil
+			return waited, nil
 		}
 		f := s.loading
 		if f == nil {
 			f = &loadFlight{done: make(chan struct{})}
 			s.loading = f
 			s.loadMu.Unlock()
-			return s.leadLoad(ctx, c, f)
+			return true, s.leadLoad(ctx, c, f)
 		}
 		s.loadMu.Unlock()
 		select {
 		case <-f.done:
 			if f.shared {
-				return f.err
+				return true, f.err
 			}
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 	}
 }
