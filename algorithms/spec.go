@@ -30,6 +30,9 @@ const (
 // Kinds lists every Kind, in a fixed order. Validation does not read it.
 var Kinds = [...]Kind{FixedWindow, SlidingLog, SlidingWindow, SlidingBuckets, TokenBucket, LeakyBucket, LeakyQueue}
 
+// kindList is Kinds as the errors of an unknown kind list them.
+const kindList = "fixed_window, sliding_log, sliding_window, sliding_buckets, token_bucket, leaky_bucket, leaky_queue"
+
 // Valid reports whether k is one of the known kinds.
 func (k Kind) Valid() bool {
 	switch k {
@@ -266,9 +269,9 @@ func (s Spec) problemError(q specProblem) *SpecError {
 	}
 	switch q {
 	case algorithmEmpty:
-		return bad("Algorithm", "is empty; want one of %v", Kinds)
+		return bad("Algorithm", "is empty; want one of %s", kindList)
 	case algorithmUnknown:
-		return bad("Algorithm", "unknown kind %q; want one of %v", string(s.Algorithm), Kinds)
+		return bad("Algorithm", "unknown kind %q; want one of %s", string(s.Algorithm), kindList)
 	case limitNotPositive:
 		return bad("Limit", "must be positive, got %d", s.Limit)
 	case limitTooLarge:

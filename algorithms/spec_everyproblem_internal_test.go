@@ -66,10 +66,10 @@ func firstSpecProblem(s Spec) error {
 		return &SpecError{Spec: s, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	if s.Algorithm == "" {
-		return bad("Algorithm", "is empty; want one of %v", Kinds)
+		return bad("Algorithm", "is empty; want one of %s", kindList)
 	}
 	if !s.Algorithm.Valid() {
-		return bad("Algorithm", "unknown kind %q; want one of %v", string(s.Algorithm), Kinds)
+		return bad("Algorithm", "unknown kind %q; want one of %s", string(s.Algorithm), kindList)
 	}
 	if s.Limit < 1 {
 		return bad("Limit", "must be positive, got %d", s.Limit)

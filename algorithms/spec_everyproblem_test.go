@@ -33,11 +33,11 @@ func TestSpecValidateReportsEveryProblem(t *testing.T) {
 			p + "Limit must be positive, got 0",
 			p + "Window must be positive, got 0s"}},
 		{"unknown kind, limit and window, nothing kind-specific", algorithms.Spec{Algorithm: "gcra", Burst: 3, Buckets: 2, MaxDelay: time.Second}, []string{
-			p + `Algorithm unknown kind "gcra"; want one of [fixed_window sliding_log sliding_window sliding_buckets token_bucket leaky_bucket leaky_queue]`,
+			p + `Algorithm unknown kind "gcra"; want one of fixed_window, sliding_log, sliding_window, sliding_buckets, token_bucket, leaky_bucket, leaky_queue`,
 			p + "Limit must be positive, got 0",
 			p + "Window must be positive, got 0s"}},
 		{"empty kind and limit", algorithms.Spec{Limit: -1, Window: time.Second, Burst: -1}, []string{
-			p + "Algorithm is empty; want one of [fixed_window sliding_log sliding_window sliding_buckets token_bucket leaky_bucket leaky_queue]",
+			p + "Algorithm is empty; want one of fixed_window, sliding_log, sliding_window, sliding_buckets, token_bucket, leaky_bucket, leaky_queue",
 			p + "Limit must be positive, got -1"}},
 		{"limit, window and burst out of range", algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 2_000_000_000, Window: 48 * time.Hour, Burst: -1}, []string{
 			p + "Limit must be at most 1000000000, got 2000000000",
@@ -85,7 +85,7 @@ func TestSpecValidateReportsEveryProblem(t *testing.T) {
 		{"window refused, a queue that would be too long", algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: algorithms.MaxLimit, Window: time.Nanosecond, MaxDelay: 24 * time.Hour}, []string{
 			p + "Window must be at least 1ms, got 1ns"}},
 		{"unknown kind alone", algorithms.Spec{Algorithm: "Token_Bucket", Limit: 1, Window: time.Second, Burst: 1}, []string{
-			p + `Algorithm unknown kind "Token_Bucket"; want one of [fixed_window sliding_log sliding_window sliding_buckets token_bucket leaky_bucket leaky_queue]`}},
+			p + `Algorithm unknown kind "Token_Bucket"; want one of fixed_window, sliding_log, sliding_window, sliding_buckets, token_bucket, leaky_bucket, leaky_queue`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -47,7 +47,7 @@ func TestConfigEveryProblemOfAPolicy(t *testing.T) {
 			"policy: f.yaml:2:72: policies[0].max_delay: must not be negative, got -1s",
 			"policy: f.yaml:2:86: policies[0].buckets: applies only to sliding_buckets, not leaky_queue"}},
 		{"unknown algorithm, limit and window", "policies:\n  - {name: x, algorithm: nope, limit: 0, window: 0s, burst: 3}\n", []string{
-			"policy: f.yaml:2:26: policies[0].algorithm: unknown kind \"nope\"; want one of [fixed_window sliding_log sliding_window sliding_buckets token_bucket leaky_bucket leaky_queue]",
+			"policy: f.yaml:2:26: policies[0].algorithm: unknown kind \"nope\"; want one of fixed_window, sliding_log, sliding_window, sliding_buckets, token_bucket, leaky_bucket, leaky_queue",
 			"policy: f.yaml:2:39: policies[0].limit: must be positive, got 0",
 			"policy: f.yaml:2:50: policies[0].window: must be positive, got 0s"}},
 		{"limit and missing buckets", "policies:\n  - {name: b, algorithm: sliding_buckets, limit: 0, window: 1m}\n", []string{

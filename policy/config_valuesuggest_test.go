@@ -18,7 +18,7 @@ import (
 // `; did you mean "…"?`; each case is loaded from a file with policy.Load.
 func TestConfigUnknownValueSuggests(t *testing.T) {
 	const pol = "policies:\n  - name: a\n    limit: 1\n    window: 1s\n"
-	const kinds = "[fixed_window sliding_log sliding_window sliding_buckets token_bucket leaky_bucket leaky_queue]"
+	const kinds = "fixed_window, sliding_log, sliding_window, sliding_buckets, token_bucket, leaky_bucket, leaky_queue"
 	const parts = "cookie:NAME, global, header:NAME, ip, method, route, user"
 	for _, tc := range []struct {
 		name, doc, want string

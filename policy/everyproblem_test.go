@@ -119,7 +119,7 @@ func TestNewReportsEveryProblem(t *testing.T) {
 		// Burst is not judged against the algorithm nobody knows, nor
 		// its refill time against a refused limit.
 		{"unknown algorithm, limit and window", "p", algorithms.Spec{Algorithm: "nope", Burst: 3}, false, nil, []string{
-			`policy: "p": Spec.Algorithm unknown kind "nope"; want one of [fixed_window sliding_log sliding_window sliding_buckets token_bucket leaky_bucket leaky_queue]`,
+			`policy: "p": Spec.Algorithm unknown kind "nope"; want one of fixed_window, sliding_log, sliding_window, sliding_buckets, token_bucket, leaky_bucket, leaky_queue`,
 			`policy: "p": Spec.Limit must be positive, got 0`,
 			`policy: "p": Spec.Window must be positive, got 0s`}},
 		{"bad limit, a burst that refills in time at any valid limit", "p", algorithms.Spec{Algorithm: algorithms.TokenBucket, Window: 24 * time.Hour, Burst: 100000}, false, nil, []string{
