@@ -25,7 +25,21 @@ var (
 	clusterDir  string // removed by TestMain
 )
 
+// sharedCluster returns a client of the shared cluster with go-redis's
+// default options (see newClient), closed at the end of t.
 func sharedCluster(t *testing.T) *redis.ClusterClient {
+	t.Helper()
+	return sharedClusterOf(t, false)
+}
+
+// sharedBoundCluster is sharedCluster with ContextTimeoutEnabled (see
+// newBoundClient).
+func sharedBoundCluster(t *testing.T) *redis.ClusterClient {
+	t.Helper()
+	return sharedClusterOf(t, true)
+}
+
+func sharedClusterOf(t *testing.T, ctxTimeouts bool) *redis.ClusterClient {
 	t.Helper()
 	redistest.Require(t)
 	clusterOnce.Do(func() {
@@ -37,7 +51,7 @@ func sharedCluster(t *testing.T) *redis.ClusterClient {
 	if clusterErr != nil {
 		t.Fatal(clusterErr)
 	}
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), ContextTimeoutEnabled: ctxTimeouts})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -76,7 +90,7 @@ func TestClusterKeysSpanNodes(t *testing.T) {
 // checks span several slots (and nodes) decide exactly as the memory store,
 // all or nothing, over random traces.
 func TestClusterMatchesMemoryStore(t *testing.T) {
-	client := sharedCluster(t)
+	client := sharedBoundCluster(t)
 	hook := &countHook{}
 	client.AddHook(hook)
 	for seed := range 10 {

@@ -33,7 +33,10 @@ func shortTraces(t *testing.T) {
 }
 
 // TestConformance runs the algorithms conformance suite, unchanged, against
-// a real redis-server, each store under its own key prefix.
+// a real redis-server, each store under its own key prefix, on a client
+// with go-redis's default options: every call runs on a goroutine of the
+// store's (the DefaultTimeout guard), which the other runs of the suite,
+// on clients bounding I/O by the context (newBoundClient), leave out.
 func TestConformance(t *testing.T) {
 	shortTraces(t)
 	client := newClient(t)
@@ -46,7 +49,7 @@ func TestConformanceScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: the whole conformance suite again, on the script fallback (TestConformance runs it on functions); run without -short")
 	}
-	client := noFunctionsClient(t)
+	client := noFunctionsBoundClient(t)
 	algotest.Run(t, harness(client))
 }
 
@@ -55,6 +58,6 @@ func TestConformanceScript(t *testing.T) {
 // reserve and undo path.
 func TestConformanceCluster(t *testing.T) {
 	shortTraces(t)
-	client := sharedCluster(t)
+	client := sharedBoundCluster(t)
 	algotest.Run(t, harness(client))
 }

@@ -90,7 +90,7 @@ func TestDenyCacheClockBackAfterAdmission(t *testing.T) {
 // denies only while Redis would), and a denial answered locally never
 // reports a shorter RetryAfter than the model's.
 func TestDenyCacheForwardTraces(t *testing.T) {
-	client := newClient(t)
+	client := newBoundClient(t)
 	specs := algotest.EdgeSpecs()
 	var traces []algotest.Trace
 	for seed := range uint64(seedCount(24, 6)) {

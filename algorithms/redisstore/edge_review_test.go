@@ -26,7 +26,7 @@ func TestEdgeTracesAgainstModel(t *testing.T) {
 	clients := []struct {
 		name string
 		c    redis.UniversalClient
-	}{{"functions", newClient(t)}, {"script", noFunctionsClient(t)}, {"cluster", sharedCluster(t)}}
+	}{{"functions", newBoundClient(t)}, {"script", noFunctionsBoundClient(t)}, {"cluster", sharedBoundCluster(t)}}
 	specs := algotest.EdgeSpecs()
 	steps := 24
 	if testing.Short() {
@@ -111,7 +111,7 @@ func FuzzRedisMatchesMemory(f *testing.F) {
 // the memory store, the function library, the script fallback and the
 // cluster (calls spanning slots), and by the model, on every field.
 func TestManyChecksAgainstModel(t *testing.T) {
-	clients := []redis.UniversalClient{newClient(t), noFunctionsClient(t), sharedCluster(t)}
+	clients := []redis.UniversalClient{newBoundClient(t), noFunctionsBoundClient(t), sharedBoundCluster(t)}
 	specs := algotest.EdgeSpecs()
 	for seed := range seedCount(40, 8) {
 		r := rand.New(rand.NewPCG(uint64(seed), 5))
@@ -165,7 +165,7 @@ func TestManyChecksAgainstModel(t *testing.T) {
 // moving by up to a spacing or MaxDelay and going back: Redis and the
 // memory store decide every Take alike, and report every Refund alike.
 func TestRefundEdgesMatchMemory(t *testing.T) {
-	client := newClient(t)
+	client := newBoundClient(t)
 	ctx := t.Context()
 	for qi, q := range algotest.EdgeSpecs() {
 		if q.Algorithm != algorithms.LeakyQueue {

@@ -40,7 +40,7 @@ func TestConformanceTwoInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: the whole conformance suite again, over two instances (TestConformance runs it on one); run without -short")
 	}
-	c1, c2 := newClient(t), newClient(t)
+	c1, c2 := newBoundClient(t), newBoundClient(t)
 	algotest.Run(t, algotest.Harness{
 		New: func(t *testing.T, clock algorithms.Clock) algorithms.Store {
 			p := uniquePrefix(t)

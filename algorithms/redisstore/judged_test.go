@@ -689,9 +689,9 @@ func TestJudgedBigCounts(t *testing.T) {
 // taken at the Spec's limit pass a judged one by far.
 func TestJudgedMatchesMemoryStore(t *testing.T) {
 	clients := []func(*testing.T) redis.UniversalClient{
-		func(t *testing.T) redis.UniversalClient { return newClient(t) },
-		func(t *testing.T) redis.UniversalClient { return noFunctionsClient(t) },
-		func(t *testing.T) redis.UniversalClient { return sharedCluster(t) },
+		func(t *testing.T) redis.UniversalClient { return newBoundClient(t) },
+		func(t *testing.T) redis.UniversalClient { return noFunctionsBoundClient(t) },
+		func(t *testing.T) redis.UniversalClient { return sharedBoundCluster(t) },
 	}
 	var windowed []algorithms.Kind
 	for _, k := range algorithms.Kinds {

@@ -32,11 +32,35 @@ func TestMain(m *testing.M) {
 // sharedServer returns the package's redis-server (redistest.Shared).
 func sharedServer(t testing.TB) *redistest.Server { return redistest.Shared(t) }
 
-// newClient returns a client of the shared server, closed at the end of t.
+// newClient returns a client of the shared server with go-redis's default
+// options, closed at the end of t. On it a store runs every call that may
+// be cancelled (every call: DefaultTimeout) on a goroutine of its own, so
+// as to return at the deadline (store.go, guard).
 func newClient(t testing.TB) *redis.Client {
 	t.Helper()
-	srv := sharedServer(t)
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	return newClientOf(t, sharedServer(t).Addr, false)
+}
+
+// newBoundClient is newClient with ContextTimeoutEnabled: the client
+// bounds its I/O by the context, so a store on it calls Redis on the
+// caller's goroutine. The tests that replay long traces and whose subject
+// is not that goroutine use it (or noFunctionsBoundClient,
+// sharedBoundCluster): under the race detector that goroutine cost
+// TestConformanceScript a fifth of its CPU time, redis-server's included
+// (26 s against 21 s), TestConformanceTwoInstances 15 % (16 s, 13.5 s).
+// TestConformance runs the whole suite on newClient, and the tests of the
+// goroutine itself (deadlines, abandoned calls, Close, panics) use
+// newClient, sharedCluster or clients of their own with go-redis's
+// default options.
+func newBoundClient(t testing.TB) *redis.Client {
+	t.Helper()
+	return newClientOf(t, sharedServer(t).Addr, true)
+}
+
+// newClientOf returns a client of addr, bounding its I/O by the context
+// with ctxTimeouts (ContextTimeoutEnabled), closed at the end of t.
+func newClientOf(t testing.TB, addr string, ctxTimeouts bool) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: ctxTimeouts})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -51,12 +75,24 @@ func uniquePrefix(t testing.TB) string {
 // store on it runs the script fallback (EVALSHA).
 func noFunctionsClient(t testing.TB) *redis.Client {
 	t.Helper()
+	return noFunctionsClientOf(t, false)
+}
+
+// noFunctionsBoundClient is noFunctionsClient with ContextTimeoutEnabled
+// (see newBoundClient).
+func noFunctionsBoundClient(t testing.TB) *redis.Client {
+	t.Helper()
+	return noFunctionsClientOf(t, true)
+}
+
+func noFunctionsClientOf(t testing.TB, ctxTimeouts bool) *redis.Client {
+	t.Helper()
 	srv := sharedServer(t)
 	admin := newClient(t)
 	if err := admin.Do(context.Background(), "ACL", "SETUSER", "nofunctions", "on", "nopass", "~*", "&*", "+@all", "-function", "-fcall", "-fcall_ro").Err(); err != nil {
 		t.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nofunctions", Password: "any"})
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "nofunctions", Password: "any", ContextTimeoutEnabled: ctxTimeouts})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

@@ -29,7 +29,7 @@ func noPruneTrace(t *testing.T, client redis.UniversalClient, seed uint64, steps
 // sliding_buckets keys, named several times in a call, with instants
 // going back, Peeks and GiveBacks, with the Model, on a redis-server.
 func TestNoPruneTracesRedis(t *testing.T) {
-	client := newClient(t)
+	client := newBoundClient(t)
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { noPruneTrace(t, client, seed, 300) })
 	}
@@ -38,7 +38,7 @@ func TestNoPruneTracesRedis(t *testing.T) {
 // TestNoPruneTracesRedisCluster is TestNoPruneTracesRedis on a Redis
 // Cluster, where a call on keys of several slots reserves and undoes.
 func TestNoPruneTracesRedisCluster(t *testing.T) {
-	client := sharedCluster(t)
+	client := sharedBoundCluster(t)
 	for seed := uint64(1); seed <= 20; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { noPruneTrace(t, client, seed, 300) })
 	}

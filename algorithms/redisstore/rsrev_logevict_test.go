@@ -33,9 +33,9 @@ func TestSlidingLogTotalEvicted(t *testing.T) {
 		c    redis.UniversalClient
 		keys []string
 	}{
-		{"function", newClient(t), []string{"a", "b", "c"}},
-		{"script", noFunctionsClient(t), []string{"a", "b", "c"}},
-		{"cluster", sharedCluster(t), keysOnThreeSlots()},
+		{"function", newBoundClient(t), []string{"a", "b", "c"}},
+		{"script", noFunctionsBoundClient(t), []string{"a", "b", "c"}},
+		{"cluster", sharedBoundCluster(t), keysOnThreeSlots()},
 	}
 	deleted := 0
 	for _, cl := range clients {

@@ -107,7 +107,9 @@ type boundMode struct {
 // first failing seed; the others are listed).
 func TestUndoBound(t *testing.T) {
 	srv := redistest.New(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	// ContextTimeoutEnabled: the calls run on the test's goroutine, not on
+	// one of the store's (store.go, guard), which is not what this tests.
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 	defer client.Close()
 	seeds, from := 60, 0
 	if v, err := strconv.Atoi(os.Getenv("REDISSTORE_SEEDS")); err == nil {

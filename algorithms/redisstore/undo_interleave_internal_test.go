@@ -50,7 +50,9 @@ type interleaveMode struct {
 // (TestClusterUndoWindowCountedAgainElsewhere).
 func TestUndoInterleavings(t *testing.T) {
 	srv := redistest.New(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	// ContextTimeoutEnabled: the calls run on the test's goroutine, not on
+	// one of the store's (store.go, guard), which is not what this tests.
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 	defer client.Close()
 	specs := []algorithms.Spec{
 		{Algorithm: algorithms.FixedWindow, Limit: 1000, Window: time.Minute},
