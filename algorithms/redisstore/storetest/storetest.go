@@ -20,7 +20,10 @@ var Names = []string{"memory", "redis"}
 // New returns a new store of the given name ("memory" or "redis") reading
 // clock, closed when t ends. "redis" starts a redis-server on a free port
 // (redistest.New: skipped with the reason when there is no redis-server
-// and RATEKEEPER_REQUIRE_REDIS is unset).
+// and RATEKEEPER_REQUIRE_REDIS is unset), its client bounding I/O by the
+// context (go-redis's ContextTimeoutEnabled): the store calls Redis on the
+// caller's goroutine, not on one of its own as on a client with go-redis's
+// default options, a path the redisstore package's own tests cover.
 func New(t testing.TB, name string, clock algorithms.Clock) algorithms.Store {
 	t.Helper()
 	switch name {
@@ -32,7 +35,7 @@ func New(t testing.TB, name string, clock algorithms.Clock) algorithms.Store {
 		t.Cleanup(func() { ms.Close() })
 		return ms
 	case "redis":
-		rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
+		rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { rdb.Close() })
 		rs, err := redisstore.New(rdb, redisstore.WithClock(clock))
 		if err != nil {
