@@ -25,7 +25,9 @@
 // header that the key of a policy applying to it ignores, keying it by
 // the peer's address (see [ErrForwardingIgnored]; the key stays the
 // peer's). It asks the keys, so a key that trusts the proxy, or keys by
-// no client IP (a user, an API key), is never reported. Declare the
+// no client IP (a user, an API key), is never reported; it asks the
+// first about each proxy's first request, the second about 32 forwarded
+// requests, and after that neither (per rule set). Declare the
 // proxies to the key (keyfunc.TrustedProxies); naming them to the check
 // too ([CheckForwardingFrom]) keeps it from reporting a client's own
 // header, and [CheckForwarding](false) turns it off.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"weak"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
@@ -28,12 +29,13 @@ import (
 // one busy client locks all the others out.
 //
 // The check asks the keys themselves. For such a request it calls the
-// key function of each policy that applies to it three times: on the
-// request as it is, on a copy from another peer address (the first bit of
-// the peer's flipped, the port kept), and on a copy without the headers
-// that name an address (X-Forwarded-For, Forwarded, X-Real-IP, the
-// header named to CheckForwardingFrom, and any other whose first entry,
-// up to a comma, is an address); a key with a route part that finds no
+// key function of each policy that applies to it up to three times: on
+// the request as it is, on a copy from another peer address (the first
+// bit of the peer's flipped, the port kept), and, when the key differs
+// there, on a copy without the headers that name an address
+// (X-Forwarded-For, Forwarded, X-Real-IP, the header named to
+// CheckForwardingFrom, and any other whose first entry, up to a comma, is
+// an address); a key with a route part that finds no
 // route there (before routing) is handed the one the middleware's
 // pattern function finds, as the middleware hands it. A key buckets the
 // request by its peer when the second key differs from the first and the
@@ -68,6 +70,22 @@ import (
 //     its own, which the keys rightly ignore. Under keyfunc.TrustedHops
 //     (trusted_hops) every peer's header is read, and nothing is
 //     reported.
+//
+// A key is not asked about every such request. One seen to read the
+// headers of a peer is asked no more about that peer's requests (the
+// check remembers 8 peers per rule set), and one found not the peer's
+// (its key the same from the other address, or failing) on 32 forwarded
+// requests it applies to is asked no more at all. Both hold for a rule
+// set: [Middleware.SetPolicies], [Middleware.SetLimit] and
+// [Middleware.ApplyConfig] make a new one, whose keys are asked anew. So
+// a key of no client IP behind a proxy costs the check at most 64 calls
+// of its function (a JWT's signature checked, an API key looked up) and
+// 32 copies of a request per rule set (and those of requests asked
+// concurrently with the 32nd), not two calls on every request; and
+// a keyfunc.FirstOf(user, ip) is reported at the first anonymous
+// forwarded request only if that comes before 32 with a user: beyond,
+// it may go unreported (with one request in ten anonymous, 3 times in
+// 100; with one in two, practically never).
 //
 // The message names the header, the peer's address, the policy whose key
 // is the peer's and, in the second case, the trusted proxies it is not
@@ -138,19 +156,25 @@ type proxies struct {
 // The check looks at each request that policies apply to for the
 // forwarding headers (three map lookups, four when the keys read another
 // header), and, when one is there, parses the peer's address (and, when
-// proxies are declared to it, compares it with their prefixes), then
-// asks the keys: three calls of each key function that applies, on two
-// copies of the request (one allocation each, and the header map of the
-// second). Having seen a policy's key read the headers of a peer (a
-// proxy it trusts), it asks that key no more for that peer's requests
-// (it remembers 8 peers per rule set): a correct setup behind a proxy
-// then costs, after its first request, the look-ups and no allocation.
-// A key of no client IP (a user, an API key) is asked once more, on a
-// copy, for each request carrying a forwarding header. After the first
-// report the check looks no more (until a configuration applied declares
-// other proxies); with a setup that needs no report it never comes, and
-// the check costs that much on every request for as long as the
-// middleware serves. Off, it costs one atomic load per request.
+// proxies are declared to it, compares it with their prefixes: a request
+// from within them ends there), looks up what it remembers of the rule
+// set's keys (an atomic load and a comparison of weak pointers), and asks
+// the keys it has not done with: each key function that applies is
+// called on the request and on a copy from another peer address (two
+// allocations: the copy and its address), and, when the key differs
+// there, on a copy without the headers that name an address (an
+// allocation, and the header map). It is done with a policy's key for
+// a peer once it has seen it read that peer's headers (it remembers 8
+// peers per rule set), and for good once it has found it not the peer's
+// on 32 forwarded requests (see [ErrForwardingIgnored]), until a new rule
+// set ([Middleware.SetPolicies], [Middleware.SetLimit],
+// [Middleware.ApplyConfig]). A correct setup behind a proxy, whether its
+// keys trust the proxy or read no client IP, thus costs, after its first
+// forwarded requests, the look-ups and no allocation per request. After
+// the first report the check looks no more (until a configuration
+// applied declares other proxies); with a setup that needs no report it
+// never comes, and the look-ups go on for as long as the middleware
+// serves. Off, the check costs one atomic load per request.
 //
 // [FromConfig], which sees the keys, turns it on only when a policy of
 // the configuration keys by ip and the configuration declares no
@@ -350,7 +374,11 @@ func (px *proxies) same(q *proxies) bool {
 // outside them and has an address only a proxy has (see proxyKind).
 // The cheap tests come first: a request through a trusted proxy, every
 // request of a correct setup, costs the header lookups, the parse of
-// RemoteAddr and the prefix comparisons, and allocates nothing.
+// RemoteAddr and the prefix comparisons, and allocates nothing. Without
+// trusted proxies, what the check remembers of the keys (see pending)
+// comes before the tests of a rewritten RemoteAddr, which parse the
+// headers: a correct setup's request costs the header lookups, the
+// parse of RemoteAddr and that look-up.
 func (m *Middleware) checkForwarding(r *http.Request, set *policy.Set, mask uint64) {
 	px := m.fwdProxies.Load()
 	if px != nil && px.hops {
@@ -361,9 +389,6 @@ func (m *Middleware) checkForwarding(r *http.Request, set *policy.Set, mask uint
 		return
 	}
 	if px == nil || len(px.trusted) == 0 {
-		if rewrittenRemoteAddr(r) || rewrittenUpstream(r) {
-			return
-		}
 		if px == nil && !m.fwdExplicit && r.Context().Value(outerKey{}) != nil {
 			// On by default, knowing of no proxy, and nested in a
 			// middleware that decided r further out: that one speaks for
@@ -372,7 +397,11 @@ func (m *Middleware) checkForwarding(r *http.Request, set *policy.Set, mask uint
 			// request would be noise, or false.
 			return
 		}
-		name := m.peerKeyed(r, set, mask)
+		mask, known := m.pending(r, set, mask)
+		if mask == 0 || rewrittenRemoteAddr(r) || rewrittenUpstream(r) {
+			return
+		}
+		name := m.peerKeyed(r, set, mask, known)
 		if name == "" || !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 			return
 		}
@@ -397,10 +426,14 @@ func (m *Middleware) checkForwarding(r *http.Request, set *policy.Set, mask uint
 		return
 	}
 	kind := proxyKind(peer)
-	if kind == "" || rewrittenUpstream(r) {
+	if kind == "" {
 		return
 	}
-	name := m.peerKeyed(r, set, mask)
+	mask, known := m.pending(r, set, mask)
+	if mask == 0 || rewrittenUpstream(r) {
+		return
+	}
+	name := m.peerKeyed(r, set, mask, known)
 	if name == "" || !m.fwd.CompareAndSwap(fwdChecking, fwdTold) {
 		return
 	}
@@ -616,24 +649,72 @@ func peerAddr(remoteAddr string) string {
 // proxies in front of a server.
 const maxReadPeers = 8
 
-// readPeers are the peers (proxies) whose forwarding headers the keys of
-// the policies of set were seen to read (see peerKeyed): reads[i] has a
-// bit for each such policy of set (in Set order) for peers[i]. It is
-// immutable; the check replaces it. It holds set weakly: a rule set
-// replaced is not kept alive for it.
+// maxProbes is how many forwarded requests that find a policy's key not
+// the peer's (see probes) the forwarding check asks it about, per rule
+// set. Such a key is never reported, so without a bound it would be
+// asked, and a request copied for it, on every forwarded request for as
+// long as the middleware serves, multiplying the cost of an application's
+// key (a JWT's signature checked, an API key looked up) for good. 32
+// costs, for each rule set, at most 64 calls of the key and 32 copies of
+// a request: microseconds to a few milliseconds, once. The bound only
+// hides a key that is the peer's on some requests and not on others, as
+// keyfunc.FirstOf(user, ip) is (the peer's for anonymous requests): its
+// first anonymous forwarded request goes unreported when 32 signed-in
+// ones came before it, a chance of 0.9^32 (3%) when one request in ten is
+// anonymous, of 0.5^32 when one in two. 16 would miss the first case
+// 19% of the time; 64 would double the cost, which recurs with each new
+// rule set (an adaptive controller's SetLimit makes one at each change
+// of level).
+const maxProbes = 32
+
+// readPeers is what the forwarding check remembers of the keys of the
+// policies of set (see peerKeyed): the peers (proxies) whose forwarding
+// headers they were seen to read, reads[i] having a bit for each such
+// policy of set (in Set order) for peers[i], and the probes of the keys
+// found not the peer's. It is immutable but for the counts in probes,
+// which every readPeers of set shares; the check replaces it. It holds
+// set weakly: a rule set replaced is not kept alive for it.
 type readPeers struct {
-	set   weak.Pointer[policy.Set]
-	n     int
-	peers [maxReadPeers]netip.Addr
-	reads [maxReadPeers]uint64
+	set    weak.Pointer[policy.Set]
+	probes *probes // never nil
+	n      int
+	peers  [maxReadPeers]netip.Addr
+	reads  [maxReadPeers]uint64
 }
 
-// read returns the policies of set whose keys read the forwarding headers
-// of peer, as far as rp knows (none for another set).
-func (rp *readPeers) read(set *policy.Set, peer netip.Addr) uint64 {
-	if rp == nil || rp.set != weak.Make(set) {
-		return 0
+// probes counts, for each policy of a rule set (in Set order), the
+// forwarded requests on which the forwarding check found its key not the
+// peer's: failing, or the same with another peer. A policy counted
+// maxProbes times is spent: its key is asked no more. Concurrent
+// requests each count theirs (none is lost); those asked while the
+// maxProbes-th was are asked beyond the bound, one per request in
+// flight then.
+type probes struct {
+	spent atomic.Uint64 // the policies counted maxProbes times
+	n     [policy.MaxPolicies]atomic.Uint32
+}
+
+// count counts a probe for each policy of mask.
+func (p *probes) count(mask uint64) {
+	for rest := mask; rest != 0; rest &= rest - 1 {
+		i := bits.TrailingZeros64(rest)
+		if p.n[i].Add(1) >= maxProbes {
+			p.spent.Or(1 << i)
+		}
 	}
+}
+
+// of reports whether rp is the memory of set. It reads rp.set rather
+// than making set's weak pointer to compare (weak.Make takes a lock of
+// the runtime's, which every forwarded request would take): set is
+// alive, so the value is set exactly when rp.set is set's.
+func (rp *readPeers) of(set *policy.Set) bool {
+	return rp != nil && rp.set.Value() == set
+}
+
+// read returns the policies whose keys read the forwarding headers of
+// peer, as far as rp knows.
+func (rp *readPeers) read(peer netip.Addr) uint64 {
 	for i := range rp.n {
 		if rp.peers[i] == peer {
 			return rp.reads[i]
@@ -642,40 +723,60 @@ func (rp *readPeers) read(set *policy.Set, peer netip.Addr) uint64 {
 	return 0
 }
 
+// pending returns the policies of mask (those of set that apply to r)
+// whose keys the check is not done with for r: neither spent (see probes)
+// nor seen to read the forwarding headers of r's peer (see readPeers);
+// and what the check remembers of set (m.fwdRead), or nil when that is
+// another set's, or none. It costs an atomic load, a comparison of weak
+// pointers, and when some policy is left, the parse of RemoteAddr and a
+// look-up among the peers.
+func (m *Middleware) pending(r *http.Request, set *policy.Set, mask uint64) (uint64, *readPeers) {
+	known := m.fwdRead.Load()
+	if !known.of(set) {
+		return mask, nil
+	}
+	if mask &^= known.probes.spent.Load(); mask == 0 {
+		return 0, known
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		mask &^= known.read(ap.Addr().Unmap().WithZone(""))
+	}
+	return mask, known
+}
+
 // peerKeyed returns the name of a policy of mask in set (the policies
-// that apply to r) whose key buckets r by its peer's address, ignoring
-// the forwarding headers r carries, or "" when none does: the only setup
-// the forwarding check reports. The key function is asked three times,
-// as the request is, with another peer, and without the headers that
-// name an address (X-Forwarded-For, Forwarded, X-Real-Ip, the one the
-// check was told of, and any other whose first entry is an address):
-// it keys r by the peer when its key changes with the peer and not
-// without those headers. A key that reads no address (a user, an API
-// key, a constant), or that reads the client from the headers (it trusts
-// the peer as a proxy), does not; nor does one that fails (or panics) on
-// r or on a copy, which is not reported: the check is a warning, given
-// only when sure. A policy whose key was seen to read the headers of a
-// peer is not asked again for that peer's requests (readPeers), so that
-// a correct setup behind a proxy costs, after the first request, a
-// look-up on each request; a key that reads no address is asked once
-// more on each request carrying a forwarding header, while the check
-// runs.
-func (m *Middleware) peerKeyed(r *http.Request, set *policy.Set, mask uint64) string {
+// that apply to r, and that the check is not done with: see pending)
+// whose key buckets r by its peer's address, ignoring the forwarding
+// headers r carries, or "" when none does: the only setup the forwarding
+// check reports. The key function is asked up to three times, as the
+// request is, with another peer, and (when that changes the key) without
+// the headers that name an address (X-Forwarded-For, Forwarded,
+// X-Real-Ip, the one the check was told of, and any other whose first
+// entry is an address): it keys r by the peer when its key changes with
+// the peer and not without those headers. A key that reads no address (a
+// user, an API key, a constant), or that reads the client from the
+// headers (it trusts the peer as a proxy), does not; nor does one that
+// fails (or panics) on r or on a copy, which is not reported: the check
+// is a warning, given only when sure. A policy whose key was seen to read
+// the headers of a peer is not asked again for that peer's requests
+// (readPeers), and one whose key was found not the peer's (reading no
+// address, or failing) on maxProbes forwarded requests is not asked again
+// at all (probes), so that a correct setup behind a proxy costs, after
+// its first requests, the look-ups of pending and no allocation. known is
+// what pending returned.
+func (m *Middleware) peerKeyed(r *http.Request, set *policy.Set, mask uint64, known *readPeers) string {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	var peer netip.Addr // invalid when RemoteAddr is no address: nothing is remembered
-	known := m.fwdRead.Load()
 	if err == nil {
 		peer = ap.Addr().Unmap().WithZone("")
-		if mask &^= known.read(set, peer); mask == 0 {
-			return ""
-		}
 	}
 	return m.askKeys(r, set, mask, ap, peer, known)
 }
 
-// askKeys is peerKeyed for the policies of mask, not known to read the
-// headers of peer (r's, with port as ap; invalid when RemoteAddr is no
-// address).
+// askKeys is peerKeyed for the policies of mask, neither spent nor known
+// to read the headers of peer (r's, with port as ap; invalid when
+// RemoteAddr is no address), over known (m.fwdRead when it is set's, else
+// nil).
 func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap netip.AddrPort, peer netip.Addr, known *readPeers) string {
 	moved := *r
 	if peer.IsValid() {
@@ -701,16 +802,18 @@ func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap n
 		}
 		return k, err == nil
 	}
-	var read uint64
+	var read, notPeer uint64
 	name := ""
 	for rest := mask; rest != 0; rest &= rest - 1 {
 		i := bits.TrailingZeros64(rest)
 		key := set.Policy(i).Key()
 		k, ok := ask(key, r)
 		if !ok {
+			notPeer |= 1 << i
 			continue
 		}
 		if km, ok := ask(key, &moved); !ok || km == k {
+			notPeer |= 1 << i
 			continue // not the peer's: the key reads no address here
 		}
 		if bare == nil {
@@ -725,20 +828,44 @@ func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap n
 		name = set.Policy(i).Name()
 		break
 	}
-	if read != 0 && peer.IsValid() {
-		m.rememberRead(known, set, peer, read)
+	if name != "" || read == 0 && notPeer == 0 {
+		return name // reported: the check ends
 	}
-	return name
+	known = m.memoryOf(known, set)
+	known.probes.count(notPeer)
+	if read != 0 && peer.IsValid() {
+		m.rememberRead(known, peer, read)
+	}
+	return ""
 }
 
-// rememberRead records that the keys of the policies read of set read
-// the forwarding headers of peer, over known (what m.fwdRead held). A
-// concurrent record may be lost: the policies are asked again then.
-func (m *Middleware) rememberRead(known *readPeers, set *policy.Set, peer netip.Addr, read uint64) {
-	rp := &readPeers{set: weak.Make(set)}
-	if known != nil && known.set == rp.set {
-		*rp = *known
+// memoryOf returns what the check remembers of set: known (what
+// m.fwdRead held, or nil) when it is set's, else m.fwdRead when it has
+// become set's, else a new memory of set, without peers or probes, put in
+// m.fwdRead in place of another set's.
+func (m *Middleware) memoryOf(known *readPeers, set *policy.Set) *readPeers {
+	if known.of(set) {
+		return known
 	}
+	for {
+		cur := m.fwdRead.Load()
+		if cur.of(set) {
+			return cur
+		}
+		rp := &readPeers{set: weak.Make(set), probes: new(probes)}
+		if m.fwdRead.CompareAndSwap(cur, rp) {
+			return rp
+		}
+	}
+}
+
+// rememberRead records that the keys of the policies read of known's set
+// read the forwarding headers of peer, over known (m.fwdRead, or what it
+// held). A concurrent record may be lost: the policies are asked again
+// then.
+func (m *Middleware) rememberRead(known *readPeers, peer netip.Addr, read uint64) {
+	rp := new(readPeers)
+	*rp = *known
 	for i := range rp.n {
 		if rp.peers[i] == peer {
 			rp.reads[i] |= read
