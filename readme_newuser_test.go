@@ -190,8 +190,9 @@ func TestReadmeBehindProxy(t *testing.T) {
 
 // readmeRuleTable is the README's rule table, the quick start's limits as
 // one middleware, verbatim between the markers; ip and ipUser are the
-// quick start's keys.
-func readmeRuleTable(store algorithms.Store, ip, ipUser keyfunc.Func, home, loginHandler http.HandlerFunc) http.Handler {
+// quick start's keys, and log the test (its log.Fatal, the README's, is
+// t.Fatal).
+func readmeRuleTable(log interface{ Fatal(...any) }, store algorithms.Store, ip, ipUser keyfunc.Func, home, loginHandler http.HandlerFunc) http.Handler {
 	// README:begin ruletable
 	r := chi.NewRouter()
 	limits := middleware.MustNew(store, []*policy.Policy{
@@ -202,6 +203,9 @@ func readmeRuleTable(store algorithms.Store, ip, ipUser keyfunc.Func, home, logi
 	r.Use(limits.Handler)
 	r.Get("/", home)
 	r.Post("/login", loginHandler)
+	if err := limits.CheckRoutes(nil); err != nil { // nil: ask r, as the pattern function does
+		log.Fatal(err)
+	}
 	// README:end
 	return r
 }
@@ -224,7 +228,7 @@ func TestReadmeRuleTable(t *testing.T) {
 		}
 		return "", keyfunc.ErrNoUser
 	}
-	srv := httptest.NewServer(readmeRuleTable(store, ip, keyfunc.Must(keyfunc.Join(ip, loginName)), hello, hello))
+	srv := httptest.NewServer(readmeRuleTable(t, store, ip, keyfunc.Must(keyfunc.Join(ip, loginName)), hello, hello))
 	defer srv.Close()
 	check := func(name string, resp *http.Response, err error, status int, rateLimit string) {
 		t.Helper()
