@@ -519,8 +519,10 @@ func TestEndToEndStoreFailure(t *testing.T) {
 			t.Run(tt.name+"/"+router, func(t *testing.T) {
 				errs = nil
 				// The forwarding check is told of the proxies the keys
-				// trust (see keys), as the documentation says to: else
-				// the first request through them would be reported too.
+				// trust (see keys), and so leaves their requests alone
+				// without asking the keys. Untold, it would ask them, see
+				// them read the proxies' header and report nothing either:
+				// errs holds the store's failures alone in both cases.
 				opts := []middleware.Option{onError, middleware.OnStoreError(tt.failure), middleware.WithBreaker(0, 0),
 					middleware.CheckForwardingFrom("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))}
 				var h http.Handler
