@@ -66,7 +66,7 @@ type Middleware struct {
 
 	fwd        atomic.Uint32             // the forwarding check's state (see CheckForwarding)
 	fwdProxies atomic.Pointer[proxies]   // the proxies the forwarding check compares peers with; nil: none known
-	fwdRead    atomic.Pointer[readPeers] // the peers whose forwarding headers the keys were seen to read (see peerKeyed)
+	fwdRead    atomic.Pointer[readPeers] // what the forwarding check remembers of the rule set's keys: the peers whose headers they read, each policy's budget (see readPeers)
 
 	failures  atomic.Int64   // consecutive store failures
 	deadlines deadline.Calls // the store calls that may reach a deadline that counts, and the backend's answers
