@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -51,11 +52,14 @@ var probeMethods = []string{
 //   - the path: the route's, each wildcard replaced by its own text
 //     ("/api/{id}" is asked as the path /api/{id}, which only a
 //     wildcard segment of either router matches, never a literal one), a
-//     chi wildcard with a regexp by a short value it matches ("{n:[0-9]+}"
-//     by "0"), "{$}" by nothing; a path ending in "{name...}", chi's '*'
-//     or '/' is asked with none, one and two segments after it, and
-//     another path with a trailing slash too (chi reports its route
-//     "/login/" as "/login", which a route "/login" matches).
+//     chi wildcard with a regexp by a few short values it matches
+//     ("{n:[0-9]+}" by "0", "1" and "2", as a literal route "/n/0" beside
+//     it takes the first), "{$}" by nothing; a path ending in
+//     "{name...}", chi's '*' or '/' is asked with none, one and two
+//     segments after it (and one ending in '/' without it too, but from a
+//     ServeMux: a route "/login/" matches chi's "/login"), and another
+//     path with a trailing slash too (chi reports its route "/login/" as
+//     "/login", which a route "/login" matches).
 //
 // A route is reported when none of those requests is one the policy
 // applies to, judged as the middleware judges requests ([policy.Set]:
@@ -72,9 +76,15 @@ var probeMethods = []string{
 // reported) when a request cannot be built for it: a chi regexp whose
 // values this cannot write (one with lookarounds, say). The requests
 // carry no Host: a ServeMux route registered only under a host
-// ("api.example.com/login") is not found; give a pattern function that
-// sets r.Host before asking the mux. The lookups serve no request: no
-// handler runs, and nothing is counted.
+// ("api.example.com/login") is not found (the error says so); give a
+// pattern function that sets r.Host before asking the mux. They carry
+// no router's context either: with a pattern function of your own
+// (neither ChiPattern's nor ServeMuxPattern's), which may be asking
+// chi, a route "/login/" for which it answers "/login" is taken for
+// chi's, as the middleware takes it for a request chi routes. A panic
+// of the pattern function (one of a nil router's, say) is returned as
+// an error naming the route and the request asked. The lookups serve no
+// request: no handler runs, and nothing is counted.
 func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 	if pattern == nil {
 		pattern = m.pattern
@@ -82,6 +92,7 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 	if pattern == nil {
 		return errors.New("middleware: CheckRoutes: no pattern function (give policy.ServeMuxPattern(mux) or policy.ChiPattern(r), or build the middleware WithPatternFunc)")
 	}
+	kind := kindOf(pattern)
 	ps := m.set.Load().Policies()
 	methods := slices.Clone(probeMethods)
 	for _, p := range ps {
@@ -100,7 +111,7 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 	var errs []error
 	for _, p := range ps {
 		for _, rt := range p.Routes() {
-			if err := checkRoute(p, rt, pattern, methods); err != nil {
+			if err := checkRoute(p, rt, pattern, kind, methods); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -108,11 +119,38 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 	return errors.Join(errs...)
 }
 
+// patternKind tells the pattern functions of package policy apart from
+// a user's own: a Set knows ChiPattern's answers for chi's (a route
+// "/login/" matching chi's "/login") and ServeMuxPattern's for a mux's,
+// even for a request that carries no router's context, as the requests
+// CheckRoutes builds do not.
+type patternKind int
+
+const (
+	ownPattern patternKind = iota // a user's function: chi's or not, by the request
+	chiPattern                    // policy.ChiPattern's
+	muxPattern                    // policy.ServeMuxPattern's
+)
+
+// kindOf returns the kind of pattern, by its code (that of every
+// function ChiPattern, or ServeMuxPattern, returns).
+func kindOf(pattern func(*http.Request) string) patternKind {
+	pc := reflect.ValueOf(pattern).Pointer()
+	switch pc {
+	case reflect.ValueOf(policy.ChiPattern(nil)).Pointer():
+		return chiPattern
+	case reflect.ValueOf(policy.ServeMuxPattern(nil)).Pointer():
+		return muxPattern
+	}
+	return ownPattern
+}
+
 // checkRoute returns the error of CheckRoutes for rt, a route of p, or
 // nil when a request built from it is one p, restricted to rt alone,
 // applies to under pattern. methods are those a route without one is
-// asked with, when p names none.
-func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string, methods []string) error {
+// asked with, when p names none. A panic of the pattern function is
+// returned as an error naming the request it was asked for.
+func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string, kind patternKind, methods []string) (err error) {
 	method, path := "", rt
 	if !strings.HasPrefix(rt, "/") {
 		method, path, _ = strings.Cut(rt, " ")
@@ -139,17 +177,39 @@ func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string,
 	if !ok {
 		return nil // no request can be built: not checked
 	}
+	var asked string // the request being asked about, for a panic
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("middleware: CheckRoutes: policy %q, route %q: the pattern function panicked on %s: %v", p.Name(), rt, asked, v)
+		}
+	}()
+	// A route ending in '/' is chi's route without it ("/login/" matches
+	// chi's "/login", see policy.WithRoutes): the Set says so of
+	// ChiPattern's answers; a function of the user's own may be asking
+	// chi, which only the request served tells, so its answer of the
+	// path without the slash, as chi gives it, is taken for chi's.
+	trimmed := ""
+	if t := strings.TrimSuffix(path, "/"); t != path && t != "" && !strings.ContainsAny(t, "{*") {
+		trimmed = t
+	}
 	var sent string // where the first request the router routed went
 	for _, m := range methods {
 		for _, pa := range paths {
-			r := probeRequest(m, pa)
-			if set.Match(r) != 0 {
+			asked = m + " " + pa
+			if set.Match(probeRequest(m, pa)) != 0 {
 				return nil
 			}
-			if sent == "" {
-				if to := pattern(probeRequest(m, pa)); to != "" {
-					sent = fmt.Sprintf("routes %s %s to %q", m, pa, to)
-				}
+			if to := pattern(probeRequest(m, pa)); to != "" && sent == "" {
+				sent = fmt.Sprintf("routes %s %s to %q", m, pa, to)
+			}
+		}
+		if trimmed != "" && kind != muxPattern {
+			asked = m + " " + trimmed
+			if set.Match(probeRequest(m, trimmed)) != 0 {
+				return nil
+			}
+			if kind == ownPattern && pattern(probeRequest(m, trimmed)) == trimmed {
+				return nil
 			}
 		}
 	}
@@ -159,6 +219,9 @@ func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string,
 			sent = fmt.Sprintf("routes %s %s to no route", methods[0], paths[0])
 		} else {
 			sent += " for any of " + strings.Join(methods, ", ")
+		}
+		if kind == muxPattern {
+			sent += " (asked without a Host: for a route registered under a host, \"api.example.com/login\", give a pattern function that sets r.Host before asking the mux)"
 		}
 	}
 	return fmt.Errorf("%w: policy %q, route %q: the router %s, so the policy never applies there", ErrUnknownRoute, p.Name(), rt, sent)
@@ -177,8 +240,31 @@ func probeRequest(method, path string) *http.Request {
 
 // probePaths returns the paths of the requests CheckRoutes builds for a
 // route path (see CheckRoutes), or false when a wildcard's value cannot
-// be written.
+// be written. A chi regexp is written with a few values it matches, as
+// a literal route beside it ("/n/0" beside "/n/{id:[0-9]+}") takes the
+// value that equals it.
 func probePaths(path string) ([]string, bool) {
+	var all []string
+	for k := range regexpVariants {
+		paths, ok := probePathsWith(path, k)
+		if !ok {
+			return nil, false
+		}
+		for _, p := range paths {
+			if !slices.Contains(all, p) {
+				all = append(all, p)
+			}
+		}
+	}
+	return all, true
+}
+
+// regexpVariants is the number of values a chi regexp is written with.
+const regexpVariants = 3
+
+// probePathsWith returns the paths of probePaths with the k-th value of
+// each chi regexp (see regexpValue).
+func probePathsWith(path string, k int) ([]string, bool) {
 	var b strings.Builder
 	tail := "" // the filler of a path ending in a wildcard of any depth
 	for i := 0; i < len(path); {
@@ -203,7 +289,7 @@ func probePaths(path string) ([]string, bool) {
 		case strings.HasSuffix(inner, "..."):
 			tail = path[i : end+1]
 		case hasRE:
-			v, ok := regexpValue(re)
+			v, ok := regexpValue(re, k)
 			if !ok {
 				return nil, false
 			}
@@ -243,14 +329,16 @@ func closingBrace(s string, i int) int {
 }
 
 // regexpValue returns a short value that the regexp re of a chi wildcard
-// matches as chi matches it (anchored), holding no '/', or false.
-func regexpValue(re string) (string, bool) {
+// matches as chi matches it (anchored), holding no '/', or false: the
+// k-th (from 0) of a few, each character class written with its k-th
+// character that can be written, or its last.
+func regexpValue(re string, k int) (string, bool) {
 	rx, err := syntax.Parse(re, syntax.Perl)
 	if err != nil {
 		return "", false
 	}
 	var b strings.Builder
-	if !shortest(&b, rx.Simplify()) {
+	if !shortest(&b, rx.Simplify(), k) {
 		return "", false
 	}
 	v := b.String()
@@ -270,8 +358,9 @@ func regexpValue(re string) (string, bool) {
 }
 
 // shortest writes to b a short string re matches (the fewest repetitions,
-// the first alternative that can be written), or reports false.
-func shortest(b *strings.Builder, re *syntax.Regexp) bool {
+// the first alternative that can be written, the k-th character of a
+// class), or reports false.
+func shortest(b *strings.Builder, re *syntax.Regexp, k int) bool {
 	switch re.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
 		syntax.OpStar, syntax.OpQuest:
@@ -280,35 +369,27 @@ func shortest(b *strings.Builder, re *syntax.Regexp) bool {
 		b.WriteString(string(re.Rune))
 		return true
 	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			lo, hi := re.Rune[i], re.Rune[i+1]
-			for _, c := range "a0A-_" {
-				if lo <= c && c <= hi {
-					b.WriteRune(c)
-					return true
-				}
-			}
-			if lo > ' ' && lo != 0x7f && !strings.ContainsRune("/?#%", lo) {
-				b.WriteRune(lo)
-				return true
-			}
+		cs := classChars(re.Rune, k+1)
+		if len(cs) == 0 {
+			return false
 		}
-		return false
+		b.WriteRune(cs[min(k, len(cs)-1)])
+		return true
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		b.WriteByte('a')
+		b.WriteByte("abc"[min(k, 2)])
 		return true
 	case syntax.OpCapture, syntax.OpPlus:
-		return shortest(b, re.Sub[0])
+		return shortest(b, re.Sub[0], k)
 	case syntax.OpRepeat:
 		for range re.Min {
-			if !shortest(b, re.Sub[0]) {
+			if !shortest(b, re.Sub[0], k) {
 				return false
 			}
 		}
 		return true
 	case syntax.OpConcat:
 		for _, s := range re.Sub {
-			if !shortest(b, s) {
+			if !shortest(b, s, k) {
 				return false
 			}
 		}
@@ -316,7 +397,7 @@ func shortest(b *strings.Builder, re *syntax.Regexp) bool {
 	case syntax.OpAlternate:
 		for _, s := range re.Sub {
 			var t strings.Builder
-			if shortest(&t, s) {
+			if shortest(&t, s, k) {
 				b.WriteString(t.String())
 				return true
 			}
@@ -324,4 +405,29 @@ func shortest(b *strings.Builder, re *syntax.Regexp) bool {
 		return false
 	}
 	return false
+}
+
+// classChars returns up to n characters of the class ranges (pairs lo,
+// hi) that a path can hold unescaped, the plainest first ('a', '0',
+// 'A', '-', '_', then each range's first ones).
+func classChars(ranges []rune, n int) []rune {
+	var cs []rune
+	add := func(c rune) {
+		if len(cs) < n && c > ' ' && c != 0x7f && !strings.ContainsRune("/?#%", c) && !slices.Contains(cs, c) {
+			cs = append(cs, c)
+		}
+	}
+	for _, c := range "a0A-_" {
+		for i := 0; i+1 < len(ranges); i += 2 {
+			if ranges[i] <= c && c <= ranges[i+1] {
+				add(c)
+			}
+		}
+	}
+	for i := 0; i+1 < len(ranges) && len(cs) < n; i += 2 {
+		for c := ranges[i]; c <= ranges[i+1] && c < ranges[i]+8 && len(cs) < n; c++ {
+			add(c)
+		}
+	}
+	return cs
 }
