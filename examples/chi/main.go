@@ -19,6 +19,10 @@
 // A request from the proxy itself without the header (a plain curl here, a
 // load balancer's health check) names no client, and is answered 400.
 //
+// A rule on a route the router lacks (a typo, "POST /logn") stops it at
+// start, the error naming the route: chiapp checks its rules' routes
+// against the router's (middleware.Middleware.CheckRoutes).
+//
 // Ctrl-C (SIGINT) or SIGTERM stops it, once the requests in flight are
 // answered. The handler, the form's user name, the Basic-auth stand-in for
 // sign-in (used by chiapp), the -trusted-proxies flag, listening and

@@ -16,7 +16,16 @@
 // the new limit; save a broken file and the log says where the error is
 // while the previous rules keep running. Edit a copy: the tests read the
 // sample. Signal the built binary: under go run, $! is the go command,
-// which SIGHUP ends without reaching the server. Routes: GET / (hello), POST /login
+// which SIGHUP ends without reaching the server.
+//
+// A policy's routes must be routes of the server (see Routes below): one it
+// lacks, a typo such as "POST /logn", is a rule that would never apply,
+// silently (login unlimited). Such a file stops the server at start, the
+// log naming the route (middleware.Middleware.CheckRoutes); at a reload it
+// is refused as a broken file is: the log says "config apply failed" and
+// names the route, and the rules in force keep running, unchanged, since
+// applying the rest of the file would drop the limit the typo was meant to
+// set. Routes: GET / (hello), POST /login
 // (the login policy; user from X-Login-User), GET /search (search-daily;
 // Basic auth user name taken on trust), GET /fail (answers 500, to feed
 // the adaptive controller), GET /metrics (not limited). SIGINT or SIGTERM
@@ -190,11 +199,17 @@ func newServer(path string, o serverOptions) (*server, error) {
 
 	// The policies restricted to routes (login, search-daily) find the
 	// route pattern by asking the mux, since the limiter runs before it.
+	pattern := policy.ServeMuxPattern(mux)
 	m, err := middleware.FromConfig(o.store, cfg,
 		middleware.WithObserver(metrics, logs),
-		middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
+		middleware.WithPatternFunc(pattern))
 	if err != nil {
 		return nil, err
+	}
+	// Each route of the policies must be one of mux's (a typo is a policy
+	// that never applies): checked at start, and before each reload.
+	if err := m.CheckRoutes(nil); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// Every policy drops to 80% when the p99 latency is above twice its
 	// baseline and more than 1% of responses are 5xx (seed 001).
@@ -204,7 +219,12 @@ func newServer(path string, o serverOptions) (*server, error) {
 	}
 	// A reload keeps the adaptive level: the controller applies it to the
 	// new limits at once.
+	// A file naming a route mux lacks is refused whole, the rules in
+	// force kept: the watcher logs the error.
 	apply := func(cfg *policy.Config) error {
+		if err := checkRoutes(o.store, cfg, pattern); err != nil {
+			return err
+		}
 		return errors.Join(m.ApplyConfig(cfg), ctrl.Apply())
 	}
 	// InForce: an edit made since the file was loaded above is applied
@@ -234,3 +254,14 @@ func newServer(path string, o serverOptions) (*server, error) {
 
 // Close stops watching the configuration file.
 func (s *server) Close() error { return s.watcher.Close() }
+
+// checkRoutes returns the error of Middleware.CheckRoutes for the
+// policies of cfg under pattern, before they are applied: it asks a
+// middleware built for the check alone, which serves no request.
+func checkRoutes(store algorithms.Store, cfg *policy.Config, pattern func(*http.Request) string) error {
+	candidate, err := middleware.New(store, cfg.Policies)
+	if err != nil {
+		return err
+	}
+	return candidate.CheckRoutes(pattern)
+}

@@ -24,7 +24,19 @@ import (
 // behind the reverse proxies within proxies (none: clients connect
 // directly). opts apply to both of its middlewares (the global one and the
 // write-endpoint one): an error handler, a clock, a header profile...
+//
+// It checks the routes of its rules against the router's
+// (Middleware.CheckRoutes) and returns the error naming any that the
+// router lacks, under which a rule would never apply: a server should
+// refuse to start with it (a typo, "POST /logn", would otherwise leave
+// login unlimited, silently).
 func NewHandler(store algorithms.Store, proxies []netip.Prefix, opts ...middleware.Option) (http.Handler, error) {
+	return newHandler(store, proxies, policy.WriteEndpoints, opts...)
+}
+
+// newHandler is NewHandler with the rules for the write endpoints built
+// by writeRules from the key (a test gives rules with a typo).
+func newHandler(store algorithms.Store, proxies []netip.Prefix, writeRules func(keyfunc.Func) ([]*policy.Policy, error), opts ...middleware.Option) (http.Handler, error) {
 	// Clients connect directly: the key is the peer address (IPv6 by /64).
 	// Behind reverse proxies, the key trusts them: the client is the
 	// address their X-Forwarded-For names (one that reaches the server
@@ -63,7 +75,7 @@ func NewHandler(store algorithms.Store, proxies []netip.Prefix, opts ...middlewa
 	if err != nil {
 		return nil, err
 	}
-	rules, err := policy.WriteEndpoints(ipUser) // POST /login, /register, /comments
+	rules, err := writeRules(ipUser) // POST /login, /register, /comments
 	if err != nil {
 		return nil, err
 	}
@@ -84,5 +96,10 @@ func NewHandler(store algorithms.Store, proxies []netip.Prefix, opts ...middlewa
 		r.Post("/register", app.Hello)
 		r.Post("/comments", app.Hello)
 	})
+	// Every route of the rules must be one the router has: a rule on a
+	// route it lacks would never apply. Checked once all are registered.
+	if err := writes.CheckRoutes(policy.ChiPattern(r)); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
