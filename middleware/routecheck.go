@@ -39,11 +39,16 @@ var probeMethods = []string{
 // it again after [Middleware.SetPolicies] or a reload).
 //
 // pattern is the router's pattern function: [policy.ServeMuxPattern](mux)
-// for a ServeMux, [policy.ChiPattern](r) for a chi router (the top-level
-// one, or the sub-router whose patterns the policies name, as for
-// [WithPatternFunc]); nil means the middleware's own ([WithPatternFunc]),
-// and is an error without one. It is asked, as the middleware asks it
-// for a request, which route requests built from each policy route take:
+// for a ServeMux (the one whose patterns the policies name, mounted in
+// another or not), [policy.ChiPattern](r) for a chi router, r the
+// top-level one; nil means the middleware's own ([WithPatternFunc]), and
+// is an error without one, as is [policy.RoutePattern], which asks no
+// router. A chi sub-router (r.Route, r.Mount) knows not where it is
+// mounted: for a middleware in its r.Use, with its ChiPattern, give the
+// top-level router's, which finds "/api/users/{id}" as chi reports it to
+// the middleware (the error says so when the sub-router has the path
+// without its first segments). It is asked, as the middleware asks it for
+// a request, which route requests built from each policy route take:
 //
 //   - the method: the route's; for a route without one, the policy's
 //     methods ([policy.WithMethods]), or else each of GET, HEAD, POST,
@@ -69,7 +74,10 @@ var probeMethods = []string{
 // route, its 404 or 405, or to the route it found: "GET /api/{ID}" for
 // a route written "GET /api/{id}", the wildcard's name differing). The
 // policy's other restrictions ([policy.WithMatch]) are not asked: they
-// choose among the requests of a route that exists.
+// choose among the requests of a route that exists. A route on HEAD that
+// chi has on GET alone is reported, as chi answers HEAD there 405 unless
+// its GetHead middleware routes it as GET, which the check cannot see
+// (the error says to write the route on GET, which covers HEAD).
 //
 // No route of the router is reported as missing a policy, and a route
 // the router has is never reported. A route is not checked (nor
@@ -93,6 +101,9 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 		return errors.New("middleware: CheckRoutes: no pattern function (give policy.ServeMuxPattern(mux) or policy.ChiPattern(r), or build the middleware WithPatternFunc)")
 	}
 	kind := kindOf(pattern)
+	if kind == routePattern {
+		return errors.New("middleware: CheckRoutes: policy.RoutePattern reads the route a router has set on a request it routed, and the requests CheckRoutes asks about are routed by none: give the router's pattern function (policy.ServeMuxPattern(mux), policy.ChiPattern(r))")
+	}
 	ps := m.set.Load().Policies()
 	methods := slices.Clone(probeMethods)
 	for _, p := range ps {
@@ -127,9 +138,10 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 type patternKind int
 
 const (
-	ownPattern patternKind = iota // a user's function: chi's or not, by the request
-	chiPattern                    // policy.ChiPattern's
-	muxPattern                    // policy.ServeMuxPattern's
+	ownPattern   patternKind = iota // a user's function: chi's or not, by the request
+	chiPattern                      // policy.ChiPattern's
+	muxPattern                      // policy.ServeMuxPattern's
+	routePattern                    // policy.RoutePattern, which asks no router
 )
 
 // kindOf returns the kind of pattern, by its code (that of every
@@ -141,6 +153,8 @@ func kindOf(pattern func(*http.Request) string) patternKind {
 		return chiPattern
 	case reflect.ValueOf(policy.ServeMuxPattern(nil)).Pointer():
 		return muxPattern
+	case reflect.ValueOf(policy.RoutePattern).Pointer():
+		return routePattern
 	}
 	return ownPattern
 }
@@ -220,11 +234,44 @@ func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string,
 		} else {
 			sent += " for any of " + strings.Join(methods, ", ")
 		}
-		if kind == muxPattern {
-			sent += " (asked without a Host: for a route registered under a host, \"api.example.com/login\", give a pattern function that sets r.Host before asking the mux)"
-		}
+		sent += noRouteHint(pattern, kind, methods, paths[0], path)
 	}
 	return fmt.Errorf("%w: policy %q, route %q: the router %s, so the policy never applies there", ErrUnknownRoute, p.Name(), rt, sent)
+}
+
+// noRouteHint returns what the report of a route that the pattern
+// function routes nowhere adds, in parentheses, for a case where the
+// route may be right all the same, or "": methods and path are those of
+// the requests asked (path the first of probePaths, for the route's
+// path routePath).
+//
+//   - ServeMux: the requests carry no Host, and a route registered under
+//     one is not found.
+//   - A router (a chi sub-router) that knows the path without its first
+//     segments: it may be mounted there, and knows not where; the
+//     top-level router's pattern function does.
+//   - HEAD on a route chi has on GET: chi routes HEAD there only under
+//     its GetHead middleware, and a GET route covers HEAD.
+func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods []string, path, routePath string) string {
+	if kind == muxPattern {
+		return " (asked without a Host: if the mux has the route under one, \"example.com/login\", give a pattern function that sets r.Host first)"
+	}
+	for i := 1; i < len(path); i++ {
+		if path[i] != '/' {
+			continue
+		}
+		for _, m := range methods {
+			if to := pattern(probeRequest(m, path[i:])); to != "" {
+				return fmt.Sprintf(" (but %s %s to %q: if the router is one mounted at %q, it knows not where: give CheckRoutes the pattern function of the router it is mounted in, policy.ChiPattern(top))", m, path[i:], to, path[:i])
+			}
+		}
+	}
+	if len(methods) == 1 && methods[0] == http.MethodHead {
+		if to := pattern(probeRequest(http.MethodGet, path)); to != "" {
+			return fmt.Sprintf(" (but GET %s to %q: if chi's GetHead middleware routes HEAD there, write the route \"GET %s\", which covers HEAD)", path, to, routePath)
+		}
+	}
+	return ""
 }
 
 // probeRequest returns a request with method for path, as a server

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	chimw "github.com/go-chi/chi/v5/middleware"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -226,6 +227,46 @@ func TestCheckRoutesReviewPlacements(t *testing.T) {
 				return r, m, policy.ChiPattern(r)
 			}})
 	})
+	// The same, checked with the sub-router's own pattern function
+	// (CheckRoutes(nil)): the sub-router does not know where it is
+	// mounted, so it knows no "/api/u/{id}"; the report says so and what
+	// to give instead, rather than that the route is a typo.
+	t.Run("chi/sub-router checked alone", func(t *testing.T) {
+		store, _ := newStore(t)
+		r, api := chi.NewRouter(), chi.NewRouter()
+		m := middleware.MustNew(store, []*policy.Policy{fixed("p", 1, time.Minute, peerIP, policy.WithRoutes("GET /api/u/{id}"))},
+			middleware.WithPatternFunc(policy.ChiPattern(api)), middleware.CheckForwarding(false))
+		api.Use(m.Handler)
+		api.Get("/u/{id}", ok)
+		r.Mount("/api", api)
+		err := m.CheckRoutes(nil)
+		if err != nil && !strings.Contains(err.Error(), `mounted at "/api"`) {
+			t.Errorf("CheckRoutes(nil) in a sub-router = %v, want nil or a report saying the router may be mounted at \"/api\"", err)
+		}
+		if err := m.CheckRoutes(policy.ChiPattern(r)); err != nil {
+			t.Errorf("CheckRoutes(ChiPattern(top)) = %v, want nil", err)
+		}
+	})
+	// chi answers HEAD from a GET route only under its GetHead
+	// middleware, which CheckRoutes cannot see: a route "HEAD /x" is
+	// reported, and the report says to write "GET /x", which covers HEAD.
+	t.Run("chi/GetHead", func(t *testing.T) {
+		store, _ := newStore(t)
+		r := chi.NewRouter()
+		head := fixed("head", 1, time.Minute, peerIP, policy.WithRoutes("HEAD /x"))
+		get := fixed("get", 1, time.Minute, peerIP, policy.WithRoutes("GET /x"))
+		m := middleware.MustNew(store, []*policy.Policy{head, get}, middleware.WithPatternFunc(policy.ChiPattern(r)), middleware.CheckForwarding(false))
+		r.Use(chimw.GetHead)
+		r.Use(m.Handler)
+		r.Get("/x", ok)
+		err := m.CheckRoutes(nil)
+		if err != nil && (strings.Contains(err.Error(), `"get"`) || !strings.Contains(err.Error(), `"GET /x"`)) {
+			t.Errorf("CheckRoutes under GetHead = %v, want nil or the HEAD route reported with the advice to write \"GET /x\"", err)
+		}
+		if a, b := serve(r, "HEAD", "/x").Code, serve(r, "HEAD", "/x").Code; a != 200 || b != 429 {
+			t.Errorf("HEAD /x twice under GetHead: %d, %d; want the GET route's policy to apply", a, b)
+		}
+	})
 	// A pattern function of the user's own, around ChiPattern (a
 	// wrapper that logs, say): chi reports "/login/" as "/login".
 	t.Run("chi/custom pattern function", func(t *testing.T) {
@@ -339,10 +380,12 @@ func TestCheckRoutesReviewRobust(t *testing.T) {
 		if !errors.Is(err, middleware.ErrUnknownRoute) || !strings.Contains(err.Error(), "to no route") {
 			t.Errorf("CheckRoutes with a pattern function that knows no route = %v", err)
 		}
-		// RoutePattern reads the route after routing: before, it knows none.
+		// RoutePattern reads the route a router has set on a request: on
+		// those CheckRoutes builds, none. Said so, rather than every
+		// route reported.
 		err = m.CheckRoutes(policy.RoutePattern)
-		if !errors.Is(err, middleware.ErrUnknownRoute) {
-			t.Errorf("CheckRoutes(RoutePattern) = %v, want the route reported", err)
+		if err == nil || errors.Is(err, middleware.ErrUnknownRoute) || !strings.Contains(err.Error(), "RoutePattern") {
+			t.Errorf("CheckRoutes(RoutePattern) = %v, want an error saying it cannot be asked", err)
 		}
 	})
 	t.Run("no routed policy", func(t *testing.T) {
