@@ -123,7 +123,9 @@
 // "/api/{id}" for chi's "/api/{ID}") is valid, and its policy never
 // applies, silently: every request has a known route, none of them that
 // one. [Middleware.CheckRoutes], called once the routes are registered,
-// asks the router (policy.ServeMuxPattern(mux), policy.ChiPattern(r))
+// asks the router (policy.ServeMuxPattern(mux), policy.ChiPattern(r) of
+// the top-level router r, even for a middleware in a sub-router, whose
+// own pattern function knows the mount only while serving a request)
 // where a request built from each route of the policies goes, and
 // returns an error ([ErrUnknownRoute]) naming every route no such request
 // reaches, and where the router sends it:
