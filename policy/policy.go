@@ -564,9 +564,7 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 	if methodsOK {
 		errs = appendErrors(errs, p.checkRouteMethods())
 	}
-	for _, err := range specErrors(p.spec, specRefused{}) {
-		errs = append(errs, p.specError("Spec", err))
-	}
+	errs = append(errs, p.specErrors("Spec", p.spec)...)
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
 	}
@@ -593,6 +591,18 @@ func (p *Policy) checkRouteMethods() error {
 	return joinErrors(errs)
 }
 
+// specErrors returns every problem of s, a Spec given to p as field
+// ("Spec", "Guard"), each an *Error naming the Spec's field
+// ("Spec.Limit"), in the order of [algorithms.Spec.Validate]; none when s
+// is valid.
+func (p *Policy) specErrors(field string, s algorithms.Spec) []error {
+	errs := specErrors(s, specRefused{})
+	for i, err := range errs {
+		errs[i] = p.specError(field, err)
+	}
+	return errs
+}
+
 // specError returns err, an error of a Spec given to p as field ("Spec",
 // "Guard"), as an *Error naming the Spec's field ("Spec.Limit").
 func (p *Policy) specError(field string, err error) error {
@@ -603,10 +613,11 @@ func (p *Policy) specError(field string, err error) error {
 	return p.errorf(field, "%s", err)
 }
 
-// finish validates p's Spec and derives the values headers report.
+// finish validates p's Spec, reporting every problem of it (as New
+// does), and derives the values headers report.
 func (p *Policy) finish() error {
-	if err := p.spec.Validate(); err != nil {
-		return p.specError("Spec", err)
+	if errs := p.specErrors("Spec", p.spec); len(errs) > 0 {
+		return joinErrors(errs)
 	}
 	p.spec = canonical(p.spec)
 	p.capacity = p.spec.Capacity()
@@ -638,6 +649,9 @@ func canonical(s algorithms.Spec) algorithms.Spec {
 // of Spec.Limit; everything else (name, key, cost, methods, routes) is
 // shared. A Burst set explicitly is scaled in proportion (rounded down, at
 // least 1). p itself is unchanged; limit equal to Spec.Limit returns p.
+// A limit below 1 is an error, and so is a copy's Spec that is invalid (a
+// limit above [algorithms.MaxLimit], a Burst scaled past it): every
+// problem of it, as [New] reports them.
 // The adaptive and fleet controllers of package middleware/adaptive use it,
 // through the middleware's SetLimit and SetLimitUnguarded (a copy without
 // the guard, [Policy.Unguarded]).
@@ -761,10 +775,7 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // into the guard's: that Spec's counters hold the requests of before the
 // reload.
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
-	if errs := specErrors(spec, specRefused{}); len(errs) > 0 {
-		for i, err := range errs {
-			errs[i] = p.specError("Guard", err)
-		}
+	if errs := p.specErrors("Guard", spec); len(errs) > 0 {
 		return nil, joinErrors(errs)
 	}
 	spec = canonical(spec)
