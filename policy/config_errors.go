@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"errors"
-	"strconv"
-)
+import "strconv"
 
 // A ConfigError reports one problem in a configuration file: where it is
 // (File, Line and Column, 1-based, the column counting characters in YAML
@@ -64,24 +61,4 @@ const maxConfigErrors = 20
 
 // ConfigErrors returns the *ConfigError values held by err, which may be
 // one ConfigError or several joined (as [Load] returns them), in order.
-func ConfigErrors(err error) []*ConfigError {
-	var out []*ConfigError
-	var walk func(error)
-	walk = func(err error) {
-		if ce, ok := err.(*ConfigError); ok {
-			out = append(out, ce)
-			return
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		if e := errors.Unwrap(err); e != nil {
-			walk(e)
-		}
-	}
-	walk(err)
-	return out
-}
+func ConfigErrors(err error) []*ConfigError { return collect[*ConfigError](err) }

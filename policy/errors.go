@@ -45,6 +45,38 @@ func (e *Error) Error() string {
 // Is reports whether target is ErrConfig.
 func (e *Error) Is(target error) bool { return target == ErrConfig }
 
+// Errors returns the *Error values err holds, in order: one *Error, or
+// every problem of a call that reports several ([New], [NewSet],
+// [Policy.WithLimit], [Policy.WithGuard]: joined, one per line, errors.As
+// giving the first only), also through errors that wrap them
+// (fmt.Errorf with %w, errors.Join). It is to those what [ConfigErrors]
+// is to [Load]'s errors: the list of problems, for a caller that shows
+// each of them at a field of its own. Errors of other types are left
+// out (that of an Option of the caller's own); nil when there is none.
+func Errors(err error) []*Error { return collect[*Error](err) }
+
+// collect returns the errors of type E that err holds, in order,
+// unwrapping the others (Unwrap() error and Unwrap() []error) but not
+// those of type E.
+func collect[E error](err error) []E {
+	var out []E
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case E:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, u := range e.Unwrap() {
+				walk(u)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
 func (p *Policy) errorf(field, format string, args ...any) error {
 	return &Error{Policy: p.name, Field: field, Reason: fmt.Sprintf(format, args...)}
 }
