@@ -114,7 +114,10 @@ type Middleware struct {
 // methods or routes make a rule table; see [policy.WithRoutes] for where the
 // route pattern comes from.
 //
-// Every misconfiguration is an error naming the option or the policy.
+// Every misconfiguration is an error naming the option or the policy. The
+// policies' are every problem [policy.NewSet] finds, one per line, the
+// first behind this package's prefix: errors.As gives the first
+// *policy.Error, and [policy.Errors] lists them all.
 func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Middleware, error) {
 	if nilness.Is(store) {
 		return nil, errors.New("middleware: store is nil")
