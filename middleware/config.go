@@ -113,7 +113,7 @@ func FromConfig(store algorithms.Store, cfg *policy.Config, opts ...Option) (*Mi
 	if err != nil {
 		return nil, err
 	}
-	m, err := New(store, cfg.Policies, append(copts, opts...)...)
+	m, err := newMiddleware(store, cfg.Policies, copts, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -228,8 +228,8 @@ func (m *Middleware) ApplyConfig(cfg *policy.Config) error {
 func (m *Middleware) follow(cfg *policy.Config) error {
 	m.rules.mu.Lock()
 	defer m.rules.mu.Unlock()
-	if err := m.setPolicies(cfg.Policies); err != nil {
-		return err
+	if errs := m.setPolicies(cfg.Policies); len(errs) > 0 {
+		return joinErrors(wrapEach("middleware: ApplyConfig: ", errs))
 	}
 	if m.followHook != nil {
 		m.followHook()

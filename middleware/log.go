@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -127,7 +128,7 @@ func LogRate(perSecond int) LogOption {
 // is [algorithms.SystemClock].
 func LogClock(c algorithms.Clock) LogOption {
 	return func(l *LogObserver) error {
-		if c == nil {
+		if nilness.Is(c) {
 			return errors.New("middleware: LogClock: clock is nil")
 		}
 		l.clock = c
@@ -190,20 +191,24 @@ func LogRawPaths() LogOption {
 // record a second (see [WithLogger]), and its setup warnings; with
 // observers but no LogObserver it logs only its setup warnings, and those
 // only without an error handler. Its failures reach [WithErrorHandler] and
-// [Middleware.Stats] in every case.)
+// [Middleware.Stats] in every case.) Every refused option is reported, one
+// per line, in the order given (a nil one by its index).
 func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	l := &LogObserver{log: logger, clock: algorithms.SystemClock, perSec: 10, pkSecret: make([]byte, 32), drawn: true}
 	_, _ = rand.Read(l.pkSecret) // never fails (it crashes the program instead)
-	for _, opt := range opts {
+	var errs []error
+	for i, opt := range opts {
 		if opt == nil {
-			return nil, errors.New("middleware: NewLogObserver: nil LogOption")
+			errs = append(errs, fmt.Errorf("middleware: NewLogObserver: Options hold a nil LogOption at index %d", i))
+		} else if err := opt(l); err != nil {
+			errs = append(errs, err)
 		}
-		if err := opt(l); err != nil {
-			return nil, err
-		}
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	return l, nil
 }

@@ -23,7 +23,7 @@ func TestLogOptionRefusals(t *testing.T) {
 		want string // "" when taken
 	}{
 		{"nil clock", middleware.LogClock(nil), "middleware: LogClock: clock is nil"},
-		{"nil option", nil, "middleware: NewLogObserver: nil LogOption"},
+		{"nil option", nil, "middleware: NewLogObserver: Options hold a nil LogOption at index 0"},
 		{"15-byte secret", middleware.LogPartitionKey(make([]byte, 15)), "middleware: LogPartitionKey: secret must be at least 16 bytes"},
 		{"16-byte secret", middleware.LogPartitionKey(make([]byte, 16)), ""},
 	} {

@@ -114,13 +114,36 @@ type Middleware struct {
 // methods or routes make a rule table; see [policy.WithRoutes] for where the
 // route pattern comes from.
 //
-// Every misconfiguration is an error naming the option or the policy. The
-// policies' are every problem [policy.NewSet] finds, one per line, the
-// first behind this package's prefix: errors.As gives the first
-// *policy.Error, and [policy.Errors] lists them all.
+// Every misconfiguration is an error naming the option or the policy, and
+// every one is reported, one per line, in a fixed order: a nil store,
+// each refused option in the order given (a nil one by its index:
+// "middleware: Options hold a nil Option at index 2"), then the
+// policies', which are judged even when an option is refused: every
+// problem [policy.NewSet] finds, the first behind this package's prefix
+// and the others following it as package policy writes them, and a
+// [policy.CountIf] policy over a store, or a fallback store, that cannot
+// give units back. One problem is its error alone; several are joined
+// with [errors.Join], so that errors.Is and errors.As see each of them
+// (errors.As gives the first *policy.Error) and [policy.Errors] lists
+// the policies' *policy.Error values.
 func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Middleware, error) {
+	return newMiddleware(store, policies, nil, opts)
+}
+
+// newMiddleware is New with the options pre (a configuration's: see
+// FromConfig) applied before opts; a nil option is named by its index in
+// opts, as the caller wrote them.
+//
+// Every problem is reported, in this order: a nil store, each option's,
+// and the policies' (see judge). The policies are judged even when an
+// option is refused, since none bears on them: a pattern function
+// refused is not given to the set, and a store refused (nil, a nil
+// fallback) is not asked whether it gives units back.
+func newMiddleware(store algorithms.Store, policies []*policy.Policy, pre, opts []Option) (*Middleware, error) {
+	var errs []error
 	if nilness.Is(store) {
-		return nil, errors.New("middleware: store is nil")
+		errs = append(errs, errors.New("middleware: store is nil"))
+		store = nil
 	}
 	m := &Middleware{
 		store:       store,
@@ -132,13 +155,26 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 		sets:        new(builtSets),
 		fwdWanted:   true, // see CheckForwarding; a configuration decides for itself (wantConfig)
 	}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, errors.New("middleware: nil Option")
-		}
+	for _, opt := range pre {
 		if err := opt(m); err != nil {
-			return nil, err
+			errs = append(errs, err)
 		}
+	}
+	for i, opt := range opts {
+		if opt == nil {
+			errs = append(errs, fmt.Errorf("middleware: Options hold a nil Option at index %d", i))
+		} else if err := opt(m); err != nil {
+			errs = append(errs, err) // as it is: an Option of the caller's own may join errors of its own types
+		}
+	}
+	if len(errs) > 0 {
+		// Judged, not applied: no observer hears of a middleware that
+		// is not built.
+		m.rules.mu.Lock()
+		_, _, perrs := m.build(policies, nil)
+		m.rules.mu.Unlock()
+		errs = append(errs, wrapEach("middleware: ", perrs)...)
+		return nil, joinErrors(errs)
 	}
 	if n := len(m.loggers); n > 0 {
 		m.warnLog = m.loggers[n-1]
@@ -156,14 +192,42 @@ func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Mi
 		// Its seconds are the middleware's (see WithLogger).
 		l.clock = m.clock
 	}
-	if err := m.SetPolicies(policies); err != nil {
-		return nil, err
+	m.rules.mu.Lock()
+	perrs := m.setPolicies(policies)
+	m.rules.mu.Unlock()
+	if len(perrs) > 0 {
+		return nil, joinErrors(wrapEach("middleware: ", perrs))
 	}
 	return m, nil
 }
 
-// MustNew is like [New] but panics on a configuration error, for one-line
-// setups: r.Use(middleware.MustNew(store, policies).Handler).
+// wrapEach returns errs, each behind prefix (the package's, and the call
+// that failed): each an independent problem, whose own lines (several of
+// a policy.NewSet, say) follow it as they are.
+func wrapEach(prefix string, errs []error) []error {
+	out := make([]error, len(errs))
+	for i, err := range errs {
+		out[i] = fmt.Errorf("%s%w", prefix, err)
+	}
+	return out
+}
+
+// joinErrors returns errs as one error: nil for none, the error itself
+// for one, and errors.Join of them for several (one per line, errors.As
+// giving the first).
+func joinErrors(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// MustNew is like [New] but panics on a configuration error (the error
+// New returns, every problem), for one-line setups:
+// r.Use(middleware.MustNew(store, policies).Handler).
 func MustNew(store algorithms.Store, policies []*policy.Policy, opts ...Option) *Middleware {
 	m, err := New(store, policies, opts...)
 	if err != nil {

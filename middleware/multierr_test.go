@@ -20,6 +20,13 @@ import (
 // policy.Errors every one, in order.
 func wantJoined(t *testing.T, what string, err error, want []string) {
 	t.Helper()
+	wantJoinedAfter(t, what, "middleware: ", err, want)
+}
+
+// wantJoinedAfter is wantJoined for an error whose first line has prefix
+// (the package's, and the call that failed) before the first problem.
+func wantJoinedAfter(t *testing.T, what, prefix string, err error, want []string) {
+	t.Helper()
 	if err == nil {
 		t.Fatalf("%s: no error, want %q", what, want)
 	}
@@ -30,14 +37,14 @@ func wantJoined(t *testing.T, what string, err error, want []string) {
 		t.Errorf("%s: errors.Is(err, policy.ErrConfig) = false", what)
 	}
 	var pe *policy.Error
-	if !errors.As(err, &pe) || "middleware: "+pe.Error() != want[0] {
+	if !errors.As(err, &pe) || prefix+pe.Error() != want[0] {
 		t.Errorf("%s: errors.As gives %v, want the first problem", what, pe)
 	}
 	var got []string
 	for _, e := range policy.Errors(err) {
 		got = append(got, e.Error())
 	}
-	wantList := append([]string{strings.TrimPrefix(want[0], "middleware: ")}, want[1:]...)
+	wantList := append([]string{strings.TrimPrefix(want[0], prefix)}, want[1:]...)
 	if !slices.Equal(got, wantList) {
 		t.Errorf("%s: policy.Errors gives\n\t%s\nwant\n\t%s", what, strings.Join(got, "\n\t"), strings.Join(wantList, "\n\t"))
 	}
@@ -70,8 +77,8 @@ func TestSetLimitWrapsEveryProblemOfTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = m.SetLimit("tb", 2_000_000_000)
-	wantJoined(t, "SetLimit(tb, 2e9)", err, []string{
-		`middleware: policy: "tb": Spec.Limit must be at most 1000000000, got 2000000000`,
+	wantJoinedAfter(t, "SetLimit(tb, 2e9)", `middleware: SetLimit("tb", 2000000000): `, err, []string{
+		`middleware: SetLimit("tb", 2000000000): policy: "tb": Spec.Limit must be at most 1000000000, got 2000000000`,
 		`policy: "tb": Spec.Burst must be at most 1000000000, got 4000000000`})
 	if got := m.Set().Policy(0).Spec(); got != tb.Spec() {
 		t.Errorf("after the failed SetLimit the Spec in force is %v, want %v", got, tb.Spec())
@@ -89,8 +96,8 @@ func TestApplyConfigWrapsEveryProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = m.ApplyConfig(&policy.Config{Policies: []*policy.Policy{nil, a, a}})
-	wantJoined(t, "ApplyConfig(nil, a, a)", err, []string{
-		"middleware: policy: Policies hold a nil or zero Policy at index 0",
+	wantJoinedAfter(t, "ApplyConfig(nil, a, a)", "middleware: ApplyConfig: ", err, []string{
+		"middleware: ApplyConfig: policy: Policies hold a nil or zero Policy at index 0",
 		`policy: "a": Name is the name of policies 1 and 2 of the set`})
 	if got := m.Set().Policy(0); got != a {
 		t.Errorf("after the refused ApplyConfig the policy in force is %v, want a", got)

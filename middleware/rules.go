@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -391,14 +392,18 @@ type effLimit struct {
 // policy enters at its new configured limit.
 //
 // Headers, failure mode and the other options are fixed at construction.
+//
+// Its error names the call ("middleware: SetPolicies: policy: ...") and
+// holds every problem, as [New] reports the policies'.
 func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 	m.rules.mu.Lock()
 	defer m.rules.mu.Unlock()
-	return m.setPolicies(policies)
+	return joinErrors(wrapEach("middleware: SetPolicies: ", m.setPolicies(policies)))
 }
 
-// setPolicies is SetPolicies; it requires m.rules.mu.
-func (m *Middleware) setPolicies(policies []*policy.Policy) error {
+// setPolicies is SetPolicies, returning its problems without the
+// caller's prefix (see apply); it requires m.rules.mu.
+func (m *Middleware) setPolicies(policies []*policy.Policy) []error {
 	limits := make(map[string]effLimit, len(m.rules.limits))
 	carries := make(map[string][]carry)
 	now := m.clock.Now().UnixNano()
@@ -445,9 +450,9 @@ func (m *Middleware) setPolicies(policies []*policy.Policy) error {
 	}
 	prev := m.rules.carries
 	m.rules.carries = carries
-	if err := m.apply(policies, limits); err != nil {
+	if errs := m.apply(policies, limits); len(errs) > 0 {
 		m.rules.carries = prev
-		return err
+		return errs
 	}
 	return nil
 }
@@ -720,15 +725,18 @@ func (m *Middleware) SetLimitUnguarded(name string, limit int64) error {
 	return m.setLimit("SetLimitUnguarded", name, effLimit{n: limit, unguarded: true})
 }
 
+// setLimit is SetLimit and SetLimitUnguarded (op); its errors name the
+// call and its arguments: `middleware: SetLimit("per-ip", -1): ...`.
 func (m *Middleware) setLimit(op, name string, limit effLimit) error {
+	call := fmt.Sprintf("middleware: %s(%q, %d): ", op, name, limit.n)
 	if limit.n < 0 {
-		return fmt.Errorf("middleware: %s: policy %q: limit %d is negative", op, name, limit.n)
+		return errors.New(call + "the limit is negative")
 	}
 	m.rules.mu.Lock()
 	defer m.rules.mu.Unlock()
 	p := m.configured(name)
 	if p == nil {
-		return fmt.Errorf("middleware: %s: no policy %q", op, name)
+		return fmt.Errorf("%sno policy named %q", call, name)
 	}
 	if limit.n >= p.Spec().Limit || p.Spec().Algorithm.Windowed() {
 		// No limit is guarded there, or a window kind's is judged on
@@ -751,7 +759,7 @@ func (m *Middleware) setLimit(op, name string, limit effLimit) error {
 	} else {
 		limits[name] = limit
 	}
-	return m.apply(m.rules.base, limits)
+	return joinErrors(wrapEach(call, m.apply(m.rules.base, limits)))
 }
 
 // Configured returns the policy named name as configured (before any
@@ -772,12 +780,35 @@ func (m *Middleware) configured(name string) *policy.Policy {
 	return nil
 }
 
-// apply builds the set of base with limits and makes it the active one.
-// It requires m.rules.mu.
-func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) error {
-	if err := m.canGiveBack(base); err != nil {
-		return err
+// apply builds the set of base with limits (see build) and makes it the
+// active one, or returns the problems build found. It requires
+// m.rules.mu.
+func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) []error {
+	set, until, errs := m.build(base, limits)
+	if len(errs) > 0 {
+		return errs
 	}
+	m.sets.add(set)
+	old := m.set.Swap(set)
+	m.carryUntil.Store(until)
+	oldBase := m.rules.base
+	m.rules.base = append([]*policy.Policy(nil), base...)
+	m.rules.limits = limits
+	if m.obs != nil && !m.rules.closed {
+		m.notifyLimits(old, oldBase, set)
+	}
+	return nil
+}
+
+// build returns the set of base with limits, guarded by the carries of
+// m.rules (dropping those that ended), and the earliest instant at
+// which such a guard ends (0: none). Else it returns every independent
+// problem, each without this package's prefix, which the caller adds
+// with the call it names (see wrapEach): a copy at a limit its Spec does
+// not allow (Policy.WithLimit's problems, which leave no set to judge),
+// or the set's (policy.NewSet's, several joined) and those of
+// canGiveBack. It requires m.rules.mu, and changes nothing else.
+func (m *Middleware) build(base []*policy.Policy, limits map[string]effLimit) (*policy.Set, int64, []error) {
 	eff := make([]*policy.Policy, len(base))
 	now, until := m.clock.Now().UnixNano(), int64(0)
 	for i, p := range base {
@@ -805,7 +836,7 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 		if l, ok := limits[p.Name()]; ok {
 			q, err := p.WithLimit(l.n)
 			if err != nil {
-				return fmt.Errorf("middleware: %w", err)
+				return nil, 0, []error{err}
 			}
 			if l.unguarded {
 				q = q.Unguarded()
@@ -846,41 +877,40 @@ func (m *Middleware) apply(base []*policy.Policy, limits map[string]effLimit) er
 	if m.pattern != nil {
 		setOpts = append(setOpts, policy.WithPatternFunc(m.pattern))
 	}
+	var errs []error
 	set, err := policy.NewSet(eff, setOpts...)
 	if err != nil {
-		return fmt.Errorf("middleware: %w", err)
+		errs = append(errs, err)
 	}
-	m.sets.add(set)
-	old := m.set.Swap(set)
-	m.carryUntil.Store(until)
-	oldBase := m.rules.base
-	m.rules.base = append([]*policy.Policy(nil), base...)
-	m.rules.limits = limits
-	if m.obs != nil && !m.rules.closed {
-		m.notifyLimits(old, oldBase, set)
+	errs = append(errs, m.canGiveBack(base)...)
+	if len(errs) > 0 {
+		return nil, 0, errs
 	}
-	return nil
+	return set, until, nil
 }
 
 // canGiveBack refuses a policy of ps that counts only some responses
 // ([policy.CountIf]) when the store, or the fallback store, cannot give
 // units back (is no [algorithms.GiveBacker], as a wrapper that forwards
-// Take alone is not): every response would count, silently.
-func (m *Middleware) canGiveBack(ps []*policy.Policy) error {
+// Take alone is not): every response would count, silently. The store
+// and the fallback are judged apart; a nil store (refused by New) is not
+// judged.
+func (m *Middleware) canGiveBack(ps []*policy.Policy) []error {
 	i := slices.IndexFunc(ps, func(p *policy.Policy) bool { return p != nil && !p.CountsAll() })
 	if i < 0 {
 		return nil
 	}
-	check := func(what string, store algorithms.Store) error {
-		if _, ok := store.(algorithms.GiveBacker); !ok {
-			return fmt.Errorf("middleware: policy %q: CountIf needs a store that gives units back (an algorithms.GiveBacker); the %s, a %T, is not one", ps[i].Name(), what, store)
+	var errs []error
+	check := func(what string, store algorithms.Store) {
+		if _, ok := store.(algorithms.GiveBacker); !ok && store != nil {
+			errs = append(errs, fmt.Errorf("policy %q: CountIf needs a store that gives units back (an algorithms.GiveBacker); the %s, a %T, is not one", ps[i].Name(), what, store))
 		}
-		return nil
 	}
-	if err := check("store", m.store); err != nil || m.failure.mode != fallBack {
-		return err
+	check("store", m.store)
+	if m.failure.mode == fallBack {
+		check("fallback store", m.failure.store)
 	}
-	return check("fallback store", m.failure.store)
+	return errs
 }
 
 // notifyLimits tells the observer of every policy whose effective or

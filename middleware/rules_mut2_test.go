@@ -18,8 +18,8 @@ func TestSetLimitRefusals(t *testing.T) {
 		limit int64
 		want  string
 	}{
-		{-1, `middleware: SetLimit: policy "p": limit -1 is negative`},
-		{1_000_000_001, `middleware: policy: "p": Spec.Limit must be at most 1000000000, got 1000000001`},
+		{-1, `middleware: SetLimit("p", -1): the limit is negative`},
+		{1_000_000_001, `middleware: SetLimit("p", 1000000001): policy: "p": Spec.Limit must be at most 1000000000, got 1000000001`},
 	} {
 		if err := m.SetLimit("p", tc.limit); err == nil || err.Error() != tc.want {
 			t.Errorf("SetLimit(%d) = %v, want %q", tc.limit, err, tc.want)

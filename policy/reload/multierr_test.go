@@ -114,7 +114,7 @@ func TestApplyFailedEveryProblem(t *testing.T) {
 	defer w.Close()
 	writeAtomic(t, path, config(7))
 	err = w.Reload()
-	want := fmt.Sprintf("reload: apply %s: middleware: policy: Policies hold a nil or zero Policy at index 1\n", path) +
+	want := fmt.Sprintf("reload: apply %s: middleware: SetPolicies: policy: Policies hold a nil or zero Policy at index 1\n", path) +
 		`policy: "p0": Name is the name of policies 0 and 2 of the set`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Reload = %v, want\n%s", err, want)
