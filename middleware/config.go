@@ -42,7 +42,9 @@ var fallbackMaxKeys = FallbackMaxKeys
 // trusted_proxies when it declares some. fallback is the store
 // that decides under failure_mode fallback; nil means a new in-memory store
 // of at most [FallbackMaxKeys] keys (limits per instance while the shared
-// store is down). An empty profile or mode means the default.
+// store is down). An empty profile or mode means the default. A profile
+// or mode that does not exist, or a negative FailureRetryAfter under
+// failure_mode closed, is an error naming the field, every one reported.
 func ConfigOptions(cfg *policy.Config, fallback algorithms.Store) ([]Option, error) {
 	return configOptions(cfg, fallback, "ConfigOptions")
 }
@@ -85,18 +87,26 @@ func configOptions(cfg *policy.Config, fallback algorithms.Store, fn string) ([]
 	return opts, nil
 }
 
-// checkSettings returns an error naming fn for a header profile or failure
-// mode of cfg that does not exist (policy.Load refuses them; a Config
-// built in code may hold them).
+// checkSettings returns an error naming fn and the field for each
+// setting of cfg that cannot be taken (policy.Load refuses them; a Config
+// built in code may hold them), several joined: a header profile or
+// failure mode that does not exist, a negative FailureRetryAfter of
+// failure_mode closed (which FailClosed would refuse, named as an option
+// the caller never gave).
 func checkSettings(cfg *policy.Config, fn string) error {
+	var errs []error
 	if _, ok := profiles[cfg.Headers]; !ok && cfg.Headers != "" {
-		return fmt.Errorf("middleware: %s: headers: unknown profile %q", fn, cfg.Headers)
+		errs = append(errs, fmt.Errorf("middleware: %s: headers: unknown profile %q", fn, cfg.Headers))
 	}
 	switch cfg.FailureMode {
 	case "", policy.FailureOpen, policy.FailureClosed, policy.FailureFallback:
-		return nil
+	default:
+		errs = append(errs, fmt.Errorf("middleware: %s: failure_mode: unknown mode %q", fn, cfg.FailureMode))
 	}
-	return fmt.Errorf("middleware: %s: failure_mode: unknown mode %q", fn, cfg.FailureMode)
+	if cfg.FailureMode == policy.FailureClosed && cfg.FailureRetryAfter < 0 {
+		errs = append(errs, fmt.Errorf("middleware: %s: failure_retry_after: must not be negative, got %s", fn, cfg.FailureRetryAfter))
+	}
+	return joinErrors(errs)
 }
 
 // FromConfig returns a middleware enforcing the policies of a loaded
@@ -106,14 +116,19 @@ func checkSettings(cfg *policy.Config, fn string) error {
 // keeping state in store. opts come after the configuration's options, so
 // they win: OnStoreError(FallBack(s)) supplies another fallback store.
 //
+// Its errors are [New]'s, after those of the settings it cannot take,
+// every one reported.
+//
 // To reload the file while serving, see [Middleware.ApplyConfig] and
 // package policy/reload.
 func FromConfig(store algorithms.Store, cfg *policy.Config, opts ...Option) (*Middleware, error) {
 	copts, err := configOptions(cfg, nil, "FromConfig")
-	if err != nil {
+	if cfg == nil {
 		return nil, err
 	}
-	m, err := newMiddleware(store, cfg.Policies, copts, opts)
+	// Settings refused leave the rest to judge all the same: the
+	// caller's options and the policies (see newMiddleware).
+	m, err := newMiddleware(store, cfg.Policies, copts, opts, err)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +184,10 @@ func sentRetryAfter(d time.Duration) time.Duration {
 // the middleware is built); a configuration that changes them returns the
 // policies applied and an error saying a restart is needed, matching
 // [ErrRestartNeeded]. A configuration naming a profile or mode that does
-// not exist is refused, its policies not applied. For a middleware built
+// not exist, or (built in code) holding a negative FailureRetryAfter
+// under failure_mode closed, is refused, its policies not applied, every
+// such setting named; so are policies [Middleware.SetPolicies] refuses,
+// behind "middleware: ApplyConfig: ". For a middleware built
 // by [FromConfig] they are
 // compared with the configuration it was built from (options given there
 // may override them); for one built with New, the settings the file

@@ -127,23 +127,29 @@ type Middleware struct {
 // (errors.As gives the first *policy.Error) and [policy.Errors] lists
 // the policies' *policy.Error values.
 func New(store algorithms.Store, policies []*policy.Policy, opts ...Option) (*Middleware, error) {
-	return newMiddleware(store, policies, nil, opts)
+	return newMiddleware(store, policies, nil, opts, nil)
 }
 
 // newMiddleware is New with the options pre (a configuration's: see
 // FromConfig) applied before opts; a nil option is named by its index in
-// opts, as the caller wrote them.
+// opts, as the caller wrote them. cfgErr is the error of the
+// configuration's settings that pre leaves out (see FromConfig), or nil.
 //
-// Every problem is reported, in this order: a nil store, each option's,
-// and the policies' (see judge). The policies are judged even when an
-// option is refused, since none bears on them: a pattern function
+// Every problem is reported, in this order: a nil store, cfgErr's, each
+// option's, and the policies' (see build). The policies are judged even
+// when an option is refused, since none bears on them: a pattern function
 // refused is not given to the set, and a store refused (nil, a nil
 // fallback) is not asked whether it gives units back.
-func newMiddleware(store algorithms.Store, policies []*policy.Policy, pre, opts []Option) (*Middleware, error) {
+func newMiddleware(store algorithms.Store, policies []*policy.Policy, pre, opts []Option, cfgErr error) (*Middleware, error) {
 	var errs []error
 	if nilness.Is(store) {
 		errs = append(errs, errors.New("middleware: store is nil"))
 		store = nil
+	}
+	if j, ok := cfgErr.(interface{ Unwrap() []error }); ok {
+		errs = append(errs, j.Unwrap()...)
+	} else if cfgErr != nil {
+		errs = append(errs, cfgErr)
 	}
 	m := &Middleware{
 		store:       store,

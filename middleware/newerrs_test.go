@@ -143,3 +143,30 @@ func TestLogObserverEveryProblem(t *testing.T) {
 		"middleware: NewLogObserver: Options hold a nil LogOption at index 1",
 		"middleware: LogClock: clock is nil")
 }
+
+// TestFromConfigEveryProblem: FromConfig reports each setting of a
+// Config built in code that it cannot take (a FailureRetryAfter that
+// FailClosed refuses named as the field, not as an option the caller
+// never gave), then New's problems: its options', its policies'.
+// ConfigOptions and ApplyConfig report the settings alike.
+func TestFromConfigEveryProblem(t *testing.T) {
+	store, _ := newStore(t)
+	p := fixed("p", 1, time.Second, remote)
+	cfg := &policy.Config{Headers: "draft-99", FailureMode: "sideways", Policies: []*policy.Policy{p, nil}}
+	_, err := middleware.FromConfig(store, cfg, middleware.WithWait(nil))
+	wantLines(t, "FromConfig", err,
+		`middleware: FromConfig: headers: unknown profile "draft-99"`,
+		`middleware: FromConfig: failure_mode: unknown mode "sideways"`,
+		"middleware: WithWait: wait is nil",
+		"middleware: policy: Policies hold a nil or zero Policy at index 1")
+	closed := &policy.Config{FailureMode: policy.FailureClosed, FailureRetryAfter: -time.Second, Policies: []*policy.Policy{p}}
+	_, err = middleware.FromConfig(store, closed)
+	wantLines(t, "FromConfig(closed, -1s)", err, "middleware: FromConfig: failure_retry_after: must not be negative, got -1s")
+	_, err = middleware.ConfigOptions(closed, nil)
+	wantLines(t, "ConfigOptions(closed, -1s)", err, "middleware: ConfigOptions: failure_retry_after: must not be negative, got -1s")
+	m := middleware.MustNew(store, []*policy.Policy{p})
+	err = m.ApplyConfig(&policy.Config{Headers: "draft-99", FailureMode: policy.FailureClosed, FailureRetryAfter: -time.Second, Policies: []*policy.Policy{p}})
+	wantLines(t, "ApplyConfig", err,
+		`middleware: ApplyConfig: headers: unknown profile "draft-99"`,
+		"middleware: ApplyConfig: failure_retry_after: must not be negative, got -1s")
+}

@@ -681,6 +681,11 @@ func sameShape(a, b algorithms.Spec) bool {
 // module can peek; with a store that is not an [algorithms.Peeker] it is
 // refused as a cost out of range, without Retry-After). A cost above the
 // configured capacity is out of range whatever the limit in force.
+//
+// Its errors name the call and its arguments, before every problem
+// ([policy.Policy.WithLimit]'s, which errors.As and [policy.Errors] find):
+// `middleware: SetLimit("upload", 2000000000): policy: "upload": Spec.Limit
+// must be at most 1000000000, got 2000000000`.
 func (m *Middleware) SetLimit(name string, limit int64) error {
 	return m.setLimit("SetLimit", name, effLimit{n: limit})
 }
