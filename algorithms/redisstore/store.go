@@ -237,13 +237,17 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	default:
 		s.guard = true
 	}
-	for _, o := range opts {
+	// Every refused option is reported, one per line.
+	var errs []error
+	for i, o := range opts {
 		if o == nil {
-			return nil, errors.New("redisstore: New: nil Option")
+			errs = append(errs, fmt.Errorf("redisstore: New: Options hold a nil Option at index %d", i))
+		} else if err := o(s); err != nil {
+			errs = append(errs, err)
 		}
-		if err := o(s); err != nil {
-			return nil, err
-		}
+	}
+	if err := joinErrs(errs); err != nil {
+		return nil, err
 	}
 	if s.clock != nil && !s.minTTLSet {
 		s.minTTL = DefaultClockTTL
@@ -1198,4 +1202,14 @@ func decodeDecision(vals []any, limit int64) (algorithms.Decision, error) {
 		d.RetryAfter = time.Duration(v[1])
 	}
 	return d, nil
+}
+
+// joinErrs returns errs as one error: nil for none, the error itself for
+// one, errors.Join of them (one per line; errors.As finds each) for
+// several.
+func joinErrs(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
 }

@@ -338,13 +338,17 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 		return nil, errors.New("otelmetrics: New: MeterProvider is nil (otel.GetMeterProvider() is the global one)")
 	}
 	var o options
-	for _, opt := range opts {
+	// Every refused option is reported, one per line.
+	var errs []error
+	for i, opt := range opts {
 		if opt == nil {
-			return nil, errors.New("otelmetrics: nil Option")
+			errs = append(errs, fmt.Errorf("otelmetrics: Options hold a nil Option at index %d", i))
+		} else if err := opt(&o); err != nil {
+			errs = append(errs, err)
 		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+	}
+	if err := joinErrs(errs); err != nil {
+		return nil, err
 	}
 	if err := bucketRule.Resolve("DefaultBuckets", &o.buckets, DefaultBuckets); err != nil {
 		return nil, err
@@ -631,4 +635,14 @@ func (b *Binding) ObserveClose(last middleware.State) {
 	b.mb.States.Transition(last, middleware.StateHealthy, nil)
 	b.ob.ObserveClose(last)
 	b.ob.policies.CloseOwner(&b.mb.Owner, nil)
+}
+
+// joinErrs returns errs as one error: nil for none, the error itself for
+// one, errors.Join of them (one per line; errors.As finds each) for
+// several.
+func joinErrs(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
 }

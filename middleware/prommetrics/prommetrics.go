@@ -287,13 +287,17 @@ var DefaultHoldBuckets = metricset.DefaultHoldBuckets()
 // *prometheus.Registry never assigned) is an error.
 func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 	o := options{namespace: "ratekeeper"}
-	for _, opt := range opts {
+	// Every refused option is reported, one per line.
+	var errs []error
+	for i, opt := range opts {
 		if opt == nil {
-			return nil, errors.New("prommetrics: nil Option")
+			errs = append(errs, fmt.Errorf("prommetrics: Options hold a nil Option at index %d", i))
+		} else if err := opt(&o); err != nil {
+			errs = append(errs, err)
 		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
+	}
+	if err := joinErrs(errs); err != nil {
+		return nil, err
 	}
 	// The histogram keeps the slice it is given: a copy of
 	// DefaultBuckets, so that DefaultBuckets edited later changes nothing
@@ -602,4 +606,14 @@ func (m *Metrics) ErrorCounter(policy, kind string) prometheus.Counter {
 		}
 	}
 	return prometheus.NewCounter(prometheus.CounterOpts{Name: "unknown_error_kind", Help: "Not an error kind."})
+}
+
+// joinErrs returns errs as one error: nil for none, the error itself for
+// one, errors.Join of them (one per line; errors.As finds each) for
+// several.
+func joinErrs(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
 }

@@ -17,7 +17,7 @@ func TestNewRefusalsAndStartState(t *testing.T) {
 		opt  prommetrics.Option
 		want string
 	}{
-		{nil, "prommetrics: nil Option"},
+		{nil, "prommetrics: Options hold a nil Option at index 0"},
 		{prommetrics.WithNamespace(""), "prommetrics: WithNamespace: namespace is empty"},
 	} {
 		if m, err := prommetrics.New(nil, tc.opt); m != nil || err == nil || err.Error() != tc.want {

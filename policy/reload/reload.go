@@ -265,13 +265,17 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 	}
 	w := &Watcher{path: abs, apply: apply, log: slog.Default(), debounce: DefaultDebounce, grace: DefaultGrace, clock: realClock{},
 		done: make(chan struct{}), exited: make(chan struct{})}
-	for _, opt := range opts {
+	// Every refused option is reported, one per line.
+	var errs []error
+	for i, opt := range opts {
 		if opt == nil {
-			return nil, errors.New("reload: nil Option")
+			errs = append(errs, fmt.Errorf("reload: Options hold a nil Option at index %d", i))
+		} else if err := opt(w); err != nil {
+			errs = append(errs, err)
 		}
-		if err := opt(w); err != nil {
-			return nil, err
-		}
+	}
+	if err := joinErrs(errs); err != nil {
+		return nil, err
 	}
 	if w.inForce != nil {
 		w.applied = w.inForce.Source()
@@ -741,3 +745,13 @@ type realTimer struct{ t *time.Timer }
 func (t realTimer) C() <-chan time.Time   { return t.t.C }
 func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }
 func (t realTimer) Stop()                 { t.t.Stop() }
+
+// joinErrs returns errs as one error: nil for none, the error itself for
+// one, errors.Join of them (one per line; errors.As finds each) for
+// several.
+func joinErrs(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
