@@ -37,9 +37,13 @@ import (
 // CheckForwardingFrom, and any other whose first entry, up to a comma, is
 // an address); a key with a route part that finds no
 // route there (before routing) is handed the one the middleware's
-// pattern function finds, as the middleware hands it. A key buckets the
-// request by its peer when the second key differs from the first and the
-// third does not.
+// pattern function finds, as the middleware hands it. The copies are
+// made after the key ran on the request (they see a form it parsed
+// there) and carry no body: a key reading the body reads none of the
+// request's, which keeps it whole for the decision and the handler (on a
+// copy such a key fails or falls back, and is not reported). A key
+// buckets the request by its peer when the second key differs from the
+// first and the third does not.
 // So a key that trusts the peer as a proxy (keyfunc.TrustedProxies,
 // TrustedHops: it reads the client from the header) is never reported,
 // whatever the check was told, nor is a key of no client IP (a user, an
@@ -160,8 +164,8 @@ type proxies struct {
 // from within them ends there), looks up what it remembers of the rule
 // set's keys (an atomic load and a comparison of weak pointers), and asks
 // the keys it has not done with: each key function that applies is
-// called on the request and on a copy from another peer address (two
-// allocations: the copy and its address), and, when the key differs
+// called on the request and on a copy from another peer address (the
+// copy, its address and a copy of its headers allocated), and, when the key differs
 // there, on a copy without the headers that name an address (an
 // allocation, and the header map). It is done with a policy's key for
 // a peer once it has seen it read that peer's headers (it remembers 8
@@ -778,14 +782,23 @@ func (m *Middleware) peerKeyed(r *http.Request, set *policy.Set, mask uint64, kn
 // RemoteAddr is no address), over known (m.fwdRead when it is set's, else
 // nil).
 func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap netip.AddrPort, peer netip.Addr, known *readPeers) string {
-	moved := *r
+	movedAddr := "[" + r.RemoteAddr + "]" // a custom listener's text, which a key may read as it is
 	if peer.IsValid() {
-		moved.RemoteAddr = netip.AddrPortFrom(otherAddr(ap.Addr()), ap.Port()).String()
-	} else {
-		// A custom listener's text, which a key may read as it is.
-		moved.RemoteAddr = "[" + r.RemoteAddr + "]"
+		movedAddr = netip.AddrPortFrom(otherAddr(ap.Addr()), ap.Port()).String()
 	}
-	var bare *http.Request // r without the headers naming an address, made when needed
+	// probe returns a copy of r from remote with header h, made after the
+	// key ran on r (so that it sees what the key parsed there, a form)
+	// and with no body: a key that reads the body reads nothing of r's,
+	// which r still has for the decision and the handler, on a copy
+	// (it fails there, or falls back, and is taken for a key of no
+	// peer's, or one reading the headers: a report missed, never the
+	// request changed).
+	probe := func(remote string, h http.Header) *http.Request {
+		c := *r
+		c.Body, c.GetBody, c.ContentLength = http.NoBody, nil, 0
+		c.RemoteAddr, c.Header = remote, h
+		return &c
+	}
 	// The route handed to a key that finds none on the request (before
 	// routing, with a pattern function), as the middleware hands it
 	// (policy.Set.Prepare); asked for once.
@@ -812,16 +825,11 @@ func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap n
 			notPeer |= 1 << i
 			continue
 		}
-		if km, ok := ask(key, &moved); !ok || km == k {
+		if km, ok := ask(key, probe(movedAddr, r.Header.Clone())); !ok || km == k {
 			notPeer |= 1 << i
 			continue // not the peer's: the key reads no address here
 		}
-		if bare == nil {
-			c := *r
-			c.Header = withoutAddresses(r.Header, m.fwdProxies.Load())
-			bare = &c
-		}
-		if kb, ok := ask(key, bare); !ok || kb != k {
+		if kb, ok := ask(key, probe(r.RemoteAddr, withoutAddresses(r.Header, m.fwdProxies.Load()))); !ok || kb != k {
 			read |= 1 << i // the key reads the client from the headers
 			continue
 		}
