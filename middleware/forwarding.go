@@ -169,8 +169,9 @@ type proxies struct {
 // there, on a copy without the headers that name an address (an
 // allocation, and the header map). It is done with a policy's key for
 // a peer once it has seen it read that peer's headers (it remembers 8
-// peers per rule set), and for good once it has found it not the peer's
-// on 32 forwarded requests (see [ErrForwardingIgnored]), until a new rule
+// peers per rule set; behind more, a peer it has no room for counts as
+// below), and for good once it has found it not the peer's on 32
+// forwarded requests (see [ErrForwardingIgnored]), until a new rule
 // set ([Middleware.SetPolicies], [Middleware.SetLimit],
 // [Middleware.ApplyConfig]). A correct setup behind a proxy, whether its
 // keys trust the proxy or read no client IP, thus costs, after its first
@@ -668,7 +669,13 @@ const maxReadPeers = 8
 // anonymous, of 0.5^32 when one in two. 16 would miss the first case
 // 19% of the time; 64 would double the cost, which recurs with each new
 // rule set (an adaptive controller's SetLimit makes one at each change
-// of level).
+// of level). A key found reading the headers of a peer (a proxy it
+// trusts) when the memory of such peers is full (maxReadPeers) counts
+// too: behind more proxies than that, taking turns, its requests would
+// be asked about for good. Past its budget such a key goes unasked: a
+// proxy its trust leaves out goes unreported if its first request comes
+// after that. (Told of the proxies, CheckForwardingFrom, the check asks
+// no key about a request from among them.)
 const maxProbes = 32
 
 // readPeers is what the forwarding check remembers of the keys of the
@@ -882,7 +889,11 @@ func (m *Middleware) rememberRead(known *readPeers, peer netip.Addr, read uint64
 		}
 	}
 	if rp.n == maxReadPeers {
-		// Full: the oldest goes.
+		// Full: the oldest goes, and the probe counts against the
+		// budget of the policies read (see maxProbes): behind more
+		// proxies than the memory holds, taking turns, they would be
+		// asked about again at each request for good.
+		known.probes.count(read)
 		copy(rp.peers[:], rp.peers[1:])
 		copy(rp.reads[:], rp.reads[1:])
 		rp.n--
