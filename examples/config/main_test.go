@@ -44,38 +44,58 @@ type reloaded struct {
 	err error
 }
 
+// A served is the example serving a copy (path) of the annotated sample
+// config (sample) over real HTTP (srv), on a memory store, logging JSON
+// to logs; each reload's outcome goes to events.
+type served struct {
+	sample []byte
+	path   string
+	srv    *httptest.Server
+	events chan reloaded
+	logs   *syncBuffer
+}
+
+// serveSample starts a served, its store and adaptive controller on
+// clock (nil: the system's), its server reloading the file 20ms after a
+// change; all is closed when t ends.
+func serveSample(t *testing.T, clock algorithms.Clock) *served {
+	t.Helper()
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &served{sample: sample, path: filepath.Join(t.TempDir(), "ratekeeper.yaml"), events: make(chan reloaded, 10), logs: new(syncBuffer)}
+	save(t, w.path, sample)
+	var opts []algorithms.MemoryOption
+	if clock != nil {
+		opts = append(opts, algorithms.WithClock(clock))
+	}
+	store, err := algorithms.NewMemoryStore(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	s, err := newServer(w.path, serverOptions{
+		store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.NewJSONHandler(w.logs, nil)),
+		reload: []reload.Option{reload.WithDebounce(20 * time.Millisecond),
+			reload.OnReload(func(cfg *policy.Config, err error) { w.events <- reloaded{cfg, err} })},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.srv = httptest.NewServer(s)
+	t.Cleanup(func() { w.srv.Close(); s.Close() })
+	return w
+}
+
 // TestServeConfig runs the example on a copy of the annotated sample
 // config, over real HTTP: the file's limits are served; an edit of the file
 // changes them without a restart; a broken file keeps them and is reported
 // with its line, column and field; /metrics shows the decisions.
 func TestServeConfig(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	var logs syncBuffer
-	events := make(chan reloaded, 10)
-	s, err := newServer(path, serverOptions{
-		store: store, reg: prometheus.NewRegistry(), clock: clock,
-		log: slog.New(slog.NewJSONHandler(&logs, nil)),
-		reload: []reload.Option{reload.WithDebounce(20 * time.Millisecond),
-			reload.OnReload(func(cfg *policy.Config, err error) { events <- reloaded{cfg, err} })},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	w := serveSample(t, algotest.NewClock(time.Unix(1_700_000_040, 0)))
+	sample, path, srv, events, logs := w.sample, w.path, w.srv, w.events, w.logs
 
 	get := func(path string) *http.Response {
 		t.Helper()

@@ -5,19 +5,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
-	"github.com/ratekeeper/ratekeeper/policy"
-	"github.com/ratekeeper/ratekeeper/policy/reload"
 )
 
 // typoSample returns the sample configuration with the login policy's
@@ -64,31 +60,8 @@ func TestRouteTypoRefusedAtStart(t *testing.T) {
 // force keep running, login's limit with them; the rest of the file (a
 // per-minute limit of 3) is not applied either.
 func TestRouteTypoRefusedAtReload(t *testing.T) {
-	sample, err := os.ReadFile("ratekeeper.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
-	save(t, path, sample)
-	store, err := algorithms.NewMemoryStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	var logs syncBuffer
-	events := make(chan reloaded, 10)
-	s, err := newServer(path, serverOptions{
-		store: store, reg: prometheus.NewRegistry(),
-		log: slog.New(slog.NewJSONHandler(&logs, nil)),
-		reload: []reload.Option{reload.WithDebounce(20 * time.Millisecond),
-			reload.OnReload(func(cfg *policy.Config, err error) { events <- reloaded{cfg, err} })},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	w := serveSample(t, nil)
+	path, srv, events, logs := w.path, w.srv, w.events, w.logs
 
 	save(t, path, typoSample(t, "3"))
 	e := await(t, events, "the file changed; no reload")
