@@ -5,6 +5,7 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestNewReportsEveryOption(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider()
 	_, err := otelmetrics.New(mp, otelmetrics.WithBuckets(), nil, otelmetrics.WithHoldBuckets(2, 1))
-	wantErrLines(t, err, 3, "WithBuckets", "otelmetrics: Options hold a nil Option at index 1", "WithHoldBuckets")
+	metrictest.ErrLines(t, err, 3, "WithBuckets", "otelmetrics: Options hold a nil Option at index 1", "WithHoldBuckets")
 	if _, err := otelmetrics.New(mp, nil); err == nil || err.Error() != "otelmetrics: Options hold a nil Option at index 0" {
 		t.Errorf("New(mp, nil) = %v, want the nil option at index 0 alone", err)
 	}

@@ -3,6 +3,7 @@ package prommetrics_test
 import (
 	"testing"
 
+	"github.com/ratekeeper/ratekeeper/middleware/internal/metrictest"
 	"github.com/ratekeeper/ratekeeper/middleware/prommetrics"
 )
 
@@ -12,7 +13,7 @@ import (
 // option's own error.
 func TestNewReportsEveryOption(t *testing.T) {
 	_, err := prommetrics.New(nil, prommetrics.WithNamespace(""), nil, prommetrics.WithBuckets())
-	wantErrLines(t, err, 3, "prommetrics: WithNamespace", "prommetrics: Options hold a nil Option at index 1", "WithBuckets")
+	metrictest.ErrLines(t, err, 3, "prommetrics: WithNamespace", "prommetrics: Options hold a nil Option at index 1", "WithBuckets")
 	if _, err := prommetrics.New(nil, prommetrics.WithNamespace("x"), nil); err == nil || err.Error() != "prommetrics: Options hold a nil Option at index 1" {
 		t.Errorf("New(reg, WithNamespace(x), nil) = %v, want the nil option at index 1 alone", err)
 	}
