@@ -127,7 +127,7 @@ func TestCostBeyondSeveralPoliciesOwnCosts(t *testing.T) {
 
 // TestCostBeyondSeveralPoliciesReported: what else reports such a request
 // names every policy too: the *policy.CostError the deny hook finds in
-// res.Err (still found by errors.As, its Policy the first of them, its
+// res.Err() (still found by errors.As, its Policy the first of them, its
 // text naming them all), the observer's Denied event, and the log's
 // denial record, whose error attribute is that text.
 func TestCostBeyondSeveralPoliciesReported(t *testing.T) {
@@ -136,7 +136,7 @@ func TestCostBeyondSeveralPoliciesReported(t *testing.T) {
 	var hooked error
 	m := middleware.MustNew(store, costPolicies(),
 		middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, res *middleware.Result) {
-			hooked = res.Err
+			hooked = res.Err()
 			w.WriteHeader(http.StatusTeapot)
 		}))
 	mux := http.NewServeMux()
@@ -146,7 +146,7 @@ func TestCostBeyondSeveralPoliciesReported(t *testing.T) {
 	}
 	var ce *policy.CostError
 	if !errors.As(hooked, &ce) || !errors.Is(hooked, policy.ErrCost) {
-		t.Fatalf("hook's res.Err %v, want a *policy.CostError", hooked)
+		t.Fatalf("hook's res.Err() %v, want a *policy.CostError", hooked)
 	}
 	if ce.Policy.Name() != "medium" || ce.Cost != 20 || ce.Error() != text {
 		t.Errorf("CostError Policy %q Cost %d text %q, want medium, 20, %q", ce.Policy.Name(), ce.Cost, ce.Error(), text)
@@ -162,7 +162,7 @@ func TestCostBeyondSeveralPoliciesReported(t *testing.T) {
 	}
 	var outcomes []middleware.Outcome
 	var observed error
-	rec := errRecorder{request: func(e middleware.Event) { outcomes, observed = append(outcomes, e.Outcome), e.Result.Err }}
+	rec := errRecorder{request: func(e middleware.Event) { outcomes, observed = append(outcomes, e.Outcome), e.Result.Err() }}
 	m = middleware.MustNew(store, costPolicies(), middleware.WithObserver(lo, rec))
 	r := chi.NewRouter()
 	r.Use(m.Handler)

@@ -150,9 +150,9 @@ func TestCostErrorShadowed(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := []middleware.Option{
-			middleware.WithShadow(func(r *http.Request, res *middleware.Result) { reported = costNames(res.Err) }),
+			middleware.WithShadow(func(r *http.Request, res *middleware.Result) { reported = costNames(res.Err()) }),
 			middleware.WithObserver(lo, errRecorder{request: func(e middleware.Event) {
-				outcomes, observed = append(outcomes, e.Outcome), costNames(e.Result.Err)
+				outcomes, observed = append(outcomes, e.Outcome), costNames(e.Result.Err())
 			}}),
 		}
 		if noCtx {
@@ -199,7 +199,7 @@ func TestCostErrorHooks(t *testing.T) {
 		var taken, inCtx bool
 		opts := []middleware.Option{
 			middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, res *middleware.Result) {
-				denied, taken = costNames(res.Err), res.Taken() || res.Len() != 0
+				denied, taken = costNames(res.Err()), res.Taken() || res.Len() != 0
 				got, _ := middleware.FromContext(r.Context())
 				inCtx = got == res
 				w.WriteHeader(http.StatusTeapot)

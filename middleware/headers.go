@@ -502,7 +502,7 @@ func retimeOuter(ctx context.Context, h http.Header, held time.Duration) {
 // retimeLine replaces in h the IETF RateLimit line of c, if there, by its
 // values counted after held since c's decision.
 func retimeLine(h http.Header, c *resultContext, held time.Duration) {
-	replaceLine(h, &c.vals, func(line string) string { return retimeMembers(line, &c.res.Result, held) })
+	replaceLine(h, &c.vals, func(line string) string { return retimeMembers(line, &c.res.pr, held) })
 }
 
 // replaceLine replaces in h the IETF RateLimit line vals[1], the one
@@ -605,7 +605,7 @@ func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
 	if given == 0 || res.wrote != uint8(IETF)+1 {
 		return
 	}
-	replaceLine(h, vals, func(line string) string { return reviseMembersAt(line, vals[0], &res.Result, given) })
+	replaceLine(h, vals, func(line string) string { return reviseMembersAt(line, vals[0], &res.pr, given) })
 }
 
 // reviseMembers returns line, the IETF RateLimit value setHeadersAt wrote
@@ -672,7 +672,7 @@ func retimeValues(h http.Header, p Profile, c *resultContext, held time.Duration
 	}
 	policies, had := h[keyPolicy]
 	hv := new(wideHeaderValues)
-	setHeadersAt(h, p, &c.res.Result, nil, time.Now, nil, &hv.vals, hv.long[:0], held)
+	setHeadersAt(h, p, &c.res.pr, nil, time.Now, nil, &hv.vals, hv.long[:0], held)
 	if had {
 		h[keyPolicy] = policies // the list of every middleware, which no hold changes
 	} else {

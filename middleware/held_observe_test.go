@@ -34,7 +34,7 @@ func (o *holdRecorder) ObserveRequest(e middleware.Event) {
 	} else if d != 0 {
 		held = "not-held=" + d.String() // never: 0 when not held
 	}
-	if e.Result.Fallback {
+	if e.Result.Fallback() {
 		held += " (fallback)"
 	}
 	o.mu.Lock()

@@ -337,15 +337,15 @@ func (l *LogObserver) ObserveRequest(e Event) {
 		l.flushState()
 	}
 	res := e.Result
-	if res.Err != nil && e.Outcome != KeyRejected && !prepareError(res.Err) && !clientGone(e) {
+	if res.err != nil && e.Outcome != KeyRejected && !prepareError(res.err) && !clientGone(e) {
 		if ok, sup := l.admit(" store"); ok {
-			errAttr := slog.Any("error", res.Err)
-			if !l.rawKeys && errors.Is(res.Err, algorithms.ErrKeyState) {
+			errAttr := slog.Any("error", res.err)
+			if !l.rawKeys && errors.Is(res.err, algorithms.ErrKeyState) {
 				// Its text names the store's key, which holds the client's.
 				errAttr = slog.String("error", algorithms.ErrKeyState.Error())
 			}
 			l.log.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: store failed",
-				slog.String("outcome", e.Outcome.String()), slog.Bool("fallback", res.Fallback),
+				slog.String("outcome", e.Outcome.String()), slog.Bool("fallback", res.fallback),
 				errAttr, slog.Int64("suppressed", sup), slog.Any("policies", policyNames(res)))
 		}
 	}
@@ -357,13 +357,13 @@ func (l *LogObserver) ObserveRequest(e Event) {
 	switch e.Outcome {
 	case Denied, ShadowDenied:
 		var ke *policy.KeyError
-		if e.Outcome == ShadowDenied && !res.Taken() && errors.As(res.Err, &ke) {
+		if e.Outcome == ShadowDenied && !res.Taken() && errors.As(res.err, &ke) {
 			// Shadow mode let through a request that had no key: it
 			// would have been rejected for that, not denied by a limit.
 			l.noKey(e, res, true)
 			return
 		}
-		if !res.Taken() && res.Err != nil && !prepareError(res.Err) {
+		if !res.Taken() && res.err != nil && !prepareError(res.err) {
 			// Shadow mode let through a request the store could not
 			// decide under FailClosed: no policy denied it, and the
 			// store failure is logged above. (One the fallback store
@@ -381,9 +381,9 @@ func (l *LogObserver) ObserveRequest(e Event) {
 		if name == "" {
 			var ke *policy.KeyError
 			switch {
-			case errors.As(res.Err, &ce):
+			case errors.As(res.err, &ce):
 				name = ce.Policy.Name()
-			case errors.As(res.Err, &ke):
+			case errors.As(res.err, &ke):
 				name = ke.Policy.Name()
 			}
 		}
@@ -512,7 +512,7 @@ func (l *LogObserver) noKey(e Event, res *Result, shadow bool) {
 		if shadow {
 			attrs = append(attrs, slog.Bool("shadow", true))
 		}
-		attrs = append(attrs, slog.Any("error", res.Err), slog.Int64("suppressed", sup))
+		attrs = append(attrs, slog.Any("error", res.err), slog.Int64("suppressed", sup))
 		l.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: no key", attrs...)
 	}
 }
@@ -644,7 +644,7 @@ var _ RemovalObserver = (*LogObserver)(nil)
 // (an answer of the backend, a check or store refused, the breaker) are
 // not such.
 func clientGone(e Event) bool {
-	err := e.Result.Err
+	err := e.Result.err
 	return (e.Outcome == Abandoned || e.Outcome == ShadowDenied && !e.Result.Taken()) && e.Request.Context().Err() == context.Canceled &&
 		!errors.Is(err, errBadDelay) && !errors.Is(err, algorithms.ErrKeyState) &&
 		!errors.Is(err, algorithms.ErrInvalidSpec) && !errors.Is(err, algorithms.ErrInvalidCost) &&

@@ -183,7 +183,7 @@ func TestCostAboveLoweredLimitShadowed(t *testing.T) {
 			upload := fixed("upload", 100, time.Minute, remote, policy.WithCost(headerCost))
 			m := middleware.MustNew(store, []*policy.Policy{upload}, middleware.WithClock(clock), ev.observer(),
 				middleware.WithShadow(func(_ *http.Request, res *middleware.Result) {
-					shadowed = append(shadowed, strconv.FormatBool(res.Taken())+" "+strconv.FormatBool(res.Err == nil))
+					shadowed = append(shadowed, strconv.FormatBool(res.Taken())+" "+strconv.FormatBool(res.Err() == nil))
 				}))
 			if err := m.SetLimit("upload", 80); err != nil {
 				t.Fatal(err)

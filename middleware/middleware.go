@@ -312,7 +312,7 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 	if m.noContext {
 		res := resultPool.Get().(*Result)
-		res.Shadow, res.Fallback, res.Err, res.wrote, res.marks, res.outerWait = false, false, nil, 0, 0, 0
+		res.shadow, res.fallback, res.err, res.wrote, res.marks, res.outerWait = false, false, nil, 0, 0, 0
 		var (
 			vals *[2]string
 			buf  []byte
@@ -374,7 +374,7 @@ func (m *Middleware) rematch(w http.ResponseWriter, r *http.Request, next http.H
 // see WithoutContext); vals and buf hold the header values.
 func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Handler, set *policy.Set, mask uint64, start time.Time, rc *resultContext, res *Result, vals *[2]string, buf []byte) {
 	caller := r // what next sets on the request passed on is given to it (see pass)
-	res.Shadow = m.shadow
+	res.shadow = m.shadow
 	// The innermost middleware further out that wrote headers (past those
 	// between that wrote none: no policy had a key, the store failed):
 	// ours are written in its profile, so that the response carries one
@@ -397,7 +397,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	if nested && profile != NoHeaders {
 		if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
-			profile, outer = Profile(o.wrote-1), &o.Result
+			profile, outer = Profile(o.wrote-1), &o.pr
 		}
 	}
 
@@ -429,14 +429,14 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// at a higher limit than the one in force here: its members or
 	// values of them are restated at ours (see restateOuter).
 	var restate []restated
-	err := set.Prepare(r, mask, &res.Result)
+	err := set.Prepare(r, mask, &res.pr)
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
 		// under the same keys, are left out (see ErrCountedTwice).
 		var again uint64
 		var unguard [policy.MaxGuards]uint64
-		own.folds = foldMask(&res.Result)
-		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, merged, judged, restate = m.unrepeated(r, set, &res.Result); again != 0 {
+		own.folds = foldMask(&res.pr)
+		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, merged, judged, restate = m.unrepeated(r, set, &res.pr); again != 0 {
 			if mask &^= again; mask == 0 {
 				if d, ok := restateOuter(w.Header(), profile, nil, outer, m.clock.Now, restate); ok {
 					// Those further in compare their values with d.
@@ -445,7 +445,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				pass(w, caller, m.adopting(r, rc, own), next)
 				return
 			}
-			err = set.Prepare(r, mask, &res.Result)
+			err = set.Prepare(r, mask, &res.pr)
 		}
 		listed = ownOnly | foldedOut
 		if err == nil && (unguard != [policy.MaxGuards]uint64{} || ownOnly != 0) {
@@ -454,9 +454,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// Spec of those of ownOnly, decided here under their
 			// other guards alone.
 			for k, u := range unguard {
-				nest.DropGuard(&res.Result, u, k)
+				nest.DropGuard(&res.pr, u, k)
 			}
-			nest.DropOwn(&res.Result, ownOnly)
+			nest.DropOwn(&res.pr, ownOnly)
 		}
 	}
 	if err != nil {
@@ -479,7 +479,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.refusePrepared(w, caller, r, next, rc, res, err, start)
 			return
 		}
-		res.Err = err
+		res.err = err
 		if cerr := r.Context().Err(); cerr != nil {
 			if m.shadowed(caller, r, rc, res) {
 				// Shadow mode refuses nothing: the request it would have
@@ -528,13 +528,13 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 
 	if ownOnly != 0 {
-		mergeOuter(r.Context(), &res.Result, ownOnly)
+		mergeOuter(r.Context(), &res.pr, ownOnly)
 	}
 	if judged != nil {
-		mergeJudged(&res.Result, judged)
+		mergeJudged(&res.pr, judged)
 	}
 	if foldedOut != 0 {
-		mergeFolded(r.Context(), &res.Result, foldedOut)
+		mergeFolded(r.Context(), &res.pr, foldedOut)
 	}
 	allowed := res.Allowed()
 	var d time.Duration // the leaky_queue Delay the request is held for
@@ -547,8 +547,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		res.outerWait = uint32(min(seconds(wait), math.MaxUint32))
 	}
 	if d == 0 {
-		setHeadersWait(w.Header(), profile, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, 0, wait)
-		if holdsValues(profile, &res.Result, outer) {
+		setHeadersWait(w.Header(), profile, &res.pr, outer, m.clock.Now, m.pkSecret, vals, buf, 0, wait)
+		if holdsValues(profile, &res.pr, outer) {
 			res.wrote = uint8(profile) + 1
 			if nested {
 				keepRestated(r.Context(), w.Header(), profile, res, outer, m.clock.Now)
@@ -658,7 +658,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 // it through, giving caller (r, or the request r is a copy of) what next
 // set on the request passed on (see pass).
 func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Request, next http.Handler, rc *resultContext, res *Result, err error, start time.Time) {
-	res.Err = err
+	res.err = err
 	m.report(r, err)
 	if m.shadowed(caller, r, rc, res) {
 		m.observe(r, res, ShadowDenied, start)
@@ -756,7 +756,7 @@ func (m *Middleware) giveBack(r *http.Request, res *Result, status int, taking t
 	}
 	ctx, cancel := afterContext(r)
 	defer cancel()
-	if err := res.GiveBack(ctx, m.decider(res), m.clock.Now().Sub(taking), give); err != nil {
+	if err := res.pr.GiveBack(ctx, m.decider(res), m.clock.Now().Sub(taking), give); err != nil {
 		m.stats.storeErrors.Add(1)
 		m.report(r, fmt.Errorf("middleware: giving back the units of a response that does not count: %w", err))
 		return 0
@@ -796,8 +796,8 @@ func refusing(r *http.Request) {
 // those of restate restated here (see restateOuter).
 func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided, ownOnly, merged uint64, restate []restated) {
 	retimeOuter(r.Context(), h, held)
-	setHeadersAt(h, p, &res.Result, outer, m.clock.Now, m.pkSecret, vals, buf, held)
-	if holdsValues(p, &res.Result, outer) {
+	setHeadersAt(h, p, &res.pr, outer, m.clock.Now, m.pkSecret, vals, buf, held)
+	if holdsValues(p, &res.pr, outer) {
 		res.wrote = uint8(p) + 1
 		keepRestated(r.Context(), h, p, res, outer, m.clock.Now)
 	}
@@ -819,9 +819,9 @@ func afterContext(r *http.Request) (context.Context, context.CancelFunc) {
 }
 
 // decider returns the store whose Take decided res: the fallback store when
-// it did (res.Fallback), else the middleware's.
+// it did (res.fallback), else the middleware's.
 func (m *Middleware) decider(res *Result) algorithms.Store {
-	if res.Fallback {
+	if res.fallback {
 		return m.failure.store
 	}
 	return m.store
@@ -839,7 +839,7 @@ func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) 
 	}
 	ctx, cancel := afterContext(r)
 	defer cancel()
-	if err := res.Refund(ctx, store, waited); err != nil {
+	if err := res.pr.Refund(ctx, store, waited); err != nil {
 		m.stats.storeErrors.Add(1)
 		m.report(r, fmt.Errorf("middleware: giving back a leaky_queue place: %w", err))
 	}
@@ -927,7 +927,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		// key): no store call is needed and none is made. It says
 		// nothing of the backend, and the breaker has nothing to keep
 		// from it.
-		return res.Take(ctx, m.store)
+		return res.pr.Take(ctx, m.store)
 	}
 	var probe int64 // the breaker's reopening time this request set, as its probe
 	var ticket deadline.Ticket
@@ -946,7 +946,7 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 		}
 		ticket = m.deadlines.Watch(ctx)
 	}
-	err := res.Take(ctx, m.store)
+	err := res.pr.Take(ctx, m.store)
 	if err == nil {
 		if err = badDelay(res); err == nil {
 			m.answered()
@@ -1003,7 +1003,7 @@ var errBadDelay = errors.New("middleware: store returned a Delay its policy cann
 // other than leaky_queue, or beyond the queue's MaxDelay. A broken or
 // hostile store could otherwise hold requests for as long as it says.
 func badDelay(res *Result) error {
-	ds := resultroom.Decisions(&res.Result) // read in place: most have no Delay
+	ds := resultroom.Decisions(&res.pr) // read in place: most have no Delay
 	for i := range ds {
 		d := &ds[i]
 		if d.Delay == 0 || !d.Allowed {
@@ -1229,7 +1229,7 @@ func (m *Middleware) fallback(ctx context.Context, r *http.Request, res *Result,
 	if m.failure.mode != fallBack || ctx.Err() != nil {
 		return err
 	}
-	if ferr := res.Take(ctx, m.failure.store); ferr != nil {
+	if ferr := res.pr.Take(ctx, m.failure.store); ferr != nil {
 		ferr = fmt.Errorf("middleware: fallback: %w", ferr)
 		res.marks |= markStoreFailed
 		m.stats.storeErrors.Add(1)
@@ -1237,8 +1237,8 @@ func (m *Middleware) fallback(ctx context.Context, r *http.Request, res *Result,
 		return errors.Join(err, ferr)
 	}
 	m.stats.fallback.Add(1)
-	res.Fallback = true
-	res.Err = err
+	res.fallback = true
+	res.err = err
 	return nil
 }
 
@@ -1299,73 +1299,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// A Result is the rate-limit decision for one request, as handlers
-// downstream of the middleware see it through [FromContext]: the policies
-// that applied and their decisions (see [policy.Result]), and how the
-// middleware reached them.
-type Result struct {
-	policy.Result
-	// Shadow reports whether the middleware is in dry-run mode (it lets
-	// denied requests through).
-	Shadow bool
-	// Fallback reports whether the decisions came from the fallback store.
-	Fallback bool
-	// wrote is 1 + the profile of the headers written; 0 for none (no
-	// decision, no policy evaluated, NoHeaders, or a single-valued
-	// profile's values left as an outer middleware wrote them). A byte
-	// beside the bools, where it takes no room of its own.
-	wrote uint8
-	// marks holds markRefused and markStoreFailed. A byte beside wrote.
-	marks uint8
-	// outerWait is the wait of the middlewares further out (see
-	// outerWait) for a denied request, in whole seconds, rounded up (at
-	// most 136 years): its 429 waits at least that long. It fits the
-	// padding after the bools, where a Duration would not fit the
-	// request's size class (see TestResultContextSizeClass).
-	outerWait uint32
-	// Err is the failure the middleware met, if any: the store's error
-	// (then the request passed unlimited, or was decided by the fallback
-	// store), or the *policy.KeyError or *policy.CostError of a request
-	// refused for it (as the reject and deny hooks and the observer see
-	// it) or, in shadow mode, let through.
-	Err error
-}
-
-// The bits of Result.marks.
-const (
-	// markRefused is set by a middleware further in that answers the
-	// request itself (see refusing).
-	markRefused uint8 = 1 << iota
-	// markStoreFailed is set when the middleware counts a failure of its
-	// store call for the request (see StoreFailed).
-	markStoreFailed
-)
-
-// StoreFailed reports whether the middleware counted the store call that
-// was to decide the request as failed, as one of Stats.StoreErrors: the
-// store returned an error (its backend failed, the breaker refused the
-// call, the store was closed or refused the check) or a decision the
-// policy cannot give, whether or not a fallback store then decided it
-// ([Result.Fallback]). It is false for a call that the request's own end
-// cut short (its client gone, or a deadline that gave the backend no fair
-// chance; see [WithBreaker]). A request reported as [Abandoned] can have
-// it: its deadline, far enough off, ran out while the backend hung, a
-// failure of the backend as well as a request not served.
-func (r *Result) StoreFailed() bool { return r.marks&markStoreFailed != 0 }
-
-// RetryAfter returns, for a denied request, how long the client should
-// wait: the Retry-After of the default 429 before it is rounded up to
-// whole seconds. That is the longest RetryAfter among the violated
-// policies, never less than their NextAfter ([policy.Result.RetryAfter]),
-// and never less than the middlewares further out would refuse the retry
-// for (their wait in whole seconds, rounded up): one that admitted the
-// request with its last units waits for them to grow. It is 0 when
-// allowed. In shadow mode, which refuses nothing, it is the policies' wait
-// alone.
-func (res *Result) RetryAfter() time.Duration {
-	return max(res.Result.RetryAfter(), time.Duration(res.outerWait)*time.Second)
 }
 
 // resultContext is the request context carrying a Result, and the request
@@ -1468,7 +1401,7 @@ func (m *Middleware) newResultContext(r *http.Request, mask uint64) (*resultCont
 // decisions and keys in room, which is part of the same allocation.
 func (rc *resultContext) init(r *http.Request, room resultroom.Room) {
 	rc.Context = r.Context()
-	resultroom.Give(&rc.res.Result, room)
+	resultroom.Give(&rc.res.pr, room)
 }
 
 // request returns r with rc as its context, as r.WithContext(rc) does, but
@@ -1673,12 +1606,12 @@ func adoptedFurtherOut(ctx context.Context, p *policy.Policy, pFolded bool) *pol
 func outerWait(r *http.Request, status int, own adopted) time.Duration {
 	var wait time.Duration
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
-		res := &c.res.Result
-		if !res.Taken() || c.res.Shadow && !res.Allowed() {
+		res := &c.res.pr
+		if !res.Taken() || c.res.shadow && !res.Allowed() {
 			return true
 		}
 		for i := range res.Len() {
-			if c.res.Shadow {
+			if c.res.shadow {
 				p := res.Policy(i)
 				q := own.match(p, nest.Folded(res, i))
 				if q == nil {

@@ -59,11 +59,11 @@ type resultSeen struct {
 }
 
 func (o *resultSeen) ObserveRequest(e middleware.Event) {
-	err := fmt.Sprint(e.Result.Err)
-	if errors.Is(e.Result.Err, errDown) {
+	err := fmt.Sprint(e.Result.Err())
+	if errors.Is(e.Result.Err(), errDown) {
 		err = "errDown"
 	}
-	o.seen = append(o.seen, fmt.Sprintf("%s err=%s fallback=%v retry=%s", e.Outcome, err, e.Result.Fallback, e.Result.RetryAfter()))
+	o.seen = append(o.seen, fmt.Sprintf("%s err=%s fallback=%v retry=%s", e.Outcome, err, e.Result.Fallback(), e.Result.RetryAfter()))
 }
 
 // TestWithoutContextResultRecycledClean: the recycled Result of a

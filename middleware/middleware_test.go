@@ -250,7 +250,7 @@ func TestStoreFailure(t *testing.T) {
 		if s := m.Stats(); s.FailedOpen != 3 || s.StoreErrors != 3 {
 			t.Errorf("Stats %+v", s)
 		}
-		if res == nil || !errors.Is(res.Err, errDown) || res.Taken() {
+		if res == nil || !errors.Is(res.Err(), errDown) || res.Taken() {
 			t.Errorf("FromContext after failure = %+v", res)
 		}
 	})
@@ -277,7 +277,7 @@ func TestStoreFailure(t *testing.T) {
 		if w := serve(h, "GET", "/"); w.Code != 200 || w.Header().Get("RateLimit") != `"p";r=0;t=60` {
 			t.Errorf("fallback first: %d %q", w.Code, w.Header().Get("RateLimit"))
 		}
-		if res == nil || !res.Fallback || !errors.Is(res.Err, errDown) {
+		if res == nil || !res.Fallback() || !errors.Is(res.Err(), errDown) {
 			t.Errorf("FromContext = %+v, want Fallback with the store error", res)
 		}
 		if w := serve(h, "GET", "/"); w.Code != 429 {
@@ -333,7 +333,7 @@ func TestShadow(t *testing.T) {
 	if got := w2.Header().Get("RateLimit"); got != `"p";r=0;t=60, "u";r=4;t=60` {
 		t.Errorf("shadow headers %q", got)
 	}
-	if len(shadowed) != 2 || shadowed[0].Allowed() || !shadowed[0].Shadow || !errors.Is(shadowed[1].Err, policy.ErrKey) {
+	if len(shadowed) != 2 || shadowed[0].Allowed() || !shadowed[0].Shadow() || !errors.Is(shadowed[1].Err(), policy.ErrKey) {
 		t.Errorf("shadow reports %v", shadowed)
 	}
 	if m.Stats().ShadowDenied != 2 || m.Stats().Denied != 0 {
@@ -611,12 +611,12 @@ func TestDenyHandler(t *testing.T) {
 	}
 
 	// Every 429 goes to the hook: also a cost no policy can admit, whose
-	// *policy.CostError is in res.Err.
+	// *policy.CostError is in res.Err().
 	var costErr *policy.CostError
 	weighted := fixed("weighted", 3, time.Minute, remote, policy.WithCost(func(*http.Request) int64 { return 4 }))
 	m = middleware.MustNew(store, []*policy.Policy{weighted},
 		middleware.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, res *middleware.Result) {
-			errors.As(res.Err, &costErr)
+			errors.As(res.Err(), &costErr)
 			w.WriteHeader(418)
 		}))
 	if w := serve(m.Handler(ok), "GET", "/"); w.Code != 418 || costErr == nil || costErr.Cost != 4 || w.Body.Len() != 0 {

@@ -14,7 +14,9 @@ import (
 // operations that decide a policy nested in another middleware
 // (nested.Ops, and DropGuards, once their loop): called on the running
 // request's Result, they would change what the middleware counted, merged
-// and reports. Neither through the policy.Result it embeds nor of its own.
+// and reports. Neither through the policy.Result it holds nor of its own.
+// (Nor has it the methods of policy.Result that change it: see
+// TestResultReadOnly.)
 func TestResultHasNoNestedOps(t *testing.T) {
 	ops := reflect.TypeFor[nested.Ops[*policy.Result]]()
 	names := []string{"DropGuards"}
@@ -32,7 +34,7 @@ func TestResultHasNoNestedOps(t *testing.T) {
 		}
 	}
 	// The features a handler or a hook may use stay.
-	for _, name := range []string{"Decision", "Allowed", "RetryAfter", "StoreFailed", "Refund", "GiveBack", "Policy", "Key"} {
+	for _, name := range []string{"Decision", "Allowed", "RetryAfter", "StoreFailed", "Given", "GaveBack", "Policy", "Key"} {
 		if _, ok := reflect.TypeFor[*middleware.Result]().MethodByName(name); !ok {
 			t.Errorf("*middleware.Result lacks the method %s", name)
 		}

@@ -228,7 +228,7 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // (delete them if unwanted); it writes the status, Retry-After (see
 // [Result.RetryAfter]: the default 429's, the middlewares further out
 // included), Cache-Control and the body. It is also called for a
-// request whose cost a policy can never admit: then res.Err is the
+// request whose cost a policy can never admit: then res.Err() is the
 // *policy.CostError (naming every such policy: see its Others and All),
 // res holds no decisions (res.Taken() is false), no
 // rate-limit header is set, and waiting does not help (the default answer

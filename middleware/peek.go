@@ -33,17 +33,17 @@ import (
 // Like Reset, it is no request served: it is not counted in
 // Stats().Unrouted, nor does it spend the ErrUnrouted report.
 func (m *Middleware) Peek(r *http.Request) (*Result, error) {
-	res := &Result{Shadow: m.shadow}
+	res := &Result{shadow: m.shadow}
 	set := m.set.Load()
 	seen := served(r, set)
 	mask := uint64(0)
 	if m.skip == nil || !m.skip(seen) {
 		mask = set.Match(seen)
 	}
-	if err := set.Prepare(seen, mask, &res.Result); err != nil {
+	if err := set.Prepare(seen, mask, &res.pr); err != nil {
 		return nil, err
 	}
-	if err := res.Result.Peek(r.Context(), m.store); err != nil {
+	if err := res.pr.Peek(r.Context(), m.store); err != nil {
 		return nil, fmt.Errorf("middleware: Peek: %w", err)
 	}
 	return res, nil

@@ -31,7 +31,7 @@ const (
 // request costs 90 units; policy upload admits 1 to 80 while its limit
 // is lowered (1 to 100 as configured)."
 func (m *Middleware) deny(w http.ResponseWriter, res *Result, wait time.Duration) {
-	retry := max(retrySeconds(&res.Result), seconds(wait))
+	retry := max(retrySeconds(&res.pr), seconds(wait))
 	var buf [512]byte
 	b := append(buf[:0], `{"type":"`...)
 	b = append(b, m.problemType...)

@@ -267,7 +267,7 @@ func (rc *recorder) ObserveRequest(e middleware.Event) {
 			s += ":" + e.Result.Policy(i).Name()
 		}
 	}
-	if e.Result.Fallback {
+	if e.Result.Fallback() {
 		s += "(fallback)"
 	}
 	rc.outcomes = append(rc.outcomes, s)

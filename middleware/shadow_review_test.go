@@ -84,7 +84,7 @@ func TestShadowContextEndedServed(t *testing.T) {
 				rejected, waits := 0, 0
 				opts := []middleware.Option{
 					middleware.WithClock(clock),
-					middleware.WithShadow(func(_ *http.Request, res *middleware.Result) { reports = append(reports, res.Err) }),
+					middleware.WithShadow(func(_ *http.Request, res *middleware.Result) { reports = append(reports, res.Err()) }),
 					middleware.WithRejectHandler(func(w http.ResponseWriter, _ *http.Request, j middleware.Rejection) {
 						rejected++
 						w.WriteHeader(j.Status)

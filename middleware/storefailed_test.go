@@ -25,7 +25,7 @@ func (o *failedObserver) ObserveRequest(e middleware.Event) {
 	if e.Result.StoreFailed() {
 		s += "+store_failed"
 	}
-	if e.Result.Fallback {
+	if e.Result.Fallback() {
 		s += "+fallback"
 	}
 	o.got = append(o.got, s)

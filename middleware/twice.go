@@ -250,7 +250,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	var pastOut uint64                         // the policies whose state a middleware further out judged past their limit
 	var apart []string                         // the names of policies that count apart from one of their name further out
 	eachOuter(r.Context(), outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
-		o := &c.res.Result
+		o := &c.res.pr
 		if !o.Taken() {
 			// Its store failed and it let the request through (or it
 			// found no key, in shadow mode): it decided nothing, and
@@ -289,7 +289,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					if d, higher, ok := ownBelow(q, o, j); ok && d.Remaining < 0 {
 						past, same = true, false
 						pastOut |= bit
-					} else if higher && (!m.shadow || c.res.Shadow) {
+					} else if higher && (!m.shadow || c.res.shadow) {
 						restate = append(restate, restated{bit: bit, c: c, p: p, q: q, d: afterHold(d, held), judged: ok, ctx: r.Context()})
 					}
 				}
@@ -303,7 +303,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 						if d, past, ok := judgeOuter(q, k, o, j); past {
 							refused[k] |= bit
 							merged |= bit
-							if raisedOver(p, q, k) && (!m.shadow || c.res.Shadow) {
+							if raisedOver(p, q, k) && (!m.shadow || c.res.shadow) {
 								// Refusing at q's limit, the one in
 								// force: its member replaces p's,
 								// which reports room left at p's
@@ -320,7 +320,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 							merged |= bit
 						}
 						unguard[k] |= bit
-						if !c.res.Shadow {
+						if !c.res.shadow {
 							guardEnforced[k] |= bit
 						}
 					case !same:
@@ -336,7 +336,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					if q.Spec() == p.Spec() {
 						foldedOut |= bit
 					}
-					if past && (!m.shadow || c.res.Shadow) {
+					if past && (!m.shadow || c.res.shadow) {
 						// Past its limit here, which is in force
 						// (p's higher one is not, or is only a
 						// shadow's): its member, refusing, replaces
@@ -348,7 +348,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 				switch {
 				case !counted:
 					uncounted |= bit
-				case c.res.Shadow:
+				case c.res.shadow:
 					shadowed |= bit
 				default:
 					enforced |= bit
@@ -886,12 +886,12 @@ func sharedMember(ctx context.Context, res *Result, name, member string) bool {
 		}
 		return false
 	}
-	if res != nil && decided(&res.Result) && shares(&res.Result) {
+	if res != nil && decided(&res.pr) && shares(&res.pr) {
 		return true
 	}
 	found := false
 	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
-		found = decided(&c.res.Result) && shares(&c.res.Result)
+		found = decided(&c.res.pr) && shares(&c.res.pr)
 		return !found
 	})
 	return found
@@ -1030,7 +1030,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 		// The RateLimit-Policy list (none under the legacy profiles)
 		// is one of every middleware's members, ours among them once
 		// res decided a policy.
-		if !decided(&res.Result) {
+		if !decided(&res.pr) {
 			return
 		}
 		unlistDrafts(ctx, h, p, res, vals, ownOnly, merged, held, now)
@@ -1042,7 +1042,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 		if c.res.wrote != uint8(IETF)+1 {
 			return false
 		}
-		o := &c.res.Result
+		o := &c.res.pr
 		replaced, over := redecided|ownOnly, uint64(0)
 		if o.Allowed() {
 			// It counted the request: its members stand, but of the
@@ -1069,7 +1069,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 				if b&-b&replaced == 0 && !supersedes(res, i, c, j) {
 					break
 				}
-				if same, gs := meets(q, p, nest.Folded(&res.Result, i), nest.Folded(o, j)); same || gs != 0 || q.Spec() == p.Spec() {
+				if same, gs := meets(q, p, nest.Folded(&res.pr, i), nest.Folded(o, j)); same || gs != 0 || q.Spec() == p.Spec() {
 					name := p.Name()
 					if oq, ok := paramOf(c.vals[0], name, "q"); o.Allowed() && ok && inForce(ctx, res, c, j, oq) {
 						// Its member is in force: where it holds the
@@ -1098,10 +1098,10 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 // there. A shadow member of a lower quota than that limit reports none
 // in force.
 func inForce(ctx context.Context, res *Result, c *resultContext, j int, q int64) bool {
-	if !c.res.Shadow || res.Shadow {
+	if !c.res.shadow || res.shadow {
 		return true
 	}
-	o := &c.res.Result
+	o := &c.res.pr
 	a := adoptedFurtherOut(ctx, o.Policy(j), nest.Folded(o, j))
 	return a != nil && a.Spec().Limit <= q
 }
@@ -1191,7 +1191,7 @@ func profileOf(ctx context.Context, res *Result) Profile {
 // (X-RateLimit-Limit 5 where the IETF profile says q=3).
 func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result, vals *[2]string, ownOnly, merged uint64, held time.Duration, now func() time.Time) {
 	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, _ time.Duration) bool {
-		o := &c.res.Result
+		o := &c.res.pr
 		if !decided(o) {
 			return true // it listed nothing
 		}
@@ -1208,7 +1208,7 @@ func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result,
 				if b&-b&ownOnly == 0 && !supersedes(res, i, c, j) {
 					break
 				}
-				same, gs := meets(q, p, nest.Folded(&res.Result, i), nest.Folded(o, j))
+				same, gs := meets(q, p, nest.Folded(&res.pr, i), nest.Folded(o, j))
 				if (same || gs != 0 || q.Spec() == p.Spec()) && draftMember(p) != draftMember(q) {
 					// The member standing for p may be q's own, where a
 					// middleware in between restated it so.
@@ -1228,7 +1228,7 @@ func unlistDrafts(ctx context.Context, h http.Header, prof Profile, res *Result,
 							}
 							lo := res.Lowest()
 							d := res.Decision(lo)
-							setValues(h, prof, d, since(resetAfter(d), sinceDecision(&res.Result, lo, held)), now, vals, nil, "")
+							setValues(h, prof, d, since(resetAfter(d), sinceDecision(&res.pr, lo, held)), now, vals, nil, "")
 							res.wrote = uint8(prof) + 1
 						}
 					}
@@ -1290,15 +1290,15 @@ func holdsLower(m, own string) bool {
 // repeats it may do. Nor does a member of a middleware that enforces
 // the policy give way to one in shadow mode here.
 func supersedes(res *Result, i int, c *resultContext, j int) bool {
-	o := &c.res.Result
-	if !o.Taken() || !o.Allowed() || res.Shadow && !c.res.Shadow {
+	o := &c.res.pr
+	if !o.Taken() || !o.Allowed() || res.shadow && !c.res.shadow {
 		return false
 	}
 	q, p := res.Policy(i), o.Policy(j)
 	qgs := q.Guards()
 	holds := func(s algorithms.Spec, limit int64) bool {
 		k := slices.Index(qgs, s)
-		if k < 0 || q.GuardLimit(s) > s.Limit || !c.res.Shadow && q.GuardLimit(s) > limit {
+		if k < 0 || q.GuardLimit(s) > s.Limit || !c.res.shadow && q.GuardLimit(s) > limit {
 			return false
 		}
 		if _, past, ok := judgeOuter(q, k, o, j); past || ok {
@@ -1337,8 +1337,8 @@ func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 		}
 		q := res.Policy(i)
 		eachCounted(ctx, res, i, func(c *resultContext, j int, held time.Duration) bool {
-			o := &c.res.Result
-			if !c.res.Shadow && nest.Folded(o, j) && o.Policy(j).Spec() == q.Spec() {
+			o := &c.res.pr
+			if !c.res.shadow && nest.Folded(o, j) && o.Policy(j).Spec() == q.Spec() {
 				nest.MergeGuard(res, i, afterHold(o.Decision(j), held))
 			}
 			return true // a shadow one enforces nothing
@@ -1354,7 +1354,7 @@ func mergeFolded(ctx context.Context, res *policy.Result, folded uint64) {
 func eachCounted(ctx context.Context, res *policy.Result, i int, f func(c *resultContext, j int, held time.Duration) bool) {
 	q := res.Policy(i)
 	eachOuter(ctx, outerKey{}, 0, func(c *resultContext, held time.Duration) bool {
-		o := &c.res.Result
+		o := &c.res.pr
 		if !o.Taken() || !o.Allowed() {
 			return true // it counted nothing
 		}
@@ -1385,7 +1385,7 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 		}
 		q := res.Policy(i)
 		eachCounted(ctx, res, i, func(c *resultContext, j int, held time.Duration) bool {
-			d, ok := nest.DecisionUnder(&c.res.Result, j, q.Spec())
+			d, ok := nest.DecisionUnder(&c.res.pr, j, q.Spec())
 			if !ok {
 				return true
 			}
@@ -1395,7 +1395,7 @@ func mergeOuter(ctx context.Context, res *policy.Result, ownOnly uint64) {
 			// one in shadow mode does not, and q's own is the limit
 			// enforced. Judged there at a limit above q's (a copy
 			// raised there), it is read at q's, the one in force.
-			if c.res.Shadow || d.Limit > q.Spec().Limit {
+			if c.res.shadow || d.Limit > q.Spec().Limit {
 				d = judgedAt(q.Spec(), d, q.Spec().Limit)
 			}
 			nest.MergeOwn(res, i, afterHold(d, held))

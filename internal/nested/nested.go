@@ -13,7 +13,7 @@
 // This package cannot name policy.Result (policy imports it), hence the
 // type parameter: instantiated once, by the caller of Of, the operations
 // take a *policy.Result, so that passing them anything else (the
-// middleware.Result that embeds one) fails to compile.
+// middleware.Result that holds one) fails to compile.
 package nested
 
 import (

@@ -21,7 +21,7 @@ func TestCountTakenStoreFailure(t *testing.T) {
 	bad := errors.New("middleware: store returned a Delay its policy cannot give")
 	for _, o := range []middleware.Outcome{middleware.FailedOpen, middleware.FailedClosed, middleware.ShadowDenied} {
 		res := result(nil)
-		res.Err = bad
+		setFailure(res, false, bad)
 		ps := newTallies()
 		ps.Count(middleware.Event{Result: res, Outcome: o}, func(c *tally, s metricset.Series) { c.n[s]++ })
 		if got, want := counted(ps, "tight", "loose"), "loose/store 1, tight/store 1"; got != want {

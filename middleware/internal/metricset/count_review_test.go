@@ -24,7 +24,7 @@ func TestCountShadowedAbandoned(t *testing.T) {
 	cancel()
 	gone := r.WithContext(ctx)
 	fallback := result(nil)
-	fallback.Fallback = true
+	setFailure(fallback, true, nil)
 	for _, tc := range []struct {
 		name string
 		e    middleware.Event

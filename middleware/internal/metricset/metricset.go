@@ -392,14 +392,14 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 	res := e.Result
 	switch e.Outcome {
 	case middleware.KeyRejected, middleware.Denied, middleware.ShadowDenied:
-		if !res.Taken() && res.Err != nil {
+		if !res.Taken() && res.Err() != nil {
 			// Prepare failed: a missing key or a cost out of range.
 			var ke *policy.KeyError
 			var ce *policy.CostError
 			switch {
-			case errors.As(res.Err, &ke):
+			case errors.As(res.Err(), &ke):
 				add(ps.Get(ke.Policy.Name()), ErrKey)
-			case errors.As(res.Err, &ce):
+			case errors.As(res.Err(), &ce):
 				for p := range ce.All() {
 					add(ps.Get(p.Name()), ErrCost)
 				}
@@ -421,8 +421,8 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 	// middleware refused (a Delay their policy cannot give), which
 	// decided nothing. Err is also set when the fallback store decided:
 	// its decisions count.
-	failed := res.Err != nil && !res.Fallback
-	storeErr := res.Fallback || failed && (e.Outcome != middleware.Abandoned || res.StoreFailed())
+	failed := res.Err() != nil && !res.Fallback()
+	storeErr := res.Fallback() || failed && (e.Outcome != middleware.Abandoned || res.StoreFailed())
 	decided := res.Taken() && !failed
 	for i := 0; i < res.Len(); i++ {
 		c := ps.Get(res.Policy(i).Name())

@@ -25,7 +25,7 @@ func TestCountFallbackDenied(t *testing.T) {
 		{middleware.ShadowDenied, "loose/store 1, tight/shadow_denied 1, tight/store 1"},
 	} {
 		res := result(nil)
-		res.Fallback, res.Err = true, storeDown
+		setFailure(res, true, storeDown)
 		ps := newTallies()
 		ps.Count(middleware.Event{Result: res, Outcome: tc.outcome}, func(c *tally, s metricset.Series) { c.n[s]++ })
 		if got := counted(ps, "tight", "loose"); got != tc.want {

@@ -18,6 +18,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
+	"github.com/ratekeeper/ratekeeper/middleware/internal/resultfields"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -171,17 +172,37 @@ func newResults(t *testing.T, policies ...*policy.Policy) (*http.Request, func(e
 	r.Header.Set("X-User", "ann")
 	return r, func(err error) *middleware.Result {
 		t.Helper()
-		res := &middleware.Result{Err: err}
-		if err := set.Prepare(r, set.Match(r), &res.Result); err != nil {
+		res := failedResult(err)
+		pr, _, _ := fields(res)
+		if err := set.Prepare(r, set.Match(r), pr); err != nil {
 			t.Fatal(err)
 		}
 		if err == nil {
-			if err := res.Take(context.Background(), store); err != nil {
+			if err := pr.Take(context.Background(), store); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return res
 	}
+}
+
+// fields writes the Results these tests make, which are read-only to
+// others (see package resultfields).
+var fields = resultfields.Of[*middleware.Result]()
+
+// failedResult returns a Result with no policies and Err err, as the
+// middleware makes one for a request it refused before its store call
+// (a *policy.KeyError, a *policy.CostError).
+func failedResult(err error) *middleware.Result {
+	res := new(middleware.Result)
+	setFailure(res, false, err)
+	return res
+}
+
+// setFailure sets the Fallback and Err of res.
+func setFailure(res *middleware.Result, fallback bool, err error) {
+	_, fb, e := fields(res)
+	*fb, *e = fallback, err
 }
 
 // TestCount: each kind of Event counts the series of prommetrics and
@@ -199,7 +220,7 @@ func TestCount(t *testing.T) {
 		t.Fatalf("second Result: not denied by one policy of two")
 	}
 	fallback := result(nil)
-	fallback.Fallback = true
+	setFailure(fallback, true, nil)
 	storeDown := errors.New("redis: down")
 	for _, tc := range []struct {
 		name string
@@ -209,9 +230,9 @@ func TestCount(t *testing.T) {
 		{"allowed", middleware.Event{Result: allowed, Outcome: middleware.Allowed}, "loose/allowed 1, tight/allowed 1"},
 		{"denied by one", middleware.Event{Result: denied, Outcome: middleware.Denied}, "tight/denied 1"},
 		{"shadow denied by one", middleware.Event{Result: denied, Outcome: middleware.ShadowDenied}, "tight/shadow_denied 1"},
-		{"no key", middleware.Event{Result: &middleware.Result{Err: &policy.KeyError{Policy: tight, Err: keyfunc.ErrNoUser}}, Outcome: middleware.KeyRejected}, "tight/key 1"},
-		{"no key, shadowed", middleware.Event{Result: &middleware.Result{Err: &policy.KeyError{Policy: loose, Err: keyfunc.ErrNoUser}}, Outcome: middleware.ShadowDenied}, "loose/key 1"},
-		{"cost out of range", middleware.Event{Result: &middleware.Result{Err: fmt.Errorf("wrapped: %w", &policy.CostError{Policy: loose, Cost: 99})}, Outcome: middleware.Denied}, "loose/cost 1"},
+		{"no key", middleware.Event{Result: failedResult(&policy.KeyError{Policy: tight, Err: keyfunc.ErrNoUser}), Outcome: middleware.KeyRejected}, "tight/key 1"},
+		{"no key, shadowed", middleware.Event{Result: failedResult(&policy.KeyError{Policy: loose, Err: keyfunc.ErrNoUser}), Outcome: middleware.ShadowDenied}, "loose/key 1"},
+		{"cost out of range", middleware.Event{Result: failedResult(fmt.Errorf("wrapped: %w", &policy.CostError{Policy: loose, Cost: 99})), Outcome: middleware.Denied}, "loose/cost 1"},
 		{"store failed open", middleware.Event{Result: result(storeDown), Outcome: middleware.FailedOpen}, "loose/store 1, tight/store 1"},
 		{"store failed closed", middleware.Event{Result: result(storeDown), Outcome: middleware.FailedClosed}, "loose/store 1, tight/store 1"},
 		{"store failed, shadowed", middleware.Event{Result: result(storeDown), Outcome: middleware.ShadowDenied}, "loose/store 1, tight/store 1"},
