@@ -263,11 +263,12 @@
 //
 // # Cost
 //
-// Handlers downstream find the decision with [FromContext]: to carry it,
-// the middleware passes on a copy of the request with its own context, one
-// allocation per request (the request copy and the [Result], with room
-// for the policies that apply: 704 bytes with one policy, up to 1,280
-// with four), which is most of what the middleware costs. That allocation
+// Handlers downstream find the decision, read-only, with [FromContext]:
+// to carry it, the middleware passes on a copy of the request with its own
+// context, one allocation per request (the request copy and the
+// [Result], with room for the policies that apply: 704 bytes with one
+// policy, up to 1,280 with four), which is most of what the middleware
+// costs. That allocation
 // also holds the checks' keys, each namespaced as the policy's name, a
 // colon and the key, when they fit: 56 bytes in all with one policy, 104,
 // 88 and 72 with two, three and four; longer keys cost one allocation
