@@ -54,7 +54,9 @@ var probeMethods = []string{
 //     methods ([policy.WithMethods]), or else each of GET, HEAD, POST,
 //     PUT, PATCH, DELETE, CONNECT, OPTIONS, TRACE and the methods any
 //     policy of the middleware names;
-//   - the path: the route's, each wildcard replaced by its own text
+//   - the path: the route's, as a request line holding it is read (an
+//     escape such as "%20" decoded, as in a request for /a%20b), each
+//     wildcard replaced by its own text
 //     ("/api/{id}" is asked as the path /api/{id}, which only a
 //     wildcard segment of either router matches, never a literal one), a
 //     chi wildcard with a regexp by a few short values it matches
@@ -109,7 +111,9 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 	for _, p := range ps {
 		named := p.Methods()
 		for _, rt := range p.Routes() {
-			if m, _, ok := strings.Cut(rt, " "); ok {
+			// "METHOD /path"; a route starting with '/' names none,
+			// though a chi regexp in it may hold a blank.
+			if m, _, ok := strings.Cut(rt, " "); ok && !strings.HasPrefix(rt, "/") {
 				named = append(named, m)
 			}
 		}
@@ -275,9 +279,19 @@ func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods [
 }
 
 // probeRequest returns a request with method for path, as a server
-// would hand it over (no Host, no body).
+// would hand it over for a request line naming path (no Host, no body):
+// its escapes decoded in URL.Path, and the text kept in URL.RawPath
+// when it is not the path's default encoding, so that a route written
+// with one ("/a%20b", a ServeMux's for a request for /a%20b) is asked
+// about the request it matches, not about /a%2520b.
 func probeRequest(method, path string) *http.Request {
 	u := &url.URL{Path: path}
+	if p, err := url.PathUnescape(path); err == nil && p != path {
+		u.Path = p
+		if u.EscapedPath() != path {
+			u.RawPath = path
+		}
+	}
 	return &http.Request{
 		Method: method, URL: u, RequestURI: u.RequestURI(),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
