@@ -34,8 +34,8 @@ import (
 // bit of the peer's flipped, the port kept), and, when the key differs
 // there, on a copy without the headers that name an address
 // (X-Forwarded-For, Forwarded, X-Real-IP, the header named to
-// CheckForwardingFrom, and any other whose first entry, up to a comma, is
-// an address); a key with a route part that finds no
+// CheckForwardingFrom, and any other with a line whose first entry, up
+// to a comma, is an address); a key with a route part that finds no
 // route there (before routing) is handed the one the middleware's
 // pattern function finds, as the middleware hands it. The copies are
 // made after the key ran on the request (they see a form it parsed
@@ -762,11 +762,11 @@ func (m *Middleware) pending(r *http.Request, set *policy.Set, mask uint64) (uin
 // check reports. The key function is asked up to three times, as the
 // request is, with another peer, and (when that changes the key) without
 // the headers that name an address (X-Forwarded-For, Forwarded,
-// X-Real-Ip, the one the check was told of, and any other whose first
-// entry is an address): it keys r by the peer when its key changes with
-// the peer and not without those headers. A key that reads no address (a
-// user, an API key, a constant), or that reads the client from the
-// headers (it trusts the peer as a proxy), does not; nor does one that
+// X-Real-Ip, the one the check was told of, and any other with a line
+// whose first entry is an address): it keys r by the peer when its key
+// changes with the peer and not without those headers. A key that reads
+// no address (a user, an API key, a constant), or that reads the client
+// from the headers (it trusts the peer as a proxy), does not; nor does one that
 // fails (or panics) on r or on a copy, which is not reported: the check
 // is a warning, given only when sure. A policy whose key was seen to read
 // the headers of a peer is not asked again for that peer's requests
@@ -939,19 +939,28 @@ func otherAddr(a netip.Addr) netip.Addr {
 }
 
 // withoutAddresses returns a copy of h without the headers that name an
-// address: the forwarding headers, the one px names, and any whose first
-// entry (up to a comma) is an address, with or without a port (a proxy's
-// own header, as keyfunc.FromHeader reads it).
+// address: the forwarding headers, the one px names, and any with a line
+// whose first entry (up to a comma) is an address, with or without a
+// port (a proxy's own header, as keyfunc.FromHeader reads it: its last
+// line, the proxy's, after any the client sent, "unknown" say).
 func withoutAddresses(h http.Header, px *proxies) http.Header {
 	out := make(http.Header, len(h))
 	for name, vs := range h {
-		if slices.Contains(forwardingHeaders[:], name) || px != nil && name == px.header {
-			continue
-		}
-		if _, ok := namedClient("X-Forwarded-For", vs); ok {
+		if slices.Contains(forwardingHeaders[:], name) || px != nil && name == px.header || namesAddress(vs) {
 			continue
 		}
 		out[name] = vs
 	}
 	return out
+}
+
+// namesAddress reports whether a line of vs, a header's, starts with an
+// address (see namedClient).
+func namesAddress(vs []string) bool {
+	for i := range vs {
+		if _, ok := namedClient("X-Forwarded-For", vs[i:i+1]); ok {
+			return true
+		}
+	}
+	return false
 }
