@@ -37,7 +37,8 @@ import (
 // CheckForwardingFrom, and any other with a line whose first entry, up
 // to a comma, is an address); a key with a route part that finds no
 // route there (before routing) is handed the one the middleware's
-// pattern function finds, as the middleware hands it. The copies are
+// pattern function finds (policy.NoRoute when it finds none, a 404), as
+// the middleware hands it. The copies are
 // made after the key ran on the request (they see a form it parsed
 // there) and carry no body: a key reading the body reads none of the
 // request's, which keeps it whole for the decision and the handler (on a
@@ -808,17 +809,19 @@ func (m *Middleware) askKeys(r *http.Request, set *policy.Set, mask uint64, ap n
 	}
 	// The route handed to a key that finds none on the request (before
 	// routing, with a pattern function), as the middleware hands it
-	// (policy.Set.Prepare); asked for once.
+	// (policy.Set.Prepare): the one the function finds, or, when it
+	// finds none (a 404), policy.NoRoute; asked for once.
 	route, asked := "", false
 	ask := func(key keyfunc.Func, req *http.Request) (string, bool) {
 		k, err := probeKey(key, req)
 		if errors.Is(err, keyfunc.ErrNoRoute) && m.pattern != nil {
 			if !asked {
 				route, asked = m.pattern(r), true
+				if route == "" {
+					route = policy.NoRoute
+				}
 			}
-			if route != "" {
-				k, err = probeKey(key, req.WithContext(keyfunc.WithRoute(req.Context(), route)))
-			}
+			k, err = probeKey(key, req.WithContext(keyfunc.WithRoute(req.Context(), route)))
 		}
 		return k, err == nil
 	}
