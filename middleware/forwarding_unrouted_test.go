@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -75,6 +76,74 @@ func TestForwardingCheckAsksRouteKeysOfUnroutedRequests(t *testing.T) {
 					send(fmt.Sprintf("/scan/%d", i), fmt.Sprintf("198.51.100.%d", 10+i))
 				}
 				send("/items/7", "198.51.100.99")
+				if reps := got.forwarding(); len(reps) != tc.warns {
+					t.Errorf("%d forwarding reports, want %d: %v", len(reps), tc.warns, reps)
+				}
+			})
+		}
+	}
+}
+
+// TestForwardingCheckRouteKeyBehindFallback: a configuration's key with a
+// route part and a fallback (key: [user, route], fallback: [ip]) keys a
+// signed-in user by user and route, before routing too (the middleware
+// hands it the route), never by the fallback. The check, which asks the
+// key on the request as it is, must not take the fallback's answer for
+// the key's: a signed-in user's forwarded request is not reported; an
+// anonymous one, which the fallback keys by the peer, is. (A guard: it
+// passed before.)
+func TestForwardingCheckRouteKeyBehindFallback(t *testing.T) {
+	const yaml = "policies:\n  - {name: per-user-route, limit: 100, window: 1m, key: [user, route], fallback: [ip]}\n"
+	for _, tc := range []struct {
+		name  string
+		user  string
+		warns int
+	}{
+		{"signed in", "alice", 0},
+		{"anonymous", "", 1},
+	} {
+		for _, mux := range []string{"chi", "ServeMux"} {
+			t.Run(mux+"/"+tc.name, func(t *testing.T) {
+				store, _ := newStore(t)
+				var got reports
+				auth := func(next http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if u := r.Header.Get("X-User"); u != "" {
+							r = r.WithContext(keyfunc.WithUser(r.Context(), u))
+						}
+						next.ServeHTTP(w, r)
+					})
+				}
+				var h http.Handler
+				if mux == "chi" {
+					r := chi.NewRouter()
+					m, err := middleware.FromConfig(store, mustConfig(t, yaml), got.handler(), middleware.WithPatternFunc(policy.ChiPattern(r)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.Use(auth, m.Handler)
+					r.Get("/items/{id}", ok)
+					h = r
+				} else {
+					sm := http.NewServeMux()
+					sm.Handle("GET /items/{id}", ok)
+					m, err := middleware.FromConfig(store, mustConfig(t, yaml), got.handler(), middleware.WithPatternFunc(policy.ServeMuxPattern(sm)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					h = auth(m.Handler(sm))
+				}
+				req := httptest.NewRequest("GET", "/items/7", nil)
+				req.RemoteAddr = "10.0.0.5:41000"
+				req.Header.Set("X-Forwarded-For", "198.51.100.7")
+				if tc.user != "" {
+					req.Header.Set("X-User", tc.user)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					t.Fatalf("status %d", w.Code)
+				}
 				if reps := got.forwarding(); len(reps) != tc.warns {
 					t.Errorf("%d forwarding reports, want %d: %v", len(reps), tc.warns, reps)
 				}
