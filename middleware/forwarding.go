@@ -226,23 +226,29 @@ func CheckForwarding(on bool) Option {
 //
 // The prefixes are kept over those of a configuration ([FromConfig],
 // [ConfigOptions], [Middleware.ApplyConfig]). No prefix, an invalid one,
-// or a header that is no valid field name, is an error of [New].
+// or a header that is no valid field name, is an error of [New] (each
+// problem, one per line).
 // CheckForwarding(false) given after it turns the check off.
 func CheckForwardingFrom(header string, prefixes ...netip.Prefix) Option {
 	ps := slices.Clone(prefixes)
 	return func(m *Middleware) error {
+		var errs []error // every problem, one per line
 		if len(ps) == 0 {
-			return errors.New("middleware: CheckForwardingFrom: no prefix given (for keys that trust no proxy, the check is on by default)")
+			errs = append(errs, errors.New("middleware: CheckForwardingFrom: no prefix given (for keys that trust no proxy, the check is on by default)"))
 		}
 		if !validFieldName(header) {
-			return fmt.Errorf("middleware: CheckForwardingFrom: header %q is not a valid header name", header)
+			errs = append(errs, fmt.Errorf("middleware: CheckForwardingFrom: header %q is not a valid header name", header))
 		}
 		px := &proxies{header: http.CanonicalHeaderKey(header), trusted: make([]netip.Prefix, len(ps))}
 		for i, p := range ps {
 			if !p.IsValid() {
-				return fmt.Errorf("middleware: CheckForwardingFrom: prefix %d is invalid", i)
+				errs = append(errs, fmt.Errorf("middleware: CheckForwardingFrom: prefix %d is invalid", i))
+				continue
 			}
 			px.trusted[i] = keyfunc.NormalizePrefix(p)
+		}
+		if len(errs) > 0 {
+			return joinErrors(errs)
 		}
 		m.fwdExplicit, m.fwdWanted = true, true
 		m.fwdFromExplicit = true

@@ -236,3 +236,33 @@ func ExampleCheckForwardingFrom() {
 	// 198.51.100.7 "per-ip";r=99;t=120
 	// 203.0.113.9 "per-ip";r=98;t=90
 }
+
+// TestCheckForwardingFromEveryProblem: New reports every problem of a
+// configuration at once, and so does each option of it that takes
+// several values (keyfunc.TrustedProxies names each invalid prefix);
+// CheckForwardingFrom named its first problem only (an invalid header
+// hid the invalid prefixes, and a second invalid prefix the first's
+// index told nothing of). It names each now, one per line.
+func TestCheckForwardingFromEveryProblem(t *testing.T) {
+	store, _ := newStore(t)
+	p10 := netip.MustParsePrefix("10.0.0.0/8")
+	_, err := middleware.New(store, []*policy.Policy{fixed("p", 1, time.Minute, peerIP)},
+		middleware.CheckForwardingFrom("X Forwarded", netip.Prefix{}, p10, netip.Prefix{}))
+	want := []string{
+		`middleware: CheckForwardingFrom: header "X Forwarded" is not a valid header name`,
+		"middleware: CheckForwardingFrom: prefix 0 is invalid",
+		"middleware: CheckForwardingFrom: prefix 2 is invalid",
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("New = %v, want:\n%s", err, strings.Join(want, "\n"))
+	}
+	_, err = middleware.New(store, []*policy.Policy{fixed("p", 1, time.Minute, peerIP)},
+		middleware.CheckForwardingFrom(""))
+	want = []string{
+		"middleware: CheckForwardingFrom: no prefix given (for keys that trust no proxy, the check is on by default)",
+		`middleware: CheckForwardingFrom: header "" is not a valid header name`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("New = %v, want:\n%s", err, strings.Join(want, "\n"))
+	}
+}
