@@ -62,10 +62,10 @@ func (p *params) chargeCell(c *cell, t, n int64) {
 	case FixedWindow:
 		// Counted where fixedWindow decides: in the key's window when the
 		// clock went back before it.
-		p.fixedAdmit(c, max(t, c.t), 0, false)
+		*c, _ = p.fixedAdmit(*c, max(t, c.t), 0, false)
 		c.x += uint32(n)
 	case SlidingWindow:
-		p.slidingAdmit(c, max(t, c.t), 0, false)
+		*c, _, _ = p.slidingAdmit(*c, max(t, c.t), 0, false)
 		c.y += uint32(n)
 	default:
 		*c = p.advance(*c, t, n)
@@ -97,10 +97,10 @@ func (p *params) usedCell(c cell, t int64) int64 {
 	}
 	switch p.kind {
 	case FixedWindow:
-		p.fixedAdmit(&c, max(t, c.t), 0, false) // moved to the window of t
+		c, _ = p.fixedAdmit(c, max(t, c.t), 0, false) // moved to the window of t
 		return int64(c.x)
 	case SlidingWindow:
-		_, avail := p.slidingAdmit(&c, max(t, c.t), 0, false)
+		_, _, avail := p.slidingAdmit(c, max(t, c.t), 0, false)
 		return p.limit - avail // curr + ceil(prev·(W−e)/W)
 	}
 	var d Decision

@@ -11,23 +11,27 @@ func (p *params) fixedWindow(c *cell, t, n int64, consume bool, d *Decision) {
 		*d = d.later(back)
 		return
 	}
-	ok := p.fixedAdmit(c, t, n, consume)
+	var ok bool
+	*c, ok = p.fixedAdmit(*c, t, n, consume)
 	p.fixedReport(d, *c, t, ok)
 }
 
-// fixedAdmit moves c to the window of t (t >= c.t) and reports whether n
-// units fit in it; when they do and consume is true, it counts them.
-func (p *params) fixedAdmit(c *cell, t, n int64, consume bool) bool {
+// fixedAdmit returns c moved to the window of t (t >= c.t) and reports
+// whether n units fit in it; when they do and consume is true, it counts
+// them in the state it returns. (Values rather than pointers: the state
+// stays in registers, where a caller's copy in memory, written a field at
+// a time, would be read back whole before the write reached it.)
+func (p *params) fixedAdmit(c cell, t, n int64, consume bool) (cell, bool) {
 	if t-c.t >= p.window {
-		*c = cell{t: p.windowStart(t)}
+		c = cell{t: p.windowStart(t)}
 	}
 	if int64(c.x)+n > p.limit {
-		return false
+		return c, false
 	}
 	if consume {
 		c.x += uint32(n)
 	}
-	return true
+	return c, true
 }
 
 // fixedReport writes to *d the Decision of a request decided at t with

@@ -494,21 +494,23 @@ func (s *MemoryStore) TakeOne(ctx context.Context, c Check) (d Decision, err err
 			sh.mu.Unlock()
 			return d, nil
 		}
-		ok = p.fixedAdmit(&cl, t, n, true)
+		cl, ok = p.fixedAdmit(cl, t, n, true)
 	case fastSliding:
 		if t < cl.t {
 			d = s.takeCell(sh, tb, h, n, t)
 			sh.mu.Unlock()
 			return d, nil
 		}
-		ok, avail = p.slidingAdmit(&cl, t, n, true)
+		cl, ok, avail = p.slidingAdmit(cl, t, n, true)
 	case fastBucket:
-		ok = p.bucketAdmit(&cl, t, n, true)
+		cl, ok = p.bucketAdmit(cl, t, n, true)
 	default:
-		// leaky_queue, in one step.
-		p.decideCell(&cl, t, n, true, &d)
+		// leaky_queue, in one step (on a copy of its own: cl, whose
+		// address is never taken, stays in registers for the others).
+		lq := cl
+		p.decideCell(&lq, t, n, true, &d)
 		if d.Allowed {
-			*cp = cl
+			*cp = lq
 		}
 		sh.mu.Unlock()
 		return d, nil
@@ -815,14 +817,14 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 			if t < cl.t {
 				return false
 			}
-			ok = p.fixedAdmit(&cl, t, n, true)
+			cl, ok = p.fixedAdmit(cl, t, n, true)
 		case fastSliding:
 			if t < cl.t {
 				return false
 			}
-			ok, avs[i] = p.slidingAdmit(&cl, t, n, true)
+			cl, ok, avs[i] = p.slidingAdmit(cl, t, n, true)
 		case fastBucket:
-			ok = p.bucketAdmit(&cl, t, n, true)
+			cl, ok = p.bucketAdmit(cl, t, n, true)
 		}
 		if !ok {
 			return false

@@ -40,7 +40,7 @@ func TestBucketReportFastPath(t *testing.T) {
 			c.x = 0
 		}
 		n := 1 + r.Int64N(p.capacity)
-		ok := p.bucketAdmit(&c, now, n, true)
+		c, ok := p.bucketAdmit(c, now, n, true)
 		var got, want Decision
 		p.bucketReport(&got, c, now, n, ok)
 		p.bucketReportExact(&want, c, now, n, ok)

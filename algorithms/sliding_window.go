@@ -12,34 +12,39 @@ func (p *params) slidingWindow(c *cell, t, n int64, consume bool, d *Decision) {
 		*d = d.later(back)
 		return
 	}
-	ok, avail := p.slidingAdmit(c, t, n, consume)
+	var (
+		ok    bool
+		avail int64
+	)
+	*c, ok, avail = p.slidingAdmit(*c, t, n, consume)
 	p.slidingReport(d, *c, t, n, ok, avail)
 }
 
-// slidingAdmit moves c to the window of t (t >= c.t) and reports whether n
-// units are available, counting them when they are and consume is true. It
-// also returns the whole units available after that.
-func (p *params) slidingAdmit(c *cell, t, n int64, consume bool) (bool, int64) {
+// slidingAdmit returns c moved to the window of t (t >= c.t) and reports
+// whether n units are available, counting them in the state it returns when
+// they are and consume is true. It also returns the whole units available
+// after that. (Values, as fixedAdmit's.)
+func (p *params) slidingAdmit(c cell, t, n int64, consume bool) (cell, bool, int64) {
 	W := p.window
 	switch e := t - c.t; {
 	case e < W:
 	case e < 2*W:
-		*c = cell{t: c.t + W, x: c.y}
+		c = cell{t: c.t + W, x: c.y}
 	default:
-		*c = cell{t: p.windowStart(t)}
+		c = cell{t: p.windowStart(t)}
 	}
 	avail := p.limit - int64(c.y)
 	if c.x > 0 {
 		avail -= mulDivCeil(int64(c.x), W-(t-c.t), W)
 	}
 	if avail < n {
-		return false, avail
+		return c, false, avail
 	}
 	if consume {
 		c.y += uint32(n)
 		avail -= n
 	}
-	return true, avail
+	return c, true, avail
 }
 
 // slidingReport writes to *d the Decision of a request of cost n decided
@@ -122,7 +127,7 @@ func (p *params) slidingWait(prev, curr, e, m int64) int64 {
 // ahead+n is at most Limit (ValidateChecks, at the limit p is judged at).
 func (p *params) slidingRepeat(d *Decision, c cell, t, ahead, n int64) {
 	te := max(t, c.t)
-	p.slidingAdmit(&c, te, 0, false) // moved to the window of te
+	c, _, _ = p.slidingAdmit(c, te, 0, false) // moved to the window of te
 	e, prev, curr := te-c.t, int64(c.x), int64(c.y)
 	d.RetryAfter = dur(te - t + p.slidingWait(prev, curr-ahead, e, ahead+n))
 }

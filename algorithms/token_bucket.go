@@ -9,33 +9,33 @@ import "math/bits"
 // so the whole units available are C − ceil(D·L/W); a request of cost n
 // moves F to max(F, t) + n·W/L.
 func (p *params) tokenBucket(c *cell, t, n int64, consume bool, d *Decision) {
-	ok := p.bucketAdmit(c, t, n, consume)
+	var ok bool
+	*c, ok = p.bucketAdmit(*c, t, n, consume)
 	p.bucketReport(d, *c, t, n, ok)
 }
 
-// bucketAdmit reports whether n tokens are there at t, and takes them when
-// they are and consume is true.
-func (p *params) bucketAdmit(c *cell, t, n int64, consume bool) bool {
+// bucketAdmit reports whether n tokens are there at t in state c, and
+// returns the state after taking them when they are and consume is true,
+// c otherwise. (Values, as fixedAdmit's.)
+func (p *params) bucketAdmit(c cell, t, n int64, consume bool) (cell, bool) {
 	// n tokens are there when C − ceil(D·L/W) >= n, that is D·L <= (C−n)·W:
 	// always when the bucket is full (D = 0, n <= C). Whether it is full is
 	// tested once, for deficit and for advance.
 	full := c.t < t || (c.t == t && c.x == 0)
 	if !full && mul(p.capacity-n, p.window).less(mul(c.t-t, p.limit).add64(int64(c.x))) {
-		return false
+		return c, false
 	}
 	if !consume {
-		return true
+		return c, true
 	}
 	// advance, in line for a cost of 1.
 	if full {
-		*c = cell{t: t}
+		c = cell{t: t}
 	}
 	if n != 1 {
-		*c = p.advanceBy(*c, n)
-	} else {
-		*c = p.moveOn(*c, p.emQ, p.emR)
+		return p.advanceBy(c, n), true
 	}
-	return true
+	return p.moveOn(c, p.emQ, p.emR), true
 }
 
 // bucketReport writes to *d the Decision of a request of cost n decided at
