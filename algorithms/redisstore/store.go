@@ -863,34 +863,46 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 			if at := s.unreached.Load(); at != 0 && time.Since(procStart)-time.Duration(at) < unreachedFor {
 				return s.script(ctx, c, keys, args, once)
 			}
-			fresh, lerr := s.loadShared(ctx, c, seen)
-			if lerr == nil && !fresh {
-				// Another call's load ended since this call read the
-				// count, maybe before its FCALL ran: call again, and,
-				// still missing (a flush or restart since that load),
-				// load the library as any call that finds it missing.
+			// Load the library, or take a load that ended meanwhile for
+			// this call's, and call again, for as long as each try finds
+			// the function missing after a load that may have preceded
+			// its FCALL (fresh false: another call's load that ended
+			// since this call read the count of loads, before its
+			// FCALL maybe, and FUNCTION FLUSH or a restart since): such
+			// a call loads the library as any call that finds it
+			// missing (TestFunctionFlushedAgainAfterAnotherLoad), up to
+			// loadTries times.
+			var lerr error
+			for try := 1; ; try++ {
+				var fresh bool
+				if fresh, lerr = s.loadShared(ctx, c, seen); lerr != nil {
+					break
+				}
 				seen = s.loads.Load()
 				v, err = fcall(ctx, op, c, keys, args, once)
 				if err == nil || !functionMissing(err) {
 					return v, err
 				}
-				_, lerr = s.loadShared(ctx, c, seen)
-			}
-			if lerr == nil {
-				v, err = fcall(ctx, op, c, keys, args, once)
-				if err == nil || !functionMissing(err) {
-					return v, err
+				if fresh {
+					// Still missing, though every master the client
+					// knows has had the library since this call's
+					// FCALL: the call was redirected (ASK, MOVED) to a
+					// node it does not list as a master yet, such as
+					// one a slot is migrating to, which owns no slot.
+					// This call runs as the script, which carries its
+					// code, and so do the calls that find the function
+					// missing for unreachedFor: a migration's every
+					// call would load the library (about 120 kB) on
+					// every master again.
+					s.unreached.Store(int64(max(time.Since(procStart), 1)))
+					return s.script(ctx, c, keys, args, once)
 				}
-				// Still missing, though every master the client knows
-				// has the library: the call was redirected (ASK, MOVED)
-				// to a node it does not list as a master yet, such as
-				// one a slot is migrating to, which owns no slot. This
-				// call runs as the script, which carries its code, and
-				// so do the calls that find the function missing for
-				// unreachedFor: a migration's every call would load the
-				// library (about 120 kB) on every master again.
-				s.unreached.Store(int64(max(time.Since(procStart), 1)))
-				return s.script(ctx, c, keys, args, once)
+				if try == loadTries {
+					// Others' loads, each flushed again before this
+					// call's FCALL: this call runs as the script, which
+					// carries its code; the next ones load the library.
+					return s.script(ctx, c, keys, args, once)
+				}
 			}
 			if refusesWrites(lerr) {
 				// The server refuses writes (at its maxmemory: OOM; a
@@ -936,6 +948,10 @@ func (s *Store) script(ctx context.Context, c redis.UniversalClient, keys []stri
 	}
 	return v, err
 }
+
+// loadTries bounds the loads a call waits for, or makes, while the
+// function it calls is missing again after each (see call).
+const loadTries = 3
 
 // refusedCalls is how many calls after a load the server refused as a
 // write (OOM, READONLY) run as the script without loading the library
