@@ -34,7 +34,12 @@
 // node the load did not reach (one a slot is migrating to, which serves no
 // slot yet: TestClusterSlotMigratingToANewNode) runs as the script
 // instead, and so, for the next 10 s, does every call that finds the
-// library missing, without loading it on every master again. As a
+// library missing, without loading it on every master again (a call that
+// finds it missing after a load it may have preceded, or, on a
+// *redis.Client, which follows no redirection, after any load, FUNCTION
+// FLUSH having removed it again, loads it again, up to three times, and
+// then runs as the script alone: TestFunctionFlushedAgainAfterAnotherLoad,
+// TestFunctionFlushedAfterTheCallsOwnLoad). As a
 // library, the helpers' closures are made once, at load, the checks'
 // parameters are parsed once per server (lua/spec.lua), not on every call,
 // and a key that still holds the state the fast path last wrote there is

@@ -145,3 +145,62 @@ func TestFunctionFlushedAgainAfterAnotherLoad(t *testing.T) {
 	take(context.Background(), "x", 8)
 	take(context.Background(), "y", 8)
 }
+
+// TestFunctionFlushedAfterTheCallsOwnLoad: a call X finds the function
+// missing, loads the library, and FUNCTION FLUSH removes it again before
+// X calls the function again (as concurrent flushes do). On a
+// *redis.Client no call is ever redirected to another node, so the
+// function missing after X's own load says the library went again: X
+// loads it once more and runs as the function. Before, X took the server
+// for a node a redirection reached (see call): it ran as the script, and
+// so, for 10 s, did every call that found the function missing, loading
+// nothing (with Takes in 8 goroutines and FUNCTION FLUSH every
+// millisecond, some 3,900 of 3,950 calls ran as the script, 1 to 3
+// loads).
+func TestFunctionFlushedAfterTheCallsOwnLoad(t *testing.T) {
+	srv := redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer client.Close()
+	h := &flushHook{}
+	client.AddHook(h)
+	s, err := redisstore.New(client, redisstore.WithTimeout(loadBound))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	take := func(ctx context.Context, key string, remaining int64) {
+		t.Helper()
+		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: key})
+		if err != nil || !d[0].Allowed || d[0].Remaining != remaining {
+			t.Fatalf("Take(%s) = %+v, %v; want admitted with Remaining %d", key, d, err, remaining)
+		}
+	}
+	flush := func() {
+		t.Helper()
+		if _, err := srv.Do("FUNCTION", "FLUSH"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	take(context.Background(), "warm", 9)
+	flush()
+
+	watched := context.WithValue(context.Background(), watchedKey{}, true)
+	h.before = func(n int) {
+		if n == 2 { // after X's own load
+			flush()
+		}
+	}
+	take(watched, "x", 9)
+	h.before = nil
+	if got, want := h.sent(), []string{"fcall", "function load", "fcall", "function load", "fcall"}; !slices.Equal(got, want) {
+		t.Errorf("X, whose library was flushed after its own load, sent %q, want %q (loaded again, run as the function)", got, want)
+	}
+	flush()
+	take(watched, "y", 9)
+	if got, want := h.sent(), []string{"fcall", "function load", "fcall"}; !slices.Equal(got, want) {
+		t.Errorf("a call after one more FUNCTION FLUSH sent %q, want %q (the library loaded again)", got, want)
+	}
+	take(context.Background(), "x", 8)
+	take(context.Background(), "y", 8)
+}

@@ -868,9 +868,10 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 			// the function missing after a load that may have preceded
 			// its FCALL (fresh false: another call's load that ended
 			// since this call read the count of loads, before its
-			// FCALL maybe, and FUNCTION FLUSH or a restart since): such
-			// a call loads the library as any call that finds it
-			// missing (TestFunctionFlushedAgainAfterAnotherLoad), up to
+			// FCALL maybe, and FUNCTION FLUSH or a restart since), or,
+			// on a *redis.Client, after any load: such a call loads
+			// the library as any call that finds it missing
+			// (TestFunctionFlushedAgainAfterAnotherLoad), up to
 			// loadTries times.
 			var lerr error
 			for try := 1; ; try++ {
@@ -883,12 +884,18 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				if err == nil || !functionMissing(err) {
 					return v, err
 				}
-				if fresh {
+				if _, plain := c.(*redis.Client); fresh && !plain {
 					// Still missing, though every master the client
 					// knows has had the library since this call's
 					// FCALL: the call was redirected (ASK, MOVED) to a
 					// node it does not list as a master yet, such as
 					// one a slot is migrating to, which owns no slot.
+					// (A *redis.Client follows no redirection: there,
+					// the library went again since the load, and the
+					// call loads it again, as after any flush:
+					// TestFunctionFlushedAfterTheCallsOwnLoad. On a
+					// Cluster a flush right after the load reads as a
+					// redirection.)
 					// This call runs as the script, which carries its
 					// code, and so do the calls that find the function
 					// missing for unreachedFor: a migration's every
@@ -898,8 +905,8 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 					return s.script(ctx, c, keys, args, once)
 				}
 				if try == loadTries {
-					// Others' loads, each flushed again before this
-					// call's FCALL: this call runs as the script, which
+					// Loads, each flushed again before this call's
+					// FCALL: this call runs as the script, which
 					// carries its code; the next ones load the library.
 					return s.script(ctx, c, keys, args, once)
 				}
