@@ -349,7 +349,7 @@ func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algori
 // again under id and undo; one the store never sent is not.
 func (s *Store) reserveAs(ctx context.Context, r *request, idx []int, dst []algorithms.Decision, id string, px int64, mustRun bool) reservation {
 	keys := append(r.sideKeysOf(idx), r.keys[r.first[idx[0]]]+":r"+id)
-	v, err := s.evalOr(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id, px), mustRun, false)
+	v, err := s.evalOr(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id, px), mustRun, false, nil)
 	rv := reservation{id: id, px: px}
 	if err == nil {
 		err = rv.read(v, r, idx, dst)
@@ -433,7 +433,7 @@ func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation,
 	}
 	args = append(args, clock, rv.id, len(rv.undo)/7)
 	args = append(args, rv.undo...)
-	v, err := s.evalOr(ctx, opTake, s.client, r.sideKeysOf(idx), args, true, true)
+	v, err := s.evalOr(ctx, opTake, s.client, r.sideKeysOf(idx), args, true, true, nil)
 	if err != nil {
 		return err
 	}

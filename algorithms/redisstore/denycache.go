@@ -33,7 +33,12 @@ import (
 // and resets ([Store.Reset]) drop its entries, as do its admitted Takes
 // of the key, such as one of another cost, and its Takes that fail, which
 // Redis may have admitted, and keep a denial in flight meanwhile from
-// being cached), and a key deleted in Redis (by another process's
+// being cached; a refund, give-back or reset whose caller stopped waiting
+// for it drops them again when the store sees it end, as it may have run
+// late: TestDenyCacheForgetsALateAbandonedGiveBack; one the client itself
+// gave up on, closing its connection at a deadline or read timeout, and
+// that Redis runs after all, the store does not see, as it does not see
+// another process's), and a key deleted in Redis (by another process's
 // [Store.Reset], an operator resetting a client's limit, a restart
 // without persistence, an eviction) stay cached
 // until their RetryAfter, and later Takes of that key in this process are
@@ -309,4 +314,25 @@ func (c *denyCache) forget(checks []algorithms.Check) {
 		delete(c.m, denyKey{ch.Spec, ch.Key})
 	}
 	c.n.Store(int64(len(c.m)))
+}
+
+// forgetLater returns the function a caller that stops waiting for a call
+// of checks that makes the state of their keys admit more (a give-back, a
+// refund, a reset) leaves to the call's goroutine (handoff.leave), nil
+// without a deny cache: once the call has ended, it forgets checks' keys
+// again. The caller forgets them when it returns, but the call may reach
+// Redis after that, and a Take of the key denied in between, whose call
+// began after that forget, would be cached, and deny locally until its
+// RetryAfter what Redis admits once the call has run
+// (TestDenyCacheForgetsALateAbandonedGiveBack). The keys are copied: the
+// caller may write their bytes again once it has returned.
+func (s *Store) forgetLater(checks []algorithms.Check) func() {
+	if s.deny == nil || len(checks) == 0 {
+		return nil
+	}
+	cs := make([]algorithms.Check, len(checks))
+	for i, c := range checks {
+		cs[i] = algorithms.Check{Spec: c.Spec, Key: strings.Clone(c.Key)}
+	}
+	return func() { s.deny.forget(cs) }
 }

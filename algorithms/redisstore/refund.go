@@ -115,7 +115,9 @@ func (s *Store) giveReady(ctx context.Context, op string, dst []algorithms.Refun
 // checks. op names the call in errors. Even after an error the deny cache
 // forgets checks: the script may have run (a reply lost, a deadline met
 // after the call was sent, some keys of a Cluster given back), and a
-// denial cached from before must not outlive a state Redis admits from.
+// denial cached from before must not outlive a state Redis admits from;
+// a call its caller stopped waiting for has them forgotten again when it
+// ends (evalOnce), as it may reach Redis after this.
 func (s *Store) give(ctx context.Context, op string, mode int, checks []algorithms.Check, vals []any, out []algorithms.Refunded,
 	parse func(v any, r *request, idx []int, out []algorithms.Refunded) error) error {
 	var now time.Time
@@ -147,7 +149,7 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		if mode == modeGiveBack {
 			keys = r.sideKeysOf(idx) // a bucket's note key too (lua/notes.lua)
 		}
-		v, err := s.evalOnce(ctx, op, s.client, keys, append(r.args(idx, mode), vs...))
+		v, err := s.evalOnce(ctx, op, s.client, keys, append(r.args(idx, mode), vs...), checks)
 		if err != nil {
 			return err
 		}

@@ -25,9 +25,10 @@ var _ algorithms.Resetter = (*Store)(nil)
 // before anything is sent.
 //
 // The deny cache ([WithDenyCache]) forgets the checks' keys, after the
-// deletion and even when it failed (the DEL may have run): this process
-// admits a reset key at once, and a denial of it in flight meanwhile is
-// not cached. Other processes' caches may go on denying it until their
+// deletion and even when it failed (the DEL may have run), and again when
+// a DEL its caller stopped waiting for ends (it may have run later): this
+// process admits a reset key at once, and a denial of it in flight
+// meanwhile is not cached. Other processes' caches may go on denying it until their
 // cached RetryAfter.
 func (s *Store) Reset(ctx context.Context, checks ...algorithms.Check) error {
 	return s.do(ctx, opReset, nil, checks)
@@ -57,6 +58,7 @@ func (s *Store) del(ctx context.Context, r *request, split bool) error {
 	h := new(handoff)
 	go func() {
 		defer s.inflight.Done()
+		defer h.ended()
 		defer h.passOn(ch) // a client hook's panic is the caller's, as in evalOr
 		ch <- asyncResult{err: s.delKeys(ctx, r, split)}
 	}()
@@ -65,7 +67,7 @@ func (s *Store) del(ctx context.Context, r *request, split bool) error {
 		res.raise()
 		return opErr(ctx, opReset, res.err)
 	case <-ctx.Done():
-		h.leave(ch)
+		h.leave(ch, s.forgetLater(r.checks)) // the DELs may run still
 		if split {
 			s.reloadSlots(ctx, ctx.Err()) // no reply in time, as a Take's part (evalOr)
 		}

@@ -714,21 +714,25 @@ func (s *Store) synchronous(ctx context.Context) bool {
 // closed it starts no goroutine (Close has waited for those it knows of):
 // it returns ErrClosed.
 func (s *Store) eval(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any) (any, error) {
-	return s.evalOr(ctx, op, c, keys, args, false, false)
+	return s.evalOr(ctx, op, c, keys, args, false, false, nil)
 }
 
 // evalOnce is eval for a call that gives units back (a give-back, a
-// refund), which must run at most once: see call.
-func (s *Store) evalOnce(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any) (any, error) {
-	return s.evalOr(ctx, op, c, keys, args, false, true)
+// refund) of checks, which must run at most once (see call), and after
+// which the deny cache forgets checks' keys, even when its caller has
+// stopped waiting for it (see evalOr).
+func (s *Store) evalOnce(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, checks []algorithms.Check) (any, error) {
+	return s.evalOr(ctx, op, c, keys, args, false, true, checks)
 }
 
 // evalOr is eval; after Close, with mustRun, it runs the script on the
 // caller's goroutine instead of returning ErrClosed (a cross-slot undo,
 // which must not leave a reservation in place). With once, the client
 // does not send the call again when it failed after it may have been sent
-// (see call).
-func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, mustRun, once bool) (any, error) {
+// (see call). A call that gives units back (forget: its checks) and that
+// its caller stops waiting for at ctx's end has the deny cache forget
+// forget's keys once it has ended (see Store.forgetLater).
+func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, mustRun, once bool, forget []algorithms.Check) (any, error) {
 	if s.synchronous(ctx) {
 		v, err := s.call(ctx, op, c, keys, args, once)
 		return wrap(ctx, op, v, err)
@@ -748,6 +752,7 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 	h := new(handoff)
 	go func() {
 		defer s.inflight.Done()
+		defer h.ended()
 		defer h.passOn(ch)
 		v, err := s.call(ctx, op, c, keys, args, once)
 		ch <- asyncResult{v: v, err: err}
@@ -757,7 +762,7 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 		r.raise()
 		return wrap(ctx, op, r.v, r.err)
 	case <-ctx.Done():
-		h.leave(ch)
+		h.leave(ch, s.forgetLater(forget))
 		return nil, ctx.Err()
 	}
 }
@@ -782,9 +787,12 @@ func (r asyncResult) raise() {
 // (where net/http, say, recovers it), while the caller waits: the caller
 // raises it (asyncResult.raise); once the caller has left at its
 // context's end (leave), the goroutine panics, as any goroutine's would.
+// A caller that leaves may also leave the goroutine a function to run
+// once the call has ended (late: see Store.forgetLater).
 type handoff struct {
 	mu   sync.Mutex
 	left bool
+	late func()
 }
 
 // passOn, deferred by the goroutine, recovers its panic and hands it to
@@ -805,10 +813,24 @@ func (h *handoff) passOn(ch chan<- asyncResult) {
 	}
 }
 
-// leave marks the caller gone, and raises a panic handed over before.
-func (h *handoff) leave(ch <-chan asyncResult) {
+// ended, deferred by the goroutine (to run after passOn), runs the late
+// function of a caller that left before the call ended.
+func (h *handoff) ended() {
+	h.mu.Lock()
+	late := h.late
+	h.mu.Unlock()
+	if late != nil {
+		late()
+	}
+}
+
+// leave marks the caller gone, leaving late (if not nil) to run once the
+// call has ended, and raises a panic handed over before. A call that
+// ended before leave has run nothing after the caller's next step.
+func (h *handoff) leave(ch <-chan asyncResult, late func()) {
 	h.mu.Lock()
 	h.left = true
+	h.late = late
 	h.mu.Unlock()
 	select {
 	case r := <-ch:
