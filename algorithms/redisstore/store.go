@@ -762,8 +762,26 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 		r.raise()
 		return wrap(ctx, op, r.v, r.err)
 	case <-ctx.Done():
+		if r, ok := ready(ch); ok {
+			r.raise()
+			return wrap(ctx, op, r.v, r.err)
+		}
 		h.leave(ch, s.forgetLater(forget))
 		return nil, ctx.Err()
+	}
+}
+
+// ready returns the outcome in ch, if any, without waiting: a caller whose
+// context ended looks once more, since a select picks at random among
+// ready cases, and a reply that arrived as the context ended is Redis's
+// answer, which the call is to return, not the context's error
+// (TestReplyReadyAtContextEndIsReturned).
+func ready(ch <-chan asyncResult) (asyncResult, bool) {
+	select {
+	case r := <-ch:
+		return r, true
+	default:
+		return asyncResult{}, false
 	}
 }
 
