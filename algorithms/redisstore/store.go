@@ -844,7 +844,8 @@ func (h *handoff) ended() {
 
 // leave marks the caller gone, leaving late (if not nil) to run once the
 // call has ended, and raises a panic handed over before. A call that
-// ended before leave has run nothing after the caller's next step.
+// ended before leave runs no late function: the caller, which returns
+// after leave, comes after the call's end itself.
 func (h *handoff) leave(ch <-chan asyncResult, late func()) {
 	h.mu.Lock()
 	h.left = true
