@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -127,25 +128,7 @@ func TestForwardingCheckAsksRouteKeysBeforeRouting(t *testing.T) {
 			t.Run(mux+"/"+tc.name, func(t *testing.T) {
 				store, _ := newStore(t)
 				var got reports
-				var h http.Handler
-				if mux == "chi" {
-					r := chi.NewRouter()
-					m, err := middleware.FromConfig(store, mustConfig(t, tc.yaml), got.handler(), middleware.WithPatternFunc(policy.ChiPattern(r)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					r.Use(m.Handler)
-					r.Get("/items/{id}", ok)
-					h = r
-				} else {
-					sm := http.NewServeMux()
-					sm.Handle("GET /items/{id}", ok)
-					m, err := middleware.FromConfig(store, mustConfig(t, tc.yaml), got.handler(), middleware.WithPatternFunc(policy.ServeMuxPattern(sm)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					h = m.Handler(sm)
-				}
+				h := itemsRouter(t, mux, store, tc.yaml, got.handler())
 				srv := httptest.NewServer(h)
 				defer srv.Close()
 				req, err := http.NewRequest("GET", srv.URL+"/items/7", nil)
@@ -167,4 +150,29 @@ func TestForwardingCheckAsksRouteKeysBeforeRouting(t *testing.T) {
 			})
 		}
 	}
+}
+
+// itemsRouter is a chi router (mux "chi") or a ServeMux (mux "ServeMux")
+// with the one route GET /items/{id}, answered by ok, behind a middleware
+// made from the configuration yaml with the router's pattern function and
+// the option hook (the error hook): in chi's r.Use, around the whole ServeMux.
+func itemsRouter(t *testing.T, mux string, store algorithms.Store, yaml string, hook middleware.Option) http.Handler {
+	t.Helper()
+	if mux == "chi" {
+		r := chi.NewRouter()
+		m, err := middleware.FromConfig(store, mustConfig(t, yaml), hook, middleware.WithPatternFunc(policy.ChiPattern(r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Use(m.Handler)
+		r.Get("/items/{id}", ok)
+		return r
+	}
+	sm := http.NewServeMux()
+	sm.Handle("GET /items/{id}", ok)
+	m, err := middleware.FromConfig(store, mustConfig(t, yaml), hook, middleware.WithPatternFunc(policy.ServeMuxPattern(sm)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Handler(sm)
 }

@@ -37,25 +37,7 @@ func TestForwardingCheckAsksRouteKeysOfUnroutedRequests(t *testing.T) {
 			t.Run(mux+"/"+tc.name, func(t *testing.T) {
 				store, _ := newStore(t)
 				var got reports
-				var h http.Handler
-				if mux == "chi" {
-					r := chi.NewRouter()
-					m, err := middleware.FromConfig(store, mustConfig(t, tc.yaml), got.handler(), middleware.WithPatternFunc(policy.ChiPattern(r)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					r.Use(m.Handler)
-					r.Get("/items/{id}", ok)
-					h = r
-				} else {
-					sm := http.NewServeMux()
-					sm.Handle("GET /items/{id}", ok)
-					m, err := middleware.FromConfig(store, mustConfig(t, tc.yaml), got.handler(), middleware.WithPatternFunc(policy.ServeMuxPattern(sm)))
-					if err != nil {
-						t.Fatal(err)
-					}
-					h = m.Handler(sm)
-				}
+				h := itemsRouter(t, mux, store, tc.yaml, got.handler())
 				send := func(path, client string) int {
 					req := httptest.NewRequest("GET", path, nil)
 					req.RemoteAddr = "10.0.0.5:41000"
