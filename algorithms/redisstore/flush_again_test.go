@@ -79,30 +79,7 @@ func (h *flushHook) sent() []string {
 // A go-redis hook counts the commands of X, and of a call after one more
 // flush; every decision is checked.
 func TestFunctionFlushedAgainAfterAnotherLoad(t *testing.T) {
-	srv := redistest.New(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer client.Close()
-	h := &flushHook{}
-	client.AddHook(h)
-	s, err := redisstore.New(client, redisstore.WithTimeout(loadBound))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	take := func(ctx context.Context, key string, remaining int64) {
-		t.Helper()
-		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: key})
-		if err != nil || !d[0].Allowed || d[0].Remaining != remaining {
-			t.Fatalf("Take(%s) = %+v, %v; want admitted with Remaining %d", key, d, err, remaining)
-		}
-	}
-	flush := func() {
-		t.Helper()
-		if _, err := srv.Do("FUNCTION", "FLUSH"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	srv, h, take, flush := newFlushRig(t)
 	take(context.Background(), "warm", 9) // the library loaded
 
 	watched := context.WithValue(context.Background(), watchedKey{}, true)
@@ -158,30 +135,7 @@ func TestFunctionFlushedAgainAfterAnotherLoad(t *testing.T) {
 // millisecond, some 3,900 of 3,950 calls ran as the script, 1 to 3
 // loads).
 func TestFunctionFlushedAfterTheCallsOwnLoad(t *testing.T) {
-	srv := redistest.New(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer client.Close()
-	h := &flushHook{}
-	client.AddHook(h)
-	s, err := redisstore.New(client, redisstore.WithTimeout(loadBound))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
-	take := func(ctx context.Context, key string, remaining int64) {
-		t.Helper()
-		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: key})
-		if err != nil || !d[0].Allowed || d[0].Remaining != remaining {
-			t.Fatalf("Take(%s) = %+v, %v; want admitted with Remaining %d", key, d, err, remaining)
-		}
-	}
-	flush := func() {
-		t.Helper()
-		if _, err := srv.Do("FUNCTION", "FLUSH"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, h, take, flush := newFlushRig(t)
 	take(context.Background(), "warm", 9)
 	flush()
 
@@ -203,4 +157,37 @@ func TestFunctionFlushedAfterTheCallsOwnLoad(t *testing.T) {
 	}
 	take(context.Background(), "x", 8)
 	take(context.Background(), "y", 8)
+}
+
+// newFlushRig starts a redis-server and a store on a *redis.Client whose
+// commands h watches, and returns them with take, which takes a unit of a
+// fixed window of 10 an hour on key and requires it admitted with
+// remaining left, and flush, which sends FUNCTION FLUSH to the server.
+func newFlushRig(t *testing.T) (srv *redistest.Server, h *flushHook, take func(ctx context.Context, key string, remaining int64), flush func()) {
+	t.Helper()
+	srv = redistest.New(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { client.Close() })
+	h = &flushHook{}
+	client.AddHook(h)
+	s, err := redisstore.New(client, redisstore.WithTimeout(loadBound))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	spec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}
+	take = func(ctx context.Context, key string, remaining int64) {
+		t.Helper()
+		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: key})
+		if err != nil || !d[0].Allowed || d[0].Remaining != remaining {
+			t.Fatalf("Take(%s) = %+v, %v; want admitted with Remaining %d", key, d, err, remaining)
+		}
+	}
+	flush = func() {
+		t.Helper()
+		if _, err := srv.Do("FUNCTION", "FLUSH"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return srv, h, take, flush
 }
