@@ -252,7 +252,7 @@ func WithLogger(logger *slog.Logger) Option {
 				if slices.Contains(m.loggers, lo) {
 					return errors.New("middleware: WithLogger: the logger is given twice: it would write each record twice; give WithLogger once")
 				}
-				return errLoggerBeside(lo)
+				return errLoggerBeside(lo, "")
 			}
 		}
 		m.loggers = append(m.loggers, l)
@@ -261,9 +261,11 @@ func WithLogger(logger *slog.Logger) Option {
 }
 
 // errLoggerBeside is the error of a LogObserver given to WithObserver
-// that writes to a logger given to WithLogger.
-func errLoggerBeside(lo *LogObserver) error {
-	return fmt.Errorf("middleware: WithLogger and WithObserver: the logger given to WithLogger is the one a %T given to WithObserver writes to: it would write each record twice; give WithLogger alone, or the LogObserver alone (with its LogOptions)", lo)
+// that writes to a logger given to WithLogger; at, after the options'
+// names, says which observer it is when WithObserver was given several
+// ("observer at index 2: "), or is empty.
+func errLoggerBeside(lo *LogObserver, at string) error {
+	return fmt.Errorf("middleware: WithLogger and WithObserver: %sthe logger given to WithLogger is the one a %T given to WithObserver writes to: it would write each record twice; give WithLogger alone, or the LogObserver alone (with its LogOptions)", at, lo)
 }
 
 // sampler counts one policy's records in the current second. The records

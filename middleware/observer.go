@@ -325,44 +325,48 @@ func (f Failure) state() State {
 // (the same pointer, most often): two LogObservers are two, even on one
 // logger; observers of a type that is not comparable (a func, a slice)
 // are never taken for one. A LogObserver writing to the logger given to
-// [WithLogger] is an error too: see WithLogger.
+// [WithLogger] is an error too: see WithLogger. So is a nil observer,
+// and a SharedObserver whose ForMiddleware returns nil. The problems of
+// all the observers are reported, one per line (an observer's first,
+// when it has several), each naming the observer by its index when the
+// option was given several.
 func WithObserver(obs ...Observer) Option {
 	return func(m *Middleware) error {
-		for _, o := range obs {
+		// Every problem, one per line: each observer's first, named by
+		// its index when several are given.
+		var errs []error
+		given := m.given
+		all := make([]Observer, 0, len(obs))
+		for i, o := range obs {
+			at := "" // where the problem is, when several observers are given
+			if len(obs) > 1 {
+				at = fmt.Sprintf("observer at index %d: ", i)
+			}
 			if nilness.Is(o) {
-				return errors.New("middleware: WithObserver: observer is nil")
-			}
-		}
-		all := append([]Observer(nil), obs...)
-		for i, o := range all {
-			g := givenObserver{o: o}
-			switch x := o.(type) {
-			case SharedObserver:
-				g.shared = x
-			case BoundObserver:
-				if s := x.BoundTo(); !nilness.Is(s) {
-					g.shared = s
+				if len(obs) > 1 {
+					errs = append(errs, fmt.Errorf("middleware: WithObserver: observers hold a nil Observer at index %d", i))
+				} else {
+					errs = append(errs, errors.New("middleware: WithObserver: observer is nil"))
 				}
+				continue
 			}
-			if lo, ok := o.(*LogObserver); ok {
-				for _, wl := range m.loggers {
-					if wl != lo && wl.log == lo.log {
-						return errLoggerBeside(lo)
-					}
-				}
+			if err := givenAs(o).check(m.loggers, given, at); err != nil {
+				errs = append(errs, err)
+				continue
 			}
-			for _, p := range m.given {
-				if err := g.conflict(p); err != nil {
-					return err
-				}
-			}
-			m.given = append(m.given, g)
+			given = append(given, givenAs(o))
 			if so, ok := o.(SharedObserver); ok {
-				if all[i] = so.ForMiddleware(); nilness.Is(all[i]) {
-					return fmt.Errorf("middleware: WithObserver: ForMiddleware of the %T returned nil", o)
+				if o = so.ForMiddleware(); nilness.Is(o) {
+					errs = append(errs, fmt.Errorf("middleware: WithObserver: %sForMiddleware of the %T returned nil", at, so))
+					continue
 				}
 			}
+			all = append(all, o)
 		}
+		if len(errs) > 0 {
+			return joinErrors(errs)
+		}
+		m.given = given
 		if m.obs != nil {
 			all = append([]Observer{m.obs}, all...)
 		}
@@ -377,6 +381,41 @@ func WithObserver(obs ...Observer) Option {
 	}
 }
 
+// givenAs returns o as given to WithObserver, with the SharedObserver it
+// records into.
+func givenAs(o Observer) givenObserver {
+	g := givenObserver{o: o}
+	switch x := o.(type) {
+	case SharedObserver:
+		g.shared = x
+	case BoundObserver:
+		if s := x.BoundTo(); !nilness.Is(s) {
+			g.shared = s
+		}
+	}
+	return g
+}
+
+// check returns the error of g given to a middleware that was given the
+// loggers (WithLogger) and the observers given before, its text with at
+// (the index of g, when one WithObserver was given several) after the
+// option's name; nil if g records apart from them all.
+func (g givenObserver) check(loggers []*LogObserver, given []givenObserver, at string) error {
+	if lo, ok := g.o.(*LogObserver); ok {
+		for _, wl := range loggers {
+			if wl != lo && wl.log == lo.log {
+				return errLoggerBeside(lo, at)
+			}
+		}
+	}
+	for _, p := range given {
+		if msg := g.conflict(p); msg != "" {
+			return errors.New("middleware: WithObserver: " + at + msg)
+		}
+	}
+	return nil
+}
+
 // A givenObserver is an observer as given to WithObserver, with the
 // SharedObserver it records into: itself, if it is one; the one it is
 // bound to, if it is a BoundObserver; else nil.
@@ -385,24 +424,25 @@ type givenObserver struct {
 	shared SharedObserver
 }
 
-// conflict returns the error of g given to a middleware p was given to
-// before, nil if the two record apart.
-func (g givenObserver) conflict(p givenObserver) error {
+// conflict returns the text of the error of g given to a middleware p
+// was given to before (after the option's name), "" if the two record
+// apart.
+func (g givenObserver) conflict(p givenObserver) string {
 	if sameObserver(g.o, p.o) {
-		return fmt.Errorf("middleware: WithObserver: the %T is given twice: it would record each request twice; give it once", g.o)
+		return fmt.Sprintf("the %T is given twice: it would record each request twice; give it once", g.o)
 	}
 	if g.shared == nil || p.shared == nil || !sameObserver(g.shared, p.shared) {
-		return nil
+		return ""
 	}
 	_, gShared := g.o.(SharedObserver)
 	_, pShared := p.o.(SharedObserver)
 	switch {
 	case pShared:
-		return fmt.Errorf("middleware: WithObserver: the %T is an observer of the %T given too (its ForMiddleware): both would record each request; give the %[2]T alone, which WithObserver binds to each middleware", g.o, p.o)
+		return fmt.Sprintf("the %T is an observer of the %T given too (its ForMiddleware): both would record each request; give the %[2]T alone, which WithObserver binds to each middleware", g.o, p.o)
 	case gShared:
-		return fmt.Errorf("middleware: WithObserver: the %T is an observer of the %T given too (its ForMiddleware): both would record each request; give the %[2]T alone, which WithObserver binds to each middleware", p.o, g.o)
+		return fmt.Sprintf("the %T is an observer of the %T given too (its ForMiddleware): both would record each request; give the %[2]T alone, which WithObserver binds to each middleware", p.o, g.o)
 	}
-	return fmt.Errorf("middleware: WithObserver: two %T of one %T are given (its ForMiddleware): both would record each request; give one, or the %[2]T alone", g.o, g.shared)
+	return fmt.Sprintf("two %T of one %T are given (its ForMiddleware): both would record each request; give one, or the %[2]T alone", g.o, g.shared)
 }
 
 // sameObserver reports whether a and b are the same observer: equal
