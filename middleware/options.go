@@ -407,7 +407,8 @@ func WithProblemType(uri string) Option {
 // An entry that can never match a request (a path not beginning with "/",
 // such as "healthz", but for the "*" of "OPTIONS *") is a mistake whose
 // exemption would silently never happen: SkipPaths panics on it, naming
-// it, as ServeMux.Handle does on a bad pattern.
+// it, as ServeMux.Handle does on a bad pattern (naming each such entry,
+// one per line).
 //
 // The path alone does not tell the route under a ServeMux whose patterns
 // name a host: "api.example.com/" serves GET /healthz on that host, which
@@ -420,15 +421,20 @@ func WithProblemType(uri string) Option {
 func SkipPaths(paths ...string) func(*http.Request) bool {
 	type entry struct{ method, path string }
 	set := make(map[entry]struct{}, len(paths))
+	var bad []string // every entry that can never match, one per line
 	for _, p := range paths {
 		e := entry{http.MethodGet, p}
 		if i := strings.IndexAny(p, " \t"); i > 0 && !strings.HasPrefix(p, "/") {
 			e.method, e.path = p[:i], strings.TrimLeft(p[i+1:], " \t")
 		}
 		if !strings.HasPrefix(e.path, "/") && e.path != "*" {
-			panic(fmt.Sprintf("middleware: SkipPaths: entry %q: want a path beginning with \"/\", or a method, a space and such a path: it would never match", p))
+			bad = append(bad, fmt.Sprintf("middleware: SkipPaths: entry %q: want a path beginning with \"/\", or a method, a space and such a path: it would never match", p))
+			continue
 		}
 		set[e] = struct{}{}
+	}
+	if len(bad) > 0 {
+		panic(strings.Join(bad, "\n"))
 	}
 	return func(r *http.Request) bool {
 		if r.URL.RawPath != "" {
