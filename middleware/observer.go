@@ -350,11 +350,12 @@ func WithObserver(obs ...Observer) Option {
 				}
 				continue
 			}
-			if err := givenAs(o).check(m.loggers, given, at); err != nil {
+			g := givenAs(o)
+			if err := g.check(m.loggers, given, at); err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			given = append(given, givenAs(o))
+			given = append(given, g)
 			if so, ok := o.(SharedObserver); ok {
 				if o = so.ForMiddleware(); nilness.Is(o) {
 					errs = append(errs, fmt.Errorf("middleware: WithObserver: %sForMiddleware of the %T returned nil", at, so))
