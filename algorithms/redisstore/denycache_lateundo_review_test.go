@@ -1,0 +1,114 @@
+package redisstore_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+)
+
+// TestDenyCacheForgetsALateAbandonedUndo: the cross-slot undo is a
+// give-back too (it hands back a reservation's units), run on the store's
+// own context (uctx, bounded by WithTimeout). On a client without
+// ContextTimeoutEnabled, an undo still on its way at that deadline is
+// abandoned: the Take fails, and the deny cache forgets its keys then. A
+// Take of x denied before Redis runs the undo is cached; once the undo has
+// run Redis admits x, and the cache must not deny it until its RetryAfter
+// (an hour here), as TestDenyCacheForgetsALateAbandonedGiveBack requires
+// of GiveBack, Refund and Reset.
+func TestDenyCacheForgetsALateAbandonedUndo(t *testing.T) {
+	cs := newSlotPair(t, "lateundo", "denier")
+	x, y, xc, yc, keyOf := cs.x, cs.y, cs.xc, cs.yc, cs.keyOf
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs()})
+	t.Cleanup(func() { _ = client.Close() })
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix),
+		redisstore.WithClock(algotest.NewClock(algotest.Base)),
+		redisstore.WithDenyCache(16), redisstore.WithTimeout(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	// x: 8 of 10 used (4 Takes of cost 2); y: 10 of 10 used.
+	for range 4 {
+		if d, err := s.Take(ctx, xc); err != nil || !d[0].Allowed {
+			t.Fatalf("Take(x) = %+v, %v", d, err)
+		}
+	}
+	for range 9 {
+		if d, err := s.Take(ctx, yc); err != nil || !d[0].Allowed {
+			t.Fatalf("Take(y) = %+v, %v", d, err)
+		}
+	}
+	// Another process takes y's last unit between the split Take's peek
+	// (which admits y) and y's reservation, which is then denied.
+	other, err := redisstore.New(cs.shared, redisstore.WithPrefix(prefix), redisstore.WithClock(algotest.NewClock(algotest.Base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var yHeld atomic.Bool
+	client.AddHook(&funcHook{key: keyOf(prefix, y), mode: "1", do: func(hctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if yHeld.CompareAndSwap(false, true) {
+			if d, err := other.Take(context.Background(), yc); err != nil || !d[0].Allowed {
+				t.Errorf("other's Take(y) = %+v, %v", d, err)
+			}
+		}
+		return next(hctx, cmd)
+	}})
+	release, sent := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	client.AddHook(&funcHook{key: keyOf(prefix, x), mode: "2", do: func(hctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
+		if !held.CompareAndSwap(false, true) {
+			return next(hctx, cmd)
+		}
+		<-hctx.Done() // the undo's caller gives up at the store's deadline
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second): // a failure bound
+		}
+		err := next(context.WithoutCancel(hctx), cmd)
+		close(sent)
+		return err
+	}})
+	// x reserved (10 of 10), y denied: x's undo is held past the deadline.
+	if d, err := s.Take(ctx, xc, yc); err == nil {
+		t.Fatalf("Take(x, y) = %+v, nil; want the abandoned undo's error", d)
+	} else {
+		t.Logf("Take(x, y) with its undo abandoned: %v", err)
+	}
+	// The undo has not run: x is full at Redis, denied, and cached.
+	if d, err := s.Take(ctx, xc); err != nil || d[0].Allowed {
+		t.Fatalf("Take(x) before the undo ran = %+v, %v; want denied", d, err)
+	}
+	close(release)
+	select {
+	case <-sent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned undo was not sent")
+	}
+	pk := make([]algorithms.Decision, 1)
+	if err := s.Peek(ctx, pk, []algorithms.Check{xc}); err != nil || !pk[0].Allowed {
+		t.Fatalf("Peek(x) after the undo ran = %+v, %v; want Redis to admit", pk[0], err)
+	}
+	// The store's goroutine forgets x once the undo's reply is in: a
+	// Take may come just before that; the cached denial must be gone
+	// within the failure bound (it stands for an hour otherwise).
+	var d []algorithms.Decision
+	for bound := time.Now().Add(5 * time.Second); ; {
+		if d, err = s.Take(ctx, xc); err != nil || d[0].Allowed || time.Now().After(bound) {
+			break
+		}
+		time.Sleep(time.Millisecond) // polling, bounded: not a wait for time to pass
+	}
+	if err != nil || !d[0].Allowed {
+		t.Errorf("Take(x) after the abandoned undo ran at Redis = %+v, %v; Redis admits it (Peek %+v), the deny cache denied it", d, err, pk[0])
+	}
+}
