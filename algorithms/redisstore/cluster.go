@@ -433,7 +433,7 @@ func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation,
 	}
 	args = append(args, clock, rv.id, len(rv.undo)/7)
 	args = append(args, rv.undo...)
-	v, err := s.evalOr(ctx, opTake, s.client, r.sideKeysOf(idx), args, true, true, nil)
+	v, err := s.evalOr(ctx, opTake, s.client, r.sideKeysOf(idx), args, true, true, r.checks) // a give-back too: see forgetLater
 	if err != nil {
 		return err
 	}
