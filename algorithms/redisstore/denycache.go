@@ -33,9 +33,10 @@ import (
 // and resets ([Store.Reset]) drop its entries, as do its admitted Takes
 // of the key, such as one of another cost, and its Takes that fail, which
 // Redis may have admitted, and keep a denial in flight meanwhile from
-// being cached; a refund, give-back or reset whose caller stopped waiting
-// for it drops them again when the store sees it end, as it may have run
-// late: TestDenyCacheForgetsALateAbandonedGiveBack; one the client itself
+// being cached; a refund, give-back, reset or cross-slot undo whose
+// caller stopped waiting for it drops them again when the store sees it
+// end, as it may have run late: TestDenyCacheForgetsALateAbandonedGiveBack,
+// TestDenyCacheForgetsALateAbandonedUndo; one the client itself
 // gave up on, closing its connection at a deadline or read timeout, and
 // that Redis runs after all, the store does not see, as it does not see
 // another process's), and a key deleted in Redis (by another process's

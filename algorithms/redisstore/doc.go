@@ -38,8 +38,9 @@
 // finds it missing after a load it may have preceded, or, on a
 // *redis.Client, which follows no redirection, after any load, FUNCTION
 // FLUSH having removed it again, loads it again, up to three times, and
-// then runs as the script alone: TestFunctionFlushedAgainAfterAnotherLoad,
-// TestFunctionFlushedAfterTheCallsOwnLoad). As a
+// then runs as the script, as do, for the next 10 s, the calls that find
+// it missing: TestFunctionFlushedAgainAfterAnotherLoad,
+// TestFunctionFlushedAfterTheCallsOwnLoad, TestFunctionMissingAfterEveryLoad). As a
 // library, the helpers' closures are made once, at load, the checks'
 // parameters are parsed once per server (lua/spec.lua), not on every call,
 // and a key that still holds the state the fast path last wrote there is

@@ -191,3 +191,32 @@ func newFlushRig(t *testing.T) (srv *redistest.Server, h *flushHook, take func(c
 	}
 	return srv, h, take, flush
 }
+
+// TestFunctionMissingAfterEveryLoad: on a *redis.Client where the function
+// is missing after each of a call's loads (FUNCTION FLUSH before every
+// FCALL here; a proxy that sends FUNCTION LOAD to one server and FCALL to
+// another would do the same), the call gives up after loadTries loads and
+// runs as the script, and so, for 10 s, do the calls that find the
+// function missing, loading nothing: the library (about 120 kB) is not
+// sent three times more with every call. Before, the next call loaded it
+// three times again, and so did every call after it: seven round trips a
+// Take (found by today's review).
+func TestFunctionMissingAfterEveryLoad(t *testing.T) {
+	_, h, take, flush := newFlushRig(t)
+	take(context.Background(), "warm", 9)
+
+	watched := context.WithValue(context.Background(), watchedKey{}, true)
+	h.before = func(int) { flush() }
+	take(watched, "x", 9)
+	want := []string{"fcall", "function load", "fcall", "function load", "fcall", "function load", "fcall", "evalsha", "eval"}
+	if got := h.sent(); !slices.Equal(got, want) {
+		t.Errorf("X, the function missing after each of its loads, sent %q, want %q (three loads, then the script)", got, want)
+	}
+	take(watched, "y", 9)
+	if got, want := h.sent(), []string{"fcall", "evalsha"}; !slices.Equal(got, want) {
+		t.Errorf("the call after X sent %q, want %q (the script, no load)", got, want)
+	}
+	h.before = nil
+	take(context.Background(), "x", 8)
+	take(context.Background(), "y", 8)
+}

@@ -868,7 +868,8 @@ func (h *handoff) leave(ch <-chan asyncResult, late func()) {
 // missing after the load (on a Cluster, redirected to a node that serves
 // no slot yet, such as one a slot is migrating to) runs as the script, and
 // so, for unreachedFor (10 s), does every call that finds it missing,
-// without loading it again. A Peek whose load the server refuses (OOM,
+// without loading it again; so does a call that finds it missing after
+// each of loadTries loads, and the calls after it. A Peek whose load the server refuses (OOM,
 // READONLY: a server refusing writes) runs as the script, which writes
 // nothing; so does a Take, whose writes such a server refuses as they
 // come, atomically (it fails, as it would have, unless it writes
@@ -946,9 +947,16 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 					return s.script(ctx, c, keys, args, once)
 				}
 				if try == loadTries {
-					// Loads, each flushed again before this call's
-					// FCALL: this call runs as the script, which
-					// carries its code; the next ones load the library.
+					// The function missing after each of loadTries
+					// loads (each flushed again before this call's
+					// FCALL; a proxy that sends the load to one server
+					// and FCALL to another): this call runs as the
+					// script, which carries its code, and so do the
+					// calls that find the function missing for
+					// unreachedFor, without sending the library (about
+					// 120 kB) loadTries times each
+					// (TestFunctionMissingAfterEveryLoad).
+					s.unreached.Store(int64(max(time.Since(procStart), 1)))
 					return s.script(ctx, c, keys, args, once)
 				}
 			}
