@@ -167,7 +167,10 @@ func concRun(t *testing.T, sp algorithms.Spec) {
 		for i := range perCli {
 			g := c*perCli + i
 			clocks[g] = &atomicClock{}
-			s, err := redisstore.New(cc, redisstore.WithClock(clocks[g]), redisstore.WithPrefix(prefix))
+			// The timeout is a failure bound: 32 concurrent cross-slot
+			// Takes under -race on a loaded machine outlasted the default
+			// 2s (42 of a run's Takes failed so).
+			s, err := redisstore.New(cc, redisstore.WithClock(clocks[g]), redisstore.WithPrefix(prefix), redisstore.WithTimeout(slowMachineTimeout))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -139,7 +139,10 @@ func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string,
 	prefix := uniquePrefix(t)
 	clk := algotest.NewClock(algotest.Base)
 	mc, zc := algorithms.Check{Spec: tc.spec, Key: m, Cost: 2}, algorithms.Check{Spec: tc.spec, Key: z}
-	other, err := redisstore.New(shared, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	// Both stores' timeouts are failure bounds (the Take under the hook
+	// waits for other's Take between and for the call sent again): on a
+	// loaded machine the default 2s ended a Take that was to decide.
+	other, err := redisstore.New(shared, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(slowMachineTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +175,7 @@ func (tc resendCase) run(t *testing.T, shared *redis.ClusterClient, m, z string,
 		}
 	}
 	client.OnNewNode(func(nc *redis.Client) { nc.AddHook(hook) })
-	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	s, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix), redisstore.WithTimeout(slowMachineTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +354,7 @@ func TestClusterReservationReplyLostServerClock(t *testing.T) {
 			defer client.Close()
 			hook := &afterRun{key: redisKeys(prefix, mc)[0], mode: "1", lose: true}
 			client.OnNewNode(func(nc *redis.Client) { nc.AddHook(hook) })
-			s, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+			s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithTimeout(slowMachineTimeout))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
@@ -96,6 +97,15 @@ func noFunctionsClientOf(t testing.TB, ctxTimeouts bool) *redis.Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// slowMachineTimeout is the WithTimeout of a store whose timeout is not
+// what its test is about: a failure bound for calls that must decide,
+// generous enough for a loaded machine under -race. A CI run of every
+// package at once, on 2 CPUs at a load of 10-15, timed out healthy
+// cross-slot Takes at the default 2s (TestClusterConcurrentCrossSlotTakes,
+// TestClusterReservationReplyLostIsSentAgain) and at a test's 500ms
+// (TestClusterFailover's Takes before the failover).
+const slowMachineTimeout = 30 * time.Second
 
 // warmUp makes one Take of c through client with a store of no timeout
 // (WithTimeout(0), not the default): it loads the store's library on the
