@@ -1,9 +1,10 @@
 package algorithms
 
 import (
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 )
 
 // A Kind names a rate-limiting algorithm. The zero Kind is invalid.
@@ -256,10 +257,7 @@ func (s Spec) problemsError(p specProblem) error {
 			errs = append(errs, s.problemError(q))
 		}
 	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
+	return errlist.Join(errs)
 }
 
 // problemError returns the *SpecError of the rule q that s breaks.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 )
 
 // Bounds of composed keys.
@@ -155,7 +157,7 @@ func Namespace(ns string, f Func) (Func, error) {
 		errs = append(errs, errors.New("keyfunc: Namespace: f is nil"))
 	}
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	return func(r *http.Request) (string, error) {
 		v, err := f(r)

@@ -53,15 +53,6 @@ func (e *noKeyError) Error() string { return e.msg }
 // holds for every error of the family.
 func (e *noKeyError) Is(target error) bool { return target == ErrNoKey }
 
-// joinErrors returns errs as one error: nil for none, the error itself
-// for one, errors.Join of them (one per line) for several.
-func joinErrors(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
-}
-
 // Specific reasons for ErrNoClientIP, matched by errors.Is against both
 // ErrNoClientIP and ErrNoKey.
 var (

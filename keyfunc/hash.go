@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 )
 
 // hashBytes is how many bytes of the SHA-256 digest a hashed key keeps:
@@ -61,7 +63,7 @@ func SecretHMAC(key []byte, f Func) (Func, error) {
 		errs = append(errs, errors.New("keyfunc: SecretHMAC: f is nil"))
 	}
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	k := append([]byte(nil), key...)
 	return func(r *http.Request) (string, error) {

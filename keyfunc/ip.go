@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 )
 
 // Defaults of [IP].
@@ -107,7 +109,7 @@ func IP(opts ...IPOption) (Func, error) {
 		o(c)
 	}
 	if errs = c.validate(errs); len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	return c.key, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -106,7 +107,7 @@ func checkSettings(cfg *policy.Config, fn string) error {
 	if cfg.FailureMode == policy.FailureClosed && cfg.FailureRetryAfter < 0 {
 		errs = append(errs, fmt.Errorf("middleware: %s: failure_retry_after: must not be negative, got %s", fn, cfg.FailureRetryAfter))
 	}
-	return joinErrors(errs)
+	return errlist.Join(errs)
 }
 
 // FromConfig returns a middleware enforcing the policies of a loaded
@@ -247,7 +248,7 @@ func (m *Middleware) follow(cfg *policy.Config) error {
 	m.rules.mu.Lock()
 	defer m.rules.mu.Unlock()
 	if errs := m.setPolicies(cfg.Policies); len(errs) > 0 {
-		return joinErrors(wrapEach("middleware: ApplyConfig: ", errs))
+		return errlist.Join(wrapEach("middleware: ApplyConfig: ", errs))
 	}
 	if m.followHook != nil {
 		m.followHook()

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"weak"
 
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -248,7 +249,7 @@ func CheckForwardingFrom(header string, prefixes ...netip.Prefix) Option {
 			px.trusted[i] = keyfunc.NormalizePrefix(p)
 		}
 		if len(errs) > 0 {
-			return joinErrors(errs)
+			return errlist.Join(errs)
 		}
 		m.fwdExplicit, m.fwdWanted = true, true
 		m.fwdFromExplicit = true

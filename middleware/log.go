@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -208,7 +209,7 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 		}
 	}
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	return l, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/deadline"
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/internal/reqcopy"
 	"github.com/ratekeeper/ratekeeper/internal/resultroom"
@@ -180,7 +181,7 @@ func newMiddleware(store algorithms.Store, policies []*policy.Policy, pre, opts 
 		_, _, perrs := m.build(policies, nil)
 		m.rules.mu.Unlock()
 		errs = append(errs, wrapEach("middleware: ", perrs)...)
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	if n := len(m.loggers); n > 0 {
 		m.warnLog = m.loggers[n-1]
@@ -202,7 +203,7 @@ func newMiddleware(store algorithms.Store, policies []*policy.Policy, pre, opts 
 	perrs := m.setPolicies(policies)
 	m.rules.mu.Unlock()
 	if len(perrs) > 0 {
-		return nil, joinErrors(wrapEach("middleware: ", perrs))
+		return nil, errlist.Join(wrapEach("middleware: ", perrs))
 	}
 	return m, nil
 }
@@ -216,19 +217,6 @@ func wrapEach(prefix string, errs []error) []error {
 		out[i] = fmt.Errorf("%s%w", prefix, err)
 	}
 	return out
-}
-
-// joinErrors returns errs as one error: nil for none, the error itself
-// for one, and errors.Join of them for several (one per line, errors.As
-// giving the first).
-func joinErrors(errs []error) error {
-	switch len(errs) {
-	case 0:
-		return nil
-	case 1:
-		return errs[0]
-	}
-	return errors.Join(errs...)
 }
 
 // MustNew is like [New] but panics on a configuration error (the error

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -365,7 +366,7 @@ func WithObserver(obs ...Observer) Option {
 			all = append(all, o)
 		}
 		if len(errs) > 0 {
-			return joinErrors(errs)
+			return errlist.Join(errs)
 		}
 		m.given = given
 		if m.obs != nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -131,7 +132,7 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errlist.Join(errs)
 }
 
 // patternKind tells the pattern functions of package policy apart from

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -398,7 +399,7 @@ type effLimit struct {
 func (m *Middleware) SetPolicies(policies []*policy.Policy) error {
 	m.rules.mu.Lock()
 	defer m.rules.mu.Unlock()
-	return joinErrors(wrapEach("middleware: SetPolicies: ", m.setPolicies(policies)))
+	return errlist.Join(wrapEach("middleware: SetPolicies: ", m.setPolicies(policies)))
 }
 
 // setPolicies is SetPolicies, returning its problems without the
@@ -764,7 +765,7 @@ func (m *Middleware) setLimit(op, name string, limit effLimit) error {
 	} else {
 		limits[name] = limit
 	}
-	return joinErrors(wrapEach(call, m.apply(m.rules.base, limits)))
+	return errlist.Join(wrapEach(call, m.apply(m.rules.base, limits)))
 }
 
 // Configured returns the policy named name as configured (before any

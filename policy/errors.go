@@ -81,18 +81,6 @@ func (p *Policy) errorf(field, format string, args ...any) error {
 	return &Error{Policy: p.name, Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// joinErrors returns errs as one error: nil for none, the error itself
-// for one, and errors.Join of them for several (one per line).
-func joinErrors(errs []error) error {
-	switch len(errs) {
-	case 0:
-		return nil
-	case 1:
-		return errs[0]
-	}
-	return errors.Join(errs...)
-}
-
 // appendErrors appends err to errs, each of its errors when it joins
 // several (so that a constructor's joined error is one flat list); a nil
 // err appends nothing.

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
@@ -277,7 +278,7 @@ func WithMethods(methods ...string) Option {
 			}
 			p.methods = append(p.methods, m)
 		}
-		return joinErrors(errs)
+		return errlist.Join(errs)
 	}
 }
 
@@ -379,7 +380,7 @@ func WithRoutes(patterns ...string) Option {
 			p.chiRoutes = p.chiRoutes || rt.chiPath != rt.path
 			p.routes = append(p.routes, rt)
 		}
-		return joinErrors(errs)
+		return errlist.Join(errs)
 	}
 }
 
@@ -566,7 +567,7 @@ func New(name string, spec algorithms.Spec, key keyfunc.Func, opts ...Option) (*
 	}
 	errs = append(errs, p.specErrors("Spec", p.spec)...)
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	if err := p.finish(); err != nil {
 		return nil, err
@@ -588,7 +589,7 @@ func (p *Policy) checkRouteMethods() error {
 			errs = append(errs, p.errorf("Routes", "%q is on %s, which Methods %q exclude: the policy would never apply there", rt.method+" "+rt.path, rt.method, p.methods))
 		}
 	}
-	return joinErrors(errs)
+	return errlist.Join(errs)
 }
 
 // specErrors returns every problem of s, a Spec given to p as field
@@ -617,7 +618,7 @@ func (p *Policy) specError(field string, err error) error {
 // does), and derives the values headers report.
 func (p *Policy) finish() error {
 	if errs := p.specErrors("Spec", p.spec); len(errs) > 0 {
-		return joinErrors(errs)
+		return errlist.Join(errs)
 	}
 	p.spec = canonical(p.spec)
 	p.capacity = p.spec.Capacity()
@@ -776,7 +777,7 @@ func (p *Policy) WithLimit(limit int64) (*Policy, error) {
 // reload.
 func (p *Policy) WithGuard(spec algorithms.Spec) (*Policy, error) {
 	if errs := p.specErrors("Guard", spec); len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	spec = canonical(spec)
 	if c := spec.Capacity(); c < p.capacity && p.judged(spec) == 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
 
@@ -154,7 +155,7 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		errs = appendErrors(errs, opt(s))
 	}
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errlist.Join(errs)
 	}
 	s.always = true
 	for _, p := range s.policies {

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/redis/go-redis/v9"
 )
@@ -246,7 +247,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 			errs = append(errs, err)
 		}
 	}
-	if err := joinErrs(errs); err != nil {
+	if err := errlist.Join(errs); err != nil {
 		return nil, err
 	}
 	if s.clock != nil && !s.minTTLSet {
@@ -1274,14 +1275,4 @@ func decodeDecision(vals []any, limit int64) (algorithms.Decision, error) {
 		d.RetryAfter = time.Duration(v[1])
 	}
 	return d, nil
-}
-
-// joinErrs returns errs as one error: nil for none, the error itself for
-// one, errors.Join of them (one per line; errors.As finds each) for
-// several.
-func joinErrs(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
 }

@@ -166,6 +166,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
@@ -347,7 +348,7 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 			errs = append(errs, err)
 		}
 	}
-	if err := joinErrs(errs); err != nil {
+	if err := errlist.Join(errs); err != nil {
 		return nil, err
 	}
 	if err := bucketRule.Resolve("DefaultBuckets", &o.buckets, DefaultBuckets); err != nil {
@@ -635,14 +636,4 @@ func (b *Binding) ObserveClose(last middleware.State) {
 	b.mb.States.Transition(last, middleware.StateHealthy, nil)
 	b.ob.ObserveClose(last)
 	b.ob.policies.CloseOwner(&b.mb.Owner, nil)
-}
-
-// joinErrs returns errs as one error: nil for none, the error itself for
-// one, errors.Join of them (one per line; errors.As finds each) for
-// several.
-func joinErrs(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
 }

@@ -149,6 +149,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
@@ -296,7 +297,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			errs = append(errs, err)
 		}
 	}
-	if err := joinErrs(errs); err != nil {
+	if err := errlist.Join(errs); err != nil {
 		return nil, err
 	}
 	// The histogram keeps the slice it is given: a copy of
@@ -606,14 +607,4 @@ func (m *Metrics) ErrorCounter(policy, kind string) prometheus.Counter {
 		}
 	}
 	return prometheus.NewCounter(prometheus.CounterOpts{Name: "unknown_error_kind", Help: "Not an error kind."})
-}
-
-// joinErrs returns errs as one error: nil for none, the error itself for
-// one, errors.Join of them (one per line; errors.As finds each) for
-// several.
-func joinErrs(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
 }

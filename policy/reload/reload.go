@@ -96,6 +96,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
@@ -274,7 +275,7 @@ func New(path string, apply func(*policy.Config) error, opts ...Option) (*Watche
 			errs = append(errs, err)
 		}
 	}
-	if err := joinErrs(errs); err != nil {
+	if err := errlist.Join(errs); err != nil {
 		return nil, err
 	}
 	if w.inForce != nil {
@@ -745,13 +746,3 @@ type realTimer struct{ t *time.Timer }
 func (t realTimer) C() <-chan time.Time   { return t.t.C }
 func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }
 func (t realTimer) Stop()                 { t.t.Stop() }
-
-// joinErrs returns errs as one error: nil for none, the error itself for
-// one, errors.Join of them (one per line; errors.As finds each) for
-// several.
-func joinErrs(errs []error) error {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
-}
