@@ -11,6 +11,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 )
 
 // TestDenyCacheForgetsALateAbandonedUndo: the cross-slot undo is a
@@ -102,12 +103,10 @@ func TestDenyCacheForgetsALateAbandonedUndo(t *testing.T) {
 	// Take may come just before that; the cached denial must be gone
 	// within the failure bound (it stands for an hour otherwise).
 	var d []algorithms.Decision
-	for bound := time.Now().Add(5 * time.Second); ; {
-		if d, err = s.Take(ctx, xc); err != nil || d[0].Allowed || time.Now().After(bound) {
-			break
-		}
-		time.Sleep(time.Millisecond) // polling, bounded: not a wait for time to pass
-	}
+	hangguard.Poll(5*time.Second, time.Millisecond, func() bool {
+		d, err = s.Take(ctx, xc)
+		return err != nil || d[0].Allowed
+	})
 	if err != nil || !d[0].Allowed {
 		t.Errorf("Take(x) after the abandoned undo ran at Redis = %+v, %v; Redis admits it (Peek %+v), the deny cache denied it", d, err, pk[0])
 	}
