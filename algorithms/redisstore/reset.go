@@ -67,11 +67,14 @@ func (s *Store) del(ctx context.Context, r *request, split bool) error {
 		res.raise()
 		return opErr(ctx, opReset, res.err)
 	case <-ctx.Done():
-		if res, ok := ready(ch); ok { // done as the context ended: see ready
+		res, ok := ready(ch) // done as the context ended: see ready
+		if !ok {
+			res, ok = h.leave(ch, s.forgetLater(r.checks)) // the DELs may run still
+		}
+		if ok {
 			res.raise()
 			return opErr(ctx, opReset, res.err)
 		}
-		h.leave(ch, s.forgetLater(r.checks)) // the DELs may run still
 		if split {
 			s.reloadSlots(ctx, ctx.Err()) // no reply in time, as a Take's part (evalOr)
 		}

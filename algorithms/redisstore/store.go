@@ -763,11 +763,14 @@ func (s *Store) evalOr(ctx context.Context, op string, c redis.UniversalClient, 
 		r.raise()
 		return wrap(ctx, op, r.v, r.err)
 	case <-ctx.Done():
-		if r, ok := ready(ch); ok {
+		r, ok := ready(ch)
+		if !ok {
+			r, ok = h.leave(ch, s.forgetLater(forget))
+		}
+		if ok {
 			r.raise()
 			return wrap(ctx, op, r.v, r.err)
 		}
-		h.leave(ch, s.forgetLater(forget))
 		return nil, ctx.Err()
 	}
 }
@@ -844,19 +847,17 @@ func (h *handoff) ended() {
 }
 
 // leave marks the caller gone, leaving late (if not nil) to run once the
-// call has ended, and raises a panic handed over before. A call that
-// ended before leave runs no late function: the caller, which returns
-// after leave, comes after the call's end itself.
-func (h *handoff) leave(ch <-chan asyncResult, late func()) {
+// call has ended, and returns the call's outcome (reply or panic) when it
+// came before: the caller returns it, or raises it, as one ready at its
+// context's end (see ready), since a call that ended before leave runs no
+// late function and nothing else would hand its reply on
+// (TestLeaveReturnsAReplyThatCameFirst).
+func (h *handoff) leave(ch <-chan asyncResult, late func()) (asyncResult, bool) {
 	h.mu.Lock()
 	h.left = true
 	h.late = late
 	h.mu.Unlock()
-	select {
-	case r := <-ch:
-		r.raise()
-	default:
-	}
+	return ready(ch)
 }
 
 // call runs the take function (FCALL; a Peek's, op opPeek, the peek
