@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -86,12 +87,13 @@ func (e *pbErrs) list() []error {
 	return slices.Clone(e.errs)
 }
 
-// pbNew builds a middleware whose errors go to a pbErrs (not the default
-// log), failing the test on a construction error.
+// pbNew builds a middleware whose errors go to a pbErrs and whose log is
+// discarded, failing the test on a construction error.
 func pbNew(t testing.TB, store algorithms.Store, ps []*policy.Policy, opts ...middleware.Option) (*middleware.Middleware, *pbErrs) {
 	t.Helper()
 	errs := &pbErrs{}
-	m, err := middleware.New(store, ps, append([]middleware.Option{errs.option()}, opts...)...)
+	quiet := middleware.WithLogger(slog.New(slog.DiscardHandler)) // failure-state changes: expected here
+	m, err := middleware.New(store, ps, append([]middleware.Option{errs.option(), quiet}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,8 +366,9 @@ func TestPeerBugTollboothConstantRateLimitReset(t *testing.T) {
 // RetryAfter (its tests expect about 99 s) although no wait ever admits it
 // (peers.md §6, (b) 3; redis_rate#42 on its confusing RetryAfter values).
 // Ours: the store returns a *CostError, on memory and on Redis, and the
-// middleware's 429 has no Retry-After and no rate-limit fields, and names the
-// policy; a cost that fits is still decided as usual.
+// middleware's 429 has no Retry-After and no rate-limit fields, names the
+// policy and consumes nothing of the request's other policies; a cost that
+// fits is still decided as usual.
 func TestPeerBugRedisRate42ImpossibleCostHasNoRetryAfter(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 10, Window: time.Minute}
 	for _, name := range storetest.Names {
@@ -381,7 +384,10 @@ func TestPeerBugRedisRate42ImpossibleCostHasNoRetryAfter(t *testing.T) {
 				n, _ := strconv.ParseInt(r.Header.Get("X-Cost"), 10, 64)
 				return n
 			})
-			m, _ := pbNew(t, store, []*policy.Policy{policy.Must(policy.New("bulk", spec, pbIP(t), cost))})
+			m, _ := pbNew(t, store, []*policy.Policy{
+				policy.Must(policy.PerMinute("all", 20, pbIP(t), policy.WithAlgorithm(algorithms.FixedWindow))),
+				policy.Must(policy.New("bulk", spec, pbIP(t), cost)),
+			})
 			srv := pbServe(t, "chi", m.Handler, "POST /bulk")
 			for i := range 2 {
 				got := pbDo(t, srv, "POST", "/bulk", "X-Forwarded-For", "198.51.100.42", "X-Cost", "11")
@@ -393,8 +399,9 @@ func TestPeerBugRedisRate42ImpossibleCostHasNoRetryAfter(t *testing.T) {
 					t.Errorf("body %s: violated-policies %q (%v), want [bulk]", got.body, p.Violated, err)
 				}
 			}
+			// The refused requests took nothing from "all" either.
 			pbWant(t, "cost 10", pbDo(t, srv, "POST", "/bulk", "X-Forwarded-For", "198.51.100.42", "X-Cost", "10"), 200,
-				"RateLimit", `"bulk";r=0;t=6`)
+				"RateLimit", `"all";r=19;t=60, "bulk";r=0;t=6`)
 		})
 	}
 }
@@ -431,12 +438,25 @@ func TestPeerBugTollbooth67AnyWindowNotJustPerSecond(t *testing.T) {
 // counts nothing for a denied request: 5 per minute (sliding window
 // counter), 5 at t0, then a denied retry every second from 30 s to 71 s,
 // each told the same instant (72 s, when 5·(60−12)/60 + 1 = 5), which
-// admits, on memory and on Redis.
+// admits, on memory and on Redis, also with the over-limit cache that
+// answers denials locally (envoy's STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT
+// idea, redisstore.WithDenyCache).
 func TestPeerBugMennanov110BlockedRequestsDoNotConsume(t *testing.T) {
-	for _, name := range storetest.Names {
+	for _, name := range append(slices.Clone(storetest.Names), "redis with deny cache") {
 		t.Run(name, func(t *testing.T) {
 			clock := algotest.NewClock(t0)
-			store := storetest.New(t, name, clock)
+			var store algorithms.Store
+			if name == "redis with deny cache" {
+				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
+				t.Cleanup(func() { rdb.Close() })
+				rs, err := redisstore.New(rdb, redisstore.WithClock(clock), redisstore.WithDenyCache(100))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store = rs
+			} else {
+				store = storetest.New(t, name, clock)
+			}
 			m, _ := pbNew(t, store, []*policy.Policy{policy.Must(policy.PerMinute("sw", 5, pbIP(t)))})
 			srv := pbServe(t, "chi", m.Handler, "GET /a")
 			c := "198.51.100.110"
@@ -887,7 +907,7 @@ func TestPeerBugCompositeKeySeparatorCollisions(t *testing.T) {
 func TestPeerBugThrottledVaryByParamsConsumesBody(t *testing.T) {
 	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		io.WriteString(w, string(b))
+		w.Write(b)
 	})
 	ip, ipUser := keys(t)
 	_, store := clockedStore(t)
@@ -1255,10 +1275,20 @@ func TestPeerBugGoRedisstoreSubSecondTTLZero(t *testing.T) {
 // instances sharing one Redis.
 func TestPeerBugHttprate19ConcurrentRequestsNeverOverAdmit(t *testing.T) {
 	ip := pbIP(t)
-	newPolicy := func() []*policy.Policy { return []*policy.Policy{policy.Must(policy.PerMinute("pm", 10, ip))} }
 	clock := algotest.NewClock(t0)
-	for _, name := range []string{"memory", "redis, two instances"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		kind algorithms.Kind
+	}{
+		{"memory", algorithms.SlidingWindow}, {"redis, two instances", algorithms.SlidingWindow},
+		{"memory", algorithms.SlidingLog}, {"redis, two instances", algorithms.SlidingLog},
+		{"memory", algorithms.TokenBucket}, {"redis, two instances", algorithms.TokenBucket},
+	} {
+		name := tt.name
+		newPolicy := func() []*policy.Policy {
+			return []*policy.Policy{policy.Must(policy.PerMinute("pm", 10, ip, policy.WithAlgorithm(tt.kind)))}
+		}
+		t.Run(name+"/"+string(tt.kind), func(t *testing.T) {
 			var servers []*httptest.Server
 			if name == "memory" {
 				_, store := clockedStore(t)
@@ -1314,10 +1344,10 @@ func TestPeerBugHttprate19ConcurrentRequestsNeverOverAdmit(t *testing.T) {
 // not reach a client.
 type pbFailing struct{}
 
-var pbErrBackend = errors.New("redis: NOAUTH password=hunter2 at 10.9.8.7:6379")
+var errPbBackend = errors.New("redis: NOAUTH password=hunter2 at 10.9.8.7:6379")
 
 func (pbFailing) Take(context.Context, ...algorithms.Check) ([]algorithms.Decision, error) {
-	return nil, pbErrBackend
+	return nil, errPbBackend
 }
 
 // TestPeerBugHttprate428LeaksErrorText guards against httprate's default
@@ -1338,7 +1368,7 @@ func TestPeerBugHttprate428LeaksErrorText(t *testing.T) {
 					t.Errorf("response holds %q: %q %q", secret, got.header, got.body)
 				}
 			}
-			if e := errs.list(); len(e) != 1 || !errors.Is(e[0], pbErrBackend) {
+			if e := errs.list(); len(e) != 1 || !errors.Is(e[0], errPbBackend) {
 				t.Errorf("error handler told %v, want the backend's error once", e)
 			}
 		})
@@ -1363,7 +1393,7 @@ func TestPeerBugUlule266StoreErrorPanics(t *testing.T) {
 					t.Errorf("body %q, want the handler's", got.body)
 				}
 			}
-			if e := errs.list(); len(e) != 2 || !errors.Is(e[0], pbErrBackend) {
+			if e := errs.list(); len(e) != 2 || !errors.Is(e[0], errPbBackend) {
 				t.Errorf("error handler told %v, want the backend's error twice", e)
 			}
 		})
