@@ -973,7 +973,8 @@ func TestPeerBugGoLimiterStoreHoldsRawCredentials(t *testing.T) {
 // peers.md (b) 1): the outer one has counted a request the inner one then
 // rejects, so failed logins use up the global allowance. Policies of one
 // middleware are one all-or-nothing decision: 5 logins against a login
-// limit of 2 use 2 of the global 5, on memory and on Redis (one script).
+// limit of 2 use 2 of the global 5, on memory and on Redis (one script),
+// and on a Redis Cluster where the two policies' keys are in two slots.
 func TestPeerBugOuterLimiterCountsInnerRejection(t *testing.T) {
 	for _, name := range storetest.Names {
 		for _, router := range pbRouters {
@@ -996,6 +997,51 @@ func TestPeerBugOuterLimiterCountsInnerRejection(t *testing.T) {
 			})
 		}
 	}
+	// On a Redis Cluster, with the login limit per user: the two policies'
+	// keys are in two slots, and the decision is still all or nothing.
+	t.Run("redis cluster, two slots", func(t *testing.T) {
+		cluster := redistest.NewCluster(t)
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
+		t.Cleanup(func() { rdb.Close() })
+		store, err := redisstore.New(rdb, redisstore.WithClock(algotest.NewClock(t0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, errs := pbNew(t, store, []*policy.Policy{
+			policy.Must(policy.PerMinute("global", 5, pbIP(t), policy.WithAlgorithm(algorithms.FixedWindow))),
+			policy.Must(policy.PerMinute("login", 2, keyfunc.User(), policy.WithAlgorithm(algorithms.FixedWindow), policy.WithRoutes("POST /login"))),
+		})
+		srv := pbServe(t, "chi", func(h http.Handler) http.Handler { return auth(m.Handler(h)) }, "POST /login", "GET /home")
+		c, user := "198.51.100.1", "ann"
+		pbWant(t, "login 1", pbDo(t, srv, "POST", "/login", "X-Forwarded-For", c, "X-User", user), 200, "RateLimit", `"global";r=4;t=60, "login";r=1;t=60`)
+		pbWant(t, "login 2", pbDo(t, srv, "POST", "/login", "X-Forwarded-For", c, "X-User", user), 200, "RateLimit", `"global";r=3;t=60, "login";r=0;t=60`)
+		for i := 3; i <= 5; i++ {
+			pbWant(t, fmt.Sprint("login ", i), pbDo(t, srv, "POST", "/login", "X-Forwarded-For", c, "X-User", user), 429,
+				"Retry-After", "60", "RateLimit", `"global";r=3;t=60, "login";r=0;t=60`)
+		}
+		pbWant(t, "home", pbDo(t, srv, "GET", "/home", "X-Forwarded-For", c), 200, "RateLimit", `"global";r=2;t=60`)
+		if e := errs.list(); len(e) != 0 {
+			t.Errorf("store errors: %v", e)
+		}
+		ctx := context.Background()
+		slots := map[int64]bool{}
+		err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			ks, err := node.Keys(ctx, "*").Result()
+			for _, k := range ks {
+				if strings.Contains(k, "{"+c+"}") || strings.Contains(k, "{"+user+"}") {
+					slot, err := rdb.ClusterKeySlot(ctx, k).Result()
+					if err != nil {
+						return err
+					}
+					slots[slot] = true
+				}
+			}
+			return err
+		})
+		if err != nil || len(slots) != 2 {
+			t.Errorf("the policies' keys are in slots %v (%v), want two", slots, err)
+		}
+	})
 }
 
 // TestPeerBugExpress130OneLimiterTwiceCountsOnce guards against the
