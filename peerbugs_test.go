@@ -1025,6 +1025,7 @@ func TestPeerBugOuterLimiterCountsInnerRejection(t *testing.T) {
 		}
 		ctx := context.Background()
 		slots := map[int64]bool{}
+		var slotsMu sync.Mutex
 		err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			ks, err := node.Keys(ctx, "*").Result()
 			for _, k := range ks {
@@ -1033,7 +1034,9 @@ func TestPeerBugOuterLimiterCountsInnerRejection(t *testing.T) {
 					if err != nil {
 						return err
 					}
+					slotsMu.Lock() // ForEachMaster calls this on every master at once
 					slots[slot] = true
+					slotsMu.Unlock()
 				}
 			}
 			return err
@@ -1183,6 +1186,7 @@ func TestPeerBugHttprateRedisCrossSlotMGET(t *testing.T) {
 
 	ctx := context.Background()
 	slots := map[int64][]string{}
+	var slotsMu sync.Mutex
 	err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		ks, err := node.Keys(ctx, "*").Result()
 		if err != nil {
@@ -1194,7 +1198,9 @@ func TestPeerBugHttprateRedisCrossSlotMGET(t *testing.T) {
 				if err != nil {
 					return err
 				}
+				slotsMu.Lock() // ForEachMaster calls this on every master at once
 				slots[slot] = append(slots[slot], k)
+				slotsMu.Unlock()
 			}
 		}
 		return nil
