@@ -30,9 +30,10 @@ package ratekeeper_test
 //     can assert; the over-admission it was added to stop is tested below
 //     (TestPeerBugHttprate19ConcurrentRequestsNeverOverAdmit), and the
 //     stores lock per shard (memory) or run one script per decision (Redis).
-//   - httprate-redis's reconnect goroutine that never exits: our stores
-//     start no goroutine per outage (the circuit breaker is a state read per
-//     call); goroutine ownership is covered by the stores' Close tests.
+//   - httprate-redis's reconnect goroutine that never exits: our stores run
+//     no reconnect loop (a Redis call's goroutines end with the call and are
+//     tracked for Close; the circuit breaker is state checked per call), and
+//     goroutine ownership is covered by redisstore's Close tests.
 //   - (b) 7, deterministic testability: this whole file is the test of it
 //     (a manual clock drives both the memory and the Redis store).
 
