@@ -290,3 +290,31 @@ func TestReadmeGoBlocksFormatted(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeCheckRoutesMessage: the README quotes what CheckRoutes says of
+// a route the router does not have, its example being "/api/{id}" for
+// chi's "/api/{ID}": the quote is a part of the error a new user gets for
+// that mistake, byte for byte (it had a method in the pattern chi routes
+// to, which chi's patterns never carry).
+func TestReadmeCheckRoutesMessage(t *testing.T) {
+	readme := readmeText(t)
+	_, after, ok := strings.Cut(readme, "naming the policy and where the router sent it\n(`")
+	if !ok {
+		t.Fatal("README.md no longer quotes CheckRoutes after \"naming the policy and where the router sent it\"")
+	}
+	quote, _, _ := strings.Cut(after, "`")
+	if !strings.Contains(readme, "`\"/api/{id}\"` for chi's `\"/api/{ID}\"`") {
+		t.Fatal("README.md no longer gives \"/api/{id}\" for chi's \"/api/{ID}\" as the example of a route the router lacks")
+	}
+	_, store := clockedStore(t)
+	r := chi.NewRouter()
+	m := middleware.MustNew(store, []*policy.Policy{
+		policy.Must(policy.PerMinute("api", 100, keyfunc.Must(keyfunc.IP()), policy.WithRoutes("/api/{id}"))),
+	}, middleware.WithPatternFunc(policy.ChiPattern(r)))
+	r.Use(m.Handler)
+	r.Get("/api/{ID}", hello)
+	err := m.CheckRoutes(nil)
+	if err == nil || !strings.Contains(err.Error(), quote) {
+		t.Errorf("CheckRoutes = %v; the README quotes it as saying %q", err, quote)
+	}
+}
