@@ -94,6 +94,8 @@ type Middleware struct {
 	// of state. Guarded by stateMu.
 	closed bool
 	stats  stats
+	// closedStoreLogged: logStoreClosed has logged.
+	closedStoreLogged atomic.Bool
 
 	rules rules // the writers' side of set (see SetPolicies)
 	// carryUntil is, while a policy of set is guarded by a Spec a
@@ -979,7 +981,26 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	res.marks |= markStoreFailed
 	m.stats.storeErrors.Add(1)
 	m.report(r, err)
+	if errors.Is(err, algorithms.ErrClosed) {
+		m.logStoreClosed(err)
+	}
 	return m.fallback(ctx, r, res, err)
+}
+
+// logStoreClosed logs on slog.Default, once, that the store was closed,
+// for a middleware without an observer (one with an observer tells it of
+// each such request: a LogObserver logs them, the metrics count them). A
+// closed store changes no State, so that logState says nothing of it, yet
+// it lifts every limit under the default fail-open mode: a store closed
+// too early (the defer of a function that builds the router and returns)
+// would leave the service unlimited, unseen.
+func (m *Middleware) logStoreClosed(err error) {
+	if m.obs != nil || !m.closedStoreLogged.CompareAndSwap(false, true) {
+		return
+	}
+	slog.Default().LogAttrs(context.Background(), slog.LevelError,
+		"ratekeeper: store closed; every request gets the failure mode (under fail open, no limit holds): close the store only once the server has stopped",
+		slog.Any("policies", setNames(m.Set())), slog.Any("error", err))
 }
 
 // errBadDelay marks a store's admitted decision whose Delay its policy

@@ -269,7 +269,8 @@ func (o Outcome) String() string {
 // call that says nothing of the backend leaves it as it was: one its
 // request's context ended without counting as a failure, an invalid check,
 // or a store its owner closed ([algorithms.ErrClosed]; its requests still
-// get the failure mode and count in Stats.StoreErrors).
+// get the failure mode and count in Stats.StoreErrors, and without an
+// observer the first is logged on slog.Default, at Error).
 type State uint8
 
 const (
