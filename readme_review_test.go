@@ -387,6 +387,9 @@ func TestReadmeSnippetImportsNamed(t *testing.T) {
 		"In code (what `examples/config` does)",
 		"## Many instances, one limit (Redis)",
 		"Behind load balancers, with users signed in",
+		"The quick start's limits as one rule table",
+		"## Calling a rate-limited API (`client`)",
+		"Every decision is exact integer arithmetic",
 	} {
 		_, after, ok := strings.Cut(readme, "\n"+intro)
 		if !ok {
