@@ -253,9 +253,10 @@
 // route pattern, not by its path, which may hold them too ([LogRawKeys]
 // and [LogRawPaths] opt in). Without an observer the
 // middleware pays one nil check per request, and logs only the changes of
-// its failure State, on [log/slog.Default] (see [WithLogger]), so that a
-// store failing open does not lift the limits unseen; an observer is told
-// of them instead. So are its once-only setup warnings (a policy with
+// its failure State and, once, a store found closed
+// ([algorithms.ErrClosed]), on [log/slog.Default] (see [WithLogger]), so
+// that a store failing open, or closed too early, does not lift the limits
+// unseen; an observer is told of them instead. So are its once-only setup warnings (a policy with
 // routes that never applies, [ErrUnrouted], not told for a 404 a pattern
 // function found no route for; [ErrForwardingIgnored], the forwarding
 // check being on by default; [ErrCountedTwice]), when it has no error
