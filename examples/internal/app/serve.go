@@ -103,13 +103,17 @@ func ProxiesFlag(name string) *[]netip.Prefix {
 
 // ParseProxies parses a comma-separated list of addresses and networks: an
 // address is the network of that address alone (192.0.2.7/32). A network
-// with host bits set (10.0.0.5/16) is kept as written, for keyfunc.IP to
-// refuse with the two things it may mean.
+// with host bits set (10.0.0.5/16) is refused, naming the two things it
+// may mean, as keyfunc.IP would refuse it; refused here, its error is the
+// flag's, which the flag package names.
 func ParseProxies(s string) ([]netip.Prefix, error) {
 	var proxies []netip.Prefix
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if p, err := netip.ParsePrefix(f); err == nil {
+			if m := p.Masked(); m != p {
+				return nil, fmt.Errorf("%s has bits set past its /%d: write %s for that proxy alone, or %s for its whole network", p, p.Bits(), p.Addr(), m)
+			}
 			proxies = append(proxies, p)
 			continue
 		}
