@@ -264,9 +264,12 @@ func TestReadmeClient(t *testing.T) {
 // returns the decision.
 func readmeLimiter(ctx context.Context, store algorithms.Store, clientIP string) (algorithms.Decision, error) {
 	// README:begin limiter
-	limiter, _ := algorithms.NewLimiter(store, algorithms.Spec{
+	limiter, err := algorithms.NewLimiter(store, algorithms.Spec{
 		Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute,
 	})
+	if err != nil {
+		log.Fatal(err) // a Spec that is not valid: the error names the field
+	}
 	d, err := limiter.Allow(ctx, clientIP)
 	if err == nil && !d.Allowed {
 		// retry after d.RetryAfter
