@@ -558,10 +558,26 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // file, a connection), a wait on the client as a whole; any other is
 // copied through Write, so that reading it is the handler's own time and
 // writing it a wait.
+//
+// Before any status, the copy sends one only once r gives a byte: its
+// first bytes go through Write (recording 200 then), as net/http's own
+// ReadFrom sends them, and the rest through ReadFrom. A source that fails
+// or is empty at once sends nothing, and leaves the status to the handler
+// (a 502 after its backend's body failed).
 func (w *hijackWriter) ReadFrom(r io.Reader) (int64, error) {
+	var first int64
 	if w.status == 0 {
-		w.record(http.StatusOK)
+		n, err := w.writeFirst(r)
+		if first = int64(n); err != nil || n == 0 {
+			return first, err
+		}
 	}
+	n, err := w.readFrom(r)
+	return first + n, err
+}
+
+// readFrom is ReadFrom once a status is recorded.
+func (w *hijackWriter) readFrom(r io.Reader) (int64, error) {
 	rf, ok := w.ResponseWriter.(io.ReaderFrom)
 	switch {
 	case w.clock == nil && ok:
@@ -576,6 +592,26 @@ func (w *hijackWriter) ReadFrom(r io.Reader) (int64, error) {
 	buf := copyBufs.Get().(*[32 << 10]byte)
 	defer copyBufs.Put(buf)
 	return io.CopyBuffer(writeOnly{&w.statusWriter}, r, buf[:])
+}
+
+// firstLen is how much of a source ReadFrom copies through Write before
+// any status: net/http's sniffLen, which its own ReadFrom copies so.
+const firstLen = 512
+
+// writeFirst reads r until it gives a byte (at most firstLen), and writes
+// what it gave through Write. It returns the bytes written, and the
+// error of the read (nil for io.EOF) or of the write.
+func (w *hijackWriter) writeFirst(r io.Reader) (int, error) {
+	buf := copyBufs.Get().(*[32 << 10]byte)
+	defer copyBufs.Put(buf)
+	n, err := io.ReadAtLeast(r, buf[:firstLen], 1)
+	if n == 0 {
+		if err == io.EOF {
+			err = nil
+		}
+		return 0, err
+	}
+	return w.statusWriter.Write(buf[:n])
 }
 
 // copyBufs are the buffers of hijackWriter.ReadFrom's copies (io.Copy's
@@ -645,8 +681,9 @@ const StatusClientClosed = 499
 //
 // before, when not nil, is called with the first final status next writes
 // (200 for a Write, Flush or ReadFrom before any; not for a Flush that
-// reaches no writer able to flush, which sends nothing), just before it goes on
-// to w, while w's headers can still change.
+// reaches no writer able to flush, nor for a ReadFrom whose source gives
+// no byte, which send nothing), just before it goes on to w, while w's
+// headers can still change.
 func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, before func(status int), done func(status int, sent bool)) {
 	sw, hw := wrapStatus(w, r)
 	sw.before = before
