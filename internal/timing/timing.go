@@ -675,9 +675,10 @@ const StatusClientClosed = 499
 // [http.ResponseController], even past a wrapper w that offers only
 // Unwrap), and 500 when it panicked, even after writing a status (the
 // response was cut short). done runs before the panic goes on. Its sent
-// is false when next returned having written, flushed and hijacked
-// nothing: w's headers can still change, net/http sending them only once
-// its handler returns.
+// is false when next wrote, flushed and hijacked nothing, whether it
+// returned or panicked: w's headers can still change, net/http sending
+// them only once its handler returns (or a recoverer further out
+// answering the panic with them).
 //
 // before, when not nil, is called with the first final status next writes
 // (200 for a Write, Flush or ReadFrom before any; not for a Flush that
@@ -690,7 +691,7 @@ func ServeStatus(w http.ResponseWriter, r *http.Request, next http.Handler, befo
 	returned := false
 	defer func() {
 		status := sw.status
-		sent := status != 0 || sw.hijacked || !returned
+		sent := status != 0 || sw.hijacked
 		switch {
 		case !returned:
 			status = http.StatusInternalServerError
