@@ -1275,7 +1275,14 @@ func TestPeerBugRedisRate69KeyPrefixConfigurable(t *testing.T) {
 // sethvargo/go-redisstore's key TTL of 3·floor(interval/1e9) seconds: for a
 // sub-second interval that is EXPIRE 0, which deletes the key on every take,
 // so the limit never binds (peers.md §3). Ours: 2 per 500 ms on Redis denies
-// the third request and its keys carry a positive TTL.
+// the third request, and its keys expire after a positive TTL of at most
+// about a second (the window's state, not whole seconds of it).
+//
+// On an injected clock a key lives at least redisstore.DefaultClockTTL (an
+// hour), which would hide a TTL of 0 from both checks: the TTLs are read
+// from a store with WithMinTTL(0), whose keys expire as on the server's
+// clock, in real time. Its three takes and the read must then come within
+// the window; an attempt slower than 250 ms is repeated, not judged.
 func TestPeerBugGoRedisstoreSubSecondTTLZero(t *testing.T) {
 	srv := redistest.New(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
@@ -1286,8 +1293,9 @@ func TestPeerBugGoRedisstoreSubSecondTTLZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	ip := pbIP(t)
-	for _, kind := range []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.SlidingLog,
-		algorithms.SlidingBuckets, algorithms.TokenBucket, algorithms.LeakyBucket} {
+	kinds := []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.SlidingLog,
+		algorithms.SlidingBuckets, algorithms.TokenBucket, algorithms.LeakyBucket}
+	for _, kind := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			name := "sub-" + strings.ReplaceAll(string(kind), "_", "-")
 			opts := []policy.Option{policy.WithAlgorithm(kind)}
@@ -1314,6 +1322,58 @@ func TestPeerBugGoRedisstoreSubSecondTTLZero(t *testing.T) {
 	for _, k := range ks {
 		if ttl, err := rdb.PTTL(ctx, k).Result(); err != nil || ttl <= 0 {
 			t.Errorf("PTTL %s = %v, %v; want a positive TTL", k, ttl, err)
+		}
+	}
+
+	for _, kind := range kinds {
+		spec := algorithms.Spec{Algorithm: kind, Limit: 2, Window: 500 * time.Millisecond}
+		if kind == algorithms.SlidingBuckets {
+			spec.Buckets = 2
+		}
+		judged := false
+		for attempt := 0; attempt < 5 && !judged; attempt++ {
+			prefix := fmt.Sprintf("ttl-%s-%d", strings.ReplaceAll(string(kind), "_", "-"), attempt)
+			real, err := redisstore.New(rdb, redisstore.WithClock(clock), redisstore.WithMinTTL(0), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			var allowed []bool
+			for range 3 {
+				ds, err := real.Take(ctx, algorithms.Check{Spec: spec, Key: "198.51.100.50"})
+				if err != nil {
+					t.Fatalf("%s: Take: %v", kind, err)
+				}
+				allowed = append(allowed, ds[0].Allowed)
+			}
+			ks, err := rdb.Keys(ctx, prefix+":*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ttls := make([]time.Duration, len(ks))
+			for i, k := range ks {
+				if ttls[i], err = rdb.PTTL(ctx, k).Result(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if time.Since(start) > 250*time.Millisecond { // a failure bound: the keys may have expired meanwhile
+				continue
+			}
+			judged = true
+			if !slices.Equal(allowed, []bool{true, true, false}) {
+				t.Errorf("%s, MinTTL 0: three takes allowed %v, want [true true false]", kind, allowed)
+			}
+			if len(ks) == 0 {
+				t.Errorf("%s, MinTTL 0: no key under %s", kind, prefix)
+			}
+			for i, k := range ks {
+				if ttls[i] <= 0 || ttls[i] > time.Second+10*time.Millisecond {
+					t.Errorf("%s, MinTTL 0: PTTL %s = %v, want in (0, 1.01s]", kind, k, ttls[i])
+				}
+			}
+		}
+		if !judged {
+			t.Errorf("%s: no attempt of three takes and a TTL read ran within 250 ms", kind)
 		}
 	}
 }
