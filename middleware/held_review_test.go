@@ -73,8 +73,7 @@ func TestQueueDeadlineRefundHeaders(t *testing.T) {
 					}))
 				h := m.Handler(ok)
 				serve(h, "GET", "/") // departs at once
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				defer cancel()
+				ctx := beforeTurn(time.Second)
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
 				if w.Code != http.StatusServiceUnavailable {
@@ -139,8 +138,7 @@ func TestQueueDeadlineRefundHeadersEdges(t *testing.T) {
 				}
 			}
 			clock.Advance(tt.advance)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
+			ctx := beforeTurn(time.Second)
 			r := httptest.NewRequest("GET", "/", nil).WithContext(ctx)
 			r.Header.Set("X-Cost", tt.cost)
 			w := httptest.NewRecorder()
@@ -212,8 +210,7 @@ func TestQueueDeadlineRefundLowest(t *testing.T) {
 		middleware.WithHeaders(middleware.Draft6), middleware.WithClock(clock))
 	h := m.Handler(ok)
 	serve(h, "GET", "/") // departs at once
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
+	ctx := beforeTurn(time.Second)
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
 	if w.Code != http.StatusServiceUnavailable {

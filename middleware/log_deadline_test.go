@@ -34,8 +34,7 @@ func TestLogDeadlineBeforeTurn(t *testing.T) {
 
 		// Its turn is 5 s away, its deadline 4 s: refused at once
 		// (hl.wait fails the test if called).
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
-		defer cancel()
+		ctx := beforeTurn(4 * time.Second)
 		if w := hl.serve(ctx); w.Code != http.StatusServiceUnavailable {
 			t.Fatalf("request with a deadline before its turn: %d, want 503", w.Code)
 		}
@@ -85,11 +84,9 @@ func TestLogDeadlineBeforeTurnText(t *testing.T) {
 		}
 		hl := newHeldLog(t, slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: level, ReplaceAttr: replace}), heldRouters[0].router, 3)
 		w := hl.serve(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if r := hl.serve(ctx); r.Code != http.StatusServiceUnavailable {
+		if r := hl.serve(beforeTurn(3 * time.Second)); r.Code != http.StatusServiceUnavailable {
 			t.Fatalf("request with a deadline before its turn: %d, want 503", r.Code)
 		}
-		cancel()
 		want := ""
 		if level == slog.LevelInfo {
 			want = `level=INFO msg="ratekeeper: deadline before turn" policy=queue pk=` + queuePK(w) +
@@ -118,8 +115,7 @@ func TestLogDeadlineBeforeTurnSampled(t *testing.T) {
 	}
 	refuse := func() {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
+		ctx := beforeTurn(time.Second)
 		if w := hl.serve(ctx); w.Code != http.StatusServiceUnavailable {
 			t.Fatalf("request with a deadline before its turn: %d, want 503", w.Code)
 		}

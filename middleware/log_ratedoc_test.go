@@ -31,8 +31,7 @@ func queueSecondRecords(t *testing.T, level slog.Level) []string {
 	hl.wait = func(context.Context, time.Duration) error { return nil }
 	refuse := func() {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
+		ctx := beforeTurn(time.Second)
 		if w := hl.serve(ctx); w.Code != http.StatusServiceUnavailable {
 			t.Fatalf("request with a deadline before its turn: %d, want 503", w.Code)
 		}

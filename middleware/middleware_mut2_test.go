@@ -194,7 +194,7 @@ func TestNestedRefusalsGiveOuterUnitBackAtWrite(t *testing.T) {
 				return m
 			},
 			ctx: func(ctx context.Context) (context.Context, context.CancelFunc) {
-				return context.WithTimeout(ctx, time.Second)
+				return deadlineOnly{Context: ctx, at: time.Now().Add(time.Second)}, func() {} // see beforeTurn
 			},
 		},
 		{
@@ -445,8 +445,7 @@ func TestQueueDeadlineRefusalHeadersNotHeld(t *testing.T) {
 	h := m.Handler(ok)
 	serve(h, "GET", "/") // departs at once; the next turn is at 10 s
 	clock.Advance(time.Second - 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
+	ctx := beforeTurn(time.Second)
 	w := serveCtx(ctx, h, "GET", "/")
 	if got, want := w.Header().Get("RateLimit"), `"queue";r=6;t=10, "minute";r=3;t=60`; w.Code != http.StatusServiceUnavailable || got != want || w.Header().Get("Retry-After") != "10" {
 		t.Errorf("%d RateLimit %q Retry-After %q, want 503 %q 10", w.Code, got, w.Header().Get("Retry-After"), want)
