@@ -69,6 +69,13 @@
 // and its detail says the limit is lowered (see [Middleware.SetLimit]).
 // [WithDenyHandler] replaces both responses.
 //
+// The rate-limit fields are set in the response's header map before the
+// handler runs, so a handler that empties that map loses them. One does
+// so unasked: net/http/httputil's ReverseProxy (as of Go 1.26), after
+// passing on a backend's informational response (103 Early Hints), clears
+// the whole map, and the final response behind it carries no rate-limit
+// fields (the 103 does).
+//
 // # Stacking and routes
 //
 // All the policies of one Middleware that apply to a request are decided by
