@@ -24,11 +24,14 @@ func TestMinTTLWithClockOrderFree(t *testing.T) {
 		name    string
 		opts    []redisstore.Option
 		atLeast time.Duration // the key's expiry, as PTTL reads it right after the Take
-		atMost  time.Duration
+		atMost  time.Duration // both zero: from the Take's ResetAfter, to the millisecond
 	}{
 		{"clock alone", []redisstore.Option{redisstore.WithClock(clk)}, redisstore.DefaultClockTTL - time.Minute, redisstore.DefaultClockTTL + time.Second},
-		{"clock then min 0", []redisstore.Option{redisstore.WithClock(clk), redisstore.WithMinTTL(0)}, 0, 1100 * time.Millisecond},
-		{"min 0 then clock", []redisstore.Option{redisstore.WithMinTTL(0), redisstore.WithClock(clk)}, 0, 1100 * time.Millisecond},
+		// No minimum: the key expires with its state, ResetAfter (a second
+		// at 08:00) rounded up to the millisecond plus 1 ms, in Redis's
+		// real time, which a PX half as long or a thousand times longer fails.
+		{"clock then min 0", []redisstore.Option{redisstore.WithClock(clk), redisstore.WithMinTTL(0)}, 0, 0},
+		{"min 0 then clock", []redisstore.Option{redisstore.WithMinTTL(0), redisstore.WithClock(clk)}, 0, 0},
 		{"clock then min 2h", []redisstore.Option{redisstore.WithClock(clk), redisstore.WithMinTTL(2 * time.Hour)}, 2*time.Hour - time.Minute, 2*time.Hour + time.Second},
 		{"min 2h then clock", []redisstore.Option{redisstore.WithMinTTL(2 * time.Hour), redisstore.WithClock(clk)}, 2*time.Hour - time.Minute, 2*time.Hour + time.Second},
 	} {
@@ -37,7 +40,9 @@ func TestMinTTLWithClockOrderFree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "k"}); err != nil {
+		start := time.Now()
+		d, err := s.Take(ctx, algorithms.Check{Spec: spec, Key: "k"})
+		if err != nil {
 			t.Fatal(err)
 		}
 		keys := keysUnder(t, client, prefix)
@@ -48,8 +53,15 @@ func TestMinTTLWithClockOrderFree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ttl < tc.atLeast || ttl > tc.atMost {
-			t.Errorf("%s: the key expires in %v, want between %v and %v", tc.name, ttl, tc.atLeast, tc.atMost)
+		lo, hi := tc.atLeast, tc.atMost
+		if hi == 0 {
+			// Counted from the Take's instant, at most elapsed before the
+			// PTTL; Redis counts a PX from its current millisecond.
+			elapsed := time.Since(start)
+			lo, hi = d[0].ResetAfter-elapsed, (d[0].ResetAfter+time.Millisecond-1).Truncate(time.Millisecond)+time.Millisecond
+		}
+		if ttl < lo || ttl > hi {
+			t.Errorf("%s: the key expires in %v, want between %v and %v (ResetAfter %v)", tc.name, ttl, lo, hi, d[0].ResetAfter)
 		}
 	}
 }
