@@ -55,7 +55,10 @@ func keysUnder(t *testing.T, c redis.UniversalClient, prefix string) []string {
 // milliseconds later: no key outlives the time its state can matter. The
 // same runs with WithMinTTL, whose expiry is at least the minimum and at
 // most the larger of it and ResetAfter; with WithClock, whose keys live at
-// least DefaultClockTTL; and on a three-node cluster, where cross-slot Takes
+// least DefaultClockTTL, which hides an expiry too short or too long for
+// the state, so also with WithClock and WithMinTTL(0), whose keys expire
+// (in Redis's real time) the ResetAfter the injected instant decided after
+// the Take; and on a three-node cluster, where cross-slot Takes
 // reserve and undo, and write side keys, which expire no later than the
 // state of their keys can matter.
 func TestEveryKeyExpires(t *testing.T) {
@@ -68,8 +71,10 @@ func TestEveryKeyExpires(t *testing.T) {
 		{"standalone", false, 0, false},
 		{"standalone_min_ttl", false, 5 * time.Minute, false},
 		{"injected_clock", false, redisstore.DefaultClockTTL, true},
+		{"injected_clock_min_ttl_0", false, 0, true},
 		{"cluster", true, 0, false},
 		{"cluster_injected_clock", true, redisstore.DefaultClockTTL, true},
+		{"cluster_injected_clock_min_ttl_0", true, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var client redis.UniversalClient
@@ -82,6 +87,8 @@ func TestEveryKeyExpires(t *testing.T) {
 			opts := []redisstore.Option{redisstore.WithPrefix(prefix)}
 			clk := &manualClock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 			switch {
+			case tc.injected && tc.minTTL == 0:
+				opts = append(opts, redisstore.WithClock(clk), redisstore.WithMinTTL(0))
 			case tc.injected:
 				opts = append(opts, redisstore.WithClock(clk))
 			case tc.minTTL > 0:
@@ -188,6 +195,19 @@ func TestEveryKeyExpires(t *testing.T) {
 						hi := d[j].ResetAfter + 3*time.Millisecond + slowest
 						if tc.minTTL > 0 {
 							hi = max(hi, tc.minTTL+time.Millisecond)
+						}
+						if tc.injected && tc.minTTL == 0 {
+							// An earlier reservation gave it its
+							// ResetAfter in Redis's real time, which the
+							// injected clock has outrun since: it is
+							// bounded by the longest a sliding_log or
+							// sliding_buckets state can matter, a
+							// window and a bucket.
+							w := c.Spec.Window
+							if c.Spec.Buckets > 0 {
+								w += c.Spec.Window / time.Duration(c.Spec.Buckets)
+							}
+							hi = max(hi, w+3*time.Millisecond+slowest)
 						}
 						if pttl != -2 && pttl > hi {
 							t.Fatalf("take %d %+v: side key %s expires in %v, want at most %v (ResetAfter %v)", i, checks, sk, pttl, hi, d[j].ResetAfter)
