@@ -68,6 +68,7 @@ func TestSlidingKeyOutlivesItsResetAfterAfterGiveBack(t *testing.T) {
 	if !dst[0].Given {
 		t.Fatalf("GiveBack in window k gave nothing back: %+v", dst[0])
 	}
+	start := time.Now()
 	ds, err := s.Take(ctx, check)
 	if err != nil || !ds[0].Allowed {
 		t.Fatalf("Take in window k: %v, %v", ds, err)
@@ -80,5 +81,10 @@ func TestSlidingKeyOutlivesItsResetAfterAfterGiveBack(t *testing.T) {
 	// Take, well under a minute).
 	if ttl < ds[0].ResetAfter-time.Minute {
 		t.Fatalf("after a unit counted in window k the key expires in %v, before its ResetAfter %v (the end of window k+1)", ttl, ds[0].ResetAfter)
+	}
+	// Nor much later: ResetAfter rounded up to the millisecond plus 1 ms,
+	// counted from the Take's write, at most its round trip after its TIME.
+	if hi := ds[0].ResetAfter + 3*time.Millisecond + time.Since(start); ttl > hi {
+		t.Fatalf("after a unit counted in window k the key expires in %v, after its ResetAfter %v and a few ms (%v)", ttl, ds[0].ResetAfter, hi)
 	}
 }
