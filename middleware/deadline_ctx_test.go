@@ -27,3 +27,17 @@ type deadlineOnly struct {
 }
 
 func (c deadlineOnly) Deadline() (time.Time, bool) { return c.at, true }
+
+// beforeTurnTimed is beforeTurn(d) with in, which, called once the request
+// has been served, returns the bounds of the time its deadline left it
+// while it was served: d when it was made (hi), and the time left when in
+// is called (lo). The middleware reads the time left on the system clock
+// (the deadline's, on which the context would end), somewhere between the
+// two: lo <= that time <= hi however long a loaded machine stalls the
+// test, and the bounds are as tight as the serving is short.
+func beforeTurnTimed(d time.Duration) (ctx context.Context, in func() (lo, hi time.Duration)) {
+	at := time.Now().Add(d)
+	return deadlineOnly{Context: context.Background(), at: at}, func() (time.Duration, time.Duration) {
+		return time.Until(at), d
+	}
+}
