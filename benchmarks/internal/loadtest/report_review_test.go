@@ -79,34 +79,51 @@ func TestReportSaysTheLatencyFraction(t *testing.T) {
 // are sent only after it, yet measure only their own service time. The report said
 // the opposite ("queueing behind a busy connection counts"); it must say
 // that this wait is not counted.
+//
+// hold/2 separates the two: measured from the schedule, the second
+// request (due at 10 ms, sent after the held response) would be at least
+// hold-10ms however fast or slow the machine, in every run; measured from
+// its sending, it is its own loopback service time, which a loaded machine
+// under -race can stretch past hold/2 now and then. That bound is a
+// failure bound on the service time, not the point: a run in which more
+// than the held request was slow is made again (up to 5 runs), which a
+// latency counted from the schedule fails every time.
 func TestLatencyExcludesTheWaitForAConnection(t *testing.T) {
-	const hold = 250 * time.Millisecond // long beside a loopback request's time, even on a loaded machine
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 1 {
-			time.Sleep(hold) // the load: a slow first response
+	const hold = 250 * time.Millisecond // long beside a loopback request's time
+	const runs = 5
+	for try := 1; ; try++ {
+		var n atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) == 1 {
+				time.Sleep(hold) // the load: a slow first response
+			}
+			ok(w, r)
+		}))
+		o, err := Run(context.Background(), Attack{Targets: []string{srv.URL}, Rate: 100, Duration: 300 * time.Millisecond, Conns: 1})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
 		}
-		ok(w, r)
-	}))
-	defer srv.Close()
-	o, err := Run(context.Background(), Attack{Targets: []string{srv.URL}, Rate: 100, Duration: 300 * time.Millisecond, Conns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slow := 0
-	for _, l := range o.Latencies {
-		if l >= hold/2 {
-			slow++
+		slow := 0
+		for _, l := range o.Latencies {
+			if l >= hold/2 {
+				slow++
+			}
 		}
-	}
-	// Measured from the schedule, the requests due at 10 to 120 ms would
-	// each have waited at least 125ms (hold/2). How many are sent after
-	// the held one depends on the machine's load (on a loaded one the
-	// attack may end before the held response comes back: a CI run saw
-	// 2), but the second was due at 10 ms and waited for the connection:
-	// one more request shows the wait, and no more than one may be slow.
-	if o.Requests < 2 || slow != 1 {
-		t.Fatalf("%d requests, %d of them %v or slower (%v); want only the held one", o.Requests, slow, hold/2, o.Latencies)
+		// Measured from the schedule, the requests due at 10 to 120 ms
+		// would each have waited at least 125ms (hold/2). How many are
+		// sent after the held one depends on the machine's load (on a
+		// loaded one the attack may end before the held response comes
+		// back: a CI run saw 2), but the second was due at 10 ms and
+		// waited for the connection: one more request shows the wait,
+		// and no more than one may be slow.
+		if o.Requests >= 2 && slow == 1 {
+			break
+		}
+		if o.Requests < 2 || slow == 0 || try == runs {
+			t.Fatalf("run %d: %d requests, %d of them %v or slower (%v); want only the held one", try, o.Requests, slow, hold/2, o.Latencies)
+		}
+		t.Logf("run %d: %d requests, %d of them %v or slower (%v); again", try, o.Requests, slow, hold/2, o.Latencies)
 	}
 	var b strings.Builder
 	if err := sampleReport().WriteMarkdown(&b); err != nil {
