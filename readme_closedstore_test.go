@@ -1,12 +1,9 @@
 package ratekeeper_test
 
 import (
-	"bytes"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -21,11 +18,7 @@ import (
 // nor an observer), once, as it says that a failing store lifts the limits.
 // It said nothing: every limit was gone, unseen.
 func TestReadmeQuickStartStoreClosedTooEarly(t *testing.T) {
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
+	log := captureDefaultLog(t)
 
 	var h http.Handler
 	readmeQuickStartStore(func(store algorithms.Store) { h = readmeQuickStart(store, hello, hello) })
@@ -36,9 +29,7 @@ func TestReadmeQuickStartStoreClosedTooEarly(t *testing.T) {
 			t.Fatalf("request %d: %d, RateLimit %q; want 200 without a header (fail open)", i, w.Code, w.Header().Get("RateLimit"))
 		}
 	}
-	mu.Lock()
-	out := buf.String()
-	mu.Unlock()
+	out := log()
 	if n := strings.Count(out, "ratekeeper: store closed"); n != 1 || !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "per-second") {
 		t.Errorf("log of 12 requests to a closed store: %d records saying \"ratekeeper: store closed\", want 1 at ERROR naming the policies; log:\n%s", n, out)
 	}

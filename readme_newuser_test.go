@@ -1,10 +1,8 @@
 package ratekeeper_test
 
 import (
-	"bytes"
 	"go/format"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -127,16 +124,7 @@ func TestReadmeBehindProxy(t *testing.T) {
 			strings.Join(readme, "\n"), strings.Join(tested, "\n"))
 	}
 
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	log := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return buf.String()
-	}
+	log := captureDefaultLog(t)
 
 	_, store := clockedStore(t)
 	auth := func(next http.Handler) http.Handler { // a stand-in: X-Test-User taken on trust

@@ -17,11 +17,7 @@ import (
 // an error handler), naming the header it ignores, as a middleware built
 // from a configuration file does; it said nothing.
 func TestReadmeQuickStartWarnsBehindProxy(t *testing.T) {
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
+	log := captureDefaultLog(t)
 
 	_, store := clockedStore(t)
 	h := readmeQuickStart(store, hello, hello)
@@ -35,11 +31,25 @@ func TestReadmeQuickStartWarnsBehindProxy(t *testing.T) {
 			t.Fatalf("request %d: %d, want 200", i, w.Code)
 		}
 	}
-	mu.Lock()
-	out := buf.String()
-	mu.Unlock()
+	out := log()
 	if n := strings.Count(out, "ratekeeper: setup warning"); n != 1 || !strings.Contains(out, "X-Forwarded-For") || !strings.Contains(out, "level=WARN") {
 		t.Errorf("log behind a proxy: %d setup warnings naming X-Forwarded-For, want 1 at WARN; log:\n%s", n, out)
+	}
+}
+
+// captureDefaultLog sends slog.Default's records, as text, to a buffer
+// until the test ends (then the default is restored), and returns a
+// function reading what was logged so far.
+func captureDefaultLog(t *testing.T) func() string {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
 	}
 }
 
