@@ -450,12 +450,8 @@ func TestPeerBugMennanov110BlockedRequestsDoNotConsume(t *testing.T) {
 			clock := algotest.NewClock(t0)
 			var store algorithms.Store
 			if name == "redis with deny cache" {
-				rdb := redis.NewClient(&redis.Options{Addr: redistest.New(t).Addr})
-				t.Cleanup(func() { rdb.Close() })
-				rs, err := redisstore.New(rdb, redisstore.WithClock(clock), redisstore.WithDenyCache(100))
-				if err != nil {
-					t.Fatal(err)
-				}
+				rdb := pbClient(t, redistest.New(t).Addr)
+				rs := pbRedisStore(t, rdb, redisstore.WithClock(clock), redisstore.WithDenyCache(100))
 				store = rs
 			} else {
 				store = storetest.New(t, name, clock)
@@ -942,12 +938,8 @@ func TestPeerBugThrottledVaryByParamsConsumesBody(t *testing.T) {
 // credential header by its digest: Redis holds no trace of the token.
 func TestPeerBugGoLimiterStoreHoldsRawCredentials(t *testing.T) {
 	srv := redistest.New(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { rdb.Close() })
-	store, err := redisstore.New(rdb, redisstore.WithClock(algotest.NewClock(t0)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rdb := pbClient(t, srv.Addr)
+	store := pbRedisStore(t, rdb, redisstore.WithClock(algotest.NewClock(t0)))
 	const token = "sk_live_S3CR3Tt0k3n"
 	for _, name := range []string{"X-Api-Key", "Authorization"} {
 		m, _ := pbNew(t, store, []*policy.Policy{policy.Must(policy.PerMinute("by-"+strings.ToLower(name), 5, keyfunc.Must(keyfunc.Header(name))))})
@@ -1006,10 +998,7 @@ func TestPeerBugOuterLimiterCountsInnerRejection(t *testing.T) {
 		cluster := redistest.NewCluster(t)
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 		t.Cleanup(func() { rdb.Close() })
-		store, err := redisstore.New(rdb, redisstore.WithClock(algotest.NewClock(t0)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		store := pbRedisStore(t, rdb, redisstore.WithClock(algotest.NewClock(t0)))
 		m, errs := pbNew(t, store, []*policy.Policy{
 			policy.Must(policy.PerMinute("global", 5, pbIP(t), policy.WithAlgorithm(algorithms.FixedWindow))),
 			policy.Must(policy.PerMinute("login", 2, keyfunc.User(), policy.WithAlgorithm(algorithms.FixedWindow), policy.WithRoutes("POST /login"))),
@@ -1029,7 +1018,7 @@ func TestPeerBugOuterLimiterCountsInnerRejection(t *testing.T) {
 		ctx := context.Background()
 		slots := map[int64]bool{}
 		var slotsMu sync.Mutex
-		err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		err := rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			ks, err := node.Keys(ctx, "*").Result()
 			for _, k := range ks {
 				if strings.Contains(k, "{"+c+"}") || strings.Contains(k, "{"+user+"}") {
@@ -1165,10 +1154,7 @@ func TestPeerBugHttprateRedisCrossSlotMGET(t *testing.T) {
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 	t.Cleanup(func() { rdb.Close() })
 	clock := algotest.NewClock(t0)
-	store, err := redisstore.New(rdb, redisstore.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := pbRedisStore(t, rdb, redisstore.WithClock(clock))
 	ip := pbIP(t)
 	m, errs := pbNew(t, store, []*policy.Policy{
 		policy.Must(policy.PerSecond("per-second", 2, ip, policy.WithAlgorithm(algorithms.FixedWindow))),
@@ -1190,7 +1176,7 @@ func TestPeerBugHttprateRedisCrossSlotMGET(t *testing.T) {
 	ctx := context.Background()
 	slots := map[int64][]string{}
 	var slotsMu sync.Mutex
-	err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+	err := rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		ks, err := node.Keys(ctx, "*").Result()
 		if err != nil {
 			return err
@@ -1232,16 +1218,12 @@ func TestPeerBugHttprateRedisCrossSlotMGET(t *testing.T) {
 // a prefix that would break the hash tag is refused.
 func TestPeerBugRedisRate69KeyPrefixConfigurable(t *testing.T) {
 	srv := redistest.New(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := pbClient(t, srv.Addr)
 	clock := algotest.NewClock(t0)
 	ip := pbIP(t)
 	var servers []*httptest.Server
 	for _, prefix := range []string{"app-a", "app-b"} {
-		store, err := redisstore.New(rdb, redisstore.WithClock(clock), redisstore.WithPrefix(prefix))
-		if err != nil {
-			t.Fatal(err)
-		}
+		store := pbRedisStore(t, rdb, redisstore.WithClock(clock), redisstore.WithPrefix(prefix))
 		m, _ := pbNew(t, store, []*policy.Policy{policy.Must(policy.PerMinute("once", 1, ip))})
 		servers = append(servers, pbServe(t, "chi", m.Handler, "GET /a"))
 	}
@@ -1288,13 +1270,9 @@ func TestPeerBugRedisRate69KeyPrefixConfigurable(t *testing.T) {
 // 20 attempts: a loaded machine under -race can stall several in a row).
 func TestPeerBugGoRedisstoreSubSecondTTLZero(t *testing.T) {
 	srv := redistest.New(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := pbClient(t, srv.Addr)
 	clock := algotest.NewClock(t0)
-	store, err := redisstore.New(rdb, redisstore.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := pbRedisStore(t, rdb, redisstore.WithClock(clock))
 	ip := pbIP(t)
 	kinds := []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.SlidingLog,
 		algorithms.SlidingBuckets, algorithms.TokenBucket, algorithms.LeakyBucket}
@@ -1336,10 +1314,7 @@ func TestPeerBugGoRedisstoreSubSecondTTLZero(t *testing.T) {
 		judged := false
 		for attempt := 0; attempt < 20 && !judged; attempt++ {
 			prefix := fmt.Sprintf("ttl-%s-%d", strings.ReplaceAll(string(kind), "_", "-"), attempt)
-			real, err := redisstore.New(rdb, redisstore.WithClock(clock), redisstore.WithMinTTL(0), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
+			real := pbRedisStore(t, rdb, redisstore.WithClock(clock), redisstore.WithMinTTL(0), redisstore.WithPrefix(prefix))
 			start := time.Now()
 			var allowed []bool
 			for range 3 {
@@ -1413,12 +1388,8 @@ func TestPeerBugHttprate19ConcurrentRequestsNeverOverAdmit(t *testing.T) {
 			} else {
 				rs := redistest.New(t)
 				for _, router := range pbRouters {
-					rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
-					t.Cleanup(func() { rdb.Close() })
-					store, err := redisstore.New(rdb, redisstore.WithClock(clock))
-					if err != nil {
-						t.Fatal(err)
-					}
+					rdb := pbClient(t, rs.Addr)
+					store := pbRedisStore(t, rdb, redisstore.WithClock(clock))
 					m, _ := pbNew(t, store, newPolicy(), middleware.OnStoreError(middleware.FailClosed(time.Second)))
 					servers = append(servers, pbServe(t, router, m.Handler, "GET /a"))
 				}
@@ -1670,4 +1641,24 @@ func TestPeerBugNoShadowMode(t *testing.T) {
 	if !slices.Equal(reported, []bool{false}) {
 		t.Errorf("shadow reports %v, want one denied request", reported)
 	}
+}
+
+// pbClient returns a go-redis client of the server at addr, closed when
+// the test ends.
+func pbClient(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// pbRedisStore returns a Redis store on rdb with opts, failing the test
+// when New refuses them.
+func pbRedisStore(t *testing.T, rdb redis.UniversalClient, opts ...redisstore.Option) *redisstore.Store {
+	t.Helper()
+	s, err := redisstore.New(rdb, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
