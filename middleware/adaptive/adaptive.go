@@ -73,15 +73,17 @@ type Config struct {
 	MinSamples int
 	// Baseline is the normal p99 latency. Zero means learned, from the
 	// requests that ended (not those in flight, whose latency is not
-	// known yet): the p99 of the first judged period, then an average
-	// (weight 1/8) over the periods that are not failing and have
-	// MinSamples requests that ended, a slow one's p99 taken as the
-	// threshold they exceeded. So a p99 that settles higher (a release,
-	// a heavier mix of requests) becomes the normal within a few
-	// periods and a level held by it climbs back (so does one a client
-	// keeps high with requests the service is slow to answer: see "What
-	// clients can do to it" in the package documentation); a configured
-	// Baseline holds the level for as long as the service stays slower.
+	// known yet) in the periods that are not failing and have
+	// MinSamples requests that ended: the p99 of the first of them (an
+	// outage's timeouts or fast failures are not the normal; no period
+	// is slow before it), then an average (weight 1/8) over them, a
+	// slow one's p99 taken as the threshold they exceeded. So a p99
+	// that settles higher (a release, a heavier mix of requests)
+	// becomes the normal within a few periods and a level held by it
+	// climbs back (so does one a client keeps high with requests the
+	// service is slow to answer: see "What clients can do to it" in the
+	// package documentation); a configured Baseline holds the level for
+	// as long as the service stays slower.
 	// A learned p99 is read from a histogram (the top of its bucket),
 	// so it may be up to 25% above the true one (less a nanosecond: a
 	// p99 of 2^20 ns is read as 2^20 + 2^18 − 1). Whether a period's
@@ -568,13 +570,11 @@ func (c *Controller) evaluate(now time.Time) error {
 	// yet (they exist only once the baseline is known).
 	if samples := n + hung; samples >= int64(max(1, c.cfg.MinSamples)) {
 		p99 = w.quantile(0.99)
-		if c.base == 0 {
-			c.base = p99
-		}
 		// Exact, unlike p99 (the upper bound of a histogram bucket): the
 		// p99 (the sample of rank ceil(0.99n)) exceeds the threshold when
-		// more than n−ceil(0.99n) samples do. The first judged period,
-		// which sets the baseline, is not slow.
+		// more than n−ceil(0.99n) samples do. A period judged before
+		// the baseline is learned (the first that is not failing sets
+		// it) is not slow.
 		slow = w.slowOver > 0 && over+hung > samples-(samples*99+99)/100
 		// Failing is judged on the requests that ended.
 		failing = n > 0 && new(big.Rat).SetFrac64(errs, n).Cmp(c.errRate) > 0
@@ -582,8 +582,13 @@ func (c *Controller) evaluate(now time.Time) error {
 		// they are enough to judge a period alone: the hung ones have
 		// no latency yet (taken as the threshold, a hang would raise
 		// it by an eighth of it every period it lasts, and only when a
-		// ticker judges them one by one).
+		// ticker judges them one by one). Nor is it learned from a
+		// failing period, the first one included: an outage's latency
+		// (its timeouts, or failures at once) is not the normal.
 		if !failing && c.cfg.Baseline == 0 && n >= int64(max(1, c.cfg.MinSamples)) {
+			if c.base == 0 {
+				c.base = p99
+			}
 			// A slow period moves it too, toward the threshold it
 			// exceeded (no faster than a healthy period can): else
 			// a p99 settled above the threshold would be slow for
