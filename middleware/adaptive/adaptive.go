@@ -167,10 +167,21 @@ type flight struct {
 	n           atomic.Int64
 	last        atomic.Int64
 	from, until int64
+	c           *Controller
 }
 
-// End counts a request that began in f's slot as over.
-func (f *flight) End() { f.n.Add(-1) }
+// End counts a request that began in f's slot as over. As Begin and
+// Observe do, it first evaluates the period if it ended: the request was
+// in flight at its end, and a request no longer in flight when the period
+// is judged (its client gone, which is not observed; a wait on its client
+// begun) would not be counted in it.
+func (f *flight) End() {
+	// Deferred: counted out also when the evaluation panics (a Target's
+	// SetLimit, a Logger's handler, the clock), or it would be in flight
+	// for ever.
+	defer f.n.Add(-1)
+	f.c.maybeEvaluate()
+}
 
 // New returns a Controller of t's limits with the thresholds of cfg; every
 // invalid threshold is an error naming the field.
@@ -304,7 +315,8 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 // the baseline) is a slow sample of each period at whose end it is still
 // in flight (see the package documentation, "Requests that do not
 // return"). As Observe does, the first call after the period ended
-// evaluates it. Controller.Handler and the middleware's SetFeedback call
+// evaluates it, and so does End, before it counts the request out.
+// Controller.Handler and the middleware's SetFeedback call
 // it as each request begins, and again, after an End, as each wait of its
 // handler on its client ends (see "What is measured" in the package
 // documentation); a caller of Observe of its own may too.
@@ -352,7 +364,7 @@ func (c *Controller) slot(at int64) *flight {
 	if f := c.cur.Load(); f != nil && at >= f.from && at < f.until {
 		return f // another goroutine made it
 	}
-	f := &flight{}
+	f := &flight{c: c}
 	f.from, f.until = slotOf(at, max(int64(c.cfg.Period)/16, 1))
 	f.last.Store(math.MinInt64)
 	c.flights = append(c.flights, f)

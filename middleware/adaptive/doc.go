@@ -153,8 +153,9 @@
 // from the first whose end finds at least MinSamples requests known over
 // the threshold in flight, as a ticker's [Controller.Evaluate] at each
 // period's end would. A request begun after a period's end judges it, as
-// one that ends does: a hang is seen as new requests arrive, or at a
-// ticker's Evaluate.
+// one that ends does, or one that stops being in flight (its client gone,
+// a wait on its client begun), before it stops: a hang is seen as new
+// requests arrive, as its own end or leave, or at a ticker's Evaluate.
 //
 // Long-lived requests are requests in flight too: a stream (server-sent
 // events, long polling) waits for its events in its handler's own time,
