@@ -252,6 +252,16 @@
 // That is how a baseline follows a p99 that settles higher (see
 // Config.Baseline); a configured Baseline does not move.
 //
+// Before a learned baseline is known, one request can do more: the first
+// period it is learned from sets it to that period's p99 outright, and in
+// a period of fewer than 100 requests that is its slowest one. A request
+// the service takes 10 s to answer without failing (an expensive query,
+// or a cold cache as the service starts) among 20 sets a baseline of some
+// 10 s, and healthy periods at 10 ms bring it back under 50 ms, so that a
+// p99 of 100 ms is slow, only after some forty periods: until then the
+// limits are not lowered. Configure Baseline, or a MinSamples of 100 or
+// more, where that matters.
+//
 // # Request costs
 //
 // A limit in force below the configured one (a level's, a Fleet's share)
