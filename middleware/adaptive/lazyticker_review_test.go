@@ -1,0 +1,90 @@
+package adaptive_test
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+)
+
+// TestLazyJudgesAsATicker: a Controller judged only by the requests it
+// sees (Observe, Begin, End) reaches the level and baseline of one whose
+// Evaluate runs at every period's end, as the package documentation says:
+// the periods that passed without a request are healthy, or held from the
+// first whose end finds MinSamples requests in flight over the threshold.
+// Both are fed the same random trace of requests ending (fast or slow,
+// failing or not), beginning, hanging and ending, over gaps of up to ten
+// periods.
+func TestLazyJudgesAsATicker(t *testing.T) {
+	const period = time.Minute
+	lowered := 0
+	for seed := range 300 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		cfg := adaptive.Config{Period: period, MinSamples: 1 + rng.IntN(3), StablePeriods: 1 + rng.IntN(3)}
+		if rng.IntN(2) == 0 {
+			cfg.Baseline = 10 * time.Millisecond
+		}
+		lazy, lclock := newController(t, newMiddleware(t, 100), cfg)
+		ticked, tclock := newController(t, newMiddleware(t, 100), cfg)
+		type pair struct{ l, t interface{ End() } }
+		var spans []pair
+		low := false
+		gaps := []time.Duration{0, time.Second, 10 * time.Second, 59 * time.Second, period, 90 * time.Second, 2 * period, 3 * period, 10 * period}
+		lats := []time.Duration{time.Millisecond, 10 * time.Millisecond, 15 * time.Millisecond, 100 * time.Millisecond, time.Second}
+		for step := range 300 {
+			to := lclock.Now().Add(gaps[rng.IntN(len(gaps))])
+			// The ticker: an Evaluate at every period's end on the way.
+			for {
+				k := tclock.Now().Sub(t0)/period + 1
+				end := t0.Add(k * period)
+				if end.After(to) {
+					break
+				}
+				tclock.Set(end)
+				if err := ticked.Evaluate(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tclock.Set(to)
+			lclock.Set(to)
+			// Each step is something the lazy Controller is told of: it is
+			// judged only then.
+			switch r := rng.IntN(10); {
+			case r < 6 || r >= 8 && len(spans) == 0:
+				lat, status := lats[rng.IntN(len(lats))], http.StatusOK
+				if rng.IntN(4) == 0 {
+					status = http.StatusServiceUnavailable
+				}
+				lazy.Observe(lat, status)
+				ticked.Observe(lat, status)
+			case r < 8:
+				spans = append(spans, pair{lazy.Begin(), ticked.Begin()})
+			default:
+				i := rng.IntN(len(spans))
+				spans[i].l.End()
+				spans[i].t.End()
+				spans = append(spans[:i], spans[i+1:]...)
+			}
+			if l, tk := lazy.Level(), ticked.Level(); l != tk {
+				t.Fatalf("seed %d step %d (%v, %d in flight): level %v judged lazily, %v by a ticker", seed, step, to.Sub(t0), len(spans), l, tk)
+			}
+			low = low || lazy.Level() < 1
+			if l, tk := lazy.Baseline(), ticked.Baseline(); l != tk {
+				t.Fatalf("seed %d step %d: baseline %v judged lazily, %v by a ticker", seed, step, l, tk)
+			}
+		}
+		for _, s := range spans {
+			s.l.End()
+			s.t.End()
+		}
+		if low {
+			lowered++
+		}
+	}
+	// The traces lower the level, and hold it with requests in flight.
+	if lowered < 100 {
+		t.Errorf("%d traces of 300 lowered the level, want at least 100", lowered)
+	}
+}
