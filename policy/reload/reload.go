@@ -353,7 +353,8 @@ func (w *Watcher) loop() {
 			// Our file, a link on the way to the file it resolves to
 			// (the "..data" link a Kubernetes ConfigMap volume swaps
 			// under it is one), that file, or one of their directories.
-			if ev.Name == w.path || ev.Name == dataLink || w.names[ev.Name] {
+			// Cleaned: inotify names an entry of a watch of "/" "//name".
+			if name := filepath.Clean(ev.Name); name == w.path || name == dataLink || w.names[name] {
 				timer.Reset(w.debounce)
 			}
 		case err, ok := <-w.fw.Errors:
