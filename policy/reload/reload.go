@@ -400,9 +400,10 @@ func (w *Watcher) loop() {
 // parents of those directories (a directory removed and made again is
 // watched again). The
 // watches of directories no longer on the way are removed. A directory
-// that cannot be watched is logged and left out; the directories are
-// watched in the order of their names, so that those logged come in one
-// order (a parent before the directories under it).
+// that cannot be watched is logged and left out (one watched already,
+// say no longer readable, keeps its watch, which goes on working); the
+// directories are watched in the order of their names, so that those
+// logged come in one order (a parent before the directories under it).
 func (w *Watcher) follow() {
 	names := resolve(w.path)
 	w.writes.follow(names[len(names)-1])
@@ -435,7 +436,9 @@ func (w *Watcher) follow() {
 					w.log.LogAttrs(context.Background(), slog.LevelWarn, "ratekeeper: cannot watch a directory the config file's name goes through",
 						slog.String("file", w.path), slog.String("dir", dir), slog.Any("error", err))
 				}
-				keep[dir] = err == nil
+				// A watch that cannot be added again (its directory no
+				// longer readable) goes on working: it is kept.
+				keep[dir] = err == nil || slices.Contains(watched, dir)
 				break
 			}
 			// Missing: the nearest directory above it that exists sees it
