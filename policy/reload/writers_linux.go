@@ -111,7 +111,12 @@ func (ww *writeWatch) follow(file string) {
 	// it is another, watched anew; the watch of the one replaced, still
 	// linked elsewhere, would stay).
 	fwd, err := syscall.InotifyAddWatch(ww.fd, file, fileMask)
-	if err != nil {
+	switch {
+	case errors.Is(err, syscall.EACCES):
+		// No longer readable: inotify cannot watch it again, but a watch
+		// of it goes on working, and is kept.
+		fwd = ww.fwd
+	case err != nil:
 		fwd = -1 // missing: the directory's watch sees it made
 	}
 	if fwd != ww.fwd && ww.fwd >= 0 {
