@@ -138,3 +138,44 @@ func fileNoLongerReadable(t *testing.T) {
 		t.Fatalf("made readable and written again: %v, limit %d, want 7 applied", e.err, fw.limit.Load())
 	}
 }
+
+// TestWriterHeldWhenDirectoryNoLongerReadable: a file written in place,
+// its writer paused mid-file with the file open, is held; meanwhile its
+// directory loses its read permission for the Watcher's user (chmod
+// 311), which raises an event. The writers' watch of the directory cannot
+// be added again but goes on working; the Watcher dropped it, took the
+// file for closed, and applied the head ("limit: 1" of "limit: 1000") one
+// debounce after the chmod.
+func TestWriterHeldWhenDirectoryNoLongerReadable(t *testing.T) {
+	runUnprivileged(t, writerHeldUnreadableDirectory)
+}
+
+// writerHeldUnreadableDirectory is
+// TestWriterHeldWhenDirectoryNoLongerReadable's run without privileges.
+func writerHeldUnreadableDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) }) // before the TempDir's removal
+	fw := newFakeWatch(t, filepath.Join(dir, "rk.yaml"), config(5))
+	f := openInPlace(t, fw.path, inPlaceHead)
+	if e, reported := fw.drive(t, untilGrace); reported {
+		t.Fatalf("the head, its writer still at work, was reported: %+v (limit %d); want it given the grace", e, limitOf(e))
+	}
+	if err := os.Chmod(dir, 0o311); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadDir(dir); !errors.Is(err, fs.ErrPermission) {
+		t.Skipf("ReadDir of a directory of mode 0311 = %v: privileged", err)
+	}
+	// The chmod's event: the file is read one debounce later, and held
+	// again for what is left of the grace.
+	if e, reported := fw.drive(t, func(d time.Duration) bool { return d != fakeDebounce }); reported {
+		t.Fatalf("after the directory's chmod, the head, its writer still at work, was reported: %+v (limit %d); want it held", e, limitOf(e))
+	}
+	finish(t, f, inPlaceRest)
+	if e, _ := fw.drive(t, untilGrace); limitOf(e) != 1000 {
+		t.Fatalf("after the writer finished: %+v (limit %d); want limit 1000", e, limitOf(e))
+	}
+}

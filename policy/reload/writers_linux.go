@@ -96,8 +96,14 @@ func (ww *writeWatch) follow(file string) {
 	defer ww.mu.Unlock()
 	ww.drain()
 	dir, name := filepath.Dir(file), filepath.Base(file)
+	same := dir == ww.dir && name == ww.name
 	wd, err := syscall.InotifyAddWatch(ww.fd, dir, writeMask)
-	if err != nil {
+	switch {
+	case errors.Is(err, syscall.EACCES) && dir == ww.dir:
+		// No longer readable: inotify cannot watch it again, but a
+		// watch of it goes on working, and is kept.
+		wd = ww.wd
+	case err != nil:
 		wd = -1 // a missing directory: no writer to wait for
 	}
 	if wd != ww.wd && ww.wd >= 0 {
@@ -112,7 +118,7 @@ func (ww *writeWatch) follow(file string) {
 	// linked elsewhere, would stay).
 	fwd, err := syscall.InotifyAddWatch(ww.fd, file, fileMask)
 	switch {
-	case errors.Is(err, syscall.EACCES):
+	case errors.Is(err, syscall.EACCES) && same:
 		// No longer readable: inotify cannot watch it again, but a watch
 		// of it goes on working, and is kept.
 		fwd = ww.fwd
