@@ -672,9 +672,12 @@ func (ps *polStats) add(t int64, run uint8, key string, d algorithms.Decision, u
 	ps.events = append(ps.events, event{t: t, key: id, run: run, denied: !d.Allowed, uncounted: uncounted})
 }
 
-// sortEvents orders the events by time, keeping log order among equals.
-func (ps *polStats) sortEvents() {
-	slices.SortStableFunc(ps.events, func(a, b event) int {
+// byTime returns the events in time order, log order kept among equals:
+// the events themselves when they are (no line was decided late), else a
+// sorted copy. ps.events stays in the order the replay decided them, in
+// which the trials decide them again (see trialRun).
+func (ps *polStats) byTime() []event {
+	cmp := func(a, b event) int {
 		switch {
 		case a.t < b.t:
 			return -1
@@ -682,5 +685,11 @@ func (ps *polStats) sortEvents() {
 			return 1
 		}
 		return 0
-	})
+	}
+	if slices.IsSortedFunc(ps.events, cmp) {
+		return ps.events
+	}
+	sorted := slices.Clone(ps.events)
+	slices.SortStableFunc(sorted, cmp)
+	return sorted
 }

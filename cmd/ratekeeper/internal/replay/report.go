@@ -99,14 +99,13 @@ func (e *Engine) Finish() (*Report, error) {
 	}
 	pend := make([]pending, len(e.pols))
 	for i, ps := range e.pols {
-		ps.sortEvents()
 		spec := ps.policy.Spec()
 		pr := PolicyReport{
 			Name: ps.policy.Name(), Spec: spec, Key: ps.def.KeyString(),
 			Requests: ps.requests, Rejected: ps.rejected, NoKey: ps.noKey, Skipped: ps.skipped, Delayed: ps.delayed, NoKeyReason: ps.noKeyWhy, noRoute: ps.noRoute,
 			Top: topKeys(ps, e.opts.Top),
 		}
-		windows, peaks := windowCounts(ps.events, len(ps.names), int64(spec.Window))
+		windows, peaks := windowCounts(ps.byTime(), len(ps.names), int64(spec.Window))
 		pr.Rates = rates(windows, peaks, len(ps.names))
 		pr.Timeline = tl.newSeries(pr.Name)
 		for _, ev := range ps.events {

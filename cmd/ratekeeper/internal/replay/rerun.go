@@ -11,11 +11,13 @@ import (
 
 // A trialRun replays one policy's decisions alone under another Spec: a
 // candidate limit, or another algorithm. It sees only the requests the
-// policy decided in the replay (applicable, with a key), each at its time,
-// and decides each in a store of the run it was decided in: a run of late
-// lines decided apart in the replay (see Engine.lateRun) is decided apart
-// in the trial too, so that a lone policy's trial at its configured Spec
-// rejects what the replay did.
+// policy decided in the replay (applicable, with a key), each at its time
+// and in the order the replay decided them (a line logged late, after
+// later ones of its key, is decided at its key's newest instant, as in the
+// replay), and decides each in a store of the run it was decided in: a run
+// of late lines decided apart in the replay (see Engine.lateRun) is
+// decided apart in the trial too, so that a lone policy's trial at its
+// configured Spec rejects what the replay did.
 type trialRun struct {
 	ps   *polStats
 	spec algorithms.Spec
