@@ -16,7 +16,10 @@ import (
 //     nginx[2345]: <line>", the host left out by nginx's nohostname, the
 //     priority "<190>" first as a collector writing what it receives keeps
 //     it; the time also in RFC 3339 (rsyslog's RSYSLOG_FileFormat,
-//     journalctl -o short-iso with "+0100");
+//     journalctl -o short-iso with "+0100"), and as journalctl's other
+//     short outputs write it (-o short-precise "Mar 10 12:00:00.123456",
+//     -o short-full "Sun 2024-03-10 12:00:00 CET", -o short-unix
+//     "1710072000.123456");
 //   - RFC 5424: "<190>1 2024-03-10T12:00:00Z web1 nginx 2345 - - <line>",
 //     structured data ("[id k="v"]") before the line or "-".
 //
@@ -105,18 +108,38 @@ func unwrapSyslog5424(rest []byte) ([]byte, bool) {
 }
 
 // cutSyslogTime returns what follows the time that starts b and the space
-// after it: "Mar 10 12:00:00" (the day padded with a space or a zero), or
-// an RFC 3339 time, also with its offset written "+0100".
+// after it: "Mar 10 12:00:00" (the day padded with a space or a zero),
+// also with a fraction of a second (journalctl -o short-precise:
+// "Mar 10 12:00:00.123456"); an RFC 3339 time, also with its offset
+// written "+0100"; or journalctl's -o short-full ("Sun 2024-03-10
+// 12:00:00 CET") and -o short-unix ("1710072000.123456").
 func cutSyslogTime(b []byte) ([]byte, bool) {
-	if len(b) > 16 && b[3] == ' ' && b[6] == ' ' && b[15] == ' ' && isMonth(b[:3]) {
-		day, clock := b[4:6], b[7:15]
+	if len(b) > 16 && b[3] == ' ' && b[6] == ' ' && isMonth(b[:3]) {
+		day := b[4:6]
 		if day[0] == ' ' {
 			day = day[1:]
 		}
-		if !allDigits(string(day)) || clock[2] != ':' || clock[5] != ':' || !allDigits(string(clock[:2])+string(clock[3:5])+string(clock[6:])) {
+		if !allDigits(string(day)) || !isClock(b[7:15]) {
 			return nil, false
 		}
-		return b[16:], true
+		return cutFraction(b[15:], 0)
+	}
+	if len(b) > 28 && b[3] == ' ' && b[14] == ' ' && b[23] == ' ' && isWeekday(b[:3]) {
+		// short-full: the zone is an abbreviation ("CET") or, for a zone
+		// that has none, its offset ("+03").
+		date := b[4:14]
+		if date[4] != '-' || date[7] != '-' || !allDigits(string(date[:4])+string(date[5:7])+string(date[8:])) || !isClock(b[15:23]) {
+			return nil, false
+		}
+		zone, rest, ok := bytes.Cut(b[24:], []byte(" "))
+		if !ok || !isZone(zone) {
+			return nil, false
+		}
+		return rest, true
+	}
+	if i := bytes.IndexByte(b[:min(len(b), 12)], '.'); i >= 9 && allDigits(string(b[:i])) {
+		// short-unix: Unix seconds and microseconds.
+		return cutFraction(b[i:], 6)
 	}
 	if len(b) < 20 || b[4] != '-' || b[10] != 'T' {
 		return nil, false // no RFC 3339 time either (an address, say): no search for its end
@@ -126,6 +149,60 @@ func cutSyslogTime(b []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return rest, true
+}
+
+// cutFraction returns what follows the space that starts b, or a fraction
+// of a second (a point and digits: exactly digits of them, or 1 to 9 when
+// digits is 0) and the space after it.
+func cutFraction(b []byte, digits int) ([]byte, bool) {
+	if len(b) > 0 && b[0] == '.' {
+		n := 1
+		for n < len(b) && '0' <= b[n] && b[n] <= '9' {
+			n++
+		}
+		if digits == 0 && (n < 2 || n > 10) || digits > 0 && n != digits+1 {
+			return nil, false
+		}
+		b = b[n:]
+	} else if digits > 0 {
+		return nil, false
+	}
+	if len(b) < 2 || b[0] != ' ' {
+		return nil, false
+	}
+	return b[1:], true
+}
+
+// isClock reports whether b is a time of day, "hh:mm:ss".
+func isClock(b []byte) bool {
+	return len(b) == 8 && b[2] == ':' && b[5] == ':' && allDigits(string(b[:2])+string(b[3:5])+string(b[6:]))
+}
+
+// isWeekday reports whether b is an English weekday's abbreviation ("Sun").
+func isWeekday(b []byte) bool {
+	switch string(b) {
+	case "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun":
+		return true
+	}
+	return false
+}
+
+// isZone reports whether b names a time zone as strftime's %Z writes it:
+// an abbreviation of letters ("CET", "UTC"), or an offset ("+03", "-0330")
+// for a zone that has none.
+func isZone(b []byte) bool {
+	if len(b) < 2 || len(b) > 6 {
+		return false
+	}
+	if b[0] == '+' || b[0] == '-' {
+		return allDigits(string(b[1:]))
+	}
+	for _, c := range b {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // rfc3339 reports whether b is an RFC 3339 time, its offset also written
