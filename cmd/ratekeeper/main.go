@@ -28,7 +28,8 @@
 // leading X-Forwarded-For list; JSON lines, with the field names of nginx,
 // Caddy, Traefik and others or those the --json-* flags give; or W3C
 // Extended Log File Format as IIS and CloudFront write it; also as a
-// container runtime or syslog keeps them; gzip- or bzip2-compressed or
+// container runtime or syslog keeps them, or docker compose logs prints
+// them; gzip- or bzip2-compressed or
 // not), merged in time order, and replays every request
 // through the configured policies at the time the log gives it, with an
 // in-memory store on a simulated clock. It reports per policy the requests, those that would

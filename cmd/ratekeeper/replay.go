@@ -36,9 +36,11 @@ Logs are Common or Combined Log Format or JSON lines (one object per line),
 told apart line by line, or W3C Extended Log File Format (IIS, CloudFront),
 recognised by its #Fields directive; any of them as a container runtime
 keeps it (Docker's json-file, the CRI format of Kubernetes' /var/log/pods)
-is read through its envelope, split lines joined, and as syslog keeps it
-(nginx's access_log syslog:, a file of rsyslog or syslog-ng, journalctl's
-output) after the syslog header ("Mar 10 12:00:00 web1 nginx: "); gzip
+is read through its envelope, split lines joined, as docker compose logs
+prints it after the container's name ("nginx-1  | "), and as syslog keeps
+it (nginx's access_log syslog:, a file of rsyslog or syslog-ng,
+journalctl's output) after the syslog header ("Mar 10 12:00:00 web1
+nginx: "); gzip
 and bzip2 are recognised by their magic bytes (zstd and xz are refused:
 decompress them first); "-" is standard input, named "stdin" in the report
 (as by check).

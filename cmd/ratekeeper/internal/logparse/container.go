@@ -20,6 +20,9 @@ import (
 //     part of a line that the stream's next line continues and F for a
 //     whole line or its last part.
 //
+// docker compose logs prints each line of a service's output after the
+// container's name, padded, and "| " (see unwrapCompose).
+//
 // The Reader takes the server's line out of its envelope, joins its parts
 // (the parts of one stream; the other stream's lines may come between
 // them) and reads it in the log's format, as if the server had written it
@@ -62,6 +65,45 @@ func unwrapContainer(raw []byte) (text []byte, stream int, partial, ok bool) {
 		return unwrapCRI(raw)
 	}
 	return nil, 0, false, false
+}
+
+// maxComposeName bounds the name before a docker compose logs line.
+const maxComposeName = 128
+
+// unwrapCompose returns the line that docker compose logs printed in raw
+// after its prefix, the container's name padded with spaces and "| "
+// ("nginx-1  | <line>"; Compose v1 "proj_nginx_1  | <line>"), and, with
+// -t, the time Docker received the line (RFC 3339) and a space; ok is
+// false when raw has no such prefix. A Common Log Format line never has
+// one: its second field ("-", the ident) is no '|'. The text is a
+// subslice of raw.
+func unwrapCompose(raw []byte) (text []byte, ok bool) {
+	n := 0
+	for n < len(raw) && n <= maxComposeName && isComposeName(raw[n], n == 0) {
+		n++
+	}
+	if n == 0 || n > maxComposeName || n == len(raw) || raw[n] != ' ' {
+		return nil, false
+	}
+	i := n
+	for i < len(raw) && raw[i] == ' ' {
+		i++
+	}
+	if i == len(raw) || raw[i] != '|' || i+1 < len(raw) && raw[i+1] != ' ' {
+		return nil, false
+	}
+	text = raw[min(i+2, len(raw)):]
+	ts, rest, _ := bytes.Cut(text, []byte(" "))
+	if rfc3339(ts) {
+		text = rest
+	}
+	return text, true
+}
+
+// isComposeName reports whether c may be in a container's name, the first
+// byte if first.
+func isComposeName(c byte, first bool) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || !first && (c == '_' || c == '.' || c == '-')
 }
 
 // unwrapDocker reads a json-file line: an object with a string "log", a

@@ -22,7 +22,8 @@
 // Any of them may come in a container runtime's envelope (Docker's
 // json-file, the CRI format of containerd and CRI-O): the server's line
 // is read out of it, the lines the runtime split joined (see
-// unwrapContainer); and behind a syslog header (RFC 3164 or 5424, as
+// unwrapContainer); after the prefix docker compose logs prints (see
+// unwrapCompose); and behind a syslog header (RFC 3164 or 5424, as
 // rsyslog, syslog-ng and journalctl write a log a server sent to syslog):
 // the server's line is read after it (see unwrapSyslog).
 //
@@ -336,6 +337,11 @@ func (r *Reader) Next() (Entry, error) {
 				continue
 			}
 			if len(bytes.TrimSpace(raw)) == 0 {
+				continue
+			}
+		}
+		if text, ok := unwrapCompose(raw); ok {
+			if raw = text; len(bytes.TrimSpace(raw)) == 0 {
 				continue
 			}
 		}
