@@ -35,7 +35,7 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 	}
 	fmt.Fprintf(&b, "replayed %s from %s of %s", plural.Count(in.Entries, "request"), plural.Count(in.Lines, "line"), files)
 	if in.Entries > 0 {
-		fmt.Fprintf(&b, "\n  from %s to %s (%s)", r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339), r.Last.Sub(r.First))
+		fmt.Fprintf(&b, "\n  from %s to %s (%s)", r.First.UTC().Format(time.RFC3339Nano), r.Last.UTC().Format(time.RFC3339Nano), r.Last.Sub(r.First))
 	}
 	b.WriteString("\n")
 	for _, w := range in.Warnings {
