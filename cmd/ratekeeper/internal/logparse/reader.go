@@ -1,5 +1,6 @@
 // Package logparse reads HTTP access logs, plain or gzip- or
-// bzip2-compressed:
+// bzip2-compressed, in UTF-8 or, after its byte order mark, UTF-16 (see
+// decodeUTF16):
 //
 //   - the Common and Combined Log Formats (Apache, nginx; Apache's
 //     vhost_common and vhost_combined too, the virtual host first), also
@@ -173,7 +174,8 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		br = bufio.NewReaderSize(gs, bufSize)
 		rd := &Reader{name: name, opts: opts, count: cr, br: br, gz: true}
 		gs.trailing = rd.trailing
-		skipBOM(br) // reads the stream: trailing is set
+		rd.br = decodeUTF16(br) // reads the stream: trailing is set
+		skipBOM(rd.br)
 		return rd, nil
 	} else if magic, _ := br.Peek(4); len(magic) == 4 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h' && magic[3] >= '1' && magic[3] <= '9' {
 		br = bufio.NewReaderSize(bzip2.NewReader(br), bufSize)
@@ -181,6 +183,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	} else if other := compressedAs(br); other != "" {
 		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay --config FILE -)", name, other, other, name)
 	}
+	br = decodeUTF16(br)
 	skipBOM(br)
 	return &Reader{name: name, opts: opts, count: cr, br: br, gz: gz}, nil
 }
