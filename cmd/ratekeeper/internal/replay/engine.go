@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"math/bits"
 	"net/http"
+	"net/textproto"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -339,6 +341,9 @@ func (e *Engine) decideIn(en *logparse.Entry, store *algorithms.MemoryStore, clk
 			ps.noKey++
 			if ps.noKeyWhy == "" && ke.Err != nil {
 				ps.noKeyWhy = ke.Err.Error()
+				if errors.Is(ke.Err, keyfunc.ErrNoClientIP) {
+					ps.noKeyWhy += " (" + clientFields(en) + ")"
+				}
 			}
 			ps.noRoute = ps.noRoute || errors.Is(ke.Err, keyfunc.ErrNoRoute)
 			return nil
@@ -381,6 +386,26 @@ func (e *Engine) decideIn(en *logparse.Entry, store *algorithms.MemoryStore, clk
 		return fmt.Errorf("replay: %w", err)
 	}
 	return nil
+}
+
+// clientFields describes what en gives of its client, for the reason a
+// request had no client IP: its client field and its forwarding headers
+// ("the line's client "-"", ", X-Forwarded-For "unknown""), each clipped.
+func clientFields(en *logparse.Entry) string {
+	quote := func(s string) string {
+		if len(s) > 60 {
+			s = s[:60] + "..."
+		}
+		return strconv.Quote(s)
+	}
+	out := "the line's client " + quote(en.Addr)
+	for _, h := range en.Headers {
+		switch textproto.CanonicalMIMEHeaderKey(h.Name) {
+		case "X-Forwarded-For", "Forwarded", "X-Real-Ip":
+			out += ", " + h.Name + " " + quote(h.Value)
+		}
+	}
+	return out
 }
 
 // Warnings returns what New found questionable in the configuration and
