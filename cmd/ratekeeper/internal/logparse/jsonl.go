@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,6 +105,18 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missi
 	if e.Addr == "" {
 		return errors.New("no client address field (" + names(f.Addr, DefaultJSONFields.Addr, "--json-ip") + ")")
 	}
+	list := ""
+	if strings.IndexByte(e.Addr, ',') >= 0 {
+		// An X-Forwarded-For list logged as the client, read as a
+		// Common Log Format line's first field is (see parseCLF): its
+		// last entry the address, the list the header, unless a field
+		// gives the header.
+		last, err := lastForwarded(e.Addr)
+		if err != nil {
+			return err
+		}
+		list, e.Addr = e.Addr, last
+	}
 	method := ""
 	if v, _ := lookup(obj, f.Method, DefaultJSONFields.Method); v != nil {
 		method = scalar(v)
@@ -181,6 +194,9 @@ func parseJSONLine(line string, f *JSONFields, tc *timeCache, e *Entry, m *missi
 				e.Headers = append(e.Headers, Header{Name: name, Value: s})
 			}
 		}
+	}
+	if list != "" && !slices.ContainsFunc(e.Headers, func(h Header) bool { return strings.EqualFold(h.Name, "X-Forwarded-For") }) {
+		e.Headers = append(e.Headers, Header{Name: "X-Forwarded-For", Value: list})
 	}
 	return nil
 }

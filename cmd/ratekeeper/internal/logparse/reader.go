@@ -14,7 +14,8 @@
 //     "$http_x_forwarded_for", has that header and $remote_addr as the
 //     address, as the same variables in a JSON line have;
 //   - JSON lines, one object per line, with the field names of nginx,
-//     Apache, Caddy, Traefik and others (see JSONFields);
+//     Apache, Caddy, Traefik and others (see JSONFields); a client field
+//     holding an X-Forwarded-For list is read as in the Common Log Format;
 //   - the W3C Extended Log File Format of IIS, CloudFront and other
 //     servers, whose #Fields directive gives the layout of the entries
 //     after it (see Auto); a CloudFront entry has the X-Forwarded-For
