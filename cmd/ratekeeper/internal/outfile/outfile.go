@@ -17,9 +17,11 @@ import (
 // A File is where an output goes: a temporary file beside its target,
 // made when the output is written and renamed over the target, or, for a
 // target that is not a regular file (a device such as /dev/stdout or
-// /dev/null, a named pipe), the target itself, opened for writing.
+// /dev/null, a named pipe), the target itself, opened for writing, and for
+// the file standard output or error is redirected to, that stream.
 type File struct {
 	f      *os.File // the target, opened; nil for a regular file
+	std    bool     // f is the process's standard output or error: written, never closed
 	flag   string   // the flag that names the file, for the errors
 	path   string   // as given, for the errors
 	target string   // the file renamed over; "" when f is the target
@@ -39,6 +41,18 @@ func New(flag, path string) (*File, error) {
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("%s %s: is a directory", flag, path)
+	}
+	if err == nil && fi.Mode().IsRegular() {
+		// Standard output or error redirected to a file, and named
+		// (/dev/stdout, /dev/fd/1, or that file's own name): written
+		// through it, after what the command and the shell put there.
+		// Renamed over, the file would lose both, and the command's
+		// later output would go to the file replaced.
+		for _, std := range []*os.File{os.Stdout, os.Stderr} {
+			if si, err := std.Stat(); err == nil && os.SameFile(fi, si) {
+				return &File{f: std, std: true, flag: flag, path: path}, nil
+			}
+		}
 	}
 	if err == nil && !fi.Mode().IsRegular() {
 		// Renaming over a device or a pipe would replace it.
@@ -131,6 +145,9 @@ func (o *File) temp() (*os.File, error) {
 func (o *File) Write(write func(io.Writer) error) error {
 	if o.f != nil {
 		err := write(o.f)
+		if o.std {
+			return err
+		}
 		if cerr := o.f.Close(); err == nil {
 			err = cerr
 		}
@@ -157,7 +174,7 @@ func (o *File) Write(write func(io.Writer) error) error {
 // Discard closes a target opened and not written (a device, a pipe); for
 // a regular file there is nothing to undo. It may be called after Write.
 func (o *File) Discard() {
-	if o.f != nil {
+	if o.f != nil && !o.std {
 		o.f.Close()
 		o.f = nil
 	}
