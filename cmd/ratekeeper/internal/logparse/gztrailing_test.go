@@ -85,6 +85,11 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("2026-12-03T20:40:26.5Z stdout P 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET /\n2026-12-03T20:40:26Z stderr F x\n2026-12-03T20:40:27Z stdout F  HTTP/1.1\" 200 1\n2026-12-03T20:40:27Z stderr P y\n"))
 	f.Add([]byte("<190>Mar  9 12:00:00 web1 nginx[2345]: 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\n2024-03-10T12:00:00+0100 nginx: {\"ts\": 1e9, \"ip\": \"::1\"}\n<14>1 - h a - - [x k=\"\\]\"] 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\n"))
 	f.Add([]byte("\x00\x00\x00192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\n\x00\x00\n\x00"))
+	// journalctl's short-precise, short-full and short-unix; docker compose logs, with -t.
+	f.Add([]byte("Mar 10 12:00:00.123456 web1 nginx[2345]: 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\nSun 2024-03-10 13:00:00 CET web1 nginx: {\"ts\": 1e9, \"ip\": \"::1\"}\n1710072000.123456 nginx: x\n"))
+	f.Add([]byte("nginx-1  | 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 200 1\nnginx-1  |\nweb_1 | 2026-12-03T20:40:26.5Z {\"ts\": 1e9, \"ip\": \"::1\"}\n"))
+	// UTF-16LE with its byte order mark: a line, a lone surrogate, an odd byte.
+	f.Add([]byte("\xff\xfe1\x00 \x00-\x00\n\x00\x3d\xd8x\x00\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), "f.log", Options{})
 		if err != nil {

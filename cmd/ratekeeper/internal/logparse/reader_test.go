@@ -203,6 +203,8 @@ func FuzzParseLine(f *testing.F) {
 	f.Add(`192.0.2.1 - john doe [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1`)
 	f.Add(`10.0.0.2 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1 "-" "ua" "203.0.113.7, ::1"`)
 	f.Add(`example.com:443 192.0.2.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.1" 200 1 "-" "ua"`)
+	// A JSON client field holding an X-Forwarded-For list.
+	f.Add(`{"ts": 1e9, "ip": "203.0.113.7, ::1", "x_forwarded_for": "-"}`)
 	f.Fuzz(func(t *testing.T, line string) {
 		var e Entry
 		var tc timeCache
