@@ -35,6 +35,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
 )
 
 func main() {
@@ -93,37 +95,36 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-start: %w", err)
 	}
-	w := stdout
-	var f *os.File
-	if *out != "-" {
-		if f, err = os.Create(*out); err != nil {
-			return err
-		}
-		defer f.Close() // on an error; closed and checked below otherwise
-		w = f
-	}
-	var zw *gzip.Writer
-	if *gz {
-		zw = gzip.NewWriter(w) // no name, no time: reproducible bytes
-		w = zw
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
 	g := &gen{rng: rand.New(rand.NewPCG(*seed, *seed^0x5eed)), t0: t0, span: *span, format: *format, malformed: *malformed}
-	if err := g.write(bw, *n); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
+	generate := func(w io.Writer) error {
+		var zw *gzip.Writer
+		if *gz {
+			zw = gzip.NewWriter(w) // no name, no time: reproducible bytes
+			w = zw
+		}
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := g.write(bw, *n); err != nil {
 			return err
 		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if zw != nil {
+			return zw.Close()
+		}
+		return nil
 	}
-	if f != nil {
-		return f.Close()
+	if *out == "-" {
+		return generate(stdout)
 	}
-	return nil
+	// Whole or not at all: a log cut short by a full disk would read as
+	// a shorter one.
+	f, err := outfile.New("-o", *out)
+	if err != nil {
+		return err
+	}
+	defer f.Discard()
+	return f.Write(generate)
 }
 
 type gen struct {
