@@ -83,7 +83,10 @@ func zoneInRange(s string) bool {
 
 // parseCLF parses one line of the Common or Combined Log Format:
 //
-//	host ident authuser [time] "request" status bytes ["referer" "user-agent"]
+//	host ident authuser [time] "request" status bytes ["referer" ["user-agent"]]
+//
+// Fields a custom format appends (Apache's %D, nginx's $request_time) are
+// not read, after the bytes as after the User-Agent.
 //
 // The authuser field runs to the " [" of the time field, the first that
 // a time and a quoted request follow: it may hold spaces and brackets, as
@@ -227,17 +230,24 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 	if err := parseRequestLine(request, e); err != nil {
 		return err
 	}
-	if rest != "" { // Combined: "referer" "user-agent"
+	// Combined: "referer" "user-agent". What a custom format appends, after
+	// the bytes or after the User-Agent (%D, $request_time, $host), is not
+	// read: a field after the bytes that is not quoted is such an addition.
+	if strings.HasPrefix(rest, `"`) {
 		ref, r2, err := quoted(rest)
 		if err != nil {
 			return errors.New("referer " + err.Error())
 		}
-		ua, r3, err := quoted(strings.TrimLeft(r2, " "))
-		if err != nil {
-			return errors.New("user agent " + err.Error())
-		}
 		if ref != "-" {
 			e.Referer = ref
+		}
+		r2 = strings.TrimLeft(r2, " ")
+		if !strings.HasPrefix(r2, `"`) {
+			return nil // the Referer alone
+		}
+		ua, r3, err := quoted(r2)
+		if err != nil {
+			return errors.New("user agent " + err.Error())
 		}
 		if ua != "-" {
 			e.UserAgent = ua
