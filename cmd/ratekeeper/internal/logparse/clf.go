@@ -265,13 +265,18 @@ func parseCLF(line string, tc *timeCache, hs *headerSlab, e *Entry) error {
 const maxUserBrackets = 8
 
 // timeAndRequest parses the start of s, "[time] "request"", and returns
-// the time, the request and what follows.
+// the time, the request and what follows. The time is the Common Log
+// Format's, or RFC 3339 (nginx's $time_iso8601 in its place).
 func timeAndRequest(s string, tc *timeCache) (time.Time, string, string, error) {
 	end := strings.IndexByte(s, ']')
 	if end < 0 {
 		return time.Time{}, "", "", errors.New("unterminated [time] field")
 	}
 	t, err := tc.parse(clfLayout, s[1:end])
+	if err != nil && end > 11 && s[11] == 'T' {
+		// nginx's $time_iso8601 in place of $time_local.
+		t, err = tc.parse(time.RFC3339, s[1:end])
+	}
 	if err != nil {
 		return time.Time{}, "", "", errors.New("bad time " + strconv.Quote(s[1:end]))
 	}
