@@ -67,3 +67,34 @@ func TestNotAComposePrefix(t *testing.T) {
 		t.Errorf("entries %q, want %q (malformed %v)", got, want, r.Samples())
 	}
 }
+
+// TestTimestampedContainerLogs: "docker logs -t" and "kubectl logs
+// --timestamps" put the time the runtime received each line, RFC 3339,
+// and a space before it. A JSON line behind it was malformed (it no
+// longer started with '{'); a Common Log Format line was read only as the
+// virtual host's line of Apache's vhost_combined is, the time taken for
+// the host. The line after the time is read in its own format.
+func TestTimestampedContainerLogs(t *testing.T) {
+	const (
+		clf  = `192.0.2.1 - ann [10/Mar/2024:12:00:00 +0000] "POST /login HTTP/1.1" 401 12 "-" "curl/8"`
+		json = `{"time":"2024-03-10T12:00:00Z","remote_addr":"192.0.2.1","remote_user":"ann","request":"POST /login HTTP/1.1","status":401}`
+	)
+	for _, head := range []string{"2024-03-10T12:00:00.123456789Z ", "2024-03-10T13:00:00.5+01:00 "} {
+		for _, line := range []string{clf, json} {
+			log := head + line + "\n"
+			r, err := NewReader(strings.NewReader(log), "docker", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			es := readAll(t, r)
+			if len(es) != 1 {
+				t.Errorf("%d entries (malformed %v), want 1 from %q", len(es), r.Samples(), log)
+				continue
+			}
+			e := es[0]
+			if e.Addr != "192.0.2.1" || e.User != "ann" || e.Method != "POST" || e.Path != "/login" || e.Status != 401 || !e.Time.Equal(time.Date(2024, 3, 10, 12, 0, 0, 0, time.UTC)) {
+				t.Errorf("entry addr %q user %q %s %s %d at %v, want 192.0.2.1, ann, POST /login 401 at 12:00:00Z, from %q", e.Addr, e.User, e.Method, e.Path, e.Status, e.Time, log)
+			}
+		}
+	}
+}

@@ -21,7 +21,9 @@ import (
 //     whole line or its last part.
 //
 // docker compose logs prints each line of a service's output after the
-// container's name, padded, and "| " (see unwrapCompose).
+// container's name, padded, and "| " (see unwrapCompose); with -t, as
+// docker logs -t and kubectl logs --timestamps, after the time the
+// runtime received it (see cutReceivedTime).
 //
 // The Reader takes the server's line out of its envelope, joins its parts
 // (the parts of one stream; the other stream's lines may come between
@@ -93,11 +95,27 @@ func unwrapCompose(raw []byte) (text []byte, ok bool) {
 		return nil, false
 	}
 	text = raw[min(i+2, len(raw)):]
-	ts, rest, _ := bytes.Cut(text, []byte(" "))
-	if rfc3339(ts) {
-		text = rest
+	if rest, ok := cutReceivedTime(text); ok || rfc3339(text) {
+		text = rest // nil for the time alone: an empty line
 	}
 	return text, true
+}
+
+// cutReceivedTime returns what follows the time a container runtime
+// received a line, RFC 3339, and a space, that start raw ("docker logs
+// -t", "kubectl logs --timestamps", docker compose logs -t), and whether
+// raw starts with them. A stream's name after the time makes it a CRI
+// line (see unwrapCRI) or one that only looks like one: no such time.
+// The text is a subslice of raw.
+func cutReceivedTime(raw []byte) ([]byte, bool) {
+	if len(raw) < 22 || raw[4] != '-' || raw[10] != 'T' {
+		return nil, false
+	}
+	ts, rest, ok := bytes.Cut(raw, []byte(" "))
+	if !ok || !rfc3339(ts) || bytes.HasPrefix(rest, []byte("stdout ")) || bytes.HasPrefix(rest, []byte("stderr ")) {
+		return nil, false
+	}
+	return rest, true
 }
 
 // isComposeName reports whether c may be in a container's name, the first

@@ -353,6 +353,10 @@ func (r *Reader) Next() (Entry, error) {
 			if raw = msg; len(bytes.TrimSpace(raw)) == 0 {
 				continue
 			}
+		} else if text, ok := cutReceivedTime(raw); ok {
+			if raw = text; len(bytes.TrimSpace(raw)) == 0 {
+				continue
+			}
 		}
 		line := string(raw)
 		if f := r.opts.Format; raw[0] == '#' && (f == Auto || f == W3C) {
