@@ -492,9 +492,11 @@ func WithGiveUpError() Option {
 // retry goes as the probe, and the others wait on. A probe that ends
 // without an answer (its context ends, its RoundTripper fails or panics),
 // or gives up after such a refusal, hands its role to the first request
-// waiting for it (or to the next to come), which goes as the probe at once,
-// or, when a hold set meanwhile is in force, once that hold has passed (it
-// waits for it as for any hold, and one that cannot hands the role on).
+// waiting for it (or to the next to come), which goes as the probe at once
+// (with pacing, at a new turn when its own passed while it waited: the
+// probe it follows may have just left), or, when a hold set meanwhile is in
+// force, once that hold has passed (it waits for it as for any hold, and
+// one that cannot hands the role on).
 // The Transport remembers at most 16384 keys so cut that nothing waits
 // on (no probe out, no hold in force, nor one that ended within twice the
 // maximum wait, [WithMaxWait]: the requests asleep on a hold take their

@@ -17,8 +17,8 @@ import (
 // without a wait): the caller goes as its probe again, without waiting for
 // an answer, and wait returns it; on an error the caller keeps it. A role
 // handed to the caller here while a hold is in force (see
-// [Transport.probe]) is kept through that hold, and handed on when wait
-// fails. held is the time the caller has waited already for the server
+// [Transport.probe]), or, with pacing, after its turn passed, is kept
+// through that hold or its new turn, and handed on when wait fails. held is the time the caller has waited already for the server
 // (a redirect's Retry-After, see [Transport.redirectWait]): it counts
 // against the maximum wait with the holds.
 func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, held time.Duration) (probe *cut, err error) {
@@ -116,8 +116,9 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, 
 				return c, err
 			}
 			if c != nil {
-				// Handed the probe's role during a hold: go as the probe
-				// once it has passed.
+				// Handed the probe's role during a hold, or after its
+				// turn passed: go as the probe once the hold has passed,
+				// at a new turn.
 				own, handed = c, c
 			}
 			// key is held again (the probe's answer set a hold): wait

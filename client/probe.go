@@ -270,7 +270,8 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 // probe's answer while time passed: its turn has passed meanwhile, and it
 // takes a new one. A request handed the probe's role while a hold is in
 // force returns the cut and true: it keeps the role, waits for that hold,
-// and goes as the probe (see [Transport.wait]).
+// and goes as the probe (see [Transport.wait]); so does one handed the role
+// with pacing after it waited while time passed, to take a new turn.
 func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (*cut, bool, error) {
 	// late: the request waited for a probe's answer while time passed, its
 	// turn in the queue with it.
@@ -325,7 +326,11 @@ func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) 
 				// that hold has passed.
 				return c, true, nil
 			}
-			return c, false, nil
+			// With pacing, a request whose turn passed while it waited
+			// keeps the role and takes a new turn, as one the answer
+			// lets go does: the probe it follows may have left an
+			// instant ago, at a later turn than its own.
+			return c, late && t.limiter != nil, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
