@@ -195,9 +195,9 @@ func (ls *lines) release(l *line) {
 // line is on its way to it for a while, and the requests behind at the gate
 // would pass it meanwhile (when one ahead leaves the line, its turn goes to
 // the first of them there).
-func (t *Transport) queue(ctx context.Context, key string, tk *ticket) error {
+func (t *Transport) queue(ctx context.Context, key string, tk *ticket, spent time.Duration) error {
 	if tk != nil || t.lines.in.Load() != 0 {
-		return t.queueLine(ctx, key, nil, tk)
+		return t.queueLine(ctx, key, nil, tk, spent)
 	}
 	delay, now, err := t.take(ctx, key)
 	if err != nil || delay <= 0 {
@@ -206,7 +206,7 @@ func (t *Transport) queue(ctx context.Context, key string, tk *ticket) error {
 	if hook := turnTakenHook.Load(); hook != nil {
 		(*hook)()
 	}
-	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now}, nil)
+	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now.Add(-spent)}, nil, spent)
 }
 
 // turnTakenHook, set by tests, runs as a request that took a later turn
@@ -235,8 +235,11 @@ func (t *Transport) take(ctx context.Context, key string) (time.Duration, time.T
 
 // queueLine waits in key's line: with tn, a turn already taken from the
 // store, or else for a turn it takes in the line's order. It gives up tk
-// once the request has its place in the line.
-func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *ticket) error {
+// once the request has its place in the line. spent is the time the
+// request has waited for earlier turns (see [Transport.wait]): its turn
+// counts as queued that long before it was taken, so that the maximum wait
+// bounds all its turns together.
+func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *ticket, spent time.Duration) error {
 	l := t.lines.acquire(key)
 	defer t.lines.release(l)
 	if !l.lock(ctx) {
@@ -256,13 +259,13 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *tic
 			t.unlock(key, l)
 			return err
 		}
-		tn = &turn{at: now.Add(delay), queued: now}
+		tn = &turn{at: now.Add(delay), queued: now.Add(-spent)}
 		l.pushBack(tn)
 	} else {
 		// Requests that arrived earlier wait for a turn (a Retry-After
 		// took theirs): they take theirs first.
 		now := t.clock.Now()
-		tn = &turn{queued: now}
+		tn = &turn{queued: now.Add(-spent)}
 		l.pushBack(tn)
 		t.settle(ctx, key, l, now)
 	}
@@ -311,6 +314,17 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *tic
 		}
 		if d <= 0 {
 			continue
+		}
+		if !tn.at.IsZero() && tn.at.Sub(tn.queued) > t.maxWait {
+			// A new turn after earlier ones (see [Transport.wait]) that
+			// comes later than the maximum wait allows them all: fail
+			// now, and give the turn on. (A first turn is within it: the
+			// store gives none later, and settle fails the requests whose
+			// turns it pushes beyond.)
+			wait := tn.at.Sub(tn.queued)
+			t.leave(ctx, key, l, tn)
+			t.unlock(key, l)
+			return &WaitError{Key: key, Wait: wait, MaxWait: t.maxWait}
 		}
 		if pastDeadline(ctx, d) {
 			// Its turn, or the hold before it, would come only after the

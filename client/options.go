@@ -197,7 +197,11 @@ func WithRate(limit int64, per time.Duration) Option {
 // server's refusal (its Retry-After, or else its rate-limit fields) pushes
 // the turn back: a queued request whose turn
 // would then come more than d after it queued fails as soon as that is
-// known, and the requests behind it move up. The default is
+// known, and the requests behind it move up. It bounds all the turns of a
+// request together: one whose turn passed while it waited for a hold or a
+// probe's answer (see [WithProactive]) takes a new turn, and fails at
+// once when that turn would come after what its earlier turns left of d.
+// The default is
 // [DefaultMaxWait]; 0 sends only requests that can go at once, and d may
 // be at most [algorithms.MaxWindow] (24 hours). A backoff between two
 // attempts ([WithBackoff]) is no wait the server asked for: d does not

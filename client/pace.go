@@ -42,7 +42,9 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, 
 		// request has its place in the queue, or leaves.
 		// A hold can be extended while we wait (a response in flight
 		// brings news), so look again after each wait.
-		// held: waited so far for holds to pass.
+		// held: waited so far for holds to pass; queued: for turns in
+		// the queue.
+		var queued time.Duration
 		for {
 			// The holds, and the gate that keeps the requests waiting
 			// for them in order.
@@ -96,10 +98,14 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, 
 			}
 			if t.limiter != nil {
 				// A Retry-After can make queued turns unusable: the line
-				// keeps the requests in order.
-				if err := t.queue(ctx, key, tk); err != nil {
+				// keeps the requests in order. A request that takes a new
+				// turn (see below) waits for it within what its earlier
+				// turns left of the maximum wait.
+				start := t.clock.Now()
+				if err := t.queue(ctx, key, tk, queued); err != nil {
 					return nil, err
 				}
+				queued += t.clock.Now().Sub(start)
 				tk.leave()
 				tk = nil
 			}
