@@ -89,7 +89,8 @@
 //
 // The series of a policy's requests and errors are reported from the
 // moment the middleware reports the policy, at zero, as prommetrics
-// reports them; given_back has a series once a request was given back,
+// reports them (on otel.GetMeterProvider() before the SDK is set, from
+// the first collection of the SDK set later); given_back has a series once a request was given back,
 // and hold.duration a series of a policy and outcome once a hold of that
 // outcome was recorded under the policy (only leaky_queue policies have
 // them). Why the holds are counted per outcome, and what the buckets
@@ -162,6 +163,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -228,6 +230,9 @@ type perPolicy struct {
 	givenBack []metric.AddOption
 	hold      [metricset.NumHolds][]metric.RecordOption
 	set       attribute.Set // {policy} and the base attributes
+	// collected says the gauges' callback has seen the policy: its
+	// series of requests and errors were made at zero then too.
+	collected atomic.Bool
 }
 
 type options struct {
@@ -404,13 +409,21 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	for _, s := range middleware.States {
 		ob.stateSets[s] = ob.set(AttrState.String(s.String()))
 	}
-	ob.reg, err = meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	ob.reg, err = meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		for s, v := range ob.states.Values() {
 			o.ObserveInt64(state, v, metric.WithAttributeSet(ob.stateSets[s]))
 		}
 		for _, l := range ob.policies.AppendLimits(nil) {
 			o.ObserveInt64(effective, l.Limit, metric.WithAttributeSet(l.Policy.set))
 			o.ObserveInt64(configured, l.Configured, metric.WithAttributeSet(l.Policy.set))
+			if !l.Policy.collected.Swap(true) {
+				// Made at zero again, at the first collection that sees
+				// the policy: made when it was first reported, they were
+				// lost if mp then forwarded to no SDK yet (the global
+				// MeterProvider before otel.SetMeterProvider), whose
+				// collections call this callback alone.
+				ob.zero(ctx, l.Policy)
+			}
 		}
 		return nil
 	}, state, effective, configured)
@@ -457,11 +470,15 @@ func (ob *Observer) newPerPolicy(name string) *perPolicy {
 	// The policy's series of requests and errors exist from now on, at
 	// zero, as prommetrics creates them: a dashboard or an alert on
 	// denials sees 0, not an absent series.
-	ctx := context.Background()
+	ob.zero(context.Background(), c)
+	return c
+}
+
+// zero makes c's series of requests and errors, adding 0 to each.
+func (ob *Observer) zero(ctx context.Context, c *perPolicy) {
 	for s, opts := range c.series {
 		ob.counter(metricset.Series(s)).Add(ctx, 0, opts...)
 	}
-	return c
 }
 
 // counter returns the counter of series s: errors for an error kind,
