@@ -129,3 +129,40 @@ func TestWithAttributesAndBuckets(t *testing.T) {
 		t.Errorf("%d histogram points, want 2", n)
 	}
 }
+
+// TestBucketsOfTheFirstObserverOnAProvider: the instruments are the
+// meter's, one per name, and the SDK keeps the bucket boundaries the
+// first Observer built on a MeterProvider advised: a second one's
+// WithBuckets and WithHoldBuckets change nothing, as their docs say.
+func TestBucketsOfTheFirstObserverOnAProvider(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { mp.Shutdown(t.Context()) })
+	first, err := otelmetrics.New(mp, otelmetrics.WithAttributes(attribute.String("limiter", "a")),
+		otelmetrics.WithBuckets(0.001, 0.01), otelmetrics.WithHoldBuckets(1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := otelmetrics.New(mp, otelmetrics.WithAttributes(attribute.String("limiter", "b")),
+		otelmetrics.WithBuckets(1, 2, 3), otelmetrics.WithHoldBuckets(10, 20, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrictest.HoldOnce(t, first)
+	metrictest.HoldOnce(t, second)
+	want := map[string][]float64{"ratekeeper.decision.duration": {0.001, 0.01}, "ratekeeper.hold.duration": {1, 2}}
+	n := 0
+	for _, sm := range collectRaw(t, reader).ScopeMetrics {
+		for _, m := range sm.Metrics {
+			for _, dp := range histPoints(m) {
+				n++
+				if !slices.Equal(dp.Bounds, want[m.Name]) {
+					t.Errorf("%s%s: bounds %v, want the first Observer's %v", m.Name, attrString(dp.Attributes), dp.Bounds, want[m.Name])
+				}
+			}
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d histogram points, want 4 (two per Observer)", n)
+	}
+}

@@ -198,8 +198,9 @@ const (
 // [WithAttributes]. Two
 // Observers on one MeterProvider without distinct WithAttributes record
 // into the same series: their counters add up, but their gauges, each
-// observed by its own callback, overwrite each other. It is safe for
-// concurrent use.
+// observed by its own callback, overwrite each other; the histograms'
+// bucket boundaries are the first Observer's (see [WithBuckets]). It is
+// safe for concurrent use.
 type Observer struct {
 	requests  metric.Int64Counter
 	errs      metric.Int64Counter
@@ -297,7 +298,11 @@ func promLabel(key attribute.Key) string {
 // histogram advises, in seconds, in increasing order; the default runs
 // from 1µs (a decision on the memory store) to 1s (a Redis round trip is
 // typically under a millisecond).
-// A View of the SDK may still replace them.
+// A View of the SDK may still replace them. The instruments are the
+// meter's, one per name: on a MeterProvider that has an Observer already,
+// the SDK keeps the boundaries of the first one built (another's
+// WithBuckets changes nothing): give the Observers of one provider the
+// same.
 func WithBuckets(buckets ...float64) Option {
 	return func(o *options) error { return bucketRule.Given("WithBuckets", &o.buckets, buckets) }
 }
@@ -307,7 +312,8 @@ func WithBuckets(buckets ...float64) Option {
 // default ([DefaultHoldBuckets]) runs from 1ms to 60s. Boundaries past
 // the longest MaxDelay of the leaky_queue policies observed count
 // nothing: a queue holding at most 2 s is read best with boundaries up to
-// 2. A View of the SDK may still replace them.
+// 2. A View of the SDK may still replace them, and on a MeterProvider
+// that has an Observer already the first one's hold (see [WithBuckets]).
 func WithHoldBuckets(buckets ...float64) Option {
 	return func(o *options) error { return bucketRule.Given("WithHoldBuckets", &o.holdBuckets, buckets) }
 }
