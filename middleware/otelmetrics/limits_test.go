@@ -154,3 +154,38 @@ func TestLimitsUnderCardinalityLimitStable(t *testing.T) {
 		)
 	}
 }
+
+// TestRenamedPoliciesFillTheCardinalityLimit: the counters of a policy a
+// reload removed stay (cumulative temporality), and count against the
+// SDK's cardinality limit of each instrument (sdkmetric's default: 2000
+// series, some 500 policy names of ratekeeper.requests' four outcomes),
+// as the package doc says: once reloads renaming the policy have used it
+// up, the requests of the policy in force are counted in the overflow
+// series, not under its name. Here the limit is 9 series: two names'
+// four outcomes, and the overflow.
+func TestRenamedPoliciesFillTheCardinalityLimit(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithCardinalityLimit(9))
+	t.Cleanup(func() { mp.Shutdown(context.Background()) })
+	obs, err := otelmetrics.New(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := middleware.MustNew(memStore(t), []*policy.Policy{fixed("api-v1", 100, remote)}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
+	h := router(m)
+	for _, name := range []string{"api-v2", "api-v3"} {
+		get(h, "/")
+		if err := m.SetPolicies([]*policy.Policy{fixed(name, 100, remote)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get(h, "/")
+	points, _ := collect(t, reader)
+	wantLines(t, "after two renames", nonzero(points, "ratekeeper.requests"),
+		"ratekeeper.requests{otel.metric.overflow=true} 1",
+		"ratekeeper.requests{outcome=allowed,policy=api-v1} 1",
+		"ratekeeper.requests{outcome=allowed,policy=api-v2} 1",
+	)
+	wantLines(t, "limits", only(points, "ratekeeper.effective"), "ratekeeper.effective_limit{policy=api-v3} 100")
+}

@@ -118,6 +118,18 @@
 // the SDK exports only what was recorded in each interval, so they are no
 // longer exported once nothing is recorded under them.
 //
+// Under cumulative temporality those kept series count against the SDK's
+// cardinality limit of each instrument (2000 series by default,
+// sdkmetric.WithCardinalityLimit): a middleware holds at most
+// policy.MaxPolicies policies at once, but every name the Observer has
+// counted under keeps its four series of ratekeeper.requests and three of
+// ratekeeper.errors for the life of the MeterProvider. Reloads that
+// rename policies (a version in the name) thus use the limit up after
+// some 500 names, and then the requests of the policies in force are
+// counted in the SDK's overflow series (otel.metric.overflow=true), not
+// under their names: keep names stable across reloads, or raise the
+// limit.
+//
 // # Several middlewares
 //
 // Share one Observer among any number of middlewares: each is kept
