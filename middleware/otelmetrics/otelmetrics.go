@@ -90,10 +90,10 @@
 // The series of a policy's requests and errors are reported from the
 // moment the middleware reports the policy, at zero, as prommetrics
 // reports them (on otel.GetMeterProvider() before the SDK is set, from
-// the first collection of the SDK set later); given_back has a series once a request was given back,
-// and hold.duration a series of a policy and outcome once a hold of that
-// outcome was recorded under the policy (only leaky_queue policies have
-// them). Why the holds are counted per outcome, and what the buckets
+// the first collection of the SDK set later); given_back has a series
+// once a request was given back, and hold.duration a series of a policy
+// and outcome once a hold of that outcome was recorded under the policy
+// (only leaky_queue policies have them). Why the holds are counted per outcome, and what the buckets
 // are, is told in prommetrics' package doc (Holds): the same holds are
 // recorded here.
 //
@@ -436,10 +436,10 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 			o.ObserveInt64(configured, l.Configured, metric.WithAttributeSet(l.Policy.set))
 			if !l.Policy.collected.Swap(true) {
 				// Made at zero again, at the first collection that sees
-				// the policy: made when it was first reported, they were
-				// lost if mp then forwarded to no SDK yet (the global
-				// MeterProvider before otel.SetMeterProvider), whose
-				// collections call this callback alone.
+				// the policy: those made when it was first reported were
+				// lost if mp forwarded to no SDK then (the global
+				// MeterProvider before otel.SetMeterProvider); the SDK
+				// set later calls this callback at its collections.
 				ob.zero(ctx, l.Policy)
 			}
 		}
