@@ -394,17 +394,19 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 	case middleware.KeyRejected, middleware.Denied, middleware.ShadowDenied:
 		if !res.Taken() && res.Err() != nil {
 			// Prepare failed: a missing key or a cost out of range.
-			var ke *policy.KeyError
-			var ce *policy.CostError
+			// (errors.AsType, not errors.As, whose targets would escape:
+			// two allocations per request.)
+			ke, isKey := errors.AsType[*policy.KeyError](res.Err())
+			ce, isCost := errors.AsType[*policy.CostError](res.Err())
 			switch {
-			case errors.As(res.Err(), &ke):
+			case isKey:
 				add(ps.Get(ke.Policy.Name()), ErrKey)
-			case errors.As(res.Err(), &ce):
+			case isCost:
 				for p := range ce.All() {
 					add(ps.Get(p.Name()), ErrCost)
 				}
 			}
-			if e.Outcome == middleware.ShadowDenied && ce == nil && ke == nil {
+			if e.Outcome == middleware.ShadowDenied && !isKey && !isCost {
 				if e.Request != nil && e.Request.Context().Err() != nil && !res.StoreFailed() {
 					// Its client went away (or its deadline ran out)
 					// during the store call: Abandoned but for shadow
