@@ -106,7 +106,12 @@
 // one's its own. A policy decided once for two middlewares has one
 // member; so has a copy of a policy whose limit one of them changed
 // (SetLimit, a reload), reported at the copy that binds, its lower q and
-// the room left there (see [ErrCountedTwice]). Policies of one name that
+// the room left there (see [ErrCountedTwice]). An observer tells such a
+// copy, which judges the count made further out, from a second request
+// of the policy ([Event.CountedFurtherOut]): middleware/prommetrics and
+// middleware/otelmetrics count the request allowed once, where it was
+// counted, and a refusal by the copy further in as denied besides.
+// Policies of one name that
 // count apart (built at other Specs in each middleware) have a member
 // each, under that one name, which a client cannot tell apart: name them
 // apart (the inner one tells [ErrSameNameNested] once). The draft -06/-07 RateLimit-Policy list names a policy by its

@@ -419,6 +419,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// at a higher limit than the one in force here: its members or
 	// values of them are restated at ours (see restateOuter).
 	var restate []restated
+	// The policies decided here that a middleware further out counted
+	// the request under (see unrepeated), for the observer.
+	var countedOut uint64
 	err := set.Prepare(r, mask, &res.pr)
 	if err == nil && nested {
 		// Nested in other middlewares: the policies they decided already,
@@ -426,7 +429,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		var again uint64
 		var unguard [policy.MaxGuards]uint64
 		own.folds = foldMask(&res.pr)
-		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, merged, judged, restate = m.unrepeated(r, set, &res.pr); again != 0 {
+		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, merged, countedOut, judged, restate = m.unrepeated(r, set, &res.pr); again != 0 {
 			if mask &^= again; mask == 0 {
 				if d, ok := restateOuter(w.Header(), profile, nil, outer, m.clock.Now, restate); ok {
 					// Those further in compare their values with d.
@@ -476,7 +479,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 				// answered 503 goes on, undecided, to a handler that
 				// sees its context ended, as it would without the
 				// middleware.
-				m.observe(r, res, ShadowDenied, start)
+				m.observe(r, res, ShadowDenied, start, countedOut)
 				pass(w, caller, rc.request(r), next)
 				return
 			}
@@ -486,7 +489,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// failure under FailClosed would be, and as a hold it cut
 			// short is: when to come back, at least 1 s.
 			m.stats.abandoned.Add(1)
-			m.observe(r, res, Abandoned, start)
+			m.observe(r, res, Abandoned, start, countedOut)
 			retry := int64(0)
 			if errors.Is(cerr, context.DeadlineExceeded) {
 				var failWait time.Duration
@@ -501,7 +504,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 		if m.failure.mode == failClosed && !m.shadowed(caller, r, rc, res) {
 			m.stats.failedClosed.Add(1)
-			m.observe(r, res, FailedClosed, start)
+			m.observe(r, res, FailedClosed, start, countedOut)
 			refusing(r)
 			retry := max(1, seconds(m.failure.retryAfter), seconds(outerWait(r, http.StatusServiceUnavailable, own)))
 			refuse(caller, r, rc, func(c *http.Request) { m.unavailable(w, c, res, retry, err) })
@@ -509,9 +512,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 		m.stats.failedOpen.Add(1)
 		if m.failure.mode == failClosed {
-			m.observe(r, res, ShadowDenied, start)
+			m.observe(r, res, ShadowDenied, start, countedOut)
 		} else {
-			m.observe(r, res, FailedOpen, start)
+			m.observe(r, res, FailedOpen, start, countedOut)
 		}
 		pass(w, caller, rc.request(r), next)
 		return
@@ -553,12 +556,12 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	if !allowed {
 		if m.shadowed(caller, r, rc, res) {
-			m.observe(r, res, ShadowDenied, start)
+			m.observe(r, res, ShadowDenied, start, countedOut)
 			pass(w, caller, rc.request(r), next)
 			return
 		}
 		m.stats.denied.Add(1)
-		m.observe(r, res, Denied, start)
+		m.observe(r, res, Denied, start, countedOut)
 		refusing(r)
 		if m.onDeny != nil {
 			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
@@ -581,7 +584,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// is neither held nor served: the observer is told it was
 			// abandoned, and only that.
 			m.stats.abandoned.Add(1)
-			m.observeEarly(r, res, start, left)
+			m.observeEarly(r, res, start, left, countedOut)
 			early := fmt.Errorf("middleware: leaky_queue wait of %s ends after the request's deadline: %w", d, context.DeadlineExceeded)
 			m.report(r, early)
 			// Its headers report the queue as the store has it after the
@@ -607,7 +610,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.stats.abandoned.Add(1)
 			// Observed before the refund, which replaces the decisions
 			// (and their Delays) with the store's after it.
-			m.observeHeld(r, res, Abandoned, start, held, waited)
+			m.observeHeld(r, res, Abandoned, start, held, waited, countedOut)
 			cut := fmt.Errorf("middleware: leaky_queue wait of %s cut short: %w", d, err)
 			m.report(r, cut)
 			m.refund(r, res, waited)
@@ -624,11 +627,11 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			return
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
-		m.observeHeld(r, res, Allowed, start, held, waited)
+		m.observeHeld(r, res, Allowed, start, held, waited, countedOut)
 		// The middlewares further in read the hold from its context.
 		r = rc.heldRequest(r, waited)
 	} else {
-		m.observe(r, res, Allowed, start)
+		m.observe(r, res, Allowed, start, countedOut)
 		r = rc.request(r)
 	}
 	if own.mask|own.guards != 0 {
@@ -651,14 +654,14 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 	res.err = err
 	m.report(r, err)
 	if m.shadowed(caller, r, rc, res) {
-		m.observe(r, res, ShadowDenied, start)
+		m.observe(r, res, ShadowDenied, start, 0)
 		pass(w, caller, rc.request(r), next)
 		return
 	}
 	var ke *policy.KeyError
 	if errors.As(err, &ke) {
 		m.stats.keyRejected.Add(1)
-		m.observe(r, res, KeyRejected, start)
+		m.observe(r, res, KeyRejected, start, 0)
 		refusing(r)
 		refuse(caller, r, rc, func(c *http.Request) { m.rejectKey(w, c, res, ke) })
 		return
@@ -666,7 +669,7 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 	var ce *policy.CostError
 	if errors.As(err, &ce) {
 		m.stats.denied.Add(1)
-		m.observe(r, res, Denied, start)
+		m.observe(r, res, Denied, start, 0)
 		refusing(r)
 		if m.onDeny != nil {
 			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
@@ -837,15 +840,17 @@ func (m *Middleware) refund(r *http.Request, res *Result, waited time.Duration) 
 
 // observe passes the outcome of a request to the observer, if any. The
 // decision latency runs from start (read only when there is an observer)
-// to now.
-func (m *Middleware) observe(r *http.Request, res *Result, o Outcome, start time.Time) {
+// to now. countedOut are the policies of res (a mask over its Set) that
+// a middleware further out counted the request under (see
+// Event.CountedFurtherOut).
+func (m *Middleware) observe(r *http.Request, res *Result, o Outcome, start time.Time, countedOut uint64) {
 	if m.obs != nil { // inlined: without an observer, this check is the cost
-		m.emit(r, res, o, start)
+		m.emit(r, res, o, start, countedOut)
 	}
 }
 
-func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Time) {
-	m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: m.clock.Now().Sub(start), pattern: m.pattern})
+func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Time, countedOut uint64) {
+	m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: m.clock.Now().Sub(start), pattern: m.pattern, countedOut: countedOut})
 }
 
 // observeHeld passes the outcome of a request held for a leaky_queue Delay
@@ -853,20 +858,20 @@ func (m *Middleware) emit(r *http.Request, res *Result, o Outcome, start time.Ti
 // request is known only then. The decision latency runs from start to
 // held, when the hold began; the request was held for waited (see
 // Event.Held).
-func (m *Middleware) observeHeld(r *http.Request, res *Result, o Outcome, start, held time.Time, waited time.Duration) {
+func (m *Middleware) observeHeld(r *http.Request, res *Result, o Outcome, start, held time.Time, waited time.Duration, countedOut uint64) {
 	if m.obs != nil {
 		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: o, Latency: held.Sub(start), pattern: m.pattern,
-			held: max(waited, 0), wasHeld: true})
+			held: max(waited, 0), wasHeld: true, countedOut: countedOut})
 	}
 }
 
 // observeEarly passes to the observer, if any, the outcome (Abandoned) of
 // a request refused at once because its context's deadline, left away,
 // comes before the end of its leaky_queue Delay.
-func (m *Middleware) observeEarly(r *http.Request, res *Result, start time.Time, left time.Duration) {
+func (m *Middleware) observeEarly(r *http.Request, res *Result, start time.Time, left time.Duration, countedOut uint64) {
 	if m.obs != nil {
 		m.obs.ObserveRequest(Event{Request: r, Result: res, Outcome: Abandoned, Latency: m.clock.Now().Sub(start), pattern: m.pattern,
-			early: true, left: max(left, 0)})
+			early: true, left: max(left, 0), countedOut: countedOut})
 	}
 }
 

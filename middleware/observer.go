@@ -171,6 +171,10 @@ type Event struct {
 	// left is the time its deadline left it then, never negative.
 	early bool
 	left  time.Duration
+	// countedOut are the policies of Result (a mask over its Set) that a
+	// middleware further out counted the request under (see
+	// CountedFurtherOut).
+	countedOut uint64
 }
 
 // Held returns how long the middleware held the request for its turn in a
@@ -216,6 +220,39 @@ func (e Event) Route() string {
 // taken and its decision is not Allowed).
 func (e Event) DeniedBy(i int) bool {
 	return e.Result.Taken() && !e.Result.Decision(i).Allowed
+}
+
+// CountedFurtherOut reports whether a middleware further out (one this
+// middleware is nested in) admitted the request and counted it under the
+// i-th policy of e.Result as a request of that policy: the middleware
+// further out runs the policy this one holds a copy of, lowered here by
+// [Middleware.SetLimit] or a reload (or raised there), and this one
+// judges the state it counted (see [ErrCountedTwice]). A policy given to
+// both as it is, or counting in the same state, is left out of this
+// one's Result instead. The middleware further out reported the request
+// [Allowed] under the policy's name already, if it has an observer: an
+// observer counting requests per policy counts such a request allowed
+// there alone, as middleware/prommetrics and middleware/otelmetrics do,
+// so that one request is one request of the policy whether or not its
+// limit is lowered here. A refusal here is news (the middleware further
+// out admitted the request): they count it Denied (or ShadowDenied)
+// under the policy as any other.
+//
+// It reports false for a leaky_queue copy, which holds the request in a
+// queue of its own here, taking a place of its own (its hold is this
+// middleware's); for a policy that counts apart from one of its name
+// further out ([ErrSameNameNested]); for a request that no middleware
+// further out admitted, or that only one built [WithoutContext] decided
+// (those further in do not see it); and for an i out of range.
+func (e Event) CountedFurtherOut(i int) bool {
+	if e.countedOut == 0 || e.Result == nil || i < 0 {
+		return false
+	}
+	m := e.Result.Mask()
+	for ; i > 0 && m != 0; i-- {
+		m &= m - 1
+	}
+	return m&-m&e.countedOut != 0
 }
 
 // An Outcome is what the middleware did with a request it evaluated.

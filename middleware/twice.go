@@ -61,7 +61,13 @@ var nest = nested.Of[*policy.Result]()
 // further in decided it: the member further out reports the same state
 // at a limit not in force (r=15 of its 20 on the 429 of a copy reloaded
 // to 4 further in), and goes, where the decision further in holds every
-// state it reports. Conversely, a window kind's copy lowered by SetLimit
+// state it reports. Observers are told the request once
+// under the policy: the middleware further in reports the copy counted
+// further out ([Event.CountedFurtherOut]), and the metrics packages do
+// not count it allowed there again, so that lowering a limit further in
+// does not double the allowed rate they report; a request the copy
+// refuses counts denied there, the middleware further out having counted
+// it allowed. Conversely, a window kind's copy lowered by SetLimit
 // further out is checked on the configured Spec's state alone
 // (one check per request: see [policy.Policy.Guards]) and counts nothing
 // under its lowered Spec: a
@@ -208,6 +214,14 @@ var ErrSameNameNested = errors.New("middleware: a policy has the name of another
 // further out where it holds every state that one reports (see
 // supersedes and unlistOuter).
 //
+// countedOut are the policies of res (those of again are left out of
+// it) that a middleware further out counted the request under, admitting
+// it, as a request of their policy: in their own state (ownOnly) or in
+// one of their guards' (a copy lowered here, or raised further out,
+// judged on that state), but for a leaky_queue, which holds the request
+// here in a queue of its own. An observer counts them there, and not
+// again here (see Event.CountedFurtherOut).
+//
 // A guard counted further out at a limit other than the one this
 // middleware judges it at (a window kind's guard is judged at its
 // policy's limit, policy.Policy.GuardLimit: the copy further out runs the
@@ -242,7 +256,7 @@ var ErrSameNameNested = errors.New("middleware: a policy has the name of another
 // policy that a reload tightened (see SetPolicies), so the same policy
 // given to both is no longer the same *policy.Policy in them. meets tells
 // these apart; unlistOuter and adopted.match match policies as it does.
-func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [policy.MaxGuards]uint64, shadowedGuards, ownOnly, foldedOut, merged uint64, judged []outerGuard, restate []restated) {
+func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Result) (again, shadowed, uncounted uint64, unguard [policy.MaxGuards]uint64, shadowedGuards, ownOnly, foldedOut, merged, countedOut uint64, judged []outerGuard, restate []restated) {
 	var enforced uint64
 	var denied [policy.MaxGuards]uint64        // as unguard, of the middlewares that denied
 	var guardEnforced [policy.MaxGuards]uint64 // as unguard, of those not in shadow mode
@@ -275,6 +289,12 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 					break // another bucket
 				}
 				same, gs := meets(q, p, nest.Folded(res, i), nest.Folded(o, j))
+				if counted && (same || gs != 0) && q.Spec().Algorithm != algorithms.LeakyQueue {
+					// Counted there as a request of q's policy, in
+					// q's state or one q is judged on (see
+					// Event.CountedFurtherOut).
+					countedOut |= bit
+				}
 				var past bool
 				if same && counted && q != p && q.Spec() != p.Spec() {
 					// q's Spec may be a guard of p judged there at a
@@ -445,7 +465,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 	}
 	// None of a policy judged (none here): its members stay.
 	restate = slices.DeleteFunc(restate[:n], func(rs restated) bool { return shown&rs.bit == 0 })
-	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, merged, judged, restate
+	return again, shadowed, uncounted, unguard, shadowedGuards, ownOnly, foldedOut, merged, countedOut, judged, restate
 }
 
 // sameNameApart reports whether q, a policy of this middleware, and p,

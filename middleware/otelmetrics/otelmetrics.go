@@ -137,8 +137,16 @@
 // Observer is a [middleware.SharedObserver]: [middleware.WithObserver]
 // gives each middleware built its own observer of it
 // ([Observer.ForMiddleware]). The counters, histograms and failure_state
-// add the middlewares up; the limit gauges, per policy name, report the
-// limits reported last among the live middlewares that have the policy.
+// add the middlewares up, but for a policy that nested middlewares share:
+// a request counts once under it, allowed by the middleware that counted
+// its units, whether the one further in leaves the policy out (given to
+// both as it is) or judges that count at a limit it lowered
+// ([middleware.Middleware.SetLimit], a reload: see
+// [middleware.Event.CountedFurtherOut]); a request that lowered copy
+// refuses counts denied too. (A leaky_queue's lowered copy holds the
+// request again, in a queue of its own, and counts it again.) The limit
+// gauges, per policy name, report the limits reported last among the
+// live middlewares that have the policy.
 // One middleware closed, or reloaded without the policy, leaves the name
 // to the others, and the points stop when none has it; one dropped
 // without Close is counted out alike (of failure_state too) once the

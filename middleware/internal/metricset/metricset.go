@@ -377,8 +377,13 @@ func (ps *Policies[P]) AppendLimits(dst []Limits[P]) []Limits[P] {
 //     as one (Result.StoreFailed: a deadline that gave the backend every
 //     chance ran out), which an Abandoned request counts as ErrStore too;
 //   - a request with decisions counts Allowed under each evaluated policy
-//     when admitted, and Denied or ShadowDenied under each policy that
-//     denied it;
+//     when admitted, but for a policy that a middleware further out
+//     counted the request under as a request of that policy
+//     ([middleware.Event.CountedFurtherOut]: a copy lowered here by
+//     SetLimit or a reload), which counted it Allowed there, so that a
+//     request passing nested middlewares counts once under the policy
+//     whether or not its limit is lowered further in; and Denied or
+//     ShadowDenied under each policy that denied it;
 //   - an Abandoned request (not served: its context ended before the
 //     decision or during a leaky_queue hold, or its deadline comes before
 //     the end of its Delay) counts Abandoned under each evaluated policy,
@@ -440,7 +445,9 @@ func (ps *Policies[P]) Count(e middleware.Event, add func(p P, s Series)) {
 		}
 		switch e.Outcome {
 		case middleware.Allowed:
-			add(c, Allowed)
+			if !e.CountedFurtherOut(i) {
+				add(c, Allowed)
+			}
 		case middleware.Denied:
 			if e.DeniedBy(i) {
 				add(c, Denied)
