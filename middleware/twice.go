@@ -61,7 +61,15 @@ var nest = nested.Of[*policy.Result]()
 // further in decided it: the member further out reports the same state
 // at a limit not in force (r=15 of its 20 on the 429 of a copy reloaded
 // to 4 further in), and goes, where the decision further in holds every
-// state it reports. Observers are told the request once
+// state it reports. A window kind's copy lowered by SetLimit, checked on
+// its guard's state alone when not nested ([policy.Policy.WithLimit]),
+// is checked further in under its own lowered Spec instead, the guard
+// left out (a store call checks each policy it decides under one Spec at
+// least): a second check of the request, in a state of the copy's own
+// that only such a nested copy counts in, and that holds no more than
+// the guard's state judged there. It costs the store a key per client
+// while the limit is lowered, and takes nothing from the limit in force,
+// whose state counts the request once. Observers are told the request once
 // under the policy: the middleware further in reports the copy counted
 // further out ([Event.CountedFurtherOut]), and the metrics packages do
 // not count it allowed there again, so that lowering a limit further in
