@@ -574,7 +574,13 @@ func parseJSON(data []byte, file string) (*cnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if off := p.next(); off < len(p.data) {
+	// Blanks alone may follow it: not a separator, which next skips
+	// within the value ("{...}," is no JSON document).
+	off := int(p.dec.InputOffset())
+	for off < len(p.data) && strings.IndexByte(" \t\r\n", p.data[off]) >= 0 {
+		off++
+	}
+	if off < len(p.data) {
 		return nil, p.errorAt(off, "unexpected data after the top-level value")
 	}
 	return root, nil
