@@ -653,7 +653,34 @@ func (p *jsonConv) jsonError(off int, err error) error {
 			off = int(se.Offset)
 		}
 	}
-	return p.errorAt(off, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if off >= 0 && off < len(p.data) && p.data[off] >= utf8.RuneSelf {
+		msg = nameCharacter(msg, p.data[off:])
+	}
+	return p.errorAt(off, "invalid JSON: %s", msg)
+}
+
+// nameCharacter returns msg, encoding/json's message for the character at
+// the start of rest, a character outside ASCII, with that character named:
+// encoding/json names the first byte of its UTF-8 encoding as if it were
+// a character of its own ('â' for a typographic quote), which the file
+// does not hold. A typographic quote and a space other than U+0020 (one
+// pasted from a word processor or a web page) are told how to write.
+func nameCharacter(msg string, rest []byte) string {
+	q := strconv.Quote(string(rune(rest[0]))) // as encoding/json quotes the byte
+	said := "'" + q[1:len(q)-1] + "'"
+	r, _ := utf8.DecodeRune(rest)
+	if r == utf8.RuneError || !strings.Contains(msg, said) {
+		return msg
+	}
+	name := fmt.Sprintf("%s (%U", strconv.QuoteRune(r), r)
+	switch {
+	case unicode.Is(unicode.Quotation_Mark, r):
+		name += `, a typographic quote: write "`
+	case unicode.IsSpace(r) || unicode.Is(unicode.Zs, r):
+		name += ", a space JSON does not read as one: write a space"
+	}
+	return strings.Replace(msg, said, name+")", 1)
 }
 
 func (p *jsonConv) value() (*cnode, error) {
