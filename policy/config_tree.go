@@ -252,6 +252,49 @@ func checkTabs(tokens token.Tokens, file string) error {
 	return nil
 }
 
+// checkSpaces reports a space other than U+0020 (a non-breaking space,
+// as text copied from a web page or a chat holds) or a zero-width
+// character in an unquoted value or key, at the value. YAML reads it as
+// text, never as a blank: "limit:<NBSP>10" is one string, not a key and
+// its value, and a line indented with it is not indented, so that the
+// parser's error, or the loader's, is about something else at a place
+// where the file looks right. Quoted, or in a comment, it is the file's
+// choice, left to what reads the value.
+func checkSpaces(tokens token.Tokens, file string) error {
+	for _, tk := range tokens {
+		if tk.Type != token.StringType {
+			continue
+		}
+		i := strings.IndexFunc(tk.Value, func(r rune) bool { return invisibleSpace(r) != "" })
+		if i < 0 {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(tk.Value[i:])
+		what := invisibleSpace(r)
+		reason := fmt.Sprintf("%s (%U) in %s, which YAML reads as text, not as a blank: write a space (or quote the value if the character is meant)", what, r, strconv.Quote(tk.Value))
+		if !unicode.Is(unicode.Zs, r) {
+			reason = fmt.Sprintf("%s (%U) in %s, which YAML reads as text: delete it (or quote the value if the character is meant)", what, r, strconv.Quote(tk.Value))
+		}
+		p := tokenPos(tk)
+		return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: reason}
+	}
+	return nil
+}
+
+// invisibleSpace names r when it is a space other than U+0020 or a
+// zero-width character (checkSpaces), or returns "".
+func invisibleSpace(r rune) string {
+	switch {
+	case r == '\u00a0':
+		return "a non-breaking space"
+	case r != ' ' && unicode.Is(unicode.Zs, r):
+		return "a space"
+	case r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff':
+		return "a zero-width character"
+	}
+	return ""
+}
+
 // parseYAML parses data into a tree. A syntax error comes back as a
 // *ConfigError with the position the parser reported.
 func parseYAML(data []byte, file string) (root *cnode, err error) {
@@ -273,6 +316,9 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		return nil, err
 	}
 	if err := checkTabs(tokens, file); err != nil {
+		return nil, err
+	}
+	if err := checkSpaces(tokens, file); err != nil {
 		return nil, err
 	}
 	// Keys written twice are kept, for the decoder to report at their
