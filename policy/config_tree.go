@@ -401,16 +401,20 @@ func yamlMessage(err error) string {
 	return msg
 }
 
-// escapeControls returns s with each control character written as a Go
-// escape (a tab as \t): the parser's messages quote the file's bytes, which
-// must not reach a terminal or a log as they are.
+// escapeControls returns s with each control character, and each other
+// character that does not print (strconv.IsPrint: a format character such
+// as a zero-width space or a right-to-left override, a space other than
+// U+0020), written as a Go escape (a tab as \t, U+200B as \u200b), as %q
+// writes them: the parser's messages and the field paths quote the
+// file's bytes, which must not reach a terminal or a log as they are, nor
+// hide there.
 func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
+	if !strings.ContainsFunc(s, notPrinted) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if unicode.IsControl(r) {
+		if notPrinted(r) {
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 			continue
@@ -419,6 +423,9 @@ func escapeControls(s string) string {
 	}
 	return b.String()
 }
+
+// notPrinted reports whether escapeControls escapes r.
+func notPrinted(r rune) bool { return !strconv.IsPrint(r) }
 
 func tokenPos(tk *token.Token) position {
 	if tk == nil || tk.Position == nil {
