@@ -285,14 +285,16 @@ func WithMethods(methods ...string) Option {
 // methodError returns the *Error of m, a method given to WithMethods
 // that no client sends, or nil.
 func (p *Policy) methodError(m string) error {
+	// Methods joined by characters a token does not hold ("GET, POST",
+	// "GET POST", as a file's list is written in prose) are told so too.
+	if ms := joinedMethods(m); ms != nil {
+		return p.errorf("Methods", "%q joins several methods: list each (%s)", m, quoteList(ms, ""))
+	}
 	if !isToken(m) {
 		return p.errorf("Methods", "%q is not a method token", m)
 	}
 	if wildcardMethod(m) {
 		return p.errorf("Methods", "%q is no method a client sends: leave methods out for every method", m)
-	}
-	if ms := joinedMethods(m); ms != nil {
-		return p.errorf("Methods", "%q joins several methods: list each (%s)", m, quoteList(ms, ""))
 	}
 	if up := miscased(m); up != "" {
 		return p.errorf("Methods", "%q: methods are case-sensitive and clients send %q", m, up)
