@@ -54,7 +54,9 @@ func (d *decoder) fields(n *cnode, path string, known []string, set func(name st
 			continue
 		}
 		if !containsStr(known, k.text) {
-			if near := nearestField(k.text, known); near != "" {
+			if where := otherLevel(k.text, known); where != "" {
+				d.fail(k, join(path, k.text), "unknown field here; %s", where)
+			} else if near := nearestField(k.text, known); near != "" {
 				d.fail(k, join(path, k.text), "unknown field; did you mean %q? (want one of %s)", near, strings.Join(known, ", "))
 			} else {
 				d.fail(k, join(path, k.text), "unknown field; want one of %s", strings.Join(known, ", "))
@@ -64,6 +66,20 @@ func (d *decoder) fields(n *cnode, path string, known []string, set func(name st
 		set(k.text, k, n.vals[i])
 	}
 	return true
+}
+
+// otherLevel says where name, a field unknown among known, belongs when
+// it is a field of the other level of the file (a policy's at the top
+// level, a line dedented by mistake; a setting of the whole file in a
+// policy), or returns "".
+func otherLevel(name string, known []string) string {
+	switch {
+	case slices.Equal(known, topFields) && containsStr(policyFields, name):
+		return "a field of a policy: write it in an entry of policies"
+	case slices.Equal(known, policyFields) && containsStr(topFields, name):
+		return "a setting of the whole file: write it at the top level, outside policies"
+	}
+	return ""
 }
 
 func join(path, name string) string {
