@@ -273,7 +273,10 @@ const (
 // <<: [*a, *b], a's keys winning over b's, and the mapping's own over
 // both), its tags (!!str) are not, and a tab inside a value that is
 // unquoted or double-quoted is an error (the parser would drop it or
-// misread the line: write a space, or \t in double quotes). The file is UTF-8 text, with or without a byte order mark: a
+// misread the line: write a space, or \t in double quotes), and so is a
+// space other than U+0020 (a non-breaking space, copied from a web page)
+// or a zero-width character in an unquoted value or key, which YAML reads
+// as text, not as a blank. The file is UTF-8 text, with or without a byte order mark: a
 // UTF-16 file, or a byte that is not UTF-8 anywhere in it (a comment
 // included), is an error at that byte.
 //

@@ -12,8 +12,8 @@ import "testing"
 // this context" for a list indented with them, "must be an integer, not
 // a string" for "limit: 10<NBSP>", and "li<ZWSP>mit: unknown field; want
 // one of ..., limit, ...". Each is now an error at the unquoted text
-// holding the character, naming it. Inside quotes it is the file's
-// choice, judged as any other character.
+// holding the character, naming it. Inside quotes or a block scalar it
+// is the file's choice, judged as any other character.
 func TestConfigUnicodeSpaceOutsideQuotesIsNamed(t *testing.T) {
 	const head = "policies:\n  - name: a\n    limit: 10\n    window: 1s\n"
 	const why = ", which YAML reads as text, not as a blank: write a space (or quote the value if the character is meant)"
@@ -35,6 +35,7 @@ func TestConfigUnicodeSpaceOutsideQuotesIsNamed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantRefused(t, tc.doc, "c.yaml", tc.want) })
 	}
-	// Quoted, and in a comment, it is left to what reads the value.
-	wantAccepted(t, "routes: [\"/caf\u00e9\u00a0menu\"]\n", "# per\u00a0client\n")
+	// Quoted, in a block scalar, and in a comment, it is left to what
+	// reads the value.
+	wantAccepted(t, "routes: [\"/caf\u00e9\u00a0menu\"]\n", "routes:\n      - >-\n        /caf\u00e9\u00a0menu\n", "# per\u00a0client\n")
 }

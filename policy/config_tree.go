@@ -258,12 +258,15 @@ func checkTabs(tokens token.Tokens, file string) error {
 // text, never as a blank: "limit:<NBSP>10" is one string, not a key and
 // its value, and a line indented with it is not indented, so that the
 // parser's error, or the loader's, is about something else at a place
-// where the file looks right. Quoted, or in a comment, it is the file's
-// choice, left to what reads the value.
+// where the file looks right. Quoted, in a block scalar (| or >) or in a
+// comment, it is the file's choice, left to what reads the value.
 func checkSpaces(tokens token.Tokens, file string) error {
+	var prev token.Type
 	for _, tk := range tokens {
-		if tk.Type != token.StringType {
-			continue
+		t := prev
+		prev = tk.Type
+		if tk.Type != token.StringType || t == token.LiteralType || t == token.FoldedType {
+			continue // not unquoted, or a block scalar's text
 		}
 		i := strings.IndexFunc(tk.Value, func(r rune) bool { return invisibleSpace(r) != "" })
 		if i < 0 {
