@@ -335,6 +335,8 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 			if tk := ye.GetToken(); (tk.Type == token.MappingStartType || tk.Type == token.SequenceStartType) && gluedToValue(data, ce.Line, ce.Column) {
 				// A route's wildcard unquoted in a flow list: "[/users/{id}]".
 				ce.Reason += ` (a '{' or '[' within a value inside [ ] or { } opens a collection: quote the value, as ["/users/{id}"])`
+			} else if hint := colonInValue(ye.GetToken()); hint != "" {
+				ce.Reason += hint
 			}
 		}
 		return nil, ce
@@ -360,6 +362,26 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 	}
 	c := &yamlConv{file: file, anchors: map[string]*cnode{}}
 	return c.conv(docs[0].Body)
+}
+
+// colonInValue returns a hint for a parser error at tk when tk is an
+// unquoted value after a key on its line and followed there by ": "
+// ("key: header: X-User"): the file means one string, which YAML reads as
+// a mapping within the value, where none may start. A header or cookie
+// key part, or ip_source, written so is told how it is written; any other
+// value, to be quoted. It returns "" otherwise.
+func colonInValue(tk *token.Token) string {
+	sameLine := func(a, b *token.Token) bool {
+		return a != nil && b != nil && a.Position != nil && b.Position != nil && a.Position.Line == b.Position.Line
+	}
+	if tk.Type != token.StringType || tk.Prev == nil || tk.Prev.Type != token.MappingValueType || !sameLine(tk.Prev, tk) ||
+		tk.Next == nil || tk.Next.Type != token.MappingValueType || !sameLine(tk, tk.Next) {
+		return ""
+	}
+	if v := tk.Next.Next; (tk.Value == "header" || tk.Value == "cookie") && v != nil && v.Type == token.StringType && sameLine(tk, v) {
+		return fmt.Sprintf(` (the value holds ": ", which YAML reads as a mapping: write %s)`, strconv.Quote(tk.Value+":"+v.Value))
+	}
+	return ` (the value holds ": ", which YAML reads as a mapping: quote the value)`
 }
 
 // gluedToValue reports whether the character at line and column (1-based,
