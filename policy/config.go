@@ -276,7 +276,8 @@ const (
 // misread the line: write a space, or \t in double quotes), and so is a
 // space other than U+0020 (a non-breaking space, copied from a web page)
 // or a zero-width character in an unquoted value or key, which YAML reads
-// as text, not as a blank. The file is UTF-8 text, with or without a byte order mark: a
+// as text, not as a blank, and an unquoted value between typographic
+// quotes (“/login”), which YAML does not read as quotes. The file is UTF-8 text, with or without a byte order mark: a
 // UTF-16 file, or a byte that is not UTF-8 anywhere in it (a comment
 // included), is an error at that byte.
 //

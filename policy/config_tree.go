@@ -284,6 +284,43 @@ func checkSpaces(tokens token.Tokens, file string) error {
 	return nil
 }
 
+// checkQuotes reports an unquoted value or key that starts or ends with a
+// typographic quote (an editor's "smart quotes", text pasted from a
+// document: “/login”), at the value. YAML quotes with " and ' only and
+// reads the typographic ones as text, so that the loader's error was
+// about the text ("names a host (“)"), or a route such as /login” loaded,
+// a pattern no request has. Inside a value, quoted, or in a block scalar
+// or a comment, it is text, left to what reads the value.
+func checkQuotes(tokens token.Tokens, file string) error {
+	var prev token.Type
+	for _, tk := range tokens {
+		t := prev
+		prev = tk.Type
+		if tk.Type != token.StringType || t == token.LiteralType || t == token.FoldedType || tk.Value == "" {
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(tk.Value)
+		last, _ := utf8.DecodeLastRuneInString(tk.Value)
+		r := first
+		if !typographicQuote(r) {
+			r = last
+		}
+		if !typographicQuote(r) {
+			continue
+		}
+		inner := strings.TrimFunc(tk.Value, typographicQuote)
+		p := tokenPos(tk)
+		return &ConfigError{File: file, Line: p.line, Column: p.col,
+			Reason: fmt.Sprintf(`a typographic quote (%U) around %s, which YAML reads as text: quote with " or ' instead (%s)`, r, strconv.Quote(tk.Value), strconv.Quote(inner))}
+	}
+	return nil
+}
+
+// typographicQuote reports whether r is a quotation mark outside ASCII.
+func typographicQuote(r rune) bool {
+	return r >= utf8.RuneSelf && unicode.Is(unicode.Quotation_Mark, r)
+}
+
 // invisibleSpace names r when it is a space other than U+0020 or a
 // zero-width character (checkSpaces), or returns "".
 func invisibleSpace(r rune) string {
@@ -322,6 +359,9 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		return nil, err
 	}
 	if err := checkSpaces(tokens, file); err != nil {
+		return nil, err
+	}
+	if err := checkQuotes(tokens, file); err != nil {
 		return nil, err
 	}
 	// Keys written twice are kept, for the decoder to report at their
