@@ -277,9 +277,10 @@ const (
 // space other than U+0020 (a non-breaking space, copied from a web page)
 // or a zero-width character in an unquoted value or key, which YAML reads
 // as text, not as a blank, and an unquoted value between typographic
-// quotes (“/login”), which YAML does not read as quotes. The file is UTF-8 text, with or without a byte order mark: a
-// UTF-16 file, or a byte that is not UTF-8 anywhere in it (a comment
-// included), is an error at that byte.
+// quotes (“/login”), which YAML does not read as quotes. The file is
+// UTF-8 text, with or without a byte order mark: a UTF-16 file, or a byte
+// that is not UTF-8 anywhere in it (a comment included), is an error at
+// that byte.
 //
 // Every problem found is reported as a *ConfigError giving the file, the
 // line and column, and the field, up to 20 (a 21st then says there are too
