@@ -519,7 +519,12 @@
 // general path dispatches to; a plain Take's fast path does not look at
 // it). It writes nothing: not a sliding_log total a Take would rebuild, no expiry; a user
 // without write permission (ACL -@write) can peek (TestPeekWritesNothing),
-// and so can a client of a server refusing writes, one at its maxmemory
+// and so can one that may read the store's keys but not write them (ACL
+// %R~), to whom Redis refuses FCALL and EVALSHA, which declare their keys
+// read-write: a Peek they were refused is sent again read-only (FCALL_RO,
+// EVALSHA_RO), and so is every later Peek of the store
+// (TestPeekAsReadOnlyKeysUser; a cluster client with ReadOnly sends those
+// to replicas), and so can a client of a server refusing writes, one at its maxmemory
 // (OOM) or a read-only replica: as a library, a Peek calls the same code
 // registered as a function flagged no-writes, which such a server runs
 // where it refuses the Take's function whole (TestPeekNeedsNoWrites); one

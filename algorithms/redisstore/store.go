@@ -67,6 +67,9 @@ type Store struct {
 	// noFunctions is set once the server has shown it cannot run the
 	// library (no FUNCTION/FCALL, or not allowed): then the script runs.
 	noFunctions atomic.Bool
+	// readPeeks is set once a Peek's keys were refused to a read-write
+	// call and a read-only one ran: Peeks are then sent read-only (see call).
+	readPeeks atomic.Bool
 	// unreached is when (since procStart) a call last found the function
 	// missing just after the library was loaded: redirected to a node the
 	// load does not reach (see call). For unreachedFor after that, a call
@@ -860,7 +863,47 @@ func (h *handoff) leave(ch <-chan asyncResult, late func()) (asyncResult, bool) 
 	return ready(ch)
 }
 
-// call runs the take function (FCALL; a Peek's, op opPeek, the peek
+// call runs the take function, or a Peek's (op opPeek), as callAs does.
+// A Peek is sent as a read-write call (FCALL, EVALSHA), as a Take, until
+// one is refused its keys as such (NOPERM): the user may read the store's
+// keys but not write them (Redis 7 key permissions, %R~), and FCALL and
+// EVALSHA declare their keys read-write whatever the code does. That
+// Peek, and every later one of the store, is sent read-only instead
+// (FCALL_RO, EVALSHA_RO, EVAL_RO), which such a user may send and which
+// runs the Peek, since it writes nothing (TestPeekAsReadOnlyKeysUser).
+// A server without the read-only commands (before Redis 7) answers the
+// Peek with the refusal. The read-only calls are not the default: a
+// cluster client with ReadOnly (or RouteByLatency, RouteRandomly) sends
+// them to replicas, whose state lags the master's.
+func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
+	if op != opPeek || s.readPeeks.Load() {
+		return s.callAs(ctx, op, op == opPeek, c, keys, args, once)
+	}
+	v, err := s.callAs(ctx, op, false, c, keys, args, once)
+	if err == nil || !keysRefused(err) {
+		return v, err
+	}
+	rv, rerr := s.callAs(ctx, op, true, c, keys, args, once)
+	if rerr != nil && (keysRefused(rerr) || strings.Contains(strings.ToLower(rerr.Error()), "unknown command")) {
+		return v, err // no better read-only: the user may not read the keys either, or the server has no such commands
+	}
+	s.readPeeks.Store(true)
+	return rv, rerr
+}
+
+// keysRefused reports whether err is Redis's refusal of a command's keys
+// to the user (ACL: "NOPERM ... keys ...", "NOPERM No permissions to
+// access a key"), not of the command itself.
+func keysRefused(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	msg := strings.ToLower(re.Error())
+	return strings.HasPrefix(msg, "noperm") && strings.Contains(msg, " key")
+}
+
+// callAs runs the take function (FCALL; a Peek's, op opPeek, the peek
 // function: see takeLibrary), loading the library when the server
 // does not have it (the first call, after FUNCTION FLUSH, on a new node:
 // once for the calls that find it missing together, see loadShared),
@@ -889,10 +932,13 @@ func (h *handoff) leave(ch <-chan asyncResult, late func()) (asyncResult, bool) 
 // a refund, a cross-slot undo) run twice would give them back twice, out
 // of units other requests consumed, and admit more than the limit. Such a
 // call fails instead; as with any error, it may have run once.
-func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
+//
+// With ro (a Peek's: see call), the commands are the read-only ones:
+// FCALL_RO, EVALSHA_RO and EVAL_RO.
+func (s *Store) callAs(ctx context.Context, op string, ro bool, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
 	if !s.noFunctions.Load() {
 		seen := s.loads.Load()
-		v, err := fcall(ctx, op, c, keys, args, once)
+		v, err := fcall(ctx, op, ro, c, keys, args, once)
 		if err == nil || !functionsUnusable(err) && !functionMissing(err) {
 			if s.refusals.Load() > 0 {
 				s.refusals.Store(0) // the function ran: the library is back
@@ -902,10 +948,10 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 		if functionMissing(err) {
 			if s.refusals.Load() > 0 && s.refusals.Add(-1) >= 0 {
 				// A load was refused lately (below): not again yet.
-				return s.script(ctx, c, keys, args, once)
+				return s.script(ctx, ro, c, keys, args, once)
 			}
 			if at := s.unreached.Load(); at != 0 && time.Since(procStart)-time.Duration(at) < unreachedFor {
-				return s.script(ctx, c, keys, args, once)
+				return s.script(ctx, ro, c, keys, args, once)
 			}
 			// Load the library, or take a load that ended meanwhile for
 			// this call's, and call again, for as long as each try finds
@@ -924,7 +970,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 					break
 				}
 				seen = s.loads.Load()
-				v, err = fcall(ctx, op, c, keys, args, once)
+				v, err = fcall(ctx, op, ro, c, keys, args, once)
 				if err == nil || !functionMissing(err) {
 					return v, err
 				}
@@ -946,7 +992,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 					// call would load the library (about 120 kB) on
 					// every master again.
 					s.unreached.Store(int64(max(time.Since(procStart), 1)))
-					return s.script(ctx, c, keys, args, once)
+					return s.script(ctx, ro, c, keys, args, once)
 				}
 				if try == loadTries {
 					// The function missing after each of loadTries
@@ -959,7 +1005,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 					// 120 kB) loadTries times each
 					// (TestFunctionMissingAfterEveryLoad).
 					s.unreached.Store(int64(max(time.Since(procStart), 1)))
-					return s.script(ctx, c, keys, args, once)
+					return s.script(ctx, ro, c, keys, args, once)
 				}
 			}
 			if refusesWrites(lerr) {
@@ -974,7 +1020,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				// the function missing run as the script at once
 				// (TestLoadRefusedNotResent).
 				s.refusals.Store(refusedCalls)
-				return s.script(ctx, c, keys, args, once)
+				return s.script(ctx, ro, c, keys, args, once)
 			}
 			var refused redis.Error
 			if op == opPeek && errors.As(lerr, &refused) && !functionsUnusable(lerr) {
@@ -982,7 +1028,7 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 				// read-only replica: READONLY), as it refuses any write,
 				// while a Peek writes nothing: the script, which needs no
 				// load, answers it there (TestPeekNeedsNoWritesWithoutTheLibrary).
-				return s.script(ctx, c, keys, args, once)
+				return s.script(ctx, ro, c, keys, args, once)
 			}
 			if !functionsUnusable(lerr) {
 				return nil, lerr
@@ -990,19 +1036,27 @@ func (s *Store) call(ctx context.Context, op string, c redis.UniversalClient, ke
 		}
 		s.noFunctions.Store(true)
 	}
-	return s.script(ctx, c, keys, args, once)
+	return s.script(ctx, ro, c, keys, args, once)
 }
 
-// script runs the take code as a script: EVALSHA, and EVAL on NOSCRIPT;
-// with once, as commands the client does not retry (see call).
-func (s *Store) script(ctx context.Context, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
+// script runs the take code as a script: EVALSHA, and EVAL on NOSCRIPT
+// (with ro, a Peek's: EVALSHA_RO, EVAL_RO; see call); with once, as
+// commands the client does not retry (see callAs).
+func (s *Store) script(ctx context.Context, ro bool, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
 	if !once {
+		if ro {
+			return takeScript.RunRO(ctx, c, keys, args...).Result()
+		}
 		return takeScript.Run(ctx, c, keys, args...).Result()
 	}
-	v, err := scriptCall(ctx, c, "evalsha", takeScript.Hash(), keys, args)
+	evalsha, eval := "evalsha", "eval"
+	if ro {
+		evalsha, eval = "evalsha_ro", "eval_ro"
+	}
+	v, err := scriptCall(ctx, c, evalsha, takeScript.Hash(), keys, args)
 	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		// Not run: the server does not have the script.
-		return scriptCall(ctx, c, "eval", takeScriptSource, keys, args)
+		return scriptCall(ctx, c, eval, takeScriptSource, keys, args)
 	}
 	return v, err
 }
@@ -1038,17 +1092,24 @@ const unreachedFor = 10 * time.Second
 var procStart = time.Now()
 
 // fcall runs the take function (op opPeek: the peek function), through
-// go-redis's FCall, or, with once, as a command the client will not retry
-// (see call).
-func fcall(ctx context.Context, op string, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
+// go-redis's FCall (with ro, FCallRO: see call), or, with once, as a
+// command the client will not retry (see callAs).
+func fcall(ctx context.Context, op string, ro bool, c redis.UniversalClient, keys []string, args []any, once bool) (any, error) {
 	fn := takeFunction
 	if op == opPeek {
-		fn = peekFunction // no-writes: see takeLibrary
+		fn = peekFunction // no-writes: see takeLibrary; FCALL_RO runs it
+	}
+	name := "fcall"
+	if ro {
+		name = "fcall_ro"
 	}
 	if !once {
+		if ro {
+			return c.FCallRO(ctx, fn, keys, args...).Result()
+		}
 		return c.FCall(ctx, fn, keys, args...).Result()
 	}
-	return scriptCall(ctx, c, "fcall", fn, keys, args)
+	return scriptCall(ctx, c, name, fn, keys, args)
 }
 
 // scriptCall sends "name code numkeys keys... args..." (FCALL, EVALSHA,
