@@ -49,7 +49,13 @@
 // bytes, TestLibraryMemory; a key holding any other value is parsed and
 // checked as usual). On a server without functions (before Redis 7), or for a user
 // not allowed to load or call them (ACL), the store falls back for good to
-// the same code as one script, run with EVALSHA and EVAL on NOSCRIPT. The
+// the same code as one script, run with EVALSHA and EVAL on NOSCRIPT.
+// The user the client logs in as needs the keys under the prefix (ACL
+// ~<prefix>:*) and the commands of @read, @write and @scripting, plus
+// TIME, which is in none of them, unless [WithClock] is given: without
+// it every Take fails, Redis's error naming no command ("can't run this
+// command or subcommand"; TestLeastPrivilegeUser). INFO, which the script
+// fallback asks of a denied Take, may be refused. The
 // library's name (ratekeeper_<hash>) carries a hash of its code, so stores
 // of different versions share a server; a version no longer deployed
 // leaves its library behind (about 120 kB of code, 130 kB of function memory), which FUNCTION DELETE
