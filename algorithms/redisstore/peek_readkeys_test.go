@@ -89,3 +89,51 @@ func TestPeekAsReadOnlyKeysUser(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterPeekAsReadOnlyKeysUser is TestPeekAsReadOnlyKeysUser on the
+// Cluster: a Peek of keys on every node (one call per slot) and of one
+// key, as a user that may read the keys but not write them (the user
+// made on every node: ACLs are not shared in a cluster), agree with the
+// writer's.
+func TestClusterPeekAsReadOnlyKeysUser(t *testing.T) {
+	writerClient := sharedCluster(t)
+	ctx := context.Background()
+	for _, n := range clusterSrv.Nodes {
+		if _, err := n.Do("ACL", "SETUSER", "peekreadkeys", "on", "nopass", "%R~*", "&*", "+@all"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roClient := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterSrv.Addrs(), Username: "peekreadkeys", Password: "any"})
+	defer roClient.Close()
+	prefix := uniquePrefix(t)
+	clk := &manualClock{t: time.Date(2026, 11, 30, 6, 0, 0, 123456789, time.UTC)}
+	writer, err := redisstore.New(writerClient, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := redisstore.New(roClient, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := algorithms.Spec{Algorithm: algorithms.SlidingLog, Limit: 5, Window: time.Second}
+	var checks []algorithms.Check
+	for _, k := range keysOnThreeSlots() {
+		checks = append(checks, algorithms.Check{Spec: spec, Key: k})
+	}
+	if _, err := writer.Take(ctx, checks...); err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range [][]algorithms.Check{checks, checks[:1], checks} {
+		got := make([]algorithms.Decision, len(cs))
+		if err := reader.Peek(ctx, got, cs); err != nil {
+			t.Fatalf("Peek of %d keys as a user that may read the keys but not write them: %v", len(cs), err)
+		}
+		want := make([]algorithms.Decision, len(cs))
+		if err := writer.Peek(ctx, want, cs); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("Peek of %d keys: as the reader %+v, as the writer %+v", len(cs), got, want)
+		}
+	}
+}
