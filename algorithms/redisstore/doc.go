@@ -47,9 +47,11 @@
 // not parsed again (the library keeps the numbers of up to 4096 keys' last
 // writes, about 1.2 MB of the server's function memory for keys of 50
 // bytes, TestLibraryMemory; a key holding any other value is parsed and
-// checked as usual). On a server without functions (before Redis 7), or for a user
+// checked as usual). On a server without functions (Redis 6), or for a user
 // not allowed to load or call them (ACL), the store falls back for good to
-// the same code as one script, run with EVALSHA and EVAL on NOSCRIPT.
+// the same code as one script, run with EVALSHA and EVAL on NOSCRIPT. The
+// server must be Redis 6.0 or later: the code keeps keys' expiries with
+// SET KEEPTTL, which older servers refuse (every call would fail).
 // The user the client logs in as needs the keys under the prefix (ACL
 // ~<prefix>:*) and the commands of @read, @write and @scripting, plus
 // TIME, which is in none of them, unless [WithClock] is given: without
@@ -314,6 +316,15 @@
 // and only then; a Take that finds the total reads no more than before. A
 // total whose list is gone lost the events it counted: the log starts
 // empty, as any evicted key's state does (TestSlidingLogListEvicted).
+//
+// The state is only as durable as the server keeps it. A key Redis loses
+// (evicted under maxmemory, a FLUSHALL, a restart of a server without
+// persistence, a failover to a replica the last writes had not reached)
+// starts again as a key never seen: its client is admitted the whole
+// limit anew, never refused for state that is gone. A server with
+// persistence (RDB, AOF) keeps the state its last save or fsync held;
+// one that limits matter across restarts needs it, or a replica to fail
+// over to.
 //
 // # Cluster
 //
