@@ -283,8 +283,8 @@ const (
 // that byte.
 //
 // Every problem found is reported as a *ConfigError giving the file, the
-// line and column, and the field, up to 20 (a 21st then says there are too
-// many errors); several are joined with errors.Join (see [ConfigErrors]),
+// line and column, and the field, in the file's order, the first 20 of
+// them (a 21st then says there are too many errors); several are joined with errors.Join (see [ConfigErrors]),
 // those of one policy together: a value that is judged against another one
 // (a burst against the limit and window, buckets against the window, a
 // route against the methods, a fallback against the keys before it) is
@@ -348,18 +348,7 @@ func ParseConfig(data []byte, name string) (*Config, error) {
 	d := &decoder{file: name}
 	cfg := d.config(root)
 	if len(d.errs) > 0 {
-		slices.SortStableFunc(d.errs, func(a, b error) int {
-			ca, _ := a.(*ConfigError)
-			cb, _ := b.(*ConfigError)
-			if ca == nil || cb == nil || ca.Line == 0 || cb.Line == 0 {
-				return 0
-			}
-			if ca.Line != cb.Line {
-				return ca.Line - cb.Line
-			}
-			return ca.Column - cb.Column
-		})
-		return nil, errors.Join(d.errs...)
+		return nil, errors.Join(d.sortedErrors()...)
 	}
 	cfg.File = name
 	cfg.source = raw

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -22,13 +23,12 @@ type decoder struct {
 	errs []error
 }
 
+// fail records a problem at n. Every problem is kept (the file's size and
+// node bounds bound them): the decoder meets them out of the file's order
+// (the policies after the settings of the whole file, a value judged
+// against another one once that is read), and Load reports the first
+// maxConfigErrors by position (see sortedErrors).
 func (d *decoder) fail(n *cnode, field, format string, args ...any) {
-	if len(d.errs) == maxConfigErrors {
-		d.errs = append(d.errs, &ConfigError{File: d.file, Reason: "too many errors", stop: true})
-	}
-	if len(d.errs) > maxConfigErrors {
-		return
-	}
 	// A field path holds the file's keys as spelt, and a reason may
 	// quote its values: neither may carry a control character to a
 	// terminal or a log (the YAML parser's messages are escaped too).
@@ -951,4 +951,29 @@ func (d *decoder) coverage(n *cnode, field string, ps []netip.Prefix) {
 	for _, fam := range te.Families {
 		d.fail(n, field, "the entries together hold every %s address, so every %s peer is trusted as a proxy and a client could name any other address; list the proxies' own prefixes, or count them with trusted_hops", fam, fam)
 	}
+}
+
+// sortedErrors returns the problems d found in the file's order (by line
+// and column; one without a position after those with one, in the order
+// found), the first maxConfigErrors of them, and then, when there are
+// more, an entry saying there are too many.
+func (d *decoder) sortedErrors() []error {
+	pos := func(e error) (line, col int) {
+		if ce, ok := e.(*ConfigError); ok && ce.Line > 0 {
+			return ce.Line, ce.Column
+		}
+		return math.MaxInt, 0
+	}
+	slices.SortStableFunc(d.errs, func(a, b error) int {
+		la, ca := pos(a)
+		lb, cb := pos(b)
+		if la != lb {
+			return cmp.Compare(la, lb)
+		}
+		return cmp.Compare(ca, cb)
+	})
+	if len(d.errs) > maxConfigErrors {
+		d.errs = append(d.errs[:maxConfigErrors], &ConfigError{File: d.file, Reason: "too many errors", stop: true})
+	}
+	return d.errs
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,6 +187,51 @@ func TestConfigTooManyErrors(t *testing.T) {
 	if (&policy.ConfigError{File: "f.yaml", Reason: "too many errors"}).Truncated() {
 		t.Error("a ConfigError built with the loader's words is Truncated; want only the loader's own entry")
 	}
+}
+
+// TestConfigTooManyErrorsFirstByLine: past maxConfigErrors, the problems
+// reported are the first 20 of the file by position, whatever order the
+// loader meets them in: it reads the policies after the settings of the
+// whole file, so a policy's problem at line 2 came after 25 unknown
+// settings below it, and was the one left out.
+func TestConfigTooManyErrorsFirstByLine(t *testing.T) {
+	for _, head := range []string{
+		"policies:\n  - {name: a, limit: 0, window: 1s}\n",
+		"policies:\n  - {name: a, limit: 1, window: 1s}\n  - {name: a, limit: 1, window: 1s}\n",
+		"policies:\n  - {name: a, methods: [POST], routes: [\"GET /x\"], limit: 1, window: 1s}\n",
+	} {
+		doc := head
+		for i := range 25 {
+			doc += "x" + strconv.Itoa(i) + ": 1\n"
+		}
+		_, err := policy.ParseConfig([]byte(doc), "f.yaml")
+		errs := policy.ConfigErrors(err)
+		if len(errs) != 21 || !errs[20].Truncated() {
+			t.Fatalf("%q: %d errors, want 20 and the last saying too many: %v", head, len(errs), err)
+		}
+		if !strings.HasPrefix(errs[0].Field, "policies[") {
+			t.Errorf("%q: the first error reported is %v; want the policy's, above the unknown fields", head, errs[0])
+		}
+		for i := 1; i < 20; i++ {
+			if a, b := errs[i-1], errs[i]; a.Line > b.Line || a.Line == b.Line && a.Column > b.Column {
+				t.Errorf("%q: errors %d and %d out of the file's order: %v, %v", head, i-1, i, a, b)
+			}
+		}
+		if errs[19].Field != "x"+strconv.Itoa(19-countPolicyErrors(errs[:20])) {
+			t.Errorf("%q: the 20th error is %v; want the last unknown field that fits", head, errs[19])
+		}
+	}
+}
+
+// countPolicyErrors counts the errors of errs about the policies.
+func countPolicyErrors(errs []*policy.ConfigError) int {
+	n := 0
+	for _, e := range errs {
+		if strings.HasPrefix(e.Field, "policies[") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestConfigStated: a parsed Config states the top-level fields its file
