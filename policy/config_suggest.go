@@ -67,8 +67,10 @@ func didYouMean(s string, allowed []string) string {
 
 // suggestSource returns "; did you mean %q?" naming the ip_source that s,
 // unknown, most likely misspells (see nearestField), or "": a source of
-// its own (x_forwarded_for), or header:NAME with its prefix misspelt
-// (Header:X-Real-IP), the name kept as written.
+// its own (x_forwarded_for), header:NAME with its prefix misspelt
+// (Header:X-Real-IP), the name kept as written, or header:NAME for a
+// header name written alone (X-Real-IP, CF-Connecting-IP) that names an
+// address by its words (ip, addr, client, forwarded).
 func suggestSource(s string) string {
 	if kind, name, found := strings.Cut(s, ":"); found && name != "" {
 		if nearestField(kind, []string{"header"}) != "" {
@@ -76,5 +78,25 @@ func suggestSource(s string) string {
 		}
 		return ""
 	}
-	return didYouMean(s, []string{"x-forwarded-for", "forwarded"})
+	if near := didYouMean(s, []string{"x-forwarded-for", "forwarded"}); near != "" {
+		return near
+	}
+	if isToken(s) && namesAnAddress(s) {
+		return fmt.Sprintf("; did you mean %q?", "header:"+s)
+	}
+	return ""
+}
+
+// namesAnAddress reports whether the header name h has, among the words
+// its '-' separate, one that says it carries a client's address:
+// X-Real-IP, True-Client-IP, X-Client-Addr, X-Original-Forwarded-For (not
+// remote_addr, a variable of nginx's, whose address is the peer's).
+func namesAnAddress(h string) bool {
+	for w := range strings.SplitSeq(strings.ToLower(h), "-") {
+		switch w {
+		case "ip", "addr", "address", "client", "forwarded":
+			return true
+		}
+	}
+	return false
 }
