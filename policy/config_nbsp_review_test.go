@@ -36,6 +36,8 @@ func TestConfigUnicodeSpaceOutsideQuotesIsNamed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { wantRefused(t, tc.doc, "c.yaml", tc.want) })
 	}
 	// Quoted, in a block scalar, and in a comment, it is left to what
-	// reads the value.
-	wantAccepted(t, "routes: [\"/caf\u00e9\u00a0menu\"]\n", "routes:\n      - >-\n        /caf\u00e9\u00a0menu\n", "# per\u00a0client\n")
+	// reads the value: a comment is no value, and a route refuses it
+	// (TestRoutePastedRunes), with its own reason.
+	wantAccepted(t, "# per\u00a0client\n")
+	wantRouteRefused(t, "U+00A0 in its path", "routes: [\"/caf\u00e9\u00a0menu\"]\n", "routes:\n      - >-\n        /caf\u00e9\u00a0menu\n")
 }

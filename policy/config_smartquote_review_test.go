@@ -28,6 +28,9 @@ func TestConfigTypographicQuotesNamed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantRefused(t, tc.doc, "c.yaml", tc.want) })
 	}
-	// Inside a value, or quoted, or in a comment, it is text.
-	wantAccepted(t, "routes: [\"/\u201cquoted\u201d\"]\n", "# the \u201clogin\u201d policy\n")
+	// Inside a value, or quoted, or in a comment, it is text, left to
+	// what reads the value: a comment is no value, and a route refuses it
+	// (TestRoutePastedRunes), with its own reason.
+	wantAccepted(t, "# the \u201clogin\u201d policy\n")
+	wantRouteRefused(t, "typographic quote (U+201C) in its path", "routes: [\"/\u201cquoted\u201d\"]\n")
 }

@@ -339,7 +339,11 @@ func (p *Policy) methodError(m string) error {
 // POST" are errors (both routers end the method at the first blank; a
 // space in a path is written %20); nor a query or a fragment there
 // ("/search?q=1", "/docs#top": the routers match the path alone, which
-// holds '?' and '#' only escaped). A segment written as express,
+// holds '?' and '#' only escaped); nor a rune that prints as nothing or as
+// a blank (a non-breaking space, a zero-width one, a direction override)
+// or a typographic double quote, which text pasted from a page brings
+// along ("/login\u200b" looks like /login and matches no request for
+// it). A segment written as express,
 // httprouter and gin write a parameter (":id") is accepted: ServeMux and
 // chi read it as literal text (write "{id}" for them), but a
 // middleware.WithPatternFunc reading httprouter's, gin's or echo's

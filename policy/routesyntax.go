@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,7 +22,16 @@ import (
 // on ("POST /login ", whose trailing space ServeMux keeps) names a route
 // that is not the one meant (it matches only /login%20), so that the
 // policy never applies to it. A path holding a space writes it %20.
+// Nor may it hold, outside the braces, a character that prints as nothing
+// or as a blank (a non-breaking or other Unicode space, a zero-width or
+// other format character such as a direction override) or a typographic
+// double quote: text pasted from a page or a chat brings them along, the
+// route then looks right where it is printed ("/login\u200b" as /login)
+// and matches no request a client sends for it.
 func routePathError(method, path string) string {
+	if reason := pastedRune(path); reason != "" {
+		return reason
+	}
 	depth := 0
 	for i := 0; i < len(path); i++ {
 		switch c := path[i]; {
@@ -205,4 +215,25 @@ func goIdentifier(s string) bool {
 		}
 	}
 	return true
+}
+
+// pastedRune returns why path, outside a chi regexp's braces, holds a
+// rune that routePathError refuses as pasted along with it (a Unicode
+// space, a format character, a typographic double quote), or "".
+func pastedRune(path string) string {
+	depth := 0
+	for _, r := range path {
+		switch {
+		case r == '{':
+			depth++
+		case r == '}' && depth > 0:
+			depth--
+		case depth > 0 || r < 0x80:
+		case r == '\u201c' || r == '\u201d' || r == '\u201e' || r == '\u201f':
+			return fmt.Sprintf("holds a typographic quote (%U) in its path: a route is written between straight quotes, or none", r)
+		case unicode.Is(unicode.Zs, r) || unicode.Is(unicode.Cf, r):
+			return fmt.Sprintf("holds %U in its path, which prints as nothing or as a blank (pasted along with the route?), so that the route would look right and match no request a client sends for it: write it without", r)
+		}
+	}
+	return ""
 }
