@@ -111,7 +111,10 @@ type Config struct {
 	// period) and hung (those in flight at its end known over the
 	// threshold, see "Requests that do not return" in
 	// the package documentation); nil logs nothing (the middleware's
-	// LogObserver logs the limits too).
+	// LogObserver logs the limits too). A SetLimit of the target that
+	// fails in an evaluation a request made is logged there too, at
+	// Error, "ratekeeper: adaptive limit not set", with the level and the
+	// error ([Controller.Evaluate] returns it instead).
 	Logger *slog.Logger
 }
 
@@ -491,12 +494,23 @@ func (c *Controller) maybeEvaluate() time.Time {
 	now = c.cfg.Clock.Now()
 	if c.restart(now) || now.Before(c.ends) {
 		if c.seen.reloaded(c.t) {
-			c.apply()
+			c.logFailed(c.apply())
 		}
 		return now
 	}
-	c.evaluate(now)
+	c.logFailed(c.evaluate(now))
 	return now
+}
+
+// logFailed logs err, the failure of a SetLimit in an evaluation that a
+// request made (Evaluate returns it to its caller instead), at Error on
+// the Logger, if any: the limits stay where they were.
+func (c *Controller) logFailed(err error) {
+	if err == nil || c.cfg.Logger == nil {
+		return
+	}
+	c.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "ratekeeper: adaptive limit not set",
+		slog.Float64("limit_level", float64(c.level)/permille), slog.String("error", err.Error()))
 }
 
 // Evaluate ends the current period now if it is over, judging it and
