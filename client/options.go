@@ -221,6 +221,14 @@ func WithMaxWait(d time.Duration) Option {
 // key has its own queue and its own holds. A key of "" exempts the request
 // from pacing and holds (it is still retried). key must be safe for
 // concurrent use.
+//
+// A server that counts its quota per credential (an API key, a token, an
+// account), not per client address, wants the credential in the key: with
+// HostKey, one Transport calling a host with several credentials holds
+// the requests of all of them when one credential's quota is spent (a
+// 429's Retry-After, a RateLimit field at 0). A key such as the host and
+// a hash of the Authorization header gives each credential its queue and
+// its holds; the server's RateLimit partition keys are not read for it.
 func WithKey(key func(*http.Request) string) Option {
 	return func(c *config) error {
 		if key == nil {
