@@ -115,6 +115,7 @@ type turn struct {
 	links[turn]
 	at     time.Time          // its departure; zero while it has none
 	queued time.Time          // when it joined the line: its wait is bounded from then
+	seq    uint64             // when its request arrived (see [Transport.RoundTrip])
 	err    error              // why it must fail, once it has left the line
 	wake   context.CancelFunc // ends its current sleep; nil when it is not asleep
 }
@@ -195,9 +196,14 @@ func (ls *lines) release(l *line) {
 // line is on its way to it for a while, and the requests behind at the gate
 // would pass it meanwhile (when one ahead leaves the line, its turn goes to
 // the first of them there).
-func (t *Transport) queue(ctx context.Context, key string, tk *ticket, spent time.Duration) error {
-	if tk != nil || t.lines.in.Load() != 0 {
-		return t.queueLine(ctx, key, nil, tk, spent)
+//
+// A request that takes a new turn (again, see [Transport.wait]: its turn
+// passed while it waited for a probe's answer or a hold) joins the line in
+// its place by arrival, seq, ahead of the requests that arrived after it,
+// and takes the first of their turns (see [Transport.reorder]).
+func (t *Transport) queue(ctx context.Context, key string, seq uint64, again bool, tk *ticket, spent time.Duration) error {
+	if tk != nil || again || t.lines.in.Load() != 0 {
+		return t.queueLine(ctx, key, nil, tk, spent, seq, again)
 	}
 	delay, now, err := t.take(ctx, key)
 	if err != nil || delay <= 0 {
@@ -206,7 +212,7 @@ func (t *Transport) queue(ctx context.Context, key string, tk *ticket, spent tim
 	if hook := turnTakenHook.Load(); hook != nil {
 		(*hook)()
 	}
-	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now.Add(-spent)}, nil, spent)
+	return t.queueLine(ctx, key, &turn{at: now.Add(delay), queued: now.Add(-spent), seq: seq}, nil, spent, seq, false)
 }
 
 // turnTakenHook, set by tests, runs as a request that took a later turn
@@ -238,8 +244,9 @@ func (t *Transport) take(ctx context.Context, key string) (time.Duration, time.T
 // once the request has its place in the line. spent is the time the
 // request has waited for earlier turns (see [Transport.wait]): its turn
 // counts as queued that long before it was taken, so that the maximum wait
-// bounds all its turns together.
-func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *ticket, spent time.Duration) error {
+// bounds all its turns together. seq is when the request arrived; again,
+// that it joins the line in its place by that (see [Transport.queue]).
+func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *ticket, spent time.Duration, seq uint64, again bool) error {
 	l := t.lines.acquire(key)
 	defer t.lines.release(l)
 	if !l.lock(ctx) {
@@ -252,6 +259,17 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *tic
 	}
 	if tn != nil {
 		l.insert(tn)
+	} else if again && l.tail != nil && l.tail.seq > seq {
+		// Requests that arrived after this one are in the line: it goes
+		// ahead of them, and takes the first of their turns.
+		now := t.clock.Now()
+		tn = &turn{queued: now.Add(-spent), seq: seq}
+		x := l.tail
+		for x != nil && x.seq > seq {
+			x = x.prev
+		}
+		l.insertAfter(tn, x)
+		t.reorder(ctx, key, l, now)
 	} else if l.tail == nil || !l.tail.at.IsZero() {
 		// Every request of the line has its turn: take the next one.
 		delay, now, err := t.take(ctx, key)
@@ -259,13 +277,13 @@ func (t *Transport) queueLine(ctx context.Context, key string, tn *turn, tk *tic
 			t.unlock(key, l)
 			return err
 		}
-		tn = &turn{at: now.Add(delay), queued: now.Add(-spent)}
+		tn = &turn{at: now.Add(delay), queued: now.Add(-spent), seq: seq}
 		l.pushBack(tn)
 	} else {
 		// Requests that arrived earlier wait for a turn (a Retry-After
 		// took theirs): they take theirs first.
 		now := t.clock.Now()
-		tn = &turn{queued: now.Add(-spent)}
+		tn = &turn{queued: now.Add(-spent), seq: seq}
 		l.pushBack(tn)
 		t.settle(ctx, key, l, now)
 	}
@@ -493,6 +511,39 @@ func (t *Transport) settle(ctx context.Context, key string, l *line, now time.Ti
 		// Too late for the last request: nobody takes it.
 		t.giveBack(ctx, key, spare, t.clock.Now())
 	}
+}
+
+// reorder gives the turns of l's requests to them in the order they stand,
+// once a request without a turn has joined l ahead of some that have one
+// (see [Transport.queueLine]): the requests behind it each move back a
+// turn, and the last, left without, takes a new turn from the store, as
+// after a Retry-After (see [Transport.settle], which does this itself while
+// a Retry-After holds key). A request whose turn would then come later than
+// the maximum wait after it queued fails at once with a [*WaitError]; the
+// turn goes to the next. Turns only ever move later, but for the request
+// that joined, which is awake. The line must be held.
+func (t *Transport) reorder(ctx context.Context, key string, l *line, now time.Time) {
+	if t.firm.remaining(key, now) <= 0 {
+		var ats []time.Time
+		for x := l.head; x != nil; x = x.next {
+			if !x.at.IsZero() {
+				ats = append(ats, x.at)
+			}
+		}
+		for x := l.head; x != nil; {
+			next := x.next
+			switch {
+			case len(ats) == 0:
+				x.at = time.Time{}
+			case ats[0].Sub(x.queued) > t.maxWait:
+				l.fail(x, &WaitError{Key: key, Wait: ats[0].Sub(x.queued), MaxWait: t.maxWait})
+			default:
+				x.at, ats = ats[0], ats[1:]
+			}
+			x = next
+		}
+	}
+	t.settle(ctx, key, l, now)
 }
 
 // storeError is the error of a failed store call: the context's error when

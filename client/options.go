@@ -489,16 +489,25 @@ func WithGiveUpError() Option {
 // the wait counting against its maximum wait ([WithMaxWait]) with its
 // waits for holds; one that cannot wait (that maximum spent) or whose
 // maximum wait ends before the answer fails with a held [*WaitError],
-// unsent (a retry gives up). When the probe is answered with another wait
-// beyond [WithMaxRetryAfter], the hold is renewed, cut again, and the
-// requests waiting wait for it as for any hold (those for which it is too
-// long give up; the next probe goes when it has passed); when its answer
-// asks for no wait beyond that maximum (a success without rate-limit
-// fields, say, or a refusal with a shorter Retry-After), the key is no
-// longer half open and the requests waiting go on, after the hold that
-// answer set, if any; with pacing ([WithRate]), those whose turns passed
-// while they waited take new turns, so that they do not all leave at the
-// instant the answer comes. A refusal that says nothing of how long (a
+// unsent (a retry gives up). The requests waiting for the probe's answer
+// wait in the order they arrived at the Transport (a retry in the place of
+// its request), whenever each came to wait. When the probe is answered
+// with another wait beyond [WithMaxRetryAfter], the hold is renewed, cut
+// again, and the requests waiting wait for it as for any hold (those for
+// which it is too long give up); the first of them, the one that arrived
+// first, is the next probe, and goes when the hold has passed (one that
+// cannot wait for it hands the role on as below); when its answer asks for
+// no wait beyond that maximum (a success without rate-limit fields, say,
+// or a refusal with a shorter Retry-After), the key is no longer half open
+// and the requests waiting go on, after the hold that answer set, if any;
+// with pacing ([WithRate]), those whose turns passed while they waited take
+// new turns, so that they do not all leave at the instant the answer comes,
+// and keep their places: each takes the turn of the first request queued
+// that arrived after it, and the requests so passed each move back a turn
+// (the last take new turns), as after a Retry-After. Without pacing, the
+// requests asleep on a cut hold that no probe's answer set (the first, or
+// one set by the answer to a request sent before the cut) take their roles
+// when it ends in no set order: any of them may be the next probe. A refusal that says nothing of how long (a
 // 429, 503 or 529 with neither Retry-After nor rate-limit fields that hold the
 // key) lifts nothing of the server's wait: the probe keeps its role, its
 // retry goes as the probe, and the others wait on. A probe that ends

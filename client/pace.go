@@ -21,7 +21,7 @@ import (
 // through that hold or its new turn, and handed on when wait fails. held is the time the caller has waited already for the server
 // (a redirect's Retry-After, see [Transport.redirectWait]): it counts
 // against the maximum wait with the holds.
-func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, held time.Duration) (probe *cut, err error) {
+func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket, own *cut, held time.Duration) (probe *cut, err error) {
 	var handed *cut // the probe's role, handed to the caller in wait
 	defer func() {
 		tk.leave()
@@ -45,6 +45,9 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, 
 		// held: waited so far for holds to pass; queued: for turns in
 		// the queue.
 		var queued time.Duration
+		// again: the request takes a new turn (see below), in its place
+		// by arrival among the requests in the line.
+		again := false
 		for {
 			// The holds, and the gate that keeps the requests waiting
 			// for them in order.
@@ -102,7 +105,7 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, 
 				// turn (see below) waits for it within what its earlier
 				// turns left of the maximum wait.
 				start := t.clock.Now()
-				if err := t.queue(ctx, key, tk, queued); err != nil {
+				if err := t.queue(ctx, key, seq, again, tk, queued); err != nil {
 					return nil, err
 				}
 				queued += t.clock.Now().Sub(start)
@@ -117,10 +120,11 @@ func (t *Transport) wait(ctx context.Context, key string, tk *ticket, own *cut, 
 			}
 			// The request leaves now, at its turn, unless key's hold was cut
 			// short: then only the probe goes.
-			c, again, err := t.probe(ctx, key, &held)
-			if !again {
+			c, more, err := t.probe(ctx, key, seq, &held)
+			if !more {
 				return c, err
 			}
+			again = true
 			if c != nil {
 				// Handed the probe's role during a hold, or after its
 				// turn passed: go as the probe once the hold has passed,

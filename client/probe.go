@@ -33,8 +33,8 @@ type cut struct {
 	// the requests asleep on it wake then, and take their roles after.
 	held time.Time
 	out  bool // a probe is out
-	// waiters are the requests waiting for the probe's answer, in
-	// arrival order (see queue).
+	// waiters are the requests waiting for the probe's answer, in the
+	// order they arrived at the Transport (see queue and [cut.push]).
 	waiters queue[probeWaiter, *probeWaiter]
 }
 
@@ -42,6 +42,7 @@ type cut struct {
 // but wake are guarded by cuts.mu.
 type probeWaiter struct {
 	wake   context.CancelFunc // ends its sleep
+	seq    uint64             // when its request arrived (see [Transport.RoundTrip])
 	probe  bool               // it was handed the probe's role
 	queued bool               // it is among its cut's waiters
 	links[probeWaiter]
@@ -50,9 +51,17 @@ type probeWaiter struct {
 // place returns w's links among its cut's waiters.
 func (w *probeWaiter) place() *links[probeWaiter] { return &w.links }
 
-// push puts w last among c's waiters. cuts.mu must be held.
+// push puts w among c's waiters in its place by arrival: behind those
+// whose requests arrived before its own, ahead of those that arrived
+// after (a request released by an earlier answer, or that waited for a
+// hold, may come to wait after requests that arrived later). It is most
+// often last, found in constant time. cuts.mu must be held.
 func (c *cut) push(w *probeWaiter) {
-	c.waiters.pushBack(w)
+	x := c.waiters.tail
+	for x != nil && x.seq > w.seq {
+		x = x.prev
+	}
+	c.waiters.insertAfter(w, x)
 	w.queued = true
 }
 
@@ -235,10 +244,12 @@ func (cs *cuts) abort(c *cut) {
 
 // answer ends c's probe, the server's answer read (see [Transport.observe]):
 // when that answer asked for a wait longer than the Transport honours
-// (renewed), the cut stands, renewed with the hold, and the next probe goes
-// once that hold has passed; otherwise the server admits again, and key is
-// no longer cut. Either way the requests waiting for the probe go on. It
-// does nothing on a nil cut.
+// (renewed), the cut stands, renewed with the hold, and the next probe,
+// which goes once that hold has passed, is the first request waiting (the
+// one that arrived first), handed the role as by [cuts.abort], or, with
+// none waiting, the next request to come; otherwise the server admits
+// again, and key is no longer cut. Either way the requests waiting for
+// the probe go on. It does nothing on a nil cut.
 func (cs *cuts) answer(key string, c *cut, renewed bool) {
 	if c == nil {
 		return
@@ -246,9 +257,21 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c.out = false
-	if !renewed && cs.m[key] == c {
+	if cs.m[key] != c {
+		c.wakeAllLocked()
+		return
+	}
+	if !renewed {
 		cs.deleteLocked(key, c)
 		return
+	}
+	if w := c.waiters.head; w != nil {
+		// The requests woken below wait for the hold, and would take the
+		// role in whatever order the scheduler wakes them at its end.
+		c.out = true
+		c.unlink(w)
+		w.probe = true
+		w.wake()
 	}
 	c.wakeAllLocked()
 }
@@ -272,7 +295,7 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 // force returns the cut and true: it keeps the role, waits for that hold,
 // and goes as the probe (see [Transport.wait]); so does one handed the role
 // with pacing after it waited while time passed, to take a new turn.
-func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) (*cut, bool, error) {
+func (t *Transport) probe(ctx context.Context, key string, seq uint64, held *time.Duration) (*cut, bool, error) {
 	// late: the request waited for a probe's answer while time passed, its
 	// turn in the queue with it.
 	late := false
@@ -301,7 +324,7 @@ func (t *Transport) probe(ctx context.Context, key string, held *time.Duration) 
 			return nil, false, &WaitError{Key: key, Wait: *held + left, MaxWait: t.maxWait, Held: true}
 		}
 		sctx, cancel := context.WithCancel(ctx)
-		w := &probeWaiter{wake: cancel}
+		w := &probeWaiter{wake: cancel, seq: seq}
 		if !t.cuts.await(key, c, w) {
 			cancel()
 			continue

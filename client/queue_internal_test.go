@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -130,12 +131,14 @@ func TestGateConcurrentLeaves(t *testing.T) {
 	}
 }
 
-// The requests waiting for a probe's answer keep their order whatever
-// leaves meanwhile: random traces have requests wait for the answer, leave
-// (a context ended), or take the role of a probe that ended without an
-// answer (abort: the first waiting takes it, woken once); an answer wakes
-// all those waiting. None is woken twice or left behind, and none is
-// skipped.
+// The requests waiting for a probe's answer keep their order by arrival
+// whatever leaves meanwhile, and whenever they come to wait: random traces
+// have requests wait for the answer (most arrived after those waiting, some
+// before, released by an earlier answer), leave (a context ended), or take
+// the role of a probe that ended without an answer (abort: the first
+// waiting takes it, woken once); an answer that renews the cut hands the
+// role to the first waiting and wakes all. None is woken twice or left
+// behind, and none is skipped.
 func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 	for seed := range uint64(50) {
 		rnd := rand.New(rand.NewPCG(seed, 2))
@@ -148,8 +151,13 @@ func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 		}
 		woken := map[*probeWaiter]int{}
 		var model []*probeWaiter // waiting, in arrival order
+		var seq uint64
 		newWaiter := func() *probeWaiter {
-			w := &probeWaiter{}
+			seq += 10
+			w := &probeWaiter{seq: seq}
+			if rnd.IntN(4) == 0 {
+				w.seq = rnd.Uint64N(seq) // arrived before some waiting
+			}
 			w.wake = func() { woken[w]++ }
 			return w
 		}
@@ -160,7 +168,11 @@ func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 				if !cs.await("k", c, w) {
 					t.Fatalf("seed %d step %d: await refused with the probe out", seed, step)
 				}
-				model = append(model, w)
+				i := slices.IndexFunc(model, func(x *probeWaiter) bool { return x.seq > w.seq })
+				if i < 0 {
+					i = len(model)
+				}
+				model = slices.Insert(model, i, w)
 			case r < 8:
 				i := rnd.IntN(len(model))
 				w := model[i]
@@ -187,14 +199,22 @@ func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 				}
 			}
 		}
-		cs.answer("k", c, true) // renewed: the cut stands, all go on
-		for _, w := range model {
-			if woken[w] != 1 || w.probe {
-				t.Fatalf("seed %d: the answer woke a waiter %d times (probe %v), want once", seed, woken[w], w.probe)
+		for x, i := c.waiters.head, 0; x != nil || i < len(model); x, i = x.next, i+1 {
+			if x == nil || i >= len(model) || x != model[i] {
+				t.Fatalf("seed %d: waiter %d is not the %d-th to arrive of those waiting", seed, i, i)
 			}
-			if cs.leave(c, w) {
-				t.Fatalf("seed %d: a waiter woken by the answer reports the role", seed)
+		}
+		cs.answer("k", c, true) // renewed: the cut stands, the first waiting is the next probe, all go on
+		for i, w := range model {
+			if woken[w] != 1 || w.probe != (i == 0) {
+				t.Fatalf("seed %d: the answer woke waiter %d %d times (probe %v), want once (the probe if first)", seed, i, woken[w], w.probe)
 			}
+			if cs.leave(c, w) != (i == 0) {
+				t.Fatalf("seed %d: waiter %d woken by the answer reports the role %v", seed, i, i != 0)
+			}
+		}
+		if len(model) > 0 {
+			cs.abort(c) // the next probe gives its role up
 		}
 		cs.abort(c) // nobody waiting: the next request goes as the probe
 		if c.out {
@@ -209,16 +229,19 @@ func TestProbeWaitersOrderWithLeaves(t *testing.T) {
 }
 
 // A request woken by a probe's answer that leaves after the next probe's
-// waiters have joined the cut (the answer renewed it) takes none of them
-// with it: it is no longer among the waiters, and the next one to wait is
-// still handed the role when that probe ends without an answer.
+// waiters have joined the cut (the answer renewed it, and handed the role
+// to the first waiting) takes none of them with it: it is no longer among
+// the waiters, and the next one to wait is still handed the role when that
+// probe ends without an answer.
 func TestProbeWaiterLeavesAfterAnswer(t *testing.T) {
 	var cs cuts
 	hs := holds{m: map[string]time.Time{}}
 	cs.extend("k", now.Add(time.Hour), now, now, &hs)
 	woken := map[*probeWaiter]int{}
+	var seq uint64
 	newWaiter := func() *probeWaiter {
-		w := &probeWaiter{}
+		seq++
+		w := &probeWaiter{seq: seq}
 		w.wake = func() { woken[w]++ }
 		return w
 	}
@@ -226,13 +249,16 @@ func TestProbeWaiterLeavesAfterAnswer(t *testing.T) {
 	if role != roleProbe {
 		t.Fatalf("role %d, want the probe", role)
 	}
-	first := newWaiter()
-	if !cs.await("k", c, first) {
+	next, first := newWaiter(), newWaiter()
+	if !cs.await("k", c, next) || !cs.await("k", c, first) {
 		t.Fatal("await refused with the probe out")
 	}
-	cs.answer("k", c, true) // renewed: the cut stands, first is woken
-	if c2, role, _ := cs.enter("k", now, &hs); c2 != c || role != roleProbe {
-		t.Fatalf("after the answer: cut %p role %d, want the same cut %p and the probe", c2, role, c)
+	cs.answer("k", c, true) // renewed: the cut stands, next has the role, first is woken
+	if !cs.leave(c, next) {
+		t.Fatal("the first waiting was not handed the role by the answer")
+	}
+	if c2, role, _ := cs.enter("k", now, &hs); c2 != c || role != roleWait {
+		t.Fatalf("after the answer: cut %p role %d, want the same cut %p and a wait for the probe handed the role", c2, role, c)
 	}
 	second := newWaiter()
 	if !cs.await("k", c, second) {

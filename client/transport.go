@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
@@ -80,6 +81,7 @@ type Transport struct {
 	lines     lines         // the requests waiting for their turns, per key (proactive pacing)
 	gate      gate          // the requests waiting for holds to pass, in arrival order (proactive pacing)
 	interval  time.Duration // between two turns: Window/Limit, rounded down
+	arrivals  atomic.Uint64 // the requests that arrived: each is numbered, in order
 }
 
 // New returns a Transport sending requests through next (http.DefaultTransport
@@ -210,6 +212,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	key := t.key(req)
 	replayable := t.replayable(req)
+	seq := t.arrivals.Add(1) // its place by arrival, kept by its retries
 	r := req
 	// The refusal a retry follows, its body read (nil when too long to
 	// keep), its status and Retry-After: a retry that cannot have its turn
@@ -244,7 +247,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		probe, err := t.wait(ctx, key, tk, own, waited)
+		probe, err := t.wait(ctx, key, seq, tk, own, waited)
 		tk, waited = nil, 0
 		if err == nil {
 			own = nil // the attempt goes; as the probe, when it had the role
