@@ -15,10 +15,16 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log"
 	"math"
 	"net"
 	"net/http"
+	"path"
+	"reflect"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -233,7 +239,7 @@ func wrapStatus(w http.ResponseWriter, r *http.Request) (*statusWriter, http.Res
 		sw = &statusWriter{}
 		rw = sw
 	}
-	sw.ResponseWriter, sw.final101 = w, r.ProtoMajor < 2
+	sw.ResponseWriter, sw.final101, sw.ctx = w, r.ProtoMajor < 2, r.Context()
 	if !hijacks && unwrapsToHijacker(w) {
 		sw.hook = hijackHook{ResponseWriter: w, sw: sw}
 		sw.hooked = true
@@ -276,6 +282,9 @@ type statusWriter struct {
 	// Protocols) as the response's final status and sends nothing after
 	// it; over HTTP/2 it sends every 1xx as informational, 101 too.
 	final101 bool
+	// ctx is the request's context, which holds the server (see
+	// superfluous).
+	ctx context.Context
 	// hook, when hooked, is what Unwrap returns: see wrapStatus.
 	hook   hijackHook
 	hooked bool
@@ -452,8 +461,51 @@ func (w *statusWriter) record(status int) {
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols && w.final101) {
 		w.record(code)
+	} else if w.status != 0 && w.final101 && code >= 100 && code <= 999 && w.superfluous() {
+		return
 	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// superfluous tells, as net/http's HTTP/1 server does, a WriteHeader call
+// after the response's status was sent, and reports whether it did: on
+// the server's ErrorLog (or the log package's default logger), naming the
+// first function on the stack outside net/http and this package, the
+// handler that made the call. Passed on, the call would be told by
+// net/http naming this package's WriteHeader, its caller, which blames
+// the middleware for its handler's mistake. It tells nothing (and
+// reports false) for a writer that no net/http server is under (a
+// ResponseRecorder), which takes the call as it will.
+func (w *statusWriter) superfluous() bool {
+	srv, _ := w.ctx.Value(http.ServerContextKey).(*http.Server)
+	if srv == nil {
+		return false
+	}
+	f := callerOutside()
+	msg := fmt.Sprintf("http: superfluous response.WriteHeader call from %s (%s:%d)", f.Function, path.Base(f.File), f.Line)
+	if srv.ErrorLog != nil {
+		srv.ErrorLog.Print(msg)
+	} else {
+		log.Print(msg)
+	}
+	return true
+}
+
+// ownPrefix is the prefix of the names of this package's functions.
+var ownPrefix = reflect.TypeFor[statusWriter]().PkgPath() + "."
+
+// callerOutside returns the frame of the first function on the stack
+// that is neither this package's nor net/http's, as net/http finds the
+// caller it names in its log.
+func callerOutside() runtime.Frame {
+	var pcs [16]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if !more || !strings.HasPrefix(f.Function, ownPrefix) && !strings.HasPrefix(f.Function, "net/http.") {
+			return f
+		}
+	}
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
