@@ -60,9 +60,10 @@
 //
 // A request whose cost ([policy.WithCost]) is out of the capacity of some
 // of its policies is never admitted, so its 429 has neither Retry-After
-// nor rate-limit fields (no policy decided it): its violated-policies are
-// every such policy, in order, and its detail gives the cost and each
-// one's capacity. A cost above a limit lowered at run time
+// nor the middleware's rate-limit fields (no policy of it decided the
+// request; a middleware further out that admitted it leaves its own): its
+// violated-policies are every such policy, in order, and its detail gives
+// the cost and each one's capacity. A cost above a limit lowered at run time
 // ([Middleware.SetLimit], package middleware/adaptive) that the
 // configured limit holds can be admitted once the limit is back: that
 // request is denied as any other, with Retry-After and rate-limit fields,

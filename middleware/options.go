@@ -230,9 +230,10 @@ func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 // included), Cache-Control and the body. It is also called for a
 // request whose cost a policy can never admit: then res.Err() is the
 // *policy.CostError (naming every such policy: see its Others and All),
-// res holds no decisions (res.Taken() is false), no
-// rate-limit header is set, and waiting does not help (the default answer
-// is a 429 without Retry-After). A cost above a lowered limit that the
+// res holds no decisions (res.Taken() is false), the middleware sets no
+// rate-limit header (a middleware further out that admitted the request
+// has set its own), and waiting does not help (the default answer is a
+// 429 without Retry-After). A cost above a lowered limit that the
 // configured one holds is a denial ([policy.Result.AboveLimit] reports
 // the policies it is above), with decisions, headers and a RetryAfter
 // like any other (see [Middleware.SetLimit]). Its request carries res in its context,

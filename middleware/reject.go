@@ -104,7 +104,8 @@ func (m *Middleware) rejectKey(w http.ResponseWriter, r *http.Request, res *Resu
 
 // rejectCost answers a request whose cost some policies can never admit:
 // 429 without Retry-After, since waiting does not help, and without
-// rate-limit fields, since no policy decided it. (A cost above a lowered
+// rate-limit fields of this middleware, since none of its policies decided
+// it (a middleware further out that admitted it wrote its own). (A cost above a lowered
 // limit that the configured one holds is a denial, answered by deny, but
 // with a store that cannot peek: see policy.Result.Take.) "violated-policies"
 // names every such policy, in Set order, and the detail gives each one's
