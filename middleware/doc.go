@@ -105,9 +105,15 @@
 // have no member in its 429. Of three nested middlewares, the innermost's
 // 429 lists all three's, the middle one's the outer two's, the outer
 // one's its own. A policy decided once for two middlewares has one
-// member; so has a copy of a policy whose limit one of them changed
-// (SetLimit, a reload), reported at the copy that binds, its lower q and
-// the room left there (see [ErrCountedTwice]). An observer tells such a
+// member; so has a copy of a policy that the middleware further in
+// tightened (SetLimit, a reload), reported at the copy that binds, its
+// lower q and the room left there (see [ErrCountedTwice]). Not yet so
+// where the copies judge at limits the other does not know: a copy
+// raised further in (8 a minute under the 5 further out), one lowered
+// further out by SetLimit, or one lowered in both: then each
+// middleware's member stands, under the one name, and a client that
+// reads the last one may count more room than is left (the 7 of the 8
+// where the 5 leaves 4). An observer tells such a
 // copy, which judges the count made further out, from a second request
 // of the policy ([Event.CountedFurtherOut]): middleware/prommetrics and
 // middleware/otelmetrics count the request allowed once, where it was
