@@ -100,7 +100,7 @@ func GateChurn(n int) {
 	var g gate
 	tks := make([]*ticket, n)
 	for i := range tks {
-		tks[i] = g.enter("k")
+		tks[i] = g.enter("k", uint64(i))
 	}
 	for i := n - 1; i >= 0; i-- {
 		tks[i].leave()

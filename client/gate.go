@@ -7,9 +7,10 @@ import (
 )
 
 // A gate keeps in arrival order the requests of a key that wait for a
-// server's hold to pass before they take their turns in the queue: they
-// all wake at the instant the hold ends and would otherwise take their
-// turns in whatever order the scheduler runs them. A request that meets a
+// server's hold to pass before they take their turns in the queue (without
+// pacing, while the key is cut, their roles there: see [Transport.probe]):
+// they all wake at the instant the hold ends and would otherwise take
+// their turns in whatever order the scheduler runs them. A request that meets a
 // hold, or finds requests of its key still at the gate, takes a ticket; it
 // takes its turn once every request ahead of it has taken theirs or left.
 // It is safe for concurrent use.
@@ -31,6 +32,7 @@ type ticket struct {
 	g             *gate
 	key           string
 	links[ticket]               // its place among its key's tickets
+	seq           uint64        // when its request arrived
 	ready         bool          // every ticket ahead has left
 	news          bool          // a hold was set since its holder last looked
 	left          bool          // the ticket has left the gate
@@ -48,17 +50,36 @@ func (g *gate) busy(key string) bool {
 	return ok
 }
 
-// enter gives the caller a ticket behind those of key already out.
-func (g *gate) enter(key string) *ticket {
-	tk := &ticket{g: g, key: key, sig: make(chan struct{}, 1)}
+// enter gives the caller, whose request arrived seq-th (see
+// [Transport.RoundTrip]), a ticket in its place by arrival among those of
+// key already out: behind those of the requests that arrived before it,
+// ahead of those that arrived after it. It is most often last, found in
+// constant time; a request that comes to wait again (a retry, or one a
+// probe's answer let go) may go ahead of requests that arrived after it,
+// even of the first, which then waits for it (the first is most often
+// asleep on the hold still; one already on its way may take its turn
+// first).
+func (g *gate) enter(key string, seq uint64) *ticket {
+	tk := &ticket{g: g, key: key, seq: seq, sig: make(chan struct{}, 1)}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.m == nil {
 		g.m = map[string]tickets{}
 	}
 	q := g.m[key]
-	tk.ready = q.head == nil
-	q.pushBack(tk)
+	x := q.tail
+	for x != nil && x.seq > seq {
+		x = x.prev
+	}
+	if h := q.head; x == nil && h != nil {
+		// The first waits for the caller now: told, it looks at the
+		// hold again (the caller may be a retry asleep on one set since
+		// the first looked), rather than wait off the clock.
+		h.ready, h.news = false, true
+		h.signal()
+	}
+	q.insertAfter(tk, x)
+	tk.ready = q.head == tk
 	g.m[key] = q
 	g.out.Add(1)
 	return tk

@@ -29,7 +29,7 @@ func TestHoldSetAsGateTurnComes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const key = "api.example"
-	ahead := tr.gate.enter(key)
+	ahead := tr.gate.enter(key, 0)
 	looked := make(chan struct{})
 	onLook := func() { close(looked) }
 	enter := func() { c.next.Store(&onLook) } // B looks again once in the gate
@@ -73,9 +73,9 @@ func TestHoldSetAsGateTurnComes(t *testing.T) {
 // holds over and over, until the one ahead left.
 func TestTicketNewsToldOnce(t *testing.T) {
 	var g gate
-	a := g.enter("k")
+	a := g.enter("k", 1)
 	defer a.leave()
-	b := g.enter("k")
+	b := g.enter("k", 2)
 	defer b.leave()
 	g.held("k")
 	var ready bool

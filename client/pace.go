@@ -39,7 +39,9 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 	if t.proactive {
 		// With pacing, the requests that wait for a hold keep their
 		// arrival order through the gate: the ticket is given up once the
-		// request has its place in the queue, or leaves.
+		// request has its place in the queue, or leaves. Without, they do
+		// while a key is cut: the ticket is given up once the request has
+		// its role there (see [Transport.probe]).
 		// A hold can be extended while we wait (a response in flight
 		// brings news), so look again after each wait.
 		// held: waited so far for holds to pass; queued: for turns in
@@ -60,8 +62,8 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 					if pastDeadline(ctx, d) {
 						return nil, &WaitError{Key: key, Wait: held + d, MaxWait: t.maxWait, Held: true, Deadline: true}
 					}
-					if tk == nil && t.limiter != nil {
-						tk = t.gate.enter(key)
+					if tk == nil && (t.limiter != nil || t.cuts.n.Load() != 0) {
+						tk = t.gate.enter(key, seq)
 					}
 					if err := t.clock.Sleep(ctx, d); err != nil {
 						return nil, err
@@ -69,7 +71,10 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 					held += d
 					continue
 				}
-				if t.limiter == nil {
+				if t.limiter == nil && tk == nil && t.cuts.n.Load() == 0 {
+					// Without pacing, the gate keeps the order of the
+					// requests only while a key is cut: the first of them
+					// to take its role there is its next probe.
 					break
 				}
 				if tk == nil {
@@ -79,7 +84,7 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 					if hook := gateEnterHook.Load(); hook != nil {
 						(*hook)()
 					}
-					tk = t.gate.enter(key)
+					tk = t.gate.enter(key, seq)
 					// A hold set since we looked told the gate before we
 					// were in it: look again, now that a new one tells us.
 					// Else we would wait off the clock behind a request
@@ -120,7 +125,7 @@ func (t *Transport) wait(ctx context.Context, key string, seq uint64, tk *ticket
 			}
 			// The request leaves now, at its turn, unless key's hold was cut
 			// short: then only the probe goes.
-			c, more, err := t.probe(ctx, key, seq, &held)
+			c, more, err := t.probe(ctx, key, seq, &tk, &held)
 			if !more {
 				return c, err
 			}

@@ -294,8 +294,16 @@ func (cs *cuts) answer(key string, c *cut, renewed bool) {
 // takes a new one. A request handed the probe's role while a hold is in
 // force returns the cut and true: it keeps the role, waits for that hold,
 // and goes as the probe (see [Transport.wait]); so does one handed the role
-// with pacing after it waited while time passed, to take a new turn.
-func (t *Transport) probe(ctx context.Context, key string, seq uint64, held *time.Duration) (*cut, bool, error) {
+// with pacing after it waited while time passed, to take a new turn. *tk,
+// when not nil, is the request's place at key's gate (without pacing, see
+// [Transport.wait]): probe gives it up, and sets *tk to nil, once the
+// request has its role or is among the waiters for the probe's answer, so
+// that the requests behind take theirs after it; a request that is to wait
+// for a hold keeps it. A place given up is no longer the request's: a
+// request that comes to wait for a hold again takes a new one, and none
+// waits on the old (a retry that arrived before may have come to the gate
+// ahead of it meanwhile, and that place is then ready never).
+func (t *Transport) probe(ctx context.Context, key string, seq uint64, tk **ticket, held *time.Duration) (*cut, bool, error) {
 	// late: the request waited for a probe's answer while time passed, its
 	// turn in the queue with it.
 	late := false
@@ -305,6 +313,10 @@ func (t *Transport) probe(ctx context.Context, key string, seq uint64, held *tim
 			(*hook)()
 		}
 		c, role, left := t.cuts.enter(key, now, &t.holds)
+		if role != roleHeld && role != roleWait {
+			(*tk).leave()
+			*tk = nil
+		}
 		switch role {
 		case roleFree:
 			// With pacing, a request whose turn passed while it waited
@@ -329,6 +341,8 @@ func (t *Transport) probe(ctx context.Context, key string, seq uint64, held *tim
 			cancel()
 			continue
 		}
+		(*tk).leave()
+		*tk = nil
 		// Woken by the probe's answer, by its role handed on, or by the
 		// end of the server's wait; or the maximum wait has come, or ctx
 		// has ended: the leave below and ctx tell which.

@@ -31,6 +31,13 @@ func TestGateOrderWithLeaves(t *testing.T) {
 			t.Helper()
 			for _, k := range keys {
 				q := model[k]
+				x := g.m[k].head
+				for i := range q {
+					if x != q[i] {
+						t.Fatalf("seed %d step %d: key %s ticket %d of %d out of its place by arrival", seed, step, k, i, len(q))
+					}
+					x = x.next
+				}
 				for i, tk := range q {
 					if tk.ready != (i == 0) {
 						t.Fatalf("seed %d step %d: key %s ticket %d of %d ready = %v", seed, step, k, i, len(q), tk.ready)
@@ -51,7 +58,18 @@ func TestGateOrderWithLeaves(t *testing.T) {
 			q := model[k]
 			switch r := rnd.IntN(10); {
 			case r < 5 || len(q) == 0:
-				model[k] = append(q, g.enter(k))
+				// Most arrive last; some came before (a retry, a request
+				// the probe's answer let go): in their place by arrival,
+				// ahead of the first too, which then waits.
+				seq := uint64(10 * step)
+				if rnd.IntN(4) == 0 {
+					seq = rnd.Uint64N(seq + 1)
+				}
+				i := len(q)
+				for i > 0 && q[i-1].seq > seq {
+					i--
+				}
+				model[k] = slices.Insert(q, i, g.enter(k, seq))
 			case r < 8:
 				i := rnd.IntN(len(q))
 				q[i].leave()
@@ -88,7 +106,7 @@ func TestGateConcurrentLeaves(t *testing.T) {
 	cancels := make([]context.CancelFunc, n)
 	ctxs := make([]context.Context, n)
 	for i := range n {
-		tickets[i] = g.enter("k")
+		tickets[i] = g.enter("k", uint64(i))
 		ctxs[i], cancels[i] = context.WithCancel(context.Background())
 	}
 	var wg sync.WaitGroup

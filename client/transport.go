@@ -370,7 +370,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// there now, ahead of them, not once the hold has passed,
 			// behind them all. (After onRetry: a panicking hook must not
 			// leave the place taken.)
-			tk = t.gate.enter(key)
+			tk = t.gate.enter(key, seq)
 		}
 		switch {
 		case viaHold:
