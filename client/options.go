@@ -504,17 +504,22 @@ func WithGiveUpError() Option {
 // new turns, so that they do not all leave at the instant the answer comes,
 // and keep their places: each takes the turn of the first request queued
 // that arrived after it, and the requests so passed each move back a turn
-// (the last take new turns), as after a Retry-After. Two orders are not
-// kept yet: the requests an answer holds (it set a hold of its own, a
-// refusal's Retry-After within the maximum, say) wait for that hold at the
-// gate in the order they woke, not the order they arrived, and take their
-// turns in that order when no request that arrived after them is queued;
-// and without pacing, the requests asleep on a cut hold that no probe's
-// answer set (the first, or one set by the answer to a request sent before
-// the cut) take their roles when it ends in no set order: any of them may
-// be the next probe. A refusal that says nothing of how long (a
-// 429, 503 or 529 with neither Retry-After nor rate-limit fields that hold the
-// key) lifts nothing of the server's wait: the probe keeps its role, its
+// (the last take new turns), as after a Retry-After. The requests an
+// answer holds (it set a hold of its own, a refusal's Retry-After within
+// the maximum, say) wait for that hold in the order they arrived, and take
+// their turns in that order. Without pacing too, while a key is cut, the
+// requests that wait for a hold keep their arrival order: when it ends,
+// they take their roles in that order, so that the next probe, after a
+// cut hold that no probe's answer set (the first, or one set by the answer
+// to a request sent before the cut), is the first of them to arrive. A
+// retry that waits for a hold, paced or cut, takes its request's place
+// among the requests that wait for it, ahead of those that arrived after
+// its request, even those waiting already (as among the requests waiting
+// for a probe's answer): its request came first, and placed last each
+// time it is refused, it could be passed again and again; a request
+// already on its way, its wait over, goes first all the same. A refusal
+// that says nothing of how long (a 429, 503 or 529 with neither
+// Retry-After nor rate-limit fields that hold the key) lifts nothing of the server's wait: the probe keeps its role, its
 // retry goes as the probe, and the others wait on. A probe that ends
 // without an answer (its context ends, its RoundTripper fails or panics),
 // or gives up after such a refusal, hands its role to the first request
