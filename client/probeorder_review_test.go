@@ -84,11 +84,7 @@ func TestProbesGoInArrivalOrder(t *testing.T) {
 		for i := range n {
 			name := fmt.Sprintf("c%d", i)
 			want = append(want, name)
-			wg.Go(func() {
-				if err := roundTrip(context.Background(), tr, url, name); err != nil {
-					t.Errorf("%s: %v", name, err)
-				}
-			})
+			goRoundTrip(t, &wg, tr, url, name)
 			time.Sleep(700 * time.Millisecond)
 		}
 		wg.Wait()
@@ -134,11 +130,7 @@ func TestProbeAnswerKeepsArrivalOrder(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			name := fmt.Sprintf("a%d", i+1)
 			want = append(want, name)
-			wg.Go(func() {
-				if err := roundTrip(context.Background(), tr, url, name); err != nil {
-					t.Errorf("%s: %v", name, err)
-				}
-			})
+			goRoundTrip(t, &wg, tr, url, name)
 			synctest.Wait()
 		}
 		wg.Wait()
@@ -185,11 +177,7 @@ func TestFirstProbeIsFirstToArrive(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			name := fmt.Sprintf("c%d", i)
 			want = append(want, name)
-			wg.Go(func() {
-				if err := roundTrip(context.Background(), tr, url, name); err != nil {
-					t.Errorf("%s: %v", name, err)
-				}
-			})
+			goRoundTrip(t, &wg, tr, url, name)
 		}
 		wg.Wait()
 		if got, _ := srv.sent(); !slices.Equal(got, want) {
@@ -252,11 +240,7 @@ func TestProbeAnswerHoldKeepsArrivalOrder(t *testing.T) {
 			name := fmt.Sprintf("a%d", i+1)
 			want = append(want, name)
 			wantAt = append(wantAt, 7500*time.Millisecond+time.Duration(i)*time.Second)
-			wg.Go(func() {
-				if err := roundTrip(context.Background(), tr, url, name); err != nil {
-					t.Errorf("%s: %v", name, err)
-				}
-			})
+			goRoundTrip(t, &wg, tr, url, name)
 			synctest.Wait()
 		}
 		wg.Wait()
@@ -422,6 +406,16 @@ func TestRetryTakesItsRequestsPlaceAtTheGate(t *testing.T) {
 		wantAt := []time.Duration{0, 0, 2 * time.Second, 5 * time.Second, 6 * time.Second}
 		if !slices.Equal(got, want) || !slices.Equal(at, wantAt) {
 			t.Errorf("the server received %v at %v, want %v at %v", got, at, want, wantAt)
+		}
+	})
+}
+
+// goRoundTrip sends name's GET to url through tr in a goroutine of wg,
+// failing t if it fails.
+func goRoundTrip(t *testing.T, wg *sync.WaitGroup, tr http.RoundTripper, url, name string) {
+	wg.Go(func() {
+		if err := roundTrip(context.Background(), tr, url, name); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	})
 }

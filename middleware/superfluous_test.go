@@ -1,12 +1,10 @@
 package middleware_test
 
 import (
-	"bytes"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +15,6 @@ import (
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
-
-// syncBuffer is a bytes.Buffer a server's goroutines may write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestSuperfluousWriteHeaderBlamesTheHandler: a handler behind the
 // middleware that calls WriteHeader after writing its body is named in
@@ -69,7 +49,7 @@ func TestSuperfluousWriteHeaderBlamesTheHandler(t *testing.T) {
 		r.Use(m.Handler)
 		r.Get("/x", handler)
 		for rname, router := range map[string]http.Handler{"ServeMux": mux, "chi": r} {
-			var logged syncBuffer
+			var logged lockedBuffer
 			srv := httptest.NewUnstartedServer(router)
 			srv.Config.ErrorLog = log.New(&logged, "", 0)
 			srv.Start()
