@@ -67,14 +67,8 @@ func TestProbesGoInArrivalOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 8
 		srv := &orderServer{latency: time.Second, refusals: n}
-		tr, err := client.New(srv, client.WithMaxRetryAfter(2*time.Second), client.WithMaxWait(10*time.Minute), client.WithRetries(0))
-		if err != nil {
-			t.Fatal(err)
-		}
 		const url = "http://api.example/"
-		if err := roundTrip(context.Background(), tr, url, "first"); err != nil {
-			t.Fatal(err)
-		}
+		tr := refusedFirst(t, srv, url)
 		time.Sleep(2 * time.Second) // the cut hold has passed
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = roundTrip(context.Background(), tr, url, "probe") })
@@ -88,9 +82,7 @@ func TestProbesGoInArrivalOrder(t *testing.T) {
 			time.Sleep(700 * time.Millisecond)
 		}
 		wg.Wait()
-		if got, _ := srv.sent(); !slices.Equal(got, want) {
-			t.Errorf("the server received %v, want %v: the probes did not go in arrival order", got, want)
-		}
+		wantSent(t, srv, want)
 	})
 }
 
@@ -163,14 +155,8 @@ func TestFirstProbeIsFirstToArrive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 8
 		srv := &orderServer{latency: time.Second, refusals: n - 1}
-		tr, err := client.New(srv, client.WithMaxRetryAfter(2*time.Second), client.WithMaxWait(10*time.Minute), client.WithRetries(0))
-		if err != nil {
-			t.Fatal(err)
-		}
 		const url = "http://api.example/"
-		if err := roundTrip(context.Background(), tr, url, "first"); err != nil {
-			t.Fatal(err)
-		}
+		tr := refusedFirst(t, srv, url)
 		var wg sync.WaitGroup
 		want := []string{"first"}
 		for i := range n {
@@ -180,9 +166,7 @@ func TestFirstProbeIsFirstToArrive(t *testing.T) {
 			goRoundTrip(t, &wg, tr, url, name)
 		}
 		wg.Wait()
-		if got, _ := srv.sent(); !slices.Equal(got, want) {
-			t.Errorf("the server received %v, want %v: the probes did not go in arrival order", got, want)
-		}
+		wantSent(t, srv, want)
 	})
 }
 
@@ -418,4 +402,28 @@ func goRoundTrip(t *testing.T, wg *sync.WaitGroup, tr http.RoundTripper, url, na
 			t.Errorf("%s: %v", name, err)
 		}
 	})
+}
+
+// refusedFirst returns a Transport to srv without pacing, whose Retry-After
+// holds are cut to 2s (a request waits up to 10 minutes, and is not
+// retried), after sending it the request "first" to url, which srv refuses
+// for the hour: the key is cut from then on.
+func refusedFirst(t *testing.T, srv *orderServer, url string) http.RoundTripper {
+	t.Helper()
+	tr, err := client.New(srv, client.WithMaxRetryAfter(2*time.Second), client.WithMaxWait(10*time.Minute), client.WithRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := roundTrip(context.Background(), tr, url, "first"); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// wantSent checks that srv received the callers of want, in that order.
+func wantSent(t *testing.T, srv *orderServer, want []string) {
+	t.Helper()
+	if got, _ := srv.sent(); !slices.Equal(got, want) {
+		t.Errorf("the server received %v, want %v: the probes did not go in arrival order", got, want)
+	}
 }

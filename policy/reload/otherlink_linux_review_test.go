@@ -19,18 +19,7 @@ import (
 // seen too.
 func TestWriteThroughAnotherName(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	base := t.TempDir()
-	path := filepath.Join(base, "etc", "rk.yaml")
-	host := filepath.Join(base, "host", "rk.yaml")
-	for _, dir := range []string{filepath.Dir(path), filepath.Dir(host)} {
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeAtomic(t, path, config(5))
-	if err := os.Link(path, host); err != nil {
-		t.Skipf("hard link: %v", err)
-	}
+	path, host := linkedConfig(t)
 	fw := newFakeWatch(t, path, "")
 	if err := os.WriteFile(host, []byte(config(7)), 0o644); err != nil {
 		t.Fatal(err)
@@ -43,7 +32,7 @@ func TestWriteThroughAnotherName(t *testing.T) {
 	if e, _ := fw.drive(t, nil); e.err != nil || fw.limit.Load() != 8 {
 		t.Fatalf("renamed over: %v, limit %d, want 8 applied", e.err, fw.limit.Load())
 	}
-	host2 := filepath.Join(base, "host", "rk2.yaml")
+	host2 := filepath.Join(filepath.Dir(host), "rk2.yaml")
 	if err := os.Link(path, host2); err != nil {
 		t.Fatal(err)
 	}
@@ -53,4 +42,25 @@ func TestWriteThroughAnotherName(t *testing.T) {
 	if e, _ := fw.drive(t, nil); e.err != nil || fw.limit.Load() != 9 {
 		t.Fatalf("the new file written through another name: %v, limit %d, want 9 applied", e.err, fw.limit.Load())
 	}
+}
+
+// linkedConfig writes a config of limit 5 at path (etc/rk.yaml in a
+// directory of the test's) and links it at host (host/rk.yaml), as a file
+// bind-mounted into a container is one file under two names; it skips the
+// test, saying why, where no hard link can be made.
+func linkedConfig(t *testing.T) (path, host string) {
+	t.Helper()
+	base := t.TempDir()
+	path = filepath.Join(base, "etc", "rk.yaml")
+	host = filepath.Join(base, "host", "rk.yaml")
+	for _, dir := range []string{filepath.Dir(path), filepath.Dir(host)} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeAtomic(t, path, config(5))
+	if err := os.Link(path, host); err != nil {
+		t.Skipf("hard link: %v", err)
+	}
+	return path, host
 }

@@ -103,18 +103,7 @@ func TestFileNoLongerReadable(t *testing.T) { runUnprivileged(t, fileNoLongerRea
 // fileNoLongerReadable is TestFileNoLongerReadable's run without
 // privileges.
 func fileNoLongerReadable(t *testing.T) {
-	base := t.TempDir()
-	path := filepath.Join(base, "etc", "rk.yaml")
-	host := filepath.Join(base, "host", "rk.yaml")
-	for _, dir := range []string{filepath.Dir(path), filepath.Dir(host)} {
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeAtomic(t, path, config(5))
-	if err := os.Link(path, host); err != nil {
-		t.Skipf("hard link: %v", err)
-	}
+	path, host := linkedConfig(t)
 	fw := newFakeWatch(t, path, "")
 	if err := os.Chmod(host, 0o200); err != nil {
 		t.Fatal(err)
