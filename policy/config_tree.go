@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"regexp"
 	"strconv"
 	"strings"
@@ -261,13 +262,7 @@ func checkTabs(tokens token.Tokens, file string) error {
 // where the file looks right. Quoted, in a block scalar (| or >) or in a
 // comment, it is the file's choice, left to what reads the value.
 func checkSpaces(tokens token.Tokens, file string) error {
-	var prev token.Type
-	for _, tk := range tokens {
-		t := prev
-		prev = tk.Type
-		if tk.Type != token.StringType || t == token.LiteralType || t == token.FoldedType {
-			continue // not unquoted, or a block scalar's text
-		}
+	for tk := range plainTexts(tokens) {
 		i := strings.IndexFunc(tk.Value, func(r rune) bool { return invisibleSpace(r) != "" })
 		if i < 0 {
 			continue
@@ -292,11 +287,8 @@ func checkSpaces(tokens token.Tokens, file string) error {
 // a pattern no request has. Inside a value, quoted, or in a block scalar
 // or a comment, it is text, left to what reads the value.
 func checkQuotes(tokens token.Tokens, file string) error {
-	var prev token.Type
-	for _, tk := range tokens {
-		t := prev
-		prev = tk.Type
-		if tk.Type != token.StringType || t == token.LiteralType || t == token.FoldedType || tk.Value == "" {
+	for tk := range plainTexts(tokens) {
+		if tk.Value == "" {
 			continue
 		}
 		first, _ := utf8.DecodeRuneInString(tk.Value)
@@ -314,6 +306,24 @@ func checkQuotes(tokens token.Tokens, file string) error {
 			Reason: fmt.Sprintf(`a typographic quote (%U) around %s, which YAML reads as text: quote with " or ' instead (%s)`, r, strconv.Quote(tk.Value), strconv.Quote(inner))}
 	}
 	return nil
+}
+
+// plainTexts yields the tokens of unquoted keys and values, not a block
+// scalar's text (| or >), which checkSpaces and checkQuotes read.
+func plainTexts(tokens token.Tokens) iter.Seq[*token.Token] {
+	return func(yield func(*token.Token) bool) {
+		var prev token.Type
+		for _, tk := range tokens {
+			t := prev
+			prev = tk.Type
+			if tk.Type != token.StringType || t == token.LiteralType || t == token.FoldedType {
+				continue
+			}
+			if !yield(tk) {
+				return
+			}
+		}
+	}
 }
 
 // typographicQuote reports whether r is a quotation mark outside ASCII.
