@@ -2,6 +2,7 @@ package ratekeeper_test
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,7 +46,14 @@ func readmeConfig(store algorithms.Store, mux *http.ServeMux, serve func(http.Ha
 		return err
 	}
 	w, err := reload.New("ratekeeper.yaml", func(cfg *policy.Config) error {
-		return errors.Join(m.ApplyConfig(cfg), ctrl.Apply()) // new rules, the adaptive level kept
+		err := m.ApplyConfig(cfg) // nil, or ErrRestartNeeded: the new rules are in force either way
+		if err != nil && !errors.Is(err, middleware.ErrRestartNeeded) {
+			return err // refused: the rules in force keep running
+		}
+		if aerr := ctrl.Apply(); aerr != nil { // the adaptive level kept
+			return aerr // a failure, whatever err was: logged as one, retried by w.Reload()
+		}
+		return err // nil, or a warning: headers or failure_mode wait for a restart
 	}, reload.InForce(cfg)) // file changes; w.Reload() on SIGHUP
 	if err != nil {
 		return err
@@ -270,5 +278,118 @@ func TestReadmeSchemaIPSource(t *testing.T) {
 	}
 	if !strings.Contains(said, "header: trusted_proxies only") {
 		t.Errorf("the README's schema says of ip_source %q; want it to say that header:NAME takes trusted_proxies only, as the loader has it", said)
+	}
+}
+
+// readmeReloadApply is the function the README's configuration code gives
+// reload.New (TestReadmeReloadApplyErrors compares the two), with the
+// middleware and the controller it closes over as arguments.
+func readmeReloadApply(m *middleware.Middleware, ctrl *adaptive.Controller) func(*policy.Config) error {
+	return func(cfg *policy.Config) error {
+		// README apply:begin
+		err := m.ApplyConfig(cfg) // nil, or ErrRestartNeeded: the new rules are in force either way
+		if err != nil && !errors.Is(err, middleware.ErrRestartNeeded) {
+			return err // refused: the rules in force keep running
+		}
+		if aerr := ctrl.Apply(); aerr != nil { // the adaptive level kept
+			return aerr // a failure, whatever err was: logged as one, retried by w.Reload()
+		}
+		return err // nil, or a warning: headers or failure_mode wait for a restart
+		// README apply:end
+	}
+}
+
+// refusingLimits is a middleware as an adaptive controller's target whose
+// SetLimit fails: a Controller.Apply that fails.
+type refusingLimits struct{ *middleware.Middleware }
+
+func (refusingLimits) SetLimit(name string, limit int64) error {
+	return errors.New("SetLimit refused by the test")
+}
+
+// TestReadmeReloadApplyErrors runs the README's reload function under a
+// reload.Watcher. A file that changes the headers makes ApplyConfig return
+// ErrRestartNeeded (its policies applied): alone, that is a reload applied
+// with a warning; beside a Controller.Apply that fails, it must not hide
+// the failure, or the watcher counts the reload as applied (Watcher.Config
+// returns the new file, the log says "config reloaded") while the adaptive
+// level was not set, and w.Reload() never tries again. A file
+// ApplyConfig refuses is a failure too.
+func TestReadmeReloadApplyErrors(t *testing.T) {
+	block := readmeGoBlock(t, "In code (what `examples/config` does)")
+	start := slices.IndexFunc(block, func(l string) bool { return strings.HasPrefix(l, "w, err := reload.New(") })
+	end := slices.IndexFunc(block, func(l string) bool { return strings.HasPrefix(l, "}, reload.InForce(cfg))") })
+	if start < 0 || end < start {
+		t.Fatalf("the README's configuration code has no reload.New(..., func(cfg *policy.Config) error {...}, reload.InForce(cfg)):\n%s", strings.Join(block, "\n"))
+	}
+	src, err := os.ReadFile("readme_config_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tested, _ := strings.Cut(string(src), "// README apply:begin\n")
+	tested, _, _ = strings.Cut(tested, "// README apply:end")
+	if want := trimLines(strings.Split(strings.TrimRight(tested, "\t\n"), "\n")); !slices.Equal(block[start+1:end], want) {
+		t.Fatalf("the README's reload function is not the one tested here:\nREADME:\n%s\ntested:\n%s",
+			strings.Join(block[start+1:end], "\n"), strings.Join(want, "\n"))
+	}
+
+	const base = "policies:\n  - {name: per-ip, limit: 100, window: 1m}\n"
+	for _, tc := range []struct {
+		name        string
+		file        string // the new version
+		ctrlFails   bool
+		applied     bool // the Watcher counts it applied
+		restartOnly bool // its error matches ErrRestartNeeded
+	}{
+		{name: "restart needed", file: "headers: draft-7\n" + base, applied: true, restartOnly: true},
+		{name: "restart needed, controller fails", file: "headers: draft-7\n" + base, ctrlFails: true},
+		{name: "controller fails", file: strings.Replace(base, "100", "50", 1), ctrlFails: true},
+		{name: "refused", file: strings.Replace(base, "}", ", count: failed}", 1)}, // CountIf over a store that cannot give back
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := t.TempDir() + "/ratekeeper.yaml"
+			if err := os.WriteFile(path, []byte(base), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := policy.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, mem := clockedStore(t)
+			store := struct{ algorithms.Store }{mem} // Take alone: no GiveBacker
+			m, err := middleware.FromConfig(store, cfg, middleware.WithLogger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var target adaptive.Target = m
+			if tc.ctrlFails {
+				target = refusingLimits{m}
+			}
+			ctrl, err := adaptive.New(target, adaptive.Config{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hooked *policy.Config
+			w, err := reload.New(path, readmeReloadApply(m, ctrl), reload.InForce(cfg),
+				reload.WithLogger(slog.New(slog.DiscardHandler)),
+				reload.OnReload(func(c *policy.Config, _ error) { hooked = c }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err = w.Reload()
+			if got := errors.Is(err, policy.ErrRestartNeeded); got != tc.restartOnly || (err == nil) != (tc.applied && !tc.restartOnly) {
+				t.Errorf("Reload() = %v; matches ErrRestartNeeded: %v, want %v", err, got, tc.restartOnly)
+			}
+			if got := w.Config() != cfg; got != tc.applied {
+				t.Errorf("the Watcher counts the new file applied: %v, want %v (Reload() = %v)", got, tc.applied, err)
+			}
+			if got := hooked != nil; got != tc.applied {
+				t.Errorf("OnReload got the new Config: %v, want %v (Reload() = %v)", got, tc.applied, err)
+			}
+		})
 	}
 }

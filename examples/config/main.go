@@ -217,19 +217,9 @@ func newServer(path string, o serverOptions) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A reload keeps the adaptive level: the controller applies it to the
-	// new limits at once.
-	// A file naming a route mux lacks is refused whole, the rules in
-	// force kept: the watcher logs the error.
-	apply := func(cfg *policy.Config) error {
-		if err := checkRoutes(o.store, cfg, pattern); err != nil {
-			return err
-		}
-		return errors.Join(m.ApplyConfig(cfg), ctrl.Apply())
-	}
 	// InForce: an edit made since the file was loaded above is applied
 	// at once, not at the next change.
-	w, err := reload.New(path, apply, append([]reload.Option{reload.WithLogger(o.log), reload.InForce(cfg)}, o.reload...)...)
+	w, err := reload.New(path, reloadFunc(o.store, pattern, m, ctrl), append([]reload.Option{reload.WithLogger(o.log), reload.InForce(cfg)}, o.reload...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +244,31 @@ func newServer(path string, o serverOptions) (*server, error) {
 
 // Close stops watching the configuration file.
 func (s *server) Close() error { return s.watcher.Close() }
+
+// reloadFunc returns the function the watcher calls with each new version
+// of the file. A file naming a route mux lacks is refused whole, the rules
+// in force kept: the watcher logs the error. A reload keeps the adaptive
+// level: the controller applies it to the new limits at once.
+//
+// The watcher takes an error matching middleware.ErrRestartNeeded for a
+// reload applied (with a warning) and any other for a failure (logged as
+// one; Reload tries again): the function returns ErrRestartNeeded only
+// when the controller succeeded too, never joined with its error.
+func reloadFunc(store algorithms.Store, pattern func(*http.Request) string, m *middleware.Middleware, ctrl *adaptive.Controller) func(*policy.Config) error {
+	return func(cfg *policy.Config) error {
+		if err := checkRoutes(store, cfg, pattern); err != nil {
+			return err
+		}
+		err := m.ApplyConfig(cfg) // nil, or ErrRestartNeeded: the new rules are in force either way
+		if err != nil && !errors.Is(err, middleware.ErrRestartNeeded) {
+			return err // refused: the rules in force keep running
+		}
+		if aerr := ctrl.Apply(); aerr != nil {
+			return aerr // a failure, whatever err was
+		}
+		return err // nil, or a warning: headers or failure_mode wait for a restart
+	}
+}
 
 // checkRoutes returns the error of Middleware.CheckRoutes for the
 // policies of cfg under pattern, before they are applied: it asks a

@@ -690,9 +690,20 @@ func (c *Controller) recover(n int64) {
 // [Controller.Observe]) while the service is in trouble:
 //
 //	w, err := reload.New(path, func(cfg *policy.Config) error {
-//		err := m.ApplyConfig(cfg)
-//		return errors.Join(err, ctrl.Apply())
+//		err := m.ApplyConfig(cfg) // nil, or ErrRestartNeeded: the new rules are in force
+//		if err != nil && !errors.Is(err, middleware.ErrRestartNeeded) {
+//			return err
+//		}
+//		if aerr := ctrl.Apply(); aerr != nil {
+//			return aerr // a failure, whatever err was
+//		}
+//		return err
 //	})
+//
+// Do not join the two errors: a reloader takes an error matching
+// [policy.ErrRestartNeeded] (middleware.ErrRestartNeeded) for a reload applied, with a warning, and
+// errors.Is finds it in a join beside Apply's error, which would then pass
+// unnoticed.
 func (c *Controller) Apply() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
