@@ -2,6 +2,7 @@ package ratekeeper_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -51,7 +52,7 @@ func readmeConfig(store algorithms.Store, mux *http.ServeMux, serve func(http.Ha
 			return err // refused: the rules in force keep running
 		}
 		if aerr := ctrl.Apply(); aerr != nil { // the adaptive level kept
-			return aerr // a failure, whatever err was: logged as one, retried by w.Reload()
+			return fmt.Errorf("new rules in force, adaptive level not: %w", aerr) // a failure: w.Reload() retries
 		}
 		return err // nil, or a warning: headers or failure_mode wait for a restart
 	}, reload.InForce(cfg)) // file changes; w.Reload() on SIGHUP
@@ -292,7 +293,7 @@ func readmeReloadApply(m *middleware.Middleware, ctrl *adaptive.Controller) func
 			return err // refused: the rules in force keep running
 		}
 		if aerr := ctrl.Apply(); aerr != nil { // the adaptive level kept
-			return aerr // a failure, whatever err was: logged as one, retried by w.Reload()
+			return fmt.Errorf("new rules in force, adaptive level not: %w", aerr) // a failure: w.Reload() retries
 		}
 		return err // nil, or a warning: headers or failure_mode wait for a restart
 		// README apply:end
@@ -383,6 +384,9 @@ func TestReadmeReloadApplyErrors(t *testing.T) {
 			err = w.Reload()
 			if got := errors.Is(err, policy.ErrRestartNeeded); got != tc.restartOnly || (err == nil) != (tc.applied && !tc.restartOnly) {
 				t.Errorf("Reload() = %v; matches ErrRestartNeeded: %v, want %v", err, got, tc.restartOnly)
+			}
+			if tc.ctrlFails && (err == nil || !strings.Contains(err.Error(), "new rules in force, adaptive level not: ")) {
+				t.Errorf("Reload() = %v; want an error saying the new rules are in force and the adaptive level is not", err)
 			}
 			if got := w.Config() != cfg; got != tc.applied {
 				t.Errorf("the Watcher counts the new file applied: %v, want %v (Reload() = %v)", got, tc.applied, err)

@@ -264,7 +264,7 @@ func reloadFunc(store algorithms.Store, pattern func(*http.Request) string, m *m
 			return err // refused: the rules in force keep running
 		}
 		if aerr := ctrl.Apply(); aerr != nil {
-			return aerr // a failure, whatever err was
+			return fmt.Errorf("new rules in force, adaptive level not: %w", aerr) // a failure, whatever err was
 		}
 		return err // nil, or a warning: headers or failure_mode wait for a restart
 	}
