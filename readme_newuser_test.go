@@ -343,3 +343,23 @@ func TestReadmeCheckRoutesMessage(t *testing.T) {
 		t.Errorf("CheckRoutes = %v; the README quotes it as saying %q", err, quote)
 	}
 }
+
+// TestReadmeSaysHowToGetIt: a new user copying the quick start into a module
+// of their own is told how to add ratekeeper (and chi, which the quick start
+// imports) to it, and that the README's first commands (go run
+// ./cmd/ratekeeper, the tests) run in a clone of the repository. The README
+// named the module path only: no go get, and nothing said where
+// "go run ./cmd/ratekeeper demo" works.
+func TestReadmeSaysHowToGetIt(t *testing.T) {
+	_, quick, ok := strings.Cut(readmeText(t), "\n## Quick start (chi)\n")
+	if !ok {
+		t.Fatal("README.md has no quick start")
+	}
+	intro, _, _ := strings.Cut(quick, "```go")
+	intro = strings.Join(strings.Fields(intro), " ")
+	for _, want := range []string{"go get github.com/ratekeeper/ratekeeper", "github.com/go-chi/chi/v5", "clone"} {
+		if !strings.Contains(intro, want) {
+			t.Errorf("the quick start's introduction does not say %q:\n%s", want, intro)
+		}
+	}
+}
