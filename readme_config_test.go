@@ -397,3 +397,44 @@ func TestReadmeReloadApplyErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestReadmeRestartSettingsWarning: the README's Reload bullet says who
+// warns of a headers, failure_mode or failure_retry_after change. It said
+// "ApplyConfig applies the policies and logs a warning naming them", but
+// ApplyConfig logs no warning (on the middleware's logger or slog.Default):
+// it returns an error matching ErrRestartNeeded that names them, and the
+// reload Watcher logs that error as a warning; an application calling
+// ApplyConfig itself is told by that error alone.
+func TestReadmeRestartSettingsWarning(t *testing.T) {
+	logged := captureDefaultLog(t)
+	cfg, err := policy.ParseConfig([]byte("policies:\n  - {name: a, limit: 5, window: 1m}\n"), "ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, store := clockedStore(t)
+	m, err := middleware.FromConfig(store, cfg, middleware.WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := policy.ParseConfig([]byte("headers: draft-7\npolicies:\n  - {name: a, limit: 3, window: 1m}\n"), "ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.ApplyConfig(next)
+	if !errors.Is(err, middleware.ErrRestartNeeded) || !strings.Contains(err.Error(), "headers") {
+		t.Fatalf("ApplyConfig of a file changing headers = %v; want ErrRestartNeeded naming headers", err)
+	}
+	if log := logged(); strings.Contains(log, "WARN") || strings.Contains(log, "restart") {
+		t.Fatalf("ApplyConfig logged a warning of its own:\n%s", log)
+	}
+
+	_, bullet, _ := strings.Cut(readmeText(t), "\n- **Reload** (`policy/reload`)")
+	bullet, _, _ = strings.Cut(bullet, "\n- **")
+	bullet = strings.Join(strings.Fields(bullet), " ")
+	if strings.Contains(bullet, "`ApplyConfig` applies the policies and logs a warning") {
+		t.Errorf("the README's Reload bullet says ApplyConfig logs a warning; it returns an error matching ErrRestartNeeded, which the watcher logs:\n%s", bullet)
+	}
+	if !strings.Contains(bullet, "`middleware.ErrRestartNeeded`") {
+		t.Errorf("the README's Reload bullet does not name middleware.ErrRestartNeeded, the error ApplyConfig returns for those settings:\n%s", bullet)
+	}
+}
