@@ -438,3 +438,19 @@ func TestReadmeRestartSettingsWarning(t *testing.T) {
 		t.Errorf("the README's Reload bullet does not name middleware.ErrRestartNeeded, the error ApplyConfig returns for those settings:\n%s", bullet)
 	}
 }
+
+// TestReadmeConfigCodeServesMetrics: the README's configuration code
+// registers its metrics with prometheus.DefaultRegisterer and serves only
+// the limited mux, so a user who copies it has metrics and no page for
+// them (the shell block before it curls /metrics of examples/config). The
+// text around the code says how to serve them: promhttp.Handler(), outside
+// the limiter, as examples/config serves /metrics.
+func TestReadmeConfigCodeServesMetrics(t *testing.T) {
+	_, after, _ := strings.Cut(readmeText(t), "\nIn code (what `examples/config` does)")
+	_, after, _ = strings.Cut(after, "\n```\n") // past the code block
+	para, _, _ := strings.Cut(after, "\n- **Reload**")
+	para = strings.Join(strings.Fields(para), " ")
+	if !strings.Contains(para, "promhttp.Handler()") || !strings.Contains(para, "/metrics") {
+		t.Errorf("the README does not say, after its configuration code, how to serve the metrics it registers (promhttp.Handler(), /metrics):\n%s", para)
+	}
+}
