@@ -701,9 +701,9 @@ func (c *Controller) recover(n int64) {
 //	})
 //
 // Do not join the two errors: a reloader takes an error matching
-// [policy.ErrRestartNeeded] (middleware.ErrRestartNeeded) for a reload applied, with a warning, and
-// errors.Is finds it in a join beside Apply's error, which would then pass
-// unnoticed.
+// [policy.ErrRestartNeeded] (middleware.ErrRestartNeeded) for a reload
+// applied, with a warning, and errors.Is finds it in a join beside
+// Apply's error, which would then pass unnoticed.
 func (c *Controller) Apply() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
