@@ -127,6 +127,7 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	// same goroutine: a resend that gets no reply delays no other undo.
 	again := make([]error, len(groups))
 	errs := make([]error, len(groups))
+	undone := make([]bool, len(groups)) // the slots whose undo was sent
 	for g, idx := range groups {
 		rv := res[g]
 		if !rv.unanswered && (rv.err != nil || !rv.admitted) {
@@ -150,10 +151,25 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 					return
 				}
 			}
+			undone[g] = true
 			errs[g] = s.undo(uctx, r, idx, rv, dst)
 		}()
 	}
 	wg.Wait()
+	// An undo gives units back, as a give-back does: this process's
+	// denials of those keys (a Take of this store denied by the
+	// reservation meanwhile) must not outlive it (WithDenyCache).
+	if s.deny != nil {
+		var given []algorithms.Check
+		for g, idx := range groups {
+			if undone[g] {
+				for _, i := range idx {
+					given = append(given, r.checks[i])
+				}
+			}
+		}
+		s.deny.forget(given)
+	}
 	// The resends and undos ran on uctx, whose end is the store's own.
 	if s.cluster != nil && (noReply(ctx, failed) || noReply(uctx, again) || noReply(uctx, errs)) {
 		s.reload()

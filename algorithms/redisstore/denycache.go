@@ -26,11 +26,12 @@ import (
 // denials are answered locally, and only while Redis itself would deny —
 // its state can only move further from admitting, by other requests, before
 // RetryAfter — so the cache never admits anything. The exceptions, where
-// the state moves back: a denial caused by another cross-slot Take's
-// reservation on a Cluster, which is then undone (see the package
+// the state moves back: a denial caused by another process's cross-slot
+// Take's reservation on a Cluster, which is then undone (see the package
 // documentation, "Cluster"), a key another process refunds or gives back
-// ([Store.Refund], [Store.GiveBack]; this process's refunds, give-backs
-// and resets ([Store.Reset]) drop its entries, as do its admitted Takes
+// ([Store.Refund], [Store.GiveBack]; this process's refunds, give-backs,
+// cross-slot undos (TestDenyCacheForgetsItsOwnUndoneReservation) and
+// resets ([Store.Reset]) drop its entries, as do its admitted Takes
 // of the key, such as one of another cost, and its Takes that fail, which
 // Redis may have admitted, and keep a denial in flight meanwhile from
 // being cached; a refund, give-back, reset or cross-slot undo whose

@@ -779,8 +779,9 @@
 // [WithDenyCache] keeps recent denials in process memory and answers a
 // repeat of a denied Take locally until its RetryAfter, with no round trip;
 // it only ever denies, and only while Redis would (on a Cluster, a denial
-// caused by a cross-slot reservation that is then undone is kept until its
-// RetryAfter).
+// caused by another process's cross-slot reservation that is then undone
+// is kept until its RetryAfter; this process's undos drop its denials of
+// the keys they give back).
 //
 // A Store is safe for concurrent use.
 package redisstore
