@@ -732,7 +732,16 @@
 // (TestClusterCallerEndReloadsNoSlots). A slot moved to
 // another node (a reshard) is answered MOVED by its old node, which
 // go-redis follows, in every phase of a cross-slot Take, and reloads its
-// map on (TestClusterSplitTakeFollowsMovedSlot). A client still pointing
+// map on (TestClusterSplitTakeFollowsMovedSlot). While a slot migrates
+// (from CLUSTER SETSLOT MIGRATING until SETSLOT NODE), Redis serves a
+// call of several of its keys only where all of them exist, and a
+// cross-slot reservation names a key no node holds yet (its marker): a
+// cross-slot Take with a check in that slot fails with TRYAGAIN (once
+// go-redis's retries are spent), its other slots' reservations undone,
+// until that slot's migration ends, whether its keys are still at the
+// source or already moved; a Peek, and a Take of one key of the slot,
+// are decided meanwhile (TestCrossSlotTakeWhileSlotMigrates). The
+// middleware answers such a Take by its failure mode. A client still pointing
 // at a demoted master gets errors (READONLY, MOVED), never its decisions.
 //
 // What a Take waits for during a Cluster failover: the store itself waits
