@@ -331,7 +331,10 @@
 // With a *redis.ClusterClient, a Take whose keys share a slot (one client
 // key, under any number of policies and specs) is one script call as above. Checks on several
 // slots cannot run in one script, so such a Take runs in phases, each a
-// script call per slot, in parallel:
+// script call per slot, in parallel (on any *redis.ClusterClient: one
+// from redis.NewFailoverClusterClient too, whose one master holds every
+// slot, TestFailoverClusterClientSplitsBySlot; redis.NewFailoverClient
+// makes every Take one script call there):
 //
 //  1. Peek: each slot decides its checks without consuming. If any check is
 //     denied, that is the answer, and nothing was consumed anywhere.
