@@ -17,7 +17,11 @@ import (
 // consecutive failed calls, every call returns [ErrCircuitOpen] at once for
 // cooldown; then one call is let through as a probe, and its success closes
 // the circuit (its failure opens it for another cooldown). The breaker
-// reads the injected clock when there is one ([WithClock]).
+// reads the injected clock when there is one ([WithClock]). On a Cluster
+// it is one breaker for every node: a master that fails with no replica
+// to take over opens it with the failures of its keys' calls, and then
+// the calls of keys the other masters serve return ErrCircuitOpen too,
+// until a probe succeeds (TestClusterBreakerIsOneForEveryNode).
 //
 // A failed call is one Redis did not answer in the time the store gives
 // it: an error of the client (a refused connection, its read timeout, a
