@@ -462,10 +462,8 @@ func TestLeakyQueueDeadlineBeforeTurn(t *testing.T) {
 	served := 0
 	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
 	within := func(d time.Duration) *httptest.ResponseRecorder {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
-		defer cancel()
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(beforeTurn(d)))
 		return w
 	}
 	serve(h, "GET", "/") // departs at once; the next turn is 10 s away

@@ -254,9 +254,7 @@ func TestNestedQueueInnerDeadlineAfterOuterHold(t *testing.T) {
 			log = nil
 			// A deadline on the wall clock: the holds, on the injected
 			// one, take none of it.
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			w := serveCtx(ctx, h, "GET", "/")
+			w := serveCtx(beforeTurn(15*time.Second), h, "GET", "/")
 			if got := strings.Join(log, ", "); w.Code != http.StatusServiceUnavailable || got != "outer 10s" {
 				t.Fatalf("second request: %d, holds %q; want 503 after the outer hold alone", w.Code, got)
 			}

@@ -157,10 +157,8 @@ func TestNestedQueueRefusalWaitsForOuter(t *testing.T) {
 				t.Fatalf("first request %d", w.Code)
 			}
 			clock.Advance(time.Second)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
 			w := httptest.NewRecorder()
-			h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(beforeTurn(time.Second)))
 			if w.Code != 503 {
 				t.Fatalf("second request %d, want 503", w.Code)
 			}

@@ -104,9 +104,7 @@ func TestQueueHeldHeadersAtWrite(t *testing.T) {
 			// t0+20 s), after its deadline; nothing was held, nothing is
 			// reduced. Its place is given back: the queue holds 6 (5 with
 			// it), its t is the same.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			w = get(ctx)
+			w = get(beforeTurn(time.Second))
 			if w.Code != 503 || len(waits) != 1 {
 				t.Fatalf("deadline before the turn: %d, waits %v; want 503, no new wait", w.Code, waits)
 			}

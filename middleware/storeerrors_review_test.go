@@ -1,7 +1,6 @@
 package middleware_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -48,10 +47,8 @@ func TestFailedGiveBackAndRefundCounted(t *testing.T) {
 		r.Use(m.Handler)
 		r.Get("/", ok)
 		serve(r, "GET", "/") // departs at once; the next waits 10 s
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
 		w := httptest.NewRecorder()
-		r.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+		r.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(beforeTurn(time.Second)))
 		if w.Code != http.StatusServiceUnavailable {
 			t.Fatalf("a turn after the deadline: %d, want 503", w.Code)
 		}
