@@ -163,13 +163,15 @@ func TestOutcomeAndStateNamesPastTheEnd(t *testing.T) {
 }
 
 // defaultLogTo makes slog.Default write JSON records to the buffer it
-// returns until the test ends.
-func defaultLogTo(t *testing.T) *bytes.Buffer {
+// returns until the test ends. The buffer is locked: slog.Default is the
+// whole process's, and a goroutine another test left running may log on
+// it while the test reads.
+func defaultLogTo(t *testing.T) *lockedBuffer {
 	old := slog.Default()
 	t.Cleanup(func() { slog.SetDefault(old) })
-	var buf bytes.Buffer
-	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
-	return &buf
+	buf := new(lockedBuffer)
+	slog.SetDefault(slog.New(slog.NewJSONHandler(buf, nil)))
+	return buf
 }
 
 // TestLogNilLoggerIsDefault: NewLogObserver(nil) logs to slog.Default as

@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,8 +18,9 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// logRecords returns the records with message msg logged as JSON to buf.
-func logRecords(t *testing.T, buf *bytes.Buffer, msg string) []map[string]any {
+// logRecords returns the records with message msg logged as JSON to buf
+// (a bytes.Buffer, or a lockedBuffer).
+func logRecords(t *testing.T, buf fmt.Stringer, msg string) []map[string]any {
 	t.Helper()
 	var recs []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {

@@ -32,6 +32,12 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+func (l *lockedBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
+}
+
 // TestSetupWarningsAreLogged: the once-only warnings about a middleware's
 // setup (a forwarding header the ip key ignores, a route that is never
 // known, a policy decided twice) went to the error handler alone, so a

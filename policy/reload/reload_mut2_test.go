@@ -25,7 +25,7 @@ import (
 // its doc says, not a Watcher that cannot log: the rejection of a broken
 // file goes to slog.Default.
 func TestWithLoggerNilIsDefault(t *testing.T) {
-	var logs bytes.Buffer
+	var logs lockedBuffer // slog.Default is the process's: locked for any other goroutine logging on it
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
