@@ -41,8 +41,13 @@ func TestClusterUndoRestoresTheOldExpiry(t *testing.T) {
 			}
 			take := m.taker(s, "s")
 			take(50*time.Second, L)
-			before, err := client.PTTL(ctx, lkey).Result()
+			// read is taken before the PTTL is sent, so that since, below,
+			// covers all the time Redis's clock moved between the two
+			// readings: taken after the reply, it missed the time from
+			// Redis's reading to the test's, which a loaded machine
+			// stretches to milliseconds.
 			read := time.Now()
+			before, err := client.PTTL(ctx, lkey).Result()
 			if err != nil || before <= 0 {
 				t.Fatalf("PTTL of L after its Take = %v, %v", before, err)
 			}
@@ -56,8 +61,9 @@ func TestClusterUndoRestoresTheOldExpiry(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Nor shorter: the old expiry itself, less the real time since
-			// the first PTTL (and a millisecond of PTTL's rounding), not
-			// some expiry in between that drops the old state early.
+			// the first PTTL was sent (and a millisecond of PTTL's
+			// rounding), not some expiry in between that drops the old
+			// state early.
 			since := time.Since(read)
 			if after > before || after < before-since-time.Millisecond {
 				t.Fatalf("L's time to live: %v before the cross-slot Take, %v after its undo (%v later); want the old state's, no longer and no shorter", before, after, since)
