@@ -5,8 +5,10 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,18 +33,29 @@ func TestClusterAbandonedReservationUndone(t *testing.T) {
 	defer cancel()
 	ran := make(chan error, 1)
 	var first atomic.Bool
+	// The first call runs at Redis before any resend (origRun), and its
+	// reply reaches the store only once the Take has returned (returned):
+	// a reply there before the caller saw its context end is Redis's
+	// answer, which the store returns (TestReplyReadyAtContextEndIsReturned),
+	// so that the Take was admitted whenever the caller's goroutine ran
+	// after the reply had come (35 of 200 runs at -cpu=1).
+	origRun, returned := make(chan struct{}), make(chan struct{})
 	h := &funcHook{key: keyOf(prefix, x), mode: "1", do: func(hctx context.Context, cmd redis.Cmder, next redis.ProcessHook) error {
 		if !first.CompareAndSwap(false, true) {
-			return next(hctx, cmd) // not the first: as sent
+			hangguard.Within(origRun, 10*time.Second) // a failure bound
+			return next(hctx, cmd)                    // not the first: as sent
 		}
 		cancel()
 		// The caller stopped waiting; the call goes on to Redis and runs.
 		err := next(context.WithoutCancel(hctx), cmd)
+		close(origRun)
+		hangguard.Within(returned, 10*time.Second) // a failure bound
 		ran <- err
 		return err
 	}}
 	client.AddHook(h)
 	_, err := s.Take(ctx, xc, yc)
+	close(returned)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Take(x, y) cancelled during x's reservation = %v, want context.Canceled", err)
 	}
