@@ -211,7 +211,9 @@ func WithWait(wait func(ctx context.Context, d time.Duration) error) Option {
 // WithErrorHandler sets the function told of every failure: store errors
 // (wrapped, with errors.Is matching the store's error), keys that could not
 // be extracted (*policy.KeyError), costs out of range (*policy.CostError),
-// and waits cut short. The default discards them; they are still counted in
+// and leaky_queue holds cut short or refused at once, their request's
+// deadline coming before its turn (both matching the context's error with
+// errors.Is). The default discards them; they are still counted in
 // [Middleware.Stats]. It must be safe for concurrent use and should not block.
 func WithErrorHandler(onError func(r *http.Request, err error)) Option {
 	return func(m *Middleware) error {

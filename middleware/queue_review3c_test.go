@@ -192,3 +192,22 @@ func TestQueueReview3RedisDownDuringHold(t *testing.T) {
 	}
 	t.Logf("headers %v errs %v", w.Header(), errs)
 }
+
+// TestQueueReview3DeadlineErrorHook: the error hook is told, once, of a
+// request refused at once because its deadline comes before its turn,
+// with an error matching context.DeadlineExceeded (see WithErrorHandler).
+func TestQueueReview3DeadlineErrorHook(t *testing.T) {
+	store, clock := newStore(t)
+	var errs []error
+	m := middleware.MustNew(store, []*policy.Policy{qr3Queue("q", 1, 10*time.Second, time.Minute)}, middleware.WithClock(clock),
+		middleware.WithErrorHandler(func(r *http.Request, err error) { errs = append(errs, err) }))
+	mux := http.NewServeMux()
+	mux.Handle("/", m.Handler(ok))
+	mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+	if len(errs) != 1 || !errors.Is(errs[0], context.DeadlineExceeded) {
+		t.Errorf("errors %v, want one matching context.DeadlineExceeded", errs)
+	}
+}
