@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,12 +20,12 @@ import (
 )
 
 // TestQueueReview3DeadlineAtTurn: a request whose context's deadline is
-// exactly the end of its Delay (not before it: it is held, as
-// x/time/rate's Wait reserves a wait equal to the time left), with the
-// middleware's own wait in virtual time: the outcome is the same every
-// time, the request served at its turn.
+// exactly the end of its Delay, with the middleware's own wait in virtual
+// time: its context is done at its turn (a context is done at its
+// deadline), so it is refused at once, every time, as one whose deadline
+// comes before; never passed on with its context ending.
 func TestQueueReview3DeadlineAtTurn(t *testing.T) {
-	outcomes := map[int]int{}
+	outcomes := map[string]int{}
 	for range 50 {
 		synctest.Test(t, func(t *testing.T) {
 			store, err := algorithms.NewMemoryStore()
@@ -32,19 +33,38 @@ func TestQueueReview3DeadlineAtTurn(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer store.Close()
-			m := middleware.MustNew(store, []*policy.Policy{qr3Queue("q", 1, 10*time.Second, time.Minute)})
+			held := 0
+			m := middleware.MustNew(store, []*policy.Policy{qr3Queue("q", 1, 10*time.Second, time.Minute)},
+				middleware.WithWait(func(ctx context.Context, d time.Duration) error {
+					held++
+					t := time.NewTimer(d)
+					defer t.Stop()
+					select {
+					case <-t.C:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}))
 			mux := http.NewServeMux()
-			mux.Handle("/", m.Handler(ok))
+			mux.Handle("/", m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if err := r.Context().Err(); err != nil {
+					outcomes["served, context "+err.Error()]++
+				}
+			})))
 			mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			w := httptest.NewRecorder()
 			mux.ServeHTTP(w, httptest.NewRequest("GET", "/", nil).WithContext(ctx))
-			outcomes[w.Code]++
+			outcomes[http.StatusText(w.Code)]++
+			if held != 0 {
+				outcomes["held"]++
+			}
 		})
 	}
-	if len(outcomes) != 1 || outcomes[200] != 50 {
-		t.Errorf("deadline at the turn: outcomes %v; want 200 every time", outcomes)
+	if want := map[string]int{"Service Unavailable": 50}; !maps.Equal(outcomes, want) {
+		t.Errorf("deadline at the turn: outcomes %v; want %v", outcomes, want)
 	}
 }
 
