@@ -184,7 +184,7 @@
 // moving a queue back under waiting requests would send two at once. The
 // store tells the last place from the time the request waited, within half
 // a queue spacing (see Refunder). Other places, and the other policies'
-// units, stay spent. A request whose context has a deadline before the end
+// units, stay spent. A request whose context has a deadline at or before the end
 // of its Delay (a server-side timeout shorter than the queue) is not held:
 // it is answered 503 with Retry-After at once, and its place goes back the
 // same way; one whose deadline comes during the hold (the wait ran late)

@@ -63,7 +63,7 @@ var (
 // A Profile selects the rate-limit headers the middleware sends on every
 // response to a request the policies decided, allowed or not. Retry-After
 // is sent on the 429 of a denied request, on [FailClosed]'s 503 and on the
-// 503 of a leaky_queue request whose context's deadline comes before the
+// 503 of a leaky_queue request whose context's deadline comes at or before the
 // end of its Delay, whatever the profile.
 //
 // Every number written is valid as the drafts define it, whatever the

@@ -44,7 +44,7 @@ import (
 // policy whose queue held it (of several, the one with the longest
 // Delay), with its pk, key, route and path as in a denial record. A
 // request a leaky_queue refused at once, not held, because its context's
-// deadline comes before its turn (answered 503; outcome Abandoned) is
+// deadline comes at or before its turn (answered 503; outcome Abandoned) is
 // logged as "ratekeeper: deadline before turn", at Info as a hold cut
 // short: "delay" is the Delay the queue would have held it for and
 // "deadline_in" the time left until its deadline when the middleware
@@ -109,7 +109,7 @@ type LogOption func(*LogObserver) error
 // LogRate sets N, the most records per second of each kind for each
 // policy; the default is 10. The kinds are a policy's denials; its queue
 // records (leaky_queue: its holds cut short, and its refusals of requests
-// whose deadline comes before their turn); and the Debug records of its
+// whose deadline comes at or before their turn); and the Debug records of its
 // holds served. Each has a budget of its own, so that routine holds never
 // crowd out those cut short, nor queue records denials: a leaky_queue
 // policy writes at most 2N records a second at Info and 3N at Debug, any
@@ -216,7 +216,7 @@ func NewLogObserver(logger *slog.Logger, opts ...LogOption) (*LogObserver, error
 
 // WithLogger logs the middleware's failures, state and limit changes,
 // and sampled rejections, leaky_queue holds and refusals of requests
-// whose deadline comes before their turn, to logger (nil:
+// whose deadline comes at or before their turn, to logger (nil:
 // [slog.Default]) through a [LogObserver] with default settings, whose
 // pks are hashed under the middleware's [WithPartitionKey] secret when it
 // has one (given before or after this option), so that they match the
@@ -437,7 +437,7 @@ func (l *LogObserver) logHold(e Event, held time.Duration) {
 }
 
 // logEarly logs e, a request a leaky_queue refused at once because its
-// deadline comes before its turn (see LogObserver).
+// deadline comes at or before its turn (see LogObserver).
 func (l *LogObserver) logEarly(e Event) {
 	var buf [10]slog.Attr
 	attrs, delay, sup, ok := l.queueRecord(buf[:0], e, slog.LevelInfo)

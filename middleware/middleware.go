@@ -575,11 +575,13 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		// hold: they are set when it ends, their delta-seconds counted
 		// from then (see setHeadersAt).
 		held := m.clock.Now() // when the hold began
-		if left, ok := untilDeadline(r.Context()); ok && left < d {
-			// The request's context ends before its turn (a server-side
-			// timeout shorter than the queue): holding it would only
-			// end in a refusal when the deadline comes, its place kept
-			// from the requests behind it until then. It is refused now
+		if left, ok := untilDeadline(r.Context()); ok && left <= d {
+			// The request's context ends before its turn, or at it (a
+			// context is done at its deadline; a server-side timeout
+			// shorter than the queue): holding it would only end in a
+			// refusal when the deadline comes, or pass it on with its
+			// context ending, its place kept from the requests behind
+			// it until then. It is refused now
 			// and its place goes back, as x/time/rate's Wait does. It
 			// is neither held nor served: the observer is told it was
 			// abandoned, and only that.

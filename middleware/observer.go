@@ -167,7 +167,7 @@ type Event struct {
 	held    time.Duration
 	wasHeld bool
 	// early says the request was refused at once (Abandoned), not held,
-	// because its context's deadline comes before the end of its Delay;
+	// because its context's deadline comes at or before the end of its Delay;
 	// left is the time its deadline left it then, never negative.
 	early bool
 	left  time.Duration
@@ -190,7 +190,7 @@ type Event struct {
 //
 // A request not held reports (0, false): every request no leaky_queue
 // delayed; one admitted with a Delay in shadow mode ([WithShadow]), which
-// holds nothing; one refused at once because its context's deadline comes
+// holds nothing; one refused at once because its context's deadline comes at or
 // before its turn (Abandoned, not held). Of nested middlewares each
 // reports its own hold alone: one further in that holds a request again
 // reports that second hold, not the sum.

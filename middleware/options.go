@@ -212,7 +212,7 @@ func WithWait(wait func(ctx context.Context, d time.Duration) error) Option {
 // (wrapped, with errors.Is matching the store's error), keys that could not
 // be extracted (*policy.KeyError), costs out of range (*policy.CostError),
 // and leaky_queue holds cut short or refused at once, their request's
-// deadline coming before its turn (both matching the context's error with
+// deadline coming at or before its turn (both matching the context's error with
 // errors.Is). The default discards them; they are still counted in
 // [Middleware.Stats]. It must be safe for concurrent use and should not block.
 func WithErrorHandler(onError func(r *http.Request, err error)) Option {
