@@ -69,22 +69,29 @@ func TestReadmeQuickStart429(t *testing.T) {
 	clock.Advance(600 * time.Millisecond)
 	srv := httptest.NewServer(readmeQuickStart(store, hello, hello))
 	defer srv.Close()
-	var resp *http.Response
-	for i := 1; i <= 11; i++ {
-		r, err := srv.Client().Get(srv.URL + "/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i < 11 {
-			r.Body.Close()
-			continue
-		}
-		resp = r
-	}
+	resp := eleventhGet(t, srv)
 	got := curlResponse(t, resp, "Cache-Control", "Content-Type", "RateLimit", "RateLimit-Policy", "Retry-After")
 	if got != want {
 		t.Errorf("the quick start's eleventh GET:\n%s\nREADME shows:\n%s", got, want)
 	}
+}
+
+// eleventhGet sends the eleven GETs of the quick start's curl command to
+// srv and returns the last response, its body unread.
+func eleventhGet(t *testing.T, srv *httptest.Server) *http.Response {
+	t.Helper()
+	for range 10 {
+		r, err := srv.Client().Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+	}
+	resp, err := srv.Client().Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // TestReadmeQuickStart429EarlyInSecond: the README's 429 has Retry-After: 1,
@@ -99,18 +106,7 @@ func TestReadmeQuickStart429EarlyInSecond(t *testing.T) {
 	clock.Advance(50 * time.Millisecond)
 	srv := httptest.NewServer(readmeQuickStart(store, hello, hello))
 	defer srv.Close()
-	var resp *http.Response
-	for i := 1; i <= 11; i++ {
-		r, err := srv.Client().Get(srv.URL + "/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i < 11 {
-			r.Body.Close()
-			continue
-		}
-		resp = r
-	}
+	resp := eleventhGet(t, srv)
 	resp.Body.Close()
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "2" || !strings.HasPrefix(resp.Header.Get("RateLimit"), `"per-second";r=0;t=2,`) {
 		t.Fatalf("eleventh GET 50 ms into a second: %s, Retry-After %q, RateLimit %q; want 429, 2, per-second's t=2",
