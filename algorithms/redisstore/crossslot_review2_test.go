@@ -145,20 +145,7 @@ func TestCrossSlotInterferenceMatchesMemory(t *testing.T) {
 	for seed := range reviewSeeds(12) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := newRand(1000 + seed)
-			clk := &manualClock{t: time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			prefix := uniquePrefix(t)
-			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			other, err := redisstore.New(sharedBoundCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
+			clk, mem, rs, other := crossSlotTwins(t, client)
 			var specs []algorithms.Spec
 			for _, k := range algorithms.Kinds {
 				s := randomSpec(r, k)
@@ -242,20 +229,7 @@ func TestCrossSlotInterferenceAfterReservation(t *testing.T) {
 			specs = append(specs, smallSpec(k))
 		}
 		for it := range 40 {
-			clk := &manualClock{t: time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)}
-			mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
-			if err != nil {
-				t.Fatal(err)
-			}
-			prefix := uniquePrefix(t)
-			rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			other, err := redisstore.New(sharedBoundCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
+			clk, mem, rs, other := crossSlotTwins(t, client)
 			randomTake := func(n int) []algorithms.Check {
 				checks := make([]algorithms.Check, n)
 				for j := range checks {
@@ -376,4 +350,27 @@ func TestCrossSlotInterferenceAfterReservation(t *testing.T) {
 		}
 	}
 	t.Logf("undos %d, checked %d", hook.undos.Load(), checked)
+}
+
+// crossSlotTwins returns a clock at 08:00 on 2026-12-06, a memory store
+// and two Redis stores on it under one new prefix, rs on client and other
+// on a Cluster client of its own: the stores the differential tests
+// compare.
+func crossSlotTwins(t *testing.T, client *redis.ClusterClient) (*manualClock, *algorithms.MemoryStore, *redisstore.Store, *redisstore.Store) {
+	t.Helper()
+	clk := &manualClock{t: time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)}
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := uniquePrefix(t)
+	rs, err := redisstore.New(client, redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := redisstore.New(sharedBoundCluster(t), redisstore.WithClock(clk), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clk, mem, rs, other
 }
