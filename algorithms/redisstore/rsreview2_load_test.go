@@ -12,6 +12,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
@@ -118,19 +119,15 @@ func firstCalls(t *testing.T, s *redisstore.Store, n int, ctx0 context.Context, 
 			_, errs[i] = s.Take(ctx, algorithms.Check{Spec: spec, Key: fmt.Sprintf("user-%d", i)})
 		}()
 		if i == 0 && lead {
-			select {
-			case <-h.leading:
-			case <-time.After(loadBound):
-				t.Errorf("the first call had not begun to load the library after %s", loadBound)
+			if _, ok := hangguard.Within(h.leading, loadBound); !ok {
+				t.Errorf("the first call had not begun to load the library after %s of the test's running time", loadBound)
 			}
 		}
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * loadBound):
-		t.Fatalf("%d first calls had not all returned after %s", n, 2*loadBound)
+	if _, ok := hangguard.Within(done, 2*loadBound); !ok {
+		t.Fatalf("%d first calls had not all returned after %s of the test's running time", n, 2*loadBound)
 	}
 	return errs, panics
 }
@@ -309,10 +306,8 @@ func TestRSReview2LoadedThenFlushedMeanwhile(t *testing.T) {
 		_, err := s.Take(context.WithValue(context.Background(), leaderKey{}, true), algorithms.Check{Spec: spec, Key: "x"})
 		xDone <- err
 	}()
-	select {
-	case <-h.held:
-	case <-time.After(loadBound):
-		t.Fatal("X's call had not found the function missing")
+	if _, ok := hangguard.Within(h.held, loadBound); !ok {
+		t.Fatalf("X's call had not found the function missing after %s of the test's running time", loadBound)
 	}
 	if _, err := s.Take(context.Background(), algorithms.Check{Spec: spec, Key: "y"}); err != nil { // loads the library
 		t.Fatal(err)
@@ -321,13 +316,12 @@ func TestRSReview2LoadedThenFlushedMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(h.release)
-	select {
-	case err := <-xDone:
-		if err != nil {
-			t.Fatalf("X = %v", err)
-		}
-	case <-time.After(loadBound):
-		t.Fatal("X had not returned")
+	xErr, ok := hangguard.Within(xDone, loadBound)
+	if !ok {
+		t.Fatalf("X had not returned after %s of the test's running time", loadBound)
+	}
+	if xErr != nil {
+		t.Fatalf("X = %v", xErr)
 	}
 	list, err := srv.Do("FUNCTION", "LIST")
 	if err != nil {
