@@ -473,10 +473,13 @@
 //     counted since, which admits up to that many more (a fixed_window of
 //     10 admitted 12 in a window, reserved 4, Reset, then took 6 and 6).
 //
-// So an admitted cross-slot Take costs two parallel round trips and a
-// denied one one (TestClusterCrossSlotRoundTrips). Between phases 2 and 3 a reservation is visible: another
-// request may be denied by units that are then given back, and a bucket key
-// that cannot be undone exactly keeps them (it waits them out): the
+// So an admitted cross-slot Take costs two parallel round trips, one that
+// phase 1 denies one (TestClusterCrossSlotRoundTrips), and one whose
+// reservation a slot denies (another request took the room between the
+// phases) three: the peeks, the reservations and the undos. Between
+// phases 2 and 3 a reservation is visible: another request may be denied
+// by units that are then given back, and a bucket key that cannot be
+// undone exactly keeps them (it waits them out): the
 // inconsistency always errs towards denying, never towards admitting more
 // than a limit, on the server's clock (the default). Each node reads its
 // own clock for its slots; with an injected clock, the instances must
