@@ -149,7 +149,7 @@ func (h *modeHook) take() []string {
 }
 
 // TestClusterCrossSlotRoundTrips checks doc.go's "an admitted cross-slot
-// Take costs two parallel round trips and a denied one one": on a
+// Take costs two parallel round trips, one that phase 1 denies one": on a
 // three-node cluster, a Take whose five keys span five slots sends one
 // peek (mode 3) per slot and, every check admitted, then one reservation
 // (mode 1) per slot, every peek before any reservation; a denied one sends
