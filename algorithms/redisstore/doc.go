@@ -476,7 +476,8 @@
 // So an admitted cross-slot Take costs two parallel round trips, one that
 // phase 1 denies one (TestClusterCrossSlotRoundTrips), and one whose
 // reservation a slot denies (another request took the room between the
-// phases) three: the peeks, the reservations and the undos. Between
+// phases) three when other slots admitted theirs: the peeks, the
+// reservations and the undos. Between
 // phases 2 and 3 a reservation is visible: another request may be denied
 // by units that are then given back, and a bucket key that cannot be
 // undone exactly keeps them (it waits them out): the
