@@ -75,7 +75,10 @@ var probeMethods = []string{
 // route, a trailing slash as chi reports it): the error names the policy,
 // the route, and where the router sends the request built from it (to no
 // route, its 404 or 405, or to the route it found: "GET /api/{ID}" for
-// a route written "GET /api/{id}", the wildcard's name differing). The
+// a route written "GET /api/{id}", the wildcard's name differing), and,
+// for a request routed nowhere whose path the router has on another
+// method, where it sends the path on that one ("GET /login" reported
+// with the router's "POST /login"). The
 // policy's other restrictions ([policy.WithMatch]) are not asked: they
 // choose among the requests of a route that exists. A route on HEAD that
 // chi has on GET alone is reported, as chi answers HEAD there 405 unless
@@ -250,6 +253,9 @@ func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string,
 // the requests asked (path the first of probePaths, for the route's
 // path routePath).
 //
+//   - The router has the path on another method (of RFC 9110's and
+//     PATCH): a route "GET /login" where the router has "POST /login"
+//     (a ServeMux answers 405 there). Said in place of the next.
 //   - ServeMux: the requests carry no Host, and a route registered under
 //     one is not found.
 //   - A router (a chi sub-router) that knows the path without its first
@@ -258,7 +264,20 @@ func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string,
 //   - HEAD on a route chi has on GET: chi routes HEAD there only under
 //     its GetHead middleware, and a GET route covers HEAD.
 func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods []string, path, routePath string) string {
+	other := ""
+	for _, m := range probeMethods {
+		if slices.Contains(methods, m) {
+			continue
+		}
+		if to := pattern(probeRequest(m, path)); to != "" && to != policy.MuxRedirect {
+			other = fmt.Sprintf(" (but %s %s to %q: the router has the path on other methods than the route's; write the route on the method it has)", m, path, to)
+			break
+		}
+	}
 	if kind == muxPattern {
+		if other != "" {
+			return other
+		}
 		return " (asked without a Host: if the mux has the route under one, \"example.com/login\", give a pattern function that sets r.Host first)"
 	}
 	for i := 1; i < len(path); i++ {
@@ -276,7 +295,7 @@ func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods [
 			return fmt.Sprintf(" (but GET %s to %q: if chi's GetHead middleware routes HEAD there, write the route \"GET %s\", which covers HEAD)", path, to, routePath)
 		}
 	}
-	return ""
+	return other
 }
 
 // probeRequest returns a request with method for path, as a server
