@@ -270,7 +270,7 @@ func noRouteHint(pattern func(*http.Request) string, kind patternKind, methods [
 			continue
 		}
 		if to := pattern(probeRequest(m, path)); to != "" && to != policy.MuxRedirect {
-			other = fmt.Sprintf(" (but %s %s to %q: the router has the path on other methods than the route's; write the route on the method it has)", m, path, to)
+			other = fmt.Sprintf(" (but %s %s to %q: the router has the path on other methods than those the policy's route is on, by its method or the policy's methods; put the route on a method the router has it on)", m, path, to)
 			break
 		}
 	}

@@ -24,22 +24,29 @@ import (
 func TestCheckRoutesNamesTheOtherMethod(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		opts    []policy.Option
 		pattern func() func(*http.Request) string
 	}{
-		{"ServeMux", func() func(*http.Request) string {
+		{"ServeMux", []policy.Option{policy.WithRoutes("GET /login")}, func() func(*http.Request) string {
 			mux := http.NewServeMux()
 			mux.Handle("POST /login", ok)
 			return policy.ServeMuxPattern(mux)
 		}},
-		{"chi", func() func(*http.Request) string {
+		{"chi", []policy.Option{policy.WithRoutes("GET /login")}, func() func(*http.Request) string {
 			r := chi.NewRouter()
 			r.Post("/login", ok)
 			return policy.ChiPattern(r)
 		}},
+		// The route has no method; the policy's methods exclude POST.
+		{"ServeMux, methods", []policy.Option{policy.WithMethods("GET"), policy.WithRoutes("/login")}, func() func(*http.Request) string {
+			mux := http.NewServeMux()
+			mux.Handle("POST /login", ok)
+			return policy.ServeMuxPattern(mux)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, _ := newStore(t)
-			m := middleware.MustNew(store, []*policy.Policy{fixed("login", 1, time.Minute, remote, policy.WithRoutes("GET /login"))})
+			m := middleware.MustNew(store, []*policy.Policy{fixed("login", 1, time.Minute, remote, tc.opts...)})
 			err := m.CheckRoutes(tc.pattern())
 			if !errors.Is(err, middleware.ErrUnknownRoute) {
 				t.Fatalf("CheckRoutes = %v, want ErrUnknownRoute", err)
