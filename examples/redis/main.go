@@ -144,13 +144,19 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 // at once (the store's WithTimeout bounds the whole call, redials and
 // retries included).
 func newClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{
+	return redis.NewClient(clientOptions(addr))
+}
+
+// clientOptions returns the options of newClient's client (its tests
+// lengthen the timeouts of theirs).
+func clientOptions(addr string) *redis.Options {
+	return &redis.Options{
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
 		DialTimeout:           100 * time.Millisecond,
 		ReadTimeout:           100 * time.Millisecond,
 		WriteTimeout:          100 * time.Millisecond,
-	})
+	}
 }
 
 // newInstance returns one instance's handler: 5 requests per minute per
@@ -158,9 +164,11 @@ func newClient(addr string) *redis.Client {
 // that Redis does not answer within 250ms fails (and the middleware lets
 // the request through): shorter than the store's default timeout, 2s
 // (redisstore.DefaultTimeout), which this client's short timeouts allow.
-func newInstance(name string, client redis.UniversalClient) (http.Handler, error) {
-	store, err := redisstore.New(client, redisstore.WithPrefix("example"),
-		redisstore.WithTimeout(250*time.Millisecond), redisstore.WithCircuitBreaker(5, 5*time.Second))
+// The store takes opts after the example's own options, which they
+// override (its tests lengthen the timeout); main gives none.
+func newInstance(name string, client redis.UniversalClient, opts ...redisstore.Option) (http.Handler, error) {
+	store, err := redisstore.New(client, append([]redisstore.Option{redisstore.WithPrefix("example"),
+		redisstore.WithTimeout(250 * time.Millisecond), redisstore.WithCircuitBreaker(5, 5*time.Second)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

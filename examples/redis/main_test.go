@@ -9,19 +9,50 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
+	"github.com/redis/go-redis/v9"
 )
 
 // startInstances serves instances "a" and "b", each with its own client
-// of the Redis at addr, and returns their URLs.
+// of the Redis at addr, and returns their URLs. They are the example's:
+// its client's 100ms timeouts and its store's 250ms timeout.
 func startInstances(t *testing.T, addr string) []string {
+	t.Helper()
+	return serveInstances(t, addr, false)
+}
+
+// patientTimeout is the timeout of the clients and stores of
+// startPatientInstances: one a loaded machine cannot reach.
+const patientTimeout = 10 * time.Second
+
+// startPatientInstances is startInstances with every timeout of the
+// clients (dial, read, write) and of the stores lengthened to
+// patientTimeout, for a test of what Redis answers: on a loaded machine
+// under -race, a call can outlast the example's timeouts (the first
+// Take, which also loads the library, once took 252ms), and the
+// middleware then lets the request through uncounted (fail open), or the
+// client sends again a call Redis may have run. The example's own
+// timeouts are tested by TestRedisDownFailsOpenPromptly.
+func startPatientInstances(t *testing.T, addr string) []string {
+	t.Helper()
+	return serveInstances(t, addr, true)
+}
+
+func serveInstances(t *testing.T, addr string, patient bool) []string {
 	t.Helper()
 	var urls []string
 	for _, name := range []string{"a", "b"} {
-		client := newClient(addr)
+		opt := clientOptions(addr)
+		var opts []redisstore.Option
+		if patient {
+			opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = patientTimeout, patientTimeout, patientTimeout
+			opts = append(opts, redisstore.WithTimeout(patientTimeout))
+		}
+		client := redis.NewClient(opt)
 		t.Cleanup(func() { _ = client.Close() })
-		h, err := newInstance(name, client)
+		h, err := newInstance(name, client, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,10 +65,12 @@ func startInstances(t *testing.T, addr string) []string {
 
 // TestTwoInstancesOneLimit runs both instances against a redis-server the
 // test starts, and alternates between them: 5 requests pass in all, then
-// both answer 429.
+// both answer 429. Its instances wait for Redis as long as it takes
+// (startPatientInstances): a call cut short by the example's timeouts
+// would let a request through uncounted.
 func TestTwoInstancesOneLimit(t *testing.T) {
 	srv := redistest.New(t)
-	urls := startInstances(t, srv.Addr)
+	urls := startPatientInstances(t, srv.Addr)
 	served := map[string]int{}
 	var codes []int
 	for i := range 8 {
