@@ -70,7 +70,7 @@ func TestBreakerIgnoresCallersCancelling(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			srv := redistest.New(t)
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts, ReadTimeout: 300 * time.Millisecond, PoolSize: 16})
 			defer client.Close()
 			s, err := redisstore.New(client, redisstore.WithCircuitBreaker(1, time.Hour))
@@ -135,7 +135,7 @@ func TestBreakerIgnoresShortDeadlines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.New(t)
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, PoolSize: 1, MaxRetries: -1})
 			defer client.Close()
 			s, err := redisstore.New(client, redisstore.WithCircuitBreaker(3, time.Hour))
@@ -196,7 +196,7 @@ func TestBreakerOpensOnTimingOutRedis(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				srv := redistest.New(t)
-				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+				defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts, ReadTimeout: 3 * time.Second})
 				defer client.Close()
 				hook := &countHook{}

@@ -41,7 +41,7 @@ func TestTimeoutNamesRefusedConnection(t *testing.T) {
 			}
 			t.Run(clientCaseName(name, ctxTimeouts), func(t *testing.T) {
 				srv := redistest.New(t)
-				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+				defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
 				defer client.Close()
 				if warm {

@@ -66,7 +66,7 @@ func TestDefaultTimeoutPausedRedis(t *testing.T) {
 	for _, ctxTimeouts := range []bool{false, true} {
 		t.Run(clientCaseName("paused", ctxTimeouts), func(t *testing.T) {
 			srv := redistest.New(t)
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
 			defer client.Close()
 			warmUp(t, client, dayBucket) // the library loaded: one round trip per Take

@@ -141,7 +141,7 @@ func TestSentinelFailover(t *testing.T) {
 	sentinel := redistest.NewSentinel(t, "rkfailover", master, redistest.SentinelOptions{
 		DownAfter: 200 * time.Millisecond, FailoverTimeout: 2 * time.Second, Replicas: []*redistest.Server{replica},
 	})
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: "rkfailover", SentinelAddrs: []string{sentinel.Addr}, ContextTimeoutEnabled: true,
 		DialTimeout: slowMachineTimeout, ReadTimeout: slowMachineTimeout, WriteTimeout: slowMachineTimeout,
@@ -248,7 +248,7 @@ func TestSentinelDemotedMaster(t *testing.T) {
 	sentinel := redistest.NewSentinel(t, "rkdemoted", master, redistest.SentinelOptions{
 		FailoverTimeout: 2 * time.Second, Replicas: []*redistest.Server{replica},
 	})
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	fc := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: "rkdemoted", SentinelAddrs: []string{sentinel.Addr}, ContextTimeoutEnabled: true,
 		DialTimeout: slowMachineTimeout, ReadTimeout: slowMachineTimeout, WriteTimeout: slowMachineTimeout,
@@ -502,7 +502,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Skip("slow: starts a replicated cluster and waits for a failover; run without -short")
 	}
 	c := redistest.NewReplicatedCluster(t, 2*time.Second)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs: c.Addrs(), ContextTimeoutEnabled: true,
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond,

@@ -34,7 +34,7 @@ func TestContextDeadlineSlowRedis(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			srv := redistest.New(t)
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts, ReadTimeout: 2 * time.Second})
 			defer client.Close()
 			s, err := redisstore.New(client)
@@ -91,7 +91,7 @@ func TestContextDeadlineSlowRedis(t *testing.T) {
 // naming the package, bounded by the context.
 func TestDeadRedis(t *testing.T) {
 	srv := redistest.New(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer client.Close()
 	s, err := redisstore.New(client)
@@ -216,7 +216,7 @@ func TestCircuitBreaker(t *testing.T) {
 // and no goroutine leaks.
 func TestRedisRestartMidway(t *testing.T) {
 	srv := redistest.New(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
 	s, err := redisstore.New(client, redisstore.WithCircuitBreaker(5, 50*time.Millisecond))
 	if err != nil {
@@ -295,7 +295,7 @@ func TestTimeoutWithoutDeadline(t *testing.T) {
 			}
 			t.Run(clientCaseName(name, ctxTimeouts), func(t *testing.T) {
 				srv := redistest.New(t)
-				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+				defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
 				defer client.Close()
 				warmUp(t, client, dayBucket) // not under the timeout tested

@@ -148,7 +148,7 @@ func (g *killGate) allParked() bool {
 
 func killMidTake(t *testing.T, withBreaker, ctxTimeouts bool) {
 	srv := redistest.New(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewClient(&redis.Options{
 		Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts, PoolSize: 4 * killWorkers,
 		// Bound what the store abandons at a deadline (no

@@ -143,7 +143,7 @@ func TestRSReview2ConcurrentFirstCallsLoadOnce(t *testing.T) {
 	for _, ctxTimeouts := range []bool{false, true} {
 		t.Run(clientCaseName("fresh", ctxTimeouts), func(t *testing.T) {
 			srv := redistest.New(t)
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			for round, what := range []string{"on a fresh server", "after FUNCTION FLUSH"} {
 				h := newLoadHook(n)
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
@@ -183,7 +183,7 @@ func TestRSReview2LoaderGivesUp(t *testing.T) {
 	for _, ctxTimeouts := range []bool{false, true} {
 		t.Run(clientCaseName("cancelled", ctxTimeouts), func(t *testing.T) {
 			srv := redistest.New(t)
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
 			defer client.Close()
 			ctx0, cancel := context.WithCancel(context.WithValue(context.Background(), leaderKey{}, true))

@@ -46,7 +46,7 @@ func recovered(f func()) (p any) {
 func TestRSReview2ResetHookPanicReachesCaller(t *testing.T) {
 	for _, ctxTimeouts := range []bool{false, true} {
 		t.Run(clientCaseName("del", ctxTimeouts), func(t *testing.T) {
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			client := redis.NewClient(&redis.Options{Addr: sharedServer(t).Addr, ContextTimeoutEnabled: ctxTimeouts})
 			client.AddHook(delPanicHook{})
 			s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)))
@@ -105,7 +105,7 @@ func TestRSReview2SplitTakeHookPanicReachesCaller(t *testing.T) {
 	}{{"peek", 3}, {"reserve", 1}} {
 		for _, ctxTimeouts := range []bool{false, true} {
 			t.Run(clientCaseName(phase.name, ctxTimeouts), func(t *testing.T) {
-				defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+				defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 				client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: pair.shared.Options().Addrs, ContextTimeoutEnabled: ctxTimeouts})
 				client.AddHook(splitPanicHook{mode: phase.mode})
 				prefix := uniquePrefix(t)

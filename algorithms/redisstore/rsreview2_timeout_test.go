@@ -31,7 +31,7 @@ func TestRSReview2EveryCallHonoursTheTimeout(t *testing.T) {
 	for _, ctxTimeouts := range []bool{false, true} {
 		t.Run(clientCaseName("paused", ctxTimeouts), func(t *testing.T) {
 			srv := redistest.New(t)
-			defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+			defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: ctxTimeouts})
 			defer client.Close()
 			warmUp(t, client, fw)
@@ -136,7 +136,7 @@ func TestRSReview2EveryCallHonoursTheTimeout(t *testing.T) {
 func TestRSReview2AbandonedCallEndsAtReadTimeout(t *testing.T) {
 	const timeout, readTimeout = 100 * time.Millisecond, 500 * time.Millisecond
 	srv := redistest.New(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: readTimeout})
 	defer client.Close()
 	warmUp(t, client, dayBucket)
@@ -166,7 +166,7 @@ func TestRSReview2AbandonedCallEndsAtReadTimeout(t *testing.T) {
 func TestRSReview2AbandonedCallWithoutReadTimeout(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	srv := redistest.New(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
+	defer verifyNone(t, goleak.IgnoreCurrent(), ignoreServerWaiter)
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: -1})
 	defer client.Close()
 	warmUp(t, client, dayBucket)
