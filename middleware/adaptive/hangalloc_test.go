@@ -1,6 +1,7 @@
 package adaptive_test
 
 import (
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -28,9 +29,18 @@ func TestFeedbackBeginAllocatesNothing(t *testing.T) {
 	}
 	h := m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	r := httptest.NewRequest("GET", "/", nil)
+	// testing.AllocsPerRun counts the allocations of the whole process:
+	// another goroutine's during the 200 requests (one a test before left
+	// running, say) count as theirs, and 200 of them make a request seem
+	// to cost one more. They only ever add to the request's own, the same
+	// each time (6 here): the fewest of a few measurements is that count.
 	allocs := func() float64 {
 		h.ServeHTTP(httptest.NewRecorder(), r)
-		return testing.AllocsPerRun(200, func() { h.ServeHTTP(httptest.NewRecorder(), r) })
+		fewest := math.Inf(1)
+		for range 5 {
+			fewest = min(fewest, testing.AllocsPerRun(200, func() { h.ServeHTTP(httptest.NewRecorder(), r) }))
+		}
+		return fewest
 	}
 	m.SetFeedback(observeOnly{c})
 	observed := allocs()
