@@ -1,10 +1,9 @@
 package middleware_test
 
 import (
-	"bytes"
+	"github.com/ratekeeper/ratekeeper/internal/logbuf"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,29 +13,9 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a slog handler's concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
-}
+// lockedBuffer is a log buffer written by other goroutines while the
+// test reads it.
+type lockedBuffer = logbuf.Buffer
 
 // TestSetupWarningsAreLogged: the once-only warnings about a middleware's
 // setup (a forwarding header the ip key ignores, a route that is never

@@ -1,13 +1,12 @@
 package timing_test
 
 import (
-	"bytes"
 	"crypto/tls"
+	"github.com/ratekeeper/ratekeeper/internal/logbuf"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,23 +14,9 @@ import (
 	"github.com/ratekeeper/ratekeeper/internal/timing"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is a log buffer written by other goroutines while the
+// test reads it.
+type lockedBuffer = logbuf.Buffer
 
 // TestSuperfluousWriteHeaderNamesTheHandler: a handler that calls
 // WriteHeader after its response began (a Write, or a WriteHeader before)

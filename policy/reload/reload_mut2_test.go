@@ -1,15 +1,14 @@
 package reload_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"github.com/ratekeeper/ratekeeper/internal/logbuf"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -246,24 +245,9 @@ func TestFortyLinksFollowed(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log's buffer the Watcher's goroutine writes while the
+// lockedBuffer is a log buffer written by other goroutines while the
 // test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type lockedBuffer = logbuf.Buffer
 
 // TestUnwatchableDirectoryIsLogged: a directory above the file's is
 // replaced by a regular file, so the file's directory cannot be watched
