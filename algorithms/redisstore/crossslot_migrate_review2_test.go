@@ -3,8 +3,10 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,14 +20,18 @@ import (
 // SETSLOT IMPORTING and MIGRATING, its keys moved by MIGRATE: what
 // redis-cli --cluster reshard does), Redis serves a call of several keys
 // of that slot only where all of them exist, and a reservation names its
-// marker, a key no node holds yet: a cross-slot Take with a check in that
-// slot fails with TRYAGAIN, every kind, whether the slot's keys are still
-// at the source or already at the target, and its other slots'
-// reservations are undone (a Peek shows them as before). A Peek, and a
-// plain Take of the slot's key alone, are decided meanwhile; once the
-// migration ends the cross-slot Takes decide again, on the moved state,
-// as the memory store does. (The package documentation says so under
-// "Cluster".)
+// marker, a key no node holds yet. A cross-slot Take whose checks on the
+// migrating slot are one key of a kind kept in one key (fixed_window,
+// sliding_window, token_bucket, leaky_bucket, leaky_queue) is decided
+// meanwhile, as the memory store decides it, whether that key is still at
+// the source, already at the target, or new (its reservation is sent again
+// without its marker); concurrent ones never admit more than the limit. One
+// with a sliding_log or sliding_buckets check there (several keys) fails
+// with TRYAGAIN, its other slots' reservations undone (a Peek shows them
+// as before). A Peek, and a plain Take of the slot's key alone, are decided
+// meanwhile; once the migration ends every cross-slot Take decides again,
+// on the moved state, as the memory store does. (The package documentation
+// says so under "Failures".)
 func TestCrossSlotTakeWhileSlotMigrates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
@@ -51,12 +57,17 @@ func TestCrossSlotTakeWhileSlotMigrates(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	oneKey := []algorithms.Kind{algorithms.FixedWindow, algorithms.SlidingWindow, algorithms.TokenBucket, algorithms.LeakyBucket, algorithms.LeakyQueue}
+	severalKeys := []algorithms.Kind{algorithms.SlidingLog, algorithms.SlidingBuckets}
 	// x (user-1) is on slot 12542 (node 2), y (user-2) on slot 157 (node
-	// 0), which migrates to node 1.
-	checksOf := func(k algorithms.Kind) []algorithms.Check {
+	// 0), which migrates to node 1. A limit other than 3 names keys of
+	// their own, new where first used.
+	checksAt := func(k algorithms.Kind, limit int64) []algorithms.Check {
 		sp := smallSpec(k)
+		sp.Limit = limit
 		return []algorithms.Check{{Spec: sp, Key: "user-1"}, {Spec: sp, Key: "user-2"}}
 	}
+	checksOf := func(k algorithms.Kind) []algorithms.Check { return checksAt(k, 3) }
 	same := func(stage string, checks []algorithms.Check) {
 		t.Helper()
 		want, werr := mem.Take(ctx, checks...)
@@ -83,23 +94,99 @@ func TestCrossSlotTakeWhileSlotMigrates(t *testing.T) {
 	srcID, dstID := do(cl.Nodes[0], "CLUSTER", "MYID"), do(cl.Nodes[1], "CLUSTER", "MYID")
 	do(cl.Nodes[1], "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID)
 	do(cl.Nodes[0], "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID)
-	during := func(stage string) {
+	migrate := func(keys []string) {
 		t.Helper()
-		for _, k := range algorithms.Kinds {
+		if len(keys) > 0 {
+			do(cl.Nodes[0], append([]string{"MIGRATE", "127.0.0.1", strconv.Itoa(cl.Nodes[1].Port), "", "0", "5000", "KEYS"}, keys...)...)
+		}
+	}
+	stages := 0
+	during := func(stage string, peekSeveral bool) {
+		t.Helper()
+		// A window later, the keys have room again: each stage admits
+		// and denies.
+		clk.t = clk.t.Add(time.Second)
+		stages++
+		for _, k := range oneKey {
+			for range 4 {
+				same(stage, checksOf(k))
+			}
+			same(stage+", keys new", checksAt(k, 3+int64(stages)))
+		}
+		for _, k := range severalKeys {
 			checks := checksOf(k)
 			if d, err := store.Take(ctx, checks...); err == nil || !strings.Contains(err.Error(), "TRYAGAIN") {
 				t.Fatalf("%s: cross-slot Take(%+v) = %+v, %v; want TRYAGAIN", stage, checks, d, err)
 			}
-			peek(stage+", after the failed cross-slot Take", checks)
+			if peekSeveral {
+				peek(stage+", after the failed cross-slot Take", checks)
+			}
 		}
 		same(stage+", a Take of y alone", checksOf(algorithms.FixedWindow)[1:])
 	}
-	during("keys at the source")
-	keys := do(cl.Nodes[0], "CLUSTER", "GETKEYSINSLOT", slot, "1000")
-	do(cl.Nodes[0], append([]string{"MIGRATE", "127.0.0.1", strconv.Itoa(cl.Nodes[1].Port), "", "0", "5000", "KEYS"}, strings.Split(keys, "\n")...)...)
-	during("keys at the target")
+	during("keys at the source", true)
+	keys := strings.Split(do(cl.Nodes[0], "CLUSTER", "GETKEYSINSLOT", slot, "1000"), "\n")
+	slices.Sort(keys)
+	// Half the keys moved: a sliding_log's two keys, or a sliding_buckets
+	// key and its side key, may be apart.
+	var half []string
+	for i, k := range keys {
+		if i%2 == 0 {
+			half = append(half, k)
+		}
+	}
+	migrate(half)
+	during("half the keys at the target", false)
+	migrate(strings.Split(do(cl.Nodes[0], "CLUSTER", "GETKEYSINSLOT", slot, "1000"), "\n"))
+	during("keys at the target", true)
+
+	// Concurrent cross-slot Takes on new keys (a window of 2 s names
+	// them), while the slot migrates: the reservations race, and those a
+	// slot denies are undone. None admits past the limit, and a Peek
+	// after the migration finds no more room on either key than the limit
+	// less the admitted.
+	const limit, takers = 4, 12
+	racing := func(k algorithms.Kind) []algorithms.Check {
+		checks := checksAt(k, limit)
+		for i := range checks {
+			checks[i].Spec.Window = 2 * time.Second
+		}
+		return checks
+	}
+	admitted := make(map[algorithms.Kind]int64)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, k := range oneKey {
+		for range takers {
+			wg.Go(func() {
+				d, err := store.Take(ctx, racing(k)...)
+				if err == nil && d[0].Allowed && d[1].Allowed {
+					mu.Lock()
+					admitted[k]++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+
 	for _, n := range cl.Nodes {
 		do(n, "CLUSTER", "SETSLOT", slot, "NODE", dstID)
+	}
+	for _, k := range oneKey {
+		if admitted[k] > limit || admitted[k] == 0 {
+			t.Errorf("%v: %d of %d concurrent cross-slot Takes admitted, limit %d", k, admitted[k], takers, limit)
+		}
+		checks := racing(k)
+		got := make([]algorithms.Decision, len(checks))
+		if err := store.Peek(ctx, got, checks); err != nil {
+			t.Fatalf("%v: Peek after the concurrent Takes: %v", k, err)
+		}
+		for i, d := range got {
+			if d.Remaining > limit-admitted[k] {
+				t.Errorf("%v: %s has Remaining %d after %d admitted, limit %d", k, checks[i].Key, d.Remaining, admitted[k], limit)
+			}
+		}
 	}
 	for _, k := range algorithms.Kinds {
 		same("after the migration", checksOf(k))
