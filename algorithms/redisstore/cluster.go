@@ -363,9 +363,24 @@ func (s *Store) reserve(ctx context.Context, r *request, idx []int, dst []algori
 // may have run without the store reading its outcome (no reply, or one
 // it cannot read: mayHaveRun) is marked unanswered, for runSplit to send
 // again under id and undo; one the store never sent is not.
+//
+// While its slot migrates (CLUSTER SETSLOT MIGRATING and IMPORTING),
+// Redis runs a call of several keys only on the node that holds them all,
+// which the marker, a key no node holds yet, never lets happen: it answers
+// TRYAGAIN (or ASK, to a client that follows no redirection), having run
+// nothing. A reservation whose checks are one key of a kind kept in one
+// key (oneKey) is then sent again without its marker, naming that key
+// only, which Redis runs on the node that holds it (the source while it is
+// there, else the target: a new key, or one moved); go-redis sending that
+// call again when its reply is lost would consume twice, erring towards
+// denying. Other reservations fail with Redis's error.
 func (s *Store) reserveAs(ctx context.Context, r *request, idx []int, dst []algorithms.Decision, id string, px int64, mustRun bool) reservation {
 	keys := append(r.sideKeysOf(idx), r.keys[r.first[idx[0]]]+":r"+id)
 	v, err := s.evalOr(ctx, opTake, s.client, keys, append(r.args(idx, modeReserve), id, px), mustRun, false, nil)
+	if err != nil && slotMigrating(err) && r.oneKey(idx) {
+		px = 0
+		v, err = s.evalOr(ctx, opTake, s.client, r.keysOf(idx), append(r.args(idx, modeReserve), id, px), mustRun, false, nil)
+	}
 	rv := reservation{id: id, px: px}
 	if err == nil {
 		err = rv.read(v, r, idx, dst)
@@ -374,6 +389,28 @@ func (s *Store) reserveAs(ctx context.Context, r *request, idx []int, dst []algo
 		return reservation{err: err, id: id, px: px, unanswered: mayHaveRun(err)}
 	}
 	return rv
+}
+
+// slotMigrating reports whether err is Redis's refusal of a call of
+// several keys of a slot that is migrating: TRYAGAIN, or ASK for a client
+// that does not follow it. Either way the call did not run.
+func slotMigrating(err error) bool {
+	_, ask := redis.IsAskError(err)
+	return ask || redis.IsTryAgainError(err)
+}
+
+// oneKey reports whether the checks idx of r all name one key whose kind
+// keeps its state in that key alone (fixed_window, sliding_window,
+// token_bucket, leaky_bucket, leaky_queue): their reservation reads and
+// writes no other key than it and its marker (lua/main.lua,
+// lua/cluster.lua's mark), and so runs without the marker.
+func (r *request) oneKey(idx []int) bool {
+	for _, i := range idx {
+		if c := r.infos[i].code; c == codeLog || c == codeBuckets || r.keys[r.first[i]] != r.keys[r.first[idx[0]]] {
+			return false
+		}
+	}
+	return true
 }
 
 // read reads a reservation's reply v for the checks idx: their decisions
@@ -449,11 +486,38 @@ func (s *Store) undo(ctx context.Context, r *request, idx []int, rv reservation,
 	}
 	args = append(args, clock, rv.id, len(rv.undo)/7)
 	args = append(args, rv.undo...)
-	v, err := s.evalOr(ctx, opTake, s.client, r.sideKeysOf(idx), args, true, true, r.checks) // a give-back too: see forgetLater
-	if err != nil {
-		return err
+	// An undo that declares a key no node holds yet (a token_bucket or
+	// leaky_bucket key's note, ":g"; a side key) is refused while its slot
+	// migrates (TRYAGAIN: see reserveAs), having run nothing. The undo of
+	// one key of a kind kept in one key (oneKey) is then sent again
+	// naming that key only, which Redis runs where the key is: without
+	// its note key, an undo that must note a give-back fails before it
+	// writes anything (lua/cluster.lua's noteless), its reservation left
+	// consumed, erring towards denying. Another is sent again, backing
+	// off, until the migration ends or ctx does.
+	keys := r.sideKeysOf(idx)
+	wait := 10 * time.Millisecond
+	for {
+		v, err := s.evalOr(ctx, opTake, s.client, keys, args, true, true, r.checks) // a give-back too: see forgetLater
+		if err == nil {
+			return parseDecisions(v, r, idx, dst)
+		}
+		if !slotMigrating(err) {
+			return err
+		}
+		if own := r.keysOf(idx); len(keys) > len(own) && r.oneKey(idx) {
+			keys = own
+			continue
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 200*time.Millisecond)
 	}
-	return parseDecisions(v, r, idx, dst)
 }
 
 // Bounds of a reservation marker's lifetime (see markerLifetime).

@@ -344,7 +344,8 @@
 //     that consumes also writes its reply at its marker (see "Keys and
 //     expiry"), and a call of it that finds the marker answers that reply
 //     and runs nothing: go-redis sends a call again when its reply is lost
-//     after it ran, and the reservation consumes once (see "Failures").
+//     after it ran, and the reservation consumes once (see "Failures";
+//     but while its slot migrates, see there).
 //
 //  3. Undo: if a slot now denies (another request took the last units
 //     between the phases), the slots that admitted are undone, and decide
@@ -699,7 +700,8 @@
 // Redis evicted (under maxmemory, a volatile-* policy takes the keys
 // nearest their expiry, markers among the first, and an allkeys-* policy
 // may take one too): admitted or denied, the Take leaves the run sent
-// again consumed (TestClusterReservationMarkerEvicted). The markers cost
+// again consumed (TestClusterReservationMarkerEvicted); so does one sent
+// without its marker while its slot migrates (see below). The markers cost
 // memory: a key per slot of each reservation that consumed, holding its
 // reply (a few hundred bytes; for a sliding_log, the events it trimmed
 // too), for that lifetime: at 5,000 cross-slot Takes a second on two
@@ -740,21 +742,44 @@
 // another node (a reshard) is answered MOVED by its old node, which
 // go-redis follows, in every phase of a cross-slot Take, and reloads its
 // map on (TestClusterSplitTakeFollowsMovedSlot). While a slot migrates
-// (from CLUSTER SETSLOT MIGRATING until SETSLOT NODE), Redis serves a
-// call of several of its keys only where all of them exist, and a
-// cross-slot reservation names a key no node holds yet (its marker): a
-// cross-slot Take with a check in that slot fails with TRYAGAIN (once
-// go-redis's retries are spent), its other slots' reservations undone,
-// until that slot's migration ends, whether its keys are still at the
-// source or already moved; a Peek, and a Take of one key of the slot,
-// are decided meanwhile (TestCrossSlotTakeWhileSlotMigrates). The
+// (from CLUSTER SETSLOT MIGRATING until SETSLOT NODE), Redis runs a call
+// of one of its keys where that key is (at the source while it is there;
+// else, moved or new, at the target), and a call of several only on a
+// node that holds them all, answering TRYAGAIN otherwise, having run
+// nothing. A cross-slot reservation names its marker, a key no node holds
+// yet, and is refused so: when its checks on the slot are one key of a
+// kind kept in one key (fixed_window, sliding_window, token_bucket,
+// leaky_bucket, leaky_queue), the store sends it again without its marker,
+// naming that key alone, and the Take is decided as the memory store
+// decides it, whether the key is still at the source, moved, or new
+// (TestCrossSlotTakeWhileSlotMigrates, where concurrent ones admit no more
+// than the limit). Without its marker, such a reservation that go-redis
+// sends again after its reply was lost runs twice and consumes twice,
+// erring towards denying. Its undo (another slot denied) names that key
+// alone too, and runs, but for a token_bucket or leaky_bucket key whose
+// undo must note a give-back (see "Keys and expiry": a reservation
+// counted on top of it, or a request since), which needs the note key:
+// that undo fails, having written nothing, and its reservation stays
+// consumed until the key's state expires, erring towards denying (the
+// Take's error names the slot, as for any failed undo). Left: a call of
+// several keys of the slot not all on one node (any of them new, or moved
+// while another is not) fails with TRYAGAIN, once go-redis's retries are
+// spent: a cross-slot Take with a sliding_log or sliding_buckets check on
+// the slot (their reservations name side keys too), or several keys on it
+// (two policies on one client key), its other slots' reservations undone;
+// and a plain Take or Peek of such keys, a new sliding_log's included. A
+// cross-slot undo refused so is sent again, backing off, until its
+// context ends (see "Cluster"): one whose slot's migration ends by then
+// runs; else its reservation stays consumed. A Peek, and a Take, of one
+// key of the slot, or of keys all on one node, are decided meanwhile. The
 // middleware answers such a Take by its failure mode. A client still pointing
 // at a demoted master gets errors (READONLY, MOVED), never its decisions.
 //
 // What a Take waits for during a Cluster failover: the store itself waits
 // for no slot to be reassigned (it does not loop on MOVED, CLUSTERDOWN or
-// TRYAGAIN: go-redis follows a redirection, and retries those, at most
-// MaxRedirects times a call), so each Take fails or decides within its
+// TRYAGAIN, but for a cross-slot undo within the undo's context: go-redis
+// follows a redirection, and retries those, at most MaxRedirects times a
+// call), so each Take fails or decides within its
 // deadline: the caller's, or [WithTimeout]'s, for its calls, and for a
 // cross-slot Take not every reservation of which admitted, as long again
 // for the resends and undos of its reservations (on a context of their own:

@@ -599,6 +599,24 @@ local function undoKind()
     notes().given(P, gkey, nt, badd(bmul(q, P.L), r), ft, fx, minTTL, u)
   end
 
+  -- noteless reports whether the undo cannot write the note of K (a
+  -- token_bucket or leaky_bucket key: P its Spec): its call did not
+  -- declare the note key (cluster.go's undo leaves it out while K's slot
+  -- migrates, Redis refusing a call of a key no node holds then). An undo
+  -- that would note K fails instead, before it writes anything: the
+  -- reservation stays consumed, erring towards denying.
+  local function noteless(P, key)
+    if not P then return false end
+    local gkey = key .. ':g'
+    for _, k in ipairs(KEYS) do
+      if k == gkey then return false end
+    end
+    return true
+  end
+  local NOTELESS = 'redisstore: the undo must note a give-back, and its call names no note key (the slot migrating)'
+
+  -- undoState returns an error reply, having written nothing, when it
+  -- must note the undo and cannot (noteless); else nil.
   local function undoState(tag, key, a, b, c, d, u, id, P, minTTL)
     local v = call('GET', key)
     if not v then return end
@@ -670,7 +688,10 @@ local function undoKind()
         table.remove(es, pos)
         if tag == 's' and d ~= 'q' then
           local q, r = match(c, '^(%d+) (%d+) %d+$')
-          if q then noteUndo(P, key, tonumber(q), tonumber(r), head, u, minTTL) end
+          if q then
+            if noteless(P, key) then return redis.error_reply(NOTELESS) end
+            noteUndo(P, key, tonumber(q), tonumber(r), head, u, minTTL)
+          end
         end
       else
         es[pos].id = KEPT
@@ -730,6 +751,7 @@ local function undoKind()
       end
       rest = chainText(es, 1)
     end
+    if d ~= 'q' and noteless(P, key) then return redis.error_reply(NOTELESS) end
     call('SET', key, head .. rest, 'KEEPTTL')
     if d ~= 'q' then noteUndo(P, key, q, r, head, u, minTTL) end
   end
@@ -781,7 +803,8 @@ local function undoKind()
       local tag, key, lkey = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
       local A, B, C, D = ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
       if tag == 's' or tag == 'f' or tag == 'w' then
-        undoState(tag, key, A, B, C, D, u, id, specs[key], minTTL)
+        local err = undoState(tag, key, A, B, C, D, u, id, specs[key], minTTL)
+        if err then return err end
       elseif tag == 'b' then
         undoBuckets(key, A, B, C, tonumber(D), sides[key], id)
       elseif tag == 'l' then

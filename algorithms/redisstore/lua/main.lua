@@ -15,13 +15,15 @@
 --       keys.go's specInfo) and C the Spec's capacity, which a window
 --       kind never judges with nor bounds its counts by (they hold up to
 --       MAXCOUNT, num.lua: what a check judged at MaxLimit admits);
---       a reservation (mode 1) then its id and its marker's lifetime (ms),
+--       a reservation (mode 1) then its id and its marker's lifetime (ms;
+--       0 for none),
 --       an undo (mode 2) its instant, the reservation's id and its undo
 --       records (see cluster.lua).
 -- KEYS: one per check (two for sliding_log: the total, then the list); a
 --       reservation and an undo then declare the side key (":u") of each
 --       sliding_log and sliding_buckets key they may write, a reservation
---       then its marker.
+--       then its marker (none when its lifetime is 0: then only the
+--       checks' keys).
 -- Reply: 4 integers per check: 2*Remaining + allowed (0/1), then Delay
 --        when allowed or RetryAfter when denied (the other is 0), ResetAfter,
 --        NextAfter (ns); a give-back (mode 5) then one given flag (0/1) per
@@ -72,12 +74,16 @@ local rid, rpx
 if mode == 1 then
   rid = ARGV[5 + nchecks * 7 + 1]
   rpx = ARGV[5 + nchecks * 7 + 2]
-  if not (rid and match(rid, '^%x+$') and rpx and match(rpx, '^[1-9]%d?%d?%d?%d?$')) then
+  if not (rid and match(rid, '^%x+$') and rpx and (rpx == '0' or match(rpx, '^[1-9]%d?%d?%d?%d?$'))) then
     return redis.error_reply('redisstore: malformed reservation id or marker lifetime')
   end
   -- Sent again, its reply lost after it ran: that reply (cluster.go).
-  local was = call('GET', KEYS[#KEYS])
-  if was then return cmsgpack.unpack(was) end
+  -- A lifetime of 0: no marker (a slot migrating, see cluster.go's
+  -- reserveAs), KEYS the checks' own.
+  if rpx ~= '0' then
+    local was = call('GET', KEYS[#KEYS])
+    if was then return cmsgpack.unpack(was) end
+  end
 end
 
 -- A peek of each check alone (mode 6) loads and decides every check on
@@ -242,7 +248,9 @@ if mode == 1 then
   out[#out + 1] = #undo / 7
   for _, v in ipairs(undo) do out[#out + 1] = v end
   -- A denied one's too (cluster.go's runSplit), unless refused.
-  local set = all and call or redis.pcall
-  set('SET', KEYS[#KEYS], cmsgpack.pack(out), 'PX', rpx)
+  if rpx ~= '0' then
+    local set = all and call or redis.pcall
+    set('SET', KEYS[#KEYS], cmsgpack.pack(out), 'PX', rpx)
+  end
 end
 return out
