@@ -127,6 +127,35 @@ const (
 	LegacyUnix
 	// NoHeaders sends no rate-limit headers.
 	NoHeaders
+	// IETFMostConstraining is IETF with a RateLimit field of one member,
+	// that of the most constraining policy, as the draft allows ("the
+	// server MAY omit" the others); RateLimit-Policy still lists every
+	// policy, as IETF does. Of 64 stacked policies it sends one RateLimit
+	// member instead of 64:
+	//
+	//	RateLimit-Policy: "per-second";q=10;w=1, "per-minute";q=100;w=60
+	//	RateLimit: "per-second";r=7;t=1
+	//
+	// The member is the one IETF writes for that policy, byte for byte
+	// (its t counted after a leaky_queue hold, its pk if any). The most
+	// constraining policy is the one the single-valued profiles report
+	// (see Draft7: a denied policy first, then the lowest remaining, a tie
+	// going to the policy whose allowance takes longer to come back), but
+	// for a request more than one policy denies: then it is the denied
+	// policy with the longest wait (the larger of its RetryAfter and t),
+	// the one the 429's Retry-After waits for, since a member keeps its
+	// own t where the single-valued profiles raise their reset to the
+	// Retry-After; a tie of waits goes to the single-valued order. It is
+	// chosen the same way in shadow mode, where the request goes through.
+	//
+	// RateLimit-Policy does not shrink: the draft asks that the policy of
+	// each RateLimit member be listed there and that the field stay the
+	// same from one response to the next, which a list of the one policy
+	// reported would not. A middleware nested in one that wrote its
+	// headers in this profile writes in it too (see [WithHeaders]): each
+	// adds a RateLimit line of one member, its own most constraining, and
+	// a RateLimit-Policy line of all its policies.
+	IETFMostConstraining
 )
 
 // String returns the profile's name.
@@ -144,6 +173,8 @@ func (p Profile) String() string {
 		return "legacy-unix"
 	case NoHeaders:
 		return "none"
+	case IETFMostConstraining:
+		return "ietf-most-constraining"
 	}
 	return "Profile(" + strconv.Itoa(int(p)) + ")"
 }
@@ -235,16 +266,24 @@ func setHeadersWait(h http.Header, p Profile, res, outer *policy.Result, now fun
 		return
 	}
 	switch p {
-	case IETF:
+	case IETF, IETFMostConstraining:
 		b := buf[:0]
 		set := res.Set()
 		ds := resultroom.Decisions(res) // read in place, not copied one by one
+		// The member written, or -1 for every member.
+		only := -1
+		if p == IETFMostConstraining {
+			only = mostConstraining(ds)
+		}
 		// The policies of res are those of its mask, in Set order: the
 		// walk finds each in one step, where res.Policy(i) walks the
 		// mask from its start.
 		for i, m := 0, res.Mask(); m != 0; i, m = i+1, m&(m-1) {
+			if only >= 0 && i != only {
+				continue
+			}
 			d := &ds[i]
-			if i > 0 {
+			if len(b) > 0 {
 				b = append(b, ", "...)
 			}
 			b = append(b, '"')

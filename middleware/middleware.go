@@ -371,7 +371,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	// (see WithHeaders). The list profile adds field lines; in the others
 	// our values replace its values only when they report a lower
 	// remaining (see setHeadersAt).
-	profile := m.profile
+	profile, most := m.profile.split()
 	var outer *policy.Result
 	nested := r.Context().Value(outerKey{}) != nil
 	if nested {
@@ -388,7 +388,11 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if nested && profile != NoHeaders {
 		if o, ok := r.Context().Value(wroteKey{}).(*Result); ok {
 			profile, outer = Profile(o.wrote-1), &o.pr
+			most = o.marks&markMost != 0
 		}
+	}
+	if most {
+		res.marks |= markMost // see headerProfile
 	}
 
 	// The policies left out below because a shadow middleware further out
@@ -540,7 +544,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		res.outerWait = uint32(min(seconds(wait), math.MaxUint32))
 	}
 	if d == 0 {
-		setHeadersWait(w.Header(), profile, &res.pr, outer, m.clock.Now, m.pkSecret, vals, buf, 0, wait)
+		setHeadersWait(w.Header(), headerProfile(profile, res), &res.pr, outer, m.clock.Now, m.pkSecret, vals, buf, 0, wait)
 		if holdsValues(profile, &res.pr, outer) {
 			res.wrote = uint8(profile) + 1
 			if nested {
@@ -791,7 +795,7 @@ func refusing(r *http.Request) {
 // those of restate restated here (see restateOuter).
 func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, res *Result, outer *policy.Result, vals *[2]string, buf []byte, held time.Duration, redecided, ownOnly, merged uint64, restate []restated) {
 	retimeOuter(r.Context(), h, held)
-	setHeadersAt(h, p, &res.pr, outer, m.clock.Now, m.pkSecret, vals, buf, held)
+	setHeadersAt(h, headerProfile(p, res), &res.pr, outer, m.clock.Now, m.pkSecret, vals, buf, held)
 	if holdsValues(p, &res.pr, outer) {
 		res.wrote = uint8(p) + 1
 		keepRestated(r.Context(), h, p, res, outer, m.clock.Now)

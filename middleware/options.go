@@ -150,7 +150,7 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 // [WithoutContext] is not seen, nor the hold of one further in.)
 func WithHeaders(p Profile) Option {
 	return func(m *Middleware) error {
-		if p < IETF || p > NoHeaders {
+		if p < IETF || p > IETFMostConstraining {
 			return errors.New("middleware: WithHeaders: unknown profile " + p.String())
 		}
 		m.profile = p

@@ -52,7 +52,8 @@ type Result struct {
 	// profile's values left as an outer middleware wrote them). A byte
 	// beside the bools, where it takes no room of its own.
 	wrote uint8
-	// marks holds markRefused and markStoreFailed. A byte beside wrote.
+	// marks holds markRefused, markStoreFailed and markMost. A byte beside
+	// wrote.
 	marks uint8
 	// outerWait is the wait of the middlewares further out (see
 	// outerWait) for a denied request, in whole seconds, rounded up (at
@@ -72,6 +73,11 @@ const (
 	// markStoreFailed is set when the middleware counts a failure of its
 	// store call for the request (see StoreFailed).
 	markStoreFailed
+	// markMost is set when the middleware writes its IETF RateLimit line
+	// with the most constraining member only (IETFMostConstraining, its
+	// own or that of the middleware further out whose profile it writes
+	// in): a middleware further in reads it as the profile.
+	markMost
 )
 
 // StoreFailed reports whether the middleware counted the store call that

@@ -1,0 +1,54 @@
+package middleware
+
+import (
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/internal/lowest"
+)
+
+// mostConstraining returns the index of the decision of ds whose member
+// the IETFMostConstraining profile writes: of two denied decisions the
+// one with the longer wait (the larger of RetryAfter and NextAfter, as
+// policy.Result.RetryAfter reckons the Retry-After), otherwise the one
+// lowest.Before puts first (as policy.Result.Lowest chooses); on a full
+// tie, the first. ds holds at least one decision.
+func mostConstraining(ds []algorithms.Decision) int {
+	best := 0
+	for i := 1; i < len(ds); i++ {
+		if moreConstraining(ds[i], ds[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// moreConstraining reports whether d is reported in preference to b by
+// the IETFMostConstraining profile (see mostConstraining).
+func moreConstraining(d, b algorithms.Decision) bool {
+	if !d.Allowed && !b.Allowed {
+		if dw, bw := max(d.RetryAfter, d.NextAfter), max(b.RetryAfter, b.NextAfter); dw != bw {
+			return dw > bw
+		}
+	}
+	return lowest.Before(d, b)
+}
+
+// split returns the profile p writes in, as the rest of the middleware
+// tells profiles apart (IETFMostConstraining writes IETF lines, which the
+// middlewares nested further in read, retime and revise as IETF's), and
+// whether its RateLimit lines carry only the most constraining member.
+func (p Profile) split() (Profile, bool) {
+	if p == IETFMostConstraining {
+		return IETF, true
+	}
+	return p, false
+}
+
+// headerProfile returns the profile in which setHeadersAt writes the
+// headers of res under p: IETFMostConstraining for IETF when res is
+// marked so (markMost), else p.
+func headerProfile(p Profile, res *Result) Profile {
+	if p == IETF && res.marks&markMost != 0 {
+		return IETFMostConstraining
+	}
+	return p
+}
