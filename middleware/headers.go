@@ -146,7 +146,12 @@ const (
 	// the one the 429's Retry-After waits for, since a member keeps its
 	// own t where the single-valued profiles raise their reset to the
 	// Retry-After; a tie of waits goes to the single-valued order. It is
-	// chosen the same way in shadow mode, where the request goes through.
+	// chosen the same way in shadow mode, where the request goes through,
+	// and, for a request a leaky_queue held, among the decisions as the
+	// Take gave them (or as a refund left them), when the headers are
+	// written: a give-back after ([policy.CountIf]) revises the r and t
+	// of the member written, as IETF revises its members, and chooses no
+	// other.
 	//
 	// RateLimit-Policy does not shrink: the draft asks that the policy of
 	// each RateLimit member be listed there and that the field stay the

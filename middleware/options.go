@@ -134,11 +134,15 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 }
 
 // WithHeaders selects the rate-limit header profile; the default is [IETF].
+// With many stacked policies, [IETFMostConstraining] keeps IETF's
+// RateLimit field to one member, the most constraining policy's.
 // A middleware nested inside another one that wrote rate-limit headers for
 // the request writes in that one's profile, whatever its own (but
 // [NoHeaders]: one built with it writes none, and its policies are not
 // reported), so that the response carries one profile whose fields all
-// parse: the list profile adds a field line per middleware, the
+// parse: the list profiles add a field line per middleware (of one
+// RateLimit member under IETFMostConstraining: the most constraining of
+// that middleware's policies), the
 // single-valued ones report the policy with the lowest remaining of both
 // (on a tie, the one whose allowance takes longer to come back), as one
 // middleware holding both would.
