@@ -13,12 +13,13 @@ import (
 
 // profiles maps the header profiles of a configuration file to Profiles.
 var profiles = map[policy.HeaderProfile]Profile{
-	policy.HeadersIETF:       IETF,
-	policy.HeadersDraft7:     Draft7,
-	policy.HeadersDraft6:     Draft6,
-	policy.HeadersLegacy:     Legacy,
-	policy.HeadersLegacyUnix: LegacyUnix,
-	policy.HeadersNone:       NoHeaders,
+	policy.HeadersIETF:                 IETF,
+	policy.HeadersDraft7:               Draft7,
+	policy.HeadersDraft6:               Draft6,
+	policy.HeadersLegacy:               Legacy,
+	policy.HeadersLegacyUnix:           LegacyUnix,
+	policy.HeadersNone:                 NoHeaders,
+	policy.HeadersIETFMostConstraining: IETFMostConstraining,
 }
 
 // FallbackMaxKeys bounds the in-memory store that [ConfigOptions] and

@@ -25,7 +25,7 @@ import (
 // The file is YAML or JSON with these fields (only policies is required):
 //
 //	version: 1                 # optional; the only version
-//	headers: ietf              # ietf (default), draft-7, draft-6, legacy, legacy-unix, none
+//	headers: ietf              # ietf (default), ietf-most-constraining, draft-7, draft-6, legacy, legacy-unix, none
 //	failure_mode: closed       # open (default), closed, fallback
 //	failure_retry_after: 5s    # with failure_mode closed only: its 503's Retry-After (default 1s)
 //	trusted_proxies: [10.0.0.0/8, 192.0.2.7]  # CIDRs or addresses of reverse proxies
@@ -234,10 +234,13 @@ const (
 	HeadersLegacy     HeaderProfile = "legacy"
 	HeadersLegacyUnix HeaderProfile = "legacy-unix"
 	HeadersNone       HeaderProfile = "none"
+	// HeadersIETFMostConstraining is "ietf" with one RateLimit member,
+	// the most constraining policy's.
+	HeadersIETFMostConstraining HeaderProfile = "ietf-most-constraining"
 )
 
 // HeaderProfiles lists every HeaderProfile, the default first.
-var HeaderProfiles = [...]HeaderProfile{HeadersIETF, HeadersDraft7, HeadersDraft6, HeadersLegacy, HeadersLegacyUnix, HeadersNone}
+var HeaderProfiles = [...]HeaderProfile{HeadersIETF, HeadersDraft7, HeadersDraft6, HeadersLegacy, HeadersLegacyUnix, HeadersNone, HeadersIETFMostConstraining}
 
 // A FailureMode says what the middleware does when its store fails.
 type FailureMode string

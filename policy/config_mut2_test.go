@@ -153,6 +153,7 @@ func TestConfigHeaderProfiles(t *testing.T) {
 	for name, want := range map[string]policy.HeaderProfile{
 		"ietf": policy.HeadersIETF, "draft-7": policy.HeadersDraft7, "draft-6": policy.HeadersDraft6,
 		"legacy": policy.HeadersLegacy, "legacy-unix": policy.HeadersLegacyUnix, "none": policy.HeadersNone,
+		"ietf-most-constraining": policy.HeadersIETFMostConstraining,
 	} {
 		cfg, err := policy.ParseConfig([]byte("headers: "+name+"\npolicies:\n  - {name: a, limit: 1, window: 1s}\n"), "h.yaml")
 		if err != nil || cfg.Headers != want {

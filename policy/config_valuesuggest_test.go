@@ -50,7 +50,7 @@ func TestConfigUnknownValueSuggests(t *testing.T) {
 		{"failure_mode", "failure_mode: cloesd\n" + pol,
 			`f.yaml:1:15: failure_mode: unknown value "cloesd"; want one of open, closed, fallback; did you mean "closed"?`},
 		{"headers", "headers: legacy_unix\n" + pol,
-			`f.yaml:1:10: headers: unknown value "legacy_unix"; want one of ietf, draft-7, draft-6, legacy, legacy-unix, none; did you mean "legacy-unix"?`},
+			`f.yaml:1:10: headers: unknown value "legacy_unix"; want one of ietf, draft-7, draft-6, legacy, legacy-unix, none, ietf-most-constraining; did you mean "legacy-unix"?`},
 		{"ip_source underscored", "trusted_hops: 1\nip_source: x_forwarded_for\n" + pol,
 			`f.yaml:2:12: ip_source: unknown source "x_forwarded_for"; want x-forwarded-for, forwarded or header:NAME; did you mean "x-forwarded-for"?`},
 		{"ip_source header capitalised", "trusted_proxies: [10.0.0.1]\nip_source: Header:X-Real-IP\n" + pol,
