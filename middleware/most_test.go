@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -276,6 +277,40 @@ func TestAllocationsIETFMostConstraining(t *testing.T) {
 		}
 		if got[1] > got[0] || got[1] > bare+1 {
 			t.Errorf("%d policies: %v allocations per request, IETF %v; want at most IETF's and bare handler + 1 (%v)", n, got[1], got[0], bare+1)
+		}
+	}
+}
+
+// TestIETFMostConstrainingSixtyFourPolicies: the case the profile is for.
+// Of 64 stacked policies (the most a Set holds), RateLimit carries one
+// member, the one with the lowest remaining, where IETF carries 64;
+// RateLimit-Policy lists all 64 under both.
+func TestIETFMostConstrainingSixtyFourPolicies(t *testing.T) {
+	var ps []*policy.Policy
+	for i := range 64 {
+		// p00 to p63, limits 1063 down to 1000: p63 has the lowest remaining.
+		ps = append(ps, fixed(fmt.Sprintf("p%02d", i), int64(1063-i), time.Minute, remote))
+	}
+	for _, router := range []string{"chi", "ServeMux"} {
+		var lines [2]string
+		for k, p := range []middleware.Profile{middleware.IETF, middleware.IETFMostConstraining} {
+			store, clock := newStore(t)
+			m := middleware.MustNew(store, ps, middleware.WithHeaders(p), middleware.WithClock(clock))
+			w := serve(mostRouters(m.Handler)[router], "GET", "/")
+			rl, pol := w.Header().Values("RateLimit"), w.Header().Values("RateLimit-Policy")
+			if len(pol) != 1 || strings.Count(pol[0], ", ") != 63 || !strings.HasSuffix(pol[0], `, "p63";q=1000;w=60`) {
+				t.Errorf("%s %s: RateLimit-Policy %q, want one line of 64 members", p, router, pol)
+			}
+			if len(rl) != 1 {
+				t.Fatalf("%s %s: RateLimit %q, want one line", p, router, rl)
+			}
+			lines[k] = rl[0]
+		}
+		if want := `"p63";r=999;t=60`; lines[1] != want {
+			t.Errorf("%s: RateLimit %q, want %q", router, lines[1], want)
+		}
+		if n := strings.Count(lines[0], ", ") + 1; n != 64 || !strings.HasSuffix(lines[0], ", "+lines[1]) {
+			t.Errorf("%s: IETF's RateLimit has %d members, want 64 ending with ours: %q", router, n, lines[0])
 		}
 	}
 }
