@@ -47,8 +47,10 @@
 //	RateLimit-Policy: "per-second";q=10;w=1, "per-minute";q=100;w=60
 //	RateLimit: "per-second";r=7;t=1, "per-minute";r=93;t=52
 //
-// [WithHeaders] selects draft-7, draft-6, legacy X-RateLimit-* (reset in
-// seconds, or as a Unix time with [LegacyUnix]) or none (see [Profile]). A
+// [WithHeaders] selects the IETF fields with a RateLimit of the most
+// constraining policy's member alone ([IETFMostConstraining]: RateLimit-Policy
+// still lists every policy), draft-7, draft-6, legacy X-RateLimit-* (reset
+// in seconds, or as a Unix time with [LegacyUnix]) or none (see [Profile]). A
 // denied request gets 429 Too Many Requests, Retry-After in whole seconds
 // (the longest wait among the violated policies, never before their t),
 // Cache-Control: no-store and an RFC 9457 application/problem+json body:
