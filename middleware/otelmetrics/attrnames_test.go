@@ -64,6 +64,10 @@ func TestAttributeNamesArePrometheusLabels(t *testing.T) {
 				for _, dp := range d.DataPoints {
 					check(mt.Name, dp.Attributes)
 				}
+			case metricdata.Gauge[float64]:
+				for _, dp := range d.DataPoints {
+					check(mt.Name, dp.Attributes)
+				}
 			case metricdata.Histogram[float64]:
 				for _, dp := range d.DataPoints {
 					check(mt.Name, dp.Attributes)

@@ -84,6 +84,13 @@ func otelAsProm(t *testing.T, rm metricdata.ResourceMetrics) []string {
 				for _, dp := range d.DataPoints {
 					out = append(out, fmt.Sprintf("%s%s %v", name, attrString(dp.Attributes), float64(dp.Value)))
 				}
+			case metricdata.Gauge[float64]:
+				if m.Unit != "s" {
+					t.Fatalf("%s: unit %q", m.Name, m.Unit)
+				}
+				for _, dp := range d.DataPoints {
+					out = append(out, fmt.Sprintf("%s_seconds%s %v", name, attrString(dp.Attributes), dp.Value))
+				}
 			case metricdata.Histogram[float64]:
 				if m.Unit != "s" {
 					t.Fatalf("%s: unit %q", m.Name, m.Unit)

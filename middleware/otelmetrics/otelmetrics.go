@@ -67,6 +67,11 @@
 //	ratekeeper.effective_limit{policy}   observable gauge ({request}): the limit enforced
 //	                                     (adaptive, fleet)
 //	ratekeeper.configured_limit{policy}  observable gauge ({request}): the limit configured
+//	ratekeeper.limit.window{policy}      observable gauge (s): the window both limits
+//	                                     count requests in (algorithms.Spec.Window),
+//	                                     learnt as prommetrics' limit_window_seconds
+//	                                     (see its package doc, Limits): from the first
+//	                                     request decided under the policy's rule set
 //	ratekeeper.given_back{policy}        counter ({request}): admitted requests whose
 //	                                     units went back to the store, their responses
 //	                                     not counting under the policy (policy.CountIf)
@@ -76,7 +81,7 @@
 // braces dropped, _total added to counters, "s" made _seconds), the
 // counters and gauges have prommetrics' names
 // (ratekeeper_requests_total{policy,outcome}, ratekeeper_effective_limit,
-// ...); the histograms are ratekeeper_decision_duration_seconds and
+// ratekeeper_limit_window_seconds, ...); the histograms are ratekeeper_decision_duration_seconds and
 // ratekeeper_hold_duration_seconds (prommetrics' decision_seconds and
 // hold_seconds). The
 // exporter adds the instrumentation scope to every series:
@@ -429,6 +434,11 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otelmetrics: ratekeeper.configured_limit: %w", err)
 	}
+	window, err := meter.Float64ObservableGauge("ratekeeper.limit.window", metric.WithUnit("s"),
+		metric.WithDescription("The window of the limits per policy: ratekeeper.effective_limit and ratekeeper.configured_limit count requests per this many seconds."))
+	if err != nil {
+		return nil, fmt.Errorf("otelmetrics: ratekeeper.limit.window: %w", err)
+	}
 	if len(ob.base) > 0 {
 		ob.latencyOpts = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(ob.base...))}
 	}
@@ -442,6 +452,9 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 		for _, l := range ob.policies.AppendLimits(nil) {
 			o.ObserveInt64(effective, l.Limit, metric.WithAttributeSet(l.Policy.set))
 			o.ObserveInt64(configured, l.Configured, metric.WithAttributeSet(l.Policy.set))
+			if l.Window > 0 {
+				o.ObserveFloat64(window, l.Window.Seconds(), metric.WithAttributeSet(l.Policy.set))
+			}
 			if !l.Policy.collected.Swap(true) {
 				// Made at zero again, at the first collection that sees
 				// the policy: those made when it was first reported were
@@ -452,7 +465,7 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 			}
 		}
 		return nil
-	}, state, effective, configured)
+	}, state, effective, configured, window)
 	if err != nil {
 		return nil, fmt.Errorf("otelmetrics: registering the gauges' callback: %w", err)
 	}
@@ -522,6 +535,20 @@ func (ob *Observer) counter(s metricset.Series) metric.Int64Counter {
 // a Result (the middleware always sets one) records its duration and
 // counts nothing else.
 func (ob *Observer) ObserveRequest(e middleware.Event) {
+	ob.observeSet(&ob.own, e)
+	ob.record(e)
+}
+
+// observeSet learns from e the windows of the policies of o's middleware
+// (see [metricset.Policies.ObserveSet]), for ratekeeper.limit.window.
+func (ob *Observer) observeSet(o *metricset.Owner, e middleware.Event) {
+	if e.Result != nil {
+		ob.policies.ObserveSet(o, e.Result.Set(), nil)
+	}
+}
+
+// record records e, as ObserveRequest.
+func (ob *Observer) record(e middleware.Event) {
 	ctx := context.Background()
 	if e.Request != nil {
 		ctx = e.Request.Context()
@@ -643,7 +670,10 @@ func (ob *Observer) forget(mb *metricset.Member) {
 
 // ObserveRequest implements [middleware.Observer], as
 // [Observer.ObserveRequest].
-func (b *Binding) ObserveRequest(e middleware.Event) { b.ob.ObserveRequest(e) }
+func (b *Binding) ObserveRequest(e middleware.Event) {
+	b.ob.observeSet(&b.mb.Owner, e)
+	b.ob.record(e)
+}
 
 // ObserveState implements [middleware.Observer], as
 // [Observer.ObserveState].

@@ -140,6 +140,11 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) (map[string]int64, hi
 				for _, dp := range d.DataPoints {
 					points[m.Name+attrString(dp.Attributes)] = dp.Value
 				}
+			case metricdata.Gauge[float64]:
+				if m.Name != "ratekeeper.limit.window" || m.Unit != "s" {
+					t.Fatalf("float64 gauge %s (unit %q)", m.Name, m.Unit)
+				}
+				// see windowPoints
 			case metricdata.Histogram[float64]:
 				if m.Name == "ratekeeper.hold.duration" && m.Unit == "s" {
 					continue // see holdPoints

@@ -70,9 +70,10 @@ func TestNoClientKeyInLabels(t *testing.T) {
 			}
 		}
 	}
-	// requests 4, errors 3, histogram 1, failure_state 4, limits 2.
-	if series != 14 {
-		t.Errorf("%d series after 50 clients, want 14", series)
+	// requests 4, errors 3, histogram 1, failure_state 4, limits 2,
+	// window 1.
+	if series != 15 {
+		t.Errorf("%d series after 50 clients, want 15", series)
 	}
 	if got := testutil.ToFloat64(metrics.ErrorCounter("per-user", "key")); got != 0 {
 		t.Errorf("errors{key} = %v, want 0", got)

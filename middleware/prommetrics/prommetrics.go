@@ -49,6 +49,8 @@
 //	                                           for healthy when none is failing; else 0
 //	ratekeeper_effective_limit{policy}         gauge: the limit enforced (adaptive, fleet)
 //	ratekeeper_configured_limit{policy}        gauge: the limit configured
+//	ratekeeper_limit_window_seconds{policy}    gauge: the window both limits count requests
+//	                                           in (algorithms.Spec.Window; see Limits)
 //	ratekeeper_given_back_total{policy}        counter: admitted requests whose units went
 //	                                           back to the store, their responses not
 //	                                           counting under the policy (policy.CountIf)
@@ -108,11 +110,29 @@
 // does not ask for a ForMiddleware, cannot tell the middlewares apart:
 // give the wrapper a ForMiddleware that wraps the Metrics'.)
 //
+// # Limits
+//
+// A limit is requests per window: limit_window_seconds gives each
+// policy's, so that its rate per second, comparable between policies, is
+//
+//	ratekeeper_effective_limit / ratekeeper_limit_window_seconds
+//
+// (a token_bucket or leaky_bucket refills, a leaky_queue spaces, Limit
+// per Window). It is a gauge of its own, not a label of the limits, so
+// that a reload changing a window changes a value, not the series of the
+// limits. The middleware reports a policy's limits, not its window: the
+// window is learnt from the rule set of the middleware's requests, so a
+// policy's limit_window_seconds appears at the first request decided
+// after the middleware is built (or after a reload brought the policy),
+// and follows a reload that changes the window from its first request
+// on.
+//
 // # Removed policies
 //
 // When a reload drops a policy ([middleware.Middleware.SetPolicies], or
 // [middleware.Middleware.ApplyConfig], which package policy/reload calls),
-// its effective_limit and configured_limit series are deleted (unless
+// its effective_limit, configured_limit and limit_window_seconds series
+// are deleted (unless
 // another middleware this Metrics observes has the policy): they would
 // state a limit no longer enforced.
 // Its counters (requests_total, errors_total, given_back_total) and its
@@ -180,6 +200,7 @@ type Metrics struct {
 	state      *prometheus.GaugeVec
 	limit      *prometheus.GaugeVec
 	configured *prometheus.GaugeVec
+	window     *prometheus.GaugeVec
 	givenBack  *prometheus.CounterVec
 
 	// policies caches the counters of each policy, and keeps the limits
@@ -339,6 +360,9 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		configured: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "configured_limit",
 			Help: "The limit configured per policy.", ConstLabels: o.labels},
 			[]string{"policy"}),
+		window: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: o.namespace, Name: "limit_window_seconds",
+			Help: "The window of the limits per policy: effective_limit and configured_limit count requests per this many seconds.", ConstLabels: o.labels},
+			[]string{"policy"}),
 		givenBack: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: o.namespace, Name: "given_back_total",
 			Help: "Admitted requests whose units went back to the store, per policy, their responses not counting under it (policy.CountIf).", ConstLabels: o.labels},
 			[]string{"policy"}),
@@ -395,7 +419,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.errs, m.latency, m.hold, m.state, m.limit, m.configured, m.givenBack}
+	return []prometheus.Collector{m.requests, m.errs, m.latency, m.hold, m.state, m.limit, m.configured, m.window, m.givenBack}
 }
 
 // newCounters returns the counters of the policy named name, creating
@@ -417,6 +441,20 @@ func (m *Metrics) newCounters(name string) *counters {
 // nothing else, as otelmetrics does. A held request's hold
 // ([middleware.Event.Held]) is observed in hold_seconds.
 func (m *Metrics) ObserveRequest(e middleware.Event) {
+	m.observeSet(&m.own, e)
+	m.record(e)
+}
+
+// observeSet learns from e the windows of the policies of o's middleware
+// (see [metricset.Policies.ObserveSet]), for limit_window_seconds.
+func (m *Metrics) observeSet(o *metricset.Owner, e middleware.Event) {
+	if e.Result != nil {
+		m.policies.ObserveSet(o, e.Result.Set(), m.setLimits)
+	}
+}
+
+// record counts e, as ObserveRequest.
+func (m *Metrics) record(e middleware.Event) {
 	// A latency below zero (the middleware's clock set back during the
 	// decision) counts as zero: _sum is read as a counter.
 	m.latency.Observe(max(e.Latency, 0).Seconds())
@@ -477,16 +515,22 @@ func (m *Metrics) ObservePolicyRemoved(name string) {
 }
 
 // setLimits sets the limit gauges of l's policy to l, or deletes them when
-// ok is false. It is a [metricset.Report], called in the order of the
-// changes.
+// ok is false; its window gauge is deleted too while its window is not
+// known. It is a [metricset.Report], called in the order of the changes.
 func (m *Metrics) setLimits(l metricset.Limits[*counters], ok bool) {
 	if !ok {
 		m.limit.DeleteLabelValues(l.Name)
 		m.configured.DeleteLabelValues(l.Name)
+		m.window.DeleteLabelValues(l.Name)
 		return
 	}
 	m.limit.WithLabelValues(l.Name).Set(float64(l.Limit))
 	m.configured.WithLabelValues(l.Name).Set(float64(l.Configured))
+	if l.Window > 0 {
+		m.window.WithLabelValues(l.Name).Set(l.Window.Seconds())
+	} else {
+		m.window.DeleteLabelValues(l.Name)
+	}
 }
 
 // ObserveGiveBack implements [middleware.GiveBackObserver]: it counts the
@@ -555,7 +599,10 @@ func (m *Metrics) forget(mb *metricset.Member) {
 
 // ObserveRequest implements [middleware.Observer], as
 // [Metrics.ObserveRequest].
-func (b *Binding) ObserveRequest(e middleware.Event) { b.m.ObserveRequest(e) }
+func (b *Binding) ObserveRequest(e middleware.Event) {
+	b.m.observeSet(&b.mb.Owner, e)
+	b.m.record(e)
+}
 
 // ObserveState implements [middleware.Observer], as [Metrics.ObserveState].
 func (b *Binding) ObserveState(from, to middleware.State) {

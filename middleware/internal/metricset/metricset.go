@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -140,10 +141,13 @@ type Policies[P any] struct {
 
 // An Owner is one middleware an adapter observes, as the limit gauges
 // tell them apart: the limits it reported per policy name, kept until it
-// removes the name or is closed. The zero value is ready to use; an
-// Owner belongs to one Policies.
+// removes the name or is closed, and the windows of the rule set of its
+// last request observed ([Policies.ObserveSet]). The zero value is ready
+// to use; an Owner belongs to one Policies.
 type Owner struct {
-	names map[string]bool // guarded by the Policies' mu
+	names   map[string]bool          // guarded by the Policies' mu
+	windows map[string]time.Duration // of set's policies; guarded by the Policies' mu
+	set     atomic.Pointer[policy.Set]
 }
 
 // named holds what the owners of a policy name reported.
@@ -163,11 +167,18 @@ type Member struct {
 	States States
 }
 
-// A reported is the limits an owner reported last for a name.
+// A reported is the limits an owner reported last for a name, and the
+// window they count in (0 while not known).
 type reported struct {
 	owner             *Owner
 	limit, configured int64
+	window            time.Duration
 	seq               uint64
+}
+
+// same reports whether r and o report the same limits and window.
+func (r reported) same(o reported) bool {
+	return r.limit == o.limit && r.configured == o.configured && r.window == o.window
 }
 
 // Limits are the limits a policy name reports.
@@ -175,6 +186,16 @@ type Limits[P any] struct {
 	Name              string
 	Policy            P // the policy's value, as Get returned it when its first owner reported it
 	Limit, Configured int64
+	// Window is the policy's window (algorithms.Spec.Window): Limit and
+	// Configured count requests per Window. It is 0 while not known: the
+	// middleware reports a policy's limits, not its window, which
+	// ObserveSet learns from the rule set of the owner's requests.
+	Window time.Duration
+}
+
+// limitsOf returns the Limits r reports for the name of n.
+func limitsOf[P any](name string, n *named[P], r reported) Limits[P] {
+	return Limits[P]{Name: name, Policy: n.policy, Limit: r.limit, Configured: r.configured, Window: r.window}
 }
 
 // NewPolicies returns an empty Policies whose values build makes. build
@@ -232,8 +253,9 @@ type Report[P any] func(l Limits[P], ok bool)
 
 // SetLimits records the limits o reports for the policy named name, and
 // builds its value if it is not. They are the name's limits from now on
-// (the last report wins among its owners); report, unless nil, is told
-// them if they changed.
+// (the last report wins among its owners), in the window o's rule set
+// last observed gives the name (see [Policies.ObserveSet]); report,
+// unless nil, is told them if they changed.
 func (ps *Policies[P]) SetLimits(o *Owner, name string, limit, configured int64, report Report[P]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -244,17 +266,64 @@ func (ps *Policies[P]) SetLimits(o *Owner, name string, limit, configured int64,
 	}
 	before, had := n.current()
 	ps.seq++
+	r := reported{owner: o, limit: limit, configured: configured, window: o.windows[name], seq: ps.seq}
 	if i := n.index(o); i >= 0 {
-		n.reports[i] = reported{owner: o, limit: limit, configured: configured, seq: ps.seq}
+		n.reports[i] = r
 	} else {
-		n.reports = append(n.reports, reported{owner: o, limit: limit, configured: configured, seq: ps.seq})
+		n.reports = append(n.reports, r)
 	}
 	if o.names == nil {
 		o.names = make(map[string]bool)
 	}
 	o.names[name] = true
-	if report != nil && (!had || before.limit != limit || before.configured != configured) {
-		report(Limits[P]{Name: name, Policy: n.policy, Limit: limit, Configured: configured}, true)
+	if report != nil && (!had || !before.same(r)) {
+		report(limitsOf(name, n, r), true)
+	}
+}
+
+// ObserveSet learns the windows of the policies of set, the rule set of
+// a request of o's middleware (middleware.Result.Set), when it is not the
+// one o observed last: the middleware reports a policy's limits, not the
+// window they count in. Each name o reported limits for has the window
+// set gives it from now on (0, not known, if set does not have the
+// name), and so have the names o reports later (SetLimits); report,
+// unless nil, is told the limits of each name whose reported window
+// changed. A nil set is ignored. Observing the set o observed last takes
+// no lock and allocates nothing.
+//
+// A request decided under an older rule set, observed after one under a
+// newer set, makes o report the older set's windows until o's next
+// request: the windows follow the rule set of o's requests, not its
+// reloads.
+func (ps *Policies[P]) ObserveSet(o *Owner, set *policy.Set, report Report[P]) {
+	if set == nil || o.set.Load() == set {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if o.set.Load() == set {
+		return
+	}
+	o.set.Store(set)
+	policies := set.Policies()
+	o.windows = make(map[string]time.Duration, len(policies))
+	for _, p := range policies {
+		o.windows[p.Name()] = p.Spec().Window
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.names)) {
+		n := ps.limits[name]
+		if n == nil {
+			continue
+		}
+		i := n.index(o)
+		if i < 0 || n.reports[i].window == o.windows[name] {
+			continue
+		}
+		before, _ := n.current()
+		n.reports[i].window = o.windows[name]
+		if after, _ := n.current(); report != nil && !after.same(before) {
+			report(limitsOf(name, n, after), true)
+		}
 	}
 }
 
@@ -299,8 +368,8 @@ func (ps *Policies[P]) removeLocked(o *Owner, name string, report Report[P]) {
 		delete(ps.limits, name)
 		ps.forgetLocked(name)
 	}
-	if report != nil && (!ok || after.limit != before.limit || after.configured != before.configured) {
-		report(Limits[P]{Name: name, Policy: n.policy, Limit: after.limit, Configured: after.configured}, ok)
+	if report != nil && (!ok || !after.same(before)) {
+		report(limitsOf(name, n, after), ok)
 	}
 }
 
@@ -351,7 +420,7 @@ func (ps *Policies[P]) AppendLimits(dst []Limits[P]) []Limits[P] {
 	for _, name := range slices.Sorted(maps.Keys(ps.limits)) {
 		n := ps.limits[name]
 		r, _ := n.current()
-		dst = append(dst, Limits[P]{Name: name, Policy: n.policy, Limit: r.limit, Configured: r.configured})
+		dst = append(dst, limitsOf(name, n, r))
 	}
 	return dst
 }
