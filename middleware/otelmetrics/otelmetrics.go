@@ -396,6 +396,7 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	meter := mp.Meter(ScopeName)
 	ob := &Observer{base: o.attrs}
 	ob.policies = metricset.NewPolicies(ob.newPerPolicy)
+	ob.own.Shared = true // told of whichever middlewares call ob itself
 	var err error
 	if ob.requests, err = meter.Int64Counter("ratekeeper.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).")); err != nil {

@@ -368,6 +368,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			[]string{"policy"}),
 	}
 	m.policies = metricset.NewPolicies(m.newCounters)
+	m.own.Shared = true // told of whichever middlewares call m itself
 	for h := range metricset.Hold(metricset.NumHolds) {
 		m.holds[h] = metricset.NewPolicies(func(name string) prometheus.Observer {
 			return m.hold.WithLabelValues(name, h.Label())

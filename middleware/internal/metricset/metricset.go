@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -145,10 +146,28 @@ type Policies[P any] struct {
 // last request observed ([Policies.ObserveSet]). The zero value is ready
 // to use; an Owner belongs to one Policies.
 type Owner struct {
+	// Shared says the Owner is told of several middlewares (an adapter's
+	// own, which an application calls for several without telling them
+	// apart): see ObserveSet. Set it before the Owner's first use.
+	Shared bool
+
 	names   map[string]bool          // guarded by the Policies' mu
-	windows map[string]time.Duration // of set's policies; guarded by the Policies' mu
-	set     atomic.Pointer[policy.Set]
+	windows map[string]time.Duration // guarded by the Policies' mu
+	// set is the rule set observed last, and older those observed before
+	// it (the last ones, a ring at next; guarded by the Policies' mu),
+	// held weakly: a set can reach its middleware (a pattern function
+	// of the router that serves through it), which an Owner must not keep
+	// reachable (the adapters count a middleware dropped without Close
+	// out once it is unreachable).
+	set   atomic.Pointer[weak.Pointer[policy.Set]]
+	older [olderSets]weak.Pointer[policy.Set]
+	next  int
 }
+
+// olderSets is how many sets an Owner remembers it observed before its
+// current one: a request decided under a set that many reloads old or
+// less, observed late, is known for an older set's.
+const olderSets = 8
 
 // named holds what the owners of a policy name reported.
 type named[P any] struct {
@@ -291,22 +310,44 @@ func (ps *Policies[P]) SetLimits(o *Owner, name string, limit, configured int64,
 // changed. A nil set is ignored. Observing the set o observed last takes
 // no lock and allocates nothing.
 //
-// A request decided under an older rule set, observed after one under a
-// newer set, makes o report the older set's windows until o's next
-// request: the windows follow the rule set of o's requests, not its
-// reloads.
+// A middleware installs a new set at every change of its rules, and
+// never an older one again: a set o observed before its current one (one
+// of the last few) is ignored, a request decided under it observed late
+// (after a leaky_queue hold, or a slow store call, that outlasted a
+// reload). One whose requests were all observed late cannot be told from
+// a new one: its windows hold until o's next request.
+//
+// A Shared o (several middlewares, whose sets it cannot tell apart from
+// older ones) adds the windows of each new set to those it has: the
+// window of a name is that of the newest set observed that has it.
+// Requests of its middlewares in turn take ps's lock, but allocate
+// nothing past each set's first.
 func (ps *Policies[P]) ObserveSet(o *Owner, set *policy.Set, report Report[P]) {
-	if set == nil || o.set.Load() == set {
+	if set == nil {
+		return
+	}
+	if cur := o.set.Load(); cur != nil && cur.Value() == set {
 		return
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if o.set.Load() == set {
+	cur := o.set.Load()
+	if cur != nil && cur.Value() == set {
 		return
 	}
-	o.set.Store(set)
+	w := weak.Make(set)
+	if slices.Contains(o.older[:], w) {
+		return
+	}
+	if cur != nil {
+		o.older[o.next] = *cur
+		o.next = (o.next + 1) % olderSets
+	}
+	o.set.Store(&w)
 	policies := set.Policies()
-	o.windows = make(map[string]time.Duration, len(policies))
+	if !o.Shared || o.windows == nil {
+		o.windows = make(map[string]time.Duration, len(policies))
+	}
 	for _, p := range policies {
 		o.windows[p.Name()] = p.Spec().Window
 	}
