@@ -16,7 +16,8 @@ import (
 	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// The middleware's decisions on a /metrics page.
+// The middleware's decisions on a /metrics page, and its limits:
+// effective_limit per limit_window_seconds, 2 requests per 60 s.
 func Example() {
 	reg := prometheus.NewRegistry()
 	metrics, err := prommetrics.New(reg)
@@ -38,12 +39,14 @@ func Example() {
 	w := httptest.NewRecorder()
 	mux.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	for _, line := range strings.Split(w.Body.String(), "\n") {
-		if strings.HasPrefix(line, "ratekeeper_requests_total") || strings.HasPrefix(line, "ratekeeper_effective_limit") {
+		if strings.HasPrefix(line, "ratekeeper_requests_total") || strings.HasPrefix(line, "ratekeeper_effective_limit") ||
+			strings.HasPrefix(line, "ratekeeper_limit_window_seconds") {
 			fmt.Println(line)
 		}
 	}
 	// Output:
 	// ratekeeper_effective_limit{policy="per-ip"} 2
+	// ratekeeper_limit_window_seconds{policy="per-ip"} 60
 	// ratekeeper_requests_total{outcome="abandoned",policy="per-ip"} 0
 	// ratekeeper_requests_total{outcome="allowed",policy="per-ip"} 2
 	// ratekeeper_requests_total{outcome="denied",policy="per-ip"} 1
