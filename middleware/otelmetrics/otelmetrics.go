@@ -168,7 +168,9 @@
 // policy and outcome are built once, when the middleware reports the
 // policy's limit (or at the policy's first request), and passed with
 // metric.WithAttributeSet; a policy no observed middleware has any more
-// (removed from the rule set, or its middleware closed) drops them.
+// (removed from the rule set, or its middleware closed) drops them. The
+// windows of a rule set are read at the first request under it (after
+// each reload), which allocates, once.
 // A request's measurements (ratekeeper.requests, ratekeeper.errors,
 // ratekeeper.decision.duration, ratekeeper.hold.duration) are made with
 // its context, so an SDK

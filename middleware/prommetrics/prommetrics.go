@@ -66,7 +66,9 @@
 // histogram for ever empty).
 //
 // Recording a request does not allocate: the counters of each policy are
-// looked up once and cached, and so are its hold series once created.
+// looked up once and cached, and so are its hold series once created; the
+// windows of a rule set are read at the first request under it (after
+// each reload), which allocates, once.
 //
 // The failure_state gauges count the transitions the middlewares report,
 // so that they hold for one Metrics observing several middlewares (one
