@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -50,7 +51,8 @@ type Observer interface {
 	// [Middleware.SetLimitUnguarded] changes it (switching the guard alone
 	// changes no limit); never once
 	// the middleware is closed ([Middleware.Close]). configured is the
-	// limit of the policy as given; limit is the one enforced.
+	// limit of the policy as given; limit is the one enforced. Both count
+	// requests per the policy's Window, which a [PolicyObserver] is told.
 	ObserveLimit(policy string, limit, configured int64)
 }
 
@@ -66,6 +68,30 @@ type Observer interface {
 type RemovalObserver interface {
 	Observer
 	ObservePolicyRemoved(policy string)
+}
+
+// A PolicyObserver is an [Observer] that is also told each policy's
+// [algorithms.Spec] as configured (the policy as given, before any
+// [Middleware.SetLimit]): its algorithm, burst, buckets or MaxDelay, and
+// above all its Window, which the limits of ObserveLimit count requests
+// in. [prommetrics] and otelmetrics report each policy's window beside
+// its limits. It is called for every policy when the rule set is first
+// built, before any request; when the rule set is replaced, for every
+// policy that is new or whose configured Spec changed (its Window alone,
+// say, which leaves its limits, and so ObserveLimit, alone); and never once
+// the middleware is closed ([Middleware.Close]). [Middleware.SetLimit]
+// and [Middleware.SetLimitUnguarded] change no configured Spec: they
+// call ObserveLimit alone. For a policy whose limits are told too,
+// ObservePolicy comes first, so that an observer has the policy's Spec
+// when its limits come. Like ObserveLimit, it is called while the rule
+// set is being replaced, under the lock of its writers, with the same
+// restrictions (see [Observer]). The middleware checks for it with a type
+// assertion; an Observer without it is told nothing.
+//
+// [prommetrics]: https://pkg.go.dev/github.com/ratekeeper/ratekeeper/middleware/prommetrics
+type PolicyObserver interface {
+	Observer
+	ObservePolicy(policy string, spec algorithms.Spec)
 }
 
 // A GiveBackObserver is an [Observer] that is also told, after the handler
@@ -90,8 +116,8 @@ type GiveBackObserver interface {
 // middleware whose store was failing does not hold the gauge at that State
 // for ever. It is called once per middleware, after every ObserveState of
 // that middleware and under the same lock (the middleware reports no
-// change of State after it, nor of its limits: ObserveLimit and
-// ObservePolicyRemoved are not called once it is closed, so that its
+// change of State after it, nor of its limits: ObserveLimit,
+// ObservePolicy and ObservePolicyRemoved are not called once it is closed, so that its
 // limits leave the per-policy gauges to the middleware that replaces it),
 // so it must not call back into the middleware's Close. The middleware checks for it with a type assertion;
 // an Observer without it is told nothing.
@@ -528,6 +554,15 @@ func (os observers) ObserveClose(last State) {
 	for _, o := range os {
 		if co, ok := o.(CloseObserver); ok {
 			co.ObserveClose(last)
+		}
+	}
+}
+
+// ObservePolicy tells the observers that implement [PolicyObserver].
+func (os observers) ObservePolicy(policy string, spec algorithms.Spec) {
+	for _, o := range os {
+		if po, ok := o.(PolicyObserver); ok {
+			po.ObservePolicy(policy, spec)
 		}
 	}
 }

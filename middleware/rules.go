@@ -921,27 +921,37 @@ func (m *Middleware) canGiveBack(ps []*policy.Policy) []error {
 
 // notifyLimits tells the observer of every policy whose effective or
 // configured limit is new or changed between the sets old (nil at
-// construction, configured as oldBase) and set, and, if it is a
-// [RemovalObserver], of every policy of old that set no longer has.
+// construction, configured as oldBase) and set; if it is a
+// [PolicyObserver], of the configured Spec of every policy new or whose
+// configured Spec changed, before its limits; and, if it is a
+// [RemovalObserver], of every policy of old that set no longer has. It
+// requires m.rules.mu.
 func (m *Middleware) notifyLimits(old *policy.Set, oldBase []*policy.Policy, set *policy.Set) {
-	type limits struct{ eff, conf int64 }
-	prev := map[string]limits{}
+	type told struct {
+		eff  int64
+		conf algorithms.Spec
+	}
+	prev := map[string]told{}
 	if old != nil {
 		for i, p := range old.Policies() {
-			prev[p.Name()] = limits{p.Spec().Limit, oldBase[i].Spec().Limit}
+			prev[p.Name()] = told{p.Spec().Limit, oldBase[i].Spec()}
 		}
 	}
+	po, _ := m.obs.(PolicyObserver)
 	for _, p := range set.Policies() {
-		cur := limits{p.Spec().Limit, p.Spec().Limit}
+		cur := told{p.Spec().Limit, p.Spec()}
 		if c := m.configured(p.Name()); c != nil {
-			cur.conf = c.Spec().Limit
+			cur.conf = c.Spec()
 		}
-		pl, ok := prev[p.Name()]
+		pt, ok := prev[p.Name()]
 		delete(prev, p.Name())
-		if ok && pl == cur {
+		if po != nil && (!ok || pt.conf != cur.conf) {
+			po.ObservePolicy(p.Name(), cur.conf)
+		}
+		if ok && pt.eff == cur.eff && pt.conf.Limit == cur.conf.Limit {
 			continue
 		}
-		m.obs.ObserveLimit(p.Name(), cur.eff, cur.conf)
+		m.obs.ObserveLimit(p.Name(), cur.eff, cur.conf.Limit)
 	}
 	if ro, ok := m.obs.(RemovalObserver); ok && len(prev) > 0 {
 		for _, p := range old.Policies() { // in the old set's order
