@@ -69,9 +69,10 @@
 //	ratekeeper.configured_limit{policy}  observable gauge ({request}): the limit configured
 //	ratekeeper.limit.window{policy}      observable gauge (s): the window both limits
 //	                                     count requests in (algorithms.Spec.Window),
-//	                                     learnt as prommetrics' limit_window_seconds
-//	                                     (see its package doc, Limits): from the first
-//	                                     request decided under the policy's rule set
+//	                                     told by the middleware with the limits
+//	                                     (middleware.PolicyObserver), as prommetrics'
+//	                                     limit_window_seconds (see its package doc,
+//	                                     Limits)
 //	ratekeeper.given_back{policy}        counter ({request}): admitted requests whose
 //	                                     units went back to the store, their responses
 //	                                     not counting under the policy (policy.CountIf)
@@ -81,10 +82,10 @@
 // braces dropped, _total added to counters, "s" made _seconds), the
 // counters and gauges have prommetrics' names
 // (ratekeeper_requests_total{policy,outcome}, ratekeeper_effective_limit,
-// ratekeeper_limit_window_seconds, ...); the histograms are ratekeeper_decision_duration_seconds and
+// ratekeeper_limit_window_seconds, ...); the histograms are
+// ratekeeper_decision_duration_seconds and
 // ratekeeper_hold_duration_seconds (prommetrics' decision_seconds and
-// hold_seconds). The
-// exporter adds the instrumentation scope to every series:
+// hold_seconds). The exporter adds the instrumentation scope to every series:
 // otel_scope_name="github.com/ratekeeper/ratekeeper/middleware/otelmetrics"
 // (its otel_scope_version and otel_scope_schema_url are empty, which
 // Prometheus takes as absent), so a selector or an aggregation written for
@@ -168,9 +169,7 @@
 // policy and outcome are built once, when the middleware reports the
 // policy's limit (or at the policy's first request), and passed with
 // metric.WithAttributeSet; a policy no observed middleware has any more
-// (removed from the rule set, or its middleware closed) drops them. The
-// windows of a rule set are read at the first request under it (after
-// each reload), which allocates, once.
+// (removed from the rule set, or its middleware closed) drops them.
 // A request's measurements (ratekeeper.requests, ratekeeper.errors,
 // ratekeeper.decision.duration, ratekeeper.hold.duration) are made with
 // its context, so an SDK
@@ -195,6 +194,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -398,7 +398,6 @@ func New(mp metric.MeterProvider, opts ...Option) (*Observer, error) {
 	meter := mp.Meter(ScopeName)
 	ob := &Observer{base: o.attrs}
 	ob.policies = metricset.NewPolicies(ob.newPerPolicy)
-	ob.own.Shared = true // told of whichever middlewares call ob itself
 	var err error
 	if ob.requests, err = meter.Int64Counter("ratekeeper.requests", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests decided, per policy and outcome (allowed, denied, shadow_denied, abandoned).")); err != nil {
@@ -538,20 +537,6 @@ func (ob *Observer) counter(s metricset.Series) metric.Int64Counter {
 // a Result (the middleware always sets one) records its duration and
 // counts nothing else.
 func (ob *Observer) ObserveRequest(e middleware.Event) {
-	ob.observeSet(&ob.own, e)
-	ob.record(e)
-}
-
-// observeSet learns from e the windows of the policies of o's middleware
-// (see [metricset.Policies.ObserveSet]), for ratekeeper.limit.window.
-func (ob *Observer) observeSet(o *metricset.Owner, e middleware.Event) {
-	if e.Result != nil {
-		ob.policies.ObserveSet(o, e.Result.Set(), nil)
-	}
-}
-
-// record records e, as ObserveRequest.
-func (ob *Observer) record(e middleware.Event) {
 	ctx := context.Background()
 	if e.Request != nil {
 		ctx = e.Request.Context()
@@ -596,6 +581,14 @@ func (ob *Observer) ObserveLimit(name string, limit, configured int64) {
 	ob.policies.SetLimits(&ob.own, name, limit, configured, nil)
 }
 
+// ObservePolicy implements [middleware.PolicyObserver]:
+// ratekeeper.limit.window reports the window of spec for the policy,
+// beside its limit gauges (at once if the policy's limits were reported,
+// else with them, which the middleware reports right after).
+func (ob *Observer) ObservePolicy(name string, spec algorithms.Spec) {
+	ob.policies.SetWindow(&ob.own, name, spec.Window, nil)
+}
+
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
 // effective and configured limit gauges of a policy that left the rule
 // set are no longer reported (a gauge kept would report a limit no longer
@@ -616,9 +609,11 @@ func (ob *Observer) ObserveGiveBack(name string) {
 var (
 	_ middleware.SharedObserver   = (*Observer)(nil)
 	_ middleware.RemovalObserver  = (*Observer)(nil)
+	_ middleware.PolicyObserver   = (*Observer)(nil)
 	_ middleware.GiveBackObserver = (*Observer)(nil)
 	_ middleware.CloseObserver    = (*Observer)(nil)
 	_ middleware.RemovalObserver  = (*Binding)(nil)
+	_ middleware.PolicyObserver   = (*Binding)(nil)
 	_ middleware.GiveBackObserver = (*Binding)(nil)
 	_ middleware.CloseObserver    = (*Binding)(nil)
 	_ middleware.BoundObserver    = (*Binding)(nil)
@@ -673,10 +668,7 @@ func (ob *Observer) forget(mb *metricset.Member) {
 
 // ObserveRequest implements [middleware.Observer], as
 // [Observer.ObserveRequest].
-func (b *Binding) ObserveRequest(e middleware.Event) {
-	b.ob.observeSet(&b.mb.Owner, e)
-	b.ob.record(e)
-}
+func (b *Binding) ObserveRequest(e middleware.Event) { b.ob.ObserveRequest(e) }
 
 // ObserveState implements [middleware.Observer], as
 // [Observer.ObserveState].
@@ -694,6 +686,14 @@ func (b *Binding) ObserveGiveBack(name string) { b.ob.ObserveGiveBack(name) }
 // another middleware reports the name's).
 func (b *Binding) ObserveLimit(name string, limit, configured int64) {
 	b.ob.policies.SetLimits(&b.mb.Owner, name, limit, configured, nil)
+}
+
+// ObservePolicy implements [middleware.PolicyObserver]: the window of
+// the policy as b's middleware has it, which ratekeeper.limit.window
+// reports with the limits b's middleware reports (see
+// [Binding.ObserveLimit]).
+func (b *Binding) ObservePolicy(name string, spec algorithms.Spec) {
+	b.ob.policies.SetWindow(&b.mb.Owner, name, spec.Window, nil)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: b's

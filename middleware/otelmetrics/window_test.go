@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -21,6 +22,14 @@ import (
 // instrument of that name that is not a float64 gauge fails the test.
 func windowPoints(t *testing.T, reader *sdkmetric.ManualReader) []string {
 	t.Helper()
+	return gaugePoints(t, reader, "ratekeeper.limit.window")
+}
+
+// gaugePoints collects reader and returns the points of the gauges named
+// as sorted "name{attrs} value unit" lines; an instrument of those names
+// that is not a gauge (int64 or float64) fails the test.
+func gaugePoints(t *testing.T, reader *sdkmetric.ManualReader, names ...string) []string {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
@@ -28,15 +37,20 @@ func windowPoints(t *testing.T, reader *sdkmetric.ManualReader) []string {
 	var got []string
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
-			if m.Name != "ratekeeper.limit.window" {
+			if !slices.Contains(names, m.Name) {
 				continue
 			}
-			g, ok := m.Data.(metricdata.Gauge[float64])
-			if !ok {
-				t.Fatalf("%s: %T, want a float64 gauge", m.Name, m.Data)
-			}
-			for _, dp := range g.DataPoints {
-				got = append(got, fmt.Sprintf("%s%s %v %s", m.Name, attrString(dp.Attributes), dp.Value, m.Unit))
+			switch g := m.Data.(type) {
+			case metricdata.Gauge[float64]:
+				for _, dp := range g.DataPoints {
+					got = append(got, fmt.Sprintf("%s%s %v %s", m.Name, attrString(dp.Attributes), dp.Value, m.Unit))
+				}
+			case metricdata.Gauge[int64]:
+				for _, dp := range g.DataPoints {
+					got = append(got, fmt.Sprintf("%s%s %v %s", m.Name, attrString(dp.Attributes), dp.Value, m.Unit))
+				}
+			default:
+				t.Fatalf("%s: %T, want a gauge", m.Name, m.Data)
 			}
 		}
 	}
@@ -77,4 +91,50 @@ func TestLimitWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLines(t, "after Close", lines(windowPoints(t, reader)...))
+}
+
+// TestLimitWindowBeforeAnyRequest: ratekeeper.limit.window is there as
+// soon as the middleware is built, beside the limits, before any request;
+// a reload changing a window alone (the limits unchanged) changes it at
+// once, and one changing the limit and the window changes both, again
+// before any request.
+func TestLimitWindowBeforeAnyRequest(t *testing.T) {
+	obs, reader := newObserver(t)
+	m := middleware.MustNew(memStore(t), []*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, user)), policy.Must(policy.PerMinute("per-minute", 100, user)),
+	}, middleware.WithObserver(obs))
+	metrictest.KeepAlive(t, m)
+	points := func() string {
+		return lines(gaugePoints(t, reader, "ratekeeper.effective_limit", "ratekeeper.limit.window")...)
+	}
+	wantLines(t, "right after New", points(),
+		"ratekeeper.effective_limit{policy=per-minute} 100 {request}",
+		"ratekeeper.effective_limit{policy=per-second} 10 {request}",
+		"ratekeeper.limit.window{policy=per-minute} 60 s",
+		"ratekeeper.limit.window{policy=per-second} 1 s",
+	)
+
+	if err := m.SetPolicies([]*policy.Policy{
+		policy.Must(policy.PerSecond("per-second", 10, user)), policy.Must(policy.Per("per-minute", 100, time.Hour, user)),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, "right after a reload changing per-minute's window alone", points(),
+		"ratekeeper.effective_limit{policy=per-minute} 100 {request}",
+		"ratekeeper.effective_limit{policy=per-second} 10 {request}",
+		"ratekeeper.limit.window{policy=per-minute} 3600 s",
+		"ratekeeper.limit.window{policy=per-second} 1 s",
+	)
+
+	if err := m.SetPolicies([]*policy.Policy{
+		policy.Must(policy.Per("per-second", 20, 2*time.Second, user)), policy.Must(policy.Per("per-minute", 100, time.Hour, user)),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, "right after a reload changing per-second's limit and window", points(),
+		"ratekeeper.effective_limit{policy=per-minute} 100 {request}",
+		"ratekeeper.effective_limit{policy=per-second} 20 {request}",
+		"ratekeeper.limit.window{policy=per-minute} 3600 s",
+		"ratekeeper.limit.window{policy=per-second} 2 s",
+	)
 }

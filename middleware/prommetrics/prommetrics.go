@@ -66,9 +66,7 @@
 // histogram for ever empty).
 //
 // Recording a request does not allocate: the counters of each policy are
-// looked up once and cached, and so are its hold series once created; the
-// windows of a rule set are read at the first request under it (after
-// each reload), which allocates, once.
+// looked up once and cached, and so are its hold series once created.
 //
 // The failure_state gauges count the transitions the middlewares report,
 // so that they hold for one Metrics observing several middlewares (one
@@ -122,21 +120,22 @@
 // (a token_bucket or leaky_bucket refills, a leaky_queue spaces, Limit
 // per Window). It is a gauge of its own, not a label of the limits, so
 // that a reload changing a window changes a value, not the series of the
-// limits. The middleware reports a policy's limits, not its window: the
-// window is learnt from the rule set of the middleware's requests, so a
-// policy's limit_window_seconds appears at the first request decided
-// after the middleware is built (or after a reload brought the policy),
-// and follows a reload that changes the window from its first request
-// on.
+// limits. The middleware tells each policy's window
+// ([middleware.PolicyObserver]) with its limits: when it is built, before
+// any request, and at a reload that brings the policy or changes its
+// window (its limits unchanged or not). Like the limits, the gauge
+// reports the middleware that reported the policy last, its limits and
+// window together. An observer of the application's that forwards
+// ObserveLimit but not ObservePolicy to the Metrics leaves the policy
+// without the gauge.
 //
 // # Removed policies
 //
 // When a reload drops a policy ([middleware.Middleware.SetPolicies], or
 // [middleware.Middleware.ApplyConfig], which package policy/reload calls),
 // its effective_limit, configured_limit and limit_window_seconds series
-// are deleted (unless
-// another middleware this Metrics observes has the policy): they would
-// state a limit no longer enforced.
+// are deleted (unless another middleware this Metrics observes has the
+// policy): they would state a limit no longer enforced.
 // Its counters (requests_total, errors_total, given_back_total) and its
 // hold_seconds histogram stay, at their last values, for the life of the Metrics: a counter must not go
 // back, and one deleted would lose its increments since the last scrape
@@ -179,6 +178,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/errlist"
 	"github.com/ratekeeper/ratekeeper/internal/nilness"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -370,7 +370,6 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			[]string{"policy"}),
 	}
 	m.policies = metricset.NewPolicies(m.newCounters)
-	m.own.Shared = true // told of whichever middlewares call m itself
 	for h := range metricset.Hold(metricset.NumHolds) {
 		m.holds[h] = metricset.NewPolicies(func(name string) prometheus.Observer {
 			return m.hold.WithLabelValues(name, h.Label())
@@ -444,20 +443,6 @@ func (m *Metrics) newCounters(name string) *counters {
 // nothing else, as otelmetrics does. A held request's hold
 // ([middleware.Event.Held]) is observed in hold_seconds.
 func (m *Metrics) ObserveRequest(e middleware.Event) {
-	m.observeSet(&m.own, e)
-	m.record(e)
-}
-
-// observeSet learns from e the windows of the policies of o's middleware
-// (see [metricset.Policies.ObserveSet]), for limit_window_seconds.
-func (m *Metrics) observeSet(o *metricset.Owner, e middleware.Event) {
-	if e.Result != nil {
-		m.policies.ObserveSet(o, e.Result.Set(), m.setLimits)
-	}
-}
-
-// record counts e, as ObserveRequest.
-func (m *Metrics) record(e middleware.Event) {
 	// A latency below zero (the middleware's clock set back during the
 	// decision) counts as zero: _sum is read as a counter.
 	m.latency.Observe(max(e.Latency, 0).Seconds())
@@ -507,6 +492,14 @@ func (m *Metrics) ObserveLimit(name string, limit, configured int64) {
 	m.policies.SetLimits(&m.own, name, limit, configured, m.setLimits)
 }
 
+// ObservePolicy implements [middleware.PolicyObserver]: it sets the
+// limit_window_seconds gauge of the policy to the window of spec, beside
+// its limit gauges (at once if the policy's limits were reported, else
+// with them, which the middleware reports right after).
+func (m *Metrics) ObservePolicy(name string, spec algorithms.Spec) {
+	m.policies.SetWindow(&m.own, name, spec.Window, m.setLimits)
+}
+
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: the
 // effective and configured limit gauges of a policy that left the rule set
 // are deleted (a gauge kept would report a limit no longer enforced),
@@ -545,9 +538,11 @@ func (m *Metrics) ObserveGiveBack(name string) {
 var (
 	_ middleware.SharedObserver   = (*Metrics)(nil)
 	_ middleware.RemovalObserver  = (*Metrics)(nil)
+	_ middleware.PolicyObserver   = (*Metrics)(nil)
 	_ middleware.GiveBackObserver = (*Metrics)(nil)
 	_ middleware.CloseObserver    = (*Metrics)(nil)
 	_ middleware.RemovalObserver  = (*Binding)(nil)
+	_ middleware.PolicyObserver   = (*Binding)(nil)
 	_ middleware.GiveBackObserver = (*Binding)(nil)
 	_ middleware.CloseObserver    = (*Binding)(nil)
 	_ middleware.BoundObserver    = (*Binding)(nil)
@@ -602,10 +597,7 @@ func (m *Metrics) forget(mb *metricset.Member) {
 
 // ObserveRequest implements [middleware.Observer], as
 // [Metrics.ObserveRequest].
-func (b *Binding) ObserveRequest(e middleware.Event) {
-	b.m.observeSet(&b.mb.Owner, e)
-	b.m.record(e)
-}
+func (b *Binding) ObserveRequest(e middleware.Event) { b.m.ObserveRequest(e) }
 
 // ObserveState implements [middleware.Observer], as [Metrics.ObserveState].
 func (b *Binding) ObserveState(from, to middleware.State) {
@@ -622,6 +614,14 @@ func (b *Binding) ObserveGiveBack(name string) { b.m.ObserveGiveBack(name) }
 // another middleware reports the name's).
 func (b *Binding) ObserveLimit(name string, limit, configured int64) {
 	b.m.policies.SetLimits(&b.mb.Owner, name, limit, configured, b.m.setLimits)
+}
+
+// ObservePolicy implements [middleware.PolicyObserver]: the window of
+// the policy as b's middleware has it, which limit_window_seconds
+// reports with the limits b's middleware reports (see
+// [Binding.ObserveLimit]).
+func (b *Binding) ObservePolicy(name string, spec algorithms.Spec) {
+	b.m.policies.SetWindow(&b.mb.Owner, name, spec.Window, b.m.setLimits)
 }
 
 // ObservePolicyRemoved implements [middleware.RemovalObserver]: b's

@@ -19,7 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -141,33 +140,13 @@ type Policies[P any] struct {
 }
 
 // An Owner is one middleware an adapter observes, as the limit gauges
-// tell them apart: the limits it reported per policy name, kept until it
-// removes the name or is closed, and the windows of the rule set of its
-// last request observed ([Policies.ObserveSet]). The zero value is ready
+// tell them apart: the limits and windows it reported per policy name,
+// kept until it removes the name or is closed. The zero value is ready
 // to use; an Owner belongs to one Policies.
 type Owner struct {
-	// Shared says the Owner is told of several middlewares (an adapter's
-	// own, which an application calls for several without telling them
-	// apart): see ObserveSet. Set it before the Owner's first use.
-	Shared bool
-
 	names   map[string]bool          // guarded by the Policies' mu
 	windows map[string]time.Duration // guarded by the Policies' mu
-	// set is the rule set observed last, and older those observed before
-	// it (the last ones, a ring at next; guarded by the Policies' mu),
-	// held weakly: a set can reach its middleware (a pattern function
-	// of the router that serves through it), which an Owner must not keep
-	// reachable (the adapters count a middleware dropped without Close
-	// out once it is unreachable).
-	set   atomic.Pointer[weak.Pointer[policy.Set]]
-	older [olderSets]weak.Pointer[policy.Set]
-	next  int
 }
-
-// olderSets is how many sets an Owner remembers it observed before its
-// current one: a request decided under a set that many reloads old or
-// less, observed late, is known for an older set's.
-const olderSets = 8
 
 // named holds what the owners of a policy name reported.
 type named[P any] struct {
@@ -206,9 +185,9 @@ type Limits[P any] struct {
 	Policy            P // the policy's value, as Get returned it when its first owner reported it
 	Limit, Configured int64
 	// Window is the policy's window (algorithms.Spec.Window): Limit and
-	// Configured count requests per Window. It is 0 while not known: the
-	// middleware reports a policy's limits, not its window, which
-	// ObserveSet learns from the rule set of the owner's requests.
+	// Configured count requests per Window. It is 0 while not known: an
+	// owner that reported the limits but not the window (SetWindow; the
+	// middleware tells it to a middleware.PolicyObserver).
 	Window time.Duration
 }
 
@@ -272,9 +251,9 @@ type Report[P any] func(l Limits[P], ok bool)
 
 // SetLimits records the limits o reports for the policy named name, and
 // builds its value if it is not. They are the name's limits from now on
-// (the last report wins among its owners), in the window o's rule set
-// last observed gives the name (see [Policies.ObserveSet]); report,
-// unless nil, is told them if they changed.
+// (the last report wins among its owners), in the window o reported for
+// the name (SetWindow; 0 if none); report, unless nil, is told them if
+// they changed.
 func (ps *Policies[P]) SetLimits(o *Owner, name string, limit, configured int64, report Report[P]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -283,117 +262,86 @@ func (ps *Policies[P]) SetLimits(o *Owner, name string, limit, configured int64,
 		n = &named[P]{policy: ps.getLocked(name)}
 		ps.limits[name] = n
 	}
+	if o.names == nil {
+		o.names = make(map[string]bool)
+	}
+	o.names[name] = true
+	ps.reportLocked(o, name, n, reported{owner: o, limit: limit, configured: configured, window: o.windows[name]}, report)
+}
+
+// SetWindow records the window o reports for the policy named name (the
+// Window of its algorithms.Spec, which a middleware.PolicyObserver is
+// told before the policy's limits). If o has reported the name's limits,
+// the window is theirs from now on, and they are the name's (the last
+// report wins among its owners, as by SetLimits); report, unless nil, is
+// told them if they changed. Else the window waits for o's SetLimits of
+// the name, which reports it with the limits.
+func (ps *Policies[P]) SetWindow(o *Owner, name string, window time.Duration, report Report[P]) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if o.windows == nil {
+		o.windows = make(map[string]time.Duration)
+	}
+	o.windows[name] = window
+	n := ps.limits[name]
+	if n == nil {
+		return
+	}
+	i := n.index(o)
+	if i < 0 {
+		return
+	}
+	r := n.reports[i]
+	r.window = window
+	ps.reportLocked(o, name, n, r, report)
+}
+
+// reportLocked makes r, with a new seq, o's report for the name of n,
+// and tells report the name's limits if they changed. It requires that
+// ps.mu is held.
+func (ps *Policies[P]) reportLocked(o *Owner, name string, n *named[P], r reported, report Report[P]) {
 	before, had := n.current()
 	ps.seq++
-	r := reported{owner: o, limit: limit, configured: configured, window: o.windows[name], seq: ps.seq}
+	r.seq = ps.seq
 	if i := n.index(o); i >= 0 {
 		n.reports[i] = r
 	} else {
 		n.reports = append(n.reports, r)
 	}
-	if o.names == nil {
-		o.names = make(map[string]bool)
-	}
-	o.names[name] = true
 	if report != nil && (!had || !before.same(r)) {
 		report(limitsOf(name, n, r), true)
 	}
 }
 
-// ObserveSet learns the windows of the policies of set, the rule set of
-// a request of o's middleware (middleware.Result.Set), when it is not the
-// one o observed last: the middleware reports a policy's limits, not the
-// window they count in. Each name o reported limits for has the window
-// set gives it from now on (0, not known, if set does not have the
-// name), and so have the names o reports later (SetLimits); report,
-// unless nil, is told the limits of each name whose reported window
-// changed. A nil set is ignored. Observing the set o observed last takes
-// no lock and allocates nothing.
-//
-// A middleware installs a new set at every change of its rules, and
-// never an older one again: a set o observed before its current one (one
-// of the last few) is ignored, a request decided under it observed late
-// (after a leaky_queue hold, or a slow store call, that outlasted a
-// reload). One whose requests were all observed late cannot be told from
-// a new one: its windows hold until o's next request.
-//
-// A Shared o (several middlewares, whose sets it cannot tell apart from
-// older ones) adds the windows of each new set to those it has: the
-// window of a name is that of the newest set observed that has it.
-// Requests of its middlewares in turn take ps's lock, but allocate
-// nothing past each set's first.
-func (ps *Policies[P]) ObserveSet(o *Owner, set *policy.Set, report Report[P]) {
-	if set == nil {
-		return
-	}
-	if cur := o.set.Load(); cur != nil && cur.Value() == set {
-		return
-	}
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	cur := o.set.Load()
-	if cur != nil && cur.Value() == set {
-		return
-	}
-	w := weak.Make(set)
-	if slices.Contains(o.older[:], w) {
-		return
-	}
-	if cur != nil {
-		o.older[o.next] = *cur
-		o.next = (o.next + 1) % olderSets
-	}
-	o.set.Store(&w)
-	policies := set.Policies()
-	if !o.Shared || o.windows == nil {
-		o.windows = make(map[string]time.Duration, len(policies))
-	}
-	for _, p := range policies {
-		o.windows[p.Name()] = p.Spec().Window
-	}
-	for _, name := range slices.Sorted(maps.Keys(o.names)) {
-		n := ps.limits[name]
-		if n == nil {
-			continue
-		}
-		i := n.index(o)
-		if i < 0 || n.reports[i].window == o.windows[name] {
-			continue
-		}
-		before, _ := n.current()
-		n.reports[i].window = o.windows[name]
-		if after, _ := n.current(); report != nil && !after.same(before) {
-			report(limitsOf(name, n, after), true)
-		}
-	}
-}
-
-// RemoveLimits forgets the limits o reported for the policy named name
-// (o no longer has the policy). The name reports those its other owners
-// reported, the last report winning; report, unless nil, is told them if
-// they changed, or ok false if no owner has the name any more: the name
-// is then forgotten, its cached value too (a later Get builds a new one).
+// RemoveLimits forgets the limits and window o reported for the policy
+// named name (o no longer has the policy). The name reports those its
+// other owners reported, the last report winning; report, unless nil, is
+// told them if they changed, or ok false if no owner has the name any
+// more: the name is then forgotten, its cached value too (a later Get
+// builds a new one).
 func (ps *Policies[P]) RemoveLimits(o *Owner, name string, report Report[P]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.removeLocked(o, name, report)
 }
 
-// CloseOwner forgets every limit o reported, as RemoveLimits does for
-// each of its names, in the order of the names: o is a middleware that
-// was closed. An Owner reporting limits again after CloseOwner has them
-// again.
+// CloseOwner forgets every limit and window o reported, as RemoveLimits
+// does for each of its names, in the order of the names: o is a
+// middleware that was closed. An Owner reporting limits again after
+// CloseOwner has them again.
 func (ps *Policies[P]) CloseOwner(o *Owner, report Report[P]) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for _, name := range slices.Sorted(maps.Keys(o.names)) {
 		ps.removeLocked(o, name, report)
 	}
+	clear(o.windows)
 }
 
 // removeLocked is RemoveLimits; it requires that ps.mu is held.
 func (ps *Policies[P]) removeLocked(o *Owner, name string, report Report[P]) {
 	delete(o.names, name)
+	delete(o.windows, name)
 	n := ps.limits[name]
 	if n == nil {
 		return

@@ -1,88 +1,100 @@
 package metricset_test
 
 import (
-	"net/http"
-	"slices"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/ratekeeper/ratekeeper/algorithms"
-	"github.com/ratekeeper/ratekeeper/keyfunc"
 	"github.com/ratekeeper/ratekeeper/middleware/internal/metricset"
-	"github.com/ratekeeper/ratekeeper/policy"
 )
 
-// windowSet returns a rule set of one fixed_window policy "api" of limit
-// 100 and the window given.
-func windowSet(t *testing.T, window time.Duration) *policy.Set {
-	t.Helper()
-	p, err := policy.New("api", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: window}, keyfunc.Func(func(*http.Request) (string, error) { return "k", nil }))
-	if err != nil {
-		t.Fatal(err)
+// reports returns a Report noting each call in *told, as
+// "name limit/configured per window" or "-name", and the reports noted
+// since the last call of take, one per line.
+func reports() (report metricset.Report[*tally], take func() string) {
+	var told []string
+	report = func(l metricset.Limits[*tally], ok bool) {
+		if !ok {
+			told = append(told, "-"+l.Name)
+			return
+		}
+		told = append(told, fmt.Sprintf("%s %d/%d per %v", l.Name, l.Limit, l.Configured, l.Window))
 	}
-	set, err := policy.NewSet([]*policy.Policy{p})
-	if err != nil {
-		t.Fatal(err)
+	take = func() string {
+		s := strings.Join(told, "\n")
+		told = nil
+		return s
 	}
-	return set
+	return report, take
 }
 
-// TestWindowNotBackToAnOlderSet: a middleware installs a new rule set at
-// every reload, and never an older one again; a request decided under
-// the older set can be observed after the first under the newer one (a
-// leaky_queue hold ends after the reload; a slow store call). Its
-// windows are no longer those of the middleware: observed late, they
-// must not replace the newer set's, which would hold until the next
-// request, for ever if none comes.
-func TestWindowNotBackToAnOlderSet(t *testing.T) {
+// TestWindowReportedWithTheLimits: a window an owner reports before the
+// name's limits (the middleware tells a PolicyObserver a policy's Spec
+// before its limits) is reported with them, once; a window changed alone
+// is reported, one unchanged is not; a name removed, or its owner closed,
+// forgets the window with the limits, so that limits reported again later
+// have none until one is reported.
+func TestWindowReportedWithTheLimits(t *testing.T) {
 	ps := newTallies()
+	report, take := reports()
 	var o metricset.Owner
-	var window time.Duration
-	report := func(l metricset.Limits[*tally], ok bool) { window = l.Window }
-	minute, hour := windowSet(t, time.Minute), windowSet(t, time.Hour)
+	check := func(when, want string) {
+		t.Helper()
+		if got := take(); got != want {
+			t.Errorf("%s: reported\n%s\nwant\n%s", when, got, want)
+		}
+	}
 
-	ps.ObserveSet(&o, minute, report)
+	ps.SetWindow(&o, "api", time.Minute, report)
+	check("a window before the limits", "")
 	ps.SetLimits(&o, "api", 100, 100, report)
-	if window != time.Minute {
-		t.Fatalf("window %v, want 1m", window)
-	}
-	ps.ObserveSet(&o, hour, report) // the reload's set
-	if window != time.Hour {
-		t.Fatalf("after the reload: window %v, want 1h", window)
-	}
-	ps.ObserveSet(&o, minute, report) // a request decided before the reload, observed late
-	if got := ps.AppendLimits(nil)[0].Window; got != time.Hour {
-		t.Errorf("after a request of the older set: window %v, want 1h", got)
-	}
+	check("the limits", "api 100/100 per 1m0s")
+	ps.SetWindow(&o, "api", time.Hour, report)
+	check("the window changed alone", "api 100/100 per 1h0m0s")
+	ps.SetWindow(&o, "api", time.Hour, report)
+	check("the same window again", "")
+	ps.SetLimits(&o, "api", 50, 100, report)
+	check("the limit changed alone", "api 50/100 per 1h0m0s")
+
+	ps.RemoveLimits(&o, "api", report)
+	check("the name removed", "-api")
+	ps.SetLimits(&o, "api", 100, 100, report)
+	check("limits again, no window since", "api 100/100 per 0s")
+
+	ps.SetWindow(&o, "api", time.Second, report)
+	check("a window for the limits", "api 100/100 per 1s")
+	ps.SetWindow(&o, "other", time.Second, report) // no limits yet
+	ps.CloseOwner(&o, report)
+	check("the owner closed", "-api")
+	ps.SetLimits(&o, "other", 5, 5, report)
+	check("limits after the close", "other 5/5 per 0s")
 }
 
-// TestWindowSharedOwner: an Owner told of several middlewares (an
-// adapter called by the application's own observer, for each) keeps
-// the window of a name only one of their sets has while requests of the
-// other come: it cannot tell their sets from older ones.
-func TestWindowSharedOwner(t *testing.T) {
+// TestWindowOfTheOwnerReportedLast: the limits and the window a name
+// reports are those of one owner, the one that reported last (a window
+// too), never one owner's limits in another's window; removing the name
+// from that owner reports the other's.
+func TestWindowOfTheOwnerReportedLast(t *testing.T) {
 	ps := newTallies()
-	o := metricset.Owner{Shared: true}
-	minute := windowSet(t, time.Minute)
-	p, err := policy.New("other", algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Second}, keyfunc.Func(func(*http.Request) (string, error) { return "k", nil }))
-	if err != nil {
-		t.Fatal(err)
+	report, take := reports()
+	var a, b metricset.Owner
+	ps.SetWindow(&a, "api", time.Minute, report)
+	ps.SetLimits(&a, "api", 100, 100, report)
+	ps.SetWindow(&b, "api", time.Hour, report)
+	ps.SetLimits(&b, "api", 1000, 1000, report)
+	if got, want := take(), "api 100/100 per 1m0s\napi 1000/1000 per 1h0m0s"; got != want {
+		t.Errorf("a then b reported\n%s\nwant\n%s", got, want)
 	}
-	other, err := policy.NewSet([]*policy.Policy{p})
-	if err != nil {
-		t.Fatal(err)
+	ps.SetWindow(&a, "api", 2*time.Minute, report)
+	if got, want := take(), "api 100/100 per 2m0s"; got != want {
+		t.Errorf("a's window changed: reported\n%s\nwant\n%s", got, want)
 	}
-	ps.SetLimits(&o, "api", 100, 100, nil)
-	ps.SetLimits(&o, "other", 5, 5, nil)
-	for range 2 {
-		ps.ObserveSet(&o, minute, nil)
-		ps.ObserveSet(&o, other, nil)
+	ps.RemoveLimits(&a, "api", report)
+	if got, want := take(), "api 1000/1000 per 1h0m0s"; got != want {
+		t.Errorf("a removed the name: reported\n%s\nwant\n%s", got, want)
 	}
-	var got []string
-	for _, l := range ps.AppendLimits(nil) {
-		got = append(got, l.Name+" "+l.Window.String())
-	}
-	if want := []string{"api 1m0s", "other 1s"}; !slices.Equal(got, want) {
-		t.Errorf("windows %q, want %q", got, want)
+	if got := ps.AppendLimits(nil); len(got) != 1 || got[0].Window != time.Hour || got[0].Limit != 1000 {
+		t.Errorf("AppendLimits = %+v, want api 1000 per 1h", got)
 	}
 }
