@@ -272,9 +272,11 @@ const (
 // content starts with '{', else YAML) and returns it with every policy
 // built and validated. See [Config] for the format. A YAML file
 // holds one document: a second one (after a "---" line) is an error, not
-// ignored; its anchors, aliases and merge keys are read (<<: *a, or
-// <<: [*a, *b], a's keys winning over b's, and the mapping's own over
-// both), its tags (!!str) are not, and a tab inside a value that is
+// ignored, while documents without content after it (a "---" line that
+// ends the file, as tools writing streams of documents leave one, with
+// comments or "..." lines at most) are no second one; its anchors,
+// aliases and merge keys are read (<<: *a, or <<: [*a, *b], a's keys
+// winning over b's, and the mapping's own over both), its tags (!!str) are not, and a tab inside a value that is
 // unquoted or double-quoted is an error (the parser would drop it or
 // misread the line: write a space, or \t in double quotes), and so is a
 // space other than U+0020 (a non-breaking space, copied from a web page)

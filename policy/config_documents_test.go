@@ -26,8 +26,9 @@ func TestConfigDocumentsCounted(t *testing.T) {
 		{"---\n# nothing here\n---\n" + a, 4},
 		{a + "...\n---\n---\n" + b, 6},
 		{a + "...\n" + b, 4},
-		{"---\n---\n", 2},
-		{a + "---\n---\n", 3},
+		{a + "---\n---\n# c\n---\n" + b, 7},
+		{a + "---\n~\n", 4},
+		{a + "---\n{}\n", 4},
 		{"%YAML 1.2\n---\n" + a + "---\n---\n" + b, 7},
 	} {
 		_, err := policy.ParseConfig([]byte(tc.doc), "docs.yaml")
@@ -52,6 +53,42 @@ func TestConfigDocumentsCounted(t *testing.T) {
 		}
 		if len(cfg.Policies) != 1 || cfg.Policies[0].Name() != "a" {
 			t.Errorf("ParseConfig(%q) = %d policies; want a alone", doc, len(cfg.Policies))
+		}
+	}
+}
+
+// TestConfigTrailingEmptyDocument: a file that ends with a document
+// header and nothing after it but comments, blanks or end markers ("---"
+// last, as tools that write multi-document YAML leave it) holds one
+// document, not two: it was refused as "more than one YAML document". A
+// file of empty documents alone is empty.
+func TestConfigTrailingEmptyDocument(t *testing.T) {
+	const a = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	for _, doc := range []string{
+		a + "---\n",
+		a + "---",
+		"---\n" + a + "---\n",
+		a + "--- # the end\n",
+		a + "---\n# nothing more\n\n",
+		a + "---\n...\n",
+		a + "...\n---\n...\n---\n",
+		a + "---\n---\n",
+		"%YAML 1.2\n---\n" + a + "---\n",
+		strings.ReplaceAll(a+"---\n", "\n", "\r\n"),
+	} {
+		cfg, err := policy.ParseConfig([]byte(doc), "trailing.yaml")
+		if err != nil {
+			t.Errorf("ParseConfig(%q): %v", doc, err)
+			continue
+		}
+		if len(cfg.Policies) != 1 || cfg.Policies[0].Name() != "a" {
+			t.Errorf("ParseConfig(%q) = %d policies; want a alone", doc, len(cfg.Policies))
+		}
+	}
+	for _, doc := range []string{"---\n", "---\n---\n", "# c\n---\n...\n---\n"} {
+		_, err := policy.ParseConfig([]byte(doc), "empty.yaml")
+		if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Reason != "the document is empty" {
+			t.Errorf("ParseConfig(%q) = %v; want one error: the document is empty", doc, err)
 		}
 	}
 }

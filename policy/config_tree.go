@@ -167,27 +167,36 @@ func checkTokens(tokens token.Tokens, file string) error {
 }
 
 // checkDocuments reports a stream of more than one YAML document, counted
-// on the tokens, at the first token of the second document's content (at
-// its header when it has none). The parser cannot be asked: it reads two
-// document headers in a row ("---\n---\n") as the end of the stream and
-// drops every document after them. A document begins at its header, or at
-// its first content outside one (a directive, such as %YAML, belongs to
-// the header after it), and an end marker ("...") closes it.
-func checkDocuments(tokens token.Tokens, file string) error {
+// on the tokens, at the first token of the second document's content, and
+// returns the tokens of the first document. The parser cannot be asked:
+// it reads two document headers in a row ("---\n---\n") as the end of
+// the stream and drops every document after them. A document begins at
+// its header, or at its first content outside one (a directive, such as
+// %YAML, belongs to the header after it), and an end marker ("...")
+// closes it. Documents without content (a header, end markers, comments
+// and blanks) after the one with content are no second document: a file
+// that ends with "---", as tools that write streams of documents leave
+// one, holds the document before it, and their tokens are dropped (the
+// parser misreads some: "...\n---\n" at the end). An empty document
+// before the one with content makes that one the second all the same, and
+// a file without content is empty.
+func checkDocuments(tokens token.Tokens, file string) (token.Tokens, error) {
 	docs, open, directive := 0, false, false
-	var second *token.Token
-	for _, tk := range tokens {
+	content, cut := false, len(tokens)
+	for i, tk := range tokens {
 		switch tk.Type {
 		case token.CommentType:
 			continue
-		case token.DirectiveType:
-			directive = true
-			continue
-		case token.DocumentHeaderType:
-			directive, open = false, true
-			if docs++; docs == 2 {
-				second = tk
+		case token.DirectiveType, token.DocumentHeaderType:
+			if content && cut == len(tokens) {
+				cut = i // a document after the one with content begins
 			}
+			if tk.Type == token.DirectiveType {
+				directive = true
+				continue
+			}
+			directive, open = false, true
+			docs++
 			continue
 		case token.DocumentEndType:
 			open = false
@@ -201,15 +210,15 @@ func checkDocuments(tokens token.Tokens, file string) error {
 			docs++
 		}
 		if docs > 1 {
-			second = tk
-			break
+			p := tokenPos(tk)
+			return nil, &ConfigError{File: file, Line: p.line, Column: p.col, Reason: "holds more than one YAML document"}
 		}
+		content = true
 	}
-	if docs < 2 {
-		return nil
+	if !content {
+		return nil, &ConfigError{File: file, Line: 1, Column: 1, Reason: "the document is empty"}
 	}
-	p := tokenPos(second)
-	return &ConfigError{File: file, Line: p.line, Column: p.col, Reason: "holds more than one YAML document"}
+	return tokens[:cut], nil
 }
 
 // checkTabs reports a tab inside a value that is unquoted or in double
@@ -362,7 +371,8 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 	if err := checkTokens(tokens, file); err != nil {
 		return nil, err
 	}
-	if err := checkDocuments(tokens, file); err != nil {
+	tokens, err = checkDocuments(tokens, file)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkTabs(tokens, file); err != nil {
