@@ -133,7 +133,7 @@ func (d *decoder) config(root *cnode) *Config {
 		IPv4Prefix:        keyfunc.DefaultIPv4Prefix,
 	}
 	var policies *cnode
-	var source, hops, retryAfter *cnode
+	var source, proxies, hops, retryAfter *cnode
 	proxiesBad := false // a trusted_proxies entry was reported
 	hopsBad := false    // trusted_hops was reported
 	sourceBad := false  // ip_source was reported
@@ -164,6 +164,7 @@ func (d *decoder) config(root *cnode) *Config {
 				cfg.FailureRetryAfter = t
 			}
 		case "trusted_proxies":
+			proxies = v
 			before := len(d.errs)
 			if v.kind == seqNode && len(v.vals) == 0 {
 				// No proxy, as keyfunc.TrustedProxies() with no prefix,
@@ -241,7 +242,7 @@ func (d *decoder) config(root *cnode) *Config {
 	}
 	var ip keyfunc.Func
 	if !proxiesBad && !hopsBad && !sourceBad { // else the ip part cannot be built as the file means, and that is reported
-		ip = d.ipFunc(cfg, source)
+		ip = d.ipFunc(cfg, source, proxies, hops)
 	}
 	raws := d.policies(policies)
 	seen := map[string]*rawPolicy{}
@@ -286,9 +287,11 @@ func modeNames() []string {
 	return out
 }
 
-// ipFunc builds the ip key part from the client-address settings; nil after
-// reporting a problem.
-func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
+// ipFunc builds the ip key part from the client-address settings, source,
+// proxies and hops being the nodes of ip_source, trusted_proxies and
+// trusted_hops (nil when the file leaves them out); nil after reporting a
+// problem.
+func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func {
 	opts := []keyfunc.IPOption{keyfunc.IPv6Prefix(cfg.IPv6Prefix), keyfunc.IPv4Prefix(cfg.IPv4Prefix)}
 	if len(cfg.TrustedProxies) > 0 || cfg.TrustedHops > 0 { // not both: config refused that
 		if len(cfg.TrustedProxies) > 0 {
@@ -335,7 +338,20 @@ func (d *decoder) ipFunc(cfg *Config, source *cnode) keyfunc.Func {
 	}
 	f, err := keyfunc.IP(opts...)
 	if err != nil {
-		d.fail(source, "ip_source", "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+		// Every setting was judged above, in the file's words: this is a
+		// rule of keyfunc.IP's that the loader does not know yet. It is
+		// told at the setting that chose a forwarding header.
+		at, field, value := source, "ip_source", cfg.IPSource
+		switch {
+		case source != nil:
+		case proxies != nil:
+			at, field, value = proxies, "trusted_proxies", fmt.Sprint(cfg.TrustedProxies)
+		case hops != nil:
+			at, field, value = hops, "trusted_hops", strconv.Itoa(cfg.TrustedHops)
+		default:
+			field, value = "", fmt.Sprintf("ipv4_prefix %d with ipv6_prefix %d", cfg.IPv4Prefix, cfg.IPv6Prefix)
+		}
+		d.fail(at, field, "%s is refused: %s", value, strings.TrimPrefix(err.Error(), "keyfunc: "))
 		return nil
 	}
 	return f
@@ -355,13 +371,21 @@ func headerSourceProblem(s, trust string) string {
 	if name == "" {
 		return fmt.Sprintf("%q needs a header name: header:NAME", s)
 	}
+	if why := nameProblem("header", name); why != "" {
+		return fmt.Sprintf("%q: %s", s, why)
+	}
+	// keyfunc.IP refuses these too, in its own words.
 	switch h := http.CanonicalHeaderKey(name); h {
 	case "X-Forwarded-For", "Forwarded":
-		// keyfunc.IP refuses them too, in its own words.
 		return fmt.Sprintf("%s is a list of hops, not one address; write ip_source: %s%s", s, strings.ToLower(h), trust)
+	case "Host":
+		// net/http moves it out of the header map: no request would
+		// have a client address.
+		return fmt.Sprintf("%s names the server the request is for, not the client; write the header your proxies set to the client's address (header:X-Real-IP), or x-forwarded-for or forwarded", s)
 	}
 	if _, err := keyfunc.IP(keyfunc.TrustedProxies(anyProxy), keyfunc.FromHeader(name)); err != nil {
-		return strings.TrimPrefix(err.Error(), "keyfunc: ")
+		// A rule of keyfunc's that the cases above do not know yet.
+		return fmt.Sprintf("%s is refused: %s", s, strings.TrimPrefix(err.Error(), "keyfunc: "))
 	}
 	return ""
 }
@@ -945,7 +969,8 @@ func (d *decoder) coverage(n *cnode, field string, ps []netip.Prefix) {
 	}
 	var te *keyfunc.TrustAllError
 	if !errors.As(err, &te) || te.Index >= 0 {
-		d.fail(n, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: "))
+		// Not reached: each entry was judged alone (prefixes).
+		d.fail(n, field, "%v is refused: %s", ps, strings.TrimPrefix(err.Error(), "keyfunc: "))
 		return
 	}
 	for _, fam := range te.Families {

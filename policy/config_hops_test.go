@@ -213,7 +213,8 @@ func TestConfigIPSourceHeaderRefusedForItsName(t *testing.T) {
 		proxies = "trusted_proxies: [10.0.0.0/8]\n"
 		hops    = "trusted_hops: 1\n"
 	)
-	host := `IP: FromHeader("Host"): Host names the server the request is for, not the client, and net/http moves it out of the header map (to r.Host)`
+	host := `header:Host names the server the request is for, not the client; write the header your proxies set to the client's address (header:X-Real-IP), or x-forwarded-for or forwarded`
+	const badName = `"header:X Real IP": "X Real IP" is not a header name: it holds ' ' (a header name is letters, digits and !#$%&'*+-.^_` + "`|~)"
 	for _, tc := range []struct {
 		source string
 		want   map[string]string // by trust declared
@@ -231,9 +232,9 @@ func TestConfigIPSourceHeaderRefusedForItsName(t *testing.T) {
 		}, "forwarded"},
 		{"header:Host", map[string]string{none: host, proxies: host, hops: host}, ""},
 		{`"header:X Real IP"`, map[string]string{
-			none:    `IP: FromHeader: "X Real IP" is not a valid header name`,
-			proxies: `IP: FromHeader: "X Real IP" is not a valid header name`,
-			hops:    `IP: FromHeader: "X Real IP" is not a valid header name`,
+			none:    badName,
+			proxies: badName,
+			hops:    badName,
 		}, ""},
 		{"'header:'", map[string]string{
 			none:    `"header:" needs a header name: header:NAME`,

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
 )
@@ -212,22 +214,43 @@ func keyPart(part string, ip keyfunc.Func) (keyfunc.Func, error) {
 	if found && name == "" && (kind == "header" || kind == "cookie") {
 		return nil, fmt.Errorf("key part %q needs a %s name: %s:NAME", part, kind, kind)
 	}
-	if found && name != "" {
+	if found && name != "" && (kind == "header" || kind == "cookie") {
+		if why := nameProblem(kind, name); why != "" {
+			return nil, fmt.Errorf("key part %q: %s", part, why)
+		}
 		var f keyfunc.Func
 		var err error
-		switch kind {
-		case "header":
+		if kind == "header" {
 			f, err = keyfunc.Header(name)
-		case "cookie":
+		} else {
 			f, err = keyfunc.Cookie(name)
 		}
-		if f != nil || err != nil {
-			return f, err
+		if err != nil {
+			// nameProblem judges names as keyfunc does
+			// (TestNameProblemAgreesWithKeyfunc): not reached.
+			return nil, fmt.Errorf("key part %q is refused: %s", part, strings.TrimPrefix(err.Error(), "keyfunc: "))
 		}
+		return f, nil
 	}
 	known := append([]string(nil), keyPartNames...)
 	sort.Strings(known)
 	return nil, fmt.Errorf("unknown key part %q; want one of %s%s%s", part, strings.Join(known, ", "), suggestPart(part), listHint(part, ip))
+}
+
+// nameProblem returns why name is no header name (kind "header") or
+// cookie name (kind "cookie"), naming its first character that a name
+// may not hold, or "" when it is one: a token of RFC 9110, as
+// keyfunc.Header, keyfunc.Cookie and keyfunc.FromHeader require, said in
+// the file's words rather than in theirs.
+func nameProblem(kind, name string) string {
+	for _, r := range name {
+		if r < utf8.RuneSelf && isToken(string(r)) {
+			continue
+		}
+		return fmt.Sprintf("%q is not a %s name: it holds %s (a %s name is letters, digits and !#$%%&'*+-.^_`|~)",
+			name, kind, strconv.QuoteRune(r), kind)
+	}
+	return ""
 }
 
 // listHint returns "; write several parts as a list: [a, b]" when part,
