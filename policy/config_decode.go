@@ -550,7 +550,7 @@ func (d *decoder) build(rp *rawPolicy, ip keyfunc.Func) *Policy {
 			return nil
 		}
 		name := specField(pe.Field)
-		d.fail(rp.nodeOr(name), rp.path+"."+name, "%s", pe.Reason)
+		d.fail(rp.nodeOr(name), rp.path+"."+name, "%s", fileWords(pe.Reason))
 		return nil
 	}
 	return p
@@ -577,7 +577,7 @@ func (d *decoder) specProblems(rp *rawPolicy) bool {
 			continue
 		}
 		name := specField("Spec." + se.Field)
-		reason := se.Reason
+		reason := fileWords(se.Reason)
 		if se.Field == "Algorithm" && se.Spec.Algorithm != "" {
 			reason += didYouMean(string(se.Spec.Algorithm), kindNames())
 		}
@@ -610,7 +610,7 @@ func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 		reason := err.Error()
 		var pe *Error
 		if errors.As(err, &pe) {
-			reason = pe.Reason
+			reason = fileWords(pe.Reason)
 		}
 		d.fail(rp.items[name][i].node, rp.path+"."+name, "%s", reason)
 		ok = false
@@ -694,6 +694,19 @@ func (rp *rawPolicy) nodeOr(name string) *cnode {
 	}
 	return rp.node
 }
+
+// goNames rewrites the Go names of a policy's settings that the reasons
+// of algorithms.SpecError and *Error use (Limit, Window, Methods) into
+// the file's (TestConfigPolicyErrorsSpeakConfig finds any other).
+var goNames = strings.NewReplacer(
+	"(or 0 for Limit)", "(or 0 for the limit)",
+	"does not divide Window ", "does not divide the window ",
+	", which Methods ", ", which methods ",
+)
+
+// fileWords returns reason, a reason of algorithms.SpecError or *Error,
+// in the file's words (see goNames).
+func fileWords(reason string) string { return goNames.Replace(reason) }
 
 // specField maps a field of *Error to the file's field name.
 func specField(field string) string {

@@ -135,7 +135,7 @@ func TestConfigErrorsExact(t *testing.T) {
 		{"bad route beside methods", "policies:\n  - {name: a, methods: [GET], routes: [\"b{\"], limit: 1, window: 1s}\n", []string{
 			`policy: f.yaml:2:40: policies[0].routes: "b{": the path must start with '/'`}},
 		{"route on a method excluded", "policies:\n  - {name: a, methods: [POST], routes: [\"GET /x\"], limit: 1, window: 1s}\n", []string{
-			`policy: f.yaml:2:41: policies[0].routes: "GET /x" is on GET, which Methods ["POST"] exclude: the policy would never apply there`}},
+			`policy: f.yaml:2:41: policies[0].routes: "GET /x" is on GET, which methods ["POST"] exclude: the policy would never apply there`}},
 		{"route beside a bad method", "policies:\n  - {name: a, methods: [\"G T\"], routes: [\"GET /x\"], limit: 1, window: 1s}\n", []string{
 			`policy: f.yaml:2:25: policies[0].methods: "G T" is not a method token`}},
 		{"every bad trusted proxy", pol + "trusted_proxies: [bogus, \"fe80::1%eth0\", 10.0.0.0/8, nope, \"fe80::2%eth1\", ::ffff:0.0.0.0/96, 2001:db8::/96, last]\n", []string{

@@ -41,7 +41,7 @@ func TestConfigEveryProblemOfAPolicy(t *testing.T) {
 		{"limit, window and burst out of range", "policies:\n  - {name: x, algorithm: token_bucket, limit: 2000000000, window: 48h, burst: -1}\n", []string{
 			"policy: f.yaml:2:47: policies[0].limit: must be at most 1000000000, got 2000000000",
 			"policy: f.yaml:2:67: policies[0].window: must be at most 24h0m0s, got 48h0m0s",
-			"policy: f.yaml:2:79: policies[0].burst: must be at least 1 (or 0 for Limit), got -1"}},
+			"policy: f.yaml:2:79: policies[0].burst: must be at least 1 (or 0 for the limit), got -1"}},
 		{"limit, max_delay and buckets of a queue", "policies:\n  - {name: q, algorithm: leaky_queue, limit: 0, window: 1s, max_delay: -1s, buckets: 3}\n", []string{
 			"policy: f.yaml:2:46: policies[0].limit: must be positive, got 0",
 			"policy: f.yaml:2:72: policies[0].max_delay: must not be negative, got -1s",

@@ -36,10 +36,10 @@ func TestSpecProblemsAsValidateJudges(t *testing.T) {
 	}{
 		{"limit and buckets", "policies:\n  - {name: b, algorithm: sliding_buckets, limit: 0, window: 1s, buckets: 7}\n", []string{
 			"policy: f.yaml:2:50: policies[0].limit: must be positive, got 0",
-			"policy: f.yaml:2:74: policies[0].buckets: 7 does not divide Window 1s (1000000000 ns) exactly"}},
+			"policy: f.yaml:2:74: policies[0].buckets: 7 does not divide the window 1s (1000000000 ns) exactly"}},
 		{"limit not an integer, and buckets", "policies:\n  - {name: b, algorithm: sliding_buckets, limit: ten, window: 1s, buckets: 7}\n", []string{
 			"policy: f.yaml:2:50: policies[0].limit: must be an integer, not a string",
-			"policy: f.yaml:2:76: policies[0].buckets: 7 does not divide Window 1s (1000000000 ns) exactly"}},
+			"policy: f.yaml:2:76: policies[0].buckets: 7 does not divide the window 1s (1000000000 ns) exactly"}},
 		{"window not a duration, and buckets", "policies:\n  - {name: b, algorithm: sliding_buckets, limit: 10, window: soon, buckets: 7}\n", []string{
 			`policy: f.yaml:2:62: policies[0].window: "soon" is not a duration such as 1s, 500ms, 1m or 24h`}},
 		{"limit, and buckets out of range", "policies:\n  - {name: b, algorithm: sliding_buckets, limit: 0, window: 1s, buckets: 5000}\n", []string{

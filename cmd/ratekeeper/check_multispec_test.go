@@ -38,7 +38,7 @@ func TestCheckEverySpecProblemOnItsLine(t *testing.T) {
 	out, errOut, code := runCmd("check", path)
 	want := fmt.Sprintf("%[1]s:2:48: policies[0].limit: must be at most 1000000000, got 2000000000\n"+
 		"%[1]s:2:68: policies[0].window: must be at most 24h0m0s, got 48h0m0s\n"+
-		"%[1]s:2:80: policies[0].burst: must be at least 1 (or 0 for Limit), got -1\n"+
+		"%[1]s:2:80: policies[0].burst: must be at least 1 (or 0 for the limit), got -1\n"+
 		"%[1]s: 3 problems\n", path)
 	if out != want || errOut != "" || code != exitFindings {
 		t.Errorf("check of one policy with three problems: exit %d, stdout\n%s\nstderr %q; want exit %d, stdout\n%s", code, out, errOut, exitFindings, want)
@@ -85,7 +85,7 @@ func TestReplayEverySpecProblemOnItsLine(t *testing.T) {
 	_, errOut, code := runCmd("replay", "--config", path, "testdata/access.log")
 	want := fmt.Sprintf("ratekeeper replay: %[1]s:2:48: policies[0].limit: must be at most 1000000000, got 2000000000\n"+
 		"ratekeeper replay: %[1]s:2:68: policies[0].window: must be at most 24h0m0s, got 48h0m0s\n"+
-		"ratekeeper replay: %[1]s:2:80: policies[0].burst: must be at least 1 (or 0 for Limit), got -1\n", path)
+		"ratekeeper replay: %[1]s:2:80: policies[0].burst: must be at least 1 (or 0 for the limit), got -1\n", path)
 	if errOut != want || code != exitUsage {
 		t.Errorf("replay --config with three problems: exit %d, stderr\n%s\nwant exit %d, stderr\n%s", code, errOut, exitUsage, want)
 	}
