@@ -824,7 +824,9 @@ func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
 			return 0, false
 		}
 		hint := ""
-		if strings.Contains(s, "d") {
+		if w := spelledDuration(s); w != "" {
+			hint = "; write " + w
+		} else if strings.Contains(s, "d") {
 			// Days, which Go's durations lack, are read whole and alone.
 			hint = " (days only whole and alone, as 1d: write 36h for a day and a half)"
 		}
@@ -843,6 +845,41 @@ func (d *decoder) duration(n *cnode, field string) (time.Duration, bool) {
 		return 0, false
 	}
 	return t, true
+}
+
+// spelledUnits maps the units a duration may spell out, in lower case,
+// to the loader's. A lone m or M is not among them: written 1M, it may
+// mean a month.
+var spelledUnits = map[string]string{
+	"ms": "ms", "msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms",
+	"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+	"min": "m", "mins": "m", "minute": "m", "minutes": "m",
+	"h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+	"d": "d", "day": "d", "days": "d",
+}
+
+// spelledDuration returns s, a number and a unit that the loader does not
+// read ("60 seconds", "1min", "2 Hours", "1 s"), written as it reads
+// them ("60s", "1m", "2h", "1s"), or "" when s is no such thing or the
+// result would not load either (days are read whole).
+func spelledDuration(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i <= 0 {
+		return ""
+	}
+	unit, ok := spelledUnits[strings.ToLower(strings.TrimLeft(s[i:], " "))]
+	if !ok {
+		return ""
+	}
+	w := s[:i] + unit
+	if unit == "d" {
+		if _, err := strconv.ParseUint(s[:i], 10, 32); err != nil {
+			return ""
+		}
+	} else if _, err := time.ParseDuration(w); err != nil {
+		return ""
+	}
+	return w
 }
 
 // durationSyntax reports whether s is written as time.ParseDuration reads

@@ -45,3 +45,34 @@ func TestConfigDurationOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDurationSpelledOut: a duration with its unit spelt out or
+// set apart ("60 seconds", "1min", "2 days") is refused with the duration
+// it means as the loader reads it. "60 seconds" was told that days are
+// read only whole and alone, for the d of "seconds".
+func TestConfigDurationSpelledOut(t *testing.T) {
+	const not = " is not a duration such as 1s, 500ms, 1m or 24h"
+	for _, tc := range []struct{ window, want string }{
+		{"60 seconds", `"60 seconds"` + not + `; write 60s`},
+		{"1sec", `"1sec"` + not + `; write 1s`},
+		{"1min", `"1min"` + not + `; write 1m`},
+		{"5 Minutes", `"5 Minutes"` + not + `; write 5m`},
+		{"1 hour", `"1 hour"` + not + `; write 1h`},
+		{"2hrs", `"2hrs"` + not + `; write 2h`},
+		{"1 day", `"1 day"` + not + `; write 1d`},
+		{"500 msec", `"500 msec"` + not + `; write 500ms`},
+		{"1.5 minutes", `"1.5 minutes"` + not + `; write 1.5m`},
+		{"1 s", `"1 s"` + not + `; write 1s`},
+		{"1S", `"1S"` + not + `; write 1s`},
+		{"1.5 days", `"1.5 days"` + not + ` (days only whole and alone, as 1d: write 36h for a day and a half)`},
+		{"1 fortnight", `"1 fortnight"` + not},
+		{"1M", `"1M"` + not}, // a month, or a minute: not guessed
+	} {
+		doc := "policies:\n  - name: a\n    limit: 1\n    window: " + tc.window + "\n"
+		_, err := policy.ParseConfig([]byte(doc), "d.yaml")
+		errs := policy.ConfigErrors(err)
+		if len(errs) != 1 || errs[0].Field != "policies[0].window" || errs[0].Reason != tc.want {
+			t.Errorf("window: %s: %v; want one error at policies[0].window: %s", tc.window, err, tc.want)
+		}
+	}
+}
