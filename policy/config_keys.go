@@ -47,13 +47,17 @@ func (d *decoder) keyParts(n *cnode, field string) ([]string, bool) {
 // fallback reads the keys tried after the first: one part, a list of
 // parts (each one key) or a list of lists (each a joined key).
 func (d *decoder) fallback(n *cnode, field string) [][]string {
-	if n.kind == scalarNode {
+	if n.kind == scalarNode && n.tag == strTag {
 		if parts, ok := d.keyParts(n, field); ok {
 			return [][]string{parts}
 		}
 		return nil
 	}
-	if n.kind != seqNode || len(n.vals) == 0 {
+	if n.kind == seqNode && len(n.vals) == 0 {
+		d.fail(n, field, "is empty; want a key part or a list of keys")
+		return nil
+	}
+	if n.kind != seqNode {
 		d.fail(n, field, "must be a key part or a non-empty list of keys, not %s", n.describe())
 		return nil
 	}
