@@ -747,6 +747,10 @@ func (d *decoder) str(n *cnode, field string) (string, bool) {
 		d.fail(n, field, "must be a string, not %s", n.describe())
 		return "", false
 	}
+	if n.halfPair != "" {
+		d.fail(n, field, "the escape %s writes half of a UTF-16 surrogate pair alone, which is no character (a byte that was not text, perhaps): write the character itself", n.halfPair)
+		return "", false
+	}
 	return n.text, true
 }
 
@@ -931,7 +935,11 @@ type stringItem struct {
 // strings keep their own index and position).
 func (d *decoder) stringItems(n *cnode, field string) (out []string, items []stringItem) {
 	if n.kind == scalarNode && n.tag == strTag {
-		return []string{n.text}, []stringItem{{n, field}}
+		s, ok := d.str(n, field)
+		if !ok {
+			return nil, nil
+		}
+		return []string{s}, []stringItem{{n, field}}
 	}
 	if n.kind != seqNode {
 		d.fail(n, field, "must be a list of strings, not %s", n.describe())

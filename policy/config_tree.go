@@ -32,6 +32,10 @@ type cnode struct {
 	// weight is the number of nodes the node stands for, itself
 	// included, with aliases counted as what they name (YAML only).
 	weight int
+	// halfPair is the escape of half a UTF-16 surrogate pair alone
+	// (\udce9) that a quoted scalar was written with, if any: the parsers
+	// read it as U+FFFD, which the file does not hold (see loneSurrogate).
+	halfPair string
 }
 
 // weigh sets n's weight from its children's and returns n.
@@ -420,7 +424,7 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		p := tokenPos(docs[1].Body.GetToken())
 		return nil, &ConfigError{File: file, Line: p.line, Column: p.col, Reason: "holds more than one YAML document"}
 	}
-	c := &yamlConv{file: file, anchors: map[string]*cnode{}}
+	c := &yamlConv{file: file, data: data, anchors: map[string]*cnode{}}
 	return c.conv(docs[0].Body)
 }
 
@@ -521,6 +525,7 @@ func tokenPos(tk *token.Token) position {
 
 type yamlConv struct {
 	file    string
+	data    []byte
 	anchors map[string]*cnode
 	nodes   int
 }
@@ -630,7 +635,11 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 				tag = floatTag
 			}
 		}
-		return &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1}, nil
+		out := &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1}
+		if n.Token != nil && n.Token.Type == token.DoubleQuoteType && strings.ContainsRune(n.Value, utf8.RuneError) {
+			out.halfPair = loneSurrogate(quotedAt(c.data, pos))
+		}
+		return out, nil
 	case *ast.LiteralNode:
 		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: n.Value.Value, weight: 1}, nil
 	case *ast.CommentGroupNode, *ast.CommentNode:
@@ -879,7 +888,11 @@ func (p *jsonConv) value() (*cnode, error) {
 		}
 		return out, nil
 	case string:
-		return &cnode{kind: scalarNode, pos: pos, tag: strTag, text: t}, nil
+		out := &cnode{kind: scalarNode, pos: pos, tag: strTag, text: t}
+		if strings.ContainsRune(t, utf8.RuneError) {
+			out.halfPair = loneSurrogate(string(p.data[off:p.dec.InputOffset()]))
+		}
+		return out, nil
 	case json.Number:
 		tag := intTag
 		if strings.ContainsAny(string(t), ".eE") {
@@ -892,6 +905,80 @@ func (p *jsonConv) value() (*cnode, error) {
 		return &cnode{kind: scalarNode, pos: pos, tag: nullTag}, nil
 	}
 	return nil, p.errorAt(off, "unexpected JSON token %v", tok)
+}
+
+// loneSurrogate returns the first escape of raw, a quoted string as the
+// file writes it (JSON, or YAML in double quotes), that writes half of a
+// UTF-16 surrogate pair alone (\udce9, \uD800 not followed by the other
+// half, \U0000DCE9), or "". encoding/json and the YAML parser read it as
+// U+FFFD; Python's json and yaml modules write it for a byte that was not
+// text (decoded with surrogateescape), so that a route "/caf\udce9"
+// would load as a path no request has.
+func loneSurrogate(raw string) string {
+	high := "" // a high half waiting for its low half
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 == len(raw) {
+			if high != "" {
+				return high
+			}
+			continue
+		}
+		esc, v := raw[i:i+2], rune(-1)
+		for _, e := range []struct {
+			c byte
+			n int
+		}{{'u', 4}, {'U', 8}} {
+			if raw[i+1] != e.c || i+2+e.n > len(raw) {
+				continue
+			}
+			if x, err := strconv.ParseUint(raw[i+2:i+2+e.n], 16, 32); err == nil {
+				esc, v = raw[i:i+2+e.n], rune(x)
+			}
+		}
+		i += len(esc) - 1
+		low := v >= 0xdc00 && v <= 0xdfff
+		switch {
+		case high != "" && low:
+			high = ""
+		case high != "":
+			return high
+		case low:
+			return esc
+		case v >= 0xd800 && v <= 0xdbff:
+			high = esc
+		}
+	}
+	return high
+}
+
+// quotedAt returns the double-quoted scalar of data that starts at pos
+// (its opening quote), quotes included, as the file writes it, or "".
+func quotedAt(data []byte, pos position) string {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		if line == pos.line && col == pos.col {
+			if data[i] != '"' {
+				return ""
+			}
+			for j := i + 1; j < len(data); j++ {
+				switch data[j] {
+				case '\\':
+					j++
+				case '"':
+					return string(data[i : j+1])
+				}
+			}
+			return ""
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return ""
 }
 
 // yamlFloat matches a float of the YAML 1.2 core schema, without the
