@@ -27,6 +27,9 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("a: &a [x, x]\nb: &b [*a, *a]\npolicies: [*b, *b]\n"), "c.yaml")
 	f.Add([]byte("version: it's\npolicies: [[[{a: [\"]\"]}]]]\n"), "c.yaml")
 	f.Add([]byte("%YAML 1.2\n--- # one\npolicies:\n  - {name: a, limit: 1, window: 1s}\n...\n---\n---\npolicies: []\n"), "c.yaml")
+	f.Add([]byte("policies:\n  - {name: a, limit: 1, window: 1s}\n...\n---\n# end\n---\n"), "c.yaml")
+	f.Add([]byte(`{"policies": [{"name": "a", "limit": 1, "window": "1s", "routes": ["/\udce9\ud83d\ude00\\udce9"]}]}`), "c.json")
+	f.Add([]byte("policies:\n  - {name: a, limit: 1, window: 1s, routes: [\"/\\udce9\\U0000DCE9\"]}\n"), "c.yaml")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		cfg, err := policy.ParseConfig(data, name)
 		if err != nil {
