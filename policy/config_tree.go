@@ -602,7 +602,12 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 		if c.nodes > maxConfigNodes {
 			return nil, c.errorf(n, "%v (its aliases stand for more than %d nodes)", errTooLarge, maxConfigNodes)
 		}
-		return v, nil
+		// Where the alias stands, for the errors about the value there
+		// (burst: *x, not at the limit the anchor marks); what is within
+		// it stays where the anchor's text is.
+		at := *v
+		at.pos = pos
+		return &at, nil
 	case *ast.MappingKeyNode:
 		// An explicit key ("? limit" then ": 5") is the key itself; it
 		// counted as one node, as the key it stands for will.
