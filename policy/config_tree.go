@@ -720,6 +720,9 @@ func (n *cnode) lookup(name string) *cnode {
 // offsets. Keys written twice are kept, as in YAML, for the decoder to
 // report at their field.
 func parseJSON(data []byte, file string) (*cnode, error) {
+	if len(bytes.TrimLeft(data, " \t\r\n")) == 0 {
+		return nil, &ConfigError{File: file, Line: 1, Column: 1, Reason: "the document is empty"}
+	}
 	p := &jsonConv{data: data, file: file, dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
 	root, err := p.value()
