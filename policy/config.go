@@ -63,7 +63,10 @@ import (
 // which covers HEAD requests only (see WithRoutes), when another policy
 // has a route on HEAD for the same path, which takes those (see
 // Set.Match). methods: [HEAD] with routes: ["GET /x"] alone is valid: it
-// limits HEAD requests that ServeMux sends to the GET /x pattern.
+// limits HEAD requests that ServeMux sends to the GET /x pattern. A method
+// or a route listed twice in one policy ("GET /x" and "GET\t/x" are one
+// route) is an error: it adds nothing, and is most likely a slip for
+// another one.
 //
 // The ip key part reads a forwarding header (ip_source) only when the file
 // says who writes it. trusted_proxies, the safer choice, names the proxies:

@@ -615,19 +615,36 @@ func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 		d.fail(rp.items[name][i].node, rp.path+"."+name, "%s", reason)
 		ok = false
 	}
+	// repeat reports entry i of the list name, the same as entry j.
+	repeat := func(name, what string, i, j int, as string) {
+		it := rp.items[name]
+		d.fail(it[i].node, it[i].field, "repeats %s (%q): a %s listed twice adds nothing", it[j].field[len(rp.path)+1:], as, what)
+		ok = false
+	}
 	for i, m := range rp.def.Methods {
-		check("methods", i, WithMethods(m)(&Policy{name: rp.def.Name}))
+		err := WithMethods(m)(&Policy{name: rp.def.Name})
+		check("methods", i, err)
+		if j := slices.Index(rp.def.Methods[:i], m); err == nil && j >= 0 {
+			repeat("methods", "method", i, j, m)
+		}
 	}
 	methodsOK := ok
 	empty("routes")
+	read := make([]*route, len(rp.def.Routes)) // each route as the routers read it, when valid
 	for i, rt := range rp.def.Routes {
 		p := &Policy{name: rp.def.Name}
 		err := WithRoutes(rt)(p)
+		if err == nil {
+			read[i] = &p.routes[0]
+		}
 		if err == nil && methodsOK && len(rp.def.Methods) > 0 {
 			p.methods = rp.def.Methods
 			err = p.checkRouteMethods()
 		}
 		check("routes", i, err)
+		if j := slices.IndexFunc(read[:i], func(r *route) bool { return r != nil && read[i] != nil && *r == *read[i] }); j >= 0 {
+			repeat("routes", "route", i, j, rp.def.Routes[j])
+		}
 	}
 	return ok
 }
