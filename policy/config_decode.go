@@ -54,9 +54,11 @@ func (d *decoder) fields(n *cnode, path string, known []string, set func(name st
 			continue
 		}
 		if !containsStr(known, k.text) {
-			if where := otherLevel(k.text, known); where != "" {
+			if k.text == "" {
+				d.fail(k, path, "a field with an empty name; want one of %s", strings.Join(known, ", "))
+			} else if where := otherLevel(k.text, known); where != "" {
 				d.fail(k, join(path, k.text), "unknown field here; %s", where)
-			} else if near := nearestField(k.text, known); near != "" {
+			} else if near := cmp.Or(synonym(k.text, known), nearestField(k.text, known)); near != "" {
 				d.fail(k, join(path, k.text), "unknown field; did you mean %q? (want one of %s)", near, strings.Join(known, ", "))
 			} else {
 				d.fail(k, join(path, k.text), "unknown field; want one of %s", strings.Join(known, ", "))

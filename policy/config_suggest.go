@@ -43,6 +43,30 @@ func nearestField(name string, known []string) string {
 	return best
 }
 
+// synonyms maps names that other rate limiters and their configuration
+// files give the fields (folded, see foldField) to the loader's.
+var synonyms = map[string]string{
+	"period": "window", "interval": "window", "per": "window", "duration": "window", "time_window": "window",
+	"rate": "limit", "requests": "limit", "max_requests": "limit", "quota": "limit",
+	"capacity": "burst", "burst_size": "burst",
+	"type": "algorithm", "strategy": "algorithm",
+	"path": "routes", "paths": "routes", "patterns": "routes",
+	"verbs":  "methods",
+	"key_by": "key",
+	"rules":  "policies", "limits": "policies",
+	"proxies": "trusted_proxies",
+	"hops":    "trusted_hops",
+}
+
+// synonym returns the field of known that name, unknown, names as other
+// rate limiters do (period for window, capacity for burst), or "".
+func synonym(name string, known []string) string {
+	if f := synonyms[foldField(name)]; containsStr(known, f) {
+		return f
+	}
+	return ""
+}
+
 // maxSuggestDistance is the most edits nearestField allows for a name of
 // this length: one up to 7 bytes (limt, polices), then one per 4 bytes, at
 // most 3 (trusted_proxy), so that a short name of its own (cost, algo) is

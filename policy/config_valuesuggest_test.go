@@ -84,7 +84,7 @@ func TestConfigUnknownValueFarGetsNoSuggestion(t *testing.T) {
 		{"on_missing_key as near two", pol + "    on_missing_key: reject_401\n", `unknown value "reject_401"`},
 		{"count far", pol + "    count: failures_only\n", `unknown value "failures_only"`},
 		{"ip_source far", "trusted_hops: 1\nip_source: remote_addr\n" + pol, `unknown source "remote_addr"`},
-		{"top-level far", "rules:\n" + pol, `rules: unknown field`},
+		{"top-level far", "settings:\n" + pol, `settings: unknown field`},
 	} {
 		got := loadErrors(t, tc.doc)
 		found := false
