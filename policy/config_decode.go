@@ -614,6 +614,9 @@ func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 		if errors.As(err, &pe) {
 			reason = fileWords(pe.Reason)
 		}
+		if name == "routes" {
+			reason += routeListHint(rp.def.Routes[i])
+		}
 		d.fail(rp.items[name][i].node, rp.path+"."+name, "%s", reason)
 		ok = false
 	}
@@ -649,6 +652,23 @@ func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 		}
 	}
 	return ok
+}
+
+// routeListHint returns "; write several routes as a list: [...]" when
+// pattern, refused, is routes joined by commas into one string, each of
+// which loads alone ("/a, /b" for ["/a", "/b"]), or "".
+func routeListHint(pattern string) string {
+	pieces := strings.Split(pattern, ",")
+	if len(pieces) < 2 {
+		return ""
+	}
+	for i, p := range pieces {
+		pieces[i] = strings.TrimSpace(p)
+		if pieces[i] == "" || WithRoutes(pieces[i])(&Policy{}) != nil {
+			return ""
+		}
+	}
+	return "; write several routes as a list: [" + quoteList(pieces, "") + "]"
 }
 
 // checkHeadShadows reports each route on GET of a policy whose methods
