@@ -626,30 +626,34 @@ func (d *decoder) checkRouteItems(rp *rawPolicy) bool {
 		d.fail(it[i].node, it[i].field, "repeats %s (%q): a %s listed twice adds nothing", it[j].field[len(rp.path)+1:], as, what)
 		ok = false
 	}
+	methodAt := map[string]int{} // the first entry of each valid method
 	for i, m := range rp.def.Methods {
 		err := WithMethods(m)(&Policy{name: rp.def.Name})
 		check("methods", i, err)
-		if j := slices.Index(rp.def.Methods[:i], m); err == nil && j >= 0 {
+		if j, seen := methodAt[m]; err == nil && seen {
 			repeat("methods", "method", i, j, m)
+		} else if err == nil {
+			methodAt[m] = i
 		}
 	}
 	methodsOK := ok
 	empty("routes")
-	read := make([]*route, len(rp.def.Routes)) // each route as the routers read it, when valid
+	routeAt := map[route]int{} // the first entry of each valid route, as the routers read it
 	for i, rt := range rp.def.Routes {
 		p := &Policy{name: rp.def.Name}
 		err := WithRoutes(rt)(p)
 		if err == nil {
-			read[i] = &p.routes[0]
+			if j, seen := routeAt[p.routes[0]]; seen {
+				repeat("routes", "route", i, j, rp.def.Routes[j])
+			} else {
+				routeAt[p.routes[0]] = i
+			}
 		}
 		if err == nil && methodsOK && len(rp.def.Methods) > 0 {
 			p.methods = rp.def.Methods
 			err = p.checkRouteMethods()
 		}
 		check("routes", i, err)
-		if j := slices.IndexFunc(read[:i], func(r *route) bool { return r != nil && read[i] != nil && *r == *read[i] }); j >= 0 {
-			repeat("routes", "route", i, j, rp.def.Routes[j])
-		}
 	}
 	return ok
 }

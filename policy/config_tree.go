@@ -526,6 +526,7 @@ func tokenPos(tk *token.Token) position {
 type yamlConv struct {
 	file    string
 	data    []byte
+	runeAt  []int // the byte offset of each character of data (see quoted)
 	anchors map[string]*cnode
 	nodes   int
 }
@@ -642,7 +643,7 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 		}
 		out := &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1}
 		if n.Token != nil && n.Token.Type == token.DoubleQuoteType && strings.ContainsRune(n.Value, utf8.RuneError) {
-			out.halfPair = loneSurrogate(quotedAt(c.data, pos))
+			out.halfPair = loneSurrogate(c.quoted(n.Token))
 		}
 		return out, nil
 	case *ast.LiteralNode:
@@ -959,32 +960,33 @@ func loneSurrogate(raw string) string {
 	return high
 }
 
-// quotedAt returns the double-quoted scalar of data that starts at pos
-// (its opening quote), quotes included, as the file writes it, or "".
-func quotedAt(data []byte, pos position) string {
-	line, col := 1, 1
-	for i := 0; i < len(data); {
-		if line == pos.line && col == pos.col {
-			if data[i] != '"' {
-				return ""
-			}
-			for j := i + 1; j < len(data); j++ {
-				switch data[j] {
-				case '\\':
-					j++
-				case '"':
-					return string(data[i : j+1])
-				}
-			}
-			return ""
+// quoted returns the double-quoted scalar of tk as the file writes it,
+// quotes included, or "" when tk's position does not hold its opening
+// quote. The lexer counts its positions' Offset in characters from 1:
+// the byte offset of each character is computed once, when a first
+// scalar needs it, so that reading many costs one pass over the file.
+func (c *yamlConv) quoted(tk *token.Token) string {
+	if tk.Position == nil {
+		return ""
+	}
+	if c.runeAt == nil {
+		c.runeAt = make([]int, 0, len(c.data))
+		for i := range string(c.data) {
+			c.runeAt = append(c.runeAt, i)
 		}
-		r, size := utf8.DecodeRune(data[i:])
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
+	}
+	r := tk.Position.Offset - 1
+	if r < 0 || r >= len(c.runeAt) || c.data[c.runeAt[r]] != '"' {
+		return ""
+	}
+	i := c.runeAt[r]
+	for j := i + 1; j < len(c.data); j++ {
+		switch c.data[j] {
+		case '\\':
+			j++
+		case '"':
+			return string(c.data[i : j+1])
 		}
-		i += size
 	}
 	return ""
 }
