@@ -22,6 +22,8 @@ func TestConfigLoneSurrogateEscape(t *testing.T) {
 			`policy: f.yaml:5:14: policies[0].routes[0]: the escape \udce9 writes half of a UTF-16 surrogate pair alone, which is no character (a byte that was not text, perhaps): write the character itself`},
 		{"yaml long escape", "policies:\n  - name: a\n    limit: 1\n    window: 1s\n    routes:\n      - \"/caf\\U0000DCE9\"\n",
 			`policy: f.yaml:6:9: policies[0].routes[0]: the escape \U0000DCE9 writes half of a UTF-16 surrogate pair alone, which is no character (a byte that was not text, perhaps): write the character itself`},
+		{"yaml after CRLF, a tab and text outside ASCII", "# caf\u00e9\r\npolicies:\r\n  - name: a\r\n    limit: 1\r\n    window:\t1s\r\n    routes: [\"/\u00e9\", \"/caf\\udce9\"]\r\n",
+			`policy: f.yaml:6:20: policies[0].routes[1]: the escape \udce9 writes half of a UTF-16 surrogate pair alone, which is no character (a byte that was not text, perhaps): write the character itself`},
 	} {
 		name := "f.json"
 		if tc.doc[0] != '{' {

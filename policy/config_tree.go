@@ -364,6 +364,12 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 	if err := checkIndent(data, file); err != nil {
 		return nil, err
 	}
+	// YAML reads a CRLF line break as LF, in values too; the lexer does
+	// not: it counts the one after a comment as two lines, so that every
+	// error below was reported a line too far per comment above it, and
+	// it keeps a CR in a double-quoted value over several lines, unfolded.
+	// Dropping the CR moves no line nor column of the file's text.
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	defer func() {
 		// The YAML parser is third-party code run on untrusted input: a
 		// panic in it is a malformed document, not a crash.
@@ -527,6 +533,7 @@ type yamlConv struct {
 	file    string
 	data    []byte
 	runeAt  []int // the byte offset of each character of data (see quoted)
+	lineAt  []int // the index in runeAt of each line's first character
 	anchors map[string]*cnode
 	nodes   int
 }
@@ -643,7 +650,7 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 		}
 		out := &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1}
 		if n.Token != nil && n.Token.Type == token.DoubleQuoteType && strings.ContainsRune(n.Value, utf8.RuneError) {
-			out.halfPair = loneSurrogate(c.quoted(n.Token))
+			out.halfPair = loneSurrogate(c.quoted(pos))
 		}
 		return out, nil
 	case *ast.LiteralNode:
@@ -960,23 +967,28 @@ func loneSurrogate(raw string) string {
 	return high
 }
 
-// quoted returns the double-quoted scalar of tk as the file writes it,
-// quotes included, or "" when tk's position does not hold its opening
-// quote. The lexer counts its positions' Offset in characters from 1:
-// the byte offset of each character is computed once, when a first
-// scalar needs it, so that reading many costs one pass over the file.
-func (c *yamlConv) quoted(tk *token.Token) string {
-	if tk.Position == nil {
-		return ""
-	}
+// quoted returns the double-quoted scalar at pos, as the file writes it,
+// quotes included, or "" when pos does not hold its opening quote. The
+// lexer counts lines (broken by LF, CRLF or CR, as YAML breaks them) and
+// columns in characters from 1; the byte offset of each character and the
+// first character of each line are computed once, when a first scalar
+// needs them, so that reading many costs one pass over the file.
+func (c *yamlConv) quoted(pos position) string {
 	if c.runeAt == nil {
 		c.runeAt = make([]int, 0, len(c.data))
-		for i := range string(c.data) {
+		c.lineAt = []int{0}
+		for i, r := range string(c.data) {
 			c.runeAt = append(c.runeAt, i)
+			if r == '\n' || r == '\r' && (i+1 == len(c.data) || c.data[i+1] != '\n') {
+				c.lineAt = append(c.lineAt, len(c.runeAt))
+			}
 		}
 	}
-	r := tk.Position.Offset - 1
-	if r < 0 || r >= len(c.runeAt) || c.data[c.runeAt[r]] != '"' {
+	if pos.line < 1 || pos.line > len(c.lineAt) || pos.col < 1 {
+		return ""
+	}
+	r := c.lineAt[pos.line-1] + pos.col - 1
+	if r >= len(c.runeAt) || c.data[c.runeAt[r]] != '"' {
 		return ""
 	}
 	i := c.runeAt[r]
