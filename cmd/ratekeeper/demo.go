@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
@@ -57,23 +56,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ratekeeper demo: %v\n", err)
 		return exitUsage
 	}
-	made := false
-	if *svg == "" {
-		// A file of our own, never a fixed name in a shared directory:
-		// another user's chart there is not ours to overwrite, and a
-		// symlink planted there must not be followed.
-		f, err := os.CreateTemp("", "ratekeeper-demo-*.svg")
-		if err != nil {
-			fmt.Fprintf(stderr, "ratekeeper demo: %v\n", err)
-			return exitUsage
-		}
-		*svg, made = f.Name(), true
-		f.Close()
-	}
+	// Without --svg, a file of our own in the temporary directory, never
+	// a fixed name in a shared directory: another user's chart there is
+	// not ours to overwrite, and a symlink planted there must not be
+	// followed. It is made when the chart is written (demo.Run).
 	if err := demo.Run(stdout, *svg, profile); err != nil {
-		if made {
-			os.Remove(*svg) // empty: no chart of a failed demo
-		}
 		fmt.Fprintf(stderr, "ratekeeper %v\n", err)
 		return exitUsage
 	}

@@ -10,12 +10,20 @@ import (
 )
 
 // Run plays the whole demo, writing to w, and writes the chart to svgPath
-// (named by the flag --svg); the middleware sends the headers of profile.
+// (named by the flag --svg), or for "" to a new ratekeeper-demo-*.svg in
+// the temporary directory; the middleware sends the headers of profile.
 // A path that cannot be written fails at once, before the demo. The chart
 // is written once the demo has played, and written to w, whole: a demo
-// that fails, or is interrupted, leaves a file at svgPath as it was.
+// that fails, or is interrupted, leaves a file at svgPath as it was, and
+// no new file in the temporary directory.
 func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
-	svg, err := outfile.New("--svg", svgPath)
+	var svg *outfile.File
+	var err error
+	if svgPath == "" {
+		svg, err = outfile.NewTemp("ratekeeper-demo-*.svg")
+	} else {
+		svg, err = outfile.New("--svg", svgPath)
+	}
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -47,7 +55,7 @@ func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "4. Chart of admitted and rejected requests per algorithm (%s): %s\n", ChartScenario.Name, svgPath)
+	fmt.Fprintf(w, "4. Chart of admitted and rejected requests per algorithm (%s): %s\n", ChartScenario.Name, svg.Path())
 	return nil
 }
 

@@ -18,13 +18,17 @@ import (
 // made when the output is written and renamed over the target, or, for a
 // target that is not a regular file (a device such as /dev/stdout or
 // /dev/null, a named pipe), the target itself, opened for writing, and for
-// the file standard output or error is redirected to, that stream.
+// the file standard output or error is redirected to, that stream; or,
+// from NewTemp, a new file in the temporary directory.
 type File struct {
 	f      *os.File // the target, opened; nil for a regular file
 	std    bool     // f is the process's standard output or error: written, never closed
 	flag   string   // the flag that names the file, for the errors
-	path   string   // as given, for the errors
+	path   string   // as given, for the errors; for NewTemp, the file made, once written
 	target string   // the file renamed over; "" when f is the target
+	// dir and pattern make a new file in the temporary directory
+	// (NewTemp) when written; "" otherwise.
+	dir, pattern string
 }
 
 // New checks that an output can be written for path, named by flag
@@ -77,6 +81,29 @@ func New(flag, path string) (*File, error) {
 	os.Remove(f.Name())
 	return o, nil
 }
+
+// NewTemp returns where an output goes that is a new file in the
+// temporary directory, named as os.CreateTemp names one from pattern
+// ("ratekeeper-demo-*.svg"): a file of the command's own, never one at a
+// fixed name that someone else could have put there. The file is made
+// when the output is written, not before: a run that fails, or is killed
+// before then (by SIGPIPE: "ratekeeper demo | head -1"), leaves nothing
+// in the directory. The check that the directory takes a file is made at
+// once, by making one and removing it. Path names the file once written.
+func NewTemp(pattern string) (*File, error) {
+	dir := os.TempDir()
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return &File{dir: dir, pattern: pattern}, nil
+}
+
+// Path returns the path of the output: as given to New, or for NewTemp
+// the file made, once Write has made it ("" before).
+func (o *File) Path() string { return o.path }
 
 // CheckPath refuses "-" as an output path, named by flag: where check's
 // "-" reads standard input, an output flag would write a file named "-"
@@ -141,7 +168,8 @@ func (o *File) temp() (*os.File, error) {
 
 // Write writes the output with write into the target, for a regular file
 // through a temporary one renamed over it once write and the close have
-// succeeded (removed otherwise: the target stays as it was).
+// succeeded (removed otherwise: the target stays as it was); for NewTemp
+// into the new file, removed when write or the close fails.
 func (o *File) Write(write func(io.Writer) error) error {
 	if o.f != nil {
 		err := write(o.f)
@@ -153,6 +181,22 @@ func (o *File) Write(write func(io.Writer) error) error {
 		}
 		o.f = nil
 		return err
+	}
+	if o.pattern != "" {
+		f, err := os.CreateTemp(o.dir, o.pattern)
+		if err != nil {
+			return err
+		}
+		err = write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return err
+		}
+		o.path = f.Name()
+		return nil
 	}
 	f, err := o.temp()
 	if err != nil {
