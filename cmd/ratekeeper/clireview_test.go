@@ -54,3 +54,35 @@ func TestDemoKilledDefaultSVG(t *testing.T) {
 		t.Errorf("the demo's output does not name the chart %s", ents[0].Name())
 	}
 }
+
+// TestSuggestions: a misspelt command or flag is answered with the one
+// meant, as the configuration's fields are ("did you mean"), and a flag
+// put before the command is told where it goes; the error stays on its
+// first line, exit 2.
+func TestSuggestions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // in the first line of stderr
+	}{
+		{[]string{"chek", "x.yaml"}, `ratekeeper: unknown command "chek"; did you mean "check"?`},
+		{[]string{"replya"}, `ratekeeper: unknown command "replya"; did you mean "replay"?`},
+		{[]string{"Demo"}, `ratekeeper: unknown command "Demo"; did you mean "demo"?`},
+		{[]string{"help", "repaly"}, `ratekeeper help: unknown command "repaly"; did you mean "replay"?`},
+		{[]string{"--quiet", "replay"}, `ratekeeper: unknown command "--quiet": flags go after the command (ratekeeper replay --quiet ...)`},
+		{[]string{"replay", "--confg", "c.yaml", "a.log"}, `ratekeeper replay: unknown flag --confg; did you mean --config?`},
+		{[]string{"replay", "--json_ip", "ip", "a.log"}, `ratekeeper replay: unknown flag --json_ip; did you mean --json-ip?`},
+		{[]string{"replay", "-comp", "a.log"}, `ratekeeper replay: unknown flag -comp; did you mean --compare?`},
+		{[]string{"demo", "--header", "draft-7"}, `ratekeeper demo: unknown flag --header; did you mean --headers?`},
+	} {
+		_, errOut, code := runCmd(tc.args...)
+		first, _, _ := strings.Cut(errOut, "\n")
+		if code != exitUsage || first != tc.want {
+			t.Errorf("ratekeeper %s: exit %d, first line of stderr\n  %s\nwant exit 2 and\n  %s", strings.Join(tc.args, " "), code, first, tc.want)
+		}
+	}
+	// Nothing near: no guess.
+	_, errOut, _ := runCmd("replay", "--zzzzzz", "a.log")
+	if first, _, _ := strings.Cut(errOut, "\n"); first != "ratekeeper replay: unknown flag --zzzzzz" {
+		t.Errorf("replay --zzzzzz: first line of stderr %q, want no guess", first)
+	}
+}

@@ -60,8 +60,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/ratekeeper/ratekeeper/internal/editdist"
 )
 
 // Exit codes.
@@ -143,14 +146,64 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprint(stdout, usage)
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "ratekeeper help: unknown command %q\n\n%s", args[1], usage)
+			fmt.Fprintf(stderr, "ratekeeper help: %s\n\n%s", unknownCommand(args[1:]), usage)
 			return exitUsage
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "ratekeeper: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "ratekeeper: %s\n\n%s", unknownCommand(args), usage)
 	return exitUsage
+}
+
+// commands are the commands of ratekeeper, for the guesses of
+// unknownCommand.
+var commands = []string{"demo", "check", "replay", "help"}
+
+// unknownCommand says that args[0] is no command: with the command it
+// most likely misspells ("chek": did you mean "check"?), or, for a flag,
+// that flags go after the command.
+func unknownCommand(args []string) string {
+	name := args[0]
+	if strings.HasPrefix(name, "-") && len(name) > 1 {
+		cmd := "COMMAND"
+		for _, a := range args[1:] {
+			if slices.Contains(commands, a) {
+				cmd = a
+				break
+			}
+		}
+		return fmt.Sprintf("unknown command %q: flags go after the command (ratekeeper %s %s ...)", name, cmd, name)
+	}
+	msg := fmt.Sprintf("unknown command %q", name)
+	if c := closest(name, commands); c != "" {
+		msg += fmt.Sprintf("; did you mean %q?", c)
+	}
+	return msg
+}
+
+// closest returns the name of names that s most likely misspells, in
+// another case, with '_' for '-', an edit or two away (one for a short
+// name; a swap of neighbours counting as one), or a prefix of it of three
+// letters or more; "" when none is.
+func closest(s string, names []string) string {
+	fold := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
+	s = fold(s)
+	best, bestDist := "", 3
+	for _, n := range names {
+		limit := 1
+		if len(n) > 4 {
+			limit = 2
+		}
+		d := editdist.Distance(s, fold(n))
+		if len(s) >= 3 && strings.HasPrefix(fold(n), s) {
+			d = min(d, limit)
+		}
+		if d <= limit && d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best
 }
 
 // parseFlags parses args with fs, allowing flags after positional
@@ -170,6 +223,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 	}
 	// The flag package prints a bad flag's error, then the whole help:
 	// the error is reported here instead, first and short.
+	all := args
 	stderr, usage := fs.Output(), fs.Usage
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -182,7 +236,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 			}
 			fs.SetOutput(stderr)
 			fs.Usage = usage
-			usageError(fs, stderr, explain(fs, err))
+			usageError(fs, stderr, explain(fs, err, all))
 			return nil, exitUsage
 		}
 		rest := fs.Args()
@@ -246,11 +300,21 @@ func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) {
 	fmt.Fprintf(stderr, "ratekeeper %s: %s\n%s\nRun \"ratekeeper %s --help\" for more.\n", fs.Name(), msg, line, fs.Name())
 }
 
-// explain returns the flag package's error err for the command line of
-// fs, with its "parse error" for a bad value (--reorder abc) replaced by
-// what the flag wants.
-func explain(fs *flag.FlagSet, err error) string {
+// explain returns the flag package's error err for the command line args
+// of fs, with its "parse error" for a bad value (--reorder abc) replaced by
+// what the flag wants, and for a flag it does not know, the flag as typed
+// and the one it most likely misspells.
+func explain(fs *flag.FlagSet, err error, args []string) string {
 	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + typedFlag(args, name)
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if c := closest(name, names); c != "" {
+			msg += "; did you mean --" + c + "?"
+		}
+		return msg
+	}
 	rest, ok := strings.CutSuffix(msg, ": parse error")
 	i := strings.LastIndex(rest, " -")
 	if !ok || i < 0 {
@@ -275,6 +339,24 @@ func explain(fs *flag.FlagSet, err error) string {
 		return rest + ": want true or false"
 	}
 	return msg
+}
+
+// typedFlag returns the flag name as args give it, with its dashes
+// ("--confg" where the flag package says "-confg").
+func typedFlag(args []string, name string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if n, _, _ := strings.Cut(strings.TrimPrefix(a[1:], "-"), "="); n == name {
+			typed, _, _ := strings.Cut(a, "=")
+			return typed
+		}
+	}
+	return "-" + name
 }
 
 // isHelpFlag reports whether the argument a asks for help as the flag
