@@ -86,3 +86,43 @@ func TestSuggestions(t *testing.T) {
 		t.Errorf("replay --zzzzzz: first line of stderr %q, want no guess", first)
 	}
 }
+
+// TestContradictoryFlags: a flag that takes one value given two, a
+// --json-* flag with a --format that reads no JSON, and an output flag
+// given an empty name are usage errors naming the flags, where each was
+// a silent choice: the last --config of two was replayed (a user who
+// meant both had half the policies), the --json-* flags did nothing, and
+// --svg "" (an unset shell variable) wrote no chart. The same value twice
+// is one value, and a bool flag or a repeatable one may be given again.
+func TestContradictoryFlags(t *testing.T) {
+	cfg, log := "testdata/rules.yaml", "testdata/access.log"
+	for _, tc := range []struct {
+		args []string
+		want string // the first line of stderr; "" for none of these errors
+	}{
+		{[]string{"replay", "--config", cfg, "--config", "testdata/hops.yaml", log}, `ratekeeper replay: --config given twice (testdata/rules.yaml, then testdata/hops.yaml); it takes one`},
+		{[]string{"replay", "--config=" + cfg, log, "-config", "testdata/hops.yaml"}, `ratekeeper replay: --config given twice (testdata/rules.yaml, then testdata/hops.yaml); it takes one`},
+		{[]string{"replay", "--config", cfg, "--top", "3", "--top=4", log}, `ratekeeper replay: --top given twice (3, then 4); it takes one`},
+		{[]string{"replay", "--config", cfg, "--format", "clf", "--json-ip", "client", log}, `ratekeeper replay: --json-ip is for JSON lines, which --format clf does not read`},
+		{[]string{"replay", "--config", cfg, "--format=w3c", "--json-header", "X-A=a", log}, `ratekeeper replay: --json-header is for JSON lines, which --format w3c does not read`},
+		{[]string{"replay", "--config", cfg, "--svg", "", log}, `ratekeeper replay: --svg: want a FILE name, not ""`},
+		{[]string{"replay", "--config", cfg, "--cpuprofile=", log}, `ratekeeper replay: --cpuprofile: want a FILE name, not ""`},
+		// None of these errors.
+		{[]string{"replay", "--config", cfg, "--config", cfg, "--quiet", log}, ""},
+		{[]string{"replay", "--config", cfg, "--quiet=false", "--quiet", log}, ""},
+		{[]string{"replay", "--config", cfg, "--quiet", "--route", "/a", "--route", "/b", log}, ""},
+		{[]string{"replay", "--config", cfg, "--quiet", "--format", "json", "--json-ip", "client", "--", "--config", log}, "ratekeeper replay: open --config: no such file or directory"},
+	} {
+		_, errOut, code := runCmd(tc.args...)
+		first, _, _ := strings.Cut(errOut, "\n")
+		if tc.want == "" {
+			if code == exitUsage {
+				t.Errorf("ratekeeper %s: exit 2, stderr:\n%s", strings.Join(tc.args, " "), errOut)
+			}
+			continue
+		}
+		if code != exitUsage || first != tc.want {
+			t.Errorf("ratekeeper %s: exit %d, first line of stderr\n  %s\nwant exit 2 and\n  %s", strings.Join(tc.args, " "), code, first, tc.want)
+		}
+	}
+}

@@ -241,16 +241,66 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, in
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
-			return pos, -1
+			break
 		}
 		// fs stopped at a "--" it consumed (not at a positional argument):
 		// the rest are all positional.
 		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), -1
+			pos = append(pos, rest...)
+			break
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	if msg := flagGivenTwice(fs, all); msg != "" {
+		fs.SetOutput(stderr)
+		fs.Usage = usage
+		usageError(fs, stderr, msg)
+		return nil, exitUsage
+	}
+	return pos, -1
+}
+
+// A repeatable flag.Value collects a flag given more than once (--route).
+type repeatable interface{ repeatable() }
+
+// flagGivenTwice returns why the command line args of fs, parsed, give a
+// flag that takes one value two different ones (--config a.yaml --config
+// b.yaml: a user who meant both would have half the policies, and the
+// flag package keeps the last in silence), or "". A bool flag may be
+// given again (--quiet=false after --quiet set in an alias), and so may a
+// repeatable one. It reads args as the flag package does.
+func flagGivenTwice(fs *flag.FlagSet, args []string) string {
+	first := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue // a positional argument
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		if _, ok := f.Value.(repeatable); ok {
+			continue
+		}
+		if v, ok := first[name]; ok && v != value {
+			return fmt.Sprintf("--%s given twice (%s, then %s); it takes one", name, v, value)
+		}
+		first[name] = value
+	}
+	return ""
 }
 
 // reportError reports the error err of the command cmd on stderr: its

@@ -92,6 +92,7 @@ Exit status: 0 nothing rejected, 1 some requests would have been rejected,
 type headerFlags map[string]string
 
 func (h headerFlags) String() string { return fmt.Sprint(map[string]string(h)) }
+func (h headerFlags) repeatable()    {}
 
 func (h headerFlags) Set(v string) error {
 	name, field, ok := strings.Cut(v, "=")
@@ -114,6 +115,7 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+func (l *listFlag) repeatable()        {}
 
 type replayFlags struct {
 	config, format, svg string
@@ -155,6 +157,10 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	case "auto", "clf", "json", "w3c":
 	default:
 		fmt.Fprintf(stderr, "ratekeeper replay: --format: unknown format %q; want auto, clf, json or w3c\n", f.format)
+		return exitUsage
+	}
+	if msg := contradictions(fs, f.format); msg != "" {
+		usageError(fs, stderr, msg)
 		return exitUsage
 	}
 	if f.config == "" || len(logs) == 0 {
@@ -237,6 +243,24 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitFindings
 	}
 	return exitOK
+}
+
+// contradictions returns why the flags set in fs contradict each other or
+// say nothing, or "": a --json-* flag with a --format that reads no JSON
+// lines (it would do nothing), an output flag given an empty name (an
+// unset shell variable: no file would be written, in silence).
+func contradictions(fs *flag.FlagSet, format string) string {
+	var msg string
+	fs.Visit(func(fl *flag.Flag) {
+		switch {
+		case msg != "":
+		case strings.HasPrefix(fl.Name, "json-") && (format == "clf" || format == "w3c"):
+			msg = fmt.Sprintf("--%s is for JSON lines, which --format %s does not read", fl.Name, format)
+		case (fl.Name == "svg" || fl.Name == "cpuprofile") && fl.Value.String() == "":
+			msg = fmt.Sprintf("--%s: want a FILE name, not \"\"", fl.Name)
+		}
+	})
+	return msg
 }
 
 // givenTwice returns a log of logs named twice, or that is the same file
@@ -407,7 +431,11 @@ func replayChart(rep *replay.Report) *chart.Chart {
 	return c
 }
 
-var _ flag.Value = headerFlags(nil)
+var (
+	_ flag.Value = headerFlags(nil)
+	_ repeatable = headerFlags(nil)
+	_ repeatable = (*listFlag)(nil)
+)
 
 // defaults lists the default names of a JSON field, for the help.
 func defaults(names []string) string { return strings.Join(names, ", ") }
