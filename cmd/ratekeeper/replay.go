@@ -171,6 +171,12 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ratekeeper replay: --config - and the log - both name standard input, which can be read once")
 		return exitUsage
 	}
+	for _, l := range logs {
+		if sameInput(f.config, l) {
+			fmt.Fprintf(stderr, "ratekeeper replay: --config %s and the log %s are the same file (standard input can be read once)\n", f.config, l)
+			return exitUsage
+		}
+	}
 	if twice := givenTwice(logs); twice != "" {
 		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (its requests would count twice; standard input can be read once)\n", twice)
 		return exitUsage
@@ -265,7 +271,9 @@ func contradictions(fs *flag.FlagSet, format string) string {
 
 // givenTwice returns a log of logs named twice, or that is the same file
 // as one named before under another name (./access.log and access.log, a
-// link, standard input redirected from a log also named), or "".
+// link, standard input redirected from a log also named, or a pipe on
+// standard input named "-" and /dev/stdin: two readers of one pipe would
+// each get some of its bytes, lines cut in two), or "".
 func givenTwice(logs []string) string {
 	seen := map[string]bool{}
 	var files []os.FileInfo
@@ -274,15 +282,9 @@ func givenTwice(logs []string) string {
 			return name
 		}
 		seen[name] = true
-		var fi os.FileInfo
-		var err error
-		if name == "-" {
-			fi, err = os.Stdin.Stat()
-		} else {
-			fi, err = os.Stat(name)
-		}
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // opening it reports the error; a pipe is no file named
+		fi, err := statInput(name)
+		if err != nil {
+			continue // opening it reports the error
 		}
 		for _, f := range files {
 			if os.SameFile(f, fi) {
@@ -319,17 +321,32 @@ func outputIsInput(f *replayFlags, logs []string) string {
 	return ""
 }
 
+// statInput returns the FileInfo of the input name, standard input for
+// "-".
+func statInput(name string) (os.FileInfo, error) {
+	if name == "-" {
+		return os.Stdin.Stat()
+	}
+	return os.Stat(name)
+}
+
+// sameInput reports whether the inputs a and b (either "-" for standard
+// input) are one file, a pipe among them: read once for each, each
+// reader would get only some of it.
+func sameInput(a, b string) bool {
+	fa, err := statInput(a)
+	if err != nil {
+		return false
+	}
+	fb, err := statInput(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
 // sameFile reports whether the output out would be written over the file
 // in: a regular file that both name (through links too), or for files
 // yet to be made the same path. An input named "-" is standard input.
 func sameFile(out, in string) bool {
-	var fi os.FileInfo
-	var err error
-	if in == "-" {
-		fi, err = os.Stdin.Stat()
-	} else {
-		fi, err = os.Stat(in)
-	}
+	fi, err := statInput(in)
 	if err != nil {
 		return in != "-" && filepath.Clean(in) == filepath.Clean(out)
 	}
