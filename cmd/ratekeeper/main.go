@@ -93,8 +93,11 @@ replay, an invalid configuration too).
 `
 
 // run executes the command line args and returns the exit status. Output
-// that cannot be written (standard output closed, or on a full disk) is
-// an error, exit status 2, not a success with nothing shown.
+// that cannot be written (on a full disk, /dev/full) is an error, exit
+// status 2, not a success with nothing shown. (A standard output closed
+// when the command starts, "ratekeeper check FILE >&-", is no such error:
+// the Go runtime opens /dev/null in its place. A pipe whose reader has
+// gone, "| head -1", ends the command by SIGPIPE, as any.)
 func run(args []string, stdout, stderr io.Writer) int {
 	out := &outWriter{w: stdout}
 	code := runCommand(args, out, stderr)
