@@ -69,6 +69,7 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"Demo"}, `ratekeeper: unknown command "Demo"; did you mean "demo"?`},
 		{[]string{"help", "repaly"}, `ratekeeper help: unknown command "repaly"; did you mean "replay"?`},
 		{[]string{"--quiet", "replay"}, `ratekeeper: unknown command "--quiet": flags go after the command (ratekeeper replay --quiet ...)`},
+		{[]string{"--version"}, `ratekeeper: unknown command "--version": a command comes first (demo, check or replay), then its flags`},
 		{[]string{"replay", "--confg", "c.yaml", "a.log"}, `ratekeeper replay: unknown flag --confg; did you mean --config?`},
 		{[]string{"replay", "--json_ip", "ip", "a.log"}, `ratekeeper replay: unknown flag --json_ip; did you mean --json-ip?`},
 		{[]string{"replay", "-comp", "a.log"}, `ratekeeper replay: unknown flag -comp; did you mean --compare?`},

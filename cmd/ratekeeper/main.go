@@ -169,14 +169,13 @@ var commands = []string{"demo", "check", "replay", "help"}
 func unknownCommand(args []string) string {
 	name := args[0]
 	if strings.HasPrefix(name, "-") && len(name) > 1 {
-		cmd := "COMMAND"
 		for _, a := range args[1:] {
 			if slices.Contains(commands, a) {
-				cmd = a
-				break
+				return fmt.Sprintf("unknown command %q: flags go after the command (ratekeeper %s %s ...)", name, a, name)
 			}
 		}
-		return fmt.Sprintf("unknown command %q: flags go after the command (ratekeeper %s %s ...)", name, cmd, name)
+		// No command named: the flag may be none of any (--version).
+		return fmt.Sprintf("unknown command %q: a command comes first (demo, check or replay), then its flags", name)
 	}
 	msg := fmt.Sprintf("unknown command %q", name)
 	if c := closest(name, commands); c != "" {
