@@ -143,7 +143,8 @@ type Reader struct {
 // or bzip2 stream is recognised by its magic bytes and decompressed; a
 // zstd or xz one is refused with an error that says so (the standard
 // library reads neither), rather than read as lines that are all
-// malformed.
+// malformed, and so are a zip or tar archive, compressed or not, and a
+// log gzip-compressed twice.
 func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 	if opts.Format == "" {
 		opts.Format = Auto
@@ -175,6 +176,12 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		br = bufio.NewReaderSize(gs, bufSize)
 		rd := &Reader{name: name, opts: opts, count: cr, br: br, gz: true}
 		gs.trailing = rd.trailing
+		if m := peekBuffered(br, 2); bytes.Equal(m, []byte{0x1f, 0x8b}) {
+			return nil, fmt.Errorf("logparse: %s: gzip-compressed twice; decompress it first (for example: gzip -dc %s | gzip -dc | ratekeeper replay --config FILE -)", name, name)
+		}
+		if err := archive(br, name); err != nil {
+			return nil, err
+		}
 		rd.br = decodeUTF16(br) // reads the stream: trailing is set
 		skipBOM(rd.br)
 		return rd, nil
@@ -183,6 +190,9 @@ func NewReader(r io.Reader, name string, opts Options) (*Reader, error) {
 		gz = true
 	} else if other := compressedAs(br); other != "" {
 		return nil, fmt.Errorf("logparse: %s: %s-compressed, which replay does not read; decompress it first (for example: %s -dc %s | ratekeeper replay --config FILE -)", name, other, other, name)
+	}
+	if err := archive(br, name); err != nil {
+		return nil, err
 	}
 	br = decodeUTF16(br)
 	skipBOM(br)
@@ -258,6 +268,34 @@ func (r *Reader) trailing(n int64) {
 		unit = "byte"
 	}
 	r.damage = fmt.Errorf("%s: %d %s after the compressed data are no gzip data; ignored (the log before them was read whole)", r.name, n, unit)
+}
+
+// archive returns an error that says so when br, decompressed, starts a
+// zip or tar archive (IIS logs are often zipped; logs are shipped as a
+// .tar.gz), named name: its headers, padding and files joined end to end
+// are no log, and read as lines they gave binary samples, or files
+// replayed as one; nil otherwise.
+func archive(br *bufio.Reader, name string) error {
+	m := peekBuffered(br, 262)
+	if len(m) >= 4 && (bytes.Equal(m[:4], []byte("PK\x03\x04")) || bytes.Equal(m[:4], []byte("PK\x05\x06"))) {
+		return fmt.Errorf("logparse: %s: a zip archive, which replay does not read; extract the logs first (for example: unzip -p %s | ratekeeper replay --config FILE -)", name, name)
+	}
+	// A tar header block: "ustar" at offset 257 (POSIX, and GNU's "ustar ").
+	if len(m) == 262 && bytes.Equal(m[257:262], []byte("ustar")) {
+		return fmt.Errorf("logparse: %s: a tar archive, which replay does not read; extract the logs first and name each (tar -xf %s)", name, name)
+	}
+	return nil
+}
+
+// peekBuffered returns up to n bytes at the start of br, from what one
+// read of its source gives, no more: reading on until n bytes came would
+// wait on a pipe whose writer has written fewer (tail -f), and read a
+// short gzip log to its end, where bytes after its compressed data are
+// reported before its lines are read.
+func peekBuffered(br *bufio.Reader, n int) []byte {
+	br.Peek(1)
+	m, _ := br.Peek(min(n, br.Buffered()))
+	return m
 }
 
 // compressedAs returns the name of the compressor whose magic bytes start
