@@ -41,10 +41,10 @@ prints it after the container's name ("nginx-1  | ") or docker logs -t
 after the time it received it, and as syslog keeps it (nginx's
 access_log syslog:, a file of rsyslog or syslog-ng, journalctl's output)
 after the syslog header ("Mar 10 12:00:00 web1 nginx: "); gzip and bzip2
-are recognised by their magic bytes (zstd and xz are refused: decompress
-them first), and UTF-16 (as Windows PowerShell's > saves text) by its
-byte order mark; "-" is standard input, named "stdin" in the report (as
-by check).
+are recognised by their magic bytes (zstd, xz, zip and tar archives are
+refused: decompress or extract them first), and UTF-16 (as Windows
+PowerShell's > saves text) by its byte order mark; "-" is standard input,
+named "stdin" in the report (as by check).
 Several logs (rotated files, or the logs of several servers) are merged
 into one replay in time order. Lines a little out of time order (servers
 write a line when the request ends) are replayed in time order
