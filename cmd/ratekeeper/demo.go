@@ -7,7 +7,6 @@ import (
 
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/demo"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/outfile"
-	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
 // demoHead is the help of demo; it lists the seed scenarios as the demo
@@ -67,11 +66,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// profileNames lists the header profiles in their order: "ietf, draft-7,
-// ... or none".
+// profileNames lists the header profiles in their order: "ietf,
+// ietf-most-constraining, draft-7, ... or none".
 func profileNames() string {
 	var names []string
-	for p := middleware.IETF; p <= middleware.NoHeaders; p++ {
+	for _, p := range demo.ProfileOrder {
 		names = append(names, p.String())
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]

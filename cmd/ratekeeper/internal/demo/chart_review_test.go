@@ -57,13 +57,13 @@ func TestChartAxisLabels(t *testing.T) {
 	}
 }
 
-// TestProfilesAsListed: Profiles holds the six header profiles that
+// TestProfilesAsListed: Profiles holds the seven header profiles that
 // "ratekeeper demo --help" lists, each under its own name; under
 // legacy-unix the demo's X-RateLimit-Reset is a Unix time of the simulated
 // clock (Start plus the 2 s the per-second counter needs), not of the
 // machine's.
 func TestProfilesAsListed(t *testing.T) {
-	want := []string{"ietf", "draft-7", "draft-6", "legacy", "legacy-unix", "none"}
+	want := []string{"ietf", "ietf-most-constraining", "draft-7", "draft-6", "legacy", "legacy-unix", "none"}
 	if len(Profiles) != len(want) {
 		t.Errorf("Profiles has %d names, want %q", len(Profiles), want)
 	}

@@ -132,6 +132,9 @@ func TestRunProfiles(t *testing.T) {
 		"draft-7": "RateLimit: limit=10, remaining=9",
 		"draft-6": "RateLimit-Remaining: 9",
 		"legacy":  "X-RateLimit-Remaining: 9",
+		// One RateLimit member, the most constraining: the per-second
+		// policy's 9 left of 10, not the per-minute policy's beside it.
+		"ietf-most-constraining": "RateLimit: \"per-second\";r=9;t=2\n",
 	} {
 		var out bytes.Buffer
 		if err := Run(&out, filepath.Join(t.TempDir(), "d.svg"), Profiles[name]); err != nil {
@@ -147,5 +150,20 @@ func TestRunProfiles(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "RateLimit") {
 		t.Errorf("demo with no headers shows RateLimit fields:\n%s", out.String())
+	}
+}
+
+// TestProfileOrderHoldsEveryProfile: every profile the middleware has is
+// one --headers takes (ietf-most-constraining was missing when added).
+func TestProfileOrderHoldsEveryProfile(t *testing.T) {
+	n := 0
+	for p := middleware.Profile(0); !strings.HasPrefix(p.String(), "Profile("); p++ {
+		n++
+		if got, ok := Profiles[p.String()]; !ok || got != p {
+			t.Errorf("Profiles[%q] = %v, %t; want %v", p.String(), got, ok, p)
+		}
+	}
+	if len(ProfileOrder) != n || len(Profiles) != n {
+		t.Errorf("ProfileOrder holds %d profiles, Profiles %d; the middleware has %d", len(ProfileOrder), len(Profiles), n)
 	}
 }

@@ -13,12 +13,19 @@ import (
 	"github.com/ratekeeper/ratekeeper/middleware"
 )
 
+// ProfileOrder lists every header profile in the order the command names
+// them: the default first, its variant next, none last.
+var ProfileOrder = []middleware.Profile{
+	middleware.IETF, middleware.IETFMostConstraining, middleware.Draft7, middleware.Draft6,
+	middleware.Legacy, middleware.LegacyUnix, middleware.NoHeaders,
+}
+
 // Profiles maps the names of the header profiles to their values.
 var Profiles = profiles()
 
 func profiles() map[string]middleware.Profile {
 	m := map[string]middleware.Profile{}
-	for p := middleware.IETF; p <= middleware.NoHeaders; p++ {
+	for _, p := range ProfileOrder {
 		m[p.String()] = p
 	}
 	return m
