@@ -1161,14 +1161,20 @@ func bindMember(h http.Header, vals, outer *[2]string, name string) {
 	q, ok4 := paramOf(vals[0], name, "q")
 	w, ok5 := paramOf(vals[0], name, "w")
 	r, ok6 := paramOf(vals[1], name, "r")
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || ow != w {
+	if !ok1 || !ok2 || !ok4 || !ok5 || ow != w {
+		return
+	}
+	if oq < q {
+		editLine(h, keyPolicy, &vals[0], func(line string) string { return withParam(line, name, "q", oq) })
+	}
+	// A RateLimit line of IETFMostConstraining holds one member, perhaps
+	// another policy's: the quota in RateLimit-Policy is bound all the
+	// same, and the r and t only where both lines report the policy.
+	if !ok3 || !ok6 {
 		return
 	}
 	ot, _ := paramOf(outer[1], name, "t")
 	t, _ := paramOf(vals[1], name, "t")
-	if oq < q {
-		editLine(h, keyPolicy, &vals[0], func(line string) string { return withParam(line, name, "q", oq) })
-	}
 	switch {
 	case or < r:
 		editLine(h, keyRateLimit, &vals[1], func(line string) string {

@@ -1,0 +1,66 @@
+package middleware_test
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/middleware"
+	"github.com/ratekeeper/ratekeeper/policy"
+)
+
+// TestIETFMostConstrainingNestedBoundQuota: copies of one policy p (a
+// fixed window of a minute, keyed alike) in nested middlewares, the outer
+// one lowered by SetLimit from 5 to 3, the inner one configured at 3 and
+// raised to 5, beside a policy s (2 a minute) of the inner one alone.
+// The outer copy binds: IETF reports p once, at the q in force
+// (RateLimit-Policy "p";q=3;w=60, see TestNestedBindingMemberReported).
+// Under IETFMostConstraining RateLimit-Policy is IETF's, whichever
+// member RateLimit carries (here s's, the lower r): it must not report
+// p at the inner copy's 5, which no request gets. Through chi and a
+// ServeMux, 10 s into the minute.
+func TestIETFMostConstrainingNestedBoundQuota(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	want := []struct {
+		status                int
+		rateLimit, retryAfter string
+	}{
+		{200, `"s";r=1;t=50`, ""},
+		{200, `"s";r=0;t=50`, ""},
+		{429, `"s";r=0;t=50`, "50"},
+	}
+	for _, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			clock := algotest.NewClock(t0.Add(10 * time.Second))
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 5, time.Minute, constKey)}, opts...)
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey), fixed("s", 2, time.Minute, constKey)}, opts...)
+			setLimit(t, outer, "p", 3)
+			setLimit(t, inner, "p", 5)
+			h := nestedRouter(mux, outer, inner)
+			for i, s := range want {
+				w := serve(h, "GET", "/")
+				if w.Code != s.status {
+					t.Errorf("request %d: status %d, want %d", i+1, w.Code, s.status)
+				}
+				if got, want := w.Header().Values("RateLimit-Policy"), []string{`"p";q=3;w=60, "s";q=2;w=60`}; !slices.Equal(got, want) {
+					t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, want)
+				}
+				if got, want := w.Header().Values("RateLimit"), []string{s.rateLimit}; !slices.Equal(got, want) {
+					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, want)
+				}
+				if got := w.Header().Get("Retry-After"); got != s.retryAfter {
+					t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retryAfter)
+				}
+			}
+		})
+	}
+}
