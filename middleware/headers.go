@@ -644,9 +644,17 @@ func retimeMembers(line string, res *policy.Result, held time.Duration) string {
 // profiles are left as written: their values are those of one policy,
 // chosen among the decisions of every middleware that the request
 // passed, when they were set. vals is nil only where no headers are
-// written (NoHeaders without context), so that res wrote none.
-func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64) {
+// written (NoHeaders without context), so that res wrote none. A line of
+// one member (IETFMostConstraining, see markMost) is that of the most
+// constraining policy as the decisions stand after the give-back (see
+// reviseMost), held (the request's hold before it was served) and
+// pkSecret writing a member the line did not hold as IETF wrote it.
+func reviseLine(h http.Header, res *Result, vals *[2]string, given uint64, held time.Duration, pkSecret []byte) {
 	if given == 0 || res.wrote != uint8(IETF)+1 {
+		return
+	}
+	if res.marks&markMost != 0 {
+		replaceLine(h, vals, func(line string) string { return reviseMost(line, vals[0], &res.pr, given, held, pkSecret) })
 		return
 	}
 	replaceLine(h, vals, func(line string) string { return reviseMembersAt(line, vals[0], &res.pr, given) })

@@ -1,8 +1,13 @@
 package middleware
 
 import (
+	"strings"
+	"time"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/internal/lowest"
+	"github.com/ratekeeper/ratekeeper/internal/resultroom"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // mostConstraining returns the index of the decision of ds whose member
@@ -51,4 +56,31 @@ func headerProfile(p Profile, res *Result) Profile {
 		return IETFMostConstraining
 	}
 	return p
+}
+
+// reviseMost is reviseMembersAt for line, the one-member IETF RateLimit
+// line IETFMostConstraining wrote for res, after a give-back of the
+// policies of given: the member is that of the policy most constraining
+// as the decisions of res now stand (a policy given back may no longer
+// be), written as IETF writes it (t counted after held, the hold before
+// the request was served; pk of pkSecret), then revised as IETF's line
+// is.
+func reviseMost(line, quota string, res *policy.Result, given uint64, held time.Duration, pkSecret []byte) string {
+	j := mostConstraining(resultroom.Decisions(res))
+	name := res.Policy(j).Name()
+	if k := strings.IndexByte(line, '"'); k < 0 || !isMember(line[k:], name) {
+		d := res.Decision(j)
+		b := make([]byte, 0, len(line)+8)
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `";r=`...)
+		b = appendInt(b, sfCount(d.Remaining))
+		b = append(b, ";t="...)
+		b = appendInt(b, seconds(since(d.NextAfter, sinceDecision(res, j, held))))
+		if pkSecret != nil {
+			b = appendPK(b, pkSecret, res.Key(j))
+		}
+		line = str(b)
+	}
+	return reviseMembersAt(line, quota, res, given)
 }

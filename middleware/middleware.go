@@ -538,7 +538,8 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 	if allowed && !m.shadow {
 		d = res.Delay()
 	}
-	var wait time.Duration // a denial's wait for the middlewares further out
+	var wait time.Duration    // a denial's wait for the middlewares further out
+	var heldFor time.Duration // how long the request was held, once served
 	if !allowed && !m.shadow {
 		wait = outerWait(r, http.StatusTooManyRequests, own)
 		res.outerWait = uint32(min(seconds(wait), math.MaxUint32))
@@ -634,6 +635,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
 		m.observeHeld(r, res, Allowed, start, held, waited, countedOut)
+		heldFor = waited
 		// The middlewares further in read the hold from its context.
 		r = rc.heldRequest(r, waited)
 	} else {
@@ -644,7 +646,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		r = m.adopting(r, rc, own)
 	}
 	if !taking.IsZero() {
-		m.serveCounted(w, caller, r, next, res, taking, vals)
+		m.serveCounted(w, caller, r, next, res, taking, heldFor, vals)
 		return
 	}
 	pass(w, caller, r, next)
@@ -697,12 +699,13 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 // written when a middleware further in refuses r (see refusing): then the
 // status is final and the headers not yet sent, so the IETF line of res
 // reports the give-back (see reviseLine), as it does after a handler that
-// wrote nothing.
-func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request, next http.Handler, res *Result, taking time.Time, vals *[2]string) {
+// wrote nothing. held is how long r was held for a leaky_queue Delay
+// before it was served.
+func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request, next http.Handler, res *Result, taking time.Time, held time.Duration, vals *[2]string) {
 	if r != caller {
 		defer reqcopy.Back(caller, r)
 	}
-	c := &counted{m: m, r: r, res: res, taking: taking, vals: vals, h: w.Header()}
+	c := &counted{m: m, r: r, res: res, taking: taking, held: held, vals: vals, h: w.Header()}
 	timing.ServeStatus(w, r, next, c.written, c.done)
 }
 
@@ -712,6 +715,7 @@ type counted struct {
 	r      *http.Request
 	res    *Result
 	taking time.Time
+	held   time.Duration // the hold before r was served (see serveCounted)
 	vals   *[2]string
 	h      http.Header
 	gave   bool // the give-back was made (or tried)
@@ -722,7 +726,7 @@ type counted struct {
 func (c *counted) written(status int) {
 	if c.res.marks&markRefused != 0 && !c.gave {
 		c.gave = true
-		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking))
+		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking), c.held, c.m.pkSecret)
 	}
 }
 
@@ -734,7 +738,7 @@ func (c *counted) done(status int, sent bool) {
 	}
 	c.gave = true
 	if given := c.m.giveBack(c.r, c.res, status, c.taking); !sent {
-		reviseLine(c.h, c.res, c.vals, given)
+		reviseLine(c.h, c.res, c.vals, given, c.held, c.m.pkSecret)
 	}
 }
 
