@@ -64,3 +64,56 @@ func TestIETFMostConstrainingNestedBoundQuota(t *testing.T) {
 		})
 	}
 }
+
+// TestIETFMostConstrainingNestedRestatedQuota: a policy p (a fixed
+// window of a minute, keyed alike) raised by SetLimit from 3 to 8 in the
+// outer middleware, beside a policy s (2 a minute) there, and p at 3 in
+// the inner one, which leaves p out (counted further out) and holds the
+// client at its 3: IETF restates the outer member of p at 3
+// (RateLimit-Policy "p";q=3;w=60, see restateOuter). Under
+// IETFMostConstraining the outer RateLimit line carries s's member
+// alone, and RateLimit-Policy must still be IETF's, not "p";q=8, a limit
+// no request gets past the inner middleware. The 429, which the outer
+// middleware answers (s), reports p at its 8 under both. Through chi
+// and a ServeMux, 10 s into the minute.
+func TestIETFMostConstrainingNestedRestatedQuota(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	want := []struct {
+		status                       int
+		policyLine, rateLimit, retry string
+	}{
+		{200, `"p";q=3;w=60, "s";q=2;w=60`, `"s";r=1;t=50`, ""},
+		{200, `"p";q=3;w=60, "s";q=2;w=60`, `"s";r=0;t=50`, ""},
+		{429, `"p";q=8;w=60, "s";q=2;w=60`, `"s";r=0;t=50`, "50"},
+	}
+	for _, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			clock := algotest.NewClock(t0.Add(10 * time.Second))
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey), fixed("s", 2, time.Minute, constKey)}, opts...)
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey)}, opts...)
+			setLimit(t, outer, "p", 8)
+			h := nestedRouter(mux, outer, inner)
+			for i, s := range want {
+				w := serve(h, "GET", "/")
+				if w.Code != s.status {
+					t.Errorf("request %d: status %d, want %d", i+1, w.Code, s.status)
+				}
+				if got, want := w.Header().Values("RateLimit-Policy"), []string{s.policyLine}; !slices.Equal(got, want) {
+					t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, want)
+				}
+				if got, want := w.Header().Values("RateLimit"), []string{s.rateLimit}; !slices.Equal(got, want) {
+					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, want)
+				}
+				if got := w.Header().Get("Retry-After"); got != s.retry {
+					t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retry)
+				}
+			}
+		})
+	}
+}

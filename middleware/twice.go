@@ -671,7 +671,15 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 				// A middleware in between replaced that member by its
 				// own (see unlistOuter): that one reports the policy,
 				// and is restated.
-				if vals = memberLines(r.ctx, name); vals == nil {
+				if lines := memberLines(r.ctx, name); lines != nil {
+					vals = lines
+				} else {
+					// c's line of one member (IETFMostConstraining)
+					// reports another policy: its RateLimit-Policy
+					// member is restated all the same.
+					if cur, ok := paramOf(vals[0], name, "q"); ok && q < cur {
+						editLine(h, keyPolicy, &vals[0], func(line string) string { return withParam(line, name, "q", sfCount(q)) })
+					}
 					continue
 				}
 			}
