@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"net/http"
 	"strings"
 	"time"
 
@@ -83,4 +84,50 @@ func reviseMost(line, quota string, res *policy.Result, given uint64, held time.
 		line = str(b)
 	}
 	return reviseMembersAt(line, quota, res, given)
+}
+
+// mostRestated replaces the RateLimit line of one member that r.c's
+// middleware wrote (IETFMostConstraining) by the member of r's policy
+// restated at the limit of the middleware further in that holds the
+// client there (see restateOuter), when that one is the more
+// constraining: r.d, judged there, against r.c's decision of the policy
+// whose member the line carries. The member is the one IETF restates:
+// r judged there, t that of r.c's decision of the policy, counted after
+// held (the hold further in since its decision) and the holds since r.c's
+// decision (see eachOuter). A line with a pk parameter (of a secret r.c's
+// middleware alone knows) is left as it is.
+func mostRestated(h http.Header, r restated, held time.Duration) {
+	line := r.c.vals[1]
+	if line == "" || strings.Contains(line, ";pk=") {
+		return
+	}
+	o := &r.c.res.pr
+	shown, j := -1, -1
+	for i := range o.Len() {
+		if k := strings.IndexByte(line, '"'); k >= 0 && isMember(line[k:], o.Policy(i).Name()) {
+			shown = i
+		}
+		if o.Policy(i) == r.p {
+			j = i
+		}
+	}
+	if shown < 0 || j < 0 || !moreConstraining(r.d, o.Decision(shown)) {
+		return
+	}
+	eachOuter(r.ctx, chainKey{}, held, func(c *resultContext, since time.Duration) bool {
+		if c != r.c {
+			return true
+		}
+		held = since
+		return false
+	})
+	name := r.p.Name()
+	b := make([]byte, 0, len(line)+len(name))
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, `";r=`...)
+	b = appendInt(b, sfCount(r.d.Remaining))
+	b = append(b, ";t="...)
+	b = appendInt(b, seconds(since(o.Decision(j).NextAfter, sinceDecision(o, j, held))))
+	editLine(h, keyRateLimit, &r.c.vals[1], func(string) string { return str(b) })
 }

@@ -435,7 +435,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		own.folds = foldMask(&res.pr)
 		if again, own.mask, redecided, unguard, own.guards, ownOnly, foldedOut, merged, countedOut, judged, restate = m.unrepeated(r, set, &res.pr); again != 0 {
 			if mask &^= again; mask == 0 {
-				if d, ok := restateOuter(w.Header(), profile, nil, outer, m.clock.Now, restate); ok {
+				if d, ok := restateOuter(w.Header(), profile, nil, outer, m.clock.Now, 0, restate); ok {
 					// Those further in compare their values with d.
 					r = r.WithContext(&restatedContext{Context: r.Context(), over: outer, d: d})
 				}
@@ -556,7 +556,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			unlistOuter(r.Context(), w.Header(), res, vals, redecided, listed, merged, 0, m.clock.Now)
 		}
 		if len(restate) != 0 {
-			restateOuter(w.Header(), profile, res, outer, m.clock.Now, restate)
+			restateOuter(w.Header(), profile, res, outer, m.clock.Now, 0, restate)
 		}
 	}
 	if !allowed {
@@ -807,7 +807,7 @@ func (m *Middleware) setHeldHeaders(r *http.Request, h http.Header, p Profile, r
 	if redecided|ownOnly|merged != 0 {
 		unlistOuter(r.Context(), h, res, vals, redecided, ownOnly, merged, held, m.clock.Now)
 	}
-	restateOuter(h, p, res, outer, m.clock.Now, restate)
+	restateOuter(h, p, res, outer, m.clock.Now, held, restate)
 }
 
 // refundTimeout bounds a refund, which runs after the request's context

@@ -117,3 +117,56 @@ func TestIETFMostConstrainingNestedRestatedQuota(t *testing.T) {
 		})
 	}
 }
+
+// TestIETFMostConstrainingNestedRestatedMember: as
+// TestIETFMostConstrainingNestedRestatedQuota, s at 5 a minute: p,
+// restated at the inner middleware's 3, is then the most constraining
+// policy (r=2 of 3, where s has 4 of 5), and the one RateLimit member
+// must be its, as IETF restates it ("p";r=2;t=50), not s's, chosen
+// further out where p counted at 8 (r=7): a client told "s";r=2 would
+// not expect the 429 its next request gets from p. Through chi and a
+// ServeMux, 10 s into the minute.
+func TestIETFMostConstrainingNestedRestatedMember(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	want := []struct {
+		status      int
+		policyLines []string
+		rateLimit   []string
+		retry       string
+	}{
+		{200, []string{`"p";q=3;w=60, "s";q=5;w=60`}, []string{`"p";r=2;t=50`}, ""},
+		{200, []string{`"p";q=3;w=60, "s";q=5;w=60`}, []string{`"p";r=1;t=50`}, ""},
+		{200, []string{`"p";q=3;w=60, "s";q=5;w=60`}, []string{`"p";r=0;t=50`}, ""},
+		{429, []string{`"s";q=5;w=60`, `"p";q=3;w=60`}, []string{`"s";r=1;t=50`, `"p";r=0;t=50`}, "50"},
+	}
+	for _, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			clock := algotest.NewClock(t0.Add(10 * time.Second))
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey), fixed("s", 5, time.Minute, constKey)}, opts...)
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey)}, opts...)
+			setLimit(t, outer, "p", 8)
+			h := nestedRouter(mux, outer, inner)
+			for i, s := range want {
+				w := serve(h, "GET", "/")
+				if w.Code != s.status {
+					t.Errorf("request %d: status %d, want %d", i+1, w.Code, s.status)
+				}
+				if got := w.Header().Values("RateLimit-Policy"); !slices.Equal(got, s.policyLines) {
+					t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, s.policyLines)
+				}
+				if got := w.Header().Values("RateLimit"); !slices.Equal(got, s.rateLimit) {
+					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, s.rateLimit)
+				}
+				if got := w.Header().Get("Retry-After"); got != s.retry {
+					t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retry)
+				}
+			}
+		})
+	}
+}

@@ -648,7 +648,10 @@ type restated struct {
 // them, else outer (those further out), and a restated decision before
 // them (see lowest.Before) replaces them. A middleware further in
 // compares its values with those of res or outer, as judged there.
-func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, now func() time.Time, rs []restated) (shownAt algorithms.Decision, restated bool) {
+// held is the hold of the request here since its decision (0 before
+// one), which counts the member IETFMostConstraining brings in (see
+// mostRestated).
+func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, now func() time.Time, held time.Duration, rs []restated) (shownAt algorithms.Decision, restated bool) {
 	if len(rs) == 0 || p == NoHeaders {
 		return
 	}
@@ -679,6 +682,9 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 					// member is restated all the same.
 					if cur, ok := paramOf(vals[0], name, "q"); ok && q < cur {
 						editLine(h, keyPolicy, &vals[0], func(line string) string { return withParam(line, name, "q", sfCount(q)) })
+					}
+					if r.c.res.marks&markMost != 0 {
+						mostRestated(h, r, held)
 					}
 					continue
 				}
