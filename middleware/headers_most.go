@@ -61,15 +61,24 @@ func headerProfile(p Profile, res *Result) Profile {
 
 // reviseMost is reviseMembersAt for line, the one-member IETF RateLimit
 // line IETFMostConstraining wrote for res, after a give-back of the
-// policies of given: the member is that of the policy most constraining
-// as the decisions of res now stand (a policy given back may no longer
-// be), written as IETF writes it (t counted after held, the hold before
-// the request was served; pk of pkSecret), then revised as IETF's line
-// is.
+// policies of given: when the member is of a policy given back, it is
+// that of the policy most constraining as the decisions of res now stand
+// (the one given back may no longer be), written as IETF writes it (t
+// counted after held, the hold before the request was served; pk of
+// pkSecret), then revised as IETF's line is.
 func reviseMost(line, quota string, res *policy.Result, given uint64, held time.Duration, pkSecret []byte) string {
+	// A give-back only raises the members of given: a member of another
+	// policy stays the most constraining (one restated further in, see
+	// mostRestated, too).
+	k := strings.IndexByte(line, '"')
+	for i := range res.Len() {
+		if k >= 0 && given&(1<<i) == 0 && isMember(line[k:], res.Policy(i).Name()) {
+			return reviseMembersAt(line, quota, res, given)
+		}
+	}
 	j := mostConstraining(resultroom.Decisions(res))
 	name := res.Policy(j).Name()
-	if k := strings.IndexByte(line, '"'); k < 0 || !isMember(line[k:], name) {
+	if k < 0 || !isMember(line[k:], name) {
 		d := res.Decision(j)
 		b := make([]byte, 0, len(line)+8)
 		b = append(b, '"')

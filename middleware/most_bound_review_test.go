@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -165,6 +167,55 @@ func TestIETFMostConstrainingNestedRestatedMember(t *testing.T) {
 				}
 				if got := w.Header().Get("Retry-After"); got != s.retry {
 					t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retry)
+				}
+			}
+		})
+	}
+}
+
+// TestIETFMostConstrainingRestatedMemberAfterGiveBack: as
+// TestIETFMostConstrainingNestedRestatedMember, the outer middleware
+// with a third policy g (10 a minute) that counts failures alone
+// (CountIf) and a handler that writes nothing: g's unit goes back after
+// each request, which raises g's member alone, so the member of p,
+// restated further in as the most constraining, stays the one member.
+func TestIETFMostConstrainingRestatedMemberAfterGiveBack(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	silent := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	onlyFailures := policy.CountIf(func(_ *http.Request, status int) bool { return status >= 400 })
+	want := []string{`"p";r=2;t=50`, `"p";r=1;t=50`, `"p";r=0;t=50`}
+	for _, mux := range []string{"chi", "ServeMux"} {
+		t.Run(mux, func(t *testing.T) {
+			clock := algotest.NewClock(t0.Add(10 * time.Second))
+			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			outer := middleware.MustNew(store, []*policy.Policy{
+				fixed("p", 3, time.Minute, constKey), fixed("s", 5, time.Minute, constKey), fixed("g", 10, time.Minute, constKey, onlyFailures),
+			}, opts...)
+			inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey)}, opts...)
+			setLimit(t, outer, "p", 8)
+			var h http.Handler
+			if mux == "chi" {
+				r := chi.NewRouter()
+				r.Use(outer.Handler)
+				r.With(inner.Handler).Get("/", silent)
+				h = r
+			} else {
+				sm := http.NewServeMux()
+				sm.Handle("GET /", inner.Handler(silent))
+				h = outer.Handler(sm)
+			}
+			for i, rl := range want {
+				w := serve(h, "GET", "/")
+				if w.Code != http.StatusOK {
+					t.Errorf("request %d: status %d, want 200", i+1, w.Code)
+				}
+				if got := w.Header().Values("RateLimit"); !slices.Equal(got, []string{rl}) {
+					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, []string{rl})
 				}
 			}
 		})
