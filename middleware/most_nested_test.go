@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
@@ -78,17 +77,7 @@ func TestIETFMostConstrainingNestedAsIETF(t *testing.T) {
 					opts := []middleware.Option{middleware.WithHeaders(p), middleware.WithClock(clock), advancing(clock), onError}
 					outer := middleware.MustNew(store, c.outer(), append(opts, c.outerOpts...)...)
 					inner := middleware.MustNew(store, c.inner(), opts...)
-					var h http.Handler
-					if router == "chi" {
-						r := chi.NewRouter()
-						r.Use(outer.Handler)
-						r.With(inner.Handler).Get("/", ok)
-						h = r
-					} else {
-						mux := http.NewServeMux()
-						mux.Handle("GET /", inner.Handler(ok))
-						h = outer.Handler(mux)
-					}
+					h := nestedRouter(router, outer, inner)
 					for _, a := range c.advances {
 						clock.Advance(a)
 						w := serve(h, "GET", "/")

@@ -215,17 +215,7 @@ func TestIETFMostConstrainingNested(t *testing.T) {
 					middleware.WithHeaders(c.outer), middleware.WithClock(clock))
 				inner := middleware.MustNew(store, []*policy.Policy{fixed("per-minute", 6, time.Minute, remote), fixed("per-day", 1000, 24*time.Hour, remote)},
 					middleware.WithHeaders(c.inner), middleware.WithClock(clock))
-				var h http.Handler
-				if router == "chi" {
-					r := chi.NewRouter()
-					r.Use(outer.Handler)
-					r.With(inner.Handler).Get("/", ok)
-					h = r
-				} else {
-					mux := http.NewServeMux()
-					mux.Handle("GET /", inner.Handler(ok))
-					h = outer.Handler(mux)
-				}
+				h := nestedRouter(router, outer, inner)
 				w := serve(h, "GET", "/")
 				if w.Code != http.StatusOK {
 					t.Fatalf("status %d", w.Code)
