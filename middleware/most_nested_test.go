@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/ratekeeper/ratekeeper/middleware"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
