@@ -51,7 +51,12 @@ import (
 // callers' deadlines end its calls. An error Redis replied about one key's
 // value (of another type, or not written by the store: see Failures in the
 // package doc) counts as the reply it is, Redis being up: one bad key does
-// not open the circuit for every client. A call that meets a closed store
+// not open the circuit for every client. So does Redis's refusal of a call
+// while its slot migrates (TRYAGAIN, or ASK to a client that follows no
+// redirection), and the failure of a cross-slot undo that must note a
+// give-back then (see Cluster in the package doc): a reshard does not
+// open the circuit for the slots it leaves alone
+// (TestClusterBreakerClosedWhileSlotMigrates). A call that meets a closed store
 // ([Store.Close]) does not count, nor does one that panics (in a hook of
 // the client's, say): a probe that ends so lets the next call probe.
 func WithCircuitBreaker(failures int, cooldown time.Duration) Option {
@@ -135,7 +140,7 @@ func (b *breaker) record(err error, now time.Time, tk ticket) {
 	defer b.mu.Unlock()
 	t := tk.call
 	isProbe := b.probing && t == b.probe
-	if err == nil || keyError(err) {
+	if err == nil || keyError(err) || migrating(err) {
 		b.calls.Replied()
 		b.failures, b.open, b.probing = 0, false, false
 		return
@@ -198,6 +203,27 @@ func keyError(err error) bool {
 	}
 	msg := re.Error()
 	return strings.HasPrefix(msg, "WRONGTYPE") || strings.Contains(msg, foreignMark)
+}
+
+// notelessMark is in the error of a cross-slot undo that must note a
+// give-back while its slot migrates, its call naming no note key
+// (lua/cluster.lua's NOTELESS).
+const notelessMark = "its call names no note key (the slot migrating)"
+
+// migrating reports whether err is Redis's answer to a call while its
+// slot migrates: a refusal to run it there (slotMigrating), or a
+// cross-slot undo's failure for want of its note key (notelessMark).
+// Redis answered. For a cross-slot Take whose undo failed too
+// (leftError), the Take's own error decides, as for keyError.
+func migrating(err error) bool {
+	if le, ok := err.(*leftError); ok {
+		err = le.err
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	return slotMigrating(err) || strings.Contains(re.Error(), notelessMark)
 }
 
 // keyStateError is an error Redis replied about the value of one key (see
