@@ -324,7 +324,8 @@ func reservationID() string {
 // each sliding_log and sliding_buckets key of the checks idx, and the
 // note key (":g") of each token_bucket and leaky_bucket key: a
 // reservation and its undo read and write them (see lua/cluster.lua and
-// lua/notes.lua), a give-back the note keys. idx nil means every check.
+// lua/notes.lua; a give-back declares the note keys alone: noteKeysOf).
+// idx nil means every check.
 func (r *request) sideKeysOf(idx []int) []string {
 	ks := r.keysOf(idx)
 	side := func(i int) {

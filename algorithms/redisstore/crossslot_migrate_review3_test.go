@@ -143,3 +143,68 @@ func TestClusterBreakerClosedWhileSlotMigrates(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveBackWhileSlotMigrates: while a slot migrates, a GiveBack of a
+// sliding_log or sliding_buckets Take whose keys are all at the source is
+// decided there, as the memory store decides it. Its call declared the
+// key's side key (":u"), which a give-back neither reads nor writes and
+// which no node holds but while a cross-slot reservation stands: Redis
+// refused every such GiveBack (TRYAGAIN) for the whole migration, the
+// units left consumed. (A token_bucket or leaky_bucket GiveBack writes
+// its note key, which it declares: refused so while the note is not on
+// the key's node; see "Cluster" in the package doc.)
+func TestGiveBackWhileSlotMigrates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
+	}
+	cl := redistest.NewCluster(t)
+	do := func(s *redistest.Server, args ...string) string {
+		t.Helper()
+		v, err := s.Do(args...)
+		if err != nil {
+			t.Fatalf("%v on %s: %v", args, s.Addr, err)
+		}
+		return v
+	}
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { _ = client.Close() })
+	clk := &manualClock{t: time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)}
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	kinds := []algorithms.Kind{algorithms.SlidingLog, algorithms.SlidingBuckets}
+	// user-2 is on slot 157 (node 0), which migrates to node 1; its keys
+	// are written before, and stay at the source.
+	for _, k := range kinds {
+		c := algorithms.Check{Spec: smallSpec(k), Key: "user-2"}
+		if _, err := s.Take(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mem.Take(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slot := do(cl.Nodes[0], "CLUSTER", "KEYSLOT", "user-2")
+	srcID, dstID := do(cl.Nodes[0], "CLUSTER", "MYID"), do(cl.Nodes[1], "CLUSTER", "MYID")
+	do(cl.Nodes[1], "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID)
+	do(cl.Nodes[0], "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID)
+	for _, k := range kinds {
+		checks := []algorithms.Check{{Spec: smallSpec(k), Key: "user-2"}}
+		d, err := s.Take(ctx, checks...)
+		wd, werr := mem.Take(ctx, checks...)
+		if err != nil || werr != nil || fmt.Sprint(d) != fmt.Sprint(wd) {
+			t.Fatalf("%v: Take while the slot migrates = %+v, %v; memory %+v, %v", k, d, err, wd, werr)
+		}
+		got, want := make([]algorithms.Refunded, 1), make([]algorithms.Refunded, 1)
+		err, werr = s.GiveBack(ctx, got, checks, d, 0), mem.GiveBack(ctx, want, checks, wd, 0)
+		if err != nil || werr != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%v: GiveBack while the slot migrates, its keys at the source = %+v, %v; memory %+v, %v", k, got, err, want, werr)
+		}
+	}
+}

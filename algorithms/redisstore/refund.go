@@ -147,7 +147,7 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		}
 		keys := r.keysOf(idx)
 		if mode == modeGiveBack {
-			keys = r.sideKeysOf(idx) // a bucket's note key too (lua/notes.lua)
+			keys = r.noteKeysOf(idx) // a bucket's note key too (lua/notes.lua)
 		}
 		v, err := s.evalOnce(ctx, op, s.client, keys, append(r.args(idx, mode), vs...), checks)
 		if err != nil {
@@ -181,6 +181,32 @@ func (s *Store) give(ctx context.Context, op string, mode int, checks []algorith
 		s.deny.forget(checks)
 	}
 	return err
+}
+
+// noteKeysOf returns r.keysOf(idx) followed by the note key (":g") of
+// each token_bucket and leaky_bucket key of the checks idx (all when nil):
+// the keys a give-back reads and writes. Not the side keys (":u") of
+// sliding_log and sliding_buckets keys, which only a reservation and its
+// undo use: while a slot migrates, Redis refuses a call naming a key the
+// node does not hold (TRYAGAIN), and a side key is held only while a
+// cross-slot reservation stands (TestGiveBackWhileSlotMigrates).
+func (r *request) noteKeysOf(idx []int) []string {
+	ks := r.keysOf(idx)
+	note := func(i int) {
+		if c := r.infos[i].code; c == codeToken || c == codeLeaky {
+			ks = append(ks, r.keys[r.first[i]]+":g")
+		}
+	}
+	if idx == nil {
+		for i := range r.checks {
+			note(i)
+		}
+		return ks
+	}
+	for _, i := range idx {
+		note(i)
+	}
+	return ks
 }
 
 // byKey returns the indices of r's checks grouped by key, in order.
