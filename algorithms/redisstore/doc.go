@@ -755,7 +755,10 @@
 // (TestCrossSlotTakeWhileSlotMigrates, where concurrent ones admit no more
 // than the limit). Without its marker, such a reservation that go-redis
 // sends again after its reply was lost runs twice and consumes twice,
-// erring towards denying. Its undo (another slot denied) names that key
+// erring towards denying; so does one that got no reply, which the store
+// sends again to undo it (see "Failures"): its undo gives back the units
+// of the run sent again, and those of the first stay consumed, which the
+// Take's error (the reservation's) does not say. Its undo (another slot denied) names that key
 // alone too, and runs, but for a token_bucket or leaky_bucket key whose
 // undo must note a give-back (see "Keys and expiry": a reservation
 // counted on top of it, or a request since), which needs the note key:
@@ -767,12 +770,20 @@
 // spent: a cross-slot Take with a sliding_log or sliding_buckets check on
 // the slot (their reservations name side keys too), or several keys on it
 // (two policies on one client key), its other slots' reservations undone;
-// and a plain Take or Peek of such keys, a new sliding_log's included. A
+// and a plain Take or Peek of such keys, a new sliding_log's included;
+// a GiveBack of a token_bucket or leaky_bucket key, and a Reset of a key
+// of a kind other than fixed_window, sliding_window and leaky_queue, each
+// of which names the key's note key or side key (see "Keys and
+// expiry"), which a node seldom holds (TestGiveBackWhileSlotMigrates). A
+// client that follows no redirection (MaxRedirects -1) gets ASK instead
+// in every call of a key moved or new. A
 // cross-slot undo refused so is sent again, backing off, until its
 // context ends (see "Cluster"): one whose slot's migration ends by then
 // runs; else its reservation stays consumed. A Peek, and a Take, of one
 // key of the slot, or of keys all on one node, are decided meanwhile. The
-// middleware answers such a Take by its failure mode. A client still pointing
+// middleware answers such a Take by its failure mode; none of these
+// failures counts for the circuit breaker ([WithCircuitBreaker]): Redis
+// answered, and serves the other slots. A client still pointing
 // at a demoted master gets errors (READONLY, MOVED), never its decisions.
 //
 // What a Take waits for during a Cluster failover: the store itself waits
