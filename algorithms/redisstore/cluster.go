@@ -128,6 +128,10 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 	again := make([]error, len(groups))
 	errs := make([]error, len(groups))
 	undone := make([]bool, len(groups)) // the slots whose undo was sent
+	// The slots whose unanswered reservation was sent without its marker
+	// (its slot migrating: see reserveAs): sent again, it runs again if
+	// it had run, and its undo gives back the second run only.
+	twice := make([]bool, len(groups))
 	for g, idx := range groups {
 		rv := res[g]
 		if !rv.unanswered && (rv.err != nil || !rv.admitted) {
@@ -145,6 +149,7 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 				// The marker outlives both the original call's last
 				// resend (rv.px, bound by the caller's context) and this
 				// one's, whose go-redis retries run under uctx.
+				twice[g] = rv.px == 0
 				px := max(rv.px, ceilMillis(s.resend.markerLifetime(uctx, time.Now())))
 				rv = s.reserveAs(uctx, r, idx, dst, rv.id, px, true)
 				if again[g] = rv.err; rv.err != nil || !rv.admitted {
@@ -181,6 +186,9 @@ func (s *Store) runSplit(ctx context.Context, r *request, dst []algorithms.Decis
 		}
 	}
 	for g, err := range errs {
+		if twice[g] && err == nil && again[g] == nil {
+			left = append(left, fmt.Errorf("redisstore: the cross-slot reservation of slot %d may have been left in place, its units consumed for a Take not admitted until its keys' state expires: it got no reply, and was sent again without its marker (its slot migrating), which runs it again if it had run", slot(r.tags[groups[g][0]])))
+		}
 		if err == nil {
 			continue
 		}

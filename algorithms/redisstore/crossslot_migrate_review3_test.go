@@ -2,7 +2,9 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -206,5 +208,79 @@ func TestGiveBackWhileSlotMigrates(t *testing.T) {
 		if err != nil || werr != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%v: GiveBack while the slot migrates, its keys at the source = %+v, %v; memory %+v, %v", k, got, err, want, werr)
 		}
+	}
+}
+
+// loseReplyHook fails, as a reply lost (io.EOF), the first reservation
+// sent without its marker (one key) whose key is key, after it ran.
+type loseReplyHook struct {
+	redistest.PassHooks
+	key string
+	n   atomic.Int32
+}
+
+func (h *loseReplyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if err == nil && len(args) > 7 && (cmd.Name() == "fcall" || cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+			if nk, _ := args[2].(int); nk == 1 && fmt.Sprint(args[3]) == h.key && fmt.Sprint(args[3+nk+3]) == "1" && h.n.Add(1) == 1 {
+				cmd.SetErr(io.EOF)
+				return io.EOF
+			}
+		}
+		return err
+	}
+}
+
+// TestCrossSlotResendWithoutMarkerSaysLeft: a cross-slot reservation sent
+// without its marker (its slot migrating) that ran and whose reply was
+// lost is sent again to be undone, and runs again (no marker answers its
+// first run's reply): the undo gives back the second run, and the first
+// stays consumed. The Take's error says that this slot's reservation may
+// have been left in place, as it does for any failed undo or resend; it
+// said only the reservation's error ("redisstore: take: EOF").
+func TestCrossSlotResendWithoutMarkerSaysLeft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
+	}
+	cl := redistest.NewCluster(t)
+	do := func(s *redistest.Server, args ...string) string {
+		t.Helper()
+		v, err := s.Do(args...)
+		if err != nil {
+			t.Fatalf("%v on %s: %v", args, s.Addr, err)
+		}
+		return v
+	}
+	ctx := context.Background()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { _ = client.Close() })
+	clk := &manualClock{t: time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)}
+	prefix := uniquePrefix(t)
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := algorithms.Check{Spec: smallSpec(algorithms.FixedWindow), Key: "user-1"} // slot 12542
+	y := algorithms.Check{Spec: smallSpec(algorithms.FixedWindow), Key: "user-2"} // slot 157, migrating
+	if _, err := s.Take(ctx, y); err != nil {                                     // y's key at the source
+		t.Fatal(err)
+	}
+	slot := do(cl.Nodes[0], "CLUSTER", "KEYSLOT", "user-2")
+	do(cl.Nodes[1], "CLUSTER", "SETSLOT", slot, "IMPORTING", do(cl.Nodes[0], "CLUSTER", "MYID"))
+	do(cl.Nodes[0], "CLUSTER", "SETSLOT", slot, "MIGRATING", do(cl.Nodes[1], "CLUSTER", "MYID"))
+	lose := &loseReplyHook{key: prefix + ":{user-2}:fw:3:1000000000:0:0:0"}
+	client.AddHook(lose)
+	_, err = s.Take(ctx, x, y)
+	if lose.n.Load() < 2 {
+		t.Fatalf("y's reservation sent without its marker %d times, want 2 (lost, then sent again); Take = %v", lose.n.Load(), err)
+	}
+	got := make([]algorithms.Decision, 1)
+	if perr := s.Peek(ctx, got, []algorithms.Check{y}); perr != nil || got[0].Remaining != 1 {
+		t.Fatalf("Peek(y) = %+v, %v; want Remaining 1 (the Take before, and the lost run left)", got, perr)
+	}
+	if err == nil || !errors.Is(err, io.EOF) || !strings.Contains(err.Error(), "slot "+slot) || !strings.Contains(err.Error(), "may have been left in place") {
+		t.Fatalf("Take(x, y), y's first run's reply lost = %v; want its error (io.EOF), saying the reservation of slot %s may have been left in place", err, slot)
 	}
 }

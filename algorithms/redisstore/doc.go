@@ -757,8 +757,9 @@
 // sends again after its reply was lost runs twice and consumes twice,
 // erring towards denying; so does one that got no reply, which the store
 // sends again to undo it (see "Failures"): its undo gives back the units
-// of the run sent again, and those of the first stay consumed, which the
-// Take's error (the reservation's) does not say. Its undo (another slot denied) names that key
+// of the run sent again, and those of the first stay consumed, the Take's
+// error saying that the slot's reservation may have been left in place
+// (TestCrossSlotResendWithoutMarkerSaysLeft). Its undo (another slot denied) names that key
 // alone too, and runs, but for a token_bucket or leaky_bucket key whose
 // undo must note a give-back (see "Keys and expiry": a reservation
 // counted on top of it, or a request since), which needs the note key:
