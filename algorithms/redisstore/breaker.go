@@ -214,10 +214,19 @@ const notelessMark = "its call names no note key (the slot migrating)"
 // slot migrates: a refusal to run it there (slotMigrating), or a
 // cross-slot undo's failure for want of its note key (notelessMark).
 // Redis answered. For a cross-slot Take whose undo failed too
-// (leftError), the Take's own error decides, as for keyError.
+// (leftError), the Take's own error decides, as for keyError; for one
+// whose undos failed (errors.Join), each of theirs must be such.
 func migrating(err error) bool {
 	if le, ok := err.(*leftError); ok {
 		err = le.err
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !migrating(e) {
+				return false
+			}
+		}
+		return true
 	}
 	var re redis.Error
 	if !errors.As(err, &re) {
