@@ -373,6 +373,14 @@ var (
 	// as its failure, so that one client's key cannot open the circuit for
 	// every client.
 	ErrKeyState = errors.New("algorithms: a key holds state the store cannot use")
+	// ErrTryAgain is matched by a store's error that its backend answered,
+	// refusing the call for now for a reason of its own that passes: a
+	// Redis Cluster slot migrating (TRYAGAIN, or ASK to a client that
+	// follows no redirection; see the redisstore package, "Failures").
+	// The backend is up: a circuit breaker counts it as the backend's
+	// answer, never as its failure, so that a routine resharding does not
+	// open the circuit for every client.
+	ErrTryAgain = errors.New("algorithms: the backend refused the call for now; try again")
 )
 
 // A SpecError reports a Spec that fails validation: which field, and why.

@@ -160,6 +160,33 @@ func TestBreakerKeyStateIsAnAnswer(t *testing.T) {
 	}
 }
 
+// TestBreakerTryAgainIsAnAnswer: an error the backend answered, refusing
+// the call for now (algorithms.ErrTryAgain: a Redis Cluster slot
+// migrating), neither opens the breaker nor counts towards opening it,
+// as an error about a key's state does not: every request on the
+// migrating slot fails for the migration's length, and an open breaker
+// would keep every other key's request from a Redis that is up.
+func TestBreakerTryAgainIsAnAnswer(t *testing.T) {
+	mem, clock := newStore(t)
+	tryAgain := fmt.Errorf("redisstore: take: TRYAGAIN Multiple keys request during rehashing of slot: %w", algorithms.ErrTryAgain)
+	s := &scripted{mem: mem, fail: []error{errDown, tryAgain, tryAgain, errDown, tryAgain, nil}}
+	m := middleware.MustNew(s, []*policy.Policy{fixed("p", 100, time.Minute, remote)},
+		middleware.WithBreaker(2, 10*time.Second), middleware.WithClock(clock))
+	h := m.Handler(ok)
+	for i := range 6 {
+		serve(h, "GET", "/")
+		if m.Stats().BreakerOpen != 0 {
+			t.Fatalf("request %d: breaker open after failure, TRYAGAIN, TRYAGAIN, failure, TRYAGAIN", i)
+		}
+	}
+	if st := m.Stats(); s.calls != 6 || st.StoreErrors != 5 {
+		t.Errorf("%d store calls (want 6), stats %+v; want every request to reach the store", s.calls, st)
+	}
+	if m.State() != middleware.StateHealthy {
+		t.Errorf("state %v after the store answered, want %v", m.State(), middleware.StateHealthy)
+	}
+}
+
 // TestBreakerProbeOfAGoneClient: the request that probes the store once
 // the breaker's cooldown has passed may be one whose client went away: its
 // call says nothing about the store. The next request probes instead, at

@@ -649,7 +649,7 @@ var _ RemovalObserver = (*LogObserver)(nil)
 func clientGone(e Event) bool {
 	err := e.Result.err
 	return (e.Outcome == Abandoned || e.Outcome == ShadowDenied && !e.Result.Taken()) && e.Request.Context().Err() == context.Canceled &&
-		!errors.Is(err, errBadDelay) && !errors.Is(err, algorithms.ErrKeyState) &&
+		!errors.Is(err, errBadDelay) && !errors.Is(err, algorithms.ErrKeyState) && !errors.Is(err, algorithms.ErrTryAgain) &&
 		!errors.Is(err, algorithms.ErrInvalidSpec) && !errors.Is(err, algorithms.ErrInvalidCost) &&
 		!errors.Is(err, algorithms.ErrClosed) && !errors.Is(err, ErrBreakerOpen)
 }

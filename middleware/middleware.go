@@ -965,6 +965,10 @@ func (m *Middleware) take(r *http.Request, res *Result) error {
 	case errors.Is(err, algorithms.ErrKeyState):
 		// The backend answered, about this request's key.
 		m.answered()
+	case errors.Is(err, algorithms.ErrTryAgain):
+		// The backend answered, refusing the call for now (a Redis
+		// Cluster slot migrating): it is up.
+		m.answered()
 	case errors.Is(err, policy.ErrCost):
 		// A cost above a lowered limit that the store, which cannot
 		// peek, was not asked to decide (see policy.Result.Take): the

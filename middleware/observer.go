@@ -328,7 +328,8 @@ func (o Outcome) String() string {
 // its failure mode because the store's backend failed on its last call
 // (see [OnStoreError]; what counts as a failure of the backend is as for
 // [WithBreaker]). A successful store call, or an answer of the backend
-// about one key ([algorithms.ErrKeyState]), returns it to StateHealthy. A
+// about one key ([algorithms.ErrKeyState]) or refusing the call for now
+// ([algorithms.ErrTryAgain]), returns it to StateHealthy. A
 // call that says nothing of the backend leaves it as it was: one its
 // request's context ended without counting as a failure, an invalid check,
 // or a store its owner closed ([algorithms.ErrClosed]; its requests still

@@ -115,7 +115,10 @@ func OnStoreError(f Failure) Option {
 // it adds no latency for the breaker to save; they leave the [State] as it
 // was. An error about the value one key holds ([algorithms.ErrKeyState],
 // as the Redis store returns for a key it did not write) is the backend's
-// answer and ends a run of failures as a success does. The error still
+// answer and ends a run of failures as a success does, and so is a refusal
+// of the call for now ([algorithms.ErrTryAgain], as the Redis store
+// returns while a Redis Cluster slot the call names migrates): a routine
+// resharding does not open the circuit for every key. The error still
 // goes to the error handler, and the request is answered as its context
 // allows (Stats.Abandoned) or by the failure mode (Stats.StoreErrors). A
 // probe whose call says nothing of the backend lets the next request

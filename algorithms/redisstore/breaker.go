@@ -140,7 +140,7 @@ func (b *breaker) record(err error, now time.Time, tk ticket) {
 	defer b.mu.Unlock()
 	t := tk.call
 	isProbe := b.probing && t == b.probe
-	if err == nil || keyError(err) || migrating(err) {
+	if err == nil || keyError(err) || errors.Is(err, algorithms.ErrTryAgain) { // marked by markKeyState
 		b.calls.Replied()
 		b.failures, b.open, b.probing = 0, false, false
 		return
@@ -244,11 +244,26 @@ type keyStateError struct{ err error }
 func (e *keyStateError) Error() string   { return e.err.Error() }
 func (e *keyStateError) Unwrap() []error { return []error{e.err, algorithms.ErrKeyState} }
 
+// tryAgainError is Redis's answer to a call while its slot migrates (see
+// migrating), matching algorithms.ErrTryAgain as well as the error it
+// holds: a caller's own circuit breaker tells it from a failure of Redis
+// by it, as the store's does.
+type tryAgainError struct{ err error }
+
+func (e *tryAgainError) Error() string   { return e.err.Error() }
+func (e *tryAgainError) Unwrap() []error { return []error{e.err, algorithms.ErrTryAgain} }
+
 // markKeyState returns err, marked as matching algorithms.ErrKeyState when
-// it is an error Redis replied about the value of one key.
+// it is an error Redis replied about the value of one key, or
+// algorithms.ErrTryAgain when it is Redis's answer while a slot migrates.
 func markKeyState(err error) error {
-	if err != nil && keyError(err) {
+	switch {
+	case err == nil:
+		return nil
+	case keyError(err):
 		return &keyStateError{err}
+	case migrating(err):
+		return &tryAgainError{err}
 	}
 	return err
 }

@@ -85,6 +85,11 @@ func TestClusterBreakerClosedWhileSlotMigrates(t *testing.T) {
 	other := algorithms.Check{Spec: algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 10, Window: time.Hour}, Key: "user-1"}
 	stillClosed := func(t *testing.T, s *redisstore.Store, failed error) {
 		t.Helper()
+		// A caller's own breaker (the middleware's) tells it from a
+		// failure of Redis by ErrTryAgain.
+		if !errors.Is(failed, algorithms.ErrTryAgain) {
+			t.Errorf("the error of a Take refused while a slot migrates, %q, does not match algorithms.ErrTryAgain", failed)
+		}
 		if d, err := s.Take(ctx, other); err != nil || !d[0].Allowed {
 			t.Fatalf("Take(%s, another node's key) after a Take that failed with %q while a slot migrates = %+v, %v; want it decided (admitted)", other.Key, failed, d, err)
 		}

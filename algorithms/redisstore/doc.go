@@ -784,9 +784,10 @@
 // key of the slot, or of keys all on one node, are decided meanwhile. The
 // middleware answers such a Take by its failure mode; none of these
 // failures counts for the store's circuit breaker ([WithCircuitBreaker]):
-// Redis answered, and serves the other slots. (The middleware's breaker,
-// middleware.WithBreaker, on by default, counts them: it reads no error
-// as Redis's answer but one matching [algorithms.ErrKeyState].) A client still pointing
+// Redis answered, and serves the other slots. Their errors match
+// [algorithms.ErrTryAgain], by which the middleware's breaker
+// (middleware.WithBreaker, on by default) does not count them either
+// (TestClusterBreakerClosedWhileSlotMigrates). A client still pointing
 // at a demoted master gets errors (READONLY, MOVED), never its decisions.
 //
 // What a Take waits for during a Cluster failover: the store itself waits
