@@ -3,6 +3,7 @@ package keyfunc
 import (
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Header returns a Func whose key is the first value of the request header
@@ -20,7 +21,10 @@ import (
 // any case (X-Api-Key, X-Auth-Token, X-Session-Id, X-Passphrase,
 // wordpress_logged_in_…, remember_web_…), ending in sid or starting with
 // __Secure-, __Host-, .AspNetCore. (ASP.NET Core's authentication
-// cookies) or wordpress_ (WordPress's). This is the rule of a policy file's header: and cookie: parts,
+// cookies) or wordpress_ (WordPress's). The auth scheme of Authorization
+// and Proxy-Authorization, case-insensitive, is hashed in one spelling
+// ("bearer  t" as "Bearer t"), so that respelling it gets no fresh key.
+// This is the rule of a policy file's header: and cookie: parts,
 // which therefore give the same keys. Wrapping such a Func in Secret
 // again is harmless but needless: the key is then the digest of the
 // digest, as unreadable, one per credential, but not the key Header gives
@@ -42,12 +46,17 @@ func Header(name string) (Func, error) {
 	key := http.CanonicalHeaderKey(name)
 	missing := noKey("keyfunc: no " + key + " header")
 	if credential(name) {
+		auth := key == "Authorization" || key == "Proxy-Authorization"
 		return func(r *http.Request) (string, error) {
 			vs := r.Header[key]
 			if len(vs) == 0 || vs[0] == "" {
 				return "", missing
 			}
-			return digest(vs[0]), nil
+			v := vs[0]
+			if auth {
+				v = authCredentials(v)
+			}
+			return digest(v), nil
 		}, nil
 	}
 	if key == "Host" {
@@ -137,6 +146,26 @@ func Const(s string) (Func, error) {
 		return nil, fmt.Errorf("keyfunc: Const: empty key")
 	}
 	return func(*http.Request) (string, error) { return s, nil }, nil
+}
+
+// authCredentials returns an Authorization (or Proxy-Authorization) value
+// in one spelling per credential. Its auth scheme is case-insensitive and
+// one or more spaces follow it (RFC 9110 section 11.4), and net/http's
+// Request.BasicAuth accepts "basic" as "Basic": the scheme is written as
+// http.CanonicalHeaderKey writes a name ("Bearer", "Basic"), then one
+// space, then the rest as sent. The usual spelling is returned as it is
+// (its digest is unchanged), and so is a value without a space or whose
+// first word is no token: a raw key some APIs take there, case-sensitive.
+func authCredentials(v string) string {
+	scheme, rest, ok := strings.Cut(v, " ")
+	if !ok || !validHeaderName(scheme) {
+		return v
+	}
+	canon, trimmed := http.CanonicalHeaderKey(scheme), strings.TrimLeft(rest, " ")
+	if canon == scheme && len(trimmed) == len(rest) {
+		return v
+	}
+	return canon + " " + trimmed
 }
 
 // validHeaderName reports whether s is a non-empty RFC 9110 token.
