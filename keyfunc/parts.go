@@ -7,7 +7,8 @@ import (
 )
 
 // Header returns a Func whose key is the first value of the request header
-// name. The value is the client's to choose: use it for identities the
+// name, without the white space around it (RFC 9110 section 5.5), which
+// net/http trims off HTTP/1.1 values but passes on over HTTP/2. The value is the client's to choose: use it for identities the
 // server checks elsewhere (an API key), not for anything a client could
 // rotate to escape a limit unless another part of the key (the IP) bounds
 // it. A missing or empty header yields an error matching [ErrNoKey] and
@@ -49,10 +50,13 @@ func Header(name string) (Func, error) {
 		auth := key == "Authorization" || key == "Proxy-Authorization"
 		return func(r *http.Request) (string, error) {
 			vs := r.Header[key]
-			if len(vs) == 0 || vs[0] == "" {
+			if len(vs) == 0 {
 				return "", missing
 			}
-			v := vs[0]
+			v := trimOWS(vs[0])
+			if v == "" {
+				return "", missing
+			}
 			if auth {
 				v = authCredentials(v)
 			}
@@ -69,10 +73,13 @@ func Header(name string) (Func, error) {
 	}
 	return func(r *http.Request) (string, error) {
 		vs := r.Header[key]
-		if len(vs) == 0 || vs[0] == "" {
+		if len(vs) == 0 {
 			return "", missing
 		}
-		return vs[0], nil
+		if v := trimOWS(vs[0]); v != "" {
+			return v, nil
+		}
+		return "", missing
 	}, nil
 }
 
