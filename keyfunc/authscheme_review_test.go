@@ -1,6 +1,7 @@
 package keyfunc_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ratekeeper/ratekeeper/keyfunc"
@@ -56,5 +57,39 @@ func TestAuthorizationSchemeSpellingsShareOneKey(t *testing.T) {
 	b, _ := k(newReq("192.0.2.1:1", "X-Api-Key", "bearer tok"))
 	if a == b {
 		t.Errorf("Header(X-Api-Key) gives %q for both spellings; an API key is case-sensitive", a)
+	}
+}
+
+// TestBasicCredentialsShareOneKeyWhateverTheirPadBits: net/http's
+// Request.BasicAuth decodes with base64.StdEncoding, which ignores the
+// unused low bits of the last character before "=" padding, so
+// "dXNlcjpwYQ==" and "dXNlcjpwYf==" are one user:password to it (16
+// spellings when one byte is left over, 4 when two are). Each spelling
+// must not get a key of its own.
+func TestBasicCredentialsShareOneKeyWhateverTheirPadBits(t *testing.T) {
+	f := keyfunc.Must(keyfunc.Header("Authorization"))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for _, tc := range []struct{ canon, user, pass string }{
+		{"dXNlcjpwYQ==", "user", "pa"},  // 7 bytes: the 2nd-last char holds 2 bits, 4 unused
+		{"dXNlcjpwYXM=", "user", "pas"}, // 8 bytes: the last char holds 4 bits, 2 unused
+	} {
+		want, err := f(newReq("192.0.2.1:1", "Authorization", "Basic "+tc.canon))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pad := len(tc.canon) - len(strings.TrimRight(tc.canon, "="))
+		last := len(tc.canon) - pad - 1
+		i := strings.IndexByte(alphabet, tc.canon[last])
+		unused := 2 * pad // bits of the last character that hold no data
+		for low := 1; low < 1<<unused; low++ {
+			v := tc.canon[:last] + string(alphabet[i|low]) + tc.canon[last+1:]
+			r := newReq("192.0.2.1:1", "Authorization", "Basic "+v)
+			if u, p, ok := r.BasicAuth(); !ok || u != tc.user || p != tc.pass {
+				t.Fatalf("BasicAuth over %q = %q, %q, %v; the test needs a spelling net/http accepts", v, u, p, ok)
+			}
+			if got, err := f(r); err != nil || got != want {
+				t.Errorf("Header(Authorization) over %q = %q, %v; want %q, the key of %q, which net/http reads as the same %s:%s", "Basic "+v, got, err, want, "Basic "+tc.canon, tc.user, tc.pass)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package keyfunc
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -24,7 +25,9 @@ import (
 // __Secure-, __Host-, .AspNetCore. (ASP.NET Core's authentication
 // cookies) or wordpress_ (WordPress's). The auth scheme of Authorization
 // and Proxy-Authorization, case-insensitive, is hashed in one spelling
-// ("bearer  t" as "Bearer t"), so that respelling it gets no fresh key.
+// ("bearer  t" as "Bearer t"), and so are Basic credentials (re-encoded
+// in base64 as net/http decodes them), so that respelling one credential
+// gets no fresh key.
 // This is the rule of a policy file's header: and cookie: parts,
 // which therefore give the same keys. Wrapping such a Func in Secret
 // again is harmless but needless: the key is then the digest of the
@@ -163,16 +166,30 @@ func Const(s string) (Func, error) {
 // space, then the rest as sent. The usual spelling is returned as it is
 // (its digest is unchanged), and so is a value without a space or whose
 // first word is no token: a raw key some APIs take there, case-sensitive.
+//
+// The last 4-character group of Basic credentials is re-encoded when it
+// decodes: Request.BasicAuth decodes with base64.StdEncoding, which
+// ignores the unused low bits of the last character before "=" padding,
+// so that up to 16 spellings are one user and password to it. Only that
+// group can differ, and decoding only it keeps a long header cheap.
 func authCredentials(v string) string {
 	scheme, rest, ok := strings.Cut(v, " ")
 	if !ok || !validHeaderName(scheme) {
 		return v
 	}
-	canon, trimmed := http.CanonicalHeaderKey(scheme), strings.TrimLeft(rest, " ")
-	if canon == scheme && len(trimmed) == len(rest) {
+	canon, creds := http.CanonicalHeaderKey(scheme), strings.TrimLeft(rest, " ")
+	if n := len(creds); canon == "Basic" && n >= 4 && n%4 == 0 {
+		q := creds[n-4:]
+		if b, err := base64.StdEncoding.DecodeString(q); err == nil {
+			if e := base64.StdEncoding.EncodeToString(b); e != q {
+				creds = creds[:n-4] + e
+			}
+		}
+	}
+	if canon == scheme && creds == rest {
 		return v
 	}
-	return canon + " " + trimmed
+	return canon + " " + creds
 }
 
 // validHeaderName reports whether s is a non-empty RFC 9110 token.
