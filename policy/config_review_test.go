@@ -75,10 +75,15 @@ func TestConfigClientChosenKeyBounded(t *testing.T) {
 			// included, are not, nor is a value starting with '#', the
 			// mark of a digest.
 			if tc.name == "header" {
-				for _, v := range []string{strings.Repeat("a", keyfunc.MaxKeyLen), "a b~", " ~"} {
+				for _, v := range []string{strings.Repeat("a", keyfunc.MaxKeyLen), "a b~", "~ ~"} {
 					if k := keyOf(v); k != "p:"+v {
 						t.Errorf("key of %q = %q, want it as it is", v, k)
 					}
+				}
+				// The white space around a value is no part of it
+				// (RFC 9110, 5.5; HTTP/2 passes it on).
+				if k := keyOf(" ~\t"); k != "p:~" {
+					t.Errorf("key of %q = %q, want %q", " ~\t", k, "p:~")
 				}
 				for _, v := range []string{"a\x7fb", "a\x1fb", "\x1fab", "#abc"} {
 					if k := keyOf(v); !strings.HasPrefix(k, "p:#") || k == "p:"+v {

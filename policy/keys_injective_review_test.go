@@ -67,10 +67,15 @@ func TestConfigKeysInjective(t *testing.T) {
 			}
 			return "user\x00" + u, true
 		}},
-		{"[ip, header]", `key: [ip, "header:X-User"]`, header, func(u, a string) (string, bool) { return ipOf(t, a) + "\x00" + u, u != "" }},
-		{"header", `key: "header:X-User"`, header, func(u, a string) (string, bool) { return u, u != "" }},
+		// A header's value is what it holds less the white space around
+		// it (RFC 9110, 5.5), which HTTP/2 passes on.
+		{"[ip, header]", `key: [ip, "header:X-User"]`, header, func(u, a string) (string, bool) {
+			u = strings.Trim(u, " \t")
+			return ipOf(t, a) + "\x00" + u, u != ""
+		}},
+		{"header", `key: "header:X-User"`, header, func(u, a string) (string, bool) { u = strings.Trim(u, " \t"); return u, u != "" }},
 		{"header | ip", `{key: "header:X-User", fallback: ip}`, header, func(u, a string) (string, bool) {
-			if u == "" {
+			if u = strings.Trim(u, " \t"); u == "" {
 				return "ip\x00" + ipOf(t, a), true
 			}
 			return "user\x00" + u, true
@@ -121,7 +126,10 @@ func TestConfigKeysInjective(t *testing.T) {
 					owner[k], seen[in] = in, k
 				}
 			}
-			if len(owner) != len(seen) || len(seen) < len(users)-3 {
+			// Fewer than the users: "" (no key), a control byte a header
+			// cannot hold, and, in a header, "alice " and " alice", which
+			// are "alice".
+			if len(owner) != len(seen) || len(seen) < len(users)-5 {
 				t.Errorf("%d keys for %d inputs", len(owner), len(seen))
 			}
 		})
