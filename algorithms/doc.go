@@ -114,8 +114,11 @@
 // at an earlier one. So a clock stepped back never resets a key's allowance —
 // nor does a key dropped as idle (see [MemoryStore.Sweep]): the
 // MemoryStore decides a request on a key it does not hold, at an instant
-// before it last dropped keys of the key's shard, at that later instant, at
-// which a dropped key was back to its full allowance. A key evicted at the
+// before the latest one from which keys it dropped from the key's shard
+// were idle, at that later instant, at which a dropped key was back to its
+// full allowance (not at the drop's instant: a clock stepped days ahead,
+// where a sweep finds every key idle, and back holds no new key to a
+// window days ahead). A key evicted at the
 // [WithMaxKeys] bound while in use is forgotten, as is a key reset
 // ([Resetter]).
 //

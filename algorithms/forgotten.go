@@ -27,7 +27,7 @@ import (
 // got the lock first; so the recent evictions' instants never decrease. A
 // key dropped while idle needs no note: its Takes no longer count (every
 // kind's give-back finds so, for the key made again, which is decided no
-// earlier than the instant it was dropped at: shard.dropped). A key reset
+// earlier than the instant it was idle from: shard.dropped). A key reset
 // is not noted (see MemoryStore.GiveBack).
 
 // forgotten is a shard's record of the keys it evicted in use.

@@ -93,7 +93,7 @@ func bucketSeen(d *Decision, waited time.Duration, capacity int64) (w, q int64) 
 // Take is reckoned at counts as evicted before it. A key dropped while
 // idle (by a sweep, or evicted idle) needs no note: its Takes' units no
 // longer count, and each kind's rule finds so on the key made again, which
-// is decided no earlier than the drop. A key reset ([Resetter]) is not
+// is decided no earlier than the instant the key was idle from. A key reset ([Resetter]) is not
 // noted: a GiveBack of a Take from before the reset takes the units from
 // the key's requests since, as the conformance suite (algotest) has every
 // store do.

@@ -30,8 +30,8 @@ import (
 // that waits for a lock is decided at the instant it arrived, which can be
 // slightly before the instant of a call that got the lock first (the kinds
 // handle such an instant exactly, and a key that a sweep in between dropped
-// as idle is decided at the sweep's instant; see "Time that goes back" in
-// the package documentation). With the default [SystemClock] it reads only
+// as idle is decided at the instant it was idle from, when later; see
+// "Time that goes back" in the package documentation). With the default [SystemClock] it reads only
 // the monotonic clock, anchored to the wall clock when the store
 // was made, which halves the cost of reading the time; windows stay aligned
 // to the Unix epoch as the host clock was at that moment. (A host clock
@@ -174,10 +174,14 @@ type shard struct {
 	// use at that instant when its own is earlier (see shard.evict). It is
 	// written under the lock, on the lock's line, by every Take.
 	seen int64
-	// dropped is the latest instant at which the shard dropped keys (a
-	// sweep, an eviction): a key it does not hold is decided no earlier,
-	// for it may be one dropped then, idle at that instant and perhaps not
-	// before (a call that read the clock before the sweep got the lock).
+	// dropped is the latest instant from which the keys the shard dropped
+	// were idle (a sweep, an idle key's eviction: see table.idleSince), or
+	// at which it evicted a key in use: a key it does not hold is decided
+	// no earlier, for it may be one dropped, idle from that instant and
+	// perhaps not before (a call that read the clock before the sweep got
+	// the lock). Not the drop's own instant: a clock stepped days ahead,
+	// where a sweep found every key idle, and back would hold every key
+	// new to the shard to windows days ahead.
 	dropped int64
 	// compactDue: a sweep left a table without keys, which the next
 	// compaction drops (see compact).
@@ -1327,10 +1331,12 @@ func (s *MemoryStore) makeRoom(sh *shard, t int64, h uint64, ops []pending) {
 // sweep drops the idle keys of sh and returns how many. sh.mu must be held.
 func (sh *shard) sweep(t int64) int {
 	n := 0
+	since := sh.dropped
 	for _, tb := range sh.tables {
 		kt := tb.slots()
 		for i := 0; i < len(kt.hs); {
 			if kt.hs[i] != 0 && tb.idleAt(i, t) {
+				since = tb.idleSince(i, since, t)
 				// The next entries may shift back into slot i.
 				tb.removeAt(i)
 				n++
@@ -1343,7 +1349,7 @@ func (sh *shard) sweep(t int64) int {
 	}
 	sh.keys -= n
 	if n > 0 {
-		sh.dropped = max(sh.dropped, t)
+		sh.dropped = since
 		for _, tb := range sh.tables {
 			if tb.empty() {
 				sh.compactDue = true
@@ -1441,11 +1447,47 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
 	if i, _ := best.slots().find(bestH); !best.idleAt(i, t) {
 		sh.seen = max(t, sh.seen)
 		sh.noteForgotten(bestH, sh.seen, perShard)
+		sh.dropped = max(sh.dropped, t)
+	} else {
+		sh.dropped = best.idleSince(i, sh.dropped, t)
 	}
 	best.forget(bestH)
 	sh.keys--
-	sh.dropped = max(sh.dropped, t)
 	return true
+}
+
+// idleSince returns the later of lo and the earliest instant from which
+// the key in slot i of tb.slots(), idle at t >= lo, is idle (every later
+// one, up to t, too: a key's state left alone only gets idler). A key
+// dropped is decided again from that instant on (shard.dropped), not from
+// the drop's: a clock stepped days ahead and back must not hold the keys
+// a sweep found idle then, and every key new to the shard since, to
+// windows days ahead. It searches at most 2^61 ns before t (73 years),
+// within which the kinds' differences of instants fit an int64. sh.mu
+// must be held.
+func (tb *table) idleSince(i int, lo, t int64) int64 {
+	if lo >= t {
+		return lo
+	}
+	if uint64(t)-uint64(lo) > 1<<61 {
+		lo = t - 1<<61 // above lo, so no overflow
+	}
+	if lo < minInstant && minInstant <= t {
+		lo = minInstant
+	}
+	if tb.idleAt(i, lo) {
+		return lo
+	}
+	hi := t // idle at hi, not at lo
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if tb.idleAt(i, mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // now returns the current instant in Unix nanoseconds.

@@ -18,8 +18,8 @@ var _ Peeker = (*MemoryStore)(nil)
 // otherwise move that instant, which decides a later Take at an earlier
 // instant: see "Time that goes back"), no sweep runs and no key or Spec
 // storage is made. A key the store does not hold is decided as Take
-// would decide a new one: fresh, at the latest instant its shard dropped
-// keys if that is later. It does not allocate for a key the store holds.
+// would decide a new one: fresh, at the latest instant from which keys its
+// shard dropped were idle if that is later. It does not allocate for a key the store holds.
 func (s *MemoryStore) Peek(ctx context.Context, dst []Decision, checks []Check) error {
 	if len(dst) != len(checks) {
 		return fmt.Errorf("algorithms: Peek: %d decisions for %d checks", len(dst), len(checks))
@@ -111,7 +111,8 @@ func (s *MemoryStore) peekOne(d *Decision, c *Check, t int64) {
 }
 
 // peekFresh writes into *d what a Take of cost n at t would decide on a key
-// the store does not hold, whose shard last dropped keys at dropped: as
+// the store does not hold, whose shard's dropped keys were idle from
+// dropped (shard.dropped): as
 // takeCell and pending.load decide a new key, at max(t, dropped).
 func (p *params) peekFresh(d *Decision, t, dropped, n int64) {
 	tn := max(t, dropped)

@@ -34,7 +34,7 @@ func (op *pending) init(tb *table, h uint64, n, lim int64) {
 
 // load reads the key's state from the table, or a fresh state at
 // max(t, dropped) when the table does not hold the key (dropped: the latest
-// instant at which its shard dropped keys).
+// instant from which keys its shard dropped were idle, shard.dropped).
 func (op *pending) load(t, dropped int64) {
 	p := &op.tb.p
 	tn := max(t, dropped)

@@ -68,16 +68,30 @@ func TestMemoryStoreSweepBetweenClockAndLockOfATake(t *testing.T) {
 }
 
 // TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant: a check that read the
-// clock 1ms before a Sweep that then dropped its key, idle, is decided as a
-// new key at the sweep's instant, and its Decision says so from its own
-// instant: the same as a new key's at the sweep's instant, every duration
-// 1ms longer. For every kind, through TakeOne and through a Take of two
-// checks.
+// clock 1ms before a Sweep that then dropped its key, idle from the
+// sweep's instant on (and not before), is decided as a new key at the
+// sweep's instant, and its Decision says so from its own instant: the same
+// as a new key's at the sweep's instant, every duration 1ms longer. For
+// every kind, through TakeOne and through a Take of two checks.
 func TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant(t *testing.T) {
 	const lag = time.Millisecond
 	sweepAt := epoch.Add(10 * time.Second)
+	// How long before it becomes idle the key is taken (cost 2 of 5 a
+	// second): a window (two for sliding_window), 1ns more for a log (an
+	// event leaves it after a whole window), and the time the buckets and
+	// the queue take to be back to full (2/5 s).
+	idleAfter := map[algorithms.Kind]time.Duration{
+		algorithms.FixedWindow:    time.Second,
+		algorithms.SlidingWindow:  2 * time.Second,
+		algorithms.SlidingLog:     time.Second + 1,
+		algorithms.SlidingBuckets: time.Second,
+		algorithms.TokenBucket:    400 * time.Millisecond,
+		algorithms.LeakyBucket:    400 * time.Millisecond,
+		algorithms.LeakyQueue:     400 * time.Millisecond,
+	}
 	for _, k := range algorithms.Kinds {
 		spec := kindSpec(k, 5, 5)
+		takenAt := sweepAt.Add(-idleAfter[k])
 		c := algorithms.Check{Spec: spec, Key: "k", Cost: 2}
 		other := algorithms.Check{Spec: perSecond, Key: "other"}
 		for _, two := range []bool{false, true} {
@@ -100,7 +114,7 @@ func TestMemoryStoreSweptKeyDecidedAtTheSweepsInstant(t *testing.T) {
 				}
 
 				clk := &hookClock{}
-				clk.ns.Store(epoch.UnixNano())
+				clk.ns.Store(takenAt.UnixNano())
 				s, err := algorithms.NewMemoryStore(algorithms.WithClock(clk))
 				if err != nil {
 					t.Fatal(err)
