@@ -50,7 +50,7 @@ func TestCrossSlotTakeWhileSlotMigrates(t *testing.T) {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	clk := &manualClock{t: time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)}
-	store, err := redisstore.New(client, redisstore.WithPrefix("mig"), redisstore.WithClock(clk))
+	store, err := redisstore.New(client, redisstore.WithPrefix("mig"), redisstore.WithClock(clk), redisstore.WithTimeout(slowMachineTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestClusterBreakerClosedWhileSlotMigrates(t *testing.T) {
 		client := redis.NewClusterClient(&o)
 		t.Cleanup(func() { _ = client.Close() })
 		prefix := uniquePrefix(t)
-		s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, time.Hour))
+		s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(clk), redisstore.WithCircuitBreaker(1, time.Hour), redisstore.WithTimeout(slowMachineTimeout))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestGiveBackWhileSlotMigrates(t *testing.T) {
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	clk := &manualClock{t: time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)}
-	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk))
+	s, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix(t)), redisstore.WithClock(clk), redisstore.WithTimeout(slowMachineTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestCrossSlotResendWithoutMarkerSaysLeft(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	clk := &manualClock{t: time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)}
 	prefix := uniquePrefix(t)
-	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(clk))
+	s, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithClock(clk), redisstore.WithTimeout(slowMachineTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
