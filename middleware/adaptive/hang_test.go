@@ -284,12 +284,24 @@ func TestInFlightConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if c.Level() == 1 {
-		t.Fatal("level 1 after periods of slow 5xx only, want lowered")
-	}
+	// The level right after may be 1: the goroutine that takes c.mu to
+	// judge the first period reads the clock only then, and the others,
+	// whose evaluations skip meanwhile, may have moved it four periods on
+	// (on a loaded machine); all the requests are then in the period
+	// judged (lowered) and the four after it pass for idle (one step up
+	// each). So one more slow 5xx request in the period in course, which
+	// is judged next: whatever came before, it lowers the level.
+	s := c.Begin()
+	c.Observe(3*time.Millisecond, http.StatusServiceUnavailable)
+	s.End()
 	clock.Advance(time.Minute)
-	c.Evaluate() // the period the requests ended in
+	if err := c.Evaluate(); err != nil { // the period the requests ended in
+		t.Fatal(err)
+	}
 	low := c.Level()
+	if low > 0.8 {
+		t.Fatalf("level %v after a period of slow 5xx only, want at most 0.8", low)
+	}
 	got := levels(t, c, clock, 2)
 	step := func(k float64) float64 { return min(1, math.Round(low*1000+k*100)/1000) }
 	if want := fmt.Sprint([]float64{step(1), step(2)}); fmt.Sprint(got) != want {
