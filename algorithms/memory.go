@@ -290,7 +290,11 @@ func NewMemoryStore(opts ...MemoryOption) (*MemoryStore, error) {
 	}
 	s.mask = shards - 1
 	if s.maxKeys > 0 {
-		s.perShrd = (s.maxKeys + int(shards) - 1) / int(shards)
+		// Rounded up, without the sum that overflows near MaxInt.
+		s.perShrd = s.maxKeys / int(shards)
+		if s.maxKeys%int(shards) != 0 {
+			s.perShrd++
+		}
 	}
 	for i := range s.shards {
 		s.shards[i].sweepAt = minSweep

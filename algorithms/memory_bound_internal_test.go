@@ -1,6 +1,9 @@
 package algorithms
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestWithMaxKeysSpreadsTheBound pins how WithMaxKeys spreads its bound over
 // the shards, as its doc says: 0 is accepted and means no bound; all 64
@@ -21,6 +24,7 @@ func TestWithMaxKeysSpreadsTheBound(t *testing.T) {
 		{64 * 256, 64, 256},
 		{64*256 + 1, 64, 257},
 		{1_000_000, 64, 15_625},
+		{math.MaxInt, 64, math.MaxInt/64 + 1}, // rounded up without overflow: still a bound
 	} {
 		s, err := NewMemoryStore(WithMaxKeys(tc.bound))
 		if err != nil {
