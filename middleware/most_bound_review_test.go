@@ -25,44 +25,21 @@ import (
 // p at the inner copy's 5, which no request gets. Through chi and a
 // ServeMux, 10 s into the minute.
 func TestIETFMostConstrainingNestedBoundQuota(t *testing.T) {
-	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
-	want := []struct {
-		status                int
-		rateLimit, retryAfter string
-	}{
-		{200, `"s";r=1;t=50`, ""},
-		{200, `"s";r=0;t=50`, ""},
-		{429, `"s";r=0;t=50`, "50"},
+	policyLine := []string{`"p";q=3;w=60, "s";q=2;w=60`}
+	want := []boundStep{
+		{200, policyLine, []string{`"s";r=1;t=50`}, ""},
+		{200, policyLine, []string{`"s";r=0;t=50`}, ""},
+		{429, policyLine, []string{`"s";r=0;t=50`}, "50"},
 	}
 	for _, mux := range []string{"chi", "ServeMux"} {
 		t.Run(mux, func(t *testing.T) {
-			clock := algotest.NewClock(t0.Add(10 * time.Second))
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
-			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			_, store, opts := mostSetup(t)
 			outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 5, time.Minute, constKey)}, opts...)
 			inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey), fixed("s", 2, time.Minute, constKey)}, opts...)
 			setLimit(t, outer, "p", 3)
 			setLimit(t, inner, "p", 5)
 			h := nestedRouter(mux, outer, inner)
-			for i, s := range want {
-				w := serve(h, "GET", "/")
-				if w.Code != s.status {
-					t.Errorf("request %d: status %d, want %d", i+1, w.Code, s.status)
-				}
-				if got, want := w.Header().Values("RateLimit-Policy"), []string{`"p";q=3;w=60, "s";q=2;w=60`}; !slices.Equal(got, want) {
-					t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, want)
-				}
-				if got, want := w.Header().Values("RateLimit"), []string{s.rateLimit}; !slices.Equal(got, want) {
-					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, want)
-				}
-				if got := w.Header().Get("Retry-After"); got != s.retryAfter {
-					t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retryAfter)
-				}
-			}
+			checkSteps(t, h, want)
 		})
 	}
 }
@@ -79,43 +56,19 @@ func TestIETFMostConstrainingNestedBoundQuota(t *testing.T) {
 // middleware answers (s), reports p at its 8 under both. Through chi
 // and a ServeMux, 10 s into the minute.
 func TestIETFMostConstrainingNestedRestatedQuota(t *testing.T) {
-	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
-	want := []struct {
-		status                       int
-		policyLine, rateLimit, retry string
-	}{
-		{200, `"p";q=3;w=60, "s";q=2;w=60`, `"s";r=1;t=50`, ""},
-		{200, `"p";q=3;w=60, "s";q=2;w=60`, `"s";r=0;t=50`, ""},
-		{429, `"p";q=8;w=60, "s";q=2;w=60`, `"s";r=0;t=50`, "50"},
+	want := []boundStep{
+		{200, []string{`"p";q=3;w=60, "s";q=2;w=60`}, []string{`"s";r=1;t=50`}, ""},
+		{200, []string{`"p";q=3;w=60, "s";q=2;w=60`}, []string{`"s";r=0;t=50`}, ""},
+		{429, []string{`"p";q=8;w=60, "s";q=2;w=60`}, []string{`"s";r=0;t=50`}, "50"},
 	}
 	for _, mux := range []string{"chi", "ServeMux"} {
 		t.Run(mux, func(t *testing.T) {
-			clock := algotest.NewClock(t0.Add(10 * time.Second))
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
-			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			_, store, opts := mostSetup(t)
 			outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey), fixed("s", 2, time.Minute, constKey)}, opts...)
 			inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey)}, opts...)
 			setLimit(t, outer, "p", 8)
 			h := nestedRouter(mux, outer, inner)
-			for i, s := range want {
-				w := serve(h, "GET", "/")
-				if w.Code != s.status {
-					t.Errorf("request %d: status %d, want %d", i+1, w.Code, s.status)
-				}
-				if got, want := w.Header().Values("RateLimit-Policy"), []string{s.policyLine}; !slices.Equal(got, want) {
-					t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, want)
-				}
-				if got, want := w.Header().Values("RateLimit"), []string{s.rateLimit}; !slices.Equal(got, want) {
-					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, want)
-				}
-				if got := w.Header().Get("Retry-After"); got != s.retry {
-					t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retry)
-				}
-			}
+			checkSteps(t, h, want)
 		})
 	}
 }
@@ -129,13 +82,7 @@ func TestIETFMostConstrainingNestedRestatedQuota(t *testing.T) {
 // not expect the 429 its next request gets from p. Through chi and a
 // ServeMux, 10 s into the minute.
 func TestIETFMostConstrainingNestedRestatedMember(t *testing.T) {
-	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
-	want := []struct {
-		status      int
-		policyLines []string
-		rateLimit   []string
-		retry       string
-	}{
+	want := []boundStep{
 		{200, []string{`"p";q=3;w=60, "s";q=5;w=60`}, []string{`"p";r=2;t=50`}, ""},
 		{200, []string{`"p";q=3;w=60, "s";q=5;w=60`}, []string{`"p";r=1;t=50`}, ""},
 		{200, []string{`"p";q=3;w=60, "s";q=5;w=60`}, []string{`"p";r=0;t=50`}, ""},
@@ -143,32 +90,12 @@ func TestIETFMostConstrainingNestedRestatedMember(t *testing.T) {
 	}
 	for _, mux := range []string{"chi", "ServeMux"} {
 		t.Run(mux, func(t *testing.T) {
-			clock := algotest.NewClock(t0.Add(10 * time.Second))
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
-			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			_, store, opts := mostSetup(t)
 			outer := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey), fixed("s", 5, time.Minute, constKey)}, opts...)
 			inner := middleware.MustNew(store, []*policy.Policy{fixed("p", 3, time.Minute, constKey)}, opts...)
 			setLimit(t, outer, "p", 8)
 			h := nestedRouter(mux, outer, inner)
-			for i, s := range want {
-				w := serve(h, "GET", "/")
-				if w.Code != s.status {
-					t.Errorf("request %d: status %d, want %d", i+1, w.Code, s.status)
-				}
-				if got := w.Header().Values("RateLimit-Policy"); !slices.Equal(got, s.policyLines) {
-					t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, s.policyLines)
-				}
-				if got := w.Header().Values("RateLimit"); !slices.Equal(got, s.rateLimit) {
-					t.Errorf("request %d: RateLimit %q, want %q", i+1, got, s.rateLimit)
-				}
-				if got := w.Header().Get("Retry-After"); got != s.retry {
-					t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retry)
-				}
-			}
+			checkSteps(t, h, want)
 		})
 	}
 }
@@ -180,19 +107,12 @@ func TestIETFMostConstrainingNestedRestatedMember(t *testing.T) {
 // each request, which raises g's member alone, so the member of p,
 // restated further in as the most constraining, stays the one member.
 func TestIETFMostConstrainingRestatedMemberAfterGiveBack(t *testing.T) {
-	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
 	silent := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	onlyFailures := policy.CountIf(func(_ *http.Request, status int) bool { return status >= 400 })
 	want := []string{`"p";r=2;t=50`, `"p";r=1;t=50`, `"p";r=0;t=50`}
 	for _, mux := range []string{"chi", "ServeMux"} {
 		t.Run(mux, func(t *testing.T) {
-			clock := algotest.NewClock(t0.Add(10 * time.Second))
-			store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
-			opts := []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+			_, store, opts := mostSetup(t)
 			outer := middleware.MustNew(store, []*policy.Policy{
 				fixed("p", 3, time.Minute, constKey), fixed("s", 5, time.Minute, constKey), fixed("g", 10, time.Minute, constKey, onlyFailures),
 			}, opts...)
@@ -219,5 +139,49 @@ func TestIETFMostConstrainingRestatedMemberAfterGiveBack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// boundStep is what one request of these tests gets: its status, its
+// RateLimit-Policy and RateLimit field lines, and its Retry-After.
+type boundStep struct {
+	status      int
+	policyLines []string
+	rateLimit   []string
+	retry       string
+}
+
+// mostSetup returns a clock 10 s into the minute, a memory store on it,
+// and the options of every middleware of these tests: that clock, errors
+// (the nested copies' ErrCountedTwice) unlogged, IETFMostConstraining.
+func mostSetup(t *testing.T) (*algotest.Clock, *algorithms.MemoryStore, []middleware.Option) {
+	t.Helper()
+	clock := algotest.NewClock(t0.Add(10 * time.Second))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	return clock, store, []middleware.Option{middleware.WithClock(clock), quiet, middleware.WithHeaders(middleware.IETFMostConstraining)}
+}
+
+// checkSteps serves GET / through h once per step, checking each answer.
+func checkSteps(t *testing.T, h http.Handler, steps []boundStep) {
+	t.Helper()
+	for i, s := range steps {
+		w := serve(h, "GET", "/")
+		if w.Code != s.status {
+			t.Errorf("request %d: status %d, want %d", i+1, w.Code, s.status)
+		}
+		if got := w.Header().Values("RateLimit-Policy"); !slices.Equal(got, s.policyLines) {
+			t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, s.policyLines)
+		}
+		if got := w.Header().Values("RateLimit"); !slices.Equal(got, s.rateLimit) {
+			t.Errorf("request %d: RateLimit %q, want %q", i+1, got, s.rateLimit)
+		}
+		if got := w.Header().Get("Retry-After"); got != s.retry {
+			t.Errorf("request %d: Retry-After %q, want %q", i+1, got, s.retry)
+		}
 	}
 }
