@@ -34,14 +34,7 @@ func TestClusterSlotMigratingToANewNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fresh.Stop() })
-	do := func(s *redistest.Server, args ...string) string {
-		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%v on %s: %v", args, s.Addr, err)
-		}
-		return v
-	}
+	do := mustDo(t)
 	do(fresh, "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(cl.Nodes[0].Port))
 	all := append(cl.Nodes[:], fresh)
 	if !hangguard.Poll(30*time.Second, 20*time.Millisecond, func() bool {

@@ -54,14 +54,7 @@ func tagOnNode(t *testing.T, client *redis.ClusterClient, base string, node int)
 func moveSlot(t *testing.T, slot, src, dst int) {
 	t.Helper()
 	nodes := clusterSrv.Nodes
-	do := func(s *redistest.Server, args ...string) string {
-		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%v on %s: %v", args, s.Addr, err)
-		}
-		return v
-	}
+	do := mustDo(t)
 	sl := strconv.Itoa(slot)
 	srcID, dstID := do(nodes[src], "CLUSTER", "MYID"), do(nodes[dst], "CLUSTER", "MYID")
 	do(nodes[dst], "CLUSTER", "SETSLOT", sl, "IMPORTING", srcID)
@@ -362,5 +355,18 @@ func TestClusterSplitTakeMovedNoRedirects(t *testing.T) {
 				t.Fatalf("MOVED per node %v, want one, from the old node", moved)
 			}
 		})
+	}
+}
+
+// mustDo returns a function that sends a command to one server of a test's
+// cluster and returns its reply, failing the test on an error.
+func mustDo(t *testing.T) func(s *redistest.Server, args ...string) string {
+	return func(s *redistest.Server, args ...string) string {
+		t.Helper()
+		v, err := s.Do(args...)
+		if err != nil {
+			t.Fatalf("%v on %s: %v", args, s.Addr, err)
+		}
+		return v
 	}
 }

@@ -39,14 +39,7 @@ func TestCrossSlotTakeWhileSlotMigrates(t *testing.T) {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
 	cl := redistest.NewCluster(t)
-	do := func(s *redistest.Server, args ...string) string {
-		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%v on %s: %v", args, s.Addr, err)
-		}
-		return v
-	}
+	do := mustDo(t)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	clk := &manualClock{t: time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)}

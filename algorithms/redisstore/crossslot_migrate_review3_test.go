@@ -53,14 +53,7 @@ func TestClusterBreakerClosedWhileSlotMigrates(t *testing.T) {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
 	cl := redistest.NewCluster(t)
-	do := func(s *redistest.Server, args ...string) string {
-		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%v on %s: %v", args, s.Addr, err)
-		}
-		return v
-	}
+	do := mustDo(t)
 	// user-2 is on slot 157 (node 0), which migrates to node 1; user-1 on
 	// slot 12542 (node 2).
 	slot := do(cl.Nodes[0], "CLUSTER", "KEYSLOT", "user-2")
@@ -165,14 +158,7 @@ func TestGiveBackWhileSlotMigrates(t *testing.T) {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
 	cl := redistest.NewCluster(t)
-	do := func(s *redistest.Server, args ...string) string {
-		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%v on %s: %v", args, s.Addr, err)
-		}
-		return v
-	}
+	do := mustDo(t)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
 	clk := &manualClock{t: time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC)}
@@ -250,14 +236,7 @@ func TestCrossSlotResendWithoutMarkerSaysLeft(t *testing.T) {
 		t.Skip("slow: starts a 3-node cluster of its own; run without -short")
 	}
 	cl := redistest.NewCluster(t)
-	do := func(s *redistest.Server, args ...string) string {
-		t.Helper()
-		v, err := s.Do(args...)
-		if err != nil {
-			t.Fatalf("%v on %s: %v", args, s.Addr, err)
-		}
-		return v
-	}
+	do := mustDo(t)
 	ctx := context.Background()
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { _ = client.Close() })
