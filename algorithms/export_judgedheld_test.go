@@ -16,6 +16,19 @@ func TakeJudgedSteps(ctx context.Context, s *MemoryStore, c Check) (Decision, er
 	return s.takeJudged(&s.shards[h&s.mask], &c, h, t)
 }
 
+// TakeIntoSteps is TakeInto for a Take of several checks as decideMany
+// decides it, one check at a time, never through takeHeld's decision in
+// place of held keys. A differential test compares TakeInto with it.
+func TakeIntoSteps(ctx context.Context, s *MemoryStore, dst []Decision, checks []Check) error {
+	if len(checks) < 2 {
+		return s.TakeInto(ctx, dst, checks)
+	}
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	return s.takeMany(dst, checks, s.now(), false)
+}
+
 // ShareSeed gives dst the hash seed of src, so that the two stores put each
 // key in the same shard and slot, and sample the same keys to evict. dst
 // must hold no key yet.

@@ -165,7 +165,38 @@ func runJudgedDiff(seed uint64, kind algorithms.Kind, steps int) string {
 	for step := range steps {
 		sp := specs[r.IntN(len(specs))]
 		c := algorithms.Check{Spec: sp, Key: keys[r.IntN(len(keys))]}
-		switch op := r.IntN(24); {
+		switch op := r.IntN(28); {
+		case op >= 24:
+			// A Take of two to four checks, judged ones among others,
+			// through TakeInto on one store (held keys decided in place
+			// by takeHeld) and through decideMany's steps alone on the
+			// other.
+			checks := make([]algorithms.Check, 2+r.IntN(3))
+			for i := range checks {
+				sp := specs[r.IntN(len(specs))]
+				checks[i] = algorithms.Check{Spec: sp, Key: keys[r.IntN(len(keys))], Cost: 1 + r.Int64N(min(sp.Limit, 3))}
+				switch r.IntN(4) {
+				case 0:
+				case 1:
+					if sp.Algorithm.Raisable() {
+						checks[i].Limit = sp.Limit + 1 + r.Int64N(3*sp.Limit)
+						break
+					}
+					fallthrough
+				default:
+					checks[i].Limit = checks[i].Cost + r.Int64N(sp.Limit-checks[i].Cost+1)
+				}
+			}
+			fd := make([]algorithms.Decision, len(checks))
+			sd := make([]algorithms.Decision, len(checks))
+			ferr := fast.TakeInto(ctx, fd, checks)
+			serr := algorithms.TakeIntoSteps(ctx, slow, sd, checks)
+			log = append(log, fmt.Sprintf("%d: Take %+v at %v: %+v %v", step, checks, base.Now().Sub(start), sd, serr))
+			for i := range checks {
+				if msg := same(fmt.Sprintf("check %d of a Take of %d", i, len(checks)), fd[i], sd[i], ferr, serr); msg != "" {
+					return msg
+				}
+			}
 		case op < 13:
 			// A judged check: mostly valid, a few invalid ones; for the
 			// kinds whose limit can be raised, above the Spec's a

@@ -725,7 +725,7 @@ func (s *MemoryStore) TakeInto(ctx context.Context, dst []Decision, checks []Che
 	if len(checks) == 0 {
 		return nil
 	}
-	return s.takeMany(dst, checks, s.now())
+	return s.takeMany(dst, checks, s.now(), true)
 }
 
 func (s *MemoryStore) ready(ctx context.Context) error {
@@ -750,7 +750,9 @@ func (s *MemoryStore) hash(key string) uint64 {
 	return h
 }
 
-func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
+// takeMany decides a Take of several checks at t: in place when held
+// allows and takeHeld can, else through decideMany's steps.
+func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64, held bool) error {
 	var hbuf [maxBatch]uint64
 	hs := hbuf[:0]
 	if len(checks) > maxBatch {
@@ -770,7 +772,7 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 		}
 	}
 	defer s.unlockShards(locked)
-	if s.takeHeld(dst, checks, hs, t) {
+	if held && s.takeHeld(dst, checks, hs, t) {
 		return nil
 	}
 	return s.decideMany(dst, checks, hs, t)
@@ -778,9 +780,10 @@ func (s *MemoryStore) takeMany(dst []Decision, checks []Check, t int64) error {
 
 // takeHeld decides the checks of a Take the quick way when it can: every
 // check on a key already held, of a kind with a single-check fast path (as
-// TakeOne's), none judged at a limit of its own ([Check.Limit]), no two on
-// one key of one Spec, and every one admitted — the
-// usual Take of stacked policies. It then records them all and writes their
+// TakeOne's), judged at a limit of its own ([Check.Limit]) only when of
+// fixed_window or sliding_window (on params judged at that limit, as
+// decideMany's steps decide it), no two on one key of one Spec, and every
+// one admitted — the usual Take of stacked policies, lowered or not. It then records them all and writes their
 // Decisions to dst, the same as decideMany's. Otherwise it changes nothing
 // and reports false, and decideMany decides them. The checks' shards must
 // be locked.
@@ -796,17 +799,25 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 	)
 	for i := range checks {
 		c := &checks[i]
-		if c.Limit != 0 {
-			return false // judged at a limit of its own: decideMany decides it
-		}
 		tb := s.shards[hs[i]&s.mask].lookup(&c.Spec)
 		if tb == nil || tb.cells == nil {
 			return false
 		}
 		p := &tb.p
 		n := c.cost()
-		if n < 1 || n > p.capacity {
+		if n < 1 || n > p.capacity && c.Limit == 0 {
 			return false // decideMany reports it
+		}
+		var jp params
+		if c.Limit != 0 {
+			// Judged at a limit of its own: a window kind's counts
+			// judged at it (see params.judged); an invalid one, or a
+			// bucket kind's, is decideMany's.
+			if tb.fast != fastFixed && tb.fast != fastSliding || n > c.Limit || !p.judgeable(c.Limit) {
+				return false
+			}
+			jp = p.judged(c.Limit)
+			p = &jp
 		}
 		k, held := tb.cells.find(hs[i])
 		if !held {
@@ -842,6 +853,11 @@ func (s *MemoryStore) takeHeld(dst []Decision, checks []Check, hs []uint64, t in
 	for i := range checks {
 		*cps[i] = cls[i]
 		p, n := &tbs[i].p, checks[i].cost()
+		if lim := checks[i].Limit; lim != 0 {
+			tbs[i].judge(lim, t) // the limit the key is held to
+			jp := p.judged(lim)
+			p = &jp
+		}
 		switch tbs[i].fast {
 		case fastFixed:
 			p.fixedReport(&dst[i], cls[i], t, true)
