@@ -69,15 +69,19 @@ const (
 // nor fall into an IPv6 group. A client of the well-known prefix
 // 64:ff9b::/96, an IPv4 client that a stateless translator (SIIT-DC, RFC
 // 7755) hands an IPv6-only service, is keyed as the IPv4 address it carries
-// (RFC 6052), so that IPv4 clients do not all share its /64; a trusted
-// proxy's prefix is compared with the address as it came. Only a global
-// IPv4 address counts: the prefix must not carry a non-global one (RFC
-// 6052 section 3.1: private, loopback, link-local, shared, documentation,
-// benchmarking, multicast or reserved), which a translator drops, so an
-// address such as 64:ff9b::a00:1 is no translated client, and is keyed as
-// the IPv6 address it is, not as the private 10.0.0.1. IPv6 addresses
-// are then grouped by [IPv6Prefix] (default /64) and IPv4 by [IPv4Prefix]
-// (default /32). The key is the address ("192.0.2.1") or, when grouped, the
+// (RFC 6052), so that IPv4 clients do not all share its /64. A 6to4
+// address (2002::/16, RFC 3056) is keyed as the IPv4 address in its bits
+// 16..47 too: the host at that address holds the whole /48
+// 2002:<IPv4>::/48, whose 65,536 /64s would otherwise be as many keys,
+// and over IPv4 it has one. A trusted proxy's prefix is compared with
+// the address as it came. Only a global IPv4 address counts: neither
+// prefix may carry a non-global one (RFC 6052 section 3.1, RFC 3056
+// section 2: private, loopback, link-local, shared, documentation,
+// benchmarking, multicast or reserved), which a translator or relay
+// drops, so an address such as 64:ff9b::a00:1 is no translated client,
+// and is keyed as the IPv6 address it is, not as the private 10.0.0.1.
+// IPv6 addresses are then grouped by [IPv6Prefix] (default /64) and IPv4
+// by [IPv4Prefix] (default /32). The key is the address ("192.0.2.1") or, when grouped, the
 // masked prefix ("2001:db8:1:2::/64", "198.51.100.0/24").
 //
 // # Bad input
@@ -337,23 +341,36 @@ func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 	return string(b)
 }
 
-// embeddedIPv4 returns the IPv4 address that a of the well-known prefix
-// 64:ff9b::/96 carries in its last 32 bits (RFC 6052), when that address
-// is global, and any other a as it is. A stateless translator (SIIT-DC,
-// RFC 7755) hands an IPv6-only service its IPv4 clients so: grouped by an
-// IPv6 prefix, every IPv4 client would share one key. The prefix must not
-// carry a non-global IPv4 address (RFC 6052 section 3.1, and translators
-// drop such packets), so no translated client has one; keyed as that
-// address, it would share the key of the private client or proxy at it.
+// embeddedIPv4 returns the IPv4 address that an IPv6 address a stands
+// for, when it is global, and any other a as it is:
+//
+//   - an address of the well-known NAT64 prefix 64:ff9b::/96 carries it in
+//     its last 32 bits (RFC 6052): a stateless translator (SIIT-DC, RFC
+//     7755) hands an IPv6-only service its IPv4 clients so, and grouped by
+//     an IPv6 prefix every IPv4 client would share one key;
+//   - an address of the 6to4 prefix 2002::/16 carries it in bits 16..47
+//     (RFC 3056): the host at that IPv4 address holds the whole /48
+//     2002:<v4>::/48, 65,536 /64s, and keyed by one it would have as many
+//     keys as it liked.
+//
+// Neither may carry a non-global IPv4 address (RFC 6052 section 3.1, RFC
+// 3056 section 2; translators drop such packets), so no translated client
+// or 6to4 site has one; keyed as that address, it would share the key of
+// the private client or proxy at it.
 func embeddedIPv4(a netip.Addr) netip.Addr {
 	if !a.Is6() {
 		return a
 	}
 	b := a.As16()
-	if b[0] != 0 || b[1] != 0x64 || b[2] != 0xff || b[3] != 0x9b || b[4]|b[5]|b[6]|b[7]|b[8]|b[9]|b[10]|b[11] != 0 {
+	var v4 netip.Addr
+	switch {
+	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4]|b[5]|b[6]|b[7]|b[8]|b[9]|b[10]|b[11] == 0:
+		v4 = netip.AddrFrom4([4]byte(b[12:]))
+	case b[0] == 0x20 && b[1] == 0x02:
+		v4 = netip.AddrFrom4([4]byte(b[2:6]))
+	default:
 		return a
 	}
-	v4 := netip.AddrFrom4([4]byte(b[12:]))
 	if !isGlobalIPv4(v4) {
 		return a
 	}
