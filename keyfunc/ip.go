@@ -73,16 +73,19 @@ const (
 // address (2002::/16, RFC 3056) is keyed as the IPv4 address in its bits
 // 16..47 too: the host at that address holds the whole /48
 // 2002:<IPv4>::/48, whose 65,536 /64s would otherwise be as many keys,
-// and over IPv4 it has one. A trusted proxy's prefix is compared with
-// the address as it came. Only a global IPv4 address counts: neither
-// prefix may carry a non-global one (RFC 6052 section 3.1, RFC 3056
-// section 2: private, loopback, link-local, shared, documentation,
-// benchmarking, multicast or reserved), which a translator or relay
-// drops, so an address such as 64:ff9b::a00:1 is no translated client,
-// and is keyed as the IPv6 address it is, not as the private 10.0.0.1.
-// IPv6 addresses are then grouped by [IPv6Prefix] (default /64) and IPv4
-// by [IPv4Prefix] (default /32). The key is the address ("192.0.2.1") or, when grouped, the
-// masked prefix ("2001:db8:1:2::/64", "198.51.100.0/24").
+// and over IPv4 it has one. So is a Teredo client (2001::/32, RFC 4380)
+// as the IPv4 address its NAT maps it to (inverted in the last 32 bits):
+// its /64 is its Teredo server's, which every client of that server
+// shares. A trusted proxy's prefix is compared with the address as it
+// came. Only a global IPv4 address counts: none of these may carry a
+// non-global one (RFC 6052 section 3.1, RFC 3056 section 2: private,
+// loopback, link-local, shared, documentation, benchmarking, multicast
+// or reserved), which a translator or relay drops, so an address such
+// as 64:ff9b::a00:1 is no translated client, and is keyed as the IPv6
+// address it is, not as the private 10.0.0.1. IPv6 addresses are then
+// grouped by [IPv6Prefix] (default /64) and IPv4 by [IPv4Prefix]
+// (default /32). The key is the address ("192.0.2.1") or, when grouped,
+// the masked prefix ("2001:db8:1:2::/64", "198.51.100.0/24").
 //
 // # Bad input
 //
@@ -351,11 +354,16 @@ func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 //   - an address of the 6to4 prefix 2002::/16 carries it in bits 16..47
 //     (RFC 3056): the host at that IPv4 address holds the whole /48
 //     2002:<v4>::/48, 65,536 /64s, and keyed by one it would have as many
-//     keys as it liked.
+//     keys as it liked;
+//   - a Teredo address (2001::/32, RFC 4380) carries, inverted in its last
+//     32 bits, the address the client's NAT maps it to, the one it has
+//     over IPv4; its /64 is its Teredo server's, shared by every client of
+//     that server.
 //
-// Neither may carry a non-global IPv4 address (RFC 6052 section 3.1, RFC
-// 3056 section 2; translators drop such packets), so no translated client
-// or 6to4 site has one; keyed as that address, it would share the key of
+// None may carry a non-global IPv4 address (RFC 6052 section 3.1, RFC
+// 3056 section 2; translators drop such packets, and no NAT on the
+// internet maps a client to one), so no translated client, 6to4 site or
+// Teredo client has one; keyed as that address, it would share the key of
 // the private client or proxy at it.
 func embeddedIPv4(a netip.Addr) netip.Addr {
 	if !a.Is6() {
@@ -368,6 +376,8 @@ func embeddedIPv4(a netip.Addr) netip.Addr {
 		v4 = netip.AddrFrom4([4]byte(b[12:]))
 	case b[0] == 0x20 && b[1] == 0x02:
 		v4 = netip.AddrFrom4([4]byte(b[2:6]))
+	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0:
+		v4 = netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
 	default:
 		return a
 	}
