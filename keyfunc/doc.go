@@ -21,8 +21,9 @@
 //     from the right, and at most [MaxHops] entries are examined.
 //   - IPv4-mapped IPv6 is unmapped first (and a translated IPv4 client of
 //     64:ff9b::/96, a 6to4 site of 2002::/16 or a Teredo client of
-//     2001::/32 keyed as its IPv4 address when that is global), IPv6 is
-//     grouped by /64 (see [IPv6Prefix]), ports and zones are dropped.
+//     2001::/32 keyed as its IPv4 address when that is global, and the
+//     IPv4 clients of a translator declared with [NAT64Prefixes]), IPv6
+//     is grouped by /64 (see [IPv6Prefix]), ports and zones are dropped.
 //   - A request without a usable key gets an error in the [ErrNoKey] family,
 //     never "" or a shared placeholder; to [ContextValue], the zero value
 //     of any type (UserID(0) as much as "") is no key. Every Func of this

@@ -1,6 +1,7 @@
 package keyfunc
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -76,8 +77,12 @@ const (
 // and over IPv4 it has one. So is a Teredo client (2001::/32, RFC 4380)
 // as the IPv4 address its NAT maps it to (inverted in the last 32 bits):
 // its /64 is its Teredo server's, which every client of that server
-// shares. A trusted proxy's prefix is compared with the address as it
-// came. Only a global IPv4 address counts: none of these may carry a
+// shares. The IPv4 clients of a translator with a prefix of its own are
+// keyed as their IPv4 addresses once it is declared with
+// [NAT64Prefixes]; undeclared, an address of the local-use prefix
+// 64:ff9b:1::/48 (RFC 8215), whose length the network chooses, is keyed
+// by itself, one translated client each. A trusted proxy's prefix is
+// compared with the address as it came. Only a global IPv4 address counts: none of these may carry a
 // non-global one (RFC 6052 section 3.1, RFC 3056 section 2: private,
 // loopback, link-local, shared, documentation, benchmarking, multicast
 // or reserved), which a translator or relay drops, so an address such
@@ -99,7 +104,8 @@ const (
 // whatever its size.
 //
 // Invalid options (a prefix length out of range, two sources, a trust
-// option given twice, a header source without trusted proxies, ...) make
+// option given twice, a header source without trusted proxies, a NAT64
+// prefix of a length RFC 6052 does not define, ...) make
 // IP return an error naming the option: every one that does not depend
 // on another refused (TrustedHops is judged against MaxHops once that is
 // valid, a source once there is one), several joined with [errors.Join],
@@ -194,6 +200,7 @@ func (c *ipConfig) validate(errs []error) []error {
 			bad("TrustedHops %d is outside 1..%d, whatever MaxHops", c.hops, maxMaxHops)
 		}
 	}
+	errs = c.validateNAT64(errs)
 	if c.sources > 1 {
 		return errs // which one is meant is not known
 	}
@@ -237,6 +244,67 @@ func (c *ipConfig) validate(errs []error) []error {
 		}
 	}
 	return errs
+}
+
+// validateNAT64 appends to errs the problems of the NAT64Prefixes, and,
+// when there is none, keeps only the network-specific ones.
+func (c *ipConfig) validateNAT64(errs []error) []error {
+	if c.nat64N > 1 {
+		errs = append(errs, errors.New("keyfunc: IP: NAT64Prefixes given more than once (list every translator prefix in one NAT64Prefixes)"))
+	}
+	if !c.nat64Set {
+		return errs
+	}
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("keyfunc: IP: NAT64Prefixes: "+format, args...))
+	}
+	if len(c.nat64) == 0 {
+		bad("no prefix given")
+	}
+	ok := make([]bool, len(c.nat64))
+	var nsp []netip.Prefix
+	for i, p := range c.nat64 {
+		switch {
+		case !p.IsValid():
+			bad("prefix %d is invalid", i)
+		case !p.Addr().Is6() || p.Addr().Is4In6():
+			bad("prefix %d, %s, is not an IPv6 prefix", i, p)
+		case p.Addr().Zone() != "" || p.Masked() != p:
+			bad("prefix %d, %s, has bits set past its length", i, p)
+		case !rfc6052Length(p.Bits()):
+			bad("prefix %d, %s, is not 32, 40, 48, 56, 64 or 96 bits long (RFC 6052)", i, p)
+		case p == wellKnownNAT64:
+			// Always recognised.
+		case p.Overlaps(wellKnownNAT64):
+			bad("prefix %d, %s, overlaps the well-known prefix %s, which is always recognised", i, p, wellKnownNAT64)
+		default:
+			ok[i] = true
+			for j, q := range c.nat64[:i] {
+				if ok[j] && p.Overlaps(q) {
+					bad("prefixes %d and %d, %s and %s, overlap: which one embeds the address would be ambiguous", j, i, q, p)
+				}
+			}
+			nsp = append(nsp, p)
+		}
+	}
+	c.nat64 = nsp
+	return errs
+}
+
+// wellKnownNAT64 is the well-known prefix of RFC 6052; localUseNAT64 the
+// prefix RFC 8215 sets aside for local translation.
+var (
+	wellKnownNAT64 = netip.MustParsePrefix("64:ff9b::/96")
+	localUseNAT64  = netip.MustParsePrefix("64:ff9b:1::/48")
+)
+
+// rfc6052Length reports whether bits is the length of an RFC 6052 prefix.
+func rfc6052Length(bits int) bool {
+	switch bits {
+	case 32, 40, 48, 56, 64, 96:
+		return true
+	}
+	return false
 }
 
 // key is the Func returned by IP.
@@ -324,11 +392,13 @@ func (c *ipConfig) isTrusted(a netip.Addr) bool {
 // obfuscated port), is not reused, nor is any header substring, so a key
 // never pins a large header.
 func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
-	a = embeddedIPv4(a)
+	a, alone := c.unembed(a)
 	var buf [64]byte
 	bits := c.v6bits
 	if a.Is4() {
 		bits = c.v4bits
+	} else if alone {
+		bits = 128
 	}
 	var b []byte
 	if bits == a.BitLen() {
@@ -342,6 +412,54 @@ func (c *ipConfig) format(a netip.Addr, remoteAddr string) string {
 		return remoteAddr[:n]
 	}
 	return string(b)
+}
+
+// unembed returns the address the client at a is keyed by, and whether
+// an IPv6 one is to be keyed alone rather than grouped: the IPv4 address a
+// declared NAT64 prefix embeds when it is global, else the translated
+// address less its suffix, alone; an address of the local-use prefix,
+// alone; otherwise what embeddedIPv4 finds.
+func (c *ipConfig) unembed(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return a, false
+	}
+	for _, p := range c.nat64 {
+		if p.Contains(a) {
+			return fromNSP(a, p.Bits())
+		}
+	}
+	if localUseNAT64.Contains(a) {
+		return a, true
+	}
+	return embeddedIPv4(a), false
+}
+
+// fromNSP returns the IPv4 address that a, of a network-specific prefix
+// of length bits, embeds (RFC 6052 section 2.2) when it is global; when
+// it is not, a with its suffix cleared, to be keyed alone; and a, to be
+// grouped, when a is no IPv4-embedded address (bits 64..71 set below /96).
+func fromNSP(a netip.Addr, bits int) (netip.Addr, bool) {
+	b := a.As16()
+	var v4 [4]byte
+	end := 16 // where the suffix begins
+	switch bits {
+	case 96:
+		copy(v4[:], b[12:16])
+	default:
+		if b[8] != 0 {
+			return a, false
+		}
+		// The prefix ends at byte bits/8; the address fills the next
+		// four bytes, skipping byte 8.
+		n := copy(v4[:], b[bits/8:8])
+		copy(v4[n:], b[9:9+4-n])
+		end = 9 + 4 - n
+	}
+	if v := netip.AddrFrom4(v4); isGlobalIPv4(v) {
+		return v, false
+	}
+	clear(b[end:])
+	return netip.AddrFrom16(b), true
 }
 
 // embeddedIPv4 returns the IPv4 address that an IPv6 address a stands

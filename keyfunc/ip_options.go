@@ -24,6 +24,9 @@ type ipConfig struct {
 	v6bits     int
 	v4bits     int
 	maxHops    int
+	nat64      []netip.Prefix
+	nat64Set   bool
+	nat64N     int // number of NAT64Prefixes options given
 }
 
 // TrustedProxies declares the reverse proxies in front of this server. Only
@@ -174,3 +177,50 @@ func MaxHops(n int) IPOption { return func(c *ipConfig) { c.maxHops = n } }
 
 // maxMaxHops is the largest MaxHops.
 const maxMaxHops = 1024
+
+// NAT64Prefixes declares the network-specific prefixes (RFC 6052) of the
+// IPv4/IPv6 translators in front of this server, such as a SIIT-DC
+// translator (RFC 7755) handing an IPv6-only service its IPv4 clients.
+// Such a translator writes every IPv4 client as an address of its prefix
+// with the client's IPv4 address embedded, so grouped by an IPv6 prefix
+// they would share keys: a /96 prefix is one /64, one bucket for every
+// IPv4 client behind the translator. An address within a declared prefix
+// is keyed as the IPv4 address it embeds, grouped by [IPv4Prefix], as a
+// client of the well-known prefix 64:ff9b::/96 is without any option.
+//
+// Each prefix must be IPv6 and 32, 40, 48, 56, 64 or 96 bits long, the
+// lengths of RFC 6052 section 2.2, which places the IPv4 address after the
+// prefix and skips bits 64..71 (the u-octet). Below /96 an address with
+// any of those bits set is no address the translator wrote: it is keyed
+// as the IPv6 address it is, grouped by [IPv6Prefix]. The suffix, which a
+// translator leaves zero, is ignored. A /96 prefix with bits 64..71 set,
+// which RFC 6052 forbids but translators accept (the u-bit means nothing
+// in an identifier not made from a MAC address, RFC 7136), is accepted.
+//
+// A network-specific prefix, unlike the well-known one, may carry a
+// non-global IPv4 address (RFC 6052 section 3.1): a translator of an IPv4
+// realm of its own, whose 10.0.0.1 need not be the 10.0.0.1 this server
+// sees directly. Such a client is keyed by its address alone (its
+// suffix cleared), apart from both.
+//
+// 64:ff9b:1::/48 is set aside for local translation (RFC 8215), at a
+// length within it that each network chooses, so no IPv4 address is read
+// from it undeclared. A translator writes one address per IPv4 client,
+// whatever the length, so an address of 64:ff9b:1::/48 is keyed by
+// itself, not by its /64, unless a declared prefix holds it: the
+// translated clients of an undeclared local-use translator neither share
+// a key nor get more than one each, but are not keyed as their IPv4
+// addresses, nor grouped by IPv4Prefix. Declare the prefix to have that.
+//
+// The prefixes apply to the client's address once it is found, whatever
+// its source; the trusted proxies are found among the addresses as they
+// came, translated or not. Invalid prefixes, a prefix with bits set past its length, two
+// prefixes that overlap (which one embeds the address would be
+// ambiguous), one that overlaps 64:ff9b::/96 other than that prefix
+// itself, no prefix at all or the option given twice are errors of [IP].
+// The slice is copied.
+func NAT64Prefixes(prefixes ...netip.Prefix) IPOption {
+	ps := make([]netip.Prefix, len(prefixes))
+	copy(ps, prefixes)
+	return func(c *ipConfig) { c.nat64, c.nat64Set, c.nat64N = ps, true, c.nat64N+1 }
+}

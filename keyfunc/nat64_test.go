@@ -26,8 +26,11 @@ func TestIPKeyOfTranslatedIPv4(t *testing.T) {
 		{"another translated", nil, "[64:ff9b::5db8:d822]:443", "93.184.216.34"},
 		{"dotted form", nil, "[64:ff9b::9.9.9.9]:443", "9.9.9.9"},
 		{"IPv4 prefix", []keyfunc.IPOption{keyfunc.IPv4Prefix(24)}, "[64:ff9b::102:304]:443", "1.2.3.0/24"},
+		// The local-use prefix (RFC 8215): one translated client an
+		// address, its IPv4 address unknown without NAT64Prefixes (see
+		// nat64prefix_test.go).
+		{"local-use prefix", nil, "[64:ff9b:1::102:304]:443", "64:ff9b:1::102:304"},
 		// Not the well-known prefix: an IPv6 client, grouped by /64.
-		{"local-use prefix", nil, "[64:ff9b:1::102:304]:443", "64:ff9b:1::/64"},
 		{"near miss", nil, "[64:ff9b::1:102:304]:443", "64:ff9b::/64"},
 		{"first byte differs", nil, "[164:ff9b::102:304]:443", "164:ff9b::/64"},
 		{"second byte differs", nil, "[65:ff9b::102:304]:443", "65:ff9b::/64"},
