@@ -27,7 +27,16 @@ import (
 // and Proxy-Authorization, case-insensitive, is hashed in one spelling
 // ("bearer  t" as "Bearer t"), and so are Basic credentials (re-encoded
 // in base64 as net/http decodes them), so that respelling one credential
-// gets no fresh key.
+// gets no fresh key. For the same reason a credential that is a JWS
+// compact serialization (a JWT: three base64url segments, the first
+// decoding to a JSON object with a string "alg"), after any auth scheme
+// but Basic or as a credential header's or cookie's whole value, is
+// hashed with the unused low bits of its signature's last character
+// cleared: golang-jwt v5, by default, ignores them, so up to 16 spellings
+// verify as one token. The spelling issuers write keeps its digest, and
+// nothing else is respelled: neither a value of another shape nor a
+// token whose protected header is over 16 KiB of base64url, which is not
+// decoded.
 // This is the rule of a policy file's header: and cookie: parts,
 // which therefore give the same keys. Wrapping such a Func in Secret
 // again is harmless but needless: the key is then the digest of the
@@ -62,6 +71,8 @@ func Header(name string) (Func, error) {
 			}
 			if auth {
 				v = authCredentials(v)
+			} else {
+				v = canonicalJWS(v)
 			}
 			return digest(v), nil
 		}, nil
@@ -93,7 +104,8 @@ func Header(name string) (Func, error) {
 // A cookie whose name marks a credential by Header's rule (session,
 // session_id, sid, connect.sid, jwt, auth_token, __Host-id,
 // .AspNetCore.Cookies, wordpress_sec_…, remember_web_…) is keyed by
-// its digest, as [Secret] writes it, never as sent; wrapping it in Secret
+// its digest, as [Secret] writes it, never as sent (a JWT in one
+// spelling, as for Header); wrapping it in Secret
 // again is harmless but needless, as for Header. Other cookies (theme,
 // lang) are returned as they are.
 //
@@ -110,7 +122,7 @@ func Cookie(name string) (Func, error) {
 			return "", missing
 		}
 		if hash {
-			return digest(c.Value), nil
+			return digest(canonicalJWS(c.Value)), nil
 		}
 		return c.Value, nil
 	}, nil
@@ -165,17 +177,20 @@ func Const(s string) (Func, error) {
 // http.CanonicalHeaderKey writes a name ("Bearer", "Basic"), then one
 // space, then the rest as sent. The usual spelling is returned as it is
 // (its digest is unchanged), and so is a value without a space or whose
-// first word is no token: a raw key some APIs take there, case-sensitive.
+// first word is no token: a raw key some APIs take there, case-sensitive
+// (but for a JWS, below).
 //
 // The last 4-character group of Basic credentials is re-encoded when it
 // decodes: Request.BasicAuth decodes with base64.StdEncoding, which
 // ignores the unused low bits of the last character before "=" padding,
 // so that up to 16 spellings are one user and password to it. Only that
-// group can differ, and decoding only it keeps a long header cheap.
+// group can differ, and decoding only it keeps a long header cheap. The
+// credentials of any other scheme (Bearer, DPoP), and a value without a
+// scheme, are respelled by canonicalJWS when they are a JWS.
 func authCredentials(v string) string {
 	scheme, rest, ok := strings.Cut(v, " ")
 	if !ok || !validHeaderName(scheme) {
-		return v
+		return canonicalJWS(v)
 	}
 	canon, creds := http.CanonicalHeaderKey(scheme), strings.TrimLeft(rest, " ")
 	if n := len(creds); canon == "Basic" && n >= 4 && n%4 == 0 {
@@ -185,6 +200,8 @@ func authCredentials(v string) string {
 				creds = creds[:n-4] + e
 			}
 		}
+	} else if canon != "Basic" {
+		creds = canonicalJWS(creds)
 	}
 	if canon == scheme && creds == rest {
 		return v

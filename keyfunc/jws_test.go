@@ -1,0 +1,203 @@
+package keyfunc_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ratekeeper/ratekeeper/keyfunc"
+)
+
+const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// jws returns a JWS compact serialization (RFC 7515 section 7.1) of the
+// given protected header and payload with a signature of sigLen bytes,
+// each segment in unpadded base64url with its unused bits zero.
+func jws(header, payload string, sigLen int) string {
+	sig := make([]byte, sigLen)
+	for i := range sig {
+		sig[i] = byte(7*i + 3)
+	}
+	e := base64.RawURLEncoding
+	return e.EncodeToString([]byte(header)) + "." + e.EncodeToString([]byte(payload)) + "." + e.EncodeToString(sig)
+}
+
+// respellings returns the spellings of v that differ from it in the unused
+// low bits of its last character, as an unpadded base64url segment: 15 when
+// its length is 2 mod 4, 3 when it is 3 mod 4.
+func respellings(v string) []string {
+	unused := map[int]int{2: 4, 3: 2}[len(v)%4]
+	last := strings.IndexByte(b64url, v[len(v)-1])
+	var out []string
+	for low := 1; low < 1<<unused; low++ {
+		out = append(out, v[:len(v)-1]+string(b64url[last|low]))
+	}
+	return out
+}
+
+// TestJWSSignatureSpellingsShareOneKey: golang-jwt v5, by default, decodes
+// a token's segments with base64.RawURLEncoding, which ignores the unused
+// low bits of a segment's last character, and verifies the signature over
+// the header and payload as sent: changing those bits of the signature's
+// last character gives up to 16 spellings that verify as one token (4 for
+// HS256's 32-byte signature, 16 for ES256's 64 or RS256's 256 bytes), each
+// a bucket of its own. Every spelling of a JWS is keyed as its one
+// canonical spelling, whose key is the digest it always had, wherever
+// a credential is hashed: Authorization with or without a scheme,
+// Proxy-Authorization, a credential header, a credential cookie.
+func TestJWSSignatureSpellingsShareOneKey(t *testing.T) {
+	auth := keyfunc.Must(keyfunc.Header("Authorization"))
+	proxy := keyfunc.Must(keyfunc.Header("Proxy-Authorization"))
+	xauth := keyfunc.Must(keyfunc.Header("X-Auth-Token"))
+	cookie := keyfunc.Must(keyfunc.Cookie("jwt"))
+	for _, tok := range []string{
+		jws(`{"alg":"HS256","typ":"JWT"}`, `{"sub":"alice"}`, 32),
+		jws(`{"alg":"ES256","kid":"k1"}`, `{"sub":"bob","n":1}`, 64),
+		jws(`{"alg":"RS256"}`, `{"sub":"carol"}`, 256),
+		jws(` { "typ" : "JWT" , "alg" : "EdDSA" } `, `{}`, 64),
+		jws(`{"alg":"HS256","b64":false,"crit":["b64"]}`, ``, 32), // detached payload
+	} {
+		sig := tok[strings.LastIndexByte(tok, '.')+1:]
+		e := base64.RawURLEncoding
+		want, _ := e.DecodeString(sig)
+		for _, c := range []struct {
+			name string
+			f    keyfunc.Func
+			r    func(v string) *http.Request
+		}{
+			{"Bearer", auth, func(v string) *http.Request { return newReq("192.0.2.1:1", "Authorization", "Bearer "+v) }},
+			{"bearer", auth, func(v string) *http.Request { return newReq("192.0.2.1:1", "Authorization", "bearer  "+v) }},
+			{"DPoP", auth, func(v string) *http.Request { return newReq("192.0.2.1:1", "Authorization", "DPoP "+v) }},
+			{"no scheme", auth, func(v string) *http.Request { return newReq("192.0.2.1:1", "Authorization", v) }},
+			{"Proxy-Authorization", proxy, func(v string) *http.Request { return newReq("192.0.2.1:1", "Proxy-Authorization", "Bearer "+v) }},
+			{"X-Auth-Token", xauth, func(v string) *http.Request { return newReq("192.0.2.1:1", "X-Auth-Token", v) }},
+			{"cookie", cookie, func(v string) *http.Request { return newReq("192.0.2.1:1", "Cookie", "jwt="+v) }},
+		} {
+			canon, err := c.f(c.r(tok))
+			if err != nil {
+				t.Fatal(err)
+			}
+			spellings := respellings(sig)
+			if len(spellings) == 0 && len(sig)%4 != 0 {
+				t.Fatalf("no respellings of %q", sig)
+			}
+			for _, s := range spellings {
+				if got, err := e.DecodeString(s); err != nil || string(got) != string(want) {
+					t.Fatalf("signature %q decodes to %x, %v; the test needs a spelling of %x", s, got, err, want)
+				}
+				v := tok[:len(tok)-len(sig)] + s
+				if got, err := c.f(c.r(v)); err != nil || got != canon {
+					t.Errorf("%s: key of %q = %q, %v; want %q, the key of %q, which decodes to the same signature", c.name, v, got, err, canon, tok)
+				}
+			}
+		}
+		// The canonical spelling keeps the digest it had: a store's keys
+		// for tokens as issuers write them do not change.
+		got, err := auth(newReq("192.0.2.1:1", "Authorization", "Bearer "+tok))
+		before, _ := keyfunc.Secret(constF("Bearer " + tok))(nil)
+		if err != nil || got != before {
+			t.Errorf("key of the canonical spelling = %q, %v; want its digest as before, %q", got, err, before)
+		}
+	}
+}
+
+// TestJWSRuleMergesNothingElse: only a value that is structurally a JWS
+// (three base64url segments, the first decoding to a JSON object with a
+// string "alg") is respelled, and only in the unused bits of its last
+// character, so that distinct opaque tokens keep distinct keys.
+func TestJWSRuleMergesNothingElse(t *testing.T) {
+	f := keyfunc.Must(keyfunc.Header("Authorization"))
+	e := base64.RawURLEncoding
+	h := e.EncodeToString([]byte(`{"alg":"HS256"}`))
+	p := e.EncodeToString([]byte(`{"sub":"alice"}`))
+	s := e.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	// Each last segment's length is 3 mod 4 (s has 43 characters), but
+	// for the padded and the misfit ones, so that flipping its last
+	// character's lowest bit is what the rule would forgive.
+	for _, v := range []string{
+		h + "." + s,                               // two segments
+		h + "." + p + "." + s + "." + s,           // four
+		h + "." + p + "." + s + "." + s + "." + s, // five (a JWE is no JWS)
+		e.EncodeToString([]byte(`{"typ":"JWT"}`)) + "." + p + "." + s,   // no alg
+		e.EncodeToString([]byte(`{"ALG":"HS256"}`)) + "." + p + "." + s, // not "alg"
+		e.EncodeToString([]byte(`{"alg":1}`)) + "." + p + "." + s,       // alg not a string
+		e.EncodeToString([]byte(`["alg"]`)) + "." + p + "." + s,         // not an object
+		e.EncodeToString([]byte(`{"alg":"HS256"`)) + "." + p + "." + s,  // not JSON
+		e.EncodeToString([]byte(`"alg"`)) + "." + p + "." + s,
+		"opaque.token." + s,
+		h + "." + p + "." + s + "=", // padded
+		h + "." + p + "." + strings.ReplaceAll(s, "_", "/") + "+", // not base64url
+		h + ".a+b/." + s,             // a payload not base64url
+		"." + p + "." + s,            // no header
+		h + "." + p + "." + s + "AA", // no base64 length
+	} {
+		last := v[len(v)-1]
+		i := strings.IndexByte(b64url, last)
+		if i < 0 {
+			i = 0
+		}
+		w := v[:len(v)-1] + string(b64url[i^1])
+		a, err1 := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+v))
+		b, err2 := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+w))
+		if err1 != nil || err2 != nil || a == b {
+			t.Errorf("keys of %q and %q = %q, %v and %q, %v; want two keys (not a JWS)", v, w, a, err1, b, err2)
+		}
+	}
+	// A JWS's signatures that decode to different bytes keep apart.
+	tok := jws(`{"alg":"HS256"}`, `{"sub":"alice"}`, 32) // 43 characters: 2 unused bits
+	i := strings.IndexByte(b64url, tok[len(tok)-1])
+	other := tok[:len(tok)-1] + string(b64url[i^4])
+	a, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+tok))
+	b, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+other))
+	if a == b {
+		t.Errorf("%q and %q, whose signatures decode apart, share the key %q", tok, other, a)
+	}
+	// So do the payloads and headers: they are signed as sent.
+	c, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+jws(`{"alg":"HS256"}`, `{"sub":"alicf"}`, 32)))
+	if a == c {
+		t.Errorf("two tokens of different payloads share the key %q", a)
+	}
+	// Other headers keep their values whole.
+	k := keyfunc.Must(keyfunc.Header("X-Tenant"))
+	x, _ := k(newReq("192.0.2.1:1", "X-Tenant", tok))
+	if x != tok {
+		t.Errorf("Header(X-Tenant) over a JWS = %q; want it as sent", x)
+	}
+}
+
+// TestJWSHeaderBound: the protected header is decoded only up to 16 KiB of
+// base64url (a certificate chain fits), so that a hostile value's cost is
+// bounded; a token with a longer header keeps its spellings apart.
+func TestJWSHeaderBound(t *testing.T) {
+	f := keyfunc.Must(keyfunc.Header("Authorization"))
+	for _, tc := range []struct {
+		pad   int
+		merge bool
+	}{
+		{12000 - 20, true}, // 16,000 characters
+		{12300, false},     // 16,428 characters
+	} {
+		tok := jws(`{"alg":"RS256","x5c":"`+strings.Repeat("A", tc.pad)+`"}`, `{}`, 256)
+		sig := tok[strings.LastIndexByte(tok, '.')+1:]
+		a, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+tok))
+		b, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+tok[:len(tok)-len(sig)]+respellings(sig)[0]))
+		if (a == b) != tc.merge {
+			t.Errorf("header of %d characters: spellings share a key: %v; want %v", strings.IndexByte(tok, '.'), a == b, tc.merge)
+		}
+	}
+}
+
+// TestJWSCanonicalCostsNoMore: a token in its canonical spelling, the one
+// issuers write, costs what any credential of its length does: no
+// decoding, no allocation more.
+func TestJWSCanonicalCostsNoMore(t *testing.T) {
+	f := keyfunc.Must(keyfunc.Header("Authorization"))
+	tok := jws(`{"alg":"ES256"}`, `{"sub":"alice"}`, 64)
+	r := newReq("192.0.2.1:1", "Authorization", "Bearer "+tok)
+	o := newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Repeat("x", len(tok)))
+	opaque := testing.AllocsPerRun(100, func() { sinkKey, _ = f(o) })
+	if got := testing.AllocsPerRun(100, func() { sinkKey, _ = f(r) }); got > opaque {
+		t.Fatalf("Header(Authorization) over a canonical JWS: %v allocations; want at most %v, an opaque token's", got, opaque)
+	}
+}
