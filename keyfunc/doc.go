@@ -34,7 +34,8 @@
 //     and hash long or non-printable values; [Secret] hashes values that
 //     must not be readable in the store, and [Header] and [Cookie] hash
 //     those whose name marks a credential (Authorization, X-Api-Key, a
-//     session cookie) by themselves.
+//     session cookie) by themselves, as [ContextValue] hashes a value
+//     whose type redacts its text.
 //   - Client-chosen parts ([Header], [Cookie]) let a client pick its key;
 //     combine them with something it cannot choose.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -54,9 +55,26 @@ var ErrNoContextValue error = noKey("keyfunc: no value under the context key (an
 // ContextValue returns a Func whose key is the value an authentication
 // middleware of another library stored in the request context under key
 // (for [WithUser]'s own key use [User]). The value may be a string, a
-// []byte, any signed or unsigned integer (named types of these kinds
-// included, such as type UserID int64), or a [fmt.Stringer], whose String
-// is preferred for a named type that has one.
+// []byte or any signed or unsigned integer (named types of these kinds
+// included, such as type UserID int64), keyed by its own text (an
+// integer by its decimal), or a [fmt.Stringer] of another kind (a struct,
+// a pointer to one), keyed by its String.
+//
+// A value of a string, []byte or integer kind whose type shows it
+// otherwise, by a String giving other text than its own (type APIKey
+// string whose String is "[REDACTED]", a UserID shown as "user-42") or by
+// a GoString, Format or LogValue method ([log/slog.LogValuer]), is keyed
+// by the digest of its own text, as [Secret] writes it: a type that keeps
+// its text out of logs gives the store no copy of it either, and each
+// value keeps a key of its own, where its String would give every value
+// one key ("[REDACTED]"), one bucket for every client. So is a pointer to
+// such a value. A struct's String, the only text it has, must tell its
+// values apart: one that redacts gives every client one key (read its ID
+// field with a Func of your own). Any other value is kept as it is: wrap
+// the Func in Secret or [SecretHMAC] when it is a credential or personal
+// data, which the store, its dumps and logs of raw keys would otherwise
+// show (the pk of the middleware's RateLimit headers and denial records
+// is a keyed hash, never the key).
 //
 // A request without a value yields [ErrNoContextValue], never an empty or
 // shared key, and so does one whose value is the zero value of its type
@@ -91,8 +109,7 @@ func ContextValue(key any) (Func, error) {
 // contextKey returns the key text of a value [ContextValue] found, or ""
 // for a value it cannot use: one of another type, the zero value of its
 // type (or a pointer to one), or a Stringer writing nothing. The common
-// types are matched directly; named string and integer types through
-// reflection.
+// types are matched directly, named ones through reflection.
 func contextKey(v any) string {
 	switch v := v.(type) {
 	case nil:
@@ -116,31 +133,71 @@ func contextKey(v any) string {
 			return ""
 		}
 		return strconv.FormatUint(v, 10)
-	case fmt.Stringer:
-		// A nil pointer (an anonymous request's *User) has no key, and its
-		// String would dereference it; a zero value, or a pointer to one,
-		// is no user either, whatever its String says ("0").
-		rv := reflect.ValueOf(v)
-		if rv.IsZero() || rv.Kind() == reflect.Pointer && rv.Elem().IsZero() {
-			return ""
-		}
-		return v.String()
 	}
+	// A nil pointer (an anonymous request's *User) has no key, and its
+	// String would dereference it; a zero value, or a pointer to one, is
+	// no user either, whatever its String says ("0").
 	rv := reflect.ValueOf(v)
 	if rv.IsZero() {
 		return ""
 	}
-	switch rv.Kind() {
-	case reflect.String:
-		return rv.String()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return strconv.FormatInt(rv.Int(), 10)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return strconv.FormatUint(rv.Uint(), 10)
-	case reflect.Slice:
-		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			return string(rv.Bytes())
+	elem := rv
+	if rv.Kind() == reflect.Pointer {
+		if elem = rv.Elem(); elem.IsZero() {
+			return ""
 		}
 	}
+	if text, ok := scalarText(elem); ok {
+		hides := hidesText(v, text)
+		switch {
+		case hides:
+			return digest(text)
+		case elem != rv && !isStringer(v):
+			return "" // a plain pointer to a scalar, as ever
+		}
+		return text
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
+	}
 	return ""
+}
+
+// scalarText returns the text of a value of a string, byte-slice or
+// integer kind (the decimal of an integer), and whether it is one.
+func scalarText(rv reflect.Value) (string, bool) {
+	switch rv.Kind() {
+	case reflect.String:
+		return rv.String(), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(rv.Int(), 10), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(rv.Uint(), 10), true
+	case reflect.Slice:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return string(rv.Bytes()), true
+		}
+	}
+	return "", false
+}
+
+// hidesText reports whether the type of v, whose own text is text, shows
+// it otherwise: a String giving other text, or a GoString, Format or
+// LogValue method (fmt's %#v and verbs, log/slog's records), which a type
+// has to redact or reshape itself in logs.
+func hidesText(v any, text string) bool {
+	if s, ok := v.(fmt.Stringer); ok && s.String() != text {
+		return true
+	}
+	switch v.(type) {
+	case fmt.GoStringer, fmt.Formatter, slog.LogValuer:
+		return true
+	}
+	return false
+}
+
+// isStringer reports whether v has a String method.
+func isStringer(v any) bool {
+	_, ok := v.(fmt.Stringer)
+	return ok
 }
