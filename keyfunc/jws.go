@@ -6,52 +6,72 @@ import (
 	"strings"
 )
 
-// maxJWSHeader is the longest protected header, in base64url, that
-// canonicalJWS decodes: a JOSE header is a few hundred bytes, several
+// maxJOSEHeader is the longest protected header, in base64url, that
+// canonicalJOSE decodes: a JOSE header is a few hundred bytes, several
 // kilobytes with a certificate chain (x5c); a longer one leaves the value
 // as it is, so that the cost of a hostile one is bounded.
-const maxJWSHeader = 16 << 10
+const maxJOSEHeader = 16 << 10
 
 // base64URL is the alphabet of unpadded base64url (RFC 4648 section 5).
 const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-// canonicalJWS returns v in one spelling per token when v is structurally
-// a JWS compact serialization (RFC 7515 section 7.1): three segments of
-// base64url separated by dots, the first of which, the protected header,
-// decodes to a JSON object with an "alg" member whose value is a string
-// (the payload may be empty, as a detached one is). The unused low bits of
-// the signature's last character, which a lenient decoder (Go's
-// base64.RawURLEncoding, so golang-jwt v5 by default) ignores, are
-// cleared: up to 16 spellings that verify as one token. The header and
-// payload need no such care: the signature covers them as sent, so their
-// other spellings do not verify. Any other value, and a token already in
-// that spelling, is returned as it is, so its digest is unchanged; only
-// spellings of one signature meet, and distinct opaque tokens never do.
-func canonicalJWS(v string) string {
-	sig := v[strings.LastIndexByte(v, '.')+1:]
-	var mask int
-	switch len(sig) % 4 {
-	case 2:
-		mask = 0xf
-	case 3:
-		mask = 0x3
-	default:
-		return v // no unused bits (or no base64 at all)
+// canonicalJOSE returns v in one spelling per token when v is structurally
+// a JWS or JWE compact serialization (RFC 7515 and RFC 7516 section 7.1):
+// three (JWS) or five (JWE) segments of base64url separated by dots, the
+// first of which, the protected header, decodes to a JSON object with an
+// "alg" member whose value is a string, and, for a JWE, an "enc" member
+// too. Other segments may be empty (a detached payload, a JWE's encrypted
+// key under direct encryption).
+//
+// The unused low bits of the last character of the segments that are
+// decoded before use, not authenticated as sent, are cleared: those a
+// lenient decoder (Go's base64.RawURLEncoding, so golang-jwt v5 and
+// go-jose by default) ignores, giving up to 16 spellings of each that
+// are one token. For a JWS that is the signature: its header and
+// payload are signed as sent, so their other spellings do not verify.
+// For a JWE it is every segment but the header, which is the
+// authenticated additional data as sent. Any other value, and a token
+// already in that spelling, is returned as it is, so its digest is
+// unchanged; only spellings of one token meet, and distinct opaque tokens
+// never do.
+func canonicalJOSE(v string) string {
+	var segs [5]string
+	n := 0
+	for rest := v; ; n++ {
+		if n == len(segs) {
+			return v // more than five segments
+		}
+		seg, after, more := strings.Cut(rest, ".")
+		segs[n] = seg
+		if !more {
+			n++
+			break
+		}
+		rest = after
 	}
-	last := strings.IndexByte(base64URL, sig[len(sig)-1])
-	if last < 0 || last&mask == 0 {
+	if n != 3 && n != 5 {
 		return v
 	}
-	hdr, rest, ok := strings.Cut(v, ".")
-	if !ok || hdr == "" || len(hdr) > maxJWSHeader {
+	free := segs[n-1 : n] // a JWS's signature
+	if n == 5 {
+		free = segs[1:5]
+	}
+	respell := false
+	for _, s := range free {
+		if m := unusedMask(len(s)); m != 0 {
+			last := strings.IndexByte(base64URL, s[len(s)-1])
+			respell = respell || last&m != 0 // a non-alphabet last (-1) fails below
+		}
+	}
+	if !respell {
 		return v
 	}
-	payload, _, ok := strings.Cut(rest, ".")
-	if !ok || len(payload)+1+len(sig) != len(rest) {
-		return v // not three segments
+	hdr := segs[0]
+	if hdr == "" || len(hdr) > maxJOSEHeader {
+		return v
 	}
-	for _, seg := range [...]string{hdr, payload, sig} {
-		if len(seg)%4 == 1 || !isBase64URL(seg) {
+	for _, s := range segs[:n] {
+		if len(s)%4 == 1 || !isBase64URL(s) {
 			return v
 		}
 	}
@@ -60,13 +80,40 @@ func canonicalJWS(v string) string {
 		return v
 	}
 	var members map[string]json.RawMessage
-	if json.Unmarshal(h, &members) != nil {
+	if json.Unmarshal(h, &members) != nil || !isJSONString(members["alg"]) || n == 5 && !isJSONString(members["enc"]) {
 		return v
 	}
-	if alg := members["alg"]; len(alg) == 0 || alg[0] != '"' {
-		return v
+	var b strings.Builder
+	b.Grow(len(v))
+	b.WriteString(hdr)
+	for i, s := range segs[1:n] {
+		b.WriteByte('.')
+		if m := unusedMask(len(s)); m != 0 && (n == 5 || i == 1) {
+			b.WriteString(s[:len(s)-1])
+			b.WriteByte(base64URL[strings.IndexByte(base64URL, s[len(s)-1])&^m])
+			continue
+		}
+		b.WriteString(s)
 	}
-	return v[:len(v)-1] + base64URL[last&^mask:last&^mask+1]
+	return b.String()
+}
+
+// unusedMask returns the unused low bits of the last character of an
+// unpadded base64url segment of length n: 4 when n is 2 mod 4, 2 when it
+// is 3 mod 4, none otherwise.
+func unusedMask(n int) int {
+	switch n % 4 {
+	case 2:
+		return 0xf
+	case 3:
+		return 0x3
+	}
+	return 0
+}
+
+// isJSONString reports whether m, a JSON value, is a string.
+func isJSONString(m json.RawMessage) bool {
+	return len(m) > 0 && m[0] == '"'
 }
 
 // isBase64URL reports whether s holds only characters of unpadded

@@ -201,3 +201,91 @@ func TestJWSCanonicalCostsNoMore(t *testing.T) {
 		t.Fatalf("Header(Authorization) over a canonical JWS: %v allocations; want at most %v, an opaque token's", got, opaque)
 	}
 }
+
+// jwe returns a JWE compact serialization (RFC 7516 section 7.1) of the
+// given protected header, with an encrypted key, initialization vector,
+// ciphertext and tag of the given lengths, each in unpadded base64url
+// with its unused bits zero.
+func jwe(header string, lens ...int) string {
+	e := base64.RawURLEncoding
+	segs := []string{e.EncodeToString([]byte(header))}
+	for k, n := range lens {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(11*i + 5*k + 1)
+		}
+		segs = append(segs, e.EncodeToString(b))
+	}
+	return strings.Join(segs, ".")
+}
+
+// TestJWESpellingsShareOneKey: a JWE's encrypted key, initialization
+// vector, ciphertext and tag are decoded as leniently as a JWS's
+// signature (go-jose decodes with base64.RawURLEncoding), and only its
+// protected header is authenticated as sent (the additional data): each
+// of those four segments has up to 16 spellings of its last character,
+// 65,536 of one token. They share the key of the canonical spelling,
+// which keeps the digest it had; a five-segment value whose header has no
+// string "enc" is no JWE.
+func TestJWESpellingsShareOneKey(t *testing.T) {
+	f := keyfunc.Must(keyfunc.Header("Authorization"))
+	for _, tok := range []string{
+		jwe(`{"alg":"RSA-OAEP","enc":"A256GCM"}`, 256, 12, 37, 16),
+		jwe(`{"alg":"dir","enc":"A128CBC-HS256"}`, 0, 16, 50, 16), // no encrypted key
+	} {
+		canon, err := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+tok))
+		before, _ := keyfunc.Secret(constF("Bearer " + tok))(nil)
+		if err != nil || canon != before {
+			t.Fatalf("key of the canonical %q = %q, %v; want its digest as before, %q", tok, canon, err, before)
+		}
+		segs := strings.Split(tok, ".")
+		all := append([]string(nil), segs...)
+		n := 0
+		for i := 1; i < len(segs); i++ {
+			if segs[i] == "" {
+				continue
+			}
+			for _, s := range respellings(segs[i]) {
+				v := append([]string(nil), segs...)
+				v[i] = s
+				n++
+				if got, err := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Join(v, "."))); err != nil || got != canon {
+					t.Errorf("segment %d respelled %q: key %q, %v; want %q", i, s, got, err, canon)
+				}
+				all[i] = s
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%q: no segment to respell", tok)
+		}
+		if got, err := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Join(all, "."))); err != nil || got != canon {
+			t.Errorf("every segment respelled: key %q, %v; want %q", got, err, canon)
+		}
+		// The protected header is authenticated as sent.
+		segs[0] = respellingsOrSelf(segs[0])
+		if got, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Join(segs, "."))); got == canon {
+			t.Errorf("header respelled: key %q; want another", got)
+		}
+	}
+	// No "enc", or not a string: not a JWE.
+	for _, h := range []string{`{"alg":"RSA-OAEP"}`, `{"alg":"RSA-OAEP","enc":1}`, `{"enc":"A256GCM"}`} {
+		tok := jwe(h, 256, 12, 37, 16)
+		segs := strings.Split(tok, ".")
+		v := append([]string(nil), segs...)
+		v[4] = respellings(segs[4])[0]
+		a, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+tok))
+		b, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Join(v, ".")))
+		if a == b {
+			t.Errorf("header %s: two spellings share the key %q; want two keys (not a JWE)", h, a)
+		}
+	}
+}
+
+// respellingsOrSelf returns the first respelling of a base64url segment
+// with unused bits, or the segment with its first character changed.
+func respellingsOrSelf(seg string) string {
+	if r := respellings(seg); len(r) > 0 {
+		return r[0]
+	}
+	return "X" + seg[1:]
+}

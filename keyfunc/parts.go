@@ -28,15 +28,20 @@ import (
 // ("bearer  t" as "Bearer t"), and so are Basic credentials (re-encoded
 // in base64 as net/http decodes them), so that respelling one credential
 // gets no fresh key. For the same reason a credential that is a JWS
-// compact serialization (a JWT: three base64url segments, the first
-// decoding to a JSON object with a string "alg"), after any auth scheme
+// compact serialization (a signed JWT: three base64url segments, the
+// first decoding to a JSON object with a string "alg") or a JWE one (an
+// encrypted JWT: five, with a string "enc" too), after any auth scheme
 // but Basic or as a credential header's or cookie's whole value, is
-// hashed with the unused low bits of its signature's last character
-// cleared: golang-jwt v5, by default, ignores them, so up to 16 spellings
-// verify as one token. The spelling issuers write keeps its digest, and
-// nothing else is respelled: neither a value of another shape nor a
+// hashed with the unused low bits of the last character of its
+// signature (JWS) or of each segment after the header (JWE) cleared:
+// golang-jwt v5 and go-jose, by default, ignore them, so up to 16
+// spellings of each verify or decrypt as one token, while the parts
+// signed or authenticated as sent (a JWS's header and payload, a JWE's
+// header) are left alone. The spelling issuers write keeps its digest,
+// and nothing else is respelled: neither a value of another shape nor a
 // token whose protected header is over 16 KiB of base64url, which is not
 // decoded.
+//
 // This is the rule of a policy file's header: and cookie: parts,
 // which therefore give the same keys. Wrapping such a Func in Secret
 // again is harmless but needless: the key is then the digest of the
@@ -72,7 +77,7 @@ func Header(name string) (Func, error) {
 			if auth {
 				v = authCredentials(v)
 			} else {
-				v = canonicalJWS(v)
+				v = canonicalJOSE(v)
 			}
 			return digest(v), nil
 		}, nil
@@ -122,7 +127,7 @@ func Cookie(name string) (Func, error) {
 			return "", missing
 		}
 		if hash {
-			return digest(canonicalJWS(c.Value)), nil
+			return digest(canonicalJOSE(c.Value)), nil
 		}
 		return c.Value, nil
 	}, nil
@@ -178,7 +183,7 @@ func Const(s string) (Func, error) {
 // space, then the rest as sent. The usual spelling is returned as it is
 // (its digest is unchanged), and so is a value without a space or whose
 // first word is no token: a raw key some APIs take there, case-sensitive
-// (but for a JWS, below).
+// (but for a JWS or JWE, below).
 //
 // The last 4-character group of Basic credentials is re-encoded when it
 // decodes: Request.BasicAuth decodes with base64.StdEncoding, which
@@ -186,11 +191,11 @@ func Const(s string) (Func, error) {
 // so that up to 16 spellings are one user and password to it. Only that
 // group can differ, and decoding only it keeps a long header cheap. The
 // credentials of any other scheme (Bearer, DPoP), and a value without a
-// scheme, are respelled by canonicalJWS when they are a JWS.
+// scheme, are respelled by canonicalJOSE when they are a JWS or JWE.
 func authCredentials(v string) string {
 	scheme, rest, ok := strings.Cut(v, " ")
 	if !ok || !validHeaderName(scheme) {
-		return canonicalJWS(v)
+		return canonicalJOSE(v)
 	}
 	canon, creds := http.CanonicalHeaderKey(scheme), strings.TrimLeft(rest, " ")
 	if n := len(creds); canon == "Basic" && n >= 4 && n%4 == 0 {
@@ -201,7 +206,7 @@ func authCredentials(v string) string {
 			}
 		}
 	} else if canon != "Basic" {
-		creds = canonicalJWS(creds)
+		creds = canonicalJOSE(creds)
 	}
 	if canon == scheme && creds == rest {
 		return v
