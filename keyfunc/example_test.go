@@ -77,6 +77,32 @@ func ExampleIP() {
 	// not-an-address               "" true
 }
 
+// Behind a SIIT-DC translator whose prefix is 2001:db8:64::/96, every IPv4
+// client arrives as an address of one /64: declared, each is keyed as the
+// IPv4 address it carries. 6to4 and well-known-prefix addresses need no
+// option.
+func ExampleNAT64Prefixes() {
+	ip := keyfunc.Must(keyfunc.IP(keyfunc.NAT64Prefixes(netip.MustParsePrefix("2001:db8:64::/96"))))
+	for _, addr := range []string{
+		"[2001:db8:64::5db8:d822]:443", // 93.184.216.34, translated
+		"[2001:db8:64::808:808]:443",   // 8.8.8.8, translated
+		"[2002:5db8:d822:7::1]:443",    // 6to4 site of 93.184.216.34
+		"[64:ff9b::808:808]:443",       // the well-known prefix
+		"[2001:db8:65::808:808]:443",   // no translator: an IPv6 client
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = addr
+		k, _ := ip(r)
+		fmt.Printf("%-30s %s\n", addr, k)
+	}
+	// Output:
+	// [2001:db8:64::5db8:d822]:443   93.184.216.34
+	// [2001:db8:64::808:808]:443     8.8.8.8
+	// [2002:5db8:d822:7::1]:443      93.184.216.34
+	// [64:ff9b::808:808]:443         8.8.8.8
+	// [2001:db8:65::808:808]:443     2001:db8:65::/64
+}
+
 // IP can take the address that chi's client-IP middleware has already
 // decided, and group it like any other.
 func ExampleFromContext() {

@@ -200,8 +200,9 @@ const maxMaxHops = 1024
 // A network-specific prefix, unlike the well-known one, may carry a
 // non-global IPv4 address (RFC 6052 section 3.1): a translator of an IPv4
 // realm of its own, whose 10.0.0.1 need not be the 10.0.0.1 this server
-// sees directly. Such a client is keyed by its address alone (its
-// suffix cleared), apart from both.
+// sees directly. Such a client is keyed by its IPv6 address alone (its
+// suffix cleared): neither with the translator's other clients nor as
+// that private address.
 //
 // 64:ff9b:1::/48 is set aside for local translation (RFC 8215), at a
 // length within it that each network chooses, so no IPv4 address is read

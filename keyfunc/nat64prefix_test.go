@@ -134,6 +134,10 @@ func TestIPNAT64PrefixesRefused(t *testing.T) {
 	f := mustIP(t, keyfunc.NAT64Prefixes(prefixes("64:ff9b::/96")...))
 	wantKey(t, f, newReq("[64:ff9b::102:304]:443"), "1.2.3.4", nil)
 	wantKey(t, f, newReq("[64:ff9b::a00:1]:443"), "64:ff9b::/64", nil)
+	// A /96 prefix with its u-octet set, which RFC 6052 forbids but
+	// translators accept, is accepted.
+	u := mustIP(t, keyfunc.NAT64Prefixes(prefixes("2001:db8:122:344:ff00::/96")...))
+	wantKey(t, u, newReq("[2001:db8:122:344:ff00::102:304]:443"), "1.2.3.4", nil)
 	// The option's slice is copied.
 	ps := prefixes("2001:db8:122:344::/96")
 	g := mustIP(t, keyfunc.NAT64Prefixes(ps...))
