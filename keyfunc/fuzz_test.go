@@ -59,6 +59,11 @@ func FuzzIP(f *testing.F) {
 	// A RemoteAddr with an obfuscated port, trusted and not.
 	f.Add("[2001:db8:ffff::1]:_p", "6.6.6.6", `for="[2001:db8::7]:_q"`, "")
 	f.Add("192.0.2.9:_hidden", "6.6.6.6", "for=6.6.6.6", "")
+	// Addresses keyed as the IPv4 address they embed (well-known NAT64,
+	// 6to4, Teredo), or not (a private one embedded; the local-use
+	// prefix, keyed alone).
+	f.Add("[64:ff9b::808:808]:443", "2002:102:304:5::1, 2001:0:4136:e378:8000:63bf:fefd:fcfb", `for="[2002:a00:1::1]"`, "64:ff9b:1::102:304")
+	f.Add("10.0.0.1:80", "64:ff9b::808:808, 2002:808:808::1", `for="[2001:0:4136:e378::f5ff:fffe]"`, "2002:a00:1::1")
 	// X-Real-IP: the last line counts.
 	f.Add("10.0.0.1:80", "", "", "6.6.6.6\n 203.0.113.9\t")
 
@@ -390,16 +395,70 @@ func refXFF(lines []string, trusted []netip.Prefix, hops, maxHops int) (client n
 	return netip.Addr{}, false
 }
 
-// groupKey is the key of a client at a, grouped by the prefix lengths.
+// groupKey is the key of a client at a, grouped by the prefix lengths,
+// after refEmbedded.
 func groupKey(a netip.Addr, v4bits, v6bits int) string {
+	a, alone := refEmbedded(a)
 	bits := v6bits
 	if a.Is4() {
 		bits = v4bits
+	} else if alone {
+		bits = 128
 	}
 	if bits == a.BitLen() {
 		return a.String()
 	}
 	return netip.PrefixFrom(a, bits).Masked().String()
+}
+
+// refEmbedded is the oracle's own reading of the IPv6 addresses that
+// stand for an IPv4 client: of the well-known NAT64 prefix (RFC 6052, the
+// last 32 bits), of 6to4 (RFC 3056, bits 16..47) and of Teredo (RFC 4380,
+// the last 32 bits inverted) the IPv4 address when it is global; an
+// address of the local-use prefix 64:ff9b:1::/48 (RFC 8215) by itself
+// (alone reports it); any other as it is.
+func refEmbedded(a netip.Addr) (v netip.Addr, alone bool) {
+	if !a.Is6() {
+		return a, false
+	}
+	b := a.As16()
+	var v4 [4]byte
+	switch {
+	case netip.MustParsePrefix("64:ff9b::/96").Contains(a):
+		copy(v4[:], b[12:])
+	case netip.MustParsePrefix("2002::/16").Contains(a):
+		copy(v4[:], b[2:6])
+	case netip.MustParsePrefix("2001::/32").Contains(a):
+		for i := range v4 {
+			v4[i] = b[12+i] ^ 0xff
+		}
+	case netip.MustParsePrefix("64:ff9b:1::/48").Contains(a):
+		return a, true
+	default:
+		return a, false
+	}
+	if v := netip.AddrFrom4(v4); refGlobal(v) {
+		return v, false
+	}
+	return a, false
+}
+
+// refGlobal reports whether the IPv4 address a is globally reachable, by
+// netip's predicates and the IANA special-purpose registry's other
+// non-global blocks.
+func refGlobal(a netip.Addr) bool {
+	if a.String() == "192.0.0.9" || a.String() == "192.0.0.10" {
+		return true
+	}
+	if a.IsUnspecified() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsMulticast() {
+		return false
+	}
+	for _, p := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4"} {
+		if netip.MustParsePrefix(p).Contains(a) {
+			return false
+		}
+	}
+	return true
 }
 
 // parsePeer is an independent reading of RemoteAddr for the fuzz oracle:
