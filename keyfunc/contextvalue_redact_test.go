@@ -90,6 +90,12 @@ func TestContextValue_RedactingTypeIsKeyedByDigest(t *testing.T) {
 			t.Errorf("key of %#v = %q, %v; want %q", c.v, got, err, c.want)
 		}
 	}
+	// A pointer to a scalar without methods is no key, as before (a
+	// pointer to one whose type redacts is read, above).
+	alice := namedID("alice")
+	if got, err := kf(withAuth(&alice)); err == nil {
+		t.Errorf("key of a *namedID = %q; want ErrNoContextValue", got)
+	}
 	// Zero values are still no key, whatever their methods.
 	for _, v := range []any{redactedToken(""), redactedNum(0), slogSecret(""), goSecret(nil), (*ptrToken)(nil), new(ptrToken)} {
 		if got, err := kf(withAuth(v)); err == nil {

@@ -141,19 +141,18 @@ func contextKey(v any) string {
 	if rv.IsZero() {
 		return ""
 	}
-	elem := rv
-	if rv.Kind() == reflect.Pointer {
+	elem, ptr := rv, rv.Kind() == reflect.Pointer
+	if ptr {
 		if elem = rv.Elem(); elem.IsZero() {
 			return ""
 		}
 	}
 	if text, ok := scalarText(elem); ok {
-		hides := hidesText(v, text)
 		switch {
-		case hides:
+		case hidesText(v, text):
 			return digest(text)
-		case elem != rv && !isStringer(v):
-			return "" // a plain pointer to a scalar, as ever
+		case ptr && !isStringer(v):
+			return "" // a plain pointer to a scalar is no key, as ever
 		}
 		return text
 	}
