@@ -79,10 +79,11 @@ var ErrNoContextValue error = noKey("keyfunc: no value under the context key (an
 // A request without a value yields [ErrNoContextValue], never an empty or
 // shared key, and so does one whose value is the zero value of its type
 // ("", 0, UserID(0), a zero struct, a nil pointer or a pointer to a zero
-// value), a Stringer whose String is "", or a value of another type. A
-// middleware that stores the zero ID for anonymous requests thus gets the
-// fallback declared with [FirstOf] for them (their IP, say), not one
-// bucket that every anonymous client shares and any of them can exhaust.
+// value), a struct (or pointer) Stringer whose String is "", or a value
+// of another type. A middleware that stores the zero ID for anonymous
+// requests thus gets the fallback declared with [FirstOf] for them (their
+// IP, say), not one bucket that every anonymous client shares and any of
+// them can exhaust.
 // An ID that really is the zero value (a user 0) is no key either: store
 // it in another form, as a string say.
 //
