@@ -19,7 +19,10 @@ type (
 	goSecret      []byte
 	ptrToken      string
 	plainID       string
+	blankToken    string
 )
+
+func (blankToken) String() string { return "" }
 
 func (redactedToken) String() string         { return "[REDACTED]" }
 func (redactedNum) String() string           { return "***" }
@@ -63,6 +66,7 @@ func TestContextValue_RedactingTypeIsKeyedByDigest(t *testing.T) {
 		{"GoString redacts", goSecret("k1"), goSecret("k2"), "k1"},
 		{"pointer's String redacts", &tokA, &tokB, "tok_alice"},
 		{"decorated ID", uidKey(7), uidKey(8), "7"},
+		{"String says nothing", blankToken("tok_a"), blankToken("tok_b"), "tok_a"},
 	} {
 		a, errA := kf(withAuth(c.a))
 		b, errB := kf(withAuth(c.b))
