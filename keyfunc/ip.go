@@ -82,8 +82,9 @@ const (
 // [NAT64Prefixes]; undeclared, an address of the local-use prefix
 // 64:ff9b:1::/48 (RFC 8215), whose length the network chooses, is keyed
 // by itself, one translated client each. A trusted proxy's prefix is
-// compared with the address as it came. Only a global IPv4 address counts: none of these may carry a
-// non-global one (RFC 6052 section 3.1, RFC 3056 section 2: private,
+// compared with the address as it came. Of the well-known prefix, 6to4
+// and Teredo, only a global IPv4 address counts: none of them may carry
+// a non-global one (RFC 6052 section 3.1, RFC 3056 section 2: private,
 // loopback, link-local, shared, documentation, benchmarking, multicast
 // or reserved), which a translator or relay drops, so an address such
 // as 64:ff9b::a00:1 is no translated client, and is keyed as the IPv6
