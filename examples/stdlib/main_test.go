@@ -24,3 +24,7 @@ func TestBehindProxy(t *testing.T) { apptest.CheckBehindProxy(t, direct) }
 func TestTrustedProxies(t *testing.T) {
 	apptest.CheckTrustedProxies(t, func(s algorithms.Store) (http.Handler, error) { return newHandler(s, apptest.Proxies) })
 }
+
+// TestLimits: the README's curl of GET / gets its 429 on the eleventh
+// request, as the README shows it, and POST /register is limited.
+func TestLimits(t *testing.T) { apptest.CheckLimits(t, direct) }

@@ -27,3 +27,9 @@ func TestBehindProxy(t *testing.T) {
 func TestTrustedProxies(t *testing.T) {
 	apptest.CheckTrustedProxies(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s, apptest.Proxies) })
 }
+
+// TestLimits: the README's curl of GET / gets its 429 on the eleventh
+// request, as the README shows it, and POST /register is limited.
+func TestLimits(t *testing.T) {
+	apptest.CheckLimits(t, func(s algorithms.Store) (http.Handler, error) { return chiapp.NewHandler(s, nil) })
+}
