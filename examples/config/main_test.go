@@ -352,3 +352,45 @@ func TestWarnsAboutIgnoredForwarding(t *testing.T) {
 		t.Errorf("%d forwarding warnings logged, want 1; logs:\n%s", n, logs.String())
 	}
 }
+
+// TestAdaptiveFedByRequests: the controller learns from the requests the
+// server answers (the middleware feeds it, Middleware.SetFeedback): after
+// a period of 20 requests over HTTP it has a baseline latency, the normal
+// that a slow period is judged against. Without the feed it learned
+// nothing, and no period was ever slow: the limits were never lowered.
+func TestAdaptiveFedByRequests(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, []byte("policies:\n  - {name: api, limit: 100, window: 1m}\n"))
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for i := range 20 { // adaptive.Config's default MinSamples
+		resp, err := srv.Client().Get(srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET / %d: %d, want 200", i+1, resp.StatusCode)
+		}
+	}
+	clock.Advance(time.Minute)
+	if err := s.ctrl.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.ctrl.Baseline(); got <= 0 {
+		t.Errorf("after a period of 20 requests served: the controller's baseline is %v, want one learned from them", got)
+	}
+}
