@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,6 +164,72 @@ func TestRedisDownFailsOpenPromptly(t *testing.T) {
 		}
 		if r.code != 200 {
 			t.Fatalf("request %d with Redis down: status %d, want 200 (fail open)", i, r.code)
+		}
+	}
+}
+
+// callCounter is a go-redis hook counting the commands and pipelines a
+// client is asked to send, whether or not Redis answers.
+type callCounter struct{ n atomic.Int64 }
+
+func (c *callCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// TestRedisDownBreakerOpens: as the README says, with Redis stopped an
+// instance lets requests through, and after 5 failures in a row it stops
+// calling Redis (for 5 s: the middleware's default circuit breaker, and the
+// store's own) and lets the next requests through without asking it.
+func TestRedisDownBreakerOpens(t *testing.T) {
+	srv := redistest.New(t)
+	client := redis.NewClient(clientOptions(srv.Addr))
+	t.Cleanup(func() { _ = client.Close() })
+	calls := new(callCounter)
+	client.AddHook(calls)
+	h, err := newInstance("a", client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	get := func(what string) {
+		t.Helper()
+		resp, err := hs.Client().Get(hs.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: status %d, want 200", what, resp.StatusCode)
+		}
+	}
+	get("with Redis up")
+	_ = srv.Stop()
+	for i := range 5 {
+		before := calls.n.Load()
+		get(fmt.Sprintf("failure %d with Redis down", i+1))
+		if calls.n.Load() == before {
+			t.Fatalf("request %d with Redis down: Redis not called, want a call (the breaker opens after 5 failures)", i+1)
+		}
+	}
+	for i := range 3 {
+		before := calls.n.Load()
+		get(fmt.Sprintf("request %d after 5 failures", i+1))
+		if n := calls.n.Load() - before; n != 0 {
+			t.Errorf("request %d after 5 failures in a row: %d calls to Redis, want none (the circuit breaker open for 5 s)", i+1, n)
 		}
 	}
 }
