@@ -17,9 +17,15 @@
 //
 //	plain http.Client: 5 served, 15 refused with 429, in 0s
 //	client.Transport:  20 served, 0 refused with 429, 0 retries, in 3.8s
+//
+// The Transport queues a call for at most a minute (WithMaxWait): of more
+// calls at once than a minute's turns (-n 400 -workers 400), those further
+// back fail at once with *client.WaitError, and are counted apart ("99
+// failed at once (turn more than 1m0s away)").
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,15 +53,16 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, client.SystemClock, *n, *workers); err != nil {
+	if err := run(os.Stdout, client.SystemClock, *n, *workers, time.Minute); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // run calls a fresh stub API n times from workers goroutines, first with a
-// plain client and then through a pacing Transport, and reports the
-// outcome of each on out. Every clock reading and wait goes through clock.
-func run(out io.Writer, clock client.Clock, n, workers int) error {
+// plain client and then through a pacing Transport that fails a call
+// whose turn is more than maxWait away, and reports the outcome of each on
+// out. Every clock reading and wait goes through clock.
+func run(out io.Writer, clock client.Clock, n, workers int, maxWait time.Duration) error {
 	if n < 1 {
 		return fmt.Errorf("-n %d: want 1 or more calls", n)
 	}
@@ -68,12 +75,12 @@ func run(out io.Writer, clock client.Clock, n, workers int) error {
 		return err
 	}
 	start := clock.Now()
-	served, refused, err := calls(&http.Client{}, api.URL, n, workers)
+	c, err := calls(&http.Client{}, api.URL, n, workers)
 	api.Close()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "plain http.Client: %d served, %d refused with 429, in %s\n", served, refused, clock.Now().Sub(start).Round(100*time.Millisecond))
+	fmt.Fprintf(out, "plain http.Client: %d served, %d refused with 429, in %s\n", c.served, c.refused, clock.Now().Sub(start).Round(100*time.Millisecond))
 
 	api, err = newAPI(clock)
 	if err != nil {
@@ -83,7 +90,7 @@ func run(out io.Writer, clock client.Clock, n, workers int) error {
 	var retries atomic.Int64
 	tr, err := client.New(nil,
 		client.WithRate(5, time.Second), // the API's published limit
-		client.WithMaxWait(time.Minute), // beyond that, fail fast
+		client.WithMaxWait(maxWait),     // beyond that, fail fast
 		client.WithClock(clock),         // the stub and the example share it
 		client.WithOnRetry(func(client.Retry) { retries.Add(1) }),
 	)
@@ -92,11 +99,18 @@ func run(out io.Writer, clock client.Clock, n, workers int) error {
 	}
 	defer tr.CloseIdleConnections()
 	start = clock.Now()
-	served, refused, err = calls(&http.Client{Transport: tr, Timeout: 2 * time.Minute}, api.URL, n, workers)
+	c, err = calls(&http.Client{Transport: tr, Timeout: maxWait + time.Minute}, api.URL, n, workers)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "client.Transport:  %d served, %d refused with 429, %d retries, in %s\n", served, refused, retries.Load(), clock.Now().Sub(start).Round(100*time.Millisecond))
+	// Calls beyond the queue's reach (more than maxWait of turns ahead
+	// of them: 300 or so at once, at 5 a second and a minute) failed at
+	// once rather than wait.
+	tooFar := ""
+	if c.tooFar > 0 {
+		tooFar = fmt.Sprintf(", %d failed at once (turn more than %s away)", c.tooFar, maxWait)
+	}
+	fmt.Fprintf(out, "client.Transport:  %d served, %d refused with 429, %d retries%s, in %s\n", c.served, c.refused, retries.Load(), tooFar, clock.Now().Sub(start).Round(100*time.Millisecond))
 	return nil
 }
 
@@ -122,10 +136,16 @@ func newAPI(clock client.Clock) (*httptest.Server, error) {
 	return httptest.NewServer(m.Handler(quote)), nil
 }
 
+// tally counts the outcomes of calls: 200 served, 429 refused, and calls
+// the Transport failed at once because their turn was more than its
+// maximum wait away (*client.WaitError).
+type tally struct{ served, refused, tooFar int }
+
 // calls makes n GET calls to url from workers goroutines and counts the
-// answers: 200 served, 429 refused. Any other outcome is an error.
-func calls(hc *http.Client, url string, n, workers int) (served, refused int, err error) {
+// answers. Any other outcome is an error.
+func calls(hc *http.Client, url string, n, workers int) (tally, error) {
 	var mu sync.Mutex
+	var c tally
 	var firstErr error
 	jobs := make(chan struct{}, n)
 	for range n {
@@ -138,15 +158,18 @@ func calls(hc *http.Client, url string, n, workers int) (served, refused int, er
 			for range jobs {
 				status, err := call(hc, url)
 				mu.Lock()
+				var we *client.WaitError
 				switch {
+				case errors.As(err, &we):
+					c.tooFar++
 				case err != nil:
 					if firstErr == nil {
 						firstErr = err
 					}
 				case status == http.StatusOK:
-					served++
+					c.served++
 				case status == http.StatusTooManyRequests:
-					refused++
+					c.refused++
 				default:
 					if firstErr == nil {
 						firstErr = fmt.Errorf("unexpected status %d", status)
@@ -157,7 +180,7 @@ func calls(hc *http.Client, url string, n, workers int) (served, refused int, er
 		})
 	}
 	wg.Wait()
-	return served, refused, firstErr
+	return c, firstErr
 }
 
 func call(hc *http.Client, url string) (int, error) {

@@ -28,7 +28,7 @@ func TestRunBadCounts(t *testing.T) {
 		{-3, 1, "-n -3"},
 		{1, 0, "-workers 0"},
 	} {
-		err := run(&strings.Builder{}, algotest.NewClock(time.Time{}), tc.n, tc.workers)
+		err := run(&strings.Builder{}, algotest.NewClock(time.Time{}), tc.n, tc.workers, time.Minute)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("run(n=%d, workers=%d) = %v, want an error naming %q", tc.n, tc.workers, err, tc.want)
 		}
