@@ -394,3 +394,46 @@ func TestAdaptiveFedByRequests(t *testing.T) {
 		t.Errorf("after a period of 20 requests served: the controller's baseline is %v, want one learned from them", got)
 	}
 }
+
+// editOnFirstRead is a clock that, the first time it is read, runs edit:
+// newServer reads its clock once between loading the file and watching it
+// (adaptive.New), where an edit is seen by no file event.
+type editOnFirstRead struct {
+	*algotest.Clock
+	once sync.Once
+	edit func()
+}
+
+func (c *editOnFirstRead) Now() time.Time {
+	c.once.Do(c.edit)
+	return c.Clock.Now()
+}
+
+// TestEditBeforeWatchApplied: a file edited after the server loaded it and
+// before its watch began (reload.InForce) is applied as the server starts,
+// not at the file's next change, which may never come: the rules in force
+// would be the old file's while the file on disk says otherwise.
+func TestEditBeforeWatchApplied(t *testing.T) {
+	sample, err := os.ReadFile("ratekeeper.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
+	save(t, path, sample)
+	edited := bytes.Replace(sample, []byte("limit: 300"), []byte("limit: 3"), 1)
+	clock := &editOnFirstRead{Clock: algotest.NewClock(time.Unix(1_700_000_040, 0)), edit: func() { save(t, path, edited) }}
+	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
+		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, want := s.mw.Set().PolicyHeader(3), `"per-second";q=20;w=1, "per-minute";q=3;w=60`; got != want {
+		t.Errorf("started on a file edited before its watch began: %s, want the edit in force, %s", got, want)
+	}
+}
