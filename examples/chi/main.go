@@ -24,10 +24,13 @@
 // against the router's (middleware.Middleware.CheckRoutes).
 //
 // Ctrl-C (SIGINT) or SIGTERM stops it, once the requests in flight are
-// answered. The handler, the form's user name, the Basic-auth stand-in for
-// sign-in (used by chiapp), the -trusted-proxies flag, listening and
-// serving are helpers of examples/internal/app, which another module
-// cannot import: copy them with the example and chiapp.
+// answered. The handler (app.Hello), the form's user name (app.FormValue)
+// and the Basic-auth stand-in for sign-in (app.SignedIn), used by chiapp,
+// the error hook (app.LogError), the -trusted-proxies flag
+// (app.ProxiesFlag), the check that no argument follows the flags
+// (app.NoArgs), listening and serving (app.Listen, app.Serve) are helpers
+// of examples/internal/app, which another module cannot import: copy them
+// with the example and chiapp.
 package main
 
 import (

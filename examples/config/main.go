@@ -30,9 +30,11 @@
 // Basic auth user name taken on trust), GET /fail (answers 500, to feed
 // the adaptive controller), GET /metrics (not limited). SIGINT or SIGTERM
 // stops it: the requests in flight are finished, the file's watch closed.
-// The handler, the Basic-auth stand-in for sign-in and listening are
-// helpers of examples/internal/app, which another module cannot import:
-// copy them with the example.
+// The handler (app.Hello), the Basic-auth stand-in for sign-in
+// (app.SignedIn), the check that no argument follows the flags
+// (app.NoArgs) and listening (app.Listen) are helpers of
+// examples/internal/app, which another module cannot import: copy them
+// with the example.
 package main
 
 import (

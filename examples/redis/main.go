@@ -19,9 +19,10 @@
 // stops both instances, once the requests in flight are answered. Run the
 // built binary: under go run, $! is the go command, which kill $! ends
 // without stopping the instances, and what follows it runs while go still
-// compiles. Listening and serving until then are helpers of
-// examples/internal/app, which another module cannot import: copy them with
-// the example.
+// compiles. The checks of the flags (app.CheckAddr for each address,
+// app.NoArgs for an argument after them), listening and serving until then
+// (app.Listen, app.Serve) are helpers of examples/internal/app, which
+// another module cannot import: copy them with the example.
 package main
 
 import (

@@ -20,10 +20,12 @@
 // load balancer's health check) names no client, and is answered 400.
 //
 // Ctrl-C (SIGINT) or SIGTERM stops it, once the requests in flight are
-// answered. The handler, the form's user name, the Basic-auth stand-in for
-// sign-in, the -trusted-proxies flag, listening and serving are helpers of
-// examples/internal/app, which another module cannot import: copy them
-// with the example.
+// answered. The handler (app.Hello), the form's user name (app.FormValue),
+// the Basic-auth stand-in for sign-in (app.SignedIn), the error hook
+// (app.LogError), the -trusted-proxies flag (app.ProxiesFlag), the check
+// that no argument follows the flags (app.NoArgs), listening and serving
+// (app.Listen, app.Serve) are helpers of examples/internal/app, which
+// another module cannot import: copy them with the example.
 package main
 
 import (

@@ -2,9 +2,10 @@
 // share besides their routers: the stand-in for authentication, the user
 // name read from the login form, the handler every route answers with,
 // the error hook and the -trusted-proxies flag (ProxiesFlag); and, for
-// those and examples/redis, listening (a port in use said so) and serving
-// until Ctrl-C or SIGTERM. examples/config uses the handler, the stand-in
-// for authentication and listening. Being
+// those and examples/redis, the checks of the command line (NoArgs,
+// CheckAddr), listening (a port in use said so) and serving until Ctrl-C
+// or SIGTERM. examples/config uses the handler, the stand-in for
+// authentication, NoArgs and listening. Being
 // internal, it cannot be imported from another module: an example copied
 // out takes the helpers it uses with it.
 package app

@@ -1,10 +1,13 @@
 package app_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,4 +100,72 @@ func packageDoc(t *testing.T, dir string) string {
 		}
 	}
 	return doc.String()
+}
+
+// TestImportersNameHelpers: each example command's documentation tells a
+// user who copies it out to copy the helpers of this package it uses; it
+// names each of them (app.Name), those of a package beside it (chiapp)
+// included. The lists were in words and short: examples/stdlib and
+// examples/chi left out the error hook (LogError) and the argument check
+// (NoArgs), examples/config NoArgs, examples/redis NoArgs and CheckAddr,
+// so that the copy did not build until they were found.
+func TestImportersNameHelpers(t *testing.T) {
+	examples := filepath.Join("..", "..")
+	dirs, err := os.ReadDir(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() || d.Name() == "internal" {
+			continue
+		}
+		dir := filepath.Join(examples, d.Name())
+		doc := packageDoc(t, dir)
+		for _, name := range helpersUsed(t, dir) {
+			if !strings.Contains(doc, "app."+name) {
+				t.Errorf("examples/%s uses app.%s, which its documentation does not name among the helpers to copy:\n%s", d.Name(), name, doc)
+			}
+		}
+	}
+}
+
+// helpersUsed returns the names of package app's identifiers that the
+// non-test Go files in dir or below use, sorted.
+func helpersUsed(t *testing.T, dir string) []string {
+	t.Helper()
+	used := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		local := ""
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == appPath {
+				local = "app"
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+			}
+		}
+		if local == "" {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == local {
+					used[sel.Sel.Name] = true
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Sorted(maps.Keys(used))
 }
