@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/examples/internal/app"
 	"github.com/ratekeeper/ratekeeper/keyfunc"
@@ -103,7 +104,7 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 			}
 			cancel()
 		}
-		h, err := newInstance(in.name, client)
+		h, err := newInstance(in.name, client, nil)
 		if err != nil {
 			return err
 		}
@@ -166,10 +167,25 @@ func clientOptions(addr string) *redis.Options {
 // the request through): shorter than the store's default timeout, 2s
 // (redisstore.DefaultTimeout), which this client's short timeouts allow.
 // The store takes opts after the example's own options, which they
-// override (its tests lengthen the timeout); main gives none.
-func newInstance(name string, client redis.UniversalClient, opts ...redisstore.Option) (http.Handler, error) {
-	store, err := redisstore.New(client, append([]redisstore.Option{redisstore.WithPrefix("example"),
-		redisstore.WithTimeout(250 * time.Millisecond), redisstore.WithCircuitBreaker(5, 5*time.Second)}, opts...)...)
+// override (its tests lengthen the timeout), and a clock that is not nil
+// replaces the Redis server's and the system's (the decisions' time, the
+// circuit breakers' cooldowns): main gives neither.
+func newInstance(name string, client redis.UniversalClient, clock algorithms.Clock, opts ...redisstore.Option) (http.Handler, error) {
+	storeOpts := []redisstore.Option{redisstore.WithPrefix("example"),
+		redisstore.WithTimeout(250 * time.Millisecond), redisstore.WithCircuitBreaker(5, 5*time.Second)}
+	// WithLogger samples what it logs (store errors: at most 10 a second;
+	// a record when the store starts failing and one when it answers
+	// again), so an outage of Redis does not write a line per request.
+	// It names a denied client by a hash (pk) under a secret each instance
+	// draws at random, so one client has another pk on each: to follow a
+	// client across instances, give them all one secret of at least 16
+	// bytes, kept as any other (middleware.WithPartitionKey).
+	mwOpts := []middleware.Option{middleware.WithLogger(slog.Default().With("instance", name))}
+	if clock != nil {
+		storeOpts = append(storeOpts, redisstore.WithClock(clock))
+		mwOpts = append(mwOpts, middleware.WithClock(clock))
+	}
+	store, err := redisstore.New(client, append(storeOpts, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -179,14 +195,7 @@ func newInstance(name string, client redis.UniversalClient, opts ...redisstore.O
 	}
 	m, err := middleware.New(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("per-minute", 5, ip)),
-	}, middleware.WithLogger(slog.Default().With("instance", name)))
-	// WithLogger samples what it logs (store errors: at most 10 a second;
-	// a record when the store starts failing and one when it answers
-	// again), so an outage of Redis does not write a line per request.
-	// It names a denied client by a hash (pk) under a secret each instance
-	// draws at random, so one client has another pk on each: to follow a
-	// client across instances, give them all one secret of at least 16
-	// bytes, kept as any other (middleware.WithPartitionKey).
+	}, mwOpts...)
 	if err != nil {
 		return nil, err
 	}

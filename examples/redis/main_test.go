@@ -6,12 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore"
 	"github.com/ratekeeper/ratekeeper/algorithms/redisstore/redistest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
@@ -55,7 +57,7 @@ func serveInstances(t *testing.T, addr string, patient bool) []string {
 		}
 		client := redis.NewClient(opt)
 		t.Cleanup(func() { _ = client.Close() })
-		h, err := newInstance(name, client, opts...)
+		h, err := newInstance(name, client, nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +200,7 @@ func TestRedisDownBreakerOpens(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	calls := new(callCounter)
 	client.AddHook(calls)
-	h, err := newInstance("a", client)
+	h, err := newInstance("a", client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,5 +233,61 @@ func TestRedisDownBreakerOpens(t *testing.T) {
 		if n := calls.n.Load() - before; n != 0 {
 			t.Errorf("request %d after 5 failures in a row: %d calls to Redis, want none (the circuit breaker open for 5 s)", i+1, n)
 		}
+	}
+}
+
+// TestRedisBackLimitHolds: as the README says, Redis started again after
+// the circuit breaker opened, the instance lets requests through without
+// asking it until the breaker's 5 s are up (on the instance's clock, here
+// a manual one), and then the limit holds again: 5 a minute, the sixth
+// refused with Retry-After.
+func TestRedisBackLimitHolds(t *testing.T) {
+	srv := redistest.New(t)
+	client := redis.NewClient(clientOptions(srv.Addr))
+	t.Cleanup(func() { _ = client.Close() })
+	calls := new(callCounter)
+	client.AddHook(calls)
+	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	h, err := newInstance("a", client, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	get := func() *http.Response {
+		t.Helper()
+		resp, err := hs.Client().Get(hs.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	_ = srv.Stop()
+	for i := range 5 {
+		if resp := get(); resp.StatusCode != 200 {
+			t.Fatalf("failure %d with Redis down: status %d, want 200 (fail open)", i+1, resp.StatusCode)
+		}
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(5*time.Second - time.Millisecond)
+	before := calls.n.Load()
+	if resp := get(); resp.StatusCode != 200 || calls.n.Load() != before {
+		t.Fatalf("Redis back, 1ms before the breaker's 5 s are up: status %d after %d calls to Redis, want 200 after none", resp.StatusCode, calls.n.Load()-before)
+	}
+	clock.Advance(time.Millisecond)
+	var codes []int
+	for range 6 {
+		resp := get()
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+			t.Errorf("a 429 without Retry-After")
+		}
+	}
+	if want := []int{200, 200, 200, 200, 200, 429}; !slices.Equal(codes, want) {
+		t.Errorf("the breaker's 5 s up, Redis back: statuses %v, want %v (the limit holds again)", codes, want)
 	}
 }
