@@ -75,8 +75,9 @@ var Proxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 // its trusted proxies (the example's -trusted-proxies): two clients behind
 // a proxy at 10.0.0.5 get a limit each, read from its X-Forwarded-For; a
 // client reaching the server directly is keyed by its own address whatever
-// X-Forwarded-For it sends; and the log says nothing of a forwarding header
-// ignored (the forwarding check is given the proxies too).
+// X-Forwarded-For it sends; a request from the proxy without the header
+// is answered 400; and the log says nothing of a forwarding header ignored
+// (the forwarding check is given the proxies too).
 func CheckTrustedProxies(t *testing.T, newHandler func(algorithms.Store) (http.Handler, error)) {
 	t.Helper()
 	var mu sync.Mutex
@@ -108,6 +109,16 @@ func CheckTrustedProxies(t *testing.T, newHandler func(algorithms.Store) (http.H
 		if got := w.Header().Get("RateLimit"); w.Code != http.StatusOK || got != c.want {
 			t.Errorf("%s: %d, RateLimit %q; want 200, %q", c.name, w.Code, got, c.want)
 		}
+	}
+	// The proxy's own request, without the header (a load balancer's
+	// health check), names no client: 400, never the proxy's bucket
+	// shared by all.
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.0.0.5:41000"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusBadRequest || w.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("a request from the proxy without X-Forwarded-For: %d %q, want 400 application/problem+json", w.Code, w.Header().Get("Content-Type"))
 	}
 	mu.Lock()
 	got := buf.String()
