@@ -104,10 +104,13 @@ func run(ctx context.Context, redisAddr, addrA, addrB string) error {
 			}
 			cancel()
 		}
-		h, err := newInstance(in.name, client, nil)
+		h, store, err := newInstance(in.name, client, nil)
 		if err != nil {
 			return err
 		}
+		// Closed once the servers have stopped, before the client (defers
+		// run last first), as the README's Redis section says.
+		defer store.Close()
 		in.h = h
 	}
 	// Both addresses are taken before either instance serves: a port in
@@ -161,7 +164,8 @@ func clientOptions(addr string) *redis.Options {
 	}
 }
 
-// newInstance returns one instance's handler: 5 requests per minute per
+// newInstance returns one instance's handler and its store, which the
+// caller closes once the handler serves no more: 5 requests per minute per
 // client IP, the limit kept in Redis under the prefix "example". A Take
 // that Redis does not answer within 250ms fails (and the middleware lets
 // the request through): shorter than the store's default timeout, 2s
@@ -170,7 +174,7 @@ func clientOptions(addr string) *redis.Options {
 // override (its tests lengthen the timeout), and a clock that is not nil
 // replaces the Redis server's and the system's (the decisions' time, the
 // circuit breakers' cooldowns): main gives neither.
-func newInstance(name string, client redis.UniversalClient, clock algorithms.Clock, opts ...redisstore.Option) (http.Handler, error) {
+func newInstance(name string, client redis.UniversalClient, clock algorithms.Clock, opts ...redisstore.Option) (http.Handler, *redisstore.Store, error) {
 	storeOpts := []redisstore.Option{redisstore.WithPrefix("example"),
 		redisstore.WithTimeout(250 * time.Millisecond), redisstore.WithCircuitBreaker(5, 5*time.Second)}
 	// WithLogger samples what it logs (store errors: at most 10 a second;
@@ -187,19 +191,19 @@ func newInstance(name string, client redis.UniversalClient, clock algorithms.Clo
 	}
 	store, err := redisstore.New(client, append(storeOpts, opts...)...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ip, err := keyfunc.IP()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, err := middleware.New(store, []*policy.Policy{
 		policy.Must(policy.PerMinute("per-minute", 5, ip)),
 	}, mwOpts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return m.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from instance %s\n", name)
-	})), nil
+	})), store, nil
 }

@@ -57,10 +57,11 @@ func serveInstances(t *testing.T, addr string, patient bool) []string {
 		}
 		client := redis.NewClient(opt)
 		t.Cleanup(func() { _ = client.Close() })
-		h, err := newInstance(name, client, nil, opts...)
+		h, store, err := newInstance(name, client, nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = store.Close() }) // before the client's
 		hs := httptest.NewServer(h)
 		t.Cleanup(hs.Close)
 		urls = append(urls, hs.URL)
@@ -200,10 +201,11 @@ func TestRedisDownBreakerOpens(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	calls := new(callCounter)
 	client.AddHook(calls)
-	h, err := newInstance("a", client, nil)
+	h, store, err := newInstance("a", client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = store.Close() })
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	get := func(what string) {
@@ -248,10 +250,11 @@ func TestRedisBackLimitHolds(t *testing.T) {
 	calls := new(callCounter)
 	client.AddHook(calls)
 	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	h, err := newInstance("a", client, clock)
+	h, store, err := newInstance("a", client, clock)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = store.Close() })
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	get := func() *http.Response {
