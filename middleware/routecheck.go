@@ -37,7 +37,8 @@ var probeMethods = []string{
 // once the routes are registered, before serving: it catches at start-up
 // the typo that would otherwise leave, say, a stricter login limit
 // silently absent. The routes of the policies in force are checked (call
-// it again after [Middleware.SetPolicies] or a reload).
+// it again after [Middleware.SetPolicies]; for a reload, check the new
+// configuration before it is applied, with [Middleware.CheckConfigRoutes]).
 //
 // pattern is the router's pattern function: [policy.ServeMuxPattern](mux)
 // for a ServeMux (the one whose patterns the policies name, mounted in
@@ -100,19 +101,47 @@ var probeMethods = []string{
 // an error naming the route and the request asked. The lookups serve no
 // request: no handler runs, and nothing is counted.
 func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
+	return m.checkRoutes("CheckRoutes", m.set.Load().Policies(), pattern)
+}
+
+// CheckConfigRoutes checks the routes of the policies of cfg, a
+// configuration not applied yet, as [Middleware.CheckRoutes] checks
+// those in force, and returns the same errors (each wrapping
+// [ErrUnknownRoute]), or nil. It changes nothing: the hook for a
+// reloader's check before it applies a new configuration, so that a
+// reload naming a route the router does not have is refused as a file
+// that does not load is, the rules in force kept (a typo, "POST /logn",
+// would otherwise drop the limit the policy was meant to set):
+//
+//	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg),
+//		reload.WithCheck(func(c *policy.Config) error { return m.CheckConfigRoutes(c, nil) }))
+//
+// pattern is as for CheckRoutes (nil: the middleware's own).
+func (m *Middleware) CheckConfigRoutes(cfg *policy.Config, pattern func(*http.Request) string) error {
+	if cfg == nil {
+		return errors.New("middleware: CheckConfigRoutes: config is nil")
+	}
+	return m.checkRoutes("CheckConfigRoutes", cfg.Policies, pattern)
+}
+
+// checkRoutes is CheckRoutes for the policies ps; call names the method
+// in its errors about the pattern function.
+func (m *Middleware) checkRoutes(call string, ps []*policy.Policy, pattern func(*http.Request) string) error {
 	if pattern == nil {
 		pattern = m.pattern
 	}
 	if pattern == nil {
-		return errors.New("middleware: CheckRoutes: no pattern function (give policy.ServeMuxPattern(mux) or policy.ChiPattern(r), or build the middleware WithPatternFunc)")
+		return fmt.Errorf("middleware: %s: no pattern function (give policy.ServeMuxPattern(mux) or policy.ChiPattern(r), or build the middleware WithPatternFunc)", call)
 	}
 	kind := kindOf(pattern)
 	if kind == routePattern {
-		return errors.New("middleware: CheckRoutes: policy.RoutePattern reads the route a router has set on a request it routed, and the requests CheckRoutes asks about are routed by none: give the router's pattern function (policy.ServeMuxPattern(mux), policy.ChiPattern(r))")
+		return fmt.Errorf("middleware: %s: policy.RoutePattern reads the route a router has set on a request it routed, and the requests %s asks about are routed by none: give the router's pattern function (policy.ServeMuxPattern(mux), policy.ChiPattern(r))", call, call)
 	}
-	ps := m.set.Load().Policies()
 	methods := slices.Clone(probeMethods)
 	for _, p := range ps {
+		if p == nil {
+			continue
+		}
 		named := p.Methods()
 		for _, rt := range p.Routes() {
 			// "METHOD /path"; a route starting with '/' names none,
@@ -129,8 +158,11 @@ func (m *Middleware) CheckRoutes(pattern func(*http.Request) string) error {
 	}
 	var errs []error
 	for _, p := range ps {
+		if p == nil {
+			continue
+		}
 		for _, rt := range p.Routes() {
-			if err := checkRoute(p, rt, pattern, kind, methods); err != nil {
+			if err := checkRoute(call, p, rt, pattern, kind, methods); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -171,8 +203,9 @@ func kindOf(pattern func(*http.Request) string) patternKind {
 // nil when a request built from it is one p, restricted to rt alone,
 // applies to under pattern. methods are those a route without one is
 // asked with, when p names none. A panic of the pattern function is
-// returned as an error naming the request it was asked for.
-func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string, kind patternKind, methods []string) (err error) {
+// returned as an error naming the request it was asked for. call names
+// the method in the errors that do not wrap ErrUnknownRoute.
+func checkRoute(call string, p *policy.Policy, rt string, pattern func(*http.Request) string, kind patternKind, methods []string) (err error) {
 	method, path := "", rt
 	if !strings.HasPrefix(rt, "/") {
 		method, path, _ = strings.Cut(rt, " ")
@@ -189,11 +222,11 @@ func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string,
 	}
 	one, err := policy.New(p.Name(), p.Spec(), p.Key(), append(opts, policy.WithRoutes(rt))...)
 	if err != nil {
-		return fmt.Errorf("middleware: CheckRoutes: policy %q, route %q: %w", p.Name(), rt, err)
+		return fmt.Errorf("middleware: %s: policy %q, route %q: %w", call, p.Name(), rt, err)
 	}
 	set, err := policy.NewSet([]*policy.Policy{one}, policy.WithPatternFunc(pattern))
 	if err != nil {
-		return fmt.Errorf("middleware: CheckRoutes: policy %q, route %q: %w", p.Name(), rt, err)
+		return fmt.Errorf("middleware: %s: policy %q, route %q: %w", call, p.Name(), rt, err)
 	}
 	paths, ok := probePaths(path)
 	if !ok {
@@ -202,7 +235,7 @@ func checkRoute(p *policy.Policy, rt string, pattern func(*http.Request) string,
 	var asked string // the request being asked about, for a panic
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("middleware: CheckRoutes: policy %q, route %q: the pattern function panicked on %s: %v", p.Name(), rt, asked, v)
+			err = fmt.Errorf("middleware: %s: policy %q, route %q: the pattern function panicked on %s: %v", call, p.Name(), rt, asked, v)
 		}
 	}()
 	// A route ending in '/' is chi's route without it ("/login/" matches

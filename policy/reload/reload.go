@@ -19,14 +19,23 @@
 // it and writing it, or by removing it and making it again, leave it empty
 // or missing for a moment; it is reported only if it still does not load
 // then, and once: events that leave it as it is (a touch, a chmod) do not
-// report it again. [Watcher.Reload] reloads on demand, for SIGHUP or a
-// configuration service:
+// report it again. A file that loads but that the check given by
+// [WithCheck] refuses is such a file too: with middleware's
+// CheckConfigRoutes, a new version naming a route the router does not
+// have (a typo, "POST /logn") is refused as CheckRoutes refuses it at
+// start, instead of replacing a limit with one that never applies.
+// [Watcher.Reload] reloads on demand, for SIGHUP or a configuration
+// service:
 //
 //	cfg, err := policy.Load(path)
 //	...
-//	m, err := middleware.FromConfig(store, cfg)
+//	m, err := middleware.FromConfig(store, cfg, middleware.WithPatternFunc(policy.ChiPattern(r)))
 //	...
-//	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg))
+//	if err := m.CheckRoutes(nil); err != nil { // once r's routes are registered
+//		...
+//	}
+//	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg),
+//		reload.WithCheck(func(c *policy.Config) error { return m.CheckConfigRoutes(c, nil) }))
 //	...
 //	defer w.Close()
 //	hup := make(chan os.Signal, 1)
@@ -134,7 +143,8 @@ type Watcher struct {
 	exited chan struct{}   // closed when the loop goroutine returns
 	once   sync.Once
 
-	inForce *policy.Config // set by InForce
+	inForce *policy.Config             // set by InForce
+	check   func(*policy.Config) error // set by WithCheck
 
 	mu      sync.Mutex // serialises reloads
 	applied []byte     // the content last applied, or whose apply failed
@@ -170,7 +180,8 @@ func WithLogger(l *slog.Logger) Option {
 // content, and after every [Watcher.Reload] that found a file that does
 // not load (reported before or not) or called apply again for content
 // whose apply failed: with the Config applied and a nil error, or with a
-// nil Config and the error (a file that does not load, or apply's error). When apply
+// nil Config and the error (a file that does not load or that the check
+// of [WithCheck] refuses, or apply's error). When apply
 // returns an error matching [policy.ErrRestartNeeded] (its policies are
 // applied, another setting waits for a restart) the hook gets the Config
 // and that error. A file
@@ -202,6 +213,36 @@ func InForce(cfg *policy.Config) Option {
 			return errors.New("reload: InForce: config is nil or was not read from a file")
 		}
 		w.inForce = cfg
+		return nil
+	}
+}
+
+// WithCheck sets a check that each new version of the file must pass,
+// once it loads, before it is applied: a version check refuses is
+// refused as a file that does not load is (see [Watcher.Reload] and
+// [OnReload]): apply is not called, the rules in force keep running, and
+// check's error, behind "reload: check <path>: ", goes to the OnReload
+// hook (with a nil Config) and the logger ("config rejected"), and is
+// Reload's error; found after a file event it is first given the grace
+// ([WithGrace]), as a file cut short may load and fail the check (a
+// route "POST /login" read as "POST /lo"), and reported once. The
+// content in force (given to [InForce], or the file's at New) is not
+// checked. check runs where apply does, before it, and must not call
+// Reload or Close either.
+//
+// Its use is middleware.Middleware.CheckConfigRoutes, which checks the
+// routes of a new version's policies against the router as
+// CheckRoutes checks those in force at start, so that a reload naming
+// a route the router does not have (a typo, "POST /logn") is refused,
+// not applied as a limit that never applies:
+//
+//	reload.WithCheck(func(c *policy.Config) error { return m.CheckConfigRoutes(c, nil) })
+func WithCheck(check func(*policy.Config) error) Option {
+	return func(w *Watcher) error {
+		if check == nil {
+			return errors.New("reload: WithCheck: check is nil")
+		}
+		w.check = check
 		return nil
 	}
 }
@@ -518,8 +559,8 @@ func split(path string) (root string, parts []string) {
 }
 
 // Reload reads the file now and, if its content changed since the last
-// version applied, parses it and calls apply. A file that does not load
-// changes nothing and returns the error (also passed to the OnReload hook
+// version applied, parses it, checks it ([WithCheck]) and calls apply. A
+// file that does not load or that the check refuses changes nothing and returns the error (also passed to the OnReload hook
 // and logged, at once: Reload gives it no grace); so does an error from
 // apply. An error matching [policy.ErrRestartNeeded] is returned too, but
 // the Config counts as applied ([Watcher.Config] returns it; logged as a
@@ -579,6 +620,12 @@ func (w *Watcher) reload(explicit, writing bool) (retry time.Duration, _ error) 
 	readErr := err
 	if err == nil {
 		cfg, err = policy.ParseConfig(data, w.path)
+	}
+	if err == nil && w.check != nil {
+		// A version the check refuses is a file that does not load.
+		if cerr := w.check(cfg); cerr != nil {
+			cfg, err = nil, fmt.Errorf("reload: check %s: %w", w.path, cerr)
+		}
 	}
 	if err != nil {
 		key := failKey(data, readErr)
