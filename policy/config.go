@@ -27,7 +27,7 @@ import (
 //	version: 1                 # optional; the only version
 //	headers: ietf              # ietf (default), ietf-most-constraining, draft-7, draft-6, legacy, legacy-unix, none
 //	failure_mode: closed       # open (default), closed, fallback
-//	failure_retry_after: 5s    # with failure_mode closed only: its 503's Retry-After (default 1s)
+//	failure_retry_after: 5s    # with failure_mode closed only: its 503's Retry-After (default 1s, 1s to 1h)
 //	trusted_proxies: [10.0.0.0/8, 192.0.2.7]  # CIDRs or addresses of reverse proxies
 //	trusted_hops: 0            # or, instead, how many proxies append to the header (default 0: none)
 //	ip_source: x-forwarded-for # or forwarded, or header:X-Real-IP; needs trusted_proxies
@@ -269,6 +269,14 @@ const (
 	// DefaultFailureRetryAfter is the Retry-After under FailureClosed.
 	DefaultFailureRetryAfter = time.Second
 )
+
+// MaxFailureRetryAfter bounds a file's failure_retry_after (inclusive; the
+// least is 1s). It is sent to every client while the store fails, an
+// outage of no known length, and clients that honour Retry-After (crawlers,
+// well-behaved API clients) stay away that long after it is over: an hour
+// is the most a store outage's answer should ask for, and more (8760h, a
+// year) is most likely a slip of unit.
+const MaxFailureRetryAfter = time.Hour
 
 // Load reads the configuration file at path (JSON when the name ends in
 // .json, YAML when it ends in .yaml or .yml, and otherwise JSON when the

@@ -33,6 +33,8 @@ func TestConfigBoundsInclusive(t *testing.T) {
 	}{
 		{"failure_retry_after 1s", "failure_mode: closed\nfailure_retry_after: 1s\n", one, true},
 		{"failure_retry_after 999ms", "failure_mode: closed\nfailure_retry_after: 999ms\n", one, false},
+		{"failure_retry_after max", "failure_mode: closed\nfailure_retry_after: " + policy.MaxFailureRetryAfter.String() + "\n", one, true},
+		{"failure_retry_after max+1ns", "failure_mode: closed\nfailure_retry_after: " + (policy.MaxFailureRetryAfter + 1).String() + "\n", one, false},
 		{"ipv6_prefix 1", "ipv6_prefix: 1\n", one, true},
 		{"ipv6_prefix 128", "ipv6_prefix: 128\n", one, true},
 		{"ipv6_prefix 129", "ipv6_prefix: 129\n", one, false},

@@ -32,7 +32,9 @@ func (d *decoder) fail(n *cnode, field, format string, args ...any) {
 	// A field path holds the file's keys as spelt, and a reason may
 	// quote its values: neither may carry a control character to a
 	// terminal or a log (the YAML parser's messages are escaped too).
-	ce := &ConfigError{File: d.file, Field: escapeControls(field), Reason: escapeControls(fmt.Sprintf(format, args...))}
+	// A value of the file is cut when it is long (see errorText), and so
+	// is a field path holding a long key.
+	ce := &ConfigError{File: d.file, Field: cutValue(escapeControls(field)), Reason: errorText(fmt.Sprintf(format, args...))}
 	if n != nil {
 		ce.Line, ce.Column = n.pos.line, n.pos.col
 	}
@@ -162,6 +164,10 @@ func (d *decoder) config(root *cnode) *Config {
 			if t, ok := d.duration(v, name); ok {
 				if t < time.Second {
 					d.fail(v, name, "must be at least 1s, got %s", t)
+				} else if t > MaxFailureRetryAfter {
+					// Sent to every client while the store fails: a
+					// client honouring it would stay away that long.
+					d.fail(v, name, "must be at most %s (MaxFailureRetryAfter), got %s: clients that honour Retry-After stay away that long after the store is back", shortDuration(MaxFailureRetryAfter), t)
 				}
 				cfg.FailureRetryAfter = t
 			}
@@ -313,7 +319,7 @@ func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func
 			}
 			if cfg.TrustedHops > 0 {
 				// keyfunc.FromHeader requires TrustedProxies.
-				d.fail(source, "ip_source", "%s needs trusted_proxies: a header of one value is believed only from a proxy known by its address; with trusted_hops, use x-forwarded-for or forwarded", s)
+				d.fail(source, "ip_source", "%s needs trusted_proxies: a header of one value is believed only from a proxy known by its address; with trusted_hops, use x-forwarded-for or forwarded", cutValue(s))
 				return nil
 			}
 			opts = append(opts, keyfunc.FromHeader(strings.TrimPrefix(s, "header:")))
@@ -332,7 +338,7 @@ func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func
 				d.fail(source, "ip_source", "%s", why)
 				break
 			}
-			d.fail(source, "ip_source", "%s needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address", s)
+			d.fail(source, "ip_source", "%s needs trusted_proxies: headers from untrusted peers are never read, and a header of one value is believed only from a proxy known by its address", cutValue(s))
 		default:
 			d.fail(source, "ip_source", "unknown source %q; want x-forwarded-for, forwarded or header:NAME%s", s, suggestSource(s))
 		}
@@ -353,7 +359,7 @@ func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func
 		default:
 			field, value = "", fmt.Sprintf("ipv4_prefix %d with ipv6_prefix %d", cfg.IPv4Prefix, cfg.IPv6Prefix)
 		}
-		d.fail(at, field, "%s is refused: %s", value, strings.TrimPrefix(err.Error(), "keyfunc: "))
+		d.fail(at, field, "%s is refused: %s", cutValue(value), strings.TrimPrefix(err.Error(), "keyfunc: "))
 		return nil
 	}
 	return f
@@ -783,7 +789,7 @@ func (d *decoder) str(n *cnode, field string) (string, bool) {
 		// policy written as a {...} mapping, read as a one-entry mapping:
 		// say how to write the string meant.
 		k, v := n.keys[0].text, n.vals[0].text
-		d.fail(n, field, "must be a string, not a mapping (%s: %s); write %q, quoted", k, v, k+":"+v)
+		d.fail(n, field, "must be a string, not a mapping (%s: %s); write %q, quoted", cutValue(k), cutValue(v), k+":"+v)
 		return "", false
 	}
 	if n.kind != scalarNode || n.tag != strTag {

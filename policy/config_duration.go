@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math/bits"
+	"strings"
 	"time"
 )
 
@@ -122,4 +123,18 @@ func exactDuration(s string) (d time.Duration, whole, inRange bool) {
 		return time.Duration(-int64(total)), whole, true // -(1<<63) wraps to itself
 	}
 	return time.Duration(total), whole, true
+}
+
+// shortDuration returns d as time.Duration.String writes it, without the
+// zero minutes and seconds it ends with ("1h" for 1h0m0s, "1m30s"), as a
+// file would write it.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }

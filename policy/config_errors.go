@@ -1,14 +1,22 @@
 package policy
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
 
 // A ConfigError reports one problem in a configuration file: where it is
 // (File, Line and Column, 1-based, the column counting characters in YAML
 // and JSON alike; 0 when the position is unknown), which field (a path
 // such as "policies[1].window"; empty for the document as a whole) and
 // why. Field and Reason hold no control character: one the file spells in
-// a key or value is written as a Go escape (\x1b, \n). errors.Is(err,
-// ErrConfig) holds for every ConfigError.
+// a key or value is written as a Go escape (\x1b, \n). Nor do they hold a
+// long value whole: a value of the file (or a key, in Field) longer than
+// 64 characters is cut to its first 48, marked with an ellipsis and its
+// length (`"xxx"… (100000 bytes)`), and a Reason is at most about 1 KB.
+// errors.Is(err, ErrConfig) holds for every ConfigError.
 type ConfigError struct {
 	File   string
 	Line   int
@@ -62,3 +70,96 @@ const maxConfigErrors = 20
 // ConfigErrors returns the *ConfigError values held by err, which may be
 // one ConfigError or several joined (as [Load] returns them), in order.
 func ConfigErrors(err error) []*ConfigError { return collect[*ConfigError](err) }
+
+// maxQuoted is the most characters of a value of the file (or of a field's
+// name) an error quotes whole; a longer one is cut to its first
+// quotedKeep characters and marked (see cutValues).
+const (
+	maxQuoted  = 64
+	quotedKeep = 48
+)
+
+// maxReason bounds a ConfigError's Reason once its values are cut: a
+// value an error writes otherwise than quoted, with blanks in it, is cut
+// there.
+const maxReason = 1024
+
+// errorText returns s, the text of an error about the file, as a
+// ConfigError holds it: control characters escaped (see escapeControls),
+// each value longer than maxQuoted characters cut (see cutValues), and
+// the whole cut at maxReason bytes. A file may be 256 KB, one value of
+// it as long, and Load reports 20 errors: a value quoted whole would put
+// that much in one line of a log or a terminal.
+func errorText(s string) string {
+	s = cutValues(escapeControls(s))
+	if len(s) > maxReason {
+		n := len(s)
+		s = cutAt(s, maxReason-64) + fmt.Sprintf("… (%d bytes)", n)
+	}
+	return s
+}
+
+// cutValues returns s with each Go-quoted string ("...", as %q writes a
+// value) longer than maxQuoted characters, unquoted, written as its first
+// quotedKeep characters quoted, an ellipsis and the value's length in
+// bytes:
+//
+//	"xxxxxxxx"… (100000 bytes)
+//
+// and each run of characters without a blank or a quote longer than
+// maxQuoted (a value written as it is) likewise, unquoted.
+func cutValues(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == '"' {
+			if q, err := strconv.QuotedPrefix(s[i:]); err == nil {
+				if v, err := strconv.Unquote(q); err == nil && utf8.RuneCountInString(v) > maxQuoted {
+					b.WriteString(strconv.Quote(cutAt(v, quotedKeep)))
+					fmt.Fprintf(&b, "… (%d bytes)", len(v))
+				} else {
+					b.WriteString(q)
+				}
+				i += len(q)
+				continue
+			}
+			b.WriteByte('"')
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '"' {
+			j++
+		}
+		if j == i { // a blank
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteString(cutValue(s[i:j]))
+		i = j
+	}
+	return b.String()
+}
+
+// cutValue returns v, a value written as it is, cut as cutValues cuts
+// one when it is longer than maxQuoted characters.
+func cutValue(v string) string {
+	if utf8.RuneCountInString(v) <= maxQuoted {
+		return v
+	}
+	return cutAt(v, quotedKeep) + fmt.Sprintf("… (%d bytes)", len(v))
+}
+
+// cutAt returns the first n characters of s.
+func cutAt(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}

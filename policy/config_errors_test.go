@@ -290,10 +290,14 @@ func TestConfigDurations(t *testing.T) {
 	} {
 		wantErrors(t, tc.name, tc.doc, tc.want)
 	}
-	cfg, err := policy.ParseConfig([]byte(retry("1d")), "f.yaml")
-	if err != nil || cfg.FailureRetryAfter != 24*time.Hour {
-		t.Errorf("failure_retry_after: 1d: %v, %v; want 24h", cfg, err)
+	cfg, err := policy.ParseConfig([]byte(window("1d")), "f.yaml")
+	if err != nil || cfg.Policies[0].Spec().Window != 24*time.Hour {
+		t.Errorf("window: 1d: %v, %v; want 24h", cfg, err)
 	}
+	// The largest duration is read exactly; failure_retry_after, at most
+	// an hour, says so in its error.
+	wantErrors(t, "retry the largest duration", retry("2562047h47m16.854775807s"), []string{
+		"policy: f.yaml:4:22: failure_retry_after: must be at most 1h (MaxFailureRetryAfter), got 2562047h47m16.854775807s: clients that honour Retry-After stay away that long after the store is back"})
 }
 
 // wantErrors fails t unless the document doc, parsed as f.yaml, gets

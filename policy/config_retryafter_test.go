@@ -57,3 +57,36 @@ func TestConfigFailureRetryAfterUnderABadMode(t *testing.T) {
 		}
 	}
 }
+
+// failure_retry_after had no upper bound: a year (8760h, a slip for
+// 8760s or a unit misread) loaded, and every client that honours
+// Retry-After would have stayed away for a year after a store blip. It is
+// at most policy.MaxFailureRetryAfter, inclusive; beyond, the error names
+// the field and the bound.
+func TestConfigFailureRetryAfterUpperBound(t *testing.T) {
+	const pol = "policies:\n  - {name: a, limit: 1, window: 1s}\n"
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{
+		{"1h", true},
+		{"3600s", true},
+		{"3600001ms", false},
+		{"2h", false},
+		{"8760h", false},
+		{"365d", false},
+	} {
+		_, err := policy.ParseConfig([]byte("failure_mode: closed\nfailure_retry_after: "+tc.value+"\n"+pol), "c.yaml")
+		if tc.ok {
+			if err != nil {
+				t.Errorf("failure_retry_after %s: %v, want it accepted", tc.value, err)
+			}
+			continue
+		}
+		errs := policy.ConfigErrors(err)
+		if len(errs) != 1 || errs[0].Field != "failure_retry_after" || errs[0].Line != 2 || errs[0].Column != 22 ||
+			!strings.Contains(errs[0].Reason, "at most 1h") {
+			t.Errorf("failure_retry_after %s: %v, want one error at 2:22 failure_retry_after: ...at most 1h...", tc.value, err)
+		}
+	}
+}

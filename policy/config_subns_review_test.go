@@ -59,14 +59,14 @@ func TestConfigDurationIsExact(t *testing.T) {
 		window, maxDelay, retryAfter string
 		want                         [3]time.Duration
 	}{
-		{"0.50000000000000h", "0.00000000001h", "1.30000000000000h",
-			[3]time.Duration{30 * time.Minute, 36, time.Hour + 18*time.Minute}},
-		{"1.50000000000000000000000s", "1.5us", "1d",
-			[3]time.Duration{1500 * time.Millisecond, 1500, 24 * time.Hour}},
+		{"0.50000000000000h", "0.00000000001h", "0.30000000000000h",
+			[3]time.Duration{30 * time.Minute, 36, 18 * time.Minute}},
+		{"1.50000000000000000000000s", "1.5us", "0.60000000000000h",
+			[3]time.Duration{1500 * time.Millisecond, 1500, 36 * time.Minute}},
 		{"0.90000000000000h", "1.5µs", "+1.10000000000000000s",
 			[3]time.Duration{54 * time.Minute, 1500, 1100 * time.Millisecond}},
-		{"23h59m59.999999999s", "1.5μs2ns", "2562047h47m16.854775807s",
-			[3]time.Duration{24*time.Hour - 1, 1502, 1<<63 - 1}},
+		{"23h59m59.999999999s", "1.5μs2ns", "59m59.999999999s",
+			[3]time.Duration{24*time.Hour - 1, 1502, time.Hour - 1}},
 	} {
 		doc := "failure_mode: closed\nfailure_retry_after: " + tc.retryAfter + "\npolicies:\n" +
 			"  - {name: a, algorithm: leaky_queue, limit: 1, window: " + tc.window + ", max_delay: " + tc.maxDelay + "}\n"

@@ -256,7 +256,7 @@ func checkTabs(tokens token.Tokens, file string) error {
 			continue
 		}
 		p := tokenPos(tk)
-		value := escapeControls(strings.Trim(tk.Origin, " \t\r\n"))
+		value := cutValue(escapeControls(strings.Trim(tk.Origin, " \t\r\n")))
 		reason := fmt.Sprintf("a tab inside the value %s, which YAML readers disagree on (this one drops it): write a space, or, for a tab, quote the value and write \\t", value)
 		if tk.Type == token.DoubleQuoteType {
 			reason = fmt.Sprintf("a tab inside the quoted value %s, which this YAML reader misreads (it loses track of the line): write it as \\t", value)
@@ -374,7 +374,7 @@ func parseYAML(data []byte, file string) (root *cnode, err error) {
 		// The YAML parser is third-party code run on untrusted input: a
 		// panic in it is a malformed document, not a crash.
 		if r := recover(); r != nil {
-			root, err = nil, &ConfigError{File: file, Reason: "invalid YAML: " + escapeControls(fmt.Sprint(r))}
+			root, err = nil, &ConfigError{File: file, Reason: "invalid YAML: " + errorText(fmt.Sprint(r))}
 		}
 	}()
 	tokens := lexer.Tokenize(string(data))
@@ -489,7 +489,7 @@ func yamlMessage(err error) string {
 		}
 	}
 	tab := strings.Contains(msg, "'\t'")
-	msg = escapeControls(msg)
+	msg = errorText(msg)
 	if tab {
 		msg += " (a tab: YAML indents with spaces only)"
 	}
@@ -540,7 +540,7 @@ type yamlConv struct {
 
 func (c *yamlConv) errorf(n ast.Node, format string, args ...any) error {
 	p := tokenPos(n.GetToken())
-	return &ConfigError{File: c.file, Line: p.line, Column: p.col, Reason: escapeControls(fmt.Sprintf(format, args...))}
+	return &ConfigError{File: c.file, Line: p.line, Column: p.col, Reason: errorText(fmt.Sprintf(format, args...))}
 }
 
 func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
@@ -773,7 +773,7 @@ func (p *jsonConv) next() int {
 
 func (p *jsonConv) errorAt(off int, format string, args ...any) error {
 	pos := p.pos(off)
-	return &ConfigError{File: p.file, Line: pos.line, Column: pos.col, Reason: escapeControls(fmt.Sprintf(format, args...))}
+	return &ConfigError{File: p.file, Line: pos.line, Column: pos.col, Reason: errorText(fmt.Sprintf(format, args...))}
 }
 
 // pos converts a byte offset into a 1-based line and column, counting on
