@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -438,7 +439,9 @@ func (d *decoder) policy(n *cnode, path string) *rawPolicy {
 		field := path + "." + name
 		switch name {
 		case "name":
-			def.Name, _ = d.str(v, field)
+			if s, ok := d.str(v, field); ok && d.sameInYAML11(v, field) {
+				def.Name = s
+			}
 		case "algorithm":
 			if s, ok := d.str(v, field); ok {
 				def.Spec.Algorithm = algorithms.Kind(s)
@@ -474,6 +477,9 @@ func (d *decoder) policy(n *cnode, path string) *rawPolicy {
 			}
 		case "methods":
 			def.Methods, rp.items[name] = d.stringItems(v, field)
+			for _, it := range rp.items[name] {
+				d.sameInYAML11(it.node, it.field)
+			}
 		case "routes":
 			def.Routes, rp.items[name] = d.stringItems(v, field)
 		}
@@ -825,6 +831,14 @@ func (d *decoder) integer(n *cnode, field string) (int64, bool) {
 		d.fail(n, field, "must be an integer, not %s", n.describe())
 		return 0, false
 	}
+	if strayUnderscore(n.text) {
+		// YAML 1.1 readers drop every underscore (10_ is 10), others
+		// read a string; an underscore that groups no digits is most
+		// likely a slip (10_ for 10_000).
+		d.fail(n, field, "%s has an underscore that separates no two digits, which YAML 1.1 readers drop (%s) and others read as a string: write %s, or the digits meant (an underscore may group digits, as 1_000)",
+			n.text, strings.ReplaceAll(n.text, "_", ""), strings.ReplaceAll(n.text, "_", ""))
+		return 0, false
+	}
 	text := strings.ReplaceAll(n.text, "_", "")
 	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
@@ -845,6 +859,62 @@ func (d *decoder) integer(n *cnode, field string) (int64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// strayUnderscore reports whether s, an integer as written, holds an
+// underscore that is not between two digits ("10_", "1__0", "_1").
+func strayUnderscore(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && (i == 0 || i == len(s)-1 || !isDigit(s[i-1]) || !isDigit(s[i+1])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// yaml11Bools are the plain scalars YAML 1.1 reads as booleans, with
+// their value; YAML 1.2, this loader's, reads them as strings (its
+// booleans, true and false, are booleans to both).
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// yaml11Date matches the plain scalars YAML 1.1 reads as dates (its
+// timestamp type, date alone: the forms with a time hold a ':', which
+// no value read as a name or a method holds).
+var yaml11Date = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+
+// yaml11Reading returns what YAML 1.1 readers read n, a plain string
+// scalar, as, when it is not that string ("the boolean false"), or "".
+func yaml11Reading(n *cnode) string {
+	if !n.plain || n.tag != strTag {
+		return ""
+	}
+	if b, ok := yaml11Bools[n.text]; ok {
+		return fmt.Sprintf("the boolean %t", b)
+	}
+	if yaml11Date.MatchString(n.text) {
+		return "a date"
+	}
+	return ""
+}
+
+// sameInYAML11 reports whether n, a string the loader takes as it is (a
+// policy's name, a method), is that string to YAML 1.1 readers too, and
+// reports it at field when it is not: name: no is the string "no" to
+// this loader and false to PyYAML, go-yaml v2 and the tools built on them
+// (a linter, a template, a Kubernetes manifest's tooling), which would
+// see another file. Quoted, it is the string to every reader.
+func (d *decoder) sameInYAML11(n *cnode, field string) bool {
+	r := yaml11Reading(n)
+	if r == "" {
+		return true
+	}
+	d.fail(n, field, "%s is %s to YAML 1.1 readers and a string to this one: quote it, %q, to mean the string", n.text, r, n.text)
+	return false
 }
 
 // duration parses a Go duration ("1s", "1m30s", "24h") or whole days

@@ -32,6 +32,10 @@ type cnode struct {
 	// weight is the number of nodes the node stands for, itself
 	// included, with aliases counted as what they name (YAML only).
 	weight int
+	// plain says that a YAML string scalar was written plain (unquoted,
+	// not a block scalar): YAML 1.1 readers may read it otherwise (see
+	// yaml11Reading).
+	plain bool
 	// halfPair is the escape of half a UTF-16 surrogate pair alone
 	// (\udce9) that a quoted scalar was written with, if any: the parsers
 	// read it as U+FFFD, which the file does not hold (see loneSurrogate).
@@ -648,7 +652,8 @@ func (c *yamlConv) conv(n ast.Node) (*cnode, error) {
 				tag = floatTag
 			}
 		}
-		out := &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1}
+		out := &cnode{kind: scalarNode, pos: pos, tag: tag, text: n.Value, weight: 1,
+			plain: n.Token != nil && n.Token.Type == token.StringType}
 		if n.Token != nil && n.Token.Type == token.DoubleQuoteType && strings.ContainsRune(n.Value, utf8.RuneError) {
 			out.halfPair = loneSurrogate(c.quoted(pos))
 		}
