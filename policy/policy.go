@@ -326,7 +326,17 @@ func (p *Policy) methodError(m string) error {
 // in chi (r.Mount("/legacy", http.StripPrefix("/legacy", mux))): there
 // the pattern is the mux's when it holds a method or a host, when it is
 // the request's Pattern and that is not chi's (the mux set it), or when
-// the Set's pattern function is [ServeMuxPattern]'s.
+// the Set's pattern function is [ServeMuxPattern]'s. So under chi the
+// routes "/x" and "/x/" are one: chi registers them as two, but reports
+// both as "/x", and a policy on either applies to the requests of both;
+// two policies of a Set whose routes chi cannot tell apart so ("GET /x"
+// in one, "GET /x/" in another) are an error of [NewSet] under
+// [ChiPattern] (under another pattern function the Set cannot know that
+// chi routes). Under ServeMux "/x/" is a subtree pattern: it takes /x/
+// and every path under it (/x/y), and a request for /x, which no "/x"
+// pattern takes, is redirected to /x/ (the redirect is no request of the
+// route, which no policy of it applies to: the request that follows it
+// is).
 //
 // A route that neither router can register is an error naming it, since
 // the policy would silently never apply: its path must be a ServeMux one

@@ -106,7 +106,9 @@ func WithUnroutedFunc(f func(*http.Request)) SetOption {
 // policies. Every problem is reported, each an *Error, several joined
 // with [errors.Join] (errors.As gives the first): each nil policy, each
 // name several policies share (once, where it is given the second time,
-// naming them all), and each bad option.
+// naming them all), and each bad option; under [ChiPattern], each route
+// that chi cannot tell apart from another policy's ("GET /x/" beside
+// "GET /x": chi reports both as "/x", see [WithRoutes]).
 func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 	if len(policies) == 0 {
 		return nil, &Error{Field: "Policies", Reason: "is empty; give at least one policy"}
@@ -154,6 +156,9 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 		}
 		errs = appendErrors(errs, opt(s))
 	}
+	if len(errs) == 0 && s.chiPattern {
+		errs = chiTwins(s.policies)
+	}
 	if len(errs) > 0 {
 		return nil, errlist.Join(errs)
 	}
@@ -193,6 +198,67 @@ func NewSet(policies []*Policy, opts ...SetOption) (*Set, error) {
 	h := s.build(s.all)
 	s.allIETF, s.allOld = h.ietf, h.old
 	return s, nil
+}
+
+// chiTwins returns an error for each route of a policy that chi cannot
+// tell apart from another policy's route with another path on a method
+// both take: chi reports the pattern of a route registered as "/x/" as
+// that of "/x" (see chiReported), so that under ChiPattern each of the
+// two policies would apply to the requests of both routes ("GET /x" and
+// "GET /x/" are two routes to ServeMux, one to chi). The same route in
+// two policies, or twice in one, is no such error.
+func chiTwins(ps []*Policy) []error {
+	var errs []error
+	for j, q := range ps {
+		for _, b := range q.routes {
+			for _, p := range ps[:j] {
+				for _, a := range p.routes {
+					if a.path == b.path || a.chiPath != b.chiPath || !methodsMeet(p, a, q, b) {
+						continue
+					}
+					errs = append(errs, q.errorf("Routes", "%q and policy %q's route %q are one route to chi, whose route pattern is %q for both: "+
+						"each policy would apply to the requests of both routes; under chi write one route for them (or, for two routes, give them paths that differ otherwise)",
+						routeText(b), p.name, routeText(a), b.chiPath))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// routeText writes rt as a route of WithRoutes: "GET /x", or "/x".
+func routeText(rt route) string {
+	if rt.method == "" {
+		return rt.path
+	}
+	return rt.method + " " + rt.path
+}
+
+// methodsMeet reports whether a route a of p and a route b of q may
+// apply to requests of one method: each route's method, or else its
+// policy's methods (none: every method), share one (GET covering HEAD).
+func methodsMeet(p *Policy, a route, q *Policy, b route) bool {
+	ma, mb := routeMethods(p, a), routeMethods(q, b)
+	if ma == nil || mb == nil {
+		return true
+	}
+	for _, m := range ma {
+		for _, n := range mb {
+			if m == n || m == http.MethodGet && n == http.MethodHead || m == http.MethodHead && n == http.MethodGet {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// routeMethods returns the methods of rt, a route of p: its own, else
+// p's; nil means every method.
+func routeMethods(p *Policy, rt route) []string {
+	if rt.method != "" {
+		return []string{rt.method}
+	}
+	return p.methods
 }
 
 // indexList writes the indexes at, in order, as "0, 3 and 6".
