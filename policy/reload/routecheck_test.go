@@ -139,6 +139,29 @@ func TestCheckRefusesUnknownRoute(t *testing.T) {
 	}
 }
 
+// TestCheckConfigRoutesNil: CheckConfigRoutes of no config is an error,
+// not a check passed.
+func TestCheckConfigRoutesNil(t *testing.T) {
+	store, err := algorithms.NewMemoryStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	_, cfg := loaded(t, loginConfig("POST /login"))
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(http.ResponseWriter, *http.Request) {})
+	m, err := middleware.FromConfig(store, cfg, middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckConfigRoutes(nil, nil); err == nil || err.Error() != "middleware: CheckConfigRoutes: config is nil" {
+		t.Errorf("CheckConfigRoutes(nil, nil) = %v, want the nil config's error", err)
+	}
+	if err := m.CheckConfigRoutes(cfg, nil); err != nil {
+		t.Errorf("CheckConfigRoutes of the config in force = %v, want nil", err)
+	}
+}
+
 // TestWithCheckNil: a nil check is refused by New, naming the option.
 func TestWithCheckNil(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "limits.yaml")
