@@ -1,8 +1,10 @@
 package reload_test
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -43,4 +45,40 @@ func Example() {
 	// Output:
 	// <nil> "per-ip";q=50;w=60
 	// true "per-ip";q=50;w=60
+}
+
+// A reload naming a route the router does not have ("POST /logn" for
+// "POST /login") is refused, as CheckRoutes refuses it at start: the
+// login limit in force keeps running.
+func ExampleWithCheck() {
+	dir, _ := os.MkdirTemp("", "ratekeeper")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "ratekeeper.yaml")
+	os.WriteFile(path, []byte("policies:\n  - {name: login, limit: 5, window: 1m, routes: [\"POST /login\"]}\n"), 0o644)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(http.ResponseWriter, *http.Request) {})
+	cfg, err := policy.Load(path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store, _ := algorithms.NewMemoryStore()
+	defer store.Close()
+	m, _ := middleware.FromConfig(store, cfg, middleware.WithPatternFunc(policy.ServeMuxPattern(mux)))
+	fmt.Println(m.CheckRoutes(nil))
+	w, err := reload.New(path, m.ApplyConfig, reload.InForce(cfg), reload.WithLogger(slog.New(slog.DiscardHandler)),
+		reload.WithCheck(func(c *policy.Config) error { return m.CheckConfigRoutes(c, nil) }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer w.Close()
+
+	os.WriteFile(path, []byte("policies:\n  - {name: login, limit: 5, window: 1m, routes: [\"POST /logn\"]}\n"), 0o644)
+	err = w.Reload()
+	fmt.Println(errors.Is(err, middleware.ErrUnknownRoute), m.Set().Policies()[0].Routes())
+	// Output:
+	// <nil>
+	// true [POST /login]
 }
