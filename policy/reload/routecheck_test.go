@@ -215,3 +215,47 @@ func TestCheckInForceUnchecked(t *testing.T) {
 		t.Errorf("in force after the reloads: limit %d (apply called %d times), want 7", got, applied)
 	}
 }
+
+// TestCheckRefusalGetsGrace: a version the check refuses, found after a
+// file event, is given the grace a file that does not load gets (a file
+// cut short may load and fail the check: "POST /lo" for "POST /login"):
+// finished within it, it is applied and nothing is reported; left so, it
+// is reported once the grace is over, and once.
+func TestCheckRefusalGetsGrace(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	refuse := errors.New("limit below 5: cut short?")
+	check := reload.WithCheck(func(c *policy.Config) error {
+		if c.Policies[0].Spec().Limit < 5 {
+			return refuse
+		}
+		return nil
+	})
+	fw := newFakeWatch(t, filepath.Join(t.TempDir(), "rk.yaml"), config(5), check)
+	if err := os.WriteFile(fw.path, []byte(config(1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if e, reported := fw.drive(t, untilGrace); reported {
+		t.Fatalf("the refused version was reported at once: %v, want a grace", e.err)
+	}
+	if err := os.WriteFile(fw.path, []byte(config(10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := fw.drive(t, nil); e.err != nil || fw.limit.Load() != 10 {
+		t.Fatalf("finished within the grace: %v, limit %d, want 10 applied", e.err, fw.limit.Load())
+	}
+
+	if err := os.WriteFile(fw.path, []byte(config(2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := fw.drive(t, nil)
+	if !errors.Is(e.err, refuse) || e.cfg != nil || fw.limit.Load() != 10 {
+		t.Fatalf("left refused: OnReload(applied %v, %v), limit %d; want the check's error after the grace, 10 in force", e.cfg != nil, e.err, fw.limit.Load())
+	}
+	if now := fw.clock.Now(); now.Sub(fw.start) < fakeGrace {
+		t.Errorf("reported %v after the start, before a grace of %v", now.Sub(fw.start), fakeGrace)
+	}
+	if err := os.Chmod(fw.path, 0o600); err != nil { // an event, the same content
+		t.Fatal(err)
+	}
+	fw.settle(t)
+}

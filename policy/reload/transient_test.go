@@ -95,7 +95,7 @@ type fakeWatch struct {
 	limit  atomic.Int64
 }
 
-func newFakeWatch(t *testing.T, path, first string) *fakeWatch {
+func newFakeWatch(t *testing.T, path, first string, opts ...reload.Option) *fakeWatch {
 	t.Helper()
 	if first != "" {
 		writeAtomic(t, path, first)
@@ -110,9 +110,9 @@ func newFakeWatch(t *testing.T, path, first string) *fakeWatch {
 	fw.w, err = reload.New(path, func(cfg *policy.Config) error {
 		fw.limit.Store(cfg.Policies[0].Spec().Limit)
 		return nil
-	}, reload.WithLogger(quiet), reload.InForce(cfg), reload.WithDebounce(fakeDebounce), reload.WithGrace(fakeGrace),
+	}, append([]reload.Option{reload.WithLogger(quiet), reload.InForce(cfg), reload.WithDebounce(fakeDebounce), reload.WithGrace(fakeGrace),
 		reload.WithClock(fw.clock), reload.AfterTimer(func() { fw.ticks <- struct{}{} }),
-		reload.OnReload(func(cfg *policy.Config, err error) { fw.events <- event{cfg, err} }))
+		reload.OnReload(func(cfg *policy.Config, err error) { fw.events <- event{cfg, err} })}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
