@@ -55,20 +55,22 @@ import (
 // loader refuses it rather than pick one. An underscore may group digits
 // (1_000_000), but only between two digits: 10_ or 1__0, which YAML 1.1
 // readers read as 10 and others as a string, is refused (10_ is most
-// likely 10_000 cut short).
+// likely 10_000 cut short). A duration (window, max_delay,
+// failure_retry_after) is read exactly: a number with a fraction of a
+// nanosecond (1.0000000001s, 0.5ns) is an error, where time.ParseDuration
+// would drop the fraction.
 //
 // The file is read as YAML 1.2, in which a plain (unquoted) yes, no, on,
 // off, y or n, in any of their cases YAML 1.1 knows (no, No, NO), is a
-// string, and 2024-01-31 too; YAML 1.1 readers (PyYAML, go-yaml v2 and
-// the tools built on them) read a boolean and a date. Where the loader
-// would take such a value as a string, a policy's name and its methods,
-// it is refused (name: no is false to those readers, which would see
-// another file): quote it (name: "no") to mean the string. In the other
-// fields (headers, failure_mode, on_missing_key...) none of them is a
-// value, and each is refused as any unknown value is. A duration (window, max_delay,
-// failure_retry_after) is read exactly: a
-// number with a fraction of a nanosecond (1.0000000001s, 0.5ns) is an
-// error, where time.ParseDuration would drop the fraction.
+// string, and so are 2024-01-31 and an IPv6 address written out in
+// decimal groups (1:2:3:4:5:6:7:8); YAML 1.1 readers (PyYAML, go-yaml v2
+// and the tools built on them) read a boolean, a date and a number in
+// base 60. Where the loader would take such a value as a string, a
+// policy's name, its methods and trusted_proxies, it is refused (name: no
+// is false to those readers, which would see another file): quote it
+// (name: "no") to mean the string. In the other fields (headers,
+// failure_mode, on_missing_key...) none of them is a value, and each is
+// refused as any unknown value is.
 //
 // The policies of a file make one Set (middleware.FromConfig), and a
 // route that would never apply there is an error: one on a method that

@@ -887,6 +887,11 @@ var yaml11Bools = map[string]bool{
 // no value read as a name or a method holds).
 var yaml11Date = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 
+// yaml11Sexagesimal matches the plain scalars YAML 1.1 reads as numbers
+// in base 60 (its int and float types: 1:30 is 90, 1:30.5 is 90.5), which
+// an IPv6 address written out in decimal groups is (1:2:3:4:5:6:7:8).
+var yaml11Sexagesimal = regexp.MustCompile(`^[-+]?([1-9][0-9_]*(:[0-5]?[0-9])+|[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*)$`)
+
 // yaml11Reading returns what YAML 1.1 readers read n, a plain string
 // scalar, as, when it is not that string ("the boolean false"), or "".
 func yaml11Reading(n *cnode) string {
@@ -899,11 +904,15 @@ func yaml11Reading(n *cnode) string {
 	if yaml11Date.MatchString(n.text) {
 		return "a date"
 	}
+	if yaml11Sexagesimal.MatchString(n.text) {
+		return "a number in base 60"
+	}
 	return ""
 }
 
 // sameInYAML11 reports whether n, a string the loader takes as it is (a
-// policy's name, a method), is that string to YAML 1.1 readers too, and
+// policy's name, a method, a trusted proxy), is that string to YAML 1.1
+// readers too, and
 // reports it at field when it is not: name: no is the string "no" to
 // this loader and false to PyYAML, go-yaml v2 and the tools built on them
 // (a linter, a template, a Kubernetes manifest's tooling), which would
@@ -1081,6 +1090,9 @@ func (d *decoder) prefixes(n *cnode, field string) []netip.Prefix {
 	out := make([]netip.Prefix, 0, len(list))
 	for i, s := range list {
 		item := items[i]
+		if !d.sameInYAML11(item.node, item.field) {
+			continue // an address written out, 1:2:3:4:5:6:7:8, a number to YAML 1.1
+		}
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
 			a, aerr := netip.ParseAddr(s)

@@ -87,3 +87,22 @@ func TestConfigYAML11Booleans(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigYAML11Sexagesimal: a plain trusted_proxies entry of decimal
+// groups joined by ':' (an IPv6 address written out, 1:2:3:4:5:6:7:8) is
+// an address to this loader and an integer in base 60 to YAML 1.1
+// readers: refused, to be quoted; one with a hex digit, "::" or a prefix
+// length is not such an integer.
+func TestConfigYAML11Sexagesimal(t *testing.T) {
+	const pol = "policies:\n  - {name: p, limit: 1, window: 1s}\n"
+	_, err := policy.ParseConfig([]byte("trusted_proxies: [10.0.0.1, 1:2:3:4:5:6:7:8]\n"+pol), "c.yaml")
+	if errs := policy.ConfigErrors(err); len(errs) != 1 || errs[0].Field != "trusted_proxies[1]" ||
+		!strings.Contains(errs[0].Reason, "YAML 1.1") || !strings.Contains(errs[0].Reason, `"1:2:3:4:5:6:7:8"`) {
+		t.Errorf("trusted_proxies: [10.0.0.1, 1:2:3:4:5:6:7:8]: %v, want one error at trusted_proxies[1]", err)
+	}
+	for _, v := range []string{`"1:2:3:4:5:6:7:8"`, "2001:db8::1", "fe80::1", "1:2:3:4:5:6:7:8/128", "10.0.0.0/8"} {
+		if _, err := policy.ParseConfig([]byte("trusted_proxies: ["+v+"]\n"+pol), "c.yaml"); err != nil {
+			t.Errorf("trusted_proxies: [%s]: %v, want it read", v, err)
+		}
+	}
+}
