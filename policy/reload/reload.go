@@ -218,8 +218,8 @@ func InForce(cfg *policy.Config) Option {
 }
 
 // WithCheck sets a check that each new version of the file must pass,
-// once it loads, before it is applied: a version check refuses is
-// refused as a file that does not load is (see [Watcher.Reload] and
+// once it loads, before it is applied. A version the check refuses is
+// handled as a file that does not load (see [Watcher.Reload] and
 // [OnReload]): apply is not called, the rules in force keep running, and
 // check's error, behind "reload: check <path>: ", goes to the OnReload
 // hook (with a nil Config) and the logger ("config rejected"), and is
@@ -560,8 +560,9 @@ func split(path string) (root string, parts []string) {
 
 // Reload reads the file now and, if its content changed since the last
 // version applied, parses it, checks it ([WithCheck]) and calls apply. A
-// file that does not load or that the check refuses changes nothing and returns the error (also passed to the OnReload hook
-// and logged, at once: Reload gives it no grace); so does an error from
+// file that does not load or that the check refuses changes nothing and
+// returns the error (also passed to the OnReload hook and logged, at
+// once: Reload gives it no grace); so does an error from
 // apply. An error matching [policy.ErrRestartNeeded] is returned too, but
 // the Config counts as applied ([Watcher.Config] returns it; logged as a
 // warning). Unchanged content returns nil without calling apply, but for
