@@ -22,10 +22,11 @@
 // lacks, a typo such as "POST /logn", is a rule that would never apply,
 // silently (login unlimited). Such a file stops the server at start, the
 // log naming the route (middleware.Middleware.CheckRoutes); at a reload it
-// is refused as a broken file is: the log says "config apply failed" and
-// names the route, and the rules in force keep running, unchanged, since
-// applying the rest of the file would drop the limit the typo was meant to
-// set. Routes: GET / (hello), POST /login
+// is refused as a broken file is (reload.WithCheck with
+// middleware.Middleware.CheckConfigRoutes): after the grace a file being
+// saved is given, the log says "config rejected" and names the route, and
+// the rules in force keep running, unchanged, since applying the rest of
+// the file would drop the limit the typo was meant to set. Routes: GET / (hello), POST /login
 // (the login policy; user from X-Login-User), GET /search (search-daily;
 // Basic auth user name taken on trust), GET /fail (answers 500, to feed
 // the adaptive controller), GET /metrics (not limited). SIGINT or SIGTERM
@@ -221,7 +222,10 @@ func newServer(path string, o serverOptions) (*server, error) {
 	}
 	// InForce: an edit made since the file was loaded above is applied
 	// at once, not at the next change.
-	w, err := reload.New(path, reloadFunc(o.store, pattern, m, ctrl), append([]reload.Option{reload.WithLogger(o.log), reload.InForce(cfg)}, o.reload...)...)
+	// WithCheck: a new version naming a route mux lacks is refused before
+	// it is applied, as a file that does not load is.
+	check := reload.WithCheck(func(c *policy.Config) error { return m.CheckConfigRoutes(c, nil) })
+	w, err := reload.New(path, reloadFunc(m, ctrl), append([]reload.Option{reload.WithLogger(o.log), reload.InForce(cfg), check}, o.reload...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -248,19 +252,15 @@ func newServer(path string, o serverOptions) (*server, error) {
 func (s *server) Close() error { return s.watcher.Close() }
 
 // reloadFunc returns the function the watcher calls with each new version
-// of the file. A file naming a route mux lacks is refused whole, the rules
-// in force kept: the watcher logs the error. A reload keeps the adaptive
-// level: the controller applies it to the new limits at once.
+// of the file that passed its check (the routes). A reload keeps the
+// adaptive level: the controller applies it to the new limits at once.
 //
 // The watcher takes an error matching middleware.ErrRestartNeeded for a
 // reload applied (with a warning) and any other for a failure (logged as
 // one; Reload tries again): the function returns ErrRestartNeeded only
 // when the controller succeeded too, never joined with its error.
-func reloadFunc(store algorithms.Store, pattern func(*http.Request) string, m *middleware.Middleware, ctrl *adaptive.Controller) func(*policy.Config) error {
+func reloadFunc(m *middleware.Middleware, ctrl *adaptive.Controller) func(*policy.Config) error {
 	return func(cfg *policy.Config) error {
-		if err := checkRoutes(store, cfg, pattern); err != nil {
-			return err
-		}
 		err := m.ApplyConfig(cfg) // nil, or ErrRestartNeeded: the new rules are in force either way
 		if err != nil && !errors.Is(err, middleware.ErrRestartNeeded) {
 			return err // refused: the rules in force keep running
@@ -270,15 +270,4 @@ func reloadFunc(store algorithms.Store, pattern func(*http.Request) string, m *m
 		}
 		return err // nil, or a warning: headers or failure_mode wait for a restart
 	}
-}
-
-// checkRoutes returns the error of Middleware.CheckRoutes for the
-// policies of cfg under pattern, before they are applied: it asks a
-// middleware built for the check alone, which serves no request.
-func checkRoutes(store algorithms.Store, cfg *policy.Config, pattern func(*http.Request) string) error {
-	candidate, err := middleware.New(store, cfg.Policies)
-	if err != nil {
-		return err
-	}
-	return candidate.CheckRoutes(pattern)
 }

@@ -56,7 +56,7 @@ func TestRouteTypoRefusedAtStart(t *testing.T) {
 
 // TestRouteTypoRefusedAtReload: a reload whose file names a route the
 // server lacks is refused whole, as a broken file is: the error is
-// logged ("config apply failed", naming the route), and the rules in
+// logged ("config rejected", naming the route), and the rules in
 // force keep running, login's limit with them; the rest of the file (a
 // per-minute limit of 3) is not applied either.
 func TestRouteTypoRefusedAtReload(t *testing.T) {
@@ -68,7 +68,7 @@ func TestRouteTypoRefusedAtReload(t *testing.T) {
 	if !errors.Is(e.err, middleware.ErrUnknownRoute) || !strings.Contains(e.err.Error(), `route "POST /logn"`) {
 		t.Fatalf("reload of a file with a login route the server lacks = %v, want ErrUnknownRoute naming it", e.err)
 	}
-	if log := logs.String(); !strings.Contains(log, "config apply failed") || !strings.Contains(log, "POST /logn") {
+	if log := logs.String(); !strings.Contains(log, "config rejected") || !strings.Contains(log, "POST /logn") {
 		t.Errorf("log after the refused reload does not say so, nor name the route:\n%s", log)
 	}
 	req, _ := http.NewRequest("POST", srv.URL+"/login", nil)
