@@ -47,12 +47,17 @@ import (
 // With [WithMaxKeys], a shard that is full makes room for a new key by
 // evicting one of a random sample of its keys, drawn from every Spec it
 // holds keys of: an idle one if the sample has one, otherwise the one with
-// the smallest share in use of the capacity it is reckoned at (the first
-// sampled of those that tie). So a flood of new keys, each of which made
-// one request, evicts its own kind before a client that is actively being
-// limited, which an attacker can displace only with keys that each use at
-// least as large a share of the capacity they are reckoned at as that
-// client does; and the store never refuses a new key. A key evicted while
+// the smallest share in use of the capacity it is reckoned at, and of
+// those, the one holding the fewest units (the first sampled of those
+// that tie in both). So a flood of new keys, each of which made one
+// request, evicts its own kind before a client that is actively being
+// limited, which an attacker can displace only with keys that each use a
+// larger share of the capacity they are reckoned at than that client
+// does, or as large a share and at least as many units; and the store
+// never refuses a new key. Keys of a Spec of capacity 1 use a share of 1
+// after one request each, as much as any client at its limit: they
+// displace a client at its limit only when it holds one unit too, but a
+// client short of its limit (99 of 100) whatever it holds. A key evicted while
 // in use and made again is a new key to a GiveBack or Refund too: one of a
 // Take from before the eviction gives it nothing (see
 // [MemoryStore.GiveBack]).
@@ -85,11 +90,12 @@ import (
 // take past that capacity: a share above 1, more than any key checked at
 // its Spec's own limit can hold. So a client let past its Spec's limit by
 // a raised one is the last of its Spec's keys to go, and an attacker
-// displaces it only with keys that each count at least as large a share
-// (judged at a raised limit themselves, and using more of it). A raised
-// limit neither shortens a key's life (a key is idle when its counts have
-// left the window, whatever the limit) nor lowers the capacity its Spec's
-// other keys are reckoned at.
+// displaces it only with keys that each count a larger share, or as large
+// a share and at least as many units (judged at a raised limit
+// themselves, and using more of it). A raised limit neither shortens a
+// key's life (a key is idle when its counts have left the window,
+// whatever the limit) nor lowers the capacity its Spec's other keys are
+// reckoned at.
 //
 // Len never exceeds the bound (rounded up to a multiple of the number of
 // shards, as WithMaxKeys says), except after a Take on more new and held
@@ -261,7 +267,14 @@ func WithClock(c Clock) MemoryOption {
 }
 
 // WithMaxKeys bounds the number of keys the store holds to n (0, the
-// default, means no bound). See [MemoryStore] for what happens at the bound.
+// default, means no bound). At the bound, a new key takes the place of one
+// of a random sample of the keys of its shard: an idle one if the sample
+// has one, else the one using the smallest share of the capacity it is
+// reckoned at, and of equal shares the one holding the fewest units (so
+// 100 of 100 outlasts 1 of 1); a key is displaced only by keys that each
+// use a larger share, or an equal share and at least as many units. See
+// [MemoryStore] for the details: the sample, the capacity a key is
+// reckoned at, and what an evicted key's give-backs get.
 // The bound is spread evenly over the shards (fewer of them for a bound below
 // 64·256 keys), so it is rounded up to a multiple of their number.
 func WithMaxKeys(n int) MemoryOption {
@@ -1423,13 +1436,17 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
 	// 128 bits: counts and capacities are at most MaxLimit (a count may
 	// be above its capacity, a share above 1, after checks judged at a
 	// raised limit), so the products fit 63 bits, but the comparison does
-	// not rely on it.
+	// not rely on it. Of two keys using equal shares, the one holding
+	// fewer units goes: a key of a Spec of capacity 1 uses a share of 1
+	// after one request, as much as a client at its limit under any Spec.
 	consider := func(tb *table, k uint64, used, capacity int64) bool {
 		if spared(tb, k) {
 			return false
 		}
 		seen++
-		if bestUsed < 0 || mul(used, bestCap).less(mul(bestUsed, capacity)) {
+		if bestUsed < 0 {
+			best, bestH, bestUsed, bestCap = tb, k, used, capacity
+		} else if a, b := mul(used, bestCap), mul(bestUsed, capacity); a.less(b) || (used < bestUsed && !b.less(a)) {
 			best, bestH, bestUsed, bestCap = tb, k, used, capacity
 		}
 		return bestUsed == 0 || seen >= quota

@@ -1,0 +1,54 @@
+package algorithms_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms"
+)
+
+// TestMemoryStoreEvictionTieKeepsTheKeyHoldingMore guards the WithMaxKeys
+// bound against a flood of keys of a Spec of capacity 1: one request puts
+// each at a share of 1, the share of a client at its limit under any
+// Spec. Eviction must not reset that client (100 of 100 in use) for
+// them: of keys using equal shares it evicts the one holding fewer units.
+// 8,192 flood keys at a bound of 256 make about 7,900 evictions, each of
+// which sampled the client first in about one of 330 (the table's slots):
+// before the tie went to the key holding more, the client went in every
+// run but with a probability below 10^-10.
+func TestMemoryStoreEvictionTieKeepsTheKeyHoldingMore(t *testing.T) {
+	victimSpec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
+	for _, flood := range []algorithms.Spec{
+		{Algorithm: algorithms.LeakyQueue, Limit: 1, Window: time.Minute}, // MaxDelay 0
+		{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute},
+		{Algorithm: algorithms.SlidingLog, Limit: 1, Window: time.Minute},
+		{Algorithm: algorithms.SlidingWindow, Limit: 1, Window: time.Minute},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 1, Window: time.Minute, Buckets: 4},
+		{Algorithm: algorithms.TokenBucket, Limit: 1, Window: time.Minute},
+		{Algorithm: algorithms.LeakyBucket, Limit: 1, Window: time.Minute},
+	} {
+		t.Run(string(flood.Algorithm), func(t *testing.T) {
+			if c := flood.Capacity(); c != 1 {
+				t.Fatalf("%v.Capacity() = %d, want 1", flood, c)
+			}
+			s, _ := newStore(t, algorithms.WithMaxKeys(256))
+			victim := algorithms.Check{Spec: victimSpec, Key: "victim", Cost: 100}
+			if d := take(t, s, victim)[0]; !d.Allowed || d.Remaining != 0 {
+				t.Fatalf("victim's Take = %+v, want allowed with nothing left", d)
+			}
+			for i := range 8192 {
+				if d := take(t, s, algorithms.Check{Spec: flood, Key: "flood" + strconv.Itoa(i)})[0]; !d.Allowed {
+					t.Fatalf("flood key %d refused: %+v", i, d)
+				}
+			}
+			var d [1]algorithms.Decision
+			if err := s.Peek(ctx, d[:], []algorithms.Check{{Spec: victimSpec, Key: "victim"}}); err != nil {
+				t.Fatal(err)
+			}
+			if d[0].Remaining != 0 {
+				t.Errorf("after 8192 keys of %v, each using 1 of 1: victim at 100 of 100 reset, Peek = %+v, want Remaining 0", flood, d[0])
+			}
+		})
+	}
+}
