@@ -52,3 +52,68 @@ func TestMemoryStoreEvictionTieKeepsTheKeyHoldingMore(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryStoreEvictionNearTheLimit: a client short of its limit is not
+// reset by a flood of one-request keys of a Spec of capacity 1 (each
+// using all of it) either, while it holds u units of a capacity C with u²
+// > C (u·u/C, its units times its share, above the flood keys' 1·1/1), or
+// u² = C (a tie, which the key holding more units wins); with u² < C it
+// is the cheaper to keep and goes. The flood is as in
+// TestMemoryStoreEvictionTieKeepsTheKeyHoldingMore.
+func TestMemoryStoreEvictionNearTheLimit(t *testing.T) {
+	victimSpec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute}
+	flood := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}
+	for _, tc := range []struct {
+		used int64
+		kept bool
+	}{{99, true}, {50, true}, {11, true}, {10, true}, {9, false}, {1, false}} {
+		t.Run(strconv.FormatInt(tc.used, 10), func(t *testing.T) {
+			s, _ := newStore(t, algorithms.WithMaxKeys(256))
+			victim := algorithms.Check{Spec: victimSpec, Key: "victim", Cost: tc.used}
+			take(t, s, victim)
+			for i := range 8192 {
+				if d := take(t, s, algorithms.Check{Spec: flood, Key: "flood" + strconv.Itoa(i)})[0]; !d.Allowed {
+					t.Fatalf("flood key %d refused: %+v", i, d)
+				}
+			}
+			var d [1]algorithms.Decision
+			if err := s.Peek(ctx, d[:], []algorithms.Check{{Spec: victimSpec, Key: "victim"}}); err != nil {
+				t.Fatal(err)
+			}
+			if kept := d[0].Remaining == victimSpec.Limit-tc.used; kept != tc.kept {
+				t.Errorf("victim at %d of 100 after 8192 keys using 1 of 1: kept %v, want %v (Peek = %+v)", tc.used, kept, tc.kept, d[0])
+			}
+		})
+	}
+}
+
+// TestMemoryStoreEvictionWeighsUnits: a key's weight, u·u/C, favours the
+// client holding more units where the share alone would not: a client
+// at its limit of 5 weighs 5, and goes before keys using 71 of 1000
+// (5.041) but not before keys using 70 (4.9). Either flood costs more
+// units a key than the client holds.
+func TestMemoryStoreEvictionWeighsUnits(t *testing.T) {
+	victimSpec := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 5, Window: time.Minute}
+	flood := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1000, Window: time.Minute}
+	for _, tc := range []struct {
+		floodCost int64
+		kept      bool
+	}{{70, true}, {71, false}} {
+		t.Run(strconv.FormatInt(tc.floodCost, 10), func(t *testing.T) {
+			s, _ := newStore(t, algorithms.WithMaxKeys(256))
+			take(t, s, algorithms.Check{Spec: victimSpec, Key: "victim", Cost: 5})
+			for i := range 8192 {
+				if d := take(t, s, algorithms.Check{Spec: flood, Key: "flood" + strconv.Itoa(i), Cost: tc.floodCost})[0]; !d.Allowed {
+					t.Fatalf("flood key %d refused: %+v", i, d)
+				}
+			}
+			var d [1]algorithms.Decision
+			if err := s.Peek(ctx, d[:], []algorithms.Check{{Spec: victimSpec, Key: "victim"}}); err != nil {
+				t.Fatal(err)
+			}
+			if kept := d[0].Remaining == 0; kept != tc.kept {
+				t.Errorf("victim at 5 of 5 after 8192 keys using %d of 1000: kept %v, want %v (Peek = %+v)", tc.floodCost, kept, tc.kept, d[0])
+			}
+		})
+	}
+}

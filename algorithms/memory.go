@@ -46,21 +46,29 @@ import (
 //
 // With [WithMaxKeys], a shard that is full makes room for a new key by
 // evicting one of a random sample of its keys, drawn from every Spec it
-// holds keys of: an idle one if the sample has one, otherwise the one with
-// the smallest share in use of the capacity it is reckoned at, and of
-// those, the one holding the fewest units (the first sampled of those
-// that tie in both). So a flood of new keys, each of which made one
-// request, evicts its own kind before a client that is actively being
-// limited, which an attacker can displace only with keys that each use a
-// larger share of the capacity they are reckoned at than that client
-// does, or as large a share and at least as many units; and the store
-// never refuses a new key. Keys of a Spec of capacity 1 use a share of 1
-// after one request each, as much as any client at its limit: they
-// displace a client at its limit only when it holds one unit too, but a
-// client short of its limit (99 of 100) whatever it holds. A key evicted while
-// in use and made again is a new key to a GiveBack or Refund too: one of a
-// Take from before the eviction gives it nothing (see
-// [MemoryStore.GiveBack]).
+// holds keys of: an idle one if the sample has one, otherwise the one of
+// least weight, and of equal weights the one holding the fewest units (the
+// first sampled of those that tie in both). A key's weight is the units it
+// has in use times the share of the capacity it is reckoned at that they
+// are: u·u/C, so 100 of 100 weighs 100, 99 of 100 weighs 98.01, and 10 of
+// 100 weighs 1, as much as 1 of 1 (and holding more, outlasts it). So a
+// flood of new keys, each of which made one request (weighing 1/C, at
+// most 1), evicts its own kind before a client that is actively being
+// limited; and an attacker displaces a client only with keys that each
+// weigh more, or as much and hold at least as many units, which takes at
+// least the client's weight in units a key (a key weighs at most its
+// units, unless a raised limit let it count past its capacity): all it
+// holds, for a client at its limit. Keys of a Spec of capacity 1, using
+// all of it after one request each, displace only clients weighing less
+// than 1 (holding less than the square root of their capacity: 9 of 100)
+// or holding 1 of 1 (a tie in both). Against the share alone, weight
+// favours the key holding more units, so keys of a Spec of larger capacity
+// than a client's displace it holding less than all of theirs: 71 of 1000
+// (5.041) outlasts 5 of 5 (5), which keys of a Spec of capacity 5 displace
+// only at their limit, as under the share. And the store never refuses a
+// new key. A key evicted while in use and made again is a new key to a
+// GiveBack or Refund too: one of a Take from before the eviction gives it
+// nothing (see [MemoryStore.GiveBack]).
 //
 // A key is reckoned at its Spec's capacity, or lower when its checks are
 // judged at a limit lowered below its Spec's ([Check.Limit]). The store
@@ -76,10 +84,11 @@ import (
 // than the limit its latest check was judged at (unless the clock goes back
 // two windows or more). A client denied at a limit lowered to a tenth of
 // its Spec's counts as using all of it, whatever checks at the Spec's own
-// limit, on new keys or held ones, come meanwhile. The other keys of its
-// Spec and shard, checked in those periods at the Spec's limit or at a
-// higher lowered one, are reckoned at the lowest too, as using more than
-// they do (a key using 1 of 1000 beside one held to 10 counts as 1 of 10):
+// limit, on new keys or held ones, come meanwhile (a weight of the lowered
+// limit). The other keys of its Spec and shard, checked in those periods
+// at the Spec's limit or at a higher lowered one, are reckoned at the
+// lowest too, as using more than they do (a key using 1 of 1000 beside one
+// held to 10 counts as 1 of 10):
 // with a limit raised back from 10 to 50, the keys are reckoned at 50 once
 // no check at 10 is in either period.
 //
@@ -88,11 +97,12 @@ import (
 // reckoned at its Spec's capacity (or the lowest lowered limit, as above),
 // and its share is everything its state counts, which such checks may
 // take past that capacity: a share above 1, more than any key checked at
-// its Spec's own limit can hold. So a client let past its Spec's limit by
-// a raised one is the last of its Spec's keys to go, and an attacker
-// displaces it only with keys that each count a larger share, or as large
-// a share and at least as many units (judged at a raised limit
-// themselves, and using more of it). A raised limit neither shortens a
+// its Spec's own limit can hold, and a weight above its units. So a client
+// let past its Spec's limit by a raised one is the last of its Spec's keys
+// to go, and an attacker displaces it only with keys that each weigh as
+// much (150 of 100 weighs 225: keys of a raised limit using as much, or
+// keys at the limit of a Spec of capacity 225 or more, holding 225 units
+// or more each). A raised limit neither shortens a
 // key's life (a key is idle when its counts have left the window,
 // whatever the limit) nor lowers the capacity its Spec's other keys are
 // reckoned at.
@@ -245,7 +255,7 @@ type table struct {
 	// table were judged at ([Check.Limit]), 0 for none: low in period
 	// lowAt of two of the Spec's windows (from the Unix epoch), lowPrev
 	// in the period before it (or earlier, for a clock that went back).
-	// Eviction reckons the table's keys' shares against them (see judge
+	// Eviction reckons the table's keys' weights against them (see judge
 	// and reckoned). Read and written under the shard's lock; a check at
 	// the Spec's limit touches none of them.
 	low, lowPrev, lowAt int64
@@ -269,12 +279,14 @@ func WithClock(c Clock) MemoryOption {
 // WithMaxKeys bounds the number of keys the store holds to n (0, the
 // default, means no bound). At the bound, a new key takes the place of one
 // of a random sample of the keys of its shard: an idle one if the sample
-// has one, else the one using the smallest share of the capacity it is
-// reckoned at, and of equal shares the one holding the fewest units (so
-// 100 of 100 outlasts 1 of 1); a key is displaced only by keys that each
-// use a larger share, or an equal share and at least as many units. See
-// [MemoryStore] for the details: the sample, the capacity a key is
-// reckoned at, and what an evicted key's give-backs get.
+// has one, else the one of least weight — the units u it has in use times
+// its share u/C of the capacity C it is reckoned at, u·u/C — and of equal
+// weights the one holding the fewest units. So a key is displaced only by
+// keys that each weigh more, or as much and hold at least as many units:
+// 100 of 100 (weighing 100) and 99 of 100 (98.01) outlast any number of
+// keys using 1 of 1 (1), and 10 of 100 (1) outlasts them too, holding
+// more. See [MemoryStore] for the details: the sample, the capacity a key
+// is reckoned at, and what an evicted key's give-backs get.
 // The bound is spread evenly over the shards (fewer of them for a bound below
 // 64·256 keys), so it is rounded up to a multiple of their number.
 func WithMaxKeys(n int) MemoryOption {
@@ -1116,7 +1128,7 @@ func (tb *table) usedAt(i int, t int64) int64 {
 
 // judge records that a check judged at limit l ([Check.Limit]; 0 for its
 // Spec's) was decided on tb at u, the instant its key's state was decided
-// at, admitted or not. Eviction reckons the shares of tb's keys against
+// at, admitted or not. Eviction reckons the weights of tb's keys against
 // the lowest limit below the Spec's that checks were judged at in the
 // current or the previous period of two of the Spec's windows (see
 // reckoned): a key's state last changed at u is idle two windows later
@@ -1154,7 +1166,7 @@ func lowest(a, l int64) int64 {
 	return min(a, l)
 }
 
-// reckoned returns the capacity eviction reckons the shares of tb's keys
+// reckoned returns the capacity eviction reckons the weights of tb's keys
 // against at t: the lowest limit below the Spec's that checks decided on
 // tb were judged at in the period of two of its windows holding t or the
 // one before (or later ones, for a clock that went back; see judge), or
@@ -1394,8 +1406,9 @@ func (sh *shard) sweep(t int64) int {
 }
 
 // evict removes one key of sh, chosen among a few sampled ones: an idle one
-// if any, else the one using the smallest share of the capacity its table
-// reckons its keys at (see table.reckoned). Every table of the shard that
+// if any, else the one of least weight, u·u/C for u units in use of the
+// capacity C its table reckons its keys at (see table.reckoned), and of
+// equal weights the one holding fewer units. Every table of the shard that
 // holds keys gets its part of the sample, so a flood of new keys under one
 // Spec is weighed against the clients limited under another. It spares
 // the keys of ops, the checks of the Take making room; the key h about to
@@ -1432,13 +1445,10 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
 	// consider reports whether the search of the current table can stop.
 	// The spared keys are not counted among those sampled: a Take on many
 	// keys of the shard must not keep the search from the others.
-	// It compares used/capacity with bestUsed/bestCap cross-multiplied in
-	// 128 bits: counts and capacities are at most MaxLimit (a count may
-	// be above its capacity, a share above 1, after checks judged at a
-	// raised limit), so the products fit 63 bits, but the comparison does
-	// not rely on it. Of two keys using equal shares, the one holding
-	// fewer units goes: a key of a Spec of capacity 1 uses a share of 1
-	// after one request, as much as a client at its limit under any Spec.
+	// It compares the weights used²/capacity and bestUsed²/bestCap
+	// cross-multiplied (see cmpWeight). Of two keys of equal weights, the
+	// one holding fewer units goes: a key of a Spec of capacity 1 weighs
+	// 1 after one request, as much as a client holding 10 of 100.
 	consider := func(tb *table, k uint64, used, capacity int64) bool {
 		if spared(tb, k) {
 			return false
@@ -1446,7 +1456,7 @@ func (sh *shard) evict(t int64, h uint64, ops []pending, perShard int) bool {
 		seen++
 		if bestUsed < 0 {
 			best, bestH, bestUsed, bestCap = tb, k, used, capacity
-		} else if a, b := mul(used, bestCap), mul(bestUsed, capacity); a.less(b) || (used < bestUsed && !b.less(a)) {
+		} else if c := cmpWeight(used, capacity, bestUsed, bestCap); c < 0 || (c == 0 && used < bestUsed) {
 			best, bestH, bestUsed, bestCap = tb, k, used, capacity
 		}
 		return bestUsed == 0 || seen >= quota
@@ -1711,4 +1721,29 @@ func (s *MemoryStore) lookQueue(c *Check, t int64) Decision {
 	var d Decision
 	p.leakyQueue(&cl, t, c.cost(), false, &d)
 	return d
+}
+
+// cmpWeight compares the eviction weights u1²/c1 and u2²/c2 (u >= 0, c >=
+// 1), returning -1, 0 or +1: u1²·c2 with u2²·c1, exactly in 192 bits
+// (counts and capacities are at most MaxLimit, a count above its capacity
+// after checks judged at a raised limit, so 2^90 would do, but the
+// comparison does not rely on it).
+func cmpWeight(u1, c1, u2, c2 int64) int {
+	a1, a0 := mul192(mul(u1, u1), c2)
+	b1, b0 := mul192(mul(u2, u2), c1)
+	switch {
+	case a1 < b1:
+		return -1
+	case a1 > b1:
+		return 1
+	}
+	return a0.cmp(b0)
+}
+
+// mul192 returns x·c as its top 64 bits and low 128 bits.
+func mul192(x u128, c int64) (uint64, u128) {
+	h1, l1 := bits.Mul64(x.lo, uint64(c))
+	h2, l2 := bits.Mul64(x.hi, uint64(c))
+	mid, carry := bits.Add64(h1, l2, 0)
+	return h2 + carry, u128{mid, l1}
 }
