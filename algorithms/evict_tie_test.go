@@ -1,6 +1,7 @@
 package algorithms_test
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -115,5 +116,51 @@ func TestMemoryStoreEvictionWeighsUnits(t *testing.T) {
 				t.Errorf("victim at 5 of 5 after 8192 keys using %d of 1000: kept %v, want %v (Peek = %+v)", tc.floodCost, kept, tc.kept, d[0])
 			}
 		})
+	}
+}
+
+// TestMemoryStoreEvictionKeepsEveryKindNearItsLimit: a client of each kind
+// at its limit, or short of it by 1 or by a fifth (80 of 100 weighs 64;
+// 71 of a queue's 91 weighs 55), is left exactly as it was by a flood of
+// one-request keys of a Spec of capacity 1 (each weighing 1): its state's
+// used units, as each kind counts them, weigh it.
+func TestMemoryStoreEvictionKeepsEveryKindNearItsLimit(t *testing.T) {
+	flood := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}
+	for _, v := range []algorithms.Spec{
+		{Algorithm: algorithms.LeakyQueue, Limit: 10, Window: time.Second, MaxDelay: 9 * time.Second},
+		{Algorithm: algorithms.FixedWindow, Limit: 100, Window: time.Minute},
+		{Algorithm: algorithms.SlidingLog, Limit: 100, Window: time.Minute},
+		{Algorithm: algorithms.SlidingWindow, Limit: 100, Window: time.Minute},
+		{Algorithm: algorithms.SlidingBuckets, Limit: 100, Window: time.Minute, Buckets: 4},
+		{Algorithm: algorithms.TokenBucket, Limit: 100, Window: time.Minute},
+		{Algorithm: algorithms.LeakyBucket, Limit: 100, Window: time.Minute},
+	} {
+		for _, short := range []int64{0, 1, 20} {
+			t.Run(fmt.Sprintf("%s/short%d", v.Algorithm, short), func(t *testing.T) {
+				s, _ := newStore(t, algorithms.WithMaxKeys(256))
+				victim := []algorithms.Check{{Spec: v, Key: "victim"}}
+				for range v.Capacity() - short {
+					if d := take(t, s, victim...)[0]; !d.Allowed {
+						t.Fatalf("victim's Take: %+v", d)
+					}
+				}
+				var before, after [1]algorithms.Decision
+				if err := s.Peek(ctx, before[:], victim); err != nil {
+					t.Fatal(err)
+				}
+				if before[0].Remaining != short {
+					t.Fatalf("victim before the flood: %+v, want Remaining %d", before[0], short)
+				}
+				for i := range 8192 {
+					take(t, s, algorithms.Check{Spec: flood, Key: "flood" + strconv.Itoa(i)})
+				}
+				if err := s.Peek(ctx, after[:], victim); err != nil {
+					t.Fatal(err)
+				}
+				if after[0] != before[0] {
+					t.Errorf("victim after 8192 keys using 1 of 1: %+v, want it as before: %+v", after[0], before[0])
+				}
+			})
+		}
 	}
 }
