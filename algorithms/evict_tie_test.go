@@ -164,3 +164,35 @@ func TestMemoryStoreEvictionKeepsEveryKindNearItsLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryStoreEvictionDoesNotAllocate: a new key at the WithMaxKeys
+// bound, which weighs a sample of keys of two Specs and evicts one in use,
+// is decided without allocating (the keys' strings made beforehand), as a
+// held key's is.
+func TestMemoryStoreEvictionDoesNotAllocate(t *testing.T) {
+	small := algorithms.Spec{Algorithm: algorithms.FixedWindow, Limit: 1, Window: time.Minute}
+	large := algorithms.Spec{Algorithm: algorithms.TokenBucket, Limit: 100, Window: time.Minute}
+	s, _ := newStore(t, algorithms.WithMaxKeys(256))
+	keys := make([]string, 8000)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	// The bound reached, with keys in use under both Specs, and the
+	// shard's record of keys evicted in use made.
+	for _, k := range keys[:2000] {
+		take(t, s, algorithms.Check{Spec: large, Key: k, Cost: 50}, algorithms.Check{Spec: small, Key: k})
+	}
+	i := 2000
+	n := testing.AllocsPerRun(5000, func() {
+		if d, err := s.TakeOne(ctx, algorithms.Check{Spec: small, Key: keys[i]}); err != nil || !d.Allowed {
+			t.Fatalf("new key %d: %+v, %v", i, d, err)
+		}
+		i++
+	})
+	if n != 0 {
+		t.Errorf("TakeOne of a new key at the bound allocates %v times per call, want 0", n)
+	}
+	if got := s.Len(); got > 256 {
+		t.Errorf("Len() = %d, above the bound 256", got)
+	}
+}
