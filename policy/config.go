@@ -34,6 +34,8 @@ import (
 //	                           # or trusted_hops (header: trusted_proxies only)
 //	ipv6_prefix: 64            # the ip key groups IPv6 clients by this prefix (default 64)
 //	ipv4_prefix: 32            # and IPv4 clients by this one (default 32: each address)
+//	nat64_prefixes: [64:ff9b:1::/48]  # NAT64 translators' own prefixes: their IPv4
+//	                           # clients keyed by the IPv4 address embedded (default none)
 //	policies:
 //	  - name: per-ip           # required: A-Z a-z 0-9 - _ . (sent in headers)
 //	    limit: 100             # required
@@ -184,6 +186,13 @@ type Config struct {
 	// IPv4Prefix is the prefix length the ip key part groups IPv4 clients
 	// by.
 	IPv4Prefix int
+	// NAT64Prefixes are the network-specific prefixes of the NAT64
+	// translators in front of the server (keyfunc.NAT64Prefixes): an
+	// address within one is keyed by the ip key part as the IPv4 address
+	// it embeds, grouped by IPv4Prefix, rather than grouped with every
+	// other client of the translator by IPv6Prefix. Empty: none (the
+	// well-known prefix 64:ff9b::/96 is always read).
+	NAT64Prefixes []netip.Prefix
 
 	// source is the text the Config was parsed from (see Source).
 	source []byte

@@ -103,7 +103,7 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "trusted_hops", "ip_source", "ipv6_prefix", "ipv4_prefix", "policies"}
+var topFields = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "trusted_hops", "ip_source", "ipv6_prefix", "ipv4_prefix", "nat64_prefixes", "policies"}
 
 var policyFields = []string{"name", "algorithm", "limit", "window", "burst", "buckets", "max_delay", "key", "fallback", "on_missing_key", "count", "methods", "routes"}
 
@@ -143,6 +143,7 @@ func (d *decoder) config(root *cnode) *Config {
 	hopsBad := false    // trusted_hops was reported
 	sourceBad := false  // ip_source was reported
 	modeBad := false    // failure_mode was reported
+	nat64Bad := false   // a nat64_prefixes entry was reported
 	d.fields(root, "", topFields, func(name string, k, v *cnode) {
 		cfg.stated = append(cfg.stated, name)
 		switch name {
@@ -225,6 +226,10 @@ func (d *decoder) config(root *cnode) *Config {
 					cfg.IPv4Prefix = int(n)
 				}
 			}
+		case "nat64_prefixes":
+			before := len(d.errs)
+			cfg.NAT64Prefixes = d.nat64Prefixes(v, name)
+			nat64Bad = len(d.errs) > before
 		case "policies":
 			policies = v
 		}
@@ -250,7 +255,7 @@ func (d *decoder) config(root *cnode) *Config {
 		return cfg
 	}
 	var ip keyfunc.Func
-	if !proxiesBad && !hopsBad && !sourceBad { // else the ip part cannot be built as the file means, and that is reported
+	if !proxiesBad && !hopsBad && !sourceBad && !nat64Bad { // else the ip part cannot be built as the file means, and that is reported
 		ip = d.ipFunc(cfg, source, proxies, hops)
 	}
 	raws := d.policies(policies)
@@ -302,6 +307,9 @@ func modeNames() []string {
 // problem.
 func (d *decoder) ipFunc(cfg *Config, source, proxies, hops *cnode) keyfunc.Func {
 	opts := []keyfunc.IPOption{keyfunc.IPv6Prefix(cfg.IPv6Prefix), keyfunc.IPv4Prefix(cfg.IPv4Prefix)}
+	if len(cfg.NAT64Prefixes) > 0 {
+		opts = append(opts, keyfunc.NAT64Prefixes(cfg.NAT64Prefixes...))
+	}
 	if len(cfg.TrustedProxies) > 0 || cfg.TrustedHops > 0 { // not both: config refused that
 		if len(cfg.TrustedProxies) > 0 {
 			opts = append(opts, keyfunc.TrustedProxies(cfg.TrustedProxies...))
@@ -1056,6 +1064,44 @@ func durationSyntax(s string) bool {
 type stringItem struct {
 	node  *cnode
 	field string
+}
+
+// nat64Prefixes reads nat64_prefixes, the network-specific prefixes of
+// NAT64 translators (keyfunc.NAT64Prefixes), reporting each entry
+// keyfunc.IP would refuse at the entry, and prefixes that overlap at the
+// field.
+func (d *decoder) nat64Prefixes(n *cnode, field string) []netip.Prefix {
+	if n.kind == seqNode && len(n.vals) == 0 {
+		d.fail(n, field, "is empty; list the translators' prefixes (64:ff9b:1::/48), or leave nat64_prefixes out")
+		return nil
+	}
+	list, items := d.stringItems(n, field)
+	out := make([]netip.Prefix, 0, len(list))
+	for i, s := range list {
+		item := items[i]
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			d.fail(item.node, item.field, "%q is not an IPv6 prefix (64:ff9b:1::/48)", s)
+			continue
+		}
+		if _, err := keyfunc.IP(keyfunc.NAT64Prefixes(p)); err != nil {
+			// keyfunc's reason, of the entry alone ("prefix 0, P, is not
+			// 32, 40, 48, 56, 64 or 96 bits long (RFC 6052)").
+			why := strings.TrimPrefix(err.Error(), "keyfunc: IP: NAT64Prefixes: ")
+			why = strings.TrimPrefix(why, fmt.Sprintf("prefix 0, %s, ", p))
+			d.fail(item.node, item.field, "%q %s", s, why)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == len(list) && len(out) > 1 {
+		if _, err := keyfunc.IP(keyfunc.NAT64Prefixes(out...)); err != nil {
+			// The entries are each valid: two overlap, named by their
+			// indexes in the list.
+			d.fail(n, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: IP: NAT64Prefixes: "))
+		}
+	}
+	return out
 }
 
 // stringItems reads one string or a list of strings, reporting entries

@@ -25,6 +25,6 @@ func TestConfigFieldAtTheOtherLevel(t *testing.T) {
 	})
 	// A field of neither level is told the fields of its own.
 	wantRefused(t, "policies:\n  - name: a\n    limit: 10\n    window: 1m\ncost: 2\n", "c.yaml", []string{
-		"5:1 cost: unknown field; want one of version, headers, failure_mode, failure_retry_after, trusted_proxies, trusted_hops, ip_source, ipv6_prefix, ipv4_prefix, policies",
+		"5:1 cost: unknown field; want one of version, headers, failure_mode, failure_retry_after, trusted_proxies, trusted_hops, ip_source, ipv6_prefix, ipv4_prefix, nat64_prefixes, policies",
 	})
 }

@@ -18,7 +18,7 @@ const policyFields = "name, algorithm, limit, window, burst, buckets, max_delay,
 // or as near two (ipv5_prefix), gets the list alone.
 func TestConfigUnknownFieldSuggests(t *testing.T) {
 	const pol = "policies:\n  - name: a\n    limit: 1\n    window: 1s\n"
-	const topFields = "version, headers, failure_mode, failure_retry_after, trusted_proxies, trusted_hops, ip_source, ipv6_prefix, ipv4_prefix, policies"
+	const topFields = "version, headers, failure_mode, failure_retry_after, trusted_proxies, trusted_hops, ip_source, ipv6_prefix, ipv4_prefix, nat64_prefixes, policies"
 	for _, tc := range []struct {
 		name, file, doc string
 		want            []string

@@ -9,7 +9,7 @@ import "testing"
 // other level, or with an empty name, is told so.
 func TestConfigUnknownFieldSynonym(t *testing.T) {
 	const pol = "policies:\n  - name: a\n    limit: 1\n    window: 1s\n"
-	const top = "version, headers, failure_mode, failure_retry_after, trusted_proxies, trusted_hops, ip_source, ipv6_prefix, ipv4_prefix, policies"
+	const top = "version, headers, failure_mode, failure_retry_after, trusted_proxies, trusted_hops, ip_source, ipv6_prefix, ipv4_prefix, nat64_prefixes, policies"
 	for _, tc := range []struct{ field, want string }{
 		{"period: 1m", "window"},
 		{"interval: 1m", "window"},

@@ -102,7 +102,7 @@ func TestConfigUnknownValueFarGetsNoSuggestion(t *testing.T) {
 	}
 }
 
-var topFieldList = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "trusted_hops", "ip_source", "ipv6_prefix", "ipv4_prefix", "policies"}
+var topFieldList = []string{"version", "headers", "failure_mode", "failure_retry_after", "trusted_proxies", "trusted_hops", "ip_source", "ipv6_prefix", "ipv4_prefix", "nat64_prefixes", "policies"}
 
 // loadErrors writes doc to f.yaml and returns the errors policy.Load
 // gives, each as its text with the file named by its base name.
