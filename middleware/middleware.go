@@ -559,14 +559,21 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			restateOuter(w.Header(), profile, res, outer, m.clock.Now, 0, restate)
 		}
 	}
+	// A name of ours that a middleware further out wrote a member of too
+	// (see oneMemberPerName): its members are made one as the response
+	// goes out, once every middleware has written its own.
+	shared := nested && d == 0 && sharesName(r.Context(), res, vals)
 	if !allowed {
 		if m.shadowed(caller, r, rc, res) {
 			m.observe(r, res, ShadowDenied, start, countedOut)
-			pass(w, caller, rc.request(r), next)
+			passShared(w, caller, rc.request(r), next, res, vals, shared)
 			return
 		}
 		m.stats.denied.Add(1)
 		m.observe(r, res, Denied, start, countedOut)
+		if shared {
+			oneMemberPerName(r.Context(), w.Header(), res, vals)
+		}
 		refusing(r)
 		if m.onDeny != nil {
 			refuse(caller, r, rc, func(c *http.Request) { m.onDeny(w, c, res) })
@@ -599,6 +606,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			// behind it), if the refund succeeded.
 			m.refund(r, res, m.clock.Now().Sub(held))
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed, merged, restate)
+			if nested && sharesName(r.Context(), res, vals) {
+				oneMemberPerName(r.Context(), w.Header(), res, vals)
+			}
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
 			refusing(r)
@@ -622,6 +632,9 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.report(r, cut)
 			m.refund(r, res, waited)
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
+			if nested && sharesName(r.Context(), res, vals) {
+				oneMemberPerName(r.Context(), w.Header(), res, vals)
+			}
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
 				// A server-side deadline that ran out during the hold
@@ -634,6 +647,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			return
 		}
 		m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
+		shared = nested && sharesName(r.Context(), res, vals)
 		m.observeHeld(r, res, Allowed, start, held, waited, countedOut)
 		heldFor = waited
 		// The middlewares further in read the hold from its context.
@@ -646,10 +660,10 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		r = m.adopting(r, rc, own)
 	}
 	if !taking.IsZero() {
-		m.serveCounted(w, caller, r, next, res, taking, heldFor, vals)
+		m.serveCounted(w, caller, r, next, res, taking, heldFor, vals, shared)
 		return
 	}
-	pass(w, caller, r, next)
+	passShared(w, caller, r, next, res, vals, shared)
 }
 
 // refusePrepared answers r, whose Result res could not be prepared: err
@@ -701,11 +715,16 @@ func (m *Middleware) refusePrepared(w http.ResponseWriter, caller, r *http.Reque
 // reports the give-back (see reviseLine), as it does after a handler that
 // wrote nothing. held is how long r was held for a leaky_queue Delay
 // before it was served.
-func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request, next http.Handler, res *Result, taking time.Time, held time.Duration, vals *[2]string) {
+//
+// shared says that res shares a policy name with a middleware further out
+// (see sharesName): its members are made one as the status is written,
+// or once the handler returned having written nothing, after the
+// give-back (see oneMemberPerName).
+func (m *Middleware) serveCounted(w http.ResponseWriter, caller, r *http.Request, next http.Handler, res *Result, taking time.Time, held time.Duration, vals *[2]string, shared bool) {
 	if r != caller {
 		defer reqcopy.Back(caller, r)
 	}
-	c := &counted{m: m, r: r, res: res, taking: taking, held: held, vals: vals, h: w.Header()}
+	c := &counted{m: m, r: r, res: res, taking: taking, held: held, vals: vals, h: w.Header(), shared: shared}
 	timing.ServeStatus(w, r, next, c.written, c.done)
 }
 
@@ -719,6 +738,7 @@ type counted struct {
 	vals   *[2]string
 	h      http.Header
 	gave   bool // the give-back was made (or tried)
+	shared bool // see serveCounted
 }
 
 // written gives back as the status of a refusal further in is written,
@@ -727,6 +747,9 @@ func (c *counted) written(status int) {
 	if c.res.marks&markRefused != 0 && !c.gave {
 		c.gave = true
 		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking), c.held, c.m.pkSecret)
+	}
+	if c.shared {
+		oneMemberPerName(c.r.Context(), c.h, c.res, c.vals)
 	}
 }
 
@@ -739,6 +762,9 @@ func (c *counted) done(status int, sent bool) {
 	c.gave = true
 	if given := c.m.giveBack(c.r, c.res, status, c.taking); !sent {
 		reviseLine(c.h, c.res, c.vals, given, c.held, c.m.pkSecret)
+		if c.shared {
+			oneMemberPerName(c.r.Context(), c.h, c.res, c.vals)
+		}
 	}
 }
 

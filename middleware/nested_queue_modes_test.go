@@ -111,7 +111,9 @@ func TestNestedQueueShadowLayer(t *testing.T) {
 // the configured Spec, which the one further out counts: it is decided
 // there under its lowered Spec alone, and holds the request again for
 // its turn in the lowered queue, which then spaces the requests (20 s
-// apart); the response reports both (q=7 further out, q=4 further in).
+// apart); each writes its member (q=7 further out, q=4 further in), and
+// the response keeps the more constraining one, q=4: a name has one
+// member in each field.
 // One lowered further out holds the request once, for the later of its
 // two turns (its lowered queue's and the configured one's), and the one
 // further in leaves the policy out: one member, q=4. A bucket kind's
@@ -119,7 +121,8 @@ func TestNestedQueueShadowLayer(t *testing.T) {
 // alone: further in, it never holds a request the configured queue
 // further out spaced already; further out, the configured queue further
 // in holds the request again, for the rest of its turn. Each middleware
-// then reports its own member.
+// then writes its own member, and the response keeps the more
+// constraining one, the configured queue's q=7.
 func TestNestedQueueLimitChangedOnOneLayer(t *testing.T) {
 	spec := algorithms.Spec{Algorithm: algorithms.LeakyQueue, Limit: 6, Window: time.Minute, MaxDelay: time.Minute}
 	for _, tc := range []struct {
@@ -131,13 +134,13 @@ func TestNestedQueueLimitChangedOnOneLayer(t *testing.T) {
 		left     time.Duration // when the last request left
 		policies string        // the last response's IETF RateLimit-Policy lines
 	}{
-		{"lowered further in", false, false, 3, "|outer 10s, inner 10s|inner 20s|inner 20s", time.Minute, `"q";q=7;w=60 | "q";q=4;w=60`},
-		{"lowered further in by a reload", false, true, 3, "|outer 10s, inner 10s|inner 20s|inner 20s", time.Minute, `"q";q=7;w=60 | "q";q=4;w=60`},
+		{"lowered further in", false, false, 3, "|outer 10s, inner 10s|inner 20s|inner 20s", time.Minute, `"q";q=4;w=60`},
+		{"lowered further in by a reload", false, true, 3, "|outer 10s, inner 10s|inner 20s|inner 20s", time.Minute, `"q";q=4;w=60`},
 		{"lowered further out", true, false, 3, "|outer 20s|outer 20s|outer 20s", time.Minute, `"q";q=4;w=60`},
 		{"lowered further out by a reload", true, true, 3, "|outer 20s|outer 20s|outer 20s", time.Minute, `"q";q=4;w=60`},
-		{"raised further in", false, false, 12, "|outer 10s|outer 10s|outer 10s", 30 * time.Second, `"q";q=7;w=60 | "q";q=13;w=60`},
-		{"raised further out", true, false, 12, "|outer 5s, inner 5s|inner 10s|inner 10s", 30 * time.Second, `"q";q=13;w=60 | "q";q=7;w=60`},
-		{"raised further out by a reload", true, true, 12, "|outer 5s, inner 5s|inner 10s|inner 10s", 30 * time.Second, `"q";q=13;w=60 | "q";q=7;w=60`},
+		{"raised further in", false, false, 12, "|outer 10s|outer 10s|outer 10s", 30 * time.Second, `"q";q=7;w=60`},
+		{"raised further out", true, false, 12, "|outer 5s, inner 5s|inner 10s|inner 10s", 30 * time.Second, `"q";q=7;w=60`},
+		{"raised further out by a reload", true, true, 12, "|outer 5s, inner 5s|inner 10s|inner 10s", 30 * time.Second, `"q";q=7;w=60`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store, clock := newStore(t)

@@ -15,8 +15,9 @@ import (
 
 // TestNestedSameNameWarnedOnce: an outer middleware (every route: "api",
 // 100 a minute) and an inner one (on a route: another policy named "api",
-// 5 a minute) count apart, and each writes its member: the headers carry
-// two "api" members a client cannot tell apart. No middleware can refuse
+// 5 a minute) count apart, and each writes its member: the response keeps
+// the more constraining one of the name (see TestNestedSameNameOneMember),
+// but the other policy's state goes unreported. No middleware can refuse
 // that at construction (neither knows the other), so the inner one tells
 // its error handler (or its log, or slog.Default), once, an error that
 // is ErrSameNameNested and names the policy. Copies of one policy

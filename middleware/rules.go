@@ -708,11 +708,11 @@ func (m *Middleware) SetLimit(name string, limit int64) error {
 // Such a copy counts apart from its policy as configured: a policy given
 // to two nested middlewares, one of which holds it at a share of its own
 // (or both, at different shares), is decided in each under its own Spec
-// and state, neither holding the other's, so that each middleware reports
-// its member, and the IETF headers carry two members of the policy's name
-// (q=5 further out, q=3 further in) that a client cannot tell apart. The
-// middleware further in tells [ErrSameNameNested] then, as for two
-// policies of one name. A copy lowered by SetLimit is guarded by the
+// and state, neither holding the other's, so that each middleware writes
+// its member (q=5 further out, q=3 further in), and the IETF headers keep
+// the more constraining one of the policy's name alone (see
+// [ErrSameNameNested]). The middleware further in tells
+// [ErrSameNameNested] then, as for two policies of one name. A copy lowered by SetLimit is guarded by the
 // configured Spec, which the middleware further out counted: its member
 // holds that decision and replaces the other, and nothing is reported;
 // so is the same share in both (one Spec, counted once: see

@@ -109,7 +109,8 @@ var nest = nested.Of[*policy.Result]()
 // one further in decides it, its guard judged from the decision further
 // out at its own higher limit, and each middleware writes its member,
 // as for a copy lowered further out: the lower limit is then the lower
-// member's.)
+// member's, which the response keeps, one member of a name: see
+// [ErrSameNameNested].)
 //
 // A bucket kind's copy (token_bucket, leaky_bucket, leaky_queue), whose
 // level is a function of its rate, counts every request under its own
@@ -122,8 +123,9 @@ var nest = nested.Of[*policy.Result]()
 // token_bucket or leaky_bucket lowered there then replaces the one
 // further out; of a leaky_queue each middleware
 // writes its member (q=7 further out and q=4 further in, for one of six
-// a minute lowered to three), and holds the request in each of the two
-// queues in turn.
+// a minute lowered to three), of which the response keeps the more
+// constraining (see [ErrSameNameNested]), and holds the request in each
+// of the two queues in turn.
 //
 // Wherever a member further in replaces the member further out of a
 // policy of its name (any of the cases above), and the one further out
@@ -164,11 +166,18 @@ var ErrCountedTwice = errors.New("middleware: a policy applies to a request alre
 // minute and a route's "api" of 5, or a bucket kind's copy lowered by
 // [Middleware.SetLimitUnguarded], which counts in no state of the policy
 // it was made from (see there). Both are enforced, each in its own
-// state, and each middleware writes its member: the IETF headers then
-// carry two members of one name, which a client cannot tell apart (nor
-// an observer's or a log's records, which name the policy). Neither
-// middleware knows the other when it is built, so none can refuse the
-// pair; name the policies apart ("api", "api-login"). Like
+// state, and each middleware writes its member. Two members of one name
+// in a field, which a client cannot tell apart, nor match across the
+// two fields, are not sent: as the response goes out, the IETF headers
+// keep the more constraining of them in each field (the lower r; of
+// equal r, the longer t; then the lower q) with its middleware's
+// RateLimit-Policy member, and the other policy goes unreported (so
+// wherever nested middlewares write members of one name: the same
+// policy keyed apart in each, or copies whose members both stand, see
+// [ErrCountedTwice]). An observer's or a log's records, which name the
+// policy, still cannot tell the two apart. Neither middleware knows the
+// other when it is built, so none can refuse the pair; name the
+// policies apart ("api", "api-login"). Like
 // [ErrCountedTwice], the report is also logged when the middleware logs,
 // and on [log/slog.Default] when it has neither a log nor an error
 // handler. It is a warning: the request is decided as it would be
@@ -390,7 +399,7 @@ func (m *Middleware) unrepeated(r *http.Request, set *policy.Set, res *policy.Re
 		for i, n := range apart {
 			apart[i] = strconv.Quote(n)
 		}
-		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): both are enforced, each counting apart, and the headers carry a member of each under one name; name them apart",
+		m.warn(r, fmt.Errorf("%w (policies %s, on a %s request): both are enforced, each counting apart, and the headers report only the more constraining under that name; name them apart",
 			ErrSameNameNested, strings.Join(slices.Compact(apart), ", "), r.Method))
 	}
 	// A guard whose state holds more than its limit here is checked here
