@@ -159,7 +159,12 @@ const (
 	// reported would not. A middleware nested in one that wrote its
 	// headers in this profile writes in it too (see [WithHeaders]): each
 	// adds a RateLimit line of one member, its own most constraining, and
-	// a RateLimit-Policy line of all its policies.
+	// a RateLimit-Policy line of all its policies. A line whose member a
+	// middleware further in reports in its place (a policy it decided
+	// again, see [ErrCountedTwice]) reports the most constraining of its
+	// middleware's other policies, as IETF keeps their members; with
+	// [WithPartitionKey] it goes instead, its pk being of a secret the
+	// middleware further in does not hold.
 	IETFMostConstraining
 )
 

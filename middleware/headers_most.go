@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -139,4 +140,75 @@ func mostRestated(h http.Header, r restated, held time.Duration) {
 	b = append(b, ";t="...)
 	b = appendInt(b, seconds(since(o.Decision(j).NextAfter, sinceDecision(o, j, held))))
 	editLine(h, keyRateLimit, &r.c.vals[1], func(string) string { return str(b) })
+}
+
+// dropOuterMember removes from h the members of the policy named name in
+// the IETF lines of c's middleware, further out in ctx (see unlistOuter,
+// restateOuter: a middleware further in reports that policy). held is
+// the hold of the request since the decision of the middleware that
+// removes them (0 before one); the holds between c's middleware and it
+// are read from ctx (see eachOuter).
+//
+// A RateLimit line of one member (IETFMostConstraining, markMost) whose
+// member goes reports then the most constraining of c's other policies
+// still listed in its RateLimit-Policy line, as IETF keeps its other
+// members: its member as IETF writes it (see setHeadersAt), t counted
+// after the holds since c's decision, r judged at the q its
+// RateLimit-Policy member was restated at, if lower (see restateOuter).
+// It is left empty, and goes, when c's policies have no other member
+// there, and when the line carried a pk parameter: of a secret c's
+// middleware alone knows.
+func dropOuterMember(ctx context.Context, h http.Header, c *resultContext, name string, held time.Duration) {
+	drop := func(line string) string { return withoutMember(line, name) }
+	editLine(h, keyPolicy, &c.vals[0], drop)
+	if c.res.marks&markMost == 0 {
+		editLine(h, keyRateLimit, &c.vals[1], drop)
+		return
+	}
+	editLine(h, keyRateLimit, &c.vals[1], func(line string) string {
+		rest := withoutMember(line, name)
+		if rest != "" || strings.Contains(line, ";pk=") {
+			return rest
+		}
+		return mostOfRest(ctx, c, held)
+	})
+}
+
+// mostOfRest returns the one-member IETF RateLimit line of the most
+// constraining policy of c whose member its RateLimit-Policy line still
+// lists (see dropOuterMember), or "" when there is none.
+func mostOfRest(ctx context.Context, c *resultContext, held time.Duration) string {
+	eachOuter(ctx, chainKey{}, held, func(o *resultContext, since time.Duration) bool {
+		if o != c {
+			return true
+		}
+		held = since
+		return false
+	})
+	o := &c.res.pr
+	best := -1
+	var bd algorithms.Decision
+	for j := range o.Len() {
+		name := o.Policy(j).Name()
+		q, ok := paramOf(c.vals[0], name, "q")
+		if !ok {
+			continue
+		}
+		d := o.Decision(j)
+		if q < d.Limit {
+			d = judgedAt(o.Policy(j).Spec(), d, q)
+		}
+		if best < 0 || moreConstraining(d, bd) {
+			best, bd = j, d
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	b := append([]byte{'"'}, o.Policy(best).Name()...)
+	b = append(b, `";r=`...)
+	b = appendInt(b, sfCount(bd.Remaining))
+	b = append(b, ";t="...)
+	b = appendInt(b, seconds(since(bd.NextAfter, sinceDecision(o, best, held))))
+	return str(b)
 }

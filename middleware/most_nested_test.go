@@ -20,10 +20,14 @@ import (
 // an inner denial, a policy both share (reported once), and a shadow
 // outer middleware whose denial the inner one decides again: the inner
 // one removes the outer member of that policy as under IETF, which under
-// IETFMostConstraining was the outer line's only member, so that the 429
-// carries the inner line alone ("trial";r=0;t=60; IETF keeps the outer
-// "hour";r=99;t=2760 besides). Through chi (r.Use, r.With) and a
-// ServeMux. A case's requests come at the given advances of the clock.
+// IETFMostConstraining was the outer line's only member; the outer line
+// then reports the most constraining of its other policies, as IETF
+// keeps them: the 429 carries the outer "hour";r=99;t=2760 beside the
+// inner "trial";r=0;t=60, IETF's members byte for byte. (The outer line
+// went with its member before, leaving the inner line alone: the outer
+// middleware's "hour", which the request counted in, was not reported at
+// all.) Through chi (r.Use, r.With) and a ServeMux. A case's requests
+// come at the given advances of the clock.
 func TestIETFMostConstrainingNestedAsIETF(t *testing.T) {
 	shared := fixed("shared", 4, time.Minute, remote)
 	trial := fixed("trial", 1, time.Minute, remote)
@@ -57,8 +61,8 @@ func TestIETFMostConstrainingNestedAsIETF(t *testing.T) {
 			outer:     func() []*policy.Policy { return []*policy.Policy{trial, fixed("hour", 100, time.Hour, remote)} },
 			inner:     func() []*policy.Policy { return []*policy.Policy{trial, fixed("minute", 5, time.Minute, remote)} },
 			outerOpts: []middleware.Option{middleware.WithShadow(nil)},
-			advances:  []time.Duration{0, 0, 0}, wantStatus: []int{200, 429, 429}, wantCounts: []int{2, 1, 1},
-			wantLast: []string{`"trial";r=0;t=60`}},
+			advances:  []time.Duration{0, 0, 0}, wantStatus: []int{200, 429, 429}, wantCounts: []int{2, 2, 2},
+			wantLast: []string{`"hour";r=99;t=2760`, `"trial";r=0;t=60`}},
 	} {
 		for _, router := range []string{"chi", "ServeMux"} {
 			t.Run(c.name+"/"+router, func(t *testing.T) {

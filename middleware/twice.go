@@ -672,9 +672,7 @@ func restateOuter(h http.Header, p Profile, res *Result, outer *policy.Result, n
 			}
 			name := r.p.Name()
 			if !r.judged {
-				drop := func(line string) string { return withoutMember(line, name) }
-				editLine(h, keyPolicy, &r.c.vals[0], drop)
-				editLine(h, keyRateLimit, &r.c.vals[1], drop)
+				dropOuterMember(r.ctx, h, r.c, name, held)
 				continue
 			}
 			q, rem := r.d.Limit, r.d.Remaining
@@ -1127,9 +1125,7 @@ func unlistOuter(ctx context.Context, h http.Header, res *Result, vals *[2]strin
 						// client lower than ours, ours reports it.
 						bindMember(h, vals, &c.vals, name)
 					}
-					drop := func(line string) string { return withoutMember(line, name) }
-					editLine(h, keyPolicy, &c.vals[0], drop)
-					editLine(h, keyRateLimit, &c.vals[1], drop)
+					dropOuterMember(ctx, h, c, name, held)
 				}
 				break
 			}
