@@ -79,6 +79,19 @@
 // the whole map, and the final response behind it carries no rate-limit
 // fields (the 103 does).
 //
+// A handler that adds rate-limit fields of its own, such as a
+// ReverseProxy whose backend sends them, adds field lines to the
+// middleware's. Under [IETF] and [IETFMostConstraining] the lines of a
+// field make one list, and the client reads the policies of both. Under
+// the single-valued profiles each field then carries two values, the
+// middleware's first, which is not a field those drafts define (and
+// draft -07's RateLimit dictionary keeps the later keys: the backend's);
+// their RateLimit-Policy list holds both. The middleware does not reduce
+// them to the more constraining: it would have to serve every request
+// through a writer of its own to act as the status is written, an
+// allocation per request. Behind such a proxy, use IETF, or have the
+// proxy drop the backend's fields (ReverseProxy.ModifyResponse).
+//
 // # Stacking and routes
 //
 // All the policies of one Middleware that apply to a request are decided by
