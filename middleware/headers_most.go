@@ -144,59 +144,70 @@ func mostRestated(h http.Header, r restated, held time.Duration) {
 
 // dropOuterMember removes from h the members of the policy named name in
 // the IETF lines of c's middleware, further out in ctx (see unlistOuter,
-// restateOuter: a middleware further in reports that policy). held is
-// the hold of the request since the decision of the middleware that
-// removes them (0 before one); the holds between c's middleware and it
-// are read from ctx (see eachOuter).
-//
-// A RateLimit line of one member (IETFMostConstraining, markMost) whose
-// member goes reports then the most constraining of c's other policies
-// still listed in its RateLimit-Policy line, as IETF keeps its other
-// members: its member as IETF writes it (see setHeadersAt), t counted
-// after the holds since c's decision, r judged at the q its
-// RateLimit-Policy member was restated at, if lower (see restateOuter).
-// It is left empty, and goes, when c's policies have no other member
-// there, and when the line carried a pk parameter: of a secret c's
-// middleware alone knows.
+// restateOuter, oneMemberPerName: a middleware further in reports that
+// policy). held is the hold of the request since the decision of the
+// middleware that removes them (0 before one) that ctx does not tell;
+// the holds between c's middleware and it are read from ctx (see
+// eachOuter). A RateLimit line of one member left empty is refilled as
+// dropMember says.
 func dropOuterMember(ctx context.Context, h http.Header, c *resultContext, name string, held time.Duration) {
+	since := held
+	if c.res.marks&markMost != 0 {
+		eachOuter(ctx, chainKey{}, held, func(o *resultContext, s time.Duration) bool {
+			if o != c {
+				return true
+			}
+			since = s
+			return false
+		})
+	}
+	dropMember(h, &c.vals, &c.res.pr, c.res.marks&markMost != 0, name, since)
+}
+
+// dropMember removes from h the members of the policy named name in the
+// IETF lines vals, which a middleware wrote for res (most: under
+// IETFMostConstraining, its RateLimit line of one member, see markMost),
+// its decisions made held before now.
+//
+// A RateLimit line of one member whose member goes reports then the most
+// constraining of the other policies of res still listed in its
+// RateLimit-Policy line, as IETF keeps its other members: its member as
+// IETF writes it (see setHeadersAt), t counted after held, r judged at
+// the q its RateLimit-Policy member was restated at, if lower (see
+// restateOuter). It is left empty, and goes, when res's policies have no
+// other member there, and when the line carried a pk parameter: of a
+// secret only the middleware that wrote it knows, which the one removing
+// the member may not be.
+func dropMember(h http.Header, vals *[2]string, res *policy.Result, most bool, name string, held time.Duration) {
 	drop := func(line string) string { return withoutMember(line, name) }
-	editLine(h, keyPolicy, &c.vals[0], drop)
-	if c.res.marks&markMost == 0 {
-		editLine(h, keyRateLimit, &c.vals[1], drop)
+	editLine(h, keyPolicy, &vals[0], drop)
+	if !most {
+		editLine(h, keyRateLimit, &vals[1], drop)
 		return
 	}
-	editLine(h, keyRateLimit, &c.vals[1], func(line string) string {
+	editLine(h, keyRateLimit, &vals[1], func(line string) string {
 		rest := withoutMember(line, name)
 		if rest != "" || strings.Contains(line, ";pk=") {
 			return rest
 		}
-		return mostOfRest(ctx, c, held)
+		return mostOfRest(vals[0], res, held)
 	})
 }
 
 // mostOfRest returns the one-member IETF RateLimit line of the most
-// constraining policy of c whose member its RateLimit-Policy line still
-// lists (see dropOuterMember), or "" when there is none.
-func mostOfRest(ctx context.Context, c *resultContext, held time.Duration) string {
-	eachOuter(ctx, chainKey{}, held, func(o *resultContext, since time.Duration) bool {
-		if o != c {
-			return true
-		}
-		held = since
-		return false
-	})
-	o := &c.res.pr
+// constraining policy of res whose member quota, its RateLimit-Policy
+// line, lists (see dropMember), or "" when there is none.
+func mostOfRest(quota string, res *policy.Result, held time.Duration) string {
 	best := -1
 	var bd algorithms.Decision
-	for j := range o.Len() {
-		name := o.Policy(j).Name()
-		q, ok := paramOf(c.vals[0], name, "q")
+	for j := range res.Len() {
+		q, ok := paramOf(quota, res.Policy(j).Name(), "q")
 		if !ok {
 			continue
 		}
-		d := o.Decision(j)
+		d := res.Decision(j)
 		if q < d.Limit {
-			d = judgedAt(o.Policy(j).Spec(), d, q)
+			d = judgedAt(res.Policy(j).Spec(), d, q)
 		}
 		if best < 0 || moreConstraining(d, bd) {
 			best, bd = j, d
@@ -205,10 +216,10 @@ func mostOfRest(ctx context.Context, c *resultContext, held time.Duration) strin
 	if best < 0 {
 		return ""
 	}
-	b := append([]byte{'"'}, o.Policy(best).Name()...)
+	b := append([]byte{'"'}, res.Policy(best).Name()...)
 	b = append(b, `";r=`...)
 	b = appendInt(b, sfCount(bd.Remaining))
 	b = append(b, ";t="...)
-	b = appendInt(b, seconds(since(bd.NextAfter, sinceDecision(o, best, held))))
+	b = appendInt(b, seconds(since(bd.NextAfter, sinceDecision(res, best, held))))
 	return str(b)
 }

@@ -35,18 +35,35 @@ import (
 // each holds one member), that one stands; where neither does, the more
 // constraining decision (see moreConstraining) chooses the
 // RateLimit-Policy member. The other middleware's members of the name
-// are removed from its lines, and a line left empty goes. Both policies
-// are still enforced.
+// are removed from its lines, and a line left empty goes (but for a
+// RateLimit line of one member, see dropMember). Both policies are still
+// enforced.
 //
 // It is called once every middleware the request passed has written its
 // members, restated or replaced those further out (see restateOuter,
 // unlistOuter): as the response's status is written (see passShared),
 // or as this middleware answers the request itself. Called before, it
 // would remove members that a middleware further in restates or merges.
-func oneMemberPerName(ctx context.Context, h http.Header, res *Result, vals *[2]string) {
+//
+// held is the hold of the request since this middleware's decision, where
+// ctx does not tell it (ctx is the one the request came with): a member
+// removed from a line of one member (IETFMostConstraining) makes way for
+// the line's next most constraining policy, counted after the holds (see
+// dropMember).
+func oneMemberPerName(ctx context.Context, h http.Header, res *Result, vals *[2]string, held time.Duration) {
 	if vals == nil || res.wrote != uint8(IETF)+1 || !decided(&res.pr) {
 		return
 	}
+	// The hold since our decision: ctx tells it when it is the context of
+	// the request passed on.
+	own := held
+	eachOuter(ctx, chainKey{}, held, func(c *resultContext, since time.Duration) bool {
+		if &c.res != res {
+			return true
+		}
+		own = since
+		return false
+	})
 	for i := range res.Len() {
 		name := res.Policy(i).Name()
 		eachOuter(ctx, chainKey{}, 0, func(c *resultContext, held time.Duration) bool {
@@ -78,14 +95,11 @@ func oneMemberPerName(ctx context.Context, h http.Header, res *Result, vals *[2]
 				d, ok := outerDecision(&c.res.pr, name, held)
 				outerStands = ok && !moreConstraining(res.Decision(i), d)
 			}
-			drop := func(line string) string { return withoutMember(line, name) }
 			if outerStands {
-				editLine(h, keyPolicy, &vals[0], drop)
-				editLine(h, keyRateLimit, &vals[1], drop)
+				dropMember(h, vals, &res.pr, res.marks&markMost != 0, name, own)
 				return false
 			}
-			editLine(h, keyPolicy, &c.vals[0], drop)
-			editLine(h, keyRateLimit, &c.vals[1], drop)
+			dropOuterMember(ctx, h, c, name, held)
 			return true
 		})
 	}
@@ -154,10 +168,10 @@ type uniqueNames struct {
 	vals *[2]string
 }
 
-func (u *uniqueNames) written(int) { oneMemberPerName(u.ctx, u.h, u.res, u.vals) }
+func (u *uniqueNames) written(int) { oneMemberPerName(u.ctx, u.h, u.res, u.vals, 0) }
 
 func (u *uniqueNames) done(_ int, sent bool) {
 	if !sent {
-		oneMemberPerName(u.ctx, u.h, u.res, u.vals)
+		oneMemberPerName(u.ctx, u.h, u.res, u.vals, 0)
 	}
 }

@@ -572,7 +572,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 		m.stats.denied.Add(1)
 		m.observe(r, res, Denied, start, countedOut)
 		if shared {
-			oneMemberPerName(r.Context(), w.Header(), res, vals)
+			oneMemberPerName(r.Context(), w.Header(), res, vals, 0)
 		}
 		refusing(r)
 		if m.onDeny != nil {
@@ -607,7 +607,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.refund(r, res, m.clock.Now().Sub(held))
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, 0, redecided, listed, merged, restate)
 			if nested && sharesName(r.Context(), res, vals) {
-				oneMemberPerName(r.Context(), w.Header(), res, vals)
+				oneMemberPerName(r.Context(), w.Header(), res, vals, 0)
 			}
 			// Its retry waits for its turn, and for the middlewares
 			// further out that admitted it with their last units.
@@ -633,7 +633,7 @@ func (m *Middleware) decide(w http.ResponseWriter, r *http.Request, next http.Ha
 			m.refund(r, res, waited)
 			m.setHeldHeaders(r, w.Header(), profile, res, outer, vals, buf, waited, redecided, listed, merged, restate)
 			if nested && sharesName(r.Context(), res, vals) {
-				oneMemberPerName(r.Context(), w.Header(), res, vals)
+				oneMemberPerName(r.Context(), w.Header(), res, vals, waited)
 			}
 			retry := int64(0) // a client gone reads no Retry-After
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -749,7 +749,7 @@ func (c *counted) written(status int) {
 		reviseLine(c.h, c.res, c.vals, c.m.giveBack(c.r, c.res, status, c.taking), c.held, c.m.pkSecret)
 	}
 	if c.shared {
-		oneMemberPerName(c.r.Context(), c.h, c.res, c.vals)
+		oneMemberPerName(c.r.Context(), c.h, c.res, c.vals, 0)
 	}
 }
 
@@ -763,7 +763,7 @@ func (c *counted) done(status int, sent bool) {
 	if given := c.m.giveBack(c.r, c.res, status, c.taking); !sent {
 		reviseLine(c.h, c.res, c.vals, given, c.held, c.m.pkSecret)
 		if c.shared {
-			oneMemberPerName(c.r.Context(), c.h, c.res, c.vals)
+			oneMemberPerName(c.r.Context(), c.h, c.res, c.vals, 0)
 		}
 	}
 }

@@ -53,7 +53,9 @@ func memberParams(t *testing.T, h http.Header, k string) (map[string]map[string]
 // member of the same middleware, so that the two fields describe one
 // quota. Under IETFMostConstraining too, where each RateLimit line holds
 // one member (another policy's, "sec", further out: the inner line's
-// "api" then stands). Through chi and a ServeMux.
+// "api" then stands; or the outer "api", which goes: the outer line then
+// reports its next most constraining policy, as IETF keeps its members).
+// Through chi and a ServeMux.
 func TestNestedSameNameOneMember(t *testing.T) {
 	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
 	otherKey := func(*http.Request) (string, error) { return "other", nil }
@@ -69,6 +71,9 @@ func TestNestedSameNameOneMember(t *testing.T) {
 		// The request from which on the outer one refuses: the inner
 		// one sees it no more (0: none).
 		outerOnlyFrom int64
+		// A policy of another name whose RateLimit member the response
+		// carries too, if any.
+		also string
 	}
 	shapes := []shape{
 		{
@@ -108,6 +113,19 @@ func TestNestedSameNameOneMember(t *testing.T) {
 			outerQ: 100, innerQ: 5,
 		},
 	}
+	shapes = append(shapes, shape{
+		// Under IETFMostConstraining the outer line's one member is
+		// its "api" (r=99 of 100, the hour's r=999 of 1000); the inner
+		// "api" stands for the name, and the outer line reports its
+		// next most constraining policy, the hour, as IETF keeps it.
+		name:   "outer line refilled",
+		outer:  []*policy.Policy{fixed("api", 100, time.Minute, constKey), fixed("hour", 1000, time.Hour, constKey)},
+		inner:  []*policy.Policy{fixed("api", 5, time.Minute, constKey)},
+		outerR: func(n int64) int64 { return 100 - n },
+		innerR: func(n int64) int64 { return max(0, 5-n) },
+		outerQ: 100, innerQ: 5,
+		also: "hour",
+	})
 	for _, prof := range []middleware.Profile{middleware.IETF, middleware.IETFMostConstraining} {
 		for _, sh := range shapes {
 			for _, mux := range []string{"chi", "ServeMux"} {
@@ -139,6 +157,9 @@ func TestNestedSameNameOneMember(t *testing.T) {
 						}
 						if got := pol["api"]["q"]; got != wantQ {
 							t.Errorf("request %d: RateLimit-Policy %q: api q=%d, want %d", n, w.Header().Values("RateLimit-Policy"), got, wantQ)
+						}
+						if _, ok := rl[sh.also]; sh.also != "" && !ok {
+							t.Errorf("request %d: RateLimit %q: no %s member", n, w.Header().Values("RateLimit"), sh.also)
 						}
 						m, ok := rl["api"]
 						if !ok {
