@@ -3,10 +3,13 @@ package middleware_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 	"github.com/ratekeeper/ratekeeper/middleware"
@@ -174,6 +177,64 @@ func TestNestedSameNameOneMember(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestNestedSameNameOneMemberGivenBack: the inner "api" (5 a minute)
+// counts failed requests only (policy.CountFailed), so its middleware
+// serves the request through its give-back writer: the members of the
+// name are made one there too, after the give-back where the headers are
+// still unsent. A handler that writes nothing (net/http sends 200 once it
+// returns) has its unit given back before the headers go out: the inner
+// member reports r=5 (the outer one r=100-n), and stands. A handler that
+// writes its 200 sends the headers first: the inner member then reports
+// the unit counted, r=4, and stands. Through chi and a ServeMux.
+func TestNestedSameNameOneMemberGivenBack(t *testing.T) {
+	quiet := middleware.WithErrorHandler(func(*http.Request, error) {})
+	silent := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, writes := range []bool{false, true} {
+		for _, mux := range []string{"chi", "ServeMux"} {
+			t.Run(fmt.Sprintf("writes=%v/%s", writes, mux), func(t *testing.T) {
+				store, clock := newStore(t)
+				outer := middleware.MustNew(store, []*policy.Policy{fixed("api", 100, time.Minute, constKey)}, middleware.WithClock(clock), quiet)
+				inner := middleware.MustNew(store, []*policy.Policy{fixed("api", 5, time.Minute, constKey, policy.CountIf(policy.CountFailed))},
+					middleware.WithClock(clock), quiet)
+				handler, wantR := http.Handler(silent), int64(5)
+				if writes {
+					handler, wantR = ok, 4
+				}
+				var h http.Handler
+				if mux == "chi" {
+					r := chi.NewRouter()
+					r.Use(outer.Handler)
+					r.With(inner.Handler).Get("/", handler.ServeHTTP)
+					h = r
+				} else {
+					sm := http.NewServeMux()
+					sm.Handle("GET /", inner.Handler(handler))
+					h = outer.Handler(sm)
+				}
+				for n := range 3 {
+					srv := httptest.NewServer(h)
+					resp, err := srv.Client().Get(srv.URL)
+					srv.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					rl, twice := memberParams(t, resp.Header, "RateLimit")
+					pol, twiceP := memberParams(t, resp.Header, "RateLimit-Policy")
+					if resp.StatusCode != http.StatusOK || twice != nil || twiceP != nil {
+						t.Fatalf("request %d: %d, RateLimit %q, RateLimit-Policy %q: want 200 and one api member in each",
+							n+1, resp.StatusCode, resp.Header.Values("RateLimit"), resp.Header.Values("RateLimit-Policy"))
+					}
+					if got := rl["api"]["r"]; got != wantR || pol["api"]["q"] != 5 {
+						t.Errorf("request %d: RateLimit %q, RateLimit-Policy %q: want the inner member, r=%d of q=5",
+							n+1, resp.Header.Values("RateLimit"), resp.Header.Values("RateLimit-Policy"), wantR)
+					}
+				}
+			})
 		}
 	}
 }
