@@ -182,7 +182,15 @@ func sampleServer(t *testing.T) *server {
 	}
 	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
 	save(t, path, sample)
-	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
+	return quietServer(t, path, algotest.NewClock(time.Unix(1_700_000_040, 0)))
+}
+
+// quietServer returns the example's server on the file at path, on a
+// memory store reading clock, logging nothing, its file never reloaded
+// (a debounce of an hour); the server and the store are closed when the
+// test ends.
+func quietServer(t *testing.T, path string, clock algorithms.Clock) *server {
+	t.Helper()
 	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)

@@ -210,17 +210,7 @@ func TestAdaptiveSurvivesReload(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
 	save(t, path, []byte("policies:\n  - {name: api, limit: 100, window: 1m}\n"))
 	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
-		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := quietServer(t, path, clock)
 	// A period to learn the baseline (1ms), then one slow and failing.
 	for _, p := range []struct {
 		latency time.Duration
@@ -362,17 +352,7 @@ func TestAdaptiveFedByRequests(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ratekeeper.yaml")
 	save(t, path, []byte("policies:\n  - {name: api, limit: 100, window: 1m}\n"))
 	clock := algotest.NewClock(time.Unix(1_700_000_040, 0))
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
-		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := quietServer(t, path, clock)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	for i := range 20 { // adaptive.Config's default MinSamples
@@ -422,17 +402,7 @@ func TestEditBeforeWatchApplied(t *testing.T) {
 	save(t, path, sample)
 	edited := bytes.Replace(sample, []byte("limit: 300"), []byte("limit: 3"), 1)
 	clock := &editOnFirstRead{Clock: algotest.NewClock(time.Unix(1_700_000_040, 0)), edit: func() { save(t, path, edited) }}
-	store, err := algorithms.NewMemoryStore(algorithms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	s, err := newServer(path, serverOptions{store: store, reg: prometheus.NewRegistry(), clock: clock,
-		log: slog.New(slog.DiscardHandler), reload: []reload.Option{reload.WithDebounce(time.Hour)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := quietServer(t, path, clock)
 	if got, want := s.mw.Set().PolicyHeader(3), `"per-second";q=20;w=1, "per-minute";q=3;w=60`; got != want {
 		t.Errorf("started on a file edited before its watch began: %s, want the edit in force, %s", got, want)
 	}
