@@ -34,7 +34,8 @@ type File struct {
 // New checks that an output can be written for path, named by flag
 // ("--svg"), and returns where it goes; the errors name the flag and the
 // path. A symlink at path stays: the file it names is the target, as for
-// a shell redirection. For a regular file (or one yet to be made) the
+// a shell redirection. A file its user may not write is refused, as by a
+// shell redirection. For a regular file (or one yet to be made) the
 // check makes a temporary file beside it and removes it at once: nothing
 // is left there while the command runs, for an interrupted run to leave
 // behind. Call Discard when no output is written after all.
@@ -73,6 +74,9 @@ func New(flag, path string) (*File, error) {
 		target = linkTarget(path) // a link to a file yet to be made
 	}
 	o := &File{flag: flag, path: path, target: target}
+	if err := o.writable(); err != nil {
+		return nil, err
+	}
 	f, err := o.temp()
 	if err != nil {
 		return nil, err
@@ -156,20 +160,28 @@ func (o *File) temp() (*os.File, error) {
 		if err != nil {
 			// The reason, not the name of a temporary file the user
 			// never named.
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, fmt.Errorf("%s %s: %w", o.flag, o.path, err)
+			return nil, fmt.Errorf("%s %s: %w", o.flag, o.path, unwrapPath(err))
 		}
 		return f, nil
 	}
 }
 
-// Write writes the output with write into the target, for a regular file
-// through a temporary one renamed over it once write and the close have
-// succeeded (removed otherwise: the target stays as it was); for NewTemp
-// into the new file, removed when write or the close fails.
+// Write writes the output with write into the target. For a regular file
+// it writes a temporary file beside it and, once write, a sync and the
+// close have succeeded, renames it over the target (or removes it: the
+// target stays as it was). A target that has other hard links, or an owner
+// or group the new file cannot be given, is instead written in place, by
+// copying the finished temporary file into it: a rename would leave the
+// other names with the old output, or give the file to the user running
+// the command. A target its user may not write is refused, as by a shell's
+// redirection (a rename over it would succeed in a directory the user may
+// write). For NewTemp it writes into the new file, removed when write or
+// the close fails.
+//
+// While it writes, an interrupt (SIGINT, Ctrl-C), SIGTERM or SIGHUP
+// removes the temporary file and then ends the command by that signal, as
+// it would have ended: the target is left as it was, or replaced whole.
+// During a copy in place the signal waits until the copy is done.
 func (o *File) Write(write func(io.Writer) error) error {
 	if o.f != nil {
 		err := write(o.f)
@@ -187,6 +199,8 @@ func (o *File) Write(write func(io.Writer) error) error {
 		if err != nil {
 			return err
 		}
+		g := guard(f.Name())
+		defer g.stop()
 		err = write(f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -195,22 +209,119 @@ func (o *File) Write(write func(io.Writer) error) error {
 			os.Remove(f.Name())
 			return err
 		}
+		g.keep()
 		o.path = f.Name()
 		return nil
+	}
+	if err := o.writable(); err != nil {
+		return err
 	}
 	f, err := o.temp()
 	if err != nil {
 		return err
 	}
+	g := guard(f.Name())
+	defer g.stop()
+	defer os.Remove(f.Name()) // after a rename, no file of that name
 	err = write(f)
+	if err == nil {
+		err = f.Sync() // the data on disk before the name: a crash leaves the old file or the new one
+	}
+	inPlace := false
+	if err == nil {
+		inPlace = o.keepsOnlyInPlace(f)
+	}
+	if err == nil && inPlace {
+		err = g.hold(func() error { return copyInto(o.target, f) })
+		if err != nil {
+			err = fmt.Errorf("%s %s: writing it in place (the file may be incomplete): %w", o.flag, o.path, unwrapPath(err))
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(f.Name(), o.target)
+	if err == nil && !inPlace {
+		err = g.rename(f.Name(), o.target)
+		if err != nil {
+			err = fmt.Errorf("%s %s: %w", o.flag, o.path, unwrapPath(err))
+		}
+	}
+	return err
+}
+
+// writable returns an error naming the flag and the path when the
+// target is a file that exists and its user may not write, found by
+// opening it for writing (not truncated: nothing is written), which the
+// system answers as for a shell's redirection; nil otherwise.
+func (o *File) writable() error {
+	f, err := os.OpenFile(o.target, os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // a file to be made
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		return fmt.Errorf("%s %s: %w", o.flag, o.path, unwrapPath(err))
+	}
+	f.Close()
+	return nil
+}
+
+// keepsOnlyInPlace reports whether the target, if it exists, is a file
+// that only a copy in place keeps as it is: one with other hard links, or
+// of an owner and group that the temporary file f (made with the
+// target's permissions) cannot be given.
+func (o *File) keepsOnlyInPlace(f *os.File) bool {
+	ti, err := os.Stat(o.target)
+	if err != nil {
+		return false
+	}
+	links, uid, gid, ok := ownership(ti)
+	if !ok {
+		return false // no such details here: replaced, as before
+	}
+	if links > 1 {
+		return true
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	_, fuid, fgid, _ := ownership(fi)
+	if fuid == uid && fgid == gid {
+		return false
+	}
+	return f.Chown(uid, gid) != nil
+}
+
+// copyInto writes the whole of f into the file at target, truncated first.
+func copyInto(target string, f *os.File) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	t, err := os.OpenFile(target, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(t, f)
+	if err == nil {
+		err = t.Sync()
+	}
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// unwrapPath returns the reason of a *fs.PathError or *os.LinkError, not
+// the names of files (a temporary one the user never named); err itself
+// otherwise.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }

@@ -1,0 +1,286 @@
+//go:build unix
+
+package outfile
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests below that need a process of their own (one that is
+// interrupted, or runs as another user) run this test binary again, with
+// childEnv naming the case and dirEnv its directory.
+const (
+	childEnv = "OUTFILE_TEST_CHILD"
+	dirEnv   = "OUTFILE_TEST_DIR"
+)
+
+// TestMain runs a child's case instead of the tests when childEnv is set.
+func TestMain(m *testing.M) {
+	switch os.Getenv(childEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "interrupted":
+		childInterrupted(os.Getenv(dirEnv))
+	case "readonly":
+		childReadOnly(os.Getenv(dirEnv))
+	default:
+		os.Stderr.WriteString("unknown child case\n")
+		os.Exit(3)
+	}
+}
+
+// child runs this test binary as the child case name on dir, with cred
+// for a process of another user (nil: this one's), bounded by 30s of
+// running time; it returns the child's state and its standard error.
+func child(t *testing.T, name, dir string, cred *syscall.Credential) (*os.ProcessState, string) {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cred != nil {
+		// A binary the other user may run: the build directory is
+		// its builder's only.
+		copyFile(t, bin, filepath.Join(dir, "outfile.test"), 0o755)
+		bin = filepath.Join(dir, "outfile.test")
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), childEnv+"="+name, dirEnv+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() }) // a failure bound
+	go func() { cmd.Wait(); close(done) }()
+	<-done
+	if !timer.Stop() {
+		t.Fatalf("child %s killed after 30s; stderr:\n%s", name, stderr.String())
+	}
+	return cmd.ProcessState, stderr.String()
+}
+
+func copyFile(t *testing.T, from, to string, perm os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteInterruptedLeavesOldFile: a command interrupted (Ctrl-C) while
+// it writes an output leaves the file as it was and nothing beside it,
+// and still ends by the signal. The temporary file the output was being
+// written to was left beside the target (".out.svg.1x2y3z"), at each
+// interrupted run.
+func TestWriteInterruptedLeavesOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.svg")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, stderr := child(t, "interrupted", dir, nil)
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("the interrupted child ended with %v, want killed by SIGINT; stderr:\n%s", st, stderr)
+	}
+	if b, err := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("after the interrupted Write the target holds %q (err %v), want it as it was", b, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != "out.svg" {
+			t.Errorf("%s left beside the target by the interrupted Write", e.Name())
+		}
+	}
+}
+
+// childInterrupted writes half an output to dir/out.svg, interrupts its
+// own process and waits to be ended by it.
+func childInterrupted(dir string) {
+	o, err := New("--svg", filepath.Join(dir, "out.svg"))
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(3)
+	}
+	err = o.Write(func(w io.Writer) error {
+		io.WriteString(w, "<svg>half")
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		time.Sleep(20 * time.Second) // a failure bound: the signal ends the process first
+		return errors.New("not ended by the interrupt")
+	})
+	os.Stderr.WriteString("Write returned: " + errString(err) + "\n")
+	os.Exit(4)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// TestRefusesReadOnlyFile: an output that names a file its user may not
+// write is refused, with an error naming the flag, the path and the
+// reason, and the file is left as it was, even in a directory the user
+// may write (where renaming over it is allowed). It was replaced, as by
+// "mv -f", where a shell's redirection, cp or an editor refuses.
+func TestRefusesReadOnlyFile(t *testing.T) {
+	dir := t.TempDir()
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		// Root may write any file: the case runs as nobody.
+		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "readonly.svg"), []byte("old"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	// The child's own, writable, made read-only by the child after New.
+	later := filepath.Join(dir, "later.svg")
+	if err := os.WriteFile(later, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cred != nil {
+		if err := os.Chown(later, int(cred.Uid), int(cred.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, stderr := child(t, "readonly", dir, cred)
+	if !st.Success() {
+		t.Errorf("%s", stderr)
+	}
+}
+
+// childReadOnly runs the case of TestRefusesReadOnlyFile, as a user who
+// may not write dir/readonly.svg or dir/later.svg, and exits 1 when it
+// fails, saying why.
+func childReadOnly(dir string) {
+	failed := false
+	fail := func(msg string) { os.Stderr.WriteString(msg + "\n"); failed = true }
+	path := filepath.Join(dir, "readonly.svg")
+	if _, err := New("--svg", path); err == nil {
+		fail("New(" + path + ") = nil error, want it refused")
+	} else if !strings.HasPrefix(err.Error(), "--svg "+path+": ") || !errors.Is(err, fs.ErrPermission) {
+		fail("New(" + path + ") = " + err.Error() + ", want --svg " + path + ": and a permission error")
+	}
+	// Made read-only after New: refused at Write.
+	later := filepath.Join(dir, "later.svg")
+	o, err := New("--svg", later)
+	if err != nil {
+		fail("New(" + later + ") = " + err.Error())
+	} else {
+		if err := os.Chmod(later, 0o444); err != nil {
+			fail(err.Error())
+		}
+		err := o.Write(func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
+		if err == nil || !errors.Is(err, fs.ErrPermission) {
+			fail("Write to a file made read-only = " + errString(err) + ", want a permission error")
+		}
+	}
+	for _, p := range []string{path, later} {
+		if b, err := os.ReadFile(p); string(b) != "old" {
+			fail(p + " holds " + string(b) + " (" + errString(err) + "), want it as it was")
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) > 3 { // the two and the copied test binary, as nobody
+		fail("files left in the directory")
+	}
+	if failed {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestWriteKeepsHardLinks: an output that names a file with other hard
+// links writes the file they share, as a shell's redirection does: every
+// name shows the new output. Renaming a new file over it left the other
+// names with the old one, in silence.
+func TestWriteKeepsHardLinks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.svg")
+	other := filepath.Join(dir, "published.svg")
+	if err := os.WriteFile(path, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, other); err != nil {
+		t.Skipf("link: %v", err)
+	}
+	o, err := New("--svg", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Write(func(w io.Writer) error { _, err := io.WriteString(w, "<svg/>"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, other} {
+		if b, _ := os.ReadFile(p); string(b) != "<svg/>" {
+			t.Errorf("%s holds %q after Write, want <svg/>", filepath.Base(p), b)
+		}
+	}
+	a, _ := os.Stat(path)
+	b, _ := os.Stat(other)
+	if !os.SameFile(a, b) {
+		t.Errorf("%s and %s are no longer one file", path, other)
+	}
+	if a != nil && a.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v after Write, want 0640 as it was", a.Mode().Perm())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files in the directory after Write, want 2", len(ents))
+	}
+}
+
+// TestWriteKeepsOwner: an output written over a file of another user (in
+// a directory both may write; here by root) keeps its owner and group,
+// as a shell's redirection does. The file renamed over it was the
+// writer's.
+func TestWriteKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to give a file to another user")
+	}
+	path := filepath.Join(t.TempDir(), "out.svg")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	o, err := New("--svg", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Write(func(w io.Writer) error { _, err := io.WriteString(w, "<svg/>"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 65534 || st.Gid != 65534 {
+		t.Errorf("owner %d:%d after Write, want 65534:65534 as it was", st.Uid, st.Gid)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "<svg/>" {
+		t.Errorf("the file holds %q after Write, want <svg/>", b)
+	}
+}
