@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -23,7 +24,8 @@ fallback, ...). Problems are printed one per line as
 file:line:column: field: reason. FILE "-" reads standard input, named
 "stdin" in the report.
 
-Exit status: 0 valid, 1 invalid, 2 usage error or unreadable file.
+Exit status: 0 valid, 1 invalid, 2 usage error, or a file that cannot be
+read or is larger than 256 KiB.
 `
 
 // stdinName names standard input ("-") in the reports and errors of
@@ -34,19 +36,47 @@ const stdinName = "stdin"
 // input (tests replace it).
 var checkStdin io.Reader = os.Stdin
 
+// maxConfigBytes is the size of the largest configuration policy.Load
+// and policy.ParseConfig read (a real one takes a few kilobytes); they
+// report a larger one as a problem of the file, which check and replay
+// report as an input error, exit status 2, as a file that cannot be read.
+// TestCheckTooLargeIsInputError keeps it to the policy package's bound.
+const maxConfigBytes = 256 << 10
+
 // loadConfig loads the configuration file name, or for "-" the one on
-// standard input (checkStdin), named "stdin" in its errors.
+// standard input (checkStdin), named "stdin" in its errors. A file larger
+// than maxConfigBytes is an error of its own, not a *policy.ConfigError.
 func loadConfig(name string) (*policy.Config, error) {
-	if name != "-" {
-		return policy.Load(name)
+	var data []byte
+	var err error
+	file := name
+	if name == "-" {
+		file = stdinName
+		data, err = io.ReadAll(io.LimitReader(checkStdin, maxConfigBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", err)
+		}
+	} else {
+		// As policy.Load reads it, with its errors.
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		data, err = io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+		if err != nil {
+			// "read PATH: is a directory" names the path again.
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == name {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	// Past the parser's bound (it reports a larger input), but not
-	// without end.
-	data, err := io.ReadAll(io.LimitReader(checkStdin, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("reading standard input: %w", err)
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("%s: is larger than %d bytes (256 KiB), the most a configuration may be; a real one takes a few kilobytes", file, maxConfigBytes)
 	}
-	return policy.ParseConfig(data, stdinName)
+	return policy.ParseConfig(data, file)
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
