@@ -61,6 +61,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -354,9 +355,11 @@ func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) {
 }
 
 // explain returns the flag package's error err for the command line args
-// of fs, with its "parse error" for a bad value (--reorder abc) replaced by
-// what the flag wants, and for a flag it does not know, the flag as typed
-// and the one it most likely misspells.
+// of fs in the words of the help: flags named with two dashes, as the
+// help and the usage lines spell them (the flag package writes one:
+// "flag needs an argument: -config"), a bad value's "parse error"
+// (--reorder abc) replaced by what the flag wants, and for a flag it does
+// not know, the flag as typed and the one it most likely misspells.
 func explain(fs *flag.FlagSet, err error, args []string) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
@@ -368,31 +371,72 @@ func explain(fs *flag.FlagSet, err error, args []string) string {
 		}
 		return msg
 	}
-	rest, ok := strings.CutSuffix(msg, ": parse error")
-	i := strings.LastIndex(rest, " -")
-	if !ok || i < 0 {
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok && fs.Lookup(name) != nil {
+		msg = "--" + name + " needs an argument"
+		if f := fs.Lookup(name); strings.Contains(f.Usage, "`") {
+			v, _ := flag.UnquoteUsage(f)
+			msg += " (" + v + ")"
+		}
 		return msg
 	}
-	f := fs.Lookup(rest[i+2:])
-	if f == nil {
-		return msg
+	if m := badValue.FindStringSubmatch(msg); m != nil && fs.Lookup(m[3]) != nil {
+		return "invalid value " + m[2] + " for --" + m[3] + ": " + want(fs.Lookup(m[3]), m[1] != "", m[4])
+	}
+	return twoDashes(fs, msg)
+}
+
+// badValue matches the flag package's errors for a bad value: "invalid
+// value "abc" for flag -reorder: parse error", "invalid boolean value
+// "maybe" for -quiet: parse error"; the submatches are "boolean " or "",
+// the quoted value, the flag's name and the reason.
+var badValue = regexp.MustCompile(`(?s)^invalid (boolean )?value (".*") for (?:flag )?-([\w.-]+): (.*)$`)
+
+// want returns what the flag f wants, for the reason given by the flag
+// package for a bad value (a bool's when isBool): for a "parse error" of
+// a duration, a number or a bool, the kind of value it takes; the reason
+// as it is otherwise (a flag.Value's own: "want NAME=FIELD").
+func want(f *flag.Flag, isBool bool, reason string) string {
+	if isBool {
+		return "want true or false"
+	}
+	if reason != "parse error" && reason != "value out of range" {
+		return reason
 	}
 	g, ok := f.Value.(flag.Getter)
 	if !ok {
-		return msg
+		return reason
 	}
 	switch g.Get().(type) {
 	case time.Duration:
-		return rest + ": want a duration such as 30s, 2m or 1h"
+		return "want a duration such as 30s, 2m or 1h"
 	case int, int64, uint, uint64:
-		return rest + ": want a whole number"
+		if reason == "value out of range" {
+			return "too large a number"
+		}
+		return "want a whole number"
 	case float64:
-		return rest + ": want a number"
+		return "want a number"
 	case bool:
-		return rest + ": want true or false"
+		return "want true or false"
 	}
-	return msg
+	return reason
 }
+
+// twoDashes returns msg with each flag of fs that it names with one dash
+// ("-config") named with two.
+func twoDashes(fs *flag.FlagSet, msg string) string {
+	return oneDashFlag.ReplaceAllStringFunc(msg, func(m string) string {
+		i := strings.IndexByte(m, '-')
+		if fs.Lookup(m[i+1:]) == nil {
+			return m
+		}
+		return m[:i] + "-" + m[i:]
+	})
+}
+
+// oneDashFlag matches a word of msg that is a dash and a name, after a
+// start or a character that is no dash, letter or digit.
+var oneDashFlag = regexp.MustCompile(`(^|[^-\w])-[a-z][\w.-]*`)
 
 // typedFlag returns the flag name as args give it, with its dashes
 // ("--confg" where the flag package says "-confg").
@@ -437,8 +481,24 @@ func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags { // no heading over an empty list
 			fmt.Fprintln(out, "\nFlags:")
-			fs.PrintDefaults()
+			printFlags(fs, out)
 		}
 	}
 	return fs
+}
+
+// printFlags writes the flags of fs to out as fs.PrintDefaults does, each
+// named with two dashes, as the usage lines and the errors name them.
+func printFlags(fs *flag.FlagSet, out io.Writer) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "  -"); ok {
+			lines[i] = "  --" + rest
+		}
+	}
+	fmt.Fprint(out, strings.Join(lines, ""))
 }
