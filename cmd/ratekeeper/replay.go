@@ -139,7 +139,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.asJSON, "json", false, "write the report as JSON instead of text")
 	fs.IntVar(&f.top, "top", 5, "most-rejected keys reported per policy")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
-	fs.DurationVar(&f.reorder, "reorder", time.Minute, "replay lines up to `DURATION` out of time order in time order (servers log a request when it ends); the lines of that span are held in memory; 0 replays them as logged")
+	fs.DurationVar(&f.reorder, "reorder", time.Minute, "replay lines up to `DURATION` out of time order in time order (servers log a request when it ends); the lines of that span are held in memory, "+plural.Count(replay.DefaultMaxHeld, "line")+" at most (past that the oldest are replayed early, and the report says so); 0 replays them as logged")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the replay to `FILE` (for tuning)")
 	fs.Var(&f.routes, "route", "route `PATTERN` of the application (repeatable), e.g. /users/{id}, for route keys; with routes known (these and the configuration's), a request none matches is keyed \"(none)\", as by the middleware's pattern function")
 	fs.StringVar(&f.json.Time, "json-time", "", "JSON field of the timestamp (RFC 3339, also with a space for the T or no zone for UTC, the Common Log Format's, or Unix s/ms/µs/ns; default: "+defaults(logparse.DefaultJSONFields.Time)+")")

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"net/http"
 	"net/textproto"
@@ -46,7 +47,17 @@ type Options struct {
 	// logged. Older lines are replayed late and counted (Report.Late); a
 	// run of them further behind is decided apart, as a log of its own.
 	Reorder time.Duration
+	// MaxHeld bounds the lines held for the reorder window at once: 0
+	// means DefaultMaxHeld. Past it, the oldest line held is replayed
+	// before the window has passed over it (the window narrows while
+	// the flood lasts; Report.Hurried counts them), so that a flood of
+	// lines within the window cannot take all memory.
+	MaxHeld int
 }
+
+// DefaultMaxHeld is the default Options.MaxHeld: about a minute of a log
+// of 17,000 requests a second, some 250 MB held.
+const DefaultMaxHeld = 1 << 20
 
 // An Engine replays requests through the policies of a configuration.
 // Feed it entries in log order with Add, then call Finish once.
@@ -70,11 +81,16 @@ type Engine struct {
 	// equal times. released is the time of the last line replayed, late
 	// counts the lines older than it.
 	pending  lineQueue
+	nPending int // lines in pending
 	early    []held
 	seq      uint64
 	released time.Time
 	late     int64
 	lateMax  time.Duration // the most a late line was behind the newest line before it
+	// hurried counts the lines replayed before the window had passed over
+	// them (see hurry), hurriedWindow the narrowest window it left.
+	hurried       int64
+	hurriedWindow time.Duration
 
 	gaps logGaps // the key parts the log gives (see LogGaps)
 
@@ -115,6 +131,9 @@ func New(cfg *policy.Config, opts Options) (*Engine, error) {
 	}
 	if opts.Reorder == 0 {
 		opts.Reorder = time.Minute
+	}
+	if opts.MaxHeld <= 0 {
+		opts.MaxHeld = DefaultMaxHeld
 	}
 	e := &Engine{opts: opts, clock: &clock{}, index: map[*policy.Policy]int{}}
 	var routes []string
@@ -191,12 +210,19 @@ func (e *Engine) Add(en *logparse.Entry) error {
 	e.seq++
 	if e.pending.empty() || h.ns >= e.pending.back().ns {
 		e.pending.push(h)
+		e.nPending++
 	} else {
 		e.early = append(e.early, h)
 		e.up(len(e.early) - 1)
 	}
-	return e.release(e.last.Add(-e.opts.Reorder))
+	if err := e.release(e.last.Add(-e.opts.Reorder)); err != nil {
+		return err
+	}
+	return e.hurry()
 }
+
+// nHeld returns the number of lines held: read and not yet replayed.
+func (e *Engine) nHeld() int { return e.nPending + len(e.early) }
 
 // up and down restore the heap order of e.early from i.
 func (e *Engine) up(i int) {
@@ -234,33 +260,55 @@ func (e *Engine) down(i int) {
 func (e *Engine) release(until time.Time) error {
 	limit := until.UnixNano()
 	for {
-		var next *held
-		fromQueue := !e.pending.empty()
-		if fromQueue {
-			next = e.pending.front()
-		}
-		if len(e.early) > 0 && (next == nil || e.early[0].before(next)) {
-			next, fromQueue = &e.early[0], false
-		}
-		if next == nil || next.ns > limit {
-			break
-		}
-		en := next.entry()
-		if fromQueue {
-			e.pending.pop()
-		} else {
-			last := len(e.early) - 1
-			e.early[0] = e.early[last]
-			e.early[last] = held{}
-			e.early = e.early[:last]
-			e.down(0)
-		}
-		e.released = en.Time
-		if err := e.decide(&en); err != nil {
+		ok, err := e.releaseNext(limit)
+		if !ok || err != nil {
 			return err
 		}
 	}
+}
+
+// hurry replays the oldest held lines, before the reorder window has
+// passed over them, until at most Options.MaxHeld are held.
+func (e *Engine) hurry() error {
+	for e.nHeld() > e.opts.MaxHeld {
+		e.hurried++
+		if _, err := e.releaseNext(math.MaxInt64); err != nil {
+			return err
+		}
+		if w := e.last.Sub(e.released); e.hurried == 1 || w < e.hurriedWindow {
+			e.hurriedWindow = w
+		}
+	}
 	return nil
+}
+
+// releaseNext replays the first held line in time order if its time is
+// limit (Unix nanoseconds) or earlier, and reports whether it did.
+func (e *Engine) releaseNext(limit int64) (bool, error) {
+	var next *held
+	fromQueue := !e.pending.empty()
+	if fromQueue {
+		next = e.pending.front()
+	}
+	if len(e.early) > 0 && (next == nil || e.early[0].before(next)) {
+		next, fromQueue = &e.early[0], false
+	}
+	if next == nil || next.ns > limit {
+		return false, nil
+	}
+	en := next.entry()
+	if fromQueue {
+		e.pending.pop()
+		e.nPending--
+	} else {
+		last := len(e.early) - 1
+		e.early[0] = e.early[last]
+		e.early[last] = held{}
+		e.early = e.early[:last]
+		e.down(0)
+	}
+	e.released = en.Time
+	return true, e.decide(&en)
 }
 
 // lateRun returns the run of late lines a line at t, older than the last

@@ -25,9 +25,13 @@ type jsonReport struct {
 	Unmatched int64        `json:"unmatched"`
 	Late      int64        `json:"late"`
 	LateMax   float64      `json:"late_max_seconds"`
-	BinStart  time.Time    `json:"bin_start"`
-	Bin       float64      `json:"bin_seconds"`
-	Policies  []jsonPolicy `json:"policies"`
+	Hurried   int64        `json:"hurried"`
+	// HurriedWindow is the narrowest reorder window left while lines
+	// were hurried (Report.HurriedWindow).
+	HurriedWindow float64      `json:"hurried_window_seconds"`
+	BinStart      time.Time    `json:"bin_start"`
+	Bin           float64      `json:"bin_seconds"`
+	Policies      []jsonPolicy `json:"policies"`
 }
 
 // jsonSample is a sampled malformed line: its text as it is (JSON escapes
@@ -110,6 +114,7 @@ func (r *Report) WriteJSON(w io.Writer, in Input) error {
 	out := jsonReport{
 		Files: in.Files, Lines: in.Lines, Entries: in.Entries, Malformed: in.Malformed, Warnings: in.Warnings,
 		First: r.First.UTC(), Last: r.Last.UTC(), Requests: r.Requests, Rejected: r.Rejected, NoKey: r.NoKey, Unmatched: r.Unmatched, Late: r.Late, LateMax: r.LateMax.Seconds(),
+		Hurried: r.Hurried, HurriedWindow: r.HurriedWindow.Seconds(),
 		BinStart: r.BinStart, Bin: r.Bin.Seconds(), Policies: []jsonPolicy{},
 	}
 	for _, m := range in.Samples {

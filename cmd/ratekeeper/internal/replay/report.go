@@ -24,9 +24,15 @@ type Report struct {
 	Late int64
 	// LateMax is the most a late request was logged behind the newest one
 	// before it: a Reorder above it would have replayed every one in order.
-	LateMax  time.Duration
-	Reorder  time.Duration
-	Policies []PolicyReport
+	LateMax time.Duration
+	Reorder time.Duration
+	// Hurried counts the requests replayed before the reorder window had
+	// passed over them, to hold at most Options.MaxHeld lines; while it
+	// did, the window was as narrow as HurriedWindow at the least.
+	Hurried       int64
+	HurriedWindow time.Duration
+	MaxHeld       int // Options.MaxHeld
+	Policies      []PolicyReport
 	// BinStart and Bin place the Series of the policies in time.
 	BinStart time.Time
 	Bin      time.Duration
@@ -86,7 +92,7 @@ func (e *Engine) Finish() (*Report, error) {
 	if err := e.flush(); err != nil {
 		return nil, err
 	}
-	rep := &Report{First: e.first, Last: e.last, Requests: e.requests, Rejected: e.rejected, NoKey: e.noKey, Unmatched: e.unmatched, Late: e.late, LateMax: e.lateMax, Reorder: max(e.opts.Reorder, 0)}
+	rep := &Report{First: e.first, Last: e.last, Requests: e.requests, Rejected: e.rejected, NoKey: e.noKey, Unmatched: e.unmatched, Late: e.late, LateMax: e.lateMax, Reorder: max(e.opts.Reorder, 0), Hurried: e.hurried, HurriedWindow: e.hurriedWindow, MaxHeld: e.opts.MaxHeld}
 	e.store.Close()
 	for _, r := range e.runs {
 		r.store.Close()

@@ -54,6 +54,12 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 			"  before .2, are merged in time order when named each on the command line; a --reorder above %s\n"+
 			"  replays them in order; hours or days behind may also be a line logged far ahead, by a wrong clock)\n", plural.Count(r.Late, "request"), r.Reorder, r.LateMax, r.LateMax)
 	}
+	if r.Hurried > 0 {
+		fmt.Fprintf(&b, "  warning: more than %d lines within the reorder window (%s) at once: the oldest, %s, were\n"+
+			"  replayed before the window had passed over them, to bound the memory held; while that lasted the\n"+
+			"  window was as narrow as %s (a line further out of order than that was replayed late)\n",
+			r.MaxHeld, r.Reorder, plural.Count(r.Hurried, "request"), r.HurriedWindow)
+	}
 	fmt.Fprintf(&b, "all policies together: %s, %d rejected by a limit (%s), %d more refused for want of a key (400/403), %d matched no policy\n",
 		plural.Count(r.Requests, "request"), r.Rejected, pct(r.Rejected, r.Requests), r.NoKey, r.Unmatched)
 	if len(r.Policies) > 1 {
