@@ -173,12 +173,20 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, l := range logs {
 		if sameInput(f.config, l) {
-			fmt.Fprintf(stderr, "ratekeeper replay: --config %s and the log %s are the same file (standard input can be read once)\n", f.config, l)
+			why := ": a configuration is no log"
+			if readOnce(f.config) || readOnce(l) {
+				why = " (standard input can be read once)"
+			}
+			fmt.Fprintf(stderr, "ratekeeper replay: --config %s and the log %s are the same file%s\n", f.config, l, why)
 			return exitUsage
 		}
 	}
 	if twice := givenTwice(logs); twice != "" {
-		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (its requests would count twice; standard input can be read once)\n", twice)
+		why := "its requests would count twice"
+		if readOnce(twice) {
+			why += "; standard input can be read once"
+		}
+		fmt.Fprintf(stderr, "ratekeeper replay: %s given twice (%s)\n", twice, why)
 		return exitUsage
 	}
 	if msg := outputIsInput(&f, logs); msg != "" {
@@ -328,6 +336,14 @@ func statInput(name string) (os.FileInfo, error) {
 		return os.Stdin.Stat()
 	}
 	return os.Stat(name)
+}
+
+// readOnce reports whether the input name is standard input ("-") or
+// not a regular file (a pipe, a terminal, /dev/stdin): what it gives, it
+// gives once.
+func readOnce(name string) bool {
+	fi, err := statInput(name)
+	return name == "-" || err != nil || !fi.Mode().IsRegular()
 }
 
 // sameInput reports whether the inputs a and b (either "-" for standard
