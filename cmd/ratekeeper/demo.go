@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -49,6 +50,14 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	profile, ok := demo.Profiles[strings.ToLower(*headers)]
 	if !ok {
 		fmt.Fprintf(stderr, "ratekeeper demo: --headers: unknown profile %q; want %s\n", *headers, profileNames())
+		return exitUsage
+	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "svg" })
+	if given && *svg == "" {
+		// An unset shell variable (--svg "$OUT"): the chart would go
+		// to the temporary directory, not where the user looks.
+		usageError(fs, stderr, `--svg: want a FILE name, not ""`)
 		return exitUsage
 	}
 	if err := outfile.CheckPath("--svg", *svg); err != nil {

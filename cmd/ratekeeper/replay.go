@@ -261,8 +261,8 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 
 // contradictions returns why the flags set in fs contradict each other or
 // say nothing, or "": a --json-* flag with a --format that reads no JSON
-// lines (it would do nothing), an output flag given an empty name (an
-// unset shell variable: no file would be written, in silence).
+// lines (it would do nothing), a file flag given an empty name (an unset
+// shell variable: no file would be written, in silence).
 func contradictions(fs *flag.FlagSet, format string) string {
 	var msg string
 	fs.Visit(func(fl *flag.Flag) {
@@ -270,7 +270,7 @@ func contradictions(fs *flag.FlagSet, format string) string {
 		case msg != "":
 		case strings.HasPrefix(fl.Name, "json-") && (format == "clf" || format == "w3c"):
 			msg = fmt.Sprintf("--%s is for JSON lines, which --format %s does not read", fl.Name, format)
-		case (fl.Name == "svg" || fl.Name == "cpuprofile") && fl.Value.String() == "":
+		case (fl.Name == "svg" || fl.Name == "cpuprofile" || fl.Name == "config") && fl.Value.String() == "":
 			msg = fmt.Sprintf("--%s: want a FILE name, not \"\"", fl.Name)
 		}
 	})
