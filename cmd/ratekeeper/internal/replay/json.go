@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
 )
@@ -60,8 +61,13 @@ type jsonTrial struct {
 	Share    float64  `json:"share"`
 }
 
+// A jsonKey is a key rejected most. A key that is not UTF-8 (from the
+// log: a Latin-1 user name) has its bytes in KeyBytes too: in Key, as
+// JSON writes it, each byte that is no UTF-8 becomes U+FFFD, and two such
+// keys could read the same.
 type jsonKey struct {
 	Key      string `json:"key"`
+	KeyBytes []byte `json:"key_bytes,omitempty"`
 	Rejected int64  `json:"rejected"`
 }
 
@@ -129,7 +135,11 @@ func (r *Report) WriteJSON(w io.Writer, in Input) error {
 			Limits: trialsJSON(p.Limits), Compare: trialsJSON(p.Compare), Timeline: p.Timeline, Compared: p.Compared,
 		}
 		for _, k := range p.Top {
-			jp.Top = append(jp.Top, jsonKey{Key: k.Key, Rejected: k.Count})
+			jk := jsonKey{Key: k.Key, Rejected: k.Count}
+			if !utf8.ValidString(k.Key) {
+				jk.KeyBytes = []byte(k.Key)
+			}
+			jp.Top = append(jp.Top, jk)
 		}
 		out.Policies = append(out.Policies, jp)
 	}
