@@ -21,6 +21,9 @@ func Run(w io.Writer, svgPath string, profile middleware.Profile) error {
 	var err error
 	if svgPath == "" {
 		svg, err = outfile.NewTemp("ratekeeper-demo-*.svg")
+		if err != nil {
+			return fmt.Errorf("demo: %w (for the chart; give --svg FILE, or set TMPDIR)", err)
+		}
 	} else {
 		svg, err = outfile.New("--svg", svgPath)
 	}

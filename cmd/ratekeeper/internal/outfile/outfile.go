@@ -93,12 +93,14 @@ func New(flag, path string) (*File, error) {
 // when the output is written, not before: a run that fails, or is killed
 // before then (by SIGPIPE: "ratekeeper demo | head -1"), leaves nothing
 // in the directory. The check that the directory takes a file is made at
-// once, by making one and removing it. Path names the file once written.
+// once, by making one and removing it; its error names the directory.
+// Path names the file once written.
 func NewTemp(pattern string) (*File, error) {
 	dir := os.TempDir()
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return nil, err
+		// The directory, not the name of a file the user never named.
+		return nil, fmt.Errorf("the temporary directory %s: %w", dir, unwrapPath(err))
 	}
 	f.Close()
 	os.Remove(f.Name())
