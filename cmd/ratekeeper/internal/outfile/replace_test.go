@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +33,8 @@ func TestMain(m *testing.M) {
 		childInterrupted(os.Getenv(dirEnv))
 	case "readonly":
 		childReadOnly(os.Getenv(dirEnv))
+	case "hold":
+		childHold(os.Getenv(dirEnv))
 	default:
 		os.Stderr.WriteString("unknown child case\n")
 		os.Exit(3)
@@ -283,4 +286,57 @@ func TestWriteKeepsOwner(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "<svg/>" {
 		t.Errorf("the file holds %q after Write, want <svg/>", b)
 	}
+}
+
+// TestInterruptWaitsForCopyInPlace: an interrupt while an output is
+// copied in place (a file with other hard links) waits for the copy to
+// end, then ends the command by that signal: the file is never left
+// half written by Ctrl-C.
+func TestInterruptWaitsForCopyInPlace(t *testing.T) {
+	dir := t.TempDir()
+	st, stderr := child(t, "hold", dir, nil)
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGINT {
+		t.Errorf("the child ended with %v, want killed by SIGINT once the copy was done; stderr:\n%s", st, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "copied")); string(b) != "whole" {
+		t.Errorf("the copy, interrupted, wrote %q (err %v), want it whole; stderr:\n%s", b, err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file is left after the interrupt (err %v)", err)
+	}
+}
+
+// childHold runs a copy under writeGuard.hold that interrupts its own
+// process, waits until the guard has the signal, then writes dir/copied
+// in two parts; it should be ended after hold returns, not before.
+func childHold(dir string) {
+	tmp := filepath.Join(dir, "tmp")
+	os.WriteFile(tmp, nil, 0o600)
+	g := guard(tmp)
+	g.hold(func() error {
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		for start := time.Now(); ; { // a failure bound: the guard takes the signal at once
+			g.mu.Lock()
+			got := g.held != nil
+			g.mu.Unlock()
+			if got {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				os.Stderr.WriteString("the guard never held the signal\n")
+				os.Exit(3)
+			}
+			runtime.Gosched()
+		}
+		f, err := os.Create(filepath.Join(dir, "copied"))
+		if err != nil {
+			return err
+		}
+		f.WriteString("wh")
+		f.WriteString("ole")
+		return f.Close()
+	})
+	os.Stderr.WriteString("hold returned without ending the process\n")
+	os.Exit(4)
 }
