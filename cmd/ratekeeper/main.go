@@ -53,6 +53,16 @@
 //
 // Malformed lines, lines far out of time order and a compressed log that ends
 // early (truncated) do not stop a replay: the report counts them or warns.
+//
+// # Output files
+//
+// The files --svg and --cpuprofile name are written whole, once the run
+// has succeeded, to a temporary file beside them renamed over them: a run
+// that fails or is interrupted (Ctrl-C, SIGTERM, SIGHUP) leaves the file
+// as it was, and nothing beside it. A file its user may not write is
+// refused, as by a shell's redirection; one with other hard links, or of
+// another owner, is written in place (the output copied into it, signals
+// held meanwhile), keeping them.
 package main
 
 import (
