@@ -475,8 +475,14 @@ func (r *Reader) readLine() (raw []byte, tooLong bool, err error) {
 }
 
 // damaged records that the compressed log ends early (err) after the
-// lines read.
+// lines read, or for a checksum that fails (the data decompressed to the
+// end of its stream, some bytes of it wrong), that it is damaged.
 func (r *Reader) damaged(err error) {
+	var bz bzip2.StructuralError
+	if errors.Is(err, gzip.ErrChecksum) || errors.As(err, &bz) && strings.Contains(string(bz), "checksum") {
+		r.damage = fmt.Errorf("%s: compressed data is damaged (%v, found after line %d): lines before it may be garbled (counted as malformed, or read wrong), and the rest of the log, if any, is missing", r.name, err, r.line)
+		return
+	}
 	r.damage = fmt.Errorf("%s: compressed data ends early after line %d (a truncated or damaged file: %v); the rest of the log is missing", r.name, r.line, err)
 }
 

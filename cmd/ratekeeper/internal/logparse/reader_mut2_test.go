@@ -165,11 +165,12 @@ func TestCompressedDamageKinds(t *testing.T) {
 		name    string
 		data    []byte
 		entries int
+		says    string // a checksum that fails: the data is damaged (TestGzipChecksumDamage)
 	}{
-		{"checksum", badSum, 0},
-		{"deflate data", badFlate, 1},
-		{"second member's header", badHeader, 1},
-		{"bzip2 block", badBz, 0},
+		{"checksum", badSum, 0, "is damaged"},
+		{"deflate data", badFlate, 1, "ends early"},
+		{"second member's header", badHeader, 1, "ends early"},
+		{"bzip2 block", badBz, 0, "is damaged"},
 	} {
 		r, err := NewReader(bytes.NewReader(tc.data), "a.log.gz", Options{})
 		if err != nil {
@@ -188,8 +189,8 @@ func TestCompressedDamageKinds(t *testing.T) {
 			}
 			n++
 		}
-		if d := r.Damage(); n < tc.entries || d == nil || !strings.Contains(d.Error(), "ends early") {
-			t.Errorf("%s: %d entries, damage %v; want at least %d and the early end", tc.name, n, d, tc.entries)
+		if d := r.Damage(); n < tc.entries || d == nil || !strings.Contains(d.Error(), tc.says) {
+			t.Errorf("%s: %d entries, damage %v; want at least %d and %q", tc.name, n, d, tc.entries, tc.says)
 		}
 	}
 }
