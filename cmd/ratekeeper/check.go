@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ratekeeper/ratekeeper/algorithms"
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/logparse"
 	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/plural"
 	"github.com/ratekeeper/ratekeeper/policy"
 )
@@ -45,7 +47,8 @@ const maxConfigBytes = 256 << 10
 
 // loadConfig loads the configuration file name, or for "-" the one on
 // standard input (checkStdin), named "stdin" in its errors. A file larger
-// than maxConfigBytes is an error of its own, not a *policy.ConfigError.
+// than maxConfigBytes, and an access log given for the configuration, are
+// errors of their own, not *policy.ConfigError.
 func loadConfig(name string) (*policy.Config, error) {
 	var data []byte
 	var err error
@@ -74,9 +77,36 @@ func loadConfig(name string) (*policy.Config, error) {
 		}
 	}
 	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("%s: is larger than %d bytes (256 KiB), the most a configuration may be; a real one takes a few kilobytes", file, maxConfigBytes)
+		err = fmt.Errorf("%s: is larger than %d bytes (256 KiB), the most a configuration may be; a real one takes a few kilobytes", file, maxConfigBytes)
+	} else {
+		var cfg *policy.Config
+		if cfg, err = policy.ParseConfig(data, file); err == nil {
+			return cfg, nil
+		}
 	}
-	return policy.ParseConfig(data, file)
+	if isLog(data) {
+		// Arguments swapped: say so, not why a log is no configuration.
+		return nil, fmt.Errorf("%s is an access log, not a configuration (YAML or JSON): replay reads the configuration --config names, then the logs after it (ratekeeper replay --config FILE LOG...)", file)
+	}
+	return nil, err
+}
+
+// isLog reports whether data, given as a configuration, starts as an
+// access log that replay reads (plain or compressed): most of its first
+// lines, at least two, are entries of a log.
+func isLog(data []byte) bool {
+	r, err := logparse.NewReader(bytes.NewReader(data), "", logparse.Options{})
+	if err != nil {
+		return false
+	}
+	entries := 0
+	for entries < 10 && r.Lines() < 20 {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+		entries++
+	}
+	return entries >= 2 && int64(entries) > r.MalformedCount()
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {

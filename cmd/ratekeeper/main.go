@@ -48,8 +48,8 @@
 //	   have rejected requests
 //	2  usage or input error: bad flags, unreadable files, an invalid
 //	   configuration given to replay, a configuration larger than
-//	   256 KiB, logs with no parseable line, a log given twice, output
-//	   that cannot be written
+//	   256 KiB or an access log given for one, logs with no parseable
+//	   line, a log given twice, output that cannot be written
 //
 // Malformed lines, lines far out of time order and a compressed log that ends
 // early (truncated) do not stop a replay: the report counts them or warns.
