@@ -60,9 +60,9 @@
 // has succeeded, to a temporary file beside them renamed over them: a run
 // that fails or is interrupted (Ctrl-C, SIGTERM, SIGHUP) leaves the file
 // as it was, and nothing beside it. A file its user may not write is
-// refused, as by a shell's redirection; one with other hard links, or of
-// another owner, is written in place (the output copied into it, signals
-// held meanwhile), keeping them.
+// refused, as by a shell's redirection; one with other hard links, of
+// another owner, or in a directory its user may not write, is written in
+// place (the output copied into it, signals held meanwhile).
 package main
 
 import (

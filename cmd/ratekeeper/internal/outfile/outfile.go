@@ -36,7 +36,9 @@ type File struct {
 // path. A symlink at path stays: the file it names is the target, as for
 // a shell redirection. A file its user may not write is refused, as by a
 // shell redirection. For a regular file (or one yet to be made) the
-// check makes a temporary file beside it and removes it at once: nothing
+// check makes a temporary file beside it (or, for a file in a directory
+// its user may not write, in the temporary directory; see Write) and
+// removes it at once: nothing
 // is left there while the command runs, for an interrupted run to leave
 // behind. Call Discard when no output is written after all.
 func New(flag, path string) (*File, error) {
@@ -77,7 +79,7 @@ func New(flag, path string) (*File, error) {
 	if err := o.writable(); err != nil {
 		return nil, err
 	}
-	f, err := o.temp()
+	f, _, err := o.tempFile()
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +177,8 @@ func (o *File) temp() (*os.File, error) {
 // or group the new file cannot be given, is instead written in place, by
 // copying the finished temporary file into it: a rename would leave the
 // other names with the old output, or give the file to the user running
-// the command. A target its user may not write is refused, as by a shell's
+// the command. So is a file its user may write in a directory the user
+// may not (the temporary file then made in the temporary directory). A target its user may not write is refused, as by a shell's
 // redirection (a rename over it would succeed in a directory the user may
 // write). For NewTemp it writes into the new file, removed when write or
 // the close fails.
@@ -218,7 +221,7 @@ func (o *File) Write(write func(io.Writer) error) error {
 	if err := o.writable(); err != nil {
 		return err
 	}
-	f, err := o.temp()
+	f, inPlace, err := o.tempFile()
 	if err != nil {
 		return err
 	}
@@ -226,11 +229,10 @@ func (o *File) Write(write func(io.Writer) error) error {
 	defer g.stop()
 	defer os.Remove(f.Name()) // after a rename, no file of that name
 	err = write(f)
-	if err == nil {
+	if err == nil && !inPlace {
 		err = f.Sync() // the data on disk before the name: a crash leaves the old file or the new one
 	}
-	inPlace := false
-	if err == nil {
+	if err == nil && !inPlace {
 		inPlace = o.keepsOnlyInPlace(f)
 	}
 	if err == nil && inPlace {
@@ -249,6 +251,26 @@ func (o *File) Write(write func(io.Writer) error) error {
 		}
 	}
 	return err
+}
+
+// tempFile makes the temporary file the output is written to: beside
+// the target; or, when the target's directory takes no new file of its
+// user but the target is a file the user may write (checked by
+// writable), in the temporary directory, to be copied into the target
+// (staged is true).
+func (o *File) tempFile() (f *os.File, staged bool, err error) {
+	f, err = o.temp()
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return f, false, err
+	}
+	if fi, serr := os.Stat(o.target); serr != nil || !fi.Mode().IsRegular() {
+		return nil, false, err
+	}
+	s, serr := os.CreateTemp("", "ratekeeper-output-*")
+	if serr != nil {
+		return nil, false, err // the directory's error, the one that matters
+	}
+	return s, true, nil
 }
 
 // writable returns an error naming the flag and the path when the

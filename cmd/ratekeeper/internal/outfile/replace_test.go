@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		childReadOnly(os.Getenv(dirEnv))
 	case "hold":
 		childHold(os.Getenv(dirEnv))
+	case "fileonly":
+		childFileOnly(os.Getenv(dirEnv))
 	default:
 		os.Stderr.WriteString("unknown child case\n")
 		os.Exit(3)
@@ -51,10 +53,11 @@ func child(t *testing.T, name, dir string, cred *syscall.Credential) (*os.Proces
 		t.Fatal(err)
 	}
 	if cred != nil {
-		// A binary the other user may run: the build directory is
-		// its builder's only.
-		copyFile(t, bin, filepath.Join(dir, "outfile.test"), 0o755)
-		bin = filepath.Join(dir, "outfile.test")
+		// A binary the other user may run (the build directory is
+		// its builder's only), beside dir, not in it.
+		bin2 := filepath.Join(filepath.Dir(dir), "outfile.test")
+		copyFile(t, bin, bin2, 0o755)
+		bin = bin2
 	}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), childEnv+"="+name, dirEnv+"="+dir)
@@ -205,7 +208,7 @@ func childReadOnly(dir string) {
 		}
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) > 3 { // the two and the copied test binary, as nobody
+	if len(ents) != 2 {
 		fail("files left in the directory")
 	}
 	if failed {
@@ -339,4 +342,70 @@ func childHold(dir string) {
 	})
 	os.Stderr.WriteString("hold returned without ending the process\n")
 	os.Exit(4)
+}
+
+// TestWritesFileInDirectoryNotWritable: an output that names a file its
+// user may write, in a directory the user may not (a chart published in a
+// web server's directory, the file given to the user), is written in
+// place, as a shell's redirection writes it. It was refused ("permission
+// denied"): no temporary file can be made beside it.
+func TestWritesFileInDirectoryNotWritable(t *testing.T) {
+	root := t.TempDir()
+	var cred *syscall.Credential
+	uid, gid := os.Getuid(), os.Getgid()
+	if os.Geteuid() == 0 {
+		// Root may write in any directory: the case runs as nobody.
+		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		uid, gid = 65534, 65534
+		for _, d := range []string{filepath.Dir(root), root} {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pub := filepath.Join(root, "pub")
+	if err := os.Mkdir(pub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(pub, "chart.svg")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if cred == nil {
+		if err := os.Chmod(pub, 0o555); err != nil { // not writable by its owner
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(pub, 0o755) })
+	}
+	before, _ := os.Stat(path)
+	st, stderr := child(t, "fileonly", pub, cred)
+	if !st.Success() {
+		t.Errorf("%s", stderr)
+	}
+	if b, err := os.ReadFile(path); string(b) != "<svg/>" {
+		t.Errorf("the file holds %q (err %v), want <svg/>", b, err)
+	}
+	if after, err := os.Stat(path); err != nil || !os.SameFile(before, after) {
+		t.Errorf("the file is no longer the one it was (err %v)", err)
+	}
+	if ents, _ := os.ReadDir(pub); len(ents) != 1 {
+		t.Errorf("%d files in the directory, want the one", len(ents))
+	}
+}
+
+// childFileOnly writes <svg/> to dir/chart.svg, a file it may write in a
+// directory it may not.
+func childFileOnly(dir string) {
+	o, err := New("--svg", filepath.Join(dir, "chart.svg"))
+	if err == nil {
+		err = o.Write(func(w io.Writer) error { _, err := io.WriteString(w, "<svg/>"); return err })
+	}
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
