@@ -38,9 +38,9 @@ type File struct {
 // shell redirection. For a regular file (or one yet to be made) the
 // check makes a temporary file beside it (or, for a file in a directory
 // its user may not write, in the temporary directory; see Write) and
-// removes it at once: nothing
-// is left there while the command runs, for an interrupted run to leave
-// behind. Call Discard when no output is written after all.
+// removes it at once: nothing is left there while the command runs, for
+// an interrupted run to leave behind. Call Discard when no output is
+// written after all.
 func New(flag, path string) (*File, error) {
 	if err := CheckPath(flag, path); err != nil {
 		return nil, err
@@ -173,15 +173,16 @@ func (o *File) temp() (*os.File, error) {
 // Write writes the output with write into the target. For a regular file
 // it writes a temporary file beside it and, once write, a sync and the
 // close have succeeded, renames it over the target (or removes it: the
-// target stays as it was). A target that has other hard links, or an owner
-// or group the new file cannot be given, is instead written in place, by
-// copying the finished temporary file into it: a rename would leave the
-// other names with the old output, or give the file to the user running
-// the command. So is a file its user may write in a directory the user
-// may not (the temporary file then made in the temporary directory). A target its user may not write is refused, as by a shell's
-// redirection (a rename over it would succeed in a directory the user may
-// write). For NewTemp it writes into the new file, removed when write or
-// the close fails.
+// target stays as it was). A target that has other hard links, or an
+// owner or group the new file cannot be given, is instead written in
+// place, by copying the finished temporary file into it: a rename would
+// leave the other names with the old output, or give the file to the user
+// running the command. So is a file its user may write in a directory the
+// user may not (the temporary file then made in the temporary directory).
+// A target its user may not write is refused, as by a shell's redirection
+// (a rename over it would succeed in a directory the user may write). For
+// NewTemp it writes into the new file, removed when write or the close
+// fails.
 //
 // While it writes, an interrupt (SIGINT, Ctrl-C), SIGTERM or SIGHUP
 // removes the temporary file and then ends the command by that signal, as
