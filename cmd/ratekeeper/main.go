@@ -389,6 +389,16 @@ func explain(fs *flag.FlagSet, err error, args []string) string {
 		}
 		return msg
 	}
+	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
+		msg += " (a flag is --NAME, --NAME VALUE or --NAME=VALUE)"
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if c := closest(name, names); name != "" && c != "" {
+			msg += "; did you mean --" + c + "?"
+		}
+		return msg
+	}
 	if m := badValue.FindStringSubmatch(msg); m != nil && fs.Lookup(m[3]) != nil {
 		return "invalid value " + m[2] + " for --" + m[3] + ": " + want(fs.Lookup(m[3]), m[1] != "", m[4])
 	}
