@@ -53,7 +53,10 @@ them further behind (logs joined end to end: cat a.log b.log) apart, as a
 log of its own: name each log on the command line instead, to have them
 merged. Malformed lines are counted and sampled, not fatal; a compressed
 log that ends early (truncated) is replayed up to where it ends, with a
-warning.
+warning. The replay keeps each policy's decisions for its trials, 16 to
+32 bytes a request, and every key: 100 million requests under three
+policies take some 5 to 10 GB; replay fewer logs at a time if memory is
+short.
 In the Common Log Format the authenticated user becomes the request's user
 (key part "user"); the Combined format adds Referer and User-Agent headers.
 Its timestamps have whole seconds: the requests of one second are replayed
