@@ -76,6 +76,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ratekeeper/ratekeeper/cmd/ratekeeper/internal/replay"
 	"github.com/ratekeeper/ratekeeper/internal/editdist"
 )
 
@@ -329,7 +330,7 @@ func reportError(stderr io.Writer, cmd string, err error) {
 		if i == 0 || own {
 			line = "ratekeeper " + cmd + ": " + rest
 		}
-		fmt.Fprintln(stderr, line)
+		fmt.Fprintln(stderr, replay.EscapeControls(line))
 	}
 }
 

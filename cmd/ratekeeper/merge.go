@@ -287,7 +287,7 @@ func jsonLines(n int64) string {
 // warn reports a warning on standard error and in the report.
 func (m *merger) warn(msg string) {
 	m.in.Warnings = append(m.in.Warnings, msg)
-	fmt.Fprintf(m.stderr, "ratekeeper replay: warning: %s\n", msg)
+	fmt.Fprintf(m.stderr, "ratekeeper replay: warning: %s\n", replay.EscapeControls(msg))
 }
 
 // update reports progress.

@@ -70,7 +70,7 @@ func (r *Report) WriteText(w io.Writer, in Input) error {
 		b.WriteString("\n")
 		r.Policies[i].writeText(&b)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, EscapeControls(b.String()))
 	return err
 }
 
@@ -158,6 +158,39 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// EscapeControls returns s with each character that is neither graphic
+// nor a newline or tab, and each byte that is not UTF-8, written as a Go
+// escape (\x1b, \u2028), and the rest as it is: names of files (a glob
+// over a directory others write to) and messages that carry them are
+// untrusted as keys are (see printable), and are written so.
+func EscapeControls(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsGraphic(r) && r != '\n' && r != '\t' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t' || unicode.IsGraphic(r):
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRuneToGraphic(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // pct formats part/whole as a percentage with two decimals.
