@@ -27,7 +27,7 @@ file:line:column: field: reason. FILE "-" reads standard input, named
 "stdin" in the report.
 
 Exit status: 0 valid, 1 invalid, 2 usage error, or a file that cannot be
-read or is larger than 256 KiB.
+read, is larger than 256 KiB or is an access log.
 `
 
 // stdinName names standard input ("-") in the reports and errors of
