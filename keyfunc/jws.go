@@ -1,6 +1,7 @@
 package keyfunc
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -23,17 +24,19 @@ const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 // too. Other segments may be empty (a detached payload, a JWE's encrypted
 // key under direct encryption).
 //
-// The unused low bits of the last character of the segments that are
-// decoded before use, not authenticated as sent, are cleared: those a
-// lenient decoder (Go's base64.RawURLEncoding, so golang-jwt v5 and
-// go-jose by default) ignores, giving up to 16 spellings of each that
-// are one token. For a JWS that is the signature: its header and
-// payload are signed as sent, so their other spellings do not verify.
-// For a JWE it is every segment but the header, which is the
-// authenticated additional data as sent. Any other value, and a token
-// already in that spelling, is returned as it is, so its digest is
-// unchanged; only spellings of one token meet, and distinct opaque tokens
-// never do.
+// The unused low bits of the last character of every segment are
+// cleared: a lenient decoder (Go's base64.RawURLEncoding, so golang-jwt
+// v5 and go-jose by default) ignores them, giving up to 16 spellings of
+// each segment that decode alike. golang-jwt verifies a JWS's signature
+// over its header and payload as sent, so that only the signature's
+// spellings verify there; go-jose computes what is signed (a JWS's
+// header and payload) and authenticated (a JWE's header) from the
+// decoded bytes, so that every segment's spellings verify or decrypt as
+// one token. Only a payload that is text, not base64url (RFC 7797: the
+// header's "b64" is false), is kept as sent. Any other value, and a
+// token already in that spelling, is returned as it is, so its digest is
+// unchanged; only values whose segments decode alike meet, and distinct
+// opaque tokens never do.
 func canonicalJOSE(v string) string {
 	var segs [5]string
 	n := 0
@@ -52,12 +55,8 @@ func canonicalJOSE(v string) string {
 	if n != 3 && n != 5 {
 		return v
 	}
-	free := segs[n-1 : n] // a JWS's signature
-	if n == 5 {
-		free = segs[1:5]
-	}
 	respell := false
-	for _, s := range free {
+	for _, s := range segs[:n] {
 		if m := unusedMask(len(s)); m != 0 {
 			last := strings.IndexByte(base64URL, s[len(s)-1])
 			respell = respell || last&m != 0 // a non-alphabet last (-1) fails below
@@ -83,12 +82,15 @@ func canonicalJOSE(v string) string {
 	if json.Unmarshal(h, &members) != nil || !isJSONString(members["alg"]) || n == 5 && !isJSONString(members["enc"]) {
 		return v
 	}
+	// RFC 7797: a JWS payload that is text, signed as sent.
+	textPayload := n == 3 && bytes.Equal(bytes.TrimSpace(members["b64"]), []byte("false"))
 	var b strings.Builder
 	b.Grow(len(v))
-	b.WriteString(hdr)
-	for i, s := range segs[1:n] {
-		b.WriteByte('.')
-		if m := unusedMask(len(s)); m != 0 && (n == 5 || i == 1) {
+	for i, s := range segs[:n] {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if m := unusedMask(len(s)); m != 0 && !(textPayload && i == 1) {
 			b.WriteString(s[:len(s)-1])
 			b.WriteByte(base64URL[strings.IndexByte(base64URL, s[len(s)-1])&^m])
 			continue

@@ -153,7 +153,7 @@ func TestJWSRuleMergesNothingElse(t *testing.T) {
 	if a == b {
 		t.Errorf("%q and %q, whose signatures decode apart, share the key %q", tok, other, a)
 	}
-	// So do the payloads and headers: they are signed as sent.
+	// So do payloads that decode apart.
 	c, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+jws(`{"alg":"HS256"}`, `{"sub":"alicf"}`, 32)))
 	if a == c {
 		t.Errorf("two tokens of different payloads share the key %q", a)
@@ -221,10 +221,9 @@ func jwe(header string, lens ...int) string {
 
 // TestJWESpellingsShareOneKey: a JWE's encrypted key, initialization
 // vector, ciphertext and tag are decoded as leniently as a JWS's
-// signature (go-jose decodes with base64.RawURLEncoding), and only its
-// protected header is authenticated as sent (the additional data): each
-// of those four segments has up to 16 spellings of its last character,
-// 65,536 of one token. They share the key of the canonical spelling,
+// signature (go-jose decodes with base64.RawURLEncoding): each of those
+// four segments has up to 16 spellings of its last character, 65,536 of
+// one token. They share the key of the canonical spelling,
 // which keeps the digest it had; a five-segment value whose header has no
 // string "enc" is no JWE.
 func TestJWESpellingsShareOneKey(t *testing.T) {
@@ -261,10 +260,12 @@ func TestJWESpellingsShareOneKey(t *testing.T) {
 		if got, err := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Join(all, "."))); err != nil || got != canon {
 			t.Errorf("every segment respelled: key %q, %v; want %q", got, err, canon)
 		}
-		// The protected header is authenticated as sent.
-		segs[0] = respellingsOrSelf(segs[0])
+		// A header that decodes otherwise is another token (the
+		// header's own spellings share the key: see
+		// TestJOSEEverySegmentSpellingSharesOneKey).
+		segs[0] = "X" + segs[0][1:]
 		if got, _ := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Join(segs, "."))); got == canon {
-			t.Errorf("header respelled: key %q; want another", got)
+			t.Errorf("header changed: key %q; want another", got)
 		}
 	}
 	// No "enc", or not a string: not a JWE.
@@ -281,11 +282,54 @@ func TestJWESpellingsShareOneKey(t *testing.T) {
 	}
 }
 
-// respellingsOrSelf returns the first respelling of a base64url segment
-// with unused bits, or the segment with its first character changed.
-func respellingsOrSelf(seg string) string {
-	if r := respellings(seg); len(r) > 0 {
-		return r[0]
+// TestJOSEEverySegmentSpellingSharesOneKey: go-jose (v2 to v4) decodes
+// every segment of a compact JWS or JWE with base64.RawURLEncoding, which
+// ignores the unused low bits of a segment's last character, and then
+// computes what is signed (a JWS's header.payload) or authenticated (a
+// JWE's header, its additional data) from the decoded bytes, re-encoded:
+// not as sent. So with go-jose the header's and the payload's spellings
+// verify or decrypt as one token as well as the signature's do: up to
+// 16 x 16 x 16 spellings of a JWS, each a bucket of its own unless all
+// share the canonical spelling's key. A JWS whose payload is not
+// base64url-encoded (RFC 7797, "b64": false) is signed as sent: its
+// payload is text, and two texts stay apart.
+func TestJOSEEverySegmentSpellingSharesOneKey(t *testing.T) {
+	f := keyfunc.Must(keyfunc.Header("Authorization"))
+	key := func(segs []string) string {
+		t.Helper()
+		k, err := f(newReq("192.0.2.1:1", "Authorization", "Bearer "+strings.Join(segs, ".")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
 	}
-	return "X" + seg[1:]
+	for _, tok := range []string{
+		// Header of 34 characters (4 unused bits), payload of 18 (4),
+		// signature of 86 (4).
+		jws(`{"alg":"ES256","kid":"k"}`, `{"sub":"bob"}`, 64),
+		// 35 (2), 30 (4), 43 (2).
+		jws(`{"alg":"EdDSA","kid":"k1"}`, `{"sub":"alice","n":12}`, 32),
+		jwe(`{"alg":"RSA-OAEP","enc":"A256GCM","k":1}`, 256, 12, 37, 16),
+	} {
+		segs := strings.Split(tok, ".")
+		canon := key(segs)
+		for i := 0; i < 2; i++ {
+			if len(respellings(segs[i])) == 0 {
+				t.Fatalf("%q: segment %d has no unused bits; the test needs some", tok, i)
+			}
+			for _, s := range respellings(segs[i]) {
+				v := append([]string(nil), segs...)
+				v[i] = s
+				if got := key(v); got != canon {
+					t.Errorf("segment %d of %q respelled %q: key %q; want %q, the canonical spelling's", i, tok, s, got, canon)
+				}
+			}
+		}
+	}
+	// RFC 7797: "b64": false, a payload signed as the text it is.
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","b64":false,"crit":["b64"]}`))
+	sig := base64.RawURLEncoding.EncodeToString(make([]byte, 32))
+	if a, b := key([]string{h, "abc", sig}), key([]string{h, "abd", sig}); a == b {
+		t.Errorf("b64 false: payloads abc and abd share the key %q; want two keys", a)
+	}
 }

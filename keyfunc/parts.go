@@ -32,15 +32,16 @@ import (
 // first decoding to a JSON object with a string "alg") or a JWE one (an
 // encrypted JWT: five, with a string "enc" too), after any auth scheme
 // but Basic or as a credential header's or cookie's whole value, is
-// hashed with the unused low bits of the last character of its
-// signature (JWS) or of each segment after the header (JWE) cleared:
-// golang-jwt v5 and go-jose, by default, ignore them, so up to 16
-// spellings of each verify or decrypt as one token, while the parts
-// signed or authenticated as sent (a JWS's header and payload, a JWE's
-// header) are left alone. The spelling issuers write keeps its digest,
-// and nothing else is respelled: neither a value of another shape nor a
-// token whose protected header is over 16 KiB of base64url, which is not
-// decoded.
+// hashed with the unused low bits of the last character of each of its
+// segments cleared: golang-jwt v5 and go-jose, by default, ignore them
+// when they decode, and go-jose verifies and decrypts what it decoded,
+// re-encoded, so up to 16 spellings of each segment are one token to it
+// (golang-jwt signs a JWS's header and payload as sent, and only the
+// signature's spellings verify there). A payload that is text (RFC 7797,
+// "b64": false) is left as sent. The spelling issuers write keeps its
+// digest, and nothing else is respelled: neither a value of another
+// shape nor a token whose protected header is over 16 KiB of base64url,
+// which is not decoded.
 //
 // This is the rule of a policy file's header: and cookie: parts,
 // which therefore give the same keys. Wrapping such a Func in Secret
