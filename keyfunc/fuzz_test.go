@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,6 +67,12 @@ func FuzzIP(f *testing.F) {
 	f.Add("10.0.0.1:80", "64:ff9b::808:808, 2002:808:808::1", `for="[2001:0:4136:e378::f5ff:fffe]"`, "2002:a00:1::1")
 	// X-Real-IP: the last line counts.
 	f.Add("10.0.0.1:80", "", "", "6.6.6.6\n 203.0.113.9\t")
+	// Declared network-specific NAT64 prefixes (fuzzNSP): a global IPv4
+	// address embedded, a private one, the u-octet set, a suffix set.
+	f.Add("[2001:db8:64::808:808]:1", "2001:db8:101:203:4::, 2001:db8:164:ff9b::", "", "")
+	f.Add("[2001:db8:1a0:a:7:1ff:ffff:ffff]:1", "64:ff9b:1:ab08:8:8:800:0", "", "")
+	f.Add("10.0.0.1:80", "64:ff9b:1:ab08:8:8:800:0, 2001:db8:1a0:a:7:1ff:ffff:ffff", "", "")
+	f.Add("[64:ff9b:1:ab0a:0:1:1ff:ff]:1", "2001:db8:64::a00:1, 10.0.0.2", "", "")
 
 	trusted := keyfunc.TrustedProxies(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48"))
 	plain := keyfunc.Must(keyfunc.IP())
@@ -82,6 +89,8 @@ func FuzzIP(f *testing.F) {
 		{"X-Real-IP", keyfunc.Must(keyfunc.IP(trusted, keyfunc.FromHeader("X-Real-IP"))), plain},
 		{"hops", keyfunc.Must(keyfunc.IP(keyfunc.TrustedHops(2))), nil},
 		{"Forwarded/hops", keyfunc.Must(keyfunc.IP(keyfunc.TrustedHops(1), keyfunc.FromForwarded())), nil},
+		{"RemoteAddr/nat64", keyfunc.Must(keyfunc.IP(keyfunc.NAT64Prefixes(fuzzNSP...))), nil},
+		{"XFF/nat64/wide", keyfunc.Must(keyfunc.IP(append(wide, trusted, keyfunc.NAT64Prefixes(fuzzNSP...))...)), keyfunc.Must(keyfunc.IP(append(wide, keyfunc.NAT64Prefixes(fuzzNSP...))...))},
 	}
 	// The X-Forwarded-For configurations, checked against refXFF.
 	trustedPs := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
@@ -125,6 +134,23 @@ func FuzzIP(f *testing.F) {
 				if key != peerKey || (err == nil) != (peerErr == nil) {
 					t.Fatalf("%s: untrusted peer %q: key %q (%v); want the peer's %q (%v)", c.name, remoteAddr, key, err, peerKey, peerErr)
 				}
+			}
+		}
+		// Declared NAT64 prefixes: the peer, where the plain RemoteAddr
+		// reading agrees with parsePeer's, and the X-Forwarded-For
+		// client from a trusted peer, keyed as refNSP reads them.
+		if a, ok := parsePeer(remoteAddr); ok && keys["RemoteAddr"] == groupKey(a, 32, 64) {
+			if got, want := keys["RemoteAddr/nat64"], refNSP(a, 32, 64); got != want {
+				t.Fatalf("RemoteAddr/nat64: peer %q: key %q; want %q", remoteAddr, got, want)
+			}
+		}
+		if peerTrusted {
+			want := ""
+			if a, ok := refXFF(r.Header[xff], trustedPs, 0, keyfunc.DefaultMaxHops); ok {
+				want = refNSP(a, 24, 48)
+			}
+			if got := keys["XFF/nat64/wide"]; got != want {
+				t.Fatalf("XFF/nat64/wide: X-Forwarded-For %q: key %q; want %q", r.Header[xff], got, want)
 			}
 		}
 		// The same chain written as Forwarded elements (for="entry") must
@@ -409,6 +435,52 @@ func groupKey(a netip.Addr, v4bits, v6bits int) string {
 		return a.String()
 	}
 	return netip.PrefixFrom(a, bits).Masked().String()
+}
+
+// fuzzNSP are the network-specific prefixes FuzzIP declares: lengths 96,
+// 40 and 56, one of them within the local-use prefix 64:ff9b:1::/48.
+var fuzzNSP = []netip.Prefix{
+	netip.MustParsePrefix("2001:db8:64::/96"),
+	netip.MustParsePrefix("2001:db8:100::/40"),
+	netip.MustParsePrefix("64:ff9b:1:ab00::/56"),
+}
+
+// refNSP is the key of a client at a with fuzzNSP declared, read bit by
+// bit from RFC 6052 section 2.2: within a prefix of length L, the IPv4
+// address is the 32 bits from bit L on, bits 64..71 (the u-octet)
+// skipped; below /96 an address whose u-octet is not zero is no
+// translated client and is grouped as IPv6; a global IPv4 address is
+// keyed as any IPv4 client; a non-global one by the address less the bits
+// after the IPv4 address, alone. Outside the prefixes, groupKey's.
+func refNSP(a netip.Addr, v4bits, v6bits int) string {
+	for _, p := range fuzzNSP {
+		if !a.Is6() || !p.Contains(a) {
+			continue
+		}
+		b := a.As16()
+		bit := func(i int) byte { return b[i/8] >> (7 - i%8) & 1 }
+		if p.Bits() < 96 && b[8] != 0 {
+			return netip.PrefixFrom(a, v6bits).Masked().String()
+		}
+		var v4 uint32
+		i := p.Bits()
+		for n := 0; n < 32; i++ {
+			if i >= 64 && i < 72 {
+				continue
+			}
+			v4 = v4<<1 | uint32(bit(i))
+			n++
+		}
+		v := netip.AddrFrom4([4]byte{byte(v4 >> 24), byte(v4 >> 16), byte(v4 >> 8), byte(v4)})
+		if refGlobal(v) {
+			return netip.PrefixFrom(v, v4bits).Masked().Addr().String() + map[bool]string{true: "", false: "/" + strconv.Itoa(v4bits)}[v4bits == 32]
+		}
+		for ; i < 128; i++ {
+			b[i/8] &^= 1 << (7 - i%8)
+		}
+		return netip.AddrFrom16(b).String()
+	}
+	return groupKey(a, v4bits, v6bits)
 }
 
 // refEmbedded is the oracle's own reading of the IPv6 addresses that
