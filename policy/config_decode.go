@@ -1068,8 +1068,9 @@ type stringItem struct {
 
 // nat64Prefixes reads nat64_prefixes, the network-specific prefixes of
 // NAT64 translators (keyfunc.NAT64Prefixes), reporting each entry
-// keyfunc.IP would refuse at the entry, and prefixes that overlap at the
-// field.
+// keyfunc.IP would refuse at the entry, and each entry overlapping an
+// earlier one at the later entry, both named by their places in the
+// file.
 func (d *decoder) nat64Prefixes(n *cnode, field string) []netip.Prefix {
 	if n.kind == seqNode && len(n.vals) == 0 {
 		d.fail(n, field, "is empty; list the translators' prefixes (64:ff9b:1::/48), or leave nat64_prefixes out")
@@ -1077,6 +1078,7 @@ func (d *decoder) nat64Prefixes(n *cnode, field string) []netip.Prefix {
 	}
 	list, items := d.stringItems(n, field)
 	out := make([]netip.Prefix, 0, len(list))
+	at := make([]stringItem, 0, len(list)) // at[k] locates out[k]
 	for i, s := range list {
 		item := items[i]
 		p, err := netip.ParsePrefix(s)
@@ -1092,17 +1094,25 @@ func (d *decoder) nat64Prefixes(n *cnode, field string) []netip.Prefix {
 			d.fail(item.node, item.field, "%q %s", s, why)
 			continue
 		}
-		out = append(out, p)
-	}
-	if len(out) == len(list) && len(out) > 1 {
-		if _, err := keyfunc.IP(keyfunc.NAT64Prefixes(out...)); err != nil {
-			// The entries are each valid: two overlap, named by their
-			// indexes in the list.
-			d.fail(n, field, "%s", strings.TrimPrefix(err.Error(), "keyfunc: IP: NAT64Prefixes: "))
+		// keyfunc.IP refuses two prefixes that overlap, but the
+		// well-known one, always recognised, which no valid entry
+		// overlaps; it would name them by their places in out.
+		if p != wellKnownNAT64 {
+			for k, q := range out {
+				if q != wellKnownNAT64 && q.Overlaps(p) {
+					d.fail(item.node, item.field, "%q overlaps %s, %q: which one embeds the address would be ambiguous", s, at[k].field, q)
+				}
+			}
 		}
+		out = append(out, p)
+		at = append(at, item)
 	}
 	return out
 }
+
+// wellKnownNAT64 is the well-known NAT64 prefix of RFC 6052, which
+// keyfunc.IP always recognises.
+var wellKnownNAT64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // stringItems reads one string or a list of strings, reporting entries
 // that are not strings; items[i] locates out[i] (the entries that are

@@ -69,3 +69,44 @@ func TestConfigNAT64PrefixesErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigNAT64PrefixesOverlapNamesEntries: two overlapping entries are
+// named by their places in the file, whatever else the list holds: with
+// an entry that is no string before them, they were named by their
+// places among the strings ("prefixes 0 and 1"), one off, and with an
+// entry refused before them, not reported at all until that was fixed.
+func TestConfigNAT64PrefixesOverlapNamesEntries(t *testing.T) {
+	const head = "policies:\n  - {name: per-ip, limit: 10, window: 1m}\n"
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{"nat64_prefixes: [5, 2001:db8::/32, 2001:db8::/48]", []string{"nat64_prefixes[0]", "nat64_prefixes[2]", "nat64_prefixes[1]", "2001:db8::/32"}},
+		{"nat64_prefixes: [2001:db8::/80, 2001:db8::/32, 2001:db8::/48]", []string{"nat64_prefixes[0]", "nat64_prefixes[2]", "nat64_prefixes[1]", "2001:db8::/32"}},
+		{"nat64_prefixes: [2001:db8::/32, 2001:db8::/32]", []string{"nat64_prefixes[1]", "nat64_prefixes[0]"}},
+	} {
+		_, err := policy.ParseConfig([]byte(tc.line+"\n"+head), "t.yaml")
+		if err == nil {
+			t.Errorf("%s: no error", tc.line)
+			continue
+		}
+		var overlap string
+		for _, l := range strings.Split(err.Error(), "\n") {
+			if strings.Contains(l, "overlap") {
+				overlap += l
+			}
+		}
+		for _, w := range tc.want[1:] {
+			if !strings.Contains(overlap, w) {
+				t.Errorf("%s: the overlap is reported as %q; want it to name %s", tc.line, overlap, w)
+			}
+		}
+		if !strings.Contains(err.Error(), tc.want[0]) {
+			t.Errorf("%s: error %v; want one at %s", tc.line, err, tc.want[0])
+		}
+	}
+	// The well-known prefix, always recognised, may be listed (twice too).
+	if _, err := policy.ParseConfig([]byte("nat64_prefixes: [64:ff9b::/96, 64:ff9b::/96, 2001:db8::/32]\n"+head), "t.yaml"); err != nil {
+		t.Errorf("the well-known prefix listed twice: %v", err)
+	}
+}
