@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+	"unicode"
 )
 
 // maxJOSEHeader is the longest protected header, in base64url, that
@@ -37,12 +38,40 @@ const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 // token already in that spelling, is returned as it is, so its digest is
 // unchanged; only values whose segments decode alike meet, and distinct
 // opaque tokens never do.
+//
+// go-jose's ParseSigned and ParseEncrypted (the parsers of go-jose v3's
+// jwt package, deprecated in v4) also drop every white space character
+// (unicode.IsSpace) before parsing: a value holding two or four dots and
+// white space is keyed, when it is a JWS or JWE without the white space,
+// as that token in its one spelling, and is otherwise kept as it is.
 func canonicalJOSE(v string) string {
+	if n := strings.Count(v, "."); (n == 2 || n == 4) && strings.IndexFunc(v, unicode.IsSpace) >= 0 {
+		if c, ok := joseSpelling(strings.Map(dropSpace, v), true); ok {
+			return c
+		}
+		return v
+	}
+	c, _ := joseSpelling(v, false)
+	return c
+}
+
+// dropSpace is the strings.Map function dropping white space.
+func dropSpace(r rune) rune {
+	if unicode.IsSpace(r) {
+		return -1
+	}
+	return r
+}
+
+// joseSpelling returns v in the one spelling of canonicalJOSE and whether
+// v is a JWS or JWE; with check false, a value already in that spelling is
+// returned as it is, unchecked (reported true).
+func joseSpelling(v string, check bool) (string, bool) {
 	var segs [5]string
 	n := 0
 	for rest := v; ; n++ {
 		if n == len(segs) {
-			return v // more than five segments
+			return v, false // more than five segments
 		}
 		seg, after, more := strings.Cut(rest, ".")
 		segs[n] = seg
@@ -53,7 +82,7 @@ func canonicalJOSE(v string) string {
 		rest = after
 	}
 	if n != 3 && n != 5 {
-		return v
+		return v, false
 	}
 	respell := false
 	for _, s := range segs[:n] {
@@ -62,25 +91,28 @@ func canonicalJOSE(v string) string {
 			respell = respell || last&m != 0 // a non-alphabet last (-1) fails below
 		}
 	}
-	if !respell {
-		return v
+	if !respell && !check {
+		return v, true
 	}
 	hdr := segs[0]
 	if hdr == "" || len(hdr) > maxJOSEHeader {
-		return v
+		return v, false
 	}
 	for _, s := range segs[:n] {
 		if len(s)%4 == 1 || !isBase64URL(s) {
-			return v
+			return v, false
 		}
 	}
 	h, err := base64.RawURLEncoding.DecodeString(hdr)
 	if err != nil {
-		return v
+		return v, false
 	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(h, &members) != nil || !isJSONString(members["alg"]) || n == 5 && !isJSONString(members["enc"]) {
-		return v
+		return v, false
+	}
+	if !respell {
+		return v, true
 	}
 	// RFC 7797: a JWS payload that is text, signed as sent.
 	textPayload := n == 3 && bytes.Equal(bytes.TrimSpace(members["b64"]), []byte("false"))
@@ -97,7 +129,7 @@ func canonicalJOSE(v string) string {
 		}
 		b.WriteString(s)
 	}
-	return b.String()
+	return b.String(), true
 }
 
 // unusedMask returns the unused low bits of the last character of an

@@ -333,3 +333,44 @@ func TestJOSEEverySegmentSpellingSharesOneKey(t *testing.T) {
 		t.Errorf("b64 false: payloads abc and abd share the key %q; want two keys", a)
 	}
 }
+
+// TestJOSEWhitespaceSpellingsShareOneKey: go-jose's ParseSigned and
+// ParseEncrypted (the parsers of go-jose v3's jwt package, deprecated in
+// v4) drop every white space character of a token before parsing it, so a
+// JWS or JWE with spaces or tabs inside it (not at its ends, which the
+// header's trimming drops) verifies as the same token: without limit, one
+// key per spacing. A value with white space inside is keyed as the token
+// it is once that is dropped, when it is one; another value keeps its
+// white space and its key.
+func TestJOSEWhitespaceSpellingsShareOneKey(t *testing.T) {
+	auth := keyfunc.Must(keyfunc.Header("Authorization"))
+	xauth := keyfunc.Must(keyfunc.Header("X-Auth-Token"))
+	tok := jws(`{"alg":"ES256","kid":"k"}`, `{"sub":"bob"}`, 64)
+	tokJWE := jwe(`{"alg":"RSA-OAEP","enc":"A256GCM"}`, 256, 12, 37, 16)
+	for _, c := range []struct {
+		canon string
+		vs    []string
+	}{
+		{tok, []string{tok[:10] + " " + tok[10:], tok[:40] + "\t \t" + tok[40:], strings.ReplaceAll(tok, ".", " . ")}},
+		{tokJWE, []string{tokJWE[:3] + " " + tokJWE[3:]}},
+	} {
+		wantAuth, _ := auth(newReq("192.0.2.1:1", "Authorization", "Bearer "+c.canon))
+		wantX, _ := xauth(newReq("192.0.2.1:1", "X-Auth-Token", c.canon))
+		for _, v := range c.vs {
+			if got, err := auth(newReq("192.0.2.1:1", "Authorization", "Bearer "+v)); err != nil || got != wantAuth {
+				t.Errorf("Authorization: Bearer %q: key %q, %v; want %q, the token's", v, got, err, wantAuth)
+			}
+			if got, err := xauth(newReq("192.0.2.1:1", "X-Auth-Token", v)); err != nil || got != wantX {
+				t.Errorf("X-Auth-Token %q: key %q, %v; want %q, the token's", v, got, err, wantX)
+			}
+		}
+	}
+	// No token without its white space: kept as sent.
+	for _, v := range []string{"opaque token.with.dots", "a b", "x.y. z"} {
+		a, _ := xauth(newReq("192.0.2.1:1", "X-Auth-Token", v))
+		b, _ := xauth(newReq("192.0.2.1:1", "X-Auth-Token", strings.ReplaceAll(v, " ", "")))
+		if a == b {
+			t.Errorf("X-Auth-Token %q and without its spaces share the key %q; want two keys (no token)", v, a)
+		}
+	}
+}

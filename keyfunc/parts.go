@@ -38,7 +38,10 @@ import (
 // re-encoded, so up to 16 spellings of each segment are one token to it
 // (golang-jwt signs a JWS's header and payload as sent, and only the
 // signature's spellings verify there). A payload that is text (RFC 7797,
-// "b64": false) is left as sent. The spelling issuers write keeps its
+// "b64": false) is left as sent. A value that is such a token once the
+// white space inside it is dropped, as go-jose's ParseSigned and
+// ParseEncrypted (v3's jwt package) drop it, is keyed as that token. The
+// spelling issuers write keeps its
 // digest, and nothing else is respelled: neither a value of another
 // shape nor a token whose protected header is over 16 KiB of base64url,
 // which is not decoded.
