@@ -175,6 +175,13 @@ func writeConfig(w io.Writer, cfg *policy.Config) {
 	}
 	fmt.Fprintln(w)
 	grouping := fmt.Sprintf("IPv4 by /%d, IPv6 by /%d", cfg.IPv4Prefix, cfg.IPv6Prefix)
+	if len(cfg.NAT64Prefixes) > 0 {
+		var ps []string
+		for _, p := range cfg.NAT64Prefixes {
+			ps = append(ps, p.String())
+		}
+		grouping += fmt.Sprintf("; NAT64 prefixes %s keyed as IPv4", strings.Join(ps, ", "))
+	}
 	if len(cfg.TrustedProxies) > 0 {
 		var ps []string
 		for _, p := range cfg.TrustedProxies {

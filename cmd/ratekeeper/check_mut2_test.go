@@ -125,3 +125,16 @@ func TestCheckRetryAfterAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNAT64Prefixes: the client IP line names the declared NAT64
+// translators' prefixes (nat64_prefixes), whose clients are keyed as the
+// IPv4 address embedded; a file without them shows the line as before.
+func TestCheckNAT64Prefixes(t *testing.T) {
+	out, errOut, code := runCmd("check", writeConfigFile(t, "nat64_prefixes: [\"64:ff9b:1::/48\", \"2001:db8:64::/96\"]\npolicies:\n  - {name: a, limit: 5, window: 1m}\n"))
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	if want := "\nclient IP: the connecting address (no trusted proxies); IPv4 by /32, IPv6 by /64; NAT64 prefixes 64:ff9b:1::/48, 2001:db8:64::/96 keyed as IPv4\n"; !strings.Contains(out, want) {
+		t.Errorf("output does not contain %q:\n%s", want, out)
+	}
+}
