@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"math/bits"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -88,7 +89,9 @@ type Config struct {
 	// so it may be up to 25% above the true one (less a nanosecond: a
 	// p99 of 2^20 ns is read as 2^20 + 2^18 − 1). Whether a period's
 	// p99 exceeds LatencyFactor times the baseline in force when the
-	// period began is decided exactly.
+	// period began is decided exactly (for a period whose first request
+	// came while the one before it was still being judged, the baseline
+	// before that judgment).
 	Baseline time.Duration
 	// IsError reports whether a response status counts as an error; the
 	// default counts 5xx. It is never asked about a request whose client
@@ -183,7 +186,7 @@ func (f *flight) End() {
 	// SetLimit, a Logger's handler, the clock), or it would be in flight
 	// for ever.
 	defer f.n.Add(-1)
-	f.c.maybeEvaluate()
+	f.c.maybeEvaluate(nil)
 }
 
 // New returns a Controller of t's limits with the thresholds of cfg; every
@@ -267,8 +270,9 @@ func New(t Target, cfg Config) (*Controller, error) {
 	c.errRate, _ = new(big.Rat).SetString(strconv.FormatFloat(cfg.ErrorRate, 'g', -1, 64)) // a number in (0, 1)
 	c.publish()
 	c.origin = cfg.Clock.Now()
-	c.setPeriod(c.origin, c.origin.Add(cfg.Period))
-	c.win.Store(c.newWindow())
+	w := c.newWindow(c.origin, nil)
+	c.win.Store(w)
+	c.setPeriod(w)
 	c.slot(0)
 	return c, nil
 }
@@ -300,16 +304,21 @@ func (c *Controller) publish() {
 // A caller of its own should leave out, as Controller.Handler does, the
 // requests whose client went away before their handler ended (see
 // "Requests whose client leaves" in the package documentation), and
-// still end their Begin. When the period has ended, the first call after
-// it evaluates the period;
+// still end their Begin. The request counts in the period of the instant
+// Observe reads the clock at, even while the evaluation of an earlier
+// period is pending (its goroutine paused). When the period has ended,
+// the first call after it evaluates the period;
 // when the target's configured policies were replaced (a reload), the
 // first call after it applies the current level to them (see
 // [Controller.Apply]). Otherwise Observe takes no lock.
 func (c *Controller) Observe(latency time.Duration, status int) {
-	// First: a request observed after the period's end belongs to the
-	// next period.
-	c.maybeEvaluate()
-	c.win.Load().add(latency, c.cfg.IsError(status))
+	c.maybeEvaluate(&sample{latency: latency, isErr: c.cfg.IsError(status)})
+}
+
+// A sample is a request observed: how long it took, whether it failed.
+type sample struct {
+	latency time.Duration
+	isErr   bool
 }
 
 // Begin records the start of a request that Observe will be told the end
@@ -324,7 +333,7 @@ func (c *Controller) Observe(latency time.Duration, status int) {
 // handler on its client ends (see "What is measured" in the package
 // documentation); a caller of Observe of its own may too.
 func (c *Controller) Begin() interface{ End() } {
-	now := c.maybeEvaluate()
+	now := c.maybeEvaluate(nil)
 	return c.enter(c.cur.Load(), int64(now.Sub(c.origin)))
 }
 
@@ -475,8 +484,9 @@ func longer(to, from int64, d time.Duration) bool {
 }
 
 // maybeEvaluate evaluates the period if it ended, taking c.mu unless it
-// is busy, and returns the clock's time.
-func (c *Controller) maybeEvaluate() time.Time {
+// is busy, counts o (if not nil) in the period of the clock's first
+// reading, and returns the clock's time.
+func (c *Controller) maybeEvaluate(o *sample) time.Time {
 	now := c.cfg.Clock.Now()
 	// Measured from origin as now.Before(c.ends) measures: on the
 	// monotonic clock when the times have one, not on the wall clock
@@ -484,21 +494,42 @@ func (c *Controller) maybeEvaluate() time.Time {
 	since := now.Sub(c.origin)
 	if since < time.Duration(c.endsAt.Load()) && since >= time.Duration(c.startAt.Load()) && !c.seen.moved(c.t) ||
 		!c.mu.TryLock() {
-		return now // nothing to do, or another goroutine is at it
+		// Nothing to do, or another goroutine is at it: o counts in
+		// its period, whether that one is judged yet or not.
+		if o != nil {
+			c.add(now, o.latency, o.isErr)
+		}
+		return now
 	}
 	defer c.mu.Unlock()
 	// Read again under the lock: a reading made before another goroutine
 	// ended the period (a request descheduled between the two) is before
 	// the new period's start and would pass for a clock set back,
 	// restarting the period as early as it read.
+	at := now
 	now = c.cfg.Clock.Now()
 	if c.restart(now) || now.Before(c.ends) {
+		if o != nil {
+			c.add(at, o.latency, o.isErr)
+		}
 		if c.seen.reloaded(c.t) {
 			c.logFailed(c.apply())
 		}
 		return now
 	}
-	c.logFailed(c.evaluate(now))
+	// A request read before the period of now (this goroutine paused
+	// between the two readings) counts in its own, judged now; else in
+	// the period of now, once the periods before are judged (so that its
+	// window has the threshold of the baseline they leave).
+	if o != nil && at.Before(c.periodStart(c.ends, now)) {
+		c.add(at, o.latency, o.isErr)
+		o = nil
+	}
+	err := c.evaluate(now)
+	if o != nil {
+		c.add(at, o.latency, o.isErr)
+	}
+	c.logFailed(err)
 	return now
 }
 
@@ -538,7 +569,21 @@ func (c *Controller) restart(now time.Time) bool {
 	if !now.Before(c.starts) {
 		return false
 	}
-	c.setPeriod(now, now.Add(c.cfg.Period))
+	// The windows not judged are sealed and their counts moved to the
+	// restarted period's, linked after them: a request counted meanwhile
+	// goes on to it (see add).
+	head := c.win.Load()
+	nw := &window{slowOver: head.slowOver, from: now, until: now.Add(c.cfg.Period)}
+	for w := head; ; {
+		w.seal()
+		nw.merge(w)
+		if w.next.CompareAndSwap(nil, nw) {
+			break
+		}
+		w = w.next.Load()
+	}
+	c.win.Store(nw)
+	c.setPeriod(nw)
 	// The requests in flight began, on the clock as it reads now, at the
 	// latest now: else none would be known over the threshold before
 	// the clock came back to where it was.
@@ -556,39 +601,50 @@ func (c *Controller) restart(now time.Time) bool {
 	return true
 }
 
-// setPeriod makes [starts, ends) the current period. It requires c.mu.
-func (c *Controller) setPeriod(starts, ends time.Time) {
-	c.starts, c.ends = starts, ends
-	c.startAt.Store(int64(starts.Sub(c.origin)))
-	c.endsAt.Store(int64(ends.Sub(c.origin)))
+// merge adds the counts of v, sealed, to w's.
+func (w *window) merge(v *window) {
+	w.n.Add(v.n.Load())
+	w.errs.Add(v.errs.Load())
+	w.over.Add(v.over.Load())
+	for i := range w.buckets {
+		w.buckets[i].Add(v.buckets[i].Load())
+	}
 }
 
-// evaluate judges the period that ended and the ones that passed without
-// requests, then applies the level. It requires c.mu.
+// setPeriod makes w's the current period. It requires c.mu.
+func (c *Controller) setPeriod(w *window) {
+	c.starts, c.ends = w.from, w.until
+	c.startAt.Store(int64(w.from.Sub(c.origin)))
+	c.endsAt.Store(int64(w.until.Sub(c.origin)))
+}
+
+// evaluate judges the periods that ended by now, in order: those with a
+// window (whose requests were observed in them) one by one, and those
+// between them, which passed without requests; then applies the level.
+// It requires c.mu.
 func (c *Controller) evaluate(now time.Time) error {
-	// The period's window stays in place while it is judged, so that the
-	// next one starts with the threshold of the baseline it leaves.
 	w := c.win.Load()
+	for !now.Before(w.until) {
+		w.seal()
+		next := c.judge(w, now)
+		c.win.Store(next)
+		w = next
+	}
+	c.setPeriod(w)
+	return c.apply()
+}
+
+// judge judges the period of w, sealed, and the idle ones that follow it
+// up to the next window, which it returns: the one of now's period, made
+// if none is, or an earlier one. It requires c.mu.
+func (c *Controller) judge(w *window, now time.Time) *window {
 	// The requests in flight known over the threshold at the judged
 	// period's end.
-	endAt := int64(c.ends.Sub(c.origin))
+	endAt := int64(w.until.Sub(c.origin))
 	hung := c.inFlightOver(w.slowOver, endAt)
-	// The whole periods that passed, idle, after the one judged: their
-	// length is at most the time since its end, so it does not overflow
-	// (the count of all the periods, times Period, may: a Period of over
-	// 146 years).
-	idle := int64(now.Sub(c.ends) / c.cfg.Period)
-	starts := c.ends.Add(time.Duration(idle) * c.cfg.Period)
-	if ends := starts.Add(c.cfg.Period); now.Before(ends) {
-		c.setPeriod(starts, ends)
-	} else {
-		// More than 2^63 ns since the end (now.Sub saturated): the next
-		// period starts now.
-		c.setPeriod(now, now.Add(c.cfg.Period))
-	}
 
 	errs, over := w.errs.Load(), w.over.Load()
-	n := w.n.Load() // after errs and over: see window.add
+	n := w.n.Load() // after errs and over: see window.count
 	old := c.level
 	var p99 time.Duration
 	slow, failing := false, false
@@ -626,8 +682,15 @@ func (c *Controller) evaluate(now time.Time) error {
 			c.base += (to - c.base) / 8
 		}
 	}
-	next := c.newWindow()
-	c.win.Store(next)
+	// The baseline published now: a window made from here on (the next
+	// one) begins with the threshold of the baseline this period leaves.
+	c.publish()
+	next := c.following(w, now)
+	// The whole periods that passed, idle, between the one judged and
+	// the next window: their length is at most the time between them,
+	// so it does not overflow (the count of all the periods, times
+	// Period, may: a Period of over 146 years).
+	idle := int64(next.from.Sub(w.until) / c.cfg.Period)
 	// The periods after the judged one passed without a request to end
 	// or begin: healthy, as they are when a ticker's Evaluate judges them
 	// one by one; but slow (holding the level) from the first whose end
@@ -643,7 +706,8 @@ func (c *Controller) evaluate(now time.Time) error {
 	default:
 		healthy = 1
 	}
-	if held := c.heldFrom(next.slowOver, endAt, c.cfg.Period, int64(max(1, c.cfg.MinSamples))); held <= idle {
+	slowOver := time.Duration(mulPermille(int64(c.base), c.factor))
+	if held := c.heldFrom(slowOver, endAt, c.cfg.Period, int64(max(1, c.cfg.MinSamples))); held <= idle {
 		c.recover(healthy + held - 1)
 		c.stable = 0
 	} else {
@@ -665,7 +729,26 @@ func (c *Controller) evaluate(now time.Time) error {
 			slog.String("p99", p99.String()), slog.String("baseline", c.base.String()),
 			slog.Int64("requests", n), slog.Int64("errors", errs), slog.Int64("hung", hung))
 	}
-	return c.apply()
+	return next
+}
+
+// following returns the window after w, sealed: the next one linked if
+// its period begins no later than now's, else one of now's period made
+// and linked before it. It requires c.mu.
+func (c *Controller) following(w *window, now time.Time) *window {
+	start := c.periodStart(w.until, now)
+	for {
+		nx := w.next.Load()
+		if nx != nil && !start.Before(nx.from) {
+			return nx
+		}
+		// w is sealed: only a request finding no window after it links
+		// one (at nil), so the swap fails only for that.
+		nw := c.newWindow(start, nx)
+		if w.next.CompareAndSwap(nx, nw) {
+			return nw
+		}
+	}
 }
 
 // recover counts n healthy periods in a row: one step up per
@@ -788,21 +871,124 @@ func (c *Controller) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// window counts one period's requests in a latency histogram with four
-// buckets per power of two (each spanning a quarter of the power of two it
-// splits: its top is less than 25% above its bottom), lock-free, and counts
-// exactly those slower than slowOver, the threshold in force when the
-// period began (LatencyFactor times the baseline; 0 while the baseline is
-// unknown).
+// window counts one period's requests, [from, until), in a latency
+// histogram with four buckets per power of two (each spanning a quarter of
+// the power of two it splits: its top is less than 25% above its bottom),
+// lock-free, and counts exactly those slower than slowOver, the threshold
+// in force when the window was made (LatencyFactor times the baseline; 0
+// while the baseline is unknown).
+//
+// The windows not judged yet form a list, from the Controller's win (the
+// period in course as of the last evaluation) by next, in the order of
+// their periods: a request observed after the end of the last one makes
+// the window of its period there, without waiting for the evaluation of
+// the ones before (see Controller.add), so that an evaluation pending (its
+// goroutine descheduled, a VM paused) leaves each request in the period of
+// the instant it was observed at. A window is made for a period only when
+// a request is observed in it, or as the period in course: the periods
+// without one were idle.
 type window struct {
 	n, errs, over atomic.Int64
 	slowOver      time.Duration
-	buckets       [64 * 4]atomic.Int64
+	from, until   time.Time
+	next          atomic.Pointer[window]
+	// state counts the requests being counted in the window, or linking a
+	// window after it, plus sealed once the evaluation judging it has
+	// begun: then no request is counted in it any more, and none but the
+	// evaluation links a window after it but at the end of the list.
+	state   atomic.Int64
+	buckets [64 * 4]atomic.Int64
 }
 
-// newWindow returns the window of a new period. It requires c.mu.
-func (c *Controller) newWindow() *window {
-	return &window{slowOver: time.Duration(mulPermille(int64(c.base), c.factor))}
+// sealed marks a window's state once its evaluation has begun.
+const sealed = 1 << 62
+
+// newWindow returns a window of the period [from, from+Period) with the
+// threshold of the baseline as last set; next is what follows it.
+func (c *Controller) newWindow(from time.Time, next *window) *window {
+	w := &window{slowOver: time.Duration(mulPermille(c.baseNow.Load(), c.factor)), from: from, until: from.Add(c.cfg.Period)}
+	w.next.Store(next)
+	return w
+}
+
+// periodStart returns the start of the period holding t, periods following
+// one another from from (t at or after from); t itself when more than 2^63
+// ns lie between them (the Duration saturated).
+func (c *Controller) periodStart(from, t time.Time) time.Time {
+	d := t.Sub(from)
+	if d == math.MaxInt64 {
+		return t
+	}
+	return from.Add(d / c.cfg.Period * c.cfg.Period) // at most d: no overflow
+}
+
+// enter reports whether w is not sealed, counting the caller in until it
+// calls leave if so.
+func (w *window) enter() bool {
+	if w.state.Add(1)&sealed != 0 {
+		w.state.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (w *window) leave() { w.state.Add(-1) }
+
+// seal ends the counting in w: it waits for the requests being counted
+// there (a few atomic operations each) to be. It requires c.mu.
+func (w *window) seal() {
+	w.state.Or(sealed)
+	for w.state.Load()&^sealed != 0 {
+		runtime.Gosched()
+	}
+}
+
+// add counts a request observed at t that took latency d in the window of
+// t's period: the first one not judged (a clock set back, a request whose
+// period was judged while its goroutine was paused between its reading of
+// the clock and the count), or one after it, made as the first request of
+// its period if there is none.
+func (c *Controller) add(t time.Time, d time.Duration, isErr bool) {
+	w := c.win.Load()
+	late := false
+	for {
+		if !w.enter() {
+			// Judged, or being judged: the request counts in the window
+			// after it; one is linked at the end of the list if none is.
+			nx := w.next.Load()
+			if nx == nil {
+				from := w.until
+				if !t.Before(from) {
+					from = c.periodStart(from, t)
+				} else {
+					late = true
+				}
+				w.next.CompareAndSwap(nil, c.newWindow(from, nil))
+				continue
+			}
+			late = late || t.Before(w.until)
+			w = nx
+			continue
+		}
+		if late || t.Before(w.until) {
+			w.count(d, isErr)
+			w.leave()
+			return
+		}
+		// t is after w: its window follows, or is made there, while w
+		// is not sealed (an evaluation waits, then moves past it).
+		nx := w.next.Load()
+		if nx == nil || t.Before(nx.from) {
+			nw := c.newWindow(c.periodStart(w.until, t), nx)
+			if !w.next.CompareAndSwap(nx, nw) {
+				w.leave()
+				continue
+			}
+			nx = nw
+		}
+		w.leave()
+		w = nx
+	}
 }
 
 func bucket(d time.Duration) int {
@@ -825,7 +1011,8 @@ func upper(i int) time.Duration {
 	return time.Duration(lo + uint64(1)<<(e-2) - 1)
 }
 
-func (w *window) add(d time.Duration, isErr bool) {
+// count counts a request that took d in w.
+func (w *window) count(d time.Duration, isErr bool) {
 	// n first: evaluate reads errs and over before n, so that a request
 	// seen in either is in n too (one being added as the period is judged
 	// cannot make it look slower or failing than it is).

@@ -1,0 +1,120 @@
+package adaptive_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
+	"github.com/ratekeeper/ratekeeper/internal/hangguard"
+	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+)
+
+// stallClock is a clock whose reading number at (counted from 1) stalls
+// before it reads, until released: the goroutine making it is paused (a
+// VM pause, a descheduled goroutine) between what it did before and the
+// reading, which then reads the time of the release.
+type stallClock struct {
+	*algotest.Clock
+	mu      sync.Mutex
+	reads   int
+	at      int
+	stalled chan struct{}
+	release chan struct{}
+}
+
+func (c *stallClock) Now() time.Time {
+	c.mu.Lock()
+	c.reads++
+	stall := c.reads == c.at
+	c.mu.Unlock()
+	if stall {
+		close(c.stalled)
+		<-c.release
+	}
+	return c.Clock.Now()
+}
+
+// stallRead makes the n-th reading from now on stall, and returns a
+// channel closed as it stalls and the function that releases it.
+func (c *stallClock) stallRead(n int) (stalled <-chan struct{}, release func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = c.reads + n
+	c.stalled, c.release = make(chan struct{}), make(chan struct{})
+	return c.stalled, func() { close(c.release) }
+}
+
+// TestControllerPendingEvaluationObservesByInstant: the first request
+// after a period's end evaluates it; stalled between taking the
+// evaluation's lock and its reading of the clock, the requests observed
+// meanwhile (which find the lock taken and go on) were counted in the
+// window of the period being judged, and the periods they were observed
+// in, left without a request in their own window, counted as idle, so
+// healthy. Here a healthy first minute, then 20 slow and failing
+// requests in the second minute while the evaluation of the first is
+// stalled: the second minute must lower the level to 0.8, not the first
+// (lowered, then raised again by the second, taken as idle, to 0.9).
+func TestControllerPendingEvaluationObservesByInstant(t *testing.T) {
+	clock := &stallClock{Clock: algotest.NewClock(t0)}
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe(c, 20, 0, 10*time.Millisecond) // a healthy first minute
+	clock.Advance(time.Minute)
+	// The first request after the minute reads the clock (1), takes the
+	// lock and stalls before its second reading (2).
+	stalled, release := clock.stallRead(2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Observe(10*time.Millisecond, 200)
+	}()
+	hangguard.Await(t, stalled, 10*time.Second, "the evaluating request's reading")
+	clock.Advance(30 * time.Second) // 90 s: the second minute
+	observe(c, 20, 20, time.Second) // slow and failing
+	clock.Advance(time.Minute)      // 150 s: the second minute is over
+	release()
+	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("level %v, want 0.8 (a healthy first minute, a slow and failing second)", got)
+	}
+	// The third minute, healthy and quiet, climbs back.
+	clock.Advance(30 * time.Second) // 180 s
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.9 {
+		t.Errorf("after a quiet third minute: level %v, want 0.9", got)
+	}
+}
+
+// TestControllerStalledEvaluatorObservesItsOwnInstant: the request whose
+// evaluation stalled between its two readings of the clock is observed
+// at its first, in the period it read then (the second minute here),
+// not in the one its evaluation finds in course (the third).
+func TestControllerStalledEvaluatorObservesItsOwnInstant(t *testing.T) {
+	clock := &stallClock{Clock: algotest.NewClock(t0)}
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond, MinSamples: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute) // a quiet first minute
+	stalled, release := clock.stallRead(2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Observe(time.Second, 503) // read at 60 s: the second minute
+	}()
+	hangguard.Await(t, stalled, 10*time.Second, "the evaluating request's reading")
+	clock.Advance(90 * time.Second) // 150 s: the second minute is over
+	release()
+	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("level %v, want 0.8 (the second minute slow and failing, judged)", got)
+	}
+}
