@@ -626,17 +626,15 @@ func (c *Controller) evaluate(now time.Time) error {
 	w := c.win.Load()
 	for !now.Before(w.until) {
 		w.seal()
-		next := c.judge(w, now)
-		c.win.Store(next)
-		w = next
+		w = c.judge(w, now)
 	}
-	c.setPeriod(w)
 	return c.apply()
 }
 
 // judge judges the period of w, sealed, and the idle ones that follow it
-// up to the next window, which it returns: the one of now's period, made
-// if none is, or an earlier one. It requires c.mu.
+// up to the next window, which it makes the period in course and returns:
+// the one of now's period, made if none is, or an earlier one. It
+// requires c.mu.
 func (c *Controller) judge(w *window, now time.Time) *window {
 	// The requests in flight known over the threshold at the judged
 	// period's end.
@@ -686,6 +684,10 @@ func (c *Controller) judge(w *window, now time.Time) *window {
 	// one) begins with the threshold of the baseline this period leaves.
 	c.publish()
 	next := c.following(w, now)
+	// In course before the Logger's handler runs: one that panics leaves
+	// the period judged, not to be judged again.
+	c.win.Store(next)
+	c.setPeriod(next)
 	// The whole periods that passed, idle, between the one judged and
 	// the next window: their length is at most the time between them,
 	// so it does not overflow (the count of all the periods, times
