@@ -118,3 +118,39 @@ func TestControllerStalledEvaluatorObservesItsOwnInstant(t *testing.T) {
 		t.Errorf("level %v, want 0.8 (the second minute slow and failing, judged)", got)
 	}
 }
+
+// TestControllerClockSetBackWhilePending: a clock set back before the
+// period in course restarts it "its requests kept": also those observed
+// in later periods while the evaluation that found the clock set back
+// was pending.
+func TestControllerClockSetBackWhilePending(t *testing.T) {
+	clock := &stallClock{Clock: algotest.NewClock(t0)}
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock, Baseline: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe(c, 20, 0, 10*time.Millisecond)
+	clock.Advance(time.Minute)
+	stalled, release := clock.stallRead(2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Observe(10*time.Millisecond, 200)
+	}()
+	hangguard.Await(t, stalled, 10*time.Second, "the evaluating request's reading")
+	clock.Advance(30 * time.Second)
+	observe(c, 20, 20, time.Second) // slow and failing, in the second minute
+	clock.Set(t0.Add(-time.Hour))   // corrected: an hour before the first minute
+	release()
+	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
+	if got := c.Level(); got != 1 {
+		t.Fatalf("level %v as the clock is set back, want 1 (the restarted period not ended)", got)
+	}
+	clock.Advance(time.Minute)
+	if err := c.Evaluate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Level(); got != 0.8 {
+		t.Errorf("level %v at the restarted period's end, want 0.8 (its 41 requests kept, 20 slow and failing)", got)
+	}
+}
