@@ -1,6 +1,8 @@
 package adaptive_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/ratekeeper/ratekeeper/algorithms/algotest"
 	"github.com/ratekeeper/ratekeeper/internal/hangguard"
 	"github.com/ratekeeper/ratekeeper/middleware/adaptive"
+	"github.com/ratekeeper/ratekeeper/policy"
 )
 
 // stallClock is a clock whose reading number at (counted from 1) stalls
@@ -152,5 +155,65 @@ func TestControllerClockSetBackWhilePending(t *testing.T) {
 	}
 	if got := c.Level(); got != 0.8 {
 		t.Errorf("level %v at the restarted period's end, want 0.8 (its 41 requests kept, 20 slow and failing)", got)
+	}
+}
+
+// TestControllerPendingEvaluationThroughFeedback: the same through the
+// middleware's SetFeedback behind a ServeMux and chi: the request that
+// begins first after the first minute takes the evaluation and stalls;
+// 20 requests of the second minute that fail in 5 ms (over a baseline of
+// 1 ms) begin, end and are observed meanwhile. The second minute lowers
+// the limit to 80 once judged, and is not counted as idle.
+func TestControllerPendingEvaluationThroughFeedback(t *testing.T) {
+	for _, router := range []string{"ServeMux", "chi"} {
+		t.Run(router, func(t *testing.T) {
+			base := algotest.NewClock(t0)
+			clock := &stallClock{Clock: base}
+			m := clockedMiddleware(t, base, []*policy.Policy{policy.Must(policy.PerMinute("p0", 100, ip))})
+			c, err := adaptive.New(m, adaptive.Config{Clock: clock, Baseline: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.SetFeedback(c)
+			h := routed(router, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("X-Fail") != "" {
+					base.Advance(5 * time.Millisecond)
+					http.Error(w, "down", http.StatusBadGateway)
+				}
+			}), m.Handler)
+			serve := func(fail bool) int {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest("GET", "/", nil)
+				if fail {
+					r.Header.Set("X-Fail", "1")
+				}
+				h.ServeHTTP(w, r)
+				return w.Code
+			}
+			for range 20 {
+				serve(false) // a healthy first minute
+			}
+			clock.Advance(time.Minute)
+			stalled, release := clock.stallRead(2) // Begin's reading under the lock
+			first := get(h)
+			hangguard.Await(t, stalled, 10*time.Second, "the evaluating request's reading")
+			clock.Advance(30 * time.Second)
+			for range 20 {
+				if code := serve(true); code != http.StatusBadGateway {
+					t.Fatalf("failing request: %d", code)
+				}
+			}
+			clock.Advance(time.Minute) // 150 s
+			release()
+			if code := hangguard.Await(t, first, 10*time.Second, "the evaluating request"); code != http.StatusOK {
+				t.Fatalf("evaluating request: %d", code)
+			}
+			if err := c.Evaluate(); err != nil {
+				t.Fatal(err)
+			}
+			if got, lim := c.Level(), limitsOf(m); got != 0.8 || lim != "80" {
+				t.Errorf("level %v, limit %s; want 0.8, 80 (a healthy first minute, a slow and failing second)", got, lim)
+			}
+		})
 	}
 }
