@@ -217,3 +217,40 @@ func TestControllerPendingEvaluationThroughFeedback(t *testing.T) {
 		})
 	}
 }
+
+// TestControllerPendingWindowKeepsPriorBaseline: Config.Baseline: whether
+// a period's p99 exceeds LatencyFactor times "the baseline in force when
+// the period began" is decided exactly, "for a period whose first request
+// came while the one before it was still being judged, the baseline
+// before that judgment". Here the first minute teaches a baseline of
+// about 10 ms; its evaluation stalls, and the second minute's requests,
+// a second each and failing, are judged against the baseline before it,
+// none: failing but not slow, the level holds at 1 (judged against the
+// learned one, they would lower it to 0.8).
+func TestControllerPendingWindowKeepsPriorBaseline(t *testing.T) {
+	clock := &stallClock{Clock: algotest.NewClock(t0)}
+	c, err := adaptive.New(newMiddleware(t, 100), adaptive.Config{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	observe(c, 20, 0, 10*time.Millisecond)
+	clock.Advance(time.Minute)
+	stalled, release := clock.stallRead(2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Observe(time.Second, 503)
+	}()
+	hangguard.Await(t, stalled, 10*time.Second, "the evaluating request's reading")
+	clock.Advance(30 * time.Second)
+	observe(c, 20, 20, time.Second)
+	clock.Advance(time.Minute)
+	release()
+	hangguard.Await(t, done, 10*time.Second, "the evaluating request")
+	if got := c.Baseline(); got < 10*time.Millisecond || got > 13*time.Millisecond {
+		t.Fatalf("Baseline() = %v, want about 10ms, learned from the first minute", got)
+	}
+	if got := c.Level(); got != 1 {
+		t.Errorf("level %v, want 1 (the second minute judged against no baseline: failing, not slow)", got)
+	}
+}
